@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acq-item.h - the one record type that crosses module boundaries.
+ *
+ * Every source (CAN, Modbus, replay) produces struct acq_item into an SPSC
+ * ring; the collector drains them, numbers them, decodes CAN frames into
+ * samples and hands them to the encoder; readers of the log decode Batches
+ * back into the same items for export and replay.  bus/, storage/ and
+ * uplink/ may include this header (and only this one from acquisition/):
+ * it is plain data with no functions, so the module graph stays one-way.
+ *
+ * The numeric values of enum acq_event_code and the flag bits are part of
+ * the wire contract: uplink/railmon.proto mirrors them.  Append, never
+ * renumber.
+ */
+#pragma once
+
+#include <stdint.h>
+
+enum acq_item_kind {
+	ACQ_ITEM_CAN = 0,    /* a raw CAN / CAN FD / error frame */
+	ACQ_ITEM_SAMPLE = 1, /* a decoded physical value of one channel */
+	ACQ_ITEM_EVENT = 2,  /* something that happened: fault, state change */
+	ACQ_ITEM_KIND_MAX
+};
+
+/* CAN frame flags (acq_can.flags).  Mirrors railmon.proto CanFlag. */
+enum {
+	ACQ_CAN_EXT = 1u << 0, /* 29-bit identifier */
+	ACQ_CAN_FD = 1u << 1,  /* CAN FD frame */
+	ACQ_CAN_BRS = 1u << 2, /* FD bit-rate switch */
+	ACQ_CAN_ESI = 1u << 3, /* FD error state indicator */
+	ACQ_CAN_RTR = 1u << 4, /* remote request */
+	ACQ_CAN_ERR = 1u << 5, /* error frame (id holds CAN_ERR_* class bits) */
+	ACQ_CAN_TX = 1u << 6,  /* sent by us (echo / replay), not received */
+};
+
+#define ACQ_CAN_DATA_MAX 64
+
+struct acq_can {
+	uint32_t id;    /* without EFF/RTR/ERR flag bits; see flags */
+	uint8_t flags;  /* ACQ_CAN_* */
+	uint8_t len;    /* payload bytes, 0..8 classic, 0..64 FD */
+	uint8_t data[ACQ_CAN_DATA_MAX];
+};
+
+/* Sample quality (acq_sample.quality).  Mirrors railmon.proto Quality. */
+enum acq_quality {
+	ACQ_Q_GOOD = 0,
+	ACQ_Q_OUT_OF_RANGE = 1, /* outside the min/max the signal declares */
+	ACQ_Q_INVALID = 2,      /* raw pattern is "not available"/NaN */
+	ACQ_Q_MAX
+};
+
+struct acq_sample {
+	uint32_t channel; /* board-wide channel id, see board/README */
+	uint32_t quality; /* enum acq_quality */
+	double value;     /* physical value after scale and offset */
+};
+
+/*
+ * Events.  `source` is the bus index the event belongs to (0xffff for the
+ * daemon itself); `arg` and `detail` are event specific and documented
+ * beside each code.
+ */
+enum acq_event_code {
+	ACQ_EV_NONE = 0,
+	ACQ_EV_START = 1,           /* daemon started; arg = pid */
+	ACQ_EV_STOP = 2,            /* clean stop; arg = records written */
+	ACQ_EV_RING_OVERRUN = 3,    /* arg = items dropped since last report */
+	ACQ_EV_CAN_BUS_OFF = 10,
+	ACQ_EV_CAN_ERROR_PASSIVE = 11, /* arg = rx err counter, detail = tx */
+	ACQ_EV_CAN_ERROR_WARNING = 12,
+	ACQ_EV_CAN_RESTARTED = 13,
+	ACQ_EV_CAN_RX_OVERFLOW = 14, /* arg = frames dropped by the kernel */
+	ACQ_EV_CAN_ERROR_FRAME = 15, /* arg = CAN_ERR class bits, detail = data[1..4] */
+	ACQ_EV_CAN_BAD_LINE = 16,    /* slcan/trace garbage; arg = count */
+	ACQ_EV_CAN_ERROR_ACTIVE = 17, /* back to error-active */
+	ACQ_EV_MB_TIMEOUT = 20,     /* arg = register address, detail = unit<<8|fc */
+	ACQ_EV_MB_EXCEPTION = 21,   /* arg = register address, detail = unit<<8|exception code */
+	ACQ_EV_MB_CRC = 22,         /* arg = register address, detail = unit<<8|fc */
+	ACQ_EV_MB_BAD_REPLY = 23,   /* wrong unit id, length, tid; arg = address */
+	ACQ_EV_MB_DISCONNECT = 24,  /* arg = -errno */
+	ACQ_EV_MB_CONNECT = 25,     /* (re)connected; arg = attempts it took */
+	ACQ_EV_MB_OVERRUN = 26,     /* poll period missed; arg = periods skipped */
+	ACQ_EV_CLOCK_STEP = 30,     /* arg = step in ns (realtime - monotonic drift) */
+	ACQ_EV_LOG_FAULT = 40,      /* arg = -errno */
+	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count */
+	ACQ_EV_LOG_RETENTION = 42,  /* arg = records deleted, detail = 1 if never forwarded */
+	ACQ_EV_UPLINK_FAULT = 50,   /* arg = -errno */
+	ACQ_EV_UPLINK_CONNECT = 51,
+	ACQ_EV_CONFIG_RELOAD = 60,  /* arg = new config hash (low 63 bits) */
+	ACQ_EV_CODE_MAX
+};
+
+#define ACQ_SOURCE_DAEMON 0xffffu
+
+struct acq_event {
+	uint32_t code;   /* enum acq_event_code */
+	uint32_t detail; /* code specific */
+	int64_t arg;     /* code specific */
+};
+
+struct acq_item {
+	int64_t t_ns;   /* CLOCK_REALTIME nanoseconds: kernel RX stamp for CAN,
+	                   sampling instant for Modbus */
+	uint64_t seq;   /* assigned by the collector; 0 before that */
+	uint16_t kind;  /* enum acq_item_kind */
+	uint16_t bus;   /* index of the bus in the board file, or ACQ_SOURCE_DAEMON */
+	uint32_t reserved;
+	union {
+		struct acq_can can;
+		struct acq_sample sample;
+		struct acq_event event;
+	};
+};

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* bus.c - driver selection and the logic every backend shares. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus.h"
+#include "bus-private.h"
+
+static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
+{
+	if (cfg->kind == BUS_KIND_CAN) {
+		switch (cfg->can.driver) {
+		/* backends register here as they land */
+		default:
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
+{
+	const struct bus_ops *ops;
+	bus_dev_t *dev;
+	int r;
+
+	if (!cfg || !ret_dev || cfg->kind >= BUS_KIND_MAX)
+		return -EINVAL;
+	ops = bus_ops_for(cfg);
+	if (!ops)
+		return -EPROTONOSUPPORT;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->ops = ops;
+	dev->cfg = *cfg;
+	r = ops->open(dev, cfg);
+	if (r < 0) {
+		free(dev);
+		return r;
+	}
+	*ret_dev = dev;
+	return 0;
+}
+
+bus_dev_t *bus_dev_free(bus_dev_t *dev)
+{
+	if (!dev)
+		return NULL;
+	if (dev->ops && dev->ops->close)
+		dev->ops->close(dev);
+	free(dev);
+	return NULL;
+}
+
+int bus_dev_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
+{
+	if (!dev || !items || !max)
+		return -EINVAL;
+	return dev->ops->recv(dev, items, max, timeout_ms);
+}
+
+int bus_dev_send(bus_dev_t *dev, const struct acq_item *item)
+{
+	if (!dev || !item)
+		return -EINVAL;
+	if (!dev->ops->send)
+		return -EOPNOTSUPP;
+	return dev->ops->send(dev, item);
+}
+
+int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max)
+{
+	if (!dev || (!events && max))
+		return -EINVAL;
+	if (!dev->ops->check)
+		return 0;
+	return dev->ops->check(dev, events, max);
+}
+
+int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats)
+{
+	if (!dev || !ret_stats)
+		return -EINVAL;
+	*ret_stats = dev->stats;
+	return 0;
+}

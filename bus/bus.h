@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bus.h - one interface for every train bus driver.
+ *
+ * A bus device is opened from a fully validated struct bus_cfg (board/
+ * parses the board file into it), then driven by exactly one thread:
+ * the realtime RX thread for CAN, the poll thread for Modbus.  Drivers
+ * never log and never allocate after open(); they return -errno and expose
+ * counters through bus_dev_stats().
+ *
+ * Read-only towards the train is a property of the drivers: CAN opens
+ * listen-only unless cfg says otherwise, Modbus only ever sends function
+ * codes 1-4.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acquisition/acq-item.h"
+
+#define BUS_NAME_MAX 32
+#define BUS_PATH_MAX 256
+
+enum bus_kind {
+	BUS_KIND_CAN = 0,
+	BUS_KIND_MODBUS = 1,
+	BUS_KIND_MAX
+};
+
+enum bus_can_driver {
+	BUS_CAN_SOCKETCAN = 0,
+	BUS_CAN_SLCAN = 1,
+	BUS_CAN_TRACE = 2, /* candump log file as a source */
+	BUS_CAN_DRIVER_MAX
+};
+
+#define BUS_CAN_FILTERS_MAX 32
+
+struct bus_can_filter {
+	uint32_t id;   /* with CAN_EFF_FLAG for extended ids, as CAN_RAW wants */
+	uint32_t mask;
+};
+
+struct bus_can_cfg {
+	enum bus_can_driver driver;
+	char ifname[BUS_NAME_MAX];  /* socketcan: interface; trace: iface filter ("" = all) */
+	char device[BUS_PATH_MAX];  /* slcan: tty; trace: candump file */
+	uint32_t bitrate;           /* 0 = leave as configured */
+	uint32_t dbitrate;          /* CAN FD data phase, 0 = leave */
+	uint32_t serial_baud;       /* slcan tty baud */
+	bool fd;                    /* accept CAN FD frames */
+	bool listen_only;           /* default true: never ACK or send on the train */
+	bool allow_normal_mode;     /* explicit board-file opt-in to open a
+	                               physical interface not in listen-only */
+	double trace_speed;         /* trace: 0 = as fast as possible, 1 = real time */
+	bool trace_loop;            /* trace: start over at EOF (demo) */
+	struct bus_can_filter filters[BUS_CAN_FILTERS_MAX];
+	unsigned nfilters;
+	char dbc[BUS_PATH_MAX];     /* "" = no decoding, raw frames only */
+};
+
+/* Modbus data tables; the value is the read function code for the table. */
+enum bus_mb_table {
+	BUS_MB_COIL = 1,
+	BUS_MB_DISCRETE = 2,
+	BUS_MB_HOLDING = 3,
+	BUS_MB_INPUT = 4,
+};
+
+enum bus_mb_type {
+	BUS_MB_U16 = 0,
+	BUS_MB_S16,
+	BUS_MB_U32,
+	BUS_MB_S32,
+	BUS_MB_U64,
+	BUS_MB_F32,
+	BUS_MB_F64,
+	BUS_MB_BIT,  /* one bit of a register (bit field), or a coil/discrete input */
+	BUS_MB_TYPE_MAX
+};
+
+/* Order of bytes as they appear on the wire, A = most significant byte. */
+enum bus_mb_order {
+	BUS_MB_ABCD = 0, /* big-endian words, big-endian bytes (Modbus default) */
+	BUS_MB_DCBA,     /* fully little-endian */
+	BUS_MB_BADC,     /* big-endian words, bytes swapped within each word */
+	BUS_MB_CDAB,     /* little-endian words ("word swap") */
+	BUS_MB_ORDER_MAX
+};
+
+struct bus_mb_channel {
+	uint32_t id;              /* board-wide channel id */
+	char name[64];
+	char unit[16];
+	uint8_t unit_id;          /* Modbus slave / unit id */
+	enum bus_mb_table table;
+	uint16_t addr;            /* 0-based protocol address */
+	enum bus_mb_type type;
+	enum bus_mb_order order;
+	uint8_t bit;              /* BUS_MB_BIT on registers: bit number 0..15 */
+	double scale;             /* value = raw * scale + offset */
+	double offset;
+	uint32_t period_ms;       /* poll period of this channel's group */
+};
+
+struct bus_mb_cfg {
+	bool rtu;                     /* false = TCP */
+	char host[128];               /* TCP */
+	uint16_t port;
+	char device[BUS_PATH_MAX];    /* RTU serial device */
+	uint32_t baud;
+	char parity;                  /* 'N', 'E', 'O' */
+	uint8_t data_bits;
+	uint8_t stop_bits;
+	bool rs485;                   /* set the RS-485 mode ioctl on the tty */
+	uint32_t response_timeout_ms;
+	uint32_t byte_timeout_ms;
+	uint16_t max_gap;             /* registers a merged request may skip */
+	struct bus_mb_channel *channels; /* owned by the board config */
+	size_t nchannels;
+};
+
+struct bus_cfg {
+	enum bus_kind kind;
+	char name[BUS_NAME_MAX];  /* section name in the board file */
+	uint16_t index;           /* position in the board file = acq_item.bus */
+	union {
+		struct bus_can_cfg can;
+		struct bus_mb_cfg mb;
+	};
+};
+
+/* Counters a driver keeps; read by the health reporter (not RT-critical). */
+struct bus_stats {
+	uint64_t rx_frames;      /* frames / successful transactions */
+	uint64_t rx_errors;      /* error frames, failed transactions */
+	uint64_t rx_dropped;     /* kernel overflow (SO_RXQ_OVFL) */
+	uint64_t bad_input;      /* garbage lines / malformed replies */
+	uint64_t tx_frames;
+};
+
+typedef struct bus_dev bus_dev_t;
+
+struct bus_ops {
+	const char *name;
+	/* Set up the device from cfg; called once, may allocate. */
+	int (*open)(bus_dev_t *dev, const struct bus_cfg *cfg);
+	/*
+	 * Fill up to max items.  CAN drivers wait at most timeout_ms for
+	 * input; Modbus runs the transactions of the poll groups that are due.
+	 * Returns the number of items (0 on timeout) or -errno.  RT-safe.
+	 */
+	int (*recv)(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
+	/* Transmit one item (CAN replay onto vcan); -EOPNOTSUPP for Modbus. */
+	int (*send)(bus_dev_t *dev, const struct acq_item *item);
+	/* Poll link state (bus-off, berr counters, reconnect); emits events. */
+	int (*check)(bus_dev_t *dev, struct acq_item *events, size_t max);
+	void (*close)(bus_dev_t *dev);
+};
+
+struct bus_dev {
+	const struct bus_ops *ops;
+	struct bus_cfg cfg;
+	struct bus_stats stats;
+	void *priv;               /* driver state */
+};
+
+/*
+ * Open the driver cfg names.  cfg is copied; pointers inside it (Modbus
+ * channel tables) must outlive the device.  Returns 0 and the device in
+ * *ret_dev, -EINVAL on bad arguments, -EPROTONOSUPPORT for a driver not
+ * built, or the driver's -errno.
+ */
+int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev);
+/* Close and free; accepts NULL; returns NULL. */
+bus_dev_t *bus_dev_free(bus_dev_t *dev);
+/* See struct bus_ops.  RT-safe once open. */
+int bus_dev_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
+int bus_dev_send(bus_dev_t *dev, const struct acq_item *item);
+int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
+/* Copy the counters out.  Not synchronised with the RX thread: values may
+   be a few frames old, never torn on 64-bit targets. */
+int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats);

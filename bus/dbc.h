@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dbc.h - CAN database (Vector DBC) parsing and signal decoding.
+ *
+ * bus_dbc_load() parses a file once, at configuration time (it allocates).
+ * bus_dbc_decode() is table-driven, allocation-free and thread-safe on a
+ * loaded database; the collector calls it, not the realtime RX thread.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "acquisition/acq-item.h"
+
+typedef struct bus_dbc bus_dbc_t;
+
+/* One signal as the database declares it (for channel tables and check). */
+struct bus_dbc_signal_info {
+	const char *message;   /* message name */
+	uint32_t msg_id;       /* without flag bits */
+	int ext;               /* 29-bit id */
+	const char *name;
+	const char *unit;
+	double min, max;
+	double scale, offset;
+	unsigned index;        /* 0..bus_dbc_signal_count()-1, file order */
+};
+
+/*
+ * Parse path.  On a syntax error returns -EBADMSG (or -EINVAL, -ENOENT...)
+ * and, if errbuf is not NULL, writes "file:line: what is wrong" into it.
+ */
+int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen);
+bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc);
+
+unsigned bus_dbc_signal_count(const bus_dbc_t *dbc);
+int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_signal_info *ret_info);
+
+/*
+ * Decode one frame into samples: for every signal of the matching message
+ * (respecting multiplexing) writes {channel = channel_base + signal index,
+ * value, quality} into out[] (t_ns and bus copied from the frame item).
+ * Returns the number of samples written (0 for an unknown id), at most max.
+ */
+int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
+                   struct acq_item *out, size_t max);

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stor.h - the flash log: crash-safe, append-only, CRC-framed, segmented.
+ *
+ * storage/DESIGN.md specifies the on-disk format and the order of writes
+ * and syncs.  The log stores opaque payloads (encoded Batches) with the
+ * sequence range and time span they cover; it never parses them.
+ *
+ * Threading: a stor_log_t is used by one writer thread (the collector);
+ * readers (export, uplink, replay) open their own stor_reader_t on the same
+ * directory, also from a single thread each.  Nothing here is RT-safe:
+ * it runs at normal priority.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * All file I/O goes through these, so tests can inject EIO, ENOSPC, short
+ * writes and power loss.  stor_dev_posix_ops() gives the real ones.  Each
+ * callback returns >= 0 on success (a byte count for read/write) or -errno.
+ */
+struct stor_dev_ops {
+	int (*open)(void *ctx, int dirfd, const char *name, int flags, mode_t mode);
+	ssize_t (*pread)(void *ctx, int fd, void *buf, size_t len, off_t off);
+	ssize_t (*pwrite)(void *ctx, int fd, const void *buf, size_t len, off_t off);
+	int (*datasync)(void *ctx, int fd);   /* fdatasync: data and size durable */
+	int (*dirsync)(void *ctx, int dirfd); /* fsync of the directory */
+	int (*truncate)(void *ctx, int fd, off_t len);
+	int (*allocate)(void *ctx, int fd, off_t off, off_t len); /* fallocate; may be a no-op */
+	int (*unlink)(void *ctx, int dirfd, const char *name);
+	int (*close)(void *ctx, int fd);
+	void *ctx;
+};
+
+const struct stor_dev_ops *stor_dev_posix_ops(void);
+
+struct stor_log_cfg {
+	const char *dir;             /* created if missing */
+	const char *vehicle;         /* stored in segment headers */
+	uint64_t config_hash;
+	uint8_t boot_id[16];
+	uint64_t segment_bytes;      /* roll to a new segment past this; 0 = 16 MiB */
+	uint32_t sync_window_ms;     /* fdatasync at most this long after an append; 0 = every append */
+	uint64_t retention_bytes;    /* 0 = unlimited */
+	uint64_t retention_age_s;    /* 0 = unlimited */
+	const struct stor_dev_ops *ops; /* NULL = posix */
+};
+
+/* The header of one stored record (one Batch). */
+struct stor_rec {
+	uint64_t first_seq;  /* seq of the first record in the payload */
+	uint32_t count;      /* records in the payload: covers [first_seq, first_seq+count) */
+	int64_t t_first_ns;  /* time span the payload covers */
+	int64_t t_last_ns;
+	const void *payload; /* reader: valid until the next call on the reader */
+	uint32_t len;
+	uint64_t segment;    /* reader: first seq of the segment it came from */
+	uint64_t offset;     /* reader: byte offset of the frame in that segment */
+};
+
+typedef struct stor_log stor_log_t;
+
+/*
+ * Open (and recover) the log in cfg->dir.  Strings in cfg are copied.
+ * Returns 0, or -errno; a damaged log is not an error (recovery truncates
+ * torn tails and reports what it did through stor_log_stats()).
+ */
+int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log);
+
+/* Flush, sync and close; accepts NULL; returns NULL. */
+stor_log_t *stor_log_free(stor_log_t *log);
+
+/*
+ * Append one record.  rec->first_seq must equal stor_log_next_seq().  The
+ * payload is copied into the write buffer; it becomes durable at the next
+ * sync (within sync_window_ms, driven by stor_log_tick() or stor_log_sync()).
+ * Returns 0, -EINVAL, -ENOSPC (record dropped whole and counted), or
+ * another -errno.
+ */
+int stor_log_append(stor_log_t *log, const struct stor_rec *rec);
+
+/* Write out and fdatasync everything appended so far.  Returns 0 or -errno. */
+int stor_log_sync(stor_log_t *log);
+
+/* Sync if the window has elapsed; call it at least every sync_window_ms. */
+int stor_log_tick(stor_log_t *log);
+
+/* Next sequence number to append: 1 + the last recovered or appended record
+   (1 for an empty log). */
+uint64_t stor_log_next_seq(const stor_log_t *log);
+
+/* Every record below this seq is durable (synced). */
+uint64_t stor_log_confirmed_seq(const stor_log_t *log);
+
+/* Tell retention which records were forwarded off-board (the uplink
+   cursor), so it deletes those first. */
+void stor_log_set_forwarded(stor_log_t *log, uint64_t seq);
+
+struct stor_stats {
+	uint64_t records;        /* appended this run */
+	uint64_t bytes;
+	uint64_t syncs;
+	uint64_t dropped;        /* records refused (ENOSPC, EIO) */
+	uint64_t segments;       /* segments on disk */
+	uint64_t disk_bytes;
+	uint64_t recovered_truncated_bytes; /* torn tail cut at open */
+	uint64_t retention_deleted;         /* records removed by retention */
+	uint64_t retention_unforwarded;     /* of those, never forwarded */
+	int last_error;          /* -errno of the last failure, 0 if none */
+};
+
+int stor_log_stats(const stor_log_t *log, struct stor_stats *ret_stats);
+
+typedef struct stor_reader stor_reader_t;
+
+/* Open a reader on a log directory (read-only; may run beside a writer). */
+int stor_reader_open(const char *dir, stor_reader_t **ret_reader);
+stor_reader_t *stor_reader_free(stor_reader_t *r);
+
+/* Position at the first record containing seq or after it. */
+int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq);
+
+/* Position at the first record whose t_last_ns >= t_ns. */
+int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
+
+/*
+ * Next record.  Returns 1 and fills *ret_rec, 0 at the end (for now: call
+ * again later to follow a live log), or -EBADMSG for a damaged frame (the
+ * reader has already resynchronised: the next call continues after the
+ * damage; stor_reader_error() tells segment and offset), or -errno.
+ */
+int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec);
+
+/* Where the last -EBADMSG was found. */
+void stor_reader_error(const stor_reader_t *r, uint64_t *ret_segment, uint64_t *ret_offset);
