@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * batch.c - acq_item <-> railmon.v1.Batch.
+ *
+ * Encoding fills column arrays that were sized at creation and points the
+ * protobuf-c message at them, so a Batch costs one pack into a buffer the
+ * encoder owns and no allocation (the buffer only grows if a channel
+ * dictionary makes a Batch larger than any before it).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "railmon.pb-c.h"
+
+/* Worst case for one record on the wire: 5 varint columns of <= 10 bytes
+   plus 64 bytes of CAN FD payload.  Used to size the output buffer. */
+#define UPL_ITEM_WIRE_MAX (5 * 10 + ACQ_CAN_DATA_MAX)
+
+struct upl_encoder {
+	size_t max;
+	char *vehicle;
+	uint64_t config_hash;
+	uint8_t boot_id[UPL_BOOT_ID_LEN];
+	bool historical;
+	int64_t t0, t_first, t_last;
+
+	/* CAN columns */
+	size_t ncan;
+	int64_t *can_dt;
+	uint32_t *can_bus, *can_id, *can_flags, *can_len;
+	uint8_t *can_data;
+	size_t can_data_len;
+	int64_t can_prev;
+	/* sample columns */
+	size_t nsmp;
+	int64_t *smp_dt;
+	uint32_t *smp_ch, *smp_q;
+	double *smp_val;
+	bool smp_any_bad;
+	int64_t smp_prev;
+	/* event columns */
+	size_t nev;
+	int64_t *ev_dt, *ev_arg;
+	uint32_t *ev_src, *ev_code, *ev_detail;
+	int64_t ev_prev;
+
+	const struct upl_channel *channels;
+	size_t nchannels;
+
+	uint8_t *out;
+	size_t out_size;
+};
+
+upl_encoder_t *upl_encoder_free(upl_encoder_t *e)
+{
+	if (!e)
+		return NULL;
+	free(e->vehicle);
+	free(e->can_dt);
+	free(e->can_bus);
+	free(e->can_id);
+	free(e->can_flags);
+	free(e->can_len);
+	free(e->can_data);
+	free(e->smp_dt);
+	free(e->smp_ch);
+	free(e->smp_q);
+	free(e->smp_val);
+	free(e->ev_dt);
+	free(e->ev_arg);
+	free(e->ev_src);
+	free(e->ev_code);
+	free(e->ev_detail);
+	free(e->out);
+	free(e);
+	return NULL;
+}
+
+int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_encoder_t **ret_enc)
+{
+	upl_encoder_t *e;
+	size_t n = max_items;
+
+	if (!meta || !ret_enc || !max_items || max_items > (1u << 24))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->max = n;
+	e->vehicle = strdup(meta->vehicle ? meta->vehicle : "");
+	e->config_hash = meta->config_hash;
+	memcpy(e->boot_id, meta->boot_id, UPL_BOOT_ID_LEN);
+	e->historical = meta->historical;
+	e->can_dt = calloc(n, sizeof(*e->can_dt));
+	e->can_bus = calloc(n, sizeof(uint32_t));
+	e->can_id = calloc(n, sizeof(uint32_t));
+	e->can_flags = calloc(n, sizeof(uint32_t));
+	e->can_len = calloc(n, sizeof(uint32_t));
+	e->can_data = calloc(n, ACQ_CAN_DATA_MAX);
+	e->smp_dt = calloc(n, sizeof(int64_t));
+	e->smp_ch = calloc(n, sizeof(uint32_t));
+	e->smp_q = calloc(n, sizeof(uint32_t));
+	e->smp_val = calloc(n, sizeof(double));
+	e->ev_dt = calloc(n, sizeof(int64_t));
+	e->ev_arg = calloc(n, sizeof(int64_t));
+	e->ev_src = calloc(n, sizeof(uint32_t));
+	e->ev_code = calloc(n, sizeof(uint32_t));
+	e->ev_detail = calloc(n, sizeof(uint32_t));
+	e->out_size = n * UPL_ITEM_WIRE_MAX + 1024;
+	e->out = malloc(e->out_size);
+	if (!e->vehicle || !e->can_dt || !e->can_bus || !e->can_id || !e->can_flags || !e->can_len ||
+	    !e->can_data || !e->smp_dt || !e->smp_ch || !e->smp_q || !e->smp_val || !e->ev_dt ||
+	    !e->ev_arg || !e->ev_src || !e->ev_code || !e->ev_detail || !e->out) {
+		upl_encoder_free(e);
+		return -ENOMEM;
+	}
+	*ret_enc = e;
+	return 0;
+}
+
+size_t upl_encoder_count(const upl_encoder_t *e)
+{
+	return e ? e->ncan + e->nsmp + e->nev : 0;
+}
+
+void upl_encoder_span(const upl_encoder_t *e, int64_t *ret_first_ns, int64_t *ret_last_ns)
+{
+	bool any = e && upl_encoder_count(e);
+
+	if (ret_first_ns)
+		*ret_first_ns = any ? e->t_first : 0;
+	if (ret_last_ns)
+		*ret_last_ns = any ? e->t_last : 0;
+}
+
+/* Time base and delta for a column whose previous timestamp is *prev. */
+static int64_t encoder_delta(upl_encoder_t *e, int64_t *prev, size_t n_in_col, int64_t t)
+{
+	int64_t d;
+
+	if (!upl_encoder_count(e)) {
+		e->t0 = t;
+		e->t_first = e->t_last = t;
+	}
+	if (t < e->t_first)
+		e->t_first = t;
+	if (t > e->t_last)
+		e->t_last = t;
+	/* Each column is delta-coded from t0 on its own, so its first entry
+	   is relative to t0 and later ones to their predecessor. */
+	d = t - (n_in_col ? *prev : e->t0);
+	*prev = t;
+	return d;
+}
+
+static int encoder_add_can(upl_encoder_t *e, const struct acq_item *it)
+{
+	size_t i = e->ncan;
+
+	if (it->can.len > ACQ_CAN_DATA_MAX)
+		return -EINVAL;
+	e->can_dt[i] = encoder_delta(e, &e->can_prev, i, it->t_ns);
+	e->can_bus[i] = it->bus;
+	e->can_id[i] = it->can.id;
+	e->can_flags[i] = it->can.flags;
+	e->can_len[i] = it->can.len;
+	memcpy(e->can_data + e->can_data_len, it->can.data, it->can.len);
+	e->can_data_len += it->can.len;
+	e->ncan++;
+	return 0;
+}
+
+static int encoder_add_sample(upl_encoder_t *e, const struct acq_item *it)
+{
+	size_t i = e->nsmp;
+
+	e->smp_dt[i] = encoder_delta(e, &e->smp_prev, i, it->t_ns);
+	e->smp_ch[i] = it->sample.channel;
+	e->smp_val[i] = it->sample.value;
+	e->smp_q[i] = it->sample.quality;
+	if (it->sample.quality)
+		e->smp_any_bad = true;
+	e->nsmp++;
+	return 0;
+}
+
+static int encoder_add_event(upl_encoder_t *e, const struct acq_item *it)
+{
+	size_t i = e->nev;
+
+	e->ev_dt[i] = encoder_delta(e, &e->ev_prev, i, it->t_ns);
+	e->ev_src[i] = it->bus;
+	e->ev_code[i] = it->event.code;
+	e->ev_arg[i] = it->event.arg;
+	e->ev_detail[i] = it->event.detail;
+	e->nev++;
+	return 0;
+}
+
+int upl_encoder_add(upl_encoder_t *e, const struct acq_item *it)
+{
+	if (!e || !it)
+		return -EINVAL;
+	if (upl_encoder_count(e) >= e->max)
+		return -ENOBUFS;
+	switch (it->kind) {
+	case ACQ_ITEM_CAN:
+		return encoder_add_can(e, it);
+	case ACQ_ITEM_SAMPLE:
+		return encoder_add_sample(e, it);
+	case ACQ_ITEM_EVENT:
+		return encoder_add_event(e, it);
+	default:
+		return -EINVAL;
+	}
+}
+
+int upl_encoder_set_channels(upl_encoder_t *e, const struct upl_channel *channels, size_t n)
+{
+	if (!e || (n && !channels))
+		return -EINVAL;
+	e->channels = channels;
+	e->nchannels = n;
+	return 0;
+}
+
+static void encoder_reset(upl_encoder_t *e)
+{
+	e->ncan = e->nsmp = e->nev = 0;
+	e->can_data_len = 0;
+	e->smp_any_bad = false;
+	e->channels = NULL;
+	e->nchannels = 0;
+}
+
+int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
+{
+	Railmon__V1__Batch b = RAILMON__V1__BATCH__INIT;
+	Railmon__V1__CanFrames can = RAILMON__V1__CAN_FRAMES__INIT;
+	Railmon__V1__Samples smp = RAILMON__V1__SAMPLES__INIT;
+	Railmon__V1__Events ev = RAILMON__V1__EVENTS__INIT;
+	Railmon__V1__Channel ch[e && e->nchannels ? e->nchannels : 1];
+	Railmon__V1__Channel *chp[e && e->nchannels ? e->nchannels : 1];
+	size_t need, count;
+
+	if (!e || !ret_buf || !ret_len)
+		return -EINVAL;
+	count = upl_encoder_count(e);
+	b.schema_version = UPL_SCHEMA_VERSION;
+	b.first_seq = first_seq;
+	b.vehicle = e->vehicle;
+	b.config_hash = e->config_hash;
+	b.boot_id.data = e->boot_id;
+	b.boot_id.len = UPL_BOOT_ID_LEN;
+	b.t0_ns = count ? e->t0 : 0;
+	b.historical = e->historical;
+	if (e->ncan) {
+		can.n_t_delta_ns = can.n_bus = can.n_id = can.n_flags = can.n_len = e->ncan;
+		can.t_delta_ns = e->can_dt;
+		can.bus = e->can_bus;
+		can.id = e->can_id;
+		can.flags = e->can_flags;
+		can.len = e->can_len;
+		can.data.data = e->can_data;
+		can.data.len = e->can_data_len;
+		b.can = &can;
+	}
+	if (e->nsmp) {
+		smp.n_t_delta_ns = smp.n_channel = smp.n_value = e->nsmp;
+		smp.t_delta_ns = e->smp_dt;
+		smp.channel = e->smp_ch;
+		smp.value = e->smp_val;
+		/* All-good batches omit the quality column (documented in the proto). */
+		smp.n_quality = e->smp_any_bad ? e->nsmp : 0;
+		smp.quality = e->smp_q;
+		b.samples = &smp;
+	}
+	if (e->nev) {
+		ev.n_t_delta_ns = ev.n_source = ev.n_code = ev.n_arg = ev.n_detail = e->nev;
+		ev.t_delta_ns = e->ev_dt;
+		ev.source = e->ev_src;
+		ev.code = e->ev_code;
+		ev.arg = e->ev_arg;
+		ev.detail = e->ev_detail;
+		b.events = &ev;
+	}
+	for (size_t i = 0; i < e->nchannels; i++) {
+		railmon__v1__channel__init(&ch[i]);
+		ch[i].id = e->channels[i].id;
+		ch[i].name = (char *)(e->channels[i].name ? e->channels[i].name : "");
+		ch[i].unit = (char *)(e->channels[i].unit ? e->channels[i].unit : "");
+		ch[i].bus = e->channels[i].bus;
+		ch[i].source = (char *)(e->channels[i].source ? e->channels[i].source : "");
+		chp[i] = &ch[i];
+	}
+	b.n_channels = e->nchannels;
+	b.channels = e->nchannels ? chp : NULL;
+
+	need = railmon__v1__batch__get_packed_size(&b);
+	if (need > e->out_size) {
+		uint8_t *n = realloc(e->out, need);
+		if (!n)
+			return -ENOMEM;
+		e->out = n;
+		e->out_size = need;
+	}
+	*ret_len = railmon__v1__batch__pack(&b, e->out);
+	*ret_buf = e->out;
+	encoder_reset(e);
+	return (int)count;
+}
+
+/* ------------------------------------------------------------------ decode */
+
+struct upl_batch {
+	Railmon__V1__Batch *msg;
+	size_t ncan, nsmp, nev;
+	int64_t *t;            /* absolute time of every record, in record order */
+	uint32_t *can_off;     /* offset of each frame's payload in can->data */
+};
+
+upl_batch_t *upl_batch_free(upl_batch_t *b)
+{
+	if (!b)
+		return NULL;
+	if (b->msg)
+		railmon__v1__batch__free_unpacked(b->msg, NULL);
+	free(b->t);
+	free(b->can_off);
+	free(b);
+	return NULL;
+}
+
+/* Absolute times of one delta-coded column; false on overflow. */
+static bool batch_times(int64_t t0, const int64_t *dt, size_t n, int64_t *out)
+{
+	int64_t t = t0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (__builtin_add_overflow(t, dt[i], &t))
+			return false;
+		out[i] = t;
+	}
+	return true;
+}
+
+static int batch_check_can(upl_batch_t *b)
+{
+	const Railmon__V1__CanFrames *c = b->msg->can;
+	size_t n, off = 0;
+
+	if (!c)
+		return 0;
+	n = c->n_t_delta_ns;
+	if (c->n_bus != n || c->n_id != n || c->n_flags != n || c->n_len != n)
+		return -EBADMSG;
+	b->can_off = calloc(n ? n : 1, sizeof(uint32_t));
+	if (!b->can_off)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (c->len[i] > ACQ_CAN_DATA_MAX || c->bus[i] > 0xffff || c->flags[i] > 0xff)
+			return -EBADMSG;
+		b->can_off[i] = (uint32_t)off;
+		off += c->len[i];
+	}
+	if (off != c->data.len)
+		return -EBADMSG;
+	b->ncan = n;
+	return 0;
+}
+
+static int batch_check_columns(upl_batch_t *b)
+{
+	const Railmon__V1__Samples *s = b->msg->samples;
+	const Railmon__V1__Events *e = b->msg->events;
+	int r;
+
+	r = batch_check_can(b);
+	if (r < 0)
+		return r;
+	if (s) {
+		b->nsmp = s->n_t_delta_ns;
+		if (s->n_channel != b->nsmp || s->n_value != b->nsmp ||
+		    (s->n_quality != 0 && s->n_quality != b->nsmp))
+			return -EBADMSG;
+	}
+	if (e) {
+		b->nev = e->n_t_delta_ns;
+		if (e->n_source != b->nev || e->n_code != b->nev || e->n_arg != b->nev ||
+		    (e->n_detail != 0 && e->n_detail != b->nev))
+			return -EBADMSG;
+		for (size_t i = 0; i < b->nev; i++)
+			if (e->source[i] > 0xffff)
+				return -EBADMSG;
+	}
+	return 0;
+}
+
+static int batch_validate(upl_batch_t *b)
+{
+	const Railmon__V1__Batch *m = b->msg;
+	uint64_t count, end;
+	int r;
+
+	r = batch_check_columns(b);
+	if (r < 0)
+		return r;
+	count = (uint64_t)b->ncan + b->nsmp + b->nev;
+	if (count > UINT32_MAX || __builtin_add_overflow(m->first_seq, count, &end))
+		return -EBADMSG;
+	b->t = calloc(count ? count : 1, sizeof(int64_t));
+	if (!b->t)
+		return -ENOMEM;
+	if ((m->can && !batch_times(m->t0_ns, m->can->t_delta_ns, b->ncan, b->t)) ||
+	    (m->samples && !batch_times(m->t0_ns, m->samples->t_delta_ns, b->nsmp, b->t + b->ncan)) ||
+	    (m->events && !batch_times(m->t0_ns, m->events->t_delta_ns, b->nev, b->t + b->ncan + b->nsmp)))
+		return -EBADMSG;
+	return 0;
+}
+
+int upl_batch_decode(const void *buf, size_t len, upl_batch_t **ret_batch)
+{
+	upl_batch_t *b;
+	int r;
+
+	if ((!buf && len) || !ret_batch)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->msg = railmon__v1__batch__unpack(NULL, len, buf);
+	if (!b->msg) {
+		upl_batch_free(b);
+		return -EBADMSG;
+	}
+	r = batch_validate(b);
+	if (r < 0) {
+		upl_batch_free(b);
+		return r;
+	}
+	*ret_batch = b;
+	return 0;
+}
+
+int upl_batch_info(const upl_batch_t *b, struct upl_batch_info *ret)
+{
+	if (!b || !ret)
+		return -EINVAL;
+	ret->schema_version = b->msg->schema_version;
+	ret->first_seq = b->msg->first_seq;
+	ret->count = (uint32_t)(b->ncan + b->nsmp + b->nev);
+	ret->vehicle = b->msg->vehicle;
+	ret->config_hash = b->msg->config_hash;
+	ret->boot_id = b->msg->boot_id.data;
+	ret->boot_id_len = b->msg->boot_id.len;
+	ret->t0_ns = b->msg->t0_ns;
+	ret->historical = b->msg->historical;
+	ret->nchannels = b->msg->n_channels;
+	return 0;
+}
+
+int upl_batch_item(const upl_batch_t *b, size_t i, struct acq_item *ret)
+{
+	const Railmon__V1__Batch *m;
+	struct acq_item it = { 0 };
+
+	if (!b || !ret || i >= b->ncan + b->nsmp + b->nev)
+		return -EINVAL;
+	m = b->msg;
+	it.t_ns = b->t[i];
+	it.seq = m->first_seq + i;
+	if (i < b->ncan) {
+		it.kind = ACQ_ITEM_CAN;
+		it.bus = (uint16_t)m->can->bus[i];
+		it.can.id = m->can->id[i];
+		it.can.flags = (uint8_t)m->can->flags[i];
+		it.can.len = (uint8_t)m->can->len[i];
+		memcpy(it.can.data, m->can->data.data + b->can_off[i], it.can.len);
+	} else if ((i -= b->ncan) < b->nsmp) {
+		it.kind = ACQ_ITEM_SAMPLE;
+		it.bus = (uint16_t)(m->samples->channel[i] >> 16);
+		it.sample.channel = m->samples->channel[i];
+		it.sample.value = m->samples->value[i];
+		it.sample.quality = m->samples->n_quality ? m->samples->quality[i] : ACQ_Q_GOOD;
+	} else {
+		i -= b->nsmp;
+		it.kind = ACQ_ITEM_EVENT;
+		it.bus = (uint16_t)m->events->source[i];
+		it.event.code = m->events->code[i];
+		it.event.arg = m->events->arg[i];
+		it.event.detail = m->events->n_detail ? m->events->detail[i] : 0;
+	}
+	*ret = it;
+	return 0;
+}
+
+int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret)
+{
+	const Railmon__V1__Channel *c;
+
+	if (!b || !ret || i >= b->msg->n_channels)
+		return -EINVAL;
+	c = b->msg->channels[i];
+	ret->id = c->id;
+	ret->name = c->name;
+	ret->unit = c->unit;
+	ret->bus = c->bus;
+	ret->source = c->source;
+	return 0;
+}
+
+const char *upl_event_name(uint32_t code)
+{
+	const ProtobufCEnumValue *v;
+
+	v = protobuf_c_enum_descriptor_get_value(&railmon__v1__event_code__descriptor, (int)code);
+	/* "EVENT_CAN_BUS_OFF" -> "CAN_BUS_OFF"; callers lower-case if they like. */
+	return v ? v->name + strlen("EVENT_") : NULL;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * batch.h - encode acq_items into a railmon.v1.Batch and decode them back.
+ *
+ * The encoder is used by the collector thread (normal priority): it
+ * allocates its column arrays once at creation for max_items, then
+ * add/finish never allocate.  The decoder is used by every reader (export,
+ * replay, recv) and validates everything a Batch claims before exposing it:
+ * column lengths, payload lengths, sequence ranges.  A malformed buffer is
+ * -EBADMSG, never a crash.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acquisition/acq-item.h"
+
+#define UPL_SCHEMA_VERSION 1
+#define UPL_BOOT_ID_LEN 16
+
+struct upl_batch_meta {
+	const char *vehicle;               /* copied */
+	uint64_t config_hash;
+	uint8_t boot_id[UPL_BOOT_ID_LEN];
+	bool historical;
+};
+
+/* One entry of the channel dictionary. */
+struct upl_channel {
+	uint32_t id;
+	const char *name;
+	const char *unit;
+	uint32_t bus;
+	const char *source;
+};
+
+typedef struct upl_encoder upl_encoder_t;
+
+/* Allocate an encoder for up to max_items records per Batch.  0 or -errno. */
+int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_encoder_t **ret_enc);
+upl_encoder_t *upl_encoder_free(upl_encoder_t *enc);
+
+/*
+ * Queue one record.  Returns 0, -ENOBUFS when the batch is full (finish it
+ * and add again), -EINVAL for a bad item (unknown kind, len > 64).
+ */
+int upl_encoder_add(upl_encoder_t *enc, const struct acq_item *item);
+
+/*
+ * Add the channel dictionary to the next Batch (strings are referenced, not
+ * copied: they must live until upl_encoder_finish()).
+ */
+int upl_encoder_set_channels(upl_encoder_t *enc, const struct upl_channel *channels, size_t n);
+
+/* Records queued so far. */
+size_t upl_encoder_count(const upl_encoder_t *enc);
+
+/* Time span of the queued records (0,0 if none). */
+void upl_encoder_span(const upl_encoder_t *enc, int64_t *ret_first_ns, int64_t *ret_last_ns);
+
+/*
+ * Encode the queued records as one Batch numbered from first_seq (records
+ * are numbered can frames first, then samples, then events), and reset.
+ * *ret_buf points into the encoder and stays valid until the next call.
+ * Returns the number of records encoded (>= 0) or -errno.
+ */
+int upl_encoder_finish(upl_encoder_t *enc, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len);
+
+typedef struct upl_batch upl_batch_t;
+
+struct upl_batch_info {
+	uint32_t schema_version;
+	uint64_t first_seq;
+	uint32_t count;          /* records: covers [first_seq, first_seq + count) */
+	const char *vehicle;
+	uint64_t config_hash;
+	const uint8_t *boot_id;  /* boot_id_len bytes */
+	size_t boot_id_len;
+	int64_t t0_ns;
+	bool historical;
+	size_t nchannels;        /* dictionary entries carried */
+};
+
+/* Decode and validate.  Returns 0, -EBADMSG (malformed), -EINVAL, -ENOMEM. */
+int upl_batch_decode(const void *buf, size_t len, upl_batch_t **ret_batch);
+upl_batch_t *upl_batch_free(upl_batch_t *b);
+
+int upl_batch_info(const upl_batch_t *b, struct upl_batch_info *ret_info);
+
+/* Record i (0 <= i < count) as an acq_item with seq = first_seq + i. */
+int upl_batch_item(const upl_batch_t *b, size_t i, struct acq_item *ret_item);
+
+/* Dictionary entry i; strings live as long as the batch. */
+int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret_channel);
+
+/* Short name of an event code ("can_bus_off"), or NULL if unknown. */
+const char *upl_event_name(uint32_t code);
