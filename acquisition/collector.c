@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collector.c - drain every ring, report overruns, feed the sink.
+ *
+ * The collector is the single consumer of every ring.  It runs at normal
+ * priority; when all rings are empty it sleeps idle_us, which bounds the
+ * added latency between acquisition and the log while keeping an idle
+ * system idle.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "acq.h"
+
+struct acq_collector {
+	struct acq_collector_cfg cfg;
+	struct acq_item *buf;      /* drain_max items */
+	uint64_t *drops_seen;      /* per ring: drops already reported */
+	int64_t next_tick_ns;
+	struct acq_collector_stats stats;
+	acq_thread_t *thread;
+	atomic_bool stop;
+};
+
+int acq_collector_new(const struct acq_collector_cfg *cfg, acq_collector_t **ret_col)
+{
+	acq_collector_t *c;
+
+	if (!cfg || !ret_col || !cfg->sink || (cfg->nrings && !cfg->rings))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	if (!c->cfg.drain_max)
+		c->cfg.drain_max = 1024;
+	if (!c->cfg.idle_us)
+		c->cfg.idle_us = 1000;
+	if (!c->cfg.tick_ms)
+		c->cfg.tick_ms = 50;
+	c->buf = calloc(c->cfg.drain_max, sizeof(*c->buf));
+	c->drops_seen = calloc(cfg->nrings ? cfg->nrings : 1, sizeof(uint64_t));
+	if (!c->buf || !c->drops_seen) {
+		acq_collector_free(c);
+		return -ENOMEM;
+	}
+	atomic_init(&c->stop, false);
+	*ret_col = c;
+	return 0;
+}
+
+acq_collector_t *acq_collector_free(acq_collector_t *c)
+{
+	if (!c)
+		return NULL;
+	if (c->thread)
+		acq_collector_stop(c);
+	free(c->buf);
+	free(c->drops_seen);
+	free(c);
+	return NULL;
+}
+
+static int collector_sink(acq_collector_t *c, const struct acq_item *items, size_t n)
+{
+	int r = c->cfg.sink(c->cfg.ctx, items, n);
+
+	if (r < 0)
+		c->stats.sink_errors++;
+	c->stats.items += n;
+	return r;
+}
+
+/* A ring that dropped since we last looked gets one overrun event, so the
+   loss is in the record itself, not only in a counter. */
+static void collector_overruns(acq_collector_t *c, size_t i)
+{
+	uint64_t d = acq_ring_drops(c->cfg.rings[i]);
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT };
+
+	if (d == c->drops_seen[i])
+		return;
+	ev.t_ns = acq_now_ns();
+	ev.bus = c->cfg.ring_bus ? c->cfg.ring_bus[i] : ACQ_SOURCE_DAEMON;
+	ev.event.code = ACQ_EV_RING_OVERRUN;
+	ev.event.arg = (int64_t)(d - c->drops_seen[i]);
+	c->stats.ring_drops += d - c->drops_seen[i];
+	c->drops_seen[i] = d;
+	collector_sink(c, &ev, 1);
+}
+
+int acq_collector_poll(acq_collector_t *c)
+{
+	size_t total = 0, n;
+	int64_t now;
+
+	if (!c)
+		return -EINVAL;
+	c->stats.loops++;
+	for (size_t i = 0; i < c->cfg.nrings; i++) {
+		/* Bounded per ring per pass so one flooded bus cannot starve
+		   the others' rings. */
+		for (int pass = 0; pass < 8; pass++) {
+			n = acq_ring_item_pop_bulk(c->cfg.rings[i], c->buf, c->cfg.drain_max);
+			if (!n)
+				break;
+			collector_sink(c, c->buf, n);
+			total += n;
+		}
+		collector_overruns(c, i);
+	}
+	now = acq_mono_ns();
+	if (c->cfg.tick && now >= c->next_tick_ns) {
+		c->next_tick_ns = now + (int64_t)c->cfg.tick_ms * 1000000;
+		if (c->cfg.tick(c->cfg.ctx) < 0)
+			c->stats.sink_errors++;
+	}
+	return (int)total;
+}
+
+static void *collector_main(void *p)
+{
+	acq_collector_t *c = p;
+	struct timespec idle = { 0, (long)c->cfg.idle_us * 1000 };
+
+	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
+		if (acq_collector_poll(c) == 0)
+			nanosleep(&idle, NULL);
+	}
+	/* Producers are stopped before us: drain what they left. */
+	while (acq_collector_poll(c) > 0)
+		;
+	return NULL;
+}
+
+int acq_collector_start(acq_collector_t *c, const struct acq_thread_cfg *tcfg)
+{
+	struct acq_thread_cfg def = { .name = "collector", .priority = 0, .cpu = -1 };
+
+	if (!c || c->thread)
+		return -EINVAL;
+	atomic_store(&c->stop, false);
+	return acq_thread_start(tcfg ? tcfg : &def, collector_main, c, &c->thread, NULL);
+}
+
+int acq_collector_stop(acq_collector_t *c)
+{
+	if (!c || !c->thread)
+		return -EINVAL;
+	atomic_store_explicit(&c->stop, true, memory_order_release);
+	c->thread = acq_thread_join(c->thread);
+	return 0;
+}
+
+int acq_collector_stats(const acq_collector_t *c, struct acq_collector_stats *ret)
+{
+	if (!c || !ret)
+		return -EINVAL;
+	*ret = c->stats;
+	return 0;
+}
