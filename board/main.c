@@ -1,10 +1,75 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * main.c - railmon's entry point: subcommand dispatch and signals.
+ * The only globals of the program live here (the stop flag).
+ */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "railmon-config.h"
+
+volatile sig_atomic_t board_stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	board_stop_requested = 1;
+}
+
+void board_install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} commands[] = {
+	{ "demo", board_cmd_demo, "a simulated train on this machine, end to end" },
+	{ "run", board_cmd_run, "acquire the buses of a board file and log them (the onboard daemon)" },
+	{ "check", board_cmd_check, "validate a board file and print the acquisition plan" },
+	{ "replay", board_cmd_replay, "feed a candump trace through decode and storage" },
+	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: railmon COMMAND [OPTIONS]\n"
+	             "Train-monitoring data acquisition: CAN and Modbus into a crash-safe log.\n\n"
+	             "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(out, "\n'railmon COMMAND --help' describes each command's options.\n"
+	             "  -h, --help     this text\n"
+	             "  -V, --version  print the version\n");
+}
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	puts("railmon");
-	return 0;
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("railmon %s\n", RAILMON_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "railmon: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
 }

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/* commands.c - demo, run, check and replay: option parsing and reporting. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acquisition/acq.h"
+#include "bus/dbc.h"
+#include "cli.h"
+#include "config.h"
+#include "railmon-config.h"
+#include "daemon.h"
+#include "demo.h"
+
+int cli_fail(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "railmon %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static bool parse_seconds(const char *s, double *ret)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < 0)
+		return false;
+	*ret = v;
+	return true;
+}
+
+/* ------------------------------------------------------------------ demo */
+
+static const char demo_usage[] =
+	"Usage: railmon demo [OPTIONS]\n"
+	"A simulated train on this machine: a Modbus TCP traction converter, HVAC and\n"
+	"door controller on loopback, and the vehicle CAN bus replayed from a candump\n"
+	"trace, acquired, decoded, logged and shown live.\n\n"
+	"  -t, --duration S   stop after S seconds (default: until Ctrl-C)\n"
+	"  -d, --data DIR     log directory (default: a new directory under /tmp)\n"
+	"  -b, --board FILE   demo board file (default: board/demo.ini of the source tree)\n"
+	"      --no-live      print the table only at the end\n"
+	"  -h, --help         this text\n";
+
+int board_cmd_demo(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "duration", required_argument, NULL, 't' }, { "data", required_argument, NULL, 'd' },
+		{ "board", required_argument, NULL, 'b' }, { "no-live", no_argument, NULL, 1 },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	struct demo_opts o = { .board = RAILMON_SOURCE_DIR "/board/demo.ini", .live = true };
+	char tmpl[] = "/tmp/railmon-demo.XXXXXX";
+	int c;
+
+	while ((c = getopt_long(argc, argv, "t:d:b:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (!parse_seconds(optarg, &o.duration_s))
+				return cli_fail("demo", "--duration: expected seconds, not '%s'", optarg);
+			break;
+		case 'd': o.data_dir = optarg; break;
+		case 'b': o.board = optarg; break;
+		case 1: o.live = false; break;
+		case 'h': fputs(demo_usage, stdout); return 0;
+		default: fputs(demo_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_fail("demo", "unexpected argument '%s'", argv[optind]);
+	if (!o.data_dir) {
+		if (!mkdtemp(tmpl))
+			return cli_fail("demo", "mkdtemp: %s", strerror(errno));
+		o.data_dir = tmpl;
+	}
+	o.ansi = o.live && isatty(STDOUT_FILENO);
+	board_install_signals();
+	return board_demo_run(&o, &board_stop_requested) < 0 ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------- run */
+
+static const char run_usage[] =
+	"Usage: railmon run --board FILE [OPTIONS]\n"
+	"Acquire every bus of the board file, log to flash, until SIGTERM or SIGINT.\n\n"
+	"  -b, --board FILE   board file (required)\n"
+	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
+	"  -t, --duration S   stop after S seconds\n"
+	"  -h, --help         this text\n";
+
+static void print_status(struct board_daemon *d, const struct board_cfg *cfg, FILE *out)
+{
+	struct board_daemon_stats st;
+
+	board_daemon_stats(d, &st);
+	fprintf(out, "railmon: %" PRIu64 " records stored (seq %" PRIu64 "..%" PRIu64 "), %" PRIu64
+	        " ring drops, %" PRIu64 " refused by the log;", st.records, st.first_seq,
+	        st.next_seq ? st.next_seq - 1 : 0, st.ring_drops, st.log_dropped);
+	for (size_t b = 0; b < cfg->nbuses; b++)
+		fprintf(out, " %s: %" PRIu64 " in, %" PRIu64 " errors;", cfg->buses[b].name, st.bus_rx[b],
+		        st.bus_errors[b]);
+	fputc('\n', out);
+}
+
+/* Start a daemon for cfg, run until stop/duration/sources done, report. */
+static int run_daemon(const char *cmd, const struct board_cfg *cfg, const char *data_dir, double duration_s,
+                      bool until_sources_done, bool lock_memory)
+{
+	struct board_daemon_opts dopts = { .data_dir = data_dir, .lock_memory = lock_memory };
+	struct board_daemon *d;
+	char err[BOARD_ERR_MAX], warn[256];
+	int64_t t0, next_status;
+	int r;
+
+	r = board_daemon_new(cfg, &dopts, &d, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "railmon %s: %s\n", cmd, err);
+		return 1;
+	}
+	board_install_signals();
+	r = board_daemon_start(d, warn, sizeof(warn));
+	if (r < 0) {
+		fprintf(stderr, "railmon %s: cannot start: %s\n", cmd, strerror(-r));
+		board_daemon_free(d);
+		return 1;
+	}
+	if (warn[0])
+		fprintf(stderr, "railmon %s: warning: %s\n", cmd, warn);
+	fprintf(stderr, "railmon %s: vehicle %s, %zu buses, log in %s\n", cmd, cfg->vehicle, cfg->nbuses,
+	        board_daemon_data_dir(d));
+	t0 = next_status = acq_mono_ns();
+	while (!board_stop_requested) {
+		int64_t now = acq_mono_ns();
+		if (duration_s > 0 && now - t0 >= (int64_t)(duration_s * 1e9))
+			break;
+		if (until_sources_done && board_daemon_sources_done(d))
+			break;
+		if (!until_sources_done && now >= next_status) {
+			if (now > t0)
+				print_status(d, cfg, stderr);
+			next_status = now + 60 * 1000000000ll;
+		}
+		usleep(20000);
+	}
+	board_daemon_stop(d);
+	print_status(d, cfg, stderr);
+	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(acq_mono_ns() - t0) / 1e9);
+	board_daemon_free(d);
+	return 0;
+}
+
+static int load_board(const char *cmd, const char *path, struct board_cfg **ret)
+{
+	char err[BOARD_ERR_MAX];
+
+	if (!path)
+		return cli_fail(cmd, "--board FILE is required");
+	if (board_cfg_load(path, ret, err, sizeof(err)) < 0) {
+		fprintf(stderr, "railmon %s: %s\n", cmd, err);
+		return 1;
+	}
+	return 0;
+}
+
+int board_cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
+		{ "duration", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	const char *board = NULL, *data = NULL;
+	struct board_cfg *cfg;
+	double duration = 0;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "b:d:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': board = optarg; break;
+		case 'd': data = optarg; break;
+		case 't':
+			if (!parse_seconds(optarg, &duration))
+				return cli_fail("run", "--duration: expected seconds, not '%s'", optarg);
+			break;
+		case 'h': fputs(run_usage, stdout); return 0;
+		default: fputs(run_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_fail("run", "unexpected argument '%s'", argv[optind]);
+	if ((r = load_board("run", board, &cfg)) != 0)
+		return r;
+	r = run_daemon("run", cfg, data, duration, false, true);
+	board_cfg_free(cfg);
+	return r;
+}
+
+/* ----------------------------------------------------------------- check */
+
+static const char check_usage[] =
+	"Usage: railmon check --board FILE\n"
+	"Validate a board file and the DBC files it names; print the acquisition plan.\n";
+
+static const char *const can_drivers[] = { "socketcan", "slcan", "trace" };
+static const char *const mb_types[] = { "u16", "s16", "u32", "s32", "u64", "f32", "f64", "bit" };
+static const char *const mb_tables[] = { "?", "coil", "discrete", "holding", "input" };
+static const char *const mb_orders[] = { "ABCD", "DCBA", "BADC", "CDAB" };
+
+static int check_can(const struct bus_cfg *b)
+{
+	const struct bus_can_cfg *c = &b->can;
+	char err[BOARD_ERR_MAX];
+	bus_dbc_t *dbc;
+
+	printf("  [can %s] driver %s, %s%s, %s", b->name, can_drivers[c->driver],
+	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device,
+	       c->fd ? ", CAN FD" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
+	if (c->bitrate)
+		printf(", %u bit/s", c->bitrate);
+	if (c->nfilters)
+		printf(", %u filters", c->nfilters);
+	putchar('\n');
+	if (!c->dbc[0]) {
+		printf("    no DBC: raw frames only\n");
+		return 0;
+	}
+	if (bus_dbc_load(c->dbc, &dbc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "railmon check: %s\n", err);
+		return -EINVAL;
+	}
+	printf("    DBC %s: %u signals\n", c->dbc, bus_dbc_signal_count(dbc));
+	bus_dbc_free(dbc);
+	return 0;
+}
+
+static void check_modbus(const struct bus_cfg *b)
+{
+	const struct bus_mb_cfg *m = &b->mb;
+	double req_per_s = 0;
+
+	if (m->rtu)
+		printf("  [modbus %s] RTU %s %u %u%c%u%s, timeout %u ms\n", b->name, m->device, m->baud, m->data_bits,
+		       m->parity, m->stop_bits, m->rs485 ? " RS-485" : "", m->response_timeout_ms);
+	else
+		printf("  [modbus %s] TCP %s:%u, timeout %u ms\n", b->name, m->host, m->port, m->response_timeout_ms);
+	for (size_t i = 0; i < m->nchannels; i++) {
+		const struct bus_mb_channel *c = &m->channels[i];
+		printf("    %-24s unit %3u %-8s %5u %-3s %s scale %g offset %g %-6s every %u ms\n", c->name, c->unit_id,
+		       mb_tables[c->table], c->addr, mb_types[c->type], mb_orders[c->order], c->scale, c->offset,
+		       c->unit, c->period_ms);
+		/* upper bound: one request per channel; the driver merges neighbours */
+		req_per_s += 1000.0 / c->period_ms;
+	}
+	printf("    at most %.1f requests/s before merging adjacent registers\n", req_per_s);
+}
+
+int board_cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = { { "board", required_argument, NULL, 'b' },
+		                              { "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *board = NULL;
+	struct board_cfg *cfg;
+	int c, r, bad = 0;
+
+	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': board = optarg; break;
+		case 'h': fputs(check_usage, stdout); return 0;
+		default: fputs(check_usage, stderr); return 2;
+		}
+	}
+	if (!board && optind < argc)
+		board = argv[optind++];
+	if ((r = load_board("check", board, &cfg)) != 0)
+		return r;
+	printf("%s: vehicle %s, config hash %016" PRIx64 "\n", cfg->path, cfg->vehicle, cfg->hash);
+	printf("  log %s, segments %" PRIu64 " KiB, sync window %u ms, batches every %u ms\n",
+	       cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data", cfg->storage.segment_bytes >> 10,
+	       cfg->storage.sync_window_ms, cfg->batch_ms);
+	if (cfg->uplink.enabled)
+		printf("  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host, cfg->uplink.port,
+		       cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");
+	for (size_t i = 0; i < cfg->nbuses; i++) {
+		if (cfg->buses[i].kind == BUS_KIND_CAN)
+			bad |= check_can(&cfg->buses[i]) < 0;
+		else
+			check_modbus(&cfg->buses[i]);
+	}
+	board_cfg_free(cfg);
+	if (bad)
+		return 1;
+	printf("ok\n");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- replay */
+
+static const char replay_usage[] =
+	"Usage: railmon replay TRACE --board FILE [OPTIONS]\n"
+	"Feed a candump trace through the same decode and store path as live data.\n"
+	"With one CAN bus in the board file it takes every frame; with several, the\n"
+	"frames of the trace interface named like each bus's 'interface ='.\n\n"
+	"  -b, --board FILE   board file (DBC files, vehicle id); required\n"
+	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
+	"  -s, --speed X      pace at X times real time (default 0: as fast as possible)\n"
+	"  -h, --help         this text\n";
+
+/* Turn every CAN bus into a trace source reading path; Modbus links have
+   nothing to replay from a candump trace and are left out. */
+static void replay_config(struct board_cfg *cfg, const char *path, double speed)
+{
+	size_t ncan = 0, k = 0;
+
+	for (size_t i = 0; i < cfg->nbuses; i++)
+		ncan += cfg->buses[i].kind == BUS_KIND_CAN;
+	for (size_t i = 0; i < cfg->nbuses; i++) {
+		struct bus_cfg b = cfg->buses[i];
+		if (b.kind != BUS_KIND_CAN)
+			continue;
+		b.can.driver = BUS_CAN_TRACE;
+		snprintf(b.can.device, sizeof(b.can.device), "%s", path);
+		if (ncan == 1)
+			b.can.ifname[0] = 0;
+		b.can.trace_speed = speed;
+		b.can.trace_loop = false;
+		b.index = (uint16_t)k;
+		cfg->buses[k++] = b;
+	}
+	cfg->nbuses = k;
+}
+
+int board_cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
+		{ "speed", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	const char *board = NULL, *data = NULL, *trace;
+	struct board_cfg *cfg;
+	double speed = 0;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "b:d:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': board = optarg; break;
+		case 'd': data = optarg; break;
+		case 's':
+			if (!parse_seconds(optarg, &speed) || speed > 1000)
+				return cli_fail("replay", "--speed: expected 0 to 1000, not '%s'", optarg);
+			break;
+		case 'h': fputs(replay_usage, stdout); return 0;
+		default: fputs(replay_usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1)
+		return cli_fail("replay", "expected one TRACE file (see --help)");
+	trace = argv[optind];
+	if (access(trace, R_OK) < 0)
+		return cli_fail("replay", "%s: %s", trace, strerror(errno));
+	if ((r = load_board("replay", board, &cfg)) != 0)
+		return r;
+	replay_config(cfg, trace, speed);
+	if (!cfg->nbuses) {
+		board_cfg_free(cfg);
+		return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
+	}
+	r = run_daemon("replay", cfg, data, 0, true, false);
+	board_cfg_free(cfg);
+	return r;
+}

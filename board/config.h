@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - the board file: one INI file describing a vehicle computer.
+ *
+ * Parsed with libinih and validated completely before anything starts;
+ * every error names "file:line: what is wrong".  See board/README.md for
+ * the keys, and the examples under board/.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bus/bus.h"
+
+#define BOARD_BUSES_MAX 16
+#define BOARD_ERR_MAX 512
+
+struct board_storage {
+	char dir[BUS_PATH_MAX];
+	uint64_t segment_bytes;
+	uint32_t sync_window_ms;
+	uint64_t retention_bytes;
+	uint64_t retention_age_s;
+};
+
+struct board_uplink {
+	bool enabled;
+	char host[128];
+	uint16_t port;
+	bool tls;
+	char ca_file[BUS_PATH_MAX];
+	char cert_file[BUS_PATH_MAX];
+	char key_file[BUS_PATH_MAX];
+	bool tls_insecure;         /* explicit opt-in, warned about at every start */
+	char username[64];
+	char password[128];
+	uint32_t inflight;
+	uint32_t keepalive_s;
+	uint64_t rate_bytes_s;     /* backlog drain cap, 0 = unlimited */
+};
+
+struct board_cfg {
+	char path[BUS_PATH_MAX];   /* the board file itself */
+	char vehicle[64];
+	int rt_priority;           /* SCHED_FIFO priority of bus threads, 0 = none */
+	int collector_cpu;
+	uint32_t batch_ms;         /* close a Batch at least this often */
+	uint32_t batch_max;        /* records per Batch */
+	uint32_t ring_slots;       /* per bus, power of two */
+	uint32_t meta_interval_s;  /* channel dictionary in a Batch this often */
+	struct board_storage storage;
+	struct board_uplink uplink;
+	struct bus_cfg buses[BOARD_BUSES_MAX];
+	int bus_cpu[BOARD_BUSES_MAX];
+	size_t nbuses;
+	uint64_t hash;             /* FNV-1a of the board file bytes (and DBCs) */
+};
+
+/*
+ * Parse and validate path into *ret_cfg.  On error returns -EINVAL (or
+ * -errno of the open) and writes "file:line: message" into err.
+ * Relative file names inside (dbc, trace, data dir) are resolved against
+ * the board file's directory.  Free with board_cfg_free().
+ */
+int board_cfg_load(const char *path, struct board_cfg **ret_cfg, char *err, size_t errlen);
+
+/* Parse from memory (name is used in messages and for relative paths). */
+int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_cfg, char *err,
+                    size_t errlen);
+
+struct board_cfg *board_cfg_free(struct board_cfg *cfg);
+
+/* Find a bus by section name, NULL if none. */
+struct bus_cfg *board_cfg_bus(struct board_cfg *cfg, const char *name);

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.c - the pipeline of a running railmon.
+ *
+ *   bus RX/poll thread (one per bus, SCHED_FIFO)  --SPSC ring-->  collector
+ *   collector sink: CAN frame -> DBC samples; everything -> Batch encoder;
+ *   a full or old Batch -> numbered -> appended to the flash log.
+ *
+ * The sink runs only on the collector thread (and on the caller's thread
+ * before start and after stop, when the collector is not running), so the
+ * encoder, the DBC tables and the log need no locks.  Live values and
+ * counters cross threads through relaxed atomics: each is a single word.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "acquisition/acq.h"
+#include "bus/dbc.h"
+#include "daemon.h"
+#include "storage/stor.h"
+#include "uplink/batch.h"
+
+#define RX_BATCH 64          /* items per bus_dev_recv() */
+#define RX_TIMEOUT_MS 100    /* so the RX loop sees the stop flag */
+#define CHECK_PERIOD_NS 1000000000ll
+#define DECODE_MAX 256       /* samples one frame may decode into */
+
+struct rx_ctx {
+	struct board_daemon *d;
+	size_t bus;
+	atomic_bool done;        /* source ended by itself (trace EOF) */
+	_Atomic uint64_t produced;
+	_Atomic uint64_t errors;
+};
+
+struct live_slot {
+	_Atomic uint64_t bits;   /* the double's bits */
+	_Atomic int64_t t_ns;
+	_Atomic uint32_t quality;
+};
+
+struct board_daemon {
+	const struct board_cfg *cfg;
+	char data_dir[BUS_PATH_MAX];
+	bool lock_memory;
+	bool running, stopped;
+
+	bus_dev_t *dev[BOARD_BUSES_MAX];
+	bus_dbc_t *dbc[BOARD_BUSES_MAX];
+	struct acq_ring ring[BOARD_BUSES_MAX];
+	struct acq_ring *ring_ptr[BOARD_BUSES_MAX];
+	uint16_t ring_bus[BOARD_BUSES_MAX];
+	struct acq_item *ring_buf[BOARD_BUSES_MAX];
+	acq_thread_t *rx[BOARD_BUSES_MAX];
+	struct rx_ctx rxc[BOARD_BUSES_MAX];
+	atomic_bool stop;
+
+	acq_collector_t *col;
+	upl_encoder_t *enc;
+	stor_log_t *log;
+	uint8_t boot_id[UPL_BOOT_ID_LEN];
+	int64_t batch_open_ns;     /* monotonic time the open Batch got its first record */
+	int64_t meta_next_ns;      /* when to send the channel dictionary again */
+	struct acq_item *decoded;  /* DECODE_MAX scratch for DBC samples */
+
+	struct board_channel *channels;
+	struct upl_channel *upl_channels;
+	struct live_slot *live;
+	size_t nchannels;
+	size_t chan_base[BOARD_BUSES_MAX]; /* index of the bus's first channel */
+	size_t chan_count[BOARD_BUSES_MAX];
+
+	/* collector-thread counters, published with relaxed stores */
+	_Atomic uint64_t items, records, batches, log_dropped, decode_samples, next_seq;
+	uint64_t first_seq;
+};
+
+static void add_u64(_Atomic uint64_t *c, uint64_t n)
+{
+	/* Single writer (the collector): load+store is an increment readers
+	   never see torn, and cheaper than a locked add. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ channels */
+
+static int add_channel(struct board_daemon *d, size_t *cap, const struct board_channel *ch)
+{
+	if (d->nchannels == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct board_channel *n = realloc(d->channels, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->channels = n;
+		*cap = ncap;
+	}
+	d->channels[d->nchannels++] = *ch;
+	return 0;
+}
+
+static const char *mb_table_name(enum bus_mb_table t)
+{
+	static const char *names[] = { "?", "coil", "discrete", "holding", "input" };
+
+	return (unsigned)t <= BUS_MB_INPUT ? names[t] : "?";
+}
+
+static int collect_bus_channels(struct board_daemon *d, size_t b, size_t *cap)
+{
+	const struct bus_cfg *bc = &d->cfg->buses[b];
+	struct board_channel ch;
+	int r;
+
+	d->chan_base[b] = d->nchannels;
+	if (bc->kind == BUS_KIND_MODBUS) {
+		for (size_t i = 0; i < bc->mb.nchannels; i++) {
+			const struct bus_mb_channel *m = &bc->mb.channels[i];
+			memset(&ch, 0, sizeof(ch));
+			ch.id = m->id;
+			ch.bus = (uint16_t)b;
+			snprintf(ch.name, sizeof(ch.name), "%s", m->name);
+			snprintf(ch.unit, sizeof(ch.unit), "%s", m->unit);
+			snprintf(ch.source, sizeof(ch.source), "modbus %s u%u %s %u", bc->name, m->unit_id,
+			         mb_table_name(m->table), m->addr);
+			if ((r = add_channel(d, cap, &ch)) < 0)
+				return r;
+		}
+	} else if (d->dbc[b]) {
+		unsigned n = bus_dbc_signal_count(d->dbc[b]);
+		for (unsigned i = 0; i < n; i++) {
+			struct bus_dbc_signal_info si;
+			if (bus_dbc_signal_info(d->dbc[b], i, &si) < 0)
+				return -EINVAL;
+			memset(&ch, 0, sizeof(ch));
+			ch.id = (uint32_t)b << 16 | i;
+			ch.bus = (uint16_t)b;
+			snprintf(ch.name, sizeof(ch.name), "%s", si.name);
+			snprintf(ch.unit, sizeof(ch.unit), "%s", si.unit ? si.unit : "");
+			snprintf(ch.source, sizeof(ch.source), "can %s %s", bc->name, si.message);
+			if ((r = add_channel(d, cap, &ch)) < 0)
+				return r;
+		}
+	}
+	d->chan_count[b] = d->nchannels - d->chan_base[b];
+	return 0;
+}
+
+static int build_channels(struct board_daemon *d)
+{
+	size_t cap = 0;
+	int r;
+
+	for (size_t b = 0; b < d->cfg->nbuses; b++)
+		if ((r = collect_bus_channels(d, b, &cap)) < 0)
+			return r;
+	d->live = calloc(d->nchannels ? d->nchannels : 1, sizeof(*d->live));
+	d->upl_channels = calloc(d->nchannels ? d->nchannels : 1, sizeof(*d->upl_channels));
+	if (!d->live || !d->upl_channels)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nchannels; i++) {
+		d->upl_channels[i] = (struct upl_channel){ d->channels[i].id, d->channels[i].name,
+		                                           d->channels[i].unit, d->channels[i].bus,
+		                                           d->channels[i].source };
+	}
+	return 0;
+}
+
+/* Map a channel id to its index, -1 if it is not one of ours. */
+static ssize_t channel_index(const struct board_daemon *d, uint32_t id)
+{
+	size_t b = id >> 16, i = id & 0xffff;
+
+	if (b >= d->cfg->nbuses || i >= d->chan_count[b])
+		return -1;
+	return (ssize_t)(d->chan_base[b] + i);
+}
+
+static void live_update(struct board_daemon *d, const struct acq_item *it)
+{
+	ssize_t i = channel_index(d, it->sample.channel);
+	uint64_t bits;
+
+	if (i < 0)
+		return;
+	memcpy(&bits, &it->sample.value, sizeof(bits));
+	atomic_store_explicit(&d->live[i].bits, bits, memory_order_relaxed);
+	atomic_store_explicit(&d->live[i].quality, it->sample.quality, memory_order_relaxed);
+	/* Written last with release: a reader that sees the new time sees the
+	   value that goes with it. */
+	atomic_store_explicit(&d->live[i].t_ns, it->t_ns, memory_order_release);
+}
+
+/* ------------------------------------------------------------ the sink */
+
+static void batch_flush(struct board_daemon *d)
+{
+	struct stor_rec rec = { 0 };
+	const uint8_t *buf;
+	size_t len;
+	int n, r;
+
+	if (!upl_encoder_count(d->enc))
+		return;
+	if (acq_mono_ns() >= d->meta_next_ns) {
+		/* The dictionary rides along now and then, so a consumer that
+		   starts mid-stream (or a log trimmed by retention) learns the
+		   channel names within meta_interval_s. */
+		upl_encoder_set_channels(d->enc, d->upl_channels, d->nchannels);
+		d->meta_next_ns = acq_mono_ns() + (int64_t)d->cfg->meta_interval_s * 1000000000;
+	}
+	upl_encoder_span(d->enc, &rec.t_first_ns, &rec.t_last_ns);
+	rec.first_seq = stor_log_next_seq(d->log);
+	n = upl_encoder_finish(d->enc, rec.first_seq, &buf, &len);
+	if (n <= 0)
+		return;
+	rec.count = (uint32_t)n;
+	rec.payload = buf;
+	rec.len = (uint32_t)len;
+	r = stor_log_append(d->log, &rec);
+	if (r < 0) {
+		struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
+		add_u64(&d->log_dropped, (uint64_t)n);
+		/* The loss itself becomes a record of the next Batch. */
+		ev.event.code = ACQ_EV_LOG_DROPPED;
+		ev.event.arg = n;
+		ev.event.detail = (uint32_t)-r;
+		upl_encoder_add(d->enc, &ev);
+	} else {
+		add_u64(&d->records, (uint64_t)n);
+		add_u64(&d->batches, 1);
+	}
+	atomic_store_explicit(&d->next_seq, stor_log_next_seq(d->log), memory_order_relaxed);
+}
+
+static void encode(struct board_daemon *d, const struct acq_item *it)
+{
+	if (!upl_encoder_count(d->enc))
+		d->batch_open_ns = acq_mono_ns();
+	if (upl_encoder_add(d->enc, it) == -ENOBUFS) {
+		batch_flush(d);
+		d->batch_open_ns = acq_mono_ns();
+		upl_encoder_add(d->enc, it);
+	}
+}
+
+static void decode_frame(struct board_daemon *d, const struct acq_item *it)
+{
+	int n;
+
+	if (it->bus >= d->cfg->nbuses || !d->dbc[it->bus] || (it->can.flags & ACQ_CAN_ERR))
+		return;
+	n = bus_dbc_decode(d->dbc[it->bus], it, (uint32_t)it->bus << 16, d->decoded, DECODE_MAX);
+	for (int k = 0; k < n; k++) {
+		encode(d, &d->decoded[k]);
+		live_update(d, &d->decoded[k]);
+	}
+	if (n > 0)
+		add_u64(&d->decode_samples, (uint64_t)n);
+}
+
+static int daemon_sink(void *ctx, const struct acq_item *items, size_t n)
+{
+	struct board_daemon *d = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_item *it = &items[i];
+		encode(d, it);
+		if (it->kind == ACQ_ITEM_CAN)
+			decode_frame(d, it);
+		else if (it->kind == ACQ_ITEM_SAMPLE)
+			live_update(d, it);
+	}
+	add_u64(&d->items, n);
+	return 0;
+}
+
+static int daemon_tick(void *ctx)
+{
+	struct board_daemon *d = ctx;
+
+	if (upl_encoder_count(d->enc) &&
+	    acq_mono_ns() - d->batch_open_ns >= (int64_t)d->cfg->batch_ms * 1000000)
+		batch_flush(d);
+	return stor_log_tick(d->log);
+}
+
+static void daemon_event(struct board_daemon *d, uint32_t code, int64_t arg)
+{
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	ev.event.code = code;
+	ev.event.arg = arg;
+	daemon_sink(d, &ev, 1);
+}
+
+/* ------------------------------------------------------------ RX threads */
+
+/* The realtime loop: wait for the bus, push, count.  No allocation, no
+   logging, no locks; link checks (netlink) once a second. */
+static void *rx_main(void *p)
+{
+	struct rx_ctx *c = p;
+	struct board_daemon *d = c->d;
+	bus_dev_t *dev = d->dev[c->bus];
+	struct acq_ring *ring = &d->ring[c->bus];
+	struct acq_item items[RX_BATCH];
+	int64_t next_check = acq_mono_ns() + CHECK_PERIOD_NS;
+
+	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
+		int n = bus_dev_recv(dev, items, RX_BATCH, RX_TIMEOUT_MS);
+		if (n == -ENODATA) {
+			atomic_store(&c->done, true);
+			break;
+		}
+		if (n < 0) {
+			add_u64(&c->errors, 1);
+			n = 0;
+		}
+		for (int i = 0; i < n; i++) {
+			items[i].bus = (uint16_t)c->bus;
+			acq_ring_item_push(ring, &items[i]); /* full: counted by the ring */
+		}
+		add_u64(&c->produced, (uint64_t)n);
+		if (acq_mono_ns() >= next_check) {
+			n = bus_dev_check(dev, items, RX_BATCH);
+			for (int i = 0; i < n; i++) {
+				items[i].bus = (uint16_t)c->bus;
+				acq_ring_item_push(ring, &items[i]);
+			}
+			next_check += CHECK_PERIOD_NS;
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static int open_buses(struct board_daemon *d, char *err, size_t errlen)
+{
+	const struct board_cfg *cfg = d->cfg;
+	int r;
+
+	for (size_t b = 0; b < cfg->nbuses; b++) {
+		const struct bus_cfg *bc = &cfg->buses[b];
+		if (bc->kind == BUS_KIND_CAN && bc->can.dbc[0]) {
+			r = bus_dbc_load(bc->can.dbc, &d->dbc[b], err, errlen);
+			if (r < 0)
+				return r;
+		}
+		r = bus_dev_new(bc, &d->dev[b]);
+		if (r < 0) {
+			snprintf(err, errlen, "%s: bus '%s': %s", cfg->path, bc->name, strerror(-r));
+			return r;
+		}
+		d->ring_buf[b] = calloc(cfg->ring_slots, sizeof(struct acq_item));
+		if (!d->ring_buf[b])
+			return -ENOMEM;
+		acq_ring_init(&d->ring[b], d->ring_buf[b], cfg->ring_slots, sizeof(struct acq_item));
+		d->ring_ptr[b] = &d->ring[b];
+		d->ring_bus[b] = (uint16_t)b;
+		d->rxc[b].d = d;
+		d->rxc[b].bus = b;
+	}
+	return 0;
+}
+
+static int open_log(struct board_daemon *d, char *err, size_t errlen)
+{
+	struct stor_log_cfg lc = {
+		.dir = d->data_dir,
+		.vehicle = d->cfg->vehicle,
+		.config_hash = d->cfg->hash,
+		.segment_bytes = d->cfg->storage.segment_bytes,
+		.sync_window_ms = d->cfg->storage.sync_window_ms,
+		.retention_bytes = d->cfg->storage.retention_bytes,
+		.retention_age_s = d->cfg->storage.retention_age_s,
+	};
+	int r;
+
+	memcpy(lc.boot_id, d->boot_id, sizeof(lc.boot_id));
+	r = stor_log_open(&lc, &d->log);
+	if (r < 0)
+		snprintf(err, errlen, "%s: cannot open the log: %s", d->data_dir, strerror(-r));
+	return r;
+}
+
+int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts *opts,
+                     struct board_daemon **ret, char *err, size_t errlen)
+{
+	struct board_daemon *d;
+	struct upl_batch_meta meta = { 0 };
+	struct acq_collector_cfg cc = { 0 };
+	int r;
+
+	if (!cfg || !ret || !err || !errlen)
+		return -EINVAL;
+	err[0] = 0;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->cfg = cfg;
+	d->lock_memory = opts && opts->lock_memory;
+	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
+	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");
+	if (getrandom(d->boot_id, sizeof(d->boot_id), 0) != sizeof(d->boot_id)) {
+		r = -errno;
+		goto fail;
+	}
+	d->decoded = calloc(DECODE_MAX, sizeof(*d->decoded));
+	r = d->decoded ? open_buses(d, err, errlen) : -ENOMEM;
+	if (r >= 0)
+		r = build_channels(d);
+	if (r >= 0)
+		r = open_log(d, err, errlen);
+	if (r < 0)
+		goto fail;
+	meta.vehicle = cfg->vehicle;
+	meta.config_hash = cfg->hash;
+	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
+	r = upl_encoder_new(&meta, cfg->batch_max, &d->enc);
+	if (r < 0)
+		goto fail;
+	cc.rings = d->ring_ptr;
+	cc.nrings = cfg->nbuses;
+	cc.ring_bus = d->ring_bus;
+	cc.sink = daemon_sink;
+	cc.tick = daemon_tick;
+	cc.ctx = d;
+	cc.tick_ms = 20;
+	r = acq_collector_new(&cc, &d->col);
+	if (r < 0)
+		goto fail;
+	d->first_seq = stor_log_next_seq(d->log);
+	atomic_store(&d->next_seq, d->first_seq);
+	*ret = d;
+	return 0;
+fail:
+	if (!err[0])
+		snprintf(err, errlen, "%s", strerror(-r));
+	board_daemon_free(d);
+	return r;
+}
+
+int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
+{
+	int r, degraded, first_degraded = 0;
+
+	if (!d || d->running || d->stopped)
+		return -EINVAL;
+	if (warn && warnlen)
+		warn[0] = 0;
+	if (d->lock_memory && (r = acq_rt_lock_memory()) < 0 && warn)
+		snprintf(warn, warnlen, "mlockall: %s: pages may fault on realtime paths", strerror(-r));
+	daemon_event(d, ACQ_EV_START, getpid());
+	atomic_store(&d->stop, false);
+	r = acq_collector_start(d->col, &(struct acq_thread_cfg){ .name = "collector", .cpu = d->cfg->collector_cpu });
+	if (r < 0)
+		return r;
+	d->running = true;
+	for (size_t b = 0; b < d->cfg->nbuses; b++) {
+		struct acq_thread_cfg tc = { .priority = d->cfg->rt_priority, .cpu = d->cfg->bus_cpu[b] };
+		char name[16];
+		snprintf(name, sizeof(name), "rx-%s", d->cfg->buses[b].name);
+		tc.name = name;
+		r = acq_thread_start(&tc, rx_main, &d->rxc[b], &d->rx[b], &degraded);
+		if (r < 0) {
+			board_daemon_stop(d);
+			return r;
+		}
+		if (degraded && !first_degraded)
+			first_degraded = degraded;
+	}
+	if (first_degraded && warn && !warn[0])
+		snprintf(warn, warnlen, "realtime scheduling refused (%s): bus threads run at normal priority",
+		         strerror(-first_degraded));
+	return 0;
+}
+
+int board_daemon_stop(struct board_daemon *d)
+{
+	if (!d)
+		return -EINVAL;
+	if (!d->running)
+		return 0;
+	/* Sources first, so the collector's final drain sees everything. */
+	atomic_store(&d->stop, true);
+	for (size_t b = 0; b < d->cfg->nbuses; b++)
+		d->rx[b] = acq_thread_join(d->rx[b]);
+	acq_collector_stop(d->col);
+	daemon_event(d, ACQ_EV_STOP, (int64_t)(atomic_load(&d->records) + upl_encoder_count(d->enc) + 1));
+	batch_flush(d);
+	stor_log_sync(d->log);
+	d->running = false;
+	d->stopped = true;
+	return 0;
+}
+
+struct board_daemon *board_daemon_free(struct board_daemon *d)
+{
+	if (!d)
+		return NULL;
+	board_daemon_stop(d);
+	acq_collector_free(d->col);
+	upl_encoder_free(d->enc);
+	stor_log_free(d->log);
+	for (size_t b = 0; b < BOARD_BUSES_MAX; b++) {
+		bus_dev_free(d->dev[b]);
+		bus_dbc_free(d->dbc[b]);
+		free(d->ring_buf[b]);
+	}
+	free(d->channels);
+	free(d->upl_channels);
+	free(d->live);
+	free(d->decoded);
+	free(d);
+	return NULL;
+}
+
+bool board_daemon_sources_done(const struct board_daemon *d)
+{
+	if (!d)
+		return true;
+	for (size_t b = 0; b < d->cfg->nbuses; b++)
+		if (!atomic_load(&((struct board_daemon *)d)->rxc[b].done))
+			return false;
+	return true;
+}
+
+size_t board_daemon_channels(const struct board_daemon *d, const struct board_channel **ret)
+{
+	if (!d)
+		return 0;
+	if (ret)
+		*ret = d->channels;
+	return d->nchannels;
+}
+
+int board_daemon_live(const struct board_daemon *d, size_t i, struct board_live *ret)
+{
+	struct live_slot *s;
+	uint64_t bits;
+
+	if (!d || !ret || i >= d->nchannels)
+		return -EINVAL;
+	s = &d->live[i];
+	ret->t_ns = atomic_load_explicit(&s->t_ns, memory_order_acquire);
+	bits = atomic_load_explicit(&s->bits, memory_order_relaxed);
+	memcpy(&ret->value, &bits, sizeof(bits));
+	ret->quality = atomic_load_explicit(&s->quality, memory_order_relaxed);
+	return 0;
+}
+
+int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *ret)
+{
+	struct board_daemon *m = (struct board_daemon *)d;
+
+	if (!d || !ret)
+		return -EINVAL;
+	memset(ret, 0, sizeof(*ret));
+	ret->items = atomic_load(&m->items);
+	ret->records = atomic_load(&m->records);
+	ret->batches = atomic_load(&m->batches);
+	ret->log_dropped = atomic_load(&m->log_dropped);
+	ret->decode_samples = atomic_load(&m->decode_samples);
+	ret->first_seq = d->first_seq;
+	ret->next_seq = atomic_load(&m->next_seq);
+	for (size_t b = 0; b < d->cfg->nbuses; b++) {
+		ret->ring_drops += acq_ring_drops(&d->ring[b]);
+		ret->bus_rx[b] = atomic_load(&m->rxc[b].produced);
+		ret->bus_errors[b] = atomic_load(&m->rxc[b].errors);
+	}
+	return 0;
+}
+
+const char *board_daemon_data_dir(const struct board_daemon *d)
+{
+	return d ? d->data_dir : NULL;
+}
+
+const char *board_daemon_value_label(const struct board_daemon *d, size_t i, double value)
+{
+	const char *label;
+	size_t b;
+
+	if (!d || i >= d->nchannels)
+		return NULL;
+	b = d->channels[i].bus;
+	if (!d->dbc[b] || bus_dbc_value_label(d->dbc[b], d->channels[i].id & 0xffff, value, &label) < 0)
+		return NULL;
+	return label;
+}

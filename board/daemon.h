@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.h - wiring: buses -> realtime threads -> rings -> collector ->
+ * decode (DBC) -> encode (Batch) -> flash log.
+ *
+ * One struct board_daemon holds everything a running railmon owns and is
+ * passed down explicitly (no globals outside main.c).  Threads: one RX/poll
+ * thread per bus (SCHED_FIFO when the board asks), one collector thread at
+ * normal priority.  The caller (run, demo, replay) drives start/stop and
+ * reads live values and counters for display.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct board_daemon;
+
+struct board_daemon_opts {
+	const char *data_dir;     /* overrides [storage] dir when not NULL */
+	bool lock_memory;         /* mlockall before starting threads */
+};
+
+/* A channel as the daemon knows it: Modbus register or DBC signal. */
+struct board_channel {
+	uint32_t id;              /* bus << 16 | index */
+	char name[96];
+	char unit[16];
+	uint16_t bus;
+	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
+};
+
+struct board_live {
+	double value;
+	int64_t t_ns;             /* 0 = never received */
+	uint32_t quality;
+};
+
+struct board_daemon_stats {
+	uint64_t items;           /* drained from the rings */
+	uint64_t records;         /* stored in the log this run */
+	uint64_t batches;
+	uint64_t ring_drops;
+	uint64_t log_dropped;     /* records the log refused */
+	uint64_t decode_samples;  /* samples decoded from CAN frames */
+	uint64_t first_seq, next_seq;
+	uint64_t bus_rx[BOARD_BUSES_MAX]; /* items produced per bus */
+	uint64_t bus_errors[BOARD_BUSES_MAX];
+};
+
+/*
+ * Open every bus, load DBC files, open (and recover) the log, allocate
+ * rings and the encoder.  Nothing runs yet.  On error returns -errno and
+ * writes a message naming the bus or file into err.  cfg must outlive the
+ * daemon.
+ */
+int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts *opts,
+                     struct board_daemon **ret_daemon, char *err, size_t errlen);
+
+/* Record the start event and start the threads.  *ret_warn gets a warning
+   message (realtime not granted) or "" . */
+int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen);
+
+/* Stop sources, drain the rings, close the last Batch, sync the log.
+   Idempotent. */
+int board_daemon_stop(struct board_daemon *d);
+
+/* Stops if running, then frees; accepts NULL; returns NULL. */
+struct board_daemon *board_daemon_free(struct board_daemon *d);
+
+/* True once every source has ended by itself (trace files at EOF). */
+bool board_daemon_sources_done(const struct board_daemon *d);
+
+size_t board_daemon_channels(const struct board_daemon *d, const struct board_channel **ret_channels);
+
+/* Latest value of channel i (index into the channels array). */
+int board_daemon_live(const struct board_daemon *d, size_t i, struct board_live *ret_live);
+
+/* Counters; safe to call while running (each counter read atomically). */
+int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *ret_stats);
+
+/* The log directory in use. */
+const char *board_daemon_data_dir(const struct board_daemon *d);
+
+/* Label for a value of a channel (DBC value table), NULL if none. */
+const char *board_daemon_value_label(const struct board_daemon *d, size_t i, double value);

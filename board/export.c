@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export.c - `railmon export`: the log as CSV, JSON lines or candump.
+ *
+ * Reads the log with stor_reader, decodes each Batch, learns channel names
+ * from the dictionaries Batches carry, filters by time, kind and channel,
+ * and writes one line per record.  Damaged frames are reported on stderr
+ * with their segment and offset and skipped; everything else is exported.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bus/candump.h"
+#include "cli.h"
+#include "storage/export.h"
+#include "storage/stor.h"
+#include "uplink/batch.h"
+
+#define EXPORT_CHANNELS_MAX 65536
+#define EXPORT_FILTER_MAX 64
+
+struct export_chan {
+	uint32_t id;
+	char *name, *unit;
+};
+
+struct export_ctx {
+	FILE *out;
+	int format;              /* STOR_EXPORT_* or EXPORT_CANDUMP */
+	int64_t from_ns, to_ns;
+	unsigned kinds;          /* bit per acq_item_kind */
+	const char *channels[EXPORT_FILTER_MAX];
+	size_t nchannel_filters;
+	struct export_chan *chans;
+	size_t nchans;
+	uint64_t written, damaged;
+};
+
+#define EXPORT_CANDUMP STOR_EXPORT_FORMAT_MAX
+
+static const char export_usage[] =
+	"Usage: railmon export [OPTIONS]\n"
+	"Print what the flash log recorded.\n\n"
+	"  -d, --data DIR        log directory (default: railmon-data)\n"
+	"  -f, --format FMT      csv (default), jsonl or candump\n"
+	"  -o, --output FILE     write to FILE instead of stdout\n"
+	"      --from TIME       only records at or after TIME\n"
+	"      --to TIME         only records before TIME\n"
+	"                        TIME: 2026-12-03T07:00:00Z, 2026-12-03 07:00:00 (UTC)\n"
+	"                        or Unix seconds like 1764748800.5\n"
+	"  -k, --kind KIND       can, sample or event (repeatable; default all)\n"
+	"  -c, --channel NAME    only samples of channel NAME (repeatable)\n"
+	"  -h, --help            this text\n";
+
+/* "2026-12-03T07:00:00Z", "2026-12-03 07:00:00[.frac]", or epoch seconds. */
+static int parse_time(const char *s, int64_t *ret)
+{
+	struct tm tm = { 0 };
+	const char *end;
+	char *e;
+	double frac = 0;
+
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end)
+		end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
+	if (end) {
+		if (*end == '.') {
+			frac = strtod(end, &e);
+			end = e;
+		}
+		if (*end == 'Z')
+			end++;
+		if (*end)
+			return -EINVAL;
+		*ret = (int64_t)timegm(&tm) * 1000000000 + (int64_t)(frac * 1e9);
+		return 0;
+	}
+	frac = strtod(s, &e);
+	if (e == s || *e)
+		return -EINVAL;
+	*ret = (int64_t)(frac * 1e9);
+	return 0;
+}
+
+static const struct export_chan *find_chan(const struct export_ctx *x, uint32_t id)
+{
+	for (size_t i = 0; i < x->nchans; i++)
+		if (x->chans[i].id == id)
+			return &x->chans[i];
+	return NULL;
+}
+
+/* Remember the names a Batch's dictionary gives (latest wins). */
+static void learn_channels(struct export_ctx *x, const upl_batch_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct upl_channel c;
+		struct export_chan *e = NULL;
+		if (upl_batch_channel(b, i, &c) < 0)
+			continue;
+		for (size_t k = 0; k < x->nchans && !e; k++)
+			if (x->chans[k].id == c.id)
+				e = &x->chans[k];
+		if (!e) {
+			if (x->nchans >= EXPORT_CHANNELS_MAX)
+				continue;
+			e = &x->chans[x->nchans++];
+			e->id = c.id;
+		} else {
+			free(e->name);
+			free(e->unit);
+		}
+		e->name = strdup(c.name);
+		e->unit = strdup(c.unit);
+	}
+}
+
+static bool wanted(const struct export_ctx *x, const struct acq_item *it, const struct export_chan *ch)
+{
+	if (!(x->kinds & (1u << it->kind)))
+		return false;
+	if (it->t_ns < x->from_ns || it->t_ns >= x->to_ns)
+		return false;
+	if (x->nchannel_filters && it->kind == ACQ_ITEM_SAMPLE) {
+		for (size_t i = 0; i < x->nchannel_filters; i++)
+			if (ch && ch->name && !strcmp(ch->name, x->channels[i]))
+				return true;
+		return false;
+	}
+	return true;
+}
+
+static int write_item(struct export_ctx *x, const struct acq_item *it)
+{
+	const struct export_chan *ch = it->kind == ACQ_ITEM_SAMPLE ? find_chan(x, it->sample.channel) : NULL;
+	struct stor_export_names nm = { 0 };
+	char line[BUS_CANDUMP_LINE_MAX], ifname[16];
+
+	if (!wanted(x, it, ch))
+		return 0;
+	x->written++;
+	if (x->format == EXPORT_CANDUMP) {
+		snprintf(ifname, sizeof(ifname), "can%u", it->bus);
+		if (bus_candump_format(it, ifname, line, sizeof(line)) < 0)
+			return -EINVAL;
+		return fputs(line, x->out) < 0 ? -EIO : 0;
+	}
+	if (ch) {
+		nm.channel = ch->name;
+		nm.unit = ch->unit;
+	}
+	if (it->kind == ACQ_ITEM_EVENT)
+		nm.event = upl_event_name(it->event.code);
+	return stor_export_item(x->out, (enum stor_export_format)x->format, it, &nm);
+}
+
+static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
+{
+	upl_batch_t *b;
+	struct upl_batch_info info;
+	struct acq_item it;
+	int r;
+
+	r = upl_batch_decode(rec->payload, rec->len, &b);
+	if (r < 0) {
+		fprintf(stderr, "railmon export: segment %" PRIu64 " offset %" PRIu64 ": undecodable Batch (%s), skipped\n",
+		        rec->segment, rec->offset, strerror(-r));
+		x->damaged++;
+		return 0;
+	}
+	upl_batch_info(b, &info);
+	learn_channels(x, b, info.nchannels);
+	for (size_t i = 0; i < info.count && r >= 0; i++) {
+		upl_batch_item(b, i, &it);
+		r = write_item(x, &it);
+	}
+	upl_batch_free(b);
+	return r;
+}
+
+/* Channel names come from the first dictionary in the log: read ahead to
+   it, so samples before it (a log trimmed by retention) still get names. */
+static void prescan_dictionary(struct export_ctx *x, const char *dir)
+{
+	stor_reader_t *r;
+	struct stor_rec rec;
+	int k, n = 0;
+
+	if (stor_reader_open(dir, &r) < 0)
+		return;
+	while (n++ < 10000 && (k = stor_reader_next(r, &rec)) != 0) {
+		upl_batch_t *b;
+		struct upl_batch_info info;
+		if (k < 0 || upl_batch_decode(rec.payload, rec.len, &b) < 0)
+			continue;
+		upl_batch_info(b, &info);
+		learn_channels(x, b, info.nchannels);
+		upl_batch_free(b);
+		if (info.nchannels)
+			break;
+	}
+	stor_reader_free(r);
+}
+
+static int export_log(struct export_ctx *x, const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int r;
+
+	r = stor_reader_open(dir, &rd);
+	if (r < 0) {
+		fprintf(stderr, "railmon export: %s: %s\n", dir, strerror(-r));
+		return r;
+	}
+	prescan_dictionary(x, dir);
+	if (x->from_ns > INT64_MIN)
+		stor_reader_seek_time(rd, x->from_ns);
+	while ((r = stor_reader_next(rd, &rec)) != 0) {
+		if (r == -EBADMSG) {
+			uint64_t seg, off;
+			stor_reader_error(rd, &seg, &off);
+			fprintf(stderr, "railmon export: %s: segment %" PRIu64 " offset %" PRIu64
+			        ": damaged frame, resynchronised after it\n", dir, seg, off);
+			x->damaged++;
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "railmon export: %s: %s\n", dir, strerror(-r));
+			break;
+		}
+		if (rec.t_first_ns >= x->to_ns)
+			break;
+		r = export_batch(x, &rec);
+		if (r < 0) {
+			fprintf(stderr, "railmon export: write: %s\n", strerror(-r));
+			break;
+		}
+	}
+	stor_reader_free(rd);
+	return r;
+}
+
+static int parse_kind(const char *s, unsigned *kinds)
+{
+	static const char *names[] = { "can", "sample", "event" };
+
+	for (unsigned i = 0; i < ACQ_ITEM_KIND_MAX; i++)
+		if (!strcmp(s, names[i]) || (i == ACQ_ITEM_SAMPLE && !strcmp(s, "samples"))) {
+			*kinds |= 1u << i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int board_cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' }, { "from", required_argument, NULL, 1 },
+		{ "to", required_argument, NULL, 2 }, { "kind", required_argument, NULL, 'k' },
+		{ "channel", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	const char *dir = "railmon-data", *output = NULL;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dir = optarg; break;
+		case 'o': output = optarg; break;
+		case 'f':
+			if (!strcmp(optarg, "csv"))
+				x.format = STOR_EXPORT_CSV;
+			else if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
+				x.format = STOR_EXPORT_JSONL;
+			else if (!strcmp(optarg, "candump"))
+				x.format = EXPORT_CANDUMP;
+			else
+				return cli_fail("export", "--format: expected csv, jsonl or candump, not '%s'", optarg);
+			break;
+		case 1:
+		case 2:
+			if (parse_time(optarg, c == 1 ? &x.from_ns : &x.to_ns) < 0)
+				return cli_fail("export", "--%s: cannot read time '%s'", c == 1 ? "from" : "to", optarg);
+			break;
+		case 'k':
+			if (parse_kind(optarg, &x.kinds) < 0)
+				return cli_fail("export", "--kind: expected can, sample or event, not '%s'", optarg);
+			break;
+		case 'c':
+			if (x.nchannel_filters >= EXPORT_FILTER_MAX)
+				return cli_fail("export", "--channel: at most %d", EXPORT_FILTER_MAX);
+			x.channels[x.nchannel_filters++] = optarg;
+			break;
+		case 'h': fputs(export_usage, stdout); return 0;
+		default: fputs(export_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
+	if (!x.kinds)
+		x.kinds = x.format == EXPORT_CANDUMP ? 1u << ACQ_ITEM_CAN
+		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
+	if (output && !(x.out = fopen(output, "we")))
+		return cli_fail("export", "%s: %s", output, strerror(errno));
+	x.chans = calloc(EXPORT_CHANNELS_MAX, sizeof(*x.chans));
+	if (!x.chans)
+		return cli_fail("export", "out of memory");
+	if (x.format != EXPORT_CANDUMP)
+		stor_export_header(x.out, (enum stor_export_format)x.format);
+	r = export_log(&x, dir);
+	if (fflush(x.out) != 0 && r >= 0)
+		r = -errno;
+	if (output)
+		fclose(x.out);
+	for (size_t i = 0; i < x.nchans; i++) {
+		free(x.chans[i].name);
+		free(x.chans[i].unit);
+	}
+	free(x.chans);
+	fprintf(stderr, "railmon export: %" PRIu64 " records written%s\n", x.written,
+	        x.damaged ? ", damaged frames skipped (see above)" : "");
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* export.c - CSV and JSON lines writers for records read from the log. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "export.h"
+
+static const char *const kind_names[] = { "can", "sample", "event" };
+static const char *const quality_names[] = { "good", "out_of_range", "invalid" };
+
+char *stor_export_time(int64_t t_ns, char *buf, size_t len)
+{
+	int64_t sec = t_ns / 1000000000, ns = t_ns % 1000000000;
+	time_t tt;
+	struct tm tm;
+	size_t n;
+
+	if (ns < 0) {
+		ns += 1000000000;
+		sec--;
+	}
+	tt = (time_t)sec;
+	if (!gmtime_r(&tt, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))) {
+		snprintf(buf, len, "%" PRId64, t_ns);
+		return buf;
+	}
+	snprintf(buf + n, len - n, ".%09" PRId64 "Z", ns);
+	return buf;
+}
+
+static void hex(const uint8_t *d, size_t n, char *out)
+{
+	static const char digits[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+/* JSON string body: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* CSV field: quoted when it holds a separator, quote or line break. */
+static void csv_str(FILE *out, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static const char *quality_name(uint32_t q)
+{
+	return q < ACQ_Q_MAX ? quality_names[q] : "unknown";
+}
+
+int stor_export_header(FILE *out, enum stor_export_format fmt)
+{
+	if (!out || fmt >= STOR_EXPORT_FORMAT_MAX)
+		return -EINVAL;
+	if (fmt == STOR_EXPORT_CSV &&
+	    fputs("seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
+	          "event,arg,detail\n", out) < 0)
+		return -errno;
+	return 0;
+}
+
+static void csv_item(FILE *out, const struct acq_item *it, const struct stor_export_names *nm, const char *t)
+{
+	char data[2 * ACQ_CAN_DATA_MAX + 1];
+
+	fprintf(out, "%" PRIu64 ",%s,%" PRId64 ",%s,%u,", it->seq, t, it->t_ns, kind_names[it->kind], it->bus);
+	switch (it->kind) {
+	case ACQ_ITEM_CAN:
+		hex(it->can.data, it->can.len, data);
+		/* ids written as candump does: 3 hex digits, 8 for extended */
+		fprintf(out, ",,,,,,%0*X,%u,%s,,,\n", (it->can.flags & ACQ_CAN_EXT) ? 8 : 3, it->can.id,
+		        it->can.flags, data);
+		break;
+	case ACQ_ITEM_SAMPLE:
+		fprintf(out, "%u,", it->sample.channel);
+		csv_str(out, nm->channel);
+		if (isfinite(it->sample.value))
+			fprintf(out, ",%.17g,", it->sample.value);
+		else
+			fputs(",,", out);
+		csv_str(out, nm->unit);
+		fprintf(out, ",%s,", quality_name(it->sample.quality));
+		csv_str(out, nm->label);
+		fputs(",,,,,,\n", out);
+		break;
+	default:
+		fputs(",,,,,,,,,", out);
+		if (nm->event)
+			csv_str(out, nm->event);
+		else
+			fprintf(out, "%u", it->event.code);
+		fprintf(out, ",%" PRId64 ",%u\n", it->event.arg, it->event.detail);
+	}
+}
+
+static void json_item(FILE *out, const struct acq_item *it, const struct stor_export_names *nm, const char *t)
+{
+	char data[2 * ACQ_CAN_DATA_MAX + 1];
+
+	fprintf(out, "{\"seq\":%" PRIu64 ",\"time\":\"%s\",\"time_ns\":%" PRId64 ",\"kind\":\"%s\",\"bus\":%u", it->seq,
+	        t, it->t_ns, kind_names[it->kind], it->bus);
+	switch (it->kind) {
+	case ACQ_ITEM_CAN:
+		hex(it->can.data, it->can.len, data);
+		fprintf(out, ",\"id\":%u,\"ext\":%s,\"fd\":%s,\"brs\":%s,\"rtr\":%s,\"err\":%s,\"len\":%u,\"data\":\"%s\"}\n",
+		        it->can.id, (it->can.flags & ACQ_CAN_EXT) ? "true" : "false",
+		        (it->can.flags & ACQ_CAN_FD) ? "true" : "false", (it->can.flags & ACQ_CAN_BRS) ? "true" : "false",
+		        (it->can.flags & ACQ_CAN_RTR) ? "true" : "false", (it->can.flags & ACQ_CAN_ERR) ? "true" : "false",
+		        it->can.len, data);
+		break;
+	case ACQ_ITEM_SAMPLE:
+		fprintf(out, ",\"channel\":%u,\"name\":", it->sample.channel);
+		json_str(out, nm->channel);
+		if (isfinite(it->sample.value))
+			fprintf(out, ",\"value\":%.17g", it->sample.value);
+		else
+			fputs(",\"value\":null", out);
+		fputs(",\"unit\":", out);
+		json_str(out, nm->unit);
+		fprintf(out, ",\"quality\":\"%s\"", quality_name(it->sample.quality));
+		if (nm->label) {
+			fputs(",\"label\":", out);
+			json_str(out, nm->label);
+		}
+		fputs("}\n", out);
+		break;
+	default:
+		fputs(",\"event\":", out);
+		if (nm->event)
+			json_str(out, nm->event);
+		else
+			fprintf(out, "%u", it->event.code);
+		fprintf(out, ",\"code\":%u,\"arg\":%" PRId64 ",\"detail\":%u}\n", it->event.code, it->event.arg,
+		        it->event.detail);
+	}
+}
+
+int stor_export_item(FILE *out, enum stor_export_format fmt, const struct acq_item *it,
+                     const struct stor_export_names *names)
+{
+	static const struct stor_export_names none;
+	char t[48];
+
+	if (!out || !it || fmt >= STOR_EXPORT_FORMAT_MAX || it->kind >= ACQ_ITEM_KIND_MAX ||
+	    (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX))
+		return -EINVAL;
+	stor_export_time(it->t_ns, t, sizeof(t));
+	if (fmt == STOR_EXPORT_CSV)
+		csv_item(out, it, names ? names : &none, t);
+	else
+		json_item(out, it, names ? names : &none, t);
+	return ferror(out) ? -EIO : 0;
+}
