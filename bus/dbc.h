@@ -46,3 +46,16 @@ int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_sig
  */
 int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
                    struct acq_item *out, size_t max);
+
+/*
+ * Label of a value table (VAL_) entry: value is the physical value a
+ * sample carries; it is turned back into the raw integer with the signal's
+ * scale and offset.  Returns 0 with *ret_label pointing into dbc (valid
+ * until bus_dbc_free), -ENOENT if the signal has no label for it, -EINVAL
+ * on bad arguments.
+ */
+int bus_dbc_value_label(const bus_dbc_t *dbc, unsigned index, double value, const char **ret_label);
+
+/* Index of signal `name` of message msg_id (ext: 29-bit id); 0 or -ENOENT / -EINVAL. */
+int bus_dbc_signal_find(const bus_dbc_t *dbc, uint32_t msg_id, int ext, const char *name,
+                        unsigned *ret_index);

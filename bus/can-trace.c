@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * can-trace.c - a candump log file as a CAN source (BUS_CAN_TRACE).
+ *
+ * cfg->can.device is the file, cfg->can.ifname ("" = all) keeps only the
+ * lines of one interface.  trace_speed > 0 paces frames by their trace
+ * timestamps divided by the speed and restamps them with CLOCK_REALTIME at
+ * delivery, as a live bus would; trace_speed == 0 delivers as fast as the
+ * caller drains and keeps the trace timestamps, so a replay is
+ * deterministic.  With trace_loop the file starts over at EOF and the
+ * timestamps keep increasing: each pass is shifted by the span of the
+ * first pass plus its mean frame gap.
+ *
+ * recv() returns items, 0 on timeout, -ENODATA at EOF without loop (and
+ * with loop if a whole pass had no frame, to avoid spinning on an empty
+ * file).  Malformed lines are counted in stats.bad_input and reported as
+ * ACQ_EV_CAN_BAD_LINE events (arg = count so far, detail = line number);
+ * reading continues with the next line.
+ *
+ * The file is read through one buffer allocated at open: recv() does
+ * read(2) and clock_nanosleep(2) but never allocates.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bus-private.h"
+#include "candump.h"
+
+#define TRACE_BUF_SIZE (64 * 1024)
+#define NS_PER_SEC 1000000000LL
+
+enum line_kind {
+	LINE_EOF = 0,
+	LINE_OK = 1,
+	LINE_OVERLONG = 2, /* no newline within the buffer: garbage */
+};
+
+struct trace {
+	int fd;
+	char *buf;
+	size_t pos, fill;
+	bool eof;
+	bool skipping;             /* discarding the rest of an overlong line */
+	unsigned long lineno;
+	unsigned long first_bad;   /* 0 = none */
+	/* timeline */
+	bool have_first;
+	bool first_pass;
+	int64_t first_ts, last_ts; /* trace stamps of the first pass */
+	uint64_t first_pass_frames;
+	uint64_t pass_frames;
+	int64_t loop_off;
+	int64_t last_t_ns;         /* last delivered frame, stamps events at speed 0 */
+	/* pacing */
+	bool paced_started;
+	int64_t mono0_ns, trace0_ns;
+	struct acq_item pending;
+	bool have_pending;
+};
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+static struct timespec ns_to_ts(int64_t ns)
+{
+	return (struct timespec){ .tv_sec = ns / NS_PER_SEC, .tv_nsec = ns % NS_PER_SEC };
+}
+
+static int trace_fill(struct trace *tr)
+{
+	ssize_t n;
+
+	if (tr->pos > 0) {
+		memmove(tr->buf, tr->buf + tr->pos, tr->fill - tr->pos);
+		tr->fill -= tr->pos;
+		tr->pos = 0;
+	}
+	do
+		n = read(tr->fd, tr->buf + tr->fill, TRACE_BUF_SIZE - tr->fill);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		tr->eof = true;
+	tr->fill += (size_t)n;
+	return 0;
+}
+
+/* Next line (without the newline) in ret_line and ret_len; see enum line_kind. */
+static int trace_next_line(struct trace *tr, const char **ret_line, size_t *ret_len)
+{
+	for (;;) {
+		char *s = tr->buf + tr->pos;
+		char *nl = memchr(s, '\n', tr->fill - tr->pos);
+		int r;
+
+		if (nl) {
+			size_t len = (size_t)(nl - s);
+			bool was_skipping = tr->skipping;
+
+			tr->pos += len + 1;
+			tr->skipping = false;
+			if (was_skipping)
+				continue; /* tail of an overlong line, already reported */
+			tr->lineno++;
+			*ret_line = s;
+			*ret_len = len;
+			return LINE_OK;
+		}
+		if (tr->eof) {
+			size_t len = tr->fill - tr->pos;
+
+			tr->pos = tr->fill;
+			if (len == 0 || tr->skipping)
+				return LINE_EOF;
+			tr->lineno++;
+			*ret_line = s;
+			*ret_len = len;
+			return LINE_OK;
+		}
+		if (tr->pos == 0 && tr->fill == TRACE_BUF_SIZE) {
+			/* a full buffer without newline: report once, drop the rest */
+			tr->pos = tr->fill = 0;
+			if (!tr->skipping) {
+				tr->skipping = true;
+				tr->lineno++;
+				return LINE_OVERLONG;
+			}
+		}
+		r = trace_fill(tr);
+		if (r < 0)
+			return r;
+	}
+}
+
+static bool line_blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* At EOF: start the next pass, shifted so time keeps increasing. */
+static int trace_rewind(bus_dev_t *dev, struct trace *tr)
+{
+	int64_t span, gap;
+
+	if (!dev->cfg.can.trace_loop || tr->pass_frames == 0)
+		return -ENODATA;
+	if (lseek(tr->fd, 0, SEEK_SET) < 0)
+		return -errno;
+	if (tr->first_pass) {
+		tr->first_pass = false;
+		tr->first_pass_frames = tr->pass_frames;
+	}
+	span = tr->last_ts - tr->first_ts;
+	if (span < 0)
+		span = 0;
+	gap = tr->first_pass_frames > 1 ? span / (int64_t)(tr->first_pass_frames - 1) : NS_PER_SEC;
+	tr->loop_off += span + (gap > 0 ? gap : 1);
+	tr->pos = tr->fill = 0;
+	tr->eof = tr->skipping = false;
+	tr->lineno = 0;
+	tr->pass_frames = 0;
+	return 0;
+}
+
+static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
+{
+	dev->stats.bad_input++;
+	if (!tr->first_bad)
+		tr->first_bad = tr->lineno;
+	*ret_item = (struct acq_item){
+		.t_ns = dev->cfg.can.trace_speed > 0 ? now_ns(CLOCK_REALTIME) : tr->last_t_ns,
+		.kind = ACQ_ITEM_EVENT,
+		.bus = dev->cfg.index,
+		.event = { .code = ACQ_EV_CAN_BAD_LINE, .detail = (uint32_t)tr->lineno,
+		           .arg = (int64_t)dev->stats.bad_input },
+	};
+}
+
+static void trace_note_frame(bus_dev_t *dev, struct trace *tr, struct acq_item *it)
+{
+	int64_t ts = it->t_ns;
+
+	if (tr->first_pass) {
+		if (!tr->have_first) {
+			tr->have_first = true;
+			tr->first_ts = ts;
+		}
+		tr->last_ts = ts;
+	}
+	tr->pass_frames++;
+	it->t_ns = ts + tr->loop_off;
+	it->bus = dev->cfg.index;
+	tr->last_t_ns = it->t_ns;
+	dev->stats.rx_frames++;
+	if (it->can.flags & ACQ_CAN_ERR)
+		dev->stats.rx_errors++;
+}
+
+/* Next item from the file: a frame or a bad-line event; -ENODATA at the end. */
+static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
+{
+	char ifname[BUS_CANDUMP_LINE_MAX];
+	const char *line;
+	size_t len;
+
+	for (;;) {
+		int r = trace_next_line(tr, &line, &len);
+
+		if (r < 0)
+			return r;
+		if (r == LINE_EOF) {
+			r = trace_rewind(dev, tr);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (r == LINE_OVERLONG) {
+			trace_bad_line(dev, tr, ret_item);
+			return 0;
+		}
+		if (line_blank(line, len))
+			continue;
+		if (bus_candump_parse(line, len, ret_item, ifname, sizeof(ifname)) < 0) {
+			trace_bad_line(dev, tr, ret_item);
+			return 0;
+		}
+		if (dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0)
+			continue;
+		trace_note_frame(dev, tr, ret_item);
+		return 0;
+	}
+}
+
+/*
+ * Wait until the pending frame is due.  Returns 1 when due (restamped),
+ * 0 if it is not due before deadline_ns (or at all when nowait).
+ */
+static int trace_pace(bus_dev_t *dev, struct trace *tr, int64_t deadline_ns, bool nowait)
+{
+	double speed = dev->cfg.can.trace_speed;
+	int64_t target;
+
+	if (!tr->paced_started) {
+		tr->paced_started = true;
+		tr->mono0_ns = now_ns(CLOCK_MONOTONIC);
+		tr->trace0_ns = tr->pending.t_ns;
+	}
+	target = tr->mono0_ns + (int64_t)((double)(tr->pending.t_ns - tr->trace0_ns) / speed);
+	for (;;) {
+		int64_t now = now_ns(CLOCK_MONOTONIC);
+		struct timespec ts;
+
+		if (now >= target)
+			break;
+		if (nowait || (deadline_ns >= 0 && deadline_ns <= now))
+			return 0;
+		ts = ns_to_ts(deadline_ns >= 0 && deadline_ns < target ? deadline_ns : target);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	tr->pending.t_ns = now_ns(CLOCK_REALTIME);
+	return 1;
+}
+
+static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
+{
+	struct trace *tr = dev->priv;
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+	size_t n = 0;
+
+	while (n < max) {
+		if (!tr->have_pending) {
+			int r = trace_fetch(dev, tr, &tr->pending);
+
+			if (r < 0)
+				return n > 0 ? (int)n : r;
+			tr->have_pending = true;
+		}
+		/* events are not paced: they have no trace time of their own */
+		if (dev->cfg.can.trace_speed > 0 && tr->pending.kind == ACQ_ITEM_CAN &&
+		    trace_pace(dev, tr, deadline, n > 0) == 0)
+			break;
+		items[n++] = tr->pending;
+		tr->have_pending = false;
+	}
+	return (int)n;
+}
+
+static void trace_close(bus_dev_t *dev)
+{
+	struct trace *tr = dev->priv;
+
+	if (!tr)
+		return;
+	if (tr->fd >= 0)
+		close(tr->fd);
+	free(tr->buf);
+	free(tr);
+	dev->priv = NULL;
+}
+
+static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+{
+	const struct bus_can_cfg *can = &cfg->can;
+	struct trace *tr;
+
+	if (!can->device[0] || !isfinite(can->trace_speed) || can->trace_speed < 0 ||
+	    !memchr(can->device, '\0', sizeof(can->device)) || !memchr(can->ifname, '\0', sizeof(can->ifname)))
+		return -EINVAL;
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->first_pass = true;
+	tr->buf = malloc(TRACE_BUF_SIZE);
+	tr->fd = open(can->device, O_RDONLY | O_CLOEXEC);
+	dev->priv = tr;
+	if (tr->fd < 0 || !tr->buf) {
+		int r = tr->fd < 0 ? -errno : -ENOMEM;
+
+		trace_close(dev);
+		return r;
+	}
+	return 0;
+}
+
+int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len)
+{
+	const struct trace *tr;
+
+	if (!dev || dev->ops != &bus_can_trace_ops || !dev->priv || !buf || len == 0)
+		return -EINVAL;
+	tr = dev->priv;
+	if (!tr->first_bad)
+		return -ENOENT;
+	snprintf(buf, len, "%s:%lu: malformed candump line", dev->cfg.can.device, tr->first_bad);
+	return 0;
+}
+
+const struct bus_ops bus_can_trace_ops = {
+	.name = "can-trace",
+	.open = trace_open,
+	.recv = trace_recv,
+	.close = trace_close,
+};

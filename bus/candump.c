@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * candump.c - one candump log line <-> one struct acq_item.
+ *
+ * The grammar is the one can-utils' lib.c writes and reads:
+ *   "(" sec "." usec ")" SP iface SP id "#" data            classic
+ *   id "#R" [len]                                            remote
+ *   id "##" flags-nibble data                                CAN FD
+ *   8-digit id with CAN_ERR_FLAG (0x20000000) set            error frame
+ * followed by an optional " T"/" R" direction mark (candump -x).  Data
+ * bytes may be separated by '.'.  Classic 8-byte frames may carry a raw
+ * DLC 9..F as "_X"; we accept and ignore it since acq_can has no field
+ * for it.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "candump.h"
+
+#define CD_EFF_FLAG 0x80000000u
+#define CD_RTR_FLAG 0x40000000u
+#define CD_ERR_FLAG 0x20000000u
+#define CD_SFF_MASK 0x000007ffu
+#define CD_EFF_MASK 0x1fffffffu
+
+/* CAN FD flags nibble, as struct canfd_frame.flags */
+#define CD_FD_BRS 0x01
+#define CD_FD_ESI 0x02
+#define CD_FD_FDF 0x04
+
+struct cursor {
+	const char *p;
+	const char *end;
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool valid_fd_len(unsigned len)
+{
+	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 ||
+	       len == 32 || len == 48 || len == 64;
+}
+
+/* "(sec.frac)": up to 10 digits of seconds so sec * 1e9 fits int64. */
+static int parse_stamp(struct cursor *c, int64_t *ret_ns)
+{
+	int64_t sec = 0, frac = 0;
+	int nsec = 0, nfrac = 0;
+
+	if (c->p >= c->end || *c->p++ != '(')
+		return -EBADMSG;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && nsec < 10) {
+		sec = sec * 10 + (*c->p++ - '0');
+		nsec++;
+	}
+	if (nsec == 0 || c->p >= c->end || *c->p++ != '.')
+		return -EBADMSG;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && nfrac < 9) {
+		frac = frac * 10 + (*c->p++ - '0');
+		nfrac++;
+	}
+	if (nfrac == 0 || c->p >= c->end || *c->p++ != ')')
+		return -EBADMSG;
+	for (int i = nfrac; i < 9; i++)
+		frac *= 10;
+	if (sec > INT64_MAX / 1000000000 - 1)
+		return -EBADMSG;
+	*ret_ns = sec * 1000000000 + frac;
+	return 0;
+}
+
+static int parse_iface(struct cursor *c, char *ifname, size_t ifname_len)
+{
+	const char *s;
+	size_t n;
+
+	if (c->p >= c->end || *c->p++ != ' ')
+		return -EBADMSG;
+	s = c->p;
+	while (c->p < c->end && *c->p > ' ' && *c->p != 0x7f)
+		c->p++;
+	n = (size_t)(c->p - s);
+	if (n == 0 || c->p >= c->end || *c->p++ != ' ')
+		return -EBADMSG;
+	if (ifname) {
+		if (n >= ifname_len)
+			return -EBADMSG;
+		memcpy(ifname, s, n);
+		ifname[n] = '\0';
+	}
+	return 0;
+}
+
+/* 3 hex digits: standard id; 8: extended, or an error frame if CAN_ERR_FLAG. */
+static int parse_id(struct cursor *c, struct acq_can *can)
+{
+	uint32_t id = 0;
+	int n = 0, v;
+
+	while (c->p < c->end && (v = hexval(*c->p)) >= 0 && n < 9) {
+		id = id << 4 | (uint32_t)v;
+		c->p++;
+		n++;
+	}
+	if (c->p >= c->end || *c->p != '#')
+		return -EBADMSG;
+	c->p++;
+	if (n == 3) {
+		if (id > CD_SFF_MASK)
+			return -EBADMSG;
+		can->id = id;
+	} else if (n == 8) {
+		if (id & (CD_EFF_FLAG | CD_RTR_FLAG))
+			return -EBADMSG;
+		can->id = id & CD_EFF_MASK;
+		can->flags |= (id & CD_ERR_FLAG) ? ACQ_CAN_ERR : ACQ_CAN_EXT;
+	} else {
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int parse_bytes(struct cursor *c, struct acq_can *can, unsigned max)
+{
+	unsigned n = 0;
+	int hi, lo;
+
+	while (c->p < c->end && *c->p != '_' && !strchr(" \t\r\n", *c->p)) {
+		if (*c->p == '.') {
+			c->p++;
+			continue;
+		}
+		if (n >= max || c->end - c->p < 2)
+			return -EBADMSG;
+		hi = hexval(c->p[0]);
+		lo = hexval(c->p[1]);
+		if (hi < 0 || lo < 0)
+			return -EBADMSG;
+		can->data[n++] = (uint8_t)(hi << 4 | lo);
+		c->p += 2;
+	}
+	can->len = (uint8_t)n;
+	return 0;
+}
+
+static int parse_payload(struct cursor *c, struct acq_can *can)
+{
+	int v;
+
+	if (c->p < c->end && (*c->p == 'R' || *c->p == 'r')) {
+		if (can->flags & ACQ_CAN_ERR)
+			return -EBADMSG;
+		can->flags |= ACQ_CAN_RTR;
+		c->p++;
+		can->len = 0;
+		if (c->p < c->end && (v = hexval(*c->p)) >= 0) {
+			if (v > 8)
+				return -EBADMSG;
+			can->len = (uint8_t)v;
+			c->p++;
+		}
+		return 0;
+	}
+	if (c->p < c->end && *c->p == '#') {
+		if (can->flags & ACQ_CAN_ERR)
+			return -EBADMSG;
+		if (c->end - c->p < 2 || (v = hexval(c->p[1])) < 0)
+			return -EBADMSG;
+		can->flags |= ACQ_CAN_FD;
+		can->flags |= (v & CD_FD_BRS) ? ACQ_CAN_BRS : 0;
+		can->flags |= (v & CD_FD_ESI) ? ACQ_CAN_ESI : 0;
+		c->p += 2;
+		if (parse_bytes(c, can, ACQ_CAN_DATA_MAX) < 0 || !valid_fd_len(can->len))
+			return -EBADMSG;
+		return 0;
+	}
+	if (parse_bytes(c, can, 8) < 0)
+		return -EBADMSG;
+	/* raw DLC 9..F of an 8-byte classic frame: accepted, not kept */
+	if (c->p < c->end && *c->p == '_') {
+		if (can->len != 8 || c->end - c->p < 2 || (v = hexval(c->p[1])) < 9)
+			return -EBADMSG;
+		c->p += 2;
+	}
+	return 0;
+}
+
+/* Optional " T" (sent by us) or " R" (received), then nothing but blanks. */
+static int parse_tail(struct cursor *c, struct acq_can *can)
+{
+	if (c->end - c->p >= 2 && c->p[0] == ' ' && (c->p[1] == 'T' || c->p[1] == 'R')) {
+		if (c->p[1] == 'T')
+			can->flags |= ACQ_CAN_TX;
+		c->p += 2;
+	}
+	while (c->p < c->end && (*c->p == '\n' || *c->p == '\r' || *c->p == ' ' || *c->p == '\t'))
+		c->p++;
+	return c->p == c->end ? 0 : -EBADMSG;
+}
+
+int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
+                      char *ifname, size_t ifname_len)
+{
+	char name[BUS_CANDUMP_LINE_MAX];
+	struct acq_item it = { .kind = ACQ_ITEM_CAN };
+	struct cursor c;
+	int64_t t_ns;
+
+	if (!line || !ret_item || (ifname && ifname_len == 0))
+		return -EINVAL;
+	c = (struct cursor){ line, line + strnlen(line, len) };
+	if (parse_stamp(&c, &t_ns) < 0 ||
+	    parse_iface(&c, name, ifname ? ifname_len : sizeof(name)) < 0 ||
+	    parse_id(&c, &it.can) < 0 || parse_payload(&c, &it.can) < 0 ||
+	    parse_tail(&c, &it.can) < 0)
+		return -EBADMSG;
+	it.t_ns = t_ns;
+	if (ifname)
+		memcpy(ifname, name, strlen(name) + 1);
+	*ret_item = it;
+	return 0;
+}
+
+static int format_id(const struct acq_can *can, char *buf, size_t len)
+{
+	if (can->flags & ACQ_CAN_ERR)
+		return snprintf(buf, len, "%08X#", (can->id & CD_EFF_MASK) | CD_ERR_FLAG);
+	if (can->flags & ACQ_CAN_EXT)
+		return snprintf(buf, len, "%08X#", can->id & CD_EFF_MASK);
+	return snprintf(buf, len, "%03X#", can->id & CD_SFF_MASK);
+}
+
+static bool item_formattable(const struct acq_item *item, const char *ifname)
+{
+	const struct acq_can *can = &item->can;
+
+	if (item->kind != ACQ_ITEM_CAN || item->t_ns < 0 || !ifname || !*ifname || strchr(ifname, ' '))
+		return false;
+	if (can->flags & ACQ_CAN_FD)
+		return !(can->flags & (ACQ_CAN_RTR | ACQ_CAN_ERR)) && valid_fd_len(can->len);
+	if (can->len > 8 || (can->flags & (ACQ_CAN_BRS | ACQ_CAN_ESI)))
+		return false;
+	if ((can->flags & ACQ_CAN_RTR) && (can->flags & ACQ_CAN_ERR))
+		return false;
+	return (can->flags & (ACQ_CAN_EXT | ACQ_CAN_ERR)) ? can->id <= CD_EFF_MASK : can->id <= CD_SFF_MASK;
+}
+
+int bus_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len)
+{
+	const struct acq_can *can;
+	size_t n;
+	int r;
+
+	if (!item || !buf || !item_formattable(item, ifname))
+		return -EINVAL;
+	can = &item->can;
+	r = snprintf(buf, len, "(%lld.%06lld) %s ", (long long)(item->t_ns / 1000000000),
+	             (long long)(item->t_ns % 1000000000 / 1000), ifname);
+	if (r < 0 || (size_t)r >= len)
+		return -ENOBUFS;
+	n = (size_t)r;
+	r = format_id(can, buf + n, len - n);
+	if (r < 0 || (size_t)r >= len - n)
+		return -ENOBUFS;
+	n += (size_t)r;
+	if (can->flags & ACQ_CAN_RTR)
+		r = snprintf(buf + n, len - n, can->len ? "R%u" : "R", can->len);
+	else if (can->flags & ACQ_CAN_FD)
+		r = snprintf(buf + n, len - n, "#%X", CD_FD_FDF | ((can->flags & ACQ_CAN_BRS) ? CD_FD_BRS : 0) |
+		             ((can->flags & ACQ_CAN_ESI) ? CD_FD_ESI : 0));
+	else
+		r = 0;
+	if (r < 0 || (size_t)r >= len - n)
+		return -ENOBUFS;
+	n += (size_t)r;
+	for (unsigned i = 0; !(can->flags & ACQ_CAN_RTR) && i < can->len; i++) {
+		if (len - n < 3)
+			return -ENOBUFS;
+		snprintf(buf + n, 3, "%02X", can->data[i]);
+		n += 2;
+	}
+	r = snprintf(buf + n, len - n, "%s\n", (can->flags & ACQ_CAN_TX) ? " T" : "");
+	if (r < 0 || (size_t)r >= len - n)
+		return -ENOBUFS;
+	return (int)(n + (size_t)r);
+}

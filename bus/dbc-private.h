@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* dbc-private.h - the loaded database, shared by dbc-parse.c and dbc.c only. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dbc.h"
+
+#define DBC_MUX_SLOTS 16 /* multiplexor signals per message */
+#define DBC_INDEPENDENT_ID 0xc0000000u /* VECTOR__INDEPENDENT_SIG_MSG */
+
+struct dbc_range {
+	uint64_t lo, hi;
+};
+
+struct dbc_label {
+	int64_t value;
+	char *label;
+};
+
+enum dbc_valtype {
+	DBC_INT = 0,
+	DBC_FLOAT = 1,
+	DBC_DOUBLE = 2,
+};
+
+/* A signal as declared, plus what decode needs, precompiled at load. */
+struct dbc_sig {
+	char *name;
+	char *unit;
+	unsigned msg;          /* index into bus_dbc.msgs */
+	unsigned line;         /* for errors found after parsing */
+	unsigned start;        /* DBC start bit (LSB for Intel, MSB for Motorola) */
+	unsigned size;
+	bool motorola;
+	bool is_signed;
+	enum dbc_valtype valtype;
+	double scale, offset, min, max;
+	/* multiplexing as declared */
+	bool is_mux;           /* "M" or "mNM" */
+	bool muxed;            /* "mN" or "mNM" */
+	uint64_t mux_val;
+	char *mux_parent;      /* SG_MUL_VAL_ multiplexor name */
+	struct dbc_range *ranges;
+	unsigned nranges;
+	unsigned mul_line;
+	struct dbc_label *labels;
+	unsigned nlabels;
+};
+
+/* One decode step; a message's ops are ordered multiplexors first. */
+struct dbc_op {
+	uint8_t kind;          /* enum dbc_op_kind */
+	uint8_t size;
+	uint8_t shift;
+	uint8_t first;         /* first byte (slow paths) */
+	uint8_t nbytes;        /* bytes spanned (slow paths) */
+	uint8_t need_len;      /* frame must be at least this long */
+	uint8_t valtype;
+	uint8_t is_signed;
+	int8_t mux_slot;       /* >= 0: this signal is a multiplexor */
+	int8_t parent_slot;    /* >= 0: decoded only if the multiplexor matches */
+	uint8_t check_range;
+	uint8_t nranges;
+	uint32_t index;        /* signal index = channel offset */
+	uint64_t mask;
+	double scale, offset, min, max;
+	const struct dbc_range *ranges;
+};
+
+enum dbc_op_kind {
+	DBC_OP_LE = 0,   /* Intel within bytes 0..7 */
+	DBC_OP_BE = 1,   /* Motorola within bytes 0..7 */
+	DBC_OP_LE_SLOW = 2,
+	DBC_OP_BE_SLOW = 3,
+};
+
+struct dbc_msg {
+	uint32_t id;
+	bool ext;
+	char *name;
+	unsigned dlc;
+	unsigned line;
+	unsigned first, nsig;  /* signals [first, first + nsig) in file order */
+	struct dbc_op *ops;    /* nsig, decode order */
+};
+
+struct dbc_ext_key {
+	uint32_t id;
+	unsigned msg;
+};
+
+struct bus_dbc {
+	struct dbc_msg *msgs;
+	unsigned nmsgs, capmsgs;
+	struct dbc_sig *sigs;
+	unsigned nsigs, capsigs;
+	uint16_t std_index[2048];   /* message index + 1, 0 = unknown id */
+	struct dbc_ext_key *ext_index; /* sorted by id */
+	unsigned next;
+};
+
+/* dbc-parse.c: fill msgs/sigs from the text; errors "path:line: ..." */
+int dbc_parse(struct bus_dbc *dbc, const char *path, const char *text, size_t len,
+              char *errbuf, size_t errlen);

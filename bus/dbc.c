@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dbc.c - load a DBC (parsing is in dbc-parse.c), precompile every signal
+ * into a struct dbc_op, and decode frames table-driven.
+ *
+ * Decode is: one table lookup for the id (a direct 2048-entry table for
+ * standard ids, binary search for extended ones), two 64-bit loads of the
+ * first 8 payload bytes (little- and big-endian), then per signal a shift
+ * and a mask.  Signals beyond byte 8 (CAN FD) take a byte loop.
+ * Multiplexors are ordered before the signals they select, so one pass
+ * knows whether each multiplexed signal is present.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbc-private.h"
+
+#define DBC_FILE_MAX (64u << 20)
+
+static int read_file(const char *path, char **ret_text, size_t *ret_len)
+{
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	do {
+		if (len + 4096 > cap) {
+			char *p;
+
+			cap = cap ? cap * 2 : 65536;
+			if (cap > DBC_FILE_MAX) {
+				r = -EFBIG;
+				break;
+			}
+			p = realloc(text, cap);
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			text = p;
+		}
+		n = fread(text + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	fclose(f);
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	*ret_text = text;
+	*ret_len = len;
+	return 0;
+}
+
+__attribute__((format(printf, 5, 6)))
+static int lerr(char *errbuf, size_t errlen, const char *path, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (errbuf && errlen) {
+		n = snprintf(errbuf, errlen, "%s:%u: ", path, line);
+		if (n >= 0 && (size_t)n < errlen) {
+			va_start(ap, fmt);
+			vsnprintf(errbuf + n, errlen - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return -EBADMSG;
+}
+
+/* Motorola: big-endian bit index (0 = MSB of byte 0) of the signal's MSB. */
+static unsigned be_msb(const struct dbc_sig *s)
+{
+	return (s->start / 8) * 8 + (7 - s->start % 8);
+}
+
+/* Place the signal in the payload; returns the bytes the frame must have. */
+static unsigned compile_layout(const struct dbc_sig *s, struct dbc_op *op)
+{
+	unsigned last_bit, first_bit;
+
+	op->size = (uint8_t)s->size;
+	op->mask = s->size == 64 ? UINT64_MAX : (UINT64_C(1) << s->size) - 1;
+	if (!s->motorola) {
+		first_bit = s->start;
+		last_bit = s->start + s->size - 1;
+		op->kind = last_bit < 64 ? DBC_OP_LE : DBC_OP_LE_SLOW;
+		op->shift = (uint8_t)(op->kind == DBC_OP_LE ? first_bit : first_bit % 8);
+		op->first = (uint8_t)(first_bit / 8);
+		op->nbytes = (uint8_t)(last_bit / 8 - first_bit / 8 + 1);
+		return last_bit / 8 + 1;
+	}
+	first_bit = be_msb(s);
+	last_bit = first_bit + s->size - 1; /* the LSB, big-endian numbering */
+	op->kind = last_bit < 64 ? DBC_OP_BE : DBC_OP_BE_SLOW;
+	op->shift = (uint8_t)(op->kind == DBC_OP_BE ? 63 - last_bit : 7 - last_bit % 8);
+	op->first = (uint8_t)(first_bit / 8);
+	op->nbytes = (uint8_t)(last_bit / 8 - first_bit / 8 + 1);
+	return last_bit / 8 + 1;
+}
+
+/* The multiplexor of s (by SG_MUL_VAL_ or the message's single "M"). */
+static int resolve_parent(struct bus_dbc *dbc, const struct dbc_msg *m, struct dbc_sig *s,
+                          const char *path, char *errbuf, size_t errlen, int *ret_parent)
+{
+	int found = -1, count = 0;
+
+	for (unsigned i = m->first; i < m->first + m->nsig; i++) {
+		const struct dbc_sig *c = &dbc->sigs[i];
+
+		if (s->mux_parent ? strcmp(c->name, s->mux_parent) == 0 : (c->is_mux && !c->muxed)) {
+			found = (int)i;
+			count++;
+		}
+	}
+	if (s->mux_parent && (found < 0 || !dbc->sigs[found].is_mux))
+		return lerr(errbuf, errlen, path, s->mul_line, "'%s' is not a multiplexor of message %s",
+		            s->mux_parent, m->name);
+	if (!s->mux_parent && count != 1)
+		return lerr(errbuf, errlen, path, s->line,
+		            "signal '%s': %s multiplexor in message %s (use SG_MUL_VAL_)", s->name,
+		            count ? "ambiguous" : "no", m->name);
+	if (!s->mux_parent) {
+		s->ranges = malloc(sizeof(*s->ranges));
+		if (!s->ranges)
+			return -ENOMEM;
+		s->ranges[0] = (struct dbc_range){ s->mux_val, s->mux_val };
+		s->nranges = 1;
+	}
+	*ret_parent = found;
+	return 0;
+}
+
+static int compile_sig(struct bus_dbc *dbc, const struct dbc_msg *m, unsigned i, const char *path,
+                       char *errbuf, size_t errlen, struct dbc_op *op, int *ret_parent)
+{
+	struct dbc_sig *s = &dbc->sigs[i];
+	unsigned need;
+	int r;
+
+	need = compile_layout(s, op);
+	if (need > m->dlc || (s->motorola && be_msb(s) + s->size > m->dlc * 8))
+		return lerr(errbuf, errlen, path, s->line, "signal '%s' does not fit in the %u bytes of message %s",
+		            s->name, m->dlc, m->name);
+	op->need_len = (uint8_t)need;
+	op->valtype = (uint8_t)s->valtype;
+	op->is_signed = s->is_signed;
+	op->index = i;
+	op->scale = s->scale;
+	op->offset = s->offset;
+	op->min = s->min;
+	op->max = s->max;
+	op->check_range = !(s->min == 0 && s->max == 0);
+	op->mux_slot = -1;
+	op->parent_slot = -1;
+	*ret_parent = -1;
+	if (s->muxed || s->mux_parent) {
+		r = resolve_parent(dbc, m, s, path, errbuf, errlen, ret_parent);
+		if (r < 0)
+			return r;
+		op->ranges = s->ranges;
+		op->nranges = (uint8_t)s->nranges;
+	}
+	return 0;
+}
+
+/* Order the ops multiplexors-first (by depth) and give multiplexors slots. */
+static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops, const int *parent,
+                     const char *path, char *errbuf, size_t errlen)
+{
+	unsigned *depth = calloc(m->nsig ? m->nsig : 1, sizeof(*depth));
+	unsigned nslots = 0, maxdepth = 0, k = 0;
+	int r = 0;
+
+	if (!depth)
+		return -ENOMEM;
+	for (unsigned i = 0; i < m->nsig && r == 0; i++) {
+		int p = parent[i];
+
+		while (p >= 0 && depth[i] <= m->nsig) {
+			depth[i]++;
+			p = parent[p - (int)m->first];
+		}
+		if (depth[i] > m->nsig)
+			r = lerr(errbuf, errlen, path, dbc->sigs[m->first + i].line, "multiplexor cycle in message %s", m->name);
+		if (depth[i] > maxdepth)
+			maxdepth = depth[i];
+	}
+	m->ops = r == 0 ? calloc(m->nsig ? m->nsig : 1, sizeof(*m->ops)) : NULL;
+	if (r == 0 && !m->ops)
+		r = -ENOMEM;
+	for (unsigned d = 0; r == 0 && d <= maxdepth; d++)
+		for (unsigned i = 0; i < m->nsig; i++)
+			if (depth[i] == d)
+				m->ops[k++] = ops[i];
+	/* slots: each multiplexor gets one; dependents point to their parent's */
+	for (unsigned i = 0; r == 0 && i < m->nsig; i++) {
+		struct dbc_op *op = &m->ops[i];
+
+		if (!dbc->sigs[op->index].is_mux)
+			continue;
+		if (nslots == DBC_MUX_SLOTS) {
+			r = lerr(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
+			         m->name, DBC_MUX_SLOTS);
+			break;
+		}
+		op->mux_slot = (int8_t)nslots++;
+	}
+	for (unsigned i = 0; r == 0 && i < m->nsig; i++) {
+		struct dbc_op *op = &m->ops[i];
+		int p = parent[op->index - m->first];
+
+		for (unsigned j = 0; p >= 0 && j < m->nsig; j++)
+			if (m->ops[j].index == (unsigned)p)
+				op->parent_slot = m->ops[j].mux_slot;
+	}
+	free(depth);
+	return r;
+}
+
+static int compile_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
+{
+	struct dbc_op *ops = calloc(m->nsig ? m->nsig : 1, sizeof(*ops));
+	int *parent = calloc(m->nsig ? m->nsig : 1, sizeof(*parent));
+	int r = (ops && parent) ? 0 : -ENOMEM;
+
+	for (unsigned i = 0; r == 0 && i < m->nsig; i++) {
+		struct dbc_sig *s = &dbc->sigs[m->first + i];
+
+		if (s->is_mux && s->valtype != DBC_INT)
+			r = lerr(errbuf, errlen, path, s->line, "multiplexor '%s' must be an integer", s->name);
+		else
+			r = compile_sig(dbc, m, m->first + i, path, errbuf, errlen, &ops[i], &parent[i]);
+	}
+	if (r == 0)
+		r = order_ops(dbc, m, ops, parent, path, errbuf, errlen);
+	free(ops);
+	free(parent);
+	return r;
+}
+
+static int cmp_ext(const void *a, const void *b)
+{
+	const struct dbc_ext_key *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	const struct dbc_label *x = a, *y = b;
+
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+static int build_index(struct bus_dbc *dbc)
+{
+	unsigned next = 0;
+
+	for (unsigned i = 0; i < dbc->nmsgs; i++)
+		next += dbc->msgs[i].ext;
+	dbc->ext_index = calloc(next ? next : 1, sizeof(*dbc->ext_index));
+	if (!dbc->ext_index)
+		return -ENOMEM;
+	for (unsigned i = 0; i < dbc->nmsgs; i++) {
+		if (dbc->msgs[i].ext)
+			dbc->ext_index[dbc->next++] = (struct dbc_ext_key){ dbc->msgs[i].id, i };
+		else
+			dbc->std_index[dbc->msgs[i].id] = (uint16_t)(i + 1);
+	}
+	qsort(dbc->ext_index, dbc->next, sizeof(*dbc->ext_index), cmp_ext);
+	for (unsigned i = 0; i < dbc->nsigs; i++)
+		if (dbc->sigs[i].nlabels)
+			qsort(dbc->sigs[i].labels, dbc->sigs[i].nlabels, sizeof(struct dbc_label), cmp_label);
+	return 0;
+}
+
+int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+{
+	struct bus_dbc *dbc;
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!path || !*path || !ret_dbc)
+		return -EINVAL;
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	r = read_file(path, &text, &len);
+	if (r < 0) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	dbc = calloc(1, sizeof(*dbc));
+	if (!dbc) {
+		free(text);
+		return -ENOMEM;
+	}
+	r = dbc_parse(dbc, path, text, len, errbuf, errlen);
+	free(text);
+	if (r == 0 && dbc->nmsgs >= UINT16_MAX)
+		r = lerr(errbuf, errlen, path, 1, "too many messages");
+	for (unsigned i = 0; r == 0 && i < dbc->nmsgs; i++)
+		r = compile_msg(dbc, &dbc->msgs[i], path, errbuf, errlen);
+	if (r == 0)
+		r = build_index(dbc);
+	if (r < 0) {
+		bus_dbc_free(dbc);
+		return r;
+	}
+	*ret_dbc = dbc;
+	return 0;
+}
+
+bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
+{
+	if (!dbc)
+		return NULL;
+	for (unsigned i = 0; i < dbc->nmsgs; i++) {
+		free(dbc->msgs[i].name);
+		free(dbc->msgs[i].ops);
+	}
+	for (unsigned i = 0; i < dbc->nsigs; i++) {
+		struct dbc_sig *s = &dbc->sigs[i];
+
+		free(s->name);
+		free(s->unit);
+		free(s->mux_parent);
+		free(s->ranges);
+		for (unsigned j = 0; j < s->nlabels; j++)
+			free(s->labels[j].label);
+		free(s->labels);
+	}
+	free(dbc->msgs);
+	free(dbc->sigs);
+	free(dbc->ext_index);
+	free(dbc);
+	return NULL;
+}
+
+unsigned bus_dbc_signal_count(const bus_dbc_t *dbc)
+{
+	return dbc ? dbc->nsigs : 0;
+}
+
+int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_signal_info *ret_info)
+{
+	const struct dbc_sig *s;
+	const struct dbc_msg *m;
+
+	if (!dbc || !ret_info || index >= dbc->nsigs)
+		return -EINVAL;
+	s = &dbc->sigs[index];
+	m = &dbc->msgs[s->msg];
+	*ret_info = (struct bus_dbc_signal_info){
+		.message = m->name, .msg_id = m->id, .ext = m->ext, .name = s->name, .unit = s->unit,
+		.min = s->min, .max = s->max, .scale = s->scale, .offset = s->offset, .index = index,
+	};
+	return 0;
+}
+
+int bus_dbc_signal_find(const bus_dbc_t *dbc, uint32_t msg_id, int ext, const char *name,
+                        unsigned *ret_index)
+{
+	if (!dbc || !name || !ret_index)
+		return -EINVAL;
+	for (unsigned i = 0; i < dbc->nsigs; i++) {
+		const struct dbc_msg *m = &dbc->msgs[dbc->sigs[i].msg];
+
+		if (m->id == msg_id && m->ext == !!ext && strcmp(dbc->sigs[i].name, name) == 0) {
+			*ret_index = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int bus_dbc_value_label(const bus_dbc_t *dbc, unsigned index, double value, const char **ret_label)
+{
+	const struct dbc_sig *s;
+	double raw;
+	int64_t key;
+	unsigned lo = 0, hi;
+
+	if (!dbc || !ret_label || index >= dbc->nsigs || !isfinite(value))
+		return -EINVAL;
+	s = &dbc->sigs[index];
+	raw = round((value - s->offset) / s->scale);
+	if (!(raw >= -9.2e18 && raw <= 9.2e18))
+		return -ENOENT;
+	key = (int64_t)raw;
+	hi = s->nlabels;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (s->labels[mid].value == key) {
+			*ret_label = s->labels[mid].label;
+			return 0;
+		}
+		if (s->labels[mid].value < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -ENOENT;
+}
+
+static const struct dbc_msg *lookup(const struct bus_dbc *dbc, const struct acq_can *can)
+{
+	unsigned lo = 0, hi = dbc->next;
+
+	if (!(can->flags & ACQ_CAN_EXT))
+		return can->id < 2048 && dbc->std_index[can->id] ? &dbc->msgs[dbc->std_index[can->id] - 1] : NULL;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (dbc->ext_index[mid].id == can->id)
+			return &dbc->msgs[dbc->ext_index[mid].msg];
+		if (dbc->ext_index[mid].id < can->id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static uint64_t extract_slow(const struct dbc_op *op, const uint8_t *d)
+{
+	unsigned n = op->nbytes < 8 ? op->nbytes : 8;
+	uint64_t v = 0;
+
+	if (op->kind == DBC_OP_LE_SLOW) {
+		for (unsigned i = 0; i < n; i++)
+			v |= (uint64_t)d[op->first + i] << (8 * i);
+		v >>= op->shift;
+		if (op->nbytes > 8) /* 9 bytes: shift >= 1 */
+			v |= (uint64_t)d[op->first + 8] << (64 - op->shift);
+		return v & op->mask;
+	}
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | d[op->first + i];
+	if (op->nbytes > 8)
+		v = v << (8 - op->shift) | d[op->first + 8] >> op->shift;
+	else
+		v >>= op->shift;
+	return v & op->mask;
+}
+
+static double physical(const struct dbc_op *op, uint64_t raw)
+{
+	double v;
+
+	if (op->valtype == DBC_FLOAT) {
+		uint32_t u = (uint32_t)raw;
+		float f;
+
+		memcpy(&f, &u, sizeof(f));
+		v = f;
+	} else if (op->valtype == DBC_DOUBLE) {
+		memcpy(&v, &raw, sizeof(v));
+	} else if (op->is_signed) {
+		if (op->size < 64 && (raw >> (op->size - 1)) & 1)
+			raw |= ~op->mask;
+		v = (double)(int64_t)raw;
+	} else {
+		v = (double)raw;
+	}
+	return v * op->scale + op->offset;
+}
+
+static bool mux_match(const struct dbc_op *op, uint64_t v)
+{
+	for (unsigned i = 0; i < op->nranges; i++)
+		if (v >= op->ranges[i].lo && v <= op->ranges[i].hi)
+			return true;
+	return false;
+}
+
+int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
+                   struct acq_item *out, size_t max)
+{
+	const struct dbc_msg *m;
+	uint64_t le = 0, be, mux[DBC_MUX_SLOTS];
+	unsigned active = 0, len;
+	uint8_t b[8] = { 0 };
+	size_t n = 0;
+
+	if (!dbc || !frame || (!out && max) || frame->kind != ACQ_ITEM_CAN || frame->can.len > ACQ_CAN_DATA_MAX)
+		return -EINVAL;
+	if (frame->can.flags & (ACQ_CAN_RTR | ACQ_CAN_ERR))
+		return 0;
+	m = lookup(dbc, &frame->can);
+	if (!m)
+		return 0;
+	len = frame->can.len;
+	memcpy(b, frame->can.data, len < 8 ? len : 8);
+	for (int i = 7; i >= 0; i--)
+		le = le << 8 | b[i];
+	be = __builtin_bswap64(le);
+	for (unsigned i = 0; i < m->nsig && n < max; i++) {
+		const struct dbc_op *op = &m->ops[i];
+		uint64_t raw;
+		double v;
+
+		if (op->need_len > len)
+			continue;
+		if (op->parent_slot >= 0 &&
+		    (!(active & (1u << op->parent_slot)) || !mux_match(op, mux[op->parent_slot])))
+			continue;
+		if (op->kind == DBC_OP_LE)
+			raw = (le >> op->shift) & op->mask;
+		else if (op->kind == DBC_OP_BE)
+			raw = (be >> op->shift) & op->mask;
+		else
+			raw = extract_slow(op, frame->can.data);
+		if (op->mux_slot >= 0) {
+			mux[op->mux_slot] = raw;
+			active |= 1u << op->mux_slot;
+		}
+		v = physical(op, raw);
+		out[n] = (struct acq_item){ .t_ns = frame->t_ns, .kind = ACQ_ITEM_SAMPLE, .bus = frame->bus };
+		out[n].sample.channel = channel_base + op->index;
+		out[n].sample.value = v;
+		out[n].sample.quality = isnan(v) || isinf(v) ? ACQ_Q_INVALID
+		                        : (op->check_range && (v < op->min || v > op->max)) ? ACQ_Q_OUT_OF_RANGE
+		                        : ACQ_Q_GOOD;
+		n++;
+	}
+	return (int)n;
+}

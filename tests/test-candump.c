@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-candump: the candump line parser/formatter and the trace driver
+ * (pacing, loop, interface filter, bad lines with file:line, EOF).
+ */
+#undef NDEBUG
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bus/bus.h"
+#include "bus/candump.h"
+#include "config.h"
+
+struct good {
+	const char *line;
+	const char *canon; /* what format writes back; NULL = same as line */
+	int64_t t_ns;
+	const char *ifname;
+	uint32_t id;
+	uint8_t flags;
+	uint8_t len;
+	const char *hex;
+};
+
+static const struct good goods[] = {
+	{ "(1436509052.249713) can0 123#DEADBEEF\n", NULL, 1436509052249713000, "can0", 0x123, 0, 4, "DEADBEEF" },
+	{ "(0.000001) vcan1 7FF#", "(0.000001) vcan1 7FF#\n", 1000, "vcan1", 0x7ff, 0, 0, "" },
+	{ "(1.5) c 001#0102030405060708", "(1.500000) c 001#0102030405060708\n", 1500000000, "c", 1, 0, 8, "0102030405060708" },
+	{ "(10.000000) can0 1FFFFFFF#00\r\n", "(10.000000) can0 1FFFFFFF#00\n", 10000000000, "can0", 0x1fffffff, ACQ_CAN_EXT, 1, "00" },
+	{ "(10.000000) can0 00000123#11\n", NULL, 10000000000, "can0", 0x123, ACQ_CAN_EXT, 1, "11" },
+	{ "(2.000000) can0 123#R\n", NULL, 2000000000, "can0", 0x123, ACQ_CAN_RTR, 0, "" },
+	{ "(2.000000) can0 123#r3\n", "(2.000000) can0 123#R3\n", 2000000000, "can0", 0x123, ACQ_CAN_RTR, 3, "" },
+	{ "(2.000000) can0 12345678#R8\n", NULL, 2000000000, "can0", 0x12345678, ACQ_CAN_RTR | ACQ_CAN_EXT, 8, "" },
+	{ "(3.000000) can0 20000004#0004000000000000\n", NULL, 3000000000, "can0", 4, ACQ_CAN_ERR, 8, "0004000000000000" },
+	{ "(4.000000) can0 123##5112233445566778899AABBCC\n", NULL, 4000000000, "can0", 0x123,
+	  ACQ_CAN_FD | ACQ_CAN_BRS, 12, "112233445566778899AABBCC" },
+	{ "(4.000000) can0 123##0", "(4.000000) can0 123##4\n", 4000000000, "can0", 0x123, ACQ_CAN_FD, 0, "" },
+	{ "(4.000000) can0 1ABCDEF0##7" "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F"
+	  "202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F\n", NULL, 4000000000, "can0", 0x1abcdef0,
+	  ACQ_CAN_FD | ACQ_CAN_BRS | ACQ_CAN_ESI | ACQ_CAN_EXT, 64,
+	  "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F"
+	  "202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F" },
+	{ "(5.000000) can0 123#11.22.33", "(5.000000) can0 123#112233\n", 5000000000, "can0", 0x123, 0, 3, "112233" },
+	{ "(5.000000) can0 123#1122334455667788_C", "(5.000000) can0 123#1122334455667788\n", 5000000000, "can0",
+	  0x123, 0, 8, "1122334455667788" },
+	{ "(6.000000) can0 123#AA T\n", NULL, 6000000000, "can0", 0x123, ACQ_CAN_TX, 1, "AA" },
+	{ "(6.000000) can0 123#AA R\n", "(6.000000) can0 123#AA\n", 6000000000, "can0", 0x123, 0, 1, "AA" },
+	{ "(9223372035.999999) can0 123#aa", "(9223372035.999999) can0 123#AA\n", 9223372035999999000, "can0",
+	  0x123, 0, 1, "AA" },
+};
+
+static const char *const bads[] = {
+	"",
+	"\n",
+	"garbage",
+	"1436509052.249713 can0 123#00",
+	"(1436509052.249713 can0 123#00",
+	"(.5) can0 123#00",
+	"(5.) can0 123#00",
+	"(12345678901.0) can0 123#00",
+	"(1.0)can0 123#00",
+	"(1.0) can0",
+	"(1.0) can0 123",
+	"(1.0) can0 123#0",
+	"(1.0) can0 123#0G",
+	"(1.0) can0 800#00",
+	"(1.0) can0 12#00",
+	"(1.0) can0 1234#00",
+	"(1.0) can0 123456789#00",
+	"(1.0) can0 80000000#00",
+	"(1.0) can0 40000000#00",
+	"(1.0) can0 123#001122334455667788",
+	"(1.0) can0 123#R9",
+	"(1.0) can0 123#RX",
+	"(1.0) can0 123##",
+	"(1.0) can0 123##G00",
+	"(1.0) can0 123##1000102030405060708",
+	"(1.0) can0 123#0011_C",
+	"(1.0) can0 123#1122334455667788_3",
+	"(1.0) can0 20000004#R",
+	"(1.0) can0 20000004##100",
+	"(1.0) can0 123#00 X",
+	"(1.0) can0 123#00 T trailing",
+	"(1.0)  123#00",
+};
+
+static void hex2bin(const char *hex, uint8_t *out)
+{
+	for (size_t i = 0; hex[2 * i]; i++)
+		sscanf(hex + 2 * i, "%2hhx", &out[i]);
+}
+
+static void test_parse_format(void)
+{
+	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
+		const struct good *g = &goods[i];
+		struct acq_item it, it2;
+		char ifname[16], buf[BUS_CANDUMP_LINE_MAX];
+		uint8_t data[64] = { 0 };
+		int n;
+
+		if (bus_candump_parse(g->line, strlen(g->line), &it, ifname, sizeof(ifname)) != 0) {
+			fprintf(stderr, "rejected good line %zu: %s\n", i, g->line);
+			assert(0);
+		}
+		assert(it.kind == ACQ_ITEM_CAN && it.t_ns == g->t_ns && strcmp(ifname, g->ifname) == 0);
+		assert(it.can.id == g->id && it.can.flags == g->flags && it.can.len == g->len);
+		hex2bin(g->hex, data);
+		assert((g->flags & ACQ_CAN_RTR) || memcmp(it.can.data, data, it.can.len) == 0);
+		n = bus_candump_format(&it, ifname, buf, sizeof(buf));
+		assert(n > 0 && (size_t)n == strlen(buf));
+		if (strcmp(buf, g->canon ? g->canon : g->line) != 0) {
+			fprintf(stderr, "format mismatch: '%s' vs '%s'\n", buf, g->canon ? g->canon : g->line);
+			assert(0);
+		}
+		/* the round trip gives the identical frame */
+		assert(bus_candump_parse(buf, (size_t)n, &it2, NULL, 0) == 0);
+		assert(memcmp(&it, &it2, sizeof(it)) == 0);
+		/* a buffer one byte short is refused, never truncated */
+		assert(bus_candump_format(&it, ifname, buf, (size_t)n) == -ENOBUFS);
+		/* len bounds the line: a cut line is either valid shorter or malformed, never read past */
+		(void)bus_candump_parse(g->line, strlen(g->line) / 2, &it2, NULL, 0);
+	}
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		struct acq_item it = { .seq = 77 };
+		char ifname[16] = "keep";
+
+		if (bus_candump_parse(bads[i], strlen(bads[i]), &it, ifname, sizeof(ifname)) != -EBADMSG) {
+			fprintf(stderr, "accepted bad line '%s'\n", bads[i]);
+			assert(0);
+		}
+		assert(it.seq == 77 && strcmp(ifname, "keep") == 0); /* nothing written */
+	}
+}
+
+static void test_bad_args(void)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_CAN, .can = { .id = 1, .len = 1 } };
+	char buf[BUS_CANDUMP_LINE_MAX], small[4];
+	const char *l = "(1.0) can0 123#00";
+
+	assert(bus_candump_parse(NULL, 5, &it, NULL, 0) == -EINVAL);
+	assert(bus_candump_parse(l, strlen(l), NULL, NULL, 0) == -EINVAL);
+	assert(bus_candump_parse(l, strlen(l), &it, buf, 0) == -EINVAL);
+	/* interface name longer than the caller's buffer */
+	assert(bus_candump_parse(l, strlen(l), &it, small, sizeof(small)) == -EBADMSG);
+	assert(bus_candump_format(NULL, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(bus_candump_format(&it, NULL, buf, sizeof(buf)) == -EINVAL);
+	assert(bus_candump_format(&it, "", buf, sizeof(buf)) == -EINVAL);
+	assert(bus_candump_format(&it, "a b", buf, sizeof(buf)) == -EINVAL);
+	assert(bus_candump_format(&it, "can0", NULL, sizeof(buf)) == -EINVAL);
+	it.can.len = 9;
+	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	it.can.len = 1;
+	it.can.id = 0x800;
+	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	it.can.id = 1;
+	it.kind = ACQ_ITEM_SAMPLE;
+	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	it.kind = ACQ_ITEM_CAN;
+	it.can.flags = ACQ_CAN_FD;
+	it.can.len = 9;
+	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	it.can.len = 1;
+	it.t_ns = -1;
+	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(bus_can_trace_first_bad(NULL, buf, sizeof(buf)) == -EINVAL);
+}
+
+static char tmpdir[] = "/tmp/test-candump-XXXXXX";
+
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert(f);
+	assert(fputs(text, f) >= 0);
+	assert(fclose(f) == 0);
+	return path;
+}
+
+static bus_dev_t *open_trace(const char *path, const char *ifname, double speed, bool loop)
+{
+	struct bus_cfg cfg = { .kind = BUS_KIND_CAN, .index = 3 };
+	bus_dev_t *dev = NULL;
+
+	cfg.can.driver = BUS_CAN_TRACE;
+	cfg.can.trace_speed = speed;
+	cfg.can.trace_loop = loop;
+	cfg.can.listen_only = true;
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", path);
+	snprintf(cfg.can.ifname, sizeof(cfg.can.ifname), "%s", ifname);
+	assert(bus_dev_new(&cfg, &dev) == 0 && dev);
+	return dev;
+}
+
+static const char trace_text[] =
+	"(100.000000) can0 100#01\n"
+	"(100.010000) can1 200#02\n"
+	"this is not a frame\n"
+	"\n"
+	"(100.020000) can0 18FF0121#0304\n"
+	"(100.030000) can0 123##1AABB\n"
+	"(100.040000) can0 20000040#0000000000000000\n"
+	"(100.050000) can0 7FF#R2\n"
+	"(100.060000) can0 7FF#XY\n"
+	"(100.070000) can0 100#05"; /* no final newline */
+
+static void test_trace_fast(void)
+{
+	const char *path = write_tmp("t.log", trace_text);
+	struct acq_item it[32];
+	struct bus_stats st;
+	char where[600], expect[600];
+	bus_dev_t *dev = open_trace(path, "", 0, false);
+	int n;
+
+	assert(bus_can_trace_first_bad(dev, where, sizeof(where)) == -ENOENT);
+	/* deliver in small chunks: items must not depend on max */
+	n = bus_dev_recv(dev, it, 3, 0);
+	assert(n == 3);
+	n += bus_dev_recv(dev, it + 3, 29, 0);
+	assert(n == 9);
+	assert(bus_dev_recv(dev, it, 32, 0) == -ENODATA);
+	assert(bus_dev_recv(dev, it, 32, 0) == -ENODATA);
+	assert(it[0].kind == ACQ_ITEM_CAN && it[0].t_ns == 100000000000 && it[0].bus == 3 && it[0].can.id == 0x100);
+	assert(it[1].kind == ACQ_ITEM_CAN && it[1].can.id == 0x200);
+	assert(it[2].kind == ACQ_ITEM_EVENT && it[2].event.code == ACQ_EV_CAN_BAD_LINE);
+	assert(it[2].event.detail == 3 && it[2].event.arg == 1 && it[2].bus == 3);
+	assert(it[2].t_ns == it[1].t_ns); /* deterministic at speed 0 */
+	assert(it[3].can.flags == ACQ_CAN_EXT && it[3].can.id == 0x18ff0121 && it[3].can.len == 2);
+	assert(it[4].can.flags == (ACQ_CAN_FD | ACQ_CAN_BRS) && it[4].can.len == 2);
+	assert(it[5].can.flags == ACQ_CAN_ERR && it[5].can.id == 0x40);
+	assert(it[6].can.flags == ACQ_CAN_RTR && it[6].can.len == 2);
+	assert(it[7].kind == ACQ_ITEM_EVENT && it[7].event.detail == 9 && it[7].event.arg == 2);
+	assert(it[8].can.id == 0x100 && it[8].can.data[0] == 5 && it[8].t_ns == 100070000000);
+	assert(bus_dev_stats(dev, &st) == 0);
+	assert(st.rx_frames == 7 && st.bad_input == 2 && st.rx_errors == 1);
+	assert(bus_can_trace_first_bad(dev, where, sizeof(where)) == 0);
+	snprintf(expect, sizeof(expect), "%s:3: malformed candump line", path);
+	assert(strcmp(where, expect) == 0);
+	bus_dev_free(dev);
+
+	/* interface filter */
+	dev = open_trace(path, "can1", 0, false);
+	n = bus_dev_recv(dev, it, 32, 100);
+	assert(n == 3 && it[0].can.id == 0x200 && it[1].kind == ACQ_ITEM_EVENT && it[2].kind == ACQ_ITEM_EVENT);
+	assert(bus_dev_recv(dev, it, 32, 100) == -ENODATA);
+	bus_dev_free(dev);
+}
+
+static void test_trace_loop(void)
+{
+	const char *path = write_tmp("loop.log", "(1.000000) c 001#01\n(1.100000) c 002#02\n(1.200000) c 003#03\n");
+	struct acq_item it[10];
+	bus_dev_t *dev = open_trace(path, "", 0, true);
+	int64_t prev = 0;
+
+	assert(bus_dev_recv(dev, it, 10, 0) == 10);
+	for (int i = 0; i < 10; i++) {
+		assert(it[i].can.id == (uint32_t)(i % 3 + 1));
+		assert(it[i].t_ns > prev);
+		prev = it[i].t_ns;
+	}
+	/* second pass = first pass shifted by span + mean gap (0.3 s) */
+	assert(it[3].t_ns == 1300000000 && it[6].t_ns == 1600000000 && it[9].t_ns == 1900000000);
+	bus_dev_free(dev);
+
+	/* a looping file without any frame ends instead of spinning */
+	path = write_tmp("empty.log", "junk\n");
+	dev = open_trace(path, "", 0, true);
+	assert(bus_dev_recv(dev, it, 10, 0) == 1 && it[0].kind == ACQ_ITEM_EVENT);
+	assert(bus_dev_recv(dev, it, 10, 0) == -ENODATA);
+	bus_dev_free(dev);
+}
+
+static int64_t mono_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void test_trace_paced(void)
+{
+	/* 5 frames 100 ms apart at speed 4: 25 ms of trace time between frames */
+	const char *path = write_tmp("paced.log",
+	                             "(50.000000) c 001#01\n(50.100000) c 001#02\n(50.200000) c 001#03\n"
+	                             "(50.300000) c 001#04\n(50.400000) c 001#05\n(60.000000) c 001#06\n");
+	struct acq_item it[8];
+	bus_dev_t *dev = open_trace(path, "", 4.0, false);
+	int64_t t0 = mono_ns(CLOCK_MONOTONIC), rt0 = mono_ns(CLOCK_REALTIME);
+	int got = 0;
+
+	while (got < 5) {
+		int n = bus_dev_recv(dev, it + got, 5 - (size_t)got, 1000);
+
+		assert(n > 0);
+		got += n;
+	}
+	/* clock_nanosleep(ABSTIME) never wakes early: 4 gaps of 25 ms at least */
+	assert(mono_ns(CLOCK_MONOTONIC) - t0 >= 100000000);
+	for (int i = 0; i < 5; i++) {
+		assert(it[i].can.data[0] == i + 1);
+		assert(it[i].t_ns >= rt0); /* restamped with the time of delivery */
+		assert(i == 0 || it[i].t_ns >= it[i - 1].t_ns + 25000000 - 1000000);
+	}
+	/* the 6th frame is 2.4 s away: a 20 ms timeout returns 0, and the frame stays */
+	assert(bus_dev_recv(dev, it, 8, 20) == 0);
+	assert(bus_dev_recv(dev, it, 8, 0) == 0);
+	bus_dev_free(dev);
+}
+
+static void test_trace_overlong(void)
+{
+	size_t big = 200 * 1024;
+	char *text = malloc(big + 64);
+	struct acq_item it[4];
+	struct bus_stats st;
+	bus_dev_t *dev;
+	const char *path;
+
+	assert(text);
+	strcpy(text, "(1.000000) c 001#01\n");
+	memset(text + strlen(text), 'x', big);
+	strcpy(text + 20 + big, "\n(2.000000) c 002#02\n");
+	path = write_tmp("long.log", text);
+	free(text);
+	dev = open_trace(path, "", 0, false);
+	assert(bus_dev_recv(dev, it, 4, 0) == 3);
+	assert(it[0].can.id == 1 && it[1].kind == ACQ_ITEM_EVENT && it[1].event.detail == 2);
+	assert(it[2].can.id == 2);
+	assert(bus_dev_stats(dev, &st) == 0 && st.bad_input == 1 && st.rx_frames == 2);
+	bus_dev_free(dev);
+}
+
+static void test_trace_open_errors(void)
+{
+	struct bus_cfg cfg = { .kind = BUS_KIND_CAN };
+	bus_dev_t *dev = NULL;
+
+	cfg.can.driver = BUS_CAN_TRACE;
+	assert(bus_dev_new(&cfg, &dev) == -EINVAL); /* no file */
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s/does-not-exist", tmpdir);
+	assert(bus_dev_new(&cfg, &dev) == -ENOENT);
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", write_tmp("x.log", ""));
+	cfg.can.trace_speed = -1;
+	assert(bus_dev_new(&cfg, &dev) == -EINVAL);
+	assert(dev == NULL);
+}
+
+/* The committed demo trace must be clean and in time order. */
+static void test_demo_trace(void)
+{
+	struct acq_item it[256];
+	struct bus_stats st;
+	bus_dev_t *dev = open_trace(RAILMON_SOURCE_DIR "/board/demo/train.log", "can0", 0, false);
+	int64_t prev = 0, first = 0;
+	size_t total = 0;
+	int n;
+
+	while ((n = bus_dev_recv(dev, it, 256, 0)) > 0) {
+		for (int i = 0; i < n; i++) {
+			assert(it[i].kind == ACQ_ITEM_CAN && it[i].t_ns >= prev);
+			prev = it[i].t_ns;
+			if (!first)
+				first = prev;
+		}
+		total += (size_t)n;
+	}
+	assert(n == -ENODATA);
+	assert(bus_dev_stats(dev, &st) == 0 && st.bad_input == 0 && st.rx_frames == total);
+	assert(total > 5000 && prev - first > 59000000000LL);
+	bus_dev_free(dev);
+}
+
+static void cleanup_tmp(void)
+{
+	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log" };
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, names[i]);
+		unlink(path);
+	}
+	assert(rmdir(tmpdir) == 0);
+}
+
+int main(void)
+{
+	assert(mkdtemp(tmpdir));
+	test_parse_format();
+	test_bad_args();
+	test_trace_fast();
+	test_trace_loop();
+	test_trace_paced();
+	test_trace_overlong();
+	test_trace_open_errors();
+	test_demo_trace();
+	cleanup_tmp();
+	printf("test-candump: ok\n");
+	return 0;
+}

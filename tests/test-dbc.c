@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-dbc: load the demo DBC and decode frames of the demo trace to
+ * values worked out by hand from the DBC text; malformed DBC files fail
+ * with file:line; bad arguments give -EINVAL.
+ */
+#undef NDEBUG
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bus/candump.h"
+#include "bus/dbc.h"
+#include "config.h"
+
+#define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
+
+static struct acq_item frame(const char *line)
+{
+	struct acq_item it;
+
+	assert(bus_candump_parse(line, strlen(line), &it, NULL, 0) == 0);
+	it.bus = 2;
+	return it;
+}
+
+struct expect {
+	const char *name;
+	double value;
+	enum acq_quality q;
+};
+
+static void check(const bus_dbc_t *dbc, const char *line, const struct expect *e, size_t ne)
+{
+	struct acq_item f = frame(line), out[64];
+	int n = bus_dbc_decode(dbc, &f, 1000, out, 64);
+
+	if (n != (int)ne) {
+		fprintf(stderr, "%s: %d samples, want %zu\n", line, n, ne);
+		assert(0);
+	}
+	for (size_t i = 0; i < ne; i++) {
+		struct bus_dbc_signal_info info;
+		int j;
+
+		for (j = 0; j < n; j++) {
+			assert(bus_dbc_signal_info(dbc, out[j].sample.channel - 1000, &info) == 0);
+			if (strcmp(info.name, e[i].name) == 0)
+				break;
+		}
+		if (j == n || fabs(out[j].sample.value - e[i].value) > 1e-9 * fmax(1, fabs(e[i].value)) ||
+		    out[j].sample.quality != e[i].q) {
+			fprintf(stderr, "%s: %s = %g q%u, want %g q%d\n", line, e[i].name, j < n ? out[j].sample.value : NAN,
+			        j < n ? out[j].sample.quality : 9, e[i].value, e[i].q);
+			assert(0);
+		}
+		assert(out[j].kind == ACQ_ITEM_SAMPLE && out[j].t_ns == f.t_ns && out[j].bus == 2);
+	}
+}
+
+static void test_demo(void)
+{
+	char err[256];
+	bus_dbc_t *dbc = NULL;
+	struct bus_dbc_signal_info info;
+	const char *label;
+	unsigned idx;
+
+	if (bus_dbc_load(DEMO_DBC, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	assert(bus_dbc_signal_count(dbc) == 32);
+	assert(bus_dbc_signal_info(dbc, 0, &info) == 0);
+	assert(strcmp(info.name, "Speed") == 0 && strcmp(info.unit, "km/h") == 0 && info.msg_id == 0x100);
+	assert(strcmp(info.message, "VehicleSpeed") == 0 && !info.ext && info.max == 250 && info.scale == 0.01);
+	check(dbc, "(1.0) can0 100#0000FAFF04000001",
+	      (const struct expect[]){ { "Speed", 0, 0 }, { "Acceleration", -0.006, 0 }, { "Direction", 0, 0 },
+	                               { "SpeedValid", 1, 0 }, { "AliveCounter", 1, 0 } }, 5);
+	/* Motorola: pipe 0x11FC, cylinders 0x0642/0x0644, reservoir 0x35C, EB bit 3, demand bits 2..0 */
+	check(dbc, "(1.0) can0 120#11FC0642064435C2",
+	      (const struct expect[]){ { "BrakePipePressure", 4.604, 0 }, { "BrakeCylinder1", 1.602, 0 },
+	                               { "BrakeCylinder2", 1.604, 0 }, { "MainReservoir", 8.60, 0 },
+	                               { "EmergencyBrake", 0, 0 }, { "BrakeDemand", 2, 0 } }, 6);
+	/* multiplexed: car 0 gives Car1* only; car 1 Car2* only */
+	check(dbc, "(1.0) can0 200#00E40100",
+	      (const struct expect[]){ { "CarIndex", 0, 0 }, { "Car1Door1", 0, 0 }, { "Car1Door2", 1, 0 },
+	                               { "Car1Door3", 2, 0 }, { "Car1Door4", 3, 0 }, { "DoorsReleased", 1, 0 },
+	                               { "DoorsClosedLocked", 0, 0 }, { "ObstacleCount", 0, 0 } }, 8);
+	check(dbc, "(1.0) can0 200#01AA0207",
+	      (const struct expect[]){ { "CarIndex", 1, 0 }, { "Car2Door1", 2, 0 }, { "Car2Door2", 2, 0 },
+	                               { "Car2Door3", 2, 0 }, { "Car2Door4", 2, 0 }, { "DoorsReleased", 0, 0 },
+	                               { "DoorsClosedLocked", 1, 0 }, { "ObstacleCount", 7, 0 } }, 8);
+	/* multiplexor out of its declared range [0|1]: no muxed signal matches */
+	check(dbc, "(1.0) can0 200#02AA0207",
+	      (const struct expect[]){ { "CarIndex", 2, ACQ_Q_OUT_OF_RANGE }, { "DoorsReleased", 0, 0 },
+	                               { "DoorsClosedLocked", 1, 0 }, { "ObstacleCount", 7, 0 } }, 4);
+	/* extended id, signed Intel effort -150.0 kN = 0xFA24, temp 0x56 - 40 */
+	check(dbc, "(1.0) can0 18FF0121#24FA56DC05E80302",
+	      (const struct expect[]){ { "TractiveEffort", -150.0, 0 }, { "MotorTemperature", 46, 0 },
+	                               { "MotorCurrent", 150.0, 0 }, { "MotorSpeed", 1000, 0 },
+	                               { "TractionMode", 2, 0 } }, 5);
+	/* the same id as a standard frame is unknown */
+	check(dbc, "(1.0) can0 121#24FA56DC05E80302", NULL, 0);
+	check(dbc, "(1.0) can0 300#075BCD1500100000",
+	      (const struct expect[]){ { "Odometer", 123456.789, 0 }, { "TripDistance", 4096, 0 } }, 2);
+	/* signed Motorola: -12.3 A = 0xFF85; 0x7918 V = 31000 > max */
+	check(dbc, "(1.0) can0 310#7918FF85",
+	      (const struct expect[]){ { "CatenaryVoltage", 31000, ACQ_Q_OUT_OF_RANGE }, { "LineCurrent", -12.3, 0 } }, 2);
+	/* a frame shorter than the message: only the signals it holds */
+	check(dbc, "(1.0) can0 310#3A98", (const struct expect[]){ { "CatenaryVoltage", 15000, 0 } }, 1);
+	assert(bus_dbc_signal_find(dbc, 0x200, 0, "Car2Door3", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "locked") == 0);
+	assert(bus_dbc_value_label(dbc, idx, 3.0, &label) == 0 && strcmp(label, "fault") == 0);
+	assert(bus_dbc_value_label(dbc, idx, 4.0, &label) == -ENOENT);
+	assert(bus_dbc_signal_find(dbc, 0x18ff0121, 1, "TractionMode", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "electric brake") == 0);
+	assert(bus_dbc_signal_find(dbc, 0x18ff0121, 0, "TractionMode", &idx) == -ENOENT);
+	assert(bus_dbc_signal_find(dbc, 0x100, 0, "Speed", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == -ENOENT);
+	bus_dbc_free(dbc);
+}
+
+static void test_bad_args(void)
+{
+	struct acq_item f = frame("(1.0) can0 100#00"), out[4];
+	struct bus_dbc_signal_info info;
+	bus_dbc_t *dbc = NULL;
+	const char *label;
+	unsigned idx;
+
+	assert(bus_dbc_load(NULL, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load("", &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load(DEMO_DBC, NULL, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load("/nonexistent/x.dbc", &dbc, NULL, 0) == -ENOENT);
+	assert(bus_dbc_free(NULL) == NULL);
+	assert(bus_dbc_signal_count(NULL) == 0);
+	assert(bus_dbc_load(DEMO_DBC, &dbc, NULL, 0) == 0);
+	assert(bus_dbc_signal_info(NULL, 0, &info) == -EINVAL);
+	assert(bus_dbc_signal_info(dbc, 32, &info) == -EINVAL);
+	assert(bus_dbc_signal_info(dbc, 0, NULL) == -EINVAL);
+	assert(bus_dbc_decode(NULL, &f, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode(dbc, NULL, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode(dbc, &f, 0, NULL, 4) == -EINVAL);
+	assert(bus_dbc_decode(dbc, &f, 0, out, 0) == 0);
+	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == 0); /* 1-byte frame: no signal fits */
+	f = frame("(1.0) can0 100#0000FAFF04000001");
+	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == 2); /* at most max */
+	f.can.len = 65;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
+	f.can.len = 8;
+	f.kind = ACQ_ITEM_EVENT;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
+	f.kind = ACQ_ITEM_CAN;
+	f.can.flags = ACQ_CAN_RTR;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == 0);
+	assert(bus_dbc_value_label(NULL, 0, 0, &label) == -EINVAL);
+	assert(bus_dbc_value_label(dbc, 99, 0, &label) == -EINVAL);
+	assert(bus_dbc_value_label(dbc, 0, NAN, &label) == -EINVAL);
+	assert(bus_dbc_value_label(dbc, 0, 0, NULL) == -EINVAL);
+	assert(bus_dbc_signal_find(NULL, 0x100, 0, "Speed", &idx) == -EINVAL);
+	assert(bus_dbc_signal_find(dbc, 0x100, 0, NULL, &idx) == -EINVAL);
+	assert(bus_dbc_signal_find(dbc, 0x100, 0, "Speed", NULL) == -EINVAL);
+	bus_dbc_free(dbc);
+}
+
+static char tmpdir[] = "/tmp/test-dbc-XXXXXX";
+
+struct bad_dbc {
+	const char *text;
+	unsigned line;
+	const char *what; /* substring of the message */
+};
+
+#define HDR "VERSION \"\"\nNS_ :\n\tCM_\n\nBS_:\nBU_: A B\n"
+/* HDR is 6 lines; the statement under test starts on line 7 */
+static const struct bad_dbc bad_dbcs[] = {
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\n SG_ S : 16|8@1+ (1,0) [0|0] \"\" B\n", 9, "duplicate signal" },
+	{ HDR "BO_ 256 M: 8 A\nBO_ 256 N: 8 A\n", 8, "duplicate message" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 60|8@1+ (1,0) [0|0] \"\" B\n", 8, "does not fit" },
+	{ HDR "BO_ 256 M: 2 A\n SG_ S : 7|24@0+ (1,0) [0|0] \"\" B\n", 8, "does not fit" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|0@1+ (1,0) [0|0] \"\" B\n", 8, "size" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|65@1+ (1,0) [0|0] \"\" B\n", 8, "bad integer" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@2+ (1,0) [0|0] \"\" B\n", 8, "byte order" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1* (1,0) [0|0] \"\" B\n", 8, "byte order" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0 [0|0] \"\" B\n", 8, "expected ')'" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (x,0) [0|0] \"\" B\n", 8, "bad number" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (0,0) [0|0] \"\" B\n", 8, "scale" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] B\n", 8, "unit string" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S x : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "multiplexer indicator" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S m1 : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "no multiplexor" },
+	{ HDR " SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n", 7, "outside a message" },
+	{ HDR "BO_ 2048 M: 8 A\n", 7, "out of range" },
+	{ HDR "BO_ 256 M: 65 A\n", 7, "bad integer" },
+	{ HDR "BO_ 256 M: 8 A\nCM_ SG_ 256 S \"never closed;\n\n\n", 8, "unterminated string" },
+	{ HDR "BO_ 256 M: 8 A\nVAL_ 257 S 0 \"x\" ;\n", 8, "unknown message" },
+	{ HDR "BO_ 256 M: 8 A\nVAL_ 256 S 0 \"x\" ;\n", 8, "unknown signal" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\nSIG_VALTYPE_ 256 S : 1;\n", 9, "float" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nVAL_ 256 S 0 \"x\" 1 ;\n", 9, "value description" },
+	{ HDR "BA_DEF_ BO_ \"GenMsgCycleTime\" INT 0 10000\n", 7, "not terminated" },
+	{ HDR "FOO bar\n", 7, "unknown keyword" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n\x01\n", 9, "unexpected byte" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ S m1 : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      "SG_MUL_VAL_ 256 S Y 1-1;\n", 10, "not a multiplexor" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ S m1 : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      "SG_MUL_VAL_ 256 S X 3-1;\n", 10, "empty multiplexor range" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X m0M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ Y m0M : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      "SG_MUL_VAL_ 256 X Y 0-0;\nSG_MUL_VAL_ 256 Y X 0-0;\n", 8, "cycle" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ Y M : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      " SG_ S m1 : 16|8@1+ (1,0) [0|0] \"\" B\n", 10, "ambiguous" },
+};
+
+static void test_malformed(void)
+{
+	char path[512], err[512], want[600];
+
+	for (size_t i = 0; i < sizeof(bad_dbcs) / sizeof(bad_dbcs[0]); i++) {
+		bus_dbc_t *dbc = NULL;
+		FILE *f;
+		int r;
+
+		snprintf(path, sizeof(path), "%s/bad%zu.dbc", tmpdir, i);
+		f = fopen(path, "w");
+		assert(f && fputs(bad_dbcs[i].text, f) >= 0 && fclose(f) == 0);
+		r = bus_dbc_load(path, &dbc, err, sizeof(err));
+		snprintf(want, sizeof(want), "%s:%u: ", path, bad_dbcs[i].line);
+		if (r != -EBADMSG || dbc || strncmp(err, want, strlen(want)) != 0 || !strstr(err, bad_dbcs[i].what)) {
+			fprintf(stderr, "case %zu: r=%d err='%s', want '%s...%s'\n", i, r, err, want, bad_dbcs[i].what);
+			assert(0);
+		}
+		unlink(path);
+	}
+}
+
+int main(void)
+{
+	assert(mkdtemp(tmpdir));
+	test_demo();
+	test_bad_args();
+	test_malformed();
+	assert(rmdir(tmpdir) == 0);
+	printf("test-dbc: ok\n");
+	return 0;
+}
