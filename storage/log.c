@@ -485,10 +485,14 @@ static int roll(stor_log_t *log)
 {
 	int r = seg_close(log);
 
-	retention(log);
-	if (r < 0 && r != -ENOSPC)
+	if (r < 0 && r != -ENOSPC) {
+		retention(log);
 		return r;
-	return seg_create(log);
+	}
+	r = seg_create(log);
+	/* After the create, so the new segment's preallocation counts too. */
+	retention(log);
+	return r;
 }
 
 /* Open and recovery ---------------------------------------------------- */
