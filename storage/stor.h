@@ -97,14 +97,17 @@ uint64_t stor_log_next_seq(const stor_log_t *log);
 uint64_t stor_log_confirmed_seq(const stor_log_t *log);
 
 /* Tell retention which records were forwarded off-board (the uplink
-   cursor), so it deletes those first. */
-void stor_log_set_forwarded(stor_log_t *log, uint64_t seq);
+   cursor: every record below seq), so it deletes those first.  Returns 0
+   or -EINVAL. */
+int stor_log_set_forwarded(stor_log_t *log, uint64_t seq);
 
 struct stor_stats {
 	uint64_t records;        /* appended this run */
 	uint64_t bytes;
 	uint64_t syncs;
-	uint64_t dropped;        /* records refused (ENOSPC, EIO) */
+	uint64_t dropped;        /* records refused or dropped (ENOSPC, no segment) */
+	uint64_t lost_unsynced;  /* records lost with an abandoned segment (EIO) */
+	uint64_t segments_abandoned;
 	uint64_t segments;       /* segments on disk */
 	uint64_t disk_bytes;
 	uint64_t recovered_truncated_bytes; /* torn tail cut at open */
@@ -114,6 +117,30 @@ struct stor_stats {
 };
 
 int stor_log_stats(const stor_log_t *log, struct stor_stats *ret_stats);
+
+/*
+ * Things the collector must turn into acq_item events.  Counts accumulate
+ * from stor_log_open() (recovery) or the previous take.
+ */
+struct stor_events {
+	uint64_t lost_unsynced;         /* appended, never confirmed: their segment
+					   failed a write or fdatasync (EIO) and was
+					   abandoned.  They may or may not be readable. */
+	uint64_t lost_first_seq;        /* lowest seq counted in lost_unsynced (0 if none) */
+	uint64_t dropped_nospace;       /* records refused or dropped whole on ENOSPC */
+	uint64_t dropped_other;         /* records refused on other errors (no segment) */
+	uint64_t retention_unforwarded; /* records deleted before being forwarded */
+	uint64_t segments_abandoned;    /* segments closed after an I/O error */
+	uint64_t recovered_damage;      /* damaged spots found in the last segment at open */
+	uint64_t recovered_truncated_bytes;
+	int last_error;                 /* -errno of the last failure, 0 if none */
+};
+
+/*
+ * Take and reset the pending events.  Returns 1 if anything happened,
+ * 0 if not, -EINVAL on NULL arguments.
+ */
+int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events);
 
 typedef struct stor_reader stor_reader_t;
 
