@@ -18,6 +18,8 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 			return NULL;
 		}
 	}
+	if (cfg->kind == BUS_KIND_MODBUS)
+		return &bus_modbus_ops;
 	return NULL;
 }
 
@@ -87,4 +89,11 @@ int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats)
 		return -EINVAL;
 	*ret_stats = dev->stats;
 	return 0;
+}
+
+const struct acq_latency *bus_dev_latency(const bus_dev_t *dev)
+{
+	if (!dev || !dev->ops->latency)
+		return NULL;
+	return dev->ops->latency(dev);
 }

@@ -20,6 +20,8 @@
 
 #include "acquisition/acq-item.h"
 
+struct acq_latency; /* acquisition/acq-latency.h */
+
 #define BUS_NAME_MAX 32
 #define BUS_PATH_MAX 256
 
@@ -158,6 +160,9 @@ struct bus_ops {
 	/* Poll link state (bus-off, berr counters, reconnect); emits events. */
 	int (*check)(bus_dev_t *dev, struct acq_item *events, size_t max);
 	void (*close)(bus_dev_t *dev);
+	/* Wakeup-latency histogram of a driver that paces itself (Modbus);
+	   NULL member for drivers that wait on their bus instead. */
+	const struct acq_latency *(*latency)(const bus_dev_t *dev);
 };
 
 struct bus_dev {
@@ -183,3 +188,10 @@ int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
 /* Copy the counters out.  Not synchronised with the RX thread: values may
    be a few frames old, never torn on 64-bit targets. */
 int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats);
+/*
+ * The device's wakeup-latency histogram (acquisition/acq-latency.h), written
+ * by the thread that calls bus_dev_recv(); read it with
+ * acq_latency_snapshot() from any thread.  Lives as long as dev.  NULL for
+ * NULL dev or a driver that does not pace itself.
+ */
+const struct acq_latency *bus_dev_latency(const bus_dev_t *dev);
