@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * can-socket.c - SocketCAN driver (CAN_RAW, CAN FD, kernel timestamps).
+ *
+ * Data path (recv, RT-safe): poll() then one recvmmsg() for up to
+ * CS_BATCH frames into buffers allocated at open.  Each frame carries its
+ * SO_TIMESTAMPING stamp (hardware when the controller provides one, else
+ * the kernel's software RX stamp) and the socket's SO_RXQ_OVFL drop
+ * counter; a counter increase becomes an ACQ_EV_CAN_RX_OVERFLOW event.
+ * Error frames are subscribed (CAN_ERR_MASK): each one is returned as a
+ * raw item flagged ACQ_CAN_ERR, followed by decoded state events.
+ *
+ * Link control (open, check): libsocketcan for state, bit timing, berr
+ * counters and link statistics.  Those calls print "no link data found"
+ * and leave errno at 0 on virtual interfaces, so the interface kind is
+ * asked from rtnetlink first and virtual links (vcan, vxcan) never get
+ * them; a physical link whose state cannot be read is remembered as such
+ * so check() stops asking.  Return values only: errno after a
+ * libsocketcan call is never trusted.
+ *
+ * Read-only towards the train: a physical interface is put in listen-only
+ * mode when the board file asks (the default), and refused with -EPERM in
+ * normal mode unless cfg->can.allow_normal_mode.  The decision is the pure
+ * function bus_can_socket_plan() so it can be tested without hardware.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/can.h>
+#include <linux/can/error.h>
+#include <linux/can/netlink.h>
+#include <linux/can/raw.h>
+#include <linux/if_arp.h>
+#include <linux/if_link.h>
+#include <linux/net_tstamp.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
+
+#include <libsocketcan.h>
+
+#include "bus.h"
+#include "bus-private.h"
+
+/* Frames per recvmmsg(); bounds the per-open buffers (~10 KiB of frames). */
+#define CS_BATCH 64
+/*
+ * One received frame expands to at most this many items: the frame, an
+ * overflow event before it, and after an error frame up to four decoded
+ * events (bus-off, state, controller overflow, restarted).
+ */
+#define CS_ITEMS_PER_FRAME 6
+#define CS_PENDING (CS_BATCH * CS_ITEMS_PER_FRAME)
+/* SCM_TIMESTAMPING (3 timespecs) + SO_RXQ_OVFL (u32), with room to spare. */
+#define CS_CMSG_SIZE 256
+
+/* ACQ_EV_CAN_RX_OVERFLOW detail: who lost the frames. */
+enum {
+	CS_OVFL_SOCKET = 0,     /* our socket queue (SO_RXQ_OVFL); arg = frames */
+	CS_OVFL_CONTROLLER = 1, /* controller FIFO error frame; arg = 0 (unknown) */
+	CS_OVFL_NETDEV = 2,     /* interface rx_dropped/over/fifo counters; arg = frames */
+};
+
+struct cs_priv {
+	int fd;
+	struct bus_can_link link;
+	bool link_data;           /* libsocketcan can read state/berr here */
+	int state;                /* last CAN_STATE_* reported; -1 = none yet */
+	uint32_t sock_drops;      /* SO_RXQ_OVFL value already accounted */
+	uint64_t netdev_drops;    /* interface drop counters already accounted */
+	/* Items an expanded frame did not fit into the caller's array. */
+	unsigned pend_head, pend_len;
+	struct acq_item pend[CS_PENDING];
+	struct mmsghdr msgs[CS_BATCH];
+	struct iovec iov[CS_BATCH];
+	struct canfd_frame frames[CS_BATCH];
+	union {
+		char buf[CS_CMSG_SIZE];
+		struct cmsghdr align;
+	} cmsg[CS_BATCH];
+};
+
+/* Where recv/check put items: the caller's array first, then pend[]. */
+struct cs_out {
+	struct cs_priv *p;
+	struct acq_item *items;
+	size_t max, n;
+};
+
+static struct acq_item *cs_emit(struct cs_out *o)
+{
+	struct cs_priv *p = o->p;
+	struct acq_item *it;
+
+	if (o->n < o->max)
+		it = &o->items[o->n++];
+	else if (p->pend_len < CS_PENDING)
+		it = &p->pend[(p->pend_head + p->pend_len++) % CS_PENDING];
+	else
+		return NULL; /* unreachable: recv reads only what pend[] can hold */
+	memset(it, 0, sizeof(*it));
+	return it;
+}
+
+static void cs_event(struct cs_out *o, uint16_t bus, int64_t t_ns,
+                     uint32_t code, int64_t arg, uint32_t detail)
+{
+	struct acq_item *it = cs_emit(o);
+
+	if (!it)
+		return;
+	it->t_ns = t_ns;
+	it->kind = ACQ_ITEM_EVENT;
+	it->bus = bus;
+	it->event.code = code;
+	it->event.arg = arg;
+	it->event.detail = detail;
+}
+
+static int64_t cs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ link */
+
+bool bus_can_kind_is_virtual(const char *kind)
+{
+	return kind && (!strcmp(kind, "vcan") || !strcmp(kind, "vxcan"));
+}
+
+/* Find IFLA_INFO_KIND inside an IFLA_LINKINFO attribute payload. */
+static int cs_kind_from_linkinfo(const struct rtattr *li, char *ret_kind, size_t size)
+{
+	const struct rtattr *a = RTA_DATA(li);
+	int len = RTA_PAYLOAD(li);
+
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		size_t n = RTA_PAYLOAD(a);
+		const char *s = RTA_DATA(a);
+
+		if (a->rta_type != IFLA_INFO_KIND)
+			continue;
+		n = strnlen(s, n);
+		if (n >= size)
+			return -ENAMETOOLONG;
+		memcpy(ret_kind, s, n);
+		ret_kind[n] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int bus_can_link_parse(const void *buf, size_t len, unsigned *ret_type,
+                       char *ret_kind, size_t kind_size)
+{
+	const struct nlmsghdr *h = buf;
+	const struct ifinfomsg *ifi;
+	const struct rtattr *a;
+	int alen;
+
+	if (!buf || !ret_type || !ret_kind || !kind_size || len > INT32_MAX)
+		return -EINVAL;
+	if (!NLMSG_OK(h, (unsigned)len))
+		return -EBADMSG;
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(h);
+
+		if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+			return -EBADMSG;
+		return e->error < 0 && e->error > -4096 ? e->error : -EBADMSG;
+	}
+	if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
+		return -EBADMSG;
+	ifi = NLMSG_DATA(h);
+	a = IFLA_RTA(ifi);
+	alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
+	ret_kind[0] = '\0';
+	for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+		if (a->rta_type == IFLA_LINKINFO) {
+			int r = cs_kind_from_linkinfo(a, ret_kind, kind_size);
+
+			if (r < 0 && r != -ENOENT)
+				return r;
+		}
+	}
+	*ret_type = ifi->ifi_type;
+	return 0;
+}
+
+/* RTM_GETLINK for one interface: its ARPHRD type and rtnl link kind. */
+static int cs_link_query(int ifindex, unsigned *ret_type, char *ret_kind, size_t size)
+{
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+	} req = {
+		.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)),
+		.h.nlmsg_type = RTM_GETLINK,
+		.h.nlmsg_flags = NLM_F_REQUEST,
+		.i.ifi_family = AF_UNSPEC,
+		.i.ifi_index = ifindex,
+	};
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	char buf[8192];
+	ssize_t n;
+	int fd, r;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, &req, req.h.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = bus_can_link_parse(buf, (size_t)n, ret_type, ret_kind, size);
+out:
+	close(fd);
+	return r;
+}
+
+/* Read what a physical controller tells about itself; sets p->link_data. */
+static void cs_link_read(const char *ifname, struct cs_priv *p)
+{
+	struct can_ctrlmode cm = { 0 };
+	struct can_bittiming bt = { 0 };
+	int state;
+
+	p->link_data = can_get_state(ifname, &state) == 0;
+	if (!p->link_data)
+		return;
+	if (can_get_ctrlmode(ifname, &cm) == 0) {
+		p->link.have_ctrlmode = true;
+		p->link.listen_only = cm.flags & CAN_CTRLMODE_LISTENONLY;
+	}
+	if (can_get_bittiming(ifname, &bt) == 0)
+		p->link.bitrate = bt.bitrate;
+}
+
+int bus_can_socket_plan(const struct bus_can_cfg *cfg, const struct bus_can_link *link,
+                        struct bus_can_plan *ret_plan)
+{
+	struct bus_can_plan plan = { 0 };
+
+	if (!cfg || !link || !ret_plan)
+		return -EINVAL;
+	/* vcan/vxcan have no bit timing and no bus to disturb. */
+	if (!link->physical) {
+		*ret_plan = plan;
+		return 0;
+	}
+	if (!cfg->listen_only && !cfg->allow_normal_mode)
+		return -EPERM;
+	/* libsocketcan 0.0.12 has no call for the data-phase bit timing. */
+	if (cfg->dbitrate)
+		return -EOPNOTSUPP;
+	if (cfg->listen_only)
+		plan.set_ctrlmode = !link->have_ctrlmode || !link->listen_only;
+	else
+		plan.set_ctrlmode = !link->have_ctrlmode || link->listen_only;
+	plan.listen_only = cfg->listen_only;
+	plan.set_bitrate = cfg->bitrate && cfg->bitrate != link->bitrate;
+	plan.bitrate = cfg->bitrate;
+	*ret_plan = plan;
+	return 0;
+}
+
+/*
+ * Change bitrate / listen-only; both need the link down.  Failing to get
+ * listen-only is -EPERM: acquiring without it would ACK on the train.
+ */
+static int cs_link_apply(const char *ifname, const struct bus_can_plan *plan, struct cs_priv *p)
+{
+	struct can_ctrlmode cm = {
+		.mask = CAN_CTRLMODE_LISTENONLY,
+		.flags = plan->listen_only ? CAN_CTRLMODE_LISTENONLY : 0,
+	};
+	int r = 0;
+
+	if (!plan->set_ctrlmode && !plan->set_bitrate)
+		return 0;
+	if (can_do_stop(ifname) < 0)
+		return -EPERM;
+	if (plan->set_bitrate && can_set_bitrate(ifname, plan->bitrate) < 0)
+		r = -EPERM;
+	if (!r && plan->set_ctrlmode && can_set_ctrlmode(ifname, &cm) < 0)
+		r = -EPERM;
+	/* Restart even after a failure: leave the link as we found it. */
+	if (can_do_start(ifname) < 0 && !r)
+		r = -EIO;
+	if (r < 0)
+		return r;
+	cs_link_read(ifname, p);
+	if (plan->listen_only && !(p->link.have_ctrlmode && p->link.listen_only))
+		return -EPERM;
+	return 0;
+}
+
+static int cs_link_setup(const struct bus_can_cfg *cfg, int ifindex, struct cs_priv *p)
+{
+	struct bus_can_plan plan;
+	char kind[32];
+	unsigned type;
+	int r;
+
+	r = cs_link_query(ifindex, &type, kind, sizeof(kind));
+	if (r < 0)
+		return r;
+	if (type != ARPHRD_CAN)
+		return -ENODEV;
+	p->link.physical = !bus_can_kind_is_virtual(kind);
+	if (p->link.physical)
+		cs_link_read(cfg->ifname, p);
+	r = bus_can_socket_plan(cfg, &p->link, &plan);
+	if (r < 0)
+		return r;
+	return cs_link_apply(cfg->ifname, &plan, p);
+}
+
+/* Sum of the interface counters that mean "frame lost before any socket". */
+static int cs_netdev_drops(const char *ifname, uint64_t *ret_drops)
+{
+	struct rtnl_link_stats64 s = { 0 };
+
+	if (can_get_link_stats(ifname, &s) < 0)
+		return -EIO;
+	*ret_drops = s.rx_dropped + s.rx_over_errors + s.rx_fifo_errors;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- socket */
+
+static int cs_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	return setsockopt(fd, level, name, val, len) < 0 ? -errno : 0;
+}
+
+static int cs_socket_setup(int fd, const struct bus_can_cfg *cfg, int ifindex)
+{
+	struct can_filter flt[BUS_CAN_FILTERS_MAX];
+	struct sockaddr_can addr = { .can_family = AF_CAN, .can_ifindex = ifindex };
+	can_err_mask_t errmask = CAN_ERR_MASK;
+	int one = 1, fd_frames = cfg->fd;
+	int ts = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
+	         SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
+	int r;
+
+	r = cs_setsockopt(fd, SOL_CAN_RAW, CAN_RAW_FD_FRAMES, &fd_frames, sizeof(fd_frames));
+	if (!r)
+		r = cs_setsockopt(fd, SOL_CAN_RAW, CAN_RAW_ERR_FILTER, &errmask, sizeof(errmask));
+	if (!r && cfg->nfilters) {
+		for (unsigned i = 0; i < cfg->nfilters; i++) {
+			flt[i].can_id = cfg->filters[i].id;
+			flt[i].can_mask = cfg->filters[i].mask;
+		}
+		r = cs_setsockopt(fd, SOL_CAN_RAW, CAN_RAW_FILTER, flt,
+		                  cfg->nfilters * sizeof(flt[0]));
+	}
+	if (!r)
+		r = cs_setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	if (!r)
+		r = cs_setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &ts, sizeof(ts));
+	if (!r && bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		r = -errno;
+	return r;
+}
+
+static void cs_buffers_init(struct cs_priv *p)
+{
+	for (unsigned i = 0; i < CS_BATCH; i++) {
+		p->iov[i].iov_base = &p->frames[i];
+		p->iov[i].iov_len = sizeof(p->frames[i]);
+		p->msgs[i].msg_hdr.msg_iov = &p->iov[i];
+		p->msgs[i].msg_hdr.msg_iovlen = 1;
+		p->msgs[i].msg_hdr.msg_control = p->cmsg[i].buf;
+	}
+}
+
+static bool cs_cfg_valid(const struct bus_can_cfg *c)
+{
+	size_t n = strnlen(c->ifname, sizeof(c->ifname));
+
+	return n > 0 && n < IFNAMSIZ && c->nfilters <= BUS_CAN_FILTERS_MAX;
+}
+
+static void cs_close(bus_dev_t *dev)
+{
+	struct cs_priv *p = dev->priv;
+
+	if (!p)
+		return;
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+	dev->priv = NULL;
+}
+
+static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+{
+	const struct bus_can_cfg *c = &cfg->can;
+	struct cs_priv *p;
+	int ifindex, r;
+
+	if (cfg->kind != BUS_KIND_CAN || !cs_cfg_valid(c))
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	dev->priv = p;
+	p->state = -1;
+	p->fd = socket(PF_CAN, SOCK_RAW | SOCK_CLOEXEC, CAN_RAW);
+	if (p->fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	ifindex = (int)if_nametoindex(c->ifname);
+	if (!ifindex) {
+		r = -ENODEV;
+		goto fail;
+	}
+	r = cs_link_setup(c, ifindex, p);
+	if (!r)
+		r = cs_socket_setup(p->fd, c, ifindex);
+	if (r < 0)
+		goto fail;
+	/* Baseline: only drops after open are ours to report. */
+	if (cs_netdev_drops(c->ifname, &p->netdev_drops) < 0)
+		p->netdev_drops = UINT64_MAX; /* counters unreadable: never report */
+	cs_buffers_init(p);
+	return 0;
+fail:
+	cs_close(dev);
+	return r;
+}
+
+/* ------------------------------------------------------------------ recv */
+
+/* Account an SO_RXQ_OVFL / SK_MEMINFO_DROPS reading (same kernel counter). */
+static void cs_sock_drops(bus_dev_t *dev, struct cs_out *o, uint32_t now, int64_t t_ns)
+{
+	struct cs_priv *p = dev->priv;
+	/* Wrapping u32: a frame queued before the last reading can carry an
+	   older, smaller value; only a positive distance is new. */
+	int32_t delta = (int32_t)(now - p->sock_drops);
+
+	if (delta <= 0)
+		return;
+	p->sock_drops = now;
+	dev->stats.rx_dropped += (uint32_t)delta;
+	cs_event(o, dev->cfg.index, t_ns, ACQ_EV_CAN_RX_OVERFLOW, delta, CS_OVFL_SOCKET);
+}
+
+static void cs_state_event(bus_dev_t *dev, struct cs_out *o, int64_t t_ns,
+                           int state, uint32_t code, int rx, int tx)
+{
+	struct cs_priv *p = dev->priv;
+
+	p->state = state;
+	cs_event(o, dev->cfg.index, t_ns, code, rx, (uint32_t)tx);
+}
+
+/* Decode an error frame's class bits into events (linux/can/error.h). */
+static void cs_err_events(bus_dev_t *dev, struct cs_out *o, const struct canfd_frame *f, int64_t t)
+{
+	canid_t cls = f->can_id & CAN_ERR_MASK;
+	uint8_t ctrl = f->data[1];
+	int tx = -1, rx = -1;
+
+	if (cls & CAN_ERR_CNT) {
+		tx = f->data[6];
+		rx = f->data[7];
+	}
+	if (cls & CAN_ERR_BUSOFF)
+		cs_state_event(dev, o, t, CAN_STATE_BUS_OFF, ACQ_EV_CAN_BUS_OFF, rx, tx);
+	if (cls & CAN_ERR_CRTL) {
+		if (ctrl & (CAN_ERR_CRTL_RX_PASSIVE | CAN_ERR_CRTL_TX_PASSIVE))
+			cs_state_event(dev, o, t, CAN_STATE_ERROR_PASSIVE,
+			               ACQ_EV_CAN_ERROR_PASSIVE, rx, tx);
+		else if (ctrl & (CAN_ERR_CRTL_RX_WARNING | CAN_ERR_CRTL_TX_WARNING))
+			cs_state_event(dev, o, t, CAN_STATE_ERROR_WARNING,
+			               ACQ_EV_CAN_ERROR_WARNING, rx, tx);
+		else if (ctrl & CAN_ERR_CRTL_ACTIVE)
+			cs_state_event(dev, o, t, CAN_STATE_ERROR_ACTIVE,
+			               ACQ_EV_CAN_ERROR_ACTIVE, rx, tx);
+		if (ctrl & (CAN_ERR_CRTL_RX_OVERFLOW | CAN_ERR_CRTL_TX_OVERFLOW))
+			cs_event(o, dev->cfg.index, t, ACQ_EV_CAN_RX_OVERFLOW, 0, CS_OVFL_CONTROLLER);
+	}
+	if (cls & CAN_ERR_RESTARTED)
+		cs_state_event(dev, o, t, CAN_STATE_ERROR_ACTIVE, ACQ_EV_CAN_RESTARTED, rx, tx);
+}
+
+/* Copy a frame whose size recvmmsg reported as n bytes; false if malformed. */
+static bool cs_frame_item(const struct canfd_frame *f, size_t n, struct acq_item *it)
+{
+	canid_t id = f->can_id;
+
+	if (n == CANFD_MTU) {
+		if (f->len > CANFD_MAX_DLEN)
+			return false;
+		it->can.flags = ACQ_CAN_FD | (f->flags & CANFD_BRS ? ACQ_CAN_BRS : 0) |
+		                (f->flags & CANFD_ESI ? ACQ_CAN_ESI : 0);
+	} else if (n == CAN_MTU) {
+		if (f->len > CAN_MAX_DLEN)
+			return false;
+	} else {
+		return false;
+	}
+	if (id & CAN_ERR_FLAG) {
+		it->can.flags |= ACQ_CAN_ERR;
+		it->can.id = id & CAN_ERR_MASK;
+	} else if (id & CAN_EFF_FLAG) {
+		it->can.flags |= ACQ_CAN_EXT;
+		it->can.id = id & CAN_EFF_MASK;
+	} else {
+		it->can.id = id & CAN_SFF_MASK;
+	}
+	if (id & CAN_RTR_FLAG && n == CAN_MTU)
+		it->can.flags |= ACQ_CAN_RTR;
+	it->can.len = f->len;
+	/* A remote request's length is the requested DLC: no data to copy. */
+	if (!(it->can.flags & ACQ_CAN_RTR))
+		memcpy(it->can.data, f->data, f->len);
+	return true;
+}
+
+/* The frame's stamp: hardware when the controller gave one, else software. */
+static int64_t cs_msg_stamp(struct msghdr *m, bool *ret_have_ovfl, uint32_t *ret_ovfl)
+{
+	int64_t t = 0;
+
+	*ret_have_ovfl = false;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SO_TIMESTAMPING &&
+		    c->cmsg_len >= CMSG_LEN(3 * sizeof(struct timespec))) {
+			struct timespec ts[3];
+
+			memcpy(ts, CMSG_DATA(c), sizeof(ts));
+			if (ts[2].tv_sec || ts[2].tv_nsec)
+				ts[0] = ts[2];
+			t = (int64_t)ts[0].tv_sec * 1000000000 + ts[0].tv_nsec;
+		} else if (c->cmsg_type == SO_RXQ_OVFL && c->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
+			memcpy(ret_ovfl, CMSG_DATA(c), sizeof(*ret_ovfl));
+			*ret_have_ovfl = true;
+		}
+	}
+	return t ? t : cs_now_ns();
+}
+
+static void cs_msg(bus_dev_t *dev, struct cs_out *o, struct mmsghdr *mm)
+{
+	const struct canfd_frame *f = mm->msg_hdr.msg_iov->iov_base;
+	struct acq_item frame = { .kind = ACQ_ITEM_CAN, .bus = dev->cfg.index };
+	struct acq_item *it;
+	bool have_ovfl;
+	uint32_t ovfl;
+
+	frame.t_ns = cs_msg_stamp(&mm->msg_hdr, &have_ovfl, &ovfl);
+	if (have_ovfl)
+		cs_sock_drops(dev, o, ovfl, frame.t_ns);
+	if (!cs_frame_item(f, mm->msg_len, &frame)) {
+		dev->stats.bad_input++;
+		return;
+	}
+	it = cs_emit(o);
+	if (!it)
+		return;
+	*it = frame;
+	if (frame.can.flags & ACQ_CAN_ERR) {
+		dev->stats.rx_errors++;
+		cs_err_events(dev, o, f, frame.t_ns);
+	} else {
+		dev->stats.rx_frames++;
+	}
+}
+
+static void cs_drain_pending(struct cs_out *o)
+{
+	struct cs_priv *p = o->p;
+
+	while (p->pend_len && o->n < o->max) {
+		o->items[o->n++] = p->pend[p->pend_head];
+		p->pend_head = (p->pend_head + 1) % CS_PENDING;
+		p->pend_len--;
+	}
+}
+
+static int cs_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
+{
+	struct cs_priv *p = dev->priv;
+	struct cs_out o = { .p = p, .items = items, .max = max };
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	unsigned want;
+	int r;
+
+	cs_drain_pending(&o);
+	if (o.n)
+		return (int)o.n;
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0)
+		return 0;
+	want = max < CS_BATCH ? (unsigned)max : CS_BATCH;
+	for (unsigned i = 0; i < want; i++) {
+		/* The kernel shrinks these to what it wrote: reset each call. */
+		p->msgs[i].msg_hdr.msg_controllen = CS_CMSG_SIZE;
+		p->msgs[i].msg_hdr.msg_flags = 0;
+	}
+	r = recvmmsg(p->fd, p->msgs, want, MSG_DONTWAIT, NULL);
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	for (int i = 0; i < r; i++)
+		cs_msg(dev, &o, &p->msgs[i]);
+	return (int)o.n;
+}
+
+/* ------------------------------------------------------------ send/check */
+
+static int cs_send(bus_dev_t *dev, const struct acq_item *item)
+{
+	struct cs_priv *p = dev->priv;
+	const struct acq_can *c = &item->can;
+	struct canfd_frame f = { 0 };
+	size_t n = c->flags & ACQ_CAN_FD ? CANFD_MTU : CAN_MTU;
+
+	if (item->kind != ACQ_ITEM_CAN || c->len > (n == CANFD_MTU ? CANFD_MAX_DLEN : CAN_MAX_DLEN))
+		return -EINVAL;
+	/* Read-only towards the train: a physical bus is never written to
+	   unless the board file opted in to normal mode. */
+	if (p->link.physical && !dev->cfg.can.allow_normal_mode)
+		return -EPERM;
+	if (c->flags & ACQ_CAN_ERR)
+		f.can_id = (c->id & CAN_ERR_MASK) | CAN_ERR_FLAG;
+	else if (c->flags & ACQ_CAN_EXT)
+		f.can_id = (c->id & CAN_EFF_MASK) | CAN_EFF_FLAG;
+	else
+		f.can_id = c->id & CAN_SFF_MASK;
+	if (c->flags & ACQ_CAN_RTR && n == CAN_MTU)
+		f.can_id |= CAN_RTR_FLAG;
+	f.len = c->len;
+	if (n == CANFD_MTU)
+		f.flags = (c->flags & ACQ_CAN_BRS ? CANFD_BRS : 0) | (c->flags & ACQ_CAN_ESI ? CANFD_ESI : 0);
+	memcpy(f.data, c->data, c->len);
+	if (write(p->fd, &f, n) != (ssize_t)n)
+		return errno ? -errno : -EIO;
+	dev->stats.tx_frames++;
+	return 0;
+}
+
+static uint32_t cs_state_code(int state)
+{
+	switch (state) {
+	case CAN_STATE_ERROR_ACTIVE:
+		return ACQ_EV_CAN_ERROR_ACTIVE;
+	case CAN_STATE_ERROR_WARNING:
+		return ACQ_EV_CAN_ERROR_WARNING;
+	case CAN_STATE_ERROR_PASSIVE:
+		return ACQ_EV_CAN_ERROR_PASSIVE;
+	case CAN_STATE_BUS_OFF:
+		return ACQ_EV_CAN_BUS_OFF;
+	default:
+		return ACQ_EV_NONE; /* stopped, sleeping: nothing to report */
+	}
+}
+
+/* Controller state via libsocketcan; only on physical links that have it. */
+static void cs_check_state(bus_dev_t *dev, struct cs_out *o, int64_t t)
+{
+	struct cs_priv *p = dev->priv;
+	struct can_berr_counter bc = { 0 };
+	uint32_t code;
+	int state;
+
+	if (!p->link.physical || !p->link_data)
+		return;
+	if (can_get_state(dev->cfg.can.ifname, &state) < 0) {
+		p->link_data = false; /* not a controller that reports: stop asking */
+		return;
+	}
+	code = cs_state_code(state);
+	if (state == p->state || code == ACQ_EV_NONE || o->n >= o->max)
+		return;
+	if (can_get_berr_counter(dev->cfg.can.ifname, &bc) < 0)
+		bc.rxerr = bc.txerr = 0;
+	cs_state_event(dev, o, t, state, code, bc.rxerr, bc.txerr);
+}
+
+static void cs_check_netdev(bus_dev_t *dev, struct cs_out *o, int64_t t)
+{
+	struct cs_priv *p = dev->priv;
+	uint64_t now;
+
+	if (p->netdev_drops == UINT64_MAX || o->n >= o->max ||
+	    cs_netdev_drops(dev->cfg.can.ifname, &now) < 0 || now <= p->netdev_drops)
+		return;
+	dev->stats.rx_dropped += now - p->netdev_drops;
+	cs_event(o, dev->cfg.index, t, ACQ_EV_CAN_RX_OVERFLOW,
+	         (int64_t)(now - p->netdev_drops), CS_OVFL_NETDEV);
+	p->netdev_drops = now;
+}
+
+/*
+ * Socket drops without waiting for the next frame: SO_RXQ_OVFL only rides
+ * on frames queued after the loss, SK_MEMINFO_DROPS is the same counter
+ * read directly.
+ */
+static void cs_check_sock(bus_dev_t *dev, struct cs_out *o, int64_t t)
+{
+	struct cs_priv *p = dev->priv;
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+
+	if (o->n >= o->max || getsockopt(p->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0 ||
+	    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+		return;
+	cs_sock_drops(dev, o, mem[SK_MEMINFO_DROPS], t);
+}
+
+static int cs_check(bus_dev_t *dev, struct acq_item *events, size_t max)
+{
+	/* check() never queues: what does not fit is found again next time. */
+	struct cs_out o = { .p = dev->priv, .items = events, .max = max };
+	int64_t t = cs_now_ns();
+
+	cs_check_sock(dev, &o, t);
+	cs_check_netdev(dev, &o, t);
+	cs_check_state(dev, &o, t);
+	return (int)o.n;
+}
+
+const struct bus_ops bus_can_socket_ops = {
+	.name = "socketcan",
+	.open = cs_open,
+	.recv = cs_recv,
+	.send = cs_send,
+	.check = cs_check,
+	.close = cs_close,
+};

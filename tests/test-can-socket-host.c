@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-can-socket-host.c - the SocketCAN driver's host-side contract.
+ *
+ * Runs on a kernel without CAN: bad arguments, a clean -EAFNOSUPPORT from
+ * open, the read-only-towards-the-train policy (bus_can_socket_plan) for
+ * physical links that tests cannot have, and the rtnetlink reply parser
+ * on well-formed, malformed and random messages.  The data path is tested
+ * in the VM (test-can-socket.c).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/if_arp.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "bus/bus.h"
+#include "bus/bus-private.h"
+
+static struct bus_cfg can_cfg(const char *ifname)
+{
+	struct bus_cfg c = { .kind = BUS_KIND_CAN };
+
+	snprintf(c.can.ifname, sizeof(c.can.ifname), "%s", ifname);
+	c.can.driver = BUS_CAN_SOCKETCAN;
+	c.can.listen_only = true;
+	return c;
+}
+
+static void test_open(void)
+{
+	struct bus_cfg c = can_cfg("vcan0");
+	bus_dev_t *d = NULL;
+
+	assert(bus_dev_new(NULL, &d) == -EINVAL);
+	assert(bus_dev_new(&c, NULL) == -EINVAL);
+	c = can_cfg("");
+	assert(bus_dev_new(&c, &d) == -EINVAL && !d);
+	c = can_cfg("can_name_too_long"); /* 17 chars: over IFNAMSIZ - 1 */
+	assert(bus_dev_new(&c, &d) == -EINVAL && !d);
+	c = can_cfg("vcan0");
+	c.can.nfilters = BUS_CAN_FILTERS_MAX + 1;
+	assert(bus_dev_new(&c, &d) == -EINVAL && !d);
+	/* This host's kernel has no CAN: a clean error, nothing leaked (ASan). */
+	c = can_cfg("vcan0");
+	assert(bus_dev_new(&c, &d) == -EAFNOSUPPORT && !d);
+	assert(bus_dev_free(NULL) == NULL);
+}
+
+static void test_plan(void)
+{
+	struct bus_can_link virt = { 0 }, phys = { .physical = true };
+	struct bus_cfg c = can_cfg("can0");
+	struct bus_can_plan p, untouched = { .set_bitrate = true, .bitrate = 42 };
+
+	assert(bus_can_socket_plan(NULL, &phys, &p) == -EINVAL);
+	assert(bus_can_socket_plan(&c.can, NULL, &p) == -EINVAL);
+	assert(bus_can_socket_plan(&c.can, &phys, NULL) == -EINVAL);
+
+	/* Virtual: nothing to configure, normal mode and bitrate irrelevant. */
+	c.can.listen_only = false;
+	c.can.bitrate = 500000;
+	c.can.dbitrate = 2000000;
+	assert(bus_can_socket_plan(&c.can, &virt, &p) == 0);
+	assert(!p.set_ctrlmode && !p.set_bitrate);
+
+	/* Physical, normal mode without the opt-in: refused, *ret untouched. */
+	c = can_cfg("can0");
+	c.can.listen_only = false;
+	p = untouched;
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == -EPERM);
+	assert(p.set_bitrate && p.bitrate == 42 && !p.set_ctrlmode);
+	/* ... with it: listen-only is cleared if it was set. */
+	c.can.allow_normal_mode = true;
+	phys.have_ctrlmode = true;
+	phys.listen_only = true;
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == 0);
+	assert(p.set_ctrlmode && !p.listen_only && !p.set_bitrate);
+
+	/* Physical, listen-only wanted: set unless known to be set. */
+	c = can_cfg("can0");
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == 0);
+	assert(!p.set_ctrlmode && p.listen_only);
+	phys.listen_only = false;
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == 0 && p.set_ctrlmode && p.listen_only);
+	phys.have_ctrlmode = false; /* unknown mode: set it to be sure */
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == 0 && p.set_ctrlmode && p.listen_only);
+
+	/* Bitrate: set only when asked and different. */
+	phys.bitrate = 250000;
+	c.can.bitrate = 250000;
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == 0 && !p.set_bitrate);
+	c.can.bitrate = 500000;
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == 0 && p.set_bitrate && p.bitrate == 500000);
+	c.can.dbitrate = 2000000;
+	assert(bus_can_socket_plan(&c.can, &phys, &p) == -EOPNOTSUPP);
+
+	assert(bus_can_kind_is_virtual("vcan") && bus_can_kind_is_virtual("vxcan"));
+	assert(!bus_can_kind_is_virtual("can") && !bus_can_kind_is_virtual(""));
+	assert(!bus_can_kind_is_virtual(NULL));
+}
+
+/* Build an RTM_NEWLINK reply: ifinfomsg, IFLA_IFNAME, IFLA_LINKINFO{KIND}. */
+static size_t link_msg(void *buf, size_t size, unsigned type, const char *kind)
+{
+	struct nlmsghdr *h = buf;
+	struct ifinfomsg *ifi;
+	struct rtattr *a, *li;
+
+	memset(buf, 0, size);
+	h->nlmsg_type = RTM_NEWLINK;
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
+	ifi = NLMSG_DATA(h);
+	ifi->ifi_type = (unsigned short)type;
+	a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+	a->rta_type = IFLA_IFNAME;
+	a->rta_len = RTA_LENGTH(6);
+	memcpy(RTA_DATA(a), "vcan0", 6);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+	if (!kind)
+		return h->nlmsg_len;
+	li = (struct rtattr *)((char *)h + h->nlmsg_len);
+	li->rta_type = IFLA_LINKINFO;
+	a = RTA_DATA(li);
+	a->rta_type = IFLA_INFO_KIND;
+	a->rta_len = RTA_LENGTH(strlen(kind));
+	memcpy(RTA_DATA(a), kind, strlen(kind)); /* the kernel does not NUL it */
+	li->rta_len = RTA_LENGTH(RTA_ALIGN(a->rta_len));
+	h->nlmsg_len += RTA_ALIGN(li->rta_len);
+	return h->nlmsg_len;
+}
+
+static void test_link_parse(void)
+{
+	union {
+		char b[512];
+		struct nlmsghdr align;
+	} buf;
+	char kind[16] = "x";
+	unsigned type = 0;
+	size_t n;
+
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "vcan");
+	assert(bus_can_link_parse(NULL, n, &type, kind, sizeof(kind)) == -EINVAL);
+	assert(bus_can_link_parse(buf.b, n, NULL, kind, sizeof(kind)) == -EINVAL);
+	assert(bus_can_link_parse(buf.b, n, &type, NULL, sizeof(kind)) == -EINVAL);
+	assert(bus_can_link_parse(buf.b, n, &type, kind, 0) == -EINVAL);
+	assert(bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind)) == 0);
+	assert(type == ARPHRD_CAN && !strcmp(kind, "vcan"));
+	assert(bus_can_link_parse(buf.b, n, &type, kind, 4) == -ENAMETOOLONG);
+	/* Truncated anywhere: never read past len. */
+	for (size_t cut = 0; cut < n; cut++) {
+		int r = bus_can_link_parse(buf.b, cut, &type, kind, sizeof(kind));
+
+		assert(r == -EBADMSG);
+	}
+
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "can");
+	assert(bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind)) == 0 && !strcmp(kind, "can"));
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_ETHER, NULL);
+	assert(bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind)) == 0);
+	assert(type == ARPHRD_ETHER && kind[0] == '\0');
+
+	/* Kernel error reply carries -errno; other message types are refused. */
+	struct nlmsghdr *h = &buf.align;
+	struct nlmsgerr *e = NLMSG_DATA(h);
+	memset(buf.b, 0, sizeof(buf));
+	h->nlmsg_type = NLMSG_ERROR;
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*e));
+	e->error = -ENODEV;
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &type, kind, sizeof(kind)) == -ENODEV);
+	e->error = 5; /* nonsense: not an errno */
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &type, kind, sizeof(kind)) == -EBADMSG);
+	h->nlmsg_type = RTM_NEWADDR;
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &type, kind, sizeof(kind)) == -EBADMSG);
+
+	/* Random bytes (fixed seed) with a plausible header: no crash. */
+	uint32_t x = 12345;
+	for (int round = 0; round < 20000; round++) {
+		n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "vcan");
+		for (size_t i = sizeof(struct nlmsghdr); i < n; i++) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			if (x % 8 == 0)
+				buf.b[i] = (char)(x >> 8);
+		}
+		(void)bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind));
+	}
+}
+
+int main(void)
+{
+	test_open();
+	test_plan();
+	test_link_parse();
+	printf("can-socket host checks passed\n");
+	return 0;
+}

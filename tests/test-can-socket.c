@@ -1,0 +1,748 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-can-socket.c - the SocketCAN driver against the kernel's CAN stack.
+ *
+ * Runs inside the test VM (tests/vm/vm-run.sh: vcan0 and vcan1 up, MTU 72,
+ * can-utils from the host).  One boot runs every check: frames replayed by
+ * canplayer from a file generated here (classic, extended, RTR, FD with
+ * BRS/ESI) must arrive complete, in order and equal; cangen's incrementing
+ * patterns (classic and FD) are checked frame by frame; a flood into a
+ * small socket buffer must be counted exactly as dropped; injected error
+ * frames must become events; CAN_RAW filters must filter; a link going
+ * down must surface as -ENETDOWN.  Needs root in the VM (sysctl, ip link).
+ *
+ * Prints one line per failed check and exits 1 if any failed.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/can.h>
+#include <linux/can/error.h>
+
+#include "bus/bus.h"
+
+extern char **environ;
+
+static int failures;
+
+#define CHECK(cond, ...)                                                     \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			failures++;                                          \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			printf(__VA_ARGS__);                                 \
+			printf("\n");                                        \
+		}                                                            \
+	} while (0)
+
+/* Print a test's summary line: "ok" only if it added no failure. */
+#define OK(before, ...)                                                      \
+	do {                                                                 \
+		printf(failures == (before) ? "ok " : "NOT ok ");            \
+		printf(__VA_ARGS__);                                         \
+		printf("\n");                                                \
+	} while (0)
+
+#define BUS_INDEX 7
+#define MARKER_ID 0x1abcdefu /* extended id no generator below produces */
+
+/* ------------------------------------------------------------- helpers */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Start argv (bounded by timeout(1)); returns the pid. */
+static pid_t spawn(char *const argv[])
+{
+	char *targv[32] = { "timeout", "60" };
+	pid_t pid;
+	int i;
+
+	for (i = 0; argv[i]; i++) {
+		assert(i + 3 < 32);
+		targv[i + 2] = argv[i];
+	}
+	targv[i + 2] = NULL;
+	if (posix_spawnp(&pid, "timeout", NULL, NULL, targv, environ) != 0) {
+		printf("FATAL: cannot spawn %s\n", argv[0]);
+		exit(1);
+	}
+	return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int run(char *const argv[])
+{
+	return wait_exit(spawn(argv));
+}
+
+static void write_sysctl(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fprintf(f, "%ld\n", v) < 0 || fclose(f) != 0) {
+		printf("FATAL: cannot write %s (root in the VM?)\n", path);
+		exit(1);
+	}
+}
+
+static struct bus_cfg can_cfg(const char *ifname, bool fd)
+{
+	struct bus_cfg c = { .kind = BUS_KIND_CAN, .index = BUS_INDEX };
+
+	snprintf(c.name, sizeof(c.name), "test");
+	snprintf(c.can.ifname, sizeof(c.can.ifname), "%s", ifname);
+	c.can.driver = BUS_CAN_SOCKETCAN;
+	c.can.fd = fd;
+	c.can.listen_only = true;
+	return c;
+}
+
+static bus_dev_t *open_dev(const struct bus_cfg *cfg)
+{
+	bus_dev_t *d = NULL;
+	int r = bus_dev_new(cfg, &d);
+
+	if (r < 0) {
+		printf("FATAL: bus_dev_new(%s): %s\n", cfg->can.ifname, strerror(-r));
+		exit(1);
+	}
+	return d;
+}
+
+static bool is_frame(const struct acq_item *it)
+{
+	return it->kind == ACQ_ITEM_CAN && !(it->can.flags & ACQ_CAN_ERR);
+}
+
+/* One device being drained into a growing item array. */
+struct sink {
+	bus_dev_t *dev;
+	struct acq_item *items;
+	size_t cap, n, frames;
+	size_t want;          /* stop once this many data frames arrived */
+	uint32_t stop_id;     /* ... or once a frame with this id (0 = none) */
+	bool stopped;
+};
+
+static void sink_init(struct sink *s, bus_dev_t *dev, size_t cap, size_t want)
+{
+	*s = (struct sink){ .dev = dev, .cap = cap, .want = want };
+	s->items = calloc(cap, sizeof(*s->items));
+	assert(s->items);
+}
+
+static void sink_done(struct sink *s)
+{
+	free(s->items);
+}
+
+static bool sink_full(const struct sink *s)
+{
+	return s->stopped || s->frames >= s->want || s->n == s->cap;
+}
+
+/* Read one batch (max items at a time); true if anything came. */
+static bool sink_pull(struct sink *s, size_t max, int timeout_ms)
+{
+	size_t room = s->cap - s->n;
+	int r;
+
+	r = bus_dev_recv(s->dev, s->items + s->n, max < room ? max : room, timeout_ms);
+	CHECK(r >= 0, "recv: %s", strerror(-r));
+	if (r <= 0)
+		return false;
+	for (size_t i = s->n; i < s->n + (size_t)r; i++) {
+		if (!is_frame(&s->items[i]))
+			continue;
+		s->frames++;
+		if (s->stop_id && s->items[i].can.id == s->stop_id)
+			s->stopped = true;
+	}
+	s->n += (size_t)r;
+	return true;
+}
+
+/*
+ * Drain all sinks until each is full or nothing arrived on any of them
+ * for idle_ms.  Reading them in turn keeps every socket queue short.
+ */
+static void collect(struct sink *s, size_t ns, size_t max, int idle_ms)
+{
+	int idle = 0;
+
+	while (idle < idle_ms) {
+		bool any = false, all = true;
+
+		for (size_t i = 0; i < ns; i++) {
+			if (sink_full(&s[i]))
+				continue;
+			all = false;
+			any |= sink_pull(&s[i], max, 10);
+		}
+		if (all)
+			return;
+		idle = any ? 0 : idle + 10;
+	}
+}
+
+/* Data frames only, compacted to the front; returns their number. */
+static size_t only_frames(const struct sink *s, struct acq_item *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (is_frame(&s->items[i]))
+			out[n++] = s->items[i];
+	return n;
+}
+
+static bool frame_eq(const struct acq_item *a, const struct acq_item *b)
+{
+	return a->can.id == b->can.id && a->can.flags == b->can.flags &&
+	       a->can.len == b->can.len &&
+	       ((a->can.flags & ACQ_CAN_RTR) || !memcmp(a->can.data, b->can.data, a->can.len));
+}
+
+static void check_stamps(const struct acq_item *it, size_t n, int64_t t0, int64_t t1, const char *what)
+{
+	int64_t prev = t0;
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bad += it[i].t_ns < prev || it[i].t_ns > t1 || it[i].bus != BUS_INDEX;
+		prev = it[i].t_ns;
+	}
+	CHECK(bad == 0, "%s: %zu items with stamp outside [send, now] / decreasing / wrong bus", what, bad);
+}
+
+/* ------------------------------------------------------ canplayer replay */
+
+static uint32_t rnd_state = 0x2545f491;
+
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+static void gen_frame(struct acq_item *it)
+{
+	static const uint8_t fd_len[] = { 0, 1, 5, 8, 12, 16, 20, 24, 32, 48, 64 };
+	uint32_t kind = rnd() % 4;
+
+	memset(it, 0, sizeof(*it));
+	it->kind = ACQ_ITEM_CAN;
+	it->can.flags = kind & 1 ? ACQ_CAN_EXT : 0;
+	it->can.id = rnd() & (kind & 1 ? CAN_EFF_MASK : CAN_SFF_MASK);
+	if (it->can.id == MARKER_ID)
+		it->can.id ^= 1;
+	if (kind >= 2) {
+		it->can.flags |= ACQ_CAN_FD | (rnd() % 2 ? ACQ_CAN_BRS : 0) | (rnd() % 5 ? 0 : ACQ_CAN_ESI);
+		it->can.len = fd_len[rnd() % sizeof(fd_len)];
+	} else if (rnd() % 16 == 0) {
+		it->can.flags |= ACQ_CAN_RTR; /* canplayer of this era sends len 0 */
+	} else {
+		it->can.len = rnd() % 9;
+	}
+	if (!(it->can.flags & ACQ_CAN_RTR))
+		for (unsigned i = 0; i < it->can.len; i++)
+			it->can.data[i] = (uint8_t)rnd();
+}
+
+static void put_line(FILE *f, unsigned k, const struct acq_item *it)
+{
+	const struct acq_can *c = &it->can;
+
+	fprintf(f, "(%u.%06u) vcan0 ", 1700000000 + k / 1000, (k % 1000) * 1000);
+	fprintf(f, c->flags & ACQ_CAN_EXT ? "%08X" : "%03X", c->id);
+	if (c->flags & ACQ_CAN_FD)
+		fprintf(f, "##%X", (c->flags & ACQ_CAN_BRS ? CANFD_BRS : 0) |
+		                   (c->flags & ACQ_CAN_ESI ? CANFD_ESI : 0));
+	else
+		fputc('#', f);
+	if (c->flags & ACQ_CAN_RTR)
+		fputc('R', f);
+	for (unsigned i = 0; i < c->len; i++)
+		fprintf(f, "%02X", c->data[i]);
+	fputc('\n', f);
+}
+
+/*
+ * Replay n generated frames with canplayer into an FD socket and a
+ * classic-only socket at once: the first must see all, in order; the
+ * second exactly the classic ones.
+ */
+static void test_canplayer(unsigned n)
+{
+	int f0 = failures;
+	struct bus_cfg cfd = can_cfg("vcan0", true), ccl = can_cfg("vcan0", false);
+	struct acq_item *exp = calloc(n, sizeof(*exp)), *got = calloc(n + 1, sizeof(*got));
+	char path[512];
+	size_t nclassic = 0, ngot, bad = 0;
+	struct sink s[2];
+	int64_t t0, t1;
+	FILE *f;
+
+	assert(exp && got);
+	snprintf(path, sizeof(path), "%s/replay.log", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	f = fopen(path, "w");
+	assert(f);
+	for (unsigned k = 0; k < n; k++) {
+		gen_frame(&exp[k]);
+		put_line(f, k, &exp[k]);
+		nclassic += !(exp[k].can.flags & ACQ_CAN_FD);
+	}
+	assert(fclose(f) == 0);
+
+	sink_init(&s[0], open_dev(&cfd), n + 16, n);
+	sink_init(&s[1], open_dev(&ccl), n + 16, nclassic);
+	t0 = now_ns();
+	pid_t pid = spawn((char *[]){ "canplayer", "-t", "-g", "0", "-I", path, NULL });
+	collect(s, 2, 64, 3000);
+	CHECK(wait_exit(pid) == 0, "canplayer failed");
+	t1 = now_ns();
+
+	ngot = only_frames(&s[0], got);
+	CHECK(ngot == n, "canplayer: FD socket got %zu of %u frames", ngot, n);
+	for (size_t i = 0; i < ngot && i < n; i++)
+		if (!frame_eq(&got[i], &exp[i]) && bad++ < 3)
+			printf("  frame %zu: got id %x flags %x len %u, sent id %x flags %x len %u\n", i,
+			       got[i].can.id, got[i].can.flags, got[i].can.len,
+			       exp[i].can.id, exp[i].can.flags, exp[i].can.len);
+	CHECK(bad == 0, "canplayer: %zu frames differ from what was sent", bad);
+	check_stamps(s[0].items, s[0].n, t0, t1, "canplayer");
+
+	ngot = only_frames(&s[1], got);
+	CHECK(ngot == nclassic, "classic socket got %zu of %zu classic frames", ngot, nclassic);
+	bad = 0;
+	for (size_t i = 0, j = 0; i < n && j < ngot; i++) {
+		if (exp[i].can.flags & ACQ_CAN_FD)
+			continue;
+		bad += !frame_eq(&got[j++], &exp[i]);
+	}
+	CHECK(bad == 0, "classic socket: %zu frames differ", bad);
+
+	struct bus_stats st;
+	CHECK(bus_dev_stats(s[0].dev, &st) == 0 && st.rx_frames == n && st.rx_dropped == 0 &&
+	      st.bad_input == 0, "stats rx %" PRIu64 " dropped %" PRIu64, st.rx_frames, st.rx_dropped);
+	OK(f0, "canplayer: %u frames (%zu classic) in order, equal, stamped", n, nclassic);
+	for (int i = 0; i < 2; i++) {
+		bus_dev_free(s[i].dev);
+		sink_done(&s[i]);
+	}
+	free(exp);
+	free(got);
+}
+
+/* -------------------------------------------------------------- cangen */
+
+static const uint8_t dlc2len[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64 };
+
+/*
+ * cangen -I i -L i -D i: frame k has id k, DLC k mod 9 (classic) or
+ * mod 16 (FD) but at least 1, and as data the counter k little-endian
+ * (truncated to the length; zero beyond 8 bytes).
+ */
+static size_t cangen_mismatches(const struct acq_item *got, size_t n, bool fd)
+{
+	size_t bad = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct acq_can *c = &got[k].can;
+		unsigned dlc = fd ? k % 16 : k % 9;
+		uint8_t flags = fd ? ACQ_CAN_FD | ACQ_CAN_BRS : 0;
+		bool ok = c->id == (k & CAN_SFF_MASK) && c->flags == flags &&
+		          c->len == dlc2len[dlc ? dlc : 1];
+
+		for (unsigned i = 0; ok && i < c->len; i++)
+			ok = c->data[i] == (i < 8 ? (uint8_t)(k >> (8 * i)) : 0);
+		if (!ok && bad++ < 3)
+			printf("  cangen frame %zu: id %x flags %x len %u data0 %02x\n",
+			       k, c->id, c->flags, c->len, c->data[0]);
+	}
+	return bad;
+}
+
+static void test_cangen(unsigned n, bool fd)
+{
+	int f0 = failures;
+	struct bus_cfg cfg = can_cfg("vcan0", true);
+	struct acq_item *got = calloc(n + 1, sizeof(*got));
+	char count[16];
+	struct sink s;
+	size_t ngot;
+	int64_t t0;
+
+	assert(got);
+	snprintf(count, sizeof(count), "%u", n);
+	sink_init(&s, open_dev(&cfg), n + 16, n);
+	t0 = now_ns();
+	pid_t pid = fd ? spawn((char *[]){ "cangen", "vcan0", "-g", "0", "-n", count, "-I", "i",
+	                                   "-L", "i", "-D", "i", "-f", "-b", NULL })
+	               : spawn((char *[]){ "cangen", "vcan0", "-g", "0", "-n", count, "-I", "i",
+	                                   "-L", "i", "-D", "i", NULL });
+	collect(&s, 1, 64, 3000);
+	CHECK(wait_exit(pid) == 0, "cangen failed");
+	ngot = only_frames(&s, got);
+	CHECK(ngot == n, "cangen %s: got %zu of %u frames", fd ? "FD" : "classic", ngot, n);
+	CHECK(cangen_mismatches(got, ngot, fd) == 0, "cangen %s: frames out of order or wrong",
+	      fd ? "FD" : "classic");
+	check_stamps(s.items, s.n, t0, now_ns(), "cangen");
+	OK(f0, "cangen %s: %zu/%u frames in order with the expected pattern",
+	       fd ? "FD+BRS" : "classic", ngot, n);
+	bus_dev_free(s.dev);
+	sink_done(&s);
+	free(got);
+}
+
+/* --------------------------------------------------------------- flood */
+
+static void send_frame(bus_dev_t *tx, uint32_t id, uint8_t flags, uint8_t len)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_CAN };
+	int r;
+
+	it.can.id = id;
+	it.can.flags = flags;
+	it.can.len = len;
+	for (unsigned i = 0; i < len; i++)
+		it.can.data[i] = (uint8_t)(id + i);
+	r = bus_dev_send(tx, &it);
+	CHECK(r == 0, "send id %x: %s", id, strerror(-r));
+}
+
+static int64_t overflow_sum(const struct acq_item *it, size_t n, size_t *ret_events)
+{
+	int64_t sum = 0;
+
+	*ret_events = 0;
+	for (size_t i = 0; i < n; i++)
+		if (it[i].kind == ACQ_ITEM_EVENT && it[i].event.code == ACQ_EV_CAN_RX_OVERFLOW &&
+		    it[i].event.detail == 0) {
+			sum += it[i].event.arg;
+			(*ret_events)++;
+		}
+	return sum;
+}
+
+/*
+ * Flood a reader that does not read, through a socket buffer of a few
+ * frames, then drain it.  Every frame is either received (and then the
+ * first ones, in order) or counted as dropped.  via_check: ask check()
+ * for the drops before draining (SO_MEMINFO) instead of learning them
+ * from the SO_RXQ_OVFL count on the next frame (the marker).
+ */
+static void flood_round(bus_dev_t *rx, bus_dev_t *tx, unsigned n, bool via_check, uint64_t *dropped)
+{
+	int f0 = failures;
+	struct acq_item ev[8];
+	char count[16];
+	struct sink s;
+	size_t nev, recvd;
+	int64_t drops = 0;
+	int r;
+
+	snprintf(count, sizeof(count), "%u", n);
+	CHECK(run((char *[]){ "cangen", "vcan0", "-g", "0", "-n", count, "-I", "i", "-L", "8",
+	                      "-D", "i", NULL }) == 0, "cangen flood failed");
+	if (via_check) {
+		r = bus_dev_check(rx, ev, 8);
+		CHECK(r >= 1, "check() after the flood reported %d events", r);
+		drops = overflow_sum(ev, r > 0 ? (size_t)r : 0, &nev);
+		CHECK(nev == 1, "check(): %zu overflow events", nev);
+	}
+	sink_init(&s, rx, n + 64, n + 1);
+	s.stop_id = MARKER_ID;
+	collect(&s, 1, 64, 200); /* the queued frames: then the queue is empty */
+	send_frame(tx, MARKER_ID, ACQ_CAN_EXT, 0);
+	collect(&s, 1, 64, 3000);
+	CHECK(s.stopped, "marker frame not received");
+	recvd = s.frames - s.stopped;
+	if (!via_check) {
+		drops = overflow_sum(s.items, s.n, &nev);
+		CHECK(nev == 1, "%zu overflow events from SO_RXQ_OVFL", nev);
+	} else {
+		overflow_sum(s.items, s.n, &nev);
+		CHECK(nev == 0, "drops reported twice (%zu more events)", nev);
+	}
+	CHECK(drops > 0, "flood of %u frames into a tiny buffer dropped nothing", n);
+	CHECK(recvd + (uint64_t)drops == n, "received %zu + dropped %" PRId64 " != sent %u",
+	      recvd, drops, n);
+	for (size_t i = 0, k = 0; i < s.n; i++)
+		if (is_frame(&s.items[i]) && s.items[i].can.id != MARKER_ID) {
+			CHECK(s.items[i].can.id == k, "flood frame %zu has id %x", k, s.items[i].can.id);
+			k++;
+		}
+	*dropped += (uint64_t)drops;
+	OK(f0, "flood (%s): sent %u, received %zu, dropped %" PRId64 " (driver count exact)",
+	       via_check ? "check/SO_MEMINFO" : "SO_RXQ_OVFL", n, recvd, drops);
+	sink_done(&s);
+}
+
+static void test_flood(void)
+{
+	int f0 = failures;
+	struct bus_cfg cfg = can_cfg("vcan0", true), tcfg = can_cfg("vcan0", false);
+	struct bus_stats st;
+	uint64_t dropped = 0;
+	bus_dev_t *rx, *tx;
+
+	/* Sockets take rmem_default as their buffer: a few frames' worth. */
+	write_sysctl("/proc/sys/net/core/rmem_default", 8192);
+	rx = open_dev(&cfg);
+	write_sysctl("/proc/sys/net/core/rmem_default", 16 << 20);
+	tcfg.can.listen_only = false;
+	tx = open_dev(&tcfg);
+	flood_round(rx, tx, 2000, false, &dropped);
+	flood_round(rx, tx, 2000, true, &dropped);
+	CHECK(bus_dev_stats(rx, &st) == 0 && st.rx_dropped == dropped,
+	      "stats.rx_dropped %" PRIu64 " != %" PRIu64, st.rx_dropped, dropped);
+	OK(f0, "flood: stats.rx_dropped == %" PRIu64 " == sum of overflow events", dropped);
+	bus_dev_free(rx);
+	bus_dev_free(tx);
+}
+
+/* -------------------------------------------------------------- errors */
+
+struct err_case {
+	const char *what;
+	uint32_t cls;        /* CAN_ERR_* class bits */
+	uint8_t d1, d6, d7;  /* controller status, tx / rx error counters */
+	uint32_t code;       /* expected event, ACQ_EV_NONE for none */
+	int64_t arg;
+	uint32_t detail;
+};
+
+static const struct err_case err_cases[] = {
+	{ "bus-off", CAN_ERR_BUSOFF, 0, 0, 0, ACQ_EV_CAN_BUS_OFF, -1, (uint32_t)-1 },
+	{ "error-passive", CAN_ERR_CRTL | CAN_ERR_CNT, CAN_ERR_CRTL_RX_PASSIVE, 100, 130,
+	  ACQ_EV_CAN_ERROR_PASSIVE, 130, 100 },
+	{ "error-warning", CAN_ERR_CRTL | CAN_ERR_CNT, CAN_ERR_CRTL_TX_WARNING, 97, 5,
+	  ACQ_EV_CAN_ERROR_WARNING, 5, 97 },
+	{ "error-active", CAN_ERR_CRTL, CAN_ERR_CRTL_ACTIVE, 0, 0, ACQ_EV_CAN_ERROR_ACTIVE, -1,
+	  (uint32_t)-1 },
+	{ "controller overflow", CAN_ERR_CRTL, CAN_ERR_CRTL_RX_OVERFLOW, 0, 0,
+	  ACQ_EV_CAN_RX_OVERFLOW, 0, 1 },
+	{ "restarted", CAN_ERR_RESTARTED, 0, 0, 0, ACQ_EV_CAN_RESTARTED, -1, (uint32_t)-1 },
+	{ "protocol (no state)", CAN_ERR_PROT | CAN_ERR_ACK, 0, 0, 0, ACQ_EV_NONE, 0, 0 },
+};
+
+/* Expect: the raw error frame, then the event (if any), nothing else. */
+static void check_err_case(const struct err_case *c, const struct acq_item *it, size_t n)
+{
+	size_t want = c->code == ACQ_EV_NONE ? 1 : 2;
+
+	CHECK(n == want, "%s: %zu items, want %zu", c->what, n, want);
+	if (n < 1)
+		return;
+	CHECK(it[0].kind == ACQ_ITEM_CAN && it[0].can.flags == ACQ_CAN_ERR &&
+	      it[0].can.id == c->cls && it[0].can.len == CAN_ERR_DLC &&
+	      it[0].can.data[1] == c->d1, "%s: raw error frame id %x flags %x", c->what,
+	      it[0].can.id, it[0].can.flags);
+	if (want < 2 || n < 2)
+		return;
+	CHECK(it[1].kind == ACQ_ITEM_EVENT && it[1].event.code == c->code &&
+	      it[1].event.arg == c->arg && it[1].event.detail == c->detail &&
+	      it[1].t_ns == it[0].t_ns && it[1].bus == BUS_INDEX,
+	      "%s: event code %u arg %" PRId64 " detail %u", c->what, it[1].event.code,
+	      it[1].event.arg, it[1].event.detail);
+}
+
+static void test_error_events(void)
+{
+	int f0 = failures;
+	struct bus_cfg cfg = can_cfg("vcan0", false), tcfg = can_cfg("vcan0", true);
+	struct acq_item it[8];
+	bus_dev_t *rx, *tx;
+	struct bus_stats st;
+	size_t nc = sizeof(err_cases) / sizeof(err_cases[0]);
+
+	rx = open_dev(&cfg);
+	tcfg.can.listen_only = false;
+	tx = open_dev(&tcfg);
+	for (size_t i = 0; i < nc; i++) {
+		const struct err_case *c = &err_cases[i];
+		struct acq_item e = { .kind = ACQ_ITEM_CAN };
+		size_t n = 0;
+		int r;
+
+		e.can.id = c->cls;
+		e.can.flags = ACQ_CAN_ERR;
+		e.can.len = CAN_ERR_DLC;
+		e.can.data[1] = c->d1;
+		e.can.data[6] = c->d6;
+		e.can.data[7] = c->d7;
+		CHECK(bus_dev_send(tx, &e) == 0, "send error frame %s", c->what);
+		/* One item per call: the event must wait in the driver's queue. */
+		while (n < 8 && (r = bus_dev_recv(rx, &it[n], 1, 500)) > 0)
+			n += (size_t)r;
+		check_err_case(c, it, n);
+	}
+	/* can-utils' own error frame syntax: bus-off from cansend. */
+	CHECK(run((char *[]){ "cansend", "vcan0", "20000040#0000000000000000", NULL }) == 0,
+	      "cansend error frame");
+	size_t n = 0;
+	int r;
+	while (n < 8 && (r = bus_dev_recv(rx, &it[n], 8, 500)) > 0)
+		n += (size_t)r;
+	CHECK(n == 2 && it[1].kind == ACQ_ITEM_EVENT && it[1].event.code == ACQ_EV_CAN_BUS_OFF,
+	      "cansend bus-off: %zu items", n);
+	CHECK(bus_dev_stats(rx, &st) == 0 && st.rx_errors == nc + 1 && st.rx_frames == 0,
+	      "error stats: errors %" PRIu64 " frames %" PRIu64, st.rx_errors, st.rx_frames);
+	OK(f0, "error frames: %zu kinds -> raw item + matching event", nc + 1);
+	bus_dev_free(rx);
+	bus_dev_free(tx);
+}
+
+/* ------------------------------------------------------------- filters */
+
+static void test_filters(void)
+{
+	int f0 = failures;
+	struct bus_cfg cfg = can_cfg("vcan0", true), tcfg = can_cfg("vcan0", true);
+	static const uint32_t sent[][2] = {
+		{ 0x120, 0 }, { 0x121, 0 }, { 0x18001234, ACQ_CAN_EXT }, { 0x17000000, ACQ_CAN_EXT },
+		{ 0x120, ACQ_CAN_EXT }, { 0x1ff, ACQ_CAN_FD }, { 0x120, ACQ_CAN_FD },
+	};
+	static const uint32_t want[] = { 0x120, 0x18001234, 0x120 };
+	struct sink s;
+	bus_dev_t *tx;
+
+	/* exact standard id 0x120, and extended ids 0x18xxxxxx */
+	cfg.can.filters[0] = (struct bus_can_filter){ 0x120, CAN_SFF_MASK | CAN_EFF_FLAG };
+	cfg.can.filters[1] = (struct bus_can_filter){ 0x18000000 | CAN_EFF_FLAG, 0x1f000000 | CAN_EFF_FLAG };
+	cfg.can.nfilters = 2;
+	sink_init(&s, open_dev(&cfg), 32, 3);
+	tcfg.can.listen_only = false;
+	tx = open_dev(&tcfg);
+	for (size_t i = 0; i < sizeof(sent) / sizeof(sent[0]); i++)
+		send_frame(tx, sent[i][0], (uint8_t)sent[i][1], 8);
+	send_frame(tx, MARKER_ID, ACQ_CAN_EXT, 0); /* filtered out too */
+	collect(&s, 1, 64, 300);
+	CHECK(s.n == 3, "filters passed %zu frames, want 3", s.n);
+	for (size_t i = 0; i < s.n && i < 3; i++)
+		CHECK(s.items[i].can.id == want[i], "filtered frame %zu id %x", i, s.items[i].can.id);
+	OK(f0, "CAN_RAW filters from the bus config");
+	bus_dev_free(s.dev);
+	bus_dev_free(tx);
+	sink_done(&s);
+}
+
+/* --------------------------------------------------- link and arguments */
+
+/* Open/check on vcan must not make libsocketcan print "no link data". */
+static void test_virtual_link(void)
+{
+	int f0 = failures;
+	struct bus_cfg cfg = can_cfg("vcan1", true);
+	char path[512], buf[256] = "";
+	struct acq_item ev[4];
+	bus_dev_t *d = NULL;
+	int saved, fd, r, c[3];
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	/* Normal mode without the opt-in is fine on a virtual link. */
+	cfg.can.listen_only = false;
+	cfg.can.allow_normal_mode = false;
+	cfg.can.bitrate = 500000;
+	r = bus_dev_new(&cfg, &d);
+	for (int i = 0; i < 3; i++)
+		c[i] = r == 0 ? bus_dev_check(d, ev, 4) : -1;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	CHECK(r == 0, "normal mode on vcan refused: %s", strerror(-r));
+	CHECK(c[0] == 0 && c[1] == 0 && c[2] == 0, "check on idle vcan: %d %d %d", c[0], c[1], c[2]);
+	CHECK(pread(fd, buf, sizeof(buf) - 1, 0) == 0, "driver caused output on stderr: %s", buf);
+	close(fd);
+
+	/* Link down: the socket reports ENETDOWN once, then works again. */
+	CHECK(bus_dev_recv(d, ev, 4, 50) == 0, "recv on idle vcan1");
+	CHECK(run((char *[]){ "ip", "link", "set", "vcan1", "down", NULL }) == 0, "ip link down");
+	r = bus_dev_recv(d, ev, 4, 1000);
+	CHECK(r == -ENETDOWN, "recv after link down: %d", r);
+	CHECK(run((char *[]){ "ip", "link", "set", "vcan1", "up", NULL }) == 0, "ip link up");
+	CHECK(run((char *[]){ "cansend", "vcan1", "123#11", NULL }) == 0, "cansend vcan1");
+	r = bus_dev_recv(d, ev, 4, 1000);
+	CHECK(r == 1 && ev[0].can.id == 0x123 && ev[0].can.len == 1 && ev[0].can.data[0] == 0x11,
+	      "recv after link up: %d", r);
+	bus_dev_free(d);
+	OK(f0, "virtual link: normal mode allowed, silent libsocketcan, ENETDOWN");
+}
+
+static void test_bad_args(void)
+{
+	int f0 = failures;
+	struct bus_cfg cfg = can_cfg("nosuch0", true);
+	struct acq_item it = { .kind = ACQ_ITEM_SAMPLE };
+	bus_dev_t *d = NULL;
+
+	CHECK(bus_dev_new(&cfg, &d) == -ENODEV && !d, "missing interface");
+	cfg = can_cfg("lo", true);
+	CHECK(bus_dev_new(&cfg, &d) == -ENODEV && !d, "non-CAN interface");
+	cfg = can_cfg("vcan0", true);
+	cfg.can.nfilters = BUS_CAN_FILTERS_MAX + 1;
+	CHECK(bus_dev_new(&cfg, &d) == -EINVAL && !d, "too many filters");
+	cfg.can.nfilters = 0;
+	d = open_dev(&cfg);
+	CHECK(bus_dev_send(d, &it) == -EINVAL, "send of a sample");
+	it.kind = ACQ_ITEM_CAN;
+	it.can.len = 9;
+	CHECK(bus_dev_send(d, &it) == -EINVAL, "classic frame of 9 bytes");
+	it.can.flags = ACQ_CAN_FD;
+	it.can.len = 65;
+	CHECK(bus_dev_send(d, &it) == -EINVAL, "FD frame of 65 bytes");
+	CHECK(bus_dev_recv(d, NULL, 4, 0) == -EINVAL, "recv NULL");
+	CHECK(bus_dev_recv(d, &it, 0, 0) == -EINVAL, "recv max 0");
+	bus_dev_free(d);
+	OK(f0, "bad arguments in the VM");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Big socket buffers by default: readers must not lose frames to
+	   scheduling in a one-CPU VM (test_flood shrinks its own). */
+	write_sysctl("/proc/sys/net/core/rmem_default", 16 << 20);
+	test_bad_args();
+	test_virtual_link();
+	test_canplayer(4000);
+	test_cangen(20000, false);
+	test_cangen(5000, true);
+	test_filters();
+	test_error_events();
+	test_flood();
+	printf("%s: %d failed checks\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}
