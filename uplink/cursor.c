@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cursor.c - the forwarder's persistent position in the log.
+ *
+ * The file is replaced, never rewritten in place: a power cut during the
+ * update must leave either the old cursor (records re-sent: duplicates the
+ * consumer detects) or the new one, never a torn value that could skip
+ * records.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "forward.h"
+
+#define CURSOR_MAGIC "railmon-cursor 1 "
+
+int upl_cursor_load(const char *path, uint64_t *ret_seq)
+{
+	char buf[64], *end;
+	unsigned long long v;
+	ssize_t n;
+	int fd;
+
+	if (!path || !ret_seq)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		*ret_seq = 1;
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (strncmp(buf, CURSOR_MAGIC, strlen(CURSOR_MAGIC)) != 0)
+		return -EBADMSG;
+	errno = 0;
+	v = strtoull(buf + strlen(CURSOR_MAGIC), &end, 10);
+	/* The trailing newline proves the write was complete. */
+	if (errno || end == buf + strlen(CURSOR_MAGIC) || *end != '\n' || v == 0)
+		return -EBADMSG;
+	*ret_seq = v;
+	return 0;
+}
+
+static int write_all_sync(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return fsync(fd) < 0 ? -errno : 0;
+}
+
+/* fsync the directory holding path, so the rename itself is durable. */
+static int sync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, r = 0;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int upl_cursor_store(const char *path, uint64_t seq)
+{
+	char tmp[PATH_MAX], line[64];
+	int fd, r, len;
+
+	if (!path || !*path || seq == 0)
+		return -EINVAL;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	len = snprintf(line, sizeof(line), CURSOR_MAGIC "%" PRIu64 "\n", seq);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	r = write_all_sync(fd, line, (size_t)len);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	return sync_parent(path);
+}

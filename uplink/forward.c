@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * forward.c - the store-and-forward thread.
+ *
+ * One thread owns everything: the libmosquitto client (driven with
+ * mosquitto_loop(), never mosquitto_loop_start(), so a wedged network loop
+ * cannot hide from us), the window of in-flight messages and the cursor.
+ * Callbacks run inside mosquitto_loop() on that same thread, so the window
+ * needs no lock; only the stats snapshot is shared, under a mutex.
+ *
+ * Every connection attempt uses a fresh client.  The window keeps a copy
+ * of each unacknowledged Batch, and after a reconnect we publish them all
+ * again in sequence order: duplicates are bounded by the window, and no
+ * libmosquitto reconnect state is trusted.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "forward.h"
+#include "mqtt-private.h"
+
+enum slot_state {
+	SLOT_STAGED, /* read from the log, not yet published on this connection */
+	SLOT_SENT,   /* published, waiting for PUBACK */
+	SLOT_ACKED,  /* acknowledged, waiting for older slots before the cursor moves */
+};
+
+struct slot {
+	uint64_t first_seq;
+	uint32_t count;
+	int64_t t_last_ns;
+	enum slot_state state;
+	int mid;
+	int64_t sent_ns;   /* monotonic time of the last publish */
+	bool ever_sent;
+	void *buf;
+	uint32_t len;
+	uint32_t cap;
+};
+
+enum conn_state {
+	CONN_DOWN,       /* waiting for the backoff to expire */
+	CONN_CONNECTING, /* TCP/TLS/CONNECT started, no CONNACK yet */
+	CONN_UP,
+};
+
+struct upl_forwarder {
+	struct upl_forward_cfg cfg; /* strings point at our own copies */
+	char *topic_data, *topic_status;
+
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+
+	pthread_mutex_t lock; /* guards st */
+	struct upl_forward_stats st;
+
+	/* Everything below belongs to the forwarder thread. */
+	struct mosquitto *mosq;
+	enum conn_state conn;
+	int connack_rc;          /* -1 until the CONNACK callback */
+	bool lost;               /* the disconnect callback fired */
+	int64_t deadline_ns;     /* CONNACK due / next attempt */
+	unsigned fails;          /* consecutive failed attempts */
+	uint64_t rng;
+
+	struct slot *slots;      /* ring of cfg.inflight slots, oldest at head */
+	unsigned head, n;
+	uint64_t read_seq;       /* seq after the last record taken from the log */
+	int64_t next_poll_ns;    /* log drained: look again at this time */
+	uint64_t cursor;         /* lowest unacknowledged seq (in memory) */
+	uint64_t cursor_written; /* value in the file */
+	int64_t cursor_due_ns;
+
+	double tokens;           /* backlog rate cap bucket, bytes */
+	int64_t tokens_ns;
+};
+
+static void stats_error(upl_forwarder_t *f, int err)
+{
+	pthread_mutex_lock(&f->lock);
+	f->st.last_error = err;
+	pthread_mutex_unlock(&f->lock);
+}
+
+#define STAT_ADD(f, field, v)                     \
+	do {                                      \
+		pthread_mutex_lock(&(f)->lock);   \
+		(f)->st.field += (v);             \
+		pthread_mutex_unlock(&(f)->lock); \
+	} while (0)
+
+static char *dup_opt(const char *s, bool *ok)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*ok = false;
+	return d;
+}
+
+static int cfg_check(const struct upl_forward_cfg *c)
+{
+	if (!c->host || !*c->host || c->port < 1 || c->port > 65535)
+		return -EINVAL;
+	if (!c->client_id || !*c->client_id || !c->vehicle || !*c->vehicle)
+		return -EINVAL;
+	/* The vehicle becomes a topic level: MQTT wildcards and separators
+	   would publish somewhere the consumers do not subscribe. */
+	if (strpbrk(c->vehicle, "/+#"))
+		return -EINVAL;
+	if (!c->cursor_path || !*c->cursor_path || !c->source.next)
+		return -EINVAL;
+	if (c->password && !c->username)
+		return -EINVAL;
+	if (c->inflight > 65535 || (c->keepalive_s && c->keepalive_s < 5))
+		return -EINVAL;
+	if (c->backoff_max_ms && c->backoff_min_ms > c->backoff_max_ms)
+		return -EINVAL;
+	/* Insecure is a relaxation of TLS; without TLS it means nothing and
+	   most likely hides a configuration mistake. */
+	if (!c->use_tls)
+		return c->tls.insecure ? -EINVAL : 0;
+	return upl_mqtt_tls_check(&c->tls);
+}
+
+static void cfg_defaults(struct upl_forward_cfg *c)
+{
+	if (!c->inflight)
+		c->inflight = 32;
+	if (!c->keepalive_s)
+		c->keepalive_s = 20;
+	if (!c->ack_timeout_ms)
+		c->ack_timeout_ms = 30000;
+	if (!c->connect_timeout_ms)
+		c->connect_timeout_ms = 15000;
+	if (!c->live_window_ns)
+		c->live_window_ns = 60 * INT64_C(1000000000);
+	if (!c->backoff_min_ms)
+		c->backoff_min_ms = 500;
+	if (!c->backoff_max_ms)
+		c->backoff_max_ms = c->backoff_min_ms > 60000 ? c->backoff_min_ms : 60000;
+	if (!c->idle_poll_ms)
+		c->idle_poll_ms = 200;
+}
+
+static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
+{
+	bool ok = true;
+
+	f->cfg = *c;
+	f->cfg.host = dup_opt(c->host, &ok);
+	f->cfg.client_id = dup_opt(c->client_id, &ok);
+	f->cfg.vehicle = dup_opt(c->vehicle, &ok);
+	f->cfg.cursor_path = dup_opt(c->cursor_path, &ok);
+	f->cfg.tls.ca_file = dup_opt(c->tls.ca_file, &ok);
+	f->cfg.tls.cert_file = dup_opt(c->tls.cert_file, &ok);
+	f->cfg.tls.key_file = dup_opt(c->tls.key_file, &ok);
+	f->cfg.username = dup_opt(c->username, &ok);
+	f->cfg.password = dup_opt(c->password, &ok);
+	if (asprintf(&f->topic_data, "railmon/%s/data", c->vehicle) < 0)
+		f->topic_data = NULL, ok = false;
+	if (asprintf(&f->topic_status, "railmon/%s/status", c->vehicle) < 0)
+		f->topic_status = NULL, ok = false;
+	cfg_defaults(&f->cfg);
+	return ok ? 0 : -ENOMEM;
+}
+
+upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
+{
+	if (!f)
+		return NULL;
+	upl_forwarder_stop(f);
+	if (f->mosq)
+		mosquitto_destroy(f->mosq);
+	for (unsigned i = 0; f->slots && i < f->cfg.inflight; i++)
+		free(f->slots[i].buf);
+	free(f->slots);
+	free((char *)f->cfg.host);
+	free((char *)f->cfg.client_id);
+	free((char *)f->cfg.vehicle);
+	free((char *)f->cfg.cursor_path);
+	free((char *)f->cfg.tls.ca_file);
+	free((char *)f->cfg.tls.cert_file);
+	free((char *)f->cfg.tls.key_file);
+	free((char *)f->cfg.username);
+	free((char *)f->cfg.password);
+	free(f->topic_data);
+	free(f->topic_status);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+	return NULL;
+}
+
+int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_fwd)
+{
+	upl_forwarder_t *f;
+	uint64_t cursor;
+	int r;
+
+	if (!cfg || !ret_fwd)
+		return -EINVAL;
+	r = cfg_check(cfg);
+	if (r < 0)
+		return r;
+	r = upl_cursor_load(cfg->cursor_path, &cursor);
+	if (r < 0)
+		return r;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	pthread_mutex_init(&f->lock, NULL);
+	r = cfg_copy(f, cfg);
+	if (r == 0) {
+		f->slots = calloc(f->cfg.inflight, sizeof(*f->slots));
+		if (!f->slots)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		upl_forwarder_free(f);
+		return r;
+	}
+	f->cursor = f->cursor_written = f->read_seq = cursor;
+	f->st.cursor = cursor;
+	f->st.insecure = f->cfg.use_tls && f->cfg.tls.insecure;
+	f->rng = (uint64_t)upl_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;
+	upl_mqtt_lib_init();
+	*ret_fwd = f;
+	return 0;
+}
+
+int upl_forwarder_stats(upl_forwarder_t *f, struct upl_forward_stats *ret)
+{
+	if (!f || !ret)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	*ret = f->st;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/* ---- the window ---- */
+
+static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
+{
+	return &f->slots[(f->head + k) % f->cfg.inflight];
+}
+
+static void cursor_flush(upl_forwarder_t *f, bool force)
+{
+	int64_t now = upl_mono_ns();
+	int r;
+
+	if (f->cursor == f->cursor_written)
+		return;
+	if (!force && now < f->cursor_due_ns)
+		return;
+	r = upl_cursor_store(f->cfg.cursor_path, f->cursor);
+	if (r < 0) {
+		/* Keep going: the in-memory cursor is right, the file only lags
+		   (more duplicates after a crash), and the next ack retries. */
+		STAT_ADD(f, cursor_errors, 1);
+		stats_error(f, r);
+		return;
+	}
+	f->cursor_written = f->cursor;
+	f->cursor_due_ns = now + (int64_t)f->cfg.cursor_interval_ms * 1000000;
+}
+
+/* Drop acknowledged slots from the head: the cursor may only move over a
+   contiguous run of acks, or a lost PUBACK for an older message would be
+   skipped for good. */
+static void window_advance(upl_forwarder_t *f)
+{
+	while (f->n && slot_at(f, 0)->state == SLOT_ACKED) {
+		f->head = (f->head + 1) % f->cfg.inflight;
+		f->n--;
+	}
+	f->cursor = f->n ? slot_at(f, 0)->first_seq : f->read_seq;
+	pthread_mutex_lock(&f->lock);
+	f->st.cursor = f->cursor;
+	f->st.inflight = f->n;
+	pthread_mutex_unlock(&f->lock);
+	cursor_flush(f, false);
+}
+
+static void on_publish(struct mosquitto *mosq, void *arg, int mid)
+{
+	upl_forwarder_t *f = arg;
+
+	for (unsigned k = 0; k < f->n; k++) {
+		struct slot *s = slot_at(f, k);
+
+		if (s->state == SLOT_SENT && s->mid == mid) {
+			s->state = SLOT_ACKED;
+			pthread_mutex_lock(&f->lock);
+			f->st.acked++;
+			f->st.acked_bytes += s->len;
+			pthread_mutex_unlock(&f->lock);
+			break;
+		}
+	}
+	window_advance(f);
+}
+
+/* Take the next record from the log into a free slot.  1 if one was
+   staged, 0 if the log has nothing new, < 0 on a source error. */
+static int window_stage(upl_forwarder_t *f)
+{
+	struct upl_rec rec;
+	struct slot *s;
+	int r;
+
+	if (f->n == f->cfg.inflight || upl_mono_ns() < f->next_poll_ns)
+		return 0;
+	memset(&rec, 0, sizeof(rec));
+	r = f->cfg.source.next(f->cfg.source.ctx, &rec);
+	if (r <= 0) {
+		if (r < 0) {
+			STAT_ADD(f, source_errors, 1);
+			stats_error(f, r);
+		}
+		/* -EBADMSG: the source already skipped the damage; anything
+		   else: do not spin on a failing disk. */
+		if (r != -EBADMSG)
+			f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		return r == -EBADMSG ? 1 : r;
+	}
+	/* Records wholly before the cursor were forwarded already (the source
+	   seeks to the record containing the cursor, which may start earlier). */
+	if (rec.first_seq + rec.count <= f->read_seq || !rec.payload || !rec.len)
+		return 1;
+	s = slot_at(f, f->n);
+	if (s->cap < rec.len) {
+		void *nb = realloc(s->buf, rec.len);
+
+		if (!nb)
+			return -ENOMEM;
+		s->buf = nb;
+		s->cap = rec.len;
+	}
+	memcpy(s->buf, rec.payload, rec.len);
+	s->len = rec.len;
+	s->first_seq = rec.first_seq;
+	s->count = rec.count;
+	s->t_last_ns = rec.t_last_ns;
+	s->state = SLOT_STAGED;
+	s->ever_sent = false;
+	f->n++;
+	f->read_seq = rec.first_seq + rec.count;
+	return 1;
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Token bucket for backlog bytes.  Live records pass freely: the cap only
+   keeps a long backlog from saturating the cellular link. */
+static bool rate_allows(upl_forwarder_t *f, const struct slot *s)
+{
+	int64_t now;
+	double burst;
+
+	if (!f->cfg.rate_bytes_s || s->ever_sent)
+		return true;
+	if (s->t_last_ns >= realtime_ns() - f->cfg.live_window_ns)
+		return true;
+	now = upl_mono_ns();
+	burst = (double)f->cfg.rate_bytes_s / 4;
+	f->tokens += (double)(now - f->tokens_ns) * 1e-9 * (double)f->cfg.rate_bytes_s;
+	if (f->tokens > burst)
+		f->tokens = burst;
+	f->tokens_ns = now;
+	/* Allowing a message when the bucket is non-negative and letting it go
+	   into debt keeps Batches larger than the burst from stalling. */
+	if (f->tokens < 0)
+		return false;
+	f->tokens -= s->len;
+	return true;
+}
+
+static int slot_publish(upl_forwarder_t *f, struct slot *s)
+{
+	int rc, mid;
+
+	rc = mosquitto_publish(f->mosq, &mid, f->topic_data, (int)s->len, s->buf, 1, false);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(rc);
+	pthread_mutex_lock(&f->lock);
+	f->st.published++;
+	if (s->ever_sent)
+		f->st.resent++;
+	pthread_mutex_unlock(&f->lock);
+	s->mid = mid;
+	s->state = SLOT_SENT;
+	s->sent_ns = upl_mono_ns();
+	s->ever_sent = true;
+	return 0;
+}
+
+/* Publish staged slots in order while the rate cap allows, staging new
+   records from the log as the window frees up.  0 or -errno. */
+static int window_publish(upl_forwarder_t *f)
+{
+	for (;;) {
+		unsigned k;
+		int r;
+
+		for (k = 0; k < f->n && slot_at(f, k)->state != SLOT_STAGED; k++)
+			;
+		if (k == f->n) {
+			r = window_stage(f);
+			if (r <= 0)
+				return r;
+			continue;
+		}
+		if (!rate_allows(f, slot_at(f, k)))
+			return 0;
+		r = slot_publish(f, slot_at(f, k));
+		if (r < 0)
+			return r;
+	}
+}
+
+/* True if the oldest unacknowledged message waited too long: the broker
+   is stopped or the TCP connection is half-open. */
+static bool window_stalled(upl_forwarder_t *f)
+{
+	int64_t limit = upl_mono_ns() - (int64_t)f->cfg.ack_timeout_ms * 1000000;
+
+	for (unsigned k = 0; k < f->n; k++) {
+		struct slot *s = slot_at(f, k);
+
+		if (s->state == SLOT_SENT && s->sent_ns < limit)
+			return true;
+	}
+	return false;
+}
+
+/* After a lost connection every unacknowledged message goes out again. */
+static void window_rewind(upl_forwarder_t *f)
+{
+	for (unsigned k = 0; k < f->n; k++)
+		if (slot_at(f, k)->state == SLOT_SENT)
+			slot_at(f, k)->state = SLOT_STAGED;
+}
+
+/* ---- the connection ---- */
+
+static void on_connect(struct mosquitto *mosq, void *arg, int rc)
+{
+	upl_forwarder_t *f = arg;
+
+	f->connack_rc = rc;
+}
+
+static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
+{
+	upl_forwarder_t *f = arg;
+
+	f->lost = true;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
+{
+	uint64_t delay;
+
+	if (f->mosq) {
+		/* Fresh client next time: whatever state libmosquitto kept about
+		   a dead socket is discarded with it. */
+		mosquitto_destroy(f->mosq);
+		f->mosq = NULL;
+	}
+	if (f->conn == CONN_UP)
+		f->fails = 0;
+	f->conn = CONN_DOWN;
+	window_rewind(f);
+	pthread_mutex_lock(&f->lock);
+	f->st.connected = false;
+	if (failed_attempt)
+		f->st.connect_fails++;
+	if (err)
+		f->st.last_error = err;
+	pthread_mutex_unlock(&f->lock);
+	/* Exponential backoff with jitter in [d/2, d]: a depot full of trains
+	   coming back at once must not reconnect in lockstep. */
+	delay = f->cfg.backoff_min_ms;
+	for (unsigned i = 0; i < f->fails && delay < f->cfg.backoff_max_ms; i++)
+		delay *= 2;
+	if (delay > f->cfg.backoff_max_ms)
+		delay = f->cfg.backoff_max_ms;
+	delay = delay / 2 + xorshift(&f->rng) % (delay / 2 + 1);
+	if (f->fails < 64)
+		f->fails++;
+	f->deadline_ns = upl_mono_ns() + (int64_t)delay * 1000000;
+}
+
+static int conn_setup(upl_forwarder_t *f)
+{
+	static const char offline[] = "offline";
+	int r;
+
+	/* clean_session false: the broker keeps our session across drops. */
+	f->mosq = mosquitto_new(f->cfg.client_id, false, f);
+	if (!f->mosq)
+		return errno ? -errno : -ENOMEM;
+	mosquitto_connect_callback_set(f->mosq, on_connect);
+	mosquitto_disconnect_callback_set(f->mosq, on_disconnect);
+	mosquitto_publish_callback_set(f->mosq, on_publish);
+	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+	r = mosquitto_max_inflight_messages_set(f->mosq, f->cfg.inflight);
+	if (r == MOSQ_ERR_SUCCESS && f->cfg.username)
+		r = mosquitto_username_pw_set(f->mosq, f->cfg.username, f->cfg.password);
+	if (r == MOSQ_ERR_SUCCESS)
+		r = mosquitto_will_set(f->mosq, f->topic_status, sizeof(offline) - 1, offline, 1, true);
+	if (r != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(r);
+	return f->cfg.use_tls ? upl_mqtt_tls_apply(f->mosq, &f->cfg.tls) : 0;
+}
+
+static void conn_start(upl_forwarder_t *f)
+{
+	int r;
+
+	r = conn_setup(f);
+	if (r == 0) {
+		f->connack_rc = -1;
+		f->lost = false;
+		r = upl_mqtt_errno(mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port,
+		                                           (int)f->cfg.keepalive_s));
+	}
+	if (r < 0) {
+		conn_down(f, r, true);
+		return;
+	}
+	f->conn = CONN_CONNECTING;
+	f->deadline_ns = upl_mono_ns() + (int64_t)f->cfg.connect_timeout_ms * 1000000;
+}
+
+static void conn_established(upl_forwarder_t *f)
+{
+	static const char online[] = "online";
+
+	f->conn = CONN_UP;
+	/* Retained, so a consumer arriving later sees the state at once; the
+	   will replaces it with "offline" if we vanish. */
+	mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(online) - 1, online, 1, true);
+	pthread_mutex_lock(&f->lock);
+	f->st.connects++;
+	f->st.connected = true;
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* One step while connecting or connected.  Returns the poll timeout (ms)
+   the next mosquitto_loop() may block. */
+static int conn_step(upl_forwarder_t *f)
+{
+	int r;
+
+	if (f->lost || (f->conn == CONN_CONNECTING && f->connack_rc > 0)) {
+		conn_down(f, f->connack_rc > 0 ? -ECONNREFUSED : -ECONNRESET, f->conn != CONN_UP);
+		return 0;
+	}
+	if (f->conn == CONN_CONNECTING) {
+		if (f->connack_rc == 0) {
+			conn_established(f);
+		} else if (upl_mono_ns() > f->deadline_ns) {
+			conn_down(f, -ETIMEDOUT, true);
+			return 0;
+		} else {
+			return 20;
+		}
+	}
+	r = window_publish(f);
+	if (r < 0 && r != -ENOMEM) {
+		conn_down(f, r, false);
+		return 0;
+	}
+	if (window_stalled(f)) {
+		STAT_ADD(f, ack_timeouts, 1);
+		conn_down(f, -ETIMEDOUT, false);
+		return 0;
+	}
+	return 20;
+}
+
+static void forwarder_goodbye(upl_forwarder_t *f)
+{
+	static const char offline[] = "offline";
+	int64_t until = upl_mono_ns() + 500 * INT64_C(1000000);
+
+	if (f->conn == CONN_UP) {
+		/* A clean DISCONNECT suppresses the will, so say it ourselves. */
+		mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(offline) - 1, offline, 1, true);
+		while (mosquitto_want_write(f->mosq) && upl_mono_ns() < until)
+			if (mosquitto_loop(f->mosq, 20, 1) != MOSQ_ERR_SUCCESS)
+				break;
+		mosquitto_disconnect(f->mosq);
+		mosquitto_loop(f->mosq, 20, 1);
+	}
+	if (f->mosq)
+		mosquitto_destroy(f->mosq);
+	f->mosq = NULL;
+	f->conn = CONN_DOWN;
+	cursor_flush(f, true);
+	pthread_mutex_lock(&f->lock);
+	f->st.connected = false;
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void *forwarder_main(void *arg)
+{
+	upl_forwarder_t *f = arg;
+
+	if (f->cfg.source.seek) {
+		int r = f->cfg.source.seek(f->cfg.source.ctx, f->cursor);
+
+		if (r < 0)
+			stats_error(f, r);
+	}
+	f->tokens_ns = upl_mono_ns();
+	while (!atomic_load(&f->stop)) {
+		int timeout;
+
+		if (f->conn == CONN_DOWN) {
+			int64_t wait = f->deadline_ns - upl_mono_ns();
+
+			if (wait <= 0) {
+				conn_start(f);
+				continue;
+			}
+			/* Sleep in short slices so stop() is honoured quickly. */
+			struct timespec ts = { 0, wait > 50000000 ? 50000000 : wait };
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		timeout = conn_step(f);
+		if (f->conn == CONN_DOWN)
+			continue;
+		/* mosquitto_loop also sends keepalive pings and notices a broker
+		   that stopped answering them. */
+		int rc = mosquitto_loop(f->mosq, timeout, 1);
+
+		if (rc != MOSQ_ERR_SUCCESS)
+			f->lost = true;
+	}
+	forwarder_goodbye(f);
+	return NULL;
+}
+
+int upl_forwarder_start(upl_forwarder_t *f)
+{
+	int r;
+
+	if (!f)
+		return -EINVAL;
+	if (f->running)
+		return -EALREADY;
+	atomic_store(&f->stop, false);
+	r = -pthread_create(&f->thread, NULL, forwarder_main, f);
+	if (r == 0)
+		f->running = true;
+	return r;
+}
+
+int upl_forwarder_stop(upl_forwarder_t *f)
+{
+	if (!f)
+		return -EINVAL;
+	if (!f->running)
+		return 0;
+	atomic_store(&f->stop, true);
+	pthread_join(f->thread, NULL);
+	f->running = false;
+	return 0;
+}

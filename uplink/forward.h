@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * forward.h - store-and-forward: publish the flash log over MQTT.
+ *
+ * The forwarder runs in its own thread at normal priority.  It reads stored
+ * records (encoded Batches) from a persistent cursor, publishes their bytes
+ * unchanged to railmon/<vehicle>/data with QoS 1, keeps up to cfg.inflight
+ * messages unacknowledged, and moves the cursor (a small file, replaced
+ * atomically) only to the lowest sequence number not yet acknowledged.
+ *
+ * The log is reached through struct upl_source, not through storage/:
+ * modules never include each other, so board/ wires a stor_reader_t into
+ * it (see uplink/README.md).  The forwarder never touches acquisition: a
+ * stalled link only makes the backlog grow on flash.
+ *
+ * Nothing here logs.  Conditions the board must report (insecure TLS at
+ * every start, connects, faults) come back as counters in
+ * struct upl_forward_stats and as the return of upl_forwarder_new().
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mqtt.h"
+
+/* One stored record as the source hands it over. */
+struct upl_rec {
+	uint64_t first_seq;  /* seq of the first record in the payload */
+	uint32_t count;      /* payload covers [first_seq, first_seq + count) */
+	int64_t t_last_ns;   /* newest record time: decides live vs backlog */
+	const void *payload; /* encoded Batch; valid until the next call */
+	uint32_t len;
+};
+
+/*
+ * Where records come from.  Both callbacks run on the forwarder thread.
+ * seek: position at the first record containing seq or after it; 0 or -errno.
+ * next: 1 and *ret_rec filled, 0 when nothing more is stored yet (the
+ *       forwarder asks again later), or -errno (a damaged record is skipped
+ *       by the source itself; -EBADMSG is counted and reading continues).
+ */
+struct upl_source {
+	int (*seek)(void *ctx, uint64_t seq);
+	int (*next)(void *ctx, struct upl_rec *ret_rec);
+	void *ctx;
+};
+
+struct upl_forward_cfg {
+	const char *host;           /* broker; required */
+	int port;                   /* 1..65535 */
+	const char *client_id;      /* required: the persistent session's name */
+	const char *vehicle;        /* required: topic railmon/<vehicle>/... */
+	const char *cursor_path;    /* required: file holding the next seq */
+	struct upl_source source;   /* required: next is mandatory */
+	bool use_tls;               /* when false, tls is ignored */
+	struct upl_tls_cfg tls;
+	const char *username;       /* optional */
+	const char *password;       /* optional, only with username */
+	unsigned inflight;          /* messages in flight, >= 1; 0 = 32 */
+	unsigned keepalive_s;       /* MQTT keepalive, >= 5; 0 = 20 */
+	unsigned ack_timeout_ms;    /* a message unacked this long drops the
+	                               connection (stopped broker, half-open TCP);
+	                               0 = 30000 */
+	unsigned connect_timeout_ms; /* CONNACK must come within; 0 = 15000 */
+	uint64_t rate_bytes_s;      /* cap for backlog bytes/s; 0 = no cap */
+	int64_t live_window_ns;     /* records newer than now - this are live and
+	                               not rate capped; 0 = 60 s */
+	unsigned backoff_min_ms;    /* first reconnect delay; 0 = 500 */
+	unsigned backoff_max_ms;    /* cap of the doubling; 0 = 60000 */
+	unsigned cursor_interval_ms; /* write the cursor file at most this often
+	                               (and at stop); a crash re-sends at most
+	                               this much acked data; 0 = every ack */
+	unsigned idle_poll_ms;      /* how often to look for new records when
+	                               the log is drained; 0 = 200 */
+};
+
+struct upl_forward_stats {
+	uint64_t cursor;        /* next seq to forward (persisted) */
+	uint64_t published;     /* messages handed to the socket (incl. resends) */
+	uint64_t acked;         /* PUBACKs received */
+	uint64_t acked_bytes;
+	uint64_t resent;        /* messages published again after a reconnect */
+	uint64_t connects;      /* successful CONNACKs */
+	uint64_t connect_fails; /* attempts that failed or timed out */
+	uint64_t ack_timeouts;  /* connections dropped by the PUBACK watchdog */
+	uint64_t source_errors; /* -errno from the source (incl. -EBADMSG) */
+	uint64_t cursor_errors; /* failed cursor writes (retried next ack) */
+	unsigned inflight;      /* messages in flight now */
+	bool connected;
+	bool insecure;          /* TLS verification relaxed: board must log it */
+	int last_error;         /* -errno of the last failure, 0 if none */
+};
+
+typedef struct upl_forwarder upl_forwarder_t;
+
+/*
+ * Validate cfg and allocate.  Strings are copied; the source ctx must live
+ * until upl_forwarder_free().  Reads the cursor file (missing = 1).
+ * Returns 0, -EINVAL (bad cfg: insecure without use_tls, TLS without a CA,
+ * key without cert, ...), -ENOMEM, or -errno from the cursor file.
+ */
+int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_fwd);
+
+/* Start the thread.  0, -EALREADY, or -errno from pthread_create. */
+int upl_forwarder_start(upl_forwarder_t *fwd);
+
+/* Ask the thread to stop and join it (within about 100 ms plus one
+   blocking DNS lookup).  Publishes status "offline" when connected.
+   0 or -EINVAL; stopping a stopped forwarder is 0. */
+int upl_forwarder_stop(upl_forwarder_t *fwd);
+
+/* Consistent snapshot; callable from any thread. */
+int upl_forwarder_stats(upl_forwarder_t *fwd, struct upl_forward_stats *ret_stats);
+
+/* Stops if running, frees; accepts NULL; returns NULL. */
+upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *fwd);
+
+/*
+ * The cursor file: one line "railmon-cursor 1 <seq>\n".  load: 0 and *ret_seq
+ * (1 if the file does not exist), -EBADMSG if it is damaged.  store: writes
+ * path.tmp, fsyncs it, renames it over path and fsyncs the directory, so a
+ * power cut leaves either the old or the new value.  0 or -errno.
+ */
+int upl_cursor_load(const char *path, uint64_t *ret_seq);
+int upl_cursor_store(const char *path, uint64_t seq);

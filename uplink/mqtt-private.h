@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mqtt-private.h - libmosquitto glue used by forward.c and recv.c only.
+ * MOSQ_ERR_* codes stop here: everything above sees -errno.
+ */
+#pragma once
+
+#include <mosquitto.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mqtt.h"
+
+/* mosquitto_lib_init() once per process, thread-safe. */
+void upl_mqtt_lib_init(void);
+
+/* MOSQ_ERR_* (with errno for MOSQ_ERR_ERRNO) -> -errno. */
+int upl_mqtt_errno(int mosq_rc);
+
+/* Check a TLS configuration without touching files: 0 or -EINVAL. */
+int upl_mqtt_tls_check(const struct upl_tls_cfg *tls);
+
+/* Apply TLS (verify peer, TLS >= 1.2) to a fresh client.  0 or -errno. */
+int upl_mqtt_tls_apply(struct mosquitto *mosq, const struct upl_tls_cfg *tls);
+
+/* CLOCK_MONOTONIC in ns. */
+int64_t upl_mono_ns(void);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* mqtt-util.c - libmosquitto glue shared by the forwarder and the receiver. */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "mqtt-private.h"
+
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+static void lib_init(void)
+{
+	mosquitto_lib_init();
+}
+
+void upl_mqtt_lib_init(void)
+{
+	/* mosquitto_lib_init() sets up OpenSSL and is not reentrant. */
+	pthread_once(&lib_once, lib_init);
+}
+
+int upl_mqtt_errno(int rc)
+{
+	switch (rc) {
+	case MOSQ_ERR_SUCCESS:
+		return 0;
+	case MOSQ_ERR_NOMEM:
+		return -ENOMEM;
+	case MOSQ_ERR_INVAL:
+	case MOSQ_ERR_MALFORMED_UTF8:
+		return -EINVAL;
+	case MOSQ_ERR_NO_CONN:
+		return -ENOTCONN;
+	case MOSQ_ERR_CONN_LOST:
+		return -ECONNRESET;
+	case MOSQ_ERR_CONN_REFUSED:
+		return -ECONNREFUSED;
+	case MOSQ_ERR_TLS:
+	case MOSQ_ERR_PROTOCOL:
+	case MOSQ_ERR_MALFORMED_PACKET:
+		return -EPROTO;
+	case MOSQ_ERR_AUTH:
+		return -EACCES;
+	case MOSQ_ERR_PAYLOAD_SIZE:
+		return -EMSGSIZE;
+	case MOSQ_ERR_EAI:
+		return -EHOSTUNREACH;
+	case MOSQ_ERR_KEEPALIVE:
+		return -ETIMEDOUT;
+	case MOSQ_ERR_NOT_SUPPORTED:
+		return -EOPNOTSUPP;
+	case MOSQ_ERR_ERRNO:
+		return errno > 0 ? -errno : -EIO;
+	default:
+		return -EIO;
+	}
+}
+
+int upl_mqtt_tls_check(const struct upl_tls_cfg *tls)
+{
+	if (!tls || !tls->ca_file || !*tls->ca_file)
+		return -EINVAL;
+	/* A key without its certificate (or the reverse) is a board-file mistake
+	   that would otherwise surface as an opaque handshake failure. */
+	if (!tls->cert_file != !tls->key_file)
+		return -EINVAL;
+	return 0;
+}
+
+int upl_mqtt_tls_apply(struct mosquitto *mosq, const struct upl_tls_cfg *tls)
+{
+	int rc;
+
+	rc = mosquitto_tls_set(mosq, tls->ca_file, NULL, tls->cert_file, tls->key_file, NULL);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(rc);
+	/* 1 = SSL_VERIFY_PEER: the broker's chain must verify against ca_file. */
+	rc = mosquitto_tls_opts_set(mosq, 1, "tlsv1.2", NULL);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(rc);
+	return upl_mqtt_errno(mosquitto_tls_insecure_set(mosq, tls->insecure));
+}
+
+int64_t upl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
