@@ -14,7 +14,6 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 		/* backends register here as they land */
 		case BUS_CAN_TRACE:
 			return &bus_can_trace_ops;
-
 		case BUS_CAN_SOCKETCAN:
 			return &bus_can_socket_ops;
 		default:

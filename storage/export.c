@@ -76,6 +76,14 @@ static void csv_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* 15 significant digits: every digit a double holds for certain, so a
+   scaled register value 14993 * 0.1 prints as 1499.3 rather than showing
+   the binary rounding of the multiplication (1499.3000000000002). */
+static void put_double(FILE *out, const char *prefix, double v)
+{
+	fprintf(out, "%s%.15g", prefix, v);
+}
+
 static const char *quality_name(uint32_t q)
 {
 	return q < ACQ_Q_MAX ? quality_names[q] : "unknown";
@@ -108,9 +116,10 @@ static void csv_item(FILE *out, const struct acq_item *it, const struct stor_exp
 		fprintf(out, "%u,", it->sample.channel);
 		csv_str(out, nm->channel);
 		if (isfinite(it->sample.value))
-			fprintf(out, ",%.17g,", it->sample.value);
+			put_double(out, ",", it->sample.value);
 		else
-			fputs(",,", out);
+			fputc(',', out);
+		fputc(',', out);
 		csv_str(out, nm->unit);
 		fprintf(out, ",%s,", quality_name(it->sample.quality));
 		csv_str(out, nm->label);
@@ -145,7 +154,7 @@ static void json_item(FILE *out, const struct acq_item *it, const struct stor_ex
 		fprintf(out, ",\"channel\":%u,\"name\":", it->sample.channel);
 		json_str(out, nm->channel);
 		if (isfinite(it->sample.value))
-			fprintf(out, ",\"value\":%.17g", it->sample.value);
+			put_double(out, ",\"value\":", it->sample.value);
 		else
 			fputs(",\"value\":null", out);
 		fputs(",\"unit\":", out);
