@@ -44,6 +44,8 @@ struct parser {
 	char base_dir[BUS_PATH_MAX];
 	uint64_t channel_default_period[BOARD_BUSES_MAX];
 	struct { uint64_t hash; int line; } *keys; /* for duplicate detection */
+	bool header_pending;   /* a [section] line was read since the last key */
+	int header_line;
 	size_t nkeys;
 };
 
@@ -695,14 +697,18 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	struct parser *p = user;
 	char kind[32], sname[96];
 
-	if (strcmp(section, p->section) || !name) {
-		/* inih calls with name == NULL on a section header only when
-		   built with INI_CALL_HANDLER_ON_NEW_SECTION; otherwise we
-		   notice the change at the first key of the section. */
-		if (strcmp(section, p->section) && !enter_section(p, section))
+	/* inih does not report section headers (unless built to), but our
+	   line reader saw it: open the section at its own line, so a bus or
+	   channel defined twice is caught even when the two are adjacent. */
+	if (p->header_pending || strcmp(section, p->section)) {
+		int line = p->line, r;
+		if (p->header_pending)
+			p->line = p->header_line;
+		p->header_pending = false;
+		r = enter_section(p, section);
+		p->line = line;
+		if (!r)
 			return 0;
-		if (!name)
-			return 1;
 	}
 	if (!*section)
 		return perr(p, "key '%s' outside any section", name);
@@ -740,6 +746,10 @@ static char *ini_read_line(char *str, int num, void *stream)
 	p->pos += n;
 	if (n && str[n - 1] == '\n')
 		p->line++;
+	if (str[strspn(str, " \t")] == '[') {
+		p->header_pending = true;
+		p->header_line = p->line;
+	}
 	return str;
 }
 

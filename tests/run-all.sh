@@ -1,0 +1,77 @@
+#!/bin/bash
+# run-all.sh - the whole test suite, as CI runs it (Debian 12, as root).
+#
+# Installs its dependencies, then builds and runs:
+#   1. the normal build (-Werror): every suite, including 'hw' (SocketCAN in
+#      a QEMU VM booting Debian's kernel) and the peers each test starts for
+#      itself (mosquitto, pymodbus and libmodbus servers, socat ptys);
+#   2. an AddressSanitizer + UBSan build: every suite but 'hw';
+#   3. a ThreadSanitizer build: the ring and thread code;
+#   4. a clang libFuzzer build: each fuzz target for a bounded run.
+# Ends with "N passed, N failed" counted from meson's test logs (a skipped
+# test counts as failed: a check that did not run proved nothing).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${RAILMON_TEST_OUT:-$ROOT/build-test}
+JOBS=${JOBS:-2}
+bash tests/deps.sh || { echo "deps.sh failed"; echo "0 passed, 1 failed"; exit 1; }
+mkdir -p "$OUT"
+status=0
+logs=()
+
+run() { # name, meson setup args..., --, meson test args...
+	local name=$1; shift
+	local setup=() test=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do setup+=("$1"); shift; done
+	shift
+	test=("$@")
+	local dir="$OUT/$name"
+	echo "=== $name: setup"
+	rm -rf "$dir"
+	if ! meson setup "$dir" "${setup[@]}" >"$OUT/$name-setup.log" 2>&1; then
+		tail -30 "$OUT/$name-setup.log"; echo "=== $name: SETUP FAILED"; status=1
+		echo '{"name": "'"$name"'-build", "result": "FAIL"}' > "$OUT/$name-fail.json"; logs+=("$OUT/$name-fail.json")
+		return
+	fi
+	echo "=== $name: build"
+	if ! ninja -C "$dir" -j "$JOBS" >"$OUT/$name-build.log" 2>&1; then
+		grep -E "error|Error" -A5 "$OUT/$name-build.log" | head -60; echo "=== $name: BUILD FAILED"; status=1
+		echo '{"name": "'"$name"'-build", "result": "FAIL"}' > "$OUT/$name-fail.json"; logs+=("$OUT/$name-fail.json")
+		return
+	fi
+	echo "=== $name: test ${test[*]}"
+	meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" "${test[@]}" 2>&1 | grep -vE '^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):' || true
+	logs+=("$dir/meson-logs/testlog.json")
+}
+
+run normal --werror -- --no-suite fuzz
+run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz
+run tsan --werror -Db_sanitize=thread -- --suite acquisition
+CC=clang run fuzz --werror -Dfuzzing=true -- --suite fuzz
+
+/usr/bin/python3 - "${logs[@]}" <<'PY'
+import json, sys
+passed = failed = 0
+for path in sys.argv[1:]:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        print(f"missing test log {path}"); failed += 1; continue
+    build = path.split('/')[-3] if path.endswith('testlog.json') else path
+    for line in lines:
+        if not line.strip():
+            continue
+        t = json.loads(line)
+        ok = t.get("result") in ("OK", "EXPECTEDFAIL")
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAILED: {build}: {t.get('name')} ({t.get('result')})")
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY
+rc=$?
+[ $status -eq 0 ] || rc=1
+exit $rc
