@@ -149,15 +149,15 @@ static inline size_t acq_ring_pop_bulk(struct acq_ring *ring, void *out, size_t 
  * The ring must have been initialised with slot_size == sizeof(type).
  */
 #define ACQ_RING_DEFINE(name, type)                                                       \
-	static inline bool acq_ring_##name##_push(struct acq_ring *ring, const type *item)  \
+	static inline __attribute__((unused)) bool acq_ring_##name##_push(struct acq_ring *ring, const type *item)  \
 	{                                                                                   \
 		return acq_ring_push_sized(ring, item, sizeof(type));                       \
 	}                                                                                   \
-	static inline bool acq_ring_##name##_pop(struct acq_ring *ring, type *item)         \
+	static inline __attribute__((unused)) bool acq_ring_##name##_pop(struct acq_ring *ring, type *item)         \
 	{                                                                                   \
 		return acq_ring_pop_sized(ring, item, sizeof(type));                        \
 	}                                                                                   \
-	static inline size_t acq_ring_##name##_pop_bulk(struct acq_ring *ring, type *out,   \
+	static inline __attribute__((unused)) size_t acq_ring_##name##_pop_bulk(struct acq_ring *ring, type *out,   \
 	                                                size_t max)                         \
 	{                                                                                   \
 		return acq_ring_pop_bulk(ring, out, max);                                   \

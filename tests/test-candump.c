@@ -14,7 +14,7 @@
 
 #include "bus/bus.h"
 #include "bus/candump.h"
-#include "config.h"
+#include "railmon-config.h"
 
 struct good {
 	const char *line;
