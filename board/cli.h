@@ -12,6 +12,7 @@ int board_cmd_run(int argc, char **argv);
 int board_cmd_check(int argc, char **argv);
 int board_cmd_export(int argc, char **argv);
 int board_cmd_replay(int argc, char **argv);
+int board_cmd_stat(int argc, char **argv);
 
 /* Print "railmon CMD: message" to stderr; returns 2 (usage error). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -16,6 +16,7 @@
 #include "railmon-config.h"
 #include "daemon.h"
 #include "demo.h"
+#include "stat.h"
 
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
@@ -119,7 +120,8 @@ static int run_daemon(const char *cmd, const struct board_cfg *cfg, const char *
 {
 	struct board_daemon_opts dopts = { .data_dir = data_dir, .lock_memory = lock_memory };
 	struct board_daemon *d;
-	char err[BOARD_ERR_MAX], warn[256];
+	struct board_stat_server *stat = NULL;
+	char err[BOARD_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
 	int64_t t0, next_status;
 	int r;
 
@@ -139,7 +141,12 @@ static int run_daemon(const char *cmd, const struct board_cfg *cfg, const char *
 		fprintf(stderr, "railmon %s: warning: %s\n", cmd, warn);
 	fprintf(stderr, "railmon %s: vehicle %s, %zu buses, log in %s\n", cmd, cfg->vehicle, cfg->nbuses,
 	        board_daemon_data_dir(d));
-	t0 = next_status = acq_mono_ns();
+	snprintf(sock, sizeof(sock), "%s/railmon.sock", board_daemon_data_dir(d));
+	r = board_stat_server_start(d, sock, &stat);
+	if (r < 0)
+		fprintf(stderr, "railmon %s: warning: no stat socket %s: %s\n", cmd, sock, strerror(-r));
+	t0 = acq_mono_ns();
+	next_status = t0 + 60 * 1000000000ll;
 	while (!board_stop_requested) {
 		int64_t now = acq_mono_ns();
 		if (duration_s > 0 && now - t0 >= (int64_t)(duration_s * 1e9))
@@ -147,12 +154,12 @@ static int run_daemon(const char *cmd, const struct board_cfg *cfg, const char *
 		if (until_sources_done && board_daemon_sources_done(d))
 			break;
 		if (!until_sources_done && now >= next_status) {
-			if (now > t0)
-				print_status(d, cfg, stderr);
+			print_status(d, cfg, stderr);
 			next_status = now + 60 * 1000000000ll;
 		}
 		usleep(20000);
 	}
+	stat = board_stat_server_free(stat);
 	board_daemon_stop(d);
 	print_status(d, cfg, stderr);
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(acq_mono_ns() - t0) / 1e9);

@@ -246,6 +246,10 @@ static int set_board(struct parser *p, const char *name, const char *value)
 		if (!parse_u64(value, &u, 1u << 24) || u < 16 || (u & (u - 1)))
 			return BAD(name, "expected a power of two from 16 to 16777216");
 		c->ring_slots = (uint32_t)u;
+	} else if (!strcmp(name, "health_interval_s")) {
+		if (!parse_u64(value, &u, 86400) || !u)
+			return BAD(name, "expected 1 to 86400");
+		c->health_interval_s = (uint32_t)u;
 	} else if (!strcmp(name, "meta_interval_s")) {
 		if (!parse_u64(value, &u, 86400) || !u)
 			return BAD(name, "expected 1 to 86400");
@@ -881,6 +885,7 @@ static void set_defaults(struct board_cfg *c)
 	c->batch_max = 4096;
 	c->ring_slots = 8192;
 	c->meta_interval_s = 60;
+	c->health_interval_s = 10;
 	c->storage.sync_window_ms = 200;
 	c->storage.segment_bytes = 16ull << 20;
 	c->uplink.inflight = 20;

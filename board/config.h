@@ -50,6 +50,7 @@ struct board_cfg {
 	uint32_t batch_max;        /* records per Batch */
 	uint32_t ring_slots;       /* per bus, power of two */
 	uint32_t meta_interval_s;  /* channel dictionary in a Batch this often */
+	uint32_t health_interval_s; /* Health entries in a Batch this often */
 	struct board_storage storage;
 	struct board_uplink uplink;
 	struct bus_cfg buses[BOARD_BUSES_MAX];

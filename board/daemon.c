@@ -12,6 +12,7 @@
  * counters cross threads through relaxed atomics: each is a single word.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ struct rx_ctx {
 	atomic_bool done;        /* source ended by itself (trace EOF) */
 	_Atomic uint64_t produced;
 	_Atomic uint64_t errors;
+	bool stamp_latency;      /* live CAN: kernel stamp -> delivery latency */
+	struct acq_latency latency;
+	uint64_t prev_items;     /* collector side: for the health rate */
 };
 
 struct live_slot {
@@ -74,6 +78,13 @@ struct board_daemon {
 	size_t nchannels;
 	size_t chan_base[BOARD_BUSES_MAX]; /* index of the bus's first channel */
 	size_t chan_count[BOARD_BUSES_MAX];
+
+	int64_t health_next_ns;
+	struct acq_latency *lat_snap; /* 16 KiB scratch for health snapshots */
+	int64_t health_prev_ns;
+	pthread_mutex_t health_lock; /* guards health[] for readers (stat) */
+	struct upl_health health[BOARD_BUSES_MAX + 2];
+	size_t nhealth;
 
 	/* collector-thread counters, published with relaxed stores */
 	_Atomic uint64_t items, records, batches, log_dropped, decode_samples, next_seq;
@@ -279,9 +290,130 @@ static int daemon_sink(void *ctx, const struct acq_item *items, size_t n)
 	return 0;
 }
 
+/* 1 us buckets -> the proto's log2 buckets: [0,1) us, [2^(k-1), 2^k) us. */
+static void health_latency(struct board_daemon *d, struct upl_health *h, const struct acq_latency *lat)
+{
+	struct acq_latency *snap = d->lat_snap;
+
+	acq_latency_snapshot(lat, snap);
+	h->latency_count = snap->count;
+	h->latency_max_ns = snap->max_ns;
+	h->overruns = snap->overruns;
+	h->latency_p50_us = acq_latency_percentile_us(snap, 50);
+	h->latency_p99_us = acq_latency_percentile_us(snap, 99);
+	h->latency_p999_us = acq_latency_percentile_us(snap, 99.9);
+	for (uint32_t us = 0; us < ACQ_LAT_BUCKETS; us++) {
+		unsigned k = us ? 64 - (unsigned)__builtin_clzll(us) : 0;
+		h->latency_us_buckets[k] += snap->bucket[us];
+	}
+	if (snap->overflow) {
+		unsigned k = 64 - (unsigned)__builtin_clzll(snap->max_ns / 1000 | 1);
+		h->latency_us_buckets[k < UPL_HEALTH_BUCKETS ? k : UPL_HEALTH_BUCKETS - 1] += snap->overflow;
+	}
+}
+
+static void health_bus(struct board_daemon *d, size_t b, double dt, struct upl_health *h)
+{
+	const struct bus_cfg *bc = &d->cfg->buses[b];
+	struct rx_ctx *c = &d->rxc[b];
+	const struct acq_latency *lat = bus_dev_latency(d->dev[b]);
+	struct bus_stats st = { 0 };
+	uint64_t items = atomic_load_explicit(&c->produced, memory_order_relaxed);
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->name, sizeof(h->name), "%s", bc->name);
+	snprintf(h->kind, sizeof(h->kind), "%s", bc->kind == BUS_KIND_CAN ? "can" : "modbus");
+	h->bus = (uint32_t)b;
+	bus_dev_stats(d->dev[b], &st);
+	h->items = items;
+	h->drops = acq_ring_drops(&d->ring[b]);
+	h->errors = atomic_load_explicit(&c->errors, memory_order_relaxed) + st.rx_errors;
+	h->rx_dropped = st.rx_dropped;
+	h->bad_input = st.bad_input;
+	h->ring_fill_pct = (uint32_t)(acq_ring_count(&d->ring[b]) * 100 / d->cfg->ring_slots);
+	h->rate_hz = dt > 0 ? (double)(items - c->prev_items) / dt : 0;
+	c->prev_items = items;
+	health_latency(d, h, lat ? lat : &c->latency);
+}
+
+static void health_log(struct board_daemon *d, struct upl_health *h)
+{
+	struct stor_stats st;
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->name, sizeof(h->name), "log");
+	snprintf(h->kind, sizeof(h->kind), "log");
+	h->bus = ACQ_SOURCE_DAEMON;
+	if (stor_log_stats(d->log, &st) < 0)
+		return;
+	h->items = st.records;
+	h->drops = st.dropped + st.lost_unsynced;
+	h->errors = st.segments_abandoned;
+	h->backlog = stor_log_next_seq(d->log) - stor_log_confirmed_seq(d->log);
+}
+
+/* Health entries ride in the next Batch and are kept for `railmon stat`. */
+static void health_tick(struct board_daemon *d, int64_t now)
+{
+	struct upl_health h[BOARD_BUSES_MAX + 2];
+	double dt = d->health_prev_ns ? (double)(now - d->health_prev_ns) / 1e9 : 0;
+	size_t n = 0;
+
+	for (size_t b = 0; b < d->cfg->nbuses; b++)
+		health_bus(d, b, dt, &h[n++]);
+	memset(&h[n], 0, sizeof(h[n]));
+	snprintf(h[n].name, sizeof(h[n].name), "collector");
+	snprintf(h[n].kind, sizeof(h[n].kind), "collector");
+	h[n].bus = ACQ_SOURCE_DAEMON;
+	h[n].items = atomic_load_explicit(&d->items, memory_order_relaxed);
+	n++;
+	health_log(d, &h[n++]);
+	for (size_t i = 0; i < n; i++)
+		upl_encoder_add_health(d->enc, &h[i]);
+	pthread_mutex_lock(&d->health_lock);
+	memcpy(d->health, h, n * sizeof(h[0]));
+	d->nhealth = n;
+	pthread_mutex_unlock(&d->health_lock);
+	d->health_prev_ns = now;
+}
+
+/* What the log reports (I/O errors, ENOSPC, retention) becomes records. */
+static void log_events(struct board_daemon *d)
+{
+	struct stor_events ev;
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .bus = ACQ_SOURCE_DAEMON };
+
+	if (stor_log_take_events(d->log, &ev) <= 0)
+		return;
+	it.t_ns = acq_now_ns();
+	if (ev.segments_abandoned || ev.last_error) {
+		it.event = (struct acq_event){ .code = ACQ_EV_LOG_FAULT, .arg = ev.last_error,
+		                               .detail = (uint32_t)ev.segments_abandoned };
+		encode(d, &it);
+	}
+	if (ev.lost_unsynced || ev.dropped_nospace || ev.dropped_other) {
+		it.event = (struct acq_event){ .code = ACQ_EV_LOG_DROPPED,
+		                               .arg = (int64_t)(ev.lost_unsynced + ev.dropped_nospace + ev.dropped_other),
+		                               .detail = (uint32_t)ev.lost_first_seq };
+		encode(d, &it);
+	}
+	if (ev.retention_unforwarded) {
+		it.event = (struct acq_event){ .code = ACQ_EV_LOG_RETENTION, .arg = (int64_t)ev.retention_unforwarded,
+		                               .detail = 1 };
+		encode(d, &it);
+	}
+}
+
 static int daemon_tick(void *ctx)
 {
 	struct board_daemon *d = ctx;
+	int64_t now = acq_mono_ns();
+
+	log_events(d);
+	if (now >= d->health_next_ns) {
+		health_tick(d, now);
+		d->health_next_ns = now + (int64_t)d->cfg->health_interval_s * 1000000000;
+	}
 
 	if (upl_encoder_count(d->enc) &&
 	    acq_mono_ns() - d->batch_open_ns >= (int64_t)d->cfg->batch_ms * 1000000)
@@ -325,6 +457,11 @@ static void *rx_main(void *p)
 			items[i].bus = (uint16_t)c->bus;
 			acq_ring_item_push(ring, &items[i]); /* full: counted by the ring */
 		}
+		if (c->stamp_latency && n > 0) {
+			/* One clock read per batch: the newest frame's age is the
+			   latency this wakeup added. */
+			acq_latency_add(&c->latency, acq_now_ns() - items[n - 1].t_ns);
+		}
 		add_u64(&c->produced, (uint64_t)n);
 		if (acq_mono_ns() >= next_check) {
 			n = bus_dev_check(dev, items, RX_BATCH);
@@ -365,6 +502,9 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 		d->ring_bus[b] = (uint16_t)b;
 		d->rxc[b].d = d;
 		d->rxc[b].bus = b;
+		/* A trace replayed as fast as possible keeps its old stamps:
+		   their age says nothing about our latency. */
+		d->rxc[b].stamp_latency = bc->kind == BUS_KIND_CAN && bc->can.driver != BUS_CAN_TRACE;
 	}
 	return 0;
 }
@@ -404,6 +544,8 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	if (!d)
 		return -ENOMEM;
 	d->cfg = cfg;
+	pthread_mutex_init(&d->health_lock, NULL);
+	d->health_next_ns = acq_mono_ns() + (int64_t)cfg->health_interval_s * 1000000000;
 	d->lock_memory = opts && opts->lock_memory;
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
 	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");
@@ -412,7 +554,8 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 		goto fail;
 	}
 	d->decoded = calloc(DECODE_MAX, sizeof(*d->decoded));
-	r = d->decoded ? open_buses(d, err, errlen) : -ENOMEM;
+	d->lat_snap = calloc(1, sizeof(*d->lat_snap));
+	r = d->decoded && d->lat_snap ? open_buses(d, err, errlen) : -ENOMEM;
 	if (r >= 0)
 		r = build_channels(d);
 	if (r >= 0)
@@ -517,6 +660,8 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 	free(d->upl_channels);
 	free(d->live);
 	free(d->decoded);
+	free(d->lat_snap);
+	pthread_mutex_destroy(&d->health_lock);
 	free(d);
 	return NULL;
 }
@@ -575,6 +720,19 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 		ret->bus_errors[b] = atomic_load(&m->rxc[b].errors);
 	}
 	return 0;
+}
+
+size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_t max)
+{
+	size_t n;
+
+	if (!d || !ret)
+		return 0;
+	pthread_mutex_lock(&d->health_lock);
+	n = d->nhealth < max ? d->nhealth : max;
+	memcpy(ret, d->health, n * sizeof(*ret));
+	pthread_mutex_unlock(&d->health_lock);
+	return n;
 }
 
 const char *board_daemon_data_dir(const struct board_daemon *d)

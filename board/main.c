@@ -38,6 +38,7 @@ static const struct {
 	{ "check", board_cmd_check, "validate a board file and print the acquisition plan" },
 	{ "replay", board_cmd_replay, "feed a candump trace through decode and storage" },
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
+	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 };
 
 static void usage(FILE *out)

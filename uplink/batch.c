@@ -8,6 +8,7 @@
  * dictionary makes a Batch larger than any before it).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,8 @@ struct upl_encoder {
 
 	const struct upl_channel *channels;
 	size_t nchannels;
+	struct upl_health health[UPL_HEALTH_MAX];
+	size_t nhealth;
 
 	uint8_t *out;
 	size_t out_size;
@@ -226,6 +229,47 @@ int upl_encoder_set_channels(upl_encoder_t *e, const struct upl_channel *channel
 	return 0;
 }
 
+int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
+{
+	if (!e || !h)
+		return -EINVAL;
+	if (e->nhealth >= UPL_HEALTH_MAX)
+		return -ENOBUFS;
+	e->health[e->nhealth] = *h;
+	/* strings are ours now: make sure they end */
+	e->health[e->nhealth].name[sizeof(h->name) - 1] = 0;
+	e->health[e->nhealth].kind[sizeof(h->kind) - 1] = 0;
+	e->nhealth++;
+	return 0;
+}
+
+static void health_to_msg(struct upl_health *h, Railmon__V1__Health *m)
+{
+	railmon__v1__health__init(m);
+	m->name = h->name;
+	m->kind = h->kind;
+	m->bus = h->bus;
+	m->items = h->items;
+	m->drops = h->drops;
+	m->errors = h->errors;
+	m->overruns = h->overruns;
+	m->rx_dropped = h->rx_dropped;
+	m->bad_input = h->bad_input;
+	m->backlog = h->backlog;
+	m->latency_count = h->latency_count;
+	m->latency_max_ns = h->latency_max_ns;
+	m->latency_p50_us = h->latency_p50_us;
+	m->latency_p99_us = h->latency_p99_us;
+	m->latency_p999_us = h->latency_p999_us;
+	/* trailing empty buckets are left off the wire */
+	m->n_latency_us_buckets = UPL_HEALTH_BUCKETS;
+	while (m->n_latency_us_buckets && !h->latency_us_buckets[m->n_latency_us_buckets - 1])
+		m->n_latency_us_buckets--;
+	m->latency_us_buckets = h->latency_us_buckets;
+	m->ring_fill_pct = h->ring_fill_pct;
+	m->rate_hz = h->rate_hz;
+}
+
 static void encoder_reset(upl_encoder_t *e)
 {
 	e->ncan = e->nsmp = e->nev = 0;
@@ -233,6 +277,7 @@ static void encoder_reset(upl_encoder_t *e)
 	e->smp_any_bad = false;
 	e->channels = NULL;
 	e->nchannels = 0;
+	e->nhealth = 0;
 }
 
 int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
@@ -243,6 +288,7 @@ int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	Railmon__V1__Events ev = RAILMON__V1__EVENTS__INIT;
 	Railmon__V1__Channel ch[e && e->nchannels ? e->nchannels : 1];
 	Railmon__V1__Channel *chp[e && e->nchannels ? e->nchannels : 1];
+	Railmon__V1__Health hm[UPL_HEALTH_MAX], *hmp[UPL_HEALTH_MAX];
 	size_t need, count;
 
 	if (!e || !ret_buf || !ret_len)
@@ -297,6 +343,12 @@ int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	}
 	b.n_channels = e->nchannels;
 	b.channels = e->nchannels ? chp : NULL;
+	for (size_t i = 0; i < e->nhealth; i++) {
+		health_to_msg(&e->health[i], &hm[i]);
+		hmp[i] = &hm[i];
+	}
+	b.n_health = e->nhealth;
+	b.health = e->nhealth ? hmp : NULL;
 
 	need = railmon__v1__batch__get_packed_size(&b);
 	if (need > e->out_size) {
@@ -458,6 +510,7 @@ int upl_batch_info(const upl_batch_t *b, struct upl_batch_info *ret)
 	ret->t0_ns = b->msg->t0_ns;
 	ret->historical = b->msg->historical;
 	ret->nchannels = b->msg->n_channels;
+	ret->nhealth = b->msg->n_health;
 	return 0;
 }
 
@@ -508,6 +561,38 @@ int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret)
 	ret->unit = c->unit;
 	ret->bus = c->bus;
 	ret->source = c->source;
+	return 0;
+}
+
+int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret)
+{
+	const Railmon__V1__Health *m;
+	struct upl_health h = { 0 };
+
+	if (!b || !ret || i >= b->msg->n_health)
+		return -EINVAL;
+	m = b->msg->health[i];
+	snprintf(h.name, sizeof(h.name), "%s", m->name);
+	snprintf(h.kind, sizeof(h.kind), "%s", m->kind);
+	h.bus = m->bus;
+	h.items = m->items;
+	h.drops = m->drops;
+	h.errors = m->errors;
+	h.overruns = m->overruns;
+	h.rx_dropped = m->rx_dropped;
+	h.bad_input = m->bad_input;
+	h.backlog = m->backlog;
+	h.latency_count = m->latency_count;
+	h.latency_max_ns = m->latency_max_ns;
+	h.latency_p50_us = m->latency_p50_us;
+	h.latency_p99_us = m->latency_p99_us;
+	h.latency_p999_us = m->latency_p999_us;
+	/* extra buckets from a newer writer are ignored, not overflowed */
+	for (size_t k = 0; k < m->n_latency_us_buckets && k < UPL_HEALTH_BUCKETS; k++)
+		h.latency_us_buckets[k] = m->latency_us_buckets[k];
+	h.ring_fill_pct = m->ring_fill_pct;
+	h.rate_hz = m->rate_hz;
+	*ret = h;
 	return 0;
 }
 

@@ -36,6 +36,22 @@ struct upl_channel {
 	const char *source;
 };
 
+#define UPL_HEALTH_BUCKETS 24 /* log2 latency buckets: [0,1) us, then [2^(k-1), 2^k) us */
+#define UPL_HEALTH_MAX 32     /* health entries one Batch carries */
+
+/* One Health entry (see railmon.proto for the meaning of each field). */
+struct upl_health {
+	char name[32];
+	char kind[16];
+	uint32_t bus;
+	uint64_t items, drops, errors, overruns, rx_dropped, bad_input, backlog;
+	uint64_t latency_count, latency_max_ns;
+	uint32_t latency_p50_us, latency_p99_us, latency_p999_us;
+	uint64_t latency_us_buckets[UPL_HEALTH_BUCKETS];
+	uint32_t ring_fill_pct;
+	double rate_hz;
+};
+
 typedef struct upl_encoder upl_encoder_t;
 
 /* Allocate an encoder for up to max_items records per Batch.  0 or -errno. */
@@ -53,6 +69,10 @@ int upl_encoder_add(upl_encoder_t *enc, const struct acq_item *item);
  * copied: they must live until upl_encoder_finish()).
  */
 int upl_encoder_set_channels(upl_encoder_t *enc, const struct upl_channel *channels, size_t n);
+
+/* Add a health entry to the next Batch (copied).  -ENOBUFS past
+   UPL_HEALTH_MAX.  Health entries are not numbered records. */
+int upl_encoder_add_health(upl_encoder_t *enc, const struct upl_health *h);
 
 /* Records queued so far. */
 size_t upl_encoder_count(const upl_encoder_t *enc);
@@ -81,6 +101,7 @@ struct upl_batch_info {
 	int64_t t0_ns;
 	bool historical;
 	size_t nchannels;        /* dictionary entries carried */
+	size_t nhealth;          /* health entries carried */
 };
 
 /* Decode and validate.  Returns 0, -EBADMSG (malformed), -EINVAL, -ENOMEM. */
@@ -94,6 +115,9 @@ int upl_batch_item(const upl_batch_t *b, size_t i, struct acq_item *ret_item);
 
 /* Dictionary entry i; strings live as long as the batch. */
 int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret_channel);
+
+/* Health entry i; the name and kind are truncated to fit. */
+int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret_health);
 
 /* Short name of an event code ("can_bus_off"), or NULL if unknown. */
 const char *upl_event_name(uint32_t code);

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stat.c - `railmon stat`: health of a running daemon (over its unix
+ * socket) or of a recorded log (the Health entries its Batches carry).
+ *
+ * The socket speaks JSON lines: one line per health entry, then a "daemon"
+ * line with the record counters, then the server closes.  Any tool can read
+ * it (`socat - UNIX-CONNECT:PATH`); `railmon stat` formats it as a table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "daemon.h"
+#include "stat.h"
+#include "storage/stor.h"
+#include "uplink/batch.h"
+
+struct board_stat_server {
+	struct board_daemon *d;
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_t thread;
+	atomic_bool stop;
+};
+
+static void health_json(FILE *f, const struct upl_health *h)
+{
+	fprintf(f, "{\"name\":\"%s\",\"kind\":\"%s\",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
+	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
+	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
+	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64 "}\n",
+	        h->name, h->kind, h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
+	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
+	        h->latency_p999_us, h->latency_max_ns);
+}
+
+static void serve_one(struct board_stat_server *s, int c)
+{
+	struct upl_health h[BOARD_BUSES_MAX + 2];
+	struct board_daemon_stats st;
+	size_t n = board_daemon_health(s->d, h, BOARD_BUSES_MAX + 2);
+	FILE *f = fdopen(c, "w");
+
+	if (!f) {
+		close(c);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		health_json(f, &h[i]);
+	board_daemon_stats(s->d, &st);
+	fprintf(f, "{\"name\":\"daemon\",\"records\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",\"next_seq\":%" PRIu64
+	        ",\"ring_drops\":%" PRIu64 ",\"log_dropped\":%" PRIu64 "}\n",
+	        st.records, st.first_seq, st.next_seq, st.ring_drops, st.log_dropped);
+	fclose(f);
+}
+
+static void *stat_main(void *p)
+{
+	struct board_stat_server *s = p;
+
+	while (!atomic_load(&s->stop)) {
+		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+		int c;
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c >= 0)
+			serve_one(s, c);
+	}
+	return NULL;
+}
+
+int board_stat_server_start(struct board_daemon *d, const char *path, struct board_stat_server **ret)
+{
+	struct board_stat_server *s;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int r;
+
+	if (!d || !path || !ret || strlen(path) >= sizeof(sa.sun_path))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	strcpy(s->path, path);
+	strcpy(sa.sun_path, path);
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0) {
+		r = -errno;
+		free(s);
+		return r;
+	}
+	unlink(path); /* a stale socket of a previous run */
+	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->fd, 4) < 0) {
+		r = -errno;
+		close(s->fd);
+		free(s);
+		return r;
+	}
+	atomic_init(&s->stop, false);
+	r = -pthread_create(&s->thread, NULL, stat_main, s);
+	if (r < 0) {
+		close(s->fd);
+		unlink(path);
+		free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct board_stat_server *board_stat_server_free(struct board_stat_server *s)
+{
+	if (!s)
+		return NULL;
+	atomic_store(&s->stop, true);
+	pthread_join(s->thread, NULL);
+	close(s->fd);
+	unlink(s->path);
+	free(s);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- client */
+
+static const char stat_usage[] =
+	"Usage: railmon stat [--socket PATH | --data DIR] [--json]\n"
+	"Health of a running railmon (its stat socket, default DIR/railmon.sock) or,\n"
+	"with --data and no daemon, of a recorded log (the latest Health entries).\n\n"
+	"  -s, --socket PATH  the daemon's stat socket\n"
+	"  -d, --data DIR     the log directory (socket DIR/railmon.sock, else the log)\n"
+	"  -j, --json         print JSON lines instead of a table\n"
+	"  -h, --help         this text\n";
+
+static void table_header(void)
+{
+	printf("%-14s %-9s %12s %9s %7s %7s %8s %6s %7s %7s %8s %9s\n", "name", "kind", "items", "rate/s",
+	       "drops", "errors", "overruns", "ring%", "p50us", "p99us", "p99.9us", "max us");
+}
+
+static void table_row(const struct upl_health *h)
+{
+	printf("%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
+	       h->rate_hz, h->drops, h->errors, h->overruns, h->ring_fill_pct);
+	if (h->latency_count)
+		printf(" %7u %7u %8u %9.0f\n", h->latency_p50_us, h->latency_p99_us, h->latency_p999_us,
+		       (double)h->latency_max_ns / 1e3);
+	else
+		printf(" %7s %7s %8s %9s\n", "-", "-", "-", "-");
+}
+
+/* Minimal reader for our own JSON lines: numeric and string fields by key. */
+static bool json_u64(const char *line, const char *key, uint64_t *ret)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return false;
+	*ret = strtoull(p + strlen(pat), NULL, 10);
+	return true;
+}
+
+static void json_str(const char *line, const char *key, char *out, size_t len)
+{
+	char pat[64];
+	const char *p, *e;
+
+	out[0] = 0;
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	if (!(p = strstr(line, pat)))
+		return;
+	p += strlen(pat);
+	e = strchr(p, '"');
+	if (e)
+		snprintf(out, len, "%.*s", (int)(e - p), p);
+}
+
+static void row_from_json(const char *line)
+{
+	struct upl_health h = { 0 };
+	uint64_t v;
+	char rate[32];
+	const char *p = strstr(line, "\"rate_hz\":");
+
+	json_str(line, "name", h.name, sizeof(h.name));
+	json_str(line, "kind", h.kind, sizeof(h.kind));
+	json_u64(line, "items", &h.items);
+	json_u64(line, "drops", &h.drops);
+	json_u64(line, "errors", &h.errors);
+	json_u64(line, "overruns", &h.overruns);
+	json_u64(line, "latency_count", &h.latency_count);
+	json_u64(line, "latency_max_ns", &h.latency_max_ns);
+	if (json_u64(line, "ring_fill_pct", &v))
+		h.ring_fill_pct = (uint32_t)v;
+	if (json_u64(line, "latency_p50_us", &v))
+		h.latency_p50_us = (uint32_t)v;
+	if (json_u64(line, "latency_p99_us", &v))
+		h.latency_p99_us = (uint32_t)v;
+	if (json_u64(line, "latency_p999_us", &v))
+		h.latency_p999_us = (uint32_t)v;
+	if (p) {
+		snprintf(rate, sizeof(rate), "%s", p + 10);
+		h.rate_hz = strtod(rate, NULL);
+	}
+	table_row(&h);
+}
+
+static int stat_socket(const char *path, bool json)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char line[1024];
+	FILE *f;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (!json)
+		table_header();
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t records = 0, next = 0, drops = 0;
+		if (json)
+			fputs(line, stdout);
+		else if (strstr(line, "\"name\":\"daemon\"")) {
+			json_u64(line, "records", &records);
+			json_u64(line, "next_seq", &next);
+			json_u64(line, "ring_drops", &drops);
+			printf("daemon: %" PRIu64 " records stored this run, next seq %" PRIu64 ", %" PRIu64 " ring drops\n",
+			       records, next, drops);
+		} else {
+			row_from_json(line);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The latest Health entries in a recorded log, one per name. */
+static int stat_log(const char *dir, bool json)
+{
+	struct upl_health last[64];
+	size_t nlast = 0;
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int r;
+
+	r = stor_reader_open(dir, &rd);
+	if (r < 0)
+		return r;
+	while ((r = stor_reader_next(rd, &rec)) != 0) {
+		upl_batch_t *b;
+		struct upl_batch_info info;
+		if (r < 0 || upl_batch_decode(rec.payload, rec.len, &b) < 0)
+			continue; /* damage is export's to report; stat shows what it can */
+		upl_batch_info(b, &info);
+		for (size_t i = 0; i < info.nhealth; i++) {
+			struct upl_health h;
+			size_t k = 0;
+			upl_batch_health(b, i, &h);
+			while (k < nlast && strcmp(last[k].name, h.name))
+				k++;
+			if (k == nlast && nlast < 64)
+				nlast++;
+			if (k < nlast)
+				last[k] = h;
+		}
+		upl_batch_free(b);
+	}
+	stor_reader_free(rd);
+	if (!nlast) {
+		fprintf(stderr, "railmon stat: %s: no health records in the log\n", dir);
+		return -ENOENT;
+	}
+	if (!json)
+		table_header();
+	for (size_t i = 0; i < nlast; i++) {
+		if (json)
+			health_json(stdout, &last[i]);
+		else
+			table_row(&last[i]);
+	}
+	return 0;
+}
+
+int board_cmd_stat(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' }, { "data", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	const char *sock = NULL, *dir = NULL;
+	char path[512];
+	bool json = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "s:d:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': sock = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'j': json = true; break;
+		case 'h': fputs(stat_usage, stdout); return 0;
+		default: fputs(stat_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_fail("stat", "unexpected argument '%s'", argv[optind]);
+	if (!sock && !dir)
+		dir = "railmon-data";
+	if (!sock) {
+		snprintf(path, sizeof(path), "%s/railmon.sock", dir);
+		sock = path;
+	}
+	r = stat_socket(sock, json);
+	if (r >= 0)
+		return 0;
+	if (!dir || (r != -ENOENT && r != -ECONNREFUSED)) {
+		fprintf(stderr, "railmon stat: %s: %s\n", sock, strerror(-r));
+		return 1;
+	}
+	/* No daemon on that log: show what the log itself recorded. */
+	r = stat_log(dir, json);
+	if (r < 0 && r != -ENOENT)
+		fprintf(stderr, "railmon stat: %s: %s\n", dir, strerror(-r));
+	return r < 0 ? 1 : 0;
+}
