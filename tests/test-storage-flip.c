@@ -93,7 +93,7 @@ int main(void)
 				    .sync_window_ms = 1000 };
 	stor_log_t *log;
 	struct seg segs[3];
-	uint64_t *seqs, lost = 0, kept_after = 0, detected = 0;
+	uint64_t *seqs, lost = 0, detected = 0;
 	size_t n;
 	uint32_t seed = 0xC0FFEE;
 	uint64_t total;
@@ -151,7 +151,6 @@ int main(void)
 		detected++;
 		CHECK(next == total + 1); /* the records after the damage are found */
 		lost += total - seen;
-		kept_after += seen;
 		store(s, s->data);
 	}
 	printf("flip: %d damages (bit flips, zeroed blocks, bad lengths) in closed segments: "
