@@ -308,7 +308,9 @@ static int seg_create(stor_log_t *log)
 	int r;
 
 	seg_name(name, log->next_seq);
-	r = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	do {
+		r = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	} while (r == -ENOSPC && free_forwarded(log) > 0);
 	if (r < 0)
 		return note(log, r);
 	log->fd = r;
@@ -459,6 +461,8 @@ static int seg_close(stor_log_t *log)
 	}
 	buf_put(log, &seal, NULL);
 	r = flush(log);
+	if (r == -ENOSPC && log->fd >= 0)
+		return r; /* the seal was dropped with the buffer; still open */
 	if (r == 0 && log->fd >= 0)
 		r = log->ops->truncate(log->ops->ctx, log->fd, (off_t)log->woff);
 	if (log->fd < 0)
@@ -485,6 +489,10 @@ static int roll(stor_log_t *log)
 {
 	int r = seg_close(log);
 
+	/* No room for the seal: keep the segment open and try again at the
+	   next append, rather than leave a closed segment without a seal. */
+	if (r < 0 && log->fd >= 0)
+		return r;
 	if (r < 0 && r != -ENOSPC) {
 		retention(log);
 		return r;

@@ -120,6 +120,12 @@ static int seg_open_next(stor_reader_t *r)
 		r->c.zero_is_end = !more;
 		r->cur_seg = seq;
 		r->open = true;
+		if (r->c.hdr_copy_damaged) {
+			/* Readable through the other copy, but say so. */
+			r->err_seg = seq;
+			r->err_off = (uint64_t)(r->c.hdr_copy_damaged - 1) * STOR_HDR_COPY_BYTES;
+			return -EBADMSG;
+		}
 		return 1;
 	}
 }

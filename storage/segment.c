@@ -109,7 +109,7 @@ static int hdr_copy_decode(const uint8_t *in, struct stor_seg_hdr *ret_hdr)
 int stor_seg_hdr_decode(const uint8_t in[STOR_HDR_BYTES], struct stor_seg_hdr *ret_hdr)
 {
 	if (hdr_copy_decode(in, ret_hdr) == 0)
-		return hdr_copy_decode(in + STOR_HDR_COPY_BYTES, &(struct stor_seg_hdr){0}) == 0 ? 0 : 1;
+		return hdr_copy_decode(in + STOR_HDR_COPY_BYTES, &(struct stor_seg_hdr){0}) == 0 ? 0 : 2;
 	if (hdr_copy_decode(in + STOR_HDR_COPY_BYTES, ret_hdr) == 0)
 		return 1;
 	return -EBADMSG;
@@ -286,7 +286,7 @@ int stor_cursor_init(struct stor_cursor *c, const struct stor_dev_ops *ops, int 
 		stor_cursor_done(c);
 		return r;
 	}
-	c->hdr_copy_damaged = r == 1;
+	c->hdr_copy_damaged = r;
 	c->off = c->data_end = STOR_HDR_BYTES;
 	c->expect_seq = c->hdr.first_seq;
 	c->t_min = INT64_MAX;

@@ -55,7 +55,7 @@ static inline uint64_t stor_frame_size(uint32_t len)
 void stor_seg_name(char buf[STOR_SEG_NAME_LEN], uint64_t first_seq);
 int stor_seg_parse_name(const char *name, uint64_t *ret_first_seq);
 void stor_seg_hdr_encode(const struct stor_seg_hdr *h, uint8_t out[STOR_HDR_BYTES]);
-/* 0 (both copies good), 1 (one copy damaged, the other used), -EBADMSG. */
+/* 0 (both copies good), 1 or 2 (that copy damaged, the other used), -EBADMSG. */
 int stor_seg_hdr_decode(const uint8_t in[STOR_HDR_BYTES], struct stor_seg_hdr *ret_hdr);
 /* Writes stor_frame_size(f->len) bytes to out (header, payload, zero pad). */
 void stor_frame_encode(uint64_t salt, const struct stor_frame *f, const void *payload,
@@ -77,7 +77,7 @@ struct stor_cursor {
 	int fd;
 	uint64_t file_size;
 	struct stor_seg_hdr hdr;
-	bool hdr_copy_damaged;
+	int hdr_copy_damaged;  /* 0, or which copy (1, 2) failed its CRC */
 	uint8_t *win;          /* read window over the file */
 	size_t win_cap;
 	uint64_t win_off;

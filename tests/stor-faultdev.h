@@ -15,7 +15,7 @@
 enum fdev_mode {
 	FDEV_NONE,
 	FDEV_EIO,
-	FDEV_ENOSPC,
+	FDEV_ENOSPC, /* like a full fs: only writes past EOF, allocate and create fail */
 	FDEV_SHORT,  /* the write transfers half of what was asked */
 	FDEV_CRASH,  /* power cut: this and every later op fails with EIO */
 	FDEV_MODE_MAX,
@@ -62,6 +62,7 @@ struct fdev {
 	bool persistent;          /* keep failing every counted op after fail_at */
 	bool dead;                /* after a power cut */
 	bool track;               /* keep undo data for fdev_power_cut() */
+	bool no_alloc;            /* allocate says EOPNOTSUPP (a fs without fallocate) */
 	uint64_t order;
 	struct fdev_file files[FDEV_MAX_FILES];
 	int fd_file[1024];        /* fd -> files[] index + 1 */
