@@ -14,6 +14,8 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 		/* backends register here as they land */
 		case BUS_CAN_TRACE:
 			return &bus_can_trace_ops;
+		case BUS_CAN_SLCAN:
+			return &bus_can_slcan_ops;
 		default:
 			return NULL;
 		}
