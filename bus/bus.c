@@ -16,6 +16,9 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 			return &bus_can_trace_ops;
 		case BUS_CAN_SOCKETCAN:
 			return &bus_can_socket_ops;
+
+		case BUS_CAN_SLCAN:
+			return &bus_can_slcan_ops;
 		default:
 			return NULL;
 		}

@@ -58,14 +58,15 @@ struct dbc_op {
 	uint8_t nbytes;        /* bytes spanned (slow paths) */
 	uint8_t need_len;      /* frame must be at least this long */
 	uint8_t valtype;
-	uint8_t is_signed;
+	uint8_t slow_value;    /* float, double or unsigned 64-bit */
+	uint8_t sext;          /* 64 - size for signed integers, else 0 */
 	int8_t mux_slot;       /* >= 0: this signal is a multiplexor */
 	int8_t parent_slot;    /* >= 0: decoded only if the multiplexor matches */
-	uint8_t check_range;
 	uint8_t nranges;
 	uint32_t index;        /* signal index = channel offset */
 	uint64_t mask;
-	double scale, offset, min, max;
+	double scale, offset;
+	double min, max;       /* -inf/+inf when the DBC declares no range */
 	const struct dbc_range *ranges;
 };
 

@@ -154,13 +154,13 @@ static int compile_sig(struct bus_dbc *dbc, const struct dbc_msg *m, unsigned i,
 		            s->name, m->dlc, m->name);
 	op->need_len = (uint8_t)need;
 	op->valtype = (uint8_t)s->valtype;
-	op->is_signed = s->is_signed;
+	op->slow_value = s->valtype != DBC_INT || (!s->is_signed && s->size == 64);
+	op->sext = (uint8_t)(s->is_signed ? 64 - s->size : 0);
 	op->index = i;
 	op->scale = s->scale;
 	op->offset = s->offset;
-	op->min = s->min;
-	op->max = s->max;
-	op->check_range = !(s->min == 0 && s->max == 0);
+	op->min = (s->min == 0 && s->max == 0) ? -INFINITY : s->min;
+	op->max = (s->min == 0 && s->max == 0) ? INFINITY : s->max;
 	op->mux_slot = -1;
 	op->parent_slot = -1;
 	*ret_parent = -1;
@@ -285,34 +285,24 @@ static int build_index(struct bus_dbc *dbc)
 	return 0;
 }
 
-int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_t **ret_dbc,
+                        char *errbuf, size_t errlen)
 {
 	struct bus_dbc *dbc;
-	char *text = NULL;
-	size_t len = 0;
 	int r;
 
-	if (!path || !*path || !ret_dbc)
+	if (!name || !ret_dbc || (!text && len))
 		return -EINVAL;
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
-	r = read_file(path, &text, &len);
-	if (r < 0) {
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
 	dbc = calloc(1, sizeof(*dbc));
-	if (!dbc) {
-		free(text);
+	if (!dbc)
 		return -ENOMEM;
-	}
-	r = dbc_parse(dbc, path, text, len, errbuf, errlen);
-	free(text);
+	r = dbc_parse(dbc, name, text ? text : "", len, errbuf, errlen);
 	if (r == 0 && dbc->nmsgs >= UINT16_MAX)
-		r = lerr(errbuf, errlen, path, 1, "too many messages");
+		r = lerr(errbuf, errlen, name, 1, "too many messages");
 	for (unsigned i = 0; r == 0 && i < dbc->nmsgs; i++)
-		r = compile_msg(dbc, &dbc->msgs[i], path, errbuf, errlen);
+		r = compile_msg(dbc, &dbc->msgs[i], name, errbuf, errlen);
 	if (r == 0)
 		r = build_index(dbc);
 	if (r < 0) {
@@ -321,6 +311,25 @@ int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t err
 	}
 	*ret_dbc = dbc;
 	return 0;
+}
+
+int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!path || !*path || !ret_dbc)
+		return -EINVAL;
+	r = read_file(path, &text, &len);
+	if (r < 0) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	r = bus_dbc_load_buffer(path, text, len, ret_dbc, errbuf, errlen);
+	free(text);
+	return r;
 }
 
 bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
@@ -457,7 +466,8 @@ static uint64_t extract_slow(const struct dbc_op *op, const uint8_t *d)
 	return v & op->mask;
 }
 
-static double physical(const struct dbc_op *op, uint64_t raw)
+/* IEEE float/double signals and 64-bit unsigned ones (rare). */
+static double physical_slow(const struct dbc_op *op, uint64_t raw)
 {
 	double v;
 
@@ -469,14 +479,23 @@ static double physical(const struct dbc_op *op, uint64_t raw)
 		v = f;
 	} else if (op->valtype == DBC_DOUBLE) {
 		memcpy(&v, &raw, sizeof(v));
-	} else if (op->is_signed) {
-		if (op->size < 64 && (raw >> (op->size - 1)) & 1)
-			raw |= ~op->mask;
-		v = (double)(int64_t)raw;
 	} else {
 		v = (double)raw;
 	}
 	return v * op->scale + op->offset;
+}
+
+static inline double physical(const struct dbc_op *op, uint64_t raw)
+{
+	if (op->slow_value)
+		return physical_slow(op, raw);
+	/*
+	 * Sign extension by moving the sign bit to bit 63 and back (sext =
+	 * 64 - size); unsigned signals below 64 bits have sext = 0 and fit
+	 * int64 as they are.  int64 -> double is one instruction, uint64 ->
+	 * double is not.
+	 */
+	return (double)((int64_t)(raw << op->sext) >> op->sext) * op->scale + op->offset;
 }
 
 static bool mux_match(const struct dbc_op *op, uint64_t v)
@@ -491,9 +510,8 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
                    struct acq_item *out, size_t max)
 {
 	const struct dbc_msg *m;
-	uint64_t le = 0, be, mux[DBC_MUX_SLOTS];
+	uint64_t w[2], mux[DBC_MUX_SLOTS];
 	unsigned active = 0, len;
-	uint8_t b[8] = { 0 };
 	size_t n = 0;
 
 	if (!dbc || !frame || (!out && max) || frame->kind != ACQ_ITEM_CAN || frame->can.len > ACQ_CAN_DATA_MAX)
@@ -504,12 +522,19 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 	if (!m)
 		return 0;
 	len = frame->can.len;
-	memcpy(b, frame->can.data, len < 8 ? len : 8);
-	for (int i = 7; i >= 0; i--)
-		le = le << 8 | b[i];
-	be = __builtin_bswap64(le);
+	/*
+	 * w[DBC_OP_LE], w[DBC_OP_BE]: the first 8 bytes in both byte orders.
+	 * data[] always has 64 bytes; bytes past len only ever land in bits
+	 * the masks drop, since signals not inside len are skipped.
+	 */
+	memcpy(&w[0], frame->can.data, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w[0] = __builtin_bswap64(w[0]);
+#endif
+	w[1] = __builtin_bswap64(w[0]);
 	for (unsigned i = 0; i < m->nsig && n < max; i++) {
 		const struct dbc_op *op = &m->ops[i];
+		struct acq_item *o;
 		uint64_t raw;
 		double v;
 
@@ -518,10 +543,8 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 		if (op->parent_slot >= 0 &&
 		    (!(active & (1u << op->parent_slot)) || !mux_match(op, mux[op->parent_slot])))
 			continue;
-		if (op->kind == DBC_OP_LE)
-			raw = (le >> op->shift) & op->mask;
-		else if (op->kind == DBC_OP_BE)
-			raw = (be >> op->shift) & op->mask;
+		if (op->kind <= DBC_OP_BE)
+			raw = (w[op->kind] >> op->shift) & op->mask;
 		else
 			raw = extract_slow(op, frame->can.data);
 		if (op->mux_slot >= 0) {
@@ -529,13 +552,20 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 			active |= 1u << op->mux_slot;
 		}
 		v = physical(op, raw);
-		out[n] = (struct acq_item){ .t_ns = frame->t_ns, .kind = ACQ_ITEM_SAMPLE, .bus = frame->bus };
-		out[n].sample.channel = channel_base + op->index;
-		out[n].sample.value = v;
-		out[n].sample.quality = isnan(v) || isinf(v) ? ACQ_Q_INVALID
-		                        : (op->check_range && (v < op->min || v > op->max)) ? ACQ_Q_OUT_OF_RANGE
-		                        : ACQ_Q_GOOD;
-		n++;
+		/* only the sample's fields: zeroing the whole union would cost
+		   more than the decode itself */
+		o = &out[n++];
+		o->t_ns = frame->t_ns;
+		o->seq = 0;
+		o->kind = ACQ_ITEM_SAMPLE;
+		o->bus = frame->bus;
+		o->reserved = 0;
+		o->sample.channel = channel_base + op->index;
+		o->sample.value = v;
+		/* min/max are +-inf when the signal declares no range */
+		o->sample.quality = (uint32_t)((v < op->min) | (v > op->max)); /* ACQ_Q_OUT_OF_RANGE or GOOD */
+		if (op->valtype != DBC_INT && !isfinite(v))
+			o->sample.quality = ACQ_Q_INVALID;
 	}
 	return (int)n;
 }

@@ -113,6 +113,16 @@ static void test_demo(void)
 	      (const struct expect[]){ { "CatenaryVoltage", 31000, ACQ_Q_OUT_OF_RANGE }, { "LineCurrent", -12.3, 0 } }, 2);
 	/* a frame shorter than the message: only the signals it holds */
 	check(dbc, "(1.0) can0 310#3A98", (const struct expect[]){ { "CatenaryVoltage", 15000, 0 } }, 1);
+	{
+		/* bytes past len are whatever the ring slot held: they must not matter */
+		struct acq_item f = frame("(1.0) can0 310#3A98"), a[8], b[8];
+		int na = bus_dbc_decode(dbc, &f, 0, a, 8), nb;
+
+		memset(f.can.data + f.can.len, 0xff, sizeof(f.can.data) - f.can.len);
+		nb = bus_dbc_decode(dbc, &f, 0, b, 8);
+		assert(na == 1 && nb == 1 && a[0].sample.value == b[0].sample.value);
+		assert(a[0].sample.channel == b[0].sample.channel && a[0].sample.quality == b[0].sample.quality);
+	}
 	assert(bus_dbc_signal_find(dbc, 0x200, 0, "Car2Door3", &idx) == 0);
 	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "locked") == 0);
 	assert(bus_dbc_value_label(dbc, idx, 3.0, &label) == 0 && strcmp(label, "fault") == 0);
@@ -138,6 +148,24 @@ static void test_bad_args(void)
 	assert(bus_dbc_load(DEMO_DBC, NULL, NULL, 0) == -EINVAL);
 	assert(bus_dbc_load("/nonexistent/x.dbc", &dbc, NULL, 0) == -ENOENT);
 	assert(bus_dbc_free(NULL) == NULL);
+	assert(bus_dbc_load_buffer(NULL, "", 0, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load_buffer("x", NULL, 1, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load_buffer("x", "", 0, NULL, NULL, 0) == -EINVAL);
+	/* an empty database is valid and decodes nothing */
+	assert(bus_dbc_load_buffer("x", NULL, 0, &dbc, NULL, 0) == 0 && bus_dbc_signal_count(dbc) == 0);
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == 0);
+	dbc = bus_dbc_free(dbc);
+	{
+		/* not NUL-terminated: the parser must stop at len */
+		static const char txt[] = "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nXX";
+		char err[128];
+
+		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 3, &dbc, err, sizeof(err)) == 0);
+		assert(bus_dbc_signal_count(dbc) == 1);
+		dbc = bus_dbc_free(dbc);
+		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == -EBADMSG);
+		assert(strcmp(err, "mem:3: unknown keyword 'XX'") == 0);
+	}
 	assert(bus_dbc_signal_count(NULL) == 0);
 	assert(bus_dbc_load(DEMO_DBC, &dbc, NULL, 0) == 0);
 	assert(bus_dbc_signal_info(NULL, 0, &info) == -EINVAL);

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slcan.c - the slcan line parser and the slcan driver.
+ *
+ * The driver opens the tty raw, closes the channel ("C"), sets the bitrate
+ * ("S0".."S8"), and opens it listen-only ("L") unless the board file
+ * explicitly allows normal mode ("O").  Each command must be answered by
+ * CR (BELL = refused) within SLCAN_CMD_TIMEOUT_MS.  Then recv() reads
+ * lines: frames become items, bare CRs (late acknowledgements) are
+ * skipped, anything else is counted in stats.bad_input and reported as an
+ * ACQ_EV_CAN_BAD_LINE event (arg = count so far), and reading resyncs at
+ * the next CR.
+ *
+ * Time: items carry CLOCK_REALTIME taken right after read(2) returned.
+ * The adapter's own timestamp (Z1) is a 16-bit millisecond counter that
+ * wraps every 60 s, has no epoch, and runs on the adapter's crystal, so it
+ * could only be used for intervals within one minute and would still have
+ * to be tied to host time; the host stamp is off by the USB latency
+ * (about 1 ms) but is on the same clock as every other bus.
+ *
+ * All buffers are allocated at open; recv() only does poll/read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bus-private.h"
+#include "slcan.h"
+
+#define SLCAN_RX_BUF 4096
+#define SLCAN_CMD_TIMEOUT_MS 1000
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int hexnum(const char *s, unsigned n, uint32_t *ret)
+{
+	uint32_t v = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		int d = hexval(s[i]);
+
+		if (d < 0)
+			return -EBADMSG;
+		v = v << 4 | (uint32_t)d;
+	}
+	*ret = v;
+	return 0;
+}
+
+static const uint8_t fd_dlc_len[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64 };
+
+int bus_slcan_parse(const char *line, size_t len, struct acq_item *ret_item)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_CAN };
+	unsigned idlen, pos, rest;
+	uint32_t id, dlc, v;
+	bool remote = false;
+
+	if (!line || !ret_item)
+		return -EINVAL;
+	len = strnlen(line, len);
+	if (len < 1)
+		return -EBADMSG;
+	switch (line[0]) {
+	case 'r': remote = true; /* fall through */
+	case 't': idlen = 3; break;
+	case 'R': remote = true; /* fall through */
+	case 'T': idlen = 8; break;
+	case 'b': it.can.flags |= ACQ_CAN_BRS; /* fall through */
+	case 'd': idlen = 3; it.can.flags |= ACQ_CAN_FD; break;
+	case 'B': it.can.flags |= ACQ_CAN_BRS; /* fall through */
+	case 'D': idlen = 8; it.can.flags |= ACQ_CAN_FD; break;
+	default: return -EBADMSG;
+	}
+	if (len < 2 + idlen || hexnum(line + 1, idlen, &id) < 0 || hexnum(line + 1 + idlen, 1, &dlc) < 0)
+		return -EBADMSG;
+	if (idlen == 3 ? id > 0x7ff : id > 0x1fffffff)
+		return -EBADMSG;
+	if (!(it.can.flags & ACQ_CAN_FD) && dlc > 8)
+		return -EBADMSG;
+	it.can.id = id;
+	it.can.flags |= idlen == 8 ? ACQ_CAN_EXT : 0;
+	it.can.flags |= remote ? ACQ_CAN_RTR : 0;
+	it.can.len = fd_dlc_len[dlc];
+	pos = 2 + idlen;
+	rest = remote ? 0 : 2u * it.can.len;
+	/* what follows the data is nothing or a 4-digit adapter timestamp */
+	if (len != pos + rest && (len != pos + rest + 4 || hexnum(line + pos + rest, 4, &v) < 0))
+		return -EBADMSG;
+	for (unsigned i = 0; i < rest / 2; i++) {
+		if (hexnum(line + pos + 2 * i, 2, &v) < 0)
+			return -EBADMSG;
+		it.can.data[i] = (uint8_t)v;
+	}
+	*ret_item = it;
+	return 0;
+}
+
+struct slcan {
+	int fd;
+	char *rx;            /* bytes read, not yet consumed */
+	size_t rx_pos, rx_fill;
+	char line[BUS_SLCAN_LINE_MAX + 1];
+	size_t line_len;
+	bool overlong;       /* current line exceeded the maximum: garbage */
+	int64_t rx_stamp;    /* CLOCK_REALTIME of the last read() */
+};
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int baud_const(uint32_t baud, speed_t *ret)
+{
+	static const struct { uint32_t baud; speed_t s; } map[] = {
+		{ 9600, B9600 }, { 19200, B19200 }, { 38400, B38400 }, { 57600, B57600 },
+		{ 115200, B115200 }, { 230400, B230400 }, { 460800, B460800 }, { 500000, B500000 },
+		{ 921600, B921600 }, { 1000000, B1000000 }, { 2000000, B2000000 }, { 3000000, B3000000 },
+		{ 4000000, B4000000 },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (map[i].baud == baud) {
+			*ret = map[i].s;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Lawicel "Sn" bitrate codes. */
+static int bitrate_code(uint32_t bitrate)
+{
+	static const uint32_t rates[] = { 10000, 20000, 50000, 100000, 125000, 250000, 500000, 800000, 1000000 };
+
+	for (int i = 0; i < (int)(sizeof(rates) / sizeof(rates[0])); i++)
+		if (rates[i] == bitrate)
+			return i;
+	return -EINVAL;
+}
+
+static int tty_raw(int fd, uint32_t baud)
+{
+	struct termios tio;
+	speed_t s;
+
+	if (tcgetattr(fd, &tio) < 0)
+		return -errno;
+	cfmakeraw(&tio);
+	tio.c_cflag |= CLOCAL | CREAD;
+	tio.c_cc[VMIN] = 0;
+	tio.c_cc[VTIME] = 0;
+	if (baud) {
+		if (baud_const(baud, &s) < 0)
+			return -EINVAL;
+		cfsetispeed(&tio, s);
+		cfsetospeed(&tio, s);
+	}
+	if (tcsetattr(fd, TCSANOW, &tio) < 0)
+		return -errno;
+	return 0;
+}
+
+static int write_all(int fd, const char *s, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, s, len);
+
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+			if (poll(&p, 1, SLCAN_CMD_TIMEOUT_MS) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			s += n;
+			len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Send one command; 0 on CR, -EIO on BELL, -ETIMEDOUT without answer. */
+static int slcan_command(int fd, const char *cmd)
+{
+	char c;
+	int r = write_all(fd, cmd, strlen(cmd));
+
+	while (r == 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		r = poll(&p, 1, SLCAN_CMD_TIMEOUT_MS);
+		if (r < 0 && errno == EINTR) {
+			r = 0;
+			continue;
+		}
+		if (r <= 0)
+			return r < 0 ? -errno : -ETIMEDOUT;
+		n = read(fd, &c, 1);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+			r = 0;
+			continue;
+		}
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		if (c == '\r')
+			return 0;
+		if (c == '\a')
+			return -EIO;
+		r = 0; /* stray bytes before the answer (a frame of an open channel) */
+	}
+	return r;
+}
+
+static int slcan_setup(const struct bus_can_cfg *can, int fd)
+{
+	char cmd[8];
+	int code, r;
+
+	/* "C" on a closed channel is answered with BELL: that is fine */
+	r = slcan_command(fd, "C\r");
+	if (r < 0 && r != -EIO)
+		return r;
+	tcflush(fd, TCIFLUSH);
+	if (can->bitrate) {
+		code = bitrate_code(can->bitrate);
+		if (code < 0)
+			return code;
+		snprintf(cmd, sizeof(cmd), "S%d\r", code);
+		r = slcan_command(fd, cmd);
+		if (r < 0)
+			return r;
+	}
+	return slcan_command(fd, can->listen_only ? "L\r" : "O\r");
+}
+
+static void slcan_close(bus_dev_t *dev)
+{
+	struct slcan *sl = dev->priv;
+
+	if (!sl)
+		return;
+	if (sl->fd >= 0) {
+		/* best effort: leave the adapter closed */
+		(void)!write(sl->fd, "C\r", 2);
+		close(sl->fd);
+	}
+	free(sl->rx);
+	free(sl);
+	dev->priv = NULL;
+}
+
+static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+{
+	const struct bus_can_cfg *can = &cfg->can;
+	struct slcan *sl;
+	int r;
+
+	if (!can->device[0] || !memchr(can->device, '\0', sizeof(can->device)) || can->dbitrate)
+		return -EINVAL;
+	if (!can->listen_only && !can->allow_normal_mode)
+		return -EPERM;
+	if (can->bitrate && bitrate_code(can->bitrate) < 0)
+		return -EINVAL;
+	sl = calloc(1, sizeof(*sl));
+	if (!sl)
+		return -ENOMEM;
+	dev->priv = sl;
+	sl->rx = malloc(SLCAN_RX_BUF);
+	sl->fd = open(can->device, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	r = sl->fd < 0 ? -errno : !sl->rx ? -ENOMEM : 0;
+	if (r == 0)
+		r = tty_raw(sl->fd, can->serial_baud);
+	if (r == 0)
+		r = slcan_setup(can, sl->fd);
+	if (r < 0)
+		slcan_close(dev);
+	return r;
+}
+
+static void slcan_bad(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_item)
+{
+	dev->stats.bad_input++;
+	*ret_item = (struct acq_item){
+		.t_ns = sl->rx_stamp,
+		.kind = ACQ_ITEM_EVENT,
+		.bus = dev->cfg.index,
+		.event = { .code = ACQ_EV_CAN_BAD_LINE, .arg = (int64_t)dev->stats.bad_input },
+	};
+}
+
+/* One complete line in sl->line: 1 if it produced an item, else 0. */
+static int slcan_line(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_item)
+{
+	bool overlong = sl->overlong;
+	size_t len = sl->line_len;
+
+	sl->line_len = 0;
+	sl->overlong = false;
+	if (overlong) {
+		slcan_bad(dev, sl, ret_item);
+		return 1;
+	}
+	if (len == 0)
+		return 0; /* bare CR: acknowledgement of a command */
+	if (bus_slcan_parse(sl->line, len, ret_item) < 0) {
+		slcan_bad(dev, sl, ret_item);
+		return 1;
+	}
+	ret_item->t_ns = sl->rx_stamp;
+	ret_item->bus = dev->cfg.index;
+	dev->stats.rx_frames++;
+	return 1;
+}
+
+/* Turn buffered bytes into at most max items. */
+static size_t slcan_consume(bus_dev_t *dev, struct slcan *sl, struct acq_item *items, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && sl->rx_pos < sl->rx_fill) {
+		char c = sl->rx[sl->rx_pos++];
+
+		if (c == '\r' || c == '\n') {
+			n += (size_t)slcan_line(dev, sl, &items[n]);
+		} else if (c == '\a') {
+			/* BELL: the adapter refused something; a line of its own */
+			sl->line_len = 0;
+			sl->overlong = false;
+			slcan_bad(dev, sl, &items[n++]);
+		} else if (sl->line_len < BUS_SLCAN_LINE_MAX) {
+			sl->line[sl->line_len++] = c;
+		} else {
+			sl->overlong = true; /* resync at the next CR */
+		}
+	}
+	return n;
+}
+
+static int slcan_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
+{
+	struct slcan *sl = dev->priv;
+	struct pollfd p = { .fd = sl->fd, .events = POLLIN };
+	size_t n = slcan_consume(dev, sl, items, max);
+	ssize_t got;
+	int r;
+
+	if (n > 0)
+		return (int)n;
+	r = poll(&p, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0)
+		return 0;
+	got = read(sl->fd, sl->rx, SLCAN_RX_BUF);
+	sl->rx_stamp = realtime_ns();
+	if (got < 0)
+		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+	if (got == 0)
+		return -EPIPE; /* adapter gone */
+	sl->rx_pos = 0;
+	sl->rx_fill = (size_t)got;
+	return (int)slcan_consume(dev, sl, items, max);
+}
+
+const struct bus_ops bus_can_slcan_ops = {
+	.name = "can-slcan",
+	.open = slcan_open,
+	.recv = slcan_recv,
+	.close = slcan_close,
+};

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: MIT
+"""Reference DBC decoder for the tests, written from the DBC semantics and
+independent of bus/dbc.c: it walks the signal bit by bit (Motorola by the
+classic "sawtooth" walk from the MSB), where the C decoder precompiles
+shifts and masks.
+
+Semantics checked against the C decoder:
+- a signal is present only if all its bits lie within the frame's length;
+- a multiplexed signal is present only if its multiplexor is present and
+  the multiplexor's raw value is in one of its ranges (mN = N-N; SG_MUL_VAL_
+  lists ranges and names the multiplexor explicitly);
+- phys = raw * scale + offset, raw being two's complement when signed, or
+  the IEEE float/double bit pattern (SIG_VALTYPE_ 1/2);
+- quality 2 when phys is NaN/inf, 1 when outside [min, max] unless both are
+  0, else 0.
+"""
+import math
+import re
+import struct
+
+
+class Signal:
+    def __init__(self, msg, name, mux, start, size, order, sign, scale, offset, mn, mx, unit):
+        self.msg, self.name, self.start, self.size = msg, name, int(start), int(size)
+        self.intel = order == "1"
+        self.signed = sign == "-"
+        self.scale, self.offset = float(scale), float(offset)
+        self.min, self.max, self.unit = float(mn), float(mx), unit
+        self.valtype = 0
+        self.is_mux = mux is not None and mux.endswith("M")
+        self.mux_val = int(mux[1:].rstrip("M")) if mux and mux.startswith("m") else None
+        self.parent = None      # Signal
+        self.ranges = []        # [(lo, hi)]
+        self.labels = {}
+
+    def bits(self):
+        """Absolute bit numbers (byte * 8 + bit in byte), LSB of the value first."""
+        if self.intel:
+            return [self.start + i for i in range(self.size)]
+        walk, pos = [], self.start  # from the MSB down
+        for _ in range(self.size):
+            walk.append(pos)
+            pos = pos + 15 if pos % 8 == 0 else pos - 1
+        return walk[::-1]
+
+
+class Message:
+    def __init__(self, ident, name, dlc):
+        ident = int(ident)
+        self.ext = bool(ident & 0x80000000)
+        self.id = ident & 0x1FFFFFFF
+        self.name, self.dlc, self.signals = name, int(dlc), []
+
+
+SIG_RE = re.compile(r'^\s*SG_\s+(\w+)\s*(M|m\d+M?)?\s*:\s*(\d+)\|(\d+)@([01])([+-])\s*'
+                    r'\(([^,]+),([^)]+)\)\s*\[([^|]+)\|([^\]]+)\]\s*"([^"]*)"')
+BO_RE = re.compile(r'^BO_\s+(\d+)\s+(\w+)\s*:\s*(\d+)')
+
+
+def load(path):
+    text = open(path, encoding="utf-8").read()
+    msgs, cur = {}, None
+    for line in text.split("\n"):
+        m = BO_RE.match(line)
+        if m:
+            cur = None if int(m.group(1)) == 0xC0000000 else Message(*m.groups())
+            if cur:
+                msgs[(cur.id, cur.ext)] = cur
+            continue
+        m = SIG_RE.match(line)
+        if m and cur is not None:
+            cur.signals.append(Signal(cur, *m.groups()))
+        elif not line.startswith(" SG_"):
+            cur = None if not line.strip() == "" else cur
+    byid = {int(ident): msg for msg in msgs.values()
+            for ident in [msg.id | (0x80000000 if msg.ext else 0)]}
+
+    def sig(ident, name):
+        return next(s for s in byid[int(ident)].signals if s.name == name)
+
+    for ident, name, vt in re.findall(r'SIG_VALTYPE_\s+(\d+)\s+(\w+)\s*:?\s*(\d)\s*;', text):
+        sig(ident, name).valtype = int(vt)
+    for ident, name, body in re.findall(r'(?m)^VAL_\s+(\d+)\s+(\w+)((?:\s+-?\d+\s+"[^"]*")*)\s*;', text):
+        for v, label in re.findall(r'(-?\d+)\s+"([^"]*)"', body):
+            sig(ident, name).labels[int(v)] = label
+    for ident, name, mux, body in re.findall(r'SG_MUL_VAL_\s+(\d+)\s+(\w+)\s+(\w+)\s+([^;]*);', text):
+        s = sig(ident, name)
+        s.parent = sig(ident, mux)
+        s.ranges = [(int(a), int(b)) for a, b in re.findall(r'(\d+)-(\d+)', body)]
+    for msg in msgs.values():
+        for s in msg.signals:
+            if s.mux_val is not None and s.parent is None:
+                s.parent = next(p for p in msg.signals if p.is_mux and p.mux_val is None)
+                s.ranges = [(s.mux_val, s.mux_val)]
+    return msgs
+
+
+def raw_value(sig, data):
+    raw = 0
+    for k, b in enumerate(sig.bits()):
+        raw |= ((data[b // 8] >> (b % 8)) & 1) << k
+    return raw
+
+
+def present(sig, data, raws):
+    if any(b // 8 >= len(data) for b in sig.bits()):
+        return False
+    if sig.parent is None:
+        return True
+    if not present(sig.parent, data, raws):
+        return False
+    pr = raws.setdefault(sig.parent.name, raw_value(sig.parent, data))
+    return any(lo <= pr <= hi for lo, hi in sig.ranges)
+
+
+def physical(sig, raw):
+    if sig.valtype == 1:
+        v = struct.unpack("<f", raw.to_bytes(4, "little"))[0]
+    elif sig.valtype == 2:
+        v = struct.unpack("<d", raw.to_bytes(8, "little"))[0]
+    elif sig.signed and raw >> (sig.size - 1):
+        v = float(raw - (1 << sig.size))
+    else:
+        v = float(raw)
+    return v * sig.scale + sig.offset
+
+
+def decode(msgs, ident, ext, data):
+    """[(signal, value, quality, label)] for one frame."""
+    msg = msgs.get((ident, ext))
+    out = []
+    if msg is None:
+        return out
+    raws = {}
+    for s in msg.signals:
+        if not present(s, data, raws):
+            continue
+        raw = raw_value(s, data)
+        v = physical(s, raw)
+        if math.isnan(v) or math.isinf(v):
+            q = 2
+        elif not (s.min == 0 and s.max == 0) and (v < s.min or v > s.max):
+            q = 1
+        else:
+            q = 0
+        label = "-"
+        if s.labels and math.isfinite(v):
+            label = s.labels.get(int(round((v - s.offset) / s.scale)), "-")
+        out.append((s, v, q, label))
+    return out
+
+
+def encode(sig, data, raw):
+    """Write raw (already masked to sig.size bits) into data in place."""
+    for k, b in enumerate(sig.bits()):
+        data[b // 8] = (data[b // 8] & ~(1 << (b % 8))) | (((raw >> k) & 1) << (b % 8))

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""slcan-peer.py PTY EXPECTED: plays a USB-CAN adapter on one end of a
+socat pty pair.
+
+Prints "OPEN" when the pty is open, answers the driver's init commands
+(BELL for "C" on a closed channel, CR for the others) and checks them:
+exactly "C", "S6", "L" -- listen-only, never "O".  Then prints
+"SENDING <frames> <garbage>", writes the frames interleaved with
+malformed lines, bare CRs and binary junk, writes the expected frames
+("id flags len hex" per line) to EXPECTED, and waits for the driver's
+closing "C".  Exits non-zero if anything the driver sent was wrong.
+"""
+import os
+import random
+import select
+import sys
+import time
+import tty
+
+FD_LENS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64]
+EXT, FD, BRS, RTR = 1, 2, 4, 16
+
+GARBAGE = [
+    b"hello", b"t12", b"t1239AABBCCDDEEFF001122", b"t1232AA", b"t1232AABBCC",
+    b"T2000000010", b"tGGG0", b"r1239", b"x" * 300, b"\x00\xff\x10junk",
+    b"d1239" + b"00" * 10, b"t8000", b"T1234567", b"t1232AABBZZZZ", b"Z", b"F",
+]
+
+
+def read_command(fd, buf, deadline):
+    while b"\r" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None, buf
+        chunk = os.read(fd, 256)
+        if not chunk:
+            return None, buf
+        buf += chunk
+    cmd, _, buf = buf.partition(b"\r")
+    return cmd.decode("ascii", "replace"), buf
+
+
+def frame(rng):
+    kind = rng.choice("tTrRdDbB")
+    ext = kind in "TRDB"
+    ident = rng.randrange(1 << 29) if ext else rng.randrange(1 << 11)
+    flags = (EXT if ext else 0) | (RTR if kind in "rR" else 0)
+    if kind in "dDbB":
+        flags |= FD | (BRS if kind in "bB" else 0)
+        dlc = rng.randrange(16)
+    else:
+        dlc = rng.randrange(9)
+    length = FD_LENS[dlc]
+    data = b"" if kind in "rR" else bytes(rng.randrange(256) for _ in range(length))
+    line = "%s%s%X%s" % (kind, ("%08X" if ext else "%03X") % ident, dlc, data.hex().upper())
+    if rng.random() < 0.3:
+        line += "%04X" % rng.randrange(60000)  # Z1 adapter timestamp
+    if rng.random() < 0.3:
+        line = line.lower()  # hex digits in either case; the kind letter stays
+        line = kind + line[1:]
+    return line.encode(), "%x %x %d %s" % (ident, flags, length, data.hex())
+
+
+def main():
+    pty, expected_path = sys.argv[1], sys.argv[2]
+    fd = os.open(pty, os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd)
+    print("OPEN", flush=True)
+
+    buf, cmds = b"", []
+    deadline = time.monotonic() + 10
+    while not cmds or cmds[-1] not in ("L", "O"):
+        cmd, buf = read_command(fd, buf, deadline)
+        if cmd is None:
+            sys.exit("peer: init incomplete, got %s" % cmds)
+        cmds.append(cmd)
+        os.write(fd, b"\a" if cmd == "C" else b"\r")
+    if cmds != ["C", "S6", "L"]:
+        sys.exit("peer: wrong init sequence %s (want C, S6, L)" % cmds)
+
+    rng = random.Random(5)
+    stream, expected, ngarbage = [], [], 0
+    for i in range(2000):
+        if rng.random() < 0.05:
+            stream.append(b"\r")  # a late acknowledgement: not garbage
+        if i % 40 == 7:
+            stream.append(rng.choice(GARBAGE) + b"\r")
+            ngarbage += 1
+        if i % 500 == 250:
+            stream.append(b"\a")  # BELL, no CR: one bad input
+            ngarbage += 1
+        line, exp = frame(rng)
+        stream.append(line + b"\r")
+        expected.append(exp)
+    with open(expected_path, "w") as f:
+        f.write("\n".join(expected) + "\n")
+    print("SENDING %d %d" % (len(expected), ngarbage), flush=True)
+    data = b"".join(stream)
+    for off in range(0, len(data), 997):  # odd chunks: lines split across reads
+        os.write(fd, data[off:off + 997])
+
+    cmd, buf = read_command(fd, buf, time.monotonic() + 30)
+    if cmd != "C":
+        sys.exit("peer: expected the closing C, got %r" % cmd)
+    if b"O\r" in buf:
+        sys.exit("peer: driver sent O (normal mode)")
+    os.close(fd)
+
+
+if __name__ == "__main__":
+    main()
