@@ -14,14 +14,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* A heap copy of exactly size bytes: ASan flags any read past it. */
 	void *buf = malloc(size ? size : 1);
-	char kind[16];
-	unsigned type;
+	struct bus_can_linkinfo info;
 
 	if (!buf)
 		return 0;
 	memcpy(buf, data, size);
-	if (bus_can_link_parse(buf, size, &type, kind, sizeof(kind)) == 0 &&
-	    strnlen(kind, sizeof(kind)) == sizeof(kind))
+	if (bus_can_link_parse(buf, size, &info) == 0 &&
+	    strnlen(info.kind, sizeof(info.kind)) == sizeof(info.kind))
 		abort(); /* kind must always be NUL-terminated on success */
 	free(buf);
 	return 0;
