@@ -45,12 +45,19 @@ int bus_can_socket_plan(const struct bus_can_cfg *cfg, const struct bus_can_link
 /* True for rtnetlink link kinds that are not a real bus (vcan, vxcan). */
 bool bus_can_kind_is_virtual(const char *kind);
 
+/* An interface as rtnetlink describes it. */
+struct bus_can_linkinfo {
+	unsigned type;       /* ARPHRD_*; ARPHRD_CAN for every CAN interface */
+	char kind[16];       /* rtnl link kind: "can", "vcan", "vxcan"; "" = none */
+	uint32_t can_attrs;  /* kind "can": bit n set if IFLA_CAN attribute n
+	                        (linux/can/netlink.h) is present; else 0 */
+};
+
 /*
- * Parse an RTM_NEWLINK reply of len bytes: the ARPHRD type into *ret_type
- * and IFLA_INFO_KIND into ret_kind ("" when absent).  Returns 0, the
- * kernel's -errno for an NLMSG_ERROR reply, -EBADMSG for a malformed or
- * unexpected message, -ENAMETOOLONG if the kind does not fit kind_size,
- * -EINVAL on bad arguments.  Safe on any input; no allocation.
+ * Parse the RTM_NEWLINK reply of len bytes to an RTM_GETLINK request.
+ * Returns 0 and *ret_info, the kernel's -errno for an NLMSG_ERROR reply,
+ * -EBADMSG for a malformed or unexpected message, -ENAMETOOLONG for a
+ * kind longer than 15 bytes, -EINVAL on bad arguments.  Reads nothing
+ * past len; no allocation.
  */
-int bus_can_link_parse(const void *buf, size_t len, unsigned *ret_type,
-                       char *ret_kind, size_t kind_size);
+int bus_can_link_parse(const void *buf, size_t len, struct bus_can_linkinfo *ret_info);

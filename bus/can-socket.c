@@ -11,12 +11,13 @@
  * raw item flagged ACQ_CAN_ERR, followed by decoded state events.
  *
  * Link control (open, check): libsocketcan for state, bit timing, berr
- * counters and link statistics.  Those calls print "no link data found"
- * and leave errno at 0 on virtual interfaces, so the interface kind is
- * asked from rtnetlink first and virtual links (vcan, vxcan) never get
- * them; a physical link whose state cannot be read is remembered as such
- * so check() stops asking.  Return values only: errno after a
- * libsocketcan call is never trusted.
+ * counters and link statistics.  Those calls print "no ... data found"
+ * and leave errno at 0 when the link lacks the attribute (always on vcan),
+ * so one RTM_GETLINK first tells the link kind and which IFLA_CAN_*
+ * attributes exist, and libsocketcan is asked only for those: virtual
+ * links (vcan, vxcan) get link statistics only, a controller without
+ * state is remembered as such so check() stops asking.  Return values
+ * only: errno after a libsocketcan call is never trusted.
  *
  * Read-only towards the train: a physical interface is put in listen-only
  * mode when the board file asks (the default), and refused with -EPERM in
@@ -35,6 +36,7 @@
 #include <linux/can/error.h>
 #include <linux/can/netlink.h>
 #include <linux/can/raw.h>
+#include <linux/capability.h>
 #include <linux/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/net_tstamp.h>
@@ -42,6 +44,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include <libsocketcan.h>
 
@@ -70,7 +73,8 @@ enum {
 struct cs_priv {
 	int fd;
 	struct bus_can_link link;
-	bool link_data;           /* libsocketcan can read state/berr here */
+	bool link_data;           /* libsocketcan can read the state here */
+	bool have_berr;           /* ... and the error counters */
 	int state;                /* last CAN_STATE_* reported; -1 = none yet */
 	uint32_t sock_drops;      /* SO_RXQ_OVFL value already accounted */
 	uint64_t netdev_drops;    /* interface drop counters already accounted */
@@ -138,37 +142,53 @@ bool bus_can_kind_is_virtual(const char *kind)
 	return kind && (!strcmp(kind, "vcan") || !strcmp(kind, "vxcan"));
 }
 
-/* Find IFLA_INFO_KIND inside an IFLA_LINKINFO attribute payload. */
-static int cs_kind_from_linkinfo(const struct rtattr *li, char *ret_kind, size_t size)
+/* Note which IFLA_CAN_* attributes an IFLA_INFO_DATA carries. */
+static void cs_parse_can_data(const struct rtattr *d, struct bus_can_linkinfo *info)
+{
+	const struct rtattr *a = RTA_DATA(d);
+	int len = RTA_PAYLOAD(d);
+
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		unsigned t = a->rta_type & NLA_TYPE_MASK;
+
+		if (t < 32)
+			info->can_attrs |= 1u << t;
+	}
+}
+
+/* IFLA_LINKINFO: the link kind and, for CAN controllers, their data. */
+static int cs_parse_linkinfo(const struct rtattr *li, struct bus_can_linkinfo *info)
 {
 	const struct rtattr *a = RTA_DATA(li);
 	int len = RTA_PAYLOAD(li);
 
 	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		size_t n = RTA_PAYLOAD(a);
-		const char *s = RTA_DATA(a);
+		unsigned t = a->rta_type & NLA_TYPE_MASK;
 
-		if (a->rta_type != IFLA_INFO_KIND)
-			continue;
-		n = strnlen(s, n);
-		if (n >= size)
-			return -ENAMETOOLONG;
-		memcpy(ret_kind, s, n);
-		ret_kind[n] = '\0';
-		return 0;
+		if (t == IFLA_INFO_KIND) {
+			/* The kernel does not always NUL-terminate it. */
+			size_t n = strnlen(RTA_DATA(a), RTA_PAYLOAD(a));
+
+			if (n >= sizeof(info->kind))
+				return -ENAMETOOLONG;
+			memcpy(info->kind, RTA_DATA(a), n);
+			info->kind[n] = '\0';
+		} else if (t == IFLA_INFO_DATA) {
+			cs_parse_can_data(a, info);
+		}
 	}
-	return -ENOENT;
+	return 0;
 }
 
-int bus_can_link_parse(const void *buf, size_t len, unsigned *ret_type,
-                       char *ret_kind, size_t kind_size)
+int bus_can_link_parse(const void *buf, size_t len, struct bus_can_linkinfo *ret_info)
 {
+	struct bus_can_linkinfo info = { 0 };
 	const struct nlmsghdr *h = buf;
 	const struct ifinfomsg *ifi;
 	const struct rtattr *a;
-	int alen;
+	int alen, r;
 
-	if (!buf || !ret_type || !ret_kind || !kind_size || len > INT32_MAX)
+	if (!buf || !ret_info || len > INT32_MAX)
 		return -EINVAL;
 	if (!NLMSG_OK(h, (unsigned)len))
 		return -EBADMSG;
@@ -182,23 +202,25 @@ int bus_can_link_parse(const void *buf, size_t len, unsigned *ret_type,
 	if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
 		return -EBADMSG;
 	ifi = NLMSG_DATA(h);
+	info.type = ifi->ifi_type;
 	a = IFLA_RTA(ifi);
 	alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
-	ret_kind[0] = '\0';
 	for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-		if (a->rta_type == IFLA_LINKINFO) {
-			int r = cs_kind_from_linkinfo(a, ret_kind, kind_size);
-
-			if (r < 0 && r != -ENOENT)
-				return r;
-		}
+		if ((a->rta_type & NLA_TYPE_MASK) != IFLA_LINKINFO)
+			continue;
+		r = cs_parse_linkinfo(a, &info);
+		if (r < 0)
+			return r;
 	}
-	*ret_type = ifi->ifi_type;
+	/* Controller data only means something for CAN controllers. */
+	if (strcmp(info.kind, "can"))
+		info.can_attrs = 0;
+	*ret_info = info;
 	return 0;
 }
 
-/* RTM_GETLINK for one interface: its ARPHRD type and rtnl link kind. */
-static int cs_link_query(int ifindex, unsigned *ret_type, char *ret_kind, size_t size)
+/* RTM_GETLINK for one interface, parsed. */
+static int cs_link_query(int ifindex, struct bus_can_linkinfo *ret_info)
 {
 	struct {
 		struct nlmsghdr h;
@@ -211,7 +233,10 @@ static int cs_link_query(int ifindex, unsigned *ret_type, char *ret_kind, size_t
 		.i.ifi_index = ifindex,
 	};
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	char buf[8192];
+	union {
+		char b[16384];
+		struct nlmsghdr align;
+	} buf;
 	ssize_t n;
 	int fd, r;
 
@@ -222,33 +247,57 @@ static int cs_link_query(int ifindex, unsigned *ret_type, char *ret_kind, size_t
 		r = -errno;
 		goto out;
 	}
-	n = recv(fd, buf, sizeof(buf), 0);
+	n = recv(fd, buf.b, sizeof(buf.b), 0);
 	if (n < 0) {
 		r = -errno;
 		goto out;
 	}
-	r = bus_can_link_parse(buf, (size_t)n, ret_type, ret_kind, size);
+	r = bus_can_link_parse(buf.b, (size_t)n, ret_info);
 out:
 	close(fd);
 	return r;
 }
 
-/* Read what a physical controller tells about itself; sets p->link_data. */
-static void cs_link_read(const char *ifname, struct cs_priv *p)
+#define CS_HAS(info, attr) ((info).can_attrs & (1u << (attr)))
+
+/*
+ * Learn what kind of link this is and what its controller reports.
+ * libsocketcan is asked only for what the link has (it prints to stderr
+ * on what it lacks).  Returns 0, -ENODEV for a non-CAN interface.
+ */
+static int cs_link_read(const char *ifname, int ifindex, struct cs_priv *p)
 {
 	struct can_ctrlmode cm = { 0 };
 	struct can_bittiming bt = { 0 };
-	int state;
+	struct bus_can_linkinfo info;
+	int state, r;
 
-	p->link_data = can_get_state(ifname, &state) == 0;
-	if (!p->link_data)
-		return;
-	if (can_get_ctrlmode(ifname, &cm) == 0) {
+	r = cs_link_query(ifindex, &info);
+	if (r < 0)
+		return r;
+	if (info.type != ARPHRD_CAN)
+		return -ENODEV;
+	p->link = (struct bus_can_link){ .physical = !bus_can_kind_is_virtual(info.kind) };
+	p->link_data = CS_HAS(info, IFLA_CAN_STATE) && can_get_state(ifname, &state) == 0;
+	p->have_berr = p->link_data && CS_HAS(info, IFLA_CAN_BERR_COUNTER);
+	if (CS_HAS(info, IFLA_CAN_CTRLMODE) && can_get_ctrlmode(ifname, &cm) == 0) {
 		p->link.have_ctrlmode = true;
 		p->link.listen_only = cm.flags & CAN_CTRLMODE_LISTENONLY;
 	}
-	if (can_get_bittiming(ifname, &bt) == 0)
+	if (CS_HAS(info, IFLA_CAN_BITTIMING) && can_get_bittiming(ifname, &bt) == 0)
 		p->link.bitrate = bt.bitrate;
+	return 0;
+}
+
+/* CAP_NET_ADMIN in the effective set: may we reconfigure the link? */
+static bool cs_may_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return d[CAP_TO_INDEX(CAP_NET_ADMIN)].effective & CAP_TO_MASK(CAP_NET_ADMIN);
 }
 
 int bus_can_socket_plan(const struct bus_can_cfg *cfg, const struct bus_can_link *link,
@@ -282,8 +331,11 @@ int bus_can_socket_plan(const struct bus_can_cfg *cfg, const struct bus_can_link
 /*
  * Change bitrate / listen-only; both need the link down.  Failing to get
  * listen-only is -EPERM: acquiring without it would ACK on the train.
+ * Asking first whether we may avoids half-done changes (and libsocketcan
+ * printing "Operation not permitted").
  */
-static int cs_link_apply(const char *ifname, const struct bus_can_plan *plan, struct cs_priv *p)
+static int cs_link_apply(const char *ifname, int ifindex, const struct bus_can_plan *plan,
+                         struct cs_priv *p)
 {
 	struct can_ctrlmode cm = {
 		.mask = CAN_CTRLMODE_LISTENONLY,
@@ -293,42 +345,33 @@ static int cs_link_apply(const char *ifname, const struct bus_can_plan *plan, st
 
 	if (!plan->set_ctrlmode && !plan->set_bitrate)
 		return 0;
-	if (can_do_stop(ifname) < 0)
+	if (!cs_may_admin() || can_do_stop(ifname) < 0)
 		return -EPERM;
 	if (plan->set_bitrate && can_set_bitrate(ifname, plan->bitrate) < 0)
 		r = -EPERM;
 	if (!r && plan->set_ctrlmode && can_set_ctrlmode(ifname, &cm) < 0)
 		r = -EPERM;
-	/* Restart even after a failure: leave the link as we found it. */
+	/* Restart even after a failure: leave the link running as found. */
 	if (can_do_start(ifname) < 0 && !r)
 		r = -EIO;
-	if (r < 0)
-		return r;
-	cs_link_read(ifname, p);
-	if (plan->listen_only && !(p->link.have_ctrlmode && p->link.listen_only))
-		return -EPERM;
-	return 0;
+	if (!r)
+		r = cs_link_read(ifname, ifindex, p);
+	if (!r && plan->listen_only && !(p->link.have_ctrlmode && p->link.listen_only))
+		r = -EPERM;
+	return r;
 }
 
 static int cs_link_setup(const struct bus_can_cfg *cfg, int ifindex, struct cs_priv *p)
 {
 	struct bus_can_plan plan;
-	char kind[32];
-	unsigned type;
 	int r;
 
-	r = cs_link_query(ifindex, &type, kind, sizeof(kind));
-	if (r < 0)
-		return r;
-	if (type != ARPHRD_CAN)
-		return -ENODEV;
-	p->link.physical = !bus_can_kind_is_virtual(kind);
-	if (p->link.physical)
-		cs_link_read(cfg->ifname, p);
-	r = bus_can_socket_plan(cfg, &p->link, &plan);
-	if (r < 0)
-		return r;
-	return cs_link_apply(cfg->ifname, &plan, p);
+	r = cs_link_read(cfg->ifname, ifindex, p);
+	if (!r)
+		r = bus_can_socket_plan(cfg, &p->link, &plan);
+	if (!r)
+		r = cs_link_apply(cfg->ifname, ifindex, &plan, p);
+	return r;
 }
 
 /* Sum of the interface counters that mean "frame lost before any socket". */
@@ -473,14 +516,20 @@ static void cs_state_event(bus_dev_t *dev, struct cs_out *o, int64_t t_ns,
 	cs_event(o, dev->cfg.index, t_ns, code, rx, (uint32_t)tx);
 }
 
-/* Decode an error frame's class bits into events (linux/can/error.h). */
+/*
+ * Decode an error frame's class bits into events (linux/can/error.h).
+ * State events carry arg = RX error counter, detail = TX error counter,
+ * or -1 / UINT32_MAX when the frame has no counters.
+ */
 static void cs_err_events(bus_dev_t *dev, struct cs_out *o, const struct canfd_frame *f, int64_t t)
 {
 	canid_t cls = f->can_id & CAN_ERR_MASK;
 	uint8_t ctrl = f->data[1];
 	int tx = -1, rx = -1;
 
-	if (cls & CAN_ERR_CNT) {
+	/* Counters are valid with CAN_ERR_CNT; kernels before it existed
+	   (and drivers not updated) fill them on controller-state frames. */
+	if (cls & (CAN_ERR_CNT | CAN_ERR_CRTL)) {
 		tx = f->data[6];
 		rx = f->data[7];
 	}
@@ -696,9 +745,10 @@ static void cs_check_state(bus_dev_t *dev, struct cs_out *o, int64_t t)
 	code = cs_state_code(state);
 	if (state == p->state || code == ACQ_EV_NONE || o->n >= o->max)
 		return;
-	if (can_get_berr_counter(dev->cfg.can.ifname, &bc) < 0)
-		bc.rxerr = bc.txerr = 0;
-	cs_state_event(dev, o, t, state, code, bc.rxerr, bc.txerr);
+	if (!p->have_berr || can_get_berr_counter(dev->cfg.can.ifname, &bc) < 0)
+		cs_state_event(dev, o, t, state, code, -1, -1);
+	else
+		cs_state_event(dev, o, t, state, code, bc.rxerr, bc.txerr);
 }
 
 static void cs_check_netdev(bus_dev_t *dev, struct cs_out *o, int64_t t)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <linux/can/netlink.h>
 #include <linux/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
@@ -104,66 +105,91 @@ static void test_plan(void)
 	assert(!bus_can_kind_is_virtual(NULL));
 }
 
-/* Build an RTM_NEWLINK reply: ifinfomsg, IFLA_IFNAME, IFLA_LINKINFO{KIND}. */
-static size_t link_msg(void *buf, size_t size, unsigned type, const char *kind)
+/* Append an attribute at the end of message h; returns it. */
+static struct rtattr *put_attr(struct nlmsghdr *h, unsigned short type, const void *data, size_t len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+	return a;
+}
+
+/* Close a nest opened by put_attr(h, type, NULL, 0). */
+static void end_nest(struct nlmsghdr *h, struct rtattr *nest)
+{
+	nest->rta_len = (unsigned short)((char *)h + h->nlmsg_len - (char *)nest);
+}
+
+/*
+ * An RTM_NEWLINK reply as the kernel sends it: ifinfomsg, IFLA_IFNAME,
+ * IFLA_LINKINFO { IFLA_INFO_KIND (not NUL-terminated), IFLA_INFO_DATA
+ * { the IFLA_CAN_* types in can[] } }.
+ */
+static size_t link_msg(void *buf, size_t size, unsigned type, const char *kind,
+                       const unsigned short *can, size_t ncan)
 {
 	struct nlmsghdr *h = buf;
 	struct ifinfomsg *ifi;
-	struct rtattr *a, *li;
+	struct rtattr *li, *data;
+	uint32_t v = 0;
 
 	memset(buf, 0, size);
 	h->nlmsg_type = RTM_NEWLINK;
 	h->nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
 	ifi = NLMSG_DATA(h);
 	ifi->ifi_type = (unsigned short)type;
-	a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-	a->rta_type = IFLA_IFNAME;
-	a->rta_len = RTA_LENGTH(6);
-	memcpy(RTA_DATA(a), "vcan0", 6);
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+	put_attr(h, IFLA_IFNAME, "can0", 5);
 	if (!kind)
 		return h->nlmsg_len;
-	li = (struct rtattr *)((char *)h + h->nlmsg_len);
-	li->rta_type = IFLA_LINKINFO;
-	a = RTA_DATA(li);
-	a->rta_type = IFLA_INFO_KIND;
-	a->rta_len = RTA_LENGTH(strlen(kind));
-	memcpy(RTA_DATA(a), kind, strlen(kind)); /* the kernel does not NUL it */
-	li->rta_len = RTA_LENGTH(RTA_ALIGN(a->rta_len));
-	h->nlmsg_len += RTA_ALIGN(li->rta_len);
+	li = put_attr(h, IFLA_LINKINFO, NULL, 0);
+	put_attr(h, IFLA_INFO_KIND, kind, strlen(kind));
+	if (ncan) {
+		data = put_attr(h, IFLA_INFO_DATA, NULL, 0);
+		for (size_t i = 0; i < ncan; i++)
+			put_attr(h, can[i], &v, sizeof(v));
+		end_nest(h, data);
+	}
+	end_nest(h, li);
 	return h->nlmsg_len;
 }
 
 static void test_link_parse(void)
 {
+	static const unsigned short can_attrs[] = { IFLA_CAN_STATE, IFLA_CAN_CTRLMODE,
+	                                            IFLA_CAN_BITTIMING };
 	union {
 		char b[512];
 		struct nlmsghdr align;
 	} buf;
-	char kind[16] = "x";
-	unsigned type = 0;
+	struct bus_can_linkinfo info;
 	size_t n;
 
-	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "vcan");
-	assert(bus_can_link_parse(NULL, n, &type, kind, sizeof(kind)) == -EINVAL);
-	assert(bus_can_link_parse(buf.b, n, NULL, kind, sizeof(kind)) == -EINVAL);
-	assert(bus_can_link_parse(buf.b, n, &type, NULL, sizeof(kind)) == -EINVAL);
-	assert(bus_can_link_parse(buf.b, n, &type, kind, 0) == -EINVAL);
-	assert(bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind)) == 0);
-	assert(type == ARPHRD_CAN && !strcmp(kind, "vcan"));
-	assert(bus_can_link_parse(buf.b, n, &type, kind, 4) == -ENAMETOOLONG);
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "vcan", NULL, 0);
+	assert(bus_can_link_parse(NULL, n, &info) == -EINVAL);
+	assert(bus_can_link_parse(buf.b, n, NULL) == -EINVAL);
+	assert(bus_can_link_parse(buf.b, n, &info) == 0);
+	assert(info.type == ARPHRD_CAN && !strcmp(info.kind, "vcan") && info.can_attrs == 0);
 	/* Truncated anywhere: never read past len. */
-	for (size_t cut = 0; cut < n; cut++) {
-		int r = bus_can_link_parse(buf.b, cut, &type, kind, sizeof(kind));
+	for (size_t cut = 0; cut < n; cut++)
+		assert(bus_can_link_parse(buf.b, cut, &info) == -EBADMSG);
 
-		assert(r == -EBADMSG);
-	}
-
-	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "can");
-	assert(bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind)) == 0 && !strcmp(kind, "can"));
-	n = link_msg(buf.b, sizeof(buf), ARPHRD_ETHER, NULL);
-	assert(bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind)) == 0);
-	assert(type == ARPHRD_ETHER && kind[0] == '\0');
+	/* A controller: which attributes it has decides what libsocketcan is asked. */
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "can", can_attrs, 3);
+	assert(bus_can_link_parse(buf.b, n, &info) == 0 && !strcmp(info.kind, "can"));
+	assert(info.can_attrs == ((1u << IFLA_CAN_STATE) | (1u << IFLA_CAN_CTRLMODE) |
+	                          (1u << IFLA_CAN_BITTIMING)));
+	/* INFO_DATA of another kind is not CAN controller data. */
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "vxcan", can_attrs, 3);
+	assert(bus_can_link_parse(buf.b, n, &info) == 0 && info.can_attrs == 0);
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "a_kind_too_long_", NULL, 0);
+	assert(bus_can_link_parse(buf.b, n, &info) == -ENAMETOOLONG);
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_ETHER, NULL, NULL, 0);
+	assert(bus_can_link_parse(buf.b, n, &info) == 0);
+	assert(info.type == ARPHRD_ETHER && info.kind[0] == '\0');
 
 	/* Kernel error reply carries -errno; other message types are refused. */
 	struct nlmsghdr *h = &buf.align;
@@ -172,22 +198,24 @@ static void test_link_parse(void)
 	h->nlmsg_type = NLMSG_ERROR;
 	h->nlmsg_len = NLMSG_LENGTH(sizeof(*e));
 	e->error = -ENODEV;
-	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &type, kind, sizeof(kind)) == -ENODEV);
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &info) == -ENODEV);
 	e->error = 5; /* nonsense: not an errno */
-	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &type, kind, sizeof(kind)) == -EBADMSG);
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &info) == -EBADMSG);
 	h->nlmsg_type = RTM_NEWADDR;
-	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &type, kind, sizeof(kind)) == -EBADMSG);
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &info) == -EBADMSG);
 
-	/* Random bytes (fixed seed) with a plausible header: no crash. */
+	/* Random corruption (fixed seed) behind a plausible header: no crash,
+	   and on success the kind is always a terminated string. */
 	uint32_t x = 12345;
 	for (int round = 0; round < 20000; round++) {
-		n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "vcan");
+		n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "can", can_attrs, 3);
 		for (size_t i = sizeof(struct nlmsghdr); i < n; i++) {
 			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
 			if (x % 8 == 0)
 				buf.b[i] = (char)(x >> 8);
 		}
-		(void)bus_can_link_parse(buf.b, n, &type, kind, sizeof(kind));
+		if (bus_can_link_parse(buf.b, n, &info) == 0)
+			assert(strnlen(info.kind, sizeof(info.kind)) < sizeof(info.kind));
 	}
 }
 

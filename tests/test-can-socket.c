@@ -9,7 +9,11 @@
  * patterns (classic and FD) are checked frame by frame; a flood into a
  * small socket buffer must be counted exactly as dropped; injected error
  * frames must become events; CAN_RAW filters must filter; a link going
- * down must surface as -ENETDOWN.  Needs root in the VM (sysctl, ip link).
+ * down must surface as -ENETDOWN.  An slcan interface on a pty stands in
+ * for a physical controller (rtnl kind "can", real link data): the test
+ * plays the adapter and sees on the wire whether the driver opened it
+ * listen-only ("L\r") or in normal mode ("O\r").  Needs root in the VM
+ * (sysctl, ip link, line discipline).
  *
  * Prints one line per failed check and exits 1 if any failed.
  */
@@ -17,17 +21,29 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <libsocketcan.h>
+#include <net/if.h>
 #include <linux/can.h>
 #include <linux/can/error.h>
+#include <linux/can/netlink.h>
+#include <linux/capability.h>
+#include <linux/can/raw.h>
+#include <linux/sockios.h>
+#include <linux/tty.h>
 
 #include "bus/bus.h"
 
@@ -107,6 +123,41 @@ static void write_sysctl(const char *path, long v)
 		printf("FATAL: cannot write %s (root in the VM?)\n", path);
 		exit(1);
 	}
+}
+
+/*
+ * Redirect stderr to a file while the driver runs: libsocketcan prints
+ * there itself when asked for what a link lacks, and the driver must not
+ * make it (modules never log).
+ */
+struct capture {
+	int saved, fd;
+};
+
+static void capture_begin(struct capture *c, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+	c->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert(c->fd >= 0);
+	fflush(stderr);
+	c->saved = dup(2);
+	assert(c->saved >= 0 && dup2(c->fd, 2) == 2);
+}
+
+/* Restore stderr; returns what was written meanwhile in out ("" = none). */
+static const char *capture_end(struct capture *c, char *out, size_t size)
+{
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	n = pread(c->fd, out, size - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(c->fd);
+	return out;
 }
 
 static struct bus_cfg can_cfg(const char *ifname, bool fd)
@@ -545,8 +596,7 @@ static const struct err_case err_cases[] = {
 	  ACQ_EV_CAN_ERROR_PASSIVE, 130, 100 },
 	{ "error-warning", CAN_ERR_CRTL | CAN_ERR_CNT, CAN_ERR_CRTL_TX_WARNING, 97, 5,
 	  ACQ_EV_CAN_ERROR_WARNING, 5, 97 },
-	{ "error-active", CAN_ERR_CRTL, CAN_ERR_CRTL_ACTIVE, 0, 0, ACQ_EV_CAN_ERROR_ACTIVE, -1,
-	  (uint32_t)-1 },
+	{ "error-active", CAN_ERR_CRTL, CAN_ERR_CRTL_ACTIVE, 3, 4, ACQ_EV_CAN_ERROR_ACTIVE, 4, 3 },
 	{ "controller overflow", CAN_ERR_CRTL, CAN_ERR_CRTL_RX_OVERFLOW, 0, 0,
 	  ACQ_EV_CAN_RX_OVERFLOW, 0, 1 },
 	{ "restarted", CAN_ERR_RESTARTED, 0, 0, 0, ACQ_EV_CAN_RESTARTED, -1, (uint32_t)-1 },
@@ -661,17 +711,13 @@ static void test_virtual_link(void)
 {
 	int f0 = failures;
 	struct bus_cfg cfg = can_cfg("vcan1", true);
-	char path[512], buf[256] = "";
+	struct capture cap;
+	char buf[256];
 	struct acq_item ev[4];
 	bus_dev_t *d = NULL;
-	int saved, fd, r, c[3];
+	int r, c[3];
 
-	snprintf(path, sizeof(path), "%s/stderr.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert(fd >= 0);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
+	capture_begin(&cap, "stderr-virtual.txt");
 	/* Normal mode without the opt-in is fine on a virtual link. */
 	cfg.can.listen_only = false;
 	cfg.can.allow_normal_mode = false;
@@ -679,13 +725,10 @@ static void test_virtual_link(void)
 	r = bus_dev_new(&cfg, &d);
 	for (int i = 0; i < 3; i++)
 		c[i] = r == 0 ? bus_dev_check(d, ev, 4) : -1;
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	capture_end(&cap, buf, sizeof(buf));
 	CHECK(r == 0, "normal mode on vcan refused: %s", strerror(-r));
 	CHECK(c[0] == 0 && c[1] == 0 && c[2] == 0, "check on idle vcan: %d %d %d", c[0], c[1], c[2]);
-	CHECK(pread(fd, buf, sizeof(buf) - 1, 0) == 0, "driver caused output on stderr: %s", buf);
-	close(fd);
+	CHECK(buf[0] == '\0', "driver caused output on stderr: %s", buf);
 
 	/* Link down: the socket reports ENETDOWN once, then works again. */
 	CHECK(bus_dev_recv(d, ev, 4, 50) == 0, "recv on idle vcan1");
@@ -729,6 +772,224 @@ static void test_bad_args(void)
 	OK(f0, "bad arguments in the VM");
 }
 
+/* ------------------------------------------- physical stand-in: slcan */
+
+/*
+ * The adapter end of an slcan line: everything the kernel writes to it is
+ * recorded (slcan waits for each command to drain before going on).
+ */
+struct adapter {
+	int master;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	char wire[4096];
+	size_t len;
+	volatile bool stop;
+};
+
+static void *adapter_main(void *arg)
+{
+	struct adapter *a = arg;
+	struct pollfd p = { .fd = a->master, .events = POLLIN };
+	char buf[256];
+
+	while (!a->stop) {
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		ssize_t n = read(a->master, buf, sizeof(buf));
+		if (n <= 0)
+			continue;
+		pthread_mutex_lock(&a->lock);
+		for (ssize_t i = 0; i < n && a->len < sizeof(a->wire) - 1; i++)
+			a->wire[a->len++] = buf[i];
+		a->wire[a->len] = '\0';
+		pthread_mutex_unlock(&a->lock);
+	}
+	return NULL;
+}
+
+/* Take what went over the wire since the last call ("\r" shown as '|'). */
+static void adapter_take(struct adapter *a, char *out, size_t size)
+{
+	pthread_mutex_lock(&a->lock);
+	snprintf(out, size, "%s", a->wire);
+	a->len = 0;
+	a->wire[0] = '\0';
+	pthread_mutex_unlock(&a->lock);
+	for (char *c = out; *c; c++)
+		if (*c == '\r')
+			*c = '|';
+}
+
+/* pty + N_SLCAN line discipline = a CAN interface; returns the tty fd. */
+static int slcan_attach(struct adapter *a, char *ifname)
+{
+	int ldisc = N_SLCAN, slave;
+	struct termios t;
+
+	a->master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (a->master < 0 || grantpt(a->master) || unlockpt(a->master))
+		return -1;
+	slave = open(ptsname(a->master), O_RDWR | O_NOCTTY);
+	if (slave < 0 || tcgetattr(slave, &t))
+		return -1;
+	cfmakeraw(&t);
+	if (tcsetattr(slave, TCSANOW, &t) || ioctl(slave, TIOCSETD, &ldisc) ||
+	    ioctl(slave, SIOCGIFNAME, ifname))
+		return -1;
+	pthread_mutex_init(&a->lock, NULL);
+	if (pthread_create(&a->thread, NULL, adapter_main, a))
+		return -1;
+	return slave;
+}
+
+static void adapter_say(struct adapter *a, const char *line)
+{
+	CHECK(write(a->master, line, strlen(line)) == (ssize_t)strlen(line), "adapter write");
+}
+
+/* In a child without CAP_NET_ADMIN: open must refuse, not open normal. */
+static int open_without_net_admin(const struct bus_cfg *cfg)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	bus_dev_t *dev = NULL;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (syscall(SYS_capget, &h, d) || (d[0].effective &= ~(1u << CAP_NET_ADMIN), 0) ||
+		    syscall(SYS_capset, &h, d))
+			_exit(2);
+		_exit(bus_dev_new(cfg, &dev) == -EPERM && !dev ? 0 : 1);
+	}
+	return wait_exit(pid);
+}
+
+/*
+ * A socket of our own that sees ifname's error frames: the kernel changes
+ * the controller state before it queues the frame, so once the frame is
+ * there, check() must see the new state.  Open before causing the frame.
+ */
+static int err_watch_open(const char *ifname)
+{
+	struct sockaddr_can addr = { .can_family = AF_CAN, .can_ifindex = (int)if_nametoindex(ifname) };
+	can_err_mask_t mask = CAN_ERR_MASK;
+	int s = socket(PF_CAN, SOCK_RAW, CAN_RAW);
+
+	if (s < 0 || setsockopt(s, SOL_CAN_RAW, CAN_RAW_ERR_FILTER, &mask, sizeof(mask)) ||
+	    setsockopt(s, SOL_CAN_RAW, CAN_RAW_FILTER, NULL, 0) ||
+	    bind(s, (struct sockaddr *)&addr, sizeof(addr))) {
+		printf("FATAL: error-frame watch socket on %s: %s\n", ifname, strerror(errno));
+		exit(1);
+	}
+	return s;
+}
+
+/* Wait (bounded) for one error frame on the watch socket, then close it. */
+static bool err_watch_wait(int s)
+{
+	struct can_frame f;
+	bool ok = poll(&(struct pollfd){ .fd = s, .events = POLLIN }, 1, 2000) == 1 &&
+	          read(s, &f, sizeof(f)) == CAN_MTU && (f.can_id & CAN_ERR_FLAG);
+
+	close(s);
+	return ok;
+}
+
+static bool listen_only_now(const char *ifname)
+{
+	struct can_ctrlmode cm = { 0 };
+
+	return can_get_ctrlmode(ifname, &cm) == 0 && (cm.flags & CAN_CTRLMODE_LISTENONLY);
+}
+
+static void test_physical(void)
+{
+	int f0 = failures;
+	struct adapter a = { 0 };
+	char ifname[IFNAMSIZ] = "", wire[4096];
+	struct capture cap;
+	struct acq_item it[8], tx = { .kind = ACQ_ITEM_CAN };
+	struct bus_cfg cfg;
+	bus_dev_t *d = NULL;
+	int slave, watch, r;
+
+	slave = slcan_attach(&a, ifname);
+	if (slave < 0) {
+		printf("FATAL: cannot attach slcan to a pty: %s\n", strerror(errno));
+		exit(1);
+	}
+	cfg = can_cfg(ifname, false);
+	capture_begin(&cap, "stderr-physical.txt");
+
+	/* Normal mode on a physical link without the board file's opt-in. */
+	cfg.can.listen_only = false;
+	CHECK(bus_dev_new(&cfg, &d) == -EPERM && !d, "normal mode on %s not refused", ifname);
+	/* Listen-only asked but the process may not set it: refused too. */
+	cfg.can.listen_only = true;
+	CHECK(open_without_net_admin(&cfg) == 0, "open without CAP_NET_ADMIN not refused");
+	adapter_take(&a, wire, sizeof(wire));
+	CHECK(wire[0] == '\0', "refused opens talked to the adapter: %s", wire);
+
+	/* Listen-only with a bitrate: the adapter sees S6 (500k) and L, never O. */
+	cfg.can.bitrate = 500000;
+	r = bus_dev_new(&cfg, &d);
+	CHECK(r == 0, "listen-only open of %s: %s", ifname, strerror(-r));
+	if (r < 0) {
+		capture_end(&cap, wire, sizeof(wire));
+		return;
+	}
+	CHECK(listen_only_now(ifname), "%s not in listen-only mode", ifname);
+	adapter_take(&a, wire, sizeof(wire));
+	printf("  adapter saw on listen-only open: %s\n", wire);
+	CHECK(strstr(wire, "S6|") && strstr(wire, "L|") && !strstr(wire, "O|"),
+	      "wire on listen-only open: %s", wire);
+	tx.can.id = 0x10;
+	CHECK(bus_dev_send(d, &tx) == -EPERM, "send on a listen-only physical bus");
+
+	/* Frames from the "bus" arrive through the physical path too. */
+	adapter_say(&a, "t1232AABB\rT01ABCDEF83132333435363738\r");
+	for (int n = 0; n < 2 && (r = bus_dev_recv(d, it + n, 8, 1000)) > 0;)
+		n += r;
+	CHECK(it[0].can.id == 0x123 && it[0].can.len == 2 && it[0].can.data[1] == 0xbb &&
+	      it[1].can.id == 0x1abcdef && it[1].can.flags == ACQ_CAN_EXT && it[1].can.data[7] == '8',
+	      "frames from the slcan adapter");
+
+	/* Controller state: check() reads it via libsocketcan, the error frame
+	   follows with the counters; nothing is reported twice. */
+	watch = err_watch_open(ifname);
+	adapter_say(&a, "sp130100\r");
+	CHECK(err_watch_wait(watch), "no error frame for the state change");
+	r = bus_dev_check(d, it, 8);
+	CHECK(r == 1 && it[0].event.code == ACQ_EV_CAN_ERROR_PASSIVE, "check(): %d events, code %u",
+	      r, r > 0 ? it[0].event.code : 0);
+	r = bus_dev_recv(d, it, 8, 1000);
+	CHECK(r == 2 && it[0].can.flags == ACQ_CAN_ERR && it[1].event.code == ACQ_EV_CAN_ERROR_PASSIVE &&
+	      it[1].event.arg == 130 && it[1].event.detail == 100, "state error frame: %d items", r);
+	CHECK(bus_dev_check(d, it, 8) == 0, "state reported twice");
+	d = bus_dev_free(d);
+
+	/* With the opt-in, normal mode: listen-only is cleared, the adapter sees O. */
+	cfg.can.listen_only = false;
+	cfg.can.allow_normal_mode = true;
+	r = bus_dev_new(&cfg, &d);
+	CHECK(r == 0 && !listen_only_now(ifname), "normal mode with opt-in: %s", strerror(-r));
+	adapter_take(&a, wire, sizeof(wire));
+	printf("  adapter saw on normal open (opt-in): %s\n", wire);
+	CHECK(strstr(wire, "O|") && !strstr(wire, "L|"), "wire on normal open: %s", wire);
+	tx.can.len = 1;
+	CHECK(bus_dev_send(d, &tx) == 0, "send in normal mode with the opt-in");
+	bus_dev_free(d);
+	capture_end(&cap, wire, sizeof(wire));
+	CHECK(wire[0] == '\0', "driver caused output on stderr: %s", wire);
+
+	a.stop = true;
+	pthread_join(a.thread, NULL);
+	close(slave);
+	close(a.master);
+	OK(f0, "physical stand-in (slcan %s): refusal, listen-only on the wire, state events", ifname);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -743,6 +1004,7 @@ int main(void)
 	test_filters();
 	test_error_events();
 	test_flood();
+	test_physical();
 	printf("%s: %d failed checks\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
 }

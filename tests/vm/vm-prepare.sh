@@ -16,7 +16,7 @@
 # cache dir seeded once works offline.
 #
 # Idempotent: the finished cache is marked by CACHE_DIR/ready, holding the
-# kernel release and a hash of vm-init.sh; when both match nothing is
+# kernel release and a hash of vm-init.sh and this script; when both match nothing is
 # redone.  Concurrent callers (meson runs tests in parallel) serialise on
 # CACHE_DIR/.lock.  Every failure exits non-zero with a "vm-prepare:" line.
 set -euo pipefail
@@ -24,7 +24,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${1:-${RAILMON_VM_CACHE:-${MESON_BUILD_ROOT:-$PWD/build}/vm}}
 # Modules for vm-init.sh, by top-level name; dependencies are resolved below.
-CAN_MODULES=(can can-raw can-dev vcan)
+# slcan: a tty-attached controller with real CAN link data (kind "can"),
+# which the tests use as a stand-in for a physical interface.
+CAN_MODULES=(can can-raw can-dev vcan slcan)
 P9_MODULES=(virtio_pci 9pnet_virtio 9p)
 
 die() { echo "vm-prepare: $*" >&2; exit 1; }
@@ -39,7 +41,7 @@ CACHE=$(cd "$CACHE" && pwd)
 exec 9>"$CACHE/.lock"
 flock -w 600 9 || die "timed out waiting for $CACHE/.lock"
 
-init_hash=$(sha256sum "$HERE/vm-init.sh" | cut -c1-16)
+init_hash=$(cat "$HERE/vm-init.sh" "$HERE/vm-prepare.sh" | sha256sum | cut -c1-16)
 
 # An already downloaded kernel .deb wins over asking apt: offline re-runs.
 find_deb() { ls "$CACHE"/linux-image-[0-9]*-amd64_*.deb 2>/dev/null | sort -V | tail -1; }
