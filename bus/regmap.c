@@ -260,13 +260,15 @@ static enum bus_mb_verdict check_mbap(const struct bus_mb_expect *exp, const uin
 {
 	if (len < BUS_MB_TCP_HEADER + 2)
 		return BUS_MB_REPLY_BAD_LENGTH;
-	if ((uint16_t)(adu[0] << 8 | adu[1]) != exp->tid)
-		return BUS_MB_REPLY_STALE;
+	/* Framing first: only a well-formed frame with another id is a stale
+	   reply worth reading past; garbage is a bad reply and gets flushed. */
 	if (adu[2] || adu[3])
 		return BUS_MB_REPLY_BAD_PROTOCOL;
 	/* The length field counts the unit id and the PDU. */
 	if ((size_t)(adu[4] << 8 | adu[5]) != len - 6)
 		return BUS_MB_REPLY_BAD_LENGTH;
+	if ((uint16_t)(adu[0] << 8 | adu[1]) != exp->tid)
+		return BUS_MB_REPLY_STALE;
 	return BUS_MB_REPLY_OK;
 }
 

@@ -12,7 +12,7 @@ PKGS=(
 	clang libclang-rt-14-dev
 	# real peers
 	mosquitto mosquitto-clients socat can-utils
-	python3 python3-pymodbus python3-protobuf protobuf-compiler python3-paho-mqtt python3-can
+	python3 python3-pymodbus python3-serial-asyncio python3-protobuf protobuf-compiler python3-paho-mqtt python3-can
 	openssl
 	# the CAN VM (Debian's own kernel under qemu)
 	qemu-system-x86 busybox-static cpio kmod zstd xz-utils

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mb-expect.h - what the test peers hold at every address, computed
+ * independently of bus/regmap.c, and small helpers shared by the Modbus
+ * tests and the benchmark.  Header-only test code.
+ */
+#pragma once
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bus/bus.h"
+
+/* Same hash as mb-fault-server.c and pymodbus-server.py. */
+static inline int mb_bit(unsigned unit, unsigned addr)
+{
+	uint32_t h = unit * 2654435761u ^ addr * 40503u;
+
+	return (int)((h >> 13) & 1);
+}
+
+static inline uint16_t mb_reg(unsigned unit, unsigned addr)
+{
+	return (uint16_t)((unit * 1000 + addr) & 0xffff);
+}
+
+/* The value a correct driver reports for ch (ABCD/CDAB, u16/s16/u32/s32/bit). */
+static inline double mb_expect(const struct bus_mb_channel *ch)
+{
+	unsigned u = ch->unit_id, a = ch->addr;
+	uint32_t r0 = mb_reg(u, a), r1 = mb_reg(u, a + 1);
+	uint32_t w = ch->order == BUS_MB_CDAB ? (r1 << 16 | r0) : (r0 << 16 | r1);
+	double raw;
+
+	if (ch->table == BUS_MB_COIL || ch->table == BUS_MB_DISCRETE)
+		raw = mb_bit(u, a);
+	else if (ch->type == BUS_MB_U16)
+		raw = r0;
+	else if (ch->type == BUS_MB_S16)
+		raw = (int16_t)r0;
+	else if (ch->type == BUS_MB_U32)
+		raw = w;
+	else if (ch->type == BUS_MB_S32)
+		raw = (int32_t)w;
+	else if (ch->type == BUS_MB_BIT)
+		raw = (r0 >> ch->bit) & 1;
+	else
+		assert(!"type not covered by mb_expect");
+	return raw * ch->scale + ch->offset;
+}
+
+static inline struct bus_mb_channel mb_chan(uint32_t id, uint8_t unit, enum bus_mb_table table,
+                                            uint16_t addr, enum bus_mb_type type, uint32_t period_ms)
+{
+	struct bus_mb_channel c = { .id = id, .unit_id = unit, .table = table, .addr = addr,
+	                            .type = type, .order = BUS_MB_ABCD, .scale = 1.0,
+	                            .period_ms = period_ms };
+
+	return c;
+}
+
+static inline struct bus_cfg mb_tcp_cfg(int port, struct bus_mb_channel *ch, size_t n,
+                                        uint32_t response_ms, uint16_t max_gap)
+{
+	struct bus_cfg cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.kind = BUS_KIND_MODBUS;
+	strcpy(cfg.name, "mb-test");
+	cfg.index = 3;
+	strcpy(cfg.mb.host, "127.0.0.1");
+	cfg.mb.port = (uint16_t)port;
+	cfg.mb.response_timeout_ms = response_ms;
+	cfg.mb.byte_timeout_ms = response_ms / 2;
+	cfg.mb.max_gap = max_gap;
+	cfg.mb.channels = ch;
+	cfg.mb.nchannels = n;
+	return cfg;
+}
