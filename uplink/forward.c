@@ -59,6 +59,7 @@ struct upl_forwarder {
 	atomic_bool stop;
 
 	pthread_mutex_t lock; /* guards st */
+	pthread_cond_t cond;  /* signalled when st.cursor moves */
 	struct upl_forward_stats st;
 
 	/* Everything below belongs to the forwarder thread. */
@@ -196,6 +197,7 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free((char *)f->cfg.password);
 	free(f->topic_data);
 	free(f->topic_status);
+	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 	return NULL;
@@ -219,6 +221,7 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 	if (!f)
 		return -ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
 	r = cfg_copy(f, cfg);
 	if (r == 0) {
 		f->slots = calloc(f->cfg.inflight, sizeof(*f->slots));
@@ -289,6 +292,7 @@ static void window_advance(upl_forwarder_t *f)
 	pthread_mutex_lock(&f->lock);
 	f->st.cursor = f->cursor;
 	f->st.inflight = f->n;
+	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	cursor_flush(f, false);
 }
@@ -358,6 +362,12 @@ static int window_stage(upl_forwarder_t *f)
 	f->n++;
 	f->read_seq = rec.first_seq + rec.count;
 	return 1;
+}
+
+static void emit(upl_forwarder_t *f, enum upl_fwd_event ev, int err)
+{
+	if (f->cfg.on_event)
+		f->cfg.on_event(f->cfg.event_ctx, ev, err);
 }
 
 static int64_t realtime_ns(void)
@@ -493,8 +503,12 @@ static void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 		mosquitto_destroy(f->mosq);
 		f->mosq = NULL;
 	}
-	if (f->conn == CONN_UP)
+	if (f->conn == CONN_UP) {
 		f->fails = 0;
+		emit(f, UPL_FWD_DISCONNECTED, err);
+	} else {
+		emit(f, UPL_FWD_CONNECT_FAILED, err);
+	}
 	f->conn = CONN_DOWN;
 	window_rewind(f);
 	pthread_mutex_lock(&f->lock);
@@ -571,6 +585,7 @@ static void conn_established(upl_forwarder_t *f)
 	f->st.connects++;
 	f->st.connected = true;
 	pthread_mutex_unlock(&f->lock);
+	emit(f, UPL_FWD_CONNECTED, 0);
 }
 
 /* One step while connecting or connected.  Returns the poll timeout (ms)
@@ -600,6 +615,7 @@ static int conn_step(upl_forwarder_t *f)
 	}
 	if (window_stalled(f)) {
 		STAT_ADD(f, ack_timeouts, 1);
+		emit(f, UPL_FWD_ACK_TIMEOUT, -ETIMEDOUT);
 		conn_down(f, -ETIMEDOUT, false);
 		return 0;
 	}
@@ -695,4 +711,26 @@ int upl_forwarder_stop(upl_forwarder_t *f)
 	pthread_join(f->thread, NULL);
 	f->running = false;
 	return 0;
+}
+
+int upl_forwarder_wait_cursor(upl_forwarder_t *f, uint64_t seq, unsigned timeout_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	if (!f)
+		return -EINVAL;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&f->lock);
+	while (f->st.cursor < seq && err == 0)
+		err = pthread_cond_timedwait(&f->cond, &f->lock, &ts);
+	err = f->st.cursor >= seq ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&f->lock);
+	return err;
 }

@@ -47,6 +47,19 @@ struct upl_source {
 	void *ctx;
 };
 
+/* What the forwarder tells its owner as it happens (for the board's log). */
+enum upl_fwd_event {
+	UPL_FWD_CONNECTED,      /* CONNACK accepted; err = 0 */
+	UPL_FWD_CONNECT_FAILED, /* attempt failed or timed out; err = -errno */
+	UPL_FWD_DISCONNECTED,   /* an established connection was lost; err */
+	UPL_FWD_ACK_TIMEOUT,    /* PUBACK watchdog dropped the connection */
+	UPL_FWD_EVENT_MAX
+};
+
+/* Called on the forwarder thread; must not call back into the forwarder
+   except upl_forwarder_stats(). */
+typedef void (*upl_fwd_event_fn)(void *ctx, enum upl_fwd_event ev, int err);
+
 struct upl_forward_cfg {
 	const char *host;           /* broker; required */
 	int port;                   /* 1..65535 */
@@ -72,6 +85,8 @@ struct upl_forward_cfg {
 	unsigned cursor_interval_ms; /* write the cursor file at most this often
 	                               (and at stop); a crash re-sends at most
 	                               this much acked data; 0 = every ack */
+	upl_fwd_event_fn on_event;  /* optional */
+	void *event_ctx;
 	unsigned idle_poll_ms;      /* how often to look for new records when
 	                               the log is drained; 0 = 200 */
 };
@@ -113,6 +128,13 @@ int upl_forwarder_stop(upl_forwarder_t *fwd);
 
 /* Consistent snapshot; callable from any thread. */
 int upl_forwarder_stats(upl_forwarder_t *fwd, struct upl_forward_stats *ret_stats);
+
+/*
+ * Block until the in-memory cursor reaches seq (everything below it is
+ * acknowledged) or timeout_ms passes: 0 or -ETIMEDOUT.  For tests and for
+ * a board that wants to drain before shutdown.
+ */
+int upl_forwarder_wait_cursor(upl_forwarder_t *fwd, uint64_t seq, unsigned timeout_ms);
 
 /* Stops if running, frees; accepts NULL; returns NULL. */
 upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *fwd);

@@ -41,7 +41,7 @@ struct upl_recv {
 	atomic_bool stop;
 
 	pthread_mutex_t lock;      /* guards everything below */
-	pthread_cond_t cond;       /* signalled when subscribed changes */
+	pthread_cond_t cond;       /* signalled when subscribed or records change */
 	struct upl_recv_stats st;
 	struct vehicle *veh;
 	size_t nveh;
@@ -348,6 +348,7 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 		ret = -EBADMSG;
 	}
 	r->st.missing = total_missing(r);
+	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	upl_batch_free(b);
 	return ret;
@@ -483,6 +484,17 @@ int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *r
 	return err;
 }
 
+static void deadline_in(struct timespec *ts, unsigned timeout_ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
 int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms)
 {
 	struct timespec ts;
@@ -490,18 +502,29 @@ int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms)
 
 	if (!r)
 		return -EINVAL;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	deadline_in(&ts, timeout_ms);
 	pthread_mutex_lock(&r->lock);
 	while (!r->st.subscribed && err == 0)
 		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+	err = r->st.subscribed ? 0 : -ETIMEDOUT;
 	pthread_mutex_unlock(&r->lock);
-	return r->st.subscribed ? 0 : -ETIMEDOUT;
+	return err;
+}
+
+int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	if (!r)
+		return -EINVAL;
+	deadline_in(&ts, timeout_ms);
+	pthread_mutex_lock(&r->lock);
+	while (r->st.records < n && err == 0)
+		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+	err = r->st.records >= n ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&r->lock);
+	return err;
 }
 
 /* ---- the MQTT session ---- */
@@ -620,7 +643,7 @@ int upl_recv_run(upl_recv_t *r)
 	if (!r || !r->cfg.host || !r->cfg.port)
 		return -EINVAL;
 	while (!atomic_load(&r->stop)) {
-		struct mosquitto *m;
+		struct mosquitto *m = NULL;
 		uint64_t before = r->st.connects;
 		int err = session_new(r, &m);
 

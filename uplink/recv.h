@@ -105,6 +105,10 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 /* Wait until subscribed (or timeout_ms passes): 0 or -ETIMEDOUT. */
 int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms);
 
+/* Wait until at least n new records were written in total (or timeout_ms
+   passes): 0 or -ETIMEDOUT. */
+int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms);
+
 int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret_stats);
 
 /* 0, or -ENOENT if no Batch of that vehicle was seen. */

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-uplink.c - forwarder and receiver: bad arguments, the cursor file,
+ * gap/duplicate detection, output formats, and end to end through a real
+ * mosquitto with `recv` and an independent Python consumer
+ * (paho-mqtt + protoc-generated code) that must see identical records.
+ *
+ * usage: test-uplink CONSUMER_PY PB2_DIR
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <mosquitto.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "uplink/fixture.h"
+#include "uplink/forward.h"
+#include "uplink/recv.h"
+
+static char tmpdir[] = "/tmp/railmon-uplink-XXXXXX";
+
+static void path_in(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", tmpdir, name);
+}
+
+static struct upl_forward_cfg fwd_cfg(struct memlog *log, int port, const char *cursor)
+{
+	return (struct upl_forward_cfg){
+		.host = "127.0.0.1",
+		.port = port,
+		.client_id = "railmon-test-fwd",
+		.vehicle = "tram7",
+		.cursor_path = cursor,
+		.source = memlog_source(log),
+		.inflight = 20,
+		.ack_timeout_ms = 3000,
+		.connect_timeout_ms = 3000,
+		.backoff_min_ms = 50,
+		.backoff_max_ms = 500,
+		.idle_poll_ms = 10,
+	};
+}
+
+static void test_bad_args(void)
+{
+	struct memlog log;
+	struct upl_forward_cfg c;
+	struct upl_forward_stats fst;
+	struct upl_recv_stats rst;
+	struct upl_recv_vehicle rv;
+	struct upl_recv_cfg rc = { .client_id = "x", .format = UPL_RECV_JSONL };
+	upl_forwarder_t *f = NULL;
+	upl_recv_t *r = NULL;
+	uint64_t seq;
+	char cur[256];
+
+	memlog_init(&log);
+	path_in(cur, sizeof(cur), "bad.cursor");
+	CHECK(upl_forwarder_new(NULL, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	CHECK(upl_forwarder_new(&c, NULL) == -EINVAL);
+	c.host = NULL;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 0, cur);
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 70000, cur);
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.vehicle = "a/b";
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.vehicle = "#";
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.client_id = "";
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, NULL);
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.source.next = NULL;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.password = "pw";
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.inflight = 70000;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.keepalive_s = 2;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	/* Insecure without TLS, TLS without a CA, a key without a cert. */
+	c = fwd_cfg(&log, 1883, cur);
+	c.tls.insecure = true;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.use_tls = true;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c.tls.ca_file = "/nonexistent/ca.pem";
+	c.tls.key_file = "/nonexistent/key.pem";
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	CHECK(f == NULL);
+	CHECK(upl_forwarder_start(NULL) == -EINVAL);
+	CHECK(upl_forwarder_stop(NULL) == -EINVAL);
+	CHECK(upl_forwarder_stats(NULL, &fst) == -EINVAL);
+	CHECK(upl_forwarder_wait_cursor(NULL, 1, 1) == -EINVAL);
+	CHECK(upl_forwarder_free(NULL) == NULL);
+	c = fwd_cfg(&log, 1883, cur);
+	CHECK(upl_forwarder_new(&c, &f) == 0);
+	CHECK(upl_forwarder_stats(f, NULL) == -EINVAL);
+	CHECK(upl_forwarder_stop(f) == 0); /* not started: a no-op */
+	CHECK(upl_forwarder_free(f) == NULL);
+
+	CHECK(upl_cursor_load(NULL, &seq) == -EINVAL);
+	CHECK(upl_cursor_load(cur, NULL) == -EINVAL);
+	CHECK(upl_cursor_store(NULL, 5) == -EINVAL);
+	CHECK(upl_cursor_store(cur, 0) == -EINVAL);
+
+	CHECK(upl_recv_new(NULL, &r) == -EINVAL);
+	CHECK(upl_recv_new(&rc, NULL) == -EINVAL);
+	CHECK(upl_recv_new(&rc, &r) == -EINVAL); /* JSONL without a FILE */
+	rc.out = stdout;
+	rc.format = UPL_RECV_FORMAT_MAX;
+	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	rc.format = UPL_RECV_JSONL;
+	rc.client_id = NULL;
+	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	rc.client_id = "x";
+	rc.tls.insecure = true;
+	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	rc.tls.insecure = false;
+	rc.use_tls = true;
+	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	rc.use_tls = false;
+	CHECK(upl_recv_new(&rc, &r) == 0);
+	CHECK(upl_recv_run(r) == -EINVAL); /* no host */
+	CHECK(upl_recv_feed(NULL, NULL, "", 0) == -EINVAL);
+	CHECK(upl_recv_feed(r, NULL, NULL, 5) == -EINVAL);
+	CHECK(upl_recv_stats(NULL, &rst) == -EINVAL);
+	CHECK(upl_recv_stats(r, NULL) == -EINVAL);
+	CHECK(upl_recv_vehicle(NULL, "v", &rv) == -EINVAL);
+	CHECK(upl_recv_vehicle(r, NULL, &rv) == -EINVAL);
+	CHECK(upl_recv_vehicle(r, "v", NULL) == -EINVAL);
+	CHECK(upl_recv_vehicle(r, "nobody", &rv) == -ENOENT);
+	CHECK(upl_recv_run(NULL) == -EINVAL);
+	CHECK(upl_recv_stop(NULL) == -EINVAL);
+	CHECK(upl_recv_wait_subscribed(NULL, 1) == -EINVAL);
+	CHECK(upl_recv_wait_records(NULL, 1, 1) == -EINVAL);
+	CHECK(upl_recv_wait_subscribed(r, 1) == -ETIMEDOUT);
+	CHECK(upl_recv_free(r) == NULL);
+	CHECK(upl_recv_free(NULL) == NULL);
+	memlog_fini(&log);
+	printf("bad arguments: ok\n");
+}
+
+static void write_file(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f);
+	fputs(s, f);
+	CHECK(fclose(f) == 0);
+}
+
+static void test_cursor(void)
+{
+	char p[256], tmp[300];
+	uint64_t seq = 0;
+	struct stat st;
+
+	path_in(p, sizeof(p), "c1");
+	CHECK(upl_cursor_load(p, &seq) == 0 && seq == 1); /* missing: start of log */
+	CHECK(upl_cursor_store(p, 123456789012ull) == 0);
+	CHECK(upl_cursor_load(p, &seq) == 0 && seq == 123456789012ull);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
+	CHECK(stat(tmp, &st) < 0 && errno == ENOENT);
+	CHECK(upl_cursor_store(p, 7) == 0);
+	CHECK(upl_cursor_load(p, &seq) == 0 && seq == 7);
+	/* Torn or foreign contents are refused, never read as a position. */
+	write_file(p, "railmon-cursor 1 77");
+	seq = 5;
+	CHECK(upl_cursor_load(p, &seq) == -EBADMSG && seq == 5);
+	write_file(p, "hello\n");
+	CHECK(upl_cursor_load(p, &seq) == -EBADMSG);
+	write_file(p, "railmon-cursor 1 0\n");
+	CHECK(upl_cursor_load(p, &seq) == -EBADMSG);
+	write_file(p, "railmon-cursor 1 99999999999999999999999\n");
+	CHECK(upl_cursor_load(p, &seq) == -EBADMSG);
+	write_file(p, "");
+	CHECK(upl_cursor_load(p, &seq) == -EBADMSG);
+	CHECK(upl_cursor_store("/nonexistent-dir/cursor", 3) == -ENOENT);
+	/* A damaged cursor stops the forwarder from starting at a wrong place. */
+	{
+		struct memlog log;
+		struct upl_forward_cfg c;
+		upl_forwarder_t *f = NULL;
+
+		memlog_init(&log);
+		c = fwd_cfg(&log, 1883, p);
+		CHECK(upl_forwarder_new(&c, &f) == -EBADMSG && !f);
+		memlog_fini(&log);
+	}
+	printf("cursor file: ok\n");
+}
+
+/* Count lines of a FILE written so far. */
+static size_t count_lines(FILE *f)
+{
+	size_t n = 0;
+	int c;
+
+	fflush(f);
+	rewind(f);
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	return n;
+}
+
+static void test_feed(void)
+{
+	struct memlog log;
+	struct gen g;
+	struct upl_recv_cfg rc = { .client_id = "feed", .format = UPL_RECV_JSONL };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	upl_recv_t *r;
+	char line[512];
+	uint64_t total = 0;
+
+	memlog_init(&log);
+	CHECK(gen_init(&g, "tram7", 64, 1700000000000000000) == 0);
+	for (int i = 0; i < 6; i++)
+		CHECK(gen_batch(&g, &log, 40, 1000000) == 0);
+	for (size_t i = 0; i < log.n; i++)
+		total += log.recs[i].count;
+	rc.out = tmpfile();
+	CHECK(rc.out);
+	CHECK(upl_recv_new(&rc, &r) == 0);
+
+	/* 0, 1, then 3 (gap at 2), 3 again (duplicate), 2 fills the gap. */
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[0].buf, log.recs[0].len) == 40);
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[1].buf, log.recs[1].len) == 40);
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[3].buf, log.recs[3].len) == 40);
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(v.first_seq == 1 && v.next_seq == 161 && v.missing == 40 && v.records == 120);
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[3].buf, log.recs[3].len) == 0);
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[2].buf, log.recs[2].len) == 40);
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(v.missing == 0 && v.duplicates == 40 && v.records == 160);
+	/* A Batch on another vehicle's topic would poison its sequence space. */
+	CHECK(upl_recv_feed(r, "railmon/tram8/data", log.recs[4].buf, log.recs[4].len) == -EBADMSG);
+	CHECK(upl_recv_feed(r, "nonsense", log.recs[4].buf, log.recs[4].len) == -EBADMSG);
+	/* Malformed bytes: counted, not fatal. */
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", "\xff\xff\xff\xff", 4) == -EBADMSG);
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[4].buf, log.recs[4].len / 2) == -EBADMSG);
+	CHECK(upl_recv_feed(r, NULL, log.recs[4].buf, log.recs[4].len) == 40);
+	CHECK(upl_recv_feed(r, NULL, log.recs[5].buf, log.recs[5].len) == 40);
+	CHECK(upl_recv_stats(r, &st) == 0);
+	CHECK(st.records == total && st.duplicates == 40 && st.bad == 4 && st.missing == 0);
+	CHECK(st.vehicles == 1 && st.messages == 11 && st.batches == 6);
+	CHECK(count_lines(rc.out) == total);
+	rewind(rc.out);
+	CHECK(fgets(line, sizeof(line), rc.out));
+	CHECK(strncmp(line, "{\"vehicle\":\"tram7\",\"seq\":1,\"t_ns\":17000000000", 45) == 0);
+	upl_recv_free(r);
+	fclose(rc.out);
+
+	/* CSV: a header and one row per record; the callback gets every new Batch. */
+	rc.format = UPL_RECV_CSV;
+	rc.out = tmpfile();
+	CHECK(upl_recv_new(&rc, &r) == 0);
+	for (size_t i = 0; i < log.n; i++)
+		CHECK(upl_recv_feed(r, NULL, log.recs[i].buf, log.recs[i].len) == 40);
+	CHECK(count_lines(rc.out) == total + 1);
+	rewind(rc.out);
+	CHECK(fgets(line, sizeof(line), rc.out));
+	CHECK(strncmp(line, "vehicle,seq,t_ns,historical,kind,", 33) == 0);
+	CHECK(fgets(line, sizeof(line), rc.out));
+	CHECK(strncmp(line, "\"tram7\",1,17000000000", 21) == 0);
+	upl_recv_free(r);
+	fclose(rc.out);
+	gen_fini(&g);
+	memlog_fini(&log);
+	printf("recv feed (gaps, duplicates, jsonl, csv, bad payloads): ok\n");
+}
+
+/* Read the retained status of tram7 with a plain libmosquitto client. */
+struct status_ctx {
+	char value[32];
+	bool got;
+};
+
+static void status_msg(struct mosquitto *m, void *arg, const struct mosquitto_message *msg)
+{
+	struct status_ctx *s = arg;
+
+	snprintf(s->value, sizeof(s->value), "%.*s", msg->payloadlen, (const char *)msg->payload);
+	s->got = msg->retain;
+}
+
+static void read_status(int port, char *ret, size_t size)
+{
+	struct status_ctx s = { 0 };
+	struct mosquitto *m = mosquitto_new(NULL, true, &s);
+	int64_t end = fx_mono_ns() + 5 * INT64_C(1000000000);
+
+	CHECK(m);
+	mosquitto_message_callback_set(m, status_msg);
+	CHECK(mosquitto_connect(m, "127.0.0.1", port, 10) == MOSQ_ERR_SUCCESS);
+	CHECK(mosquitto_subscribe(m, NULL, "railmon/tram7/status", 1) == MOSQ_ERR_SUCCESS);
+	while (!s.got && fx_mono_ns() < end)
+		CHECK(mosquitto_loop(m, 100, 1) == MOSQ_ERR_SUCCESS);
+	mosquitto_destroy(m);
+	CHECK(s.got);
+	snprintf(ret, size, "%s", s.value);
+}
+
+struct recv_thread {
+	upl_recv_t *r;
+	pthread_t t;
+	int ret;
+};
+
+static void *recv_main(void *arg)
+{
+	struct recv_thread *rt = arg;
+
+	rt->ret = upl_recv_run(rt->r);
+	return NULL;
+}
+
+/* Start the Python consumer and wait for its "ready" line (subscribed). */
+static pid_t start_python(const char *script, const char *pb2_dir, int port, uint64_t count,
+                          const char *out)
+{
+	char cnt[32], portb[16], line[64];
+	int pfd[2];
+	pid_t pid;
+	FILE *f;
+
+	snprintf(cnt, sizeof(cnt), "%llu", (unsigned long long)count);
+	snprintf(portb, sizeof(portb), "%d", port);
+	CHECK(pipe(pfd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		setenv("PYTHONPATH", pb2_dir, 1);
+		execl("/usr/bin/python3", "python3", script, "subscribe", "--port", portb, "--count",
+		      cnt, "--out", out, "--timeout", "60", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	CHECK(f);
+	/* Bounded: the consumer exits by itself after --timeout. */
+	CHECK(fgets(line, sizeof(line), f) && strcmp(line, "ready\n") == 0);
+	fclose(f);
+	return pid;
+}
+
+static void test_end_to_end(const char *script, const char *pb2_dir)
+{
+	struct broker b;
+	struct memlog log;
+	struct gen g;
+	struct recv_thread rt = { 0 };
+	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-test-recv",
+	                           .format = UPL_RECV_JSONL };
+	struct upl_forward_cfg c;
+	struct upl_forward_stats fst;
+	struct upl_recv_stats rst;
+	upl_forwarder_t *f;
+	char cur[256], out_c[256], out_py[256], status[32];
+	uint64_t seq, total = 0;
+	int status_py;
+	pid_t py;
+
+	CHECK(broker_init(&b, false, NULL) == 0);
+	CHECK(broker_start(&b) == 0);
+	memlog_init(&log);
+	CHECK(gen_init(&g, "tram7", 256, fx_now_ns() - 600 * INT64_C(1000000000)) == 0);
+	for (int i = 0; i < 100; i++)
+		CHECK(gen_batch(&g, &log, 200, 1000000) == 0);
+	total = log.next_seq - 1 + 100 * 200; /* plus the live half below */
+
+	path_in(out_c, sizeof(out_c), "recv.jsonl");
+	path_in(out_py, sizeof(out_py), "python.jsonl");
+	py = start_python(script, pb2_dir, b.port, total, out_py);
+	rc.port = b.port;
+	rc.out = fopen(out_c, "w");
+	CHECK(rc.out);
+	CHECK(upl_recv_new(&rc, &rt.r) == 0);
+	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
+	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
+
+	path_in(cur, sizeof(cur), "e2e.cursor");
+	c = fwd_cfg(&log, b.port, cur);
+	c.cursor_interval_ms = 0;
+	CHECK(upl_forwarder_new(&c, &f) == 0);
+	CHECK(upl_forwarder_start(f) == 0);
+	CHECK(upl_forwarder_start(f) == -EALREADY);
+	/* Half the data is backlog, half arrives while forwarding (live). */
+	CHECK(upl_forwarder_wait_cursor(f, 20 * 200, 20000) == 0);
+	for (int i = 0; i < 100; i++)
+		CHECK(gen_batch(&g, &log, 200, 1000000) == 0);
+	CHECK(log.next_seq - 1 == total);
+	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
+	CHECK(upl_recv_wait_records(rt.r, total, 20000) == 0);
+	read_status(b.port, status, sizeof(status));
+	CHECK(strcmp(status, "online") == 0);
+	CHECK(upl_forwarder_stats(f, &fst) == 0);
+	CHECK(fst.acked == log.n && fst.connected && fst.connects == 1 && fst.resent == 0);
+	CHECK(fst.cursor == log.next_seq && !fst.insecure);
+	CHECK(upl_forwarder_stop(f) == 0);
+	/* The persisted cursor is exactly past the last acknowledged record. */
+	CHECK(upl_cursor_load(cur, &seq) == 0 && seq == log.next_seq);
+	read_status(b.port, status, sizeof(status));
+	CHECK(strcmp(status, "offline") == 0);
+	upl_forwarder_free(f);
+
+	/* Both consumers hold the same records. */
+	CHECK(waitpid(py, &status_py, 0) == py);
+	CHECK(WIFEXITED(status_py) && WEXITSTATUS(status_py) == 0);
+	CHECK(fflush(rc.out) == 0);
+	{
+		char *argv[] = { "/usr/bin/python3", (char *)script, "compare", out_c, out_py, NULL };
+
+		CHECK(fx_run(argv, 60) == 0);
+	}
+
+	/* A new forwarder resumes from the cursor: nothing is sent again. */
+	CHECK(gen_batch(&g, &log, 200, 1000000) == 0);
+	total += 200;
+	CHECK(upl_forwarder_new(&c, &f) == 0);
+	CHECK(upl_forwarder_start(f) == 0);
+	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
+	CHECK(upl_recv_wait_records(rt.r, total, 20000) == 0);
+	CHECK(upl_forwarder_stats(f, &fst) == 0 && fst.acked == 1);
+	upl_forwarder_free(f);
+
+	upl_recv_stop(rt.r);
+	pthread_join(rt.t, NULL);
+	CHECK(rt.ret == 0);
+	CHECK(upl_recv_stats(rt.r, &rst) == 0);
+	CHECK(rst.records == total && rst.duplicates == 0 && rst.missing == 0 && rst.bad == 0);
+	upl_recv_free(rt.r);
+	fclose(rc.out);
+	gen_fini(&g);
+	memlog_fini(&log);
+	broker_fini(&b);
+	printf("end to end (recv + python consumer identical, cursor, status): ok\n");
+}
+
+int main(int argc, char **argv)
+{
+	char *rm[] = { "rm", "-rf", tmpdir, NULL };
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s CONSUMER_PY PB2_DIR\n", argv[0]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	CHECK(mkdtemp(tmpdir));
+	test_bad_args();
+	test_cursor();
+	test_feed();
+	test_end_to_end(argv[1], argv[2]);
+	fx_run(rm, 30);
+	return 0;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""consumer.py - an independent railmon consumer: paho-mqtt + protoc-generated
+railmon_pb2 (from uplink/railmon.proto), no railmon code at all.
+
+  consumer.py subscribe --port P --count N --out FILE [--host H] [--topic T] [--timeout S]
+      Subscribe (QoS 1), print "ready" once subscribed, decode every Batch,
+      drop duplicate sequence numbers, write one JSON line per record (the
+      same fields as `railmon recv --format jsonl`), exit 0 after N distinct
+      records, 1 on timeout.
+  consumer.py compare A B
+      Exit 0 if the two JSON-lines files hold the same records (by value).
+
+railmon_pb2 must be importable (PYTHONPATH), e.g. generated with
+  protoc --proto_path=uplink --python_out=OUTDIR uplink/railmon.proto
+"""
+import argparse
+import json
+import math
+import sys
+import threading
+
+def records(batch):
+    """Yield one dict per record of a railmon.v1.Batch, seq order."""
+    import railmon_pb2
+    seq = batch.first_seq
+    base = dict(vehicle=batch.vehicle, historical=batch.historical)
+    t = batch.t0_ns
+    c = batch.can
+    off = 0
+    for i in range(len(c.t_delta_ns)):
+        t += c.t_delta_ns[i]
+        n = c.len[i]
+        yield dict(base, seq=seq, t_ns=t, kind="can", bus=c.bus[i] & 0xffff, id=c.id[i],
+                   flags=c.flags[i] & 0xff, data=c.data[off:off + n].hex())
+        off += n
+        seq += 1
+    s = batch.samples
+    t = batch.t0_ns
+    for i in range(len(s.t_delta_ns)):
+        t += s.t_delta_ns[i]
+        v = s.value[i]
+        yield dict(base, seq=seq, t_ns=t, kind="sample", channel=s.channel[i],
+                   value=v if math.isfinite(v) else None,
+                   quality=s.quality[i] if len(s.quality) else 0)
+        seq += 1
+    e = batch.events
+    t = batch.t0_ns
+    for i in range(len(e.t_delta_ns)):
+        t += e.t_delta_ns[i]
+        try:
+            name = railmon_pb2.EventCode.Name(e.code[i])[len("EVENT_"):]
+        except ValueError:
+            name = None
+        yield dict(base, seq=seq, t_ns=t, kind="event", source=e.source[i] & 0xffff,
+                   code=e.code[i], name=name, arg=e.arg[i],
+                   detail=e.detail[i] if len(e.detail) else 0)
+        seq += 1
+
+def subscribe(a):
+    import paho.mqtt.client as mqtt
+    import railmon_pb2
+    seen = set()
+    done = threading.Event()
+    out = open(a.out, "w")
+
+    def on_connect(client, userdata, flags, rc):
+        if rc == 0:
+            client.subscribe(a.topic, qos=1)
+
+    def on_subscribe(client, userdata, mid, granted):
+        print("ready", flush=True)
+
+    def on_message(client, userdata, msg):
+        b = railmon_pb2.Batch()
+        try:
+            b.ParseFromString(msg.payload)
+        except Exception:
+            return
+        for r in records(b):
+            key = (r["vehicle"], r["seq"])
+            if key in seen:
+                continue
+            seen.add(key)
+            out.write(json.dumps(r, separators=(",", ":")) + "\n")
+        if len(seen) >= a.count:
+            done.set()
+
+    c = mqtt.Client(client_id="railmon-py-consumer", clean_session=True)
+    c.on_connect = on_connect
+    c.on_subscribe = on_subscribe
+    c.on_message = on_message
+    c.connect(a.host, a.port, keepalive=20)
+    c.loop_start()
+    ok = done.wait(a.timeout)
+    c.loop_stop()
+    out.close()
+    print("received %d distinct records" % len(seen), file=sys.stderr)
+    return 0 if ok else 1
+
+def load(path):
+    with open(path) as f:
+        return sorted((json.loads(line) for line in f), key=lambda r: (r["vehicle"], r["seq"]))
+
+def compare(a):
+    x, y = load(a.a), load(a.b)
+    if x == y:
+        print("identical: %d records" % len(x))
+        return 0
+    print("differ: %d vs %d records" % (len(x), len(y)), file=sys.stderr)
+    for r, s in zip(x, y):
+        if r != s:
+            print("first difference:\n  %s\n  %s" % (r, s), file=sys.stderr)
+            break
+    return 1
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("subscribe")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--topic", default="railmon/+/data")
+    s.add_argument("--count", type=int, required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--timeout", type=float, default=60)
+    c = sub.add_parser("compare")
+    c.add_argument("a")
+    c.add_argument("b")
+    a = p.parse_args()
+    return subscribe(a) if a.cmd == "subscribe" else compare(a)
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/* fixture.c - see fixture.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+int64_t fx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t fx_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int fx_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
+		close(fd);
+		return -errno;
+	}
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+int broker_init(struct broker *b, bool persistent, const char *extra)
+{
+	struct passwd *pw = getpwuid(getuid());
+	FILE *f;
+
+	memset(b, 0, sizeof(*b));
+	b->pid = -1;
+	snprintf(b->dir, sizeof(b->dir), "/tmp/railmon-broker-XXXXXX");
+	if (!mkdtemp(b->dir))
+		return -errno;
+	snprintf(b->conf, sizeof(b->conf), "%s/mosquitto.conf", b->dir);
+	b->port = fx_free_port();
+	if (b->port < 0)
+		return b->port;
+	f = fopen(b->conf, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "listener %d 127.0.0.1\nallow_anonymous true\nlog_dest stderr\n"
+	           "log_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
+	           "max_queued_messages 0\nmax_queued_bytes 0\n",
+	        b->port);
+	/* As root mosquitto drops to user "mosquitto", which could not read
+	   our temp dir: stay who we are. */
+	if (pw)
+		fprintf(f, "user %s\n", pw->pw_name);
+	if (persistent)
+		fprintf(f, "persistence true\npersistence_location %s/\nautosave_interval 1\n", b->dir);
+	else
+		fprintf(f, "persistence false\n");
+	if (extra)
+		fputs(extra, f);
+	return fclose(f) ? -errno : 0;
+}
+
+static void *drain_main(void *arg)
+{
+	struct broker *b = arg;
+	char path[256], buf[4096];
+	ssize_t n;
+	int fd;
+
+	/* Keep reading mosquitto's log so it never blocks on a full pipe. */
+	snprintf(path, sizeof(path), "%s/broker.log", b->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	while ((n = read(b->out_fd, buf, sizeof(buf))) > 0)
+		if (fd >= 0 && write(fd, buf, (size_t)n) < 0)
+			break;
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* Read lines from fd until one contains "running" (ready) or it closes. */
+static int wait_ready(int fd, int timeout_ms)
+{
+	char line[1024];
+	size_t len = 0;
+	int64_t end = fx_mono_ns() + (int64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = (end - fx_mono_ns()) / 1000000;
+		char c;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -ETIMEDOUT;
+		if (read(fd, &c, 1) != 1)
+			return -EPIPE;
+		if (c != '\n') {
+			if (len < sizeof(line) - 1)
+				line[len++] = c;
+			continue;
+		}
+		line[len] = '\0';
+		fprintf(stderr, "broker: %s\n", line);
+		if (strstr(line, " running"))
+			return 0;
+		if (strstr(line, "Error"))
+			return -EIO;
+		len = 0;
+	}
+}
+
+int broker_start(struct broker *b)
+{
+	int pfd[2], r;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	b->pid = fork();
+	if (b->pid < 0)
+		return -errno;
+	if (b->pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		execlp("mosquitto", "mosquitto", "-c", b->conf, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	b->out_fd = pfd[0];
+	r = wait_ready(b->out_fd, 10000);
+	if (r < 0) {
+		kill(b->pid, SIGKILL);
+		waitpid(b->pid, NULL, 0);
+		b->pid = -1;
+		close(b->out_fd);
+		return r;
+	}
+	b->draining = pthread_create(&b->drain, NULL, drain_main, b) == 0;
+	return 0;
+}
+
+int broker_signal(struct broker *b, int sig)
+{
+	if (b->pid <= 0)
+		return -ESRCH;
+	if (kill(b->pid, sig) < 0)
+		return -errno;
+	if (sig != SIGKILL && sig != SIGTERM)
+		return 0;
+	if (waitpid(b->pid, NULL, 0) < 0)
+		return -errno;
+	b->pid = -1;
+	if (b->draining)
+		pthread_join(b->drain, NULL);
+	b->draining = false;
+	close(b->out_fd);
+	return 0;
+}
+
+void broker_fini(struct broker *b)
+{
+	char *argv[] = { "rm", "-rf", b->dir, NULL };
+
+	if (b->pid > 0) {
+		kill(b->pid, SIGCONT);
+		broker_signal(b, SIGKILL);
+	}
+	if (!getenv("RAILMON_KEEP_TMP"))
+		fx_run(argv, 30);
+}
+
+int fx_run(char *const argv[], unsigned timeout_s)
+{
+	pid_t pid = fork();
+	struct pollfd p;
+	int status, pfd;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	/* A pidfd becomes readable when the child exits: a bounded wait
+	   without polling; a hung child is killed at the deadline. */
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		p = (struct pollfd){ .fd = pfd, .events = POLLIN };
+		if (poll(&p, 1, (int)timeout_s * 1000) == 0)
+			kill(pid, SIGKILL);
+		close(pfd);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return -ETIMEDOUT;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- in-memory log ---- */
+
+void memlog_init(struct memlog *l)
+{
+	memset(l, 0, sizeof(*l));
+	pthread_mutex_init(&l->lock, NULL);
+	l->next_seq = 1;
+}
+
+void memlog_fini(struct memlog *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->recs[i].buf);
+	free(l->recs);
+	pthread_mutex_destroy(&l->lock);
+}
+
+int memlog_append(struct memlog *l, uint32_t count, int64_t t_last_ns, const void *buf, size_t len)
+{
+	struct memrec *r;
+	void *copy = malloc(len);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, buf, len);
+	pthread_mutex_lock(&l->lock);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		struct memrec *n = realloc(l->recs, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&l->lock);
+			free(copy);
+			return -ENOMEM;
+		}
+		l->recs = n;
+		l->cap = cap;
+	}
+	r = &l->recs[l->n++];
+	*r = (struct memrec){ l->next_seq, count, t_last_ns, copy, (uint32_t)len };
+	l->next_seq += count;
+	l->bytes += len;
+	pthread_mutex_unlock(&l->lock);
+	return 0;
+}
+
+static int memlog_seek(void *ctx, uint64_t seq)
+{
+	struct memlog *l = ctx;
+	size_t i;
+
+	pthread_mutex_lock(&l->lock);
+	for (i = 0; i < l->n && l->recs[i].first_seq + l->recs[i].count <= seq; i++)
+		;
+	l->pos = i;
+	pthread_mutex_unlock(&l->lock);
+	return 0;
+}
+
+static int memlog_next(void *ctx, struct upl_rec *ret)
+{
+	struct memlog *l = ctx;
+	int r = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->pos < l->n) {
+		const struct memrec *m = &l->recs[l->pos++];
+
+		*ret = (struct upl_rec){ m->first_seq, m->count, m->t_last_ns, m->buf, m->len };
+		l->reads++;
+		r = 1;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return r;
+}
+
+struct upl_source memlog_source(struct memlog *l)
+{
+	return (struct upl_source){ .seek = memlog_seek, .next = memlog_next, .ctx = l };
+}
+
+/* ---- generator ---- */
+
+static uint64_t xr(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns)
+{
+	struct upl_batch_meta meta = { .vehicle = vehicle, .config_hash = 0x5eed };
+
+	memset(g, 0, sizeof(*g));
+	g->rng = 0x243f6a8885a308d3ull;
+	g->t_ns = t0_ns;
+	memset(meta.boot_id, 0xb0, sizeof(meta.boot_id));
+	return upl_encoder_new(&meta, max_items, &g->enc);
+}
+
+void gen_fini(struct gen *g)
+{
+	g->enc = upl_encoder_free(g->enc);
+}
+
+void gen_item(struct gen *g, int64_t t, struct acq_item *it)
+{
+	uint64_t r = xr(&g->rng);
+
+	memset(it, 0, sizeof(*it));
+	it->t_ns = t;
+	/* Roughly the issue's mix: 2 CAN buses at a few hundred frames/s each
+	   and 50 samples/s, with a rare event. */
+	if (r % 1000 == 0) {
+		it->kind = ACQ_ITEM_EVENT;
+		it->bus = ACQ_SOURCE_DAEMON;
+		it->event.code = ACQ_EV_CAN_ERROR_WARNING;
+		it->event.arg = (int64_t)(r >> 40);
+	} else if (r % 13 == 0) {
+		it->kind = ACQ_ITEM_SAMPLE;
+		it->sample.channel = (uint32_t)(r >> 20) % 24;
+		it->sample.value = (double)((r >> 24) % 100000) / 100.0;
+	} else {
+		it->kind = ACQ_ITEM_CAN;
+		it->bus = (uint16_t)(r >> 63);
+		it->can.id = 0x100 + (uint32_t)((r >> 8) % 40);
+		it->can.len = 8;
+		for (int i = 0; i < 8; i++)
+			it->can.data[i] = (uint8_t)(r >> (i * 5));
+	}
+}
+
+int gen_batch(struct gen *g, struct memlog *l, size_t n, int64_t dt_ns)
+{
+	const uint8_t *buf;
+	size_t len;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		struct acq_item it;
+
+		gen_item(g, g->t_ns, &it);
+		g->t_ns += dt_ns;
+		r = upl_encoder_add(g->enc, &it);
+		if (r < 0)
+			return r;
+	}
+	r = upl_encoder_finish(g->enc, l->next_seq, &buf, &len);
+	if (r < 0)
+		return r;
+	return memlog_append(l, (uint32_t)r, g->t_ns - dt_ns, buf, len);
+}
