@@ -701,6 +701,10 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	struct parser *p = user;
 	char kind[32], sname[96];
 
+	/* inih goes on after a handler error; we report the first one only, and
+	   after it the parser state (current bus, channel) is not to be trusted. */
+	if (p->err[0])
+		return 0;
 	/* inih does not report section headers (unless built to), but our
 	   line reader saw it: open the section at its own line, so a bus or
 	   channel defined twice is caught even when the two are adjacent. */

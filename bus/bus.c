@@ -11,12 +11,10 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 {
 	if (cfg->kind == BUS_KIND_CAN) {
 		switch (cfg->can.driver) {
-		/* backends register here as they land */
 		case BUS_CAN_TRACE:
 			return &bus_can_trace_ops;
 		case BUS_CAN_SOCKETCAN:
 			return &bus_can_socket_ops;
-
 		case BUS_CAN_SLCAN:
 			return &bus_can_slcan_ops;
 		default:

@@ -16,7 +16,7 @@
 #include "bus/candump.h"
 #include "bus/dbc-private.h"
 #include "bus/dbc.h"
-#include "config.h"
+#include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
 #define DEMO_LOG RAILMON_SOURCE_DIR "/board/demo/train.log"

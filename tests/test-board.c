@@ -141,6 +141,12 @@ static const struct {
 	{ "[board]\nvehicle = a\n[uplink]\nbroker = x:99999\n", "t.ini:4: broker: bad port" },
 	{ "[storage]\ndir = /x\n", "t.ini:1: missing [board] vehicle" },
 	{ "[board]\nvehicle = a\n[can a]\ninterface=can0\n[modbus a]\nhost = h\n", "t.ini:5: bus 'a' is defined twice" },
+	/* keys after a refused section must not reach a bus that was never made
+	   (found by fuzz-board) */
+	{ "[board]\nvehicle = a\n[can a]\ninterface=can0\n[can a]\nbitrate = 5\nfd = x\n",
+	  "t.ini:5: bus 'a' is defined twice" },
+	{ "[board]\nvehicle = a\n[channel c]\nbus = m\n[channel c]\naddress = 1\n",
+	  "t.ini:5: channel 'c' is defined twice" },
 };
 
 static void test_bad(void)
