@@ -6,6 +6,7 @@
 #pragma once
 
 #include <signal.h>
+#include <stdbool.h>
 
 int board_cmd_demo(int argc, char **argv);
 int board_cmd_run(int argc, char **argv);
@@ -14,9 +15,21 @@ int board_cmd_export(int argc, char **argv);
 int board_cmd_replay(int argc, char **argv);
 int board_cmd_stat(int argc, char **argv);
 
+struct board_cfg;
+/*
+ * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with
+ * until_sources_done, until every source ended; SIGHUP reloads cfg->path
+ * if it validates (cfg is then replaced: the caller frees *cfg_p).  Talks
+ * to systemd (READY, WATCHDOG, RELOADING, STOPPING) and kicks the hardware
+ * watchdog while the pipeline is alive.  Returns the exit code.
+ */
+int board_run_daemon(const char *cmd, struct board_cfg *cfg, const char *data_dir, double duration_s,
+                     bool until_sources_done, bool lock_memory);
+
 /* Print "railmon CMD: message" to stderr; returns 2 (usage error). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Set by SIGINT/SIGTERM (main.c owns it: the only global). */
 extern volatile sig_atomic_t board_stop_requested;
+extern volatile sig_atomic_t board_reload_requested;
 void board_install_signals(void);

@@ -16,7 +16,6 @@
 #include "railmon-config.h"
 #include "daemon.h"
 #include "demo.h"
-#include "stat.h"
 
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
@@ -100,73 +99,6 @@ static const char run_usage[] =
 	"  -t, --duration S   stop after S seconds\n"
 	"  -h, --help         this text\n";
 
-static void print_status(struct board_daemon *d, const struct board_cfg *cfg, FILE *out)
-{
-	struct board_daemon_stats st;
-
-	board_daemon_stats(d, &st);
-	fprintf(out, "railmon: %" PRIu64 " records stored (seq %" PRIu64 "..%" PRIu64 "), %" PRIu64
-	        " ring drops, %" PRIu64 " refused by the log;", st.records, st.first_seq,
-	        st.next_seq ? st.next_seq - 1 : 0, st.ring_drops, st.log_dropped);
-	for (size_t b = 0; b < cfg->nbuses; b++)
-		fprintf(out, " %s: %" PRIu64 " in, %" PRIu64 " errors;", cfg->buses[b].name, st.bus_rx[b],
-		        st.bus_errors[b]);
-	fputc('\n', out);
-}
-
-/* Start a daemon for cfg, run until stop/duration/sources done, report. */
-static int run_daemon(const char *cmd, const struct board_cfg *cfg, const char *data_dir, double duration_s,
-                      bool until_sources_done, bool lock_memory)
-{
-	struct board_daemon_opts dopts = { .data_dir = data_dir, .lock_memory = lock_memory };
-	struct board_daemon *d;
-	struct board_stat_server *stat = NULL;
-	char err[BOARD_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
-	int64_t t0, next_status;
-	int r;
-
-	r = board_daemon_new(cfg, &dopts, &d, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "railmon %s: %s\n", cmd, err);
-		return 1;
-	}
-	board_install_signals();
-	r = board_daemon_start(d, warn, sizeof(warn));
-	if (r < 0) {
-		fprintf(stderr, "railmon %s: cannot start: %s\n", cmd, strerror(-r));
-		board_daemon_free(d);
-		return 1;
-	}
-	if (warn[0])
-		fprintf(stderr, "railmon %s: warning: %s\n", cmd, warn);
-	fprintf(stderr, "railmon %s: vehicle %s, %zu buses, log in %s\n", cmd, cfg->vehicle, cfg->nbuses,
-	        board_daemon_data_dir(d));
-	snprintf(sock, sizeof(sock), "%s/railmon.sock", board_daemon_data_dir(d));
-	r = board_stat_server_start(d, sock, &stat);
-	if (r < 0)
-		fprintf(stderr, "railmon %s: warning: no stat socket %s: %s\n", cmd, sock, strerror(-r));
-	t0 = acq_mono_ns();
-	next_status = t0 + 60 * 1000000000ll;
-	while (!board_stop_requested) {
-		int64_t now = acq_mono_ns();
-		if (duration_s > 0 && now - t0 >= (int64_t)(duration_s * 1e9))
-			break;
-		if (until_sources_done && board_daemon_sources_done(d))
-			break;
-		if (!until_sources_done && now >= next_status) {
-			print_status(d, cfg, stderr);
-			next_status = now + 60 * 1000000000ll;
-		}
-		usleep(20000);
-	}
-	stat = board_stat_server_free(stat);
-	board_daemon_stop(d);
-	print_status(d, cfg, stderr);
-	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(acq_mono_ns() - t0) / 1e9);
-	board_daemon_free(d);
-	return 0;
-}
-
 static int load_board(const char *cmd, const char *path, struct board_cfg **ret)
 {
 	char err[BOARD_ERR_MAX];
@@ -207,7 +139,7 @@ int board_cmd_run(int argc, char **argv)
 		return cli_fail("run", "unexpected argument '%s'", argv[optind]);
 	if ((r = load_board("run", board, &cfg)) != 0)
 		return r;
-	r = run_daemon("run", cfg, data, duration, false, true);
+	r = board_run_daemon("run", cfg, data, duration, false, true);
 	board_cfg_free(cfg);
 	return r;
 }
@@ -381,7 +313,7 @@ int board_cmd_replay(int argc, char **argv)
 		board_cfg_free(cfg);
 		return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
 	}
-	r = run_daemon("replay", cfg, data, 0, true, false);
+	r = board_run_daemon("replay", cfg, data, 0, true, false);
 	board_cfg_free(cfg);
 	return r;
 }

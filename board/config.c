@@ -246,6 +246,16 @@ static int set_board(struct parser *p, const char *name, const char *value)
 		if (!parse_u64(value, &u, 1u << 24) || u < 16 || (u & (u - 1)))
 			return BAD(name, "expected a power of two from 16 to 16777216");
 		c->ring_slots = (uint32_t)u;
+	} else if (!strcmp(name, "hw_watchdog")) {
+		if (!*value || !copy_path(p, c->hw_watchdog, sizeof(c->hw_watchdog), value))
+			return BAD(name, "expected a device like /dev/watchdog");
+	} else if (!strcmp(name, "hw_watchdog_timeout_s")) {
+		if (!parse_u64(value, &u, 3600) || u < 2)
+			return BAD(name, "expected 2 to 3600");
+		c->hw_watchdog_timeout_s = (uint32_t)u;
+	} else if (!strcmp(name, "stat_socket")) {
+		if (!*value || !copy_path(p, c->stat_socket, sizeof(c->stat_socket), value))
+			return BAD(name, "expected a socket path of at most 107 characters");
 	} else if (!strcmp(name, "health_interval_s")) {
 		if (!parse_u64(value, &u, 86400) || !u)
 			return BAD(name, "expected 1 to 86400");

@@ -51,6 +51,9 @@ struct board_cfg {
 	uint32_t ring_slots;       /* per bus, power of two */
 	uint32_t meta_interval_s;  /* channel dictionary in a Batch this often */
 	uint32_t health_interval_s; /* Health entries in a Batch this often */
+	char hw_watchdog[BUS_PATH_MAX]; /* watchdog device to kick, "" = none */
+	uint32_t hw_watchdog_timeout_s;
+	char stat_socket[108];     /* "" = <data dir>/railmon.sock */
 	struct board_storage storage;
 	struct board_uplink uplink;
 	struct bus_cfg buses[BOARD_BUSES_MAX];

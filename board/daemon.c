@@ -80,6 +80,8 @@ struct board_daemon {
 	size_t chan_count[BOARD_BUSES_MAX];
 
 	int64_t health_next_ns;
+	_Atomic int64_t heartbeat_ns;
+	uint64_t reloaded_hash;
 	struct acq_latency *lat_snap; /* 16 KiB scratch for health snapshots */
 	int64_t health_prev_ns;
 	pthread_mutex_t health_lock; /* guards health[] for readers (stat) */
@@ -409,6 +411,7 @@ static int daemon_tick(void *ctx)
 	struct board_daemon *d = ctx;
 	int64_t now = acq_mono_ns();
 
+	atomic_store_explicit(&d->heartbeat_ns, now, memory_order_relaxed);
 	log_events(d);
 	if (now >= d->health_next_ns) {
 		health_tick(d, now);
@@ -547,6 +550,7 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	pthread_mutex_init(&d->health_lock, NULL);
 	d->health_next_ns = acq_mono_ns() + (int64_t)cfg->health_interval_s * 1000000000;
 	d->lock_memory = opts && opts->lock_memory;
+	d->reloaded_hash = opts ? opts->reloaded_hash : 0;
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
 	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");
 	if (getrandom(d->boot_id, sizeof(d->boot_id), 0) != sizeof(d->boot_id)) {
@@ -600,6 +604,9 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 	if (d->lock_memory && (r = acq_rt_lock_memory()) < 0 && warn)
 		snprintf(warn, warnlen, "mlockall: %s: pages may fault on realtime paths", strerror(-r));
 	daemon_event(d, ACQ_EV_START, getpid());
+	if (d->reloaded_hash)
+		daemon_event(d, ACQ_EV_CONFIG_RELOAD, (int64_t)(d->reloaded_hash >> 1));
+	atomic_store(&d->heartbeat_ns, acq_mono_ns());
 	atomic_store(&d->stop, false);
 	r = acq_collector_start(d->col, &(struct acq_thread_cfg){ .name = "collector", .cpu = d->cfg->collector_cpu });
 	if (r < 0)
@@ -733,6 +740,11 @@ size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_
 	memcpy(ret, d->health, n * sizeof(*ret));
 	pthread_mutex_unlock(&d->health_lock);
 	return n;
+}
+
+int64_t board_daemon_heartbeat(const struct board_daemon *d)
+{
+	return d ? atomic_load_explicit(&((struct board_daemon *)d)->heartbeat_ns, memory_order_relaxed) : 0;
 }
 
 const char *board_daemon_data_dir(const struct board_daemon *d)

@@ -22,6 +22,7 @@ struct board_daemon;
 struct board_daemon_opts {
 	const char *data_dir;     /* overrides [storage] dir when not NULL */
 	bool lock_memory;         /* mlockall before starting threads */
+	uint64_t reloaded_hash;   /* != 0: record a CONFIG_RELOAD event at start */
 };
 
 /* A channel as the daemon knows it: Modbus register or DBC signal. */
@@ -86,6 +87,10 @@ struct upl_health;
 /* The latest health entries (one per bus, "collector", "log"), copied into
    ret; returns how many.  Empty until the first health_interval_s. */
 size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_t max);
+
+/* Monotonic ns of the collector's last tick: the pipeline is alive while
+   this keeps moving (what the watchdogs are kicked on). */
+int64_t board_daemon_heartbeat(const struct board_daemon *d);
 
 /* The log directory in use. */
 const char *board_daemon_data_dir(const struct board_daemon *d);

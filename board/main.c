@@ -11,11 +11,14 @@
 #include "railmon-config.h"
 
 volatile sig_atomic_t board_stop_requested;
+volatile sig_atomic_t board_reload_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	board_stop_requested = 1;
+	if (sig == SIGHUP)
+		board_reload_requested = 1;
+	else
+		board_stop_requested = 1;
 }
 
 void board_install_signals(void)
@@ -25,6 +28,7 @@ void board_install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - the daemon's life: start, status, SIGHUP reload, watchdogs, stop.
+ *
+ * The main thread only supervises: the pipeline runs on the daemon's own
+ * threads.  A reload validates the new board file completely first; only
+ * then is the running daemon stopped (its rings drained, its last Batch
+ * closed and synced) and a new one started on the same log, so sequence
+ * numbers continue and nothing confirmed is lost.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acquisition/acq.h"
+#include "cli.h"
+#include "config.h"
+#include "daemon.h"
+#include "notify.h"
+#include "stat.h"
+
+#define STATUS_PERIOD_NS (60 * 1000000000ll)
+#define ALIVE_NS (2 * 1000000000ll) /* collector ticks every 20 ms */
+
+struct runner {
+	const char *cmd;
+	struct board_cfg *cfg;
+	struct board_cfg *orig;    /* the caller's; never freed here */
+	const char *data_dir;
+	bool lock_memory;
+	struct board_daemon *d;
+	struct board_stat_server *stat;
+	int hwdog;
+	int64_t dog_next, dog_period;
+};
+
+static void print_status(struct runner *rn)
+{
+	struct board_daemon_stats st;
+	char status[256];
+
+	board_daemon_stats(rn->d, &st);
+	fprintf(stderr, "railmon: %" PRIu64 " records stored (seq %" PRIu64 "..%" PRIu64 "), %" PRIu64
+	        " ring drops, %" PRIu64 " refused by the log;", st.records, st.first_seq,
+	        st.next_seq ? st.next_seq - 1 : 0, st.ring_drops, st.log_dropped);
+	for (size_t b = 0; b < rn->cfg->nbuses; b++)
+		fprintf(stderr, " %s: %" PRIu64 " in, %" PRIu64 " errors;", rn->cfg->buses[b].name, st.bus_rx[b],
+		        st.bus_errors[b]);
+	fputc('\n', stderr);
+	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops", st.records,
+	         st.ring_drops);
+	board_notify(status);
+}
+
+/* Create and start a daemon for rn->cfg; with a stat socket beside it. */
+static int runner_start(struct runner *rn, uint64_t reloaded_hash)
+{
+	struct board_daemon_opts o = { .data_dir = rn->data_dir, .lock_memory = rn->lock_memory,
+	                               .reloaded_hash = reloaded_hash };
+	char err[BOARD_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
+	int r;
+
+	r = board_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
+		return r;
+	}
+	r = board_daemon_start(rn->d, warn, sizeof(warn));
+	if (r < 0) {
+		fprintf(stderr, "railmon %s: cannot start: %s\n", rn->cmd, strerror(-r));
+		rn->d = board_daemon_free(rn->d);
+		return r;
+	}
+	if (warn[0])
+		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, warn);
+	if (rn->cfg->uplink.enabled && rn->cfg->uplink.tls_insecure)
+		fprintf(stderr, "railmon %s: WARNING: [uplink] tls_insecure = true: the broker's certificate is NOT verified\n",
+		        rn->cmd);
+	fprintf(stderr, "railmon %s: vehicle %s, %zu buses, config %016" PRIx64 ", log in %s\n", rn->cmd,
+	        rn->cfg->vehicle, rn->cfg->nbuses, rn->cfg->hash, board_daemon_data_dir(rn->d));
+	if (rn->cfg->stat_socket[0])
+		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
+	else
+		snprintf(sock, sizeof(sock), "%s/railmon.sock", board_daemon_data_dir(rn->d));
+	r = board_stat_server_start(rn->d, sock, &rn->stat);
+	if (r < 0)
+		fprintf(stderr, "railmon %s: warning: no stat socket %s: %s\n", rn->cmd, sock, strerror(-r));
+	return 0;
+}
+
+static void runner_stop(struct runner *rn)
+{
+	rn->stat = board_stat_server_free(rn->stat);
+	if (!rn->d)
+		return;
+	board_daemon_stop(rn->d);
+	print_status(rn);
+	rn->d = board_daemon_free(rn->d);
+}
+
+/* SIGHUP: swap in the new board file only if it is valid and starts. */
+static void runner_reload(struct runner *rn)
+{
+	struct board_cfg *next, *prev = rn->cfg;
+	char err[BOARD_ERR_MAX];
+
+	board_reload_requested = 0;
+	if (board_cfg_load(prev->path, &next, err, sizeof(err)) < 0) {
+		fprintf(stderr, "railmon %s: reload refused, keeping the running configuration: %s\n", rn->cmd, err);
+		return;
+	}
+	board_notify("RELOADING=1");
+	runner_stop(rn);
+	rn->cfg = next;
+	if (runner_start(rn, next->hash) < 0) {
+		/* The new file parsed but does not start (a device missing):
+		   go back to what worked rather than stop recording. */
+		fprintf(stderr, "railmon %s: reload failed, restarting with the previous configuration\n", rn->cmd);
+		rn->cfg = prev;
+		board_cfg_free(next);
+		if (runner_start(rn, 0) < 0)
+			return;
+	} else {
+		if (prev != rn->orig)
+			board_cfg_free(prev);
+		fprintf(stderr, "railmon %s: reloaded %s\n", rn->cmd, next->path);
+	}
+	board_notify("READY=1");
+}
+
+/* Kick both watchdogs, but only while the collector is ticking: a wedged
+   pipeline must let them fire. */
+static void runner_watchdogs(struct runner *rn, int64_t now)
+{
+	if (!rn->dog_period || now < rn->dog_next || !rn->d)
+		return;
+	rn->dog_next = now + rn->dog_period;
+	if (now - board_daemon_heartbeat(rn->d) > ALIVE_NS)
+		return;
+	if (board_notify_watchdog_usec())
+		board_notify("WATCHDOG=1");
+	if (rn->hwdog >= 0)
+		board_hwdog_kick(rn->hwdog);
+}
+
+static void runner_watchdog_setup(struct runner *rn)
+{
+	uint64_t usec = board_notify_watchdog_usec();
+	int64_t period = usec ? (int64_t)usec * 1000 / 2 : 0;
+	int r;
+
+	rn->hwdog = -1;
+	if (rn->cfg->hw_watchdog[0]) {
+		r = board_hwdog_open(rn->cfg->hw_watchdog, (int)rn->cfg->hw_watchdog_timeout_s, &rn->hwdog);
+		if (r < 0)
+			fprintf(stderr, "railmon %s: warning: hardware watchdog %s: %s\n", rn->cmd, rn->cfg->hw_watchdog,
+			        strerror(-r));
+		else if (!period || period > 1000000000ll)
+			period = 1000000000ll; /* well inside any driver's timeout */
+	}
+	rn->dog_period = period;
+	rn->dog_next = acq_mono_ns();
+}
+
+int board_run_daemon(const char *cmd, struct board_cfg *cfg, const char *data_dir, double duration_s,
+                     bool until_sources_done, bool lock_memory)
+{
+	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .data_dir = data_dir, .lock_memory = lock_memory };
+	int rc = 0;
+	int64_t t0, next_status;
+
+	board_install_signals();
+	if (runner_start(&rn, 0) < 0)
+		return 1;
+	runner_watchdog_setup(&rn);
+	board_notify("READY=1");
+	t0 = acq_mono_ns();
+	next_status = t0 + STATUS_PERIOD_NS;
+	while (!board_stop_requested) {
+		if (!rn.d) {
+			rc = 1; /* a reload and the fallback both failed */
+			break;
+		}
+		int64_t now = acq_mono_ns();
+		if (duration_s > 0 && now - t0 >= (int64_t)(duration_s * 1e9))
+			break;
+		if (until_sources_done && board_daemon_sources_done(rn.d))
+			break;
+		if (board_reload_requested && !until_sources_done)
+			runner_reload(&rn);
+		runner_watchdogs(&rn, now);
+		if (!until_sources_done && now >= next_status) {
+			print_status(&rn);
+			next_status = now + STATUS_PERIOD_NS;
+		}
+		usleep(20000);
+	}
+	board_notify("STOPPING=1");
+	runner_stop(&rn);
+	if (rn.hwdog >= 0)
+		board_hwdog_close(rn.hwdog, 1);
+	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(acq_mono_ns() - t0) / 1e9);
+	if (rn.cfg != rn.orig)
+		board_cfg_free(rn.cfg);
+	return rc;
+}
