@@ -11,6 +11,7 @@
 
 #include "acquisition/acq.h"
 #include "bus/dbc.h"
+#include "bus/regmap.h"
 #include "cli.h"
 #include "config.h"
 #include "railmon-config.h"
@@ -182,10 +183,14 @@ static int check_can(const struct bus_cfg *b)
 	return 0;
 }
 
-static void check_modbus(const struct bus_cfg *b)
+/* The request plan the driver will poll (bus/regmap.c merges neighbours),
+   and what it costs on the wire. */
+static int check_modbus(const struct bus_cfg *b)
 {
 	const struct bus_mb_cfg *m = &b->mb;
-	double req_per_s = 0;
+	struct bus_mb_regmap *map;
+	double req_s = 0, bytes_s = 0;
+	int r;
 
 	if (m->rtu)
 		printf("  [modbus %s] RTU %s %u %u%c%u%s, timeout %u ms\n", b->name, m->device, m->baud, m->data_bits,
@@ -197,10 +202,39 @@ static void check_modbus(const struct bus_cfg *b)
 		printf("    %-24s unit %3u %-8s %5u %-3s %s scale %g offset %g %-6s every %u ms\n", c->name, c->unit_id,
 		       mb_tables[c->table], c->addr, mb_types[c->type], mb_orders[c->order], c->scale, c->offset,
 		       c->unit, c->period_ms);
-		/* upper bound: one request per channel; the driver merges neighbours */
-		req_per_s += 1000.0 / c->period_ms;
 	}
-	printf("    at most %.1f requests/s before merging adjacent registers\n", req_per_s);
+	r = bus_mb_regmap_new(m->channels, m->nchannels, m->max_gap, &map);
+	if (r < 0) {
+		fprintf(stderr, "railmon check: [modbus %s]: cannot plan requests: %s\n", b->name, strerror(-r));
+		return r;
+	}
+	for (size_t g = 0; g < map->ngroups; g++) {
+		const struct bus_mb_group *gr = &map->groups[g];
+		for (size_t k = gr->first_req; k < gr->first_req + gr->nreqs; k++) {
+			const struct bus_mb_request *q = &map->reqs[k];
+			bool bits = q->table == BUS_MB_COIL || q->table == BUS_MB_DISCRETE;
+			/* request and response ADU sizes: MBAP 7 + PDU for TCP,
+			   unit + PDU + CRC for RTU */
+			double data = bits ? (q->count + 7) / 8 : 2.0 * q->count;
+			double adu = m->rtu ? (1 + 5 + 2) + (1 + 2 + data + 2) : (7 + 5) + (7 + 2 + data);
+			printf("    request: unit %u FC%u %s %u..%u (%u channels) every %u ms\n", q->unit_id, q->table,
+			       mb_tables[q->table], q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
+			req_s += 1000.0 / gr->period_ms;
+			bytes_s += adu * 1000.0 / gr->period_ms;
+		}
+	}
+	printf("    %zu channels in %zu requests: %.1f requests/s, %.0f bytes/s", m->nchannels, map->nreqs, req_s,
+	       bytes_s);
+	if (m->rtu) {
+		/* bits per character: start + data + parity + stop, plus the
+		   3.5-character silence around every frame */
+		double bits = 1 + m->data_bits + (m->parity != 'N') + m->stop_bits;
+		double load = (bytes_s + 2 * req_s * 3.5) * bits / m->baud * 100;
+		printf(", %.1f%% of the line at %u baud%s", load, m->baud, load > 70 ? " (TOO BUSY: lengthen periods)" : "");
+	}
+	putchar('\n');
+	bus_mb_regmap_free(map);
+	return 0;
 }
 
 int board_cmd_check(int argc, char **argv)
@@ -233,7 +267,7 @@ int board_cmd_check(int argc, char **argv)
 		if (cfg->buses[i].kind == BUS_KIND_CAN)
 			bad |= check_can(&cfg->buses[i]) < 0;
 		else
-			check_modbus(&cfg->buses[i]);
+			bad |= check_modbus(&cfg->buses[i]) < 0;
 	}
 	board_cfg_free(cfg);
 	if (bad)

@@ -86,6 +86,9 @@ printf '[board]\nvehicle = x\n[can a]\ndriver = trace\nfile = %s\ndbc = %s\n' "$
 printf 'BO_ 100 X: 8 N\n SG_ S : 0|8@1+ (1,0) [0|1] "" N\nnonsense here\n' > "$T/bad.dbc"
 if "$RAILMON" check --board "$T/b.ini" > /dev/null 2> "$T/err"; then fail "check accepted a bad DBC"; fi
 grep -q "bad.dbc:3:" "$T/err" || fail "bad DBC error lacks file:line: $(cat "$T/err")"
-"$RAILMON" check --board "$SRC/board/demo.ini" > "$T/check.out" || fail "check of the demo board"
-grep -q '^ok$' "$T/check.out" || fail "check did not say ok"
+for b in "$SRC/board/demo.ini" "$SRC"/board/vehicles/*.ini; do
+	"$RAILMON" check --board "$b" > "$T/check.out" || fail "railmon check $b"
+	grep -q '^ok$' "$T/check.out" || fail "check of $b did not say ok"
+done
+echo "check: every shipped board file validates"
 echo "PASS"
