@@ -131,10 +131,10 @@ static void *demo_server_main(void *p)
 	return NULL;
 }
 
-static void demo_server_free(struct demo_server *s)
+struct demo_server *board_demo_server_free(struct demo_server *s)
 {
 	if (!s)
-		return;
+		return NULL;
 	if (s->thread) {
 		atomic_store(&s->stop, true);
 		pthread_join(s->thread, NULL);
@@ -144,9 +144,10 @@ static void demo_server_free(struct demo_server *s)
 	if (s->ctx)
 		modbus_free(s->ctx);
 	free(s);
+	return NULL;
 }
 
-static int demo_server_start(struct demo_server **ret)
+int board_demo_server_start(struct demo_server **ret, uint16_t *ret_port)
 {
 	struct demo_server *s = calloc(1, sizeof(*s));
 	struct sockaddr_in sa;
@@ -160,21 +161,23 @@ static int demo_server_start(struct demo_server **ret)
 	s->ctx = modbus_new_tcp("127.0.0.1", 0);
 	s->map = modbus_mapping_new(16, 16, 32, 32);
 	if (!s->ctx || !s->map) {
-		demo_server_free(s);
+		board_demo_server_free(s);
 		return -ENOMEM;
 	}
 	s->listen_fd = modbus_tcp_listen(s->ctx, 8);
 	if (s->listen_fd < 0 || getsockname(s->listen_fd, (struct sockaddr *)&sa, &sl) < 0) {
 		r = -errno;
-		demo_server_free(s);
+		board_demo_server_free(s);
 		return r;
 	}
 	s->port = ntohs(sa.sin_port);
+	if (ret_port)
+		*ret_port = s->port;
 	demo_simulate(s);
 	r = -pthread_create(&s->thread, NULL, demo_server_main, s);
 	if (r < 0) {
 		s->thread = 0;
-		demo_server_free(s);
+		board_demo_server_free(s);
 		return r;
 	}
 	*ret = s;
@@ -247,7 +250,7 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 	uint64_t per_kind[BUS_KIND_MAX] = { 0 };
 	int r;
 
-	r = demo_server_start(&srv);
+	r = board_demo_server_start(&srv, NULL);
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: cannot start the simulated Modbus devices: %s\n", strerror(-r));
 		return r;
@@ -294,6 +297,6 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 out:
 	board_daemon_free(d);
 	board_cfg_free(cfg);
-	demo_server_free(srv);
+	board_demo_server_free(srv);
 	return r;
 }
