@@ -23,8 +23,9 @@ struct board_cfg;
  * to systemd (READY, WATCHDOG, RELOADING, STOPPING) and kicks the hardware
  * watchdog while the pipeline is alive.  Returns the exit code.
  */
-int board_run_daemon(const char *cmd, struct board_cfg *cfg, const char *data_dir, double duration_s,
-                     bool until_sources_done, bool lock_memory);
+struct board_daemon_opts;
+int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_daemon_opts *opts,
+                     double duration_s, bool until_sources_done);
 
 /* Print "railmon CMD: message" to stderr; returns 2 (usage error). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "acquisition/acq.h"
@@ -140,7 +141,8 @@ int board_cmd_run(int argc, char **argv)
 		return cli_fail("run", "unexpected argument '%s'", argv[optind]);
 	if ((r = load_board("run", board, &cfg)) != 0)
 		return r;
-	r = board_run_daemon("run", cfg, data, duration, false, true);
+	r = board_run_daemon("run", cfg, &(struct board_daemon_opts){ .data_dir = data, .lock_memory = true },
+	                     duration, false);
 	board_cfg_free(cfg);
 	return r;
 }
@@ -279,10 +281,13 @@ int board_cmd_check(int argc, char **argv)
 /* ---------------------------------------------------------------- replay */
 
 static const char replay_usage[] =
-	"Usage: railmon replay TRACE --board FILE [OPTIONS]\n"
-	"Feed a candump trace through the same decode and store path as live data.\n"
-	"With one CAN bus in the board file it takes every frame; with several, the\n"
-	"frames of the trace interface named like each bus's 'interface ='.\n\n"
+	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
+	"Feed recorded data through the same decode and store path as live data.\n"
+	"SOURCE is a candump trace or a railmon log directory.\n"
+	"A trace: with one CAN bus in the board file it takes every frame; with\n"
+	"several, the frames of the trace interface named like each bus's\n"
+	"'interface ='.  A log: its raw CAN frames are decoded again with the board's\n"
+	"DBC files, its Modbus samples and events are kept, by bus index.\n\n"
 	"  -b, --board FILE   board file (DBC files, vehicle id); required\n"
 	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
 	"  -s, --speed X      pace at X times real time (default 0: as fast as possible)\n"
@@ -314,16 +319,18 @@ static void replay_config(struct board_cfg *cfg, const char *path, double speed)
 
 int board_cmd_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option lopts[] = {
 		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
 		{ "speed", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	const char *board = NULL, *data = NULL, *trace;
+	struct board_daemon_opts opts = { 0 };
 	struct board_cfg *cfg;
+	struct stat sb;
 	double speed = 0;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "b:d:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:d:s:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': board = optarg; break;
 		case 'd': data = optarg; break;
@@ -338,16 +345,22 @@ int board_cmd_replay(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_fail("replay", "expected one TRACE file (see --help)");
 	trace = argv[optind];
-	if (access(trace, R_OK) < 0)
+	if (stat(trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", trace, strerror(errno));
 	if ((r = load_board("replay", board, &cfg)) != 0)
 		return r;
-	replay_config(cfg, trace, speed);
-	if (!cfg->nbuses) {
-		board_cfg_free(cfg);
-		return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
+	opts.data_dir = data;
+	if (S_ISDIR(sb.st_mode)) {
+		opts.replay_log = trace;
+		opts.replay_speed = speed;
+	} else {
+		replay_config(cfg, trace, speed);
+		if (!cfg->nbuses) {
+			board_cfg_free(cfg);
+			return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
+		}
 	}
-	r = board_run_daemon("replay", cfg, data, 0, true, false);
+	r = board_run_daemon("replay", cfg, &opts, 0, true);
 	board_cfg_free(cfg);
 	return r;
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "acquisition/acq.h"
@@ -53,6 +54,11 @@ struct board_daemon {
 	char data_dir[BUS_PATH_MAX];
 	bool lock_memory;
 	bool running, stopped;
+	const char *replay_log;
+	double replay_speed;
+	acq_thread_t *replay;
+	atomic_bool replay_done;
+	int replay_error;        /* -errno that ended the replay early, 0 if none */
 
 	bus_dev_t *dev[BOARD_BUSES_MAX];
 	bus_dbc_t *dbc[BOARD_BUSES_MAX];
@@ -478,6 +484,104 @@ static void *rx_main(void *p)
 	return NULL;
 }
 
+/* ---------------------------------------------------------- log replay */
+
+/*
+ * What of a recorded log goes back through the pipeline: raw CAN frames
+ * (decoded again with the board's DBC, which may be newer than the one
+ * used on the train), Modbus samples and bus events.  Samples decoded from
+ * CAN and the old run's start/stop are left out: this run makes its own.
+ */
+static bool replay_wanted(const struct board_daemon *d, const struct acq_item *it)
+{
+	if (it->bus >= d->cfg->nbuses)
+		return false;
+	if (it->kind == ACQ_ITEM_SAMPLE)
+		return d->cfg->buses[it->bus].kind == BUS_KIND_MODBUS;
+	if (it->kind == ACQ_ITEM_EVENT)
+		return it->event.code != ACQ_EV_START && it->event.code != ACQ_EV_STOP;
+	return true;
+}
+
+/* Wait until the item's time has come at replay_speed. */
+static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, int64_t *mono0)
+{
+	struct timespec ts;
+	int64_t due;
+
+	if (d->replay_speed <= 0)
+		return;
+	if (!*mono0) {
+		*t_first = t_ns;
+		*mono0 = acq_mono_ns();
+	}
+	due = *mono0 + (int64_t)((double)(t_ns - *t_first) / d->replay_speed);
+	ts.tv_sec = due / 1000000000;
+	ts.tv_nsec = due % 1000000000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Replay is not realtime: a full ring means wait, never drop. */
+static bool replay_push(struct board_daemon *d, const struct acq_item *it)
+{
+	while (!acq_ring_item_push(&d->ring[it->bus], it)) {
+		if (atomic_load_explicit(&d->stop, memory_order_relaxed))
+			return false;
+		usleep(200);
+	}
+	add_u64(&d->rxc[it->bus].produced, 1);
+	return true;
+}
+
+static int replay_batch(struct board_daemon *d, const struct stor_rec *rec, int64_t *t_first, int64_t *mono0)
+{
+	struct upl_batch_info info;
+	struct acq_item it;
+	upl_batch_t *b;
+	int r;
+
+	r = upl_batch_decode(rec->payload, rec->len, &b);
+	if (r < 0)
+		return 0; /* a damaged Batch: export reports it; replay goes on */
+	upl_batch_info(b, &info);
+	for (size_t i = 0; i < info.count && r >= 0; i++) {
+		upl_batch_item(b, i, &it);
+		if (!replay_wanted(d, &it))
+			continue;
+		replay_pace(d, it.t_ns, t_first, mono0);
+		it.seq = 0;
+		if (!replay_push(d, &it))
+			r = -ECANCELED;
+	}
+	upl_batch_free(b);
+	return r;
+}
+
+static void *replay_main(void *p)
+{
+	struct board_daemon *d = p;
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int64_t t_first = 0, mono0 = 0;
+	int r;
+
+	r = stor_reader_open(d->replay_log, &rd);
+	while (r >= 0 && (r = stor_reader_next(rd, &rec)) != 0) {
+		if (r == -EBADMSG) {
+			r = 0; /* resynchronised after the damage */
+			continue;
+		}
+		if (r > 0)
+			r = replay_batch(d, &rec, &t_first, &mono0);
+	}
+	if (r < 0 && r != -ECANCELED)
+		d->replay_error = r;
+	stor_reader_free(rd);
+	atomic_store(&d->replay_done, true);
+	return NULL;
+}
+
 /* ------------------------------------------------------------ lifecycle */
 
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
@@ -492,7 +596,7 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 			if (r < 0)
 				return r;
 		}
-		r = bus_dev_new(bc, &d->dev[b]);
+		r = d->replay_log ? 0 : bus_dev_new(bc, &d->dev[b]);
 		if (r < 0) {
 			snprintf(err, errlen, "%s: bus '%s': %s", cfg->path, bc->name, strerror(-r));
 			return r;
@@ -551,6 +655,8 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	d->health_next_ns = acq_mono_ns() + (int64_t)cfg->health_interval_s * 1000000000;
 	d->lock_memory = opts && opts->lock_memory;
 	d->reloaded_hash = opts ? opts->reloaded_hash : 0;
+	d->replay_log = opts ? opts->replay_log : NULL;
+	d->replay_speed = opts ? opts->replay_speed : 0;
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
 	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");
 	if (getrandom(d->boot_id, sizeof(d->boot_id), 0) != sizeof(d->boot_id)) {
@@ -612,6 +718,13 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 	if (r < 0)
 		return r;
 	d->running = true;
+	if (d->replay_log) {
+		r = acq_thread_start(&(struct acq_thread_cfg){ .name = "replay", .cpu = -1 }, replay_main, d,
+		                     &d->replay, NULL);
+		if (r < 0)
+			board_daemon_stop(d);
+		return r;
+	}
 	for (size_t b = 0; b < d->cfg->nbuses; b++) {
 		struct acq_thread_cfg tc = { .priority = d->cfg->rt_priority, .cpu = d->cfg->bus_cpu[b] };
 		char name[16];
@@ -641,6 +754,7 @@ int board_daemon_stop(struct board_daemon *d)
 	atomic_store(&d->stop, true);
 	for (size_t b = 0; b < d->cfg->nbuses; b++)
 		d->rx[b] = acq_thread_join(d->rx[b]);
+	d->replay = acq_thread_join(d->replay);
 	acq_collector_stop(d->col);
 	daemon_event(d, ACQ_EV_STOP, (int64_t)(atomic_load(&d->records) + upl_encoder_count(d->enc) + 1));
 	batch_flush(d);
@@ -677,6 +791,8 @@ bool board_daemon_sources_done(const struct board_daemon *d)
 {
 	if (!d)
 		return true;
+	if (d->replay_log)
+		return atomic_load(&((struct board_daemon *)d)->replay_done);
 	for (size_t b = 0; b < d->cfg->nbuses; b++)
 		if (!atomic_load(&((struct board_daemon *)d)->rxc[b].done))
 			return false;

@@ -23,6 +23,9 @@ struct board_daemon_opts {
 	const char *data_dir;     /* overrides [storage] dir when not NULL */
 	bool lock_memory;         /* mlockall before starting threads */
 	uint64_t reloaded_hash;   /* != 0: record a CONFIG_RELOAD event at start */
+	const char *replay_log;   /* != NULL: no buses are opened; the records of
+	                             this railmon log are the source instead */
+	double replay_speed;      /* 0 = as fast as possible, else x real time */
 };
 
 /* A channel as the daemon knows it: Modbus register or DBC signal. */

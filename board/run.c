@@ -28,8 +28,7 @@ struct runner {
 	const char *cmd;
 	struct board_cfg *cfg;
 	struct board_cfg *orig;    /* the caller's; never freed here */
-	const char *data_dir;
-	bool lock_memory;
+	struct board_daemon_opts opts;
 	struct board_daemon *d;
 	struct board_stat_server *stat;
 	int hwdog;
@@ -57,11 +56,11 @@ static void print_status(struct runner *rn)
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */
 static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 {
-	struct board_daemon_opts o = { .data_dir = rn->data_dir, .lock_memory = rn->lock_memory,
-	                               .reloaded_hash = reloaded_hash };
+	struct board_daemon_opts o = rn->opts;
 	char err[BOARD_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
 	int r;
 
+	o.reloaded_hash = reloaded_hash;
 	r = board_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
@@ -164,10 +163,10 @@ static void runner_watchdog_setup(struct runner *rn)
 	rn->dog_next = acq_mono_ns();
 }
 
-int board_run_daemon(const char *cmd, struct board_cfg *cfg, const char *data_dir, double duration_s,
-                     bool until_sources_done, bool lock_memory)
+int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_daemon_opts *opts,
+                     double duration_s, bool until_sources_done)
 {
-	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .data_dir = data_dir, .lock_memory = lock_memory };
+	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts };
 	int rc = 0;
 	int64_t t0, next_status;
 
