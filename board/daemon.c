@@ -39,6 +39,7 @@ struct rx_ctx {
 	_Atomic uint64_t produced;
 	_Atomic uint64_t errors;
 	bool stamp_latency;      /* live CAN: kernel stamp -> delivery latency */
+	bool backpressure;       /* a file read as fast as possible: wait, never drop */
 	struct acq_latency latency;
 	uint64_t prev_items;     /* collector side: for the health rate */
 };
@@ -441,6 +442,20 @@ static void daemon_event(struct board_daemon *d, uint32_t code, int64_t arg)
 
 /* ------------------------------------------------------------ RX threads */
 
+/* A trace replayed as fast as possible is not a live bus: when the
+   collector falls behind, pausing the file loses nothing, dropping would. */
+static void rx_push_wait(struct board_daemon *d, struct acq_ring *ring, const struct acq_item *it)
+{
+	/* We are the only producer: once there is room it stays, so the push
+	   below cannot fail (and count a drop that did not happen). */
+	while (acq_ring_count(ring) >= ring->nslots) {
+		if (atomic_load_explicit(&d->stop, memory_order_relaxed))
+			return;
+		usleep(100);
+	}
+	acq_ring_item_push(ring, it);
+}
+
 /* The realtime loop: wait for the bus, push, count.  No allocation, no
    logging, no locks; link checks (netlink) once a second. */
 static void *rx_main(void *p)
@@ -464,7 +479,10 @@ static void *rx_main(void *p)
 		}
 		for (int i = 0; i < n; i++) {
 			items[i].bus = (uint16_t)c->bus;
-			acq_ring_item_push(ring, &items[i]); /* full: counted by the ring */
+			if (c->backpressure)
+				rx_push_wait(d, ring, &items[i]);
+			else
+				acq_ring_item_push(ring, &items[i]); /* full: counted by the ring */
 		}
 		if (c->stamp_latency && n > 0) {
 			/* One clock read per batch: the newest frame's age is the
@@ -525,11 +543,9 @@ static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, 
 /* Replay is not realtime: a full ring means wait, never drop. */
 static bool replay_push(struct board_daemon *d, const struct acq_item *it)
 {
-	while (!acq_ring_item_push(&d->ring[it->bus], it)) {
-		if (atomic_load_explicit(&d->stop, memory_order_relaxed))
-			return false;
-		usleep(200);
-	}
+	rx_push_wait(d, &d->ring[it->bus], it);
+	if (atomic_load_explicit(&d->stop, memory_order_relaxed))
+		return false;
 	add_u64(&d->rxc[it->bus].produced, 1);
 	return true;
 }
@@ -612,6 +628,8 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 		/* A trace replayed as fast as possible keeps its old stamps:
 		   their age says nothing about our latency. */
 		d->rxc[b].stamp_latency = bc->kind == BUS_KIND_CAN && bc->can.driver != BUS_CAN_TRACE;
+		d->rxc[b].backpressure = bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE &&
+		                         bc->can.trace_speed == 0;
 	}
 	return 0;
 }

@@ -29,6 +29,7 @@ struct runner {
 	struct board_cfg *cfg;
 	struct board_cfg *orig;    /* the caller's; never freed here */
 	struct board_daemon_opts opts;
+	bool no_service;
 	struct board_daemon *d;
 	struct board_stat_server *stat;
 	int hwdog;
@@ -79,6 +80,8 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		        rn->cmd);
 	fprintf(stderr, "railmon %s: vehicle %s, %zu buses, config %016" PRIx64 ", log in %s\n", rn->cmd,
 	        rn->cfg->vehicle, rn->cfg->nbuses, rn->cfg->hash, board_daemon_data_dir(rn->d));
+	if (rn->no_service)
+		return 0; /* a replay is a command: no stat socket, no watchdogs */
 	if (rn->cfg->stat_socket[0])
 		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
 	else
@@ -166,14 +169,16 @@ static void runner_watchdog_setup(struct runner *rn)
 int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_daemon_opts *opts,
                      double duration_s, bool until_sources_done)
 {
-	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts };
+	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts, .hwdog = -1,
+	                     .no_service = until_sources_done };
 	int rc = 0;
 	int64_t t0, next_status;
 
 	board_install_signals();
 	if (runner_start(&rn, 0) < 0)
 		return 1;
-	runner_watchdog_setup(&rn);
+	if (!rn.no_service)
+		runner_watchdog_setup(&rn);
 	board_notify("READY=1");
 	t0 = acq_mono_ns();
 	next_status = t0 + STATUS_PERIOD_NS;
