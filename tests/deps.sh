@@ -17,7 +17,7 @@ PKGS=(
 	# the CAN VM (Debian's own kernel under qemu)
 	qemu-system-x86 busybox-static cpio kmod zstd xz-utils
 	# realtime and storage baselines for the benchmarks
-	rt-tests stress-ng sqlite3 libsqlite3-dev
+	rt-tests stress-ng sqlite3 libsqlite3-dev bc
 )
 
 missing=()
