@@ -254,7 +254,8 @@ static int set_board(struct parser *p, const char *name, const char *value)
 			return BAD(name, "expected 2 to 3600");
 		c->hw_watchdog_timeout_s = (uint32_t)u;
 	} else if (!strcmp(name, "stat_socket")) {
-		if (!*value || !copy_path(p, c->stat_socket, sizeof(c->stat_socket), value))
+		if (!*value || (value[0] == '@' ? !copy_str(c->stat_socket, sizeof(c->stat_socket), value)
+		                                : !copy_path(p, c->stat_socket, sizeof(c->stat_socket), value)))
 			return BAD(name, "expected a socket path of at most 107 characters");
 	} else if (!strcmp(name, "health_interval_s")) {
 		if (!parse_u64(value, &u, 86400) || !u)

@@ -40,6 +40,7 @@ struct rx_ctx {
 	_Atomic uint64_t errors;
 	bool stamp_latency;      /* live CAN: kernel stamp -> delivery latency */
 	bool backpressure;       /* a file read as fast as possible: wait, never drop */
+	bool drain_at_stop;      /* a live CAN socket/tty: read what is queued at stop */
 	struct acq_latency latency;
 	uint64_t prev_items;     /* collector side: for the health rate */
 };
@@ -456,6 +457,23 @@ static void rx_push_wait(struct board_daemon *d, struct acq_ring *ring, const st
 	acq_ring_item_push(ring, it);
 }
 
+/* At stop, take what the kernel already holds for us (bounded): frames
+   that reached the socket before SIGTERM were on the bus, so they are
+   recorded, not left behind in a queue that is about to be closed. */
+static void rx_drain(struct board_daemon *d, struct rx_ctx *c)
+{
+	struct acq_item items[RX_BATCH];
+	int n;
+
+	for (int k = 0; k < 1024 && (n = bus_dev_recv(d->dev[c->bus], items, RX_BATCH, 0)) > 0; k++) {
+		for (int i = 0; i < n; i++) {
+			items[i].bus = (uint16_t)c->bus;
+			acq_ring_item_push(&d->ring[c->bus], &items[i]);
+		}
+		add_u64(&c->produced, (uint64_t)n);
+	}
+}
+
 /* The realtime loop: wait for the bus, push, count.  No allocation, no
    logging, no locks; link checks (netlink) once a second. */
 static void *rx_main(void *p)
@@ -499,6 +517,8 @@ static void *rx_main(void *p)
 			next_check += CHECK_PERIOD_NS;
 		}
 	}
+	if (c->drain_at_stop)
+		rx_drain(d, c);
 	return NULL;
 }
 
@@ -630,6 +650,7 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 		d->rxc[b].stamp_latency = bc->kind == BUS_KIND_CAN && bc->can.driver != BUS_CAN_TRACE;
 		d->rxc[b].backpressure = bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE &&
 		                         bc->can.trace_speed == 0;
+		d->rxc[b].drain_at_stop = bc->kind == BUS_KIND_CAN && bc->can.driver != BUS_CAN_TRACE;
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,6 +34,18 @@ struct board_stat_server {
 	pthread_t thread;
 	atomic_bool stop;
 };
+
+/* "@name" is Linux's abstract namespace: no file, nothing to clean up, and
+   it works where the filesystem cannot hold sockets (9p, read-only roots). */
+static socklen_t stat_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	strcpy(sa->sun_path, path);
+	if (path[0] == '@')
+		sa->sun_path[0] = 0;
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+}
 
 static void health_json(FILE *f, const struct upl_health *h)
 {
@@ -84,25 +97,27 @@ static void *stat_main(void *p)
 int board_stat_server_start(struct board_daemon *d, const char *path, struct board_stat_server **ret)
 {
 	struct board_stat_server *s;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
+	socklen_t salen;
 	int r;
 
-	if (!d || !path || !ret || strlen(path) >= sizeof(sa.sun_path))
+	if (!d || !path || !ret || !*path || strlen(path) >= sizeof(sa.sun_path))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->d = d;
 	strcpy(s->path, path);
-	strcpy(sa.sun_path, path);
+	salen = stat_addr(path, &sa);
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
 		r = -errno;
 		free(s);
 		return r;
 	}
-	unlink(path); /* a stale socket of a previous run */
-	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->fd, 4) < 0) {
+	if (path[0] != '@')
+		unlink(path); /* a stale socket of a previous run */
+	if (bind(s->fd, (struct sockaddr *)&sa, salen) < 0 || listen(s->fd, 4) < 0) {
 		r = -errno;
 		close(s->fd);
 		free(s);
@@ -112,7 +127,8 @@ int board_stat_server_start(struct board_daemon *d, const char *path, struct boa
 	r = -pthread_create(&s->thread, NULL, stat_main, s);
 	if (r < 0) {
 		close(s->fd);
-		unlink(path);
+		if (path[0] != '@')
+			unlink(path);
 		free(s);
 		return r;
 	}
@@ -127,7 +143,8 @@ struct board_stat_server *board_stat_server_free(struct board_stat_server *s)
 	atomic_store(&s->stop, true);
 	pthread_join(s->thread, NULL);
 	close(s->fd);
-	unlink(s->path);
+	if (s->path[0] != '@')
+		unlink(s->path);
 	free(s);
 	return NULL;
 }
@@ -138,7 +155,7 @@ static const char stat_usage[] =
 	"Usage: railmon stat [--socket PATH | --data DIR] [--json]\n"
 	"Health of a running railmon (its stat socket, default DIR/railmon.sock) or,\n"
 	"with --data and no daemon, of a recorded log (the latest Health entries).\n\n"
-	"  -s, --socket PATH  the daemon's stat socket\n"
+	"  -s, --socket PATH  the daemon's stat socket (@NAME: abstract namespace)\n"
 	"  -d, --data DIR     the log directory (socket DIR/railmon.sock, else the log)\n"
 	"  -j, --json         print JSON lines instead of a table\n"
 	"  -h, --help         this text\n";
@@ -220,18 +237,19 @@ static void row_from_json(const char *line)
 
 static int stat_socket(const char *path, bool json)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
+	socklen_t salen;
 	char line[1024];
 	FILE *f;
 	int fd;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if (!*path || strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
+	salen = stat_addr(path, &sa);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (connect(fd, (struct sockaddr *)&sa, salen) < 0) {
 		int r = -errno;
 		close(fd);
 		return r;
