@@ -52,7 +52,11 @@ static bool valid_fd_len(unsigned len)
 	       len == 32 || len == 48 || len == 64;
 }
 
-/* "(sec.frac)": up to 10 digits of seconds so sec * 1e9 fits int64. */
+/*
+ * "(sec.frac)": up to 10 digits of seconds so sec * 1e9 fits int64, and
+ * 1 to 6 fraction digits: the format has microsecond resolution, and
+ * accepting finer stamps would make read-write-read lossy.
+ */
 static int parse_stamp(struct cursor *c, int64_t *ret_ns)
 {
 	int64_t sec = 0, frac = 0;
@@ -66,7 +70,7 @@ static int parse_stamp(struct cursor *c, int64_t *ret_ns)
 	}
 	if (nsec == 0 || c->p >= c->end || *c->p++ != '.')
 		return -EBADMSG;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && nfrac < 9) {
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && nfrac < 6) {
 		frac = frac * 10 + (*c->p++ - '0');
 		nfrac++;
 	}

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * candump.h - candump log lines: "(sec.usec) iface ID#data", FD "ID##Fdata",
- * remote "ID#R[len]", error frames (CAN_ERR_FLAG in the id).
+ * remote "ID#R[len]", error frames (CAN_ERR_FLAG in the id).  Timestamps
+ * have microsecond resolution (1 to 6 fraction digits are read, 6 are
+ * written), so read-write-read is exact.
  */
 #pragma once
 

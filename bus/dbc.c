@@ -285,34 +285,24 @@ static int build_index(struct bus_dbc *dbc)
 	return 0;
 }
 
-int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_t **ret_dbc,
+                        char *errbuf, size_t errlen)
 {
 	struct bus_dbc *dbc;
-	char *text = NULL;
-	size_t len = 0;
 	int r;
 
-	if (!path || !*path || !ret_dbc)
+	if (!name || !ret_dbc || (!text && len))
 		return -EINVAL;
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
-	r = read_file(path, &text, &len);
-	if (r < 0) {
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
 	dbc = calloc(1, sizeof(*dbc));
-	if (!dbc) {
-		free(text);
+	if (!dbc)
 		return -ENOMEM;
-	}
-	r = dbc_parse(dbc, path, text, len, errbuf, errlen);
-	free(text);
+	r = dbc_parse(dbc, name, text ? text : "", len, errbuf, errlen);
 	if (r == 0 && dbc->nmsgs >= UINT16_MAX)
-		r = lerr(errbuf, errlen, path, 1, "too many messages");
+		r = lerr(errbuf, errlen, name, 1, "too many messages");
 	for (unsigned i = 0; r == 0 && i < dbc->nmsgs; i++)
-		r = compile_msg(dbc, &dbc->msgs[i], path, errbuf, errlen);
+		r = compile_msg(dbc, &dbc->msgs[i], name, errbuf, errlen);
 	if (r == 0)
 		r = build_index(dbc);
 	if (r < 0) {
@@ -321,6 +311,25 @@ int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t err
 	}
 	*ret_dbc = dbc;
 	return 0;
+}
+
+int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!path || !*path || !ret_dbc)
+		return -EINVAL;
+	r = read_file(path, &text, &len);
+	if (r < 0) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	r = bus_dbc_load_buffer(path, text, len, ret_dbc, errbuf, errlen);
+	free(text);
+	return r;
 }
 
 bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)

@@ -33,6 +33,12 @@ struct bus_dbc_signal_info {
  * and, if errbuf is not NULL, writes "file:line: what is wrong" into it.
  */
 int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen);
+/*
+ * The same from text in memory (len bytes, need not be NUL-terminated);
+ * name is used in error messages only.
+ */
+int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_t **ret_dbc,
+                        char *errbuf, size_t errlen);
 bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc);
 
 unsigned bus_dbc_signal_count(const bus_dbc_t *dbc);

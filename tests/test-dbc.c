@@ -148,6 +148,24 @@ static void test_bad_args(void)
 	assert(bus_dbc_load(DEMO_DBC, NULL, NULL, 0) == -EINVAL);
 	assert(bus_dbc_load("/nonexistent/x.dbc", &dbc, NULL, 0) == -ENOENT);
 	assert(bus_dbc_free(NULL) == NULL);
+	assert(bus_dbc_load_buffer(NULL, "", 0, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load_buffer("x", NULL, 1, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load_buffer("x", "", 0, NULL, NULL, 0) == -EINVAL);
+	/* an empty database is valid and decodes nothing */
+	assert(bus_dbc_load_buffer("x", NULL, 0, &dbc, NULL, 0) == 0 && bus_dbc_signal_count(dbc) == 0);
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == 0);
+	dbc = bus_dbc_free(dbc);
+	{
+		/* not NUL-terminated: the parser must stop at len */
+		static const char txt[] = "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nXX";
+		char err[128];
+
+		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 3, &dbc, err, sizeof(err)) == 0);
+		assert(bus_dbc_signal_count(dbc) == 1);
+		dbc = bus_dbc_free(dbc);
+		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == -EBADMSG);
+		assert(strcmp(err, "mem:3: unknown keyword 'XX'") == 0);
+	}
 	assert(bus_dbc_signal_count(NULL) == 0);
 	assert(bus_dbc_load(DEMO_DBC, &dbc, NULL, 0) == 0);
 	assert(bus_dbc_signal_info(NULL, 0, &info) == -EINVAL);

@@ -45,7 +45,7 @@ static void test_parse(void)
 	static const char *const bad[] = {
 		"", "t", "t12", "t123", "t1239AABBCCDDEEFF0011", "t1232AA", "t1232AABBCC", "t1232AABBCCDDE",
 		"t1232AABBZZZZ", "T2000000010", "T1234567", "tGGG0", "t8000", "r1239", "r1232AA", "x123",
-		"d1239" "00000000000000000000", "\x01\x02", "t12 0", "T12345678G", "R00000001F", "R000000019",
+		"d123900000000000000000000", "\x01\x02", "t12 0", "T12345678G", "R00000001F", "R000000019",
 	};
 	struct acq_item it;
 

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz-dbc: the DBC parser and compiler on arbitrary text; whatever loads
+ * must then decode frames (taken from the input's tail) without faults.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bus/dbc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct acq_item frame = { .kind = ACQ_ITEM_CAN }, out[64];
+	char err[256];
+	bus_dbc_t *dbc = NULL;
+	unsigned n;
+
+	if (bus_dbc_load_buffer("fuzz.dbc", (const char *)data, size, &dbc, err, sizeof(err)) < 0)
+		return 0;
+	n = bus_dbc_signal_count(dbc);
+	for (unsigned i = 0; i < n; i++) {
+		struct bus_dbc_signal_info info;
+		const char *label;
+
+		if (bus_dbc_signal_info(dbc, i, &info) == 0) {
+			frame.can.id = info.msg_id;
+			frame.can.flags = info.ext ? ACQ_CAN_EXT : 0;
+			frame.can.len = 64;
+			memset(frame.can.data, 0, sizeof(frame.can.data));
+			memcpy(frame.can.data, data, size < 64 ? size : 64);
+			(void)bus_dbc_decode(dbc, &frame, 0, out, 64);
+			frame.can.len = (uint8_t)(i % 65);
+			(void)bus_dbc_decode(dbc, &frame, 0, out, i % 64);
+			(void)bus_dbc_value_label(dbc, i, (double)(i % 7), &label);
+		}
+	}
+	bus_dbc_free(dbc);
+	return 0;
+}
