@@ -253,7 +253,7 @@ static int skip_line(struct parser *ps, unsigned line)
 }
 
 /* NS_ : its indented keyword list runs up to the next line starting in column 0. */
-static int parse_ns(struct parser *ps, unsigned line)
+static int parse_ns(struct parser *ps)
 {
 	struct tok t;
 	int r = expect(ps, ":");
@@ -264,7 +264,6 @@ static int parse_ns(struct parser *ps, unsigned line)
 			break;
 		lex_next(ps, &t);
 	}
-	(void)line;
 	return r < 0 ? r : 0;
 }
 
@@ -595,7 +594,7 @@ static int parse_mul_val(struct parser *ps, unsigned line)
 }
 
 /* CM_ [BU_ node | BO_ id | SG_ id name | EV_ name] "text" ; - checked, not kept */
-static int parse_cm(struct parser *ps, unsigned line)
+static int parse_cm(struct parser *ps)
 {
 	struct tok t;
 	int64_t v;
@@ -617,7 +616,6 @@ static int parse_cm(struct parser *ps, unsigned line)
 	}
 	if (r < 0 || (r = next_type(ps, &t, T_STR, "comment string")) < 0)
 		return r;
-	(void)line;
 	return expect(ps, ";");
 }
 
@@ -631,7 +629,7 @@ static int parse_statement(struct parser *ps, const struct tok *kw)
 		return next_type(ps, &t, T_STR, "version string");
 	}
 	if (tok_is(kw, "NS_"))
-		return parse_ns(ps, line);
+		return parse_ns(ps);
 	if (tok_is(kw, "BS_") || tok_is(kw, "BU_"))
 		return skip_line(ps, line);
 	if (tok_is(kw, "BO_"))
@@ -639,7 +637,7 @@ static int parse_statement(struct parser *ps, const struct tok *kw)
 	if (tok_is(kw, "SG_"))
 		return parse_sg(ps, line);
 	if (tok_is(kw, "CM_"))
-		return parse_cm(ps, line);
+		return parse_cm(ps);
 	if (tok_is(kw, "VAL_"))
 		return parse_val(ps, line);
 	if (tok_is(kw, "SIG_VALTYPE_"))

@@ -174,12 +174,43 @@ static int compile_sig(struct bus_dbc *dbc, const struct dbc_msg *m, unsigned i,
 	return 0;
 }
 
-/* Order the ops multiplexors-first (by depth) and give multiplexors slots. */
+/* Each multiplexor gets a slot for its raw value; dependents point to their parent's. */
+static int assign_slots(const struct bus_dbc *dbc, struct dbc_msg *m, const int *parent, const char *path,
+                        char *errbuf, size_t errlen)
+{
+	unsigned nslots = 0;
+
+	for (unsigned i = 0; i < m->nsig; i++) {
+		struct dbc_op *op = &m->ops[i];
+
+		if (!dbc->sigs[op->index].is_mux)
+			continue;
+		if (nslots == DBC_MUX_SLOTS)
+			return lerr(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
+			            m->name, DBC_MUX_SLOTS);
+		op->mux_slot = (int8_t)nslots++;
+	}
+	for (unsigned i = 0; i < m->nsig; i++) {
+		struct dbc_op *op = &m->ops[i];
+		int p = parent[op->index - m->first];
+
+		for (unsigned j = 0; p >= 0 && j < m->nsig; j++)
+			if (m->ops[j].index == (unsigned)p)
+				op->parent_slot = m->ops[j].mux_slot;
+	}
+	return 0;
+}
+
+/*
+ * Order the ops by multiplexing depth (stable, so file order otherwise):
+ * a multiplexor is always decoded before the signals it selects.
+ * parent[] holds absolute signal indices, -1 for none.
+ */
 static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops, const int *parent,
                      const char *path, char *errbuf, size_t errlen)
 {
 	unsigned *depth = calloc(m->nsig ? m->nsig : 1, sizeof(*depth));
-	unsigned nslots = 0, maxdepth = 0, k = 0;
+	unsigned maxdepth = 0, k = 0;
 	int r = 0;
 
 	if (!depth)
@@ -203,29 +234,8 @@ static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops,
 		for (unsigned i = 0; i < m->nsig; i++)
 			if (depth[i] == d)
 				m->ops[k++] = ops[i];
-	/* slots: each multiplexor gets one; dependents point to their parent's */
-	for (unsigned i = 0; r == 0 && i < m->nsig; i++) {
-		struct dbc_op *op = &m->ops[i];
-
-		if (!dbc->sigs[op->index].is_mux)
-			continue;
-		if (nslots == DBC_MUX_SLOTS) {
-			r = lerr(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
-			         m->name, DBC_MUX_SLOTS);
-			break;
-		}
-		op->mux_slot = (int8_t)nslots++;
-	}
-	for (unsigned i = 0; r == 0 && i < m->nsig; i++) {
-		struct dbc_op *op = &m->ops[i];
-		int p = parent[op->index - m->first];
-
-		for (unsigned j = 0; p >= 0 && j < m->nsig; j++)
-			if (m->ops[j].index == (unsigned)p)
-				op->parent_slot = m->ops[j].mux_slot;
-	}
 	free(depth);
-	return r;
+	return r == 0 ? assign_slots(dbc, m, parent, path, errbuf, errlen) : r;
 }
 
 static int compile_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
@@ -506,6 +516,25 @@ static bool mux_match(const struct dbc_op *op, uint64_t v)
 	return false;
 }
 
+_Static_assert(ACQ_Q_GOOD == 0 && ACQ_Q_OUT_OF_RANGE == 1, "quality computed as a comparison");
+
+/* Only the sample's fields: zeroing the whole union would cost more than the decode. */
+static inline void put_sample(struct acq_item *o, const struct acq_item *frame, uint32_t channel_base,
+                              const struct dbc_op *op, double v)
+{
+	o->t_ns = frame->t_ns;
+	o->seq = 0;
+	o->kind = ACQ_ITEM_SAMPLE;
+	o->bus = frame->bus;
+	o->reserved = 0;
+	o->sample.channel = channel_base + op->index;
+	o->sample.value = v;
+	/* min/max are -inf/+inf when the signal declares no range */
+	o->sample.quality = (uint32_t)((v < op->min) | (v > op->max));
+	if (op->slow_value && !isfinite(v))
+		o->sample.quality = ACQ_Q_INVALID;
+}
+
 int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
                    struct acq_item *out, size_t max)
 {
@@ -534,9 +563,7 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 	w[1] = __builtin_bswap64(w[0]);
 	for (unsigned i = 0; i < m->nsig && n < max; i++) {
 		const struct dbc_op *op = &m->ops[i];
-		struct acq_item *o;
 		uint64_t raw;
-		double v;
 
 		if (op->need_len > len)
 			continue;
@@ -551,21 +578,7 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 			mux[op->mux_slot] = raw;
 			active |= 1u << op->mux_slot;
 		}
-		v = physical(op, raw);
-		/* only the sample's fields: zeroing the whole union would cost
-		   more than the decode itself */
-		o = &out[n++];
-		o->t_ns = frame->t_ns;
-		o->seq = 0;
-		o->kind = ACQ_ITEM_SAMPLE;
-		o->bus = frame->bus;
-		o->reserved = 0;
-		o->sample.channel = channel_base + op->index;
-		o->sample.value = v;
-		/* min/max are +-inf when the signal declares no range */
-		o->sample.quality = (uint32_t)((v < op->min) | (v > op->max)); /* ACQ_Q_OUT_OF_RANGE or GOOD */
-		if (op->valtype != DBC_INT && !isfinite(v))
-			o->sample.quality = ACQ_Q_INVALID;
+		put_sample(&out[n++], frame, channel_base, op, physical(op, raw));
 	}
 	return (int)n;
 }
