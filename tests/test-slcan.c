@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,7 +210,12 @@ static void compare_expected(const char *path, const struct acq_item *got, unsig
 	fclose(f);
 }
 
-static void test_driver(const char *peer, const char *dir)
+/*
+ * One session: the peer expects init (comma-separated commands) and then
+ * streams frames and garbage; listen_only/bitrate configure the driver.
+ */
+static void test_driver(const char *peer, const char *dir, const char *init, bool listen_only,
+                        uint32_t bitrate)
 {
 	char a[64], b[64], expected[64], la[128], lb[128], line[256];
 	char *socat_argv[] = { "socat", "-d", "-d", la, lb, NULL };
@@ -230,15 +236,16 @@ static void test_driver(const char *peer, const char *dir)
 	socat = spawn(socat_argv, &socat_err, STDERR_FILENO);
 	wait_socat_ready(socat_err);
 	{
-		char *peer_argv[] = { "/usr/bin/python3", (char *)peer, b, expected, NULL };
+		char *peer_argv[] = { "/usr/bin/python3", (char *)peer, b, expected, (char *)init, NULL };
 
 		peer_pid = spawn(peer_argv, &peer_out, STDOUT_FILENO);
 	}
 	assert(read_line(peer_out, line, sizeof(line), 10000) >= 0 && strcmp(line, "OPEN") == 0);
 
 	cfg.can.driver = BUS_CAN_SLCAN;
-	cfg.can.listen_only = true;
-	cfg.can.bitrate = 500000;
+	cfg.can.listen_only = listen_only;
+	cfg.can.allow_normal_mode = !listen_only;
+	cfg.can.bitrate = bitrate;
 	cfg.can.serial_baud = 115200;
 	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", a);
 	t0 = now_ns();
@@ -255,7 +262,7 @@ static void test_driver(const char *peer, const char *dir)
 		exit(1);
 	}
 	compare_expected(expected, got, nframes);
-	printf("slcan: %u frames in order, %u garbage lines counted\n", nframes, ngarbage);
+	printf("slcan (init %s): %u frames in order, %u garbage lines counted\n", init, nframes, ngarbage);
 	free(got);
 	kill(socat, SIGTERM);
 	assert(waitpid(socat, &status, 0) == socat);
@@ -273,7 +280,10 @@ int main(int argc, char **argv)
 	assert(mkdtemp(dir));
 	test_parse();
 	test_open_errors(dir);
-	test_driver(argv[1], dir);
+	/* the default: listen-only, the peer fails on any "O" */
+	test_driver(argv[1], dir, "C,S6,L", true, 500000);
+	/* normal mode only with the board file's explicit opt-in; bitrate left alone */
+	test_driver(argv[1], dir, "C,O", false, 0);
 	assert(rmdir(dir) == 0);
 	printf("test-slcan: ok\n");
 	return 0;
