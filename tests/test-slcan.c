@@ -86,6 +86,9 @@ static void test_open_errors(const char *dir)
 	cfg.can.bitrate = 123456;
 	assert(bus_dev_new(&cfg, &dev) == -EINVAL);
 	cfg.can.bitrate = 500000;
+	cfg.can.dbitrate = 2000000; /* no standard slcan command for it */
+	assert(bus_dev_new(&cfg, &dev) == -EINVAL);
+	cfg.can.dbitrate = 0;
 	cfg.can.listen_only = false;
 	assert(bus_dev_new(&cfg, &dev) == -EPERM); /* normal mode needs the explicit opt-in */
 	assert(dev == NULL);
