@@ -3,7 +3,7 @@
  * can-trace.c - a candump log file as a CAN source (BUS_CAN_TRACE).
  *
  * cfg->can.device is the file, cfg->can.ifname ("" = all) keeps only the
- * lines of one interface.  trace_speed > 0 paces frames by their trace
+ * lines of one interface, cfg->can.filters apply as on CAN_RAW.  trace_speed > 0 paces frames by their trace
  * timestamps divided by the speed and restamps them with CLOCK_REALTIME at
  * delivery, as a live bus would; trace_speed == 0 delivers as fast as the
  * caller drains and keeps the trace timestamps, so a replay is
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bus-private.h"
+#include "can-filter.h"
 #include "candump.h"
 
 #define TRACE_BUF_SIZE (64 * 1024)
@@ -240,7 +241,8 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 			trace_bad_line(dev, tr, ret_item);
 			return 0;
 		}
-		if (dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0)
+		if ((dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0) ||
+		    !bus_can_filter_pass(&dev->cfg.can, &ret_item->can))
 			continue;
 		trace_note_frame(dev, tr, ret_item);
 		return 0;

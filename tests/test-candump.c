@@ -259,6 +259,43 @@ static void test_trace_fast(void)
 	bus_dev_free(dev);
 }
 
+/* Board-file filters with CAN_RAW semantics. */
+static void test_trace_filters(void)
+{
+	const char *path = write_tmp("filt.log",
+	                             "(1.000000) c 100#01\n(1.000001) c 101#02\n(1.000002) c 00000100#03\n"
+	                             "(1.000003) c 100#R\n(1.000004) c 20000004#0000000000000000\n"
+	                             "(1.000005) c 1FFFFFFF#04\n(1.000006) c 7FF#05\n");
+	struct bus_cfg cfg = { .kind = BUS_KIND_CAN };
+	struct acq_item it[16];
+	struct bus_stats st;
+	bus_dev_t *dev = NULL;
+
+	cfg.can.driver = BUS_CAN_TRACE;
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", path);
+	/* standard data frame 0x100 exactly (EFF and RTR must be clear) */
+	cfg.can.filters[0] = (struct bus_can_filter){ 0x100, 0xc00007ff };
+	/* any extended frame with the top id bits set */
+	cfg.can.filters[1] = (struct bus_can_filter){ 0x80000000u | 0x1f000000, 0x80000000u | 0x1f000000 };
+	cfg.can.nfilters = 2;
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	assert(bus_dev_recv(dev, it, 16, 0) == 3);
+	assert(it[0].can.id == 0x100 && it[0].can.flags == 0);
+	assert(it[1].can.flags == ACQ_CAN_ERR); /* error frames always pass */
+	assert(it[2].can.id == 0x1fffffff);
+	assert(bus_dev_stats(dev, &st) == 0 && st.rx_frames == 3);
+	bus_dev_free(dev);
+
+	/* an inverted filter: everything but standard 0x100..0x1ff */
+	cfg.can.filters[0] = (struct bus_can_filter){ 0x20000000u | 0x100, 0x80000700 };
+	cfg.can.nfilters = 1;
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	assert(bus_dev_recv(dev, it, 16, 0) == 4);
+	assert(it[0].can.id == 0x100 && (it[0].can.flags & ACQ_CAN_EXT));
+	assert(it[1].can.flags == ACQ_CAN_ERR && it[2].can.id == 0x1fffffff && it[3].can.id == 0x7ff);
+	bus_dev_free(dev);
+}
+
 static void test_trace_loop(void)
 {
 	const char *path = write_tmp("loop.log", "(1.000000) c 001#01\n(1.100000) c 002#02\n(1.200000) c 003#03\n");
@@ -389,7 +426,7 @@ static void test_demo_trace(void)
 
 static void cleanup_tmp(void)
 {
-	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log" };
+	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log" };
 	char path[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -406,6 +443,7 @@ int main(void)
 	test_bad_args();
 	test_trace_fast();
 	test_trace_loop();
+	test_trace_filters();
 	test_trace_paced();
 	test_trace_overlong();
 	test_trace_open_errors();
