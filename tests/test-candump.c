@@ -226,6 +226,12 @@ static void test_trace_fast(void)
 	int n;
 
 	assert(bus_can_trace_first_bad(dev, where, sizeof(where)) == -ENOENT);
+	assert(bus_can_trace_first_bad(dev, NULL, 10) == -EINVAL);
+	assert(bus_can_trace_first_bad(dev, where, 0) == -EINVAL);
+	assert(bus_dev_recv(dev, NULL, 3, 0) == -EINVAL);
+	assert(bus_dev_recv(dev, it, 0, 0) == -EINVAL);
+	assert(bus_dev_send(dev, &it[0]) == -EOPNOTSUPP); /* a trace is read-only */
+	assert(bus_dev_check(dev, NULL, 0) == 0);
 	/* deliver in small chunks: items must not depend on max */
 	n = bus_dev_recv(dev, it, 3, 0);
 	assert(n == 3);
