@@ -255,7 +255,7 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
  */
 static int trace_pace(bus_dev_t *dev, struct trace *tr, int64_t deadline_ns, bool nowait)
 {
-	double speed = dev->cfg.can.trace_speed;
+	double speed = dev->cfg.can.trace_speed, delay;
 	int64_t target;
 
 	if (!tr->paced_started) {
@@ -263,7 +263,9 @@ static int trace_pace(bus_dev_t *dev, struct trace *tr, int64_t deadline_ns, boo
 		tr->mono0_ns = now_ns(CLOCK_MONOTONIC);
 		tr->trace0_ns = tr->pending.t_ns;
 	}
-	target = tr->mono0_ns + (int64_t)((double)(tr->pending.t_ns - tr->trace0_ns) / speed);
+	delay = (double)(tr->pending.t_ns - tr->trace0_ns) / speed;
+	/* a frame a century away (bad stamp, tiny speed) must not overflow */
+	target = tr->mono0_ns + (int64_t)fmin(fmax(delay, 0.0), 3.0e18);
 	for (;;) {
 		int64_t now = now_ns(CLOCK_MONOTONIC);
 		struct timespec ts;

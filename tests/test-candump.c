@@ -365,6 +365,12 @@ static void test_trace_paced(void)
 	assert(bus_dev_recv(dev, it, 8, 20) == 0);
 	assert(bus_dev_recv(dev, it, 8, 0) == 0);
 	bus_dev_free(dev);
+
+	/* a tiny speed puts the 2nd frame centuries away: no overflow, just a timeout */
+	dev = open_trace(path, "", 1e-12, false);
+	assert(bus_dev_recv(dev, it, 8, 0) == 1);
+	assert(bus_dev_recv(dev, it, 8, 5) == 0);
+	bus_dev_free(dev);
 }
 
 static void test_trace_overlong(void)
