@@ -237,7 +237,9 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 		}
 		if (line_blank(line, len))
 			continue;
-		if (bus_candump_parse(line, len, ret_item, ifname, sizeof(ifname)) < 0) {
+		/* the parser stops at a NUL like at the end of a C string: in a
+		   file a NUL byte is garbage, not the end of the line */
+		if (memchr(line, '\0', len) || bus_candump_parse(line, len, ret_item, ifname, sizeof(ifname)) < 0) {
 			trace_bad_line(dev, tr, ret_item);
 			return 0;
 		}

@@ -19,7 +19,7 @@
 
 /*
  * Parse one line (with or without the trailing newline; len bounds the
- * read) into *ret_item (kind CAN, t_ns, bus = 0) and copy the interface
+ * read, a NUL before len ends it) into *ret_item (kind CAN, t_ns, bus = 0) and copy the interface
  * name into ifname (may be NULL: not copied).  Returns 0; -EBADMSG for a
  * malformed line or an interface name that does not fit ifname_len
  * (nothing written); -EINVAL for NULL line/ret_item or ifname_len 0.

@@ -328,7 +328,8 @@ static int slcan_line(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_ite
 	}
 	if (len == 0)
 		return 0; /* bare CR: acknowledgement of a command */
-	if (bus_slcan_parse(sl->line, len, ret_item) < 0) {
+	/* the parser stops at a NUL as at the end of a C string; on the wire it is garbage */
+	if (memchr(sl->line, '\0', len) || bus_slcan_parse(sl->line, len, ret_item) < 0) {
 		slcan_bad(dev, sl, ret_item);
 		return 1;
 	}

@@ -23,7 +23,7 @@ EXT, FD, BRS, RTR = 1, 2, 4, 16
 
 GARBAGE = [
     b"hello", b"t12", b"t1239AABBCCDDEEFF001122", b"t1232AA", b"t1232AABBCC",
-    b"T2000000010", b"tGGG0", b"r1239", b"x" * 300, b"\x00\xff\x10junk",
+    b"T2000000010", b"tGGG0", b"r1239", b"t1230\x00junk", b"x" * 300, b"\x00\xff\x10junk",
     b"d1239" + b"00" * 10, b"t8000", b"T1234567", b"t1232AABBZZZZ", b"Z", b"F",
 ]
 

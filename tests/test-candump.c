@@ -373,6 +373,24 @@ static void test_trace_paced(void)
 	bus_dev_free(dev);
 }
 
+/* A NUL byte inside a line of a file is garbage, not the end of the line. */
+static void test_trace_nul(void)
+{
+	static const char text[] = "(1.000000) c 001#01\n(1.000001) c 002#02\0junk\n(1.000002) c 003#03\n";
+	char path[512];
+	struct acq_item it[4];
+	bus_dev_t *dev;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/nul.log", tmpdir);
+	f = fopen(path, "w");
+	assert(f && fwrite(text, 1, sizeof(text) - 1, f) == sizeof(text) - 1 && fclose(f) == 0);
+	dev = open_trace(path, "", 0, false);
+	assert(bus_dev_recv(dev, it, 4, 0) == 3);
+	assert(it[0].can.id == 1 && it[1].kind == ACQ_ITEM_EVENT && it[1].event.detail == 2 && it[2].can.id == 3);
+	bus_dev_free(dev);
+}
+
 static void test_trace_overlong(void)
 {
 	size_t big = 200 * 1024;
@@ -438,7 +456,7 @@ static void test_demo_trace(void)
 
 static void cleanup_tmp(void)
 {
-	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log" };
+	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log" };
 	char path[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -458,6 +476,7 @@ int main(void)
 	test_trace_filters();
 	test_trace_paced();
 	test_trace_overlong();
+	test_trace_nul();
 	test_trace_open_errors();
 	test_demo_trace();
 	cleanup_tmp();
