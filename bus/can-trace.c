@@ -3,7 +3,7 @@
  * can-trace.c - a candump log file as a CAN source (BUS_CAN_TRACE).
  *
  * cfg->can.device is the file, cfg->can.ifname ("" = all) keeps only the
- * lines of one interface.  trace_speed > 0 paces frames by their trace
+ * lines of one interface, cfg->can.filters apply as on CAN_RAW.  trace_speed > 0 paces frames by their trace
  * timestamps divided by the speed and restamps them with CLOCK_REALTIME at
  * delivery, as a live bus would; trace_speed == 0 delivers as fast as the
  * caller drains and keeps the trace timestamps, so a replay is
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bus-private.h"
+#include "can-filter.h"
 #include "candump.h"
 
 #define TRACE_BUF_SIZE (64 * 1024)
@@ -236,11 +237,14 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 		}
 		if (line_blank(line, len))
 			continue;
-		if (bus_candump_parse(line, len, ret_item, ifname, sizeof(ifname)) < 0) {
+		/* the parser stops at a NUL like at the end of a C string: in a
+		   file a NUL byte is garbage, not the end of the line */
+		if (memchr(line, '\0', len) || bus_candump_parse(line, len, ret_item, ifname, sizeof(ifname)) < 0) {
 			trace_bad_line(dev, tr, ret_item);
 			return 0;
 		}
-		if (dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0)
+		if ((dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0) ||
+		    !bus_can_filter_pass(&dev->cfg.can, &ret_item->can))
 			continue;
 		trace_note_frame(dev, tr, ret_item);
 		return 0;
@@ -253,7 +257,7 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
  */
 static int trace_pace(bus_dev_t *dev, struct trace *tr, int64_t deadline_ns, bool nowait)
 {
-	double speed = dev->cfg.can.trace_speed;
+	double speed = dev->cfg.can.trace_speed, delay;
 	int64_t target;
 
 	if (!tr->paced_started) {
@@ -261,7 +265,9 @@ static int trace_pace(bus_dev_t *dev, struct trace *tr, int64_t deadline_ns, boo
 		tr->mono0_ns = now_ns(CLOCK_MONOTONIC);
 		tr->trace0_ns = tr->pending.t_ns;
 	}
-	target = tr->mono0_ns + (int64_t)((double)(tr->pending.t_ns - tr->trace0_ns) / speed);
+	delay = (double)(tr->pending.t_ns - tr->trace0_ns) / speed;
+	/* a frame a century away (bad stamp, tiny speed) must not overflow */
+	target = tr->mono0_ns + (int64_t)fmin(fmax(delay, 0.0), 3.0e18);
 	for (;;) {
 		int64_t now = now_ns(CLOCK_MONOTONIC);
 		struct timespec ts;

@@ -35,15 +35,21 @@ struct cursor {
 	const char *end;
 };
 
-static int hexval(char c)
+/* hex digit value + 1, 0 for anything else: one load per digit */
+static const uint8_t hex_tab[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+static inline int hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return (int)hex_tab[(unsigned char)c] - 1;
+}
+
+static inline bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
 static bool valid_fd_len(unsigned len)
@@ -140,7 +146,7 @@ static int parse_bytes(struct cursor *c, struct acq_can *can, unsigned max)
 	unsigned n = 0;
 	int hi, lo;
 
-	while (c->p < c->end && *c->p != '_' && !strchr(" \t\r\n", *c->p)) {
+	while (c->p < c->end && *c->p != '_' && !is_blank(*c->p)) {
 		if (*c->p == '.') {
 			c->p++;
 			continue;
@@ -208,7 +214,7 @@ static int parse_tail(struct cursor *c, struct acq_can *can)
 			can->flags |= ACQ_CAN_TX;
 		c->p += 2;
 	}
-	while (c->p < c->end && (*c->p == '\n' || *c->p == '\r' || *c->p == ' ' || *c->p == '\t'))
+	while (c->p < c->end && is_blank(*c->p))
 		c->p++;
 	return c->p == c->end ? 0 : -EBADMSG;
 }

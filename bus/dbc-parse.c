@@ -253,7 +253,7 @@ static int skip_line(struct parser *ps, unsigned line)
 }
 
 /* NS_ : its indented keyword list runs up to the next line starting in column 0. */
-static int parse_ns(struct parser *ps, unsigned line)
+static int parse_ns(struct parser *ps)
 {
 	struct tok t;
 	int r = expect(ps, ":");
@@ -264,7 +264,6 @@ static int parse_ns(struct parser *ps, unsigned line)
 			break;
 		lex_next(ps, &t);
 	}
-	(void)line;
 	return r < 0 ? r : 0;
 }
 
@@ -457,7 +456,11 @@ static int parse_sg(struct parser *ps, unsigned line)
 	return s->name ? 0 : -ENOMEM;
 }
 
-/* Signal named by "<msg id> <signal name>", as VAL_ and friends write it. */
+/*
+ * Signal named by "<msg id> <signal name>", as VAL_ and friends write it.
+ * Returns 0, or 1 for a signal of VECTOR__INDEPENDENT_SIG_MSG (not on the
+ * bus: the caller skips the statement).
+ */
 static int next_sig_ref(struct parser *ps, struct dbc_sig **ret_sig)
 {
 	struct dbc_msg *m;
@@ -470,6 +473,8 @@ static int next_sig_ref(struct parser *ps, struct dbc_sig **ret_sig)
 
 	if ((r = next_msg_id(ps, &id, &ext, &line)) < 0 || (r = next_type(ps, &name, T_WORD, "signal name")) < 0)
 		return r;
+	if (id == DBC_INDEPENDENT_ID)
+		return 1;
 	m = find_msg(ps->dbc, id, ext);
 	if (!m)
 		return perr(ps, line, "unknown message id %u", id);
@@ -506,8 +511,8 @@ static int parse_val(struct parser *ps, unsigned line)
 		return r;
 	if (t.type != T_WORD || !isdigit((unsigned char)t.s[0]))
 		return skip_statement(ps, line); /* value table of an environment variable */
-	if ((r = next_sig_ref(ps, &s)) < 0)
-		return r;
+	if ((r = next_sig_ref(ps, &s)) != 0)
+		return r < 0 ? r : skip_statement(ps, line);
 	for (;;) {
 		if ((r = lex_next(ps, &t)) < 0)
 			return r;
@@ -526,7 +531,9 @@ static int parse_valtype(struct parser *ps, unsigned line)
 	int64_t v;
 	int r;
 
-	if ((r = next_sig_ref(ps, &s)) < 0 || (r = lex_next(ps, &t)) < 0)
+	if ((r = next_sig_ref(ps, &s)) != 0)
+		return r < 0 ? r : skip_statement(ps, line);
+	if ((r = lex_next(ps, &t)) < 0)
 		return r;
 	if (tok_is(&t, ":") && (r = lex_next(ps, &t)) < 0)
 		return r;
@@ -567,7 +574,9 @@ static int parse_mul_val(struct parser *ps, unsigned line)
 	struct tok mux, t;
 	int r;
 
-	if ((r = next_sig_ref(ps, &s)) < 0 || (r = next_type(ps, &mux, T_WORD, "multiplexor name")) < 0)
+	if ((r = next_sig_ref(ps, &s)) != 0)
+		return r < 0 ? r : skip_statement(ps, line);
+	if ((r = next_type(ps, &mux, T_WORD, "multiplexor name")) < 0)
 		return r;
 	if (s->mux_parent)
 		return perr(ps, line, "second SG_MUL_VAL_ for signal '%s'", s->name);
@@ -595,7 +604,7 @@ static int parse_mul_val(struct parser *ps, unsigned line)
 }
 
 /* CM_ [BU_ node | BO_ id | SG_ id name | EV_ name] "text" ; - checked, not kept */
-static int parse_cm(struct parser *ps, unsigned line)
+static int parse_cm(struct parser *ps)
 {
 	struct tok t;
 	int64_t v;
@@ -617,7 +626,6 @@ static int parse_cm(struct parser *ps, unsigned line)
 	}
 	if (r < 0 || (r = next_type(ps, &t, T_STR, "comment string")) < 0)
 		return r;
-	(void)line;
 	return expect(ps, ";");
 }
 
@@ -631,7 +639,7 @@ static int parse_statement(struct parser *ps, const struct tok *kw)
 		return next_type(ps, &t, T_STR, "version string");
 	}
 	if (tok_is(kw, "NS_"))
-		return parse_ns(ps, line);
+		return parse_ns(ps);
 	if (tok_is(kw, "BS_") || tok_is(kw, "BU_"))
 		return skip_line(ps, line);
 	if (tok_is(kw, "BO_"))
@@ -639,7 +647,7 @@ static int parse_statement(struct parser *ps, const struct tok *kw)
 	if (tok_is(kw, "SG_"))
 		return parse_sg(ps, line);
 	if (tok_is(kw, "CM_"))
-		return parse_cm(ps, line);
+		return parse_cm(ps);
 	if (tok_is(kw, "VAL_"))
 		return parse_val(ps, line);
 	if (tok_is(kw, "SIG_VALTYPE_"))
@@ -662,6 +670,9 @@ int dbc_parse(struct bus_dbc *dbc, const char *path, const char *text, size_t le
 	struct tok t;
 	int r;
 
+	/* editors on Windows write a UTF-8 byte order mark */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		ps.start = ps.p = text + 3;
 	for (;;) {
 		if ((r = lex_next(&ps, &t)) < 0)
 			return r;

@@ -174,12 +174,43 @@ static int compile_sig(struct bus_dbc *dbc, const struct dbc_msg *m, unsigned i,
 	return 0;
 }
 
-/* Order the ops multiplexors-first (by depth) and give multiplexors slots. */
+/* Each multiplexor gets a slot for its raw value; dependents point to their parent's. */
+static int assign_slots(const struct bus_dbc *dbc, struct dbc_msg *m, const int *parent, const char *path,
+                        char *errbuf, size_t errlen)
+{
+	unsigned nslots = 0;
+
+	for (unsigned i = 0; i < m->nsig; i++) {
+		struct dbc_op *op = &m->ops[i];
+
+		if (!dbc->sigs[op->index].is_mux)
+			continue;
+		if (nslots == DBC_MUX_SLOTS)
+			return lerr(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
+			            m->name, DBC_MUX_SLOTS);
+		op->mux_slot = (int8_t)nslots++;
+	}
+	for (unsigned i = 0; i < m->nsig; i++) {
+		struct dbc_op *op = &m->ops[i];
+		int p = parent[op->index - m->first];
+
+		for (unsigned j = 0; p >= 0 && j < m->nsig; j++)
+			if (m->ops[j].index == (unsigned)p)
+				op->parent_slot = m->ops[j].mux_slot;
+	}
+	return 0;
+}
+
+/*
+ * Order the ops by multiplexing depth (stable, so file order otherwise):
+ * a multiplexor is always decoded before the signals it selects.
+ * parent[] holds absolute signal indices, -1 for none.
+ */
 static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops, const int *parent,
                      const char *path, char *errbuf, size_t errlen)
 {
 	unsigned *depth = calloc(m->nsig ? m->nsig : 1, sizeof(*depth));
-	unsigned nslots = 0, maxdepth = 0, k = 0;
+	unsigned maxdepth = 0, k = 0;
 	int r = 0;
 
 	if (!depth)
@@ -203,29 +234,8 @@ static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops,
 		for (unsigned i = 0; i < m->nsig; i++)
 			if (depth[i] == d)
 				m->ops[k++] = ops[i];
-	/* slots: each multiplexor gets one; dependents point to their parent's */
-	for (unsigned i = 0; r == 0 && i < m->nsig; i++) {
-		struct dbc_op *op = &m->ops[i];
-
-		if (!dbc->sigs[op->index].is_mux)
-			continue;
-		if (nslots == DBC_MUX_SLOTS) {
-			r = lerr(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
-			         m->name, DBC_MUX_SLOTS);
-			break;
-		}
-		op->mux_slot = (int8_t)nslots++;
-	}
-	for (unsigned i = 0; r == 0 && i < m->nsig; i++) {
-		struct dbc_op *op = &m->ops[i];
-		int p = parent[op->index - m->first];
-
-		for (unsigned j = 0; p >= 0 && j < m->nsig; j++)
-			if (m->ops[j].index == (unsigned)p)
-				op->parent_slot = m->ops[j].mux_slot;
-	}
 	free(depth);
-	return r;
+	return r == 0 ? assign_slots(dbc, m, parent, path, errbuf, errlen) : r;
 }
 
 static int compile_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
@@ -485,16 +495,14 @@ static double physical_slow(const struct dbc_op *op, uint64_t raw)
 	return v * op->scale + op->offset;
 }
 
-static inline double physical(const struct dbc_op *op, uint64_t raw)
+/*
+ * Sign extension by moving the sign bit to bit 63 and back (sext =
+ * 64 - size); unsigned signals below 64 bits have sext = 0 and fit int64
+ * as they are.  int64 -> double is one instruction, uint64 -> double is
+ * not.
+ */
+static inline double physical_int(const struct dbc_op *op, uint64_t raw)
 {
-	if (op->slow_value)
-		return physical_slow(op, raw);
-	/*
-	 * Sign extension by moving the sign bit to bit 63 and back (sext =
-	 * 64 - size); unsigned signals below 64 bits have sext = 0 and fit
-	 * int64 as they are.  int64 -> double is one instruction, uint64 ->
-	 * double is not.
-	 */
 	return (double)((int64_t)(raw << op->sext) >> op->sext) * op->scale + op->offset;
 }
 
@@ -506,13 +514,75 @@ static bool mux_match(const struct dbc_op *op, uint64_t v)
 	return false;
 }
 
+_Static_assert(ACQ_Q_GOOD == 0 && ACQ_Q_OUT_OF_RANGE == 1, "quality computed as a comparison");
+
+/*
+ * What every sample of one frame shares, in locals: the project builds
+ * with -fno-strict-aliasing, so without restrict a store into out[] could
+ * alias the frame and the ops and everything would be reloaded for each
+ * signal.
+ */
+struct frame_ctx {
+	int64_t t_ns;
+	uint32_t channel_base;
+	uint16_t bus;
+	unsigned len;
+	uint64_t w[2];          /* first 8 bytes: w[DBC_OP_LE], w[DBC_OP_BE] */
+	const uint8_t *data;
+};
+
+static size_t decode_ops(const struct dbc_op *restrict ops, unsigned nops, const struct frame_ctx *restrict fc,
+                         struct acq_item *restrict out, size_t max)
+{
+	uint64_t mux[DBC_MUX_SLOTS];
+	unsigned active = 0;
+	size_t n = 0;
+
+	for (unsigned i = 0; i < nops && n < max; i++) {
+		const struct dbc_op *op = &ops[i];
+		struct acq_item *o;
+		uint32_t q;
+		uint64_t raw;
+		double v;
+
+		if (op->need_len > fc->len)
+			continue;
+		if (op->parent_slot >= 0 &&
+		    (!(active & (1u << op->parent_slot)) || !mux_match(op, mux[op->parent_slot])))
+			continue;
+		raw = op->kind <= DBC_OP_BE ? (fc->w[op->kind] >> op->shift) & op->mask : extract_slow(op, fc->data);
+		if (op->mux_slot >= 0) {
+			mux[op->mux_slot] = raw;
+			active |= 1u << op->mux_slot;
+		}
+		/* min/max are -inf/+inf when the signal declares no range */
+		if (!op->slow_value) {
+			v = physical_int(op, raw);
+			q = (uint32_t)((v < op->min) | (v > op->max));
+		} else {
+			v = physical_slow(op, raw);
+			q = !isfinite(v) ? ACQ_Q_INVALID : (uint32_t)((v < op->min) | (v > op->max));
+		}
+		/* only the sample's fields: zeroing the whole union would cost
+		   more than the decode itself */
+		o = &out[n++];
+		o->t_ns = fc->t_ns;
+		o->seq = 0;
+		o->kind = ACQ_ITEM_SAMPLE;
+		o->bus = fc->bus;
+		o->reserved = 0;
+		o->sample.channel = fc->channel_base + op->index;
+		o->sample.quality = q;
+		o->sample.value = v;
+	}
+	return n;
+}
+
 int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
                    struct acq_item *out, size_t max)
 {
 	const struct dbc_msg *m;
-	uint64_t w[2], mux[DBC_MUX_SLOTS];
-	unsigned active = 0, len;
-	size_t n = 0;
+	struct frame_ctx fc;
 
 	if (!dbc || !frame || (!out && max) || frame->kind != ACQ_ITEM_CAN || frame->can.len > ACQ_CAN_DATA_MAX)
 		return -EINVAL;
@@ -521,51 +591,16 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 	m = lookup(dbc, &frame->can);
 	if (!m)
 		return 0;
-	len = frame->can.len;
+	fc = (struct frame_ctx){ .t_ns = frame->t_ns, .channel_base = channel_base, .bus = frame->bus,
+	                         .len = frame->can.len, .data = frame->can.data };
 	/*
-	 * w[DBC_OP_LE], w[DBC_OP_BE]: the first 8 bytes in both byte orders.
 	 * data[] always has 64 bytes; bytes past len only ever land in bits
 	 * the masks drop, since signals not inside len are skipped.
 	 */
-	memcpy(&w[0], frame->can.data, 8);
+	memcpy(&fc.w[0], frame->can.data, 8);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w[0] = __builtin_bswap64(w[0]);
+	fc.w[0] = __builtin_bswap64(fc.w[0]);
 #endif
-	w[1] = __builtin_bswap64(w[0]);
-	for (unsigned i = 0; i < m->nsig && n < max; i++) {
-		const struct dbc_op *op = &m->ops[i];
-		struct acq_item *o;
-		uint64_t raw;
-		double v;
-
-		if (op->need_len > len)
-			continue;
-		if (op->parent_slot >= 0 &&
-		    (!(active & (1u << op->parent_slot)) || !mux_match(op, mux[op->parent_slot])))
-			continue;
-		if (op->kind <= DBC_OP_BE)
-			raw = (w[op->kind] >> op->shift) & op->mask;
-		else
-			raw = extract_slow(op, frame->can.data);
-		if (op->mux_slot >= 0) {
-			mux[op->mux_slot] = raw;
-			active |= 1u << op->mux_slot;
-		}
-		v = physical(op, raw);
-		/* only the sample's fields: zeroing the whole union would cost
-		   more than the decode itself */
-		o = &out[n++];
-		o->t_ns = frame->t_ns;
-		o->seq = 0;
-		o->kind = ACQ_ITEM_SAMPLE;
-		o->bus = frame->bus;
-		o->reserved = 0;
-		o->sample.channel = channel_base + op->index;
-		o->sample.value = v;
-		/* min/max are +-inf when the signal declares no range */
-		o->sample.quality = (uint32_t)((v < op->min) | (v > op->max)); /* ACQ_Q_OUT_OF_RANGE or GOOD */
-		if (op->valtype != DBC_INT && !isfinite(v))
-			o->sample.quality = ACQ_Q_INVALID;
-	}
-	return (int)n;
+	fc.w[1] = __builtin_bswap64(fc.w[0]);
+	return (int)decode_ops(m->ops, m->nsig, &fc, out, max);
 }

@@ -9,7 +9,7 @@
  * lines: frames become items, bare CRs (late acknowledgements) are
  * skipped, anything else is counted in stats.bad_input and reported as an
  * ACQ_EV_CAN_BAD_LINE event (arg = count so far), and reading resyncs at
- * the next CR.
+ * the next CR.  cfg->can.filters apply as on CAN_RAW (can-filter.h).
  *
  * Time: items carry CLOCK_REALTIME taken right after read(2) returned.
  * The adapter's own timestamp (Z1) is a 16-bit millisecond counter that
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "bus-private.h"
+#include "can-filter.h"
 #include "slcan.h"
 
 #define SLCAN_RX_BUF 4096
@@ -327,10 +328,13 @@ static int slcan_line(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_ite
 	}
 	if (len == 0)
 		return 0; /* bare CR: acknowledgement of a command */
-	if (bus_slcan_parse(sl->line, len, ret_item) < 0) {
+	/* the parser stops at a NUL as at the end of a C string; on the wire it is garbage */
+	if (memchr(sl->line, '\0', len) || bus_slcan_parse(sl->line, len, ret_item) < 0) {
 		slcan_bad(dev, sl, ret_item);
 		return 1;
 	}
+	if (!bus_can_filter_pass(&dev->cfg.can, &ret_item->can))
+		return 0;
 	ret_item->t_ns = sl->rx_stamp;
 	ret_item->bus = dev->cfg.index;
 	dev->stats.rx_frames++;

@@ -23,7 +23,8 @@
 #define BUS_SLCAN_LINE_MAX 142
 
 /*
- * Parse one frame line (without its CR) into *ret_item (kind CAN, t_ns 0:
+ * Parse one frame line (without its CR; len bounds the read, a NUL before
+ * len ends it) into *ret_item (kind CAN, t_ns 0:
  * the caller stamps it, bus 0).  The adapter timestamp, if present, is
  * checked and dropped (see slcan.c for why).  Returns 0, -EBADMSG for
  * anything else (nothing written), -EINVAL for NULL arguments.  No

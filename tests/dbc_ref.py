@@ -75,7 +75,12 @@ def load(path):
     byid = {int(ident): msg for msg in msgs.values()
             for ident in [msg.id | (0x80000000 if msg.ext else 0)]}
 
+    class Nowhere:  # signals of VECTOR__INDEPENDENT_SIG_MSG: not on the bus
+        labels = {}
+
     def sig(ident, name):
+        if int(ident) == 0xC0000000:
+            return Nowhere()
         return next(s for s in byid[int(ident)].signals if s.name == name)
 
     for ident, name, vt in re.findall(r'SIG_VALTYPE_\s+(\d+)\s+(\w+)\s*:?\s*(\d)\s*;', text):

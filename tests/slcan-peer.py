@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""slcan-peer.py PTY EXPECTED: plays a USB-CAN adapter on one end of a
-socat pty pair.
+"""slcan-peer.py PTY EXPECTED [INIT]: plays a USB-CAN adapter on one end
+of a socat pty pair.
 
 Prints "OPEN" when the pty is open, answers the driver's init commands
-(BELL for "C" on a closed channel, CR for the others) and checks them:
-exactly "C", "S6", "L" -- listen-only, never "O".  Then prints
+(BELL for "C" on a closed channel, CR for the others) and checks them
+against INIT (default "C,S6,L": listen-only, never "O").  Then prints
 "SENDING <frames> <garbage>", writes the frames interleaved with
 malformed lines, bare CRs and binary junk, writes the expected frames
 ("id flags len hex" per line) to EXPECTED, and waits for the driver's
@@ -23,7 +23,7 @@ EXT, FD, BRS, RTR = 1, 2, 4, 16
 
 GARBAGE = [
     b"hello", b"t12", b"t1239AABBCCDDEEFF001122", b"t1232AA", b"t1232AABBCC",
-    b"T2000000010", b"tGGG0", b"r1239", b"x" * 300, b"\x00\xff\x10junk",
+    b"T2000000010", b"tGGG0", b"r1239", b"t1230\x00junk", b"x" * 300, b"\x00\xff\x10junk",
     b"d1239" + b"00" * 10, b"t8000", b"T1234567", b"t1232AABBZZZZ", b"Z", b"F",
 ]
 
@@ -64,6 +64,7 @@ def frame(rng):
 
 def main():
     pty, expected_path = sys.argv[1], sys.argv[2]
+    want_init = (sys.argv[3] if len(sys.argv) > 3 else "C,S6,L").split(",")
     fd = os.open(pty, os.O_RDWR | os.O_NOCTTY)
     tty.setraw(fd)
     print("OPEN", flush=True)
@@ -76,8 +77,8 @@ def main():
             sys.exit("peer: init incomplete, got %s" % cmds)
         cmds.append(cmd)
         os.write(fd, b"\a" if cmd == "C" else b"\r")
-    if cmds != ["C", "S6", "L"]:
-        sys.exit("peer: wrong init sequence %s (want C, S6, L)" % cmds)
+    if cmds != want_init:
+        sys.exit("peer: wrong init sequence %s (want %s)" % (cmds, want_init))
 
     rng = random.Random(5)
     stream, expected, ngarbage = [], [], 0
@@ -103,8 +104,8 @@ def main():
     cmd, buf = read_command(fd, buf, time.monotonic() + 30)
     if cmd != "C":
         sys.exit("peer: expected the closing C, got %r" % cmd)
-    if b"O\r" in buf:
-        sys.exit("peer: driver sent O (normal mode)")
+    if b"O\r" in buf or b"L\r" in buf:
+        sys.exit("peer: driver reopened the channel after init")
     os.close(fd)
 
 

@@ -226,6 +226,12 @@ static void test_trace_fast(void)
 	int n;
 
 	assert(bus_can_trace_first_bad(dev, where, sizeof(where)) == -ENOENT);
+	assert(bus_can_trace_first_bad(dev, NULL, 10) == -EINVAL);
+	assert(bus_can_trace_first_bad(dev, where, 0) == -EINVAL);
+	assert(bus_dev_recv(dev, NULL, 3, 0) == -EINVAL);
+	assert(bus_dev_recv(dev, it, 0, 0) == -EINVAL);
+	assert(bus_dev_send(dev, &it[0]) == -EOPNOTSUPP); /* a trace is read-only */
+	assert(bus_dev_check(dev, NULL, 0) == 0);
 	/* deliver in small chunks: items must not depend on max */
 	n = bus_dev_recv(dev, it, 3, 0);
 	assert(n == 3);
@@ -256,6 +262,43 @@ static void test_trace_fast(void)
 	n = bus_dev_recv(dev, it, 32, 100);
 	assert(n == 3 && it[0].can.id == 0x200 && it[1].kind == ACQ_ITEM_EVENT && it[2].kind == ACQ_ITEM_EVENT);
 	assert(bus_dev_recv(dev, it, 32, 100) == -ENODATA);
+	bus_dev_free(dev);
+}
+
+/* Board-file filters with CAN_RAW semantics. */
+static void test_trace_filters(void)
+{
+	const char *path = write_tmp("filt.log",
+	                             "(1.000000) c 100#01\n(1.000001) c 101#02\n(1.000002) c 00000100#03\n"
+	                             "(1.000003) c 100#R\n(1.000004) c 20000004#0000000000000000\n"
+	                             "(1.000005) c 1FFFFFFF#04\n(1.000006) c 7FF#05\n");
+	struct bus_cfg cfg = { .kind = BUS_KIND_CAN };
+	struct acq_item it[16];
+	struct bus_stats st;
+	bus_dev_t *dev = NULL;
+
+	cfg.can.driver = BUS_CAN_TRACE;
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", path);
+	/* standard data frame 0x100 exactly (EFF and RTR must be clear) */
+	cfg.can.filters[0] = (struct bus_can_filter){ 0x100, 0xc00007ff };
+	/* any extended frame with the top id bits set */
+	cfg.can.filters[1] = (struct bus_can_filter){ 0x80000000u | 0x1f000000, 0x80000000u | 0x1f000000 };
+	cfg.can.nfilters = 2;
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	assert(bus_dev_recv(dev, it, 16, 0) == 3);
+	assert(it[0].can.id == 0x100 && it[0].can.flags == 0);
+	assert(it[1].can.flags == ACQ_CAN_ERR); /* error frames always pass */
+	assert(it[2].can.id == 0x1fffffff);
+	assert(bus_dev_stats(dev, &st) == 0 && st.rx_frames == 3);
+	bus_dev_free(dev);
+
+	/* an inverted filter: everything but standard 0x100..0x1ff */
+	cfg.can.filters[0] = (struct bus_can_filter){ 0x20000000u | 0x100, 0x80000700 };
+	cfg.can.nfilters = 1;
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	assert(bus_dev_recv(dev, it, 16, 0) == 4);
+	assert(it[0].can.id == 0x100 && (it[0].can.flags & ACQ_CAN_EXT));
+	assert(it[1].can.flags == ACQ_CAN_ERR && it[2].can.id == 0x1fffffff && it[3].can.id == 0x7ff);
 	bus_dev_free(dev);
 }
 
@@ -321,6 +364,30 @@ static void test_trace_paced(void)
 	/* the 6th frame is 2.4 s away: a 20 ms timeout returns 0, and the frame stays */
 	assert(bus_dev_recv(dev, it, 8, 20) == 0);
 	assert(bus_dev_recv(dev, it, 8, 0) == 0);
+	bus_dev_free(dev);
+
+	/* a tiny speed puts the 2nd frame centuries away: no overflow, just a timeout */
+	dev = open_trace(path, "", 1e-12, false);
+	assert(bus_dev_recv(dev, it, 8, 0) == 1);
+	assert(bus_dev_recv(dev, it, 8, 5) == 0);
+	bus_dev_free(dev);
+}
+
+/* A NUL byte inside a line of a file is garbage, not the end of the line. */
+static void test_trace_nul(void)
+{
+	static const char text[] = "(1.000000) c 001#01\n(1.000001) c 002#02\0junk\n(1.000002) c 003#03\n";
+	char path[512];
+	struct acq_item it[4];
+	bus_dev_t *dev;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/nul.log", tmpdir);
+	f = fopen(path, "w");
+	assert(f && fwrite(text, 1, sizeof(text) - 1, f) == sizeof(text) - 1 && fclose(f) == 0);
+	dev = open_trace(path, "", 0, false);
+	assert(bus_dev_recv(dev, it, 4, 0) == 3);
+	assert(it[0].can.id == 1 && it[1].kind == ACQ_ITEM_EVENT && it[1].event.detail == 2 && it[2].can.id == 3);
 	bus_dev_free(dev);
 }
 
@@ -389,7 +456,7 @@ static void test_demo_trace(void)
 
 static void cleanup_tmp(void)
 {
-	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log" };
+	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log" };
 	char path[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -406,8 +473,10 @@ int main(void)
 	test_bad_args();
 	test_trace_fast();
 	test_trace_loop();
+	test_trace_filters();
 	test_trace_paced();
 	test_trace_overlong();
+	test_trace_nul();
 	test_trace_open_errors();
 	test_demo_trace();
 	cleanup_tmp();

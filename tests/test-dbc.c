@@ -264,12 +264,39 @@ static void test_malformed(void)
 	}
 }
 
+/* The demo DBC with a UTF-8 BOM and CRLF line ends loads the same. */
+static void test_bom_crlf(void)
+{
+	FILE *in = fopen(DEMO_DBC, "r"), *out;
+	char path[512], err[256];
+	bus_dbc_t *dbc = NULL;
+	int c;
+
+	snprintf(path, sizeof(path), "%s/crlf.dbc", tmpdir);
+	out = fopen(path, "w");
+	assert(in && out && fputs("\xef\xbb\xbf", out) >= 0);
+	while ((c = fgetc(in)) != EOF)
+		assert((c == '\n' ? fputc('\r', out) : 0) != EOF && fputc(c, out) != EOF);
+	fclose(in);
+	assert(fclose(out) == 0);
+	if (bus_dbc_load(path, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	assert(bus_dbc_signal_count(dbc) == 32);
+	check(dbc, "(1.0) can0 300#075BCD1500100000",
+	      (const struct expect[]){ { "Odometer", 123456.789, 0 }, { "TripDistance", 4096, 0 } }, 2);
+	bus_dbc_free(dbc);
+	unlink(path);
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
 	test_demo();
 	test_bad_args();
 	test_malformed();
+	test_bom_crlf();
 	assert(rmdir(tmpdir) == 0);
 	printf("test-dbc: ok\n");
 	return 0;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,9 @@ static void test_open_errors(const char *dir)
 	cfg.can.bitrate = 123456;
 	assert(bus_dev_new(&cfg, &dev) == -EINVAL);
 	cfg.can.bitrate = 500000;
+	cfg.can.dbitrate = 2000000; /* no standard slcan command for it */
+	assert(bus_dev_new(&cfg, &dev) == -EINVAL);
+	cfg.can.dbitrate = 0;
 	cfg.can.listen_only = false;
 	assert(bus_dev_new(&cfg, &dev) == -EPERM); /* normal mode needs the explicit opt-in */
 	assert(dev == NULL);
@@ -186,16 +190,36 @@ static struct acq_item *receive_all(bus_dev_t *dev, unsigned nframes, unsigned n
 	return got;
 }
 
-static void compare_expected(const char *path, const struct acq_item *got, unsigned nframes)
+/* Expected frames "id flags len hex" the peer wrote; std_only drops extended ones. */
+static unsigned count_expected(const char *path, bool std_only)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	unsigned id, flags, n = 0;
+
+	assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		assert(sscanf(line, "%x %x", &id, &flags) == 2);
+		n += !(std_only && (flags & ACQ_CAN_EXT));
+	}
+	fclose(f);
+	return n;
+}
+
+static void compare_expected(const char *path, const struct acq_item *got, unsigned nframes, bool std_only)
 {
 	FILE *f = fopen(path, "r");
 	char line[256], mine[256];
+	unsigned id, flags;
 
 	assert(f);
 	for (unsigned i = 0; i < nframes; i++) {
 		int n;
 
-		assert(fgets(line, sizeof(line), f));
+		do {
+			assert(fgets(line, sizeof(line), f));
+			assert(sscanf(line, "%x %x", &id, &flags) == 2);
+		} while (std_only && (flags & ACQ_CAN_EXT));
 		line[strcspn(line, "\n")] = '\0';
 		n = snprintf(mine, sizeof(mine), "%x %x %u ", got[i].can.id, got[i].can.flags, got[i].can.len);
 		for (unsigned j = 0; !(got[i].can.flags & ACQ_CAN_RTR) && j < got[i].can.len; j++)
@@ -205,11 +229,18 @@ static void compare_expected(const char *path, const struct acq_item *got, unsig
 			exit(1);
 		}
 	}
-	assert(!fgets(line, sizeof(line), f));
+	while (fgets(line, sizeof(line), f))
+		assert(sscanf(line, "%x %x", &id, &flags) == 2 && std_only && (flags & ACQ_CAN_EXT));
 	fclose(f);
 }
 
-static void test_driver(const char *peer, const char *dir)
+/*
+ * One session: the peer expects init (comma-separated commands) and then
+ * streams frames and garbage; listen_only/bitrate configure the driver;
+ * std_only sets a board-file filter passing standard-id frames only.
+ */
+static void test_driver(const char *peer, const char *dir, const char *init, bool listen_only,
+                        uint32_t bitrate, bool std_only)
 {
 	char a[64], b[64], expected[64], la[128], lb[128], line[256];
 	char *socat_argv[] = { "socat", "-d", "-d", la, lb, NULL };
@@ -230,21 +261,29 @@ static void test_driver(const char *peer, const char *dir)
 	socat = spawn(socat_argv, &socat_err, STDERR_FILENO);
 	wait_socat_ready(socat_err);
 	{
-		char *peer_argv[] = { "/usr/bin/python3", (char *)peer, b, expected, NULL };
+		char *peer_argv[] = { "/usr/bin/python3", (char *)peer, b, expected, (char *)init, NULL };
 
 		peer_pid = spawn(peer_argv, &peer_out, STDOUT_FILENO);
 	}
 	assert(read_line(peer_out, line, sizeof(line), 10000) >= 0 && strcmp(line, "OPEN") == 0);
 
 	cfg.can.driver = BUS_CAN_SLCAN;
-	cfg.can.listen_only = true;
-	cfg.can.bitrate = 500000;
+	cfg.can.listen_only = listen_only;
+	cfg.can.allow_normal_mode = !listen_only;
+	cfg.can.bitrate = bitrate;
 	cfg.can.serial_baud = 115200;
+	if (std_only) {
+		cfg.can.filters[0] = (struct bus_can_filter){ 0, 0x80000000u }; /* CAN_EFF_FLAG clear */
+		cfg.can.nfilters = 1;
+	}
 	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", a);
 	t0 = now_ns();
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	assert(read_line(peer_out, line, sizeof(line), 10000) >= 0);
 	assert(sscanf(line, "SENDING %u %u", &nframes, &ngarbage) == 2 && nframes > 1000 && ngarbage > 10);
+	/* the peer wrote the expected file before it said SENDING */
+	nframes = count_expected(expected, std_only);
+	assert(nframes > 500);
 
 	got = receive_all(dev, nframes, ngarbage, t0);
 	assert(bus_dev_stats(dev, &st) == 0 && st.rx_frames == nframes && st.bad_input == ngarbage);
@@ -254,8 +293,9 @@ static void test_driver(const char *peer, const char *dir)
 		fprintf(stderr, "slcan peer failed\n");
 		exit(1);
 	}
-	compare_expected(expected, got, nframes);
-	printf("slcan: %u frames in order, %u garbage lines counted\n", nframes, ngarbage);
+	compare_expected(expected, got, nframes, std_only);
+	printf("slcan (init %s%s): %u frames in order, %u garbage lines counted\n", init,
+	       std_only ? ", std ids only" : "", nframes, ngarbage);
 	free(got);
 	kill(socat, SIGTERM);
 	assert(waitpid(socat, &status, 0) == socat);
@@ -273,7 +313,12 @@ int main(int argc, char **argv)
 	assert(mkdtemp(dir));
 	test_parse();
 	test_open_errors(dir);
-	test_driver(argv[1], dir);
+	/* the default: listen-only, the peer fails on any "O" */
+	test_driver(argv[1], dir, "C,S6,L", true, 500000, false);
+	/* normal mode only with the board file's explicit opt-in; bitrate left alone */
+	test_driver(argv[1], dir, "C,O", false, 0, false);
+	/* the board file's filters apply to slcan too */
+	test_driver(argv[1], dir, "C,S6,L", true, 500000, true);
 	assert(rmdir(dir) == 0);
 	printf("test-slcan: ok\n");
 	return 0;
