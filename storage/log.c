@@ -19,6 +19,7 @@
 #define BUF_BYTES (1u << 20) /* write buffer: >= 64 KiB, and holds the largest frame */
 #define SEAL_BYTES STOR_FRAME_HDR_BYTES
 #define NS_PER_MS 1000000LL
+#define SPARE_NAME "recycle.spare" /* a retired segment kept for reuse */
 
 struct seg_info {
 	uint64_t first_seq;
@@ -39,6 +40,7 @@ struct stor_log {
 
 	struct seg_info *segs; /* oldest first; the active segment is the last */
 	size_t nsegs, segs_cap;
+	uint64_t spare_bytes;  /* size of SPARE_NAME, 0 if there is none */
 
 	int fd;                /* active segment, -1 if none */
 	uint64_t salt;
@@ -163,20 +165,32 @@ static int64_t seg_t_last(stor_log_t *log, size_t i)
 	return t;
 }
 
-static void delete_oldest(stor_log_t *log)
+/*
+ * Retire the oldest segment: recycled as the spare when asked and there is
+ * none yet (its blocks are already written: overwriting them makes
+ * fdatasync cheaper than converting fresh fallocate'd extents), else
+ * unlinked.
+ */
+static void delete_oldest(stor_log_t *log, bool recycle)
 {
 	char name[STOR_SEG_NAME_LEN];
 	uint64_t first = log->segs[0].first_seq, end = seg_end_seq(log, 0), unfwd = 0;
 	int r;
 
 	seg_name(name, first);
-	r = log->ops->unlink(log->ops->ctx, log->dirfd, name);
+	recycle = recycle && !log->spare_bytes && log->ops->rename;
+	if (recycle)
+		r = log->ops->rename(log->ops->ctx, log->dirfd, name, SPARE_NAME);
+	else
+		r = log->ops->unlink(log->ops->ctx, log->dirfd, name);
 	if (r < 0 && r != -ENOENT) {
 		note(log, r);
 		return;
 	}
 	/* Make the delete durable before its space is counted on. */
 	note(log, log->ops->dirsync(log->ops->ctx, log->dirfd));
+	if (recycle && r == 0)
+		log->spare_bytes = log->segs[0].bytes ? log->segs[0].bytes : 1;
 	if (end > log->forwarded_seq)
 		unfwd = end - (first > log->forwarded_seq ? first : log->forwarded_seq);
 	log->stats.retention_deleted += end - first;
@@ -188,7 +202,7 @@ static void delete_oldest(stor_log_t *log)
 
 static uint64_t disk_bytes(const stor_log_t *log)
 {
-	uint64_t sum = 0;
+	uint64_t sum = log->spare_bytes;
 
 	for (size_t i = 0; i < log->nsegs; i++)
 		sum += log->segs[i].bytes;
@@ -213,20 +227,30 @@ static void retention(stor_log_t *log)
 
 		if (!over && !old)
 			break;
-		delete_oldest(log);
+		/* The spare stays within the byte budget: with it the log
+		   keeps one segment less. */
+		delete_oldest(log, true);
 		if (log->nsegs == n)
 			break; /* unlink failed: do not spin */
 	}
 }
 
-/* ENOSPC: free the oldest segment if it was forwarded.  1 if freed. */
+/* ENOSPC: free the spare, else the oldest segment if it was forwarded.
+   1 if something was freed. */
 static int free_forwarded(stor_log_t *log)
 {
 	size_t n = log->nsegs;
 
+	if (log->spare_bytes) {
+		if (log->ops->unlink(log->ops->ctx, log->dirfd, SPARE_NAME) < 0)
+			return 0;
+		note(log, log->ops->dirsync(log->ops->ctx, log->dirfd));
+		log->spare_bytes = 0;
+		return 1;
+	}
 	if (deletable(log) == 0 || seg_end_seq(log, 0) > log->forwarded_seq)
 		return 0;
-	delete_oldest(log);
+	delete_oldest(log, false);
 	return log->nsegs < n;
 }
 
@@ -308,9 +332,19 @@ static int seg_create(stor_log_t *log)
 	int r;
 
 	seg_name(name, log->next_seq);
-	do {
-		r = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	} while (r == -ENOSPC && free_forwarded(log) > 0);
+	r = -ENOENT;
+	if (log->spare_bytes && log->ops->rename(log->ops->ctx, log->dirfd, SPARE_NAME, name) == 0) {
+		/* Reused as it is: the new header's salt makes every frame left
+		   from its previous life invalid. */
+		log->spare_bytes = 0;
+		r = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR, 0);
+	}
+	if (r < 0) {
+		do {
+			r = log->ops->open(log->ops->ctx, log->dirfd, name,
+					   O_RDWR | O_CREAT | O_TRUNC, 0644);
+		} while (r == -ENOSPC && free_forwarded(log) > 0);
+	}
 	if (r < 0)
 		return note(log, r);
 	log->fd = r;
@@ -544,10 +578,13 @@ static int load_segments(stor_log_t *log)
 {
 	uint64_t *seqs;
 	size_t n;
+	struct stat sp;
 	int r = stor_seg_list(log->dirfd, &seqs, &n);
 
 	if (r < 0)
 		return r;
+	if (fstatat(log->dirfd, SPARE_NAME, &sp, 0) == 0)
+		log->spare_bytes = sp.st_size ? (uint64_t)sp.st_size : 1;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char name[STOR_SEG_NAME_LEN];
 		struct stat st;
@@ -643,10 +680,10 @@ static int recover_last(stor_log_t *log)
 		return fd;
 	r = stor_cursor_init(&c, log->ops, fd, last->bytes);
 	if (r == 0 && c.hdr.first_seq != last->first_seq) {
+		/* A recycled file renamed before its new header was durable:
+		   it holds no record of this name. */
 		stor_cursor_done(&c);
-		r = -EBADMSG;
-	}
-	if (r == -EBADMSG)
+	} else if (r == -EBADMSG)
 		r = recover_headerless(log, fd, last->bytes, name);
 	else if (r == 0) {
 		r = recover_frames(log, &c);

@@ -35,6 +35,7 @@
  *   allocate  fallocate(mode 0): reserve blocks, so later writes inside
  *             them cannot fail with ENOSPC; -EOPNOTSUPP is tolerated.
  *   unlink    unlinkat; durable after the next dirsync.
+ *   rename    renameat within dirfd (replaces to); durable after dirsync.
  *   close     releases the fd even when it fails (never retried).
  */
 struct stor_dev_ops {
@@ -46,6 +47,7 @@ struct stor_dev_ops {
 	int (*truncate)(void *ctx, int fd, off_t len);
 	int (*allocate)(void *ctx, int fd, off_t off, off_t len);
 	int (*unlink)(void *ctx, int dirfd, const char *name);
+	int (*rename)(void *ctx, int dirfd, const char *from, const char *to);
 	int (*close)(void *ctx, int fd);
 	void *ctx;
 };
