@@ -567,6 +567,7 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	log->sync_window_ms = cfg->sync_window_ms;
 	log->retention_bytes = cfg->retention_bytes;
 	log->retention_age_s = cfg->retention_age_s;
+	log->forwarded_seq = cfg->forwarded_seq;
 	log->ops = cfg->ops ? cfg->ops : stor_dev_posix_ops();
 	if (mkdir(cfg->dir, 0755) < 0 && errno != EEXIST)
 		return -errno;

@@ -254,7 +254,11 @@ static int win_get(struct stor_cursor *c, uint64_t off, size_t len, const uint8_
 		*ret = c->win + (off - c->win_off);
 		return 1;
 	}
-	want = c->file_size - off < c->win_cap ? (size_t)(c->file_size - off) : c->win_cap;
+	/* 256 KiB reads keep a live reader's polls cheap; a bigger frame
+	   gets what it needs. */
+	want = len > (256u << 10) ? len : 256u << 10;
+	if (want > c->file_size - off)
+		want = (size_t)(c->file_size - off);
 	r = read_full(c->ops, c->fd, c->win, want, off);
 	if (r < 0)
 		return (int)r;

@@ -63,6 +63,8 @@ struct stor_log_cfg {
 	uint32_t sync_window_ms;     /* fdatasync at most this long after an append; 0 = every append */
 	uint64_t retention_bytes;    /* 0 = unlimited */
 	uint64_t retention_age_s;    /* 0 = unlimited */
+	uint64_t forwarded_seq;      /* the uplink's persisted cursor at start: records
+					below it count as forwarded for retention at open */
 	const struct stor_dev_ops *ops; /* NULL = posix */
 };
 

@@ -362,6 +362,14 @@ static void test_retention_bytes(void)
 	CHECK(tu_verify_log(dir, 1, 0, &v) == 0);
 	CHECK(v.next == 1001 && v.first == st.retention_deleted + 1);
 	CHECK(st.retention_unforwarded == (v.first > 501 ? v.first - 501 : 0));
+	/* At open, with the uplink's persisted cursor: a smaller budget
+	   deletes at once, and nothing it deletes counts as unforwarded. */
+	cfg.retention_bytes = 16384;
+	cfg.forwarded_seq = 1001;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0);
+	CHECK(st.retention_deleted > 0 && st.retention_unforwarded == 0 && st.disk_bytes <= 16384);
+	log = stor_log_free(log);
 	tu_rm_rf(dir);
 	free(dir);
 }
