@@ -831,11 +831,20 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 	return 0;
 }
 
+/* After an abandon, start the next segment now rather than at the next
+   append; a failure here is retried by that append. */
+static int after_sync(stor_log_t *log, int r)
+{
+	if (r < 0 && log->fd < 0)
+		(void)ensure_segment(log);
+	return r;
+}
+
 int stor_log_sync(stor_log_t *log)
 {
 	if (!log)
 		return -EINVAL;
-	return sync_now(log);
+	return after_sync(log, sync_now(log));
 }
 
 int stor_log_tick(stor_log_t *log)
@@ -848,7 +857,7 @@ int stor_log_tick(stor_log_t *log)
 	now = now_ns(CLOCK_MONOTONIC);
 	if (log->unsynced_since_ns &&
 	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
-		r = sync_now(log);
+		r = after_sync(log, sync_now(log));
 	if (log->retention_age_s && now - log->last_retention_ns >= 1000 * NS_PER_MS)
 		retention(log);
 	return r;
