@@ -98,7 +98,7 @@ static void verify(const char *dir, uint64_t confirmed, long at, int pattern)
 
 int main(void)
 {
-	char *dir = tu_tmpdir("powerloss");
+	char *dir = tu_tmpdir_in("powerloss", true);
 	struct fdev dev;
 	long total, runs = 0;
 	uint64_t confirmed;
