@@ -322,6 +322,34 @@ static int seg_write_header(stor_log_t *log)
 }
 
 /*
+ * Reuse the spare as segment name: the new header (new salt, which makes
+ * every frame of its previous life invalid) is written while it is still
+ * the spare, so no reader ever finds the old header under the new name.
+ * 0 with log->fd set, or -errno (then there is no spare any more).
+ */
+static int recycle_spare(stor_log_t *log, const char *name)
+{
+	int r;
+
+	if (!log->spare_bytes || !log->ops->rename)
+		return -ENOENT;
+	log->spare_bytes = 0;
+	r = log->ops->open(log->ops->ctx, log->dirfd, SPARE_NAME, O_RDWR, 0);
+	if (r < 0)
+		return r;
+	log->fd = r;
+	r = seg_write_header(log);
+	if (r == 0)
+		r = log->ops->rename(log->ops->ctx, log->dirfd, SPARE_NAME, name);
+	if (r < 0) {
+		log->ops->close(log->ops->ctx, log->fd);
+		log->fd = -1;
+		log->ops->unlink(log->ops->ctx, log->dirfd, SPARE_NAME);
+	}
+	return r;
+}
+
+/*
  * Create the segment for next_seq: header, preallocation, fdatasync, then
  * fsync of the directory, so the name and the header are durable before
  * any record in it can be confirmed.
@@ -332,23 +360,17 @@ static int seg_create(stor_log_t *log)
 	int r;
 
 	seg_name(name, log->next_seq);
-	r = -ENOENT;
-	if (log->spare_bytes && log->ops->rename(log->ops->ctx, log->dirfd, SPARE_NAME, name) == 0) {
-		/* Reused as it is: the new header's salt makes every frame left
-		   from its previous life invalid. */
-		log->spare_bytes = 0;
-		r = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR, 0);
-	}
+	r = recycle_spare(log, name);
 	if (r < 0) {
 		do {
 			r = log->ops->open(log->ops->ctx, log->dirfd, name,
 					   O_RDWR | O_CREAT | O_TRUNC, 0644);
 		} while (r == -ENOSPC && free_forwarded(log) > 0);
+		if (r < 0)
+			return note(log, r);
+		log->fd = r;
+		r = seg_write_header(log);
 	}
-	if (r < 0)
-		return note(log, r);
-	log->fd = r;
-	r = seg_write_header(log);
 	if (r == 0)
 		r = seg_allocate(log);
 	if (r == 0)

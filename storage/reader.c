@@ -109,15 +109,26 @@ static int seg_open_next(stor_reader_t *r)
 			return ret;
 		}
 		ret = stor_cursor_init(&r->c, r->ops, fd, (uint64_t)st.st_size);
+		if (ret == 0 && r->c.hdr.first_seq != seq) {
+			/* A header for another name: never read its frames. */
+			stor_cursor_done(&r->c);
+			ret = -EBADMSG;
+		}
 		if (ret < 0) {
 			close(fd);
-			if (ret != -EBADMSG || !more)
-				return ret == -EBADMSG ? 0 : ret; /* a header being written */
+			if (ret == -EBADMSG && !more) {
+				/* The newest segment, its header being written:
+				   look at it again next time. */
+				r->next_min_seg = seq;
+				return 0;
+			}
+			if (ret != -EBADMSG)
+				return ret;
 			r->err_seg = seq;
 			r->err_off = 0;
 			return -EBADMSG;
 		}
-		r->c.zero_is_end = !more;
+		r->c.live_tail = !more;
 		r->cur_seg = seq;
 		r->open = true;
 		if (r->c.hdr_copy_damaged) {
@@ -169,10 +180,10 @@ static int seg_end(stor_reader_t *r)
 		r->c.win_len = 0;
 		return 0;
 	}
-	if (r->c.zero_is_end) {
-		/* A later segment exists, so this one is closed: zeros are no
-		   longer "not written yet"; look for frames past them. */
-		r->c.zero_is_end = false;
+	if (r->c.live_tail) {
+		/* A later segment exists, so this one is closed: what stopped
+		   us is now damage or its end; look again with resync. */
+		r->c.live_tail = false;
 		r->c.win_len = 0;
 		return 1;
 	}

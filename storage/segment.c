@@ -352,23 +352,6 @@ static int resync(struct stor_cursor *c, uint64_t *ret_off)
 	return 0;
 }
 
-/* Not written yet: zeros, or a frame left from a recycled file's previous
-   life (it numbers records below the ones this segment has reached). */
-static bool unwritten_at(struct stor_cursor *c, uint64_t off)
-{
-	struct stor_frame f;
-	const uint8_t *p;
-
-	if (win_get(c, off, STOR_FRAME_HDR_BYTES, &p) != 1)
-		return true;
-	if (stor_frame_peek(p, &f) == 0 && f.first_seq < c->expect_seq)
-		return true;
-	for (unsigned i = 0; i < STOR_FRAME_HDR_BYTES; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint8_t **ret_payload,
 		     uint64_t *ret_off)
 {
@@ -383,7 +366,9 @@ int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint
 	if (r < 0)
 		return r;
 	if (r == 0) {
-		if (c->zero_is_end && unwritten_at(c, c->off))
+		/* A live tail may be mid-write (a pwrite being copied): wait
+		   for the segment to close before calling anything damage. */
+		if (c->live_tail)
 			return 0;
 		r = resync(c, &good);
 		if (r <= 0)

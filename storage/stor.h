@@ -36,6 +36,7 @@
  *             them cannot fail with ENOSPC; -EOPNOTSUPP is tolerated.
  *   unlink    unlinkat; durable after the next dirsync.
  *   rename    renameat within dirfd (replaces to); durable after dirsync.
+ *             May be NULL: retired segments are then unlinked, not recycled.
  *   close     releases the fd even when it fails (never retried).
  */
 struct stor_dev_ops {
