@@ -173,18 +173,20 @@ static int seg_end(stor_reader_t *r)
 	ret = seg_find(r, r->cur_seg + 1, &seq, &more);
 	if (ret < 0)
 		return ret;
-	if (ret == 0) {
-		/* The live tail: look again next time, at whatever was written. */
-		if (fstat(r->c.fd, &st) == 0)
-			r->c.file_size = (uint64_t)st.st_size;
+	if (r->c.live_tail) {
+		/* The writer may have written (and grown the file) since we
+		   looked: look again, at the current size. */
+		if (fstat(r->c.fd, &st) < 0)
+			return -errno;
+		r->c.file_size = (uint64_t)st.st_size;
 		r->c.win_len = 0;
-		return 0;
 	}
+	if (ret == 0)
+		return 0; /* the live tail: look again next time */
 	if (r->c.live_tail) {
 		/* A later segment exists, so this one is closed: what stopped
 		   us is now damage or its end; look again with resync. */
 		r->c.live_tail = false;
-		r->c.win_len = 0;
 		return 1;
 	}
 	r->err_seg = r->cur_seg;
