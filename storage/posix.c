@@ -58,6 +58,11 @@ static int px_rename(void *ctx, int dirfd, const char *from, const char *to)
 	return renameat(dirfd, from, dirfd, to) < 0 ? -errno : 0;
 }
 
+static int px_writeback(void *ctx, int fd, off_t off, off_t len)
+{
+	return sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE) < 0 ? -errno : 0;
+}
+
 static int px_close(void *ctx, int fd)
 {
 	/* Linux releases the fd even when close() fails: never retry it. */
@@ -74,6 +79,7 @@ static const struct stor_dev_ops posix_ops = {
 	.allocate = px_allocate,
 	.unlink = px_unlink,
 	.rename = px_rename,
+	.writeback = px_writeback,
 	.close = px_close,
 };
 

@@ -37,6 +37,9 @@
  *   unlink    unlinkat; durable after the next dirsync.
  *   rename    renameat within dirfd (replaces to); durable after dirsync.
  *             May be NULL: retired segments are then unlinked, not recycled.
+ *   writeback start writing [off, off+len) out now, without waiting
+ *             (sync_file_range WRITE): a hint so the next datasync has less
+ *             to wait for; promises nothing.  May be NULL.
  *   close     releases the fd even when it fails (never retried).
  */
 struct stor_dev_ops {
@@ -49,6 +52,7 @@ struct stor_dev_ops {
 	int (*allocate)(void *ctx, int fd, off_t off, off_t len);
 	int (*unlink)(void *ctx, int dirfd, const char *name);
 	int (*rename)(void *ctx, int dirfd, const char *from, const char *to);
+	int (*writeback)(void *ctx, int fd, off_t off, off_t len);
 	int (*close)(void *ctx, int fd);
 	void *ctx;
 };
