@@ -132,11 +132,57 @@ static void test_roundtrip(void)
 	CHECK(tu_verify_log(dir, 1, 601, &v) == 0);
 	CHECK(v.records == 600 && v.damaged == 0);
 
+	/* Nothing happened: no events. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	{
+		struct stor_events ev;
+
+		CHECK(stor_log_take_events(log, &ev) == 0 && ev.lost_unsynced == 0);
+	}
+	log = stor_log_free(log);
+
 	/* An open and close with no records leaves no empty segment behind. */
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	log = stor_log_free(log);
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	CHECK(stor_log_next_seq(log) == 601);
+	log = stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Window 0 syncs every append; a window syncs from tick() once elapsed. */
+static void test_sync_window(void)
+{
+	char *dir = tu_tmpdir("window");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct timespec t0, t;
+	struct stor_stats st;
+	stor_log_t *log;
+
+	cfg.sync_window_ms = 0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK(tu_append(log) == 0);
+		CHECK(stor_log_confirmed_seq(log) == stor_log_next_seq(log));
+	}
+	CHECK(stor_log_stats(log, &st) == 0 && st.syncs == 5);
+	log = stor_log_free(log);
+
+	cfg.sync_window_ms = 20;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(tu_append(log) == 0);
+	CHECK(stor_log_tick(log) == 0);
+	CHECK(stor_log_confirmed_seq(log) == 6); /* not yet: the window runs */
+	/* Poll tick() (bounded) until the window has passed. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		CHECK(stor_log_tick(log) == 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		CHECK(t.tv_sec - t0.tv_sec < 5);
+	} while (stor_log_confirmed_seq(log) == 6);
+	CHECK(stor_log_confirmed_seq(log) == 7);
+	CHECK((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) >= 15000000LL);
 	log = stor_log_free(log);
 	tu_rm_rf(dir);
 	free(dir);
@@ -571,6 +617,7 @@ int main(void)
 {
 	test_bad_args();
 	test_roundtrip();
+	test_sync_window();
 	test_seek();
 	test_torn_tail();
 	test_mid_damage();
