@@ -192,8 +192,9 @@ stor_reader_t *stor_reader_free(stor_reader_t *r);
    -EINVAL (NULL, seq 0) or -errno. */
 int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq);
 
-/* Position at the first record whose t_last_ns >= t_ns (a scan from the
-   oldest segment: times need not be monotonic).  Returns 0 or -EINVAL. */
+/* Position at the first record whose t_last_ns >= t_ns: closed segments
+   whose seal proves all their records older are skipped, the rest is
+   scanned (times need not be monotonic).  Returns 0, -EINVAL or -errno. */
 int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
 
 /*

@@ -223,6 +223,13 @@ static void test_seek(void)
 	CHECK(rec.first_seq == 2002 && rec.t_last_ns >= 20035);
 	CHECK(stor_reader_seek_time(r, INT64_MIN) == 0);
 	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 1);
+	/* Every frame start, across segment boundaries (skipped by seal). */
+	for (uint64_t s = 1; s < 3000; s += 99) {
+		CHECK(stor_reader_seek_time(r, (int64_t)s * 10 + 20) == 0);
+		CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == s);
+	}
+	CHECK(stor_reader_seek_time(r, INT64_MAX) == 0);
+	CHECK(stor_reader_next(r, &rec) == 0);
 	stor_reader_free(r);
 	tu_rm_rf(dir);
 	free(dir);
