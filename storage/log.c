@@ -647,17 +647,21 @@ static bool all_zero_after_header(stor_log_t *log, int fd, uint64_t size)
 /*
  * The last segment has no valid header: either its creation was cut by a
  * power loss (all zeros: reuse the name), or it is damaged data we must
- * not overwrite (set aside as <name>.damaged).
+ * not overwrite (set aside as <name>.damaged; unlinked only if the ops
+ * cannot rename).
  */
 static int recover_headerless(stor_log_t *log, int fd, uint64_t size, const char *name)
 {
 	char bad[STOR_SEG_NAME_LEN + 8];
+	int r;
 
 	if (all_zero_after_header(log, fd, size))
 		return 0;
 	snprintf(bad, sizeof(bad), "%s.damaged", name);
-	if (renameat(log->dirfd, name, log->dirfd, bad) < 0)
-		return -errno;
+	r = log->ops->rename ? log->ops->rename(log->ops->ctx, log->dirfd, name, bad) :
+	    log->ops->unlink(log->ops->ctx, log->dirfd, name);
+	if (r < 0)
+		return r;
 	log->ev.recovered_damage++;
 	log->nsegs--;
 	return log->ops->dirsync(log->ops->ctx, log->dirfd);

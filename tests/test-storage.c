@@ -473,6 +473,46 @@ static void test_retention_age(void)
 	free(dir);
 }
 
+/* A last segment whose header is garbage (not blank) is set aside, never
+   overwritten. */
+static void test_damaged_header(void)
+{
+	char *dir = tu_tmpdir("dmghdr");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_events ev;
+	struct tu_verify v;
+	stor_log_t *log;
+	uint64_t *seqs, last;
+	size_t n;
+	char name[STOR_SEG_NAME_LEN], bad[STOR_SEG_NAME_LEN + 16], p[600];
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 200; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	{
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+		CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 3);
+		close(dfd);
+	}
+	last = seqs[n - 1];
+	free(seqs);
+	stor_seg_name(name, last);
+	patch(dir, name, 10, "junkjunk", 8);
+	patch(dir, name, 138, "junkjunk", 8);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == last);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
+	log = stor_log_free(log);
+	snprintf(bad, sizeof(bad), "%s.damaged", name);
+	snprintf(p, sizeof(p), "%s/%s", dir, bad);
+	CHECK(access(p, F_OK) == 0);
+	CHECK(tu_verify_log(dir, 1, last, &v) == 0 && v.next == last);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* Retired segments are reused in place; their old frames never show. */
 static void test_recycle(void)
 {
@@ -631,6 +671,7 @@ int main(void)
 	test_stale_generation();
 	test_retention_bytes();
 	test_retention_age();
+	test_damaged_header();
 	test_recycle();
 	test_recovery_time();
 	test_live_follow();
