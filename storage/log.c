@@ -19,6 +19,7 @@
 #define BUF_BYTES (1u << 20) /* write buffer: >= 64 KiB, and holds the largest frame */
 #define SEAL_BYTES STOR_FRAME_HDR_BYTES
 #define NS_PER_MS 1000000LL
+#define SPARE_NAME "recycle.spare" /* a retired segment kept for reuse */
 
 struct seg_info {
 	uint64_t first_seq;
@@ -39,6 +40,7 @@ struct stor_log {
 
 	struct seg_info *segs; /* oldest first; the active segment is the last */
 	size_t nsegs, segs_cap;
+	uint64_t spare_bytes;  /* size of SPARE_NAME, 0 if there is none */
 
 	int fd;                /* active segment, -1 if none */
 	uint64_t salt;
@@ -163,20 +165,32 @@ static int64_t seg_t_last(stor_log_t *log, size_t i)
 	return t;
 }
 
-static void delete_oldest(stor_log_t *log)
+/*
+ * Retire the oldest segment: recycled as the spare when asked and there is
+ * none yet (its blocks are already written: overwriting them makes
+ * fdatasync cheaper than converting fresh fallocate'd extents), else
+ * unlinked.
+ */
+static void delete_oldest(stor_log_t *log, bool recycle)
 {
 	char name[STOR_SEG_NAME_LEN];
 	uint64_t first = log->segs[0].first_seq, end = seg_end_seq(log, 0), unfwd = 0;
 	int r;
 
 	seg_name(name, first);
-	r = log->ops->unlink(log->ops->ctx, log->dirfd, name);
+	recycle = recycle && !log->spare_bytes && log->ops->rename;
+	if (recycle)
+		r = log->ops->rename(log->ops->ctx, log->dirfd, name, SPARE_NAME);
+	else
+		r = log->ops->unlink(log->ops->ctx, log->dirfd, name);
 	if (r < 0 && r != -ENOENT) {
 		note(log, r);
 		return;
 	}
 	/* Make the delete durable before its space is counted on. */
 	note(log, log->ops->dirsync(log->ops->ctx, log->dirfd));
+	if (recycle && r == 0)
+		log->spare_bytes = log->segs[0].bytes ? log->segs[0].bytes : 1;
 	if (end > log->forwarded_seq)
 		unfwd = end - (first > log->forwarded_seq ? first : log->forwarded_seq);
 	log->stats.retention_deleted += end - first;
@@ -188,7 +202,7 @@ static void delete_oldest(stor_log_t *log)
 
 static uint64_t disk_bytes(const stor_log_t *log)
 {
-	uint64_t sum = 0;
+	uint64_t sum = log->spare_bytes;
 
 	for (size_t i = 0; i < log->nsegs; i++)
 		sum += log->segs[i].bytes;
@@ -213,20 +227,30 @@ static void retention(stor_log_t *log)
 
 		if (!over && !old)
 			break;
-		delete_oldest(log);
+		/* The spare stays within the byte budget: with it the log
+		   keeps one segment less. */
+		delete_oldest(log, true);
 		if (log->nsegs == n)
 			break; /* unlink failed: do not spin */
 	}
 }
 
-/* ENOSPC: free the oldest segment if it was forwarded.  1 if freed. */
+/* ENOSPC: free the spare, else the oldest segment if it was forwarded.
+   1 if something was freed. */
 static int free_forwarded(stor_log_t *log)
 {
 	size_t n = log->nsegs;
 
+	if (log->spare_bytes) {
+		if (log->ops->unlink(log->ops->ctx, log->dirfd, SPARE_NAME) < 0)
+			return 0;
+		note(log, log->ops->dirsync(log->ops->ctx, log->dirfd));
+		log->spare_bytes = 0;
+		return 1;
+	}
 	if (deletable(log) == 0 || seg_end_seq(log, 0) > log->forwarded_seq)
 		return 0;
-	delete_oldest(log);
+	delete_oldest(log, false);
 	return log->nsegs < n;
 }
 
@@ -298,6 +322,34 @@ static int seg_write_header(stor_log_t *log)
 }
 
 /*
+ * Reuse the spare as segment name: the new header (new salt, which makes
+ * every frame of its previous life invalid) is written while it is still
+ * the spare, so no reader ever finds the old header under the new name.
+ * 0 with log->fd set, or -errno (then there is no spare any more).
+ */
+static int recycle_spare(stor_log_t *log, const char *name)
+{
+	int r;
+
+	if (!log->spare_bytes || !log->ops->rename)
+		return -ENOENT;
+	log->spare_bytes = 0;
+	r = log->ops->open(log->ops->ctx, log->dirfd, SPARE_NAME, O_RDWR, 0);
+	if (r < 0)
+		return r;
+	log->fd = r;
+	r = seg_write_header(log);
+	if (r == 0)
+		r = log->ops->rename(log->ops->ctx, log->dirfd, SPARE_NAME, name);
+	if (r < 0) {
+		log->ops->close(log->ops->ctx, log->fd);
+		log->fd = -1;
+		log->ops->unlink(log->ops->ctx, log->dirfd, SPARE_NAME);
+	}
+	return r;
+}
+
+/*
  * Create the segment for next_seq: header, preallocation, fdatasync, then
  * fsync of the directory, so the name and the header are durable before
  * any record in it can be confirmed.
@@ -308,13 +360,17 @@ static int seg_create(stor_log_t *log)
 	int r;
 
 	seg_name(name, log->next_seq);
-	do {
-		r = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	} while (r == -ENOSPC && free_forwarded(log) > 0);
-	if (r < 0)
-		return note(log, r);
-	log->fd = r;
-	r = seg_write_header(log);
+	r = recycle_spare(log, name);
+	if (r < 0) {
+		do {
+			r = log->ops->open(log->ops->ctx, log->dirfd, name,
+					   O_RDWR | O_CREAT | O_TRUNC, 0644);
+		} while (r == -ENOSPC && free_forwarded(log) > 0);
+		if (r < 0)
+			return note(log, r);
+		log->fd = r;
+		r = seg_write_header(log);
+	}
 	if (r == 0)
 		r = seg_allocate(log);
 	if (r == 0)
@@ -393,6 +449,12 @@ static int flush(stor_log_t *log)
 	while (log->buf_len) {
 		r = write_full(log, log->buf, log->buf_len, log->woff, &done);
 		if (r == 0) {
+			/* Start the writeback now, so the fdatasync at the end of
+			   the window finds less to wait for.  A hint only: its
+			   errors come back from that fdatasync. */
+			if (log->ops->writeback)
+				(void)log->ops->writeback(log->ops->ctx, log->fd, (off_t)log->woff,
+							  (off_t)log->buf_len);
 			log->woff += log->buf_len;
 			log->buf_len = 0;
 			break;
@@ -533,6 +595,7 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	log->sync_window_ms = cfg->sync_window_ms;
 	log->retention_bytes = cfg->retention_bytes;
 	log->retention_age_s = cfg->retention_age_s;
+	log->forwarded_seq = cfg->forwarded_seq;
 	log->ops = cfg->ops ? cfg->ops : stor_dev_posix_ops();
 	if (mkdir(cfg->dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
@@ -544,10 +607,13 @@ static int load_segments(stor_log_t *log)
 {
 	uint64_t *seqs;
 	size_t n;
+	struct stat sp;
 	int r = stor_seg_list(log->dirfd, &seqs, &n);
 
 	if (r < 0)
 		return r;
+	if (fstatat(log->dirfd, SPARE_NAME, &sp, 0) == 0)
+		log->spare_bytes = sp.st_size ? (uint64_t)sp.st_size : 1;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char name[STOR_SEG_NAME_LEN];
 		struct stat st;
@@ -581,17 +647,21 @@ static bool all_zero_after_header(stor_log_t *log, int fd, uint64_t size)
 /*
  * The last segment has no valid header: either its creation was cut by a
  * power loss (all zeros: reuse the name), or it is damaged data we must
- * not overwrite (set aside as <name>.damaged).
+ * not overwrite (set aside as <name>.damaged; unlinked only if the ops
+ * cannot rename).
  */
 static int recover_headerless(stor_log_t *log, int fd, uint64_t size, const char *name)
 {
 	char bad[STOR_SEG_NAME_LEN + 8];
+	int r;
 
 	if (all_zero_after_header(log, fd, size))
 		return 0;
 	snprintf(bad, sizeof(bad), "%s.damaged", name);
-	if (renameat(log->dirfd, name, log->dirfd, bad) < 0)
-		return -errno;
+	r = log->ops->rename ? log->ops->rename(log->ops->ctx, log->dirfd, name, bad) :
+	    log->ops->unlink(log->ops->ctx, log->dirfd, name);
+	if (r < 0)
+		return r;
 	log->ev.recovered_damage++;
 	log->nsegs--;
 	return log->ops->dirsync(log->ops->ctx, log->dirfd);
@@ -643,10 +713,10 @@ static int recover_last(stor_log_t *log)
 		return fd;
 	r = stor_cursor_init(&c, log->ops, fd, last->bytes);
 	if (r == 0 && c.hdr.first_seq != last->first_seq) {
+		/* A recycled file renamed before its new header was durable:
+		   it holds no record of this name. */
 		stor_cursor_done(&c);
-		r = -EBADMSG;
-	}
-	if (r == -EBADMSG)
+	} else if (r == -EBADMSG)
 		r = recover_headerless(log, fd, last->bytes, name);
 	else if (r == 0) {
 		r = recover_frames(log, &c);
@@ -793,11 +863,20 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 	return 0;
 }
 
+/* After an abandon, start the next segment now rather than at the next
+   append; a failure here is retried by that append. */
+static int after_sync(stor_log_t *log, int r)
+{
+	if (r < 0 && log->fd < 0)
+		(void)ensure_segment(log);
+	return r;
+}
+
 int stor_log_sync(stor_log_t *log)
 {
 	if (!log)
 		return -EINVAL;
-	return sync_now(log);
+	return after_sync(log, sync_now(log));
 }
 
 int stor_log_tick(stor_log_t *log)
@@ -810,7 +889,7 @@ int stor_log_tick(stor_log_t *log)
 	now = now_ns(CLOCK_MONOTONIC);
 	if (log->unsynced_since_ns &&
 	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
-		r = sync_now(log);
+		r = after_sync(log, sync_now(log));
 	if (log->retention_age_s && now - log->last_retention_ns >= 1000 * NS_PER_MS)
 		retention(log);
 	return r;

@@ -2,6 +2,7 @@
 /* posix.c - the real stor_dev_ops: thin wrappers returning -errno. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "stor.h"
@@ -52,6 +53,16 @@ static int px_unlink(void *ctx, int dirfd, const char *name)
 	return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
 }
 
+static int px_rename(void *ctx, int dirfd, const char *from, const char *to)
+{
+	return renameat(dirfd, from, dirfd, to) < 0 ? -errno : 0;
+}
+
+static int px_writeback(void *ctx, int fd, off_t off, off_t len)
+{
+	return sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE) < 0 ? -errno : 0;
+}
+
 static int px_close(void *ctx, int fd)
 {
 	/* Linux releases the fd even when close() fails: never retry it. */
@@ -67,6 +78,8 @@ static const struct stor_dev_ops posix_ops = {
 	.truncate = px_truncate,
 	.allocate = px_allocate,
 	.unlink = px_unlink,
+	.rename = px_rename,
+	.writeback = px_writeback,
 	.close = px_close,
 };
 

@@ -109,15 +109,26 @@ static int seg_open_next(stor_reader_t *r)
 			return ret;
 		}
 		ret = stor_cursor_init(&r->c, r->ops, fd, (uint64_t)st.st_size);
+		if (ret == 0 && r->c.hdr.first_seq != seq) {
+			/* A header for another name: never read its frames. */
+			stor_cursor_done(&r->c);
+			ret = -EBADMSG;
+		}
 		if (ret < 0) {
 			close(fd);
-			if (ret != -EBADMSG || !more)
-				return ret == -EBADMSG ? 0 : ret; /* a header being written */
+			if (ret == -EBADMSG && !more) {
+				/* The newest segment, its header being written:
+				   look at it again next time. */
+				r->next_min_seg = seq;
+				return 0;
+			}
+			if (ret != -EBADMSG)
+				return ret;
 			r->err_seg = seq;
 			r->err_off = 0;
 			return -EBADMSG;
 		}
-		r->c.zero_is_end = !more;
+		r->c.live_tail = !more;
 		r->cur_seg = seq;
 		r->open = true;
 		if (r->c.hdr_copy_damaged) {
@@ -162,18 +173,20 @@ static int seg_end(stor_reader_t *r)
 	ret = seg_find(r, r->cur_seg + 1, &seq, &more);
 	if (ret < 0)
 		return ret;
-	if (ret == 0) {
-		/* The live tail: look again next time, at whatever was written. */
-		if (fstat(r->c.fd, &st) == 0)
-			r->c.file_size = (uint64_t)st.st_size;
+	if (r->c.live_tail) {
+		/* The writer may have written (and grown the file) since we
+		   looked: look again, at the current size. */
+		if (fstat(r->c.fd, &st) < 0)
+			return -errno;
+		r->c.file_size = (uint64_t)st.st_size;
 		r->c.win_len = 0;
-		return 0;
 	}
-	if (r->c.zero_is_end) {
-		/* A later segment exists, so this one is closed: zeros are no
-		   longer "not written yet"; look for frames past them. */
-		r->c.zero_is_end = false;
-		r->c.win_len = 0;
+	if (ret == 0)
+		return 0; /* the live tail: look again next time */
+	if (r->c.live_tail) {
+		/* A later segment exists, so this one is closed: what stopped
+		   us is now damage or its end; look again with resync. */
+		r->c.live_tail = false;
 		return 1;
 	}
 	r->err_seg = r->cur_seg;
@@ -243,14 +256,54 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq)
 	return 0;
 }
 
+/* Newest record time of a closed segment, from its seal; INT64_MAX if it
+   cannot be proven (no good seal): then the segment must be scanned. */
+static int64_t seal_t_last(stor_reader_t *r, uint64_t seq)
+{
+	char name[STOR_SEG_NAME_LEN];
+	uint8_t tail[STOR_FRAME_HDR_BYTES];
+	struct stor_cursor c;
+	struct stor_frame f;
+	struct stat st;
+	int64_t t = INT64_MAX;
+	int fd;
+
+	stor_seg_name(name, seq);
+	fd = openat(r->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return t;
+	if (fstat(fd, &st) == 0 && st.st_size >= STOR_HDR_BYTES + STOR_FRAME_HDR_BYTES &&
+	    stor_cursor_init(&c, r->ops, fd, (uint64_t)st.st_size) == 0) {
+		if (pread(fd, tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)) ==
+		    sizeof(tail) && stor_frame_peek(tail, &f) == 0 &&
+		    (f.flags & STOR_FRAME_SEAL) && stor_frame_crc_ok(c.hdr.salt, tail, &f) &&
+		    c.hdr.first_seq == seq)
+			t = f.t_last_ns;
+		stor_cursor_done(&c);
+	}
+	close(fd);
+	return t;
+}
+
 int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns)
 {
+	uint64_t *seqs;
+	size_t n, i;
+	int ret;
+
 	if (!r)
 		return -EINVAL;
+	ret = stor_seg_list(r->dirfd, &seqs, &n);
+	if (ret < 0)
+		return ret;
 	seg_close(r);
-	/* Record times need not be monotonic (clock steps): scan from the
-	   oldest segment rather than bisect. */
-	r->next_min_seg = 0;
+	/* Record times need not be monotonic (clock steps), so no bisection;
+	   but a closed segment whose seal says all its records are older can
+	   be skipped without reading its frames. */
+	for (i = 0; i + 1 < n && seal_t_last(r, seqs[i]) < t_ns; i++)
+		;
+	r->next_min_seg = n ? seqs[i] : 0;
+	free(seqs);
 	r->min_seq = 0;
 	r->min_t = t_ns;
 	r->by_time = true;

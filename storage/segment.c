@@ -242,6 +242,8 @@ static ssize_t read_full(const struct stor_dev_ops *ops, int fd, uint8_t *buf, s
 	return (ssize_t)done;
 }
 
+#define WIN_BYTES (256u << 10)
+
 /* 1 and *ret points at len bytes at off; 0 if the file is shorter; -errno. */
 static int win_get(struct stor_cursor *c, uint64_t off, size_t len, const uint8_t **ret)
 {
@@ -254,7 +256,19 @@ static int win_get(struct stor_cursor *c, uint64_t off, size_t len, const uint8_
 		*ret = c->win + (off - c->win_off);
 		return 1;
 	}
-	want = c->file_size - off < c->win_cap ? (size_t)(c->file_size - off) : c->win_cap;
+	/* 256 KiB reads keep a live reader's polls cheap and its memory
+	   small; a bigger frame gets what it needs. */
+	want = len > WIN_BYTES ? len : WIN_BYTES;
+	if (want > c->file_size - off)
+		want = (size_t)(c->file_size - off);
+	if (want > c->win_cap) {
+		uint8_t *w = realloc(c->win, want);
+
+		if (!w)
+			return -ENOMEM;
+		c->win = w;
+		c->win_cap = want;
+	}
 	r = read_full(c->ops, c->fd, c->win, want, off);
 	if (r < 0)
 		return (int)r;
@@ -273,10 +287,6 @@ int stor_cursor_init(struct stor_cursor *c, const struct stor_dev_ops *ops, int 
 	int r;
 
 	*c = (struct stor_cursor){ .ops = ops, .fd = fd, .file_size = file_size };
-	c->win_cap = stor_frame_size(STOR_MAX_PAYLOAD) + 4096;
-	c->win = malloc(c->win_cap);
-	if (!c->win)
-		return -ENOMEM;
 	r = win_get(c, 0, STOR_HDR_BYTES, &p);
 	if (r == 1)
 		r = stor_seg_hdr_decode(p, &c->hdr);
@@ -348,18 +358,6 @@ static int resync(struct stor_cursor *c, uint64_t *ret_off)
 	return 0;
 }
 
-static bool zeros_at(struct stor_cursor *c, uint64_t off)
-{
-	const uint8_t *p;
-
-	if (win_get(c, off, STOR_FRAME_HDR_BYTES, &p) != 1)
-		return true;
-	for (unsigned i = 0; i < STOR_FRAME_HDR_BYTES; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint8_t **ret_payload,
 		     uint64_t *ret_off)
 {
@@ -374,7 +372,9 @@ int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint
 	if (r < 0)
 		return r;
 	if (r == 0) {
-		if (c->zero_is_end && zeros_at(c, c->off))
+		/* A live tail may be mid-write (a pwrite being copied): wait
+		   for the segment to close before calling anything damage. */
+		if (c->live_tail)
 			return 0;
 		r = resync(c, &good);
 		if (r <= 0)

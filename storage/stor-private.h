@@ -86,7 +86,7 @@ struct stor_cursor {
 	uint64_t expect_seq;   /* first_seq the next frame must carry */
 	uint64_t data_end;     /* end of the last good frame */
 	bool sealed;           /* met the seal frame */
-	bool zero_is_end;      /* live tail: zeros = not written yet, skip the resync scan */
+	bool live_tail;        /* the writer may be writing here: no frame yet, not damage */
 	struct stor_frame seal;
 	uint64_t bad_off;      /* where the last damage started */
 	int64_t t_min, t_max;  /* span of the good frames seen */

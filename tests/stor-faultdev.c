@@ -204,9 +204,12 @@ static int fd_dirsync(void *ctx, int dirfd)
 
 	if (r < 0)
 		return r;
-	for (int i = 0; i < FDEV_MAX_FILES; i++)
-		if (d->files[i].used)
+	for (int i = 0; i < FDEV_MAX_FILES; i++) {
+		if (d->files[i].used) {
 			d->files[i].entry_durable = true;
+			d->files[i].old_name[0] = 0;
+		}
+	}
 	return 0;
 }
 
@@ -255,6 +258,40 @@ static int fd_unlink(void *ctx, int dirfd, const char *name)
 	return 0;
 }
 
+static int fd_rename(void *ctx, int dirfd, const char *from, const char *to)
+{
+	struct fdev *d = ctx;
+	struct fdev_file *f = file_by_name(d, from, false), *t = file_by_name(d, to, false);
+	bool existed = faccessat(dirfd, from, F_OK, 0) == 0;
+	int r = fault(d, FDEV_OP_RENAME);
+
+	if (r < 0)
+		return r;
+	if (renameat(dirfd, from, dirfd, to) < 0)
+		return -errno;
+	d->renames++;
+	if (t && t != f) {
+		/* The replaced file is gone for good: the model does not bring
+		   a replaced file back. */
+		free(t->blks);
+		for (int i = 0; i < 1024; i++)
+			if (d->fd_file[i] == (int)(t - d->files) + 1)
+				d->fd_file[i] = 0;
+		*t = (struct fdev_file){0};
+	}
+	if (!f) {
+		f = file_by_name(d, to, true);
+		if (!f)
+			return -EMFILE;
+		f->entry_durable = existed;
+	}
+	if (f->entry_durable && !f->old_name[0])
+		snprintf(f->old_name, sizeof(f->old_name), "%s", f->name);
+	snprintf(f->name, sizeof(f->name), "%s", to);
+	f->entry_durable = false;
+	return 0;
+}
+
 static int fd_close(void *ctx, int fd)
 {
 	struct fdev *d = ctx;
@@ -270,7 +307,8 @@ int fdev_init(struct fdev *d, const char *dir)
 	d->ops = (struct stor_dev_ops){
 		.open = fd_open, .pread = fd_pread, .pwrite = fd_pwrite,
 		.datasync = fd_datasync, .dirsync = fd_dirsync, .truncate = fd_truncate,
-		.allocate = fd_allocate, .unlink = fd_unlink, .close = fd_close, .ctx = d,
+		.allocate = fd_allocate, .unlink = fd_unlink, .rename = fd_rename,
+		.close = fd_close, .ctx = d,
 	};
 	d->which = FDEV_OP_ALL;
 	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -372,8 +410,15 @@ int fdev_power_cut(struct fdev *d, int pattern, uint32_t seed)
 		if (!f->used)
 			continue;
 		if (!f->entry_durable && lose_entries) {
-			unlinkat(d->dirfd, f->name, 0);
-			continue;
+			/* A rename not yet durable goes back; a create vanishes. */
+			if (f->old_name[0] &&
+			    renameat(d->dirfd, f->name, d->dirfd, f->old_name) == 0) {
+				snprintf(f->name, sizeof(f->name), "%s", f->old_name);
+				f->old_name[0] = 0;
+			} else {
+				unlinkat(d->dirfd, f->name, 0);
+				continue;
+			}
 		}
 		r = cut_file(d, f, pattern, &seed);
 		if (r < 0)

@@ -30,7 +30,8 @@ enum {
 	FDEV_OP_TRUNC = 1 << 4,
 	FDEV_OP_ALLOC = 1 << 5,
 	FDEV_OP_UNLINK = 1 << 6,
-	FDEV_OP_ALL = 0x7f,
+	FDEV_OP_RENAME = 1 << 7,
+	FDEV_OP_ALL = 0xff,
 };
 
 #define FDEV_PATTERNS 10
@@ -47,6 +48,7 @@ struct fdev_file {
 	char name[64];
 	bool used;
 	bool entry_durable; /* its directory entry survived a dirsync */
+	char old_name[64];  /* renamed from, until the next dirsync */
 	uint64_t durable_size;
 	struct fdev_blk *blks;
 	size_t nblk, cap;
@@ -64,6 +66,7 @@ struct fdev {
 	bool track;               /* keep undo data for fdev_power_cut() */
 	bool no_alloc;            /* allocate says EOPNOTSUPP (a fs without fallocate) */
 	uint64_t order;
+	long renames;             /* successful renames (segment recycling) */
 	struct fdev_file files[FDEV_MAX_FILES];
 	int fd_file[1024];        /* fd -> files[] index + 1 */
 };

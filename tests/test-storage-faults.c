@@ -74,8 +74,15 @@ static void test_eio_sync_once(void)
 	CHECK(stor_log_take_events(log, &ev) == 1);
 	CHECK(ev.lost_unsynced == 10 && ev.lost_first_seq == 21 && ev.segments_abandoned == 1);
 	CHECK(ev.last_error == -EIO);
-	/* The failed data is reported lost, not confirmed durable. */
+	/* The failed data is reported lost, not confirmed durable, and the
+	   next segment is already there. */
 	CHECK(stor_log_confirmed_seq(log) == 31);
+	{
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/00000000000000000031.seg", dir);
+		CHECK(access(p, F_OK) == 0);
+	}
 	dev.fail_at = 0;
 	writes_before = dev.ops_seen;
 	for (int i = 0; i < 10; i++)

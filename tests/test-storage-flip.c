@@ -88,7 +88,7 @@ static void damage(const struct seg *s, uint8_t *d, int kind, uint32_t *seed)
 
 int main(void)
 {
-	char *dir = tu_tmpdir("flip");
+	char *dir = tu_tmpdir_in("flip", true);
 	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "FLIP", .segment_bytes = 16384,
 				    .sync_window_ms = 1000 };
 	stor_log_t *log;

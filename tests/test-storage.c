@@ -5,6 +5,9 @@
  * the middle, stale generations, retention by bytes and by age.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 
 #include "stor-faultdev.h"
@@ -129,11 +132,57 @@ static void test_roundtrip(void)
 	CHECK(tu_verify_log(dir, 1, 601, &v) == 0);
 	CHECK(v.records == 600 && v.damaged == 0);
 
+	/* Nothing happened: no events. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	{
+		struct stor_events ev;
+
+		CHECK(stor_log_take_events(log, &ev) == 0 && ev.lost_unsynced == 0);
+	}
+	log = stor_log_free(log);
+
 	/* An open and close with no records leaves no empty segment behind. */
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	log = stor_log_free(log);
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	CHECK(stor_log_next_seq(log) == 601);
+	log = stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Window 0 syncs every append; a window syncs from tick() once elapsed. */
+static void test_sync_window(void)
+{
+	char *dir = tu_tmpdir("window");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct timespec t0, t;
+	struct stor_stats st;
+	stor_log_t *log;
+
+	cfg.sync_window_ms = 0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK(tu_append(log) == 0);
+		CHECK(stor_log_confirmed_seq(log) == stor_log_next_seq(log));
+	}
+	CHECK(stor_log_stats(log, &st) == 0 && st.syncs == 5);
+	log = stor_log_free(log);
+
+	cfg.sync_window_ms = 20;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(tu_append(log) == 0);
+	CHECK(stor_log_tick(log) == 0);
+	CHECK(stor_log_confirmed_seq(log) == 6); /* not yet: the window runs */
+	/* Poll tick() (bounded) until the window has passed. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		CHECK(stor_log_tick(log) == 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		CHECK(t.tv_sec - t0.tv_sec < 5);
+	} while (stor_log_confirmed_seq(log) == 6);
+	CHECK(stor_log_confirmed_seq(log) == 7);
+	CHECK((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) >= 15000000LL);
 	log = stor_log_free(log);
 	tu_rm_rf(dir);
 	free(dir);
@@ -174,6 +223,13 @@ static void test_seek(void)
 	CHECK(rec.first_seq == 2002 && rec.t_last_ns >= 20035);
 	CHECK(stor_reader_seek_time(r, INT64_MIN) == 0);
 	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 1);
+	/* Every frame start, across segment boundaries (skipped by seal). */
+	for (uint64_t s = 1; s < 3000; s += 99) {
+		CHECK(stor_reader_seek_time(r, (int64_t)s * 10 + 20) == 0);
+		CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == s);
+	}
+	CHECK(stor_reader_seek_time(r, INT64_MAX) == 0);
+	CHECK(stor_reader_next(r, &rec) == 0);
 	stor_reader_free(r);
 	tu_rm_rf(dir);
 	free(dir);
@@ -362,6 +418,14 @@ static void test_retention_bytes(void)
 	CHECK(tu_verify_log(dir, 1, 0, &v) == 0);
 	CHECK(v.next == 1001 && v.first == st.retention_deleted + 1);
 	CHECK(st.retention_unforwarded == (v.first > 501 ? v.first - 501 : 0));
+	/* At open, with the uplink's persisted cursor: a smaller budget
+	   deletes at once, and nothing it deletes counts as unforwarded. */
+	cfg.retention_bytes = 16384;
+	cfg.forwarded_seq = 1001;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0);
+	CHECK(st.retention_deleted > 0 && st.retention_unforwarded == 0 && st.disk_bytes <= 16384);
+	log = stor_log_free(log);
 	tu_rm_rf(dir);
 	free(dir);
 }
@@ -409,16 +473,208 @@ static void test_retention_age(void)
 	free(dir);
 }
 
+/* A last segment whose header is garbage (not blank) is set aside, never
+   overwritten. */
+static void test_damaged_header(void)
+{
+	char *dir = tu_tmpdir("dmghdr");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_events ev;
+	struct tu_verify v;
+	stor_log_t *log;
+	uint64_t *seqs, last;
+	size_t n;
+	char name[STOR_SEG_NAME_LEN], bad[STOR_SEG_NAME_LEN + 16], p[600];
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 200; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	{
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+		CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 3);
+		close(dfd);
+	}
+	last = seqs[n - 1];
+	free(seqs);
+	stor_seg_name(name, last);
+	patch(dir, name, 10, "junkjunk", 8);
+	patch(dir, name, 138, "junkjunk", 8);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == last);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
+	log = stor_log_free(log);
+	snprintf(bad, sizeof(bad), "%s.damaged", name);
+	snprintf(p, sizeof(p), "%s/%s", dir, bad);
+	CHECK(access(p, F_OK) == 0);
+	CHECK(tu_verify_log(dir, 1, last, &v) == 0 && v.next == last);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Retired segments are reused in place; their old frames never show. */
+static void test_recycle(void)
+{
+	char *dir = tu_tmpdir("recycle");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct tu_verify v;
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	char spare[512];
+	int n, seen = 0;
+
+	cfg.segment_bytes = 8192;
+	cfg.retention_bytes = 40000;
+	snprintf(spare, sizeof(spare), "%s/recycle.spare", dir);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 2000; i++) {
+		CHECK(tu_append(log) == 0);
+		CHECK(stor_log_set_forwarded(log, stor_log_next_seq(log)) == 0);
+	}
+	CHECK(access(spare, F_OK) == 0);
+	/* A live reader follows the active (recycled) segment: stale frames
+	   past the written part are neither records nor damage. */
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while ((n = stor_reader_next(r, &rec)) != 0) {
+		CHECK(n == 1 && tu_rec_ok(&rec));
+		seen++;
+	}
+	CHECK(rec.first_seq == 2000 && seen > 100);
+	for (int i = 0; i < 10; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 2001);
+	stor_reader_free(r);
+	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 0, 2011, &v) == 0 && v.damaged == 0 && v.next == 2011);
+	/* Reopen: the spare is found again and reused. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(access(spare, F_OK) < 0);
+	log = stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Recovery reads one segment: a full, unsealed 16 MiB one takes < 2 s. */
+static void test_recovery_time(void)
+{
+	char *dir = tu_tmpdir("rectime");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct fdev dev;
+	struct timespec a, b;
+	stor_log_t *log;
+	double secs;
+
+	cfg.segment_bytes = 16u << 20;
+	CHECK(fdev_init(&dev, dir) == 0);
+	cfg.ops = &dev.ops;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	while (stor_log_next_seq(log) < 110000) /* about 15.8 MB: one segment */
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	dev.mode = FDEV_CRASH; /* the close never happens: no seal */
+	dev.fail_at = dev.ops_seen + 1;
+	log = stor_log_free(log);
+	fdev_done(&dev);
+	cfg.ops = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	secs = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	CHECK(stor_log_next_seq(log) == 110000);
+	log = stor_log_free(log);
+	printf("recovery of an unsealed 16 MiB segment: %.1f ms\n", secs * 1e3);
+	CHECK(secs < 2.0);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+struct follow {
+	const char *dir;
+	uint64_t total;
+	_Atomic uint64_t read_up_to; /* the reader's next seq */
+};
+
+static void *follow_writer(void *arg)
+{
+	struct follow *f = arg;
+	struct stor_log_cfg cfg = cfg_for(f->dir);
+	stor_log_t *log;
+
+	cfg.segment_bytes = 65536;
+	cfg.retention_bytes = 1 << 20;
+	cfg.sync_window_ms = 2;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	while (stor_log_next_seq(log) <= f->total) {
+		uint64_t seq = stor_log_next_seq(log);
+
+		/* Flow control, so retention never deletes what was not read. */
+		while (seq > atomic_load(&f->read_up_to) + 3000)
+			sched_yield();
+		CHECK(tu_append(log) == 0 && stor_log_tick(log) == 0);
+		CHECK(stor_log_set_forwarded(log, atomic_load(&f->read_up_to)) == 0);
+	}
+	stor_log_free(log);
+	return NULL;
+}
+
+/* A reader follows a live writer (rolls, recycling): every record, in
+   order, and never a false damage report from a write in progress. */
+static void test_live_follow(void)
+{
+	char *dir = tu_tmpdir("follow");
+	struct follow f = { .dir = dir, .total = 60000, .read_up_to = 1 };
+	stor_reader_t *r;
+	struct stor_rec rec;
+	pthread_t th;
+	uint64_t empty = 0;
+	int n;
+
+	CHECK(pthread_create(&th, NULL, follow_writer, &f) == 0);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while (atomic_load(&f.read_up_to) <= f.total) {
+		n = stor_reader_next(r, &rec);
+		if (n == 0) {
+			empty++;
+			sched_yield();
+			continue;
+		}
+		if (n != 1) {
+			uint64_t seg, off;
+
+			stor_reader_error(r, &seg, &off);
+			fprintf(stderr, "live reader: %d at seg %" PRIu64 " off %" PRIu64 "\n", n,
+				seg, off);
+			abort();
+		}
+		CHECK(rec.first_seq == atomic_load(&f.read_up_to) && tu_rec_ok(&rec));
+		atomic_store(&f.read_up_to, rec.first_seq + 1);
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	stor_reader_free(r);
+	CHECK(empty > 0); /* it did wait for the writer */
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	test_bad_args();
 	test_roundtrip();
+	test_sync_window();
 	test_seek();
 	test_torn_tail();
 	test_mid_damage();
 	test_stale_generation();
 	test_retention_bytes();
 	test_retention_age();
+	test_damaged_header();
+	test_recycle();
+	test_recovery_time();
+	test_live_follow();
 	printf("test-storage: all passed\n");
 	return 0;
 }

@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m = (struct mem){ img, size - 1 };
 	ops.ctx = &m;
 	if (stor_cursor_init(&c, &ops, 0, m.size) == 0) {
-		c.zero_is_end = data[0] & 2;
+		c.live_tail = data[0] & 2;
 		while ((r = stor_cursor_next(&c, &f, &p, &off)) != 0 && guard++ < 100000) {
 			if (r < 0)
 				continue;
