@@ -152,6 +152,9 @@ static void test_bad_args(void)
 	CHECK(upl_recv_stop(NULL) == -EINVAL);
 	CHECK(upl_recv_wait_subscribed(NULL, 1) == -EINVAL);
 	CHECK(upl_recv_wait_records(NULL, 1, 1) == -EINVAL);
+	CHECK(upl_recv_wait_seq(NULL, "v", 1, 1) == -EINVAL);
+	CHECK(upl_recv_wait_seq(r, NULL, 1, 1) == -EINVAL);
+	CHECK(upl_recv_wait_seq(r, "v", 1, 1) == -ETIMEDOUT);
 	CHECK(upl_recv_wait_subscribed(r, 1) == -ETIMEDOUT);
 	CHECK(upl_recv_free(r) == NULL);
 	CHECK(upl_recv_free(NULL) == NULL);

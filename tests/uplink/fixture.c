@@ -2,6 +2,7 @@
 /* fixture.c - see fixture.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/types.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -68,9 +69,14 @@ int broker_init(struct broker *b, bool persistent, const char *extra)
 	f = fopen(b->conf, "w");
 	if (!f)
 		return -errno;
+	/* max_queued_messages 0 means "queue nothing" in mosquitto 2.0.11, not
+	   "unlimited": an offline persistent subscriber would lose everything.
+	   max_inflight_messages 0 (no limit) makes the broker write a message
+	   to online subscribers before it sends PUBACK, instead of holding it
+	   in a memory-only queue that a SIGKILL would lose after the ack. */
 	fprintf(f, "listener %d 127.0.0.1\nallow_anonymous true\nlog_dest stderr\n"
 	           "log_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
-	           "max_queued_messages 0\nmax_queued_bytes 0\n",
+	           "max_queued_messages 1000000\nmax_inflight_messages 0\n",
 	        b->port);
 	/* As root mosquitto drops to user "mosquitto", which could not read
 	   our temp dir: stay who we are. */
