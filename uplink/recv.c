@@ -664,11 +664,12 @@ static void backoff_wait(upl_recv_t *r, unsigned ms)
 
 int upl_recv_run(upl_recv_t *r)
 {
-	unsigned first = r->cfg.backoff_max_ms < 250 ? r->cfg.backoff_max_ms : 250;
-	unsigned delay = first;
+	unsigned first, delay;
 
 	if (!r || !r->cfg.host || !r->cfg.port)
 		return -EINVAL;
+	first = r->cfg.backoff_max_ms < 250 ? r->cfg.backoff_max_ms : 250;
+	delay = first;
 	while (!atomic_load(&r->stop)) {
 		struct mosquitto *m = NULL;
 		uint64_t before = r->st.connects;
