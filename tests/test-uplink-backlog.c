@@ -178,6 +178,12 @@ int main(void)
 	atomic_store(&a.stop, true);
 	pthread_join(a.producer, NULL);
 	pthread_join(a.collector, NULL);
+	{
+		struct acq_item left;
+
+		/* The collector's last pass emptied the ring: nothing was left behind. */
+		CHECK(!acq_ring_item_pop(&a.ring, &left));
+	}
 	total = log.next_seq - 1;
 	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
 	CHECK(upl_recv_wait_records(rt.r, total, 20000) == 0);
