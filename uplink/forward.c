@@ -59,7 +59,8 @@ struct upl_forwarder {
 	atomic_bool stop;
 
 	pthread_mutex_t lock; /* guards st */
-	pthread_cond_t cond;  /* signalled when st.cursor moves */
+	pthread_cond_t cond;  /* signalled when st.cursor reaches wait_seq */
+	uint64_t wait_seq;    /* lowest target of a waiter, 0 = none */
 	struct upl_forward_stats st;
 
 	/* Everything below belongs to the forwarder thread. */
@@ -292,7 +293,12 @@ static void window_advance(upl_forwarder_t *f)
 	pthread_mutex_lock(&f->lock);
 	f->st.cursor = f->cursor;
 	f->st.inflight = f->n;
-	pthread_cond_broadcast(&f->cond);
+	/* Wake waiters only when one is satisfied: a broadcast per PUBACK
+	   costs a context switch per message on a 2-core board. */
+	if (f->wait_seq && f->cursor >= f->wait_seq) {
+		f->wait_seq = 0;
+		pthread_cond_broadcast(&f->cond);
+	}
 	pthread_mutex_unlock(&f->lock);
 	cursor_flush(f, false);
 }
@@ -728,8 +734,11 @@ int upl_forwarder_wait_cursor(upl_forwarder_t *f, uint64_t seq, unsigned timeout
 		ts.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&f->lock);
-	while (f->st.cursor < seq && err == 0)
+	while (f->st.cursor < seq && err == 0) {
+		if (!f->wait_seq || seq < f->wait_seq)
+			f->wait_seq = seq;
 		err = pthread_cond_timedwait(&f->cond, &f->lock, &ts);
+	}
 	err = f->st.cursor >= seq ? 0 : -ETIMEDOUT;
 	pthread_mutex_unlock(&f->lock);
 	return err;
