@@ -32,7 +32,7 @@ ACQ_RING_DEFINE(item, struct acq_item)
 #define REC_PER_S 650            /* 2 x 300 CAN frames + 50 samples */
 #define BATCH_ITEMS 65           /* 100 ms of records */
 #define RATE_CAP (3u << 20)      /* backlog bytes/s */
-#define RING_SLOTS 1024
+#define RING_SLOTS 8192        /* 0.8 s of items at 10 kHz */
 #define ACQ_HZ 10000
 
 struct acq {
@@ -42,6 +42,7 @@ struct acq {
 	struct gen g;
 	atomic_bool stop;
 	uint64_t pushed;
+	size_t peak;             /* highest ring fill the collector saw */
 	pthread_t producer, collector;
 };
 
@@ -91,6 +92,8 @@ static void *collector_main(void *arg)
 		last = atomic_load(&a->stop);
 		ts_add(&next, 10000000);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (acq_ring_count(&a->ring) > a->peak)
+			a->peak = acq_ring_count(&a->ring);
 		while ((n = acq_ring_item_pop_bulk(&a->ring, buf, 256)) > 0) {
 			for (size_t i = 0; i < n; i++)
 				CHECK(upl_encoder_add(a->g.enc, &buf[i]) == 0);
@@ -194,8 +197,9 @@ int main(void)
 	rate = backlog_bytes / (drain_ns / 1e9);
 	printf("drain: %.2f s for 1 h of records = %.0fx real time, %.2f MB/s (cap %.2f MB/s)\n",
 	       drain_ns / 1e9, ratio, rate / 1e6, RATE_CAP / 1e6);
-	printf("acquisition while draining: %llu items pushed, %llu ring overruns\n",
-	       (unsigned long long)a.pushed, (unsigned long long)acq_ring_drops(&a.ring));
+	printf("acquisition while draining: %llu items pushed, %llu ring overruns, peak fill %zu/%d\n",
+	       (unsigned long long)a.pushed, (unsigned long long)acq_ring_drops(&a.ring), a.peak,
+	       RING_SLOTS);
 	printf("recv: %llu records, %llu duplicates, %llu missing\n",
 	       (unsigned long long)rs.records, (unsigned long long)rs.duplicates,
 	       (unsigned long long)rs.missing);

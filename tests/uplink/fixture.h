@@ -18,6 +18,7 @@
 #define CHECK(cond)                                                                   \
 	do {                                                                          \
 		if (!(cond)) {                                                        \
+			fflush(stdout);                                               \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
 			abort();                                                      \
 		}                                                                     \
