@@ -22,16 +22,37 @@
  * All file I/O goes through these, so tests can inject EIO, ENOSPC, short
  * writes and power loss.  stor_dev_posix_ops() gives the real ones.  Each
  * callback returns >= 0 on success (a byte count for read/write) or -errno.
+ * Directory listing and stat are not in the table (they cannot lose data).
+ *
+ *   open      openat(dirfd, name, flags, mode); returns the fd.
+ *   pread     may return fewer bytes than asked (0 at end of file).
+ *   pwrite    may return fewer bytes than asked: the caller writes the rest;
+ *             -ENOSPC only when the write needs new blocks.
+ *   datasync  fdatasync: the data written so far and the size are durable.
+ *             After a failure the caller never trusts the fd again.
+ *   dirsync   fsync of the directory: creates and deletes are durable.
+ *   truncate  ftruncate; not durable until the next datasync.
+ *   allocate  fallocate(mode 0): reserve blocks, so later writes inside
+ *             them cannot fail with ENOSPC; -EOPNOTSUPP is tolerated.
+ *   unlink    unlinkat; durable after the next dirsync.
+ *   rename    renameat within dirfd (replaces to); durable after dirsync.
+ *             May be NULL: retired segments are then unlinked, not recycled.
+ *   writeback start writing [off, off+len) out now, without waiting
+ *             (sync_file_range WRITE): a hint so the next datasync has less
+ *             to wait for; promises nothing.  May be NULL.
+ *   close     releases the fd even when it fails (never retried).
  */
 struct stor_dev_ops {
 	int (*open)(void *ctx, int dirfd, const char *name, int flags, mode_t mode);
 	ssize_t (*pread)(void *ctx, int fd, void *buf, size_t len, off_t off);
 	ssize_t (*pwrite)(void *ctx, int fd, const void *buf, size_t len, off_t off);
-	int (*datasync)(void *ctx, int fd);   /* fdatasync: data and size durable */
-	int (*dirsync)(void *ctx, int dirfd); /* fsync of the directory */
+	int (*datasync)(void *ctx, int fd);
+	int (*dirsync)(void *ctx, int dirfd);
 	int (*truncate)(void *ctx, int fd, off_t len);
-	int (*allocate)(void *ctx, int fd, off_t off, off_t len); /* fallocate; may be a no-op */
+	int (*allocate)(void *ctx, int fd, off_t off, off_t len);
 	int (*unlink)(void *ctx, int dirfd, const char *name);
+	int (*rename)(void *ctx, int dirfd, const char *from, const char *to);
+	int (*writeback)(void *ctx, int fd, off_t off, off_t len);
 	int (*close)(void *ctx, int fd);
 	void *ctx;
 };
@@ -47,6 +68,8 @@ struct stor_log_cfg {
 	uint32_t sync_window_ms;     /* fdatasync at most this long after an append; 0 = every append */
 	uint64_t retention_bytes;    /* 0 = unlimited */
 	uint64_t retention_age_s;    /* 0 = unlimited */
+	uint64_t forwarded_seq;      /* the uplink's persisted cursor at start: records
+					below it count as forwarded for retention at open */
 	const struct stor_dev_ops *ops; /* NULL = posix */
 };
 
@@ -65,9 +88,14 @@ struct stor_rec {
 typedef struct stor_log stor_log_t;
 
 /*
- * Open (and recover) the log in cfg->dir.  Strings in cfg are copied.
- * Returns 0, or -errno; a damaged log is not an error (recovery truncates
- * torn tails and reports what it did through stor_log_stats()).
+ * Open (and recover) the log in cfg->dir.  Strings in cfg are copied; the
+ * ops table must outlive the log.  Recovery walks the last segment, cuts
+ * a torn tail after the last good frame, seals it, and starts a new
+ * segment.  Returns 0, or -EINVAL (bad cfg: NULL dir or vehicle, vehicle
+ * over 59 bytes, segment_bytes below 1024, sync window over an hour) or
+ * -errno; a damaged log is not an error (see stor_log_take_events()).  If
+ * the first segment cannot be created (ENOSPC, EIO) the open still
+ * succeeds: appends retry and count what they drop.
  */
 int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log);
 
@@ -75,15 +103,19 @@ int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log);
 stor_log_t *stor_log_free(stor_log_t *log);
 
 /*
- * Append one record.  rec->first_seq must equal stor_log_next_seq().  The
- * payload is copied into the write buffer; it becomes durable at the next
- * sync (within sync_window_ms, driven by stor_log_tick() or stor_log_sync()).
- * Returns 0, -EINVAL, -ENOSPC (record dropped whole and counted), or
- * another -errno.
+ * Append one record.  rec->first_seq must equal stor_log_next_seq(), count
+ * >= 1, len <= 1 MiB, t_first_ns <= t_last_ns.  The payload is copied into
+ * the write buffer; it becomes durable at the next sync (within
+ * sync_window_ms, driven by stor_log_tick() or stor_log_sync()).
+ * Returns 0, -EINVAL (nothing changes), or -ENOSPC / another -errno: the
+ * record was dropped whole and counted (stor_log_take_events()).  Unless
+ * -EINVAL, next_seq moves past the record either way, so the caller's
+ * numbering goes on and the gap is marked in the log.
  */
 int stor_log_append(stor_log_t *log, const struct stor_rec *rec);
 
-/* Write out and fdatasync everything appended so far.  Returns 0 or -errno. */
+/* Write out and fdatasync everything appended so far.  Returns 0 or
+   -errno (the records concerned are then counted as dropped or lost). */
 int stor_log_sync(stor_log_t *log);
 
 /* Sync if the window has elapsed; call it at least every sync_window_ms. */
@@ -93,18 +125,22 @@ int stor_log_tick(stor_log_t *log);
    (1 for an empty log). */
 uint64_t stor_log_next_seq(const stor_log_t *log);
 
-/* Every record below this seq is durable (synced). */
+/* Every record below this seq is durable (fdatasync'd), or was reported
+   dropped or lost through stor_log_take_events(). */
 uint64_t stor_log_confirmed_seq(const stor_log_t *log);
 
 /* Tell retention which records were forwarded off-board (the uplink
-   cursor), so it deletes those first. */
-void stor_log_set_forwarded(stor_log_t *log, uint64_t seq);
+   cursor: every record below seq), so it deletes those first.  Returns 0
+   or -EINVAL. */
+int stor_log_set_forwarded(stor_log_t *log, uint64_t seq);
 
 struct stor_stats {
 	uint64_t records;        /* appended this run */
 	uint64_t bytes;
 	uint64_t syncs;
-	uint64_t dropped;        /* records refused (ENOSPC, EIO) */
+	uint64_t dropped;        /* records refused or dropped (ENOSPC, no segment) */
+	uint64_t lost_unsynced;  /* records lost with an abandoned segment (EIO) */
+	uint64_t segments_abandoned;
 	uint64_t segments;       /* segments on disk */
 	uint64_t disk_bytes;
 	uint64_t recovered_truncated_bytes; /* torn tail cut at open */
@@ -114,6 +150,30 @@ struct stor_stats {
 };
 
 int stor_log_stats(const stor_log_t *log, struct stor_stats *ret_stats);
+
+/*
+ * Things the collector must turn into acq_item events.  Counts accumulate
+ * from stor_log_open() (recovery) or the previous take.
+ */
+struct stor_events {
+	uint64_t lost_unsynced;         /* appended, never confirmed: their segment
+					   failed a write or fdatasync (EIO) and was
+					   abandoned.  They may or may not be readable. */
+	uint64_t lost_first_seq;        /* lowest seq counted in lost_unsynced (0 if none) */
+	uint64_t dropped_nospace;       /* records refused or dropped whole on ENOSPC */
+	uint64_t dropped_other;         /* records refused on other errors (no segment) */
+	uint64_t retention_unforwarded; /* records deleted before being forwarded */
+	uint64_t segments_abandoned;    /* segments closed after an I/O error */
+	uint64_t recovered_damage;      /* damaged spots found in the last segment at open */
+	uint64_t recovered_truncated_bytes;
+	int last_error;                 /* -errno of the last failure, 0 if none */
+};
+
+/*
+ * Take and reset the pending events.  Returns 1 if anything happened,
+ * 0 if not, -EINVAL on NULL arguments.
+ */
+int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events);
 
 typedef struct stor_reader stor_reader_t;
 

@@ -1,0 +1,939 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c - the writer side of the flash log: open and recovery, append,
+ * sync, segment roll, fault handling and retention.  The order of writes
+ * and syncs is specified in storage/DESIGN.md; comments here say why.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stor-private.h"
+
+#define BUF_BYTES (1u << 20) /* write buffer: >= 64 KiB, and holds the largest frame */
+#define SEAL_BYTES STOR_FRAME_HDR_BYTES
+#define NS_PER_MS 1000000LL
+#define SPARE_NAME "recycle.spare" /* a retired segment kept for reuse */
+
+struct seg_info {
+	uint64_t first_seq;
+	uint64_t bytes;    /* bytes on disk (the active one: preallocated size) */
+	int64_t t_last_ns; /* INT64_MIN until read from the seal */
+};
+
+struct stor_log {
+	char *dir;
+	char vehicle[STOR_VEHICLE_MAX + 1];
+	uint64_t config_hash;
+	uint8_t boot_id[16];
+	uint64_t segment_bytes;
+	uint32_t sync_window_ms;
+	uint64_t retention_bytes, retention_age_s;
+	const struct stor_dev_ops *ops;
+	int dirfd;
+
+	struct seg_info *segs; /* oldest first; the active segment is the last */
+	size_t nsegs, segs_cap;
+	uint64_t spare_bytes;  /* size of SPARE_NAME, 0 if there is none */
+
+	int fd;                /* active segment, -1 if none */
+	uint64_t salt;
+	uint64_t woff;         /* file offset where buf will be written */
+	uint64_t prealloc;     /* bytes fallocate'd for the active segment */
+	int64_t seg_tmin, seg_tmax;
+	uint8_t *buf;
+	size_t buf_len;
+
+	uint64_t next_seq, confirmed_seq, forwarded_seq;
+	uint64_t unsynced_records; /* in the active segment since the last sync */
+	uint64_t gap_first, gap_count; /* dropped records not yet marked on disk */
+	int64_t unsynced_since_ns;
+	int64_t last_retention_ns;
+
+	struct stor_stats stats;
+	struct stor_events ev;
+};
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int note(stor_log_t *log, int r)
+{
+	if (r < 0)
+		log->stats.last_error = log->ev.last_error = r;
+	return r;
+}
+
+static int write_full(stor_log_t *log, const uint8_t *buf, size_t len, uint64_t off,
+		      size_t *ret_done)
+{
+	size_t done = 0;
+	int r = 0;
+
+	while (done < len) {
+		ssize_t w = log->ops->pwrite(log->ops->ctx, log->fd, buf + done, len - done,
+					     (off_t)(off + done));
+
+		if (w == -EINTR)
+			continue;
+		if (w <= 0) {
+			/* A zero-byte write makes no progress: treat it as an I/O
+			   error rather than loop forever. */
+			r = w < 0 ? (int)w : -EIO;
+			break;
+		}
+		done += (size_t)w;
+	}
+	*ret_done = done;
+	return r;
+}
+
+static void seg_name(char buf[STOR_SEG_NAME_LEN], uint64_t seq)
+{
+	stor_seg_name(buf, seq);
+}
+
+static int segs_push(stor_log_t *log, uint64_t first_seq, uint64_t bytes)
+{
+	if (log->nsegs && log->segs[log->nsegs - 1].first_seq == first_seq) {
+		/* An empty segment recreated under the same name. */
+		log->segs[log->nsegs - 1] = (struct seg_info){ first_seq, bytes, INT64_MIN };
+		return 0;
+	}
+	if (log->nsegs == log->segs_cap) {
+		size_t cap = log->segs_cap ? log->segs_cap * 2 : 16;
+		struct seg_info *n = realloc(log->segs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		log->segs = n;
+		log->segs_cap = cap;
+	}
+	log->segs[log->nsegs++] = (struct seg_info){ first_seq, bytes, INT64_MIN };
+	return 0;
+}
+
+static uint64_t seg_end_seq(const stor_log_t *log, size_t i)
+{
+	return i + 1 < log->nsegs ? log->segs[i + 1].first_seq : log->next_seq;
+}
+
+/* Retention ---------------------------------------------------------- */
+
+/* t_last of a closed segment from its seal, else the file's mtime. */
+static int64_t seg_t_last(stor_log_t *log, size_t i)
+{
+	char name[STOR_SEG_NAME_LEN];
+	uint8_t tail[SEAL_BYTES];
+	struct stor_cursor c;
+	struct stor_frame f;
+	struct stat st = {0};
+	int64_t t = INT64_MIN;
+	int fd;
+
+	if (log->segs[i].t_last_ns != INT64_MIN)
+		return log->segs[i].t_last_ns;
+	seg_name(name, log->segs[i].first_seq);
+	fd = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDONLY, 0);
+	if (fd < 0)
+		return INT64_MIN;
+	if (fstat(fd, &st) == 0 && stor_cursor_init(&c, log->ops, fd, (uint64_t)st.st_size) == 0) {
+		/* The seal is the last frame of a closed segment. */
+		if (st.st_size >= STOR_HDR_BYTES + SEAL_BYTES &&
+		    log->ops->pread(log->ops->ctx, fd, tail, SEAL_BYTES,
+				    st.st_size - SEAL_BYTES) == SEAL_BYTES &&
+		    stor_frame_peek(tail, &f) == 0 && (f.flags & STOR_FRAME_SEAL) &&
+		    stor_frame_crc_ok(c.hdr.salt, tail, &f))
+			t = f.t_last_ns;
+		stor_cursor_done(&c);
+	}
+	if (t == INT64_MIN)
+		t = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	log->ops->close(log->ops->ctx, fd);
+	log->segs[i].t_last_ns = t;
+	return t;
+}
+
+/*
+ * Retire the oldest segment: recycled as the spare when asked and there is
+ * none yet (its blocks are already written: overwriting them makes
+ * fdatasync cheaper than converting fresh fallocate'd extents), else
+ * unlinked.
+ */
+static void delete_oldest(stor_log_t *log, bool recycle)
+{
+	char name[STOR_SEG_NAME_LEN];
+	uint64_t first = log->segs[0].first_seq, end = seg_end_seq(log, 0), unfwd = 0;
+	int r;
+
+	seg_name(name, first);
+	recycle = recycle && !log->spare_bytes && log->ops->rename;
+	if (recycle)
+		r = log->ops->rename(log->ops->ctx, log->dirfd, name, SPARE_NAME);
+	else
+		r = log->ops->unlink(log->ops->ctx, log->dirfd, name);
+	if (r < 0 && r != -ENOENT) {
+		note(log, r);
+		return;
+	}
+	/* Make the delete durable before its space is counted on. */
+	note(log, log->ops->dirsync(log->ops->ctx, log->dirfd));
+	if (recycle && r == 0)
+		log->spare_bytes = log->segs[0].bytes ? log->segs[0].bytes : 1;
+	if (end > log->forwarded_seq)
+		unfwd = end - (first > log->forwarded_seq ? first : log->forwarded_seq);
+	log->stats.retention_deleted += end - first;
+	log->stats.retention_unforwarded += unfwd;
+	log->ev.retention_unforwarded += unfwd;
+	memmove(log->segs, log->segs + 1, (log->nsegs - 1) * sizeof(*log->segs));
+	log->nsegs--;
+}
+
+static uint64_t disk_bytes(const stor_log_t *log)
+{
+	uint64_t sum = log->spare_bytes;
+
+	for (size_t i = 0; i < log->nsegs; i++)
+		sum += log->segs[i].bytes;
+	return sum;
+}
+
+/* The active segment (if any) is the last one and is never deleted. */
+static size_t deletable(const stor_log_t *log)
+{
+	return log->fd >= 0 ? log->nsegs - 1 : log->nsegs;
+}
+
+static void retention(stor_log_t *log)
+{
+	int64_t cutoff = now_ns(CLOCK_REALTIME) - (int64_t)log->retention_age_s * 1000000000LL;
+
+	log->last_retention_ns = now_ns(CLOCK_MONOTONIC);
+	while (deletable(log) > 0) {
+		bool over = log->retention_bytes && disk_bytes(log) > log->retention_bytes;
+		bool old = log->retention_age_s && seg_t_last(log, 0) < cutoff;
+		size_t n = log->nsegs;
+
+		if (!over && !old)
+			break;
+		/* The spare stays within the byte budget: with it the log
+		   keeps one segment less. */
+		delete_oldest(log, true);
+		if (log->nsegs == n)
+			break; /* unlink failed: do not spin */
+	}
+}
+
+/* ENOSPC: free the spare, else the oldest segment if it was forwarded.
+   1 if something was freed. */
+static int free_forwarded(stor_log_t *log)
+{
+	size_t n = log->nsegs;
+
+	if (log->spare_bytes) {
+		if (log->ops->unlink(log->ops->ctx, log->dirfd, SPARE_NAME) < 0)
+			return 0;
+		note(log, log->ops->dirsync(log->ops->ctx, log->dirfd));
+		log->spare_bytes = 0;
+		return 1;
+	}
+	if (deletable(log) == 0 || seg_end_seq(log, 0) > log->forwarded_seq)
+		return 0;
+	delete_oldest(log, false);
+	return log->nsegs < n;
+}
+
+/* Segments ------------------------------------------------------------ */
+
+static void abandon(stor_log_t *log, int err)
+{
+	/* After a failed write or fdatasync the kernel may have dropped the
+	   dirty pages and cleared the error: a retried fsync would succeed
+	   without the data.  So the segment is never written again. */
+	note(log, err);
+	log->ops->close(log->ops->ctx, log->fd);
+	log->fd = -1;
+	if (log->unsynced_records) {
+		if (!log->ev.lost_first_seq)
+			log->ev.lost_first_seq = log->confirmed_seq;
+		log->ev.lost_unsynced += log->unsynced_records;
+		log->stats.lost_unsynced += log->unsynced_records;
+	}
+	log->ev.segments_abandoned++;
+	log->stats.segments_abandoned++;
+	log->unsynced_records = 0;
+	log->unsynced_since_ns = 0;
+	log->buf_len = 0;
+	log->segs[log->nsegs - 1].bytes = log->woff;
+	/* Records below next_seq are now durable or reported lost. */
+	log->confirmed_seq = log->next_seq;
+}
+
+static int seg_allocate(stor_log_t *log)
+{
+	int r;
+
+	do {
+		r = log->ops->allocate(log->ops->ctx, log->fd, 0, (off_t)log->segment_bytes);
+	} while (r == -ENOSPC && free_forwarded(log) > 0);
+	if (r == -EOPNOTSUPP || r == -ENOSYS) {
+		log->prealloc = 0;
+		return 0; /* no preallocation on this fs: still correct, slower */
+	}
+	if (r == 0)
+		log->prealloc = log->segment_bytes;
+	return r;
+}
+
+static int seg_write_header(stor_log_t *log)
+{
+	struct stor_seg_hdr h = {
+		.first_seq = log->next_seq,
+		.config_hash = log->config_hash,
+		.created_ns = now_ns(CLOCK_REALTIME),
+	};
+	uint8_t buf[STOR_HDR_BYTES];
+	size_t done;
+	int r;
+
+	/* A fresh salt per file generation: frames left over from an older
+	   file of the same name can never validate against it. */
+	if (getrandom(&h.salt, sizeof(h.salt), 0) != sizeof(h.salt))
+		h.salt = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+	memcpy(h.boot_id, log->boot_id, 16);
+	memcpy(h.vehicle, log->vehicle, sizeof(h.vehicle));
+	stor_seg_hdr_encode(&h, buf);
+	do {
+		r = write_full(log, buf, sizeof(buf), 0, &done);
+	} while (r == -ENOSPC && free_forwarded(log) > 0);
+	log->salt = h.salt;
+	return r;
+}
+
+/*
+ * Reuse the spare as segment name: the new header (new salt, which makes
+ * every frame of its previous life invalid) is written while it is still
+ * the spare, so no reader ever finds the old header under the new name.
+ * 0 with log->fd set, or -errno (then there is no spare any more).
+ */
+static int recycle_spare(stor_log_t *log, const char *name)
+{
+	int r;
+
+	if (!log->spare_bytes || !log->ops->rename)
+		return -ENOENT;
+	log->spare_bytes = 0;
+	r = log->ops->open(log->ops->ctx, log->dirfd, SPARE_NAME, O_RDWR, 0);
+	if (r < 0)
+		return r;
+	log->fd = r;
+	r = seg_write_header(log);
+	if (r == 0)
+		r = log->ops->rename(log->ops->ctx, log->dirfd, SPARE_NAME, name);
+	if (r < 0) {
+		log->ops->close(log->ops->ctx, log->fd);
+		log->fd = -1;
+		log->ops->unlink(log->ops->ctx, log->dirfd, SPARE_NAME);
+	}
+	return r;
+}
+
+/*
+ * Create the segment for next_seq: header, preallocation, fdatasync, then
+ * fsync of the directory, so the name and the header are durable before
+ * any record in it can be confirmed.
+ */
+static int seg_create(stor_log_t *log)
+{
+	char name[STOR_SEG_NAME_LEN];
+	int r;
+
+	seg_name(name, log->next_seq);
+	r = recycle_spare(log, name);
+	if (r < 0) {
+		do {
+			r = log->ops->open(log->ops->ctx, log->dirfd, name,
+					   O_RDWR | O_CREAT | O_TRUNC, 0644);
+		} while (r == -ENOSPC && free_forwarded(log) > 0);
+		if (r < 0)
+			return note(log, r);
+		log->fd = r;
+		r = seg_write_header(log);
+	}
+	if (r == 0)
+		r = seg_allocate(log);
+	if (r == 0)
+		r = log->ops->datasync(log->ops->ctx, log->fd);
+	if (r == 0)
+		r = log->ops->dirsync(log->ops->ctx, log->dirfd);
+	if (r == 0)
+		r = segs_push(log, log->next_seq, log->prealloc > STOR_HDR_BYTES ?
+			      log->prealloc : STOR_HDR_BYTES);
+	if (r < 0) {
+		log->ops->close(log->ops->ctx, log->fd);
+		log->fd = -1;
+		log->ops->unlink(log->ops->ctx, log->dirfd, name);
+		return note(log, r);
+	}
+	log->woff = STOR_HDR_BYTES;
+	log->seg_tmin = INT64_MAX;
+	log->seg_tmax = INT64_MIN;
+	/* A new segment starts at next_seq: no gap to mark inside it. */
+	log->gap_count = 0;
+	log->stats.segments = log->nsegs;
+	return 0;
+}
+
+static void buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload)
+{
+	stor_frame_encode(log->salt, f, payload, log->buf + log->buf_len);
+	log->buf_len += stor_frame_size(f->len);
+}
+
+/* Bytes of the whole frames within the first n bytes of buf, and records. */
+static size_t buf_whole_frames(const stor_log_t *log, size_t n, uint64_t *ret_records)
+{
+	size_t off = 0;
+	uint64_t recs = 0;
+	struct stor_frame f;
+
+	while (off < log->buf_len && stor_frame_peek(log->buf + off, &f) == 0 &&
+	       off + stor_frame_size(f.len) <= n) {
+		if (!(f.flags & STOR_FRAME_GAP))
+			recs += f.count;
+		off += stor_frame_size(f.len);
+	}
+	*ret_records = recs;
+	return off;
+}
+
+/* ENOSPC left frames from off unwritten: drop them whole, exactly counted. */
+static void buf_drop_from(stor_log_t *log, size_t off)
+{
+	struct stor_frame f;
+	uint64_t recs = 0;
+
+	for (size_t o = off; o < log->buf_len; o += stor_frame_size(f.len)) {
+		stor_frame_peek(log->buf + o, &f);
+		if (o == off && !log->gap_count)
+			log->gap_first = f.first_seq;
+		log->gap_count += f.count;
+		if (!(f.flags & STOR_FRAME_GAP))
+			recs += f.count;
+	}
+	log->stats.dropped += recs;
+	log->ev.dropped_nospace += recs;
+	log->unsynced_records -= recs;
+	log->buf_len = 0;
+}
+
+/* Write the buffer at woff.  On ENOSPC whole frames are kept, the rest are
+   dropped and counted (never a partial record).  Other errors abandon. */
+static int flush(stor_log_t *log)
+{
+	size_t done, whole;
+	uint64_t recs;
+	int r;
+
+	while (log->buf_len) {
+		r = write_full(log, log->buf, log->buf_len, log->woff, &done);
+		if (r == 0) {
+			/* Start the writeback now, so the fdatasync at the end of
+			   the window finds less to wait for.  A hint only: its
+			   errors come back from that fdatasync. */
+			if (log->ops->writeback)
+				(void)log->ops->writeback(log->ops->ctx, log->fd, (off_t)log->woff,
+							  (off_t)log->buf_len);
+			log->woff += log->buf_len;
+			log->buf_len = 0;
+			break;
+		}
+		if (r != -ENOSPC) {
+			abandon(log, r);
+			return r;
+		}
+		/* The torn frame after the whole ones will be overwritten by the
+		   next write at woff, or cut by recovery. */
+		whole = buf_whole_frames(log, done, &recs);
+		log->woff += whole;
+		memmove(log->buf, log->buf + whole, log->buf_len - whole);
+		log->buf_len -= whole;
+		if (free_forwarded(log) <= 0) {
+			buf_drop_from(log, 0);
+			return note(log, -ENOSPC);
+		}
+	}
+	return 0;
+}
+
+static int sync_now(stor_log_t *log)
+{
+	int r, rf;
+
+	if (log->fd < 0)
+		return 0;
+	rf = flush(log);
+	if (log->fd < 0)
+		return rf;
+	r = log->ops->datasync(log->ops->ctx, log->fd);
+	if (r < 0) {
+		abandon(log, r);
+		return r;
+	}
+	log->confirmed_seq = log->next_seq;
+	log->unsynced_records = 0;
+	log->unsynced_since_ns = 0;
+	log->stats.syncs++;
+	return rf;
+}
+
+/*
+ * Close the active segment: seal frame, cut the unused preallocation,
+ * fdatasync.  The seal lets a reader prove the segment ended cleanly.
+ */
+static int seg_close(stor_log_t *log)
+{
+	struct stor_frame seal = {
+		.flags = STOR_FRAME_SEAL,
+		.first_seq = log->next_seq,
+		.t_first_ns = log->seg_tmin <= log->seg_tmax ? log->seg_tmin : 0,
+		.t_last_ns = log->seg_tmin <= log->seg_tmax ? log->seg_tmax : 0,
+	};
+	int r;
+
+	if (log->fd < 0)
+		return 0;
+	if (log->gap_count) {
+		/* Mark records dropped at the end, so the chain still holds. */
+		buf_put(log, &(struct stor_frame){ .flags = STOR_FRAME_GAP,
+			.first_seq = log->gap_first, .count = (uint32_t)log->gap_count,
+			.t_first_ns = 0, .t_last_ns = 0 }, NULL);
+		log->gap_count = 0;
+	}
+	buf_put(log, &seal, NULL);
+	r = flush(log);
+	if (r == -ENOSPC && log->fd >= 0)
+		return r; /* the seal was dropped with the buffer; still open */
+	if (r == 0 && log->fd >= 0)
+		r = log->ops->truncate(log->ops->ctx, log->fd, (off_t)log->woff);
+	if (log->fd < 0)
+		return r;
+	if (r == 0)
+		r = sync_now(log);
+	if (log->fd < 0)
+		return r;
+	log->segs[log->nsegs - 1].bytes = log->woff;
+	log->segs[log->nsegs - 1].t_last_ns = seal.t_last_ns;
+	log->ops->close(log->ops->ctx, log->fd);
+	log->fd = -1;
+	return note(log, r);
+}
+
+static int ensure_segment(stor_log_t *log)
+{
+	if (log->fd >= 0)
+		return 0;
+	return seg_create(log);
+}
+
+static int roll(stor_log_t *log)
+{
+	int r = seg_close(log);
+
+	/* No room for the seal: keep the segment open and try again at the
+	   next append, rather than leave a closed segment without a seal. */
+	if (r < 0 && log->fd >= 0)
+		return r;
+	if (r < 0 && r != -ENOSPC) {
+		retention(log);
+		return r;
+	}
+	r = seg_create(log);
+	/* After the create, so the new segment's preallocation counts too. */
+	retention(log);
+	return r;
+}
+
+/* Open and recovery ---------------------------------------------------- */
+
+static int cfg_check(const struct stor_log_cfg *cfg)
+{
+	if (!cfg || !cfg->dir || !*cfg->dir || !cfg->vehicle)
+		return -EINVAL;
+	if (strlen(cfg->vehicle) > STOR_VEHICLE_MAX)
+		return -EINVAL;
+	if (cfg->segment_bytes && cfg->segment_bytes < STOR_MIN_SEGMENT)
+		return -EINVAL;
+	if (cfg->sync_window_ms > 3600 * 1000)
+		return -EINVAL;
+	return 0;
+}
+
+static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
+{
+	log->fd = -1;
+	log->dirfd = -1;
+	log->dir = strdup(cfg->dir);
+	log->buf = malloc(BUF_BYTES + 2 * SEAL_BYTES + stor_frame_size(STOR_MAX_PAYLOAD));
+	if (!log->dir || !log->buf)
+		return -ENOMEM;
+	strcpy(log->vehicle, cfg->vehicle);
+	log->config_hash = cfg->config_hash;
+	memcpy(log->boot_id, cfg->boot_id, 16);
+	log->segment_bytes = cfg->segment_bytes ? cfg->segment_bytes : 16u << 20;
+	log->sync_window_ms = cfg->sync_window_ms;
+	log->retention_bytes = cfg->retention_bytes;
+	log->retention_age_s = cfg->retention_age_s;
+	log->forwarded_seq = cfg->forwarded_seq;
+	log->ops = cfg->ops ? cfg->ops : stor_dev_posix_ops();
+	if (mkdir(cfg->dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	log->dirfd = open(cfg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return log->dirfd < 0 ? -errno : 0;
+}
+
+static int load_segments(stor_log_t *log)
+{
+	uint64_t *seqs;
+	size_t n;
+	struct stat sp;
+	int r = stor_seg_list(log->dirfd, &seqs, &n);
+
+	if (r < 0)
+		return r;
+	if (fstatat(log->dirfd, SPARE_NAME, &sp, 0) == 0)
+		log->spare_bytes = sp.st_size ? (uint64_t)sp.st_size : 1;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char name[STOR_SEG_NAME_LEN];
+		struct stat st;
+
+		seg_name(name, seqs[i]);
+		if (fstatat(log->dirfd, name, &st, 0) < 0)
+			r = -errno;
+		else
+			r = segs_push(log, seqs[i], (uint64_t)st.st_size);
+	}
+	free(seqs);
+	return r;
+}
+
+static bool all_zero_after_header(stor_log_t *log, int fd, uint64_t size)
+{
+	uint8_t buf[4096];
+
+	for (uint64_t off = 0; off < size; off += sizeof(buf)) {
+		ssize_t r = log->ops->pread(log->ops->ctx, fd, buf, sizeof(buf), (off_t)off);
+
+		if (r <= 0)
+			return r == 0;
+		for (ssize_t i = off ? 0 : STOR_HDR_BYTES; i < r; i++)
+			if (buf[i])
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The last segment has no valid header: either its creation was cut by a
+ * power loss (all zeros: reuse the name), or it is damaged data we must
+ * not overwrite (set aside as <name>.damaged).
+ */
+static int recover_headerless(stor_log_t *log, int fd, uint64_t size, const char *name)
+{
+	char bad[STOR_SEG_NAME_LEN + 8];
+
+	if (all_zero_after_header(log, fd, size))
+		return 0;
+	snprintf(bad, sizeof(bad), "%s.damaged", name);
+	if (renameat(log->dirfd, name, log->dirfd, bad) < 0)
+		return -errno;
+	log->ev.recovered_damage++;
+	log->nsegs--;
+	return log->ops->dirsync(log->ops->ctx, log->dirfd);
+}
+
+/* Walk the last segment; seal it after its last good frame. */
+static int recover_frames(stor_log_t *log, struct stor_cursor *c)
+{
+	struct stor_frame f;
+	const uint8_t *p;
+	uint64_t off;
+	int r;
+
+	while ((r = stor_cursor_next(c, &f, &p, &off)) != 0) {
+		if (r == -EBADMSG)
+			log->ev.recovered_damage++;
+		else if (r < 0)
+			return r;
+	}
+	log->next_seq = c->expect_seq;
+	if (c->sealed)
+		return 0;
+	log->stats.recovered_truncated_bytes += c->file_size - c->data_end;
+	log->ev.recovered_truncated_bytes += c->file_size - c->data_end;
+	if (c->expect_seq == c->hdr.first_seq)
+		return 0; /* empty: seg_create() reuses the name */
+	/* Seal through the normal close path: cut the torn tail and any
+	   preallocation, write the seal, fdatasync. */
+	log->fd = c->fd;
+	c->fd = -1;
+	log->salt = c->hdr.salt;
+	log->woff = c->data_end;
+	log->seg_tmin = c->t_min;
+	log->seg_tmax = c->t_max;
+	return seg_close(log);
+}
+
+static int recover_last(stor_log_t *log)
+{
+	struct seg_info *last = &log->segs[log->nsegs - 1];
+	char name[STOR_SEG_NAME_LEN];
+	struct stor_cursor c;
+	int fd, r;
+
+	log->next_seq = last->first_seq;
+	seg_name(name, last->first_seq);
+	fd = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR, 0);
+	if (fd < 0)
+		return fd;
+	r = stor_cursor_init(&c, log->ops, fd, last->bytes);
+	if (r == 0 && c.hdr.first_seq != last->first_seq) {
+		/* A recycled file renamed before its new header was durable:
+		   it holds no record of this name. */
+		stor_cursor_done(&c);
+	} else if (r == -EBADMSG)
+		r = recover_headerless(log, fd, last->bytes, name);
+	else if (r == 0) {
+		r = recover_frames(log, &c);
+		fd = c.fd;
+		stor_cursor_done(&c);
+	}
+	if (fd >= 0)
+		log->ops->close(log->ops->ctx, fd);
+	return r;
+}
+
+int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log)
+{
+	stor_log_t *log;
+	int r = cfg_check(cfg);
+
+	if (r < 0 || !ret_log)
+		return -EINVAL;
+	log = calloc(1, sizeof(*log));
+	if (!log)
+		return -ENOMEM;
+	r = log_setup(log, cfg);
+	if (r == 0)
+		r = load_segments(log);
+	while (r == 0 && log->nsegs > 0) {
+		size_t n = log->nsegs;
+
+		r = recover_last(log);
+		if (log->nsegs == n)
+			break; /* else a damaged last segment was set aside */
+	}
+	if (r < 0) {
+		stor_log_free(log);
+		return r;
+	}
+	if (log->next_seq == 0)
+		log->next_seq = 1;
+	log->confirmed_seq = log->next_seq;
+	retention(log);
+	/* A failure to create the first segment is not fatal: appends retry
+	   and count what they drop, and last_error tells why. */
+	(void)ensure_segment(log);
+	*ret_log = log;
+	return 0;
+}
+
+stor_log_t *stor_log_free(stor_log_t *log)
+{
+	if (!log)
+		return NULL;
+	if (log->fd >= 0)
+		(void)seg_close(log);
+	if (log->fd >= 0)
+		log->ops->close(log->ops->ctx, log->fd);
+	if (log->dirfd >= 0)
+		close(log->dirfd);
+	free(log->segs);
+	free(log->buf);
+	free(log->dir);
+	free(log);
+	return NULL;
+}
+
+/* Append and sync -------------------------------------------------------- */
+
+static int drop(stor_log_t *log, uint32_t count, int err)
+{
+	if (!log->gap_count)
+		log->gap_first = log->next_seq;
+	log->gap_count += count;
+	log->next_seq += count;
+	log->stats.dropped += count;
+	if (err == -ENOSPC)
+		log->ev.dropped_nospace += count;
+	else
+		log->ev.dropped_other += count;
+	if (log->fd < 0)
+		log->confirmed_seq = log->next_seq;
+	return note(log, err);
+}
+
+static bool rec_ok(const stor_log_t *log, const struct stor_rec *rec)
+{
+	return rec && (rec->payload || !rec->len) && rec->len <= STOR_MAX_PAYLOAD &&
+	       rec->count > 0 && rec->first_seq == log->next_seq &&
+	       rec->first_seq <= UINT64_MAX - rec->count && rec->t_first_ns <= rec->t_last_ns;
+}
+
+/* Room for the frame (and a gap mark before it) in segment and buffer. */
+static int make_room(stor_log_t *log, uint64_t need)
+{
+	int r = ensure_segment(log);
+
+	if (r < 0)
+		return r;
+	if (log->woff + log->buf_len + need + SEAL_BYTES > log->segment_bytes &&
+	    log->woff + log->buf_len > STOR_HDR_BYTES) {
+		r = roll(log);
+		if (r < 0)
+			return r;
+	}
+	if (log->buf_len + need + SEAL_BYTES > BUF_BYTES) {
+		r = flush(log);
+		if (log->fd < 0)
+			return ensure_segment(log);
+		if (r == -ENOSPC)
+			return r;
+	}
+	return 0;
+}
+
+int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
+{
+	struct stor_frame f;
+	uint64_t need;
+	int r;
+
+	if (!log || !rec_ok(log, rec))
+		return -EINVAL;
+	need = stor_frame_size(rec->len) + (log->gap_count ? STOR_FRAME_HDR_BYTES : 0);
+	r = make_room(log, need);
+	if (r < 0)
+		return drop(log, rec->count, r);
+	if (log->gap_count) {
+		buf_put(log, &(struct stor_frame){ .flags = STOR_FRAME_GAP,
+			.first_seq = log->gap_first, .count = (uint32_t)log->gap_count }, NULL);
+		log->gap_count = 0;
+	}
+	f = (struct stor_frame){ .len = rec->len, .first_seq = rec->first_seq,
+		.count = rec->count, .t_first_ns = rec->t_first_ns, .t_last_ns = rec->t_last_ns };
+	buf_put(log, &f, rec->payload);
+	log->next_seq += rec->count;
+	log->unsynced_records += rec->count;
+	log->stats.records += rec->count;
+	log->stats.bytes += rec->len;
+	if (rec->t_first_ns < log->seg_tmin)
+		log->seg_tmin = rec->t_first_ns;
+	if (rec->t_last_ns > log->seg_tmax)
+		log->seg_tmax = rec->t_last_ns;
+	if (log->sync_window_ms == 0)
+		return sync_now(log);
+	if (!log->unsynced_since_ns)
+		log->unsynced_since_ns = now_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+/* After an abandon, start the next segment now rather than at the next
+   append; a failure here is retried by that append. */
+static int after_sync(stor_log_t *log, int r)
+{
+	if (r < 0 && log->fd < 0)
+		(void)ensure_segment(log);
+	return r;
+}
+
+int stor_log_sync(stor_log_t *log)
+{
+	if (!log)
+		return -EINVAL;
+	return after_sync(log, sync_now(log));
+}
+
+int stor_log_tick(stor_log_t *log)
+{
+	int64_t now;
+	int r = 0;
+
+	if (!log)
+		return -EINVAL;
+	now = now_ns(CLOCK_MONOTONIC);
+	if (log->unsynced_since_ns &&
+	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
+		r = after_sync(log, sync_now(log));
+	if (log->retention_age_s && now - log->last_retention_ns >= 1000 * NS_PER_MS)
+		retention(log);
+	return r;
+}
+
+uint64_t stor_log_next_seq(const stor_log_t *log)
+{
+	return log ? log->next_seq : 0;
+}
+
+uint64_t stor_log_confirmed_seq(const stor_log_t *log)
+{
+	return log ? log->confirmed_seq : 0;
+}
+
+int stor_log_set_forwarded(stor_log_t *log, uint64_t seq)
+{
+	if (!log || seq > log->next_seq)
+		return -EINVAL;
+	if (seq > log->forwarded_seq)
+		log->forwarded_seq = seq;
+	return 0;
+}
+
+int stor_log_stats(const stor_log_t *log, struct stor_stats *ret_stats)
+{
+	struct stor_stats s;
+
+	if (!log || !ret_stats)
+		return -EINVAL;
+	s = log->stats;
+	s.segments = log->nsegs;
+	s.disk_bytes = disk_bytes(log);
+	s.recovered_truncated_bytes = log->stats.recovered_truncated_bytes;
+	*ret_stats = s;
+	return 0;
+}
+
+int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events)
+{
+	struct stor_events e;
+
+	if (!log || !ret_events)
+		return -EINVAL;
+	e = log->ev;
+	log->ev = (struct stor_events){0};
+	*ret_events = e;
+	return e.lost_unsynced || e.dropped_nospace || e.dropped_other ||
+	       e.retention_unforwarded || e.segments_abandoned || e.recovered_damage ||
+	       e.recovered_truncated_bytes || e.last_error;
+}

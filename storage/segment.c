@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * segment.c - the on-disk format: segment names and headers, frame
+ * encoding and checking, and the cursor that walks and resynchronises.
+ */
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "stor-private.h"
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+void stor_seg_name(char buf[STOR_SEG_NAME_LEN], uint64_t first_seq)
+{
+	snprintf(buf, STOR_SEG_NAME_LEN, "%020" PRIu64 ".seg", first_seq);
+}
+
+int stor_seg_parse_name(const char *name, uint64_t *ret_first_seq)
+{
+	uint64_t v = 0;
+
+	if (!name || strlen(name) != 24 || strcmp(name + 20, ".seg") != 0)
+		return -EINVAL;
+	for (int i = 0; i < 20; i++) {
+		unsigned d = (unsigned)(name[i] - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	*ret_first_seq = v;
+	return 0;
+}
+
+static void hdr_copy_encode(const struct stor_seg_hdr *h, uint8_t *out)
+{
+	memset(out, 0, STOR_HDR_COPY_BYTES);
+	memcpy(out, STOR_SEG_MAGIC, 8);
+	put32(out + 8, STOR_SEG_VERSION);
+	put32(out + 12, STOR_HDR_BYTES);
+	put64(out + 16, h->first_seq);
+	put64(out + 24, h->salt);
+	put64(out + 32, h->config_hash);
+	memcpy(out + 40, h->boot_id, 16);
+	put64(out + 56, (uint64_t)h->created_ns);
+	memcpy(out + 64, h->vehicle, strnlen(h->vehicle, STOR_VEHICLE_MAX));
+	put32(out + 124, stor_crc32c(0, out, 124));
+}
+
+void stor_seg_hdr_encode(const struct stor_seg_hdr *h, uint8_t out[STOR_HDR_BYTES])
+{
+	/* Two copies in the same 256 bytes: one flipped bit must not cost the
+	   salt, without which no frame of the segment could be proven. */
+	hdr_copy_encode(h, out);
+	hdr_copy_encode(h, out + STOR_HDR_COPY_BYTES);
+}
+
+static int hdr_copy_decode(const uint8_t *in, struct stor_seg_hdr *ret_hdr)
+{
+	struct stor_seg_hdr h = {0};
+
+	if (memcmp(in, STOR_SEG_MAGIC, 8) != 0 || get32(in + 124) != stor_crc32c(0, in, 124))
+		return -EBADMSG;
+	if (get32(in + 8) != STOR_SEG_VERSION || get32(in + 12) != STOR_HDR_BYTES)
+		return -EBADMSG;
+	h.first_seq = get64(in + 16);
+	h.salt = get64(in + 24);
+	h.config_hash = get64(in + 32);
+	memcpy(h.boot_id, in + 40, 16);
+	h.created_ns = (int64_t)get64(in + 56);
+	memcpy(h.vehicle, in + 64, STOR_VEHICLE_MAX);
+	*ret_hdr = h;
+	return 0;
+}
+
+int stor_seg_hdr_decode(const uint8_t in[STOR_HDR_BYTES], struct stor_seg_hdr *ret_hdr)
+{
+	if (hdr_copy_decode(in, ret_hdr) == 0)
+		return hdr_copy_decode(in + STOR_HDR_COPY_BYTES, &(struct stor_seg_hdr){0}) == 0 ? 0 : 2;
+	if (hdr_copy_decode(in + STOR_HDR_COPY_BYTES, ret_hdr) == 0)
+		return 1;
+	return -EBADMSG;
+}
+
+static uint32_t frame_crc(uint64_t salt, const uint8_t *in, uint32_t len)
+{
+	uint8_t s[8];
+	uint32_t crc;
+
+	/* The salt is in the CRC but not in the frame: a frame of an older
+	   generation of this file (other salt) can never validate. */
+	put64(s, salt);
+	crc = stor_crc32c(0, s, 8);
+	crc = stor_crc32c(crc, in, 4);
+	return stor_crc32c(crc, in + 8, stor_frame_size(len) - 8);
+}
+
+void stor_frame_encode(uint64_t salt, const struct stor_frame *f, const void *payload,
+		       uint8_t *out)
+{
+	uint64_t size = stor_frame_size(f->len);
+
+	put32(out, f->len);
+	put64(out + 8, f->first_seq);
+	put32(out + 16, f->count);
+	put32(out + 20, f->flags);
+	put64(out + 24, (uint64_t)f->t_first_ns);
+	put64(out + 32, (uint64_t)f->t_last_ns);
+	if (f->len)
+		memcpy(out + STOR_FRAME_HDR_BYTES, payload, f->len);
+	memset(out + STOR_FRAME_HDR_BYTES + f->len, 0, size - STOR_FRAME_HDR_BYTES - f->len);
+	put32(out + 4, frame_crc(salt, out, f->len));
+}
+
+int stor_frame_peek(const uint8_t *in, struct stor_frame *ret_f)
+{
+	struct stor_frame f = {
+		.len = get32(in),
+		.first_seq = get64(in + 8),
+		.count = get32(in + 16),
+		.flags = get32(in + 20),
+		.t_first_ns = (int64_t)get64(in + 24),
+		.t_last_ns = (int64_t)get64(in + 32),
+	};
+	bool seal = f.flags & STOR_FRAME_SEAL;
+
+	if (f.len > STOR_MAX_PAYLOAD || f.t_first_ns > f.t_last_ns)
+		return -EBADMSG;
+	if (f.flags != 0 && f.flags != STOR_FRAME_SEAL && f.flags != STOR_FRAME_GAP)
+		return -EBADMSG;
+	if (seal ? (f.count != 0 || f.len != 0) : f.count == 0)
+		return -EBADMSG;
+	if ((f.flags & STOR_FRAME_GAP) && f.len != 0)
+		return -EBADMSG;
+	if (f.first_seq == 0 || f.first_seq > UINT64_MAX - f.count)
+		return -EBADMSG;
+	*ret_f = f;
+	return 0;
+}
+
+bool stor_frame_crc_ok(uint64_t salt, const uint8_t *in, const struct stor_frame *f)
+{
+	return get32(in + 4) == frame_crc(salt, in, f->len);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n)
+{
+	int fd = dup(dirfd);
+	DIR *d;
+	struct dirent *de;
+	uint64_t *v = NULL, seq;
+	size_t n = 0, cap = 0;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		if (stor_seg_parse_name(de->d_name, &seq) < 0)
+			continue;
+		if (n == cap) {
+			uint64_t *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = seq;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*ret_seqs = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* Cursor ------------------------------------------------------------- */
+
+static ssize_t read_full(const struct stor_dev_ops *ops, int fd, uint8_t *buf, size_t len,
+			 uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = ops->pread(ops->ctx, fd, buf + done, len - done, (off_t)(off + done));
+
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+#define WIN_BYTES (256u << 10)
+
+/* 1 and *ret points at len bytes at off; 0 if the file is shorter; -errno. */
+static int win_get(struct stor_cursor *c, uint64_t off, size_t len, const uint8_t **ret)
+{
+	ssize_t r;
+	size_t want;
+
+	if (off > c->file_size || len > c->file_size - off)
+		return 0;
+	if (off >= c->win_off && off + len <= c->win_off + c->win_len) {
+		*ret = c->win + (off - c->win_off);
+		return 1;
+	}
+	/* 256 KiB reads keep a live reader's polls cheap and its memory
+	   small; a bigger frame gets what it needs. */
+	want = len > WIN_BYTES ? len : WIN_BYTES;
+	if (want > c->file_size - off)
+		want = (size_t)(c->file_size - off);
+	if (want > c->win_cap) {
+		uint8_t *w = realloc(c->win, want);
+
+		if (!w)
+			return -ENOMEM;
+		c->win = w;
+		c->win_cap = want;
+	}
+	r = read_full(c->ops, c->fd, c->win, want, off);
+	if (r < 0)
+		return (int)r;
+	c->win_off = off;
+	c->win_len = (size_t)r;
+	if ((size_t)r < len)
+		return 0; /* the file shrank under us */
+	*ret = c->win;
+	return 1;
+}
+
+int stor_cursor_init(struct stor_cursor *c, const struct stor_dev_ops *ops, int fd,
+		     uint64_t file_size)
+{
+	const uint8_t *p;
+	int r;
+
+	*c = (struct stor_cursor){ .ops = ops, .fd = fd, .file_size = file_size };
+	r = win_get(c, 0, STOR_HDR_BYTES, &p);
+	if (r == 1)
+		r = stor_seg_hdr_decode(p, &c->hdr);
+	else if (r == 0)
+		r = -EBADMSG;
+	if (r < 0) {
+		stor_cursor_done(c);
+		return r;
+	}
+	c->hdr_copy_damaged = r;
+	c->off = c->data_end = STOR_HDR_BYTES;
+	c->expect_seq = c->hdr.first_seq;
+	c->t_min = INT64_MAX;
+	c->t_max = INT64_MIN;
+	return 0;
+}
+
+void stor_cursor_done(struct stor_cursor *c)
+{
+	free(c->win);
+	c->win = NULL;
+}
+
+/*
+ * 1: a good frame at off (CRC and, if chained, first_seq == expect_seq;
+ * otherwise first_seq >= expect_seq).  0: not one.  -errno on I/O error.
+ */
+static int frame_at(struct stor_cursor *c, uint64_t off, bool chained, struct stor_frame *ret_f,
+		    const uint8_t **ret_p)
+{
+	struct stor_frame f;
+	const uint8_t *p;
+	int r;
+
+	r = win_get(c, off, STOR_FRAME_HDR_BYTES, &p);
+	if (r <= 0)
+		return r;
+	if (stor_frame_peek(p, &f) < 0)
+		return 0;
+	if (chained ? f.first_seq != c->expect_seq : f.first_seq < c->expect_seq)
+		return 0;
+	r = win_get(c, off, stor_frame_size(f.len), &p);
+	if (r <= 0)
+		return r;
+	if (!stor_frame_crc_ok(c->hdr.salt, p, &f))
+		return 0;
+	*ret_f = f;
+	*ret_p = p;
+	return 1;
+}
+
+/* Offset of the next provable frame after damage at c->off, or 0 if none. */
+static int resync(struct stor_cursor *c, uint64_t *ret_off)
+{
+	struct stor_frame f;
+	const uint8_t *p;
+
+	for (uint64_t off = c->off + STOR_FRAME_ALIGN;
+	     off + STOR_FRAME_HDR_BYTES <= c->file_size; off += STOR_FRAME_ALIGN) {
+		int r = frame_at(c, off, false, &f, &p);
+
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			*ret_off = off;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint8_t **ret_payload,
+		     uint64_t *ret_off)
+{
+	struct stor_frame f;
+	const uint8_t *p;
+	uint64_t good;
+	int r;
+
+	if (c->sealed)
+		return 0;
+	r = frame_at(c, c->off, true, &f, &p);
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		/* A live tail may be mid-write (a pwrite being copied): wait
+		   for the segment to close before calling anything damage. */
+		if (c->live_tail)
+			return 0;
+		r = resync(c, &good);
+		if (r <= 0)
+			return r;
+		c->bad_off = c->off;
+		c->off = good;
+		/* The damaged frames' records are gone; continue the chain from
+		   the proven frame. */
+		r = frame_at(c, good, false, &f, &p);
+		if (r < 0)
+			return r;
+		c->expect_seq = f.first_seq;
+		return -EBADMSG;
+	}
+	*ret_off = c->off;
+	c->off += stor_frame_size(f.len);
+	c->data_end = c->off;
+	c->expect_seq = f.first_seq + f.count;
+	if (f.flags & STOR_FRAME_SEAL) {
+		c->sealed = true;
+		c->seal = f;
+		return 0;
+	}
+	if (f.t_first_ns < c->t_min)
+		c->t_min = f.t_first_ns;
+	if (f.t_last_ns > c->t_max)
+		c->t_max = f.t_last_ns;
+	*ret_f = f;
+	*ret_payload = p + STOR_FRAME_HDR_BYTES;
+	return 1;
+}

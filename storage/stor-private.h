@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stor-private.h - on-disk format and the segment cursor shared by the
+ * writer (log.c) and the reader (reader.c).  storage/DESIGN.md is the
+ * specification; this header is its code form.  Internal to storage/.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stor.h"
+
+#define STOR_SEG_MAGIC        "RMLOGSEG"
+#define STOR_SEG_VERSION      1u
+#define STOR_HDR_COPY_BYTES   128u  /* one copy of the segment header */
+#define STOR_HDR_BYTES        256u  /* two copies: frames start here */
+#define STOR_VEHICLE_MAX      59u   /* vehicle id bytes stored, without NUL */
+#define STOR_FRAME_HDR_BYTES  40u
+#define STOR_FRAME_ALIGN      8u
+#define STOR_FRAME_SEAL       0x1u  /* flags: last frame of a closed segment */
+#define STOR_FRAME_GAP        0x2u  /* flags: records dropped (ENOSPC), no payload */
+#define STOR_MAX_PAYLOAD      (1u << 20)
+#define STOR_SEG_NAME_LEN     25    /* "%020llu.seg" and NUL */
+#define STOR_MIN_SEGMENT      1024u
+
+/* One decoded segment header. */
+struct stor_seg_hdr {
+	uint64_t first_seq;
+	uint64_t salt;         /* random per file generation: keys every frame CRC */
+	uint64_t config_hash;
+	uint8_t boot_id[16];
+	int64_t created_ns;
+	char vehicle[STOR_VEHICLE_MAX + 1];
+};
+
+/* One decoded frame header. */
+struct stor_frame {
+	uint32_t len;       /* payload bytes */
+	uint32_t flags;
+	uint64_t first_seq;
+	uint32_t count;
+	int64_t t_first_ns;
+	int64_t t_last_ns;
+};
+
+static inline uint64_t stor_frame_size(uint32_t len)
+{
+	return ((uint64_t)STOR_FRAME_HDR_BYTES + len + STOR_FRAME_ALIGN - 1) &
+	       ~(uint64_t)(STOR_FRAME_ALIGN - 1);
+}
+
+/* segment.c: names, headers, frames. */
+void stor_seg_name(char buf[STOR_SEG_NAME_LEN], uint64_t first_seq);
+int stor_seg_parse_name(const char *name, uint64_t *ret_first_seq);
+void stor_seg_hdr_encode(const struct stor_seg_hdr *h, uint8_t out[STOR_HDR_BYTES]);
+/* 0 (both copies good), 1 or 2 (that copy damaged, the other used), -EBADMSG. */
+int stor_seg_hdr_decode(const uint8_t in[STOR_HDR_BYTES], struct stor_seg_hdr *ret_hdr);
+/* Writes stor_frame_size(f->len) bytes to out (header, payload, zero pad). */
+void stor_frame_encode(uint64_t salt, const struct stor_frame *f, const void *payload,
+		       uint8_t *out);
+/* Header fields only, no CRC check: -EBADMSG if implausible. */
+int stor_frame_peek(const uint8_t *in, struct stor_frame *ret_f);
+/* Full check of a frame whose stor_frame_size() bytes are at in. */
+bool stor_frame_crc_ok(uint64_t salt, const uint8_t *in, const struct stor_frame *f);
+/* Sorted list of segment first seqs in an open directory. */
+int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n);
+
+/*
+ * A cursor walks the frames of one segment file through the ops table.
+ * It checks every frame (CRC keyed by the segment salt, sequence chain)
+ * and after damage resynchronises at the next frame it can prove.
+ */
+struct stor_cursor {
+	const struct stor_dev_ops *ops;
+	int fd;
+	uint64_t file_size;
+	struct stor_seg_hdr hdr;
+	int hdr_copy_damaged;  /* 0, or which copy (1, 2) failed its CRC */
+	uint8_t *win;          /* read window over the file */
+	size_t win_cap;
+	uint64_t win_off;
+	size_t win_len;
+	uint64_t off;          /* offset of the next frame to read */
+	uint64_t expect_seq;   /* first_seq the next frame must carry */
+	uint64_t data_end;     /* end of the last good frame */
+	bool sealed;           /* met the seal frame */
+	bool live_tail;        /* the writer may be writing here: no frame yet, not damage */
+	struct stor_frame seal;
+	uint64_t bad_off;      /* where the last damage started */
+	int64_t t_min, t_max;  /* span of the good frames seen */
+};
+
+/* Reads the header; fd stays owned by the caller.  -EBADMSG: no header. */
+int stor_cursor_init(struct stor_cursor *c, const struct stor_dev_ops *ops, int fd,
+		     uint64_t file_size);
+void stor_cursor_done(struct stor_cursor *c);
+/*
+ * 1: a good frame (payload points into the window, valid until the next
+ * call).  0: no more frames (c->sealed tells whether the segment was closed
+ * cleanly).  -EBADMSG: damage at c->bad_off; c->off is already at the next
+ * provable frame (or at the end).  Other -errno: I/O error.
+ */
+int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint8_t **ret_payload,
+		     uint64_t *ret_off);

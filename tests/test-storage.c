@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-storage.c - the flash log's contract: bad arguments, round trip,
+ * segment roll, seek by seq and time, recovery of a torn tail, damage in
+ * the middle, stale generations, retention by bytes and by age.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+#include "stor-faultdev.h"
+#include "stor-test-util.h"
+#include "storage/stor-private.h"
+
+static struct stor_log_cfg cfg_for(const char *dir)
+{
+	return (struct stor_log_cfg){
+		.dir = dir, .vehicle = "TEST-1", .config_hash = 0x1234,
+		.boot_id = { 1, 2, 3 }, .segment_bytes = 8192, .sync_window_ms = 1000,
+	};
+}
+
+static void test_bad_args(void)
+{
+	char *dir = tu_tmpdir("args");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec = { .first_seq = 1, .count = 1 };
+	struct stor_stats st;
+	struct stor_events ev;
+	char longname[80];
+
+	CHECK(stor_log_open(NULL, &log) == -EINVAL);
+	CHECK(stor_log_open(&cfg, NULL) == -EINVAL);
+	cfg.dir = NULL;
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg = cfg_for(dir);
+	cfg.vehicle = NULL;
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	cfg.vehicle = longname;
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg = cfg_for(dir);
+	cfg.segment_bytes = 100;
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg = cfg_for(dir);
+	cfg.sync_window_ms = 4000 * 1000;
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg = cfg_for(dir);
+
+	CHECK(stor_log_free(NULL) == NULL);
+	CHECK(stor_log_append(NULL, &rec) == -EINVAL);
+	CHECK(stor_log_sync(NULL) == -EINVAL);
+	CHECK(stor_log_tick(NULL) == -EINVAL);
+	CHECK(stor_log_next_seq(NULL) == 0);
+	CHECK(stor_log_confirmed_seq(NULL) == 0);
+	CHECK(stor_log_set_forwarded(NULL, 1) == -EINVAL);
+	CHECK(stor_log_stats(NULL, &st) == -EINVAL);
+	CHECK(stor_log_take_events(NULL, &ev) == -EINVAL);
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_append(log, NULL) == -EINVAL);
+	rec.first_seq = 2; /* not next_seq */
+	CHECK(stor_log_append(log, &rec) == -EINVAL);
+	rec.first_seq = 1;
+	rec.count = 0;
+	CHECK(stor_log_append(log, &rec) == -EINVAL);
+	rec.count = 1;
+	rec.len = 10; /* no payload */
+	CHECK(stor_log_append(log, &rec) == -EINVAL);
+	rec.len = STOR_MAX_PAYLOAD + 1;
+	rec.payload = "x";
+	CHECK(stor_log_append(log, &rec) == -EINVAL);
+	rec.len = 0;
+	rec.t_first_ns = 5;
+	rec.t_last_ns = 4;
+	CHECK(stor_log_append(log, &rec) == -EINVAL);
+	CHECK(stor_log_set_forwarded(log, 99) == -EINVAL);
+	CHECK(stor_log_stats(log, NULL) == -EINVAL);
+	CHECK(stor_log_take_events(log, NULL) == -EINVAL);
+	CHECK(stor_log_next_seq(log) == 1);
+	log = stor_log_free(log);
+
+	CHECK(stor_reader_open(NULL, &r) == -EINVAL);
+	CHECK(stor_reader_open(dir, NULL) == -EINVAL);
+	CHECK(stor_reader_open("/nonexistent/railmon", &r) == -ENOENT);
+	CHECK(stor_reader_free(NULL) == NULL);
+	CHECK(stor_reader_next(NULL, &rec) == -EINVAL);
+	CHECK(stor_reader_seek_seq(NULL, 1) == -EINVAL);
+	CHECK(stor_reader_seek_time(NULL, 0) == -EINVAL);
+	stor_reader_error(NULL, NULL, NULL);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	CHECK(stor_reader_next(r, NULL) == -EINVAL);
+	CHECK(stor_reader_seek_seq(r, 0) == -EINVAL);
+	stor_reader_free(r);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+static void test_roundtrip(void)
+{
+	char *dir = tu_tmpdir("rt");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct tu_verify v;
+	struct stor_stats st;
+	stor_log_t *log;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 500; i++) {
+		CHECK(tu_append(log) == 0);
+		if (i % 50 == 49)
+			CHECK(stor_log_sync(log) == 0);
+	}
+	CHECK(stor_log_confirmed_seq(log) == 501);
+	CHECK(stor_log_stats(log, &st) == 0);
+	CHECK(st.records == 500 && st.segments > 5 && st.syncs >= 10);
+	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 1, 501, &v) == 0);
+	CHECK(v.first == 1 && v.next == 501 && v.records == 500 && v.damaged == 0);
+
+	/* Reopen continues the numbering, and a reader sees both runs. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == 501);
+	for (int i = 0; i < 100; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 1, 601, &v) == 0);
+	CHECK(v.records == 600 && v.damaged == 0);
+
+	/* An open and close with no records leaves no empty segment behind. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	log = stor_log_free(log);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == 601);
+	log = stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+static void test_seek(void)
+{
+	char *dir = tu_tmpdir("seek");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint8_t pl[32] = { 0 };
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	/* Frames of 3 records each: seq 1-3, 4-6, ... */
+	for (uint64_t s = 1; s < 3000; s += 3) {
+		struct stor_rec w = { .first_seq = s, .count = 3, .t_first_ns = (int64_t)s * 10,
+				      .t_last_ns = (int64_t)s * 10 + 20, .payload = pl, .len = 32 };
+
+		memcpy(pl, &s, sizeof(s));
+		CHECK(stor_log_append(log, &w) == 0);
+	}
+	log = stor_log_free(log);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	CHECK(stor_reader_seek_seq(r, 1502) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1);
+	CHECK(rec.first_seq == 1501 && rec.count == 3 && rec.len == 32);
+	CHECK(memcmp(rec.payload, &rec.first_seq, 8) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 1504);
+	CHECK(stor_reader_seek_seq(r, 1) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 1);
+	CHECK(stor_reader_seek_seq(r, 5000) == 0);
+	CHECK(stor_reader_next(r, &rec) == 0);
+	/* Time: the first frame whose t_last >= t. */
+	CHECK(stor_reader_seek_time(r, 20035) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1);
+	CHECK(rec.first_seq == 2002 && rec.t_last_ns >= 20035);
+	CHECK(stor_reader_seek_time(r, INT64_MIN) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 1);
+	stor_reader_free(r);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+static uint64_t file_size(const char *dir, const char *name)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	CHECK(stat(p, &st) == 0);
+	return (uint64_t)st.st_size;
+}
+
+static void patch(const char *dir, const char *name, uint64_t off, const void *b, size_t n)
+{
+	char p[512];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_RDWR);
+	CHECK(fd >= 0 && pwrite(fd, b, n, (off_t)off) == (ssize_t)n);
+	close(fd);
+}
+
+/* A cut power leaves an unsealed, preallocated tail: recovery truncates it. */
+static void test_torn_tail(void)
+{
+	char *dir = tu_tmpdir("torn");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct fdev dev;
+	struct stor_events ev;
+	struct stor_stats st;
+	struct tu_verify v;
+	stor_log_t *log;
+	uint64_t confirmed;
+	char name[STOR_SEG_NAME_LEN];
+
+	cfg.segment_bytes = 1 << 20;
+	CHECK(fdev_init(&dev, dir) == 0);
+	cfg.ops = &dev.ops;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 100; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	confirmed = stor_log_confirmed_seq(log);
+	for (int i = 0; i < 10; i++)
+		CHECK(tu_append(log) == 0);
+	/* The next write is the last thing the disk does. */
+	dev.mode = FDEV_CRASH;
+	dev.fail_at = dev.ops_seen + 1;
+	dev.which = FDEV_OP_ALL;
+	CHECK(stor_log_sync(log) == -EIO);
+	log = stor_log_free(log);
+	fdev_done(&dev);
+	stor_seg_name(name, 1);
+	CHECK(file_size(dir, name) == 1 << 20); /* preallocated, unsealed */
+	/* A torn frame after the last good one. */
+	patch(dir, name, 0x4000, "\x30\0\0\0garbage-garbage", 20);
+
+	cfg.ops = NULL;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == confirmed);
+	CHECK(stor_log_stats(log, &st) == 0 && st.recovered_truncated_bytes > 0);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_truncated_bytes > 0);
+	log = stor_log_free(log);
+	CHECK(file_size(dir, name) < 0x4000);
+	CHECK(tu_verify_log(dir, 1, confirmed, &v) == 0 && v.damaged == 0);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* A bad CRC in a closed segment: reported with its offset, then resync. */
+static void test_mid_damage(void)
+{
+	char *dir = tu_tmpdir("mid");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec, victim = { 0 };
+	uint64_t seg, off, before = 0, after = 0;
+	char name[STOR_SEG_NAME_LEN];
+	int n, bad = 0;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 300; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	/* Pick the 5th frame of the first segment. */
+	CHECK(stor_reader_open(dir, &r) == 0);
+	for (int i = 0; i < 5; i++)
+		CHECK(stor_reader_next(r, &victim) == 1);
+	r = stor_reader_free(r);
+	stor_seg_name(name, victim.segment);
+	patch(dir, name, victim.offset + 50, "\xff", 1);
+
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while ((n = stor_reader_next(r, &rec)) != 0) {
+		if (n == -EBADMSG) {
+			stor_reader_error(r, &seg, &off);
+			CHECK(seg == victim.segment && off == victim.offset);
+			bad++;
+			continue;
+		}
+		CHECK(n == 1 && tu_rec_ok(&rec));
+		CHECK(rec.first_seq != victim.first_seq);
+		if (rec.first_seq < victim.first_seq)
+			before++;
+		else
+			after++;
+	}
+	CHECK(bad == 1 && before == victim.first_seq - 1 && after == 300 - victim.first_seq);
+	stor_reader_free(r);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Frames of an older generation of a file never validate under a new salt. */
+static void test_stale_generation(void)
+{
+	char *dir = tu_tmpdir("stale");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_seg_hdr h;
+	uint8_t hdr[STOR_HDR_BYTES];
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	char name[STOR_SEG_NAME_LEN], p[512];
+	int fd;
+
+	cfg.segment_bytes = 1 << 20;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 50; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	stor_seg_name(name, 1);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_RDWR);
+	CHECK(fd >= 0 && pread(fd, hdr, sizeof(hdr), 0) == sizeof(hdr));
+	CHECK(stor_seg_hdr_decode(hdr, &h) == 0 && h.first_seq == 1);
+	CHECK(strcmp(h.vehicle, "TEST-1") == 0 && h.config_hash == 0x1234 && h.boot_id[2] == 3);
+	h.salt ^= 0x5a5a;
+	stor_seg_hdr_encode(&h, hdr);
+	CHECK(pwrite(fd, hdr, sizeof(hdr), 0) == sizeof(hdr));
+	close(fd);
+
+	CHECK(stor_reader_open(dir, &r) == 0);
+	CHECK(stor_reader_next(r, &rec) == 0); /* not one old frame accepted */
+	stor_reader_free(r);
+	/* The writer sees an empty segment and starts it afresh. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == 1);
+	CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 1, 2, NULL) == 0);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+static void test_retention_bytes(void)
+{
+	char *dir = tu_tmpdir("ret");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_stats st;
+	struct stor_events ev;
+	struct tu_verify v;
+	stor_log_t *log;
+
+	cfg.segment_bytes = 4096;
+	cfg.retention_bytes = 32768;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 1000; i++) {
+		CHECK(tu_append(log) == 0);
+		/* The uplink keeps up, but stops at 500. */
+		uint64_t fwd = stor_log_next_seq(log);
+
+		CHECK(stor_log_set_forwarded(log, fwd < 501 ? fwd : 501) == 0);
+	}
+	CHECK(stor_log_stats(log, &st) == 0);
+	CHECK(st.disk_bytes <= 32768 && st.retention_deleted > 0);
+	CHECK(stor_log_take_events(log, &ev) == 1);
+	/* Deleted before being forwarded: everything beyond 500 that went. */
+	CHECK(ev.retention_unforwarded == st.retention_unforwarded);
+	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 1, 0, &v) == 0);
+	CHECK(v.next == 1001 && v.first == st.retention_deleted + 1);
+	CHECK(st.retention_unforwarded == (v.first > 501 ? v.first - 501 : 0));
+	/* At open, with the uplink's persisted cursor: a smaller budget
+	   deletes at once, and nothing it deletes counts as unforwarded. */
+	cfg.retention_bytes = 16384;
+	cfg.forwarded_seq = 1001;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0);
+	CHECK(st.retention_deleted > 0 && st.retention_unforwarded == 0 && st.disk_bytes <= 16384);
+	log = stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+static void test_retention_age(void)
+{
+	char *dir = tu_tmpdir("age");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_stats st;
+	struct tu_verify v;
+	stor_log_t *log;
+	uint8_t pl[100] = { 0 };
+	int64_t now = (int64_t)time(NULL) * 1000000000LL;
+
+	cfg.segment_bytes = 4096;
+	cfg.retention_age_s = 3600;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	/* Two days old, then fresh: only the old segments may go. */
+	for (int i = 0; i < 200; i++) {
+		int64_t t = i < 100 ? now - 2 * 86400 * 1000000000LL : now;
+		struct stor_rec rec = { .first_seq = stor_log_next_seq(log), .count = 1,
+					.t_first_ns = t, .t_last_ns = t, .payload = pl, .len = 100 };
+
+		CHECK(stor_log_append(log, &rec) == 0);
+	}
+	CHECK(stor_log_stats(log, &st) == 0);
+	CHECK(st.retention_deleted > 0 && st.retention_deleted <= 100);
+	CHECK(st.retention_unforwarded == st.retention_deleted);
+	log = stor_log_free(log);
+	/* At open too: the last old segment goes once a newer one is closed. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	log = stor_log_free(log);
+	{
+		stor_reader_t *r;
+		struct stor_rec rec;
+
+		CHECK(stor_reader_open(dir, &r) == 0);
+		CHECK(stor_reader_next(r, &rec) == 1);
+		v.first = rec.first_seq;
+		stor_reader_free(r);
+	}
+	/* Every old segment went, the segment holding fresh data stayed. */
+	CHECK(v.first > 50 && v.first <= 101);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Retired segments are reused in place; their old frames never show. */
+static void test_recycle(void)
+{
+	char *dir = tu_tmpdir("recycle");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct tu_verify v;
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	char spare[512];
+	int n, seen = 0;
+
+	cfg.segment_bytes = 8192;
+	cfg.retention_bytes = 40000;
+	snprintf(spare, sizeof(spare), "%s/recycle.spare", dir);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 2000; i++) {
+		CHECK(tu_append(log) == 0);
+		CHECK(stor_log_set_forwarded(log, stor_log_next_seq(log)) == 0);
+	}
+	CHECK(access(spare, F_OK) == 0);
+	/* A live reader follows the active (recycled) segment: stale frames
+	   past the written part are neither records nor damage. */
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while ((n = stor_reader_next(r, &rec)) != 0) {
+		CHECK(n == 1 && tu_rec_ok(&rec));
+		seen++;
+	}
+	CHECK(rec.first_seq == 2000 && seen > 100);
+	for (int i = 0; i < 10; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 2001);
+	stor_reader_free(r);
+	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 0, 2011, &v) == 0 && v.damaged == 0 && v.next == 2011);
+	/* Reopen: the spare is found again and reused. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(access(spare, F_OK) < 0);
+	log = stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Recovery reads one segment: a full, unsealed 16 MiB one takes < 2 s. */
+static void test_recovery_time(void)
+{
+	char *dir = tu_tmpdir("rectime");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct fdev dev;
+	struct timespec a, b;
+	stor_log_t *log;
+	double secs;
+
+	cfg.segment_bytes = 16u << 20;
+	CHECK(fdev_init(&dev, dir) == 0);
+	cfg.ops = &dev.ops;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	while (stor_log_next_seq(log) < 110000) /* about 15.8 MB: one segment */
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	dev.mode = FDEV_CRASH; /* the close never happens: no seal */
+	dev.fail_at = dev.ops_seen + 1;
+	log = stor_log_free(log);
+	fdev_done(&dev);
+	cfg.ops = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	secs = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	CHECK(stor_log_next_seq(log) == 110000);
+	log = stor_log_free(log);
+	printf("recovery of an unsealed 16 MiB segment: %.1f ms\n", secs * 1e3);
+	CHECK(secs < 2.0);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+struct follow {
+	const char *dir;
+	uint64_t total;
+	_Atomic uint64_t read_up_to; /* the reader's next seq */
+};
+
+static void *follow_writer(void *arg)
+{
+	struct follow *f = arg;
+	struct stor_log_cfg cfg = cfg_for(f->dir);
+	stor_log_t *log;
+
+	cfg.segment_bytes = 65536;
+	cfg.retention_bytes = 1 << 20;
+	cfg.sync_window_ms = 2;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	while (stor_log_next_seq(log) <= f->total) {
+		uint64_t seq = stor_log_next_seq(log);
+
+		/* Flow control, so retention never deletes what was not read. */
+		while (seq > atomic_load(&f->read_up_to) + 3000)
+			sched_yield();
+		CHECK(tu_append(log) == 0 && stor_log_tick(log) == 0);
+		CHECK(stor_log_set_forwarded(log, atomic_load(&f->read_up_to)) == 0);
+	}
+	stor_log_free(log);
+	return NULL;
+}
+
+/* A reader follows a live writer (rolls, recycling): every record, in
+   order, and never a false damage report from a write in progress. */
+static void test_live_follow(void)
+{
+	char *dir = tu_tmpdir("follow");
+	struct follow f = { .dir = dir, .total = 60000, .read_up_to = 1 };
+	stor_reader_t *r;
+	struct stor_rec rec;
+	pthread_t th;
+	uint64_t empty = 0;
+	int n;
+
+	CHECK(pthread_create(&th, NULL, follow_writer, &f) == 0);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while (atomic_load(&f.read_up_to) <= f.total) {
+		n = stor_reader_next(r, &rec);
+		if (n == 0) {
+			empty++;
+			sched_yield();
+			continue;
+		}
+		if (n != 1) {
+			uint64_t seg, off;
+
+			stor_reader_error(r, &seg, &off);
+			fprintf(stderr, "live reader: %d at seg %" PRIu64 " off %" PRIu64 "\n", n,
+				seg, off);
+			abort();
+		}
+		CHECK(rec.first_seq == atomic_load(&f.read_up_to) && tu_rec_ok(&rec));
+		atomic_store(&f.read_up_to, rec.first_seq + 1);
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	stor_reader_free(r);
+	CHECK(empty > 0); /* it did wait for the writer */
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	test_bad_args();
+	test_roundtrip();
+	test_seek();
+	test_torn_tail();
+	test_mid_damage();
+	test_stale_generation();
+	test_retention_bytes();
+	test_retention_age();
+	test_recycle();
+	test_recovery_time();
+	test_live_follow();
+	printf("test-storage: all passed\n");
+	return 0;
+}
