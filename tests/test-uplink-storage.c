@@ -17,22 +17,7 @@
 #include "uplink/fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
-
-/* ---- the board's glue, as documented in uplink/README.md ---- */
-static int src_seek(void *ctx, uint64_t seq)
-{
-	return stor_reader_seek_seq(ctx, seq);
-}
-
-static int src_next(void *ctx, struct upl_rec *ret)
-{
-	struct stor_rec r;
-	int k = stor_reader_next(ctx, &r);
-
-	if (k == 1)
-		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len };
-	return k;
-}
+#include "uplink/stor-source.h"
 
 /* recv -> ground log: every new Batch appended unchanged. */
 static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload,
@@ -108,7 +93,7 @@ static upl_forwarder_t *forwarder_start(int port, const char *cursor, stor_reade
 	struct upl_forward_cfg c = {
 		.host = "127.0.0.1", .port = port, .client_id = "railmon-storage-fwd",
 		.vehicle = "tram5", .cursor_path = cursor,
-		.source = { src_seek, src_next, reader },
+		.source = stor_source(reader),
 		.inflight = 20, .idle_poll_ms = 5, .cursor_interval_ms = 0,
 	};
 	upl_forwarder_t *f;
