@@ -173,49 +173,6 @@ static void proxy_stop(struct proxy *p)
 	close(p->efd);
 }
 
-/* ---- forwarder events ---- */
-struct events {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned n[UPL_FWD_EVENT_MAX];
-};
-
-static void on_event(void *ctx, enum upl_fwd_event ev, int err)
-{
-	struct events *e = ctx;
-
-	pthread_mutex_lock(&e->lock);
-	e->n[ev]++;
-	pthread_cond_broadcast(&e->cond);
-	pthread_mutex_unlock(&e->lock);
-}
-
-static unsigned events_get(struct events *e, enum upl_fwd_event ev)
-{
-	unsigned v;
-
-	pthread_mutex_lock(&e->lock);
-	v = e->n[ev];
-	pthread_mutex_unlock(&e->lock);
-	return v;
-}
-
-/* Wait until event ev has happened at least n times: 0 or -ETIMEDOUT. */
-static int events_wait(struct events *e, enum upl_fwd_event ev, unsigned n, unsigned timeout_ms)
-{
-	struct timespec ts;
-	int err = 0;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	pthread_mutex_lock(&e->lock);
-	while (e->n[ev] < n && err == 0)
-		err = pthread_cond_timedwait(&e->cond, &e->lock, &ts);
-	err = e->n[ev] >= n ? 0 : -ETIMEDOUT;
-	pthread_mutex_unlock(&e->lock);
-	return err;
-}
-
 /* ---- producer: the collector appending to the log meanwhile ---- */
 struct producer {
 	struct memlog *log;
@@ -262,11 +219,11 @@ static uint64_t cursor_now(upl_forwarder_t *f)
  * not the forwarder's.  Outages still hit while live records are in flight.
  */
 static void expect_progress(upl_forwarder_t *f, upl_recv_t *r, struct memlog *log,
-                            struct events *ev, unsigned connects)
+                            struct fx_events *ev, unsigned connects)
 {
 	uint64_t target;
 
-	CHECK(events_wait(ev, UPL_FWD_CONNECTED, connects, 20000) == 0);
+	CHECK(fx_events_wait(ev, UPL_FWD_CONNECTED, connects, 20000) == 0);
 	pthread_mutex_lock(&log->lock);
 	target = log->next_seq;
 	pthread_mutex_unlock(&log->lock);
@@ -293,7 +250,7 @@ int main(void)
 	struct proxy px;
 	struct memlog log;
 	struct producer prod = { .log = &log };
-	struct events ev = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { 0 } };
+	struct fx_events ev;
 	struct recv_thread rt;
 	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-outage-recv",
 	                           .keepalive_s = 5, .backoff_max_ms = 200 };
@@ -306,6 +263,7 @@ int main(void)
 	unsigned connects;
 
 	signal(SIGPIPE, SIG_IGN);
+	fx_events_init(&ev);
 	CHECK(broker_init(&b, true, NULL) == 0);
 	CHECK(broker_start(&b) == 0);
 	memlog_init(&log);
@@ -327,7 +285,7 @@ int main(void)
 		.vehicle = "tram9", .cursor_path = cursor_path, .source = memlog_source(&log),
 		.inflight = INFLIGHT, .keepalive_s = 5, .ack_timeout_ms = 1500,
 		.connect_timeout_ms = 1000, .backoff_min_ms = 20, .backoff_max_ms = 200,
-		.idle_poll_ms = 5, .on_event = on_event, .event_ctx = &ev,
+		.idle_poll_ms = 5, .on_event = fx_on_event, .event_ctx = &ev,
 	};
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
 	CHECK(pthread_create(&prod.t, NULL, producer_main, &prod) == 0);
@@ -337,7 +295,7 @@ int main(void)
 	/* Clean broker restarts while records are in flight: whatever the
 	   broker acknowledged it saves, the rest the forwarder sends again. */
 	for (int i = 0; i < 6; i++) {
-		connects = events_get(&ev, UPL_FWD_CONNECTED);
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
 		CHECK(broker_signal(&b, SIGTERM) == 0);
 		CHECK(broker_start(&b) == 0);
 		expect_progress(f, rt.r, &log, &ev, connects + 1);
@@ -348,7 +306,7 @@ int main(void)
 	   everything is delivered; the forwarder must notice the dead
 	   connection and come back while live data resumes. */
 	for (int i = 0; i < 6; i++) {
-		connects = events_get(&ev, UPL_FWD_CONNECTED);
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
 		prod.paused = true;
 		pthread_mutex_lock(&log.lock);
 		uint64_t end = log.next_seq;
@@ -362,7 +320,7 @@ int main(void)
 	}
 	printf("6 broker kills: forwarder recovered each time\n");
 	for (int i = 0; i < 8; i++) {
-		connects = events_get(&ev, UPL_FWD_CONNECTED);
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
 		proxy_reset(&px);
 		expect_progress(f, rt.r, &log, &ev, connects + 1);
 	}
@@ -371,13 +329,13 @@ int main(void)
 	/* A broker that accepts TCP but never answers: the PUBACK watchdog
 	   drops the connection, then CONNACKs time out; no ack can arrive, so
 	   the cursor must stay where it is while the log keeps growing. */
-	connects = events_get(&ev, UPL_FWD_CONNECTED);
-	unsigned timeouts = events_get(&ev, UPL_FWD_ACK_TIMEOUT);
+	connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
+	unsigned timeouts = fx_events_get(&ev, UPL_FWD_ACK_TIMEOUT);
 	CHECK(broker_signal(&b, SIGSTOP) == 0);
-	CHECK(events_wait(&ev, UPL_FWD_ACK_TIMEOUT, timeouts + 1, 20000) == 0);
+	CHECK(fx_events_wait(&ev, UPL_FWD_ACK_TIMEOUT, timeouts + 1, 20000) == 0);
 	c1 = cursor_now(f);
-	unsigned fails = events_get(&ev, UPL_FWD_CONNECT_FAILED);
-	CHECK(events_wait(&ev, UPL_FWD_CONNECT_FAILED, fails + 2, 20000) == 0);
+	unsigned fails = fx_events_get(&ev, UPL_FWD_CONNECT_FAILED);
+	CHECK(fx_events_wait(&ev, UPL_FWD_CONNECT_FAILED, fails + 2, 20000) == 0);
 	c2 = cursor_now(f);
 	printf("stopped: c1 %llu c2 %llu log %llu\n", (unsigned long long)c1, (unsigned long long)c2,
 	       (unsigned long long)log.next_seq);

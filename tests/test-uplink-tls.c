@@ -23,26 +23,8 @@
 #include "uplink/forward.h"
 #include "uplink/recv.h"
 
-struct events {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned n[UPL_FWD_EVENT_MAX];
-	int last_err;
-};
-
-static void on_event(void *ctx, enum upl_fwd_event ev, int err)
-{
-	struct events *e = ctx;
-
-	pthread_mutex_lock(&e->lock);
-	e->n[ev]++;
-	e->last_err = err;
-	pthread_cond_broadcast(&e->cond);
-	pthread_mutex_unlock(&e->lock);
-}
-
 /* Wait until connected (returns 1) or `fails` failed attempts (returns 0). */
-static int wait_outcome(struct events *e, unsigned fails)
+static int wait_outcome(struct fx_events *e, unsigned fails)
 {
 	struct timespec ts;
 	int r, err = 0;
@@ -80,7 +62,7 @@ struct tls_case {
 /* Run one forwarder against one listener; returns whether it connected. */
 static void run_case(const struct tls_case *tc, struct memlog *log, const char *cursor)
 {
-	struct events ev = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { 0 }, 0 };
+	struct fx_events ev;
 	struct upl_forward_cfg c = {
 		.host = "127.0.0.1", .port = tc->port, .client_id = "railmon-tls-fwd",
 		.vehicle = "tram7", .cursor_path = cursor, .source = memlog_source(log),
@@ -88,12 +70,13 @@ static void run_case(const struct tls_case *tc, struct memlog *log, const char *
 		.tls = { .ca_file = tc->ca, .cert_file = tc->cert, .key_file = tc->key,
 		         .insecure = tc->insecure },
 		.connect_timeout_ms = 3000, .backoff_min_ms = 20, .backoff_max_ms = 100,
-		.idle_poll_ms = 10, .on_event = on_event, .event_ctx = &ev,
+		.idle_poll_ms = 10, .on_event = fx_on_event, .event_ctx = &ev,
 	};
 	struct upl_forward_stats st;
 	upl_forwarder_t *f;
 	int r;
 
+	fx_events_init(&ev);
 	CHECK(upl_forwarder_new(&c, &f) == 0);
 	CHECK(upl_forwarder_stats(f, &st) == 0 && st.insecure == tc->insecure);
 	CHECK(upl_forwarder_start(f) == 0);

@@ -462,6 +462,64 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	printf("end to end (recv + python consumer identical, cursor, status): ok\n");
 }
 
+/* Run a forwarder with these credentials: it must deliver the log, or be
+   refused (CONNACK "not authorized") attempt after attempt. */
+static void try_login(int port, const char *user, const char *pass, struct memlog *log, bool ok)
+{
+	struct fx_events ev;
+	char cur[256];
+	struct upl_forward_cfg c;
+	upl_forwarder_t *f;
+
+	fx_events_init(&ev);
+	path_in(cur, sizeof(cur), "login.cursor");
+	unlink(cur);
+	c = fwd_cfg(log, port, cur);
+	c.username = user;
+	c.password = pass;
+	c.on_event = fx_on_event;
+	c.event_ctx = &ev;
+	CHECK(upl_forwarder_new(&c, &f) == 0);
+	CHECK(upl_forwarder_start(f) == 0);
+	if (ok) {
+		CHECK(upl_forwarder_wait_cursor(f, log->next_seq, 10000) == 0);
+	} else {
+		CHECK(fx_events_wait(&ev, UPL_FWD_CONNECT_FAILED, 2, 10000) == 0);
+		CHECK(fx_events_get(&ev, UPL_FWD_CONNECTED) == 0);
+		CHECK(ev.last_err == -ECONNREFUSED);
+	}
+	upl_forwarder_free(f);
+}
+
+/* A broker that wants a user name and password. */
+static void test_password(void)
+{
+	struct broker b;
+	struct memlog log;
+	struct gen g;
+	char pwfile[256], extra[512];
+
+	path_in(pwfile, sizeof(pwfile), "passwd");
+	{
+		char *argv[] = { "mosquitto_passwd", "-c", "-b", pwfile, "tram7", "s3cret", NULL };
+
+		CHECK(fx_run(argv, 30) == 0);
+	}
+	snprintf(extra, sizeof(extra), "allow_anonymous false\npassword_file %s\n", pwfile);
+	CHECK(broker_init(&b, false, extra) == 0);
+	CHECK(broker_start(&b) == 0);
+	memlog_init(&log);
+	CHECK(gen_init(&g, "tram7", 64, fx_now_ns()) == 0);
+	CHECK(gen_batch(&g, &log, 50, 1000000) == 0);
+	try_login(b.port, NULL, NULL, &log, false);
+	try_login(b.port, "tram7", "wrong", &log, false);
+	try_login(b.port, "tram7", "s3cret", &log, true);
+	gen_fini(&g);
+	memlog_fini(&log);
+	broker_fini(&b);
+	printf("user name and password: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	char *rm[] = { "rm", "-rf", tmpdir, NULL };
@@ -476,6 +534,7 @@ int main(int argc, char **argv)
 	test_cursor();
 	test_feed();
 	test_end_to_end(argv[1], argv[2]);
+	test_password();
 	fx_run(rm, 30);
 	return 0;
 }
