@@ -344,6 +344,31 @@ int main(void)
 	expect_progress(f, rt.r, &log, &ev, connects + 1);
 	printf("stopped broker: detected, cursor held at %llu, recovered\n", (unsigned long long)c1);
 
+	/* Idle and half-open: nothing in flight, so only the keepalive can
+	   notice a broker that stopped answering (libmosquitto issues 110,
+	   123, 2594 are about exactly this); 2 x keepalive at most. */
+	{
+		unsigned lost = fx_events_get(&ev, UPL_FWD_DISCONNECTED);
+		int64_t t;
+
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
+		prod.paused = true;
+		pthread_mutex_lock(&log.lock);
+		uint64_t end = log.next_seq;
+		pthread_mutex_unlock(&log.lock);
+		CHECK(upl_forwarder_wait_cursor(f, end, 20000) == 0);
+		t = fx_mono_ns();
+		CHECK(broker_signal(&b, SIGSTOP) == 0);
+		CHECK(fx_events_wait(&ev, UPL_FWD_DISCONNECTED, lost + 1, 30000) == 0);
+		t = fx_mono_ns() - t;
+		printf("idle half-open connection dropped after %.1f s (keepalive %u s), error %d\n",
+		       t / 1e9, fc.keepalive_s, ev.last_err);
+		CHECK(t < 2 * (int64_t)fc.keepalive_s * 1000000000 + 2000000000);
+		CHECK(broker_signal(&b, SIGCONT) == 0);
+		prod.paused = false;
+		expect_progress(f, rt.r, &log, &ev, connects + 1);
+	}
+
 	prod.stop = true;
 	pthread_join(prod.t, NULL);
 	total = log.next_seq - 1;

@@ -68,6 +68,7 @@ struct upl_forwarder {
 	enum conn_state conn;
 	int connack_rc;          /* -1 until the CONNACK callback */
 	bool lost;               /* the disconnect callback fired */
+	int lost_err;            /* why, if mosquitto_loop() said so */
 	int64_t deadline_ns;     /* CONNACK due / next attempt */
 	unsigned fails;          /* consecutive failed attempts */
 	uint64_t rng;
@@ -489,6 +490,9 @@ static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 	upl_forwarder_t *f = arg;
 
 	f->lost = true;
+	/* MOSQ_ERR_KEEPALIVE: no PINGRESP - an idle half-open connection. */
+	if (rc == MOSQ_ERR_KEEPALIVE)
+		f->lost_err = -ETIMEDOUT;
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -568,6 +572,7 @@ static void conn_start(upl_forwarder_t *f)
 	if (r == 0) {
 		f->connack_rc = -1;
 		f->lost = false;
+		f->lost_err = 0;
 		r = upl_mqtt_errno(mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port,
 		                                           (int)f->cfg.keepalive_s));
 	}
@@ -601,7 +606,9 @@ static int conn_step(upl_forwarder_t *f)
 	int r;
 
 	if (f->lost || (f->conn == CONN_CONNECTING && f->connack_rc > 0)) {
-		conn_down(f, f->connack_rc > 0 ? -ECONNREFUSED : -ECONNRESET, f->conn != CONN_UP);
+		int err = f->connack_rc > 0 ? -ECONNREFUSED : f->lost_err ? f->lost_err : -ECONNRESET;
+
+		conn_down(f, err, f->conn != CONN_UP);
 		return 0;
 	}
 	if (f->conn == CONN_CONNECTING) {
@@ -685,8 +692,11 @@ static void *forwarder_main(void *arg)
 		   that stopped answering them. */
 		int rc = mosquitto_loop(f->mosq, timeout, 1);
 
-		if (rc != MOSQ_ERR_SUCCESS)
+		if (rc != MOSQ_ERR_SUCCESS) {
 			f->lost = true;
+			if (!f->lost_err)
+				f->lost_err = upl_mqtt_errno(rc);
+		}
 	}
 	forwarder_goodbye(f);
 	return NULL;
