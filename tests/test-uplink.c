@@ -369,6 +369,64 @@ static pid_t start_python(const char *script, const char *pb2_dir, int port, uin
 	return pid;
 }
 
+/* A log that fails now and then: -EIO (a bad read) and -EBADMSG (a
+   damaged frame the reader skipped) must neither lose records nor drop
+   the connection. */
+struct flaky {
+	struct upl_source inner;
+	unsigned calls;
+};
+
+static int flaky_seek(void *ctx, uint64_t seq)
+{
+	struct flaky *k = ctx;
+
+	return k->inner.seek(k->inner.ctx, seq);
+}
+
+static int flaky_next(void *ctx, struct upl_rec *ret)
+{
+	struct flaky *k = ctx;
+
+	k->calls++;
+	if (k->calls % 7 == 3)
+		return -EIO;
+	if (k->calls % 11 == 5)
+		return -EBADMSG;
+	return k->inner.next(k->inner.ctx, ret);
+}
+
+static void test_flaky_source(int port)
+{
+	struct memlog log;
+	struct gen g;
+	struct flaky k = { 0 };
+	struct upl_forward_cfg c;
+	struct upl_forward_stats st;
+	upl_forwarder_t *f;
+	char cur[256];
+
+	memlog_init(&log);
+	CHECK(gen_init(&g, "tram7", 64, fx_now_ns()) == 0);
+	for (int i = 0; i < 50; i++)
+		CHECK(gen_batch(&g, &log, 20, 1000000) == 0);
+	k.inner = memlog_source(&log);
+	path_in(cur, sizeof(cur), "flaky.cursor");
+	c = fwd_cfg(&log, port, cur);
+	c.client_id = "railmon-test-flaky";
+	c.source = (struct upl_source){ flaky_seek, flaky_next, &k };
+	CHECK(upl_forwarder_new(&c, &f) == 0);
+	CHECK(upl_forwarder_start(f) == 0);
+	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
+	CHECK(upl_forwarder_stats(f, &st) == 0);
+	CHECK(st.acked == 50 && st.source_errors >= 10 && st.connects == 1 && st.resent == 0);
+	upl_forwarder_free(f);
+	gen_fini(&g);
+	memlog_fini(&log);
+	printf("source errors (-EIO, -EBADMSG): ok, %llu counted\n",
+	       (unsigned long long)st.source_errors);
+}
+
 static void test_end_to_end(const char *script, const char *pb2_dir)
 {
 	struct broker b;
@@ -456,6 +514,7 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	CHECK(rst.records == total && rst.duplicates == 0 && rst.missing == 0 && rst.bad == 0);
 	upl_recv_free(rt.r);
 	fclose(rc.out);
+	test_flaky_source(b.port);
 	gen_fini(&g);
 	memlog_fini(&log);
 	broker_fini(&b);

@@ -324,7 +324,7 @@ static void on_publish(struct mosquitto *mosq, void *arg, int mid)
 }
 
 /* Take the next record from the log into a free slot.  1 if one was
-   staged, 0 if the log has nothing new, < 0 on a source error. */
+   staged (or damage skipped), 0 if nothing can be taken now, -ENOMEM. */
 static int window_stage(upl_forwarder_t *f)
 {
 	struct upl_rec rec;
@@ -340,11 +340,13 @@ static int window_stage(upl_forwarder_t *f)
 			STAT_ADD(f, source_errors, 1);
 			stats_error(f, r);
 		}
-		/* -EBADMSG: the source already skipped the damage; anything
-		   else: do not spin on a failing disk. */
-		if (r != -EBADMSG)
-			f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
-		return r == -EBADMSG ? 1 : r;
+		/* -EBADMSG: the source already skipped the damage, go on; anything
+		   else: retry after idle_poll_ms rather than spin on a failing
+		   disk.  Never a reason to drop the connection. */
+		if (r == -EBADMSG)
+			return 1;
+		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		return 0;
 	}
 	/* Records wholly before the cursor were forwarded already (the source
 	   seeks to the record containing the cursor, which may start earlier). */
