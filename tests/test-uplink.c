@@ -152,6 +152,9 @@ static void test_bad_args(void)
 	CHECK(upl_recv_stop(NULL) == -EINVAL);
 	CHECK(upl_recv_wait_subscribed(NULL, 1) == -EINVAL);
 	CHECK(upl_recv_wait_records(NULL, 1, 1) == -EINVAL);
+	CHECK(upl_recv_wait_seq(NULL, "v", 1, 1) == -EINVAL);
+	CHECK(upl_recv_wait_seq(r, NULL, 1, 1) == -EINVAL);
+	CHECK(upl_recv_wait_seq(r, "v", 1, 1) == -ETIMEDOUT);
 	CHECK(upl_recv_wait_subscribed(r, 1) == -ETIMEDOUT);
 	CHECK(upl_recv_free(r) == NULL);
 	CHECK(upl_recv_free(NULL) == NULL);
@@ -366,6 +369,64 @@ static pid_t start_python(const char *script, const char *pb2_dir, int port, uin
 	return pid;
 }
 
+/* A log that fails now and then: -EIO (a bad read) and -EBADMSG (a
+   damaged frame the reader skipped) must neither lose records nor drop
+   the connection. */
+struct flaky {
+	struct upl_source inner;
+	unsigned calls;
+};
+
+static int flaky_seek(void *ctx, uint64_t seq)
+{
+	struct flaky *k = ctx;
+
+	return k->inner.seek(k->inner.ctx, seq);
+}
+
+static int flaky_next(void *ctx, struct upl_rec *ret)
+{
+	struct flaky *k = ctx;
+
+	k->calls++;
+	if (k->calls % 7 == 3)
+		return -EIO;
+	if (k->calls % 11 == 5)
+		return -EBADMSG;
+	return k->inner.next(k->inner.ctx, ret);
+}
+
+static void test_flaky_source(int port)
+{
+	struct memlog log;
+	struct gen g;
+	struct flaky k = { 0 };
+	struct upl_forward_cfg c;
+	struct upl_forward_stats st;
+	upl_forwarder_t *f;
+	char cur[256];
+
+	memlog_init(&log);
+	CHECK(gen_init(&g, "tram7", 64, fx_now_ns()) == 0);
+	for (int i = 0; i < 50; i++)
+		CHECK(gen_batch(&g, &log, 20, 1000000) == 0);
+	k.inner = memlog_source(&log);
+	path_in(cur, sizeof(cur), "flaky.cursor");
+	c = fwd_cfg(&log, port, cur);
+	c.client_id = "railmon-test-flaky";
+	c.source = (struct upl_source){ flaky_seek, flaky_next, &k };
+	CHECK(upl_forwarder_new(&c, &f) == 0);
+	CHECK(upl_forwarder_start(f) == 0);
+	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
+	CHECK(upl_forwarder_stats(f, &st) == 0);
+	CHECK(st.acked == 50 && st.source_errors >= 10 && st.connects == 1 && st.resent == 0);
+	upl_forwarder_free(f);
+	gen_fini(&g);
+	memlog_fini(&log);
+	printf("source errors (-EIO, -EBADMSG): ok, %llu counted\n",
+	       (unsigned long long)st.source_errors);
+}
+
 static void test_end_to_end(const char *script, const char *pb2_dir)
 {
 	struct broker b;
@@ -453,10 +514,69 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	CHECK(rst.records == total && rst.duplicates == 0 && rst.missing == 0 && rst.bad == 0);
 	upl_recv_free(rt.r);
 	fclose(rc.out);
+	test_flaky_source(b.port);
 	gen_fini(&g);
 	memlog_fini(&log);
 	broker_fini(&b);
 	printf("end to end (recv + python consumer identical, cursor, status): ok\n");
+}
+
+/* Run a forwarder with these credentials: it must deliver the log, or be
+   refused (CONNACK "not authorized") attempt after attempt. */
+static void try_login(int port, const char *user, const char *pass, struct memlog *log, bool ok)
+{
+	struct fx_events ev;
+	char cur[256];
+	struct upl_forward_cfg c;
+	upl_forwarder_t *f;
+
+	fx_events_init(&ev);
+	path_in(cur, sizeof(cur), "login.cursor");
+	unlink(cur);
+	c = fwd_cfg(log, port, cur);
+	c.username = user;
+	c.password = pass;
+	c.on_event = fx_on_event;
+	c.event_ctx = &ev;
+	CHECK(upl_forwarder_new(&c, &f) == 0);
+	CHECK(upl_forwarder_start(f) == 0);
+	if (ok) {
+		CHECK(upl_forwarder_wait_cursor(f, log->next_seq, 10000) == 0);
+	} else {
+		CHECK(fx_events_wait(&ev, UPL_FWD_CONNECT_FAILED, 2, 10000) == 0);
+		CHECK(fx_events_get(&ev, UPL_FWD_CONNECTED) == 0);
+		CHECK(ev.last_err == -ECONNREFUSED);
+	}
+	upl_forwarder_free(f);
+}
+
+/* A broker that wants a user name and password. */
+static void test_password(void)
+{
+	struct broker b;
+	struct memlog log;
+	struct gen g;
+	char pwfile[256], extra[512];
+
+	path_in(pwfile, sizeof(pwfile), "passwd");
+	{
+		char *argv[] = { "mosquitto_passwd", "-c", "-b", pwfile, "tram7", "s3cret", NULL };
+
+		CHECK(fx_run(argv, 30) == 0);
+	}
+	snprintf(extra, sizeof(extra), "allow_anonymous false\npassword_file %s\n", pwfile);
+	CHECK(broker_init(&b, false, extra) == 0);
+	CHECK(broker_start(&b) == 0);
+	memlog_init(&log);
+	CHECK(gen_init(&g, "tram7", 64, fx_now_ns()) == 0);
+	CHECK(gen_batch(&g, &log, 50, 1000000) == 0);
+	try_login(b.port, NULL, NULL, &log, false);
+	try_login(b.port, "tram7", "wrong", &log, false);
+	try_login(b.port, "tram7", "s3cret", &log, true);
+	gen_fini(&g);
+	memlog_fini(&log);
+	broker_fini(&b);
+	printf("user name and password: ok\n");
 }
 
 int main(int argc, char **argv)
@@ -473,6 +593,7 @@ int main(int argc, char **argv)
 	test_cursor();
 	test_feed();
 	test_end_to_end(argv[1], argv[2]);
+	test_password();
 	fx_run(rm, 30);
 	return 0;
 }

@@ -59,7 +59,8 @@ struct upl_forwarder {
 	atomic_bool stop;
 
 	pthread_mutex_t lock; /* guards st */
-	pthread_cond_t cond;  /* signalled when st.cursor moves */
+	pthread_cond_t cond;  /* signalled when st.cursor reaches wait_seq */
+	uint64_t wait_seq;    /* lowest target of a waiter, 0 = none */
 	struct upl_forward_stats st;
 
 	/* Everything below belongs to the forwarder thread. */
@@ -67,6 +68,7 @@ struct upl_forwarder {
 	enum conn_state conn;
 	int connack_rc;          /* -1 until the CONNACK callback */
 	bool lost;               /* the disconnect callback fired */
+	int lost_err;            /* why, if mosquitto_loop() said so */
 	int64_t deadline_ns;     /* CONNACK due / next attempt */
 	unsigned fails;          /* consecutive failed attempts */
 	uint64_t rng;
@@ -292,7 +294,12 @@ static void window_advance(upl_forwarder_t *f)
 	pthread_mutex_lock(&f->lock);
 	f->st.cursor = f->cursor;
 	f->st.inflight = f->n;
-	pthread_cond_broadcast(&f->cond);
+	/* Wake waiters only when one is satisfied: a broadcast per PUBACK
+	   costs a context switch per message on a 2-core board. */
+	if (f->wait_seq && f->cursor >= f->wait_seq) {
+		f->wait_seq = 0;
+		pthread_cond_broadcast(&f->cond);
+	}
 	pthread_mutex_unlock(&f->lock);
 	cursor_flush(f, false);
 }
@@ -317,7 +324,7 @@ static void on_publish(struct mosquitto *mosq, void *arg, int mid)
 }
 
 /* Take the next record from the log into a free slot.  1 if one was
-   staged, 0 if the log has nothing new, < 0 on a source error. */
+   staged (or damage skipped), 0 if nothing can be taken now, -ENOMEM. */
 static int window_stage(upl_forwarder_t *f)
 {
 	struct upl_rec rec;
@@ -333,11 +340,13 @@ static int window_stage(upl_forwarder_t *f)
 			STAT_ADD(f, source_errors, 1);
 			stats_error(f, r);
 		}
-		/* -EBADMSG: the source already skipped the damage; anything
-		   else: do not spin on a failing disk. */
-		if (r != -EBADMSG)
-			f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
-		return r == -EBADMSG ? 1 : r;
+		/* -EBADMSG: the source already skipped the damage, go on; anything
+		   else: retry after idle_poll_ms rather than spin on a failing
+		   disk.  Never a reason to drop the connection. */
+		if (r == -EBADMSG)
+			return 1;
+		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		return 0;
 	}
 	/* Records wholly before the cursor were forwarded already (the source
 	   seeks to the record containing the cursor, which may start earlier). */
@@ -483,6 +492,9 @@ static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 	upl_forwarder_t *f = arg;
 
 	f->lost = true;
+	/* MOSQ_ERR_KEEPALIVE: no PINGRESP - an idle half-open connection. */
+	if (rc == MOSQ_ERR_KEEPALIVE)
+		f->lost_err = -ETIMEDOUT;
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -562,6 +574,7 @@ static void conn_start(upl_forwarder_t *f)
 	if (r == 0) {
 		f->connack_rc = -1;
 		f->lost = false;
+		f->lost_err = 0;
 		r = upl_mqtt_errno(mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port,
 		                                           (int)f->cfg.keepalive_s));
 	}
@@ -595,7 +608,9 @@ static int conn_step(upl_forwarder_t *f)
 	int r;
 
 	if (f->lost || (f->conn == CONN_CONNECTING && f->connack_rc > 0)) {
-		conn_down(f, f->connack_rc > 0 ? -ECONNREFUSED : -ECONNRESET, f->conn != CONN_UP);
+		int err = f->connack_rc > 0 ? -ECONNREFUSED : f->lost_err ? f->lost_err : -ECONNRESET;
+
+		conn_down(f, err, f->conn != CONN_UP);
 		return 0;
 	}
 	if (f->conn == CONN_CONNECTING) {
@@ -679,8 +694,11 @@ static void *forwarder_main(void *arg)
 		   that stopped answering them. */
 		int rc = mosquitto_loop(f->mosq, timeout, 1);
 
-		if (rc != MOSQ_ERR_SUCCESS)
+		if (rc != MOSQ_ERR_SUCCESS) {
 			f->lost = true;
+			if (!f->lost_err)
+				f->lost_err = upl_mqtt_errno(rc);
+		}
 	}
 	forwarder_goodbye(f);
 	return NULL;
@@ -728,8 +746,11 @@ int upl_forwarder_wait_cursor(upl_forwarder_t *f, uint64_t seq, unsigned timeout
 		ts.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&f->lock);
-	while (f->st.cursor < seq && err == 0)
+	while (f->st.cursor < seq && err == 0) {
+		if (!f->wait_seq || seq < f->wait_seq)
+			f->wait_seq = seq;
 		err = pthread_cond_timedwait(&f->cond, &f->lock, &ts);
+	}
 	err = f->st.cursor >= seq ? 0 : -ETIMEDOUT;
 	pthread_mutex_unlock(&f->lock);
 	return err;

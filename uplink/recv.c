@@ -433,6 +433,8 @@ int upl_recv_new(const struct upl_recv_cfg *cfg, upl_recv_t **ret_recv)
 	r->cfg.password = dup_opt(cfg->password, &ok);
 	if (!r->cfg.keepalive_s)
 		r->cfg.keepalive_s = 20;
+	if (!r->cfg.backoff_max_ms)
+		r->cfg.backoff_max_ms = 16000;
 	if (!ok) {
 		upl_recv_free(r);
 		return -ENOMEM;
@@ -523,6 +525,30 @@ int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms)
 	while (r->st.records < n && err == 0)
 		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
 	err = r->st.records >= n ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+static bool vehicle_reached(const upl_recv_t *r, const char *name, uint64_t seq)
+{
+	for (size_t i = 0; i < r->nveh; i++)
+		if (strcmp(r->veh[i].name, name) == 0)
+			return r->veh[i].nranges == 1 && r->veh[i].ranges[0].hi >= seq;
+	return false;
+}
+
+int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	if (!r || !vehicle)
+		return -EINVAL;
+	deadline_in(&ts, timeout_ms);
+	pthread_mutex_lock(&r->lock);
+	while (!vehicle_reached(r, vehicle, seq) && err == 0)
+		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+	err = vehicle_reached(r, vehicle, seq) ? 0 : -ETIMEDOUT;
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }
@@ -638,10 +664,12 @@ static void backoff_wait(upl_recv_t *r, unsigned ms)
 
 int upl_recv_run(upl_recv_t *r)
 {
-	unsigned delay = 250;
+	unsigned first, delay;
 
 	if (!r || !r->cfg.host || !r->cfg.port)
 		return -EINVAL;
+	first = r->cfg.backoff_max_ms < 250 ? r->cfg.backoff_max_ms : 250;
+	delay = first;
 	while (!atomic_load(&r->stop)) {
 		struct mosquitto *m = NULL;
 		uint64_t before = r->st.connects;
@@ -652,7 +680,9 @@ int upl_recv_run(upl_recv_t *r)
 		session_run(r, m);
 		mosquitto_destroy(m);
 		/* Reset the backoff after a session that worked. */
-		delay = r->st.connects != before ? 250 : (delay < 8000 ? delay * 2 : 16000);
+		delay = r->st.connects != before ? first : delay * 2;
+		if (delay > r->cfg.backoff_max_ms)
+			delay = r->cfg.backoff_max_ms;
 		if (!atomic_load(&r->stop))
 			backoff_wait(r, delay / 2 + (unsigned)(upl_mono_ns() % (delay / 2 + 1)));
 	}

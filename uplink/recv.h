@@ -50,6 +50,7 @@ struct upl_recv_cfg {
 	const char *username;     /* optional */
 	const char *password;
 	unsigned keepalive_s;     /* 0 = 20 */
+	unsigned backoff_max_ms;  /* reconnect delay cap; 0 = 16000 */
 	enum upl_recv_format format;
 	FILE *out;                /* required unless format is NONE; not closed */
 	upl_recv_batch_fn on_batch; /* optional */
@@ -108,6 +109,10 @@ int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms);
 /* Wait until at least n new records were written in total (or timeout_ms
    passes): 0 or -ETIMEDOUT. */
 int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms);
+
+/* Wait until every record of vehicle from the first one seen up to seq - 1
+   has arrived (no holes, next_seq >= seq): 0 or -ETIMEDOUT. */
+int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms);
 
 int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret_stats);
 

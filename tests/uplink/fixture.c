@@ -2,6 +2,7 @@
 /* fixture.c - see fixture.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/types.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -68,10 +69,15 @@ int broker_init(struct broker *b, bool persistent, const char *extra)
 	f = fopen(b->conf, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "listener %d 127.0.0.1\nallow_anonymous true\nlog_dest stderr\n"
+	/* max_queued_messages 0 means "queue nothing" in mosquitto 2.0.11, not
+	   "unlimited": an offline persistent subscriber would lose everything.
+	   max_inflight_messages 0 (no limit) makes the broker write a message
+	   to online subscribers before it sends PUBACK, instead of holding it
+	   in a memory-only queue that a SIGKILL would lose after the ack. */
+	fprintf(f, "listener %d 127.0.0.1\n%slog_dest stderr\n"
 	           "log_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
-	           "max_queued_messages 0\nmax_queued_bytes 0\n",
-	        b->port);
+	           "max_queued_messages 1000000\nmax_inflight_messages 0\n",
+	        b->port, extra && strstr(extra, "allow_anonymous") ? "" : "allow_anonymous true\n");
 	/* As root mosquitto drops to user "mosquitto", which could not read
 	   our temp dir: stay who we are. */
 	if (pw)
@@ -374,4 +380,54 @@ int gen_batch(struct gen *g, struct memlog *l, size_t n, int64_t dt_ns)
 	if (r < 0)
 		return r;
 	return memlog_append(l, (uint32_t)r, g->t_ns - dt_ns, buf, len);
+}
+
+/* ---- forwarder events ---- */
+
+void fx_events_init(struct fx_events *e)
+{
+	memset(e, 0, sizeof(*e));
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->cond, NULL);
+}
+
+void fx_on_event(void *ctx, enum upl_fwd_event ev, int err)
+{
+	struct fx_events *e = ctx;
+
+	pthread_mutex_lock(&e->lock);
+	e->n[ev]++;
+	e->last_err = err;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+unsigned fx_events_get(struct fx_events *e, enum upl_fwd_event ev)
+{
+	unsigned v;
+
+	pthread_mutex_lock(&e->lock);
+	v = e->n[ev];
+	pthread_mutex_unlock(&e->lock);
+	return v;
+}
+
+int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsigned timeout_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&e->lock);
+	while (e->n[ev] < n && err == 0)
+		err = pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+	err = e->n[ev] >= n ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&e->lock);
+	return err;
 }

@@ -18,6 +18,7 @@
 #define CHECK(cond)                                                                   \
 	do {                                                                          \
 		if (!(cond)) {                                                        \
+			fflush(stdout);                                               \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
 			abort();                                                      \
 		}                                                                     \
@@ -37,7 +38,8 @@ struct broker {
 int fx_free_port(void);
 
 /* Create the temp dir and write the config: a plain listener on a free
-   port plus extra (more listeners, TLS) verbatim.  persistent keeps the
+   port plus extra (more listeners, TLS, auth) verbatim; anonymous clients
+   are allowed unless extra sets allow_anonymous itself.  persistent keeps the
    in-memory database on disk every second (sessions survive SIGKILL). */
 int broker_init(struct broker *b, bool persistent, const char *extra);
 /* Start mosquitto and wait (bounded) for its "running" line. */
@@ -84,6 +86,21 @@ void gen_fini(struct gen *g);
 void gen_item(struct gen *g, int64_t t_ns, struct acq_item *ret);
 /* Encode n items spaced dt_ns apart into one Batch appended to l. */
 int gen_batch(struct gen *g, struct memlog *l, size_t n, int64_t dt_ns);
+
+/* ---- forwarder events, counted for tests to wait on ---- */
+struct fx_events {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned n[UPL_FWD_EVENT_MAX];
+	int last_err;
+};
+
+void fx_events_init(struct fx_events *e);
+/* An upl_fwd_event_fn; ctx is a struct fx_events. */
+void fx_on_event(void *ctx, enum upl_fwd_event ev, int err);
+unsigned fx_events_get(struct fx_events *e, enum upl_fwd_event ev);
+/* Wait until ev happened at least n times: 0 or -ETIMEDOUT. */
+int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsigned timeout_ms);
 
 int64_t fx_now_ns(void);      /* CLOCK_REALTIME */
 int64_t fx_mono_ns(void);     /* CLOCK_MONOTONIC */
