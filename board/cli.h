@@ -14,6 +14,7 @@ int board_cmd_check(int argc, char **argv);
 int board_cmd_export(int argc, char **argv);
 int board_cmd_replay(int argc, char **argv);
 int board_cmd_stat(int argc, char **argv);
+int board_cmd_recv(int argc, char **argv);
 
 struct board_cfg;
 /*

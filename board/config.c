@@ -881,6 +881,12 @@ static int validate(struct parser *p, struct board_cfg_private *priv)
 			return -EINVAL;
 	if (c->uplink.enabled && c->uplink.tls_insecure && !c->uplink.tls)
 		return perr(p, "[uplink] tls_insecure only makes sense with mqtts:// or TLS files"), -EINVAL;
+	if (c->uplink.tls && !c->uplink.ca_file[0])
+		return perr(p, "[uplink]: TLS needs ca_file (the CA that signed the broker's certificate)"), -EINVAL;
+	if (!c->uplink.cert_file[0] != !c->uplink.key_file[0])
+		return perr(p, "[uplink]: cert_file and key_file go together (the device's identity)"), -EINVAL;
+	if ((c->uplink.tls || c->uplink.username[0]) && !c->uplink.enabled)
+		return perr(p, "[uplink]: no broker = mqtt[s]://host[:port]"), -EINVAL;
 	return 0;
 }
 

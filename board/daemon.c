@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "storage/stor.h"
 #include "uplink/batch.h"
+#include "uplink/forward.h"
 
 #define RX_BATCH 64          /* items per bus_dev_recv() */
 #define RX_TIMEOUT_MS 100    /* so the RX loop sees the stop flag */
@@ -65,14 +66,22 @@ struct board_daemon {
 	bus_dev_t *dev[BOARD_BUSES_MAX];
 	bus_dbc_t *dbc[BOARD_BUSES_MAX];
 	struct acq_ring ring[BOARD_BUSES_MAX];
-	struct acq_ring *ring_ptr[BOARD_BUSES_MAX];
-	uint16_t ring_bus[BOARD_BUSES_MAX];
+	struct acq_ring *ring_ptr[BOARD_BUSES_MAX + 1]; /* + the uplink event ring */
+	uint16_t ring_bus[BOARD_BUSES_MAX + 1];
 	struct acq_item *ring_buf[BOARD_BUSES_MAX];
 	acq_thread_t *rx[BOARD_BUSES_MAX];
 	struct rx_ctx rxc[BOARD_BUSES_MAX];
 	atomic_bool stop;
 
 	acq_collector_t *col;
+	/* uplink: the forwarder reads the log with its own reader; its events
+	   come back through one more ring, so they are records too */
+	upl_forwarder_t *fwd;
+	stor_reader_t *fwd_reader;
+	struct acq_ring ev_ring;
+	struct acq_item ev_buf[256];
+	char fwd_client[96], fwd_cursor[BUS_PATH_MAX + 32];
+	uint64_t fwd_prev_acked;
 	upl_encoder_t *enc;
 	stor_log_t *log;
 	uint8_t boot_id[UPL_BOOT_ID_LEN];
@@ -93,7 +102,7 @@ struct board_daemon {
 	struct acq_latency *lat_snap; /* 16 KiB scratch for health snapshots */
 	int64_t health_prev_ns;
 	pthread_mutex_t health_lock; /* guards health[] for readers (stat) */
-	struct upl_health health[BOARD_BUSES_MAX + 2];
+	struct upl_health health[BOARD_BUSES_MAX + 3];
 	size_t nhealth;
 
 	/* collector-thread counters, published with relaxed stores */
@@ -362,10 +371,30 @@ static void health_log(struct board_daemon *d, struct upl_health *h)
 	h->backlog = stor_log_next_seq(d->log) - stor_log_confirmed_seq(d->log);
 }
 
+/* The uplink's part of health; also tells retention what is off-board. */
+static void health_uplink(struct board_daemon *d, double dt, struct upl_health *h)
+{
+	struct upl_forward_stats st;
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->name, sizeof(h->name), "uplink");
+	snprintf(h->kind, sizeof(h->kind), "uplink");
+	h->bus = ACQ_SOURCE_DAEMON;
+	if (upl_forwarder_stats(d->fwd, &st) < 0)
+		return;
+	stor_log_set_forwarded(d->log, st.cursor);
+	h->items = st.acked;
+	h->errors = st.connect_fails + st.ack_timeouts + st.source_errors;
+	h->drops = st.resent; /* re-sent after reconnects: duplicates on the wire */
+	h->backlog = stor_log_next_seq(d->log) - st.cursor;
+	h->rate_hz = dt > 0 ? (double)(st.acked - d->fwd_prev_acked) / dt : 0;
+	d->fwd_prev_acked = st.acked;
+}
+
 /* Health entries ride in the next Batch and are kept for `railmon stat`. */
 static void health_tick(struct board_daemon *d, int64_t now)
 {
-	struct upl_health h[BOARD_BUSES_MAX + 2];
+	struct upl_health h[BOARD_BUSES_MAX + 3];
 	double dt = d->health_prev_ns ? (double)(now - d->health_prev_ns) / 1e9 : 0;
 	size_t n = 0;
 
@@ -378,6 +407,8 @@ static void health_tick(struct board_daemon *d, int64_t now)
 	h[n].items = atomic_load_explicit(&d->items, memory_order_relaxed);
 	n++;
 	health_log(d, &h[n++]);
+	if (d->fwd)
+		health_uplink(d, dt, &h[n++]);
 	for (size_t i = 0; i < n; i++)
 		upl_encoder_add_health(d->enc, &h[i]);
 	pthread_mutex_lock(&d->health_lock);
@@ -675,6 +706,72 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	return r;
 }
 
+/* The forwarder's view of the log (uplink/ cannot see storage/). */
+static int fwd_seek(void *ctx, uint64_t seq)
+{
+	return stor_reader_seek_seq(ctx, seq);
+}
+
+static int fwd_next(void *ctx, struct upl_rec *ret)
+{
+	struct stor_rec r;
+	int k = stor_reader_next(ctx, &r);
+
+	if (k == 1)
+		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len };
+	return k;
+}
+
+/* Forwarder thread (normal priority) -> event ring: a single producer. */
+static void fwd_event(void *ctx, enum upl_fwd_event ev, int err)
+{
+	struct board_daemon *d = ctx;
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	it.event.code = ev == UPL_FWD_CONNECTED ? ACQ_EV_UPLINK_CONNECT : ACQ_EV_UPLINK_FAULT;
+	it.event.arg = err;
+	it.event.detail = (uint32_t)ev;
+	acq_ring_item_push(&d->ev_ring, &it); /* full: counted, reported as an overrun */
+}
+
+static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
+{
+	const struct board_uplink *u = &d->cfg->uplink;
+	struct upl_forward_cfg fc = { 0 };
+	int r;
+
+	if (!u->enabled || d->replay_log)
+		return 0;
+	r = stor_reader_open(d->data_dir, &d->fwd_reader);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: uplink cannot read the log: %s", d->data_dir, strerror(-r));
+		return r;
+	}
+	snprintf(d->fwd_client, sizeof(d->fwd_client), "railmon-%s", d->cfg->vehicle);
+	snprintf(d->fwd_cursor, sizeof(d->fwd_cursor), "%s/uplink.cursor", d->data_dir);
+	fc.host = u->host;
+	fc.port = u->port;
+	fc.client_id = d->fwd_client;
+	fc.vehicle = d->cfg->vehicle;
+	fc.cursor_path = d->fwd_cursor;
+	fc.source = (struct upl_source){ fwd_seek, fwd_next, d->fwd_reader };
+	fc.use_tls = u->tls;
+	fc.tls = (struct upl_tls_cfg){ u->ca_file[0] ? u->ca_file : NULL, u->cert_file[0] ? u->cert_file : NULL,
+	                               u->key_file[0] ? u->key_file : NULL, u->tls_insecure };
+	fc.username = u->username[0] ? u->username : NULL;
+	fc.password = u->password[0] ? u->password : NULL;
+	fc.inflight = u->inflight;
+	fc.keepalive_s = u->keepalive_s;
+	fc.rate_bytes_s = u->rate_bytes_s;
+	fc.cursor_interval_ms = 1000;
+	fc.on_event = fwd_event;
+	fc.event_ctx = d;
+	r = upl_forwarder_new(&fc, &d->fwd);
+	if (r < 0)
+		snprintf(err, errlen, "%s: [uplink]: %s", d->cfg->path, strerror(-r));
+	return r;
+}
+
 int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts *opts,
                      struct board_daemon **ret, char *err, size_t errlen)
 {
@@ -709,6 +806,8 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 		r = build_channels(d);
 	if (r >= 0)
 		r = open_log(d, err, errlen);
+	if (r >= 0)
+		r = open_uplink(d, err, errlen);
 	if (r < 0)
 		goto fail;
 	meta.vehicle = cfg->vehicle;
@@ -717,8 +816,11 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	r = upl_encoder_new(&meta, cfg->batch_max, &d->enc);
 	if (r < 0)
 		goto fail;
+	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
+	d->ring_ptr[cfg->nbuses] = &d->ev_ring;
+	d->ring_bus[cfg->nbuses] = ACQ_SOURCE_DAEMON;
 	cc.rings = d->ring_ptr;
-	cc.nrings = cfg->nbuses;
+	cc.nrings = cfg->nbuses + 1;
 	cc.ring_bus = d->ring_bus;
 	cc.sink = daemon_sink;
 	cc.tick = daemon_tick;
@@ -757,6 +859,10 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 	if (r < 0)
 		return r;
 	d->running = true;
+	if (d->fwd && (r = upl_forwarder_start(d->fwd)) < 0) {
+		board_daemon_stop(d);
+		return r;
+	}
 	if (d->replay_log) {
 		r = acq_thread_start(&(struct acq_thread_cfg){ .name = "replay", .cpu = -1 }, replay_main, d,
 		                     &d->replay, NULL);
@@ -798,6 +904,16 @@ int board_daemon_stop(struct board_daemon *d)
 	daemon_event(d, ACQ_EV_STOP, (int64_t)(atomic_load(&d->records) + upl_encoder_count(d->enc) + 1));
 	batch_flush(d);
 	stor_log_sync(d->log);
+	/* Last: the final Batch is on disk for it.  While the broker is there,
+	   give it a moment to take what is left, so a clean stop leaves no
+	   backlog behind; offline, the cursor file keeps the place. */
+	if (d->fwd) {
+		bool connected = false;
+		board_daemon_uplink(d, NULL, &connected, NULL);
+		if (connected)
+			upl_forwarder_wait_cursor(d->fwd, stor_log_next_seq(d->log), 2000);
+	}
+	upl_forwarder_stop(d->fwd);
 	d->running = false;
 	d->stopped = true;
 	return 0;
@@ -809,6 +925,8 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 		return NULL;
 	board_daemon_stop(d);
 	acq_collector_free(d->col);
+	upl_forwarder_free(d->fwd);
+	stor_reader_free(d->fwd_reader);
 	upl_encoder_free(d->enc);
 	stor_log_free(d->log);
 	for (size_t b = 0; b < BOARD_BUSES_MAX; b++) {
@@ -881,6 +999,25 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 		ret->bus_rx[b] = atomic_load(&m->rxc[b].produced);
 		ret->bus_errors[b] = atomic_load(&m->rxc[b].errors);
 	}
+	return 0;
+}
+
+int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure)
+{
+	struct upl_forward_stats st;
+	int r;
+
+	if (!d || !d->fwd)
+		return -ENOENT;
+	r = upl_forwarder_stats(d->fwd, &st);
+	if (r < 0)
+		return r;
+	if (ret_cursor)
+		*ret_cursor = st.cursor;
+	if (ret_connected)
+		*ret_connected = st.connected;
+	if (ret_insecure)
+		*ret_insecure = st.insecure;
 	return 0;
 }
 

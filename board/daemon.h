@@ -91,6 +91,11 @@ struct upl_health;
    ret; returns how many.  Empty until the first health_interval_s. */
 size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_t max);
 
+/* The uplink forwarder's state: next seq to forward (everything below it
+   acknowledged by the broker), connected, TLS verification relaxed.
+   -ENOENT when the board has no [uplink]. */
+int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure);
+
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */
 int64_t board_daemon_heartbeat(const struct board_daemon *d);

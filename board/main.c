@@ -40,8 +40,9 @@ static const struct {
 	{ "demo", board_cmd_demo, "a simulated train on this machine, end to end" },
 	{ "run", board_cmd_run, "acquire the buses of a board file and log them (the onboard daemon)" },
 	{ "check", board_cmd_check, "validate a board file and print the acquisition plan" },
-	{ "replay", board_cmd_replay, "feed a candump trace through decode and storage" },
+	{ "replay", board_cmd_replay, "feed a candump trace or a railmon log through decode and storage" },
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
+	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 };
 

@@ -941,3 +941,22 @@ int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events)
 	       e.retention_unforwarded || e.segments_abandoned || e.recovered_damage ||
 	       e.recovered_truncated_bytes || e.last_error;
 }
+
+/* Records [next_seq, seq) will never come (a ground log that joined late or
+   missed them): mark them as a gap, exactly as dropped records are marked,
+   so readers see the hole instead of a silent jump. */
+int stor_log_skip(stor_log_t *log, uint64_t seq)
+{
+	if (!log || seq < log->next_seq)
+		return -EINVAL;
+	/* a gap marker frame counts at most UINT32_MAX records */
+	if (log->gap_count + (seq - log->next_seq) > UINT32_MAX)
+		return -ERANGE;
+	if (seq == log->next_seq)
+		return 0;
+	if (!log->gap_count)
+		log->gap_first = log->next_seq;
+	log->gap_count += seq - log->next_seq;
+	log->next_seq = seq;
+	return 0;
+}

@@ -114,6 +114,14 @@ stor_log_t *stor_log_free(stor_log_t *log);
  */
 int stor_log_append(stor_log_t *log, const struct stor_rec *rec);
 
+/*
+ * Move next_seq forward to seq, marking [next_seq, seq) as a gap in the log
+ * (the records will never be appended: a ground log that joined a vehicle
+ * late, or records the vehicle lost).  Returns 0, -EINVAL if seq is behind
+ * next_seq, -ERANGE for a gap over UINT32_MAX records.
+ */
+int stor_log_skip(stor_log_t *log, uint64_t seq);
+
 /* Write out and fdatasync everything appended so far.  Returns 0 or
    -errno (the records concerned are then counted as dropped or lost). */
 int stor_log_sync(stor_log_t *log);
