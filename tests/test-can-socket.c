@@ -375,7 +375,7 @@ static void test_canplayer(unsigned n)
 	sink_init(&s[1], open_dev(&ccl), n + 16, nclassic);
 	t0 = now_ns();
 	pid_t pid = spawn((char *[]){ "canplayer", "-t", "-g", "0", "-I", path, NULL });
-	collect(s, 2, 64, 3000);
+	collect(s, 2, 64, 5000);
 	CHECK(wait_exit(pid) == 0, "canplayer failed");
 	t1 = now_ns();
 
@@ -458,7 +458,7 @@ static void test_cangen(unsigned n, bool fd)
 	                                   "-L", "i", "-D", "i", "-f", "-b", NULL })
 	               : spawn((char *[]){ "cangen", "vcan0", "-g", "0", "-n", count, "-I", "i",
 	                                   "-L", "i", "-D", "i", NULL });
-	collect(&s, 1, 64, 3000);
+	collect(&s, 1, 64, 5000);
 	CHECK(wait_exit(pid) == 0, "cangen failed");
 	ngot = only_frames(&s, got);
 	CHECK(ngot == n, "cangen %s: got %zu of %u frames", fd ? "FD" : "classic", ngot, n);
@@ -688,13 +688,13 @@ static void test_filters(void)
 	cfg.can.filters[0] = (struct bus_can_filter){ 0x120, CAN_SFF_MASK | CAN_EFF_FLAG };
 	cfg.can.filters[1] = (struct bus_can_filter){ 0x18000000 | CAN_EFF_FLAG, 0x1f000000 | CAN_EFF_FLAG };
 	cfg.can.nfilters = 2;
-	sink_init(&s, open_dev(&cfg), 32, 3);
+	sink_init(&s, open_dev(&cfg), 32, 32); /* wait for idle: extras would show */
 	tcfg.can.listen_only = false;
 	tx = open_dev(&tcfg);
 	for (size_t i = 0; i < sizeof(sent) / sizeof(sent[0]); i++)
 		send_frame(tx, sent[i][0], (uint8_t)sent[i][1], 8);
 	send_frame(tx, MARKER_ID, ACQ_CAN_EXT, 0); /* filtered out too */
-	collect(&s, 1, 64, 300);
+	collect(&s, 1, 64, 500);
 	CHECK(s.n == 3, "filters passed %zu frames, want 3", s.n);
 	for (size_t i = 0; i < s.n && i < 3; i++)
 		CHECK(s.items[i].can.id == want[i], "filtered frame %zu id %x", i, s.items[i].can.id);
