@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # test-vm-harness.sh VM_RUN - checks tests/vm/vm-run.sh itself (suite hw):
-# refusals on the host without booting, then one boot running vm-probe.sh,
+# refusals on the host without booting, a VM that cannot boot and one that
+# times out (both must fail), then one boot running vm-probe.sh,
 # whose stdout, stderr, arguments and exit status (3) must come back and
 # whose report must show the VM set up as promised.
 set -uo pipefail
@@ -21,6 +22,14 @@ bash "$VM_RUN" /nonexistent/cmd > /dev/null 2>&1
 check "missing command is refused" [ $? -ne 0 ]
 bash "$VM_RUN" --bogus true > /dev/null 2>&1
 check "unknown option is refused" [ $? -ne 0 ]
+
+# A VM that dies before running the command (too little memory to boot),
+# and one that does not finish in time: both must fail, not pass.
+RAILMON_VM_MEM=48 bash "$VM_RUN" --timeout 60 true > /dev/null 2>&1
+check "VM that cannot boot fails" [ $? -ne 0 ]
+bash "$VM_RUN" --timeout 3 true > /dev/null 2>&1
+rc=$?
+check "timeout gives 124 (got $rc)" [ "$rc" = 124 ]
 
 RAILMON_PROBE="x y" bash "$VM_RUN" --timeout 120 "$HERE/vm-probe.sh" "a b" "it's" '$HOME' \
 	> "$out/stdout" 2> "$out/stderr"
