@@ -690,9 +690,10 @@ static int cs_send(bus_dev_t *dev, const struct acq_item *item)
 
 	if (item->kind != ACQ_ITEM_CAN || c->len > (n == CANFD_MTU ? CANFD_MAX_DLEN : CAN_MAX_DLEN))
 		return -EINVAL;
-	/* Read-only towards the train: a physical bus is never written to
-	   unless the board file opted in to normal mode. */
-	if (p->link.physical && !dev->cfg.can.allow_normal_mode)
+	/* Read-only towards the train: a physical bus is written to only in
+	   normal mode the board file opted in to (a listen-only controller
+	   would drop the frame silently). */
+	if (p->link.physical && (dev->cfg.can.listen_only || !dev->cfg.can.allow_normal_mode))
 		return -EPERM;
 	if (c->flags & ACQ_CAN_ERR)
 		f.can_id = (c->id & CAN_ERR_MASK) | CAN_ERR_FLAG;

@@ -903,62 +903,39 @@ static bool listen_only_now(const char *ifname)
 	return can_get_ctrlmode(ifname, &cm) == 0 && (cm.flags & CAN_CTRLMODE_LISTENONLY);
 }
 
-static void test_physical(void)
+/* Refusals must happen before anything reaches the adapter. */
+static void physical_refusals(struct adapter *a, struct bus_cfg cfg)
 {
-	int f0 = failures;
-	struct adapter a = { 0 };
-	char ifname[IFNAMSIZ] = "", wire[4096];
-	struct capture cap;
-	struct acq_item it[8], tx = { .kind = ACQ_ITEM_CAN };
-	struct bus_cfg cfg;
+	char wire[4096];
 	bus_dev_t *d = NULL;
-	int slave, watch, r;
-
-	slave = slcan_attach(&a, ifname);
-	if (slave < 0) {
-		printf("FATAL: cannot attach slcan to a pty: %s\n", strerror(errno));
-		exit(1);
-	}
-	cfg = can_cfg(ifname, false);
-	capture_begin(&cap, "stderr-physical.txt");
 
 	/* Normal mode on a physical link without the board file's opt-in. */
 	cfg.can.listen_only = false;
-	CHECK(bus_dev_new(&cfg, &d) == -EPERM && !d, "normal mode on %s not refused", ifname);
+	CHECK(bus_dev_new(&cfg, &d) == -EPERM && !d, "normal mode on %s not refused", cfg.can.ifname);
 	/* Listen-only asked but the process may not set it: refused too. */
 	cfg.can.listen_only = true;
 	CHECK(open_without_net_admin(&cfg) == 0, "open without CAP_NET_ADMIN not refused");
-	adapter_take(&a, wire, sizeof(wire));
+	adapter_take(a, wire, sizeof(wire));
 	CHECK(wire[0] == '\0', "refused opens talked to the adapter: %s", wire);
+}
 
-	/* Listen-only with a bitrate: the adapter sees S6 (500k) and L, never O. */
-	cfg.can.bitrate = 500000;
-	r = bus_dev_new(&cfg, &d);
-	CHECK(r == 0, "listen-only open of %s: %s", ifname, strerror(-r));
-	if (r < 0) {
-		capture_end(&cap, wire, sizeof(wire));
-		return;
-	}
-	CHECK(listen_only_now(ifname), "%s not in listen-only mode", ifname);
-	adapter_take(&a, wire, sizeof(wire));
-	printf("  adapter saw on listen-only open: %s\n", wire);
-	CHECK(strstr(wire, "S6|") && strstr(wire, "L|") && !strstr(wire, "O|"),
-	      "wire on listen-only open: %s", wire);
-	tx.can.id = 0x10;
-	CHECK(bus_dev_send(d, &tx) == -EPERM, "send on a listen-only physical bus");
+/* Frames and a controller state change from the adapter, through d. */
+static void physical_rx(struct adapter *a, bus_dev_t *d, const char *ifname)
+{
+	struct acq_item it[8];
+	int watch, r;
 
-	/* Frames from the "bus" arrive through the physical path too. */
-	adapter_say(&a, "t1232AABB\rT01ABCDEF83132333435363738\r");
+	adapter_say(a, "t1232AABB\rT01ABCDEF83132333435363738\r");
 	for (int n = 0; n < 2 && (r = bus_dev_recv(d, it + n, 8, 1000)) > 0;)
 		n += r;
 	CHECK(it[0].can.id == 0x123 && it[0].can.len == 2 && it[0].can.data[1] == 0xbb &&
 	      it[1].can.id == 0x1abcdef && it[1].can.flags == ACQ_CAN_EXT && it[1].can.data[7] == '8',
 	      "frames from the slcan adapter");
 
-	/* Controller state: check() reads it via libsocketcan, the error frame
-	   follows with the counters; nothing is reported twice. */
+	/* check() reads the state via libsocketcan, the error frame follows
+	   with the counters; nothing is reported twice. */
 	watch = err_watch_open(ifname);
-	adapter_say(&a, "sp130100\r");
+	adapter_say(a, "sp130100\r");
 	CHECK(err_watch_wait(watch), "no error frame for the state change");
 	r = bus_dev_check(d, it, 8);
 	CHECK(r == 1 && it[0].event.code == ACQ_EV_CAN_ERROR_PASSIVE, "check(): %d events, code %u",
@@ -967,21 +944,82 @@ static void test_physical(void)
 	CHECK(r == 2 && it[0].can.flags == ACQ_CAN_ERR && it[1].event.code == ACQ_EV_CAN_ERROR_PASSIVE &&
 	      it[1].event.arg == 130 && it[1].event.detail == 100, "state error frame: %d items", r);
 	CHECK(bus_dev_check(d, it, 8) == 0, "state reported twice");
-	d = bus_dev_free(d);
+}
 
-	/* With the opt-in, normal mode: listen-only is cleared, the adapter sees O. */
+/* Listen-only with a bitrate: the adapter sees S6 (500k) and L, never O. */
+static void physical_listen_only(struct adapter *a, struct bus_cfg cfg)
+{
+	struct acq_item tx = { .kind = ACQ_ITEM_CAN, .can.id = 0x10 };
+	char wire[4096];
+	bus_dev_t *d = NULL, *d2 = NULL;
+	int r;
+
+	cfg.can.listen_only = true;
+	cfg.can.bitrate = 500000;
+	r = bus_dev_new(&cfg, &d);
+	CHECK(r == 0, "listen-only open of %s: %s", cfg.can.ifname, strerror(-r));
+	if (r < 0)
+		return;
+	CHECK(listen_only_now(cfg.can.ifname), "%s not in listen-only mode", cfg.can.ifname);
+	adapter_take(a, wire, sizeof(wire));
+	printf("  adapter saw on listen-only open: %s\n", wire);
+	CHECK(strstr(wire, "S6|") && strstr(wire, "L|") && !strstr(wire, "O|"),
+	      "wire on listen-only open: %s", wire);
+	CHECK(bus_dev_send(d, &tx) == -EPERM, "send on a listen-only physical bus");
+	/* Already listen-only at the right bitrate: a second open changes nothing;
+	   sending stays refused even with the opt-in while listen-only. */
+	cfg.can.allow_normal_mode = true;
+	CHECK(bus_dev_new(&cfg, &d2) == 0 && bus_dev_send(d2, &tx) == -EPERM,
+	      "listen-only + opt-in: send not refused");
+	bus_dev_free(d2);
+	adapter_take(a, wire, sizeof(wire));
+	CHECK(wire[0] == '\0', "second listen-only open reconfigured the link: %s", wire);
+	physical_rx(a, d, cfg.can.ifname);
+	bus_dev_free(d);
+}
+
+/* With the opt-in, normal mode: listen-only is cleared, the adapter sees O. */
+static void physical_normal(struct adapter *a, struct bus_cfg cfg)
+{
+	struct acq_item tx = { .kind = ACQ_ITEM_CAN, .can.id = 0x10, .can.len = 1 };
+	char wire[4096];
+	bus_dev_t *d = NULL;
+	int r;
+
 	cfg.can.listen_only = false;
 	cfg.can.allow_normal_mode = true;
 	r = bus_dev_new(&cfg, &d);
-	CHECK(r == 0 && !listen_only_now(ifname), "normal mode with opt-in: %s", strerror(-r));
-	adapter_take(&a, wire, sizeof(wire));
+	CHECK(r == 0 && !listen_only_now(cfg.can.ifname), "normal mode with opt-in: %s", strerror(-r));
+	adapter_take(a, wire, sizeof(wire));
 	printf("  adapter saw on normal open (opt-in): %s\n", wire);
 	CHECK(strstr(wire, "O|") && !strstr(wire, "L|"), "wire on normal open: %s", wire);
-	tx.can.len = 1;
 	CHECK(bus_dev_send(d, &tx) == 0, "send in normal mode with the opt-in");
+	adapter_take(a, wire, sizeof(wire));
+	CHECK(!strcmp(wire, "t010100|"), "frame on the wire: %s", wire);
 	bus_dev_free(d);
-	capture_end(&cap, wire, sizeof(wire));
-	CHECK(wire[0] == '\0', "driver caused output on stderr: %s", wire);
+}
+
+static void test_physical(void)
+{
+	int f0 = failures;
+	struct adapter a = { 0 };
+	char ifname[IFNAMSIZ] = "", err[4096];
+	struct capture cap;
+	struct bus_cfg cfg;
+	int slave;
+
+	slave = slcan_attach(&a, ifname);
+	if (slave < 0) {
+		printf("FATAL: cannot attach slcan to a pty: %s\n", strerror(errno));
+		exit(1);
+	}
+	cfg = can_cfg(ifname, false);
+	capture_begin(&cap, "stderr-physical.txt");
+	physical_refusals(&a, cfg);
+	physical_listen_only(&a, cfg);
+	physical_normal(&a, cfg);
+	capture_end(&cap, err, sizeof(err));
+	CHECK(err[0] == '\0', "driver caused output on stderr: %s", err);
 
 	a.stop = true;
 	pthread_join(a.thread, NULL);
