@@ -19,6 +19,22 @@
  * state is remembered as such so check() stops asking.  Return values
  * only: errno after a libsocketcan call is never trusted.
  *
+ * Items produced (bus = cfg->index, t_ns = the frame's kernel stamp, or
+ * the time of check() for what check() finds):
+ *   ACQ_ITEM_CAN             every data frame, in arrival order; error
+ *                            frames too, flagged ACQ_CAN_ERR, id = class bits
+ *   ACQ_EV_CAN_BUS_OFF, _ERROR_PASSIVE, _ERROR_WARNING, _ERROR_ACTIVE,
+ *   ACQ_EV_CAN_RESTARTED     right after the error frame that says so, or
+ *                            from check() when the controller state changed;
+ *                            arg = RX error counter, detail = TX counter
+ *                            (-1 / UINT32_MAX when unknown)
+ *   ACQ_EV_CAN_RX_OVERFLOW   arg = frames lost; detail 0 = our socket queue
+ *                            (SO_RXQ_OVFL, before the first frame after the
+ *                            loss, or check()), 1 = controller FIFO error
+ *                            frame (arg 0: count unknown), 2 = interface
+ *                            drop counters (check()).  Details 0 and 2 add
+ *                            up in stats.rx_dropped.
+ *
  * Read-only towards the train: a physical interface is put in listen-only
  * mode when the board file asks (the default), and refused with -EPERM in
  * normal mode unless cfg->can.allow_normal_mode.  The decision is the pure
