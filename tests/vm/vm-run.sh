@@ -24,6 +24,7 @@
 #                       (PATH and RAILMON_* are always passed)
 #   RAILMON_VM_KEEP=1   keep the results dir (console log, cmd.sh) for debugging
 #   RAILMON_VM_MEM      guest memory in MiB (default 512)
+#   RAILMON_VM_APPEND   extra kernel command line (debugging, harness tests)
 #
 # Exit status: CMD's, or 1 when the VM could not be set up, 124 on timeout.
 set -euo pipefail
@@ -82,7 +83,7 @@ mkdir "$RES/tmp"
 QEMU=(qemu-system-x86_64 -accel tcg -cpu max -m "${RAILMON_VM_MEM:-512}" -smp 1
 	-nographic -no-reboot -nic none
 	-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.gz"
-	-append "console=ttyS0 panic=-1 quiet loglevel=3 railmon.results=$RES"
+	-append "console=ttyS0 panic=-1 quiet loglevel=3 railmon.results=$RES ${RAILMON_VM_APPEND:-}"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap,id=hostroot"
 	-virtfs "local,path=$RES,mount_tag=results,security_model=none,id=results")
 [ -f /usr/share/qemu/qboot.rom ] && QEMU+=(-bios /usr/share/qemu/qboot.rom)
