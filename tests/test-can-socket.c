@@ -778,6 +778,10 @@ static void test_bad_args(void)
 	CHECK(bus_dev_send(d, &it) == -EINVAL, "FD frame of 65 bytes");
 	CHECK(bus_dev_recv(d, NULL, 4, 0) == -EINVAL, "recv NULL");
 	CHECK(bus_dev_recv(d, &it, 0, 0) == -EINVAL, "recv max 0");
+	CHECK(bus_dev_check(d, NULL, 4) == -EINVAL, "check NULL events");
+	CHECK(bus_dev_check(d, NULL, 0) == 0, "check with no room is a no-op");
+	CHECK(bus_dev_stats(d, NULL) == -EINVAL, "stats NULL");
+	CHECK(bus_dev_send(d, NULL) == -EINVAL, "send NULL");
 	bus_dev_free(d);
 	OK(f0, "bad arguments in the VM");
 }
