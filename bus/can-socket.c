@@ -36,9 +36,12 @@
  *                            up in stats.rx_dropped.
  *
  * Read-only towards the train: a physical interface is put in listen-only
- * mode when the board file asks (the default), and refused with -EPERM in
- * normal mode unless cfg->can.allow_normal_mode.  The decision is the pure
- * function bus_can_socket_plan() so it can be tested without hardware.
+ * mode when the board file asks (the default) and the open fails with
+ * -EPERM when that cannot be done (no CAP_NET_ADMIN, controller refuses);
+ * normal mode is refused with -EPERM unless cfg->can.allow_normal_mode,
+ * and send() only writes to a physical bus in that opted-in normal mode.
+ * The decision is the pure function bus_can_socket_plan() so it can be
+ * tested without hardware; the VM test drives it on an slcan interface.
  */
 #include <errno.h>
 #include <net/if.h>
