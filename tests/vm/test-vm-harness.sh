@@ -55,6 +55,7 @@ check "kernel is Debian's, not the host's" bash -c "! grep -qxF 'PROBE kernel=$(
 check "stderr propagated" grep -qx "probe-stderr" "$out/stderr"
 if [ $fails -ne 0 ]; then
 	echo "--- stdout"; cat "$out/stdout"; echo "--- stderr"; cat "$out/stderr"
+	echo "--- setup-failure run, stderr"; cat "$out/setup.err"
 	echo "FAIL: $fails checks"
 	exit 1
 fi

@@ -107,6 +107,9 @@ if [ -f "$RES/setup-error" ]; then
 fi
 if [ ! -f "$RES/rc" ]; then
 	show_console
+	# Setup failures before the results share was up are on the console only.
+	why=$(tr -d '\r' < "$RES/console.log" | sed -n 's/^VM-SETUP: FAIL: //p' | head -1)
+	[ -n "$why" ] && die "VM setup failed: $why"
 	die "VM stopped without an exit status (qemu exit $qrc)"
 fi
 rc=$(cat "$RES/rc")
