@@ -19,10 +19,29 @@
  * state is remembered as such so check() stops asking.  Return values
  * only: errno after a libsocketcan call is never trusted.
  *
+ * Items produced (bus = cfg->index, t_ns = the frame's kernel stamp, or
+ * the time of check() for what check() finds):
+ *   ACQ_ITEM_CAN             every data frame, in arrival order; error
+ *                            frames too, flagged ACQ_CAN_ERR, id = class bits
+ *   ACQ_EV_CAN_BUS_OFF, _ERROR_PASSIVE, _ERROR_WARNING, _ERROR_ACTIVE,
+ *   ACQ_EV_CAN_RESTARTED     right after the error frame that says so, or
+ *                            from check() when the controller state changed;
+ *                            arg = RX error counter, detail = TX counter
+ *                            (-1 / UINT32_MAX when unknown)
+ *   ACQ_EV_CAN_RX_OVERFLOW   arg = frames lost; detail 0 = our socket queue
+ *                            (SO_RXQ_OVFL, before the first frame after the
+ *                            loss, or check()), 1 = controller FIFO error
+ *                            frame (arg 0: count unknown), 2 = interface
+ *                            drop counters (check()).  Details 0 and 2 add
+ *                            up in stats.rx_dropped.
+ *
  * Read-only towards the train: a physical interface is put in listen-only
- * mode when the board file asks (the default), and refused with -EPERM in
- * normal mode unless cfg->can.allow_normal_mode.  The decision is the pure
- * function bus_can_socket_plan() so it can be tested without hardware.
+ * mode when the board file asks (the default) and the open fails with
+ * -EPERM when that cannot be done (no CAP_NET_ADMIN, controller refuses);
+ * normal mode is refused with -EPERM unless cfg->can.allow_normal_mode,
+ * and send() only writes to a physical bus in that opted-in normal mode.
+ * The decision is the pure function bus_can_socket_plan() so it can be
+ * tested without hardware; the VM test drives it on an slcan interface.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -690,9 +709,10 @@ static int cs_send(bus_dev_t *dev, const struct acq_item *item)
 
 	if (item->kind != ACQ_ITEM_CAN || c->len > (n == CANFD_MTU ? CANFD_MAX_DLEN : CAN_MAX_DLEN))
 		return -EINVAL;
-	/* Read-only towards the train: a physical bus is never written to
-	   unless the board file opted in to normal mode. */
-	if (p->link.physical && !dev->cfg.can.allow_normal_mode)
+	/* Read-only towards the train: a physical bus is written to only in
+	   normal mode the board file opted in to (a listen-only controller
+	   would drop the frame silently). */
+	if (p->link.physical && (dev->cfg.can.listen_only || !dev->cfg.can.allow_normal_mode))
 		return -EPERM;
 	if (c->flags & ACQ_CAN_ERR)
 		f.can_id = (c->id & CAN_ERR_MASK) | CAN_ERR_FLAG;

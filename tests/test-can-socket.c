@@ -375,7 +375,7 @@ static void test_canplayer(unsigned n)
 	sink_init(&s[1], open_dev(&ccl), n + 16, nclassic);
 	t0 = now_ns();
 	pid_t pid = spawn((char *[]){ "canplayer", "-t", "-g", "0", "-I", path, NULL });
-	collect(s, 2, 64, 3000);
+	collect(s, 2, 64, 5000);
 	CHECK(wait_exit(pid) == 0, "canplayer failed");
 	t1 = now_ns();
 
@@ -458,7 +458,7 @@ static void test_cangen(unsigned n, bool fd)
 	                                   "-L", "i", "-D", "i", "-f", "-b", NULL })
 	               : spawn((char *[]){ "cangen", "vcan0", "-g", "0", "-n", count, "-I", "i",
 	                                   "-L", "i", "-D", "i", NULL });
-	collect(&s, 1, 64, 3000);
+	collect(&s, 1, 64, 5000);
 	CHECK(wait_exit(pid) == 0, "cangen failed");
 	ngot = only_frames(&s, got);
 	CHECK(ngot == n, "cangen %s: got %zu of %u frames", fd ? "FD" : "classic", ngot, n);
@@ -603,6 +603,21 @@ static const struct err_case err_cases[] = {
 	{ "protocol (no state)", CAN_ERR_PROT | CAN_ERR_ACK, 0, 0, 0, ACQ_EV_NONE, 0, 0 },
 };
 
+/*
+ * Receive until want items came (max per call), then look briefly for
+ * extras: the sender's write delivers synchronously, so anything more
+ * would already be queued.  Returns how many items were received.
+ */
+static size_t recv_expect(bus_dev_t *d, struct acq_item *it, size_t cap, size_t want, size_t max)
+{
+	size_t n = 0;
+	int r;
+
+	while (n < cap && (r = bus_dev_recv(d, &it[n], max, n < want ? 1000 : 50)) > 0)
+		n += (size_t)r;
+	return n;
+}
+
 /* Expect: the raw error frame, then the event (if any), nothing else. */
 static void check_err_case(const struct err_case *c, const struct acq_item *it, size_t n)
 {
@@ -639,8 +654,7 @@ static void test_error_events(void)
 	for (size_t i = 0; i < nc; i++) {
 		const struct err_case *c = &err_cases[i];
 		struct acq_item e = { .kind = ACQ_ITEM_CAN };
-		size_t n = 0;
-		int r;
+		size_t n;
 
 		e.can.id = c->cls;
 		e.can.flags = ACQ_CAN_ERR;
@@ -650,17 +664,13 @@ static void test_error_events(void)
 		e.can.data[7] = c->d7;
 		CHECK(bus_dev_send(tx, &e) == 0, "send error frame %s", c->what);
 		/* One item per call: the event must wait in the driver's queue. */
-		while (n < 8 && (r = bus_dev_recv(rx, &it[n], 1, 500)) > 0)
-			n += (size_t)r;
+		n = recv_expect(rx, it, 8, c->code == ACQ_EV_NONE ? 1 : 2, 1);
 		check_err_case(c, it, n);
 	}
 	/* can-utils' own error frame syntax: bus-off from cansend. */
 	CHECK(run((char *[]){ "cansend", "vcan0", "20000040#0000000000000000", NULL }) == 0,
 	      "cansend error frame");
-	size_t n = 0;
-	int r;
-	while (n < 8 && (r = bus_dev_recv(rx, &it[n], 8, 500)) > 0)
-		n += (size_t)r;
+	size_t n = recv_expect(rx, it, 8, 2, 8);
 	CHECK(n == 2 && it[1].kind == ACQ_ITEM_EVENT && it[1].event.code == ACQ_EV_CAN_BUS_OFF,
 	      "cansend bus-off: %zu items", n);
 	CHECK(bus_dev_stats(rx, &st) == 0 && st.rx_errors == nc + 1 && st.rx_frames == 0,
@@ -688,13 +698,13 @@ static void test_filters(void)
 	cfg.can.filters[0] = (struct bus_can_filter){ 0x120, CAN_SFF_MASK | CAN_EFF_FLAG };
 	cfg.can.filters[1] = (struct bus_can_filter){ 0x18000000 | CAN_EFF_FLAG, 0x1f000000 | CAN_EFF_FLAG };
 	cfg.can.nfilters = 2;
-	sink_init(&s, open_dev(&cfg), 32, 3);
+	sink_init(&s, open_dev(&cfg), 32, 32); /* wait for idle: extras would show */
 	tcfg.can.listen_only = false;
 	tx = open_dev(&tcfg);
 	for (size_t i = 0; i < sizeof(sent) / sizeof(sent[0]); i++)
 		send_frame(tx, sent[i][0], (uint8_t)sent[i][1], 8);
 	send_frame(tx, MARKER_ID, ACQ_CAN_EXT, 0); /* filtered out too */
-	collect(&s, 1, 64, 300);
+	collect(&s, 1, 64, 500);
 	CHECK(s.n == 3, "filters passed %zu frames, want 3", s.n);
 	for (size_t i = 0; i < s.n && i < 3; i++)
 		CHECK(s.items[i].can.id == want[i], "filtered frame %zu id %x", i, s.items[i].can.id);
@@ -768,6 +778,10 @@ static void test_bad_args(void)
 	CHECK(bus_dev_send(d, &it) == -EINVAL, "FD frame of 65 bytes");
 	CHECK(bus_dev_recv(d, NULL, 4, 0) == -EINVAL, "recv NULL");
 	CHECK(bus_dev_recv(d, &it, 0, 0) == -EINVAL, "recv max 0");
+	CHECK(bus_dev_check(d, NULL, 4) == -EINVAL, "check NULL events");
+	CHECK(bus_dev_check(d, NULL, 0) == 0, "check with no room is a no-op");
+	CHECK(bus_dev_stats(d, NULL) == -EINVAL, "stats NULL");
+	CHECK(bus_dev_send(d, NULL) == -EINVAL, "send NULL");
 	bus_dev_free(d);
 	OK(f0, "bad arguments in the VM");
 }
@@ -903,62 +917,39 @@ static bool listen_only_now(const char *ifname)
 	return can_get_ctrlmode(ifname, &cm) == 0 && (cm.flags & CAN_CTRLMODE_LISTENONLY);
 }
 
-static void test_physical(void)
+/* Refusals must happen before anything reaches the adapter. */
+static void physical_refusals(struct adapter *a, struct bus_cfg cfg)
 {
-	int f0 = failures;
-	struct adapter a = { 0 };
-	char ifname[IFNAMSIZ] = "", wire[4096];
-	struct capture cap;
-	struct acq_item it[8], tx = { .kind = ACQ_ITEM_CAN };
-	struct bus_cfg cfg;
+	char wire[4096];
 	bus_dev_t *d = NULL;
-	int slave, watch, r;
-
-	slave = slcan_attach(&a, ifname);
-	if (slave < 0) {
-		printf("FATAL: cannot attach slcan to a pty: %s\n", strerror(errno));
-		exit(1);
-	}
-	cfg = can_cfg(ifname, false);
-	capture_begin(&cap, "stderr-physical.txt");
 
 	/* Normal mode on a physical link without the board file's opt-in. */
 	cfg.can.listen_only = false;
-	CHECK(bus_dev_new(&cfg, &d) == -EPERM && !d, "normal mode on %s not refused", ifname);
+	CHECK(bus_dev_new(&cfg, &d) == -EPERM && !d, "normal mode on %s not refused", cfg.can.ifname);
 	/* Listen-only asked but the process may not set it: refused too. */
 	cfg.can.listen_only = true;
 	CHECK(open_without_net_admin(&cfg) == 0, "open without CAP_NET_ADMIN not refused");
-	adapter_take(&a, wire, sizeof(wire));
+	adapter_take(a, wire, sizeof(wire));
 	CHECK(wire[0] == '\0', "refused opens talked to the adapter: %s", wire);
+}
 
-	/* Listen-only with a bitrate: the adapter sees S6 (500k) and L, never O. */
-	cfg.can.bitrate = 500000;
-	r = bus_dev_new(&cfg, &d);
-	CHECK(r == 0, "listen-only open of %s: %s", ifname, strerror(-r));
-	if (r < 0) {
-		capture_end(&cap, wire, sizeof(wire));
-		return;
-	}
-	CHECK(listen_only_now(ifname), "%s not in listen-only mode", ifname);
-	adapter_take(&a, wire, sizeof(wire));
-	printf("  adapter saw on listen-only open: %s\n", wire);
-	CHECK(strstr(wire, "S6|") && strstr(wire, "L|") && !strstr(wire, "O|"),
-	      "wire on listen-only open: %s", wire);
-	tx.can.id = 0x10;
-	CHECK(bus_dev_send(d, &tx) == -EPERM, "send on a listen-only physical bus");
+/* Frames and a controller state change from the adapter, through d. */
+static void physical_rx(struct adapter *a, bus_dev_t *d, const char *ifname)
+{
+	struct acq_item it[8];
+	int watch, r;
 
-	/* Frames from the "bus" arrive through the physical path too. */
-	adapter_say(&a, "t1232AABB\rT01ABCDEF83132333435363738\r");
+	adapter_say(a, "t1232AABB\rT01ABCDEF83132333435363738\r");
 	for (int n = 0; n < 2 && (r = bus_dev_recv(d, it + n, 8, 1000)) > 0;)
 		n += r;
 	CHECK(it[0].can.id == 0x123 && it[0].can.len == 2 && it[0].can.data[1] == 0xbb &&
 	      it[1].can.id == 0x1abcdef && it[1].can.flags == ACQ_CAN_EXT && it[1].can.data[7] == '8',
 	      "frames from the slcan adapter");
 
-	/* Controller state: check() reads it via libsocketcan, the error frame
-	   follows with the counters; nothing is reported twice. */
+	/* check() reads the state via libsocketcan, the error frame follows
+	   with the counters; nothing is reported twice. */
 	watch = err_watch_open(ifname);
-	adapter_say(&a, "sp130100\r");
+	adapter_say(a, "sp130100\r");
 	CHECK(err_watch_wait(watch), "no error frame for the state change");
 	r = bus_dev_check(d, it, 8);
 	CHECK(r == 1 && it[0].event.code == ACQ_EV_CAN_ERROR_PASSIVE, "check(): %d events, code %u",
@@ -967,21 +958,82 @@ static void test_physical(void)
 	CHECK(r == 2 && it[0].can.flags == ACQ_CAN_ERR && it[1].event.code == ACQ_EV_CAN_ERROR_PASSIVE &&
 	      it[1].event.arg == 130 && it[1].event.detail == 100, "state error frame: %d items", r);
 	CHECK(bus_dev_check(d, it, 8) == 0, "state reported twice");
-	d = bus_dev_free(d);
+}
 
-	/* With the opt-in, normal mode: listen-only is cleared, the adapter sees O. */
+/* Listen-only with a bitrate: the adapter sees S6 (500k) and L, never O. */
+static void physical_listen_only(struct adapter *a, struct bus_cfg cfg)
+{
+	struct acq_item tx = { .kind = ACQ_ITEM_CAN, .can.id = 0x10 };
+	char wire[4096];
+	bus_dev_t *d = NULL, *d2 = NULL;
+	int r;
+
+	cfg.can.listen_only = true;
+	cfg.can.bitrate = 500000;
+	r = bus_dev_new(&cfg, &d);
+	CHECK(r == 0, "listen-only open of %s: %s", cfg.can.ifname, strerror(-r));
+	if (r < 0)
+		return;
+	CHECK(listen_only_now(cfg.can.ifname), "%s not in listen-only mode", cfg.can.ifname);
+	adapter_take(a, wire, sizeof(wire));
+	printf("  adapter saw on listen-only open: %s\n", wire);
+	CHECK(strstr(wire, "S6|") && strstr(wire, "L|") && !strstr(wire, "O|"),
+	      "wire on listen-only open: %s", wire);
+	CHECK(bus_dev_send(d, &tx) == -EPERM, "send on a listen-only physical bus");
+	/* Already listen-only at the right bitrate: a second open changes nothing;
+	   sending stays refused even with the opt-in while listen-only. */
+	cfg.can.allow_normal_mode = true;
+	CHECK(bus_dev_new(&cfg, &d2) == 0 && bus_dev_send(d2, &tx) == -EPERM,
+	      "listen-only + opt-in: send not refused");
+	bus_dev_free(d2);
+	adapter_take(a, wire, sizeof(wire));
+	CHECK(wire[0] == '\0', "second listen-only open reconfigured the link: %s", wire);
+	physical_rx(a, d, cfg.can.ifname);
+	bus_dev_free(d);
+}
+
+/* With the opt-in, normal mode: listen-only is cleared, the adapter sees O. */
+static void physical_normal(struct adapter *a, struct bus_cfg cfg)
+{
+	struct acq_item tx = { .kind = ACQ_ITEM_CAN, .can.id = 0x10, .can.len = 1 };
+	char wire[4096];
+	bus_dev_t *d = NULL;
+	int r;
+
 	cfg.can.listen_only = false;
 	cfg.can.allow_normal_mode = true;
 	r = bus_dev_new(&cfg, &d);
-	CHECK(r == 0 && !listen_only_now(ifname), "normal mode with opt-in: %s", strerror(-r));
-	adapter_take(&a, wire, sizeof(wire));
+	CHECK(r == 0 && !listen_only_now(cfg.can.ifname), "normal mode with opt-in: %s", strerror(-r));
+	adapter_take(a, wire, sizeof(wire));
 	printf("  adapter saw on normal open (opt-in): %s\n", wire);
 	CHECK(strstr(wire, "O|") && !strstr(wire, "L|"), "wire on normal open: %s", wire);
-	tx.can.len = 1;
 	CHECK(bus_dev_send(d, &tx) == 0, "send in normal mode with the opt-in");
+	adapter_take(a, wire, sizeof(wire));
+	CHECK(!strcmp(wire, "t010100|"), "frame on the wire: %s", wire);
 	bus_dev_free(d);
-	capture_end(&cap, wire, sizeof(wire));
-	CHECK(wire[0] == '\0', "driver caused output on stderr: %s", wire);
+}
+
+static void test_physical(void)
+{
+	int f0 = failures;
+	struct adapter a = { 0 };
+	char ifname[IFNAMSIZ] = "", err[4096];
+	struct capture cap;
+	struct bus_cfg cfg;
+	int slave;
+
+	slave = slcan_attach(&a, ifname);
+	if (slave < 0) {
+		printf("FATAL: cannot attach slcan to a pty: %s\n", strerror(errno));
+		exit(1);
+	}
+	cfg = can_cfg(ifname, false);
+	capture_begin(&cap, "stderr-physical.txt");
+	physical_refusals(&a, cfg);
+	physical_listen_only(&a, cfg);
+	physical_normal(&a, cfg);
+	capture_end(&cap, err, sizeof(err));
+	CHECK(err[0] == '\0', "driver caused output on stderr: %s", err);
 
 	a.stop = true;
 	pthread_join(a.thread, NULL);
@@ -990,21 +1042,43 @@ static void test_physical(void)
 	OK(f0, "physical stand-in (slcan %s): refusal, listen-only on the wire, state events", ifname);
 }
 
+/* Print how long the previous step took (CLOCK_MONOTONIC), for the budget. */
+static void lap(const char *step)
+{
+	static int64_t last;
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (last)
+		printf("  (%s: %.1f s)\n", step, (double)(now - last) / 1e9);
+	last = now;
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Big socket buffers by default: readers must not lose frames to
 	   scheduling in a one-CPU VM (test_flood shrinks its own). */
 	write_sysctl("/proc/sys/net/core/rmem_default", 16 << 20);
+	lap(NULL);
 	test_bad_args();
 	test_virtual_link();
+	lap("arguments, virtual link");
 	test_canplayer(4000);
+	lap("canplayer");
 	test_cangen(20000, false);
+	lap("cangen classic");
 	test_cangen(5000, true);
+	lap("cangen FD");
 	test_filters();
 	test_error_events();
+	lap("filters, error frames");
 	test_flood();
+	lap("flood");
 	test_physical();
+	lap("physical stand-in");
 	printf("%s: %d failed checks\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # test-vm-harness.sh VM_RUN - checks tests/vm/vm-run.sh itself (suite hw):
-# refusals on the host without booting, then one boot running vm-probe.sh,
+# refusals on the host without booting, a VM whose setup fails and one that
+# times out (both must fail), then one boot running vm-probe.sh,
 # whose stdout, stderr, arguments and exit status (3) must come back and
 # whose report must show the VM set up as promised.
 set -uo pipefail
@@ -21,6 +22,18 @@ bash "$VM_RUN" /nonexistent/cmd > /dev/null 2>&1
 check "missing command is refused" [ $? -ne 0 ]
 bash "$VM_RUN" --bogus true > /dev/null 2>&1
 check "unknown option is refused" [ $? -ne 0 ]
+
+# A VM whose setup fails (the results share cannot be bound where the
+# command line says: vm-init.sh takes the last railmon.results=), and one
+# that does not finish in time: both must fail, not pass.
+RAILMON_VM_APPEND=railmon.results=/nonexistent/dir bash "$VM_RUN" --timeout 60 true \
+	> /dev/null 2> "$out/setup.err"
+rc=$?
+check "failed VM setup fails (got $rc)" [ "$rc" -ne 0 ]
+check "failed VM setup is named" grep -q "VM setup failed: bind results share" "$out/setup.err"
+bash "$VM_RUN" --timeout 3 true > /dev/null 2>&1
+rc=$?
+check "timeout gives 124 (got $rc)" [ "$rc" = 124 ]
 
 RAILMON_PROBE="x y" bash "$VM_RUN" --timeout 120 "$HERE/vm-probe.sh" "a b" "it's" '$HOME' \
 	> "$out/stdout" 2> "$out/stderr"
@@ -42,6 +55,7 @@ check "kernel is Debian's, not the host's" bash -c "! grep -qxF 'PROBE kernel=$(
 check "stderr propagated" grep -qx "probe-stderr" "$out/stderr"
 if [ $fails -ne 0 ]; then
 	echo "--- stdout"; cat "$out/stdout"; echo "--- stderr"; cat "$out/stderr"
+	echo "--- setup-failure run, stderr"; cat "$out/setup.err"
 	echo "FAIL: $fails checks"
 	exit 1
 fi

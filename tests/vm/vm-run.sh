@@ -23,6 +23,8 @@
 #   RAILMON_VM_ENV      names of extra environment variables to pass to CMD
 #                       (PATH and RAILMON_* are always passed)
 #   RAILMON_VM_KEEP=1   keep the results dir (console log, cmd.sh) for debugging
+#   RAILMON_VM_MEM      guest memory in MiB (default 512)
+#   RAILMON_VM_APPEND   extra kernel command line (debugging, harness tests)
 #
 # Exit status: CMD's, or 1 when the VM could not be set up, 124 on timeout.
 set -euo pipefail
@@ -51,7 +53,7 @@ CACHE=$(cd "$CACHE" && pwd)
 CMD=$1
 shift
 if [[ $CMD != */* ]]; then
-	CMD=$(command -v "$CMD") || die "command not found: $1"
+	CMD=$(type -P "$CMD") || die "command not found: $CMD"
 fi
 CMD=$(realpath "$CMD")
 [ -x "$CMD" ] || die "not executable: $CMD"
@@ -78,10 +80,10 @@ mkdir "$RES/tmp"
 
 # No NIC (skips the iPXE ROM) and qboot instead of SeaBIOS: both cut boot
 # time.  KVM is not usable on the hosts this was written on; TCG always is.
-QEMU=(qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1
+QEMU=(qemu-system-x86_64 -accel tcg -cpu max -m "${RAILMON_VM_MEM:-512}" -smp 1
 	-nographic -no-reboot -nic none
 	-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.gz"
-	-append "console=ttyS0 panic=-1 quiet loglevel=3 railmon.results=$RES"
+	-append "console=ttyS0 panic=-1 quiet loglevel=3 railmon.results=$RES ${RAILMON_VM_APPEND:-}"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap,id=hostroot"
 	-virtfs "local,path=$RES,mount_tag=results,security_model=none,id=results")
 [ -f /usr/share/qemu/qboot.rom ] && QEMU+=(-bios /usr/share/qemu/qboot.rom)
@@ -105,6 +107,9 @@ if [ -f "$RES/setup-error" ]; then
 fi
 if [ ! -f "$RES/rc" ]; then
 	show_console
+	# Setup failures before the results share was up are on the console only.
+	why=$(tr -d '\r' < "$RES/console.log" | sed -n 's/^VM-SETUP: FAIL: //p' | head -1)
+	[ -n "$why" ] && die "VM setup failed: $why"
 	die "VM stopped without an exit status (qemu exit $qrc)"
 fi
 rc=$(cat "$RES/rc")
