@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "acquisition/acq.h"
@@ -252,6 +253,8 @@ int board_cmd_recv(int argc, char **argv)
 	if (o.output && !(o.cfg.out = fopen(o.output, "we")))
 		return cli_fail("recv", "%s: %s", o.output, strerror(errno));
 	if (o.logdir) {
+		if (mkdir(o.logdir, 0755) < 0 && errno != EEXIST)
+			return cli_fail("recv", "--log %s: %s", o.logdir, strerror(errno));
 		g = calloc(1, sizeof(*g));
 		if (!g)
 			return cli_fail("recv", "out of memory");
