@@ -696,7 +696,14 @@ static int recover_frames(stor_log_t *log, struct stor_cursor *c)
 	log->woff = c->data_end;
 	log->seg_tmin = c->t_min;
 	log->seg_tmax = c->t_max;
-	return seg_close(log);
+	/* If the seal cannot be written the segment is abandoned (EIO) or
+	   left unsealed (ENOSPC), and the log goes on in a new segment: a
+	   reader reports the unproven end, nothing is lost. */
+	if (seg_close(log) < 0 && log->fd >= 0) {
+		log->ops->close(log->ops->ctx, log->fd);
+		log->fd = -1;
+	}
+	return 0;
 }
 
 static int recover_last(stor_log_t *log)
