@@ -523,8 +523,13 @@ static int seg_close(stor_log_t *log)
 	}
 	buf_put(log, &seal, NULL);
 	r = flush(log);
-	if (r == -ENOSPC && log->fd >= 0)
-		return r; /* the seal was dropped with the buffer; still open */
+	if (r == -ENOSPC && log->fd >= 0) {
+		/* The seal was dropped with the buffer: the segment stays open
+		   (sealed later, or by recovery), but what was written must
+		   still become durable. */
+		(void)sync_now(log);
+		return r;
+	}
 	if (r == 0 && log->fd >= 0)
 		r = log->ops->truncate(log->ops->ctx, log->fd, (off_t)log->woff);
 	if (log->fd < 0)
