@@ -206,6 +206,9 @@ static uint64_t disk_bytes(const stor_log_t *log)
 
 	for (size_t i = 0; i < log->nsegs; i++)
 		sum += log->segs[i].bytes;
+	/* Without preallocation the active segment grows as it is written. */
+	if (log->fd >= 0 && log->nsegs && log->woff > log->segs[log->nsegs - 1].bytes)
+		sum += log->woff - log->segs[log->nsegs - 1].bytes;
 	return sum;
 }
 
