@@ -206,6 +206,9 @@ static uint64_t disk_bytes(const stor_log_t *log)
 
 	for (size_t i = 0; i < log->nsegs; i++)
 		sum += log->segs[i].bytes;
+	/* Without preallocation the active segment grows as it is written. */
+	if (log->fd >= 0 && log->nsegs && log->woff > log->segs[log->nsegs - 1].bytes)
+		sum += log->woff - log->segs[log->nsegs - 1].bytes;
 	return sum;
 }
 
@@ -523,8 +526,13 @@ static int seg_close(stor_log_t *log)
 	}
 	buf_put(log, &seal, NULL);
 	r = flush(log);
-	if (r == -ENOSPC && log->fd >= 0)
-		return r; /* the seal was dropped with the buffer; still open */
+	if (r == -ENOSPC && log->fd >= 0) {
+		/* The seal was dropped with the buffer: the segment stays open
+		   (sealed later, or by recovery), but what was written must
+		   still become durable. */
+		(void)sync_now(log);
+		return r;
+	}
 	if (r == 0 && log->fd >= 0)
 		r = log->ops->truncate(log->ops->ctx, log->fd, (off_t)log->woff);
 	if (log->fd < 0)
@@ -696,7 +704,14 @@ static int recover_frames(stor_log_t *log, struct stor_cursor *c)
 	log->woff = c->data_end;
 	log->seg_tmin = c->t_min;
 	log->seg_tmax = c->t_max;
-	return seg_close(log);
+	/* If the seal cannot be written the segment is abandoned (EIO) or
+	   left unsealed (ENOSPC), and the log goes on in a new segment: a
+	   reader reports the unproven end, nothing is lost. */
+	if (seg_close(log) < 0 && log->fd >= 0) {
+		log->ops->close(log->ops->ctx, log->fd);
+		log->fd = -1;
+	}
+	return 0;
 }
 
 static int recover_last(stor_log_t *log)

@@ -338,13 +338,17 @@ static int frame_at(struct stor_cursor *c, uint64_t off, bool chained, struct st
 	return 1;
 }
 
-/* Offset of the next provable frame after damage at c->off, or 0 if none. */
+/*
+ * Offset of the next provable frame at or after c->off, where the chain
+ * broke: 1 and *ret_off, or 0 if none.  At c->off itself that is a good
+ * frame whose first_seq jumps ahead (records missing, reported).
+ */
 static int resync(struct stor_cursor *c, uint64_t *ret_off)
 {
 	struct stor_frame f;
 	const uint8_t *p;
 
-	for (uint64_t off = c->off + STOR_FRAME_ALIGN;
+	for (uint64_t off = c->off;
 	     off + STOR_FRAME_HDR_BYTES <= c->file_size; off += STOR_FRAME_ALIGN) {
 		int r = frame_at(c, off, false, &f, &p);
 
