@@ -70,7 +70,8 @@
 #define MB_NS_PER_MS 1000000LL
 #define MB_BACKOFF_MIN_NS (50 * MB_NS_PER_MS)
 #define MB_BACKOFF_MAX_NS (2000 * MB_NS_PER_MS)
-#define MB_STALE_MAX 4   /* stale replies skipped per transaction */
+#define MB_STALE_MAX 16  /* stale replies skipped per transaction: one per
+                            earlier timeout still in flight, bounded */
 #define MB_ITEMS_EXTRA 4 /* overrun, connect, disconnect per group run */
 
 struct mb_priv {

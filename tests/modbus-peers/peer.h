@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,7 +80,13 @@ static inline void peer_spawn(struct peer *p, char *const argv[], int want_stder
 	p->pid = fork();
 	assert(p->pid >= 0);
 	if (p->pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		/* a peer never outlives a test that crashed or timed out */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(in[0], 0);
+		if (want_stderr)
+			dup2(null, 1); /* keep the test's stdout pipe free */
 		dup2(out[1], want_stderr ? 2 : 1);
 		execvp(argv[0], argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
