@@ -289,8 +289,8 @@ static void test_fixed_faults(void)
 	static const char *const extra[] = {
 		"--fault-addr", "100:exc", "--fault-addr", "200:short", "--fault-addr", "300:long",
 		"--fault-addr", "400:unit", "--fault-addr", "500:garbage", "--fault-addr", "600:delay",
-		"--delay-ms", "200", NULL };
-	struct bus_mb_channel ch[8] = {
+		"--fault-addr", "800:split", "--delay-ms", "150", NULL };
+	struct bus_mb_channel ch[9] = {
 		mb_chan(1, 1, BUS_MB_HOLDING, 100, BUS_MB_U16, 400),
 		mb_chan(2, 1, BUS_MB_HOLDING, 200, BUS_MB_U16, 400),
 		mb_chan(3, 1, BUS_MB_HOLDING, 300, BUS_MB_U16, 400),
@@ -299,16 +299,19 @@ static void test_fixed_faults(void)
 		mb_chan(6, 2, BUS_MB_HOLDING, 600, BUS_MB_U16, 400),
 		mb_chan(7, 2, BUS_MB_HOLDING, 610, BUS_MB_U16, 400),
 		mb_chan(8, 3, BUS_MB_INPUT, 500, BUS_MB_U16, 400),
+		mb_chan(9, 4, BUS_MB_HOLDING, 800, BUS_MB_U16, 400),
 	};
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
-	size_t n, samples = 0, exc = 0, bad = 0, tmo = 0, garbage = 0;
+	size_t n, samples = 0, exc = 0, bad = 0, tmo = 0, garbage = 0, split = 0;
 
 	start_fault(&p, 0, extra);
-	cfg = mb_tcp_cfg(p.port, ch, 8, 120, 0);
+	/* byte timeout 60 ms, response timeout 120 ms, server stalls 150 ms:
+	   the cycle is over 100 ms before the next one starts */
+	cfg = mb_tcp_cfg(p.port, ch, 9, 120, 0);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	n = run_for(dev, 1500); /* 4 cycles */
+	n = run_for(dev, 1550); /* 4 cycles */
 	for (size_t i = 0; i < n; i++) {
 		const struct acq_item *it = &items_buf[i];
 		uint32_t unit = it->event.detail >> 8 & 0xff;
@@ -334,11 +337,14 @@ static void test_fixed_faults(void)
 			bad += unit == 1;
 			break;
 		case ACQ_EV_MB_TIMEOUT:
-			/* the late reply (unit 2 @600) or the garbage (unit 3 @500) */
-			assert((unit == 2 && it->event.arg == 600) || (unit == 3 && it->event.arg == 500));
-			assert((it->event.detail & 0xff) == (unit == 2 ? 3 : 4));
+			/* the late reply (unit 2 @600), the garbage (unit 3 @500)
+			   or the reply cut by the byte timeout (unit 4 @800) */
+			assert((unit == 2 && it->event.arg == 600) || (unit == 3 && it->event.arg == 500) ||
+			       (unit == 4 && it->event.arg == 800));
+			assert((it->event.detail & 0xff) == (unit == 3 ? 4 : 3));
 			tmo += unit == 2;
 			garbage += unit == 3;
+			split += unit == 4;
 			break;
 		case ACQ_EV_MB_CONNECT:
 		case ACQ_EV_MB_OVERRUN:
@@ -351,9 +357,10 @@ static void test_fixed_faults(void)
 	/* 4 cycles (a slow machine may end the run inside the last one) */
 	assert(exc >= 3 && exc == samples && bad == 3 * exc);
 	assert(tmo + 1 >= exc && tmo <= exc && garbage + 1 >= exc && garbage <= exc);
+	assert(split + 1 >= exc && split <= exc);
 	stop_checked(&p, dev, 0);
 	bus_dev_free(dev);
-	printf("fixed faults: %zu cycles, every fault one event, in sync after each late reply\n", exc);
+	printf("fixed faults: %zu cycles, every fault one event, in sync after each late or cut reply\n", exc);
 }
 
 /* Unit 2 never answers: unit 3, polled after it, keeps its 50 ms period. */

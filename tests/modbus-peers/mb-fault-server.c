@@ -6,7 +6,9 @@
  *     --seed S            random fault draw seed (default 1)
  *     --fault-pct P       percentage of requests answered with a fault
  *     --weights LIST      kind=weight,... for the random draw, kinds:
- *                         exc short long unit garbage delay drop crc
+ *                         exc short long unit garbage delay drop crc split
+ *                         (split: the reply stalls for D ms after its byte
+ *                         count, past the client's byte timeout)
  *     --fault-addr A:KIND requests starting at register A always get KIND
  *     --silent-unit U     never answer unit U (a dead device)
  *     --delay-ms D        "delay" answers correctly after D ms (default 30)
@@ -38,9 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_MAX };
+enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_SPLIT, F_MAX };
 static const char *const fault_names[F_MAX] = { "none", "exc", "short", "long", "unit", "garbage",
-                                                "delay", "drop", "crc", "silent" };
+                                                "delay", "drop", "crc", "silent", "split" };
 
 #define MAX_CLIENTS 8
 #define MAX_FIXED 64
@@ -102,8 +104,15 @@ static void write_all(int fd, const uint8_t *b, size_t n)
 }
 
 /* Frame pdu[0..n) for unit and send it; crc_bad flips the RTU CRC. */
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
 static void send_pdu(struct server *s, int fd, const uint8_t *req, uint8_t unit, const uint8_t *pdu,
-                     size_t n, bool crc_bad)
+                     size_t n, bool crc_bad, bool split)
 {
 	uint8_t adu[600];
 	size_t len = 0;
@@ -126,6 +135,15 @@ static void send_pdu(struct server *s, int fd, const uint8_t *req, uint8_t unit,
 			crc ^= 0xffff;
 		adu[len++] = (uint8_t)crc;
 		adu[len++] = (uint8_t)(crc >> 8);
+	}
+	if (split) {
+		/* header, function and byte count now, the data later */
+		size_t head = (s->rtu ? 1 : 7) + 2;
+
+		write_all(fd, adu, head);
+		sleep_ms(s->delay_ms);
+		write_all(fd, adu + head, len - head);
+		return;
 	}
 	write_all(fd, adu, len);
 }
@@ -188,7 +206,7 @@ static bool answer(struct server *s, int fd, const uint8_t *req)
 		/* Not ours to judge politely: record it, refuse it. */
 		pdu[0] = (uint8_t)(fc | 0x80);
 		pdu[1] = fc < 1 || fc > 4 ? 1 : 3;
-		send_pdu(s, fd, req, unit, pdu, 2, false);
+		send_pdu(s, fd, req, unit, pdu, 2, false, false);
 		fprintf(s->log, "%llu %u %u %u %u badreq\n", (unsigned long long)++s->seq, unit, fc, addr, count);
 		return true;
 	}
@@ -200,21 +218,21 @@ static bool answer(struct server *s, int fd, const uint8_t *req)
 	case F_EXC:
 		pdu[0] = (uint8_t)(fc | 0x80);
 		pdu[1] = (uint8_t[]){ 1, 2, 3, 4, 6, 11 }[s->seq % 6];
-		send_pdu(s, fd, req, unit, pdu, 2, false);
+		send_pdu(s, fd, req, unit, pdu, 2, false, false);
 		break;
 	case F_SHORT:
 		n -= pdu[1] > 1 ? 2 : 1;
 		pdu[1] = (uint8_t)(n - 2);
-		send_pdu(s, fd, req, unit, pdu, n, false);
+		send_pdu(s, fd, req, unit, pdu, n, false, false);
 		break;
 	case F_LONG:
 		pdu[n++] = 0xde;
 		pdu[n++] = 0xad;
 		pdu[1] = (uint8_t)(n - 2);
-		send_pdu(s, fd, req, unit, pdu, n, false);
+		send_pdu(s, fd, req, unit, pdu, n, false, false);
 		break;
 	case F_UNIT:
-		send_pdu(s, fd, req, (uint8_t)(unit + 1), pdu, n, false);
+		send_pdu(s, fd, req, (uint8_t)(unit + 1), pdu, n, false, false);
 		break;
 	case F_GARBAGE: {
 		uint8_t g[12];
@@ -225,22 +243,22 @@ static bool answer(struct server *s, int fd, const uint8_t *req)
 		write_all(fd, g, sizeof(g));
 		break;
 	}
-	case F_DELAY: {
-		struct timespec ts = { .tv_sec = s->delay_ms / 1000, .tv_nsec = (long)(s->delay_ms % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-		send_pdu(s, fd, req, unit, pdu, n, false);
+	case F_DELAY:
+		sleep_ms(s->delay_ms);
+		send_pdu(s, fd, req, unit, pdu, n, false, false);
 		break;
-	}
+	case F_SPLIT:
+		send_pdu(s, fd, req, unit, pdu, n, false, true);
+		break;
 	case F_DROP:
 		return s->rtu; /* RTU cannot hang up: stays silent instead */
 	case F_CRC:
-		send_pdu(s, fd, req, unit, pdu, n, s->rtu);
+		send_pdu(s, fd, req, unit, pdu, n, s->rtu, false);
 		break;
 	case F_SILENT:
 		break;
 	default:
-		send_pdu(s, fd, req, unit, pdu, n, false);
+		send_pdu(s, fd, req, unit, pdu, n, false, false);
 	}
 	return true;
 }
