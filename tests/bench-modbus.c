@@ -216,7 +216,7 @@ int main(int argc, char **argv)
 	unsigned loops = (unsigned)(secs * 2500);
 	static struct acq_latency drv, cyc;
 	double base_lm, base_py, drv_lm, drv_py;
-	enum { ROUNDS = 4 };
+	enum { ROUNDS = 10 };
 	uint64_t tx;
 	struct peer p;
 	int dma_fd;

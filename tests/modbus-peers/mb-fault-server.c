@@ -191,6 +191,52 @@ static enum fault pick_fault(struct server *s, unsigned unit, unsigned addr)
 	return F_NONE;
 }
 
+/* Send the reply pdu[0..n) broken as f says; false: hang up instead. */
+static bool reply_with(struct server *s, int fd, const uint8_t *req, enum fault f, uint8_t *pdu, size_t n)
+{
+	uint8_t unit = req[s->hdr - 1], fc = req[s->hdr];
+
+	switch (f) {
+	case F_EXC:
+		pdu[0] = (uint8_t)(fc | 0x80);
+		pdu[1] = (uint8_t[]){ 1, 2, 3, 4, 6, 11 }[s->seq % 6];
+		n = 2;
+		break;
+	case F_SHORT:
+		n -= pdu[1] > 1 ? 2 : 1;
+		pdu[1] = (uint8_t)(n - 2);
+		break;
+	case F_LONG:
+		pdu[n++] = 0xde;
+		pdu[n++] = 0xad;
+		pdu[1] = (uint8_t)(n - 2);
+		break;
+	case F_UNIT:
+		unit++;
+		break;
+	case F_GARBAGE: {
+		uint8_t g[12];
+
+		for (size_t i = 0; i < sizeof(g); i++)
+			g[i] = (uint8_t)rnd(s);
+		g[0] = (uint8_t)(req[0] ^ 0x80); /* never the client's transaction id */
+		write_all(fd, g, sizeof(g));
+		return true;
+	}
+	case F_DELAY:
+		sleep_ms(s->delay_ms);
+		break;
+	case F_DROP:
+		return s->rtu; /* RTU cannot hang up: stays silent instead */
+	case F_SILENT:
+		return true;
+	default:
+		break;
+	}
+	send_pdu(s, fd, req, unit, pdu, n, f == F_CRC && s->rtu, f == F_SPLIT);
+	return true;
+}
+
 /* Answer one request; returns false when the connection is to be dropped. */
 static bool answer(struct server *s, int fd, const uint8_t *req)
 {
@@ -198,7 +244,6 @@ static bool answer(struct server *s, int fd, const uint8_t *req)
 	unsigned addr = (unsigned)(req[s->hdr + 1] << 8 | req[s->hdr + 2]);
 	unsigned count = (unsigned)(req[s->hdr + 3] << 8 | req[s->hdr + 4]);
 	uint8_t pdu[600];
-	size_t n;
 	enum fault f;
 
 	s->fc_count[fc]++;
@@ -213,54 +258,7 @@ static bool answer(struct server *s, int fd, const uint8_t *req)
 	f = pick_fault(s, unit, addr);
 	fprintf(s->log, "%llu %u %u %u %u %s\n", (unsigned long long)++s->seq, unit, fc, addr, count,
 	        fault_names[f]);
-	n = build_read(unit, fc, addr, count, pdu);
-	switch (f) {
-	case F_EXC:
-		pdu[0] = (uint8_t)(fc | 0x80);
-		pdu[1] = (uint8_t[]){ 1, 2, 3, 4, 6, 11 }[s->seq % 6];
-		send_pdu(s, fd, req, unit, pdu, 2, false, false);
-		break;
-	case F_SHORT:
-		n -= pdu[1] > 1 ? 2 : 1;
-		pdu[1] = (uint8_t)(n - 2);
-		send_pdu(s, fd, req, unit, pdu, n, false, false);
-		break;
-	case F_LONG:
-		pdu[n++] = 0xde;
-		pdu[n++] = 0xad;
-		pdu[1] = (uint8_t)(n - 2);
-		send_pdu(s, fd, req, unit, pdu, n, false, false);
-		break;
-	case F_UNIT:
-		send_pdu(s, fd, req, (uint8_t)(unit + 1), pdu, n, false, false);
-		break;
-	case F_GARBAGE: {
-		uint8_t g[12];
-
-		for (size_t i = 0; i < sizeof(g); i++)
-			g[i] = (uint8_t)rnd(s);
-		g[0] = (uint8_t)(req[0] ^ 0x80); /* never the client's transaction id */
-		write_all(fd, g, sizeof(g));
-		break;
-	}
-	case F_DELAY:
-		sleep_ms(s->delay_ms);
-		send_pdu(s, fd, req, unit, pdu, n, false, false);
-		break;
-	case F_SPLIT:
-		send_pdu(s, fd, req, unit, pdu, n, false, true);
-		break;
-	case F_DROP:
-		return s->rtu; /* RTU cannot hang up: stays silent instead */
-	case F_CRC:
-		send_pdu(s, fd, req, unit, pdu, n, s->rtu, false);
-		break;
-	case F_SILENT:
-		break;
-	default:
-		send_pdu(s, fd, req, unit, pdu, n, false, false);
-	}
-	return true;
+	return reply_with(s, fd, req, f, pdu, build_read(unit, fc, addr, count, pdu));
 }
 
 static int parse_kind(const char *name)
