@@ -640,6 +640,47 @@ static void test_soak(const char *dir, size_t target)
 	free(tx);
 }
 
+/* A stalled poll thread skips the periods it missed, once, and says so. */
+static void test_overrun(void)
+{
+	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_HOLDING, 3, BUS_MB_U16, 10) };
+	struct acq_latency snap;
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n, overruns = 0, samples = 0;
+	int64_t missed = 0, stall_end;
+
+	start_fault(&p, 0, NULL);
+	cfg = mb_tcp_cfg(p.port, ch, 1, 500, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 100);
+	check_samples(ch, 1, n, 5);
+	/* the thread is busy elsewhere for 55 ms (spinning, not sleeping:
+	   this is the stall under test) */
+	for (stall_end = peer_now_ms() + 55; peer_now_ms() < stall_end;)
+		;
+	n = run_for_fifo(dev, 100);
+	for (size_t i = 0; i < n; i++) {
+		if (items_buf[i].kind == ACQ_ITEM_SAMPLE) {
+			samples++;
+		} else if (items_buf[i].event.code == ACQ_EV_MB_OVERRUN) {
+			overruns++;
+			missed += items_buf[i].event.arg;
+			assert((items_buf[i].event.detail >> 8) == 1);
+		}
+	}
+	/* 5 periods missed, reported once; then one sample per period, no burst */
+	assert(overruns == 1 && missed >= 4 && missed <= 6);
+	assert(samples >= 9 && samples <= 11);
+	acq_latency_snapshot(bus_dev_latency(dev), &snap);
+	assert(snap.overruns == (uint64_t)missed && snap.count >= 15);
+	printf("overrun: %lld periods skipped once, then %zu samples in 100 ms, p99 wakeup %u us\n",
+	       (long long)missed, samples, acq_latency_percentile_us(&snap, 99));
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -661,6 +702,7 @@ int main(int argc, char **argv)
 		test_values(1);
 		test_fixed_faults();
 		test_silent_unit();
+		test_overrun();
 		test_reconnect();
 	}
 	{
