@@ -7,8 +7,10 @@
  *   test-modbus FAULT_SERVER PYMODBUS_SERVER basic
  *     bad arguments, values of every table and type from both peers,
  *     request merging, one event per fixed fault with its unit and
- *     register, resync after a late reply, a silent unit that does not
- *     stall a live one, connection refused / reset with reconnect;
+ *     register, resync after a late reply and after a reply cut by the
+ *     byte timeout, a silent unit that does not stall a live one (on a
+ *     SCHED_FIFO thread), overruns skipped once without a burst, a caller
+ *     taking one item at a time, connection refused / reset with reconnect;
  *   test-modbus FAULT_SERVER PYMODBUS_SERVER soak
  *     100,000 transactions with ~10% random faults, matched one by one
  *     against the server's own log: 0 misattributed values, and every
@@ -640,6 +642,38 @@ static void test_soak(const char *dir, size_t target)
 	free(tx);
 }
 
+/* A caller with room for one item at a time still gets every item, in order. */
+static void test_small_max(void)
+{
+	struct bus_mb_channel ch[3] = { mb_chan(1, 1, BUS_MB_HOLDING, 3, BUS_MB_U16, 20),
+	                                mb_chan(2, 1, BUS_MB_HOLDING, 4, BUS_MB_U32, 20),
+	                                mb_chan(3, 1, BUS_MB_HOLDING, 6, BUS_MB_S16, 20) };
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n = 0;
+	int64_t end;
+
+	start_fault(&p, 0, NULL);
+	cfg = mb_tcp_cfg(p.port, ch, 3, 500, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	for (end = peer_now_ms() + 200; peer_now_ms() < end;) {
+		int r = bus_dev_recv(dev, &items_buf[n], 1, 20);
+
+		assert(r == 0 || r == 1);
+		n += (size_t)r;
+	}
+	check_samples(ch, 3, n, 8);
+	/* one request's samples come out together, by address */
+	for (size_t i = 0; i + 2 < n; i++)
+		if (items_buf[i].kind == ACQ_ITEM_SAMPLE && items_buf[i].sample.channel == 1)
+			assert(items_buf[i + 1].sample.channel == 2 && items_buf[i + 2].sample.channel == 3 &&
+			       items_buf[i + 2].t_ns == items_buf[i].t_ns);
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+	printf("max = 1: %zu items, none lost\n", n);
+}
+
 /* A stalled poll thread skips the periods it missed, once, and says so. */
 static void test_overrun(void)
 {
@@ -703,6 +737,7 @@ int main(int argc, char **argv)
 		test_fixed_faults();
 		test_silent_unit();
 		test_overrun();
+		test_small_max();
 		test_reconnect();
 	}
 	{
