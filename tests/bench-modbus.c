@@ -186,6 +186,8 @@ static void run_cyclictest(unsigned loops, struct acq_latency *ret)
 		}
 	}
 	close(p.out_fd);
+	if (peer_wait_exit(p.pid, PEER_WAIT_MS) < 0)
+		kill(p.pid, SIGKILL);
 	waitpid(p.pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) || !ret->count) {
 		fprintf(stderr, "cyclictest failed (rt-tests installed? root?)\n");
