@@ -11,7 +11,8 @@
  * 2. Wakeup latency of the driver's pacing on a SCHED_FIFO 80 thread with
  *    mlockall, period 1 ms, one small request per period against the
  *    libmodbus server, beside `cyclictest -m -p 80 -i 1000 -l N -q -h 4096`
- *    run right after with the same period, priority and count.  Both
+ *    in alternating rounds with the same period, priority, count and CPU
+ *    (the last one; the server is kept on CPU 0 like a remote device).  Both
  *    histograms have 1 us buckets and percentiles are read the same way
  *    (upper edge of the bucket holding the p-th sample).
  * Needs root (SCHED_FIFO, mlockall) and rt-tests.  Prints; asserts nothing
@@ -109,6 +110,7 @@ static double run_baseline(int port, double secs)
 }
 
 struct lat_run {
+	int cpu;
 	int port;
 	unsigned loops;
 	struct acq_latency snap;
@@ -140,17 +142,21 @@ static void *lat_main(void *arg)
 	return NULL;
 }
 
-static void run_latency(int port, unsigned loops, struct acq_latency *ret)
+static void run_latency(int cpu, int port, unsigned loops, struct acq_latency *ret)
 {
-	struct lat_run r = { .port = port, .loops = loops };
+	struct lat_run r = { .cpu = cpu, .port = port, .loops = loops };
 	struct sched_param sp = { .sched_priority = 80 };
 	pthread_attr_t attr;
 	pthread_t t;
+	cpu_set_t set;
 
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
 	assert(pthread_attr_init(&attr) == 0);
 	assert(pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0);
 	assert(pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0);
 	assert(pthread_attr_setschedparam(&attr, &sp) == 0);
+	assert(pthread_attr_setaffinity_np(&attr, sizeof(set), &set) == 0);
 	if (pthread_create(&t, &attr, lat_main, &r) != 0) {
 		fprintf(stderr, "SCHED_FIFO thread: %s (needs root)\n", strerror(errno));
 		exit(1);
@@ -160,14 +166,15 @@ static void run_latency(int port, unsigned loops, struct acq_latency *ret)
 }
 
 /* Run cyclictest and read its histogram into an acq_latency. */
-static void run_cyclictest(unsigned loops, struct acq_latency *ret)
+static void run_cyclictest(int cpu, unsigned loops, struct acq_latency *ret)
 {
-	char lbuf[32], line[256];
-	char *argv[] = { "cyclictest", "-m", "-p", "80", "-i", "1000", "-l", lbuf, "-q", "-h", "4096", NULL };
+	char lbuf[32], abuf[16], line[256];
+	char *argv[] = { "cyclictest", "-m", "-p", "80", "-i", "1000", "-a", abuf, "-l", lbuf, "-q", "-h", "4096", NULL };
 	struct peer p;
 	int status;
 
 	snprintf(lbuf, sizeof(lbuf), "%u", loops);
+	snprintf(abuf, sizeof(abuf), "%d", cpu);
 	acq_latency_reset(ret);
 	peer_spawn(&p, argv, 0);
 	close(p.in_fd);
@@ -240,6 +247,7 @@ int main(int argc, char **argv)
 	enum { ROUNDS = 10 };
 	struct peer p;
 	int dma_fd;
+	int rt_cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s FAULT_SERVER PYMODBUS_SERVER [seconds]\n", argv[0]);
@@ -256,6 +264,15 @@ int main(int argc, char **argv)
 	drv_py = run_driver(p.port, secs);
 	assert(peer_stop(&p, NULL) == 0);
 	peer_start(&p, fargv);
+	/* the server stands in for a remote device: keep it off the CPU the
+	   two measured threads share */
+	if (rt_cpu > 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		sched_setaffinity(p.pid, sizeof(set), &set);
+	}
 	base_lm = run_baseline(p.port, secs);
 	drv_lm = run_driver(p.port, secs);
 	/* alternate short rounds so both see the same background load */
@@ -263,9 +280,9 @@ int main(int argc, char **argv)
 	for (int round = 0; round < ROUNDS; round++) {
 		static struct acq_latency one;
 
-		run_latency(p.port, loops / ROUNDS, &one);
+		run_latency(rt_cpu, p.port, loops / ROUNDS, &one);
 		lat_merge(&drv, &one);
-		run_cyclictest(loops / ROUNDS, &one);
+		run_cyclictest(rt_cpu, loops / ROUNDS, &one);
 		lat_merge(&cyc, &one);
 	}
 	if (dma_fd >= 0)
@@ -277,7 +294,7 @@ int main(int argc, char **argv)
 	printf("%-28s %12.0f %12.0f %7.2f\n", "libmodbus (mb-fault-server)", drv_lm, base_lm, drv_lm / base_lm);
 	printf("%-28s %12.0f %12.0f %7.2f\n", "pymodbus 3.0", drv_py, base_py, drv_py / base_py);
 	printf("(baseline: the same 120 requests in a bare libmodbus modbus_read_*() loop, same server)\n");
-	printf("\nWakeup latency, SCHED_FIFO 80, period 1 ms, mlockall (us)\n");
+	printf("\nWakeup latency, SCHED_FIFO 80, period 1 ms, mlockall, both on CPU %d (us)\n", rt_cpu);
 	printf("%-28s %8s %6s %6s %7s %7s %9s\n", "", "samples", "p50", "p99", "p99.9", "max", "overruns");
 	print_lat("railmon modbus poll thread", &drv);
 	print_lat("cyclictest (baseline)", &cyc);
