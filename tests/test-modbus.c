@@ -571,6 +571,28 @@ static int outcome_allowed(const struct txn *t, const char *kind)
 	return 0;
 }
 
+struct kind_count {
+	char name[16];
+	size_t n, by[O_MAX];
+};
+
+/* Count server fault kind -> client outcome, for the report line. */
+static void tally(struct kind_count *kc, size_t *nk, const char *kind, unsigned outcome)
+{
+	size_t i;
+
+	for (i = 0; i < *nk && strcmp(kc[i].name, kind); i++)
+		;
+	if (i == *nk) {
+		assert(*nk < 16);
+		memset(&kc[i], 0, sizeof(kc[i]));
+		snprintf(kc[i].name, sizeof(kc[i].name), "%s", kind);
+		(*nk)++;
+	}
+	kc[i].n++;
+	kc[i].by[outcome]++;
+}
+
 static void test_soak(const char *dir, size_t target)
 {
 	enum { NCH = 40 };
@@ -581,7 +603,8 @@ static void test_soak(const char *dir, size_t target)
 	struct bus_mb_channel ch[NCH];
 	struct txn *tx = calloc(target + 1000, sizeof(*tx));
 	char logpath[512], line[256];
-	size_t ntx = 0, k = 0, faults = 0, ok = 0, after_fault_ok = 0, spurious = 0;
+	size_t ntx = 0, k = 0, faults = 0, ok = 0, after_fault_ok = 0, spurious = 0, nkinds = 0;
+	struct kind_count kinds[16];
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
@@ -634,6 +657,7 @@ static void test_soak(const char *dir, size_t target)
 				        tx[j].outcome, tx[j].unit, tx[j].fc, tx[j].addr, tx[j].detail);
 			abort();
 		}
+		tally(kinds, &nkinds, kind, tx[k].outcome);
 		if (strcmp(kind, "none")) {
 			faults++;
 			spurious += tx[k].outcome == O_TIMEOUT && strcmp(kind, "delay") && strcmp(kind, "garbage");
@@ -651,6 +675,10 @@ static void test_soak(const char *dir, size_t target)
 	       "%zu timeouts on answered requests (machine load)\n",
 	       ntx, (double)(peer_now_ms() - t0) / 1000, faults, 100.0 * (double)faults / (double)k, ok,
 	       after_fault_ok, spurious);
+	for (size_t i = 0; i < nkinds; i++)
+		printf("  server %-8s %6zu -> events: ok %zu timeout %zu exception %zu bad-reply %zu disconnect %zu\n",
+		       kinds[i].name, kinds[i].n, kinds[i].by[O_OK], kinds[i].by[O_TIMEOUT], kinds[i].by[O_EXC],
+		       kinds[i].by[O_BAD], kinds[i].by[O_DOWN]);
 	assert(faults > k / 20 && after_fault_ok > faults / 2 && spurious < k / 200);
 	free(tx);
 }
