@@ -31,7 +31,10 @@
  * reply (libmodbus issue 255): a reply carrying another transaction's id is
  * dropped and the next one read, so a late reply costs its own transaction
  * (a timeout) and never the next one.  Every reply is checked completely
- * (bus_mb_reply_check) before a single value is decoded.
+ * (bus_mb_reply_check) before a single value is decoded.  Before each
+ * request the link is flushed (non-blocking) so bytes that arrived
+ * unasked - the tail of a reply cut by the byte timeout, an RTU late reply,
+ * which has no id to tell it apart - never start the next reply.
  *
  * Faults, each one event, never a value from the reply concerned
  * (arg = first register of the request, detail = unit << 8 | x):
@@ -70,7 +73,8 @@
 #define MB_NS_PER_MS 1000000LL
 #define MB_BACKOFF_MIN_NS (50 * MB_NS_PER_MS)
 #define MB_BACKOFF_MAX_NS (2000 * MB_NS_PER_MS)
-#define MB_STALE_MAX 4   /* stale replies skipped per transaction */
+#define MB_STALE_MAX 16  /* stale replies skipped per transaction: one per
+                            earlier timeout still in flight, bounded */
 #define MB_ITEMS_EXTRA 4 /* overrun, connect, disconnect per group run */
 
 struct mb_priv {
@@ -301,6 +305,10 @@ static void transact(bus_dev_t *dev, const struct bus_mb_request *req, struct mb
 	int r;
 
 	memset(res, 0, sizeof(*res));
+	/* Whatever is waiting now is unsolicited: the tail of a reply that
+	   hit the byte timeout, or (RTU, which has no transaction id) a late
+	   reply.  One non-blocking recv / tcflush. */
+	modbus_flush(p->ctx);
 	if (p->tcp)
 		exp.tid = ++p->tid;
 	r = request_send(p, &exp, req->addr);

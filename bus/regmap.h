@@ -2,8 +2,8 @@
 /*
  * regmap.h - Modbus register-map planning, reply checking and value
  * decoding.  Pure functions: no I/O, no clocks, no logging, so every rule
- * here is unit-tested without a server (tests/test-modbus-regmap.c) and the
- * reply checker is fuzzed (tests/fuzz/fuzz-mb-reply.c).
+ * here is unit-tested without a server (tests/test-modbus-regmap.c), and the
+ * reply checker / decoder and the planner are fuzzed (tests/fuzz/).
  *
  * Planning (bus_mb_regmap_new, once at open):
  *   1. channels are grouped by (unit id, table, period): one poll group is
@@ -17,8 +17,10 @@
  *   3. every channel gets a slot: its offset (registers or bits) in its
  *      request's reply, so the poll thread decodes without searching.
  *
- * Greedy-by-address is optimal here: with a sorted list and a hard cap,
- * closing a request as late as possible never increases the count.
+ * Greedy by address: each request is closed as late as the cap and the gap
+ * limit allow.  That gives the fewest requests for channels sorted by
+ * address (the usual exchange argument); requests may overlap by a few
+ * registers when a wide value does not fit at the end of the previous one.
  *
  * Byte order (enum bus_mb_order) names the wire order of the value's bytes,
  * A = most significant.  It is applied as two independent swaps over the

@@ -6,12 +6,13 @@
  *
  * 1. Transactions/s of bus/modbus.c (12 groups of 10 requests due every
  *    1 ms, so it runs flat out) against the libmodbus server and the pymodbus
- *    server on loopback, beside a baseline measured in the same run: a bare
- *    libmodbus modbus_read_registers() loop against the same server.
+ *    server on loopback, beside a baseline measured in the same run: the
+ *    same requests in a bare libmodbus modbus_read_*() loop, same server.
  * 2. Wakeup latency of the driver's pacing on a SCHED_FIFO 80 thread with
  *    mlockall, period 1 ms, one small request per period against the
  *    libmodbus server, beside `cyclictest -m -p 80 -i 1000 -l N -q -h 4096`
- *    run right after with the same period, priority and count.  Both
+ *    in alternating rounds with the same period, priority, count and CPU
+ *    (the last one; the server is kept on CPU 0 like a remote device).  Both
  *    histograms have 1 us buckets and percentiles are read the same way
  *    (upper edge of the bucket holding the p-th sample).
  * Needs root (SCHED_FIFO, mlockall) and rt-tests.  Prints; asserts nothing
@@ -33,24 +34,30 @@
 #include "modbus-peers/mb-expect.h"
 #include "modbus-peers/peer.h"
 
-static double run_driver(int port, double secs, uint64_t *ret_tx)
-{
-	enum { N = 120 };
-	struct bus_mb_channel ch[N];
-	struct bus_cfg cfg;
-	struct bus_stats st;
-	bus_dev_t *dev;
-	int64_t t0, end;
+enum { NCH = 120 };
 
-	/* units 1-3 x 4 tables x 10 separate registers: 12 groups of 10
-	   requests due every 1 ms, more than loopback can serve */
-	for (int i = 0; i < N; i++) {
+/* units 1-3 x 4 tables x 10 separate registers: 12 groups of 10 requests
+   due every 1 ms, more than loopback can serve */
+static void bench_channels(struct bus_mb_channel *ch)
+{
+	for (int i = 0; i < NCH; i++) {
 		enum bus_mb_table table = (enum bus_mb_table)(1 + i / 10 % 4);
 
 		ch[i] = mb_chan((uint32_t)i + 1, (uint8_t)(1 + i / 40), table, (uint16_t)(10 * (i % 10)),
 		                table <= BUS_MB_DISCRETE ? BUS_MB_BIT : BUS_MB_U16, 1);
 	}
-	cfg = mb_tcp_cfg(port, ch, N, 1000, 0);
+}
+
+static double run_driver(int port, double secs)
+{
+	struct bus_mb_channel ch[NCH];
+	struct bus_cfg cfg;
+	struct bus_stats st;
+	bus_dev_t *dev;
+	int64_t t0, end;
+
+	bench_channels(ch);
+	cfg = mb_tcp_cfg(port, ch, NCH, 1000, 0);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	t0 = peer_now_ms();
 	end = t0 + (int64_t)(secs * 1000);
@@ -64,25 +71,38 @@ static double run_driver(int port, double secs, uint64_t *ret_tx)
 		fprintf(stderr, "driver: %llu ok, %llu failed transactions\n", (unsigned long long)st.rx_frames,
 		        (unsigned long long)st.rx_errors);
 	assert(st.rx_errors == 0);
-	*ret_tx = st.rx_frames;
 	bus_dev_free(dev);
 	return (double)st.rx_frames * 1000.0 / (double)(peer_now_ms() - t0);
 }
 
+/* The same requests, in the same order, with libmodbus's own read calls. */
 static double run_baseline(int port, double secs)
 {
 	modbus_t *ctx = modbus_new_tcp("127.0.0.1", port);
-	uint16_t regs[4];
+	struct bus_mb_channel ch[NCH];
+	uint16_t reg;
+	uint8_t bit;
 	uint64_t n = 0;
 	int64_t t0, end;
 
+	bench_channels(ch);
 	assert(ctx && modbus_connect(ctx) == 0);
-	modbus_set_slave(ctx, 1);
 	t0 = peer_now_ms();
 	end = t0 + (int64_t)(secs * 1000);
 	while (peer_now_ms() < end) {
-		assert(modbus_read_registers(ctx, 3, 1, regs) == 1);
-		n++;
+		for (int i = 0; i < NCH; i++, n++) {
+			const struct bus_mb_channel *c = &ch[i];
+			int r = -1;
+
+			modbus_set_slave(ctx, c->unit_id);
+			switch (c->table) {
+			case BUS_MB_COIL: r = modbus_read_bits(ctx, c->addr, 1, &bit); break;
+			case BUS_MB_DISCRETE: r = modbus_read_input_bits(ctx, c->addr, 1, &bit); break;
+			case BUS_MB_HOLDING: r = modbus_read_registers(ctx, c->addr, 1, &reg); break;
+			case BUS_MB_INPUT: r = modbus_read_input_registers(ctx, c->addr, 1, &reg); break;
+			}
+			assert(r == 1);
+		}
 	}
 	modbus_close(ctx);
 	modbus_free(ctx);
@@ -90,6 +110,7 @@ static double run_baseline(int port, double secs)
 }
 
 struct lat_run {
+	int cpu;
 	int port;
 	unsigned loops;
 	struct acq_latency snap;
@@ -121,17 +142,21 @@ static void *lat_main(void *arg)
 	return NULL;
 }
 
-static void run_latency(int port, unsigned loops, struct acq_latency *ret)
+static void run_latency(int cpu, int port, unsigned loops, struct acq_latency *ret)
 {
-	struct lat_run r = { .port = port, .loops = loops };
+	struct lat_run r = { .cpu = cpu, .port = port, .loops = loops };
 	struct sched_param sp = { .sched_priority = 80 };
 	pthread_attr_t attr;
 	pthread_t t;
+	cpu_set_t set;
 
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
 	assert(pthread_attr_init(&attr) == 0);
 	assert(pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0);
 	assert(pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0);
 	assert(pthread_attr_setschedparam(&attr, &sp) == 0);
+	assert(pthread_attr_setaffinity_np(&attr, sizeof(set), &set) == 0);
 	if (pthread_create(&t, &attr, lat_main, &r) != 0) {
 		fprintf(stderr, "SCHED_FIFO thread: %s (needs root)\n", strerror(errno));
 		exit(1);
@@ -141,14 +166,15 @@ static void run_latency(int port, unsigned loops, struct acq_latency *ret)
 }
 
 /* Run cyclictest and read its histogram into an acq_latency. */
-static void run_cyclictest(unsigned loops, struct acq_latency *ret)
+static void run_cyclictest(int cpu, unsigned loops, struct acq_latency *ret)
 {
-	char lbuf[32], line[256];
-	char *argv[] = { "cyclictest", "-m", "-p", "80", "-i", "1000", "-l", lbuf, "-q", "-h", "4096", NULL };
+	char lbuf[32], abuf[16], line[256];
+	char *argv[] = { "cyclictest", "-m", "-p", "80", "-i", "1000", "-a", abuf, "-l", lbuf, "-q", "-h", "4096", NULL };
 	struct peer p;
 	int status;
 
 	snprintf(lbuf, sizeof(lbuf), "%u", loops);
+	snprintf(abuf, sizeof(abuf), "%d", cpu);
 	acq_latency_reset(ret);
 	peer_spawn(&p, argv, 0);
 	close(p.in_fd);
@@ -167,6 +193,8 @@ static void run_cyclictest(unsigned loops, struct acq_latency *ret)
 		}
 	}
 	close(p.out_fd);
+	if (peer_wait_exit(p.pid, PEER_WAIT_MS) < 0)
+		kill(p.pid, SIGKILL);
 	waitpid(p.pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) || !ret->count) {
 		fprintf(stderr, "cyclictest failed (rt-tests installed? root?)\n");
@@ -216,10 +244,10 @@ int main(int argc, char **argv)
 	unsigned loops = (unsigned)(secs * 2500);
 	static struct acq_latency drv, cyc;
 	double base_lm, base_py, drv_lm, drv_py;
-	enum { ROUNDS = 4 };
-	uint64_t tx;
+	enum { ROUNDS = 10 };
 	struct peer p;
 	int dma_fd;
+	int rt_cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s FAULT_SERVER PYMODBUS_SERVER [seconds]\n", argv[0]);
@@ -233,19 +261,28 @@ int main(int argc, char **argv)
 
 	peer_start(&p, pyargv);
 	base_py = run_baseline(p.port, secs);
-	drv_py = run_driver(p.port, secs, &tx);
+	drv_py = run_driver(p.port, secs);
 	assert(peer_stop(&p, NULL) == 0);
 	peer_start(&p, fargv);
+	/* the server stands in for a remote device: keep it off the CPU the
+	   two measured threads share */
+	if (rt_cpu > 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		sched_setaffinity(p.pid, sizeof(set), &set);
+	}
 	base_lm = run_baseline(p.port, secs);
-	drv_lm = run_driver(p.port, secs, &tx);
+	drv_lm = run_driver(p.port, secs);
 	/* alternate short rounds so both see the same background load */
 	dma_fd = dma_latency_hold();
 	for (int round = 0; round < ROUNDS; round++) {
 		static struct acq_latency one;
 
-		run_latency(p.port, loops / ROUNDS, &one);
+		run_latency(rt_cpu, p.port, loops / ROUNDS, &one);
 		lat_merge(&drv, &one);
-		run_cyclictest(loops / ROUNDS, &one);
+		run_cyclictest(rt_cpu, loops / ROUNDS, &one);
 		lat_merge(&cyc, &one);
 	}
 	if (dma_fd >= 0)
@@ -256,8 +293,8 @@ int main(int argc, char **argv)
 	printf("%-28s %12s %12s %7s\n", "server", "railmon", "baseline", "ratio");
 	printf("%-28s %12.0f %12.0f %7.2f\n", "libmodbus (mb-fault-server)", drv_lm, base_lm, drv_lm / base_lm);
 	printf("%-28s %12.0f %12.0f %7.2f\n", "pymodbus 3.0", drv_py, base_py, drv_py / base_py);
-	printf("(baseline: bare libmodbus modbus_read_registers() loop, same server)\n");
-	printf("\nWakeup latency, SCHED_FIFO 80, period 1 ms, mlockall (us)\n");
+	printf("(baseline: the same 120 requests in a bare libmodbus modbus_read_*() loop, same server)\n");
+	printf("\nWakeup latency, SCHED_FIFO 80, period 1 ms, mlockall, both on CPU %d (us)\n", rt_cpu);
 	printf("%-28s %8s %6s %6s %7s %7s %9s\n", "", "samples", "p50", "p99", "p99.9", "max", "overruns");
 	print_lat("railmon modbus poll thread", &drv);
 	print_lat("cyclictest (baseline)", &cyc);

@@ -6,7 +6,9 @@
  *     --seed S            random fault draw seed (default 1)
  *     --fault-pct P       percentage of requests answered with a fault
  *     --weights LIST      kind=weight,... for the random draw, kinds:
- *                         exc short long unit garbage delay drop crc
+ *                         exc short long unit garbage delay drop crc split
+ *                         (split: the reply stalls for D ms after its byte
+ *                         count, past the client's byte timeout)
  *     --fault-addr A:KIND requests starting at register A always get KIND
  *     --silent-unit U     never answer unit U (a dead device)
  *     --delay-ms D        "delay" answers correctly after D ms (default 30)
@@ -38,9 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_MAX };
+enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_SPLIT, F_MAX };
 static const char *const fault_names[F_MAX] = { "none", "exc", "short", "long", "unit", "garbage",
-                                                "delay", "drop", "crc", "silent" };
+                                                "delay", "drop", "crc", "silent", "split" };
 
 #define MAX_CLIENTS 8
 #define MAX_FIXED 64
@@ -102,8 +104,15 @@ static void write_all(int fd, const uint8_t *b, size_t n)
 }
 
 /* Frame pdu[0..n) for unit and send it; crc_bad flips the RTU CRC. */
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
 static void send_pdu(struct server *s, int fd, const uint8_t *req, uint8_t unit, const uint8_t *pdu,
-                     size_t n, bool crc_bad)
+                     size_t n, bool crc_bad, bool split)
 {
 	uint8_t adu[600];
 	size_t len = 0;
@@ -126,6 +135,15 @@ static void send_pdu(struct server *s, int fd, const uint8_t *req, uint8_t unit,
 			crc ^= 0xffff;
 		adu[len++] = (uint8_t)crc;
 		adu[len++] = (uint8_t)(crc >> 8);
+	}
+	if (split) {
+		/* header, function and byte count now, the data later */
+		size_t head = (s->rtu ? 1 : 7) + 2;
+
+		write_all(fd, adu, head);
+		sleep_ms(s->delay_ms);
+		write_all(fd, adu + head, len - head);
+		return;
 	}
 	write_all(fd, adu, len);
 }
@@ -173,48 +191,28 @@ static enum fault pick_fault(struct server *s, unsigned unit, unsigned addr)
 	return F_NONE;
 }
 
-/* Answer one request; returns false when the connection is to be dropped. */
-static bool answer(struct server *s, int fd, const uint8_t *req)
+/* Send the reply pdu[0..n) broken as f says; false: hang up instead. */
+static bool reply_with(struct server *s, int fd, const uint8_t *req, enum fault f, uint8_t *pdu, size_t n)
 {
 	uint8_t unit = req[s->hdr - 1], fc = req[s->hdr];
-	unsigned addr = (unsigned)(req[s->hdr + 1] << 8 | req[s->hdr + 2]);
-	unsigned count = (unsigned)(req[s->hdr + 3] << 8 | req[s->hdr + 4]);
-	uint8_t pdu[600];
-	size_t n;
-	enum fault f;
 
-	s->fc_count[fc]++;
-	if (fc < 1 || fc > 4 || count == 0 || count > (fc <= 2 ? 2000u : 125u)) {
-		/* Not ours to judge politely: record it, refuse it. */
-		pdu[0] = (uint8_t)(fc | 0x80);
-		pdu[1] = fc < 1 || fc > 4 ? 1 : 3;
-		send_pdu(s, fd, req, unit, pdu, 2, false);
-		fprintf(s->log, "%llu %u %u %u %u badreq\n", (unsigned long long)++s->seq, unit, fc, addr, count);
-		return true;
-	}
-	f = pick_fault(s, unit, addr);
-	fprintf(s->log, "%llu %u %u %u %u %s\n", (unsigned long long)++s->seq, unit, fc, addr, count,
-	        fault_names[f]);
-	n = build_read(unit, fc, addr, count, pdu);
 	switch (f) {
 	case F_EXC:
 		pdu[0] = (uint8_t)(fc | 0x80);
 		pdu[1] = (uint8_t[]){ 1, 2, 3, 4, 6, 11 }[s->seq % 6];
-		send_pdu(s, fd, req, unit, pdu, 2, false);
+		n = 2;
 		break;
 	case F_SHORT:
 		n -= pdu[1] > 1 ? 2 : 1;
 		pdu[1] = (uint8_t)(n - 2);
-		send_pdu(s, fd, req, unit, pdu, n, false);
 		break;
 	case F_LONG:
 		pdu[n++] = 0xde;
 		pdu[n++] = 0xad;
 		pdu[1] = (uint8_t)(n - 2);
-		send_pdu(s, fd, req, unit, pdu, n, false);
 		break;
 	case F_UNIT:
-		send_pdu(s, fd, req, (uint8_t)(unit + 1), pdu, n, false);
+		unit++;
 		break;
 	case F_GARBAGE: {
 		uint8_t g[12];
@@ -223,26 +221,44 @@ static bool answer(struct server *s, int fd, const uint8_t *req)
 			g[i] = (uint8_t)rnd(s);
 		g[0] = (uint8_t)(req[0] ^ 0x80); /* never the client's transaction id */
 		write_all(fd, g, sizeof(g));
-		break;
+		return true;
 	}
-	case F_DELAY: {
-		struct timespec ts = { .tv_sec = s->delay_ms / 1000, .tv_nsec = (long)(s->delay_ms % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-		send_pdu(s, fd, req, unit, pdu, n, false);
+	case F_DELAY:
+		sleep_ms(s->delay_ms);
 		break;
-	}
 	case F_DROP:
 		return s->rtu; /* RTU cannot hang up: stays silent instead */
-	case F_CRC:
-		send_pdu(s, fd, req, unit, pdu, n, s->rtu);
-		break;
 	case F_SILENT:
-		break;
+		return true;
 	default:
-		send_pdu(s, fd, req, unit, pdu, n, false);
+		break;
 	}
+	send_pdu(s, fd, req, unit, pdu, n, f == F_CRC && s->rtu, f == F_SPLIT);
 	return true;
+}
+
+/* Answer one request; returns false when the connection is to be dropped. */
+static bool answer(struct server *s, int fd, const uint8_t *req)
+{
+	uint8_t unit = req[s->hdr - 1], fc = req[s->hdr];
+	unsigned addr = (unsigned)(req[s->hdr + 1] << 8 | req[s->hdr + 2]);
+	unsigned count = (unsigned)(req[s->hdr + 3] << 8 | req[s->hdr + 4]);
+	uint8_t pdu[600];
+	enum fault f;
+
+	s->fc_count[fc]++;
+	if (fc < 1 || fc > 4 || count == 0 || count > (fc <= 2 ? 2000u : 125u)) {
+		/* Not ours to judge politely: record it, refuse it. */
+		pdu[0] = (uint8_t)(fc | 0x80);
+		pdu[1] = fc < 1 || fc > 4 ? 1 : 3;
+		send_pdu(s, fd, req, unit, pdu, 2, false, false);
+		fprintf(s->log, "%llu %u %u %u %u badreq\n", (unsigned long long)++s->seq, unit, fc, addr, count);
+		return true;
+	}
+	f = pick_fault(s, unit, addr);
+	fprintf(s->log, "%llu %u %u %u %u %s\n", (unsigned long long)++s->seq, unit, fc, addr, count,
+	        fault_names[f]);
+	return reply_with(s, fd, req, f, pdu, build_read(unit, fc, addr, count, pdu));
 }
 
 static int parse_kind(const char *name)

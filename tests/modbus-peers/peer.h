@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,7 +81,13 @@ static inline void peer_spawn(struct peer *p, char *const argv[], int want_stder
 	p->pid = fork();
 	assert(p->pid >= 0);
 	if (p->pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		/* a peer never outlives a test that crashed or timed out */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(in[0], 0);
+		if (want_stderr)
+			dup2(null, 1); /* keep the test's stdout pipe free */
 		dup2(out[1], want_stderr ? 2 : 1);
 		execvp(argv[0], argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
@@ -105,6 +113,19 @@ static inline void peer_start(struct peer *p, char *const argv[])
 	p->port = atoi(line + 5);
 }
 
+/* Wait (bounded) until pid has exited, on its pidfd: 0 or -ETIMEDOUT. */
+static inline int peer_wait_exit(pid_t pid, int timeout_ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int r;
+
+	assert(fd >= 0);
+	r = poll(&pfd, 1, timeout_ms);
+	close(fd);
+	return r == 1 ? 0 : -ETIMEDOUT;
+}
+
 /*
  * Stop a peer: close its stdin, collect "FC <code> <count>" lines into
  * fc_count (may be NULL) until EOF, reap it.  Returns its exit status.
@@ -123,15 +144,8 @@ static inline int peer_stop(struct peer *p, uint64_t fc_count[256])
 			fc_count[fc] += n;
 	}
 	close(p->out_fd);
-	for (int64_t end = peer_now_ms() + PEER_WAIT_MS; peer_now_ms() < end;) {
-		pid_t r = waitpid(p->pid, &status, WNOHANG);
-
-		if (r == p->pid)
-			return status;
-		/* the peer was told to stop; give it the rest of the bound */
-		struct pollfd none = { .fd = -1 };
-		poll(&none, 1, 10);
-	}
+	if (peer_wait_exit(p->pid, PEER_WAIT_MS) == 0 && waitpid(p->pid, &status, 0) == p->pid)
+		return status;
 	kill(p->pid, SIGKILL);
 	waitpid(p->pid, &status, 0);
 	fprintf(stderr, "peer %d did not stop\n", (int)p->pid);
@@ -168,6 +182,8 @@ static inline void peer_socat_stop(struct peer *p)
 	int status;
 
 	kill(p->pid, SIGTERM);
+	if (peer_wait_exit(p->pid, PEER_WAIT_MS) < 0)
+		kill(p->pid, SIGKILL);
 	waitpid(p->pid, &status, 0);
 	close(p->in_fd);
 	close(p->out_fd);
