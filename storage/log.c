@@ -647,17 +647,21 @@ static bool all_zero_after_header(stor_log_t *log, int fd, uint64_t size)
 /*
  * The last segment has no valid header: either its creation was cut by a
  * power loss (all zeros: reuse the name), or it is damaged data we must
- * not overwrite (set aside as <name>.damaged).
+ * not overwrite (set aside as <name>.damaged; unlinked only if the ops
+ * cannot rename).
  */
 static int recover_headerless(stor_log_t *log, int fd, uint64_t size, const char *name)
 {
 	char bad[STOR_SEG_NAME_LEN + 8];
+	int r;
 
 	if (all_zero_after_header(log, fd, size))
 		return 0;
 	snprintf(bad, sizeof(bad), "%s.damaged", name);
-	if (renameat(log->dirfd, name, log->dirfd, bad) < 0)
-		return -errno;
+	r = log->ops->rename ? log->ops->rename(log->ops->ctx, log->dirfd, name, bad) :
+	    log->ops->unlink(log->ops->ctx, log->dirfd, name);
+	if (r < 0)
+		return r;
 	log->ev.recovered_damage++;
 	log->nsegs--;
 	return log->ops->dirsync(log->ops->ctx, log->dirfd);
@@ -692,7 +696,14 @@ static int recover_frames(stor_log_t *log, struct stor_cursor *c)
 	log->woff = c->data_end;
 	log->seg_tmin = c->t_min;
 	log->seg_tmax = c->t_max;
-	return seg_close(log);
+	/* If the seal cannot be written the segment is abandoned (EIO) or
+	   left unsealed (ENOSPC), and the log goes on in a new segment: a
+	   reader reports the unproven end, nothing is lost. */
+	if (seg_close(log) < 0 && log->fd >= 0) {
+		log->ops->close(log->ops->ctx, log->fd);
+		log->fd = -1;
+	}
+	return 0;
 }
 
 static int recover_last(stor_log_t *log)

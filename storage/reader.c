@@ -256,14 +256,54 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq)
 	return 0;
 }
 
+/* Newest record time of a closed segment, from its seal; INT64_MAX if it
+   cannot be proven (no good seal): then the segment must be scanned. */
+static int64_t seal_t_last(stor_reader_t *r, uint64_t seq)
+{
+	char name[STOR_SEG_NAME_LEN];
+	uint8_t tail[STOR_FRAME_HDR_BYTES];
+	struct stor_cursor c;
+	struct stor_frame f;
+	struct stat st;
+	int64_t t = INT64_MAX;
+	int fd;
+
+	stor_seg_name(name, seq);
+	fd = openat(r->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return t;
+	if (fstat(fd, &st) == 0 && st.st_size >= STOR_HDR_BYTES + STOR_FRAME_HDR_BYTES &&
+	    stor_cursor_init(&c, r->ops, fd, (uint64_t)st.st_size) == 0) {
+		if (pread(fd, tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)) ==
+		    sizeof(tail) && stor_frame_peek(tail, &f) == 0 &&
+		    (f.flags & STOR_FRAME_SEAL) && stor_frame_crc_ok(c.hdr.salt, tail, &f) &&
+		    c.hdr.first_seq == seq)
+			t = f.t_last_ns;
+		stor_cursor_done(&c);
+	}
+	close(fd);
+	return t;
+}
+
 int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns)
 {
+	uint64_t *seqs;
+	size_t n, i;
+	int ret;
+
 	if (!r)
 		return -EINVAL;
+	ret = stor_seg_list(r->dirfd, &seqs, &n);
+	if (ret < 0)
+		return ret;
 	seg_close(r);
-	/* Record times need not be monotonic (clock steps): scan from the
-	   oldest segment rather than bisect. */
-	r->next_min_seg = 0;
+	/* Record times need not be monotonic (clock steps), so no bisection;
+	   but a closed segment whose seal says all its records are older can
+	   be skipped without reading its frames. */
+	for (i = 0; i + 1 < n && seal_t_last(r, seqs[i]) < t_ns; i++)
+		;
+	r->next_min_seg = n ? seqs[i] : 0;
+	free(seqs);
 	r->min_seq = 0;
 	r->min_t = t_ns;
 	r->by_time = true;

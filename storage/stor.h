@@ -149,6 +149,7 @@ struct stor_stats {
 	int last_error;          /* -errno of the last failure, 0 if none */
 };
 
+/* Counters of this run (and the recovery at open).  Returns 0 or -EINVAL. */
 int stor_log_stats(const stor_log_t *log, struct stor_stats *ret_stats);
 
 /*
@@ -177,14 +178,23 @@ int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events);
 
 typedef struct stor_reader stor_reader_t;
 
-/* Open a reader on a log directory (read-only; may run beside a writer). */
+/*
+ * Open a reader on a log directory (read-only, never writes; may run beside
+ * a writer in another thread or process).  It starts before the oldest
+ * record.  Returns 0, -EINVAL, or -errno (-ENOENT: no such directory).
+ */
 int stor_reader_open(const char *dir, stor_reader_t **ret_reader);
+
+/* Close; accepts NULL; returns NULL. */
 stor_reader_t *stor_reader_free(stor_reader_t *r);
 
-/* Position at the first record containing seq or after it. */
+/* Position at the first record containing seq or after it.  Returns 0,
+   -EINVAL (NULL, seq 0) or -errno. */
 int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq);
 
-/* Position at the first record whose t_last_ns >= t_ns. */
+/* Position at the first record whose t_last_ns >= t_ns: closed segments
+   whose seal proves all their records older are skipped, the rest is
+   scanned (times need not be monotonic).  Returns 0, -EINVAL or -errno. */
 int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
 
 /*
@@ -195,5 +205,6 @@ int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
  */
 int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec);
 
-/* Where the last -EBADMSG was found. */
+/* Where the last -EBADMSG was found: the segment (its first seq, i.e. its
+   file name) and the byte offset in that file.  NULL pointers are skipped. */
 void stor_reader_error(const stor_reader_t *r, uint64_t *ret_segment, uint64_t *ret_offset);

@@ -106,6 +106,42 @@ static void test_eio_sync_once(void)
 	free(dir);
 }
 
+/* The seal written by recovery fails: the open still succeeds. */
+static void test_eio_at_recovery(void)
+{
+	char *dir = tu_tmpdir("eiorec");
+	struct fdev dev;
+	struct stor_log_cfg cfg;
+	struct stor_events ev;
+	struct tu_verify v;
+	stor_log_t *log;
+
+	CHECK(fdev_init(&dev, dir) == 0);
+	cfg = cfg_for(dir, &dev);
+	cfg.segment_bytes = 1 << 20;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 50; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	arm(&dev, FDEV_CRASH, FDEV_OP_ALL, false); /* no seal: the process dies */
+	log = stor_log_free(log);
+	fdev_done(&dev);
+
+	CHECK(fdev_init(&dev, dir) == 0);
+	arm(&dev, FDEV_EIO, FDEV_OP_SYNC, false);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == 51);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.segments_abandoned == 1);
+	for (int i = 0; i < 10; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	log = stor_log_free(log);
+	fdev_done(&dev);
+	CHECK(tu_verify_log(dir, 1, 61, &v) == 0 && v.next == 61);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* A write fails with EIO, once and then for good: exact accounting. */
 static void test_eio_write(bool persistent)
 {
@@ -323,6 +359,7 @@ static void test_full_fs(void)
 int main(void)
 {
 	test_eio_sync_once();
+	test_eio_at_recovery();
 	test_eio_write(false);
 	test_eio_write(true);
 	test_enospc_once();

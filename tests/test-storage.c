@@ -132,11 +132,57 @@ static void test_roundtrip(void)
 	CHECK(tu_verify_log(dir, 1, 601, &v) == 0);
 	CHECK(v.records == 600 && v.damaged == 0);
 
+	/* Nothing happened: no events. */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	{
+		struct stor_events ev;
+
+		CHECK(stor_log_take_events(log, &ev) == 0 && ev.lost_unsynced == 0);
+	}
+	log = stor_log_free(log);
+
 	/* An open and close with no records leaves no empty segment behind. */
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	log = stor_log_free(log);
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	CHECK(stor_log_next_seq(log) == 601);
+	log = stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Window 0 syncs every append; a window syncs from tick() once elapsed. */
+static void test_sync_window(void)
+{
+	char *dir = tu_tmpdir("window");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct timespec t0, t;
+	struct stor_stats st;
+	stor_log_t *log;
+
+	cfg.sync_window_ms = 0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK(tu_append(log) == 0);
+		CHECK(stor_log_confirmed_seq(log) == stor_log_next_seq(log));
+	}
+	CHECK(stor_log_stats(log, &st) == 0 && st.syncs == 5);
+	log = stor_log_free(log);
+
+	cfg.sync_window_ms = 20;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(tu_append(log) == 0);
+	CHECK(stor_log_tick(log) == 0);
+	CHECK(stor_log_confirmed_seq(log) == 6); /* not yet: the window runs */
+	/* Poll tick() (bounded) until the window has passed. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		CHECK(stor_log_tick(log) == 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		CHECK(t.tv_sec - t0.tv_sec < 5);
+	} while (stor_log_confirmed_seq(log) == 6);
+	CHECK(stor_log_confirmed_seq(log) == 7);
+	CHECK((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) >= 15000000LL);
 	log = stor_log_free(log);
 	tu_rm_rf(dir);
 	free(dir);
@@ -177,6 +223,13 @@ static void test_seek(void)
 	CHECK(rec.first_seq == 2002 && rec.t_last_ns >= 20035);
 	CHECK(stor_reader_seek_time(r, INT64_MIN) == 0);
 	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 1);
+	/* Every frame start, across segment boundaries (skipped by seal). */
+	for (uint64_t s = 1; s < 3000; s += 99) {
+		CHECK(stor_reader_seek_time(r, (int64_t)s * 10 + 20) == 0);
+		CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == s);
+	}
+	CHECK(stor_reader_seek_time(r, INT64_MAX) == 0);
+	CHECK(stor_reader_next(r, &rec) == 0);
 	stor_reader_free(r);
 	tu_rm_rf(dir);
 	free(dir);
@@ -420,6 +473,46 @@ static void test_retention_age(void)
 	free(dir);
 }
 
+/* A last segment whose header is garbage (not blank) is set aside, never
+   overwritten. */
+static void test_damaged_header(void)
+{
+	char *dir = tu_tmpdir("dmghdr");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_events ev;
+	struct tu_verify v;
+	stor_log_t *log;
+	uint64_t *seqs, last;
+	size_t n;
+	char name[STOR_SEG_NAME_LEN], bad[STOR_SEG_NAME_LEN + 16], p[600];
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 200; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	{
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+		CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 3);
+		close(dfd);
+	}
+	last = seqs[n - 1];
+	free(seqs);
+	stor_seg_name(name, last);
+	patch(dir, name, 10, "junkjunk", 8);
+	patch(dir, name, 138, "junkjunk", 8);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == last);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
+	log = stor_log_free(log);
+	snprintf(bad, sizeof(bad), "%s.damaged", name);
+	snprintf(p, sizeof(p), "%s/%s", dir, bad);
+	CHECK(access(p, F_OK) == 0);
+	CHECK(tu_verify_log(dir, 1, last, &v) == 0 && v.next == last);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* Retired segments are reused in place; their old frames never show. */
 static void test_recycle(void)
 {
@@ -571,12 +664,14 @@ int main(void)
 {
 	test_bad_args();
 	test_roundtrip();
+	test_sync_window();
 	test_seek();
 	test_torn_tail();
 	test_mid_damage();
 	test_stale_generation();
 	test_retention_bytes();
 	test_retention_age();
+	test_damaged_header();
 	test_recycle();
 	test_recovery_time();
 	test_live_follow();
