@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "forward.h"
+#include "forward-private.h"
 #include "mqtt-private.h"
 
 enum slot_state {
@@ -52,7 +53,7 @@ enum conn_state {
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status;
+	char *topic_data, *topic_status, *topic_events;
 
 	pthread_t thread;
 	bool running;
@@ -174,6 +175,8 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_data = NULL, ok = false;
 	if (asprintf(&f->topic_status, "railmon/%s/status", c->vehicle) < 0)
 		f->topic_status = NULL, ok = false;
+	if (asprintf(&f->topic_events, "railmon/%s/events", c->vehicle) < 0)
+		f->topic_events = NULL, ok = false;
 	cfg_defaults(&f->cfg);
 	return ok ? 0 : -ENOMEM;
 }
@@ -199,6 +202,7 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free((char *)f->cfg.password);
 	free(f->topic_data);
 	free(f->topic_status);
+	free(f->topic_events);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -412,6 +416,22 @@ static bool rate_allows(upl_forwarder_t *f, const struct slot *s)
 	return true;
 }
 
+/* Events go out once, with the first publication of their Batch; they are
+   a convenience view, the data topic stays the record of truth. */
+static void slot_publish_events(upl_forwarder_t *f, const struct slot *s)
+{
+	upl_encoder_t *enc = NULL;
+	const uint8_t *buf;
+	size_t len;
+
+	if (upl_events_batch(s->buf, s->len, &enc, &buf, &len) <= 0)
+		return;
+	if (mosquitto_publish(f->mosq, NULL, f->topic_events, (int)len, buf, 1, false) ==
+	    MOSQ_ERR_SUCCESS)
+		STAT_ADD(f, events_published, 1);
+	upl_encoder_free(enc);
+}
+
 static int slot_publish(upl_forwarder_t *f, struct slot *s)
 {
 	int rc, mid;
@@ -419,6 +439,8 @@ static int slot_publish(upl_forwarder_t *f, struct slot *s)
 	rc = mosquitto_publish(f->mosq, &mid, f->topic_data, (int)s->len, s->buf, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
+	if (f->cfg.publish_events && !s->ever_sent)
+		slot_publish_events(f, s);
 	pthread_mutex_lock(&f->lock);
 	f->st.published++;
 	if (s->ever_sent)
@@ -556,7 +578,9 @@ static int conn_setup(upl_forwarder_t *f)
 	mosquitto_disconnect_callback_set(f->mosq, on_disconnect);
 	mosquitto_publish_callback_set(f->mosq, on_publish);
 	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
-	r = mosquitto_max_inflight_messages_set(f->mosq, f->cfg.inflight);
+	/* Room for our window plus event and status messages, so libmosquitto
+	   never queues a data message behind them. */
+	r = mosquitto_max_inflight_messages_set(f->mosq, f->cfg.inflight * 2 + 2);
 	if (r == MOSQ_ERR_SUCCESS && f->cfg.username)
 		r = mosquitto_username_pw_set(f->mosq, f->cfg.username, f->cfg.password);
 	if (r == MOSQ_ERR_SUCCESS)

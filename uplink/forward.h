@@ -4,7 +4,8 @@
  *
  * The forwarder runs in its own thread at normal priority.  It reads stored
  * records (encoded Batches) from a persistent cursor, publishes their bytes
- * unchanged to railmon/<vehicle>/data with QoS 1, keeps up to cfg.inflight
+ * unchanged to railmon/<vehicle>/data with QoS 1 (and, if asked, their
+ * events to railmon/<vehicle>/events), keeps up to cfg.inflight
  * messages unacknowledged, and moves the cursor (a small file, replaced
  * atomically) only to the lowest sequence number not yet acknowledged.
  *
@@ -85,6 +86,10 @@ struct upl_forward_cfg {
 	unsigned cursor_interval_ms; /* write the cursor file at most this often
 	                               (and at stop); a crash re-sends at most
 	                               this much acked data; 0 = every ack */
+	bool publish_events;        /* also publish the events of each Batch,
+	                               re-encoded as an event-only Batch, to
+	                               railmon/<vehicle>/events (QoS 1, once,
+	                               not covered by the cursor) */
 	upl_fwd_event_fn on_event;  /* optional */
 	void *event_ctx;
 	unsigned idle_poll_ms;      /* how often to look for new records when
@@ -97,6 +102,7 @@ struct upl_forward_stats {
 	uint64_t acked;         /* PUBACKs received */
 	uint64_t acked_bytes;
 	uint64_t resent;        /* messages published again after a reconnect */
+	uint64_t events_published; /* event-only Batches sent to .../events */
 	uint64_t connects;      /* successful CONNACKs */
 	uint64_t connect_fails; /* attempts that failed or timed out */
 	uint64_t ack_timeouts;  /* connections dropped by the PUBACK watchdog */
