@@ -414,7 +414,7 @@ static void test_flaky_source(int port)
 	path_in(cur, sizeof(cur), "flaky.cursor");
 	c = fwd_cfg(&log, port, cur);
 	c.client_id = "railmon-test-flaky";
-	c.source = (struct upl_source){ flaky_seek, flaky_next, &k };
+	c.source = (struct upl_source){ .seek = flaky_seek, .next = flaky_next, .ctx = &k };
 	CHECK(upl_forwarder_new(&c, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);

@@ -45,6 +45,9 @@ struct upl_rec {
 struct upl_source {
 	int (*seek)(void *ctx, uint64_t seq);
 	int (*next)(void *ctx, struct upl_rec *ret_rec);
+	/* Position at the first record whose t_last_ns >= t_ns; only needed for
+	   cfg.live_source.  0 or -errno. */
+	int (*seek_time)(void *ctx, int64_t t_ns);
 	void *ctx;
 };
 
@@ -68,6 +71,11 @@ struct upl_forward_cfg {
 	const char *vehicle;        /* required: topic railmon/<vehicle>/... */
 	const char *cursor_path;    /* required: file holding the next seq */
 	struct upl_source source;   /* required: next is mandatory */
+	struct upl_source live_source; /* optional: a second reader on the same
+	                               log (next and seek_time).  While a backlog
+	                               drains, records newer than live_window_ns
+	                               are read here and sent ahead of it; the
+	                               backlog skips them once acknowledged */
 	bool use_tls;               /* when false, tls is ignored */
 	struct upl_tls_cfg tls;
 	const char *username;       /* optional */
@@ -103,6 +111,8 @@ struct upl_forward_stats {
 	uint64_t acked_bytes;
 	uint64_t resent;        /* messages published again after a reconnect */
 	uint64_t events_published; /* event-only Batches sent to .../events */
+	uint64_t live_ahead;    /* live messages sent ahead of the backlog */
+	uint64_t skipped;       /* backlog records not sent: already acked live */
 	uint64_t connects;      /* successful CONNACKs */
 	uint64_t connect_fails; /* attempts that failed or timed out */
 	uint64_t ack_timeouts;  /* connections dropped by the PUBACK watchdog */
