@@ -90,6 +90,9 @@ static void test_bad_args(void)
 	c.password = "pw";
 	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
 	c = fwd_cfg(&log, 1883, cur);
+	c.live_source.next = c.source.next; /* a live reader needs seek_time */
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
 	c.inflight = 70000;
 	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
 	c = fwd_cfg(&log, 1883, cur);
