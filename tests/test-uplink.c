@@ -87,6 +87,9 @@ static void test_bad_args(void)
 	c.source.next = NULL;
 	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
 	c = fwd_cfg(&log, 1883, cur);
+	c.source.seek = NULL;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
 	c.password = "pw";
 	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
 	c = fwd_cfg(&log, 1883, cur);

@@ -138,7 +138,7 @@ static int cfg_check(const struct upl_forward_cfg *c)
 	   would publish somewhere the consumers do not subscribe. */
 	if (strpbrk(c->vehicle, "/+#"))
 		return -EINVAL;
-	if (!c->cursor_path || !*c->cursor_path || !c->source.next)
+	if (!c->cursor_path || !*c->cursor_path || !c->source.next || !c->source.seek)
 		return -EINVAL;
 	if (c->password && !c->username)
 		return -EINVAL;
@@ -526,8 +526,13 @@ static int window_stage(upl_forwarder_t *f)
 		return 1;
 	}
 	s = slot_at(f, f->n);
-	if (slot_fill(s, &rec) < 0)
+	if (slot_fill(s, &rec) < 0) {
+		/* The source has moved past this record: rewind it, or the
+		   record would be skipped for good.  Try again after a pause. */
+		f->cfg.source.seek(f->cfg.source.ctx, f->read_seq);
+		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return -ENOMEM;
+	}
 	f->n++;
 	f->read_seq = rec.first_seq + rec.count;
 	return 1;
@@ -846,7 +851,7 @@ static void *forwarder_main(void *arg)
 {
 	upl_forwarder_t *f = arg;
 
-	if (f->cfg.source.seek) {
+	{
 		int r = f->cfg.source.seek(f->cfg.source.ctx, f->cursor);
 
 		if (r < 0)

@@ -70,7 +70,7 @@ struct upl_forward_cfg {
 	const char *client_id;      /* required: the persistent session's name */
 	const char *vehicle;        /* required: topic railmon/<vehicle>/... */
 	const char *cursor_path;    /* required: file holding the next seq */
-	struct upl_source source;   /* required: next is mandatory */
+	struct upl_source source;   /* required: seek and next */
 	struct upl_source live_source; /* optional: a second reader on the same
 	                               log (next and seek_time).  While a backlog
 	                               drains, records newer than live_window_ns
