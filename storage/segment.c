@@ -215,7 +215,8 @@ int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n)
 		v[n++] = seq;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_u64);
+	if (n) /* qsort(NULL, 0) is undefined: an empty directory */
+		qsort(v, n, sizeof(*v), cmp_u64);
 	*ret_seqs = v;
 	*ret_n = n;
 	return 0;

@@ -87,7 +87,13 @@ static void test_bad_args(void)
 	c.source.next = NULL;
 	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
 	c = fwd_cfg(&log, 1883, cur);
+	c.source.seek = NULL;
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
 	c.password = "pw";
+	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
+	c = fwd_cfg(&log, 1883, cur);
+	c.live_source.next = c.source.next; /* a live reader needs seek_time */
 	CHECK(upl_forwarder_new(&c, &f) == -EINVAL);
 	c = fwd_cfg(&log, 1883, cur);
 	c.inflight = 70000;
@@ -414,7 +420,7 @@ static void test_flaky_source(int port)
 	path_in(cur, sizeof(cur), "flaky.cursor");
 	c = fwd_cfg(&log, port, cur);
 	c.client_id = "railmon-test-flaky";
-	c.source = (struct upl_source){ flaky_seek, flaky_next, &k };
+	c.source = (struct upl_source){ .seek = flaky_seek, .next = flaky_next, .ctx = &k };
 	CHECK(upl_forwarder_new(&c, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
@@ -427,12 +433,38 @@ static void test_flaky_source(int port)
 	       (unsigned long long)st.source_errors);
 }
 
+/* Events in the log, for checking railmon/<vehicle>/events. */
+static uint64_t count_events(const struct memlog *log)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < log->n; i++) {
+		struct upl_batch_info info;
+		upl_batch_t *b;
+
+		CHECK(upl_batch_decode(log->recs[i].buf, log->recs[i].len, &b) == 0);
+		CHECK(upl_batch_info(b, &info) == 0);
+		for (uint32_t k = 0; k < info.count; k++) {
+			struct acq_item it;
+
+			CHECK(upl_batch_item(b, k, &it) == 0);
+			n += it.kind == ACQ_ITEM_EVENT;
+		}
+		upl_batch_free(b);
+	}
+	return n;
+}
+
 static void test_end_to_end(const char *script, const char *pb2_dir)
 {
 	struct broker b;
 	struct memlog log;
 	struct gen g;
-	struct recv_thread rt = { 0 };
+	struct recv_thread rt = { 0 }, ev_rt = { 0 };
+	struct upl_recv_cfg ev_rc = { .host = "127.0.0.1", .client_id = "railmon-test-events",
+	                              .topic = "railmon/+/events" };
+	struct upl_recv_stats ev_st;
+	uint64_t nevents;
 	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-test-recv",
 	                           .format = UPL_RECV_JSONL };
 	struct upl_forward_cfg c;
@@ -461,10 +493,15 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	CHECK(upl_recv_new(&rc, &rt.r) == 0);
 	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
 	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
+	ev_rc.port = b.port;
+	CHECK(upl_recv_new(&ev_rc, &ev_rt.r) == 0);
+	CHECK(pthread_create(&ev_rt.t, NULL, recv_main, &ev_rt) == 0);
+	CHECK(upl_recv_wait_subscribed(ev_rt.r, 10000) == 0);
 
 	path_in(cur, sizeof(cur), "e2e.cursor");
 	c = fwd_cfg(&log, b.port, cur);
 	c.cursor_interval_ms = 0;
+	c.publish_events = true;
 	CHECK(upl_forwarder_new(&c, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 	CHECK(upl_forwarder_start(f) == -EALREADY);
@@ -480,6 +517,16 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	CHECK(upl_forwarder_stats(f, &fst) == 0);
 	CHECK(fst.acked == log.n && fst.connected && fst.connects == 1 && fst.resent == 0);
 	CHECK(fst.cursor == log.next_seq && !fst.insecure);
+	/* Every event also went out on .../events, once, with its own seq. */
+	nevents = count_events(&log);
+	CHECK(nevents > 0 && fst.events_published > 0);
+	CHECK(upl_recv_wait_records(ev_rt.r, nevents, 20000) == 0);
+	CHECK(upl_recv_stats(ev_rt.r, &ev_st) == 0);
+	CHECK(ev_st.records == nevents && ev_st.duplicates == 0 && ev_st.bad == 0);
+	CHECK(ev_st.batches == fst.events_published);
+	upl_recv_stop(ev_rt.r);
+	pthread_join(ev_rt.t, NULL);
+	upl_recv_free(ev_rt.r);
 	CHECK(upl_forwarder_stop(f) == 0);
 	/* The persisted cursor is exactly past the last acknowledged record. */
 	CHECK(upl_cursor_load(cur, &seq) == 0 && seq == log.next_seq);

@@ -530,7 +530,9 @@ int upl_batch_item(const upl_batch_t *b, size_t i, struct acq_item *ret)
 		it.can.id = m->can->id[i];
 		it.can.flags = (uint8_t)m->can->flags[i];
 		it.can.len = (uint8_t)m->can->len[i];
-		memcpy(it.can.data, m->can->data.data + b->can_off[i], it.can.len);
+		/* data is NULL when every frame of the Batch is empty */
+		if (it.can.len)
+			memcpy(it.can.data, m->can->data.data + b->can_off[i], it.can.len);
 	} else if ((i -= b->ncan) < b->nsmp) {
 		it.kind = ACQ_ITEM_SAMPLE;
 		it.bus = (uint16_t)(m->samples->channel[i] >> 16);

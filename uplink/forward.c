@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "forward.h"
+#include "forward-private.h"
 #include "mqtt-private.h"
 
 enum slot_state {
@@ -39,9 +40,17 @@ struct slot {
 	int mid;
 	int64_t sent_ns;   /* monotonic time of the last publish */
 	bool ever_sent;
+	bool used;         /* live slots only: holds a record */
 	void *buf;
 	uint32_t len;
 	uint32_t cap;
+};
+
+#define LIVE_SLOTS 8   /* live messages in flight ahead of the backlog */
+#define AHEAD_MAX 256  /* acknowledged live ranges the backlog must skip */
+
+struct range {
+	uint64_t lo, hi; /* [lo, hi) */
 };
 
 enum conn_state {
@@ -52,7 +61,7 @@ enum conn_state {
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status;
+	char *topic_data, *topic_status, *topic_events;
 
 	pthread_t thread;
 	bool running;
@@ -83,6 +92,14 @@ struct upl_forwarder {
 
 	double tokens;           /* backlog rate cap bucket, bytes */
 	int64_t tokens_ns;
+
+	/* Live records sent ahead of a backlog (cfg.live_source). */
+	bool live_on;            /* the live reader is positioned and in use */
+	bool backlogged;         /* the last record staged was older than the live window */
+	int64_t live_poll_ns;
+	struct slot live[LIVE_SLOTS];
+	struct range ahead[AHEAD_MAX]; /* acked live ranges, sorted, disjoint */
+	size_t nahead;
 };
 
 static void stats_error(upl_forwarder_t *f, int err)
@@ -121,9 +138,11 @@ static int cfg_check(const struct upl_forward_cfg *c)
 	   would publish somewhere the consumers do not subscribe. */
 	if (strpbrk(c->vehicle, "/+#"))
 		return -EINVAL;
-	if (!c->cursor_path || !*c->cursor_path || !c->source.next)
+	if (!c->cursor_path || !*c->cursor_path || !c->source.next || !c->source.seek)
 		return -EINVAL;
 	if (c->password && !c->username)
+		return -EINVAL;
+	if (c->live_source.next && !c->live_source.seek_time)
 		return -EINVAL;
 	if (c->inflight > 65535 || (c->keepalive_s && c->keepalive_s < 5))
 		return -EINVAL;
@@ -174,6 +193,8 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_data = NULL, ok = false;
 	if (asprintf(&f->topic_status, "railmon/%s/status", c->vehicle) < 0)
 		f->topic_status = NULL, ok = false;
+	if (asprintf(&f->topic_events, "railmon/%s/events", c->vehicle) < 0)
+		f->topic_events = NULL, ok = false;
 	cfg_defaults(&f->cfg);
 	return ok ? 0 : -ENOMEM;
 }
@@ -187,6 +208,8 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 		mosquitto_destroy(f->mosq);
 	for (unsigned i = 0; f->slots && i < f->cfg.inflight; i++)
 		free(f->slots[i].buf);
+	for (unsigned i = 0; i < LIVE_SLOTS; i++)
+		free(f->live[i].buf);
 	free(f->slots);
 	free((char *)f->cfg.host);
 	free((char *)f->cfg.client_id);
@@ -199,6 +222,7 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free((char *)f->cfg.password);
 	free(f->topic_data);
 	free(f->topic_status);
+	free(f->topic_events);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -255,6 +279,15 @@ int upl_forwarder_stats(upl_forwarder_t *f, struct upl_forward_stats *ret)
 
 /* ---- the window ---- */
 
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+
 static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
 {
 	return &f->slots[(f->head + k) % f->cfg.inflight];
@@ -304,10 +337,142 @@ static void window_advance(upl_forwarder_t *f)
 	cursor_flush(f, false);
 }
 
+/* ---- live records ahead of the backlog ---- */
+
+/* Remember [lo, hi) as acknowledged; merge with neighbours.  When the set
+   is full the range is simply forgotten: the backlog sends it again
+   (a duplicate), which is safe. */
+static void ahead_add(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
+{
+	size_t i = 0;
+
+	while (i < f->nahead && f->ahead[i].hi < lo)
+		i++;
+	if (i < f->nahead && f->ahead[i].lo <= hi) {
+		if (lo < f->ahead[i].lo)
+			f->ahead[i].lo = lo;
+		if (hi > f->ahead[i].hi)
+			f->ahead[i].hi = hi;
+		/* It may now touch the next one. */
+		if (i + 1 < f->nahead && f->ahead[i + 1].lo <= f->ahead[i].hi) {
+			f->ahead[i].hi = f->ahead[i + 1].hi;
+			memmove(&f->ahead[i + 1], &f->ahead[i + 2],
+			        (f->nahead - i - 2) * sizeof(f->ahead[0]));
+			f->nahead--;
+		}
+		return;
+	}
+	if (f->nahead == AHEAD_MAX)
+		return;
+	memmove(&f->ahead[i + 1], &f->ahead[i], (f->nahead - i) * sizeof(f->ahead[0]));
+	f->ahead[i] = (struct range){ lo, hi };
+	f->nahead++;
+}
+
+/* True if [lo, hi) was acknowledged live; drops ranges behind lo. */
+static bool ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
+{
+	while (f->nahead && f->ahead[0].hi <= lo) {
+		memmove(&f->ahead[0], &f->ahead[1], (f->nahead - 1) * sizeof(f->ahead[0]));
+		f->nahead--;
+	}
+	return f->nahead && f->ahead[0].lo <= lo && hi <= f->ahead[0].hi;
+}
+
+static bool live_ack(upl_forwarder_t *f, int mid)
+{
+	for (unsigned i = 0; i < LIVE_SLOTS; i++) {
+		struct slot *s = &f->live[i];
+
+		if (s->used && s->state == SLOT_SENT && s->mid == mid) {
+			ahead_add(f, s->first_seq, s->first_seq + s->count);
+			s->used = false;
+			pthread_mutex_lock(&f->lock);
+			f->st.acked++;
+			f->st.acked_bytes += s->len;
+			pthread_mutex_unlock(&f->lock);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int slot_fill(struct slot *s, const struct upl_rec *rec)
+{
+	if (s->cap < rec->len) {
+		void *nb = realloc(s->buf, rec->len);
+
+		if (!nb)
+			return -ENOMEM;
+		s->buf = nb;
+		s->cap = rec->len;
+	}
+	memcpy(s->buf, rec->payload, rec->len);
+	s->len = rec->len;
+	s->first_seq = rec->first_seq;
+	s->count = rec->count;
+	s->t_last_ns = rec->t_last_ns;
+	s->state = SLOT_STAGED;
+	s->ever_sent = false;
+	return 0;
+}
+
+/* Read live records into free live slots.  Stops for good once the
+   backlog reader has caught up with the live one. */
+static void live_read(upl_forwarder_t *f)
+{
+	for (unsigned i = 0; i < LIVE_SLOTS && f->live_on; i++) {
+		struct slot *s = &f->live[i];
+		struct upl_rec rec = { 0 };
+		int r;
+
+		if (s->used)
+			continue;
+		if (upl_mono_ns() < f->live_poll_ns)
+			return;
+		r = f->cfg.live_source.next(f->cfg.live_source.ctx, &rec);
+		if (r <= 0) {
+			f->live_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+			return;
+		}
+		if (rec.first_seq < f->read_seq) {
+			f->live_on = false;
+			return;
+		}
+		if (rec.payload && rec.len && slot_fill(s, &rec) == 0)
+			s->used = true;
+	}
+}
+
+/* Forward declaration: publishing is shared with the backlog window. */
+static int slot_publish(upl_forwarder_t *f, struct slot *s);
+
+static int live_publish(upl_forwarder_t *f)
+{
+	int r;
+
+	if (f->live_on && f->backlogged)
+		live_read(f);
+	for (unsigned i = 0; i < LIVE_SLOTS; i++) {
+		struct slot *s = &f->live[i];
+
+		if (!s->used || s->state != SLOT_STAGED)
+			continue;
+		if (!s->ever_sent)
+			STAT_ADD(f, live_ahead, 1);
+		r = slot_publish(f, s);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static void on_publish(struct mosquitto *mosq, void *arg, int mid)
 {
 	upl_forwarder_t *f = arg;
 
+	if (live_ack(f, mid))
+		return;
 	for (unsigned k = 0; k < f->n; k++) {
 		struct slot *s = slot_at(f, k);
 
@@ -352,22 +517,22 @@ static int window_stage(upl_forwarder_t *f)
 	   seeks to the record containing the cursor, which may start earlier). */
 	if (rec.first_seq + rec.count <= f->read_seq || !rec.payload || !rec.len)
 		return 1;
-	s = slot_at(f, f->n);
-	if (s->cap < rec.len) {
-		void *nb = realloc(s->buf, rec.len);
-
-		if (!nb)
-			return -ENOMEM;
-		s->buf = nb;
-		s->cap = rec.len;
+	f->backlogged = rec.t_last_ns < realtime_ns() - f->cfg.live_window_ns;
+	/* Already delivered ahead of the backlog: acknowledged, skip it. */
+	if (ahead_covers(f, rec.first_seq, rec.first_seq + rec.count)) {
+		f->read_seq = rec.first_seq + rec.count;
+		STAT_ADD(f, skipped, rec.count);
+		window_advance(f);
+		return 1;
 	}
-	memcpy(s->buf, rec.payload, rec.len);
-	s->len = rec.len;
-	s->first_seq = rec.first_seq;
-	s->count = rec.count;
-	s->t_last_ns = rec.t_last_ns;
-	s->state = SLOT_STAGED;
-	s->ever_sent = false;
+	s = slot_at(f, f->n);
+	if (slot_fill(s, &rec) < 0) {
+		/* The source has moved past this record: rewind it, or the
+		   record would be skipped for good.  Try again after a pause. */
+		f->cfg.source.seek(f->cfg.source.ctx, f->read_seq);
+		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		return -ENOMEM;
+	}
 	f->n++;
 	f->read_seq = rec.first_seq + rec.count;
 	return 1;
@@ -377,14 +542,6 @@ static void emit(upl_forwarder_t *f, enum upl_fwd_event ev, int err)
 {
 	if (f->cfg.on_event)
 		f->cfg.on_event(f->cfg.event_ctx, ev, err);
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Token bucket for backlog bytes.  Live records pass freely: the cap only
@@ -412,6 +569,22 @@ static bool rate_allows(upl_forwarder_t *f, const struct slot *s)
 	return true;
 }
 
+/* Events go out once, with the first publication of their Batch; they are
+   a convenience view, the data topic stays the record of truth. */
+static void slot_publish_events(upl_forwarder_t *f, const struct slot *s)
+{
+	upl_encoder_t *enc = NULL;
+	const uint8_t *buf;
+	size_t len;
+
+	if (upl_events_batch(s->buf, s->len, &enc, &buf, &len) <= 0)
+		return;
+	if (mosquitto_publish(f->mosq, NULL, f->topic_events, (int)len, buf, 1, false) ==
+	    MOSQ_ERR_SUCCESS)
+		STAT_ADD(f, events_published, 1);
+	upl_encoder_free(enc);
+}
+
 static int slot_publish(upl_forwarder_t *f, struct slot *s)
 {
 	int rc, mid;
@@ -419,6 +592,8 @@ static int slot_publish(upl_forwarder_t *f, struct slot *s)
 	rc = mosquitto_publish(f->mosq, &mid, f->topic_data, (int)s->len, s->buf, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
+	if (f->cfg.publish_events && !s->ever_sent)
+		slot_publish_events(f, s);
 	pthread_mutex_lock(&f->lock);
 	f->st.published++;
 	if (s->ever_sent)
@@ -467,6 +642,9 @@ static bool window_stalled(upl_forwarder_t *f)
 		if (s->state == SLOT_SENT && s->sent_ns < limit)
 			return true;
 	}
+	for (unsigned i = 0; i < LIVE_SLOTS; i++)
+		if (f->live[i].used && f->live[i].state == SLOT_SENT && f->live[i].sent_ns < limit)
+			return true;
 	return false;
 }
 
@@ -476,6 +654,9 @@ static void window_rewind(upl_forwarder_t *f)
 	for (unsigned k = 0; k < f->n; k++)
 		if (slot_at(f, k)->state == SLOT_SENT)
 			slot_at(f, k)->state = SLOT_STAGED;
+	for (unsigned i = 0; i < LIVE_SLOTS; i++)
+		if (f->live[i].used && f->live[i].state == SLOT_SENT)
+			f->live[i].state = SLOT_STAGED;
 }
 
 /* ---- the connection ---- */
@@ -556,7 +737,9 @@ static int conn_setup(upl_forwarder_t *f)
 	mosquitto_disconnect_callback_set(f->mosq, on_disconnect);
 	mosquitto_publish_callback_set(f->mosq, on_publish);
 	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
-	r = mosquitto_max_inflight_messages_set(f->mosq, f->cfg.inflight);
+	/* Room for our window plus event and status messages, so libmosquitto
+	   never queues a data message behind them. */
+	r = mosquitto_max_inflight_messages_set(f->mosq, f->cfg.inflight * 2 + 2);
 	if (r == MOSQ_ERR_SUCCESS && f->cfg.username)
 		r = mosquitto_username_pw_set(f->mosq, f->cfg.username, f->cfg.password);
 	if (r == MOSQ_ERR_SUCCESS)
@@ -623,7 +806,10 @@ static int conn_step(upl_forwarder_t *f)
 			return 20;
 		}
 	}
-	r = window_publish(f);
+	/* Live first: it is what the ground wants to see now. */
+	r = live_publish(f);
+	if (r == 0)
+		r = window_publish(f);
 	if (r < 0 && r != -ENOMEM) {
 		conn_down(f, r, false);
 		return 0;
@@ -665,13 +851,21 @@ static void *forwarder_main(void *arg)
 {
 	upl_forwarder_t *f = arg;
 
-	if (f->cfg.source.seek) {
+	{
 		int r = f->cfg.source.seek(f->cfg.source.ctx, f->cursor);
 
 		if (r < 0)
 			stats_error(f, r);
 	}
 	f->tokens_ns = upl_mono_ns();
+	if (f->cfg.live_source.next) {
+		int r = f->cfg.live_source.seek_time(f->cfg.live_source.ctx,
+		                                     realtime_ns() - f->cfg.live_window_ns);
+
+		f->live_on = r == 0;
+		if (r < 0)
+			stats_error(f, r);
+	}
 	while (!atomic_load(&f->stop)) {
 		int timeout;
 

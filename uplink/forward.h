@@ -4,7 +4,8 @@
  *
  * The forwarder runs in its own thread at normal priority.  It reads stored
  * records (encoded Batches) from a persistent cursor, publishes their bytes
- * unchanged to railmon/<vehicle>/data with QoS 1, keeps up to cfg.inflight
+ * unchanged to railmon/<vehicle>/data with QoS 1 (and, if asked, their
+ * events to railmon/<vehicle>/events), keeps up to cfg.inflight
  * messages unacknowledged, and moves the cursor (a small file, replaced
  * atomically) only to the lowest sequence number not yet acknowledged.
  *
@@ -44,6 +45,9 @@ struct upl_rec {
 struct upl_source {
 	int (*seek)(void *ctx, uint64_t seq);
 	int (*next)(void *ctx, struct upl_rec *ret_rec);
+	/* Position at the first record whose t_last_ns >= t_ns; only needed for
+	   cfg.live_source.  0 or -errno. */
+	int (*seek_time)(void *ctx, int64_t t_ns);
 	void *ctx;
 };
 
@@ -66,7 +70,12 @@ struct upl_forward_cfg {
 	const char *client_id;      /* required: the persistent session's name */
 	const char *vehicle;        /* required: topic railmon/<vehicle>/... */
 	const char *cursor_path;    /* required: file holding the next seq */
-	struct upl_source source;   /* required: next is mandatory */
+	struct upl_source source;   /* required: seek and next */
+	struct upl_source live_source; /* optional: a second reader on the same
+	                               log (next and seek_time).  While a backlog
+	                               drains, records newer than live_window_ns
+	                               are read here and sent ahead of it; the
+	                               backlog skips them once acknowledged */
 	bool use_tls;               /* when false, tls is ignored */
 	struct upl_tls_cfg tls;
 	const char *username;       /* optional */
@@ -85,6 +94,10 @@ struct upl_forward_cfg {
 	unsigned cursor_interval_ms; /* write the cursor file at most this often
 	                               (and at stop); a crash re-sends at most
 	                               this much acked data; 0 = every ack */
+	bool publish_events;        /* also publish the events of each Batch,
+	                               re-encoded as an event-only Batch, to
+	                               railmon/<vehicle>/events (QoS 1, once,
+	                               not covered by the cursor) */
 	upl_fwd_event_fn on_event;  /* optional */
 	void *event_ctx;
 	unsigned idle_poll_ms;      /* how often to look for new records when
@@ -97,6 +110,9 @@ struct upl_forward_stats {
 	uint64_t acked;         /* PUBACKs received */
 	uint64_t acked_bytes;
 	uint64_t resent;        /* messages published again after a reconnect */
+	uint64_t events_published; /* event-only Batches sent to .../events */
+	uint64_t live_ahead;    /* live messages sent ahead of the backlog */
+	uint64_t skipped;       /* backlog records not sent: already acked live */
 	uint64_t connects;      /* successful CONNACKs */
 	uint64_t connect_fails; /* attempts that failed or timed out */
 	uint64_t ack_timeouts;  /* connections dropped by the PUBACK watchdog */

@@ -4,9 +4,10 @@
  *
  * Drives exactly what `railmon recv` does with a message: upl_recv_feed()
  * decodes and validates the Batch, tracks sequence ranges and writes JSON
- * lines (to /dev/null).  One receiver lives across inputs, so the range
- * bookkeeping also sees long, hostile histories.  The first input byte
- * picks the topic check, so mismatching vehicles are exercised too.
+ * lines and CSV (to /dev/null).  Each input is fed twice (the second time
+ * it is all duplicates) and then as the tail of itself, so the range
+ * bookkeeping sees overlaps; the first byte picks the topic check.  A
+ * fresh receiver per input keeps runs reproducible.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -17,34 +18,38 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static upl_recv_t *recv_once(void)
+static FILE *devnull(void)
 {
-	static upl_recv_t *r;
 	static FILE *out;
 
-	if (!r) {
-		struct upl_recv_cfg cfg = { .client_id = "fuzz", .format = UPL_RECV_JSONL };
-
+	if (!out)
 		out = fopen("/dev/null", "w");
-		if (!out)
-			abort();
-		cfg.out = out;
-		if (upl_recv_new(&cfg, &r) < 0)
-			abort();
-	}
-	return r;
+	if (!out)
+		abort();
+	return out;
+}
+
+static void feed(const uint8_t *data, size_t size, enum upl_recv_format fmt)
+{
+	struct upl_recv_cfg cfg = { .client_id = "fuzz", .format = fmt, .out = devnull() };
+	const char *topic = size && (data[0] & 1) ? "railmon/tram7/data" : NULL;
+	upl_recv_t *r;
+
+	if (upl_recv_new(&cfg, &r) < 0)
+		abort();
+	upl_recv_feed(r, topic, data, size);
+	upl_recv_feed(r, topic, data, size);
+	if (size > 1)
+		upl_recv_feed(r, NULL, data + 1, size - 1);
+	upl_recv_free(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	upl_recv_t *r = recv_once();
-	const char *topic = NULL;
 	struct upl_batch_info info;
 	upl_batch_t *b = NULL;
 
-	if (size && (data[0] & 1))
-		topic = "railmon/tram7/data";
-	upl_recv_feed(r, topic, data, size);
+	feed(data, size, size && (data[0] & 2) ? UPL_RECV_CSV : UPL_RECV_JSONL);
 
 	/* Also walk every record and dictionary entry the decoder accepts. */
 	if (upl_batch_decode(data, size, &b) == 0 && upl_batch_info(b, &info) == 0) {

@@ -24,7 +24,13 @@ static inline int stor_src_next(void *ctx, struct upl_rec *ret)
 	return k;
 }
 
+static inline int stor_src_seek_time(void *ctx, int64_t t_ns)
+{
+	return stor_reader_seek_time(ctx, t_ns);
+}
+
 static inline struct upl_source stor_source(stor_reader_t *reader)
 {
-	return (struct upl_source){ stor_src_seek, stor_src_next, reader };
+	return (struct upl_source){ .seek = stor_src_seek, .next = stor_src_next,
+	                            .seek_time = stor_src_seek_time, .ctx = reader };
 }
