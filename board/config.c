@@ -355,6 +355,9 @@ static int set_uplink(struct parser *p, const char *name, const char *value)
 		if (!parse_u64(value, &x, 3600) || x < 5)
 			return BAD(name, "expected 5 to 3600");
 		u->keepalive_s = (uint32_t)x;
+	} else if (!strcmp(name, "live_ahead")) {
+		if (!parse_bool(value, &u->live_ahead))
+			return BAD(name, "expected true or false");
 	} else if (!strcmp(name, "rate_limit")) {
 		if (!parse_size(value, &u->rate_bytes_s))
 			return BAD(name, "expected bytes per second like 64K (0 = unlimited)");

@@ -39,6 +39,7 @@ struct board_uplink {
 	uint32_t inflight;
 	uint32_t keepalive_s;
 	uint64_t rate_bytes_s;     /* backlog drain cap, 0 = unlimited */
+	bool live_ahead;           /* send live records ahead of a draining backlog */
 };
 
 struct board_cfg {

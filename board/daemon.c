@@ -77,7 +77,7 @@ struct board_daemon {
 	/* uplink: the forwarder reads the log with its own reader; its events
 	   come back through one more ring, so they are records too */
 	upl_forwarder_t *fwd;
-	stor_reader_t *fwd_reader;
+	stor_reader_t *fwd_reader, *fwd_live_reader;
 	struct acq_ring ev_ring;
 	struct acq_item ev_buf[256];
 	char fwd_client[96], fwd_cursor[BUS_PATH_MAX + 32];
@@ -712,6 +712,11 @@ static int fwd_seek(void *ctx, uint64_t seq)
 	return stor_reader_seek_seq(ctx, seq);
 }
 
+static int fwd_seek_time(void *ctx, int64_t t_ns)
+{
+	return stor_reader_seek_time(ctx, t_ns);
+}
+
 static int fwd_next(void *ctx, struct upl_rec *ret)
 {
 	struct stor_rec r;
@@ -754,7 +759,20 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 	fc.client_id = d->fwd_client;
 	fc.vehicle = d->cfg->vehicle;
 	fc.cursor_path = d->fwd_cursor;
-	fc.source = (struct upl_source){ fwd_seek, fwd_next, d->fwd_reader };
+	fc.source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
+	                                 .ctx = d->fwd_reader };
+	if (u->live_ahead) {
+		/* A second reader follows the head of the log, so live records
+		   overtake a backlog that is still draining after a tunnel. */
+		r = stor_reader_open(d->data_dir, &d->fwd_live_reader);
+		if (r < 0) {
+			snprintf(err, errlen, "%s: uplink cannot read the log: %s", d->data_dir, strerror(-r));
+			return r;
+		}
+		fc.live_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
+		                                      .ctx = d->fwd_live_reader };
+	}
+	fc.publish_events = true;
 	fc.use_tls = u->tls;
 	fc.tls = (struct upl_tls_cfg){ u->ca_file[0] ? u->ca_file : NULL, u->cert_file[0] ? u->cert_file : NULL,
 	                               u->key_file[0] ? u->key_file : NULL, u->tls_insecure };
@@ -927,6 +945,7 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 	acq_collector_free(d->col);
 	upl_forwarder_free(d->fwd);
 	stor_reader_free(d->fwd_reader);
+	stor_reader_free(d->fwd_live_reader);
 	upl_encoder_free(d->enc);
 	stor_log_free(d->log);
 	for (size_t b = 0; b < BOARD_BUSES_MAX; b++) {
