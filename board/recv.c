@@ -56,7 +56,9 @@ static const char recv_usage[] =
 
 static stor_log_t *ground_log_for(struct ground *g, const char *vehicle)
 {
-	struct stor_log_cfg lc = { .vehicle = vehicle, .sync_window_ms = 200 };
+	/* Every Batch durable as it arrives: the ground has no sync window to
+	   lose, and batches come seconds apart per vehicle. */
+	struct stor_log_cfg lc = { .vehicle = vehicle, .sync_window_ms = 0 };
 	char dir[4096];
 	size_t i;
 
