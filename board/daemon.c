@@ -700,6 +700,14 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	int r;
 
 	memcpy(lc.boot_id, d->boot_id, sizeof(lc.boot_id));
+	if (d->cfg->uplink.enabled) {
+		/* Retention at open must know what already went off-board. */
+		char cursor[BUS_PATH_MAX + 32];
+		uint64_t seq;
+		snprintf(cursor, sizeof(cursor), "%s/uplink.cursor", d->data_dir);
+		if (upl_cursor_load(cursor, &seq) == 0)
+			lc.forwarded_seq = seq;
+	}
 	r = stor_log_open(&lc, &d->log);
 	if (r < 0)
 		snprintf(err, errlen, "%s: cannot open the log: %s", d->data_dir, strerror(-r));
