@@ -46,7 +46,7 @@ run() { # name, meson setup args..., --, meson test args...
 }
 
 run normal --werror -- --no-suite fuzz
-run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz
+run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz --no-suite workload
 run tsan --werror -Db_sanitize=thread -- --suite acquisition
 CC=clang run fuzz --werror -Dfuzzing=true -- --suite fuzz
 
