@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench-pipeline.sh RAILMON SRCDIR - whole-pipeline figures, one run:
-#  1. replay throughput: a 60 s trace of two 500 kbit/s buses at 70% load
+#  1. replay throughput: a 10 min trace of two 500 kbit/s buses at 70% load
 #     (gen-load-trace.py) through `railmon replay` as fast as possible, with
 #     DBC decoding (trace -> frames + samples -> Batches -> log) and without
 #     (raw frames only); baseline: reading the same file with `cat` (the
@@ -16,7 +16,7 @@ T=$(mktemp -d /var/tmp/railmon-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 now() { date +%s.%N; }
 
-"$PY" "$SRC/tests/gen-load-trace.py" 60 0.7 "$T/load.log" >/dev/null
+"$PY" "$SRC/tests/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
 frames=$(wc -l < "$T/load.log")
 sed "s|^dbc = .*||" "$SRC/board/vehicles/emu-regional.ini" > "$T/nodbc.ini"
 sed -i "s|\.\./demo/train.dbc||; s|emu-traction.dbc||" "$T/nodbc.ini"
@@ -37,7 +37,7 @@ t_cat=$(best cat "$T/load.log")
 t_raw=$(best "$RAILMON" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out")
 t_dbc=$(best "$RAILMON" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out")
 records=$("$RAILMON" export --data "$T/out" --kind can --kind sample 2>&1 >/dev/null | grep -o '[0-9]* records' | cut -d' ' -f1)
-printf '\nreplay of %d frames (60 s, 2 buses at 70%% load), best of 3\n' "$frames"
+printf '\nreplay of %d frames (10 min, 2 buses at 70%% load), best of 3\n' "$frames"
 printf '%-34s %10s %14s %14s\n' "path" "seconds" "frames/s" "vs cat"
 printf '%-34s %10.3f %14.0f %14s\n' "cat (read the file)" "$t_cat" "$(echo "$frames / $t_cat" | bc -l)" "1.00"
 printf '%-34s %10.3f %14.0f %13.2fx\n' "replay, raw frames only" "$t_raw" "$(echo "$frames / $t_raw" | bc -l)" "$(echo "$t_cat / $t_raw" | bc -l)"
