@@ -25,8 +25,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${1:-${RAILMON_VM_CACHE:-${MESON_BUILD_ROOT:-$PWD/build}/vm}}
 # Modules for vm-init.sh, by top-level name; dependencies are resolved below.
 # slcan: a tty-attached controller with real CAN link data (kind "can"),
-# which the tests use as a stand-in for a physical interface.
-CAN_MODULES=(can can-raw can-dev vcan slcan)
+# which the tests use as a stand-in for a physical interface.  softdog: a
+# /dev/watchdog for railmon's hardware-watchdog test (idle until opened).
+CAN_MODULES=(can can-raw can-dev vcan slcan softdog)
 P9_MODULES=(virtio_pci 9pnet_virtio 9p)
 
 die() { echo "vm-prepare: $*" >&2; exit 1; }
