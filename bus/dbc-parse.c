@@ -287,7 +287,7 @@ static struct dbc_sig *find_sig(struct bus_dbc *dbc, const struct dbc_msg *m, co
 static int next_msg_id(struct parser *ps, uint32_t *ret_id, bool *ret_ext, unsigned *ret_line)
 {
 	struct tok t;
-	int64_t v;
+	int64_t v = 0; /* set by tok_int on success; -O3 cannot tell */
 	int r = lex_next(ps, &t);
 
 	if (r < 0 || (r = tok_int(ps, &t, 0, UINT32_MAX, &v)) < 0)

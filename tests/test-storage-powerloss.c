@@ -66,7 +66,7 @@ static void verify(const char *dir, uint64_t confirmed, long at, int pattern)
 {
 	struct fdev dev;
 	struct stor_log_cfg cfg;
-	struct tu_verify v;
+	struct tu_verify v = { 0 }; /* filled by tu_verify_log; -O3 cannot tell */
 	stor_log_t *log;
 	uint64_t next;
 
