@@ -125,6 +125,22 @@ static void test_roundtrip(void)
 	assert(upl_batch_item(b, N, &extra) == -EINVAL);
 	upl_batch_free(b);
 
+	/* The uplink flags backlog as historical by appending field 7 = true
+	   to the stored bytes: protobuf merges it, the records stay the same. */
+	{
+		uint8_t *h = malloc(len + 2);
+		struct acq_item got;
+		assert(h);
+		memcpy(h, buf, len);
+		h[len] = 7 << 3;
+		h[len + 1] = 1;
+		assert(upl_batch_decode(h, len + 2, &b) == 0);
+		assert(upl_batch_info(b, &info) == 0 && info.historical && info.count == N && info.first_seq == 1000);
+		assert(upl_batch_item(b, N - 1, &got) == 0 && item_eq(&got, &want[N - 1]));
+		upl_batch_free(b);
+		free(h);
+	}
+
 	/* An empty batch encodes and decodes to zero records. */
 	assert(upl_encoder_finish(enc, 5, &buf, &len) == 0);
 	assert(upl_batch_decode(buf, len, &b) == 0);

@@ -134,6 +134,7 @@ struct live_watch {
 	uint64_t live_from;
 	int64_t max_delay_ns;
 	uint64_t batches;
+	uint64_t backlog_batches, backlog_historical, live_historical;
 };
 
 static int watch_batch(void *ctx, const struct upl_batch_info *info, const void *p, size_t len)
@@ -144,8 +145,13 @@ static int watch_batch(void *ctx, const struct upl_batch_info *info, const void 
 	/* Runs on recv's thread only; read after it stopped. */
 	if (info->first_seq >= w->live_from) {
 		w->batches++;
+		w->live_historical += info->historical;
 		if (d > w->max_delay_ns)
 			w->max_delay_ns = d;
+	} else {
+		/* the hour of backlog is older than the live window: flagged */
+		w->backlog_batches++;
+		w->backlog_historical += info->historical;
 	}
 	return 0;
 }
@@ -291,6 +297,14 @@ int main(void)
 	   (8 Batches of at most 256 records) may go out twice. */
 	CHECK(rs.records == total && rs.missing == 0 && rs.duplicates <= 8 * 256);
 	CHECK(st.resent == 0 && st.live_ahead > 0 && st.skipped > 0);
+	/* Batch.historical: set on backlog Batches older than the live window
+	   (all but the hour's last minute), never on live ones. */
+	printf("historical flag: %llu of %llu backlog Batches, %llu of %llu live ones\n",
+	       (unsigned long long)watch.backlog_historical, (unsigned long long)watch.backlog_batches,
+	       (unsigned long long)watch.live_historical, (unsigned long long)watch.batches);
+	CHECK(watch.backlog_historical > 0 &&
+	      watch.backlog_historical >= watch.backlog_batches - watch.backlog_batches / 20);
+	CHECK(watch.live_historical == 0);
 
 	upl_forwarder_free(f);
 	stor_reader_free(reader);

@@ -397,18 +397,30 @@ static bool live_ack(upl_forwarder_t *f, int mid)
 	return false;
 }
 
-static int slot_fill(struct slot *s, const struct upl_rec *rec)
+/*
+ * Batch.historical (field 7, varint) = true, as two bytes appended to the
+ * stored Batch: protobuf parsers merge a concatenated message and the last
+ * value of a scalar field wins, so the flag is set without re-encoding and
+ * the stored records themselves stay byte for byte as logged.
+ */
+static const uint8_t historical_true[2] = { 7 << 3 | 0, 1 };
+
+static int slot_fill(struct slot *s, const struct upl_rec *rec, bool historical)
 {
-	if (s->cap < rec->len) {
-		void *nb = realloc(s->buf, rec->len);
+	uint32_t need = rec->len + (historical ? sizeof(historical_true) : 0);
+
+	if (s->cap < need) {
+		void *nb = realloc(s->buf, need);
 
 		if (!nb)
 			return -ENOMEM;
 		s->buf = nb;
-		s->cap = rec->len;
+		s->cap = need;
 	}
 	memcpy(s->buf, rec->payload, rec->len);
-	s->len = rec->len;
+	if (historical)
+		memcpy((uint8_t *)s->buf + rec->len, historical_true, sizeof(historical_true));
+	s->len = need;
 	s->first_seq = rec->first_seq;
 	s->count = rec->count;
 	s->t_last_ns = rec->t_last_ns;
@@ -439,7 +451,7 @@ static void live_read(upl_forwarder_t *f)
 			f->live_on = false;
 			return;
 		}
-		if (rec.payload && rec.len && slot_fill(s, &rec) == 0)
+		if (rec.payload && rec.len && slot_fill(s, &rec, false) == 0)
 			s->used = true;
 	}
 }
@@ -526,7 +538,7 @@ static int window_stage(upl_forwarder_t *f)
 		return 1;
 	}
 	s = slot_at(f, f->n);
-	if (slot_fill(s, &rec) < 0) {
+	if (slot_fill(s, &rec, f->backlogged) < 0) {
 		/* The source has moved past this record: rewind it, or the
 		   record would be skipped for good.  Try again after a pause. */
 		f->cfg.source.seek(f->cfg.source.ctx, f->read_seq);
