@@ -159,6 +159,40 @@ static const char *const mb_types[] = { "u16", "s16", "u32", "s32", "u64", "f32"
 static const char *const mb_tables[] = { "?", "coil", "discrete", "holding", "input" };
 static const char *const mb_orders[] = { "ABCD", "DCBA", "BADC", "CDAB" };
 
+/*
+ * Bus load from the DBC's cycle times.  A classic frame is 44 + 8 * len bits
+ * with a standard id, 64 + 8 * len extended (CRC, ACK, EOF, IFS included);
+ * an FD frame spends 29 / 49 bits at the nominal rate and its data and CRC
+ * (8 * len + 22, or + 26 past 16 bytes) at dbitrate.  Plus about 20% stuff
+ * bits.  Filters do not count: the load is the bus's, not what passes them.
+ */
+static void check_can_load(const struct bus_can_cfg *c, const bus_dbc_t *dbc)
+{
+	double bitrate = c->bitrate ? c->bitrate : 500000, dbitrate = c->dbitrate ? c->dbitrate : bitrate;
+	double fps = 0, seconds = 0;
+	unsigned with = 0, n = bus_dbc_message_count(dbc);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct bus_dbc_message_info m;
+		double t;
+		if (bus_dbc_message_info(dbc, i, &m) < 0 || !m.cycle_ms)
+			continue;
+		with++;
+		if (m.dlc <= 8)
+			t = ((m.ext ? 64 : 44) + 8.0 * m.dlc) / bitrate;
+		else
+			t = (m.ext ? 49 : 29) / bitrate + (8.0 * m.dlc + (m.dlc > 16 ? 26 : 22)) / dbitrate;
+		fps += 1000.0 / m.cycle_ms;
+		seconds += 1000.0 / m.cycle_ms * 1.2 * t;
+	}
+	if (!with) {
+		printf("    no GenMsgCycleTime in the DBC: bus load not estimated\n");
+		return;
+	}
+	printf("    %u of %u messages cyclic: %.0f frames/s, about %.0f%% of the bus at %.0f kbit/s%s\n", with, n, fps,
+	       seconds * 100, bitrate / 1000, seconds > 0.7 ? " (above 70%: frames will queue)" : "");
+}
+
 static int check_can(const struct bus_cfg *b)
 {
 	const struct bus_can_cfg *c = &b->can;
@@ -181,7 +215,8 @@ static int check_can(const struct bus_cfg *b)
 		fprintf(stderr, "railmon check: %s\n", err);
 		return -EINVAL;
 	}
-	printf("    DBC %s: %u signals\n", c->dbc, bus_dbc_signal_count(dbc));
+	printf("    DBC %s: %u messages, %u signals\n", c->dbc, bus_dbc_message_count(dbc), bus_dbc_signal_count(dbc));
+	check_can_load(c, dbc);
 	bus_dbc_free(dbc);
 	return 0;
 }

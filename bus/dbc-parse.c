@@ -629,6 +629,32 @@ static int parse_cm(struct parser *ps)
 	return expect(ps, ";");
 }
 
+/* BA_ "GenMsgCycleTime" BO_ id ms ; is kept (railmon check estimates the
+   bus load from it); every other attribute is checked for its ';' only. */
+static int parse_ba(struct parser *ps, unsigned line)
+{
+	struct tok t;
+	int64_t id, ms;
+	int r;
+
+	if ((r = lex_next(ps, &t)) < 0)
+		return r;
+	if (t.type != T_STR || t.len != 15 || memcmp(t.s, "GenMsgCycleTime", 15))
+		return t.type == T_PUNCT && *t.s == ';' ? 0 : skip_statement(ps, line);
+	if ((r = lex_next(ps, &t)) < 0)
+		return r;
+	if (!tok_is(&t, "BO_"))
+		return t.type == T_PUNCT && *t.s == ';' ? 0 : skip_statement(ps, line);
+	if ((r = next_int(ps, 0, UINT32_MAX, &id)) < 0 || (r = next_int(ps, 0, 3600000, &ms)) < 0)
+		return r;
+	for (unsigned i = 0; i < ps->dbc->nmsgs; i++) {
+		struct dbc_msg *m = &ps->dbc->msgs[i];
+		if (m->id == ((uint32_t)id & 0x1fffffff) && m->ext == ((id & 0x80000000) != 0))
+			m->cycle_ms = (unsigned)ms;
+	}
+	return expect(ps, ";");
+}
+
 static int parse_statement(struct parser *ps, const struct tok *kw)
 {
 	unsigned line = kw->line;
@@ -654,6 +680,8 @@ static int parse_statement(struct parser *ps, const struct tok *kw)
 		return parse_valtype(ps, line);
 	if (tok_is(kw, "SG_MUL_VAL_"))
 		return parse_mul_val(ps, line);
+	if (tok_is(kw, "BA_"))
+		return parse_ba(ps, line);
 	/* BA_*, VAL_TABLE_, BO_TX_BU_, EV_, SIG_GROUP_, ...: all end with ';' */
 	if (kw->type == T_WORD && kw->len > 1 && kw->s[kw->len - 1] == '_')
 		return skip_statement(ps, line);

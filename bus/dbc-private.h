@@ -82,6 +82,7 @@ struct dbc_msg {
 	bool ext;
 	char *name;
 	unsigned dlc;
+	unsigned cycle_ms;     /* BA_ "GenMsgCycleTime", 0 = not given */
 	unsigned line;
 	unsigned first, nsig;  /* signals [first, first + nsig) in file order */
 	struct dbc_op *ops;    /* nsig, decode order */

@@ -373,6 +373,23 @@ unsigned bus_dbc_signal_count(const bus_dbc_t *dbc)
 	return dbc ? dbc->nsigs : 0;
 }
 
+unsigned bus_dbc_message_count(const bus_dbc_t *dbc)
+{
+	return dbc ? dbc->nmsgs : 0;
+}
+
+int bus_dbc_message_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_message_info *ret_info)
+{
+	const struct dbc_msg *m;
+
+	if (!dbc || !ret_info || index >= dbc->nmsgs)
+		return -EINVAL;
+	m = &dbc->msgs[index];
+	*ret_info = (struct bus_dbc_message_info){ .name = m->name, .id = m->id, .ext = m->ext, .dlc = m->dlc,
+	                                            .cycle_ms = m->cycle_ms, .nsignals = m->nsig };
+	return 0;
+}
+
 int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_signal_info *ret_info)
 {
 	const struct dbc_sig *s;

@@ -42,6 +42,20 @@ int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_
 bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc);
 
 unsigned bus_dbc_signal_count(const bus_dbc_t *dbc);
+
+/* One message as the database declares it. */
+struct bus_dbc_message_info {
+	const char *name;
+	uint32_t id;           /* without flag bits */
+	int ext;
+	unsigned dlc;          /* bytes */
+	unsigned cycle_ms;     /* BA_ "GenMsgCycleTime", 0 = not given */
+	unsigned nsignals;
+};
+
+unsigned bus_dbc_message_count(const bus_dbc_t *dbc);
+/* Message index (file order); 0 or -EINVAL. */
+int bus_dbc_message_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_message_info *ret_info);
 int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_signal_info *ret_info);
 
 /*

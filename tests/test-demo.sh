@@ -111,4 +111,10 @@ for b in "$SRC/board/demo.ini" "$SRC"/board/vehicles/*.ini; do
 	grep -q '^ok$' "$T/check.out" || fail "check of $b did not say ok"
 done
 echo "check: every shipped board file validates"
+# the plan: cycle times from the DBC (20+40+100+50+100+100 ms -> 125 frames/s),
+# the Modbus requests merged from the channels
+"$RAILMON" check --board "$SRC/board/demo.ini" > "$T/check.out"
+grep -q "6 of 6 messages cyclic: 125 frames/s, about 3% of the bus at 500 kbit/s" "$T/check.out" ||
+	{ cat "$T/check.out"; fail "check: CAN bus load estimate"; }
+grep -q "10 channels in 4 requests: 16.0 requests/s" "$T/check.out" || fail "check: Modbus request plan"
 echo "PASS"
