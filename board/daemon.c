@@ -86,6 +86,8 @@ struct board_daemon {
 	stor_log_t *log;
 	uint8_t boot_id[UPL_BOOT_ID_LEN];
 	int64_t batch_open_ns;     /* monotonic time the open Batch got its first record */
+	int64_t batch_data_t0;     /* the record time of that first record */
+	bool deterministic;        /* a replay: Batches by record time, one ring */
 	int64_t meta_next_ns;      /* when to send the channel dictionary again */
 	struct acq_item *decoded;  /* DECODE_MAX scratch for DBC samples */
 
@@ -269,8 +271,15 @@ static void batch_flush(struct board_daemon *d)
 
 static void encode(struct board_daemon *d, const struct acq_item *it)
 {
-	if (!upl_encoder_count(d->enc))
+	/* A replay closes Batches by the records' own time, not the wall
+	   clock, so the same input always gives the same Batches and numbers. */
+	if (d->deterministic && upl_encoder_count(d->enc) &&
+	    llabs(it->t_ns - d->batch_data_t0) >= (int64_t)d->cfg->batch_ms * 1000000)
+		batch_flush(d);
+	if (!upl_encoder_count(d->enc)) {
 		d->batch_open_ns = acq_mono_ns();
+		d->batch_data_t0 = it->t_ns;
+	}
 	if (upl_encoder_add(d->enc, it) == -ENOBUFS) {
 		batch_flush(d);
 		d->batch_open_ns = acq_mono_ns();
@@ -457,7 +466,7 @@ static int daemon_tick(void *ctx)
 		d->health_next_ns = now + (int64_t)d->cfg->health_interval_s * 1000000000;
 	}
 
-	if (upl_encoder_count(d->enc) &&
+	if (!d->deterministic && upl_encoder_count(d->enc) &&
 	    acq_mono_ns() - d->batch_open_ns >= (int64_t)d->cfg->batch_ms * 1000000)
 		batch_flush(d);
 	return stor_log_tick(d->log);
@@ -594,7 +603,9 @@ static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, 
 /* Replay is not realtime: a full ring means wait, never drop. */
 static bool replay_push(struct board_daemon *d, const struct acq_item *it)
 {
-	rx_push_wait(d, &d->ring[it->bus], it);
+	/* One ring for every bus: the collector then sees the log's order,
+	   whatever the threads' timing (ring 0's consumer takes any bus). */
+	rx_push_wait(d, &d->ring[0], it);
 	if (atomic_load_explicit(&d->stop, memory_order_relaxed))
 		return false;
 	add_u64(&d->rxc[it->bus].produced, 1);
@@ -798,6 +809,17 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 	return r;
 }
 
+/* A log replay, or one CAN trace read as fast as possible and nothing else:
+   a single producer, so the records can come out the same every time.
+   (Several buses have several RX threads whose interleaving varies.) */
+static bool daemon_is_replay(const struct board_cfg *cfg, const char *replay_log)
+{
+	if (replay_log)
+		return true;
+	return cfg->nbuses == 1 && cfg->buses[0].kind == BUS_KIND_CAN && cfg->buses[0].can.driver == BUS_CAN_TRACE &&
+	       cfg->buses[0].can.trace_speed == 0 && !cfg->buses[0].can.trace_loop;
+}
+
 int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts *opts,
                      struct board_daemon **ret, char *err, size_t errlen)
 {
@@ -819,6 +841,7 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	d->reloaded_hash = opts ? opts->reloaded_hash : 0;
 	d->replay_log = opts ? opts->replay_log : NULL;
 	d->replay_speed = opts ? opts->replay_speed : 0;
+	d->deterministic = daemon_is_replay(cfg, d->replay_log);
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
 	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");
 	if (getrandom(d->boot_id, sizeof(d->boot_id), 0) != sizeof(d->boot_id)) {
