@@ -116,18 +116,6 @@ static void stats_error(upl_forwarder_t *f, int err)
 		pthread_mutex_unlock(&(f)->lock); \
 	} while (0)
 
-static char *dup_opt(const char *s, bool *ok)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*ok = false;
-	return d;
-}
-
 static int cfg_check(const struct upl_forward_cfg *c)
 {
 	if (!c->host || !*c->host || c->port < 1 || c->port > 65535)
@@ -180,15 +168,15 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 	bool ok = true;
 
 	f->cfg = *c;
-	f->cfg.host = dup_opt(c->host, &ok);
-	f->cfg.client_id = dup_opt(c->client_id, &ok);
-	f->cfg.vehicle = dup_opt(c->vehicle, &ok);
-	f->cfg.cursor_path = dup_opt(c->cursor_path, &ok);
-	f->cfg.tls.ca_file = dup_opt(c->tls.ca_file, &ok);
-	f->cfg.tls.cert_file = dup_opt(c->tls.cert_file, &ok);
-	f->cfg.tls.key_file = dup_opt(c->tls.key_file, &ok);
-	f->cfg.username = dup_opt(c->username, &ok);
-	f->cfg.password = dup_opt(c->password, &ok);
+	f->cfg.host = upl_strdup_opt(c->host, &ok);
+	f->cfg.client_id = upl_strdup_opt(c->client_id, &ok);
+	f->cfg.vehicle = upl_strdup_opt(c->vehicle, &ok);
+	f->cfg.cursor_path = upl_strdup_opt(c->cursor_path, &ok);
+	f->cfg.tls.ca_file = upl_strdup_opt(c->tls.ca_file, &ok);
+	f->cfg.tls.cert_file = upl_strdup_opt(c->tls.cert_file, &ok);
+	f->cfg.tls.key_file = upl_strdup_opt(c->tls.key_file, &ok);
+	f->cfg.username = upl_strdup_opt(c->username, &ok);
+	f->cfg.password = upl_strdup_opt(c->password, &ok);
 	if (asprintf(&f->topic_data, "railmon/%s/data", c->vehicle) < 0)
 		f->topic_data = NULL, ok = false;
 	if (asprintf(&f->topic_status, "railmon/%s/status", c->vehicle) < 0)

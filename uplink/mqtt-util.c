@@ -2,6 +2,7 @@
 /* mqtt-util.c - libmosquitto glue shared by the forwarder and the receiver. */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include "mqtt-private.h"
@@ -87,4 +88,16 @@ int64_t upl_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+char *upl_strdup_opt(const char *s, bool *ok)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*ok = false;
+	return d;
 }

@@ -356,18 +356,6 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 
 /* ---- lifetime and queries ---- */
 
-static char *dup_opt(const char *s, bool *ok)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*ok = false;
-	return d;
-}
-
 static int recv_cfg_check(const struct upl_recv_cfg *c)
 {
 	if (!c->client_id || !*c->client_id || c->port < 0 || c->port > 65535)
@@ -423,14 +411,14 @@ int upl_recv_new(const struct upl_recv_cfg *cfg, upl_recv_t **ret_recv)
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	r->cfg = *cfg;
-	r->cfg.host = dup_opt(cfg->host, &ok);
-	r->cfg.client_id = dup_opt(cfg->client_id, &ok);
-	r->cfg.topic = dup_opt(cfg->topic ? cfg->topic : "railmon/+/data", &ok);
-	r->cfg.tls.ca_file = dup_opt(cfg->tls.ca_file, &ok);
-	r->cfg.tls.cert_file = dup_opt(cfg->tls.cert_file, &ok);
-	r->cfg.tls.key_file = dup_opt(cfg->tls.key_file, &ok);
-	r->cfg.username = dup_opt(cfg->username, &ok);
-	r->cfg.password = dup_opt(cfg->password, &ok);
+	r->cfg.host = upl_strdup_opt(cfg->host, &ok);
+	r->cfg.client_id = upl_strdup_opt(cfg->client_id, &ok);
+	r->cfg.topic = upl_strdup_opt(cfg->topic ? cfg->topic : "railmon/+/data", &ok);
+	r->cfg.tls.ca_file = upl_strdup_opt(cfg->tls.ca_file, &ok);
+	r->cfg.tls.cert_file = upl_strdup_opt(cfg->tls.cert_file, &ok);
+	r->cfg.tls.key_file = upl_strdup_opt(cfg->tls.key_file, &ok);
+	r->cfg.username = upl_strdup_opt(cfg->username, &ok);
+	r->cfg.password = upl_strdup_opt(cfg->password, &ok);
 	if (!r->cfg.keepalive_s)
 		r->cfg.keepalive_s = 20;
 	if (!r->cfg.backoff_max_ms)
