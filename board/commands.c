@@ -155,9 +155,6 @@ static const char check_usage[] =
 	"Validate a board file and the DBC files it names; print the acquisition plan.\n";
 
 static const char *const can_drivers[] = { "socketcan", "slcan", "trace" };
-static const char *const mb_types[] = { "u16", "s16", "u32", "s32", "u64", "f32", "f64", "bit" };
-static const char *const mb_tables[] = { "?", "coil", "discrete", "holding", "input" };
-static const char *const mb_orders[] = { "ABCD", "DCBA", "BADC", "CDAB" };
 
 /*
  * Bus load from the DBC's cycle times.  A classic frame is 44 + 8 * len bits
@@ -238,7 +235,8 @@ static int check_modbus(const struct bus_cfg *b)
 	for (size_t i = 0; i < m->nchannels; i++) {
 		const struct bus_mb_channel *c = &m->channels[i];
 		printf("    %-24s unit %3u %-8s %5u %-3s %s scale %g offset %g %-6s every %u ms\n", c->name, c->unit_id,
-		       mb_tables[c->table], c->addr, mb_types[c->type], mb_orders[c->order], c->scale, c->offset,
+		       board_mb_table_name(c->table), c->addr, board_mb_type_name(c->type),
+		       board_mb_order_name(c->order), c->scale, c->offset,
 		       c->unit, c->period_ms);
 	}
 	r = bus_mb_regmap_new(m->channels, m->nchannels, m->max_gap, &map);
@@ -256,7 +254,7 @@ static int check_modbus(const struct bus_cfg *b)
 			double data = bits ? (q->count + 7) / 8 : 2.0 * q->count;
 			double adu = m->rtu ? (1 + 5 + 2) + (1 + 2 + data + 2) : (7 + 5) + (7 + 2 + data);
 			printf("    request: unit %u FC%u %s %u..%u (%u channels) every %u ms\n", q->unit_id, q->table,
-			       mb_tables[q->table], q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
+			       board_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
 			req_s += 1000.0 / gr->period_ms;
 			bytes_s += adu * 1000.0 / gr->period_ms;
 		}

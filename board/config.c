@@ -512,10 +512,25 @@ static int set_modbus(struct parser *p, struct bus_cfg *b, const char *name, con
 	return 1;
 }
 
-static const char *const mb_tables[] = { [BUS_MB_COIL] = "coil", [BUS_MB_DISCRETE] = "discrete",
+static const char *const mb_tables[] = { [0] = NULL, [BUS_MB_COIL] = "coil", [BUS_MB_DISCRETE] = "discrete",
                                          [BUS_MB_HOLDING] = "holding", [BUS_MB_INPUT] = "input" };
 static const char *const mb_types[] = { "u16", "s16", "u32", "s32", "u64", "f32", "f64", "bit" };
 static const char *const mb_orders[] = { "ABCD", "DCBA", "BADC", "CDAB" };
+
+const char *board_mb_table_name(enum bus_mb_table t)
+{
+	return t >= BUS_MB_COIL && t <= BUS_MB_INPUT ? mb_tables[t] : "?";
+}
+
+const char *board_mb_type_name(enum bus_mb_type t)
+{
+	return (unsigned)t < BUS_MB_TYPE_MAX ? mb_types[t] : "?";
+}
+
+const char *board_mb_order_name(enum bus_mb_order o)
+{
+	return (unsigned)o < BUS_MB_ORDER_MAX ? mb_orders[o] : "?";
+}
 
 static int lookup(const char *const *names, size_t n, const char *v)
 {

@@ -77,5 +77,11 @@ int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_c
 
 struct board_cfg *board_cfg_free(struct board_cfg *cfg);
 
+/* The board-file spelling of Modbus tables, types and byte orders ("?" when
+   out of range), for messages and plans. */
+const char *board_mb_table_name(enum bus_mb_table t);
+const char *board_mb_type_name(enum bus_mb_type t);
+const char *board_mb_order_name(enum bus_mb_order o);
+
 /* Find a bus by section name, NULL if none. */
 struct bus_cfg *board_cfg_bus(struct board_cfg *cfg, const char *name);

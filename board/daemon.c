@@ -135,13 +135,6 @@ static int add_channel(struct board_daemon *d, size_t *cap, const struct board_c
 	return 0;
 }
 
-static const char *mb_table_name(enum bus_mb_table t)
-{
-	static const char *names[] = { "?", "coil", "discrete", "holding", "input" };
-
-	return (unsigned)t <= BUS_MB_INPUT ? names[t] : "?";
-}
-
 static int collect_bus_channels(struct board_daemon *d, size_t b, size_t *cap)
 {
 	const struct bus_cfg *bc = &d->cfg->buses[b];
@@ -158,7 +151,7 @@ static int collect_bus_channels(struct board_daemon *d, size_t b, size_t *cap)
 			snprintf(ch.name, sizeof(ch.name), "%s", m->name);
 			snprintf(ch.unit, sizeof(ch.unit), "%s", m->unit);
 			snprintf(ch.source, sizeof(ch.source), "modbus %s u%u %s %u", bc->name, m->unit_id,
-			         mb_table_name(m->table), m->addr);
+			         board_mb_table_name(m->table), m->addr);
 			if ((r = add_channel(d, cap, &ch)) < 0)
 				return r;
 		}
@@ -497,6 +490,21 @@ static void rx_push_wait(struct board_daemon *d, struct acq_ring *ring, const st
 	acq_ring_item_push(ring, it);
 }
 
+/* Stamp items with their bus and hand them to the ring: a full ring drops
+   and counts (live buses), or waits (a file read as fast as possible). */
+static void rx_push(struct board_daemon *d, struct rx_ctx *c, struct acq_item *items, int n)
+{
+	struct acq_ring *ring = &d->ring[c->bus];
+
+	for (int i = 0; i < n; i++) {
+		items[i].bus = (uint16_t)c->bus;
+		if (c->backpressure)
+			rx_push_wait(d, ring, &items[i]);
+		else
+			acq_ring_item_push(ring, &items[i]); /* full: counted by the ring */
+	}
+}
+
 /* At stop, take what the kernel already holds for us (bounded): frames
    that reached the socket before SIGTERM were on the bus, so they are
    recorded, not left behind in a queue that is about to be closed. */
@@ -506,10 +514,7 @@ static void rx_drain(struct board_daemon *d, struct rx_ctx *c)
 	int n;
 
 	for (int k = 0; k < 1024 && (n = bus_dev_recv(d->dev[c->bus], items, RX_BATCH, 0)) > 0; k++) {
-		for (int i = 0; i < n; i++) {
-			items[i].bus = (uint16_t)c->bus;
-			acq_ring_item_push(&d->ring[c->bus], &items[i]);
-		}
+		rx_push(d, c, items, n);
 		add_u64(&c->produced, (uint64_t)n);
 	}
 }
@@ -521,7 +526,6 @@ static void *rx_main(void *p)
 	struct rx_ctx *c = p;
 	struct board_daemon *d = c->d;
 	bus_dev_t *dev = d->dev[c->bus];
-	struct acq_ring *ring = &d->ring[c->bus];
 	struct acq_item items[RX_BATCH];
 	int64_t next_check = acq_mono_ns() + CHECK_PERIOD_NS;
 
@@ -535,13 +539,7 @@ static void *rx_main(void *p)
 			add_u64(&c->errors, 1);
 			n = 0;
 		}
-		for (int i = 0; i < n; i++) {
-			items[i].bus = (uint16_t)c->bus;
-			if (c->backpressure)
-				rx_push_wait(d, ring, &items[i]);
-			else
-				acq_ring_item_push(ring, &items[i]); /* full: counted by the ring */
-		}
+		rx_push(d, c, items, n);
 		if (c->stamp_latency && n > 0) {
 			/* One clock read per batch: the newest frame's age is the
 			   latency this wakeup added. */
@@ -549,11 +547,7 @@ static void *rx_main(void *p)
 		}
 		add_u64(&c->produced, (uint64_t)n);
 		if (acq_mono_ns() >= next_check) {
-			n = bus_dev_check(dev, items, RX_BATCH);
-			for (int i = 0; i < n; i++) {
-				items[i].bus = (uint16_t)c->bus;
-				acq_ring_item_push(ring, &items[i]);
-			}
+			rx_push(d, c, items, bus_dev_check(dev, items, RX_BATCH));
 			next_check += CHECK_PERIOD_NS;
 		}
 	}
