@@ -89,6 +89,7 @@ struct board_daemon {
 	int64_t batch_data_t0;     /* the record time of that first record */
 	bool deterministic;        /* a replay: Batches by record time, one ring */
 	int64_t meta_next_ns;      /* when to send the channel dictionary again */
+	size_t meta_pos;           /* its first entry the next Batch carries */
 	struct acq_item *decoded;  /* DECODE_MAX scratch for DBC samples */
 
 	struct board_channel *channels;
@@ -234,9 +235,15 @@ static void batch_flush(struct board_daemon *d)
 	if (acq_mono_ns() >= d->meta_next_ns) {
 		/* The dictionary rides along now and then, so a consumer that
 		   starts mid-stream (or a log trimmed by retention) learns the
-		   channel names within meta_interval_s. */
-		upl_encoder_set_channels(d->enc, d->upl_channels, d->nchannels);
-		d->meta_next_ns = acq_mono_ns() + (int64_t)d->cfg->meta_interval_s * 1000000000;
+		   channel names within meta_interval_s.  A large board's does
+		   not fit in one Batch: each Batch takes the next slice. */
+		n = upl_encoder_set_channels(d->enc, d->upl_channels + d->meta_pos, d->nchannels - d->meta_pos);
+		if (n > 0)
+			d->meta_pos += (size_t)n;
+		if (n < 0 || d->meta_pos >= d->nchannels) {
+			d->meta_pos = 0;
+			d->meta_next_ns = acq_mono_ns() + (int64_t)d->cfg->meta_interval_s * 1000000000;
+		}
 	}
 	upl_encoder_span(d->enc, &rec.t_first_ns, &rec.t_last_ns);
 	rec.first_seq = stor_log_next_seq(d->log);
@@ -857,6 +864,12 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	meta.config_hash = cfg->hash;
 	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
 	r = upl_encoder_new(&meta, cfg->batch_max, &d->enc);
+	/* Sizes the encoder for the whole dictionary now, so the collector
+	   never allocates for it; batch_flush() sets it for real. */
+	if (r >= 0)
+		r = upl_encoder_set_channels(d->enc, d->upl_channels, d->nchannels);
+	if (r >= 0)
+		r = upl_encoder_set_channels(d->enc, NULL, 0);
 	if (r < 0)
 		goto fail;
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));

@@ -184,12 +184,15 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 }
 
 /* Channel names come from the first dictionary in the log: read ahead to
-   it, so samples before it (a log trimmed by retention) still get names. */
+   it, so samples before it (a log trimmed by retention) still get names.
+   A large board's dictionary is spread over consecutive Batches: read
+   them all. */
 static void prescan_dictionary(struct export_ctx *x, const char *dir)
 {
 	stor_reader_t *r;
 	struct stor_rec rec;
 	int k, n = 0;
+	bool seen = false;
 
 	if (stor_reader_open(dir, &r) < 0)
 		return;
@@ -201,8 +204,9 @@ static void prescan_dictionary(struct export_ctx *x, const char *dir)
 		upl_batch_info(b, &info);
 		learn_channels(x, b, info.nchannels);
 		upl_batch_free(b);
-		if (info.nchannels)
+		if (seen && !info.nchannels)
 			break;
+		seen = info.nchannels > 0;
 	}
 	stor_reader_free(r);
 }

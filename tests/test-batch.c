@@ -2,6 +2,7 @@
 /* test-batch.c - Batch encode/decode round trips, validation, bad input. */
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ static void test_roundtrip(void)
 	assert(upl_encoder_add(enc, &extra) == -ENOBUFS);
 	upl_encoder_span(enc, &t_first, &t_last);
 	assert(t_first <= t_last);
-	assert(upl_encoder_set_channels(enc, chans, 2) == 0);
+	assert(upl_encoder_set_channels(enc, chans, 2) == 2);
 	assert(upl_encoder_finish(enc, 1000, &buf, &len) == N);
 	assert(upl_encoder_count(enc) == 0);
 	printf("batch of %d records: %zu bytes (%.1f B/record)\n", N, len, (double)len / N);
@@ -237,11 +238,157 @@ static void test_bad_args(void)
 	assert(upl_event_name(9999) == NULL);
 }
 
+/*
+ * A large board's dictionary on the collector's stack: 10,000 channels with
+ * names as long as generated DBCs have them, set and encoded on a thread
+ * with the collector's 256 KiB stack (acquisition/thread.c).  The
+ * dictionary is over UPL_BATCH_MAX_BYTES, so it goes out in slices: every
+ * Batch stays within the log's 1 MiB, and the slices together name every
+ * channel once.
+ */
+enum { BIG_CHANNELS = 10000 };
+
+struct big_dict {
+	struct upl_channel *ch;
+	char (*name)[96], (*source)[96];
+	size_t batches, named, records;
+	size_t largest;
+};
+
+static void *big_dict_main(void *p)
+{
+	struct big_dict *t = p;
+	struct upl_batch_meta meta = { .vehicle = "EMU-4021" };
+	upl_encoder_t *enc;
+	size_t pos = 0;
+
+	assert(upl_encoder_new(&meta, 4096, &enc) == 0);
+	while (pos < BIG_CHANNELS) {
+		const uint8_t *buf;
+		size_t len;
+		upl_batch_t *b;
+		struct upl_batch_info info;
+		int k;
+
+		/* a Batch full of records, as at the collector's flush */
+		for (size_t i = 0; i < 4096; i++) {
+			struct acq_item it = { .kind = ACQ_ITEM_SAMPLE, .t_ns = (int64_t)(t->records + i) * 1000 };
+			it.sample.channel = (uint32_t)(i % BIG_CHANNELS);
+			it.sample.value = (double)i;
+			assert(upl_encoder_add(enc, &it) == 0);
+		}
+		k = upl_encoder_set_channels(enc, t->ch + pos, BIG_CHANNELS - pos);
+		assert(k > 0 && (size_t)k <= BIG_CHANNELS - pos);
+		assert(upl_encoder_finish(enc, 1 + t->records, &buf, &len) == 4096);
+		assert(len <= UPL_BATCH_MAX_BYTES);
+		if (len > t->largest)
+			t->largest = len;
+		assert(upl_batch_decode(buf, len, &b) == 0 && upl_batch_info(b, &info) == 0);
+		assert(info.nchannels == (size_t)k && info.count == 4096);
+		for (size_t i = 0; i < info.nchannels; i++) {
+			struct upl_channel c;
+			assert(upl_batch_channel(b, i, &c) == 0);
+			assert(c.id == t->ch[pos + i].id && !strcmp(c.name, t->name[pos + i]));
+			assert(!strcmp(c.source, t->source[pos + i]));
+			t->named++;
+		}
+		upl_batch_free(b);
+		pos += (size_t)k;
+		t->records += 4096;
+		t->batches++;
+	}
+	upl_encoder_free(enc);
+	return NULL;
+}
+
+static void test_large_dictionary(void)
+{
+	struct big_dict t = { 0 };
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	t.ch = calloc(BIG_CHANNELS, sizeof(*t.ch));
+	t.name = calloc(BIG_CHANNELS, sizeof(*t.name));
+	t.source = calloc(BIG_CHANNELS, sizeof(*t.source));
+	assert(t.ch && t.name && t.source);
+	for (size_t i = 0; i < BIG_CHANNELS; i++) {
+		snprintf(t.name[i], sizeof(t.name[i]), "TractionConverter%04zu_Inverter%zu_PhaseCurrentStatus", i / 8,
+		         i % 8);
+		snprintf(t.source[i], sizeof(t.source[i]), "can traction TractionConverterStatusMessage%04zu", i / 8);
+		t.ch[i] = (struct upl_channel){ (uint32_t)(1u << 16 | i), t.name[i], "A", 1, t.source[i] };
+	}
+	assert(pthread_attr_init(&attr) == 0);
+	assert(pthread_attr_setstacksize(&attr, 256 * 1024) == 0);
+	assert(pthread_create(&tid, &attr, big_dict_main, &t) == 0);
+	assert(pthread_join(tid, NULL) == 0);
+	pthread_attr_destroy(&attr);
+	printf("%d channels: dictionary in %zu Batches of at most %zu bytes, every channel named once\n",
+	       BIG_CHANNELS, t.batches, t.largest);
+	assert(t.named == BIG_CHANNELS && t.batches >= 2);
+	free(t.ch);
+	free(t.name);
+	free(t.source);
+}
+
+/*
+ * batch_max goes up to 1,048,576 records, but the log refuses a Batch over
+ * 1 MiB with every record in it: the encoder says full before that.
+ */
+static void test_size_cap(void)
+{
+	struct upl_batch_meta meta = { .vehicle = "v" };
+	struct upl_health h = { .name = "vehicle", .kind = "can", .items = UINT64_MAX };
+	struct upl_channel ch = { 7, "speed", "km/h", 0, "can vehicle SPEED" };
+	upl_encoder_t *enc;
+	upl_batch_t *b;
+	struct upl_batch_info info;
+	const uint8_t *buf;
+	size_t len, n = 0;
+	int r;
+
+	assert(upl_encoder_new(&meta, 1u << 20, &enc) == 0);
+	do {
+		/* the largest record there is: a 64-byte CAN FD frame */
+		struct acq_item it = { .kind = ACQ_ITEM_CAN, .t_ns = -(int64_t)n * 1000000007 };
+		it.can.id = 0x1fffffff;
+		it.can.flags = 0x7f;
+		it.can.len = ACQ_CAN_DATA_MAX;
+		memset(it.can.data, 0xa5, sizeof(it.can.data));
+		r = upl_encoder_add(enc, &it);
+		n += r == 0;
+	} while (r == 0);
+	assert(r == -ENOBUFS && n > 1000);
+	/* the quarter kept for them: a dictionary entry and health still go in */
+	assert(upl_encoder_set_channels(enc, &ch, 1) == 1);
+	for (int i = 0; i < UPL_HEALTH_MAX; i++)
+		assert(upl_encoder_add_health(enc, &h) == 0);
+	assert(upl_encoder_finish(enc, 1, &buf, &len) == (int)n);
+	assert(len <= UPL_BATCH_MAX_BYTES);
+	assert(upl_batch_decode(buf, len, &b) == 0 && upl_batch_info(b, &info) == 0);
+	assert(info.count == n && info.nchannels == 1 && info.nhealth == UPL_HEALTH_MAX);
+	upl_batch_free(b);
+	printf("1 MiB cap: %zu CAN FD frames of 64 bytes in a %zu-byte Batch\n", n, len);
+	/* an entry that no Batch could hold is an error, not a silent loss */
+	{
+		char *huge = malloc(UPL_BATCH_MAX_BYTES + 1);
+		struct upl_channel big = { 1, huge, "", 0, "" };
+		assert(huge);
+		memset(huge, 'x', UPL_BATCH_MAX_BYTES);
+		huge[UPL_BATCH_MAX_BYTES] = 0;
+		assert(upl_encoder_set_channels(enc, &big, 1) == -EMSGSIZE);
+		assert(upl_encoder_finish(enc, 1, &buf, &len) == 0);
+		free(huge);
+	}
+	upl_encoder_free(enc);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_malformed();
 	test_bad_args();
+	test_large_dictionary();
+	test_size_cap();
 	puts("test-batch: ok");
 	return 0;
 }

@@ -4,10 +4,13 @@
  *
  * Encoding fills column arrays that were sized at creation and points the
  * protobuf-c message at them, so a Batch costs one pack into a buffer the
- * encoder owns and no allocation (the buffer only grows if a channel
- * dictionary makes a Batch larger than any before it).
+ * encoder owns and no allocation.  The channel dictionary's messages and
+ * the room it needs in that buffer are allocated when it is set
+ * (upl_encoder_set_channels), never on the caller's stack: a board may
+ * have tens of thousands of channels.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,22 @@
 /* Worst case for one record on the wire: 5 varint columns of <= 10 bytes
    plus 64 bytes of CAN FD payload.  Used to size the output buffer. */
 #define UPL_ITEM_WIRE_MAX (5 * 10 + ACQ_CAN_DATA_MAX)
+
+/*
+ * What one record can add to the packed columns, by kind (varints: sint64
+ * time delta 10, a uint32 below 2^16 3, any uint32 5, sint64 10, a double
+ * 8): CAN t/bus/id/flags(<256: 2)/len(<128: 1) + payload, sample
+ * t/channel/value/quality, event t/source/code/arg/detail.
+ */
+#define WIRE_CAN_MAX (10 + 3 + 5 + 2 + 1)
+#define WIRE_SAMPLE_MAX (10 + 5 + 8 + 5)
+#define WIRE_EVENT_MAX (10 + 3 + 5 + 10 + 5)
+/* The Batch's own fields (vehicle aside) and the headers of the three
+   column messages and their 16 packed fields. */
+#define WIRE_FIXED_MAX 512
+/* Records may fill the Batch up to here; the rest is kept for the channel
+   dictionary and health entries, so they always find room. */
+#define WIRE_RECORDS_MAX (UPL_BATCH_MAX_BYTES / 4 * 3)
 
 struct upl_encoder {
 	size_t max;
@@ -47,10 +66,22 @@ struct upl_encoder {
 	uint32_t *ev_src, *ev_code, *ev_detail;
 	int64_t ev_prev;
 
-	const struct upl_channel *channels;
 	size_t nchannels;
+	/* The dictionary's protobuf messages, sized by set_channels(): finish
+	   runs on the collector thread, whose stack cannot hold one per
+	   channel of a large board (a VLA here crashed at ~4000 channels). */
+	Railmon__V1__Channel *ch_msg;
+	Railmon__V1__Channel **ch_ptr;
+	size_t ch_cap;
 	struct upl_health health[UPL_HEALTH_MAX];
+	Railmon__V1__Health health_msg[UPL_HEALTH_MAX];
+	Railmon__V1__Health *health_ptr[UPL_HEALTH_MAX];
 	size_t nhealth;
+
+	/* Upper bounds of the packed Batch: fixed fields and records, and
+	   what the dictionary and health entries add; kept under
+	   UPL_BATCH_MAX_BYTES (the log refuses anything larger). */
+	size_t wire_records, wire_dict, wire_health;
 
 	uint8_t *out;
 	size_t out_size;
@@ -76,6 +107,8 @@ upl_encoder_t *upl_encoder_free(upl_encoder_t *e)
 	free(e->ev_src);
 	free(e->ev_code);
 	free(e->ev_detail);
+	free(e->ch_msg);
+	free(e->ch_ptr);
 	free(e->out);
 	free(e);
 	return NULL;
@@ -88,11 +121,16 @@ int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_enc
 
 	if (!meta || !ret_enc || !max_items || max_items > (1u << 24))
 		return -EINVAL;
+	/* No Batch holds more records than fit in UPL_BATCH_MAX_BYTES: columns
+	   for more would never be used. */
+	if (n > WIRE_RECORDS_MAX / WIRE_CAN_MAX)
+		n = WIRE_RECORDS_MAX / WIRE_CAN_MAX;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	e->max = n;
 	e->vehicle = strdup(meta->vehicle ? meta->vehicle : "");
+	e->wire_records = WIRE_FIXED_MAX + (e->vehicle ? strlen(e->vehicle) : 0);
 	e->config_hash = meta->config_hash;
 	memcpy(e->boot_id, meta->boot_id, UPL_BOOT_ID_LEN);
 	e->historical = meta->historical;
@@ -202,44 +240,86 @@ static int encoder_add_event(upl_encoder_t *e, const struct acq_item *it)
 	return 0;
 }
 
+/* The most bytes the Batch so far can pack into. */
+static size_t encoder_wire(const upl_encoder_t *e)
+{
+	return e->wire_records + e->wire_dict + e->wire_health;
+}
+
+/* The most bytes item can add to the packed Batch. */
+static size_t item_wire_max(const struct acq_item *it)
+{
+	switch (it->kind) {
+	case ACQ_ITEM_CAN:
+		return WIRE_CAN_MAX + (it->can.len <= ACQ_CAN_DATA_MAX ? it->can.len : 0);
+	case ACQ_ITEM_SAMPLE:
+		return WIRE_SAMPLE_MAX;
+	default:
+		return WIRE_EVENT_MAX;
+	}
+}
+
 int upl_encoder_add(upl_encoder_t *e, const struct acq_item *it)
 {
+	size_t w;
+	int r;
+
 	if (!e || !it)
 		return -EINVAL;
 	if (upl_encoder_count(e) >= e->max)
 		return -ENOBUFS;
+	/* Full by size too: a Batch over UPL_BATCH_MAX_BYTES would be refused
+	   by the log with every record in it (the first always goes in). */
+	w = item_wire_max(it);
+	if (upl_encoder_count(e) &&
+	    (e->wire_records + w > WIRE_RECORDS_MAX || encoder_wire(e) + w > UPL_BATCH_MAX_BYTES))
+		return -ENOBUFS;
 	switch (it->kind) {
 	case ACQ_ITEM_CAN:
-		return encoder_add_can(e, it);
+		r = encoder_add_can(e, it);
+		break;
 	case ACQ_ITEM_SAMPLE:
-		return encoder_add_sample(e, it);
+		r = encoder_add_sample(e, it);
+		break;
 	case ACQ_ITEM_EVENT:
-		return encoder_add_event(e, it);
+		r = encoder_add_event(e, it);
+		break;
 	default:
-		return -EINVAL;
+		r = -EINVAL;
 	}
+	if (r == 0)
+		e->wire_records += w;
+	return r;
 }
 
-int upl_encoder_set_channels(upl_encoder_t *e, const struct upl_channel *channels, size_t n)
+/* Bytes of a length-delimited field of len bytes with a 1-byte tag. */
+static size_t wire_field(size_t len)
 {
-	if (!e || (n && !channels))
-		return -EINVAL;
-	e->channels = channels;
-	e->nchannels = n;
-	return 0;
+	size_t n = 1 + 1;
+
+	for (size_t v = len; v >= 0x80; v >>= 7)
+		n++;
+	return n + len;
 }
 
-int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
+/* Room for n dictionary entries: arrays and output buffer grow here, at
+   set time, so finish needs neither the stack nor the allocator for them. */
+static int encoder_reserve_channels(upl_encoder_t *e, size_t n)
 {
-	if (!e || !h)
-		return -EINVAL;
-	if (e->nhealth >= UPL_HEALTH_MAX)
-		return -ENOBUFS;
-	e->health[e->nhealth] = *h;
-	/* strings are ours now: make sure they end */
-	e->health[e->nhealth].name[sizeof(h->name) - 1] = 0;
-	e->health[e->nhealth].kind[sizeof(h->kind) - 1] = 0;
-	e->nhealth++;
+	Railmon__V1__Channel *msg;
+	Railmon__V1__Channel **ptr;
+
+	if (n <= e->ch_cap)
+		return 0;
+	msg = realloc(e->ch_msg, n * sizeof(*msg));
+	if (!msg)
+		return -ENOMEM;
+	e->ch_msg = msg;
+	ptr = realloc(e->ch_ptr, n * sizeof(*ptr));
+	if (!ptr)
+		return -ENOMEM;
+	e->ch_ptr = ptr;
+	e->ch_cap = n;
 	return 0;
 }
 
@@ -270,14 +350,102 @@ static void health_to_msg(struct upl_health *h, Railmon__V1__Health *m)
 	m->rate_hz = h->rate_hz;
 }
 
+/* The output buffer holds the largest Batch the bounds allow: grown here,
+   when the dictionary is set, not in finish. */
+static int encoder_reserve_out(upl_encoder_t *e)
+{
+	size_t need = e->max * UPL_ITEM_WIRE_MAX + WIRE_FIXED_MAX + e->wire_dict + e->wire_health;
+	uint8_t *out;
+
+	if (need > UPL_BATCH_MAX_BYTES + UPL_ITEM_WIRE_MAX)
+		need = UPL_BATCH_MAX_BYTES + UPL_ITEM_WIRE_MAX;
+	if (need <= e->out_size)
+		return 0;
+	out = realloc(e->out, need);
+	if (!out)
+		return -ENOMEM;
+	e->out = out;
+	e->out_size = need;
+	return 0;
+}
+
+int upl_encoder_set_channels(upl_encoder_t *e, const struct upl_channel *channels, size_t n)
+{
+	size_t used, k;
+	int r;
+
+	if (!e || (n && !channels) || n > INT_MAX)
+		return -EINVAL;
+	/* a second call replaces the first */
+	e->nchannels = 0;
+	e->wire_dict = 0;
+	r = encoder_reserve_channels(e, n);
+	if (r < 0)
+		return r;
+	used = encoder_wire(e);
+	for (k = 0; k < n; k++) {
+		Railmon__V1__Channel *m = &e->ch_msg[k];
+		size_t len;
+
+		railmon__v1__channel__init(m);
+		m->id = channels[k].id;
+		m->name = (char *)(channels[k].name ? channels[k].name : "");
+		m->unit = (char *)(channels[k].unit ? channels[k].unit : "");
+		m->bus = channels[k].bus;
+		m->source = (char *)(channels[k].source ? channels[k].source : "");
+		e->ch_ptr[k] = m;
+		len = wire_field(railmon__v1__channel__get_packed_size(m));
+		if (used + len > UPL_BATCH_MAX_BYTES)
+			break; /* the rest goes in a later Batch */
+		used += len;
+	}
+	/* Not even one entry fits in a Batch that holds nothing else: no later
+	   Batch would take it either. */
+	if (k == 0 && n && !upl_encoder_count(e) && !e->nhealth)
+		return -EMSGSIZE;
+	e->wire_dict = used - encoder_wire(e);
+	e->nchannels = k;
+	r = encoder_reserve_out(e);
+	if (r < 0) {
+		upl_encoder_set_channels(e, NULL, 0);
+		return r;
+	}
+	return (int)k;
+}
+
+int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
+{
+	struct upl_health *mine;
+	size_t len;
+
+	if (!e || !h)
+		return -EINVAL;
+	if (e->nhealth >= UPL_HEALTH_MAX)
+		return -ENOBUFS;
+	mine = &e->health[e->nhealth];
+	*mine = *h;
+	/* strings are ours now: make sure they end */
+	mine->name[sizeof(h->name) - 1] = 0;
+	mine->kind[sizeof(h->kind) - 1] = 0;
+	health_to_msg(mine, &e->health_msg[e->nhealth]);
+	len = wire_field(railmon__v1__health__get_packed_size(&e->health_msg[e->nhealth]));
+	if (encoder_wire(e) + len > UPL_BATCH_MAX_BYTES)
+		return -ENOBUFS;
+	e->health_ptr[e->nhealth] = &e->health_msg[e->nhealth];
+	e->wire_health += len;
+	e->nhealth++;
+	return 0;
+}
+
 static void encoder_reset(upl_encoder_t *e)
 {
 	e->ncan = e->nsmp = e->nev = 0;
 	e->can_data_len = 0;
 	e->smp_any_bad = false;
-	e->channels = NULL;
 	e->nchannels = 0;
 	e->nhealth = 0;
+	e->wire_records = WIRE_FIXED_MAX + strlen(e->vehicle);
+	e->wire_dict = e->wire_health = 0;
 }
 
 int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
@@ -286,9 +454,6 @@ int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	Railmon__V1__CanFrames can = RAILMON__V1__CAN_FRAMES__INIT;
 	Railmon__V1__Samples smp = RAILMON__V1__SAMPLES__INIT;
 	Railmon__V1__Events ev = RAILMON__V1__EVENTS__INIT;
-	Railmon__V1__Channel ch[e && e->nchannels ? e->nchannels : 1];
-	Railmon__V1__Channel *chp[e && e->nchannels ? e->nchannels : 1];
-	Railmon__V1__Health hm[UPL_HEALTH_MAX], *hmp[UPL_HEALTH_MAX];
 	size_t need, count;
 
 	if (!e || !ret_buf || !ret_len)
@@ -332,25 +497,16 @@ int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 		ev.detail = e->ev_detail;
 		b.events = &ev;
 	}
-	for (size_t i = 0; i < e->nchannels; i++) {
-		railmon__v1__channel__init(&ch[i]);
-		ch[i].id = e->channels[i].id;
-		ch[i].name = (char *)(e->channels[i].name ? e->channels[i].name : "");
-		ch[i].unit = (char *)(e->channels[i].unit ? e->channels[i].unit : "");
-		ch[i].bus = e->channels[i].bus;
-		ch[i].source = (char *)(e->channels[i].source ? e->channels[i].source : "");
-		chp[i] = &ch[i];
-	}
+	/* the dictionary's messages were filled by set_channels() */
 	b.n_channels = e->nchannels;
-	b.channels = e->nchannels ? chp : NULL;
-	for (size_t i = 0; i < e->nhealth; i++) {
-		health_to_msg(&e->health[i], &hm[i]);
-		hmp[i] = &hm[i];
-	}
+	b.channels = e->nchannels ? e->ch_ptr : NULL;
+	/* and the health entries' by add_health() */
 	b.n_health = e->nhealth;
-	b.health = e->nhealth ? hmp : NULL;
+	b.health = e->nhealth ? e->health_ptr : NULL;
 
 	need = railmon__v1__batch__get_packed_size(&b);
+	/* Sized at creation and by set_channels(); only health entries in a
+	   Batch with no dictionary can still go past that. */
 	if (need > e->out_size) {
 		uint8_t *n = realloc(e->out, need);
 		if (!n)

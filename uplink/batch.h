@@ -19,6 +19,9 @@
 
 #define UPL_SCHEMA_VERSION 1
 #define UPL_BOOT_ID_LEN 16
+/* The encoder never makes a larger Batch: the log stores records of at
+   most 1 MiB (storage/DESIGN.md). */
+#define UPL_BATCH_MAX_BYTES (1u << 20)
 
 struct upl_batch_meta {
 	const char *vehicle;               /* copied */
@@ -54,24 +57,38 @@ struct upl_health {
 
 typedef struct upl_encoder upl_encoder_t;
 
-/* Allocate an encoder for up to max_items records per Batch.  0 or -errno. */
+/* Allocate an encoder for up to max_items records per Batch (fewer when
+   that many would pass UPL_BATCH_MAX_BYTES).  0 or -errno. */
 int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_encoder_t **ret_enc);
 upl_encoder_t *upl_encoder_free(upl_encoder_t *enc);
 
 /*
  * Queue one record.  Returns 0, -ENOBUFS when the batch is full (finish it
- * and add again), -EINVAL for a bad item (unknown kind, len > 64).
+ * and add again): max_items records, or as many bytes as a Batch may take
+ * (UPL_BATCH_MAX_BYTES, a quarter of it kept for the dictionary and
+ * health); -EINVAL for a bad item (unknown kind, len > 64).  The first
+ * record of a Batch always goes in.
  */
 int upl_encoder_add(upl_encoder_t *enc, const struct acq_item *item);
 
 /*
- * Add the channel dictionary to the next Batch (strings are referenced, not
- * copied: they must live until upl_encoder_finish()).
+ * Add the channel dictionary to the next Batch, or as much of it as fits
+ * (a large board's dictionary is over UPL_BATCH_MAX_BYTES by itself):
+ * entries channels[0..k) go in, the caller passes the rest to a later
+ * Batch.  A second call before finish replaces the first.  Strings are
+ * referenced, not copied: they must live until upl_encoder_finish(); the
+ * array itself may go once this returns.  The encoder's room for the
+ * dictionary grows here, never in finish: call it once at set-up with the
+ * whole dictionary, and later calls of at most that size do not allocate.
+ * Returns k (0 when the Batch is full of records: try the next one),
+ * -EINVAL, -ENOMEM, or -EMSGSIZE when channels[0] alone is too large for
+ * any Batch.
  */
 int upl_encoder_set_channels(upl_encoder_t *enc, const struct upl_channel *channels, size_t n);
 
 /* Add a health entry to the next Batch (copied).  -ENOBUFS past
-   UPL_HEALTH_MAX.  Health entries are not numbered records. */
+   UPL_HEALTH_MAX or UPL_BATCH_MAX_BYTES.  Health entries are not numbered
+   records. */
 int upl_encoder_add_health(upl_encoder_t *enc, const struct upl_health *h);
 
 /* Records queued so far. */

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-large-board.py RAILMON MB_SERVER MODE - boards at railmon's limits,
+through the real binary and real peers.
+
+MODE channels: a board with 10,000 channels: 2,000 Modbus registers
+  (served by the libmodbus fault server, every register holding
+  unit * 1000 + address) and a DBC of 8,000 signals (1,000 messages)
+  fed from a generated candump trace.  `railmon run` acquires it and
+  `railmon export` must give every channel id with its name and the
+  value its source holds.  (upl_encoder_finish once put the channel
+  dictionary on the collector's 256 KiB stack: the first Batch of such a
+  board crashed.)
+Each peer this starts is stopped on every exit path (its stdin closes
+with us, which stops the fault server even if we are killed).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def dbc_text(messages):
+    """messages: [(id, name, dlc, [(signal, start, size)])]"""
+    out = ['VERSION ""', "", "NS_ :", "", "BS_:", "", "BU_: ECU LOGGER", ""]
+    for ident, name, dlc, sigs in messages:
+        out.append("BO_ %d %s: %d ECU" % (ident, name, dlc))
+        for s, start, size in sigs:
+            out.append(' SG_ %s : %d|%d@1+ (1,0) [0|0] "u" LOGGER' % (s, start, size))
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def candump(t_us, ident, data, fd=False):
+    sep = "##1" if fd else "#"
+    return "(%d.%06d) can0 %03X%s%s\n" % (t_us // 1000000, t_us % 1000000, ident, sep, data.hex().upper())
+
+
+def run(cmd, timeout=300):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def export_samples(railmon, data):
+    p = run([railmon, "export", "--data", data, "--format", "jsonl", "--kind", "sample"])
+    if p.returncode != 0:
+        fail("export: rc %d: %s" % (p.returncode, p.stderr[-2000:]))
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+class FaultServer:
+    """mb-fault-server --tcp 0: ready at "READY <port>", stops at stdin EOF."""
+
+    def __init__(self, path):
+        self.p = subprocess.Popen([path, "--tcp", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+        line = self.p.stdout.readline().split()
+        if len(line) != 2 or line[0] != "READY":
+            self.stop()
+            fail("mb-fault-server did not start: %r" % line)
+        self.port = int(line[1])
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.stdin.close()
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def sig_name(m, k):
+    return "TractionConverter%04d_Inverter%d_PhaseCurrentStatusFiltered" % (m, k)
+
+
+def mode_channels(railmon, mb_server, tmp):
+    n_mb, n_msgs, per_msg = 2000, 1000, 8
+    msgs, expect = [], {}
+    for m in range(n_msgs):
+        # names as long as generated (AUTOSAR) DBCs have them: the
+        # dictionary alone is then over 1 MiB, the log's largest record
+        sigs = [(sig_name(m, k), 8 * k, 8) for k in range(per_msg)]
+        msgs.append((0x100 + m, "TractionConverterStatusMessage%04d" % m, 8, sigs))
+    with open(os.path.join(tmp, "big.dbc"), "w") as f:
+        f.write(dbc_text(msgs))
+    # every message twice, the last first: the first Batch then holds
+    # samples of the channels whose dictionary entries only fit in a later
+    # Batch.  Byte k of message m holds (m * 8 + k) & 0xff.
+    with open(os.path.join(tmp, "big.log"), "w") as f:
+        for rep in range(2):
+            for m in reversed(range(n_msgs)):
+                data = bytes((m * 8 + k) & 0xFF for k in range(per_msg))
+                f.write(candump(1000000000 + rep * 1000000 + m * 100, 0x100 + m, data))
+    srv = FaultServer(mb_server)
+    try:
+        board = ["[board]", "vehicle = LARGE-1", "batch_ms = 200", "",
+                 "[modbus devices]", "transport = tcp", "host = 127.0.0.1", "port = %d" % srv.port,
+                 "period_ms = 200", "response_timeout_ms = 500", "",
+                 "[can vehicle]", "driver = trace", "file = big.log", "dbc = big.dbc", "speed = 0", ""]
+        for a in range(n_mb):
+            board += ["[channel aux_converter_holding_%04d]" % a, "bus = devices", "unit_id = 1", "address = %d" % a, ""]
+        with open(os.path.join(tmp, "board.ini"), "w") as f:
+            f.write("\n".join(board))
+        # ids: bus 0 (Modbus) << 16 | board-file order, bus 1 (CAN) << 16 | DBC order
+        for a in range(n_mb):
+            expect[a] = ("aux_converter_holding_%04d" % a, float((1000 + a) & 0xFFFF))
+        for m in range(n_msgs):
+            for k in range(per_msg):
+                expect[1 << 16 | (m * per_msg + k)] = (sig_name(m, k), float((m * 8 + k) & 0xFF))
+        data = os.path.join(tmp, "log")
+        p = run([railmon, "run", "--board", os.path.join(tmp, "board.ini"), "--data", data, "--duration", "3"])
+        print(p.stderr.strip()[-600:])
+        if p.returncode != 0:
+            fail("railmon run: rc %d (a negative rc is the signal that killed it)" % p.returncode)
+    finally:
+        srv.stop()
+    samples = export_samples(railmon, data)
+    seen, wrong = {}, 0
+    for s in samples:
+        seen.setdefault(s["channel"], set()).add(s["name"])
+        e = expect.get(s["channel"])
+        if e is None or s["name"] != e[0] or s["value"] != e[1] or s["quality"] != "good":
+            wrong += 1
+            if wrong <= 5:
+                print("unexpected sample: %r (want %r)" % (s, e))
+    missing = [c for c in expect if c not in seen]
+    unnamed = [c for c, names in seen.items() if names != {expect.get(c, ("?",))[0]}]
+    print("%d channels expected, %d samples exported, %d channels seen, %d missing, %d badly named, "
+          "%d wrong" % (len(expect), len(samples), len(seen), len(missing), len(unnamed), wrong))
+    if missing or unnamed or wrong:
+        fail("missing %s..., badly named %s..." % (missing[:5], unnamed[:5]))
+
+
+def main():
+    railmon, mb_server, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    # meson stops a test that times out with SIGTERM: leave through finally
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed"))
+    tmp = tempfile.mkdtemp(prefix="railmon-test-large.")
+    try:
+        if mode == "channels":
+            mode_channels(railmon, mb_server, tmp)
+        else:
+            fail("unknown mode " + mode)
+    finally:
+        if not os.environ.get("KEEP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("kept " + tmp)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
