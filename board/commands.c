@@ -190,7 +190,7 @@ static void check_can_load(const struct bus_can_cfg *c, const bus_dbc_t *dbc)
 	       seconds * 100, bitrate / 1000, seconds > 0.7 ? " (above 70%: frames will queue)" : "");
 }
 
-static int check_can(const struct bus_cfg *b)
+static int check_can(const struct board_cfg *cfg, const struct bus_cfg *b)
 {
 	const struct bus_can_cfg *c = &b->can;
 	char err[BOARD_ERR_MAX];
@@ -208,7 +208,7 @@ static int check_can(const struct bus_cfg *b)
 		printf("    no DBC: raw frames only\n");
 		return 0;
 	}
-	if (bus_dbc_load(c->dbc, &dbc, err, sizeof(err)) < 0) {
+	if (board_dbc_load(cfg, b->index, &dbc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "railmon check: %s\n", err);
 		return -EINVAL;
 	}
@@ -301,7 +301,7 @@ int board_cmd_check(int argc, char **argv)
 		       cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");
 	for (size_t i = 0; i < cfg->nbuses; i++) {
 		if (cfg->buses[i].kind == BUS_KIND_CAN)
-			bad |= check_can(&cfg->buses[i]) < 0;
+			bad |= check_can(cfg, &cfg->buses[i]) < 0;
 		else
 			bad |= check_modbus(&cfg->buses[i]) < 0;
 	}

@@ -21,6 +21,7 @@
 #include "config.h"
 
 #define CH_MAX 4096
+_Static_assert(CH_MAX <= BOARD_BUS_CHANNELS_MAX, "Modbus channel ids are bus << 16 | n");
 
 struct pending_channel {
 	struct bus_mb_channel ch;
@@ -413,6 +414,7 @@ static int set_can(struct parser *p, struct bus_cfg *b, const char *name, const 
 	} else if (!strcmp(name, "dbc")) {
 		if (!*value || !copy_path(p, c->dbc, sizeof(c->dbc), value))
 			return BAD(name, "bad path");
+		p->cfg->dbc_line[b->index] = p->line;
 	} else if (!strcmp(name, "bitrate") || !strcmp(name, "dbitrate") || !strcmp(name, "serial_baud")) {
 		if (!parse_u64(value, &u, 20000000) || u < 1000)
 			return BAD(name, "expected a rate from 1000 to 20000000");

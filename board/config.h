@@ -15,6 +15,8 @@
 #include "bus/bus.h"
 
 #define BOARD_BUSES_MAX 16
+/* Channel ids are bus index << 16 | n: a bus has ids for this many. */
+#define BOARD_BUS_CHANNELS_MAX 65536
 #define BOARD_ERR_MAX 512
 
 struct board_storage {
@@ -59,6 +61,7 @@ struct board_cfg {
 	struct board_uplink uplink;
 	struct bus_cfg buses[BOARD_BUSES_MAX];
 	int bus_cpu[BOARD_BUSES_MAX];
+	int dbc_line[BOARD_BUSES_MAX]; /* line of a CAN bus's 'dbc =', for messages */
 	size_t nbuses;
 	uint64_t hash;             /* FNV-1a of the board file bytes (and DBCs) */
 };

@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
-#include "bus/dbc.h"
 #include "daemon.h"
 #include "storage/stor.h"
 #include "uplink/batch.h"
@@ -31,7 +30,6 @@
 #define RX_BATCH 64          /* items per bus_dev_recv() */
 #define RX_TIMEOUT_MS 100    /* so the RX loop sees the stop flag */
 #define CHECK_PERIOD_NS 1000000000ll
-#define DECODE_MAX 256       /* samples one frame may decode into */
 
 struct rx_ctx {
 	struct board_daemon *d;
@@ -90,7 +88,8 @@ struct board_daemon {
 	bool deterministic;        /* a replay: Batches by record time, one ring */
 	int64_t meta_next_ns;      /* when to send the channel dictionary again */
 	size_t meta_pos;           /* its first entry the next Batch carries */
-	struct acq_item *decoded;  /* DECODE_MAX scratch for DBC samples */
+	struct acq_item *decoded;  /* scratch for the samples of one frame */
+	size_t decoded_max;        /* its size: the largest message of any DBC */
 
 	struct board_channel *channels;
 	struct upl_channel *upl_channels;
@@ -293,7 +292,8 @@ static void decode_frame(struct board_daemon *d, const struct acq_item *it)
 
 	if (it->bus >= d->cfg->nbuses || !d->dbc[it->bus] || (it->can.flags & ACQ_CAN_ERR))
 		return;
-	n = bus_dbc_decode(d->dbc[it->bus], it, (uint32_t)it->bus << 16, d->decoded, DECODE_MAX);
+	/* never -ENOBUFS: the scratch holds the largest message's signals */
+	n = bus_dbc_decode(d->dbc[it->bus], it, (uint32_t)it->bus << 16, d->decoded, d->decoded_max);
 	for (int k = 0; k < n; k++) {
 		encode(d, &d->decoded[k]);
 		live_update(d, &d->decoded[k]);
@@ -663,6 +663,44 @@ static void *replay_main(void *p)
 
 /* ------------------------------------------------------------ lifecycle */
 
+int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen)
+{
+	const struct bus_cfg *bc;
+	char why[BOARD_ERR_MAX];
+	bus_dbc_t *dbc;
+	int line, r;
+
+	if (!cfg || b >= cfg->nbuses || cfg->buses[b].kind != BUS_KIND_CAN || !cfg->buses[b].can.dbc[0] ||
+	    !ret_dbc || !err || !errlen)
+		return -EINVAL;
+	bc = &cfg->buses[b];
+	line = cfg->dbc_line[b];
+	r = bus_dbc_load(bc->can.dbc, &dbc, why, sizeof(why));
+	if (r == -EBADMSG) {
+		/* the DBC's own file:line first: that is where the fix goes */
+		snprintf(err, errlen, "%s (the dbc of [can %s], %s:%d)", why, bc->name, cfg->path, line);
+		return r;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "%s:%d: [can %s]: dbc %s", cfg->path, line, bc->name, why);
+		return r;
+	}
+	if (bus_dbc_signal_count(dbc) > BOARD_BUS_CHANNELS_MAX) {
+		/* channel ids are bus << 16 | signal index: more would collide
+		   with the next bus's */
+		snprintf(err, errlen, "%s:%d: [can %s]: %s: %u signals, but a bus has channel ids for %u "
+		         "(split the DBC over buses)", cfg->path, line, bc->name, bc->can.dbc,
+		         bus_dbc_signal_count(dbc), BOARD_BUS_CHANNELS_MAX);
+		r = -E2BIG;
+	}
+	if (r < 0) {
+		bus_dbc_free(dbc);
+		return r;
+	}
+	*ret_dbc = dbc;
+	return 0;
+}
+
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 {
 	const struct board_cfg *cfg = d->cfg;
@@ -671,9 +709,11 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 	for (size_t b = 0; b < cfg->nbuses; b++) {
 		const struct bus_cfg *bc = &cfg->buses[b];
 		if (bc->kind == BUS_KIND_CAN && bc->can.dbc[0]) {
-			r = bus_dbc_load(bc->can.dbc, &d->dbc[b], err, errlen);
+			r = board_dbc_load(cfg, b, &d->dbc[b], err, errlen);
 			if (r < 0)
 				return r;
+			if (bus_dbc_decode_max(d->dbc[b]) > d->decoded_max)
+				d->decoded_max = bus_dbc_decode_max(d->dbc[b]);
 		}
 		r = d->replay_log ? 0 : bus_dev_new(bc, &d->dev[b]);
 		if (r < 0) {
@@ -849,11 +889,14 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 		r = -errno;
 		goto fail;
 	}
-	d->decoded = calloc(DECODE_MAX, sizeof(*d->decoded));
 	d->lat_snap = calloc(1, sizeof(*d->lat_snap));
-	r = d->decoded && d->lat_snap ? open_buses(d, err, errlen) : -ENOMEM;
-	if (r >= 0)
-		r = build_channels(d);
+	r = d->lat_snap ? open_buses(d, err, errlen) : -ENOMEM;
+	if (r >= 0) {
+		/* Sized by the DBCs just loaded: a frame's samples all fit, so
+		   none is dropped (a fixed 256 once lost the rest of a frame). */
+		d->decoded = calloc(d->decoded_max ? d->decoded_max : 1, sizeof(*d->decoded));
+		r = d->decoded ? build_channels(d) : -ENOMEM;
+	}
 	if (r >= 0)
 		r = open_log(d, err, errlen);
 	if (r >= 0)

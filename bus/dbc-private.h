@@ -101,6 +101,7 @@ struct bus_dbc {
 	uint16_t std_index[2048];   /* message index + 1, 0 = unknown id */
 	struct dbc_ext_key *ext_index; /* sorted by id */
 	unsigned next;
+	unsigned decode_max;        /* signals of the largest message */
 };
 
 /* dbc-parse.c: fill msgs/sigs from the text; errors "path:line: ..." */

@@ -287,6 +287,8 @@ static int build_index(struct bus_dbc *dbc)
 			dbc->ext_index[dbc->next++] = (struct dbc_ext_key){ dbc->msgs[i].id, i };
 		else
 			dbc->std_index[dbc->msgs[i].id] = (uint16_t)(i + 1);
+		if (dbc->msgs[i].nsig > dbc->decode_max)
+			dbc->decode_max = dbc->msgs[i].nsig;
 	}
 	qsort(dbc->ext_index, dbc->next, sizeof(*dbc->ext_index), cmp_ext);
 	for (unsigned i = 0; i < dbc->nsigs; i++)
@@ -371,6 +373,11 @@ bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
 unsigned bus_dbc_signal_count(const bus_dbc_t *dbc)
 {
 	return dbc ? dbc->nsigs : 0;
+}
+
+unsigned bus_dbc_decode_max(const bus_dbc_t *dbc)
+{
+	return dbc ? dbc->decode_max : 0;
 }
 
 unsigned bus_dbc_message_count(const bus_dbc_t *dbc)
@@ -548,14 +555,15 @@ struct frame_ctx {
 	const uint8_t *data;
 };
 
-static size_t decode_ops(const struct dbc_op *restrict ops, unsigned nops, const struct frame_ctx *restrict fc,
-                         struct acq_item *restrict out, size_t max)
+/* The samples written, or -ENOBUFS when out[] cannot take them all. */
+static int decode_ops(const struct dbc_op *restrict ops, unsigned nops, const struct frame_ctx *restrict fc,
+                      struct acq_item *restrict out, size_t max)
 {
 	uint64_t mux[DBC_MUX_SLOTS];
 	unsigned active = 0;
 	size_t n = 0;
 
-	for (unsigned i = 0; i < nops && n < max; i++) {
+	for (unsigned i = 0; i < nops; i++) {
 		const struct dbc_op *op = &ops[i];
 		struct acq_item *o;
 		uint32_t q;
@@ -567,6 +575,10 @@ static size_t decode_ops(const struct dbc_op *restrict ops, unsigned nops, const
 		if (op->parent_slot >= 0 &&
 		    (!(active & (1u << op->parent_slot)) || !mux_match(op, mux[op->parent_slot])))
 			continue;
+		/* A short buffer is an error, not a shorter frame: signals
+		   dropped here would be lost without a trace. */
+		if (n == max)
+			return -ENOBUFS;
 		raw = op->kind <= DBC_OP_BE ? (fc->w[op->kind] >> op->shift) & op->mask : extract_slow(op, fc->data);
 		if (op->mux_slot >= 0) {
 			mux[op->mux_slot] = raw;
@@ -592,7 +604,7 @@ static size_t decode_ops(const struct dbc_op *restrict ops, unsigned nops, const
 		o->sample.quality = q;
 		o->sample.value = v;
 	}
-	return n;
+	return (int)n;
 }
 
 int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
@@ -619,5 +631,5 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 	fc.w[0] = __builtin_bswap64(fc.w[0]);
 #endif
 	fc.w[1] = __builtin_bswap64(fc.w[0]);
-	return (int)decode_ops(m->ops, m->nsig, &fc, out, max);
+	return decode_ops(m->ops, m->nsig, &fc, out, max);
 }

@@ -43,6 +43,10 @@ bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc);
 
 unsigned bus_dbc_signal_count(const bus_dbc_t *dbc);
 
+/* The most samples one frame can decode into (the signal count of the
+   largest message): the size of bus_dbc_decode()'s out[].  0 for NULL. */
+unsigned bus_dbc_decode_max(const bus_dbc_t *dbc);
+
 /* One message as the database declares it. */
 struct bus_dbc_message_info {
 	const char *name;
@@ -62,7 +66,10 @@ int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_sig
  * Decode one frame into samples: for every signal of the matching message
  * (respecting multiplexing) writes {channel = channel_base + signal index,
  * value, quality} into out[] (t_ns and bus copied from the frame item).
- * Returns the number of samples written (0 for an unknown id), at most max.
+ * Returns the number of samples written (0 for an unknown id), -EINVAL, or
+ * -ENOBUFS when the frame decodes into more than max samples (out[] then
+ * holds the first max, but a caller that sizes out[] with
+ * bus_dbc_decode_max() never sees this).
  */
 int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
                    struct acq_item *out, size_t max);

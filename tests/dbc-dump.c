@@ -7,15 +7,15 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bus/candump.h"
 #include "bus/dbc.h"
 
-static int dump_frame(const bus_dbc_t *dbc, const struct acq_item *f, unsigned long lineno)
+static int dump_frame(const bus_dbc_t *dbc, const struct acq_item *f, unsigned long lineno, struct acq_item *out)
 {
-	struct acq_item out[512];
-	int n = bus_dbc_decode(dbc, f, 0, out, 512);
+	int n = bus_dbc_decode(dbc, f, 0, out, bus_dbc_decode_max(dbc));
 
 	if (n < 0)
 		return n;
@@ -35,6 +35,7 @@ static int dump_frame(const bus_dbc_t *dbc, const struct acq_item *f, unsigned l
 int main(int argc, char **argv)
 {
 	char err[512], line[BUS_CANDUMP_LINE_MAX + 2];
+	struct acq_item *out;
 	bus_dbc_t *dbc = NULL;
 	unsigned long lineno = 0;
 	FILE *f;
@@ -55,17 +56,24 @@ int main(int argc, char **argv)
 		bus_dbc_free(dbc);
 		return 1;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	/* room for every sample of the largest message */
+	out = calloc(bus_dbc_decode_max(dbc) + 1, sizeof(*out));
+	while (out && fgets(line, sizeof(line), f)) {
 		struct acq_item it;
 
 		lineno++;
-		if (bus_candump_parse(line, strlen(line), &it, NULL, 0) < 0 || dump_frame(dbc, &it, lineno) < 0) {
+		if (bus_candump_parse(line, strlen(line), &it, NULL, 0) < 0 || dump_frame(dbc, &it, lineno, out) < 0) {
 			fprintf(stderr, "%s:%lu: bad frame\n", argv[2], lineno);
 			r = -1;
 			break;
 		}
 	}
 	fclose(f);
+	if (!out) {
+		fprintf(stderr, "dbc-dump: out of memory\n");
+		r = -1;
+	}
+	free(out);
 	bus_dbc_free(dbc);
 	return r < 0 ? 1 : 0;
 }

@@ -177,7 +177,9 @@ static void test_bad_args(void)
 	assert(bus_dbc_decode(dbc, &f, 0, out, 0) == 0);
 	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == 0); /* 1-byte frame: no signal fits */
 	f = frame("(1.0) can0 100#0000FAFF04000001");
-	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == 2); /* at most max */
+	/* 5 signals do not fit in 2: an error, not 2 samples and 3 lost */
+	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == -ENOBUFS);
+	assert(bus_dbc_decode_max(dbc) >= 5 && bus_dbc_decode_max(NULL) == 0);
 	f.can.len = 65;
 	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
 	f.can.len = 8;
@@ -290,11 +292,58 @@ static void test_bom_crlf(void)
 	unlink(path);
 }
 
+/*
+ * A CAN FD message of 64 bytes holding 512 one-bit signals: every one is
+ * decoded, in a buffer sized with bus_dbc_decode_max() (the daemon once
+ * decoded into 256 and silently lost the rest of the frame).
+ */
+static void test_wide_message(void)
+{
+	size_t cap = 64 + 512 * 64, len = 0;
+	char *txt = malloc(cap), err[256];
+	struct acq_item f = { .kind = ACQ_ITEM_CAN, .t_ns = 42, .bus = 3 }, *out;
+	bus_dbc_t *dbc = NULL;
+
+	assert(txt);
+	len += (size_t)snprintf(txt + len, cap - len, "BO_ 291 Wide: 64 ECU\n");
+	for (unsigned i = 0; i < 512; i++)
+		len += (size_t)snprintf(txt + len, cap - len, " SG_ Bit%03u : %u|1@1+ (1,0) [0|0] \"\" LOGGER\n", i, i);
+	assert(len < cap);
+	if (bus_dbc_load_buffer("wide", txt, len, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	assert(bus_dbc_signal_count(dbc) == 512 && bus_dbc_decode_max(dbc) == 512);
+	out = calloc(512, sizeof(*out));
+	assert(out);
+	f.can.id = 0x123;
+	f.can.flags = ACQ_CAN_FD;
+	f.can.len = 64;
+	for (unsigned i = 0; i < 64; i++)
+		f.can.data[i] = (uint8_t)(i * 37 + 11);
+	assert(bus_dbc_decode(dbc, &f, 7u << 16, out, 512) == 512);
+	for (unsigned i = 0; i < 512; i++) {
+		assert(out[i].kind == ACQ_ITEM_SAMPLE && out[i].t_ns == 42 && out[i].bus == 3);
+		assert(out[i].sample.channel == (7u << 16 | i) && out[i].sample.quality == ACQ_Q_GOOD);
+		assert(out[i].sample.value == (double)((f.can.data[i / 8] >> (i % 8)) & 1));
+	}
+	/* one short: refused, never 511 of 512 */
+	assert(bus_dbc_decode(dbc, &f, 0, out, 511) == -ENOBUFS);
+	/* a shorter frame holds fewer signals: those fit in less room */
+	f.can.len = 32;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 256) == 256);
+	free(out);
+	free(txt);
+	bus_dbc_free(dbc);
+	printf("512 one-bit signals of a 64-byte frame decoded\n");
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
 	test_demo();
 	test_bad_args();
+	test_wide_message();
 	test_malformed();
 	test_bom_crlf();
 	assert(rmdir(tmpdir) == 0);

@@ -10,12 +10,23 @@ MODE channels: a board with 10,000 channels: 2,000 Modbus registers
   `railmon export` must give every channel id with its name and the
   value its source holds.  (upl_encoder_finish once put the channel
   dictionary on the collector's 256 KiB stack: the first Batch of such a
-  board crashed.)
+  board crashed.  The names are as long as generated DBCs have them, so
+  the dictionary is over 1 MiB, the log's largest record: it must go out
+  in slices, and the trace starts with the channels of the last slice.)
+MODE wide-frame: one CAN FD message of 64 bytes holding 512 one-bit
+  signals; `railmon replay` of frames of it: every frame must give all
+  512 samples, each the right bit, in the log.  (The decode scratch once
+  held 256 samples: the rest were silently dropped.)
+MODE id-limit: channel ids are bus << 16 | n, so a bus can have 65,536
+  channels; a DBC with 65,537 signals must be refused by `check` and `run`
+  with the board file's line of the bus and the DBC's name, and 65,536
+  accepted.
 Each peer this starts is stopped on every exit path (its stdin closes
 with us, which stops the fault server even if we are killed).
 """
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -139,6 +150,91 @@ def mode_channels(railmon, mb_server, tmp):
         fail("missing %s..., badly named %s..." % (missing[:5], unnamed[:5]))
 
 
+def mode_wide_frame(railmon, tmp):
+    nsig, nframes = 512, 20
+    sigs = [("Bit%03d" % i, i, 1) for i in range(nsig)]
+    with open(os.path.join(tmp, "wide.dbc"), "w") as f:
+        f.write(dbc_text([(0x123, "Wide", 64, sigs)]))
+    rng = random.Random(7)
+    frames = [bytes(rng.randrange(256) for _ in range(64)) for _ in range(nframes)]
+    with open(os.path.join(tmp, "wide.log"), "w") as f:
+        for i, d in enumerate(frames):
+            f.write(candump(1000000000 + i * 1000, 0x123, d, fd=True))
+    with open(os.path.join(tmp, "wide.ini"), "w") as f:
+        f.write("[board]\nvehicle = WIDE-1\n\n[can fd]\ndriver = trace\nfile = wide.log\n"
+                "dbc = wide.dbc\nfd = true\nspeed = 0\n")
+    data = os.path.join(tmp, "log")
+    p = run([railmon, "replay", os.path.join(tmp, "wide.log"), "--board", os.path.join(tmp, "wide.ini"),
+             "--data", data])
+    if p.returncode != 0:
+        fail("replay: rc %d: %s" % (p.returncode, p.stderr))
+    samples = export_samples(railmon, data)
+    by_time = {}
+    for s in samples:
+        by_time.setdefault(s["time_ns"], []).append(s)
+    bad = 0
+    for i, d in enumerate(frames):
+        got = {s["channel"]: (s["name"], s["value"]) for s in by_time.get((1000000000 + i * 1000) * 1000, [])}
+        want = {b: ("Bit%03d" % b, float((d[b // 8] >> (b % 8)) & 1)) for b in range(nsig)}
+        if got != want:
+            bad += 1
+            print("frame %d: %d of %d signals stored, %d right" %
+                  (i, len(got), nsig, sum(1 for k, v in got.items() if want.get(k) == v)))
+    print("%d frames of a 64-byte message with %d one-bit signals: %d samples stored, %d frames wrong"
+          % (nframes, nsig, len(samples), bad))
+    if bad or len(samples) != nframes * nsig:
+        fail("signals lost or wrong")
+
+
+def mode_id_limit(railmon, tmp):
+    def board(nsig):
+        msgs, left, m = [], nsig, 0
+        while left:
+            k = min(left, 512)
+            msgs.append((0x80000000 | m, "Fd%03d" % m, 64, [("S%03d_%03d" % (m, i), i, 1) for i in range(k)]))
+            left -= k
+            m += 1
+        with open(os.path.join(tmp, "n%d.dbc" % nsig), "w") as f:
+            f.write(dbc_text(msgs))
+        # one frame of every message, all bits set
+        with open(os.path.join(tmp, "n%d.log" % nsig), "w") as f:
+            for k in range(m):
+                f.write("(1.%06d) can0 %08X##1%s\n" % (k, k, "FF" * 64))
+        path = os.path.join(tmp, "n%d.ini" % nsig)
+        with open(path, "w") as f:
+            f.write("[board]\nvehicle = IDS\n\n; the bus\n[can huge]\ndriver = trace\nfile = n%d.log\n"
+                    "fd = true\ndbc = n%d.dbc\n" % (nsig, nsig))
+        return path
+
+    # 65,536 signals use every id n = 0..65535 once: accepted, and each
+    # stored under its own id and name (the dictionary, about 1.9 MiB, goes
+    # out in slices over several Batches)
+    ok = board(65536)
+    p = run([railmon, "check", "--board", ok])
+    if p.returncode != 0 or "65536 signals" not in p.stdout:
+        fail("65,536 signals (ids n = 0..65535) refused: %s%s" % (p.stdout[-300:], p.stderr))
+    data = os.path.join(tmp, "log65536")
+    p = run([railmon, "replay", os.path.join(tmp, "n65536.log"), "--board", ok, "--data", data])
+    if p.returncode != 0:
+        fail("replay of 65,536 signals: rc %d: %s" % (p.returncode, p.stderr))
+    named = {}
+    for s in export_samples(railmon, data):
+        named.setdefault(s["channel"], set()).add((s["name"], s["value"]))
+    want = {m * 512 + i: {("S%03d_%03d" % (m, i), 1.0)} for m in range(128) for i in range(512)}
+    print("65536 signals: %d channel ids stored, %d as expected" %
+          (len(named), sum(1 for c in want if named.get(c) == want[c])))
+    if named != want:
+        fail("65,536 signals not stored one per id with their names")
+    over = board(65537)
+    want = "%s:9: [can huge]: %s/n65537.dbc: 65537 signals, but a bus has channel ids for 65536" % (over, tmp)
+    for cmd in (["check", "--board", over], ["run", "--board", over, "--data", os.path.join(tmp, "log"),
+                                                "--duration", "1"]):
+        p = run([railmon] + cmd)
+        print("railmon %s: rc %d: %s" % (cmd[0], p.returncode, p.stderr.strip()))
+        if p.returncode == 0 or want not in p.stderr:
+            fail("railmon %s accepted 65,537 signals on one bus or said it unclearly (want '%s')" % (cmd[0], want))
+
+
 def main():
     railmon, mb_server, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     # meson stops a test that times out with SIGTERM: leave through finally
@@ -147,6 +243,10 @@ def main():
     try:
         if mode == "channels":
             mode_channels(railmon, mb_server, tmp)
+        elif mode == "wide-frame":
+            mode_wide_frame(railmon, tmp)
+        elif mode == "id-limit":
+            mode_id_limit(railmon, tmp)
         else:
             fail("unknown mode " + mode)
     finally:
