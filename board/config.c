@@ -9,6 +9,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <limits.h>
 #include <math.h>
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 
@@ -44,7 +47,11 @@ struct parser {
 	bool seen_board, seen_storage, seen_uplink;
 	char base_dir[BUS_PATH_MAX];
 	uint64_t channel_default_period[BOARD_BUSES_MAX];
-	struct { uint64_t hash; int line; } *keys; /* for duplicate detection */
+	/* the current section's keys, for duplicate detection: a section
+	   cannot appear twice, and its keys are known names, so this never
+	   fills (a fixed table of every key once stopped detecting after
+	   16,384 keys) */
+	struct { uint64_t hash; int line; } keys[64];
 	bool header_pending;   /* a [section] line was read since the last key */
 	int header_line;
 	size_t nkeys;
@@ -682,6 +689,7 @@ static int enter_section(struct parser *p, const char *section)
 	bool *seen = NULL;
 
 	snprintf(p->section, sizeof(p->section), "%s", section);
+	p->nkeys = 0;
 	if (!strcmp(section, "board"))
 		seen = &p->seen_board;
 	else if (!strcmp(section, "storage"))
@@ -711,7 +719,7 @@ static uint64_t fnv1a(const char *s);
    would silently win over the first: refuse it (filters may repeat). */
 static bool duplicate_key(struct parser *p, const char *section, const char *name)
 {
-	uint64_t h = fnv1a(section) * 31 + fnv1a(name);
+	uint64_t h = fnv1a(name);
 
 	if (!strcmp(name, "filter"))
 		return false;
@@ -720,10 +728,12 @@ static bool duplicate_key(struct parser *p, const char *section, const char *nam
 			perr(p, "'%s' given twice in [%s] (first at line %d)", name, section, p->keys[i].line);
 			return true;
 		}
-	if (p->nkeys < CH_MAX * 4) {
-		p->keys[p->nkeys].hash = h;
-		p->keys[p->nkeys++].line = p->line;
+	if (p->nkeys == sizeof(p->keys) / sizeof(p->keys[0])) {
+		perr(p, "too many keys in [%s]", section);
+		return true;
 	}
+	p->keys[p->nkeys].hash = h;
+	p->keys[p->nkeys++].line = p->line;
 	return false;
 }
 
@@ -767,25 +777,40 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	return set_modbus(p, board_cfg_bus(p->cfg, sname), name, value);
 }
 
-/* ini_reader: like fgets over the in-memory text, counting lines. */
+/*
+ * ini_reader: like fgets over the in-memory text, counting lines (each
+ * call is one whole line, so the count is right on a last line without
+ * '\n' too).  Two things inih would misread are settled here:
+ * - a line longer than inih's buffer (num) is refused: inih would parse
+ *   the rest of it as more lines (and an indented rest as a continuation
+ *   of the key: "given twice");
+ * - leading blanks are dropped, so an indented line is an ordinary line,
+ *   never a continuation of the previous value (inih's multi-line
+ *   values, which no board key has: "  dbc = x" after "interface = can0"
+ *   was read as a second interface).
+ */
 static char *ini_read_line(char *str, int num, void *stream)
 {
 	struct parser *p = stream;
 	const char *nl;
-	size_t n;
+	size_t n, blank;
 
-	if (!*p->pos)
+	if (!*p->pos || p->err[0])
 		return NULL;
 	nl = strchr(p->pos, '\n');
 	n = nl ? (size_t)(nl - p->pos) + 1 : strlen(p->pos);
-	if (n > (size_t)num - 1)
-		n = (size_t)num - 1; /* inih reports over-long lines itself */
-	memcpy(str, p->pos, n);
-	str[n] = 0;
+	p->line++;
+	if (n > (size_t)num - 1) {
+		perr(p, "line too long: %zu characters, at most %d", nl ? n - 1 : n, num - 2);
+		return NULL; /* ends the parse: board_cfg_parse() sees the error */
+	}
+	blank = strspn(p->pos, " \t");
+	if (blank == n - (nl != NULL))
+		blank = 0; /* a blank line stays blank */
+	memcpy(str, p->pos + blank, n - blank);
+	str[n - blank] = 0;
 	p->pos += n;
-	if (n && str[n - 1] == '\n')
-		p->line++;
-	if (str[strspn(str, " \t")] == '[') {
+	if (str[0] == '[') {
 		p->header_pending = true;
 		p->header_line = p->line;
 	}
@@ -944,11 +969,9 @@ int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_c
 		return -EINVAL;
 	priv = calloc(1, sizeof(*priv));
 	p.chans = calloc(CH_MAX, sizeof(*p.chans));
-	p.keys = calloc(CH_MAX * 4, sizeof(*p.keys));
-	if (!priv || !p.chans || !p.keys) {
+	if (!priv || !p.chans) {
 		free(priv);
 		free(p.chans);
-		free(p.keys);
 		return -ENOMEM;
 	}
 	p.cfg = &priv->pub;
@@ -962,10 +985,10 @@ int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_c
 		p.line = r;
 		perr(&p, "syntax error (expected [section], key = value, or ; comment)");
 	}
-	r = r ? -EINVAL : validate(&p, priv);
+	/* the line reader may have stopped the parse with an error (r == 0) */
+	r = r || p.err[0] ? -EINVAL : validate(&p, priv);
 	if (r == 0 && p.err[0])
 		r = -EINVAL;
-	free(p.keys);
 	if (r < 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", p.err[0] ? p.err : strerror(-r));
@@ -979,43 +1002,87 @@ int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_c
 	return 0;
 }
 
+/* What a path is when it is not a regular file, for messages. */
+static const char *not_regular(mode_t m)
+{
+	return S_ISDIR(m) ? "is a directory" : S_ISFIFO(m) ? "is a FIFO, not a regular file"
+	     : S_ISCHR(m) ? "is a character device, not a regular file" : "is not a regular file";
+}
+
+/*
+ * The whole board file, NUL-terminated.  Opened with O_NONBLOCK and checked
+ * to be a regular file first: a FIFO would block `run` until a writer came,
+ * and a directory read as an empty file ("missing [board] vehicle").
+ */
+static int read_board_file(const char *path, char **ret_text, size_t *ret_len, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t cap = 0, n = 0;
+	struct stat st;
+	ssize_t k = 0;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+	} else if (!S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(err, errlen, "%s: %s", path, not_regular(st.st_mode));
+	}
+	while (r == 0) {
+		if (n + 4096 + 1 > cap) {
+			size_t ncap = cap * 2 + 8192;
+			char *t = ncap <= (16u << 20) ? realloc(text, ncap) : NULL;
+			if (!t) {
+				r = ncap <= (16u << 20) ? -ENOMEM : -EFBIG;
+				snprintf(err, errlen, "%s: %s", path, r == -EFBIG ? "too large for a board file" : strerror(-r));
+				break;
+			}
+			text = t;
+			cap = ncap;
+		}
+		k = read(fd, text + n, 4096);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		} else if (k == 0) {
+			break;
+		}
+		n += k > 0 ? (size_t)k : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	text[n] = 0;
+	*ret_text = text;
+	*ret_len = n;
+	return 0;
+}
+
 int board_cfg_load(const char *path, struct board_cfg **ret_cfg, char *err, size_t errlen)
 {
-	FILE *f;
-	char *text = NULL;
-	size_t cap = 0, n = 0, k;
+	char *text = NULL, dummy[1];
+	size_t n = 0;
 	int r;
 
 	if (!path || !ret_cfg)
 		return -EINVAL;
-	f = fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
 	}
-	do {
-		if (n + 4096 + 1 > cap) {
-			char *t = realloc(text, cap = cap * 2 + 8192);
-			if (!t || cap > (16u << 20)) {
-				free(t ? t : text);
-				fclose(f);
-				if (err && errlen)
-					snprintf(err, errlen, "%s: too large for a board file", path);
-				return -EFBIG;
-			}
-			text = t;
-		}
-		k = fread(text + n, 1, 4096, f);
-		n += k;
-	} while (k > 0);
-	fclose(f);
-	text[n] = 0;
+	r = read_board_file(path, &text, &n, err, errlen);
+	if (r < 0)
+		return r;
 	if (strlen(text) != n) {
 		free(text);
-		if (err && errlen)
-			snprintf(err, errlen, "%s: contains a NUL byte (not a text file)", path);
+		snprintf(err, errlen, "%s: contains a NUL byte (not a text file)", path);
 		return -EINVAL;
 	}
 	r = board_cfg_parse(path, text, ret_cfg, err, errlen);

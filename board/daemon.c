@@ -663,6 +663,31 @@ static void *replay_main(void *p)
 
 /* ------------------------------------------------------------ lifecycle */
 
+/* A signal whose name or unit the channel table would cut: two long
+   names would become one, so say so instead. */
+static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, size_t whylen)
+{
+	const size_t name_max = sizeof(((struct board_channel *)0)->name) - 1;
+	const size_t unit_max = sizeof(((struct board_channel *)0)->unit) - 1;
+
+	for (unsigned i = 0; i < bus_dbc_signal_count(dbc); i++) {
+		struct bus_dbc_signal_info si;
+		size_t n, u;
+
+		if (bus_dbc_signal_info(dbc, i, &si) < 0)
+			return -EINVAL;
+		n = strlen(si.name);
+		u = si.unit ? strlen(si.unit) : 0;
+		if (n > name_max || u > unit_max) {
+			snprintf(why, whylen, "%s:%u: signal '%.40s%s': %s of %zu characters (at most %zu)", path, si.line,
+			         si.name, n > 40 ? "..." : "", n > name_max ? "a name" : "a unit", n > name_max ? n : u,
+			         n > name_max ? name_max : unit_max);
+			return -ENAMETOOLONG;
+		}
+	}
+	return 0;
+}
+
 int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen)
 {
 	const struct bus_cfg *bc;
@@ -676,6 +701,10 @@ int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, c
 	bc = &cfg->buses[b];
 	line = cfg->dbc_line[b];
 	r = bus_dbc_load(bc->can.dbc, &dbc, why, sizeof(why));
+	if (r == 0 && (r = dbc_check_names(dbc, bc->can.dbc, why, sizeof(why))) < 0) {
+		dbc = bus_dbc_free(dbc);
+		r = -EBADMSG; /* reported like a syntax error: the DBC's line first */
+	}
 	if (r == -EBADMSG) {
 		/* the DBC's own file:line first: that is where the fix goes */
 		snprintf(err, errlen, "%s (the dbc of [can %s], %s:%d)", why, bc->name, cfg->path, line);
@@ -685,7 +714,11 @@ int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, c
 		snprintf(err, errlen, "%s:%d: [can %s]: dbc %s", cfg->path, line, bc->name, why);
 		return r;
 	}
-	if (bus_dbc_signal_count(dbc) > BOARD_BUS_CHANNELS_MAX) {
+	if (!bus_dbc_message_count(dbc)) {
+		snprintf(err, errlen, "%s:%d: [can %s]: dbc %s: defines no message, so nothing would be decoded "
+		         "(without 'dbc =' the bus logs raw frames only)", cfg->path, line, bc->name, bc->can.dbc);
+		r = -EINVAL;
+	} else if (bus_dbc_signal_count(dbc) > BOARD_BUS_CHANNELS_MAX) {
 		/* channel ids are bus << 16 | signal index: more would collide
 		   with the next bus's */
 		snprintf(err, errlen, "%s:%d: [can %s]: %s: %u signals, but a bus has channel ids for %u "

@@ -111,8 +111,10 @@ const char *board_daemon_value_label(const struct board_daemon *d, size_t i, dou
  * Load the DBC of CAN bus b of cfg as `run` and `check` do.  Errors name the
  * board file and the line of the bus's 'dbc =' (a DBC's own syntax errors
  * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
- * a DBC with more signals than a bus has channel ids
- * (BOARD_BUS_CHANNELS_MAX).  0 and the database in *ret_dbc (free with
+ * a DBC that defines no message (it would decode nothing), one with more
+ * signals than a bus has channel ids (BOARD_BUS_CHANNELS_MAX), and a
+ * signal name or unit longer than struct board_channel holds (cut, two
+ * names could become one).  0 and the database in *ret_dbc (free with
  * bus_dbc_free), or -errno.
  */
 int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);

@@ -11,25 +11,55 @@
  * knows whether each multiplexed signal is present.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dbc-private.h"
 
 #define DBC_FILE_MAX (64u << 20)
 
-static int read_file(const char *path, char **ret_text, size_t *ret_len)
+/* What a path is when it is not a regular file, for messages. */
+static const char *file_kind(mode_t m)
 {
-	FILE *f = fopen(path, "re");
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	int r = 0;
+	return S_ISDIR(m) ? "is a directory" : S_ISFIFO(m) ? "is a FIFO, not a regular file"
+	     : S_ISCHR(m) ? "is a character device, not a regular file"
+	     : S_ISBLK(m) ? "is a block device, not a regular file"
+	     : S_ISSOCK(m) ? "is a socket, not a regular file" : "is not a regular file";
+}
 
-	if (!f)
+/*
+ * Read a whole regular file.  Opened with O_NONBLOCK so a FIFO (or a tty)
+ * given as a DBC is refused at once instead of blocking `run` and `check`
+ * until something writes to it.  On error, *ret_why says what is wrong.
+ */
+static int read_file(const char *path, char **ret_text, size_t *ret_len, const char **ret_why)
+{
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+	ssize_t n;
+	int fd, r = 0;
+
+	*ret_why = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*ret_why = file_kind(st.st_mode);
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
 	do {
 		if (len + 4096 > cap) {
 			char *p;
@@ -37,6 +67,7 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len)
 			cap = cap ? cap * 2 : 65536;
 			if (cap > DBC_FILE_MAX) {
 				r = -EFBIG;
+				*ret_why = "larger than 64 MiB";
 				break;
 			}
 			p = realloc(text, cap);
@@ -46,12 +77,15 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len)
 			}
 			text = p;
 		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	if (r == 0 && ferror(f))
-		r = -EIO;
-	fclose(f);
+		n = read(fd, text + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			r = -errno;
+		else
+			len += (size_t)n;
+	} while (r == 0 && n > 0);
+	close(fd);
 	if (r < 0) {
 		free(text);
 		return r;
@@ -327,16 +361,17 @@ int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_
 
 int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
 {
+	const char *why;
 	char *text = NULL;
 	size_t len = 0;
 	int r;
 
 	if (!path || !*path || !ret_dbc)
 		return -EINVAL;
-	r = read_file(path, &text, &len);
+	r = read_file(path, &text, &len, &why);
 	if (r < 0) {
 		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s: %s", path, strerror(-r));
+			snprintf(errbuf, errlen, "%s: %s", path, why ? why : strerror(-r));
 		return r;
 	}
 	r = bus_dbc_load_buffer(path, text, len, ret_dbc, errbuf, errlen);
@@ -409,6 +444,7 @@ int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_sig
 	*ret_info = (struct bus_dbc_signal_info){
 		.message = m->name, .msg_id = m->id, .ext = m->ext, .name = s->name, .unit = s->unit,
 		.min = s->min, .max = s->max, .scale = s->scale, .offset = s->offset, .index = index,
+		.line = s->line,
 	};
 	return 0;
 }

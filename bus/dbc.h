@@ -26,6 +26,7 @@ struct bus_dbc_signal_info {
 	double min, max;
 	double scale, offset;
 	unsigned index;        /* 0..bus_dbc_signal_count()-1, file order */
+	unsigned line;         /* where the file declares it, for messages */
 };
 
 /*

@@ -6,9 +6,13 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "board/config.h"
+#include "board/daemon.h"
 
 static const char good[] =
 	"; a regional EMU\n"
@@ -164,6 +168,208 @@ static void test_bad(void)
 	printf("%zu malformed board files rejected with file:line\n", sizeof(bad) / sizeof(bad[0]));
 }
 
+/* A line longer than inih's buffer (200 bytes in Debian's libinih) once
+   went on as more lines: an indented rest became a continuation of the
+   key, reported as "given twice" on the wrong line. */
+static void test_long_line(void)
+{
+	size_t len = 100000;
+	char *text = malloc(len + 64), err[BOARD_ERR_MAX] = "", want[128];
+	struct board_cfg *c = NULL;
+
+	assert(text);
+	strcpy(text, "[board]\nvehicle = ");
+	for (size_t i = strlen(text); i < len; i += 2)
+		memcpy(text + i, "x ", 2);
+	strcpy(text + len, "\n[storage]\ndir = /x\n");
+	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL && !c);
+	snprintf(want, sizeof(want), "t.ini:2: line too long: %zu characters, at most ", len - strlen("[board]\n"));
+	if (strncmp(err, want, strlen(want))) {
+		fprintf(stderr, "long line: %s\n  want: %s\n", err, want);
+		assert(0);
+	}
+	/* a long comment is refused the same way, at its own line */
+	memset(text, ';', len);
+	memcpy(text, "[board]\nvehicle = a\n", 20);
+	strcpy(text + len, "\n");
+	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL);
+	assert(!strncmp(err, "t.ini:3: line too long: ", 24));
+	free(text);
+	printf("long line: %s\n", err);
+}
+
+/* Indented lines are ordinary lines (inih would make them continuations of
+   the previous value), and the last line counts without its newline. */
+static void test_layout(void)
+{
+	struct board_cfg *c = NULL;
+	char err[BOARD_ERR_MAX] = "";
+
+	assert(board_cfg_parse("t.ini", "[board]\n  vehicle = a\n\t\n[can x]\n\tinterface = can0\n"
+	                       "\t  dbc = x.dbc\n  ; a comment\n", &c, err, sizeof(err)) == 0);
+	assert(!strcmp(c->vehicle, "a") && !strcmp(c->buses[0].can.ifname, "can0"));
+	assert(!strcmp(c->buses[0].can.dbc, "x.dbc") && c->dbc_line[0] == 6);
+	board_cfg_free(c);
+	c = NULL;
+	assert(board_cfg_parse("t.ini", "[board]\nvehicle = a\nbogus = 1", &c, err, sizeof(err)) == -EINVAL);
+	assert(!strcmp(err, "t.ini:3: unknown key 'bogus' in [board]"));
+	assert(board_cfg_parse("t.ini", "[board]\nvehicle = a\n  vehicle = b\n", &c, err, sizeof(err)) == -EINVAL);
+	assert(!strcmp(err, "t.ini:3: 'vehicle' given twice in [board] (first at line 2)"));
+}
+
+/* Duplicate keys are found however many keys come before: a fixed table
+   of every key once stopped looking after 16,384. */
+static void test_many_keys(void)
+{
+	size_t cap = 4096 * 128 + 256, n = 0;
+	char *text = malloc(cap), err[BOARD_ERR_MAX] = "", want[128];
+	struct board_cfg *c = NULL;
+	int line;
+
+	assert(text);
+	n += (size_t)snprintf(text + n, cap - n, "[board]\nvehicle = a\n[modbus m]\nhost = h\n");
+	line = 4;
+	for (int i = 0; i < 4096; i++) {
+		n += (size_t)snprintf(text + n, cap - n, "[channel c%d]\nbus = m\nunit_id = 1\ntable = input\n"
+		                      "type = u16\naddress = %d\n", i, i);
+		line += 6;
+	}
+	n += (size_t)snprintf(text + n, cap - n, "address = 1\n");
+	assert(n < cap);
+	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL && !c);
+	snprintf(want, sizeof(want), "t.ini:%d: 'address' given twice in [channel c4095] (first at line %d)", line + 1,
+	         line);
+	if (strcmp(err, want)) {
+		fprintf(stderr, "many keys: %s\n  want: %s\n", err, want);
+		assert(0);
+	}
+	free(text);
+}
+
+static char tmpdir[] = "/tmp/test-board-XXXXXX";
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert(f && fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/* A board file that is not a regular file: said, and a FIFO must not block
+   (SIGALRM ends the test if it does). */
+static void test_board_not_file(void)
+{
+	struct board_cfg *c = NULL;
+	char path[256], err[BOARD_ERR_MAX] = "", want[300];
+
+	alarm(20);
+	assert(board_cfg_load(tmpdir, &c, err, sizeof(err)) == -EISDIR && !c);
+	snprintf(want, sizeof(want), "%s: is a directory", tmpdir);
+	assert(!strcmp(err, want));
+	snprintf(path, sizeof(path), "%s/board.fifo", tmpdir);
+	assert(mkfifo(path, 0600) == 0);
+	assert(board_cfg_load(path, &c, err, sizeof(err)) == -EINVAL && !c);
+	snprintf(want, sizeof(want), "%s: is a FIFO, not a regular file", path);
+	assert(!strcmp(err, want));
+	assert(unlink(path) == 0);
+	assert(board_cfg_load("/dev/null", &c, err, sizeof(err)) == -EINVAL);
+	assert(!strcmp(err, "/dev/null: is a character device, not a regular file"));
+	alarm(0);
+}
+
+/*
+ * DBC files as `run` and `check` load them (board_dbc_load): every problem
+ * names the board file and the line of 'dbc =', or the DBC's own line.
+ */
+static void test_dbc_files(void)
+{
+	static const char sig[] = " SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n";
+	struct {
+		const char *name, *text; /* text NULL: made below */
+		int r;
+		const char *want;        /* after "<board>:<line>: [can x]: dbc <dir>/" */
+	} cases[] = {
+		{ "dir.dbc", NULL, -EISDIR, "dir.dbc: is a directory" },
+		{ "fifo.dbc", NULL, -EINVAL, "fifo.dbc: is a FIFO, not a regular file" },
+		{ "missing.dbc", NULL, -ENOENT, "missing.dbc: No such file or directory" },
+		{ "empty.dbc", "", -EINVAL, "empty.dbc: defines no message, so nothing would be decoded" },
+		{ "nomsg.dbc", "VERSION \"\"\nNS_ :\nBS_:\nBU_: A B\n", -EINVAL, "nomsg.dbc: defines no message" },
+	};
+	char path[256], board[512], err[BOARD_ERR_MAX], want[600];
+	struct board_cfg *c;
+	bus_dbc_t *dbc;
+
+	alarm(20);
+	snprintf(path, sizeof(path), "%s/dir.dbc", tmpdir);
+	assert(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/fifo.dbc", tmpdir);
+	assert(mkfifo(path, 0600) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].text) {
+			snprintf(path, sizeof(path), "%s/%s", tmpdir, cases[i].name);
+			write_file(path, cases[i].text);
+		}
+		snprintf(board, sizeof(board), "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = %s\n",
+		         cases[i].name);
+		snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
+		write_file(path, board);
+		assert(board_cfg_load(path, &c, err, sizeof(err)) == 0);
+		dbc = NULL;
+		assert(board_dbc_load(c, 0, &dbc, err, sizeof(err)) == cases[i].r && !dbc);
+		snprintf(want, sizeof(want), "%s:6: [can x]: dbc %s/%s", path, tmpdir, cases[i].want);
+		if (strncmp(err, want, strlen(want))) {
+			fprintf(stderr, "%s: %s\n  want: %s\n", cases[i].name, err, want);
+			assert(0);
+		}
+		printf("%s\n", err);
+		board_cfg_free(c);
+	}
+	/* a signal name the channel table would cut (two such names would
+	   become one), on a 1 MB line */
+	{
+		size_t len = 1000000;
+		char *text = malloc(len + 256), *p = text;
+
+		assert(text);
+		p += sprintf(p, "BO_ 256 M: 8 A\n SG_ ");
+		memset(p, 'N', len);
+		p += len;
+		sprintf(p, "1 : 0|8@1+ (1,0) [0|0] \"\" B\n%s", sig);
+		snprintf(path, sizeof(path), "%s/long.dbc", tmpdir);
+		write_file(path, text);
+		free(text);
+		snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
+		write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = long.dbc\n");
+		assert(board_cfg_load(path, &c, err, sizeof(err)) == 0);
+		assert(board_dbc_load(c, 0, &dbc, err, sizeof(err)) == -EBADMSG);
+		snprintf(want, sizeof(want), "%s/long.dbc:2: signal 'NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN...': "
+		         "a name of %zu characters (at most 95) (the dbc of [can x], %s:6)", tmpdir, len + 1, path);
+		if (strcmp(err, want)) {
+			fprintf(stderr, "long name: %s\n  want: %s\n", err, want);
+			assert(0);
+		}
+		printf("%s\n", err);
+		board_cfg_free(c);
+	}
+	/* and a good one loads */
+	snprintf(path, sizeof(path), "%s/good.dbc", tmpdir);
+	snprintf(board, sizeof(board), "BO_ 256 M: 8 A\n%s", sig);
+	write_file(path, board);
+	snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
+	write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = good.dbc\n");
+	assert(board_cfg_load(path, &c, err, sizeof(err)) == 0);
+	assert(board_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && bus_dbc_signal_count(dbc) == 1);
+	bus_dbc_free(dbc);
+	assert(board_dbc_load(c, 1, &dbc, err, sizeof(err)) == -EINVAL);
+	assert(board_dbc_load(NULL, 0, &dbc, err, sizeof(err)) == -EINVAL);
+	board_cfg_free(c);
+	alarm(0);
+	for (const char *n = "dir.dbc\0fifo.dbc\0empty.dbc\0nomsg.dbc\0long.dbc\0good.dbc\0b.ini\0"; *n; n += strlen(n) + 1) {
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, n);
+		assert((strcmp(n, "dir.dbc") ? unlink(path) : rmdir(path)) == 0);
+	}
+}
+
 static void test_files(void)
 {
 	struct board_cfg *c;
@@ -179,9 +385,16 @@ static void test_files(void)
 
 int main(void)
 {
+	assert(mkdtemp(tmpdir));
 	test_good();
 	test_bad();
+	test_long_line();
+	test_layout();
+	test_many_keys();
+	test_board_not_file();
+	test_dbc_files();
 	test_files();
+	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");
 	return 0;
 }
