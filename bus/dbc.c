@@ -617,6 +617,8 @@ static int decode_ops(const struct dbc_op *restrict ops, unsigned nops, const st
 			return -ENOBUFS;
 		raw = op->kind <= DBC_OP_BE ? (fc->w[op->kind] >> op->shift) & op->mask : extract_slow(op, fc->data);
 		if (op->mux_slot >= 0) {
+			/* the raw value selects, never the physical one (DBC
+			   convention; a scaled multiplexor shows the difference) */
 			mux[op->mux_slot] = raw;
 			active |= 1u << op->mux_slot;
 		}

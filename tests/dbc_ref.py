@@ -8,7 +8,9 @@ Semantics checked against the C decoder:
 - a signal is present only if all its bits lie within the frame's length;
 - a multiplexed signal is present only if its multiplexor is present and
   the multiplexor's raw value is in one of its ranges (mN = N-N; SG_MUL_VAL_
-  lists ranges and names the multiplexor explicitly);
+  lists ranges and names the multiplexor explicitly): raw, so a scaled
+  multiplexor selects by the value on the wire, and a signed one by its
+  bit pattern;
 - phys = raw * scale + offset, raw being two's complement when signed, or
   the IEEE float/double bit pattern (SIG_VALTYPE_ 1/2);
 - quality 2 when phys is NaN/inf, 1 when outside [min, max] unless both are

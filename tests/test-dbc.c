@@ -18,6 +18,7 @@
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
+#define FULL_DBC RAILMON_SOURCE_DIR "/tests/dbc/full.dbc"
 
 static struct acq_item frame(const char *line)
 {
@@ -293,6 +294,57 @@ static void test_bom_crlf(void)
 }
 
 /*
+ * Scaled multiplexors (tests/dbc/full.dbc, messages 201 and 0x80000201):
+ * per the DBC convention a multiplexor selects by its RAW value, never the
+ * physical one.  Worked out by hand from the DBC text.
+ */
+static void test_scaled_mux(void)
+{
+	char err[256];
+	bus_dbc_t *dbc = NULL;
+	const char *label;
+	unsigned idx;
+
+	if (bus_dbc_load(FULL_DBC, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	/* Page (2,-10): raw 3 = -4 selects PageA (m3) = 10 * 0.5 */
+	check(dbc, "(1.0) can0 0C9#030A000000000007",
+	      (const struct expect[]){ { "Page", -4, 0 }, { "PageA", 5, 0 }, { "Common", 7, 0 } }, 3);
+	/* raw 7 is physical 4: a decoder comparing physical values would take
+	   PageB (m4) here */
+	check(dbc, "(1.0) can0 0C9#07FFFF0000000001", (const struct expect[]){ { "Page", 4, 0 }, { "Common", 1, 0 } }, 2);
+	/* raw 250 = 490 selects PageC (m250) */
+	check(dbc, "(1.0) can0 0C9#FA2A0000000000FF",
+	      (const struct expect[]){ { "Page", 490, 0 }, { "PageC", 42, 0 }, { "Common", 255, 0 } }, 3);
+	/* raw 4 = -2 selects PageB (m4), signed -3 */
+	check(dbc, "(1.0) can0 0C9#04FDFF0000000000",
+	      (const struct expect[]){ { "Page", -2, 0 }, { "PageB", -3, 0 }, { "Common", 0, 0 } }, 3);
+	/* the value table is keyed by raw values too */
+	assert(bus_dbc_signal_find(dbc, 201, 0, "Page", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, -4, &label) == 0 && !strcmp(label, "page A"));
+	assert(bus_dbc_value_label(dbc, idx, 490, &label) == 0 && !strcmp(label, "page C"));
+	assert(bus_dbc_value_label(dbc, idx, 3, &label) == -ENOENT);
+	/* SMux: Motorola, signed, (0.1,-1.5).  0xC8 is raw 200 (signed -56,
+	   physical -7.1): Q200 (m200), big-endian signed 0xFF38 = -200 */
+	check(dbc, "(1.0) can0 00000201#C8FF380000000000",
+	      (const struct expect[]){ { "SMux", -7.1, 0 }, { "Q200", -200, 0 } }, 2);
+	/* 0x80 is raw 128 (-14.3): Sub (SG_MUL_VAL_ 128-130), itself scaled
+	   (0.25,1): raw 3 = 1.75, selects Deep (Sub 2-3) by the raw 3 */
+	check(dbc, "(1.0) can0 00000201#800000003F2A0000",
+	      (const struct expect[]){ { "SMux", -14.3, 0 }, { "Sub", 1.75, 0 }, { "Deep", 42, 0 } }, 3);
+	/* 0xFF: a signed multiplexor matches by its raw bit pattern (mN values
+	   are never negative): 255 is in QR's 250-255, physical -1.6 */
+	check(dbc, "(1.0) can0 00000201#FF00005500000000",
+	      (const struct expect[]){ { "SMux", -1.6, 0 }, { "QR", 0x55, 0 } }, 2);
+	/* raw 1 (-1.4): Q1 (m1) */
+	check(dbc, "(1.0) can0 00000201#0112340000000000",
+	      (const struct expect[]){ { "SMux", -1.4, 0 }, { "Q1", 0x1234, 0 } }, 2);
+	bus_dbc_free(dbc);
+}
+
+/*
  * A CAN FD message of 64 bytes holding 512 one-bit signals: every one is
  * decoded, in a buffer sized with bus_dbc_decode_max() (the daemon once
  * decoded into 256 and silently lost the rest of the frame).
@@ -343,6 +395,7 @@ int main(void)
 	assert(mkdtemp(tmpdir));
 	test_demo();
 	test_bad_args();
+	test_scaled_mux();
 	test_wide_message();
 	test_malformed();
 	test_bom_crlf();
