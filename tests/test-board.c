@@ -188,9 +188,11 @@ static void test_long_line(void)
 		fprintf(stderr, "long line: %s\n  want: %s\n", err, want);
 		assert(0);
 	}
-	/* a long comment is refused the same way, at its own line */
-	memset(text, ';', len);
-	memcpy(text, "[board]\nvehicle = a\n", 20);
+	/* a long comment with words in it was "t.ini:2: 'vehicle' given twice
+	   in [board] (first at line 2)": refused the same way, at its line */
+	strcpy(text, "[board]\nvehicle = a\n;");
+	for (size_t i = strlen(text); i < len; i += 6)
+		memcpy(text + i, " lorem", 6);
 	strcpy(text + len, "\n");
 	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL);
 	assert(!strncmp(err, "t.ini:3: line too long: ", 24));
