@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,26 @@ static void test_large_dictionary(void)
 	printf("%d channels: dictionary in %zu Batches of at most %zu bytes, every channel named once\n",
 	       BIG_CHANNELS, t.batches, t.largest);
 	assert(t.named == BIG_CHANNELS && t.batches >= 2);
+	/* set on an empty Batch, the dictionary still leaves room for the
+	   first record, which always goes in */
+	{
+		struct upl_batch_meta meta = { .vehicle = "EMU-4021" };
+		struct acq_item it = { .kind = ACQ_ITEM_CAN, .t_ns = INT64_MIN / 2 };
+		const uint8_t *buf;
+		size_t len;
+		upl_encoder_t *enc;
+		int k;
+
+		it.can.len = ACQ_CAN_DATA_MAX;
+		it.can.flags = ACQ_CAN_FD | ACQ_CAN_EXT;
+		it.can.id = 0x1fffffff;
+		assert(upl_encoder_new(&meta, 4096, &enc) == 0);
+		k = upl_encoder_set_channels(enc, t.ch, BIG_CHANNELS);
+		assert(k > 0 && k < BIG_CHANNELS);
+		assert(upl_encoder_add(enc, &it) == 0);
+		assert(upl_encoder_finish(enc, 1, &buf, &len) == 1 && len <= UPL_BATCH_MAX_BYTES);
+		upl_encoder_free(enc);
+	}
 	free(t.ch);
 	free(t.name);
 	free(t.source);

@@ -37,6 +37,11 @@
 /* Records may fill the Batch up to here; the rest is kept for the channel
    dictionary and health entries, so they always find room. */
 #define WIRE_RECORDS_MAX (UPL_BATCH_MAX_BYTES / 4 * 3)
+/* The largest record: the dictionary and health leave room for it, so the
+   first record of a Batch, which always goes in, never passes the cap. */
+#define WIRE_ITEM_LARGEST (WIRE_CAN_MAX + ACQ_CAN_DATA_MAX)
+/* The output buffer never needs more. */
+#define WIRE_OUT_MAX (UPL_BATCH_MAX_BYTES + 1024)
 
 struct upl_encoder {
 	size_t max;
@@ -149,7 +154,7 @@ int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_enc
 	e->ev_src = calloc(n, sizeof(uint32_t));
 	e->ev_code = calloc(n, sizeof(uint32_t));
 	e->ev_detail = calloc(n, sizeof(uint32_t));
-	e->out_size = n * UPL_ITEM_WIRE_MAX + 1024;
+	e->out_size = n * UPL_ITEM_WIRE_MAX + 1024 < WIRE_OUT_MAX ? n * UPL_ITEM_WIRE_MAX + 1024 : WIRE_OUT_MAX;
 	e->out = malloc(e->out_size);
 	if (!e->vehicle || !e->can_dt || !e->can_bus || !e->can_id || !e->can_flags || !e->can_len ||
 	    !e->can_data || !e->smp_dt || !e->smp_ch || !e->smp_q || !e->smp_val || !e->ev_dt ||
@@ -357,8 +362,8 @@ static int encoder_reserve_out(upl_encoder_t *e)
 	size_t need = e->max * UPL_ITEM_WIRE_MAX + WIRE_FIXED_MAX + e->wire_dict + e->wire_health;
 	uint8_t *out;
 
-	if (need > UPL_BATCH_MAX_BYTES + UPL_ITEM_WIRE_MAX)
-		need = UPL_BATCH_MAX_BYTES + UPL_ITEM_WIRE_MAX;
+	if (need > WIRE_OUT_MAX)
+		need = WIRE_OUT_MAX;
 	if (need <= e->out_size)
 		return 0;
 	out = realloc(e->out, need);
@@ -395,7 +400,7 @@ int upl_encoder_set_channels(upl_encoder_t *e, const struct upl_channel *channel
 		m->source = (char *)(channels[k].source ? channels[k].source : "");
 		e->ch_ptr[k] = m;
 		len = wire_field(railmon__v1__channel__get_packed_size(m));
-		if (used + len > UPL_BATCH_MAX_BYTES)
+		if (used + len + WIRE_ITEM_LARGEST > UPL_BATCH_MAX_BYTES)
 			break; /* the rest goes in a later Batch */
 		used += len;
 	}
@@ -429,7 +434,7 @@ int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
 	mine->kind[sizeof(h->kind) - 1] = 0;
 	health_to_msg(mine, &e->health_msg[e->nhealth]);
 	len = wire_field(railmon__v1__health__get_packed_size(&e->health_msg[e->nhealth]));
-	if (encoder_wire(e) + len > UPL_BATCH_MAX_BYTES)
+	if (encoder_wire(e) + len + WIRE_ITEM_LARGEST > UPL_BATCH_MAX_BYTES)
 		return -ENOBUFS;
 	e->health_ptr[e->nhealth] = &e->health_msg[e->nhealth];
 	e->wire_health += len;
