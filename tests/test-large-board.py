@@ -18,11 +18,13 @@ MODE wide-frame: one CAN FD message of 64 bytes holding 512 one-bit
   512 samples, each the right bit, in the log.  (The decode scratch once
   held 256 samples: the rest were silently dropped.)
 MODE id-limit: channel ids are bus << 16 | n, so a bus can have 65,536
-  channels; a DBC with 65,537 signals must be refused by `check` and `run`
-  with the board file's line of the bus and the DBC's name, and 65,536
-  accepted.
+  channels: a DBC of 65,536 signals is accepted and each is stored under
+  its own id and name (`replay` + `export`); one of 65,537 must be refused
+  by `check` and `run` with the board file's line of 'dbc =' and the
+  DBC's name.
 Each peer this starts is stopped on every exit path (its stdin closes
-with us, which stops the fault server even if we are killed).
+with us, which stops the fault server even if we are killed; railmon is
+killed by subprocess.run on any exception).  KEEP=1 keeps the files.
 """
 import json
 import os
@@ -55,7 +57,7 @@ def candump(t_us, ident, data, fd=False):
     return "(%d.%06d) can0 %03X%s%s\n" % (t_us // 1000000, t_us % 1000000, ident, sep, data.hex().upper())
 
 
-def run(cmd, timeout=300):
+def run(cmd, timeout=100):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
