@@ -81,6 +81,7 @@ struct upl_forwarder {
 	int64_t deadline_ns;     /* CONNACK due / next attempt */
 	unsigned fails;          /* consecutive failed attempts */
 	uint64_t rng;
+	int cursor_damage;       /* reported once by the thread, see stats */
 
 	struct slot *slots;      /* ring of cfg.inflight slots, oldest at head */
 	unsigned head, n;
@@ -187,6 +188,29 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 	return ok ? 0 : -ENOMEM;
 }
 
+/*
+ * Where to start.  A damaged cursor must neither stop the daemon nor skip
+ * records: start again from the oldest record the log holds (seq 1 seeks
+ * there), so the ground gets duplicates at worst, never a gap.
+ */
+static void cursor_start(upl_forwarder_t *f, uint64_t *ret_seq)
+{
+	uint64_t seq = 1;
+	int r = upl_cursor_load(f->cfg.cursor_path, &seq);
+
+	/* A cursor past the log's end (a log replaced under it, or a digit
+	   flipped) would wait for records that never come. */
+	if (r == 0 && f->cfg.log_next_seq && seq > f->cfg.log_next_seq) {
+		f->st.cursor_damaged_seq = seq;
+		r = -EOVERFLOW;
+	}
+	if (r < 0) {
+		f->cursor_damage = f->st.cursor_damage = r;
+		seq = 1;
+	}
+	*ret_seq = seq;
+}
+
 upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 {
 	if (!f)
@@ -228,9 +252,6 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 	r = cfg_check(cfg);
 	if (r < 0)
 		return r;
-	r = upl_cursor_load(cfg->cursor_path, &cursor);
-	if (r < 0)
-		return r;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -246,7 +267,12 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 		upl_forwarder_free(f);
 		return r;
 	}
+	cursor_start(f, &cursor);
 	f->cursor = f->cursor_written = f->read_seq = cursor;
+	/* A reset cursor is written again at the first chance (at the latest
+	   at stop), so the damage is reported once, not at every start. */
+	if (f->cursor_damage)
+		f->cursor_written = 0;
 	f->st.cursor = cursor;
 	f->st.insecure = f->cfg.use_tls && f->cfg.tls.insecure;
 	f->rng = (uint64_t)upl_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;
@@ -293,9 +319,13 @@ static void cursor_flush(upl_forwarder_t *f, bool force)
 	r = upl_cursor_store(f->cfg.cursor_path, f->cursor);
 	if (r < 0) {
 		/* Keep going: the in-memory cursor is right, the file only lags
-		   (more duplicates after a crash), and the next ack retries. */
+		   (more duplicates after a crash).  Retry at most once a second:
+		   a path that cannot be written (a directory in its place) must
+		   not cost a create and an fsync per PUBACK. */
 		STAT_ADD(f, cursor_errors, 1);
 		stats_error(f, r);
+		f->cursor_due_ns = now + (f->cfg.cursor_interval_ms > 1000 ? f->cfg.cursor_interval_ms : 1000) *
+		                         INT64_C(1000000);
 		return;
 	}
 	f->cursor_written = f->cursor;
@@ -858,6 +888,9 @@ static void *forwarder_main(void *arg)
 			stats_error(f, r);
 	}
 	f->tokens_ns = upl_mono_ns();
+	/* Into the record log through the board, with the reason. */
+	if (f->cursor_damage)
+		emit(f, UPL_FWD_CURSOR_RESET, f->cursor_damage);
 	if (f->cfg.live_source.next) {
 		int r = f->cfg.live_source.seek_time(f->cfg.live_source.ctx,
 		                                     realtime_ns() - f->cfg.live_window_ns);

@@ -431,3 +431,27 @@ int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsig
 	pthread_mutex_unlock(&e->lock);
 	return err;
 }
+
+/* ---- recv on its own thread ---- */
+
+static void *fx_recv_main(void *arg)
+{
+	struct fx_recv *rt = arg;
+
+	CHECK(upl_recv_run(rt->r) == 0);
+	return NULL;
+}
+
+void fx_recv_start(struct fx_recv *rt, const struct upl_recv_cfg *cfg)
+{
+	CHECK(upl_recv_new(cfg, &rt->r) == 0);
+	CHECK(pthread_create(&rt->t, NULL, fx_recv_main, rt) == 0);
+	CHECK(upl_recv_wait_subscribed(rt->r, 10000) == 0);
+}
+
+void fx_recv_stop(struct fx_recv *rt)
+{
+	upl_recv_stop(rt->r);
+	pthread_join(rt->t, NULL);
+	rt->r = upl_recv_free(rt->r);
+}
