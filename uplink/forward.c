@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,8 @@ struct upl_forwarder {
 	int64_t deadline_ns;     /* CONNACK due / next attempt */
 	unsigned fails;          /* consecutive failed attempts */
 	uint64_t rng;
+	char why[192];           /* the current failure in plain words, "" = none yet */
+	char mosq_log[160];      /* the last error libmosquitto logged (OpenSSL's reason) */
 	int cursor_damage;       /* reported once by the thread, see stats */
 
 	struct slot *slots;      /* ring of cfg.inflight slots, oldest at head */
@@ -698,14 +701,51 @@ static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 	f->connack_rc = rc;
 }
 
+/* Remember the first reason a connection attempt or connection failed. */
+static void why_set(upl_forwarder_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why_set(upl_forwarder_t *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+}
+
+/* A failed libmosquitto call, in its own words; errno as it left it. */
+static void why_mosq(upl_forwarder_t *f, int rc, int sys_errno)
+{
+	char text[sizeof(f->why)];
+
+	upl_mqtt_describe(rc, sys_errno, f->mosq_log, text, sizeof(text));
+	why_set(f, "%s", text);
+}
+
 static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 {
 	upl_forwarder_t *f = arg;
+	int e = errno;
 
 	f->lost = true;
 	/* MOSQ_ERR_KEEPALIVE: no PINGRESP - an idle half-open connection. */
-	if (rc == MOSQ_ERR_KEEPALIVE)
+	if (rc == MOSQ_ERR_KEEPALIVE) {
 		f->lost_err = -ETIMEDOUT;
+		why_set(f, "the broker stopped answering keepalive pings (%u s)", f->cfg.keepalive_s);
+	} else if (rc != MOSQ_ERR_SUCCESS) {
+		why_mosq(f, rc, e);
+	}
+}
+
+/* libmosquitto's error lines carry what its return codes lose: OpenSSL's
+   reason for a failed handshake.  Kept, not printed: modules do not log. */
+static void on_log(struct mosquitto *mosq, void *arg, int level, const char *str)
+{
+	upl_forwarder_t *f = arg;
+
+	if (level == MOSQ_LOG_ERR)
+		snprintf(f->mosq_log, sizeof(f->mosq_log), "%s", str);
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -734,13 +774,17 @@ static void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 	}
 	f->conn = CONN_DOWN;
 	window_rewind(f);
+	why_set(f, "%s", strerror(err < 0 ? -err : EIO));
 	pthread_mutex_lock(&f->lock);
 	f->st.connected = false;
 	if (failed_attempt)
 		f->st.connect_fails++;
 	if (err)
 		f->st.last_error = err;
+	snprintf(f->st.last_error_text, sizeof(f->st.last_error_text), "%s", f->why);
 	pthread_mutex_unlock(&f->lock);
+	f->why[0] = '\0';
+	f->mosq_log[0] = '\0';
 	/* Exponential backoff with jitter in [d/2, d]: a depot full of trains
 	   coming back at once must not reconnect in lockstep. */
 	delay = f->cfg.backoff_min_ms;
@@ -765,6 +809,7 @@ static int conn_setup(upl_forwarder_t *f)
 		return errno ? -errno : -ENOMEM;
 	mosquitto_connect_callback_set(f->mosq, on_connect);
 	mosquitto_disconnect_callback_set(f->mosq, on_disconnect);
+	mosquitto_log_callback_set(f->mosq, on_log);
 	mosquitto_publish_callback_set(f->mosq, on_publish);
 	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	/* Room for our window plus event and status messages, so libmosquitto
@@ -774,9 +819,14 @@ static int conn_setup(upl_forwarder_t *f)
 		r = mosquitto_username_pw_set(f->mosq, f->cfg.username, f->cfg.password);
 	if (r == MOSQ_ERR_SUCCESS)
 		r = mosquitto_will_set(f->mosq, f->topic_status, sizeof(offline) - 1, offline, 1, true);
-	if (r != MOSQ_ERR_SUCCESS)
+	if (r != MOSQ_ERR_SUCCESS) {
+		why_mosq(f, r, errno);
 		return upl_mqtt_errno(r);
-	return f->cfg.use_tls ? upl_mqtt_tls_apply(f->mosq, &f->cfg.tls) : 0;
+	}
+	r = f->cfg.use_tls ? upl_mqtt_tls_apply(f->mosq, &f->cfg.tls) : 0;
+	if (r < 0)
+		why_set(f, "cannot use the TLS files (ca_file, cert_file, key_file): %s", strerror(-r));
+	return r;
 }
 
 static void conn_start(upl_forwarder_t *f)
@@ -785,11 +835,16 @@ static void conn_start(upl_forwarder_t *f)
 
 	r = conn_setup(f);
 	if (r == 0) {
+		int rc;
+
 		f->connack_rc = -1;
 		f->lost = false;
 		f->lost_err = 0;
-		r = upl_mqtt_errno(mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port,
-		                                           (int)f->cfg.keepalive_s));
+		errno = 0;
+		rc = mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port, (int)f->cfg.keepalive_s);
+		if (rc != MOSQ_ERR_SUCCESS)
+			why_mosq(f, rc, errno);
+		r = upl_mqtt_errno(rc);
 	}
 	if (r < 0) {
 		conn_down(f, r, true);
@@ -820,16 +875,23 @@ static int conn_step(upl_forwarder_t *f)
 {
 	int r;
 
-	if (f->lost || (f->conn == CONN_CONNECTING && f->connack_rc > 0)) {
-		int err = f->connack_rc > 0 ? -ECONNREFUSED : f->lost_err ? f->lost_err : -ECONNRESET;
-
-		conn_down(f, err, f->conn != CONN_UP);
+	if (f->conn == CONN_CONNECTING && f->connack_rc > 0) {
+		/* The broker's reason beats the disconnect that follows it. */
+		f->why[0] = '\0';
+		why_set(f, "the broker refused the connection: %s", mosquitto_connack_string(f->connack_rc));
+		conn_down(f, upl_mqtt_connack_errno(f->connack_rc), true);
+		return 0;
+	}
+	if (f->lost) {
+		conn_down(f, f->lost_err ? f->lost_err : -ECONNRESET, f->conn != CONN_UP);
 		return 0;
 	}
 	if (f->conn == CONN_CONNECTING) {
 		if (f->connack_rc == 0) {
 			conn_established(f);
 		} else if (upl_mono_ns() > f->deadline_ns) {
+			why_set(f, "no answer (CONNACK) within %u ms: the broker accepts TCP but does not speak MQTT",
+			        f->cfg.connect_timeout_ms);
 			conn_down(f, -ETIMEDOUT, true);
 			return 0;
 		} else {
@@ -845,6 +907,8 @@ static int conn_step(upl_forwarder_t *f)
 		return 0;
 	}
 	if (window_stalled(f)) {
+		why_set(f, "no PUBACK within %u ms: the broker stopped, or the connection is half-open",
+		        f->cfg.ack_timeout_ms);
 		STAT_ADD(f, ack_timeouts, 1);
 		emit(f, UPL_FWD_ACK_TIMEOUT, -ETIMEDOUT);
 		conn_down(f, -ETIMEDOUT, false);
@@ -919,12 +983,18 @@ static void *forwarder_main(void *arg)
 			continue;
 		/* mosquitto_loop also sends keepalive pings and notices a broker
 		   that stopped answering them. */
+		errno = 0;
 		int rc = mosquitto_loop(f->mosq, timeout, 1);
 
 		if (rc != MOSQ_ERR_SUCCESS) {
+			int e = errno;
+
 			f->lost = true;
-			if (!f->lost_err)
+			if (!f->lost_err) {
+				errno = e;
 				f->lost_err = upl_mqtt_errno(rc);
+			}
+			why_mosq(f, rc, e);
 		}
 	}
 	forwarder_goodbye(f);

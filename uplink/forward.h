@@ -128,6 +128,9 @@ struct upl_forward_stats {
 	bool connected;
 	bool insecure;          /* TLS verification relaxed: board must log it */
 	int last_error;         /* -errno of the last failure, 0 if none */
+	char last_error_text[192]; /* the same in plain words: the system's or
+	                           libmosquitto's text ("Connection refused",
+	                           the CONNACK reason, OpenSSL's reason) */
 	/*
 	 * Why the cursor file was not used at start, 0 if it was.  The forwarder
 	 * then starts from seq 1 (the oldest record the log still holds) and
