@@ -691,6 +691,32 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The uplink cursor as retention may trust it: records below it count as
+ * forwarded, and a full disk deletes forwarded segments first.  A damaged
+ * cursor, or one past the end of the log (the record before it is not
+ * there), counts nothing as forwarded: the forwarder sends the whole log
+ * again then (upl_forward_stats.cursor_damage), and trusting it could
+ * delete records that never left the vehicle.
+ */
+static uint64_t retention_cursor(const char *data_dir, const char *cursor_path)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	uint64_t seq;
+	int r;
+
+	if (upl_cursor_load(cursor_path, &seq) < 0)
+		return 0;
+	if (seq == 1 || stor_reader_open(data_dir, &rd) < 0)
+		return seq == 1 ? 1 : 0;
+	r = stor_reader_seek_seq(rd, seq - 1);
+	while (r >= 0 && (r = stor_reader_next(rd, &rec)) == -EBADMSG)
+		;
+	stor_reader_free(rd);
+	return r == 1 ? seq : 0;
+}
+
 static int open_log(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct stor_log_cfg lc = {
@@ -708,10 +734,8 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	if (d->cfg->uplink.enabled) {
 		/* Retention at open must know what already went off-board. */
 		char cursor[BUS_PATH_MAX + 32];
-		uint64_t seq;
 		snprintf(cursor, sizeof(cursor), "%s/uplink.cursor", d->data_dir);
-		if (upl_cursor_load(cursor, &seq) == 0)
-			lc.forwarded_seq = seq;
+		lc.forwarded_seq = retention_cursor(d->data_dir, cursor);
 	}
 	r = stor_log_open(&lc, &d->log);
 	if (r < 0)
@@ -772,6 +796,7 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 	fc.client_id = d->fwd_client;
 	fc.vehicle = d->cfg->vehicle;
 	fc.cursor_path = d->fwd_cursor;
+	fc.log_next_seq = stor_log_next_seq(d->log);
 	fc.source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 	                                 .ctx = d->fwd_reader };
 	if (u->live_ahead) {
@@ -1044,6 +1069,13 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 		ret->bus_errors[b] = atomic_load(&m->rxc[b].errors);
 	}
 	return 0;
+}
+
+int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats)
+{
+	if (!d || !ret_stats)
+		return -EINVAL;
+	return d->fwd ? upl_forwarder_stats(d->fwd, ret_stats) : -ENOENT;
 }
 
 int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure)

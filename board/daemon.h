@@ -96,6 +96,11 @@ size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_
    -ENOENT when the board has no [uplink]. */
 int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure);
 
+struct upl_forward_stats;
+/* The forwarder's counters (uplink/forward.h): connection failures and
+   their reason, cursor damage found at start.  -ENOENT without [uplink]. */
+int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats);
+
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */
 int64_t board_daemon_heartbeat(const struct board_daemon *d);
