@@ -333,6 +333,17 @@ static void health_latency(struct board_daemon *d, struct upl_health *h, const s
 	}
 }
 
+/* Errors of bus b: the RX loop's failed reads plus what the driver counted
+   (failed Modbus transactions, CAN error frames).  The run summary and the
+   health records (`railmon stat`) both use this one sum. */
+static uint64_t bus_errors(const struct board_daemon *d, size_t b)
+{
+	struct bus_stats st = { 0 };
+
+	bus_dev_stats(d->dev[b], &st);
+	return atomic_load_explicit(&((struct board_daemon *)d)->rxc[b].errors, memory_order_relaxed) + st.rx_errors;
+}
+
 static void health_bus(struct board_daemon *d, size_t b, double dt, struct upl_health *h)
 {
 	const struct bus_cfg *bc = &d->cfg->buses[b];
@@ -348,7 +359,7 @@ static void health_bus(struct board_daemon *d, size_t b, double dt, struct upl_h
 	bus_dev_stats(d->dev[b], &st);
 	h->items = items;
 	h->drops = acq_ring_drops(&d->ring[b]);
-	h->errors = atomic_load_explicit(&c->errors, memory_order_relaxed) + st.rx_errors;
+	h->errors = bus_errors(d, b);
 	h->rx_dropped = st.rx_dropped;
 	h->bad_input = st.bad_input;
 	h->ring_fill_pct = (uint32_t)(acq_ring_count(&d->ring[b]) * 100 / d->cfg->ring_slots);
@@ -969,6 +980,9 @@ int board_daemon_stop(struct board_daemon *d)
 		d->rx[b] = acq_thread_join(d->rx[b]);
 	d->replay = acq_thread_join(d->replay);
 	acq_collector_stop(d->col);
+	/* The final counters go into the log too, so `railmon stat` on the
+	   log shows what the run's summary says. */
+	health_tick(d, acq_mono_ns());
 	daemon_event(d, ACQ_EV_STOP, (int64_t)(atomic_load(&d->records) + upl_encoder_count(d->enc) + 1));
 	batch_flush(d);
 	stor_log_sync(d->log);
@@ -1066,7 +1080,7 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 	for (size_t b = 0; b < d->cfg->nbuses; b++) {
 		ret->ring_drops += acq_ring_drops(&d->ring[b]);
 		ret->bus_rx[b] = atomic_load(&m->rxc[b].produced);
-		ret->bus_errors[b] = atomic_load(&m->rxc[b].errors);
+		ret->bus_errors[b] = bus_errors(d, b);
 	}
 	return 0;
 }

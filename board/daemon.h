@@ -52,7 +52,9 @@ struct board_daemon_stats {
 	uint64_t decode_samples;  /* samples decoded from CAN frames */
 	uint64_t first_seq, next_seq;
 	uint64_t bus_rx[BOARD_BUSES_MAX]; /* items produced per bus */
-	uint64_t bus_errors[BOARD_BUSES_MAX];
+	uint64_t bus_errors[BOARD_BUSES_MAX]; /* failed reads + the driver's errors
+	                                         (failed transactions, error frames):
+	                                         what the health records (stat) say */
 };
 
 /*
