@@ -477,6 +477,38 @@ static void live_read(upl_forwarder_t *f)
 	}
 }
 
+/*
+ * The backlog reached a record the live path holds (s, just staged from
+ * the log).  Sent and not yet acknowledged: the window takes over that
+ * publication (its message id, its bytes), so the record goes out once;
+ * publishing it again would be a duplicate for every live record in
+ * flight when the backlog catches up.  Not sent: the window sends it.
+ * Returns true if s is already in flight.
+ */
+static bool live_adopt(upl_forwarder_t *f, struct slot *s)
+{
+	for (unsigned i = 0; i < LIVE_SLOTS; i++) {
+		struct slot *l = &f->live[i];
+		void *buf = s->buf;
+		uint32_t cap = s->cap;
+
+		if (!l->used || l->first_seq != s->first_seq || l->count != s->count)
+			continue;
+		l->used = false;
+		if (l->state != SLOT_SENT) {
+			s->ever_sent = l->ever_sent; /* its events went out already */
+			return false;
+		}
+		/* Swap the buffers: what a resend after a reconnect sends is
+		   what went out (without the historical flag). */
+		*s = *l;
+		l->buf = buf;
+		l->cap = cap;
+		return true;
+	}
+	return false;
+}
+
 /* Forward declaration: publishing is shared with the backlog window. */
 static int slot_publish(upl_forwarder_t *f, struct slot *s);
 
@@ -566,6 +598,8 @@ static int window_stage(upl_forwarder_t *f)
 		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return -ENOMEM;
 	}
+	if (live_adopt(f, s))
+		STAT_ADD(f, skipped, rec.count);
 	f->n++;
 	f->read_seq = rec.first_seq + rec.count;
 	return 1;

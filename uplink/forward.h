@@ -117,7 +117,9 @@ struct upl_forward_stats {
 	uint64_t resent;        /* messages published again after a reconnect */
 	uint64_t events_published; /* event-only Batches sent to .../events */
 	uint64_t live_ahead;    /* live messages sent ahead of the backlog */
-	uint64_t skipped;       /* backlog records not sent: already acked live */
+	uint64_t skipped;       /* backlog records not sent again: already sent
+	                           live (acknowledged, or still in flight: the
+	                           backlog then waits for that PUBACK) */
 	uint64_t connects;      /* successful CONNACKs */
 	uint64_t connect_fails; /* attempts that failed or timed out */
 	uint64_t ack_timeouts;  /* connections dropped by the PUBACK watchdog */
