@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -366,6 +367,8 @@ static pid_t start_python(const char *script, const char *pb2_dir, int port, uin
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
+		/* Like the broker (fixture.c): gone when this test dies. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(pfd[1], 1);
 		close(pfd[0]);
 		setenv("PYTHONPATH", pb2_dir, 1);

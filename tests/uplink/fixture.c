@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -142,6 +143,7 @@ static int wait_ready(int fd, int timeout_ms)
 
 int broker_start(struct broker *b)
 {
+	pid_t parent = getpid();
 	int pfd[2], r;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -150,6 +152,14 @@ int broker_start(struct broker *b)
 	if (b->pid < 0)
 		return -errno;
 	if (b->pid == 0) {
+		/* Die with the test: a failed CHECK (abort), a signal (meson's
+		   timeout) or an exit without broker_fini() must not leave a
+		   broker running.  The signal comes when the forking thread
+		   exits: start brokers from the main thread.  If the test is
+		   already gone, do not start at all. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
 		execlp("mosquitto", "mosquitto", "-c", b->conf, (char *)NULL);

@@ -43,7 +43,9 @@ int fx_free_port(void);
    are allowed unless extra sets allow_anonymous itself.  persistent keeps the
    in-memory database on disk every second (sessions survive SIGKILL). */
 int broker_init(struct broker *b, bool persistent, const char *extra);
-/* Start mosquitto and wait (bounded) for its "running" line. */
+/* Start mosquitto and wait (bounded) for its "running" line.  The broker
+   is killed when the calling thread ends, however it ends (abort, signal,
+   exit without broker_fini()): call it from the main thread. */
 int broker_start(struct broker *b);
 /* Send sig; for SIGKILL/SIGTERM also reap it. */
 int broker_signal(struct broker *b, int sig);
