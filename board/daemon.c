@@ -340,6 +340,17 @@ static void health_latency(struct board_daemon *d, struct upl_health *h, const s
 	}
 }
 
+/* Errors of bus b: the RX loop's failed reads plus what the driver counted
+   (failed Modbus transactions, CAN error frames).  The run summary and the
+   health records (`railmon stat`) both use this one sum. */
+static uint64_t bus_errors(const struct board_daemon *d, size_t b)
+{
+	struct bus_stats st = { 0 };
+
+	bus_dev_stats(d->dev[b], &st);
+	return atomic_load_explicit(&((struct board_daemon *)d)->rxc[b].errors, memory_order_relaxed) + st.rx_errors;
+}
+
 static void health_bus(struct board_daemon *d, size_t b, double dt, struct upl_health *h)
 {
 	const struct bus_cfg *bc = &d->cfg->buses[b];
@@ -355,7 +366,7 @@ static void health_bus(struct board_daemon *d, size_t b, double dt, struct upl_h
 	bus_dev_stats(d->dev[b], &st);
 	h->items = items;
 	h->drops = acq_ring_drops(&d->ring[b]);
-	h->errors = atomic_load_explicit(&c->errors, memory_order_relaxed) + st.rx_errors;
+	h->errors = bus_errors(d, b);
 	h->rx_dropped = st.rx_dropped;
 	h->bad_input = st.bad_input;
 	h->ring_fill_pct = (uint32_t)(acq_ring_count(&d->ring[b]) * 100 / d->cfg->ring_slots);
@@ -771,6 +782,32 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The uplink cursor as retention may trust it: records below it count as
+ * forwarded, and a full disk deletes forwarded segments first.  A damaged
+ * cursor, or one past the end of the log (the record before it is not
+ * there), counts nothing as forwarded: the forwarder sends the whole log
+ * again then (upl_forward_stats.cursor_damage), and trusting it could
+ * delete records that never left the vehicle.
+ */
+static uint64_t retention_cursor(const char *data_dir, const char *cursor_path)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	uint64_t seq;
+	int r;
+
+	if (upl_cursor_load(cursor_path, &seq) < 0)
+		return 0;
+	if (seq == 1 || stor_reader_open(data_dir, &rd) < 0)
+		return seq == 1 ? 1 : 0;
+	r = stor_reader_seek_seq(rd, seq - 1);
+	while (r >= 0 && (r = stor_reader_next(rd, &rec)) == -EBADMSG)
+		;
+	stor_reader_free(rd);
+	return r == 1 ? seq : 0;
+}
+
 static int open_log(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct stor_log_cfg lc = {
@@ -788,10 +825,8 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	if (d->cfg->uplink.enabled) {
 		/* Retention at open must know what already went off-board. */
 		char cursor[BUS_PATH_MAX + 32];
-		uint64_t seq;
 		snprintf(cursor, sizeof(cursor), "%s/uplink.cursor", d->data_dir);
-		if (upl_cursor_load(cursor, &seq) == 0)
-			lc.forwarded_seq = seq;
+		lc.forwarded_seq = retention_cursor(d->data_dir, cursor);
 	}
 	r = stor_log_open(&lc, &d->log);
 	if (r < 0)
@@ -852,6 +887,7 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 	fc.client_id = d->fwd_client;
 	fc.vehicle = d->cfg->vehicle;
 	fc.cursor_path = d->fwd_cursor;
+	fc.log_next_seq = stor_log_next_seq(d->log);
 	fc.source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 	                                 .ctx = d->fwd_reader };
 	if (u->live_ahead) {
@@ -1033,6 +1069,9 @@ int board_daemon_stop(struct board_daemon *d)
 		d->rx[b] = acq_thread_join(d->rx[b]);
 	d->replay = acq_thread_join(d->replay);
 	acq_collector_stop(d->col);
+	/* The final counters go into the log too, so `railmon stat` on the
+	   log shows what the run's summary says. */
+	health_tick(d, acq_mono_ns());
 	daemon_event(d, ACQ_EV_STOP, (int64_t)(atomic_load(&d->records) + upl_encoder_count(d->enc) + 1));
 	batch_flush(d);
 	stor_log_sync(d->log);
@@ -1130,9 +1169,16 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 	for (size_t b = 0; b < d->cfg->nbuses; b++) {
 		ret->ring_drops += acq_ring_drops(&d->ring[b]);
 		ret->bus_rx[b] = atomic_load(&m->rxc[b].produced);
-		ret->bus_errors[b] = atomic_load(&m->rxc[b].errors);
+		ret->bus_errors[b] = bus_errors(d, b);
 	}
 	return 0;
+}
+
+int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats)
+{
+	if (!d || !ret_stats)
+		return -EINVAL;
+	return d->fwd ? upl_forwarder_stats(d->fwd, ret_stats) : -ENOENT;
 }
 
 int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure)

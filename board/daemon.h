@@ -53,7 +53,9 @@ struct board_daemon_stats {
 	uint64_t decode_samples;  /* samples decoded from CAN frames */
 	uint64_t first_seq, next_seq;
 	uint64_t bus_rx[BOARD_BUSES_MAX]; /* items produced per bus */
-	uint64_t bus_errors[BOARD_BUSES_MAX];
+	uint64_t bus_errors[BOARD_BUSES_MAX]; /* failed reads + the driver's errors
+	                                         (failed transactions, error frames):
+	                                         what the health records (stat) say */
 };
 
 /*
@@ -96,6 +98,11 @@ size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_
    acknowledged by the broker), connected, TLS verification relaxed.
    -ENOENT when the board has no [uplink]. */
 int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure);
+
+struct upl_forward_stats;
+/* The forwarder's counters (uplink/forward.h): connection failures and
+   their reason, cursor damage found at start.  -ENOENT without [uplink]. */
+int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats);
 
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */

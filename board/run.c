@@ -20,9 +20,22 @@
 #include "daemon.h"
 #include "notify.h"
 #include "stat.h"
+#include "uplink/forward.h"
 
 #define STATUS_PERIOD_NS (60 * 1000000000ll)
 #define ALIVE_NS (2 * 1000000000ll) /* collector ticks every 20 ms */
+#define UPLINK_REPEAT_NS (60 * 1000000000ll) /* "still cannot connect" at most this often */
+
+/* What the operator was told about the uplink, so each change is said
+   once and a broker that stays away is repeated only once a minute. */
+struct uplink_watch {
+	uint64_t fails_seen;      /* connect_fails already accounted for */
+	uint64_t connects_seen;
+	bool connected;
+	uint64_t outage_fails;    /* failed attempts since the last connection */
+	int64_t outage_ns;        /* when the outage began, 0 = none */
+	int64_t said_ns;          /* when it was last reported */
+};
 
 struct runner {
 	const char *cmd;
@@ -34,7 +47,113 @@ struct runner {
 	struct board_stat_server *stat;
 	int hwdog;
 	int64_t dog_next, dog_period;
+	struct uplink_watch up;
+	char broker[160];          /* mqtt[s]://host:port, for messages */
 };
+
+/* The cursor damage codes of uplink/forward.h, in plain words. */
+static void cursor_damage_words(int err, const struct upl_forward_stats *st, uint64_t log_next, char *buf,
+                                size_t len)
+{
+	switch (err) {
+	case -ENODATA:
+		snprintf(buf, len, "is empty");
+		break;
+	case -EBADMSG:
+		snprintf(buf, len, "does not hold a cursor line (\"railmon-cursor 1 <seq>\"): it is damaged or was cut short");
+		break;
+	case -ERANGE:
+		snprintf(buf, len, "holds a sequence number that is zero, negative or too large");
+		break;
+	case -EOVERFLOW:
+		snprintf(buf, len, "points at seq %" PRIu64 ", past the end of the log (its next seq is %" PRIu64 ")",
+		         st->cursor_damaged_seq, log_next);
+		break;
+	case -EISDIR:
+		snprintf(buf, len, "is a directory, not a file: remove it, or the cursor is never saved and every start sends the whole log again");
+		break;
+	case -ESPIPE:
+		snprintf(buf, len, "is not a regular file (a FIFO, socket or device); a regular file replaces it at the first acknowledgement");
+		break;
+	default:
+		snprintf(buf, len, "cannot be read (%s)", strerror(-err));
+		break;
+	}
+}
+
+/* Acquisition never waits for the cursor: say what is wrong with it. */
+static void uplink_start_warnings(struct runner *rn)
+{
+	struct upl_forward_stats st;
+	struct board_daemon_stats ds;
+	char words[256];
+
+	if (board_daemon_uplink_stats(rn->d, &st) < 0 || !st.cursor_damage)
+		return;
+	board_daemon_stats(rn->d, &ds);
+	cursor_damage_words(st.cursor_damage, &st, ds.first_seq, words, sizeof(words));
+	fprintf(stderr, "railmon %s: warning: the uplink cursor %s/uplink.cursor %s; sending the whole log again "
+	        "from its oldest record (the ground gets duplicates, nothing is lost)\n",
+	        rn->cmd, board_daemon_data_dir(rn->d), words);
+}
+
+/* Connection trouble, said once when it starts, then at most once a
+   minute while it lasts, and when the link is back. */
+static void uplink_watch(struct runner *rn, int64_t now)
+{
+	struct uplink_watch *w = &rn->up;
+	struct upl_forward_stats st;
+
+	if (!rn->d || board_daemon_uplink_stats(rn->d, &st) < 0)
+		return;
+	if (st.connects > w->connects_seen) {
+		if (w->outage_ns)
+			fprintf(stderr, "railmon %s: uplink: connected to %s after %" PRIu64 " failed attempt%s in %.1f s\n",
+			        rn->cmd, rn->broker, w->outage_fails, w->outage_fails == 1 ? "" : "s",
+			        (double)(now - w->outage_ns) / 1e9);
+		else
+			fprintf(stderr, "railmon %s: uplink: %s to %s\n", rn->cmd, w->connects_seen ? "reconnected" : "connected",
+			        rn->broker);
+		w->connects_seen = st.connects;
+		w->outage_ns = 0;
+		w->outage_fails = 0;
+	} else if (w->connected && !st.connected) {
+		fprintf(stderr, "railmon %s: uplink: lost the connection to %s: %s; reconnecting\n", rn->cmd, rn->broker,
+		        st.last_error_text);
+		w->outage_ns = w->said_ns = now;
+	}
+	if (st.connect_fails > w->fails_seen) {
+		w->outage_fails += st.connect_fails - w->fails_seen;
+		w->fails_seen = st.connect_fails;
+		if (!w->outage_ns) {
+			fprintf(stderr, "railmon %s: uplink: cannot connect to %s: %s; retrying (said again at most once a minute)\n",
+			        rn->cmd, rn->broker, st.last_error_text);
+			w->outage_ns = w->said_ns = now;
+		} else if (now - w->said_ns >= UPLINK_REPEAT_NS) {
+			fprintf(stderr, "railmon %s: uplink: still cannot connect to %s: %s (%" PRIu64 " attempts in %.0f s)\n",
+			        rn->cmd, rn->broker, st.last_error_text, w->outage_fails, (double)(now - w->outage_ns) / 1e9);
+			w->said_ns = now;
+		}
+	}
+	w->connected = st.connected;
+}
+
+/* The uplink's part of the summary: what is still to be sent, and why. */
+static void print_uplink_status(struct runner *rn, const struct board_daemon_stats *ds)
+{
+	struct upl_forward_stats st;
+
+	if (board_daemon_uplink_stats(rn->d, &st) < 0)
+		return;
+	fprintf(stderr, "railmon: uplink to %s: %s, %" PRIu64 " records not yet acknowledged (from seq %" PRIu64 "), %"
+	        PRIu64 " failed connection attempts", rn->broker, st.connected ? "connected" : "not connected",
+	        ds->next_seq > st.cursor ? ds->next_seq - st.cursor : 0, st.cursor, st.connect_fails);
+	if (st.last_error_text[0])
+		fprintf(stderr, ", last connection error: %s", st.last_error_text);
+	if (st.cursor_errors)
+		fprintf(stderr, "; cursor file write failures: %" PRIu64, st.cursor_errors);
+	fputc('\n', stderr);
+}
 
 static void print_status(struct runner *rn)
 {
@@ -49,6 +168,7 @@ static void print_status(struct runner *rn)
 		fprintf(stderr, " %s: %" PRIu64 " in, %" PRIu64 " errors;", rn->cfg->buses[b].name, st.bus_rx[b],
 		        st.bus_errors[b]);
 	fputc('\n', stderr);
+	print_uplink_status(rn, &st);
 	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops", st.records,
 	         st.ring_drops);
 	board_notify(status);
@@ -80,6 +200,11 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		        rn->cmd);
 	fprintf(stderr, "railmon %s: vehicle %s, %zu buses, config %016" PRIx64 ", log in %s\n", rn->cmd,
 	        rn->cfg->vehicle, rn->cfg->nbuses, rn->cfg->hash, board_daemon_data_dir(rn->d));
+	/* A new daemon has a new forwarder: its counters start again. */
+	memset(&rn->up, 0, sizeof(rn->up));
+	snprintf(rn->broker, sizeof(rn->broker), "%s://%s:%u", rn->cfg->uplink.tls ? "mqtts" : "mqtt",
+	         rn->cfg->uplink.host, rn->cfg->uplink.port);
+	uplink_start_warnings(rn);
 	if (rn->no_service)
 		return 0; /* a replay is a command: no stat socket, no watchdogs */
 	if (rn->cfg->stat_socket[0])
@@ -195,6 +320,7 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 		if (board_reload_requested && !until_sources_done)
 			runner_reload(&rn);
 		runner_watchdogs(&rn, now);
+		uplink_watch(&rn, now);
 		if (!until_sources_done && now >= next_status) {
 			print_status(&rn);
 			next_status = now + STATUS_PERIOD_NS;

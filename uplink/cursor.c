@@ -7,6 +7,7 @@
  * consumer detects) or the new one, never a torn value that could skip
  * records.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,44 +15,64 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "forward.h"
 
 #define CURSOR_MAGIC "railmon-cursor 1 "
 
+/*
+ * Every way the file can be damaged has its own code, so the board can say
+ * in plain words what is wrong with it (forward.h).  It is opened
+ * non-blocking and must be a regular file: a FIFO in its place would
+ * otherwise block the daemon's start for ever.
+ */
 int upl_cursor_load(const char *path, uint64_t *ret_seq)
 {
 	char buf[64], *end;
+	const char *num;
 	unsigned long long v;
-	ssize_t n;
-	int fd;
+	struct stat st;
+	ssize_t n = 0;
+	int fd, r;
 
 	if (!path || !ret_seq)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT)
 			return -errno;
 		*ret_seq = 1;
 		return 0;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+	else
+		r = (n = read(fd, buf, sizeof(buf) - 1)) < 0 ? -errno : 0;
 	close(fd);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return -ENODATA;
 	buf[n] = '\0';
 	if (strncmp(buf, CURSOR_MAGIC, strlen(CURSOR_MAGIC)) != 0)
 		return -EBADMSG;
-	errno = 0;
-	v = strtoull(buf + strlen(CURSOR_MAGIC), &end, 10);
-	/* The trailing newline proves the write was complete. */
-	if (errno || end == buf + strlen(CURSOR_MAGIC) || *end != '\n' || v == 0)
+	num = buf + strlen(CURSOR_MAGIC);
+	/* strtoull would skip blanks and read "-5" as 2^64 - 5: only digits. */
+	if (*num == '-' || *num == '+')
+		return -ERANGE;
+	if (!isdigit((unsigned char)*num))
 		return -EBADMSG;
+	errno = 0;
+	v = strtoull(num, &end, 10);
+	/* The trailing newline proves the write was complete. */
+	if (*end != '\n')
+		return -EBADMSG;
+	if (errno == ERANGE || v == 0)
+		return -ERANGE;
 	*ret_seq = v;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,9 @@ struct upl_forwarder {
 	int64_t deadline_ns;     /* CONNACK due / next attempt */
 	unsigned fails;          /* consecutive failed attempts */
 	uint64_t rng;
+	char why[192];           /* the current failure in plain words, "" = none yet */
+	char mosq_log[160];      /* the last error libmosquitto logged (OpenSSL's reason) */
+	int cursor_damage;       /* reported once by the thread, see stats */
 
 	struct slot *slots;      /* ring of cfg.inflight slots, oldest at head */
 	unsigned head, n;
@@ -187,6 +191,29 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 	return ok ? 0 : -ENOMEM;
 }
 
+/*
+ * Where to start.  A damaged cursor must neither stop the daemon nor skip
+ * records: start again from the oldest record the log holds (seq 1 seeks
+ * there), so the ground gets duplicates at worst, never a gap.
+ */
+static void cursor_start(upl_forwarder_t *f, uint64_t *ret_seq)
+{
+	uint64_t seq = 1;
+	int r = upl_cursor_load(f->cfg.cursor_path, &seq);
+
+	/* A cursor past the log's end (a log replaced under it, or a digit
+	   flipped) would wait for records that never come. */
+	if (r == 0 && f->cfg.log_next_seq && seq > f->cfg.log_next_seq) {
+		f->st.cursor_damaged_seq = seq;
+		r = -EOVERFLOW;
+	}
+	if (r < 0) {
+		f->cursor_damage = f->st.cursor_damage = r;
+		seq = 1;
+	}
+	*ret_seq = seq;
+}
+
 upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 {
 	if (!f)
@@ -228,9 +255,6 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 	r = cfg_check(cfg);
 	if (r < 0)
 		return r;
-	r = upl_cursor_load(cfg->cursor_path, &cursor);
-	if (r < 0)
-		return r;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -246,7 +270,12 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 		upl_forwarder_free(f);
 		return r;
 	}
+	cursor_start(f, &cursor);
 	f->cursor = f->cursor_written = f->read_seq = cursor;
+	/* A reset cursor is written again at the first chance (at the latest
+	   at stop), so the damage is reported once, not at every start. */
+	if (f->cursor_damage)
+		f->cursor_written = 0;
 	f->st.cursor = cursor;
 	f->st.insecure = f->cfg.use_tls && f->cfg.tls.insecure;
 	f->rng = (uint64_t)upl_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;
@@ -293,9 +322,13 @@ static void cursor_flush(upl_forwarder_t *f, bool force)
 	r = upl_cursor_store(f->cfg.cursor_path, f->cursor);
 	if (r < 0) {
 		/* Keep going: the in-memory cursor is right, the file only lags
-		   (more duplicates after a crash), and the next ack retries. */
+		   (more duplicates after a crash).  Retry at most once a second:
+		   a path that cannot be written (a directory in its place) must
+		   not cost a create and an fsync per PUBACK. */
 		STAT_ADD(f, cursor_errors, 1);
 		stats_error(f, r);
+		f->cursor_due_ns = now + (f->cfg.cursor_interval_ms > 1000 ? f->cfg.cursor_interval_ms : 1000) *
+		                         INT64_C(1000000);
 		return;
 	}
 	f->cursor_written = f->cursor;
@@ -444,6 +477,38 @@ static void live_read(upl_forwarder_t *f)
 	}
 }
 
+/*
+ * The backlog reached a record the live path holds (s, just staged from
+ * the log).  Sent and not yet acknowledged: the window takes over that
+ * publication (its message id, its bytes), so the record goes out once;
+ * publishing it again would be a duplicate for every live record in
+ * flight when the backlog catches up.  Not sent: the window sends it.
+ * Returns true if s is already in flight.
+ */
+static bool live_adopt(upl_forwarder_t *f, struct slot *s)
+{
+	for (unsigned i = 0; i < LIVE_SLOTS; i++) {
+		struct slot *l = &f->live[i];
+		void *buf = s->buf;
+		uint32_t cap = s->cap;
+
+		if (!l->used || l->first_seq != s->first_seq || l->count != s->count)
+			continue;
+		l->used = false;
+		if (l->state != SLOT_SENT) {
+			s->ever_sent = l->ever_sent; /* its events went out already */
+			return false;
+		}
+		/* Swap the buffers: what a resend after a reconnect sends is
+		   what went out (without the historical flag). */
+		*s = *l;
+		l->buf = buf;
+		l->cap = cap;
+		return true;
+	}
+	return false;
+}
+
 /* Forward declaration: publishing is shared with the backlog window. */
 static int slot_publish(upl_forwarder_t *f, struct slot *s);
 
@@ -533,6 +598,8 @@ static int window_stage(upl_forwarder_t *f)
 		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return -ENOMEM;
 	}
+	if (live_adopt(f, s))
+		STAT_ADD(f, skipped, rec.count);
 	f->n++;
 	f->read_seq = rec.first_seq + rec.count;
 	return 1;
@@ -668,14 +735,51 @@ static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 	f->connack_rc = rc;
 }
 
+/* Remember the first reason a connection attempt or connection failed. */
+static void why_set(upl_forwarder_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why_set(upl_forwarder_t *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+}
+
+/* A failed libmosquitto call, in its own words; errno as it left it. */
+static void why_mosq(upl_forwarder_t *f, int rc, int sys_errno)
+{
+	char text[sizeof(f->why)];
+
+	upl_mqtt_describe(rc, sys_errno, f->mosq_log, text, sizeof(text));
+	why_set(f, "%s", text);
+}
+
 static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 {
 	upl_forwarder_t *f = arg;
+	int e = errno;
 
 	f->lost = true;
 	/* MOSQ_ERR_KEEPALIVE: no PINGRESP - an idle half-open connection. */
-	if (rc == MOSQ_ERR_KEEPALIVE)
+	if (rc == MOSQ_ERR_KEEPALIVE) {
 		f->lost_err = -ETIMEDOUT;
+		why_set(f, "the broker stopped answering keepalive pings (%u s)", f->cfg.keepalive_s);
+	} else if (rc != MOSQ_ERR_SUCCESS) {
+		why_mosq(f, rc, e);
+	}
+}
+
+/* libmosquitto's error lines carry what its return codes lose: OpenSSL's
+   reason for a failed handshake.  Kept, not printed: modules do not log. */
+static void on_log(struct mosquitto *mosq, void *arg, int level, const char *str)
+{
+	upl_forwarder_t *f = arg;
+
+	if (level == MOSQ_LOG_ERR)
+		snprintf(f->mosq_log, sizeof(f->mosq_log), "%s", str);
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -704,13 +808,17 @@ static void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 	}
 	f->conn = CONN_DOWN;
 	window_rewind(f);
+	why_set(f, "%s", strerror(err < 0 ? -err : EIO));
 	pthread_mutex_lock(&f->lock);
 	f->st.connected = false;
 	if (failed_attempt)
 		f->st.connect_fails++;
 	if (err)
 		f->st.last_error = err;
+	snprintf(f->st.last_error_text, sizeof(f->st.last_error_text), "%s", f->why);
 	pthread_mutex_unlock(&f->lock);
+	f->why[0] = '\0';
+	f->mosq_log[0] = '\0';
 	/* Exponential backoff with jitter in [d/2, d]: a depot full of trains
 	   coming back at once must not reconnect in lockstep. */
 	delay = f->cfg.backoff_min_ms;
@@ -735,6 +843,7 @@ static int conn_setup(upl_forwarder_t *f)
 		return errno ? -errno : -ENOMEM;
 	mosquitto_connect_callback_set(f->mosq, on_connect);
 	mosquitto_disconnect_callback_set(f->mosq, on_disconnect);
+	mosquitto_log_callback_set(f->mosq, on_log);
 	mosquitto_publish_callback_set(f->mosq, on_publish);
 	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	/* Room for our window plus event and status messages, so libmosquitto
@@ -744,9 +853,14 @@ static int conn_setup(upl_forwarder_t *f)
 		r = mosquitto_username_pw_set(f->mosq, f->cfg.username, f->cfg.password);
 	if (r == MOSQ_ERR_SUCCESS)
 		r = mosquitto_will_set(f->mosq, f->topic_status, sizeof(offline) - 1, offline, 1, true);
-	if (r != MOSQ_ERR_SUCCESS)
+	if (r != MOSQ_ERR_SUCCESS) {
+		why_mosq(f, r, errno);
 		return upl_mqtt_errno(r);
-	return f->cfg.use_tls ? upl_mqtt_tls_apply(f->mosq, &f->cfg.tls) : 0;
+	}
+	r = f->cfg.use_tls ? upl_mqtt_tls_apply(f->mosq, &f->cfg.tls) : 0;
+	if (r < 0)
+		why_set(f, "cannot use the TLS files (ca_file, cert_file, key_file): %s", strerror(-r));
+	return r;
 }
 
 static void conn_start(upl_forwarder_t *f)
@@ -755,11 +869,16 @@ static void conn_start(upl_forwarder_t *f)
 
 	r = conn_setup(f);
 	if (r == 0) {
+		int rc;
+
 		f->connack_rc = -1;
 		f->lost = false;
 		f->lost_err = 0;
-		r = upl_mqtt_errno(mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port,
-		                                           (int)f->cfg.keepalive_s));
+		errno = 0;
+		rc = mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port, (int)f->cfg.keepalive_s);
+		if (rc != MOSQ_ERR_SUCCESS)
+			why_mosq(f, rc, errno);
+		r = upl_mqtt_errno(rc);
 	}
 	if (r < 0) {
 		conn_down(f, r, true);
@@ -790,16 +909,23 @@ static int conn_step(upl_forwarder_t *f)
 {
 	int r;
 
-	if (f->lost || (f->conn == CONN_CONNECTING && f->connack_rc > 0)) {
-		int err = f->connack_rc > 0 ? -ECONNREFUSED : f->lost_err ? f->lost_err : -ECONNRESET;
-
-		conn_down(f, err, f->conn != CONN_UP);
+	if (f->conn == CONN_CONNECTING && f->connack_rc > 0) {
+		/* The broker's reason beats the disconnect that follows it. */
+		f->why[0] = '\0';
+		why_set(f, "the broker refused the connection: %s", mosquitto_connack_string(f->connack_rc));
+		conn_down(f, upl_mqtt_connack_errno(f->connack_rc), true);
+		return 0;
+	}
+	if (f->lost) {
+		conn_down(f, f->lost_err ? f->lost_err : -ECONNRESET, f->conn != CONN_UP);
 		return 0;
 	}
 	if (f->conn == CONN_CONNECTING) {
 		if (f->connack_rc == 0) {
 			conn_established(f);
 		} else if (upl_mono_ns() > f->deadline_ns) {
+			why_set(f, "no answer (CONNACK) within %u ms: the broker accepts TCP but does not speak MQTT",
+			        f->cfg.connect_timeout_ms);
 			conn_down(f, -ETIMEDOUT, true);
 			return 0;
 		} else {
@@ -815,6 +941,8 @@ static int conn_step(upl_forwarder_t *f)
 		return 0;
 	}
 	if (window_stalled(f)) {
+		why_set(f, "no PUBACK within %u ms: the broker stopped, or the connection is half-open",
+		        f->cfg.ack_timeout_ms);
 		STAT_ADD(f, ack_timeouts, 1);
 		emit(f, UPL_FWD_ACK_TIMEOUT, -ETIMEDOUT);
 		conn_down(f, -ETIMEDOUT, false);
@@ -858,6 +986,9 @@ static void *forwarder_main(void *arg)
 			stats_error(f, r);
 	}
 	f->tokens_ns = upl_mono_ns();
+	/* Into the record log through the board, with the reason. */
+	if (f->cursor_damage)
+		emit(f, UPL_FWD_CURSOR_RESET, f->cursor_damage);
 	if (f->cfg.live_source.next) {
 		int r = f->cfg.live_source.seek_time(f->cfg.live_source.ctx,
 		                                     realtime_ns() - f->cfg.live_window_ns);
@@ -886,12 +1017,18 @@ static void *forwarder_main(void *arg)
 			continue;
 		/* mosquitto_loop also sends keepalive pings and notices a broker
 		   that stopped answering them. */
+		errno = 0;
 		int rc = mosquitto_loop(f->mosq, timeout, 1);
 
 		if (rc != MOSQ_ERR_SUCCESS) {
+			int e = errno;
+
 			f->lost = true;
-			if (!f->lost_err)
+			if (!f->lost_err) {
+				errno = e;
 				f->lost_err = upl_mqtt_errno(rc);
+			}
+			why_mosq(f, rc, e);
 		}
 	}
 	forwarder_goodbye(f);

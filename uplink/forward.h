@@ -57,6 +57,9 @@ enum upl_fwd_event {
 	UPL_FWD_CONNECT_FAILED, /* attempt failed or timed out; err = -errno */
 	UPL_FWD_DISCONNECTED,   /* an established connection was lost; err */
 	UPL_FWD_ACK_TIMEOUT,    /* PUBACK watchdog dropped the connection */
+	UPL_FWD_CURSOR_RESET,   /* at start: the cursor file was damaged, the
+	                           whole log is sent again; err = why (see
+	                           upl_forward_stats.cursor_damage) */
 	UPL_FWD_EVENT_MAX
 };
 
@@ -70,6 +73,8 @@ struct upl_forward_cfg {
 	const char *client_id;      /* required: the persistent session's name */
 	const char *vehicle;        /* required: topic railmon/<vehicle>/... */
 	const char *cursor_path;    /* required: file holding the next seq */
+	uint64_t log_next_seq;      /* optional: the log's next seq at start; a
+	                               cursor beyond it is damaged (0 = unknown) */
 	struct upl_source source;   /* required: seek and next */
 	struct upl_source live_source; /* optional: a second reader on the same
 	                               log (next and seek_time).  While a backlog
@@ -112,25 +117,45 @@ struct upl_forward_stats {
 	uint64_t resent;        /* messages published again after a reconnect */
 	uint64_t events_published; /* event-only Batches sent to .../events */
 	uint64_t live_ahead;    /* live messages sent ahead of the backlog */
-	uint64_t skipped;       /* backlog records not sent: already acked live */
+	uint64_t skipped;       /* backlog records not sent again: already sent
+	                           live (acknowledged, or still in flight: the
+	                           backlog then waits for that PUBACK) */
 	uint64_t connects;      /* successful CONNACKs */
 	uint64_t connect_fails; /* attempts that failed or timed out */
 	uint64_t ack_timeouts;  /* connections dropped by the PUBACK watchdog */
 	uint64_t source_errors; /* -errno from the source (incl. -EBADMSG) */
-	uint64_t cursor_errors; /* failed cursor writes (retried next ack) */
+	uint64_t cursor_errors; /* failed cursor writes (retried at the next
+	                           ack, at most once a second) */
 	unsigned inflight;      /* messages in flight now */
 	bool connected;
 	bool insecure;          /* TLS verification relaxed: board must log it */
 	int last_error;         /* -errno of the last failure, 0 if none */
+	char last_error_text[192]; /* the same in plain words: the system's or
+	                           libmosquitto's text ("Connection refused",
+	                           the CONNACK reason, OpenSSL's reason) */
+	/*
+	 * Why the cursor file was not used at start, 0 if it was.  The forwarder
+	 * then starts from seq 1 (the oldest record the log still holds) and
+	 * replaces the file at the first acknowledgement: duplicates, never a
+	 * loss.  -ENODATA empty, -EBADMSG not a cursor line (garbage, torn),
+	 * -ERANGE a seq that is 0, negative or too large, -EOVERFLOW beyond
+	 * cfg.log_next_seq (then cursor_damaged_seq holds it), -EISDIR a
+	 * directory, -ESPIPE another kind of non-regular file, or the -errno of
+	 * opening or reading it.
+	 */
+	int cursor_damage;
+	uint64_t cursor_damaged_seq;
 };
 
 typedef struct upl_forwarder upl_forwarder_t;
 
 /*
  * Validate cfg and allocate.  Strings are copied; the source ctx must live
- * until upl_forwarder_free().  Reads the cursor file (missing = 1).
+ * until upl_forwarder_free().  Reads the cursor file (missing = 1); a
+ * damaged or unreadable one is no error: the whole log is sent again and
+ * the damage is reported in the stats and as UPL_FWD_CURSOR_RESET.
  * Returns 0, -EINVAL (bad cfg: insecure without use_tls, TLS without a CA,
- * key without cert, ...), -ENOMEM, or -errno from the cursor file.
+ * key without cert, ...) or -ENOMEM.
  */
 int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_fwd);
 
@@ -157,9 +182,11 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *fwd);
 
 /*
  * The cursor file: one line "railmon-cursor 1 <seq>\n".  load: 0 and *ret_seq
- * (1 if the file does not exist), -EBADMSG if it is damaged.  store: writes
- * path.tmp, fsyncs it, renames it over path and fsyncs the directory, so a
- * power cut leaves either the old or the new value.  0 or -errno.
+ * (1 if the file does not exist); if it is damaged, the codes of
+ * upl_forward_stats.cursor_damage (never blocks: a FIFO is -ESPIPE).
+ * store: writes path.tmp, fsyncs it, renames it over path and fsyncs the
+ * directory, so a power cut leaves either the old or the new value.
+ * 0 or -errno.
  */
 int upl_cursor_load(const char *path, uint64_t *ret_seq);
 int upl_cursor_store(const char *path, uint64_t seq);

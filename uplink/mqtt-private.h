@@ -7,6 +7,7 @@
 
 #include <mosquitto.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mqtt.h"
@@ -16,6 +17,18 @@ void upl_mqtt_lib_init(void);
 
 /* MOSQ_ERR_* (with errno for MOSQ_ERR_ERRNO) -> -errno. */
 int upl_mqtt_errno(int mosq_rc);
+
+/*
+ * Plain words for a failed libmosquitto call, into buf: mosq_rc with the
+ * errno it left behind (the system error for MOSQ_ERR_ERRNO, getaddrinfo's
+ * code for MOSQ_ERR_EAI) and the last error libmosquitto logged (OpenSSL's
+ * reason for MOSQ_ERR_TLS; NULL or "" if none).
+ */
+void upl_mqtt_describe(int mosq_rc, int sys_errno, const char *logged, char *buf, size_t len);
+
+/* A CONNACK refusal (rc > 0) as -errno: -EACCES for bad credentials or not
+   authorised, -ECONNREFUSED for the rest. */
+int upl_mqtt_connack_errno(int connack_rc);
 
 /* Check a TLS configuration without touching files: 0 or -EINVAL. */
 int upl_mqtt_tls_check(const struct upl_tls_cfg *tls);

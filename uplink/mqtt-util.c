@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* mqtt-util.c - libmosquitto glue shared by the forwarder and the receiver. */
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -55,6 +57,36 @@ int upl_mqtt_errno(int rc)
 	default:
 		return -EIO;
 	}
+}
+
+void upl_mqtt_describe(int rc, int sys_errno, const char *logged, char *buf, size_t len)
+{
+	bool have_log = logged && *logged;
+
+	switch (rc) {
+	case MOSQ_ERR_ERRNO:
+		snprintf(buf, len, "%s", strerror(sys_errno > 0 ? sys_errno : EIO));
+		break;
+	case MOSQ_ERR_EAI:
+		/* "Lookup error." says nothing; getaddrinfo's own words do. */
+		snprintf(buf, len, "cannot resolve the host name: %s", gai_strerror(sys_errno));
+		break;
+	case MOSQ_ERR_TLS:
+		snprintf(buf, len, "TLS failure%s%s", have_log ? ": " : "", have_log ? logged : "");
+		break;
+	default:
+		/* A broker that drops a TLS client mid-handshake shows up as a
+		   lost connection; libmosquitto's log line says why. */
+		snprintf(buf, len, "%s%s%s%s", mosquitto_strerror(rc), have_log ? " (" : "", have_log ? logged : "",
+		         have_log ? ")" : "");
+		break;
+	}
+}
+
+int upl_mqtt_connack_errno(int connack_rc)
+{
+	/* MQTT 3.1.1: 4 bad user name or password, 5 not authorised. */
+	return connack_rc == 4 || connack_rc == 5 ? -EACCES : -ECONNREFUSED;
 }
 
 int upl_mqtt_tls_check(const struct upl_tls_cfg *tls)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -142,6 +143,7 @@ static int wait_ready(int fd, int timeout_ms)
 
 int broker_start(struct broker *b)
 {
+	pid_t parent = getpid();
 	int pfd[2], r;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -150,6 +152,14 @@ int broker_start(struct broker *b)
 	if (b->pid < 0)
 		return -errno;
 	if (b->pid == 0) {
+		/* Die with the test: a failed CHECK (abort), a signal (meson's
+		   timeout) or an exit without broker_fini() must not leave a
+		   broker running.  The signal comes when the forking thread
+		   exits: start brokers from the main thread.  If the test is
+		   already gone, do not start at all. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
 		execlp("mosquitto", "mosquitto", "-c", b->conf, (char *)NULL);
@@ -430,4 +440,28 @@ int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsig
 	err = e->n[ev] >= n ? 0 : -ETIMEDOUT;
 	pthread_mutex_unlock(&e->lock);
 	return err;
+}
+
+/* ---- recv on its own thread ---- */
+
+static void *fx_recv_main(void *arg)
+{
+	struct fx_recv *rt = arg;
+
+	CHECK(upl_recv_run(rt->r) == 0);
+	return NULL;
+}
+
+void fx_recv_start(struct fx_recv *rt, const struct upl_recv_cfg *cfg)
+{
+	CHECK(upl_recv_new(cfg, &rt->r) == 0);
+	CHECK(pthread_create(&rt->t, NULL, fx_recv_main, rt) == 0);
+	CHECK(upl_recv_wait_subscribed(rt->r, 10000) == 0);
+}
+
+void fx_recv_stop(struct fx_recv *rt)
+{
+	upl_recv_stop(rt->r);
+	pthread_join(rt->t, NULL);
+	rt->r = upl_recv_free(rt->r);
 }

@@ -14,6 +14,7 @@
 
 #include "uplink/batch.h"
 #include "uplink/forward.h"
+#include "uplink/recv.h"
 
 #define CHECK(cond)                                                                   \
 	do {                                                                          \
@@ -42,7 +43,9 @@ int fx_free_port(void);
    are allowed unless extra sets allow_anonymous itself.  persistent keeps the
    in-memory database on disk every second (sessions survive SIGKILL). */
 int broker_init(struct broker *b, bool persistent, const char *extra);
-/* Start mosquitto and wait (bounded) for its "running" line. */
+/* Start mosquitto and wait (bounded) for its "running" line.  The broker
+   is killed when the calling thread ends, however it ends (abort, signal,
+   exit without broker_fini()): call it from the main thread. */
 int broker_start(struct broker *b);
 /* Send sig; for SIGKILL/SIGTERM also reap it. */
 int broker_signal(struct broker *b, int sig);
@@ -101,6 +104,17 @@ void fx_on_event(void *ctx, enum upl_fwd_event ev, int err);
 unsigned fx_events_get(struct fx_events *e, enum upl_fwd_event ev);
 /* Wait until ev happened at least n times: 0 or -ETIMEDOUT. */
 int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsigned timeout_ms);
+
+/* ---- recv (the subscriber) on its own thread ---- */
+struct fx_recv {
+	upl_recv_t *r;
+	pthread_t t;
+};
+
+/* Create recv from cfg, run it on a thread and wait (bounded) until it is
+   subscribed; CHECKs on failure.  fx_recv_stop() stops, joins and frees. */
+void fx_recv_start(struct fx_recv *rt, const struct upl_recv_cfg *cfg);
+void fx_recv_stop(struct fx_recv *rt);
 
 int64_t fx_now_ns(void);      /* CLOCK_REALTIME */
 int64_t fx_mono_ns(void);     /* CLOCK_MONOTONIC */
