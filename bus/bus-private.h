@@ -4,6 +4,21 @@
 
 #include "bus.h"
 
+/*
+ * Add n to a counter of struct bus_counters and return the new value.
+ * Only the counter's one writer thread calls this (see bus.h), so a
+ * relaxed load and store is the increment: cheaper than a locked
+ * read-modify-write on every frame, and readers still never see a torn
+ * value.
+ */
+static inline uint64_t bus_stat_add(_Atomic uint64_t *counter, uint64_t n)
+{
+	uint64_t v = atomic_load_explicit(counter, memory_order_relaxed) + n;
+
+	atomic_store_explicit(counter, v, memory_order_relaxed);
+	return v;
+}
+
 /* One ops table per backend; bus.c picks one from the cfg. */
 extern const struct bus_ops bus_can_socket_ops;
 extern const struct bus_ops bus_can_slcan_ops;

@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -134,13 +135,31 @@ struct bus_cfg {
 	};
 };
 
-/* Counters a driver keeps; read by the health reporter (not RT-critical). */
+/* A copy of a device's counters, taken by bus_dev_stats(). */
 struct bus_stats {
 	uint64_t rx_frames;      /* frames / successful transactions */
 	uint64_t rx_errors;      /* error frames, failed transactions */
 	uint64_t rx_dropped;     /* kernel overflow (SO_RXQ_OVFL) */
 	uint64_t bad_input;      /* garbage lines / malformed replies */
 	uint64_t tx_frames;
+};
+
+/*
+ * The live counters of a device (struct bus_dev.stats), the same fields as
+ * struct bus_stats.  Each one is written by a single thread, the one that
+ * drives the device (RX/poll thread; the sending thread for tx_frames), and
+ * read by the health reporter on another thread.  Atomic so a reader never
+ * sees a torn value (a plain 64-bit store is two stores on 32-bit ARM);
+ * relaxed because each counter stands alone: nobody reads other data on
+ * the strength of a counter's value, so no ordering is needed, only
+ * untorn and eventually current.  Drivers add with bus_stat_add().
+ */
+struct bus_counters {
+	_Atomic uint64_t rx_frames;
+	_Atomic uint64_t rx_errors;
+	_Atomic uint64_t rx_dropped;
+	_Atomic uint64_t bad_input;
+	_Atomic uint64_t tx_frames;
 };
 
 typedef struct bus_dev bus_dev_t;
@@ -168,7 +187,7 @@ struct bus_ops {
 struct bus_dev {
 	const struct bus_ops *ops;
 	struct bus_cfg cfg;
-	struct bus_stats stats;
+	struct bus_counters stats;
 	void *priv;               /* driver state */
 };
 
@@ -185,8 +204,9 @@ bus_dev_t *bus_dev_free(bus_dev_t *dev);
 int bus_dev_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
 int bus_dev_send(bus_dev_t *dev, const struct acq_item *item);
 int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
-/* Copy the counters out.  Not synchronised with the RX thread: values may
-   be a few frames old, never torn on 64-bit targets. */
+/* Copy the counters out; any thread.  Each value is read atomically
+   (never torn) but not together with the others: they may be a few
+   frames apart. */
 int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats);
 /*
  * The device's wakeup-latency histogram (acquisition/acq-latency.h), written

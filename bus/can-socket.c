@@ -522,7 +522,7 @@ static void cs_sock_drops(bus_dev_t *dev, struct cs_out *o, uint32_t now, int64_
 	if (delta <= 0)
 		return;
 	p->sock_drops = now;
-	dev->stats.rx_dropped += (uint32_t)delta;
+	bus_stat_add(&dev->stats.rx_dropped, (uint32_t)delta);
 	cs_event(o, dev->cfg.index, t_ns, ACQ_EV_CAN_RX_OVERFLOW, delta, CS_OVFL_SOCKET);
 }
 
@@ -642,7 +642,7 @@ static void cs_msg(bus_dev_t *dev, struct cs_out *o, struct mmsghdr *mm)
 	if (have_ovfl)
 		cs_sock_drops(dev, o, ovfl, frame.t_ns);
 	if (!cs_frame_item(f, mm->msg_len, &frame)) {
-		dev->stats.bad_input++;
+		bus_stat_add(&dev->stats.bad_input, 1);
 		return;
 	}
 	it = cs_emit(o);
@@ -650,10 +650,10 @@ static void cs_msg(bus_dev_t *dev, struct cs_out *o, struct mmsghdr *mm)
 		return;
 	*it = frame;
 	if (frame.can.flags & ACQ_CAN_ERR) {
-		dev->stats.rx_errors++;
+		bus_stat_add(&dev->stats.rx_errors, 1);
 		cs_err_events(dev, o, f, frame.t_ns);
 	} else {
-		dev->stats.rx_frames++;
+		bus_stat_add(&dev->stats.rx_frames, 1);
 	}
 }
 
@@ -728,7 +728,7 @@ static int cs_send(bus_dev_t *dev, const struct acq_item *item)
 	memcpy(f.data, c->data, c->len);
 	if (write(p->fd, &f, n) != (ssize_t)n)
 		return errno ? -errno : -EIO;
-	dev->stats.tx_frames++;
+	bus_stat_add(&dev->stats.tx_frames, 1);
 	return 0;
 }
 
@@ -779,7 +779,7 @@ static void cs_check_netdev(bus_dev_t *dev, struct cs_out *o, int64_t t)
 	if (p->netdev_drops == UINT64_MAX || o->n >= o->max ||
 	    cs_netdev_drops(dev->cfg.can.ifname, &now) < 0 || now <= p->netdev_drops)
 		return;
-	dev->stats.rx_dropped += now - p->netdev_drops;
+	bus_stat_add(&dev->stats.rx_dropped, now - p->netdev_drops);
 	cs_event(o, dev->cfg.index, t, ACQ_EV_CAN_RX_OVERFLOW,
 	         (int64_t)(now - p->netdev_drops), CS_OVFL_NETDEV);
 	p->netdev_drops = now;

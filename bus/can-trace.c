@@ -181,7 +181,8 @@ static int trace_rewind(bus_dev_t *dev, struct trace *tr)
 
 static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
 {
-	dev->stats.bad_input++;
+	uint64_t count = bus_stat_add(&dev->stats.bad_input, 1);
+
 	if (!tr->first_bad)
 		tr->first_bad = tr->lineno;
 	*ret_item = (struct acq_item){
@@ -189,7 +190,7 @@ static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *re
 		.kind = ACQ_ITEM_EVENT,
 		.bus = dev->cfg.index,
 		.event = { .code = ACQ_EV_CAN_BAD_LINE, .detail = (uint32_t)tr->lineno,
-		           .arg = (int64_t)dev->stats.bad_input },
+		           .arg = (int64_t)count },
 	};
 }
 
@@ -208,9 +209,9 @@ static void trace_note_frame(bus_dev_t *dev, struct trace *tr, struct acq_item *
 	it->t_ns = ts + tr->loop_off;
 	it->bus = dev->cfg.index;
 	tr->last_t_ns = it->t_ns;
-	dev->stats.rx_frames++;
+	bus_stat_add(&dev->stats.rx_frames, 1);
 	if (it->can.flags & ACQ_CAN_ERR)
-		dev->stats.rx_errors++;
+		bus_stat_add(&dev->stats.rx_errors, 1);
 }
 
 /* Next item from the file: a frame or a bad-line event; -ENODATA at the end. */

@@ -305,12 +305,13 @@ static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 
 static void slcan_bad(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_item)
 {
-	dev->stats.bad_input++;
+	uint64_t count = bus_stat_add(&dev->stats.bad_input, 1);
+
 	*ret_item = (struct acq_item){
 		.t_ns = sl->rx_stamp,
 		.kind = ACQ_ITEM_EVENT,
 		.bus = dev->cfg.index,
-		.event = { .code = ACQ_EV_CAN_BAD_LINE, .arg = (int64_t)dev->stats.bad_input },
+		.event = { .code = ACQ_EV_CAN_BAD_LINE, .arg = (int64_t)count },
 	};
 }
 
@@ -337,7 +338,7 @@ static int slcan_line(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_ite
 		return 0;
 	ret_item->t_ns = sl->rx_stamp;
 	ret_item->bus = dev->cfg.index;
-	dev->stats.rx_frames++;
+	bus_stat_add(&dev->stats.rx_frames, 1);
 	return 1;
 }
 
