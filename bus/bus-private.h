@@ -19,6 +19,13 @@ static inline uint64_t bus_stat_add(_Atomic uint64_t *counter, uint64_t n)
 	return v;
 }
 
+/* recv()'s way to say the device is gone (bus.h): keep why, -ENODEV. */
+static inline int bus_gone(bus_dev_t *dev, int cause)
+{
+	dev->gone_cause = cause;
+	return -ENODEV;
+}
+
 /* One ops table per backend; bus.c picks one from the cfg. */
 extern const struct bus_ops bus_can_socket_ops;
 extern const struct bus_ops bus_can_slcan_ops;
@@ -37,6 +44,7 @@ struct bus_can_link {
 	bool have_ctrlmode; /* its control mode could be read */
 	bool listen_only;   /* currently in listen-only mode (if have_ctrlmode) */
 	uint32_t bitrate;   /* current bitrate, 0 = unknown */
+	bool up;            /* administratively up (IFF_UP) */
 };
 
 /* What open must change on the link (link down, set, link up). */
@@ -66,6 +74,7 @@ struct bus_can_linkinfo {
 	char kind[16];       /* rtnl link kind: "can", "vcan", "vxcan"; "" = none */
 	uint32_t can_attrs;  /* kind "can": bit n set if IFLA_CAN attribute n
 	                        (linux/can/netlink.h) is present; else 0 */
+	unsigned flags;      /* ifi_flags: IFF_UP, IFF_RUNNING... */
 };
 
 /*

@@ -86,6 +86,37 @@ int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 	return dev->ops->check(dev, events, max);
 }
 
+int bus_dev_gone_cause(const bus_dev_t *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	return dev->gone_cause;
+}
+
+int bus_dev_release(bus_dev_t *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (!dev->ops->release)
+		return -EOPNOTSUPP;
+	dev->ops->release(dev);
+	return 0;
+}
+
+int bus_dev_reopen(bus_dev_t *dev)
+{
+	int r;
+
+	if (!dev)
+		return -EINVAL;
+	if (!dev->ops->reopen)
+		return -EOPNOTSUPP;
+	r = dev->ops->reopen(dev);
+	if (r == 0)
+		dev->gone_cause = 0;
+	return r;
+}
+
 int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats)
 {
 	if (!dev || !ret_stats)

@@ -179,6 +179,16 @@ struct bus_ops {
 	/* Poll link state (bus-off, berr counters, reconnect); emits events. */
 	int (*check)(bus_dev_t *dev, struct acq_item *events, size_t max);
 	void (*close)(bus_dev_t *dev);
+	/*
+	 * After recv() said the device is gone (-ENODEV): release() closes its
+	 * OS handle at once (a replugged USB adapter then gets its old name
+	 * back) and keeps every buffer; reopen() opens it again from dev->cfg,
+	 * with the same set-up as open() (listen-only, bitrate), into those
+	 * buffers.  Neither allocates.  NULL in drivers that never say gone
+	 * (Modbus reconnects by itself inside recv()).
+	 */
+	void (*release)(bus_dev_t *dev);
+	int (*reopen)(bus_dev_t *dev);
 	/* Wakeup-latency histogram of a driver that paces itself (Modbus);
 	   NULL member for drivers that wait on their bus instead. */
 	const struct acq_latency *(*latency)(const bus_dev_t *dev);
@@ -188,6 +198,7 @@ struct bus_dev {
 	const struct bus_ops *ops;
 	struct bus_cfg cfg;
 	struct bus_counters stats;
+	int gone_cause;           /* -errno behind recv()'s last -ENODEV */
 	void *priv;               /* driver state */
 };
 
@@ -204,6 +215,28 @@ bus_dev_t *bus_dev_free(bus_dev_t *dev);
 int bus_dev_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
 int bus_dev_send(bus_dev_t *dev, const struct acq_item *item);
 int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
+/*
+ * A device that goes away: bus_dev_recv() returns -ENODEV, and keeps
+ * returning it, when the device is gone - slcan: the tty hung up or failed
+ * (USB adapter unplugged, its pty closed); SocketCAN: the interface was
+ * deleted or went down; trace: the file cannot be read.  Other negative
+ * returns are errors on a device that is still there.
+ *
+ * bus_dev_gone_cause(): what the driver saw, as -errno (-EPIPE hung up,
+ * -EIO, -ENODEV deleted, -ENETDOWN down...); 0 when not gone.
+ * bus_dev_release(): close the device's handle now, keep its buffers.
+ * bus_dev_reopen(): open it again with the set-up open() did; 0, or
+ * -errno while it is still away (-ENOENT, -ENODEV, -ENETDOWN; -ETIMEDOUT
+ * for an adapter that does not answer its init commands).
+ *
+ * Call them from the thread that drives the device.  RT-safe: no
+ * allocation; reopen blocks at most for the driver's bounded set-up
+ * (slcan: 1 s per unanswered init command).  -EINVAL for NULL,
+ * -EOPNOTSUPP for a driver that never says gone.
+ */
+int bus_dev_gone_cause(const bus_dev_t *dev);
+int bus_dev_release(bus_dev_t *dev);
+int bus_dev_reopen(bus_dev_t *dev);
 /* Copy the counters out; any thread.  Each value is read atomically
    (never torn) but not together with the others: they may be a few
    frames apart. */
