@@ -239,6 +239,7 @@ int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
 	/* strings are ours now: make sure they end */
 	e->health[e->nhealth].name[sizeof(h->name) - 1] = 0;
 	e->health[e->nhealth].kind[sizeof(h->kind) - 1] = 0;
+	e->health[e->nhealth].state[sizeof(h->state) - 1] = 0;
 	e->nhealth++;
 	return 0;
 }
@@ -268,6 +269,8 @@ static void health_to_msg(struct upl_health *h, Railmon__V1__Health *m)
 	m->latency_us_buckets = h->latency_us_buckets;
 	m->ring_fill_pct = h->ring_fill_pct;
 	m->rate_hz = h->rate_hz;
+	m->state = h->state;
+	m->reopens = h->reopens;
 }
 
 static void encoder_reset(upl_encoder_t *e)
@@ -594,6 +597,8 @@ int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret)
 		h.latency_us_buckets[k] = m->latency_us_buckets[k];
 	h.ring_fill_pct = m->ring_fill_pct;
 	h.rate_hz = m->rate_hz;
+	snprintf(h.state, sizeof(h.state), "%s", m->state);
+	h.reopens = m->reopens;
 	*ret = h;
 	return 0;
 }
