@@ -2,6 +2,8 @@
 /* bus-private.h - shared between bus/ backends only. */
 #pragma once
 
+#include <errno.h>
+
 #include "bus.h"
 
 /*
