@@ -79,6 +79,7 @@ struct board_daemon {
 	bool running, stopped;
 	const char *replay_log;
 	double replay_speed;
+	bool absent_ok;          /* open: an absent CAN device starts gone */
 	acq_thread_t *replay;
 	atomic_bool replay_done;
 	int replay_error;        /* -errno that ended the replay early, 0 if none */
@@ -820,7 +821,10 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 			if (r < 0)
 				return r;
 		}
-		r = d->replay_log ? 0 : bus_dev_new(bc, &d->dev[b]);
+		if (d->replay_log)
+			r = 0;
+		else
+			r = d->absent_ok ? bus_dev_new_absent_ok(bc, &d->dev[b]) : bus_dev_new(bc, &d->dev[b]);
 		if (r < 0) {
 			snprintf(err, errlen, "%s: bus '%s': %s", cfg->path, bc->name, strerror(-r));
 			return r;
@@ -993,6 +997,7 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	d->reloaded_hash = opts ? opts->reloaded_hash : 0;
 	d->replay_log = opts ? opts->replay_log : NULL;
 	d->replay_speed = opts ? opts->replay_speed : 0;
+	d->absent_ok = opts && opts->absent_ok;
 	d->deterministic = daemon_is_replay(cfg, d->replay_log);
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
 	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");

@@ -26,6 +26,9 @@ struct board_daemon_opts {
 	const char *replay_log;   /* != NULL: no buses are opened; the records of
 	                             this railmon log are the source instead */
 	double replay_speed;      /* 0 = as fast as possible, else x real time */
+	bool absent_ok;           /* a CAN device not there at open starts gone
+	                             and is reopened (a restart during an outage),
+	                             instead of failing the start */
 };
 
 /* A channel as the daemon knows it: Modbus register or DBC signal. */

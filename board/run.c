@@ -40,6 +40,7 @@ struct runner {
 	bool no_service;
 	struct board_daemon *d;
 	struct board_stat_server *stat;
+	bool started;              /* a daemon ran before: this is a restart */
 	int hwdog;
 	int64_t dog_next, dog_period;
 	struct link_seen seen[BOARD_BUSES_MAX]; /* of the running daemon */
@@ -142,6 +143,11 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	int r;
 
 	o.reloaded_hash = reloaded_hash;
+	/* The first start refuses a device that is not there (a wrong path is
+	   said at once; the service manager restarts us).  A restart (reload,
+	   or the fallback to the old file) must not stop recording the other
+	   buses because one adapter is unplugged: that one starts gone. */
+	o.absent_ok = rn->started;
 	memset(rn->seen, 0, sizeof(rn->seen)); /* a new daemon counts from 0 */
 	r = board_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
 	if (r < 0) {
@@ -154,6 +160,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		rn->d = board_daemon_free(rn->d);
 		return r;
 	}
+	rn->started = true;
 	if (warn[0])
 		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, warn);
 	if (rn->cfg->uplink.enabled && rn->cfg->uplink.tls_insecure)

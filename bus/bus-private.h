@@ -28,6 +28,24 @@ static inline int bus_gone(bus_dev_t *dev, int cause)
 	return -ENODEV;
 }
 
+/*
+ * open()'s way to end when attaching the device failed with r: 0 with the
+ * device released and gone (bus.h) when the caller accepts an absent
+ * device and r says absent, else r (the caller frees what open allocated).
+ */
+static inline int bus_open_absent(bus_dev_t *dev, int r)
+{
+	if (r >= 0 || !dev->absent_ok)
+		return r;
+	switch (-r) {
+	case ENOENT: case ENODEV: case ENXIO: case EIO: case ETIMEDOUT: case ENETDOWN:
+		dev->gone_cause = r;
+		return 0;
+	default:
+		return r;
+	}
+}
+
 /* One ops table per backend; bus.c picks one from the cfg. */
 extern const struct bus_ops bus_can_socket_ops;
 extern const struct bus_ops bus_can_slcan_ops;

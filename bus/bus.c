@@ -26,7 +26,7 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 	return NULL;
 }
 
-int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
+static int dev_new(const struct bus_cfg *cfg, bool absent_ok, bus_dev_t **ret_dev)
 {
 	const struct bus_ops *ops;
 	bus_dev_t *dev;
@@ -42,6 +42,7 @@ int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
 		return -ENOMEM;
 	dev->ops = ops;
 	dev->cfg = *cfg;
+	dev->absent_ok = absent_ok && ops->reopen;
 	r = ops->open(dev, cfg);
 	if (r < 0) {
 		free(dev);
@@ -49,6 +50,16 @@ int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
 	}
 	*ret_dev = dev;
 	return 0;
+}
+
+int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
+{
+	return dev_new(cfg, false, ret_dev);
+}
+
+int bus_dev_new_absent_ok(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
+{
+	return dev_new(cfg, true, ret_dev);
 }
 
 bus_dev_t *bus_dev_free(bus_dev_t *dev)

@@ -199,6 +199,7 @@ struct bus_dev {
 	struct bus_cfg cfg;
 	struct bus_counters stats;
 	int gone_cause;           /* -errno behind recv()'s last -ENODEV */
+	bool absent_ok;           /* open: a device not there is gone, not an error */
 	void *priv;               /* driver state */
 };
 
@@ -237,6 +238,16 @@ int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
 int bus_dev_gone_cause(const bus_dev_t *dev);
 int bus_dev_release(bus_dev_t *dev);
 int bus_dev_reopen(bus_dev_t *dev);
+/*
+ * bus_dev_new() for a device that may be away right now (a daemon that
+ * restarts its pipeline while an adapter is unplugged): when a driver that
+ * can reopen finds the device absent (-ENOENT, -ENODEV, -ENXIO, -EIO,
+ * -ETIMEDOUT, -ENETDOWN), the device is returned released, with that
+ * -errno in bus_dev_gone_cause(), for the caller's reopen loop.  Every
+ * other error (a bad configuration, listen-only refused) fails as in
+ * bus_dev_new().
+ */
+int bus_dev_new_absent_ok(const struct bus_cfg *cfg, bus_dev_t **ret_dev);
 /* Copy the counters out; any thread.  Each value is read atomically
    (never torn) but not together with the others: they may be a few
    frames apart. */

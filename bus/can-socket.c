@@ -542,7 +542,7 @@ static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	cs_buffers_init(p);
 	/* A link that is down at start is accepted as before: the socket
 	   receives once it comes up. */
-	r = cs_attach(dev, false);
+	r = bus_open_absent(dev, cs_attach(dev, false));
 	if (r < 0)
 		cs_close(dev);
 	return r;

@@ -395,7 +395,7 @@ static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	tr->fd = -1;
 	tr->buf = malloc(TRACE_BUF_SIZE);
 	dev->priv = tr;
-	r = tr->buf ? trace_attach(dev) : -ENOMEM;
+	r = tr->buf ? bus_open_absent(dev, trace_attach(dev)) : -ENOMEM;
 	if (r < 0)
 		trace_close(dev);
 	return r;

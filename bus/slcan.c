@@ -335,7 +335,7 @@ static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	dev->priv = sl;
 	sl->fd = -1;
 	sl->rx = malloc(SLCAN_RX_BUF);
-	r = sl->rx ? slcan_attach(dev) : -ENOMEM;
+	r = sl->rx ? bus_open_absent(dev, slcan_attach(dev)) : -ENOMEM;
 	if (r < 0)
 		slcan_close(dev);
 	return r;

@@ -71,7 +71,23 @@ static void test_args(const char *dir)
 	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", dir);
 	dev = NULL;
 	assert(bus_dev_new(&cfg, &dev) == -EISDIR && !dev);
-	printf("arguments: NULL -> -EINVAL, Modbus -> -EOPNOTSUPP, a directory as trace -> -EISDIR\n");
+	assert(bus_dev_new_absent_ok(&cfg, &dev) == -EISDIR && !dev); /* not absence: a wrong file */
+
+	/* A restart during an outage: an absent adapter opens gone */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.kind = BUS_KIND_CAN;
+	cfg.can.driver = BUS_CAN_SLCAN;
+	cfg.can.listen_only = true;
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s/unplugged", dir);
+	assert(bus_dev_new(&cfg, &dev) == -ENOENT && !dev);
+	assert(bus_dev_new_absent_ok(&cfg, &dev) == 0 && bus_dev_gone_cause(dev) == -ENOENT);
+	assert(bus_dev_recv(dev, items_buf, 64, 100) == -ENODEV && bus_dev_reopen(dev) == -ENOENT);
+	dev = bus_dev_free(dev);
+	cfg.can.listen_only = false; /* normal mode without the opt-in: still refused */
+	assert(bus_dev_new_absent_ok(&cfg, &dev) == -EPERM && !dev);
+	assert(bus_dev_new_absent_ok(NULL, &dev) == -EINVAL);
+	printf("arguments: NULL -> -EINVAL, Modbus -> -EOPNOTSUPP, a directory as trace -> -EISDIR; "
+	       "an absent adapter opens gone only when asked\n");
 }
 
 /* ------------------------------------------------------------- slcan */

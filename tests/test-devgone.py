@@ -13,7 +13,8 @@
 Checks, while the devices are gone: a plain-words line on stderr per bus,
 `railmon stat` showing them gone/reopening, and every RX thread (named
 rx-<bus>) using at most MAX_CPU_PCT of a CPU (the unfixed loop spun at
-100%).  After they are back: a "back" line, stat "up" with 1 reopen, and
+100%); a SIGHUP then restarts the pipeline with the adapter still away
+(the bus starts gone instead of failing the reload).  After they are back: a "back" line, stat "up" with 1 reopen, and
 in `railmon export` every frame sent before the unplug and after the
 replug, each exactly once, with CAN_GONE / CAN_BACK and MB_DISCONNECT /
 MB_CONNECT events naming the bus.  Every peer is stopped on every exit.
@@ -152,6 +153,12 @@ type = u16
     print("stat while gone:", {b: (st[b]["state"], st[b]["reopens"]) for b in ("vehicle", "recorder", "hvac")})
     assert st["vehicle"]["state"] in ("gone", "reopening") and st["hvac"]["state"] == "gone", st
     assert st["vehicle"]["reopens"] == 0 and st["hvac"]["reopens"] == 0, st
+    # SIGHUP while the adapter is unplugged: the restarted pipeline opens
+    # the vehicle bus as gone (it used to fail, and railmon exited)
+    rm.send_signal(signal.SIGHUP)
+    wait_for("the reload", lambda: stderr_lines(err, r"reloaded .*board.ini"), 10)
+    wait_for("the new daemon's gone line", lambda: stderr_lines(err, r"bus 'vehicle' \(.*\) is gone: No such file"), 10)
+    assert rm.poll() is None, "railmon exited on a reload while a device was gone"
 
     # replug at the same paths; the trace becomes readable
     s2, m2 = socat(f"{T}/adapter", f"{T}/peer"), socat(f"{T}/mb-a", f"{T}/mb-b")
@@ -162,7 +169,8 @@ type = u16
     assert ad.stdout.readline().strip() == "SENT 100"
     for bus in ("vehicle", "recorder", "hvac"):
         wait_for(f"the back line for {bus}", lambda: stderr_lines(err, rf"bus '{bus}' \(.*\) is back after "), 15)
-    wait_for("the frames after the replug", lambda: stat(sock).get("vehicle", {}).get("items", 0) >= 200)
+    # counters restart with the reloaded pipeline: 100 frames since then
+    wait_for("the frames after the replug", lambda: stat(sock).get("vehicle", {}).get("items", 0) >= 100)
     wait_for("the trace's frames", lambda: stat(sock).get("recorder", {}).get("items", 0) >= 50)
     st = wait_for("hvac up in stat", lambda: (lambda s: s if s.get("hvac", {}).get("state") == "up" else None)(stat(sock)))
     print("stat when back:", {b: (st[b]["state"], st[b]["reopens"]) for b in ("vehicle", "recorder", "hvac")})
@@ -180,12 +188,14 @@ type = u16
     assert numbers(recs, 1, 0x456) == list(range(1, 51)), "recorder: not every line of the trace, once"
     ev = [(r["bus"], r["event"], r["arg"]) for r in sorted(recs, key=lambda r: r["time_ns"]) if r["kind"] == "event"]
     vehicle = [e for e in ev if e[0] == 0]
-    assert [e[1] for e in vehicle] == ["CAN_GONE", "CAN_BACK"], vehicle
-    assert vehicle[0][2] in (-32, -5) and vehicle[1][2] >= 1, vehicle  # EPIPE / EIO; attempts
+    # unplugged (EPIPE / EIO); after the reload, absent (ENOENT); back
+    assert [e[1] for e in vehicle] == ["CAN_GONE", "CAN_GONE", "CAN_BACK"], vehicle
+    assert vehicle[0][2] in (-32, -5) and vehicle[1][2] == -2 and vehicle[2][2] >= 1, vehicle
     recorder = [e for e in ev if e[0] == 1]
     assert recorder and recorder[0][1:] == ("CAN_GONE", -5) and recorder[-1][1] == "CAN_BACK", recorder
     hvac = [e[1] for e in ev if e[0] == 2 and e[1] in ("MB_DISCONNECT", "MB_CONNECT")]
-    assert hvac == ["MB_CONNECT", "MB_DISCONNECT", "MB_CONNECT"], hvac
+    assert hvac == ["MB_CONNECT", "MB_DISCONNECT", "MB_DISCONNECT", "MB_CONNECT"], hvac  # one per daemon
+    assert [e[1] for e in ev if e[0] == 65535].count("CONFIG_RELOAD") == 1
     samples = [r for r in recs if r["kind"] == "sample" and r["name"] == "hvac_temp"]
     assert samples and all(r["value"] == 1000 for r in samples)
     print(f"log: vehicle frames 1..200 each once, recorder 1..50 each once, {len(samples)} hvac values; "
