@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,7 +24,7 @@
 #define STATUS_PERIOD_NS (60 * 1000000000ll)
 #define ALIVE_NS (2 * 1000000000ll) /* collector ticks every 20 ms */
 
-/* What was last said about a bus's device (report_links). */
+/* What was last said about a bus's device (report_link). */
 struct link_seen {
 	uint64_t losses, reopens;
 	int reopen_err;
@@ -119,7 +118,11 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	bus_where(bc, where, sizeof(where));
 	if (lost > 1)
 		snprintf(extra, sizeof(extra), " (%" PRIu64 " losses since the last message)", lost);
-	if (l.state == BOARD_LINK_UP)
+	if (l.state == BOARD_LINK_UP && lost) /* gone and back within a second: say why here */
+		snprintf(msg, sizeof(msg), "bus '%s' (%s) is back after %.1f s, reopen #%" PRIu64 "%s; it was gone: %s%s",
+		         bc->name, where, (double)(l.back_ns - l.gone_ns) / 1e9, l.reopens, extra, strerror(-l.cause),
+		         gone_words(l.cause));
+	else if (l.state == BOARD_LINK_UP)
 		snprintf(msg, sizeof(msg), "bus '%s' (%s) is back after %.1f s (%u attempt%s), reopen #%" PRIu64 "%s",
 		         bc->name, where, (double)(l.back_ns - l.gone_ns) / 1e9, l.attempts, l.attempts == 1 ? "" : "s",
 		         l.reopens, extra);
