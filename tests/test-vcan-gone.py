@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""test-vcan-gone.py RAILMON THREAD_CPU - runs INSIDE the CAN VM
+"""test-vcan-gone.py RAILMON - runs INSIDE the CAN VM
 (tests/vm/vm-run.sh): `railmon run` on vcan0 while the interface goes
 away and comes back.
 
@@ -18,7 +18,6 @@ Python, not a shell script: under TCG every process start costs, so the
 frames go out on a CAN_RAW socket and the stat socket is read directly.
 """
 import errno
-import importlib.util
 import json
 import os
 import re
@@ -28,23 +27,13 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
-RAILMON, THREAD_CPU = sys.argv[1:3]
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from devgone_lib import thread_cpu, wait_for  # noqa: E402
+
+RAILMON = sys.argv[1]
 SOCK = "railmon-vcan-gone"  # abstract: the 9p scratch dir cannot hold a socket
-spec = importlib.util.spec_from_file_location("thread_cpu", THREAD_CPU)
-thread_cpu = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(thread_cpu)
-
-
-def wait_for(what, cond, timeout=30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def health():
@@ -89,7 +78,7 @@ def said_all(err, pattern):
 
 
 def cpu_bound(pid):
-    pct = thread_cpu.measure(pid, 3, ["rx-vehicle"])["rx-vehicle"]
+    pct = thread_cpu(pid, 3, ["rx-vehicle"])["rx-vehicle"]
     print(f"rx-vehicle: {pct:.1f}% of a CPU over 3 s while vcan0 is gone")
     assert pct is not None and pct <= 3.0, "rx-vehicle spins while vcan0 is gone"
 
