@@ -12,6 +12,7 @@
  * Built without sanitizers only (they interpose malloc themselves).
  */
 #include <assert.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -127,6 +128,23 @@ static void test_counter(void)
 	atomic_store(&all_allocs, 0);
 }
 
+/* The data dir holds only files (segments, the trace link). */
+static void remove_dir(const char *dir)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *dp = opendir(dir);
+
+	assert(dp);
+	while ((e = readdir(dp)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			assert(unlink(path) == 0);
+		}
+	closedir(dp);
+	assert(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	char path[] = RAILMON_SOURCE_DIR "/board/demo.ini", err[BOARD_ERR_MAX], warn[256];
@@ -184,10 +202,10 @@ int main(void)
 	assert(st.bus_rx[can] > 1000 && st.bus_rx[1 - can] > 50);
 	assert(link.losses >= 1 && link.reopens >= 1 && link.state == BOARD_LINK_UP);
 	assert(atomic_load(&rt_allocs) == 0);
-	unlink(trace);
 	board_daemon_free(d);
 	board_cfg_free(cfg);
 	board_demo_server_free(srv);
+	remove_dir(dir);
 	puts("test-rt-alloc: ok");
 	return 0;
 }
