@@ -76,6 +76,9 @@ enum acq_event_code {
 	ACQ_EV_CAN_ERROR_FRAME = 15, /* arg = CAN_ERR class bits, detail = data[1..4] */
 	ACQ_EV_CAN_BAD_LINE = 16,    /* slcan/trace garbage; arg = count */
 	ACQ_EV_CAN_ERROR_ACTIVE = 17, /* back to error-active */
+	ACQ_EV_CAN_GONE = 18,       /* device gone (unplugged, pty closed, interface
+	                               deleted or down, file unreadable); arg = -errno */
+	ACQ_EV_CAN_BACK = 19,       /* reopened; arg = attempts, detail = ms it was gone */
 	ACQ_EV_MB_TIMEOUT = 20,     /* arg = register address, detail = unit<<8|fc */
 	ACQ_EV_MB_EXCEPTION = 21,   /* arg = register address, detail = unit<<8|exception code */
 	ACQ_EV_MB_CRC = 22,         /* arg = register address, detail = unit<<8|fc */

@@ -29,6 +29,14 @@
 
 #define RX_BATCH 64          /* items per bus_dev_recv() */
 #define RX_TIMEOUT_MS 100    /* so the RX loop sees the stop flag */
+#define MS_NS 1000000ll
+/* Device gone: reopen after a wait that doubles from 100 ms to 5 s (each
+   wait drawn from the upper half of its step); other errors: a pause from
+   10 ms to 1 s, so no error path spins. */
+#define RX_BACKOFF_MIN_NS (100 * MS_NS)
+#define RX_BACKOFF_MAX_NS (5000 * MS_NS)
+#define RX_PAUSE_MIN_NS (10 * MS_NS)
+#define RX_PAUSE_MAX_NS (1000 * MS_NS)
 #define CHECK_PERIOD_NS 1000000000ll
 
 struct rx_ctx {
@@ -42,6 +50,18 @@ struct rx_ctx {
 	bool drain_at_stop;      /* a live CAN socket/tty: read what is queued at stop */
 	struct acq_latency latency;
 	uint64_t prev_items;     /* collector side: for the health rate */
+	/* The device's presence (struct board_bus_link), written by the RX
+	   thread only.  losses/reopens are stored last with release, so a
+	   reader that loads them with acquire sees the details that go with
+	   them. */
+	_Atomic uint32_t link;   /* enum board_link */
+	_Atomic uint64_t losses, reopens;
+	_Atomic int cause, reopen_err;
+	_Atomic uint32_t attempts;
+	_Atomic int64_t gone_ns, back_ns;
+	bool follow_mb_events;   /* Modbus: presence from DISCONNECT/CONNECT */
+	int64_t backoff_ns;      /* RX thread: the next reopen step */
+	uint64_t rng;            /* RX thread: jitter */
 };
 
 struct live_slot {
@@ -57,6 +77,7 @@ struct board_daemon {
 	bool running, stopped;
 	const char *replay_log;
 	double replay_speed;
+	bool absent_ok;          /* open: an absent CAN device starts gone */
 	acq_thread_t *replay;
 	atomic_bool replay_done;
 	int replay_error;        /* -errno that ended the replay early, 0 if none */
@@ -372,6 +393,9 @@ static void health_bus(struct board_daemon *d, size_t b, double dt, struct upl_h
 	h->ring_fill_pct = (uint32_t)(acq_ring_count(&d->ring[b]) * 100 / d->cfg->ring_slots);
 	h->rate_hz = dt > 0 ? (double)(items - c->prev_items) / dt : 0;
 	c->prev_items = items;
+	h->reopens = atomic_load_explicit(&c->reopens, memory_order_relaxed);
+	snprintf(h->state, sizeof(h->state), "%s",
+	         board_link_name(atomic_load_explicit(&c->link, memory_order_relaxed)));
 	health_latency(d, h, lat ? lat : &c->latency);
 }
 
@@ -537,8 +561,123 @@ static void rx_drain(struct board_daemon *d, struct rx_ctx *c)
 	}
 }
 
+/* Sleep ns on CLOCK_MONOTONIC, waking every RX_TIMEOUT_MS to see a stop
+   request (SIGTERM); false when stopping. */
+static bool rx_sleep(struct board_daemon *d, int64_t ns)
+{
+	int64_t end = acq_mono_ns() + ns;
+
+	for (;;) {
+		int64_t now = acq_mono_ns(), until = now + RX_TIMEOUT_MS * MS_NS;
+		struct timespec ts;
+
+		if (atomic_load_explicit(&d->stop, memory_order_relaxed))
+			return false;
+		if (now >= end)
+			return true;
+		if (until > end)
+			until = end;
+		ts.tv_sec = until / 1000000000;
+		ts.tv_nsec = until % 1000000000;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+}
+
+/* A wait from the upper half of step (xorshift64): never shorter than half
+   the step, and buses or boards that lost their devices together (a USB
+   hub, a power dip) do not all retry in step. */
+static int64_t rx_jitter(struct rx_ctx *c, int64_t step)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return step / 2 + (int64_t)(c->rng % (uint64_t)(step / 2 + 1));
+}
+
+static void rx_event(struct board_daemon *d, struct rx_ctx *c, uint32_t code, int64_t arg, uint32_t detail)
+{
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns() };
+
+	ev.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
+	rx_push(d, c, &ev, 1);
+}
+
+static void rx_link_lost(struct rx_ctx *c, int cause, int64_t now)
+{
+	atomic_store_explicit(&c->cause, cause, memory_order_relaxed);
+	atomic_store_explicit(&c->reopen_err, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->attempts, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->gone_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&c->link, BOARD_LINK_GONE, memory_order_relaxed);
+	atomic_store_explicit(&c->losses, atomic_load_explicit(&c->losses, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
+
+static void rx_link_back(struct rx_ctx *c, uint32_t attempts, int64_t now)
+{
+	atomic_store_explicit(&c->attempts, attempts, memory_order_relaxed);
+	atomic_store_explicit(&c->back_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&c->link, BOARD_LINK_UP, memory_order_relaxed);
+	atomic_store_explicit(&c->reopens, atomic_load_explicit(&c->reopens, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
+
+/*
+ * The device went away (recv said -ENODEV): say so (an event, the state
+ * for stat and run), close it at once, and reopen it after a bounded,
+ * jittered, exponential wait until it is back or we stop.  The thread
+ * then sleeps all but a few microseconds per attempt.  A device that
+ * delivered nothing and was up for less than the longest wait keeps its
+ * step, so one that opens and fails again at once (a flapping hub, a file
+ * that opens but does not read) is retried every few seconds, not ten
+ * times a second.  Reopening allocates nothing: the drivers keep their
+ * buffers across release().
+ */
+static void rx_gone(struct board_daemon *d, struct rx_ctx *c, bus_dev_t *dev)
+{
+	int64_t t0 = acq_mono_ns(), back = atomic_load_explicit(&c->back_ns, memory_order_relaxed), ms;
+	uint32_t attempts = 0;
+	int r;
+
+	if (!back || t0 - back >= RX_BACKOFF_MAX_NS || c->backoff_ns < RX_BACKOFF_MIN_NS)
+		c->backoff_ns = RX_BACKOFF_MIN_NS;
+	rx_event(d, c, ACQ_EV_CAN_GONE, bus_dev_gone_cause(dev), 0);
+	rx_link_lost(c, bus_dev_gone_cause(dev), t0);
+	bus_dev_release(dev);
+	do {
+		if (!rx_sleep(d, rx_jitter(c, c->backoff_ns)))
+			return; /* stopping: leave it closed */
+		c->backoff_ns = c->backoff_ns * 2 < RX_BACKOFF_MAX_NS ? c->backoff_ns * 2 : RX_BACKOFF_MAX_NS;
+		r = bus_dev_reopen(dev);
+		atomic_store_explicit(&c->attempts, ++attempts, memory_order_relaxed);
+		if (r < 0) {
+			atomic_store_explicit(&c->reopen_err, r, memory_order_relaxed);
+			atomic_store_explicit(&c->link, BOARD_LINK_REOPENING, memory_order_relaxed);
+		}
+	} while (r < 0);
+	back = acq_mono_ns();
+	rx_link_back(c, attempts, back);
+	ms = (back - t0) / MS_NS;
+	rx_event(d, c, ACQ_EV_CAN_BACK, attempts, ms < UINT32_MAX ? (uint32_t)ms : UINT32_MAX);
+}
+
+/* Modbus reconnects inside its driver; its events tell the presence. */
+static void rx_follow_mb(struct rx_ctx *c, const struct acq_item *items, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (items[i].kind != ACQ_ITEM_EVENT)
+			continue;
+		if (items[i].event.code == ACQ_EV_MB_DISCONNECT)
+			rx_link_lost(c, (int)items[i].event.arg, acq_mono_ns());
+		else if (items[i].event.code == ACQ_EV_MB_CONNECT &&
+		         atomic_load_explicit(&c->link, memory_order_relaxed) != BOARD_LINK_UP)
+			rx_link_back(c, (uint32_t)items[i].event.arg, acq_mono_ns());
+	}
+}
+
 /* The realtime loop: wait for the bus, push, count.  No allocation, no
-   logging, no locks; link checks (netlink) once a second. */
+   logging, no locks; link checks (netlink) once a second.  No path
+   through it spins: a gone device waits in rx_gone(), other errors pause. */
 static void *rx_main(void *p)
 {
 	struct rx_ctx *c = p;
@@ -546,6 +685,7 @@ static void *rx_main(void *p)
 	bus_dev_t *dev = d->dev[c->bus];
 	struct acq_item items[RX_BATCH];
 	int64_t next_check = acq_mono_ns() + CHECK_PERIOD_NS;
+	int64_t pause = RX_PAUSE_MIN_NS;
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 		int n = bus_dev_recv(dev, items, RX_BATCH, RX_TIMEOUT_MS);
@@ -553,10 +693,23 @@ static void *rx_main(void *p)
 			atomic_store(&c->done, true);
 			break;
 		}
+		if (n == -ENODEV) {
+			rx_gone(d, c, dev);
+			next_check = acq_mono_ns() + CHECK_PERIOD_NS;
+			continue;
+		}
 		if (n < 0) {
 			add_u64(&c->errors, 1);
+			rx_sleep(d, pause);
+			pause = pause * 2 < RX_PAUSE_MAX_NS ? pause * 2 : RX_PAUSE_MAX_NS;
 			n = 0;
+		} else {
+			pause = RX_PAUSE_MIN_NS;
+			if (n > 0) /* it delivers: the next loss starts the steps again */
+				c->backoff_ns = RX_BACKOFF_MIN_NS;
 		}
+		if (c->follow_mb_events)
+			rx_follow_mb(c, items, n);
 		rx_push(d, c, items, n);
 		if (c->stamp_latency && n > 0) {
 			/* One clock read per batch: the newest frame's age is the
@@ -759,7 +912,10 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 			if (bus_dbc_decode_max(d->dbc[b]) > d->decoded_max)
 				d->decoded_max = bus_dbc_decode_max(d->dbc[b]);
 		}
-		r = d->replay_log ? 0 : bus_dev_new(bc, &d->dev[b]);
+		if (d->replay_log)
+			r = 0;
+		else
+			r = d->absent_ok ? bus_dev_new_absent_ok(bc, &d->dev[b]) : bus_dev_new(bc, &d->dev[b]);
 		if (r < 0) {
 			snprintf(err, errlen, "%s: bus '%s': %s", cfg->path, bc->name, strerror(-r));
 			return r;
@@ -778,6 +934,12 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 		d->rxc[b].backpressure = bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE &&
 		                         bc->can.trace_speed == 0;
 		d->rxc[b].drain_at_stop = bc->kind == BUS_KIND_CAN && bc->can.driver != BUS_CAN_TRACE;
+		d->rxc[b].follow_mb_events = bc->kind == BUS_KIND_MODBUS;
+		d->rxc[b].backoff_ns = RX_BACKOFF_MIN_NS;
+		/* Jitter differs per board (boot_id is random) and per bus. */
+		memcpy(&d->rxc[b].rng, d->boot_id, sizeof(d->rxc[b].rng));
+		d->rxc[b].rng ^= (b + 1) * 0x9e3779b97f4a7c15ull;
+		d->rxc[b].rng |= 1;
 	}
 	return 0;
 }
@@ -951,6 +1113,7 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	d->reloaded_hash = opts ? opts->reloaded_hash : 0;
 	d->replay_log = opts ? opts->replay_log : NULL;
 	d->replay_speed = opts ? opts->replay_speed : 0;
+	d->absent_ok = opts && opts->absent_ok;
 	d->deterministic = daemon_is_replay(cfg, d->replay_log);
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
 	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");
@@ -1211,6 +1374,31 @@ size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_
 	memcpy(ret, d->health, n * sizeof(*ret));
 	pthread_mutex_unlock(&d->health_lock);
 	return n;
+}
+
+int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct board_bus_link *ret)
+{
+	struct rx_ctx *c;
+
+	if (!d || !ret || b >= d->cfg->nbuses)
+		return -EINVAL;
+	c = (struct rx_ctx *)&d->rxc[b];
+	ret->losses = atomic_load_explicit(&c->losses, memory_order_acquire);
+	ret->reopens = atomic_load_explicit(&c->reopens, memory_order_acquire);
+	ret->state = atomic_load_explicit(&c->link, memory_order_relaxed);
+	ret->cause = atomic_load_explicit(&c->cause, memory_order_relaxed);
+	ret->reopen_err = atomic_load_explicit(&c->reopen_err, memory_order_relaxed);
+	ret->attempts = atomic_load_explicit(&c->attempts, memory_order_relaxed);
+	ret->gone_ns = atomic_load_explicit(&c->gone_ns, memory_order_relaxed);
+	ret->back_ns = atomic_load_explicit(&c->back_ns, memory_order_relaxed);
+	return 0;
+}
+
+const char *board_link_name(enum board_link state)
+{
+	static const char *const names[BOARD_LINK_MAX] = { "up", "gone", "reopening" };
+
+	return state < BOARD_LINK_MAX ? names[state] : "?";
 }
 
 int64_t board_daemon_heartbeat(const struct board_daemon *d)

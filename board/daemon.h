@@ -27,6 +27,9 @@ struct board_daemon_opts {
 	const char *replay_log;   /* != NULL: no buses are opened; the records of
 	                             this railmon log are the source instead */
 	double replay_speed;      /* 0 = as fast as possible, else x real time */
+	bool absent_ok;           /* a CAN device not there at open starts gone
+	                             and is reopened (a restart during an outage),
+	                             instead of failing the start */
 };
 
 /* A channel as the daemon knows it: Modbus register or DBC signal. */
@@ -56,6 +59,25 @@ struct board_daemon_stats {
 	uint64_t bus_errors[BOARD_BUSES_MAX]; /* failed reads + the driver's errors
 	                                         (failed transactions, error frames):
 	                                         what the health records (stat) say */
+};
+
+/* A bus device's presence, as its RX/poll thread sees it. */
+enum board_link {
+	BOARD_LINK_UP = 0,
+	BOARD_LINK_GONE,      /* went away: closed, waiting to reopen */
+	BOARD_LINK_REOPENING, /* reopen attempts failed so far; still trying */
+	BOARD_LINK_MAX
+};
+
+struct board_bus_link {
+	enum board_link state;
+	uint64_t losses;          /* times the device went away */
+	uint64_t reopens;         /* times it came back */
+	int cause;                /* -errno it went away with (the last time) */
+	int reopen_err;           /* -errno of the last failed reopen, 0 = none */
+	uint32_t attempts;        /* reopen attempts (this or the last time) */
+	int64_t gone_ns;          /* CLOCK_MONOTONIC it went away (the last time) */
+	int64_t back_ns;          /* CLOCK_MONOTONIC it came back, 0 = never */
 };
 
 /*
@@ -103,6 +125,17 @@ struct upl_forward_stats;
 /* The forwarder's counters (uplink/forward.h): connection failures and
    their reason, cursor damage found at start.  -ENOENT without [uplink]. */
 int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats);
+/*
+ * The presence of bus b's device; any thread.  CAN devices that go away are
+ * closed and reopened by their RX thread with backoff; Modbus links
+ * reconnect inside the driver and are followed through its DISCONNECT /
+ * CONNECT events.  The counters are read first: the details that follow
+ * belong to that count or a newer one.  -EINVAL for a bad d or b.
+ */
+int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct board_bus_link *ret_link);
+
+/* "up", "gone", "reopening"; "?" out of range. */
+const char *board_link_name(enum board_link state);
 
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */

@@ -37,6 +37,13 @@ struct uplink_watch {
 	int64_t said_ns;          /* when it was last reported */
 };
 
+/* What was last said about a bus's device (report_link). */
+struct link_seen {
+	uint64_t losses, reopens;
+	int reopen_err;
+	int64_t said_ns;
+};
+
 struct runner {
 	const char *cmd;
 	struct board_cfg *cfg;
@@ -45,10 +52,12 @@ struct runner {
 	bool no_service;
 	struct board_daemon *d;
 	struct board_stat_server *stat;
+	bool started;              /* a daemon ran before: this is a restart */
 	int hwdog;
 	int64_t dog_next, dog_period;
 	struct uplink_watch up;
 	char broker[160];          /* mqtt[s]://host:port, for messages */
+	struct link_seen seen[BOARD_BUSES_MAX]; /* of the running daemon */
 };
 
 /* The cursor damage codes of uplink/forward.h, in plain words. */
@@ -164,14 +173,89 @@ static void print_status(struct runner *rn)
 	fprintf(stderr, "railmon: %" PRIu64 " records stored (seq %" PRIu64 "..%" PRIu64 "), %" PRIu64
 	        " ring drops, %" PRIu64 " refused by the log;", st.records, st.first_seq,
 	        st.next_seq ? st.next_seq - 1 : 0, st.ring_drops, st.log_dropped);
-	for (size_t b = 0; b < rn->cfg->nbuses; b++)
-		fprintf(stderr, " %s: %" PRIu64 " in, %" PRIu64 " errors;", rn->cfg->buses[b].name, st.bus_rx[b],
+	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
+		struct board_bus_link l = { 0 };
+		board_daemon_bus_link(rn->d, b, &l);
+		fprintf(stderr, " %s: %" PRIu64 " in, %" PRIu64 " errors", rn->cfg->buses[b].name, st.bus_rx[b],
 		        st.bus_errors[b]);
+		if (l.losses)
+			fprintf(stderr, ", device lost %" PRIu64 " times, reopened %" PRIu64 ", now %s", l.losses,
+			        l.reopens, board_link_name(l.state));
+		fputc(';', stderr);
+	}
 	fputc('\n', stderr);
 	print_uplink_status(rn, &st);
 	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops", st.records,
 	         st.ring_drops);
 	board_notify(status);
+}
+
+/* "slcan /dev/ttyACM0", "socketcan can0", "modbus tcp 10.0.0.2:502"... */
+static void bus_where(const struct bus_cfg *bc, char *buf, size_t len)
+{
+	static const char *const can_drivers[BUS_CAN_DRIVER_MAX] = { "socketcan", "slcan", "trace" };
+
+	if (bc->kind == BUS_KIND_MODBUS && bc->mb.rtu)
+		snprintf(buf, len, "modbus rtu %s", bc->mb.device);
+	else if (bc->kind == BUS_KIND_MODBUS)
+		snprintf(buf, len, "modbus tcp %s:%u", bc->mb.host, bc->mb.port);
+	else
+		snprintf(buf, len, "%s %s", bc->can.driver < BUS_CAN_DRIVER_MAX ? can_drivers[bc->can.driver] : "can",
+		         bc->can.driver == BUS_CAN_SOCKETCAN ? bc->can.ifname : bc->can.device);
+}
+
+/* What a loss's errno means for a bus device, where the text alone does
+   not say it; "" otherwise. */
+static const char *gone_words(int cause)
+{
+	switch (-cause) {
+	case EPIPE: return " (the tty hung up: adapter unplugged or its pty closed)";
+	case ENODEV: return " (interface deleted or adapter unplugged)";
+	case ENETDOWN: return " (interface set down or deleted)";
+	default: return "";
+	}
+}
+
+/*
+ * Say on stderr (the journal) when a bus's device goes away, fails to
+ * reopen in a new way, and comes back; and put it in the service status.
+ * At most one line per bus per second: a device that flaps is summed up
+ * ("3 losses since the last message"), never a line per attempt.
+ */
+static void report_link(struct runner *rn, size_t b, int64_t now)
+{
+	struct link_seen *seen = &rn->seen[b];
+	const struct bus_cfg *bc = &rn->cfg->buses[b];
+	struct board_bus_link l;
+	char where[BUS_PATH_MAX + 32], msg[BUS_PATH_MAX + 256], status[BUS_PATH_MAX + 272], extra[64] = "";
+	uint64_t lost;
+
+	if (board_daemon_bus_link(rn->d, b, &l) < 0 || now - seen->said_ns < 1000000000ll)
+		return;
+	lost = l.losses - seen->losses;
+	if (!lost && l.reopens == seen->reopens && (l.state == BOARD_LINK_UP || l.reopen_err == seen->reopen_err))
+		return;
+	bus_where(bc, where, sizeof(where));
+	if (lost > 1)
+		snprintf(extra, sizeof(extra), " (%" PRIu64 " losses since the last message)", lost);
+	if (l.state == BOARD_LINK_UP && lost) /* gone and back within a second: say why here */
+		snprintf(msg, sizeof(msg), "bus '%s' (%s) is back after %.1f s, reopen #%" PRIu64 "%s; it was gone: %s%s",
+		         bc->name, where, (double)(l.back_ns - l.gone_ns) / 1e9, l.reopens, extra, strerror(-l.cause),
+		         gone_words(l.cause));
+	else if (l.state == BOARD_LINK_UP)
+		snprintf(msg, sizeof(msg), "bus '%s' (%s) is back after %.1f s (%u attempt%s), reopen #%" PRIu64 "%s",
+		         bc->name, where, (double)(l.back_ns - l.gone_ns) / 1e9, l.attempts, l.attempts == 1 ? "" : "s",
+		         l.reopens, extra);
+	else if (lost)
+		snprintf(msg, sizeof(msg), "bus '%s' (%s) is gone: %s%s; recording the rest, reopening every 0.1-5 s%s",
+		         bc->name, where, strerror(-l.cause), gone_words(l.cause), extra);
+	else
+		snprintf(msg, sizeof(msg), "bus '%s' (%s) still gone after %u attempt%s: reopen: %s", bc->name, where,
+		         l.attempts, l.attempts == 1 ? "" : "s", strerror(-l.reopen_err));
+	fprintf(stderr, "railmon %s: %s\n", rn->cmd, msg);
+	snprintf(status, sizeof(status), "STATUS=%s", msg);
+	board_notify(status);
+	*seen = (struct link_seen){ l.losses, l.reopens, l.reopen_err, now };
 }
 
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */
@@ -182,6 +266,12 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	int r;
 
 	o.reloaded_hash = reloaded_hash;
+	/* The first start refuses a device that is not there (a wrong path is
+	   said at once; the service manager restarts us).  A restart (reload,
+	   or the fallback to the old file) must not stop recording the other
+	   buses because one adapter is unplugged: that one starts gone. */
+	o.absent_ok = rn->started;
+	memset(rn->seen, 0, sizeof(rn->seen)); /* a new daemon counts from 0 */
 	r = board_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
@@ -193,6 +283,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		rn->d = board_daemon_free(rn->d);
 		return r;
 	}
+	rn->started = true;
 	if (warn[0])
 		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, warn);
 	if (rn->cfg->uplink.enabled && rn->cfg->uplink.tls_insecure)
@@ -257,8 +348,16 @@ static void runner_reload(struct runner *rn)
 	board_notify("READY=1");
 }
 
-/* Kick both watchdogs, but only while the collector is ticking: a wedged
-   pipeline must let them fire. */
+/*
+ * Kick both watchdogs, but only while the collector is ticking: a wedged
+ * pipeline must let them fire.  A bus whose device is gone does not stop
+ * the kicks: its RX thread is alive and reopening (in a bounded backoff,
+ * not spinning), the other buses are still being recorded, and a reboot
+ * cannot bring back an unplugged adapter or a deleted interface - it would
+ * only lose the others' data while the board restarts.  The loss is said
+ * instead: an event in the log, a line on stderr, STATUS= for the service
+ * manager, and "gone" in `railmon stat`.
+ */
 static void runner_watchdogs(struct runner *rn, int64_t now)
 {
 	if (!rn->dog_period || now < rn->dog_next || !rn->d)
@@ -321,6 +420,8 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 			runner_reload(&rn);
 		runner_watchdogs(&rn, now);
 		uplink_watch(&rn, now);
+		for (size_t b = 0; rn.d && b < rn.cfg->nbuses; b++)
+			report_link(&rn, b, now);
 		if (!until_sources_done && now >= next_status) {
 			print_status(&rn);
 			next_status = now + STATUS_PERIOD_NS;

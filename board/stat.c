@@ -52,10 +52,11 @@ static void health_json(FILE *f, const struct upl_health *h)
 	fprintf(f, "{\"name\":\"%s\",\"kind\":\"%s\",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
 	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
 	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
-	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64 "}\n",
+	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64
+	        ",\"state\":\"%s\",\"reopens\":%" PRIu64 "}\n",
 	        h->name, h->kind, h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
 	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
-	        h->latency_p999_us, h->latency_max_ns);
+	        h->latency_p999_us, h->latency_max_ns, h->state, h->reopens);
 }
 
 static void serve_one(struct board_stat_server *s, int c)
@@ -162,8 +163,8 @@ static const char stat_usage[] =
 
 static void table_header(void)
 {
-	printf("%-14s %-9s %12s %9s %7s %7s %8s %6s %7s %7s %8s %9s\n", "name", "kind", "items", "rate/s",
-	       "drops", "errors", "overruns", "ring%", "p50us", "p99us", "p99.9us", "max us");
+	printf("%-14s %-9s %12s %9s %7s %7s %8s %6s %7s %7s %8s %9s  %-9s %7s\n", "name", "kind", "items", "rate/s",
+	       "drops", "errors", "overruns", "ring%", "p50us", "p99us", "p99.9us", "max us", "device", "reopens");
 }
 
 static void table_row(const struct upl_health *h)
@@ -171,10 +172,15 @@ static void table_row(const struct upl_health *h)
 	printf("%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
 	       h->rate_hz, h->drops, h->errors, h->overruns, h->ring_fill_pct);
 	if (h->latency_count)
-		printf(" %7u %7u %8u %9.0f\n", h->latency_p50_us, h->latency_p99_us, h->latency_p999_us,
+		printf(" %7u %7u %8u %9.0f", h->latency_p50_us, h->latency_p99_us, h->latency_p999_us,
 		       (double)h->latency_max_ns / 1e3);
 	else
-		printf(" %7s %7s %8s %9s\n", "-", "-", "-", "-");
+		printf(" %7s %7s %8s %9s", "-", "-", "-", "-");
+	/* Buses only: whether the device is there, and how often it came back. */
+	if (h->state[0])
+		printf("  %-9s %7" PRIu64 "\n", h->state, h->reopens);
+	else
+		printf("  %-9s %7s\n", "-", "-");
 }
 
 /* Minimal reader for our own JSON lines: numeric and string fields by key. */
@@ -214,6 +220,8 @@ static void row_from_json(const char *line)
 
 	json_str(line, "name", h.name, sizeof(h.name));
 	json_str(line, "kind", h.kind, sizeof(h.kind));
+	json_str(line, "state", h.state, sizeof(h.state));
+	json_u64(line, "reopens", &h.reopens);
 	json_u64(line, "items", &h.items);
 	json_u64(line, "drops", &h.drops);
 	json_u64(line, "errors", &h.errors);

@@ -2,7 +2,49 @@
 /* bus-private.h - shared between bus/ backends only. */
 #pragma once
 
+#include <errno.h>
+
 #include "bus.h"
+
+/*
+ * Add n to a counter of struct bus_counters and return the new value.
+ * Only the counter's one writer thread calls this (see bus.h), so a
+ * relaxed load and store is the increment: cheaper than a locked
+ * read-modify-write on every frame, and readers still never see a torn
+ * value.
+ */
+static inline uint64_t bus_stat_add(_Atomic uint64_t *counter, uint64_t n)
+{
+	uint64_t v = atomic_load_explicit(counter, memory_order_relaxed) + n;
+
+	atomic_store_explicit(counter, v, memory_order_relaxed);
+	return v;
+}
+
+/* recv()'s way to say the device is gone (bus.h): keep why, -ENODEV. */
+static inline int bus_gone(bus_dev_t *dev, int cause)
+{
+	dev->gone_cause = cause;
+	return -ENODEV;
+}
+
+/*
+ * open()'s way to end when attaching the device failed with r: 0 with the
+ * device released and gone (bus.h) when the caller accepts an absent
+ * device and r says absent, else r (the caller frees what open allocated).
+ */
+static inline int bus_open_absent(bus_dev_t *dev, int r)
+{
+	if (r >= 0 || !dev->absent_ok)
+		return r;
+	switch (-r) {
+	case ENOENT: case ENODEV: case ENXIO: case EIO: case ETIMEDOUT: case ENETDOWN:
+		dev->gone_cause = r;
+		return 0;
+	default:
+		return r;
+	}
+}
 
 /* One ops table per backend; bus.c picks one from the cfg. */
 extern const struct bus_ops bus_can_socket_ops;
@@ -22,6 +64,7 @@ struct bus_can_link {
 	bool have_ctrlmode; /* its control mode could be read */
 	bool listen_only;   /* currently in listen-only mode (if have_ctrlmode) */
 	uint32_t bitrate;   /* current bitrate, 0 = unknown */
+	bool up;            /* administratively up (IFF_UP) */
 };
 
 /* What open must change on the link (link down, set, link up). */
@@ -51,6 +94,7 @@ struct bus_can_linkinfo {
 	char kind[16];       /* rtnl link kind: "can", "vcan", "vxcan"; "" = none */
 	uint32_t can_attrs;  /* kind "can": bit n set if IFLA_CAN attribute n
 	                        (linux/can/netlink.h) is present; else 0 */
+	unsigned flags;      /* ifi_flags: IFF_UP, IFF_RUNNING... */
 };
 
 /*

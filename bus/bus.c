@@ -26,7 +26,7 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 	return NULL;
 }
 
-int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
+static int dev_new(const struct bus_cfg *cfg, bool absent_ok, bus_dev_t **ret_dev)
 {
 	const struct bus_ops *ops;
 	bus_dev_t *dev;
@@ -42,6 +42,7 @@ int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
 		return -ENOMEM;
 	dev->ops = ops;
 	dev->cfg = *cfg;
+	dev->absent_ok = absent_ok && ops->reopen;
 	r = ops->open(dev, cfg);
 	if (r < 0) {
 		free(dev);
@@ -49,6 +50,16 @@ int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
 	}
 	*ret_dev = dev;
 	return 0;
+}
+
+int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
+{
+	return dev_new(cfg, false, ret_dev);
+}
+
+int bus_dev_new_absent_ok(const struct bus_cfg *cfg, bus_dev_t **ret_dev)
+{
+	return dev_new(cfg, true, ret_dev);
 }
 
 bus_dev_t *bus_dev_free(bus_dev_t *dev)
@@ -86,11 +97,48 @@ int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 	return dev->ops->check(dev, events, max);
 }
 
+int bus_dev_gone_cause(const bus_dev_t *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	return dev->gone_cause;
+}
+
+int bus_dev_release(bus_dev_t *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (!dev->ops->release)
+		return -EOPNOTSUPP;
+	dev->ops->release(dev);
+	return 0;
+}
+
+int bus_dev_reopen(bus_dev_t *dev)
+{
+	int r;
+
+	if (!dev)
+		return -EINVAL;
+	if (!dev->ops->reopen)
+		return -EOPNOTSUPP;
+	r = dev->ops->reopen(dev);
+	if (r == 0)
+		dev->gone_cause = 0;
+	return r;
+}
+
 int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats)
 {
 	if (!dev || !ret_stats)
 		return -EINVAL;
-	*ret_stats = dev->stats;
+	*ret_stats = (struct bus_stats){
+		.rx_frames = atomic_load_explicit(&dev->stats.rx_frames, memory_order_relaxed),
+		.rx_errors = atomic_load_explicit(&dev->stats.rx_errors, memory_order_relaxed),
+		.rx_dropped = atomic_load_explicit(&dev->stats.rx_dropped, memory_order_relaxed),
+		.bad_input = atomic_load_explicit(&dev->stats.bad_input, memory_order_relaxed),
+		.tx_frames = atomic_load_explicit(&dev->stats.tx_frames, memory_order_relaxed),
+	};
 	return 0;
 }
 

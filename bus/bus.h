@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -134,13 +135,31 @@ struct bus_cfg {
 	};
 };
 
-/* Counters a driver keeps; read by the health reporter (not RT-critical). */
+/* A copy of a device's counters, taken by bus_dev_stats(). */
 struct bus_stats {
 	uint64_t rx_frames;      /* frames / successful transactions */
 	uint64_t rx_errors;      /* error frames, failed transactions */
 	uint64_t rx_dropped;     /* kernel overflow (SO_RXQ_OVFL) */
 	uint64_t bad_input;      /* garbage lines / malformed replies */
 	uint64_t tx_frames;
+};
+
+/*
+ * The live counters of a device (struct bus_dev.stats), the same fields as
+ * struct bus_stats.  Each one is written by a single thread, the one that
+ * drives the device (RX/poll thread; the sending thread for tx_frames), and
+ * read by the health reporter on another thread.  Atomic so a reader never
+ * sees a torn value (a plain 64-bit store is two stores on 32-bit ARM);
+ * relaxed because each counter stands alone: nobody reads other data on
+ * the strength of a counter's value, so no ordering is needed, only
+ * untorn and eventually current.  Drivers add with bus_stat_add().
+ */
+struct bus_counters {
+	_Atomic uint64_t rx_frames;
+	_Atomic uint64_t rx_errors;
+	_Atomic uint64_t rx_dropped;
+	_Atomic uint64_t bad_input;
+	_Atomic uint64_t tx_frames;
 };
 
 typedef struct bus_dev bus_dev_t;
@@ -160,6 +179,16 @@ struct bus_ops {
 	/* Poll link state (bus-off, berr counters, reconnect); emits events. */
 	int (*check)(bus_dev_t *dev, struct acq_item *events, size_t max);
 	void (*close)(bus_dev_t *dev);
+	/*
+	 * After recv() said the device is gone (-ENODEV): release() closes its
+	 * OS handle at once (a replugged USB adapter then gets its old name
+	 * back) and keeps every buffer; reopen() opens it again from dev->cfg,
+	 * with the same set-up as open() (listen-only, bitrate), into those
+	 * buffers.  Neither allocates.  NULL in drivers that never say gone
+	 * (Modbus reconnects by itself inside recv()).
+	 */
+	void (*release)(bus_dev_t *dev);
+	int (*reopen)(bus_dev_t *dev);
 	/* Wakeup-latency histogram of a driver that paces itself (Modbus);
 	   NULL member for drivers that wait on their bus instead. */
 	const struct acq_latency *(*latency)(const bus_dev_t *dev);
@@ -168,7 +197,9 @@ struct bus_ops {
 struct bus_dev {
 	const struct bus_ops *ops;
 	struct bus_cfg cfg;
-	struct bus_stats stats;
+	struct bus_counters stats;
+	int gone_cause;           /* -errno behind recv()'s last -ENODEV */
+	bool absent_ok;           /* open: a device not there is gone, not an error */
 	void *priv;               /* driver state */
 };
 
@@ -185,8 +216,41 @@ bus_dev_t *bus_dev_free(bus_dev_t *dev);
 int bus_dev_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
 int bus_dev_send(bus_dev_t *dev, const struct acq_item *item);
 int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
-/* Copy the counters out.  Not synchronised with the RX thread: values may
-   be a few frames old, never torn on 64-bit targets. */
+/*
+ * A device that goes away: bus_dev_recv() returns -ENODEV, and keeps
+ * returning it, when the device is gone - slcan: the tty hung up or failed
+ * (USB adapter unplugged, its pty closed); SocketCAN: the interface was
+ * deleted or went down; trace: the file cannot be read.  Other negative
+ * returns are errors on a device that is still there.
+ *
+ * bus_dev_gone_cause(): what the driver saw, as -errno (-EPIPE hung up,
+ * -EIO, -ENODEV deleted, -ENETDOWN down...); 0 when not gone.
+ * bus_dev_release(): close the device's handle now, keep its buffers.
+ * bus_dev_reopen(): open it again with the set-up open() did; 0, or
+ * -errno while it is still away (-ENOENT, -ENODEV, -ENETDOWN; -ETIMEDOUT
+ * for an adapter that does not answer its init commands).
+ *
+ * Call them from the thread that drives the device.  RT-safe: no
+ * allocation; reopen blocks at most for the driver's bounded set-up
+ * (slcan: 1 s per unanswered init command).  -EINVAL for NULL,
+ * -EOPNOTSUPP for a driver that never says gone.
+ */
+int bus_dev_gone_cause(const bus_dev_t *dev);
+int bus_dev_release(bus_dev_t *dev);
+int bus_dev_reopen(bus_dev_t *dev);
+/*
+ * bus_dev_new() for a device that may be away right now (a daemon that
+ * restarts its pipeline while an adapter is unplugged): when a driver that
+ * can reopen finds the device absent (-ENOENT, -ENODEV, -ENXIO, -EIO,
+ * -ETIMEDOUT, -ENETDOWN), the device is returned released, with that
+ * -errno in bus_dev_gone_cause(), for the caller's reopen loop.  Every
+ * other error (a bad configuration, listen-only refused) fails as in
+ * bus_dev_new().
+ */
+int bus_dev_new_absent_ok(const struct bus_cfg *cfg, bus_dev_t **ret_dev);
+/* Copy the counters out; any thread.  Each value is read atomically
+   (never torn) but not together with the others: they may be a few
+   frames apart. */
 int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats);
 /*
  * The device's wakeup-latency histogram (acquisition/acq-latency.h), written

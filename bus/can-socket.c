@@ -35,6 +35,13 @@
  *                            drop counters (check()).  Details 0 and 2 add
  *                            up in stats.rx_dropped.
  *
+ * Gone (bus.h): the socket's error says the interface was deleted
+ * (ENODEV) or went down (ENETDOWN); recv() returns -ENODEV with that
+ * cause.  reopen() looks the name up again (a re-created interface has a
+ * new index), applies the same link policy as open (a replugged adapter
+ * comes back in normal mode: listen-only is set again), requires the link
+ * up (-ENETDOWN until then), and binds a new socket.
+ *
  * Read-only towards the train: a physical interface is put in listen-only
  * mode when the board file asks (the default) and the open fails with
  * -EPERM when that cannot be done (no CAP_NET_ADMIN, controller refuses);
@@ -222,6 +229,7 @@ int bus_can_link_parse(const void *buf, size_t len, struct bus_can_linkinfo *ret
 		return -EBADMSG;
 	ifi = NLMSG_DATA(h);
 	info.type = ifi->ifi_type;
+	info.flags = ifi->ifi_flags;
 	a = IFLA_RTA(ifi);
 	alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
 	for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
@@ -296,7 +304,8 @@ static int cs_link_read(const char *ifname, int ifindex, struct cs_priv *p)
 		return r;
 	if (info.type != ARPHRD_CAN)
 		return -ENODEV;
-	p->link = (struct bus_can_link){ .physical = !bus_can_kind_is_virtual(info.kind) };
+	p->link = (struct bus_can_link){ .physical = !bus_can_kind_is_virtual(info.kind),
+	                                 .up = info.flags & IFF_UP };
 	p->link_data = CS_HAS(info, IFLA_CAN_STATE) && can_get_state(ifname, &state) == 0;
 	p->have_berr = p->link_data && CS_HAS(info, IFLA_CAN_BERR_COUNTER);
 	if (CS_HAS(info, IFLA_CAN_CTRLMODE) && can_get_ctrlmode(ifname, &cm) == 0) {
@@ -459,53 +468,83 @@ static bool cs_cfg_valid(const struct bus_can_cfg *c)
 	return n > 0 && n < IFNAMSIZ && c->nfilters <= BUS_CAN_FILTERS_MAX;
 }
 
+/* Close the socket, keep the buffers (reopen uses them again). */
+static void cs_release(bus_dev_t *dev)
+{
+	struct cs_priv *p = dev->priv;
+
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+}
+
 static void cs_close(bus_dev_t *dev)
 {
 	struct cs_priv *p = dev->priv;
 
 	if (!p)
 		return;
-	if (p->fd >= 0)
-		close(p->fd);
+	cs_release(dev);
 	free(p);
 	dev->priv = NULL;
 }
 
-static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+/*
+ * Socket, link set-up (listen-only, bitrate) and bind, into the buffers of
+ * the first open: no allocation.  need_up: a reopen must find the link up,
+ * because a socket bound to a down link reports nothing when it comes up.
+ */
+static int cs_attach(bus_dev_t *dev, bool need_up)
 {
-	const struct bus_can_cfg *c = &cfg->can;
-	struct cs_priv *p;
+	const struct bus_can_cfg *c = &dev->cfg.can;
+	struct cs_priv *p = dev->priv;
 	int ifindex, r;
 
-	if (cfg->kind != BUS_KIND_CAN || !cs_cfg_valid(c))
+	p->fd = socket(PF_CAN, SOCK_RAW | SOCK_CLOEXEC, CAN_RAW);
+	if (p->fd < 0)
+		return -errno;
+	ifindex = (int)if_nametoindex(c->ifname);
+	r = ifindex ? cs_link_setup(c, ifindex, p) : -ENODEV;
+	if (!r && need_up && !p->link.up)
+		r = -ENETDOWN;
+	if (!r)
+		r = cs_socket_setup(p->fd, c, ifindex);
+	if (r < 0) {
+		cs_release(dev);
+		return r;
+	}
+	/* Baseline: only drops after open are ours to report (a new
+	   interface starts its counters at 0, a new socket its SO_RXQ_OVFL). */
+	if (cs_netdev_drops(c->ifname, &p->netdev_drops) < 0)
+		p->netdev_drops = UINT64_MAX; /* counters unreadable: never report */
+	p->sock_drops = 0;
+	p->state = -1;
+	return 0;
+}
+
+static int cs_reopen(bus_dev_t *dev)
+{
+	cs_release(dev);
+	return cs_attach(dev, true);
+}
+
+static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+{
+	struct cs_priv *p;
+	int r;
+
+	if (cfg->kind != BUS_KIND_CAN || !cs_cfg_valid(&cfg->can))
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	dev->priv = p;
-	p->state = -1;
-	p->fd = socket(PF_CAN, SOCK_RAW | SOCK_CLOEXEC, CAN_RAW);
-	if (p->fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	ifindex = (int)if_nametoindex(c->ifname);
-	if (!ifindex) {
-		r = -ENODEV;
-		goto fail;
-	}
-	r = cs_link_setup(c, ifindex, p);
-	if (!r)
-		r = cs_socket_setup(p->fd, c, ifindex);
-	if (r < 0)
-		goto fail;
-	/* Baseline: only drops after open are ours to report. */
-	if (cs_netdev_drops(c->ifname, &p->netdev_drops) < 0)
-		p->netdev_drops = UINT64_MAX; /* counters unreadable: never report */
 	cs_buffers_init(p);
-	return 0;
-fail:
-	cs_close(dev);
+	/* A link that is down at start is accepted as before: the socket
+	   receives once it comes up. */
+	r = bus_open_absent(dev, cs_attach(dev, false));
+	if (r < 0)
+		cs_close(dev);
 	return r;
 }
 
@@ -522,7 +561,7 @@ static void cs_sock_drops(bus_dev_t *dev, struct cs_out *o, uint32_t now, int64_
 	if (delta <= 0)
 		return;
 	p->sock_drops = now;
-	dev->stats.rx_dropped += (uint32_t)delta;
+	bus_stat_add(&dev->stats.rx_dropped, (uint32_t)delta);
 	cs_event(o, dev->cfg.index, t_ns, ACQ_EV_CAN_RX_OVERFLOW, delta, CS_OVFL_SOCKET);
 }
 
@@ -642,7 +681,7 @@ static void cs_msg(bus_dev_t *dev, struct cs_out *o, struct mmsghdr *mm)
 	if (have_ovfl)
 		cs_sock_drops(dev, o, ovfl, frame.t_ns);
 	if (!cs_frame_item(f, mm->msg_len, &frame)) {
-		dev->stats.bad_input++;
+		bus_stat_add(&dev->stats.bad_input, 1);
 		return;
 	}
 	it = cs_emit(o);
@@ -650,10 +689,10 @@ static void cs_msg(bus_dev_t *dev, struct cs_out *o, struct mmsghdr *mm)
 		return;
 	*it = frame;
 	if (frame.can.flags & ACQ_CAN_ERR) {
-		dev->stats.rx_errors++;
+		bus_stat_add(&dev->stats.rx_errors, 1);
 		cs_err_events(dev, o, f, frame.t_ns);
 	} else {
-		dev->stats.rx_frames++;
+		bus_stat_add(&dev->stats.rx_frames, 1);
 	}
 }
 
@@ -679,6 +718,8 @@ static int cs_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeo
 	cs_drain_pending(&o);
 	if (o.n)
 		return (int)o.n;
+	if (p->fd < 0)
+		return bus_gone(dev, dev->gone_cause); /* released, not reopened */
 	r = poll(&pfd, 1, timeout_ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
@@ -691,8 +732,15 @@ static int cs_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeo
 		p->msgs[i].msg_hdr.msg_flags = 0;
 	}
 	r = recvmmsg(p->fd, p->msgs, want, MSG_DONTWAIT, NULL);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	/* The socket's pending error (sk_err), reported once: ENODEV when the
+	   interface was deleted (the socket is unbound from then on and would
+	   stay silent for ever), ENETDOWN when it went down. */
+	if (r < 0 && (errno == ENODEV || errno == ENXIO || errno == ENETDOWN))
+		return bus_gone(dev, -errno);
 	if (r < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		return -errno;
 	for (int i = 0; i < r; i++)
 		cs_msg(dev, &o, &p->msgs[i]);
 	return (int)o.n;
@@ -728,7 +776,7 @@ static int cs_send(bus_dev_t *dev, const struct acq_item *item)
 	memcpy(f.data, c->data, c->len);
 	if (write(p->fd, &f, n) != (ssize_t)n)
 		return errno ? -errno : -EIO;
-	dev->stats.tx_frames++;
+	bus_stat_add(&dev->stats.tx_frames, 1);
 	return 0;
 }
 
@@ -779,7 +827,7 @@ static void cs_check_netdev(bus_dev_t *dev, struct cs_out *o, int64_t t)
 	if (p->netdev_drops == UINT64_MAX || o->n >= o->max ||
 	    cs_netdev_drops(dev->cfg.can.ifname, &now) < 0 || now <= p->netdev_drops)
 		return;
-	dev->stats.rx_dropped += now - p->netdev_drops;
+	bus_stat_add(&dev->stats.rx_dropped, now - p->netdev_drops);
 	cs_event(o, dev->cfg.index, t, ACQ_EV_CAN_RX_OVERFLOW,
 	         (int64_t)(now - p->netdev_drops), CS_OVFL_NETDEV);
 	p->netdev_drops = now;
@@ -808,6 +856,8 @@ static int cs_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 	struct cs_out o = { .p = dev->priv, .items = events, .max = max };
 	int64_t t = cs_now_ns();
 
+	if (o.p->fd < 0)
+		return 0; /* released: nothing to ask until reopened */
 	cs_check_sock(dev, &o, t);
 	cs_check_netdev(dev, &o, t);
 	cs_check_state(dev, &o, t);
@@ -821,4 +871,6 @@ const struct bus_ops bus_can_socket_ops = {
 	.send = cs_send,
 	.check = cs_check,
 	.close = cs_close,
+	.release = cs_release,
+	.reopen = cs_reopen,
 };

@@ -19,6 +19,12 @@
  *
  * The file is read through one buffer allocated at open: recv() does
  * read(2) and clock_nanosleep(2) but never allocates.
+ *
+ * A read error (EIO from a failing card, a file on a lost mount) is the
+ * source gone (bus.h): recv() returns -ENODEV with the read's -errno as
+ * the cause; reopen() opens the path again and seeks to where reading
+ * stopped, so no line is read twice or skipped.  A directory is refused at
+ * open and reopen (-EISDIR): it would open and then fail every read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +54,7 @@ struct trace {
 	int fd;
 	char *buf;
 	size_t pos, fill;
+	off_t file_pos;            /* bytes of this pass read from the file */
 	bool eof;
 	bool skipping;             /* discarding the rest of an overlong line */
 	unsigned long lineno;
@@ -96,6 +104,7 @@ static int trace_fill(struct trace *tr)
 	if (n == 0)
 		tr->eof = true;
 	tr->fill += (size_t)n;
+	tr->file_pos += n;
 	return 0;
 }
 
@@ -163,6 +172,7 @@ static int trace_rewind(bus_dev_t *dev, struct trace *tr)
 		return -ENODATA;
 	if (lseek(tr->fd, 0, SEEK_SET) < 0)
 		return -errno;
+	tr->file_pos = 0;
 	if (tr->first_pass) {
 		tr->first_pass = false;
 		tr->first_pass_frames = tr->pass_frames;
@@ -181,7 +191,8 @@ static int trace_rewind(bus_dev_t *dev, struct trace *tr)
 
 static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
 {
-	dev->stats.bad_input++;
+	uint64_t count = bus_stat_add(&dev->stats.bad_input, 1);
+
 	if (!tr->first_bad)
 		tr->first_bad = tr->lineno;
 	*ret_item = (struct acq_item){
@@ -189,7 +200,7 @@ static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *re
 		.kind = ACQ_ITEM_EVENT,
 		.bus = dev->cfg.index,
 		.event = { .code = ACQ_EV_CAN_BAD_LINE, .detail = (uint32_t)tr->lineno,
-		           .arg = (int64_t)dev->stats.bad_input },
+		           .arg = (int64_t)count },
 	};
 }
 
@@ -208,9 +219,9 @@ static void trace_note_frame(bus_dev_t *dev, struct trace *tr, struct acq_item *
 	it->t_ns = ts + tr->loop_off;
 	it->bus = dev->cfg.index;
 	tr->last_t_ns = it->t_ns;
-	dev->stats.rx_frames++;
+	bus_stat_add(&dev->stats.rx_frames, 1);
 	if (it->can.flags & ACQ_CAN_ERR)
-		dev->stats.rx_errors++;
+		bus_stat_add(&dev->stats.rx_errors, 1);
 }
 
 /* Next item from the file: a frame or a bad-line event; -ENODATA at the end. */
@@ -289,12 +300,18 @@ static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
 	size_t n = 0;
 
+	if (tr->fd < 0)
+		return bus_gone(dev, dev->gone_cause); /* released, not reopened */
 	while (n < max) {
 		if (!tr->have_pending) {
 			int r = trace_fetch(dev, tr, &tr->pending);
 
+			/* A read error (not EOF) is the file gone (bus.h); what
+			   is buffered stays for after the reopen. */
+			if (r < 0 && n > 0)
+				return (int)n;
 			if (r < 0)
-				return n > 0 ? (int)n : r;
+				return r == -ENODATA ? r : bus_gone(dev, r);
 			tr->have_pending = true;
 		}
 		/* events are not paced: they have no trace time of their own */
@@ -307,23 +324,66 @@ static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 	return (int)n;
 }
 
+static void trace_release(bus_dev_t *dev)
+{
+	struct trace *tr = dev->priv;
+
+	if (tr->fd >= 0)
+		close(tr->fd);
+	tr->fd = -1;
+}
+
 static void trace_close(bus_dev_t *dev)
 {
 	struct trace *tr = dev->priv;
 
 	if (!tr)
 		return;
-	if (tr->fd >= 0)
-		close(tr->fd);
+	trace_release(dev);
 	free(tr->buf);
 	free(tr);
 	dev->priv = NULL;
+}
+
+/* Open the file and go to where reading stopped (0 at the first open). */
+static int trace_attach(bus_dev_t *dev)
+{
+	struct trace *tr = dev->priv;
+	struct stat st;
+	int r = 0;
+
+	tr->fd = open(dev->cfg.can.device, O_RDONLY | O_CLOEXEC);
+	if (tr->fd < 0)
+		return -errno;
+	/* A directory opens but never reads: say so now, not at every read. */
+	if (fstat(tr->fd, &st) < 0)
+		r = -errno;
+	else if (S_ISDIR(st.st_mode))
+		r = -EISDIR;
+	else if (tr->file_pos && lseek(tr->fd, tr->file_pos, SEEK_SET) < 0 && errno != ESPIPE)
+		r = -errno; /* ESPIPE: a pipe has no place to go back to */
+	if (r < 0)
+		trace_release(dev);
+	return r;
+}
+
+/* What is buffered stays: the frames go on from where the error hit them.
+   A paced trace starts its clock again, as a live bus would not make up
+   for the time it was away. */
+static int trace_reopen(bus_dev_t *dev)
+{
+	struct trace *tr = dev->priv;
+
+	trace_release(dev);
+	tr->paced_started = false;
+	return trace_attach(dev);
 }
 
 static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	const struct bus_can_cfg *can = &cfg->can;
 	struct trace *tr;
+	int r;
 
 	if (!can->device[0] || !isfinite(can->trace_speed) || can->trace_speed < 0 ||
 	    !memchr(can->device, '\0', sizeof(can->device)) || !memchr(can->ifname, '\0', sizeof(can->ifname)))
@@ -332,16 +392,13 @@ static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	if (!tr)
 		return -ENOMEM;
 	tr->first_pass = true;
+	tr->fd = -1;
 	tr->buf = malloc(TRACE_BUF_SIZE);
-	tr->fd = open(can->device, O_RDONLY | O_CLOEXEC);
 	dev->priv = tr;
-	if (tr->fd < 0 || !tr->buf) {
-		int r = tr->fd < 0 ? -errno : -ENOMEM;
-
+	r = tr->buf ? bus_open_absent(dev, trace_attach(dev)) : -ENOMEM;
+	if (r < 0)
 		trace_close(dev);
-		return r;
-	}
-	return 0;
+	return r;
 }
 
 int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len)
@@ -362,4 +419,6 @@ const struct bus_ops bus_can_trace_ops = {
 	.open = trace_open,
 	.recv = trace_recv,
 	.close = trace_close,
+	.release = trace_release,
+	.reopen = trace_reopen,
 };

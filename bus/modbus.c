@@ -279,7 +279,7 @@ static void reply_receive(struct mb_priv *p, bus_dev_t *dev, const struct bus_mb
 			return;
 		}
 		if (res->reply.verdict == BUS_MB_REPLY_STALE) {
-			dev->stats.bad_input++;
+			bus_stat_add(&dev->stats.bad_input, 1);
 			continue;
 		}
 		if (res->reply.verdict == BUS_MB_REPLY_OK) {
@@ -312,7 +312,7 @@ static void transact(bus_dev_t *dev, const struct bus_mb_request *req, struct mb
 	if (p->tcp)
 		exp.tid = ++p->tid;
 	r = request_send(p, &exp, req->addr);
-	dev->stats.tx_frames++;
+	bus_stat_add(&dev->stats.tx_frames, 1);
 	if (r < 0) {
 		res->outcome = MB_DOWN;
 		res->err = -r;
@@ -383,17 +383,17 @@ static void group_run(bus_dev_t *dev, uint32_t gi, int64_t deadline)
 
 		transact(dev, req, &res);
 		if (res.outcome == MB_OK) {
-			dev->stats.rx_frames++;
+			bus_stat_add(&dev->stats.rx_frames, 1);
 			emit_samples(p, p->map, req, &res, t_ns);
 			continue;
 		}
-		dev->stats.rx_errors++;
+		bus_stat_add(&dev->stats.rx_errors, 1);
 		if (res.outcome == MB_DOWN) {
 			link_down(dev, res.err);
 			return;
 		}
 		if (res.outcome == MB_BAD)
-			dev->stats.bad_input++;
+			bus_stat_add(&dev->stats.bad_input, 1);
 		emit_fault(p, req, &res, t_ns);
 		/* A late reply must never answer the next request. */
 		modbus_flush(p->ctx);

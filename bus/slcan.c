@@ -19,6 +19,11 @@
  * (about 1 ms) but is on the same clock as every other bus.
  *
  * All buffers are allocated at open; recv() only does poll/read.
+ *
+ * Gone: a tty that hung up or fails (adapter unplugged, pty closed) makes
+ * recv() return -ENODEV (bus.h), cause -EPIPE for a hang-up, else the
+ * read's -errno.  release() closes the tty; reopen() opens the same path
+ * and sends the same init commands into the buffers of the first open.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -259,20 +264,57 @@ static int slcan_setup(const struct bus_can_cfg *can, int fd)
 	return slcan_command(fd, can->listen_only ? "L\r" : "O\r");
 }
 
+/* Close the tty, keep the buffers (reopen uses them again). */
+static void slcan_release(bus_dev_t *dev)
+{
+	struct slcan *sl = dev->priv;
+
+	if (sl->fd >= 0) {
+		/* best effort: leave the adapter closed */
+		(void)!write(sl->fd, "C\r", 2);
+		close(sl->fd);
+		sl->fd = -1;
+	}
+	/* A line cut by the unplug is half a frame: not worth a report. */
+	sl->rx_pos = sl->rx_fill = sl->line_len = 0;
+	sl->overlong = false;
+}
+
 static void slcan_close(bus_dev_t *dev)
 {
 	struct slcan *sl = dev->priv;
 
 	if (!sl)
 		return;
-	if (sl->fd >= 0) {
-		/* best effort: leave the adapter closed */
-		(void)!write(sl->fd, "C\r", 2);
-		close(sl->fd);
-	}
+	slcan_release(dev);
 	free(sl->rx);
 	free(sl);
 	dev->priv = NULL;
+}
+
+/* Open the tty and set the adapter up; no allocation (open and reopen). */
+static int slcan_attach(bus_dev_t *dev)
+{
+	struct slcan *sl = dev->priv;
+	int r;
+
+	sl->fd = open(dev->cfg.can.device, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (sl->fd < 0)
+		return -errno;
+	r = tty_raw(sl->fd, dev->cfg.can.serial_baud);
+	if (r == 0)
+		r = slcan_setup(&dev->cfg.can, sl->fd);
+	if (r < 0) {
+		close(sl->fd);
+		sl->fd = -1;
+	}
+	return r;
+}
+
+static int slcan_reopen(bus_dev_t *dev)
+{
+	slcan_release(dev);
+	return slcan_attach(dev);
 }
 
 static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
@@ -291,13 +333,9 @@ static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	if (!sl)
 		return -ENOMEM;
 	dev->priv = sl;
+	sl->fd = -1;
 	sl->rx = malloc(SLCAN_RX_BUF);
-	sl->fd = open(can->device, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	r = sl->fd < 0 ? -errno : !sl->rx ? -ENOMEM : 0;
-	if (r == 0)
-		r = tty_raw(sl->fd, can->serial_baud);
-	if (r == 0)
-		r = slcan_setup(can, sl->fd);
+	r = sl->rx ? bus_open_absent(dev, slcan_attach(dev)) : -ENOMEM;
 	if (r < 0)
 		slcan_close(dev);
 	return r;
@@ -305,12 +343,13 @@ static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 
 static void slcan_bad(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_item)
 {
-	dev->stats.bad_input++;
+	uint64_t count = bus_stat_add(&dev->stats.bad_input, 1);
+
 	*ret_item = (struct acq_item){
 		.t_ns = sl->rx_stamp,
 		.kind = ACQ_ITEM_EVENT,
 		.bus = dev->cfg.index,
-		.event = { .code = ACQ_EV_CAN_BAD_LINE, .arg = (int64_t)dev->stats.bad_input },
+		.event = { .code = ACQ_EV_CAN_BAD_LINE, .arg = (int64_t)count },
 	};
 }
 
@@ -337,7 +376,7 @@ static int slcan_line(bus_dev_t *dev, struct slcan *sl, struct acq_item *ret_ite
 		return 0;
 	ret_item->t_ns = sl->rx_stamp;
 	ret_item->bus = dev->cfg.index;
-	dev->stats.rx_frames++;
+	bus_stat_add(&dev->stats.rx_frames, 1);
 	return 1;
 }
 
@@ -365,6 +404,12 @@ static size_t slcan_consume(bus_dev_t *dev, struct slcan *sl, struct acq_item *i
 	return n;
 }
 
+/*
+ * A tty that hung up (pty master closed, USB adapter unplugged) polls
+ * readable forever and reads 0 or fails: that is "gone", never a retry.
+ * Bytes still queued are read first, so a frame sent just before the
+ * unplug is not lost.
+ */
 static int slcan_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct slcan *sl = dev->priv;
@@ -375,6 +420,8 @@ static int slcan_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 
 	if (n > 0)
 		return (int)n;
+	if (sl->fd < 0)
+		return bus_gone(dev, dev->gone_cause); /* released, not reopened */
 	r = poll(&p, 1, timeout_ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
@@ -382,10 +429,12 @@ static int slcan_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 		return 0;
 	got = read(sl->fd, sl->rx, SLCAN_RX_BUF);
 	sl->rx_stamp = realtime_ns();
-	if (got < 0)
-		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
 	if (got == 0)
-		return -EPIPE; /* adapter gone */
+		return bus_gone(dev, -EPIPE); /* hung up */
+	if (got < 0 && errno != EAGAIN && errno != EINTR)
+		return bus_gone(dev, -errno); /* EIO, ENXIO, ENODEV: the tty is dead */
+	if (got < 0)
+		return p.revents & (POLLHUP | POLLERR | POLLNVAL) ? bus_gone(dev, -EPIPE) : 0;
 	sl->rx_pos = 0;
 	sl->rx_fill = (size_t)got;
 	return (int)slcan_consume(dev, sl, items, max);
@@ -396,4 +445,6 @@ const struct bus_ops bus_can_slcan_ops = {
 	.open = slcan_open,
 	.recv = slcan_recv,
 	.close = slcan_close,
+	.release = slcan_release,
+	.reopen = slcan_reopen,
 };

@@ -6,7 +6,8 @@
 #      a QEMU VM booting Debian's kernel) and the peers each test starts for
 #      itself (mosquitto, pymodbus and libmodbus servers, socat ptys);
 #   2. an AddressSanitizer + UBSan build: every suite but 'hw';
-#   3. a ThreadSanitizer build: the ring and thread code;
+#   3. a ThreadSanitizer build: the ring and thread code, and the tests
+#      that run the daemon's threads (suite tsan);
 #   4. a clang libFuzzer build: each fuzz target for a bounded run.
 # Ends with "N passed, N failed" counted from meson's test logs (a skipped
 # test counts as failed: a check that did not run proved nothing).
@@ -47,7 +48,7 @@ run() { # name, meson setup args..., --, meson test args...
 
 run normal --werror -- --no-suite fuzz
 run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz --no-suite workload
-run tsan --werror -Db_sanitize=thread -- --suite acquisition
+run tsan --werror -Db_sanitize=thread -- --suite acquisition --suite tsan
 CC=clang run fuzz --werror -Dfuzzing=true -- --suite fuzz
 
 /usr/bin/python3 - "${logs[@]}" <<'PY'

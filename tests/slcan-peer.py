@@ -10,11 +10,19 @@ against INIT (default "C,S6,L": listen-only, never "O").  Then prints
 malformed lines, bare CRs and binary junk, writes the expected frames
 ("id flags len hex" per line) to EXPECTED, and waits for the driver's
 closing "C".  Exits non-zero if anything the driver sent was wrong.
+
+slcan-peer.py --serial PTY FIRST COUNT [INIT]: an adapter that is plugged
+in, answers the init commands, sends COUNT standard frames with id 0x123
+whose 8 data bytes are the numbers FIRST..FIRST+COUNT-1 (big-endian), prints
+"SENT <count>", then stays plugged in until the driver's closing "C" or the
+pty goes away (its socat was killed: an unplug).  The numbers let a test
+tell which frames were logged across unplugs and replugs.
 """
 import os
 import random
 import select
 import sys
+import termios
 import time
 import tty
 
@@ -62,13 +70,8 @@ def frame(rng):
     return line.encode(), "%x %x %d %s" % (ident, flags, length, data.hex())
 
 
-def main():
-    pty, expected_path = sys.argv[1], sys.argv[2]
-    want_init = (sys.argv[3] if len(sys.argv) > 3 else "C,S6,L").split(",")
-    fd = os.open(pty, os.O_RDWR | os.O_NOCTTY)
-    tty.setraw(fd)
-    print("OPEN", flush=True)
-
+def answer_init(fd, want_init):
+    """Answer the driver's init commands; returns what is left unread."""
     buf, cmds = b"", []
     deadline = time.monotonic() + 10
     while not cmds or cmds[-1] not in ("L", "O"):
@@ -79,6 +82,38 @@ def main():
         os.write(fd, b"\a" if cmd == "C" else b"\r")
     if cmds != want_init:
         sys.exit("peer: wrong init sequence %s (want %s)" % (cmds, want_init))
+    return buf
+
+
+def serial(pty, first, count, want_init):
+    fd = os.open(pty, os.O_RDWR | os.O_NOCTTY)
+    # TCSANOW: a driver reopening the adapter may have written its first
+    # command already; TCSAFLUSH would throw it away
+    tty.setraw(fd, termios.TCSANOW)
+    print("OPEN", flush=True)
+    buf = answer_init(fd, want_init)
+    for k in range(first, first + count):
+        os.write(fd, b"t1238%016X\r" % k)
+    print("SENT %d" % count, flush=True)
+    try:
+        cmd, buf = read_command(fd, buf, time.monotonic() + 300)
+    except OSError:
+        cmd = None  # EIO: socat is gone, the adapter was unplugged
+    if cmd not in (None, "C"):
+        sys.exit("peer: expected the closing C, got %r" % cmd)
+
+
+def main():
+    if sys.argv[1] == "--serial":
+        init = sys.argv[5] if len(sys.argv) > 5 else "C,S6,L"
+        serial(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), init.split(","))
+        return
+    pty, expected_path = sys.argv[1], sys.argv[2]
+    want_init = (sys.argv[3] if len(sys.argv) > 3 else "C,S6,L").split(",")
+    fd = os.open(pty, os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd)
+    print("OPEN", flush=True)
+    buf = answer_init(fd, want_init)
 
     rng = random.Random(5)
     stream, expected, ngarbage = [], [], 0

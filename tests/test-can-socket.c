@@ -740,18 +740,25 @@ static void test_virtual_link(void)
 	CHECK(c[0] == 0 && c[1] == 0 && c[2] == 0, "check on idle vcan: %d %d %d", c[0], c[1], c[2]);
 	CHECK(buf[0] == '\0', "driver caused output on stderr: %s", buf);
 
-	/* Link down: the socket reports ENETDOWN once, then works again. */
+	/* Link down: the device is gone (bus.h), cause ENETDOWN; a reopen
+	   waits for the link to be up, then works again. */
 	CHECK(bus_dev_recv(d, ev, 4, 50) == 0, "recv on idle vcan1");
 	CHECK(run((char *[]){ "ip", "link", "set", "vcan1", "down", NULL }) == 0, "ip link down");
 	r = bus_dev_recv(d, ev, 4, 1000);
-	CHECK(r == -ENETDOWN, "recv after link down: %d", r);
+	CHECK(r == -ENODEV && bus_dev_gone_cause(d) == -ENETDOWN, "recv after link down: %d, cause %d", r,
+	      bus_dev_gone_cause(d));
+	CHECK(bus_dev_release(d) == 0 && bus_dev_recv(d, ev, 4, 0) == -ENODEV, "recv after release");
+	r = bus_dev_reopen(d);
+	CHECK(r == -ENETDOWN, "reopen while down: %d", r);
 	CHECK(run((char *[]){ "ip", "link", "set", "vcan1", "up", NULL }) == 0, "ip link up");
+	r = bus_dev_reopen(d);
+	CHECK(r == 0 && bus_dev_gone_cause(d) == 0, "reopen once up: %d", r);
 	CHECK(run((char *[]){ "cansend", "vcan1", "123#11", NULL }) == 0, "cansend vcan1");
 	r = bus_dev_recv(d, ev, 4, 1000);
 	CHECK(r == 1 && ev[0].can.id == 0x123 && ev[0].can.len == 1 && ev[0].can.data[0] == 0x11,
 	      "recv after link up: %d", r);
 	bus_dev_free(d);
-	OK(f0, "virtual link: normal mode allowed, silent libsocketcan, ENETDOWN");
+	OK(f0, "virtual link: normal mode allowed, silent libsocketcan, down = gone (ENETDOWN), reopened");
 }
 
 static void test_bad_args(void)

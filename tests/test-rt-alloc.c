@@ -4,10 +4,15 @@
  * running: malloc and friends are interposed here and count the calls made
  * by threads named "rx-*" (the bus RX/poll threads), while the real daemon
  * acquires a CAN trace and a real libmodbus TCP server for a few seconds.
+ * The trace starts unreadable (a symlink to /proc/self/mem: every read
+ * fails with EIO), so the count also covers a device that is gone: the
+ * event, the backoff, reopen attempts, and the reopen that works once the
+ * link points at the real trace.
  *
  * Built without sanitizers only (they interpose malloc themselves).
  */
 #include <assert.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -123,12 +128,32 @@ static void test_counter(void)
 	atomic_store(&all_allocs, 0);
 }
 
+/* The data dir holds only files (segments, the trace link). */
+static void remove_dir(const char *dir)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *dp = opendir(dir);
+
+	assert(dp);
+	while ((e = readdir(dp)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			assert(unlink(path) == 0);
+		}
+	closedir(dp);
+	assert(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	char path[] = RAILMON_SOURCE_DIR "/board/demo.ini", err[BOARD_ERR_MAX], warn[256];
 	char dir[] = "/tmp/railmon-rt-alloc.XXXXXX";
+	char trace[sizeof(dir) + 16], tmp[sizeof(dir) + 16], real[BUS_PATH_MAX] = "";
 	struct board_daemon_opts opts = { .lock_memory = true };
+	struct board_bus_link link = { 0 };
 	struct board_daemon_stats st;
+	size_t can = 0;
 	struct demo_server *srv;
 	struct board_daemon *d;
 	struct board_cfg *cfg;
@@ -140,30 +165,47 @@ int main(void)
 	assert(board_demo_server_start(&srv, &port) == 0);
 	assert(board_cfg_load(path, &cfg, err, sizeof(err)) == 0);
 	cfg->rt_priority = 50; /* SCHED_FIFO as onboard (root here) */
-	for (size_t b = 0; b < cfg->nbuses; b++)
-		if (cfg->buses[b].kind == BUS_KIND_MODBUS)
+	snprintf(trace, sizeof(trace), "%s/trace.log", dir);
+	snprintf(tmp, sizeof(tmp), "%s/trace.tmp", dir);
+	assert(symlink("/proc/self/mem", trace) == 0);
+	for (size_t b = 0; b < cfg->nbuses; b++) {
+		if (cfg->buses[b].kind == BUS_KIND_MODBUS) {
 			cfg->buses[b].mb.port = port;
-		else
-			cfg->buses[b].can.trace_speed = 20; /* plenty of frames */
+			continue;
+		}
+		can = b;
+		cfg->buses[b].can.trace_speed = 20; /* plenty of frames */
+		snprintf(real, sizeof(real), "%s", cfg->buses[b].can.device);
+		snprintf(cfg->buses[b].can.device, sizeof(cfg->buses[b].can.device), "%s", trace);
+	}
+	assert(real[0]);
 	assert(board_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
 	assert(board_daemon_start(d, warn, sizeof(warn)) == 0);
-	/* Warm-up: connections made, first polls done.  Then count. */
+	/* Warm-up: connections made, first polls done.  Then count: the
+	   trace is gone for 1 s, then readable. */
 	usleep(500000);
 	atomic_store(&armed, true);
-	usleep(3000000);
+	usleep(1000000);
+	assert(symlink(real, tmp) == 0 && rename(tmp, trace) == 0);
+	usleep(4000000);
 	atomic_store(&armed, false);
 	board_daemon_stats(d, &st);
+	board_daemon_bus_link(d, can, &link);
 	board_daemon_stop(d);
 	printf("while armed: %ld allocations in all threads, %ld in realtime threads; "
-	       "%llu CAN frames and %llu Modbus items acquired\n",
-	       atomic_load(&all_allocs), atomic_load(&rt_allocs), (unsigned long long)st.bus_rx[0],
-	       (unsigned long long)st.bus_rx[1]);
-	/* The realtime threads did real work without a single allocation. */
-	assert(st.bus_rx[0] > 1000 && st.bus_rx[1] > 50);
+	       "%llu CAN frames and %llu Modbus items acquired; the trace was lost %llu times, reopened %llu\n",
+	       atomic_load(&all_allocs), atomic_load(&rt_allocs), (unsigned long long)st.bus_rx[can],
+	       (unsigned long long)st.bus_rx[1 - can], (unsigned long long)link.losses,
+	       (unsigned long long)link.reopens);
+	/* The realtime threads did real work, lost and reopened a device,
+	   without a single allocation. */
+	assert(st.bus_rx[can] > 1000 && st.bus_rx[1 - can] > 50);
+	assert(link.losses >= 1 && link.reopens >= 1 && link.state == BOARD_LINK_UP);
 	assert(atomic_load(&rt_allocs) == 0);
 	board_daemon_free(d);
 	board_cfg_free(cfg);
 	board_demo_server_free(srv);
+	remove_dir(dir);
 	puts("test-rt-alloc: ok");
 	return 0;
 }

@@ -353,6 +353,8 @@ static void health_to_msg(struct upl_health *h, Railmon__V1__Health *m)
 	m->latency_us_buckets = h->latency_us_buckets;
 	m->ring_fill_pct = h->ring_fill_pct;
 	m->rate_hz = h->rate_hz;
+	m->state = h->state;
+	m->reopens = h->reopens;
 }
 
 /* The output buffer holds the largest Batch the bounds allow: grown here,
@@ -432,6 +434,7 @@ int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
 	/* strings are ours now: make sure they end */
 	mine->name[sizeof(h->name) - 1] = 0;
 	mine->kind[sizeof(h->kind) - 1] = 0;
+	mine->state[sizeof(h->state) - 1] = 0;
 	health_to_msg(mine, &e->health_msg[e->nhealth]);
 	len = wire_field(railmon__v1__health__get_packed_size(&e->health_msg[e->nhealth]));
 	if (encoder_wire(e) + len + WIRE_ITEM_LARGEST > UPL_BATCH_MAX_BYTES)
@@ -755,6 +758,8 @@ int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret)
 		h.latency_us_buckets[k] = m->latency_us_buckets[k];
 	h.ring_fill_pct = m->ring_fill_pct;
 	h.rate_hz = m->rate_hz;
+	snprintf(h.state, sizeof(h.state), "%s", m->state);
+	h.reopens = m->reopens;
 	*ret = h;
 	return 0;
 }

@@ -53,6 +53,8 @@ struct upl_health {
 	uint64_t latency_us_buckets[UPL_HEALTH_BUCKETS];
 	uint32_t ring_fill_pct;
 	double rate_hz;
+	char state[12];       /* bus device: "up", "gone", "reopening"; "" otherwise */
+	uint64_t reopens;     /* bus device: times it came back after going away */
 };
 
 typedef struct upl_encoder upl_encoder_t;
