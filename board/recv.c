@@ -68,6 +68,7 @@ struct ground_log {
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
 	int64_t used_ns;
+	uint64_t stored, not_stored; /* Batches */
 };
 
 struct ground {
@@ -323,6 +324,7 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 		return -ENOMEM;
 	}
 	if (gl->unusable) {
+		gl->not_stored++;
 		ground_refuse(g, GROUND_BAD_NAME, info, payload, len, 0);
 		return -EINVAL;
 	}
@@ -331,14 +333,12 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 		r = ground_open(g, gl, info->vehicle);
 	if (r == 0)
 		r = ground_store(g, gl, info, payload, len);
-	if (r > 0) {
-		ground_refuse(g, (enum ground_why)r, info, payload, len, 0);
-		return -EALREADY;
+	if (r != 0) {
+		gl->not_stored++;
+		ground_refuse(g, r > 0 ? (enum ground_why)r : GROUND_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
+		return r > 0 ? -EALREADY : r;
 	}
-	if (r < 0) {
-		ground_refuse(g, GROUND_LOG_ERROR, info, payload, len, r);
-		return r;
-	}
+	gl->stored++;
 	g->appended++;
 	return 0;
 }
@@ -717,9 +717,12 @@ static void recv_summary(upl_recv_t *r, const struct ground *g)
 		for (size_t k = 0; k < l.log_id_len; k++)
 			snprintf(id + 2 * k, 3, "%02x", l.log_id[k]);
 		fprintf(stderr, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
-		        " duplicates, %" PRIu64 " conflicts%s%s\n", l.vehicle, id[0] ? id : "(none)", l.first_seq,
-		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts, gl ? "; ground log " : "",
-		        gl ? gl->dir : "");
+		        " duplicates, %" PRIu64 " conflicts", l.vehicle, id[0] ? id : "(none)", l.first_seq,
+		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
+		if (gl)
+			fprintf(stderr, "; ground log %s: %" PRIu64 " Batches stored, %" PRIu64 " not", gl->dir,
+			        gl->stored, gl->not_stored);
+		fputc('\n', stderr);
 	}
 }
 

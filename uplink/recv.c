@@ -865,7 +865,7 @@ int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *r
 	pthread_mutex_lock(&r->lock);
 	v = vehicle_find(r, name);
 	/* A vehicle whose Batches were all empty or refused has no record. */
-	if (v && v->logs->end) {
+	if (v && v->logs && v->logs->end) {
 		const struct stream *s = v->logs;
 
 		*ret = (struct upl_recv_vehicle){ s->lowest, s->end, s->records, s->duplicates,
@@ -923,7 +923,7 @@ static bool vehicle_reached(const upl_recv_t *r, const char *name, uint64_t seq)
 {
 	const struct vehicle *v = vehicle_find(r, name);
 
-	return v && v->logs->end >= seq && stream_missing(v->logs) == 0;
+	return v && v->logs && v->logs->end >= seq && stream_missing(v->logs) == 0;
 }
 
 int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms)
