@@ -250,11 +250,15 @@ static bool ground_close_idle(struct ground *g)
 	return idle != NULL;
 }
 
-static int ground_open(struct ground *g, struct ground_log *gl, const char *vehicle)
+static int ground_open(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
 {
 	/* Every Batch durable as it arrives: the ground has no sync window to
-	   lose, and batches come seconds apart per vehicle. */
-	struct stor_log_cfg lc = { .dir = gl->dir, .vehicle = vehicle, .sync_window_ms = 0 };
+	   lose, and batches come seconds apart per vehicle.  A new ground log
+	   starts at the first Batch it gets: a vehicle met at seq 5e9 needs no
+	   gap marker for the records before (one marks at most 2^32). */
+	struct stor_log_cfg lc = { .dir = gl->dir, .vehicle = info->vehicle, .sync_window_ms = 0,
+	                           .first_seq = info->first_seq };
+	const char *vehicle = info->vehicle;
 	char parent[PATH_MAX];
 	int r;
 
@@ -330,7 +334,7 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 	}
 	gl->used_ns = acq_mono_ns();
 	if (!gl->log)
-		r = ground_open(g, gl, info->vehicle);
+		r = ground_open(g, gl, info);
 	if (r == 0)
 		r = ground_store(g, gl, info, payload, len);
 	if (r != 0) {

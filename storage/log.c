@@ -837,6 +837,9 @@ int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log)
 		stor_log_free(log);
 		return r;
 	}
+	/* A new log (no segment) may start anywhere. */
+	if (!log->nsegs && cfg->first_seq)
+		log->next_seq = cfg->first_seq;
 	if (log->next_seq == 0)
 		log->next_seq = 1;
 	log->confirmed_seq = log->next_seq;

@@ -72,6 +72,9 @@ struct stor_log_cfg {
 	uint64_t retention_age_s;    /* 0 = unlimited */
 	uint64_t forwarded_seq;      /* the uplink's persisted cursor at start: records
 					below it count as forwarded for retention at open */
+	uint64_t first_seq;          /* where a new log (no segment yet) starts numbering:
+					a ground log joining a vehicle at seq 5e9 has no
+					gap to mark before it; 0 = 1 */
 	const struct stor_dev_ops *ops; /* NULL = posix */
 };
 

@@ -5,7 +5,8 @@
  * retention deleted every segment it was first written in, new for a new
  * or wiped directory; a version-1 log (tests/storage/v1-log, written by
  * railmon d7180d0) still opens and reads, with the documented derived id;
- * a damaged id block is reported and the other copy used.
+ * a damaged id block is reported and the other copy used; a new log can
+ * start numbering at any seq.
  *
  * usage: test-storage-logid V1_LOG_DIR
  */
@@ -301,6 +302,33 @@ static void test_header_blocks(void)
 	printf("stale or cut-short header blocks: ok\n");
 }
 
+/* A new log may start numbering anywhere (a ground log meeting a vehicle
+   at seq 5e9); an existing one keeps its own numbering. */
+static void test_first_seq(void)
+{
+	char *dir = tu_tmpdir_in("logid-first", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	stor_log_t *log;
+	uint8_t buf[8] = { 0 };
+	struct stor_rec rec = { .first_seq = 5000000001ull, .count = 3, .payload = buf, .len = sizeof(buf) };
+	stor_reader_t *r;
+
+	cfg.first_seq = 5000000001ull;
+	CHECK(stor_log_open(&cfg, &log) == 0 && stor_log_next_seq(log) == 5000000001ull);
+	CHECK(stor_log_append(log, &rec) == 0);
+	stor_log_free(log);
+	cfg.first_seq = 7;
+	CHECK(stor_log_open(&cfg, &log) == 0 && stor_log_next_seq(log) == 5000000004ull);
+	stor_log_free(log);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == 5000000001ull && rec.count == 3);
+	CHECK(stor_reader_next(r, &rec) == 0);
+	stor_reader_free(r);
+	tu_rm_rf(dir);
+	free(dir);
+	printf("a new log starts at cfg.first_seq, an existing one ignores it: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -312,5 +340,6 @@ int main(int argc, char **argv)
 	test_v1_log(argv[1]);
 	test_damaged_id();
 	test_header_blocks();
+	test_first_seq();
 	return 0;
 }

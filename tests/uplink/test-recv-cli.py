@@ -15,6 +15,7 @@ paho-mqtt:
   ground log; `export --data DIR/<vehicle>` gives every log in order; a
   re-send is a silent duplicate; a conflicting Batch is refused, said and
   kept byte for byte;
+- a vehicle met at seq 5e9 gets a ground log from there;
 - a Batch over 1 MiB is said, kept and not claimed as stored;
 - 300 vehicles all get ground logs; past --max-vehicles they are refused,
   counted and said;
@@ -324,6 +325,25 @@ def test_logs_and_conflicts(tmp, b):
     print("new log stored apart, export in order, re-sends silent, conflict said and kept: ok")
 
 
+def test_late_join(tmp, b):
+    """A vehicle met at seq 5e9 (the ground joined late, or its log is new
+    to the ground after an upgrade): its ground log starts there, no gap
+    of 5e9 records to mark (a gap marker holds at most 2^32)."""
+    data = os.path.join(tmp, "ground-late")
+    first = 5_000_000_001
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-late", "--log", data,
+              "--format", "none", "--count", "15"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram5/data", batch("tram5", ID_A, first, 10)),
+                     ("railmon/tram5/data", batch("tram5", ID_A, first + 20, 5))])
+    rc, err = r.finish()
+    check(rc == 0 and "ground logs: 2 Batches stored\n" in err, "both stored", err)
+    recs, _ = export(os.path.join(data, "tram5"))
+    check([x["seq"] for x in recs] == list(range(first, first + 10)) + list(range(first + 20, first + 25)),
+          "the ground log from seq 5e9", [x["seq"] for x in recs][:3])
+    print("a vehicle met at seq 5e9 gets a ground log from there: ok")
+
+
 def test_too_big(tmp, b):
     data = os.path.join(tmp, "ground-big")
     big = big_batch("tram9", ID_A, 1, 20000)
@@ -399,6 +419,7 @@ def main():
         test_password(tmp)
         b = Broker(tmp)
         test_logs_and_conflicts(tmp, b)
+        test_late_join(tmp, b)
         test_too_big(tmp, b)
         test_many_vehicles(tmp, b)
         test_acl(tmp)
