@@ -10,6 +10,7 @@
  * said: nothing is dropped without a word.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -210,6 +211,40 @@ static bool usable_vehicle(const char *v)
 	return *v && v[0] != '.' && !strchr(v, '/') && strlen(v) <= 59;
 }
 
+/* After a restart, go on in the newest continuation (ground_continue())
+   of this log that starts at or before the Batch. */
+static void ground_find_continued(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info,
+                                  const char *id)
+{
+	char vdir[PATH_MAX], prefix[2 * UPL_LOG_ID_LEN + 8];
+	uint64_t best = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(vdir, sizeof(vdir), "%s/%s", g->dir, info->vehicle);
+	snprintf(prefix, sizeof(prefix), "%s%sfrom-", id, id[0] ? "." : "");
+	d = opendir(vdir);
+	while (d && (de = readdir(d))) {
+		uint64_t from;
+		char *end;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		from = strtoull(de->d_name + strlen(prefix), &end, 10);
+		if (!*end && from <= info->first_seq && from > best)
+			best = from;
+	}
+	if (d)
+		closedir(d);
+	if (best) {
+		size_t n = strlen(vdir);
+		int k = snprintf(vdir + n, sizeof(vdir) - n, "/%s%" PRIu64, prefix, best);
+
+		if (k > 0 && (size_t)k < sizeof(vdir) - n)
+			memcpy(gl->dir, vdir, sizeof(gl->dir));
+	}
+}
+
 static struct ground_log *ground_log_new(struct ground *g, const struct upl_batch_info *info)
 {
 	struct ground_log *gl = calloc(1, sizeof(*gl));
@@ -233,6 +268,8 @@ static struct ground_log *ground_log_new(struct ground *g, const struct upl_batc
 	   vehicle's log always was; each log id gets a directory below it. */
 	log_id_hex(info, id);
 	snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
+	if (!gl->unusable)
+		ground_find_continued(g, gl, info, id);
 	g->logs[g->nlogs++] = gl;
 	return gl;
 }
@@ -315,6 +352,23 @@ static int ground_store(struct ground *g, struct ground_log *gl, const struct up
 	return r;
 }
 
+/* A gap of over 2^32 records cannot be marked in a log (one gap marker
+   counts at most that many): go on in a new ground log beside this one,
+   which `export --data DIR/<vehicle>` reads after it. */
+static int ground_continue(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
+{
+	char id[2 * UPL_LOG_ID_LEN + 1];
+
+	gl->log = stor_log_free(gl->log);
+	log_id_hex(info, id);
+	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
+	         id[0] ? "." : "", info->first_seq);
+	fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
+	        " (more than a log marks): continuing in %s\n", info->vehicle, id[0] ? id : "(none)",
+	        info->first_seq, gl->dir);
+	return ground_open(g, gl, info);
+}
+
 /* recv's on_batch: a Batch with new records, payload as received. */
 static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len,
                          void **log_ctx)
@@ -336,6 +390,8 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 	if (!gl->log)
 		r = ground_open(g, gl, info);
 	if (r == 0)
+		r = ground_store(g, gl, info, payload, len);
+	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
 		r = ground_store(g, gl, info, payload, len);
 	if (r != 0) {
 		gl->not_stored++;

@@ -15,7 +15,8 @@ paho-mqtt:
   ground log; `export --data DIR/<vehicle>` gives every log in order; a
   re-send is a silent duplicate; a conflicting Batch is refused, said and
   kept byte for byte;
-- a vehicle met at seq 5e9 gets a ground log from there;
+- a vehicle met at seq 5e9 gets a ground log from there, and a gap over
+  2^32 records continues in another one;
 - a Batch over 1 MiB is said, kept and not claimed as stored;
 - 300 vehicles all get ground logs; past --max-vehicles they are refused,
   counted and said;
@@ -328,20 +329,39 @@ def test_logs_and_conflicts(tmp, b):
 def test_late_join(tmp, b):
     """A vehicle met at seq 5e9 (the ground joined late, or its log is new
     to the ground after an upgrade): its ground log starts there, no gap
-    of 5e9 records to mark (a gap marker holds at most 2^32)."""
+    of 5e9 records to mark (a gap marker holds at most 2^32).  A gap over
+    2^32 later on continues in a new ground log beside it."""
     data = os.path.join(tmp, "ground-late")
     first = 5_000_000_001
     r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-late", "--log", data,
               "--format", "none", "--count", "15"])
     r.wait_subscribed()
+    far = first + 25 + (1 << 33)  # a gap no log frame can mark (over 2^32 records)
     publish(b.port, [("railmon/tram5/data", batch("tram5", ID_A, first, 10)),
                      ("railmon/tram5/data", batch("tram5", ID_A, first + 20, 5))])
     rc, err = r.finish()
     check(rc == 0 and "ground logs: 2 Batches stored\n" in err, "both stored", err)
+    # Restarted, the receiver meets the vehicle again far ahead.
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-late", "--log", data,
+              "--format", "none", "--count", "5"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram5/data", batch("tram5", ID_A, far, 5, T0 + 10**9))])
+    rc, err = r.finish()
+    check(rc == 0 and "continuing in %s/tram5/%s.from-%d" % (data, ID_A.hex(), far) in err, "said", err)
+    # Restarted again, it goes on in that continuation.
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-late", "--log", data,
+              "--format", "none", "--count", "5"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram5/data", batch("tram5", ID_A, far + 5, 5, T0 + 2 * 10**9))])
+    rc, err = r.finish()
+    check(rc == 0 and "continuing" not in err and "ground logs: 1 Batches stored\n" in err, "went on", err)
+    check(sorted(os.listdir(os.path.join(data, "tram5"))) == [ID_A.hex(), "%s.from-%d" % (ID_A.hex(), far)],
+          "two ground logs", os.listdir(os.path.join(data, "tram5")))
     recs, _ = export(os.path.join(data, "tram5"))
-    check([x["seq"] for x in recs] == list(range(first, first + 10)) + list(range(first + 20, first + 25)),
-          "the ground log from seq 5e9", [x["seq"] for x in recs][:3])
-    print("a vehicle met at seq 5e9 gets a ground log from there: ok")
+    check([x["seq"] for x in recs] == list(range(first, first + 10)) + list(range(first + 20, first + 25)) +
+          list(range(far, far + 10)), "the ground log from seq 5e9, then beyond the big gap",
+          [x["seq"] for x in recs][:3])
+    print("a vehicle met at seq 5e9, and a gap over 2^32: all stored: ok")
 
 
 def test_too_big(tmp, b):
