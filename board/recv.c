@@ -125,11 +125,12 @@ static void safe_name(char *out, size_t size, const char *s)
 	out[n] = 0;
 }
 
-static void log_id_hex(const struct upl_batch_info *info, char out[2 * UPL_LOG_ID_LEN + 1])
+/* "" for a Batch without a log id. */
+static void log_id_hex(const uint8_t *id, size_t len, char out[2 * UPL_LOG_ID_LEN + 1])
 {
 	out[0] = 0;
-	for (size_t i = 0; i < info->log_id_len && i < UPL_LOG_ID_LEN; i++)
-		snprintf(out + 2 * i, 3, "%02x", info->log_id[i]);
+	for (size_t i = 0; i < len && i < UPL_LOG_ID_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
 /* Write the payload as received to the refused directory; the name says
@@ -143,7 +144,7 @@ static const char *keep_batch(struct ground *g, enum ground_why why, const struc
 	if (g->kept >= RECV_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
 		goto fail;
 	safe_name(veh, sizeof(veh), info->vehicle);
-	log_id_hex(info, id);
+	log_id_hex(info->log_id, info->log_id_len, id);
 	/* The count makes every name new: a second conflict on the same range
 	   must not replace the first. */
 	snprintf(path, size, "%s/%s.%s.%" PRIu64 "-%" PRIu64 ".%s.%" PRIu64 ".batch", g->keep_dir, veh,
@@ -179,7 +180,7 @@ static void ground_refuse(struct ground *g, enum ground_why why, const struct up
 		kept = keep_batch(g, why, info, payload, len, path, sizeof(path));
 	if (g->printed[why] >= RECV_PRINT_BURST && now - g->printed_ns[why] < RECV_PRINT_EVERY_NS)
 		return;
-	log_id_hex(info, id);
+	log_id_hex(info->log_id, info->log_id_len, id);
 	if (g->printed[why] < RECV_PRINT_BURST)
 		fprintf(stderr, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
 		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
@@ -266,7 +267,7 @@ static struct ground_log *ground_log_new(struct ground *g, const struct upl_batc
 	gl->unusable = !usable_vehicle(info->vehicle);
 	/* Batches without a log id (railmon before log ids) go where the
 	   vehicle's log always was; each log id gets a directory below it. */
-	log_id_hex(info, id);
+	log_id_hex(info->log_id, info->log_id_len, id);
 	snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
 	if (!gl->unusable)
 		ground_find_continued(g, gl, info, id);
@@ -295,11 +296,10 @@ static int ground_open(struct ground *g, struct ground_log *gl, const struct upl
 	   gap marker for the records before (one marks at most 2^32). */
 	struct stor_log_cfg lc = { .dir = gl->dir, .vehicle = info->vehicle, .sync_window_ms = 0,
 	                           .first_seq = info->first_seq };
-	const char *vehicle = info->vehicle;
 	char parent[PATH_MAX];
 	int r;
 
-	snprintf(parent, sizeof(parent), "%s/%s", g->dir, vehicle);
+	snprintf(parent, sizeof(parent), "%s/%s", g->dir, info->vehicle);
 	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	do
@@ -329,8 +329,8 @@ static int batch_span(const void *payload, size_t len, uint32_t count, struct st
 	return 0;
 }
 
-static int ground_store(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info,
-                        const void *payload, size_t len)
+static int ground_store(struct ground_log *gl, const struct upl_batch_info *info, const void *payload,
+                        size_t len)
 {
 	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
 	                        .len = (uint32_t)len };
@@ -360,7 +360,7 @@ static int ground_continue(struct ground *g, struct ground_log *gl, const struct
 	char id[2 * UPL_LOG_ID_LEN + 1];
 
 	gl->log = stor_log_free(gl->log);
-	log_id_hex(info, id);
+	log_id_hex(info->log_id, info->log_id_len, id);
 	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
 	         id[0] ? "." : "", info->first_seq);
 	fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
@@ -390,9 +390,9 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 	if (!gl->log)
 		r = ground_open(g, gl, info);
 	if (r == 0)
-		r = ground_store(g, gl, info, payload, len);
+		r = ground_store(gl, info, payload, len);
 	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
-		r = ground_store(g, gl, info, payload, len);
+		r = ground_store(gl, info, payload, len);
 	if (r != 0) {
 		gl->not_stored++;
 		ground_refuse(g, r > 0 ? (enum ground_why)r : GROUND_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
@@ -493,6 +493,7 @@ static int read_password(const char *path, char **ret)
 	if (!n)
 		return -ENODATA;
 	*ret = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -770,12 +771,11 @@ static void recv_summary(upl_recv_t *r, const struct ground *g)
 	print_ground(g);
 	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
 		const struct ground_log *gl = l.log_ctx;
-		char id[2 * UPL_LOG_ID_LEN + 1] = "";
+		char id[2 * UPL_LOG_ID_LEN + 1];
 
 		if (!l.next_seq)
 			continue;
-		for (size_t k = 0; k < l.log_id_len; k++)
-			snprintf(id + 2 * k, 3, "%02x", l.log_id[k]);
+		log_id_hex(l.log_id, l.log_id_len, id);
 		fprintf(stderr, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
 		        " duplicates, %" PRIu64 " conflicts", l.vehicle, id[0] ? id : "(none)", l.first_seq,
 		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
