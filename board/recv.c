@@ -42,11 +42,13 @@ enum ground_why {
 	GROUND_SEQ_JUMP,
 	GROUND_TOO_MANY_VEHICLES,
 	GROUND_NO_MEMORY,
-	GROUND_LATE,            /* behind the ground log's end: it only appends in seq order */
+	GROUND_LATE,            /* behind the ground log's end, over a hole: it only appends */
+	GROUND_DIFFERS,         /* the ground log holds other records for these seqs */
 	GROUND_TOO_BIG,         /* over the log's 1 MiB frame limit */
 	GROUND_BAD_NAME,        /* a vehicle id that cannot be a directory name */
 	GROUND_LOG_ERROR,       /* the ground log could not open or append (errno printed) */
-	GROUND_WHY_MAX
+	GROUND_WHY_MAX,
+	GROUND_HAS_IT           /* not a refusal: the ground log holds these records already */
 };
 
 static const char *const ground_why_text[GROUND_WHY_MAX] = {
@@ -55,13 +57,16 @@ static const char *const ground_why_text[GROUND_WHY_MAX] = {
 	[GROUND_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
 	[GROUND_NO_MEMORY] = "out of memory",
 	[GROUND_LATE] = "late: behind the end of its ground log (its records are in the text output)",
+	[GROUND_DIFFERS] = "conflict: its ground log holds other records for these seqs (these are in the "
+	                   "text output)",
 	[GROUND_TOO_BIG] = "over 1 MiB: more than a log frame holds",
 	[GROUND_BAD_NAME] = "vehicle id not usable as a directory name",
 	[GROUND_LOG_ERROR] = "the ground log failed",
 };
 
 static const char *const ground_why_file[GROUND_WHY_MAX] = {
-	"conflict", "seq-jump", "vehicles", "nomem", "late", "too-big", "bad-name", "log-error",
+	"conflict", "seq-jump", "vehicles", "nomem", "late", "conflict-stored", "too-big", "bad-name",
+	"log-error",
 };
 
 struct ground_log {
@@ -77,7 +82,7 @@ struct ground {
 	const char *keep_dir;     /* refused Batches go here */
 	struct ground_log **logs; /* every ground log, to close them */
 	size_t nlogs, cap;
-	uint64_t appended;
+	uint64_t appended, had;   /* Batches stored; found stored already */
 	uint64_t refused[GROUND_WHY_MAX];
 	uint64_t kept, keep_failed;
 	int64_t printed_ns[GROUND_WHY_MAX];
@@ -308,6 +313,34 @@ static int ground_open(struct ground *g, struct ground_log *gl, const struct upl
 	return r;
 }
 
+/*
+ * A Batch behind the ground log's end (recv restarted and forgot what it
+ * had received, or a late Batch): the ground log holds the same records
+ * (no news), other records over that range (a conflict), or a hole there
+ * (late: the log only appends).
+ */
+static enum ground_why ground_behind(const struct ground_log *gl, const struct upl_batch_info *info,
+                                     const void *payload, size_t len)
+{
+	enum ground_why why = GROUND_LATE;
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int k;
+
+	if (stor_reader_open(gl->dir, &rd) < 0)
+		return why;
+	if (stor_reader_seek_seq(rd, info->first_seq) == 0) {
+		while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
+			;
+		if (k == 1 && rec.first_seq < info->first_seq + info->count)
+			why = rec.first_seq == info->first_seq &&
+			      upl_recv_same_records(rec.payload, rec.len, payload, len) == 1 ?
+			      GROUND_HAS_IT : GROUND_DIFFERS;
+	}
+	stor_reader_free(rd);
+	return why;
+}
+
 /* Time span of the records, which the log frame carries. */
 static int batch_span(const void *payload, size_t len, uint32_t count, struct stor_rec *rec)
 {
@@ -340,7 +373,7 @@ static int ground_store(struct ground_log *gl, const struct upl_batch_info *info
 	   hole).  Ahead: records that never came are marked as a gap, so the
 	   log says so. */
 	if (info->first_seq < stor_log_next_seq(gl->log))
-		return GROUND_LATE;
+		return ground_behind(gl, info, payload, len);
 	if (len > (1u << 20))
 		return GROUND_TOO_BIG;
 	r = stor_log_skip(gl->log, info->first_seq);
@@ -393,6 +426,10 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 		r = ground_store(gl, info, payload, len);
 	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
 		r = ground_store(gl, info, payload, len);
+	if (r == GROUND_HAS_IT) {
+		g->had++;
+		return 0;
+	}
 	if (r != 0) {
 		gl->not_stored++;
 		ground_refuse(g, r > 0 ? (enum ground_why)r : GROUND_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
@@ -749,6 +786,8 @@ static void print_ground(const struct ground *g)
 		fprintf(stderr, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
 	else
 		fprintf(stderr, "railmon recv: no ground log (--log)");
+	if (g->had)
+		fprintf(stderr, ", %" PRIu64 " received again that they held already", g->had);
 	if (refused) {
 		fprintf(stderr, "; not stored:");
 		for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)

@@ -430,6 +430,44 @@ static uint64_t item_hash(uint64_t h, const struct acq_item *it)
 	return mix(h, (uint64_t)it->event.arg);
 }
 
+static bool item_eq(const struct acq_item *x, const struct acq_item *y)
+{
+	if (x->kind != y->kind || x->t_ns != y->t_ns || x->bus != y->bus || x->seq != y->seq)
+		return false;
+	if (x->kind == ACQ_ITEM_CAN)
+		return x->can.id == y->can.id && x->can.flags == y->can.flags && x->can.len == y->can.len &&
+		       memcmp(x->can.data, y->can.data, x->can.len) == 0;
+	if (x->kind == ACQ_ITEM_SAMPLE)
+		return x->sample.channel == y->sample.channel && x->sample.quality == y->sample.quality &&
+		       memcmp(&x->sample.value, &y->sample.value, sizeof(x->sample.value)) == 0;
+	return x->event.code == y->event.code && x->event.arg == y->event.arg &&
+	       x->event.detail == y->event.detail;
+}
+
+int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen)
+{
+	upl_batch_t *ba = NULL, *bb = NULL;
+	struct upl_batch_info ia, ib;
+	int same = -EBADMSG;
+
+	if (upl_batch_decode(a, alen, &ba) < 0 || upl_batch_decode(b, blen, &bb) < 0)
+		goto out;
+	upl_batch_info(ba, &ia);
+	upl_batch_info(bb, &ib);
+	same = ia.first_seq == ib.first_seq && ia.count == ib.count;
+	for (uint32_t i = 0; same && i < ia.count; i++) {
+		struct acq_item x, y;
+
+		upl_batch_item(ba, i, &x);
+		upl_batch_item(bb, i, &y);
+		same = item_eq(&x, &y);
+	}
+out:
+	upl_batch_free(ba);
+	upl_batch_free(bb);
+	return same;
+}
+
 /* ---- output ---- */
 
 static void json_string(FILE *out, const char *s)

@@ -14,7 +14,8 @@ paho-mqtt:
 - a vehicle's new log (seq from 1 again, new log id) is stored in its own
   ground log; `export --data DIR/<vehicle>` gives every log in order; a
   re-send is a silent duplicate; a conflicting Batch is refused, said and
-  kept byte for byte;
+  kept byte for byte; after recv restarts, its ground logs still tell a
+  re-send from a conflict;
 - a vehicle met at seq 5e9 gets a ground log from there, and a gap over
   2^32 records continues in another one;
 - a Batch over 1 MiB is said, kept and not claimed as stored;
@@ -326,6 +327,37 @@ def test_logs_and_conflicts(tmp, b):
     print("new log stored apart, export in order, re-sends silent, conflict said and kept: ok")
 
 
+def test_restart(tmp, b):
+    """A restarted receiver forgets what it received; its ground log does
+    not: a re-send of what it holds is no news, other records over what it
+    holds are a conflict, kept."""
+    data = os.path.join(tmp, "ground-restart")
+    args = ["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-restart", "--log", data,
+            "--format", "none"]
+    a1, a2 = batch("tram3", ID_A, 1, 10), batch("tram3", ID_A, 11, 10)
+    forged, a3 = batch("tram3", ID_A, 11, 10, salt=500), batch("tram3", ID_A, 21, 5)
+    r = Recv(args + ["--count", "20"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram3/data", a1), ("railmon/tram3/data", a2)])
+    rc, err = r.finish()
+    check(rc == 0 and "ground logs: 2 Batches stored\n" in err, "first run", err)
+    r = Recv(args + ["--count", "25"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram3/data", a1 + b"\x38\x01"), ("railmon/tram3/data", forged),
+                     ("railmon/tram3/data", a3)])
+    rc, err = r.finish()
+    check(rc == 0 and "ground logs: 1 Batches stored, 1 received again that they held already; not stored: "
+          "1 conflict-stored;" in err, "re-send known, conflict found in the ground log", err)
+    check(re.search(r"tram3 log a1a1a1a1: seq 11\.\.20 not in the ground log: conflict: its ground log holds "
+                    r"other records", err), "conflict said", err)
+    kept = [f for f in os.listdir(os.path.join(data, "refused")) if ".conflict-stored." in f]
+    check(len(kept) == 1, "kept", kept)
+    recs, _ = export(os.path.join(data, "tram3"))
+    check([x["seq"] for x in recs] == list(range(1, 26)) and all(x["value"] == x["seq"] for x in recs),
+          "the ground log holds the first records, once")
+    print("after a restart: a re-send is no news, other records are a conflict: ok")
+
+
 def test_late_join(tmp, b):
     """A vehicle met at seq 5e9 (the ground joined late, or its log is new
     to the ground after an upgrade): its ground log starts there, no gap
@@ -439,6 +471,7 @@ def main():
         test_password(tmp)
         b = Broker(tmp)
         test_logs_and_conflicts(tmp, b)
+        test_restart(tmp, b)
         test_late_join(tmp, b)
         test_too_big(tmp, b)
         test_many_vehicles(tmp, b)
