@@ -162,6 +162,9 @@ static void test_bad_args(void)
 	CHECK(upl_recv_log(NULL, 0, &rl) == -EINVAL);
 	CHECK(upl_recv_log(r, 0, NULL) == -EINVAL);
 	CHECK(upl_recv_log(r, 0, &rl) == -ENOENT);
+	CHECK(upl_recv_same_records(NULL, 3, "", 0) == -EINVAL);
+	CHECK(upl_recv_same_records("", 0, NULL, 3) == -EINVAL);
+	CHECK(upl_recv_same_records("\xff\xff", 2, "", 0) == -EBADMSG);
 	CHECK(upl_recv_run(NULL) == -EINVAL);
 	CHECK(upl_recv_stop(NULL) == -EINVAL);
 	CHECK(upl_recv_wait_subscribed(NULL, 1) == -EINVAL);
@@ -446,6 +449,11 @@ static void test_conflicts(void)
 	hist[real.recs[1].len] = 7 << 3;
 	hist[real.recs[1].len + 1] = 1;
 	CHECK(upl_recv_feed(r, NULL, hist, real.recs[1].len + 2) == 0);
+	/* The same comparison for a ground log: records, not bytes. */
+	CHECK(upl_recv_same_records(real.recs[1].buf, real.recs[1].len, hist, real.recs[1].len + 2) == 1);
+	CHECK(upl_recv_same_records(real.recs[0].buf, real.recs[0].len, forged.recs[0].buf,
+	                            forged.recs[0].len) == 0);
+	CHECK(upl_recv_same_records(real.recs[0].buf, real.recs[0].len, real.recs[1].buf, real.recs[1].len) == 0);
 	free(hist);
 	CHECK(f.n[UPL_RECV_CONFLICT] == 2);
 	/* The forged one came first: the real one is refused as a conflict,

@@ -450,6 +450,8 @@ int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen
 	struct upl_batch_info ia, ib;
 	int same = -EBADMSG;
 
+	if ((!a && alen) || (!b && blen))
+		return -EINVAL;
 	if (upl_batch_decode(a, alen, &ba) < 0 || upl_batch_decode(b, blen, &bb) < 0)
 		goto out;
 	upl_batch_info(ba, &ia);

@@ -214,7 +214,8 @@ int upl_recv_log(upl_recv_t *r, size_t i, struct upl_recv_log *ret_log);
 /*
  * Whether two encoded Batches hold the same records under the same seqs
  * (not the same bytes: a backlog re-send carries Batch.historical too):
- * 1 or 0, or -EBADMSG if either does not decode.  For a ground log that
+ * 1 or 0, -EBADMSG if either does not decode, -EINVAL for NULL with a
+ * length.  For a ground log that
  * meets a Batch it may already hold (a re-send after a restart).
  */
 int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen);
