@@ -31,6 +31,9 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 /* Print "railmon CMD: message" to stderr; returns 2 (usage error). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A number of seconds >= 0 ("2", "0.5"): true and *ret, or false. */
+bool cli_parse_seconds(const char *s, double *ret);
+
 /* Set by SIGINT/SIGTERM (main.c owns it: the only global). */
 extern volatile sig_atomic_t board_stop_requested;
 extern volatile sig_atomic_t board_reload_requested;

@@ -32,7 +32,7 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
-static bool parse_seconds(const char *s, double *ret)
+bool cli_parse_seconds(const char *s, double *ret)
 {
 	char *end;
 	double v = strtod(s, &end);
@@ -70,7 +70,7 @@ int board_cmd_demo(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "t:d:b:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (!parse_seconds(optarg, &o.duration_s))
+			if (!cli_parse_seconds(optarg, &o.duration_s))
 				return cli_fail("demo", "--duration: expected seconds, not '%s'", optarg);
 			break;
 		case 'd': o.data_dir = optarg; break;
@@ -131,7 +131,7 @@ int board_cmd_run(int argc, char **argv)
 		case 'b': board = optarg; break;
 		case 'd': data = optarg; break;
 		case 't':
-			if (!parse_seconds(optarg, &duration))
+			if (!cli_parse_seconds(optarg, &duration))
 				return cli_fail("run", "--duration: expected seconds, not '%s'", optarg);
 			break;
 		case 'h': fputs(run_usage, stdout); return 0;
@@ -457,7 +457,7 @@ int board_cmd_replay(int argc, char **argv)
 		case 'b': board = optarg; break;
 		case 'd': data = optarg; break;
 		case 's':
-			if (!parse_seconds(optarg, &speed) || speed > 1000)
+			if (!cli_parse_seconds(optarg, &speed) || speed > 1000)
 				return cli_fail("replay", "--speed: expected 0 to 1000, not '%s'", optarg);
 			break;
 		case 1: to_can = optarg; break;

@@ -1138,6 +1138,10 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	meta.vehicle = cfg->vehicle;
 	meta.config_hash = cfg->hash;
 	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
+	/* Every Batch names its log, so the ground can tell a new log
+	   (seq from 1 again) from records it already has. */
+	_Static_assert(UPL_LOG_ID_LEN == STOR_LOG_ID_BYTES, "one log id size");
+	stor_log_id(d->log, meta.log_id);
 	r = upl_encoder_new(&meta, cfg->batch_max, &d->enc);
 	/* Sizes the encoder for the whole dictionary now, so the collector
 	   never allocates for it; batch_flush() sets it for real. */

@@ -6,7 +6,10 @@
  * from the dictionaries Batches carry, filters by time, kind and channel,
  * and writes one line per record.  Damaged frames are reported on stderr
  * with their segment and offset and skipped; everything else is exported.
+ * A ground vehicle directory holding several logs (one per log id) is
+ * exported log after log.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -250,6 +253,103 @@ static int export_log(struct export_ctx *x, const char *dir)
 	return r;
 }
 
+/* Time of the first readable record of a log, INT64_MAX if it has none. */
+static int64_t first_record_ns(const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int64_t t = INT64_MAX;
+	int k;
+
+	if (stor_reader_open(dir, &rd) < 0)
+		return t;
+	while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
+		;
+	if (k == 1)
+		t = rec.t_first_ns;
+	stor_reader_free(rd);
+	return t;
+}
+
+struct found_log {
+	char *dir;
+	int64_t t_first;
+};
+
+static int found_cmp(const void *a, const void *b)
+{
+	const struct found_log *x = a, *y = b;
+
+	return x->t_first < y->t_first ? -1 : x->t_first > y->t_first;
+}
+
+/*
+ * A ground vehicle directory (`railmon recv --log DIR`, DIR/<vehicle>):
+ * one log per log id in subdirectories, and the segments a receiver
+ * before log ids wrote in it directly.  Every log with records, in the
+ * order of their first records; none: dir itself.
+ */
+static size_t find_logs(const char *dir, struct found_log **ret)
+{
+	struct found_log *v = NULL, *n;
+	size_t count = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		char *path;
+
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
+		    asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			continue;
+		n = realloc(v, (count + 2) * sizeof(*v));
+		if (!n) {
+			free(path);
+			break;
+		}
+		v = n;
+		v[count] = (struct found_log){ path, first_record_ns(path) };
+		if (v[count].t_first == INT64_MAX)
+			free(path);
+		else
+			count++;
+	}
+	if (d)
+		closedir(d);
+	if (count && (n = realloc(v, (count + 1) * sizeof(*v)))) {
+		v = n;
+		v[count].t_first = first_record_ns(dir);
+		v[count].dir = v[count].t_first == INT64_MAX ? NULL : strdup(dir);
+		count += v[count].dir != NULL;
+		qsort(v, count, sizeof(*v), found_cmp);
+	}
+	*ret = v;
+	return count;
+}
+
+/* One log, or each log of a ground vehicle directory in turn. */
+static int export_dir(struct export_ctx *x, const char *dir)
+{
+	struct found_log *logs;
+	size_t n = find_logs(dir, &logs);
+	int r = 0;
+
+	if (!n) {
+		free(logs);
+		return export_log(x, dir);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k;
+
+		fprintf(stderr, "railmon export: log %zu of %zu: %s\n", i + 1, n, logs[i].dir);
+		k = export_log(x, logs[i].dir);
+		r = r < 0 ? r : k;
+		free(logs[i].dir);
+	}
+	free(logs);
+	return r;
+}
+
 static int parse_kind(const char *s, unsigned *kinds)
 {
 	static const char *names[] = { "can", "sample", "event" };
@@ -318,7 +418,7 @@ int board_cmd_export(int argc, char **argv)
 		return cli_fail("export", "out of memory");
 	if (x.format != EXPORT_CANDUMP)
 		stor_export_header(x.out, (enum stor_export_format)x.format);
-	r = export_log(&x, dir);
+	r = export_dir(&x, dir);
 	if (fflush(x.out) != 0 && r >= 0)
 		r = -errno;
 	if (output)

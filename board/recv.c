@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * recv.c - `railmon recv`: the ground side.  Subscribes to the vehicles'
- * data topic, decodes and checks every Batch (gaps and duplicates by
- * sequence number per vehicle), writes JSON lines or CSV, and/or appends
- * the Batches unchanged to a local railmon log per vehicle, so `export`,
- * `stat` and `replay` work on the ground exactly as on the train.
+ * data topic, decodes and checks every Batch (gaps, duplicates and
+ * conflicts by sequence number per vehicle and log id), writes JSON lines
+ * or CSV, and/or appends the Batches unchanged to a local railmon log per
+ * (vehicle, log id), so `export`, `stat` and `replay` work on the ground
+ * exactly as on the train.  A Batch that is refused, or that a ground log
+ * cannot take, is kept as a file in the refused directory, counted and
+ * said: nothing is dropped without a word.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,18 +30,63 @@
 #include "storage/stor.h"
 #include "uplink/recv.h"
 
-#define RECV_VEHICLES_MAX 256
+#define RECV_PRINT_BURST 20                 /* refusals printed one by one, per reason */
+#define RECV_PRINT_EVERY_NS (10 * INT64_C(1000000000)) /* then a count this often */
+#define RECV_KEEP_MAX 10000                 /* refused Batches written out per run */
+#define RECV_PASSWORD_MAX 1024
+
+/* Why a Batch is not in a ground log (its records may still be in the
+   text output), or was refused by the receiver. */
+enum ground_why {
+	GROUND_CONFLICT = 0,    /* = UPL_RECV_CONFLICT ... UPL_RECV_NO_MEMORY */
+	GROUND_SEQ_JUMP,
+	GROUND_TOO_MANY_VEHICLES,
+	GROUND_NO_MEMORY,
+	GROUND_LATE,            /* behind the ground log's end, over a hole: it only appends */
+	GROUND_DIFFERS,         /* the ground log holds other records for these seqs */
+	GROUND_TOO_BIG,         /* over the log's 1 MiB frame limit */
+	GROUND_BAD_NAME,        /* a vehicle id that cannot be a directory name */
+	GROUND_LOG_ERROR,       /* the ground log could not open or append (errno printed) */
+	GROUND_WHY_MAX,
+	GROUND_HAS_IT           /* not a refusal: the ground log holds these records already */
+};
+
+static const char *const ground_why_text[GROUND_WHY_MAX] = {
+	[GROUND_CONFLICT] = "conflict: records received before, with other content",
+	[GROUND_SEQ_JUMP] = "implausible seq: more than 2^40 records away from the rest of its log",
+	[GROUND_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
+	[GROUND_NO_MEMORY] = "out of memory",
+	[GROUND_LATE] = "late: behind the end of its ground log (its records are in the text output)",
+	[GROUND_DIFFERS] = "conflict: its ground log holds other records for these seqs (these are in the "
+	                   "text output)",
+	[GROUND_TOO_BIG] = "over 1 MiB: more than a log frame holds",
+	[GROUND_BAD_NAME] = "vehicle id not usable as a directory name",
+	[GROUND_LOG_ERROR] = "the ground log failed",
+};
+
+static const char *const ground_why_file[GROUND_WHY_MAX] = {
+	"conflict", "seq-jump", "vehicles", "nomem", "late", "conflict-stored", "too-big", "bad-name",
+	"log-error",
+};
 
 struct ground_log {
-	char vehicle[64];
-	stor_log_t *log;
+	char dir[PATH_MAX];
+	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
+	bool unusable;            /* bad vehicle id: every Batch is refused */
+	int64_t used_ns;
+	uint64_t stored, not_stored; /* Batches */
 };
 
 struct ground {
-	const char *dir;                 /* one log per vehicle below it */
-	struct ground_log logs[RECV_VEHICLES_MAX];
-	size_t nlogs;
-	uint64_t appended, refused;
+	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
+	const char *keep_dir;     /* refused Batches go here */
+	struct ground_log **logs; /* every ground log, to close them */
+	size_t nlogs, cap;
+	uint64_t appended, had;   /* Batches stored; found stored already */
+	uint64_t refused[GROUND_WHY_MAX];
+	uint64_t kept, keep_failed;
+	int64_t printed_ns[GROUND_WHY_MAX];
+	uint64_t printed[GROUND_WHY_MAX];
 };
 
 static const char recv_usage[] =
@@ -43,88 +97,379 @@ static const char recv_usage[] =
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
 	"  -f, --format FMT       jsonl (default), csv, or none\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
-	"  -l, --log DIR          also append every Batch to DIR/<vehicle>/ (a railmon log)\n"
+	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
+	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
+	"      --refused DIR      keep refused Batches here (default DIR/refused with --log,\n"
+	"                         else ./railmon-refused)\n"
+	"      --max-vehicles N   vehicle ids tracked at most (default 10000); Batches of\n"
+	"                         further ones are refused and counted\n"
 	"      --ca FILE          CA certificate that signed the broker's (mqtts)\n"
 	"      --cert FILE        client certificate (device / consumer identity)\n"
 	"      --key FILE         its private key\n"
 	"      --insecure         do not check the broker's host name (logged)\n"
-	"  -u, --username NAME    --password PASS: MQTT credentials\n"
+	"  -u, --username NAME    MQTT user name; the password from --password-file FILE\n"
+	"                         (first line) or the environment (RAILMON_MQTT_PASSWORD)\n"
+	"      --password PASS    also works, but other users can see it (ps)\n"
 	"  -n, --count N          stop after N new records\n"
-	"  -T, --duration S       stop after S seconds\n"
+	"  -T, --duration S       stop after S seconds (connected or not)\n"
 	"  -h, --help             this text\n"
-	"A summary (records, duplicates, missing, per vehicle) goes to stderr at the end.\n";
+	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
+	"stderr at the end.  Exit status 1 if it never got connected.\n";
 
-static stor_log_t *ground_log_for(struct ground *g, const char *vehicle)
+/* ---- refused Batches ---- */
+
+/* Vehicle ids come from the network: keep file names tame. */
+static void safe_name(char *out, size_t size, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < size && n < 64; s++)
+		out[n++] = (isalnum((unsigned char)*s) || *s == '-' || *s == '_') ? *s : '_';
+	if (!n)
+		out[n++] = '_';
+	out[n] = 0;
+}
+
+/* "" for a Batch without a log id. */
+static void log_id_hex(const uint8_t *id, size_t len, char out[2 * UPL_LOG_ID_LEN + 1])
+{
+	out[0] = 0;
+	for (size_t i = 0; i < len && i < UPL_LOG_ID_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/* Write the payload as received to the refused directory; the name says
+   vehicle, log, seq range and reason.  Returns the path or NULL. */
+static const char *keep_batch(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
+                              const void *payload, size_t len, char *path, size_t size)
+{
+	char veh[80], id[2 * UPL_LOG_ID_LEN + 1];
+	int fd;
+
+	if (g->kept >= RECV_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
+		goto fail;
+	safe_name(veh, sizeof(veh), info->vehicle);
+	log_id_hex(info->log_id, info->log_id_len, id);
+	/* The count makes every name new: a second conflict on the same range
+	   must not replace the first. */
+	snprintf(path, size, "%s/%s.%s.%" PRIu64 "-%" PRIu64 ".%s.%" PRIu64 ".batch", g->keep_dir, veh,
+	         id[0] ? id : "no-log-id", info->first_seq, info->first_seq + info->count - (info->count > 0),
+	         ground_why_file[why], g->kept + g->keep_failed + 1);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	if (write(fd, payload, len) != (ssize_t)len || fsync(fd) < 0) {
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	g->kept++;
+	return path;
+fail:
+	g->keep_failed++;
+	return NULL;
+}
+
+/* Count, keep and say (the first RECV_PRINT_BURST of each reason one by
+   one, then a count every RECV_PRINT_EVERY_NS). */
+static void ground_refuse(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
+                          const void *payload, size_t len, int err)
+{
+	char path[PATH_MAX + 160], id[2 * UPL_LOG_ID_LEN + 1];
+	const char *kept = NULL;
+	int64_t now = acq_mono_ns();
+
+	g->refused[why]++;
+	/* A flood of Batches from vehicles past the cap would fill the disk. */
+	if (why != GROUND_TOO_MANY_VEHICLES)
+		kept = keep_batch(g, why, info, payload, len, path, sizeof(path));
+	if (g->printed[why] >= RECV_PRINT_BURST && now - g->printed_ns[why] < RECV_PRINT_EVERY_NS)
+		return;
+	log_id_hex(info->log_id, info->log_id_len, id);
+	if (g->printed[why] < RECV_PRINT_BURST)
+		fprintf(stderr, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
+		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
+		        info->first_seq + info->count - (info->count > 0),
+		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why],
+		        err ? ": " : "", err ? strerror(-err) : "", kept ? "kept in " : "not kept",
+		        kept ? kept : "");
+	else
+		fprintf(stderr, "railmon recv: %" PRIu64 " Batches %s so far: %s\n", g->refused[why],
+		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why]);
+	g->printed[why]++;
+	g->printed_ns[why] = now;
+}
+
+/* recv's on_refused: the receiver would not take the Batch. */
+static void recv_refused(void *ctx, enum upl_recv_refusal why, const struct upl_batch_info *info,
+                         const void *payload, size_t len)
+{
+	_Static_assert((int)GROUND_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
+	ground_refuse(ctx, (enum ground_why)why, info, payload, len, 0);
+}
+
+/* ---- ground logs ---- */
+
+/* A name no board file would give a vehicle, or that is not a plain
+   directory name (the log's header holds at most 59 bytes). */
+static bool usable_vehicle(const char *v)
+{
+	return *v && v[0] != '.' && !strchr(v, '/') && strlen(v) <= 59;
+}
+
+/* After a restart, go on in the newest continuation (ground_continue())
+   of this log that starts at or before the Batch. */
+static void ground_find_continued(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info,
+                                  const char *id)
+{
+	char vdir[PATH_MAX], prefix[2 * UPL_LOG_ID_LEN + 8];
+	uint64_t best = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(vdir, sizeof(vdir), "%s/%s", g->dir, info->vehicle);
+	snprintf(prefix, sizeof(prefix), "%s%sfrom-", id, id[0] ? "." : "");
+	d = opendir(vdir);
+	while (d && (de = readdir(d))) {
+		uint64_t from;
+		char *end;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		from = strtoull(de->d_name + strlen(prefix), &end, 10);
+		if (!*end && from <= info->first_seq && from > best)
+			best = from;
+	}
+	if (d)
+		closedir(d);
+	if (best) {
+		size_t n = strlen(vdir);
+		int k = snprintf(vdir + n, sizeof(vdir) - n, "/%s%" PRIu64, prefix, best);
+
+		if (k > 0 && (size_t)k < sizeof(vdir) - n)
+			memcpy(gl->dir, vdir, sizeof(gl->dir));
+	}
+}
+
+static struct ground_log *ground_log_new(struct ground *g, const struct upl_batch_info *info)
+{
+	struct ground_log *gl = calloc(1, sizeof(*gl));
+	char id[2 * UPL_LOG_ID_LEN + 1];
+
+	if (!gl)
+		return NULL;
+	if (g->nlogs == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct ground_log **n = realloc(g->logs, cap * sizeof(*n));
+
+		if (!n) {
+			free(gl);
+			return NULL;
+		}
+		g->logs = n;
+		g->cap = cap;
+	}
+	gl->unusable = !usable_vehicle(info->vehicle);
+	/* Batches without a log id (railmon before log ids) go where the
+	   vehicle's log always was; each log id gets a directory below it. */
+	log_id_hex(info->log_id, info->log_id_len, id);
+	snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
+	if (!gl->unusable)
+		ground_find_continued(g, gl, info, id);
+	g->logs[g->nlogs++] = gl;
+	return gl;
+}
+
+/* Out of file descriptors: close the ground log idle the longest. */
+static bool ground_close_idle(struct ground *g)
+{
+	struct ground_log *idle = NULL;
+
+	for (size_t i = 0; i < g->nlogs; i++)
+		if (g->logs[i]->log && (!idle || g->logs[i]->used_ns < idle->used_ns))
+			idle = g->logs[i];
+	if (idle)
+		idle->log = stor_log_free(idle->log);
+	return idle != NULL;
+}
+
+static int ground_open(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
 {
 	/* Every Batch durable as it arrives: the ground has no sync window to
-	   lose, and batches come seconds apart per vehicle. */
-	struct stor_log_cfg lc = { .vehicle = vehicle, .sync_window_ms = 0 };
-	char dir[4096];
-	size_t i;
-
-	for (i = 0; i < g->nlogs; i++)
-		if (!strcmp(g->logs[i].vehicle, vehicle))
-			return g->logs[i].log;
-	if (g->nlogs >= RECV_VEHICLES_MAX || strlen(vehicle) >= sizeof(g->logs[0].vehicle) || !*vehicle ||
-	    strchr(vehicle, '/') || vehicle[0] == '.')
-		return NULL; /* a vehicle id no board file would accept */
-	snprintf(dir, sizeof(dir), "%s/%s", g->dir, vehicle);
-	lc.dir = dir;
-	if (stor_log_open(&lc, &g->logs[g->nlogs].log) < 0)
-		return NULL;
-	snprintf(g->logs[g->nlogs].vehicle, sizeof(g->logs[0].vehicle), "%s", vehicle);
-	return g->logs[g->nlogs++].log;
-}
-
-/* recv's callback: a Batch with new records, payload as received. */
-static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len)
-{
-	struct ground *g = ctx;
-	stor_log_t *log = ground_log_for(g, info->vehicle);
-	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
-	                        .len = (uint32_t)len };
-	upl_batch_t *b;
+	   lose, and batches come seconds apart per vehicle.  A new ground log
+	   starts at the first Batch it gets: a vehicle met at seq 5e9 needs no
+	   gap marker for the records before (one marks at most 2^32). */
+	struct stor_log_cfg lc = { .dir = gl->dir, .vehicle = info->vehicle, .sync_window_ms = 0,
+	                           .first_seq = info->first_seq };
+	char parent[PATH_MAX];
 	int r;
 
-	if (!log || !info->count) {
-		g->refused++;
-		return log ? 0 : -EINVAL;
-	}
-	/* Behind: a partial re-send (its new records are in the text output;
-	   the log keeps whole Batches only).  Ahead: records that never came
-	   are marked as a gap, so the log says so. */
-	if (info->first_seq < stor_log_next_seq(log)) {
-		g->refused++;
-		return -EALREADY;
-	}
-	r = stor_log_skip(log, info->first_seq);
-	if (r < 0)
-		return r;
-	r = upl_batch_decode(payload, len, &b);
-	if (r < 0)
-		return r;
-	rec.t_first_ns = INT64_MAX;
-	rec.t_last_ns = INT64_MIN;
-	for (uint32_t i = 0; i < info->count; i++) {
-		struct acq_item it;
-		upl_batch_item(b, i, &it);
-		rec.t_first_ns = it.t_ns < rec.t_first_ns ? it.t_ns : rec.t_first_ns;
-		rec.t_last_ns = it.t_ns > rec.t_last_ns ? it.t_ns : rec.t_last_ns;
-	}
-	upl_batch_free(b);
-	r = stor_log_append(log, &rec);
-	if (r == 0)
-		g->appended++;
-	stor_log_tick(log);
+	snprintf(parent, sizeof(parent), "%s/%s", g->dir, info->vehicle);
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	do
+		r = stor_log_open(&lc, &gl->log);
+	while ((r == -EMFILE || r == -ENFILE) && ground_close_idle(g));
 	return r;
 }
+
+/*
+ * A Batch behind the ground log's end (recv restarted and forgot what it
+ * had received, or a late Batch): the ground log holds the same records
+ * (no news), other records over that range (a conflict), or a hole there
+ * (late: the log only appends).
+ */
+static enum ground_why ground_behind(const struct ground_log *gl, const struct upl_batch_info *info,
+                                     const void *payload, size_t len)
+{
+	enum ground_why why = GROUND_LATE;
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int k;
+
+	if (stor_reader_open(gl->dir, &rd) < 0)
+		return why;
+	if (stor_reader_seek_seq(rd, info->first_seq) == 0) {
+		while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
+			;
+		if (k == 1 && rec.first_seq < info->first_seq + info->count)
+			why = rec.first_seq == info->first_seq &&
+			      upl_recv_same_records(rec.payload, rec.len, payload, len) == 1 ?
+			      GROUND_HAS_IT : GROUND_DIFFERS;
+	}
+	stor_reader_free(rd);
+	return why;
+}
+
+/* Time span of the records, which the log frame carries. */
+static int batch_span(const void *payload, size_t len, uint32_t count, struct stor_rec *rec)
+{
+	upl_batch_t *b;
+	int r = upl_batch_decode(payload, len, &b);
+
+	if (r < 0)
+		return r;
+	rec->t_first_ns = INT64_MAX;
+	rec->t_last_ns = INT64_MIN;
+	for (uint32_t i = 0; i < count; i++) {
+		struct acq_item it;
+
+		upl_batch_item(b, i, &it);
+		rec->t_first_ns = it.t_ns < rec->t_first_ns ? it.t_ns : rec->t_first_ns;
+		rec->t_last_ns = it.t_ns > rec->t_last_ns ? it.t_ns : rec->t_last_ns;
+	}
+	upl_batch_free(b);
+	return 0;
+}
+
+static int ground_store(struct ground_log *gl, const struct upl_batch_info *info, const void *payload,
+                        size_t len)
+{
+	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
+	                        .len = (uint32_t)len };
+	int r;
+
+	/* Behind: the log appends in seq order only (a late Batch filling a
+	   hole).  Ahead: records that never came are marked as a gap, so the
+	   log says so. */
+	if (info->first_seq < stor_log_next_seq(gl->log))
+		return ground_behind(gl, info, payload, len);
+	if (len > (1u << 20))
+		return GROUND_TOO_BIG;
+	r = stor_log_skip(gl->log, info->first_seq);
+	if (r == 0)
+		r = batch_span(payload, len, info->count, &rec);
+	if (r == 0)
+		r = stor_log_append(gl->log, &rec);
+	stor_log_tick(gl->log);
+	return r;
+}
+
+/* A gap of over 2^32 records cannot be marked in a log (one gap marker
+   counts at most that many): go on in a new ground log beside this one,
+   which `export --data DIR/<vehicle>` reads after it. */
+static int ground_continue(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
+{
+	char id[2 * UPL_LOG_ID_LEN + 1];
+
+	gl->log = stor_log_free(gl->log);
+	log_id_hex(info->log_id, info->log_id_len, id);
+	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
+	         id[0] ? "." : "", info->first_seq);
+	fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
+	        " (more than a log marks): continuing in %s\n", info->vehicle, id[0] ? id : "(none)",
+	        info->first_seq, gl->dir);
+	return ground_open(g, gl, info);
+}
+
+/* recv's on_batch: a Batch with new records, payload as received. */
+static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len,
+                         void **log_ctx)
+{
+	struct ground *g = ctx;
+	struct ground_log *gl = *log_ctx;
+	int r = 0;
+
+	if (!gl && !(gl = *log_ctx = ground_log_new(g, info))) {
+		ground_refuse(g, GROUND_NO_MEMORY, info, payload, len, -ENOMEM);
+		return -ENOMEM;
+	}
+	if (gl->unusable) {
+		gl->not_stored++;
+		ground_refuse(g, GROUND_BAD_NAME, info, payload, len, 0);
+		return -EINVAL;
+	}
+	gl->used_ns = acq_mono_ns();
+	if (!gl->log)
+		r = ground_open(g, gl, info);
+	if (r == 0)
+		r = ground_store(gl, info, payload, len);
+	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
+		r = ground_store(gl, info, payload, len);
+	if (r == GROUND_HAS_IT) {
+		g->had++;
+		return 0;
+	}
+	if (r != 0) {
+		gl->not_stored++;
+		ground_refuse(g, r > 0 ? (enum ground_why)r : GROUND_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
+		return r > 0 ? -EALREADY : r;
+	}
+	gl->stored++;
+	g->appended++;
+	return 0;
+}
+
+static void ground_free(struct ground *g)
+{
+	for (size_t i = 0; i < g->nlogs; i++) {
+		stor_log_free(g->logs[i]->log); /* syncs */
+		free(g->logs[i]);
+	}
+	free(g->logs);
+}
+
+/* Each ground log holds two file descriptors: take what the system allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* ---- options ---- */
 
 struct recv_opts {
 	struct upl_recv_cfg cfg;
 	uint64_t count;
 	double duration;
-	const char *output, *logdir;
-	char host[128], client_id[128];
+	const char *output, *logdir, *keep_dir, *password_file;
+	char host[128], client_id[128], keep_default[PATH_MAX];
+	char *password;           /* ours: from a file, the environment or argv */
+	bool password_argv;
 };
 
 /* mqtt://host[:port] or mqtts://host[:port] */
@@ -153,6 +498,156 @@ static int parse_broker(const char *url, struct recv_opts *o)
 	return o->host[0] ? 0 : -EINVAL;
 }
 
+static bool parse_count(const char *s, uint64_t min, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end || errno || s[0] == '-' || v < min)
+		return false;
+	*ret = v;
+	return true;
+}
+
+/* The first line of a file, without its line end. */
+static int read_password(const char *path, char **ret)
+{
+	char buf[RECV_PASSWORD_MAX + 2];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	n = strcspn(buf, "\r\n");
+	if (n > RECV_PASSWORD_MAX)
+		return -E2BIG;
+	buf[n] = 0;
+	if (!n)
+		return -ENODATA;
+	*ret = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* --password, --password-file or RAILMON_MQTT_PASSWORD, in plain words. */
+static int recv_password(struct recv_opts *o)
+{
+	const char *env = getenv("RAILMON_MQTT_PASSWORD");
+	int r;
+
+	if (o->password_argv && o->password_file)
+		return cli_fail("recv", "--password and --password-file: give one");
+	if (o->password_file) {
+		r = read_password(o->password_file, &o->password);
+		if (r < 0)
+			return cli_fail("recv", "--password-file %s: %s", o->password_file,
+			                r == -ENODATA ? "empty first line" :
+			                r == -E2BIG ? "the first line is over 1024 bytes" : strerror(-r));
+	} else if (!o->password && env && *env) {
+		o->password = strdup(env);
+		if (!o->password)
+			return cli_fail("recv", "out of memory");
+	}
+	if (o->password && !o->cfg.username)
+		return cli_fail("recv", "a password (%s) needs --username",
+		                o->password_argv ? "--password" : o->password_file ? "--password-file" :
+		                "RAILMON_MQTT_PASSWORD");
+	if (o->password_argv)
+		fprintf(stderr, "railmon recv: WARNING: --password is visible to other users (ps, /proc); "
+		                "use --password-file FILE or RAILMON_MQTT_PASSWORD\n");
+	o->cfg.password = o->password;
+	return 0;
+}
+
+static int readable(const char *opt, const char *path)
+{
+	if (path && access(path, R_OK) < 0)
+		return cli_fail("recv", "%s %s: %s", opt, path, strerror(errno));
+	return 0;
+}
+
+/* What upl_recv_new() would refuse with a bare -EINVAL, said in words. */
+static int recv_check(struct recv_opts *o)
+{
+	const struct upl_tls_cfg *t = &o->cfg.tls;
+
+	if (!o->cfg.use_tls && (t->ca_file || t->cert_file || t->key_file))
+		return cli_fail("recv", "--ca, --cert and --key are for TLS: use an mqtts:// broker");
+	if (!o->cfg.use_tls && t->insecure)
+		return cli_fail("recv", "--insecure skips the broker's host name check, which only TLS "
+		                        "has: use an mqtts:// broker, or leave --insecure out");
+	if (o->cfg.use_tls && !t->ca_file)
+		return cli_fail("recv", "mqtts:// needs --ca FILE: the CA certificate that signed the broker's");
+	if (t->key_file && !t->cert_file)
+		return cli_fail("recv", "--key needs --cert: the client certificate that goes with the key");
+	if (t->cert_file && !t->key_file)
+		return cli_fail("recv", "--cert needs --key: the private key of the client certificate");
+	if (readable("--ca", t->ca_file) || readable("--cert", t->cert_file) || readable("--key", t->key_file))
+		return 2;
+	if (o->cfg.client_id && !*o->cfg.client_id)
+		return cli_fail("recv", "--client-id: empty");
+	return recv_password(o);
+}
+
+static int recv_option(int c, struct recv_opts *o)
+{
+	switch (c) {
+	case 't': o->cfg.topic = optarg; break;
+	case 'i': o->cfg.client_id = optarg; break;
+	case 'f':
+		if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
+			o->cfg.format = UPL_RECV_JSONL;
+		else if (!strcmp(optarg, "csv"))
+			o->cfg.format = UPL_RECV_CSV;
+		else if (!strcmp(optarg, "none"))
+			o->cfg.format = UPL_RECV_NONE;
+		else
+			return cli_fail("recv", "--format: expected jsonl, csv or none, not '%s'", optarg);
+		break;
+	case 'o': o->output = optarg; break;
+	case 'l': o->logdir = optarg; break;
+	case 1: o->cfg.tls.ca_file = optarg; break;
+	case 2: o->cfg.tls.cert_file = optarg; break;
+	case 3: o->cfg.tls.key_file = optarg; break;
+	case 4: o->cfg.tls.insecure = true; break;
+	case 'u': o->cfg.username = optarg; break;
+	case 5:
+		/* Keep a copy and blank the argument, so ps shows it only until here. */
+		free(o->password);
+		o->password = strdup(optarg);
+		if (!o->password)
+			return cli_fail("recv", "out of memory");
+		memset(optarg, 'x', strlen(optarg));
+		o->password_argv = true;
+		break;
+	case 6: o->password_file = optarg; break;
+	case 7: o->keep_dir = optarg; break;
+	case 8: {
+		uint64_t n;
+		if (!parse_count(optarg, 1, &n) || n > SIZE_MAX)
+			return cli_fail("recv", "--max-vehicles: expected a number >= 1, not '%s'", optarg);
+		o->cfg.max_vehicles = (size_t)n;
+		break;
+	}
+	case 'n':
+		if (!parse_count(optarg, 1, &o->count))
+			return cli_fail("recv", "--count: expected a number >= 1, not '%s'", optarg);
+		break;
+	case 'T':
+		if (!cli_parse_seconds(optarg, &o->duration))
+			return cli_fail("recv", "--duration: expected seconds, not '%s'", optarg);
+		break;
+	case 'h': fputs(recv_usage, stdout); return 1;
+	default: fputs(recv_usage, stderr); return 2;
+	}
+	return 0;
+}
+
 static int recv_parse(int argc, char **argv, struct recv_opts *o)
 {
 	static const struct option opts[] = {
@@ -162,52 +657,31 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		{ "ca", required_argument, NULL, 1 }, { "cert", required_argument, NULL, 2 },
 		{ "key", required_argument, NULL, 3 }, { "insecure", no_argument, NULL, 4 },
 		{ "username", required_argument, NULL, 'u' }, { "password", required_argument, NULL, 5 },
+		{ "password-file", required_argument, NULL, 6 }, { "refused", required_argument, NULL, 7 },
+		{ "max-vehicles", required_argument, NULL, 8 },
 		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	bool broker = false;
-	int c;
+	int c, r;
 
 	o->cfg.format = UPL_RECV_JSONL;
 	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'B':
+		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
 				return cli_fail("recv", "--broker: expected mqtt://host[:port] or mqtts://..., not '%s'", optarg);
 			broker = true;
-			break;
-		case 't': o->cfg.topic = optarg; break;
-		case 'i': o->cfg.client_id = optarg; break;
-		case 'f':
-			if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
-				o->cfg.format = UPL_RECV_JSONL;
-			else if (!strcmp(optarg, "csv"))
-				o->cfg.format = UPL_RECV_CSV;
-			else if (!strcmp(optarg, "none"))
-				o->cfg.format = UPL_RECV_NONE;
-			else
-				return cli_fail("recv", "--format: expected jsonl, csv or none, not '%s'", optarg);
-			break;
-		case 'o': o->output = optarg; break;
-		case 'l': o->logdir = optarg; break;
-		case 1: o->cfg.tls.ca_file = optarg; break;
-		case 2: o->cfg.tls.cert_file = optarg; break;
-		case 3: o->cfg.tls.key_file = optarg; break;
-		case 4: o->cfg.tls.insecure = true; break;
-		case 'u': o->cfg.username = optarg; break;
-		case 5: o->cfg.password = optarg; break;
-		case 'n': o->count = strtoull(optarg, NULL, 10); break;
-		case 'T': o->duration = strtod(optarg, NULL); break;
-		case 'h': fputs(recv_usage, stdout); return 1;
-		default: fputs(recv_usage, stderr); return 2;
+		} else if ((r = recv_option(c, o)) != 0) {
+			return r;
 		}
 	}
 	if (optind < argc)
 		return cli_fail("recv", "unexpected argument '%s'", argv[optind]);
 	if (!broker)
 		return cli_fail("recv", "--broker URL is required");
-	if ((o->cfg.tls.ca_file || o->cfg.tls.cert_file) && !o->cfg.use_tls)
-		return cli_fail("recv", "--ca/--cert need an mqtts:// broker");
+	r = recv_check(o);
+	if (r)
+		return r;
 	if (!o->cfg.client_id) {
 		char host[64] = "ground";
 		gethostname(host, sizeof(host) - 1);
@@ -217,91 +691,230 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 	return 0;
 }
 
+/* ---- running ---- */
+
+struct recv_thread {
+	upl_recv_t *r;
+	int ret;
+	atomic_bool done;
+};
+
 static void *recv_thread(void *p)
 {
-	upl_recv_run(p);
+	struct recv_thread *t = p;
+
+	t->ret = upl_recv_run(t->r);
+	atomic_store(&t->done, true);
 	return NULL;
+}
+
+/* Connection trouble, said once when it starts or changes, then at most
+   every RECV_PRINT_EVERY_NS while it lasts. */
+struct conn_report {
+	uint64_t seen;
+	enum upl_recv_fail fail;
+	char text[sizeof(((struct upl_recv_stats *)0)->fail_text)];
+	int64_t printed_ns;
+	bool subscribed;
+};
+
+static void report_connection(struct conn_report *c, const struct upl_recv_stats *st, const struct recv_opts *o)
+{
+	uint64_t n = st->connect_failures + st->disconnects;
+	bool changed = st->fail != c->fail || strcmp(st->fail_text, c->text) != 0;
+	int64_t now = acq_mono_ns();
+
+	if (st->subscribed && !c->subscribed)
+		fprintf(stderr, "railmon recv: subscribed to %s on %s:%d\n", o->cfg.topic ? o->cfg.topic : "railmon/+/data",
+		        o->cfg.host, o->cfg.port);
+	c->subscribed = st->subscribed;
+	if (n == c->seen || (!changed && now - c->printed_ns < RECV_PRINT_EVERY_NS))
+		return;
+	if (st->fail == UPL_RECV_FAIL_RESOLVE)
+		fprintf(stderr, "railmon recv: cannot resolve the broker's host name '%s': %s", o->cfg.host, st->fail_text);
+	else if (st->fail == UPL_RECV_FAIL_LOST)
+		fprintf(stderr, "railmon recv: connection to %s:%d lost: %s", o->cfg.host, o->cfg.port, st->fail_text);
+	else if (st->fail == UPL_RECV_FAIL_TLS)
+		fprintf(stderr, "railmon recv: TLS with %s:%d failed: %s (check --ca, the broker's certificate and "
+		        "its host name)", o->cfg.host, o->cfg.port, st->fail_text);
+	else
+		fprintf(stderr, "railmon recv: cannot connect to %s:%d: %s", o->cfg.host, o->cfg.port, st->fail_text);
+	if (st->connect_failures > 1)
+		fprintf(stderr, " (%" PRIu64 " attempts so far, retrying)\n", st->connect_failures);
+	else
+		fputs(" (retrying)\n", stderr);
+	c->seen = n;
+	c->fail = st->fail;
+	snprintf(c->text, sizeof(c->text), "%s", st->fail_text);
+	c->printed_ns = now;
+}
+
+static void print_totals(const struct upl_recv_stats *st)
+{
+	uint64_t refused = 0;
+
+	fprintf(stderr, "railmon recv: %" PRIu64 " messages, %" PRIu64 " records, %" PRIu64 " duplicates skipped, %"
+	        PRIu64 " missing, %" PRIu64 " malformed payloads, %" PRIu64 " vehicles, %" PRIu64 " logs\n",
+	        st->messages, st->records, st->duplicates, st->missing, st->bad, st->vehicles, st->logs);
+	if (st->unverified || st->old)
+		fprintf(stderr, "railmon recv: %" PRIu64 " of the duplicates skipped without comparing them (their "
+		        "Batch is older than the last %d kept per log); %" PRIu64 " records below the %d seq ranges "
+		        "kept per log written again (may be duplicates)\n", st->unverified, UPL_RECV_MAX_DIGESTS,
+		        st->old, UPL_RECV_MAX_RANGES);
+	for (int i = 0; i < UPL_RECV_REFUSAL_MAX; i++)
+		refused += st->refused[i];
+	if (refused)
+		fprintf(stderr, "railmon recv: %" PRIu64 " Batches refused: %" PRIu64 " conflicts (%" PRIu64
+		        " records), %" PRIu64 " implausible seq, %" PRIu64 " from vehicles past --max-vehicles, %"
+		        PRIu64 " out of memory\n", refused, st->refused[UPL_RECV_CONFLICT], st->conflict_records,
+		        st->refused[UPL_RECV_SEQ_JUMP], st->refused[UPL_RECV_TOO_MANY_VEHICLES],
+		        st->refused[UPL_RECV_NO_MEMORY]);
+	if (st->sink_errors)
+		fprintf(stderr, "railmon recv: %" PRIu64 " Batches not stored or output not written (see above)\n",
+		        st->sink_errors);
+}
+
+static void print_ground(const struct ground *g)
+{
+	uint64_t refused = 0;
+
+	for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
+		refused += g->refused[i];
+	if (!g->dir && !g->kept && !g->keep_failed)
+		return;
+	if (g->dir)
+		fprintf(stderr, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
+	else
+		fprintf(stderr, "railmon recv: no ground log (--log)");
+	if (g->had)
+		fprintf(stderr, ", %" PRIu64 " received again that they held already", g->had);
+	if (refused) {
+		fprintf(stderr, "; not stored:");
+		for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
+			if (g->refused[i])
+				fprintf(stderr, " %" PRIu64 " %s;", g->refused[i], ground_why_file[i]);
+	}
+	if (g->kept || g->keep_failed)
+		fprintf(stderr, " %" PRIu64 " refused Batches kept in %s/%s", g->kept, g->keep_dir,
+		        g->keep_failed ? " (some could not be written, see above)" : "");
+	fputc('\n', stderr);
 }
 
 static void recv_summary(upl_recv_t *r, const struct ground *g)
 {
 	struct upl_recv_stats st;
+	struct upl_recv_log l;
 
 	upl_recv_stats(r, &st);
-	fprintf(stderr, "railmon recv: %" PRIu64 " messages, %" PRIu64 " records, %" PRIu64 " duplicates skipped, %"
-	        PRIu64 " missing, %" PRIu64 " malformed payloads, %" PRIu64 " vehicles\n", st.messages, st.records,
-	        st.duplicates, st.missing, st.bad, st.vehicles);
-	for (size_t i = 0; i < g->nlogs; i++) {
-		struct upl_recv_vehicle v;
-		if (upl_recv_vehicle(r, g->logs[i].vehicle, &v) == 0)
-			fprintf(stderr, "railmon recv: %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing; log %s/%s\n",
-			        g->logs[i].vehicle, v.first_seq, v.next_seq - 1, v.missing, g->dir, g->logs[i].vehicle);
+	print_totals(&st);
+	print_ground(g);
+	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
+		const struct ground_log *gl = l.log_ctx;
+		char id[2 * UPL_LOG_ID_LEN + 1];
+
+		if (!l.next_seq)
+			continue;
+		log_id_hex(l.log_id, l.log_id_len, id);
+		fprintf(stderr, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
+		        " duplicates, %" PRIu64 " conflicts", l.vehicle, id[0] ? id : "(none)", l.first_seq,
+		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
+		if (gl)
+			fprintf(stderr, "; ground log %s: %" PRIu64 " Batches stored, %" PRIu64 " not", gl->dir,
+			        gl->stored, gl->not_stored);
+		fputc('\n', stderr);
 	}
+}
+
+/* Until stop, --count or --duration; connected or not. */
+static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_opts *o, bool *ret_connected)
+{
+	int64_t end = o->duration > 0 ? acq_mono_ns() + (int64_t)(o->duration * 1e9) : INT64_MAX;
+	struct conn_report rep = { 0 };
+	struct upl_recv_stats st;
+
+	while (!board_stop_requested && !atomic_load(&th->done) && acq_mono_ns() < end) {
+		upl_recv_stats(r, &st);
+		report_connection(&rep, &st, o);
+		*ret_connected = *ret_connected || st.connects > 0;
+		if (o->count && st.records >= o->count)
+			break;
+		if (o->count)
+			upl_recv_wait_records(r, o->count, 100);
+		else
+			usleep(100000);
+	}
+	upl_recv_stats(r, &st);
+	*ret_connected = *ret_connected || st.connects > 0;
+	if (!*ret_connected && st.fail != UPL_RECV_FAIL_NONE)
+		fprintf(stderr, "railmon recv: never connected to %s:%d: %s\n", o->cfg.host, o->cfg.port, st.fail_text);
+	else if (!*ret_connected)
+		fprintf(stderr, "railmon recv: never connected to %s:%d\n", o->cfg.host, o->cfg.port);
+}
+
+static int recv_setup(struct recv_opts *o, struct ground *g)
+{
+	o->cfg.out = stdout;
+	if (o->output && !(o->cfg.out = fopen(o->output, "we")))
+		return cli_fail("recv", "%s: %s", o->output, strerror(errno));
+	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
+		return cli_fail("recv", "--log %s: %s", o->logdir, strerror(errno));
+	if (!o->keep_dir) {
+		snprintf(o->keep_default, sizeof(o->keep_default), "%s/refused", o->logdir ? o->logdir : ".");
+		o->keep_dir = o->logdir ? o->keep_default : "railmon-refused";
+	}
+	g->dir = o->logdir;
+	g->keep_dir = o->keep_dir;
+	o->cfg.on_refused = recv_refused;
+	o->cfg.ctx = g;
+	if (o->logdir) {
+		o->cfg.on_batch = ground_append;
+		raise_fd_limit();
+	}
+	if (o->cfg.tls.insecure)
+		fprintf(stderr, "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n");
+	return 0;
+}
+
+static void recv_opts_free(struct recv_opts *o)
+{
+	free(o->password);
+	if (o->output && o->cfg.out && o->cfg.out != stdout)
+		fclose(o->cfg.out);
 }
 
 int board_cmd_recv(int argc, char **argv)
 {
 	struct recv_opts o = { 0 };
-	struct ground *g = NULL;
-	upl_recv_t *r = NULL;
-	pthread_t th;
-	int64_t t0;
+	struct ground g = { 0 };
+	struct recv_thread th = { 0 };
+	bool connected = false;
+	pthread_t tid;
 	int rc;
 
 	rc = recv_parse(argc, argv, &o);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	o.cfg.out = stdout;
-	if (o.output && !(o.cfg.out = fopen(o.output, "we")))
-		return cli_fail("recv", "%s: %s", o.output, strerror(errno));
-	if (o.logdir) {
-		if (mkdir(o.logdir, 0755) < 0 && errno != EEXIST)
-			return cli_fail("recv", "--log %s: %s", o.logdir, strerror(errno));
-		g = calloc(1, sizeof(*g));
-		if (!g)
-			return cli_fail("recv", "out of memory");
-		g->dir = o.logdir;
-		o.cfg.on_batch = ground_append;
-		o.cfg.ctx = g;
+	if (rc == 0)
+		rc = recv_setup(&o, &g);
+	if (rc != 0) {
+		recv_opts_free(&o);
+		return rc == 1 ? 0 : rc; /* 1: --help */
 	}
-	if (o.cfg.tls.insecure)
-		fprintf(stderr, "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n");
-	rc = upl_recv_new(&o.cfg, &r);
+	rc = upl_recv_new(&o.cfg, &th.r);
 	if (rc < 0) {
 		fprintf(stderr, "railmon recv: %s\n", strerror(-rc));
-		free(g);
+		recv_opts_free(&o);
 		return 1;
 	}
 	board_install_signals();
-	pthread_create(&th, NULL, recv_thread, r);
-	t0 = acq_mono_ns();
-	/* Tell whoever waits on us (a test, a supervisor) when records can flow. */
-	while (!board_stop_requested && upl_recv_wait_subscribed(r, 200) < 0)
-		;
-	if (!board_stop_requested)
-		fprintf(stderr, "railmon recv: subscribed to %s on %s:%d\n", o.cfg.topic ? o.cfg.topic : "railmon/+/data",
-		        o.cfg.host, o.cfg.port);
-	while (!board_stop_requested) {
-		struct upl_recv_stats st;
-		if (o.duration > 0 && acq_mono_ns() - t0 >= (int64_t)(o.duration * 1e9))
-			break;
-		if (o.count && upl_recv_wait_records(r, o.count, 100) == 0)
-			break;
-		if (!o.count)
-			usleep(100000);
-		upl_recv_stats(r, &st);
-	}
-	upl_recv_stop(r);
-	pthread_join(th, NULL);
+	pthread_create(&tid, NULL, recv_thread, &th);
+	recv_wait(th.r, &th, &o, &connected);
+	upl_recv_stop(th.r);
+	pthread_join(tid, NULL);
+	if (th.ret < 0)
+		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
 	fflush(o.cfg.out);
-	recv_summary(r, g ? g : &(struct ground){ 0 });
-	if (g) {
-		for (size_t i = 0; i < g->nlogs; i++)
-			stor_log_free(g->logs[i].log); /* syncs */
-		free(g);
-	}
-	upl_recv_free(r);
-	if (o.output)
-		fclose(o.cfg.out);
-	return 0;
+	recv_summary(th.r, &g);
+	ground_free(&g);
+	upl_recv_free(th.r);
+	recv_opts_free(&o);
+	return th.ret < 0 || !connected ? 1 : 0;
 }

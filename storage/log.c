@@ -32,6 +32,7 @@ struct stor_log {
 	char vehicle[STOR_VEHICLE_MAX + 1];
 	uint64_t config_hash;
 	uint8_t boot_id[16];
+	uint8_t log_id[STOR_LOG_ID_BYTES]; /* in every segment header (see log_id_load) */
 	uint64_t segment_bytes;
 	uint32_t sync_window_ms;
 	uint64_t retention_bytes, retention_age_s;
@@ -150,7 +151,7 @@ static int64_t seg_t_last(stor_log_t *log, size_t i)
 		return INT64_MIN;
 	if (fstat(fd, &st) == 0 && stor_cursor_init(&c, log->ops, fd, (uint64_t)st.st_size) == 0) {
 		/* The seal is the last frame of a closed segment. */
-		if (st.st_size >= STOR_HDR_BYTES + SEAL_BYTES &&
+		if ((uint64_t)st.st_size >= c.off + SEAL_BYTES &&
 		    log->ops->pread(log->ops->ctx, fd, tail, SEAL_BYTES,
 				    st.st_size - SEAL_BYTES) == SEAL_BYTES &&
 		    stor_frame_peek(tail, &f) == 0 && (f.flags & STOR_FRAME_SEAL) &&
@@ -315,6 +316,7 @@ static int seg_write_header(stor_log_t *log)
 	if (getrandom(&h.salt, sizeof(h.salt), 0) != sizeof(h.salt))
 		h.salt = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
 	memcpy(h.boot_id, log->boot_id, 16);
+	memcpy(h.log_id, log->log_id, sizeof(h.log_id));
 	memcpy(h.vehicle, log->vehicle, sizeof(h.vehicle));
 	stor_seg_hdr_encode(&h, buf);
 	do {
@@ -743,8 +745,76 @@ static int recover_last(stor_log_t *log)
 	return r;
 }
 
+/* A new log id.  getrandom fails only before the kernel's pool is ready
+   (early boot): then the clocks and the pid make a collision unlikely. */
+static void random_log_id(uint8_t id[STOR_LOG_ID_BYTES])
+{
+	uint64_t a, b;
+
+	if (getrandom(id, STOR_LOG_ID_BYTES, 0) == STOR_LOG_ID_BYTES)
+		return;
+	a = (uint64_t)now_ns(CLOCK_REALTIME);
+	b = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+	for (size_t i = 0; i < 8; i++) {
+		id[i] = (uint8_t)(a >> (8 * i));
+		id[8 + i] = (uint8_t)(b >> (8 * i));
+	}
+}
+
+static int seg_header(stor_log_t *log, uint64_t seq, struct stor_seg_hdr *ret_hdr)
+{
+	char name[STOR_SEG_NAME_LEN];
+	int fd, r;
+
+	seg_name(name, seq);
+	/* O_NONBLOCK: a FIFO in place of a segment must not hang the open. */
+	fd = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return fd;
+	r = stor_seg_hdr_read(log->ops, fd, ret_hdr);
+	log->ops->close(log->ops->ctx, fd);
+	return r;
+}
+
+/*
+ * The log's identity (storage/DESIGN.md, "Log id"): the id of the newest
+ * segment header that has one, so it survives restarts and retention.  A
+ * log of version 1 segments only gets one derived from its oldest readable
+ * header (salt and creation time): every open derives the same until the
+ * first version 2 segment stores it (*ret_derived asks the caller to create
+ * that segment before retention may delete the oldest).  A log without a
+ * readable segment is a new log: a new random id.
+ */
+static void log_id_load(stor_log_t *log, bool *ret_derived)
+{
+	struct stor_seg_hdr h, oldest;
+	bool any = false;
+
+	*ret_derived = false;
+	for (size_t i = log->nsegs; i-- > 0;) {
+		if (seg_header(log, log->segs[i].first_seq, &h) < 0)
+			continue;
+		if (h.has_log_id) {
+			memcpy(log->log_id, h.log_id, sizeof(log->log_id));
+			return;
+		}
+		oldest = h;
+		any = true;
+	}
+	if (!any) {
+		random_log_id(log->log_id);
+		return;
+	}
+	for (size_t i = 0; i < 8; i++) {
+		log->log_id[i] = (uint8_t)(oldest.salt >> (8 * i));
+		log->log_id[8 + i] = (uint8_t)((uint64_t)oldest.created_ns >> (8 * i));
+	}
+	*ret_derived = true;
+}
+
 int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log)
 {
+	bool derived;
 	stor_log_t *log;
 	int r = cfg_check(cfg);
 
@@ -767,9 +837,15 @@ int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log)
 		stor_log_free(log);
 		return r;
 	}
+	/* A new log (no segment) may start anywhere. */
+	if (!log->nsegs && cfg->first_seq)
+		log->next_seq = cfg->first_seq;
 	if (log->next_seq == 0)
 		log->next_seq = 1;
 	log->confirmed_seq = log->next_seq;
+	log_id_load(log, &derived);
+	if (derived)
+		(void)ensure_segment(log);
 	retention(log);
 	/* A failure to create the first segment is not fatal: appends retry
 	   and count what they drop, and last_error tells why. */
@@ -908,6 +984,14 @@ int stor_log_tick(stor_log_t *log)
 	if (log->retention_age_s && now - log->last_retention_ns >= 1000 * NS_PER_MS)
 		retention(log);
 	return r;
+}
+
+int stor_log_id(const stor_log_t *log, uint8_t ret_id[STOR_LOG_ID_BYTES])
+{
+	if (!log || !ret_id)
+		return -EINVAL;
+	memcpy(ret_id, log->log_id, STOR_LOG_ID_BYTES);
+	return 0;
 }
 
 uint64_t stor_log_next_seq(const stor_log_t *log)

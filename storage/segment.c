@@ -80,12 +80,33 @@ static void hdr_copy_encode(const struct stor_seg_hdr *h, uint8_t *out)
 	put32(out + 124, stor_crc32c(0, out, 124));
 }
 
+/* The log id block's CRC covers the salt, as a frame's does: a block left
+   over from an older generation of the file never passes for this one. */
+static uint32_t id_block_crc(uint64_t salt, const uint8_t *in)
+{
+	uint8_t s[8];
+
+	put64(s, salt);
+	return stor_crc32c(stor_crc32c(0, s, 8), in, 124);
+}
+
+static void id_block_encode(const struct stor_seg_hdr *h, uint8_t *out)
+{
+	memset(out, 0, STOR_HDR_COPY_BYTES);
+	memcpy(out, STOR_SEG_ID_MAGIC, 8);
+	memcpy(out + 8, h->log_id, STOR_LOG_ID_BYTES);
+	put32(out + 124, id_block_crc(h->salt, out));
+}
+
 void stor_seg_hdr_encode(const struct stor_seg_hdr *h, uint8_t out[STOR_HDR_BYTES])
 {
-	/* Two copies in the same 256 bytes: one flipped bit must not cost the
-	   salt, without which no frame of the segment could be proven. */
+	/* Two copies of each block in the same 512 bytes: one flipped bit must
+	   not cost the salt, without which no frame of the segment could be
+	   proven, nor the log id. */
 	hdr_copy_encode(h, out);
 	hdr_copy_encode(h, out + STOR_HDR_COPY_BYTES);
+	id_block_encode(h, out + 2 * STOR_HDR_COPY_BYTES);
+	id_block_encode(h, out + 3 * STOR_HDR_COPY_BYTES);
 }
 
 static int hdr_copy_decode(const uint8_t *in, struct stor_seg_hdr *ret_hdr)
@@ -94,7 +115,12 @@ static int hdr_copy_decode(const uint8_t *in, struct stor_seg_hdr *ret_hdr)
 
 	if (memcmp(in, STOR_SEG_MAGIC, 8) != 0 || get32(in + 124) != stor_crc32c(0, in, 124))
 		return -EBADMSG;
-	if (get32(in + 8) != STOR_SEG_VERSION || get32(in + 12) != STOR_HDR_BYTES)
+	h.version = get32(in + 8);
+	h.hdr_bytes = get32(in + 12);
+	/* Version 1 has no log id blocks: its frames start right after the
+	   two header copies. */
+	if (!(h.version == STOR_SEG_VERSION && h.hdr_bytes == STOR_HDR_BYTES) &&
+	    !(h.version == STOR_SEG_VERSION_V1 && h.hdr_bytes == STOR_HDR_V1_BYTES))
 		return -EBADMSG;
 	h.first_seq = get64(in + 16);
 	h.salt = get64(in + 24);
@@ -106,13 +132,53 @@ static int hdr_copy_decode(const uint8_t *in, struct stor_seg_hdr *ret_hdr)
 	return 0;
 }
 
+static bool id_block_decode(const uint8_t *in, struct stor_seg_hdr *h)
+{
+	if (memcmp(in, STOR_SEG_ID_MAGIC, 8) != 0 || get32(in + 124) != id_block_crc(h->salt, in))
+		return false;
+	memcpy(h->log_id, in + 8, STOR_LOG_ID_BYTES);
+	h->has_log_id = true;
+	return true;
+}
+
 int stor_seg_hdr_decode(const uint8_t in[STOR_HDR_BYTES], struct stor_seg_hdr *ret_hdr)
 {
-	if (hdr_copy_decode(in, ret_hdr) == 0)
-		return hdr_copy_decode(in + STOR_HDR_COPY_BYTES, &(struct stor_seg_hdr){0}) == 0 ? 0 : 2;
-	if (hdr_copy_decode(in + STOR_HDR_COPY_BYTES, ret_hdr) == 0)
-		return 1;
-	return -EBADMSG;
+	struct stor_seg_hdr h;
+	bool id2, id3;
+	int r;
+
+	if (hdr_copy_decode(in, &h) == 0)
+		r = hdr_copy_decode(in + STOR_HDR_COPY_BYTES, &(struct stor_seg_hdr){0}) == 0 ? 0 : 2;
+	else if (hdr_copy_decode(in + STOR_HDR_COPY_BYTES, &h) == 0)
+		r = 1;
+	else
+		return -EBADMSG;
+	if (h.version == STOR_SEG_VERSION) {
+		id2 = id_block_decode(in + 2 * STOR_HDR_COPY_BYTES, &h);
+		id3 = id_block_decode(in + 3 * STOR_HDR_COPY_BYTES, &h);
+		/* Report the first damaged block; the frames stay readable
+		   without the id. */
+		if (r == 0 && (!id2 || !id3))
+			r = id2 ? 4 : 3;
+	}
+	*ret_hdr = h;
+	return r;
+}
+
+/* Decode the first avail bytes of a file of file_size bytes. */
+static int hdr_decode_prefix(const uint8_t *p, size_t avail, uint64_t file_size,
+			     struct stor_seg_hdr *ret_hdr)
+{
+	uint8_t buf[STOR_HDR_BYTES] = {0};
+	int r;
+
+	memcpy(buf, p, avail < sizeof(buf) ? avail : sizeof(buf));
+	r = stor_seg_hdr_decode(buf, ret_hdr);
+	/* A header that says frames start beyond the end of the file was cut
+	   short while being written: there is no header yet. */
+	if (r >= 0 && ret_hdr->hdr_bytes > file_size)
+		return -EBADMSG;
+	return r;
 }
 
 static uint32_t frame_crc(uint64_t salt, const uint8_t *in, uint32_t len)
@@ -281,16 +347,29 @@ static int win_get(struct stor_cursor *c, uint64_t off, size_t len, const uint8_
 	return 1;
 }
 
+int stor_seg_hdr_read(const struct stor_dev_ops *ops, int fd, struct stor_seg_hdr *ret_hdr)
+{
+	uint8_t buf[STOR_HDR_BYTES];
+	ssize_t n = read_full(ops, fd, buf, sizeof(buf), 0);
+
+	if (n < 0)
+		return (int)n;
+	/* Fewer bytes than asked: the end of the file. */
+	return hdr_decode_prefix(buf, (size_t)n, (uint64_t)n, ret_hdr);
+}
+
 int stor_cursor_init(struct stor_cursor *c, const struct stor_dev_ops *ops, int fd,
 		     uint64_t file_size)
 {
+	/* A version 1 segment may be shorter than a version 2 header. */
+	size_t want = file_size >= STOR_HDR_BYTES ? STOR_HDR_BYTES : STOR_HDR_V1_BYTES;
 	const uint8_t *p;
 	int r;
 
 	*c = (struct stor_cursor){ .ops = ops, .fd = fd, .file_size = file_size };
-	r = win_get(c, 0, STOR_HDR_BYTES, &p);
+	r = win_get(c, 0, want, &p);
 	if (r == 1)
-		r = stor_seg_hdr_decode(p, &c->hdr);
+		r = hdr_decode_prefix(p, want, file_size, &c->hdr);
 	else if (r == 0)
 		r = -EBADMSG;
 	if (r < 0) {
@@ -298,7 +377,7 @@ int stor_cursor_init(struct stor_cursor *c, const struct stor_dev_ops *ops, int 
 		return r;
 	}
 	c->hdr_copy_damaged = r;
-	c->off = c->data_end = STOR_HDR_BYTES;
+	c->off = c->data_end = c->hdr.hdr_bytes;
 	c->expect_seq = c->hdr.first_seq;
 	c->t_min = INT64_MAX;
 	c->t_max = INT64_MIN;

@@ -13,9 +13,12 @@
 #include "stor.h"
 
 #define STOR_SEG_MAGIC        "RMLOGSEG"
-#define STOR_SEG_VERSION      1u
-#define STOR_HDR_COPY_BYTES   128u  /* one copy of the segment header */
-#define STOR_HDR_BYTES        256u  /* two copies: frames start here */
+#define STOR_SEG_VERSION      2u    /* written; version 1 (no log id) is still read */
+#define STOR_SEG_VERSION_V1   1u
+#define STOR_HDR_COPY_BYTES   128u  /* one block of the segment header */
+#define STOR_HDR_BYTES        512u  /* v2: two header copies, two log id blocks; frames start here */
+#define STOR_HDR_V1_BYTES     256u  /* v1: two header copies; frames start here */
+#define STOR_SEG_ID_MAGIC     "RMLOGID\0"
 #define STOR_VEHICLE_MAX      59u   /* vehicle id bytes stored, without NUL */
 #define STOR_FRAME_HDR_BYTES  40u
 #define STOR_FRAME_ALIGN      8u
@@ -33,6 +36,10 @@ struct stor_seg_hdr {
 	uint8_t boot_id[16];
 	int64_t created_ns;
 	char vehicle[STOR_VEHICLE_MAX + 1];
+	uint32_t version;      /* decoded: 1 or 2 */
+	uint32_t hdr_bytes;    /* decoded: where frames start (256 or 512) */
+	bool has_log_id;       /* decoded: a v2 header with a good log id block */
+	uint8_t log_id[STOR_LOG_ID_BYTES];
 };
 
 /* One decoded frame header. */
@@ -54,9 +61,19 @@ static inline uint64_t stor_frame_size(uint32_t len)
 /* segment.c: names, headers, frames. */
 void stor_seg_name(char buf[STOR_SEG_NAME_LEN], uint64_t first_seq);
 int stor_seg_parse_name(const char *name, uint64_t *ret_first_seq);
+/* Always the current version (2), with h->log_id. */
 void stor_seg_hdr_encode(const struct stor_seg_hdr *h, uint8_t out[STOR_HDR_BYTES]);
-/* 0 (both copies good), 1 or 2 (that copy damaged, the other used), -EBADMSG. */
+/*
+ * Decode a version 1 or 2 header from the first min(file size, 512) bytes
+ * of a segment (the rest of in zeroed).  0 (all good), 1 or 2 (that header
+ * copy damaged, the other used), 3 or 4 (that log id block damaged; with
+ * both damaged has_log_id is false), or -EBADMSG (no good header copy).
+ */
 int stor_seg_hdr_decode(const uint8_t in[STOR_HDR_BYTES], struct stor_seg_hdr *ret_hdr);
+/* Read and decode the header of an open segment file: as
+   stor_seg_hdr_decode(), -EBADMSG if the file ends inside it, or the -errno
+   of the read. */
+int stor_seg_hdr_read(const struct stor_dev_ops *ops, int fd, struct stor_seg_hdr *ret_hdr);
 /* Writes stor_frame_size(f->len) bytes to out (header, payload, zero pad). */
 void stor_frame_encode(uint64_t salt, const struct stor_frame *f, const void *payload,
 		       uint8_t *out);
@@ -77,7 +94,7 @@ struct stor_cursor {
 	int fd;
 	uint64_t file_size;
 	struct stor_seg_hdr hdr;
-	int hdr_copy_damaged;  /* 0, or which copy (1, 2) failed its CRC */
+	int hdr_copy_damaged;  /* 0, or which 128-byte header block (1-4) failed its CRC */
 	uint8_t *win;          /* read window over the file */
 	size_t win_cap;
 	uint64_t win_off;

@@ -59,6 +59,8 @@ struct stor_dev_ops {
 
 const struct stor_dev_ops *stor_dev_posix_ops(void);
 
+#define STOR_LOG_ID_BYTES 16
+
 struct stor_log_cfg {
 	const char *dir;             /* created if missing */
 	const char *vehicle;         /* stored in segment headers */
@@ -70,6 +72,9 @@ struct stor_log_cfg {
 	uint64_t retention_age_s;    /* 0 = unlimited */
 	uint64_t forwarded_seq;      /* the uplink's persisted cursor at start: records
 					below it count as forwarded for retention at open */
+	uint64_t first_seq;          /* where a new log (no segment yet) starts numbering:
+					a ground log joining a vehicle at seq 5e9 has no
+					gap to mark before it; 0 = 1 */
 	const struct stor_dev_ops *ops; /* NULL = posix */
 };
 
@@ -128,6 +133,16 @@ int stor_log_sync(stor_log_t *log);
 
 /* Sync if the window has elapsed; call it at least every sync_window_ms. */
 int stor_log_tick(stor_log_t *log);
+
+/*
+ * The log's identity: 16 bytes chosen at random when the log was created,
+ * kept in every segment header, so they survive restarts and retention and
+ * change only with a new log (new card, wiped directory).  Batches carry
+ * them, so the ground can tell a replaced log from a replayed one (seq
+ * restarts at 1 in a new log).  A log written before log ids existed gets
+ * one derived from its oldest segment (storage/DESIGN.md).  0 or -EINVAL.
+ */
+int stor_log_id(const stor_log_t *log, uint8_t ret_id[STOR_LOG_ID_BYTES]);
 
 /* Next sequence number to append: 1 + the last recovered or appended record
    (1 for an empty log). */

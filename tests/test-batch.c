@@ -92,6 +92,8 @@ static void test_roundtrip(void)
 	int64_t t = 1700000000123456789ll, t_first, t_last;
 
 	memset(meta.boot_id, 0xab, sizeof(meta.boot_id));
+	memset(meta.log_id, 0x1d, sizeof(meta.log_id));
+	meta.log_id[15] = 0x42;
 	assert(upl_encoder_new(&meta, N, &enc) == 0);
 	for (size_t i = 0; i < N; i++) {
 		/* times mostly increase but may step back (clock steps) */
@@ -114,6 +116,7 @@ static void test_roundtrip(void)
 	assert(info.first_seq == 1000 && info.count == N && info.schema_version == 1);
 	assert(!strcmp(info.vehicle, "EMU-4021") && info.config_hash == meta.config_hash);
 	assert(info.boot_id_len == 16 && info.boot_id[5] == 0xab && info.nchannels == 2);
+	assert(info.log_id_len == UPL_LOG_ID_LEN && info.log_id[0] == 0x1d && info.log_id[15] == 0x42);
 	struct upl_channel c;
 	assert(upl_batch_channel(b, 1, &c) == 0 && !strcmp(c.name, "speed") && !strcmp(c.unit, "km/h"));
 	assert(upl_batch_channel(b, 2, &c) == -EINVAL);
@@ -139,6 +142,21 @@ static void test_roundtrip(void)
 		assert(upl_batch_decode(h, len + 2, &b) == 0);
 		assert(upl_batch_info(b, &info) == 0 && info.historical && info.count == N && info.first_seq == 1000);
 		assert(upl_batch_item(b, N - 1, &got) == 0 && item_eq(&got, &want[N - 1]));
+		upl_batch_free(b);
+		free(h);
+	}
+
+	/* A log id of any other length than 16 bytes is malformed (appended
+	   field 13, 3 bytes: the last value of a bytes field wins). */
+	{
+		uint8_t *h = malloc(len + 5);
+		assert(h);
+		memcpy(h, buf, len);
+		memcpy(h + len, "\x6a\x03" "abc", 5);
+		assert(upl_batch_decode(h, len + 5, &b) == -EBADMSG);
+		h[len + 1] = 0; /* empty: a sender without log ids */
+		assert(upl_batch_decode(h, len + 2, &b) == 0);
+		assert(upl_batch_info(b, &info) == 0 && info.log_id_len == 0 && info.count == N);
 		upl_batch_free(b);
 		free(h);
 	}
@@ -171,6 +189,13 @@ static void test_malformed(void)
 	}
 	assert(upl_encoder_finish(enc, 1, &buf, &len) == 64);
 	assert(len < sizeof(copy));
+	/* An all-zero log id is no log id: the field is left out. */
+	assert(upl_batch_decode(buf, len, &b) == 0);
+	{
+		struct upl_batch_info info;
+		assert(upl_batch_info(b, &info) == 0 && info.log_id_len == 0);
+	}
+	upl_batch_free(b);
 	/* Every truncation must decode cleanly or be rejected, never crash;
 	   item access on what decodes must stay in bounds (ASan checks). */
 	for (size_t cut = 0; cut < len; cut++) {

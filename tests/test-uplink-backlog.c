@@ -137,7 +137,8 @@ struct live_watch {
 	uint64_t backlog_batches, backlog_historical, live_historical;
 };
 
-static int watch_batch(void *ctx, const struct upl_batch_info *info, const void *p, size_t len)
+static int watch_batch(void *ctx, const struct upl_batch_info *info, const void *p, size_t len,
+                       void **log_ctx)
 {
 	struct live_watch *w = ctx;
 	int64_t d = fx_now_ns() - info->t0_ns;

@@ -21,7 +21,7 @@
 
 /* recv -> ground log: every new Batch appended unchanged. */
 static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload,
-                         size_t len)
+                         size_t len, void **log_ctx)
 {
 	stor_log_t *log = ctx;
 	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-uplink.c - forwarder and receiver: bad arguments, the cursor file,
- * gap/duplicate detection, output formats, and end to end through a real
+ * gap/duplicate detection per (vehicle, log id), conflicts, forgotten
+ * ranges, bogus seqs, many vehicles, output formats, and end to end through a real
  * mosquitto with `recv` and an independent Python consumer
  * (paho-mqtt + protoc-generated code) that must see identical records.
  *
@@ -56,6 +57,7 @@ static void test_bad_args(void)
 	struct upl_forward_stats fst;
 	struct upl_recv_stats rst;
 	struct upl_recv_vehicle rv;
+	struct upl_recv_log rl;
 	struct upl_recv_cfg rc = { .client_id = "x", .format = UPL_RECV_JSONL };
 	upl_forwarder_t *f = NULL;
 	upl_recv_t *r = NULL;
@@ -145,6 +147,9 @@ static void test_bad_args(void)
 	rc.use_tls = true;
 	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
 	rc.use_tls = false;
+	rc.tls.key_file = "/nonexistent/key.pem"; /* TLS files without TLS */
+	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	rc.tls.key_file = NULL;
 	CHECK(upl_recv_new(&rc, &r) == 0);
 	CHECK(upl_recv_run(r) == -EINVAL); /* no host */
 	CHECK(upl_recv_feed(NULL, NULL, "", 0) == -EINVAL);
@@ -155,6 +160,12 @@ static void test_bad_args(void)
 	CHECK(upl_recv_vehicle(r, NULL, &rv) == -EINVAL);
 	CHECK(upl_recv_vehicle(r, "v", NULL) == -EINVAL);
 	CHECK(upl_recv_vehicle(r, "nobody", &rv) == -ENOENT);
+	CHECK(upl_recv_log(NULL, 0, &rl) == -EINVAL);
+	CHECK(upl_recv_log(r, 0, NULL) == -EINVAL);
+	CHECK(upl_recv_log(r, 0, &rl) == -ENOENT);
+	CHECK(upl_recv_same_records(NULL, 3, "", 0) == -EINVAL);
+	CHECK(upl_recv_same_records("", 0, NULL, 3) == -EINVAL);
+	CHECK(upl_recv_same_records("\xff\xff", 2, "", 0) == -EBADMSG);
 	CHECK(upl_recv_run(NULL) == -EINVAL);
 	CHECK(upl_recv_stop(NULL) == -EINVAL);
 	CHECK(upl_recv_wait_subscribed(NULL, 1) == -EINVAL);
@@ -305,6 +316,308 @@ static void test_feed(void)
 	gen_fini(&g);
 	memlog_fini(&log);
 	printf("recv feed (gaps, duplicates, jsonl, csv, bad payloads): ok\n");
+}
+
+/* ---- per-log tracking (issue 10) ---- */
+
+struct refusals {
+	unsigned n[UPL_RECV_REFUSAL_MAX];
+	size_t last_len;
+	uint64_t last_first;
+	const void *last_payload;
+};
+
+static void count_refused(void *ctx, enum upl_recv_refusal why, const struct upl_batch_info *info,
+                          const void *payload, size_t len)
+{
+	struct refusals *f = ctx;
+
+	f->n[why]++;
+	f->last_len = len;
+	f->last_first = info->first_seq;
+	f->last_payload = payload;
+}
+
+static upl_recv_t *feed_recv(FILE *out, struct refusals *f, size_t max_vehicles)
+{
+	struct upl_recv_cfg rc = { .client_id = "feed", .format = out ? UPL_RECV_JSONL : UPL_RECV_NONE,
+	                           .out = out, .on_refused = count_refused, .ctx = f,
+	                           .max_vehicles = max_vehicles };
+	upl_recv_t *r;
+
+	CHECK(upl_recv_new(&rc, &r) == 0);
+	return r;
+}
+
+/* A vehicle's log replaced (new card): seq restarts at 1 under a new log
+   id and is taken as new, in its own log; Batches without a log id (older
+   railmon) are a log of their own too. */
+static void test_new_log(void)
+{
+	static const uint8_t id_b[UPL_LOG_ID_LEN] = { 0xbb, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	struct memlog la, lb, lc;
+	struct gen ga, gb, gc;
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	struct upl_recv_log l;
+	FILE *out = tmpfile();
+	upl_recv_t *r = feed_recv(out, &f, 0);
+	char line[512];
+
+	memlog_init(&la);
+	memlog_init(&lb);
+	memlog_init(&lc);
+	CHECK(gen_init(&ga, "tram7", 64, 1700000000000000000) == 0);
+	CHECK(gen_init_log(&gb, "tram7", id_b, 64, 1700000100000000000) == 0);
+	CHECK(gen_init_log(&gc, "tram7", NULL, 64, 1700000200000000000) == 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK(gen_batch(&ga, &la, 40, 1000000) == 0);
+		CHECK(gen_batch(&gb, &lb, 30, 1000000) == 0);
+		CHECK(gen_batch(&gc, &lc, 20, 1000000) == 0);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(upl_recv_feed(r, "railmon/tram7/data", la.recs[i].buf, la.recs[i].len) == 40);
+	/* Same seqs 1..90, another log: new records, not duplicates. */
+	for (int i = 0; i < 3; i++)
+		CHECK(upl_recv_feed(r, "railmon/tram7/data", lb.recs[i].buf, lb.recs[i].len) == 30);
+	for (int i = 0; i < 3; i++)
+		CHECK(upl_recv_feed(r, "railmon/tram7/data", lc.recs[i].buf, lc.recs[i].len) == 20);
+	/* Re-sends of each stay duplicates of their own log. */
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", la.recs[1].buf, la.recs[1].len) == 0);
+	CHECK(upl_recv_feed(r, "railmon/tram7/data", lb.recs[0].buf, lb.recs[0].len) == 0);
+	CHECK(upl_recv_stats(r, &st) == 0);
+	CHECK(st.records == 270 && st.duplicates == 70 && st.missing == 0 && st.vehicles == 1 && st.logs == 3);
+	CHECK(st.refused[UPL_RECV_CONFLICT] == 0 && f.n[UPL_RECV_CONFLICT] == 0);
+	CHECK(upl_recv_log(r, 0, &l) == 0 && l.log_id_len == 16 && l.log_id[0] == 0x1d);
+	CHECK(l.first_seq == 1 && l.next_seq == 121 && l.records == 120 && l.duplicates == 40);
+	CHECK(upl_recv_log(r, 1, &l) == 0 && l.log_id_len == 16 && l.log_id[0] == 0xbb);
+	CHECK(l.first_seq == 1 && l.next_seq == 91 && l.records == 90 && l.duplicates == 30);
+	CHECK(upl_recv_log(r, 2, &l) == 0 && l.log_id_len == 0 && l.records == 60 && !strcmp(l.vehicle, "tram7"));
+	CHECK(upl_recv_log(r, 3, &l) == -ENOENT);
+	/* The vehicle view is its newest log. */
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0 && v.logs == 3 && v.records == 60 && v.next_seq == 61);
+	/* Each JSON line names its log. */
+	rewind(out);
+	CHECK(fgets(line, sizeof(line), out) && strstr(line, "\"log_id\":\"1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d01\""));
+	upl_recv_free(r);
+	fclose(out);
+	gen_fini(&ga);
+	gen_fini(&gb);
+	gen_fini(&gc);
+	memlog_fini(&la);
+	memlog_fini(&lb);
+	memlog_fini(&lc);
+	printf("new log of a vehicle (seq from 1 again) taken, per-log duplicates: ok\n");
+}
+
+/* Encode one Batch of n records from seq (content from g). */
+static void one_batch(struct gen *g, struct memlog *l, uint64_t seq, size_t n)
+{
+	l->next_seq = seq;
+	CHECK(gen_batch(g, l, n, 1000000) == 0);
+}
+
+/* A Batch over a range already received with other records is a
+   conflict: refused whole, counted, handed over to keep; a re-send
+   (even flagged historical) stays a silent duplicate; first come is not
+   silently first served. */
+static void test_conflicts(void)
+{
+	struct memlog real, forged;
+	struct gen gr, gf;
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	uint8_t *hist;
+
+	memlog_init(&real);
+	memlog_init(&forged);
+	CHECK(gen_init(&gr, "tram7", 64, 1700000000000000000) == 0);
+	CHECK(gen_init(&gf, "tram7", 64, 1700000000000000000) == 0);
+	gf.rng ^= 0x5555; /* same log id, other records */
+	one_batch(&gr, &real, 1, 40);   /* recs[0]: 1..40 */
+	one_batch(&gr, &real, 41, 40);  /* recs[1]: 41..80 */
+	one_batch(&gf, &forged, 1, 40); /* recs[0]: 1..40, other content */
+	one_batch(&gf, &forged, 21, 40); /* recs[1]: 21..60, overlapping */
+	one_batch(&gf, &forged, 81, 40); /* recs[2]: 81..120, forged first */
+	one_batch(&gr, &real, 81, 40);  /* recs[2]: 81..120, the real one after */
+
+	CHECK(upl_recv_feed(r, NULL, real.recs[0].buf, real.recs[0].len) == 40);
+	CHECK(upl_recv_feed(r, NULL, forged.recs[0].buf, forged.recs[0].len) == -EEXIST);
+	CHECK(f.n[UPL_RECV_CONFLICT] == 1 && f.last_first == 1 && f.last_len == forged.recs[0].len);
+	CHECK(upl_recv_feed(r, NULL, real.recs[1].buf, real.recs[1].len) == 40);
+	CHECK(upl_recv_feed(r, NULL, forged.recs[1].buf, forged.recs[1].len) == -EEXIST);
+	/* A QoS 1 re-send, and a backlog re-send with Batch.historical appended. */
+	CHECK(upl_recv_feed(r, NULL, real.recs[0].buf, real.recs[0].len) == 0);
+	hist = malloc(real.recs[1].len + 2);
+	CHECK(hist);
+	memcpy(hist, real.recs[1].buf, real.recs[1].len);
+	hist[real.recs[1].len] = 7 << 3;
+	hist[real.recs[1].len + 1] = 1;
+	CHECK(upl_recv_feed(r, NULL, hist, real.recs[1].len + 2) == 0);
+	/* The same comparison for a ground log: records, not bytes. */
+	CHECK(upl_recv_same_records(real.recs[1].buf, real.recs[1].len, hist, real.recs[1].len + 2) == 1);
+	CHECK(upl_recv_same_records(real.recs[0].buf, real.recs[0].len, forged.recs[0].buf,
+	                            forged.recs[0].len) == 0);
+	CHECK(upl_recv_same_records(real.recs[0].buf, real.recs[0].len, real.recs[1].buf, real.recs[1].len) == 0);
+	free(hist);
+	CHECK(f.n[UPL_RECV_CONFLICT] == 2);
+	/* The forged one came first: the real one is refused as a conflict,
+	   reported and handed over, never silently dropped. */
+	CHECK(upl_recv_feed(r, NULL, forged.recs[2].buf, forged.recs[2].len) == 40);
+	CHECK(upl_recv_feed(r, NULL, real.recs[2].buf, real.recs[2].len) == -EEXIST);
+	CHECK(f.n[UPL_RECV_CONFLICT] == 3 && f.last_first == 81);
+	CHECK(upl_recv_stats(r, &st) == 0);
+	CHECK(st.records == 120 && st.duplicates == 80 && st.unverified == 0 && st.bad == 0);
+	CHECK(st.refused[UPL_RECV_CONFLICT] == 3 && st.conflict_records == 120 && st.missing == 0);
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0 && v.records == 120 && v.duplicates == 80);
+	upl_recv_free(r);
+	gen_fini(&gr);
+	gen_fini(&gf);
+	memlog_fini(&real);
+	memlog_fini(&forged);
+	printf("conflicts refused and reported, re-sends silent duplicates: ok\n");
+}
+
+/* Past UPL_RECV_MAX_RANGES the oldest ranges are forgotten; the counts
+   keep their documented meaning: lowest seq seen, distinct records seen,
+   holes between them. */
+static void test_forget(void)
+{
+	enum { N = 2200 };
+	struct memlog l;
+	struct gen g;
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	upl_recv_t *r = feed_recv(NULL, &f, 0);
+
+	memlog_init(&l);
+	CHECK(gen_init(&g, "tram7", 4, 1700000000000000000) == 0);
+	/* One-record Batches at seq 1, 3, 5, ...: a hole between each. */
+	for (int i = 0; i < N; i++) {
+		one_batch(&g, &l, 1 + 2 * (uint64_t)i, 1);
+		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
+	}
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(v.first_seq == 1 && v.next_seq == 2 * N && v.records == N && v.missing == N - 1);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.missing == N - 1 && st.old == 0);
+	/* seq 1 again: its range is forgotten, so it cannot be told from a
+	   late record: written (counted in old), the counts stay exact. */
+	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 1);
+	/* The newest one again: remembered, a duplicate. */
+	CHECK(upl_recv_feed(r, NULL, l.recs[N - 1].buf, l.recs[N - 1].len) == 0);
+	/* A hole above the remembered floor filled: one missing less. */
+	one_batch(&g, &l, 2 * N - 2, 1);
+	CHECK(upl_recv_feed(r, NULL, l.recs[N].buf, l.recs[N].len) == 1);
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(v.first_seq == 1 && v.next_seq == 2 * N && v.records == N + 1 && v.missing == N - 2);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N + 2 && st.old == 1 && st.duplicates == 1);
+	CHECK(st.missing == N - 2);
+	upl_recv_free(r);
+	gen_fini(&g);
+	memlog_fini(&l);
+	printf("ranges forgotten past %d: first seq, records and missing stay exact: ok\n",
+	       UPL_RECV_MAX_RANGES);
+}
+
+/* A re-send of a Batch older than the last UPL_RECV_MAX_DIGESTS: its
+   records were received (skipped) but cannot be compared any more:
+   counted apart, so a summary can say so. */
+static void test_unverified(void)
+{
+	enum { N = UPL_RECV_MAX_DIGESTS + 50 };
+	struct memlog l;
+	struct gen g;
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	upl_recv_t *r = feed_recv(NULL, &f, 0);
+
+	memlog_init(&l);
+	CHECK(gen_init(&g, "tram7", 4, 1700000000000000000) == 0);
+	for (int i = 0; i < N; i++) {
+		one_batch(&g, &l, 1 + (uint64_t)i, 1);
+		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
+	}
+	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 0);
+	CHECK(upl_recv_feed(r, NULL, l.recs[N - 1].buf, l.recs[N - 1].len) == 0);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.duplicates == 2 && st.unverified == 1);
+	CHECK(st.records == N && st.missing == 0 && st.refused[UPL_RECV_CONFLICT] == 0);
+	upl_recv_free(r);
+	gen_fini(&g);
+	memlog_fini(&l);
+	printf("re-send older than the Batches remembered: skipped, counted unverified: ok\n");
+}
+
+/* A bogus seq (2^63, near UINT64_MAX, or far from the rest of its log)
+   must not turn into billions of records "missing". */
+static void test_bogus_seq(void)
+{
+	struct memlog l;
+	struct gen g;
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	upl_recv_t *r = feed_recv(NULL, &f, 0);
+
+	memlog_init(&l);
+	CHECK(gen_init(&g, "tram7", 64, 1700000000000000000) == 0);
+	one_batch(&g, &l, 1, 10);
+	one_batch(&g, &l, UINT64_C(1) << 63, 1);
+	one_batch(&g, &l, UINT64_MAX - 5, 3);
+	one_batch(&g, &l, (UINT64_C(1) << 63) - 1, 2);     /* ends past 2^63 */
+	one_batch(&g, &l, UINT64_C(1) << 62, 5);           /* far from 1..10 */
+	one_batch(&g, &l, 11 + (UINT64_C(1) << 39), 5);    /* a gap, but a plausible one */
+	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 10);
+	for (int i = 1; i <= 3; i++)
+		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == -EBADMSG);
+	CHECK(upl_recv_feed(r, NULL, l.recs[4].buf, l.recs[4].len) == -ERANGE);
+	CHECK(upl_recv_stats(r, &st) == 0);
+	CHECK(st.bad == 3 && st.refused[UPL_RECV_SEQ_JUMP] == 1 && f.n[UPL_RECV_SEQ_JUMP] == 1);
+	CHECK(st.missing == 0 && st.records == 10);
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0 && v.next_seq == 11 && v.missing == 0);
+	CHECK(upl_recv_feed(r, NULL, l.recs[5].buf, l.recs[5].len) == 5);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.missing == UINT64_C(1) << 39);
+	upl_recv_free(r);
+	gen_fini(&g);
+	memlog_fini(&l);
+	printf("bogus seq refused (malformed, implausible), missing stays true: ok\n");
+}
+
+/* No fixed table: 5000 vehicles all tracked; past max_vehicles each new
+   vehicle's Batch is refused and reported, never dropped silently. */
+static void test_many_vehicles(void)
+{
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	upl_recv_t *r = feed_recv(NULL, &f, 0), *capped = feed_recv(NULL, &f, 100);
+	upl_encoder_t *enc;
+	char name[32];
+
+	for (int i = 0; i < 5000; i++) {
+		struct upl_batch_meta meta = { .vehicle = name, .log_id = { 1 } };
+		struct acq_item it = { .kind = ACQ_ITEM_SAMPLE, .t_ns = 1700000000000000000 + i };
+		const uint8_t *buf;
+		size_t len;
+
+		snprintf(name, sizeof(name), "veh-%04d", i);
+		CHECK(upl_encoder_new(&meta, 1, &enc) == 0);
+		CHECK(upl_encoder_add(enc, &it) == 0);
+		CHECK(upl_encoder_finish(enc, 1, &buf, &len) == 1);
+		CHECK(upl_recv_feed(r, NULL, buf, len) == 1);
+		CHECK(upl_recv_feed(capped, NULL, buf, len) == (i < 100 ? 1 : -EUSERS));
+		upl_encoder_free(enc);
+	}
+	CHECK(upl_recv_stats(r, &st) == 0 && st.vehicles == 5000 && st.records == 5000 && st.bad == 0);
+	CHECK(upl_recv_vehicle(r, "veh-4999", &v) == 0 && v.records == 1);
+	CHECK(upl_recv_stats(capped, &st) == 0 && st.vehicles == 100 && st.records == 100);
+	CHECK(st.refused[UPL_RECV_TOO_MANY_VEHICLES] == 4900 && f.n[UPL_RECV_TOO_MANY_VEHICLES] == 4900);
+	upl_recv_free(r);
+	upl_recv_free(capped);
+	printf("5000 vehicles tracked; past max_vehicles refused and counted: ok\n");
 }
 
 /* Read the retained status of tram7 with a plain libmosquitto client. */
@@ -655,6 +968,12 @@ int main(int argc, char **argv)
 	test_bad_args();
 	test_cursor();
 	test_feed();
+	test_new_log();
+	test_conflicts();
+	test_forget();
+	test_unverified();
+	test_bogus_seq();
+	test_many_vehicles();
 	test_end_to_end(argv[1], argv[2]);
 	test_password();
 	fx_run(rm, 30);

@@ -48,6 +48,8 @@ struct upl_encoder {
 	char *vehicle;
 	uint64_t config_hash;
 	uint8_t boot_id[UPL_BOOT_ID_LEN];
+	uint8_t log_id[UPL_LOG_ID_LEN];
+	bool has_log_id;
 	bool historical;
 	int64_t t0, t_first, t_last;
 
@@ -138,6 +140,9 @@ int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_enc
 	e->wire_records = WIRE_FIXED_MAX + (e->vehicle ? strlen(e->vehicle) : 0);
 	e->config_hash = meta->config_hash;
 	memcpy(e->boot_id, meta->boot_id, UPL_BOOT_ID_LEN);
+	memcpy(e->log_id, meta->log_id, UPL_LOG_ID_LEN);
+	for (size_t i = 0; i < UPL_LOG_ID_LEN; i++)
+		e->has_log_id |= meta->log_id[i] != 0;
 	e->historical = meta->historical;
 	e->can_dt = calloc(n, sizeof(*e->can_dt));
 	e->can_bus = calloc(n, sizeof(uint32_t));
@@ -473,6 +478,8 @@ int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	b.config_hash = e->config_hash;
 	b.boot_id.data = e->boot_id;
 	b.boot_id.len = UPL_BOOT_ID_LEN;
+	b.log_id.data = e->log_id;
+	b.log_id.len = e->has_log_id ? UPL_LOG_ID_LEN : 0;
 	b.t0_ns = count ? e->t0 : 0;
 	b.historical = e->historical;
 	if (e->ncan) {
@@ -623,6 +630,10 @@ static int batch_validate(upl_batch_t *b)
 	r = batch_check_columns(b);
 	if (r < 0)
 		return r;
+	/* The ground keys duplicates on the log id: a short one would merge
+	   logs that are not the same. */
+	if (m->log_id.len != 0 && m->log_id.len != UPL_LOG_ID_LEN)
+		return -EBADMSG;
 	count = (uint64_t)b->ncan + b->nsmp + b->nev;
 	if (count > UINT32_MAX || __builtin_add_overflow(m->first_seq, count, &end))
 		return -EBADMSG;
@@ -671,6 +682,8 @@ int upl_batch_info(const upl_batch_t *b, struct upl_batch_info *ret)
 	ret->config_hash = b->msg->config_hash;
 	ret->boot_id = b->msg->boot_id.data;
 	ret->boot_id_len = b->msg->boot_id.len;
+	ret->log_id = b->msg->log_id.data;
+	ret->log_id_len = b->msg->log_id.len;
 	ret->t0_ns = b->msg->t0_ns;
 	ret->historical = b->msg->historical;
 	ret->nchannels = b->msg->n_channels;

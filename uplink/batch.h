@@ -22,11 +22,14 @@
 /* The encoder never makes a larger Batch: the log stores records of at
    most 1 MiB (storage/DESIGN.md). */
 #define UPL_BATCH_MAX_BYTES (1u << 20)
+#define UPL_LOG_ID_LEN 16
 
 struct upl_batch_meta {
 	const char *vehicle;               /* copied */
 	uint64_t config_hash;
 	uint8_t boot_id[UPL_BOOT_ID_LEN];
+	uint8_t log_id[UPL_LOG_ID_LEN];    /* the log's id (stor_log_id()); all zero = none,
+	                                      then the field is left out */
 	bool historical;
 };
 
@@ -117,13 +120,17 @@ struct upl_batch_info {
 	uint64_t config_hash;
 	const uint8_t *boot_id;  /* boot_id_len bytes */
 	size_t boot_id_len;
+	const uint8_t *log_id;   /* log_id_len bytes: UPL_LOG_ID_LEN, or 0 from a sender
+	                            without log ids (then log_id may be NULL) */
+	size_t log_id_len;
 	int64_t t0_ns;
 	bool historical;
 	size_t nchannels;        /* dictionary entries carried */
 	size_t nhealth;          /* health entries carried */
 };
 
-/* Decode and validate.  Returns 0, -EBADMSG (malformed), -EINVAL, -ENOMEM. */
+/* Decode and validate (a log_id other than 0 or UPL_LOG_ID_LEN bytes is
+   malformed).  Returns 0, -EBADMSG (malformed), -EINVAL, -ENOMEM. */
 int upl_batch_decode(const void *buf, size_t len, upl_batch_t **ret_batch);
 upl_batch_t *upl_batch_free(upl_batch_t *b);
 

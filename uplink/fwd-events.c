@@ -44,6 +44,9 @@ int upl_events_batch(const void *buf, size_t len, upl_encoder_t **ret_enc,
 	meta.historical = info.historical;
 	for (size_t k = 0; k < info.boot_id_len && k < UPL_BOOT_ID_LEN; k++)
 		meta.boot_id[k] = info.boot_id[k];
+	/* The ground keys the events topic on the log id too. */
+	for (size_t k = 0; k < info.log_id_len; k++)
+		meta.log_id[k] = info.log_id[k];
 	r = upl_encoder_new(&meta, info.count - first, &enc);
 	for (uint32_t i = first; r == 0 && i < info.count; i++) {
 		struct acq_item it;

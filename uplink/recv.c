@@ -1,66 +1,227 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv.c - ground-side consumer: MQTT session, per-vehicle sequence
- * tracking and record output.
+ * recv.c - ground-side consumer: MQTT session, per-log sequence tracking
+ * and record output.
  *
- * Sequence tracking keeps, per vehicle, the sorted set of ranges seen.  A
- * record inside a range is a duplicate; the holes between ranges are the
- * gaps.  The set is bounded: past UPL_RECV_MAX_RANGES holes the oldest
- * range is forgotten, so a hostile or broken sender can cost memory only
- * up to a fixed limit.
+ * Vehicles are found by name in an open-addressing hash table that grows
+ * up to max_vehicles; each vehicle has its logs (one per log id, few).
+ * Sequence tracking keeps, per log, the sorted set of ranges seen.  A
+ * record inside a range was received before; the holes between ranges are
+ * the gaps.  The set is bounded: past UPL_RECV_MAX_RANGES ranges the
+ * oldest is forgotten and everything below the oldest range kept (the
+ * floor) is summarised by the counts, so a hostile or broken sender can
+ * cost memory only up to a fixed limit.  To tell a re-send from a
+ * conflict, each log also keeps a hash of the records of its last
+ * UPL_RECV_MAX_DIGESTS Batches.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "mqtt-private.h"
 #include "recv.h"
 
-#define UPL_RECV_MAX_RANGES 1024
-#define UPL_RECV_MAX_VEHICLES 4096
-
 struct range {
 	uint64_t lo, hi; /* [lo, hi) */
 };
 
+/* One accepted Batch, by the records it holds (not its bytes: a backlog
+   re-send carries two more bytes, Batch.historical). */
+struct digest {
+	uint64_t first_seq;
+	uint64_t hash;
+	uint32_t count;
+};
+
+/* One (vehicle, log id). */
+struct stream {
+	const char *vehicle;       /* the vehicle's name */
+	uint8_t log_id[UPL_LOG_ID_LEN];
+	size_t log_id_len;
+	struct range *ranges;      /* sorted, disjoint, not touching */
+	size_t nranges, cap;
+	uint64_t floor;            /* 0, or where the remembered ranges begin */
+	uint64_t lowest, end;      /* span of the records counted; end 0: none yet */
+	uint64_t records, duplicates, unverified, old, conflicts, seq_jumps;
+	struct digest *dig;        /* ring sorted by first_seq, non-overlapping */
+	size_t dig_head, ndig, dig_cap; /* dig_cap a power of two */
+	void *log_ctx;
+	struct stream *next;       /* the vehicle's logs, newest first */
+};
+
 struct vehicle {
 	char *name;
-	struct range *ranges;
-	size_t nranges, cap;
-	uint64_t distinct;   /* records in all ranges */
-	uint64_t duplicates;
+	struct stream *logs;       /* newest first */
+	size_t nlogs;
 };
 
 struct upl_recv {
 	struct upl_recv_cfg cfg;   /* strings point at our copies */
 	atomic_bool stop;
+	uint64_t hash_seed;        /* keys the record hashes: not guessable by a sender */
 
 	pthread_mutex_t lock;      /* guards everything below */
 	pthread_cond_t cond;       /* signalled when subscribed or records change */
 	struct upl_recv_stats st;
-	struct vehicle *veh;
-	size_t nveh;
+	struct vehicle **tab;      /* hash table of vehicles, tab_cap a power of two */
+	size_t tab_cap;
+	struct stream **logs;      /* every log, in the order first seen */
+	size_t nlogs, logs_cap;
+	unsigned __int128 missing; /* sum over logs; st.missing saturates */
 	bool csv_header_done;
+
+	/* Session state, only touched by the thread in upl_recv_run(). */
 	int connack_rc;
-	bool lost;
+	bool lost, sub_refused;
+	char last_log_error[128];  /* libmosquitto's last error line (TLS details) */
 };
+
+/* ---- vehicles ---- */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t name_hash(const char *name)
+{
+	return fnv1a(0xcbf29ce484222325ull, name, strlen(name));
+}
+
+static struct vehicle **vehicle_slot(struct vehicle **tab, size_t cap, const char *name)
+{
+	size_t i = (size_t)name_hash(name) & (cap - 1);
+
+	while (tab[i] && strcmp(tab[i]->name, name) != 0)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static struct vehicle *vehicle_find(const upl_recv_t *r, const char *name)
+{
+	return r->tab_cap ? *vehicle_slot(r->tab, r->tab_cap, name) : NULL;
+}
+
+/* Keep the table at most half full, so probes stay short. */
+static int vehicles_grow(upl_recv_t *r)
+{
+	size_t cap = r->tab_cap ? r->tab_cap * 2 : 64;
+	struct vehicle **tab;
+
+	if ((r->st.vehicles + 1) * 2 <= r->tab_cap)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->tab_cap; i++)
+		if (r->tab[i])
+			*vehicle_slot(tab, cap, r->tab[i]->name) = r->tab[i];
+	free(r->tab);
+	r->tab = tab;
+	r->tab_cap = cap;
+	return 0;
+}
+
+static int vehicle_add(upl_recv_t *r, const char *name, struct vehicle **ret)
+{
+	struct vehicle *v;
+
+	if (r->st.vehicles >= r->cfg.max_vehicles)
+		return -EUSERS;
+	if (vehicles_grow(r) < 0)
+		return -ENOMEM;
+	v = calloc(1, sizeof(*v));
+	if (!v || !(v->name = strdup(name))) {
+		free(v);
+		return -ENOMEM;
+	}
+	*vehicle_slot(r->tab, r->tab_cap, name) = v;
+	r->st.vehicles++;
+	*ret = v;
+	return 0;
+}
+
+static bool same_log(const struct stream *s, const struct upl_batch_info *info)
+{
+	return s->log_id_len == info->log_id_len &&
+	       (!info->log_id_len || memcmp(s->log_id, info->log_id, info->log_id_len) == 0);
+}
+
+static int stream_add(upl_recv_t *r, struct vehicle *v, const struct upl_batch_info *info,
+                      struct stream **ret)
+{
+	struct stream *s;
+
+	if (r->nlogs == r->logs_cap) {
+		size_t cap = r->logs_cap ? r->logs_cap * 2 : 64;
+		struct stream **n = realloc(r->logs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->logs = n;
+		r->logs_cap = cap;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->vehicle = v->name;
+	s->log_id_len = info->log_id_len;
+	if (info->log_id_len)
+		memcpy(s->log_id, info->log_id, info->log_id_len);
+	s->next = v->logs;
+	v->logs = s;
+	v->nlogs++;
+	r->logs[r->nlogs++] = s;
+	r->st.logs = r->nlogs;
+	*ret = s;
+	return 0;
+}
+
+/* The log of this Batch: -EUSERS past max_vehicles, -ENOMEM. */
+static int stream_get(upl_recv_t *r, const struct upl_batch_info *info, struct stream **ret)
+{
+	struct vehicle *v = vehicle_find(r, info->vehicle);
+	int err;
+
+	if (!v && (err = vehicle_add(r, info->vehicle, &v)) < 0)
+		return err;
+	for (struct stream *s = v->logs; s; s = s->next)
+		if (same_log(s, info)) {
+			*ret = s;
+			return 0;
+		}
+	return stream_add(r, v, info, ret);
+}
+
+static void stream_free(struct stream *s)
+{
+	free(s->ranges);
+	free(s->dig);
+	free(s);
+}
 
 /* ---- sequence ranges ---- */
 
 /* Index of the first range with hi >= seq (so it contains or touches seq). */
-static size_t range_find(const struct vehicle *v, uint64_t seq)
+static size_t range_find(const struct stream *s, uint64_t seq)
 {
-	size_t lo = 0, hi = v->nranges;
+	size_t lo = 0, hi = s->nranges;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (v->ranges[mid].hi < seq)
+		if (s->ranges[mid].hi < seq)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -68,95 +229,245 @@ static size_t range_find(const struct vehicle *v, uint64_t seq)
 	return lo;
 }
 
-static bool range_covered(const struct vehicle *v, uint64_t seq)
+static bool range_covered(const struct stream *s, uint64_t seq)
 {
-	size_t i = range_find(v, seq + 1);
+	size_t i = range_find(s, seq + 1);
 
-	return i < v->nranges && v->ranges[i].lo <= seq;
+	return i < s->nranges && s->ranges[i].lo <= seq;
 }
 
-static int range_grow(struct vehicle *v)
+/* Room for one more range: one over UPL_RECV_MAX_RANGES, so a range is
+   inserted first and the oldest forgotten after (it may be the new one). */
+static int range_reserve(struct stream *s)
 {
 	struct range *n;
 	size_t cap;
 
-	if (v->nranges < v->cap)
+	if (s->nranges < s->cap)
 		return 0;
-	if (v->cap >= UPL_RECV_MAX_RANGES) {
-		/* Forget the oldest range: its records may come out again as new
-		   if they are ever re-sent, which is better than unbounded memory. */
-		v->distinct -= v->ranges[0].hi - v->ranges[0].lo;
-		memmove(v->ranges, v->ranges + 1, (v->nranges - 1) * sizeof(*v->ranges));
-		v->nranges--;
-		return 0;
-	}
-	cap = v->cap ? v->cap * 2 : 4;
-	n = realloc(v->ranges, cap * sizeof(*n));
+	cap = s->cap ? s->cap * 2 : 4;
+	if (cap > UPL_RECV_MAX_RANGES + 1)
+		cap = UPL_RECV_MAX_RANGES + 1;
+	n = realloc(s->ranges, cap * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	v->ranges = n;
-	v->cap = cap;
+	s->ranges = n;
+	s->cap = cap;
 	return 0;
+}
+
+static struct digest *dig_at(const struct stream *s, size_t i)
+{
+	return &s->dig[(s->dig_head + i) & (s->dig_cap - 1)];
+}
+
+/* Digests wholly below the floor can never be consulted again. */
+static void digests_drop_below(struct stream *s, uint64_t seq)
+{
+	while (s->ndig && dig_at(s, 0)->first_seq + dig_at(s, 0)->count <= seq) {
+		s->dig_head = (s->dig_head + 1) & (s->dig_cap - 1);
+		s->ndig--;
+	}
+}
+
+/*
+ * Forget the oldest range.  Its records stay counted in records, and the
+ * holes below the new floor stay counted as missing: a record that comes
+ * later below the floor cannot be told from a re-send, so it is written
+ * (loss is worse than a duplicate) and counted in old, not in records.
+ */
+static void range_forget_oldest(struct stream *s)
+{
+	memmove(s->ranges, s->ranges + 1, (s->nranges - 1) * sizeof(*s->ranges));
+	s->nranges--;
+	s->floor = s->ranges[0].lo;
+	digests_drop_below(s, s->floor);
 }
 
 /* Add [lo, hi), merging with every range it overlaps or touches.  The
    caller has already counted which records were new. */
-static int range_insert(struct vehicle *v, uint64_t lo, uint64_t hi)
+static int range_insert(struct stream *s, uint64_t lo, uint64_t hi)
 {
-	size_t i = range_find(v, lo), j = i;
-	int r;
+	size_t i, j;
+	int r = range_reserve(s);
 
-	while (j < v->nranges && v->ranges[j].lo <= hi)
+	if (r < 0)
+		return r;
+	i = j = range_find(s, lo);
+	while (j < s->nranges && s->ranges[j].lo <= hi)
 		j++;
 	if (i == j) {
-		r = range_grow(v);
-		if (r < 0)
-			return r;
-		i = range_find(v, lo);
-		memmove(v->ranges + i + 1, v->ranges + i, (v->nranges - i) * sizeof(*v->ranges));
-		v->ranges[i] = (struct range){ lo, hi };
-		v->nranges++;
-		return 0;
+		memmove(s->ranges + i + 1, s->ranges + i, (s->nranges - i) * sizeof(*s->ranges));
+		s->ranges[i] = (struct range){ lo, hi };
+		s->nranges++;
+	} else {
+		/* Ranges i..j-1 collapse into one. */
+		if (s->ranges[i].lo < lo)
+			lo = s->ranges[i].lo;
+		if (s->ranges[j - 1].hi > hi)
+			hi = s->ranges[j - 1].hi;
+		s->ranges[i] = (struct range){ lo, hi };
+		memmove(s->ranges + i + 1, s->ranges + j, (s->nranges - j) * sizeof(*s->ranges));
+		s->nranges -= j - i - 1;
 	}
-	/* Ranges i..j-1 collapse into one. */
-	if (v->ranges[i].lo < lo)
-		lo = v->ranges[i].lo;
-	if (v->ranges[j - 1].hi > hi)
-		hi = v->ranges[j - 1].hi;
-	v->ranges[i] = (struct range){ lo, hi };
-	memmove(v->ranges + i + 1, v->ranges + j, (v->nranges - j) * sizeof(*v->ranges));
-	v->nranges -= j - i - 1;
+	while (s->nranges > UPL_RECV_MAX_RANGES)
+		range_forget_oldest(s);
 	return 0;
 }
 
-static uint64_t vehicle_missing(const struct vehicle *v)
+static uint64_t stream_missing(const struct stream *s)
 {
-	if (!v->nranges)
-		return 0;
-	return v->ranges[v->nranges - 1].hi - v->ranges[0].lo - v->distinct;
+	return s->end ? s->end - s->lowest - s->records : 0;
 }
 
-static struct vehicle *vehicle_get(upl_recv_t *r, const char *name)
-{
-	struct vehicle *n;
+/* ---- Batch contents ---- */
 
-	for (size_t i = 0; i < r->nveh; i++)
-		if (strcmp(r->veh[i].name, name) == 0)
-			return &r->veh[i];
-	if (r->nveh >= UPL_RECV_MAX_VEHICLES)
-		return NULL;
-	n = realloc(r->veh, (r->nveh + 1) * sizeof(*n));
+/* Index of the first digest that ends after seq. */
+static size_t dig_find(const struct stream *s, uint64_t seq)
+{
+	size_t lo = 0, hi = s->ndig;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct digest *d = dig_at(s, mid);
+
+		if (d->first_seq + d->count <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+enum seen { SEEN_UNKNOWN, SEEN_SAME, SEEN_OTHER };
+
+/* Compare a Batch whose records were (partly) seen before with the Batches
+   remembered in its range. */
+static enum seen digest_check(const struct stream *s, uint64_t first, uint32_t count,
+                              uint64_t hash)
+{
+	size_t i = dig_find(s, first);
+	const struct digest *d;
+
+	if (i >= s->ndig || (d = dig_at(s, i))->first_seq >= first + count)
+		return SEEN_UNKNOWN;
+	/* A re-send is the same stored frame: same range, same records.
+	   Anything else over a range already received is a conflict. */
+	if (d->first_seq == first && d->count == count && d->hash == hash)
+		return SEEN_SAME;
+	return SEEN_OTHER;
+}
+
+static int digest_grow(struct stream *s)
+{
+	size_t cap = s->dig_cap ? s->dig_cap * 2 : 8;
+	struct digest *n = malloc(cap * sizeof(*n));
+
 	if (!n)
-		return NULL;
-	r->veh = n;
-	n = &r->veh[r->nveh];
-	memset(n, 0, sizeof(*n));
-	n->name = strdup(name);
-	if (!n->name)
-		return NULL;
-	r->nveh++;
-	r->st.vehicles = r->nveh;
-	return n;
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ndig; i++)
+		n[i] = *dig_at(s, i);
+	free(s->dig);
+	s->dig = n;
+	s->dig_cap = cap;
+	s->dig_head = 0;
+	return 0;
+}
+
+/* Remember a Batch; past UPL_RECV_MAX_DIGESTS the lowest goes. */
+static int digest_add(struct stream *s, uint64_t first, uint32_t count, uint64_t hash)
+{
+	size_t at = dig_find(s, first);
+
+	if (s->ndig == UPL_RECV_MAX_DIGESTS) {
+		if (at == 0)
+			return 0; /* older than all kept: not worth keeping */
+		s->dig_head = (s->dig_head + 1) & (s->dig_cap - 1);
+		s->ndig--;
+		at--;
+	}
+	if (s->ndig == s->dig_cap && digest_grow(s) < 0)
+		return -ENOMEM;
+	/* Batches mostly come in order: the loop rarely runs. */
+	for (size_t i = s->ndig; i > at; i--)
+		*dig_at(s, i) = *dig_at(s, i - 1);
+	*dig_at(s, at) = (struct digest){ first, hash, count };
+	s->ndig++;
+	return 0;
+}
+
+/* One 64-bit word into the hash: multiply-xorshift, word at a time (a byte
+   loop cost more than all the rest of a Batch's bookkeeping). */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v * 0x9e3779b97f4a7c15ull;
+	h = (h << 31 | h >> 33) * 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+/* Every field of the record (no padding bytes). */
+static uint64_t item_hash(uint64_t h, const struct acq_item *it)
+{
+	uint64_t w;
+
+	h = mix(h, (uint64_t)it->t_ns);
+	h = mix(h, (uint64_t)it->kind << 32 | it->bus);
+	if (it->kind == ACQ_ITEM_CAN) {
+		h = mix(h, (uint64_t)it->can.id << 16 | (uint64_t)it->can.flags << 8 | it->can.len);
+		for (size_t i = 0; i < it->can.len; i += 8) {
+			w = 0;
+			memcpy(&w, it->can.data + i, it->can.len - i < 8 ? it->can.len - i : 8);
+			h = mix(h, w);
+		}
+		return h;
+	}
+	if (it->kind == ACQ_ITEM_SAMPLE) {
+		memcpy(&w, &it->sample.value, sizeof(w));
+		h = mix(h, (uint64_t)it->sample.channel << 32 | it->sample.quality);
+		return mix(h, w);
+	}
+	h = mix(h, (uint64_t)it->event.code << 32 | it->event.detail);
+	return mix(h, (uint64_t)it->event.arg);
+}
+
+static bool item_eq(const struct acq_item *x, const struct acq_item *y)
+{
+	if (x->kind != y->kind || x->t_ns != y->t_ns || x->bus != y->bus || x->seq != y->seq)
+		return false;
+	if (x->kind == ACQ_ITEM_CAN)
+		return x->can.id == y->can.id && x->can.flags == y->can.flags && x->can.len == y->can.len &&
+		       memcmp(x->can.data, y->can.data, x->can.len) == 0;
+	if (x->kind == ACQ_ITEM_SAMPLE)
+		return x->sample.channel == y->sample.channel && x->sample.quality == y->sample.quality &&
+		       memcmp(&x->sample.value, &y->sample.value, sizeof(x->sample.value)) == 0;
+	return x->event.code == y->event.code && x->event.arg == y->event.arg &&
+	       x->event.detail == y->event.detail;
+}
+
+int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen)
+{
+	upl_batch_t *ba = NULL, *bb = NULL;
+	struct upl_batch_info ia, ib;
+	int same = -EBADMSG;
+
+	if ((!a && alen) || (!b && blen))
+		return -EINVAL;
+	if (upl_batch_decode(a, alen, &ba) < 0 || upl_batch_decode(b, blen, &bb) < 0)
+		goto out;
+	upl_batch_info(ba, &ia);
+	upl_batch_info(bb, &ib);
+	same = ia.first_seq == ib.first_seq && ia.count == ib.count;
+	for (uint32_t i = 0; same && i < ia.count; i++) {
+		struct acq_item x, y;
+
+		upl_batch_item(ba, i, &x);
+		upl_batch_item(bb, i, &y);
+		same = item_eq(&x, &y);
+	}
+out:
+	upl_batch_free(ba);
+	upl_batch_free(bb);
+	return same;
 }
 
 /* ---- output ---- */
@@ -192,12 +503,14 @@ static void json_double(FILE *out, double v)
 		fputs("null", out);
 }
 
-static void write_jsonl(FILE *out, const char *vehicle, bool hist, const struct acq_item *it)
+static void write_jsonl(FILE *out, const struct upl_batch_info *b, const struct acq_item *it)
 {
 	fputs("{\"vehicle\":", out);
-	json_string(out, vehicle);
-	fprintf(out, ",\"seq\":%" PRIu64 ",\"t_ns\":%" PRId64 ",\"historical\":%s", it->seq,
-	        it->t_ns, hist ? "true" : "false");
+	json_string(out, b->vehicle);
+	fprintf(out, ",\"seq\":%" PRIu64 ",\"t_ns\":%" PRId64 ",\"historical\":%s,\"log_id\":\"", it->seq,
+	        it->t_ns, b->historical ? "true" : "false");
+	hex(out, b->log_id, b->log_id_len);
+	fputc('"', out);
 	if (it->kind == ACQ_ITEM_CAN) {
 		fprintf(out, ",\"kind\":\"can\",\"bus\":%u,\"id\":%" PRIu32 ",\"flags\":%u,\"data\":\"",
 		        it->bus, it->can.id, it->can.flags);
@@ -222,41 +535,44 @@ static void write_jsonl(FILE *out, const char *vehicle, bool hist, const struct 
 }
 
 /* CSV: vehicle names are quoted with "" doubling, everything else is numeric or hex. */
-static void write_csv(FILE *out, const char *vehicle, bool hist, const struct acq_item *it)
+static void write_csv(FILE *out, const struct upl_batch_info *b, const struct acq_item *it)
 {
 	fputc('"', out);
-	for (const char *s = vehicle; *s; s++) {
+	for (const char *s = b->vehicle; *s; s++) {
 		if (*s == '"')
 			fputc('"', out);
 		fputc(*s, out);
 	}
-	fprintf(out, "\",%" PRIu64 ",%" PRId64 ",%d,", it->seq, it->t_ns, hist);
+	fprintf(out, "\",%" PRIu64 ",%" PRId64 ",%d,", it->seq, it->t_ns, b->historical);
 	if (it->kind == ACQ_ITEM_CAN) {
 		fprintf(out, "can,%u,%" PRIu32 ",%u,", it->bus, it->can.id, it->can.flags);
 		hex(out, it->can.data, it->can.len);
-		fputs(",,,,,,\n", out);
+		fputs(",,,,,,", out);
 	} else if (it->kind == ACQ_ITEM_SAMPLE) {
-		fprintf(out, "sample,%u,,,,%" PRIu32 ",%.17g,%" PRIu32 ",,,\n", it->bus,
+		fprintf(out, "sample,%u,,,,%" PRIu32 ",%.17g,%" PRIu32 ",,,", it->bus,
 		        it->sample.channel, it->sample.value, it->sample.quality);
 	} else {
-		fprintf(out, "event,%u,,,,,,,%" PRIu32 ",%" PRId64 ",%" PRIu32 "\n", it->bus,
+		fprintf(out, "event,%u,,,,,,,%" PRIu32 ",%" PRId64 ",%" PRIu32, it->bus,
 		        it->event.code, it->event.arg, it->event.detail);
 	}
+	fputc(',', out);
+	hex(out, b->log_id, b->log_id_len);
+	fputc('\n', out);
 }
 
 static const char csv_header[] =
 	"vehicle,seq,t_ns,historical,kind,bus,can_id,can_flags,can_data,channel,value,quality,"
-	"event,arg,detail\n";
+	"event,arg,detail,log_id\n";
 
-static void write_record(upl_recv_t *r, const char *vehicle, bool hist, const struct acq_item *it)
+static void write_record(upl_recv_t *r, const struct upl_batch_info *b, const struct acq_item *it)
 {
 	if (r->cfg.format == UPL_RECV_JSONL) {
-		write_jsonl(r->cfg.out, vehicle, hist, it);
+		write_jsonl(r->cfg.out, b, it);
 	} else if (r->cfg.format == UPL_RECV_CSV) {
 		if (!r->csv_header_done)
 			fputs(csv_header, r->cfg.out);
 		r->csv_header_done = true;
-		write_csv(r->cfg.out, vehicle, hist, it);
+		write_csv(r->cfg.out, b, it);
 	}
 }
 
@@ -280,55 +596,155 @@ static bool topic_matches(const char *topic, const char *vehicle)
 	return (size_t)(b - a - 1) == strlen(vehicle) && !strncmp(a + 1, vehicle, (size_t)(b - a - 1));
 }
 
-static int feed_batch(upl_recv_t *r, const char *topic, const upl_batch_t *b,
-                      const void *payload, size_t len)
+static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct upl_batch_info *info,
+                  const void *payload, size_t len, int err)
 {
-	struct upl_batch_info info;
-	struct vehicle *v;
-	uint64_t fresh = 0;
+	r->st.refused[why]++;
+	if (r->cfg.on_refused)
+		r->cfg.on_refused(r->cfg.ctx, why, info, payload, len);
+	return err;
+}
 
-	if (upl_batch_info(b, &info) < 0 || !topic_matches(topic, info.vehicle))
-		return -EBADMSG;
-	if (info.first_seq == 0 || info.first_seq + info.count < info.first_seq)
-		return -EBADMSG;
-	v = vehicle_get(r, info.vehicle);
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < info.count; i++) {
+/* More than UPL_RECV_MAX_JUMP records away from everything seen of its log:
+   no vehicle loses that many, so it would only make `missing` absurd. */
+static bool seq_jump(const struct stream *s, const struct upl_batch_info *info)
+{
+	return s->end && (info->first_seq >= s->end + UPL_RECV_MAX_JUMP ||
+	                  info->first_seq + info->count + UPL_RECV_MAX_JUMP <= s->lowest);
+}
+
+/* Hash of the records; *ret_seen: how many at or above the floor were
+   received before. */
+static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const upl_batch_t *b,
+                           const struct upl_batch_info *info, uint32_t *ret_seen)
+{
+	uint64_t h = r->hash_seed;
+	uint32_t seen = 0;
+
+	for (uint32_t i = 0; i < info->count; i++) {
+		struct acq_item it;
+		uint64_t seq = info->first_seq + i;
+
+		upl_batch_item(b, i, &it);
+		h = item_hash(h, &it);
+		seen += seq >= s->floor && range_covered(s, seq);
+	}
+	*ret_seen = seen;
+	return h;
+}
+
+/* Write what is new; 1 per record in *ret_written, counts by kind. */
+static int stream_write(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
+                        const struct upl_batch_info *info, uint64_t *ret_written)
+{
+	uint64_t fresh = 0, old = 0, unverified = 0;
+	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
+	uint64_t end = info->first_seq + info->count;
+
+	for (uint32_t i = 0; i < info->count; i++) {
+		uint64_t seq = info->first_seq + i;
 		struct acq_item it;
 
-		if (range_covered(v, info.first_seq + i)) {
-			v->duplicates++;
-			r->st.duplicates++;
+		if (seq >= s->floor && range_covered(s, seq)) {
+			unverified++;
 			continue;
 		}
-		if (upl_batch_item(b, i, &it) < 0)
-			return -EBADMSG;
-		write_record(r, info.vehicle, info.historical, &it);
-		fresh++;
+		upl_batch_item(b, i, &it);
+		write_record(r, info, &it);
+		if (seq < s->floor)
+			old++;
+		else
+			fresh++;
 	}
-	if (info.count && range_insert(v, info.first_seq, info.first_seq + info.count) < 0)
+	if (end > lo && range_insert(s, lo, end) < 0)
 		return -ENOMEM;
-	v->distinct += fresh;
-	if (fresh && r->cfg.on_batch && r->cfg.on_batch(r->cfg.ctx, &info, payload, len) < 0)
+	if (end > lo) {
+		s->lowest = s->end && s->lowest < lo ? s->lowest : lo;
+		s->end = s->end > end ? s->end : end;
+	}
+	s->records += fresh;
+	s->old += old;
+	s->unverified += unverified;
+	s->duplicates += unverified;
+	r->st.old += old;
+	r->st.unverified += unverified;
+	r->st.duplicates += unverified;
+	*ret_written = fresh + old;
+	return 0;
+}
+
+static int stream_feed(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
+                       const struct upl_batch_info *info, const void *payload, size_t len)
+{
+	uint64_t hash, written;
+	uint32_t seen;
+	enum seen cmp = SEEN_UNKNOWN;
+	int err;
+
+	hash = batch_scan(r, s, b, info, &seen);
+	if (seen)
+		cmp = digest_check(s, info->first_seq, info->count, hash);
+	if (cmp == SEEN_SAME) {
+		s->duplicates += info->count;
+		r->st.duplicates += info->count;
+		return 0;
+	}
+	if (cmp == SEEN_OTHER) {
+		s->conflicts++;
+		r->st.conflict_records += info->count;
+		return refuse(r, UPL_RECV_CONFLICT, info, payload, len, -EEXIST);
+	}
+	err = stream_write(r, s, b, info, &written);
+	if (err == 0 && info->first_seq >= s->floor)
+		err = digest_add(s, info->first_seq, info->count, hash);
+	if (err < 0)
+		return err;
+	if (written && r->cfg.on_batch &&
+	    r->cfg.on_batch(r->cfg.ctx, info, payload, len, &s->log_ctx) < 0)
 		r->st.sink_errors++;
-	if (fresh)
+	if (written)
 		r->st.batches++;
 	if (r->cfg.out && ferror(r->cfg.out)) {
 		r->st.sink_errors++;
 		clearerr(r->cfg.out);
 	}
-	r->st.records += fresh;
-	return (int)(fresh > INT32_MAX ? INT32_MAX : fresh);
+	r->st.records += written;
+	return (int)(written > INT32_MAX ? INT32_MAX : written);
 }
 
-static uint64_t total_missing(const upl_recv_t *r)
+static int feed_batch(upl_recv_t *r, const char *topic, const upl_batch_t *b,
+                      const void *payload, size_t len)
 {
-	uint64_t m = 0;
+	struct upl_batch_info info;
+	struct stream *s;
+	uint64_t missing;
+	int ret;
 
-	for (size_t i = 0; i < r->nveh; i++)
-		m += vehicle_missing(&r->veh[i]);
-	return m;
+	if (upl_batch_info(b, &info) < 0 || !topic_matches(topic, info.vehicle))
+		return -EBADMSG;
+	/* seq 0 is never assigned, and every seq is below 2^63 (railmon.proto):
+	   a Batch out there is malformed, not 2^63 records missing.  (The
+	   decoder already refused first_seq + count overflowing.) */
+	if (info.first_seq == 0 || info.first_seq + info.count > UPL_RECV_SEQ_LIMIT)
+		return -EBADMSG;
+	ret = stream_get(r, &info, &s);
+	if (ret < 0)
+		return refuse(r, ret == -EUSERS ? UPL_RECV_TOO_MANY_VEHICLES : UPL_RECV_NO_MEMORY, &info,
+		              payload, len, ret);
+	if (!info.count)
+		return 0;
+	if (seq_jump(s, &info)) {
+		s->seq_jumps++;
+		return refuse(r, UPL_RECV_SEQ_JUMP, &info, payload, len, -ERANGE);
+	}
+	missing = stream_missing(s);
+	ret = stream_feed(r, s, b, &info, payload, len);
+	if (ret == -ENOMEM)
+		ret = refuse(r, UPL_RECV_NO_MEMORY, &info, payload, len, ret);
+	r->missing += stream_missing(s);
+	r->missing -= missing;
+	r->st.missing = r->missing > UINT64_MAX ? UINT64_MAX : (uint64_t)r->missing;
+	return ret;
 }
 
 int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t len)
@@ -347,7 +763,6 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 		r->st.bad++;
 		ret = -EBADMSG;
 	}
-	r->st.missing = total_missing(r);
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	upl_batch_free(b);
@@ -367,7 +782,7 @@ static int recv_cfg_check(const struct upl_recv_cfg *c)
 	if (c->keepalive_s && c->keepalive_s < 5)
 		return -EINVAL;
 	if (!c->use_tls)
-		return c->tls.insecure ? -EINVAL : 0;
+		return c->tls.insecure || c->tls.ca_file || c->tls.cert_file || c->tls.key_file ? -EINVAL : 0;
 	return upl_mqtt_tls_check(&c->tls);
 }
 
@@ -375,11 +790,15 @@ upl_recv_t *upl_recv_free(upl_recv_t *r)
 {
 	if (!r)
 		return NULL;
-	for (size_t i = 0; i < r->nveh; i++) {
-		free(r->veh[i].name);
-		free(r->veh[i].ranges);
+	for (size_t i = 0; i < r->nlogs; i++)
+		stream_free(r->logs[i]);
+	free(r->logs);
+	for (size_t i = 0; i < r->tab_cap; i++) {
+		if (r->tab[i])
+			free(r->tab[i]->name);
+		free(r->tab[i]);
 	}
-	free(r->veh);
+	free(r->tab);
 	free((char *)r->cfg.host);
 	free((char *)r->cfg.client_id);
 	free((char *)r->cfg.topic);
@@ -423,6 +842,13 @@ int upl_recv_new(const struct upl_recv_cfg *cfg, upl_recv_t **ret_recv)
 		r->cfg.keepalive_s = 20;
 	if (!r->cfg.backoff_max_ms)
 		r->cfg.backoff_max_ms = 16000;
+	if (!r->cfg.max_vehicles)
+		r->cfg.max_vehicles = UPL_RECV_MAX_VEHICLES_DEFAULT;
+	/* A seed no sender knows, so no sender can make two different Batches
+	   hash alike on purpose.  Without entropy the hash is still a good
+	   checksum against accidents. */
+	if (getrandom(&r->hash_seed, sizeof(r->hash_seed), GRND_NONBLOCK) != sizeof(r->hash_seed))
+		r->hash_seed = (uint64_t)upl_mono_ns();
 	if (!ok) {
 		upl_recv_free(r);
 		return -ENOMEM;
@@ -450,25 +876,49 @@ int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret)
 	return 0;
 }
 
+static void log_view(const struct stream *s, struct upl_recv_log *ret)
+{
+	*ret = (struct upl_recv_log){
+		.vehicle = s->vehicle, .log_id_len = s->log_id_len,
+		.first_seq = s->lowest, .next_seq = s->end, .records = s->records,
+		.duplicates = s->duplicates, .unverified = s->unverified, .old = s->old,
+		.missing = stream_missing(s), .conflicts = s->conflicts, .seq_jumps = s->seq_jumps,
+		.log_ctx = s->log_ctx,
+	};
+	memcpy(ret->log_id, s->log_id, sizeof(ret->log_id));
+}
+
+int upl_recv_log(upl_recv_t *r, size_t i, struct upl_recv_log *ret)
+{
+	int err = -ENOENT;
+
+	if (!r || !ret)
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	if (i < r->nlogs) {
+		log_view(r->logs[i], ret);
+		err = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
 int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *ret)
 {
+	const struct vehicle *v;
 	int err = -ENOENT;
 
 	if (!r || !name || !ret)
 		return -EINVAL;
 	pthread_mutex_lock(&r->lock);
-	for (size_t i = 0; i < r->nveh; i++) {
-		const struct vehicle *v = &r->veh[i];
+	v = vehicle_find(r, name);
+	/* A vehicle whose Batches were all empty or refused has no record. */
+	if (v && v->logs && v->logs->end) {
+		const struct stream *s = v->logs;
 
-		if (strcmp(v->name, name) != 0 || !v->nranges)
-			continue;
-		ret->first_seq = v->ranges[0].lo;
-		ret->next_seq = v->ranges[v->nranges - 1].hi;
-		ret->records = v->distinct;
-		ret->duplicates = v->duplicates;
-		ret->missing = vehicle_missing(v);
+		*ret = (struct upl_recv_vehicle){ s->lowest, s->end, s->records, s->duplicates,
+		                                  stream_missing(s), v->nlogs };
 		err = 0;
-		break;
 	}
 	pthread_mutex_unlock(&r->lock);
 	return err;
@@ -519,10 +969,9 @@ int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms)
 
 static bool vehicle_reached(const upl_recv_t *r, const char *name, uint64_t seq)
 {
-	for (size_t i = 0; i < r->nveh; i++)
-		if (strcmp(r->veh[i].name, name) == 0)
-			return r->veh[i].nranges == 1 && r->veh[i].ranges[0].hi >= seq;
-	return false;
+	const struct vehicle *v = vehicle_find(r, name);
+
+	return v && v->logs && v->logs->end >= seq && stream_missing(v->logs) == 0;
 }
 
 int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms)
@@ -551,6 +1000,38 @@ static void set_subscribed(upl_recv_t *r, bool on)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* Record why a connection attempt (or session, LOST) ended. */
+static void note_fail(upl_recv_t *r, enum upl_recv_fail fail, int err, int detail, const char *text)
+{
+	pthread_mutex_lock(&r->lock);
+	r->st.fail = fail;
+	r->st.fail_err = err;
+	r->st.fail_detail = detail;
+	snprintf(r->st.fail_text, sizeof(r->st.fail_text), "%s", text);
+	if (fail == UPL_RECV_FAIL_LOST)
+		r->st.disconnects++;
+	else
+		r->st.connect_failures++;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* A libmosquitto error code; errno is still the one it left. */
+static void note_mosq_fail(upl_recv_t *r, int rc, bool subscribed)
+{
+	int e = errno, err = upl_mqtt_errno(rc);
+
+	if (rc == MOSQ_ERR_EAI)
+		/* libmosquitto leaves getaddrinfo's code in errno */
+		note_fail(r, UPL_RECV_FAIL_RESOLVE, err, e, gai_strerror(e));
+	else if (rc == MOSQ_ERR_TLS)
+		note_fail(r, UPL_RECV_FAIL_TLS, err, 0,
+		          r->last_log_error[0] ? r->last_log_error : mosquitto_strerror(rc));
+	else
+		note_fail(r, subscribed ? UPL_RECV_FAIL_LOST : UPL_RECV_FAIL_CONNECT, err, 0,
+		          rc == MOSQ_ERR_ERRNO ? strerror(-err) : mosquitto_strerror(rc));
+}
+
 static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 {
 	upl_recv_t *r = arg;
@@ -571,6 +1052,7 @@ static void on_subscribe(struct mosquitto *mosq, void *arg, int mid, int n, cons
 
 	/* 0x80: the broker refused the subscription (ACL). */
 	if (n < 1 || qos[0] == 0x80) {
+		r->sub_refused = true;
 		r->lost = true;
 		return;
 	}
@@ -591,6 +1073,15 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 	upl_recv_feed(r, m->topic, m->payload, m->payloadlen > 0 ? (size_t)m->payloadlen : 0);
 }
 
+/* libmosquitto says why a TLS handshake failed only in its log. */
+static void on_log(struct mosquitto *mosq, void *arg, int level, const char *line)
+{
+	upl_recv_t *r = arg;
+
+	if (level & MOSQ_LOG_ERR)
+		snprintf(r->last_log_error, sizeof(r->last_log_error), "%s", line);
+}
+
 static int session_new(upl_recv_t *r, struct mosquitto **ret)
 {
 	struct mosquitto *m;
@@ -603,6 +1094,7 @@ static int session_new(upl_recv_t *r, struct mosquitto **ret)
 	mosquitto_subscribe_callback_set(m, on_subscribe);
 	mosquitto_disconnect_callback_set(m, on_disconnect);
 	mosquitto_message_callback_set(m, on_message);
+	mosquitto_log_callback_set(m, on_log);
 	rc = MOSQ_ERR_SUCCESS;
 	if (r->cfg.username)
 		rc = mosquitto_username_pw_set(m, r->cfg.username, r->cfg.password);
@@ -617,23 +1109,53 @@ static int session_new(upl_recv_t *r, struct mosquitto **ret)
 	return 0;
 }
 
+/* Why the session loop ended, when stop was not asked. */
+static void session_failed(upl_recv_t *r, int loop_rc, bool timed_out, bool subscribed)
+{
+	if (r->connack_rc > 0)
+		note_fail(r, UPL_RECV_FAIL_REFUSED, -ECONNREFUSED, r->connack_rc,
+		          mosquitto_connack_string(r->connack_rc));
+	else if (r->sub_refused)
+		note_fail(r, UPL_RECV_FAIL_SUBSCRIBE, -EACCES, 0,
+		          "the broker refused the subscription (not allowed to read the topic?)");
+	else if (timed_out)
+		note_fail(r, UPL_RECV_FAIL_TIMEOUT, -ETIMEDOUT, 0,
+		          "connected, but the broker did not answer (no CONNACK in 15 s)");
+	else if (loop_rc != MOSQ_ERR_SUCCESS)
+		note_mosq_fail(r, loop_rc, subscribed);
+	else
+		note_fail(r, subscribed ? UPL_RECV_FAIL_LOST : UPL_RECV_FAIL_CONNECT, -ECONNRESET, 0,
+		          "the broker closed the connection");
+}
+
 /* One connection: returns when it is lost, times out, or stop is asked. */
 static void session_run(upl_recv_t *r, struct mosquitto *m)
 {
 	int64_t deadline = upl_mono_ns() + 15 * INT64_C(1000000000);
+	bool timed_out = false, subscribed = false;
+	int rc;
 
 	r->connack_rc = -1;
-	r->lost = false;
-	if (mosquitto_connect_async(m, r->cfg.host, r->cfg.port, (int)r->cfg.keepalive_s) !=
-	    MOSQ_ERR_SUCCESS)
+	r->lost = r->sub_refused = false;
+	r->last_log_error[0] = 0;
+	rc = mosquitto_connect_async(m, r->cfg.host, r->cfg.port, (int)r->cfg.keepalive_s);
+	if (rc != MOSQ_ERR_SUCCESS) {
+		note_mosq_fail(r, rc, false);
 		return;
+	}
 	while (!atomic_load(&r->stop) && !r->lost && r->connack_rc <= 0) {
 		/* No CONNACK in time: a stopped broker accepts TCP but never answers. */
-		if (r->connack_rc < 0 && upl_mono_ns() > deadline)
+		if (r->connack_rc < 0 && upl_mono_ns() > deadline) {
+			timed_out = true;
 			break;
-		if (mosquitto_loop(m, 100, 1) != MOSQ_ERR_SUCCESS)
+		}
+		rc = mosquitto_loop(m, 100, 1);
+		subscribed = subscribed || r->st.subscribed;
+		if (rc != MOSQ_ERR_SUCCESS)
 			break;
 	}
+	if (!atomic_load(&r->stop))
+		session_failed(r, rc, timed_out, subscribed);
 	if (r->connack_rc == 0 && !r->lost)
 		mosquitto_disconnect(m);
 	set_subscribed(r, false);

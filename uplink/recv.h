@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv.h - the ground side: subscribe, decode Batches, detect gaps and
- * duplicates per vehicle, write records out.
+ * recv.h - the ground side: subscribe, decode Batches, detect gaps,
+ * duplicates and conflicts per (vehicle, log id), write records out.
  *
- * Duplicates (QoS 1 re-sends after a reconnect) are detected by sequence
- * number per vehicle and not written again; gaps are the holes between
- * the ranges seen so far (a hole may still be filled by a late Batch).
- * Records go to a FILE * as JSON lines or CSV, and/or every new Batch is
- * handed unchanged to a callback (board/ appends it to a local railmon
- * log with stor_log_append(), so export and replay work on the ground).
+ * Sequence numbers are per log: a vehicle whose log was replaced (new
+ * flash card, wiped data) starts again at seq 1 under a new log id
+ * (Batch.log_id), and is tracked as another log.  Within a log:
+ * - a Batch seen before with the same records (a QoS 1 re-send) is a
+ *   duplicate, skipped silently (counted);
+ * - a Batch claiming records seen before but with other records (or cut
+ *   differently) is a conflict: refused whole, counted and handed to
+ *   on_refused so it can be kept for inspection;
+ * - gaps are the holes between the ranges seen (a late Batch may fill one).
+ * Records go to a FILE * as JSON lines or CSV, and/or every Batch with new
+ * records is handed unchanged to a callback (board/ appends it to a local
+ * railmon log per (vehicle, log id), so export and replay work on the
+ * ground).
  *
+ * Memory is bounded per log (UPL_RECV_MAX_RANGES ranges, the contents of
+ * the last UPL_RECV_MAX_DIGESTS Batches) and in the number of vehicles
+ * (max_vehicles).  Anything refused is counted with its reason.
  * Malformed payloads are counted and skipped, never fatal.  Nothing here
  * logs; board/ prints the stats.
  */
@@ -30,13 +40,49 @@ enum upl_recv_format {
 	UPL_RECV_FORMAT_MAX
 };
 
+#define UPL_RECV_MAX_RANGES 1024      /* seq ranges remembered per log */
+#define UPL_RECV_MAX_DIGESTS 1024     /* Batch contents remembered per log */
+#define UPL_RECV_MAX_JUMP (UINT64_C(1) << 40) /* records a Batch may lie away from its log */
+#define UPL_RECV_SEQ_LIMIT (UINT64_C(1) << 63) /* every seq is below this (railmon.proto) */
+#define UPL_RECV_MAX_VEHICLES_DEFAULT 10000
+
 /*
- * Called once per Batch that carries at least one record not seen before,
- * with the payload exactly as received.  Runs on the thread in
- * upl_recv_run().  A negative return is counted in stats.sink_errors.
+ * Called once per Batch that carries at least one record written out,
+ * with the payload exactly as received.  *log_ctx is one pointer per
+ * (vehicle, log id) for the callback's own use (its ground log), NULL the
+ * first time; upl_recv_log() gives it back.  Runs on the thread in
+ * upl_recv_run() (or upl_recv_feed()'s caller).  A negative return is
+ * counted in stats.sink_errors.
  */
 typedef int (*upl_recv_batch_fn)(void *ctx, const struct upl_batch_info *info,
-                                 const void *payload, size_t len);
+                                 const void *payload, size_t len, void **log_ctx);
+
+/* Why a Batch was refused (nothing of it written, on_refused called). */
+enum upl_recv_refusal {
+	UPL_RECV_CONFLICT = 0,        /* records seen before, with other content */
+	UPL_RECV_SEQ_JUMP,            /* seq over UPL_RECV_MAX_JUMP away from its log */
+	UPL_RECV_TOO_MANY_VEHICLES,   /* a new vehicle past max_vehicles */
+	UPL_RECV_NO_MEMORY,           /* could not allocate its vehicle's or log's state */
+	UPL_RECV_REFUSAL_MAX
+};
+
+/* A refused Batch, payload as received (same thread as on_batch). */
+typedef void (*upl_recv_refused_fn)(void *ctx, enum upl_recv_refusal why,
+                                    const struct upl_batch_info *info,
+                                    const void *payload, size_t len);
+
+/* What went wrong with the last connection attempt or session. */
+enum upl_recv_fail {
+	UPL_RECV_FAIL_NONE = 0,
+	UPL_RECV_FAIL_RESOLVE,        /* broker host name lookup (detail: getaddrinfo code) */
+	UPL_RECV_FAIL_CONNECT,        /* TCP connect (err: -errno) */
+	UPL_RECV_FAIL_TLS,            /* TLS handshake or certificate check */
+	UPL_RECV_FAIL_REFUSED,        /* CONNACK refused (detail: its return code) */
+	UPL_RECV_FAIL_TIMEOUT,        /* connected, no CONNACK within 15 s */
+	UPL_RECV_FAIL_SUBSCRIBE,      /* the broker refused the subscription (ACL) */
+	UPL_RECV_FAIL_LOST,           /* an established session dropped (err: -errno) */
+	UPL_RECV_FAIL_MAX
+};
 
 struct upl_recv_cfg {
 	const char *host;         /* broker; required for upl_recv_run() */
@@ -54,29 +100,69 @@ struct upl_recv_cfg {
 	enum upl_recv_format format;
 	FILE *out;                /* required unless format is NONE; not closed */
 	upl_recv_batch_fn on_batch; /* optional */
-	void *ctx;
+	upl_recv_refused_fn on_refused; /* optional */
+	void *ctx;                /* for both callbacks */
+	size_t max_vehicles;      /* distinct vehicle ids kept; 0 = UPL_RECV_MAX_VEHICLES_DEFAULT */
 };
 
 struct upl_recv_stats {
 	uint64_t messages;      /* payloads received */
-	uint64_t bad;           /* payloads that failed to decode or validate */
-	uint64_t batches;       /* Batches with something new */
-	uint64_t records;       /* new records written */
-	uint64_t duplicates;    /* records seen before, skipped */
-	uint64_t missing;       /* records in the holes between ranges now */
-	uint64_t vehicles;
+	uint64_t bad;           /* payloads that failed to decode or validate (seq 0 or
+	                           past UPL_RECV_SEQ_LIMIT included) */
+	uint64_t batches;       /* Batches with something written */
+	uint64_t records;       /* records written */
+	uint64_t duplicates;    /* records seen before, skipped (with unverified) */
+	uint64_t unverified;    /* of those, skipped without comparing their content:
+	                           their Batch is older than the last UPL_RECV_MAX_DIGESTS */
+	uint64_t old;           /* records below the ranges remembered (past
+	                           UPL_RECV_MAX_RANGES): written again, may be duplicates */
+	uint64_t missing;       /* records in the holes of all logs now (saturates) */
+	uint64_t refused[UPL_RECV_REFUSAL_MAX]; /* Batches refused, by reason */
+	uint64_t conflict_records; /* records in the conflicting Batches */
+	uint64_t vehicles;      /* distinct vehicle ids */
+	uint64_t logs;          /* distinct (vehicle, log id) */
 	uint64_t sink_errors;   /* on_batch or output write failures */
 	uint64_t connects;
+	uint64_t connect_failures; /* attempts that did not get to a subscription */
+	uint64_t disconnects;   /* subscribed sessions that dropped */
+	enum upl_recv_fail fail;   /* the last failure (kept after a later success) */
+	int fail_err;           /* its -errno, 0 if none */
+	int fail_detail;        /* getaddrinfo code, CONNACK code, else 0 */
+	char fail_text[160];    /* in plain words: strerror, gai_strerror, mosquitto's
+	                           CONNACK or TLS error text */
 	bool subscribed;
 };
 
-/* Per vehicle view: next_seq is one past the highest record seen. */
+/*
+ * One log of one vehicle.  first_seq .. next_seq - 1 is the span seen;
+ * records counts the distinct records in it, missing the others (holes).
+ * Both stay exact when old ranges are forgotten: records that arrive below
+ * the remembered ranges afterwards are counted in old, not records.
+ */
+struct upl_recv_log {
+	const char *vehicle;    /* valid until upl_recv_free() */
+	uint8_t log_id[UPL_LOG_ID_LEN];
+	size_t log_id_len;      /* 0: Batches without a log id (older railmon) */
+	uint64_t first_seq;     /* lowest record seen */
+	uint64_t next_seq;      /* one past the highest record seen */
+	uint64_t records;       /* distinct records seen */
+	uint64_t duplicates;
+	uint64_t unverified;
+	uint64_t old;
+	uint64_t missing;       /* next_seq - first_seq - records */
+	uint64_t conflicts;     /* Batches refused as conflicts */
+	uint64_t seq_jumps;     /* Batches refused: too far from the rest */
+	void *log_ctx;          /* what on_batch stored */
+};
+
+/* Per vehicle view: its newest log (first seen last), and how many logs. */
 struct upl_recv_vehicle {
 	uint64_t first_seq;     /* lowest record seen */
 	uint64_t next_seq;
 	uint64_t records;       /* distinct records seen */
 	uint64_t duplicates;
 	uint64_t missing;       /* holes in [first_seq, next_seq) */
+	uint64_t logs;
 };
 
 typedef struct upl_recv upl_recv_t;
@@ -99,7 +185,9 @@ int upl_recv_stop(upl_recv_t *r);
  * Process one payload as if it arrived on topic (NULL = do not check the
  * topic's vehicle level).  This is what the MQTT callback calls; it is
  * public for tests, fuzzing and feeding captured payloads.
- * Returns the number of new records, or -EBADMSG (counted in stats.bad).
+ * Returns the number of records written (0 for duplicates), -EBADMSG
+ * (stats.bad), or a refusal (stats.refused): -EEXIST a conflict, -ERANGE a
+ * seq jump, -EUSERS too many vehicles, -ENOMEM.
  */
 int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t len);
 
@@ -110,11 +198,25 @@ int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms);
    passes): 0 or -ETIMEDOUT. */
 int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms);
 
-/* Wait until every record of vehicle from the first one seen up to seq - 1
-   has arrived (no holes, next_seq >= seq): 0 or -ETIMEDOUT. */
+/* Wait until every record of vehicle's newest log from the first one seen
+   up to seq - 1 has arrived (no holes, next_seq >= seq): 0 or -ETIMEDOUT. */
 int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms);
 
 int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret_stats);
 
 /* 0, or -ENOENT if no Batch of that vehicle was seen. */
 int upl_recv_vehicle(upl_recv_t *r, const char *vehicle, struct upl_recv_vehicle *ret_vehicle);
+
+/* The i-th (vehicle, log id) seen, in the order first seen: 0, or -ENOENT
+   past the last. */
+int upl_recv_log(upl_recv_t *r, size_t i, struct upl_recv_log *ret_log);
+
+/*
+ * Whether two encoded Batches hold the same records under the same seqs
+ * (not the same bytes: a backlog re-send carries Batch.historical too):
+ * 1 or 0, -EBADMSG if either does not decode, -EINVAL for NULL with a
+ * length.  For a ground log that
+ * meets a Batch it may already hold (a re-send after a restart).
+ */
+int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen);
+

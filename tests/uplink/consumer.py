@@ -5,9 +5,9 @@ railmon_pb2 (from uplink/railmon.proto), no railmon code at all.
 
   consumer.py subscribe --port P --count N --out FILE [--host H] [--topic T] [--timeout S]
       Subscribe (QoS 1), print "ready" once subscribed, decode every Batch,
-      drop duplicate sequence numbers, write one JSON line per record (the
-      same fields as `railmon recv --format jsonl`), exit 0 after N distinct
-      records, 1 on timeout.
+      drop duplicate (vehicle, log_id, seq), write one JSON line per record
+      (the same fields as `railmon recv --format jsonl`, log_id in hex),
+      exit 0 after N distinct records, 1 on timeout.
   consumer.py compare A B
       Exit 0 if the two JSON-lines files hold the same records (by value).
 
@@ -24,7 +24,7 @@ def records(batch):
     """Yield one dict per record of a railmon.v1.Batch, seq order."""
     import railmon_pb2
     seq = batch.first_seq
-    base = dict(vehicle=batch.vehicle, historical=batch.historical)
+    base = dict(vehicle=batch.vehicle, historical=batch.historical, log_id=batch.log_id.hex())
     t = batch.t0_ns
     c = batch.can
     off = 0
@@ -78,7 +78,7 @@ def subscribe(a):
         except Exception:
             return
         for r in records(b):
-            key = (r["vehicle"], r["seq"])
+            key = (r["vehicle"], r["log_id"], r["seq"])
             if key in seen:
                 continue
             seen.add(key)
@@ -100,7 +100,8 @@ def subscribe(a):
 
 def load(path):
     with open(path) as f:
-        return sorted((json.loads(line) for line in f), key=lambda r: (r["vehicle"], r["seq"]))
+        return sorted((json.loads(line) for line in f),
+                      key=lambda r: (r["vehicle"], r["log_id"], r["seq"]))
 
 def compare(a):
     x, y = load(a.a), load(a.b)

@@ -157,8 +157,7 @@ int broker_start(struct broker *b)
 		   broker running.  The signal comes when the forking thread
 		   exits: start brokers from the main thread.  If the test is
 		   already gone, do not start at all. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(127);
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
@@ -328,7 +327,8 @@ static uint64_t xr(uint64_t *s)
 	return *s;
 }
 
-int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns)
+int gen_init_log(struct gen *g, const char *vehicle, const uint8_t *log_id, size_t max_items,
+                 int64_t t0_ns)
 {
 	struct upl_batch_meta meta = { .vehicle = vehicle, .config_hash = 0x5eed };
 
@@ -336,7 +336,17 @@ int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns
 	g->rng = 0x243f6a8885a308d3ull;
 	g->t_ns = t0_ns;
 	memset(meta.boot_id, 0xb0, sizeof(meta.boot_id));
+	if (log_id)
+		memcpy(meta.log_id, log_id, sizeof(meta.log_id));
 	return upl_encoder_new(&meta, max_items, &g->enc);
+}
+
+int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns)
+{
+	static const uint8_t id[UPL_LOG_ID_LEN] = { 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d,
+	                                            0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x01 };
+
+	return gen_init_log(g, vehicle, id, max_items, t0_ns);
 }
 
 void gen_fini(struct gen *g)

@@ -83,7 +83,11 @@ struct gen {
 	int64_t t_ns;
 };
 
+/* Batches of vehicle with log id 1d1d..1d01. */
 int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns);
+/* With this log id (UPL_LOG_ID_LEN bytes; NULL: none, as railmon before log ids). */
+int gen_init_log(struct gen *g, const char *vehicle, const uint8_t *log_id, size_t max_items,
+                 int64_t t0_ns);
 void gen_fini(struct gen *g);
 /* One realistic item at time t: CAN on buses 0/1, samples, rare events. */
 void gen_item(struct gen *g, int64_t t_ns, struct acq_item *ret);

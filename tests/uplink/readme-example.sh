@@ -9,7 +9,7 @@ protoc --proto_path="$(dirname "$proto")" --python_out="$tmp" "$proto"
 out=$(PYTHONPATH=$tmp /usr/bin/python3 "$example" "$batch")
 echo "$out"
 # seed-2.bin: 9 records from seq 201 with a channel dictionary.
-grep -q '^batch vehicle=tram7 first_seq=201 historical=False schema=1$' <<<"$out"
+grep -q '^batch vehicle=tram7 log_id=none first_seq=201 historical=False schema=1$' <<<"$out"
 [ "$(grep -c '^20[0-9] ' <<<"$out")" -eq 9 ]
 grep -q ' can bus=0 id=0x' <<<"$out"
 grep -q ' sample line_voltage=.* V quality=QUALITY_GOOD$' <<<"$out"

@@ -23,8 +23,9 @@ def times(t0, deltas):
 
 
 def dump(b):
-    print("batch vehicle=%s first_seq=%d historical=%s schema=%d"
-          % (b.vehicle, b.first_seq, b.historical, b.schema_version))
+    # seq counts per (vehicle, log_id): a new log (new card) starts at 1 again
+    print("batch vehicle=%s log_id=%s first_seq=%d historical=%s schema=%d"
+          % (b.vehicle, b.log_id.hex() or "none", b.first_seq, b.historical, b.schema_version))
     # Records are numbered CAN frames first, then samples, then events.
     seq = b.first_seq
     off = 0

@@ -1,0 +1,488 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-recv-cli.py RAILMON PB2_DIR ACL_FILE GEN_CERTS - `railmon recv` as a ground
+operator runs it, against real mosquitto brokers, with Batches built by an
+independent encoder (protoc-generated railmon_pb2) and published with
+paho-mqtt:
+
+- a closed port, an unknown host, a wrong password, a broker certificate
+  from another CA: the reason is said (once in a short run), and --duration
+  is honoured while it cannot connect;
+- option mistakes are said in words, not "Invalid argument";
+- --password-file, RAILMON_MQTT_PASSWORD, and --password's warning (and it is
+  blanked in /proc/<pid>/cmdline);
+- a vehicle's new log (seq from 1 again, new log id) is stored in its own
+  ground log; `export --data DIR/<vehicle>` gives every log in order; a
+  re-send is a silent duplicate; a conflicting Batch is refused, said and
+  kept byte for byte; after recv restarts, its ground logs still tell a
+  re-send from a conflict;
+- a vehicle met at seq 5e9 gets a ground log from there, and a gap over
+  2^32 records continues in another one;
+- a Batch over 1 MiB is said, kept and not claimed as stored;
+- 300 vehicles all get ground logs; past --max-vehicles they are refused,
+  counted and said;
+- the README's mosquitto ACL example (ACL_FILE): a vehicle cannot publish
+  for another one.
+
+Every broker and receiver started here is killed on every exit path (and
+dies with this script: PR_SET_PDEATHSIG).
+"""
+import ctypes
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+RAILMON, PB2_DIR, ACL_FILE, GEN_CERTS = sys.argv[1:5]
+sys.path.insert(0, PB2_DIR)
+import railmon_pb2  # noqa: E402
+import paho.mqtt.client as mqtt  # noqa: E402
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+PROCS = []
+T0 = 1_700_000_000_000_000_000
+ID_A = bytes.fromhex("a1" * 15 + "01")
+ID_B = bytes.fromhex("b2" * 15 + "02")
+
+
+def die_with_us():
+    LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def spawn(argv, **kw):
+    p = subprocess.Popen(argv, preexec_fn=die_with_us, **kw)
+    PROCS.append(p)
+    return p
+
+
+def stop(p):
+    if p.poll() is None:
+        p.kill()
+    p.wait()
+
+
+def check(cond, what, *context):
+    if not cond:
+        for c in context:
+            sys.stderr.write(str(c) + "\n")
+        raise AssertionError(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Broker:
+    def __init__(self, tmp, extra=""):
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="broker-", dir=tmp)
+        conf = os.path.join(self.dir, "mosquitto.conf")
+        with open(conf, "w") as f:
+            f.write("listener %d 127.0.0.1\nuser root\npersistence false\n"
+                    "max_queued_messages 1000000\nmax_inflight_messages 0\n"
+                    "log_dest stderr\nlog_type all\n" % self.port)
+            f.write(extra or "allow_anonymous true\n")
+        self.proc = spawn(["mosquitto", "-c", conf], stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        for line in self.proc.stderr:
+            if " running" in line:
+                break
+            check(time.monotonic() < deadline and "Error" not in line, "mosquitto did not start", line)
+        # keep draining its log so it never blocks on a full pipe
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+
+    def stop(self):
+        stop(self.proc)
+
+
+class Recv:
+    """railmon recv in the background; its stderr collected line by line."""
+
+    def __init__(self, args, env=None):
+        self.lines = []
+        self.subscribed = threading.Event()
+        e = dict(os.environ)
+        e.pop("RAILMON_MQTT_PASSWORD", None)
+        e.update(env or {})
+        self.proc = spawn([RAILMON, "recv"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, env=e)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if "subscribed to" in line:
+                self.subscribed.set()
+
+    def wait_subscribed(self):
+        check(self.subscribed.wait(20), "railmon recv did not subscribe", *self.lines)
+
+    def finish(self, timeout=60):
+        """Wait for it to exit by itself: (exit code, stderr)."""
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            stop(self.proc)
+            self.reader.join(5)
+            check(False, "railmon recv did not exit by itself", *self.lines)
+        self.reader.join(5)
+        return rc, "".join(self.lines)
+
+    def terminate(self):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.finish(20)
+
+
+def run_recv(args, timeout=30):
+    r = subprocess.run([RAILMON, "recv"] + args, capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=die_with_us)
+    return r.returncode, r.stderr
+
+
+def batch(vehicle, log_id, first_seq, n, t0=T0, salt=0):
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0, log_id=log_id)
+    for i in range(n):
+        b.samples.t_delta_ns.append(1000000 if i else 0)
+        b.samples.channel.append(7)
+        b.samples.value.append(float(first_seq + i + salt))
+    return b.SerializeToString()
+
+
+def big_batch(vehicle, log_id, first_seq, n):
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=T0, log_id=log_id)
+    for i in range(n):
+        b.can.t_delta_ns.append(1000)
+        b.can.bus.append(0)
+        b.can.id.append(0x100 + i % 50)
+        b.can.flags.append(2)
+        b.can.len.append(64)
+    b.can.data = bytes(range(64)) * n
+    return b.SerializeToString()
+
+
+def publish(port, msgs, user=None, password=None):
+    """Publish (topic, payload) pairs with QoS 1, in order, each acknowledged."""
+    c = mqtt.Client(client_id="test-pub-%d" % os.getpid(), clean_session=True)
+    if user:
+        c.username_pw_set(user, password)
+    c.connect("127.0.0.1", port, 20)
+    c.loop_start()
+    try:
+        for topic, payload in msgs:
+            c.publish(topic, payload, qos=1).wait_for_publish(20)
+    finally:
+        c.disconnect()
+        c.loop_stop()
+
+
+def export(data):
+    r = subprocess.run([RAILMON, "export", "--data", data, "--format", "jsonl"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0, "export failed", r.stderr)
+    import json
+    return [json.loads(x) for x in r.stdout.splitlines()], r.stderr
+
+
+def test_cannot_connect():
+    port = free_port()  # nobody listens
+    rc, err = run_recv(["--broker", "mqtt://127.0.0.1:%d" % port, "--duration", "2", "--format", "none"])
+    lines = [x for x in err.splitlines() if "cannot connect to" in x]
+    check(rc == 1, "rc %d" % rc, err)
+    check(len(lines) == 1 and "Connection refused" in lines[0], "reason said once", err)
+    check("never connected to 127.0.0.1:%d: Connection refused" % port in err, "final word", err)
+    rc, err = run_recv(["--broker", "mqtt://no-such-host.invalid", "--duration", "1", "--format", "none"])
+    check(rc == 1 and err.count("cannot resolve the broker's host name 'no-such-host.invalid'") == 1,
+          "unknown host said once", err)
+    print("closed port, unknown host: reason said, --duration honoured: ok")
+
+
+def test_tls(tmp):
+    certs = os.path.join(tmp, "certs")
+    subprocess.run(["bash", GEN_CERTS, certs], check=True, stdout=subprocess.DEVNULL)
+    b = Broker(tmp, "allow_anonymous true\ncafile %s/ca.pem\ncertfile %s/server.pem\nkeyfile %s/server.key\n"
+               % (certs, certs, certs))
+    try:
+        rc, err = run_recv(["--broker", "mqtts://127.0.0.1:%d" % b.port, "--ca", certs + "/wrongca.pem",
+                            "--duration", "2", "--format", "none"])
+        lines = [x for x in err.splitlines() if "TLS with 127.0.0.1" in x]
+        check(rc == 1 and len(lines) == 1 and "certificate verify failed" in lines[0], "TLS failure said", err)
+        r = Recv(["--broker", "mqtts://127.0.0.1:%d" % b.port, "--ca", certs + "/ca.pem", "--format", "none"])
+        r.wait_subscribed()
+        rc, err = r.terminate()
+        check(rc == 0 and "TLS with" not in err, "the right CA connects", err)
+    finally:
+        b.stop()
+    print("TLS: a broker certificate from another CA said in OpenSSL's words: ok")
+
+
+def test_option_words(tmp):
+    ca = os.path.join(tmp, "ca.pem")
+    with open(ca, "w") as f:
+        f.write("not parsed before connecting\n")
+    empty = os.path.join(tmp, "empty-password")
+    open(empty, "w").close()
+    cases = [
+        (["--broker", "mqtts://127.0.0.1"], "mqtts:// needs --ca FILE"),
+        (["--broker", "mqtt://127.0.0.1", "--insecure"], "--insecure skips the broker's host name check"),
+        (["--broker", "mqtts://127.0.0.1", "--ca", ca, "--key", ca], "--key needs --cert"),
+        (["--broker", "mqtts://127.0.0.1", "--ca", ca, "--cert", ca], "--cert needs --key"),
+        (["--broker", "mqtt://127.0.0.1", "--ca", ca], "use an mqtts:// broker"),
+        (["--broker", "mqtts://127.0.0.1", "--ca", tmp + "/nope.pem"], "--ca %s/nope.pem: No such file" % tmp),
+        (["--broker", "mqtt://127.0.0.1", "--password", "pw"], "--password) needs --username"),
+        (["--broker", "mqtt://127.0.0.1", "-u", "g", "--password-file", empty], "empty first line"),
+        (["--broker", "mqtt://127.0.0.1", "--duration", "soon"], "--duration: expected seconds"),
+        (["--broker", "mqtt://127.0.0.1", "--max-vehicles", "0"], "--max-vehicles: expected a number"),
+    ]
+    for args, want in cases:
+        rc, err = run_recv(args)
+        check(rc == 2 and want in err and "Invalid argument" not in err, "%s: %r" % (args, want), err)
+    print("option mistakes said in words: ok")
+
+
+def test_password(tmp):
+    pwfile = os.path.join(tmp, "passwd")
+    subprocess.run(["mosquitto_passwd", "-c", "-b", pwfile, "ground", "s3cret-pw"], check=True)
+    b = Broker(tmp, "allow_anonymous false\npassword_file %s\n" % pwfile)
+    try:
+        url = "mqtt://127.0.0.1:%d" % b.port
+        good = os.path.join(tmp, "pw-good")
+        with open(good, "w") as f:
+            f.write("s3cret-pw\n")
+        r = Recv(["--broker", url, "-u", "ground", "--password-file", good, "--format", "none"])
+        r.wait_subscribed()
+        rc, err = r.terminate()
+        check(rc == 0 and "WARNING" not in err, "--password-file", err)
+
+        r = Recv(["--broker", url, "-u", "ground", "--format", "none"], env={"RAILMON_MQTT_PASSWORD": "s3cret-pw"})
+        r.wait_subscribed()
+        rc, err = r.terminate()
+        check(rc == 0, "RAILMON_MQTT_PASSWORD", err)
+
+        r = Recv(["--broker", url, "-u", "ground", "--password", "s3cret-pw", "--format", "none"])
+        r.wait_subscribed()
+        with open("/proc/%d/cmdline" % r.proc.pid, "rb") as f:
+            cmdline = f.read()
+        rc, err = r.terminate()
+        check(b"s3cret-pw" not in cmdline and b"xxxxxxxxx" in cmdline, "password blanked in cmdline", cmdline)
+        check("WARNING: --password is visible to other users" in err, "--password warns", err)
+
+        bad = os.path.join(tmp, "pw-bad")
+        with open(bad, "w") as f:
+            f.write("wrong\n")
+        rc, err = run_recv(["--broker", url, "-u", "ground", "--password-file", bad, "--duration", "2",
+                            "--format", "none"])
+        lines = [x for x in err.splitlines() if "cannot connect to" in x]
+        check(rc == 1 and len(lines) == 1 and "not authorised" in lines[0], "refusal said", err)
+    finally:
+        b.stop()
+    print("--password-file, RAILMON_MQTT_PASSWORD, --password warned and blanked, refusal said: ok")
+
+
+def test_logs_and_conflicts(tmp, b):
+    data = os.path.join(tmp, "ground")
+    out = os.path.join(tmp, "records.jsonl")
+    a1, a2 = batch("tram7", ID_A, 1, 50), batch("tram7", ID_A, 51, 50, T0 + 10**9)
+    b1 = batch("tram7", ID_B, 1, 30, T0 + 100 * 10**9)        # new card: seq from 1 again
+    forged = batch("tram7", ID_A, 1, 50, salt=1000)           # A's range, other records
+    legacy = batch("tram7", b"", 1, 20, T0 - 100 * 10**9)     # railmon before log ids
+    last = batch("tram7", ID_A, 101, 10, T0 + 2 * 10**9)
+    new_records = 50 + 50 + 30 + 20 + 10
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-logs", "--log", data,
+              "-o", out, "--count", str(new_records)])
+    r.wait_subscribed()
+    topic = "railmon/tram7/data"
+    publish(b.port, [(topic, m) for m in (a1, a2, b1, a1, a2 + b"\x38\x01", forged, legacy, last)])
+    rc, err = r.finish()
+    check(rc == 0, "rc %d" % rc, err)
+    check(re.search(r"tram7 log a1a1a1a1: seq 1\.\.50 refused: conflict: .*; kept in ", err), "conflict said", err)
+    check("1 Batches refused: 1 conflicts (50 records)" in err, "conflict in the summary", err)
+    check("100 duplicates skipped" in err and "0 missing" in err, "re-sends silent duplicates", err)
+    kept = os.listdir(os.path.join(data, "refused"))
+    check(len(kept) == 1 and ".conflict." in kept[0], "one conflict kept", kept)
+    with open(os.path.join(data, "refused", kept[0]), "rb") as f:
+        check(f.read() == forged, "kept byte for byte")
+    with open(out) as f:
+        lines = f.read().splitlines()
+    check(len(lines) == new_records, "%d records written" % len(lines))
+    check(sum('"log_id":"%s"' % ID_B.hex() in x for x in lines) == 30, "log id in the JSON lines")
+    check(os.path.isdir(os.path.join(data, "tram7", ID_A.hex())) and
+          os.path.isdir(os.path.join(data, "tram7", ID_B.hex())), "a ground log per log id", os.listdir(data))
+    recs, err = export(os.path.join(data, "tram7"))
+    seqs = [x["seq"] for x in recs]
+    check(seqs == list(range(1, 21)) + list(range(1, 111)) + list(range(1, 31)),
+          "export gives every log, oldest first", seqs[:5], err)
+    check(all(x["value"] == x["seq"] for x in recs), "the real records, not the forged ones")
+    check("log 3 of 3" in err, "export says which log", err)
+    print("new log stored apart, export in order, re-sends silent, conflict said and kept: ok")
+
+
+def test_restart(tmp, b):
+    """A restarted receiver forgets what it received; its ground log does
+    not: a re-send of what it holds is no news, other records over what it
+    holds are a conflict, kept."""
+    data = os.path.join(tmp, "ground-restart")
+    args = ["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-restart", "--log", data,
+            "--format", "none"]
+    a1, a2 = batch("tram3", ID_A, 1, 10), batch("tram3", ID_A, 11, 10)
+    forged, a3 = batch("tram3", ID_A, 11, 10, salt=500), batch("tram3", ID_A, 21, 5)
+    r = Recv(args + ["--count", "20"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram3/data", a1), ("railmon/tram3/data", a2)])
+    rc, err = r.finish()
+    check(rc == 0 and "ground logs: 2 Batches stored\n" in err, "first run", err)
+    r = Recv(args + ["--count", "25"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram3/data", a1 + b"\x38\x01"), ("railmon/tram3/data", forged),
+                     ("railmon/tram3/data", a3)])
+    rc, err = r.finish()
+    check(rc == 0 and "ground logs: 1 Batches stored, 1 received again that they held already; not stored: "
+          "1 conflict-stored;" in err, "re-send known, conflict found in the ground log", err)
+    check(re.search(r"tram3 log a1a1a1a1: seq 11\.\.20 not in the ground log: conflict: its ground log holds "
+                    r"other records", err), "conflict said", err)
+    kept = [f for f in os.listdir(os.path.join(data, "refused")) if ".conflict-stored." in f]
+    check(len(kept) == 1, "kept", kept)
+    recs, _ = export(os.path.join(data, "tram3"))
+    check([x["seq"] for x in recs] == list(range(1, 26)) and all(x["value"] == x["seq"] for x in recs),
+          "the ground log holds the first records, once")
+    print("after a restart: a re-send is no news, other records are a conflict: ok")
+
+
+def test_late_join(tmp, b):
+    """A vehicle met at seq 5e9 (the ground joined late, or its log is new
+    to the ground after an upgrade): its ground log starts there, no gap
+    of 5e9 records to mark (a gap marker holds at most 2^32).  A gap over
+    2^32 later on continues in a new ground log beside it."""
+    data = os.path.join(tmp, "ground-late")
+    first = 5_000_000_001
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-late", "--log", data,
+              "--format", "none", "--count", "15"])
+    r.wait_subscribed()
+    far = first + 25 + (1 << 33)  # a gap no log frame can mark (over 2^32 records)
+    publish(b.port, [("railmon/tram5/data", batch("tram5", ID_A, first, 10)),
+                     ("railmon/tram5/data", batch("tram5", ID_A, first + 20, 5))])
+    rc, err = r.finish()
+    check(rc == 0 and "ground logs: 2 Batches stored\n" in err, "both stored", err)
+    # Restarted, the receiver meets the vehicle again far ahead.
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-late", "--log", data,
+              "--format", "none", "--count", "5"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram5/data", batch("tram5", ID_A, far, 5, T0 + 10**9))])
+    rc, err = r.finish()
+    check(rc == 0 and "continuing in %s/tram5/%s.from-%d" % (data, ID_A.hex(), far) in err, "said", err)
+    # Restarted again, it goes on in that continuation.
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-late", "--log", data,
+              "--format", "none", "--count", "5"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram5/data", batch("tram5", ID_A, far + 5, 5, T0 + 2 * 10**9))])
+    rc, err = r.finish()
+    check(rc == 0 and "continuing" not in err and "ground logs: 1 Batches stored\n" in err, "went on", err)
+    check(sorted(os.listdir(os.path.join(data, "tram5"))) == [ID_A.hex(), "%s.from-%d" % (ID_A.hex(), far)],
+          "two ground logs", os.listdir(os.path.join(data, "tram5")))
+    recs, _ = export(os.path.join(data, "tram5"))
+    check([x["seq"] for x in recs] == list(range(first, first + 10)) + list(range(first + 20, first + 25)) +
+          list(range(far, far + 10)), "the ground log from seq 5e9, then beyond the big gap",
+          [x["seq"] for x in recs][:3])
+    print("a vehicle met at seq 5e9, and a gap over 2^32: all stored: ok")
+
+
+def test_too_big(tmp, b):
+    data = os.path.join(tmp, "ground-big")
+    big = big_batch("tram9", ID_A, 1, 20000)
+    check(len(big) > 1 << 20, "the Batch is over 1 MiB")
+    last = batch("tram9", ID_A, 20001, 5)
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-big", "--log", data,
+              "--format", "none", "--count", "20005"])
+    r.wait_subscribed()
+    publish(b.port, [("railmon/tram9/data", big), ("railmon/tram9/data", last)])
+    rc, err = r.finish()
+    check(rc == 0, "rc %d" % rc, err)
+    check(re.search(r"tram9 log a1a1a1a1: seq 1\.\.20000 not in the ground log: over 1 MiB.*kept in ", err), "said", err)
+    check(re.search(r"ground logs: 1 Batches stored; not stored: 1 too-big;", err), "summary", err)
+    recs, _ = export(os.path.join(data, "tram9"))
+    check([x["seq"] for x in recs] == list(range(20001, 20006)), "the ground log holds only what it took")
+    print("Batch over 1 MiB: said, kept, not claimed as stored: ok")
+
+
+def test_many_vehicles(tmp, b):
+    msgs = [("railmon/v%03d/data" % i, batch("v%03d" % i, ID_A, 1, 1)) for i in range(300)]
+    marker = ("railmon/v000/data", batch("v000", ID_A, 2, 1))
+    data = os.path.join(tmp, "ground-many")
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-many", "--log", data,
+              "--format", "none", "--count", "301"])
+    r.wait_subscribed()
+    publish(b.port, msgs + [marker])
+    rc, err = r.finish()
+    check(rc == 0 and "300 vehicles" in err and "ground logs: 301 Batches stored\n" in err, "300 vehicles", err)
+    stored = [v for v in os.listdir(data) if os.path.isdir(os.path.join(data, v, ID_A.hex()))]
+    check(len(stored) == 300, "%d ground logs" % len(stored))
+
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-capped",
+              "--max-vehicles", "250", "--format", "none", "--count", "251"])
+    r.wait_subscribed()
+    publish(b.port, msgs + [marker])
+    rc, err = r.finish()
+    check(rc == 0 and "250 vehicles" in err, "250 kept", err)
+    check("50 from vehicles past --max-vehicles" in err, "refusals in the summary", err)
+    check(err.count("refused: a new vehicle past --max-vehicles") == 20, "the first 20 said one by one", err)
+    print("300 vehicles all logged; past --max-vehicles refused, counted, said: ok")
+
+
+def test_acl(tmp):
+    pwfile = os.path.join(tmp, "acl-passwd")
+    for i, (user, pw) in enumerate((("ground", "g-pw"), ("tram7", "t7-pw"))):
+        subprocess.run(["mosquitto_passwd", "-b"] + (["-c"] if i == 0 else []) + [pwfile, user, pw], check=True)
+    b = Broker(tmp, "allow_anonymous false\npassword_file %s\nacl_file %s\n" % (pwfile, ACL_FILE))
+    try:
+        out = os.path.join(tmp, "acl.jsonl")
+        r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "-u", "ground", "--client-id", "ground-acl", "-o", out,
+                  "--count", "15"], env={"RAILMON_MQTT_PASSWORD": "g-pw"})
+        r.wait_subscribed()
+        publish(b.port, [("railmon/tram7/data", batch("tram7", ID_A, 1, 10)),
+                         ("railmon/tram8/data", batch("tram8", ID_A, 1, 10)),   # not its topic: dropped
+                         ("railmon/tram7/data", batch("tram7", ID_A, 11, 5))], "tram7", "t7-pw")
+        rc, err = r.finish()
+        with open(out) as f:
+            lines = f.read().splitlines()
+        check(rc == 0 and "1 vehicles" in err, "only tram7 arrived", err)
+        check(len(lines) == 15 and all('"vehicle":"tram7"' in x for x in lines), "tram7's records only")
+    finally:
+        b.stop()
+    print("ACL example: a vehicle cannot publish for another: ok")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="railmon-recv-cli-")
+    b = None
+    try:
+        test_cannot_connect()
+        test_tls(tmp)
+        test_option_words(tmp)
+        test_password(tmp)
+        b = Broker(tmp)
+        test_logs_and_conflicts(tmp, b)
+        test_restart(tmp, b)
+        test_late_join(tmp, b)
+        test_too_big(tmp, b)
+        test_many_vehicles(tmp, b)
+        test_acl(tmp)
+    finally:
+        for p in PROCS:
+            stop(p)
+        if not os.environ.get("RAILMON_KEEP_TMP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
