@@ -12,19 +12,7 @@
 #include <string.h>
 
 #include "bus/bus.h"
-
-/* Same hash as mb-fault-server.c and pymodbus-server.py. */
-static inline int mb_bit(unsigned unit, unsigned addr)
-{
-	uint32_t h = unit * 2654435761u ^ addr * 40503u;
-
-	return (int)((h >> 13) & 1);
-}
-
-static inline uint16_t mb_reg(unsigned unit, unsigned addr)
-{
-	return (uint16_t)((unit * 1000 + addr) & 0xffff);
-}
+#include "mb-values.h"
 
 /* The value a correct driver reports for ch (ABCD/CDAB, u16/s16/u32/s32/bit). */
 static inline double mb_expect(const struct bus_mb_channel *ch)
