@@ -32,9 +32,10 @@
  *
  * TCP: libmodbus frames the replies (modbus_receive_confirmation).  A
  * reply carrying another transaction's id is a late reply (libmodbus issue
- * 255): dropped and the next one read, so a late reply costs its own
- * transaction (a timeout) and never the next one.  Before each request
- * the socket is flushed (non-blocking).
+ * 255): dropped and the next one read, within the one response timeout of
+ * the request, so a late reply costs its own transaction (a timeout) and
+ * never the next one.  Before each request the socket is flushed
+ * (non-blocking).
  *
  * RTU has no transaction id, and a late reply from the same unit with the
  * same function and byte count (another start address) looks exactly like
@@ -267,6 +268,10 @@ static void link_down(bus_dev_t *dev, int err)
 
 static int link_open(struct mb_priv *p)
 {
+	/* tcp_receive shortens it per read; a connect gets the whole one */
+	if (p->tcp && modbus_set_response_timeout(p->ctx, (uint32_t)(p->resp_ns / 1000000000LL),
+	                                          (uint32_t)(p->resp_ns % 1000000000LL / 1000)) < 0)
+		return -errno;
 	if (modbus_connect(p->ctx) < 0)
 		return errno ? -errno : -ECONNREFUSED;
 	if (p->rs485 && modbus_rtu_set_serial_mode(p->ctx, MODBUS_RTU_RS485) < 0) {
@@ -355,13 +360,33 @@ static void verdict_outcome(struct mb_result *res)
 	}
 }
 
-/* Read replies until the one for exp turns up, a fault, or too many stale. */
+/* libmodbus waits a whole response timeout per call: give it what is left
+   of the request's.  false: nothing is left. */
+static bool tcp_timeout_left(struct mb_priv *p, int64_t end_ns)
+{
+	int64_t left = end_ns - clock_ns(CLOCK_MONOTONIC);
+
+	if (left < 1000)
+		return false;
+	return modbus_set_response_timeout(p->ctx, (uint32_t)(left / 1000000000LL),
+	                                   (uint32_t)(left % 1000000000LL / 1000)) == 0;
+}
+
+/* Read replies until the one for exp turns up, a fault, or too many stale;
+   all within one response timeout from now. */
 static void tcp_receive(struct mb_priv *p, bus_dev_t *dev, const struct bus_mb_expect *exp,
                         struct mb_result *res)
 {
-	for (int i = 0; i < MB_STALE_MAX; i++) {
-		int n = modbus_receive_confirmation(p->ctx, p->adu);
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + p->resp_ns;
 
+	for (int i = 0; i < MB_STALE_MAX; i++) {
+		int n;
+
+		if (!tcp_timeout_left(p, end)) {
+			res->outcome = MB_TIMEOUT;
+			return;
+		}
+		n = modbus_receive_confirmation(p->ctx, p->adu);
 		if (n < 0) {
 			res->outcome = classify_errno(errno, res);
 			return;

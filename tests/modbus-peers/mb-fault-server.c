@@ -7,8 +7,13 @@
  *     --fault-pct P       percentage of requests answered with a fault
  *     --weights LIST      kind=weight,... for the random draw, kinds:
  *                         exc short long unit garbage delay drop crc split
+ *                         tid func excfn
  *                         (split: the reply stalls for D ms after its byte
- *                         count, past the client's byte timeout)
+ *                         count, past the client's byte timeout; tid: a
+ *                         perfect reply under a neighbouring transaction id
+ *                         (TCP); func: a reply of the same size from another
+ *                         read function; excfn: an exception for another
+ *                         function)
  *     --fault-addr A:KIND requests starting at register A always get KIND
  *     --silent-unit U     never answer unit U (a dead device)
  *     --delay-ms D        "delay" answers correctly after D ms (default 30)
@@ -41,9 +46,11 @@
 
 #include "mb-values.h"
 
-enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_SPLIT, F_MAX };
+enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_SPLIT,
+             F_TID, F_FUNC, F_EXCFN, F_MAX };
 static const char *const fault_names[F_MAX] = { "none", "exc", "short", "long", "unit", "garbage",
-                                                "delay", "drop", "crc", "silent", "split" };
+                                                "delay", "drop", "crc", "silent", "split",
+                                                "tid", "func", "excfn" };
 
 #define MAX_CLIENTS 8
 #define MAX_FIXED 64
@@ -189,6 +196,22 @@ static bool reply_with(struct server *s, int fd, const uint8_t *req, enum fault 
 		return s->rtu; /* RTU cannot hang up: stays silent instead */
 	case F_SILENT:
 		return true;
+	case F_TID: {
+		uint8_t other[MODBUS_TCP_MAX_ADU_LENGTH];
+
+		memcpy(other, req, (size_t)s->hdr + 5);
+		other[1] ^= 0x01; /* the id of a neighbouring transaction */
+		send_pdu(s, fd, other, unit, pdu, n, false, false);
+		return true;
+	}
+	case F_FUNC:
+		pdu[0] = fc == 3 ? 4 : fc == 4 ? 3 : fc == 1 ? 2 : 1; /* same size, other table */
+		break;
+	case F_EXCFN:
+		pdu[0] = (uint8_t)((fc == 3 ? 4 : 3) | 0x80);
+		pdu[1] = 2;
+		n = 2;
+		break;
 	default:
 		break;
 	}
