@@ -432,15 +432,16 @@ static void tcp_transact(bus_dev_t *dev, const struct bus_mb_request *req, struc
 
 /*
  * Wait until the line has a byte or until_ns passes: 1, 0, or -errno.
- * *ret_ready: the byte was there before the wait (it came while nobody
- * listened, so when it came is not known).
+ * *ret_ready (may be NULL): the byte was there before the wait (it came
+ * while nobody listened, so when it came is not known).
  */
 static int line_wait(int fd, int64_t until_ns, bool *ret_ready)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int r = poll(&pfd, 1, 0);
+	int r = ret_ready ? poll(&pfd, 1, 0) : 0;
 
-	*ret_ready = r > 0;
+	if (ret_ready)
+		*ret_ready = r > 0;
 	while (r == 0 || (r < 0 && errno == EINTR)) {
 		int64_t left = until_ns - clock_ns(CLOCK_MONOTONIC);
 		struct timespec ts = { .tv_sec = left / 1000000000LL, .tv_nsec = left % 1000000000LL };
@@ -490,7 +491,8 @@ static int rtu_read(struct mb_priv *p, int64_t first_by, struct rtu_frame *f)
 	bool noise = false, ready;
 
 	f->len = 0;
-	while ((r = line_wait(fd, by, &ready)) > 0) {
+	/* only the first byte's wait needs to know whether it was there */
+	while ((r = line_wait(fd, by, f->len ? NULL : &ready)) > 0) {
 		r = line_read(fd, l->frame + f->len, want - f->len);
 		if (r <= 0) {
 			if (r < 0)
