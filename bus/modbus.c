@@ -61,12 +61,15 @@
  *     waiting before a request are read the same way first, so a request
  *     never goes out while a slave is talking;
  *   - a request whose reply would have the same shape as one its unit still
- *     owes is never sent as it is: a probe goes first, a read of another
- *     size at the same address, and only its answer (it shows the unit has
- *     caught up) lets the request go out; if the probe fails, its fault is
- *     reported for the request, which waits for the next period.  What a
- *     unit owes is forgotten after MB_OWED_LIFE horizons, so a unit that
- *     refuses the probe (reads of another size) is read again then;
+ *     owes is never sent as it is: a probe goes first, a one-item read of
+ *     another table at the same address (of a function the unit owes
+ *     nothing of, so any answer, even an exception, is the probe's own;
+ *     failing that, a read of another size), and only its answer (it shows
+ *     the unit has caught up) lets the request go out; if the probe fails,
+ *     its fault is reported for the request, which waits for the next
+ *     period.  What a unit owes is forgotten after MB_OWED_LIFE horizons
+ *     (at least a second), so a unit that never answers a probe is read
+ *     again then;
  *   - bytes that answer nothing (noise, cut replies, unasked frames) are
  *     counted into one ACQ_EV_MB_DISCARDED per transaction.
  * What remains is a slave that answers out of order and later than the
@@ -122,8 +125,10 @@
 #define MB_EVENTS_PER_REQ (2 + MB_LATE_EVENTS) /* + its fault and DISCARDED */
 #define MB_HORIZON_MAX 4 /* RTU: a drain waits at most this many response
                             timeouts after the request */
-#define MB_OWED_LIFE 8   /* RTU: horizons after which an owed reply is taken
-                            as never coming */
+#define MB_OWED_LIFE 8   /* RTU: horizons (and at least MB_OWED_LIFE_MIN_NS)
+                            after which an owed reply is taken as never
+                            coming */
+#define MB_OWED_LIFE_MIN_NS (1000 * MB_NS_PER_MS)
 
 /* RTU: a request whose reply has not been accounted for. */
 struct mb_owed {
@@ -649,6 +654,14 @@ static int64_t unit_horizon(const struct mb_priv *p, const struct mb_unit *u)
 	return h < MB_HORIZON_MAX * p->resp_ns ? h : MB_HORIZON_MAX * p->resp_ns;
 }
 
+/* How long what u owes is remembered. */
+static int64_t owed_life(const struct mb_priv *p, const struct mb_unit *u)
+{
+	int64_t life = MB_OWED_LIFE * unit_horizon(p, u);
+
+	return life > MB_OWED_LIFE_MIN_NS ? life : MB_OWED_LIFE_MIN_NS;
+}
+
 /*
  * The first frame of the reply window that is no late reply, judged
  * against the request exp (res gets the outcome).  Returns true when it
@@ -687,8 +700,9 @@ static bool rtu_judge(struct mb_priv *p, const struct bus_mb_expect *exp, int ki
 	return res->reply.verdict != BUS_MB_REPLY_BAD_UNIT && !u->nowed;
 }
 
-/* One request and its reply window; after a fault the line is drained. */
-static void rtu_exchange(bus_dev_t *dev, const struct bus_mb_expect *exp, uint16_t addr,
+/* One request and its reply window; after a fault the line is drained.
+   Returns true when the unit answered it (see rtu_judge). */
+static bool rtu_exchange(bus_dev_t *dev, const struct bus_mb_expect *exp, uint16_t addr,
                          struct mb_result *res)
 {
 	struct mb_priv *p = dev->priv;
@@ -711,7 +725,7 @@ static void rtu_exchange(bus_dev_t *dev, const struct bus_mb_expect *exp, uint16
 	if (kind < 0) {
 		res->outcome = MB_DOWN;
 		res->err = -kind;
-		return;
+		return false;
 	}
 	settled = rtu_judge(p, exp, kind, &f, res);
 	if (kind != RX_NONE && res->outcome != MB_OK && res->outcome != MB_EXCEPTION) {
@@ -722,7 +736,7 @@ static void rtu_exchange(bus_dev_t *dev, const struct bus_mb_expect *exp, uint16
 	if (!settled)
 		owed_add(u, exp->function, (uint8_t)bus_mb_reply_bytes(exp), sent);
 	if (res->outcome == MB_OK || res->outcome == MB_EXCEPTION)
-		return;
+		return settled;
 	/* After a timeout the answer (or the rest of it) may still be on its
 	   way: listen up to the unit's horizon.  After a frame, until the
 	   line pauses; what it owes is remembered either way. */
@@ -731,27 +745,44 @@ static void rtu_exchange(bus_dev_t *dev, const struct bus_mb_expect *exp, uint16
 		res->outcome = MB_DOWN;
 		res->err = -kind;
 	}
+	return settled && kind >= 0;
 }
 
-/* A count for a read at exp's address whose reply differs in size from
-   every reply u owes: smaller first (registers that are read anyway). */
-static uint16_t probe_count(const struct mb_unit *u, const struct bus_mb_expect *exp, uint16_t addr)
+/*
+ * A read at exp's address whose answer cannot be taken for anything u owes:
+ * first another table, of a function u owes nothing of (then any answer,
+ * even an exception, is the probe's own), the sibling one first; else
+ * another size of the same table, smaller first (registers read anyway).
+ * false: none (cannot happen while u owes at most MB_OWED_MAX).
+ */
+static bool probe_pick(const struct mb_unit *u, const struct bus_mb_expect *exp, uint16_t addr,
+                       struct bus_mb_expect *ret_probe)
 {
+	static const uint8_t order[5][3] = { { 0 }, { 2, 3, 4 }, { 1, 3, 4 }, { 4, 1, 2 }, { 3, 1, 2 } };
 	bool bits = exp->function == BUS_MB_COIL || exp->function == BUS_MB_DISCRETE;
 	int step = bits ? 8 : 1, max = bits ? BUS_MB_BITS_MAX : BUS_MB_REGS_MAX;
+	struct bus_mb_expect probe = *exp;
 
+	for (int i = 0; i < 3; i++) {
+		if (owed_find(u, order[exp->function][i], -1) < 0) {
+			probe.function = order[exp->function][i];
+			probe.count = 1;
+			*ret_probe = probe;
+			return true;
+		}
+	}
 	for (int d = step; d < max; d += step) {
 		for (int c = exp->count - d; c <= exp->count + d; c += 2 * d) {
-			struct bus_mb_expect probe = *exp;
-
 			if (c < 1 || c > max || addr + c > 65536)
 				continue;
 			probe.count = (uint16_t)c;
-			if (owed_find(u, exp->function, (int)bus_mb_reply_bytes(&probe)) < 0)
-				return (uint16_t)c;
+			if (owed_find(u, exp->function, (int)bus_mb_reply_bytes(&probe)) < 0) {
+				*ret_probe = probe;
+				return true;
+			}
 		}
 	}
-	return 0;
+	return false;
 }
 
 static void rtu_transact(bus_dev_t *dev, const struct bus_mb_request *req, struct mb_result *res)
@@ -760,7 +791,7 @@ static void rtu_transact(bus_dev_t *dev, const struct bus_mb_request *req, struc
 	struct mb_rtu *l = p->rtu;
 	struct mb_unit *u = &l->unit[req->unit_id];
 	struct bus_mb_expect exp = { .unit_id = req->unit_id, .function = req->table, .count = req->count };
-	struct bus_mb_expect probe = exp;
+	struct bus_mb_expect probe;
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -776,22 +807,21 @@ static void rtu_transact(bus_dev_t *dev, const struct bus_mb_request *req, struc
 		r = rtu_drain(dev, 0);
 	/* A probe that cannot settle it (a unit that refuses reads of another
 	   size) must not keep a request from going out for ever. */
-	owed_expire(u, clock_ns(CLOCK_MONOTONIC) - MB_OWED_LIFE * unit_horizon(p, u));
+	owed_expire(u, clock_ns(CLOCK_MONOTONIC) - owed_life(p, u));
 	if (r < 0) {
 		res->outcome = MB_DOWN;
 		res->err = -r;
-	} else if (owed_find(u, exp.function, (int)bus_mb_reply_bytes(&exp)) >= 0) {
-		/* u still owes a reply shaped like ours, which could not be told
-		   from ours.  A read of another size at the same address goes
-		   first: its answer shows u has caught up. */
-		probe.count = probe_count(u, &exp, req->addr);
-		if (probe.count)
-			rtu_exchange(dev, &probe, req->addr, res);
-		else
-			res->outcome = MB_BAD, res->detail = BUS_MB_REPLY_STALE;
-	}
-	if (res->outcome == MB_OK)
+	} else if (owed_find(u, exp.function, (int)bus_mb_reply_bytes(&exp)) < 0) {
 		rtu_exchange(dev, &exp, req->addr, res);
+	} else if (!probe_pick(u, &exp, req->addr, &probe)) {
+		res->outcome = MB_BAD;
+		res->detail = BUS_MB_REPLY_STALE;
+	} else if (rtu_exchange(dev, &probe, req->addr, res)) {
+		/* u still owed a reply shaped like ours, which could not have
+		   been told from ours; the probe's answer shows it has caught
+		   up (the slave answers in order), so ours can go out. */
+		rtu_exchange(dev, &exp, req->addr, res);
+	}
 	if (l->disc_bytes)
 		event_push(p, clock_ns(CLOCK_REALTIME), ACQ_EV_MB_DISCARDED, (int64_t)l->disc_bytes,
 		           (uint32_t)l->disc_frames);

@@ -24,7 +24,9 @@
  *               drop   no reply at all (the request was lost)
  *             every other request is answered at once; max=N: reads of more
  *             than N items get exception 2 (illegal data address), as from
- *             a device that only takes whole values.
+ *             a device that only takes whole values; only=FC: requests of
+ *             other function codes go unanswered, as by a device that does
+ *             not implement them and says nothing.
  *
  * Requests are framed here (8 bytes: unit, function, address, count, CRC),
  * not by libmodbus, so one process can be every slave of the line; requests
@@ -73,6 +75,7 @@ struct slave {
 	struct tier tiers[TIERS_MAX];
 	unsigned ntiers;
 	unsigned max_count; /* 0: any */
+	unsigned only_fc;   /* 0: any */
 	int64_t free_at;    /* when its last accepted request is fully answered */
 	uint64_t requests, answered, late, ignored, queued, cut, crc, dropped;
 };
@@ -190,6 +193,10 @@ static void request(struct line *l, const uint8_t *req, int64_t t)
 	}
 	if (fc < 1 || fc > 4 || count == 0 || count > (fc <= 2 ? 2000u : 125u))
 		return; /* the driver never asks this; the test sees it in the FC lines */
+	if (s->only_fc && fc != s->only_fc) {
+		s->dropped++;
+		return;
+	}
 	tier = tier_draw(l, s);
 	if (tier && tier->kind == K_DROP) {
 		s->dropped++;
@@ -320,7 +327,7 @@ static int parse_tiers(struct slave *s, char *list)
 		unsigned nth = 0;
 
 		lo = hi = 0;
-		if (sscanf(tok, "max=%u", &s->max_count) == 1)
+		if (sscanf(tok, "max=%u", &s->max_count) == 1 || sscanf(tok, "only=%u", &s->only_fc) == 1)
 			continue;
 		if (s->ntiers == TIERS_MAX)
 			return -1;
@@ -393,7 +400,7 @@ int main(int argc, char **argv)
 	}
 	if (!dev || !l.nslaves || argc % 2 == 0) {
 		fprintf(stderr, "usage: %s --rtu DEVICE [--seed S] [--timeout-ms R] "
-		        "--slave ID:queue|deaf[:KIND=PCT@MIN-MAX|KIND#N[@MS]|max=N,...]...\n", argv[0]);
+		        "--slave ID:queue|deaf[:KIND=PCT@MIN-MAX|KIND#N[@MS]|max=N|only=FC,...]...\n", argv[0]);
 		return 2;
 	}
 	l.fd = open_line(dev);
