@@ -110,27 +110,6 @@ static void mix_channels(struct bus_mb_channel *ch)
 	assert(n == NCH_MIX);
 }
 
-static struct bus_cfg rtu_cfg(const char *dev, const struct bus_mb_channel *ch, size_t nch)
-{
-	struct bus_cfg cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.kind = BUS_KIND_MODBUS;
-	strcpy(cfg.name, "mb-late");
-	cfg.index = 6;
-	cfg.mb.rtu = true;
-	snprintf(cfg.mb.device, sizeof(cfg.mb.device), "%s", dev);
-	cfg.mb.baud = 115200;
-	cfg.mb.parity = 'N';
-	cfg.mb.data_bits = 8;
-	cfg.mb.stop_bits = 1;
-	cfg.mb.response_timeout_ms = RESPONSE_MS;
-	cfg.mb.byte_timeout_ms = 5;
-	cfg.mb.channels = (struct bus_mb_channel *)ch;
-	cfg.mb.nchannels = nch;
-	return cfg;
-}
-
 static void sample(struct tally *t, const struct bus_mb_channel *ch, size_t nch, const struct acq_item *it)
 {
 	const struct bus_mb_channel *c;
@@ -269,7 +248,7 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 	argv[n] = NULL;
 	peer_socat_start(&socat, a, b);
 	peer_start(&p, argv);
-	cfg = rtu_cfg(a, lr->ch, lr->nch);
+	cfg = mb_rtu_cfg(a, lr->ch, lr->nch, RESPONSE_MS, 5);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	t0 = peer_now_ms();
 	while (lr->target ? st.tx_frames < lr->target : peer_now_ms() - t0 < lr->ms) {
@@ -278,7 +257,7 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 
 		assert(r >= 0);
 		for (int i = 0; i < r; i++) {
-			assert(it[i].bus == 6);
+			assert(it[i].bus == 5);
 			if (it[i].kind == ACQ_ITEM_SAMPLE)
 				sample(t, lr->ch, lr->nch, &it[i]);
 			else

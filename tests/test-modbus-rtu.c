@@ -43,27 +43,6 @@ static size_t run_for(bus_dev_t *dev, int ms)
 	return n;
 }
 
-static struct bus_cfg rtu_cfg(const char *dev, struct bus_mb_channel *ch, size_t n, uint32_t rt_ms)
-{
-	struct bus_cfg cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.kind = BUS_KIND_MODBUS;
-	strcpy(cfg.name, "mb-rtu");
-	cfg.index = 5;
-	cfg.mb.rtu = true;
-	snprintf(cfg.mb.device, sizeof(cfg.mb.device), "%s", dev);
-	cfg.mb.baud = 115200;
-	cfg.mb.parity = 'N';
-	cfg.mb.data_bits = 8;
-	cfg.mb.stop_bits = 1;
-	cfg.mb.response_timeout_ms = rt_ms;
-	cfg.mb.byte_timeout_ms = 20;
-	cfg.mb.channels = ch;
-	cfg.mb.nchannels = n;
-	return cfg;
-}
-
 static void check_fcs(struct peer *p)
 {
 	uint64_t fc[256] = { 0 };
@@ -97,7 +76,7 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 	snprintf(b, sizeof(b), "%s/py-b", dir);
 	peer_socat_start(&socat, a, b);
 	peer_start(&p, argv);
-	cfg = rtu_cfg(a, ch, 6, 500);
+	cfg = mb_rtu_cfg(a, ch, 6, 500, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 450);
 	for (size_t i = 0; i < n; i++) {
@@ -156,7 +135,7 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 	snprintf(b, sizeof(b), "%s/fault-b", dir);
 	peer_socat_start(&socat, a, b);
 	peer_start(&p, argv);
-	cfg = rtu_cfg(a, ch, 10, 150);
+	cfg = mb_rtu_cfg(a, ch, 10, 150, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 1500); /* 4 cycles */
 	for (size_t i = 0; i < n; i++) {
@@ -222,7 +201,7 @@ static void test_unit_zero_refused(void)
 {
 	struct bus_mb_channel ch[2] = { mb_chan(1, 1, BUS_MB_HOLDING, 0, BUS_MB_U16, 20),
 	                                mb_chan(2, 0, BUS_MB_HOLDING, 1, BUS_MB_U16, 20) };
-	struct bus_cfg cfg = rtu_cfg("/dev/null", ch, 2, 50);
+	struct bus_cfg cfg = mb_rtu_cfg("/dev/null", ch, 2, 50, 20);
 	bus_dev_t *dev = NULL;
 
 	assert(bus_dev_new(&cfg, &dev) == -EINVAL && !dev);
@@ -243,7 +222,7 @@ static void test_rs485_refused(const char *dir)
 	snprintf(a, sizeof(a), "%s/rs-a", dir);
 	snprintf(b, sizeof(b), "%s/rs-b", dir);
 	peer_socat_start(&socat, a, b);
-	cfg = rtu_cfg(a, ch, 1, 50);
+	cfg = mb_rtu_cfg(a, ch, 1, 50, 20);
 	cfg.mb.rs485 = true;
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 200);
@@ -267,7 +246,7 @@ static void test_late_device(const char *dir, const char *py)
 
 	snprintf(a, sizeof(a), "%s/late-a", dir);
 	snprintf(b, sizeof(b), "%s/late-b", dir);
-	cfg = rtu_cfg(a, ch, 1, 200);
+	cfg = mb_rtu_cfg(a, ch, 1, 200, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 300);
 	assert(n == 1 && items_buf[0].event.code == ACQ_EV_MB_DISCONNECT && items_buf[0].event.arg == -ENOENT);

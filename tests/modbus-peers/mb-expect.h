@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bus/bus.h"
@@ -64,6 +65,29 @@ static inline struct bus_cfg mb_tcp_cfg(int port, struct bus_mb_channel *ch, siz
 	cfg.mb.byte_timeout_ms = response_ms / 2;
 	cfg.mb.max_gap = max_gap;
 	cfg.mb.channels = ch;
+	cfg.mb.nchannels = n;
+	return cfg;
+}
+
+/* A Modbus RTU link on dev (a pty: 115200 8N1), as bus index 5. */
+static inline struct bus_cfg mb_rtu_cfg(const char *dev, const struct bus_mb_channel *ch, size_t n,
+                                        uint32_t response_ms, uint32_t byte_ms)
+{
+	struct bus_cfg cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.kind = BUS_KIND_MODBUS;
+	strcpy(cfg.name, "mb-rtu");
+	cfg.index = 5;
+	cfg.mb.rtu = true;
+	snprintf(cfg.mb.device, sizeof(cfg.mb.device), "%s", dev);
+	cfg.mb.baud = 115200;
+	cfg.mb.parity = 'N';
+	cfg.mb.data_bits = 8;
+	cfg.mb.stop_bits = 1;
+	cfg.mb.response_timeout_ms = response_ms;
+	cfg.mb.byte_timeout_ms = byte_ms;
+	cfg.mb.channels = (struct bus_mb_channel *)ch;
 	cfg.mb.nchannels = n;
 	return cfg;
 }
