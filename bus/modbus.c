@@ -77,15 +77,22 @@
  * can tell those apart, the time bounds are the defence.
  *
  * Faults, each one event, never a value from the reply concerned
- * (arg = first register of the request, detail = unit << 8 | x):
- *   ETIMEDOUT, no reply / a reply cut by
- *   the byte timeout                       ACQ_EV_MB_TIMEOUT,   x = function
+ * (arg = first register of the request, detail = unit << 8 | x; an RTU
+ * probe's fault is reported for the request it went ahead of):
+ *   no reply, or a reply cut by the byte
+ *   timeout                                ACQ_EV_MB_TIMEOUT,   x = function
  *   bad RTU CRC                            ACQ_EV_MB_CRC,       x = function
  *   exception response                     ACQ_EV_MB_EXCEPTION, x = exception code
  *   wrong unit, function, length, protocol,
- *   too many stale replies, EMBBAD*        ACQ_EV_MB_BAD_REPLY, x = function,
+ *   RTU bytes that cannot be framed, too
+ *   many stale replies, EMBBAD*            ACQ_EV_MB_BAD_REPLY, x = function,
  *                                          bits 16..23 = enum bus_mb_verdict
  *   anything else (ECONNRESET, EPIPE, ...) ACQ_EV_MB_DISCONNECT, arg = -errno
+ * Besides (RTU), not faults of the request: ACQ_EV_MB_LATE_REPLY for each
+ * late reply recognised (arg = ms after its request, or until it was read
+ * if it waited unread; detail = bytes << 16 | unit << 8 | its function),
+ * ACQ_EV_MB_DISCARDED (arg = bytes, detail = complete frames) once per
+ * transaction that threw bytes away, the faulty reply's own included.
  * A unit that timed out is not asked again at the same deadline (its other
  * requests and same-instant groups are skipped): a silent unit costs one
  * response timeout (RTU: and its drain) per period and the other units'
