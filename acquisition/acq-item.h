@@ -86,6 +86,12 @@ enum acq_event_code {
 	ACQ_EV_MB_DISCONNECT = 24,  /* arg = -errno */
 	ACQ_EV_MB_CONNECT = 25,     /* (re)connected; arg = attempts it took */
 	ACQ_EV_MB_OVERRUN = 26,     /* poll period missed; arg = periods skipped */
+	ACQ_EV_MB_LATE_REPLY = 27,  /* RTU reply that came after its response timeout,
+	                               recognised and thrown away; arg = ms after its
+	                               request, detail = bytes << 16 | unit << 8 | fc */
+	ACQ_EV_MB_DISCARDED = 28,   /* RTU bytes that answered no request (noise, cut or
+	                               unasked frames), thrown away; arg = bytes,
+	                               detail = complete frames among them */
 	ACQ_EV_CLOCK_STEP = 30,     /* arg = step in ns (realtime - monotonic drift) */
 	ACQ_EV_LOG_FAULT = 40,      /* arg = -errno */
 	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count */

@@ -30,6 +30,7 @@ struct pending_channel {
 	struct bus_mb_channel ch;
 	char bus[BUS_NAME_MAX];
 	int line;
+	int unit_line;         /* of 'unit_id =', 0 if not given */
 	bool has_address, has_table;
 };
 
@@ -562,6 +563,7 @@ static int set_channel(struct parser *p, struct pending_channel *pc, const char 
 		if (!parse_u64(value, &u, 247))
 			return BAD(name, "expected 0 to 247");
 		c->unit_id = (uint8_t)u;
+		pc->unit_line = p->line;
 	} else if (!strcmp(name, "table")) {
 		if ((i = lookup(mb_tables, 5, value)) < 0)
 			return BAD(name, "expected coil, discrete, holding or input");
@@ -844,6 +846,18 @@ static bool validate_channel(struct parser *p, struct pending_channel *pc)
 		return at_line(p, pc->line, "channel '%s': no [modbus %s] section", ch->name, pc->bus);
 	if (!pc->has_address)
 		return at_line(p, pc->line, "channel '%s': missing 'address ='%s", ch->name, "");
+	/* On a serial line 0 is the broadcast address, which no slave ever
+	   answers.  Modbus TCP keeps 0: a device on its own IP address
+	   ignores the unit id or takes 0 as "this device", and gateways that
+	   route by unit id answer 0 themselves or map it to a slave; one that
+	   forwarded it as a broadcast would only give timeouts, never a value
+	   from the wrong device. */
+	if (b->mb.rtu && !ch->unit_id && pc->unit_line)
+		return at_line(p, pc->unit_line, "channel '%s': unit_id = 0 is the Modbus broadcast address, "
+		               "which no slave answers on a serial line%s (use 1 to 247)", ch->name, "");
+	if (b->mb.rtu && !ch->unit_id)
+		return at_line(p, pc->line, "channel '%s': missing 'unit_id =' (1 to 247 on a serial line)%s",
+		               ch->name, "");
 	if ((ch->table == BUS_MB_COIL || ch->table == BUS_MB_DISCRETE) && ch->type != BUS_MB_BIT) {
 		if (pc->has_table && ch->type != BUS_MB_U16)
 			return at_line(p, pc->line, "channel '%s': coils and discrete inputs are bits: use 'type = bit'%s", ch->name, "");

@@ -255,6 +255,38 @@ static bool expect_valid(const struct bus_mb_expect *exp)
 	return exp->count <= (table_is_bits(exp->function) ? BUS_MB_BITS_MAX : BUS_MB_REGS_MAX);
 }
 
+size_t bus_mb_reply_bytes(const struct bus_mb_expect *exp)
+{
+	return exp && expect_valid(exp) ? expected_bytes(exp) : 0;
+}
+
+uint16_t bus_mb_crc16(const uint8_t *buf, size_t len)
+{
+	uint16_t crc = 0xffff;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= buf[i];
+		for (int k = 0; k < 8; k++)
+			crc = (crc & 1) ? (uint16_t)((crc >> 1) ^ 0xa001) : (uint16_t)(crc >> 1);
+	}
+	return crc;
+}
+
+int bus_mb_rtu_frame_len(const uint8_t *buf, size_t have)
+{
+	if (!buf)
+		return -EINVAL;
+	if (have < 2)
+		return 2;
+	if (buf[1] & 0x80)
+		return 5; /* unit, function | 0x80, exception code, CRC */
+	if (buf[1] < BUS_MB_COIL || buf[1] > BUS_MB_INPUT)
+		return -EBADMSG;
+	if (have < 3)
+		return 3;
+	return 5 + buf[2]; /* unit, function, byte count, data, CRC */
+}
+
 /* The TCP header: transaction, protocol and the length it announces. */
 static enum bus_mb_verdict check_mbap(const struct bus_mb_expect *exp, const uint8_t *adu, size_t len)
 {

@@ -40,6 +40,7 @@
 #define BUS_MB_TCP_HEADER 7   /* MBAP: tid, protocol, length, unit */
 #define BUS_MB_RTU_HEADER 1   /* unit */
 #define BUS_MB_ADU_MAX 260    /* largest Modbus TCP ADU */
+#define BUS_MB_RTU_FRAME_MAX 260 /* unit, function, byte count 255, data, CRC */
 
 /* One channel's place in a request's reply. */
 struct bus_mb_slot {
@@ -121,7 +122,7 @@ enum bus_mb_verdict {
 
 /* The transaction a reply is checked against. */
 struct bus_mb_expect {
-	uint8_t tcp;        /* 1: MBAP header, 0: RTU (CRC already checked by libmodbus) */
+	uint8_t tcp;        /* 1: MBAP header, 0: RTU (CRC already checked by the caller) */
 	uint16_t tid;       /* TCP transaction id sent */
 	uint8_t unit_id;
 	uint8_t function;   /* 1..4 */
@@ -143,6 +144,23 @@ struct bus_mb_reply {
  */
 int bus_mb_reply_check(const struct bus_mb_expect *exp, const uint8_t *adu, size_t len,
                        struct bus_mb_reply *ret_reply);
+
+/* Data bytes a reply to exp carries (its byte count); 0 for an invalid exp. */
+size_t bus_mb_reply_bytes(const struct bus_mb_expect *exp);
+
+/* Modbus RTU CRC-16 of buf[0..len) (polynomial 0xa001, initial 0xffff); it
+   goes on the wire low byte first. */
+uint16_t bus_mb_crc16(const uint8_t *buf, size_t len);
+
+/*
+ * RTU replies carry no length: it follows from the function code and the
+ * byte count.  Given the first have bytes of a reply frame in buf, returns
+ * the length of the whole frame (unit, function, data, CRC), which is more
+ * than have while it is incomplete (at most BUS_MB_RTU_FRAME_MAX); or
+ * -EBADMSG when the function code is neither a read (1-4) nor an exception
+ * (bit 7 set), so the bytes cannot be framed; -EINVAL for NULL buf.
+ */
+int bus_mb_rtu_frame_len(const uint8_t *buf, size_t have);
 
 /*
  * Build a read request PDU + header into buf (at least BUS_MB_ADU_MAX

@@ -151,6 +151,14 @@ static const struct {
 	  "t.ini:5: bus 'a' is defined twice" },
 	{ "[board]\nvehicle = a\n[channel c]\nbus = m\n[channel c]\naddress = 1\n",
 	  "t.ini:5: channel 'c' is defined twice" },
+	/* unit 0 is the broadcast address: never answered on a serial line */
+	{ "[board]\nvehicle = a\n[modbus m]\ntransport = rtu\ndevice = /dev/ttyS1\n"
+	  "[channel c]\nbus = m\nunit_id = 0\naddress = 1\n",
+	  "t.ini:8: channel 'c': unit_id = 0 is the Modbus broadcast address, which no slave answers on a "
+	  "serial line (use 1 to 247)" },
+	{ "[board]\nvehicle = a\n[channel c]\nbus = m\naddress = 1\n"
+	  "[modbus m]\ntransport = rtu\ndevice = /dev/ttyS1\n",
+	  "t.ini:3: channel 'c': missing 'unit_id =' (1 to 247 on a serial line)" },
 };
 
 static void test_bad(void)
@@ -372,6 +380,19 @@ static void test_dbc_files(void)
 	}
 }
 
+/* Modbus TCP keeps unit 0 (config.c says why). */
+static void test_tcp_unit_zero(void)
+{
+	static const char text[] = "[board]\nvehicle = a\n[modbus m]\nhost = 10.0.0.2\n"
+	                           "[channel c]\nbus = m\nunit_id = 0\naddress = 1\n";
+	struct board_cfg *c;
+	char err[BOARD_ERR_MAX] = "";
+
+	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == 0);
+	assert(c->buses[0].mb.nchannels == 1 && c->buses[0].mb.channels[0].unit_id == 0);
+	board_cfg_free(c);
+}
+
 static void test_files(void)
 {
 	struct board_cfg *c;
@@ -395,6 +416,7 @@ int main(void)
 	test_many_keys();
 	test_board_not_file();
 	test_dbc_files();
+	test_tcp_unit_zero();
 	test_files();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");

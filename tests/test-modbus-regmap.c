@@ -3,7 +3,8 @@
  * test-modbus-regmap.c - request planning, decoding and reply checking of
  * bus/regmap.c, without any server: every type x order, scale/offset, bit
  * fields, merge limits (125 registers, 2000 bits, gaps), grouping, reply
- * verdicts, truncated replies, and -EINVAL for every bad argument.
+ * verdicts, truncated replies, RTU framing and CRC, and -EINVAL for every
+ * bad argument.
  */
 #include <assert.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "bus/regmap.h"
+#include "modbus-peers/mb-values.h"
 
 static struct bus_mb_channel chan(uint32_t id, uint8_t unit, enum bus_mb_table table, uint16_t addr,
                                   enum bus_mb_type type)
@@ -399,6 +401,55 @@ static void test_request_build(void)
 	assert(bus_mb_request_build(&e, 0, buf, sizeof(buf)) == -EINVAL);
 }
 
+/* RTU frames: length from the function code and byte count, and the CRC. */
+static void test_rtu_framing(void)
+{
+	/* the frame every Modbus guide shows: read 10 holding registers */
+	const uint8_t req[] = { 0x01, 0x03, 0x00, 0x00, 0x00, 0x0a, 0xc5, 0xcd };
+	uint8_t b[BUS_MB_RTU_FRAME_MAX] = { 7, 3, 250 };
+	uint16_t crc = bus_mb_crc16(req, 6);
+
+	assert((crc & 0xff) == req[6] && crc >> 8 == req[7]);
+	/* the same as the test peers' own, written apart */
+	for (size_t n = 0; n < sizeof(b); n++)
+		b[n] = (uint8_t)(n * 37 + 11);
+	for (size_t n = 0; n <= sizeof(b); n++)
+		assert(bus_mb_crc16(b, n) == mb_crc16(b, n));
+	/* read replies: unit, function, byte count, data, CRC */
+	for (uint8_t fc = 1; fc <= 4; fc++) {
+		b[1] = fc, b[2] = 4;
+		assert(bus_mb_rtu_frame_len(b, 0) == 2 && bus_mb_rtu_frame_len(b, 1) == 2);
+		assert(bus_mb_rtu_frame_len(b, 2) == 3);
+		assert(bus_mb_rtu_frame_len(b, 3) == 9 && bus_mb_rtu_frame_len(b, 9) == 9);
+		b[2] = 255;
+		assert(bus_mb_rtu_frame_len(b, 3) == BUS_MB_RTU_FRAME_MAX);
+	}
+	/* exceptions: unit, function | 0x80, code, CRC, whatever the function */
+	for (unsigned fc = 0x80; fc <= 0xff; fc++) {
+		b[1] = (uint8_t)fc;
+		assert(bus_mb_rtu_frame_len(b, 2) == 5 && bus_mb_rtu_frame_len(b, 5) == 5);
+	}
+	/* nothing else answers a read: it cannot be framed */
+	for (unsigned fc = 0; fc < 0x80; fc++) {
+		b[1] = (uint8_t)fc;
+		if (fc < 1 || fc > 4)
+			assert(bus_mb_rtu_frame_len(b, 2) == -EBADMSG);
+	}
+	assert(bus_mb_rtu_frame_len(NULL, 3) == -EINVAL);
+	/* the byte count a reply carries: the shape of a reply */
+	{
+		struct bus_mb_expect e = { .unit_id = 1, .function = 3, .count = 125 };
+
+		assert(bus_mb_reply_bytes(&e) == 250);
+		e.function = 1, e.count = 9;
+		assert(bus_mb_reply_bytes(&e) == 2);
+		e.count = 2001;
+		assert(bus_mb_reply_bytes(&e) == 0);
+		e.function = 5, e.count = 1;
+		assert(bus_mb_reply_bytes(&e) == 0 && bus_mb_reply_bytes(NULL) == 0);
+	}
+}
+
 int main(void)
 {
 	test_channel_check();
@@ -410,6 +461,7 @@ int main(void)
 	test_reply_tcp();
 	test_reply_rtu_and_bits();
 	test_request_build();
+	test_rtu_framing();
 	printf("test-modbus-regmap: ok\n");
 	return 0;
 }

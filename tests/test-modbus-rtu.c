@@ -4,7 +4,9 @@
  *   - values of every table from the pymodbus RTU server (units 1-3);
  *   - faults from mb-fault-server on the serial line: exception, short
  *     reply, wrong unit id, CRC error, garbage, a silent request, each one
- *     event naming unit and register, never a value;
+ *     event naming unit and register, never a value, their bytes counted
+ *     as discarded, and a good read of another size right after each;
+ *   - unit 0 (broadcast, never answered) refused at open;
  *   - RS-485 mode asked for on a tty that has none: a DISCONNECT with the
  *     ioctl's -errno and no values, never a silent fallback;
  *   - a serial device that appears late: retried until it works.
@@ -41,27 +43,6 @@ static size_t run_for(bus_dev_t *dev, int ms)
 	return n;
 }
 
-static struct bus_cfg rtu_cfg(const char *dev, struct bus_mb_channel *ch, size_t n, uint32_t rt_ms)
-{
-	struct bus_cfg cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.kind = BUS_KIND_MODBUS;
-	strcpy(cfg.name, "mb-rtu");
-	cfg.index = 5;
-	cfg.mb.rtu = true;
-	snprintf(cfg.mb.device, sizeof(cfg.mb.device), "%s", dev);
-	cfg.mb.baud = 115200;
-	cfg.mb.parity = 'N';
-	cfg.mb.data_bits = 8;
-	cfg.mb.stop_bits = 1;
-	cfg.mb.response_timeout_ms = rt_ms;
-	cfg.mb.byte_timeout_ms = 20;
-	cfg.mb.channels = ch;
-	cfg.mb.nchannels = n;
-	return cfg;
-}
-
 static void check_fcs(struct peer *p)
 {
 	uint64_t fc[256] = { 0 };
@@ -95,7 +76,7 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 	snprintf(b, sizeof(b), "%s/py-b", dir);
 	peer_socat_start(&socat, a, b);
 	peer_start(&p, argv);
-	cfg = rtu_cfg(a, ch, 6, 500);
+	cfg = mb_rtu_cfg(a, ch, 6, 500, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 450);
 	for (size_t i = 0; i < n; i++) {
@@ -118,22 +99,33 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 	printf("pymodbus RTU: %zu items, all values right\n", n);
 }
 
+/*
+ * Each fault on the line gives one event naming unit and register, never a
+ * value.  A request whose answer went wrong in a way that leaves it owed
+ * (another unit's frame, bad CRC, garbage, silence) is followed by a read of
+ * another size (u32: 4 data bytes), whose good value shows the driver is in
+ * step again at once; the cycle starts with one too, after the silent one.
+ */
 static void test_fault_rtu(const char *dir, const char *fault_server)
 {
 	char a[300], b[300];
 	char *argv[] = { (char *)fault_server, "--rtu", b, "--unit", "7",
 		"--fault-addr", "100:exc", "--fault-addr", "200:short", "--fault-addr", "300:unit",
 		"--fault-addr", "400:crc", "--fault-addr", "500:garbage", "--fault-addr", "600:silent", NULL };
-	struct bus_mb_channel ch[7] = {
-		mb_chan(1, 7, BUS_MB_HOLDING, 100, BUS_MB_U16, 400),
-		mb_chan(2, 7, BUS_MB_HOLDING, 200, BUS_MB_U16, 400),
-		mb_chan(3, 7, BUS_MB_HOLDING, 300, BUS_MB_U16, 400),
-		mb_chan(4, 7, BUS_MB_HOLDING, 400, BUS_MB_U16, 400),
-		mb_chan(5, 7, BUS_MB_HOLDING, 450, BUS_MB_U16, 400),
-		mb_chan(6, 7, BUS_MB_HOLDING, 500, BUS_MB_U16, 400),
-		mb_chan(7, 7, BUS_MB_HOLDING, 600, BUS_MB_U16, 400),
+	struct bus_mb_channel ch[10] = {
+		mb_chan(1, 7, BUS_MB_HOLDING, 50, BUS_MB_U32, 400),
+		mb_chan(2, 7, BUS_MB_HOLDING, 100, BUS_MB_U16, 400),
+		mb_chan(3, 7, BUS_MB_HOLDING, 200, BUS_MB_U16, 400),
+		mb_chan(4, 7, BUS_MB_HOLDING, 300, BUS_MB_U16, 400),
+		mb_chan(5, 7, BUS_MB_HOLDING, 310, BUS_MB_U32, 400),
+		mb_chan(6, 7, BUS_MB_HOLDING, 400, BUS_MB_U16, 400),
+		mb_chan(7, 7, BUS_MB_HOLDING, 410, BUS_MB_U32, 400),
+		mb_chan(8, 7, BUS_MB_HOLDING, 500, BUS_MB_U16, 400),
+		mb_chan(9, 7, BUS_MB_HOLDING, 510, BUS_MB_U32, 400),
+		mb_chan(10, 7, BUS_MB_HOLDING, 600, BUS_MB_U16, 400),
 	};
-	size_t exc = 0, bad = 0, crc = 0, ok = 0, garbage = 0, silent = 0;
+	size_t exc = 0, bad = 0, crc = 0, garbage = 0, garbage_tmo = 0, silent = 0, discarded = 0;
+	size_t ok[10] = { 0 };
 	struct peer socat, p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
@@ -143,7 +135,7 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 	snprintf(b, sizeof(b), "%s/fault-b", dir);
 	peer_socat_start(&socat, a, b);
 	peer_start(&p, argv);
-	cfg = rtu_cfg(a, ch, 7, 150);
+	cfg = mb_rtu_cfg(a, ch, 10, 150, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 1500); /* 4 cycles */
 	for (size_t i = 0; i < n; i++) {
@@ -151,18 +143,28 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 		int64_t addr = it->event.arg;
 
 		if (it->kind == ACQ_ITEM_SAMPLE) {
-			assert(it->sample.channel == 5 && it->sample.value == mb_expect(&ch[4]));
-			ok++;
+			/* only the fault-free channels may ever produce a value */
+			uint32_t c = it->sample.channel;
+
+			assert((c == 1 || c == 5 || c == 7 || c == 9) && it->sample.value == mb_expect(&ch[c - 1]));
+			ok[c - 1]++;
 			continue;
 		}
 		if (it->event.code == ACQ_EV_MB_CONNECT)
 			continue;
+		if (it->event.code == ACQ_EV_MB_DISCARDED) {
+			/* the broken replies' bytes, thrown away: counted */
+			assert(it->event.arg > 0);
+			discarded += (size_t)it->event.arg;
+			continue;
+		}
 		assert((it->event.detail >> 8 & 0xff) == 7);
 		if (addr == 500) {
 			/* garbage on a serial line: bad CRC, bad frame or too short */
 			assert(it->event.code == ACQ_EV_MB_CRC || it->event.code == ACQ_EV_MB_BAD_REPLY ||
 			       it->event.code == ACQ_EV_MB_TIMEOUT);
 			garbage++;
+			garbage_tmo += it->event.code == ACQ_EV_MB_TIMEOUT;
 		} else if (it->event.code == ACQ_EV_MB_EXCEPTION) {
 			assert(addr == 100);
 			exc++;
@@ -180,14 +182,32 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 			abort();
 		}
 	}
-	printf("RTU faults: %zu cycles: exc %zu bad %zu crc %zu garbage %zu silent %zu\n", ok, exc, bad,
-	       crc, garbage, silent);
-	assert(ok >= 3 && exc == ok && bad == 2 * ok && crc == ok && garbage == ok);
-	/* a garbage frame that ran into the timeout skips the silent request */
-	assert(silent <= ok && silent >= 1);
+	printf("RTU faults: %zu cycles: exc %zu bad %zu crc %zu garbage %zu silent %zu, %zu bytes discarded\n",
+	       ok[0], exc, bad, crc, garbage, silent, discarded);
+	assert(ok[0] >= 3 && exc == ok[0] && bad == 2 * ok[0] && crc == ok[0] && garbage == ok[0]);
+	/* in step again right after another unit's frame and a bad CRC */
+	assert(ok[4] == ok[0] && ok[6] == ok[0]);
+	/* a garbage frame that ran into the timeout skips the rest of the cycle */
+	assert(ok[8] + garbage_tmo == ok[0] && silent == ok[8]);
+	/* at least the short reply, the other unit's and the bad CRC frame */
+	assert(discarded >= ok[0] * (5 + 7 + 7));
 	check_fcs(&p);
 	bus_dev_free(dev);
 	peer_socat_stop(&socat);
+}
+
+/* Unit 0 is the broadcast address: a serial link refuses to poll it. */
+static void test_unit_zero_refused(void)
+{
+	struct bus_mb_channel ch[2] = { mb_chan(1, 1, BUS_MB_HOLDING, 0, BUS_MB_U16, 20),
+	                                mb_chan(2, 0, BUS_MB_HOLDING, 1, BUS_MB_U16, 20) };
+	struct bus_cfg cfg = mb_rtu_cfg("/dev/null", ch, 2, 50, 20);
+	bus_dev_t *dev = NULL;
+
+	assert(bus_dev_new(&cfg, &dev) == -EINVAL && !dev);
+	cfg.mb.nchannels = 1;
+	assert(bus_dev_new(&cfg, &dev) == 0 && dev);
+	bus_dev_free(dev);
 }
 
 static void test_rs485_refused(const char *dir)
@@ -202,7 +222,7 @@ static void test_rs485_refused(const char *dir)
 	snprintf(a, sizeof(a), "%s/rs-a", dir);
 	snprintf(b, sizeof(b), "%s/rs-b", dir);
 	peer_socat_start(&socat, a, b);
-	cfg = rtu_cfg(a, ch, 1, 50);
+	cfg = mb_rtu_cfg(a, ch, 1, 50, 20);
 	cfg.mb.rs485 = true;
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 200);
@@ -226,7 +246,7 @@ static void test_late_device(const char *dir, const char *py)
 
 	snprintf(a, sizeof(a), "%s/late-a", dir);
 	snprintf(b, sizeof(b), "%s/late-b", dir);
-	cfg = rtu_cfg(a, ch, 1, 200);
+	cfg = mb_rtu_cfg(a, ch, 1, 200, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 300);
 	assert(n == 1 && items_buf[0].event.code == ACQ_EV_MB_DISCONNECT && items_buf[0].event.arg == -ENOENT);
@@ -273,6 +293,7 @@ int main(int argc, char **argv)
 	assert(mkdtemp(dir));
 	test_pymodbus_rtu(dir, argv[2]);
 	test_fault_rtu(dir, argv[1]);
+	test_unit_zero_refused();
 	test_rs485_refused(dir);
 	test_late_device(dir, argv[2]);
 	/* socat removed its links on exit; the directory must be empty now */

@@ -8,7 +8,8 @@
  *     bad arguments, values of every table and type from both peers,
  *     request merging, one event per fixed fault with its unit and
  *     register, resync after a late reply and after a reply cut by the
- *     byte timeout, a silent unit that does not stall a live one (on a
+ *     byte timeout, replies from another transaction id, table or function
+ *     never used, a silent unit that does not stall a live one (on a
  *     SCHED_FIFO thread), overruns skipped once without a burst, a caller
  *     taking one item at a time, connection refused / reset with reconnect;
  *   test-modbus FAULT_SERVER PYMODBUS_SERVER soak
@@ -29,6 +30,7 @@
 #include <sys/socket.h>
 
 #include "bus/bus.h"
+#include "bus/regmap.h"
 #include "acquisition/acq-latency.h"
 #include "modbus-peers/mb-expect.h"
 #include "modbus-peers/peer.h"
@@ -376,6 +378,60 @@ static void test_fixed_faults(void)
 	stop_checked(&p, dev, 0);
 	bus_dev_free(dev);
 	printf("fixed faults: %zu cycles, every fault one event, in sync after each late or cut reply\n", exc);
+}
+
+/*
+ * Replies that answer another transaction, table or function, shaped like
+ * the real one: a perfect reply under a neighbouring transaction id (read
+ * past as stale: the request times out), a reply of the same size from
+ * another read function, an exception for another function.  None gives a
+ * value; the good read between them shows the driver stays in step.
+ */
+static void test_mismatched_replies(void)
+{
+	static const char *const extra[] = {
+		"--fault-addr", "100:func", "--fault-addr", "200:excfn", "--fault-addr", "400:tid", NULL };
+	struct bus_mb_channel ch[4] = {
+		mb_chan(1, 1, BUS_MB_HOLDING, 100, BUS_MB_U16, 300),
+		mb_chan(2, 1, BUS_MB_HOLDING, 200, BUS_MB_U16, 300),
+		mb_chan(3, 1, BUS_MB_HOLDING, 300, BUS_MB_U16, 300),
+		mb_chan(4, 1, BUS_MB_HOLDING, 400, BUS_MB_U16, 300),
+	};
+	size_t n, good = 0, func = 0, excfn = 0, stale = 0;
+	struct bus_stats st;
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+
+	start_fault(&p, 0, extra);
+	cfg = mb_tcp_cfg(p.port, ch, 4, 100, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 1000); /* 4 cycles */
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_item *it = &items_buf[i];
+
+		if (it->kind == ACQ_ITEM_SAMPLE) {
+			assert(it->sample.channel == 3 && it->sample.value == mb_expect(&ch[2]));
+			good++;
+		} else if (it->event.code == ACQ_EV_MB_BAD_REPLY) {
+			assert((it->event.detail >> 16 & 0xff) == BUS_MB_REPLY_BAD_FUNCTION);
+			assert(it->event.arg == 100 || it->event.arg == 200);
+			func += it->event.arg == 100;
+			excfn += it->event.arg == 200;
+		} else if (it->event.code == ACQ_EV_MB_TIMEOUT) {
+			assert(it->event.arg == 400);
+			stale++;
+		} else {
+			assert(it->event.code == ACQ_EV_MB_CONNECT || it->event.code == ACQ_EV_MB_OVERRUN);
+		}
+	}
+	assert(bus_dev_stats(dev, &st) == 0);
+	printf("mismatched replies: %zu cycles: %zu from another function, %zu exceptions for another function, "
+	       "%zu under another transaction id read past (%llu replies counted as bad input), never a value\n",
+	       good, func, excfn, stale, (unsigned long long)st.bad_input);
+	assert(good >= 3 && func == good && excfn == good && stale == good);
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
 }
 
 /* Unit 2 never answers: unit 3, polled after it, keeps its 50 ms period. */
@@ -776,6 +832,7 @@ int main(int argc, char **argv)
 		test_values(0);
 		test_values(1);
 		test_fixed_faults();
+		test_mismatched_replies();
 		test_silent_unit();
 		test_overrun();
 		test_small_max();

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz-mb-reply.c - libFuzzer target for bus_mb_reply_check() and
- * bus_mb_decode(): whatever bytes a Modbus peer sends, the checker reads
- * only inside them, and a reply it accepts decodes every channel type and
- * order at every offset the request covers without reading past the data.
+ * fuzz-mb-reply.c - libFuzzer target for bus_mb_reply_check(),
+ * bus_mb_decode() and the RTU framing (bus_mb_rtu_frame_len, bus_mb_crc16):
+ * whatever bytes a Modbus peer sends, the checker reads only inside them, a
+ * reply it accepts decodes every channel type and order at every offset the
+ * request covers without reading past the data, and the framer asks for
+ * more bytes only as far as one frame goes.
  *
  * Input: 6 bytes of expectation (flags, tid hi/lo, unit, count hi/lo), then
  * the ADU as libmodbus would hand it over.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +62,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!adu)
 		return 0;
 	memcpy(adu, data + 6, size - 6);
+	/* as the RTU reader grows a frame: every prefix, up to what it asks */
+	for (size_t have = 0; have <= size - 6; have++) {
+		int want = bus_mb_rtu_frame_len(adu, have);
+
+		assert(want == -EBADMSG || (want >= 2 && want <= BUS_MB_RTU_FRAME_MAX));
+		if (want < 0 || (size_t)want <= have)
+			break;
+	}
+	(void)bus_mb_crc16(adu, size - 6);
 	if (bus_mb_reply_check(&e, adu, size - 6, &r) == 0 && r.verdict == BUS_MB_REPLY_OK) {
 		assert((size_t)r.data_off + r.data_len <= size - 6);
 		decode_all(&e, adu + r.data_off, r.data_len);

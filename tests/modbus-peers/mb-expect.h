@@ -9,22 +9,11 @@
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bus/bus.h"
-
-/* Same hash as mb-fault-server.c and pymodbus-server.py. */
-static inline int mb_bit(unsigned unit, unsigned addr)
-{
-	uint32_t h = unit * 2654435761u ^ addr * 40503u;
-
-	return (int)((h >> 13) & 1);
-}
-
-static inline uint16_t mb_reg(unsigned unit, unsigned addr)
-{
-	return (uint16_t)((unit * 1000 + addr) & 0xffff);
-}
+#include "mb-values.h"
 
 /* The value a correct driver reports for ch (ABCD/CDAB, u16/s16/u32/s32/bit). */
 static inline double mb_expect(const struct bus_mb_channel *ch)
@@ -76,6 +65,29 @@ static inline struct bus_cfg mb_tcp_cfg(int port, struct bus_mb_channel *ch, siz
 	cfg.mb.byte_timeout_ms = response_ms / 2;
 	cfg.mb.max_gap = max_gap;
 	cfg.mb.channels = ch;
+	cfg.mb.nchannels = n;
+	return cfg;
+}
+
+/* A Modbus RTU link on dev (a pty: 115200 8N1), as bus index 5. */
+static inline struct bus_cfg mb_rtu_cfg(const char *dev, const struct bus_mb_channel *ch, size_t n,
+                                        uint32_t response_ms, uint32_t byte_ms)
+{
+	struct bus_cfg cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.kind = BUS_KIND_MODBUS;
+	strcpy(cfg.name, "mb-rtu");
+	cfg.index = 5;
+	cfg.mb.rtu = true;
+	snprintf(cfg.mb.device, sizeof(cfg.mb.device), "%s", dev);
+	cfg.mb.baud = 115200;
+	cfg.mb.parity = 'N';
+	cfg.mb.data_bits = 8;
+	cfg.mb.stop_bits = 1;
+	cfg.mb.response_timeout_ms = response_ms;
+	cfg.mb.byte_timeout_ms = byte_ms;
+	cfg.mb.channels = (struct bus_mb_channel *)ch;
 	cfg.mb.nchannels = n;
 	return cfg;
 }

@@ -7,8 +7,13 @@
  *     --fault-pct P       percentage of requests answered with a fault
  *     --weights LIST      kind=weight,... for the random draw, kinds:
  *                         exc short long unit garbage delay drop crc split
+ *                         tid func excfn
  *                         (split: the reply stalls for D ms after its byte
- *                         count, past the client's byte timeout)
+ *                         count, past the client's byte timeout; tid: a
+ *                         perfect reply under a neighbouring transaction id
+ *                         (TCP); func: a reply of the same size from another
+ *                         read function; excfn: an exception for another
+ *                         function)
  *     --fault-addr A:KIND requests starting at register A always get KIND
  *     --silent-unit U     never answer unit U (a dead device)
  *     --delay-ms D        "delay" answers correctly after D ms (default 30)
@@ -16,9 +21,8 @@
  *
  * libmodbus listens, accepts, opens the serial line and frames every
  * request (modbus_receive); replies are built here so that they can be
- * broken on purpose.  Every register holds (unit * 1000 + address) & 0xffff
- * and every coil/discrete input the bit mb_bit(unit, address), so a value
- * attributed to the wrong device or register is caught by the client test.
+ * broken on purpose.  Values as mb-values.h says: each encodes its unit and
+ * address, so a value attributed to the wrong register is caught.
  *
  * Prints "READY <port>" (TCP) or "READY" (RTU) on stdout once it serves.
  * It stops when its stdin reaches EOF, printing "FC <code> <count>" for
@@ -40,9 +44,13 @@
 #include <time.h>
 #include <unistd.h>
 
-enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_SPLIT, F_MAX };
+#include "mb-values.h"
+
+enum fault { F_NONE, F_EXC, F_SHORT, F_LONG, F_UNIT, F_GARBAGE, F_DELAY, F_DROP, F_CRC, F_SILENT, F_SPLIT,
+             F_TID, F_FUNC, F_EXCFN, F_MAX };
 static const char *const fault_names[F_MAX] = { "none", "exc", "short", "long", "unit", "garbage",
-                                                "delay", "drop", "crc", "silent", "split" };
+                                                "delay", "drop", "crc", "silent", "split",
+                                                "tid", "func", "excfn" };
 
 #define MAX_CLIENTS 8
 #define MAX_FIXED 64
@@ -70,25 +78,6 @@ static uint64_t rnd(struct server *s)
 	s->rng ^= s->rng >> 7;
 	s->rng ^= s->rng << 17;
 	return s->rng;
-}
-
-static int mb_bit(unsigned unit, unsigned addr)
-{
-	uint32_t h = unit * 2654435761u ^ addr * 40503u;
-
-	return (int)((h >> 13) & 1);
-}
-
-static uint16_t crc16(const uint8_t *b, size_t n)
-{
-	uint16_t crc = 0xffff;
-
-	for (size_t i = 0; i < n; i++) {
-		crc ^= b[i];
-		for (int k = 0; k < 8; k++)
-			crc = (crc & 1) ? (uint16_t)((crc >> 1) ^ 0xa001) : (uint16_t)(crc >> 1);
-	}
-	return crc;
 }
 
 static void write_all(int fd, const uint8_t *b, size_t n)
@@ -129,7 +118,7 @@ static void send_pdu(struct server *s, int fd, const uint8_t *req, uint8_t unit,
 	memcpy(adu + len, pdu, n);
 	len += n;
 	if (s->rtu) {
-		uint16_t crc = crc16(adu, len);
+		uint16_t crc = mb_crc16(adu, len);
 
 		if (crc_bad)
 			crc ^= 0xffff;
@@ -146,29 +135,6 @@ static void send_pdu(struct server *s, int fd, const uint8_t *req, uint8_t unit,
 		return;
 	}
 	write_all(fd, adu, len);
-}
-
-/* The correct PDU for a read; returns its length. */
-static size_t build_read(unsigned unit, unsigned fc, unsigned addr, unsigned count, uint8_t *pdu)
-{
-	size_t n = 2;
-
-	pdu[0] = (uint8_t)fc;
-	if (fc <= 2) {
-		memset(pdu + 2, 0, (count + 7) / 8);
-		for (unsigned i = 0; i < count; i++)
-			pdu[2 + i / 8] |= (uint8_t)(mb_bit(unit, addr + i) << (i % 8));
-		n += (count + 7) / 8;
-	} else {
-		for (unsigned i = 0; i < count; i++) {
-			uint16_t v = (uint16_t)((unit * 1000 + addr + i) & 0xffff);
-
-			pdu[n++] = (uint8_t)(v >> 8);
-			pdu[n++] = (uint8_t)v;
-		}
-	}
-	pdu[1] = (uint8_t)(n - 2);
-	return n;
 }
 
 static enum fault pick_fault(struct server *s, unsigned unit, unsigned addr)
@@ -230,6 +196,22 @@ static bool reply_with(struct server *s, int fd, const uint8_t *req, enum fault 
 		return s->rtu; /* RTU cannot hang up: stays silent instead */
 	case F_SILENT:
 		return true;
+	case F_TID: {
+		uint8_t other[MODBUS_TCP_MAX_ADU_LENGTH];
+
+		memcpy(other, req, (size_t)s->hdr + 5);
+		other[1] ^= 0x01; /* the id of a neighbouring transaction */
+		send_pdu(s, fd, other, unit, pdu, n, false, false);
+		return true;
+	}
+	case F_FUNC:
+		pdu[0] = fc == 3 ? 4 : fc == 4 ? 3 : fc == 1 ? 2 : 1; /* same size, other table */
+		break;
+	case F_EXCFN:
+		pdu[0] = (uint8_t)((fc == 3 ? 4 : 3) | 0x80);
+		pdu[1] = 2;
+		n = 2;
+		break;
 	default:
 		break;
 	}
@@ -258,7 +240,7 @@ static bool answer(struct server *s, int fd, const uint8_t *req)
 	f = pick_fault(s, unit, addr);
 	fprintf(s->log, "%llu %u %u %u %u %s\n", (unsigned long long)++s->seq, unit, fc, addr, count,
 	        fault_names[f]);
-	return reply_with(s, fd, req, f, pdu, build_read(unit, fc, addr, count, pdu));
+	return reply_with(s, fd, req, f, pdu, mb_build_read(unit, fc, addr, count, pdu));
 }
 
 static int parse_kind(const char *name)
