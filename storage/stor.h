@@ -207,12 +207,61 @@ int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
 
 /*
  * Next record.  Returns 1 and fills *ret_rec, 0 at the end (for now: call
- * again later to follow a live log), or -EBADMSG for a damaged frame (the
- * reader has already resynchronised: the next call continues after the
- * damage; stor_reader_error() tells segment and offset), or -errno.
+ * again later to follow a live log), or -EBADMSG when something was skipped:
+ * a damaged frame, a segment that cannot be read (a directory, FIFO or
+ * symbolic link in its place, no permission, no header, a read error), a
+ * seq range no segment holds.  The reader has already moved past it: the
+ * next call continues with the rest; stor_reader_fault() tells what and
+ * which records, stor_reader_error() segment and offset.  Segment files are
+ * opened O_NONBLOCK|O_NOFOLLOW and read only if they are regular files, so
+ * nothing in the directory can block the reader.  Other -errno: a read
+ * error in the newest segment (the live tail; call again later).
  */
 int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec);
 
 /* Where the last -EBADMSG was found: the segment (its first seq, i.e. its
    file name) and the byte offset in that file.  NULL pointers are skipped. */
 void stor_reader_error(const stor_reader_t *r, uint64_t *ret_segment, uint64_t *ret_offset);
+
+/*
+ * As stor_reader_open(), reading through ops (NULL = posix; only open,
+ * pread and close are used), so tests can inject read errors.  The ops
+ * table must outlive the reader.
+ */
+int stor_reader_open_ops(const char *dir, const struct stor_dev_ops *ops,
+			 stor_reader_t **ret_reader);
+
+/* What a reader skipped when stor_reader_next() returned -EBADMSG. */
+enum stor_fault_kind {
+	STOR_FAULT_FRAME = 0,   /* damaged bytes inside a segment, resynchronised after */
+	STOR_FAULT_HEADER_COPY, /* one header copy damaged, read through the other */
+	STOR_FAULT_UNSEALED,    /* a closed segment without a good seal: its end is
+				   not proven (damage or an abandoned segment) */
+	STOR_FAULT_SEGMENT,     /* a segment that cannot be read at all (err, type):
+				   not a regular file, unreadable, no valid header,
+				   a read error: skipped whole from the offset */
+	STOR_FAULT_MISNAMED,    /* a segment whose header names another first seq
+				   (renamed or copied in): never read, skipped */
+	STOR_FAULT_MISSING,     /* no segment holds a seq range between two others
+				   (a deleted file): segment is the one after it */
+	STOR_FAULT_KIND_MAX
+};
+
+struct stor_fault {
+	enum stor_fault_kind kind;
+	int err;             /* -errno of the cause: -EBADMSG bad bytes, -ENODATA
+				shorter than a header, -EISDIR, -ELOOP (a symbolic
+				link, never followed), -EACCES, -EIO, -EINVAL (not a
+				regular file: see type) */
+	uint32_t type;       /* st_mode & S_IFMT of what was found, 0 if unknown */
+	uint64_t segment;    /* first seq named by the file */
+	uint64_t offset;     /* byte offset in it */
+	uint64_t lost_first; /* records [lost_first, lost_end) were skipped; */
+	uint64_t lost_end;   /* equal: none; lost_end 0: up to the end of the log
+				(the newest segment could not be read) */
+};
+
+/* The last fault (-EBADMSG) of stor_reader_next(), with the range of records
+   it cost.  Ranges below a pending seek_seq() target are left out.  Returns 0,
+   -EINVAL on NULL, -ENOENT if there was none. */
+int stor_reader_fault(const stor_reader_t *r, struct stor_fault *ret_fault);

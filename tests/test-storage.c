@@ -8,7 +8,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <grp.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "stor-faultdev.h"
 #include "storage/crc32c.h"
@@ -514,6 +517,281 @@ static void test_damaged_header(void)
 	free(dir);
 }
 
+/* What stands in place of a middle (or the newest) segment file. */
+enum swap_kind {
+	SWAP_DIR, SWAP_FIFO, SWAP_SYMLINK, SWAP_EMPTY, SWAP_MISNAMED, SWAP_DELETED,
+	SWAP_UNREADABLE, SWAP_EIO, SWAP_MAX
+};
+
+static const char *const swap_names[] = {
+	"a directory in its place", "a FIFO in its place", "a symbolic link in its place",
+	"zero-length", "the header of another segment", "deleted", "no read permission",
+	"a read error inside it",
+};
+
+/* A read error (EIO) from offset eio.from of one file, through the reader's
+   ops: a bad sector in a closed segment. */
+static struct {
+	char name[STOR_SEG_NAME_LEN];
+	int fd;
+	uint64_t from;
+} eio = { .fd = -1 };
+
+static int eio_open(void *ctx, int dirfd, const char *name, int flags, mode_t mode)
+{
+	int fd = stor_dev_posix_ops()->open(ctx, dirfd, name, flags, mode);
+
+	if (fd >= 0 && !strcmp(name, eio.name))
+		eio.fd = fd;
+	return fd;
+}
+
+static ssize_t eio_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
+{
+	if (fd == eio.fd && (uint64_t)off + len > eio.from)
+		return -EIO;
+	return stor_dev_posix_ops()->pread(ctx, fd, buf, len, off);
+}
+
+static int eio_close(void *ctx, int fd)
+{
+	if (fd == eio.fd)
+		eio.fd = -1;
+	return stor_dev_posix_ops()->close(ctx, fd);
+}
+
+static const struct stor_dev_ops eio_ops = { .open = eio_open, .pread = eio_pread,
+					     .close = eio_close };
+
+struct read_result {
+	uint64_t records, faults, lost;  /* lost: records in the faults' ranges */
+	struct stor_fault fault;         /* the last one */
+	bool lost_to_end;
+};
+
+/* Read everything from seq `from` (0: from the start); records must be the
+   written ones, in order. */
+static void read_faults(const char *dir, const struct stor_dev_ops *ops, uint64_t from,
+			struct read_result *ret)
+{
+	struct read_result res = { 0 };
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint64_t next = 0;
+	int n;
+
+	CHECK(stor_reader_open_ops(dir, ops, &r) == 0);
+	CHECK(stor_reader_fault(r, &res.fault) == -ENOENT);
+	if (from)
+		CHECK(stor_reader_seek_seq(r, from) == 0);
+	while ((n = stor_reader_next(r, &rec)) != 0) {
+		if (n == -EBADMSG) {
+			CHECK(stor_reader_fault(r, &res.fault) == 0);
+			res.faults++;
+			if (res.fault.lost_end)
+				res.lost += res.fault.lost_end - res.fault.lost_first;
+			else
+				res.lost_to_end = true;
+			continue;
+		}
+		CHECK(n == 1 && tu_rec_ok(&rec) && rec.first_seq >= next && rec.first_seq >= from);
+		next = rec.first_seq + 1;
+		res.records++;
+	}
+	stor_reader_free(r);
+	*ret = res;
+}
+
+/* Put kind in place of segment `seq`; `donor` is another segment's file. */
+static void swap_segment(const char *dir, uint64_t seq, uint64_t donor, enum swap_kind kind)
+{
+	char name[STOR_SEG_NAME_LEN], p[600], q[600];
+
+	stor_seg_name(name, seq);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (kind == SWAP_UNREADABLE || kind == SWAP_EIO) {
+		CHECK(chmod(p, 0) == 0 || kind == SWAP_EIO);
+		snprintf(eio.name, sizeof(eio.name), "%s", name);
+		return;
+	}
+	if (kind == SWAP_MISNAMED) {
+		uint8_t *buf = malloc(1 << 16);
+		ssize_t k;
+		int in, out;
+
+		stor_seg_name(name, donor);
+		snprintf(q, sizeof(q), "%s/%s", dir, name);
+		in = open(q, O_RDONLY);
+		out = open(p, O_WRONLY | O_TRUNC);
+		CHECK(buf && in >= 0 && out >= 0);
+		while ((k = read(in, buf, 1 << 16)) > 0)
+			CHECK(write(out, buf, (size_t)k) == k);
+		close(in);
+		close(out);
+		free(buf);
+		return;
+	}
+	CHECK(unlink(p) == 0);
+	if (kind == SWAP_DIR)
+		CHECK(mkdir(p, 0755) == 0);
+	else if (kind == SWAP_FIFO)
+		CHECK(mkfifo(p, 0644) == 0);
+	else if (kind == SWAP_SYMLINK)
+		CHECK(symlink("/dev/zero", p) == 0); /* endless if followed */
+	else if (kind == SWAP_EMPTY)
+		CHECK(close(open(p, O_WRONLY | O_CREAT, 0644)) == 0);
+}
+
+/* Without CAP_DAC_OVERRIDE, so a chmod 0 file is really unreadable: the
+   reading runs in a child as nobody. */
+static void read_faults_unprivileged(const char *dir, struct read_result *ret)
+{
+	struct read_result *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+					  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int st;
+	pid_t pid;
+
+	CHECK(shared != MAP_FAILED && chmod(dir, 0755) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+				       setresuid(65534, 65534, 65534) < 0))
+			_exit(3);
+		read_faults(dir, NULL, 0, shared);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	*ret = *shared;
+	munmap(shared, sizeof(*shared));
+}
+
+/*
+ * Whatever stands where a segment should be, the reader never blocks,
+ * reports it once with the records it cost, and reads every other segment.
+ */
+static void test_reader_skips(enum swap_kind kind, bool newest)
+{
+	char *dir = tu_tmpdir("skip");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct read_result res;
+	uint64_t *seqs, total, victim, end;
+	const struct stor_dev_ops *ops = NULL;
+	stor_log_t *log;
+	size_t n;
+	int dfd;
+
+	if (kind == SWAP_EIO)
+		cfg.segment_bytes = 1 << 20; /* the error past the reader's first window */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < (kind == SWAP_EIO ? 25000 : 400); i++)
+		CHECK(tu_append(log) == 0);
+	total = stor_log_next_seq(log) - 1;
+	log = stor_log_free(log);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 3);
+	close(dfd);
+	victim = newest ? seqs[n - 1] : seqs[1];
+	end = newest ? 0 : seqs[2];
+	swap_segment(dir, victim, seqs[0], kind);
+	eio.from = 600 << 10;
+	if (kind == SWAP_EIO)
+		ops = &eio_ops;
+	if (kind == SWAP_UNREADABLE)
+		read_faults_unprivileged(dir, &res);
+	else
+		read_faults(dir, ops, 0, &res);
+	printf("reader: %s segment %" PRIu64 " (%s): %" PRIu64 " fault, %" PRIu64 " of %" PRIu64
+	       " records read, %s %" PRIu64 " reported lost\n", newest ? "newest" : "middle", victim,
+	       swap_names[kind], res.faults, res.records, total, res.lost_to_end ? "from" : "",
+	       res.lost_to_end ? res.fault.lost_first : res.lost);
+	CHECK(res.faults == 1);
+	CHECK(res.fault.kind == (kind == SWAP_DELETED ? STOR_FAULT_MISSING :
+				 kind == SWAP_MISNAMED ? STOR_FAULT_MISNAMED : STOR_FAULT_SEGMENT));
+	CHECK(res.fault.segment == (kind == SWAP_DELETED ? seqs[2] : victim));
+	switch (kind) {
+	case SWAP_DIR: CHECK(res.fault.err == -EISDIR && res.fault.type == S_IFDIR); break;
+	case SWAP_FIFO: CHECK(res.fault.err == -EINVAL && res.fault.type == S_IFIFO); break;
+	case SWAP_SYMLINK: CHECK(res.fault.err == -ELOOP && res.fault.type == S_IFLNK); break;
+	case SWAP_EMPTY: CHECK(res.fault.err == -ENODATA); break;
+	case SWAP_UNREADABLE: CHECK(res.fault.err == -EACCES); break;
+	case SWAP_EIO: CHECK(res.fault.err == -EIO && res.fault.offset > 0); break;
+	default: CHECK(res.fault.err == -EBADMSG || res.fault.err == -ENOENT); break;
+	}
+	/* Exactly the victim's records are missing, and they are the range said. */
+	if (kind == SWAP_EIO) {
+		CHECK(res.fault.lost_first > victim && res.fault.lost_end == end);
+		CHECK(res.records + res.lost == total);
+	} else if (newest) {
+		CHECK(res.lost_to_end && res.fault.lost_first == victim && res.records == victim - 1);
+	} else {
+		CHECK(res.fault.lost_first == victim && res.fault.lost_end == end);
+		CHECK(res.records == total - (end - victim));
+	}
+	/* A seek into the lost range reports only what is at or after it; one
+	   past it reports nothing. */
+	if (!newest && kind != SWAP_UNREADABLE) {
+		read_faults(dir, ops, victim + 3, &res);
+		CHECK(res.faults == 1 && res.fault.lost_first == (kind == SWAP_EIO ? res.fault.lost_first :
+								   victim + 3));
+		CHECK(res.fault.lost_end == end);
+		read_faults(dir, ops, end, &res);
+		CHECK(res.faults == 0 && res.records == total - end + 1);
+	}
+	eio.name[0] = 0;
+	free(seqs);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/*
+ * The writer finds something that is not a segment file under a segment's
+ * name (a directory, a FIFO, a symbolic link): the open neither fails nor
+ * blocks, the thing is set aside as <name>.damaged and counted, retention
+ * is not stuck on it, and the log goes on from the last real segment.
+ */
+static void test_writer_sets_aside(enum swap_kind kind, bool newest)
+{
+	char *dir = tu_tmpdir_in("aside", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_events ev;
+	struct stor_stats st;
+	struct tu_verify v;
+	uint64_t *seqs, victim, next;
+	char name[STOR_SEG_NAME_LEN], p[600];
+	stor_log_t *log;
+	size_t n;
+	int dfd;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 400; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 4);
+	close(dfd);
+	victim = newest ? seqs[n - 1] : seqs[0];
+	next = newest ? victim : 401;
+	swap_segment(dir, victim, 0, kind);
+	/* A byte budget that must delete the oldest segments at open. */
+	cfg.retention_bytes = 4 * cfg.segment_bytes;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == next);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
+	CHECK(stor_log_stats(log, &st) == 0 && st.disk_bytes <= cfg.retention_bytes);
+	for (int i = 0; i < 50; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	log = stor_log_free(log);
+	stor_seg_name(name, victim);
+	snprintf(p, sizeof(p), "%s/%s.damaged", dir, name);
+	CHECK(access(p, F_OK) == 0 || faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	CHECK(tu_verify_log(dir, 0, next + 50, &v) == 0 && v.next == next + 50);
+	free(seqs);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* Retired segments are reused in place; their old frames never show. */
 static void test_recycle(void)
 {
@@ -697,6 +975,15 @@ int main(void)
 	test_retention_bytes();
 	test_retention_age();
 	test_damaged_header();
+	for (int k = 0; k < SWAP_MAX; k++) {
+		test_reader_skips(k, false);
+		if (k != SWAP_DELETED && k != SWAP_EIO && k != SWAP_EMPTY && k != SWAP_MISNAMED)
+			test_reader_skips(k, true);
+	}
+	for (int k = SWAP_DIR; k <= SWAP_SYMLINK; k++) {
+		test_writer_sets_aside(k, false);
+		test_writer_sets_aside(k, true);
+	}
 	test_recycle();
 	test_recovery_time();
 	test_live_follow();
