@@ -24,6 +24,7 @@
 #include "acquisition/acq.h"
 #include "bus/dbc.h"
 #include "daemon.h"
+#include "logfault.h"
 #include "storage/stor.h"
 #include "uplink/batch.h"
 #include "uplink/forward.h"
@@ -62,6 +63,7 @@ struct board_daemon {
 	acq_thread_t *replay;
 	atomic_bool replay_done;
 	int replay_error;        /* -errno that ended the replay early, 0 if none */
+	_Atomic uint64_t replay_skipped; /* unreadable parts of the replayed log */
 
 	bus_dev_t *dev[BOARD_BUSES_MAX];
 	bus_dbc_t *dbc[BOARD_BUSES_MAX];
@@ -575,11 +577,13 @@ static bool replay_wanted(const struct board_daemon *d, const struct acq_item *i
 	return true;
 }
 
-/* Wait until the item's time has come at replay_speed. */
+/* Wait until the item's time has come at replay_speed.  In steps of at
+   most RX_TIMEOUT_MS, so a stop (SIGTERM) is seen even across an hour's
+   gap between two records. */
 static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, int64_t *mono0)
 {
 	struct timespec ts;
-	int64_t due;
+	int64_t due, now;
 
 	if (d->replay_speed <= 0)
 		return;
@@ -588,10 +592,12 @@ static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, 
 		*mono0 = acq_mono_ns();
 	}
 	due = *mono0 + (int64_t)((double)(t_ns - *t_first) / d->replay_speed);
-	ts.tv_sec = due / 1000000000;
-	ts.tv_nsec = due % 1000000000;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	while (!atomic_load_explicit(&d->stop, memory_order_relaxed) && (now = acq_mono_ns()) < due) {
+		int64_t until = due - now > RX_TIMEOUT_MS * 1000000ll ? now + RX_TIMEOUT_MS * 1000000ll : due;
+		ts.tv_sec = until / 1000000000;
+		ts.tv_nsec = until % 1000000000;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
 }
 
 /* Replay is not realtime: a full ring means wait, never drop. */
@@ -614,8 +620,12 @@ static int replay_batch(struct board_daemon *d, const struct stor_rec *rec, int6
 	int r;
 
 	r = upl_batch_decode(rec->payload, rec->len, &b);
-	if (r < 0)
-		return 0; /* a damaged Batch: export reports it; replay goes on */
+	if (r < 0) {
+		/* Said and counted; the replay goes on with the next one. */
+		board_log_undecodable_print("replay", d->replay_log, rec, r);
+		add_u64(&d->replay_skipped, 1);
+		return 0;
+	}
 	upl_batch_info(b, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		upl_batch_item(b, i, &it);
@@ -639,9 +649,13 @@ static void *replay_main(void *p)
 	int r;
 
 	r = stor_reader_open(d->replay_log, &rd);
-	while (r >= 0 && (r = stor_reader_next(rd, &rec)) != 0) {
+	while (r >= 0 && !atomic_load_explicit(&d->stop, memory_order_relaxed) &&
+	       (r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
-			r = 0; /* resynchronised after the damage */
+			/* The reader has moved past it: say what it cost, go on. */
+			if (board_log_fault_print("replay", d->replay_log, rd))
+				add_u64(&d->replay_skipped, 1);
+			r = 0;
 			continue;
 		}
 		if (r > 0)
@@ -1038,6 +1052,9 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 	ret->decode_samples = atomic_load(&m->decode_samples);
 	ret->first_seq = d->first_seq;
 	ret->next_seq = atomic_load(&m->next_seq);
+	ret->replay_skipped = atomic_load(&m->replay_skipped);
+	/* Written by the replay thread before it sets replay_done. */
+	ret->replay_error = atomic_load(&m->replay_done) ? d->replay_error : 0;
 	for (size_t b = 0; b < d->cfg->nbuses; b++) {
 		ret->ring_drops += acq_ring_drops(&d->ring[b]);
 		ret->bus_rx[b] = atomic_load(&m->rxc[b].produced);

@@ -53,6 +53,8 @@ struct board_daemon_stats {
 	uint64_t first_seq, next_seq;
 	uint64_t bus_rx[BOARD_BUSES_MAX]; /* items produced per bus */
 	uint64_t bus_errors[BOARD_BUSES_MAX];
+	uint64_t replay_skipped;  /* a log replay: unreadable parts skipped (said on stderr) */
+	int replay_error;         /* a log replay that ended early: -errno, else 0 */
 };
 
 /*

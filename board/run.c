@@ -34,6 +34,8 @@ struct runner {
 	struct board_stat_server *stat;
 	int hwdog;
 	int64_t dog_next, dog_period;
+	uint64_t replay_skipped;   /* over every daemon of this run (reloads) */
+	int replay_error;
 };
 
 static void print_status(struct runner *rn)
@@ -94,12 +96,35 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 
 static void runner_stop(struct runner *rn)
 {
+	struct board_daemon_stats st;
+
 	rn->stat = board_stat_server_free(rn->stat);
 	if (!rn->d)
 		return;
 	board_daemon_stop(rn->d);
 	print_status(rn);
+	board_daemon_stats(rn->d, &st);
+	rn->replay_skipped += st.replay_skipped;
+	if (st.replay_error)
+		rn->replay_error = st.replay_error;
 	rn->d = board_daemon_free(rn->d);
+}
+
+/* The exit status says whether the run kept everything: a replay that
+   skipped parts of its source log, or stopped early, is not a success. */
+static int runner_verdict(const struct runner *rn, int rc)
+{
+	if (rn->replay_error) {
+		fprintf(stderr, "railmon %s: the source log could not be read to its end: %s\n", rn->cmd,
+		        strerror(-rn->replay_error));
+		rc = 1;
+	}
+	if (rn->replay_skipped) {
+		fprintf(stderr, "railmon %s: %" PRIu64 " unreadable parts of the source log skipped (see above)\n",
+		        rn->cmd, rn->replay_skipped);
+		rc = 1;
+	}
+	return rc;
 }
 
 /* SIGHUP: swap in the new board file only if it is valid and starts. */
@@ -208,5 +233,5 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(acq_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		board_cfg_free(rn.cfg);
-	return rc;
+	return runner_verdict(&rn, rc);
 }
