@@ -20,6 +20,7 @@
 #define SEAL_BYTES STOR_FRAME_HDR_BYTES
 #define NS_PER_MS 1000000LL
 #define SPARE_NAME "recycle.spare" /* a retired segment kept for reuse */
+#define DEFAULT_SEGMENT (16u << 20)
 
 struct seg_info {
 	uint64_t first_seq;
@@ -606,6 +607,11 @@ static int cfg_check(const struct stor_log_cfg *cfg)
 		return -EINVAL;
 	if (cfg->sync_window_ms > 3600 * 1000)
 		return -EINVAL;
+	/* The budget counts the active segment's preallocation and the spare:
+	   below two segments it could never be kept. */
+	if (cfg->retention_bytes &&
+	    cfg->retention_bytes / 2 < (cfg->segment_bytes ? cfg->segment_bytes : DEFAULT_SEGMENT))
+		return -EINVAL;
 	return 0;
 }
 
@@ -620,7 +626,7 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	strcpy(log->vehicle, cfg->vehicle);
 	log->config_hash = cfg->config_hash;
 	memcpy(log->boot_id, cfg->boot_id, 16);
-	log->segment_bytes = cfg->segment_bytes ? cfg->segment_bytes : 16u << 20;
+	log->segment_bytes = cfg->segment_bytes ? cfg->segment_bytes : DEFAULT_SEGMENT;
 	log->sync_window_ms = cfg->sync_window_ms;
 	log->retention_bytes = cfg->retention_bytes;
 	log->retention_age_s = cfg->retention_age_s;

@@ -66,7 +66,9 @@ struct stor_log_cfg {
 	uint8_t boot_id[16];
 	uint64_t segment_bytes;      /* roll to a new segment past this; 0 = 16 MiB */
 	uint32_t sync_window_ms;     /* fdatasync at most this long after an append; 0 = every append */
-	uint64_t retention_bytes;    /* 0 = unlimited */
+	uint64_t retention_bytes;    /* 0 = unlimited, else at least 2 segments: it
+					counts the active segment's preallocation
+					and the recycled spare */
 	uint64_t retention_age_s;    /* 0 = unlimited */
 	uint64_t forwarded_seq;      /* the uplink's persisted cursor at start: records
 					below it count as forwarded for retention at open */
@@ -92,10 +94,11 @@ typedef struct stor_log stor_log_t;
  * ops table must outlive the log.  Recovery walks the last segment, cuts
  * a torn tail after the last good frame, seals it, and starts a new
  * segment.  Returns 0, or -EINVAL (bad cfg: NULL dir or vehicle, vehicle
- * over 59 bytes, segment_bytes below 1024, sync window over an hour) or
- * -errno; a damaged log is not an error (see stor_log_take_events()).  If
- * the first segment cannot be created (ENOSPC, EIO) the open still
- * succeeds: appends retry and count what they drop.
+ * over 59 bytes, segment_bytes below 1024, sync window over an hour,
+ * retention_bytes below two segments) or -errno; a damaged log is not an
+ * error (see stor_log_take_events()).  If the first segment cannot be
+ * created (ENOSPC, EIO) the open still succeeds: appends retry and count
+ * what they drop.
  */
 int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log);
 

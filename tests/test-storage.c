@@ -55,6 +55,12 @@ static void test_bad_args(void)
 	cfg.sync_window_ms = 4000 * 1000;
 	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
 	cfg = cfg_for(dir);
+	cfg.retention_bytes = 2 * cfg.segment_bytes - 1; /* below two segments */
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg.segment_bytes = 0; /* the default, 16 MiB */
+	cfg.retention_bytes = 31u << 20;
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg = cfg_for(dir);
 
 	CHECK(stor_log_free(NULL) == NULL);
 	CHECK(stor_log_append(NULL, &rec) == -EINVAL);
