@@ -245,6 +245,121 @@ static void test_seek(void)
 	free(dir);
 }
 
+/* Append one frame of count records at next_seq (payload: its first seq). */
+static void append_frame(stor_log_t *log, uint32_t count)
+{
+	uint64_t s = stor_log_next_seq(log);
+	struct stor_rec w = { .first_seq = s, .count = count, .t_first_ns = (int64_t)s * 10,
+			      .t_last_ns = (int64_t)s * 10 + 5, .payload = &s, .len = sizeof(s) };
+
+	CHECK(stor_log_append(log, &w) == 0);
+}
+
+/* seek_seq(seq) then next() gives the frame starting at want (0: none). */
+static void seek_expect(stor_reader_t *r, uint64_t seq, uint64_t want)
+{
+	struct stor_rec rec;
+	int n;
+
+	CHECK(stor_reader_seek_seq(r, seq) == 0);
+	n = stor_reader_next(r, &rec);
+	if (want ? n != 1 || rec.first_seq != want || memcmp(rec.payload, &want, 8) : n != 0) {
+		fprintf(stderr, "seek_seq(%" PRIu64 "): got %d, first_seq %" PRIu64 ", want %" PRIu64 "\n",
+			seq, n, n == 1 ? rec.first_seq : 0, want);
+		abort();
+	}
+}
+
+/*
+ * Seeks to a frame's exact first seq, deterministically: every frame of a
+ * log with frames of 1-5 records, a gap and several segments (in the middle
+ * of a segment and at a segment's first seq), its last seq, a seq inside
+ * the gap, the last record, one past the end (then the record written
+ * there), in a closed log and in the live segment of an open one.
+ */
+static void test_seek_exact(void)
+{
+	char *dir = tu_tmpdir_in("seekx", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct { uint64_t first; uint32_t count; uint64_t seg; } fr[2000];
+	size_t nfr = 0, seg_starts = 0, mid = 0;
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint64_t end, gap_first = 0, gap_end = 0;
+
+	cfg.segment_bytes = 4096;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 600; i++) {
+		if (i == 300) {
+			gap_first = stor_log_next_seq(log);
+			gap_end = gap_first + 17;
+			CHECK(stor_log_skip(log, gap_end) == 0);
+		}
+		append_frame(log, 1 + i % 5);
+	}
+	CHECK(stor_log_sync(log) == 0);
+	end = stor_log_next_seq(log);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while (stor_reader_next(r, &rec) == 1) {
+		CHECK(nfr < 2000);
+		fr[nfr].first = rec.first_seq;
+		fr[nfr].count = rec.count;
+		fr[nfr].seg = rec.segment;
+		nfr++;
+	}
+	CHECK(nfr == 600 && fr[nfr - 1].first + fr[nfr - 1].count == end);
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0: the writer is open (the last segment is live);
+		   pass 1: closed and sealed. */
+		for (size_t i = 0; i < nfr; i++) {
+			bool seg_start = fr[i].first == fr[i].seg;
+
+			seek_expect(r, fr[i].first, fr[i].first);
+			seek_expect(r, fr[i].first + fr[i].count - 1, fr[i].first);
+			if (seg_start) {
+				CHECK(stor_reader_seek_seq(r, fr[i].first) == 0);
+				CHECK(stor_reader_next(r, &rec) == 1 && rec.segment == fr[i].seg &&
+				      rec.offset == 256);
+				seg_starts++;
+			} else if (i > 0 && fr[i - 1].seg == fr[i].seg) {
+				mid++;
+			}
+		}
+		/* Inside the gap: the first frame after it. */
+		seek_expect(r, gap_first, gap_end);
+		seek_expect(r, gap_end - 1, gap_end);
+		/* The last record, then the end. */
+		seek_expect(r, end - 1, fr[nfr - 1].first);
+		CHECK(stor_reader_next(r, &rec) == 0);
+		seek_expect(r, end, 0);
+		seek_expect(r, end + 1000, 0);
+		if (pass == 0)
+			log = stor_log_free(log);
+	}
+	CHECK(seg_starts >= 2 * 5 && mid >= 2 * 500);
+	/* One past the end, then the writer adds exactly that record: before
+	   the writer's segment exists, and inside its live segment. */
+	seek_expect(r, end, 0);
+	CHECK(stor_log_open(&cfg, &log) == 0 && stor_log_next_seq(log) == end);
+	append_frame(log, 3);
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == end && rec.count == 3);
+	CHECK(stor_reader_next(r, &rec) == 0);
+	seek_expect(r, end + 3, 0);
+	append_frame(log, 2);
+	CHECK(stor_reader_next(r, &rec) == 0); /* not written yet */
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == end + 3 && rec.count == 2);
+	seek_expect(r, end + 4, end + 3);
+	log = stor_log_free(log);
+	printf("seek: every one of %zu frames found by its first and last seq (%zu at a segment's "
+	       "first seq), a gap, the last record, one past the end\n", nfr, seg_starts / 2);
+	stor_reader_free(r);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 static uint64_t file_size(const char *dir, const char *name)
 {
 	char p[512];
@@ -975,6 +1090,7 @@ int main(void)
 	test_roundtrip();
 	test_sync_window();
 	test_seek();
+	test_seek_exact();
 	test_torn_tail();
 	test_mid_damage();
 	test_stale_generation();
