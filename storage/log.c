@@ -19,8 +19,7 @@
 #define BUF_BYTES (1u << 20) /* write buffer: >= 64 KiB, and holds the largest frame */
 #define SEAL_BYTES STOR_FRAME_HDR_BYTES
 #define NS_PER_MS 1000000LL
-#define SPARE_NAME "recycle.spare" /* a retired segment kept for reuse */
-#define DEFAULT_SEGMENT (16u << 20)
+#define SPARE_NAME STOR_SPARE_NAME
 
 struct seg_info {
 	uint64_t first_seq;
@@ -297,6 +296,17 @@ static int seg_allocate(stor_log_t *log)
 	if (r == -EOPNOTSUPP || r == -ENOSYS) {
 		log->prealloc = 0;
 		return 0; /* no preallocation on this fs: still correct, slower */
+	}
+	if (r == -ENOSPC) {
+		/* Not room for a whole segment (and nothing forwarded to free):
+		   write without preallocation rather than refuse every record.
+		   That is safe: a write that then runs out of space keeps its
+		   whole frames and drops the rest, counted and marked (GAP),
+		   exactly as on a filesystem without fallocate.  Said through
+		   last_error. */
+		note(log, r);
+		log->prealloc = 0;
+		return 0;
 	}
 	if (r == 0)
 		log->prealloc = log->segment_bytes;
@@ -610,7 +620,7 @@ static int cfg_check(const struct stor_log_cfg *cfg)
 	/* The budget counts the active segment's preallocation and the spare:
 	   below two segments it could never be kept. */
 	if (cfg->retention_bytes &&
-	    cfg->retention_bytes / 2 < (cfg->segment_bytes ? cfg->segment_bytes : DEFAULT_SEGMENT))
+	    cfg->retention_bytes / 2 < (cfg->segment_bytes ? cfg->segment_bytes : STOR_DEFAULT_SEGMENT))
 		return -EINVAL;
 	return 0;
 }
@@ -626,7 +636,7 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	strcpy(log->vehicle, cfg->vehicle);
 	log->config_hash = cfg->config_hash;
 	memcpy(log->boot_id, cfg->boot_id, 16);
-	log->segment_bytes = cfg->segment_bytes ? cfg->segment_bytes : DEFAULT_SEGMENT;
+	log->segment_bytes = cfg->segment_bytes ? cfg->segment_bytes : STOR_DEFAULT_SEGMENT;
 	log->sync_window_ms = cfg->sync_window_ms;
 	log->retention_bytes = cfg->retention_bytes;
 	log->retention_age_s = cfg->retention_age_s;

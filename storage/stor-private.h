@@ -24,6 +24,8 @@
 #define STOR_MAX_PAYLOAD      (1u << 20)
 #define STOR_SEG_NAME_LEN     25    /* "%020llu.seg" and NUL */
 #define STOR_MIN_SEGMENT      1024u
+#define STOR_DEFAULT_SEGMENT  (16u << 20)
+#define STOR_SPARE_NAME       "recycle.spare" /* a retired segment kept for reuse */
 
 /* One decoded segment header. */
 struct stor_seg_hdr {

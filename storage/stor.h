@@ -98,7 +98,10 @@ typedef struct stor_log stor_log_t;
  * retention_bytes below two segments) or -errno; a damaged log is not an
  * error (see stor_log_take_events()).  If the first segment cannot be
  * created (ENOSPC, EIO) the open still succeeds: appends retry and count
- * what they drop.
+ * what they drop.  A segment that cannot be preallocated for lack of space
+ * (after freeing forwarded segments) is written without preallocation:
+ * what does not fit is then dropped whole and counted, never torn.
+ * stor_space_check() tells beforehand whether the sizes can work at all.
  */
 int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log);
 
@@ -186,6 +189,44 @@ struct stor_events {
  * 0 if not, -EINVAL on NULL arguments.
  */
 int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events);
+
+/* The filesystem a log lives on, against the sizes it is configured with. */
+struct stor_space {
+	uint64_t fs_bytes;   /* size of the filesystem holding the log directory */
+	uint64_t free_bytes; /* free to an unprivileged writer now (f_bavail) */
+	uint64_t log_bytes;  /* allocated to the log's own files now (segments,
+				spare): what retention and a full disk can free */
+};
+
+/*
+ * statvfs of dir, or of its nearest existing parent when it does not exist
+ * yet, and the space its log files take.  Returns 0 or -errno.
+ */
+int stor_space_query(const char *dir, struct stor_space *ret_space);
+
+enum {
+	/* Warnings from stor_space_check(): */
+	STOR_SPACE_LOW_SEGMENT = 1 << 0,   /* free + the log's own < one segment:
+					      the next one is written without
+					      preallocation (what does not fit
+					      is dropped and counted) */
+	STOR_SPACE_LOW_RETENTION = 1 << 1, /* free + the log's own < retention:
+					      the disk fills before retention
+					      starts deleting */
+};
+
+/*
+ * Check a log's sizes against its filesystem (segment_bytes 0 = the
+ * default).  Refused (never workable, whatever else is on the disk):
+ * -EFBIG when two segments do not fit in the filesystem (the one being
+ * written, preallocated whole, and the one before it, which retention or a
+ * full disk frees), -E2BIG when retention_bytes is larger than the
+ * filesystem (the budget is never reached: the disk fills first, and then
+ * only forwarded records are freed).  Else a mask of STOR_SPACE_LOW_*
+ * warnings about the space free now (0: none), -EINVAL on NULL.
+ */
+int stor_space_check(const struct stor_space *space, uint64_t segment_bytes,
+		     uint64_t retention_bytes);
 
 typedef struct stor_reader stor_reader_t;
 

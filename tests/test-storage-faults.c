@@ -336,6 +336,39 @@ static void test_gap_between_segments(void)
 	free(dir);
 }
 
+/*
+ * fallocate fails with ENOSPC for good (a segment larger than the free
+ * space) and nothing is forwarded to free: the log writes without
+ * preallocation instead of refusing every record, and says why.
+ */
+static void test_alloc_enospc(void)
+{
+	char *dir = tu_tmpdir("noalloc");
+	struct fdev dev;
+	struct stor_log_cfg cfg;
+	struct stor_events ev;
+	struct stor_stats st;
+	struct tu_verify v;
+	stor_log_t *log;
+
+	CHECK(fdev_init(&dev, dir) == 0);
+	cfg = cfg_for(dir, &dev);
+	arm(&dev, FDEV_ENOSPC, FDEV_OP_ALLOC, true);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 300; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0 && st.dropped == 0 && st.segments > 3);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.last_error == -ENOSPC);
+	CHECK(ev.dropped_nospace == 0 && ev.dropped_other == 0);
+	log = stor_log_free(log);
+	CHECK(dev.ops_seen > 3); /* every segment tried to preallocate */
+	fdev_done(&dev);
+	CHECK(tu_verify_log(dir, 1, 301, &v) == 0 && v.damaged == 0 && v.next == 301);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 static void test_short_writes(void)
 {
 	char *dir = tu_tmpdir("short");
@@ -436,6 +469,7 @@ int main(void)
 	test_enospc_persistent(false);
 	test_enospc_persistent(true);
 	test_gap_between_segments();
+	test_alloc_enospc();
 	test_short_writes();
 	test_full_fs();
 	printf("test-storage-faults: all passed\n");
