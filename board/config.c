@@ -47,7 +47,6 @@ struct parser {
 	bool header_pending;   /* a [section] line was read since the last key */
 	int header_line;
 	size_t nkeys;
-	int retention_line, segment_line; /* [storage] sizes, checked together */
 };
 
 struct board_cfg_private {
@@ -283,7 +282,7 @@ static int set_storage(struct parser *p, const char *name, const char *value)
 	} else if (!strcmp(name, "segment_size")) {
 		if (!parse_size(value, &s->segment_bytes) || s->segment_bytes < 65536)
 			return BAD(name, "expected a size of at least 64K, like 16M");
-		p->segment_line = p->line;
+		s->segment_line = p->line;
 	} else if (!strcmp(name, "sync_window_ms")) {
 		if (!parse_u64(value, &u, 60000))
 			return BAD(name, "expected 0 (sync every batch) to 60000");
@@ -291,7 +290,7 @@ static int set_storage(struct parser *p, const char *name, const char *value)
 	} else if (!strcmp(name, "retention_size")) {
 		if (!parse_size(value, &s->retention_bytes))
 			return BAD(name, "expected a size like 2G (0 = unlimited)");
-		p->retention_line = p->line;
+		s->retention_line = p->line;
 	} else if (!strcmp(name, "retention_age")) {
 		if (!parse_duration(value, &s->retention_age_s))
 			return BAD(name, "expected a duration like 30d, 12h (0 = unlimited)");
@@ -896,13 +895,13 @@ static bool validate_storage(struct parser *p)
 
 	if (!s->retention_bytes || s->retention_bytes / 2 >= s->segment_bytes)
 		return true;
-	p->line = p->retention_line;
+	p->line = s->retention_line;
 	board_size_text(s->retention_bytes, ret, sizeof(ret));
 	board_size_text(s->segment_bytes, seg, sizeof(seg));
 	board_size_text(2 * s->segment_bytes, min, sizeof(min));
 	perr(p, "retention_size %s is less than two segments of %s (segment_size%s): the budget counts the "
 	     "segment being written and a recycled spare; use at least %s, or a smaller segment_size",
-	     ret, seg, p->segment_line ? "" : ", the default", min);
+	     ret, seg, s->segment_line ? "" : ", the default", min);
 	return false;
 }
 

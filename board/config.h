@@ -23,6 +23,7 @@ struct board_storage {
 	uint32_t sync_window_ms;
 	uint64_t retention_bytes;
 	uint64_t retention_age_s;
+	int segment_line, retention_line; /* where they were set, 0 = default */
 };
 
 struct board_uplink {
