@@ -351,7 +351,7 @@ static int recycle_spare(stor_log_t *log, const char *name, uint64_t first_seq)
 	if (!log->spare_bytes || !log->ops->rename)
 		return -ENOENT;
 	log->spare_bytes = 0;
-	r = log->ops->open(log->ops->ctx, log->dirfd, SPARE_NAME, O_RDWR, 0);
+	r = log->ops->open(log->ops->ctx, log->dirfd, SPARE_NAME, O_RDWR | O_NOFOLLOW, 0);
 	if (r < 0)
 		return r;
 	log->fd = r;
@@ -678,8 +678,14 @@ static int load_segments(stor_log_t *log)
 
 	if (r < 0)
 		return r;
-	if (fstatat(log->dirfd, SPARE_NAME, &sp, 0) == 0)
-		log->spare_bytes = sp.st_size ? (uint64_t)sp.st_size : 1;
+	if (fstatat(log->dirfd, SPARE_NAME, &sp, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* A spare that is not a regular file would stop every retire
+		   (a rename onto a directory fails) or be written through. */
+		if (S_ISREG(sp.st_mode))
+			log->spare_bytes = sp.st_size ? (uint64_t)sp.st_size : 1;
+		else
+			note(log, set_aside(log, SPARE_NAME, false));
+	}
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char name[STOR_SEG_NAME_LEN];
 		struct stat st;

@@ -103,9 +103,14 @@ static void test_bad_args(void)
 	CHECK(stor_reader_seek_seq(NULL, 1) == -EINVAL);
 	CHECK(stor_reader_seek_time(NULL, 0) == -EINVAL);
 	stor_reader_error(NULL, NULL, NULL);
+	CHECK(stor_reader_open_ops(NULL, NULL, &r) == -EINVAL);
+	CHECK(stor_reader_open_ops(dir, NULL, NULL) == -EINVAL);
+	CHECK(stor_reader_fault(NULL, &(struct stor_fault){ 0 }) == -EINVAL);
 	CHECK(stor_reader_open(dir, &r) == 0);
 	CHECK(stor_reader_next(r, NULL) == -EINVAL);
 	CHECK(stor_reader_seek_seq(r, 0) == -EINVAL);
+	CHECK(stor_reader_fault(r, NULL) == -EINVAL);
+	CHECK(stor_reader_fault(r, &(struct stor_fault){ 0 }) == -ENOENT);
 	stor_reader_free(r);
 	tu_rm_rf(dir);
 	free(dir);
@@ -913,6 +918,102 @@ static void test_writer_sets_aside(enum swap_kind kind, bool newest)
 	free(dir);
 }
 
+/*
+ * recycle.spare replaced by a directory (every retire would fail: a rename
+ * onto a directory, and retention would stop for good) or by a symbolic
+ * link to a file outside the log (which a recycle would overwrite).
+ */
+static void test_spare_not_a_file(bool symlink_to_outside)
+{
+	char *dir = tu_tmpdir_in("spare", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_events ev;
+	struct stor_stats st;
+	char spare[600], outside[600], aside[600];
+	stor_log_t *log;
+	struct stat sb;
+
+	cfg.segment_bytes = 4096;
+	cfg.retention_bytes = 16384;
+	snprintf(spare, sizeof(spare), "%s/recycle.spare", dir);
+	snprintf(aside, sizeof(aside), "%s/recycle.spare.damaged", dir);
+	snprintf(outside, sizeof(outside), "%s.outside", dir);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 200; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	CHECK(lstat(spare, &sb) < 0 || (S_ISREG(sb.st_mode) && unlink(spare) == 0));
+	if (symlink_to_outside) {
+		int fd = open(outside, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		CHECK(fd >= 0 && write(fd, "keep me", 7) == 7 && close(fd) == 0);
+		CHECK(symlink(outside, spare) == 0);
+	} else {
+		CHECK(mkdir(spare, 0755) == 0);
+	}
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 400; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0);
+	if (symlink_to_outside) {
+		char buf[16] = { 0 };
+		int fd = open(outside, O_RDONLY);
+
+		/* Never written through the link. */
+		CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 7 && !strcmp(buf, "keep me"));
+		close(fd);
+		unlink(outside);
+	}
+	/* Retention kept the budget the whole time. */
+	CHECK(st.disk_bytes <= cfg.retention_bytes && st.retention_deleted > 300);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
+	log = stor_log_free(log);
+	CHECK(lstat(aside, &sb) == 0 && (symlink_to_outside ? S_ISLNK(sb.st_mode) : S_ISDIR(sb.st_mode)));
+	CHECK(lstat(spare, &sb) < 0 || S_ISREG(sb.st_mode)); /* a real spare, if any */
+	CHECK(tu_verify_log(dir, 0, 601, NULL) == 0);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* The filesystem check: bad arguments, the refusals and warnings. */
+static void test_space(void)
+{
+	char *dir = tu_tmpdir("space"), sub[600];
+	struct stor_space sp, small = { .fs_bytes = 8u << 20, .free_bytes = 6u << 20, .log_bytes = 1u << 20 };
+
+	CHECK(stor_space_query(NULL, &sp) == -EINVAL);
+	CHECK(stor_space_query(dir, NULL) == -EINVAL);
+	CHECK(stor_space_query("", &sp) == -EINVAL);
+	CHECK(stor_space_check(NULL, 0, 0) == -EINVAL);
+	/* A log directory that does not exist yet: its parent's filesystem. */
+	snprintf(sub, sizeof(sub), "%s/not/yet/", dir);
+	CHECK(stor_space_query(sub, &sp) == 0 && sp.fs_bytes > 0 && sp.log_bytes == 0);
+	CHECK(stor_space_query("relative-not-there", &sp) == 0 && sp.fs_bytes > 0);
+	CHECK(stor_space_check(&small, 0, 0) == -EFBIG);         /* 16 MiB default */
+	CHECK(stor_space_check(&small, 5u << 20, 0) == -EFBIG); /* not twice */
+	CHECK(stor_space_check(&small, 4u << 20, 0) == 0);
+	CHECK(stor_space_check(&small, 1u << 20, 9u << 20) == -E2BIG);
+	CHECK(stor_space_check(&small, 1u << 20, 7u << 20) == 0);
+	CHECK(stor_space_check(&small, 1u << 20, 8u << 20) == STOR_SPACE_LOW_RETENTION);
+	small.free_bytes = 100 << 10;
+	small.log_bytes = 0;
+	CHECK(stor_space_check(&small, 1u << 20, 2u << 20) ==
+	      (STOR_SPACE_LOW_SEGMENT | STOR_SPACE_LOW_RETENTION));
+	/* The log's own files count as space it can use. */
+	{
+		struct stor_log_cfg cfg = cfg_for(dir);
+		stor_log_t *log;
+
+		CHECK(stor_log_open(&cfg, &log) == 0);
+		for (int i = 0; i < 300; i++)
+			CHECK(tu_append(log) == 0);
+		log = stor_log_free(log);
+		CHECK(stor_space_query(dir, &sp) == 0 && sp.log_bytes >= 300 * 48);
+	}
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* Retired segments are reused in place; their old frames never show. */
 static void test_recycle(void)
 {
@@ -1102,6 +1203,9 @@ int main(void)
 		if (k != SWAP_DELETED && k != SWAP_EIO && k != SWAP_EMPTY && k != SWAP_MISNAMED)
 			test_reader_skips(k, true);
 	}
+	test_spare_not_a_file(false);
+	test_spare_not_a_file(true);
+	test_space();
 	for (int k = SWAP_DIR; k <= SWAP_SYMLINK; k++) {
 		test_writer_sets_aside(k, false);
 		test_writer_sets_aside(k, true);
