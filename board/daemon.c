@@ -450,7 +450,7 @@ static void health_tick(struct board_daemon *d, int64_t now)
 static void log_take(struct board_daemon *d)
 {
 	struct stor_events ev;
-	uint64_t n, later;
+	uint64_t n, later, stored;
 
 	if (stor_log_take_events(d->log, &ev) <= 0)
 		return;
@@ -459,8 +459,8 @@ static void log_take(struct board_daemon *d)
 	   counted as stored: they are not. */
 	later = n - (n < d->refused_appends ? n : d->refused_appends);
 	d->refused_appends -= n - later;
-	atomic_store_explicit(&d->records, atomic_load_explicit(&d->records, memory_order_relaxed) - later,
-	                      memory_order_relaxed);
+	stored = atomic_load_explicit(&d->records, memory_order_relaxed);
+	atomic_store_explicit(&d->records, stored - (later < stored ? later : stored), memory_order_relaxed);
 	add_u64(&d->log_dropped, n);
 	d->pend.dropped += n;
 	d->pend.unforwarded += ev.retention_unforwarded;
@@ -889,9 +889,12 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	}
 	/* What recovery found is said at start and becomes an event. */
 	log_take(d);
-	if (d->pend.damaged && !d->log_warn[0])
-		snprintf(d->log_warn, sizeof(d->log_warn), "%s: %" PRIu64 " damaged segment file(s) or spot(s) found "
-		         "when opening the log: set aside as *.damaged or skipped", d->data_dir, d->pend.damaged);
+	if (d->pend.damaged) {
+		size_t n = strlen(d->log_warn);
+		snprintf(d->log_warn + n, sizeof(d->log_warn) - n, "%s%s: %" PRIu64 " damaged segment file(s) or spot(s) "
+		         "found when opening the log: set aside as *.damaged or skipped", n ? "; " : "", d->data_dir,
+		         d->pend.damaged);
+	}
 	return 0;
 }
 

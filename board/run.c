@@ -61,8 +61,8 @@ static void print_status(struct runner *rn)
 		fprintf(stderr, " %s: %" PRIu64 " in, %" PRIu64 " errors;", rn->cfg->buses[b].name, st.bus_rx[b],
 		        st.bus_errors[b]);
 	fputc('\n', stderr);
-	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops", st.records,
-	         st.ring_drops);
+	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops, %" PRIu64
+	         " refused by the log", st.records, st.ring_drops, st.log_dropped);
 	board_notify(status);
 }
 

@@ -263,15 +263,16 @@ static int stat_socket(const char *path, bool json)
 	if (!json)
 		table_header();
 	while (fgets(line, sizeof(line), f)) {
-		uint64_t records = 0, next = 0, drops = 0;
+		uint64_t records = 0, next = 0, drops = 0, refused = 0;
 		if (json)
 			fputs(line, stdout);
 		else if (strstr(line, "\"name\":\"daemon\"")) {
 			json_u64(line, "records", &records);
 			json_u64(line, "next_seq", &next);
 			json_u64(line, "ring_drops", &drops);
-			printf("daemon: %" PRIu64 " records stored this run, next seq %" PRIu64 ", %" PRIu64 " ring drops\n",
-			       records, next, drops);
+			json_u64(line, "log_dropped", &refused);
+			printf("daemon: %" PRIu64 " records stored this run, next seq %" PRIu64 ", %" PRIu64 " ring drops, %"
+			       PRIu64 " refused by the log\n", records, next, drops, refused);
 		} else {
 			row_from_json(line);
 		}
