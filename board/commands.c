@@ -506,6 +506,13 @@ int board_cmd_replay(int argc, char **argv)
 		return r;
 	opts.data_dir = data;
 	if (S_ISDIR(sb.st_mode)) {
+		struct stat db;
+		/* The reader would meet the records this replay writes and send
+		   them through again. */
+		if (stat(board_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
+			board_cfg_free(cfg);
+			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", trace);
+		}
 		opts.replay_log = trace;
 		opts.replay_speed = speed;
 	} else {

@@ -116,6 +116,14 @@ check_tools deleted "$T/deleted" "records $first\\.\\.$((end - 1)) missing: no s
 p=$(damaged unreadable); chmod 0 "$p"; chmod 755 "$T/unreadable"
 check_tools unreadable "$T/unreadable" "$mid: Permission denied: skipped" $first $((end - 1)) 65534
 
+# Replaying a log into itself would read back what it writes: refused.
+rc=0
+"$RAILMON" replay "$T/good" --board "$T/board.ini" --data "$T/good/" > /dev/null 2> "$T/self.err" || rc=$?
+[ $rc -eq 2 ] || fail "replay of a log into itself exited $rc, expected 2"
+grep -q "is the log being replayed: give another --data DIR" "$T/self.err" || fail "replay into itself: no reason"
+[ "$(cd "$T/good" && ls -- *.seg | sort)" = "$(printf '%s\n' "${segs[@]}")" ] || fail "replay into itself wrote"
+echo "replay of a log into itself: refused, nothing written"
+
 # The newest segment: what it held is lost to the end of the log.
 last=${segs[-1]}
 lfirst=$((10#${last%.seg}))
