@@ -11,15 +11,6 @@ set -euo pipefail
 RAILMON=$1
 SRC=$2
 PY=/usr/bin/python3
-T=$(mktemp -d /tmp/railmon-test-full.XXXXXX)
-M=$T/fs
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	umount -l "$M" 2>/dev/null || true
-	rm -rf "$T"
-}
-trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- railmon stderr:"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
 sleep_s() { "$PY" -c "import time; time.sleep($1)"; }
 # wait_for PATTERN: poll railmon's stderr (bounded, 30 s)
@@ -32,8 +23,9 @@ wait_for() {
 	fail "timed out waiting for '$1'"
 }
 
-mkdir "$M"
-mount -t tmpfs -o size=4m tmpfs "$M" || fail "cannot mount a 4 MiB tmpfs on $M: this test needs root"
+# shellcheck source=tmpfs-lib.sh
+. "$(dirname "$0")/tmpfs-lib.sh"
+tmpfs_setup full 4m
 cat > "$T/board.ini" <<EOF
 [board]
 vehicle = FULL-TEST

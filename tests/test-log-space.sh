@@ -9,19 +9,10 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-T=$(mktemp -d /tmp/railmon-test-space.XXXXXX)
-M=$T/fs
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	umount -l "$M" 2>/dev/null || true
-	rm -rf "$T"
-}
-trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$T"/*.err "$T"/*.out; do [ -s "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
-
-mkdir "$M"
-mount -t tmpfs -o size=8m tmpfs "$M" || fail "cannot mount an 8 MiB tmpfs on $M: this test needs root"
+# shellcheck source=tmpfs-lib.sh
+. "$(dirname "$0")/tmpfs-lib.sh"
+tmpfs_setup space 8m
 
 board() { # FILE [STORAGE KEY LINES...]: a looping trace at 10x, the log on the tmpfs
 	local f=$1
