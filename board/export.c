@@ -327,8 +327,8 @@ int board_cmd_export(int argc, char **argv)
 	}
 	free(x.chans);
 	if (x.damaged)
-		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable parts of the log "
-		        "skipped (see above)\n", x.written, x.damaged);
+		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
+		        "skipped (see above)\n", x.written, x.damaged, x.damaged == 1 ? "" : "s");
 	else
 		fprintf(stderr, "railmon export: %" PRIu64 " records written\n", x.written);
 	return r < 0 || x.damaged ? 1 : 0;

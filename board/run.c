@@ -183,8 +183,8 @@ static int runner_verdict(const struct runner *rn, int rc)
 		rc = 1;
 	}
 	if (rn->replay_skipped) {
-		fprintf(stderr, "railmon %s: %" PRIu64 " unreadable parts of the source log skipped (see above)\n",
-		        rn->cmd, rn->replay_skipped);
+		fprintf(stderr, "railmon %s: %" PRIu64 " unreadable part%s of the source log skipped (see above)\n",
+		        rn->cmd, rn->replay_skipped, rn->replay_skipped == 1 ? "" : "s");
 		rc = 1;
 	}
 	return rc;

@@ -342,8 +342,8 @@ static int stat_log(const char *dir, bool json)
 			table_row(&last[i]);
 	}
 	if (skipped)
-		fprintf(stderr, "railmon stat: %s: %" PRIu64 " unreadable parts of the log skipped (see above): the health "
-		        "shown is the latest that could be read\n", dir, skipped);
+		fprintf(stderr, "railmon stat: %s: %" PRIu64 " unreadable part%s of the log skipped (see above): the health "
+		        "shown is the latest that could be read\n", dir, skipped, skipped == 1 ? "" : "s");
 	return r < 0 || skipped ? 1 : 0;
 }
 
