@@ -76,15 +76,17 @@ stor_reader_t *stor_reader_free(stor_reader_t *r)
 }
 
 /*
- * Record a fault and return -EBADMSG.  The records below a pending seek
- * target were not asked for: a range wholly below it is no loss to the
- * caller (0: nothing to report), one reaching past it is cut at it.
+ * Record a fault and return -EBADMSG.  [first, end) is what it cost (end 0:
+ * up to the end of the log; first == end: nothing).  The records below a
+ * pending seek target were not asked for: a range wholly below it is no
+ * loss to the caller (0: nothing to report), one reaching past it is cut
+ * at it.
  */
 static int fault(stor_reader_t *r, enum stor_fault_kind kind, int err, uint32_t type,
 		 uint64_t seg, uint64_t off, uint64_t first, uint64_t end)
 {
-	if (r->min_seq && !r->by_time && first < end && first < r->min_seq) {
-		if (end <= r->min_seq)
+	if (r->min_seq && !r->by_time && first < r->min_seq && (first < end || !end)) {
+		if (end && end <= r->min_seq)
 			return 0;
 		first = r->min_seq;
 	}
@@ -191,7 +193,7 @@ static int seg_open_next(stor_reader_t *r)
 		if (r->c.hdr_copy_damaged) {
 			/* Readable through the other copy, but say so. */
 			return fault(r, STOR_FAULT_HEADER_COPY, -EBADMSG, S_IFREG, seq,
-				     (uint64_t)(r->c.hdr_copy_damaged - 1) * STOR_HDR_COPY_BYTES, 0, 0);
+				     (uint64_t)(r->c.hdr_copy_damaged - 1) * STOR_HDR_COPY_BYTES, seq, seq);
 		}
 		return 1;
 	}

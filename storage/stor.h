@@ -301,8 +301,9 @@ struct stor_fault {
 	uint64_t segment;    /* first seq named by the file */
 	uint64_t offset;     /* byte offset in it */
 	uint64_t lost_first; /* records [lost_first, lost_end) were skipped; */
-	uint64_t lost_end;   /* equal: none; lost_end 0: up to the end of the log
-				(the newest segment could not be read) */
+	uint64_t lost_end;   /* equal: none; lost_end 0: from lost_first to the
+				end of the log (the newest segment could not be
+				read) */
 };
 
 /* The last fault (-EBADMSG) of stor_reader_next(), with the range of records

@@ -828,8 +828,8 @@ static void test_reader_skips(enum swap_kind kind, bool newest)
 	else
 		read_faults(dir, ops, 0, &res);
 	printf("reader: %s segment %" PRIu64 " (%s): %" PRIu64 " fault, %" PRIu64 " of %" PRIu64
-	       " records read, %s %" PRIu64 " reported lost\n", newest ? "newest" : "middle", victim,
-	       swap_names[kind], res.faults, res.records, total, res.lost_to_end ? "from" : "",
+	       " records read, %s%" PRIu64 " reported lost\n", newest ? "newest" : "middle", victim,
+	       swap_names[kind], res.faults, res.records, total, res.lost_to_end ? "from " : "",
 	       res.lost_to_end ? res.fault.lost_first : res.lost);
 	CHECK(res.faults == 1);
 	CHECK(res.fault.kind == (kind == SWAP_DELETED ? STOR_FAULT_MISSING :
@@ -864,7 +864,43 @@ static void test_reader_skips(enum swap_kind kind, bool newest)
 		read_faults(dir, ops, end, &res);
 		CHECK(res.faults == 0 && res.records == total - end + 1);
 	}
+	if (newest && kind != SWAP_UNREADABLE) {
+		/* Seeking into it: lost from the target to the end. */
+		read_faults(dir, ops, victim + 3, &res);
+		CHECK(res.faults == 1 && res.records == 0 && res.lost_to_end);
+		CHECK(res.fault.lost_first == victim + 3 && res.fault.lost_end == 0);
+	}
 	eio.name[0] = 0;
+	free(seqs);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* One header copy damaged: said, nothing lost, every record read. */
+static void test_header_copy_fault(void)
+{
+	char *dir = tu_tmpdir_in("hdrcopy", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct read_result res;
+	char name[STOR_SEG_NAME_LEN];
+	uint64_t *seqs;
+	stor_log_t *log;
+	size_t n;
+	int dfd;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 200; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 3);
+	close(dfd);
+	stor_seg_name(name, seqs[1]);
+	patch(dir, name, 20, "\xff", 1); /* the first copy's first_seq */
+	read_faults(dir, NULL, 0, &res);
+	CHECK(res.faults == 1 && res.fault.kind == STOR_FAULT_HEADER_COPY && res.fault.offset == 0);
+	CHECK(res.fault.segment == seqs[1] && res.fault.lost_first == seqs[1] && res.fault.lost_end == seqs[1]);
+	CHECK(res.records == 200 && res.lost == 0 && !res.lost_to_end);
 	free(seqs);
 	tu_rm_rf(dir);
 	free(dir);
@@ -882,7 +918,7 @@ static void test_writer_sets_aside(enum swap_kind kind, bool newest)
 	struct stor_log_cfg cfg = cfg_for(dir);
 	struct stor_events ev;
 	struct stor_stats st;
-	struct tu_verify v;
+	struct tu_verify v = { 0 };
 	uint64_t *seqs, victim, next;
 	char name[STOR_SEG_NAME_LEN], p[600];
 	stor_log_t *log;
@@ -903,16 +939,16 @@ static void test_writer_sets_aside(enum swap_kind kind, bool newest)
 	cfg.retention_bytes = 4 * cfg.segment_bytes;
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	CHECK(stor_log_next_seq(log) == next);
-	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
-	CHECK(stor_log_stats(log, &st) == 0 && st.disk_bytes <= cfg.retention_bytes);
 	for (int i = 0; i < 50; i++)
 		CHECK(tu_append(log) == 0);
 	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0 && st.disk_bytes <= cfg.retention_bytes);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
 	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 0, next + 50, &v) == 0 && v.next == next + 50);
 	stor_seg_name(name, victim);
 	snprintf(p, sizeof(p), "%s/%s.damaged", dir, name);
 	CHECK(access(p, F_OK) == 0 || faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
-	CHECK(tu_verify_log(dir, 0, next + 50, &v) == 0 && v.next == next + 50);
 	free(seqs);
 	tu_rm_rf(dir);
 	free(dir);
@@ -1203,6 +1239,7 @@ int main(void)
 		if (k != SWAP_DELETED && k != SWAP_EIO && k != SWAP_EMPTY && k != SWAP_MISNAMED)
 			test_reader_skips(k, true);
 	}
+	test_header_copy_fault();
 	test_spare_not_a_file(false);
 	test_spare_not_a_file(true);
 	test_space();
