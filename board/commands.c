@@ -19,6 +19,7 @@
 #include "railmon-config.h"
 #include "daemon.h"
 #include "demo.h"
+#include "storage/stor.h"
 
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
@@ -151,8 +152,30 @@ int board_cmd_run(int argc, char **argv)
 /* ----------------------------------------------------------------- check */
 
 static const char check_usage[] =
-	"Usage: railmon check --board FILE\n"
-	"Validate a board file and the DBC files it names; print the acquisition plan.\n";
+	"Usage: railmon check --board FILE [--data DIR]\n"
+	"Validate a board file and the DBC files it names; print the acquisition plan.\n"
+	"The log's segment_size and retention_size are checked against the filesystem\n"
+	"holding the log directory (--data DIR, else [storage] dir), as `run` does.\n";
+
+/* The log's sizes against its filesystem: refused as `run` would refuse. */
+static int check_storage(const struct board_cfg *cfg, const char *data)
+{
+	const char *dir = board_data_dir(cfg, data);
+	char err[BOARD_ERR_MAX], warn[512];
+	struct stor_space sp;
+	char fs[32], avail[32];
+
+	if (board_daemon_check_storage(cfg, dir, err, sizeof(err), warn, sizeof(warn)) < 0) {
+		fprintf(stderr, "railmon check: %s\n", err);
+		return -EINVAL;
+	}
+	if (stor_space_query(dir, &sp) == 0)
+		printf("  log filesystem: %s, %s free for the log\n", board_size_text(sp.fs_bytes, fs, sizeof(fs)),
+		       board_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail)));
+	if (warn[0])
+		printf("  WARNING: %s\n", warn);
+	return 0;
+}
 
 static const char *const can_drivers[] = { "socketcan", "slcan", "trace" };
 
@@ -276,14 +299,16 @@ static int check_modbus(const struct bus_cfg *b)
 int board_cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = { { "board", required_argument, NULL, 'b' },
+		                              { "data", required_argument, NULL, 'd' },
 		                              { "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *board = NULL;
+	const char *board = NULL, *data = NULL;
 	struct board_cfg *cfg;
 	int c, r, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': board = optarg; break;
+		case 'd': data = optarg; break;
 		case 'h': fputs(check_usage, stdout); return 0;
 		default: fputs(check_usage, stderr); return 2;
 		}
@@ -294,8 +319,9 @@ int board_cmd_check(int argc, char **argv)
 		return r;
 	printf("%s: vehicle %s, config hash %016" PRIx64 "\n", cfg->path, cfg->vehicle, cfg->hash);
 	printf("  log %s, segments %" PRIu64 " KiB, sync window %u ms, batches every %u ms\n",
-	       cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data", cfg->storage.segment_bytes >> 10,
+	       board_data_dir(cfg, data), cfg->storage.segment_bytes >> 10,
 	       cfg->storage.sync_window_ms, cfg->batch_ms);
+	bad |= check_storage(cfg, data) < 0;
 	if (cfg->uplink.enabled)
 		printf("  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host, cfg->uplink.port,
 		       cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");
@@ -480,6 +506,13 @@ int board_cmd_replay(int argc, char **argv)
 		return r;
 	opts.data_dir = data;
 	if (S_ISDIR(sb.st_mode)) {
+		struct stat db;
+		/* The reader would meet the records this replay writes and send
+		   them through again. */
+		if (stat(board_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
+			board_cfg_free(cfg);
+			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", trace);
+		}
 		opts.replay_log = trace;
 		opts.replay_speed = speed;
 	} else {

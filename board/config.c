@@ -291,6 +291,7 @@ static int set_storage(struct parser *p, const char *name, const char *value)
 	} else if (!strcmp(name, "segment_size")) {
 		if (!parse_size(value, &s->segment_bytes) || s->segment_bytes < 65536)
 			return BAD(name, "expected a size of at least 64K, like 16M");
+		s->segment_line = p->line;
 	} else if (!strcmp(name, "sync_window_ms")) {
 		if (!parse_u64(value, &u, 60000))
 			return BAD(name, "expected 0 (sync every batch) to 60000");
@@ -298,6 +299,7 @@ static int set_storage(struct parser *p, const char *name, const char *value)
 	} else if (!strcmp(name, "retention_size")) {
 		if (!parse_size(value, &s->retention_bytes))
 			return BAD(name, "expected a size like 2G (0 = unlimited)");
+		s->retention_line = p->line;
 	} else if (!strcmp(name, "retention_age")) {
 		if (!parse_duration(value, &s->retention_age_s))
 			return BAD(name, "expected a duration like 30d, 12h (0 = unlimited)");
@@ -921,6 +923,29 @@ static int assign_channels(struct parser *p, struct board_cfg_private *priv)
 	return 0;
 }
 
+/*
+ * The byte budget counts the segment being written (preallocated whole) and
+ * the recycled spare: below two segments it can never be kept (the log stays
+ * above it) and no closed segment survives a roll, so a budget that small
+ * is a mistake, not a choice.
+ */
+static bool validate_storage(struct parser *p)
+{
+	const struct board_storage *s = &p->cfg->storage;
+	char ret[32], seg[32], min[32];
+
+	if (!s->retention_bytes || s->retention_bytes / 2 >= s->segment_bytes)
+		return true;
+	p->line = s->retention_line;
+	board_size_text(s->retention_bytes, ret, sizeof(ret));
+	board_size_text(s->segment_bytes, seg, sizeof(seg));
+	board_size_text(2 * s->segment_bytes, min, sizeof(min));
+	perr(p, "retention_size %s is less than two segments of %s (segment_size%s): the budget counts the "
+	     "segment being written and a recycled spare; use at least %s, or a smaller segment_size",
+	     ret, seg, s->segment_line ? "" : ", the default", min);
+	return false;
+}
+
 static int validate(struct parser *p, struct board_cfg_private *priv)
 {
 	struct board_cfg *c = p->cfg;
@@ -938,6 +963,8 @@ static int validate(struct parser *p, struct board_cfg_private *priv)
 	for (size_t i = 0; i < c->nbuses; i++)
 		if (!validate_bus(p, &c->buses[i]))
 			return -EINVAL;
+	if (!validate_storage(p))
+		return -EINVAL;
 	if (c->uplink.enabled && c->uplink.tls_insecure && !c->uplink.tls)
 		return perr(p, "[uplink] tls_insecure only makes sense with mqtts:// or TLS files"), -EINVAL;
 	if (c->uplink.tls && !c->uplink.ca_file[0])
@@ -1113,6 +1140,22 @@ struct board_cfg *board_cfg_free(struct board_cfg *cfg)
 	free(priv->channels);
 	free(priv);
 	return NULL;
+}
+
+char *board_size_text(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u < 3 && bytes >= 1024ull << (10 * (u + 1)))
+		u++;
+	if (u < 0)
+		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+	else if (bytes % (1ull << (10 * (u + 1))) == 0)
+		snprintf(buf, len, "%llu%c", (unsigned long long)(bytes >> (10 * (u + 1))), units[u]);
+	else
+		snprintf(buf, len, "%.1f%c", (double)bytes / (double)(1ull << (10 * (u + 1))), units[u]);
+	return buf;
 }
 
 struct bus_cfg *board_cfg_bus(struct board_cfg *cfg, const char *name)

@@ -25,6 +25,7 @@ struct board_storage {
 	uint32_t sync_window_ms;
 	uint64_t retention_bytes;
 	uint64_t retention_age_s;
+	int segment_line, retention_line; /* where they were set, 0 = default */
 };
 
 struct board_uplink {
@@ -88,3 +89,7 @@ const char *board_mb_order_name(enum bus_mb_order o);
 
 /* Find a bus by section name, NULL if none. */
 struct bus_cfg *board_cfg_bus(struct board_cfg *cfg, const char *name);
+
+/* A byte count the way board files write sizes: "16M", "2G", "7.9G" (not a
+   whole number of units), "512 bytes".  Returns buf. */
+char *board_size_text(uint64_t bytes, char *buf, size_t len);

@@ -12,6 +12,7 @@
  * counters cross threads through relaxed atomics: each is a single word.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 #include "acquisition/acq.h"
 #include "daemon.h"
+#include "logfault.h"
 #include "storage/stor.h"
 #include "uplink/batch.h"
 #include "uplink/forward.h"
@@ -38,6 +40,7 @@
 #define RX_PAUSE_MIN_NS (10 * MS_NS)
 #define RX_PAUSE_MAX_NS (1000 * MS_NS)
 #define CHECK_PERIOD_NS 1000000000ll
+#define LOG_REPORT_RETRY_NS 1000000000ll /* a refused log report is tried again this often */
 
 struct rx_ctx {
 	struct board_daemon *d;
@@ -64,6 +67,15 @@ struct rx_ctx {
 	uint64_t rng;            /* RX thread: jitter */
 };
 
+/* Log events not yet on disk (see board_daemon.pend). */
+struct log_pending {
+	uint64_t dropped;     /* records refused, dropped or lost */
+	uint64_t unforwarded; /* deleted by retention before being forwarded */
+	uint64_t abandoned;   /* segments abandoned after an I/O error */
+	uint64_t damaged;     /* damaged spots found (or set aside) at open */
+	int err;              /* the last error, 0 if none */
+};
+
 struct live_slot {
 	_Atomic uint64_t bits;   /* the double's bits */
 	_Atomic int64_t t_ns;
@@ -81,6 +93,7 @@ struct board_daemon {
 	acq_thread_t *replay;
 	atomic_bool replay_done;
 	int replay_error;        /* -errno that ended the replay early, 0 if none */
+	_Atomic uint64_t replay_skipped; /* unreadable parts of the replayed log */
 
 	bus_dev_t *dev[BOARD_BUSES_MAX];
 	bus_dbc_t *dbc[BOARD_BUSES_MAX];
@@ -131,6 +144,17 @@ struct board_daemon {
 	/* collector-thread counters, published with relaxed stores */
 	_Atomic uint64_t items, records, batches, log_dropped, decode_samples, next_seq;
 	uint64_t first_seq;
+
+	/* What the log reported that no durable record says yet: while the
+	   disk is full every event would be refused with the Batch carrying
+	   it, so the counts wait here (collector thread only) and go out in
+	   one Batch, synced at once, when the log takes records again. */
+	struct log_pending pend;
+	int64_t pend_retry_ns;
+	uint64_t refused_appends;        /* refused by stor_log_append, not yet taken */
+	_Atomic uint64_t log_unreported; /* pend.dropped, for readers */
+	_Atomic int log_error;           /* the log's last error, 0 if none */
+	char log_warn[512];              /* about the log's space, said at start */
 };
 
 static void add_u64(_Atomic uint64_t *c, uint64_t n)
@@ -243,7 +267,10 @@ static void live_update(struct board_daemon *d, const struct acq_item *it)
 
 /* ------------------------------------------------------------ the sink */
 
-static void batch_flush(struct board_daemon *d)
+/* Close the open Batch and append it to the log.  0 (or nothing to do),
+   or the append's -errno: the records were refused, and the log counts
+   them (log_take). */
+static int batch_flush(struct board_daemon *d)
 {
 	struct stor_rec rec = { 0 };
 	const uint8_t *buf;
@@ -251,7 +278,7 @@ static void batch_flush(struct board_daemon *d)
 	int n, r;
 
 	if (!upl_encoder_count(d->enc))
-		return;
+		return 0;
 	if (acq_mono_ns() >= d->meta_next_ns) {
 		/* The dictionary rides along now and then, so a consumer that
 		   starts mid-stream (or a log trimmed by retention) learns the
@@ -269,24 +296,22 @@ static void batch_flush(struct board_daemon *d)
 	rec.first_seq = stor_log_next_seq(d->log);
 	n = upl_encoder_finish(d->enc, rec.first_seq, &buf, &len);
 	if (n <= 0)
-		return;
+		return 0;
 	rec.count = (uint32_t)n;
 	rec.payload = buf;
 	rec.len = (uint32_t)len;
+	/* A refused Batch is counted by the log itself (with the records it
+	   drops later, at a sync): log_take() turns that into the daemon's
+	   counter and, once the log takes records again, one event. */
 	r = stor_log_append(d->log, &rec);
-	if (r < 0) {
-		struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
-		add_u64(&d->log_dropped, (uint64_t)n);
-		/* The loss itself becomes a record of the next Batch. */
-		ev.event.code = ACQ_EV_LOG_DROPPED;
-		ev.event.arg = n;
-		ev.event.detail = (uint32_t)-r;
-		upl_encoder_add(d->enc, &ev);
-	} else {
+	if (r == 0) {
 		add_u64(&d->records, (uint64_t)n);
 		add_u64(&d->batches, 1);
+	} else {
+		d->refused_appends += (uint64_t)n;
 	}
 	atomic_store_explicit(&d->next_seq, stor_log_next_seq(d->log), memory_order_relaxed);
+	return r;
 }
 
 static void encode(struct board_daemon *d, const struct acq_item *it)
@@ -462,31 +487,95 @@ static void health_tick(struct board_daemon *d, int64_t now)
 	d->health_prev_ns = now;
 }
 
-/* What the log reports (I/O errors, ENOSPC, retention) becomes records. */
-static void log_events(struct board_daemon *d)
+/* What the log reports (ENOSPC, I/O errors, retention, recovery) goes to
+   the counters and waits in pend until log_report() got it on disk. */
+static void log_take(struct board_daemon *d)
 {
 	struct stor_events ev;
-	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .bus = ACQ_SOURCE_DAEMON };
+	uint64_t n, later, stored;
 
 	if (stor_log_take_events(d->log, &ev) <= 0)
 		return;
-	it.t_ns = acq_now_ns();
-	if (ev.segments_abandoned || ev.last_error) {
-		it.event = (struct acq_event){ .code = ACQ_EV_LOG_FAULT, .arg = ev.last_error,
-		                               .detail = (uint32_t)ev.segments_abandoned };
-		encode(d, &it);
+	n = ev.lost_unsynced + ev.dropped_nospace + ev.dropped_other;
+	/* Records the log took and dropped later (ENOSPC at a sync, EIO) were
+	   counted as stored: they are not. */
+	later = n - (n < d->refused_appends ? n : d->refused_appends);
+	d->refused_appends -= n - later;
+	stored = atomic_load_explicit(&d->records, memory_order_relaxed);
+	atomic_store_explicit(&d->records, stored - (later < stored ? later : stored), memory_order_relaxed);
+	add_u64(&d->log_dropped, n);
+	d->pend.dropped += n;
+	d->pend.unforwarded += ev.retention_unforwarded;
+	d->pend.abandoned += ev.segments_abandoned;
+	d->pend.damaged += ev.recovered_damage;
+	if (ev.last_error) {
+		d->pend.err = ev.last_error;
+		atomic_store_explicit(&d->log_error, ev.last_error, memory_order_relaxed);
 	}
-	if (ev.lost_unsynced || ev.dropped_nospace || ev.dropped_other) {
-		it.event = (struct acq_event){ .code = ACQ_EV_LOG_DROPPED,
-		                               .arg = (int64_t)(ev.lost_unsynced + ev.dropped_nospace + ev.dropped_other),
-		                               .detail = (uint32_t)ev.lost_first_seq };
-		encode(d, &it);
+	atomic_store_explicit(&d->log_unreported, d->pend.dropped, memory_order_relaxed);
+}
+
+static void log_event(struct board_daemon *d, uint32_t code, int64_t arg, uint32_t detail)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	it.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
+	/* Straight into the (empty) encoder: encode() could close the Batch
+	   between two of these (a replay closes Batches by record time). */
+	if (!upl_encoder_count(d->enc)) {
+		d->batch_open_ns = acq_mono_ns();
+		d->batch_data_t0 = it.t_ns;
 	}
-	if (ev.retention_unforwarded) {
-		it.event = (struct acq_event){ .code = ACQ_EV_LOG_RETENTION, .arg = (int64_t)ev.retention_unforwarded,
-		                               .detail = 1 };
-		encode(d, &it);
-	}
+	upl_encoder_add(d->enc, &it);
+}
+
+/*
+ * Turn what is pending into events: LOG_FAULT (arg -errno, detail segments
+ * abandoned, or damaged spots found at open), LOG_DROPPED (arg the exact
+ * number of records refused, dropped or lost, detail errno), LOG_RETENTION
+ * (arg records deleted unforwarded).  They go in a Batch of their own,
+ * synced at once: only when that Batch is durable are the counts taken off
+ * pend.  If the log refuses it (the disk is still full), its own records
+ * are counted with the rest and the next try, a second later, reports the
+ * new total.  So the LOG_DROPPED args in the log add up to log_dropped.
+ */
+static void log_report(struct board_daemon *d, bool force)
+{
+	int64_t now = acq_mono_ns();
+	struct log_pending sent;
+	int r;
+
+	if (!d->pend.dropped && !d->pend.unforwarded && !d->pend.abandoned && !d->pend.damaged && !d->pend.err)
+		return;
+	if (!force && now < d->pend_retry_ns)
+		return;
+	d->pend_retry_ns = now + LOG_REPORT_RETRY_NS;
+	/* The open Batch goes first, on its own: what it costs is counted
+	   now and reported with the rest. */
+	batch_flush(d);
+	log_take(d);
+	sent = d->pend;
+	if (sent.err || sent.abandoned)
+		log_event(d, ACQ_EV_LOG_FAULT, sent.err, (uint32_t)sent.abandoned);
+	else if (sent.damaged)
+		log_event(d, ACQ_EV_LOG_FAULT, -EBADMSG, (uint32_t)sent.damaged);
+	if (sent.dropped)
+		log_event(d, ACQ_EV_LOG_DROPPED, (int64_t)sent.dropped, (uint32_t)(sent.err < 0 ? -sent.err : 0));
+	if (sent.unforwarded)
+		log_event(d, ACQ_EV_LOG_RETENTION, (int64_t)sent.unforwarded, 1);
+	r = batch_flush(d);
+	if (r == 0)
+		r = stor_log_sync(d->log);
+	log_take(d);
+	if (r < 0)
+		return; /* refused or dropped: counted, reported with the next try */
+	d->pend.dropped -= sent.dropped;
+	d->pend.unforwarded -= sent.unforwarded;
+	d->pend.abandoned -= sent.abandoned;
+	d->pend.damaged -= sent.damaged;
+	if (d->pend.err == sent.err)
+		d->pend.err = 0;
+	atomic_store_explicit(&d->log_unreported, d->pend.dropped, memory_order_relaxed);
 }
 
 static int daemon_tick(void *ctx)
@@ -495,7 +584,8 @@ static int daemon_tick(void *ctx)
 	int64_t now = acq_mono_ns();
 
 	atomic_store_explicit(&d->heartbeat_ns, now, memory_order_relaxed);
-	log_events(d);
+	log_take(d);
+	log_report(d, false);
 	if (now >= d->health_next_ns) {
 		health_tick(d, now);
 		d->health_next_ns = now + (int64_t)d->cfg->health_interval_s * 1000000000;
@@ -746,11 +836,13 @@ static bool replay_wanted(const struct board_daemon *d, const struct acq_item *i
 	return true;
 }
 
-/* Wait until the item's time has come at replay_speed. */
+/* Wait until the item's time has come at replay_speed.  In steps of at
+   most RX_TIMEOUT_MS, so a stop (SIGTERM) is seen even across an hour's
+   gap between two records. */
 static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, int64_t *mono0)
 {
 	struct timespec ts;
-	int64_t due;
+	int64_t due, now;
 
 	if (d->replay_speed <= 0)
 		return;
@@ -759,10 +851,12 @@ static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, 
 		*mono0 = acq_mono_ns();
 	}
 	due = *mono0 + (int64_t)((double)(t_ns - *t_first) / d->replay_speed);
-	ts.tv_sec = due / 1000000000;
-	ts.tv_nsec = due % 1000000000;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	while (!atomic_load_explicit(&d->stop, memory_order_relaxed) && (now = acq_mono_ns()) < due) {
+		int64_t until = due - now > RX_TIMEOUT_MS * 1000000ll ? now + RX_TIMEOUT_MS * 1000000ll : due;
+		ts.tv_sec = until / 1000000000;
+		ts.tv_nsec = until % 1000000000;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
 }
 
 /* Replay is not realtime: a full ring means wait, never drop. */
@@ -785,8 +879,12 @@ static int replay_batch(struct board_daemon *d, const struct stor_rec *rec, int6
 	int r;
 
 	r = upl_batch_decode(rec->payload, rec->len, &b);
-	if (r < 0)
-		return 0; /* a damaged Batch: export reports it; replay goes on */
+	if (r < 0) {
+		/* Said and counted; the replay goes on with the next one. */
+		board_log_undecodable_print("replay", d->replay_log, rec, r);
+		add_u64(&d->replay_skipped, 1);
+		return 0;
+	}
 	upl_batch_info(b, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		upl_batch_item(b, i, &it);
@@ -810,9 +908,13 @@ static void *replay_main(void *p)
 	int r;
 
 	r = stor_reader_open(d->replay_log, &rd);
-	while (r >= 0 && (r = stor_reader_next(rd, &rec)) != 0) {
+	while (r >= 0 && !atomic_load_explicit(&d->stop, memory_order_relaxed) &&
+	       (r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
-			r = 0; /* resynchronised after the damage */
+			/* The reader has moved past it: say what it cost, go on. */
+			if (board_log_fault_print("replay", d->replay_log, rd))
+				add_u64(&d->replay_skipped, 1);
+			r = 0;
 			continue;
 		}
 		if (r > 0)
@@ -970,6 +1072,68 @@ static uint64_t retention_cursor(const char *data_dir, const char *cursor_path)
 	return r == 1 ? seq : 0;
 }
 
+const char *board_data_dir(const struct board_cfg *cfg, const char *override)
+{
+	if (override)
+		return override;
+	return cfg && cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data";
+}
+
+/* "board.ini:12: " for a [storage] key, "board.ini: [storage] " if it was
+   not in the file (a default). */
+static void key_where(char *buf, size_t len, const struct board_cfg *cfg, int line)
+{
+	if (line)
+		snprintf(buf, len, "%s:%d: ", cfg->path, line);
+	else
+		snprintf(buf, len, "%s: [storage] ", cfg->path);
+}
+
+int board_daemon_check_storage(const struct board_cfg *cfg, const char *dir, char *err, size_t errlen, char *warn,
+                               size_t warnlen)
+{
+	const struct board_storage *st = &cfg->storage;
+	char where[BUS_PATH_MAX + 32], fs[32], avail[32], seg[32], ret[32], most[32];
+	struct stor_space sp;
+	int r;
+
+	err[0] = warn[0] = 0;
+	r = stor_space_query(dir, &sp);
+	if (r < 0) {
+		/* Not a reason to refuse: the log's own open says what is wrong. */
+		snprintf(warn, warnlen, "%s: cannot check the free space for the log: %s", dir, strerror(-r));
+		return 0;
+	}
+	r = stor_space_check(&sp, st->segment_bytes, st->retention_bytes);
+	board_size_text(sp.fs_bytes, fs, sizeof(fs));
+	board_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail));
+	board_size_text(st->segment_bytes, seg, sizeof(seg));
+	board_size_text(st->retention_bytes, ret, sizeof(ret));
+	if (r == -EFBIG) {
+		key_where(where, sizeof(where), cfg, st->segment_line);
+		snprintf(err, errlen, "%ssegment_size %s%s does not fit twice in the filesystem holding %s (%s): the segment "
+		         "being written is preallocated whole and space comes back only by deleting a closed one; use at "
+		         "most %s", where, seg, st->segment_line ? "" : " (the default)", dir, fs,
+		         board_size_text((sp.fs_bytes / 2) & ~(uint64_t)0xfffff, most, sizeof(most)));
+		return r;
+	}
+	if (r == -E2BIG) {
+		key_where(where, sizeof(where), cfg, st->retention_line);
+		snprintf(err, errlen, "%sretention_size %s is more than the filesystem holding %s can hold (%s): it would "
+		         "fill up before retention deletes anything, and then new records are refused", where, ret, dir, fs);
+		return r;
+	}
+	if (r & STOR_SPACE_LOW_SEGMENT)
+		snprintf(warn, warnlen, "%s: only %s free for the log (of %s), less than one segment of %s: it is written "
+		         "without preallocation and records that do not fit are refused (counted and said)", dir, avail,
+		         fs, seg);
+	else if (r & STOR_SPACE_LOW_RETENTION)
+		snprintf(warn, warnlen, "%s: only %s free for the log (of %s), less than retention_size %s: the disk will "
+		         "fill before retention deletes anything, and then records not yet forwarded are kept and new ones "
+		         "refused", dir, avail, fs, ret);
+	return 0;
+}
+
 static int open_log(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct stor_log_cfg lc = {
@@ -983,6 +1147,11 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	};
 	int r;
 
+	/* Sizes the filesystem can never hold are refused here, before a log
+	   that would store nothing exists. */
+	r = board_daemon_check_storage(d->cfg, d->data_dir, err, errlen, d->log_warn, sizeof(d->log_warn));
+	if (r < 0)
+		return r;
 	memcpy(lc.boot_id, d->boot_id, sizeof(lc.boot_id));
 	if (d->cfg->uplink.enabled) {
 		/* Retention at open must know what already went off-board. */
@@ -991,9 +1160,24 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 		lc.forwarded_seq = retention_cursor(d->data_dir, cursor);
 	}
 	r = stor_log_open(&lc, &d->log);
-	if (r < 0)
+	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot open the log: %s", d->data_dir, strerror(-r));
-	return r;
+		return r;
+	}
+	/* What recovery found is said at start and becomes an event. */
+	log_take(d);
+	if (d->pend.damaged) {
+		size_t n = strlen(d->log_warn);
+		snprintf(d->log_warn + n, sizeof(d->log_warn) - n, "%s%s: %" PRIu64 " damaged segment file(s) or spot(s) "
+		         "found when opening the log: set aside as *.damaged or skipped", n ? "; " : "", d->data_dir,
+		         d->pend.damaged);
+	}
+	return 0;
+}
+
+const char *board_daemon_log_warning(const struct board_daemon *d)
+{
+	return d ? d->log_warn : "";
 }
 
 /* The forwarder's view of the log (uplink/ cannot see storage/). */
@@ -1115,8 +1299,7 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	d->replay_speed = opts ? opts->replay_speed : 0;
 	d->absent_ok = opts && opts->absent_ok;
 	d->deterministic = daemon_is_replay(cfg, d->replay_log);
-	snprintf(d->data_dir, sizeof(d->data_dir), "%s",
-	         opts && opts->data_dir ? opts->data_dir : cfg->storage.dir[0] ? cfg->storage.dir : "railmon-data");
+	snprintf(d->data_dir, sizeof(d->data_dir), "%s", board_data_dir(cfg, opts ? opts->data_dir : NULL));
 	if (getrandom(d->boot_id, sizeof(d->boot_id), 0) != sizeof(d->boot_id)) {
 		r = -errno;
 		goto fail;
@@ -1236,12 +1419,19 @@ int board_daemon_stop(struct board_daemon *d)
 		d->rx[b] = acq_thread_join(d->rx[b]);
 	d->replay = acq_thread_join(d->replay);
 	acq_collector_stop(d->col);
+	/* What the log refused is said before the STOP event if it can be. */
+	log_take(d);
+	log_report(d, true);
 	/* The final counters go into the log too, so `railmon stat` on the
 	   log shows what the run's summary says. */
 	health_tick(d, acq_mono_ns());
 	daemon_event(d, ACQ_EV_STOP, (int64_t)(atomic_load(&d->records) + upl_encoder_count(d->enc) + 1));
 	batch_flush(d);
 	stor_log_sync(d->log);
+	/* The last Batch may have been refused too: one more try, so the
+	   counter and the log's events agree whenever the disk allows. */
+	log_take(d);
+	log_report(d, true);
 	/* Last: the final Batch is on disk for it.  While the broker is there,
 	   give it a moment to take what is left, so a clean stop leaves no
 	   backlog behind; offline, the cursor file keeps the place. */
@@ -1333,6 +1523,11 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 	ret->decode_samples = atomic_load(&m->decode_samples);
 	ret->first_seq = d->first_seq;
 	ret->next_seq = atomic_load(&m->next_seq);
+	ret->log_unreported = atomic_load(&m->log_unreported);
+	ret->log_error = atomic_load(&m->log_error);
+	ret->replay_skipped = atomic_load(&m->replay_skipped);
+	/* Written by the replay thread before it sets replay_done. */
+	ret->replay_error = atomic_load(&m->replay_done) ? d->replay_error : 0;
 	for (size_t b = 0; b < d->cfg->nbuses; b++) {
 		ret->ring_drops += acq_ring_drops(&d->ring[b]);
 		ret->bus_rx[b] = atomic_load(&m->rxc[b].produced);

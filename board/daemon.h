@@ -52,13 +52,18 @@ struct board_daemon_stats {
 	uint64_t records;         /* stored in the log this run */
 	uint64_t batches;
 	uint64_t ring_drops;
-	uint64_t log_dropped;     /* records the log refused */
+	uint64_t log_dropped;     /* records the log refused, dropped (ENOSPC) or lost
+	                             (EIO): exact, from the log's own counts */
+	uint64_t log_unreported;  /* of those, not yet in a LOG_DROPPED event on disk */
+	int log_error;            /* the log's last error (-errno), 0 if none */
 	uint64_t decode_samples;  /* samples decoded from CAN frames */
 	uint64_t first_seq, next_seq;
 	uint64_t bus_rx[BOARD_BUSES_MAX]; /* items produced per bus */
 	uint64_t bus_errors[BOARD_BUSES_MAX]; /* failed reads + the driver's errors
 	                                         (failed transactions, error frames):
 	                                         what the health records (stat) say */
+	uint64_t replay_skipped;  /* a log replay: unreadable parts skipped (said on stderr) */
+	int replay_error;         /* a log replay that ended early: -errno, else 0 */
 };
 
 /* A bus device's presence, as its RX/poll thread sees it. */
@@ -143,6 +148,24 @@ int64_t board_daemon_heartbeat(const struct board_daemon *d);
 
 /* The log directory in use. */
 const char *board_daemon_data_dir(const struct board_daemon *d);
+
+/* The log directory for cfg: override (--data) if not NULL, else [storage]
+   dir, else "railmon-data". */
+const char *board_data_dir(const struct board_cfg *cfg, const char *override);
+
+/*
+ * Compare [storage] segment_size and retention_size with the filesystem
+ * holding dir (statvfs): -EFBIG / -E2BIG with "file:line: message" in err
+ * when they can never work (two segments must fit, the budget must fit);
+ * else 0, with a warning in warn ("" if none) when the space free now is
+ * short of a segment or of the budget.  Used by `check` and at every start.
+ */
+int board_daemon_check_storage(const struct board_cfg *cfg, const char *dir, char *err, size_t errlen, char *warn,
+                               size_t warnlen);
+
+/* A warning about the log found at start (space short, damage set aside at
+   recovery), "" if none. */
+const char *board_daemon_log_warning(const struct board_daemon *d);
 
 /* Label for a value of a channel (DBC value table), NULL if none. */
 const char *board_daemon_value_label(const struct board_daemon *d, size_t i, double value);

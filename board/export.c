@@ -4,8 +4,11 @@
  *
  * Reads the log with stor_reader, decodes each Batch, learns channel names
  * from the dictionaries Batches carry, filters by time, kind and channel,
- * and writes one line per record.  Damaged frames are reported on stderr
- * with their segment and offset and skipped; everything else is exported.
+ * and writes one line per record.  Whatever cannot be read (a damaged
+ * frame, a segment that is not a readable segment file, a missing seq
+ * range, a Batch that does not decode) is said on stderr with its file and
+ * the records lost, and skipped; everything else is exported, and the exit
+ * status is 1 if anything was skipped.
  * A ground vehicle directory holding several logs (one per log id) is
  * exported log after log.
  */
@@ -20,6 +23,7 @@
 
 #include "bus/candump.h"
 #include "cli.h"
+#include "logfault.h"
 #include "storage/export.h"
 #include "storage/stor.h"
 #include "uplink/batch.h"
@@ -41,7 +45,8 @@ struct export_ctx {
 	size_t nchannel_filters;
 	struct export_chan *chans;
 	size_t nchans;
-	uint64_t written, damaged;
+	const char *dir;
+	uint64_t written, damaged; /* records written; faults that cost records */
 };
 
 #define EXPORT_CANDUMP STOR_EXPORT_FORMAT_MAX
@@ -171,8 +176,7 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 
 	r = upl_batch_decode(rec->payload, rec->len, &b);
 	if (r < 0) {
-		fprintf(stderr, "railmon export: segment %" PRIu64 " offset %" PRIu64 ": undecodable Batch (%s), skipped\n",
-		        rec->segment, rec->offset, strerror(-r));
+		board_log_undecodable_print("export", x->dir, rec, r);
 		x->damaged++;
 		return 0;
 	}
@@ -220,6 +224,7 @@ static int export_log(struct export_ctx *x, const char *dir)
 	struct stor_rec rec;
 	int r;
 
+	x->dir = dir; /* for the messages about what cannot be read */
 	r = stor_reader_open(dir, &rd);
 	if (r < 0) {
 		fprintf(stderr, "railmon export: %s: %s\n", dir, strerror(-r));
@@ -230,11 +235,8 @@ static int export_log(struct export_ctx *x, const char *dir)
 		stor_reader_seek_time(rd, x->from_ns);
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
-			uint64_t seg, off;
-			stor_reader_error(rd, &seg, &off);
-			fprintf(stderr, "railmon export: %s: segment %" PRIu64 " offset %" PRIu64
-			        ": damaged frame, resynchronised after it\n", dir, seg, off);
-			x->damaged++;
+			/* Said with what it cost; the rest is still exported. */
+			x->damaged += board_log_fault_print("export", dir, rd);
 			continue;
 		}
 		if (r < 0) {
@@ -428,7 +430,10 @@ int board_cmd_export(int argc, char **argv)
 		free(x.chans[i].unit);
 	}
 	free(x.chans);
-	fprintf(stderr, "railmon export: %" PRIu64 " records written%s\n", x.written,
-	        x.damaged ? ", damaged frames skipped (see above)" : "");
-	return r < 0 ? 1 : 0;
+	if (x.damaged)
+		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
+		        "skipped (see above)\n", x.written, x.damaged, x.damaged == 1 ? "" : "s");
+	else
+		fprintf(stderr, "railmon export: %" PRIu64 " records written\n", x.written);
+	return r < 0 || x.damaged ? 1 : 0;
 }

@@ -58,7 +58,19 @@ struct runner {
 	struct uplink_watch up;
 	char broker[160];          /* mqtt[s]://host:port, for messages */
 	struct link_seen seen[BOARD_BUSES_MAX]; /* of the running daemon */
+	uint64_t replay_skipped;   /* over every daemon of this run (reloads) */
+	int replay_error;
+	/* The log refusing records is said loudly, not only counted. */
+	uint64_t refused_before;   /* by the daemons before a reload */
+	uint64_t unreported;       /* refused, and in no event on disk */
+	uint64_t seen_refused;     /* the current daemon's count at the last look */
+	int log_error;
+	bool refusing;
+	int64_t refuse_said_ns, refuse_last_ns;
 };
+
+#define REFUSE_REPEAT_NS (10 * 1000000000ll) /* while refusing, say so this often */
+#define REFUSE_QUIET_NS (2 * 1000000000ll)   /* no refusal for this long: recovered? */
 
 /* The cursor damage codes of uplink/forward.h, in plain words. */
 static void cursor_damage_words(int err, const struct upl_forward_stats *st, uint64_t log_next, char *buf,
@@ -185,8 +197,8 @@ static void print_status(struct runner *rn)
 	}
 	fputc('\n', stderr);
 	print_uplink_status(rn, &st);
-	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops", st.records,
-	         st.ring_drops);
+	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops, %" PRIu64
+	         " refused by the log", st.records, st.ring_drops, st.log_dropped);
 	board_notify(status);
 }
 
@@ -286,6 +298,8 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	rn->started = true;
 	if (warn[0])
 		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, warn);
+	if (board_daemon_log_warning(rn->d)[0])
+		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, board_daemon_log_warning(rn->d));
 	if (rn->cfg->uplink.enabled && rn->cfg->uplink.tls_insecure)
 		fprintf(stderr, "railmon %s: WARNING: [uplink] tls_insecure = true: the broker's certificate is NOT verified\n",
 		        rn->cmd);
@@ -308,14 +322,88 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	return 0;
 }
 
+/*
+ * Watch the log's refusals (every loop, 20 ms): the first one is said at
+ * once on stderr (the journal, under systemd) and in the service status,
+ * again every 10 s while it goes on, and the recovery once the log has
+ * written the events for them.  A daemon must never store nothing for
+ * minutes without saying so.
+ */
+static void runner_log_watch(struct runner *rn, int64_t now)
+{
+	struct board_daemon_stats st;
+	char status[256];
+
+	if (!rn->d || board_daemon_stats(rn->d, &st) < 0)
+		return;
+	if (st.log_error)
+		rn->log_error = st.log_error;
+	if (st.log_dropped > rn->seen_refused) {
+		rn->seen_refused = st.log_dropped;
+		rn->refuse_last_ns = now;
+		if (rn->refusing && now < rn->refuse_said_ns + REFUSE_REPEAT_NS)
+			return;
+		rn->refusing = true;
+		rn->refuse_said_ns = now;
+		fprintf(stderr, "railmon %s: THE LOG IS REFUSING RECORDS (%s): %" PRIu64 " refused so far; they are counted "
+		        "and written as one event once the log accepts records again\n", rn->cmd,
+		        st.log_error ? strerror(-st.log_error) : "error", rn->refused_before + st.log_dropped);
+		snprintf(status, sizeof(status), "STATUS=the log is refusing records (%s): %" PRIu64 " refused",
+		         st.log_error ? strerror(-st.log_error) : "error", rn->refused_before + st.log_dropped);
+		board_notify(status);
+	} else if (rn->refusing && now - rn->refuse_last_ns >= REFUSE_QUIET_NS && !st.log_unreported) {
+		rn->refusing = false;
+		fprintf(stderr, "railmon %s: the log takes records again; %" PRIu64 " were refused, counted in its "
+		        "LOG_DROPPED events\n", rn->cmd, rn->refused_before + st.log_dropped);
+		board_notify("STATUS=the log takes records again");
+	}
+}
+
 static void runner_stop(struct runner *rn)
 {
+	struct board_daemon_stats st;
+
 	rn->stat = board_stat_server_free(rn->stat);
 	if (!rn->d)
 		return;
 	board_daemon_stop(rn->d);
 	print_status(rn);
+	board_daemon_stats(rn->d, &st);
+	rn->replay_skipped += st.replay_skipped;
+	if (st.replay_error)
+		rn->replay_error = st.replay_error;
+	rn->refused_before += st.log_dropped;
+	rn->unreported += st.log_unreported;
+	rn->seen_refused = 0;
+	if (st.log_error)
+		rn->log_error = st.log_error;
 	rn->d = board_daemon_free(rn->d);
+}
+
+/* The exit status says whether the run kept everything: a replay that
+   skipped parts of its source log, or stopped early, is not a success. */
+static int runner_verdict(const struct runner *rn, int rc)
+{
+	if (rn->refused_before) {
+		/* A recorder that lost records did not succeed. */
+		fprintf(stderr, "railmon %s: %" PRIu64 " records were refused by the log (%s)\n", rn->cmd,
+		        rn->refused_before, rn->log_error ? strerror(-rn->log_error) : "see above");
+		if (rn->unreported)
+			fprintf(stderr, "railmon %s: %" PRIu64 " of them are in no LOG_DROPPED event: the log still refused "
+			        "records at the stop, so only this message says so\n", rn->cmd, rn->unreported);
+		rc = 1;
+	}
+	if (rn->replay_error) {
+		fprintf(stderr, "railmon %s: the source log could not be read to its end: %s\n", rn->cmd,
+		        strerror(-rn->replay_error));
+		rc = 1;
+	}
+	if (rn->replay_skipped) {
+		fprintf(stderr, "railmon %s: %" PRIu64 " unreadable part%s of the source log skipped (see above)\n",
+		        rn->cmd, rn->replay_skipped, rn->replay_skipped == 1 ? "" : "s");
+		rc = 1;
+	}
+	return rc;
 }
 
 /* SIGHUP: swap in the new board file only if it is valid and starts. */
@@ -422,6 +510,7 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 		uplink_watch(&rn, now);
 		for (size_t b = 0; rn.d && b < rn.cfg->nbuses; b++)
 			report_link(&rn, b, now);
+		runner_log_watch(&rn, now);
 		if (!until_sources_done && now >= next_status) {
 			print_status(&rn);
 			next_status = now + STATUS_PERIOD_NS;
@@ -435,5 +524,5 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(acq_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		board_cfg_free(rn.cfg);
-	return rc;
+	return runner_verdict(&rn, rc);
 }

@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "daemon.h"
+#include "logfault.h"
 #include "stat.h"
 #include "storage/stor.h"
 #include "uplink/batch.h"
@@ -270,15 +271,16 @@ static int stat_socket(const char *path, bool json)
 	if (!json)
 		table_header();
 	while (fgets(line, sizeof(line), f)) {
-		uint64_t records = 0, next = 0, drops = 0;
+		uint64_t records = 0, next = 0, drops = 0, refused = 0;
 		if (json)
 			fputs(line, stdout);
 		else if (strstr(line, "\"name\":\"daemon\"")) {
 			json_u64(line, "records", &records);
 			json_u64(line, "next_seq", &next);
 			json_u64(line, "ring_drops", &drops);
-			printf("daemon: %" PRIu64 " records stored this run, next seq %" PRIu64 ", %" PRIu64 " ring drops\n",
-			       records, next, drops);
+			json_u64(line, "log_dropped", &refused);
+			printf("daemon: %" PRIu64 " records stored this run, next seq %" PRIu64 ", %" PRIu64 " ring drops, %"
+			       PRIu64 " refused by the log\n", records, next, drops, refused);
 		} else {
 			row_from_json(line);
 		}
@@ -287,13 +289,15 @@ static int stat_socket(const char *path, bool json)
 	return 0;
 }
 
-/* The latest Health entries in a recorded log, one per name. */
+/* The latest Health entries in a recorded log, one per name.  Returns 0,
+   1 if parts of the log could not be read (said on stderr), or -errno. */
 static int stat_log(const char *dir, bool json)
 {
 	struct upl_health last[64];
 	size_t nlast = 0;
 	stor_reader_t *rd;
 	struct stor_rec rec;
+	uint64_t skipped = 0;
 	int r;
 
 	r = stor_reader_open(dir, &rd);
@@ -302,8 +306,20 @@ static int stat_log(const char *dir, bool json)
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		upl_batch_t *b;
 		struct upl_batch_info info;
-		if (r < 0 || upl_batch_decode(rec.payload, rec.len, &b) < 0)
-			continue; /* damage is export's to report; stat shows what it can */
+		if (r == -EBADMSG) {
+			/* The health shown may be older than the log's end:
+			   say what was skipped, then show what could be read. */
+			skipped += board_log_fault_print("stat", dir, rd);
+			continue;
+		}
+		if (r < 0)
+			break;
+		r = upl_batch_decode(rec.payload, rec.len, &b);
+		if (r < 0) {
+			board_log_undecodable_print("stat", dir, &rec, r);
+			skipped++;
+			continue;
+		}
 		upl_batch_info(b, &info);
 		for (size_t i = 0; i < info.nhealth; i++) {
 			struct upl_health h;
@@ -319,6 +335,8 @@ static int stat_log(const char *dir, bool json)
 		upl_batch_free(b);
 	}
 	stor_reader_free(rd);
+	if (r < 0)
+		fprintf(stderr, "railmon stat: %s: %s\n", dir, strerror(-r));
 	if (!nlast) {
 		fprintf(stderr, "railmon stat: %s: no health records in the log\n", dir);
 		return -ENOENT;
@@ -331,7 +349,10 @@ static int stat_log(const char *dir, bool json)
 		else
 			table_row(&last[i]);
 	}
-	return 0;
+	if (skipped)
+		fprintf(stderr, "railmon stat: %s: %" PRIu64 " unreadable part%s of the log skipped (see above): the health "
+		        "shown is the latest that could be read\n", dir, skipped, skipped == 1 ? "" : "s");
+	return r < 0 || skipped ? 1 : 0;
 }
 
 int board_cmd_stat(int argc, char **argv)
@@ -373,5 +394,5 @@ int board_cmd_stat(int argc, char **argv)
 	r = stat_log(dir, json);
 	if (r < 0 && r != -ENOENT)
 		fprintf(stderr, "railmon stat: %s: %s\n", dir, strerror(-r));
-	return r < 0 ? 1 : 0;
+	return r != 0 ? 1 : 0;
 }

@@ -19,7 +19,7 @@
 #define BUF_BYTES (1u << 20) /* write buffer: >= 64 KiB, and holds the largest frame */
 #define SEAL_BYTES STOR_FRAME_HDR_BYTES
 #define NS_PER_MS 1000000LL
-#define SPARE_NAME "recycle.spare" /* a retired segment kept for reuse */
+#define SPARE_NAME STOR_SPARE_NAME
 
 struct seg_info {
 	uint64_t first_seq;
@@ -141,12 +141,15 @@ static int64_t seg_t_last(stor_log_t *log, size_t i)
 	struct stor_frame f;
 	struct stat st = {0};
 	int64_t t = INT64_MIN;
+	uint64_t size;
+	uint32_t type;
 	int fd;
 
 	if (log->segs[i].t_last_ns != INT64_MIN)
 		return log->segs[i].t_last_ns;
 	seg_name(name, log->segs[i].first_seq);
-	fd = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDONLY, 0);
+	/* Never blocks (a FIFO in its place) and reads regular files only. */
+	fd = stor_seg_open(log->ops, log->dirfd, name, O_RDONLY, &size, &type);
 	if (fd < 0)
 		return INT64_MIN;
 	if (fstat(fd, &st) == 0 && stor_cursor_init(&c, log->ops, fd, (uint64_t)st.st_size) == 0) {
@@ -295,15 +298,26 @@ static int seg_allocate(stor_log_t *log)
 		log->prealloc = 0;
 		return 0; /* no preallocation on this fs: still correct, slower */
 	}
+	if (r == -ENOSPC) {
+		/* Not room for a whole segment (and nothing forwarded to free):
+		   write without preallocation rather than refuse every record.
+		   That is safe: a write that then runs out of space keeps its
+		   whole frames and drops the rest, counted and marked (GAP),
+		   exactly as on a filesystem without fallocate.  Said through
+		   last_error. */
+		note(log, r);
+		log->prealloc = 0;
+		return 0;
+	}
 	if (r == 0)
 		log->prealloc = log->segment_bytes;
 	return r;
 }
 
-static int seg_write_header(stor_log_t *log)
+static int seg_write_header(stor_log_t *log, uint64_t first_seq)
 {
 	struct stor_seg_hdr h = {
-		.first_seq = log->next_seq,
+		.first_seq = first_seq,
 		.config_hash = log->config_hash,
 		.created_ns = now_ns(CLOCK_REALTIME),
 	};
@@ -332,18 +346,18 @@ static int seg_write_header(stor_log_t *log)
  * the spare, so no reader ever finds the old header under the new name.
  * 0 with log->fd set, or -errno (then there is no spare any more).
  */
-static int recycle_spare(stor_log_t *log, const char *name)
+static int recycle_spare(stor_log_t *log, const char *name, uint64_t first_seq)
 {
 	int r;
 
 	if (!log->spare_bytes || !log->ops->rename)
 		return -ENOENT;
 	log->spare_bytes = 0;
-	r = log->ops->open(log->ops->ctx, log->dirfd, SPARE_NAME, O_RDWR, 0);
+	r = log->ops->open(log->ops->ctx, log->dirfd, SPARE_NAME, O_RDWR | O_NOFOLLOW, 0);
 	if (r < 0)
 		return r;
 	log->fd = r;
-	r = seg_write_header(log);
+	r = seg_write_header(log, first_seq);
 	if (r == 0)
 		r = log->ops->rename(log->ops->ctx, log->dirfd, SPARE_NAME, name);
 	if (r < 0) {
@@ -357,24 +371,30 @@ static int recycle_spare(stor_log_t *log, const char *name)
 /*
  * Create the segment for next_seq: header, preallocation, fdatasync, then
  * fsync of the directory, so the name and the header are durable before
- * any record in it can be confirmed.
+ * any record in it can be confirmed.  Records dropped while there was no
+ * segment (gap_count) are not forgotten: the segment starts at the first
+ * of them and its first frame is their GAP mark (written with the next
+ * append), so the seq chain runs unbroken from one segment to the next and
+ * a reader can tell a drop from a missing segment file.
  */
 static int seg_create(stor_log_t *log)
 {
 	char name[STOR_SEG_NAME_LEN];
+	uint64_t first = log->gap_count ? log->gap_first : log->next_seq;
 	int r;
 
-	seg_name(name, log->next_seq);
-	r = recycle_spare(log, name);
+	seg_name(name, first);
+	r = recycle_spare(log, name, first);
 	if (r < 0) {
 		do {
+			/* O_NOFOLLOW: never write through a symbolic link. */
 			r = log->ops->open(log->ops->ctx, log->dirfd, name,
-					   O_RDWR | O_CREAT | O_TRUNC, 0644);
+					   O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
 		} while (r == -ENOSPC && free_forwarded(log) > 0);
 		if (r < 0)
 			return note(log, r);
 		log->fd = r;
-		r = seg_write_header(log);
+		r = seg_write_header(log, first);
 	}
 	if (r == 0)
 		r = seg_allocate(log);
@@ -383,7 +403,7 @@ static int seg_create(stor_log_t *log)
 	if (r == 0)
 		r = log->ops->dirsync(log->ops->ctx, log->dirfd);
 	if (r == 0)
-		r = segs_push(log, log->next_seq, log->prealloc > STOR_HDR_BYTES ?
+		r = segs_push(log, first, log->prealloc > STOR_HDR_BYTES ?
 			      log->prealloc : STOR_HDR_BYTES);
 	if (r < 0) {
 		log->ops->close(log->ops->ctx, log->fd);
@@ -394,8 +414,6 @@ static int seg_create(stor_log_t *log)
 	log->woff = STOR_HDR_BYTES;
 	log->seg_tmin = INT64_MAX;
 	log->seg_tmax = INT64_MIN;
-	/* A new segment starts at next_seq: no gap to mark inside it. */
-	log->gap_count = 0;
 	log->stats.segments = log->nsegs;
 	return 0;
 }
@@ -404,6 +422,25 @@ static void buf_put(stor_log_t *log, const struct stor_frame *f, const void *pay
 {
 	stor_frame_encode(log->salt, f, payload, log->buf + log->buf_len);
 	log->buf_len += stor_frame_size(f->len);
+}
+
+/* GAP frames needed to mark the pending gap (one counts < 2^32 records). */
+static uint64_t gap_frames(const stor_log_t *log)
+{
+	return (log->gap_count + UINT32_MAX - 1) / UINT32_MAX;
+}
+
+/* Mark the records dropped since the last frame, so the chain holds. */
+static void buf_put_gap(stor_log_t *log)
+{
+	while (log->gap_count) {
+		uint32_t n = log->gap_count > UINT32_MAX ? UINT32_MAX : (uint32_t)log->gap_count;
+
+		buf_put(log, &(struct stor_frame){ .flags = STOR_FRAME_GAP,
+			.first_seq = log->gap_first, .count = n }, NULL);
+		log->gap_first += n;
+		log->gap_count -= n;
+	}
 }
 
 /* Bytes of the whole frames within the first n bytes of buf, and records. */
@@ -519,13 +556,8 @@ static int seg_close(stor_log_t *log)
 
 	if (log->fd < 0)
 		return 0;
-	if (log->gap_count) {
-		/* Mark records dropped at the end, so the chain still holds. */
-		buf_put(log, &(struct stor_frame){ .flags = STOR_FRAME_GAP,
-			.first_seq = log->gap_first, .count = (uint32_t)log->gap_count,
-			.t_first_ns = 0, .t_last_ns = 0 }, NULL);
-		log->gap_count = 0;
-	}
+	/* Mark records dropped at the end, so the chain still holds. */
+	buf_put_gap(log);
 	buf_put(log, &seal, NULL);
 	r = flush(log);
 	if (r == -ENOSPC && log->fd >= 0) {
@@ -587,6 +619,11 @@ static int cfg_check(const struct stor_log_cfg *cfg)
 		return -EINVAL;
 	if (cfg->sync_window_ms > 3600 * 1000)
 		return -EINVAL;
+	/* The budget counts the active segment's preallocation and the spare:
+	   below two segments it could never be kept. */
+	if (cfg->retention_bytes &&
+	    cfg->retention_bytes / 2 < (cfg->segment_bytes ? cfg->segment_bytes : STOR_DEFAULT_SEGMENT))
+		return -EINVAL;
 	return 0;
 }
 
@@ -601,7 +638,7 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	strcpy(log->vehicle, cfg->vehicle);
 	log->config_hash = cfg->config_hash;
 	memcpy(log->boot_id, cfg->boot_id, 16);
-	log->segment_bytes = cfg->segment_bytes ? cfg->segment_bytes : 16u << 20;
+	log->segment_bytes = cfg->segment_bytes ? cfg->segment_bytes : STOR_DEFAULT_SEGMENT;
 	log->sync_window_ms = cfg->sync_window_ms;
 	log->retention_bytes = cfg->retention_bytes;
 	log->retention_age_s = cfg->retention_age_s;
@@ -613,6 +650,27 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	return log->dirfd < 0 ? -errno : 0;
 }
 
+/*
+ * Rename damaged data we must not overwrite out of the way, as
+ * <name>.damaged (unlinked only if the ops cannot rename and it is a
+ * file), and count it.  0 or -errno.
+ */
+static int set_aside(stor_log_t *log, const char *name, bool is_file)
+{
+	char bad[STOR_SEG_NAME_LEN + 8];
+	int r;
+
+	snprintf(bad, sizeof(bad), "%s.damaged", name);
+	if (log->ops->rename)
+		r = log->ops->rename(log->ops->ctx, log->dirfd, name, bad);
+	else
+		r = is_file ? log->ops->unlink(log->ops->ctx, log->dirfd, name) : -EOPNOTSUPP;
+	if (r < 0)
+		return r;
+	log->ev.recovered_damage++;
+	return log->ops->dirsync(log->ops->ctx, log->dirfd);
+}
+
 static int load_segments(stor_log_t *log)
 {
 	uint64_t *seqs;
@@ -622,17 +680,31 @@ static int load_segments(stor_log_t *log)
 
 	if (r < 0)
 		return r;
-	if (fstatat(log->dirfd, SPARE_NAME, &sp, 0) == 0)
-		log->spare_bytes = sp.st_size ? (uint64_t)sp.st_size : 1;
+	if (fstatat(log->dirfd, SPARE_NAME, &sp, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* A spare that is not a regular file would stop every retire
+		   (a rename onto a directory fails) or be written through. */
+		if (S_ISREG(sp.st_mode))
+			log->spare_bytes = sp.st_size ? (uint64_t)sp.st_size : 1;
+		else
+			note(log, set_aside(log, SPARE_NAME, false));
+	}
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char name[STOR_SEG_NAME_LEN];
 		struct stat st;
 
 		seg_name(name, seqs[i]);
-		if (fstatat(log->dirfd, name, &st, 0) < 0)
+		if (fstatat(log->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			r = -errno;
-		else
+		} else if (!S_ISREG(st.st_mode)) {
+			/* A directory, FIFO or symbolic link under a segment's
+			   name is not ours: reading it could block, retention
+			   could never delete it, and a new segment could not
+			   be created under its name.  Set it aside (kept for
+			   whoever put it there); if that fails, leave it out. */
+			note(log, set_aside(log, name, false));
+		} else {
 			r = segs_push(log, seqs[i], (uint64_t)st.st_size);
+		}
 	}
 	free(seqs);
 	return r;
@@ -662,19 +734,14 @@ static bool all_zero_after_header(stor_log_t *log, int fd, uint64_t size)
  */
 static int recover_headerless(stor_log_t *log, int fd, uint64_t size, const char *name)
 {
-	char bad[STOR_SEG_NAME_LEN + 8];
 	int r;
 
 	if (all_zero_after_header(log, fd, size))
 		return 0;
-	snprintf(bad, sizeof(bad), "%s.damaged", name);
-	r = log->ops->rename ? log->ops->rename(log->ops->ctx, log->dirfd, name, bad) :
-	    log->ops->unlink(log->ops->ctx, log->dirfd, name);
-	if (r < 0)
-		return r;
-	log->ev.recovered_damage++;
-	log->nsegs--;
-	return log->ops->dirsync(log->ops->ctx, log->dirfd);
+	r = set_aside(log, name, true);
+	if (r == 0)
+		log->nsegs--;
+	return r;
 }
 
 /* Walk the last segment; seal it after its last good frame. */
@@ -721,11 +788,13 @@ static int recover_last(stor_log_t *log)
 	struct seg_info *last = &log->segs[log->nsegs - 1];
 	char name[STOR_SEG_NAME_LEN];
 	struct stor_cursor c;
+	uint64_t size;
+	uint32_t type;
 	int fd, r;
 
 	log->next_seq = last->first_seq;
 	seg_name(name, last->first_seq);
-	fd = log->ops->open(log->ops->ctx, log->dirfd, name, O_RDWR, 0);
+	fd = stor_seg_open(log->ops, log->dirfd, name, O_RDWR, &size, &type);
 	if (fd < 0)
 		return fd;
 	r = stor_cursor_init(&c, log->ops, fd, last->bytes);
@@ -927,15 +996,11 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 
 	if (!log || !rec_ok(log, rec))
 		return -EINVAL;
-	need = stor_frame_size(rec->len) + (log->gap_count ? STOR_FRAME_HDR_BYTES : 0);
+	need = stor_frame_size(rec->len) + gap_frames(log) * STOR_FRAME_HDR_BYTES;
 	r = make_room(log, need);
 	if (r < 0)
 		return drop(log, rec->count, r);
-	if (log->gap_count) {
-		buf_put(log, &(struct stor_frame){ .flags = STOR_FRAME_GAP,
-			.first_seq = log->gap_first, .count = (uint32_t)log->gap_count }, NULL);
-		log->gap_count = 0;
-	}
+	buf_put_gap(log);
 	f = (struct stor_frame){ .len = rec->len, .first_seq = rec->first_seq,
 		.count = rec->count, .t_first_ns = rec->t_first_ns, .t_last_ns = rec->t_last_ns };
 	buf_put(log, &f, rec->payload);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reader.c - iterate a log directory by sequence number or time, beside a
- * live writer.  Damage is reported once per spot (-EBADMSG) and skipped.
+ * live writer.  Whatever cannot be read (a damaged frame, a segment that is
+ * not a readable segment file, a seq range no segment holds) is reported
+ * once (-EBADMSG, stor_reader_fault()) with the records it cost, and skipped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,13 +20,17 @@ struct stor_reader {
 	struct stor_cursor c;
 	uint64_t cur_seg;      /* first seq of the open segment */
 	uint64_t next_min_seg; /* the next segment opened has first_seq >= this */
+	uint64_t chain_seq;    /* where the next segment must start for no seq to be
+				  missing; 0 = unknown (at the start, after a seek) */
 	uint64_t min_seq;      /* skip records entirely below this (seek) */
 	int64_t min_t;         /* skip records with t_last below this (seek) */
 	bool by_time;
-	uint64_t err_seg, err_off;
+	bool has_fault;
+	struct stor_fault fault;
 };
 
-int stor_reader_open(const char *dir, stor_reader_t **ret_reader)
+int stor_reader_open_ops(const char *dir, const struct stor_dev_ops *ops,
+			 stor_reader_t **ret_reader)
 {
 	stor_reader_t *r;
 
@@ -33,7 +39,7 @@ int stor_reader_open(const char *dir, stor_reader_t **ret_reader)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->ops = stor_dev_posix_ops();
+	r->ops = ops ? ops : stor_dev_posix_ops();
 	r->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dirfd < 0) {
 		int e = -errno;
@@ -45,11 +51,16 @@ int stor_reader_open(const char *dir, stor_reader_t **ret_reader)
 	return 0;
 }
 
+int stor_reader_open(const char *dir, stor_reader_t **ret_reader)
+{
+	return stor_reader_open_ops(dir, NULL, ret_reader);
+}
+
 static void seg_close(stor_reader_t *r)
 {
 	if (!r->open)
 		return;
-	close(r->c.fd);
+	r->ops->close(r->ops->ctx, r->c.fd);
 	stor_cursor_done(&r->c);
 	r->open = false;
 }
@@ -64,8 +75,30 @@ stor_reader_t *stor_reader_free(stor_reader_t *r)
 	return NULL;
 }
 
-/* First segment with first_seq >= min, and whether one follows it. */
-static int seg_find(stor_reader_t *r, uint64_t min, uint64_t *ret_seq, bool *ret_more)
+/*
+ * Record a fault and return -EBADMSG.  [first, end) is what it cost (end 0:
+ * up to the end of the log; first == end: nothing).  The records below a
+ * pending seek target were not asked for: a range wholly below it is no
+ * loss to the caller (0: nothing to report), one reaching past it is cut
+ * at it.
+ */
+static int fault(stor_reader_t *r, enum stor_fault_kind kind, int err, uint32_t type,
+		 uint64_t seg, uint64_t off, uint64_t first, uint64_t end)
+{
+	if (r->min_seq && !r->by_time && first < r->min_seq && (first < end || !end)) {
+		if (end && end <= r->min_seq)
+			return 0;
+		first = r->min_seq;
+	}
+	r->fault = (struct stor_fault){ .kind = kind, .err = err, .type = type, .segment = seg,
+					.offset = off, .lost_first = first, .lost_end = end };
+	r->has_fault = true;
+	return -EBADMSG;
+}
+
+/* First segment with first_seq >= min, and the one after it (0 if none). */
+static int seg_find(stor_reader_t *r, uint64_t min, uint64_t *ret_seq, bool *ret_more,
+		    uint64_t *ret_next)
 {
 	uint64_t *seqs;
 	size_t n, i;
@@ -79,63 +112,88 @@ static int seg_find(stor_reader_t *r, uint64_t min, uint64_t *ret_seq, bool *ret
 	if (ret) {
 		*ret_seq = seqs[i];
 		*ret_more = i + 1 < n;
+		*ret_next = i + 1 < n ? seqs[i + 1] : 0;
 	}
 	free(seqs);
 	return ret;
 }
 
-static int seg_open_next(stor_reader_t *r)
+/* Open segment seq into the cursor: 0, or -errno (the fd is closed). */
+static int seg_load(stor_reader_t *r, uint64_t seq, uint32_t *ret_type)
 {
 	char name[STOR_SEG_NAME_LEN];
-	struct stat st;
-	uint64_t seq;
-	bool more;
+	uint64_t size = 0;
 	int fd, ret;
 
+	stor_seg_name(name, seq);
+	fd = stor_seg_open(r->ops, r->dirfd, name, O_RDONLY, &size, ret_type);
+	if (fd < 0)
+		return fd;
+	ret = size < STOR_HDR_V1_BYTES ? -ENODATA : stor_cursor_init(&r->c, r->ops, fd, size);
+	if (ret == 0 && r->c.hdr.first_seq != seq) {
+		/* A header for another name: never read its frames. */
+		stor_cursor_done(&r->c);
+		ret = -EXDEV;
+	}
+	if (ret < 0)
+		r->ops->close(r->ops->ctx, fd);
+	return ret;
+}
+
+static int seg_open_next(stor_reader_t *r)
+{
+	uint64_t seq, next;
+	uint32_t type;
+	bool more;
+	int ret;
+
 	for (;;) {
-		ret = seg_find(r, r->next_min_seg, &seq, &more);
+		ret = seg_find(r, r->next_min_seg, &seq, &more, &next);
 		if (ret <= 0)
 			return ret;
+		if (r->chain_seq && seq > r->chain_seq) {
+			/* The previous segment ended before this one starts:
+			   the segments between them are gone.  Said once; the
+			   next call opens this one. */
+			uint64_t first = r->chain_seq;
+
+			r->chain_seq = seq;
+			ret = fault(r, STOR_FAULT_MISSING, -ENOENT, 0, seq, 0, first, seq);
+			if (ret < 0)
+				return ret;
+		}
 		r->next_min_seg = seq + 1;
-		stor_seg_name(name, seq);
-		fd = openat(r->dirfd, name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT)
-			continue; /* deleted by retention meanwhile */
-		if (fd < 0)
-			return -errno;
-		if (fstat(fd, &st) < 0) {
-			ret = -errno;
-			close(fd);
-			return ret;
-		}
-		ret = stor_cursor_init(&r->c, r->ops, fd, (uint64_t)st.st_size);
-		if (ret == 0 && r->c.hdr.first_seq != seq) {
-			/* A header for another name: never read its frames. */
-			stor_cursor_done(&r->c);
-			ret = -EBADMSG;
-		}
-		if (ret < 0) {
-			close(fd);
-			if (ret == -EBADMSG && !more) {
-				/* The newest segment, its header being written:
-				   look at it again next time. */
+		ret = seg_load(r, seq, &type);
+		if (ret == -ENOENT || ((ret == -EBADMSG || ret == -ENODATA) && !more)) {
+			/* Deleted by retention meanwhile (the chain says if a
+			   range is lost), or the newest segment while its
+			   header is being written (or its creation failed and
+			   it is being unlinked): look at that name again. */
+			if (!more) {
 				r->next_min_seg = seq;
 				return 0;
 			}
-			if (ret != -EBADMSG)
+			continue;
+		}
+		if (ret < 0) {
+			/* Cannot be read at all: skip it whole.  Its records
+			   end where the next segment starts (unknown for the
+			   newest one). */
+			r->chain_seq = next;
+			ret = fault(r, ret == -EXDEV ? STOR_FAULT_MISNAMED : STOR_FAULT_SEGMENT,
+				    ret == -EXDEV ? -EBADMSG : ret, type, seq, 0, seq, next);
+			if (ret < 0)
 				return ret;
-			r->err_seg = seq;
-			r->err_off = 0;
-			return -EBADMSG;
+			continue; /* wholly below the seek target */
 		}
 		r->c.live_tail = !more;
 		r->cur_seg = seq;
 		r->open = true;
+		r->chain_seq = 0;
 		if (r->c.hdr_copy_damaged) {
 			/* Readable through the other copy, but say so. */
-			r->err_seg = seq;
-			r->err_off = (uint64_t)(r->c.hdr_copy_damaged - 1) * STOR_HDR_COPY_BYTES;
-			return -EBADMSG;
+			return fault(r, STOR_FAULT_HEADER_COPY, -EBADMSG, S_IFREG, seq,
+				     (uint64_t)(r->c.hdr_copy_damaged - 1) * STOR_HDR_COPY_BYTES, seq, seq);
 		}
 		return 1;
 	}
@@ -162,15 +220,16 @@ static bool skip(stor_reader_t *r, const struct stor_frame *f)
 static int seg_end(stor_reader_t *r)
 {
 	struct stat st;
-	uint64_t seq;
+	uint64_t seq, next, first, off;
 	bool more;
 	int ret;
 
 	if (r->c.sealed) {
+		r->chain_seq = r->c.expect_seq;
 		seg_close(r);
 		return 1;
 	}
-	ret = seg_find(r, r->cur_seg + 1, &seq, &more);
+	ret = seg_find(r, r->cur_seg + 1, &seq, &more, &next);
 	if (ret < 0)
 		return ret;
 	if (r->c.live_tail) {
@@ -189,17 +248,40 @@ static int seg_end(stor_reader_t *r)
 		r->c.live_tail = false;
 		return 1;
 	}
-	r->err_seg = r->cur_seg;
-	r->err_off = r->c.off;
+	/* Closed but never sealed: its end is not proven.  What it did not
+	   hold up to the next segment is lost (an abandoned segment). */
+	first = r->c.expect_seq;
+	off = r->c.off;
 	seg_close(r);
-	return -EBADMSG; /* closed but never sealed: its end is not proven */
+	r->chain_seq = seq;
+	return fault(r, STOR_FAULT_UNSEALED, -EBADMSG, S_IFREG, r->cur_seg, off, first,
+		     first < seq ? seq : first);
+}
+
+/*
+ * A read error inside the open segment.  In the newest one it is returned
+ * (the caller may retry later); in a closed one the rest of the segment is
+ * skipped and reported, so one bad spot does not hide the segments after it.
+ */
+static int seg_read_error(stor_reader_t *r, int err)
+{
+	uint64_t seq, next, first = r->c.expect_seq, off = r->c.off;
+	bool more;
+	int ret = seg_find(r, r->cur_seg + 1, &seq, &more, &next);
+
+	if (ret <= 0)
+		return ret < 0 ? ret : err;
+	seg_close(r);
+	r->chain_seq = seq;
+	return fault(r, STOR_FAULT_SEGMENT, err, S_IFREG, r->cur_seg, off, first,
+		     first < seq ? seq : first);
 }
 
 int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec)
 {
 	struct stor_frame f;
 	const uint8_t *p;
-	uint64_t off;
+	uint64_t off, expect;
 	int ret;
 
 	if (!r || !ret_rec)
@@ -210,19 +292,30 @@ int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec)
 			if (ret <= 0)
 				return ret;
 		}
+		expect = r->c.expect_seq;
 		ret = stor_cursor_next(&r->c, &f, &p, &off);
 		if (ret == -EBADMSG) {
-			r->err_seg = r->cur_seg;
-			r->err_off = r->c.bad_off;
+			/* Resynchronised at a proven frame: the records between
+			   are the damaged ones. */
+			ret = fault(r, STOR_FAULT_FRAME, -EBADMSG, S_IFREG, r->cur_seg, r->c.bad_off,
+				    expect, r->c.expect_seq);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		if (ret < 0) {
+			ret = seg_read_error(r, ret);
+			if (ret == 0)
+				continue; /* below the seek target */
 			return ret;
 		}
-		if (ret < 0)
-			return ret;
 		if (ret == 1 && skip(r, &f))
 			continue;
 		if (ret == 1)
 			break;
 		ret = seg_end(r);
+		if (ret == 0 && !r->open)
+			continue; /* an unsealed end below the seek target */
 		if (ret <= 0)
 			return ret;
 	}
@@ -253,6 +346,7 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq)
 	free(seqs);
 	r->min_seq = seq;
 	r->by_time = false;
+	r->chain_seq = 0;
 	return 0;
 }
 
@@ -260,28 +354,21 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq)
    cannot be proven (no good seal): then the segment must be scanned. */
 static int64_t seal_t_last(stor_reader_t *r, uint64_t seq)
 {
-	char name[STOR_SEG_NAME_LEN];
 	uint8_t tail[STOR_FRAME_HDR_BYTES];
-	struct stor_cursor c;
 	struct stor_frame f;
-	struct stat st;
 	int64_t t = INT64_MAX;
-	int fd;
+	uint32_t type;
 
-	stor_seg_name(name, seq);
-	fd = openat(r->dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (seg_load(r, seq, &type) < 0)
 		return t;
-	if (fstat(fd, &st) == 0 && st.st_size >= STOR_HDR_BYTES + STOR_FRAME_HDR_BYTES &&
-	    stor_cursor_init(&c, r->ops, fd, (uint64_t)st.st_size) == 0) {
-		if (pread(fd, tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)) ==
-		    sizeof(tail) && stor_frame_peek(tail, &f) == 0 &&
-		    (f.flags & STOR_FRAME_SEAL) && stor_frame_crc_ok(c.hdr.salt, tail, &f) &&
-		    c.hdr.first_seq == seq)
-			t = f.t_last_ns;
-		stor_cursor_done(&c);
-	}
-	close(fd);
+	if (r->c.file_size >= (uint64_t)r->c.hdr.hdr_bytes + STOR_FRAME_HDR_BYTES &&
+	    r->ops->pread(r->ops->ctx, r->c.fd, tail, sizeof(tail),
+			  (off_t)(r->c.file_size - sizeof(tail))) == sizeof(tail) &&
+	    stor_frame_peek(tail, &f) == 0 && (f.flags & STOR_FRAME_SEAL) &&
+	    stor_frame_crc_ok(r->c.hdr.salt, tail, &f))
+		t = f.t_last_ns;
+	r->ops->close(r->ops->ctx, r->c.fd);
+	stor_cursor_done(&r->c);
 	return t;
 }
 
@@ -307,6 +394,7 @@ int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns)
 	r->min_seq = 0;
 	r->min_t = t_ns;
 	r->by_time = true;
+	r->chain_seq = 0;
 	return 0;
 }
 
@@ -315,7 +403,17 @@ void stor_reader_error(const stor_reader_t *r, uint64_t *ret_segment, uint64_t *
 	if (!r)
 		return;
 	if (ret_segment)
-		*ret_segment = r->err_seg;
+		*ret_segment = r->fault.segment;
 	if (ret_offset)
-		*ret_offset = r->err_off;
+		*ret_offset = r->fault.offset;
+}
+
+int stor_reader_fault(const stor_reader_t *r, struct stor_fault *ret_fault)
+{
+	if (!r || !ret_fault)
+		return -EINVAL;
+	if (!r->has_fault)
+		return -ENOENT;
+	*ret_fault = r->fault;
+	return 0;
 }

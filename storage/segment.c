@@ -6,10 +6,12 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -286,6 +288,33 @@ int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n)
 	*ret_seqs = v;
 	*ret_n = n;
 	return 0;
+}
+
+int stor_seg_open(const struct stor_dev_ops *ops, int dirfd, const char *name, int flags,
+		  uint64_t *ret_size, uint32_t *ret_type)
+{
+	struct stat st;
+	int fd, r;
+
+	*ret_type = 0;
+	fd = ops->open(ops->ctx, dirfd, name, flags | O_NONBLOCK | O_NOFOLLOW, 0);
+	if (fd == -ELOOP)
+		*ret_type = S_IFLNK;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		ops->close(ops->ctx, fd);
+		return r;
+	}
+	*ret_type = st.st_mode & S_IFMT;
+	if (!S_ISREG(st.st_mode)) {
+		/* Not something the writer made: never read it. */
+		ops->close(ops->ctx, fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	*ret_size = (uint64_t)st.st_size;
+	return fd;
 }
 
 /* Cursor ------------------------------------------------------------- */

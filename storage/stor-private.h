@@ -27,6 +27,8 @@
 #define STOR_MAX_PAYLOAD      (1u << 20)
 #define STOR_SEG_NAME_LEN     25    /* "%020llu.seg" and NUL */
 #define STOR_MIN_SEGMENT      1024u
+#define STOR_DEFAULT_SEGMENT  (16u << 20)
+#define STOR_SPARE_NAME       "recycle.spare" /* a retired segment kept for reuse */
 
 /* One decoded segment header. */
 struct stor_seg_hdr {
@@ -83,6 +85,17 @@ int stor_frame_peek(const uint8_t *in, struct stor_frame *ret_f);
 bool stor_frame_crc_ok(uint64_t salt, const uint8_t *in, const struct stor_frame *f);
 /* Sorted list of segment first seqs in an open directory. */
 int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n);
+/*
+ * Open a segment file (flags: O_RDONLY or O_RDWR) without following a
+ * symbolic link and without blocking (a FIFO in its place would block an
+ * open for reading forever), and make sure it is a regular file.  Returns
+ * the fd with its size in *ret_size, or -errno: -ELOOP a symbolic link,
+ * -EISDIR a directory, -EINVAL another kind of file.  *ret_type gets
+ * st_mode & S_IFMT of what was found whenever it is known (also on
+ * -ELOOP, -EISDIR, -EINVAL), else 0.
+ */
+int stor_seg_open(const struct stor_dev_ops *ops, int dirfd, const char *name, int flags,
+		  uint64_t *ret_size, uint32_t *ret_type);
 
 /*
  * A cursor walks the frames of one segment file through the ops table.

@@ -68,7 +68,9 @@ struct stor_log_cfg {
 	uint8_t boot_id[16];
 	uint64_t segment_bytes;      /* roll to a new segment past this; 0 = 16 MiB */
 	uint32_t sync_window_ms;     /* fdatasync at most this long after an append; 0 = every append */
-	uint64_t retention_bytes;    /* 0 = unlimited */
+	uint64_t retention_bytes;    /* 0 = unlimited, else at least 2 segments: it
+					counts the active segment's preallocation
+					and the recycled spare */
 	uint64_t retention_age_s;    /* 0 = unlimited */
 	uint64_t forwarded_seq;      /* the uplink's persisted cursor at start: records
 					below it count as forwarded for retention at open */
@@ -97,10 +99,14 @@ typedef struct stor_log stor_log_t;
  * ops table must outlive the log.  Recovery walks the last segment, cuts
  * a torn tail after the last good frame, seals it, and starts a new
  * segment.  Returns 0, or -EINVAL (bad cfg: NULL dir or vehicle, vehicle
- * over 59 bytes, segment_bytes below 1024, sync window over an hour) or
- * -errno; a damaged log is not an error (see stor_log_take_events()).  If
- * the first segment cannot be created (ENOSPC, EIO) the open still
- * succeeds: appends retry and count what they drop.
+ * over 59 bytes, segment_bytes below 1024, sync window over an hour,
+ * retention_bytes below two segments) or -errno; a damaged log is not an
+ * error (see stor_log_take_events()).  If the first segment cannot be
+ * created (ENOSPC, EIO) the open still succeeds: appends retry and count
+ * what they drop.  A segment that cannot be preallocated for lack of space
+ * (after freeing forwarded segments) is written without preallocation:
+ * what does not fit is then dropped whole and counted, never torn.
+ * stor_space_check() tells beforehand whether the sizes can work at all.
  */
 int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log);
 
@@ -199,6 +205,44 @@ struct stor_events {
  */
 int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events);
 
+/* The filesystem a log lives on, against the sizes it is configured with. */
+struct stor_space {
+	uint64_t fs_bytes;   /* size of the filesystem holding the log directory */
+	uint64_t free_bytes; /* free to an unprivileged writer now (f_bavail) */
+	uint64_t log_bytes;  /* allocated to the log's own files now (segments,
+				spare): what retention and a full disk can free */
+};
+
+/*
+ * statvfs of dir, or of its nearest existing parent when it does not exist
+ * yet, and the space its log files take.  Returns 0 or -errno.
+ */
+int stor_space_query(const char *dir, struct stor_space *ret_space);
+
+enum {
+	/* Warnings from stor_space_check(): */
+	STOR_SPACE_LOW_SEGMENT = 1 << 0,   /* free + the log's own < one segment:
+					      the next one is written without
+					      preallocation (what does not fit
+					      is dropped and counted) */
+	STOR_SPACE_LOW_RETENTION = 1 << 1, /* free + the log's own < retention:
+					      the disk fills before retention
+					      starts deleting */
+};
+
+/*
+ * Check a log's sizes against its filesystem (segment_bytes 0 = the
+ * default).  Refused (never workable, whatever else is on the disk):
+ * -EFBIG when two segments do not fit in the filesystem (the one being
+ * written, preallocated whole, and the one before it, which retention or a
+ * full disk frees), -E2BIG when retention_bytes is larger than the
+ * filesystem (the budget is never reached: the disk fills first, and then
+ * only forwarded records are freed).  Else a mask of STOR_SPACE_LOW_*
+ * warnings about the space free now (0: none), -EINVAL on NULL.
+ */
+int stor_space_check(const struct stor_space *space, uint64_t segment_bytes,
+		     uint64_t retention_bytes);
+
 typedef struct stor_reader stor_reader_t;
 
 /*
@@ -222,12 +266,62 @@ int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
 
 /*
  * Next record.  Returns 1 and fills *ret_rec, 0 at the end (for now: call
- * again later to follow a live log), or -EBADMSG for a damaged frame (the
- * reader has already resynchronised: the next call continues after the
- * damage; stor_reader_error() tells segment and offset), or -errno.
+ * again later to follow a live log), or -EBADMSG when something was skipped:
+ * a damaged frame, a segment that cannot be read (a directory, FIFO or
+ * symbolic link in its place, no permission, no header, a read error), a
+ * seq range no segment holds.  The reader has already moved past it: the
+ * next call continues with the rest; stor_reader_fault() tells what and
+ * which records, stor_reader_error() segment and offset.  Segment files are
+ * opened O_NONBLOCK|O_NOFOLLOW and read only if they are regular files, so
+ * nothing in the directory can block the reader.  Other -errno: a read
+ * error in the newest segment (the live tail; call again later).
  */
 int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec);
 
 /* Where the last -EBADMSG was found: the segment (its first seq, i.e. its
    file name) and the byte offset in that file.  NULL pointers are skipped. */
 void stor_reader_error(const stor_reader_t *r, uint64_t *ret_segment, uint64_t *ret_offset);
+
+/*
+ * As stor_reader_open(), reading through ops (NULL = posix; only open,
+ * pread and close are used), so tests can inject read errors.  The ops
+ * table must outlive the reader.
+ */
+int stor_reader_open_ops(const char *dir, const struct stor_dev_ops *ops,
+			 stor_reader_t **ret_reader);
+
+/* What a reader skipped when stor_reader_next() returned -EBADMSG. */
+enum stor_fault_kind {
+	STOR_FAULT_FRAME = 0,   /* damaged bytes inside a segment, resynchronised after */
+	STOR_FAULT_HEADER_COPY, /* one header copy damaged, read through the other */
+	STOR_FAULT_UNSEALED,    /* a closed segment without a good seal: its end is
+				   not proven (damage or an abandoned segment) */
+	STOR_FAULT_SEGMENT,     /* a segment that cannot be read at all (err, type):
+				   not a regular file, unreadable, no valid header,
+				   a read error: skipped whole from the offset */
+	STOR_FAULT_MISNAMED,    /* a segment whose header names another first seq
+				   (renamed or copied in): never read, skipped */
+	STOR_FAULT_MISSING,     /* no segment holds a seq range between two others
+				   (a deleted file): segment is the one after it */
+	STOR_FAULT_KIND_MAX
+};
+
+struct stor_fault {
+	enum stor_fault_kind kind;
+	int err;             /* -errno of the cause: -EBADMSG bad bytes, -ENODATA
+				shorter than a header, -EISDIR, -ELOOP (a symbolic
+				link, never followed), -EACCES, -EIO, -EINVAL (not a
+				regular file: see type) */
+	uint32_t type;       /* st_mode & S_IFMT of what was found, 0 if unknown */
+	uint64_t segment;    /* first seq named by the file */
+	uint64_t offset;     /* byte offset in it */
+	uint64_t lost_first; /* records [lost_first, lost_end) were skipped; */
+	uint64_t lost_end;   /* equal: none; lost_end 0: from lost_first to the
+				end of the log (the newest segment could not be
+				read) */
+};
+
+/* The last fault (-EBADMSG) of stor_reader_next(), with the range of records
+   it cost.  Ranges below a pending seek_seq() target are left out.  Returns 0,
+   -EINVAL on NULL, -ENOENT if there was none. */
+int stor_reader_fault(const stor_reader_t *r, struct stor_fault *ret_fault);

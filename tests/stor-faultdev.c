@@ -365,7 +365,8 @@ static int cut_file(struct fdev *d, struct fdev_file *f, int pattern, uint32_t *
 	cur = fsize(fd);
 	if (pattern == 1)
 		size = cur;
-	qsort(f->blks, f->nblk, sizeof(*f->blks), cmp_order);
+	if (f->nblk) /* qsort(NULL, 0) is undefined (UBSan says so) */
+		qsort(f->blks, f->nblk, sizeof(*f->blks), cmp_order);
 	for (size_t i = 0; i < f->nblk; i++) {
 		struct fdev_blk *b = &f->blks[i];
 		uint8_t blk[512];

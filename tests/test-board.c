@@ -159,6 +159,15 @@ static const struct {
 	{ "[board]\nvehicle = a\n[channel c]\nbus = m\naddress = 1\n"
 	  "[modbus m]\ntransport = rtu\ndevice = /dev/ttyS1\n",
 	  "t.ini:3: channel 'c': missing 'unit_id =' (1 to 247 on a serial line)" },
+	/* a byte budget below two segments can never be kept */
+	{ "[board]\nvehicle = a\n[storage]\nsegment_size = 8M\nretention_size = 10M\n",
+	  "t.ini:5: retention_size 10M is less than two segments of 8M (segment_size): the budget counts" },
+	{ "[board]\nvehicle = a\n[storage]\nretention_size = 1M\nsegment_size = 1M\n",
+	  "t.ini:4: retention_size 1M is less than two segments of 1M (segment_size)" },
+	{ "[board]\nvehicle = a\n[storage]\nretention_size = 20M\nsync_window_ms = 10\n",
+	  "t.ini:4: retention_size 20M is less than two segments of 16M (segment_size, the default): the budget counts the segment being written and a recycled spare; use at least 32M" },
+	{ "[board]\nvehicle = a\n[storage]\nsegment_size = 1536K\nretention_size = 100K\n",
+	  "t.ini:5: retention_size 100K is less than two segments of 1.5M (segment_size)" },
 };
 
 static void test_bad(void)
@@ -393,6 +402,31 @@ static void test_tcp_unit_zero(void)
 	board_cfg_free(c);
 }
 
+/* Two segments is the smallest byte budget; 0 is unlimited. */
+static void test_retention_limit(void)
+{
+	static const char *const ok[] = {
+		"[board]\nvehicle = a\n[storage]\nsegment_size = 8M\nretention_size = 16M\n",
+		"[board]\nvehicle = a\n[storage]\nretention_size = 32M\n",
+		"[board]\nvehicle = a\n[storage]\nsegment_size = 1T\nretention_size = 0\n",
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct board_cfg *c;
+		char err[BOARD_ERR_MAX] = "";
+		if (board_cfg_parse("t.ini", ok[i], &c, err, sizeof(err)) != 0) {
+			fprintf(stderr, "refused: %s\n  %s\n", ok[i], err);
+			assert(0);
+		}
+		board_cfg_free(c);
+	}
+	assert(!strcmp(board_size_text(16u << 20, buf, sizeof(buf)), "16M"));
+	assert(!strcmp(board_size_text(3ull << 39, buf, sizeof(buf)), "1.5T"));
+	assert(!strcmp(board_size_text(1023, buf, sizeof(buf)), "1023 bytes"));
+	assert(!strcmp(board_size_text(1024, buf, sizeof(buf)), "1K"));
+}
+
 static void test_files(void)
 {
 	struct board_cfg *c;
@@ -417,6 +451,7 @@ int main(void)
 	test_board_not_file();
 	test_dbc_files();
 	test_tcp_unit_zero();
+	test_retention_limit();
 	test_files();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");

@@ -8,6 +8,7 @@
 
 #include "stor-faultdev.h"
 #include "stor-test-util.h"
+#include "storage/stor-private.h"
 
 static struct stor_log_cfg cfg_for(const char *dir, struct fdev *dev)
 {
@@ -269,6 +270,105 @@ static void test_enospc_persistent(bool no_alloc)
 	free(dir);
 }
 
+/*
+ * No segment can be created for a while (ENOSPC at the roll): the records
+ * refused meanwhile are marked by a GAP frame at the start of the next
+ * segment, which is named after the first of them, so the chain runs on
+ * from segment to segment: a reader reports nothing (a drop is not a
+ * deleted file), and a seek to the first refused seq or to that segment's
+ * first seq lands on the first record after the gap.
+ */
+static void test_gap_between_segments(void)
+{
+	char *dir = tu_tmpdir("gapseg");
+	struct fdev dev;
+	struct stor_log_cfg cfg;
+	struct stor_events ev;
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint64_t refused = 0, first_refused = 0, after, n, bad, *seqs;
+	size_t nseg;
+	int dfd, ret;
+	bool found = false;
+
+	CHECK(fdev_init(&dev, dir) == 0);
+	cfg = cfg_for(dir, &dev);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 20; i++)
+		CHECK(tu_append(log) == 0);
+	arm(&dev, FDEV_ENOSPC, FDEV_OP_CREATE, true);
+	while (refused < 25) {
+		uint64_t seq = stor_log_next_seq(log);
+
+		ret = tu_append(log);
+		CHECK(ret == 0 || ret == -ENOSPC);
+		if (ret == -ENOSPC && !refused++)
+			first_refused = seq;
+		CHECK(seq < 1000);
+	}
+	dev.fail_at = 0;
+	after = stor_log_next_seq(log);
+	for (int i = 0; i < 30; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.dropped_nospace == refused);
+	log = stor_log_free(log);
+	fdev_done(&dev);
+	read_all(dir, &n, &bad);
+	CHECK(bad == 0 && n == after + 30 - 1 - refused);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &nseg) == 0);
+	close(dfd);
+	for (size_t i = 0; i < nseg; i++)
+		found |= seqs[i] == first_refused;
+	CHECK(found); /* the segment after the gap starts at the gap */
+	free(seqs);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	CHECK(stor_reader_seek_seq(r, first_refused) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == after && tu_rec_ok(&rec));
+	CHECK(stor_reader_seek_seq(r, after - 1) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == after);
+	stor_reader_free(r);
+	printf("gap between segments: %" PRIu64 " records refused from seq %" PRIu64 " while no segment "
+	       "could be created; the next segment starts there, no fault reported\n", refused,
+	       first_refused);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/*
+ * fallocate fails with ENOSPC for good (a segment larger than the free
+ * space) and nothing is forwarded to free: the log writes without
+ * preallocation instead of refusing every record, and says why.
+ */
+static void test_alloc_enospc(void)
+{
+	char *dir = tu_tmpdir("noalloc");
+	struct fdev dev;
+	struct stor_log_cfg cfg;
+	struct stor_events ev;
+	struct stor_stats st;
+	struct tu_verify v;
+	stor_log_t *log;
+
+	CHECK(fdev_init(&dev, dir) == 0);
+	cfg = cfg_for(dir, &dev);
+	arm(&dev, FDEV_ENOSPC, FDEV_OP_ALLOC, true);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 300; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0 && st.dropped == 0 && st.segments > 3);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.last_error == -ENOSPC);
+	CHECK(ev.dropped_nospace == 0 && ev.dropped_other == 0);
+	log = stor_log_free(log);
+	CHECK(dev.ops_seen > 3); /* every segment tried to preallocate */
+	fdev_done(&dev);
+	CHECK(tu_verify_log(dir, 1, 301, &v) == 0 && v.damaged == 0 && v.next == 301);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 static void test_short_writes(void)
 {
 	char *dir = tu_tmpdir("short");
@@ -368,6 +468,8 @@ int main(void)
 	test_enospc_once();
 	test_enospc_persistent(false);
 	test_enospc_persistent(true);
+	test_gap_between_segments();
+	test_alloc_enospc();
 	test_short_writes();
 	test_full_fs();
 	printf("test-storage-faults: all passed\n");

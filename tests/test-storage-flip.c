@@ -3,7 +3,8 @@
  * test-storage-flip.c - 10,000 random bit flips, zeroed 512-byte blocks and
  * bad length fields in closed segments: every one must be reported by the
  * reader (-EBADMSG), no damaged record may come out, and the records after
- * the damage must be found again (resynchronisation).
+ * the damage must be found again (resynchronisation), and the faults must
+ * name exactly the records the damage cost.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -121,7 +122,8 @@ int main(void)
 		struct seg *s = &segs[rnd(&seed) % 3];
 		stor_reader_t *r;
 		struct stor_rec rec;
-		uint64_t next = 1, bad = 0, seen = 0;
+		uint64_t next = 1, bad = 0, seen = 0, said_lost = 0;
+		struct stor_fault f;
 		int ret;
 
 		damage(s, d, it % 3, &seed);
@@ -129,6 +131,8 @@ int main(void)
 		CHECK(stor_reader_open(dir, &r) == 0);
 		while ((ret = stor_reader_next(r, &rec)) != 0) {
 			if (ret == -EBADMSG) {
+				CHECK(stor_reader_fault(r, &f) == 0 && f.lost_end >= f.lost_first);
+				said_lost += f.lost_end - f.lost_first;
 				bad++;
 				continue;
 			}
@@ -150,6 +154,12 @@ int main(void)
 		}
 		detected++;
 		CHECK(next == total + 1); /* the records after the damage are found */
+		/* The faults said exactly which records the damage cost. */
+		if (said_lost != total - seen) {
+			fprintf(stderr, "iteration %d (kind %d): %" PRIu64 " records missing, faults said %"
+				PRIu64 "\n", it, it % 3, total - seen, said_lost);
+			abort();
+		}
 		lost += total - seen;
 		store(s, s->data);
 	}

@@ -8,7 +8,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <grp.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "stor-faultdev.h"
 #include "storage/crc32c.h"
@@ -50,6 +53,12 @@ static void test_bad_args(void)
 	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
 	cfg = cfg_for(dir);
 	cfg.sync_window_ms = 4000 * 1000;
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg = cfg_for(dir);
+	cfg.retention_bytes = 2 * cfg.segment_bytes - 1; /* below two segments */
+	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
+	cfg.segment_bytes = 0; /* the default, 16 MiB */
+	cfg.retention_bytes = 31u << 20;
 	CHECK(stor_log_open(&cfg, &log) == -EINVAL);
 	cfg = cfg_for(dir);
 
@@ -94,9 +103,14 @@ static void test_bad_args(void)
 	CHECK(stor_reader_seek_seq(NULL, 1) == -EINVAL);
 	CHECK(stor_reader_seek_time(NULL, 0) == -EINVAL);
 	stor_reader_error(NULL, NULL, NULL);
+	CHECK(stor_reader_open_ops(NULL, NULL, &r) == -EINVAL);
+	CHECK(stor_reader_open_ops(dir, NULL, NULL) == -EINVAL);
+	CHECK(stor_reader_fault(NULL, &(struct stor_fault){ 0 }) == -EINVAL);
 	CHECK(stor_reader_open(dir, &r) == 0);
 	CHECK(stor_reader_next(r, NULL) == -EINVAL);
 	CHECK(stor_reader_seek_seq(r, 0) == -EINVAL);
+	CHECK(stor_reader_fault(r, NULL) == -EINVAL);
+	CHECK(stor_reader_fault(r, &(struct stor_fault){ 0 }) == -ENOENT);
 	stor_reader_free(r);
 	tu_rm_rf(dir);
 	free(dir);
@@ -231,6 +245,121 @@ static void test_seek(void)
 	}
 	CHECK(stor_reader_seek_time(r, INT64_MAX) == 0);
 	CHECK(stor_reader_next(r, &rec) == 0);
+	stor_reader_free(r);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* Append one frame of count records at next_seq (payload: its first seq). */
+static void append_frame(stor_log_t *log, uint32_t count)
+{
+	uint64_t s = stor_log_next_seq(log);
+	struct stor_rec w = { .first_seq = s, .count = count, .t_first_ns = (int64_t)s * 10,
+			      .t_last_ns = (int64_t)s * 10 + 5, .payload = &s, .len = sizeof(s) };
+
+	CHECK(stor_log_append(log, &w) == 0);
+}
+
+/* seek_seq(seq) then next() gives the frame starting at want (0: none). */
+static void seek_expect(stor_reader_t *r, uint64_t seq, uint64_t want)
+{
+	struct stor_rec rec;
+	int n;
+
+	CHECK(stor_reader_seek_seq(r, seq) == 0);
+	n = stor_reader_next(r, &rec);
+	if (want ? n != 1 || rec.first_seq != want || memcmp(rec.payload, &want, 8) : n != 0) {
+		fprintf(stderr, "seek_seq(%" PRIu64 "): got %d, first_seq %" PRIu64 ", want %" PRIu64 "\n",
+			seq, n, n == 1 ? rec.first_seq : 0, want);
+		abort();
+	}
+}
+
+/*
+ * Seeks to a frame's exact first seq, deterministically: every frame of a
+ * log with frames of 1-5 records, a gap and several segments (in the middle
+ * of a segment and at a segment's first seq), its last seq, a seq inside
+ * the gap, the last record, one past the end (then the record written
+ * there), in a closed log and in the live segment of an open one.
+ */
+static void test_seek_exact(void)
+{
+	char *dir = tu_tmpdir_in("seekx", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct { uint64_t first; uint32_t count; uint64_t seg; } fr[2000];
+	size_t nfr = 0, seg_starts = 0, mid = 0;
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint64_t end, gap_first = 0, gap_end = 0;
+
+	cfg.segment_bytes = 4096;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 600; i++) {
+		if (i == 300) {
+			gap_first = stor_log_next_seq(log);
+			gap_end = gap_first + 17;
+			CHECK(stor_log_skip(log, gap_end) == 0);
+		}
+		append_frame(log, 1 + i % 5);
+	}
+	CHECK(stor_log_sync(log) == 0);
+	end = stor_log_next_seq(log);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while (stor_reader_next(r, &rec) == 1) {
+		CHECK(nfr < 2000);
+		fr[nfr].first = rec.first_seq;
+		fr[nfr].count = rec.count;
+		fr[nfr].seg = rec.segment;
+		nfr++;
+	}
+	CHECK(nfr == 600 && fr[nfr - 1].first + fr[nfr - 1].count == end);
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0: the writer is open (the last segment is live);
+		   pass 1: closed and sealed. */
+		for (size_t i = 0; i < nfr; i++) {
+			bool seg_start = fr[i].first == fr[i].seg;
+
+			seek_expect(r, fr[i].first, fr[i].first);
+			seek_expect(r, fr[i].first + fr[i].count - 1, fr[i].first);
+			if (seg_start) {
+				CHECK(stor_reader_seek_seq(r, fr[i].first) == 0);
+				CHECK(stor_reader_next(r, &rec) == 1 && rec.segment == fr[i].seg &&
+				      rec.offset == STOR_HDR_BYTES);
+				seg_starts++;
+			} else if (i > 0 && fr[i - 1].seg == fr[i].seg) {
+				mid++;
+			}
+		}
+		/* Inside the gap: the first frame after it. */
+		seek_expect(r, gap_first, gap_end);
+		seek_expect(r, gap_end - 1, gap_end);
+		/* The last record, then the end. */
+		seek_expect(r, end - 1, fr[nfr - 1].first);
+		CHECK(stor_reader_next(r, &rec) == 0);
+		seek_expect(r, end, 0);
+		seek_expect(r, end + 1000, 0);
+		if (pass == 0)
+			log = stor_log_free(log);
+	}
+	CHECK(seg_starts >= 2 * 5 && mid >= 2 * 500);
+	/* One past the end, then the writer adds exactly that record: before
+	   the writer's segment exists, and inside its live segment. */
+	seek_expect(r, end, 0);
+	CHECK(stor_log_open(&cfg, &log) == 0 && stor_log_next_seq(log) == end);
+	append_frame(log, 3);
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == end && rec.count == 3);
+	CHECK(stor_reader_next(r, &rec) == 0);
+	seek_expect(r, end + 3, 0);
+	append_frame(log, 2);
+	CHECK(stor_reader_next(r, &rec) == 0); /* not written yet */
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == end + 3 && rec.count == 2);
+	seek_expect(r, end + 4, end + 3);
+	log = stor_log_free(log);
+	printf("seek: every one of %zu frames found by its first and last seq (%zu at a segment's "
+	       "first seq), a gap, the last record, one past the end\n", nfr, seg_starts / 2);
 	stor_reader_free(r);
 	tu_rm_rf(dir);
 	free(dir);
@@ -514,6 +643,413 @@ static void test_damaged_header(void)
 	free(dir);
 }
 
+/* What stands in place of a middle (or the newest) segment file. */
+enum swap_kind {
+	SWAP_DIR, SWAP_FIFO, SWAP_SYMLINK, SWAP_EMPTY, SWAP_MISNAMED, SWAP_DELETED,
+	SWAP_UNREADABLE, SWAP_EIO, SWAP_MAX
+};
+
+static const char *const swap_names[] = {
+	"a directory in its place", "a FIFO in its place", "a symbolic link in its place",
+	"zero-length", "the header of another segment", "deleted", "no read permission",
+	"a read error inside it",
+};
+
+/* A read error (EIO) from offset eio.from of one file, through the reader's
+   ops: a bad sector in a closed segment. */
+static struct {
+	char name[STOR_SEG_NAME_LEN];
+	int fd;
+	uint64_t from;
+} eio = { .fd = -1 };
+
+static int eio_open(void *ctx, int dirfd, const char *name, int flags, mode_t mode)
+{
+	int fd = stor_dev_posix_ops()->open(ctx, dirfd, name, flags, mode);
+
+	if (fd >= 0 && !strcmp(name, eio.name))
+		eio.fd = fd;
+	return fd;
+}
+
+static ssize_t eio_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
+{
+	if (fd == eio.fd && (uint64_t)off + len > eio.from)
+		return -EIO;
+	return stor_dev_posix_ops()->pread(ctx, fd, buf, len, off);
+}
+
+static int eio_close(void *ctx, int fd)
+{
+	if (fd == eio.fd)
+		eio.fd = -1;
+	return stor_dev_posix_ops()->close(ctx, fd);
+}
+
+static const struct stor_dev_ops eio_ops = { .open = eio_open, .pread = eio_pread,
+					     .close = eio_close };
+
+struct read_result {
+	uint64_t records, faults, lost;  /* lost: records in the faults' ranges */
+	struct stor_fault fault;         /* the last one */
+	bool lost_to_end;
+};
+
+/* Read everything from seq `from` (0: from the start); records must be the
+   written ones, in order. */
+static void read_faults(const char *dir, const struct stor_dev_ops *ops, uint64_t from,
+			struct read_result *ret)
+{
+	struct read_result res = { 0 };
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint64_t next = 0;
+	int n;
+
+	CHECK(stor_reader_open_ops(dir, ops, &r) == 0);
+	CHECK(stor_reader_fault(r, &res.fault) == -ENOENT);
+	if (from)
+		CHECK(stor_reader_seek_seq(r, from) == 0);
+	while ((n = stor_reader_next(r, &rec)) != 0) {
+		if (n == -EBADMSG) {
+			CHECK(stor_reader_fault(r, &res.fault) == 0);
+			res.faults++;
+			if (res.fault.lost_end)
+				res.lost += res.fault.lost_end - res.fault.lost_first;
+			else
+				res.lost_to_end = true;
+			continue;
+		}
+		CHECK(n == 1 && tu_rec_ok(&rec) && rec.first_seq >= next && rec.first_seq >= from);
+		next = rec.first_seq + 1;
+		res.records++;
+	}
+	stor_reader_free(r);
+	*ret = res;
+}
+
+/* Put kind in place of segment `seq`; `donor` is another segment's file. */
+static void swap_segment(const char *dir, uint64_t seq, uint64_t donor, enum swap_kind kind)
+{
+	char name[STOR_SEG_NAME_LEN], p[600], q[600];
+
+	stor_seg_name(name, seq);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (kind == SWAP_UNREADABLE || kind == SWAP_EIO) {
+		CHECK(chmod(p, 0) == 0 || kind == SWAP_EIO);
+		snprintf(eio.name, sizeof(eio.name), "%s", name);
+		return;
+	}
+	if (kind == SWAP_MISNAMED) {
+		uint8_t *buf = malloc(1 << 16);
+		ssize_t k;
+		int in, out;
+
+		stor_seg_name(name, donor);
+		snprintf(q, sizeof(q), "%s/%s", dir, name);
+		in = open(q, O_RDONLY);
+		out = open(p, O_WRONLY | O_TRUNC);
+		CHECK(buf && in >= 0 && out >= 0);
+		while ((k = read(in, buf, 1 << 16)) > 0)
+			CHECK(write(out, buf, (size_t)k) == k);
+		close(in);
+		close(out);
+		free(buf);
+		return;
+	}
+	CHECK(unlink(p) == 0);
+	if (kind == SWAP_DIR)
+		CHECK(mkdir(p, 0755) == 0);
+	else if (kind == SWAP_FIFO)
+		CHECK(mkfifo(p, 0644) == 0);
+	else if (kind == SWAP_SYMLINK)
+		CHECK(symlink("/dev/zero", p) == 0); /* endless if followed */
+	else if (kind == SWAP_EMPTY)
+		CHECK(close(open(p, O_WRONLY | O_CREAT, 0644)) == 0);
+}
+
+/* Without CAP_DAC_OVERRIDE, so a chmod 0 file is really unreadable: the
+   reading runs in a child as nobody. */
+static void read_faults_unprivileged(const char *dir, struct read_result *ret)
+{
+	struct read_result *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+					  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int st;
+	pid_t pid;
+
+	CHECK(shared != MAP_FAILED && chmod(dir, 0755) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+				       setresuid(65534, 65534, 65534) < 0))
+			_exit(3);
+		read_faults(dir, NULL, 0, shared);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	*ret = *shared;
+	munmap(shared, sizeof(*shared));
+}
+
+/*
+ * Whatever stands where a segment should be, the reader never blocks,
+ * reports it once with the records it cost, and reads every other segment.
+ */
+static void test_reader_skips(enum swap_kind kind, bool newest)
+{
+	char *dir = tu_tmpdir("skip");
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct read_result res;
+	uint64_t *seqs, total, victim, end;
+	const struct stor_dev_ops *ops = NULL;
+	stor_log_t *log;
+	size_t n;
+	int dfd;
+
+	if (kind == SWAP_EIO)
+		cfg.segment_bytes = 1 << 20; /* the error past the reader's first window */
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < (kind == SWAP_EIO ? 25000 : 400); i++)
+		CHECK(tu_append(log) == 0);
+	total = stor_log_next_seq(log) - 1;
+	log = stor_log_free(log);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 3);
+	close(dfd);
+	victim = newest ? seqs[n - 1] : seqs[1];
+	end = newest ? 0 : seqs[2];
+	swap_segment(dir, victim, seqs[0], kind);
+	eio.from = 600 << 10;
+	if (kind == SWAP_EIO)
+		ops = &eio_ops;
+	if (kind == SWAP_UNREADABLE)
+		read_faults_unprivileged(dir, &res);
+	else
+		read_faults(dir, ops, 0, &res);
+	printf("reader: %s segment %" PRIu64 " (%s): %" PRIu64 " fault, %" PRIu64 " of %" PRIu64
+	       " records read, %s%" PRIu64 " reported lost\n", newest ? "newest" : "middle", victim,
+	       swap_names[kind], res.faults, res.records, total, res.lost_to_end ? "from " : "",
+	       res.lost_to_end ? res.fault.lost_first : res.lost);
+	CHECK(res.faults == 1);
+	CHECK(res.fault.kind == (kind == SWAP_DELETED ? STOR_FAULT_MISSING :
+				 kind == SWAP_MISNAMED ? STOR_FAULT_MISNAMED : STOR_FAULT_SEGMENT));
+	CHECK(res.fault.segment == (kind == SWAP_DELETED ? seqs[2] : victim));
+	switch (kind) {
+	case SWAP_DIR: CHECK(res.fault.err == -EISDIR && res.fault.type == S_IFDIR); break;
+	case SWAP_FIFO: CHECK(res.fault.err == -EINVAL && res.fault.type == S_IFIFO); break;
+	case SWAP_SYMLINK: CHECK(res.fault.err == -ELOOP && res.fault.type == S_IFLNK); break;
+	case SWAP_EMPTY: CHECK(res.fault.err == -ENODATA); break;
+	case SWAP_UNREADABLE: CHECK(res.fault.err == -EACCES); break;
+	case SWAP_EIO: CHECK(res.fault.err == -EIO && res.fault.offset > 0); break;
+	default: CHECK(res.fault.err == -EBADMSG || res.fault.err == -ENOENT); break;
+	}
+	/* Exactly the victim's records are missing, and they are the range said. */
+	if (kind == SWAP_EIO) {
+		CHECK(res.fault.lost_first > victim && res.fault.lost_end == end);
+		CHECK(res.records + res.lost == total);
+	} else if (newest) {
+		CHECK(res.lost_to_end && res.fault.lost_first == victim && res.records == victim - 1);
+	} else {
+		CHECK(res.fault.lost_first == victim && res.fault.lost_end == end);
+		CHECK(res.records == total - (end - victim));
+	}
+	/* A seek into the lost range reports only what is at or after it; one
+	   past it reports nothing. */
+	if (!newest && kind != SWAP_UNREADABLE) {
+		read_faults(dir, ops, victim + 3, &res);
+		CHECK(res.faults == 1 && res.fault.lost_first == (kind == SWAP_EIO ? res.fault.lost_first :
+								   victim + 3));
+		CHECK(res.fault.lost_end == end);
+		read_faults(dir, ops, end, &res);
+		CHECK(res.faults == 0 && res.records == total - end + 1);
+	}
+	if (newest && kind != SWAP_UNREADABLE) {
+		/* Seeking into it: lost from the target to the end. */
+		read_faults(dir, ops, victim + 3, &res);
+		CHECK(res.faults == 1 && res.records == 0 && res.lost_to_end);
+		CHECK(res.fault.lost_first == victim + 3 && res.fault.lost_end == 0);
+	}
+	eio.name[0] = 0;
+	free(seqs);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* One header copy damaged: said, nothing lost, every record read. */
+static void test_header_copy_fault(void)
+{
+	char *dir = tu_tmpdir_in("hdrcopy", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct read_result res;
+	char name[STOR_SEG_NAME_LEN];
+	uint64_t *seqs;
+	stor_log_t *log;
+	size_t n;
+	int dfd;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 200; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 3);
+	close(dfd);
+	stor_seg_name(name, seqs[1]);
+	patch(dir, name, 20, "\xff", 1); /* the first copy's first_seq */
+	read_faults(dir, NULL, 0, &res);
+	CHECK(res.faults == 1 && res.fault.kind == STOR_FAULT_HEADER_COPY && res.fault.offset == 0);
+	CHECK(res.fault.segment == seqs[1] && res.fault.lost_first == seqs[1] && res.fault.lost_end == seqs[1]);
+	CHECK(res.records == 200 && res.lost == 0 && !res.lost_to_end);
+	free(seqs);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/*
+ * The writer finds something that is not a segment file under a segment's
+ * name (a directory, a FIFO, a symbolic link): the open neither fails nor
+ * blocks, the thing is set aside as <name>.damaged and counted, retention
+ * is not stuck on it, and the log goes on from the last real segment.
+ */
+static void test_writer_sets_aside(enum swap_kind kind, bool newest)
+{
+	char *dir = tu_tmpdir_in("aside", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_events ev;
+	struct stor_stats st;
+	struct tu_verify v = { 0 };
+	uint64_t *seqs, victim, next;
+	char name[STOR_SEG_NAME_LEN], p[600];
+	stor_log_t *log;
+	size_t n;
+	int dfd;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 400; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && stor_seg_list(dfd, &seqs, &n) == 0 && n >= 4);
+	close(dfd);
+	victim = newest ? seqs[n - 1] : seqs[0];
+	next = newest ? victim : 401;
+	swap_segment(dir, victim, 0, kind);
+	/* A byte budget that must delete the oldest segments at open. */
+	cfg.retention_bytes = 4 * cfg.segment_bytes;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_log_next_seq(log) == next);
+	for (int i = 0; i < 50; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_sync(log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0 && st.disk_bytes <= cfg.retention_bytes);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
+	log = stor_log_free(log);
+	CHECK(tu_verify_log(dir, 0, next + 50, &v) == 0 && v.next == next + 50);
+	stor_seg_name(name, victim);
+	snprintf(p, sizeof(p), "%s/%s.damaged", dir, name);
+	CHECK(access(p, F_OK) == 0 || faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	free(seqs);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/*
+ * recycle.spare replaced by a directory (every retire would fail: a rename
+ * onto a directory, and retention would stop for good) or by a symbolic
+ * link to a file outside the log (which a recycle would overwrite).
+ */
+static void test_spare_not_a_file(bool symlink_to_outside)
+{
+	char *dir = tu_tmpdir_in("spare", true);
+	struct stor_log_cfg cfg = cfg_for(dir);
+	struct stor_events ev;
+	struct stor_stats st;
+	char spare[600], outside[600], aside[600];
+	stor_log_t *log;
+	struct stat sb;
+
+	cfg.segment_bytes = 4096;
+	cfg.retention_bytes = 16384;
+	snprintf(spare, sizeof(spare), "%s/recycle.spare", dir);
+	snprintf(aside, sizeof(aside), "%s/recycle.spare.damaged", dir);
+	snprintf(outside, sizeof(outside), "%s.outside", dir);
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 200; i++)
+		CHECK(tu_append(log) == 0);
+	log = stor_log_free(log);
+	CHECK(lstat(spare, &sb) < 0 || (S_ISREG(sb.st_mode) && unlink(spare) == 0));
+	if (symlink_to_outside) {
+		int fd = open(outside, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		CHECK(fd >= 0 && write(fd, "keep me", 7) == 7 && close(fd) == 0);
+		CHECK(symlink(outside, spare) == 0);
+	} else {
+		CHECK(mkdir(spare, 0755) == 0);
+	}
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (int i = 0; i < 400; i++)
+		CHECK(tu_append(log) == 0);
+	CHECK(stor_log_stats(log, &st) == 0);
+	if (symlink_to_outside) {
+		char buf[16] = { 0 };
+		int fd = open(outside, O_RDONLY);
+
+		/* Never written through the link. */
+		CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 7 && !strcmp(buf, "keep me"));
+		close(fd);
+		unlink(outside);
+	}
+	/* Retention kept the budget the whole time. */
+	CHECK(st.disk_bytes <= cfg.retention_bytes && st.retention_deleted > 300);
+	CHECK(stor_log_take_events(log, &ev) == 1 && ev.recovered_damage == 1);
+	log = stor_log_free(log);
+	CHECK(lstat(aside, &sb) == 0 && (symlink_to_outside ? S_ISLNK(sb.st_mode) : S_ISDIR(sb.st_mode)));
+	CHECK(lstat(spare, &sb) < 0 || S_ISREG(sb.st_mode)); /* a real spare, if any */
+	CHECK(tu_verify_log(dir, 0, 601, NULL) == 0);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/* The filesystem check: bad arguments, the refusals and warnings. */
+static void test_space(void)
+{
+	char *dir = tu_tmpdir("space"), sub[600];
+	struct stor_space sp, small = { .fs_bytes = 8u << 20, .free_bytes = 6u << 20, .log_bytes = 1u << 20 };
+
+	CHECK(stor_space_query(NULL, &sp) == -EINVAL);
+	CHECK(stor_space_query(dir, NULL) == -EINVAL);
+	CHECK(stor_space_query("", &sp) == -EINVAL);
+	CHECK(stor_space_check(NULL, 0, 0) == -EINVAL);
+	/* A log directory that does not exist yet: its parent's filesystem. */
+	snprintf(sub, sizeof(sub), "%s/not/yet/", dir);
+	CHECK(stor_space_query(sub, &sp) == 0 && sp.fs_bytes > 0 && sp.log_bytes == 0);
+	CHECK(stor_space_query("relative-not-there", &sp) == 0 && sp.fs_bytes > 0);
+	CHECK(stor_space_check(&small, 0, 0) == -EFBIG);         /* 16 MiB default */
+	CHECK(stor_space_check(&small, 5u << 20, 0) == -EFBIG); /* not twice */
+	CHECK(stor_space_check(&small, 4u << 20, 0) == 0);
+	CHECK(stor_space_check(&small, 1u << 20, 9u << 20) == -E2BIG);
+	CHECK(stor_space_check(&small, 1u << 20, 7u << 20) == 0);
+	CHECK(stor_space_check(&small, 1u << 20, 8u << 20) == STOR_SPACE_LOW_RETENTION);
+	small.free_bytes = 100 << 10;
+	small.log_bytes = 0;
+	CHECK(stor_space_check(&small, 1u << 20, 2u << 20) ==
+	      (STOR_SPACE_LOW_SEGMENT | STOR_SPACE_LOW_RETENTION));
+	/* The log's own files count as space it can use. */
+	{
+		struct stor_log_cfg cfg = cfg_for(dir);
+		stor_log_t *log;
+
+		CHECK(stor_log_open(&cfg, &log) == 0);
+		for (int i = 0; i < 300; i++)
+			CHECK(tu_append(log) == 0);
+		log = stor_log_free(log);
+		CHECK(stor_space_query(dir, &sp) == 0 && sp.log_bytes >= 300 * 48);
+	}
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* Retired segments are reused in place; their old frames never show. */
 static void test_recycle(void)
 {
@@ -691,12 +1227,26 @@ int main(void)
 	test_roundtrip();
 	test_sync_window();
 	test_seek();
+	test_seek_exact();
 	test_torn_tail();
 	test_mid_damage();
 	test_stale_generation();
 	test_retention_bytes();
 	test_retention_age();
 	test_damaged_header();
+	for (int k = 0; k < SWAP_MAX; k++) {
+		test_reader_skips(k, false);
+		if (k != SWAP_DELETED && k != SWAP_EIO && k != SWAP_EMPTY && k != SWAP_MISNAMED)
+			test_reader_skips(k, true);
+	}
+	test_header_copy_fault();
+	test_spare_not_a_file(false);
+	test_spare_not_a_file(true);
+	test_space();
+	for (int k = SWAP_DIR; k <= SWAP_SYMLINK; k++) {
+		test_writer_sets_aside(k, false);
+		test_writer_sets_aside(k, true);
+	}
 	test_recycle();
 	test_recovery_time();
 	test_live_follow();
