@@ -210,6 +210,28 @@ static void test_v1_log(const char *v1_dir)
 	printf("version 1 log: opens, reads, derived id kept after its segments are gone: ok\n");
 }
 
+/* A version 1 segment smaller than a version 2 header (256-byte header and
+   one frame) is still a segment: its records are read. */
+static void test_v1_small_segment(const char *v1_dir)
+{
+	static const char *segs[] = { "00000000000000000001.seg", "00000000000000000014.seg",
+				      "00000000000000000025.seg", "00000000000000000036.seg" };
+	char *dir = tu_tmpdir_in("logid-v1-small", true);
+	char from[512], to[512];
+
+	for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++) {
+		snprintf(from, sizeof(from), "%s/%s", v1_dir, segs[i]);
+		snprintf(to, sizeof(to), "%s/%s", dir, segs[i]);
+		copy_file(from, to);
+	}
+	/* seg 36 cut after its first frame (seq 36, 176 bytes from offset 256) */
+	CHECK(truncate(to, 432) == 0);
+	verify_all(dir, 1, 37);
+	tu_rm_rf(dir);
+	free(dir);
+	printf("version 1 segment of 432 bytes: read\n");
+}
+
 static void flip(const char *dir, uint64_t seq, off_t off)
 {
 	char path[512];
@@ -338,6 +360,7 @@ int main(int argc, char **argv)
 	test_bad_args();
 	test_lifetime();
 	test_v1_log(argv[1]);
+	test_v1_small_segment(argv[1]);
 	test_damaged_id();
 	test_header_blocks();
 	test_first_seq();
