@@ -53,10 +53,6 @@ acq_thread_t *acq_thread_join(acq_thread_t *t);
  */
 int acq_rt_lock_memory(void);
 
-/* CLOCK_REALTIME / CLOCK_MONOTONIC now, in ns.  RT-safe (vDSO). */
-int64_t acq_now_ns(void);
-int64_t acq_mono_ns(void);
-
 /* ---------------------------------------------------------- collector */
 
 /*

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "acq.h"
+#include "basic/clock.h"
 
 struct acq_collector {
 	struct acq_collector_cfg cfg;
@@ -83,7 +84,7 @@ static void collector_overruns(acq_collector_t *c, size_t i)
 
 	if (d == c->drops_seen[i])
 		return;
-	ev.t_ns = acq_now_ns();
+	ev.t_ns = basic_realtime_ns();
 	ev.bus = c->cfg.ring_bus ? c->cfg.ring_bus[i] : ACQ_SOURCE_DAEMON;
 	ev.event.code = ACQ_EV_RING_OVERRUN;
 	ev.event.arg = (int64_t)(d - c->drops_seen[i]);
@@ -112,7 +113,7 @@ int acq_collector_poll(acq_collector_t *c)
 		}
 		collector_overruns(c, i);
 	}
-	now = acq_mono_ns();
+	now = basic_mono_ns();
 	if (c->cfg.tick && now >= c->next_tick_ns) {
 		c->next_tick_ns = now + (int64_t)c->cfg.tick_ms * 1000000;
 		if (c->cfg.tick(c->cfg.ctx) < 0)

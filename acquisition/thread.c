@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "acq.h"
+#include "basic/clock.h"
 
 #define ACQ_STACK_DEFAULT (256 * 1024)
 /* Pre-fault this much of the stack: deep enough for the RX/poll loops
@@ -21,21 +22,7 @@ struct acq_thread {
 	void *arg;
 };
 
-int64_t acq_now_ns(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t acq_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int acq_rt_lock_memory(void)
 {

@@ -28,6 +28,7 @@
 #include "storage/stor.h"
 #include "uplink/batch.h"
 #include "uplink/forward.h"
+#include "basic/clock.h"
 
 #define RX_BATCH 64          /* items per bus_dev_recv() */
 #define RX_TIMEOUT_MS 100    /* so the RX loop sees the stop flag */
@@ -279,7 +280,7 @@ static int batch_flush(struct board_daemon *d)
 
 	if (!upl_encoder_count(d->enc))
 		return 0;
-	if (acq_mono_ns() >= d->meta_next_ns) {
+	if (basic_mono_ns() >= d->meta_next_ns) {
 		/* The dictionary rides along now and then, so a consumer that
 		   starts mid-stream (or a log trimmed by retention) learns the
 		   channel names within meta_interval_s.  A large board's does
@@ -289,7 +290,7 @@ static int batch_flush(struct board_daemon *d)
 			d->meta_pos += (size_t)n;
 		if (n < 0 || d->meta_pos >= d->nchannels) {
 			d->meta_pos = 0;
-			d->meta_next_ns = acq_mono_ns() + (int64_t)d->cfg->meta_interval_s * 1000000000;
+			d->meta_next_ns = basic_mono_ns() + (int64_t)d->cfg->meta_interval_s * 1000000000;
 		}
 	}
 	upl_encoder_span(d->enc, &rec.t_first_ns, &rec.t_last_ns);
@@ -322,12 +323,12 @@ static void encode(struct board_daemon *d, const struct acq_item *it)
 	    llabs(it->t_ns - d->batch_data_t0) >= (int64_t)d->cfg->batch_ms * 1000000)
 		batch_flush(d);
 	if (!upl_encoder_count(d->enc)) {
-		d->batch_open_ns = acq_mono_ns();
+		d->batch_open_ns = basic_mono_ns();
 		d->batch_data_t0 = it->t_ns;
 	}
 	if (upl_encoder_add(d->enc, it) == -ENOBUFS) {
 		batch_flush(d);
-		d->batch_open_ns = acq_mono_ns();
+		d->batch_open_ns = basic_mono_ns();
 		upl_encoder_add(d->enc, it);
 	}
 }
@@ -517,13 +518,13 @@ static void log_take(struct board_daemon *d)
 
 static void log_event(struct board_daemon *d, uint32_t code, int64_t arg, uint32_t detail)
 {
-	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
 
 	it.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
 	/* Straight into the (empty) encoder: encode() could close the Batch
 	   between two of these (a replay closes Batches by record time). */
 	if (!upl_encoder_count(d->enc)) {
-		d->batch_open_ns = acq_mono_ns();
+		d->batch_open_ns = basic_mono_ns();
 		d->batch_data_t0 = it.t_ns;
 	}
 	upl_encoder_add(d->enc, &it);
@@ -541,7 +542,7 @@ static void log_event(struct board_daemon *d, uint32_t code, int64_t arg, uint32
  */
 static void log_report(struct board_daemon *d, bool force)
 {
-	int64_t now = acq_mono_ns();
+	int64_t now = basic_mono_ns();
 	struct log_pending sent;
 	int r;
 
@@ -581,7 +582,7 @@ static void log_report(struct board_daemon *d, bool force)
 static int daemon_tick(void *ctx)
 {
 	struct board_daemon *d = ctx;
-	int64_t now = acq_mono_ns();
+	int64_t now = basic_mono_ns();
 
 	atomic_store_explicit(&d->heartbeat_ns, now, memory_order_relaxed);
 	log_take(d);
@@ -592,14 +593,14 @@ static int daemon_tick(void *ctx)
 	}
 
 	if (!d->deterministic && upl_encoder_count(d->enc) &&
-	    acq_mono_ns() - d->batch_open_ns >= (int64_t)d->cfg->batch_ms * 1000000)
+	    basic_mono_ns() - d->batch_open_ns >= (int64_t)d->cfg->batch_ms * 1000000)
 		batch_flush(d);
 	return stor_log_tick(d->log);
 }
 
 static void daemon_event(struct board_daemon *d, uint32_t code, int64_t arg)
 {
-	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
 
 	ev.event.code = code;
 	ev.event.arg = arg;
@@ -655,10 +656,10 @@ static void rx_drain(struct board_daemon *d, struct rx_ctx *c)
    request (SIGTERM); false when stopping. */
 static bool rx_sleep(struct board_daemon *d, int64_t ns)
 {
-	int64_t end = acq_mono_ns() + ns;
+	int64_t end = basic_mono_ns() + ns;
 
 	for (;;) {
-		int64_t now = acq_mono_ns(), until = now + RX_TIMEOUT_MS * MS_NS;
+		int64_t now = basic_mono_ns(), until = now + RX_TIMEOUT_MS * MS_NS;
 		struct timespec ts;
 
 		if (atomic_load_explicit(&d->stop, memory_order_relaxed))
@@ -686,7 +687,7 @@ static int64_t rx_jitter(struct rx_ctx *c, int64_t step)
 
 static void rx_event(struct board_daemon *d, struct rx_ctx *c, uint32_t code, int64_t arg, uint32_t detail)
 {
-	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns() };
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns() };
 
 	ev.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
 	rx_push(d, c, &ev, 1);
@@ -725,7 +726,7 @@ static void rx_link_back(struct rx_ctx *c, uint32_t attempts, int64_t now)
  */
 static void rx_gone(struct board_daemon *d, struct rx_ctx *c, bus_dev_t *dev)
 {
-	int64_t t0 = acq_mono_ns(), back = atomic_load_explicit(&c->back_ns, memory_order_relaxed), ms;
+	int64_t t0 = basic_mono_ns(), back = atomic_load_explicit(&c->back_ns, memory_order_relaxed), ms;
 	uint32_t attempts = 0;
 	int r;
 
@@ -745,7 +746,7 @@ static void rx_gone(struct board_daemon *d, struct rx_ctx *c, bus_dev_t *dev)
 			atomic_store_explicit(&c->link, BOARD_LINK_REOPENING, memory_order_relaxed);
 		}
 	} while (r < 0);
-	back = acq_mono_ns();
+	back = basic_mono_ns();
 	rx_link_back(c, attempts, back);
 	ms = (back - t0) / MS_NS;
 	rx_event(d, c, ACQ_EV_CAN_BACK, attempts, ms < UINT32_MAX ? (uint32_t)ms : UINT32_MAX);
@@ -758,10 +759,10 @@ static void rx_follow_mb(struct rx_ctx *c, const struct acq_item *items, int n)
 		if (items[i].kind != ACQ_ITEM_EVENT)
 			continue;
 		if (items[i].event.code == ACQ_EV_MB_DISCONNECT)
-			rx_link_lost(c, (int)items[i].event.arg, acq_mono_ns());
+			rx_link_lost(c, (int)items[i].event.arg, basic_mono_ns());
 		else if (items[i].event.code == ACQ_EV_MB_CONNECT &&
 		         atomic_load_explicit(&c->link, memory_order_relaxed) != BOARD_LINK_UP)
-			rx_link_back(c, (uint32_t)items[i].event.arg, acq_mono_ns());
+			rx_link_back(c, (uint32_t)items[i].event.arg, basic_mono_ns());
 	}
 }
 
@@ -774,7 +775,7 @@ static void *rx_main(void *p)
 	struct board_daemon *d = c->d;
 	bus_dev_t *dev = d->dev[c->bus];
 	struct acq_item items[RX_BATCH];
-	int64_t next_check = acq_mono_ns() + CHECK_PERIOD_NS;
+	int64_t next_check = basic_mono_ns() + CHECK_PERIOD_NS;
 	int64_t pause = RX_PAUSE_MIN_NS;
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
@@ -785,7 +786,7 @@ static void *rx_main(void *p)
 		}
 		if (n == -ENODEV) {
 			rx_gone(d, c, dev);
-			next_check = acq_mono_ns() + CHECK_PERIOD_NS;
+			next_check = basic_mono_ns() + CHECK_PERIOD_NS;
 			continue;
 		}
 		if (n < 0) {
@@ -804,10 +805,10 @@ static void *rx_main(void *p)
 		if (c->stamp_latency && n > 0) {
 			/* One clock read per batch: the newest frame's age is the
 			   latency this wakeup added. */
-			acq_latency_add(&c->latency, acq_now_ns() - items[n - 1].t_ns);
+			acq_latency_add(&c->latency, basic_realtime_ns() - items[n - 1].t_ns);
 		}
 		add_u64(&c->produced, (uint64_t)n);
-		if (acq_mono_ns() >= next_check) {
+		if (basic_mono_ns() >= next_check) {
 			rx_push(d, c, items, bus_dev_check(dev, items, RX_BATCH));
 			next_check += CHECK_PERIOD_NS;
 		}
@@ -848,10 +849,10 @@ static void replay_pace(struct board_daemon *d, int64_t t_ns, int64_t *t_first, 
 		return;
 	if (!*mono0) {
 		*t_first = t_ns;
-		*mono0 = acq_mono_ns();
+		*mono0 = basic_mono_ns();
 	}
 	due = *mono0 + (int64_t)((double)(t_ns - *t_first) / d->replay_speed);
-	while (!atomic_load_explicit(&d->stop, memory_order_relaxed) && (now = acq_mono_ns()) < due) {
+	while (!atomic_load_explicit(&d->stop, memory_order_relaxed) && (now = basic_mono_ns()) < due) {
 		int64_t until = due - now > RX_TIMEOUT_MS * 1000000ll ? now + RX_TIMEOUT_MS * 1000000ll : due;
 		ts.tv_sec = until / 1000000000;
 		ts.tv_nsec = until % 1000000000;
@@ -1205,7 +1206,7 @@ static int fwd_next(void *ctx, struct upl_rec *ret)
 static void fwd_event(void *ctx, enum upl_fwd_event ev, int err)
 {
 	struct board_daemon *d = ctx;
-	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = acq_now_ns(), .bus = ACQ_SOURCE_DAEMON };
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
 
 	it.event.code = ev == UPL_FWD_CONNECTED ? ACQ_EV_UPLINK_CONNECT : ACQ_EV_UPLINK_FAULT;
 	it.event.arg = err;
@@ -1292,7 +1293,7 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 		return -ENOMEM;
 	d->cfg = cfg;
 	pthread_mutex_init(&d->health_lock, NULL);
-	d->health_next_ns = acq_mono_ns() + (int64_t)cfg->health_interval_s * 1000000000;
+	d->health_next_ns = basic_mono_ns() + (int64_t)cfg->health_interval_s * 1000000000;
 	d->lock_memory = opts && opts->lock_memory;
 	d->reloaded_hash = opts ? opts->reloaded_hash : 0;
 	d->replay_log = opts ? opts->replay_log : NULL;
@@ -1371,7 +1372,7 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 	daemon_event(d, ACQ_EV_START, getpid());
 	if (d->reloaded_hash)
 		daemon_event(d, ACQ_EV_CONFIG_RELOAD, (int64_t)(d->reloaded_hash >> 1));
-	atomic_store(&d->heartbeat_ns, acq_mono_ns());
+	atomic_store(&d->heartbeat_ns, basic_mono_ns());
 	atomic_store(&d->stop, false);
 	r = acq_collector_start(d->col, &(struct acq_thread_cfg){ .name = "collector", .cpu = d->cfg->collector_cpu });
 	if (r < 0)
@@ -1424,7 +1425,7 @@ int board_daemon_stop(struct board_daemon *d)
 	log_report(d, true);
 	/* The final counters go into the log too, so `railmon stat` on the
 	   log shows what the run's summary says. */
-	health_tick(d, acq_mono_ns());
+	health_tick(d, basic_mono_ns());
 	daemon_event(d, ACQ_EV_STOP, (int64_t)(atomic_load(&d->records) + upl_encoder_count(d->enc) + 1));
 	batch_flush(d);
 	stor_log_sync(d->log);

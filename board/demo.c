@@ -27,6 +27,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "demo.h"
+#include "basic/clock.h"
 
 /* ------------------------------------------------------ the simulated train */
 
@@ -60,7 +61,7 @@ static void put_f32_cdab(uint16_t *regs, float f)
 /* A 60 s station-to-station cycle: doors open, accelerate, cruise, brake. */
 static void demo_simulate(struct demo_server *s)
 {
-	double t = fmod((double)acq_mono_ns() / 1e9 - s->t0, 60.0), now = (double)acq_mono_ns() / 1e9 - s->t0;
+	double t = fmod((double)basic_mono_ns() / 1e9 - s->t0, 60.0), now = (double)basic_mono_ns() / 1e9 - s->t0;
 	uint16_t *in = s->map->tab_input_registers, *hold = s->map->tab_registers;
 	bool accel = t >= 6 && t < 24, brake = t >= 40 && t < 54, doors_open = t < 5 || t >= 56;
 	double current = accel ? 820 - 10 * (t - 6) : brake ? -350 : (t >= 24 && t < 40) ? 120 : 15;
@@ -156,7 +157,7 @@ int board_demo_server_start(struct demo_server **ret, uint16_t *ret_port)
 
 	if (!s)
 		return -ENOMEM;
-	s->t0 = (double)acq_mono_ns() / 1e9;
+	s->t0 = (double)basic_mono_ns() / 1e9;
 	/* Port 0: the kernel picks a free port, read back below. */
 	s->ctx = modbus_new_tcp("127.0.0.1", 0);
 	s->map = modbus_mapping_new(16, 16, 32, 32);
@@ -191,7 +192,7 @@ static void demo_table(struct board_daemon *d, FILE *out, bool ansi, double elap
 	const struct board_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
 	struct board_daemon_stats st;
-	int64_t now = acq_now_ns();
+	int64_t now = basic_realtime_ns();
 
 	board_daemon_stats(d, &st);
 	if (ansi)
@@ -272,23 +273,23 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 	}
 	if (warn[0])
 		fprintf(stderr, "railmon demo: warning: %s\n", warn);
-	t0 = acq_mono_ns();
-	while (!*stop && (o->duration_s <= 0 || acq_mono_ns() - t0 < (int64_t)(o->duration_s * 1e9))) {
-		if (o->live && acq_mono_ns() >= next_draw) {
-			demo_table(d, stdout, o->ansi, (double)(acq_mono_ns() - t0) / 1e9);
-			next_draw = acq_mono_ns() + 500000000;
+	t0 = basic_mono_ns();
+	while (!*stop && (o->duration_s <= 0 || basic_mono_ns() - t0 < (int64_t)(o->duration_s * 1e9))) {
+		if (o->live && basic_mono_ns() >= next_draw) {
+			demo_table(d, stdout, o->ansi, (double)(basic_mono_ns() - t0) / 1e9);
+			next_draw = basic_mono_ns() + 500000000;
 		}
 		usleep(50000);
 	}
 	board_daemon_stop(d);
-	demo_table(d, stdout, false, (double)(acq_mono_ns() - t0) / 1e9);
+	demo_table(d, stdout, false, (double)(basic_mono_ns() - t0) / 1e9);
 	board_daemon_stats(d, &st);
 	for (size_t b = 0; b < cfg->nbuses; b++)
 		per_kind[cfg->buses[b].kind] += st.bus_rx[b];
 	printf("\nrailmon demo: stopped after %.1f s: %llu records stored (seq %llu..%llu) in %llu batches, "
 	       "%llu CAN frames and %llu Modbus samples acquired, %llu ring drops, %llu records refused by the log\n"
 	       "log: %s   (try: railmon export --data %s --format csv)\n",
-	       (double)(acq_mono_ns() - t0) / 1e9, (unsigned long long)st.records,
+	       (double)(basic_mono_ns() - t0) / 1e9, (unsigned long long)st.records,
 	       (unsigned long long)st.first_seq, (unsigned long long)(st.next_seq - 1),
 	       (unsigned long long)st.batches, (unsigned long long)per_kind[BUS_KIND_CAN],
 	       (unsigned long long)per_kind[BUS_KIND_MODBUS], (unsigned long long)st.ring_drops,

@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "storage/stor.h"
 #include "uplink/recv.h"
+#include "basic/clock.h"
 
 #define RECV_PRINT_BURST 20                 /* refusals printed one by one, per reason */
 #define RECV_PRINT_EVERY_NS (10 * INT64_C(1000000000)) /* then a count this often */
@@ -177,7 +178,7 @@ static void ground_refuse(struct ground *g, enum ground_why why, const struct up
 {
 	char path[PATH_MAX + 160], id[2 * UPL_LOG_ID_LEN + 1];
 	const char *kept = NULL;
-	int64_t now = acq_mono_ns();
+	int64_t now = basic_mono_ns();
 
 	g->refused[why]++;
 	/* A flood of Batches from vehicles past the cap would fill the disk. */
@@ -419,7 +420,7 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 		ground_refuse(g, GROUND_BAD_NAME, info, payload, len, 0);
 		return -EINVAL;
 	}
-	gl->used_ns = acq_mono_ns();
+	gl->used_ns = basic_mono_ns();
 	if (!gl->log)
 		r = ground_open(g, gl, info);
 	if (r == 0)
@@ -722,7 +723,7 @@ static void report_connection(struct conn_report *c, const struct upl_recv_stats
 {
 	uint64_t n = st->connect_failures + st->disconnects;
 	bool changed = st->fail != c->fail || strcmp(st->fail_text, c->text) != 0;
-	int64_t now = acq_mono_ns();
+	int64_t now = basic_mono_ns();
 
 	if (st->subscribed && !c->subscribed)
 		fprintf(stderr, "railmon recv: subscribed to %s on %s:%d\n", o->cfg.topic ? o->cfg.topic : "railmon/+/data",
@@ -828,11 +829,11 @@ static void recv_summary(upl_recv_t *r, const struct ground *g)
 /* Until stop, --count or --duration; connected or not. */
 static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_opts *o, bool *ret_connected)
 {
-	int64_t end = o->duration > 0 ? acq_mono_ns() + (int64_t)(o->duration * 1e9) : INT64_MAX;
+	int64_t end = o->duration > 0 ? basic_mono_ns() + (int64_t)(o->duration * 1e9) : INT64_MAX;
 	struct conn_report rep = { 0 };
 	struct upl_recv_stats st;
 
-	while (!board_stop_requested && !atomic_load(&th->done) && acq_mono_ns() < end) {
+	while (!board_stop_requested && !atomic_load(&th->done) && basic_mono_ns() < end) {
 		upl_recv_stats(r, &st);
 		report_connection(&rep, &st, o);
 		*ret_connected = *ret_connected || st.connects > 0;

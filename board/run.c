@@ -21,6 +21,7 @@
 #include "notify.h"
 #include "stat.h"
 #include "uplink/forward.h"
+#include "basic/clock.h"
 
 #define STATUS_PERIOD_NS (60 * 1000000000ll)
 #define ALIVE_NS (2 * 1000000000ll) /* collector ticks every 20 ms */
@@ -475,7 +476,7 @@ static void runner_watchdog_setup(struct runner *rn)
 			period = 1000000000ll; /* well inside any driver's timeout */
 	}
 	rn->dog_period = period;
-	rn->dog_next = acq_mono_ns();
+	rn->dog_next = basic_mono_ns();
 }
 
 int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_daemon_opts *opts,
@@ -492,14 +493,14 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 	if (!rn.no_service)
 		runner_watchdog_setup(&rn);
 	board_notify("READY=1");
-	t0 = acq_mono_ns();
+	t0 = basic_mono_ns();
 	next_status = t0 + STATUS_PERIOD_NS;
 	while (!board_stop_requested) {
 		if (!rn.d) {
 			rc = 1; /* a reload and the fallback both failed */
 			break;
 		}
-		int64_t now = acq_mono_ns();
+		int64_t now = basic_mono_ns();
 		if (duration_s > 0 && now - t0 >= (int64_t)(duration_s * 1e9))
 			break;
 		if (until_sources_done && board_daemon_sources_done(rn.d))
@@ -521,7 +522,7 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 	runner_stop(&rn);
 	if (rn.hwdog >= 0)
 		board_hwdog_close(rn.hwdog, 1);
-	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(acq_mono_ns() - t0) / 1e9);
+	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		board_cfg_free(rn.cfg);
 	return runner_verdict(&rn, rc);

@@ -76,6 +76,7 @@
 
 #include "bus.h"
 #include "bus-private.h"
+#include "basic/clock.h"
 
 /* Frames per recvmmsg(); bounds the per-open buffers (~10 KiB of frames). */
 #define CS_BATCH 64
@@ -153,13 +154,6 @@ static void cs_event(struct cs_out *o, uint16_t bus, int64_t t_ns,
 	it->event.detail = detail;
 }
 
-static int64_t cs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------ link */
 
@@ -666,7 +660,7 @@ static int64_t cs_msg_stamp(struct msghdr *m, bool *ret_have_ovfl, uint32_t *ret
 			*ret_have_ovfl = true;
 		}
 	}
-	return t ? t : cs_now_ns();
+	return t ? t : basic_realtime_ns();
 }
 
 static void cs_msg(bus_dev_t *dev, struct cs_out *o, struct mmsghdr *mm)
@@ -854,7 +848,7 @@ static int cs_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 {
 	/* check() never queues: what does not fit is found again next time. */
 	struct cs_out o = { .p = dev->priv, .items = events, .max = max };
-	int64_t t = cs_now_ns();
+	int64_t t = basic_realtime_ns();
 
 	if (o.p->fd < 0)
 		return 0; /* released: nothing to ask until reopened */

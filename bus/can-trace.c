@@ -40,6 +40,7 @@
 #include "bus-private.h"
 #include "can-filter.h"
 #include "candump.h"
+#include "basic/clock.h"
 
 #define TRACE_BUF_SIZE (64 * 1024)
 #define NS_PER_SEC 1000000000LL
@@ -74,18 +75,7 @@ struct trace {
 	bool have_pending;
 };
 
-static int64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
 
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-static struct timespec ns_to_ts(int64_t ns)
-{
-	return (struct timespec){ .tv_sec = ns / NS_PER_SEC, .tv_nsec = ns % NS_PER_SEC };
-}
 
 static int trace_fill(struct trace *tr)
 {
@@ -196,7 +186,7 @@ static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *re
 	if (!tr->first_bad)
 		tr->first_bad = tr->lineno;
 	*ret_item = (struct acq_item){
-		.t_ns = dev->cfg.can.trace_speed > 0 ? now_ns(CLOCK_REALTIME) : tr->last_t_ns,
+		.t_ns = dev->cfg.can.trace_speed > 0 ? basic_now_ns(CLOCK_REALTIME) : tr->last_t_ns,
 		.kind = ACQ_ITEM_EVENT,
 		.bus = dev->cfg.index,
 		.event = { .code = ACQ_EV_CAN_BAD_LINE, .detail = (uint32_t)tr->lineno,
@@ -273,31 +263,31 @@ static int trace_pace(bus_dev_t *dev, struct trace *tr, int64_t deadline_ns, boo
 
 	if (!tr->paced_started) {
 		tr->paced_started = true;
-		tr->mono0_ns = now_ns(CLOCK_MONOTONIC);
+		tr->mono0_ns = basic_now_ns(CLOCK_MONOTONIC);
 		tr->trace0_ns = tr->pending.t_ns;
 	}
 	delay = (double)(tr->pending.t_ns - tr->trace0_ns) / speed;
 	/* a frame a century away (bad stamp, tiny speed) must not overflow */
 	target = tr->mono0_ns + (int64_t)fmin(fmax(delay, 0.0), 3.0e18);
 	for (;;) {
-		int64_t now = now_ns(CLOCK_MONOTONIC);
+		int64_t now = basic_now_ns(CLOCK_MONOTONIC);
 		struct timespec ts;
 
 		if (now >= target)
 			break;
 		if (nowait || (deadline_ns >= 0 && deadline_ns <= now))
 			return 0;
-		ts = ns_to_ts(deadline_ns >= 0 && deadline_ns < target ? deadline_ns : target);
+		ts = basic_ns_to_ts(deadline_ns >= 0 && deadline_ns < target ? deadline_ns : target);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
-	tr->pending.t_ns = now_ns(CLOCK_REALTIME);
+	tr->pending.t_ns = basic_now_ns(CLOCK_REALTIME);
 	return 1;
 }
 
 static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct trace *tr = dev->priv;
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+	int64_t deadline = timeout_ms < 0 ? -1 : basic_now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
 	size_t n = 0;
 
 	if (tr->fd < 0)

@@ -119,6 +119,7 @@
 #include "acquisition/acq-latency.h"
 #include "bus-private.h"
 #include "regmap.h"
+#include "basic/clock.h"
 
 #define MB_NS_PER_MS 1000000LL
 #define MB_BACKOFF_MIN_NS (50 * MB_NS_PER_MS)
@@ -204,22 +205,7 @@ struct mb_result {
 	struct bus_mb_reply reply;
 };
 
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
 
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void sleep_until(int64_t t_ns)
-{
-	struct timespec ts = { .tv_sec = t_ns / 1000000000LL, .tv_nsec = t_ns % 1000000000LL };
-
-	/* EINTR: go back to sleep, the deadline is absolute. */
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
 
 static uint64_t rng_next(struct mb_priv *p)
 {
@@ -260,14 +246,14 @@ static void event_push(struct mb_priv *p, int64_t t_ns, uint32_t code, int64_t a
 static void link_down(bus_dev_t *dev, int err)
 {
 	struct mb_priv *p = dev->priv;
-	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	int64_t now = basic_now_ns(CLOCK_MONOTONIC);
 	int64_t jitter;
 
 	if (p->connected)
 		modbus_close(p->ctx);
 	p->connected = false;
 	if (!p->down_reported) {
-		event_push(p, clock_ns(CLOCK_REALTIME), ACQ_EV_MB_DISCONNECT, -(int64_t)err, 0);
+		event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_DISCONNECT, -(int64_t)err, 0);
 		p->down_reported = true;
 		p->backoff_ns = MB_BACKOFF_MIN_NS;
 	}
@@ -303,7 +289,7 @@ static bool link_ensure(bus_dev_t *dev)
 
 	if (p->connected)
 		return true;
-	if (clock_ns(CLOCK_MONOTONIC) < p->retry_at_ns)
+	if (basic_now_ns(CLOCK_MONOTONIC) < p->retry_at_ns)
 		return false;
 	p->attempts++;
 	r = link_open(p);
@@ -312,7 +298,7 @@ static bool link_ensure(bus_dev_t *dev)
 		return false;
 	}
 	p->connected = true;
-	event_push(p, clock_ns(CLOCK_REALTIME), ACQ_EV_MB_CONNECT, p->attempts, 0);
+	event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_CONNECT, p->attempts, 0);
 	p->down_reported = false;
 	p->attempts = 0;
 	p->backoff_ns = MB_BACKOFF_MIN_NS;
@@ -376,7 +362,7 @@ static void verdict_outcome(struct mb_result *res)
    of the request's.  false: nothing is left. */
 static bool tcp_timeout_left(struct mb_priv *p, int64_t end_ns)
 {
-	int64_t left = end_ns - clock_ns(CLOCK_MONOTONIC);
+	int64_t left = end_ns - basic_now_ns(CLOCK_MONOTONIC);
 
 	if (left < 1000)
 		return false;
@@ -389,7 +375,7 @@ static bool tcp_timeout_left(struct mb_priv *p, int64_t end_ns)
 static void tcp_receive(struct mb_priv *p, bus_dev_t *dev, const struct bus_mb_expect *exp,
                         struct mb_result *res)
 {
-	int64_t end = clock_ns(CLOCK_MONOTONIC) + p->resp_ns;
+	int64_t end = basic_now_ns(CLOCK_MONOTONIC) + p->resp_ns;
 
 	for (int i = 0; i < MB_STALE_MAX; i++) {
 		int n;
@@ -429,7 +415,7 @@ static void tcp_transact(bus_dev_t *dev, const struct bus_mb_request *req, struc
 	/* Whatever is waiting now is unsolicited (the tail of a reply that
 	   hit the byte timeout): one non-blocking recv. */
 	modbus_flush(p->ctx);
-	res->t_ns = clock_ns(CLOCK_REALTIME);
+	res->t_ns = basic_now_ns(CLOCK_REALTIME);
 	r = request_send(p, &exp, req->addr);
 	bus_stat_add(&dev->stats.tx_frames, 1);
 	if (r < 0) {
@@ -455,7 +441,7 @@ static int line_wait(int fd, int64_t until_ns, bool *ret_ready)
 	if (ret_ready)
 		*ret_ready = r > 0;
 	while (r == 0 || (r < 0 && errno == EINTR)) {
-		int64_t left = until_ns - clock_ns(CLOCK_MONOTONIC);
+		int64_t left = until_ns - basic_now_ns(CLOCK_MONOTONIC);
 		struct timespec ts = { .tv_sec = left / 1000000000LL, .tv_nsec = left % 1000000000LL };
 
 		if (left <= 0)
@@ -512,7 +498,7 @@ static int rtu_read(struct mb_priv *p, int64_t first_by, struct rtu_frame *f)
 			continue;
 		}
 		if (!f->len) {
-			f->first_ns = clock_ns(CLOCK_MONOTONIC);
+			f->first_ns = basic_now_ns(CLOCK_MONOTONIC);
 			f->waiting = ready;
 		}
 		f->len += (size_t)r;
@@ -527,7 +513,7 @@ static int rtu_read(struct mb_priv *p, int64_t first_by, struct rtu_frame *f)
 			else
 				want = (size_t)r;
 		}
-		by = clock_ns(CLOCK_MONOTONIC) + l->gap_ns;
+		by = basic_now_ns(CLOCK_MONOTONIC) + l->gap_ns;
 	}
 	if (r < 0)
 		return r;
@@ -616,7 +602,7 @@ static bool late_reply(bus_dev_t *dev, const struct rtu_frame *f)
 		return true;
 	}
 	bus_stat_add(&dev->stats.bad_input, 1);
-	event_push(p, clock_ns(CLOCK_REALTIME), ACQ_EV_MB_LATE_REPLY, late / MB_NS_PER_MS,
+	event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_LATE_REPLY, late / MB_NS_PER_MS,
 	           (uint32_t)f->len << 16 | (uint32_t)b[0] << 8 | b[1]);
 	return true;
 }
@@ -631,7 +617,7 @@ static int rtu_drain(bus_dev_t *dev, int64_t until_ns)
 {
 	struct mb_priv *p = dev->priv;
 	struct mb_rtu *l = p->rtu;
-	int64_t now = clock_ns(CLOCK_MONOTONIC), stop = now + MB_HORIZON_MAX * p->resp_ns;
+	int64_t now = basic_now_ns(CLOCK_MONOTONIC), stop = now + MB_HORIZON_MAX * p->resp_ns;
 	struct rtu_frame f;
 
 	while (now < stop) {
@@ -644,7 +630,7 @@ static int rtu_drain(bus_dev_t *dev, int64_t until_ns)
 			return 0;
 		if (kind != RX_FRAME || !late_reply(dev, &f))
 			discard(dev, f.len, kind == RX_FRAME);
-		now = clock_ns(CLOCK_MONOTONIC);
+		now = basic_now_ns(CLOCK_MONOTONIC);
 	}
 	return 0;
 }
@@ -715,14 +701,14 @@ static bool rtu_exchange(bus_dev_t *dev, const struct bus_mb_expect *exp, uint16
 	struct mb_priv *p = dev->priv;
 	struct mb_unit *u = &p->rtu->unit[exp->unit_id];
 	struct rtu_frame f;
-	int64_t sent, t_ns = clock_ns(CLOCK_REALTIME);
+	int64_t sent, t_ns = basic_now_ns(CLOCK_REALTIME);
 	int kind = request_send(p, exp, addr);
 	bool settled;
 
 	memset(res, 0, sizeof(*res));
 	res->t_ns = t_ns;
 	bus_stat_add(&dev->stats.tx_frames, 1);
-	sent = clock_ns(CLOCK_MONOTONIC);
+	sent = basic_now_ns(CLOCK_MONOTONIC);
 	while (kind >= 0) {
 		kind = rtu_read(p, sent + p->resp_ns, &f);
 		/* An older request's answer: ours may still come. */
@@ -802,7 +788,7 @@ static void rtu_transact(bus_dev_t *dev, const struct bus_mb_request *req, struc
 	int r;
 
 	memset(res, 0, sizeof(*res));
-	res->t_ns = clock_ns(CLOCK_REALTIME);
+	res->t_ns = basic_now_ns(CLOCK_REALTIME);
 	l->late_events = 0;
 	/* Bytes waiting now came unasked (a late reply that came while the
 	   thread slept, noise): read them and let the line fall quiet, so the
@@ -814,7 +800,7 @@ static void rtu_transact(bus_dev_t *dev, const struct bus_mb_request *req, struc
 		r = rtu_drain(dev, 0);
 	/* A probe that cannot settle it (a unit that refuses reads of another
 	   size) must not keep a request from going out for ever. */
-	owed_expire(u, clock_ns(CLOCK_MONOTONIC) - owed_life(p, u));
+	owed_expire(u, basic_now_ns(CLOCK_MONOTONIC) - owed_life(p, u));
 	if (r < 0) {
 		res->outcome = MB_DOWN;
 		res->err = -r;
@@ -830,7 +816,7 @@ static void rtu_transact(bus_dev_t *dev, const struct bus_mb_request *req, struc
 		rtu_exchange(dev, &exp, req->addr, res);
 	}
 	if (l->disc_bytes)
-		event_push(p, clock_ns(CLOCK_REALTIME), ACQ_EV_MB_DISCARDED, (int64_t)l->disc_bytes,
+		event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_DISCARDED, (int64_t)l->disc_bytes,
 		           (uint32_t)l->disc_frames);
 	l->disc_bytes = l->disc_frames = 0;
 }
@@ -973,22 +959,22 @@ static int mb_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeo
 
 	if (p->npending)
 		return (int)pending_drain(p, items, max);
-	now = clock_ns(CLOCK_MONOTONIC);
+	now = basic_now_ns(CLOCK_MONOTONIC);
 	gi = group_earliest(p);
 	deadline = p->next_ns[gi];
 	if (timeout_ms >= 0 && deadline > now + timeout_ms * MB_NS_PER_MS) {
-		sleep_until(now + timeout_ms * MB_NS_PER_MS);
+		basic_sleep_until(CLOCK_MONOTONIC, now + timeout_ms * MB_NS_PER_MS);
 		return 0;
 	}
 	if (deadline > now) {
-		sleep_until(deadline);
-		now = clock_ns(CLOCK_MONOTONIC);
+		basic_sleep_until(CLOCK_MONOTONIC, deadline);
+		now = basic_now_ns(CLOCK_MONOTONIC);
 		acq_latency_add(&p->lat, now - deadline);
 	}
 	missed = group_advance(p, gi, now);
 	if (missed) {
 		acq_latency_overrun(&p->lat, (uint64_t)missed);
-		event_push(p, clock_ns(CLOCK_REALTIME), ACQ_EV_MB_OVERRUN, missed,
+		event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_OVERRUN, missed,
 		           (uint32_t)p->map->groups[gi].unit_id << 8 | p->map->groups[gi].table);
 	}
 	group_run(dev, gi, deadline);
@@ -1083,7 +1069,7 @@ static int mb_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	const struct bus_mb_cfg *c = &cfg->mb;
 	struct mb_priv *p;
-	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	int64_t now = basic_now_ns(CLOCK_MONOTONIC);
 	int r = cfg_check(c);
 
 	if (r < 0)
@@ -1115,7 +1101,7 @@ static int mb_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	if (p->rtu)
 		p->rtu->gap_ns = rtu_gap_ns(c);
 	p->bus = cfg->index;
-	p->rng = (uint64_t)clock_ns(CLOCK_REALTIME) | 1;
+	p->rng = (uint64_t)basic_now_ns(CLOCK_REALTIME) | 1;
 	return 0;
 fail:
 	mb_close(dev);

@@ -39,6 +39,7 @@
 #include "bus-private.h"
 #include "can-filter.h"
 #include "slcan.h"
+#include "basic/clock.h"
 
 #define SLCAN_RX_BUF 4096
 #define SLCAN_CMD_TIMEOUT_MS 1000
@@ -128,13 +129,6 @@ struct slcan {
 	int64_t rx_stamp;    /* CLOCK_REALTIME of the last read() */
 };
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int baud_const(uint32_t baud, speed_t *ret)
 {
@@ -428,7 +422,7 @@ static int slcan_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 	if (r == 0)
 		return 0;
 	got = read(sl->fd, sl->rx, SLCAN_RX_BUF);
-	sl->rx_stamp = realtime_ns();
+	sl->rx_stamp = basic_realtime_ns();
 	if (got == 0)
 		return bus_gone(dev, -EPIPE); /* hung up */
 	if (got < 0 && errno != EAGAIN && errno != EINTR)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "stor-private.h"
+#include "basic/clock.h"
 
 #define BUF_BYTES (1u << 20) /* write buffer: >= 64 KiB, and holds the largest frame */
 #define SEAL_BYTES STOR_FRAME_HDR_BYTES
@@ -61,13 +62,6 @@ struct stor_log {
 	struct stor_events ev;
 };
 
-static int64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int note(stor_log_t *log, int r)
 {
@@ -224,9 +218,9 @@ static size_t deletable(const stor_log_t *log)
 
 static void retention(stor_log_t *log)
 {
-	int64_t cutoff = now_ns(CLOCK_REALTIME) - (int64_t)log->retention_age_s * 1000000000LL;
+	int64_t cutoff = basic_now_ns(CLOCK_REALTIME) - (int64_t)log->retention_age_s * 1000000000LL;
 
-	log->last_retention_ns = now_ns(CLOCK_MONOTONIC);
+	log->last_retention_ns = basic_now_ns(CLOCK_MONOTONIC);
 	while (deletable(log) > 0) {
 		bool over = log->retention_bytes && disk_bytes(log) > log->retention_bytes;
 		bool old = log->retention_age_s && seg_t_last(log, 0) < cutoff;
@@ -319,7 +313,7 @@ static int seg_write_header(stor_log_t *log, uint64_t first_seq)
 	struct stor_seg_hdr h = {
 		.first_seq = first_seq,
 		.config_hash = log->config_hash,
-		.created_ns = now_ns(CLOCK_REALTIME),
+		.created_ns = basic_now_ns(CLOCK_REALTIME),
 	};
 	uint8_t buf[STOR_HDR_BYTES];
 	size_t done;
@@ -328,7 +322,7 @@ static int seg_write_header(stor_log_t *log, uint64_t first_seq)
 	/* A fresh salt per file generation: frames left over from an older
 	   file of the same name can never validate against it. */
 	if (getrandom(&h.salt, sizeof(h.salt), 0) != sizeof(h.salt))
-		h.salt = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+		h.salt = (uint64_t)basic_now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
 	memcpy(h.boot_id, log->boot_id, 16);
 	memcpy(h.log_id, log->log_id, sizeof(h.log_id));
 	memcpy(h.vehicle, log->vehicle, sizeof(h.vehicle));
@@ -822,8 +816,8 @@ static void random_log_id(uint8_t id[STOR_LOG_ID_BYTES])
 
 	if (getrandom(id, STOR_LOG_ID_BYTES, 0) == STOR_LOG_ID_BYTES)
 		return;
-	a = (uint64_t)now_ns(CLOCK_REALTIME);
-	b = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+	a = (uint64_t)basic_now_ns(CLOCK_REALTIME);
+	b = (uint64_t)basic_now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
 	for (size_t i = 0; i < 8; i++) {
 		id[i] = (uint8_t)(a >> (8 * i));
 		id[8 + i] = (uint8_t)(b >> (8 * i));
@@ -1015,7 +1009,7 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 	if (log->sync_window_ms == 0)
 		return sync_now(log);
 	if (!log->unsynced_since_ns)
-		log->unsynced_since_ns = now_ns(CLOCK_MONOTONIC);
+		log->unsynced_since_ns = basic_now_ns(CLOCK_MONOTONIC);
 	return 0;
 }
 
@@ -1042,7 +1036,7 @@ int stor_log_tick(stor_log_t *log)
 
 	if (!log)
 		return -EINVAL;
-	now = now_ns(CLOCK_MONOTONIC);
+	now = basic_now_ns(CLOCK_MONOTONIC);
 	if (log->unsynced_since_ns &&
 	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
 		r = after_sync(log, sync_now(log));

@@ -26,6 +26,7 @@
 #include "forward.h"
 #include "forward-private.h"
 #include "mqtt-private.h"
+#include "basic/clock.h"
 
 enum slot_state {
 	SLOT_STAGED, /* read from the log, not yet published on this connection */
@@ -278,7 +279,7 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 		f->cursor_written = 0;
 	f->st.cursor = cursor;
 	f->st.insecure = f->cfg.use_tls && f->cfg.tls.insecure;
-	f->rng = (uint64_t)upl_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;
+	f->rng = (uint64_t)basic_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;
 	upl_mqtt_lib_init();
 	*ret_fwd = f;
 	return 0;
@@ -296,13 +297,6 @@ int upl_forwarder_stats(upl_forwarder_t *f, struct upl_forward_stats *ret)
 
 /* ---- the window ---- */
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 
 static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
@@ -312,7 +306,7 @@ static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
 
 static void cursor_flush(upl_forwarder_t *f, bool force)
 {
-	int64_t now = upl_mono_ns();
+	int64_t now = basic_mono_ns();
 	int r;
 
 	if (f->cursor == f->cursor_written)
@@ -461,11 +455,11 @@ static void live_read(upl_forwarder_t *f)
 
 		if (s->used)
 			continue;
-		if (upl_mono_ns() < f->live_poll_ns)
+		if (basic_mono_ns() < f->live_poll_ns)
 			return;
 		r = f->cfg.live_source.next(f->cfg.live_source.ctx, &rec);
 		if (r <= 0) {
-			f->live_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+			f->live_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 			return;
 		}
 		if (rec.first_seq < f->read_seq) {
@@ -561,7 +555,7 @@ static int window_stage(upl_forwarder_t *f)
 	struct slot *s;
 	int r;
 
-	if (f->n == f->cfg.inflight || upl_mono_ns() < f->next_poll_ns)
+	if (f->n == f->cfg.inflight || basic_mono_ns() < f->next_poll_ns)
 		return 0;
 	memset(&rec, 0, sizeof(rec));
 	r = f->cfg.source.next(f->cfg.source.ctx, &rec);
@@ -575,14 +569,14 @@ static int window_stage(upl_forwarder_t *f)
 		   disk.  Never a reason to drop the connection. */
 		if (r == -EBADMSG)
 			return 1;
-		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		f->next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return 0;
 	}
 	/* Records wholly before the cursor were forwarded already (the source
 	   seeks to the record containing the cursor, which may start earlier). */
 	if (rec.first_seq + rec.count <= f->read_seq || !rec.payload || !rec.len)
 		return 1;
-	f->backlogged = rec.t_last_ns < realtime_ns() - f->cfg.live_window_ns;
+	f->backlogged = rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns;
 	/* Already delivered ahead of the backlog: acknowledged, skip it. */
 	if (ahead_covers(f, rec.first_seq, rec.first_seq + rec.count)) {
 		f->read_seq = rec.first_seq + rec.count;
@@ -595,7 +589,7 @@ static int window_stage(upl_forwarder_t *f)
 		/* The source has moved past this record: rewind it, or the
 		   record would be skipped for good.  Try again after a pause. */
 		f->cfg.source.seek(f->cfg.source.ctx, f->read_seq);
-		f->next_poll_ns = upl_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		f->next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return -ENOMEM;
 	}
 	if (live_adopt(f, s))
@@ -620,9 +614,9 @@ static bool rate_allows(upl_forwarder_t *f, const struct slot *s)
 
 	if (!f->cfg.rate_bytes_s || s->ever_sent)
 		return true;
-	if (s->t_last_ns >= realtime_ns() - f->cfg.live_window_ns)
+	if (s->t_last_ns >= basic_realtime_ns() - f->cfg.live_window_ns)
 		return true;
-	now = upl_mono_ns();
+	now = basic_mono_ns();
 	burst = (double)f->cfg.rate_bytes_s / 4;
 	f->tokens += (double)(now - f->tokens_ns) * 1e-9 * (double)f->cfg.rate_bytes_s;
 	if (f->tokens > burst)
@@ -668,7 +662,7 @@ static int slot_publish(upl_forwarder_t *f, struct slot *s)
 	pthread_mutex_unlock(&f->lock);
 	s->mid = mid;
 	s->state = SLOT_SENT;
-	s->sent_ns = upl_mono_ns();
+	s->sent_ns = basic_mono_ns();
 	s->ever_sent = true;
 	return 0;
 }
@@ -701,7 +695,7 @@ static int window_publish(upl_forwarder_t *f)
    is stopped or the TCP connection is half-open. */
 static bool window_stalled(upl_forwarder_t *f)
 {
-	int64_t limit = upl_mono_ns() - (int64_t)f->cfg.ack_timeout_ms * 1000000;
+	int64_t limit = basic_mono_ns() - (int64_t)f->cfg.ack_timeout_ms * 1000000;
 
 	for (unsigned k = 0; k < f->n; k++) {
 		struct slot *s = slot_at(f, k);
@@ -829,7 +823,7 @@ static void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 	delay = delay / 2 + xorshift(&f->rng) % (delay / 2 + 1);
 	if (f->fails < 64)
 		f->fails++;
-	f->deadline_ns = upl_mono_ns() + (int64_t)delay * 1000000;
+	f->deadline_ns = basic_mono_ns() + (int64_t)delay * 1000000;
 }
 
 static int conn_setup(upl_forwarder_t *f)
@@ -885,7 +879,7 @@ static void conn_start(upl_forwarder_t *f)
 		return;
 	}
 	f->conn = CONN_CONNECTING;
-	f->deadline_ns = upl_mono_ns() + (int64_t)f->cfg.connect_timeout_ms * 1000000;
+	f->deadline_ns = basic_mono_ns() + (int64_t)f->cfg.connect_timeout_ms * 1000000;
 }
 
 static void conn_established(upl_forwarder_t *f)
@@ -923,7 +917,7 @@ static int conn_step(upl_forwarder_t *f)
 	if (f->conn == CONN_CONNECTING) {
 		if (f->connack_rc == 0) {
 			conn_established(f);
-		} else if (upl_mono_ns() > f->deadline_ns) {
+		} else if (basic_mono_ns() > f->deadline_ns) {
 			why_set(f, "no answer (CONNACK) within %u ms: the broker accepts TCP but does not speak MQTT",
 			        f->cfg.connect_timeout_ms);
 			conn_down(f, -ETIMEDOUT, true);
@@ -954,12 +948,12 @@ static int conn_step(upl_forwarder_t *f)
 static void forwarder_goodbye(upl_forwarder_t *f)
 {
 	static const char offline[] = "offline";
-	int64_t until = upl_mono_ns() + 500 * INT64_C(1000000);
+	int64_t until = basic_mono_ns() + 500 * INT64_C(1000000);
 
 	if (f->conn == CONN_UP) {
 		/* A clean DISCONNECT suppresses the will, so say it ourselves. */
 		mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(offline) - 1, offline, 1, true);
-		while (mosquitto_want_write(f->mosq) && upl_mono_ns() < until)
+		while (mosquitto_want_write(f->mosq) && basic_mono_ns() < until)
 			if (mosquitto_loop(f->mosq, 20, 1) != MOSQ_ERR_SUCCESS)
 				break;
 		mosquitto_disconnect(f->mosq);
@@ -985,13 +979,13 @@ static void *forwarder_main(void *arg)
 		if (r < 0)
 			stats_error(f, r);
 	}
-	f->tokens_ns = upl_mono_ns();
+	f->tokens_ns = basic_mono_ns();
 	/* Into the record log through the board, with the reason. */
 	if (f->cursor_damage)
 		emit(f, UPL_FWD_CURSOR_RESET, f->cursor_damage);
 	if (f->cfg.live_source.next) {
 		int r = f->cfg.live_source.seek_time(f->cfg.live_source.ctx,
-		                                     realtime_ns() - f->cfg.live_window_ns);
+		                                     basic_realtime_ns() - f->cfg.live_window_ns);
 
 		f->live_on = r == 0;
 		if (r < 0)
@@ -1001,7 +995,7 @@ static void *forwarder_main(void *arg)
 		int timeout;
 
 		if (f->conn == CONN_DOWN) {
-			int64_t wait = f->deadline_ns - upl_mono_ns();
+			int64_t wait = f->deadline_ns - basic_mono_ns();
 
 			if (wait <= 0) {
 				conn_start(f);
@@ -1069,13 +1063,7 @@ int upl_forwarder_wait_cursor(upl_forwarder_t *f, uint64_t seq, unsigned timeout
 
 	if (!f)
 		return -EINVAL;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
 	pthread_mutex_lock(&f->lock);
 	while (f->st.cursor < seq && err == 0) {
 		if (!f->wait_seq || seq < f->wait_seq)

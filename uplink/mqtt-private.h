@@ -36,9 +36,6 @@ int upl_mqtt_tls_check(const struct upl_tls_cfg *tls);
 /* Apply TLS (verify peer, TLS >= 1.2) to a fresh client.  0 or -errno. */
 int upl_mqtt_tls_apply(struct mosquitto *mosq, const struct upl_tls_cfg *tls);
 
-/* CLOCK_MONOTONIC in ns. */
-int64_t upl_mono_ns(void);
-
 /* strdup(s), NULL for NULL; clears *ok when out of memory (so a run of
    copies is checked once). */
 char *upl_strdup_opt(const char *s, bool *ok);

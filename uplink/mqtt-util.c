@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "mqtt-private.h"
+#include "basic/clock.h"
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
@@ -114,13 +115,6 @@ int upl_mqtt_tls_apply(struct mosquitto *mosq, const struct upl_tls_cfg *tls)
 	return upl_mqtt_errno(mosquitto_tls_insecure_set(mosq, tls->insecure));
 }
 
-int64_t upl_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 char *upl_strdup_opt(const char *s, bool *ok)
 {

@@ -27,6 +27,7 @@
 
 #include "mqtt-private.h"
 #include "recv.h"
+#include "basic/clock.h"
 
 struct range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -848,7 +849,7 @@ int upl_recv_new(const struct upl_recv_cfg *cfg, upl_recv_t **ret_recv)
 	   hash alike on purpose.  Without entropy the hash is still a good
 	   checksum against accidents. */
 	if (getrandom(&r->hash_seed, sizeof(r->hash_seed), GRND_NONBLOCK) != sizeof(r->hash_seed))
-		r->hash_seed = (uint64_t)upl_mono_ns();
+		r->hash_seed = (uint64_t)basic_mono_ns();
 	if (!ok) {
 		upl_recv_free(r);
 		return -ENOMEM;
@@ -924,17 +925,6 @@ int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *r
 	return err;
 }
 
-static void deadline_in(struct timespec *ts, unsigned timeout_ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += timeout_ms / 1000;
-	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}
-
 int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms)
 {
 	struct timespec ts;
@@ -942,7 +932,7 @@ int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms)
 
 	if (!r)
 		return -EINVAL;
-	deadline_in(&ts, timeout_ms);
+	ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
 	pthread_mutex_lock(&r->lock);
 	while (!r->st.subscribed && err == 0)
 		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
@@ -958,7 +948,7 @@ int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms)
 
 	if (!r)
 		return -EINVAL;
-	deadline_in(&ts, timeout_ms);
+	ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
 	pthread_mutex_lock(&r->lock);
 	while (r->st.records < n && err == 0)
 		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
@@ -981,7 +971,7 @@ int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned
 
 	if (!r || !vehicle)
 		return -EINVAL;
-	deadline_in(&ts, timeout_ms);
+	ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
 	pthread_mutex_lock(&r->lock);
 	while (!vehicle_reached(r, vehicle, seq) && err == 0)
 		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
@@ -1131,7 +1121,7 @@ static void session_failed(upl_recv_t *r, int loop_rc, bool timed_out, bool subs
 /* One connection: returns when it is lost, times out, or stop is asked. */
 static void session_run(upl_recv_t *r, struct mosquitto *m)
 {
-	int64_t deadline = upl_mono_ns() + 15 * INT64_C(1000000000);
+	int64_t deadline = basic_mono_ns() + 15 * INT64_C(1000000000);
 	bool timed_out = false, subscribed = false;
 	int rc;
 
@@ -1145,7 +1135,7 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 	}
 	while (!atomic_load(&r->stop) && !r->lost && r->connack_rc <= 0) {
 		/* No CONNACK in time: a stopped broker accepts TCP but never answers. */
-		if (r->connack_rc < 0 && upl_mono_ns() > deadline) {
+		if (r->connack_rc < 0 && basic_mono_ns() > deadline) {
 			timed_out = true;
 			break;
 		}
@@ -1163,9 +1153,9 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 
 static void backoff_wait(upl_recv_t *r, unsigned ms)
 {
-	int64_t until = upl_mono_ns() + (int64_t)ms * 1000000;
+	int64_t until = basic_mono_ns() + (int64_t)ms * 1000000;
 
-	while (!atomic_load(&r->stop) && upl_mono_ns() < until) {
+	while (!atomic_load(&r->stop) && basic_mono_ns() < until) {
 		struct timespec ts = { 0, 20000000 };
 
 		nanosleep(&ts, NULL);
@@ -1194,7 +1184,7 @@ int upl_recv_run(upl_recv_t *r)
 		if (delay > r->cfg.backoff_max_ms)
 			delay = r->cfg.backoff_max_ms;
 		if (!atomic_load(&r->stop))
-			backoff_wait(r, delay / 2 + (unsigned)(upl_mono_ns() % (delay / 2 + 1)));
+			backoff_wait(r, delay / 2 + (unsigned)(basic_mono_ns() % (delay / 2 + 1)));
 	}
 	atomic_store(&r->stop, false);
 	return 0;
