@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "basic/parse.h"
 #include "bus/bus.h"
@@ -100,3 +101,10 @@ static inline char *board_size_text(uint64_t bytes, char *buf, size_t len)
 	return basic_format_size(bytes, buf, len);
 }
 
+/*
+ * The key reference, from the tables that parse board files: every
+ * section and key with its type, range, default and help, as plain text
+ * or as Markdown (docs/board-keys.md is this output).  Returns 0, or -EIO
+ * if f could not be written.
+ */
+int board_cfg_print_keys(FILE *f, bool markdown);

@@ -457,14 +457,16 @@ static void test_retention_limit(void)
 	assert(!strcmp(board_size_text(1024, buf, sizeof(buf)), "1K"));
 }
 
-/* Every table is sound, and its defaults are the ones board files always
-   had. */
+/* Every table is sound, its defaults are the ones board files always had,
+   and the reference names every key. */
 static void test_schema(void)
 {
 	static const char text[] = "[board]\nvehicle = a\n[can c]\ninterface = x\n[modbus m]\nhost = h\n"
 	                           "[channel ch]\nbus = m\naddress = 1\n";
 	struct board_cfg *c;
-	char err[BOARD_ERR_MAX] = "";
+	char err[BOARD_ERR_MAX] = "", *ref = NULL;
+	size_t reflen = 0;
+	FILE *f;
 
 	for (enum board_section s = 0; s < BOARD_SEC_MAX; s++) {
 		if (basic_ini_table_check(board_schema_table(s), err, sizeof(err)) < 0) {
@@ -494,6 +496,18 @@ static void test_schema(void)
 	                       "filter = 0x100/ 0x7ff\n", &c, err, sizeof(err)) == 0);
 	assert(c->uplink.port == 80 && c->buses[0].can.filters[0].mask == 0x7ff);
 	board_cfg_free(c);
+	f = open_memstream(&ref, &reflen);
+	assert(f && board_cfg_print_keys(f, false) == 0 && fclose(f) == 0);
+	for (enum board_section s = 0; s < BOARD_SEC_MAX; s++) {
+		const struct basic_ini_table *t = board_schema_table(s);
+		for (size_t i = 0; i < t->nkeys; i++) {
+			char want[64];
+			snprintf(want, sizeof(want), "\n  %s: ", t->keys[i].name);
+			assert(strstr(ref, want));
+		}
+	}
+	free(ref);
+	assert(board_cfg_print_keys(NULL, true) == -EINVAL);
 	assert(!strcmp(board_mb_table_name(BUS_MB_INPUT), "input") && !strcmp(board_mb_table_name(0), "?"));
 	assert(!strcmp(board_mb_type_name(BUS_MB_BIT), "bit") && !strcmp(board_mb_type_name(BUS_MB_TYPE_MAX), "?"));
 	assert(!strcmp(board_mb_order_name(BUS_MB_CDAB), "CDAB") && !strcmp(board_mb_order_name(BUS_MB_ORDER_MAX), "?"));
