@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
+#include "basic/parse.h"
 #include "bus/dbc.h"
 #include "bus/regmap.h"
 #include "cli.h"
@@ -35,13 +36,7 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 
 bool cli_parse_seconds(const char *s, double *ret)
 {
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || v < 0)
-		return false;
-	*ret = v;
-	return true;
+	return basic_parse_seconds(s, ret) == 0;
 }
 
 /* ------------------------------------------------------------------ demo */
