@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
+#include "basic/parse.h"
 #include "bus/dbc.h"
 #include "bus/regmap.h"
 #include "cli.h"
@@ -35,13 +36,7 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 
 bool cli_parse_seconds(const char *s, double *ret)
 {
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || v < 0)
-		return false;
-	*ret = v;
-	return true;
+	return basic_parse_seconds(s, ret) == 0;
 }
 
 /* ------------------------------------------------------------------ demo */
@@ -153,9 +148,11 @@ int board_cmd_run(int argc, char **argv)
 
 static const char check_usage[] =
 	"Usage: railmon check --board FILE [--data DIR]\n"
+	"       railmon check --keys [--markdown]\n"
 	"Validate a board file and the DBC files it names; print the acquisition plan.\n"
 	"The log's segment_size and retention_size are checked against the filesystem\n"
-	"holding the log directory (--data DIR, else [storage] dir), as `run` does.\n";
+	"holding the log directory (--data DIR, else [storage] dir), as `run` does.\n"
+	"--keys prints every board-file key instead (docs/board-keys.md is --markdown).\n";
 
 /* The log's sizes against its filesystem: refused as `run` would refuse. */
 static int check_storage(const struct board_cfg *cfg, const char *data)
@@ -300,19 +297,27 @@ int board_cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = { { "board", required_argument, NULL, 'b' },
 		                              { "data", required_argument, NULL, 'd' },
+		                              { "keys", no_argument, NULL, 'k' }, { "markdown", no_argument, NULL, 'm' },
 		                              { "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *board = NULL, *data = NULL;
 	struct board_cfg *cfg;
+	bool keys = false, markdown = false;
 	int c, r, bad = 0;
 
 	while ((c = getopt_long(argc, argv, "b:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': board = optarg; break;
 		case 'd': data = optarg; break;
+		case 'k': keys = true; break;
+		case 'm': markdown = true; break;
 		case 'h': fputs(check_usage, stdout); return 0;
 		default: fputs(check_usage, stderr); return 2;
 		}
 	}
+	if (markdown && !keys)
+		return cli_fail("check", "--markdown goes with --keys");
+	if (keys)
+		return board_cfg_print_keys(stdout, markdown) < 0;
 	if (!board && optind < argc)
 		board = argv[optind++];
 	if ((r = load_board("check", board, &cfg)) != 0)

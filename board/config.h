@@ -3,15 +3,18 @@
  * config.h - the board file: one INI file describing a vehicle computer.
  *
  * Parsed with libinih and validated completely before anything starts;
- * every error names "file:line: what is wrong".  See board/README.md for
- * the keys, and the examples under board/.
+ * every error names "file:line: what is wrong".  The keys are the tables
+ * of config-schema.c (docs/board-keys.md, `railmon check --keys`); the
+ * examples are under board/.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "basic/parse.h"
 #include "bus/bus.h"
 
 #define BOARD_BUSES_MAX 16
@@ -91,5 +94,17 @@ const char *board_mb_order_name(enum bus_mb_order o);
 struct bus_cfg *board_cfg_bus(struct board_cfg *cfg, const char *name);
 
 /* A byte count the way board files write sizes: "16M", "2G", "7.9G" (not a
-   whole number of units), "512 bytes".  Returns buf. */
-char *board_size_text(uint64_t bytes, char *buf, size_t len);
+   whole number of units), "512 bytes".  Returns buf.  The one copy is
+   basic_format_size(); this name stays for the commands that use it. */
+static inline char *board_size_text(uint64_t bytes, char *buf, size_t len)
+{
+	return basic_format_size(bytes, buf, len);
+}
+
+/*
+ * The key reference, from the tables that parse board files: every
+ * section and key with its type, range, default and help, as plain text
+ * or as Markdown (docs/board-keys.md is this output).  Returns 0, or -EIO
+ * if f could not be written.
+ */
+int board_cfg_print_keys(FILE *f, bool markdown);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "board/config-schema.h"
 #include "board/config.h"
 #include "board/daemon.h"
 
@@ -168,6 +169,35 @@ static const struct {
 	  "t.ini:4: retention_size 20M is less than two segments of 16M (segment_size, the default): the budget counts the segment being written and a recycled spare; use at least 32M" },
 	{ "[board]\nvehicle = a\n[storage]\nsegment_size = 1536K\nretention_size = 100K\n",
 	  "t.ini:5: retention_size 100K is less than two segments of 1.5M (segment_size)" },
+	/* the keys with code of their own (config-schema.c), and the words of
+	   keys whose type would say it otherwise */
+	{ "[board]\nvehicle = 0123456789012345678901234567890123456789012345678901234567890123\n",
+	  "t.ini:2: vehicle: must be 1-63 characters: '0123" },
+	{ "[board]\nvehicle = a\nstat_socket = @0123456789012345678901234567890123456789012345678901234567890123"
+	  "4567890123456789012345678901234567890123456\n",
+	  "t.ini:3: stat_socket: expected a socket path of at most 107 characters: '@0123" },
+	{ "[board]\nvehicle = a\nstat_socket =\n", "t.ini:3: stat_socket: expected a socket path of at most 107" },
+	{ "[board]\nvehicle = a\n[can x]\ninterface = can0\n"
+	  "filter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\n"
+	  "filter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\n"
+	  "filter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\n"
+	  "filter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\nfilter=1/1\n"
+	  "filter=1/1\n", "t.ini:37: filter: at most 32 filters per bus" },
+	{ "[board]\nvehicle = a\n[can x]\nfilter = 0x100/0x20000000\n",
+	  "t.ini:4: filter: expected ID/MASK with 11 or 29 bit values: '0x100/0x20000000'" },
+	{ "[board]\nvehicle = a\n[uplink]\nbroker = mqtt://:1883\n", "t.ini:4: broker: bad host: 'mqtt://:1883'" },
+	{ "[board]\nvehicle = a\n[modbus m]\nparity = X\n", "t.ini:4: parity: expected N, E or O: 'X'" },
+	{ "[board]\nvehicle = a\n[modbus m]\nstop_bits = 3\n", "t.ini:4: stop_bits: expected 1 or 2: '3'" },
+	{ "[board]\nvehicle = a\n[can x]\nspeed = nan\n",
+	  "t.ini:4: speed: expected 0 (as fast as possible) or a factor up to 1000: 'nan'" },
+	{ "[board]\nvehicle = a\n[storage]\nretention_age = 1w\n",
+	  "t.ini:4: retention_age: expected a duration like 30d, 12h (0 = unlimited): '1w'" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nunit = 0123456789abcdef\n",
+	  "t.ini:8: unit: at most 15 characters: '0123456789abcdef'" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbogus = 1\n",
+	  "t.ini:6: unknown key 'bogus' in [channel c]" },
+	{ "[board]\nvehicle = a\n[modbus  m]\nbogus = 1\n", "t.ini:4: unknown key 'bogus' in [modbus m]" },
+	{ "[board]\nvehicle = a\n[uplink]\ninflight = 0\n", "t.ini:4: inflight: expected 1 to 65535: '0'" },
 };
 
 static void test_bad(void)
@@ -427,6 +457,62 @@ static void test_retention_limit(void)
 	assert(!strcmp(board_size_text(1024, buf, sizeof(buf)), "1K"));
 }
 
+/* Every table is sound, its defaults are the ones board files always had,
+   and the reference names every key. */
+static void test_schema(void)
+{
+	static const char text[] = "[board]\nvehicle = a\n[can c]\ninterface = x\n[modbus m]\nhost = h\n"
+	                           "[channel ch]\nbus = m\naddress = 1\n";
+	struct board_cfg *c;
+	char err[BOARD_ERR_MAX] = "", *ref = NULL;
+	size_t reflen = 0;
+	FILE *f;
+
+	for (enum board_section s = 0; s < BOARD_SEC_MAX; s++) {
+		if (basic_ini_table_check(board_schema_table(s), err, sizeof(err)) < 0) {
+			fprintf(stderr, "board schema: %s\n", err);
+			assert(0);
+		}
+	}
+	assert(board_schema_table(BOARD_SEC_MAX) == NULL);
+	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == 0);
+	assert(c->collector_cpu == -1 && c->batch_ms == 1000 && c->batch_max == 4096 && c->ring_slots == 8192);
+	assert(c->meta_interval_s == 60 && c->health_interval_s == 10 && !c->rt_priority && !c->hw_watchdog[0]);
+	assert(c->storage.sync_window_ms == 200 && c->storage.segment_bytes == 16u << 20);
+	assert(!c->storage.retention_bytes && !c->storage.retention_age_s && !c->storage.segment_line);
+	assert(c->uplink.inflight == 20 && c->uplink.keepalive_s == 20 && !c->uplink.enabled);
+	assert(c->buses[0].can.listen_only && c->buses[0].can.trace_speed == 1.0 && !c->buses[0].can.fd);
+	assert(c->buses[0].can.serial_baud == 115200 && c->buses[0].can.driver == BUS_CAN_SOCKETCAN);
+	assert(c->bus_cpu[0] == -1 && c->bus_cpu[1] == -1 && !c->dbc_line[0]);
+	assert(c->buses[1].mb.port == 502 && c->buses[1].mb.baud == 19200 && c->buses[1].mb.parity == 'E');
+	assert(c->buses[1].mb.data_bits == 8 && c->buses[1].mb.stop_bits == 1 && !c->buses[1].mb.rtu);
+	assert(c->buses[1].mb.response_timeout_ms == 500 && c->buses[1].mb.byte_timeout_ms == 50);
+	assert(c->buses[1].mb.max_gap == 8 && c->buses[1].mb.nchannels == 1);
+	assert(c->buses[1].mb.channels[0].scale == 1.0 && c->buses[1].mb.channels[0].type == BUS_MB_U16);
+	assert(c->buses[1].mb.channels[0].table == BUS_MB_HOLDING && c->buses[1].mb.channels[0].period_ms == 1000);
+	board_cfg_free(c);
+	/* strtol skipped a blank after the broker's ':' and the filter's '/' */
+	assert(board_cfg_parse("t.ini", "[board]\nvehicle = a\n[uplink]\nbroker = h: 80\n[can x]\ninterface = c\n"
+	                       "filter = 0x100/ 0x7ff\n", &c, err, sizeof(err)) == 0);
+	assert(c->uplink.port == 80 && c->buses[0].can.filters[0].mask == 0x7ff);
+	board_cfg_free(c);
+	f = open_memstream(&ref, &reflen);
+	assert(f && board_cfg_print_keys(f, false) == 0 && fclose(f) == 0);
+	for (enum board_section s = 0; s < BOARD_SEC_MAX; s++) {
+		const struct basic_ini_table *t = board_schema_table(s);
+		for (size_t i = 0; i < t->nkeys; i++) {
+			char want[64];
+			snprintf(want, sizeof(want), "\n  %s: ", t->keys[i].name);
+			assert(strstr(ref, want));
+		}
+	}
+	free(ref);
+	assert(board_cfg_print_keys(NULL, true) == -EINVAL);
+	assert(!strcmp(board_mb_table_name(BUS_MB_INPUT), "input") && !strcmp(board_mb_table_name(0), "?"));
+	assert(!strcmp(board_mb_type_name(BUS_MB_BIT), "bit") && !strcmp(board_mb_type_name(BUS_MB_TYPE_MAX), "?"));
+	assert(!strcmp(board_mb_order_name(BUS_MB_CDAB), "CDAB") && !strcmp(board_mb_order_name(BUS_MB_ORDER_MAX), "?"));
+}
+
 static void test_files(void)
 {
 	struct board_cfg *c;
@@ -452,6 +538,7 @@ int main(void)
 	test_dbc_files();
 	test_tcp_unit_zero();
 	test_retention_limit();
+	test_schema();
 	test_files();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config-schema.c - every board-file key, its type, range, default and
+ * help, one table per kind of section.  basic/ini-schema.c parses with
+ * them, and `railmon check --keys` prints them (docs/board-keys.md).
+ *
+ * The error words of a key (.expect) are part of the interface: scripts
+ * and tests/test-board.c match them, so a key keeps its words when it
+ * moves between tables or types.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "basic/parse.h"
+#include "config-schema.h"
+
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char cpu_expect[] = "expected -1 (any) or a CPU number";
+static const char cpu_help[] = "CPU the bus's thread is pinned to; -1 = any.";
+
+/* ------------------------------------------------------------ own code */
+
+static int vehicle_chars(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	for (const char *s = value; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
+			return basic_ini_bad(ini, key, value, "may only contain letters, digits, '-', '_' and '.' "
+			                     "(it is part of MQTT topics)");
+	return 0;
+}
+
+/* A path, or "@name" in the abstract namespace (not a file: kept as is). */
+static int set_stat_socket(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	char *dst = (char *)base + key->offset;
+
+	if (!*value)
+		return -EINVAL;
+	if (value[0] != '@')
+		return basic_ini_path(ini, value, dst, key->size);
+	if (strlen(value) >= key->size)
+		return -EINVAL;
+	memcpy(dst, value, strlen(value) + 1);
+	return 0;
+}
+
+/* strto*() skipped the blanks after the ':' of a broker and the '/' of a
+   filter: they still may be there. */
+static const char *skip_blanks(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* broker = mqtt://host:port | mqtts://host:port | host:port | host */
+static int set_broker(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	struct board_uplink *u = base;
+	const char *h = value, *colon;
+	int64_t port;
+	size_t n;
+
+	if (!strncmp(h, "mqtts://", 8)) {
+		u->tls = true;
+		h += 8;
+	} else if (!strncmp(h, "mqtt://", 7)) {
+		h += 7;
+	} else if (strstr(h, "://")) {
+		return basic_ini_bad(ini, key, value, "scheme must be mqtt:// or mqtts://");
+	}
+	u->port = u->tls ? 8883 : 1883;
+	colon = strrchr(h, ':');
+	if (colon) {
+		if (basic_parse_i64(skip_blanks(colon + 1), 1, 65535, &port) < 0)
+			return basic_ini_bad(ini, key, value, "bad port");
+		u->port = (uint16_t)port;
+	}
+	n = colon ? (size_t)(colon - h) : strlen(h);
+	if (!n || n >= sizeof(u->host))
+		return basic_ini_bad(ini, key, value, "bad host");
+	memcpy(u->host, h, n);
+	u->host[n] = 0;
+	u->enabled = true;
+	return 0;
+}
+
+/* A TLS file turns TLS on (also for a broker = mqtt:// given after it). */
+static int tls_on(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	((struct board_uplink *)base)->tls = true;
+	return 0;
+}
+
+/* filter = ID/MASK (hex or decimal); an id above 0x7ff or written with 8
+   hex digits is extended, as in candump's filter syntax. */
+static int add_filter(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	struct bus_can_cfg *c = &((struct board_pending_bus *)base)->bus.can;
+	char buf[64], *slash;
+	uint64_t id, mask;
+	bool ext;
+
+	if (c->nfilters >= BUS_CAN_FILTERS_MAX)
+		return basic_ini_fail(ini, "filter: at most %d filters per bus", BUS_CAN_FILTERS_MAX);
+	if (strlen(value) >= sizeof(buf) || !strchr(value, '/'))
+		return basic_ini_bad(ini, key, value, "expected ID/MASK like 0x100/0x7ff");
+	memcpy(buf, value, strlen(value) + 1);
+	slash = strchr(buf, '/');
+	*slash = 0;
+	if (basic_parse_u64(buf, 0, 0x1fffffff, &id) < 0 ||
+	    basic_parse_u64(skip_blanks(slash + 1), 0, 0x1fffffff, &mask) < 0)
+		return basic_ini_bad(ini, key, value, "expected ID/MASK with 11 or 29 bit values");
+	ext = id > 0x7ff || mask > 0x7ff || strlen(buf) > 5;
+	c->filters[c->nfilters].id = (uint32_t)id | (ext ? 0x80000000u : 0);
+	c->filters[c->nfilters].mask = (uint32_t)mask | (ext ? 0x80000000u : 0);
+	c->nfilters++;
+	return 0;
+}
+
+/* -------------------------------------------------------------- tables */
+
+#define B(member) BASIC_INI_FIELD(struct board_cfg, member)
+
+static const struct basic_ini_key board_keys[] = {
+	{ "vehicle", BASIC_INI_STRING, BASIC_INI_NONEMPTY | BASIC_INI_REQUIRED, B(vehicle), .max = 63,
+	  .hook = vehicle_chars, .expect = "must be 1-63 characters",
+	  .help = "The vehicle's id: letters, digits, '-', '_' and '.'. It names the MQTT topics "
+	          "(railmon/VEHICLE/...) and every Batch." },
+	{ "rt_priority", BASIC_INI_INT, 0, B(rt_priority), .min = 0, .max = 99, .def = "0",
+	  .expect = "expected 0 (no realtime) to 99",
+	  .help = "SCHED_FIFO priority of the bus threads (needs CAP_SYS_NICE); 0 = no realtime." },
+	{ "collector_cpu", BASIC_INI_INT, 0, B(collector_cpu), .min = -1, .max = 1023, .def = "-1",
+	  .expect = cpu_expect, .help = "CPU the collector thread is pinned to; -1 = any." },
+	{ "batch_ms", BASIC_INI_UINT, 0, B(batch_ms), .min = 1, .max = 60000, .def = "1000",
+	  .help = "A Batch is closed at least this often (milliseconds)." },
+	{ "batch_max", BASIC_INI_UINT, 0, B(batch_max), .min = 16, .max = 1u << 20, .def = "4096",
+	  .help = "Records per Batch at most (a Batch is also closed at 1 MiB)." },
+	{ "ring_slots", BASIC_INI_UINT, BASIC_INI_POW2, B(ring_slots), .min = 16, .max = 1u << 24, .def = "8192",
+	  .help = "Slots of each bus's ring between its thread and the collector." },
+	{ "hw_watchdog", BASIC_INI_PATH, BASIC_INI_NONEMPTY, B(hw_watchdog), .doc_def = "none",
+	  .expect = "expected a device like /dev/watchdog",
+	  .help = "Watchdog device kicked while the pipeline is alive." },
+	{ "hw_watchdog_timeout_s", BASIC_INI_UINT, 0, B(hw_watchdog_timeout_s), .min = 2, .max = 3600,
+	  .doc_def = "the driver's", .help = "Timeout set on hw_watchdog (seconds)." },
+	{ "stat_socket", BASIC_INI_CUSTOM, 0, B(stat_socket), .hook = set_stat_socket, .syntax = "path or @name",
+	  .expect = "expected a socket path of at most 107 characters", .doc_def = "DATA/railmon.sock",
+	  .help = "Unix socket `railmon stat` reads the daemon's health from; @name is in the abstract "
+	          "namespace. DATA is the log directory." },
+	{ "health_interval_s", BASIC_INI_UINT, 0, B(health_interval_s), .min = 1, .max = 86400, .def = "10",
+	  .help = "Health entries (counters of every bus, the collector and the log) go into a Batch this "
+	          "often (seconds)." },
+	{ "meta_interval_s", BASIC_INI_UINT, 0, B(meta_interval_s), .min = 1, .max = 86400, .def = "60",
+	  .help = "The channel dictionary (names, units, sources) goes into a Batch this often (seconds), "
+	          "and into the first Batch of a run." },
+};
+
+#undef B
+#define S(member) BASIC_INI_FIELD(struct board_storage, member)
+
+static const struct basic_ini_key storage_keys[] = {
+	{ "dir", BASIC_INI_PATH, BASIC_INI_NONEMPTY, S(dir), .expect = "bad directory", .doc_def = "railmon-data",
+	  .help = "The log directory (`--data` overrides it)." },
+	{ "segment_size", BASIC_INI_SIZE, BASIC_INI_LINE, S(segment_bytes), BASIC_INI_LINE_AT(struct board_storage,
+	  segment_line), .min = 65536, .max = UINT64_MAX, .def = "16M",
+	  .expect = "expected a size of at least 64K, like 16M",
+	  .help = "Size of a log segment file (preallocated). Two must fit in the log's filesystem." },
+	{ "sync_window_ms", BASIC_INI_UINT, 0, S(sync_window_ms), .min = 0, .max = 60000, .def = "200",
+	  .expect = "expected 0 (sync every batch) to 60000",
+	  .help = "Batches are synced to flash at most this long after they were written; 0 = every Batch." },
+	{ "retention_size", BASIC_INI_SIZE, BASIC_INI_LINE, S(retention_bytes), BASIC_INI_LINE_AT(struct board_storage,
+	  retention_line), .def = "0", .doc_def = "0 (unlimited)", .expect = "expected a size like 2G (0 = unlimited)",
+	  .help = "The log's byte budget: the oldest segments go beyond it. At least two segments." },
+	{ "retention_age", BASIC_INI_DURATION, 0, S(retention_age_s), .def = "0", .doc_def = "0 (unlimited)",
+	  .expect = "expected a duration like 30d, 12h (0 = unlimited)",
+	  .help = "Segments older than this are deleted." },
+};
+
+#undef S
+#define U(member) BASIC_INI_FIELD(struct board_uplink, member)
+
+static const struct basic_ini_key uplink_keys[] = {
+	{ "broker", BASIC_INI_CUSTOM, 0, .hook = set_broker, .syntax = "mqtt[s]://host[:port]",
+	  .doc_def = "none (no uplink)",
+	  .help = "The MQTT broker the log is forwarded to with QoS 1. mqtts:// is TLS (port 8883 by default, "
+	          "1883 without TLS)." },
+	{ "ca_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(ca_file), .hook = tls_on, .expect = "bad file name",
+	  .doc_def = "none", .help = "The CA that signed the broker's certificate (PEM). Turns TLS on." },
+	{ "cert_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(cert_file), .hook = tls_on, .expect = "bad file name",
+	  .doc_def = "none", .help = "The device's certificate (PEM), with key_file. Turns TLS on." },
+	{ "key_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(key_file), .hook = tls_on, .expect = "bad file name",
+	  .doc_def = "none", .help = "The device's private key (PEM), with cert_file. Turns TLS on." },
+	{ "tls_insecure", BASIC_INI_BOOL, 0, U(tls_insecure), .def = "false",
+	  .help = "Do not verify the broker's certificate (warned about at every start)." },
+	{ "username", BASIC_INI_STRING, 0, U(username), .expect = "too long", .doc_def = "none",
+	  .help = "MQTT user name." },
+	{ "password", BASIC_INI_STRING, 0, U(password), .expect = "too long", .doc_def = "none",
+	  .help = "MQTT password." },
+	{ "inflight", BASIC_INI_UINT, 0, U(inflight), .min = 1, .max = 65535, .def = "20",
+	  .help = "Messages in flight (published, no PUBACK yet) at most." },
+	{ "keepalive_s", BASIC_INI_UINT, 0, U(keepalive_s), .min = 5, .max = 3600, .def = "20",
+	  .help = "MQTT keepalive (seconds)." },
+	{ "live_ahead", BASIC_INI_BOOL, 0, U(live_ahead), .def = "false",
+	  .help = "Send live records ahead of a backlog that is being drained." },
+	{ "rate_limit", BASIC_INI_SIZE, 0, U(rate_bytes_s), .def = "0", .doc_def = "0 (unlimited)",
+	  .expect = "expected bytes per second like 64K (0 = unlimited)",
+	  .help = "Bytes per second the backlog is sent at, at most (leave room on a cellular link)." },
+};
+
+#undef U
+#define P(member) BASIC_INI_FIELD(struct board_pending_bus, member)
+
+static const struct basic_ini_name can_drivers[] = {
+	{ "socketcan", BUS_CAN_SOCKETCAN }, { "slcan", BUS_CAN_SLCAN }, { "trace", BUS_CAN_TRACE }, { NULL, 0 },
+};
+
+static const char rate_expect[] = "expected a rate from 1000 to 20000000";
+
+static const struct basic_ini_key can_keys[] = {
+	{ "driver", BASIC_INI_ENUM, 0, P(bus.can.driver), .names = can_drivers, .def = "socketcan",
+	  .help = "socketcan: a kernel interface; slcan: a serial (USB) adapter; trace: a candump log file "
+	          "read as a bus." },
+	{ "interface", BASIC_INI_STRING, BASIC_INI_NONEMPTY, P(bus.can.ifname), .max = 15,
+	  .expect = "expected an interface name of at most 15 characters", .doc_def = "none",
+	  .help = "socketcan: the interface (can0). trace: only the frames of this interface in the log." },
+	{ "device", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.can.device), .doc_def = "none",
+	  .help = "slcan: the tty; trace: the candump log file." },
+	{ "file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.can.device), .doc_def = "none",
+	  .help = "The same as device." },
+	{ "dbc", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.can.dbc),
+	  BASIC_INI_LINE_AT(struct board_pending_bus, dbc_line), .doc_def = "none (raw frames only)",
+	  .help = "The DBC file that decodes the bus's frames into channels." },
+	{ "bitrate", BASIC_INI_UINT, 0, P(bus.can.bitrate), .min = 1000, .max = 20000000, .expect = rate_expect,
+	  .doc_def = "as set up", .help = "Bit rate set on the interface (socketcan, through libsocketcan; slcan)." },
+	{ "dbitrate", BASIC_INI_UINT, 0, P(bus.can.dbitrate), .min = 1000, .max = 20000000, .expect = rate_expect,
+	  .doc_def = "as set up", .help = "CAN FD data phase bit rate." },
+	{ "serial_baud", BASIC_INI_UINT, 0, P(bus.can.serial_baud), .min = 1000, .max = 20000000,
+	  .expect = rate_expect, .def = "115200", .help = "slcan: the tty's baud rate." },
+	{ "fd", BASIC_INI_BOOL, 0, P(bus.can.fd), .def = "false", .help = "Accept CAN FD frames." },
+	{ "listen_only", BASIC_INI_BOOL, 0, P(bus.can.listen_only), .def = "true",
+	  .help = "Never ACK or send on the bus. false also needs allow_normal_mode = true." },
+	{ "allow_normal_mode", BASIC_INI_BOOL, 0, P(bus.can.allow_normal_mode), .def = "false",
+	  .help = "The explicit consent to open a physical interface not listen-only." },
+	{ "loop", BASIC_INI_BOOL, 0, P(bus.can.trace_loop), .def = "false",
+	  .help = "trace: start over at the end of the file (the demo)." },
+	{ "speed", BASIC_INI_DOUBLE, 0, P(bus.can.trace_speed), .min = 0, .max = 1000, .def = "1",
+	  .expect = "expected 0 (as fast as possible) or a factor up to 1000",
+	  .help = "trace: pace at this many times real time; 0 = as fast as possible." },
+	{ "filter", BASIC_INI_CUSTOM, BASIC_INI_REPEAT, .hook = add_filter, .syntax = "ID/MASK",
+	  .doc_def = "none (every frame)",
+	  .help = "A hardware filter, like candump's (0x100/0x7ff); may be given up to 32 times. An id above "
+	          "0x7ff or written with 8 hex digits is extended." },
+	{ "cpu", BASIC_INI_INT, 0, P(cpu), .min = -1, .max = 1023, .def = "-1", .expect = cpu_expect,
+	  .help = cpu_help },
+};
+
+static const struct basic_ini_name mb_transports[] = { { "tcp", 0 }, { "rtu", 1 }, { NULL, 0 } };
+static const struct basic_ini_name mb_parities[] = { { "N", 'N' }, { "E", 'E' }, { "O", 'O' }, { NULL, 0 } };
+
+static const struct basic_ini_key modbus_keys[] = {
+	{ "transport", BASIC_INI_ENUM, 0, P(bus.mb.rtu), .names = mb_transports, .def = "tcp",
+	  .help = "tcp: Modbus TCP; rtu: a serial line." },
+	{ "host", BASIC_INI_STRING, BASIC_INI_NONEMPTY, P(bus.mb.host), .expect = "bad host", .doc_def = "none",
+	  .help = "tcp: the server's name or address." },
+	{ "port", BASIC_INI_UINT, 0, P(bus.mb.port), .min = 1, .max = 65535, .def = "502", .help = "tcp: its port." },
+	{ "device", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.mb.device), .doc_def = "none",
+	  .help = "rtu: the serial device." },
+	{ "baud", BASIC_INI_UINT, 0, P(bus.mb.baud), .min = 300, .max = 4000000, .def = "19200",
+	  .help = "rtu: baud rate." },
+	{ "parity", BASIC_INI_ENUM, BASIC_INI_NOCASE, P(bus.mb.parity), .names = mb_parities, .def = "E",
+	  .help = "rtu: none, even or odd." },
+	{ "data_bits", BASIC_INI_UINT, 0, P(bus.mb.data_bits), .min = 5, .max = 8, .def = "8",
+	  .help = "rtu: bits per character." },
+	{ "stop_bits", BASIC_INI_UINT, 0, P(bus.mb.stop_bits), .min = 1, .max = 2, .def = "1",
+	  .expect = "expected 1 or 2", .help = "rtu: stop bits." },
+	{ "rs485", BASIC_INI_BOOL, 0, P(bus.mb.rs485), .def = "false",
+	  .help = "rtu: set the tty's RS-485 mode (TIOCSRS485)." },
+	{ "response_timeout_ms", BASIC_INI_UINT, 0, P(bus.mb.response_timeout_ms), .min = 1, .max = 60000,
+	  .def = "500", .help = "How long a request waits for its reply." },
+	{ "byte_timeout_ms", BASIC_INI_UINT, 0, P(bus.mb.byte_timeout_ms), .min = 1, .max = 60000, .def = "50",
+	  .help = "Silence between two bytes of a reply that ends it." },
+	{ "max_gap", BASIC_INI_UINT, 0, P(bus.mb.max_gap), .min = 0, .max = 124, .def = "8",
+	  .expect = "expected 0 to 124 registers",
+	  .help = "Registers a merged request may read and throw away between two channels." },
+	{ "period_ms", BASIC_INI_UINT, 0, P(period_ms), .min = 1, .max = 3600000, .def = "1000",
+	  .help = "Poll period of the channels that do not set their own." },
+	{ "cpu", BASIC_INI_INT, 0, P(cpu), .min = -1, .max = 1023, .def = "-1", .expect = cpu_expect,
+	  .help = cpu_help },
+};
+
+#undef P
+#define C(member) BASIC_INI_FIELD(struct board_pending_channel, member)
+
+static const struct basic_ini_name mb_tables[] = {
+	{ "coil", BUS_MB_COIL }, { "discrete", BUS_MB_DISCRETE }, { "holding", BUS_MB_HOLDING },
+	{ "input", BUS_MB_INPUT }, { NULL, 0 },
+};
+static const struct basic_ini_name mb_types[] = {
+	{ "u16", BUS_MB_U16 }, { "s16", BUS_MB_S16 }, { "u32", BUS_MB_U32 }, { "s32", BUS_MB_S32 },
+	{ "u64", BUS_MB_U64 }, { "f32", BUS_MB_F32 }, { "f64", BUS_MB_F64 }, { "bit", BUS_MB_BIT }, { NULL, 0 },
+};
+static const struct basic_ini_name mb_orders[] = {
+	{ "ABCD", BUS_MB_ABCD }, { "DCBA", BUS_MB_DCBA }, { "BADC", BUS_MB_BADC }, { "CDAB", BUS_MB_CDAB }, { NULL, 0 },
+};
+_Static_assert(LEN(mb_types) == BUS_MB_TYPE_MAX + 1 && LEN(mb_orders) == BUS_MB_ORDER_MAX + 1,
+               "one name per Modbus type and byte order");
+
+static const struct basic_ini_key channel_keys[] = {
+	{ "bus", BASIC_INI_STRING, BASIC_INI_REQUIRED, C(bus), .expect = "bad bus name",
+	  .help = "The [modbus NAME] section the channel is read from." },
+	{ "unit_id", BASIC_INI_UINT, BASIC_INI_LINE, C(ch.unit_id), BASIC_INI_LINE_AT(struct board_pending_channel,
+	  unit_line), .min = 0, .max = 247, .def = "0",
+	  .help = "The slave's unit id: 1 to 247 on a serial line (0 is the broadcast address); TCP takes 0." },
+	{ "table", BASIC_INI_ENUM, BASIC_INI_NOCASE | BASIC_INI_LINE, C(ch.table),
+	  BASIC_INI_LINE_AT(struct board_pending_channel, table_line), .names = mb_tables, .def = "holding",
+	  .help = "The Modbus table, read with function code 1, 2, 3 or 4. Coils and discrete inputs are bits." },
+	{ "address", BASIC_INI_UINT, BASIC_INI_LINE | BASIC_INI_REQUIRED, C(ch.addr),
+	  BASIC_INI_LINE_AT(struct board_pending_channel, address_line), .min = 0, .max = 65535,
+	  .expect = "expected 0 to 65535 (protocol address, 0-based)",
+	  .help = "The first register (protocol address, 0-based)." },
+	{ "type", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.type), .names = mb_types, .def = "u16",
+	  .help = "How the registers are read: 16, 32 or 64 bit integers, 32 or 64 bit floats, or one bit." },
+	{ "order", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.order), .names = mb_orders, .def = "ABCD",
+	  .help = "Byte order on the wire, A = the most significant byte." },
+	{ "bit", BASIC_INI_UINT, 0, C(ch.bit), .min = 0, .max = 15, .def = "0",
+	  .help = "type = bit on a register: the bit's number." },
+	{ "scale", BASIC_INI_DOUBLE, 0, C(ch.scale), .def = "1", .help = "value = raw * scale + offset." },
+	{ "offset", BASIC_INI_DOUBLE, 0, C(ch.offset), .def = "0", .help = "value = raw * scale + offset." },
+	{ "unit", BASIC_INI_STRING, 0, C(ch.unit), .max = 15, .doc_def = "none", .help = "The value's unit." },
+	{ "period_ms", BASIC_INI_UINT, 0, C(ch.period_ms), .min = 1, .max = 3600000,
+	  .doc_def = "the bus's period_ms", .help = "Poll period (milliseconds)." },
+};
+
+#undef C
+
+static const struct basic_ini_table tables[BOARD_SEC_MAX] = {
+	[BOARD_SEC_BOARD] = { "board", "The vehicle computer. Required, once.", board_keys, LEN(board_keys) },
+	[BOARD_SEC_STORAGE] = { "storage", "The flash log. Once at most.", storage_keys, LEN(storage_keys) },
+	[BOARD_SEC_UPLINK] = { "uplink", "Forwarding the log to the ground over MQTT. Once at most.", uplink_keys,
+	                       LEN(uplink_keys) },
+	[BOARD_SEC_CAN] = { "can NAME", "A CAN bus. Up to 16 buses (CAN and Modbus) per board file.", can_keys,
+	                    LEN(can_keys) },
+	[BOARD_SEC_MODBUS] = { "modbus NAME", "A Modbus link (TCP or RTU) and the defaults of its channels.",
+	                       modbus_keys, LEN(modbus_keys) },
+	[BOARD_SEC_CHANNEL] = { "channel NAME", "A Modbus value read periodically. Up to 4096 per board file.",
+	                        channel_keys, LEN(channel_keys) },
+};
+
+const struct basic_ini_table *board_schema_table(enum board_section s)
+{
+	return (unsigned)s < BOARD_SEC_MAX ? &tables[s] : NULL;
+}
+
+/* ------------------------------------------------------------- names */
+
+static const char *enum_name(const struct basic_ini_name *names, int64_t v)
+{
+	for (; names->name; names++)
+		if (names->value == v)
+			return names->name;
+	return "?";
+}
+
+const char *board_mb_table_name(enum bus_mb_table t)
+{
+	return enum_name(mb_tables, t);
+}
+
+const char *board_mb_type_name(enum bus_mb_type t)
+{
+	return enum_name(mb_types, t);
+}
+
+const char *board_mb_order_name(enum bus_mb_order o)
+{
+	return enum_name(mb_orders, o);
+}
+
+/* ----------------------------------------------------------- reference */
+
+static const char keys_intro[] =
+	"A board file is an INI file: `[section]` headers, `key = value` lines, comment lines\n"
+	"starting with `;` or `#`, and comments after a value (` ; why`, with a blank before\n"
+	"the `;`). Every error names the file and the line.\n"
+	"A key may be given once per section (`filter` more often).\n\n"
+	"Values:\n"
+	"- bool: `true`, `yes`, `on`, `1` or `false`, `no`, `off`, `0`.\n"
+	"- integer: decimal or `0x` hex (a leading `0` is octal).\n"
+	"- size: bytes, or with K, M, G or T (powers of 1024): `64K`, `16M`, `2G`.\n"
+	"- duration: seconds, or with s, m, h or d: `90`, `15m`, `12h`, `30d`.\n"
+	"- path: a file name; a relative one is relative to the board file's directory.\n"
+	"- enum: one of the names given (driver and transport in lower case; the Modbus\n"
+	"  names in any case).\n";
+
+/* One Markdown table cell: a '|' would end it. */
+static void md_cell(FILE *f, const char *s, bool code)
+{
+	const char *q = code && *s ? "`" : "";
+
+	fprintf(f, "| %s", q);
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fprintf(f, "%s ", q);
+}
+
+static void print_key(FILE *f, const struct basic_ini_key *k, bool markdown)
+{
+	bool required = k->flags & BASIC_INI_REQUIRED;
+	const char *def = required ? "required" : basic_ini_default_text(k);
+	char range[160];
+
+	basic_ini_range_text(k, range, sizeof(range));
+	if (!markdown) {
+		fprintf(f, "  %s: %s%s%s%s%s%s\n      %s\n", k->name, basic_ini_type_name(k), range[0] ? ", " : "", range,
+		        required ? " (required" : def[0] ? " (default " : "", def[0] && !required ? def : "",
+		        def[0] ? ")" : "", k->help);
+		return;
+	}
+	md_cell(f, k->name, true);
+	md_cell(f, basic_ini_type_name(k), false);
+	md_cell(f, range, false);
+	md_cell(f, def, k->def && !k->doc_def);
+	md_cell(f, k->help, false);
+	fputs("|\n", f);
+}
+
+int board_cfg_print_keys(FILE *f, bool markdown)
+{
+	if (!f)
+		return -EINVAL;
+	if (markdown)
+		fprintf(f, "# Board file keys\n\n<!-- Generated by `railmon check --keys --markdown` from "
+		        "board/config-schema.c: do not edit. -->\n\n%s\nThe `board-keys` test fails when this page is "
+		        "not current; regenerate it with\n`build/board/railmon check --keys --markdown > "
+		        "docs/board-keys.md`.\n", keys_intro);
+	for (size_t s = 0; s < BOARD_SEC_MAX; s++) {
+		const struct basic_ini_table *t = &tables[s];
+		if (markdown)
+			fprintf(f, "\n## [%s]\n\n%s\n\n| key | type | range | default | meaning |\n|---|---|---|---|---|\n",
+			        t->section, t->help);
+		else
+			fprintf(f, "%s[%s]  %s\n", s ? "\n" : "", t->section, t->help);
+		for (size_t i = 0; i < t->nkeys; i++)
+			print_key(f, &t->keys[i], markdown);
+	}
+	return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
+}

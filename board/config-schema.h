@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config-schema.h - the board file's sections and keys as data (one
+ * basic/ini-schema.h table per kind of section), shared by config.c (the
+ * parse and the checks across keys) and config-schema.c (the tables, the
+ * few keys with their own code, the key reference).  Private to board/.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "basic/ini-schema.h"
+#include "config.h"
+
+/* Modbus channels per board file. */
+#define BOARD_CHANNELS_MAX 4096
+_Static_assert(BOARD_CHANNELS_MAX <= BOARD_BUS_CHANNELS_MAX, "Modbus channel ids are bus << 16 | n");
+
+enum board_section {
+	BOARD_SEC_BOARD,   /* struct board_cfg */
+	BOARD_SEC_STORAGE, /* struct board_storage */
+	BOARD_SEC_UPLINK,  /* struct board_uplink */
+	BOARD_SEC_CAN,     /* struct board_pending_bus */
+	BOARD_SEC_MODBUS,  /* struct board_pending_bus */
+	BOARD_SEC_CHANNEL, /* struct board_pending_channel */
+	BOARD_SEC_MAX
+};
+
+/* A [can NAME] or [modbus NAME] section while the file is read: the bus
+   and what struct board_cfg keeps beside it. */
+struct board_pending_bus {
+	struct bus_cfg bus;
+	int cpu;            /* board_cfg.bus_cpu */
+	int line;           /* of the [section] header */
+	int dbc_line;       /* board_cfg.dbc_line */
+	uint32_t period_ms; /* Modbus: its channels' default period */
+};
+
+/* A [channel NAME] section while the file is read (the lines are 0 for a
+   key not given). */
+struct board_pending_channel {
+	struct bus_mb_channel ch;
+	char bus[BUS_NAME_MAX];
+	int line;           /* of the [section] header */
+	int unit_line, table_line, address_line;
+};
+
+/* The table of one kind of section; NULL past BOARD_SEC_MAX. */
+const struct basic_ini_table *board_schema_table(enum board_section s);
