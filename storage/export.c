@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "export.h"
+#include "basic/escape.h"
 
 static const char *const kind_names[] = { "can", "sample", "event" };
 static const char *const quality_names[] = { "good", "out_of_range", "invalid" };
@@ -40,40 +41,6 @@ static void hex(const uint8_t *d, size_t n, char *out)
 		out[2 * i + 1] = digits[d[i] & 15];
 	}
 	out[2 * n] = 0;
-}
-
-/* JSON string body: quotes, backslashes and control characters escaped. */
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-/* CSV field: quoted when it holds a separator, quote or line break. */
-static void csv_str(FILE *out, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
 }
 
 /* 15 significant digits: every digit a double holds for certain, so a
@@ -114,21 +81,21 @@ static void csv_item(FILE *out, const struct acq_item *it, const struct stor_exp
 		break;
 	case ACQ_ITEM_SAMPLE:
 		fprintf(out, "%u,", it->sample.channel);
-		csv_str(out, nm->channel);
+		basic_csv_field(out, nm->channel);
 		if (isfinite(it->sample.value))
 			put_double(out, ",", it->sample.value);
 		else
 			fputc(',', out);
 		fputc(',', out);
-		csv_str(out, nm->unit);
+		basic_csv_field(out, nm->unit);
 		fprintf(out, ",%s,", quality_name(it->sample.quality));
-		csv_str(out, nm->label);
+		basic_csv_field(out, nm->label);
 		fputs(",,,,,,\n", out);
 		break;
 	default:
 		fputs(",,,,,,,,,", out);
 		if (nm->event)
-			csv_str(out, nm->event);
+			basic_csv_field(out, nm->event);
 		else
 			fprintf(out, "%u", it->event.code);
 		fprintf(out, ",%" PRId64 ",%u\n", it->event.arg, it->event.detail);
@@ -152,24 +119,24 @@ static void json_item(FILE *out, const struct acq_item *it, const struct stor_ex
 		break;
 	case ACQ_ITEM_SAMPLE:
 		fprintf(out, ",\"channel\":%u,\"name\":", it->sample.channel);
-		json_str(out, nm->channel);
+		basic_json_string(out, nm->channel);
 		if (isfinite(it->sample.value))
 			put_double(out, ",\"value\":", it->sample.value);
 		else
 			fputs(",\"value\":null", out);
 		fputs(",\"unit\":", out);
-		json_str(out, nm->unit);
+		basic_json_string(out, nm->unit);
 		fprintf(out, ",\"quality\":\"%s\"", quality_name(it->sample.quality));
 		if (nm->label) {
 			fputs(",\"label\":", out);
-			json_str(out, nm->label);
+			basic_json_string(out, nm->label);
 		}
 		fputs("}\n", out);
 		break;
 	default:
 		fputs(",\"event\":", out);
 		if (nm->event)
-			json_str(out, nm->event);
+			basic_json_string(out, nm->event);
 		else
 			fprintf(out, "%u", it->event.code);
 		fprintf(out, ",\"code\":%u,\"arg\":%" PRId64 ",\"detail\":%u}\n", it->event.code, it->event.arg,

@@ -28,6 +28,7 @@
 #include "mqtt-private.h"
 #include "recv.h"
 #include "basic/clock.h"
+#include "basic/escape.h"
 
 struct range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -473,22 +474,6 @@ out:
 
 /* ---- output ---- */
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void hex(FILE *out, const uint8_t *d, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -507,7 +492,7 @@ static void json_double(FILE *out, double v)
 static void write_jsonl(FILE *out, const struct upl_batch_info *b, const struct acq_item *it)
 {
 	fputs("{\"vehicle\":", out);
-	json_string(out, b->vehicle);
+	basic_json_string(out, b->vehicle);
 	fprintf(out, ",\"seq\":%" PRIu64 ",\"t_ns\":%" PRId64 ",\"historical\":%s,\"log_id\":\"", it->seq,
 	        it->t_ns, b->historical ? "true" : "false");
 	hex(out, b->log_id, b->log_id_len);
@@ -527,7 +512,7 @@ static void write_jsonl(FILE *out, const struct upl_batch_info *b, const struct 
 		fprintf(out, ",\"kind\":\"event\",\"source\":%u,\"code\":%" PRIu32 ",\"name\":", it->bus,
 		        it->event.code);
 		if (name)
-			json_string(out, name);
+			basic_json_string(out, name);
 		else
 			fputs("null", out);
 		fprintf(out, ",\"arg\":%" PRId64 ",\"detail\":%" PRIu32 "}\n", it->event.arg,
