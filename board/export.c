@@ -26,7 +26,7 @@
 #include "logfault.h"
 #include "storage/export.h"
 #include "storage/stor.h"
-#include "uplink/batch.h"
+#include "record/batch.h"
 
 #define EXPORT_CHANNELS_MAX 65536
 #define EXPORT_FILTER_MAX 64

@@ -26,7 +26,7 @@
 #include "logfault.h"
 #include "stat.h"
 #include "storage/stor.h"
-#include "uplink/batch.h"
+#include "record/batch.h"
 #include "basic/escape.h"
 
 struct board_stat_server {

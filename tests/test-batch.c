@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "uplink/batch.h"
+#include "record/batch.h"
 
 static uint64_t rng = 88172645463325252ull;
 

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "batch.h"
+#include "record/batch.h"
 #include "mqtt.h"
 
 enum upl_recv_format {

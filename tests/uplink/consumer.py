@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """consumer.py - an independent railmon consumer: paho-mqtt + protoc-generated
-railmon_pb2 (from uplink/railmon.proto), no railmon code at all.
+railmon_pb2 (from record/railmon.proto), no railmon code at all.
 
   consumer.py subscribe --port P --count N --out FILE [--host H] [--topic T] [--timeout S]
       Subscribe (QoS 1), print "ready" once subscribed, decode every Batch,
@@ -12,7 +12,7 @@ railmon_pb2 (from uplink/railmon.proto), no railmon code at all.
       Exit 0 if the two JSON-lines files hold the same records (by value).
 
 railmon_pb2 must be importable (PYTHONPATH), e.g. generated with
-  protoc --proto_path=uplink --python_out=OUTDIR uplink/railmon.proto
+  protoc --proto_path=record --python_out=OUTDIR record/railmon.proto
 """
 import argparse
 import json

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "uplink/batch.h"
+#include "record/batch.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
 
