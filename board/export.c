@@ -21,12 +21,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "bus/candump.h"
 #include "cli.h"
 #include "logfault.h"
-#include "storage/export.h"
-#include "storage/stor.h"
 #include "record/batch.h"
+#include "record/format.h"
+#include "storage/stor.h"
 
 #define EXPORT_CHANNELS_MAX 65536
 #define EXPORT_FILTER_MAX 64
@@ -38,7 +37,7 @@ struct export_chan {
 
 struct export_ctx {
 	FILE *out;
-	int format;              /* STOR_EXPORT_* or EXPORT_CANDUMP */
+	enum rec_format format;
 	int64_t from_ns, to_ns;
 	unsigned kinds;          /* bit per acq_item_kind */
 	const char *channels[EXPORT_FILTER_MAX];
@@ -48,8 +47,6 @@ struct export_ctx {
 	const char *dir;
 	uint64_t written, damaged; /* records written; faults that cost records */
 };
-
-#define EXPORT_CANDUMP STOR_EXPORT_FORMAT_MAX
 
 static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
@@ -146,25 +143,18 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 static int write_item(struct export_ctx *x, const struct acq_item *it)
 {
 	const struct export_chan *ch = it->kind == ACQ_ITEM_SAMPLE ? find_chan(x, it->sample.channel) : NULL;
-	struct stor_export_names nm = { 0 };
-	char line[BUS_CANDUMP_LINE_MAX], ifname[16];
+	struct rec_names nm = { 0 };
 
 	if (!wanted(x, it, ch))
 		return 0;
 	x->written++;
-	if (x->format == EXPORT_CANDUMP) {
-		snprintf(ifname, sizeof(ifname), "can%u", it->bus);
-		if (bus_candump_format(it, ifname, line, sizeof(line)) < 0)
-			return -EINVAL;
-		return fputs(line, x->out) < 0 ? -EIO : 0;
-	}
 	if (ch) {
 		nm.channel = ch->name;
 		nm.unit = ch->unit;
 	}
 	if (it->kind == ACQ_ITEM_EVENT)
 		nm.event = upl_event_name(it->event.code);
-	return stor_export_item(x->out, (enum stor_export_format)x->format, it, &nm);
+	return rec_format_item(x->out, x->format, it, &nm);
 }
 
 static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
@@ -381,13 +371,7 @@ int board_cmd_export(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'o': output = optarg; break;
 		case 'f':
-			if (!strcmp(optarg, "csv"))
-				x.format = STOR_EXPORT_CSV;
-			else if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
-				x.format = STOR_EXPORT_JSONL;
-			else if (!strcmp(optarg, "candump"))
-				x.format = EXPORT_CANDUMP;
-			else
+			if (rec_format_parse(optarg, &x.format) < 0)
 				return cli_fail("export", "--format: expected csv, jsonl or candump, not '%s'", optarg);
 			break;
 		case 1:
@@ -411,15 +395,14 @@ int board_cmd_export(int argc, char **argv)
 	if (optind < argc)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
 	if (!x.kinds)
-		x.kinds = x.format == EXPORT_CANDUMP ? 1u << ACQ_ITEM_CAN
+		x.kinds = x.format == REC_FORMAT_CANDUMP ? 1u << ACQ_ITEM_CAN
 		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
 	if (output && !(x.out = fopen(output, "we")))
 		return cli_fail("export", "%s: %s", output, strerror(errno));
 	x.chans = calloc(EXPORT_CHANNELS_MAX, sizeof(*x.chans));
 	if (!x.chans)
 		return cli_fail("export", "out of memory");
-	if (x.format != EXPORT_CANDUMP)
-		stor_export_header(x.out, (enum stor_export_format)x.format);
+	rec_format_header(x.out, x.format);
 	r = export_dir(&x, dir);
 	if (fflush(x.out) != 0 && r >= 0)
 		r = -errno;

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* export.c - CSV and JSON lines writers for records read from the log. */
+/* format.c - records as CSV, JSON lines or candump lines (format.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
 
-#include "export.h"
+#include "format.h"
 #include "basic/escape.h"
 
 static const char *const kind_names[] = { "can", "sample", "event" };
 static const char *const quality_names[] = { "good", "out_of_range", "invalid" };
 
-char *stor_export_time(int64_t t_ns, char *buf, size_t len)
+/* ISO 8601 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
+   buf (at least 32 bytes); the number of ns where the year does not fit. */
+static char *format_time(int64_t t_ns, char *buf, size_t len)
 {
 	int64_t sec = t_ns / 1000000000, ns = t_ns % 1000000000;
 	time_t tt;
@@ -56,18 +58,32 @@ static const char *quality_name(uint32_t q)
 	return q < ACQ_Q_MAX ? quality_names[q] : "unknown";
 }
 
-int stor_export_header(FILE *out, enum stor_export_format fmt)
+int rec_format_parse(const char *name, enum rec_format *ret_fmt)
 {
-	if (!out || fmt >= STOR_EXPORT_FORMAT_MAX)
+	static const char *const names[] = { "csv", "jsonl", "candump" };
+
+	if (!name || !ret_fmt)
 		return -EINVAL;
-	if (fmt == STOR_EXPORT_CSV &&
+	for (unsigned i = 0; i < REC_FORMAT_MAX; i++)
+		if (!strcmp(name, names[i]) || (i == REC_FORMAT_JSONL && !strcmp(name, "json"))) {
+			*ret_fmt = (enum rec_format)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int rec_format_header(FILE *out, enum rec_format fmt)
+{
+	if (!out || fmt >= REC_FORMAT_MAX)
+		return -EINVAL;
+	if (fmt == REC_FORMAT_CSV &&
 	    fputs("seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
 	          "event,arg,detail\n", out) < 0)
 		return -errno;
 	return 0;
 }
 
-static void csv_item(FILE *out, const struct acq_item *it, const struct stor_export_names *nm, const char *t)
+static void csv_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
 {
 	char data[2 * ACQ_CAN_DATA_MAX + 1];
 
@@ -102,7 +118,7 @@ static void csv_item(FILE *out, const struct acq_item *it, const struct stor_exp
 	}
 }
 
-static void json_item(FILE *out, const struct acq_item *it, const struct stor_export_names *nm, const char *t)
+static void json_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
 {
 	char data[2 * ACQ_CAN_DATA_MAX + 1];
 
@@ -144,17 +160,30 @@ static void json_item(FILE *out, const struct acq_item *it, const struct stor_ex
 	}
 }
 
-int stor_export_item(FILE *out, enum stor_export_format fmt, const struct acq_item *it,
-                     const struct stor_export_names *names)
+/* candump on interface "can<bus>", as the trace driver reads it back. */
+static int candump_item(FILE *out, const struct acq_item *it)
 {
-	static const struct stor_export_names none;
+	char line[REC_CANDUMP_LINE_MAX], ifname[16];
+
+	snprintf(ifname, sizeof(ifname), "can%u", it->bus);
+	if (rec_candump_format(it, ifname, line, sizeof(line)) < 0)
+		return -EINVAL;
+	return fputs(line, out) < 0 ? -EIO : 0;
+}
+
+int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
+                    const struct rec_names *names)
+{
+	static const struct rec_names none;
 	char t[48];
 
-	if (!out || !it || fmt >= STOR_EXPORT_FORMAT_MAX || it->kind >= ACQ_ITEM_KIND_MAX ||
+	if (!out || !it || fmt >= REC_FORMAT_MAX || it->kind >= ACQ_ITEM_KIND_MAX ||
 	    (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX))
 		return -EINVAL;
-	stor_export_time(it->t_ns, t, sizeof(t));
-	if (fmt == STOR_EXPORT_CSV)
+	if (fmt == REC_FORMAT_CANDUMP)
+		return candump_item(out, it);
+	format_time(it->t_ns, t, sizeof(t));
+	if (fmt == REC_FORMAT_CSV)
 		csv_item(out, it, names ? names : &none, t);
 	else
 		json_item(out, it, names ? names : &none, t);
