@@ -25,6 +25,7 @@
 #include "logfault.h"
 #include "record/batch.h"
 #include "record/format.h"
+#include "record/names.h"
 #include "storage/stor.h"
 
 #define EXPORT_CHANNELS_MAX 65536
@@ -152,8 +153,6 @@ static int write_item(struct export_ctx *x, const struct acq_item *it)
 		nm.channel = ch->name;
 		nm.unit = ch->unit;
 	}
-	if (it->kind == ACQ_ITEM_EVENT)
-		nm.event = upl_event_name(it->event.code);
 	return rec_format_item(x->out, x->format, it, &nm);
 }
 
@@ -342,18 +341,6 @@ static int export_dir(struct export_ctx *x, const char *dir)
 	return r;
 }
 
-static int parse_kind(const char *s, unsigned *kinds)
-{
-	static const char *names[] = { "can", "sample", "event" };
-
-	for (unsigned i = 0; i < ACQ_ITEM_KIND_MAX; i++)
-		if (!strcmp(s, names[i]) || (i == ACQ_ITEM_SAMPLE && !strcmp(s, "samples"))) {
-			*kinds |= 1u << i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 int board_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -364,6 +351,7 @@ int board_cmd_export(int argc, char **argv)
 	};
 	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
 	const char *dir = "railmon-data", *output = NULL;
+	enum acq_item_kind kind;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
@@ -380,8 +368,9 @@ int board_cmd_export(int argc, char **argv)
 				return cli_fail("export", "--%s: cannot read time '%s'", c == 1 ? "from" : "to", optarg);
 			break;
 		case 'k':
-			if (parse_kind(optarg, &x.kinds) < 0)
+			if (rec_kind_parse(optarg, &kind) < 0)
 				return cli_fail("export", "--kind: expected can, sample or event, not '%s'", optarg);
+			x.kinds |= 1u << kind;
 			break;
 		case 'c':
 			if (x.nchannel_filters >= EXPORT_FILTER_MAX)

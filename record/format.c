@@ -7,10 +7,8 @@
 #include <time.h>
 
 #include "format.h"
+#include "names.h"
 #include "basic/escape.h"
-
-static const char *const kind_names[] = { "can", "sample", "event" };
-static const char *const quality_names[] = { "good", "out_of_range", "invalid" };
 
 /* ISO 8601 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
    buf (at least 32 bytes); the number of ns where the year does not fit. */
@@ -53,9 +51,12 @@ static void put_double(FILE *out, const char *prefix, double v)
 	fprintf(out, "%s%.15g", prefix, v);
 }
 
+/* A quality a newer sender may use: a word all the same. */
 static const char *quality_name(uint32_t q)
 {
-	return q < ACQ_Q_MAX ? quality_names[q] : "unknown";
+	const char *name = rec_quality_name(q);
+
+	return name ? name : "unknown";
 }
 
 int rec_format_parse(const char *name, enum rec_format *ret_fmt)
@@ -76,18 +77,18 @@ int rec_format_header(FILE *out, enum rec_format fmt)
 {
 	if (!out || fmt >= REC_FORMAT_MAX)
 		return -EINVAL;
-	if (fmt == REC_FORMAT_CSV &&
-	    fputs("seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
-	          "event,arg,detail\n", out) < 0)
-		return -errno;
-	return 0;
+	if (fmt == REC_FORMAT_CSV)
+		fputs("seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
+		      "event,arg,detail\n", out);
+	return ferror(out) ? -EIO : 0;
 }
 
 static void csv_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
 {
 	char data[2 * ACQ_CAN_DATA_MAX + 1];
+	const char *event;
 
-	fprintf(out, "%" PRIu64 ",%s,%" PRId64 ",%s,%u,", it->seq, t, it->t_ns, kind_names[it->kind], it->bus);
+	fprintf(out, "%" PRIu64 ",%s,%" PRId64 ",%s,%u,", it->seq, t, it->t_ns, rec_kind_name(it->kind), it->bus);
 	switch (it->kind) {
 	case ACQ_ITEM_CAN:
 		hex(it->can.data, it->can.len, data);
@@ -110,8 +111,8 @@ static void csv_item(FILE *out, const struct acq_item *it, const struct rec_name
 		break;
 	default:
 		fputs(",,,,,,,,,", out);
-		if (nm->event)
-			basic_csv_field(out, nm->event);
+		if ((event = rec_event_name(it->event.code)))
+			basic_csv_field(out, event);
 		else
 			fprintf(out, "%u", it->event.code);
 		fprintf(out, ",%" PRId64 ",%u\n", it->event.arg, it->event.detail);
@@ -121,9 +122,10 @@ static void csv_item(FILE *out, const struct acq_item *it, const struct rec_name
 static void json_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
 {
 	char data[2 * ACQ_CAN_DATA_MAX + 1];
+	const char *event;
 
 	fprintf(out, "{\"seq\":%" PRIu64 ",\"time\":\"%s\",\"time_ns\":%" PRId64 ",\"kind\":\"%s\",\"bus\":%u", it->seq,
-	        t, it->t_ns, kind_names[it->kind], it->bus);
+	        t, it->t_ns, rec_kind_name(it->kind), it->bus);
 	switch (it->kind) {
 	case ACQ_ITEM_CAN:
 		hex(it->can.data, it->can.len, data);
@@ -151,8 +153,8 @@ static void json_item(FILE *out, const struct acq_item *it, const struct rec_nam
 		break;
 	default:
 		fputs(",\"event\":", out);
-		if (nm->event)
-			basic_json_string(out, nm->event);
+		if ((event = rec_event_name(it->event.code)))
+			basic_json_string(out, event);
 		else
 			fprintf(out, "%u", it->event.code);
 		fprintf(out, ",\"code\":%u,\"arg\":%" PRId64 ",\"detail\":%u}\n", it->event.code, it->event.arg,

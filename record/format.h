@@ -6,8 +6,7 @@
  * One line per record, no allocation, safe on any field values: strings
  * are escaped (basic/escape.h), non-finite numbers written as null or an
  * empty field, a CAN frame candump cannot express refused.  The caller
- * resolves channel names (record/channels.h); event names come from the
- * schema (record/names.h).
+ * resolves channel names; kind, quality and event names are record/names.h's.
  */
 #pragma once
 
@@ -33,7 +32,6 @@ struct rec_names {
 	const char *channel;   /* sample: channel name, NULL if unknown */
 	const char *unit;      /* sample: unit, NULL if unknown */
 	const char *label;     /* sample: value-table label, NULL if none */
-	const char *event;     /* event: code name, NULL if unknown */
 };
 
 /* "csv", "jsonl" (or "json"), "candump" -> *ret_fmt.  0 or -EINVAL. */

@@ -29,6 +29,7 @@
 #include "recv.h"
 #include "basic/clock.h"
 #include "basic/escape.h"
+#include "record/names.h"
 
 struct range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -507,7 +508,7 @@ static void write_jsonl(FILE *out, const struct upl_batch_info *b, const struct 
 		json_double(out, it->sample.value);
 		fprintf(out, ",\"quality\":%" PRIu32 "}\n", it->sample.quality);
 	} else {
-		const char *name = upl_event_name(it->event.code);
+		const char *name = rec_event_name(it->event.code);
 
 		fprintf(out, ",\"kind\":\"event\",\"source\":%u,\"code\":%" PRIu32 ",\"name\":", it->bus,
 		        it->event.code);
