@@ -24,17 +24,12 @@
 #include "cli.h"
 #include "logfault.h"
 #include "record/batch.h"
+#include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
 #include "storage/stor.h"
 
-#define EXPORT_CHANNELS_MAX 65536
 #define EXPORT_FILTER_MAX 64
-
-struct export_chan {
-	uint32_t id;
-	char *name, *unit;
-};
 
 struct export_ctx {
 	FILE *out;
@@ -43,8 +38,7 @@ struct export_ctx {
 	unsigned kinds;          /* bit per acq_item_kind */
 	const char *channels[EXPORT_FILTER_MAX];
 	size_t nchannel_filters;
-	struct export_chan *chans;
-	size_t nchans;
+	rec_channels_t *chans;   /* what the dictionaries read so far name */
 	const char *dir;
 	uint64_t written, damaged; /* records written; faults that cost records */
 };
@@ -93,40 +87,7 @@ static int parse_time(const char *s, int64_t *ret)
 	return 0;
 }
 
-static const struct export_chan *find_chan(const struct export_ctx *x, uint32_t id)
-{
-	for (size_t i = 0; i < x->nchans; i++)
-		if (x->chans[i].id == id)
-			return &x->chans[i];
-	return NULL;
-}
-
-/* Remember the names a Batch's dictionary gives (latest wins). */
-static void learn_channels(struct export_ctx *x, const upl_batch_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct upl_channel c;
-		struct export_chan *e = NULL;
-		if (upl_batch_channel(b, i, &c) < 0)
-			continue;
-		for (size_t k = 0; k < x->nchans && !e; k++)
-			if (x->chans[k].id == c.id)
-				e = &x->chans[k];
-		if (!e) {
-			if (x->nchans >= EXPORT_CHANNELS_MAX)
-				continue;
-			e = &x->chans[x->nchans++];
-			e->id = c.id;
-		} else {
-			free(e->name);
-			free(e->unit);
-		}
-		e->name = strdup(c.name);
-		e->unit = strdup(c.unit);
-	}
-}
-
-static bool wanted(const struct export_ctx *x, const struct acq_item *it, const struct export_chan *ch)
+static bool wanted(const struct export_ctx *x, const struct acq_item *it, const struct rec_channel *ch)
 {
 	if (!(x->kinds & (1u << it->kind)))
 		return false;
@@ -143,7 +104,8 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 
 static int write_item(struct export_ctx *x, const struct acq_item *it)
 {
-	const struct export_chan *ch = it->kind == ACQ_ITEM_SAMPLE ? find_chan(x, it->sample.channel) : NULL;
+	const struct rec_channel *ch = it->kind == ACQ_ITEM_SAMPLE ? rec_channels_find(x->chans, it->sample.channel)
+	                                                          : NULL;
 	struct rec_names nm = { 0 };
 
 	if (!wanted(x, it, ch))
@@ -170,7 +132,7 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 		return 0;
 	}
 	upl_batch_info(b, &info);
-	learn_channels(x, b, info.nchannels);
+	rec_channels_learn(x->chans, b);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		upl_batch_item(b, i, &it);
 		r = write_item(x, &it);
@@ -198,7 +160,7 @@ static void prescan_dictionary(struct export_ctx *x, const char *dir)
 		if (k < 0 || upl_batch_decode(rec.payload, rec.len, &b) < 0)
 			continue;
 		upl_batch_info(b, &info);
-		learn_channels(x, b, info.nchannels);
+		rec_channels_learn(x->chans, b);
 		upl_batch_free(b);
 		if (seen && !info.nchannels)
 			break;
@@ -388,8 +350,7 @@ int board_cmd_export(int argc, char **argv)
 		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
 	if (output && !(x.out = fopen(output, "we")))
 		return cli_fail("export", "%s: %s", output, strerror(errno));
-	x.chans = calloc(EXPORT_CHANNELS_MAX, sizeof(*x.chans));
-	if (!x.chans)
+	if (rec_channels_new(&x.chans) < 0)
 		return cli_fail("export", "out of memory");
 	rec_format_header(x.out, x.format);
 	r = export_dir(&x, dir);
@@ -397,11 +358,7 @@ int board_cmd_export(int argc, char **argv)
 		r = -errno;
 	if (output)
 		fclose(x.out);
-	for (size_t i = 0; i < x.nchans; i++) {
-		free(x.chans[i].name);
-		free(x.chans[i].unit);
-	}
-	free(x.chans);
+	rec_channels_free(x.chans);
 	if (x.damaged)
 		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
 		        "skipped (see above)\n", x.written, x.damaged, x.damaged == 1 ? "" : "s");

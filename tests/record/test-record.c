@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record/batch.h"
+#include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
 #include "railmon.pb-c.h"
@@ -83,6 +85,97 @@ static void test_events(void)
 	assert(rec_event_name(9999) == NULL && rec_event_name(UINT32_MAX) == NULL);
 	assert(rec_event_name((uint32_t)INT32_MAX + 1) == NULL);
 	printf("event names from railmon.proto: ok\n");
+}
+
+/* ---- channel names ---- */
+
+static void check_chan(const rec_channels_t *m, uint32_t id, const char *name, const char *unit)
+{
+	const struct rec_channel *c = rec_channels_find(m, id);
+
+	if (!c || c->id != id || strcmp(c->name, name) != 0 || strcmp(c->unit, unit) != 0) {
+		fprintf(stderr, "channel %#x: got %s/%s, want %s/%s\n", id, c ? c->name : "(none)",
+		        c ? c->unit : "", name, unit);
+		abort();
+	}
+}
+
+/* More ids than one bus has (65,536) and than export's old table held:
+   every one found with its own name, later entries replacing earlier. */
+static void test_channels_many(void)
+{
+	enum { NBUS = 3, PER_BUS = 65536 };
+	rec_channels_t *m;
+	char name[32], unit[16];
+
+	assert(rec_channels_new(&m) == 0);
+	assert(rec_channels_find(m, 0) == NULL && rec_channels_count(m) == 0);
+	for (uint32_t b = 0; b < NBUS; b++)
+		for (uint32_t n = 0; n < PER_BUS; n++) {
+			snprintf(name, sizeof(name), "b%u_s%u", b, n);
+			snprintf(unit, sizeof(unit), "u%u", n % 7);
+			assert(rec_channels_set(m, b << 16 | n, name, unit) == 0);
+		}
+	assert(rec_channels_count(m) == NBUS * PER_BUS);
+	for (uint32_t b = 0; b < NBUS; b++)
+		for (uint32_t n = 0; n < PER_BUS; n++) {
+			snprintf(name, sizeof(name), "b%u_s%u", b, n);
+			snprintf(unit, sizeof(unit), "u%u", n % 7);
+			check_chan(m, b << 16 | n, name, unit);
+		}
+	assert(rec_channels_find(m, NBUS << 16) == NULL && rec_channels_find(m, UINT32_MAX) == NULL);
+	/* latest wins; NULL strings are empty ones */
+	assert(rec_channels_set(m, 1 << 16 | 5, "renamed", NULL) == 0);
+	assert(rec_channels_set(m, UINT32_MAX, NULL, "V") == 0);
+	check_chan(m, 1 << 16 | 5, "renamed", "");
+	check_chan(m, UINT32_MAX, "", "V");
+	assert(rec_channels_count(m) == NBUS * PER_BUS + 1);
+	assert(rec_channels_free(m) == NULL);
+	printf("%d channel names on %d buses, all found: ok\n", NBUS * PER_BUS, NBUS);
+}
+
+/* The names a Batch's dictionary gives, as export and recv learn them. */
+static void test_channels_learn(void)
+{
+	static const struct upl_channel dict[] = {
+		{ .id = 0x10000, .name = "line_voltage", .unit = "V", .source = "modbus:1" },
+		{ .id = 0x10001, .name = "speed", .unit = "km/h" },
+		{ .id = 0x10000, .name = "line_voltage_2", .unit = "kV" }, /* twice: the later wins */
+	};
+	struct upl_batch_meta meta = { .vehicle = "tram7" };
+	struct acq_item it = { .t_ns = 1, .kind = ACQ_ITEM_SAMPLE, .sample = { .channel = 0x10001 } };
+	upl_encoder_t *enc;
+	upl_batch_t *b;
+	rec_channels_t *m;
+	const uint8_t *buf;
+	size_t len;
+
+	assert(upl_encoder_new(&meta, 8, &enc) == 0);
+	assert(upl_encoder_add(enc, &it) == 0);
+	assert(upl_encoder_set_channels(enc, dict, 3) == 3);
+	assert(upl_encoder_finish(enc, 1, &buf, &len) == 1);
+	assert(upl_batch_decode(buf, len, &b) == 0);
+	assert(rec_channels_new(&m) == 0);
+	assert(rec_channels_learn(m, b) == 3 && rec_channels_count(m) == 2);
+	check_chan(m, 0x10000, "line_voltage_2", "kV");
+	check_chan(m, 0x10001, "speed", "km/h");
+	upl_batch_free(b);
+	/* a Batch without a dictionary teaches nothing and forgets nothing */
+	assert(upl_encoder_add(enc, &it) == 0);
+	assert(upl_encoder_finish(enc, 2, &buf, &len) == 1);
+	assert(upl_batch_decode(buf, len, &b) == 0);
+	assert(rec_channels_learn(m, b) == 0 && rec_channels_count(m) == 2);
+	check_chan(m, 0x10001, "speed", "km/h");
+	/* bad arguments */
+	assert(rec_channels_new(NULL) == -EINVAL);
+	assert(rec_channels_set(NULL, 1, "a", "b") == -EINVAL);
+	assert(rec_channels_learn(NULL, b) == -EINVAL && rec_channels_learn(m, NULL) == -EINVAL);
+	assert(rec_channels_find(NULL, 1) == NULL && rec_channels_count(NULL) == 0);
+	assert(rec_channels_free(NULL) == NULL);
+	upl_batch_free(b);
+	rec_channels_free(m);
+	upl_encoder_free(enc);
+	printf("channel names learned from a Batch's dictionary: ok\n");
 }
 
 /* ---- text formats ---- */
@@ -267,6 +360,8 @@ int main(void)
 	test_kinds();
 	test_qualities();
 	test_events();
+	test_channels_many();
+	test_channels_learn();
 	test_csv();
 	test_jsonl();
 	test_candump();
