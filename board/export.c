@@ -115,7 +115,7 @@ static int write_item(struct export_ctx *x, const struct acq_item *it)
 		nm.channel = ch->name;
 		nm.unit = ch->unit;
 	}
-	return rec_format_item(x->out, x->format, it, &nm);
+	return rec_format_item(x->out, x->format, it, &nm, NULL);
 }
 
 static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
@@ -352,7 +352,7 @@ int board_cmd_export(int argc, char **argv)
 		return cli_fail("export", "%s: %s", output, strerror(errno));
 	if (rec_channels_new(&x.chans) < 0)
 		return cli_fail("export", "out of memory");
-	rec_format_header(x.out, x.format);
+	rec_format_header(x.out, x.format, false);
 	r = export_dir(&x, dir);
 	if (fflush(x.out) != 0 && r >= 0)
 		r = -errno;

@@ -2,10 +2,11 @@
 /*
  * recv.c - `railmon recv`: the ground side.  Subscribes to the vehicles'
  * data topic, decodes and checks every Batch (gaps, duplicates and
- * conflicts by sequence number per vehicle and log id), writes JSON lines
- * or CSV, and/or appends the Batches unchanged to a local railmon log per
- * (vehicle, log id), so `export`, `stat` and `replay` work on the ground
- * exactly as on the train.  A Batch that is refused, or that a ground log
+ * conflicts by sequence number per vehicle and log id), writes the
+ * records as `export` does (record/format.h: JSON lines, CSV or candump,
+ * plus the vehicle and log each came from), and/or appends the Batches
+ * unchanged to a local railmon log per (vehicle, log id), so `export`,
+ * `stat` and `replay` work on the ground exactly as on the train.  A Batch that is refused, or that a ground log
  * cannot take, is kept as a file in the refused directory, counted and
  * said: nothing is dropped without a word.
  */
@@ -27,6 +28,8 @@
 
 #include "acquisition/acq.h"
 #include "cli.h"
+#include "record/channels.h"
+#include "record/format.h"
 #include "storage/stor.h"
 #include "uplink/recv.h"
 #include "basic/clock.h"
@@ -70,7 +73,10 @@ static const char *const ground_why_file[GROUND_WHY_MAX] = {
 	"log-error",
 };
 
+/* One (vehicle, log id): its channel names for the text output, its
+   ground log with --log. */
 struct ground_log {
+	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
@@ -79,6 +85,8 @@ struct ground_log {
 };
 
 struct ground {
+	FILE *out;                /* the records as text, in fmt (with --format other than none) */
+	enum rec_format fmt;
 	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
 	const char *keep_dir;     /* refused Batches go here */
 	struct ground_log **logs; /* every ground log, to close them */
@@ -96,7 +104,8 @@ static const char recv_usage[] =
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
 	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
-	"  -f, --format FMT       jsonl (default), csv, or none\n"
+	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only) or none;\n"
+	"                         the columns of `export`, then vehicle, log_id, historical\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
 	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
@@ -274,8 +283,9 @@ static struct ground_log *ground_log_new(struct ground *g, const struct upl_batc
 	/* Batches without a log id (railmon before log ids) go where the
 	   vehicle's log always was; each log id gets a directory below it. */
 	log_id_hex(info->log_id, info->log_id_len, id);
-	snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
-	if (!gl->unusable)
+	if (g->dir)
+		snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
+	if (g->dir && !gl->unusable)
 		ground_find_continued(g, gl, info, id);
 	g->logs[g->nlogs++] = gl;
 	return gl;
@@ -403,15 +413,53 @@ static int ground_continue(struct ground *g, struct ground_log *gl, const struct
 	return ground_open(g, gl, info);
 }
 
+/* The state of the Batch's log (recv's per-log pointer), made the first
+   time: NULL if out of memory. */
+static struct ground_log *ground_log_of(struct ground *g, const struct upl_batch_info *info, void **log_ctx)
+{
+	if (!*log_ctx)
+		*log_ctx = ground_log_new(g, info);
+	return *log_ctx;
+}
+
+/* recv's on_record: one record as text, named by its log's dictionaries,
+   with the vehicle and log it came from: export's writer. */
+static int recv_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+                       const struct acq_item *it, bool first, void **log_ctx)
+{
+	struct ground *g = ctx;
+	struct ground_log *gl = ground_log_of(g, info, log_ctx);
+	struct rec_origin origin = { info->vehicle, info->log_id, info->log_id_len, info->historical };
+	struct rec_names nm = { 0 };
+	const struct rec_channel *ch;
+	int r;
+
+	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0))
+		return -ENOMEM;
+	/* A name that could not be kept (no memory) is printed empty. */
+	if (first)
+		rec_channels_learn(gl->names, b);
+	if (g->fmt == REC_FORMAT_CANDUMP && it->kind != ACQ_ITEM_CAN)
+		return 0;
+	if (it->kind == ACQ_ITEM_SAMPLE && (ch = rec_channels_find(gl->names, it->sample.channel))) {
+		nm.channel = ch->name;
+		nm.unit = ch->unit;
+	}
+	r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
+	if (r == -EIO)
+		clearerr(g->out); /* counted (sink_errors); the next records may go out */
+	return r;
+}
+
 /* recv's on_batch: a Batch with new records, payload as received. */
 static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len,
                          void **log_ctx)
 {
 	struct ground *g = ctx;
-	struct ground_log *gl = *log_ctx;
+	struct ground_log *gl = ground_log_of(g, info, log_ctx);
 	int r = 0;
 
-	if (!gl && !(gl = *log_ctx = ground_log_new(g, info))) {
+	if (!gl) {
 		ground_refuse(g, GROUND_NO_MEMORY, info, payload, len, -ENOMEM);
 		return -ENOMEM;
 	}
@@ -445,6 +493,7 @@ static void ground_free(struct ground *g)
 {
 	for (size_t i = 0; i < g->nlogs; i++) {
 		stor_log_free(g->logs[i]->log); /* syncs */
+		rec_channels_free(g->logs[i]->names);
 		free(g->logs[i]);
 	}
 	free(g->logs);
@@ -465,6 +514,9 @@ static void raise_fd_limit(void)
 
 struct recv_opts {
 	struct upl_recv_cfg cfg;
+	enum rec_format fmt;
+	bool text;                /* --format other than none */
+	FILE *out;
 	uint64_t count;
 	double duration;
 	const char *output, *logdir, *keep_dir, *password_file;
@@ -601,14 +653,9 @@ static int recv_option(int c, struct recv_opts *o)
 	case 't': o->cfg.topic = optarg; break;
 	case 'i': o->cfg.client_id = optarg; break;
 	case 'f':
-		if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
-			o->cfg.format = UPL_RECV_JSONL;
-		else if (!strcmp(optarg, "csv"))
-			o->cfg.format = UPL_RECV_CSV;
-		else if (!strcmp(optarg, "none"))
-			o->cfg.format = UPL_RECV_NONE;
-		else
-			return cli_fail("recv", "--format: expected jsonl, csv or none, not '%s'", optarg);
+		o->text = strcmp(optarg, "none") != 0;
+		if (o->text && rec_format_parse(optarg, &o->fmt) < 0)
+			return cli_fail("recv", "--format: expected jsonl, csv, candump or none, not '%s'", optarg);
 		break;
 	case 'o': o->output = optarg; break;
 	case 'l': o->logdir = optarg; break;
@@ -666,7 +713,8 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 	bool broker = false;
 	int c, r;
 
-	o->cfg.format = UPL_RECV_JSONL;
+	o->fmt = REC_FORMAT_JSONL;
+	o->text = true;
 	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:h", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
@@ -854,9 +902,15 @@ static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_o
 
 static int recv_setup(struct recv_opts *o, struct ground *g)
 {
-	o->cfg.out = stdout;
-	if (o->output && !(o->cfg.out = fopen(o->output, "we")))
+	o->out = stdout;
+	if (o->output && !(o->out = fopen(o->output, "we")))
 		return cli_fail("recv", "%s: %s", o->output, strerror(errno));
+	if (o->text) {
+		g->out = o->out;
+		g->fmt = o->fmt;
+		o->cfg.on_record = recv_record;
+		rec_format_header(g->out, g->fmt, true);
+	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
 		return cli_fail("recv", "--log %s: %s", o->logdir, strerror(errno));
 	if (!o->keep_dir) {
@@ -879,8 +933,8 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 static void recv_opts_free(struct recv_opts *o)
 {
 	free(o->password);
-	if (o->output && o->cfg.out && o->cfg.out != stdout)
-		fclose(o->cfg.out);
+	if (o->output && o->out && o->out != stdout)
+		fclose(o->out);
 }
 
 int board_cmd_recv(int argc, char **argv)
@@ -912,7 +966,8 @@ int board_cmd_recv(int argc, char **argv)
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
-	fflush(o.cfg.out);
+	if (o.out)
+		fflush(o.out);
 	recv_summary(th.r, &g);
 	ground_free(&g);
 	upl_recv_free(th.r);

@@ -6,9 +6,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "batch.h"
 #include "format.h"
 #include "names.h"
 #include "basic/escape.h"
+
+_Static_assert(REC_LOG_ID_MAX == UPL_LOG_ID_LEN, "a log id fits struct rec_origin");
 
 /* ISO 8601 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
    buf (at least 32 bytes); the number of ns where the year does not fit. */
@@ -32,9 +35,11 @@ static char *format_time(int64_t t_ns, char *buf, size_t len)
 	return buf;
 }
 
-static void hex(const uint8_t *d, size_t n, char *out)
+/* CAN payloads in upper case (as candump), log ids in lower case (as
+   the ground log's directory names). */
+static void hex(const uint8_t *d, size_t n, bool upper, char *out)
 {
-	static const char digits[] = "0123456789ABCDEF";
+	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 
 	for (size_t i = 0; i < n; i++) {
 		out[2 * i] = digits[d[i] >> 4];
@@ -73,93 +78,145 @@ int rec_format_parse(const char *name, enum rec_format *ret_fmt)
 	return -EINVAL;
 }
 
-int rec_format_header(FILE *out, enum rec_format fmt)
+int rec_format_header(FILE *out, enum rec_format fmt, bool origin)
 {
 	if (!out || fmt >= REC_FORMAT_MAX)
 		return -EINVAL;
 	if (fmt == REC_FORMAT_CSV)
-		fputs("seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
-		      "event,arg,detail\n", out);
+		fprintf(out, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
+		        "event,arg,detail%s\n", origin ? ",vehicle,log_id,historical" : "");
 	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- CSV: every row has every column ---- */
+
+static void csv_can(FILE *out, const struct acq_item *it)
+{
+	char data[2 * ACQ_CAN_DATA_MAX + 1];
+
+	hex(it->can.data, it->can.len, true, data);
+	/* ids written as candump does: 3 hex digits, 8 for extended */
+	fprintf(out, ",,,,,,%0*X,%u,%s,,,", (it->can.flags & ACQ_CAN_EXT) ? 8 : 3, it->can.id, it->can.flags,
+	        data);
+}
+
+static void csv_sample(FILE *out, const struct acq_item *it, const struct rec_names *nm)
+{
+	fprintf(out, "%u,", it->sample.channel);
+	basic_csv_field(out, nm->channel);
+	if (isfinite(it->sample.value))
+		put_double(out, ",", it->sample.value);
+	else
+		fputc(',', out);
+	fputc(',', out);
+	basic_csv_field(out, nm->unit);
+	fprintf(out, ",%s,", quality_name(it->sample.quality));
+	basic_csv_field(out, nm->label);
+	fputs(",,,,,,", out);
+}
+
+static void csv_event(FILE *out, const struct acq_item *it)
+{
+	const char *event = rec_event_name(it->event.code);
+
+	fputs(",,,,,,,,,", out);
+	if (event)
+		basic_csv_field(out, event);
+	else
+		fprintf(out, "%u", it->event.code);
+	fprintf(out, ",%" PRId64 ",%u", it->event.arg, it->event.detail);
 }
 
 static void csv_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
 {
-	char data[2 * ACQ_CAN_DATA_MAX + 1];
-	const char *event;
-
 	fprintf(out, "%" PRIu64 ",%s,%" PRId64 ",%s,%u,", it->seq, t, it->t_ns, rec_kind_name(it->kind), it->bus);
-	switch (it->kind) {
-	case ACQ_ITEM_CAN:
-		hex(it->can.data, it->can.len, data);
-		/* ids written as candump does: 3 hex digits, 8 for extended */
-		fprintf(out, ",,,,,,%0*X,%u,%s,,,\n", (it->can.flags & ACQ_CAN_EXT) ? 8 : 3, it->can.id,
-		        it->can.flags, data);
-		break;
-	case ACQ_ITEM_SAMPLE:
-		fprintf(out, "%u,", it->sample.channel);
-		basic_csv_field(out, nm->channel);
-		if (isfinite(it->sample.value))
-			put_double(out, ",", it->sample.value);
-		else
-			fputc(',', out);
-		fputc(',', out);
-		basic_csv_field(out, nm->unit);
-		fprintf(out, ",%s,", quality_name(it->sample.quality));
-		basic_csv_field(out, nm->label);
-		fputs(",,,,,,\n", out);
-		break;
-	default:
-		fputs(",,,,,,,,,", out);
-		if ((event = rec_event_name(it->event.code)))
-			basic_csv_field(out, event);
-		else
-			fprintf(out, "%u", it->event.code);
-		fprintf(out, ",%" PRId64 ",%u\n", it->event.arg, it->event.detail);
+	if (it->kind == ACQ_ITEM_CAN)
+		csv_can(out, it);
+	else if (it->kind == ACQ_ITEM_SAMPLE)
+		csv_sample(out, it, nm);
+	else
+		csv_event(out, it);
+}
+
+static void csv_origin(FILE *out, const struct rec_origin *o)
+{
+	char id[2 * REC_LOG_ID_MAX + 1];
+
+	hex(o->log_id, o->log_id_len, false, id);
+	fputc(',', out);
+	basic_csv_field(out, o->vehicle);
+	fprintf(out, ",%s,%d", id, o->historical);
+}
+
+/* ---- JSON lines: the keys of the record's kind ---- */
+
+static const char *json_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
+static void json_can(FILE *out, const struct acq_item *it)
+{
+	char data[2 * ACQ_CAN_DATA_MAX + 1];
+	unsigned f = it->can.flags;
+
+	hex(it->can.data, it->can.len, true, data);
+	fprintf(out, ",\"id\":%u,\"ext\":%s,\"fd\":%s,\"brs\":%s,\"rtr\":%s,\"err\":%s,\"len\":%u,\"data\":\"%s\"",
+	        it->can.id, json_bool(f & ACQ_CAN_EXT), json_bool(f & ACQ_CAN_FD), json_bool(f & ACQ_CAN_BRS),
+	        json_bool(f & ACQ_CAN_RTR), json_bool(f & ACQ_CAN_ERR), it->can.len, data);
+}
+
+static void json_sample(FILE *out, const struct acq_item *it, const struct rec_names *nm)
+{
+	fprintf(out, ",\"channel\":%u,\"name\":", it->sample.channel);
+	basic_json_string(out, nm->channel);
+	/* JSON has no NaN or infinity */
+	if (isfinite(it->sample.value))
+		put_double(out, ",\"value\":", it->sample.value);
+	else
+		fputs(",\"value\":null", out);
+	fputs(",\"unit\":", out);
+	basic_json_string(out, nm->unit);
+	fprintf(out, ",\"quality\":\"%s\"", quality_name(it->sample.quality));
+	if (nm->label) {
+		fputs(",\"label\":", out);
+		basic_json_string(out, nm->label);
 	}
+}
+
+static void json_event(FILE *out, const struct acq_item *it)
+{
+	const char *event = rec_event_name(it->event.code);
+
+	fputs(",\"event\":", out);
+	if (event)
+		basic_json_string(out, event);
+	else
+		fprintf(out, "%u", it->event.code);
+	fprintf(out, ",\"code\":%u,\"arg\":%" PRId64 ",\"detail\":%u", it->event.code, it->event.arg,
+	        it->event.detail);
 }
 
 static void json_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
 {
-	char data[2 * ACQ_CAN_DATA_MAX + 1];
-	const char *event;
-
 	fprintf(out, "{\"seq\":%" PRIu64 ",\"time\":\"%s\",\"time_ns\":%" PRId64 ",\"kind\":\"%s\",\"bus\":%u", it->seq,
 	        t, it->t_ns, rec_kind_name(it->kind), it->bus);
-	switch (it->kind) {
-	case ACQ_ITEM_CAN:
-		hex(it->can.data, it->can.len, data);
-		fprintf(out, ",\"id\":%u,\"ext\":%s,\"fd\":%s,\"brs\":%s,\"rtr\":%s,\"err\":%s,\"len\":%u,\"data\":\"%s\"}\n",
-		        it->can.id, (it->can.flags & ACQ_CAN_EXT) ? "true" : "false",
-		        (it->can.flags & ACQ_CAN_FD) ? "true" : "false", (it->can.flags & ACQ_CAN_BRS) ? "true" : "false",
-		        (it->can.flags & ACQ_CAN_RTR) ? "true" : "false", (it->can.flags & ACQ_CAN_ERR) ? "true" : "false",
-		        it->can.len, data);
-		break;
-	case ACQ_ITEM_SAMPLE:
-		fprintf(out, ",\"channel\":%u,\"name\":", it->sample.channel);
-		basic_json_string(out, nm->channel);
-		if (isfinite(it->sample.value))
-			put_double(out, ",\"value\":", it->sample.value);
-		else
-			fputs(",\"value\":null", out);
-		fputs(",\"unit\":", out);
-		basic_json_string(out, nm->unit);
-		fprintf(out, ",\"quality\":\"%s\"", quality_name(it->sample.quality));
-		if (nm->label) {
-			fputs(",\"label\":", out);
-			basic_json_string(out, nm->label);
-		}
-		fputs("}\n", out);
-		break;
-	default:
-		fputs(",\"event\":", out);
-		if ((event = rec_event_name(it->event.code)))
-			basic_json_string(out, event);
-		else
-			fprintf(out, "%u", it->event.code);
-		fprintf(out, ",\"code\":%u,\"arg\":%" PRId64 ",\"detail\":%u}\n", it->event.code, it->event.arg,
-		        it->event.detail);
-	}
+	if (it->kind == ACQ_ITEM_CAN)
+		json_can(out, it);
+	else if (it->kind == ACQ_ITEM_SAMPLE)
+		json_sample(out, it, nm);
+	else
+		json_event(out, it);
+}
+
+static void json_origin(FILE *out, const struct rec_origin *o)
+{
+	char id[2 * REC_LOG_ID_MAX + 1];
+
+	hex(o->log_id, o->log_id_len, false, id);
+	fputs(",\"vehicle\":", out);
+	basic_json_string(out, o->vehicle);
+	fprintf(out, ",\"log_id\":\"%s\",\"historical\":%s", id, json_bool(o->historical));
 }
 
 /* candump on interface "can<bus>", as the trace driver reads it back. */
@@ -174,20 +231,28 @@ static int candump_item(FILE *out, const struct acq_item *it)
 }
 
 int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
-                    const struct rec_names *names)
+                    const struct rec_names *names, const struct rec_origin *origin)
 {
 	static const struct rec_names none;
 	char t[48];
 
 	if (!out || !it || fmt >= REC_FORMAT_MAX || it->kind >= ACQ_ITEM_KIND_MAX ||
-	    (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX))
+	    (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX) ||
+	    (origin && (origin->log_id_len > REC_LOG_ID_MAX || (origin->log_id_len && !origin->log_id))))
 		return -EINVAL;
 	if (fmt == REC_FORMAT_CANDUMP)
 		return candump_item(out, it);
 	format_time(it->t_ns, t, sizeof(t));
-	if (fmt == REC_FORMAT_CSV)
+	if (fmt == REC_FORMAT_CSV) {
 		csv_item(out, it, names ? names : &none, t);
-	else
+		if (origin)
+			csv_origin(out, origin);
+		fputc('\n', out);
+	} else {
 		json_item(out, it, names ? names : &none, t);
+		if (origin)
+			json_origin(out, origin);
+		fputs("}\n", out);
+	}
 	return ferror(out) ? -EIO : 0;
 }

@@ -202,17 +202,24 @@ static struct acq_item event_item(uint32_t code)
 	                          .event = { .code = code, .detail = 3, .arg = -5 } };
 }
 
-/* One record as fmt writes it; *ret the return value. */
-static char *line(enum rec_format fmt, const struct acq_item *it, const struct rec_names *nm, int *ret)
+/* One record as fmt writes it, with origin's columns unless NULL; *ret
+   the return value. */
+static char *line_from(enum rec_format fmt, const struct acq_item *it, const struct rec_names *nm,
+                       const struct rec_origin *origin, int *ret)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert(f);
-	*ret = rec_format_item(f, fmt, it, nm);
+	*ret = rec_format_item(f, fmt, it, nm, origin);
 	assert(fclose(f) == 0);
 	return buf;
+}
+
+static char *line(enum rec_format fmt, const struct acq_item *it, const struct rec_names *nm, int *ret)
+{
+	return line_from(fmt, it, nm, NULL, ret);
 }
 
 static void expect_line(enum rec_format fmt, const struct acq_item *it, const struct rec_names *nm,
@@ -234,7 +241,7 @@ static void test_csv(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	assert(f && rec_format_header(f, REC_FORMAT_CSV) == 0 && fclose(f) == 0);
+	assert(f && rec_format_header(f, REC_FORMAT_CSV, false) == 0 && fclose(f) == 0);
 	CHECK_STR(buf, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
 	               "event,arg,detail\n");
 	free(buf);
@@ -267,7 +274,7 @@ static void test_jsonl(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	assert(f && rec_format_header(f, REC_FORMAT_JSONL) == 0 && fclose(f) == 0);
+	assert(f && rec_format_header(f, REC_FORMAT_JSONL, true) == 0 && fclose(f) == 0);
 	CHECK_STR(buf, "");
 	free(buf);
 	can.can.flags = ACQ_CAN_RTR | ACQ_CAN_TX;
@@ -320,6 +327,75 @@ static void test_candump(void)
 	printf("candump: ok\n");
 }
 
+/* recv's lines are export's with the origin at the end: the same bytes
+   up to the line's end, then the vehicle, the log id and the flag. */
+static void test_origin(void)
+{
+	static const uint8_t id[REC_LOG_ID_MAX] = { 0xa1, 0xb2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff };
+	const struct rec_origin o = { "tram,7", id, sizeof(id), true }, none = { NULL, NULL, 0, false };
+	const struct acq_item items[] = { can_item(), sample_item(2.5, 1), event_item(ACQ_EV_LOG_DROPPED) };
+	const struct rec_names nm = { .channel = "speed", .unit = "km/h" };
+	char *buf = NULL, want[1024];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int r;
+
+	assert(f && rec_format_header(f, REC_FORMAT_CSV, true) == 0 && fclose(f) == 0);
+	CHECK_STR(buf, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
+	               "event,arg,detail,vehicle,log_id,historical\n");
+	free(buf);
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+		char *plain = line(REC_FORMAT_CSV, &items[i], &nm, &r), *got;
+
+		snprintf(want, sizeof(want), "%.*s,\"tram,7\",a1b200000000000000000000000000ff,1\n",
+		         (int)strlen(plain) - 1, plain);
+		got = line_from(REC_FORMAT_CSV, &items[i], &nm, &o, &r);
+		assert(r == 0);
+		CHECK_STR(got, want);
+		free(got);
+		snprintf(want, sizeof(want), "%.*s,,,0\n", (int)strlen(plain) - 1, plain);
+		got = line_from(REC_FORMAT_CSV, &items[i], &nm, &none, &r);
+		CHECK_STR(got, want);
+		free(got);
+		free(plain);
+
+		plain = line(REC_FORMAT_JSONL, &items[i], &nm, &r);
+		snprintf(want, sizeof(want),
+		         "%.*s,\"vehicle\":\"tram,7\",\"log_id\":\"a1b200000000000000000000000000ff\",\"historical\":true}\n",
+		         (int)strlen(plain) - 2, plain);
+		got = line_from(REC_FORMAT_JSONL, &items[i], &nm, &o, &r);
+		assert(r == 0);
+		CHECK_STR(got, want);
+		free(got);
+		snprintf(want, sizeof(want), "%.*s,\"vehicle\":\"\",\"log_id\":\"\",\"historical\":false}\n",
+		         (int)strlen(plain) - 2, plain);
+		got = line_from(REC_FORMAT_JSONL, &items[i], &nm, &none, &r);
+		CHECK_STR(got, want);
+		free(got);
+		free(plain);
+	}
+	/* candump has no room for it: the same line */
+	{
+		char *plain = line(REC_FORMAT_CANDUMP, &items[0], NULL, &r);
+		char *got = line_from(REC_FORMAT_CANDUMP, &items[0], NULL, &o, &r);
+
+		CHECK_STR(got, plain);
+		free(got);
+		free(plain);
+	}
+	/* a log id longer than any, or missing its bytes */
+	{
+		struct rec_origin bad = o;
+
+		bad.log_id_len = REC_LOG_ID_MAX + 1;
+		assert(rec_format_item(stdout, REC_FORMAT_CSV, &items[0], NULL, &bad) == -EINVAL);
+		bad.log_id_len = 4;
+		bad.log_id = NULL;
+		assert(rec_format_item(stdout, REC_FORMAT_JSONL, &items[0], NULL, &bad) == -EINVAL);
+	}
+	printf("origin columns (recv): export's line, then vehicle, log id, historical: ok\n");
+}
+
 static void test_bad_args(void)
 {
 	struct acq_item it = can_item();
@@ -332,25 +408,25 @@ static void test_bad_args(void)
 	assert(rec_format_parse("candump", &fmt) == 0 && fmt == REC_FORMAT_CANDUMP);
 	assert(rec_format_parse("none", &fmt) == -EINVAL && rec_format_parse("CSV", &fmt) == -EINVAL);
 	assert(rec_format_parse(NULL, &fmt) == -EINVAL && rec_format_parse("csv", NULL) == -EINVAL);
-	assert(rec_format_header(NULL, REC_FORMAT_CSV) == -EINVAL);
-	assert(rec_format_header(stdout, REC_FORMAT_MAX) == -EINVAL);
-	assert(rec_format_item(NULL, REC_FORMAT_CSV, &it, NULL) == -EINVAL);
-	assert(rec_format_item(stdout, REC_FORMAT_MAX, &it, NULL) == -EINVAL);
-	assert(rec_format_item(stdout, REC_FORMAT_CSV, NULL, NULL) == -EINVAL);
+	assert(rec_format_header(NULL, REC_FORMAT_CSV, false) == -EINVAL);
+	assert(rec_format_header(stdout, REC_FORMAT_MAX, false) == -EINVAL);
+	assert(rec_format_item(NULL, REC_FORMAT_CSV, &it, NULL, NULL) == -EINVAL);
+	assert(rec_format_item(stdout, REC_FORMAT_MAX, &it, NULL, NULL) == -EINVAL);
+	assert(rec_format_item(stdout, REC_FORMAT_CSV, NULL, NULL, NULL) == -EINVAL);
 	it.kind = ACQ_ITEM_KIND_MAX;
-	assert(rec_format_item(stdout, REC_FORMAT_JSONL, &it, NULL) == -EINVAL);
+	assert(rec_format_item(stdout, REC_FORMAT_JSONL, &it, NULL, NULL) == -EINVAL);
 	it = can_item();
 	it.can.len = ACQ_CAN_DATA_MAX + 1;
-	assert(rec_format_item(stdout, REC_FORMAT_CSV, &it, NULL) == -EINVAL);
+	assert(rec_format_item(stdout, REC_FORMAT_CSV, &it, NULL, NULL) == -EINVAL);
 	/* a stream that fails says so */
 	assert(full);
 	setvbuf(full, NULL, _IONBF, 0);
 	it = can_item();
 	for (int f = 0; f < REC_FORMAT_MAX; f++) {
-		assert(rec_format_item(full, (enum rec_format)f, &it, NULL) == -EIO);
+		assert(rec_format_item(full, (enum rec_format)f, &it, NULL, NULL) == -EIO);
 		clearerr(full);
 	}
-	assert(rec_format_header(full, REC_FORMAT_CSV) == -EIO);
+	assert(rec_format_header(full, REC_FORMAT_CSV, true) == -EIO);
 	fclose(full);
 	printf("bad arguments, failing stream: ok\n");
 }
@@ -365,6 +441,7 @@ int main(void)
 	test_csv();
 	test_jsonl();
 	test_candump();
+	test_origin();
 	test_bad_args();
 	return 0;
 }
