@@ -87,7 +87,8 @@ static int parse_time(const char *s, int64_t *ret)
 	return 0;
 }
 
-static bool wanted(const struct export_ctx *x, const struct acq_item *it, const struct rec_channel *ch)
+/* name: the sample's channel name, NULL if unknown */
+static bool wanted(const struct export_ctx *x, const struct acq_item *it, const char *name)
 {
 	if (!(x->kinds & (1u << it->kind)))
 		return false;
@@ -95,7 +96,7 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 		return false;
 	if (x->nchannel_filters && it->kind == ACQ_ITEM_SAMPLE) {
 		for (size_t i = 0; i < x->nchannel_filters; i++)
-			if (ch && ch->name && !strcmp(ch->name, x->channels[i]))
+			if (name && !strcmp(name, x->channels[i]))
 				return true;
 		return false;
 	}
@@ -104,17 +105,11 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 
 static int write_item(struct export_ctx *x, const struct acq_item *it)
 {
-	const struct rec_channel *ch = it->kind == ACQ_ITEM_SAMPLE ? rec_channels_find(x->chans, it->sample.channel)
-	                                                          : NULL;
-	struct rec_names nm = { 0 };
+	struct rec_names nm = rec_channels_names(x->chans, it);
 
-	if (!wanted(x, it, ch))
+	if (!wanted(x, it, nm.channel))
 		return 0;
 	x->written++;
-	if (ch) {
-		nm.channel = ch->name;
-		nm.unit = ch->unit;
-	}
 	return rec_format_item(x->out, x->format, it, &nm, NULL);
 }
 

@@ -67,8 +67,7 @@ static int recv_record(void *ctx, const struct upl_batch_info *info, const upl_b
 	struct ground *g = ctx;
 	struct ground_log *gl = board_ground_log(g, info, log_ctx);
 	struct rec_origin origin = { info->vehicle, info->log_id, info->log_id_len, info->historical };
-	struct rec_names nm = { 0 };
-	const struct rec_channel *ch;
+	struct rec_names nm;
 	int r;
 
 	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0))
@@ -78,10 +77,7 @@ static int recv_record(void *ctx, const struct upl_batch_info *info, const upl_b
 		rec_channels_learn(gl->names, b);
 	if (g->fmt == REC_FORMAT_CANDUMP && it->kind != ACQ_ITEM_CAN)
 		return 0;
-	if (it->kind == ACQ_ITEM_SAMPLE && (ch = rec_channels_find(gl->names, it->sample.channel))) {
-		nm.channel = ch->name;
-		nm.unit = ch->unit;
-	}
+	nm = rec_channels_names(gl->names, it);
 	r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
 	if (r == -EIO)
 		clearerr(g->out); /* counted (sink_errors); the next records may go out */

@@ -138,6 +138,15 @@ const struct rec_channel *rec_channels_find(const rec_channels_t *m, uint32_t id
 	return s->strings ? &s->ch : NULL;
 }
 
+struct rec_names rec_channels_names(const rec_channels_t *m, const struct acq_item *it)
+{
+	const struct rec_channel *c = NULL;
+
+	if (it && it->kind == ACQ_ITEM_SAMPLE)
+		c = rec_channels_find(m, it->sample.channel);
+	return c ? (struct rec_names){ .channel = c->name, .unit = c->unit } : (struct rec_names){ 0 };
+}
+
 size_t rec_channels_count(const rec_channels_t *m)
 {
 	return m ? m->n : 0;

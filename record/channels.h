@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "batch.h"
+#include "format.h"
 
 typedef struct rec_channels rec_channels_t;
 
@@ -40,6 +41,11 @@ int rec_channels_learn(rec_channels_t *map, const upl_batch_t *b);
 /* The entry for id, NULL if none (or map is NULL).  Valid until the next
    set, learn or free. */
 const struct rec_channel *rec_channels_find(const rec_channels_t *map, uint32_t id);
+
+/* A sample's channel name and unit as rec_format_item() takes them (all
+   NULL for another kind of record or a channel the map does not know).
+   Valid until the next set, learn or free. */
+struct rec_names rec_channels_names(const rec_channels_t *map, const struct acq_item *it);
 
 /* Entries held. */
 size_t rec_channels_count(const rec_channels_t *map);

@@ -193,6 +193,14 @@ def mode_wide_frame(railmon, tmp):
         fail("signals lost or wrong")
 
 
+def named_samples(railmon, data):
+    """{channel id: {(name, value), ...}} of the exported samples"""
+    named = {}
+    for s in export_samples(railmon, data):
+        named.setdefault(s["channel"], set()).add((s["name"], s["value"]))
+    return named
+
+
 def fd_dbc(path, nsig, prefix):
     """nsig one-bit signals in 64-byte FD messages of 512 (extended ids
     0..): (number of messages, {signal index: name})"""
@@ -227,9 +235,7 @@ def mode_over_65536(railmon, tmp):
     p = run([railmon, "replay", os.path.join(tmp, "two.log"), "--board", board, "--data", data])
     if p.returncode != 0:
         fail("replay of 131,072 channels: rc %d: %s" % (p.returncode, p.stderr))
-    named = {}
-    for s in export_samples(railmon, data):
-        named.setdefault(s["channel"], set()).add((s["name"], s["value"]))
+    named = named_samples(railmon, data)
     right = sum(1 for c in want if named.get(c) == want[c])
     print("%d channels on 2 buses: %d channel ids exported, %d with their own name and value" %
           (len(want), len(named), right))
@@ -240,14 +246,7 @@ def mode_over_65536(railmon, tmp):
 
 def mode_id_limit(railmon, tmp):
     def board(nsig):
-        msgs, left, m = [], nsig, 0
-        while left:
-            k = min(left, 512)
-            msgs.append((0x80000000 | m, "Fd%03d" % m, 64, [("S%03d_%03d" % (m, i), i, 1) for i in range(k)]))
-            left -= k
-            m += 1
-        with open(os.path.join(tmp, "n%d.dbc" % nsig), "w") as f:
-            f.write(dbc_text(msgs))
+        m, _ = fd_dbc(os.path.join(tmp, "n%d.dbc" % nsig), nsig, "S")
         # one frame of every message, all bits set
         with open(os.path.join(tmp, "n%d.log" % nsig), "w") as f:
             for k in range(m):
@@ -269,9 +268,7 @@ def mode_id_limit(railmon, tmp):
     p = run([railmon, "replay", os.path.join(tmp, "n65536.log"), "--board", ok, "--data", data])
     if p.returncode != 0:
         fail("replay of 65,536 signals: rc %d: %s" % (p.returncode, p.stderr))
-    named = {}
-    for s in export_samples(railmon, data):
-        named.setdefault(s["channel"], set()).add((s["name"], s["value"]))
+    named = named_samples(railmon, data)
     want = {m * 512 + i: {("S%03d_%03d" % (m, i), 1.0)} for m in range(128) for i in range(512)}
     print("65536 signals: %d channel ids stored, %d as expected" %
           (len(named), sum(1 for c in want if named.get(c) == want[c])))

@@ -46,15 +46,11 @@ static int write_record(void *ctx, const struct upl_batch_info *info, const upl_
 {
 	struct sink *s = ctx;
 	struct rec_origin o = { info->vehicle, info->log_id, info->log_id_len, info->historical };
-	struct rec_names nm = { 0 };
-	const struct rec_channel *ch;
+	struct rec_names nm;
 
 	if (first)
 		rec_channels_learn(s->names, b);
-	if (it->kind == ACQ_ITEM_SAMPLE && (ch = rec_channels_find(s->names, it->sample.channel))) {
-		nm.channel = ch->name;
-		nm.unit = ch->unit;
-	}
+	nm = rec_channels_names(s->names, it);
 	return rec_format_item(s->out, s->fmt, it, &nm, &o);
 }
 

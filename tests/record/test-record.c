@@ -159,6 +159,24 @@ static void test_channels_learn(void)
 	assert(rec_channels_learn(m, b) == 3 && rec_channels_count(m) == 2);
 	check_chan(m, 0x10000, "line_voltage_2", "kV");
 	check_chan(m, 0x10001, "speed", "km/h");
+	/* what the writer is given for a record */
+	{
+		struct rec_names nm = rec_channels_names(m, &it);
+		struct acq_item other = it;
+
+		assert(!strcmp(nm.channel, "speed") && !strcmp(nm.unit, "km/h") && !nm.label);
+		other.sample.channel = 0x10002;
+		nm = rec_channels_names(m, &other);
+		assert(!nm.channel && !nm.unit);
+		other.kind = ACQ_ITEM_CAN;
+		other.sample.channel = 0x10001; /* the same bytes, but not a sample */
+		nm = rec_channels_names(m, &other);
+		assert(!nm.channel && !nm.unit);
+		nm = rec_channels_names(NULL, &it);
+		assert(!nm.channel && !nm.unit);
+		nm = rec_channels_names(m, NULL);
+		assert(!nm.channel);
+	}
 	upl_batch_free(b);
 	/* a Batch without a dictionary teaches nothing and forgets nothing */
 	assert(upl_encoder_add(enc, &it) == 0);
