@@ -29,8 +29,9 @@ static const char *const ground_why_text[GROUND_WHY_MAX] = {
 	[GROUND_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
 	[GROUND_NO_MEMORY] = "out of memory",
 	[GROUND_LATE] = "late: behind the end of its ground log (its records are in the text output)",
-	[GROUND_DIFFERS] = "conflict: its ground log holds other records for these seqs (these are in the "
-	                   "text output)",
+	/* parenthesised: one string in two literals (clang's -Wstring-concatenation) */
+	[GROUND_DIFFERS] = ("conflict: its ground log holds other records for these seqs (these are in the "
+	                    "text output)"),
 	[GROUND_TOO_BIG] = "over 1 MiB: more than a log frame holds",
 	[GROUND_BAD_NAME] = "vehicle id not usable as a directory name",
 	[GROUND_LOG_ERROR] = "the ground log failed",
