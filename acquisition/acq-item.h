@@ -5,12 +5,12 @@
  * Every source (CAN, Modbus, replay) produces struct acq_item into an SPSC
  * ring; the collector drains them, numbers them, decodes CAN frames into
  * samples and hands them to the encoder; readers of the log decode Batches
- * back into the same items for export and replay.  bus/, storage/ and
- * uplink/ may include this header (and only this one from acquisition/):
+ * back into the same items for export and replay.  bus/, storage/, record/
+ * and uplink/ may include this header (and only this one from acquisition/):
  * it is plain data with no functions, so the module graph stays one-way.
  *
  * The numeric values of enum acq_event_code and the flag bits are part of
- * the wire contract: uplink/railmon.proto mirrors them.  Append, never
+ * the wire contract: record/railmon.proto mirrors them.  Append, never
  * renumber.
  */
 #pragma once

@@ -26,7 +26,7 @@
 #include "daemon.h"
 #include "logfault.h"
 #include "storage/stor.h"
-#include "uplink/batch.h"
+#include "record/batch.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
 

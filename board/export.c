@@ -21,35 +21,27 @@
 #include <string.h>
 #include <time.h>
 
-#include "bus/candump.h"
 #include "cli.h"
 #include "logfault.h"
-#include "storage/export.h"
+#include "record/batch.h"
+#include "record/channels.h"
+#include "record/format.h"
+#include "record/names.h"
 #include "storage/stor.h"
-#include "uplink/batch.h"
 
-#define EXPORT_CHANNELS_MAX 65536
 #define EXPORT_FILTER_MAX 64
-
-struct export_chan {
-	uint32_t id;
-	char *name, *unit;
-};
 
 struct export_ctx {
 	FILE *out;
-	int format;              /* STOR_EXPORT_* or EXPORT_CANDUMP */
+	enum rec_format format;
 	int64_t from_ns, to_ns;
 	unsigned kinds;          /* bit per acq_item_kind */
 	const char *channels[EXPORT_FILTER_MAX];
 	size_t nchannel_filters;
-	struct export_chan *chans;
-	size_t nchans;
+	rec_channels_t *chans;   /* what the dictionaries read so far name */
 	const char *dir;
 	uint64_t written, damaged; /* records written; faults that cost records */
 };
-
-#define EXPORT_CANDUMP STOR_EXPORT_FORMAT_MAX
 
 static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
@@ -95,40 +87,8 @@ static int parse_time(const char *s, int64_t *ret)
 	return 0;
 }
 
-static const struct export_chan *find_chan(const struct export_ctx *x, uint32_t id)
-{
-	for (size_t i = 0; i < x->nchans; i++)
-		if (x->chans[i].id == id)
-			return &x->chans[i];
-	return NULL;
-}
-
-/* Remember the names a Batch's dictionary gives (latest wins). */
-static void learn_channels(struct export_ctx *x, const upl_batch_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct upl_channel c;
-		struct export_chan *e = NULL;
-		if (upl_batch_channel(b, i, &c) < 0)
-			continue;
-		for (size_t k = 0; k < x->nchans && !e; k++)
-			if (x->chans[k].id == c.id)
-				e = &x->chans[k];
-		if (!e) {
-			if (x->nchans >= EXPORT_CHANNELS_MAX)
-				continue;
-			e = &x->chans[x->nchans++];
-			e->id = c.id;
-		} else {
-			free(e->name);
-			free(e->unit);
-		}
-		e->name = strdup(c.name);
-		e->unit = strdup(c.unit);
-	}
-}
-
-static bool wanted(const struct export_ctx *x, const struct acq_item *it, const struct export_chan *ch)
+/* name: the sample's channel name, NULL if unknown */
+static bool wanted(const struct export_ctx *x, const struct acq_item *it, const char *name)
 {
 	if (!(x->kinds & (1u << it->kind)))
 		return false;
@@ -136,7 +96,7 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 		return false;
 	if (x->nchannel_filters && it->kind == ACQ_ITEM_SAMPLE) {
 		for (size_t i = 0; i < x->nchannel_filters; i++)
-			if (ch && ch->name && !strcmp(ch->name, x->channels[i]))
+			if (name && !strcmp(name, x->channels[i]))
 				return true;
 		return false;
 	}
@@ -145,26 +105,12 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 
 static int write_item(struct export_ctx *x, const struct acq_item *it)
 {
-	const struct export_chan *ch = it->kind == ACQ_ITEM_SAMPLE ? find_chan(x, it->sample.channel) : NULL;
-	struct stor_export_names nm = { 0 };
-	char line[BUS_CANDUMP_LINE_MAX], ifname[16];
+	struct rec_names nm = rec_channels_names(x->chans, it);
 
-	if (!wanted(x, it, ch))
+	if (!wanted(x, it, nm.channel))
 		return 0;
 	x->written++;
-	if (x->format == EXPORT_CANDUMP) {
-		snprintf(ifname, sizeof(ifname), "can%u", it->bus);
-		if (bus_candump_format(it, ifname, line, sizeof(line)) < 0)
-			return -EINVAL;
-		return fputs(line, x->out) < 0 ? -EIO : 0;
-	}
-	if (ch) {
-		nm.channel = ch->name;
-		nm.unit = ch->unit;
-	}
-	if (it->kind == ACQ_ITEM_EVENT)
-		nm.event = upl_event_name(it->event.code);
-	return stor_export_item(x->out, (enum stor_export_format)x->format, it, &nm);
+	return rec_format_item(x->out, x->format, it, &nm, NULL);
 }
 
 static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
@@ -181,7 +127,7 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 		return 0;
 	}
 	upl_batch_info(b, &info);
-	learn_channels(x, b, info.nchannels);
+	rec_channels_learn(x->chans, b);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		upl_batch_item(b, i, &it);
 		r = write_item(x, &it);
@@ -209,7 +155,7 @@ static void prescan_dictionary(struct export_ctx *x, const char *dir)
 		if (k < 0 || upl_batch_decode(rec.payload, rec.len, &b) < 0)
 			continue;
 		upl_batch_info(b, &info);
-		learn_channels(x, b, info.nchannels);
+		rec_channels_learn(x->chans, b);
 		upl_batch_free(b);
 		if (seen && !info.nchannels)
 			break;
@@ -352,18 +298,6 @@ static int export_dir(struct export_ctx *x, const char *dir)
 	return r;
 }
 
-static int parse_kind(const char *s, unsigned *kinds)
-{
-	static const char *names[] = { "can", "sample", "event" };
-
-	for (unsigned i = 0; i < ACQ_ITEM_KIND_MAX; i++)
-		if (!strcmp(s, names[i]) || (i == ACQ_ITEM_SAMPLE && !strcmp(s, "samples"))) {
-			*kinds |= 1u << i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 int board_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -374,6 +308,7 @@ int board_cmd_export(int argc, char **argv)
 	};
 	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
 	const char *dir = "railmon-data", *output = NULL;
+	enum acq_item_kind kind;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
@@ -381,13 +316,7 @@ int board_cmd_export(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'o': output = optarg; break;
 		case 'f':
-			if (!strcmp(optarg, "csv"))
-				x.format = STOR_EXPORT_CSV;
-			else if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
-				x.format = STOR_EXPORT_JSONL;
-			else if (!strcmp(optarg, "candump"))
-				x.format = EXPORT_CANDUMP;
-			else
+			if (rec_format_parse(optarg, &x.format) < 0)
 				return cli_fail("export", "--format: expected csv, jsonl or candump, not '%s'", optarg);
 			break;
 		case 1:
@@ -396,8 +325,9 @@ int board_cmd_export(int argc, char **argv)
 				return cli_fail("export", "--%s: cannot read time '%s'", c == 1 ? "from" : "to", optarg);
 			break;
 		case 'k':
-			if (parse_kind(optarg, &x.kinds) < 0)
+			if (rec_kind_parse(optarg, &kind) < 0)
 				return cli_fail("export", "--kind: expected can, sample or event, not '%s'", optarg);
+			x.kinds |= 1u << kind;
 			break;
 		case 'c':
 			if (x.nchannel_filters >= EXPORT_FILTER_MAX)
@@ -411,25 +341,19 @@ int board_cmd_export(int argc, char **argv)
 	if (optind < argc)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
 	if (!x.kinds)
-		x.kinds = x.format == EXPORT_CANDUMP ? 1u << ACQ_ITEM_CAN
+		x.kinds = x.format == REC_FORMAT_CANDUMP ? 1u << ACQ_ITEM_CAN
 		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
 	if (output && !(x.out = fopen(output, "we")))
 		return cli_fail("export", "%s: %s", output, strerror(errno));
-	x.chans = calloc(EXPORT_CHANNELS_MAX, sizeof(*x.chans));
-	if (!x.chans)
+	if (rec_channels_new(&x.chans) < 0)
 		return cli_fail("export", "out of memory");
-	if (x.format != EXPORT_CANDUMP)
-		stor_export_header(x.out, (enum stor_export_format)x.format);
+	rec_format_header(x.out, x.format, false);
 	r = export_dir(&x, dir);
 	if (fflush(x.out) != 0 && r >= 0)
 		r = -errno;
 	if (output)
 		fclose(x.out);
-	for (size_t i = 0; i < x.nchans; i++) {
-		free(x.chans[i].name);
-		free(x.chans[i].unit);
-	}
-	free(x.chans);
+	rec_channels_free(x.chans);
 	if (x.damaged)
 		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
 		        "skipped (see above)\n", x.written, x.damaged, x.damaged == 1 ? "" : "s");

@@ -2,17 +2,16 @@
 /*
  * recv.c - `railmon recv`: the ground side.  Subscribes to the vehicles'
  * data topic, decodes and checks every Batch (gaps, duplicates and
- * conflicts by sequence number per vehicle and log id), writes JSON lines
- * or CSV, and/or appends the Batches unchanged to a local railmon log per
- * (vehicle, log id), so `export`, `stat` and `replay` work on the ground
- * exactly as on the train.  A Batch that is refused, or that a ground log
- * cannot take, is kept as a file in the refused directory, counted and
- * said: nothing is dropped without a word.
+ * conflicts by sequence number per vehicle and log id), writes the
+ * records as `export` does (record/format.h: JSON lines, CSV or candump,
+ * plus the vehicle and log each came from), and/or appends the Batches
+ * unchanged to a local railmon log per (vehicle, log id), so `export`,
+ * `stat` and `replay` work on the ground exactly as on the train.  A Batch
+ * that is refused, or that a ground log cannot take, is kept as a file in
+ * the refused directory, counted and said: nothing is dropped without a
+ * word (board/ground.c).  This file: the options, the output, the summary.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -27,67 +26,10 @@
 
 #include "acquisition/acq.h"
 #include "cli.h"
-#include "storage/stor.h"
-#include "uplink/recv.h"
+#include "ground.h"
 #include "basic/clock.h"
 
-#define RECV_PRINT_BURST 20                 /* refusals printed one by one, per reason */
-#define RECV_PRINT_EVERY_NS (10 * INT64_C(1000000000)) /* then a count this often */
-#define RECV_KEEP_MAX 10000                 /* refused Batches written out per run */
 #define RECV_PASSWORD_MAX 1024
-
-/* Why a Batch is not in a ground log (its records may still be in the
-   text output), or was refused by the receiver. */
-enum ground_why {
-	GROUND_CONFLICT = 0,    /* = UPL_RECV_CONFLICT ... UPL_RECV_NO_MEMORY */
-	GROUND_SEQ_JUMP,
-	GROUND_TOO_MANY_VEHICLES,
-	GROUND_NO_MEMORY,
-	GROUND_LATE,            /* behind the ground log's end, over a hole: it only appends */
-	GROUND_DIFFERS,         /* the ground log holds other records for these seqs */
-	GROUND_TOO_BIG,         /* over the log's 1 MiB frame limit */
-	GROUND_BAD_NAME,        /* a vehicle id that cannot be a directory name */
-	GROUND_LOG_ERROR,       /* the ground log could not open or append (errno printed) */
-	GROUND_WHY_MAX,
-	GROUND_HAS_IT           /* not a refusal: the ground log holds these records already */
-};
-
-static const char *const ground_why_text[GROUND_WHY_MAX] = {
-	[GROUND_CONFLICT] = "conflict: records received before, with other content",
-	[GROUND_SEQ_JUMP] = "implausible seq: more than 2^40 records away from the rest of its log",
-	[GROUND_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
-	[GROUND_NO_MEMORY] = "out of memory",
-	[GROUND_LATE] = "late: behind the end of its ground log (its records are in the text output)",
-	[GROUND_DIFFERS] = "conflict: its ground log holds other records for these seqs (in the text output)",
-	[GROUND_TOO_BIG] = "over 1 MiB: more than a log frame holds",
-	[GROUND_BAD_NAME] = "vehicle id not usable as a directory name",
-	[GROUND_LOG_ERROR] = "the ground log failed",
-};
-
-static const char *const ground_why_file[GROUND_WHY_MAX] = {
-	"conflict", "seq-jump", "vehicles", "nomem", "late", "conflict-stored", "too-big", "bad-name",
-	"log-error",
-};
-
-struct ground_log {
-	char dir[PATH_MAX];
-	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
-	bool unusable;            /* bad vehicle id: every Batch is refused */
-	int64_t used_ns;
-	uint64_t stored, not_stored; /* Batches */
-};
-
-struct ground {
-	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
-	const char *keep_dir;     /* refused Batches go here */
-	struct ground_log **logs; /* every ground log, to close them */
-	size_t nlogs, cap;
-	uint64_t appended, had;   /* Batches stored; found stored already */
-	uint64_t refused[GROUND_WHY_MAX];
-	uint64_t kept, keep_failed;
-	int64_t printed_ns[GROUND_WHY_MAX];
-	uint64_t printed[GROUND_WHY_MAX];
-};
 
 static const char recv_usage[] =
 	"Usage: railmon recv --broker URL [OPTIONS]\n"
@@ -95,7 +37,8 @@ static const char recv_usage[] =
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
 	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
-	"  -f, --format FMT       jsonl (default), csv, or none\n"
+	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only) or none;\n"
+	"                         the columns of `export`, then vehicle, log_id, historical\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
 	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
@@ -116,337 +59,29 @@ static const char recv_usage[] =
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n";
 
-/* ---- refused Batches ---- */
-
-/* Vehicle ids come from the network: keep file names tame. */
-static void safe_name(char *out, size_t size, const char *s)
-{
-	size_t n = 0;
-
-	for (; *s && n + 1 < size && n < 64; s++)
-		out[n++] = (isalnum((unsigned char)*s) || *s == '-' || *s == '_') ? *s : '_';
-	if (!n)
-		out[n++] = '_';
-	out[n] = 0;
-}
-
-/* "" for a Batch without a log id. */
-static void log_id_hex(const uint8_t *id, size_t len, char out[2 * UPL_LOG_ID_LEN + 1])
-{
-	out[0] = 0;
-	for (size_t i = 0; i < len && i < UPL_LOG_ID_LEN; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
-}
-
-/* Write the payload as received to the refused directory; the name says
-   vehicle, log, seq range and reason.  Returns the path or NULL. */
-static const char *keep_batch(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
-                              const void *payload, size_t len, char *path, size_t size)
-{
-	char veh[80], id[2 * UPL_LOG_ID_LEN + 1];
-	int fd;
-
-	if (g->kept >= RECV_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
-		goto fail;
-	safe_name(veh, sizeof(veh), info->vehicle);
-	log_id_hex(info->log_id, info->log_id_len, id);
-	/* The count makes every name new: a second conflict on the same range
-	   must not replace the first. */
-	snprintf(path, size, "%s/%s.%s.%" PRIu64 "-%" PRIu64 ".%s.%" PRIu64 ".batch", g->keep_dir, veh,
-	         id[0] ? id : "no-log-id", info->first_seq, info->first_seq + info->count - (info->count > 0),
-	         ground_why_file[why], g->kept + g->keep_failed + 1);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto fail;
-	if (write(fd, payload, len) != (ssize_t)len || fsync(fd) < 0) {
-		close(fd);
-		goto fail;
-	}
-	close(fd);
-	g->kept++;
-	return path;
-fail:
-	g->keep_failed++;
-	return NULL;
-}
-
-/* Count, keep and say (the first RECV_PRINT_BURST of each reason one by
-   one, then a count every RECV_PRINT_EVERY_NS). */
-static void ground_refuse(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
-                          const void *payload, size_t len, int err)
-{
-	char path[PATH_MAX + 160], id[2 * UPL_LOG_ID_LEN + 1];
-	const char *kept = NULL;
-	int64_t now = basic_mono_ns();
-
-	g->refused[why]++;
-	/* A flood of Batches from vehicles past the cap would fill the disk. */
-	if (why != GROUND_TOO_MANY_VEHICLES)
-		kept = keep_batch(g, why, info, payload, len, path, sizeof(path));
-	if (g->printed[why] >= RECV_PRINT_BURST && now - g->printed_ns[why] < RECV_PRINT_EVERY_NS)
-		return;
-	log_id_hex(info->log_id, info->log_id_len, id);
-	if (g->printed[why] < RECV_PRINT_BURST)
-		fprintf(stderr, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
-		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
-		        info->first_seq + info->count - (info->count > 0),
-		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why],
-		        err ? ": " : "", err ? strerror(-err) : "", kept ? "kept in " : "not kept",
-		        kept ? kept : "");
-	else
-		fprintf(stderr, "railmon recv: %" PRIu64 " Batches %s so far: %s\n", g->refused[why],
-		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why]);
-	g->printed[why]++;
-	g->printed_ns[why] = now;
-}
-
-/* recv's on_refused: the receiver would not take the Batch. */
-static void recv_refused(void *ctx, enum upl_recv_refusal why, const struct upl_batch_info *info,
-                         const void *payload, size_t len)
-{
-	_Static_assert((int)GROUND_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
-	ground_refuse(ctx, (enum ground_why)why, info, payload, len, 0);
-}
-
-/* ---- ground logs ---- */
-
-/* A name no board file would give a vehicle, or that is not a plain
-   directory name (the log's header holds at most 59 bytes). */
-static bool usable_vehicle(const char *v)
-{
-	return *v && v[0] != '.' && !strchr(v, '/') && strlen(v) <= 59;
-}
-
-/* After a restart, go on in the newest continuation (ground_continue())
-   of this log that starts at or before the Batch. */
-static void ground_find_continued(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info,
-                                  const char *id)
-{
-	char vdir[PATH_MAX], prefix[2 * UPL_LOG_ID_LEN + 8];
-	uint64_t best = 0;
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(vdir, sizeof(vdir), "%s/%s", g->dir, info->vehicle);
-	snprintf(prefix, sizeof(prefix), "%s%sfrom-", id, id[0] ? "." : "");
-	d = opendir(vdir);
-	while (d && (de = readdir(d))) {
-		uint64_t from;
-		char *end;
-
-		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		from = strtoull(de->d_name + strlen(prefix), &end, 10);
-		if (!*end && from <= info->first_seq && from > best)
-			best = from;
-	}
-	if (d)
-		closedir(d);
-	if (best) {
-		size_t n = strlen(vdir);
-		int k = snprintf(vdir + n, sizeof(vdir) - n, "/%s%" PRIu64, prefix, best);
-
-		if (k > 0 && (size_t)k < sizeof(vdir) - n)
-			memcpy(gl->dir, vdir, sizeof(gl->dir));
-	}
-}
-
-static struct ground_log *ground_log_new(struct ground *g, const struct upl_batch_info *info)
-{
-	struct ground_log *gl = calloc(1, sizeof(*gl));
-	char id[2 * UPL_LOG_ID_LEN + 1];
-
-	if (!gl)
-		return NULL;
-	if (g->nlogs == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		struct ground_log **n = realloc(g->logs, cap * sizeof(*n));
-
-		if (!n) {
-			free(gl);
-			return NULL;
-		}
-		g->logs = n;
-		g->cap = cap;
-	}
-	gl->unusable = !usable_vehicle(info->vehicle);
-	/* Batches without a log id (railmon before log ids) go where the
-	   vehicle's log always was; each log id gets a directory below it. */
-	log_id_hex(info->log_id, info->log_id_len, id);
-	snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
-	if (!gl->unusable)
-		ground_find_continued(g, gl, info, id);
-	g->logs[g->nlogs++] = gl;
-	return gl;
-}
-
-/* Out of file descriptors: close the ground log idle the longest. */
-static bool ground_close_idle(struct ground *g)
-{
-	struct ground_log *idle = NULL;
-
-	for (size_t i = 0; i < g->nlogs; i++)
-		if (g->logs[i]->log && (!idle || g->logs[i]->used_ns < idle->used_ns))
-			idle = g->logs[i];
-	if (idle)
-		idle->log = stor_log_free(idle->log);
-	return idle != NULL;
-}
-
-static int ground_open(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
-{
-	/* Every Batch durable as it arrives: the ground has no sync window to
-	   lose, and batches come seconds apart per vehicle.  A new ground log
-	   starts at the first Batch it gets: a vehicle met at seq 5e9 needs no
-	   gap marker for the records before (one marks at most 2^32). */
-	struct stor_log_cfg lc = { .dir = gl->dir, .vehicle = info->vehicle, .sync_window_ms = 0,
-	                           .first_seq = info->first_seq };
-	char parent[PATH_MAX];
-	int r;
-
-	snprintf(parent, sizeof(parent), "%s/%s", g->dir, info->vehicle);
-	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	do
-		r = stor_log_open(&lc, &gl->log);
-	while ((r == -EMFILE || r == -ENFILE) && ground_close_idle(g));
-	return r;
-}
-
-/*
- * A Batch behind the ground log's end (recv restarted and forgot what it
- * had received, or a late Batch): the ground log holds the same records
- * (no news), other records over that range (a conflict), or a hole there
- * (late: the log only appends).
- */
-static enum ground_why ground_behind(const struct ground_log *gl, const struct upl_batch_info *info,
-                                     const void *payload, size_t len)
-{
-	enum ground_why why = GROUND_LATE;
-	stor_reader_t *rd;
-	struct stor_rec rec;
-	int k;
-
-	if (stor_reader_open(gl->dir, &rd) < 0)
-		return why;
-	if (stor_reader_seek_seq(rd, info->first_seq) == 0) {
-		while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
-			;
-		if (k == 1 && rec.first_seq < info->first_seq + info->count)
-			why = rec.first_seq == info->first_seq &&
-			      upl_recv_same_records(rec.payload, rec.len, payload, len) == 1 ?
-			      GROUND_HAS_IT : GROUND_DIFFERS;
-	}
-	stor_reader_free(rd);
-	return why;
-}
-
-/* Time span of the records, which the log frame carries. */
-static int batch_span(const void *payload, size_t len, uint32_t count, struct stor_rec *rec)
-{
-	upl_batch_t *b;
-	int r = upl_batch_decode(payload, len, &b);
-
-	if (r < 0)
-		return r;
-	rec->t_first_ns = INT64_MAX;
-	rec->t_last_ns = INT64_MIN;
-	for (uint32_t i = 0; i < count; i++) {
-		struct acq_item it;
-
-		upl_batch_item(b, i, &it);
-		rec->t_first_ns = it.t_ns < rec->t_first_ns ? it.t_ns : rec->t_first_ns;
-		rec->t_last_ns = it.t_ns > rec->t_last_ns ? it.t_ns : rec->t_last_ns;
-	}
-	upl_batch_free(b);
-	return 0;
-}
-
-static int ground_store(struct ground_log *gl, const struct upl_batch_info *info, const void *payload,
-                        size_t len)
-{
-	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
-	                        .len = (uint32_t)len };
-	int r;
-
-	/* Behind: the log appends in seq order only (a late Batch filling a
-	   hole).  Ahead: records that never came are marked as a gap, so the
-	   log says so. */
-	if (info->first_seq < stor_log_next_seq(gl->log))
-		return ground_behind(gl, info, payload, len);
-	if (len > (1u << 20))
-		return GROUND_TOO_BIG;
-	r = stor_log_skip(gl->log, info->first_seq);
-	if (r == 0)
-		r = batch_span(payload, len, info->count, &rec);
-	if (r == 0)
-		r = stor_log_append(gl->log, &rec);
-	stor_log_tick(gl->log);
-	return r;
-}
-
-/* A gap of over 2^32 records cannot be marked in a log (one gap marker
-   counts at most that many): go on in a new ground log beside this one,
-   which `export --data DIR/<vehicle>` reads after it. */
-static int ground_continue(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
-{
-	char id[2 * UPL_LOG_ID_LEN + 1];
-
-	gl->log = stor_log_free(gl->log);
-	log_id_hex(info->log_id, info->log_id_len, id);
-	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
-	         id[0] ? "." : "", info->first_seq);
-	fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
-	        " (more than a log marks): continuing in %s\n", info->vehicle, id[0] ? id : "(none)",
-	        info->first_seq, gl->dir);
-	return ground_open(g, gl, info);
-}
-
-/* recv's on_batch: a Batch with new records, payload as received. */
-static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len,
-                         void **log_ctx)
+/* recv's on_record: one record as text, named by its log's dictionaries,
+   with the vehicle and log it came from: export's writer. */
+static int recv_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+                       const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct ground *g = ctx;
-	struct ground_log *gl = *log_ctx;
-	int r = 0;
+	struct ground_log *gl = board_ground_log(g, info, log_ctx);
+	struct rec_origin origin = { info->vehicle, info->log_id, info->log_id_len, info->historical };
+	struct rec_names nm;
+	int r;
 
-	if (!gl && !(gl = *log_ctx = ground_log_new(g, info))) {
-		ground_refuse(g, GROUND_NO_MEMORY, info, payload, len, -ENOMEM);
+	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0))
 		return -ENOMEM;
-	}
-	if (gl->unusable) {
-		gl->not_stored++;
-		ground_refuse(g, GROUND_BAD_NAME, info, payload, len, 0);
-		return -EINVAL;
-	}
-	gl->used_ns = basic_mono_ns();
-	if (!gl->log)
-		r = ground_open(g, gl, info);
-	if (r == 0)
-		r = ground_store(gl, info, payload, len);
-	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
-		r = ground_store(gl, info, payload, len);
-	if (r == GROUND_HAS_IT) {
-		g->had++;
+	/* A name that could not be kept (no memory) is printed empty. */
+	if (first)
+		rec_channels_learn(gl->names, b);
+	if (g->fmt == REC_FORMAT_CANDUMP && it->kind != ACQ_ITEM_CAN)
 		return 0;
-	}
-	if (r != 0) {
-		gl->not_stored++;
-		ground_refuse(g, r > 0 ? (enum ground_why)r : GROUND_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
-		return r > 0 ? -EALREADY : r;
-	}
-	gl->stored++;
-	g->appended++;
-	return 0;
-}
-
-static void ground_free(struct ground *g)
-{
-	for (size_t i = 0; i < g->nlogs; i++) {
-		stor_log_free(g->logs[i]->log); /* syncs */
-		free(g->logs[i]);
-	}
-	free(g->logs);
+	nm = rec_channels_names(gl->names, it);
+	r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
+	if (r == -EIO)
+		clearerr(g->out); /* counted (sink_errors); the next records may go out */
+	return r;
 }
 
 /* Each ground log holds two file descriptors: take what the system allows. */
@@ -464,6 +99,9 @@ static void raise_fd_limit(void)
 
 struct recv_opts {
 	struct upl_recv_cfg cfg;
+	enum rec_format fmt;
+	bool text;                /* --format other than none */
+	FILE *out;
 	uint64_t count;
 	double duration;
 	const char *output, *logdir, *keep_dir, *password_file;
@@ -600,14 +238,9 @@ static int recv_option(int c, struct recv_opts *o)
 	case 't': o->cfg.topic = optarg; break;
 	case 'i': o->cfg.client_id = optarg; break;
 	case 'f':
-		if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
-			o->cfg.format = UPL_RECV_JSONL;
-		else if (!strcmp(optarg, "csv"))
-			o->cfg.format = UPL_RECV_CSV;
-		else if (!strcmp(optarg, "none"))
-			o->cfg.format = UPL_RECV_NONE;
-		else
-			return cli_fail("recv", "--format: expected jsonl, csv or none, not '%s'", optarg);
+		o->text = strcmp(optarg, "none") != 0;
+		if (o->text && rec_format_parse(optarg, &o->fmt) < 0)
+			return cli_fail("recv", "--format: expected jsonl, csv, candump or none, not '%s'", optarg);
 		break;
 	case 'o': o->output = optarg; break;
 	case 'l': o->logdir = optarg; break;
@@ -665,7 +298,8 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 	bool broker = false;
 	int c, r;
 
-	o->cfg.format = UPL_RECV_JSONL;
+	o->fmt = REC_FORMAT_JSONL;
+	o->text = true;
 	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:h", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
@@ -774,32 +408,6 @@ static void print_totals(const struct upl_recv_stats *st)
 		        st->sink_errors);
 }
 
-static void print_ground(const struct ground *g)
-{
-	uint64_t refused = 0;
-
-	for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
-		refused += g->refused[i];
-	if (!g->dir && !g->kept && !g->keep_failed)
-		return;
-	if (g->dir)
-		fprintf(stderr, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
-	else
-		fprintf(stderr, "railmon recv: no ground log (--log)");
-	if (g->had)
-		fprintf(stderr, ", %" PRIu64 " received again that they held already", g->had);
-	if (refused) {
-		fprintf(stderr, "; not stored:");
-		for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
-			if (g->refused[i])
-				fprintf(stderr, " %" PRIu64 " %s;", g->refused[i], ground_why_file[i]);
-	}
-	if (g->kept || g->keep_failed)
-		fprintf(stderr, " %" PRIu64 " refused Batches kept in %s/%s", g->kept, g->keep_dir,
-		        g->keep_failed ? " (some could not be written, see above)" : "");
-	fputc('\n', stderr);
-}
-
 static void recv_summary(upl_recv_t *r, const struct ground *g)
 {
 	struct upl_recv_stats st;
@@ -807,14 +415,14 @@ static void recv_summary(upl_recv_t *r, const struct ground *g)
 
 	upl_recv_stats(r, &st);
 	print_totals(&st);
-	print_ground(g);
+	board_ground_print(g);
 	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
 		const struct ground_log *gl = l.log_ctx;
 		char id[2 * UPL_LOG_ID_LEN + 1];
 
 		if (!l.next_seq)
 			continue;
-		log_id_hex(l.log_id, l.log_id_len, id);
+		board_log_id_hex(l.log_id, l.log_id_len, id);
 		fprintf(stderr, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
 		        " duplicates, %" PRIu64 " conflicts", l.vehicle, id[0] ? id : "(none)", l.first_seq,
 		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
@@ -853,9 +461,15 @@ static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_o
 
 static int recv_setup(struct recv_opts *o, struct ground *g)
 {
-	o->cfg.out = stdout;
-	if (o->output && !(o->cfg.out = fopen(o->output, "we")))
+	o->out = stdout;
+	if (o->output && !(o->out = fopen(o->output, "we")))
 		return cli_fail("recv", "%s: %s", o->output, strerror(errno));
+	if (o->text) {
+		g->out = o->out;
+		g->fmt = o->fmt;
+		o->cfg.on_record = recv_record;
+		rec_format_header(g->out, g->fmt, true);
+	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
 		return cli_fail("recv", "--log %s: %s", o->logdir, strerror(errno));
 	if (!o->keep_dir) {
@@ -864,10 +478,10 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 	}
 	g->dir = o->logdir;
 	g->keep_dir = o->keep_dir;
-	o->cfg.on_refused = recv_refused;
+	o->cfg.on_refused = board_ground_refused;
 	o->cfg.ctx = g;
 	if (o->logdir) {
-		o->cfg.on_batch = ground_append;
+		o->cfg.on_batch = board_ground_append;
 		raise_fd_limit();
 	}
 	if (o->cfg.tls.insecure)
@@ -878,8 +492,8 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 static void recv_opts_free(struct recv_opts *o)
 {
 	free(o->password);
-	if (o->output && o->cfg.out && o->cfg.out != stdout)
-		fclose(o->cfg.out);
+	if (o->output && o->out && o->out != stdout)
+		fclose(o->out);
 }
 
 int board_cmd_recv(int argc, char **argv)
@@ -911,9 +525,10 @@ int board_cmd_recv(int argc, char **argv)
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
-	fflush(o.cfg.out);
+	if (o.out)
+		fflush(o.out);
 	recv_summary(th.r, &g);
-	ground_free(&g);
+	board_ground_free(&g);
 	upl_recv_free(th.r);
 	recv_opts_free(&o);
 	return th.ret < 0 || !connected ? 1 : 0;

@@ -26,7 +26,8 @@
 #include "logfault.h"
 #include "stat.h"
 #include "storage/stor.h"
-#include "uplink/batch.h"
+#include "record/batch.h"
+#include "basic/escape.h"
 
 struct board_stat_server {
 	struct board_daemon *d;
@@ -48,16 +49,24 @@ static socklen_t stat_addr(const char *path, struct sockaddr_un *sa)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
 }
 
+/* Names come from the board file or, with --data, from a recorded or
+   received log: escaped, so no name can break the line. */
 static void health_json(FILE *f, const struct upl_health *h)
 {
-	fprintf(f, "{\"name\":\"%s\",\"kind\":\"%s\",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
+	fputs("{\"name\":", f);
+	basic_json_string(f, h->name);
+	fputs(",\"kind\":", f);
+	basic_json_string(f, h->kind);
+	fprintf(f, ",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
 	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
 	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
 	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64
-	        ",\"state\":\"%s\",\"reopens\":%" PRIu64 "}\n",
-	        h->name, h->kind, h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
+	        ",\"state\":",
+	        h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
 	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
-	        h->latency_p999_us, h->latency_max_ns, h->state, h->reopens);
+	        h->latency_p999_us, h->latency_max_ns);
+	basic_json_string(f, h->state);
+	fprintf(f, ",\"reopens\":%" PRIu64 "}\n", h->reopens);
 }
 
 static void serve_one(struct board_stat_server *s, int c)

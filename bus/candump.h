@@ -2,7 +2,9 @@
 /*
  * candump.h - candump log lines: "(sec.usec) iface ID#data", FD "ID##Fdata",
  * remote "ID#R[len]", error frames (CAN_ERR_FLAG in the id), and the trace
- * driver that reads them as a CAN source (bus_can_trace_ops).
+ * driver that reads them as a CAN source (bus_can_trace_ops).  Writing
+ * such lines is record/'s (record/format.h: rec_candump_format), with the
+ * other text formats of records.
  *
  * Timestamps have microsecond resolution (1 to 6 fraction digits are read,
  * 6 are written), so read-write-read is exact.  A trailing " T" marks a
@@ -27,16 +29,6 @@
  */
 int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
                       char *ifname, size_t ifname_len);
-
-/*
- * Format a CAN item as one candump line ending in '\n', NUL-terminated, in
- * buf (BUS_CANDUMP_LINE_MAX + the interface name's length is always
- * enough).  Returns the length without the NUL, -ENOBUFS if buf is too
- * small (nothing useful written), -EINVAL for NULL arguments, an empty or
- * blank-containing ifname, a non-CAN item, a negative t_ns, or a frame
- * the format cannot express (id/length out of range, FD with RTR/ERR).
- */
-int bus_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);
 
 /*
  * Trace driver (bus_can_trace_ops, BUS_CAN_TRACE; see bus/CAN.md): after

@@ -94,7 +94,8 @@ static void bench_size(const char *what, int kind_mix)
 {
 	struct memlog log;
 	struct gen g;
-	struct upl_recv_cfg rc = { .client_id = "size", .format = UPL_RECV_JSONL };
+	struct fx_text text = { .fmt = REC_FORMAT_JSONL };
+	struct upl_recv_cfg rc = { .client_id = "size", .on_record = fx_text_record, .ctx = &text };
 	upl_recv_t *r;
 	char *json;
 	size_t json_len, nrec = 0, compact = 0;
@@ -102,8 +103,8 @@ static void bench_size(const char *what, int kind_mix)
 
 	memlog_init(&log);
 	CHECK(gen_init(&g, "tram7", 1000, 1700000000000000000) == 0);
-	rc.out = open_memstream(&json, &json_len);
-	CHECK(rc.out && upl_recv_new(&rc, &r) == 0);
+	text.out = open_memstream(&json, &json_len);
+	CHECK(text.out && upl_recv_new(&rc, &r) == 0);
 	for (int b = 0; b < 100; b++) {
 		const uint8_t *buf;
 		size_t len;
@@ -141,11 +142,11 @@ static void bench_size(const char *what, int kind_mix)
 		CHECK(upl_recv_feed(r, NULL, buf, len) == 1000);
 		nrec += 1000;
 	}
-	fflush(rc.out);
+	fflush(text.out);
 	printf("%-28s %8.1f %12.1f %12.1f %8.1fx\n", what, (double)log.bytes / nrec,
 	       (double)json_len / nrec, (double)compact / nrec, (double)json_len / log.bytes);
 	upl_recv_free(r);
-	fclose(rc.out);
+	fclose(text.out);
 	free(json);
 	gen_fini(&g);
 	memlog_fini(&log);

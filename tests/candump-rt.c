@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * candump-rt IN OUT - read a candump log with bus_candump_parse, write it
- * back with bus_candump_format (what `railmon export --format candump`
+ * back with rec_candump_format (what `railmon export --format candump`
  * does), and print every frame as "t_ns iface id flags len hex" on stdout.
  * A test helper for test-candump-interop.py.  Exit 1 naming file:line on
  * the first malformed line.
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bus/candump.h"
+#include "record/format.h"
 
 static void dump(const struct acq_item *it, const char *ifname)
 {
@@ -21,7 +22,7 @@ static void dump(const struct acq_item *it, const char *ifname)
 
 int main(int argc, char **argv)
 {
-	char line[BUS_CANDUMP_LINE_MAX + 2], out[BUS_CANDUMP_LINE_MAX], ifname[32];
+	char line[BUS_CANDUMP_LINE_MAX + 2], out[REC_CANDUMP_LINE_MAX + 16], ifname[32];
 	unsigned long lineno = 0;
 	FILE *in, *o;
 	int r = 0;
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		dump(&it, ifname);
-		n = bus_candump_format(&it, ifname, out, sizeof(out));
+		n = rec_candump_format(&it, ifname, out, sizeof(out));
 		if (n < 0 || fputs(out, o) < 0) {
 			fprintf(stderr, "%s:%lu: cannot format\n", argv[1], lineno);
 			r = 1;

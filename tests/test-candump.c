@@ -14,6 +14,7 @@
 
 #include "bus/bus.h"
 #include "bus/candump.h"
+#include "record/format.h"
 #include "railmon-config.h"
 
 struct good {
@@ -102,7 +103,7 @@ static void test_parse_format(void)
 	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
 		const struct good *g = &goods[i];
 		struct acq_item it, it2;
-		char ifname[16], buf[BUS_CANDUMP_LINE_MAX];
+		char ifname[16], buf[REC_CANDUMP_LINE_MAX];
 		uint8_t data[64] = { 0 };
 		int n;
 
@@ -114,7 +115,7 @@ static void test_parse_format(void)
 		assert(it.can.id == g->id && it.can.flags == g->flags && it.can.len == g->len);
 		hex2bin(g->hex, data);
 		assert((g->flags & ACQ_CAN_RTR) || memcmp(it.can.data, data, it.can.len) == 0);
-		n = bus_candump_format(&it, ifname, buf, sizeof(buf));
+		n = rec_candump_format(&it, ifname, buf, sizeof(buf));
 		assert(n > 0 && (size_t)n == strlen(buf));
 		if (strcmp(buf, g->canon ? g->canon : g->line) != 0) {
 			fprintf(stderr, "format mismatch: '%s' vs '%s'\n", buf, g->canon ? g->canon : g->line);
@@ -124,7 +125,7 @@ static void test_parse_format(void)
 		assert(bus_candump_parse(buf, (size_t)n, &it2, NULL, 0) == 0);
 		assert(memcmp(&it, &it2, sizeof(it)) == 0);
 		/* a buffer one byte short is refused, never truncated */
-		assert(bus_candump_format(&it, ifname, buf, (size_t)n) == -ENOBUFS);
+		assert(rec_candump_format(&it, ifname, buf, (size_t)n) == -ENOBUFS);
 		/* len bounds the line: a cut line is either valid shorter or malformed, never read past */
 		(void)bus_candump_parse(g->line, strlen(g->line) / 2, &it2, NULL, 0);
 	}
@@ -143,7 +144,7 @@ static void test_parse_format(void)
 static void test_bad_args(void)
 {
 	struct acq_item it = { .kind = ACQ_ITEM_CAN, .can = { .id = 1, .len = 1 } };
-	char buf[BUS_CANDUMP_LINE_MAX], small[4];
+	char buf[REC_CANDUMP_LINE_MAX], small[4];
 	const char *l = "(1.0) can0 123#00";
 
 	assert(bus_candump_parse(NULL, 5, &it, NULL, 0) == -EINVAL);
@@ -151,26 +152,26 @@ static void test_bad_args(void)
 	assert(bus_candump_parse(l, strlen(l), &it, buf, 0) == -EINVAL);
 	/* interface name longer than the caller's buffer */
 	assert(bus_candump_parse(l, strlen(l), &it, small, sizeof(small)) == -EBADMSG);
-	assert(bus_candump_format(NULL, "can0", buf, sizeof(buf)) == -EINVAL);
-	assert(bus_candump_format(&it, NULL, buf, sizeof(buf)) == -EINVAL);
-	assert(bus_candump_format(&it, "", buf, sizeof(buf)) == -EINVAL);
-	assert(bus_candump_format(&it, "a b", buf, sizeof(buf)) == -EINVAL);
-	assert(bus_candump_format(&it, "can0", NULL, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(NULL, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, NULL, buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "a b", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "can0", NULL, sizeof(buf)) == -EINVAL);
 	it.can.len = 9;
-	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.can.len = 1;
 	it.can.id = 0x800;
-	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.can.id = 1;
 	it.kind = ACQ_ITEM_SAMPLE;
-	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.kind = ACQ_ITEM_CAN;
 	it.can.flags = ACQ_CAN_FD;
 	it.can.len = 9;
-	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.can.len = 1;
 	it.t_ns = -1;
-	assert(bus_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	assert(bus_can_trace_first_bad(NULL, buf, sizeof(buf)) == -EINVAL);
 }
 

@@ -22,6 +22,11 @@ MODE id-limit: channel ids are bus << 16 | n, so a bus can have 65,536
   its own id and name (`replay` + `export`); one of 65,537 must be refused
   by `check` and `run` with the board file's line of 'dbc =' and the
   DBC's name.
+MODE over-65536: a log with more channels than one bus has ids: two buses
+  of 65,536 signals each (131,072 channels, every name different), one
+  frame of every message on each; `replay` + `export` must name every
+  channel.  (export's table once held 65,536 names and silently dropped
+  the rest.)
 Each peer this starts is stopped on every exit path (its stdin closes
 with us, which stops the fault server even if we are killed; railmon is
 killed by subprocess.run on any exception).  KEEP=1 keeps the files.
@@ -188,16 +193,60 @@ def mode_wide_frame(railmon, tmp):
         fail("signals lost or wrong")
 
 
+def named_samples(railmon, data):
+    """{channel id: {(name, value), ...}} of the exported samples"""
+    named = {}
+    for s in export_samples(railmon, data):
+        named.setdefault(s["channel"], set()).add((s["name"], s["value"]))
+    return named
+
+
+def fd_dbc(path, nsig, prefix):
+    """nsig one-bit signals in 64-byte FD messages of 512 (extended ids
+    0..): (number of messages, {signal index: name})"""
+    msgs, names, left, m = [], {}, nsig, 0
+    while left:
+        k = min(left, 512)
+        sigs = [("%s%03d_%03d" % (prefix, m, i), i, 1) for i in range(k)]
+        msgs.append((0x80000000 | m, "Fd%03d" % m, 64, sigs))
+        names.update({m * 512 + i: s[0] for i, s in enumerate(sigs)})
+        left -= k
+        m += 1
+    with open(path, "w") as f:
+        f.write(dbc_text(msgs))
+    return m, names
+
+
+def mode_over_65536(railmon, tmp):
+    want = {}
+    with open(os.path.join(tmp, "two.log"), "w") as log:
+        for bus, prefix in enumerate(("Left", "Right")):
+            nmsg, names = fd_dbc(os.path.join(tmp, "bus%d.dbc" % bus), 65536, prefix)
+            want.update({bus << 16 | n: {(name, 1.0)} for n, name in names.items()})
+            for k in range(nmsg):
+                log.write("(1.%06d) can%d %08X##1%s\n" % (2 * k + bus, bus, k, "FF" * 64))
+    board = os.path.join(tmp, "two.ini")
+    with open(board, "w") as f:
+        f.write("[board]\nvehicle = IDS2\n\n")
+        for bus in range(2):
+            f.write("[can side%d]\ndriver = trace\nfile = two.log\ninterface = can%d\nfd = true\n"
+                    "dbc = bus%d.dbc\n\n" % (bus, bus, bus))
+    data = os.path.join(tmp, "log")
+    p = run([railmon, "replay", os.path.join(tmp, "two.log"), "--board", board, "--data", data])
+    if p.returncode != 0:
+        fail("replay of 131,072 channels: rc %d: %s" % (p.returncode, p.stderr))
+    named = named_samples(railmon, data)
+    right = sum(1 for c in want if named.get(c) == want[c])
+    print("%d channels on 2 buses: %d channel ids exported, %d with their own name and value" %
+          (len(want), len(named), right))
+    if named != want:
+        bad = [c for c in want if named.get(c) != want[c]][:5]
+        fail("not every channel named: %s" % ["%#x: %r" % (c, named.get(c)) for c in bad])
+
+
 def mode_id_limit(railmon, tmp):
     def board(nsig):
-        msgs, left, m = [], nsig, 0
-        while left:
-            k = min(left, 512)
-            msgs.append((0x80000000 | m, "Fd%03d" % m, 64, [("S%03d_%03d" % (m, i), i, 1) for i in range(k)]))
-            left -= k
-            m += 1
-        with open(os.path.join(tmp, "n%d.dbc" % nsig), "w") as f:
-            f.write(dbc_text(msgs))
+        m, _ = fd_dbc(os.path.join(tmp, "n%d.dbc" % nsig), nsig, "S")
         # one frame of every message, all bits set
         with open(os.path.join(tmp, "n%d.log" % nsig), "w") as f:
             for k in range(m):
@@ -219,9 +268,7 @@ def mode_id_limit(railmon, tmp):
     p = run([railmon, "replay", os.path.join(tmp, "n65536.log"), "--board", ok, "--data", data])
     if p.returncode != 0:
         fail("replay of 65,536 signals: rc %d: %s" % (p.returncode, p.stderr))
-    named = {}
-    for s in export_samples(railmon, data):
-        named.setdefault(s["channel"], set()).add((s["name"], s["value"]))
+    named = named_samples(railmon, data)
     want = {m * 512 + i: {("S%03d_%03d" % (m, i), 1.0)} for m in range(128) for i in range(512)}
     print("65536 signals: %d channel ids stored, %d as expected" %
           (len(named), sum(1 for c in want if named.get(c) == want[c])))
@@ -249,6 +296,8 @@ def main():
             mode_wide_frame(railmon, tmp)
         elif mode == "id-limit":
             mode_id_limit(railmon, tmp)
+        elif mode == "over-65536":
+            mode_over_65536(railmon, tmp)
         else:
             fail("unknown mode " + mode)
     finally:

@@ -58,7 +58,7 @@ static void test_bad_args(void)
 	struct upl_recv_stats rst;
 	struct upl_recv_vehicle rv;
 	struct upl_recv_log rl;
-	struct upl_recv_cfg rc = { .client_id = "x", .format = UPL_RECV_JSONL };
+	struct upl_recv_cfg rc = { .client_id = "x" };
 	upl_forwarder_t *f = NULL;
 	upl_recv_t *r = NULL;
 	uint64_t seq;
@@ -133,11 +133,6 @@ static void test_bad_args(void)
 
 	CHECK(upl_recv_new(NULL, &r) == -EINVAL);
 	CHECK(upl_recv_new(&rc, NULL) == -EINVAL);
-	CHECK(upl_recv_new(&rc, &r) == -EINVAL); /* JSONL without a FILE */
-	rc.out = stdout;
-	rc.format = UPL_RECV_FORMAT_MAX;
-	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
-	rc.format = UPL_RECV_JSONL;
 	rc.client_id = NULL;
 	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
 	rc.client_id = "x";
@@ -254,12 +249,16 @@ static void test_feed(void)
 {
 	struct memlog log;
 	struct gen g;
-	struct upl_recv_cfg rc = { .client_id = "feed", .format = UPL_RECV_JSONL };
+	struct fx_text text = { .fmt = REC_FORMAT_JSONL };
+	struct upl_recv_cfg rc = { .client_id = "feed", .on_record = fx_text_record, .ctx = &text };
 	struct upl_recv_stats st;
 	struct upl_recv_vehicle v;
 	upl_recv_t *r;
 	char line[512];
 	uint64_t total = 0;
+	static const char origin_json[] =
+		",\"vehicle\":\"tram7\",\"log_id\":\"1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d01\",\"historical\":false}\n";
+	static const char origin_csv[] = ",tram7,1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d01,0\n";
 
 	memlog_init(&log);
 	CHECK(gen_init(&g, "tram7", 64, 1700000000000000000) == 0);
@@ -267,8 +266,8 @@ static void test_feed(void)
 		CHECK(gen_batch(&g, &log, 40, 1000000) == 0);
 	for (size_t i = 0; i < log.n; i++)
 		total += log.recs[i].count;
-	rc.out = tmpfile();
-	CHECK(rc.out);
+	text.out = tmpfile();
+	CHECK(text.out);
 	CHECK(upl_recv_new(&rc, &r) == 0);
 
 	/* 0, 1, then 3 (gap at 2), 3 again (duplicate), 2 fills the gap. */
@@ -292,27 +291,32 @@ static void test_feed(void)
 	CHECK(upl_recv_stats(r, &st) == 0);
 	CHECK(st.records == total && st.duplicates == 40 && st.bad == 4 && st.missing == 0);
 	CHECK(st.vehicles == 1 && st.messages == 11 && st.batches == 6);
-	CHECK(count_lines(rc.out) == total);
-	rewind(rc.out);
-	CHECK(fgets(line, sizeof(line), rc.out));
-	CHECK(strncmp(line, "{\"vehicle\":\"tram7\",\"seq\":1,\"t_ns\":17000000000", 45) == 0);
+	CHECK(count_lines(text.out) == total);
+	/* export's layout, then where the record comes from */
+	rewind(text.out);
+	CHECK(fgets(line, sizeof(line), text.out));
+	CHECK(strncmp(line, "{\"seq\":1,\"time\":\"2023-11-14T22:13:20.", 37) == 0);
+	CHECK(strstr(line, ",\"time_ns\":17000000000"));
+	CHECK(strlen(line) > sizeof(origin_json) && !strcmp(line + strlen(line) - strlen(origin_json), origin_json));
 	upl_recv_free(r);
-	fclose(rc.out);
+	fclose(text.out);
 
-	/* CSV: a header and one row per record; the callback gets every new Batch. */
-	rc.format = UPL_RECV_CSV;
-	rc.out = tmpfile();
+	/* CSV: one row per record; the callback gets every new Batch. */
+	text.fmt = REC_FORMAT_CSV;
+	text.out = tmpfile();
+	CHECK(text.out && rec_format_header(text.out, REC_FORMAT_CSV, true) == 0);
 	CHECK(upl_recv_new(&rc, &r) == 0);
 	for (size_t i = 0; i < log.n; i++)
 		CHECK(upl_recv_feed(r, NULL, log.recs[i].buf, log.recs[i].len) == 40);
-	CHECK(count_lines(rc.out) == total + 1);
-	rewind(rc.out);
-	CHECK(fgets(line, sizeof(line), rc.out));
-	CHECK(strncmp(line, "vehicle,seq,t_ns,historical,kind,", 33) == 0);
-	CHECK(fgets(line, sizeof(line), rc.out));
-	CHECK(strncmp(line, "\"tram7\",1,17000000000", 21) == 0);
+	CHECK(count_lines(text.out) == total + 1);
+	rewind(text.out);
+	CHECK(fgets(line, sizeof(line), text.out));
+	CHECK(strncmp(line, "seq,time,time_ns,kind,", 22) == 0 && strstr(line, ",detail,vehicle,log_id,historical\n"));
+	CHECK(fgets(line, sizeof(line), text.out));
+	CHECK(strncmp(line, "1,2023-11-14T22:13:20.", 22) == 0 && strstr(line, ",17000000000"));
+	CHECK(strlen(line) > sizeof(origin_csv) && !strcmp(line + strlen(line) - strlen(origin_csv), origin_csv));
 	upl_recv_free(r);
-	fclose(rc.out);
+	fclose(text.out);
 	gen_fini(&g);
 	memlog_fini(&log);
 	printf("recv feed (gaps, duplicates, jsonl, csv, bad payloads): ok\n");
@@ -321,6 +325,7 @@ static void test_feed(void)
 /* ---- per-log tracking (issue 10) ---- */
 
 struct refusals {
+	struct fx_text text;        /* the records written, if text.out */
 	unsigned n[UPL_RECV_REFUSAL_MAX];
 	size_t last_len;
 	uint64_t last_first;
@@ -338,13 +343,21 @@ static void count_refused(void *ctx, enum upl_recv_refusal why, const struct upl
 	f->last_payload = payload;
 }
 
+static int refusals_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+                           const struct acq_item *it, bool first, void **log_ctx)
+{
+	struct refusals *f = ctx;
+
+	return fx_text_record(&f->text, info, b, it, first, log_ctx);
+}
+
 static upl_recv_t *feed_recv(FILE *out, struct refusals *f, size_t max_vehicles)
 {
-	struct upl_recv_cfg rc = { .client_id = "feed", .format = out ? UPL_RECV_JSONL : UPL_RECV_NONE,
-	                           .out = out, .on_refused = count_refused, .ctx = f,
-	                           .max_vehicles = max_vehicles };
+	struct upl_recv_cfg rc = { .client_id = "feed", .on_record = out ? refusals_record : NULL,
+	                           .on_refused = count_refused, .ctx = f, .max_vehicles = max_vehicles };
 	upl_recv_t *r;
 
+	f->text = (struct fx_text){ out, REC_FORMAT_JSONL };
 	CHECK(upl_recv_new(&rc, &r) == 0);
 	return r;
 }
@@ -788,8 +801,9 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	                              .topic = "railmon/+/events" };
 	struct upl_recv_stats ev_st;
 	uint64_t nevents;
+	struct fx_text text = { .fmt = REC_FORMAT_JSONL };
 	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-test-recv",
-	                           .format = UPL_RECV_JSONL };
+	                           .on_record = fx_text_record, .ctx = &text };
 	struct upl_forward_cfg c;
 	struct upl_forward_stats fst;
 	struct upl_recv_stats rst;
@@ -811,8 +825,8 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	path_in(out_py, sizeof(out_py), "python.jsonl");
 	py = start_python(script, pb2_dir, b.port, total, out_py);
 	rc.port = b.port;
-	rc.out = fopen(out_c, "w");
-	CHECK(rc.out);
+	text.out = fopen(out_c, "w");
+	CHECK(text.out);
 	CHECK(upl_recv_new(&rc, &rt.r) == 0);
 	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
 	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
@@ -860,7 +874,7 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	/* Both consumers hold the same records. */
 	CHECK(waitpid(py, &status_py, 0) == py);
 	CHECK(WIFEXITED(status_py) && WEXITSTATUS(status_py) == 0);
-	CHECK(fflush(rc.out) == 0);
+	CHECK(fflush(text.out) == 0);
 	{
 		char *argv[] = { "/usr/bin/python3", (char *)script, "compare", out_c, out_py, NULL };
 
@@ -883,7 +897,7 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	CHECK(upl_recv_stats(rt.r, &rst) == 0);
 	CHECK(rst.records == total && rst.duplicates == 0 && rst.missing == 0 && rst.bad == 0);
 	upl_recv_free(rt.r);
-	fclose(rc.out);
+	fclose(text.out);
 	test_flaky_source(b.port);
 	gen_fini(&g);
 	memlog_fini(&log);

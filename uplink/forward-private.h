@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "batch.h"
+#include "record/batch.h"
 
 /*
  * The events of a stored Batch as an event-only Batch for

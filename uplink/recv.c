@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv.c - ground-side consumer: MQTT session, per-log sequence tracking
- * and record output.
+ * recv.c - ground-side consumer: MQTT session and per-log sequence
+ * tracking; the records to write out go to the caller's on_record.
  *
  * Vehicles are found by name in an open-addressing hash table that grows
  * up to max_vehicles; each vehicle has its logs (one per log id, few).
@@ -16,10 +16,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -76,7 +76,6 @@ struct upl_recv {
 	struct stream **logs;      /* every log, in the order first seen */
 	size_t nlogs, logs_cap;
 	unsigned __int128 missing; /* sum over logs; st.missing saturates */
-	bool csv_header_done;
 
 	/* Session state, only touched by the thread in upl_recv_run(). */
 	int connack_rc;
@@ -471,112 +470,6 @@ out:
 	return same;
 }
 
-/* ---- output ---- */
-
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void hex(FILE *out, const uint8_t *d, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%02x", d[i]);
-}
-
-/* JSON has no NaN/Inf: write null, as Python's json does with allow_nan off. */
-static void json_double(FILE *out, double v)
-{
-	if (isfinite(v))
-		fprintf(out, "%.17g", v);
-	else
-		fputs("null", out);
-}
-
-static void write_jsonl(FILE *out, const struct upl_batch_info *b, const struct acq_item *it)
-{
-	fputs("{\"vehicle\":", out);
-	json_string(out, b->vehicle);
-	fprintf(out, ",\"seq\":%" PRIu64 ",\"t_ns\":%" PRId64 ",\"historical\":%s,\"log_id\":\"", it->seq,
-	        it->t_ns, b->historical ? "true" : "false");
-	hex(out, b->log_id, b->log_id_len);
-	fputc('"', out);
-	if (it->kind == ACQ_ITEM_CAN) {
-		fprintf(out, ",\"kind\":\"can\",\"bus\":%u,\"id\":%" PRIu32 ",\"flags\":%u,\"data\":\"",
-		        it->bus, it->can.id, it->can.flags);
-		hex(out, it->can.data, it->can.len);
-		fputs("\"}\n", out);
-	} else if (it->kind == ACQ_ITEM_SAMPLE) {
-		fprintf(out, ",\"kind\":\"sample\",\"channel\":%" PRIu32 ",\"value\":", it->sample.channel);
-		json_double(out, it->sample.value);
-		fprintf(out, ",\"quality\":%" PRIu32 "}\n", it->sample.quality);
-	} else {
-		const char *name = upl_event_name(it->event.code);
-
-		fprintf(out, ",\"kind\":\"event\",\"source\":%u,\"code\":%" PRIu32 ",\"name\":", it->bus,
-		        it->event.code);
-		if (name)
-			json_string(out, name);
-		else
-			fputs("null", out);
-		fprintf(out, ",\"arg\":%" PRId64 ",\"detail\":%" PRIu32 "}\n", it->event.arg,
-		        it->event.detail);
-	}
-}
-
-/* CSV: vehicle names are quoted with "" doubling, everything else is numeric or hex. */
-static void write_csv(FILE *out, const struct upl_batch_info *b, const struct acq_item *it)
-{
-	fputc('"', out);
-	for (const char *s = b->vehicle; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fprintf(out, "\",%" PRIu64 ",%" PRId64 ",%d,", it->seq, it->t_ns, b->historical);
-	if (it->kind == ACQ_ITEM_CAN) {
-		fprintf(out, "can,%u,%" PRIu32 ",%u,", it->bus, it->can.id, it->can.flags);
-		hex(out, it->can.data, it->can.len);
-		fputs(",,,,,,", out);
-	} else if (it->kind == ACQ_ITEM_SAMPLE) {
-		fprintf(out, "sample,%u,,,,%" PRIu32 ",%.17g,%" PRIu32 ",,,", it->bus,
-		        it->sample.channel, it->sample.value, it->sample.quality);
-	} else {
-		fprintf(out, "event,%u,,,,,,,%" PRIu32 ",%" PRId64 ",%" PRIu32, it->bus,
-		        it->event.code, it->event.arg, it->event.detail);
-	}
-	fputc(',', out);
-	hex(out, b->log_id, b->log_id_len);
-	fputc('\n', out);
-}
-
-static const char csv_header[] =
-	"vehicle,seq,t_ns,historical,kind,bus,can_id,can_flags,can_data,channel,value,quality,"
-	"event,arg,detail,log_id\n";
-
-static void write_record(upl_recv_t *r, const struct upl_batch_info *b, const struct acq_item *it)
-{
-	if (r->cfg.format == UPL_RECV_JSONL) {
-		write_jsonl(r->cfg.out, b, it);
-	} else if (r->cfg.format == UPL_RECV_CSV) {
-		if (!r->csv_header_done)
-			fputs(csv_header, r->cfg.out);
-		r->csv_header_done = true;
-		write_csv(r->cfg.out, b, it);
-	}
-}
-
 /* ---- one payload ---- */
 
 /* The vehicle level of railmon/<vehicle>/<kind> must name the Batch's
@@ -634,13 +527,16 @@ static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const up
 	return h;
 }
 
-/* Write what is new; 1 per record in *ret_written, counts by kind. */
+/* Hand what is new to on_record; how many in *ret_written, counts by
+   kind.  A record on_record fails for is still counted as received (the
+   seq tracking is about what arrived, not what was printed). */
 static int stream_write(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
                         const struct upl_batch_info *info, uint64_t *ret_written)
 {
 	uint64_t fresh = 0, old = 0, unverified = 0;
 	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
 	uint64_t end = info->first_seq + info->count;
+	bool failed = false;
 
 	for (uint32_t i = 0; i < info->count; i++) {
 		uint64_t seq = info->first_seq + i;
@@ -651,12 +547,15 @@ static int stream_write(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
 			continue;
 		}
 		upl_batch_item(b, i, &it);
-		write_record(r, info, &it);
+		if (r->cfg.on_record &&
+		    r->cfg.on_record(r->cfg.ctx, info, b, &it, fresh + old == 0, &s->log_ctx) < 0)
+			failed = true;
 		if (seq < s->floor)
 			old++;
 		else
 			fresh++;
 	}
+	r->st.sink_errors += failed;
 	if (end > lo && range_insert(s, lo, end) < 0)
 		return -ENOMEM;
 	if (end > lo) {
@@ -705,10 +604,6 @@ static int stream_feed(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
 		r->st.sink_errors++;
 	if (written)
 		r->st.batches++;
-	if (r->cfg.out && ferror(r->cfg.out)) {
-		r->st.sink_errors++;
-		clearerr(r->cfg.out);
-	}
 	r->st.records += written;
 	return (int)(written > INT32_MAX ? INT32_MAX : written);
 }
@@ -775,8 +670,6 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 static int recv_cfg_check(const struct upl_recv_cfg *c)
 {
 	if (!c->client_id || !*c->client_id || c->port < 0 || c->port > 65535)
-		return -EINVAL;
-	if ((unsigned)c->format >= UPL_RECV_FORMAT_MAX || (c->format != UPL_RECV_NONE && !c->out))
 		return -EINVAL;
 	if (c->password && !c->username)
 		return -EINVAL;

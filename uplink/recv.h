@@ -12,10 +12,11 @@
  *   differently) is a conflict: refused whole, counted and handed to
  *   on_refused so it can be kept for inspection;
  * - gaps are the holes between the ranges seen (a late Batch may fill one).
- * Records go to a FILE * as JSON lines or CSV, and/or every Batch with new
- * records is handed unchanged to a callback (board/ appends it to a local
- * railmon log per (vehicle, log id), so export and replay work on the
- * ground).
+ * Every record to write out is handed to on_record (board/ writes it as
+ * text with record/'s formatter, as export does), and/or every Batch with
+ * new records is handed unchanged to on_batch (board/ appends it to a
+ * local railmon log per (vehicle, log id), so export and replay work on
+ * the ground).  Nothing here formats or writes files.
  *
  * Memory is bounded per log (UPL_RECV_MAX_RANGES ranges, the contents of
  * the last UPL_RECV_MAX_DIGESTS Batches) and in the number of vehicles
@@ -28,17 +29,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
-#include "batch.h"
+#include "record/batch.h"
 #include "mqtt.h"
-
-enum upl_recv_format {
-	UPL_RECV_NONE = 0,  /* no text output (callback only) */
-	UPL_RECV_JSONL,     /* one JSON object per record */
-	UPL_RECV_CSV,       /* header line, then one row per record */
-	UPL_RECV_FORMAT_MAX
-};
 
 #define UPL_RECV_MAX_RANGES 1024      /* seq ranges remembered per log */
 #define UPL_RECV_MAX_DIGESTS 1024     /* Batch contents remembered per log */
@@ -56,6 +49,18 @@ enum upl_recv_format {
  */
 typedef int (*upl_recv_batch_fn)(void *ctx, const struct upl_batch_info *info,
                                  const void *payload, size_t len, void **log_ctx);
+
+/*
+ * Called for each record to write out (new, or below the remembered
+ * ranges: stats.old), in seq order, before on_batch of its Batch, on the
+ * same thread.  b is the decoded Batch (its channel dictionary:
+ * upl_batch_channel()), valid during the call; first is true for the
+ * first record written of a Batch (learn its dictionary then); log_ctx
+ * as for on_batch.  A negative return is counted in stats.sink_errors,
+ * once per Batch.
+ */
+typedef int (*upl_recv_record_fn)(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+                                  const struct acq_item *item, bool first, void **log_ctx);
 
 /* Why a Batch was refused (nothing of it written, on_refused called). */
 enum upl_recv_refusal {
@@ -97,11 +102,10 @@ struct upl_recv_cfg {
 	const char *password;
 	unsigned keepalive_s;     /* 0 = 20 */
 	unsigned backoff_max_ms;  /* reconnect delay cap; 0 = 16000 */
-	enum upl_recv_format format;
-	FILE *out;                /* required unless format is NONE; not closed */
+	upl_recv_record_fn on_record; /* optional */
 	upl_recv_batch_fn on_batch; /* optional */
 	upl_recv_refused_fn on_refused; /* optional */
-	void *ctx;                /* for both callbacks */
+	void *ctx;                /* for the three callbacks */
 	size_t max_vehicles;      /* distinct vehicle ids kept; 0 = UPL_RECV_MAX_VEHICLES_DEFAULT */
 };
 
@@ -121,7 +125,7 @@ struct upl_recv_stats {
 	uint64_t conflict_records; /* records in the conflicting Batches */
 	uint64_t vehicles;      /* distinct vehicle ids */
 	uint64_t logs;          /* distinct (vehicle, log id) */
-	uint64_t sink_errors;   /* on_batch or output write failures */
+	uint64_t sink_errors;   /* Batches on_record or on_batch failed for */
 	uint64_t connects;
 	uint64_t connect_failures; /* attempts that did not get to a subscription */
 	uint64_t disconnects;   /* subscribed sessions that dropped */
@@ -152,7 +156,7 @@ struct upl_recv_log {
 	uint64_t missing;       /* next_seq - first_seq - records */
 	uint64_t conflicts;     /* Batches refused as conflicts */
 	uint64_t seq_jumps;     /* Batches refused: too far from the rest */
-	void *log_ctx;          /* what on_batch stored */
+	void *log_ctx;          /* what on_record or on_batch stored */
 };
 
 /* Per vehicle view: its newest log (first seen last), and how many logs. */

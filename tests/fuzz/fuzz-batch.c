@@ -2,21 +2,32 @@
 /*
  * fuzz-batch.c - libFuzzer target: arbitrary bytes on railmon/<v>/data.
  *
- * Drives exactly what `railmon recv` does with a message: upl_recv_feed()
- * decodes and validates the Batch, tracks sequence ranges and writes JSON
- * lines and CSV (to /dev/null).  Each input is fed twice (the second time
- * it is all duplicates) and then as the tail of itself, so the range
- * bookkeeping sees overlaps; the first byte picks the topic check.  A
- * fresh receiver per input keeps runs reproducible.
+ * Drives what `railmon recv` does with a message: upl_recv_feed()
+ * decodes and validates the Batch and tracks sequence ranges, and each
+ * record it hands out goes through record/'s writer in the format the
+ * first byte picks (CSV, JSON lines or candump, to /dev/null), named
+ * from the Batch's own dictionary, with the vehicle and log id it
+ * claims.  Each input is fed twice (the second time it is all
+ * duplicates) and then as the tail of itself, so the range bookkeeping
+ * sees overlaps; the first byte also picks the topic check.  A fresh
+ * receiver per input keeps runs reproducible.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "record/channels.h"
+#include "record/format.h"
 #include "uplink/recv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct sink {
+	FILE *out;
+	enum rec_format fmt;
+	rec_channels_t *names;
+};
 
 static FILE *devnull(void)
 {
@@ -29,19 +40,35 @@ static FILE *devnull(void)
 	return out;
 }
 
-static void feed(const uint8_t *data, size_t size, enum upl_recv_format fmt)
+/* As board/recv.c's on_record does it. */
+static int write_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+                        const struct acq_item *it, bool first, void **log_ctx)
 {
-	struct upl_recv_cfg cfg = { .client_id = "fuzz", .format = fmt, .out = devnull() };
+	struct sink *s = ctx;
+	struct rec_origin o = { info->vehicle, info->log_id, info->log_id_len, info->historical };
+	struct rec_names nm;
+
+	if (first)
+		rec_channels_learn(s->names, b);
+	nm = rec_channels_names(s->names, it);
+	return rec_format_item(s->out, s->fmt, it, &nm, &o);
+}
+
+static void feed(const uint8_t *data, size_t size, enum rec_format fmt)
+{
+	struct sink s = { devnull(), fmt, NULL };
+	struct upl_recv_cfg cfg = { .client_id = "fuzz", .on_record = write_record, .ctx = &s };
 	const char *topic = size && (data[0] & 1) ? "railmon/tram7/data" : NULL;
 	upl_recv_t *r;
 
-	if (upl_recv_new(&cfg, &r) < 0)
+	if (rec_channels_new(&s.names) < 0 || upl_recv_new(&cfg, &r) < 0)
 		abort();
 	upl_recv_feed(r, topic, data, size);
 	upl_recv_feed(r, topic, data, size);
 	if (size > 1)
 		upl_recv_feed(r, NULL, data + 1, size - 1);
 	upl_recv_free(r);
+	rec_channels_free(s.names);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -49,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct upl_batch_info info;
 	upl_batch_t *b = NULL;
 
-	feed(data, size, size && (data[0] & 2) ? UPL_RECV_CSV : UPL_RECV_JSONL);
+	feed(data, size, size ? (enum rec_format)((data[0] >> 1) % REC_FORMAT_MAX) : REC_FORMAT_JSONL);
 
 	/* Also walk every record and dictionary entry the decoder accepts. */
 	if (upl_batch_decode(data, size, &b) == 0 && upl_batch_info(b, &info) == 0) {

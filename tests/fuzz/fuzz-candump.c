@@ -9,18 +9,19 @@
 #include <string.h>
 
 #include "bus/candump.h"
+#include "record/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct acq_item it, back;
-	char ifname[32], buf[BUS_CANDUMP_LINE_MAX + 32];
+	char ifname[32], buf[REC_CANDUMP_LINE_MAX + 32];
 	int n;
 
 	if (bus_candump_parse((const char *)data, size, &it, ifname, sizeof(ifname)) < 0)
 		return 0;
-	n = bus_candump_format(&it, ifname, buf, sizeof(buf));
+	n = rec_candump_format(&it, ifname, buf, sizeof(buf));
 	assert(n > 0);
 	assert(bus_candump_parse(buf, (size_t)n, &back, NULL, 0) == 0);
 	assert(back.t_ns == it.t_ns && back.can.id == it.can.id && back.can.flags == it.can.flags);

@@ -1,48 +1,75 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """consumer.py - an independent railmon consumer: paho-mqtt + protoc-generated
-railmon_pb2 (from uplink/railmon.proto), no railmon code at all.
+railmon_pb2 (from record/railmon.proto), no railmon code at all.
 
   consumer.py subscribe --port P --count N --out FILE [--host H] [--topic T] [--timeout S]
       Subscribe (QoS 1), print "ready" once subscribed, decode every Batch,
       drop duplicate (vehicle, log_id, seq), write one JSON line per record
-      (the same fields as `railmon recv --format jsonl`, log_id in hex),
+      (the same keys and values as `railmon recv --format jsonl`: export's
+      layout, then vehicle, log_id in hex, historical),
       exit 0 after N distinct records, 1 on timeout.
   consumer.py compare A B
       Exit 0 if the two JSON-lines files hold the same records (by value).
 
 railmon_pb2 must be importable (PYTHONPATH), e.g. generated with
-  protoc --proto_path=uplink --python_out=OUTDIR uplink/railmon.proto
+  protoc --proto_path=record --python_out=OUTDIR record/railmon.proto
 """
 import argparse
 import json
 import math
 import sys
 import threading
+import time
+
+NAMES = {}  # (vehicle, log_id) -> {channel: (name, unit)}: the dictionaries seen
+
+
+def iso(t_ns):
+    """ISO 8601 UTC with nanoseconds, as railmon writes record times."""
+    sec, ns = divmod(t_ns, 10**9)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%09dZ" % ns
+
+
+def value(v):
+    """15 significant digits (railmon's export layout); JSON has no NaN."""
+    return float("%.15g" % v) if math.isfinite(v) else None
+
 
 def records(batch):
-    """Yield one dict per record of a railmon.v1.Batch, seq order."""
+    """Yield one dict per record of a railmon.v1.Batch, seq order, with the
+    keys and values of `railmon export --format jsonl` and, as `railmon
+    recv` adds them, vehicle, log_id and historical."""
     import railmon_pb2
+    origin = dict(vehicle=batch.vehicle, log_id=batch.log_id.hex(), historical=batch.historical)
+    names = NAMES.setdefault((batch.vehicle, batch.log_id.hex()), {})
+    for ch in batch.channels:
+        names[ch.id] = (ch.name, ch.unit)
     seq = batch.first_seq
-    base = dict(vehicle=batch.vehicle, historical=batch.historical, log_id=batch.log_id.hex())
     t = batch.t0_ns
     c = batch.can
     off = 0
     for i in range(len(c.t_delta_ns)):
         t += c.t_delta_ns[i]
-        n = c.len[i]
-        yield dict(base, seq=seq, t_ns=t, kind="can", bus=c.bus[i] & 0xffff, id=c.id[i],
-                   flags=c.flags[i] & 0xff, data=c.data[off:off + n].hex())
+        n, f = c.len[i], c.flags[i]
+        yield dict(seq=seq, time=iso(t), time_ns=t, kind="can", bus=c.bus[i] & 0xffff, id=c.id[i],
+                   ext=bool(f & 1), fd=bool(f & 2), brs=bool(f & 4), rtr=bool(f & 16), err=bool(f & 32),
+                   len=n, data=c.data[off:off + n].hex().upper(), **origin)
         off += n
         seq += 1
     s = batch.samples
     t = batch.t0_ns
     for i in range(len(s.t_delta_ns)):
         t += s.t_delta_ns[i]
-        v = s.value[i]
-        yield dict(base, seq=seq, t_ns=t, kind="sample", channel=s.channel[i],
-                   value=v if math.isfinite(v) else None,
-                   quality=s.quality[i] if len(s.quality) else 0)
+        q = s.quality[i] if len(s.quality) else 0
+        try:
+            quality = railmon_pb2.Quality.Name(q)[len("QUALITY_"):].lower()
+        except ValueError:
+            quality = "unknown"
+        name, unit = names.get(s.channel[i], ("", ""))
+        yield dict(seq=seq, time=iso(t), time_ns=t, kind="sample", bus=s.channel[i] >> 16 & 0xffff,
+                   channel=s.channel[i], name=name, value=value(s.value[i]), unit=unit, quality=quality,
+                   **origin)
         seq += 1
     e = batch.events
     t = batch.t0_ns
@@ -51,10 +78,9 @@ def records(batch):
         try:
             name = railmon_pb2.EventCode.Name(e.code[i])[len("EVENT_"):]
         except ValueError:
-            name = None
-        yield dict(base, seq=seq, t_ns=t, kind="event", source=e.source[i] & 0xffff,
-                   code=e.code[i], name=name, arg=e.arg[i],
-                   detail=e.detail[i] if len(e.detail) else 0)
+            name = e.code[i]
+        yield dict(seq=seq, time=iso(t), time_ns=t, kind="event", bus=e.source[i] & 0xffff, event=name,
+                   code=e.code[i], arg=e.arg[i], detail=e.detail[i] if len(e.detail) else 0, **origin)
         seq += 1
 
 def subscribe(a):

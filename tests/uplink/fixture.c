@@ -402,6 +402,17 @@ int gen_batch(struct gen *g, struct memlog *l, size_t n, int64_t dt_ns)
 	return memlog_append(l, (uint32_t)r, g->t_ns - dt_ns, buf, len);
 }
 
+/* ---- recv's text output ---- */
+
+int fx_text_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+                   const struct acq_item *it, bool first, void **log_ctx)
+{
+	struct fx_text *t = ctx;
+	struct rec_origin o = { info->vehicle, info->log_id, info->log_id_len, info->historical };
+
+	return rec_format_item(t->out, t->fmt, it, NULL, &o);
+}
+
 /* ---- forwarder events ---- */
 
 void fx_events_init(struct fx_events *e)

@@ -10,9 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
-#include "uplink/batch.h"
+#include "record/batch.h"
+#include "record/format.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
 
@@ -93,6 +95,18 @@ void gen_fini(struct gen *g);
 void gen_item(struct gen *g, int64_t t_ns, struct acq_item *ret);
 /* Encode n items spaced dt_ns apart into one Batch appended to l. */
 int gen_batch(struct gen *g, struct memlog *l, size_t n, int64_t dt_ns);
+
+/* ---- recv's records as text, as `railmon recv` writes them ---- */
+struct fx_text {
+	FILE *out;
+	enum rec_format fmt;
+};
+
+/* An upl_recv_record_fn writing through record/'s formatter with the
+   origin columns (no channel names: the generator sends no dictionary);
+   ctx is a struct fx_text. */
+int fx_text_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+                   const struct acq_item *it, bool first, void **log_ctx);
 
 /* ---- forwarder events, counted for tests to wait on ---- */
 struct fx_events {

@@ -22,12 +22,19 @@ paho-mqtt:
 - 300 vehicles all get ground logs; past --max-vehicles they are refused,
   counted and said;
 - the README's mosquitto ACL example (ACL_FILE): a vehicle cannot publish
-  for another one.
+  for another one;
+- recv and export write records through one formatter: the same Batches
+  (every kind of record, names that need escaping, non-finite values,
+  unknown codes, a re-sent backlog Batch) give, byte for byte, export's
+  lines of the ground log with the vehicle, log id and historical flag
+  at their end, in CSV and JSON lines, and the same candump lines;
+  `stat --json` of that log escapes a health entry's name.
 
 Every broker and receiver started here is killed on every exit path (and
 dies with this script: PR_SET_PDEATHSIG).
 """
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -190,7 +197,6 @@ def export(data):
     r = subprocess.run([RAILMON, "export", "--data", data, "--format", "jsonl"], capture_output=True,
                        text=True, timeout=60)
     check(r.returncode == 0, "export failed", r.stderr)
-    import json
     return [json.loads(x) for x in r.stdout.splitlines()], r.stderr
 
 
@@ -438,6 +444,108 @@ def test_many_vehicles(tmp, b):
     print("300 vehicles all logged; past --max-vehicles refused, counted, said: ok")
 
 
+def mixed_batches(vehicle, log_id):
+    """Three Batches of every kind of record, the first with a channel
+    dictionary whose names need escaping; the third sent again as backlog
+    (historical).  Returns [(payload, first_seq, count, historical)]."""
+    out, seq = [], 1
+    for k in range(3):
+        b = railmon_pb2.Batch(schema_version=1, first_seq=seq, vehicle=vehicle, t0_ns=T0 + k * 10**9,
+                              log_id=log_id)
+        if k == 0:
+            for cid, name, unit in ((7, 'line "voltage", main', "V"), (8, "speed\nkm/h", "km/h"),
+                                    (1 << 16 | 3, "door", "")):
+                b.channels.add(id=cid, name=name, unit=unit, bus=cid >> 16, source="test")
+        if k == 2:
+            b.health.add(name='hvac "rear"\n', kind="modbus", bus=1, items=5)
+        frames = ((0x123, 0, b"\x01\xab\xff"), (0x1abcdef, 1, b""), (0x7ff, 2 | 4, bytes(range(12))),
+                  (0x100, 16, b"\0\0"), (0x4, 32 | 1, b"\0" * 8), (0x55, 64, b"\x55"))
+        for i, (ident, flags, data) in enumerate(frames):
+            b.can.t_delta_ns.append(i * 1000)
+            b.can.bus.append(i % 2)
+            b.can.id.append(ident)
+            b.can.flags.append(flags)
+            b.can.len.append(len(data))
+            b.can.data += data
+        samples = ((7, 1499.3, 0), (8, -0.1, 1), (9, float("nan"), 2), (7, float("inf"), 7),
+                   (1 << 16 | 3, 1e-300, 0), (8, 123456789.123456789, 0))
+        for i, (ch, v, q) in enumerate(samples):
+            b.samples.t_delta_ns.append(500 if i else -500)
+            b.samples.channel.append(ch)
+            b.samples.value.append(v)
+            b.samples.quality.append(q)
+        for i, (code, arg) in enumerate(((1, 4242), (18, -19), (999, 5))):
+            b.events.t_delta_ns.append(i)
+            b.events.source.append(65535 if i == 0 else 1)
+            b.events.code.append(code)
+            b.events.arg.append(arg)
+            b.events.detail.append(i)
+        n = len(frames) + len(samples) + 3
+        out.append((b.SerializeToString(), seq, n, False))
+        seq += n
+    # the last one again, as the forwarder re-sends backlog: a duplicate,
+    # written by neither
+    out.append((out[-1][0] + b"\x38\x01", out[-1][1], out[-1][2], True))
+    return out
+
+
+def csv_field(v):
+    return '"%s"' % v.replace('"', '""') if any(c in v for c in ',"\r\n') else v
+
+
+def text_lines(text, csv):
+    """The records of export's output, each with its line end: a CSV
+    field in quotes may hold a line break."""
+    out, start, quoted = [], 0, False
+    for i, c in enumerate(text):
+        if c == '"' and csv:
+            quoted = not quoted
+        elif c == "\n" and not quoted:
+            out.append(text[start:i + 1])
+            start = i + 1
+    check(start == len(text), "output ends with a line end")
+    return out
+
+
+def test_same_as_export(tmp, b):
+    vehicle = 'tram "7", car 2'
+    batches = mixed_batches(vehicle, ID_A)
+    nrec = sum(n for _, _, n, hist in batches if not hist)
+    for fmt in ("jsonl", "csv", "candump"):
+        data, out = os.path.join(tmp, "same-" + fmt), os.path.join(tmp, "same." + fmt)
+        r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-same-" + fmt, "--log", data,
+                  "-o", out, "--format", fmt, "--count", str(nrec)])
+        r.wait_subscribed()
+        publish(b.port, [("railmon/%s/data" % vehicle, m) for m, _, _, _ in batches])
+        rc, err = r.finish()
+        check(rc == 0 and "1 Batches not stored" not in err, "recv rc %d" % rc, err)
+        exp = subprocess.run([RAILMON, "export", "--data", os.path.join(data, vehicle), "--format", fmt],
+                             capture_output=True, timeout=60)
+        check(exp.returncode == 0, "export failed", exp.stderr)
+        with open(out, "rb") as f:
+            got = f.read()
+        lines = text_lines(exp.stdout.decode(), fmt == "csv")
+        if fmt == "jsonl":
+            tail = ',"vehicle":%s,"log_id":"%s","historical":false}\n' % (json.dumps(vehicle), ID_A.hex())
+            want = "".join(x[:-2] + tail for x in lines)
+        elif fmt == "csv":
+            want = lines[0][:-1] + ",vehicle,log_id,historical\n" + "".join(
+                x[:-1] + ",%s,%s,0\n" % (csv_field(vehicle), ID_A.hex()) for x in lines[1:])
+        else:
+            want = "".join(lines)
+        check(len(lines) == nrec + (fmt == "csv") or fmt == "candump", "export gives every record", lines[:3])
+        check(got == want.encode(), "recv --format %s is export's output plus the origin" % fmt,
+              got.decode()[:600], want[:600])
+        print("recv --format %s: %d lines, byte for byte export's%s" % (
+            fmt, len(lines), "" if fmt == "candump" else ", then vehicle, log id, historical"))
+    st = subprocess.run([RAILMON, "stat", "--data", os.path.join(tmp, "same-jsonl", vehicle, ID_A.hex()), "--json"],
+                        capture_output=True, text=True, timeout=30)
+    rows = [json.loads(x) for x in st.stdout.splitlines()]
+    check(st.returncode == 0 and [h["name"] for h in rows] == ['hvac "rear"\n'], "stat --json escapes names",
+          st.stdout, st.stderr)
+    print("recv and export: one formatter; stat --json escapes names: ok")
+
+
 def test_acl(tmp):
     pwfile = os.path.join(tmp, "acl-passwd")
     for i, (user, pw) in enumerate((("ground", "g-pw"), ("tram7", "t7-pw"))):
@@ -475,6 +583,7 @@ def main():
         test_late_join(tmp, b)
         test_too_big(tmp, b)
         test_many_vehicles(tmp, b)
+        test_same_as_export(tmp, b)
         test_acl(tmp)
     finally:
         for p in PROCS:

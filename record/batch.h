@@ -145,5 +145,3 @@ int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret_ch
 /* Health entry i; the name and kind are truncated to fit. */
 int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret_health);
 
-/* Short name of an event code ("can_bus_off"), or NULL if unknown. */
-const char *upl_event_name(uint32_t code);

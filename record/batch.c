@@ -776,12 +776,3 @@ int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret)
 	*ret = h;
 	return 0;
 }
-
-const char *upl_event_name(uint32_t code)
-{
-	const ProtobufCEnumValue *v;
-
-	v = protobuf_c_enum_descriptor_get_value(&railmon__v1__event_code__descriptor, (int)code);
-	/* "EVENT_CAN_BUS_OFF" -> "CAN_BUS_OFF"; callers lower-case if they like. */
-	return v ? v->name + strlen("EVENT_") : NULL;
-}

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """railmon_decode.py - print the records of railmon Batches, using nothing
-but the public schema (uplink/railmon.proto) and the protobuf runtime.
+but the public schema (record/railmon.proto) and the protobuf runtime.
 
-  protoc --proto_path=uplink --python_out=. uplink/railmon.proto
+  protoc --proto_path=record --python_out=. record/railmon.proto
   mosquitto_sub -h BROKER -t 'railmon/+/data' -C 1 -N > batch.bin
   python3 railmon_decode.py batch.bin          # or: ... < batch.bin
 

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * escape.h - strings written into JSON and CSV text, one copy for the tree.
+ *
+ * Everything railmon writes as JSON or CSV (export, recv, stat --json)
+ * puts its strings through these, so a name from a board file or from a
+ * Batch received off the network cannot break a line or a document.
+ * Neither allocates; both write bytes >= 0x20 other than the ones they
+ * escape as they are (UTF-8 passes through; invalid UTF-8 is not
+ * repaired).
+ */
+#pragma once
+
+#include <stdio.h>
+
+/*
+ * Write s as a JSON string, quotes included: '"' and '\' escaped with a
+ * backslash, bytes below 0x20 as \u00xx.  NULL is written as "" (an
+ * unknown name is an empty string, not a missing key).  Returns 0, -EINVAL
+ * for a NULL stream, -EIO if the stream has an error.
+ */
+int basic_json_string(FILE *out, const char *s);
+
+/*
+ * Write s as one CSV field (RFC 4180): as it is, or in double quotes with
+ * inner quotes doubled when it holds a comma, a quote, CR or LF.  NULL
+ * writes nothing (an empty field).  Returns 0, -EINVAL for a NULL stream,
+ * -EIO if the stream has an error.
+ */
+int basic_csv_field(FILE *out, const char *s);

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ground.c - what `railmon recv` keeps on the ground besides its text
+ * output: a railmon log per (vehicle, log id) with --log, so export, stat
+ * and replay work there as on the train, and every Batch that is refused
+ * or that a ground log cannot take, kept as a file, counted and said.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ground.h"
+#include "basic/clock.h"
+
+#define GROUND_PRINT_BURST 20  /* refusals printed one by one, per reason */
+#define GROUND_KEEP_MAX 10000  /* refused Batches written out per run */
+
+static const char *const ground_why_text[GROUND_WHY_MAX] = {
+	[GROUND_CONFLICT] = "conflict: records received before, with other content",
+	[GROUND_SEQ_JUMP] = "implausible seq: more than 2^40 records away from the rest of its log",
+	[GROUND_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
+	[GROUND_NO_MEMORY] = "out of memory",
+	[GROUND_LATE] = "late: behind the end of its ground log (its records are in the text output)",
+	/* parenthesised: one string in two literals (clang's -Wstring-concatenation) */
+	[GROUND_DIFFERS] = ("conflict: its ground log holds other records for these seqs (these are in the "
+	                    "text output)"),
+	[GROUND_TOO_BIG] = "over 1 MiB: more than a log frame holds",
+	[GROUND_BAD_NAME] = "vehicle id not usable as a directory name",
+	[GROUND_LOG_ERROR] = "the ground log failed",
+};
+
+static const char *const ground_why_file[GROUND_WHY_MAX] = {
+	"conflict", "seq-jump", "vehicles", "nomem", "late", "conflict-stored", "too-big", "bad-name",
+	"log-error",
+};
+
+/* ---- refused Batches ---- */
+
+/* Vehicle ids come from the network: keep file names tame. */
+static void safe_name(char *out, size_t size, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < size && n < 64; s++)
+		out[n++] = (isalnum((unsigned char)*s) || *s == '-' || *s == '_') ? *s : '_';
+	if (!n)
+		out[n++] = '_';
+	out[n] = 0;
+}
+
+/* "" for a Batch without a log id. */
+void board_log_id_hex(const uint8_t *id, size_t len, char out[2 * UPL_LOG_ID_LEN + 1])
+{
+	out[0] = 0;
+	for (size_t i = 0; i < len && i < UPL_LOG_ID_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/* Write the payload as received to the refused directory; the name says
+   vehicle, log, seq range and reason.  Returns the path or NULL. */
+static const char *keep_batch(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
+                              const void *payload, size_t len, char *path, size_t size)
+{
+	char veh[80], id[2 * UPL_LOG_ID_LEN + 1];
+	int fd;
+
+	if (g->kept >= GROUND_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
+		goto fail;
+	safe_name(veh, sizeof(veh), info->vehicle);
+	board_log_id_hex(info->log_id, info->log_id_len, id);
+	/* The count makes every name new: a second conflict on the same range
+	   must not replace the first. */
+	snprintf(path, size, "%s/%s.%s.%" PRIu64 "-%" PRIu64 ".%s.%" PRIu64 ".batch", g->keep_dir, veh,
+	         id[0] ? id : "no-log-id", info->first_seq, info->first_seq + info->count - (info->count > 0),
+	         ground_why_file[why], g->kept + g->keep_failed + 1);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	if (write(fd, payload, len) != (ssize_t)len || fsync(fd) < 0) {
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	g->kept++;
+	return path;
+fail:
+	g->keep_failed++;
+	return NULL;
+}
+
+/* Count, keep and say (the first GROUND_PRINT_BURST of each reason one by
+   one, then a count every RECV_PRINT_EVERY_NS). */
+static void ground_refuse(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
+                          const void *payload, size_t len, int err)
+{
+	char path[PATH_MAX + 160], id[2 * UPL_LOG_ID_LEN + 1];
+	const char *kept = NULL;
+	int64_t now = basic_mono_ns();
+
+	g->refused[why]++;
+	/* A flood of Batches from vehicles past the cap would fill the disk. */
+	if (why != GROUND_TOO_MANY_VEHICLES)
+		kept = keep_batch(g, why, info, payload, len, path, sizeof(path));
+	if (g->printed[why] >= GROUND_PRINT_BURST && now - g->printed_ns[why] < RECV_PRINT_EVERY_NS)
+		return;
+	board_log_id_hex(info->log_id, info->log_id_len, id);
+	if (g->printed[why] < GROUND_PRINT_BURST)
+		fprintf(stderr, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
+		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
+		        info->first_seq + info->count - (info->count > 0),
+		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why],
+		        err ? ": " : "", err ? strerror(-err) : "", kept ? "kept in " : "not kept",
+		        kept ? kept : "");
+	else
+		fprintf(stderr, "railmon recv: %" PRIu64 " Batches %s so far: %s\n", g->refused[why],
+		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why]);
+	g->printed[why]++;
+	g->printed_ns[why] = now;
+}
+
+/* recv's on_refused: the receiver would not take the Batch. */
+void board_ground_refused(void *ctx, enum upl_recv_refusal why, const struct upl_batch_info *info,
+                         const void *payload, size_t len)
+{
+	_Static_assert((int)GROUND_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
+	ground_refuse(ctx, (enum ground_why)why, info, payload, len, 0);
+}
+
+/* ---- ground logs ---- */
+
+/* A name no board file would give a vehicle, or that is not a plain
+   directory name (the log's header holds at most 59 bytes). */
+static bool usable_vehicle(const char *v)
+{
+	return *v && v[0] != '.' && !strchr(v, '/') && strlen(v) <= 59;
+}
+
+/* After a restart, go on in the newest continuation (ground_continue())
+   of this log that starts at or before the Batch. */
+static void ground_find_continued(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info,
+                                  const char *id)
+{
+	char vdir[PATH_MAX], prefix[2 * UPL_LOG_ID_LEN + 8];
+	uint64_t best = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(vdir, sizeof(vdir), "%s/%s", g->dir, info->vehicle);
+	snprintf(prefix, sizeof(prefix), "%s%sfrom-", id, id[0] ? "." : "");
+	d = opendir(vdir);
+	while (d && (de = readdir(d))) {
+		uint64_t from;
+		char *end;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		from = strtoull(de->d_name + strlen(prefix), &end, 10);
+		if (!*end && from <= info->first_seq && from > best)
+			best = from;
+	}
+	if (d)
+		closedir(d);
+	if (best) {
+		size_t n = strlen(vdir);
+		int k = snprintf(vdir + n, sizeof(vdir) - n, "/%s%" PRIu64, prefix, best);
+
+		if (k > 0 && (size_t)k < sizeof(vdir) - n)
+			memcpy(gl->dir, vdir, sizeof(gl->dir));
+	}
+}
+
+static struct ground_log *ground_log_new(struct ground *g, const struct upl_batch_info *info)
+{
+	struct ground_log *gl = calloc(1, sizeof(*gl));
+	char id[2 * UPL_LOG_ID_LEN + 1];
+
+	if (!gl)
+		return NULL;
+	if (g->nlogs == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct ground_log **n = realloc(g->logs, cap * sizeof(*n));
+
+		if (!n) {
+			free(gl);
+			return NULL;
+		}
+		g->logs = n;
+		g->cap = cap;
+	}
+	gl->unusable = !usable_vehicle(info->vehicle);
+	/* Batches without a log id (railmon before log ids) go where the
+	   vehicle's log always was; each log id gets a directory below it. */
+	board_log_id_hex(info->log_id, info->log_id_len, id);
+	if (g->dir)
+		snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
+	if (g->dir && !gl->unusable)
+		ground_find_continued(g, gl, info, id);
+	g->logs[g->nlogs++] = gl;
+	return gl;
+}
+
+/* Out of file descriptors: close the ground log idle the longest. */
+static bool ground_close_idle(struct ground *g)
+{
+	struct ground_log *idle = NULL;
+
+	for (size_t i = 0; i < g->nlogs; i++)
+		if (g->logs[i]->log && (!idle || g->logs[i]->used_ns < idle->used_ns))
+			idle = g->logs[i];
+	if (idle)
+		idle->log = stor_log_free(idle->log);
+	return idle != NULL;
+}
+
+static int ground_open(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
+{
+	/* Every Batch durable as it arrives: the ground has no sync window to
+	   lose, and batches come seconds apart per vehicle.  A new ground log
+	   starts at the first Batch it gets: a vehicle met at seq 5e9 needs no
+	   gap marker for the records before (one marks at most 2^32). */
+	struct stor_log_cfg lc = { .dir = gl->dir, .vehicle = info->vehicle, .sync_window_ms = 0,
+	                           .first_seq = info->first_seq };
+	char parent[PATH_MAX];
+	int r;
+
+	snprintf(parent, sizeof(parent), "%s/%s", g->dir, info->vehicle);
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	do
+		r = stor_log_open(&lc, &gl->log);
+	while ((r == -EMFILE || r == -ENFILE) && ground_close_idle(g));
+	return r;
+}
+
+/*
+ * A Batch behind the ground log's end (recv restarted and forgot what it
+ * had received, or a late Batch): the ground log holds the same records
+ * (no news), other records over that range (a conflict), or a hole there
+ * (late: the log only appends).
+ */
+static enum ground_why ground_behind(const struct ground_log *gl, const struct upl_batch_info *info,
+                                     const void *payload, size_t len)
+{
+	enum ground_why why = GROUND_LATE;
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int k;
+
+	if (stor_reader_open(gl->dir, &rd) < 0)
+		return why;
+	if (stor_reader_seek_seq(rd, info->first_seq) == 0) {
+		while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
+			;
+		if (k == 1 && rec.first_seq < info->first_seq + info->count)
+			why = rec.first_seq == info->first_seq &&
+			      upl_recv_same_records(rec.payload, rec.len, payload, len) == 1 ?
+			      GROUND_HAS_IT : GROUND_DIFFERS;
+	}
+	stor_reader_free(rd);
+	return why;
+}
+
+/* Time span of the records, which the log frame carries. */
+static int batch_span(const void *payload, size_t len, uint32_t count, struct stor_rec *rec)
+{
+	upl_batch_t *b;
+	int r = upl_batch_decode(payload, len, &b);
+
+	if (r < 0)
+		return r;
+	rec->t_first_ns = INT64_MAX;
+	rec->t_last_ns = INT64_MIN;
+	for (uint32_t i = 0; i < count; i++) {
+		struct acq_item it;
+
+		upl_batch_item(b, i, &it);
+		rec->t_first_ns = it.t_ns < rec->t_first_ns ? it.t_ns : rec->t_first_ns;
+		rec->t_last_ns = it.t_ns > rec->t_last_ns ? it.t_ns : rec->t_last_ns;
+	}
+	upl_batch_free(b);
+	return 0;
+}
+
+static int ground_store(struct ground_log *gl, const struct upl_batch_info *info, const void *payload,
+                        size_t len)
+{
+	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
+	                        .len = (uint32_t)len };
+	int r;
+
+	/* Behind: the log appends in seq order only (a late Batch filling a
+	   hole).  Ahead: records that never came are marked as a gap, so the
+	   log says so. */
+	if (info->first_seq < stor_log_next_seq(gl->log))
+		return ground_behind(gl, info, payload, len);
+	if (len > (1u << 20))
+		return GROUND_TOO_BIG;
+	r = stor_log_skip(gl->log, info->first_seq);
+	if (r == 0)
+		r = batch_span(payload, len, info->count, &rec);
+	if (r == 0)
+		r = stor_log_append(gl->log, &rec);
+	stor_log_tick(gl->log);
+	return r;
+}
+
+/* A gap of over 2^32 records cannot be marked in a log (one gap marker
+   counts at most that many): go on in a new ground log beside this one,
+   which `export --data DIR/<vehicle>` reads after it. */
+static int ground_continue(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
+{
+	char id[2 * UPL_LOG_ID_LEN + 1];
+
+	gl->log = stor_log_free(gl->log);
+	board_log_id_hex(info->log_id, info->log_id_len, id);
+	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
+	         id[0] ? "." : "", info->first_seq);
+	fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
+	        " (more than a log marks): continuing in %s\n", info->vehicle, id[0] ? id : "(none)",
+	        info->first_seq, gl->dir);
+	return ground_open(g, gl, info);
+}
+
+/* The state of the Batch's log (recv's per-log pointer), made the first
+   time: NULL if out of memory. */
+struct ground_log *board_ground_log(struct ground *g, const struct upl_batch_info *info, void **log_ctx)
+{
+	if (!*log_ctx)
+		*log_ctx = ground_log_new(g, info);
+	return *log_ctx;
+}
+
+/* recv's on_batch: a Batch with new records, payload as received. */
+int board_ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len,
+                         void **log_ctx)
+{
+	struct ground *g = ctx;
+	struct ground_log *gl = board_ground_log(g, info, log_ctx);
+	int r = 0;
+
+	if (!gl) {
+		ground_refuse(g, GROUND_NO_MEMORY, info, payload, len, -ENOMEM);
+		return -ENOMEM;
+	}
+	if (gl->unusable) {
+		gl->not_stored++;
+		ground_refuse(g, GROUND_BAD_NAME, info, payload, len, 0);
+		return -EINVAL;
+	}
+	gl->used_ns = basic_mono_ns();
+	if (!gl->log)
+		r = ground_open(g, gl, info);
+	if (r == 0)
+		r = ground_store(gl, info, payload, len);
+	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
+		r = ground_store(gl, info, payload, len);
+	if (r == GROUND_HAS_IT) {
+		g->had++;
+		return 0;
+	}
+	if (r != 0) {
+		gl->not_stored++;
+		ground_refuse(g, r > 0 ? (enum ground_why)r : GROUND_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
+		return r > 0 ? -EALREADY : r;
+	}
+	gl->stored++;
+	g->appended++;
+	return 0;
+}
+
+void board_ground_free(struct ground *g)
+{
+	for (size_t i = 0; i < g->nlogs; i++) {
+		stor_log_free(g->logs[i]->log); /* syncs */
+		rec_channels_free(g->logs[i]->names);
+		free(g->logs[i]);
+	}
+	free(g->logs);
+}
+
+void board_ground_print(const struct ground *g)
+{
+	uint64_t refused = 0;
+
+	for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
+		refused += g->refused[i];
+	if (!g->dir && !g->kept && !g->keep_failed)
+		return;
+	if (g->dir)
+		fprintf(stderr, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
+	else
+		fprintf(stderr, "railmon recv: no ground log (--log)");
+	if (g->had)
+		fprintf(stderr, ", %" PRIu64 " received again that they held already", g->had);
+	if (refused) {
+		fprintf(stderr, "; not stored:");
+		for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
+			if (g->refused[i])
+				fprintf(stderr, " %" PRIu64 " %s;", g->refused[i], ground_why_file[i]);
+	}
+	if (g->kept || g->keep_failed)
+		fprintf(stderr, " %" PRIu64 " refused Batches kept in %s/%s", g->kept, g->keep_dir,
+		        g->keep_failed ? " (some could not be written, see above)" : "");
+	fputc('\n', stderr);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * channels.h - what the channel ids of a log mean: the names and units the
+ * Batches' channel dictionaries give, looked up by id.
+ *
+ * A board has up to 65,536 channels per bus and up to 65,536 buses (ids
+ * are bus << 16 | n), so the map grows as entries come (a hash table,
+ * open addressing, at most half full) and a lookup is one probe or a few.
+ * A later entry for an id replaces the earlier one (latest wins, as a
+ * board file changed between runs).  export keeps one map per run, recv
+ * one per (vehicle, log id).  Not thread-safe: one user at a time.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "format.h"
+
+typedef struct rec_channels rec_channels_t;
+
+struct rec_channel {
+	uint32_t id;
+	const char *name;      /* "" if the dictionary gave none */
+	const char *unit;
+};
+
+/* An empty map.  0 or -EINVAL, -ENOMEM. */
+int rec_channels_new(rec_channels_t **ret_map);
+rec_channels_t *rec_channels_free(rec_channels_t *map);
+
+/* Name id (strings copied; NULL taken as "").  0, -EINVAL, -ENOMEM (the
+   map is as it was). */
+int rec_channels_set(rec_channels_t *map, uint32_t id, const char *name, const char *unit);
+
+/* Every dictionary entry b carries.  Returns the number of entries taken,
+   or -EINVAL, -ENOMEM (the entries before stay taken). */
+int rec_channels_learn(rec_channels_t *map, const upl_batch_t *b);
+
+/* The entry for id, NULL if none (or map is NULL).  Valid until the next
+   set, learn or free. */
+const struct rec_channel *rec_channels_find(const rec_channels_t *map, uint32_t id);
+
+/* A sample's channel name and unit as rec_format_item() takes them (all
+   NULL for another kind of record or a channel the map does not know).
+   Valid until the next set, learn or free. */
+struct rec_names rec_channels_names(const rec_channels_t *map, const struct acq_item *it);
+
+/* Entries held. */
+size_t rec_channels_count(const rec_channels_t *map);

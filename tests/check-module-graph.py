@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""check-module-graph.py SOURCE_ROOT - every `#include "module/..."` in a
+module's sources is one DESIGN.md's module rules allow, so the module
+graph stays one way (basic <- acquisition <- {bus, storage, record,
+uplink} <- board; uplink may use record).  Prints each include that is
+not allowed and exits 1."""
+import os
+import re
+import sys
+
+# module -> what it may include: a module name (all of it) or one header
+ALLOWED = {
+    "basic": set(),
+    "acquisition": {"basic"},
+    "bus": {"basic", "acquisition/acq-item.h", "acquisition/acq-latency.h"},
+    "storage": {"basic"},
+    "record": {"basic", "acquisition/acq-item.h"},
+    "uplink": {"basic", "acquisition/acq-item.h", "record"},
+    "board": {"basic", "acquisition", "bus", "storage", "record", "uplink"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z]+)/([^"]+)"', re.M)
+
+
+def main():
+    root, bad, seen = sys.argv[1], [], 0
+    for module, allowed in ALLOWED.items():
+        for name in sorted(os.listdir(os.path.join(root, module))):
+            if not name.endswith((".c", ".h")):
+                continue
+            with open(os.path.join(root, module, name)) as f:
+                for other, header in INCLUDE.findall(f.read()):
+                    seen += 1
+                    if other != module and other not in allowed and "%s/%s" % (other, header) not in allowed:
+                        bad.append('%s/%s: #include "%s/%s"' % (module, name, other, header))
+    for b in bad:
+        print("not allowed by DESIGN.md's module rules: " + b)
+    print("%d includes of other modules checked, %d not allowed" % (seen, len(bad)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-record.c - record/'s names and text formats, byte for byte: the
+ * words for kinds, qualities and event codes against railmon.proto, and
+ * the CSV, JSON-lines and candump lines `export` and `recv` write.
+ */
+#include <assert.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/batch.h"
+#include "record/channels.h"
+#include "record/format.h"
+#include "record/names.h"
+#include "railmon.pb-c.h"
+
+#define CHECK_STR(got, want)                                                                        \
+	do {                                                                                        \
+		if (strcmp((got), (want)) != 0) {                                                   \
+			fprintf(stderr, "%s:%d:\n got  '%s'\n want '%s'\n", __FILE__, __LINE__, (got), (want)); \
+			abort();                                                                    \
+		}                                                                                   \
+	} while (0)
+
+/* ---- names ---- */
+
+static void test_kinds(void)
+{
+	enum acq_item_kind k;
+
+	CHECK_STR(rec_kind_name(ACQ_ITEM_CAN), "can");
+	CHECK_STR(rec_kind_name(ACQ_ITEM_SAMPLE), "sample");
+	CHECK_STR(rec_kind_name(ACQ_ITEM_EVENT), "event");
+	assert(rec_kind_name(ACQ_ITEM_KIND_MAX) == NULL && rec_kind_name(UINT32_MAX) == NULL);
+	assert(rec_kind_parse("can", &k) == 0 && k == ACQ_ITEM_CAN);
+	assert(rec_kind_parse("sample", &k) == 0 && k == ACQ_ITEM_SAMPLE);
+	assert(rec_kind_parse("samples", &k) == 0 && k == ACQ_ITEM_SAMPLE);
+	assert(rec_kind_parse("event", &k) == 0 && k == ACQ_ITEM_EVENT);
+	assert(rec_kind_parse("Can", &k) == -EINVAL && rec_kind_parse("", &k) == -EINVAL);
+	assert(rec_kind_parse(NULL, &k) == -EINVAL && rec_kind_parse("can", NULL) == -EINVAL);
+	printf("kind names: ok\n");
+}
+
+/* The quality words are the schema's Quality names, lower case. */
+static void test_qualities(void)
+{
+	const ProtobufCEnumDescriptor *d = &railmon__v1__quality__descriptor;
+
+	assert(d->n_values == ACQ_Q_MAX);
+	for (unsigned i = 0; i < d->n_values; i++) {
+		char want[64];
+		const char *name = d->values[i].name + strlen("QUALITY_");
+		size_t n = 0;
+
+		for (; name[n] && n + 1 < sizeof(want); n++)
+			want[n] = (char)tolower((unsigned char)name[n]);
+		want[n] = 0;
+		CHECK_STR(rec_quality_name((uint32_t)d->values[i].value), want);
+	}
+	assert(rec_quality_name(ACQ_Q_MAX) == NULL && rec_quality_name(UINT32_MAX) == NULL);
+	printf("quality names match railmon.proto: ok\n");
+}
+
+/* Every event code acquisition defines has its name in the schema. */
+static void test_events(void)
+{
+	const ProtobufCEnumDescriptor *d = &railmon__v1__event_code__descriptor;
+	unsigned named = 0;
+
+	for (unsigned i = 0; i < d->n_values; i++) {
+		CHECK_STR(rec_event_name((uint32_t)d->values[i].value), d->values[i].name + strlen("EVENT_"));
+		named++;
+	}
+	for (uint32_t code = 0; code < ACQ_EV_CODE_MAX; code++)
+		if (rec_event_name(code))
+			named--;
+	assert(named == 0);
+	CHECK_STR(rec_event_name(ACQ_EV_CAN_BUS_OFF), "CAN_BUS_OFF");
+	CHECK_STR(rec_event_name(ACQ_EV_MB_DISCARDED), "MB_DISCARDED");
+	CHECK_STR(rec_event_name(ACQ_EV_CONFIG_RELOAD), "CONFIG_RELOAD");
+	assert(rec_event_name(9999) == NULL && rec_event_name(UINT32_MAX) == NULL);
+	assert(rec_event_name((uint32_t)INT32_MAX + 1) == NULL);
+	printf("event names from railmon.proto: ok\n");
+}
+
+/* ---- channel names ---- */
+
+static void check_chan(const rec_channels_t *m, uint32_t id, const char *name, const char *unit)
+{
+	const struct rec_channel *c = rec_channels_find(m, id);
+
+	if (!c || c->id != id || strcmp(c->name, name) != 0 || strcmp(c->unit, unit) != 0) {
+		fprintf(stderr, "channel %#x: got %s/%s, want %s/%s\n", id, c ? c->name : "(none)",
+		        c ? c->unit : "", name, unit);
+		abort();
+	}
+}
+
+/* More ids than one bus has (65,536) and than export's old table held:
+   every one found with its own name, later entries replacing earlier. */
+static void test_channels_many(void)
+{
+	enum { NBUS = 3, PER_BUS = 65536 };
+	rec_channels_t *m;
+	char name[32], unit[16];
+
+	assert(rec_channels_new(&m) == 0);
+	assert(rec_channels_find(m, 0) == NULL && rec_channels_count(m) == 0);
+	for (uint32_t b = 0; b < NBUS; b++)
+		for (uint32_t n = 0; n < PER_BUS; n++) {
+			snprintf(name, sizeof(name), "b%u_s%u", b, n);
+			snprintf(unit, sizeof(unit), "u%u", n % 7);
+			assert(rec_channels_set(m, b << 16 | n, name, unit) == 0);
+		}
+	assert(rec_channels_count(m) == NBUS * PER_BUS);
+	for (uint32_t b = 0; b < NBUS; b++)
+		for (uint32_t n = 0; n < PER_BUS; n++) {
+			snprintf(name, sizeof(name), "b%u_s%u", b, n);
+			snprintf(unit, sizeof(unit), "u%u", n % 7);
+			check_chan(m, b << 16 | n, name, unit);
+		}
+	assert(rec_channels_find(m, NBUS << 16) == NULL && rec_channels_find(m, UINT32_MAX) == NULL);
+	/* latest wins; NULL strings are empty ones */
+	assert(rec_channels_set(m, 1 << 16 | 5, "renamed", NULL) == 0);
+	assert(rec_channels_set(m, UINT32_MAX, NULL, "V") == 0);
+	check_chan(m, 1 << 16 | 5, "renamed", "");
+	check_chan(m, UINT32_MAX, "", "V");
+	assert(rec_channels_count(m) == NBUS * PER_BUS + 1);
+	assert(rec_channels_free(m) == NULL);
+	printf("%d channel names on %d buses, all found: ok\n", NBUS * PER_BUS, NBUS);
+}
+
+/* The names a Batch's dictionary gives, as export and recv learn them. */
+static void test_channels_learn(void)
+{
+	static const struct upl_channel dict[] = {
+		{ .id = 0x10000, .name = "line_voltage", .unit = "V", .source = "modbus:1" },
+		{ .id = 0x10001, .name = "speed", .unit = "km/h" },
+		{ .id = 0x10000, .name = "line_voltage_2", .unit = "kV" }, /* twice: the later wins */
+	};
+	struct upl_batch_meta meta = { .vehicle = "tram7" };
+	struct acq_item it = { .t_ns = 1, .kind = ACQ_ITEM_SAMPLE, .sample = { .channel = 0x10001 } };
+	upl_encoder_t *enc;
+	upl_batch_t *b;
+	rec_channels_t *m;
+	const uint8_t *buf;
+	size_t len;
+
+	assert(upl_encoder_new(&meta, 8, &enc) == 0);
+	assert(upl_encoder_add(enc, &it) == 0);
+	assert(upl_encoder_set_channels(enc, dict, 3) == 3);
+	assert(upl_encoder_finish(enc, 1, &buf, &len) == 1);
+	assert(upl_batch_decode(buf, len, &b) == 0);
+	assert(rec_channels_new(&m) == 0);
+	assert(rec_channels_learn(m, b) == 3 && rec_channels_count(m) == 2);
+	check_chan(m, 0x10000, "line_voltage_2", "kV");
+	check_chan(m, 0x10001, "speed", "km/h");
+	/* what the writer is given for a record */
+	{
+		struct rec_names nm = rec_channels_names(m, &it);
+		struct acq_item other = it;
+
+		assert(!strcmp(nm.channel, "speed") && !strcmp(nm.unit, "km/h") && !nm.label);
+		other.sample.channel = 0x10002;
+		nm = rec_channels_names(m, &other);
+		assert(!nm.channel && !nm.unit);
+		other.kind = ACQ_ITEM_CAN;
+		other.sample.channel = 0x10001; /* the same bytes, but not a sample */
+		nm = rec_channels_names(m, &other);
+		assert(!nm.channel && !nm.unit);
+		nm = rec_channels_names(NULL, &it);
+		assert(!nm.channel && !nm.unit);
+		nm = rec_channels_names(m, NULL);
+		assert(!nm.channel);
+	}
+	upl_batch_free(b);
+	/* a Batch without a dictionary teaches nothing and forgets nothing */
+	assert(upl_encoder_add(enc, &it) == 0);
+	assert(upl_encoder_finish(enc, 2, &buf, &len) == 1);
+	assert(upl_batch_decode(buf, len, &b) == 0);
+	assert(rec_channels_learn(m, b) == 0 && rec_channels_count(m) == 2);
+	check_chan(m, 0x10001, "speed", "km/h");
+	/* bad arguments */
+	assert(rec_channels_new(NULL) == -EINVAL);
+	assert(rec_channels_set(NULL, 1, "a", "b") == -EINVAL);
+	assert(rec_channels_learn(NULL, b) == -EINVAL && rec_channels_learn(m, NULL) == -EINVAL);
+	assert(rec_channels_find(NULL, 1) == NULL && rec_channels_count(NULL) == 0);
+	assert(rec_channels_free(NULL) == NULL);
+	upl_batch_free(b);
+	rec_channels_free(m);
+	upl_encoder_free(enc);
+	printf("channel names learned from a Batch's dictionary: ok\n");
+}
+
+/* ---- text formats ---- */
+
+static struct acq_item can_item(void)
+{
+	struct acq_item it = { .t_ns = 1764748800123456789, .seq = 7, .kind = ACQ_ITEM_CAN, .bus = 1 };
+
+	it.can.id = 0x123;
+	it.can.len = 3;
+	memcpy(it.can.data, "\x01\xab\xff", 3);
+	return it;
+}
+
+static struct acq_item sample_item(double v, uint32_t quality)
+{
+	return (struct acq_item){ .t_ns = 1764748800000000000, .seq = 8, .kind = ACQ_ITEM_SAMPLE, .bus = 2,
+	                          .sample = { .channel = 2u << 16 | 5, .quality = quality, .value = v } };
+}
+
+static struct acq_item event_item(uint32_t code)
+{
+	return (struct acq_item){ .t_ns = -1500000000, .seq = 9, .kind = ACQ_ITEM_EVENT, .bus = 0xffff,
+	                          .event = { .code = code, .detail = 3, .arg = -5 } };
+}
+
+/* One record as fmt writes it, with origin's columns unless NULL; *ret
+   the return value. */
+static char *line_from(enum rec_format fmt, const struct acq_item *it, const struct rec_names *nm,
+                       const struct rec_origin *origin, int *ret)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert(f);
+	*ret = rec_format_item(f, fmt, it, nm, origin);
+	assert(fclose(f) == 0);
+	return buf;
+}
+
+static char *line(enum rec_format fmt, const struct acq_item *it, const struct rec_names *nm, int *ret)
+{
+	return line_from(fmt, it, nm, NULL, ret);
+}
+
+static void expect_line(enum rec_format fmt, const struct acq_item *it, const struct rec_names *nm,
+                        const char *want)
+{
+	int r;
+	char *got = line(fmt, it, nm, &r);
+
+	assert(r == 0);
+	CHECK_STR(got, want);
+	free(got);
+}
+
+static void test_csv(void)
+{
+	struct acq_item can = can_item(), smp = sample_item(1499.3, ACQ_Q_GOOD), ev = event_item(ACQ_EV_CAN_GONE);
+	struct rec_names nm = { .channel = "line, voltage", .unit = "V" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert(f && rec_format_header(f, REC_FORMAT_CSV, false) == 0 && fclose(f) == 0);
+	CHECK_STR(buf, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
+	               "event,arg,detail\n");
+	free(buf);
+	expect_line(REC_FORMAT_CSV, &can, NULL,
+	            "7,2025-12-03T08:00:00.123456789Z,1764748800123456789,can,1,,,,,,,123,0,01ABFF,,,\n");
+	can.can.flags = ACQ_CAN_EXT | ACQ_CAN_FD;
+	can.can.id = 0x1abcdef;
+	expect_line(REC_FORMAT_CSV, &can, NULL,
+	            "7,2025-12-03T08:00:00.123456789Z,1764748800123456789,can,1,,,,,,,01ABCDEF,3,01ABFF,,,\n");
+	expect_line(REC_FORMAT_CSV, &smp, &nm,
+	            "8,2025-12-03T08:00:00.000000000Z,1764748800000000000,sample,2,131077,\"line, voltage\",1499.3,V,"
+	            "good,,,,,,,\n");
+	smp = sample_item(NAN, 7);
+	expect_line(REC_FORMAT_CSV, &smp, NULL,
+	            "8,2025-12-03T08:00:00.000000000Z,1764748800000000000,sample,2,131077,,,,unknown,,,,,,,\n");
+	/* before 1970: the time still reads right */
+	expect_line(REC_FORMAT_CSV, &ev, NULL,
+	            "9,1969-12-31T23:59:58.500000000Z,-1500000000,event,65535,,,,,,,,,,CAN_GONE,-5,3\n");
+	ev = event_item(9999);
+	expect_line(REC_FORMAT_CSV, &ev, NULL,
+	            "9,1969-12-31T23:59:58.500000000Z,-1500000000,event,65535,,,,,,,,,,9999,-5,3\n");
+	printf("csv: ok\n");
+}
+
+static void test_jsonl(void)
+{
+	struct acq_item can = can_item(), smp = sample_item(-0.1, ACQ_Q_OUT_OF_RANGE), ev = event_item(ACQ_EV_START);
+	struct rec_names nm = { .channel = "say \"hi\"\n", .unit = "km/h", .label = "Open" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert(f && rec_format_header(f, REC_FORMAT_JSONL, true) == 0 && fclose(f) == 0);
+	CHECK_STR(buf, "");
+	free(buf);
+	can.can.flags = ACQ_CAN_RTR | ACQ_CAN_TX;
+	expect_line(REC_FORMAT_JSONL, &can, NULL,
+	            "{\"seq\":7,\"time\":\"2025-12-03T08:00:00.123456789Z\",\"time_ns\":1764748800123456789,"
+	            "\"kind\":\"can\",\"bus\":1,\"id\":291,\"ext\":false,\"fd\":false,\"brs\":false,\"rtr\":true,"
+	            "\"err\":false,\"len\":3,\"data\":\"01ABFF\"}\n");
+	expect_line(REC_FORMAT_JSONL, &smp, &nm,
+	            "{\"seq\":8,\"time\":\"2025-12-03T08:00:00.000000000Z\",\"time_ns\":1764748800000000000,"
+	            "\"kind\":\"sample\",\"bus\":2,\"channel\":131077,\"name\":\"say \\\"hi\\\"\\u000a\",\"value\":-0.1,"
+	            "\"unit\":\"km/h\",\"quality\":\"out_of_range\",\"label\":\"Open\"}\n");
+	smp = sample_item(INFINITY, ACQ_Q_INVALID);
+	expect_line(REC_FORMAT_JSONL, &smp, NULL,
+	            "{\"seq\":8,\"time\":\"2025-12-03T08:00:00.000000000Z\",\"time_ns\":1764748800000000000,"
+	            "\"kind\":\"sample\",\"bus\":2,\"channel\":131077,\"name\":\"\",\"value\":null,"
+	            "\"unit\":\"\",\"quality\":\"invalid\"}\n");
+	expect_line(REC_FORMAT_JSONL, &ev, NULL,
+	            "{\"seq\":9,\"time\":\"1969-12-31T23:59:58.500000000Z\",\"time_ns\":-1500000000,"
+	            "\"kind\":\"event\",\"bus\":65535,\"event\":\"START\",\"code\":1,\"arg\":-5,\"detail\":3}\n");
+	ev = event_item(4000000000u);
+	expect_line(REC_FORMAT_JSONL, &ev, NULL,
+	            "{\"seq\":9,\"time\":\"1969-12-31T23:59:58.500000000Z\",\"time_ns\":-1500000000,"
+	            "\"kind\":\"event\",\"bus\":65535,\"event\":4000000000,\"code\":4000000000,\"arg\":-5,"
+	            "\"detail\":3}\n");
+	printf("jsonl: ok\n");
+}
+
+static void test_candump(void)
+{
+	struct acq_item can = can_item(), smp = sample_item(1, 0);
+	char buf[REC_CANDUMP_LINE_MAX];
+	int r;
+	char *got;
+
+	expect_line(REC_FORMAT_CANDUMP, &can, NULL, "(1764748800.123456) can1 123#01ABFF\n");
+	can.can.flags = ACQ_CAN_FD | ACQ_CAN_BRS;
+	expect_line(REC_FORMAT_CANDUMP, &can, NULL, "(1764748800.123456) can1 123##501ABFF\n");
+	/* what candump cannot say is refused, never written half */
+	got = line(REC_FORMAT_CANDUMP, &smp, NULL, &r);
+	assert(r == -EINVAL && !*got);
+	free(got);
+	can.can.flags = ACQ_CAN_FD | ACQ_CAN_RTR;
+	got = line(REC_FORMAT_CANDUMP, &can, NULL, &r);
+	assert(r == -EINVAL && !*got);
+	free(got);
+	can = can_item();
+	assert(rec_candump_format(&can, "vcan0", buf, sizeof(buf)) == 37);
+	CHECK_STR(buf, "(1764748800.123456) vcan0 123#01ABFF\n");
+	assert(rec_candump_format(&can, "vcan0", buf, 37) == -ENOBUFS);
+	printf("candump: ok\n");
+}
+
+/* recv's lines are export's with the origin at the end: the same bytes
+   up to the line's end, then the vehicle, the log id and the flag. */
+static void test_origin(void)
+{
+	static const uint8_t id[REC_LOG_ID_MAX] = { 0xa1, 0xb2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff };
+	const struct rec_origin o = { "tram,7", id, sizeof(id), true }, none = { NULL, NULL, 0, false };
+	const struct acq_item items[] = { can_item(), sample_item(2.5, 1), event_item(ACQ_EV_LOG_DROPPED) };
+	const struct rec_names nm = { .channel = "speed", .unit = "km/h" };
+	char *buf = NULL, want[1024];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int r;
+
+	assert(f && rec_format_header(f, REC_FORMAT_CSV, true) == 0 && fclose(f) == 0);
+	CHECK_STR(buf, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
+	               "event,arg,detail,vehicle,log_id,historical\n");
+	free(buf);
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+		char *plain = line(REC_FORMAT_CSV, &items[i], &nm, &r), *got;
+
+		snprintf(want, sizeof(want), "%.*s,\"tram,7\",a1b200000000000000000000000000ff,1\n",
+		         (int)strlen(plain) - 1, plain);
+		got = line_from(REC_FORMAT_CSV, &items[i], &nm, &o, &r);
+		assert(r == 0);
+		CHECK_STR(got, want);
+		free(got);
+		snprintf(want, sizeof(want), "%.*s,,,0\n", (int)strlen(plain) - 1, plain);
+		got = line_from(REC_FORMAT_CSV, &items[i], &nm, &none, &r);
+		CHECK_STR(got, want);
+		free(got);
+		free(plain);
+
+		plain = line(REC_FORMAT_JSONL, &items[i], &nm, &r);
+		snprintf(want, sizeof(want),
+		         "%.*s,\"vehicle\":\"tram,7\",\"log_id\":\"a1b200000000000000000000000000ff\",\"historical\":true}\n",
+		         (int)strlen(plain) - 2, plain);
+		got = line_from(REC_FORMAT_JSONL, &items[i], &nm, &o, &r);
+		assert(r == 0);
+		CHECK_STR(got, want);
+		free(got);
+		snprintf(want, sizeof(want), "%.*s,\"vehicle\":\"\",\"log_id\":\"\",\"historical\":false}\n",
+		         (int)strlen(plain) - 2, plain);
+		got = line_from(REC_FORMAT_JSONL, &items[i], &nm, &none, &r);
+		CHECK_STR(got, want);
+		free(got);
+		free(plain);
+	}
+	/* candump has no room for it: the same line */
+	{
+		char *plain = line(REC_FORMAT_CANDUMP, &items[0], NULL, &r);
+		char *got = line_from(REC_FORMAT_CANDUMP, &items[0], NULL, &o, &r);
+
+		CHECK_STR(got, plain);
+		free(got);
+		free(plain);
+	}
+	/* a log id longer than any, or missing its bytes */
+	{
+		struct rec_origin bad = o;
+
+		bad.log_id_len = REC_LOG_ID_MAX + 1;
+		assert(rec_format_item(stdout, REC_FORMAT_CSV, &items[0], NULL, &bad) == -EINVAL);
+		bad.log_id_len = 4;
+		bad.log_id = NULL;
+		assert(rec_format_item(stdout, REC_FORMAT_JSONL, &items[0], NULL, &bad) == -EINVAL);
+	}
+	printf("origin columns (recv): export's line, then vehicle, log id, historical: ok\n");
+}
+
+static void test_bad_args(void)
+{
+	struct acq_item it = can_item();
+	enum rec_format fmt;
+	FILE *full = fopen("/dev/full", "w");
+
+	assert(rec_format_parse("csv", &fmt) == 0 && fmt == REC_FORMAT_CSV);
+	assert(rec_format_parse("jsonl", &fmt) == 0 && fmt == REC_FORMAT_JSONL);
+	assert(rec_format_parse("json", &fmt) == 0 && fmt == REC_FORMAT_JSONL);
+	assert(rec_format_parse("candump", &fmt) == 0 && fmt == REC_FORMAT_CANDUMP);
+	assert(rec_format_parse("none", &fmt) == -EINVAL && rec_format_parse("CSV", &fmt) == -EINVAL);
+	assert(rec_format_parse(NULL, &fmt) == -EINVAL && rec_format_parse("csv", NULL) == -EINVAL);
+	assert(rec_format_header(NULL, REC_FORMAT_CSV, false) == -EINVAL);
+	assert(rec_format_header(stdout, REC_FORMAT_MAX, false) == -EINVAL);
+	assert(rec_format_item(NULL, REC_FORMAT_CSV, &it, NULL, NULL) == -EINVAL);
+	assert(rec_format_item(stdout, REC_FORMAT_MAX, &it, NULL, NULL) == -EINVAL);
+	assert(rec_format_item(stdout, REC_FORMAT_CSV, NULL, NULL, NULL) == -EINVAL);
+	it.kind = ACQ_ITEM_KIND_MAX;
+	assert(rec_format_item(stdout, REC_FORMAT_JSONL, &it, NULL, NULL) == -EINVAL);
+	it = can_item();
+	it.can.len = ACQ_CAN_DATA_MAX + 1;
+	assert(rec_format_item(stdout, REC_FORMAT_CSV, &it, NULL, NULL) == -EINVAL);
+	/* a stream that fails says so */
+	assert(full);
+	setvbuf(full, NULL, _IONBF, 0);
+	it = can_item();
+	for (int f = 0; f < REC_FORMAT_MAX; f++) {
+		assert(rec_format_item(full, (enum rec_format)f, &it, NULL, NULL) == -EIO);
+		clearerr(full);
+	}
+	assert(rec_format_header(full, REC_FORMAT_CSV, true) == -EIO);
+	fclose(full);
+	printf("bad arguments, failing stream: ok\n");
+}
+
+int main(void)
+{
+	test_kinds();
+	test_qualities();
+	test_events();
+	test_channels_many();
+	test_channels_learn();
+	test_csv();
+	test_jsonl();
+	test_candump();
+	test_origin();
+	test_bad_args();
+	return 0;
+}
