@@ -97,6 +97,11 @@ int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 	return dev->ops->check(dev, events, max);
 }
 
+bool bus_dev_has_check(const bus_dev_t *dev)
+{
+	return dev && dev->ops->check;
+}
+
 int bus_dev_gone_cause(const bus_dev_t *dev)
 {
 	if (!dev)

@@ -76,6 +76,7 @@
 
 #include "bus.h"
 #include "bus-private.h"
+#include "can-link.h"
 #include "basic/clock.h"
 
 /* Frames per recvmmsg(); bounds the per-open buffers (~10 KiB of frames). */

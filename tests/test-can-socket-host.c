@@ -20,7 +20,7 @@
 #include <linux/rtnetlink.h>
 
 #include "bus/bus.h"
-#include "bus/bus-private.h"
+#include "bus/can-link.h"
 
 static struct bus_cfg can_cfg(const char *ifname)
 {
