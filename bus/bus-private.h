@@ -28,6 +28,9 @@ struct bus_counters {
 	_Atomic uint64_t rx_dropped;
 	_Atomic uint64_t bad_input;
 	_Atomic uint64_t tx_frames;
+	_Atomic uint64_t check_dropped; /* drops found by check(), whose thread
+	                                   is not recv()'s: reported in
+	                                   bus_stats.rx_dropped with rx_dropped */
 };
 
 struct bus_ops {
@@ -42,7 +45,9 @@ struct bus_ops {
 	int (*recv)(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
 	/* Transmit one item (CAN replay onto vcan); -EOPNOTSUPP for Modbus. */
 	int (*send)(bus_dev_t *dev, const struct acq_item *item);
-	/* Poll link state (bus-off, berr counters, reconnect); emits events. */
+	/* Poll the link (bus.h: bus_dev_check): off the RX thread, beside
+	   recv(); shares only atomics with it; writes only check_dropped of
+	   the counters. */
 	int (*check)(bus_dev_t *dev, struct acq_item *events, size_t max);
 	void (*close)(bus_dev_t *dev);
 	/*

@@ -171,9 +171,17 @@ int bus_dev_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout
 /* Transmit one CAN item (replay onto vcan); 0, -EOPNOTSUPP for Modbus and
    traces, -EPERM for a physical bus not opened in normal mode, -errno. */
 int bus_dev_send(bus_dev_t *dev, const struct acq_item *item);
-/* Poll link state (bus-off, error counters, drop counters): events into
-   events (up to max).  Returns their number (0 for drivers with nothing to
-   poll) or -errno. */
+/*
+ * Poll the link for what recv() cannot see (SocketCAN: controller state and
+ * error counters, interface and socket drop counters), as events into
+ * events (up to max; what does not fit is found again next time).  Returns
+ * their number (0 for drivers with nothing to poll) or -errno.  It may
+ * block for netlink round-trips (libsocketcan), so it must not run on the
+ * realtime RX thread: it runs on a normal-priority thread (acquisition's
+ * monitor) while recv() goes on, and shares only atomics with recv().
+ * Never concurrently with bus_dev_release(), bus_dev_reopen() or
+ * bus_dev_free(): the caller keeps them apart (acq_source does).
+ */
 int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
 /* Whether bus_dev_check() can report anything for this device (false:
    it always returns 0, and no thread needs to call it). */

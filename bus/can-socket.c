@@ -11,7 +11,10 @@
  * raw item flagged ACQ_CAN_ERR, followed by decoded state events.
  *
  * Link control (open, check): libsocketcan for state, bit timing, berr
- * counters and link statistics.  Those calls print "no ... data found"
+ * counters and link statistics.  check() may block on those netlink
+ * round-trips, so it runs on acquisition's monitor thread at normal
+ * priority, never on the RX thread (bus.h); what it shares with recv() is
+ * atomic (the state last reported, the socket drop count).  Those calls print "no ... data found"
  * and leave errno at 0 when the link lacks the attribute (always on vcan),
  * so one RTM_GETLINK first tells the link kind and which IFLA_CAN_*
  * attributes exist, and libsocketcan is asked only for those: virtual
@@ -103,9 +106,12 @@ struct cs_priv {
 	struct bus_can_link link;
 	bool link_data;           /* libsocketcan can read the state here */
 	bool have_berr;           /* ... and the error counters */
-	int state;                /* last CAN_STATE_* reported; -1 = none yet */
-	uint32_t sock_drops;      /* SO_RXQ_OVFL value already accounted */
-	uint64_t netdev_drops;    /* interface drop counters already accounted */
+	/* check() runs on the monitor's thread while recv() runs on the RX
+	   thread (bus.h): what both touch is atomic. */
+	_Atomic int state;        /* last CAN_STATE_* reported; -1 = none yet */
+	_Atomic uint32_t sock_drops; /* socket drop count already accounted */
+	uint64_t netdev_drops;    /* interface drop counters already accounted
+	                             (check() only, and attach) */
 	/* Items an expanded frame did not fit into the caller's array. */
 	unsigned pend_head, pend_len;
 	struct acq_item pend[CS_PENDING];
@@ -118,11 +124,13 @@ struct cs_priv {
 	} cmsg[CS_BATCH];
 };
 
-/* Where recv/check put items: the caller's array first, then pend[]. */
+/* Where recv/check put items: the caller's array first, then (recv only)
+   pend[]. */
 struct cs_out {
 	struct cs_priv *p;
 	struct acq_item *items;
 	size_t max, n;
+	bool check;               /* check(): never pend[], which is recv's */
 };
 
 static struct acq_item *cs_emit(struct cs_out *o)
@@ -132,6 +140,8 @@ static struct acq_item *cs_emit(struct cs_out *o)
 
 	if (o->n < o->max)
 		it = &o->items[o->n++];
+	else if (o->check)
+		return NULL; /* check() never queues: what does not fit is found again */
 	else if (p->pend_len < CS_PENDING)
 		it = &p->pend[(p->pend_head + p->pend_len++) % CS_PENDING];
 	else
@@ -512,8 +522,8 @@ static int cs_attach(bus_dev_t *dev, bool need_up)
 	   interface starts its counters at 0, a new socket its SO_RXQ_OVFL). */
 	if (cs_netdev_drops(c->ifname, &p->netdev_drops) < 0)
 		p->netdev_drops = UINT64_MAX; /* counters unreadable: never report */
-	p->sock_drops = 0;
-	p->state = -1;
+	atomic_store_explicit(&p->sock_drops, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->state, -1, memory_order_relaxed);
 	return 0;
 }
 
@@ -545,18 +555,29 @@ static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 
 /* ------------------------------------------------------------------ recv */
 
-/* Account an SO_RXQ_OVFL / SK_MEMINFO_DROPS reading (same kernel counter). */
+/*
+ * Account an SO_RXQ_OVFL (recv) or SK_MEMINFO_DROPS (check) reading: the
+ * same kernel counter, read by two threads.  Whoever moves sock_drops
+ * forward reports that distance, so each drop is counted once; a
+ * compare-and-swap, never a lock, and contended at most once a second.
+ * Each thread adds to its own counter (single writer): recv to
+ * rx_dropped, check to check_dropped.
+ */
 static void cs_sock_drops(bus_dev_t *dev, struct cs_out *o, uint32_t now, int64_t t_ns)
 {
 	struct cs_priv *p = dev->priv;
-	/* Wrapping u32: a frame queued before the last reading can carry an
-	   older, smaller value; only a positive distance is new. */
-	int32_t delta = (int32_t)(now - p->sock_drops);
+	uint32_t seen = atomic_load_explicit(&p->sock_drops, memory_order_relaxed);
+	int32_t delta;
 
-	if (delta <= 0)
-		return;
-	p->sock_drops = now;
-	bus_stat_add(&dev->stats.rx_dropped, (uint32_t)delta);
+	do {
+		/* Wrapping u32: a frame queued before the last reading can
+		   carry an older, smaller value; only a positive distance is new. */
+		delta = (int32_t)(now - seen);
+		if (delta <= 0)
+			return;
+	} while (!atomic_compare_exchange_weak_explicit(&p->sock_drops, &seen, now, memory_order_relaxed,
+	                                                memory_order_relaxed));
+	bus_stat_add(o->check ? &dev->stats.check_dropped : &dev->stats.rx_dropped, (uint32_t)delta);
 	cs_event(o, dev->cfg.index, t_ns, ACQ_EV_CAN_RX_OVERFLOW, delta, CS_OVFL_SOCKET);
 }
 
@@ -565,7 +586,7 @@ static void cs_state_event(bus_dev_t *dev, struct cs_out *o, int64_t t_ns,
 {
 	struct cs_priv *p = dev->priv;
 
-	p->state = state;
+	atomic_store_explicit(&p->state, state, memory_order_relaxed);
 	cs_event(o, dev->cfg.index, t_ns, code, rx, (uint32_t)tx);
 }
 
@@ -806,7 +827,7 @@ static void cs_check_state(bus_dev_t *dev, struct cs_out *o, int64_t t)
 		return;
 	}
 	code = cs_state_code(state);
-	if (state == p->state || code == ACQ_EV_NONE || o->n >= o->max)
+	if (state == atomic_load_explicit(&p->state, memory_order_relaxed) || code == ACQ_EV_NONE || o->n >= o->max)
 		return;
 	if (!p->have_berr || can_get_berr_counter(dev->cfg.can.ifname, &bc) < 0)
 		cs_state_event(dev, o, t, state, code, -1, -1);
@@ -822,7 +843,7 @@ static void cs_check_netdev(bus_dev_t *dev, struct cs_out *o, int64_t t)
 	if (p->netdev_drops == UINT64_MAX || o->n >= o->max ||
 	    cs_netdev_drops(dev->cfg.can.ifname, &now) < 0 || now <= p->netdev_drops)
 		return;
-	bus_stat_add(&dev->stats.rx_dropped, now - p->netdev_drops);
+	bus_stat_add(&dev->stats.check_dropped, now - p->netdev_drops);
 	cs_event(o, dev->cfg.index, t, ACQ_EV_CAN_RX_OVERFLOW,
 	         (int64_t)(now - p->netdev_drops), CS_OVFL_NETDEV);
 	p->netdev_drops = now;
@@ -845,10 +866,18 @@ static void cs_check_sock(bus_dev_t *dev, struct cs_out *o, int64_t t)
 	cs_sock_drops(dev, o, mem[SK_MEMINFO_DROPS], t);
 }
 
+/*
+ * On the monitor's thread (bus.h), beside recv(): the netlink round-trips
+ * (libsocketcan) would stall the SCHED_FIFO RX thread for as long as the
+ * kernel's rtnl lock is held elsewhere.  It reads the socket (SO_MEMINFO:
+ * thread-safe in the kernel), the interface by name, and what it alone
+ * writes; shared state is atomic.  fd and the link data change only in
+ * release/reopen, which never run while check does (acq_source's
+ * hand-shake).
+ */
 static int cs_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 {
-	/* check() never queues: what does not fit is found again next time. */
-	struct cs_out o = { .p = dev->priv, .items = events, .max = max };
+	struct cs_out o = { .p = dev->priv, .items = events, .max = max, .check = true };
 	int64_t t = basic_realtime_ns();
 
 	if (o.p->fd < 0)
