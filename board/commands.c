@@ -19,6 +19,7 @@
 #include "railmon-config.h"
 #include "daemon.h"
 #include "demo.h"
+#include "logdir.h"
 #include "storage/stor.h"
 
 int cli_fail(const char *cmd, const char *fmt, ...)
@@ -165,7 +166,7 @@ static int check_storage(const struct board_cfg *cfg, const char *data)
 	struct stor_space sp;
 	char fs[32], avail[32];
 
-	if (board_daemon_check_storage(cfg, dir, err, sizeof(err), warn, sizeof(warn)) < 0) {
+	if (board_log_check_space(cfg, dir, err, sizeof(err), warn, sizeof(warn)) < 0) {
 		fprintf(stderr, "railmon check: %s\n", err);
 		return -EINVAL;
 	}

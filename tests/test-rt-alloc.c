@@ -151,7 +151,7 @@ int main(void)
 	char dir[] = "/tmp/railmon-rt-alloc.XXXXXX";
 	char trace[sizeof(dir) + 16], tmp[sizeof(dir) + 16], real[BUS_PATH_MAX] = "";
 	struct board_daemon_opts opts = { .lock_memory = true };
-	struct board_bus_link link = { 0 };
+	struct acq_link_state link = { 0 };
 	struct board_daemon_stats st;
 	size_t can = 0;
 	struct demo_server *srv;
@@ -200,7 +200,7 @@ int main(void)
 	/* The realtime threads did real work, lost and reopened a device,
 	   without a single allocation. */
 	assert(st.bus_rx[can] > 1000 && st.bus_rx[1 - can] > 50);
-	assert(link.losses >= 1 && link.reopens >= 1 && link.state == BOARD_LINK_UP);
+	assert(link.losses >= 1 && link.reopens >= 1 && link.state == ACQ_LINK_UP);
 	assert(atomic_load(&rt_allocs) == 0);
 	board_daemon_free(d);
 	board_cfg_free(cfg);
