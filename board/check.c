@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "bus/dbc.h"
+#include "bus/load.h"
 #include "bus/regmap.h"
 #include "channels.h"
+#include "check.h"
 #include "cli.h"
 #include "config.h"
 #include "logdir.h"
@@ -42,38 +44,23 @@ static int check_storage(const struct board_cfg *cfg, const char *data)
 
 static const char *const can_drivers[] = { "socketcan", "slcan", "trace" };
 
-/*
- * Bus load from the DBC's cycle times.  A classic frame is 44 + 8 * len bits
- * with a standard id, 64 + 8 * len extended (CRC, ACK, EOF, IFS included);
- * an FD frame spends 29 / 49 bits at the nominal rate and its data and CRC
- * (8 * len + 22, or + 26 past 16 bytes) at dbitrate.  Plus about 20% stuff
- * bits.  Filters do not count: the load is the bus's, not what passes them.
- */
+/* The words of a load warning, in check's plan and in run's warning. */
+static const char can_busy[] = "above 70%: frames will queue";
+static const char line_busy[] = "TOO BUSY: lengthen periods";
+
+/* Bus load from the DBC's cycle times (bus/load.h). */
 static void check_can_load(const struct bus_can_cfg *c, const bus_dbc_t *dbc)
 {
-	double bitrate = c->bitrate ? c->bitrate : 500000, dbitrate = c->dbitrate ? c->dbitrate : bitrate;
-	double fps = 0, seconds = 0;
-	unsigned with = 0, n = bus_dbc_message_count(dbc);
+	struct bus_can_load l;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct bus_dbc_message_info m;
-		double t;
-		if (bus_dbc_message_info(dbc, i, &m) < 0 || !m.cycle_ms)
-			continue;
-		with++;
-		if (m.dlc <= 8)
-			t = ((m.ext ? 64 : 44) + 8.0 * m.dlc) / bitrate;
-		else
-			t = (m.ext ? 49 : 29) / bitrate + (8.0 * m.dlc + (m.dlc > 16 ? 26 : 22)) / dbitrate;
-		fps += 1000.0 / m.cycle_ms;
-		seconds += 1000.0 / m.cycle_ms * 1.2 * t;
-	}
-	if (!with) {
+	bus_can_load(c, dbc, &l);
+	if (!l.cyclic) {
 		printf("    no GenMsgCycleTime in the DBC: bus load not estimated\n");
 		return;
 	}
-	printf("    %u of %u messages cyclic: %.0f frames/s, about %.0f%% of the bus at %.0f kbit/s%s\n", with, n, fps,
-	       seconds * 100, bitrate / 1000, seconds > 0.7 ? " (above 70%: frames will queue)" : "");
+	printf("    %u of %u messages cyclic: %.0f frames/s, about %.0f%% of the bus at %.0f kbit/s%s%s%s\n", l.cyclic,
+	       l.messages, l.frames_s, l.load * 100, l.bitrate / 1000, l.load > BUS_LOAD_WARN ? " (" : "",
+	       l.load > BUS_LOAD_WARN ? can_busy : "", l.load > BUS_LOAD_WARN ? ")" : "");
 }
 
 static int check_can(const struct board_cfg *cfg, const struct bus_cfg *b)
@@ -105,12 +92,33 @@ static int check_can(const struct board_cfg *cfg, const struct bus_cfg *b)
 }
 
 /* The request plan the driver will poll (bus/regmap.c merges neighbours),
-   and what it costs on the wire. */
+   and what it costs on the wire (bus/load.h). */
+static void check_requests(const struct bus_mb_cfg *m, const struct bus_mb_regmap *map)
+{
+	struct bus_mb_load l;
+
+	for (size_t g = 0; g < map->ngroups; g++) {
+		const struct bus_mb_group *gr = &map->groups[g];
+		for (size_t k = gr->first_req; k < gr->first_req + gr->nreqs; k++) {
+			const struct bus_mb_request *q = &map->reqs[k];
+			printf("    request: unit %u FC%u %s %u..%u (%u channels) every %u ms\n", q->unit_id, q->table,
+			       board_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
+		}
+	}
+	bus_mb_load(m, map, &l);
+	printf("    %zu channels in %zu requests: %.1f requests/s, %.0f bytes/s", m->nchannels, map->nreqs,
+	       l.requests_s, l.bytes_s);
+	if (m->rtu)
+		printf(", %.1f%% of the line at %u baud%s%s%s", l.line_load * 100, m->baud,
+		       l.line_load > BUS_LOAD_WARN ? " (" : "", l.line_load > BUS_LOAD_WARN ? line_busy : "",
+		       l.line_load > BUS_LOAD_WARN ? ")" : "");
+	putchar('\n');
+}
+
 static int check_modbus(const struct bus_cfg *b)
 {
 	const struct bus_mb_cfg *m = &b->mb;
 	struct bus_mb_regmap *map;
-	double req_s = 0, bytes_s = 0;
 	int r;
 
 	if (m->rtu)
@@ -130,33 +138,34 @@ static int check_modbus(const struct bus_cfg *b)
 		fprintf(stderr, "railmon check: [modbus %s]: cannot plan requests: %s\n", b->name, strerror(-r));
 		return r;
 	}
-	for (size_t g = 0; g < map->ngroups; g++) {
-		const struct bus_mb_group *gr = &map->groups[g];
-		for (size_t k = gr->first_req; k < gr->first_req + gr->nreqs; k++) {
-			const struct bus_mb_request *q = &map->reqs[k];
-			bool bits = q->table == BUS_MB_COIL || q->table == BUS_MB_DISCRETE;
-			/* request and response ADU sizes: MBAP 7 + PDU for TCP,
-			   unit + PDU + CRC for RTU */
-			double data = bits ? (q->count + 7) / 8 : 2.0 * q->count;
-			double adu = m->rtu ? (1 + 5 + 2) + (1 + 2 + data + 2) : (7 + 5) + (7 + 2 + data);
-			printf("    request: unit %u FC%u %s %u..%u (%u channels) every %u ms\n", q->unit_id, q->table,
-			       board_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
-			req_s += 1000.0 / gr->period_ms;
-			bytes_s += adu * 1000.0 / gr->period_ms;
-		}
-	}
-	printf("    %zu channels in %zu requests: %.1f requests/s, %.0f bytes/s", m->nchannels, map->nreqs, req_s,
-	       bytes_s);
-	if (m->rtu) {
-		/* bits per character: start + data + parity + stop, plus the
-		   3.5-character silence around every frame */
-		double bits = 1 + m->data_bits + (m->parity != 'N') + m->stop_bits;
-		double load = (bytes_s + 2 * req_s * 3.5) * bits / m->baud * 100;
-		printf(", %.1f%% of the line at %u baud%s", load, m->baud, load > 70 ? " (TOO BUSY: lengthen periods)" : "");
-	}
-	putchar('\n');
+	check_requests(m, map);
 	bus_mb_regmap_free(map);
 	return 0;
+}
+
+bool board_bus_load_warning(const struct board_cfg *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len)
+{
+	const struct bus_cfg *bc = &cfg->buses[b];
+	struct bus_mb_regmap *map;
+	struct bus_can_load cl;
+	struct bus_mb_load ml;
+	bool over = false;
+
+	if (bc->kind == BUS_KIND_CAN && dbc && bus_can_load(&bc->can, dbc, &cl) == 0 && cl.load > BUS_LOAD_WARN) {
+		snprintf(buf, len, "[can %s]: about %.0f%% of the bus at %.0f kbit/s (%s)", bc->name, cl.load * 100,
+		         cl.bitrate / 1000, can_busy);
+		return true;
+	}
+	if (bc->kind != BUS_KIND_MODBUS || !bc->mb.rtu ||
+	    bus_mb_regmap_new(bc->mb.channels, bc->mb.nchannels, bc->mb.max_gap, &map) < 0)
+		return false;
+	if (bus_mb_load(&bc->mb, map, &ml) == 0 && ml.line_load > BUS_LOAD_WARN) {
+		snprintf(buf, len, "[modbus %s]: %.1f%% of the line at %u baud (%s)", bc->name, ml.line_load * 100,
+		         bc->mb.baud, line_busy);
+		over = true;
+	}
+	bus_mb_regmap_free(map);
+	return over;
 }
 
 int board_cmd_check(int argc, char **argv)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
+#include "check.h"
 #include "cli.h"
 #include "config.h"
 #include "daemon.h"
@@ -271,6 +272,17 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	*seen = (struct link_seen){ l.losses, l.reopens, l.reopen_err, now };
 }
 
+/* A bus too busy for its poll periods or its bitrate: said at every
+   start, with the words `check` uses. */
+static void load_warnings(struct runner *rn)
+{
+	char msg[BUS_NAME_MAX + 128];
+
+	for (size_t b = 0; b < rn->cfg->nbuses; b++)
+		if (board_bus_load_warning(rn->cfg, b, board_daemon_dbc(rn->d, b), msg, sizeof(msg)))
+			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
+}
+
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */
 static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 {
@@ -313,6 +325,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	uplink_start_warnings(rn);
 	if (rn->no_service)
 		return 0; /* a replay is a command: no stat socket, no watchdogs */
+	load_warnings(rn);
 	if (rn->cfg->stat_socket[0])
 		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
 	else
