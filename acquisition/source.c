@@ -16,6 +16,7 @@
 #include "acq-pace.h"
 #include "acq-private.h"
 #include "basic/clock.h"
+#include "basic/counter.h"
 
 #define SRC_BATCH 64         /* items per recv() */
 #define SRC_TIMEOUT_MS 100   /* so the loop sees a stop request */
@@ -58,13 +59,6 @@ struct acq_source {
 	struct acq_ring check_ring;
 	struct acq_item *check_buf;
 };
-
-static void add_u64(_Atomic uint64_t *c, uint64_t n)
-{
-	/* Single writer (the source's thread): load+store is an increment
-	   readers never see torn, and cheaper than a locked add. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
-}
 
 static bool stopping(const acq_source_t *s)
 {
@@ -275,7 +269,7 @@ static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t befo
 		   latency this wakeup added. */
 		acq_latency_add(&s->latency, basic_realtime_ns() - items[n - 1].t_ns);
 	}
-	add_u64(&s->items, (uint64_t)pushed);
+	basic_counter_add(&s->items, (uint64_t)pushed);
 	if (s->cfg.ops->pushed && pushed)
 		s->cfg.ops->pushed(s->cfg.ctx, items, (size_t)pushed);
 	/* Items come in stamp order: all those stamped before the last one
@@ -295,7 +289,7 @@ static void drain(acq_source_t *s)
 	for (int k = 0; k < SRC_DRAIN_MAX && (n = s->cfg.ops->recv(s->cfg.ctx, items, SRC_BATCH, 0)) > 0; k++) {
 		for (int i = 0; i < n; i++)
 			push_one(s, &items[i]);
-		add_u64(&s->items, (uint64_t)n);
+		basic_counter_add(&s->items, (uint64_t)n);
 		if (s->cfg.ops->pushed)
 			s->cfg.ops->pushed(s->cfg.ctx, items, (size_t)n);
 	}
@@ -321,7 +315,7 @@ static void *source_main(void *p)
 			continue;
 		}
 		if (n < 0) {
-			add_u64(&s->errors, 1);
+			basic_counter_add(&s->errors, 1);
 			pause_ns(s, pause);
 			pause = pause * 2 < PAUSE_MAX_NS ? pause * 2 : PAUSE_MAX_NS;
 			continue;

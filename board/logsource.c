@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "basic/counter.h"
 #include "logfault.h"
 #include "logsource.h"
 #include "storage/stor.h"
@@ -22,12 +23,6 @@ struct board_logsource {
 	_Atomic uint64_t items[BOARD_BUSES_MAX];
 	_Atomic uint64_t skipped;
 };
-
-static void add_u64(_Atomic uint64_t *c, uint64_t n)
-{
-	/* Single writer (the source's thread). */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
-}
 
 /* What of a recorded log goes back through the pipeline (logsource.h). */
 static bool wanted(const board_logsource_t *ls, const struct acq_item *it)
@@ -61,7 +56,7 @@ static bool next_batch(board_logsource_t *ls)
 		if (r == -EBADMSG) {
 			/* The reader has moved past it: say what it cost, go on. */
 			if (board_log_fault_print("replay", ls->dir, ls->rd))
-				add_u64(&ls->skipped, 1);
+				basic_counter_add(&ls->skipped, 1);
 			continue;
 		}
 		if (r < 0) {
@@ -72,7 +67,7 @@ static bool next_batch(board_logsource_t *ls)
 		if (r < 0) {
 			/* Said and counted; the replay goes on with the next one. */
 			board_log_undecodable_print("replay", ls->dir, &rec, r);
-			add_u64(&ls->skipped, 1);
+			basic_counter_add(&ls->skipped, 1);
 			continue;
 		}
 		upl_batch_info(ls->batch, &info);
@@ -110,7 +105,7 @@ static void ls_pushed(void *ctx, const struct acq_item *items, size_t n)
 	board_logsource_t *ls = ctx;
 
 	for (size_t i = 0; i < n; i++)
-		add_u64(&ls->items[items[i].bus], 1);
+		basic_counter_add(&ls->items[items[i].bus], 1);
 }
 
 const struct acq_source_ops board_logsource_ops = { .recv = ls_recv, .pushed = ls_pushed };

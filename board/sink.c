@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "basic/clock.h"
+#include "basic/counter.h"
 #include "sink.h"
 #include "uplink/batch.h"
 
@@ -55,13 +56,6 @@ struct board_sink {
 	_Atomic uint64_t log_damaged;    /* pend.damaged, for readers */
 	_Atomic int log_error;           /* the log's last error, 0 if none */
 };
-
-static void add_u64(_Atomic uint64_t *c, uint64_t n)
-{
-	/* Single writer (the collector): load+store is an increment readers
-	   never see torn, and cheaper than a locked add. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
-}
 
 /* ------------------------------------------------------------ Batches */
 
@@ -110,8 +104,8 @@ static int batch_flush(board_sink_t *s)
 	   counter and, once the log takes records again, one event. */
 	r = stor_log_append(s->log, &rec);
 	if (r == 0) {
-		add_u64(&s->records, (uint64_t)n);
-		add_u64(&s->batches, 1);
+		basic_counter_add(&s->records, (uint64_t)n);
+		basic_counter_add(&s->batches, 1);
 	} else {
 		s->refused_appends += (uint64_t)n;
 	}
@@ -151,7 +145,7 @@ static void decode_frame(board_sink_t *s, const struct acq_item *it)
 		board_channels_set_live(s->ch, &s->decoded[k]);
 	}
 	if (n > 0)
-		add_u64(&s->decode_samples, (uint64_t)n);
+		basic_counter_add(&s->decode_samples, (uint64_t)n);
 }
 
 int board_sink_items(void *ctx, const struct acq_item *items, size_t n)
@@ -166,7 +160,7 @@ int board_sink_items(void *ctx, const struct acq_item *items, size_t n)
 		else if (it->kind == ACQ_ITEM_SAMPLE && s->ch)
 			board_channels_set_live(s->ch, it);
 	}
-	add_u64(&s->items, n);
+	basic_counter_add(&s->items, n);
 	return 0;
 }
 
@@ -202,7 +196,7 @@ static void log_take(board_sink_t *s)
 	s->refused_appends -= n - later;
 	stored = atomic_load_explicit(&s->records, memory_order_relaxed);
 	atomic_store_explicit(&s->records, stored - (later < stored ? later : stored), memory_order_relaxed);
-	add_u64(&s->log_dropped, n);
+	basic_counter_add(&s->log_dropped, n);
 	s->pend.dropped += n;
 	s->pend.unforwarded += ev.retention_unforwarded;
 	s->pend.abandoned += ev.segments_abandoned;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
+#include "basic/counter.h"
 #include "bus.h"
 
 /*
@@ -76,17 +77,12 @@ struct bus_dev {
 
 /*
  * Add n to a counter of struct bus_counters and return the new value.
- * Only the counter's one writer thread calls this (see above), so a
- * relaxed load and store is the increment: cheaper than a locked
- * read-modify-write on every frame, and readers still never see a torn
- * value.
+ * Only the counter's one writer thread calls this (see above):
+ * basic/counter.h.
  */
 static inline uint64_t bus_stat_add(_Atomic uint64_t *counter, uint64_t n)
 {
-	uint64_t v = atomic_load_explicit(counter, memory_order_relaxed) + n;
-
-	atomic_store_explicit(counter, v, memory_order_relaxed);
-	return v;
+	return basic_counter_add(counter, n);
 }
 
 /* recv()'s way to say the device is gone (bus.h): keep why, -ENODEV. */
