@@ -7,10 +7,10 @@
  *   forwarder events --> event ring                     > collector -> sink
  *   sink: decode, encode, append to the flash log (sink.c); health (health.c)
  *
- * What the pipeline does is in acquisition/ (the loops, the rings), sink.c,
- * health.c, channels.c and logsource.c; this file opens what they work on,
- * connects them, starts and stops them in order, and answers the callers'
- * questions (counters, live values, presence).
+ * What the pipeline does is in acquisition/ (the loops, the rings),
+ * sources.c, sink.c, health.c and channels.c; this file opens what they
+ * work on, connects them, starts and stops them in order, and answers the
+ * callers' questions (counters, live values, presence).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,8 +27,8 @@
 #include "forwarder.h"
 #include "health.h"
 #include "logdir.h"
-#include "logsource.h"
 #include "sink.h"
+#include "sources.h"
 #include "storage/stor.h"
 #include "uplink/batch.h"
 #include "uplink/forward.h"
@@ -47,13 +47,7 @@ struct board_daemon {
 	uint8_t boot_id[UPL_BOOT_ID_LEN];
 
 	board_channels_t *ch;
-	bus_dev_t *dev[BOARD_BUSES_MAX];
-	struct acq_ring ring[BOARD_BUSES_MAX];
-	struct acq_item *ring_buf[BOARD_BUSES_MAX];
-	/* One source per bus; a log replay has one, src[0], for every bus. */
-	acq_source_t *src[BOARD_BUSES_MAX];
-	board_logsource_t *replay;
-	acq_monitor_t *mon;
+	board_sources_t *src;
 	struct acq_ring *ring_ptr[BOARD_BUSES_MAX + 1]; /* + the uplink event ring */
 	uint16_t ring_bus[BOARD_BUSES_MAX + 1];
 	acq_source_t *ring_src[BOARD_BUSES_MAX + 1];
@@ -74,120 +68,20 @@ struct board_daemon {
 
 /* ------------------------------------------------------------ buses */
 
-/* A bus device as a source (bus/ and acquisition/ do not know each other). */
-static int dev_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms)
-{
-	return bus_dev_recv(ctx, items, max, timeout_ms);
-}
-
-static int dev_check(void *ctx, struct acq_item *events, size_t max)
-{
-	return bus_dev_check(ctx, events, max);
-}
-
-static int dev_gone_cause(void *ctx)
-{
-	return bus_dev_gone_cause(ctx);
-}
-
-static int dev_release(void *ctx)
-{
-	return bus_dev_release(ctx);
-}
-
-static int dev_reopen(void *ctx)
-{
-	return bus_dev_reopen(ctx);
-}
-
-static const struct acq_source_ops dev_ops = {
-	.recv = dev_recv, .gone_cause = dev_gone_cause, .release = dev_release, .reopen = dev_reopen,
-};
-/* SocketCAN: link checks (netlink) too, on the monitor's thread. */
-static const struct acq_source_ops dev_check_ops = {
-	.recv = dev_recv, .check = dev_check, .gone_cause = dev_gone_cause, .release = dev_release,
-	.reopen = dev_reopen,
-};
-
-/* How bus b's source treats its items: live buses drop when their ring is
-   full and stamp latency; a trace read as fast as possible waits instead
-   and keeps its old stamps (their age says nothing about our latency). */
-static struct acq_source_cfg bus_source_cfg(struct board_daemon *d, size_t b)
-{
-	const struct bus_cfg *bc = &d->cfg->buses[b];
-	bool can = bc->kind == BUS_KIND_CAN, trace = can && bc->can.driver == BUS_CAN_TRACE;
-	struct acq_source_cfg sc = {
-		.ops = bus_dev_has_check(d->dev[b]) ? &dev_check_ops : &dev_ops,
-		.ctx = d->dev[b],
-		.ring = &d->ring[b],
-		.bus = (uint16_t)b,
-		.backpressure = trace && bc->can.trace_speed == 0,
-		.drain_at_stop = can && !trace,
-		.stamp_latency = can && !trace,
-	};
-
-	if (!can) { /* Modbus reconnects inside its driver: its events tell */
-		sc.link_down_code = ACQ_EV_MB_DISCONNECT;
-		sc.link_up_code = ACQ_EV_MB_CONNECT;
-	}
-	/* Jitter differs per board (boot_id is random) and per bus. */
-	memcpy(&sc.seed, d->boot_id, sizeof(sc.seed));
-	sc.seed ^= (b + 1) * 0x9e3779b97f4a7c15ull;
-	return sc;
-}
-
-/* Open bus b's device (none for a log replay), its ring and its source. */
-static int open_bus(struct board_daemon *d, size_t b, char *err, size_t errlen)
-{
-	const struct bus_cfg *bc = &d->cfg->buses[b];
-	struct acq_source_cfg sc;
-	int r = 0;
-
-	if (!d->replay_log)
-		r = d->absent_ok ? bus_dev_new_absent_ok(bc, &d->dev[b]) : bus_dev_new(bc, &d->dev[b]);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: bus '%s': %s", d->cfg->path, bc->name, strerror(-r));
-		return r;
-	}
-	d->ring_buf[b] = calloc(d->cfg->ring_slots, sizeof(struct acq_item));
-	if (!d->ring_buf[b])
-		return -ENOMEM;
-	acq_ring_init(&d->ring[b], d->ring_buf[b], d->cfg->ring_slots, sizeof(struct acq_item));
-	d->ring_ptr[b] = &d->ring[b];
-	d->ring_bus[b] = (uint16_t)b;
-	if (d->replay_log)
-		return 0;
-	sc = bus_source_cfg(d, b);
-	r = acq_source_new(&sc, &d->src[b]);
-	d->ring_src[b] = d->src[b];
-	return r;
-}
-
-/* A log replay: one source, the log, into ring 0 for every bus, so the
-   collector sees the log's order (ring 0's consumer takes any bus).  Not
-   realtime: a full ring means wait, never drop. */
-static int open_replay(struct board_daemon *d)
-{
-	int r = board_logsource_new(d->cfg, d->replay_log, &d->replay);
-
-	if (r < 0)
-		return r;
-	return acq_source_new(&(struct acq_source_cfg){ .ops = &board_logsource_ops, .ctx = d->replay,
-	                                                .ring = &d->ring[0], .keep_bus = true, .backpressure = true,
-	                                                .pace_speed = d->replay_speed },
-	                      &d->src[0]);
-}
-
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 {
+	struct board_sources_opts so = { .replay_log = d->replay_log, .replay_speed = d->replay_speed,
+		                          .absent_ok = d->absent_ok };
 	int r = board_channels_new(d->cfg, &d->ch, err, errlen);
 
-	for (size_t b = 0; r >= 0 && b < d->cfg->nbuses; b++)
-		r = open_bus(d, b, err, errlen);
-	if (r >= 0 && d->replay_log)
-		r = open_replay(d);
+	memcpy(&so.seed, d->boot_id, sizeof(so.seed));
 	if (r >= 0)
-		r = acq_monitor_new(d->src, d->cfg->nbuses, 1000, &d->mon);
+		r = board_sources_new(d->cfg, &so, &d->src, err, errlen);
+	for (size_t b = 0; r >= 0 && b < d->cfg->nbuses; b++) {
+		d->ring_ptr[b] = board_sources_ring(d->src, b);
+		d->ring_bus[b] = (uint16_t)b;
+		d->ring_src[b] = board_sources_source(d->src, b);
+	}
 	return r;
 }
 
@@ -250,61 +144,6 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ the collector */
 
-/* Items of bus b its source produced (a log replay counts per bus). */
-static uint64_t bus_items(const struct board_daemon *d, size_t b)
-{
-	struct acq_source_stats st = { 0 };
-
-	if (d->replay)
-		return board_logsource_items(d->replay, b);
-	acq_source_stats(d->src[b], &st);
-	return st.items;
-}
-
-/* Errors of bus b: failed reads plus what the driver counted (failed
-   Modbus transactions, CAN error frames).  The run summary and the health
-   records (`railmon stat`) both use this one sum. */
-static uint64_t bus_errors(const struct board_daemon *d, size_t b)
-{
-	struct acq_source_stats ss = { 0 };
-	struct bus_stats st = { 0 };
-
-	bus_dev_stats(d->dev[b], &st);
-	if (!d->replay)
-		acq_source_stats(d->src[b], &ss);
-	return ss.errors + st.rx_errors;
-}
-
-/* Drops of bus b: its ring's, and its link checks' (counted the same). */
-static uint64_t bus_drops(const struct board_daemon *d, size_t b)
-{
-	struct acq_source_stats ss = { 0 };
-
-	if (!d->replay)
-		acq_source_stats(d->src[b], &ss);
-	return acq_ring_drops(&d->ring[b]) + ss.check_drops;
-}
-
-static void bus_health(const struct board_daemon *d, size_t b, struct board_health_bus *h)
-{
-	const struct bus_cfg *bc = &d->cfg->buses[b];
-	struct acq_link_state l = { 0 };
-	struct bus_stats st = { 0 };
-	const struct acq_latency *lat = bus_dev_latency(d->dev[b]);
-
-	bus_dev_stats(d->dev[b], &st);
-	board_daemon_bus_link(d, b, &l);
-	*h = (struct board_health_bus){
-		.name = bc->name, .modbus = bc->kind == BUS_KIND_MODBUS, .items = bus_items(d, b),
-		.drops = bus_drops(d, b), .errors = bus_errors(d, b), .rx_dropped = st.rx_dropped,
-		.bad_input = st.bad_input,
-		.ring_fill_pct = (uint32_t)(acq_ring_count(&d->ring[b]) * 100 / d->cfg->ring_slots),
-		.state = l.state, .reopens = l.reopens,
-		/* A driver that paces itself (Modbus) measures its own wakeups. */
-		.latency = lat ? lat : (d->replay ? NULL : acq_source_latency(d->src[b])),
-	};
-}
-
 /* Health entries ride in the next Batch and are kept for `railmon stat`. */
 static void health_tick(struct board_daemon *d, int64_t now)
 {
@@ -312,7 +151,7 @@ static void health_tick(struct board_daemon *d, int64_t now)
 	struct board_sink_stats st;
 
 	for (size_t b = 0; b < d->cfg->nbuses; b++)
-		bus_health(d, b, &buses[b]);
+		board_sources_health(d->src, b, &buses[b]);
 	board_sink_stats(d->sink, &st);
 	board_health_tick(d->health, &(struct board_health_input){ .buses = buses, .nbuses = d->cfg->nbuses,
 	                                                          .collector_items = st.items, .log = d->log,
@@ -403,31 +242,6 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	return 0;
 }
 
-/* One source per bus (or the replay's), SCHED_FIFO when the board asks. */
-static int start_sources(struct board_daemon *d, char *warn, size_t warnlen)
-{
-	int r, degraded, first_degraded = 0;
-
-	if (d->replay)
-		return acq_source_start(d->src[0], &(struct acq_thread_cfg){ .name = "replay", .cpu = -1 }, NULL);
-	for (size_t b = 0; b < d->cfg->nbuses; b++) {
-		struct acq_thread_cfg tc = { .priority = d->cfg->rt_priority, .cpu = d->cfg->bus_cpu[b] };
-		char name[16];
-		snprintf(name, sizeof(name), "rx-%s", d->cfg->buses[b].name);
-		tc.name = name;
-		degraded = 0;
-		r = acq_source_start(d->src[b], &tc, &degraded);
-		if (r < 0)
-			return r;
-		if (degraded && !first_degraded)
-			first_degraded = degraded;
-	}
-	if (first_degraded && warn && !warn[0])
-		snprintf(warn, warnlen, "realtime scheduling refused (%s): bus threads run at normal priority",
-		         strerror(-first_degraded));
-	return acq_monitor_start(d->mon, NULL);
-}
-
 int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 {
 	int r;
@@ -449,7 +263,7 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 	if (d->up.fwd)
 		r = upl_forwarder_start(d->up.fwd);
 	if (r >= 0)
-		r = start_sources(d, warn, warnlen);
+		r = board_sources_start(d->src, warn, warnlen);
 	if (r < 0)
 		board_daemon_stop(d);
 	return r;
@@ -476,14 +290,8 @@ int board_daemon_stop(struct board_daemon *d)
 		return -EINVAL;
 	if (!d->running)
 		return 0;
-	/* Sources first, all at once, so the collector's final drain sees
-	   everything; their link checks after them. */
-	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
-		acq_source_request_stop(d->src[b]);
-	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
-		if (d->src[b])
-			acq_source_stop(d->src[b]);
-	acq_monitor_stop(d->mon);
+	/* Sources first, so the collector's final drain sees everything. */
+	board_sources_stop(d->src);
 	acq_collector_stop(d->col);
 	/* What the log refused is said before the STOP event if it can be.
 	   The final counters go into the log too, so `railmon stat` on the
@@ -504,17 +312,11 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 		return NULL;
 	board_daemon_stop(d);
 	acq_collector_free(d->col);
-	acq_monitor_free(d->mon);
 	board_forwarder_close(&d->up);
 	board_health_free(d->health);
 	board_sink_free(d->sink);
 	stor_log_free(d->log);
-	for (size_t b = 0; b < BOARD_BUSES_MAX; b++) {
-		acq_source_free(d->src[b]);
-		bus_dev_free(d->dev[b]);
-		free(d->ring_buf[b]);
-	}
-	board_logsource_free(d->replay);
+	board_sources_free(d->src);
 	board_channels_free(d->ch);
 	free(d);
 	return NULL;
@@ -524,12 +326,7 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 
 bool board_daemon_sources_done(const struct board_daemon *d)
 {
-	if (!d)
-		return true;
-	for (size_t b = 0; b < d->cfg->nbuses; b++)
-		if (d->src[b] && !acq_source_done(d->src[b]))
-			return false;
-	return true;
+	return d ? board_sources_done(d->src) : true;
 }
 
 size_t board_daemon_channels(const struct board_daemon *d, const struct board_channel **ret)
@@ -569,13 +366,14 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 	ret->decode_samples = ss.decode_samples;
 	ret->first_seq = ss.first_seq;
 	ret->next_seq = ss.next_seq;
-	ret->replay_skipped = board_logsource_skipped(d->replay);
-	/* Written by the replay thread before it said it is done. */
-	ret->replay_error = d->replay && acq_source_done(d->src[0]) ? board_logsource_error(d->replay) : 0;
+	ret->replay_skipped = board_sources_replay_skipped(d->src);
+	ret->replay_error = board_sources_replay_error(d->src);
 	for (size_t b = 0; b < d->cfg->nbuses; b++) {
-		ret->ring_drops += bus_drops(d, b);
-		ret->bus_rx[b] = bus_items(d, b);
-		ret->bus_errors[b] = bus_errors(d, b);
+		struct board_bus_counts c;
+		board_sources_counts(d->src, b, &c);
+		ret->ring_drops += c.drops;
+		ret->bus_rx[b] = c.items;
+		ret->bus_errors[b] = c.errors;
 	}
 	return 0;
 }
@@ -613,13 +411,7 @@ size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_
 
 int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct acq_link_state *ret)
 {
-	if (!d || !ret || b >= d->cfg->nbuses)
-		return -EINVAL;
-	if (d->replay) {
-		*ret = (struct acq_link_state){ .state = ACQ_LINK_UP };
-		return 0;
-	}
-	return acq_source_link(d->src[b], ret);
+	return d ? board_sources_link(d->src, b, ret) : -EINVAL;
 }
 
 int64_t board_daemon_heartbeat(const struct board_daemon *d)
