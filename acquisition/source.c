@@ -262,7 +262,11 @@ static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t befo
 	for (; pushed < n; pushed++) {
 		if (s->cfg.pace_speed > 0 && !acq_pace_wait(&s->pace, items[pushed].t_ns, -1, &s->stop))
 			break; /* stopping within a paced gap */
-		push_one(s, &items[pushed]);
+		if (!s->cfg.keep_bus)
+			items[pushed].bus = s->cfg.bus;
+		/* No wait here: room() made room for all of them first.  Full
+		   (a live bus): dropped, counted by the ring. */
+		acq_ring_item_push(s->cfg.ring, &items[pushed]);
 	}
 	if (s->cfg.stamp_latency && n > 0) {
 		/* One clock read per batch: the newest frame's age is the
