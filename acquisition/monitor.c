@@ -92,6 +92,8 @@ int acq_monitor_start(acq_monitor_t *m, const struct acq_thread_cfg *tcfg)
 
 	if (!m || m->thread)
 		return -EINVAL;
+	if (!m->n)
+		return 0; /* nothing to check: no thread */
 	atomic_store(&m->stop, false);
 	return acq_thread_start(tcfg ? tcfg : &def, monitor_main, m, &m->thread, NULL);
 }

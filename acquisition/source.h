@@ -176,7 +176,8 @@ int acq_monitor_new(acq_source_t *const *sources, size_t n, uint32_t period_ms, 
    number of events queued. */
 int acq_monitor_poll(acq_monitor_t *m);
 
-/* Start / stop (join) the thread; stop it before the devices are freed. */
+/* Start / stop (join) the thread (none when no source has a check); stop
+   it before the devices are freed. */
 int acq_monitor_start(acq_monitor_t *m, const struct acq_thread_cfg *tcfg);
 int acq_monitor_stop(acq_monitor_t *m);
 
