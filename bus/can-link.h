@@ -49,6 +49,19 @@ struct bus_can_linkinfo {
 	uint32_t can_attrs;  /* kind "can": bit n set if IFLA_CAN attribute n
 	                        (linux/can/netlink.h) is present; else 0 */
 	unsigned flags;      /* ifi_flags: IFF_UP, IFF_RUNNING... */
+	/* The values the driver reads, from the same reply (one round-trip,
+	   with a timeout: never libsocketcan, whose reads wait for ever for
+	   a reply that is not coming when the interface goes away
+	   meanwhile).  can_vals: bit n set if attribute n was long enough to
+	   read its value below. */
+	uint32_t can_vals;
+	uint32_t state;      /* IFLA_CAN_STATE: CAN_STATE_* */
+	uint32_t ctrlmode;   /* IFLA_CAN_CTRLMODE: its flags (CAN_CTRLMODE_*) */
+	uint32_t bitrate;    /* IFLA_CAN_BITTIMING: its bitrate */
+	uint16_t txerr, rxerr; /* IFLA_CAN_BERR_COUNTER */
+	bool have_stats;     /* IFLA_STATS64 present, and long enough */
+	uint64_t rx_lost;    /* its rx_dropped + rx_over_errors + rx_fifo_errors:
+	                        frames lost before any socket */
 };
 
 /*
