@@ -23,6 +23,7 @@
 #define SRC_DRAIN_MAX 1024   /* recv() calls at stop, at most */
 #define SRC_CHECK_SLOTS 64   /* link-check events in flight to the collector */
 #define MS_NS BASIC_NS_PER_MS
+#define ROOM_WAIT_NS (100 * 1000) /* a full ring is looked at again this often */
 /* Device gone: reopen after a wait that doubles from 100 ms to 5 s (each
    wait drawn from the upper half of its step); other errors: a pause from
    10 ms to 1 s, so no error path spins. */
@@ -80,7 +81,7 @@ static bool push_one(acq_source_t *s, struct acq_item *it)
 	while (s->cfg.backpressure && acq_ring_count(ring) >= ring->nslots) {
 		if (stopping(s))
 			return false;
-		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + 100000);
+		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + ROOM_WAIT_NS);
 	}
 	acq_ring_item_push(ring, it); /* full (live): dropped, counted by the ring */
 	return true;
@@ -99,7 +100,7 @@ static size_t room(acq_source_t *s)
 	while (s->cfg.backpressure && ring->nslots - acq_ring_count(ring) < want) {
 		if (stopping(s))
 			return 0;
-		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + 100000);
+		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + ROOM_WAIT_NS);
 	}
 	return want;
 }
