@@ -20,13 +20,54 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+/*
+ * The cache line the two sides' indices are kept apart by.  Too small and
+ * the producer's and the consumer's stores evict each other's line (false
+ * sharing: the ring slows down several times); too large only costs a few
+ * bytes per ring.  64 bytes on x86-64 and on the ARMv8 cores boards use
+ * (Cortex-A53/A72/A76, Neoverse N1); 128 on Apple's cores and on POWER,
+ * whose lines (or adjacent-line prefetch pairs) are 128 bytes; 256 on
+ * s390x.  Another target (a ThunderX server with 128-byte lines) sets it
+ * with `meson setup -Dcacheline=128`, which defines ACQ_CACHELINE for the
+ * whole build.  GCC's __GCC_DESTRUCTIVE_SIZE is not used: GCC sets it to
+ * 256 for every generic aarch64 build, four times what the usual boards
+ * need.
+ */
+#ifndef ACQ_CACHELINE
+#if defined(__APPLE__) && defined(__aarch64__)
+#define ACQ_CACHELINE 128
+#elif defined(__powerpc64__)
+#define ACQ_CACHELINE 128
+#elif defined(__s390x__)
+#define ACQ_CACHELINE 256
+#else
 #define ACQ_CACHELINE 64
+#endif
+#endif
+_Static_assert(ACQ_CACHELINE >= 32 && (ACQ_CACHELINE & (ACQ_CACHELINE - 1)) == 0,
+               "ACQ_CACHELINE: a power of two, at least 32");
+
+/*
+ * The indices are 64-bit atomics, and the ring is wait-free only if they
+ * are lock-free: a libatomic lock on a 32-bit core without 64-bit
+ * exclusives (ARMv5/v6, some MIPS) would put a lock between the RX thread
+ * and the collector.  There is no fallback: such a target fails to build
+ * here rather than run with a lock on the realtime path (test-acquisition
+ * also asks atomic_is_lock_free() at run time).  ARMv7-A (LDREXD/STREXD)
+ * and every 64-bit target pass.
+ */
+#if UINT64_MAX == ULONG_MAX
+_Static_assert(ATOMIC_LONG_LOCK_FREE == 2, "the ring's 64-bit atomics must be lock-free on this target");
+#else
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the ring's 64-bit atomics must be lock-free on this target");
+#endif
 
 struct acq_ring {
 	/* Producer-owned line. */

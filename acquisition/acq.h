@@ -62,10 +62,27 @@ int acq_rt_lock_memory(void);
  * tick() is called at least every tick_ms, also when idle, so the sink can
  * close batches on time and sync the log.
  */
+struct acq_source; /* source.h */
+
+/* A check event waits for the source's stream to pass its time at most
+   this long: a device whose stamps run on another clock (a controller's
+   raw hardware time) must not hold its checks back for ever. */
+#define ACQ_MERGE_HOLD_MAX_NS (2 * 1000000000ll)
+
 struct acq_collector_cfg {
 	struct acq_ring **rings;   /* rings to drain; must outlive the collector */
 	size_t nrings;
 	uint16_t *ring_bus;        /* bus index of each ring, for overrun events */
+	/*
+	 * Optional, per ring (NULL, or NULL entries): the acq_source that
+	 * produces it.  A source with link checks has a second ring, filled by
+	 * the monitor thread; the collector merges it into the ring's stream
+	 * by time stamp: a check event goes to the sink after the items of
+	 * the ring stamped at or before it and before those stamped after it,
+	 * once the source has published that it read everything stamped
+	 * before it (its watermark), or after ACQ_MERGE_HOLD_MAX_NS at most.
+	 */
+	struct acq_source *const *sources;
 	size_t drain_max;          /* items per sink call; 0 = 1024 */
 	uint32_t idle_us;          /* sleep when all rings are empty; 0 = 1000 */
 	uint32_t tick_ms;          /* 0 = 50 */

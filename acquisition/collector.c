@@ -13,13 +13,21 @@
 #include <string.h>
 #include <time.h>
 
-#include "acq.h"
+#include "acq-private.h"
 #include "basic/clock.h"
+
+/* A link-check event taken from a source's check ring, waiting for its
+   place in the ring's stream (acq_collector_cfg.sources). */
+struct held {
+	struct acq_item it;
+	bool valid;
+};
 
 struct acq_collector {
 	struct acq_collector_cfg cfg;
 	struct acq_item *buf;      /* drain_max items */
 	uint64_t *drops_seen;      /* per ring: drops already reported */
+	struct held *held;         /* per ring */
 	int64_t next_tick_ns;
 	struct acq_collector_stats stats;
 	acq_thread_t *thread;
@@ -44,7 +52,8 @@ int acq_collector_new(const struct acq_collector_cfg *cfg, acq_collector_t **ret
 		c->cfg.tick_ms = 50;
 	c->buf = calloc(c->cfg.drain_max, sizeof(*c->buf));
 	c->drops_seen = calloc(cfg->nrings ? cfg->nrings : 1, sizeof(uint64_t));
-	if (!c->buf || !c->drops_seen) {
+	c->held = calloc(cfg->nrings ? cfg->nrings : 1, sizeof(*c->held));
+	if (!c->buf || !c->drops_seen || !c->held) {
 		acq_collector_free(c);
 		return -ENOMEM;
 	}
@@ -61,6 +70,7 @@ acq_collector_t *acq_collector_free(acq_collector_t *c)
 		acq_collector_stop(c);
 	free(c->buf);
 	free(c->drops_seen);
+	free(c->held);
 	free(c);
 	return NULL;
 }
@@ -75,11 +85,19 @@ static int collector_sink(acq_collector_t *c, const struct acq_item *items, size
 	return r;
 }
 
+/* The check ring of ring i's source, NULL if none. */
+static struct acq_ring *check_ring(acq_collector_t *c, size_t i)
+{
+	return c->cfg.sources && c->cfg.sources[i] ? acq_source_check_ring(c->cfg.sources[i]) : NULL;
+}
+
 /* A ring that dropped since we last looked gets one overrun event, so the
-   loss is in the record itself, not only in a counter. */
+   loss is in the record itself, not only in a counter (its source's check
+   ring counts with it). */
 static void collector_overruns(acq_collector_t *c, size_t i)
 {
-	uint64_t d = acq_ring_drops(c->cfg.rings[i]);
+	struct acq_ring *side = check_ring(c, i);
+	uint64_t d = acq_ring_drops(c->cfg.rings[i]) + (side ? acq_ring_drops(side) : 0);
 	struct acq_item ev = { .kind = ACQ_ITEM_EVENT };
 
 	if (d == c->drops_seen[i])
@@ -93,24 +111,89 @@ static void collector_overruns(acq_collector_t *c, size_t i)
 	collector_sink(c, &ev, 1);
 }
 
+/* The next check event of ring i that may go now: stamped at or before
+   the watermark w, or held long enough (a device stamping on another
+   clock).  It stays in held[i] until the caller takes it. */
+static bool next_check(acq_collector_t *c, size_t i, struct acq_ring *side, int64_t w, int64_t now)
+{
+	struct held *h = &c->held[i];
+
+	if (!h->valid && !(h->valid = acq_ring_item_pop(side, &h->it)))
+		return false;
+	return h->it.t_ns <= w || now - h->it.t_ns >= ACQ_MERGE_HOLD_MAX_NS;
+}
+
+static size_t take_check(acq_collector_t *c, size_t i)
+{
+	c->held[i].valid = false;
+	collector_sink(c, &c->held[i].it, 1);
+	return 1;
+}
+
+/*
+ * Drain ring i and merge its source's check events into the stream by
+ * time.  w is read before the ring is drained: the source stores it after
+ * pushing everything stamped before it, so once the ring is empty, every
+ * check event up to w has found its place.
+ */
+static size_t drain_merged(acq_collector_t *c, size_t i, struct acq_ring *side)
+{
+	int64_t w = acq_source_watermark(c->cfg.sources[i]), now = basic_realtime_ns();
+	size_t total = 0, n, k, j;
+
+	for (int pass = 0; pass < 8; pass++) {
+		n = acq_ring_item_pop_bulk(c->cfg.rings[i], c->buf, c->cfg.drain_max);
+		if (!n)
+			break;
+		for (k = 0; next_check(c, i, side, w, now); k = j) {
+			/* Its place: before the first item stamped after it.  None
+			   in this batch: the next one (or an empty ring) decides. */
+			for (j = k; j < n && c->buf[j].t_ns <= c->held[i].it.t_ns; j++)
+				;
+			if (j == n)
+				break;
+			if (j > k)
+				collector_sink(c, c->buf + k, j - k);
+			total += take_check(c, i);
+		}
+		collector_sink(c, c->buf + k, n - k);
+		total += n;
+	}
+	if (!acq_ring_count(c->cfg.rings[i]))
+		while (next_check(c, i, side, w, now))
+			total += take_check(c, i);
+	return total;
+}
+
+static size_t drain_ring(acq_collector_t *c, size_t i)
+{
+	struct acq_ring *side = check_ring(c, i);
+	size_t total = 0, n;
+
+	if (side && (c->held[i].valid || acq_ring_count(side)))
+		return drain_merged(c, i, side);
+	/* Bounded per ring per pass so one flooded bus cannot starve the
+	   others' rings. */
+	for (int pass = 0; pass < 8; pass++) {
+		n = acq_ring_item_pop_bulk(c->cfg.rings[i], c->buf, c->cfg.drain_max);
+		if (!n)
+			break;
+		collector_sink(c, c->buf, n);
+		total += n;
+	}
+	return total;
+}
+
 int acq_collector_poll(acq_collector_t *c)
 {
-	size_t total = 0, n;
+	size_t total = 0;
 	int64_t now;
 
 	if (!c)
 		return -EINVAL;
 	c->stats.loops++;
 	for (size_t i = 0; i < c->cfg.nrings; i++) {
-		/* Bounded per ring per pass so one flooded bus cannot starve
-		   the others' rings. */
-		for (int pass = 0; pass < 8; pass++) {
-			n = acq_ring_item_pop_bulk(c->cfg.rings[i], c->buf, c->cfg.drain_max);
-			if (!n)
-				break;
-			collector_sink(c, c->buf, n);
-			total += n;
-		}
+		total += drain_ring(c, i);
 		collector_overruns(c, i);
 	}
 	now = basic_mono_ns();

@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <stdbool.h>
 
+struct board_cfg;
+
 int board_cmd_demo(int argc, char **argv);
 int board_cmd_run(int argc, char **argv);
 int board_cmd_check(int argc, char **argv);
@@ -16,7 +18,6 @@ int board_cmd_replay(int argc, char **argv);
 int board_cmd_stat(int argc, char **argv);
 int board_cmd_recv(int argc, char **argv);
 
-struct board_cfg;
 /*
  * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with
  * until_sources_done, until every source ended; SIGHUP reloads cfg->path
@@ -28,13 +29,22 @@ struct board_daemon_opts;
 int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_daemon_opts *opts,
                      double duration_s, bool until_sources_done);
 
+/* The helpers every command shares (cli.c). */
+
 /* Print "railmon CMD: message" to stderr; returns 2 (usage error). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A number of seconds >= 0 ("2", "0.5"): true and *ret, or false. */
 bool cli_parse_seconds(const char *s, double *ret);
 
-/* Set by SIGINT/SIGTERM (main.c owns it: the only global). */
+/* Load and validate the board file path for command cmd: 0 and *ret_cfg
+   (free with board_cfg_free), or the exit code with the message printed
+   (2: no --board, 1: the file is wrong). */
+int cli_load_board(const char *cmd, const char *path, struct board_cfg **ret_cfg);
+
+/* Set by SIGINT/SIGTERM and SIGHUP (main.c owns them: the only globals),
+   once board_install_signals() (cli.c) has put the handlers in place;
+   it also ignores SIGPIPE. */
 extern volatile sig_atomic_t board_stop_requested;
 extern volatile sig_atomic_t board_reload_requested;
 void board_install_signals(void);

@@ -7,10 +7,12 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "basic/ini-schema.h"
-#include "config.h"
+#include "config-types.h"
 
 /* Modbus channels per board file. */
 #define BOARD_CHANNELS_MAX 4096
@@ -47,3 +49,17 @@ struct board_pending_channel {
 
 /* The table of one kind of section; NULL past BOARD_SEC_MAX. */
 const struct basic_ini_table *board_schema_table(enum board_section s);
+
+/* The board-file spelling of Modbus tables, types and byte orders ("?" when
+   out of range), for messages and plans. */
+const char *board_mb_table_name(enum bus_mb_table t);
+const char *board_mb_type_name(enum bus_mb_type t);
+const char *board_mb_order_name(enum bus_mb_order o);
+
+/*
+ * The key reference, from the tables that parse board files: every
+ * section and key with its type, range, default and help, as plain text
+ * or as Markdown (docs/board-keys.md is this output).  Returns 0, or -EIO
+ * if f could not be written.
+ */
+int board_cfg_print_keys(FILE *f, bool markdown);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * daemon.h - wiring: buses -> realtime threads -> rings -> collector ->
- * decode (DBC) -> encode (Batch) -> flash log.
+ * daemon.h - wiring: buses -> sources (acquisition/source.h) -> rings ->
+ * collector -> sink (decode, encode, append: sink.h) -> flash log ->
+ * forwarder.
  *
  * One struct board_daemon holds everything a running railmon owns and is
  * passed down explicitly (no globals outside main.c).  Threads: one RX/poll
- * thread per bus (SCHED_FIFO when the board asks), one collector thread at
- * normal priority.  The caller (run, demo, replay) drives start/stop and
- * reads live values and counters for display.
+ * thread per bus (SCHED_FIFO when the board asks), a monitor thread for the
+ * link checks, one collector thread and the forwarder at normal priority.
+ * The caller (run, demo, replay) drives start/stop and reads live values
+ * and counters for display.
  */
 #pragma once
 
@@ -15,7 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acquisition/source.h"
 #include "bus/dbc.h"
+#include "channels.h"
 #include "config.h"
 
 struct board_daemon;
@@ -30,21 +34,6 @@ struct board_daemon_opts {
 	bool absent_ok;           /* a CAN device not there at open starts gone
 	                             and is reopened (a restart during an outage),
 	                             instead of failing the start */
-};
-
-/* A channel as the daemon knows it: Modbus register or DBC signal. */
-struct board_channel {
-	uint32_t id;              /* bus << 16 | index */
-	char name[96];
-	char unit[16];
-	uint16_t bus;
-	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
-};
-
-struct board_live {
-	double value;
-	int64_t t_ns;             /* 0 = never received */
-	uint32_t quality;
 };
 
 struct board_daemon_stats {
@@ -64,25 +53,6 @@ struct board_daemon_stats {
 	                                         what the health records (stat) say */
 	uint64_t replay_skipped;  /* a log replay: unreadable parts skipped (said on stderr) */
 	int replay_error;         /* a log replay that ended early: -errno, else 0 */
-};
-
-/* A bus device's presence, as its RX/poll thread sees it. */
-enum board_link {
-	BOARD_LINK_UP = 0,
-	BOARD_LINK_GONE,      /* went away: closed, waiting to reopen */
-	BOARD_LINK_REOPENING, /* reopen attempts failed so far; still trying */
-	BOARD_LINK_MAX
-};
-
-struct board_bus_link {
-	enum board_link state;
-	uint64_t losses;          /* times the device went away */
-	uint64_t reopens;         /* times it came back */
-	int cause;                /* -errno it went away with (the last time) */
-	int reopen_err;           /* -errno of the last failed reopen, 0 = none */
-	uint32_t attempts;        /* reopen attempts (this or the last time) */
-	int64_t gone_ns;          /* CLOCK_MONOTONIC it went away (the last time) */
-	int64_t back_ns;          /* CLOCK_MONOTONIC it came back, 0 = never */
 };
 
 /*
@@ -132,15 +102,16 @@ struct upl_forward_stats;
 int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats);
 /*
  * The presence of bus b's device; any thread.  CAN devices that go away are
- * closed and reopened by their RX thread with backoff; Modbus links
+ * closed and reopened by their source's thread with backoff; Modbus links
  * reconnect inside the driver and are followed through its DISCONNECT /
  * CONNECT events.  The counters are read first: the details that follow
- * belong to that count or a newer one.  -EINVAL for a bad d or b.
+ * belong to that count or a newer one (acq_source_link).  A log replay's
+ * buses are always up.  -EINVAL for a bad d or b.
  */
-int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct board_bus_link *ret_link);
+int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct acq_link_state *ret_link);
 
-/* "up", "gone", "reopening"; "?" out of range. */
-const char *board_link_name(enum board_link state);
+/* The DBC of bus b as the daemon loaded it, NULL if none. */
+const bus_dbc_t *board_daemon_dbc(const struct board_daemon *d, size_t b);
 
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */
@@ -149,35 +120,9 @@ int64_t board_daemon_heartbeat(const struct board_daemon *d);
 /* The log directory in use. */
 const char *board_daemon_data_dir(const struct board_daemon *d);
 
-/* The log directory for cfg: override (--data) if not NULL, else [storage]
-   dir, else "railmon-data". */
-const char *board_data_dir(const struct board_cfg *cfg, const char *override);
-
-/*
- * Compare [storage] segment_size and retention_size with the filesystem
- * holding dir (statvfs): -EFBIG / -E2BIG with "file:line: message" in err
- * when they can never work (two segments must fit, the budget must fit);
- * else 0, with a warning in warn ("" if none) when the space free now is
- * short of a segment or of the budget.  Used by `check` and at every start.
- */
-int board_daemon_check_storage(const struct board_cfg *cfg, const char *dir, char *err, size_t errlen, char *warn,
-                               size_t warnlen);
-
 /* A warning about the log found at start (space short, damage set aside at
    recovery), "" if none. */
 const char *board_daemon_log_warning(const struct board_daemon *d);
 
 /* Label for a value of a channel (DBC value table), NULL if none. */
 const char *board_daemon_value_label(const struct board_daemon *d, size_t i, double value);
-
-/*
- * Load the DBC of CAN bus b of cfg as `run` and `check` do.  Errors name the
- * board file and the line of the bus's 'dbc =' (a DBC's own syntax errors
- * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
- * a DBC that defines no message (it would decode nothing), one with more
- * signals than a bus has channel ids (BOARD_BUS_CHANNELS_MAX), and a
- * signal name or unit longer than struct board_channel holds (cut, two
- * names could become one).  0 and the database in *ret_dbc (free with
- * bus_dbc_free), or -errno.
- */
-int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);

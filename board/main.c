@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c - railmon's entry point: subcommand dispatch and signals.
- * The only globals of the program live here (the stop flag).
+ * main.c - railmon's entry point: subcommand dispatch.  The only globals
+ * of the program live here: the flags the signal handlers set (cli.c
+ * installs them, for the commands that stop or reload on a signal).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -12,25 +13,6 @@
 
 volatile sig_atomic_t board_stop_requested;
 volatile sig_atomic_t board_reload_requested;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		board_reload_requested = 1;
-	else
-		board_stop_requested = 1;
-}
-
-void board_install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 static const struct {
 	const char *name;

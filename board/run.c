@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
+#include "check.h"
 #include "cli.h"
 #include "config.h"
 #include "daemon.h"
@@ -187,13 +188,13 @@ static void print_status(struct runner *rn)
 	        " ring drops, %" PRIu64 " refused by the log;", st.records, st.first_seq,
 	        st.next_seq ? st.next_seq - 1 : 0, st.ring_drops, st.log_dropped);
 	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
-		struct board_bus_link l = { 0 };
+		struct acq_link_state l = { 0 };
 		board_daemon_bus_link(rn->d, b, &l);
 		fprintf(stderr, " %s: %" PRIu64 " in, %" PRIu64 " errors", rn->cfg->buses[b].name, st.bus_rx[b],
 		        st.bus_errors[b]);
 		if (l.losses)
 			fprintf(stderr, ", device lost %" PRIu64 " times, reopened %" PRIu64 ", now %s", l.losses,
-			        l.reopens, board_link_name(l.state));
+			        l.reopens, acq_link_name(l.state));
 		fputc(';', stderr);
 	}
 	fputc('\n', stderr);
@@ -239,23 +240,23 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 {
 	struct link_seen *seen = &rn->seen[b];
 	const struct bus_cfg *bc = &rn->cfg->buses[b];
-	struct board_bus_link l;
+	struct acq_link_state l;
 	char where[BUS_PATH_MAX + 32], msg[BUS_PATH_MAX + 256], status[BUS_PATH_MAX + 272], extra[64] = "";
 	uint64_t lost;
 
 	if (board_daemon_bus_link(rn->d, b, &l) < 0 || now - seen->said_ns < 1000000000ll)
 		return;
 	lost = l.losses - seen->losses;
-	if (!lost && l.reopens == seen->reopens && (l.state == BOARD_LINK_UP || l.reopen_err == seen->reopen_err))
+	if (!lost && l.reopens == seen->reopens && (l.state == ACQ_LINK_UP || l.reopen_err == seen->reopen_err))
 		return;
 	bus_where(bc, where, sizeof(where));
 	if (lost > 1)
 		snprintf(extra, sizeof(extra), " (%" PRIu64 " losses since the last message)", lost);
-	if (l.state == BOARD_LINK_UP && lost) /* gone and back within a second: say why here */
+	if (l.state == ACQ_LINK_UP && lost) /* gone and back within a second: say why here */
 		snprintf(msg, sizeof(msg), "bus '%s' (%s) is back after %.1f s, reopen #%" PRIu64 "%s; it was gone: %s%s",
 		         bc->name, where, (double)(l.back_ns - l.gone_ns) / 1e9, l.reopens, extra, strerror(-l.cause),
 		         gone_words(l.cause));
-	else if (l.state == BOARD_LINK_UP)
+	else if (l.state == ACQ_LINK_UP)
 		snprintf(msg, sizeof(msg), "bus '%s' (%s) is back after %.1f s (%u attempt%s), reopen #%" PRIu64 "%s",
 		         bc->name, where, (double)(l.back_ns - l.gone_ns) / 1e9, l.attempts, l.attempts == 1 ? "" : "s",
 		         l.reopens, extra);
@@ -269,6 +270,17 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	snprintf(status, sizeof(status), "STATUS=%s", msg);
 	board_notify(status);
 	*seen = (struct link_seen){ l.losses, l.reopens, l.reopen_err, now };
+}
+
+/* A bus too busy for its poll periods or its bitrate: said at every
+   start, with the words `check` uses. */
+static void load_warnings(struct runner *rn)
+{
+	char msg[BUS_NAME_MAX + 128];
+
+	for (size_t b = 0; b < rn->cfg->nbuses; b++)
+		if (board_bus_load_warning(rn->cfg, b, board_daemon_dbc(rn->d, b), msg, sizeof(msg)))
+			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
 }
 
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */
@@ -313,6 +325,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	uplink_start_warnings(rn);
 	if (rn->no_service)
 		return 0; /* a replay is a command: no stat socket, no watchdogs */
+	load_warnings(rn);
 	if (rn->cfg->stat_socket[0])
 		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
 	else

@@ -1,24 +1,88 @@
 /* SPDX-License-Identifier: MIT */
-/* bus-private.h - shared between bus/ backends only. */
+/*
+ * bus-private.h - shared between bus/ backends only: the device structure
+ * and the driver interface.  Nothing outside bus/ includes it (board/ and
+ * the tests go through bus.h), so a driver's state can change without
+ * touching its users.
+ */
 #pragma once
 
 #include <errno.h>
+#include <stdatomic.h>
 
+#include "basic/counter.h"
 #include "bus.h"
 
 /*
+ * The live counters of a device (struct bus_dev.stats), the same fields as
+ * struct bus_stats.  Each one is written by a single thread, the one that
+ * drives the device (RX/poll thread; the sending thread for tx_frames), and
+ * read by the health reporter on another thread.  Atomic so a reader never
+ * sees a torn value (a plain 64-bit store is two stores on 32-bit ARM);
+ * relaxed because each counter stands alone: nobody reads other data on
+ * the strength of a counter's value, so no ordering is needed, only
+ * untorn and eventually current.  Drivers add with bus_stat_add().
+ */
+struct bus_counters {
+	_Atomic uint64_t rx_frames;
+	_Atomic uint64_t rx_errors;
+	_Atomic uint64_t rx_dropped;
+	_Atomic uint64_t bad_input;
+	_Atomic uint64_t tx_frames;
+	_Atomic uint64_t check_dropped; /* drops found by check(), whose thread
+	                                   is not recv()'s: reported in
+	                                   bus_stats.rx_dropped with rx_dropped */
+};
+
+struct bus_ops {
+	const char *name;
+	/* Set up the device from cfg; called once, may allocate. */
+	int (*open)(bus_dev_t *dev, const struct bus_cfg *cfg);
+	/*
+	 * Fill up to max items.  CAN drivers wait at most timeout_ms for
+	 * input; Modbus runs the transactions of the poll groups that are due.
+	 * Returns the number of items (0 on timeout) or -errno.  RT-safe.
+	 */
+	int (*recv)(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
+	/* Transmit one item (CAN replay onto vcan); -EOPNOTSUPP for Modbus. */
+	int (*send)(bus_dev_t *dev, const struct acq_item *item);
+	/* Poll the link (bus.h: bus_dev_check): off the RX thread, beside
+	   recv(); shares only atomics with it; writes only check_dropped of
+	   the counters. */
+	int (*check)(bus_dev_t *dev, struct acq_item *events, size_t max);
+	void (*close)(bus_dev_t *dev);
+	/*
+	 * After recv() said the device is gone (-ENODEV): release() closes its
+	 * OS handle at once (a replugged USB adapter then gets its old name
+	 * back) and keeps every buffer; reopen() opens it again from dev->cfg,
+	 * with the same set-up as open() (listen-only, bitrate), into those
+	 * buffers.  Neither allocates.  NULL in drivers that never say gone
+	 * (Modbus reconnects by itself inside recv()).
+	 */
+	void (*release)(bus_dev_t *dev);
+	int (*reopen)(bus_dev_t *dev);
+	/* Wakeup-latency histogram of a driver that paces itself (Modbus);
+	   NULL member for drivers that wait on their bus instead. */
+	const struct acq_latency *(*latency)(const bus_dev_t *dev);
+};
+
+struct bus_dev {
+	const struct bus_ops *ops;
+	struct bus_cfg cfg;
+	struct bus_counters stats;
+	int gone_cause;           /* -errno behind recv()'s last -ENODEV */
+	bool absent_ok;           /* open: a device not there is gone, not an error */
+	void *priv;               /* driver state */
+};
+
+/*
  * Add n to a counter of struct bus_counters and return the new value.
- * Only the counter's one writer thread calls this (see bus.h), so a
- * relaxed load and store is the increment: cheaper than a locked
- * read-modify-write on every frame, and readers still never see a torn
- * value.
+ * Only the counter's one writer thread calls this (see above):
+ * basic/counter.h.
  */
 static inline uint64_t bus_stat_add(_Atomic uint64_t *counter, uint64_t n)
 {
-	uint64_t v = atomic_load_explicit(counter, memory_order_relaxed) + n;
-
-	atomic_store_explicit(counter, v, memory_order_relaxed);
-	return v;
+	return basic_counter_add(counter, n);
 }
 
 /* recv()'s way to say the device is gone (bus.h): keep why, -ENODEV. */
@@ -51,57 +115,3 @@ extern const struct bus_ops bus_can_socket_ops;
 extern const struct bus_ops bus_can_slcan_ops;
 extern const struct bus_ops bus_can_trace_ops;
 extern const struct bus_ops bus_modbus_ops;
-
-/*
- * SocketCAN link policy (can-socket.c), exposed so the read-only rules can
- * be tested without a physical controller.
- */
-#include <stdbool.h>
-
-/* What the driver learnt about an interface at open. */
-struct bus_can_link {
-	bool physical;      /* a controller on a real bus, not vcan/vxcan */
-	bool have_ctrlmode; /* its control mode could be read */
-	bool listen_only;   /* currently in listen-only mode (if have_ctrlmode) */
-	uint32_t bitrate;   /* current bitrate, 0 = unknown */
-	bool up;            /* administratively up (IFF_UP) */
-};
-
-/* What open must change on the link (link down, set, link up). */
-struct bus_can_plan {
-	bool set_ctrlmode;  /* write CAN_CTRLMODE_LISTENONLY = listen_only */
-	bool listen_only;
-	bool set_bitrate;
-	uint32_t bitrate;
-};
-
-/*
- * Decide how to open cfg on link.  Virtual links need nothing.  Physical
- * ones: listen-only wanted -> set it unless known to be set; normal mode
- * -> -EPERM unless cfg->allow_normal_mode; bitrate set when asked and
- * different; dbitrate -> -EOPNOTSUPP (libsocketcan cannot set it).
- * Returns 0 and *ret_plan, -EINVAL on NULL arguments.  Pure function.
- */
-int bus_can_socket_plan(const struct bus_can_cfg *cfg, const struct bus_can_link *link,
-                        struct bus_can_plan *ret_plan);
-
-/* True for rtnetlink link kinds that are not a real bus (vcan, vxcan). */
-bool bus_can_kind_is_virtual(const char *kind);
-
-/* An interface as rtnetlink describes it. */
-struct bus_can_linkinfo {
-	unsigned type;       /* ARPHRD_*; ARPHRD_CAN for every CAN interface */
-	char kind[16];       /* rtnl link kind: "can", "vcan", "vxcan"; "" = none */
-	uint32_t can_attrs;  /* kind "can": bit n set if IFLA_CAN attribute n
-	                        (linux/can/netlink.h) is present; else 0 */
-	unsigned flags;      /* ifi_flags: IFF_UP, IFF_RUNNING... */
-};
-
-/*
- * Parse the RTM_NEWLINK reply of len bytes to an RTM_GETLINK request.
- * Returns 0 and *ret_info, the kernel's -errno for an NLMSG_ERROR reply,
- * -EBADMSG for a malformed or unexpected message, -ENAMETOOLONG for a
- * kind longer than 15 bytes, -EINVAL on bad arguments.  Reads nothing
- * past len; no allocation.
- */
-int bus_can_link_parse(const void *buf, size_t len, struct bus_can_linkinfo *ret_info);

@@ -97,6 +97,11 @@ int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 	return dev->ops->check(dev, events, max);
 }
 
+bool bus_dev_has_check(const bus_dev_t *dev)
+{
+	return dev && dev->ops->check;
+}
+
 int bus_dev_gone_cause(const bus_dev_t *dev)
 {
 	if (!dev)
@@ -135,7 +140,8 @@ int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats)
 	*ret_stats = (struct bus_stats){
 		.rx_frames = atomic_load_explicit(&dev->stats.rx_frames, memory_order_relaxed),
 		.rx_errors = atomic_load_explicit(&dev->stats.rx_errors, memory_order_relaxed),
-		.rx_dropped = atomic_load_explicit(&dev->stats.rx_dropped, memory_order_relaxed),
+		.rx_dropped = atomic_load_explicit(&dev->stats.rx_dropped, memory_order_relaxed) +
+		              atomic_load_explicit(&dev->stats.check_dropped, memory_order_relaxed),
 		.bad_input = atomic_load_explicit(&dev->stats.bad_input, memory_order_relaxed),
 		.tx_frames = atomic_load_explicit(&dev->stats.tx_frames, memory_order_relaxed),
 	};

@@ -14,7 +14,6 @@
  */
 #pragma once
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -145,63 +144,11 @@ struct bus_stats {
 };
 
 /*
- * The live counters of a device (struct bus_dev.stats), the same fields as
- * struct bus_stats.  Each one is written by a single thread, the one that
- * drives the device (RX/poll thread; the sending thread for tx_frames), and
- * read by the health reporter on another thread.  Atomic so a reader never
- * sees a torn value (a plain 64-bit store is two stores on 32-bit ARM);
- * relaxed because each counter stands alone: nobody reads other data on
- * the strength of a counter's value, so no ordering is needed, only
- * untorn and eventually current.  Drivers add with bus_stat_add().
+ * A device: opaque.  Its driver, its copy of the configuration, its live
+ * counters and the driver's state are private to bus/ (bus-private.h), as
+ * libmodbus keeps struct _modbus: callers use the functions below.
  */
-struct bus_counters {
-	_Atomic uint64_t rx_frames;
-	_Atomic uint64_t rx_errors;
-	_Atomic uint64_t rx_dropped;
-	_Atomic uint64_t bad_input;
-	_Atomic uint64_t tx_frames;
-};
-
 typedef struct bus_dev bus_dev_t;
-
-struct bus_ops {
-	const char *name;
-	/* Set up the device from cfg; called once, may allocate. */
-	int (*open)(bus_dev_t *dev, const struct bus_cfg *cfg);
-	/*
-	 * Fill up to max items.  CAN drivers wait at most timeout_ms for
-	 * input; Modbus runs the transactions of the poll groups that are due.
-	 * Returns the number of items (0 on timeout) or -errno.  RT-safe.
-	 */
-	int (*recv)(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
-	/* Transmit one item (CAN replay onto vcan); -EOPNOTSUPP for Modbus. */
-	int (*send)(bus_dev_t *dev, const struct acq_item *item);
-	/* Poll link state (bus-off, berr counters, reconnect); emits events. */
-	int (*check)(bus_dev_t *dev, struct acq_item *events, size_t max);
-	void (*close)(bus_dev_t *dev);
-	/*
-	 * After recv() said the device is gone (-ENODEV): release() closes its
-	 * OS handle at once (a replugged USB adapter then gets its old name
-	 * back) and keeps every buffer; reopen() opens it again from dev->cfg,
-	 * with the same set-up as open() (listen-only, bitrate), into those
-	 * buffers.  Neither allocates.  NULL in drivers that never say gone
-	 * (Modbus reconnects by itself inside recv()).
-	 */
-	void (*release)(bus_dev_t *dev);
-	int (*reopen)(bus_dev_t *dev);
-	/* Wakeup-latency histogram of a driver that paces itself (Modbus);
-	   NULL member for drivers that wait on their bus instead. */
-	const struct acq_latency *(*latency)(const bus_dev_t *dev);
-};
-
-struct bus_dev {
-	const struct bus_ops *ops;
-	struct bus_cfg cfg;
-	struct bus_counters stats;
-	int gone_cause;           /* -errno behind recv()'s last -ENODEV */
-	bool absent_ok;           /* open: a device not there is gone, not an error */
-	void *priv;               /* driver state */
-};
 
 /*
  * Open the driver cfg names.  cfg is copied; pointers inside it (Modbus
@@ -212,10 +159,33 @@ struct bus_dev {
 int bus_dev_new(const struct bus_cfg *cfg, bus_dev_t **ret_dev);
 /* Close and free; accepts NULL; returns NULL. */
 bus_dev_t *bus_dev_free(bus_dev_t *dev);
-/* See struct bus_ops.  RT-safe once open. */
+/*
+ * Fill up to max items: CAN drivers wait at most timeout_ms for input
+ * (< 0: no limit); Modbus runs the transactions of its poll groups that are
+ * due.  Returns the number of items (0 on timeout), -ENODATA at the end of
+ * a trace, -ENODEV when the device is gone (below), or -errno.  Called by
+ * one thread only (the RX/poll thread).  RT-safe once open: no allocation,
+ * no locks, no logging.
+ */
 int bus_dev_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms);
+/* Transmit one CAN item (replay onto vcan); 0, -EOPNOTSUPP for Modbus and
+   traces, -EPERM for a physical bus not opened in normal mode, -errno. */
 int bus_dev_send(bus_dev_t *dev, const struct acq_item *item);
+/*
+ * Poll the link for what recv() cannot see (SocketCAN: controller state and
+ * error counters, interface and socket drop counters), as events into
+ * events (up to max; what does not fit is found again next time).  Returns
+ * their number (0 for drivers with nothing to poll) or -errno.  It may
+ * block for netlink round-trips (libsocketcan), so it must not run on the
+ * realtime RX thread: it runs on a normal-priority thread (acquisition's
+ * monitor) while recv() goes on, and shares only atomics with recv().
+ * Never concurrently with bus_dev_release(), bus_dev_reopen() or
+ * bus_dev_free(): the caller keeps them apart (acq_source does).
+ */
 int bus_dev_check(bus_dev_t *dev, struct acq_item *events, size_t max);
+/* Whether bus_dev_check() can report anything for this device (false:
+   it always returns 0, and no thread needs to call it). */
+bool bus_dev_has_check(const bus_dev_t *dev);
 /*
  * A device that goes away: bus_dev_recv() returns -ENODEV, and keeps
  * returning it, when the device is gone - slcan: the tty hung up or failed

@@ -10,14 +10,20 @@
  * Error frames are subscribed (CAN_ERR_MASK): each one is returned as a
  * raw item flagged ACQ_CAN_ERR, followed by decoded state events.
  *
- * Link control (open, check): libsocketcan for state, bit timing, berr
- * counters and link statistics.  Those calls print "no ... data found"
- * and leave errno at 0 when the link lacks the attribute (always on vcan),
- * so one RTM_GETLINK first tells the link kind and which IFLA_CAN_*
- * attributes exist, and libsocketcan is asked only for those: virtual
- * links (vcan, vxcan) get link statistics only, a controller without
- * state is remembered as such so check() stops asking.  Return values
- * only: errno after a libsocketcan call is never trusted.
+ * Link control (open, check): what the link is and reports (its kind,
+ * up or down, controller state, error counters, control mode, bitrate,
+ * drop counters) comes from one RTM_GETLINK of our own, answered within
+ * 500 ms or given up (cs_link_query).  libsocketcan only changes the link
+ * (bitrate, listen-only, down and up): its reads wait for ever for a
+ * reply when the interface disappears between their name lookup and the
+ * kernel's answer (an error, not the reply they loop for), and print to
+ * stderr on a link without CAN data (every vcan).  check() still waits for
+ * the kernel (its rtnl lock), so it runs on acquisition's monitor thread
+ * at normal priority, never on the RX thread (bus.h); what it shares with
+ * recv() is atomic (the state last reported, the socket drop count).  A
+ * controller without state is remembered as such, so check() stops
+ * asking.  Return values only: errno after a libsocketcan call is never
+ * trusted.
  *
  * Items produced (bus = cfg->index, t_ns = the frame's kernel stamp, or
  * the time of check() for what check() finds):
@@ -76,6 +82,7 @@
 
 #include "bus.h"
 #include "bus-private.h"
+#include "can-link.h"
 #include "basic/clock.h"
 
 /* Frames per recvmmsg(); bounds the per-open buffers (~10 KiB of frames). */
@@ -89,6 +96,8 @@
 #define CS_PENDING (CS_BATCH * CS_ITEMS_PER_FRAME)
 /* SCM_TIMESTAMPING (3 timespecs) + SO_RXQ_OVFL (u32), with room to spare. */
 #define CS_CMSG_SIZE 256
+/* The longest wait for the kernel's answer about a link. */
+#define CS_NETLINK_TIMEOUT_MS 500
 
 /* ACQ_EV_CAN_RX_OVERFLOW detail: who lost the frames. */
 enum {
@@ -99,12 +108,17 @@ enum {
 
 struct cs_priv {
 	int fd;
+	int ifindex;              /* of the interface attached (a re-created one
+	                             has a new index) */
 	struct bus_can_link link;
-	bool link_data;           /* libsocketcan can read the state here */
+	bool link_data;           /* the controller reports its state */
 	bool have_berr;           /* ... and the error counters */
-	int state;                /* last CAN_STATE_* reported; -1 = none yet */
-	uint32_t sock_drops;      /* SO_RXQ_OVFL value already accounted */
-	uint64_t netdev_drops;    /* interface drop counters already accounted */
+	/* check() runs on the monitor's thread while recv() runs on the RX
+	   thread (bus.h): what both touch is atomic. */
+	_Atomic int state;        /* last CAN_STATE_* reported; -1 = none yet */
+	_Atomic uint32_t sock_drops; /* socket drop count already accounted */
+	uint64_t netdev_drops;    /* interface drop counters already accounted
+	                             (check() only, and attach) */
 	/* Items an expanded frame did not fit into the caller's array. */
 	unsigned pend_head, pend_len;
 	struct acq_item pend[CS_PENDING];
@@ -117,11 +131,13 @@ struct cs_priv {
 	} cmsg[CS_BATCH];
 };
 
-/* Where recv/check put items: the caller's array first, then pend[]. */
+/* Where recv/check put items: the caller's array first, then (recv only)
+   pend[]. */
 struct cs_out {
 	struct cs_priv *p;
 	struct acq_item *items;
 	size_t max, n;
+	bool check;               /* check(): never pend[], which is recv's */
 };
 
 static struct acq_item *cs_emit(struct cs_out *o)
@@ -131,6 +147,8 @@ static struct acq_item *cs_emit(struct cs_out *o)
 
 	if (o->n < o->max)
 		it = &o->items[o->n++];
+	else if (o->check)
+		return NULL; /* check() never queues: what does not fit is found again */
 	else if (p->pend_len < CS_PENDING)
 		it = &p->pend[(p->pend_head + p->pend_len++) % CS_PENDING];
 	else
@@ -157,12 +175,41 @@ static void cs_event(struct cs_out *o, uint16_t bus, int64_t t_ns,
 
 /* ------------------------------------------------------------------ link */
 
+static int cs_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	return setsockopt(fd, level, name, val, len) < 0 ? -errno : 0;
+}
+
 bool bus_can_kind_is_virtual(const char *kind)
 {
 	return kind && (!strcmp(kind, "vcan") || !strcmp(kind, "vxcan"));
 }
 
-/* Note which IFLA_CAN_* attributes an IFLA_INFO_DATA carries. */
+/* The value of one IFLA_CAN_* attribute, when its payload holds it
+   (a short one is present but not read: can_vals says which were). */
+static void cs_parse_can_value(const struct rtattr *a, unsigned t, struct bus_can_linkinfo *info)
+{
+	size_t n = RTA_PAYLOAD(a);
+	uint32_t u[2];
+
+	memset(u, 0, sizeof(u));
+	memcpy(u, RTA_DATA(a), n < sizeof(u) ? n : sizeof(u));
+	if (t == IFLA_CAN_STATE && n >= 4)
+		info->state = u[0];
+	else if (t == IFLA_CAN_CTRLMODE && n >= 8) /* struct can_ctrlmode { mask, flags } */
+		info->ctrlmode = u[1];
+	else if (t == IFLA_CAN_BITTIMING && n >= 4) /* struct can_bittiming: bitrate first */
+		info->bitrate = u[0];
+	else if (t == IFLA_CAN_BERR_COUNTER && n >= 4) { /* struct can_berr_counter { txerr, rxerr } */
+		info->txerr = (uint16_t)(u[0] & 0xffff);
+		info->rxerr = (uint16_t)(u[0] >> 16);
+	} else
+		return;
+	info->can_vals |= 1u << t;
+}
+
+/* Note which IFLA_CAN_* attributes an IFLA_INFO_DATA carries, and read
+   the values the driver uses. */
 static void cs_parse_can_data(const struct rtattr *d, struct bus_can_linkinfo *info)
 {
 	const struct rtattr *a = RTA_DATA(d);
@@ -171,9 +218,26 @@ static void cs_parse_can_data(const struct rtattr *d, struct bus_can_linkinfo *i
 	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		unsigned t = a->rta_type & NLA_TYPE_MASK;
 
-		if (t < 32)
+		if (t < 32) {
 			info->can_attrs |= 1u << t;
+			cs_parse_can_value(a, t, info);
+		}
 	}
+}
+
+/* IFLA_STATS64: the interface's drop counters (an older kernel's shorter
+   struct still has them: only the fields up to rx_fifo_errors are read). */
+static void cs_parse_stats(const struct rtattr *a, struct bus_can_linkinfo *info)
+{
+	struct rtnl_link_stats64 st;
+	size_t n = RTA_PAYLOAD(a), need = offsetof(struct rtnl_link_stats64, rx_fifo_errors) + sizeof(st.rx_fifo_errors);
+
+	if (n < need)
+		return;
+	memset(&st, 0, sizeof(st));
+	memcpy(&st, RTA_DATA(a), n < sizeof(st) ? n : sizeof(st));
+	info->have_stats = true;
+	info->rx_lost = st.rx_dropped + st.rx_over_errors + st.rx_fifo_errors;
 }
 
 /* IFLA_LINKINFO: the link kind and, for CAN controllers, their data. */
@@ -227,6 +291,8 @@ int bus_can_link_parse(const void *buf, size_t len, struct bus_can_linkinfo *ret
 	a = IFLA_RTA(ifi);
 	alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
 	for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+		if ((a->rta_type & NLA_TYPE_MASK) == IFLA_STATS64)
+			cs_parse_stats(a, &info);
 		if ((a->rta_type & NLA_TYPE_MASK) != IFLA_LINKINFO)
 			continue;
 		r = cs_parse_linkinfo(a, &info);
@@ -235,12 +301,18 @@ int bus_can_link_parse(const void *buf, size_t len, struct bus_can_linkinfo *ret
 	}
 	/* Controller data only means something for CAN controllers. */
 	if (strcmp(info.kind, "can"))
-		info.can_attrs = 0;
+		info.can_attrs = info.can_vals = 0;
 	*ret_info = info;
 	return 0;
 }
 
-/* RTM_GETLINK for one interface, parsed. */
+/*
+ * RTM_GETLINK for one interface, parsed: one round-trip, and a bounded
+ * one.  The reply is waited for at most CS_NETLINK_TIMEOUT_MS (the kernel
+ * may hold its rtnl lock for a while: an `ip link` elsewhere); an error
+ * reply (the interface went away meanwhile) is an error, not a wait for a
+ * reply that never comes, as in libsocketcan's reads.
+ */
 static int cs_link_query(int ifindex, struct bus_can_linkinfo *ret_info)
 {
 	struct {
@@ -258,19 +330,21 @@ static int cs_link_query(int ifindex, struct bus_can_linkinfo *ret_info)
 		char b[16384];
 		struct nlmsghdr align;
 	} buf;
+	struct timeval tv = { .tv_usec = CS_NETLINK_TIMEOUT_MS * 1000 };
 	ssize_t n;
 	int fd, r;
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return -errno;
-	if (sendto(fd, &req, req.h.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	r = cs_setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (!r && sendto(fd, &req, req.h.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		r = -errno;
+	if (r < 0)
 		goto out;
-	}
 	n = recv(fd, buf.b, sizeof(buf.b), 0);
 	if (n < 0) {
-		r = -errno;
+		r = errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
 		goto out;
 	}
 	r = bus_can_link_parse(buf.b, (size_t)n, ret_info);
@@ -280,18 +354,18 @@ out:
 }
 
 #define CS_HAS(info, attr) ((info).can_attrs & (1u << (attr)))
+#define CS_VAL(info, attr) ((info).can_vals & (1u << (attr)))
 
 /*
- * Learn what kind of link this is and what its controller reports.
- * libsocketcan is asked only for what the link has (it prints to stderr
- * on what it lacks).  Returns 0, -ENODEV for a non-CAN interface.
+ * Learn what kind of link this is and what its controller reports, from
+ * one RTM_GETLINK: a controller without state is remembered as such, so
+ * check() does not ask for it.  Returns 0, -ENODEV for a non-CAN
+ * interface, or the query's -errno.
  */
-static int cs_link_read(const char *ifname, int ifindex, struct cs_priv *p)
+static int cs_link_read(int ifindex, struct cs_priv *p)
 {
-	struct can_ctrlmode cm = { 0 };
-	struct can_bittiming bt = { 0 };
 	struct bus_can_linkinfo info;
-	int state, r;
+	int r;
 
 	r = cs_link_query(ifindex, &info);
 	if (r < 0)
@@ -300,14 +374,14 @@ static int cs_link_read(const char *ifname, int ifindex, struct cs_priv *p)
 		return -ENODEV;
 	p->link = (struct bus_can_link){ .physical = !bus_can_kind_is_virtual(info.kind),
 	                                 .up = info.flags & IFF_UP };
-	p->link_data = CS_HAS(info, IFLA_CAN_STATE) && can_get_state(ifname, &state) == 0;
+	p->link_data = CS_VAL(info, IFLA_CAN_STATE);
 	p->have_berr = p->link_data && CS_HAS(info, IFLA_CAN_BERR_COUNTER);
-	if (CS_HAS(info, IFLA_CAN_CTRLMODE) && can_get_ctrlmode(ifname, &cm) == 0) {
+	if (CS_VAL(info, IFLA_CAN_CTRLMODE)) {
 		p->link.have_ctrlmode = true;
-		p->link.listen_only = cm.flags & CAN_CTRLMODE_LISTENONLY;
+		p->link.listen_only = info.ctrlmode & CAN_CTRLMODE_LISTENONLY;
 	}
-	if (CS_HAS(info, IFLA_CAN_BITTIMING) && can_get_bittiming(ifname, &bt) == 0)
-		p->link.bitrate = bt.bitrate;
+	if (CS_VAL(info, IFLA_CAN_BITTIMING))
+		p->link.bitrate = info.bitrate;
 	return 0;
 }
 
@@ -377,7 +451,7 @@ static int cs_link_apply(const char *ifname, int ifindex, const struct bus_can_p
 	if (can_do_start(ifname) < 0 && !r)
 		r = -EIO;
 	if (!r)
-		r = cs_link_read(ifname, ifindex, p);
+		r = cs_link_read(ifindex, p);
 	if (!r && plan->listen_only && !(p->link.have_ctrlmode && p->link.listen_only))
 		r = -EPERM;
 	return r;
@@ -388,7 +462,7 @@ static int cs_link_setup(const struct bus_can_cfg *cfg, int ifindex, struct cs_p
 	struct bus_can_plan plan;
 	int r;
 
-	r = cs_link_read(cfg->ifname, ifindex, p);
+	r = cs_link_read(ifindex, p);
 	if (!r)
 		r = bus_can_socket_plan(cfg, &p->link, &plan);
 	if (!r)
@@ -396,23 +470,21 @@ static int cs_link_setup(const struct bus_can_cfg *cfg, int ifindex, struct cs_p
 	return r;
 }
 
-/* Sum of the interface counters that mean "frame lost before any socket". */
-static int cs_netdev_drops(const char *ifname, uint64_t *ret_drops)
+/* The interface's counters that mean "frame lost before any socket". */
+static int cs_netdev_drops(int ifindex, uint64_t *ret_drops)
 {
-	struct rtnl_link_stats64 s = { 0 };
+	struct bus_can_linkinfo info;
+	int r = cs_link_query(ifindex, &info);
 
-	if (can_get_link_stats(ifname, &s) < 0)
+	if (r < 0)
+		return r;
+	if (!info.have_stats)
 		return -EIO;
-	*ret_drops = s.rx_dropped + s.rx_over_errors + s.rx_fifo_errors;
+	*ret_drops = info.rx_lost;
 	return 0;
 }
 
 /* ---------------------------------------------------------------- socket */
-
-static int cs_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
-{
-	return setsockopt(fd, level, name, val, len) < 0 ? -errno : 0;
-}
 
 static int cs_socket_setup(int fd, const struct bus_can_cfg *cfg, int ifindex)
 {
@@ -509,10 +581,11 @@ static int cs_attach(bus_dev_t *dev, bool need_up)
 	}
 	/* Baseline: only drops after open are ours to report (a new
 	   interface starts its counters at 0, a new socket its SO_RXQ_OVFL). */
-	if (cs_netdev_drops(c->ifname, &p->netdev_drops) < 0)
+	p->ifindex = ifindex;
+	if (cs_netdev_drops(ifindex, &p->netdev_drops) < 0)
 		p->netdev_drops = UINT64_MAX; /* counters unreadable: never report */
-	p->sock_drops = 0;
-	p->state = -1;
+	atomic_store_explicit(&p->sock_drops, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->state, -1, memory_order_relaxed);
 	return 0;
 }
 
@@ -544,18 +617,29 @@ static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 
 /* ------------------------------------------------------------------ recv */
 
-/* Account an SO_RXQ_OVFL / SK_MEMINFO_DROPS reading (same kernel counter). */
+/*
+ * Account an SO_RXQ_OVFL (recv) or SK_MEMINFO_DROPS (check) reading: the
+ * same kernel counter, read by two threads.  Whoever moves sock_drops
+ * forward reports that distance, so each drop is counted once; a
+ * compare-and-swap, never a lock, and contended at most once a second.
+ * Each thread adds to its own counter (single writer): recv to
+ * rx_dropped, check to check_dropped.
+ */
 static void cs_sock_drops(bus_dev_t *dev, struct cs_out *o, uint32_t now, int64_t t_ns)
 {
 	struct cs_priv *p = dev->priv;
-	/* Wrapping u32: a frame queued before the last reading can carry an
-	   older, smaller value; only a positive distance is new. */
-	int32_t delta = (int32_t)(now - p->sock_drops);
+	uint32_t seen = atomic_load_explicit(&p->sock_drops, memory_order_relaxed);
+	int32_t delta;
 
-	if (delta <= 0)
-		return;
-	p->sock_drops = now;
-	bus_stat_add(&dev->stats.rx_dropped, (uint32_t)delta);
+	do {
+		/* Wrapping u32: a frame queued before the last reading can
+		   carry an older, smaller value; only a positive distance is new. */
+		delta = (int32_t)(now - seen);
+		if (delta <= 0)
+			return;
+	} while (!atomic_compare_exchange_weak_explicit(&p->sock_drops, &seen, now, memory_order_relaxed,
+	                                                memory_order_relaxed));
+	bus_stat_add(o->check ? &dev->stats.check_dropped : &dev->stats.rx_dropped, (uint32_t)delta);
 	cs_event(o, dev->cfg.index, t_ns, ACQ_EV_CAN_RX_OVERFLOW, delta, CS_OVFL_SOCKET);
 }
 
@@ -564,7 +648,7 @@ static void cs_state_event(bus_dev_t *dev, struct cs_out *o, int64_t t_ns,
 {
 	struct cs_priv *p = dev->priv;
 
-	p->state = state;
+	atomic_store_explicit(&p->state, state, memory_order_relaxed);
 	cs_event(o, dev->cfg.index, t_ns, code, rx, (uint32_t)tx);
 }
 
@@ -790,41 +874,54 @@ static uint32_t cs_state_code(int state)
 	}
 }
 
-/* Controller state via libsocketcan; only on physical links that have it. */
-static void cs_check_state(bus_dev_t *dev, struct cs_out *o, int64_t t)
+/* Controller state; only on physical links that report it. */
+static void cs_check_state(bus_dev_t *dev, struct cs_out *o, int64_t t, const struct bus_can_linkinfo *info)
 {
 	struct cs_priv *p = dev->priv;
-	struct can_berr_counter bc = { 0 };
 	uint32_t code;
 	int state;
 
 	if (!p->link.physical || !p->link_data)
 		return;
-	if (can_get_state(dev->cfg.can.ifname, &state) < 0) {
+	if (!CS_VAL(*info, IFLA_CAN_STATE)) {
 		p->link_data = false; /* not a controller that reports: stop asking */
 		return;
 	}
+	state = (int)info->state;
 	code = cs_state_code(state);
-	if (state == p->state || code == ACQ_EV_NONE || o->n >= o->max)
+	if (state == atomic_load_explicit(&p->state, memory_order_relaxed) || code == ACQ_EV_NONE || o->n >= o->max)
 		return;
-	if (!p->have_berr || can_get_berr_counter(dev->cfg.can.ifname, &bc) < 0)
+	if (!p->have_berr || !CS_VAL(*info, IFLA_CAN_BERR_COUNTER))
 		cs_state_event(dev, o, t, state, code, -1, -1);
 	else
-		cs_state_event(dev, o, t, state, code, bc.rxerr, bc.txerr);
+		cs_state_event(dev, o, t, state, code, info->rxerr, info->txerr);
 }
 
-static void cs_check_netdev(bus_dev_t *dev, struct cs_out *o, int64_t t)
+static void cs_check_netdev(bus_dev_t *dev, struct cs_out *o, int64_t t, const struct bus_can_linkinfo *info)
 {
 	struct cs_priv *p = dev->priv;
-	uint64_t now;
 
-	if (p->netdev_drops == UINT64_MAX || o->n >= o->max ||
-	    cs_netdev_drops(dev->cfg.can.ifname, &now) < 0 || now <= p->netdev_drops)
+	if (p->netdev_drops == UINT64_MAX || o->n >= o->max || !info->have_stats || info->rx_lost <= p->netdev_drops)
 		return;
-	bus_stat_add(&dev->stats.rx_dropped, now - p->netdev_drops);
+	bus_stat_add(&dev->stats.check_dropped, info->rx_lost - p->netdev_drops);
 	cs_event(o, dev->cfg.index, t, ACQ_EV_CAN_RX_OVERFLOW,
-	         (int64_t)(now - p->netdev_drops), CS_OVFL_NETDEV);
-	p->netdev_drops = now;
+	         (int64_t)(info->rx_lost - p->netdev_drops), CS_OVFL_NETDEV);
+	p->netdev_drops = info->rx_lost;
+}
+
+/* One RTM_GETLINK answers what check() asks the interface: its drop
+   counters and, on a controller, its state and error counters. */
+static void cs_check_link(bus_dev_t *dev, struct cs_out *o, int64_t t)
+{
+	struct cs_priv *p = dev->priv;
+	struct bus_can_linkinfo info;
+
+	if (o->n >= o->max || (p->netdev_drops == UINT64_MAX && !(p->link.physical && p->link_data)))
+		return;
+	if (cs_link_query(p->ifindex, &info) < 0)
+		return; /* asked again next time */
+	cs_check_netdev(dev, o, t, &info);
+	cs_check_state(dev, o, t, &info);
 }
 
 /*
@@ -844,17 +941,24 @@ static void cs_check_sock(bus_dev_t *dev, struct cs_out *o, int64_t t)
 	cs_sock_drops(dev, o, mem[SK_MEMINFO_DROPS], t);
 }
 
+/*
+ * On the monitor's thread (bus.h), beside recv(): the netlink round-trip
+ * would stall the SCHED_FIFO RX thread for as long as the kernel's rtnl
+ * lock is held elsewhere.  It reads the socket (SO_MEMINFO: thread-safe in
+ * the kernel), the interface by index, and what it alone writes; shared
+ * state is atomic.  fd and the link data change only in
+ * release/reopen, which never run while check does (acq_source's
+ * hand-shake).
+ */
 static int cs_check(bus_dev_t *dev, struct acq_item *events, size_t max)
 {
-	/* check() never queues: what does not fit is found again next time. */
-	struct cs_out o = { .p = dev->priv, .items = events, .max = max };
+	struct cs_out o = { .p = dev->priv, .items = events, .max = max, .check = true };
 	int64_t t = basic_realtime_ns();
 
 	if (o.p->fd < 0)
 		return 0; /* released: nothing to ask until reopened */
 	cs_check_sock(dev, &o, t);
-	cs_check_netdev(dev, &o, t);
-	cs_check_state(dev, &o, t);
+	cs_check_link(dev, &o, t);
 	return (int)o.n;
 }
 

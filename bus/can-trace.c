@@ -4,7 +4,8 @@
  *
  * cfg->can.device is the file, cfg->can.ifname ("" = all) keeps only the
  * lines of one interface, cfg->can.filters apply as on CAN_RAW.  trace_speed > 0 paces frames by their trace
- * timestamps divided by the speed and restamps them with CLOCK_REALTIME at
+ * timestamps divided by the speed (acquisition/acq-pace.h, the pacing of
+ * every recorded source) and restamps them with CLOCK_REALTIME at
  * delivery, as a live bus would; trace_speed == 0 delivers as fast as the
  * caller drains and keeps the trace timestamps, so a replay is
  * deterministic.  With trace_loop the file starts over at EOF and the
@@ -37,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acquisition/acq-pace.h"
 #include "bus-private.h"
 #include "can-filter.h"
 #include "candump.h"
@@ -68,9 +70,7 @@ struct trace {
 	uint64_t pass_frames;
 	int64_t loop_off;
 	int64_t last_t_ns;         /* last delivered frame, stamps events at speed 0 */
-	/* pacing */
-	bool paced_started;
-	int64_t mono0_ns, trace0_ns;
+	struct acq_pace pace;      /* trace_speed > 0 */
 	struct acq_item pending;
 	bool have_pending;
 };
@@ -253,33 +253,15 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 }
 
 /*
- * Wait until the pending frame is due.  Returns 1 when due (restamped),
- * 0 if it is not due before deadline_ns (or at all when nowait).
+ * Wait until the pending frame is due (acq-pace.h: the one pacing loop of
+ * every recorded source).  Returns 1 when due (restamped: a paced trace
+ * plays a live bus), 0 if it is not due before deadline_ns (or at all when
+ * nowait).
  */
-static int trace_pace(bus_dev_t *dev, struct trace *tr, int64_t deadline_ns, bool nowait)
+static int trace_pace(struct trace *tr, int64_t deadline_ns, bool nowait)
 {
-	double speed = dev->cfg.can.trace_speed, delay;
-	int64_t target;
-
-	if (!tr->paced_started) {
-		tr->paced_started = true;
-		tr->mono0_ns = basic_now_ns(CLOCK_MONOTONIC);
-		tr->trace0_ns = tr->pending.t_ns;
-	}
-	delay = (double)(tr->pending.t_ns - tr->trace0_ns) / speed;
-	/* a frame a century away (bad stamp, tiny speed) must not overflow */
-	target = tr->mono0_ns + (int64_t)fmin(fmax(delay, 0.0), 3.0e18);
-	for (;;) {
-		int64_t now = basic_now_ns(CLOCK_MONOTONIC);
-		struct timespec ts;
-
-		if (now >= target)
-			break;
-		if (nowait || (deadline_ns >= 0 && deadline_ns <= now))
-			return 0;
-		ts = basic_ns_to_ts(deadline_ns >= 0 && deadline_ns < target ? deadline_ns : target);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-	}
+	if (!acq_pace_wait(&tr->pace, tr->pending.t_ns, nowait ? 0 : deadline_ns, NULL))
+		return 0;
 	tr->pending.t_ns = basic_now_ns(CLOCK_REALTIME);
 	return 1;
 }
@@ -306,7 +288,7 @@ static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 		}
 		/* events are not paced: they have no trace time of their own */
 		if (dev->cfg.can.trace_speed > 0 && tr->pending.kind == ACQ_ITEM_CAN &&
-		    trace_pace(dev, tr, deadline, n > 0) == 0)
+		    trace_pace(tr, deadline, n > 0) == 0)
 			break;
 		items[n++] = tr->pending;
 		tr->have_pending = false;
@@ -365,7 +347,7 @@ static int trace_reopen(bus_dev_t *dev)
 	struct trace *tr = dev->priv;
 
 	trace_release(dev);
-	tr->paced_started = false;
+	acq_pace_restart(&tr->pace);
 	return trace_attach(dev);
 }
 
@@ -383,6 +365,8 @@ static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 		return -ENOMEM;
 	tr->first_pass = true;
 	tr->fd = -1;
+	if (can->trace_speed > 0)
+		acq_pace_init(&tr->pace, can->trace_speed); /* finite and > 0: checked above */
 	tr->buf = malloc(TRACE_BUF_SIZE);
 	dev->priv = tr;
 	r = tr->buf ? bus_open_absent(dev, trace_attach(dev)) : -ENOMEM;

@@ -13,7 +13,7 @@ import sys
 ALLOWED = {
     "basic": set(),
     "acquisition": {"basic"},
-    "bus": {"basic", "acquisition/acq-item.h", "acquisition/acq-latency.h"},
+    "bus": {"basic", "acquisition/acq-item.h", "acquisition/acq-latency.h", "acquisition/acq-pace.h"},
     "storage": {"basic"},
     "record": {"basic", "acquisition/acq-item.h"},
     "uplink": {"basic", "acquisition/acq-item.h", "record"},

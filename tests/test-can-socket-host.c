@@ -10,6 +10,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@
 #include <linux/rtnetlink.h>
 
 #include "bus/bus.h"
-#include "bus/bus-private.h"
+#include "bus/can-link.h"
 
 static struct bus_cfg can_cfg(const char *ifname)
 {
@@ -219,11 +220,70 @@ static void test_link_parse(void)
 	}
 }
 
+/*
+ * The values the driver reads from the same reply (no libsocketcan read):
+ * controller state, control mode, bitrate, error counters, and the
+ * interface's drop counters; an attribute too short for its value is
+ * present but not read.
+ */
+static void test_link_values(void)
+{
+	union {
+		char b[1024];
+		struct nlmsghdr align;
+	} buf;
+	struct nlmsghdr *h = &buf.align;
+	struct bus_can_linkinfo info;
+	struct rtnl_link_stats64 st = { .rx_dropped = 1, .rx_over_errors = 2, .rx_fifo_errors = 3, .rx_errors = 99 };
+	struct can_ctrlmode cm = { .mask = CAN_CTRLMODE_LISTENONLY, .flags = CAN_CTRLMODE_LISTENONLY };
+	struct can_bittiming bt = { .bitrate = 500000 };
+	struct can_berr_counter bc = { .txerr = 5, .rxerr = 7 };
+	uint32_t state = CAN_STATE_ERROR_PASSIVE;
+	struct rtattr *li, *data;
+
+	memset(buf.b, 0, sizeof(buf));
+	h->nlmsg_type = RTM_NEWLINK;
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	((struct ifinfomsg *)NLMSG_DATA(h))->ifi_type = ARPHRD_CAN;
+	put_attr(h, IFLA_IFNAME, "can0", 5);
+	put_attr(h, IFLA_STATS64, &st, sizeof(st));
+	li = put_attr(h, IFLA_LINKINFO, NULL, 0);
+	put_attr(h, IFLA_INFO_KIND, "can", 3);
+	data = put_attr(h, IFLA_INFO_DATA, NULL, 0);
+	put_attr(h, IFLA_CAN_STATE, &state, sizeof(state));
+	put_attr(h, IFLA_CAN_CTRLMODE, &cm, sizeof(cm));
+	put_attr(h, IFLA_CAN_BITTIMING, &bt, sizeof(bt));
+	put_attr(h, IFLA_CAN_BERR_COUNTER, &bc, sizeof(bc));
+	end_nest(h, data);
+	end_nest(h, li);
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &info) == 0);
+	assert(info.can_vals == ((1u << IFLA_CAN_STATE) | (1u << IFLA_CAN_CTRLMODE) | (1u << IFLA_CAN_BITTIMING) |
+	                         (1u << IFLA_CAN_BERR_COUNTER)));
+	assert(info.state == CAN_STATE_ERROR_PASSIVE && info.ctrlmode == CAN_CTRLMODE_LISTENONLY);
+	assert(info.bitrate == 500000 && info.txerr == 5 && info.rxerr == 7);
+	assert(info.have_stats && info.rx_lost == 6);
+
+	/* too short to hold their values: present, not read */
+	static const unsigned short short_attrs[] = { IFLA_CAN_CTRLMODE, IFLA_CAN_STATE };
+	size_t n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "can", short_attrs, 2);
+	assert(bus_can_link_parse(buf.b, n, &info) == 0);
+	assert(info.can_attrs == ((1u << IFLA_CAN_CTRLMODE) | (1u << IFLA_CAN_STATE)));
+	assert(info.can_vals == (1u << IFLA_CAN_STATE) && !info.have_stats);
+	/* statistics from an older, shorter struct: read up to rx_fifo_errors;
+	   shorter than that: none */
+	put_attr(h, IFLA_STATS64, &st, offsetof(struct rtnl_link_stats64, rx_missed_errors));
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &info) == 0 && info.have_stats && info.rx_lost == 6);
+	n = link_msg(buf.b, sizeof(buf), ARPHRD_CAN, "vcan", NULL, 0);
+	put_attr(h, IFLA_STATS64, &st, offsetof(struct rtnl_link_stats64, rx_fifo_errors));
+	assert(bus_can_link_parse(buf.b, h->nlmsg_len, &info) == 0 && !info.have_stats && !info.can_vals);
+}
+
 int main(void)
 {
 	test_open();
 	test_plan();
 	test_link_parse();
+	test_link_values();
 	printf("can-socket host checks passed\n");
 	return 0;
 }

@@ -233,6 +233,7 @@ static void test_trace_fast(void)
 	assert(bus_dev_recv(dev, it, 0, 0) == -EINVAL);
 	assert(bus_dev_send(dev, &it[0]) == -EOPNOTSUPP); /* a trace is read-only */
 	assert(bus_dev_check(dev, NULL, 0) == 0);
+	assert(!bus_dev_has_check(dev) && !bus_dev_has_check(NULL)); /* nothing to poll: no monitor */
 	/* deliver in small chunks: items must not depend on max */
 	n = bus_dev_recv(dev, it, 3, 0);
 	assert(n == 3);

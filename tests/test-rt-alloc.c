@@ -9,6 +9,12 @@
  * event, the backoff, reopen attempts, and the reopen that works once the
  * link points at the real trace.
  *
+ * With an interface name (test-rt-alloc vcan0, in the CAN VM: suite hw)
+ * it acquires a SocketCAN bus instead, while this thread sends frames,
+ * and also counts the netlink sockets each thread opens (socket() is
+ * interposed too): the link checks (libsocketcan) must run on the monitor
+ * thread, never on an RX thread.
+ *
  * Built without sanitizers only (they interpose malloc themselves).
  */
 #include <assert.h>
@@ -19,7 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/can.h>
+#include <net/if.h>
 
 #include "acquisition/acq.h"
 #include "board/config.h"
@@ -101,6 +112,23 @@ void free(void *p)
 	__libc_free(p);
 }
 
+static _Atomic long rx_netlink, monitor_netlink;
+
+/* Netlink sockets by thread: libsocketcan opens one per call. */
+int socket(int domain, int type, int protocol)
+{
+	char name[17] = "";
+
+	if (domain == AF_NETLINK && atomic_load_explicit(&armed, memory_order_relaxed)) {
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		if (!strncmp(name, "rx-", 3))
+			atomic_fetch_add(&rx_netlink, 1);
+		else if (!strcmp(name, "monitor"))
+			atomic_fetch_add(&monitor_netlink, 1);
+	}
+	return (int)syscall(SYS_socket, domain, type, protocol);
+}
+
 static void *probe_thread(void *p)
 {
 	void *volatile m;
@@ -145,13 +173,69 @@ static void remove_dir(const char *dir)
 	assert(rmdir(dir) == 0);
 }
 
-int main(void)
+/* Frames onto ifname for ms milliseconds, one a millisecond. */
+static unsigned send_frames(const char *ifname, int ms)
+{
+	struct sockaddr_can addr = { .can_family = AF_CAN, .can_ifindex = (int)if_nametoindex(ifname) };
+	struct can_frame f = { .can_id = 0x123, .len = 8 };
+	int fd = socket(PF_CAN, SOCK_RAW, CAN_RAW);
+	unsigned sent = 0;
+
+	assert(fd >= 0 && addr.can_ifindex > 0 && bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0);
+	for (int i = 0; i < ms; i++, usleep(1000)) {
+		memcpy(f.data, &i, sizeof(i));
+		sent += write(fd, &f, sizeof(f)) == sizeof(f);
+	}
+	close(fd);
+	return sent;
+}
+
+/* A SocketCAN bus: no allocation and no netlink round-trip on its RX
+   thread; its link checks ran, on the monitor. */
+static int main_socketcan(const char *ifname)
+{
+	char text[512], err[BOARD_ERR_MAX], warn[256], dir[256];
+	struct board_daemon_opts opts = { .lock_memory = true };
+	struct board_daemon_stats st;
+	struct board_daemon *d;
+	struct board_cfg *cfg;
+	unsigned sent;
+
+	snprintf(dir, sizeof(dir), "%s/railmon-rt-alloc.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert(mkdtemp(dir));
+	opts.data_dir = dir;
+	snprintf(text, sizeof(text), "[board]\nvehicle = RTALLOC\nrt_priority = 50\n[storage]\nsegment_size = 1M\n"
+	         "[can vehicle]\ndriver = socketcan\ninterface = %s\n", ifname);
+	assert(board_cfg_parse("rt-alloc.ini", text, &cfg, err, sizeof(err)) == 0);
+	assert(board_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
+	assert(board_daemon_start(d, warn, sizeof(warn)) == 0);
+	usleep(300000);
+	atomic_store(&armed, true);
+	sent = send_frames(ifname, 3000); /* the monitor checks every second */
+	usleep(200000);
+	atomic_store(&armed, false);
+	board_daemon_stop(d);
+	board_daemon_stats(d, &st);
+	printf("SocketCAN %s while armed: %u frames sent, %llu received; %ld allocations on the RX thread; netlink "
+	       "sockets: %ld on the RX thread, %ld on the monitor\n", ifname, sent, (unsigned long long)st.bus_rx[0],
+	       atomic_load(&rt_allocs), atomic_load(&rx_netlink), atomic_load(&monitor_netlink));
+	assert(sent > 1000 && st.bus_rx[0] >= sent);
+	assert(atomic_load(&rt_allocs) == 0);
+	assert(atomic_load(&rx_netlink) == 0 && atomic_load(&monitor_netlink) > 0);
+	board_daemon_free(d);
+	board_cfg_free(cfg);
+	remove_dir(dir);
+	puts("test-rt-alloc: ok");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	char path[] = RAILMON_SOURCE_DIR "/board/demo.ini", err[BOARD_ERR_MAX], warn[256];
 	char dir[] = "/tmp/railmon-rt-alloc.XXXXXX";
 	char trace[sizeof(dir) + 16], tmp[sizeof(dir) + 16], real[BUS_PATH_MAX] = "";
 	struct board_daemon_opts opts = { .lock_memory = true };
-	struct board_bus_link link = { 0 };
+	struct acq_link_state link = { 0 };
 	struct board_daemon_stats st;
 	size_t can = 0;
 	struct demo_server *srv;
@@ -160,6 +244,8 @@ int main(void)
 	uint16_t port;
 
 	test_counter();
+	if (argc > 1)
+		return main_socketcan(argv[1]);
 	assert(mkdtemp(dir));
 	opts.data_dir = dir;
 	assert(board_demo_server_start(&srv, &port) == 0);
@@ -200,7 +286,7 @@ int main(void)
 	/* The realtime threads did real work, lost and reopened a device,
 	   without a single allocation. */
 	assert(st.bus_rx[can] > 1000 && st.bus_rx[1 - can] > 50);
-	assert(link.losses >= 1 && link.reopens >= 1 && link.state == BOARD_LINK_UP);
+	assert(link.losses >= 1 && link.reopens >= 1 && link.state == ACQ_LINK_UP);
 	assert(atomic_load(&rt_allocs) == 0);
 	board_daemon_free(d);
 	board_cfg_free(cfg);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus/bus-private.h"
+#include "bus/can-link.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

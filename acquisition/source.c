@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * source.c - a source's loop (source.h): recv, stamp, push, count; the
+ * error pauses, the gone/backoff/reopen cycle, the drain at stop, pacing.
+ *
+ * The loop is the realtime path of a live bus: no allocation (everything
+ * is allocated by acq_source_new), no logging, no locks, no call that can
+ * block other than recv() and the bounded waits below.  Link checks that
+ * may block are the monitor's (monitor.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acq-pace.h"
+#include "acq-private.h"
+#include "basic/clock.h"
+#include "basic/counter.h"
+
+#define SRC_BATCH 64         /* items per recv() */
+#define SRC_TIMEOUT_MS 100   /* so the loop sees a stop request */
+#define SRC_DRAIN_MAX 1024   /* recv() calls at stop, at most */
+#define SRC_CHECK_SLOTS 64   /* link-check events in flight to the collector */
+#define MS_NS BASIC_NS_PER_MS
+#define ROOM_WAIT_NS (100 * 1000) /* a full ring is looked at again this often */
+/* Device gone: reopen after a wait that doubles from 100 ms to 5 s (each
+   wait drawn from the upper half of its step); other errors: a pause from
+   10 ms to 1 s, so no error path spins. */
+#define BACKOFF_MIN_NS (100 * MS_NS)
+#define BACKOFF_MAX_NS (5000 * MS_NS)
+#define PAUSE_MIN_NS (10 * MS_NS)
+#define PAUSE_MAX_NS (1000 * MS_NS)
+
+struct acq_source {
+	struct acq_source_cfg cfg;
+	acq_thread_t *thread;
+	atomic_bool stop;
+	atomic_bool done;          /* ended by itself (-ENODATA) */
+	_Atomic uint64_t items, errors;
+	struct acq_latency latency;
+	/*
+	 * The presence (struct acq_link_state), written by the source's
+	 * thread only.  losses/reopens are stored last with release, so a
+	 * reader that loads them with acquire sees the details that go with
+	 * them.  link is also half of the hand-shake with the monitor (see
+	 * source_quiesce).
+	 */
+	_Atomic uint32_t link;     /* enum acq_link */
+	_Atomic uint64_t losses, reopens;
+	_Atomic int cause, reopen_err;
+	_Atomic uint32_t attempts;
+	_Atomic int64_t gone_ns, back_ns;
+	int64_t backoff_ns;        /* source thread: the next reopen step */
+	uint64_t rng;              /* source thread: jitter */
+	struct acq_pace pace;      /* source thread: pace_speed > 0 */
+	/* Link checks (check != NULL only). */
+	atomic_bool checking;      /* the monitor is inside check() */
+	_Atomic int64_t watermark; /* see acq_source_watermark() */
+	struct acq_ring check_ring;
+	struct acq_item *check_buf;
+};
+
+static bool stopping(const acq_source_t *s)
+{
+	return atomic_load_explicit(&((acq_source_t *)s)->stop, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ pushing */
+
+/* One item in, waiting for room if this source may wait.  False only
+   when a stop came while waiting. */
+static bool push_one(acq_source_t *s, struct acq_item *it)
+{
+	struct acq_ring *ring = s->cfg.ring;
+
+	if (!s->cfg.keep_bus)
+		it->bus = s->cfg.bus;
+	/* We are the only producer: once there is room it stays, so the push
+	   below cannot fail (and count a drop that did not happen). */
+	while (s->cfg.backpressure && acq_ring_count(ring) >= ring->nslots) {
+		if (stopping(s))
+			return false;
+		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + ROOM_WAIT_NS);
+	}
+	acq_ring_item_push(ring, it); /* full (live): dropped, counted by the ring */
+	return true;
+}
+
+/* How many items the next recv() may return.  A source that waits for room
+   waits here, before reading, until a whole batch fits: what it reads is
+   then always pushed, also when a stop comes.  0 when stopping. */
+static size_t room(acq_source_t *s)
+{
+	struct acq_ring *ring = s->cfg.ring;
+	size_t want = ring->nslots < SRC_BATCH ? ring->nslots : SRC_BATCH;
+
+	if (s->cfg.pace_speed > 0)
+		want = 1; /* each item waits for its time: read one, push one */
+	while (s->cfg.backpressure && ring->nslots - acq_ring_count(ring) < want) {
+		if (stopping(s))
+			return 0;
+		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + ROOM_WAIT_NS);
+	}
+	return want;
+}
+
+static void event(acq_source_t *s, uint32_t code, int64_t arg, uint32_t detail)
+{
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = s->cfg.bus };
+
+	ev.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
+	push_one(s, &ev);
+}
+
+/* ------------------------------------------------------------ presence */
+
+static void link_lost(acq_source_t *s, int cause, int64_t now)
+{
+	atomic_store_explicit(&s->cause, cause, memory_order_relaxed);
+	atomic_store_explicit(&s->reopen_err, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->attempts, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->gone_ns, now, memory_order_relaxed);
+	/* seq_cst: the first half of the hand-shake with the monitor. */
+	atomic_store(&s->link, ACQ_LINK_GONE);
+	atomic_store_explicit(&s->losses, atomic_load_explicit(&s->losses, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
+
+static void link_back(acq_source_t *s, uint32_t attempts, int64_t now)
+{
+	atomic_store_explicit(&s->attempts, attempts, memory_order_relaxed);
+	atomic_store_explicit(&s->back_ns, now, memory_order_relaxed);
+	/* seq_cst (a release): the monitor that sees UP sees the device as
+	   reopen() left it. */
+	atomic_store(&s->link, ACQ_LINK_UP);
+	atomic_store_explicit(&s->reopens, atomic_load_explicit(&s->reopens, memory_order_relaxed) + 1,
+	                      memory_order_release);
+}
+
+/* A driver that reconnects by itself (Modbus): its events tell the presence. */
+static void follow_link(acq_source_t *s, const struct acq_item *items, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (items[i].kind != ACQ_ITEM_EVENT)
+			continue;
+		if (items[i].event.code == s->cfg.link_down_code)
+			link_lost(s, (int)items[i].event.arg, basic_mono_ns());
+		else if (items[i].event.code == s->cfg.link_up_code &&
+		         atomic_load_explicit(&s->link, memory_order_relaxed) != ACQ_LINK_UP)
+			link_back(s, (uint32_t)items[i].event.arg, basic_mono_ns());
+	}
+}
+
+/* ------------------------------------------------------------ waiting */
+
+/* Sleep ns on CLOCK_MONOTONIC, waking every SRC_TIMEOUT_MS to see a stop
+   request (SIGTERM); false when stopping. */
+static bool pause_ns(acq_source_t *s, int64_t ns)
+{
+	int64_t end = basic_mono_ns() + ns;
+
+	for (;;) {
+		int64_t now = basic_mono_ns(), until = now + SRC_TIMEOUT_MS * MS_NS;
+
+		if (stopping(s))
+			return false;
+		if (now >= end)
+			return true;
+		basic_sleep_until(CLOCK_MONOTONIC, until < end ? until : end);
+	}
+}
+
+/* A wait from the upper half of step (xorshift64): never shorter than half
+   the step, and buses or boards that lost their devices together (a USB
+   hub, a power dip) do not all retry in step. */
+static int64_t jitter(acq_source_t *s, int64_t step)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return step / 2 + (int64_t)(s->rng % (uint64_t)(step / 2 + 1));
+}
+
+/*
+ * The second half of the hand-shake with the monitor: link is already
+ * GONE (seq_cst store), so a monitor that had not yet entered check()
+ * will not; one that had is waited for here.  Either it sees GONE, or we
+ * see it checking (both sides store, then load, seq_cst).  The wait is
+ * one netlink round-trip at most; false when a stop came first (the
+ * device then stays open until it is freed, after the monitor stopped).
+ */
+static bool quiesce(acq_source_t *s)
+{
+	while (atomic_load(&s->checking)) {
+		if (stopping(s))
+			return false;
+		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + MS_NS);
+	}
+	return true;
+}
+
+static void publish_watermark(acq_source_t *s, int64_t t)
+{
+	if (s->check_buf && t > atomic_load_explicit(&s->watermark, memory_order_relaxed))
+		atomic_store_explicit(&s->watermark, t, memory_order_release);
+}
+
+/*
+ * The device went away (recv said -ENODEV): say so (an event, the state
+ * for stat and run), close it at once, and reopen it after a bounded,
+ * jittered, exponential wait until it is back or we stop.  The thread
+ * then sleeps all but a few microseconds per attempt.  A device that
+ * delivered nothing and was up for less than the longest wait keeps its
+ * step, so one that opens and fails again at once (a flapping hub, a file
+ * that opens but does not read) is retried every few seconds, not ten
+ * times a second.  Reopening allocates nothing: the drivers keep their
+ * buffers across release().
+ */
+static void gone(acq_source_t *s)
+{
+	int64_t t0 = basic_mono_ns(), back = atomic_load_explicit(&s->back_ns, memory_order_relaxed), ms;
+	int cause = s->cfg.ops->gone_cause ? s->cfg.ops->gone_cause(s->cfg.ctx) : -ENODEV;
+	uint32_t attempts = 0;
+	int r;
+
+	if (!back || t0 - back >= BACKOFF_MAX_NS || s->backoff_ns < BACKOFF_MIN_NS)
+		s->backoff_ns = BACKOFF_MIN_NS;
+	event(s, ACQ_EV_CAN_GONE, cause, 0);
+	link_lost(s, cause, t0);
+	/* Everything it read is in the ring: checks found before now may go. */
+	publish_watermark(s, basic_realtime_ns());
+	if (!quiesce(s))
+		return;
+	s->cfg.ops->release(s->cfg.ctx);
+	do {
+		if (!pause_ns(s, jitter(s, s->backoff_ns)))
+			return; /* stopping: leave it closed */
+		s->backoff_ns = s->backoff_ns * 2 < BACKOFF_MAX_NS ? s->backoff_ns * 2 : BACKOFF_MAX_NS;
+		r = s->cfg.ops->reopen(s->cfg.ctx);
+		atomic_store_explicit(&s->attempts, ++attempts, memory_order_relaxed);
+		if (r < 0) {
+			atomic_store_explicit(&s->reopen_err, r, memory_order_relaxed);
+			atomic_store_explicit(&s->link, ACQ_LINK_REOPENING, memory_order_relaxed);
+		}
+	} while (r < 0);
+	back = basic_mono_ns();
+	link_back(s, attempts, back);
+	ms = (back - t0) / MS_NS;
+	event(s, ACQ_EV_CAN_BACK, attempts, ms < UINT32_MAX ? (uint32_t)ms : UINT32_MAX);
+}
+
+/* ------------------------------------------------------------ the loop */
+
+/* Hand what recv gave to the ring: paced if asked, latency stamped,
+   counted; and tell the collector how far the stream has come. */
+static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t before)
+{
+	int pushed = 0;
+
+	if (s->cfg.link_down_code || s->cfg.link_up_code)
+		follow_link(s, items, n);
+	for (; pushed < n; pushed++) {
+		if (s->cfg.pace_speed > 0 && !acq_pace_wait(&s->pace, items[pushed].t_ns, -1, &s->stop))
+			break; /* stopping within a paced gap */
+		if (!s->cfg.keep_bus)
+			items[pushed].bus = s->cfg.bus;
+		/* No wait here: room() made room for all of them first.  Full
+		   (a live bus): dropped, counted by the ring. */
+		acq_ring_item_push(s->cfg.ring, &items[pushed]);
+	}
+	if (s->cfg.stamp_latency && n > 0) {
+		/* One clock read per batch: the newest frame's age is the
+		   latency this wakeup added. */
+		acq_latency_add(&s->latency, basic_realtime_ns() - items[n - 1].t_ns);
+	}
+	basic_counter_add(&s->items, (uint64_t)pushed);
+	if (s->cfg.ops->pushed && pushed)
+		s->cfg.ops->pushed(s->cfg.ctx, items, (size_t)pushed);
+	/* Items come in stamp order: all those stamped before the last one
+	   are in the ring.  A wait that found nothing means all those stamped
+	   before it began are. */
+	publish_watermark(s, n > 0 ? items[n - 1].t_ns : before);
+}
+
+/* At stop, take what the device already holds (bounded): frames that
+   reached the socket before SIGTERM were on the bus, so they are
+   recorded, not left behind in a queue that is about to be closed. */
+static void drain(acq_source_t *s)
+{
+	struct acq_item items[SRC_BATCH];
+	int n;
+
+	for (int k = 0; k < SRC_DRAIN_MAX && (n = s->cfg.ops->recv(s->cfg.ctx, items, SRC_BATCH, 0)) > 0; k++) {
+		for (int i = 0; i < n; i++)
+			push_one(s, &items[i]);
+		basic_counter_add(&s->items, (uint64_t)n);
+		if (s->cfg.ops->pushed)
+			s->cfg.ops->pushed(s->cfg.ctx, items, (size_t)n);
+	}
+}
+
+static void *source_main(void *p)
+{
+	acq_source_t *s = p;
+	struct acq_item items[SRC_BATCH];
+	int64_t pause = PAUSE_MIN_NS;
+	size_t max;
+
+	while (!stopping(s) && (max = room(s)) > 0) {
+		int64_t before = s->check_buf ? basic_realtime_ns() : 0;
+		int n = s->cfg.ops->recv(s->cfg.ctx, items, max, SRC_TIMEOUT_MS);
+
+		if (n == -ENODATA) {
+			atomic_store(&s->done, true);
+			break;
+		}
+		if (n == -ENODEV && s->cfg.ops->release) {
+			gone(s);
+			continue;
+		}
+		if (n < 0) {
+			basic_counter_add(&s->errors, 1);
+			pause_ns(s, pause);
+			pause = pause * 2 < PAUSE_MAX_NS ? pause * 2 : PAUSE_MAX_NS;
+			continue;
+		}
+		pause = PAUSE_MIN_NS;
+		if (n > 0) /* it delivers: the next loss starts the steps again */
+			s->backoff_ns = BACKOFF_MIN_NS;
+		deliver(s, items, n, before);
+	}
+	if (s->cfg.drain_at_stop && !atomic_load(&s->done) &&
+	    atomic_load_explicit(&s->link, memory_order_relaxed) == ACQ_LINK_UP)
+		drain(s);
+	/* Nothing more comes from this thread: every held check may go. */
+	if (s->check_buf)
+		atomic_store_explicit(&s->watermark, INT64_MAX, memory_order_release);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+int acq_source_new(const struct acq_source_cfg *cfg, acq_source_t **ret)
+{
+	acq_source_t *s;
+
+	if (!cfg || !ret || !cfg->ops || !cfg->ops->recv || !cfg->ring ||
+	    !cfg->ops->release != !cfg->ops->reopen || !isfinite(cfg->pace_speed))
+		return -EINVAL;
+	/* aligned_alloc: the check ring pads its indices to cache lines. */
+	s = aligned_alloc(_Alignof(acq_source_t), sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+	if (cfg->pace_speed > 0)
+		acq_pace_init(&s->pace, cfg->pace_speed);
+	if (cfg->ops->check) {
+		s->check_buf = calloc(SRC_CHECK_SLOTS, sizeof(*s->check_buf));
+		if (!s->check_buf) {
+			free(s);
+			return -ENOMEM;
+		}
+		acq_ring_init(&s->check_ring, s->check_buf, SRC_CHECK_SLOTS, sizeof(*s->check_buf));
+	}
+	s->backoff_ns = BACKOFF_MIN_NS;
+	s->rng = cfg->seed | 1; /* xorshift must not start at 0 */
+	atomic_init(&s->watermark, INT64_MIN);
+	*ret = s;
+	return 0;
+}
+
+acq_source_t *acq_source_free(acq_source_t *s)
+{
+	if (!s)
+		return NULL;
+	if (s->thread)
+		acq_source_stop(s);
+	free(s->check_buf);
+	free(s);
+	return NULL;
+}
+
+int acq_source_start(acq_source_t *s, const struct acq_thread_cfg *tcfg, int *ret_degraded)
+{
+	struct acq_thread_cfg def = { .name = "source", .cpu = -1 };
+
+	if (!s || s->thread)
+		return -EINVAL;
+	atomic_store(&s->stop, false);
+	return acq_thread_start(tcfg ? tcfg : &def, source_main, s, &s->thread, ret_degraded);
+}
+
+void acq_source_request_stop(acq_source_t *s)
+{
+	if (s)
+		atomic_store_explicit(&s->stop, true, memory_order_relaxed);
+}
+
+int acq_source_stop(acq_source_t *s)
+{
+	if (!s || !s->thread)
+		return -EINVAL;
+	acq_source_request_stop(s);
+	s->thread = acq_thread_join(s->thread);
+	return 0;
+}
+
+bool acq_source_done(const acq_source_t *s)
+{
+	return !s || atomic_load(&((acq_source_t *)s)->done);
+}
+
+int acq_source_stats(const acq_source_t *s, struct acq_source_stats *ret)
+{
+	acq_source_t *m = (acq_source_t *)s;
+
+	if (!s || !ret)
+		return -EINVAL;
+	*ret = (struct acq_source_stats){
+		.items = atomic_load_explicit(&m->items, memory_order_relaxed),
+		.errors = atomic_load_explicit(&m->errors, memory_order_relaxed),
+		.check_drops = s->check_buf ? acq_ring_drops(&s->check_ring) : 0,
+	};
+	return 0;
+}
+
+int acq_source_link(const acq_source_t *s, struct acq_link_state *ret)
+{
+	acq_source_t *m = (acq_source_t *)s;
+
+	if (!s || !ret)
+		return -EINVAL;
+	ret->losses = atomic_load_explicit(&m->losses, memory_order_acquire);
+	ret->reopens = atomic_load_explicit(&m->reopens, memory_order_acquire);
+	ret->state = atomic_load_explicit(&m->link, memory_order_relaxed);
+	ret->cause = atomic_load_explicit(&m->cause, memory_order_relaxed);
+	ret->reopen_err = atomic_load_explicit(&m->reopen_err, memory_order_relaxed);
+	ret->attempts = atomic_load_explicit(&m->attempts, memory_order_relaxed);
+	ret->gone_ns = atomic_load_explicit(&m->gone_ns, memory_order_relaxed);
+	ret->back_ns = atomic_load_explicit(&m->back_ns, memory_order_relaxed);
+	return 0;
+}
+
+const struct acq_latency *acq_source_latency(const acq_source_t *s)
+{
+	return s ? &s->latency : NULL;
+}
+
+const char *acq_link_name(enum acq_link state)
+{
+	static const char *const names[ACQ_LINK_MAX] = { "up", "gone", "reopening" };
+
+	return (unsigned)state < ACQ_LINK_MAX ? names[state] : "?";
+}
+
+/* ------------------------------------------------------ for the others */
+
+struct acq_ring *acq_source_check_ring(acq_source_t *s)
+{
+	return s && s->check_buf ? &s->check_ring : NULL;
+}
+
+int64_t acq_source_watermark(const acq_source_t *s)
+{
+	return atomic_load_explicit(&((acq_source_t *)s)->watermark, memory_order_acquire);
+}
+
+/*
+ * The monitor's side of the hand-shake (monitor.c): check() only while the
+ * source is up, and never while the loop releases or reopens the device.
+ * Returns the number of events put in the check ring.
+ */
+int acq_source_check(acq_source_t *s, struct acq_item *events, size_t max)
+{
+	int n;
+
+	/* seq_cst store, then load: see quiesce(). */
+	atomic_store(&s->checking, true);
+	if (atomic_load(&s->link) != ACQ_LINK_UP || atomic_load(&s->done)) {
+		atomic_store(&s->checking, false);
+		return 0;
+	}
+	n = s->cfg.ops->check(s->cfg.ctx, events, max);
+	atomic_store(&s->checking, false);
+	for (int i = 0; i < n; i++) {
+		if (!s->cfg.keep_bus)
+			events[i].bus = s->cfg.bus;
+		acq_ring_item_push(&s->check_ring, &events[i]); /* full: counted */
+	}
+	return n > 0 ? n : 0;
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/* channels.c - a board's channels, DBC decoding and latest values (channels.h). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "channels.h"
+#include "config-schema.h"
+#include "record/batch.h"
+
+struct live_slot {
+	_Atomic uint64_t bits;   /* the double's bits */
+	_Atomic int64_t t_ns;
+	_Atomic uint32_t quality;
+};
+
+struct board_channels {
+	const struct board_cfg *cfg;
+	bus_dbc_t *dbc[BOARD_BUSES_MAX];
+	size_t decode_max;                 /* the largest message of any DBC */
+	struct board_channel *list;
+	struct upl_channel *dict;
+	struct live_slot *live;
+	size_t n, cap;
+	size_t base[BOARD_BUSES_MAX];      /* index of the bus's first channel */
+	size_t count[BOARD_BUSES_MAX];
+};
+
+/* ------------------------------------------------------------ the DBCs */
+
+/* A signal whose name or unit the channel table would cut: two long
+   names would become one, so say so instead. */
+static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, size_t whylen)
+{
+	const size_t name_max = sizeof(((struct board_channel *)0)->name) - 1;
+	const size_t unit_max = sizeof(((struct board_channel *)0)->unit) - 1;
+
+	for (unsigned i = 0; i < bus_dbc_signal_count(dbc); i++) {
+		struct bus_dbc_signal_info si;
+		size_t n, u;
+
+		if (bus_dbc_signal_info(dbc, i, &si) < 0)
+			return -EINVAL;
+		n = strlen(si.name);
+		u = si.unit ? strlen(si.unit) : 0;
+		if (n > name_max || u > unit_max) {
+			snprintf(why, whylen, "%s:%u: signal '%.40s%s': %s of %zu characters (at most %zu)", path, si.line,
+			         si.name, n > 40 ? "..." : "", n > name_max ? "a name" : "a unit", n > name_max ? n : u,
+			         n > name_max ? name_max : unit_max);
+			return -ENAMETOOLONG;
+		}
+	}
+	return 0;
+}
+
+/* What makes a DBC that parsed useless or dangerous for this board. */
+static int dbc_check_board(const struct board_cfg *cfg, size_t b, const bus_dbc_t *dbc, char *err, size_t errlen)
+{
+	const struct bus_cfg *bc = &cfg->buses[b];
+	int line = cfg->dbc_line[b];
+
+	if (!bus_dbc_message_count(dbc)) {
+		snprintf(err, errlen, "%s:%d: [can %s]: dbc %s: defines no message, so nothing would be decoded "
+		         "(without 'dbc =' the bus logs raw frames only)", cfg->path, line, bc->name, bc->can.dbc);
+		return -EINVAL;
+	}
+	if (bus_dbc_signal_count(dbc) > BOARD_BUS_CHANNELS_MAX) {
+		/* channel ids are bus << 16 | signal index: more would collide
+		   with the next bus's */
+		snprintf(err, errlen, "%s:%d: [can %s]: %s: %u signals, but a bus has channel ids for %u "
+		         "(split the DBC over buses)", cfg->path, line, bc->name, bc->can.dbc,
+		         bus_dbc_signal_count(dbc), BOARD_BUS_CHANNELS_MAX);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen)
+{
+	const struct bus_cfg *bc;
+	char why[BOARD_ERR_MAX];
+	bus_dbc_t *dbc;
+	int r;
+
+	if (!cfg || b >= cfg->nbuses || cfg->buses[b].kind != BUS_KIND_CAN || !cfg->buses[b].can.dbc[0] ||
+	    !ret_dbc || !err || !errlen)
+		return -EINVAL;
+	bc = &cfg->buses[b];
+	r = bus_dbc_load(bc->can.dbc, &dbc, why, sizeof(why));
+	if (r == 0 && (r = dbc_check_names(dbc, bc->can.dbc, why, sizeof(why))) < 0) {
+		dbc = bus_dbc_free(dbc);
+		r = -EBADMSG; /* reported like a syntax error: the DBC's line first */
+	}
+	if (r == -EBADMSG) {
+		/* the DBC's own file:line first: that is where the fix goes */
+		snprintf(err, errlen, "%s (the dbc of [can %s], %s:%d)", why, bc->name, cfg->path, cfg->dbc_line[b]);
+		return r;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "%s:%d: [can %s]: dbc %s", cfg->path, cfg->dbc_line[b], bc->name, why);
+		return r;
+	}
+	r = dbc_check_board(cfg, b, dbc, err, errlen);
+	if (r < 0) {
+		bus_dbc_free(dbc);
+		return r;
+	}
+	*ret_dbc = dbc;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the list */
+
+static int add_channel(board_channels_t *ch, const struct board_channel *c)
+{
+	if (ch->n == ch->cap) {
+		size_t ncap = ch->cap ? ch->cap * 2 : 64;
+		struct board_channel *n = realloc(ch->list, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ch->list = n;
+		ch->cap = ncap;
+	}
+	ch->list[ch->n++] = *c;
+	return 0;
+}
+
+static int add_modbus(board_channels_t *ch, size_t b)
+{
+	const struct bus_cfg *bc = &ch->cfg->buses[b];
+	struct board_channel c;
+	int r;
+
+	for (size_t i = 0; i < bc->mb.nchannels; i++) {
+		const struct bus_mb_channel *m = &bc->mb.channels[i];
+		memset(&c, 0, sizeof(c));
+		c.id = m->id;
+		c.bus = (uint16_t)b;
+		snprintf(c.name, sizeof(c.name), "%s", m->name);
+		snprintf(c.unit, sizeof(c.unit), "%s", m->unit);
+		snprintf(c.source, sizeof(c.source), "modbus %s u%u %s %u", bc->name, m->unit_id,
+		         board_mb_table_name(m->table), m->addr);
+		if ((r = add_channel(ch, &c)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_signals(board_channels_t *ch, size_t b)
+{
+	const struct bus_cfg *bc = &ch->cfg->buses[b];
+	unsigned n = bus_dbc_signal_count(ch->dbc[b]);
+	struct board_channel c;
+	int r;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct bus_dbc_signal_info si;
+		if (bus_dbc_signal_info(ch->dbc[b], i, &si) < 0)
+			return -EINVAL;
+		memset(&c, 0, sizeof(c));
+		c.id = (uint32_t)b << 16 | i;
+		c.bus = (uint16_t)b;
+		snprintf(c.name, sizeof(c.name), "%s", si.name);
+		snprintf(c.unit, sizeof(c.unit), "%s", si.unit ? si.unit : "");
+		snprintf(c.source, sizeof(c.source), "can %s %s", bc->name, si.message);
+		if ((r = add_channel(ch, &c)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int build(board_channels_t *ch, char *err, size_t errlen)
+{
+	const struct board_cfg *cfg = ch->cfg;
+	int r = 0;
+
+	for (size_t b = 0; b < cfg->nbuses && r >= 0; b++) {
+		const struct bus_cfg *bc = &cfg->buses[b];
+		ch->base[b] = ch->n;
+		if (bc->kind == BUS_KIND_MODBUS) {
+			r = add_modbus(ch, b);
+		} else if (bc->can.dbc[0]) {
+			r = board_dbc_load(cfg, b, &ch->dbc[b], err, errlen);
+			if (r >= 0 && bus_dbc_decode_max(ch->dbc[b]) > ch->decode_max)
+				ch->decode_max = bus_dbc_decode_max(ch->dbc[b]);
+			if (r >= 0)
+				r = add_signals(ch, b);
+		}
+		ch->count[b] = ch->n - ch->base[b];
+	}
+	return r;
+}
+
+int board_channels_new(const struct board_cfg *cfg, board_channels_t **ret, char *err, size_t errlen)
+{
+	board_channels_t *ch;
+	int r;
+
+	if (!cfg || !ret || !err || !errlen)
+		return -EINVAL;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->cfg = cfg;
+	r = build(ch, err, errlen);
+	if (r >= 0) {
+		ch->live = calloc(ch->n ? ch->n : 1, sizeof(*ch->live));
+		ch->dict = calloc(ch->n ? ch->n : 1, sizeof(*ch->dict));
+		r = ch->live && ch->dict ? 0 : -ENOMEM;
+	}
+	if (r < 0) {
+		board_channels_free(ch);
+		return r;
+	}
+	for (size_t i = 0; i < ch->n; i++)
+		ch->dict[i] = (struct upl_channel){ ch->list[i].id, ch->list[i].name, ch->list[i].unit, ch->list[i].bus,
+		                                    ch->list[i].source };
+	*ret = ch;
+	return 0;
+}
+
+board_channels_t *board_channels_free(board_channels_t *ch)
+{
+	if (!ch)
+		return NULL;
+	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
+		bus_dbc_free(ch->dbc[b]);
+	free(ch->list);
+	free(ch->dict);
+	free(ch->live);
+	free(ch);
+	return NULL;
+}
+
+size_t board_channels_list(const board_channels_t *ch, const struct board_channel **ret)
+{
+	if (!ch)
+		return 0;
+	if (ret)
+		*ret = ch->list;
+	return ch->n;
+}
+
+const struct upl_channel *board_channels_dictionary(const board_channels_t *ch)
+{
+	return ch ? ch->dict : NULL;
+}
+
+/* ------------------------------------------------------------ decoding */
+
+int board_channels_decode(const board_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
+{
+	if (it->bus >= ch->cfg->nbuses || !ch->dbc[it->bus] || (it->can.flags & ACQ_CAN_ERR))
+		return 0;
+	return bus_dbc_decode(ch->dbc[it->bus], it, (uint32_t)it->bus << 16, out, max);
+}
+
+size_t board_channels_decode_max(const board_channels_t *ch)
+{
+	return ch ? ch->decode_max : 0;
+}
+
+const bus_dbc_t *board_channels_dbc(const board_channels_t *ch, size_t b)
+{
+	return ch && b < BOARD_BUSES_MAX ? ch->dbc[b] : NULL;
+}
+
+/* ------------------------------------------------------------ live values */
+
+/* Map a channel id to its index, -1 if it is not one of ours. */
+static ssize_t channel_index(const board_channels_t *ch, uint32_t id)
+{
+	size_t b = id >> 16, i = id & 0xffff;
+
+	if (b >= ch->cfg->nbuses || i >= ch->count[b])
+		return -1;
+	return (ssize_t)(ch->base[b] + i);
+}
+
+void board_channels_set_live(board_channels_t *ch, const struct acq_item *it)
+{
+	ssize_t i = channel_index(ch, it->sample.channel);
+	uint64_t bits;
+
+	if (i < 0)
+		return;
+	memcpy(&bits, &it->sample.value, sizeof(bits));
+	atomic_store_explicit(&ch->live[i].bits, bits, memory_order_relaxed);
+	atomic_store_explicit(&ch->live[i].quality, it->sample.quality, memory_order_relaxed);
+	/* Written last with release: a reader that sees the new time sees the
+	   value that goes with it. */
+	atomic_store_explicit(&ch->live[i].t_ns, it->t_ns, memory_order_release);
+}
+
+int board_channels_live(const board_channels_t *ch, size_t i, struct board_live *ret)
+{
+	struct live_slot *s;
+	uint64_t bits;
+
+	if (!ch || !ret || i >= ch->n)
+		return -EINVAL;
+	s = &ch->live[i];
+	ret->t_ns = atomic_load_explicit(&s->t_ns, memory_order_acquire);
+	bits = atomic_load_explicit(&s->bits, memory_order_relaxed);
+	memcpy(&ret->value, &bits, sizeof(bits));
+	ret->quality = atomic_load_explicit(&s->quality, memory_order_relaxed);
+	return 0;
+}
+
+const char *board_channels_value_label(const board_channels_t *ch, size_t i, double value)
+{
+	const char *label;
+	size_t b;
+
+	if (!ch || i >= ch->n)
+		return NULL;
+	b = ch->list[i].bus;
+	if (!ch->dbc[b] || bus_dbc_value_label(ch->dbc[b], ch->list[i].id & 0xffff, value, &label) < 0)
+		return NULL;
+	return label;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * channels.h - the channels of a board: every Modbus register and every
+ * signal of a CAN bus's DBC, with its id (bus << 16 | n, stable for a given
+ * board file), name, unit and source; the DBC of each CAN bus, to decode
+ * frames into samples; and each channel's latest value, for display.
+ *
+ * Built once at start (it allocates); then the collector thread decodes
+ * and writes the latest values, any thread reads them (relaxed atomics, a
+ * value with its time).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acquisition/acq-item.h"
+#include "bus/dbc.h"
+#include "config.h"
+
+/* A channel as the daemon knows it: Modbus register or DBC signal. */
+struct board_channel {
+	uint32_t id;              /* bus << 16 | index */
+	char name[96];
+	char unit[16];
+	uint16_t bus;
+	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
+};
+
+struct board_live {
+	double value;
+	int64_t t_ns;             /* 0 = never received */
+	uint32_t quality;
+};
+
+typedef struct board_channels board_channels_t;
+struct upl_channel;
+
+/*
+ * Load the DBC of every CAN bus of cfg (board_dbc_load) and list every
+ * channel.  cfg must outlive the result.  0, or -errno with the message
+ * (naming the board file and line) in err.
+ */
+int board_channels_new(const struct board_cfg *cfg, board_channels_t **ret_channels, char *err, size_t errlen);
+board_channels_t *board_channels_free(board_channels_t *ch);
+
+/* The channels, in id order per bus; returns how many. */
+size_t board_channels_list(const board_channels_t *ch, const struct board_channel **ret_list);
+
+/* The same channels as the Batch dictionary wants them (uplink/batch.h);
+   as many as board_channels_list() returns. */
+const struct upl_channel *board_channels_dictionary(const board_channels_t *ch);
+
+/*
+ * Decode a CAN frame with its bus's DBC into samples (out, up to max).
+ * Returns their number: 0 for a bus without DBC, an error frame, a frame
+ * the DBC does not describe.  board_channels_decode_max() samples always
+ * fit (the largest message of any DBC).
+ */
+int board_channels_decode(const board_channels_t *ch, const struct acq_item *frame, struct acq_item *out,
+                          size_t max);
+size_t board_channels_decode_max(const board_channels_t *ch);
+
+/* The DBC of bus b, NULL if none. */
+const bus_dbc_t *board_channels_dbc(const board_channels_t *ch, size_t b);
+
+/* Note a sample as its channel's latest value (the collector thread);
+   samples of channels not on this board are ignored. */
+void board_channels_set_live(board_channels_t *ch, const struct acq_item *sample);
+
+/* Latest value of channel i (index into the list); any thread. */
+int board_channels_live(const board_channels_t *ch, size_t i, struct board_live *ret_live);
+
+/* Label for a value of channel i (DBC value table), NULL if none. */
+const char *board_channels_value_label(const board_channels_t *ch, size_t i, double value);
+
+/*
+ * Load the DBC of CAN bus b of cfg as `run` and `check` do.  Errors name the
+ * board file and the line of the bus's 'dbc =' (a DBC's own syntax errors
+ * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
+ * a DBC that defines no message (it would decode nothing), one with more
+ * signals than a bus has channel ids (BOARD_BUS_CHANNELS_MAX), and a
+ * signal name or unit longer than struct board_channel holds (cut, two
+ * names could become one).  0 and the database in *ret_dbc (free with
+ * bus_dbc_free), or -errno.
+ */
+int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);

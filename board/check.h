@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* check.h - what `check` knows that `run` says too. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bus/dbc.h"
+#include "config.h"
+
+/*
+ * Whether bus b of cfg is over BUS_LOAD_WARN (bus/load.h) by its DBC's
+ * cycle times (CAN; dbc is the bus's, NULL: none) or its poll plan (Modbus
+ * RTU: the serial line); then true, with the warning `check` gives in buf
+ * ("[can vehicle]: about 85% of the bus at 500 kbit/s (above 70%: frames
+ * will queue)").  A Modbus TCP bus is never over.
+ */
+bool board_bus_load_warning(const struct board_cfg *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config-types.h - what a parsed board file is: plain types and limits,
+ * no functions.  The tables of config-schema.c are built on these, and
+ * config.c fills them; both include this header, so neither depends on
+ * the other's header for the types.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bus/bus.h"
+
+#define BOARD_BUSES_MAX 16
+/* Channel ids are bus index << 16 | n: a bus has ids for this many. */
+#define BOARD_BUS_CHANNELS_MAX 65536
+#define BOARD_ERR_MAX 512
+
+struct board_storage {
+	char dir[BUS_PATH_MAX];
+	uint64_t segment_bytes;
+	uint32_t sync_window_ms;
+	uint64_t retention_bytes;
+	uint64_t retention_age_s;
+	int segment_line, retention_line; /* where they were set, 0 = default */
+};
+
+struct board_uplink {
+	bool enabled;
+	char host[128];
+	uint16_t port;
+	bool tls;
+	char ca_file[BUS_PATH_MAX];
+	char cert_file[BUS_PATH_MAX];
+	char key_file[BUS_PATH_MAX];
+	bool tls_insecure;         /* explicit opt-in, warned about at every start */
+	char username[64];
+	char password[128];
+	uint32_t inflight;
+	uint32_t keepalive_s;
+	uint64_t rate_bytes_s;     /* backlog drain cap, 0 = unlimited */
+	bool live_ahead;           /* send live records ahead of a draining backlog */
+};
+
+struct board_cfg {
+	char path[BUS_PATH_MAX];   /* the board file itself */
+	char vehicle[64];
+	int rt_priority;           /* SCHED_FIFO priority of bus threads, 0 = none */
+	int collector_cpu;
+	uint32_t batch_ms;         /* close a Batch at least this often */
+	uint32_t batch_max;        /* records per Batch */
+	uint32_t ring_slots;       /* per bus, power of two */
+	uint32_t meta_interval_s;  /* channel dictionary in a Batch this often */
+	uint32_t health_interval_s; /* Health entries in a Batch this often */
+	char hw_watchdog[BUS_PATH_MAX]; /* watchdog device to kick, "" = none */
+	uint32_t hw_watchdog_timeout_s;
+	char stat_socket[108];     /* "" = <data dir>/railmon.sock */
+	struct board_storage storage;
+	struct board_uplink uplink;
+	struct bus_cfg buses[BOARD_BUSES_MAX];
+	int bus_cpu[BOARD_BUSES_MAX];
+	int dbc_line[BOARD_BUSES_MAX]; /* line of a CAN bus's 'dbc =', for messages */
+	size_t nbuses;
+	uint64_t hash;             /* FNV-1a of the board file bytes (and DBCs) */
+};

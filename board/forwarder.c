@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* forwarder.c - the uplink forwarder over a running railmon's log (forwarder.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "basic/clock.h"
+#include "forwarder.h"
+
+/* The forwarder's view of the log (uplink/ cannot see storage/). */
+static int fwd_seek(void *ctx, uint64_t seq)
+{
+	return stor_reader_seek_seq(ctx, seq);
+}
+
+static int fwd_seek_time(void *ctx, int64_t t_ns)
+{
+	return stor_reader_seek_time(ctx, t_ns);
+}
+
+static int fwd_next(void *ctx, struct upl_rec *ret)
+{
+	struct stor_rec r;
+	int k = stor_reader_next(ctx, &r);
+
+	if (k == 1)
+		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len };
+	return k;
+}
+
+/* Forwarder thread (normal priority) -> event ring: a single producer. */
+static void fwd_event(void *ctx, enum upl_fwd_event ev, int err)
+{
+	struct acq_ring *events = ctx;
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	it.event.code = ev == UPL_FWD_CONNECTED ? ACQ_EV_UPLINK_CONNECT : ACQ_EV_UPLINK_FAULT;
+	it.event.arg = err;
+	it.event.detail = (uint32_t)ev;
+	acq_ring_item_push(events, &it); /* full: counted, reported as an overrun */
+}
+
+/* The readers: the backlog's from the cursor, and with live_ahead a
+   second one that follows the head of the log, so live records overtake a
+   backlog that is still draining after a tunnel. */
+static int open_readers(struct board_forwarder *f, const char *dir, bool live, struct upl_forward_cfg *fc, char *err,
+                        size_t errlen)
+{
+	int r = stor_reader_open(dir, &f->reader);
+
+	if (r >= 0 && live)
+		r = stor_reader_open(dir, &f->live_reader);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: uplink cannot read the log: %s", dir, strerror(-r));
+		return r;
+	}
+	fc->source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
+	                                  .ctx = f->reader };
+	if (live)
+		fc->live_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
+		                                       .ctx = f->live_reader };
+	return 0;
+}
+
+int board_forwarder_open(struct board_forwarder *f, const struct board_cfg *cfg, const char *dir, stor_log_t *log,
+                         struct acq_ring *events, char *err, size_t errlen)
+{
+	const struct board_uplink *u = &cfg->uplink;
+	struct upl_forward_cfg fc = { 0 };
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	if (!u->enabled)
+		return 0;
+	r = open_readers(f, dir, u->live_ahead, &fc, err, errlen);
+	if (r < 0)
+		return r;
+	snprintf(f->client, sizeof(f->client), "railmon-%s", cfg->vehicle);
+	snprintf(f->cursor, sizeof(f->cursor), "%s/uplink.cursor", dir);
+	fc.host = u->host;
+	fc.port = u->port;
+	fc.client_id = f->client;
+	fc.vehicle = cfg->vehicle;
+	fc.cursor_path = f->cursor;
+	fc.log_next_seq = stor_log_next_seq(log);
+	fc.publish_events = true;
+	fc.use_tls = u->tls;
+	fc.tls = (struct upl_tls_cfg){ u->ca_file[0] ? u->ca_file : NULL, u->cert_file[0] ? u->cert_file : NULL,
+	                               u->key_file[0] ? u->key_file : NULL, u->tls_insecure };
+	fc.username = u->username[0] ? u->username : NULL;
+	fc.password = u->password[0] ? u->password : NULL;
+	fc.inflight = u->inflight;
+	fc.keepalive_s = u->keepalive_s;
+	fc.rate_bytes_s = u->rate_bytes_s;
+	fc.cursor_interval_ms = 1000;
+	fc.on_event = fwd_event;
+	fc.event_ctx = events;
+	r = upl_forwarder_new(&fc, &f->fwd);
+	if (r < 0)
+		snprintf(err, errlen, "%s: [uplink]: %s", cfg->path, strerror(-r));
+	return r;
+}
+
+void board_forwarder_close(struct board_forwarder *f)
+{
+	f->fwd = upl_forwarder_free(f->fwd);
+	f->reader = stor_reader_free(f->reader);
+	f->live_reader = stor_reader_free(f->live_reader);
+}

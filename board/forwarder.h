@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * forwarder.h - the uplink of a running railmon: the MQTT forwarder
+ * (uplink/forward.h) over the log, through readers of its own (uplink/
+ * cannot see storage/): the backlog from the cursor file, and with
+ * live_ahead the head of the log.  Its events (connected, faults) come
+ * back into the pipeline through a ring, so they are records too.
+ */
+#pragma once
+
+#include "acquisition/acq.h"
+#include "config.h"
+#include "storage/stor.h"
+#include "uplink/forward.h"
+
+struct board_forwarder {
+	upl_forwarder_t *fwd;          /* NULL without [uplink] */
+	stor_reader_t *reader, *live_reader;
+	char client[96];               /* MQTT client id: railmon-<vehicle> */
+	char cursor[BUS_PATH_MAX + 32];
+};
+
+/*
+ * Set up f for cfg's [uplink] (nothing without one) over the log in dir;
+ * its events go into events (its only producer; must outlive it).  Not
+ * started.  0, or -errno with the message in err; close f either way.
+ */
+int board_forwarder_open(struct board_forwarder *f, const struct board_cfg *cfg, const char *dir, stor_log_t *log,
+                         struct acq_ring *events, char *err, size_t errlen);
+
+/* Free the forwarder and its readers (stop it first); f may be zeroed. */
+void board_forwarder_close(struct board_forwarder *f);

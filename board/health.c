@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* health.c - health entries for the log, the uplink and `railmon stat` (health.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "health.h"
+#include "record/batch.h"
+#include "uplink/forward.h"
+
+#define HEALTH_MAX (BOARD_BUSES_MAX + 3) /* buses, collector, log, uplink */
+
+struct board_health {
+	struct acq_latency *snap;   /* 16 KiB scratch for latency snapshots */
+	int64_t prev_ns;            /* the last tick, 0 = none */
+	uint64_t prev_items[BOARD_BUSES_MAX];
+	uint64_t prev_acked;
+	pthread_mutex_t lock;       /* guards entries[] for readers (stat) */
+	struct upl_health entries[HEALTH_MAX];
+	size_t n;
+};
+
+int board_health_new(board_health_t **ret)
+{
+	board_health_t *h;
+
+	if (!ret)
+		return -EINVAL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->snap = calloc(1, sizeof(*h->snap));
+	if (!h->snap) {
+		free(h);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	*ret = h;
+	return 0;
+}
+
+board_health_t *board_health_free(board_health_t *h)
+{
+	if (!h)
+		return NULL;
+	pthread_mutex_destroy(&h->lock);
+	free(h->snap);
+	free(h);
+	return NULL;
+}
+
+static void entry(struct upl_health *e, const char *name, const char *kind, uint32_t bus)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->kind, sizeof(e->kind), "%s", kind);
+	e->bus = bus;
+}
+
+/* 1 us buckets -> the proto's log2 buckets: [0,1) us, [2^(k-1), 2^k) us. */
+static void latency(board_health_t *h, struct upl_health *e, const struct acq_latency *lat)
+{
+	struct acq_latency *snap = h->snap;
+
+	acq_latency_snapshot(lat, snap);
+	e->latency_count = snap->count;
+	e->latency_max_ns = snap->max_ns;
+	e->overruns = snap->overruns;
+	e->latency_p50_us = acq_latency_percentile_us(snap, 50);
+	e->latency_p99_us = acq_latency_percentile_us(snap, 99);
+	e->latency_p999_us = acq_latency_percentile_us(snap, 99.9);
+	for (uint32_t us = 0; us < ACQ_LAT_BUCKETS; us++) {
+		unsigned k = us ? 64 - (unsigned)__builtin_clzll(us) : 0;
+		e->latency_us_buckets[k] += snap->bucket[us];
+	}
+	if (snap->overflow) {
+		unsigned k = 64 - (unsigned)__builtin_clzll(snap->max_ns / 1000 | 1);
+		e->latency_us_buckets[k < UPL_HEALTH_BUCKETS ? k : UPL_HEALTH_BUCKETS - 1] += snap->overflow;
+	}
+}
+
+static void bus_entry(board_health_t *h, size_t b, const struct board_health_bus *in, double dt,
+                      struct upl_health *e)
+{
+	entry(e, in->name, in->modbus ? "modbus" : "can", (uint32_t)b);
+	e->items = in->items;
+	e->drops = in->drops;
+	e->errors = in->errors;
+	e->rx_dropped = in->rx_dropped;
+	e->bad_input = in->bad_input;
+	e->ring_fill_pct = in->ring_fill_pct;
+	e->rate_hz = dt > 0 ? (double)(in->items - h->prev_items[b]) / dt : 0;
+	h->prev_items[b] = in->items;
+	e->reopens = in->reopens;
+	snprintf(e->state, sizeof(e->state), "%s", acq_link_name(in->state));
+	if (in->latency)
+		latency(h, e, in->latency);
+}
+
+static void log_entry(stor_log_t *log, struct upl_health *e)
+{
+	struct stor_stats st;
+
+	entry(e, "log", "log", ACQ_SOURCE_DAEMON);
+	if (stor_log_stats(log, &st) < 0)
+		return;
+	e->items = st.records;
+	e->drops = st.dropped + st.lost_unsynced;
+	e->errors = st.segments_abandoned;
+	e->backlog = stor_log_next_seq(log) - stor_log_confirmed_seq(log);
+}
+
+/* The uplink's part of health; also tells retention what is off-board. */
+static void uplink_entry(board_health_t *h, const struct board_health_input *in, double dt, struct upl_health *e)
+{
+	struct upl_forward_stats st;
+
+	entry(e, "uplink", "uplink", ACQ_SOURCE_DAEMON);
+	if (upl_forwarder_stats(in->fwd, &st) < 0)
+		return;
+	stor_log_set_forwarded(in->log, st.cursor);
+	e->items = st.acked;
+	e->errors = st.connect_fails + st.ack_timeouts + st.source_errors;
+	e->drops = st.resent; /* re-sent after reconnects: duplicates on the wire */
+	e->backlog = stor_log_next_seq(in->log) - st.cursor;
+	e->rate_hz = dt > 0 ? (double)(st.acked - h->prev_acked) / dt : 0;
+	h->prev_acked = st.acked;
+}
+
+void board_health_tick(board_health_t *h, const struct board_health_input *in, int64_t now)
+{
+	struct upl_health e[HEALTH_MAX];
+	double dt = h->prev_ns ? (double)(now - h->prev_ns) / 1e9 : 0;
+	size_t n = 0;
+
+	for (size_t b = 0; b < in->nbuses && b < BOARD_BUSES_MAX; b++)
+		bus_entry(h, b, &in->buses[b], dt, &e[n++]);
+	entry(&e[n], "collector", "collector", ACQ_SOURCE_DAEMON);
+	e[n++].items = in->collector_items;
+	log_entry(in->log, &e[n++]);
+	if (in->fwd)
+		uplink_entry(h, in, dt, &e[n++]);
+	for (size_t i = 0; i < n; i++)
+		board_sink_add_health(in->sink, &e[i]);
+	pthread_mutex_lock(&h->lock);
+	memcpy(h->entries, e, n * sizeof(e[0]));
+	h->n = n;
+	pthread_mutex_unlock(&h->lock);
+	h->prev_ns = now;
+}
+
+size_t board_health_get(board_health_t *h, struct upl_health *ret, size_t max)
+{
+	size_t n;
+
+	if (!h || !ret)
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	n = h->n < max ? h->n : max;
+	memcpy(ret, h->entries, n * sizeof(*ret));
+	pthread_mutex_unlock(&h->lock);
+	return n;
+}

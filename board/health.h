@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * health.h - the health of a running railmon: one entry per bus (items,
+ * rate, drops, errors, ring fill, latency percentiles, device presence),
+ * one for the collector, the log and the uplink.  Made every
+ * health_interval_s on the collector thread, they ride in the next Batch
+ * (so `railmon stat` reads them from a log) and are kept for the stat
+ * socket (any thread, under a lock the collector holds for one copy).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acquisition/source.h"
+#include "sink.h"
+
+struct upl_forwarder;
+struct upl_health;
+
+/* What the daemon knows about one bus, gathered for a health entry. */
+struct board_health_bus {
+	const char *name;
+	bool modbus;                     /* else CAN */
+	uint64_t items;                  /* produced by its source */
+	uint64_t drops;                  /* refused by its ring */
+	uint64_t errors;                 /* failed reads + the driver's errors */
+	uint64_t rx_dropped, bad_input;  /* the driver's counters */
+	uint32_t ring_fill_pct;
+	enum acq_link state;
+	uint64_t reopens;
+	const struct acq_latency *latency; /* NULL: none */
+};
+
+struct board_health_input {
+	const struct board_health_bus *buses;
+	size_t nbuses;
+	uint64_t collector_items;
+	stor_log_t *log;
+	struct upl_forwarder *fwd;       /* NULL without [uplink]; else retention
+	                                    learns from it what is off-board */
+	board_sink_t *sink;              /* the entries go into its next Batch */
+};
+
+typedef struct board_health board_health_t;
+
+int board_health_new(board_health_t **ret_health);
+board_health_t *board_health_free(board_health_t *h);
+
+/* Make the entries at now (CLOCK_MONOTONIC; rates are over the time since
+   the last tick).  The collector thread. */
+void board_health_tick(board_health_t *h, const struct board_health_input *in, int64_t now);
+
+/* The latest entries, copied into ret; returns how many.  Empty until the
+   first tick.  Any thread. */
+size_t board_health_get(board_health_t *h, struct upl_health *ret, size_t max);

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* logsource.c - the records of a railmon log as an acq_source (logsource.h). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "basic/counter.h"
+#include "logfault.h"
+#include "logsource.h"
+#include "storage/stor.h"
+#include "record/batch.h"
+
+struct board_logsource {
+	const struct board_cfg *cfg;
+	const char *dir;
+	/* The source's thread only: */
+	stor_reader_t *rd;
+	bool opened, ended;
+	upl_batch_t *batch;       /* the Batch being handed out */
+	size_t pos, count;        /* its next item, its items */
+	int error;                /* what ended it early; read after done */
+	/* Any thread: */
+	_Atomic uint64_t items[BOARD_BUSES_MAX];
+	_Atomic uint64_t skipped;
+};
+
+/* What of a recorded log goes back through the pipeline (logsource.h). */
+static bool wanted(const board_logsource_t *ls, const struct acq_item *it)
+{
+	if (it->bus >= ls->cfg->nbuses)
+		return false;
+	if (it->kind == ACQ_ITEM_SAMPLE)
+		return ls->cfg->buses[it->bus].kind == BUS_KIND_MODBUS;
+	if (it->kind == ACQ_ITEM_EVENT)
+		return it->event.code != ACQ_EV_START && it->event.code != ACQ_EV_STOP;
+	return true;
+}
+
+/* The next Batch that decodes into ls->batch; false at the end of the log
+   (or an error: ls->error). */
+static bool next_batch(board_logsource_t *ls)
+{
+	struct upl_batch_info info;
+	struct stor_rec rec;
+	int r;
+
+	if (!ls->opened) {
+		ls->opened = true;
+		r = stor_reader_open(ls->dir, &ls->rd);
+		if (r < 0) {
+			ls->error = r;
+			return false;
+		}
+	}
+	while ((r = stor_reader_next(ls->rd, &rec)) != 0) {
+		if (r == -EBADMSG) {
+			/* The reader has moved past it: say what it cost, go on. */
+			if (board_log_fault_print("replay", ls->dir, ls->rd))
+				basic_counter_add(&ls->skipped, 1);
+			continue;
+		}
+		if (r < 0) {
+			ls->error = r;
+			return false;
+		}
+		r = upl_batch_decode(rec.payload, rec.len, &ls->batch);
+		if (r < 0) {
+			/* Said and counted; the replay goes on with the next one. */
+			board_log_undecodable_print("replay", ls->dir, &rec, r);
+			basic_counter_add(&ls->skipped, 1);
+			continue;
+		}
+		upl_batch_info(ls->batch, &info);
+		ls->pos = 0;
+		ls->count = info.count;
+		return true;
+	}
+	return false;
+}
+
+static int ls_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms)
+{
+	board_logsource_t *ls = ctx;
+	size_t n = 0;
+
+	while (n < max && !ls->ended) {
+		if (!ls->batch && !next_batch(ls)) {
+			ls->ended = true;
+			break;
+		}
+		while (n < max && ls->pos < ls->count) {
+			upl_batch_item(ls->batch, ls->pos++, &items[n]);
+			if (wanted(ls, &items[n]))
+				items[n++].seq = 0;
+		}
+		if (ls->pos >= ls->count)
+			ls->batch = upl_batch_free(ls->batch);
+	}
+	return n || !ls->ended ? (int)n : -ENODATA;
+}
+
+/* Counted per bus once in the ring: what a stop left unread is not. */
+static void ls_pushed(void *ctx, const struct acq_item *items, size_t n)
+{
+	board_logsource_t *ls = ctx;
+
+	for (size_t i = 0; i < n; i++)
+		basic_counter_add(&ls->items[items[i].bus], 1);
+}
+
+const struct acq_source_ops board_logsource_ops = { .recv = ls_recv, .pushed = ls_pushed };
+
+int board_logsource_new(const struct board_cfg *cfg, const char *dir, board_logsource_t **ret)
+{
+	board_logsource_t *ls;
+
+	if (!cfg || !dir || !ret)
+		return -EINVAL;
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	ls->cfg = cfg;
+	ls->dir = dir;
+	*ret = ls;
+	return 0;
+}
+
+board_logsource_t *board_logsource_free(board_logsource_t *ls)
+{
+	if (!ls)
+		return NULL;
+	upl_batch_free(ls->batch);
+	stor_reader_free(ls->rd);
+	free(ls);
+	return NULL;
+}
+
+uint64_t board_logsource_items(const board_logsource_t *ls, size_t b)
+{
+	return ls && b < BOARD_BUSES_MAX ? atomic_load_explicit(&((board_logsource_t *)ls)->items[b],
+	                                                        memory_order_relaxed) : 0;
+}
+
+uint64_t board_logsource_skipped(const board_logsource_t *ls)
+{
+	return ls ? atomic_load_explicit(&((board_logsource_t *)ls)->skipped, memory_order_relaxed) : 0;
+}
+
+int board_logsource_error(const board_logsource_t *ls)
+{
+	return ls ? ls->error : 0;
+}

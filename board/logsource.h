@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * logsource.h - a railmon log as a source (`railmon replay LOGDIR`): its
+ * records go back through the pipeline from one acq_source thread into
+ * one ring, so the collector sees the log's order whatever the timing.
+ * Raw CAN frames are decoded again with the board's DBC (which may be
+ * newer than the one used on the train); Modbus samples and bus events are
+ * kept, by bus index; samples decoded from CAN and the old run's start and
+ * stop are left out (this run makes its own).  Unreadable parts are said
+ * on stderr (board/logfault.h), counted, and skipped.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acquisition/source.h"
+#include "config.h"
+
+typedef struct board_logsource board_logsource_t;
+
+/* The source's callbacks (ctx = the log source): recv only. */
+extern const struct acq_source_ops board_logsource_ops;
+
+/* A source over the log in dir for the buses of cfg (both must outlive it).
+   Nothing is opened yet: the source's own thread opens the log.  0,
+   -EINVAL, -ENOMEM. */
+int board_logsource_new(const struct board_cfg *cfg, const char *dir, board_logsource_t **ret_source);
+board_logsource_t *board_logsource_free(board_logsource_t *ls);
+
+/* Items of bus b that went into the ring; any thread. */
+uint64_t board_logsource_items(const board_logsource_t *ls, size_t b);
+
+/* Unreadable parts skipped so far (said on stderr); any thread. */
+uint64_t board_logsource_skipped(const board_logsource_t *ls);
+
+/* The -errno that ended the replay early, 0 if none.  Read it once the
+   source is done (acq_source_done: its thread wrote it before). */
+int board_logsource_error(const board_logsource_t *ls);

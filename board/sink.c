@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sink.c - decode -> encode -> append (sink.h).
+ *
+ * Runs on one thread at a time (the collector's), so the encoder, the DBC
+ * tables and the log need no locks.  The counters cross threads through
+ * relaxed atomics: each is a single word with a single writer.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/clock.h"
+#include "basic/counter.h"
+#include "sink.h"
+#include "record/batch.h"
+
+#define LOG_REPORT_RETRY_NS 1000000000ll /* a refused log report is tried again this often */
+
+/* Log events not yet on disk (see board_sink.pend). */
+struct log_pending {
+	uint64_t dropped;     /* records refused, dropped or lost */
+	uint64_t unforwarded; /* deleted by retention before being forwarded */
+	uint64_t abandoned;   /* segments abandoned after an I/O error */
+	uint64_t damaged;     /* damaged spots found (or set aside) at open */
+	int err;              /* the last error, 0 if none */
+};
+
+struct board_sink {
+	struct board_sink_cfg cfg;
+	stor_log_t *log;
+	board_channels_t *ch;
+	upl_encoder_t *enc;
+	const struct upl_channel *dict;  /* the channel dictionary */
+	size_t ndict;
+	int64_t batch_open_ns;     /* monotonic time the open Batch got its first record */
+	int64_t batch_data_t0;     /* the record time of that first record */
+	int64_t meta_next_ns;      /* when to send the channel dictionary again */
+	size_t meta_pos;           /* its first entry the next Batch carries */
+	struct acq_item *decoded;  /* scratch for the samples of one frame */
+	size_t decoded_max;        /* its size: the largest message of any DBC */
+
+	/* collector-thread counters, published with relaxed stores */
+	_Atomic uint64_t items, records, batches, log_dropped, decode_samples, next_seq;
+	uint64_t first_seq;
+
+	/* What the log reported that no durable record says yet: while the
+	   disk is full every event would be refused with the Batch carrying
+	   it, so the counts wait here and go out in one Batch, synced at
+	   once, when the log takes records again. */
+	struct log_pending pend;
+	int64_t pend_retry_ns;
+	uint64_t refused_appends;        /* refused by stor_log_append, not yet taken */
+	_Atomic uint64_t log_unreported; /* pend.dropped, for readers */
+	_Atomic uint64_t log_damaged;    /* pend.damaged, for readers */
+	_Atomic int log_error;           /* the log's last error, 0 if none */
+};
+
+/* ------------------------------------------------------------ Batches */
+
+/* The dictionary rides along now and then, so a consumer that starts
+   mid-stream (or a log trimmed by retention) learns the channel names
+   within meta_interval_s.  A large board's does not fit in one Batch:
+   each Batch takes the next slice. */
+static void batch_dictionary(board_sink_t *s)
+{
+	int n;
+
+	if (basic_mono_ns() < s->meta_next_ns)
+		return;
+	n = upl_encoder_set_channels(s->enc, s->dict + s->meta_pos, s->ndict - s->meta_pos);
+	if (n > 0)
+		s->meta_pos += (size_t)n;
+	if (n < 0 || s->meta_pos >= s->ndict) {
+		s->meta_pos = 0;
+		s->meta_next_ns = basic_mono_ns() + (int64_t)s->cfg.meta_interval_s * BASIC_NS_PER_SEC;
+	}
+}
+
+/* Close the open Batch and append it to the log.  0 (or nothing to do),
+   or the append's -errno: the records were refused, and the log counts
+   them (log_take). */
+static int batch_flush(board_sink_t *s)
+{
+	struct stor_rec rec = { 0 };
+	const uint8_t *buf;
+	size_t len;
+	int n, r;
+
+	if (!upl_encoder_count(s->enc))
+		return 0;
+	batch_dictionary(s);
+	upl_encoder_span(s->enc, &rec.t_first_ns, &rec.t_last_ns);
+	rec.first_seq = stor_log_next_seq(s->log);
+	n = upl_encoder_finish(s->enc, rec.first_seq, &buf, &len);
+	if (n <= 0)
+		return 0;
+	rec.count = (uint32_t)n;
+	rec.payload = buf;
+	rec.len = (uint32_t)len;
+	/* A refused Batch is counted by the log itself (with the records it
+	   drops later, at a sync): log_take() turns that into the sink's
+	   counter and, once the log takes records again, one event. */
+	r = stor_log_append(s->log, &rec);
+	if (r == 0) {
+		basic_counter_add(&s->records, (uint64_t)n);
+		basic_counter_add(&s->batches, 1);
+	} else {
+		s->refused_appends += (uint64_t)n;
+	}
+	atomic_store_explicit(&s->next_seq, stor_log_next_seq(s->log), memory_order_relaxed);
+	return r;
+}
+
+static void batch_opened(board_sink_t *s, int64_t t_ns)
+{
+	s->batch_open_ns = basic_mono_ns();
+	s->batch_data_t0 = t_ns;
+}
+
+static void encode(board_sink_t *s, const struct acq_item *it)
+{
+	/* A replay closes Batches by the records' own time, not the wall
+	   clock, so the same input always gives the same Batches and numbers. */
+	if (s->cfg.deterministic && upl_encoder_count(s->enc) &&
+	    llabs(it->t_ns - s->batch_data_t0) >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS)
+		batch_flush(s);
+	if (!upl_encoder_count(s->enc))
+		batch_opened(s, it->t_ns);
+	if (upl_encoder_add(s->enc, it) == -ENOBUFS) {
+		batch_flush(s);
+		s->batch_open_ns = basic_mono_ns();
+		upl_encoder_add(s->enc, it);
+	}
+}
+
+static void decode_frame(board_sink_t *s, const struct acq_item *it)
+{
+	/* never -ENOBUFS: the scratch holds the largest message's signals */
+	int n = s->ch ? board_channels_decode(s->ch, it, s->decoded, s->decoded_max) : 0;
+
+	for (int k = 0; k < n; k++) {
+		encode(s, &s->decoded[k]);
+		board_channels_set_live(s->ch, &s->decoded[k]);
+	}
+	if (n > 0)
+		basic_counter_add(&s->decode_samples, (uint64_t)n);
+}
+
+int board_sink_items(void *ctx, const struct acq_item *items, size_t n)
+{
+	board_sink_t *s = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_item *it = &items[i];
+		encode(s, it);
+		if (it->kind == ACQ_ITEM_CAN)
+			decode_frame(s, it);
+		else if (it->kind == ACQ_ITEM_SAMPLE && s->ch)
+			board_channels_set_live(s->ch, it);
+	}
+	basic_counter_add(&s->items, n);
+	return 0;
+}
+
+void board_sink_event(board_sink_t *s, uint32_t code, int64_t arg)
+{
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	ev.event.code = code;
+	ev.event.arg = arg;
+	board_sink_items(s, &ev, 1);
+}
+
+int board_sink_add_health(board_sink_t *s, const struct upl_health *h)
+{
+	return upl_encoder_add_health(s->enc, h);
+}
+
+/* ------------------------------------------------------------ log faults */
+
+/* What the log reports (ENOSPC, I/O errors, retention, recovery) goes to
+   the counters and waits in pend until log_report() got it on disk. */
+static void log_take(board_sink_t *s)
+{
+	struct stor_events ev;
+	uint64_t n, later, stored;
+
+	if (stor_log_take_events(s->log, &ev) <= 0)
+		return;
+	n = ev.lost_unsynced + ev.dropped_nospace + ev.dropped_other;
+	/* Records the log took and dropped later (ENOSPC at a sync, EIO) were
+	   counted as stored: they are not. */
+	later = n - (n < s->refused_appends ? n : s->refused_appends);
+	s->refused_appends -= n - later;
+	stored = atomic_load_explicit(&s->records, memory_order_relaxed);
+	atomic_store_explicit(&s->records, stored - (later < stored ? later : stored), memory_order_relaxed);
+	basic_counter_add(&s->log_dropped, n);
+	s->pend.dropped += n;
+	s->pend.unforwarded += ev.retention_unforwarded;
+	s->pend.abandoned += ev.segments_abandoned;
+	s->pend.damaged += ev.recovered_damage;
+	if (ev.last_error) {
+		s->pend.err = ev.last_error;
+		atomic_store_explicit(&s->log_error, ev.last_error, memory_order_relaxed);
+	}
+	atomic_store_explicit(&s->log_unreported, s->pend.dropped, memory_order_relaxed);
+	atomic_store_explicit(&s->log_damaged, s->pend.damaged, memory_order_relaxed);
+}
+
+static void log_event(board_sink_t *s, uint32_t code, int64_t arg, uint32_t detail)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	it.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
+	/* Straight into the (empty) encoder: encode() could close the Batch
+	   between two of these (a replay closes Batches by record time). */
+	if (!upl_encoder_count(s->enc))
+		batch_opened(s, it.t_ns);
+	upl_encoder_add(s->enc, &it);
+}
+
+static bool log_pending(const board_sink_t *s)
+{
+	const struct log_pending *p = &s->pend;
+
+	return p->dropped || p->unforwarded || p->abandoned || p->damaged || p->err;
+}
+
+/* The events for what is pending, into the (empty) encoder. */
+static void log_events(board_sink_t *s, const struct log_pending *sent)
+{
+	if (sent->err || sent->abandoned)
+		log_event(s, ACQ_EV_LOG_FAULT, sent->err, (uint32_t)sent->abandoned);
+	else if (sent->damaged)
+		log_event(s, ACQ_EV_LOG_FAULT, -EBADMSG, (uint32_t)sent->damaged);
+	if (sent->dropped)
+		log_event(s, ACQ_EV_LOG_DROPPED, (int64_t)sent->dropped, (uint32_t)(sent->err < 0 ? -sent->err : 0));
+	if (sent->unforwarded)
+		log_event(s, ACQ_EV_LOG_RETENTION, (int64_t)sent->unforwarded, 1);
+}
+
+/*
+ * Turn what is pending into events: LOG_FAULT (arg -errno, detail segments
+ * abandoned, or damaged spots found at open), LOG_DROPPED (arg the exact
+ * number of records refused, dropped or lost, detail errno), LOG_RETENTION
+ * (arg records deleted unforwarded).  They go in a Batch of their own,
+ * synced at once: only when that Batch is durable are the counts taken off
+ * pend.  If the log refuses it (the disk is still full), its own records
+ * are counted with the rest and the next try, a second later, reports the
+ * new total.  So the LOG_DROPPED args in the log add up to log_dropped.
+ */
+static void log_report(board_sink_t *s, bool force)
+{
+	int64_t now = basic_mono_ns();
+	struct log_pending sent;
+	int r;
+
+	if (!log_pending(s) || (!force && now < s->pend_retry_ns))
+		return;
+	s->pend_retry_ns = now + LOG_REPORT_RETRY_NS;
+	/* The open Batch goes first, on its own: what it costs is counted
+	   now and reported with the rest. */
+	batch_flush(s);
+	log_take(s);
+	sent = s->pend;
+	log_events(s, &sent);
+	r = batch_flush(s);
+	if (r == 0)
+		r = stor_log_sync(s->log);
+	log_take(s);
+	if (r < 0)
+		return; /* refused or dropped: counted, reported with the next try */
+	s->pend.dropped -= sent.dropped;
+	s->pend.unforwarded -= sent.unforwarded;
+	s->pend.abandoned -= sent.abandoned;
+	s->pend.damaged -= sent.damaged;
+	if (s->pend.err == sent.err)
+		s->pend.err = 0;
+	atomic_store_explicit(&s->log_unreported, s->pend.dropped, memory_order_relaxed);
+	atomic_store_explicit(&s->log_damaged, s->pend.damaged, memory_order_relaxed);
+}
+
+int board_sink_tick(board_sink_t *s)
+{
+	log_take(s);
+	log_report(s, false);
+	if (!s->cfg.deterministic && upl_encoder_count(s->enc) &&
+	    basic_mono_ns() - s->batch_open_ns >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS)
+		batch_flush(s);
+	return stor_log_tick(s->log);
+}
+
+void board_sink_report(board_sink_t *s)
+{
+	log_take(s);
+	log_report(s, true);
+}
+
+int board_sink_close(board_sink_t *s)
+{
+	int r;
+
+	board_sink_event(s, ACQ_EV_STOP,
+	                 (int64_t)(atomic_load(&s->records) + upl_encoder_count(s->enc) + 1));
+	batch_flush(s);
+	r = stor_log_sync(s->log);
+	/* The last Batch may have been refused too: one more try, so the
+	   counter and the log's events agree whenever the disk allows. */
+	board_sink_report(s);
+	return r;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret)
+{
+	struct upl_batch_meta meta;
+	board_sink_t *s;
+	int r;
+
+	if (!cfg || !ret || !cfg->log || !cfg->meta || !cfg->batch_max)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cfg = *cfg;
+	s->log = cfg->log;
+	s->ch = cfg->channels;
+	s->ndict = board_channels_list(s->ch, NULL);
+	s->dict = board_channels_dictionary(s->ch);
+	/* Sized by the DBCs: a frame's samples all fit, so none is dropped
+	   (a fixed 256 once lost the rest of a frame). */
+	s->decoded_max = board_channels_decode_max(s->ch);
+	s->decoded = calloc(s->decoded_max ? s->decoded_max : 1, sizeof(*s->decoded));
+	meta = *cfg->meta;
+	/* Every Batch names its log, so the ground can tell a new log
+	   (seq from 1 again) from records it already has. */
+	_Static_assert(UPL_LOG_ID_LEN == STOR_LOG_ID_BYTES, "one log id size");
+	stor_log_id(s->log, meta.log_id);
+	r = s->decoded ? upl_encoder_new(&meta, cfg->batch_max, &s->enc) : -ENOMEM;
+	/* Sizes the encoder for the whole dictionary now, so the collector
+	   never allocates for it; batch_flush() sets it for real. */
+	if (r >= 0)
+		r = upl_encoder_set_channels(s->enc, s->dict, s->ndict);
+	if (r >= 0)
+		r = upl_encoder_set_channels(s->enc, NULL, 0);
+	if (r < 0) {
+		board_sink_free(s);
+		return r;
+	}
+	s->first_seq = stor_log_next_seq(s->log);
+	atomic_store(&s->next_seq, s->first_seq);
+	/* What recovery found at open is said at start and becomes an event. */
+	log_take(s);
+	*ret = s;
+	return 0;
+}
+
+board_sink_t *board_sink_free(board_sink_t *s)
+{
+	if (!s)
+		return NULL;
+	upl_encoder_free(s->enc);
+	free(s->decoded);
+	free(s);
+	return NULL;
+}
+
+int board_sink_stats(const board_sink_t *s, struct board_sink_stats *ret)
+{
+	board_sink_t *m = (board_sink_t *)s;
+
+	if (!s || !ret)
+		return -EINVAL;
+	*ret = (struct board_sink_stats){
+		.items = atomic_load(&m->items),
+		.records = atomic_load(&m->records),
+		.batches = atomic_load(&m->batches),
+		.decode_samples = atomic_load(&m->decode_samples),
+		.log_dropped = atomic_load(&m->log_dropped),
+		.log_unreported = atomic_load(&m->log_unreported),
+		.log_error = atomic_load(&m->log_error),
+		.log_damaged = atomic_load(&m->log_damaged),
+		.first_seq = s->first_seq,
+		.next_seq = atomic_load(&m->next_seq),
+	};
+	return 0;
+}

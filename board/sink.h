@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sink.h - the heart of the pipeline: what the collector hands over is
+ * decoded (CAN frames into samples with the bus's DBC), encoded into a
+ * Batch, and the Batch, numbered, appended to the flash log.
+ *
+ * A Batch closes at batch_max records, 1 MiB, or batch_ms after its first
+ * record (a replay: by the records' own time, so the same input always
+ * gives the same Batches).  The channel dictionary rides along every
+ * meta_interval_s.  What the log reports (records refused on a full disk,
+ * lost on an I/O error, deleted by retention before being forwarded,
+ * damage found at open) is counted exactly and written as events in a
+ * Batch of their own, synced at once, taken off the counts only once it is
+ * durable: the LOG_DROPPED args in a log add up to the records refused.
+ *
+ * One thread at a time: the collector's while it runs, the caller's before
+ * start and after stop.  The counters may be read from any thread.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acquisition/acq-item.h"
+#include "channels.h"
+#include "storage/stor.h"
+
+struct upl_batch_meta;
+struct upl_health;
+
+struct board_sink_cfg {
+	stor_log_t *log;                     /* the caller's; outlives the sink */
+	board_channels_t *channels;          /* decoding, dictionary, latest values;
+	                                        NULL: none (raw records only) */
+	const struct upl_batch_meta *meta;   /* vehicle, config hash, boot id (copied;
+	                                        the log id is taken from log) */
+	uint32_t batch_max;                  /* records per Batch */
+	uint32_t batch_ms;                   /* close a Batch this long after its first record */
+	uint32_t meta_interval_s;            /* the dictionary rides along this often */
+	bool deterministic;                  /* a replay: close Batches by record time */
+};
+
+struct board_sink_stats {
+	uint64_t items;           /* handed to the sink */
+	uint64_t records;         /* stored in the log (records the log dropped
+	                             later, at a sync or an I/O error, taken off) */
+	uint64_t batches;
+	uint64_t decode_samples;  /* samples decoded from CAN frames */
+	uint64_t log_dropped;     /* records the log refused, dropped or lost: exact */
+	uint64_t log_unreported;  /* of those, not yet in a LOG_DROPPED event on disk */
+	int log_error;            /* the log's last error (-errno), 0 if none */
+	uint64_t log_damaged;     /* damaged spots found at open, not yet in an event */
+	uint64_t first_seq;       /* the log's next seq when the sink was made */
+	uint64_t next_seq;
+};
+
+typedef struct board_sink board_sink_t;
+
+/* Make the sink; allocates the encoder for the whole dictionary now, so the
+   collector never allocates for it.  0, -EINVAL, -ENOMEM. */
+int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret_sink);
+
+/* Close nothing (see board_sink_close), free; accepts NULL; returns NULL. */
+board_sink_t *board_sink_free(board_sink_t *s);
+
+/* The collector's sink (acq_collector_cfg.sink; ctx = the sink): decode,
+   encode, append full Batches.  Returns 0 (a refusal is counted, not an
+   error of the pipeline). */
+int board_sink_items(void *ctx, const struct acq_item *items, size_t n);
+
+/* An event of the daemon itself (START, STOP, CONFIG_RELOAD), now. */
+void board_sink_event(board_sink_t *s, uint32_t code, int64_t arg);
+
+/* Health entries ride in the next Batch. */
+int board_sink_add_health(board_sink_t *s, const struct upl_health *h);
+
+/* The collector's tick: what the log reported becomes events (retried
+   every second while the log refuses), a Batch older than batch_ms
+   closes, the log's sync window runs.  Returns stor_log_tick()'s result. */
+int board_sink_tick(board_sink_t *s);
+
+/* What the log refused, said now (at stop, before the STOP event). */
+void board_sink_report(board_sink_t *s);
+
+/* The end of a run: the STOP event (arg = records of the run), the last
+   Batch, a sync, and one more report if the disk allows.  Returns the
+   sync's result. */
+int board_sink_close(board_sink_t *s);
+
+/* Counters; any thread (each read atomically). */
+int board_sink_stats(const board_sink_t *s, struct board_sink_stats *ret_stats);

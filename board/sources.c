@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/* sources.c - the buses of a board as acquisition sources (sources.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logsource.h"
+#include "sources.h"
+
+struct board_sources {
+	const struct board_cfg *cfg;
+	struct board_sources_opts opts;
+	bool running;
+	bus_dev_t *dev[BOARD_BUSES_MAX];
+	struct acq_ring ring[BOARD_BUSES_MAX];
+	struct acq_item *ring_buf[BOARD_BUSES_MAX];
+	/* One source per bus; a log replay has one, src[0], for every bus. */
+	acq_source_t *src[BOARD_BUSES_MAX];
+	board_logsource_t *replay;
+	acq_monitor_t *mon;
+};
+
+/* ------------------------------------------------------------ devices */
+
+/* A bus device as a source (bus/ and acquisition/ do not know each other). */
+static int dev_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms)
+{
+	return bus_dev_recv(ctx, items, max, timeout_ms);
+}
+
+static int dev_check(void *ctx, struct acq_item *events, size_t max)
+{
+	return bus_dev_check(ctx, events, max);
+}
+
+static int dev_gone_cause(void *ctx)
+{
+	return bus_dev_gone_cause(ctx);
+}
+
+static int dev_release(void *ctx)
+{
+	return bus_dev_release(ctx);
+}
+
+static int dev_reopen(void *ctx)
+{
+	return bus_dev_reopen(ctx);
+}
+
+static const struct acq_source_ops dev_ops = {
+	.recv = dev_recv, .gone_cause = dev_gone_cause, .release = dev_release, .reopen = dev_reopen,
+};
+/* SocketCAN: link checks (netlink) too, on the monitor's thread. */
+static const struct acq_source_ops dev_check_ops = {
+	.recv = dev_recv, .check = dev_check, .gone_cause = dev_gone_cause, .release = dev_release,
+	.reopen = dev_reopen,
+};
+
+/* How bus b's source treats its items: live buses drop when their ring is
+   full and stamp latency; a trace read as fast as possible waits instead
+   and keeps its old stamps (their age says nothing about our latency). */
+static struct acq_source_cfg bus_source_cfg(board_sources_t *s, size_t b)
+{
+	const struct bus_cfg *bc = &s->cfg->buses[b];
+	bool can = bc->kind == BUS_KIND_CAN, trace = can && bc->can.driver == BUS_CAN_TRACE;
+	struct acq_source_cfg sc = {
+		.ops = bus_dev_has_check(s->dev[b]) ? &dev_check_ops : &dev_ops,
+		.ctx = s->dev[b],
+		.ring = &s->ring[b],
+		.bus = (uint16_t)b,
+		.backpressure = trace && bc->can.trace_speed == 0,
+		.drain_at_stop = can && !trace,
+		.stamp_latency = can && !trace,
+		/* Jitter differs per board (the seed is random) and per bus. */
+		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
+	};
+
+	if (!can) { /* Modbus reconnects inside its driver: its events tell */
+		sc.link_down_code = ACQ_EV_MB_DISCONNECT;
+		sc.link_up_code = ACQ_EV_MB_CONNECT;
+	}
+	return sc;
+}
+
+/* Open bus b's device (none for a log replay), its ring and its source. */
+static int open_bus(board_sources_t *s, size_t b, char *err, size_t errlen)
+{
+	const struct bus_cfg *bc = &s->cfg->buses[b];
+	struct acq_source_cfg sc;
+	int r = 0;
+
+	if (!s->opts.replay_log)
+		r = s->opts.absent_ok ? bus_dev_new_absent_ok(bc, &s->dev[b]) : bus_dev_new(bc, &s->dev[b]);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: bus '%s': %s", s->cfg->path, bc->name, strerror(-r));
+		return r;
+	}
+	s->ring_buf[b] = calloc(s->cfg->ring_slots, sizeof(struct acq_item));
+	if (!s->ring_buf[b])
+		return -ENOMEM;
+	acq_ring_init(&s->ring[b], s->ring_buf[b], s->cfg->ring_slots, sizeof(struct acq_item));
+	if (s->opts.replay_log)
+		return 0;
+	sc = bus_source_cfg(s, b);
+	return acq_source_new(&sc, &s->src[b]);
+}
+
+/* A log replay: one source, the log, into ring 0 for every bus, so the
+   collector sees the log's order (ring 0's consumer takes any bus).  Not
+   realtime: a full ring means wait, never drop. */
+static int open_replay(board_sources_t *s)
+{
+	int r = board_logsource_new(s->cfg, s->opts.replay_log, &s->replay);
+
+	if (r < 0)
+		return r;
+	return acq_source_new(&(struct acq_source_cfg){ .ops = &board_logsource_ops, .ctx = s->replay,
+	                                                .ring = &s->ring[0], .keep_bus = true, .backpressure = true,
+	                                                .pace_speed = s->opts.replay_speed },
+	                      &s->src[0]);
+}
+
+int board_sources_new(const struct board_cfg *cfg, const struct board_sources_opts *opts, board_sources_t **ret,
+                      char *err, size_t errlen)
+{
+	board_sources_t *s;
+	int r = 0;
+
+	if (!cfg || !opts || !ret || !err || !errlen)
+		return -EINVAL;
+	/* Aligned as declared: the rings pad their indices to cache lines. */
+	s = aligned_alloc(_Alignof(board_sources_t), sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->opts = *opts;
+	for (size_t b = 0; r >= 0 && b < cfg->nbuses; b++)
+		r = open_bus(s, b, err, errlen);
+	if (r >= 0 && opts->replay_log)
+		r = open_replay(s);
+	if (r >= 0)
+		r = acq_monitor_new(s->src, cfg->nbuses, 1000, &s->mon);
+	if (r < 0) {
+		board_sources_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+board_sources_t *board_sources_free(board_sources_t *s)
+{
+	if (!s)
+		return NULL;
+	board_sources_stop(s);
+	acq_monitor_free(s->mon);
+	for (size_t b = 0; b < BOARD_BUSES_MAX; b++) {
+		acq_source_free(s->src[b]);
+		bus_dev_free(s->dev[b]);
+		free(s->ring_buf[b]);
+	}
+	board_logsource_free(s->replay);
+	free(s);
+	return NULL;
+}
+
+struct acq_ring *board_sources_ring(board_sources_t *s, size_t b)
+{
+	return s && b < s->cfg->nbuses ? &s->ring[b] : NULL;
+}
+
+acq_source_t *board_sources_source(board_sources_t *s, size_t b)
+{
+	return s && b < s->cfg->nbuses && !s->replay ? s->src[b] : NULL;
+}
+
+/* ------------------------------------------------------------ threads */
+
+int board_sources_start(board_sources_t *s, char *warn, size_t warnlen)
+{
+	int r, degraded, first_degraded = 0;
+
+	s->running = true;
+	if (s->replay)
+		return acq_source_start(s->src[0], &(struct acq_thread_cfg){ .name = "replay", .cpu = -1 }, NULL);
+	for (size_t b = 0; b < s->cfg->nbuses; b++) {
+		struct acq_thread_cfg tc = { .priority = s->cfg->rt_priority, .cpu = s->cfg->bus_cpu[b] };
+		char name[16];
+		snprintf(name, sizeof(name), "rx-%s", s->cfg->buses[b].name);
+		tc.name = name;
+		degraded = 0;
+		r = acq_source_start(s->src[b], &tc, &degraded);
+		if (r < 0)
+			return r;
+		if (degraded && !first_degraded)
+			first_degraded = degraded;
+	}
+	if (first_degraded && warn && !warn[0])
+		snprintf(warn, warnlen, "realtime scheduling refused (%s): bus threads run at normal priority",
+		         strerror(-first_degraded));
+	return acq_monitor_start(s->mon, NULL);
+}
+
+void board_sources_stop(board_sources_t *s)
+{
+	if (!s || !s->running)
+		return;
+	/* All at once: each sees the request within 100 ms. */
+	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
+		acq_source_request_stop(s->src[b]);
+	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
+		if (s->src[b])
+			acq_source_stop(s->src[b]);
+	/* Their link checks after them: no check runs on a stopped source. */
+	acq_monitor_stop(s->mon);
+	s->running = false;
+}
+
+bool board_sources_done(const board_sources_t *s)
+{
+	if (!s)
+		return true;
+	for (size_t b = 0; b < s->cfg->nbuses; b++)
+		if (s->src[b] && !acq_source_done(s->src[b]))
+			return false;
+	return true;
+}
+
+/* ------------------------------------------------------------ questions */
+
+void board_sources_counts(const board_sources_t *s, size_t b, struct board_bus_counts *ret)
+{
+	struct acq_source_stats ss = { 0 };
+	struct bus_stats st = { 0 };
+
+	bus_dev_stats(s->dev[b], &st);
+	if (!s->replay)
+		acq_source_stats(s->src[b], &ss);
+	*ret = (struct board_bus_counts){
+		.items = s->replay ? board_logsource_items(s->replay, b) : ss.items,
+		.errors = ss.errors + st.rx_errors,
+		.drops = acq_ring_drops(&s->ring[b]) + ss.check_drops,
+	};
+}
+
+int board_sources_link(const board_sources_t *s, size_t b, struct acq_link_state *ret)
+{
+	if (!s || !ret || b >= s->cfg->nbuses)
+		return -EINVAL;
+	if (s->replay) {
+		*ret = (struct acq_link_state){ .state = ACQ_LINK_UP };
+		return 0;
+	}
+	return acq_source_link(s->src[b], ret);
+}
+
+void board_sources_health(const board_sources_t *s, size_t b, struct board_health_bus *ret)
+{
+	const struct bus_cfg *bc = &s->cfg->buses[b];
+	const struct acq_latency *lat = bus_dev_latency(s->dev[b]);
+	struct acq_link_state l = { 0 };
+	struct board_bus_counts c;
+	struct bus_stats st = { 0 };
+
+	bus_dev_stats(s->dev[b], &st);
+	board_sources_link(s, b, &l);
+	board_sources_counts(s, b, &c);
+	*ret = (struct board_health_bus){
+		.name = bc->name, .modbus = bc->kind == BUS_KIND_MODBUS, .items = c.items, .drops = c.drops,
+		.errors = c.errors, .rx_dropped = st.rx_dropped, .bad_input = st.bad_input,
+		.ring_fill_pct = (uint32_t)(acq_ring_count(&s->ring[b]) * 100 / s->cfg->ring_slots),
+		.state = l.state, .reopens = l.reopens,
+		/* A driver that paces itself (Modbus) measures its own wakeups. */
+		.latency = lat ? lat : (s->replay ? NULL : acq_source_latency(s->src[b])),
+	};
+}
+
+uint64_t board_sources_replay_skipped(const board_sources_t *s)
+{
+	return s ? board_logsource_skipped(s->replay) : 0;
+}
+
+int board_sources_replay_error(const board_sources_t *s)
+{
+	/* Written by the replay thread before it said it is done. */
+	return s && s->replay && acq_source_done(s->src[0]) ? board_logsource_error(s->replay) : 0;
+}
