@@ -83,6 +83,9 @@ int board_cmd_run(int argc, char **argv)
 	double duration = 0;
 	int c, r;
 
+	/* At once, not when the daemon starts: a SIGTERM while the board and
+	   its DBCs load is then a clean stop right after the start. */
+	board_install_signals();
 	while ((c = getopt_long(argc, argv, "b:d:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': board = optarg; break;

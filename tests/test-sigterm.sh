@@ -28,14 +28,22 @@ speed = 20
 EOF
 
 "$PY" - "$RAILMON" "$T" "$RUNS" <<'PY'
-import os, random, re, signal, subprocess, sys, time
+import os, random, re, signal, socket, subprocess, sys, time
 railmon, T, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = random.Random(int.from_bytes(os.urandom(4), "little"))
 acquired = []
+# The random moment counts from READY=1 (sd_notify), not from exec: a signal
+# before the process has even reached main() (20-60 ms under ASan) kills it
+# by the default action, which no program can prevent.
+notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+notify.bind(f"{T}/notify.sock")
+notify.settimeout(30)
 for i in range(runs):
     p = subprocess.Popen([railmon, "run", "--board", f"{T}/board.ini", "--data", f"{T}/log"],
-                         stderr=subprocess.PIPE, text=True)
-    time.sleep(rng.uniform(0.05, 1.5))
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ, NOTIFY_SOCKET=f"{T}/notify.sock"))
+    while b"READY=1" not in notify.recv(4096):
+        pass
+    time.sleep(rng.uniform(0.0, 1.45))
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 0, (p.returncode, err)
