@@ -22,7 +22,7 @@ struct board_channels {
 	bus_dbc_t *dbc[BOARD_BUSES_MAX];
 	size_t decode_max;                 /* the largest message of any DBC */
 	struct board_channel *list;
-	struct upl_channel *dict;
+	struct rec_channel *dict;
 	struct live_slot *live;
 	size_t n, cap;
 	size_t base[BOARD_BUSES_MAX];      /* index of the bus's first channel */
@@ -216,7 +216,7 @@ int board_channels_new(const struct board_cfg *cfg, board_channels_t **ret, char
 		return r;
 	}
 	for (size_t i = 0; i < ch->n; i++)
-		ch->dict[i] = (struct upl_channel){ ch->list[i].id, ch->list[i].name, ch->list[i].unit, ch->list[i].bus,
+		ch->dict[i] = (struct rec_channel){ ch->list[i].id, ch->list[i].name, ch->list[i].unit, ch->list[i].bus,
 		                                    ch->list[i].source };
 	*ret = ch;
 	return 0;
@@ -244,7 +244,7 @@ size_t board_channels_list(const board_channels_t *ch, const struct board_channe
 	return ch->n;
 }
 
-const struct upl_channel *board_channels_dictionary(const board_channels_t *ch)
+const struct rec_channel *board_channels_dictionary(const board_channels_t *ch)
 {
 	return ch ? ch->dict : NULL;
 }

@@ -35,7 +35,7 @@ struct board_live {
 };
 
 typedef struct board_channels board_channels_t;
-struct upl_channel;
+struct rec_channel;
 
 /*
  * Load the DBC of every CAN bus of cfg (board_dbc_load) and list every
@@ -50,7 +50,7 @@ size_t board_channels_list(const board_channels_t *ch, const struct board_channe
 
 /* The same channels as the Batch dictionary wants them (uplink/batch.h);
    as many as board_channels_list() returns. */
-const struct upl_channel *board_channels_dictionary(const board_channels_t *ch);
+const struct rec_channel *board_channels_dictionary(const board_channels_t *ch);
 
 /*
  * Decode a CAN frame with its bus's DBC into samples (out, up to max).

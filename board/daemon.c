@@ -44,7 +44,7 @@ struct board_daemon {
 	double replay_speed;
 	bool absent_ok;          /* open: an absent CAN device starts gone */
 	uint64_t reloaded_hash;
-	uint8_t boot_id[UPL_BOOT_ID_LEN];
+	uint8_t boot_id[REC_BOOT_ID_LEN];
 
 	board_channels_t *ch;
 	board_sources_t *src;
@@ -105,7 +105,7 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 
 static int open_sink(struct board_daemon *d)
 {
-	struct upl_batch_meta meta = { .vehicle = d->cfg->vehicle, .config_hash = d->cfg->hash };
+	struct rec_batch_meta meta = { .vehicle = d->cfg->vehicle, .config_hash = d->cfg->hash };
 	struct board_sink_stats st;
 	size_t n;
 	int r;
@@ -404,7 +404,7 @@ int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_
 	return 0;
 }
 
-size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_t max)
+size_t board_daemon_health(struct board_daemon *d, struct rec_health *ret, size_t max)
 {
 	return d ? board_health_get(d->health, ret, max) : 0;
 }

@@ -86,10 +86,10 @@ int board_daemon_live(const struct board_daemon *d, size_t i, struct board_live 
 /* Counters; safe to call while running (each counter read atomically). */
 int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *ret_stats);
 
-struct upl_health;
+struct rec_health;
 /* The latest health entries (one per bus, "collector", "log"), copied into
    ret; returns how many.  Empty until the first health_interval_s. */
-size_t board_daemon_health(struct board_daemon *d, struct upl_health *ret, size_t max);
+size_t board_daemon_health(struct board_daemon *d, struct rec_health *ret, size_t max);
 
 /* The uplink forwarder's state: next seq to forward (everything below it
    acknowledged by the broker), connected, TLS verification relaxed.

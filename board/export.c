@@ -115,24 +115,24 @@ static int write_item(struct export_ctx *x, const struct acq_item *it)
 
 static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 {
-	upl_batch_t *b;
-	struct upl_batch_info info;
+	rec_batch_t *b;
+	struct rec_batch_info info;
 	struct acq_item it;
 	int r;
 
-	r = upl_batch_decode(rec->payload, rec->len, &b);
+	r = rec_batch_decode(rec->payload, rec->len, &b);
 	if (r < 0) {
 		board_log_undecodable_print("export", x->dir, rec, r);
 		x->damaged++;
 		return 0;
 	}
-	upl_batch_info(b, &info);
+	rec_batch_info(b, &info);
 	rec_channels_learn(x->chans, b);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
-		upl_batch_item(b, i, &it);
+		rec_batch_item(b, i, &it);
 		r = write_item(x, &it);
 	}
-	upl_batch_free(b);
+	rec_batch_free(b);
 	return r;
 }
 
@@ -150,13 +150,13 @@ static void prescan_dictionary(struct export_ctx *x, const char *dir)
 	if (stor_reader_open(dir, &r) < 0)
 		return;
 	while (n++ < 10000 && (k = stor_reader_next(r, &rec)) != 0) {
-		upl_batch_t *b;
-		struct upl_batch_info info;
-		if (k < 0 || upl_batch_decode(rec.payload, rec.len, &b) < 0)
+		rec_batch_t *b;
+		struct rec_batch_info info;
+		if (k < 0 || rec_batch_decode(rec.payload, rec.len, &b) < 0)
 			continue;
-		upl_batch_info(b, &info);
+		rec_batch_info(b, &info);
 		rec_channels_learn(x->chans, b);
-		upl_batch_free(b);
+		rec_batch_free(b);
 		if (seen && !info.nchannels)
 			break;
 		seen = info.nchannels > 0;

@@ -57,19 +57,19 @@ static void safe_name(char *out, size_t size, const char *s)
 }
 
 /* "" for a Batch without a log id. */
-void board_log_id_hex(const uint8_t *id, size_t len, char out[2 * UPL_LOG_ID_LEN + 1])
+void board_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN + 1])
 {
 	out[0] = 0;
-	for (size_t i = 0; i < len && i < UPL_LOG_ID_LEN; i++)
+	for (size_t i = 0; i < len && i < REC_LOG_ID_LEN; i++)
 		snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
 /* Write the payload as received to the refused directory; the name says
    vehicle, log, seq range and reason.  Returns the path or NULL. */
-static const char *keep_batch(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
+static const char *keep_batch(struct ground *g, enum ground_why why, const struct rec_batch_info *info,
                               const void *payload, size_t len, char *path, size_t size)
 {
-	char veh[80], id[2 * UPL_LOG_ID_LEN + 1];
+	char veh[80], id[2 * REC_LOG_ID_LEN + 1];
 	int fd;
 
 	if (g->kept >= GROUND_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
@@ -98,10 +98,10 @@ fail:
 
 /* Count, keep and say (the first GROUND_PRINT_BURST of each reason one by
    one, then a count every RECV_PRINT_EVERY_NS). */
-static void ground_refuse(struct ground *g, enum ground_why why, const struct upl_batch_info *info,
+static void ground_refuse(struct ground *g, enum ground_why why, const struct rec_batch_info *info,
                           const void *payload, size_t len, int err)
 {
-	char path[PATH_MAX + 160], id[2 * UPL_LOG_ID_LEN + 1];
+	char path[PATH_MAX + 160], id[2 * REC_LOG_ID_LEN + 1];
 	const char *kept = NULL;
 	int64_t now = basic_mono_ns();
 
@@ -127,7 +127,7 @@ static void ground_refuse(struct ground *g, enum ground_why why, const struct up
 }
 
 /* recv's on_refused: the receiver would not take the Batch. */
-void board_ground_refused(void *ctx, enum upl_recv_refusal why, const struct upl_batch_info *info,
+void board_ground_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
                          const void *payload, size_t len)
 {
 	_Static_assert((int)GROUND_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
@@ -145,10 +145,10 @@ static bool usable_vehicle(const char *v)
 
 /* After a restart, go on in the newest continuation (ground_continue())
    of this log that starts at or before the Batch. */
-static void ground_find_continued(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info,
+static void ground_find_continued(struct ground *g, struct ground_log *gl, const struct rec_batch_info *info,
                                   const char *id)
 {
-	char vdir[PATH_MAX], prefix[2 * UPL_LOG_ID_LEN + 8];
+	char vdir[PATH_MAX], prefix[2 * REC_LOG_ID_LEN + 8];
 	uint64_t best = 0;
 	struct dirent *de;
 	DIR *d;
@@ -177,10 +177,10 @@ static void ground_find_continued(struct ground *g, struct ground_log *gl, const
 	}
 }
 
-static struct ground_log *ground_log_new(struct ground *g, const struct upl_batch_info *info)
+static struct ground_log *ground_log_new(struct ground *g, const struct rec_batch_info *info)
 {
 	struct ground_log *gl = calloc(1, sizeof(*gl));
-	char id[2 * UPL_LOG_ID_LEN + 1];
+	char id[2 * REC_LOG_ID_LEN + 1];
 
 	if (!gl)
 		return NULL;
@@ -220,7 +220,7 @@ static bool ground_close_idle(struct ground *g)
 	return idle != NULL;
 }
 
-static int ground_open(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
+static int ground_open(struct ground *g, struct ground_log *gl, const struct rec_batch_info *info)
 {
 	/* Every Batch durable as it arrives: the ground has no sync window to
 	   lose, and batches come seconds apart per vehicle.  A new ground log
@@ -246,7 +246,7 @@ static int ground_open(struct ground *g, struct ground_log *gl, const struct upl
  * (no news), other records over that range (a conflict), or a hole there
  * (late: the log only appends).
  */
-static enum ground_why ground_behind(const struct ground_log *gl, const struct upl_batch_info *info,
+static enum ground_why ground_behind(const struct ground_log *gl, const struct rec_batch_info *info,
                                      const void *payload, size_t len)
 {
 	enum ground_why why = GROUND_LATE;
@@ -271,8 +271,8 @@ static enum ground_why ground_behind(const struct ground_log *gl, const struct u
 /* Time span of the records, which the log frame carries. */
 static int batch_span(const void *payload, size_t len, uint32_t count, struct stor_rec *rec)
 {
-	upl_batch_t *b;
-	int r = upl_batch_decode(payload, len, &b);
+	rec_batch_t *b;
+	int r = rec_batch_decode(payload, len, &b);
 
 	if (r < 0)
 		return r;
@@ -281,15 +281,15 @@ static int batch_span(const void *payload, size_t len, uint32_t count, struct st
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 
-		upl_batch_item(b, i, &it);
+		rec_batch_item(b, i, &it);
 		rec->t_first_ns = it.t_ns < rec->t_first_ns ? it.t_ns : rec->t_first_ns;
 		rec->t_last_ns = it.t_ns > rec->t_last_ns ? it.t_ns : rec->t_last_ns;
 	}
-	upl_batch_free(b);
+	rec_batch_free(b);
 	return 0;
 }
 
-static int ground_store(struct ground_log *gl, const struct upl_batch_info *info, const void *payload,
+static int ground_store(struct ground_log *gl, const struct rec_batch_info *info, const void *payload,
                         size_t len)
 {
 	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
@@ -315,9 +315,9 @@ static int ground_store(struct ground_log *gl, const struct upl_batch_info *info
 /* A gap of over 2^32 records cannot be marked in a log (one gap marker
    counts at most that many): go on in a new ground log beside this one,
    which `export --data DIR/<vehicle>` reads after it. */
-static int ground_continue(struct ground *g, struct ground_log *gl, const struct upl_batch_info *info)
+static int ground_continue(struct ground *g, struct ground_log *gl, const struct rec_batch_info *info)
 {
-	char id[2 * UPL_LOG_ID_LEN + 1];
+	char id[2 * REC_LOG_ID_LEN + 1];
 
 	gl->log = stor_log_free(gl->log);
 	board_log_id_hex(info->log_id, info->log_id_len, id);
@@ -331,7 +331,7 @@ static int ground_continue(struct ground *g, struct ground_log *gl, const struct
 
 /* The state of the Batch's log (recv's per-log pointer), made the first
    time: NULL if out of memory. */
-struct ground_log *board_ground_log(struct ground *g, const struct upl_batch_info *info, void **log_ctx)
+struct ground_log *board_ground_log(struct ground *g, const struct rec_batch_info *info, void **log_ctx)
 {
 	if (!*log_ctx)
 		*log_ctx = ground_log_new(g, info);
@@ -339,7 +339,7 @@ struct ground_log *board_ground_log(struct ground *g, const struct upl_batch_inf
 }
 
 /* recv's on_batch: a Batch with new records, payload as received. */
-int board_ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len,
+int board_ground_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
                          void **log_ctx)
 {
 	struct ground *g = ctx;

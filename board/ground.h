@@ -61,15 +61,15 @@ struct ground {
 
 /* The state of the Batch's log (recv's per-log pointer *log_ctx), made
    the first time: NULL if out of memory. */
-struct ground_log *board_ground_log(struct ground *g, const struct upl_batch_info *info, void **log_ctx);
+struct ground_log *board_ground_log(struct ground *g, const struct rec_batch_info *info, void **log_ctx);
 
 /* recv's on_batch (ctx: struct ground): append the Batch to its ground
    log; what the log cannot take is kept, counted and said. */
-int board_ground_append(void *ctx, const struct upl_batch_info *info, const void *payload, size_t len,
+int board_ground_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
                         void **log_ctx);
 
 /* recv's on_refused (ctx: struct ground): keep, count and say it. */
-void board_ground_refused(void *ctx, enum upl_recv_refusal why, const struct upl_batch_info *info,
+void board_ground_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
                           const void *payload, size_t len);
 
 /* The summary line of the ground logs and the refused Batches kept. */
@@ -79,4 +79,4 @@ void board_ground_print(const struct ground *g);
 void board_ground_free(struct ground *g);
 
 /* A log id in lower-case hex, "" for none. */
-void board_log_id_hex(const uint8_t *id, size_t len, char out[2 * UPL_LOG_ID_LEN + 1]);
+void board_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN + 1]);

@@ -19,7 +19,7 @@ struct board_health {
 	uint64_t prev_items[BOARD_BUSES_MAX];
 	uint64_t prev_acked;
 	pthread_mutex_t lock;       /* guards entries[] for readers (stat) */
-	struct upl_health entries[HEALTH_MAX];
+	struct rec_health entries[HEALTH_MAX];
 	size_t n;
 };
 
@@ -52,7 +52,7 @@ board_health_t *board_health_free(board_health_t *h)
 	return NULL;
 }
 
-static void entry(struct upl_health *e, const char *name, const char *kind, uint32_t bus)
+static void entry(struct rec_health *e, const char *name, const char *kind, uint32_t bus)
 {
 	memset(e, 0, sizeof(*e));
 	snprintf(e->name, sizeof(e->name), "%s", name);
@@ -61,7 +61,7 @@ static void entry(struct upl_health *e, const char *name, const char *kind, uint
 }
 
 /* 1 us buckets -> the proto's log2 buckets: [0,1) us, [2^(k-1), 2^k) us. */
-static void latency(board_health_t *h, struct upl_health *e, const struct acq_latency *lat)
+static void latency(board_health_t *h, struct rec_health *e, const struct acq_latency *lat)
 {
 	struct acq_latency *snap = h->snap;
 
@@ -78,12 +78,12 @@ static void latency(board_health_t *h, struct upl_health *e, const struct acq_la
 	}
 	if (snap->overflow) {
 		unsigned k = 64 - (unsigned)__builtin_clzll(snap->max_ns / 1000 | 1);
-		e->latency_us_buckets[k < UPL_HEALTH_BUCKETS ? k : UPL_HEALTH_BUCKETS - 1] += snap->overflow;
+		e->latency_us_buckets[k < REC_HEALTH_BUCKETS ? k : REC_HEALTH_BUCKETS - 1] += snap->overflow;
 	}
 }
 
 static void bus_entry(board_health_t *h, size_t b, const struct board_health_bus *in, double dt,
-                      struct upl_health *e)
+                      struct rec_health *e)
 {
 	entry(e, in->name, in->modbus ? "modbus" : "can", (uint32_t)b);
 	e->items = in->items;
@@ -100,7 +100,7 @@ static void bus_entry(board_health_t *h, size_t b, const struct board_health_bus
 		latency(h, e, in->latency);
 }
 
-static void log_entry(stor_log_t *log, struct upl_health *e)
+static void log_entry(stor_log_t *log, struct rec_health *e)
 {
 	struct stor_stats st;
 
@@ -114,7 +114,7 @@ static void log_entry(stor_log_t *log, struct upl_health *e)
 }
 
 /* The uplink's part of health; also tells retention what is off-board. */
-static void uplink_entry(board_health_t *h, const struct board_health_input *in, double dt, struct upl_health *e)
+static void uplink_entry(board_health_t *h, const struct board_health_input *in, double dt, struct rec_health *e)
 {
 	struct upl_forward_stats st;
 
@@ -132,7 +132,7 @@ static void uplink_entry(board_health_t *h, const struct board_health_input *in,
 
 void board_health_tick(board_health_t *h, const struct board_health_input *in, int64_t now)
 {
-	struct upl_health e[HEALTH_MAX];
+	struct rec_health e[HEALTH_MAX];
 	double dt = h->prev_ns ? (double)(now - h->prev_ns) / 1e9 : 0;
 	size_t n = 0;
 
@@ -152,7 +152,7 @@ void board_health_tick(board_health_t *h, const struct board_health_input *in, i
 	h->prev_ns = now;
 }
 
-size_t board_health_get(board_health_t *h, struct upl_health *ret, size_t max)
+size_t board_health_get(board_health_t *h, struct rec_health *ret, size_t max)
 {
 	size_t n;
 

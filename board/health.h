@@ -17,7 +17,7 @@
 #include "sink.h"
 
 struct upl_forwarder;
-struct upl_health;
+struct rec_health;
 
 /* What the daemon knows about one bus, gathered for a health entry. */
 struct board_health_bus {
@@ -54,4 +54,4 @@ void board_health_tick(board_health_t *h, const struct board_health_input *in, i
 
 /* The latest entries, copied into ret; returns how many.  Empty until the
    first tick.  Any thread. */
-size_t board_health_get(board_health_t *h, struct upl_health *ret, size_t max);
+size_t board_health_get(board_health_t *h, struct rec_health *ret, size_t max);

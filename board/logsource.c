@@ -16,7 +16,7 @@ struct board_logsource {
 	/* The source's thread only: */
 	stor_reader_t *rd;
 	bool opened, ended;
-	upl_batch_t *batch;       /* the Batch being handed out */
+	rec_batch_t *batch;       /* the Batch being handed out */
 	size_t pos, count;        /* its next item, its items */
 	int error;                /* what ended it early; read after done */
 	/* Any thread: */
@@ -40,7 +40,7 @@ static bool wanted(const board_logsource_t *ls, const struct acq_item *it)
    (or an error: ls->error). */
 static bool next_batch(board_logsource_t *ls)
 {
-	struct upl_batch_info info;
+	struct rec_batch_info info;
 	struct stor_rec rec;
 	int r;
 
@@ -63,14 +63,14 @@ static bool next_batch(board_logsource_t *ls)
 			ls->error = r;
 			return false;
 		}
-		r = upl_batch_decode(rec.payload, rec.len, &ls->batch);
+		r = rec_batch_decode(rec.payload, rec.len, &ls->batch);
 		if (r < 0) {
 			/* Said and counted; the replay goes on with the next one. */
 			board_log_undecodable_print("replay", ls->dir, &rec, r);
 			basic_counter_add(&ls->skipped, 1);
 			continue;
 		}
-		upl_batch_info(ls->batch, &info);
+		rec_batch_info(ls->batch, &info);
 		ls->pos = 0;
 		ls->count = info.count;
 		return true;
@@ -89,12 +89,12 @@ static int ls_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms
 			break;
 		}
 		while (n < max && ls->pos < ls->count) {
-			upl_batch_item(ls->batch, ls->pos++, &items[n]);
+			rec_batch_item(ls->batch, ls->pos++, &items[n]);
 			if (wanted(ls, &items[n]))
 				items[n++].seq = 0;
 		}
 		if (ls->pos >= ls->count)
-			ls->batch = upl_batch_free(ls->batch);
+			ls->batch = rec_batch_free(ls->batch);
 	}
 	return n || !ls->ended ? (int)n : -ENODATA;
 }
@@ -129,7 +129,7 @@ board_logsource_t *board_logsource_free(board_logsource_t *ls)
 {
 	if (!ls)
 		return NULL;
-	upl_batch_free(ls->batch);
+	rec_batch_free(ls->batch);
 	stor_reader_free(ls->rd);
 	free(ls);
 	return NULL;

@@ -61,7 +61,7 @@ static const char recv_usage[] =
 
 /* recv's on_record: one record as text, named by its log's dictionaries,
    with the vehicle and log it came from: export's writer. */
-static int recv_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+static int recv_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                        const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct ground *g = ctx;
@@ -418,7 +418,7 @@ static void recv_summary(upl_recv_t *r, const struct ground *g)
 	board_ground_print(g);
 	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
 		const struct ground_log *gl = l.log_ctx;
-		char id[2 * UPL_LOG_ID_LEN + 1];
+		char id[2 * REC_LOG_ID_LEN + 1];
 
 		if (!l.next_seq)
 			continue;

@@ -31,8 +31,8 @@ struct board_sink {
 	struct board_sink_cfg cfg;
 	stor_log_t *log;
 	board_channels_t *ch;
-	upl_encoder_t *enc;
-	const struct upl_channel *dict;  /* the channel dictionary */
+	rec_encoder_t *enc;
+	const struct rec_channel *dict;  /* the channel dictionary */
 	size_t ndict;
 	int64_t batch_open_ns;     /* monotonic time the open Batch got its first record */
 	int64_t batch_data_t0;     /* the record time of that first record */
@@ -69,7 +69,7 @@ static void batch_dictionary(board_sink_t *s)
 
 	if (basic_mono_ns() < s->meta_next_ns)
 		return;
-	n = upl_encoder_set_channels(s->enc, s->dict + s->meta_pos, s->ndict - s->meta_pos);
+	n = rec_encoder_set_channels(s->enc, s->dict + s->meta_pos, s->ndict - s->meta_pos);
 	if (n > 0)
 		s->meta_pos += (size_t)n;
 	if (n < 0 || s->meta_pos >= s->ndict) {
@@ -88,12 +88,12 @@ static int batch_flush(board_sink_t *s)
 	size_t len;
 	int n, r;
 
-	if (!upl_encoder_count(s->enc))
+	if (!rec_encoder_count(s->enc))
 		return 0;
 	batch_dictionary(s);
-	upl_encoder_span(s->enc, &rec.t_first_ns, &rec.t_last_ns);
+	rec_encoder_span(s->enc, &rec.t_first_ns, &rec.t_last_ns);
 	rec.first_seq = stor_log_next_seq(s->log);
-	n = upl_encoder_finish(s->enc, rec.first_seq, &buf, &len);
+	n = rec_encoder_finish(s->enc, rec.first_seq, &buf, &len);
 	if (n <= 0)
 		return 0;
 	rec.count = (uint32_t)n;
@@ -123,15 +123,15 @@ static void encode(board_sink_t *s, const struct acq_item *it)
 {
 	/* A replay closes Batches by the records' own time, not the wall
 	   clock, so the same input always gives the same Batches and numbers. */
-	if (s->cfg.deterministic && upl_encoder_count(s->enc) &&
+	if (s->cfg.deterministic && rec_encoder_count(s->enc) &&
 	    llabs(it->t_ns - s->batch_data_t0) >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS)
 		batch_flush(s);
-	if (!upl_encoder_count(s->enc))
+	if (!rec_encoder_count(s->enc))
 		batch_opened(s, it->t_ns);
-	if (upl_encoder_add(s->enc, it) == -ENOBUFS) {
+	if (rec_encoder_add(s->enc, it) == -ENOBUFS) {
 		batch_flush(s);
 		s->batch_open_ns = basic_mono_ns();
-		upl_encoder_add(s->enc, it);
+		rec_encoder_add(s->enc, it);
 	}
 }
 
@@ -173,9 +173,9 @@ void board_sink_event(board_sink_t *s, uint32_t code, int64_t arg)
 	board_sink_items(s, &ev, 1);
 }
 
-int board_sink_add_health(board_sink_t *s, const struct upl_health *h)
+int board_sink_add_health(board_sink_t *s, const struct rec_health *h)
 {
-	return upl_encoder_add_health(s->enc, h);
+	return rec_encoder_add_health(s->enc, h);
 }
 
 /* ------------------------------------------------------------ log faults */
@@ -216,9 +216,9 @@ static void log_event(board_sink_t *s, uint32_t code, int64_t arg, uint32_t deta
 	it.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
 	/* Straight into the (empty) encoder: encode() could close the Batch
 	   between two of these (a replay closes Batches by record time). */
-	if (!upl_encoder_count(s->enc))
+	if (!rec_encoder_count(s->enc))
 		batch_opened(s, it.t_ns);
-	upl_encoder_add(s->enc, &it);
+	rec_encoder_add(s->enc, &it);
 }
 
 static bool log_pending(const board_sink_t *s)
@@ -286,7 +286,7 @@ int board_sink_tick(board_sink_t *s)
 {
 	log_take(s);
 	log_report(s, false);
-	if (!s->cfg.deterministic && upl_encoder_count(s->enc) &&
+	if (!s->cfg.deterministic && rec_encoder_count(s->enc) &&
 	    basic_mono_ns() - s->batch_open_ns >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS)
 		batch_flush(s);
 	return stor_log_tick(s->log);
@@ -303,7 +303,7 @@ int board_sink_close(board_sink_t *s)
 	int r;
 
 	board_sink_event(s, ACQ_EV_STOP,
-	                 (int64_t)(atomic_load(&s->records) + upl_encoder_count(s->enc) + 1));
+	                 (int64_t)(atomic_load(&s->records) + rec_encoder_count(s->enc) + 1));
 	batch_flush(s);
 	r = stor_log_sync(s->log);
 	/* The last Batch may have been refused too: one more try, so the
@@ -316,7 +316,7 @@ int board_sink_close(board_sink_t *s)
 
 int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret)
 {
-	struct upl_batch_meta meta;
+	struct rec_batch_meta meta;
 	board_sink_t *s;
 	int r;
 
@@ -337,15 +337,15 @@ int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret)
 	meta = *cfg->meta;
 	/* Every Batch names its log, so the ground can tell a new log
 	   (seq from 1 again) from records it already has. */
-	_Static_assert(UPL_LOG_ID_LEN == STOR_LOG_ID_BYTES, "one log id size");
+	_Static_assert(REC_LOG_ID_LEN == STOR_LOG_ID_BYTES, "one log id size");
 	stor_log_id(s->log, meta.log_id);
-	r = s->decoded ? upl_encoder_new(&meta, cfg->batch_max, &s->enc) : -ENOMEM;
+	r = s->decoded ? rec_encoder_new(&meta, cfg->batch_max, &s->enc) : -ENOMEM;
 	/* Sizes the encoder for the whole dictionary now, so the collector
 	   never allocates for it; batch_flush() sets it for real. */
 	if (r >= 0)
-		r = upl_encoder_set_channels(s->enc, s->dict, s->ndict);
+		r = rec_encoder_set_channels(s->enc, s->dict, s->ndict);
 	if (r >= 0)
-		r = upl_encoder_set_channels(s->enc, NULL, 0);
+		r = rec_encoder_set_channels(s->enc, NULL, 0);
 	if (r < 0) {
 		board_sink_free(s);
 		return r;
@@ -362,7 +362,7 @@ board_sink_t *board_sink_free(board_sink_t *s)
 {
 	if (!s)
 		return NULL;
-	upl_encoder_free(s->enc);
+	rec_encoder_free(s->enc);
 	free(s->decoded);
 	free(s);
 	return NULL;

@@ -26,14 +26,14 @@
 #include "channels.h"
 #include "storage/stor.h"
 
-struct upl_batch_meta;
-struct upl_health;
+struct rec_batch_meta;
+struct rec_health;
 
 struct board_sink_cfg {
 	stor_log_t *log;                     /* the caller's; outlives the sink */
 	board_channels_t *channels;          /* decoding, dictionary, latest values;
 	                                        NULL: none (raw records only) */
-	const struct upl_batch_meta *meta;   /* vehicle, config hash, boot id (copied;
+	const struct rec_batch_meta *meta;   /* vehicle, config hash, boot id (copied;
 	                                        the log id is taken from log) */
 	uint32_t batch_max;                  /* records per Batch */
 	uint32_t batch_ms;                   /* close a Batch this long after its first record */
@@ -73,7 +73,7 @@ int board_sink_items(void *ctx, const struct acq_item *items, size_t n);
 void board_sink_event(board_sink_t *s, uint32_t code, int64_t arg);
 
 /* Health entries ride in the next Batch. */
-int board_sink_add_health(board_sink_t *s, const struct upl_health *h);
+int board_sink_add_health(board_sink_t *s, const struct rec_health *h);
 
 /* The collector's tick: what the log reported becomes events (retried
    every second while the log refuses), a Batch older than batch_ms

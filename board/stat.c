@@ -51,7 +51,7 @@ static socklen_t stat_addr(const char *path, struct sockaddr_un *sa)
 
 /* Names come from the board file or, with --data, from a recorded or
    received log: escaped, so no name can break the line. */
-static void health_json(FILE *f, const struct upl_health *h)
+static void health_json(FILE *f, const struct rec_health *h)
 {
 	fputs("{\"name\":", f);
 	basic_json_string(f, h->name);
@@ -71,7 +71,7 @@ static void health_json(FILE *f, const struct upl_health *h)
 
 static void serve_one(struct board_stat_server *s, int c)
 {
-	struct upl_health h[BOARD_BUSES_MAX + 3];
+	struct rec_health h[BOARD_BUSES_MAX + 3];
 	struct board_daemon_stats st;
 	size_t n = board_daemon_health(s->d, h, BOARD_BUSES_MAX + 3);
 	FILE *f = fdopen(c, "w");
@@ -177,7 +177,7 @@ static void table_header(void)
 	       "drops", "errors", "overruns", "ring%", "p50us", "p99us", "p99.9us", "max us", "device", "reopens");
 }
 
-static void table_row(const struct upl_health *h)
+static void table_row(const struct rec_health *h)
 {
 	printf("%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
 	       h->rate_hz, h->drops, h->errors, h->overruns, h->ring_fill_pct);
@@ -223,7 +223,7 @@ static void json_str(const char *line, const char *key, char *out, size_t len)
 
 static void row_from_json(const char *line)
 {
-	struct upl_health h = { 0 };
+	struct rec_health h = { 0 };
 	uint64_t v;
 	char rate[32];
 	const char *p = strstr(line, "\"rate_hz\":");
@@ -302,7 +302,7 @@ static int stat_socket(const char *path, bool json)
    1 if parts of the log could not be read (said on stderr), or -errno. */
 static int stat_log(const char *dir, bool json)
 {
-	struct upl_health last[64];
+	struct rec_health last[64];
 	size_t nlast = 0;
 	stor_reader_t *rd;
 	struct stor_rec rec;
@@ -313,8 +313,8 @@ static int stat_log(const char *dir, bool json)
 	if (r < 0)
 		return r;
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
-		upl_batch_t *b;
-		struct upl_batch_info info;
+		rec_batch_t *b;
+		struct rec_batch_info info;
 		if (r == -EBADMSG) {
 			/* The health shown may be older than the log's end:
 			   say what was skipped, then show what could be read. */
@@ -323,17 +323,17 @@ static int stat_log(const char *dir, bool json)
 		}
 		if (r < 0)
 			break;
-		r = upl_batch_decode(rec.payload, rec.len, &b);
+		r = rec_batch_decode(rec.payload, rec.len, &b);
 		if (r < 0) {
 			board_log_undecodable_print("stat", dir, &rec, r);
 			skipped++;
 			continue;
 		}
-		upl_batch_info(b, &info);
+		rec_batch_info(b, &info);
 		for (size_t i = 0; i < info.nhealth; i++) {
-			struct upl_health h;
+			struct rec_health h;
 			size_t k = 0;
-			upl_batch_health(b, i, &h);
+			rec_batch_health(b, i, &h);
 			while (k < nlast && strcmp(last[k].name, h.name))
 				k++;
 			if (k == nlast && nlast < 64)
@@ -341,7 +341,7 @@ static int stat_log(const char *dir, bool json)
 			if (k < nlast)
 				last[k] = h;
 		}
-		upl_batch_free(b);
+		rec_batch_free(b);
 	}
 	stor_reader_free(rd);
 	if (r < 0)

@@ -6,7 +6,7 @@
  * protobuf-c message at them, so a Batch costs one pack into a buffer the
  * encoder owns and no allocation.  The channel dictionary's messages and
  * the room it needs in that buffer are allocated when it is set
- * (upl_encoder_set_channels), never on the caller's stack: a board may
+ * (rec_encoder_set_channels), never on the caller's stack: a board may
  * have tens of thousands of channels.
  */
 #include <errno.h>
@@ -20,7 +20,7 @@
 
 /* Worst case for one record on the wire: 5 varint columns of <= 10 bytes
    plus 64 bytes of CAN FD payload.  Used to size the output buffer. */
-#define UPL_ITEM_WIRE_MAX (5 * 10 + ACQ_CAN_DATA_MAX)
+#define REC_ITEM_WIRE_MAX (5 * 10 + ACQ_CAN_DATA_MAX)
 
 /*
  * What one record can add to the packed columns, by kind (varints: sint64
@@ -36,19 +36,19 @@
 #define WIRE_FIXED_MAX 512
 /* Records may fill the Batch up to here; the rest is kept for the channel
    dictionary and health entries, so they always find room. */
-#define WIRE_RECORDS_MAX (UPL_BATCH_MAX_BYTES / 4 * 3)
+#define WIRE_RECORDS_MAX (REC_BATCH_MAX_BYTES / 4 * 3)
 /* The largest record: the dictionary and health leave room for it, so the
    first record of a Batch, which always goes in, never passes the cap. */
 #define WIRE_ITEM_LARGEST (WIRE_CAN_MAX + ACQ_CAN_DATA_MAX)
 /* The output buffer never needs more. */
-#define WIRE_OUT_MAX (UPL_BATCH_MAX_BYTES + 1024)
+#define WIRE_OUT_MAX (REC_BATCH_MAX_BYTES + 1024)
 
-struct upl_encoder {
+struct rec_encoder {
 	size_t max;
 	char *vehicle;
 	uint64_t config_hash;
-	uint8_t boot_id[UPL_BOOT_ID_LEN];
-	uint8_t log_id[UPL_LOG_ID_LEN];
+	uint8_t boot_id[REC_BOOT_ID_LEN];
+	uint8_t log_id[REC_LOG_ID_LEN];
 	bool has_log_id;
 	bool historical;
 	int64_t t0, t_first, t_last;
@@ -80,21 +80,21 @@ struct upl_encoder {
 	Railmon__V1__Channel *ch_msg;
 	Railmon__V1__Channel **ch_ptr;
 	size_t ch_cap;
-	struct upl_health health[UPL_HEALTH_MAX];
-	Railmon__V1__Health health_msg[UPL_HEALTH_MAX];
-	Railmon__V1__Health *health_ptr[UPL_HEALTH_MAX];
+	struct rec_health health[REC_HEALTH_MAX];
+	Railmon__V1__Health health_msg[REC_HEALTH_MAX];
+	Railmon__V1__Health *health_ptr[REC_HEALTH_MAX];
 	size_t nhealth;
 
 	/* Upper bounds of the packed Batch: fixed fields and records, and
 	   what the dictionary and health entries add; kept under
-	   UPL_BATCH_MAX_BYTES (the log refuses anything larger). */
+	   REC_BATCH_MAX_BYTES (the log refuses anything larger). */
 	size_t wire_records, wire_dict, wire_health;
 
 	uint8_t *out;
 	size_t out_size;
 };
 
-upl_encoder_t *upl_encoder_free(upl_encoder_t *e)
+rec_encoder_t *rec_encoder_free(rec_encoder_t *e)
 {
 	if (!e)
 		return NULL;
@@ -121,14 +121,14 @@ upl_encoder_t *upl_encoder_free(upl_encoder_t *e)
 	return NULL;
 }
 
-int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_encoder_t **ret_enc)
+int rec_encoder_new(const struct rec_batch_meta *meta, size_t max_items, rec_encoder_t **ret_enc)
 {
-	upl_encoder_t *e;
+	rec_encoder_t *e;
 	size_t n = max_items;
 
 	if (!meta || !ret_enc || !max_items || max_items > (1u << 24))
 		return -EINVAL;
-	/* No Batch holds more records than fit in UPL_BATCH_MAX_BYTES: columns
+	/* No Batch holds more records than fit in REC_BATCH_MAX_BYTES: columns
 	   for more would never be used. */
 	if (n > WIRE_RECORDS_MAX / WIRE_CAN_MAX)
 		n = WIRE_RECORDS_MAX / WIRE_CAN_MAX;
@@ -139,9 +139,9 @@ int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_enc
 	e->vehicle = strdup(meta->vehicle ? meta->vehicle : "");
 	e->wire_records = WIRE_FIXED_MAX + (e->vehicle ? strlen(e->vehicle) : 0);
 	e->config_hash = meta->config_hash;
-	memcpy(e->boot_id, meta->boot_id, UPL_BOOT_ID_LEN);
-	memcpy(e->log_id, meta->log_id, UPL_LOG_ID_LEN);
-	for (size_t i = 0; i < UPL_LOG_ID_LEN; i++)
+	memcpy(e->boot_id, meta->boot_id, REC_BOOT_ID_LEN);
+	memcpy(e->log_id, meta->log_id, REC_LOG_ID_LEN);
+	for (size_t i = 0; i < REC_LOG_ID_LEN; i++)
 		e->has_log_id |= meta->log_id[i] != 0;
 	e->historical = meta->historical;
 	e->can_dt = calloc(n, sizeof(*e->can_dt));
@@ -159,26 +159,26 @@ int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_enc
 	e->ev_src = calloc(n, sizeof(uint32_t));
 	e->ev_code = calloc(n, sizeof(uint32_t));
 	e->ev_detail = calloc(n, sizeof(uint32_t));
-	e->out_size = n * UPL_ITEM_WIRE_MAX + 1024 < WIRE_OUT_MAX ? n * UPL_ITEM_WIRE_MAX + 1024 : WIRE_OUT_MAX;
+	e->out_size = n * REC_ITEM_WIRE_MAX + 1024 < WIRE_OUT_MAX ? n * REC_ITEM_WIRE_MAX + 1024 : WIRE_OUT_MAX;
 	e->out = malloc(e->out_size);
 	if (!e->vehicle || !e->can_dt || !e->can_bus || !e->can_id || !e->can_flags || !e->can_len ||
 	    !e->can_data || !e->smp_dt || !e->smp_ch || !e->smp_q || !e->smp_val || !e->ev_dt ||
 	    !e->ev_arg || !e->ev_src || !e->ev_code || !e->ev_detail || !e->out) {
-		upl_encoder_free(e);
+		rec_encoder_free(e);
 		return -ENOMEM;
 	}
 	*ret_enc = e;
 	return 0;
 }
 
-size_t upl_encoder_count(const upl_encoder_t *e)
+size_t rec_encoder_count(const rec_encoder_t *e)
 {
 	return e ? e->ncan + e->nsmp + e->nev : 0;
 }
 
-void upl_encoder_span(const upl_encoder_t *e, int64_t *ret_first_ns, int64_t *ret_last_ns)
+void rec_encoder_span(const rec_encoder_t *e, int64_t *ret_first_ns, int64_t *ret_last_ns)
 {
-	bool any = e && upl_encoder_count(e);
+	bool any = e && rec_encoder_count(e);
 
 	if (ret_first_ns)
 		*ret_first_ns = any ? e->t_first : 0;
@@ -187,11 +187,11 @@ void upl_encoder_span(const upl_encoder_t *e, int64_t *ret_first_ns, int64_t *re
 }
 
 /* Time base and delta for a column whose previous timestamp is *prev. */
-static int64_t encoder_delta(upl_encoder_t *e, int64_t *prev, size_t n_in_col, int64_t t)
+static int64_t encoder_delta(rec_encoder_t *e, int64_t *prev, size_t n_in_col, int64_t t)
 {
 	int64_t d;
 
-	if (!upl_encoder_count(e)) {
+	if (!rec_encoder_count(e)) {
 		e->t0 = t;
 		e->t_first = e->t_last = t;
 	}
@@ -206,7 +206,7 @@ static int64_t encoder_delta(upl_encoder_t *e, int64_t *prev, size_t n_in_col, i
 	return d;
 }
 
-static int encoder_add_can(upl_encoder_t *e, const struct acq_item *it)
+static int encoder_add_can(rec_encoder_t *e, const struct acq_item *it)
 {
 	size_t i = e->ncan;
 
@@ -223,7 +223,7 @@ static int encoder_add_can(upl_encoder_t *e, const struct acq_item *it)
 	return 0;
 }
 
-static int encoder_add_sample(upl_encoder_t *e, const struct acq_item *it)
+static int encoder_add_sample(rec_encoder_t *e, const struct acq_item *it)
 {
 	size_t i = e->nsmp;
 
@@ -237,7 +237,7 @@ static int encoder_add_sample(upl_encoder_t *e, const struct acq_item *it)
 	return 0;
 }
 
-static int encoder_add_event(upl_encoder_t *e, const struct acq_item *it)
+static int encoder_add_event(rec_encoder_t *e, const struct acq_item *it)
 {
 	size_t i = e->nev;
 
@@ -251,7 +251,7 @@ static int encoder_add_event(upl_encoder_t *e, const struct acq_item *it)
 }
 
 /* The most bytes the Batch so far can pack into. */
-static size_t encoder_wire(const upl_encoder_t *e)
+static size_t encoder_wire(const rec_encoder_t *e)
 {
 	return e->wire_records + e->wire_dict + e->wire_health;
 }
@@ -269,20 +269,20 @@ static size_t item_wire_max(const struct acq_item *it)
 	}
 }
 
-int upl_encoder_add(upl_encoder_t *e, const struct acq_item *it)
+int rec_encoder_add(rec_encoder_t *e, const struct acq_item *it)
 {
 	size_t w;
 	int r;
 
 	if (!e || !it)
 		return -EINVAL;
-	if (upl_encoder_count(e) >= e->max)
+	if (rec_encoder_count(e) >= e->max)
 		return -ENOBUFS;
-	/* Full by size too: a Batch over UPL_BATCH_MAX_BYTES would be refused
+	/* Full by size too: a Batch over REC_BATCH_MAX_BYTES would be refused
 	   by the log with every record in it (the first always goes in). */
 	w = item_wire_max(it);
-	if (upl_encoder_count(e) &&
-	    (e->wire_records + w > WIRE_RECORDS_MAX || encoder_wire(e) + w > UPL_BATCH_MAX_BYTES))
+	if (rec_encoder_count(e) &&
+	    (e->wire_records + w > WIRE_RECORDS_MAX || encoder_wire(e) + w > REC_BATCH_MAX_BYTES))
 		return -ENOBUFS;
 	switch (it->kind) {
 	case ACQ_ITEM_CAN:
@@ -314,7 +314,7 @@ static size_t wire_field(size_t len)
 
 /* Room for n dictionary entries: arrays and output buffer grow here, at
    set time, so finish needs neither the stack nor the allocator for them. */
-static int encoder_reserve_channels(upl_encoder_t *e, size_t n)
+static int encoder_reserve_channels(rec_encoder_t *e, size_t n)
 {
 	Railmon__V1__Channel *msg;
 	Railmon__V1__Channel **ptr;
@@ -333,7 +333,7 @@ static int encoder_reserve_channels(upl_encoder_t *e, size_t n)
 	return 0;
 }
 
-static void health_to_msg(struct upl_health *h, Railmon__V1__Health *m)
+static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 {
 	railmon__v1__health__init(m);
 	m->name = h->name;
@@ -352,7 +352,7 @@ static void health_to_msg(struct upl_health *h, Railmon__V1__Health *m)
 	m->latency_p99_us = h->latency_p99_us;
 	m->latency_p999_us = h->latency_p999_us;
 	/* trailing empty buckets are left off the wire */
-	m->n_latency_us_buckets = UPL_HEALTH_BUCKETS;
+	m->n_latency_us_buckets = REC_HEALTH_BUCKETS;
 	while (m->n_latency_us_buckets && !h->latency_us_buckets[m->n_latency_us_buckets - 1])
 		m->n_latency_us_buckets--;
 	m->latency_us_buckets = h->latency_us_buckets;
@@ -364,9 +364,9 @@ static void health_to_msg(struct upl_health *h, Railmon__V1__Health *m)
 
 /* The output buffer holds the largest Batch the bounds allow: grown here,
    when the dictionary is set, not in finish. */
-static int encoder_reserve_out(upl_encoder_t *e)
+static int encoder_reserve_out(rec_encoder_t *e)
 {
-	size_t need = e->max * UPL_ITEM_WIRE_MAX + WIRE_FIXED_MAX + e->wire_dict + e->wire_health;
+	size_t need = e->max * REC_ITEM_WIRE_MAX + WIRE_FIXED_MAX + e->wire_dict + e->wire_health;
 	uint8_t *out;
 
 	if (need > WIRE_OUT_MAX)
@@ -381,7 +381,7 @@ static int encoder_reserve_out(upl_encoder_t *e)
 	return 0;
 }
 
-int upl_encoder_set_channels(upl_encoder_t *e, const struct upl_channel *channels, size_t n)
+int rec_encoder_set_channels(rec_encoder_t *e, const struct rec_channel *channels, size_t n)
 {
 	size_t used, k;
 	int r;
@@ -407,32 +407,32 @@ int upl_encoder_set_channels(upl_encoder_t *e, const struct upl_channel *channel
 		m->source = (char *)(channels[k].source ? channels[k].source : "");
 		e->ch_ptr[k] = m;
 		len = wire_field(railmon__v1__channel__get_packed_size(m));
-		if (used + len + WIRE_ITEM_LARGEST > UPL_BATCH_MAX_BYTES)
+		if (used + len + WIRE_ITEM_LARGEST > REC_BATCH_MAX_BYTES)
 			break; /* the rest goes in a later Batch */
 		used += len;
 	}
 	/* Not even one entry fits in a Batch that holds nothing else: no later
 	   Batch would take it either. */
-	if (k == 0 && n && !upl_encoder_count(e) && !e->nhealth)
+	if (k == 0 && n && !rec_encoder_count(e) && !e->nhealth)
 		return -EMSGSIZE;
 	e->wire_dict = used - encoder_wire(e);
 	e->nchannels = k;
 	r = encoder_reserve_out(e);
 	if (r < 0) {
-		upl_encoder_set_channels(e, NULL, 0);
+		rec_encoder_set_channels(e, NULL, 0);
 		return r;
 	}
 	return (int)k;
 }
 
-int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
+int rec_encoder_add_health(rec_encoder_t *e, const struct rec_health *h)
 {
-	struct upl_health *mine;
+	struct rec_health *mine;
 	size_t len;
 
 	if (!e || !h)
 		return -EINVAL;
-	if (e->nhealth >= UPL_HEALTH_MAX)
+	if (e->nhealth >= REC_HEALTH_MAX)
 		return -ENOBUFS;
 	mine = &e->health[e->nhealth];
 	*mine = *h;
@@ -442,7 +442,7 @@ int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
 	mine->state[sizeof(h->state) - 1] = 0;
 	health_to_msg(mine, &e->health_msg[e->nhealth]);
 	len = wire_field(railmon__v1__health__get_packed_size(&e->health_msg[e->nhealth]));
-	if (encoder_wire(e) + len + WIRE_ITEM_LARGEST > UPL_BATCH_MAX_BYTES)
+	if (encoder_wire(e) + len + WIRE_ITEM_LARGEST > REC_BATCH_MAX_BYTES)
 		return -ENOBUFS;
 	e->health_ptr[e->nhealth] = &e->health_msg[e->nhealth];
 	e->wire_health += len;
@@ -450,7 +450,7 @@ int upl_encoder_add_health(upl_encoder_t *e, const struct upl_health *h)
 	return 0;
 }
 
-static void encoder_reset(upl_encoder_t *e)
+static void encoder_reset(rec_encoder_t *e)
 {
 	e->ncan = e->nsmp = e->nev = 0;
 	e->can_data_len = 0;
@@ -461,7 +461,7 @@ static void encoder_reset(upl_encoder_t *e)
 	e->wire_dict = e->wire_health = 0;
 }
 
-int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
+int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
 {
 	Railmon__V1__Batch b = RAILMON__V1__BATCH__INIT;
 	Railmon__V1__CanFrames can = RAILMON__V1__CAN_FRAMES__INIT;
@@ -471,15 +471,15 @@ int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 
 	if (!e || !ret_buf || !ret_len)
 		return -EINVAL;
-	count = upl_encoder_count(e);
-	b.schema_version = UPL_SCHEMA_VERSION;
+	count = rec_encoder_count(e);
+	b.schema_version = REC_SCHEMA_VERSION;
 	b.first_seq = first_seq;
 	b.vehicle = e->vehicle;
 	b.config_hash = e->config_hash;
 	b.boot_id.data = e->boot_id;
-	b.boot_id.len = UPL_BOOT_ID_LEN;
+	b.boot_id.len = REC_BOOT_ID_LEN;
 	b.log_id.data = e->log_id;
-	b.log_id.len = e->has_log_id ? UPL_LOG_ID_LEN : 0;
+	b.log_id.len = e->has_log_id ? REC_LOG_ID_LEN : 0;
 	b.t0_ns = count ? e->t0 : 0;
 	b.historical = e->historical;
 	if (e->ncan) {
@@ -537,14 +537,14 @@ int upl_encoder_finish(upl_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 
 /* ------------------------------------------------------------------ decode */
 
-struct upl_batch {
+struct rec_batch {
 	Railmon__V1__Batch *msg;
 	size_t ncan, nsmp, nev;
 	int64_t *t;            /* absolute time of every record, in record order */
 	uint32_t *can_off;     /* offset of each frame's payload in can->data */
 };
 
-upl_batch_t *upl_batch_free(upl_batch_t *b)
+rec_batch_t *rec_batch_free(rec_batch_t *b)
 {
 	if (!b)
 		return NULL;
@@ -569,7 +569,7 @@ static bool batch_times(int64_t t0, const int64_t *dt, size_t n, int64_t *out)
 	return true;
 }
 
-static int batch_check_can(upl_batch_t *b)
+static int batch_check_can(rec_batch_t *b)
 {
 	const Railmon__V1__CanFrames *c = b->msg->can;
 	size_t n, off = 0;
@@ -594,7 +594,7 @@ static int batch_check_can(upl_batch_t *b)
 	return 0;
 }
 
-static int batch_check_columns(upl_batch_t *b)
+static int batch_check_columns(rec_batch_t *b)
 {
 	const Railmon__V1__Samples *s = b->msg->samples;
 	const Railmon__V1__Events *e = b->msg->events;
@@ -621,7 +621,7 @@ static int batch_check_columns(upl_batch_t *b)
 	return 0;
 }
 
-static int batch_validate(upl_batch_t *b)
+static int batch_validate(rec_batch_t *b)
 {
 	const Railmon__V1__Batch *m = b->msg;
 	uint64_t count, end;
@@ -632,7 +632,7 @@ static int batch_validate(upl_batch_t *b)
 		return r;
 	/* The ground keys duplicates on the log id: a short one would merge
 	   logs that are not the same. */
-	if (m->log_id.len != 0 && m->log_id.len != UPL_LOG_ID_LEN)
+	if (m->log_id.len != 0 && m->log_id.len != REC_LOG_ID_LEN)
 		return -EBADMSG;
 	count = (uint64_t)b->ncan + b->nsmp + b->nev;
 	if (count > UINT32_MAX || __builtin_add_overflow(m->first_seq, count, &end))
@@ -647,9 +647,9 @@ static int batch_validate(upl_batch_t *b)
 	return 0;
 }
 
-int upl_batch_decode(const void *buf, size_t len, upl_batch_t **ret_batch)
+int rec_batch_decode(const void *buf, size_t len, rec_batch_t **ret_batch)
 {
-	upl_batch_t *b;
+	rec_batch_t *b;
 	int r;
 
 	if ((!buf && len) || !ret_batch)
@@ -659,19 +659,19 @@ int upl_batch_decode(const void *buf, size_t len, upl_batch_t **ret_batch)
 		return -ENOMEM;
 	b->msg = railmon__v1__batch__unpack(NULL, len, buf);
 	if (!b->msg) {
-		upl_batch_free(b);
+		rec_batch_free(b);
 		return -EBADMSG;
 	}
 	r = batch_validate(b);
 	if (r < 0) {
-		upl_batch_free(b);
+		rec_batch_free(b);
 		return r;
 	}
 	*ret_batch = b;
 	return 0;
 }
 
-int upl_batch_info(const upl_batch_t *b, struct upl_batch_info *ret)
+int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret)
 {
 	if (!b || !ret)
 		return -EINVAL;
@@ -691,7 +691,7 @@ int upl_batch_info(const upl_batch_t *b, struct upl_batch_info *ret)
 	return 0;
 }
 
-int upl_batch_item(const upl_batch_t *b, size_t i, struct acq_item *ret)
+int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret)
 {
 	const Railmon__V1__Batch *m;
 	struct acq_item it = { 0 };
@@ -728,7 +728,7 @@ int upl_batch_item(const upl_batch_t *b, size_t i, struct acq_item *ret)
 	return 0;
 }
 
-int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret)
+int rec_batch_channel(const rec_batch_t *b, size_t i, struct rec_channel *ret)
 {
 	const Railmon__V1__Channel *c;
 
@@ -743,10 +743,10 @@ int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret)
 	return 0;
 }
 
-int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret)
+int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 {
 	const Railmon__V1__Health *m;
-	struct upl_health h = { 0 };
+	struct rec_health h = { 0 };
 
 	if (!b || !ret || i >= b->msg->n_health)
 		return -EINVAL;
@@ -767,7 +767,7 @@ int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret)
 	h.latency_p99_us = m->latency_p99_us;
 	h.latency_p999_us = m->latency_p999_us;
 	/* extra buckets from a newer writer are ignored, not overflowed */
-	for (size_t k = 0; k < m->n_latency_us_buckets && k < UPL_HEALTH_BUCKETS; k++)
+	for (size_t k = 0; k < m->n_latency_us_buckets && k < REC_HEALTH_BUCKETS; k++)
 		h.latency_us_buckets[k] = m->latency_us_buckets[k];
 	h.ring_fill_pct = m->ring_fill_pct;
 	h.rate_hz = m->rate_hz;

@@ -17,24 +17,24 @@
 
 #include "acquisition/acq-item.h"
 
-#define UPL_SCHEMA_VERSION 1
-#define UPL_BOOT_ID_LEN 16
+#define REC_SCHEMA_VERSION 1
+#define REC_BOOT_ID_LEN 16
 /* The encoder never makes a larger Batch: the log stores records of at
    most 1 MiB (storage/DESIGN.md). */
-#define UPL_BATCH_MAX_BYTES (1u << 20)
-#define UPL_LOG_ID_LEN 16
+#define REC_BATCH_MAX_BYTES (1u << 20)
+#define REC_LOG_ID_LEN 16
 
-struct upl_batch_meta {
+struct rec_batch_meta {
 	const char *vehicle;               /* copied */
 	uint64_t config_hash;
-	uint8_t boot_id[UPL_BOOT_ID_LEN];
-	uint8_t log_id[UPL_LOG_ID_LEN];    /* the log's id (stor_log_id()); all zero = none,
+	uint8_t boot_id[REC_BOOT_ID_LEN];
+	uint8_t log_id[REC_LOG_ID_LEN];    /* the log's id (stor_log_id()); all zero = none,
 	                                      then the field is left out */
 	bool historical;
 };
 
 /* One entry of the channel dictionary. */
-struct upl_channel {
+struct rec_channel {
 	uint32_t id;
 	const char *name;
 	const char *unit;
@@ -42,46 +42,46 @@ struct upl_channel {
 	const char *source;
 };
 
-#define UPL_HEALTH_BUCKETS 24 /* log2 latency buckets: [0,1) us, then [2^(k-1), 2^k) us */
-#define UPL_HEALTH_MAX 32     /* health entries one Batch carries */
+#define REC_HEALTH_BUCKETS 24 /* log2 latency buckets: [0,1) us, then [2^(k-1), 2^k) us */
+#define REC_HEALTH_MAX 32     /* health entries one Batch carries */
 
 /* One Health entry (see railmon.proto for the meaning of each field). */
-struct upl_health {
+struct rec_health {
 	char name[32];
 	char kind[16];
 	uint32_t bus;
 	uint64_t items, drops, errors, overruns, rx_dropped, bad_input, backlog;
 	uint64_t latency_count, latency_max_ns;
 	uint32_t latency_p50_us, latency_p99_us, latency_p999_us;
-	uint64_t latency_us_buckets[UPL_HEALTH_BUCKETS];
+	uint64_t latency_us_buckets[REC_HEALTH_BUCKETS];
 	uint32_t ring_fill_pct;
 	double rate_hz;
 	char state[12];       /* bus device: "up", "gone", "reopening"; "" otherwise */
 	uint64_t reopens;     /* bus device: times it came back after going away */
 };
 
-typedef struct upl_encoder upl_encoder_t;
+typedef struct rec_encoder rec_encoder_t;
 
 /* Allocate an encoder for up to max_items records per Batch (fewer when
-   that many would pass UPL_BATCH_MAX_BYTES).  0 or -errno. */
-int upl_encoder_new(const struct upl_batch_meta *meta, size_t max_items, upl_encoder_t **ret_enc);
-upl_encoder_t *upl_encoder_free(upl_encoder_t *enc);
+   that many would pass REC_BATCH_MAX_BYTES).  0 or -errno. */
+int rec_encoder_new(const struct rec_batch_meta *meta, size_t max_items, rec_encoder_t **ret_enc);
+rec_encoder_t *rec_encoder_free(rec_encoder_t *enc);
 
 /*
  * Queue one record.  Returns 0, -ENOBUFS when the batch is full (finish it
  * and add again): max_items records, or as many bytes as a Batch may take
- * (UPL_BATCH_MAX_BYTES, a quarter of it kept for the dictionary and
+ * (REC_BATCH_MAX_BYTES, a quarter of it kept for the dictionary and
  * health); -EINVAL for a bad item (unknown kind, len > 64).  The first
  * record of a Batch always goes in.
  */
-int upl_encoder_add(upl_encoder_t *enc, const struct acq_item *item);
+int rec_encoder_add(rec_encoder_t *enc, const struct acq_item *item);
 
 /*
  * Add the channel dictionary to the next Batch, or as much of it as fits
- * (a large board's dictionary is over UPL_BATCH_MAX_BYTES by itself):
+ * (a large board's dictionary is over REC_BATCH_MAX_BYTES by itself):
  * entries channels[0..k) go in, the caller passes the rest to a later
  * Batch.  A second call before finish replaces the first.  Strings are
- * referenced, not copied: they must live until upl_encoder_finish(); the
+ * referenced, not copied: they must live until rec_encoder_finish(); the
  * array itself may go once this returns.  The encoder's room for the
  * dictionary grows here, never in finish: call it once at set-up with the
  * whole dictionary, and later calls of at most that size do not allocate.
@@ -89,18 +89,18 @@ int upl_encoder_add(upl_encoder_t *enc, const struct acq_item *item);
  * -EINVAL, -ENOMEM, or -EMSGSIZE when channels[0] alone is too large for
  * any Batch.
  */
-int upl_encoder_set_channels(upl_encoder_t *enc, const struct upl_channel *channels, size_t n);
+int rec_encoder_set_channels(rec_encoder_t *enc, const struct rec_channel *channels, size_t n);
 
 /* Add a health entry to the next Batch (copied).  -ENOBUFS past
-   UPL_HEALTH_MAX or UPL_BATCH_MAX_BYTES.  Health entries are not numbered
+   REC_HEALTH_MAX or REC_BATCH_MAX_BYTES.  Health entries are not numbered
    records. */
-int upl_encoder_add_health(upl_encoder_t *enc, const struct upl_health *h);
+int rec_encoder_add_health(rec_encoder_t *enc, const struct rec_health *h);
 
 /* Records queued so far. */
-size_t upl_encoder_count(const upl_encoder_t *enc);
+size_t rec_encoder_count(const rec_encoder_t *enc);
 
 /* Time span of the queued records (0,0 if none). */
-void upl_encoder_span(const upl_encoder_t *enc, int64_t *ret_first_ns, int64_t *ret_last_ns);
+void rec_encoder_span(const rec_encoder_t *enc, int64_t *ret_first_ns, int64_t *ret_last_ns);
 
 /*
  * Encode the queued records as one Batch numbered from first_seq (records
@@ -108,11 +108,11 @@ void upl_encoder_span(const upl_encoder_t *enc, int64_t *ret_first_ns, int64_t *
  * *ret_buf points into the encoder and stays valid until the next call.
  * Returns the number of records encoded (>= 0) or -errno.
  */
-int upl_encoder_finish(upl_encoder_t *enc, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len);
+int rec_encoder_finish(rec_encoder_t *enc, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len);
 
-typedef struct upl_batch upl_batch_t;
+typedef struct rec_batch rec_batch_t;
 
-struct upl_batch_info {
+struct rec_batch_info {
 	uint32_t schema_version;
 	uint64_t first_seq;
 	uint32_t count;          /* records: covers [first_seq, first_seq + count) */
@@ -120,7 +120,7 @@ struct upl_batch_info {
 	uint64_t config_hash;
 	const uint8_t *boot_id;  /* boot_id_len bytes */
 	size_t boot_id_len;
-	const uint8_t *log_id;   /* log_id_len bytes: UPL_LOG_ID_LEN, or 0 from a sender
+	const uint8_t *log_id;   /* log_id_len bytes: REC_LOG_ID_LEN, or 0 from a sender
 	                            without log ids (then log_id may be NULL) */
 	size_t log_id_len;
 	int64_t t0_ns;
@@ -129,19 +129,19 @@ struct upl_batch_info {
 	size_t nhealth;          /* health entries carried */
 };
 
-/* Decode and validate (a log_id other than 0 or UPL_LOG_ID_LEN bytes is
+/* Decode and validate (a log_id other than 0 or REC_LOG_ID_LEN bytes is
    malformed).  Returns 0, -EBADMSG (malformed), -EINVAL, -ENOMEM. */
-int upl_batch_decode(const void *buf, size_t len, upl_batch_t **ret_batch);
-upl_batch_t *upl_batch_free(upl_batch_t *b);
+int rec_batch_decode(const void *buf, size_t len, rec_batch_t **ret_batch);
+rec_batch_t *rec_batch_free(rec_batch_t *b);
 
-int upl_batch_info(const upl_batch_t *b, struct upl_batch_info *ret_info);
+int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret_info);
 
 /* Record i (0 <= i < count) as an acq_item with seq = first_seq + i. */
-int upl_batch_item(const upl_batch_t *b, size_t i, struct acq_item *ret_item);
+int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret_item);
 
 /* Dictionary entry i; strings live as long as the batch. */
-int upl_batch_channel(const upl_batch_t *b, size_t i, struct upl_channel *ret_channel);
+int rec_batch_channel(const rec_batch_t *b, size_t i, struct rec_channel *ret_channel);
 
 /* Health entry i; the name and kind are truncated to fit. */
-int upl_batch_health(const upl_batch_t *b, size_t i, struct upl_health *ret_health);
+int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret_health);
 

@@ -105,21 +105,21 @@ int rec_channels_set(rec_channels_t *m, uint32_t id, const char *name, const cha
 		free(s->strings);
 	else
 		m->n++;
-	*s = (struct slot){ { id, str, str + nlen }, str };
+	*s = (struct slot){ { .id = id, .name = str, .unit = str + nlen }, str };
 	return 0;
 }
 
-int rec_channels_learn(rec_channels_t *m, const upl_batch_t *b)
+int rec_channels_learn(rec_channels_t *m, const rec_batch_t *b)
 {
-	struct upl_batch_info info;
+	struct rec_batch_info info;
 	int r;
 
-	if (!m || upl_batch_info(b, &info) < 0)
+	if (!m || rec_batch_info(b, &info) < 0)
 		return -EINVAL;
 	for (size_t i = 0; i < info.nchannels; i++) {
-		struct upl_channel c;
+		struct rec_channel c;
 
-		if (upl_batch_channel(b, i, &c) < 0)
+		if (rec_batch_channel(b, i, &c) < 0)
 			continue;
 		r = rec_channels_set(m, c.id, c.name, c.unit);
 		if (r < 0)

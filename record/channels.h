@@ -20,12 +20,6 @@
 
 typedef struct rec_channels rec_channels_t;
 
-struct rec_channel {
-	uint32_t id;
-	const char *name;      /* "" if the dictionary gave none */
-	const char *unit;
-};
-
 /* An empty map.  0 or -EINVAL, -ENOMEM. */
 int rec_channels_new(rec_channels_t **ret_map);
 rec_channels_t *rec_channels_free(rec_channels_t *map);
@@ -36,10 +30,11 @@ int rec_channels_set(rec_channels_t *map, uint32_t id, const char *name, const c
 
 /* Every dictionary entry b carries.  Returns the number of entries taken,
    or -EINVAL, -ENOMEM (the entries before stay taken). */
-int rec_channels_learn(rec_channels_t *map, const upl_batch_t *b);
+int rec_channels_learn(rec_channels_t *map, const rec_batch_t *b);
 
-/* The entry for id, NULL if none (or map is NULL).  Valid until the next
-   set, learn or free. */
+/* The entry for id (struct rec_channel of batch.h: name and unit are ""
+   if the dictionary gave none; bus and source are not kept), NULL if none
+   (or map is NULL).  Valid until the next set, learn or free. */
 const struct rec_channel *rec_channels_find(const rec_channels_t *map, uint32_t id);
 
 /* A sample's channel name and unit as rec_format_item() takes them (all

@@ -11,7 +11,7 @@
 #include "names.h"
 #include "basic/escape.h"
 
-_Static_assert(REC_LOG_ID_MAX == UPL_LOG_ID_LEN, "a log id fits struct rec_origin");
+_Static_assert(REC_LOG_ID_MAX == REC_LOG_ID_LEN, "a log id fits struct rec_origin");
 
 /* ISO 8601 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
    buf (at least 32 bytes); the number of ns where the year does not fit. */

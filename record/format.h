@@ -34,7 +34,7 @@ struct rec_names {
 	const char *label;     /* sample: value-table label, NULL if none */
 };
 
-#define REC_LOG_ID_MAX 16      /* bytes of a log id (UPL_LOG_ID_LEN) */
+#define REC_LOG_ID_MAX 16      /* bytes of a log id (REC_LOG_ID_LEN) */
 
 /*
  * Which vehicle log a record comes from: recv's output mixes vehicles and

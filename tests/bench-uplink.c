@@ -123,7 +123,7 @@ static void bench_size(const char *what, int kind_mix)
 				it.sample.value = 600.0 + (double)((b * 1000 + i) % 97) * 0.25;
 			}
 			g.t_ns += kind_mix ? 1538461 : (i % 50 == 49 ? 20000000 : 0);
-			CHECK(upl_encoder_add(g.enc, &it) == 0);
+			CHECK(rec_encoder_add(g.enc, &it) == 0);
 			/* The leanest JSON a consumer could want: time, id, value. */
 			if (it.kind == ACQ_ITEM_SAMPLE)
 				compact += (size_t)snprintf(line, sizeof(line),
@@ -137,7 +137,7 @@ static void bench_size(const char *what, int kind_mix)
 				compact += (size_t)snprintf(line, sizeof(line), "{\"t\":%lld,\"ev\":%u}\n",
 				                            (long long)it.t_ns, it.event.code);
 		}
-		CHECK(upl_encoder_finish(g.enc, log.next_seq, &buf, &len) == 1000);
+		CHECK(rec_encoder_finish(g.enc, log.next_seq, &buf, &len) == 1000);
 		CHECK(memlog_append(&log, 1000, g.t_ns, buf, len) == 0);
 		CHECK(upl_recv_feed(r, NULL, buf, len) == 1000);
 		nrec += 1000;

@@ -80,13 +80,13 @@ static void order_like_batch(const struct acq_item *in, size_t n, struct acq_ite
 static void test_roundtrip(void)
 {
 	enum { N = 3000 };
-	struct upl_batch_meta meta = { .vehicle = "EMU-4021", .config_hash = 0x1234567890abcdefull };
+	struct rec_batch_meta meta = { .vehicle = "EMU-4021", .config_hash = 0x1234567890abcdefull };
 	struct acq_item *in = calloc(N, sizeof(*in)), *want = calloc(N, sizeof(*in));
-	struct upl_channel chans[2] = { { 1, "line_voltage", "V", 1, "modbus" },
+	struct rec_channel chans[2] = { { 1, "line_voltage", "V", 1, "modbus" },
 	                                { 2, "speed", "km/h", 0, "can:SPEED" } };
-	upl_encoder_t *enc;
-	upl_batch_t *b;
-	struct upl_batch_info info;
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	struct rec_batch_info info;
 	const uint8_t *buf;
 	size_t len;
 	int64_t t = 1700000000123456789ll, t_first, t_last;
@@ -94,41 +94,41 @@ static void test_roundtrip(void)
 	memset(meta.boot_id, 0xab, sizeof(meta.boot_id));
 	memset(meta.log_id, 0x1d, sizeof(meta.log_id));
 	meta.log_id[15] = 0x42;
-	assert(upl_encoder_new(&meta, N, &enc) == 0);
+	assert(rec_encoder_new(&meta, N, &enc) == 0);
 	for (size_t i = 0; i < N; i++) {
 		/* times mostly increase but may step back (clock steps) */
 		t += (int64_t)(xr() % 2000000) - 100000;
 		random_item(&in[i], t);
-		assert(upl_encoder_add(enc, &in[i]) == 0);
+		assert(rec_encoder_add(enc, &in[i]) == 0);
 	}
-	assert(upl_encoder_count(enc) == N);
+	assert(rec_encoder_count(enc) == N);
 	struct acq_item extra = in[0];
-	assert(upl_encoder_add(enc, &extra) == -ENOBUFS);
-	upl_encoder_span(enc, &t_first, &t_last);
+	assert(rec_encoder_add(enc, &extra) == -ENOBUFS);
+	rec_encoder_span(enc, &t_first, &t_last);
 	assert(t_first <= t_last);
-	assert(upl_encoder_set_channels(enc, chans, 2) == 2);
-	assert(upl_encoder_finish(enc, 1000, &buf, &len) == N);
-	assert(upl_encoder_count(enc) == 0);
+	assert(rec_encoder_set_channels(enc, chans, 2) == 2);
+	assert(rec_encoder_finish(enc, 1000, &buf, &len) == N);
+	assert(rec_encoder_count(enc) == 0);
 	printf("batch of %d records: %zu bytes (%.1f B/record)\n", N, len, (double)len / N);
 
-	assert(upl_batch_decode(buf, len, &b) == 0);
-	assert(upl_batch_info(b, &info) == 0);
+	assert(rec_batch_decode(buf, len, &b) == 0);
+	assert(rec_batch_info(b, &info) == 0);
 	assert(info.first_seq == 1000 && info.count == N && info.schema_version == 1);
 	assert(!strcmp(info.vehicle, "EMU-4021") && info.config_hash == meta.config_hash);
 	assert(info.boot_id_len == 16 && info.boot_id[5] == 0xab && info.nchannels == 2);
-	assert(info.log_id_len == UPL_LOG_ID_LEN && info.log_id[0] == 0x1d && info.log_id[15] == 0x42);
-	struct upl_channel c;
-	assert(upl_batch_channel(b, 1, &c) == 0 && !strcmp(c.name, "speed") && !strcmp(c.unit, "km/h"));
-	assert(upl_batch_channel(b, 2, &c) == -EINVAL);
+	assert(info.log_id_len == REC_LOG_ID_LEN && info.log_id[0] == 0x1d && info.log_id[15] == 0x42);
+	struct rec_channel c;
+	assert(rec_batch_channel(b, 1, &c) == 0 && !strcmp(c.name, "speed") && !strcmp(c.unit, "km/h"));
+	assert(rec_batch_channel(b, 2, &c) == -EINVAL);
 	order_like_batch(in, N, want);
 	for (size_t i = 0; i < N; i++) {
 		struct acq_item got;
-		assert(upl_batch_item(b, i, &got) == 0);
+		assert(rec_batch_item(b, i, &got) == 0);
 		assert(got.seq == 1000 + i);
 		assert(item_eq(&got, &want[i]));
 	}
-	assert(upl_batch_item(b, N, &extra) == -EINVAL);
-	upl_batch_free(b);
+	assert(rec_batch_item(b, N, &extra) == -EINVAL);
+	rec_batch_free(b);
 
 	/* The uplink flags backlog as historical by appending field 7 = true
 	   to the stored bytes: protobuf merges it, the records stay the same. */
@@ -139,10 +139,10 @@ static void test_roundtrip(void)
 		memcpy(h, buf, len);
 		h[len] = 7 << 3;
 		h[len + 1] = 1;
-		assert(upl_batch_decode(h, len + 2, &b) == 0);
-		assert(upl_batch_info(b, &info) == 0 && info.historical && info.count == N && info.first_seq == 1000);
-		assert(upl_batch_item(b, N - 1, &got) == 0 && item_eq(&got, &want[N - 1]));
-		upl_batch_free(b);
+		assert(rec_batch_decode(h, len + 2, &b) == 0);
+		assert(rec_batch_info(b, &info) == 0 && info.historical && info.count == N && info.first_seq == 1000);
+		assert(rec_batch_item(b, N - 1, &got) == 0 && item_eq(&got, &want[N - 1]));
+		rec_batch_free(b);
 		free(h);
 	}
 
@@ -153,60 +153,60 @@ static void test_roundtrip(void)
 		assert(h);
 		memcpy(h, buf, len);
 		memcpy(h + len, "\x6a\x03" "abc", 5);
-		assert(upl_batch_decode(h, len + 5, &b) == -EBADMSG);
+		assert(rec_batch_decode(h, len + 5, &b) == -EBADMSG);
 		h[len + 1] = 0; /* empty: a sender without log ids */
-		assert(upl_batch_decode(h, len + 2, &b) == 0);
-		assert(upl_batch_info(b, &info) == 0 && info.log_id_len == 0 && info.count == N);
-		upl_batch_free(b);
+		assert(rec_batch_decode(h, len + 2, &b) == 0);
+		assert(rec_batch_info(b, &info) == 0 && info.log_id_len == 0 && info.count == N);
+		rec_batch_free(b);
 		free(h);
 	}
 
 	/* An empty batch encodes and decodes to zero records. */
-	assert(upl_encoder_finish(enc, 5, &buf, &len) == 0);
-	assert(upl_batch_decode(buf, len, &b) == 0);
-	assert(upl_batch_info(b, &info) == 0 && info.count == 0);
-	upl_batch_free(b);
-	upl_encoder_free(enc);
+	assert(rec_encoder_finish(enc, 5, &buf, &len) == 0);
+	assert(rec_batch_decode(buf, len, &b) == 0);
+	assert(rec_batch_info(b, &info) == 0 && info.count == 0);
+	rec_batch_free(b);
+	rec_encoder_free(enc);
 	free(in);
 	free(want);
 }
 
 static void test_malformed(void)
 {
-	struct upl_batch_meta meta = { .vehicle = "v" };
-	upl_encoder_t *enc;
+	struct rec_batch_meta meta = { .vehicle = "v" };
+	rec_encoder_t *enc;
 	const uint8_t *buf;
 	size_t len;
 	uint8_t copy[65536];
-	upl_batch_t *b;
+	rec_batch_t *b;
 	unsigned rejected = 0, accepted = 0;
 
-	assert(upl_encoder_new(&meta, 64, &enc) == 0);
+	assert(rec_encoder_new(&meta, 64, &enc) == 0);
 	for (int i = 0; i < 64; i++) {
 		struct acq_item it;
 		random_item(&it, 1000 + i);
-		assert(upl_encoder_add(enc, &it) == 0);
+		assert(rec_encoder_add(enc, &it) == 0);
 	}
-	assert(upl_encoder_finish(enc, 1, &buf, &len) == 64);
+	assert(rec_encoder_finish(enc, 1, &buf, &len) == 64);
 	assert(len < sizeof(copy));
 	/* An all-zero log id is no log id: the field is left out. */
-	assert(upl_batch_decode(buf, len, &b) == 0);
+	assert(rec_batch_decode(buf, len, &b) == 0);
 	{
-		struct upl_batch_info info;
-		assert(upl_batch_info(b, &info) == 0 && info.log_id_len == 0);
+		struct rec_batch_info info;
+		assert(rec_batch_info(b, &info) == 0 && info.log_id_len == 0);
 	}
-	upl_batch_free(b);
+	rec_batch_free(b);
 	/* Every truncation must decode cleanly or be rejected, never crash;
 	   item access on what decodes must stay in bounds (ASan checks). */
 	for (size_t cut = 0; cut < len; cut++) {
-		int r = upl_batch_decode(buf, cut, &b);
+		int r = rec_batch_decode(buf, cut, &b);
 		if (r == 0) {
-			struct upl_batch_info info;
+			struct rec_batch_info info;
 			struct acq_item it;
-			assert(upl_batch_info(b, &info) == 0);
+			assert(rec_batch_info(b, &info) == 0);
 			for (size_t i = 0; i < info.count; i++)
-				assert(upl_batch_item(b, i, &it) == 0);
-			upl_batch_free(b);
+				assert(rec_batch_item(b, i, &it) == 0);
+			rec_batch_free(b);
 			accepted++;
 		} else {
 			assert(r == -EBADMSG);
@@ -218,62 +218,62 @@ static void test_malformed(void)
 		memcpy(copy, buf, len);
 		for (int k = 0; k < 1 + (int)(xr() % 4); k++)
 			copy[xr() % len] = (uint8_t)xr();
-		if (upl_batch_decode(copy, len, &b) == 0) {
-			struct upl_batch_info info;
+		if (rec_batch_decode(copy, len, &b) == 0) {
+			struct rec_batch_info info;
 			struct acq_item it;
-			assert(upl_batch_info(b, &info) == 0);
+			assert(rec_batch_info(b, &info) == 0);
 			for (size_t i = 0; i < info.count; i++)
-				assert(upl_batch_item(b, i, &it) == 0);
-			upl_batch_free(b);
+				assert(rec_batch_item(b, i, &it) == 0);
+			rec_batch_free(b);
 		}
 	}
 	printf("truncations: %u rejected, %u decodable prefixes\n", rejected, accepted);
 	assert(rejected > 0);
-	upl_encoder_free(enc);
+	rec_encoder_free(enc);
 }
 
 static void test_bad_args(void)
 {
-	struct upl_batch_meta meta = { .vehicle = "v" };
-	upl_encoder_t *enc;
-	upl_batch_t *b;
+	struct rec_batch_meta meta = { .vehicle = "v" };
+	rec_encoder_t *enc;
+	rec_batch_t *b;
 	struct acq_item it = { .kind = 7 };
 	const uint8_t *buf;
 	size_t len;
 
-	assert(upl_encoder_new(NULL, 10, &enc) == -EINVAL);
-	assert(upl_encoder_new(&meta, 0, &enc) == -EINVAL);
-	assert(upl_encoder_new(&meta, 10, NULL) == -EINVAL);
-	assert(upl_encoder_new(&meta, 10, &enc) == 0);
-	assert(upl_encoder_add(enc, &it) == -EINVAL);
+	assert(rec_encoder_new(NULL, 10, &enc) == -EINVAL);
+	assert(rec_encoder_new(&meta, 0, &enc) == -EINVAL);
+	assert(rec_encoder_new(&meta, 10, NULL) == -EINVAL);
+	assert(rec_encoder_new(&meta, 10, &enc) == 0);
+	assert(rec_encoder_add(enc, &it) == -EINVAL);
 	it.kind = ACQ_ITEM_CAN;
 	it.can.len = 65;
-	assert(upl_encoder_add(enc, &it) == -EINVAL);
-	assert(upl_encoder_add(NULL, &it) == -EINVAL);
-	assert(upl_encoder_set_channels(enc, NULL, 3) == -EINVAL);
-	assert(upl_encoder_finish(enc, 1, NULL, &len) == -EINVAL);
-	assert(upl_encoder_finish(NULL, 1, &buf, &len) == -EINVAL);
-	assert(upl_encoder_free(enc) == NULL);
-	assert(upl_encoder_free(NULL) == NULL);
-	assert(upl_batch_decode(NULL, 5, &b) == -EINVAL);
-	assert(upl_batch_decode("x", 1, NULL) == -EINVAL);
-	assert(upl_batch_free(NULL) == NULL);
-	assert(upl_batch_info(NULL, NULL) == -EINVAL);
-	assert(upl_batch_item(NULL, 0, &it) == -EINVAL);
+	assert(rec_encoder_add(enc, &it) == -EINVAL);
+	assert(rec_encoder_add(NULL, &it) == -EINVAL);
+	assert(rec_encoder_set_channels(enc, NULL, 3) == -EINVAL);
+	assert(rec_encoder_finish(enc, 1, NULL, &len) == -EINVAL);
+	assert(rec_encoder_finish(NULL, 1, &buf, &len) == -EINVAL);
+	assert(rec_encoder_free(enc) == NULL);
+	assert(rec_encoder_free(NULL) == NULL);
+	assert(rec_batch_decode(NULL, 5, &b) == -EINVAL);
+	assert(rec_batch_decode("x", 1, NULL) == -EINVAL);
+	assert(rec_batch_free(NULL) == NULL);
+	assert(rec_batch_info(NULL, NULL) == -EINVAL);
+	assert(rec_batch_item(NULL, 0, &it) == -EINVAL);
 }
 
 /*
  * A large board's dictionary on the collector's stack: 10,000 channels with
  * names as long as generated DBCs have them, set and encoded on a thread
  * with the collector's 256 KiB stack (acquisition/thread.c).  The
- * dictionary is over UPL_BATCH_MAX_BYTES, so it goes out in slices: every
+ * dictionary is over REC_BATCH_MAX_BYTES, so it goes out in slices: every
  * Batch stays within the log's 1 MiB, and the slices together name every
  * channel once.
  */
 enum { BIG_CHANNELS = 10000 };
 
 struct big_dict {
-	struct upl_channel *ch;
+	struct rec_channel *ch;
 	char (*name)[96], (*source)[96];
 	size_t batches, named, records;
 	size_t largest;
@@ -282,16 +282,16 @@ struct big_dict {
 static void *big_dict_main(void *p)
 {
 	struct big_dict *t = p;
-	struct upl_batch_meta meta = { .vehicle = "EMU-4021" };
-	upl_encoder_t *enc;
+	struct rec_batch_meta meta = { .vehicle = "EMU-4021" };
+	rec_encoder_t *enc;
 	size_t pos = 0;
 
-	assert(upl_encoder_new(&meta, 4096, &enc) == 0);
+	assert(rec_encoder_new(&meta, 4096, &enc) == 0);
 	while (pos < BIG_CHANNELS) {
 		const uint8_t *buf;
 		size_t len;
-		upl_batch_t *b;
-		struct upl_batch_info info;
+		rec_batch_t *b;
+		struct rec_batch_info info;
 		int k;
 
 		/* a Batch full of records, as at the collector's flush */
@@ -299,29 +299,29 @@ static void *big_dict_main(void *p)
 			struct acq_item it = { .kind = ACQ_ITEM_SAMPLE, .t_ns = (int64_t)(t->records + i) * 1000 };
 			it.sample.channel = (uint32_t)(i % BIG_CHANNELS);
 			it.sample.value = (double)i;
-			assert(upl_encoder_add(enc, &it) == 0);
+			assert(rec_encoder_add(enc, &it) == 0);
 		}
-		k = upl_encoder_set_channels(enc, t->ch + pos, BIG_CHANNELS - pos);
+		k = rec_encoder_set_channels(enc, t->ch + pos, BIG_CHANNELS - pos);
 		assert(k > 0 && (size_t)k <= BIG_CHANNELS - pos);
-		assert(upl_encoder_finish(enc, 1 + t->records, &buf, &len) == 4096);
-		assert(len <= UPL_BATCH_MAX_BYTES);
+		assert(rec_encoder_finish(enc, 1 + t->records, &buf, &len) == 4096);
+		assert(len <= REC_BATCH_MAX_BYTES);
 		if (len > t->largest)
 			t->largest = len;
-		assert(upl_batch_decode(buf, len, &b) == 0 && upl_batch_info(b, &info) == 0);
+		assert(rec_batch_decode(buf, len, &b) == 0 && rec_batch_info(b, &info) == 0);
 		assert(info.nchannels == (size_t)k && info.count == 4096);
 		for (size_t i = 0; i < info.nchannels; i++) {
-			struct upl_channel c;
-			assert(upl_batch_channel(b, i, &c) == 0);
+			struct rec_channel c;
+			assert(rec_batch_channel(b, i, &c) == 0);
 			assert(c.id == t->ch[pos + i].id && !strcmp(c.name, t->name[pos + i]));
 			assert(!strcmp(c.source, t->source[pos + i]));
 			t->named++;
 		}
-		upl_batch_free(b);
+		rec_batch_free(b);
 		pos += (size_t)k;
 		t->records += 4096;
 		t->batches++;
 	}
-	upl_encoder_free(enc);
+	rec_encoder_free(enc);
 	return NULL;
 }
 
@@ -339,7 +339,7 @@ static void test_large_dictionary(void)
 		snprintf(t.name[i], sizeof(t.name[i]), "TractionConverter%04zu_Inverter%zu_PhaseCurrentStatus", i / 8,
 		         i % 8);
 		snprintf(t.source[i], sizeof(t.source[i]), "can traction TractionConverterStatusMessage%04zu", i / 8);
-		t.ch[i] = (struct upl_channel){ (uint32_t)(1u << 16 | i), t.name[i], "A", 1, t.source[i] };
+		t.ch[i] = (struct rec_channel){ (uint32_t)(1u << 16 | i), t.name[i], "A", 1, t.source[i] };
 	}
 	assert(pthread_attr_init(&attr) == 0);
 	assert(pthread_attr_setstacksize(&attr, 256 * 1024) == 0);
@@ -352,22 +352,22 @@ static void test_large_dictionary(void)
 	/* set on an empty Batch, the dictionary still leaves room for the
 	   first record, which always goes in */
 	{
-		struct upl_batch_meta meta = { .vehicle = "EMU-4021" };
+		struct rec_batch_meta meta = { .vehicle = "EMU-4021" };
 		struct acq_item it = { .kind = ACQ_ITEM_CAN, .t_ns = INT64_MIN / 2 };
 		const uint8_t *buf;
 		size_t len;
-		upl_encoder_t *enc;
+		rec_encoder_t *enc;
 		int k;
 
 		it.can.len = ACQ_CAN_DATA_MAX;
 		it.can.flags = ACQ_CAN_FD | ACQ_CAN_EXT;
 		it.can.id = 0x1fffffff;
-		assert(upl_encoder_new(&meta, 4096, &enc) == 0);
-		k = upl_encoder_set_channels(enc, t.ch, BIG_CHANNELS);
+		assert(rec_encoder_new(&meta, 4096, &enc) == 0);
+		k = rec_encoder_set_channels(enc, t.ch, BIG_CHANNELS);
 		assert(k > 0 && k < BIG_CHANNELS);
-		assert(upl_encoder_add(enc, &it) == 0);
-		assert(upl_encoder_finish(enc, 1, &buf, &len) == 1 && len <= UPL_BATCH_MAX_BYTES);
-		upl_encoder_free(enc);
+		assert(rec_encoder_add(enc, &it) == 0);
+		assert(rec_encoder_finish(enc, 1, &buf, &len) == 1 && len <= REC_BATCH_MAX_BYTES);
+		rec_encoder_free(enc);
 	}
 	free(t.ch);
 	free(t.name);
@@ -380,17 +380,17 @@ static void test_large_dictionary(void)
  */
 static void test_size_cap(void)
 {
-	struct upl_batch_meta meta = { .vehicle = "v" };
-	struct upl_health h = { .name = "vehicle", .kind = "can", .items = UINT64_MAX };
-	struct upl_channel ch = { 7, "speed", "km/h", 0, "can vehicle SPEED" };
-	upl_encoder_t *enc;
-	upl_batch_t *b;
-	struct upl_batch_info info;
+	struct rec_batch_meta meta = { .vehicle = "v" };
+	struct rec_health h = { .name = "vehicle", .kind = "can", .items = UINT64_MAX };
+	struct rec_channel ch = { 7, "speed", "km/h", 0, "can vehicle SPEED" };
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	struct rec_batch_info info;
 	const uint8_t *buf;
 	size_t len, n = 0;
 	int r;
 
-	assert(upl_encoder_new(&meta, 1u << 20, &enc) == 0);
+	assert(rec_encoder_new(&meta, 1u << 20, &enc) == 0);
 	do {
 		/* the largest record there is: a 64-byte CAN FD frame */
 		struct acq_item it = { .kind = ACQ_ITEM_CAN, .t_ns = -(int64_t)n * 1000000007 };
@@ -398,32 +398,32 @@ static void test_size_cap(void)
 		it.can.flags = 0x7f;
 		it.can.len = ACQ_CAN_DATA_MAX;
 		memset(it.can.data, 0xa5, sizeof(it.can.data));
-		r = upl_encoder_add(enc, &it);
+		r = rec_encoder_add(enc, &it);
 		n += r == 0;
 	} while (r == 0);
 	assert(r == -ENOBUFS && n > 1000);
 	/* the quarter kept for them: a dictionary entry and health still go in */
-	assert(upl_encoder_set_channels(enc, &ch, 1) == 1);
-	for (int i = 0; i < UPL_HEALTH_MAX; i++)
-		assert(upl_encoder_add_health(enc, &h) == 0);
-	assert(upl_encoder_finish(enc, 1, &buf, &len) == (int)n);
-	assert(len <= UPL_BATCH_MAX_BYTES);
-	assert(upl_batch_decode(buf, len, &b) == 0 && upl_batch_info(b, &info) == 0);
-	assert(info.count == n && info.nchannels == 1 && info.nhealth == UPL_HEALTH_MAX);
-	upl_batch_free(b);
+	assert(rec_encoder_set_channels(enc, &ch, 1) == 1);
+	for (int i = 0; i < REC_HEALTH_MAX; i++)
+		assert(rec_encoder_add_health(enc, &h) == 0);
+	assert(rec_encoder_finish(enc, 1, &buf, &len) == (int)n);
+	assert(len <= REC_BATCH_MAX_BYTES);
+	assert(rec_batch_decode(buf, len, &b) == 0 && rec_batch_info(b, &info) == 0);
+	assert(info.count == n && info.nchannels == 1 && info.nhealth == REC_HEALTH_MAX);
+	rec_batch_free(b);
 	printf("1 MiB cap: %zu CAN FD frames of 64 bytes in a %zu-byte Batch\n", n, len);
 	/* an entry that no Batch could hold is an error, not a silent loss */
 	{
-		char *huge = malloc(UPL_BATCH_MAX_BYTES + 1);
-		struct upl_channel big = { 1, huge, "", 0, "" };
+		char *huge = malloc(REC_BATCH_MAX_BYTES + 1);
+		struct rec_channel big = { 1, huge, "", 0, "" };
 		assert(huge);
-		memset(huge, 'x', UPL_BATCH_MAX_BYTES);
-		huge[UPL_BATCH_MAX_BYTES] = 0;
-		assert(upl_encoder_set_channels(enc, &big, 1) == -EMSGSIZE);
-		assert(upl_encoder_finish(enc, 1, &buf, &len) == 0);
+		memset(huge, 'x', REC_BATCH_MAX_BYTES);
+		huge[REC_BATCH_MAX_BYTES] = 0;
+		assert(rec_encoder_set_channels(enc, &big, 1) == -EMSGSIZE);
+		assert(rec_encoder_finish(enc, 1, &buf, &len) == 0);
 		free(huge);
 	}
-	upl_encoder_free(enc);
+	rec_encoder_free(enc);
 }
 
 int main(void)

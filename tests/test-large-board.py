@@ -8,7 +8,7 @@ MODE channels: a board with 10,000 channels: 2,000 Modbus registers
   unit * 1000 + address) and a DBC of 8,000 signals (1,000 messages)
   fed from a generated candump trace.  `railmon run` acquires it and
   `railmon export` must give every channel id with its name and the
-  value its source holds.  (upl_encoder_finish once put the channel
+  value its source holds.  (rec_encoder_finish once put the channel
   dictionary on the collector's 256 KiB stack: the first Batch of such a
   board crashed.  The names are as long as generated DBCs have them, so
   the dictionary is over 1 MiB, the log's largest record: it must go out

@@ -38,7 +38,7 @@ static void rig_open_log(struct rig *g, uint32_t segment_bytes)
 {
 	struct stor_log_cfg cfg = { .dir = g->dir, .vehicle = "SINK", .segment_bytes = segment_bytes,
 		                    .sync_window_ms = 3600 * 1000, .ops = &g->dev.ops };
-	struct upl_batch_meta meta = { .vehicle = "SINK", .config_hash = 42 };
+	struct rec_batch_meta meta = { .vehicle = "SINK", .config_hash = 42 };
 
 	CHECK(stor_log_open(&cfg, &g->log) == 0);
 	/* Batches of 16 records; by record time (1 ms apart: never by time). */
@@ -104,15 +104,15 @@ static void note_item(struct content *c, const struct acq_item *it)
 
 static void note_batch(struct content *c, const struct stor_rec *rec)
 {
-	struct upl_batch_info info;
+	struct rec_batch_info info;
 	struct acq_item it;
-	upl_batch_t *b;
+	rec_batch_t *b;
 
-	if (upl_batch_decode(rec->payload, rec->len, &b) < 0) {
+	if (rec_batch_decode(rec->payload, rec->len, &b) < 0) {
 		c->undecodable = true;
 		return;
 	}
-	CHECK(upl_batch_info(b, &info) == 0 && info.first_seq == rec->first_seq && info.count == rec->count);
+	CHECK(rec_batch_info(b, &info) == 0 && info.first_seq == rec->first_seq && info.count == rec->count);
 	CHECK(info.count <= 16 + 3); /* 16 records, and the log's events of a report */
 	if (!c->batches)
 		c->first_seq = rec->first_seq;
@@ -124,10 +124,10 @@ static void note_batch(struct content *c, const struct stor_rec *rec)
 	c->records += rec->count;
 	c->batches++;
 	for (size_t i = 0; i < info.count; i++) {
-		CHECK(upl_batch_item(b, i, &it) == 0 && it.seq == rec->first_seq + i);
+		CHECK(rec_batch_item(b, i, &it) == 0 && it.seq == rec->first_seq + i);
 		note_item(c, &it);
 	}
-	upl_batch_free(b);
+	rec_batch_free(b);
 }
 
 static struct content read_back(const char *dir)
@@ -356,7 +356,7 @@ static void test_power_cut(void)
 
 static void test_bad_args(void)
 {
-	struct upl_batch_meta meta = { .vehicle = "X" };
+	struct rec_batch_meta meta = { .vehicle = "X" };
 	struct board_sink_stats st;
 	board_sink_t *s;
 

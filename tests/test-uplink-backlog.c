@@ -92,7 +92,7 @@ static uint32_t append(stor_log_t *log, struct gen *g, size_t n, int64_t t_first
 	size_t len;
 	int r;
 
-	r = upl_encoder_finish(g->enc, rec.first_seq, &out, &len);
+	r = rec_encoder_finish(g->enc, rec.first_seq, &out, &len);
 	CHECK(r == (int)n);
 	rec.count = (uint32_t)r;
 	rec.payload = out;
@@ -120,7 +120,7 @@ static void *collector_main(void *arg)
 			a->peak = acq_ring_count(&a->ring);
 		while ((n = acq_ring_item_pop_bulk(&a->ring, buf, 256)) > 0) {
 			for (size_t i = 0; i < n; i++)
-				CHECK(upl_encoder_add(a->g.enc, &buf[i]) == 0);
+				CHECK(rec_encoder_add(a->g.enc, &buf[i]) == 0);
 			append(a->log, &a->g, n, buf[0].t_ns, buf[n - 1].t_ns);
 		}
 		/* The log's own sync window decides durability, as in the daemon. */
@@ -137,7 +137,7 @@ struct live_watch {
 	uint64_t backlog_batches, backlog_historical, live_historical;
 };
 
-static int watch_batch(void *ctx, const struct upl_batch_info *info, const void *p, size_t len,
+static int watch_batch(void *ctx, const struct rec_batch_info *info, const void *p, size_t len,
                        void **log_ctx)
 {
 	struct live_watch *w = ctx;
@@ -211,7 +211,7 @@ int main(void)
 
 			gen_item(&hist, hist.t_ns, &it);
 			hist.t_ns += 1000000000 / REC_PER_S;
-			CHECK(upl_encoder_add(hist.enc, &it) == 0);
+			CHECK(rec_encoder_add(hist.enc, &it) == 0);
 		}
 		backlog_bytes += append(log, &hist, BATCH_ITEMS, first, hist.t_ns - 1000000000 / REC_PER_S);
 	}

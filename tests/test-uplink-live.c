@@ -76,9 +76,9 @@ static void append(stor_log_t *log, struct gen *gen, int64_t t0)
 		struct acq_item it;
 
 		gen_item(gen, t0 + i * 1000000, &it);
-		CHECK(upl_encoder_add(gen->enc, &it) == 0);
+		CHECK(rec_encoder_add(gen->enc, &it) == 0);
 	}
-	r = upl_encoder_finish(gen->enc, rec.first_seq, &buf, &len);
+	r = rec_encoder_finish(gen->enc, rec.first_seq, &buf, &len);
 	CHECK(r == ITEMS);
 	rec.count = ITEMS;
 	rec.t_last_ns = t0 + (ITEMS - 1) * 1000000;

@@ -20,20 +20,20 @@
 #include "uplink/stor-source.h"
 
 /* recv -> ground log: every new Batch appended unchanged. */
-static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload,
+static int ground_append(void *ctx, const struct rec_batch_info *info, const void *payload,
                          size_t len, void **log_ctx)
 {
 	stor_log_t *log = ctx;
 	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count,
 	                        .payload = payload, .len = (uint32_t)len };
-	upl_batch_t *b;
+	rec_batch_t *b;
 	int r;
 
 	/* A Batch that only partly repeats records would break the ground
 	   log's numbering: refuse it (counted in recv's sink_errors). */
 	if (info->first_seq != stor_log_next_seq(log))
 		return -EALREADY;
-	r = upl_batch_decode(payload, len, &b);
+	r = rec_batch_decode(payload, len, &b);
 	if (r < 0)
 		return r;
 	rec.t_first_ns = INT64_MAX;
@@ -41,13 +41,13 @@ static int ground_append(void *ctx, const struct upl_batch_info *info, const voi
 	for (uint32_t i = 0; i < info->count; i++) {
 		struct acq_item it;
 
-		upl_batch_item(b, i, &it);
+		rec_batch_item(b, i, &it);
 		if (it.t_ns < rec.t_first_ns)
 			rec.t_first_ns = it.t_ns;
 		if (it.t_ns > rec.t_last_ns)
 			rec.t_last_ns = it.t_ns;
 	}
-	upl_batch_free(b);
+	rec_batch_free(b);
 	return stor_log_append(log, &rec);
 }
 
@@ -65,9 +65,9 @@ static void vehicle_append(struct gen *g, stor_log_t *log, size_t n)
 
 		gen_item(g, g->t_ns, &it);
 		g->t_ns += 1000000;
-		CHECK(upl_encoder_add(g->enc, &it) == 0);
+		CHECK(rec_encoder_add(g->enc, &it) == 0);
 	}
-	r = upl_encoder_finish(g->enc, stor_log_next_seq(log), &buf, &len);
+	r = rec_encoder_finish(g->enc, stor_log_next_seq(log), &buf, &len);
 	CHECK(r == (int)n);
 	rec = (struct stor_rec){ .first_seq = stor_log_next_seq(log), .count = (uint32_t)r,
 	                         .t_first_ns = first, .t_last_ns = g->t_ns - 1000000,

@@ -332,7 +332,7 @@ struct refusals {
 	const void *last_payload;
 };
 
-static void count_refused(void *ctx, enum upl_recv_refusal why, const struct upl_batch_info *info,
+static void count_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
                           const void *payload, size_t len)
 {
 	struct refusals *f = ctx;
@@ -343,7 +343,7 @@ static void count_refused(void *ctx, enum upl_recv_refusal why, const struct upl
 	f->last_payload = payload;
 }
 
-static int refusals_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+static int refusals_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                            const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct refusals *f = ctx;
@@ -367,7 +367,7 @@ static upl_recv_t *feed_recv(FILE *out, struct refusals *f, size_t max_vehicles)
    railmon) are a log of their own too. */
 static void test_new_log(void)
 {
-	static const uint8_t id_b[UPL_LOG_ID_LEN] = { 0xbb, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	static const uint8_t id_b[REC_LOG_ID_LEN] = { 0xbb, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 	struct memlog la, lb, lc;
 	struct gen ga, gb, gc;
 	struct refusals f = { 0 };
@@ -607,22 +607,22 @@ static void test_many_vehicles(void)
 	struct upl_recv_stats st;
 	struct upl_recv_vehicle v;
 	upl_recv_t *r = feed_recv(NULL, &f, 0), *capped = feed_recv(NULL, &f, 100);
-	upl_encoder_t *enc;
+	rec_encoder_t *enc;
 	char name[32];
 
 	for (int i = 0; i < 5000; i++) {
-		struct upl_batch_meta meta = { .vehicle = name, .log_id = { 1 } };
+		struct rec_batch_meta meta = { .vehicle = name, .log_id = { 1 } };
 		struct acq_item it = { .kind = ACQ_ITEM_SAMPLE, .t_ns = 1700000000000000000 + i };
 		const uint8_t *buf;
 		size_t len;
 
 		snprintf(name, sizeof(name), "veh-%04d", i);
-		CHECK(upl_encoder_new(&meta, 1, &enc) == 0);
-		CHECK(upl_encoder_add(enc, &it) == 0);
-		CHECK(upl_encoder_finish(enc, 1, &buf, &len) == 1);
+		CHECK(rec_encoder_new(&meta, 1, &enc) == 0);
+		CHECK(rec_encoder_add(enc, &it) == 0);
+		CHECK(rec_encoder_finish(enc, 1, &buf, &len) == 1);
 		CHECK(upl_recv_feed(r, NULL, buf, len) == 1);
 		CHECK(upl_recv_feed(capped, NULL, buf, len) == (i < 100 ? 1 : -EUSERS));
-		upl_encoder_free(enc);
+		rec_encoder_free(enc);
 	}
 	CHECK(upl_recv_stats(r, &st) == 0 && st.vehicles == 5000 && st.records == 5000 && st.bad == 0);
 	CHECK(upl_recv_vehicle(r, "veh-4999", &v) == 0 && v.records == 1);
@@ -775,18 +775,18 @@ static uint64_t count_events(const struct memlog *log)
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < log->n; i++) {
-		struct upl_batch_info info;
-		upl_batch_t *b;
+		struct rec_batch_info info;
+		rec_batch_t *b;
 
-		CHECK(upl_batch_decode(log->recs[i].buf, log->recs[i].len, &b) == 0);
-		CHECK(upl_batch_info(b, &info) == 0);
+		CHECK(rec_batch_decode(log->recs[i].buf, log->recs[i].len, &b) == 0);
+		CHECK(rec_batch_info(b, &info) == 0);
 		for (uint32_t k = 0; k < info.count; k++) {
 			struct acq_item it;
 
-			CHECK(upl_batch_item(b, k, &it) == 0);
+			CHECK(rec_batch_item(b, k, &it) == 0);
 			n += it.kind == ACQ_ITEM_EVENT;
 		}
-		upl_batch_free(b);
+		rec_batch_free(b);
 	}
 	return n;
 }

@@ -634,7 +634,7 @@ static bool rate_allows(upl_forwarder_t *f, const struct slot *s)
    a convenience view, the data topic stays the record of truth. */
 static void slot_publish_events(upl_forwarder_t *f, const struct slot *s)
 {
-	upl_encoder_t *enc = NULL;
+	rec_encoder_t *enc = NULL;
 	const uint8_t *buf;
 	size_t len;
 
@@ -643,7 +643,7 @@ static void slot_publish_events(upl_forwarder_t *f, const struct slot *s)
 	if (mosquitto_publish(f->mosq, NULL, f->topic_events, (int)len, buf, 1, false) ==
 	    MOSQ_ERR_SUCCESS)
 		STAT_ADD(f, events_published, 1);
-	upl_encoder_free(enc);
+	rec_encoder_free(enc);
 }
 
 static int slot_publish(upl_forwarder_t *f, struct slot *s)

@@ -44,7 +44,7 @@ struct digest {
 /* One (vehicle, log id). */
 struct stream {
 	const char *vehicle;       /* the vehicle's name */
-	uint8_t log_id[UPL_LOG_ID_LEN];
+	uint8_t log_id[REC_LOG_ID_LEN];
 	size_t log_id_len;
 	struct range *ranges;      /* sorted, disjoint, not touching */
 	size_t nranges, cap;
@@ -152,13 +152,13 @@ static int vehicle_add(upl_recv_t *r, const char *name, struct vehicle **ret)
 	return 0;
 }
 
-static bool same_log(const struct stream *s, const struct upl_batch_info *info)
+static bool same_log(const struct stream *s, const struct rec_batch_info *info)
 {
 	return s->log_id_len == info->log_id_len &&
 	       (!info->log_id_len || memcmp(s->log_id, info->log_id, info->log_id_len) == 0);
 }
 
-static int stream_add(upl_recv_t *r, struct vehicle *v, const struct upl_batch_info *info,
+static int stream_add(upl_recv_t *r, struct vehicle *v, const struct rec_batch_info *info,
                       struct stream **ret)
 {
 	struct stream *s;
@@ -189,7 +189,7 @@ static int stream_add(upl_recv_t *r, struct vehicle *v, const struct upl_batch_i
 }
 
 /* The log of this Batch: -EUSERS past max_vehicles, -ENOMEM. */
-static int stream_get(upl_recv_t *r, const struct upl_batch_info *info, struct stream **ret)
+static int stream_get(upl_recv_t *r, const struct rec_batch_info *info, struct stream **ret)
 {
 	struct vehicle *v = vehicle_find(r, info->vehicle);
 	int err;
@@ -446,27 +446,27 @@ static bool item_eq(const struct acq_item *x, const struct acq_item *y)
 
 int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen)
 {
-	upl_batch_t *ba = NULL, *bb = NULL;
-	struct upl_batch_info ia, ib;
+	rec_batch_t *ba = NULL, *bb = NULL;
+	struct rec_batch_info ia, ib;
 	int same = -EBADMSG;
 
 	if ((!a && alen) || (!b && blen))
 		return -EINVAL;
-	if (upl_batch_decode(a, alen, &ba) < 0 || upl_batch_decode(b, blen, &bb) < 0)
+	if (rec_batch_decode(a, alen, &ba) < 0 || rec_batch_decode(b, blen, &bb) < 0)
 		goto out;
-	upl_batch_info(ba, &ia);
-	upl_batch_info(bb, &ib);
+	rec_batch_info(ba, &ia);
+	rec_batch_info(bb, &ib);
 	same = ia.first_seq == ib.first_seq && ia.count == ib.count;
 	for (uint32_t i = 0; same && i < ia.count; i++) {
 		struct acq_item x, y;
 
-		upl_batch_item(ba, i, &x);
-		upl_batch_item(bb, i, &y);
+		rec_batch_item(ba, i, &x);
+		rec_batch_item(bb, i, &y);
 		same = item_eq(&x, &y);
 	}
 out:
-	upl_batch_free(ba);
-	upl_batch_free(bb);
+	rec_batch_free(ba);
+	rec_batch_free(bb);
 	return same;
 }
 
@@ -490,7 +490,7 @@ static bool topic_matches(const char *topic, const char *vehicle)
 	return (size_t)(b - a - 1) == strlen(vehicle) && !strncmp(a + 1, vehicle, (size_t)(b - a - 1));
 }
 
-static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct upl_batch_info *info,
+static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct rec_batch_info *info,
                   const void *payload, size_t len, int err)
 {
 	r->st.refused[why]++;
@@ -501,7 +501,7 @@ static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct upl_bat
 
 /* More than UPL_RECV_MAX_JUMP records away from everything seen of its log:
    no vehicle loses that many, so it would only make `missing` absurd. */
-static bool seq_jump(const struct stream *s, const struct upl_batch_info *info)
+static bool seq_jump(const struct stream *s, const struct rec_batch_info *info)
 {
 	return s->end && (info->first_seq >= s->end + UPL_RECV_MAX_JUMP ||
 	                  info->first_seq + info->count + UPL_RECV_MAX_JUMP <= s->lowest);
@@ -509,8 +509,8 @@ static bool seq_jump(const struct stream *s, const struct upl_batch_info *info)
 
 /* Hash of the records; *ret_seen: how many at or above the floor were
    received before. */
-static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const upl_batch_t *b,
-                           const struct upl_batch_info *info, uint32_t *ret_seen)
+static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const rec_batch_t *b,
+                           const struct rec_batch_info *info, uint32_t *ret_seen)
 {
 	uint64_t h = r->hash_seed;
 	uint32_t seen = 0;
@@ -519,7 +519,7 @@ static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const up
 		struct acq_item it;
 		uint64_t seq = info->first_seq + i;
 
-		upl_batch_item(b, i, &it);
+		rec_batch_item(b, i, &it);
 		h = item_hash(h, &it);
 		seen += seq >= s->floor && range_covered(s, seq);
 	}
@@ -530,8 +530,8 @@ static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const up
 /* Hand what is new to on_record; how many in *ret_written, counts by
    kind.  A record on_record fails for is still counted as received (the
    seq tracking is about what arrived, not what was printed). */
-static int stream_write(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
-                        const struct upl_batch_info *info, uint64_t *ret_written)
+static int stream_write(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
+                        const struct rec_batch_info *info, uint64_t *ret_written)
 {
 	uint64_t fresh = 0, old = 0, unverified = 0;
 	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
@@ -546,7 +546,7 @@ static int stream_write(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
 			unverified++;
 			continue;
 		}
-		upl_batch_item(b, i, &it);
+		rec_batch_item(b, i, &it);
 		if (r->cfg.on_record &&
 		    r->cfg.on_record(r->cfg.ctx, info, b, &it, fresh + old == 0, &s->log_ctx) < 0)
 			failed = true;
@@ -573,8 +573,8 @@ static int stream_write(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
 	return 0;
 }
 
-static int stream_feed(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
-                       const struct upl_batch_info *info, const void *payload, size_t len)
+static int stream_feed(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
+                       const struct rec_batch_info *info, const void *payload, size_t len)
 {
 	uint64_t hash, written;
 	uint32_t seen;
@@ -608,15 +608,15 @@ static int stream_feed(upl_recv_t *r, struct stream *s, const upl_batch_t *b,
 	return (int)(written > INT32_MAX ? INT32_MAX : written);
 }
 
-static int feed_batch(upl_recv_t *r, const char *topic, const upl_batch_t *b,
+static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
                       const void *payload, size_t len)
 {
-	struct upl_batch_info info;
+	struct rec_batch_info info;
 	struct stream *s;
 	uint64_t missing;
 	int ret;
 
-	if (upl_batch_info(b, &info) < 0 || !topic_matches(topic, info.vehicle))
+	if (rec_batch_info(b, &info) < 0 || !topic_matches(topic, info.vehicle))
 		return -EBADMSG;
 	/* seq 0 is never assigned, and every seq is below 2^63 (railmon.proto):
 	   a Batch out there is malformed, not 2^63 records missing.  (The
@@ -645,14 +645,14 @@ static int feed_batch(upl_recv_t *r, const char *topic, const upl_batch_t *b,
 
 int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t len)
 {
-	upl_batch_t *b = NULL;
+	rec_batch_t *b = NULL;
 	int ret;
 
 	if (!r || (!payload && len))
 		return -EINVAL;
 	pthread_mutex_lock(&r->lock);
 	r->st.messages++;
-	ret = upl_batch_decode(payload, len, &b);
+	ret = rec_batch_decode(payload, len, &b);
 	if (ret == 0)
 		ret = feed_batch(r, topic, b, payload, len);
 	if (ret == -EBADMSG || ret == -EINVAL) {
@@ -661,7 +661,7 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 	}
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	upl_batch_free(b);
+	rec_batch_free(b);
 	return ret;
 }
 

@@ -47,19 +47,19 @@
  * upl_recv_run() (or upl_recv_feed()'s caller).  A negative return is
  * counted in stats.sink_errors.
  */
-typedef int (*upl_recv_batch_fn)(void *ctx, const struct upl_batch_info *info,
+typedef int (*upl_recv_batch_fn)(void *ctx, const struct rec_batch_info *info,
                                  const void *payload, size_t len, void **log_ctx);
 
 /*
  * Called for each record to write out (new, or below the remembered
  * ranges: stats.old), in seq order, before on_batch of its Batch, on the
  * same thread.  b is the decoded Batch (its channel dictionary:
- * upl_batch_channel()), valid during the call; first is true for the
+ * rec_batch_channel()), valid during the call; first is true for the
  * first record written of a Batch (learn its dictionary then); log_ctx
  * as for on_batch.  A negative return is counted in stats.sink_errors,
  * once per Batch.
  */
-typedef int (*upl_recv_record_fn)(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+typedef int (*upl_recv_record_fn)(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                                   const struct acq_item *item, bool first, void **log_ctx);
 
 /* Why a Batch was refused (nothing of it written, on_refused called). */
@@ -73,7 +73,7 @@ enum upl_recv_refusal {
 
 /* A refused Batch, payload as received (same thread as on_batch). */
 typedef void (*upl_recv_refused_fn)(void *ctx, enum upl_recv_refusal why,
-                                    const struct upl_batch_info *info,
+                                    const struct rec_batch_info *info,
                                     const void *payload, size_t len);
 
 /* What went wrong with the last connection attempt or session. */
@@ -145,7 +145,7 @@ struct upl_recv_stats {
  */
 struct upl_recv_log {
 	const char *vehicle;    /* valid until upl_recv_free() */
-	uint8_t log_id[UPL_LOG_ID_LEN];
+	uint8_t log_id[REC_LOG_ID_LEN];
 	size_t log_id_len;      /* 0: Batches without a log id (older railmon) */
 	uint64_t first_seq;     /* lowest record seen */
 	uint64_t next_seq;      /* one past the highest record seen */

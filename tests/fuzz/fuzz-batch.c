@@ -41,7 +41,7 @@ static FILE *devnull(void)
 }
 
 /* As board/recv.c's on_record does it. */
-static int write_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+static int write_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                         const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct sink *s = ctx;
@@ -73,23 +73,23 @@ static void feed(const uint8_t *data, size_t size, enum rec_format fmt)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct upl_batch_info info;
-	upl_batch_t *b = NULL;
+	struct rec_batch_info info;
+	rec_batch_t *b = NULL;
 
 	feed(data, size, size ? (enum rec_format)((data[0] >> 1) % REC_FORMAT_MAX) : REC_FORMAT_JSONL);
 
 	/* Also walk every record and dictionary entry the decoder accepts. */
-	if (upl_batch_decode(data, size, &b) == 0 && upl_batch_info(b, &info) == 0) {
+	if (rec_batch_decode(data, size, &b) == 0 && rec_batch_info(b, &info) == 0) {
 		struct acq_item it;
-		struct upl_channel ch;
+		struct rec_channel ch;
 
 		for (uint32_t i = 0; i < info.count; i++)
-			if (upl_batch_item(b, i, &it) < 0)
+			if (rec_batch_item(b, i, &it) < 0)
 				abort();
 		for (size_t i = 0; i < info.nchannels; i++)
-			if (upl_batch_channel(b, i, &ch) < 0)
+			if (rec_batch_channel(b, i, &ch) < 0)
 				abort();
 	}
-	upl_batch_free(b);
+	rec_batch_free(b);
 	return 0;
 }

@@ -137,24 +137,24 @@ static void test_channels_many(void)
 /* The names a Batch's dictionary gives, as export and recv learn them. */
 static void test_channels_learn(void)
 {
-	static const struct upl_channel dict[] = {
+	static const struct rec_channel dict[] = {
 		{ .id = 0x10000, .name = "line_voltage", .unit = "V", .source = "modbus:1" },
 		{ .id = 0x10001, .name = "speed", .unit = "km/h" },
 		{ .id = 0x10000, .name = "line_voltage_2", .unit = "kV" }, /* twice: the later wins */
 	};
-	struct upl_batch_meta meta = { .vehicle = "tram7" };
+	struct rec_batch_meta meta = { .vehicle = "tram7" };
 	struct acq_item it = { .t_ns = 1, .kind = ACQ_ITEM_SAMPLE, .sample = { .channel = 0x10001 } };
-	upl_encoder_t *enc;
-	upl_batch_t *b;
+	rec_encoder_t *enc;
+	rec_batch_t *b;
 	rec_channels_t *m;
 	const uint8_t *buf;
 	size_t len;
 
-	assert(upl_encoder_new(&meta, 8, &enc) == 0);
-	assert(upl_encoder_add(enc, &it) == 0);
-	assert(upl_encoder_set_channels(enc, dict, 3) == 3);
-	assert(upl_encoder_finish(enc, 1, &buf, &len) == 1);
-	assert(upl_batch_decode(buf, len, &b) == 0);
+	assert(rec_encoder_new(&meta, 8, &enc) == 0);
+	assert(rec_encoder_add(enc, &it) == 0);
+	assert(rec_encoder_set_channels(enc, dict, 3) == 3);
+	assert(rec_encoder_finish(enc, 1, &buf, &len) == 1);
+	assert(rec_batch_decode(buf, len, &b) == 0);
 	assert(rec_channels_new(&m) == 0);
 	assert(rec_channels_learn(m, b) == 3 && rec_channels_count(m) == 2);
 	check_chan(m, 0x10000, "line_voltage_2", "kV");
@@ -177,11 +177,11 @@ static void test_channels_learn(void)
 		nm = rec_channels_names(m, NULL);
 		assert(!nm.channel);
 	}
-	upl_batch_free(b);
+	rec_batch_free(b);
 	/* a Batch without a dictionary teaches nothing and forgets nothing */
-	assert(upl_encoder_add(enc, &it) == 0);
-	assert(upl_encoder_finish(enc, 2, &buf, &len) == 1);
-	assert(upl_batch_decode(buf, len, &b) == 0);
+	assert(rec_encoder_add(enc, &it) == 0);
+	assert(rec_encoder_finish(enc, 2, &buf, &len) == 1);
+	assert(rec_batch_decode(buf, len, &b) == 0);
 	assert(rec_channels_learn(m, b) == 0 && rec_channels_count(m) == 2);
 	check_chan(m, 0x10001, "speed", "km/h");
 	/* bad arguments */
@@ -190,9 +190,9 @@ static void test_channels_learn(void)
 	assert(rec_channels_learn(NULL, b) == -EINVAL && rec_channels_learn(m, NULL) == -EINVAL);
 	assert(rec_channels_find(NULL, 1) == NULL && rec_channels_count(NULL) == 0);
 	assert(rec_channels_free(NULL) == NULL);
-	upl_batch_free(b);
+	rec_batch_free(b);
 	rec_channels_free(m);
-	upl_encoder_free(enc);
+	rec_encoder_free(enc);
 	printf("channel names learned from a Batch's dictionary: ok\n");
 }
 

@@ -330,7 +330,7 @@ static uint64_t xr(uint64_t *s)
 int gen_init_log(struct gen *g, const char *vehicle, const uint8_t *log_id, size_t max_items,
                  int64_t t0_ns)
 {
-	struct upl_batch_meta meta = { .vehicle = vehicle, .config_hash = 0x5eed };
+	struct rec_batch_meta meta = { .vehicle = vehicle, .config_hash = 0x5eed };
 
 	memset(g, 0, sizeof(*g));
 	g->rng = 0x243f6a8885a308d3ull;
@@ -338,12 +338,12 @@ int gen_init_log(struct gen *g, const char *vehicle, const uint8_t *log_id, size
 	memset(meta.boot_id, 0xb0, sizeof(meta.boot_id));
 	if (log_id)
 		memcpy(meta.log_id, log_id, sizeof(meta.log_id));
-	return upl_encoder_new(&meta, max_items, &g->enc);
+	return rec_encoder_new(&meta, max_items, &g->enc);
 }
 
 int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns)
 {
-	static const uint8_t id[UPL_LOG_ID_LEN] = { 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d,
+	static const uint8_t id[REC_LOG_ID_LEN] = { 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d,
 	                                            0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x1d, 0x01 };
 
 	return gen_init_log(g, vehicle, id, max_items, t0_ns);
@@ -351,7 +351,7 @@ int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns
 
 void gen_fini(struct gen *g)
 {
-	g->enc = upl_encoder_free(g->enc);
+	g->enc = rec_encoder_free(g->enc);
 }
 
 void gen_item(struct gen *g, int64_t t, struct acq_item *it)
@@ -392,11 +392,11 @@ int gen_batch(struct gen *g, struct memlog *l, size_t n, int64_t dt_ns)
 
 		gen_item(g, g->t_ns, &it);
 		g->t_ns += dt_ns;
-		r = upl_encoder_add(g->enc, &it);
+		r = rec_encoder_add(g->enc, &it);
 		if (r < 0)
 			return r;
 	}
-	r = upl_encoder_finish(g->enc, l->next_seq, &buf, &len);
+	r = rec_encoder_finish(g->enc, l->next_seq, &buf, &len);
 	if (r < 0)
 		return r;
 	return memlog_append(l, (uint32_t)r, g->t_ns - dt_ns, buf, len);
@@ -404,7 +404,7 @@ int gen_batch(struct gen *g, struct memlog *l, size_t n, int64_t dt_ns)
 
 /* ---- recv's text output ---- */
 
-int fx_text_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+int fx_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                    const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct fx_text *t = ctx;

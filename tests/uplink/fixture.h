@@ -80,14 +80,14 @@ struct upl_source memlog_source(struct memlog *l);
 
 /* ---- record generator ---- */
 struct gen {
-	upl_encoder_t *enc;
+	rec_encoder_t *enc;
 	uint64_t rng;
 	int64_t t_ns;
 };
 
 /* Batches of vehicle with log id 1d1d..1d01. */
 int gen_init(struct gen *g, const char *vehicle, size_t max_items, int64_t t0_ns);
-/* With this log id (UPL_LOG_ID_LEN bytes; NULL: none, as railmon before log ids). */
+/* With this log id (REC_LOG_ID_LEN bytes; NULL: none, as railmon before log ids). */
 int gen_init_log(struct gen *g, const char *vehicle, const uint8_t *log_id, size_t max_items,
                  int64_t t0_ns);
 void gen_fini(struct gen *g);
@@ -105,7 +105,7 @@ struct fx_text {
 /* An upl_recv_record_fn writing through record/'s formatter with the
    origin columns (no channel names: the generator sends no dictionary);
    ctx is a struct fx_text. */
-int fx_text_record(void *ctx, const struct upl_batch_info *info, const upl_batch_t *b,
+int fx_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                    const struct acq_item *it, bool first, void **log_ctx);
 
 /* ---- forwarder events, counted for tests to wait on ---- */
