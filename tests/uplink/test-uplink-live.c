@@ -23,10 +23,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "uplink/fixture.h"
+#include "fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
-#include "uplink/stor-source.h"
+#include "stor-source.h"
 
 #define ITEMS 30
 #define OLD_NS (3600 * INT64_C(1000000000)) /* far outside the live window */

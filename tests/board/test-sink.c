@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-sink.c - board/sink.c, the heart of the pipeline (decode, encode,
- * append), on the storage fault device (tests/stor-faultdev.c): a clean
+ * append), on the storage fault device (tests/storage/stor-faultdev.c): a clean
  * run, a full disk (ENOSPC) and its recovery, an I/O error at a sync, and
  * a power cut at every write and sync of a run.  Read back, the log must
  * say what the sink counted: its records are the log's, every seq is

@@ -29,8 +29,8 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from devgone_lib import thread_cpu, wait_for  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from railmon_test import thread_cpu, wait_for  # noqa: E402
 
 MAX_CPU_PCT = 3.0
 RAILMON, PYMODBUS, SLCAN_PEER = sys.argv[1:4]

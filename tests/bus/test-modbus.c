@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-modbus.c - bus/modbus.c over Modbus TCP against real peers on
- * loopback: tests/modbus-peers/mb-fault-server (libmodbus, injects faults)
- * and tests/modbus-peers/pymodbus-server.py (Debian python3-pymodbus).
+ * loopback: tests/bus/modbus-peers/mb-fault-server (libmodbus, injects faults)
+ * and tests/bus/modbus-peers/pymodbus-server.py (Debian python3-pymodbus).
  *
  *   test-modbus FAULT_SERVER PYMODBUS_SERVER basic
  *     bad arguments, values of every table and type from both peers,

@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "storage/stor.h"
-#include "uplink/fixture.h"
+#include "fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
-#include "uplink/stor-source.h"
+#include "stor-source.h"
 
 /* recv -> ground log: every new Batch appended unchanged. */
 static int ground_append(void *ctx, const struct upl_batch_info *info, const void *payload,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""devgone_lib.py: what the device-loss tests (test-devgone.py on the host,
+"""railmon_test.py: what the device-loss tests (test-devgone.py on the host,
 test-vcan-gone.py in the CAN VM) share.
 
 thread_cpu(pid, seconds, names): CPU used by named threads of process pid

@@ -29,10 +29,10 @@
 #include <time.h>
 
 #include "acquisition/acq-ring.h"
-#include "uplink/fixture.h"
+#include "fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
-#include "uplink/stor-source.h"
+#include "stor-source.h"
 
 ACQ_RING_DEFINE(item, struct acq_item)
 

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "uplink/fixture.h"
+#include "fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
 

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "uplink/fixture.h"
+#include "fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
 

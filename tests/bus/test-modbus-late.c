@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-modbus-late.c - bus/modbus.c on one Modbus RTU line (a socat pty
- * pair) shared by slaves that answer late (tests/modbus-peers/mb-rtu-slaves):
+ * pair) shared by slaves that answer late (tests/bus/modbus-peers/mb-rtu-slaves):
  * a late reply must never be credited to another request.
  *
  *   test-modbus-late MB_RTU_SLAVES TRANSACTIONS

@@ -16,7 +16,7 @@ T=$(mktemp -d /var/tmp/railmon-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 now() { date +%s.%N; }
 
-"$PY" "$SRC/tests/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
+"$PY" "$SRC/tests/board/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
 frames=$(wc -l < "$T/load.log")
 sed "s|^dbc = .*||" "$SRC/board/vehicles/emu-regional.ini" > "$T/nodbc.ini"
 sed -i "s|\.\./demo/train.dbc||; s|emu-traction.dbc||" "$T/nodbc.ini"

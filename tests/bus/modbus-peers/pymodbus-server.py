@@ -7,7 +7,7 @@
 
 Serves units 1..3.  Register (unit, addr) holds (unit * 1000 + addr) & 0xffff
 in holding and input tables, coils/discrete inputs hold the same bit hash as
-tests/modbus-peers/mb-fault-server.c, for addresses 0..1999 (zero_mode, so
+tests/bus/modbus-peers/mb-fault-server.c, for addresses 0..1999 (zero_mode, so
 protocol address = list index).  Prints "READY <port>" (TCP) or "READY" (RTU)
 once serving and exits when stdin reaches EOF.
 """

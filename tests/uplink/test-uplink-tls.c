@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "uplink/fixture.h"
+#include "fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "uplink/fixture.h"
+#include "fixture.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
 

@@ -32,7 +32,7 @@ poll() { # seconds cmd...: run cmd until it succeeds, at most that long
 port_open() { "$PY" -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 0.5)"; }
 SECS=$((MIN * 60))
 
-"$PY" "$SRC/tests/gen-load-trace.py" $SECS 0.7 "$T/load.log"
+"$PY" "$SRC/tests/board/gen-load-trace.py" $SECS 0.7 "$T/load.log"
 frames=$(wc -l < "$T/load.log")
 
 # --- peers: Modbus devices, a broker with persistent sessions

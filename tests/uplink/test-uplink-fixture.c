@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "uplink/fixture.h"
+#include "fixture.h"
 
 enum death { DIE_ABORT, DIE_SIGTERM, DIE_EXIT, DIE_MAX };
 static const char *const death_names[DIE_MAX] = { "failed CHECK (abort)", "SIGTERM", "exit(1) without broker_fini" };
