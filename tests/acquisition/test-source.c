@@ -21,17 +21,9 @@
 #include "acquisition/acq-pace.h"
 #include "acquisition/source.h"
 #include "basic/clock.h"
+#include "tlib.h"
 
 #define MS 1000000ll
-
-static void sleep_ms(int ms)
-{
-	basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + ms * MS);
-}
-
-/* Wait up to 5 s for cond; false if it never held. */
-#define WAIT_FOR(cond) ({ int64_t end_ = basic_mono_ns() + 5000 * MS; \
-	while (!(cond) && basic_mono_ns() < end_) sleep_ms(1); (cond); })
 
 static void test_pace_args(void)
 {
@@ -152,7 +144,7 @@ static int fake_recv(void *ctx, struct acq_item *items, size_t max, int timeout_
 	if (limit && (!gate || gate > limit))
 		gate = limit;
 	if (atomic_load(&f->next) >= gate) { /* quiet */
-		sleep_ms(timeout_ms < 2 ? timeout_ms : 2);
+		tlib_sleep_ms(timeout_ms <= 0 ? 0 : timeout_ms < 2 ? (unsigned)timeout_ms : 2);
 		return 0;
 	}
 	if (per && max > per)
@@ -204,7 +196,7 @@ static int fake_check(void *ctx, struct acq_item *events, size_t max)
 	pthread_getname_np(pthread_self(), name, sizeof(name));
 	if (strcmp(name, "monitor"))
 		atomic_fetch_add(&f->check_elsewhere, 1);
-	sleep_ms(2); /* a netlink round-trip */
+	tlib_sleep_ms(2); /* a netlink round-trip */
 	atomic_store(&f->in_check, false);
 	if (!t || !max)
 		return 0;
@@ -315,7 +307,7 @@ static void test_drop_or_wait(void)
 	rig_init(&g, 16, &(struct acq_source_cfg){ .bus = 3 });
 	atomic_store(&g.f.limit, 1000);
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
-	assert(WAIT_FOR(acq_source_done(g.src)));
+	assert(WAIT_FOR(acq_source_done(g.src), 5000));
 	assert(acq_source_stats(g.src, &st) == 0 && st.items == 1000 && st.errors == 0);
 	assert(acq_ring_count(&g.ring) == 16 && acq_ring_drops(&g.ring) == 1000 - 16);
 	assert(pop_all(&g, out, 64) == 16 && out[0].seq == 0 && out[15].seq == 15 && out[0].bus == 3);
@@ -333,14 +325,14 @@ static void test_drop_or_wait(void)
 		if (!n)
 			sched_yield();
 	}
-	assert(WAIT_FOR(acq_source_done(g.src)));
+	assert(WAIT_FOR(acq_source_done(g.src), 5000));
 	assert(acq_ring_drops(&g.ring) == 0 && acq_source_stats(g.src, &st) == 0 && st.items == 100000);
 	/* a full ring that stays full: the stop is still seen */
 	rig_done(&g);
 	rig_init(&g, 16, &(struct acq_source_cfg){ .backpressure = true });
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
 	atomic_store(&g.f.limit, 1000);
-	assert(WAIT_FOR(acq_ring_count(&g.ring) == 16));
+	assert(WAIT_FOR(acq_ring_count(&g.ring) == 16, 5000));
 	assert(acq_source_stop(g.src) == 0);
 	assert(acq_source_stats(g.src, &st) == 0 && st.items == 16 && atomic_load(&g.f.pushed) == 16);
 	assert(acq_ring_drops(&g.ring) == 0);
@@ -357,7 +349,7 @@ static void test_drain_at_stop(void)
 
 		rig_init(&g, 256, &(struct acq_source_cfg){ .drain_at_stop = drain });
 		assert(acq_source_start(g.src, NULL, NULL) == 0);
-		sleep_ms(20);
+		tlib_sleep_ms(20);
 		atomic_store(&g.f.queued, 100);
 		assert(acq_source_stop(g.src) == 0);
 		assert(acq_source_stats(g.src, &st) == 0);
@@ -377,7 +369,7 @@ static void test_error_pauses(void)
 	rig_init(&g, 16, &(struct acq_source_cfg){ 0 });
 	atomic_store(&g.f.fail, -EIO);
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
-	sleep_ms(1500); /* 10+20+40+80+160+320+640 = 1270 ms: 8 calls */
+	tlib_sleep_ms(1500); /* 10+20+40+80+160+320+640 = 1270 ms: 8 calls */
 	t0 = basic_mono_ns();
 	assert(acq_source_stop(g.src) == 0);
 	assert(basic_mono_ns() - t0 < 300 * MS); /* inside a 1 s pause */
@@ -421,20 +413,20 @@ static void test_gone_cycle(void)
 	assert(acq_monitor_new(srcs, 1, 5, &m) == 0);
 	assert(acq_source_start(g.src, &(struct acq_thread_cfg){ .name = "rx-fake", .cpu = -1 }, NULL) == 0);
 	assert(acq_monitor_start(m, NULL) == 0);
-	assert(WAIT_FOR(atomic_load(&g.f.checks) >= 5));
+	assert(WAIT_FOR(atomic_load(&g.f.checks) >= 5, 5000));
 	for (int round = 0; round < 3; round++) {
 		atomic_store(&g.f.present, false);
 		t0 = basic_mono_ns();
-		assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_REOPENING && l.attempts >= 2));
+		assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_REOPENING && l.attempts >= 2, 5000));
 		/* two waits drawn from [50, 100] then [100, 200] ms */
 		assert(basic_mono_ns() - t0 >= 150 * MS);
 		assert(l.losses == (uint64_t)round + 1 && l.cause == -EPIPE && l.reopen_err == -ENOENT);
 		assert(atomic_load(&g.f.releases) == (uint64_t)round + 1);
 		atomic_store(&g.f.present, true);
 		assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_UP &&
-		                l.reopens == (uint64_t)round + 1));
+		                l.reopens == (uint64_t)round + 1, 5000));
 		assert(l.back_ns > l.gone_ns);
-		sleep_ms(30);
+		tlib_sleep_ms(30);
 	}
 	acq_monitor_stop(m);
 	assert(acq_source_stop(g.src) == 0);
@@ -464,7 +456,7 @@ static void test_latency(void)
 	atomic_store(&g.f.limit, 100);
 	atomic_store(&g.f.per_call, 10);
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
-	assert(WAIT_FOR(acq_source_done(g.src)));
+	assert(WAIT_FOR(acq_source_done(g.src), 5000));
 	acq_latency_snapshot(acq_source_latency(g.src), snap);
 	assert(snap->count == 10 && acq_latency_percentile_us(snap, 50) > 3000);
 	free(snap);
@@ -499,7 +491,7 @@ static void test_follow_events(void)
 	                                                .link_down_code = ACQ_EV_MB_DISCONNECT,
 	                                                .link_up_code = ACQ_EV_MB_CONNECT }, &s) == 0);
 	assert(acq_source_start(s, NULL, NULL) == 0);
-	assert(WAIT_FOR(acq_source_done(s)));
+	assert(WAIT_FOR(acq_source_done(s), 5000));
 	assert(acq_source_link(s, &l) == 0 && l.state == ACQ_LINK_UP && l.losses == 1 && l.reopens == 1);
 	assert(l.cause == -ECONNREFUSED && l.attempts == 3);
 	acq_source_free(s);
@@ -519,7 +511,7 @@ static void test_paced(void)
 	atomic_store(&g.f.limit, 5);
 	t0 = basic_mono_ns();
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
-	assert(WAIT_FOR(acq_source_done(g.src)));
+	assert(WAIT_FOR(acq_source_done(g.src), 5000));
 	assert(basic_mono_ns() - t0 >= 80 * MS);
 	assert(pop_all(&g, out, 8) == 5 && out[4].t_ns == 1160 * MS && out[4].bus == 0);
 	rig_done(&g);
@@ -529,7 +521,7 @@ static void test_paced(void)
 	atomic_store(&g.f.t_step, 3600 * 1000 * MS);
 	atomic_store(&g.f.limit, 3);
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
-	assert(WAIT_FOR(acq_ring_count(&g.ring) == 1));
+	assert(WAIT_FOR(acq_ring_count(&g.ring) == 1, 5000));
 	t0 = basic_mono_ns();
 	assert(acq_source_stop(g.src) == 0);
 	assert(basic_mono_ns() - t0 < 300 * MS);
@@ -558,7 +550,7 @@ static int order_sink(void *ctx, const struct acq_item *items, size_t n)
 
 static void collect(acq_collector_t *col)
 {
-	sleep_ms(20);
+	tlib_sleep_ms(20);
 	while (acq_collector_poll(col) > 0)
 		;
 }
@@ -592,11 +584,11 @@ static void test_merge(void)
 	atomic_store(&g.f.check_t, base + 250);
 	assert(acq_monitor_poll(m) == 1); /* a state change seen at 250 */
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
-	assert(WAIT_FOR(atomic_load(&g.f.next) == 3));
+	assert(WAIT_FOR(atomic_load(&g.f.next) == 3, 5000));
 	collect(col);
 	assert(o.n == 3 && !o.ev[0] && !o.ev[1] && !o.ev[2]); /* 250 not passed yet: held */
 	atomic_store(&g.f.gate, 6);                             /* frames at 300, 400, 500 */
-	assert(WAIT_FOR(atomic_load(&g.f.next) == 6));
+	assert(WAIT_FOR(atomic_load(&g.f.next) == 6, 5000));
 	collect(col);
 	assert(o.n == 7 && o.ev[3] && o.t[3] == base + 250);
 	for (size_t i = 0; i < 7; i++)
@@ -606,7 +598,7 @@ static void test_merge(void)
 	atomic_store(&g.f.check_t, basic_realtime_ns() - ACQ_MERGE_HOLD_MAX_NS);
 	assert(acq_monitor_poll(m) == 1);
 	atomic_store(&g.f.gate, 20);
-	assert(WAIT_FOR(atomic_load(&g.f.next) == 20));
+	assert(WAIT_FOR(atomic_load(&g.f.next) == 20, 5000));
 	collect(col);
 	for (size_t i = 0; i < o.n; i++)
 		evs += o.ev[i];

@@ -59,9 +59,9 @@ static double run_driver(int port, double secs)
 	bench_channels(ch);
 	cfg = mb_tcp_cfg(port, ch, NCH, 1000, 0);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	t0 = peer_now_ms();
+	t0 = tlib_mono_ms();
 	end = t0 + (int64_t)(secs * 1000);
-	while (peer_now_ms() < end) {
+	while (tlib_mono_ms() < end) {
 		struct acq_item it[64];
 
 		assert(bus_dev_recv(dev, it, 64, 100) >= 0);
@@ -72,7 +72,7 @@ static double run_driver(int port, double secs)
 		        (unsigned long long)st.rx_errors);
 	assert(st.rx_errors == 0);
 	bus_dev_free(dev);
-	return (double)st.rx_frames * 1000.0 / (double)(peer_now_ms() - t0);
+	return (double)st.rx_frames * 1000.0 / (double)(tlib_mono_ms() - t0);
 }
 
 /* The same requests, in the same order, with libmodbus's own read calls. */
@@ -87,9 +87,9 @@ static double run_baseline(int port, double secs)
 
 	bench_channels(ch);
 	assert(ctx && modbus_connect(ctx) == 0);
-	t0 = peer_now_ms();
+	t0 = tlib_mono_ms();
 	end = t0 + (int64_t)(secs * 1000);
-	while (peer_now_ms() < end) {
+	while (tlib_mono_ms() < end) {
 		for (int i = 0; i < NCH; i++, n++) {
 			const struct bus_mb_channel *c = &ch[i];
 			int r = -1;
@@ -106,7 +106,7 @@ static double run_baseline(int port, double secs)
 	}
 	modbus_close(ctx);
 	modbus_free(ctx);
-	return (double)n * 1000.0 / (double)(peer_now_ms() - t0);
+	return (double)n * 1000.0 / (double)(tlib_mono_ms() - t0);
 }
 
 struct lat_run {
@@ -170,15 +170,14 @@ static void run_cyclictest(int cpu, unsigned loops, struct acq_latency *ret)
 {
 	char lbuf[32], abuf[16], line[256];
 	char *argv[] = { "cyclictest", "-m", "-p", "80", "-i", "1000", "-a", abuf, "-l", lbuf, "-q", "-h", "4096", NULL };
-	struct peer p;
+	struct tlib_peer p;
 	int status;
 
 	snprintf(lbuf, sizeof(lbuf), "%u", loops);
 	snprintf(abuf, sizeof(abuf), "%d", cpu);
 	acq_latency_reset(ret);
-	peer_spawn(&p, argv, 0);
-	close(p.in_fd);
-	while (peer_readline(&p, line, sizeof(line), (int)loops + 30000) == 0) {
+	CHECK(tlib_peer_start(&p, argv, TLIB_PEER_STDOUT) == 0);
+	while (tlib_peer_readline(&p, line, sizeof(line), (int)loops + 30000) == 0) {
 		unsigned us;
 		unsigned long long n;
 
@@ -192,11 +191,8 @@ static void run_cyclictest(int cpu, unsigned loops, struct acq_latency *ret)
 			ret->count += n;
 		}
 	}
-	close(p.out_fd);
-	if (peer_wait_exit(p.pid, PEER_WAIT_MS) < 0)
-		kill(p.pid, SIGKILL);
-	waitpid(p.pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) || !ret->count) {
+	status = tlib_peer_finish(&p, PEER_WAIT_MS);
+	if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) || !ret->count) {
 		fprintf(stderr, "cyclictest failed (rt-tests installed? root?)\n");
 		exit(1);
 	}
@@ -271,7 +267,7 @@ int main(int argc, char **argv)
 
 		CPU_ZERO(&set);
 		CPU_SET(0, &set);
-		sched_setaffinity(p.pid, sizeof(set), &set);
+		sched_setaffinity(p.t.pid, sizeof(set), &set);
 	}
 	base_lm = run_baseline(p.port, secs);
 	drv_lm = run_driver(p.port, secs);

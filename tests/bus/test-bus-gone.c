@@ -100,17 +100,17 @@ static void adapter_plug(struct peer *p, const char *script, const char *pty, un
 
 	snprintf(f, sizeof(f), "%u", first);
 	snprintf(c, sizeof(c), "%u", count);
-	peer_spawn(p, argv, 0);
-	assert(peer_readline(p, line, sizeof(line), PEER_WAIT_MS) == 0 && !strcmp(line, "OPEN"));
+	CHECK(tlib_peer_start(&p->t, argv, TLIB_PEER_STDIN | TLIB_PEER_STDOUT) == 0);
+	assert(tlib_peer_readline(&p->t, line, sizeof(line), PEER_WAIT_MS) == 0 && !strcmp(line, "OPEN"));
 }
 
 /* Receive count frames whose data are the numbers first.. in order. */
 static void receive_numbers(bus_dev_t *dev, unsigned first, unsigned count)
 {
 	unsigned got = 0;
-	int64_t end = peer_now_ms() + 10000;
+	int64_t end = tlib_mono_ms() + 10000;
 
-	while (got < count && peer_now_ms() < end) {
+	while (got < count && tlib_mono_ms() < end) {
 		struct acq_item it[64];
 		int n = bus_dev_recv(dev, it, 64, 200);
 
@@ -135,7 +135,8 @@ static void test_slcan(const char *dir, const char *script)
 {
 	char a[200], b[200], line[128];
 	struct bus_cfg cfg = { .kind = BUS_KIND_CAN, .index = 2 };
-	struct peer socat, adapter;
+	struct tlib_peer socat;
+	struct peer adapter;
 	struct bus_stats st;
 	struct acq_item it[64];
 	bus_dev_t *dev;
@@ -149,16 +150,16 @@ static void test_slcan(const char *dir, const char *script)
 	cfg.can.bitrate = 500000;
 	cfg.can.serial_baud = 115200;
 	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", a);
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	adapter_plug(&adapter, script, b, 1, 50);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	receive_numbers(dev, 1, 50);
 
 	/* unplug: socat goes, the adapter's side of the pty with it */
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 	assert(peer_stop(&adapter, NULL) == 0);
-	end = peer_now_ms() + 5000;
-	while ((n = bus_dev_recv(dev, it, 64, 100)) == 0 && peer_now_ms() < end)
+	end = tlib_mono_ms() + 5000;
+	while ((n = bus_dev_recv(dev, it, 64, 100)) == 0 && tlib_mono_ms() < end)
 		calls++;
 	if (n != -ENODEV) {
 		fprintf(stderr, "slcan recv after the unplug: %d (%s), want -ENODEV\n", n, strerror(-n));
@@ -176,15 +177,15 @@ static void test_slcan(const char *dir, const char *script)
 	       strerror(ENOENT));
 
 	/* replug at the same path: reopen sends the init commands again */
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	adapter_plug(&adapter, script, b, 51, 50);
 	assert(bus_dev_reopen(dev) == 0 && bus_dev_gone_cause(dev) == 0);
-	assert(peer_readline(&adapter, line, sizeof(line), PEER_WAIT_MS) == 0 && !strcmp(line, "SENT 50"));
+	assert(tlib_peer_readline(&adapter.t, line, sizeof(line), PEER_WAIT_MS) == 0 && !strcmp(line, "SENT 50"));
 	receive_numbers(dev, 51, 50);
 	assert(bus_dev_stats(dev, &st) == 0 && st.rx_frames == 100 && st.bad_input == 0);
 	bus_dev_free(dev); /* the closing C the adapter waits for */
 	assert(peer_stop(&adapter, NULL) == 0);
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 	printf("slcan replugged: reopened with C,S6,L again, the 50 frames sent after it received\n");
 }
 
@@ -270,9 +271,9 @@ struct mb_tally {
 static struct mb_tally mb_run(bus_dev_t *dev, int ms, int64_t *ret_cpu_ms)
 {
 	struct mb_tally t = { 0 };
-	int64_t end = peer_now_ms() + ms, cpu0 = thread_cpu_ms();
+	int64_t end = tlib_mono_ms() + ms, cpu0 = thread_cpu_ms();
 
-	for (int64_t left; (left = end - peer_now_ms()) > 0;) {
+	for (int64_t left; (left = end - tlib_mono_ms()) > 0;) {
 		struct acq_item it[64];
 		int r = bus_dev_recv(dev, it, 64, (int)left);
 
@@ -303,7 +304,8 @@ static void test_modbus_rtu(const char *dir, const char *py)
 	struct bus_mb_channel ch = { .id = 7, .unit_id = 1, .table = BUS_MB_HOLDING, .type = BUS_MB_U16,
 	                             .scale = 1, .period_ms = 20 };
 	struct bus_cfg cfg = { .kind = BUS_KIND_MODBUS, .index = 3 };
-	struct peer socat, srv;
+	struct tlib_peer socat;
+	struct peer srv;
 	struct mb_tally t;
 	bus_dev_t *dev;
 	int64_t cpu_ms;
@@ -320,14 +322,14 @@ static void test_modbus_rtu(const char *dir, const char *py)
 	cfg.mb.byte_timeout_ms = 20;
 	cfg.mb.channels = &ch;
 	cfg.mb.nchannels = 1;
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&srv, argv);
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	t = mb_run(dev, 1000, NULL);
 	assert(t.connects == 1 && t.disconnects == 0 && t.samples >= 10);
 
 	/* the serial device vanishes */
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 	peer_stop(&srv, NULL); /* how pymodbus takes losing its tty is its business */
 	t = mb_run(dev, 3000, &cpu_ms);
 	printf("RTU device gone: %zu DISCONNECT (%s), %zu other events, %zu values, %lld ms CPU in 3 s\n",
@@ -337,14 +339,14 @@ static void test_modbus_rtu(const char *dir, const char *py)
 	assert(cpu_ms <= 90); /* 3% of the 3 s */
 
 	/* back at the same path */
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&srv, argv);
 	t = mb_run(dev, 4000, NULL);
 	printf("RTU device back: %zu CONNECT, %zu values\n", t.connects, t.samples);
 	assert(t.connects == 1 && t.disconnects == 0 && t.samples >= 10);
 	bus_dev_free(dev);
 	assert(peer_stop(&srv, NULL) == 0);
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 }
 
 int main(int argc, char **argv)

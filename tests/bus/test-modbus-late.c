@@ -165,8 +165,9 @@ static void peer_stop_stats(struct peer *p, struct tally *t)
 	char line[256];
 	int status;
 
-	close(p->in_fd);
-	while (peer_readline(p, line, sizeof(line), PEER_WAIT_MS) == 0) {
+	close(p->t.in_fd);
+	p->t.in_fd = -1;
+	while (tlib_peer_readline(&p->t, line, sizeof(line), PEER_WAIT_MS) == 0) {
 		unsigned id, fc;
 		unsigned long long rq, ans, late, ign, q, cut, crc, n;
 
@@ -182,9 +183,8 @@ static void peer_stop_stats(struct peer *p, struct tally *t)
 			t->counts[fc] += n;
 		}
 	}
-	close(p->out_fd);
-	assert(peer_wait_exit(p->pid, PEER_WAIT_MS) == 0 && waitpid(p->pid, &status, 0) == p->pid);
-	assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	status = tlib_peer_finish(&p->t, PEER_WAIT_MS);
+	assert(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 static void print_table(const struct tally *t)
@@ -225,7 +225,8 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 {
 	char dir[] = "/tmp/test-modbus-late-XXXXXX", a[64], b[64], timeout_arg[16];
 	char *argv[8 + 2 * UNITS + 1];
-	struct peer socat, p;
+	struct tlib_peer socat;
+	struct peer p;
 	struct bus_stats st = { 0 };
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
@@ -246,12 +247,12 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 		argv[n++] = "--slave", argv[n++] = (char *)lr->slaves[i];
 	}
 	argv[n] = NULL;
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&p, argv);
 	cfg = mb_rtu_cfg(a, lr->ch, lr->nch, RESPONSE_MS, 5);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	t0 = peer_now_ms();
-	while (lr->target ? st.tx_frames < lr->target : peer_now_ms() - t0 < lr->ms) {
+	t0 = tlib_mono_ms();
+	while (lr->target ? st.tx_frames < lr->target : tlib_mono_ms() - t0 < lr->ms) {
 		struct acq_item it[64];
 		int r = bus_dev_recv(dev, it, 64, 100);
 
@@ -265,13 +266,13 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 		}
 		assert(bus_dev_stats(dev, &st) == 0);
 		/* a bound that only a stalled driver reaches */
-		assert(peer_now_ms() - t0 < 20 * 60 * 1000);
+		assert(tlib_mono_ms() - t0 < 20 * 60 * 1000);
 	}
 	t->tx = st.tx_frames;
-	t->secs = (double)(peer_now_ms() - t0) / 1000;
+	t->secs = (double)(tlib_mono_ms() - t0) / 1000;
 	bus_dev_free(dev);
 	peer_stop_stats(&p, t);
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 	assert(rmdir(dir) == 0);
 	for (int fc = 0; fc < 256; fc++)
 		assert(!t->fc[fc] || (fc >= 1 && fc <= 4));

@@ -29,10 +29,10 @@ static struct acq_item items_buf[MAX_ITEMS];
 
 static size_t run_for(bus_dev_t *dev, int ms)
 {
-	int64_t end = peer_now_ms() + ms;
+	int64_t end = tlib_mono_ms() + ms;
 	size_t n = 0;
 
-	for (int64_t left; (left = end - peer_now_ms()) > 0;) {
+	for (int64_t left; (left = end - tlib_mono_ms()) > 0;) {
 		struct acq_item it[64];
 		int r = bus_dev_recv(dev, it, 64, (int)left);
 
@@ -65,7 +65,8 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 	};
 	char *argv[] = { "/usr/bin/python3", (char *)py, "--rtu", b, NULL };
 	unsigned seen[6] = { 0 };
-	struct peer socat, p;
+	struct tlib_peer socat;
+	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
 	size_t n;
@@ -74,7 +75,7 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 	ch[5].bit = 9;
 	snprintf(a, sizeof(a), "%s/py-a", dir);
 	snprintf(b, sizeof(b), "%s/py-b", dir);
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&p, argv);
 	cfg = mb_rtu_cfg(a, ch, 6, 500, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
@@ -95,7 +96,7 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 		assert(seen[i] >= 4);
 	assert(peer_stop(&p, NULL) == 0);
 	bus_dev_free(dev);
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 	printf("pymodbus RTU: %zu items, all values right\n", n);
 }
 
@@ -126,14 +127,15 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 	};
 	size_t exc = 0, bad = 0, crc = 0, garbage = 0, garbage_tmo = 0, silent = 0, discarded = 0;
 	size_t ok[10] = { 0 };
-	struct peer socat, p;
+	struct tlib_peer socat;
+	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
 	size_t n;
 
 	snprintf(a, sizeof(a), "%s/fault-a", dir);
 	snprintf(b, sizeof(b), "%s/fault-b", dir);
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&p, argv);
 	cfg = mb_rtu_cfg(a, ch, 10, 150, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
@@ -193,7 +195,7 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 	assert(discarded >= ok[0] * (5 + 7 + 7));
 	check_fcs(&p);
 	bus_dev_free(dev);
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 }
 
 /* Unit 0 is the broadcast address: a serial link refuses to poll it. */
@@ -214,14 +216,14 @@ static void test_rs485_refused(const char *dir)
 {
 	char a[300], b[300];
 	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_HOLDING, 0, BUS_MB_U16, 20) };
-	struct peer socat;
+	struct tlib_peer socat;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
 	size_t n;
 
 	snprintf(a, sizeof(a), "%s/rs-a", dir);
 	snprintf(b, sizeof(b), "%s/rs-b", dir);
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	cfg = mb_rtu_cfg(a, ch, 1, 50, 20);
 	cfg.mb.rs485 = true;
 	assert(bus_dev_new(&cfg, &dev) == 0);
@@ -231,7 +233,7 @@ static void test_rs485_refused(const char *dir)
 	printf("RS-485 on a pty: refused with %s\n", strerror((int)-items_buf[0].event.arg));
 	assert(items_buf[0].event.arg < 0);
 	bus_dev_free(dev);
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 }
 
 static void test_late_device(const char *dir, const char *py)
@@ -239,7 +241,8 @@ static void test_late_device(const char *dir, const char *py)
 	char a[300], b[300];
 	char *argv[] = { "/usr/bin/python3", (char *)py, "--rtu", b, NULL };
 	struct bus_mb_channel ch[1] = { mb_chan(1, 2, BUS_MB_INPUT, 3, BUS_MB_U16, 20) };
-	struct peer socat, p;
+	struct tlib_peer socat;
+	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
 	size_t n, samples = 0, connects = 0;
@@ -250,7 +253,7 @@ static void test_late_device(const char *dir, const char *py)
 	assert(bus_dev_new(&cfg, &dev) == 0);
 	n = run_for(dev, 300);
 	assert(n == 1 && items_buf[0].event.code == ACQ_EV_MB_DISCONNECT && items_buf[0].event.arg == -ENOENT);
-	peer_socat_start(&socat, a, b);
+	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&p, argv);
 	n = run_for(dev, 2500);
 	for (size_t i = 0; i < n; i++) {
@@ -276,7 +279,7 @@ static void test_late_device(const char *dir, const char *py)
 	assert(connects == 1 && samples >= 20);
 	assert(peer_stop(&p, NULL) == 0);
 	bus_dev_free(dev);
-	peer_socat_stop(&socat);
+	tlib_peer_stop(&socat, PEER_WAIT_MS);
 	printf("late serial device: connected after retries, %zu samples\n", samples);
 }
 

@@ -45,10 +45,10 @@ static struct acq_item *items_buf;
 /* Poll dev for ms milliseconds; items land in items_buf; returns the count. */
 static size_t run_for(bus_dev_t *dev, int ms)
 {
-	int64_t end = peer_now_ms() + ms;
+	int64_t end = tlib_mono_ms() + ms;
 	size_t n = 0;
 
-	for (int64_t left; (left = end - peer_now_ms()) > 0;) {
+	for (int64_t left; (left = end - tlib_mono_ms()) > 0;) {
 		struct acq_item it[64];
 		int r = bus_dev_recv(dev, it, 64, (int)left);
 
@@ -520,10 +520,10 @@ static void test_reconnect(void)
 
 	cfg = mb_tcp_cfg(port, ch, 1, 100, 0);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	t0 = peer_now_ms();
+	t0 = tlib_mono_ms();
 	n = run_for(dev, 400);
 	/* the poll loop kept running on time while refused: no stall */
-	assert(peer_now_ms() - t0 < 600);
+	assert(tlib_mono_ms() - t0 < 600);
 	assert(first_sample(n) == n && count_events(n, ACQ_EV_MB_DISCONNECT) == 1);
 	assert(items_buf[0].event.code == ACQ_EV_MB_DISCONNECT && items_buf[0].event.arg == -ECONNREFUSED);
 	close(blocker);
@@ -665,7 +665,7 @@ static void test_soak(const char *dir, size_t target)
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
 	FILE *log;
-	int64_t t0 = peer_now_ms();
+	int64_t t0 = tlib_mono_ms();
 
 	assert(tx);
 	snprintf(logpath, sizeof(logpath), "%s/mb-soak.log", dir);
@@ -690,7 +690,7 @@ static void test_soak(const char *dir, size_t target)
 
 		assert(r >= 0);
 		ntx += (size_t)classify(it, r, ch, &tx[ntx]);
-		assert(peer_now_ms() - t0 < 100000);
+		assert(tlib_mono_ms() - t0 < 100000);
 	}
 	stop_checked(&p, dev, 0);
 	bus_dev_free(dev);
@@ -729,7 +729,7 @@ static void test_soak(const char *dir, size_t target)
 	printf("soak: %zu transactions in %.1f s, %zu faults injected (%.1f%%), %zu good, "
 	       "0 misattributed, %zu good transactions right after a fault, all in sync, "
 	       "%zu timeouts on answered requests (machine load)\n",
-	       ntx, (double)(peer_now_ms() - t0) / 1000, faults, 100.0 * (double)faults / (double)k, ok,
+	       ntx, (double)(tlib_mono_ms() - t0) / 1000, faults, 100.0 * (double)faults / (double)k, ok,
 	       after_fault_ok, spurious);
 	for (size_t i = 0; i < nkinds; i++)
 		printf("  server %-8s %6zu -> events: ok %zu timeout %zu exception %zu bad-reply %zu disconnect %zu\n",
@@ -754,7 +754,7 @@ static void test_small_max(void)
 	start_fault(&p, 0, NULL);
 	cfg = mb_tcp_cfg(p.port, ch, 3, 500, 0);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	for (end = peer_now_ms() + 200; peer_now_ms() < end;) {
+	for (end = tlib_mono_ms() + 200; tlib_mono_ms() < end;) {
 		int r = bus_dev_recv(dev, &items_buf[n], 1, 20);
 
 		assert(r == 0 || r == 1);
@@ -789,7 +789,7 @@ static void test_overrun(void)
 	check_samples(ch, 1, n, 5);
 	/* the thread is busy elsewhere for 55 ms (spinning, not sleeping:
 	   this is the stall under test) */
-	for (stall_end = peer_now_ms() + 55; peer_now_ms() < stall_end;)
+	for (stall_end = tlib_mono_ms() + 55; tlib_mono_ms() < stall_end;)
 		;
 	n = run_for_fifo(dev, 100);
 	for (size_t i = 0; i < n; i++) {

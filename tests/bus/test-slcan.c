@@ -22,6 +22,7 @@
 
 #include "bus/bus.h"
 #include "bus/slcan.h"
+#include "tlib.h"
 
 static void test_parse(void)
 {
@@ -94,69 +95,6 @@ static void test_open_errors(const char *dir)
 	assert(dev == NULL);
 }
 
-static pid_t spawn(char *const argv[], int *ret_out_fd, int which_fd)
-{
-	int p[2];
-	pid_t pid;
-
-	assert(pipe(p) == 0);
-	pid = fork();
-	assert(pid >= 0);
-	if (pid == 0) {
-		/* die with the test, whatever way it ends (an assert aborts) */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(p[1], which_fd);
-		close(p[0]);
-		close(p[1]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	*ret_out_fd = p[0];
-	return pid;
-}
-
-/* Read one line from fd within timeout_ms; returns its length or -1. */
-static int read_line(int fd, char *buf, size_t len, int timeout_ms)
-{
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, timeout_ms) <= 0 || read(fd, &buf[n], 1) != 1)
-			return -1;
-		if (buf[n] == '\n') {
-			buf[n] = '\0';
-			return (int)n;
-		}
-		n++;
-	}
-	return -1;
-}
-
-static void wait_socat_ready(int err_fd)
-{
-	char line[512];
-
-	for (;;) {
-		if (read_line(err_fd, line, sizeof(line), 10000) < 0) {
-			fprintf(stderr, "socat did not come up (is socat installed?)\n");
-			exit(1);
-		}
-		if (strstr(line, "starting data transfer loop"))
-			return;
-	}
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Receive until frames and garbage are complete; returns the frames. */
 static struct acq_item *receive_all(bus_dev_t *dev, unsigned nframes, unsigned ngarbage, int64_t t0)
 {
@@ -170,7 +108,7 @@ static struct acq_item *receive_all(bus_dev_t *dev, unsigned nframes, unsigned n
 
 		assert(n >= 0);
 		for (int i = 0; i < n; i++) {
-			assert(buf[i].bus == 5 && buf[i].t_ns >= t0 && buf[i].t_ns <= now_ns());
+			assert(buf[i].bus == 5 && buf[i].t_ns >= t0 && buf[i].t_ns <= basic_realtime_ns());
 			if (buf[i].kind == ACQ_ITEM_EVENT) {
 				assert(buf[i].event.code == ACQ_EV_CAN_BAD_LINE);
 				assert(buf[i].event.arg == (int64_t)++garbage);
@@ -242,30 +180,26 @@ static void compare_expected(const char *path, const struct acq_item *got, unsig
 static void test_driver(const char *peer, const char *dir, const char *init, bool listen_only,
                         uint32_t bitrate, bool std_only)
 {
-	char a[64], b[64], expected[64], la[128], lb[128], line[256];
-	char *socat_argv[] = { "socat", "-d", "-d", la, lb, NULL };
+	char a[64], b[64], expected[64], line[256];
 	struct bus_cfg cfg = { .kind = BUS_KIND_CAN, .index = 5 };
 	unsigned nframes, ngarbage;
-	int socat_err, peer_out, status;
+	int status;
 	struct acq_item *got;
 	struct bus_stats st;
 	bus_dev_t *dev = NULL;
-	pid_t socat, peer_pid;
+	struct tlib_peer socat, adapter;
 	int64_t t0;
 
 	snprintf(a, sizeof(a), "%s/a", dir);
 	snprintf(b, sizeof(b), "%s/b", dir);
 	snprintf(expected, sizeof(expected), "%s/expected", dir);
-	snprintf(la, sizeof(la), "pty,raw,echo=0,link=%s", a);
-	snprintf(lb, sizeof(lb), "pty,raw,echo=0,link=%s", b);
-	socat = spawn(socat_argv, &socat_err, STDERR_FILENO);
-	wait_socat_ready(socat_err);
+	tlib_socat_pty_pair(&socat, a, b);
 	{
 		char *peer_argv[] = { "/usr/bin/python3", (char *)peer, b, expected, (char *)init, NULL };
 
-		peer_pid = spawn(peer_argv, &peer_out, STDOUT_FILENO);
+		CHECK(tlib_peer_start(&adapter, peer_argv, TLIB_PEER_STDOUT) == 0);
 	}
-	assert(read_line(peer_out, line, sizeof(line), 10000) >= 0 && strcmp(line, "OPEN") == 0);
+	assert(tlib_peer_readline(&adapter, line, sizeof(line), 10000) == 0 && strcmp(line, "OPEN") == 0);
 
 	cfg.can.driver = BUS_CAN_SLCAN;
 	cfg.can.listen_only = listen_only;
@@ -277,9 +211,9 @@ static void test_driver(const char *peer, const char *dir, const char *init, boo
 		cfg.can.nfilters = 1;
 	}
 	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", a);
-	t0 = now_ns();
+	t0 = basic_realtime_ns();
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	assert(read_line(peer_out, line, sizeof(line), 10000) >= 0);
+	assert(tlib_peer_readline(&adapter, line, sizeof(line), 10000) == 0);
 	assert(sscanf(line, "SENDING %u %u", &nframes, &ngarbage) == 2 && nframes > 1000 && ngarbage > 10);
 	/* the peer wrote the expected file before it said SENDING */
 	nframes = count_expected(expected, std_only);
@@ -288,8 +222,8 @@ static void test_driver(const char *peer, const char *dir, const char *init, boo
 	got = receive_all(dev, nframes, ngarbage, t0);
 	assert(bus_dev_stats(dev, &st) == 0 && st.rx_frames == nframes && st.bad_input == ngarbage);
 	bus_dev_free(dev); /* sends the closing C the peer waits for */
-	assert(waitpid(peer_pid, &status, 0) == peer_pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	status = tlib_peer_finish(&adapter, 30000);
+	if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "slcan peer failed\n");
 		exit(1);
 	}
@@ -297,10 +231,7 @@ static void test_driver(const char *peer, const char *dir, const char *init, boo
 	printf("slcan (init %s%s): %u frames in order, %u garbage lines counted\n", init,
 	       std_only ? ", std ids only" : "", nframes, ngarbage);
 	free(got);
-	kill(socat, SIGTERM);
-	assert(waitpid(socat, &status, 0) == socat);
-	close(socat_err);
-	close(peer_out);
+	assert(tlib_peer_stop(&socat, 15000) >= 0);
 	unlink(expected);
 }
 

@@ -17,10 +17,7 @@
 #include <unistd.h>
 
 #include "storage/stor.h"
-
-#define CHECK(cond) do { if (!(cond)) { \
-	fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-	abort(); } } while (0)
+#include "tlib.h"
 
 static inline uint32_t tu_len(uint64_t seq)
 {

@@ -8,8 +8,6 @@
  *
  * usage: test-storage-kill STOR_WRITER [RUNS]
  */
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -20,66 +18,22 @@
 #define RETENTION "16777216"
 #define SLACK_MS 1000 /* one fdatasync and scheduling on a loaded 2-core box */
 
-static int64_t mono_ns(void)
+/* Read the writer's "C <seq>" lines until deadline_ns (0: until EOF, or
+   5 s of silence); confirmed is the highest seq. */
+static void read_until(struct tlib_peer *w, int64_t deadline_ns, uint64_t *confirmed)
 {
-	struct timespec ts;
+	char line[256];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void parse_lines(char *acc, size_t *acc_len, uint64_t *confirmed)
-{
-	char *nl;
-
-	while ((nl = memchr(acc, '\n', *acc_len))) {
+	for (;;) {
+		int64_t left = deadline_ns ? (deadline_ns - basic_mono_ns()) / 1000000 : 5000;
 		uint64_t v;
 
-		*nl = 0;
-		CHECK(sscanf(acc, "C %" SCNu64, &v) == 1);
+		if (left < 0 || tlib_peer_readline(w, line, sizeof(line), (int)left) < 0)
+			return;
+		CHECK(sscanf(line, "C %" SCNu64, &v) == 1);
 		if (v > *confirmed)
 			*confirmed = v;
-		*acc_len -= (size_t)(nl + 1 - acc);
-		memmove(acc, nl + 1, *acc_len);
 	}
-}
-
-/* Read the child's lines until the deadline (or EOF). */
-static void read_until(int fd, int64_t deadline, char *acc, size_t *acc_len, uint64_t *conf)
-{
-	for (;;) {
-		int64_t left = deadline ? (deadline - mono_ns()) / 1000000 : -1;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (deadline && left < 0)
-			return;
-		if (poll(&p, 1, deadline ? (int)left : 5000) <= 0)
-			return;
-		n = read(fd, acc + *acc_len, 4096 - *acc_len - 1);
-		if (n <= 0)
-			return;
-		*acc_len += (size_t)n;
-		parse_lines(acc, acc_len, conf);
-	}
-}
-
-static pid_t spawn(const char *writer, const char *dir, int *ret_fd)
-{
-	int p[2];
-	pid_t pid;
-
-	CHECK(pipe2(p, O_CLOEXEC) == 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 1);
-		execl(writer, writer, dir, "10", SEGMENT, RETENTION, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	*ret_fd = p[0];
-	return pid;
 }
 
 struct run_result {
@@ -135,30 +89,28 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < runs; i++) {
-		char acc[4096];
-		size_t acc_len = 0;
+		char *wargv[] = { argv[1], dir, "10", SEGMENT, RETENTION, NULL };
 		uint64_t confirmed = 0;
-		int fd, status;
+		struct tlib_peer w;
+		int status;
 		int64_t t_kill, t0;
 		stor_log_t *log;
-		pid_t pid;
 		struct run_result res;
 
 		seed = seed * 1103515245u + 12345u;
-		pid = spawn(argv[1], dir, &fd);
-		read_until(fd, mono_ns() + (int64_t)(seed >> 8) % 20000 * 1000, acc, &acc_len,
-			   &confirmed);
-		CHECK(kill(pid, SIGKILL) == 0);
-		t_kill = mono_ns();
-		CHECK(waitpid(pid, &status, 0) == pid);
+		CHECK(tlib_peer_start(&w, wargv, TLIB_PEER_STDOUT) == 0);
+		read_until(&w, basic_mono_ns() + (int64_t)(seed >> 8) % 20000 * 1000, &confirmed);
+		CHECK(kill(w.pid, SIGKILL) == 0);
+		t_kill = basic_mono_ns();
+		CHECK(waitpid(w.pid, &status, 0) == w.pid);
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 		/* Lines written before the kill are still in the pipe. */
-		read_until(fd, 0, acc, &acc_len, &confirmed);
-		close(fd);
+		read_until(&w, 0, &confirmed);
+		close(w.out_fd);
 
-		t0 = mono_ns();
+		t0 = basic_mono_ns();
 		CHECK(stor_log_open(&cfg, &log) == 0);
-		t0 = mono_ns() - t0;
+		t0 = basic_mono_ns() - t0;
 		sum_recovery += t0;
 		if (t0 > max_recovery)
 			max_recovery = t0;

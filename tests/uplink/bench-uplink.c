@@ -45,7 +45,7 @@ static double bench_raw(int port, struct memlog *log, double *ret_bytes)
 	mosquitto_publish_callback_set(m, raw_on_publish);
 	mosquitto_max_inflight_messages_set(m, WINDOW);
 	CHECK(mosquitto_connect(m, "127.0.0.1", port, 20) == MOSQ_ERR_SUCCESS);
-	t0 = fx_mono_ns();
+	t0 = basic_mono_ns();
 	while (r.acked < MSGS) {
 		while (r.inflight < WINDOW && next < MSGS) {
 			const struct memrec *rec = &log->recs[next++];
@@ -57,7 +57,7 @@ static double bench_raw(int port, struct memlog *log, double *ret_bytes)
 		}
 		CHECK(mosquitto_loop(m, 100, 1) == MOSQ_ERR_SUCCESS);
 	}
-	t0 = fx_mono_ns() - t0;
+	t0 = basic_mono_ns() - t0;
 	mosquitto_disconnect(m);
 	mosquitto_destroy(m);
 	*ret_bytes = bytes;
@@ -80,11 +80,11 @@ static double bench_forwarder(int port, struct memlog *log, size_t n, unsigned c
 	snprintf(cursor, sizeof(cursor), "%s/bench-%u.cursor", dir, cursor_ms);
 	log->pos = 0;
 	CHECK(upl_forwarder_new(&c, &f) == 0);
-	t0 = fx_mono_ns();
+	t0 = basic_mono_ns();
 	CHECK(upl_forwarder_start(f) == 0);
 	CHECK(upl_forwarder_wait_cursor(f, log->recs[n - 1].first_seq + log->recs[n - 1].count,
 	                                120000) == 0);
-	t0 = fx_mono_ns() - t0;
+	t0 = basic_mono_ns() - t0;
 	upl_forwarder_free(f);
 	return t0 / 1e9;
 }
@@ -164,7 +164,7 @@ int main(void)
 	CHECK(broker_init(&b, false, NULL) == 0);
 	CHECK(broker_start(&b) == 0);
 	memlog_init(&log);
-	CHECK(gen_init(&g, "tram7", CAN_PER_4K, fx_now_ns()) == 0);
+	CHECK(gen_init(&g, "tram7", CAN_PER_4K, basic_realtime_ns()) == 0);
 	for (int i = 0; i < MSGS; i++)
 		CHECK(gen_batch(&g, &log, CAN_PER_4K, 1538461) == 0);
 

@@ -75,7 +75,7 @@ static void *producer_main(void *arg)
 		ts_add(&next, 1000000);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		for (int i = 0; i < ACQ_HZ / 1000; i++) {
-			gen_item(&a->g, fx_now_ns(), &it);
+			gen_item(&a->g, basic_realtime_ns(), &it);
 			acq_ring_item_push(&a->ring, &it);
 			a->pushed++;
 		}
@@ -141,7 +141,7 @@ static int watch_batch(void *ctx, const struct upl_batch_info *info, const void 
                        void **log_ctx)
 {
 	struct live_watch *w = ctx;
-	int64_t d = fx_now_ns() - info->t0_ns;
+	int64_t d = basic_realtime_ns() - info->t0_ns;
 
 	/* Runs on recv's thread only; read after it stopped. */
 	if (info->first_seq >= w->live_from) {
@@ -200,8 +200,8 @@ int main(void)
 	CHECK(stor_log_open(&lc, &log) == 0);
 
 	/* One hour that ended two minutes ago: all of it is backlog. */
-	t0 = fx_mono_ns();
-	CHECK(gen_init(&hist, "tram7", BATCH_ITEMS, fx_now_ns() - (HOUR_S + 120) * INT64_C(1000000000)) == 0);
+	t0 = basic_mono_ns();
+	CHECK(gen_init(&hist, "tram7", BATCH_ITEMS, basic_realtime_ns() - (HOUR_S + 120) * INT64_C(1000000000)) == 0);
 	backlog_bytes = 0;
 	for (int i = 0; i < HOUR_S * REC_PER_S / BATCH_ITEMS; i++) {
 		int64_t first = hist.t_ns;
@@ -216,7 +216,7 @@ int main(void)
 		backlog_bytes += append(log, &hist, BATCH_ITEMS, first, hist.t_ns - 1000000000 / REC_PER_S);
 	}
 	CHECK(stor_log_sync(log) == 0);
-	gen_ns = fx_mono_ns() - t0;
+	gen_ns = basic_mono_ns() - t0;
 	backlog_end = stor_log_next_seq(log);
 	printf("backlog: %llu records, %d Batches, %.1f MB in the flash log, written in %.2f s\n",
 	       (unsigned long long)(backlog_end - 1), HOUR_S * REC_PER_S / BATCH_ITEMS,
@@ -233,7 +233,7 @@ int main(void)
 	CHECK(a.slots);
 	CHECK(acq_ring_init(&a.ring, a.slots, RING_SLOTS, sizeof(struct acq_item)) == 0);
 	a.log = log;
-	CHECK(gen_init(&a.g, "tram7", 256, fx_now_ns()) == 0);
+	CHECK(gen_init(&a.g, "tram7", 256, basic_realtime_ns()) == 0);
 	CHECK(pthread_create(&a.collector, NULL, collector_main, &a) == 0);
 	CHECK(pthread_create(&a.producer, NULL, producer_main, &a) == 0);
 
@@ -249,7 +249,7 @@ int main(void)
 	fc.source = stor_source(reader);
 	fc.live_source = stor_source(live_reader);
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
-	t0 = fx_mono_ns();
+	t0 = basic_mono_ns();
 	CHECK(upl_forwarder_start(f) == 0);
 	/* Halfway through the backlog, live records are already on the ground. */
 	CHECK(upl_forwarder_wait_cursor(f, backlog_end / 2, 50000) == 0);
@@ -258,7 +258,7 @@ int main(void)
 	       (unsigned long long)half.next_seq - 1, (unsigned long long)backlog_end - 1);
 	CHECK(half.next_seq > backlog_end);
 	CHECK(upl_forwarder_wait_cursor(f, backlog_end, 50000) == 0);
-	drain_ns = fx_mono_ns() - t0;
+	drain_ns = basic_mono_ns() - t0;
 
 	atomic_store(&a.stop, true);
 	pthread_join(a.producer, NULL);

@@ -79,7 +79,7 @@ static void damage_case(int port, upl_recv_t *r, const char *dir, const struct d
 	snprintf(path, sizeof(path), "%s/%s.cursor", dir, dm->name);
 	make_damage(path, dm);
 	memlog_init(&log);
-	CHECK(gen_init(&g, dm->name, ITEMS, fx_now_ns()) == 0);
+	CHECK(gen_init(&g, dm->name, ITEMS, basic_realtime_ns()) == 0);
 	for (int i = 0; i < BATCHES; i++)
 		CHECK(gen_batch(&g, &log, ITEMS, 1000000) == 0);
 	fx_events_init(&ev);
@@ -144,7 +144,7 @@ static void test_no_damage(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/fine.cursor", dir);
 	memlog_init(&log);
-	CHECK(gen_init(&g, "fine", ITEMS, fx_now_ns()) == 0);
+	CHECK(gen_init(&g, "fine", ITEMS, basic_realtime_ns()) == 0);
 	CHECK(gen_batch(&g, &log, ITEMS, 1000000) == 0);
 	fx_events_init(&ev);
 	c = fwd_cfg(1, "fine", path, &log, &ev);
@@ -181,7 +181,7 @@ static void test_stop_writes_cursor(int port, upl_recv_t *r, const char *dir)
 
 	snprintf(path, sizeof(path), "%s/stop.cursor", dir);
 	memlog_init(&log);
-	CHECK(gen_init(&g, "stop", ITEMS, fx_now_ns()) == 0);
+	CHECK(gen_init(&g, "stop", ITEMS, basic_realtime_ns()) == 0);
 	for (int i = 0; i < BATCHES; i++)
 		CHECK(gen_batch(&g, &log, ITEMS, 1000000) == 0);
 	end = log.next_seq;

@@ -38,7 +38,7 @@ static void child(int fd, enum death how)
 	setrlimit(RLIMIT_CORE, &no_core);
 	CHECK(broker_init(&b, false, NULL) == 0);
 	CHECK(broker_start(&b) == 0);
-	n = snprintf(msg, sizeof(msg), "%d %s\n", (int)b.pid, b.dir);
+	n = snprintf(msg, sizeof(msg), "%d %s\n", (int)b.peer.pid, b.dir);
 	CHECK(write(fd, msg, (size_t)n) == n);
 	close(fd);
 	switch (how) {
@@ -54,22 +54,6 @@ static void child(int fd, enum death how)
 		break;
 	}
 	exit(1);
-}
-
-/* Wait up to timeout_ms for pid (our child) to end: its wait status, or -1. */
-static int wait_gone(pid_t pid, int timeout_ms)
-{
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), status;
-	struct pollfd p = { .fd = pfd, .events = POLLIN };
-
-	CHECK(pfd >= 0);
-	if (poll(&p, 1, timeout_ms) != 1) {
-		close(pfd);
-		return -1;
-	}
-	close(pfd);
-	CHECK(waitpid(pid, &status, 0) == pid);
-	return status;
 }
 
 int main(void)
@@ -98,19 +82,19 @@ int main(void)
 		fclose(f);
 		CHECK(sscanf(line, "%d %199s", &broker, dir) == 2 && broker > 0);
 		CHECK(waitpid(pid, &status, 0) == pid);
-		status = wait_gone(broker, 10000);
-		if (status == -1) {
+		if (tlib_wait_exit(broker, 10000) < 0) {
 			printf("%-30s: FAIL, mosquitto %d still running after the test died\n", death_names[how], broker);
 			kill(broker, SIGKILL);
 			waitpid(broker, NULL, 0);
 			failures++;
 		} else {
+			CHECK(waitpid(broker, &status, 0) == broker);
 			printf("%-30s: mosquitto %d was killed (%s)\n", death_names[how], broker,
 			       WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited");
 			if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
 				failures++;
 		}
-		fx_run(rm, 30);
+		tlib_run(rm, 30);
 	}
 	return failures ? 1 : 0;
 }

@@ -60,8 +60,7 @@ static int gate_next(void *ctx, struct upl_rec *ret)
 /* Wait (bounded) until g handed out n records. */
 static void gate_wait(struct gate *g, unsigned n)
 {
-	for (int i = 0; i < 2000 && atomic_load(&g->handed) < n; i++)
-		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+	WAIT_FOR(atomic_load(&g->handed) >= n, 10000);
 	CHECK(atomic_load(&g->handed) == n);
 }
 
@@ -92,13 +91,7 @@ static void append(stor_log_t *log, struct gen *gen, int64_t t0)
 /* Poll the forwarder's stats until cond holds (bounded, 10 s). */
 #define WAIT_STATS(f, st, cond)                                                    \
 	do {                                                                       \
-		int i_;                                                            \
-		for (i_ = 0; i_ < 2000; i_++) {                                    \
-			CHECK(upl_forwarder_stats(f, &(st)) == 0);                 \
-			if (cond)                                                  \
-				break;                                             \
-			nanosleep(&(struct timespec){ 0, 5000000 }, NULL);         \
-		}                                                                  \
+		WAIT_FOR(({ CHECK(upl_forwarder_stats(f, &(st)) == 0); (cond); }), 10000); \
 		CHECK(cond);                                                       \
 	} while (0)
 
@@ -127,7 +120,7 @@ static void meet(struct broker *b, upl_recv_t *r, const char *vehicle, bool in_f
 	CHECK(stor_log_open(&lc, &log) == 0);
 	CHECK(gen_init(&gen, vehicle, ITEMS, 0) == 0);
 	for (int i = 0; i < 3; i++)
-		append(log, &gen, fx_now_ns() - OLD_NS);
+		append(log, &gen, basic_realtime_ns() - OLD_NS);
 	CHECK(stor_reader_open(dir, &gate.rd) == 0);
 	CHECK(stor_reader_open(dir, &live_rd) == 0);
 	atomic_store(&gate.allowed, 3);
@@ -145,7 +138,7 @@ static void meet(struct broker *b, upl_recv_t *r, const char *vehicle, bool in_f
 	if (in_flight)
 		CHECK(broker_signal(b, SIGSTOP) == 0);
 	for (int i = 0; i < 3; i++)
-		append(log, &gen, fx_now_ns());
+		append(log, &gen, basic_realtime_ns());
 	if (in_flight)
 		WAIT_STATS(f, st, st.live_ahead == 3);
 	else

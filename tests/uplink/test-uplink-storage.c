@@ -168,7 +168,7 @@ int main(void)
 	struct stor_log_cfg gc = { .dir = gdir, .vehicle = "tram5", .segment_bytes = 64 << 10 };
 	CHECK(stor_log_open(&vc, &vlog) == 0);
 	CHECK(stor_log_open(&gc, &glog) == 0);
-	CHECK(gen_init(&g, "tram5", 64, fx_now_ns() - 3600 * INT64_C(1000000000)) == 0);
+	CHECK(gen_init(&g, "tram5", 64, basic_realtime_ns() - 3600 * INT64_C(1000000000)) == 0);
 	for (int i = 0; i < 300; i++)
 		vehicle_append(&g, vlog, 50);
 	CHECK(stor_log_sync(vlog) == 0);

@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	{
 		char *gen[] = { "bash", argv[1], certs, NULL };
 
-		CHECK(fx_run(gen, 60) == 0);
+		CHECK(tlib_run(gen, 60) == 0);
 	}
 	p_good = fx_free_port();
 	p_host = fx_free_port();
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 	CHECK(broker_start(&b) == 0);
 
 	memlog_init(&log);
-	CHECK(gen_init(&g, "tram7", 64, fx_now_ns()) == 0);
+	CHECK(gen_init(&g, "tram7", 64, basic_realtime_ns()) == 0);
 	for (int i = 0; i < 20; i++)
 		CHECK(gen_batch(&g, &log, 50, 1000000) == 0);
 	snprintf(cursor, sizeof(cursor), "%s/tls.cursor", b.dir);

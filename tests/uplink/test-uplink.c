@@ -651,14 +651,12 @@ static void read_status(int port, char *ret, size_t size)
 {
 	struct status_ctx s = { 0 };
 	struct mosquitto *m = mosquitto_new(NULL, true, &s);
-	int64_t end = fx_mono_ns() + 5 * INT64_C(1000000000);
 
 	CHECK(m);
 	mosquitto_message_callback_set(m, status_msg);
 	CHECK(mosquitto_connect(m, "127.0.0.1", port, 10) == MOSQ_ERR_SUCCESS);
 	CHECK(mosquitto_subscribe(m, NULL, "railmon/tram7/status", 1) == MOSQ_ERR_SUCCESS);
-	while (!s.got && fx_mono_ns() < end)
-		CHECK(mosquitto_loop(m, 100, 1) == MOSQ_ERR_SUCCESS);
+	WAIT_FOR(({ CHECK(mosquitto_loop(m, 100, 1) == MOSQ_ERR_SUCCESS); s.got; }), 5000);
 	mosquitto_destroy(m);
 	CHECK(s.got);
 	snprintf(ret, size, "%s", s.value);
@@ -679,36 +677,20 @@ static void *recv_main(void *arg)
 }
 
 /* Start the Python consumer and wait for its "ready" line (subscribed). */
-static pid_t start_python(const char *script, const char *pb2_dir, int port, uint64_t count,
-                          const char *out)
+static void start_python(struct tlib_peer *p, const char *script, const char *pb2_dir, int port,
+                         uint64_t count, const char *out)
 {
-	char cnt[32], portb[16], line[64];
-	int pfd[2];
-	pid_t pid;
-	FILE *f;
+	char cnt[32], portb[16], path[512], line[64];
+	char *argv[] = { "env", path, "/usr/bin/python3", (char *)script, "subscribe", "--port", portb,
+	                 "--count", cnt, "--out", (char *)out, "--timeout", "60", NULL };
 
 	snprintf(cnt, sizeof(cnt), "%llu", (unsigned long long)count);
 	snprintf(portb, sizeof(portb), "%d", port);
-	CHECK(pipe(pfd) == 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		/* Like the broker (fixture.c): gone when this test dies. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		setenv("PYTHONPATH", pb2_dir, 1);
-		execl("/usr/bin/python3", "python3", script, "subscribe", "--port", portb, "--count",
-		      cnt, "--out", out, "--timeout", "60", (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	f = fdopen(pfd[0], "r");
-	CHECK(f);
+	snprintf(path, sizeof(path), "PYTHONPATH=%s", pb2_dir);
+	/* Like the broker (fixture.c): gone when this test dies. */
+	CHECK(tlib_peer_start(p, argv, TLIB_PEER_STDOUT) == 0);
 	/* Bounded: the consumer exits by itself after --timeout. */
-	CHECK(fgets(line, sizeof(line), f) && strcmp(line, "ready\n") == 0);
-	fclose(f);
-	return pid;
+	CHECK(tlib_peer_readline(p, line, sizeof(line), 60000) == 0 && strcmp(line, "ready") == 0);
 }
 
 /* A log that fails now and then: -EIO (a bad read) and -EBADMSG (a
@@ -749,7 +731,7 @@ static void test_flaky_source(int port)
 	char cur[256];
 
 	memlog_init(&log);
-	CHECK(gen_init(&g, "tram7", 64, fx_now_ns()) == 0);
+	CHECK(gen_init(&g, "tram7", 64, basic_realtime_ns()) == 0);
 	for (int i = 0; i < 50; i++)
 		CHECK(gen_batch(&g, &log, 20, 1000000) == 0);
 	k.inner = memlog_source(&log);
@@ -811,19 +793,19 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	char cur[256], out_c[256], out_py[256], status[32];
 	uint64_t seq, total = 0;
 	int status_py;
-	pid_t py;
+	struct tlib_peer py;
 
 	CHECK(broker_init(&b, false, NULL) == 0);
 	CHECK(broker_start(&b) == 0);
 	memlog_init(&log);
-	CHECK(gen_init(&g, "tram7", 256, fx_now_ns() - 600 * INT64_C(1000000000)) == 0);
+	CHECK(gen_init(&g, "tram7", 256, basic_realtime_ns() - 600 * INT64_C(1000000000)) == 0);
 	for (int i = 0; i < 100; i++)
 		CHECK(gen_batch(&g, &log, 200, 1000000) == 0);
 	total = log.next_seq - 1 + 100 * 200; /* plus the live half below */
 
 	path_in(out_c, sizeof(out_c), "recv.jsonl");
 	path_in(out_py, sizeof(out_py), "python.jsonl");
-	py = start_python(script, pb2_dir, b.port, total, out_py);
+	start_python(&py, script, pb2_dir, b.port, total, out_py);
 	rc.port = b.port;
 	text.out = fopen(out_c, "w");
 	CHECK(text.out);
@@ -872,13 +854,13 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	upl_forwarder_free(f);
 
 	/* Both consumers hold the same records. */
-	CHECK(waitpid(py, &status_py, 0) == py);
-	CHECK(WIFEXITED(status_py) && WEXITSTATUS(status_py) == 0);
+	status_py = tlib_peer_finish(&py, 120000);
+	CHECK(status_py >= 0 && WIFEXITED(status_py) && WEXITSTATUS(status_py) == 0);
 	CHECK(fflush(text.out) == 0);
 	{
 		char *argv[] = { "/usr/bin/python3", (char *)script, "compare", out_c, out_py, NULL };
 
-		CHECK(fx_run(argv, 60) == 0);
+		CHECK(tlib_run(argv, 60) == 0);
 	}
 
 	/* A new forwarder resumes from the cursor: nothing is sent again. */
@@ -952,13 +934,13 @@ static void test_password(void)
 	{
 		char *argv[] = { "mosquitto_passwd", "-c", "-b", pwfile, "tram7", "s3cret", NULL };
 
-		CHECK(fx_run(argv, 30) == 0);
+		CHECK(tlib_run(argv, 30) == 0);
 	}
 	snprintf(extra, sizeof(extra), "allow_anonymous false\npassword_file %s\n", pwfile);
 	CHECK(broker_init(&b, false, extra) == 0);
 	CHECK(broker_start(&b) == 0);
 	memlog_init(&log);
-	CHECK(gen_init(&g, "tram7", 64, fx_now_ns()) == 0);
+	CHECK(gen_init(&g, "tram7", 64, basic_realtime_ns()) == 0);
 	CHECK(gen_batch(&g, &log, 50, 1000000) == 0);
 	try_login(b.port, NULL, NULL, &log, false);
 	try_login(b.port, "tram7", "wrong", &log, false);
@@ -990,6 +972,6 @@ int main(int argc, char **argv)
 	test_many_vehicles();
 	test_end_to_end(argv[1], argv[2]);
 	test_password();
-	fx_run(rm, 30);
+	tlib_run(rm, 30);
 	return 0;
 }
