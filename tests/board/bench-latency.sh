@@ -9,11 +9,8 @@ set -euo pipefail
 RAILMON=$1
 MB_SERVER=$2
 SECS=${3:-15}
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/railmon-bench-lat.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$T"; }
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init bench-lat
 command -v cyclictest >/dev/null || { echo "cyclictest missing (rt-tests)"; exit 1; }
 command -v stress-ng >/dev/null || { echo "stress-ng missing"; exit 1; }
 

@@ -11,9 +11,8 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-PY=/usr/bin/python3
-T=$(mktemp -d /var/tmp/railmon-bench.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init bench /var/tmp
 now() { date +%s.%N; }
 
 "$PY" "$SRC/tests/board/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
@@ -62,7 +61,7 @@ pid=$!
 ticks=$(getconf CLK_TCK)
 while kill -0 $pid 2>/dev/null; do
 	cpu=$(awk '{print $14 + $15}' /proc/$pid/stat 2>/dev/null || echo "$cpu")
-	"$PY" -c 'import time; time.sleep(0.2)'
+	sleep_s 0.2
 done
 wait $pid
 in=$(grep -o '[a-z]*: [0-9]* in' "$T/live.err" | tail -2 | awk '{s += $2} END {print s}')

@@ -6,8 +6,8 @@
 set -u
 RAILMON=$1
 DOC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init board-keys
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$RAILMON" check --keys --markdown > "$T/keys.md" || fail "railmon check --keys --markdown failed"

@@ -9,8 +9,8 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-T=$(mktemp -d /tmp/railmon-test-demo.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init demo
 fail() { echo "FAIL: $*"; exit 1; }
 
 # --- the demo, 6 s, no live redraw

@@ -8,15 +8,8 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/railmon-test-run-load.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init run-load
 fail() { echo "FAIL: $*"; cat "$T"/*.err 2>/dev/null || true; exit 1; }
 
 cat > "$T/can.ini" <<BOARD
@@ -38,10 +31,8 @@ grep -qF "railmon run: warning: $want" "$T/can.err" || fail "run did not warn: $
 grep -qF "about 159% of the bus at 10 kbit/s (above 70%: frames will queue)" "$T/check-can.out" ||
 	fail "check says another load"
 
-socat pty,raw,echo=0,link="$T/tty0" pty,raw,echo=0,link="$T/tty1" &
-pids+=($!)
-for _ in $(seq 50); do [ -e "$T/tty0" ] && break; "$PY" -c 'import time; time.sleep(0.1)'; done
-[ -e "$T/tty0" ] || fail "socat made no pty"
+start_peer socat pty,raw,echo=0,link="$T/tty0" pty,raw,echo=0,link="$T/tty1"
+wait_for 5 test -e "$T/tty0" || fail "socat made no pty"
 cat > "$T/rtu.ini" <<BOARD
 [board]
 vehicle = LOAD

@@ -7,24 +7,10 @@
 set -euo pipefail
 RAILMON=$1
 MB_SERVER=$2
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/railmon-test-run-summary.XXXXXX)
-pids=()
-# a child that has not exited yet (an exited one is a zombie until waited for)
-alive() { local s; s=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; }
 # every peer is stopped on every exit path: SIGTERM, and SIGKILL for one
 # that ignores it (a railmon blocked in open() cannot act on SIGTERM)
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do
-		for _ in $(seq 50); do alive "$p" || break; "$PY" -c 'import time; time.sleep(0.1)'; done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init run-summary
 fail() { echo "FAIL: $*"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
 
 # The server stops at EOF on its stdin, or with this script (parent-death signal).

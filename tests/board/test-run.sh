@@ -7,23 +7,11 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/railmon-test-run.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$T"; }
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init run
 fail() { echo "FAIL: $*"; echo "--- railmon stderr:"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
-# wait_for FILE PATTERN [COUNT]: poll (bounded, 20 s) until PATTERN occurs COUNT times
-wait_for() {
-	local n=${3:-1}
-	for _ in $(seq 200); do
-		local c
-		c=$(grep -c -- "$2" "$1" 2>/dev/null || true)
-		[ "${c:-0}" -ge "$n" ] && return 0
-		"$PY" -c 'import time; time.sleep(0.1)'
-	done
-	fail "timed out waiting for '$2' x$n in $1"
-}
+# wait_lines FILE PATTERN [COUNT]: poll (bounded, 20 s) until PATTERN occurs COUNT times
+wait_lines() { wait_for 20 has_lines "$@" || fail "timed out waiting for '$2' x${3:-1} in $1"; }
 
 cat > "$T/board.ini" <<EOF
 [board]
@@ -53,21 +41,19 @@ with open(sys.argv[2], "a", buffering=1) as log:
             print(line, file=log)
 PY
 pids+=($!)
-wait_for "$T/notify.log" LISTENING
+wait_lines "$T/notify.log" LISTENING
 
 NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=200000 "$RAILMON" run --board "$T/board.ini" --data "$T/log" \
 	2> "$T/run.err" &
 rpid=$!
 pids+=($rpid)
-wait_for "$T/notify.log" 'READY=1'
-wait_for "$T/notify.log" 'WATCHDOG=1' 5
+wait_lines "$T/notify.log" 'READY=1'
+wait_lines "$T/notify.log" 'WATCHDOG=1' 5
 echo "notify: READY=1 and watchdog pings every 100 ms"
 
 # live health over the stat socket (health_interval_s = 1)
-for _ in $(seq 100); do
-	"$RAILMON" stat --data "$T/log" > "$T/stat.out" 2>&1 && grep -q '^vehicle ' "$T/stat.out" && break
-	"$PY" -c 'import time; time.sleep(0.1)'
-done
+stat_has_vehicle() { "$RAILMON" stat --data "$T/log" > "$T/stat.out" 2>&1 && grep -q '^vehicle ' "$T/stat.out"; }
+wait_for 10 stat_has_vehicle || true
 grep -qE '^vehicle +can +[0-9]+' "$T/stat.out" || { cat "$T/stat.out"; fail "railmon stat shows no vehicle bus"; }
 grep -q '^daemon: [0-9]* records stored' "$T/stat.out" || fail "railmon stat shows no daemon line"
 echo "stat: live table from the socket"
@@ -76,25 +62,25 @@ echo "stat: live table from the socket"
 cp "$T/board.ini" "$T/good.ini"
 printf '[board]\nvehicle = RUN-TEST\nbatch_ms = fast\n' > "$T/board.ini"
 kill -HUP $rpid
-wait_for "$T/run.err" 'reload refused, keeping the running configuration: .*board.ini:3: batch_ms'
+wait_lines "$T/run.err" 'reload refused, keeping the running configuration: .*board.ini:3: batch_ms'
 pings=$(grep -c 'WATCHDOG=1' "$T/notify.log")
-wait_for "$T/notify.log" 'WATCHDOG=1' $((pings + 3))
+wait_lines "$T/notify.log" 'WATCHDOG=1' $((pings + 3))
 kill -0 $rpid || fail "railmon died after a bad reload"
 echo "reload: broken board file refused with file:line, recording goes on"
 
 # SIGHUP with a valid changed board file: reloaded
 sed 's/batch_ms = 200/batch_ms = 100/' "$T/good.ini" > "$T/board.ini"
 kill -HUP $rpid
-wait_for "$T/run.err" 'reloaded'
-wait_for "$T/notify.log" 'RELOADING=1'
-wait_for "$T/notify.log" 'READY=1' 2
+wait_lines "$T/run.err" 'reloaded'
+wait_lines "$T/notify.log" 'RELOADING=1'
+wait_lines "$T/notify.log" 'READY=1' 2
 echo "reload: valid board file applied (RELOADING=1, READY=1)"
 
 kill -TERM $rpid
 rc=0
 wait $rpid || rc=$?
 [ $rc -eq 0 ] || fail "railmon run exited $rc on SIGTERM"
-wait_for "$T/notify.log" 'STOPPING=1'
+wait_lines "$T/notify.log" 'STOPPING=1'
 
 "$RAILMON" export --data "$T/log" --format jsonl > "$T/all.jsonl" 2>/dev/null
 "$RAILMON" stat --data "$T/log" > "$T/stat-log.out" || fail "stat from the log"

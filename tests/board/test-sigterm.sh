@@ -9,9 +9,8 @@ set -euo pipefail
 RAILMON=$1
 SRC=$2
 RUNS=${3:-20}
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/railmon-test-sigterm.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init sigterm
 
 cat > "$T/board.ini" <<EOF
 [board]

@@ -16,20 +16,9 @@ RAILMON=$1
 MB_SERVER=$2
 SRC=$3
 MIN=${4:-10}
-PY=/usr/bin/python3
-T=$(mktemp -d /var/tmp/railmon-test-workload.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$T"; }
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init workload /var/tmp
 fail() { echo "FAIL: $*"; tail -5 "$T"/*.err 2>/dev/null || true; exit 1; }
-poll() { # seconds cmd...: run cmd until it succeeds, at most that long
-	local end=$(( $(date +%s) + $1 )); shift
-	until "$@" 2>/dev/null; do
-		[ "$(date +%s)" -lt $end ] || return 1
-		sleep 0.2
-	done
-}
-port_open() { "$PY" -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 0.5)"; }
 SECS=$((MIN * 60))
 
 "$PY" "$SRC/tests/board/gen-load-trace.py" $SECS 0.7 "$T/load.log"
@@ -40,7 +29,7 @@ coproc SRV { exec "$MB_SERVER" --tcp 0; }
 pids+=($SRV_PID)
 read -r ready mbport <&"${SRV[0]}"
 [ "$ready" = READY ] || fail "mb-fault-server did not start"
-BPORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+BPORT=$(free_port)
 mkdir -p "$T/mosq"
 cat > "$T/mosq.conf" <<EOF
 user root
@@ -52,7 +41,7 @@ autosave_interval 1
 max_queued_messages 0
 max_inflight_messages 0
 EOF
-start_broker() { mosquitto -c "$T/mosq.conf" 2>>"$T/mosq.err" & BPID=$!; pids+=($BPID); poll 10 port_open $BPORT || fail "mosquitto did not start"; }
+start_broker() { start_peer mosquitto -c "$T/mosq.conf" 2>>"$T/mosq.err"; BPID=$LIB_PID; wait_for 10 port_open $BPORT || fail "mosquitto did not start"; }
 stop_broker() { kill $BPID; wait $BPID 2>/dev/null || true; }
 
 start_broker
@@ -60,7 +49,7 @@ start_broker
 	2> "$T/recv.err" &
 RPID=$!
 pids+=($RPID)
-poll 20 grep -q subscribed "$T/recv.err" || fail "railmon recv did not subscribe"
+wait_for 20 grep -q subscribed "$T/recv.err" || fail "railmon recv did not subscribe"
 stop_broker    # the train enters a tunnel
 
 # --- the vehicle
@@ -87,8 +76,8 @@ PY
 VPID=$!
 pids+=($VPID)
 half=$((SECS / 10 / 2))
-poll $((half + 30)) grep -q "railmon run: vehicle" "$T/run.err" || fail "railmon run did not start"
-sleep $half    # half of the run without a broker
+wait_for $((half + 30)) grep -q "railmon run: vehicle" "$T/run.err" || fail "railmon run did not start"
+sleep_s $half  # half of the run without a broker
 start_broker   # out of the tunnel
 # the traces end after SECS/10 s; then the backlog must drain completely
 uplink_drained() {
@@ -100,7 +89,7 @@ can = h["vehicle"]["items"] + h["traction"]["items"]
 sys.exit(0 if can >= int(sys.argv[2]) and h["uplink"]["backlog"] == 0 and h["log"]["backlog"] == 0 else 1)
 PY
 }
-poll $((SECS / 10 + 120)) uplink_drained || { cat "$T/stat.json"; fail "the backlog did not drain"; }
+wait_for $((SECS / 10 + 120)) uplink_drained || { cat "$T/stat.json"; fail "the backlog did not drain"; }
 kill -TERM $VPID
 wait $VPID || fail "railmon run exited $?"
 # The last record of a clean run is its STOP event; the ground has it all
@@ -109,7 +98,7 @@ VMAX=$("$RAILMON" export --data "$T/log" --kind event 2>/dev/null | tail -1 | cu
 ground_complete() {
 	"$RAILMON" export --data "$T/ground/EMU-4021" --kind event 2>/dev/null | tail -1 | grep -q "^$VMAX,"
 }
-poll 120 ground_complete || fail "the ground log never got record $VMAX"
+wait_for 120 ground_complete || fail "the ground log never got record $VMAX"
 kill -TERM $RPID
 wait $RPID || true
 cat "$T/recv.err"

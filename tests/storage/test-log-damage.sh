@@ -12,18 +12,11 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-PY=/usr/bin/python3
 # On the disk, not a tmpfs: a directory read there fails with EISDIR (the
 # case that stopped export), on tmpfs it merely looks short.
-T=$(mktemp -d /var/tmp/railmon-test-damage.XXXXXX)
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init damage /var/tmp
 chmod 755 "$T"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	chmod -R u+rwX "$T" 2>/dev/null || true
-	rm -rf "$T"
-}
-trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$T"/*.err; do [ -s "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
 
 cat > "$T/board.ini" <<EOF
@@ -166,17 +159,11 @@ PY
 "$RAILMON" replay "$T/gaplog" --board "$T/board.ini" --data "$T/gap-replayed" --speed 1 2> "$T/gap-replay.err" &
 rpid=$!
 pids+=($rpid)
-for _ in $(seq 100); do
-	grep -q 'log in' "$T/gap-replay.err" && break
-	"$PY" -c 'import time; time.sleep(0.1)'
-done
-"$PY" -c 'import time; time.sleep(1.5)' # past the first 200 frames, into the gap
+wait_for 10 grep -q 'log in' "$T/gap-replay.err" || true
+sleep_s 1.5 # past the first 200 frames, into the gap
 kill -0 $rpid || fail "the paced replay ended before the gap"
 kill -TERM $rpid
-for _ in $(seq 50); do
-	kill -0 $rpid 2>/dev/null || break
-	"$PY" -c 'import time; time.sleep(0.1)'
-done
+wait_for 5 gone $rpid || true
 kill -0 $rpid 2>/dev/null && fail "replay --speed 1 ignored SIGTERM for 5 s (waiting out the gap)"
 wait $rpid || true
 echo "replay --speed 1: stopped by SIGTERM inside an hour's gap"

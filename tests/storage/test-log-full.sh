@@ -10,22 +10,19 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-PY=/usr/bin/python3
 fail() { echo "FAIL: $*"; echo "--- railmon stderr:"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
-sleep_s() { "$PY" -c "import time; time.sleep($1)"; }
-# wait_for PATTERN: poll railmon's stderr (bounded, 30 s)
-wait_for() {
-	for _ in $(seq 300); do
-		grep -q -- "$1" "$T/run.err" 2>/dev/null && return 0
-		kill -0 "$rpid" 2>/dev/null || fail "railmon run died waiting for '$1'"
-		sleep_s 0.1
-	done
-	fail "timed out waiting for '$1'"
+# said PATTERN: railmon's stderr has it (and railmon still runs)
+said() {
+	has_lines "$T/run.err" "$1" && return 0
+	kill -0 "$rpid" 2>/dev/null || fail "railmon run died waiting for '$1'"
+	return 1
 }
+# wait_said PATTERN: poll railmon's stderr (bounded, 30 s)
+wait_said() { wait_for 30 said "$1" || fail "timed out waiting for '$1'"; }
 
-# shellcheck source=tmpfs-lib.sh
-. "$(dirname "$0")/tmpfs-lib.sh"
-tmpfs_setup full 4m
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init full
+lib_tmpfs 4m
 cat > "$T/board.ini" <<EOF
 [board]
 vehicle = FULL-TEST
@@ -45,15 +42,15 @@ EOF
 "$RAILMON" run --board "$T/board.ini" --data "$M/log" 2> "$T/run.err" &
 rpid=$!
 pids+=($rpid)
-wait_for "log in $M/log"
+wait_said "log in $M/log"
 sleep_s 1
 # Fill the filesystem while it acquires (dd stops at ENOSPC).
 dd if=/dev/zero of="$M/filler" bs=64K 2> /dev/null || true
-wait_for "THE LOG IS REFUSING RECORDS (No space left on device)"
+wait_said "THE LOG IS REFUSING RECORDS (No space left on device)"
 echo "disk full: $(grep -m1 'THE LOG IS REFUSING' "$T/run.err")"
 sleep_s 3 # keeps acquiring: every Batch and every event refused
 rm "$M/filler"
-wait_for "the log takes records again"
+wait_said "the log takes records again"
 echo "space back: $(grep -m1 'the log takes records again' "$T/run.err")"
 sleep_s 1
 kill -TERM $rpid

@@ -10,9 +10,9 @@ set -euo pipefail
 RAILMON=$1
 SRC=$2
 fail() { echo "FAIL: $*"; for f in "$T"/*.err "$T"/*.out; do [ -s "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
-# shellcheck source=tmpfs-lib.sh
-. "$(dirname "$0")/tmpfs-lib.sh"
-tmpfs_setup space 8m
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init space
+lib_tmpfs 8m
 
 board() { # FILE [STORAGE KEY LINES...]: a looping trace at 10x, the log on the tmpfs
 	local f=$1

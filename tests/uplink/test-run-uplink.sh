@@ -17,36 +17,11 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/railmon-test-run-uplink.XXXXXX)
-pids=()
-# a child that has not exited yet (an exited one is a zombie until waited for)
-alive() { local s; s=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; }
 # every peer is stopped on every exit path: SIGTERM, and SIGKILL for one
 # that ignores it (a railmon blocked in open() cannot act on SIGTERM)
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do
-		for _ in $(seq 50); do alive "$p" || break; "$PY" -c 'import time; time.sleep(0.1)'; done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init run-uplink
 fail() { echo "FAIL: $*"; for f in "$T"/*.err; do echo "--- $f"; tail -20 "$f"; done; exit 1; }
-sleep_s() { "$PY" -c "import time; time.sleep($1)"; }
-# poll SECONDS CMD...: run CMD until it succeeds, at most that long
-poll() {
-	local end=$(( $(date +%s) + $1 )); shift
-	until "$@" 2>/dev/null; do
-		[ "$(date +%s)" -lt $end ] || return 1
-		sleep_s 0.1
-	done
-}
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port_open() { "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.5)"; }
 
 # start_broker PORT [EXTRA-CONFIG]: a mosquitto that dies with this script
 # (parent-death signal), even if the script itself is killed.
@@ -54,9 +29,8 @@ start_broker() {
 	local conf=$T/mosq-$1.conf
 	printf 'listener %s 127.0.0.1\nuser root\npersistence false\nmax_queued_messages 1000000\n%s\n' \
 		"$1" "${2:-allow_anonymous true}" > "$conf"
-	setpriv --pdeathsig KILL -- mosquitto -c "$conf" 2>>"$T/mosq-$1.log" &
-	pids+=($!)
-	poll 10 port_open "$1" || fail "mosquitto did not start on port $1"
+	start_peer mosquitto -c "$conf" 2>>"$T/mosq-$1.log"
+	wait_for 10 port_open "$1" || fail "mosquitto did not start on port $1"
 }
 
 # The first 1000 frames of the demo trace (with DBC decoding about 12,000
@@ -87,7 +61,7 @@ start_broker "$BPORT"
 "$RAILMON" recv --broker "mqtt://127.0.0.1:$BPORT" --format none --log "$T/ground" \
 	--client-id ground-run-uplink 2> "$T/recv.err" &
 pids+=($!)
-poll 20 grep -q subscribed "$T/recv.err" || fail "railmon recv did not subscribe"
+wait_for 20 grep -q subscribed "$T/recv.err" || fail "railmon recv did not subscribe"
 
 # --- 1. damaged cursors
 declare -A CONTENT=(
@@ -121,15 +95,15 @@ for kind in empty garbage negative beyond directory fifo; do
 	"$RAILMON" run --board "$T/$kind.ini" --data "$data" 2> "$T/$kind.err" &
 	rpid=$!
 	pids+=($rpid)
-	poll 20 grep -q "railmon run: vehicle $veh" "$T/$kind.err" || fail "$kind: run did not start"
+	wait_for 20 grep -q "railmon run: vehicle $veh" "$T/$kind.err" || fail "$kind: run did not start"
 	grep -qF "railmon run: warning: the uplink cursor $cur ${WORDS[$kind]}" "$T/$kind.err" \
 		|| fail "$kind: no warning naming $cur and what is wrong with it"
 	grep -qF "sending the whole log again from its oldest record" "$T/$kind.err" || fail "$kind: warning"
-	poll 30 ground_has_all "$data" "$veh" || fail "$kind: the ground never got every record of the log"
+	wait_for 30 ground_has_all "$data" "$veh" || fail "$kind: the ground never got every record of the log"
 	kill -TERM $rpid
 	wait $rpid || fail "$kind: railmon run exited $?"
 	# the STOP record too, once it is forwarded at the clean stop
-	poll 20 ground_has_all "$data" "$veh" || fail "$kind: the ground is missing records after the stop"
+	wait_for 20 ground_has_all "$data" "$veh" || fail "$kind: the ground is missing records after the stop"
 	last=$(tail -1 "$T/v.csv" | cut -d, -f1)
 	first=$(sed -n 2p "$T/g.csv" | cut -d, -f1)
 	[ "$first" = 1 ] && [ "$last" -gt "$before" ] || fail "$kind: ground has seq $first..$last"
@@ -181,10 +155,10 @@ board later CONN-LATER "mqtt://127.0.0.1:$LPORT"
 "$RAILMON" run --board "$T/later.ini" --data "$T/later" 2> "$T/later.err" &
 rpid=$!
 pids+=($rpid)
-poll 20 grep -q "uplink: cannot connect to mqtt://127.0.0.1:$LPORT: Connection refused" "$T/later.err" \
+wait_for 20 grep -q "uplink: cannot connect to mqtt://127.0.0.1:$LPORT: Connection refused" "$T/later.err" \
 	|| fail "later: refusal not said"
 start_broker "$LPORT"
-poll 60 grep -q "uplink: connected to mqtt://127.0.0.1:$LPORT after [0-9]* failed attempts\? in" "$T/later.err" \
+wait_for 60 grep -q "uplink: connected to mqtt://127.0.0.1:$LPORT after [0-9]* failed attempts\? in" "$T/later.err" \
 	|| fail "later: the reconnection was not said"
 kill -TERM $rpid
 wait $rpid || fail "later: railmon run exited $?"

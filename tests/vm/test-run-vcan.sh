@@ -9,7 +9,8 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-T=$(mktemp -d)
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init run-vcan
 fail() { echo "FAIL: $*"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
 N=2000
 head -n $N "$SRC/board/demo/train.log" > "$T/part.log"
@@ -27,14 +28,11 @@ dbc = $SRC/board/demo/train.dbc
 EOF
 "$RAILMON" run --board "$T/board.ini" --data "$T/log" 2> "$T/run.err" &
 rpid=$!
+pids+=("$rpid")
 # ready when its stat socket answers (bounded; the 9p scratch dir cannot
 # hold a socket file, so it is an abstract one)
-up=0
-for _ in $(seq 150); do
-	"$RAILMON" stat --socket @railmon-vm-test > /dev/null 2>&1 && { up=1; break; }
-	sleep 0.1
-done
-[ $up = 1 ] || fail "railmon run did not come up"
+stat_up() { "$RAILMON" stat --socket @railmon-vm-test > /dev/null 2>&1; }
+wait_for 15 stat_up || fail "railmon run did not come up"
 # -g 1: one frame per ms, ignoring the trace's own timing
 canplayer -I "$T/part.log" -t -g 1 vcan0=can0
 "$RAILMON" stat --socket @railmon-vm-test > "$T/stat.out" || fail "stat socket"
@@ -54,12 +52,11 @@ echo "run: $N frames sent by canplayer on vcan0, all logged in order and decoded
 CAP=/dev/railmon-cap.log
 candump -L vcan1 > $CAP &
 cpid=$!
+pids+=("$cpid")
 "$RAILMON" replay "$T/part.log" --to-can vcan1 --speed 5 2> "$T/replay.err" || { cat "$T/replay.err"; fail "replay --to-can"; }
 # candump has read what the socket holds once the count matches (bounded)
-for _ in $(seq 100); do
-	[ "$(wc -l < $CAP)" -ge $N ] && break
-	sleep 0.1
-done
+captured() { [ "$(wc -l < $CAP)" -ge $N ]; }
+wait_for 10 captured || true
 kill $cpid; wait $cpid 2>/dev/null || true
 awk '{print $3}' $CAP > "$T/got"
 rm -f $CAP

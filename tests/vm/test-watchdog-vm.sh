@@ -8,7 +8,8 @@
 set -euo pipefail
 RAILMON=$1
 SRC=$2
-T=$(mktemp -d)
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init watchdog
 W=/sys/class/watchdog/watchdog0
 fail() { echo "FAIL: $*"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
 [ -c /dev/watchdog ] || fail "no /dev/watchdog (softdog not loaded)"
@@ -27,20 +28,17 @@ loop = true
 EOI
 "$RAILMON" run --board "$T/board.ini" --data "$T/log" 2> "$T/run.err" &
 rpid=$!
-up=0
-for _ in $(seq 150); do
-	"$RAILMON" stat --socket @railmon-wdog-test > /dev/null 2>&1 && { up=1; break; }
-	sleep 0.1
-done
-[ $up = 1 ] || fail "railmon run did not come up"
+pids+=("$rpid")
+stat_up() { "$RAILMON" stat --socket @railmon-wdog-test > /dev/null 2>&1; }
+wait_for 15 stat_up || fail "railmon run did not come up"
 [ "$(cat $W/state)" = active ] || fail "railmon did not arm the watchdog"
 [ "$(cat $W/timeout)" = 3 ] || fail "timeout is $(cat $W/timeout), not the board file's 3 s"
-sleep 7    # two timeouts and more: only railmon's kicks keep us alive
+sleep_s 7  # two timeouts and more: only railmon's kicks keep us alive
 [ "$(cat $W/state)" = active ] || fail "watchdog no longer active"
 echo "armed: 7 s alive with a 3 s watchdog, kicked by railmon"
 kill -TERM $rpid
 wait $rpid || fail "railmon run exited $?"
 [ "$(cat $W/state)" = inactive ] || fail "a clean stop left the watchdog armed"
-sleep 4    # past the timeout: disarmed for real
+sleep_s 4  # past the timeout: disarmed for real
 echo "disarmed on SIGTERM (magic close): still alive 4 s later"
 echo PASS
