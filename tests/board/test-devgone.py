@@ -30,46 +30,29 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from railmon_test import thread_cpu, wait_for  # noqa: E402
+from railmon_test import PEERS, start_peer, stop_peer, thread_cpu, wait_for  # noqa: E402
 
 MAX_CPU_PCT = 3.0
 RAILMON, PYMODBUS, SLCAN_PEER = sys.argv[1:4]
 PY = "/usr/bin/python3"
-procs = []
-
-
-def start(argv, **kw):
-    p = subprocess.Popen(argv, **kw)
-    procs.append(p)
-    return p
-
-
-def stop(p, sig=signal.SIGTERM):
-    if p.poll() is None:
-        p.send_signal(sig)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def socat(a, b):
     """A pty pair whose links a and b exist once it returns."""
-    p = start(["socat", "-d", "-d", f"pty,raw,echo=0,link={a}", f"pty,raw,echo=0,link={b}"],
+    p = start_peer(["socat", "-d", "-d", f"pty,raw,echo=0,link={a}", f"pty,raw,echo=0,link={b}"],
               stderr=subprocess.DEVNULL)
     wait_for(f"socat links {a} {b}", lambda: os.path.exists(a) and os.path.exists(b))
     return p
 
 
 def adapter(pty, first, count):
-    p = start([PY, SLCAN_PEER, "--serial", pty, str(first), str(count)], stdout=subprocess.PIPE, text=True)
+    p = start_peer([PY, SLCAN_PEER, "--serial", pty, str(first), str(count)], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "OPEN"
     return p
 
 
 def modbus_server(pty):
-    p = start([PY, PYMODBUS, "--rtu", pty], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    p = start_peer([PY, PYMODBUS, "--rtu", pty], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "READY"
     return p
 
@@ -126,16 +109,16 @@ type = u16
     mb = modbus_server(f"{T}/mb-b")
     ad = adapter(f"{T}/peer", 1, 100)
     err = f"{T}/run.err"
-    rm = start([RAILMON, "run", "--board", f"{T}/board.ini", "--data", f"{T}/log"], stderr=open(err, "w"))
+    rm = start_peer([RAILMON, "run", "--board", f"{T}/board.ini", "--data", f"{T}/log"], stderr=open(err, "w"))
     assert ad.stdout.readline().strip() == "SENT 100"
     wait_for("the 100 frames before the unplug", lambda: stat(sock).get("vehicle", {}).get("items", 0) >= 100)
 
     # unplug both serial devices
-    stop(s1)
-    stop(m1)
-    stop(ad)
+    stop_peer(s1)
+    stop_peer(m1)
+    stop_peer(ad)
     mb.stdin.close()
-    stop(mb)
+    stop_peer(mb)
     time.sleep(1.0)
     cpu = thread_cpu(rm.pid, 3, ["rx-vehicle", "rx-recorder", "rx-hvac"])
     for name, pct in cpu.items():
@@ -202,8 +185,8 @@ def main():
     try:
         run(T)
     finally:
-        for p in reversed(procs):
-            stop(p, signal.SIGKILL if p.args[0] == RAILMON else signal.SIGTERM)
+        for p in reversed(PEERS):
+            stop_peer(p, signal.SIGKILL if p.args[0] == RAILMON else signal.SIGTERM)
         subprocess.run(["rm", "-rf", T])
     print("PASS")
 

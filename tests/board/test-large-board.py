@@ -40,6 +40,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from railmon_test import start_peer, stop_peer  # noqa: E402
+
 
 def fail(msg):
     print("FAIL: " + msg)
@@ -77,8 +81,7 @@ class FaultServer:
     """mb-fault-server --tcp 0: ready at "READY <port>", stops at stdin EOF."""
 
     def __init__(self, path):
-        self.p = subprocess.Popen([path, "--tcp", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True)
+        self.p = start_peer([path, "--tcp", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline().split()
         if len(line) != 2 or line[0] != "READY":
             self.stop()
@@ -86,13 +89,7 @@ class FaultServer:
         self.port = int(line[1])
 
     def stop(self):
-        if self.p.poll() is None:
-            self.p.stdin.close()
-            try:
-                self.p.wait(10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
+        stop_peer(self.p, None)
 
 
 def sig_name(m, k):

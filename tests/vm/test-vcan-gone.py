@@ -30,7 +30,7 @@ import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from railmon_test import thread_cpu, wait_for  # noqa: E402
+from railmon_test import start_peer, stop_peer, thread_cpu, wait_for  # noqa: E402
 
 RAILMON = sys.argv[1]
 SOCK = "railmon-vcan-gone"  # abstract: the 9p scratch dir cannot hold a socket
@@ -138,8 +138,8 @@ def main():
         f.write(f"[board]\nvehicle = VCAN-GONE\nbatch_ms = 100\nhealth_interval_s = 1\nstat_socket = @{SOCK}\n"
                 "[can vehicle]\ndriver = socketcan\ninterface = vcan0\n")
     err = f"{T}/run.err"
-    rm = subprocess.Popen([RAILMON, "run", "--board", f"{T}/board.ini", "--data", f"{T}/log"],
-                          stderr=open(err, "w"))
+    rm = start_peer([RAILMON, "run", "--board", f"{T}/board.ini", "--data", f"{T}/log"],
+                    stderr=open(err, "w"))
     try:
         run(T, rm, err)
     except BaseException:
@@ -147,9 +147,7 @@ def main():
             sys.stderr.write("--- railmon stderr:\n" + f.read())
         raise
     finally:
-        if rm.poll() is None:
-            rm.kill()
-            rm.wait()
+        stop_peer(rm, signal.SIGKILL)
     print("PASS")
 
 
