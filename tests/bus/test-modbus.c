@@ -45,18 +45,7 @@ static struct acq_item *items_buf;
 /* Poll dev for ms milliseconds; items land in items_buf; returns the count. */
 static size_t run_for(bus_dev_t *dev, int ms)
 {
-	int64_t end = tlib_mono_ms() + ms;
-	size_t n = 0;
-
-	for (int64_t left; (left = end - tlib_mono_ms()) > 0;) {
-		struct acq_item it[64];
-		int r = bus_dev_recv(dev, it, 64, (int)left);
-
-		assert(r >= 0);
-		for (int i = 0; i < r && n < MAX_ITEMS; i++)
-			items_buf[n++] = it[i];
-	}
-	return n;
+	return mb_run_for(dev, ms, items_buf, MAX_ITEMS);
 }
 
 struct fifo_run {

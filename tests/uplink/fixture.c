@@ -373,16 +373,9 @@ unsigned fx_events_get(struct fx_events *e, enum upl_fwd_event ev)
 
 int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsigned timeout_ms)
 {
-	struct timespec ts;
+	struct timespec ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&e->lock);
 	while (e->n[ev] < n && err == 0)
 		err = pthread_cond_timedwait(&e->cond, &e->lock, &ts);

@@ -157,19 +157,6 @@ static int watch_batch(void *ctx, const struct upl_batch_info *info, const void 
 	return 0;
 }
 
-struct recv_thread {
-	upl_recv_t *r;
-	pthread_t t;
-};
-
-static void *recv_main(void *arg)
-{
-	struct recv_thread *rt = arg;
-
-	CHECK(upl_recv_run(rt->r) == 0);
-	return NULL;
-}
-
 int main(void)
 {
 	struct broker b;
@@ -177,7 +164,7 @@ int main(void)
 	stor_reader_t *reader;
 	struct gen hist;
 	struct acq a = { 0 };
-	struct recv_thread rt;
+	struct fx_recv rt;
 	struct live_watch watch = { 0 };
 	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-backlog-recv",
 	                           .on_batch = watch_batch, .ctx = &watch };
@@ -224,9 +211,7 @@ int main(void)
 
 	watch.live_from = backlog_end;
 	rc.port = b.port;
-	CHECK(upl_recv_new(&rc, &rt.r) == 0);
-	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
-	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
+	fx_recv_start(&rt, &rc);
 
 	/* Acquisition runs from before the link comes back until after. */
 	a.slots = calloc(RING_SLOTS, sizeof(*a.slots));
@@ -315,9 +300,7 @@ int main(void)
 	upl_forwarder_free(f);
 	stor_reader_free(reader);
 	stor_reader_free(live_reader);
-	upl_recv_stop(rt.r);
-	pthread_join(rt.t, NULL);
-	upl_recv_free(rt.r);
+	fx_recv_stop(&rt);
 	gen_fini(&a.g);
 	gen_fini(&hist);
 	free(a.slots);

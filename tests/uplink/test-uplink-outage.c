@@ -231,19 +231,6 @@ static void expect_progress(upl_forwarder_t *f, upl_recv_t *r, struct memlog *lo
 	CHECK(upl_recv_wait_seq(r, "tram9", cursor_now(f), 20000) == 0);
 }
 
-struct recv_thread {
-	upl_recv_t *r;
-	pthread_t t;
-};
-
-static void *recv_main(void *arg)
-{
-	struct recv_thread *rt = arg;
-
-	CHECK(upl_recv_run(rt->r) == 0);
-	return NULL;
-}
-
 int main(void)
 {
 	struct broker b;
@@ -251,7 +238,7 @@ int main(void)
 	struct memlog log;
 	struct producer prod = { .log = &log };
 	struct fx_events ev;
-	struct recv_thread rt;
+	struct fx_recv rt;
 	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-outage-recv",
 	                           .keepalive_s = 5, .backoff_max_ms = 200 };
 	struct upl_forward_cfg fc;
@@ -272,9 +259,7 @@ int main(void)
 	/* recv's persistent session must survive a SIGKILL of the broker: a
 	   clean stop writes it to the broker's database. */
 	rc.port = b.port;
-	CHECK(upl_recv_new(&rc, &rt.r) == 0);
-	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
-	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
+	fx_recv_start(&rt, &rc);
 	CHECK(broker_signal(&b, SIGTERM) == 0);
 	CHECK(broker_start(&b) == 0);
 
@@ -398,9 +383,7 @@ int main(void)
 
 		CHECK(upl_cursor_load(cursor_path, &seq) == 0 && seq == log.next_seq);
 	}
-	upl_recv_stop(rt.r);
-	pthread_join(rt.t, NULL);
-	upl_recv_free(rt.r);
+	fx_recv_stop(&rt);
 	proxy_stop(&px);
 	gen_fini(&prod.g);
 	memlog_fini(&log);

@@ -75,19 +75,6 @@ static void vehicle_append(struct gen *g, stor_log_t *log, size_t n)
 	CHECK(stor_log_append(log, &rec) == 0);
 }
 
-struct recv_thread {
-	upl_recv_t *r;
-	pthread_t t;
-};
-
-static void *recv_main(void *arg)
-{
-	struct recv_thread *rt = arg;
-
-	CHECK(upl_recv_run(rt->r) == 0);
-	return NULL;
-}
-
 static upl_forwarder_t *forwarder_start(int port, const char *cursor, stor_reader_t *reader)
 {
 	struct upl_forward_cfg c = {
@@ -148,7 +135,7 @@ int main(void)
 {
 	struct broker b;
 	struct gen g;
-	struct recv_thread rt;
+	struct fx_recv rt;
 	struct upl_recv_stats rs;
 	struct upl_forward_stats fs;
 	char vdir[256], gdir[256], cursor[256];
@@ -176,9 +163,7 @@ int main(void)
 	struct upl_recv_cfg rc = { .host = "127.0.0.1", .port = b.port,
 	                           .client_id = "railmon-storage-recv",
 	                           .on_batch = ground_append, .ctx = glog };
-	CHECK(upl_recv_new(&rc, &rt.r) == 0);
-	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
-	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
+	fx_recv_start(&rt, &rc);
 
 	CHECK(stor_reader_open(vdir, &reader) == 0);
 	f = forwarder_start(b.port, cursor, reader);

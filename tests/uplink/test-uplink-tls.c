@@ -26,11 +26,9 @@
 /* Wait until connected (returns 1) or `fails` failed attempts (returns 0). */
 static int wait_outcome(struct fx_events *e, unsigned fails)
 {
-	struct timespec ts;
+	struct timespec ts = basic_deadline_ms(CLOCK_REALTIME, 20000);
 	int r, err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 20;
 	pthread_mutex_lock(&e->lock);
 	while (!e->n[UPL_FWD_CONNECTED] && e->n[UPL_FWD_CONNECT_FAILED] < fails && err == 0)
 		err = pthread_cond_timedwait(&e->cond, &e->lock, &ts);
@@ -93,26 +91,13 @@ static void run_case(const struct tls_case *tc, struct memlog *log, const char *
 	upl_forwarder_free(f);
 }
 
-struct recv_thread {
-	upl_recv_t *r;
-	pthread_t t;
-};
-
-static void *recv_main(void *arg)
-{
-	struct recv_thread *rt = arg;
-
-	CHECK(upl_recv_run(rt->r) == 0);
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
 	char extra[2048], cursor[256];
 	struct broker b;
 	struct memlog log;
 	struct gen g;
-	struct recv_thread rt;
+	struct fx_recv rt;
 	struct upl_recv_stats rs;
 	int p_good, p_host, p_expired;
 
@@ -160,9 +145,7 @@ int main(int argc, char **argv)
 		.tls = { .ca_file = cert("ca.pem"), .cert_file = cert("client.pem"),
 		         .key_file = cert("client.key") },
 	};
-	CHECK(upl_recv_new(&rc, &rt.r) == 0);
-	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
-	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
+	fx_recv_start(&rt, &rc);
 
 	const struct tls_case cases[] = {
 		{ "good certificates", p_good, cert("ca.pem"), cert("client.pem"), cert("client.key"),
@@ -196,9 +179,7 @@ int main(int argc, char **argv)
 	CHECK(upl_recv_stats(rt.r, &rs) == 0);
 	CHECK(rs.records == log.next_seq - 1 && rs.missing == 0);
 	printf("recv over TLS: %llu records\n", (unsigned long long)rs.records);
-	upl_recv_stop(rt.r);
-	pthread_join(rt.t, NULL);
-	upl_recv_free(rt.r);
+	fx_recv_stop(&rt);
 	gen_fini(&g);
 	memlog_fini(&log);
 	broker_fini(&b);

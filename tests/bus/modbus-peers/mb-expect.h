@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "basic/clock.h"
 #include "bus/bus.h"
 #include "mb-values.h"
 
@@ -90,4 +91,21 @@ static inline struct bus_cfg mb_rtu_cfg(const char *dev, const struct bus_mb_cha
 	cfg.mb.channels = (struct bus_mb_channel *)ch;
 	cfg.mb.nchannels = n;
 	return cfg;
+}
+
+/* Poll dev for ms milliseconds; up to max items land in buf; the count. */
+static inline size_t mb_run_for(bus_dev_t *dev, int ms, struct acq_item *buf, size_t max)
+{
+	int64_t end = basic_mono_ns() / BASIC_NS_PER_MS + ms;
+	size_t n = 0;
+
+	for (int64_t left; (left = end - basic_mono_ns() / BASIC_NS_PER_MS) > 0;) {
+		struct acq_item it[64];
+		int r = bus_dev_recv(dev, it, 64, (int)left);
+
+		assert(r >= 0);
+		for (int i = 0; i < r && n < max; i++)
+			buf[n++] = it[i];
+	}
+	return n;
 }
