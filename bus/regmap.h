@@ -2,7 +2,7 @@
 /*
  * regmap.h - Modbus register-map planning, reply checking and value
  * decoding.  Pure functions: no I/O, no clocks, no logging, so every rule
- * here is unit-tested without a server (tests/test-modbus-regmap.c), and the
+ * here is unit-tested without a server (tests/bus/test-modbus-regmap.c), and the
  * reply checker / decoder and the planner are fuzzed (tests/fuzz/).
  *
  * Planning (bus_mb_regmap_new, once at open):

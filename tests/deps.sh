@@ -16,7 +16,7 @@ PKGS=(
 	openssl
 	# the CAN VM (Debian's own kernel under qemu)
 	qemu-system-x86 busybox-static cpio kmod zstd xz-utils
-	iproute2 # ip link inside the VM's chroot (tests/test-can-socket.c)
+	iproute2 # ip link inside the VM's chroot (tests/vm/test-can-socket.c)
 	# realtime and storage baselines for the benchmarks
 	rt-tests stress-ng sqlite3 libsqlite3-dev bc
 )

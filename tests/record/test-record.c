@@ -17,14 +17,8 @@
 #include "record/format.h"
 #include "record/names.h"
 #include "railmon.pb-c.h"
+#include "tlib.h"
 
-#define CHECK_STR(got, want)                                                                        \
-	do {                                                                                        \
-		if (strcmp((got), (want)) != 0) {                                                   \
-			fprintf(stderr, "%s:%d:\n got  '%s'\n want '%s'\n", __FILE__, __LINE__, (got), (want)); \
-			abort();                                                                    \
-		}                                                                                   \
-	} while (0)
 
 /* ---- names ---- */
 

@@ -4,36 +4,16 @@
 #include <fcntl.h>
 #include <sys/types.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fixture.h"
-
-int64_t fx_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t fx_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int fx_free_port(void)
 {
@@ -59,7 +39,7 @@ int broker_init(struct broker *b, bool persistent, const char *extra)
 	FILE *f;
 
 	memset(b, 0, sizeof(*b));
-	b->pid = -1;
+	b->peer.pid = -1;
 	snprintf(b->dir, sizeof(b->dir), "/tmp/railmon-broker-XXXXXX");
 	if (!mkdtemp(b->dir))
 		return -errno;
@@ -99,10 +79,15 @@ static void *drain_main(void *arg)
 	ssize_t n;
 	int fd;
 
-	/* Keep reading mosquitto's log so it never blocks on a full pipe. */
+	/* Keep reading mosquitto's log so it never blocks on a full pipe,
+	   from what the wait for "running" read ahead. */
 	snprintf(path, sizeof(path), "%s/broker.log", b->dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	while ((n = read(b->out_fd, buf, sizeof(buf))) > 0)
+	if (fd >= 0 && b->peer.len && write(fd, b->peer.buf, b->peer.len) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	while ((n = read(b->peer.out_fd, buf, sizeof(buf))) > 0)
 		if (fd >= 0 && write(fd, buf, (size_t)n) < 0)
 			break;
 	if (fd >= 0)
@@ -110,68 +95,38 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
-/* Read lines from fd until one contains "running" (ready) or it closes. */
-static int wait_ready(int fd, int timeout_ms)
+/* Read mosquitto's lines until one says "running" (ready) or it closes. */
+static int wait_ready(struct tlib_peer *p, int timeout_ms)
 {
+	int64_t end = tlib_mono_ms() + timeout_ms;
 	char line[1024];
-	size_t len = 0;
-	int64_t end = fx_mono_ns() + (int64_t)timeout_ms * 1000000;
+	int r;
 
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = (end - fx_mono_ns()) / 1000000;
-		char c;
-
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -ETIMEDOUT;
-		if (read(fd, &c, 1) != 1)
-			return -EPIPE;
-		if (c != '\n') {
-			if (len < sizeof(line) - 1)
-				line[len++] = c;
-			continue;
-		}
-		line[len] = '\0';
+	while ((r = tlib_peer_readline(p, line, sizeof(line), (int)(end - tlib_mono_ms()))) == 0) {
 		fprintf(stderr, "broker: %s\n", line);
 		if (strstr(line, " running"))
 			return 0;
 		if (strstr(line, "Error"))
 			return -EIO;
-		len = 0;
 	}
+	return r;
 }
 
 int broker_start(struct broker *b)
 {
-	pid_t parent = getpid();
-	int pfd[2], r;
+	char *argv[] = { "mosquitto", "-c", b->conf, NULL };
+	int r;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	b->pid = fork();
-	if (b->pid < 0)
-		return -errno;
-	if (b->pid == 0) {
-		/* Die with the test: a failed CHECK (abort), a signal (meson's
-		   timeout) or an exit without broker_fini() must not leave a
-		   broker running.  The signal comes when the forking thread
-		   exits: start brokers from the main thread.  If the test is
-		   already gone, do not start at all. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(127);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		execlp("mosquitto", "mosquitto", "-c", b->conf, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	b->out_fd = pfd[0];
-	r = wait_ready(b->out_fd, 10000);
+	/* A failed CHECK (abort), a signal (meson's timeout) or an exit
+	   without broker_fini() must not leave a broker running: tlib's peers
+	   die with the thread that started them. */
+	r = tlib_peer_start(&b->peer, argv, TLIB_PEER_STDOUT | TLIB_PEER_STDERR);
+	if (r < 0)
+		return r;
+	r = wait_ready(&b->peer, 10000);
 	if (r < 0) {
-		kill(b->pid, SIGKILL);
-		waitpid(b->pid, NULL, 0);
-		b->pid = -1;
-		close(b->out_fd);
+		tlib_peer_stop(&b->peer, 0);
+		b->peer.pid = -1;
 		return r;
 	}
 	b->draining = pthread_create(&b->drain, NULL, drain_main, b) == 0;
@@ -180,19 +135,20 @@ int broker_start(struct broker *b)
 
 int broker_signal(struct broker *b, int sig)
 {
-	if (b->pid <= 0)
+	if (b->peer.pid <= 0)
 		return -ESRCH;
-	if (kill(b->pid, sig) < 0)
+	if (kill(b->peer.pid, sig) < 0)
 		return -errno;
 	if (sig != SIGKILL && sig != SIGTERM)
 		return 0;
-	if (waitpid(b->pid, NULL, 0) < 0)
+	if (waitpid(b->peer.pid, NULL, 0) < 0)
 		return -errno;
-	b->pid = -1;
+	b->peer.pid = -1;
 	if (b->draining)
 		pthread_join(b->drain, NULL);
 	b->draining = false;
-	close(b->out_fd);
+	close(b->peer.out_fd);
+	b->peer.out_fd = -1;
 	return 0;
 }
 
@@ -200,40 +156,12 @@ void broker_fini(struct broker *b)
 {
 	char *argv[] = { "rm", "-rf", b->dir, NULL };
 
-	if (b->pid > 0) {
-		kill(b->pid, SIGCONT);
+	if (b->peer.pid > 0) {
+		kill(b->peer.pid, SIGCONT);
 		broker_signal(b, SIGKILL);
 	}
 	if (!getenv("RAILMON_KEEP_TMP"))
-		fx_run(argv, 30);
-}
-
-int fx_run(char *const argv[], unsigned timeout_s)
-{
-	pid_t pid = fork();
-	struct pollfd p;
-	int status, pfd;
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	/* A pidfd becomes readable when the child exits: a bounded wait
-	   without polling; a hung child is killed at the deadline. */
-	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pfd >= 0) {
-		p = (struct pollfd){ .fd = pfd, .events = POLLIN };
-		if (poll(&p, 1, (int)timeout_s * 1000) == 0)
-			kill(pid, SIGKILL);
-		close(pfd);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-		return -ETIMEDOUT;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		tlib_run(argv, 30);
 }
 
 /* ---- in-memory log ---- */
@@ -445,16 +373,9 @@ unsigned fx_events_get(struct fx_events *e, enum upl_fwd_event ev)
 
 int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsigned timeout_ms)
 {
-	struct timespec ts;
+	struct timespec ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&e->lock);
 	while (e->n[ev] < n && err == 0)
 		err = pthread_cond_timedwait(&e->cond, &e->lock, &ts);

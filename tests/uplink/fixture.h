@@ -17,22 +17,13 @@
 #include "record/format.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
-
-#define CHECK(cond)                                                                   \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			fflush(stdout);                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                      \
-		}                                                                     \
-	} while (0)
+#include "tlib.h"
 
 struct broker {
-	pid_t pid;
+	struct tlib_peer peer; /* mosquitto; its stdout and stderr on peer.out_fd */
 	int port;
 	char dir[128];       /* temp dir: config, persistence, log */
 	char conf[192];
-	int out_fd;
 	pthread_t drain;
 	bool draining;
 };
@@ -133,9 +124,3 @@ struct fx_recv {
    subscribed; CHECKs on failure.  fx_recv_stop() stops, joins and frees. */
 void fx_recv_start(struct fx_recv *rt, const struct upl_recv_cfg *cfg);
 void fx_recv_stop(struct fx_recv *rt);
-
-int64_t fx_now_ns(void);      /* CLOCK_REALTIME */
-int64_t fx_mono_ns(void);     /* CLOCK_MONOTONIC */
-
-/* Run argv, wait for it (bounded by timeout_s): exit status or -errno. */
-int fx_run(char *const argv[], unsigned timeout_s);

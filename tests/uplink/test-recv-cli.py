@@ -33,13 +33,11 @@ paho-mqtt:
 Every broker and receiver started here is killed on every exit path (and
 dies with this script: PR_SET_PDEATHSIG).
 """
-import ctypes
 import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -51,27 +49,13 @@ sys.path.insert(0, PB2_DIR)
 import railmon_pb2  # noqa: E402
 import paho.mqtt.client as mqtt  # noqa: E402
 
-LIBC = ctypes.CDLL(None, use_errno=True)
-PROCS = []
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from railmon_test import die_with_us, free_port, start_peer, stop_peer, stop_peers  # noqa: E402
+
 T0 = 1_700_000_000_000_000_000
 ID_A = bytes.fromhex("a1" * 15 + "01")
 ID_B = bytes.fromhex("b2" * 15 + "02")
-
-
-def die_with_us():
-    LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def spawn(argv, **kw):
-    p = subprocess.Popen(argv, preexec_fn=die_with_us, **kw)
-    PROCS.append(p)
-    return p
-
-
-def stop(p):
-    if p.poll() is None:
-        p.kill()
-    p.wait()
 
 
 def check(cond, what, *context):
@@ -79,14 +63,6 @@ def check(cond, what, *context):
         for c in context:
             sys.stderr.write(str(c) + "\n")
         raise AssertionError(what)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Broker:
@@ -99,7 +75,7 @@ class Broker:
                     "max_queued_messages 1000000\nmax_inflight_messages 0\n"
                     "log_dest stderr\nlog_type all\n" % self.port)
             f.write(extra or "allow_anonymous true\n")
-        self.proc = spawn(["mosquitto", "-c", conf], stderr=subprocess.PIPE, text=True)
+        self.proc = start_peer(["mosquitto", "-c", conf], stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
         for line in self.proc.stderr:
             if " running" in line:
@@ -109,7 +85,7 @@ class Broker:
         threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
 
     def stop(self):
-        stop(self.proc)
+        stop_peer(self.proc, signal.SIGKILL)
 
 
 class Recv:
@@ -121,7 +97,7 @@ class Recv:
         e = dict(os.environ)
         e.pop("RAILMON_MQTT_PASSWORD", None)
         e.update(env or {})
-        self.proc = spawn([RAILMON, "recv"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        self.proc = start_peer([RAILMON, "recv"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True, env=e)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -140,7 +116,7 @@ class Recv:
         try:
             rc = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            stop(self.proc)
+            stop_peer(self.proc, signal.SIGKILL)
             self.reader.join(5)
             check(False, "railmon recv did not exit by itself", *self.lines)
         self.reader.join(5)
@@ -586,8 +562,7 @@ def main():
         test_same_as_export(tmp, b)
         test_acl(tmp)
     finally:
-        for p in PROCS:
-            stop(p)
+        stop_peers(signal.SIGKILL)
         if not os.environ.get("RAILMON_KEEP_TMP"):
             shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -1,0 +1,64 @@
+#!/bin/bash
+# test-run-summary.sh RAILMON MB_SERVER - the summary `railmon run` prints
+# at its end and `railmon stat` on the log it leaves say the same: a Modbus
+# TCP bus polled against the libmodbus fault server injecting faults
+# (exceptions, garbage, wrong unit, timeouts) into 30% of the replies.
+# Both must count every failed transaction, and agree to the unit.
+set -euo pipefail
+RAILMON=$1
+MB_SERVER=$2
+# every peer is stopped on every exit path: SIGTERM, and SIGKILL for one
+# that ignores it (a railmon blocked in open() cannot act on SIGTERM)
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init run-summary
+fail() { echo "FAIL: $*"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
+
+# The server stops at EOF on its stdin, or with this script (parent-death signal).
+coproc SRV { exec setpriv --pdeathsig KILL -- "$MB_SERVER" --tcp 0 --seed 7 --fault-pct 30 \
+	--weights exc=1,garbage=1,unit=1,short=1,delay=1 --delay-ms 80; }
+pids+=($SRV_PID)
+read -r ready port <&"${SRV[0]}" || true
+[ "${ready:-}" = READY ] || fail "mb-fault-server did not start"
+
+cat > "$T/board.ini" <<EOF
+[board]
+vehicle = SUMMARY
+health_interval_s = 1
+[modbus devices]
+transport = tcp
+host = 127.0.0.1
+port = $port
+period_ms = 10
+response_timeout_ms = 40
+[channel a]
+bus = devices
+unit_id = 1
+table = input
+address = 1
+type = u16
+[channel b]
+bus = devices
+unit_id = 2
+table = holding
+address = 7
+type = u16
+EOF
+
+# Health every second while it runs; what stat shows of a stopped run is
+# the last health, which must be the one written at the stop.
+"$RAILMON" run --board "$T/board.ini" --data "$T/log" --duration 3 2> "$T/run.err" || fail "run exited $?"
+summary=$( (grep -oE 'devices: [0-9]+ in, [0-9]+ errors' "$T/run.err" || true) | tail -1)
+[ -n "$summary" ] || fail "no summary for bus 'devices'"
+run_errors=$(echo "$summary" | grep -oE '[0-9]+ errors' | cut -d' ' -f1)
+"$RAILMON" stat --data "$T/log" --json > "$T/stat.json" || fail "railmon stat failed"
+stat_errors=$("$PY" -c '
+import json, sys
+for line in open(sys.argv[1]):
+    h = json.loads(line)
+    if h.get("name") == "devices":
+        print(h["errors"])' "$T/stat.json")
+echo "run summary: '$summary'; railmon stat: $stat_errors errors"
+[ -n "$stat_errors" ] || fail "railmon stat shows no bus 'devices'"
+[ "$run_errors" -gt 0 ] || fail "the summary says $run_errors errors with 30% of the replies broken"
+[ "$run_errors" = "$stat_errors" ] || fail "the summary says $run_errors errors, stat says $stat_errors"
+echo PASS

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-dbc: load the demo DBC and decode frames of the demo trace to
+ * values worked out by hand from the DBC text; malformed DBC files fail
+ * with file:line; bad arguments give -EINVAL.
+ */
+#undef NDEBUG
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bus/candump.h"
+#include "bus/dbc.h"
+#include "railmon-config.h"
+
+#define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
+#define FULL_DBC RAILMON_SOURCE_DIR "/tests/bus/dbc/full.dbc"
+
+static struct acq_item frame(const char *line)
+{
+	struct acq_item it;
+
+	assert(bus_candump_parse(line, strlen(line), &it, NULL, 0) == 0);
+	it.bus = 2;
+	return it;
+}
+
+struct expect {
+	const char *name;
+	double value;
+	enum acq_quality q;
+};
+
+static void check(const bus_dbc_t *dbc, const char *line, const struct expect *e, size_t ne)
+{
+	struct acq_item f = frame(line), out[64];
+	int n = bus_dbc_decode(dbc, &f, 1000, out, 64);
+
+	if (n != (int)ne) {
+		fprintf(stderr, "%s: %d samples, want %zu\n", line, n, ne);
+		assert(0);
+	}
+	for (size_t i = 0; i < ne; i++) {
+		struct bus_dbc_signal_info info;
+		int j;
+
+		for (j = 0; j < n; j++) {
+			assert(bus_dbc_signal_info(dbc, out[j].sample.channel - 1000, &info) == 0);
+			if (strcmp(info.name, e[i].name) == 0)
+				break;
+		}
+		if (j == n || fabs(out[j].sample.value - e[i].value) > 1e-9 * fmax(1, fabs(e[i].value)) ||
+		    out[j].sample.quality != e[i].q) {
+			fprintf(stderr, "%s: %s = %g q%u, want %g q%d\n", line, e[i].name, j < n ? out[j].sample.value : NAN,
+			        j < n ? out[j].sample.quality : 9, e[i].value, e[i].q);
+			assert(0);
+		}
+		assert(out[j].kind == ACQ_ITEM_SAMPLE && out[j].t_ns == f.t_ns && out[j].bus == 2);
+	}
+}
+
+static void test_demo(void)
+{
+	char err[256];
+	bus_dbc_t *dbc = NULL;
+	struct bus_dbc_signal_info info;
+	const char *label;
+	unsigned idx;
+
+	if (bus_dbc_load(DEMO_DBC, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	assert(bus_dbc_signal_count(dbc) == 32);
+	assert(bus_dbc_signal_info(dbc, 0, &info) == 0);
+	assert(strcmp(info.name, "Speed") == 0 && strcmp(info.unit, "km/h") == 0 && info.msg_id == 0x100);
+	assert(strcmp(info.message, "VehicleSpeed") == 0 && !info.ext && info.max == 250 && info.scale == 0.01);
+	check(dbc, "(1.0) can0 100#0000FAFF04000001",
+	      (const struct expect[]){ { "Speed", 0, 0 }, { "Acceleration", -0.006, 0 }, { "Direction", 0, 0 },
+	                               { "SpeedValid", 1, 0 }, { "AliveCounter", 1, 0 } }, 5);
+	/* Motorola: pipe 0x11FC, cylinders 0x0642/0x0644, reservoir 0x35C, EB bit 3, demand bits 2..0 */
+	check(dbc, "(1.0) can0 120#11FC0642064435C2",
+	      (const struct expect[]){ { "BrakePipePressure", 4.604, 0 }, { "BrakeCylinder1", 1.602, 0 },
+	                               { "BrakeCylinder2", 1.604, 0 }, { "MainReservoir", 8.60, 0 },
+	                               { "EmergencyBrake", 0, 0 }, { "BrakeDemand", 2, 0 } }, 6);
+	/* multiplexed: car 0 gives Car1* only; car 1 Car2* only */
+	check(dbc, "(1.0) can0 200#00E40100",
+	      (const struct expect[]){ { "CarIndex", 0, 0 }, { "Car1Door1", 0, 0 }, { "Car1Door2", 1, 0 },
+	                               { "Car1Door3", 2, 0 }, { "Car1Door4", 3, 0 }, { "DoorsReleased", 1, 0 },
+	                               { "DoorsClosedLocked", 0, 0 }, { "ObstacleCount", 0, 0 } }, 8);
+	check(dbc, "(1.0) can0 200#01AA0207",
+	      (const struct expect[]){ { "CarIndex", 1, 0 }, { "Car2Door1", 2, 0 }, { "Car2Door2", 2, 0 },
+	                               { "Car2Door3", 2, 0 }, { "Car2Door4", 2, 0 }, { "DoorsReleased", 0, 0 },
+	                               { "DoorsClosedLocked", 1, 0 }, { "ObstacleCount", 7, 0 } }, 8);
+	/* multiplexor out of its declared range [0|1]: no muxed signal matches */
+	check(dbc, "(1.0) can0 200#02AA0207",
+	      (const struct expect[]){ { "CarIndex", 2, ACQ_Q_OUT_OF_RANGE }, { "DoorsReleased", 0, 0 },
+	                               { "DoorsClosedLocked", 1, 0 }, { "ObstacleCount", 7, 0 } }, 4);
+	/* extended id, signed Intel effort -150.0 kN = 0xFA24, temp 0x56 - 40 */
+	check(dbc, "(1.0) can0 18FF0121#24FA56DC05E80302",
+	      (const struct expect[]){ { "TractiveEffort", -150.0, 0 }, { "MotorTemperature", 46, 0 },
+	                               { "MotorCurrent", 150.0, 0 }, { "MotorSpeed", 1000, 0 },
+	                               { "TractionMode", 2, 0 } }, 5);
+	/* the same id as a standard frame is unknown */
+	check(dbc, "(1.0) can0 121#24FA56DC05E80302", NULL, 0);
+	check(dbc, "(1.0) can0 300#075BCD1500100000",
+	      (const struct expect[]){ { "Odometer", 123456.789, 0 }, { "TripDistance", 4096, 0 } }, 2);
+	/* signed Motorola: -12.3 A = 0xFF85; 0x7918 V = 31000 > max */
+	check(dbc, "(1.0) can0 310#7918FF85",
+	      (const struct expect[]){ { "CatenaryVoltage", 31000, ACQ_Q_OUT_OF_RANGE }, { "LineCurrent", -12.3, 0 } }, 2);
+	/* a frame shorter than the message: only the signals it holds */
+	check(dbc, "(1.0) can0 310#3A98", (const struct expect[]){ { "CatenaryVoltage", 15000, 0 } }, 1);
+	{
+		/* bytes past len are whatever the ring slot held: they must not matter */
+		struct acq_item f = frame("(1.0) can0 310#3A98"), a[8], b[8];
+		int na = bus_dbc_decode(dbc, &f, 0, a, 8), nb;
+
+		memset(f.can.data + f.can.len, 0xff, sizeof(f.can.data) - f.can.len);
+		nb = bus_dbc_decode(dbc, &f, 0, b, 8);
+		assert(na == 1 && nb == 1 && a[0].sample.value == b[0].sample.value);
+		assert(a[0].sample.channel == b[0].sample.channel && a[0].sample.quality == b[0].sample.quality);
+	}
+	assert(bus_dbc_signal_find(dbc, 0x200, 0, "Car2Door3", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "locked") == 0);
+	assert(bus_dbc_value_label(dbc, idx, 3.0, &label) == 0 && strcmp(label, "fault") == 0);
+	assert(bus_dbc_value_label(dbc, idx, 4.0, &label) == -ENOENT);
+	assert(bus_dbc_signal_find(dbc, 0x18ff0121, 1, "TractionMode", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "electric brake") == 0);
+	assert(bus_dbc_signal_find(dbc, 0x18ff0121, 0, "TractionMode", &idx) == -ENOENT);
+	assert(bus_dbc_signal_find(dbc, 0x100, 0, "Speed", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == -ENOENT);
+	bus_dbc_free(dbc);
+}
+
+static void test_bad_args(void)
+{
+	struct acq_item f = frame("(1.0) can0 100#00"), out[4];
+	struct bus_dbc_signal_info info;
+	bus_dbc_t *dbc = NULL;
+	const char *label;
+	unsigned idx;
+
+	assert(bus_dbc_load(NULL, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load("", &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load(DEMO_DBC, NULL, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load("/nonexistent/x.dbc", &dbc, NULL, 0) == -ENOENT);
+	assert(bus_dbc_free(NULL) == NULL);
+	assert(bus_dbc_load_buffer(NULL, "", 0, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load_buffer("x", NULL, 1, &dbc, NULL, 0) == -EINVAL);
+	assert(bus_dbc_load_buffer("x", "", 0, NULL, NULL, 0) == -EINVAL);
+	/* an empty database is valid and decodes nothing */
+	assert(bus_dbc_load_buffer("x", NULL, 0, &dbc, NULL, 0) == 0 && bus_dbc_signal_count(dbc) == 0);
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == 0);
+	dbc = bus_dbc_free(dbc);
+	{
+		/* not NUL-terminated: the parser must stop at len */
+		static const char txt[] = "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nXX";
+		char err[128];
+
+		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 3, &dbc, err, sizeof(err)) == 0);
+		assert(bus_dbc_signal_count(dbc) == 1);
+		dbc = bus_dbc_free(dbc);
+		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == -EBADMSG);
+		assert(strcmp(err, "mem:3: unknown keyword 'XX'") == 0);
+	}
+	assert(bus_dbc_signal_count(NULL) == 0);
+	assert(bus_dbc_load(DEMO_DBC, &dbc, NULL, 0) == 0);
+	assert(bus_dbc_signal_info(NULL, 0, &info) == -EINVAL);
+	assert(bus_dbc_signal_info(dbc, 32, &info) == -EINVAL);
+	assert(bus_dbc_signal_info(dbc, 0, NULL) == -EINVAL);
+	assert(bus_dbc_decode(NULL, &f, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode(dbc, NULL, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode(dbc, &f, 0, NULL, 4) == -EINVAL);
+	assert(bus_dbc_decode(dbc, &f, 0, out, 0) == 0);
+	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == 0); /* 1-byte frame: no signal fits */
+	f = frame("(1.0) can0 100#0000FAFF04000001");
+	/* 5 signals do not fit in 2: an error, not 2 samples and 3 lost */
+	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == -ENOBUFS);
+	assert(bus_dbc_decode_max(dbc) >= 5 && bus_dbc_decode_max(NULL) == 0);
+	f.can.len = 65;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
+	f.can.len = 8;
+	f.kind = ACQ_ITEM_EVENT;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
+	f.kind = ACQ_ITEM_CAN;
+	f.can.flags = ACQ_CAN_RTR;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == 0);
+	assert(bus_dbc_value_label(NULL, 0, 0, &label) == -EINVAL);
+	assert(bus_dbc_value_label(dbc, 99, 0, &label) == -EINVAL);
+	assert(bus_dbc_value_label(dbc, 0, NAN, &label) == -EINVAL);
+	assert(bus_dbc_value_label(dbc, 0, 0, NULL) == -EINVAL);
+	assert(bus_dbc_signal_find(NULL, 0x100, 0, "Speed", &idx) == -EINVAL);
+	assert(bus_dbc_signal_find(dbc, 0x100, 0, NULL, &idx) == -EINVAL);
+	assert(bus_dbc_signal_find(dbc, 0x100, 0, "Speed", NULL) == -EINVAL);
+	bus_dbc_free(dbc);
+}
+
+static char tmpdir[] = "/tmp/test-dbc-XXXXXX";
+
+struct bad_dbc {
+	const char *text;
+	unsigned line;
+	const char *what; /* substring of the message */
+};
+
+#define HDR "VERSION \"\"\nNS_ :\n\tCM_\n\nBS_:\nBU_: A B\n"
+/* HDR is 6 lines; the statement under test starts on line 7 */
+static const struct bad_dbc bad_dbcs[] = {
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\n SG_ S : 16|8@1+ (1,0) [0|0] \"\" B\n", 9, "duplicate signal" },
+	{ HDR "BO_ 256 M: 8 A\nBO_ 256 N: 8 A\n", 8, "duplicate message" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 60|8@1+ (1,0) [0|0] \"\" B\n", 8, "does not fit" },
+	{ HDR "BO_ 256 M: 2 A\n SG_ S : 7|24@0+ (1,0) [0|0] \"\" B\n", 8, "does not fit" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|0@1+ (1,0) [0|0] \"\" B\n", 8, "size" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|65@1+ (1,0) [0|0] \"\" B\n", 8, "bad integer" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@2+ (1,0) [0|0] \"\" B\n", 8, "byte order" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1* (1,0) [0|0] \"\" B\n", 8, "byte order" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0 [0|0] \"\" B\n", 8, "expected ')'" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (x,0) [0|0] \"\" B\n", 8, "bad number" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (0,0) [0|0] \"\" B\n", 8, "scale" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] B\n", 8, "unit string" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S x : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "multiplexer indicator" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S m1 : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "no multiplexor" },
+	{ HDR " SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n", 7, "outside a message" },
+	{ HDR "BO_ 2048 M: 8 A\n", 7, "out of range" },
+	{ HDR "BO_ 256 M: 65 A\n", 7, "bad integer" },
+	{ HDR "BO_ 256 M: 8 A\nCM_ SG_ 256 S \"never closed;\n\n\n", 8, "unterminated string" },
+	{ HDR "BO_ 256 M: 8 A\nVAL_ 257 S 0 \"x\" ;\n", 8, "unknown message" },
+	{ HDR "BO_ 256 M: 8 A\nVAL_ 256 S 0 \"x\" ;\n", 8, "unknown signal" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\nSIG_VALTYPE_ 256 S : 1;\n", 9, "float" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nVAL_ 256 S 0 \"x\" 1 ;\n", 9, "value description" },
+	{ HDR "BA_DEF_ BO_ \"GenMsgCycleTime\" INT 0 10000\n", 7, "not terminated" },
+	{ HDR "FOO bar\n", 7, "unknown keyword" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n\x01\n", 9, "unexpected byte" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ S m1 : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      "SG_MUL_VAL_ 256 S Y 1-1;\n", 10, "not a multiplexor" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ S m1 : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      "SG_MUL_VAL_ 256 S X 3-1;\n", 10, "empty multiplexor range" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X m0M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ Y m0M : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      "SG_MUL_VAL_ 256 X Y 0-0;\nSG_MUL_VAL_ 256 Y X 0-0;\n", 8, "cycle" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ Y M : 8|8@1+ (1,0) [0|0] \"\" B\n"
+	      " SG_ S m1 : 16|8@1+ (1,0) [0|0] \"\" B\n", 10, "ambiguous" },
+};
+
+static void test_malformed(void)
+{
+	char path[512], err[512], want[600];
+
+	for (size_t i = 0; i < sizeof(bad_dbcs) / sizeof(bad_dbcs[0]); i++) {
+		bus_dbc_t *dbc = NULL;
+		FILE *f;
+		int r;
+
+		snprintf(path, sizeof(path), "%s/bad%zu.dbc", tmpdir, i);
+		f = fopen(path, "w");
+		assert(f && fputs(bad_dbcs[i].text, f) >= 0 && fclose(f) == 0);
+		r = bus_dbc_load(path, &dbc, err, sizeof(err));
+		snprintf(want, sizeof(want), "%s:%u: ", path, bad_dbcs[i].line);
+		if (r != -EBADMSG || dbc || strncmp(err, want, strlen(want)) != 0 || !strstr(err, bad_dbcs[i].what)) {
+			fprintf(stderr, "case %zu: r=%d err='%s', want '%s...%s'\n", i, r, err, want, bad_dbcs[i].what);
+			assert(0);
+		}
+		unlink(path);
+	}
+}
+
+/* The demo DBC with a UTF-8 BOM and CRLF line ends loads the same. */
+static void test_bom_crlf(void)
+{
+	FILE *in = fopen(DEMO_DBC, "r"), *out;
+	char path[512], err[256];
+	bus_dbc_t *dbc = NULL;
+	int c;
+
+	snprintf(path, sizeof(path), "%s/crlf.dbc", tmpdir);
+	out = fopen(path, "w");
+	assert(in && out && fputs("\xef\xbb\xbf", out) >= 0);
+	while ((c = fgetc(in)) != EOF)
+		assert((c == '\n' ? fputc('\r', out) : 0) != EOF && fputc(c, out) != EOF);
+	fclose(in);
+	assert(fclose(out) == 0);
+	if (bus_dbc_load(path, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	assert(bus_dbc_signal_count(dbc) == 32);
+	check(dbc, "(1.0) can0 300#075BCD1500100000",
+	      (const struct expect[]){ { "Odometer", 123456.789, 0 }, { "TripDistance", 4096, 0 } }, 2);
+	bus_dbc_free(dbc);
+	unlink(path);
+}
+
+/*
+ * Scaled multiplexors (tests/bus/dbc/full.dbc, messages 201 and 0x80000201):
+ * per the DBC convention a multiplexor selects by its RAW value, never the
+ * physical one.  Worked out by hand from the DBC text.
+ */
+static void test_scaled_mux(void)
+{
+	char err[256];
+	bus_dbc_t *dbc = NULL;
+	const char *label;
+	unsigned idx;
+
+	if (bus_dbc_load(FULL_DBC, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	/* Page (2,-10): raw 3 = -4 selects PageA (m3) = 10 * 0.5 */
+	check(dbc, "(1.0) can0 0C9#030A000000000007",
+	      (const struct expect[]){ { "Page", -4, 0 }, { "PageA", 5, 0 }, { "Common", 7, 0 } }, 3);
+	/* raw 7 is physical 4: a decoder comparing physical values would take
+	   PageB (m4) here */
+	check(dbc, "(1.0) can0 0C9#07FFFF0000000001", (const struct expect[]){ { "Page", 4, 0 }, { "Common", 1, 0 } }, 2);
+	/* raw 250 = 490 selects PageC (m250) */
+	check(dbc, "(1.0) can0 0C9#FA2A0000000000FF",
+	      (const struct expect[]){ { "Page", 490, 0 }, { "PageC", 42, 0 }, { "Common", 255, 0 } }, 3);
+	/* raw 4 = -2 selects PageB (m4), signed -3 */
+	check(dbc, "(1.0) can0 0C9#04FDFF0000000000",
+	      (const struct expect[]){ { "Page", -2, 0 }, { "PageB", -3, 0 }, { "Common", 0, 0 } }, 3);
+	/* the value table is keyed by raw values too */
+	assert(bus_dbc_signal_find(dbc, 201, 0, "Page", &idx) == 0);
+	assert(bus_dbc_value_label(dbc, idx, -4, &label) == 0 && !strcmp(label, "page A"));
+	assert(bus_dbc_value_label(dbc, idx, 490, &label) == 0 && !strcmp(label, "page C"));
+	assert(bus_dbc_value_label(dbc, idx, 3, &label) == -ENOENT);
+	/* SMux: Motorola, signed, (0.1,-1.5).  0xC8 is raw 200 (signed -56,
+	   physical -7.1): Q200 (m200), big-endian signed 0xFF38 = -200 */
+	check(dbc, "(1.0) can0 00000201#C8FF380000000000",
+	      (const struct expect[]){ { "SMux", -7.1, 0 }, { "Q200", -200, 0 } }, 2);
+	/* 0x80 is raw 128 (-14.3): Sub (SG_MUL_VAL_ 128-130), itself scaled
+	   (0.25,1): raw 3 = 1.75, selects Deep (Sub 2-3) by the raw 3 */
+	check(dbc, "(1.0) can0 00000201#800000003F2A0000",
+	      (const struct expect[]){ { "SMux", -14.3, 0 }, { "Sub", 1.75, 0 }, { "Deep", 42, 0 } }, 3);
+	/* 0xFF: a signed multiplexor matches by its raw bit pattern (mN values
+	   are never negative): 255 is in QR's 250-255, physical -1.6 */
+	check(dbc, "(1.0) can0 00000201#FF00005500000000",
+	      (const struct expect[]){ { "SMux", -1.6, 0 }, { "QR", 0x55, 0 } }, 2);
+	/* raw 1 (-1.4): Q1 (m1) */
+	check(dbc, "(1.0) can0 00000201#0112340000000000",
+	      (const struct expect[]){ { "SMux", -1.4, 0 }, { "Q1", 0x1234, 0 } }, 2);
+	bus_dbc_free(dbc);
+}
+
+/*
+ * A CAN FD message of 64 bytes holding 512 one-bit signals: every one is
+ * decoded, in a buffer sized with bus_dbc_decode_max() (the daemon once
+ * decoded into 256 and silently lost the rest of the frame).
+ */
+static void test_wide_message(void)
+{
+	size_t cap = 64 + 512 * 64, len = 0;
+	char *txt = malloc(cap), err[256];
+	struct acq_item f = { .kind = ACQ_ITEM_CAN, .t_ns = 42, .bus = 3 }, *out;
+	bus_dbc_t *dbc = NULL;
+
+	assert(txt);
+	len += (size_t)snprintf(txt + len, cap - len, "BO_ 291 Wide: 64 ECU\n");
+	for (unsigned i = 0; i < 512; i++)
+		len += (size_t)snprintf(txt + len, cap - len, " SG_ Bit%03u : %u|1@1+ (1,0) [0|0] \"\" LOGGER\n", i, i);
+	assert(len < cap);
+	if (bus_dbc_load_buffer("wide", txt, len, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	assert(bus_dbc_signal_count(dbc) == 512 && bus_dbc_decode_max(dbc) == 512);
+	out = calloc(512, sizeof(*out));
+	assert(out);
+	f.can.id = 0x123;
+	f.can.flags = ACQ_CAN_FD;
+	f.can.len = 64;
+	for (unsigned i = 0; i < 64; i++)
+		f.can.data[i] = (uint8_t)(i * 37 + 11);
+	assert(bus_dbc_decode(dbc, &f, 7u << 16, out, 512) == 512);
+	for (unsigned i = 0; i < 512; i++) {
+		assert(out[i].kind == ACQ_ITEM_SAMPLE && out[i].t_ns == 42 && out[i].bus == 3);
+		assert(out[i].sample.channel == (7u << 16 | i) && out[i].sample.quality == ACQ_Q_GOOD);
+		assert(out[i].sample.value == (double)((f.can.data[i / 8] >> (i % 8)) & 1));
+	}
+	/* one short: refused, never 511 of 512 */
+	assert(bus_dbc_decode(dbc, &f, 0, out, 511) == -ENOBUFS);
+	/* a shorter frame holds fewer signals: those fit in less room */
+	f.can.len = 32;
+	assert(bus_dbc_decode(dbc, &f, 0, out, 256) == 256);
+	free(out);
+	free(txt);
+	bus_dbc_free(dbc);
+	printf("512 one-bit signals of a 64-byte frame decoded\n");
+}
+
+int main(void)
+{
+	assert(mkdtemp(tmpdir));
+	test_demo();
+	test_bad_args();
+	test_scaled_mux();
+	test_wide_message();
+	test_malformed();
+	test_bom_crlf();
+	assert(rmdir(tmpdir) == 0);
+	printf("test-dbc: ok\n");
+	return 0;
+}

@@ -1,0 +1,840 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-modbus.c - bus/modbus.c over Modbus TCP against real peers on
+ * loopback: tests/bus/modbus-peers/mb-fault-server (libmodbus, injects faults)
+ * and tests/bus/modbus-peers/pymodbus-server.py (Debian python3-pymodbus).
+ *
+ *   test-modbus FAULT_SERVER PYMODBUS_SERVER basic
+ *     bad arguments, values of every table and type from both peers,
+ *     request merging, one event per fixed fault with its unit and
+ *     register, resync after a late reply and after a reply cut by the
+ *     byte timeout, replies from another transaction id, table or function
+ *     never used, a silent unit that does not stall a live one (on a
+ *     SCHED_FIFO thread), overruns skipped once without a burst, a caller
+ *     taking one item at a time, connection refused / reset with reconnect;
+ *   test-modbus FAULT_SERVER PYMODBUS_SERVER soak
+ *     100,000 transactions with ~10% random faults, matched one by one
+ *     against the server's own log: 0 misattributed values, and every
+ *     transaction the server answered correctly yields correct samples
+ *     (so the driver is back in sync on the very next transaction).
+ * Every peer reports the function codes it received: only 1-4 allowed.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "bus/bus.h"
+#include "bus/regmap.h"
+#include "acquisition/acq-latency.h"
+#include "modbus-peers/mb-expect.h"
+#include "modbus-peers/peer.h"
+
+static const char *fault_server;
+static const char *py_server;
+
+#define MAX_ITEMS 200000
+
+static struct acq_item *items_buf;
+
+/* Poll dev for ms milliseconds; items land in items_buf; returns the count. */
+static size_t run_for(bus_dev_t *dev, int ms)
+{
+	return mb_run_for(dev, ms, items_buf, MAX_ITEMS);
+}
+
+struct fifo_run {
+	bus_dev_t *dev;
+	int ms;
+	size_t n;
+};
+
+static void *fifo_main(void *arg)
+{
+	struct fifo_run *r = arg;
+
+	r->n = run_for(r->dev, r->ms);
+	return NULL;
+}
+
+/* run_for on a SCHED_FIFO thread, as the acquisition runtime runs it. */
+static size_t run_for_fifo(bus_dev_t *dev, int ms)
+{
+	struct fifo_run r = { .dev = dev, .ms = ms };
+	struct sched_param sp = { .sched_priority = 50 };
+	pthread_attr_t attr;
+	pthread_t t;
+
+	assert(pthread_attr_init(&attr) == 0);
+	assert(pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0);
+	assert(pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0);
+	assert(pthread_attr_setschedparam(&attr, &sp) == 0);
+	/* needs root (CI runs as root): fail loudly rather than measure
+	   something else */
+	assert(pthread_create(&t, &attr, fifo_main, &r) == 0);
+	assert(pthread_join(t, NULL) == 0);
+	pthread_attr_destroy(&attr);
+	return r.n;
+}
+
+/* Only read function codes ever reached the peer; returns how many requests. */
+static uint64_t check_fcs(const uint64_t fc[256])
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < 256; i++) {
+		if (fc[i] && (i < 1 || i > 4)) {
+			fprintf(stderr, "function code %d sent %llu times\n", i, (unsigned long long)fc[i]);
+			abort();
+		}
+		total += fc[i];
+	}
+	return total;
+}
+
+static uint64_t tx_now(const bus_dev_t *dev)
+{
+	struct bus_stats st;
+
+	assert(bus_dev_stats(dev, &st) == 0);
+	return st.tx_frames;
+}
+
+/* Stop the peer; it must have seen exactly the requests sent since base. */
+static void stop_checked(struct peer *p, const bus_dev_t *dev, uint64_t base)
+{
+	uint64_t fc[256] = { 0 };
+	struct bus_stats st;
+	uint64_t total;
+
+	assert(peer_stop(p, fc) == 0);
+	total = check_fcs(fc);
+	if (dev) {
+		assert(bus_dev_stats(dev, &st) == 0);
+		st.tx_frames -= base;
+		if (total > st.tx_frames || st.tx_frames - total > 1)
+			fprintf(stderr, "peer saw %llu requests, driver sent %llu (rx %llu err %llu bad %llu)\n", (unsigned long long)total,
+			        (unsigned long long)st.tx_frames, (unsigned long long)st.rx_frames, (unsigned long long)st.rx_errors, (unsigned long long)st.bad_input);
+		/* every request we sent reached the peer (a drop fault may lose one) */
+		assert(total <= st.tx_frames && st.tx_frames - total <= 1);
+	}
+}
+
+static void start_fault(struct peer *p, int port, const char *const extra[])
+{
+	char portbuf[16];
+	char *argv[32] = { (char *)fault_server, "--tcp", portbuf };
+	int n = 3;
+
+	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	for (int i = 0; extra && extra[i]; i++)
+		argv[n++] = (char *)extra[i];
+	argv[n] = NULL;
+	peer_start(p, argv);
+}
+
+static void test_bad_args(void)
+{
+	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_HOLDING, 0, BUS_MB_U16, 100) };
+	struct bus_cfg cfg = mb_tcp_cfg(502, ch, 1, 100, 0), bad;
+	bus_dev_t *dev = NULL;
+	struct acq_item it;
+
+	bad = cfg, bad.mb.channels = NULL;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad = cfg, bad.mb.nchannels = 0;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad = cfg, bad.mb.response_timeout_ms = 0;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad = cfg, strcpy(bad.mb.host, "not-an-address");
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad = cfg, bad.mb.port = 0;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad = cfg, bad.mb.rtu = true, strcpy(bad.mb.device, "/dev/null"), bad.mb.baud = 9600;
+	bad.mb.parity = 'X', bad.mb.data_bits = 8, bad.mb.stop_bits = 1;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad.mb.parity = 'E', bad.mb.data_bits = 9;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad.mb.data_bits = 8, bad.mb.stop_bits = 3;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	bad.mb.stop_bits = 1, bad.mb.baud = 0;
+	assert(bus_dev_new(&bad, &dev) == -EINVAL);
+	ch[0].type = BUS_MB_TYPE_MAX;
+	assert(bus_dev_new(&cfg, &dev) == -EINVAL);
+	ch[0].type = BUS_MB_U16;
+	assert(bus_dev_new(&cfg, NULL) == -EINVAL);
+	assert(dev == NULL);
+	/* a valid config opens without a peer: connecting is recv's job */
+	assert(bus_dev_new(&cfg, &dev) == 0 && dev);
+	assert(bus_dev_recv(dev, NULL, 1, 0) == -EINVAL);
+	assert(bus_dev_recv(dev, &it, 0, 0) == -EINVAL);
+	assert(bus_dev_send(dev, &it) == -EOPNOTSUPP);
+	assert(bus_dev_check(dev, NULL, 0) == 0);
+	assert(bus_dev_latency(dev) != NULL);
+	assert(bus_dev_latency(NULL) == NULL);
+	assert(bus_dev_free(dev) == NULL);
+	assert(bus_dev_free(NULL) == NULL);
+}
+
+/* Every sample of the run carries the value its channel must have. */
+static void check_samples(const struct bus_mb_channel *ch, size_t nch, size_t n, unsigned min_each)
+{
+	unsigned seen[64] = { 0 };
+
+	assert(nch <= 64);
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_item *it = &items_buf[i];
+		const struct bus_mb_channel *c;
+
+		assert(it->bus == 3);
+		if (it->kind != ACQ_ITEM_SAMPLE)
+			continue;
+		assert(it->sample.channel >= 1 && it->sample.channel <= nch);
+		c = &ch[it->sample.channel - 1];
+		if (fabs(it->sample.value - mb_expect(c)) > 1e-9) {
+			fprintf(stderr, "channel %u: got %f want %f\n", c->id, it->sample.value, mb_expect(c));
+			abort();
+		}
+		assert(it->sample.quality == ACQ_Q_GOOD && it->t_ns > 1600000000LL * 1000000000LL);
+		seen[c->id - 1]++;
+	}
+	for (size_t i = 0; i < nch; i++) {
+		if (seen[i] < min_each)
+			fprintf(stderr, "channel %zu: %u samples, want >= %u\n", i + 1, seen[i], min_each);
+		assert(seen[i] >= min_each);
+	}
+}
+
+static size_t count_events(size_t n, uint32_t code)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += items_buf[i].kind == ACQ_ITEM_EVENT && items_buf[i].event.code == code;
+	return k;
+}
+
+static size_t count_samples(size_t n, uint32_t channel)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += items_buf[i].kind == ACQ_ITEM_SAMPLE && items_buf[i].sample.channel == channel;
+	return k;
+}
+
+static void values_channels(struct bus_mb_channel *ch)
+{
+	ch[0] = mb_chan(1, 1, BUS_MB_HOLDING, 10, BUS_MB_U16, 100);
+	ch[1] = mb_chan(2, 1, BUS_MB_HOLDING, 11, BUS_MB_U32, 100);
+	ch[2] = mb_chan(3, 1, BUS_MB_HOLDING, 13, BUS_MB_U32, 100);
+	ch[2].order = BUS_MB_CDAB;
+	ch[3] = mb_chan(4, 1, BUS_MB_HOLDING, 15, BUS_MB_BIT, 100);
+	ch[3].bit = 3;
+	ch[4] = mb_chan(5, 1, BUS_MB_INPUT, 10, BUS_MB_U16, 100);
+	ch[4].scale = 0.5, ch[4].offset = 10;
+	ch[5] = mb_chan(6, 2, BUS_MB_HOLDING, 10, BUS_MB_S16, 100);
+	ch[6] = mb_chan(7, 2, BUS_MB_COIL, 5, BUS_MB_BIT, 100);
+	ch[7] = mb_chan(8, 2, BUS_MB_DISCRETE, 17, BUS_MB_BIT, 100);
+	ch[8] = mb_chan(9, 1, BUS_MB_HOLDING, 40, BUS_MB_U16, 100);
+	ch[9] = mb_chan(10, 3, BUS_MB_INPUT, 100, BUS_MB_S32, 100);
+	ch[10] = mb_chan(11, 3, BUS_MB_COIL, 1990, BUS_MB_BIT, 100);
+	ch[11] = mb_chan(12, 3, BUS_MB_COIL, 3, BUS_MB_BIT, 100);
+}
+
+/* Values of every table and type, and merging (6 requests per cycle). */
+static void test_values(int pymodbus)
+{
+	struct bus_mb_channel ch[12];
+	struct peer p;
+	struct bus_cfg cfg;
+	struct bus_stats st;
+	bus_dev_t *dev;
+	size_t n, first, last;
+	char *pyargv[] = { "/usr/bin/python3", (char *)py_server, "--tcp", "0", NULL };
+
+	values_channels(ch);
+	if (pymodbus)
+		peer_start(&p, pyargv);
+	else
+		start_fault(&p, 0, NULL);
+	cfg = mb_tcp_cfg(p.port, ch, 12, 500, 10);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 350);
+	/* 4 cycles at 0, 100, 200, 300 ms; allow one late start */
+	check_samples(ch, 12, n, 3);
+	assert(count_events(n, ACQ_EV_MB_CONNECT) == 1);
+	assert(count_events(n, ACQ_EV_MB_TIMEOUT) == 0 && count_events(n, ACQ_EV_MB_BAD_REPLY) == 0);
+	assert(bus_dev_stats(dev, &st) == 0);
+	/* groups: (1,H) 10..15 and 40 split by max_gap 10, (1,I), (2,H), (2,C),
+	   (2,D), (3,I), (3,C) 3 and 1990 split too: 9 requests per cycle;
+	   channel 1 is in the first request of a cycle, 11 in the last */
+	first = count_samples(n, 1);
+	last = count_samples(n, 11);
+	if (st.tx_frames < 9 * last || st.tx_frames > 9 * first || st.rx_errors)
+		fprintf(stderr, "tx %llu rx_errors %llu, %zu..%zu cycles\n", (unsigned long long)st.tx_frames,
+		        (unsigned long long)st.rx_errors, last, first);
+	assert(st.tx_frames >= 9 * last && st.tx_frames <= 9 * first && st.rx_errors == 0);
+	if (pymodbus) {
+		assert(peer_stop(&p, NULL) == 0);
+	} else {
+		stop_checked(&p, dev, 0);
+	}
+	bus_dev_free(dev);
+	printf("values from %s: %zu items ok\n", pymodbus ? "pymodbus" : "mb-fault-server", n);
+}
+
+/* Requests at chosen addresses fail in chosen ways: one event each. */
+static void test_fixed_faults(void)
+{
+	static const char *const extra[] = {
+		"--fault-addr", "100:exc", "--fault-addr", "200:short", "--fault-addr", "300:long",
+		"--fault-addr", "400:unit", "--fault-addr", "500:garbage", "--fault-addr", "600:delay",
+		"--fault-addr", "800:split", "--delay-ms", "150", NULL };
+	struct bus_mb_channel ch[9] = {
+		mb_chan(1, 1, BUS_MB_HOLDING, 100, BUS_MB_U16, 400),
+		mb_chan(2, 1, BUS_MB_HOLDING, 200, BUS_MB_U16, 400),
+		mb_chan(3, 1, BUS_MB_HOLDING, 300, BUS_MB_U16, 400),
+		mb_chan(4, 1, BUS_MB_HOLDING, 400, BUS_MB_U16, 400),
+		mb_chan(5, 1, BUS_MB_HOLDING, 700, BUS_MB_U16, 400),
+		mb_chan(6, 2, BUS_MB_HOLDING, 600, BUS_MB_U16, 400),
+		mb_chan(7, 2, BUS_MB_HOLDING, 610, BUS_MB_U16, 400),
+		mb_chan(8, 3, BUS_MB_INPUT, 500, BUS_MB_U16, 400),
+		mb_chan(9, 4, BUS_MB_HOLDING, 800, BUS_MB_U16, 400),
+	};
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n, samples = 0, exc = 0, bad = 0, tmo = 0, garbage = 0, split = 0;
+
+	start_fault(&p, 0, extra);
+	/* byte timeout 60 ms, response timeout 120 ms, server stalls 150 ms:
+	   the cycle is over 100 ms before the next one starts */
+	cfg = mb_tcp_cfg(p.port, ch, 9, 120, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 1550); /* 4 cycles */
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_item *it = &items_buf[i];
+		uint32_t unit = it->event.detail >> 8 & 0xff;
+
+		if (it->kind == ACQ_ITEM_SAMPLE) {
+			/* only the fault-free channel 5 may ever produce a value */
+			assert(it->sample.channel == 5 && it->sample.value == mb_expect(&ch[4]));
+			samples++;
+			continue;
+		}
+		switch (it->event.code) {
+		case ACQ_EV_MB_EXCEPTION:
+			assert(it->event.arg == 100 && unit == 1);
+			assert(strchr("\x01\x02\x03\x04\x06\x0b", (int)(it->event.detail & 0xff)));
+			exc++;
+			break;
+		case ACQ_EV_MB_BAD_REPLY:
+			assert(unit == 1 || (unit == 3 && it->event.arg == 500));
+			if (unit == 1)
+				assert(it->event.arg == 200 || it->event.arg == 300 || it->event.arg == 400);
+			assert((it->event.detail & 0xff) == (unit == 3 ? 4 : 3));
+			garbage += unit == 3;
+			bad += unit == 1;
+			break;
+		case ACQ_EV_MB_TIMEOUT:
+			/* the late reply (unit 2 @600), the garbage (unit 3 @500)
+			   or the reply cut by the byte timeout (unit 4 @800) */
+			assert((unit == 2 && it->event.arg == 600) || (unit == 3 && it->event.arg == 500) ||
+			       (unit == 4 && it->event.arg == 800));
+			assert((it->event.detail & 0xff) == (unit == 3 ? 4 : 3));
+			tmo += unit == 2;
+			garbage += unit == 3;
+			split += unit == 4;
+			break;
+		case ACQ_EV_MB_CONNECT:
+		case ACQ_EV_MB_OVERRUN:
+			break;
+		default:
+			fprintf(stderr, "unexpected event %u\n", it->event.code);
+			abort();
+		}
+	}
+	/* 4 cycles (a slow machine may end the run inside the last one) */
+	assert(exc >= 3 && exc == samples && bad == 3 * exc);
+	assert(tmo + 1 >= exc && tmo <= exc && garbage + 1 >= exc && garbage <= exc);
+	assert(split + 1 >= exc && split <= exc);
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+	printf("fixed faults: %zu cycles, every fault one event, in sync after each late or cut reply\n", exc);
+}
+
+/*
+ * Replies that answer another transaction, table or function, shaped like
+ * the real one: a perfect reply under a neighbouring transaction id (read
+ * past as stale: the request times out), a reply of the same size from
+ * another read function, an exception for another function.  None gives a
+ * value; the good read between them shows the driver stays in step.
+ */
+static void test_mismatched_replies(void)
+{
+	static const char *const extra[] = {
+		"--fault-addr", "100:func", "--fault-addr", "200:excfn", "--fault-addr", "400:tid", NULL };
+	struct bus_mb_channel ch[4] = {
+		mb_chan(1, 1, BUS_MB_HOLDING, 100, BUS_MB_U16, 300),
+		mb_chan(2, 1, BUS_MB_HOLDING, 200, BUS_MB_U16, 300),
+		mb_chan(3, 1, BUS_MB_HOLDING, 300, BUS_MB_U16, 300),
+		mb_chan(4, 1, BUS_MB_HOLDING, 400, BUS_MB_U16, 300),
+	};
+	size_t n, good = 0, func = 0, excfn = 0, stale = 0;
+	struct bus_stats st;
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+
+	start_fault(&p, 0, extra);
+	cfg = mb_tcp_cfg(p.port, ch, 4, 100, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 1000); /* 4 cycles */
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_item *it = &items_buf[i];
+
+		if (it->kind == ACQ_ITEM_SAMPLE) {
+			assert(it->sample.channel == 3 && it->sample.value == mb_expect(&ch[2]));
+			good++;
+		} else if (it->event.code == ACQ_EV_MB_BAD_REPLY) {
+			assert((it->event.detail >> 16 & 0xff) == BUS_MB_REPLY_BAD_FUNCTION);
+			assert(it->event.arg == 100 || it->event.arg == 200);
+			func += it->event.arg == 100;
+			excfn += it->event.arg == 200;
+		} else if (it->event.code == ACQ_EV_MB_TIMEOUT) {
+			assert(it->event.arg == 400);
+			stale++;
+		} else {
+			assert(it->event.code == ACQ_EV_MB_CONNECT || it->event.code == ACQ_EV_MB_OVERRUN);
+		}
+	}
+	assert(bus_dev_stats(dev, &st) == 0);
+	printf("mismatched replies: %zu cycles: %zu from another function, %zu exceptions for another function, "
+	       "%zu under another transaction id read past (%llu replies counted as bad input), never a value\n",
+	       good, func, excfn, stale, (unsigned long long)st.bad_input);
+	assert(good >= 3 && func == good && excfn == good && stale == good);
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+}
+
+/* Unit 2 never answers: unit 3, polled after it, keeps its 50 ms period. */
+static void test_silent_unit(void)
+{
+	static const char *const extra[] = { "--silent-unit", "2", NULL };
+	struct bus_mb_channel ch[6] = {
+		mb_chan(1, 3, BUS_MB_HOLDING, 0, BUS_MB_U16, 50),
+		mb_chan(2, 2, BUS_MB_HOLDING, 0, BUS_MB_U16, 50),
+		mb_chan(3, 2, BUS_MB_HOLDING, 10, BUS_MB_U16, 50),
+		mb_chan(4, 2, BUS_MB_HOLDING, 20, BUS_MB_U16, 50),
+		mb_chan(5, 2, BUS_MB_INPUT, 30, BUS_MB_U16, 50),
+		mb_chan(6, 2, BUS_MB_COIL, 40, BUS_MB_BIT, 50),
+	};
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n, live = 0, timeouts = 0;
+	int64_t first = 0, last = 0, worst = 0;
+
+	start_fault(&p, 0, extra);
+	/* 5 requests to the dead unit: a driver that waited for each would
+	   need 5 x 20 ms = 100 ms per 50 ms period */
+	cfg = mb_tcp_cfg(p.port, ch, 6, 20, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for_fifo(dev, 1000);
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_item *it = &items_buf[i];
+
+		if (it->kind == ACQ_ITEM_SAMPLE) {
+			assert(it->sample.channel == 1 && it->sample.value == mb_expect(&ch[0]));
+			if (last && it->t_ns - last > worst)
+				worst = it->t_ns - last;
+			if (!first)
+				first = it->t_ns;
+			last = it->t_ns;
+			live++;
+		} else if (it->event.code == ACQ_EV_MB_TIMEOUT) {
+			assert((it->event.detail >> 8) == 2);
+			timeouts++;
+		}
+	}
+	printf("silent unit: %zu live samples, mean interval %.1f ms, worst %.1f ms, %zu timeouts\n",
+	       live, (double)(last - first) / 1e6 / (double)(live - 1), (double)worst / 1e6, timeouts);
+	/* 20 periods in 1 s, the live unit on time (waiting for each dead
+	   request would make it 100 ms); one timeout per period, not per request */
+	assert(live >= 18 && (last - first) / (int64_t)(live - 1) < 55 * 1000000LL);
+	assert(worst < 90 * 1000000LL);
+	assert(timeouts >= 10 && timeouts <= 21);
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+}
+
+/* A port nobody listens on: bound, not listening, so connects are refused. */
+static int refusing_port(int *ret_fd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	assert(getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
+	*ret_fd = fd;
+	return ntohs(sa.sin_port);
+}
+
+static size_t first_sample(size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (items_buf[i].kind == ACQ_ITEM_SAMPLE)
+			return i;
+	return n;
+}
+
+/* Refused, then the server appears; then it dies and comes back. */
+static void test_reconnect(void)
+{
+	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_INPUT, 7, BUS_MB_U16, 20) };
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	int blocker, port = refusing_port(&blocker);
+	uint64_t base;
+	size_t n, i;
+	int64_t t0;
+
+	cfg = mb_tcp_cfg(port, ch, 1, 100, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	t0 = tlib_mono_ms();
+	n = run_for(dev, 400);
+	/* the poll loop kept running on time while refused: no stall */
+	assert(tlib_mono_ms() - t0 < 600);
+	assert(first_sample(n) == n && count_events(n, ACQ_EV_MB_DISCONNECT) == 1);
+	assert(items_buf[0].event.code == ACQ_EV_MB_DISCONNECT && items_buf[0].event.arg == -ECONNREFUSED);
+	close(blocker);
+	start_fault(&p, port, NULL);
+	n = run_for(dev, 2500); /* backoff after 400 ms of failures: < 800 ms */
+	i = first_sample(n);
+	assert(i < n && i >= 1);
+	assert(items_buf[i - 1].event.code == ACQ_EV_MB_CONNECT && items_buf[i - 1].event.arg >= 2);
+	check_samples(ch, 1, n, 20);
+	/* the server goes away (connection reset), then comes back */
+	stop_checked(&p, dev, 0);
+	n = run_for(dev, 300);
+	assert(first_sample(n) == n && count_events(n, ACQ_EV_MB_DISCONNECT) == 1);
+	base = tx_now(dev);
+	start_fault(&p, port, NULL);
+	n = run_for(dev, 2500);
+	assert(count_events(n, ACQ_EV_MB_CONNECT) == 1);
+	check_samples(ch, 1, n, 20);
+	stop_checked(&p, dev, base);
+	bus_dev_free(dev);
+	printf("reconnect: refused, reset and back, with backoff\n");
+}
+
+/* ---- soak ---- */
+
+enum outcome { O_OK, O_TIMEOUT, O_EXC, O_BAD, O_DOWN, O_MAX };
+
+struct txn {
+	uint8_t outcome, unit, fc;
+	uint16_t addr;
+	uint32_t detail;
+};
+
+/* The outcome of the one transaction a recv() ran, if it ran one. */
+static int classify(const struct acq_item *it, int r, const struct bus_mb_channel *ch, struct txn *t)
+{
+	int found = 0;
+
+	for (int i = 0; i < r; i++) {
+		const struct acq_item *x = &it[i];
+		struct txn cur = { 0 };
+
+		if (x->kind == ACQ_ITEM_SAMPLE) {
+			const struct bus_mb_channel *c = &ch[x->sample.channel - 1];
+
+			if (fabs(x->sample.value - mb_expect(c)) > 1e-9) {
+				fprintf(stderr, "MISATTRIBUTED: channel %u value %f want %f\n", c->id,
+				        x->sample.value, mb_expect(c));
+				abort();
+			}
+			/* a request's samples all name the request's first channel's unit/table */
+			cur = (struct txn){ O_OK, c->unit_id, (uint8_t)c->table, (uint16_t)(c->addr & ~1u), 0 };
+		} else {
+			uint32_t code = x->event.code;
+
+			if (code == ACQ_EV_MB_CONNECT || code == ACQ_EV_MB_OVERRUN)
+				continue;
+			cur.outcome = code == ACQ_EV_MB_TIMEOUT ? O_TIMEOUT : code == ACQ_EV_MB_EXCEPTION ? O_EXC :
+			              code == ACQ_EV_MB_BAD_REPLY ? O_BAD : code == ACQ_EV_MB_DISCONNECT ? O_DOWN : O_MAX;
+			assert(cur.outcome != O_MAX);
+			cur.unit = (uint8_t)(x->event.detail >> 8);
+			cur.fc = (uint8_t)x->event.detail;
+			cur.addr = (uint16_t)x->event.arg;
+			cur.detail = x->event.detail;
+		}
+		if (found) {
+			/* one transaction per recv: later items must agree */
+			assert(cur.outcome == t->outcome && cur.unit == t->unit);
+			continue;
+		}
+		*t = cur;
+		found = 1;
+	}
+	return found;
+}
+
+static int outcome_allowed(const struct txn *t, const char *kind)
+{
+	/* any request can time out when the machine is loaded (the reply
+	   then arrives late, and must be skipped as stale): counted and
+	   bounded by the caller, never a value */
+	if (t->outcome == O_TIMEOUT)
+		return 1;
+	/* a request the server answered at once can still time out when the
+	   machine is loaded: counted and bounded below, never a value */
+	if (!strcmp(kind, "none"))
+		return t->outcome == O_OK || t->outcome == O_TIMEOUT;
+	if (!strcmp(kind, "exc"))
+		return t->outcome == O_EXC;
+	if (!strcmp(kind, "short") || !strcmp(kind, "long") || !strcmp(kind, "unit"))
+		return t->outcome == O_BAD;
+	if (!strcmp(kind, "garbage"))
+		return t->outcome == O_BAD || t->outcome == O_TIMEOUT;
+	/* a late reply is late only if it misses the timeout, which starts
+	   when the client waits: a preempted client can still get it in time
+	   (its values are checked like any other) */
+	if (!strcmp(kind, "delay"))
+		return t->outcome == O_TIMEOUT || t->outcome == O_OK;
+	if (!strcmp(kind, "drop"))
+		return t->outcome == O_DOWN;
+	return 0;
+}
+
+struct kind_count {
+	char name[16];
+	size_t n, by[O_MAX];
+};
+
+/* Count server fault kind -> client outcome, for the report line. */
+static void tally(struct kind_count *kc, size_t *nk, const char *kind, unsigned outcome)
+{
+	size_t i;
+
+	for (i = 0; i < *nk && strcmp(kc[i].name, kind); i++)
+		;
+	if (i == *nk) {
+		assert(*nk < 16);
+		memset(&kc[i], 0, sizeof(kc[i]));
+		snprintf(kc[i].name, sizeof(kc[i].name), "%s", kind);
+		(*nk)++;
+	}
+	kc[i].n++;
+	kc[i].by[outcome]++;
+}
+
+static void test_soak(const char *dir, size_t target)
+{
+	enum { NCH = 40 };
+	static const char *const extra_fmt[] = { "--fault-pct", "10", "--seed", "12345", "--weights",
+		"exc=350,short=250,long=150,unit=170,garbage=50,delay=25,drop=5", "--delay-ms", "30",
+		"--log", NULL, NULL };
+	const char *extra[12];
+	struct bus_mb_channel ch[NCH];
+	struct txn *tx = calloc(target + 1000, sizeof(*tx));
+	char logpath[512], line[256];
+	size_t ntx = 0, k = 0, faults = 0, ok = 0, after_fault_ok = 0, spurious = 0, nkinds = 0;
+	struct kind_count kinds[16];
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	FILE *log;
+	int64_t t0 = tlib_mono_ms();
+
+	assert(tx);
+	snprintf(logpath, sizeof(logpath), "%s/mb-soak.log", dir);
+	memcpy(extra, extra_fmt, sizeof(extra_fmt));
+	extra[9] = logpath;
+	/* 5 units x 4 tables x 2 adjacent channels: 20 one-request groups at 1 ms,
+	   more than the link can serve, so it runs flat out (and overruns) */
+	for (int i = 0; i < NCH; i++) {
+		uint8_t unit = (uint8_t)(1 + i / 8);
+		enum bus_mb_table table = (enum bus_mb_table)(1 + (i / 2) % 4);
+
+		ch[i] = mb_chan((uint32_t)i + 1, unit, table, (uint16_t)(10 * (i / 2) + (i & 1)),
+		                table <= BUS_MB_DISCRETE ? BUS_MB_BIT : BUS_MB_U16, 1);
+	}
+	start_fault(&p, 0, extra);
+	cfg = mb_tcp_cfg(p.port, ch, NCH, 20, 0);
+	cfg.mb.byte_timeout_ms = 10;
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	while (ntx < target) {
+		struct acq_item it[64];
+		int r = bus_dev_recv(dev, it, 64, 100);
+
+		assert(r >= 0);
+		ntx += (size_t)classify(it, r, ch, &tx[ntx]);
+		assert(tlib_mono_ms() - t0 < 100000);
+	}
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+	log = fopen(logpath, "r");
+	assert(log);
+	for (; fgets(line, sizeof(line), log); k++) {
+		unsigned long long seq;
+		unsigned unit, fc, addr, count;
+		char kind[16];
+
+		assert(sscanf(line, "%llu %u %u %u %u %15s", &seq, &unit, &fc, &addr, &count, kind) == 6);
+		assert(k < ntx);
+		/* a disconnect names no register: the order of the log places it */
+		if (!outcome_allowed(&tx[k], kind) ||
+		    (tx[k].outcome != O_DOWN && (tx[k].unit != unit || tx[k].addr != addr)) ||
+		    (tx[k].outcome != O_DOWN && tx[k].outcome != O_EXC && tx[k].fc != fc)) {
+			fprintf(stderr, "transaction %zu: server %s", k, line);
+			for (size_t j = k > 3 ? k - 3 : 0; j <= k; j++)
+				fprintf(stderr, "  client %zu: outcome %d unit %u fc %u addr %u detail %#x\n", j,
+				        tx[j].outcome, tx[j].unit, tx[j].fc, tx[j].addr, tx[j].detail);
+			abort();
+		}
+		tally(kinds, &nkinds, kind, tx[k].outcome);
+		if (strcmp(kind, "none")) {
+			faults++;
+			spurious += tx[k].outcome == O_TIMEOUT && strcmp(kind, "delay") && strcmp(kind, "garbage");
+		} else {
+			spurious += tx[k].outcome == O_TIMEOUT;
+			ok++;
+			after_fault_ok += k > 0 && tx[k - 1].outcome != O_OK;
+		}
+	}
+	fclose(log);
+	/* the request the drop fault hung up on may be the only unlogged one */
+	assert(k == ntx || k + 1 == ntx);
+	printf("soak: %zu transactions in %.1f s, %zu faults injected (%.1f%%), %zu good, "
+	       "0 misattributed, %zu good transactions right after a fault, all in sync, "
+	       "%zu timeouts on answered requests (machine load)\n",
+	       ntx, (double)(tlib_mono_ms() - t0) / 1000, faults, 100.0 * (double)faults / (double)k, ok,
+	       after_fault_ok, spurious);
+	for (size_t i = 0; i < nkinds; i++)
+		printf("  server %-8s %6zu -> events: ok %zu timeout %zu exception %zu bad-reply %zu disconnect %zu\n",
+		       kinds[i].name, kinds[i].n, kinds[i].by[O_OK], kinds[i].by[O_TIMEOUT], kinds[i].by[O_EXC],
+		       kinds[i].by[O_BAD], kinds[i].by[O_DOWN]);
+	assert(faults > k / 20 && after_fault_ok > faults / 2 && spurious < k / 200);
+	free(tx);
+}
+
+/* A caller with room for one item at a time still gets every item, in order. */
+static void test_small_max(void)
+{
+	struct bus_mb_channel ch[3] = { mb_chan(1, 1, BUS_MB_HOLDING, 3, BUS_MB_U16, 20),
+	                                mb_chan(2, 1, BUS_MB_HOLDING, 4, BUS_MB_U32, 20),
+	                                mb_chan(3, 1, BUS_MB_HOLDING, 6, BUS_MB_S16, 20) };
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n = 0;
+	int64_t end;
+
+	start_fault(&p, 0, NULL);
+	cfg = mb_tcp_cfg(p.port, ch, 3, 500, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	for (end = tlib_mono_ms() + 200; tlib_mono_ms() < end;) {
+		int r = bus_dev_recv(dev, &items_buf[n], 1, 20);
+
+		assert(r == 0 || r == 1);
+		n += (size_t)r;
+	}
+	check_samples(ch, 3, n, 8);
+	/* one request's samples come out together, by address */
+	for (size_t i = 0; i + 2 < n; i++)
+		if (items_buf[i].kind == ACQ_ITEM_SAMPLE && items_buf[i].sample.channel == 1)
+			assert(items_buf[i + 1].sample.channel == 2 && items_buf[i + 2].sample.channel == 3 &&
+			       items_buf[i + 2].t_ns == items_buf[i].t_ns);
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+	printf("max = 1: %zu items, none lost\n", n);
+}
+
+/* A stalled poll thread skips the periods it missed, once, and says so. */
+static void test_overrun(void)
+{
+	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_HOLDING, 3, BUS_MB_U16, 10) };
+	struct acq_latency snap;
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n, overruns = 0, samples = 0;
+	int64_t missed = 0, stall_end;
+
+	start_fault(&p, 0, NULL);
+	cfg = mb_tcp_cfg(p.port, ch, 1, 500, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 100);
+	check_samples(ch, 1, n, 5);
+	/* the thread is busy elsewhere for 55 ms (spinning, not sleeping:
+	   this is the stall under test) */
+	for (stall_end = tlib_mono_ms() + 55; tlib_mono_ms() < stall_end;)
+		;
+	n = run_for_fifo(dev, 100);
+	for (size_t i = 0; i < n; i++) {
+		if (items_buf[i].kind == ACQ_ITEM_SAMPLE) {
+			samples++;
+		} else if (items_buf[i].event.code == ACQ_EV_MB_OVERRUN) {
+			overruns++;
+			missed += items_buf[i].event.arg;
+			assert((items_buf[i].event.detail >> 8) == 1);
+		}
+	}
+	/* 5 periods missed, reported once; then one sample per period, no burst */
+	assert(overruns == 1 && missed >= 4 && missed <= 6);
+	assert(samples >= 9 && samples <= 11);
+	acq_latency_snapshot(bus_dev_latency(dev), &snap);
+	assert(snap.overruns == (uint64_t)missed && snap.count >= 15);
+	printf("overrun: %lld periods skipped once, then %zu samples in 100 ms, p99 wakeup %u us\n",
+	       (long long)missed, samples, acq_latency_percentile_us(&snap, 99));
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	char dir[] = "/tmp/test-modbus-XXXXXX";
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s FAULT_SERVER PYMODBUS_SERVER basic|soak\n", argv[0]);
+		return 2;
+	}
+	fault_server = argv[1];
+	py_server = argv[2];
+	items_buf = calloc(MAX_ITEMS, sizeof(*items_buf));
+	assert(items_buf && mkdtemp(dir));
+	if (!strcmp(argv[3], "soak")) {
+		test_soak(dir, argc > 4 ? (size_t)atol(argv[4]) : 100000);
+	} else {
+		test_bad_args();
+		test_values(0);
+		test_values(1);
+		test_fixed_faults();
+		test_mismatched_replies();
+		test_silent_unit();
+		test_overrun();
+		test_small_max();
+		test_reconnect();
+	}
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/mb-soak.log", dir);
+		unlink(path);
+		rmdir(dir);
+	}
+	free(items_buf);
+	printf("test-modbus %s: ok\n", argv[3]);
+	return 0;
+}

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-uplink-outage.c - the forwarder against a broker that keeps dying.
+ *
+ * A producer appends Batches to the log the whole time.  The forwarder
+ * reaches the broker through a TCP proxy in this program, so connections
+ * can be reset (RST) at will; the broker itself is restarted (SIGTERM)
+ * under load, SIGKILLed and restarted, and SIGSTOPped to play a broker
+ * that accepts TCP but never answers.
+ * `recv` listens directly on the broker with a persistent session.
+ *
+ * Asserts: 0 records lost, duplicates bounded by the in-flight window per
+ * reconnect, and the cursor does not move while nothing can be
+ * acknowledged.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "uplink/forward.h"
+#include "uplink/recv.h"
+
+#define INFLIGHT 20
+#define ITEMS 50
+
+/* ---- a TCP proxy that can reset every connection ---- */
+#define PROXY_MAX 16
+
+struct proxy {
+	int lfd, efd, port, upstream;
+	int a[PROXY_MAX], b[PROXY_MAX]; /* client side, broker side; -1 = free */
+	pthread_t t;
+	bool stop;
+	uint64_t resets;
+};
+
+static void pair_close(struct proxy *p, int i, bool rst)
+{
+	struct linger lg = { 1, 0 };
+
+	/* Linger 0 turns close() into a RST: the peer sees a reset, not EOF. */
+	if (rst) {
+		setsockopt(p->a[i], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		setsockopt(p->b[i], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	close(p->a[i]);
+	close(p->b[i]);
+	p->a[i] = p->b[i] = -1;
+}
+
+static void proxy_accept(struct proxy *p)
+{
+	struct sockaddr_in up = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p->upstream),
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int c = accept(p->lfd, NULL, NULL), u, i;
+
+	if (c < 0)
+		return;
+	u = socket(AF_INET, SOCK_STREAM, 0);
+	for (i = 0; i < PROXY_MAX && p->a[i] >= 0; i++)
+		;
+	/* Broker down: refuse the client the same way. */
+	if (u < 0 || i == PROXY_MAX || connect(u, (struct sockaddr *)&up, sizeof(up)) < 0) {
+		close(c);
+		if (u >= 0)
+			close(u);
+		return;
+	}
+	p->a[i] = c;
+	p->b[i] = u;
+}
+
+static bool pump(int from, int to)
+{
+	char buf[65536];
+	ssize_t n = read(from, buf, sizeof(buf));
+
+	for (ssize_t off = 0; n > 0 && off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+
+		if (w <= 0)
+			return false;
+		off += w;
+	}
+	return n > 0;
+}
+
+static void *proxy_main(void *arg)
+{
+	struct proxy *p = arg;
+
+	while (!p->stop) {
+		struct pollfd fds[2 + 2 * PROXY_MAX];
+		int n = 2;
+
+		fds[0] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = p->efd, .events = POLLIN };
+		for (int i = 0; i < PROXY_MAX; i++) {
+			fds[n++] = (struct pollfd){ .fd = p->a[i], .events = POLLIN };
+			fds[n++] = (struct pollfd){ .fd = p->b[i], .events = POLLIN };
+		}
+		if (poll(fds, (nfds_t)n, 200) <= 0)
+			continue;
+		if (fds[1].revents) {
+			uint64_t v;
+
+			if (read(p->efd, &v, sizeof(v)) == sizeof(v))
+				for (int i = 0; i < PROXY_MAX; i++)
+					if (p->a[i] >= 0) {
+						pair_close(p, i, true);
+						__atomic_add_fetch(&p->resets, 1, __ATOMIC_RELAXED);
+					}
+			continue;
+		}
+		if (fds[0].revents)
+			proxy_accept(p);
+		for (int i = 0; i < PROXY_MAX; i++) {
+			short ra = fds[2 + 2 * i].revents, rb = fds[3 + 2 * i].revents;
+
+			if (p->a[i] < 0 || fds[2 + 2 * i].fd != p->a[i])
+				continue;
+			if ((ra && !pump(p->a[i], p->b[i])) || (rb && !pump(p->b[i], p->a[i])))
+				pair_close(p, i, false);
+		}
+	}
+	return NULL;
+}
+
+static void proxy_start(struct proxy *p, int upstream)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+
+	memset(p, 0, sizeof(*p));
+	for (int i = 0; i < PROXY_MAX; i++)
+		p->a[i] = p->b[i] = -1;
+	p->upstream = upstream;
+	p->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(p->lfd >= 0);
+	CHECK(bind(p->lfd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(listen(p->lfd, 16) == 0);
+	CHECK(getsockname(p->lfd, (struct sockaddr *)&a, &al) == 0);
+	p->port = ntohs(a.sin_port);
+	p->efd = eventfd(0, 0);
+	CHECK(p->efd >= 0);
+	CHECK(pthread_create(&p->t, NULL, proxy_main, p) == 0);
+}
+
+static void proxy_reset(struct proxy *p)
+{
+	uint64_t one = 1;
+
+	CHECK(write(p->efd, &one, sizeof(one)) == sizeof(one));
+}
+
+static void proxy_stop(struct proxy *p)
+{
+	p->stop = true;
+	pthread_join(p->t, NULL);
+	for (int i = 0; i < PROXY_MAX; i++)
+		if (p->a[i] >= 0)
+			pair_close(p, i, false);
+	close(p->lfd);
+	close(p->efd);
+}
+
+/* ---- producer: the collector appending to the log meanwhile ---- */
+struct producer {
+	struct memlog *log;
+	struct gen g;
+	pthread_t t;
+	volatile bool stop;
+	volatile bool paused;
+};
+
+static void *producer_main(void *arg)
+{
+	struct producer *p = arg;
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!p->stop) {
+		/* 200 Batches/s of 50 records: 10k records/s, paced, not spun. */
+		next.tv_nsec += 5000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		if (!p->paused)
+			CHECK(gen_batch(&p->g, p->log, ITEMS, 100000) == 0);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	return NULL;
+}
+
+static uint64_t cursor_now(upl_forwarder_t *f)
+{
+	struct upl_forward_stats st;
+
+	CHECK(upl_forwarder_stats(f, &st) == 0);
+	return st.cursor;
+}
+
+/*
+ * After an outage: the forwarder must reconnect, catch up with the live
+ * log, and recv must then hold everything acknowledged so far.  Only then
+ * is the broker hurt again: mosquitto acknowledges a QoS 1 message once it
+ * holds it in memory, so a SIGKILL while it still buffers a burst for a
+ * slower subscriber loses acknowledged data - the broker's durability,
+ * not the forwarder's.  Outages still hit while live records are in flight.
+ */
+static void expect_progress(upl_forwarder_t *f, upl_recv_t *r, struct memlog *log,
+                            struct fx_events *ev, unsigned connects)
+{
+	uint64_t target;
+
+	CHECK(fx_events_wait(ev, UPL_FWD_CONNECTED, connects, 20000) == 0);
+	pthread_mutex_lock(&log->lock);
+	target = log->next_seq;
+	pthread_mutex_unlock(&log->lock);
+	CHECK(upl_forwarder_wait_cursor(f, target, 20000) == 0);
+	CHECK(upl_recv_wait_seq(r, "tram9", cursor_now(f), 20000) == 0);
+}
+
+int main(void)
+{
+	struct broker b;
+	struct proxy px;
+	struct memlog log;
+	struct producer prod = { .log = &log };
+	struct fx_events ev;
+	struct fx_recv rt;
+	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-outage-recv",
+	                           .keepalive_s = 5, .backoff_max_ms = 200 };
+	struct upl_forward_cfg fc;
+	struct upl_forward_stats fst;
+	struct upl_recv_stats rst;
+	upl_forwarder_t *f;
+	char cursor_path[256];
+	uint64_t c1, c2, total, bound;
+	unsigned connects;
+
+	signal(SIGPIPE, SIG_IGN);
+	fx_events_init(&ev);
+	CHECK(broker_init(&b, true, NULL) == 0);
+	CHECK(broker_start(&b) == 0);
+	memlog_init(&log);
+	CHECK(gen_init(&prod.g, "tram9", ITEMS, basic_realtime_ns()) == 0);
+
+	/* recv's persistent session must survive a SIGKILL of the broker: a
+	   clean stop writes it to the broker's database. */
+	rc.port = b.port;
+	fx_recv_start(&rt, &rc);
+	CHECK(broker_signal(&b, SIGTERM) == 0);
+	CHECK(broker_start(&b) == 0);
+
+	proxy_start(&px, b.port);
+	snprintf(cursor_path, sizeof(cursor_path), "%s/fwd.cursor", b.dir);
+	fc = (struct upl_forward_cfg){
+		.host = "127.0.0.1", .port = px.port, .client_id = "railmon-outage-fwd",
+		.vehicle = "tram9", .cursor_path = cursor_path, .source = memlog_source(&log),
+		.inflight = INFLIGHT, .keepalive_s = 5, .ack_timeout_ms = 1500,
+		.connect_timeout_ms = 1000, .backoff_min_ms = 20, .backoff_max_ms = 200,
+		.idle_poll_ms = 5, .on_event = fx_on_event, .event_ctx = &ev,
+	};
+	CHECK(upl_forwarder_new(&fc, &f) == 0);
+	CHECK(pthread_create(&prod.t, NULL, producer_main, &prod) == 0);
+	CHECK(upl_forwarder_start(f) == 0);
+	expect_progress(f, rt.r, &log, &ev, 1);
+
+	/* Clean broker restarts while records are in flight: whatever the
+	   broker acknowledged it saves, the rest the forwarder sends again. */
+	for (int i = 0; i < 6; i++) {
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
+		CHECK(broker_signal(&b, SIGTERM) == 0);
+		CHECK(broker_start(&b) == 0);
+		expect_progress(f, rt.r, &log, &ev, connects + 1);
+	}
+	printf("6 broker restarts under load: forwarder recovered each time\n");
+	/* SIGKILL: mosquitto may have acknowledged messages it had not yet
+	   written anywhere (its own durability limit), so the kill comes once
+	   everything is delivered; the forwarder must notice the dead
+	   connection and come back while live data resumes. */
+	for (int i = 0; i < 6; i++) {
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
+		prod.paused = true;
+		pthread_mutex_lock(&log.lock);
+		uint64_t end = log.next_seq;
+		pthread_mutex_unlock(&log.lock);
+		CHECK(upl_forwarder_wait_cursor(f, end, 20000) == 0);
+		CHECK(upl_recv_wait_seq(rt.r, "tram9", end, 20000) == 0);
+		CHECK(broker_signal(&b, SIGKILL) == 0);
+		CHECK(broker_start(&b) == 0);
+		prod.paused = false;
+		expect_progress(f, rt.r, &log, &ev, connects + 1);
+	}
+	printf("6 broker kills: forwarder recovered each time\n");
+	for (int i = 0; i < 8; i++) {
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
+		proxy_reset(&px);
+		expect_progress(f, rt.r, &log, &ev, connects + 1);
+	}
+	printf("8 connection resets: forwarder recovered each time\n");
+
+	/* A broker that accepts TCP but never answers: the PUBACK watchdog
+	   drops the connection, then CONNACKs time out; no ack can arrive, so
+	   the cursor must stay where it is while the log keeps growing. */
+	connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
+	unsigned timeouts = fx_events_get(&ev, UPL_FWD_ACK_TIMEOUT);
+	CHECK(broker_signal(&b, SIGSTOP) == 0);
+	CHECK(fx_events_wait(&ev, UPL_FWD_ACK_TIMEOUT, timeouts + 1, 20000) == 0);
+	c1 = cursor_now(f);
+	unsigned fails = fx_events_get(&ev, UPL_FWD_CONNECT_FAILED);
+	CHECK(fx_events_wait(&ev, UPL_FWD_CONNECT_FAILED, fails + 2, 20000) == 0);
+	c2 = cursor_now(f);
+	printf("stopped: c1 %llu c2 %llu log %llu\n", (unsigned long long)c1, (unsigned long long)c2,
+	       (unsigned long long)log.next_seq);
+	CHECK(c1 == c2 && c2 < log.next_seq);
+	CHECK(broker_signal(&b, SIGCONT) == 0);
+	expect_progress(f, rt.r, &log, &ev, connects + 1);
+	printf("stopped broker: detected, cursor held at %llu, recovered\n", (unsigned long long)c1);
+
+	/* Idle and half-open: nothing in flight, so only the keepalive can
+	   notice a broker that stopped answering (libmosquitto issues 110,
+	   123, 2594 are about exactly this); 2 x keepalive at most. */
+	{
+		unsigned lost = fx_events_get(&ev, UPL_FWD_DISCONNECTED);
+		int64_t t;
+
+		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
+		prod.paused = true;
+		pthread_mutex_lock(&log.lock);
+		uint64_t end = log.next_seq;
+		pthread_mutex_unlock(&log.lock);
+		CHECK(upl_forwarder_wait_cursor(f, end, 20000) == 0);
+		t = basic_mono_ns();
+		CHECK(broker_signal(&b, SIGSTOP) == 0);
+		CHECK(fx_events_wait(&ev, UPL_FWD_DISCONNECTED, lost + 1, 30000) == 0);
+		t = basic_mono_ns() - t;
+		printf("idle half-open connection dropped after %.1f s (keepalive %u s), error %d\n",
+		       t / 1e9, fc.keepalive_s, ev.last_err);
+		CHECK(t < 2 * (int64_t)fc.keepalive_s * 1000000000 + 2000000000);
+		CHECK(broker_signal(&b, SIGCONT) == 0);
+		prod.paused = false;
+		expect_progress(f, rt.r, &log, &ev, connects + 1);
+	}
+
+	prod.stop = true;
+	pthread_join(prod.t, NULL);
+	total = log.next_seq - 1;
+	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 30000) == 0);
+	upl_recv_wait_records(rt.r, total, 30000);
+	CHECK(upl_forwarder_stats(f, &fst) == 0);
+	CHECK(upl_recv_stats(rt.r, &rst) == 0);
+	/* Each reconnect of either side can repeat at most one window. */
+	bound = (fst.connects + rst.connects) * (INFLIGHT + 20) * ITEMS;
+	printf("records %llu, received %llu, missing %llu, duplicates %llu (bound %llu)\n",
+	       (unsigned long long)total, (unsigned long long)rst.records,
+	       (unsigned long long)rst.missing, (unsigned long long)rst.duplicates,
+	       (unsigned long long)bound);
+	printf("forwarder: connects %llu, failed %llu, ack timeouts %llu, resent %llu\n",
+	       (unsigned long long)fst.connects, (unsigned long long)fst.connect_fails,
+	       (unsigned long long)fst.ack_timeouts, (unsigned long long)fst.resent);
+	printf("recv: connects %llu, messages %llu, subscribed %d\n", (unsigned long long)rst.connects,
+	       (unsigned long long)rst.messages, rst.subscribed);
+	fflush(stdout);
+	CHECK(rst.records == total && rst.missing == 0 && rst.bad == 0);
+	CHECK(rst.duplicates <= bound);
+	CHECK(fst.resent <= fst.connects * INFLIGHT);
+	CHECK(fst.ack_timeouts >= 1 && fst.connects >= 22);
+	upl_forwarder_free(f);
+	{
+		uint64_t seq;
+
+		CHECK(upl_cursor_load(cursor_path, &seq) == 0 && seq == log.next_seq);
+	}
+	fx_recv_stop(&rt);
+	proxy_stop(&px);
+	gen_fini(&prod.g);
+	memlog_fini(&log);
+	broker_fini(&b);
+	return 0;
+}
