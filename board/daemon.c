@@ -24,6 +24,7 @@
 #include "acquisition/acq.h"
 #include "basic/clock.h"
 #include "daemon.h"
+#include "logfault.h"
 #include "pipeline/forwarder.h"
 #include "pipeline/health.h"
 #include "pipeline/logdir.h"
@@ -68,9 +69,23 @@ struct board_daemon {
 
 /* ------------------------------------------------------------ buses */
 
+/* A log replay's unreadable parts, said the way export and stat say them
+   (called on the replay thread; only board/ prints). */
+static bool replay_reader_fault(void *ctx, const char *dir, const stor_reader_t *rd)
+{
+	return board_log_fault_print("replay", dir, rd);
+}
+
+static void replay_undecodable(void *ctx, const char *dir, const struct stor_rec *rec, int err)
+{
+	board_log_undecodable_print("replay", dir, rec, err);
+}
+
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct pl_sources_opts so = { .replay_log = d->replay_log, .replay_speed = d->replay_speed,
+		                          .replay_faults = { .reader = replay_reader_fault,
+		                                             .undecodable = replay_undecodable },
 		                          .absent_ok = d->absent_ok };
 	int r = pl_channels_new(d->cfg, &d->ch, err, errlen);
 

@@ -112,7 +112,7 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
    realtime: a full ring means wait, never drop. */
 static int open_replay(pl_sources_t *s)
 {
-	int r = pl_logsource_new(s->cfg, s->opts.replay_log, &s->replay);
+	int r = pl_logsource_new(s->cfg, s->opts.replay_log, &s->opts.replay_faults, &s->replay);
 
 	if (r < 0)
 		return r;
