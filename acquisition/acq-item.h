@@ -94,9 +94,12 @@ enum acq_event_code {
 	                               detail = complete frames among them */
 	ACQ_EV_CLOCK_STEP = 30,     /* arg = step in ns (realtime - monotonic drift) */
 	ACQ_EV_LOG_FAULT = 40,      /* arg = -errno */
-	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count */
+	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count,
+	                               detail = errno of the refusal (ENOSPC, EIO) */
 	ACQ_EV_LOG_RETENTION = 42,  /* arg = records deleted, detail = 1 if never forwarded */
-	ACQ_EV_UPLINK_FAULT = 50,   /* arg = -errno */
+	ACQ_EV_UPLINK_FAULT = 50,   /* arg = -errno, detail = enum upl_fwd_event (1
+	                               connect failed, 2 disconnected, 3 ack timeout,
+	                               4 cursor reset) */
 	ACQ_EV_UPLINK_CONNECT = 51,
 	ACQ_EV_CONFIG_RELOAD = 60,  /* arg = new config hash (low 63 bits) */
 	ACQ_EV_CODE_MAX
