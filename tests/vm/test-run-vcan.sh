@@ -32,7 +32,7 @@ pids+=("$rpid")
 # ready when its stat socket answers (bounded; the 9p scratch dir cannot
 # hold a socket file, so it is an abstract one)
 stat_up() { "$RAILMON" stat --socket @railmon-vm-test > /dev/null 2>&1; }
-wait_for 15 stat_up || fail "railmon run did not come up"
+wait_for 60 stat_up || fail "railmon run did not come up within 60 s"
 # -g 1: one frame per ms, ignoring the trace's own timing
 canplayer -I "$T/part.log" -t -g 1 vcan0=can0
 "$RAILMON" stat --socket @railmon-vm-test > "$T/stat.out" || fail "stat socket"
