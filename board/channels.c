@@ -89,7 +89,7 @@ int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, c
 	    !ret_dbc || !err || !errlen)
 		return -EINVAL;
 	bc = &cfg->buses[b];
-	r = bus_dbc_load(bc->can.dbc, &dbc, why, sizeof(why));
+	r = bus_dbc_load_flags(bc->can.dbc, bc->can.dbc_strict ? BUS_DBC_STRICT : 0, &dbc, why, sizeof(why));
 	if (r == 0 && (r = dbc_check_names(dbc, bc->can.dbc, why, sizeof(why))) < 0) {
 		dbc = bus_dbc_free(dbc);
 		r = -EBADMSG; /* reported like a syntax error: the DBC's line first */

@@ -89,6 +89,11 @@ static int check_can(const struct board_cfg *cfg, const struct bus_cfg *b)
 		return -EINVAL;
 	}
 	printf("    DBC %s: %u messages, %u signals\n", c->dbc, bus_dbc_message_count(dbc), bus_dbc_signal_count(dbc));
+	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
+		printf("    warning: %s\n", bus_dbc_warning(dbc, i));
+	if (bus_dbc_warning_count(dbc))
+		printf("    %u DBC warning%s (dbc_strict = true refuses the file instead)\n", bus_dbc_warning_count(dbc),
+		       bus_dbc_warning_count(dbc) == 1 ? "" : "s");
 	check_can_load(c, dbc);
 	bus_dbc_free(dbc);
 	return 0;
