@@ -93,6 +93,11 @@ struct dbc_msg {
 	struct dbc_op *ops;    /* nsig, decode order */
 };
 
+struct dbc_warning {
+	unsigned line, seq;         /* seq: found in this order (parse, then checks) */
+	char *text;                 /* "file:line: text; what was done" */
+};
+
 struct dbc_ext_key {
 	uint32_t id;
 	unsigned msg;
@@ -108,7 +113,7 @@ struct bus_dbc {
 	unsigned next;
 	unsigned decode_max;        /* signals of the largest message */
 	unsigned flags;             /* BUS_DBC_* */
-	char **warnings;            /* "file:line: text; what was done" */
+	struct dbc_warning *warnings; /* sorted by line once loaded */
 	unsigned nwarnings, capwarnings;
 };
 

@@ -126,16 +126,18 @@ int dbc_warn(struct bus_dbc *dbc, const char *path, unsigned line, const char *a
 		return lerr(errbuf, errlen, path, line, "%s", text);
 	if (dbc->nwarnings == dbc->capwarnings) {
 		unsigned ncap = dbc->capwarnings ? dbc->capwarnings * 2 : 16;
-		char **w = realloc(dbc->warnings, ncap * sizeof(*w));
+		struct dbc_warning *w = realloc(dbc->warnings, ncap * sizeof(*w));
 
 		if (!w)
 			return -ENOMEM;
 		dbc->warnings = w;
 		dbc->capwarnings = ncap;
 	}
-	n = asprintf(&dbc->warnings[dbc->nwarnings], "%s:%u: %s; %s", path, line, text, action);
+	n = asprintf(&dbc->warnings[dbc->nwarnings].text, "%s:%u: %s; %s", path, line, text, action);
 	if (n < 0)
 		return -ENOMEM;
+	dbc->warnings[dbc->nwarnings].line = line;
+	dbc->warnings[dbc->nwarnings].seq = dbc->nwarnings;
 	dbc->nwarnings++;
 	return 0;
 }
@@ -486,6 +488,14 @@ static int to_utf8(struct bus_dbc *dbc, const char *name, const char **text, siz
 	return 0;
 }
 
+/* Warnings in file order: the checks after parsing find theirs later. */
+static int cmp_warning(const void *a, const void *b)
+{
+	const struct dbc_warning *x = a, *y = b;
+
+	return x->line != y->line ? (x->line > y->line) - (x->line < y->line) : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 static int cmp_ext(const void *a, const void *b)
 {
 	const struct dbc_ext_key *x = a, *y = b;
@@ -552,6 +562,8 @@ int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, un
 		r = compile_msg(dbc, &dbc->msgs[i], name, errbuf, errlen);
 	if (r == 0)
 		r = build_index(dbc);
+	if (r == 0 && dbc->nwarnings)
+		qsort(dbc->warnings, dbc->nwarnings, sizeof(*dbc->warnings), cmp_warning);
 	if (r == 0)
 		apply_long_names(dbc);
 	if (r < 0) {
@@ -605,7 +617,7 @@ bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
 	for (unsigned i = 0; i < dbc->nsigs; i++)
 		sig_free(&dbc->sigs[i]);
 	for (unsigned i = 0; i < dbc->nwarnings; i++)
-		free(dbc->warnings[i]);
+		free(dbc->warnings[i].text);
 	free(dbc->warnings);
 	free(dbc->msgs);
 	free(dbc->sigs);
@@ -621,7 +633,7 @@ unsigned bus_dbc_warning_count(const bus_dbc_t *dbc)
 
 const char *bus_dbc_warning(const bus_dbc_t *dbc, unsigned i)
 {
-	return dbc && i < dbc->nwarnings ? dbc->warnings[i] : NULL;
+	return dbc && i < dbc->nwarnings ? dbc->warnings[i].text : NULL;
 }
 
 unsigned bus_dbc_signal_count(const bus_dbc_t *dbc)
