@@ -10,6 +10,7 @@
 #include "channels.h"
 #include "config-schema.h"
 #include "record/batch.h"
+#include "record/channels.h"
 
 struct live_slot {
 	_Atomic uint64_t bits;   /* the double's bits */
@@ -44,11 +45,12 @@ static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, si
 
 		if (bus_dbc_signal_info(dbc, i, &si) < 0)
 			return -EINVAL;
-		n = strlen(si.name);
+		n = strlen(si.message) + 1 + strlen(si.name); /* "Message.Signal" */
 		u = si.unit ? strlen(si.unit) : 0;
 		if (n > name_max || u > unit_max) {
 			snprintf(why, whylen, "%s:%u: signal '%.40s%s': %s of %zu characters (at most %zu)", path, si.line,
-			         si.name, n > 40 ? "..." : "", n > name_max ? "a name" : "a unit", n > name_max ? n : u,
+			         si.name, strlen(si.name) > 40 ? "..." : "",
+			         n > name_max ? "a qualified name (message.signal)" : "a unit", n > name_max ? n : u,
 			         n > name_max ? name_max : unit_max);
 			return -ENAMETOOLONG;
 		}
@@ -163,7 +165,7 @@ static int add_signals(board_channels_t *ch, size_t b)
 		memset(&c, 0, sizeof(c));
 		c.id = (uint32_t)b << 16 | i;
 		c.bus = (uint16_t)b;
-		snprintf(c.name, sizeof(c.name), "%s", si.name);
+		snprintf(c.name, sizeof(c.name), "%s.%s", si.message, si.name);
 		snprintf(c.unit, sizeof(c.unit), "%s", si.unit ? si.unit : "");
 		snprintf(c.source, sizeof(c.source), "can %s %s", bc->name, si.message);
 		if ((r = add_channel(ch, &c)) < 0)
@@ -308,6 +310,18 @@ int board_channels_live(const board_channels_t *ch, size_t i, struct board_live 
 	memcpy(&ret->value, &bits, sizeof(bits));
 	ret->quality = atomic_load_explicit(&s->quality, memory_order_relaxed);
 	return 0;
+}
+
+static const char *channel_name(const void *ctx, size_t i)
+{
+	return ((const board_channels_t *)ctx)->list[i].name;
+}
+
+int board_channels_find(const board_channels_t *ch, const char *name, size_t *ret_index, char *why, size_t whylen)
+{
+	if (!ch)
+		return -EINVAL;
+	return rec_name_resolve(channel_name, ch, ch->n, name, ret_index, why, whylen);
 }
 
 const char *board_channels_value_label(const board_channels_t *ch, size_t i, double value)

@@ -19,10 +19,12 @@
 #include "bus/dbc.h"
 #include "config.h"
 
-/* A channel as the daemon knows it: Modbus register or DBC signal. */
+/* A channel as the daemon knows it: Modbus register or DBC signal.  A
+   signal's name is qualified, "Message.Signal" (two messages may both
+   carry an AliveCounter); board_channels_find() takes a bare one. */
 struct board_channel {
 	uint32_t id;              /* bus << 16 | index */
-	char name[96];
+	char name[128];
 	char unit[16];
 	uint16_t bus;
 	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
@@ -72,6 +74,14 @@ void board_channels_set_live(board_channels_t *ch, const struct acq_item *sample
 /* Latest value of channel i (index into the list); any thread. */
 int board_channels_live(const board_channels_t *ch, size_t i, struct board_live *ret_live);
 
+/*
+ * The channel a user names (watch, triggers): its name, or a bare signal
+ * name where only one message has it (rec_name_resolve(), the resolution
+ * every command shares).  0 and the index into the list; -ENOENT;
+ * -ENOTUNIQ with the candidates in why; -EINVAL.
+ */
+int board_channels_find(const board_channels_t *ch, const char *name, size_t *ret_index, char *why, size_t whylen);
+
 /* Label for a value of channel i (DBC value table), NULL if none. */
 const char *board_channels_value_label(const board_channels_t *ch, size_t i, double value);
 
@@ -81,8 +91,9 @@ const char *board_channels_value_label(const board_channels_t *ch, size_t i, dou
  * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
  * a DBC that defines no message (it would decode nothing), one with more
  * signals than a bus has channel ids (BOARD_BUS_CHANNELS_MAX), and a
- * signal name or unit longer than struct board_channel holds (cut, two
- * names could become one).  0 and the database in *ret_dbc (free with
+ * qualified name "Message.Signal" or unit longer than struct board_channel
+ * holds (cut, two names could become one).  The bus's dbc_strict chooses
+ * a strict load; a lenient one's warnings are bus_dbc_warning()'s.  0 and the database in *ret_dbc (free with
  * bus_dbc_free), or -errno.
  */
 int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);

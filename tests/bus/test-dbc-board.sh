@@ -4,7 +4,9 @@
 # count, `run` says the count at start, `dbc_strict = true` refuses the same
 # file naming file:line; and a DBC written in CP1252 (unit "°C" as the byte
 # 0xB0) gives names and units in valid UTF-8 in every output of check, run,
-# export (csv, jsonl, candump) and stat.
+# export (csv, jsonl, candump) and stat.  Qualified names: export -c takes
+# Message.Signal, a bare signal name where unique, and refuses an ambiguous
+# one listing the candidates.
 set -euo pipefail
 RAILMON=$1
 CORPUS=$2
@@ -66,6 +68,27 @@ done
 "$RAILMON" stat --data "$T/d2" > "$T/stat.out" 2>&1 || fail "stat"
 grep -qF "°C" "$T/export.csv.out" || fail "export csv has no °C"
 grep -qF "°C" "$T/export.jsonl.out" || fail "export jsonl has no °C"
+# 4. qualified names: two messages carry AliveCounter
+board "$T/names.ini" "$CORPUS/36-same-signal-two-messages.dbc"
+"$RAILMON" run --board "$T/names.ini" --data "$T/d3" --duration 1 > "$T/names-run.out" 2> "$T/names-run.err" ||
+	fail "run failed"
+if "$RAILMON" export --data "$T/d3" -c AliveCounter > "$T/ambiguous.out" 2> "$T/ambiguous.err"; then
+	fail "export -c AliveCounter accepted an ambiguous name"
+fi
+grep -qF "railmon export: --channel: 'AliveCounter' is ambiguous: Base.AliveCounter, Brake.AliveCounter (give one of them)" \
+	"$T/ambiguous.err" || fail "no candidates listed"
+"$RAILMON" export --data "$T/d3" --format jsonl -c Brake.AliveCounter > "$T/brake.out" 2> "$T/brake.err" ||
+	fail "export -c Brake.AliveCounter"
+[ "$(grep -c '"name":"Brake.AliveCounter"' "$T/brake.out")" -eq 50 ] || fail "not 50 Brake.AliveCounter samples"
+[ "$(wc -l < "$T/brake.out")" -eq 50 ] || fail "other samples than Brake.AliveCounter"
+"$RAILMON" export --data "$T/d3" --format jsonl -c Speed -c Pressure > "$T/bare.out" 2> "$T/bare.err" ||
+	fail "export -c Speed -c Pressure (bare, unique)"
+[ "$(grep -c '"name":"Base.Speed"' "$T/bare.out")" -eq 50 ] || fail "bare Speed: not 50 Base.Speed samples"
+[ "$(grep -c '"name":"Brake.Pressure"' "$T/bare.out")" -eq 50 ] || fail "bare Pressure: not 50 samples"
+"$RAILMON" export --data "$T/d3" -c Nothing > "$T/none.out" 2> "$T/none.err" || fail "export -c Nothing failed"
+grep -qF "0 records written" "$T/none.err" || fail "an unknown name exported something"
+
+# every output of every command above
 for f in "$T"/*.out "$T"/*.err; do
 	"$PY" -c 'import sys; open(sys.argv[1], encoding="utf-8", errors="strict").read()' "$f" ||
 		fail "$(basename "$f") is not valid UTF-8"
