@@ -58,10 +58,14 @@ const struct rec_channel *board_channels_dictionary(const board_channels_t *ch);
  * Decode a CAN frame with its bus's DBC into samples (out, up to max).
  * Returns their number: 0 for a bus without DBC, an error frame, a frame
  * the DBC does not describe.  board_channels_decode_max() samples always
- * fit (the largest message of any DBC).
+ * fit (the largest message of any DBC, and on a J1939 bus the events one
+ * frame can give).  On a bus with j1939 = true (the collector thread only:
+ * it keeps the transport sessions): 29-bit frames match the DBC by PGN,
+ * TP.CM/TP.DT are reassembled and the whole message decoded, and out also
+ * gets events: ACQ_EV_J1939_TP_FAULT for a session that ended without its
+ * message, ACQ_EV_J1939_DTC_ACTIVE/CLEARED for a DM1's trouble codes.
  */
-int board_channels_decode(const board_channels_t *ch, const struct acq_item *frame, struct acq_item *out,
-                          size_t max);
+int board_channels_decode(board_channels_t *ch, const struct acq_item *frame, struct acq_item *out, size_t max);
 size_t board_channels_decode_max(const board_channels_t *ch);
 
 /* The DBC of bus b, NULL if none. */

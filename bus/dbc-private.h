@@ -110,6 +110,8 @@ struct bus_dbc {
 	unsigned nsigs, capsigs;
 	uint16_t std_index[2048];   /* message index + 1, 0 = unknown id */
 	struct dbc_ext_key *ext_index; /* sorted by id */
+	struct dbc_ext_key *pgn_index; /* J1939: extended messages by PGN, sorted, first of a PGN kept */
+	unsigned npgn;
 	unsigned next;
 	unsigned decode_max;        /* signals of the largest message */
 	unsigned flags;             /* BUS_DBC_* */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dbc-private.h"
+#include "j1939.h"
 
 #define DBC_FILE_MAX (64u << 20)
 
@@ -503,6 +504,13 @@ static int cmp_ext(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+static int cmp_pgn(const void *a, const void *b)
+{
+	const struct dbc_ext_key *x = a, *y = b;
+
+	return x->id != y->id ? (x->id > y->id) - (x->id < y->id) : (x->msg > y->msg) - (x->msg < y->msg);
+}
+
 static int cmp_label(const void *a, const void *b)
 {
 	const struct dbc_label *x = a, *y = b;
@@ -512,7 +520,7 @@ static int cmp_label(const void *a, const void *b)
 
 static int build_index(struct bus_dbc *dbc)
 {
-	unsigned next = 0;
+	unsigned next = 0, k;
 
 	for (unsigned i = 0; i < dbc->nmsgs; i++)
 		next += dbc->msgs[i].ext;
@@ -528,6 +536,19 @@ static int build_index(struct bus_dbc *dbc)
 			dbc->decode_max = dbc->msgs[i].nsig;
 	}
 	qsort(dbc->ext_index, dbc->next, sizeof(*dbc->ext_index), cmp_ext);
+	dbc->pgn_index = calloc(next ? next : 1, sizeof(*dbc->pgn_index));
+	if (!dbc->pgn_index)
+		return -ENOMEM;
+	for (unsigned i = 0; i < dbc->nmsgs; i++)
+		if (dbc->msgs[i].ext)
+			dbc->pgn_index[dbc->npgn++] = (struct dbc_ext_key){ bus_j1939_id_parse(dbc->msgs[i].id).pgn, i };
+	/* stable for equal PGNs (file order), then one entry per PGN */
+	qsort(dbc->pgn_index, dbc->npgn, sizeof(*dbc->pgn_index), cmp_pgn);
+	k = 0;
+	for (unsigned i = 0; i < dbc->npgn; i++)
+		if (!k || dbc->pgn_index[k - 1].id != dbc->pgn_index[i].id)
+			dbc->pgn_index[k++] = dbc->pgn_index[i];
+	dbc->npgn = k;
 	for (unsigned i = 0; i < dbc->nsigs; i++)
 		if (dbc->sigs[i].nlabels)
 			qsort(dbc->sigs[i].labels, dbc->sigs[i].nlabels, sizeof(struct dbc_label), cmp_label);
@@ -622,6 +643,7 @@ bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
 	free(dbc->msgs);
 	free(dbc->sigs);
 	free(dbc->ext_index);
+	free(dbc->pgn_index);
 	free(dbc);
 	return NULL;
 }
@@ -896,6 +918,38 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 	 * the masks drop, since signals not inside len are skipped.
 	 */
 	memcpy(&fc.w[0], frame->can.data, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	fc.w[0] = __builtin_bswap64(fc.w[0]);
+#endif
+	fc.w[1] = __builtin_bswap64(fc.w[0]);
+	return decode_ops(m->ops, m->nsig, &fc, out, max);
+}
+
+int bus_dbc_decode_pgn(const bus_dbc_t *dbc, uint32_t pgn, const uint8_t *data, size_t len, int64_t t_ns,
+                       uint16_t bus, uint32_t channel_base, struct acq_item *out, size_t max)
+{
+	const struct dbc_msg *m = NULL;
+	unsigned lo = 0, hi;
+	struct frame_ctx fc;
+
+	if (!dbc || (!data && len) || (!out && max) || len > BUS_J1939_TP_MAX)
+		return -EINVAL;
+	hi = dbc->npgn;
+	while (lo < hi && !m) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (dbc->pgn_index[mid].id == pgn)
+			m = &dbc->msgs[dbc->pgn_index[mid].msg];
+		else if (dbc->pgn_index[mid].id < pgn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!m)
+		return 0;
+	fc = (struct frame_ctx){ .t_ns = t_ns, .channel_base = channel_base, .bus = bus, .len = (unsigned)len,
+	                         .data = data };
+	memcpy(&fc.w[0], data, len < 8 ? len : 8); /* bytes past len only reach masked-off bits */
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	fc.w[0] = __builtin_bswap64(fc.w[0]);
 #endif

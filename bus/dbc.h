@@ -100,6 +100,18 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
                    struct acq_item *out, size_t max);
 
 /*
+ * J1939: decode the payload of PGN pgn (a frame's data, or a message the
+ * transport protocol reassembled, up to 1785 bytes) with the DBC's
+ * extended message of that PGN, whatever source address and priority its
+ * id gives (the first message of a PGN in the file).  A DBC message has
+ * at most 64 bytes, so its signals lie there.  Samples as bus_dbc_decode()
+ * writes them, stamped t_ns on bus.  Returns their number, 0 for a PGN
+ * the DBC does not have, -EINVAL, -ENOBUFS.
+ */
+int bus_dbc_decode_pgn(const bus_dbc_t *dbc, uint32_t pgn, const uint8_t *data, size_t len, int64_t t_ns,
+                       uint16_t bus, uint32_t channel_base, struct acq_item *out, size_t max);
+
+/*
  * Label of a value table (VAL_) entry: value is the physical value a
  * sample carries; it is turned back into the raw integer with the signal's
  * scale and offset.  Returns 0 with *ret_label pointing into dbc (valid

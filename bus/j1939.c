@@ -31,8 +31,15 @@ struct session {
 	uint8_t data[BUS_J1939_TP_MAX];
 };
 
+struct dtc_slot {
+	bool used, seen;
+	uint8_t sa, fmi, oc;
+	uint32_t spn;
+};
+
 struct bus_j1939 {
 	struct session s[BUS_J1939_SESSIONS];
+	struct dtc_slot dtc[BUS_J1939_DTC_MAX];
 	struct bus_j1939_stats stats;
 };
 
@@ -260,4 +267,79 @@ int bus_j1939_expire(bus_j1939_t *j, int64_t now_ns, struct bus_j1939_fault *ret
 			return 1;
 		}
 	return 0;
+}
+
+/* ------------------------------------------------------------ DM1 */
+
+static struct dtc_slot *dtc_find(bus_j1939_t *j, uint8_t sa, uint32_t spn, uint8_t fmi)
+{
+	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++)
+		if (j->dtc[i].used && j->dtc[i].sa == sa && j->dtc[i].spn == spn && j->dtc[i].fmi == fmi)
+			return &j->dtc[i];
+	return NULL;
+}
+
+static struct dtc_slot *dtc_free_slot(bus_j1939_t *j)
+{
+	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++)
+		if (!j->dtc[i].used)
+			return &j->dtc[i];
+	return NULL;
+}
+
+/* Report a change into out[*n], or count it when out is full. */
+static void dtc_report(bus_j1939_t *j, const struct dtc_slot *d, bool active, uint16_t lamps,
+                       struct bus_j1939_dtc *out, size_t max, size_t *n)
+{
+	if (*n == max) {
+		j->stats.dtc_lost++;
+		return;
+	}
+	out[(*n)++] = (struct bus_j1939_dtc){ .spn = d->spn, .fmi = d->fmi, .oc = d->oc, .sa = d->sa,
+	                                      .active = active, .lamps = lamps };
+}
+
+int bus_j1939_dm1(bus_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, struct bus_j1939_dtc *out,
+                  size_t max)
+{
+	uint16_t lamps;
+	size_t n = 0;
+
+	if (!j || (!data && len) || (!out && max))
+		return -EINVAL;
+	lamps = len >= 2 ? (uint16_t)(data[0] | data[1] << 8) : 0;
+	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++)
+		if (j->dtc[i].sa == sa)
+			j->dtc[i].seen = false;
+	/* SPN conversion method 4 (J1939-73): SPN bits 0-15 in bytes 0-1,
+	   16-18 in the top of byte 2 under FMI; CM and OC in byte 3 */
+	for (size_t o = 2; o + 4 <= len; o += 4) {
+		const uint8_t *d = data + o;
+		uint32_t spn = d[0] | (uint32_t)d[1] << 8 | (uint32_t)(d[2] >> 5) << 16;
+		uint8_t fmi = d[2] & 0x1f, oc = d[3] & 0x7f;
+		struct dtc_slot *s;
+
+		if (spn == 0 || spn == 0x7ffff)
+			continue; /* "no DTC", and padding */
+		s = dtc_find(j, sa, spn, fmi);
+		if (!s && !(s = dtc_free_slot(j))) {
+			j->stats.dtc_lost++;
+			continue;
+		}
+		if (!s->used) {
+			*s = (struct dtc_slot){ .used = true, .sa = sa, .spn = spn, .fmi = fmi, .oc = oc };
+			dtc_report(j, s, true, lamps, out, max, &n);
+		}
+		s->oc = oc;
+		s->seen = true;
+	}
+	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++) {
+		struct dtc_slot *s = &j->dtc[i];
+
+		if (s->used && s->sa == sa && !s->seen) {
+			dtc_report(j, s, false, lamps, out, max, &n);
+			s->used = false;
+		}
+	}
+	return (int)n;
 }

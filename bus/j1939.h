@@ -79,6 +79,7 @@ struct bus_j1939_stats {
 	uint64_t faults[BUS_J1939_FAULT_MAX];
 	uint64_t stray_dt;        /* TP.DT outside any session (counted, not faults) */
 	uint64_t ctl;             /* CTS and EndOfMsgAck seen */
+	uint64_t dtc_lost;        /* DTC changes not reported, or not tracked for lack of room */
 };
 
 typedef struct bus_j1939 bus_j1939_t;
@@ -101,6 +102,34 @@ int bus_j1939_feed(bus_j1939_t *j, const struct acq_item *frame, struct bus_j193
 /* Time out one session silent too long at now_ns: 1 with *ret_fault
    (call again until 0), 0 when none is, -EINVAL. */
 int bus_j1939_expire(bus_j1939_t *j, int64_t now_ns, struct bus_j1939_fault *ret_fault);
+
+/*
+ * DM1 (active diagnostic trouble codes, PGN 0xFECA): each DTC is tracked
+ * per source address, so a DM1 that no longer lists one clears it.
+ * BUS_J1939_DTC_MAX codes of all sources at once; more are counted
+ * (dtc_lost) and not tracked.
+ */
+#define BUS_J1939_PGN_DM1 0xFECAu
+#define BUS_J1939_DTC_MAX 256
+#define BUS_J1939_DTC_EVENTS 64   /* changes one DM1 reports at most */
+
+struct bus_j1939_dtc {
+	uint32_t spn;             /* 19 bits */
+	uint8_t fmi;              /* 5 bits */
+	uint8_t oc;               /* occurrence count, 7 bits */
+	uint8_t sa;
+	bool active;              /* true: appeared, false: cleared */
+	uint16_t lamps;           /* DM1 bytes 0 (MIL, RSL, AWL, PL) and 1 (their flash) */
+};
+
+/*
+ * A DM1 from sa (len bytes): writes the DTCs that appeared and those that
+ * cleared since its last DM1 into out (at most max; the changes past max
+ * are applied and counted in dtc_lost, not reported).  Returns how many.
+ * "No DTC" (SPN 0 / all ones) entries are not DTCs.  -EINVAL.
+ */
+int bus_j1939_dm1(bus_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, struct bus_j1939_dtc *out,
+                  size_t max);
 
 /* Counters since bus_j1939_new(). */
 void bus_j1939_stats(const bus_j1939_t *j, struct bus_j1939_stats *ret_stats);
