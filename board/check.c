@@ -72,9 +72,9 @@ static int check_can(const struct board_cfg *cfg, const struct bus_cfg *b)
 	char err[BOARD_ERR_MAX];
 	bus_dbc_t *dbc;
 
-	printf("  [can %s] driver %s, %s%s, %s", b->name, can_drivers[c->driver],
-	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device,
-	       c->fd ? ", CAN FD" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
+	printf("  [can %s] driver %s, %s%s%s, %s", b->name, can_drivers[c->driver],
+	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device, c->fd ? ", CAN FD" : "",
+	       c->j1939 ? ", J1939 (transport, PGN, DM1)" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
 	if (c->bitrate)
 		printf(", %u bit/s", c->bitrate);
 	if (c->nfilters)
