@@ -15,6 +15,7 @@
 
 #include "bus/candump.h"
 #include "bus/dbc.h"
+#include "bus/j1939.h"
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
@@ -411,8 +412,72 @@ static void test_wide_message(void)
 	printf("512 one-bit signals of a 64-byte frame decoded\n");
 }
 
+/* J1939: decoding by PGN and the DM1 tracker's limits; bad arguments. */
+static void test_j1939(void)
+{
+	static const char txt[] = "BO_ 2566841600 EngineHours: 16 ECU\n SG_ Tail : 96|32@1+ (1,0) [0|0] \"\" B\n"
+	                          " SG_ Head : 0|8@1+ (1,0) [0|0] \"\" B\n"
+	                          "BO_ 2566841617 Again: 8 ECU\n SG_ X : 0|8@1+ (1,0) [0|0] \"\" B\n";
+	struct bus_j1939_dtc dtc[BUS_J1939_DTC_EVENTS];
+	struct bus_j1939_stats st;
+	struct bus_j1939_fault f;
+	struct bus_j1939_msg m;
+	struct acq_item out[4], it = { .kind = ACQ_ITEM_CAN };
+	uint8_t data[BUS_J1939_TP_MAX + 1] = { 0x2a };
+	bus_dbc_t *dbc = NULL;
+	bus_j1939_t *j = NULL;
+	char err[256];
+
+	assert(bus_dbc_load_buffer("j.dbc", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == 0);
+	data[12] = 0x78;
+	/* PGN 0xFEE5 from any source: the first message of the PGN; Tail
+	   (bytes 12-15) only in a message long enough */
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0x30000, out, 4) == 2);
+	assert(out[0].sample.channel == 0x30000 && out[0].sample.value == 0x78 && out[0].t_ns == 5 && out[0].bus == 3);
+	assert(out[1].sample.channel == 0x30001 && out[1].sample.value == 0x2a);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 8, 5, 3, 0, out, 4) == 1);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, out, 1) == -ENOBUFS);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE6, data, 16, 5, 3, 0, out, 4) == 0);
+	assert(bus_dbc_decode_pgn(NULL, 0xFEE5, data, 16, 5, 3, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, NULL, 16, 5, 3, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, NULL, 4) == -EINVAL);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, BUS_J1939_TP_MAX + 1, 5, 3, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_load_buffer_flags("j.dbc", txt, sizeof(txt) - 1, 2, &dbc, err, sizeof(err)) == -EINVAL);
+	assert(bus_dbc_warning_count(NULL) == 0 && bus_dbc_warning(NULL, 0) == NULL);
+	bus_dbc_free(dbc);
+
+	assert(bus_j1939_new(NULL) == -EINVAL);
+	assert(bus_j1939_new(&j) == 0);
+	assert(bus_j1939_feed(NULL, &it, &m, &f) == -EINVAL && bus_j1939_feed(j, NULL, &m, &f) == -EINVAL);
+	assert(bus_j1939_feed(j, &it, NULL, &f) == -EINVAL && bus_j1939_feed(j, &it, &m, NULL) == -EINVAL);
+	assert(bus_j1939_feed(j, &it, &m, &f) == 0); /* a standard frame: not J1939 */
+	assert(bus_j1939_expire(NULL, 0, &f) == -EINVAL && bus_j1939_expire(j, 0, NULL) == -EINVAL);
+	assert(bus_j1939_dm1(NULL, 0, data, 6, dtc, 4) == -EINVAL && bus_j1939_dm1(j, 0, NULL, 6, dtc, 4) == -EINVAL);
+	assert(bus_j1939_dm1(j, 0, data, 6, NULL, 4) == -EINVAL);
+	/* 300 codes from one source: 256 tracked, 64 reported, the rest counted */
+	memset(data, 0, sizeof(data));
+	for (unsigned i = 0; i < 300; i++) {
+		data[2 + 4 * i] = (uint8_t)(i + 1);
+		data[3 + 4 * i] = (uint8_t)((i + 1) >> 8);
+		data[4 + 4 * i] = 5;
+	}
+	assert(bus_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, BUS_J1939_DTC_EVENTS) == BUS_J1939_DTC_EVENTS);
+	assert(dtc[0].spn == 1 && dtc[0].fmi == 5 && dtc[0].sa == 7 && dtc[0].active);
+	bus_j1939_stats(j, &st);
+	assert(st.dtc_lost == (256 - BUS_J1939_DTC_EVENTS) + (300 - 256));
+	/* the same DM1 again: nothing new; then none: the 256 tracked clear */
+	assert(bus_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, BUS_J1939_DTC_EVENTS) == 0);
+	assert(bus_j1939_dm1(j, 7, data, 2, dtc, BUS_J1939_DTC_EVENTS) == BUS_J1939_DTC_EVENTS);
+	assert(!dtc[0].active);
+	/* another source's codes are its own: room again */
+	data[2] = 9;
+	assert(bus_j1939_dm1(j, 8, data, 6, dtc, BUS_J1939_DTC_EVENTS) == 1 && dtc[0].sa == 8 && dtc[0].spn == 9);
+	bus_j1939_free(j);
+}
+
 int main(void)
 {
+	test_j1939();
 	assert(mkdtemp(tmpdir));
 	test_demo();
 	test_bad_args();
