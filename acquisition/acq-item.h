@@ -102,6 +102,17 @@ enum acq_event_code {
 	                               4 cursor reset) */
 	ACQ_EV_UPLINK_CONNECT = 51,
 	ACQ_EV_CONFIG_RELOAD = 60,  /* arg = new config hash (low 63 bits) */
+	/* J1939 (bus/j1939.h), bus = the CAN bus: a transport session that
+	   ended without its message, arg = kind (enum bus_j1939_fault_kind) |
+	   reason << 8 | expected seq << 16 | packets got << 24 | packets
+	   announced << 32 | destination address << 40, detail = PGN |
+	   source address << 24 */
+	ACQ_EV_J1939_TP_FAULT = 70,
+	/* a DM1 trouble code that appeared / cleared: arg = SPN | FMI << 19 |
+	   occurrence count << 24 | lamp status (DM1 bytes 0-1) << 32,
+	   detail = source address */
+	ACQ_EV_J1939_DTC_ACTIVE = 71,
+	ACQ_EV_J1939_DTC_CLEARED = 72,
 	ACQ_EV_CODE_MAX
 };
 

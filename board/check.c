@@ -72,9 +72,9 @@ static int check_can(const struct conf_board *cfg, const struct bus_cfg *b)
 	char err[CONF_ERR_MAX];
 	bus_dbc_t *dbc;
 
-	printf("  [can %s] driver %s, %s%s, %s", b->name, can_drivers[c->driver],
-	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device,
-	       c->fd ? ", CAN FD" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
+	printf("  [can %s] driver %s, %s%s%s, %s", b->name, can_drivers[c->driver],
+	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device, c->fd ? ", CAN FD" : "",
+	       c->j1939 ? ", J1939 (transport, PGN, DM1)" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
 	if (c->bitrate)
 		printf(", %u bit/s", c->bitrate);
 	if (c->nfilters)
@@ -89,6 +89,11 @@ static int check_can(const struct conf_board *cfg, const struct bus_cfg *b)
 		return -EINVAL;
 	}
 	printf("    DBC %s: %u messages, %u signals\n", c->dbc, bus_dbc_message_count(dbc), bus_dbc_signal_count(dbc));
+	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
+		printf("    warning: %s\n", bus_dbc_warning(dbc, i));
+	if (bus_dbc_warning_count(dbc))
+		printf("    %u DBC warning%s (dbc_strict = true refuses the file instead)\n", bus_dbc_warning_count(dbc),
+		       bus_dbc_warning_count(dbc) == 1 ? "" : "s");
 	check_can_load(c, dbc);
 	bus_dbc_free(dbc);
 	return 0;

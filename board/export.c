@@ -37,6 +37,7 @@ struct export_ctx {
 	int64_t from_ns, to_ns;
 	unsigned kinds;          /* bit per acq_item_kind */
 	const char *channels[EXPORT_FILTER_MAX];
+	char *resolved[EXPORT_FILTER_MAX]; /* the dictionary's name for each, per log */
 	size_t nchannel_filters;
 	rec_channels_t *chans;   /* what the dictionaries read so far name */
 	const char *dir;
@@ -54,7 +55,8 @@ static const char export_usage[] =
 	"                        TIME: 2026-12-03T07:00:00Z, 2026-12-03 07:00:00 (UTC)\n"
 	"                        or Unix seconds like 1764748800.5\n"
 	"  -k, --kind KIND       can, sample or event (repeatable; default all)\n"
-	"  -c, --channel NAME    only samples of channel NAME (repeatable)\n"
+	"  -c, --channel NAME    only samples of channel NAME (repeatable): Message.Signal,\n"
+	"                        or the bare signal name where only one message has it\n"
 	"  -h, --help            this text\n";
 
 /* "2026-12-03T07:00:00Z", "2026-12-03 07:00:00[.frac]", or epoch seconds. */
@@ -96,7 +98,7 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 		return false;
 	if (x->nchannel_filters && it->kind == ACQ_ITEM_SAMPLE) {
 		for (size_t i = 0; i < x->nchannel_filters; i++)
-			if (name && !strcmp(name, x->channels[i]))
+			if (name && !strcmp(name, x->resolved[i]))
 				return true;
 		return false;
 	}
@@ -164,6 +166,34 @@ static void prescan_dictionary(struct export_ctx *x, const char *dir)
 	stor_reader_free(r);
 }
 
+/*
+ * What each --channel names in this log's dictionary (rec_channels_resolve:
+ * a qualified "Message.Signal", or a bare signal name where it is unique).
+ * A name the dictionary does not hold is kept as given (it matches
+ * nothing); an ambiguous one stops the export with the candidates.
+ */
+static int resolve_filters(struct export_ctx *x)
+{
+	char why[1024];
+
+	for (size_t i = 0; i < x->nchannel_filters; i++) {
+		const char *name = x->channels[i];
+		uint32_t id;
+		int r = rec_channels_resolve(x->chans, x->channels[i], &id, why, sizeof(why));
+
+		if (r == -ENOTUNIQ) {
+			fprintf(stderr, "railmon export: --channel: %s\n", why);
+			return r;
+		}
+		if (r == 0)
+			name = rec_channels_find(x->chans, id)->name;
+		free(x->resolved[i]);
+		if (!(x->resolved[i] = strdup(name)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int export_log(struct export_ctx *x, const char *dir)
 {
 	stor_reader_t *rd;
@@ -177,6 +207,10 @@ static int export_log(struct export_ctx *x, const char *dir)
 		return r;
 	}
 	prescan_dictionary(x, dir);
+	if ((r = resolve_filters(x)) < 0) {
+		stor_reader_free(rd);
+		return r;
+	}
 	if (x->from_ns > INT64_MIN)
 		stor_reader_seek_time(rd, x->from_ns);
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
@@ -354,6 +388,8 @@ int board_cmd_export(int argc, char **argv)
 	if (output)
 		fclose(x.out);
 	rec_channels_free(x.chans);
+	for (size_t i = 0; i < x.nchannel_filters; i++)
+		free(x.resolved[i]);
 	if (x.damaged)
 		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
 		        "skipped (see above)\n", x.written, x.damaged, x.damaged == 1 ? "" : "s");

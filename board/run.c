@@ -278,9 +278,16 @@ static void load_warnings(struct runner *rn)
 {
 	char msg[BUS_NAME_MAX + 128];
 
-	for (size_t b = 0; b < rn->cfg->nbuses; b++)
-		if (board_bus_load_warning(rn->cfg, b, board_daemon_dbc(rn->d, b), msg, sizeof(msg)))
+	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
+		const bus_dbc_t *dbc = board_daemon_dbc(rn->d, b);
+
+		if (board_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
+		/* one line, not one per warning: check lists them */
+		if (bus_dbc_warning_count(dbc))
+			fprintf(stderr, "railmon %s: warning: dbc %s: %u warnings, the first %s ('railmon check' lists them)\n",
+			        rn->cmd, rn->cfg->buses[b].can.dbc, bus_dbc_warning_count(dbc), bus_dbc_warning(dbc, 0));
+	}
 }
 
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */

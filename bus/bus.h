@@ -61,6 +61,8 @@ struct bus_can_cfg {
 	struct bus_can_filter filters[BUS_CAN_FILTERS_MAX];
 	unsigned nfilters;
 	char dbc[BUS_PATH_MAX];     /* "" = no decoding, raw frames only */
+	bool dbc_strict;            /* refuse what a lenient DBC load warns about */
+	bool j1939;                 /* J1939: transport reassembly, DM1, DBC by PGN */
 };
 
 /* Modbus data tables; the value is the read function code for the table. */

@@ -233,6 +233,14 @@ static const struct basic_ini_key can_keys[] = {
 	{ "dbc", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.can.dbc),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw frames only)",
 	  .help = "The DBC file that decodes the bus's frames into channels." },
+	{ "dbc_strict", BASIC_INI_BOOL, 0, P(bus.can.dbc_strict), .def = "false",
+	  .help = "Refuse a DBC with a reference to a message or signal that does not exist, a signal that does "
+	          "not fit its message, an 'mN' without 'M', a bare 'm' or a text that is not UTF-8, instead of "
+	          "loading it with a warning for each (railmon check lists them)." },
+	{ "j1939", BASIC_INI_BOOL, 0, P(bus.can.j1939), .def = "false",
+	  .help = "A J1939 bus: multi-frame messages (TP.CM BAM and RTS/CTS) reassembled and decoded, the DBC's "
+	          "messages matched by PGN whatever the source address and priority, DM1 trouble codes recorded "
+	          "as events when they appear and clear." },
 	{ "bitrate", BASIC_INI_UINT, 0, P(bus.can.bitrate), .min = 1000, .max = 20000000, .expect = rate_expect,
 	  .doc_def = "as set up", .help = "Bit rate set on the interface (socketcan, through libsocketcan; slcan)." },
 	{ "dbitrate", BASIC_INI_UINT, 0, P(bus.can.dbitrate), .min = 1000, .max = 20000000, .expect = rate_expect,

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,4 +151,96 @@ struct rec_names rec_channels_names(const rec_channels_t *m, const struct acq_it
 size_t rec_channels_count(const rec_channels_t *m)
 {
 	return m ? m->n : 0;
+}
+
+/* name is want qualified: "<something>." + want */
+static bool qualified_as(const char *name, const char *want, size_t wlen)
+{
+	size_t nlen = strlen(name);
+
+	return nlen > wlen + 1 && name[nlen - wlen - 1] == '.' && memcmp(name + nlen - wlen, want, wlen) == 0;
+}
+
+/* "'want' is ambiguous: A.want, B.want (give one of them)", alphabetical,
+   by selection: candidates are few, and this runs once per name given. */
+static void list_candidates(rec_name_at_fn name_at, const void *ctx, size_t n, const char *want, char *why,
+                            size_t whylen)
+{
+	size_t wlen = strlen(want), used;
+	const char *last = NULL;
+	int k;
+
+	k = snprintf(why, whylen, "'%s' is ambiguous:", want);
+	used = k < 0 ? 0 : (size_t)k;
+	for (;;) {
+		const char *next = NULL;
+
+		for (size_t i = 0; i < n; i++) {
+			const char *c = name_at(ctx, i);
+
+			if (c && qualified_as(c, want, wlen) && (!last || strcmp(c, last) > 0) &&
+			    (!next || strcmp(c, next) < 0))
+				next = c;
+		}
+		if (!next)
+			break;
+		/* room for the name and the closing words, else "..." */
+		if (used + strlen(next) + 24 >= whylen) {
+			k = snprintf(why + used, whylen - used, " ...");
+			used += k < 0 ? 0 : (size_t)k;
+			break;
+		}
+		k = snprintf(why + used, whylen - used, "%s %s", last ? "," : "", next);
+		used += k < 0 ? 0 : (size_t)k;
+		last = next;
+	}
+	if (used < whylen)
+		snprintf(why + used, whylen - used, " (give one of them)");
+}
+
+int rec_name_resolve(rec_name_at_fn name_at, const void *ctx, size_t n, const char *want, size_t *ret_index,
+                     char *why, size_t whylen)
+{
+	size_t wlen, found = 0, count = 0;
+
+	if (!name_at || !want || !*want || !ret_index || (why && !whylen))
+		return -EINVAL;
+	wlen = strlen(want);
+	for (size_t i = 0; i < n; i++) {
+		const char *c = name_at(ctx, i);
+
+		if (c && strcmp(c, want) == 0) {
+			*ret_index = i;
+			return 0;
+		}
+		if (c && qualified_as(c, want, wlen) && count++ == 0)
+			found = i;
+	}
+	if (count == 1) {
+		*ret_index = found;
+		return 0;
+	}
+	if (count > 1 && why)
+		list_candidates(name_at, ctx, n, want, why, whylen);
+	return count ? -ENOTUNIQ : -ENOENT;
+}
+
+static const char *slot_name(const void *ctx, size_t i)
+{
+	const rec_channels_t *m = ctx;
+
+	return m->tab[i].strings ? m->tab[i].ch.name : NULL;
+}
+
+int rec_channels_resolve(const rec_channels_t *m, const char *want, uint32_t *ret_id, char *why, size_t whylen)
+{
+	size_t i;
+	int r;
+
+	if (!m || !ret_id)
+		return -EINVAL;
+	r = rec_name_resolve(slot_name, m, m->cap, want, &i, why, whylen);
+	if (r == 0)
+		*ret_id = m->tab[i].ch.id;
+	return r;
 }

@@ -44,3 +44,23 @@ struct rec_names rec_channels_names(const rec_channels_t *map, const struct acq_
 
 /* Entries held. */
 size_t rec_channels_count(const rec_channels_t *map);
+
+/*
+ * Names given on input (export -c, watch, triggers): the one resolution
+ * every command uses.  CAN channels are named "Message.Signal"; a bare
+ * signal name stands for the one qualified name that ends in ".name".
+ *
+ * rec_name_resolve() looks want up among n names, name_at(ctx, i) for
+ * i < n (NULL entries skipped): a name equal to want wins; else the one
+ * name that ends in "." + want.  Returns 0 with the index in *ret_index;
+ * -ENOENT when nothing matches; -ENOTUNIQ when several names end in
+ * "." + want, with why = "'want' is ambiguous: A.want, B.want (give one
+ * of them)" (candidates in alphabetical order, "..." past the buffer);
+ * -EINVAL on bad arguments.  why may be NULL.
+ */
+typedef const char *(*rec_name_at_fn)(const void *ctx, size_t i);
+int rec_name_resolve(rec_name_at_fn name_at, const void *ctx, size_t n, const char *want, size_t *ret_index,
+                     char *why, size_t whylen);
+
+/* The same over the names map holds; the channel's id in *ret_id. */
+int rec_channels_resolve(const rec_channels_t *map, const char *want, uint32_t *ret_id, char *why, size_t whylen);

@@ -392,7 +392,8 @@ static void test_dbc_files(void)
 		assert(conf_load(path, &c, err, sizeof(err)) == 0);
 		assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == -EBADMSG);
 		snprintf(want, sizeof(want), "%s/long.dbc:2: signal 'NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN...': "
-		         "a name of %zu characters (at most 95) (the dbc of [can x], %s:6)", tmpdir, len + 1, path);
+		         "a qualified name (message.signal) of %zu characters (at most 127) (the dbc of [can x], %s:6)", tmpdir,
+		         len + 3, path);
 		if (strcmp(err, want)) {
 			fprintf(stderr, "long name: %s\n  want: %s\n", err, want);
 			assert(0);

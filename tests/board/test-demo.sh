@@ -25,9 +25,9 @@ read -r records can mb drops refused < <(echo "$summary" |
 [ "$drops" -eq 0 ] || fail "$drops ring drops"
 [ "$refused" -eq 0 ] || fail "$refused records refused by the log"
 # the final table shows values from both buses
-grep -qE '^Speed +[0-9.-]+ +km/h' "$T/demo.out" || fail "no decoded CAN speed in the table"
+grep -qE '^VehicleSpeed\.Speed +[0-9.-]+ +km/h' "$T/demo.out" || fail "no decoded CAN speed in the table"
 grep -qE '^line_voltage +1[45][0-9][0-9]\.[0-9]+ +V' "$T/demo.out" || fail "no Modbus line voltage in the table"
-grep -qE '^Car1Door1 .*(closed|open|locked)' "$T/demo.out" || fail "door state label missing"
+grep -qE '^DoorStatus\.Car1Door1 .*(closed|open|locked)' "$T/demo.out" || fail "door state label missing"
 
 # --- export: CSV, JSON lines, candump
 "$RAILMON" export --data "$T/log" > "$T/all.csv" 2>"$T/export.err" || fail "export csv"
@@ -58,7 +58,7 @@ lv = [json.loads(l) for l in open(f"{T}/lv.jsonl")]
 assert len(lv) > 20 and all(j["name"] == "line_voltage" and j["unit"] == "V" for j in lv)
 assert all(1400 < j["value"] < 1600 for j in lv), [j["value"] for j in lv][:5]
 # decoded CAN samples carry names and units from the DBC
-speed = [j for j in js if j["kind"] == "sample" and j["name"] == "Speed"]
+speed = [j for j in js if j["kind"] == "sample" and j["name"] == "VehicleSpeed.Speed"]
 assert speed and all(j["unit"] == "km/h" and 0 <= j["value"] <= 250 for j in speed)
 print(f"export: {records} records, contiguous seq, {can} frames identical to the trace, "
       f"{len(lv)} line_voltage samples in range")

@@ -443,8 +443,67 @@ static void test_bad_args(void)
 	printf("bad arguments, failing stream: ok\n");
 }
 
+/* Names on input: exact, a bare signal name where unique, refused with
+   the candidates where not (rec_name_resolve, rec_channels_resolve). */
+static const char *const resolve_names[] = {
+	"BrakeStatus.AliveCounter", "line_voltage", "DoorStatus.AliveCounter", NULL, "VehicleSpeed.Speed",
+	"Speed", "Odometer.Odometer", "Cab.Door.Left", "HVAC.AliveCounter",
+};
+
+static const char *resolve_at(const void *ctx, size_t i)
+{
+	return ((const char *const *)ctx)[i];
+}
+
+static void test_resolve(void)
+{
+	const size_t n = sizeof(resolve_names) / sizeof(resolve_names[0]);
+	char why[256];
+	size_t i = 99;
+	rec_channels_t *m;
+	uint32_t id;
+
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "line_voltage", &i, why, sizeof(why)) == 0 && i == 1);
+	/* an exact name wins over the qualified one that ends in it */
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Speed", &i, why, sizeof(why)) == 0 && i == 5);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "VehicleSpeed.Speed", &i, why, sizeof(why)) == 0 && i == 4);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Odometer", &i, why, sizeof(why)) == 0 && i == 6);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Left", &i, why, sizeof(why)) == 0 && i == 7);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Door.Left", &i, why, sizeof(why)) == 0 && i == 7);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "DoorStatus.AliveCounter", &i, why, sizeof(why)) == 0 && i == 2);
+	i = 99;
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "AliveCounter", &i, why, sizeof(why)) == -ENOTUNIQ && i == 99);
+	CHECK_STR(why, "'AliveCounter' is ambiguous: BrakeStatus.AliveCounter, DoorStatus.AliveCounter, "
+	               "HVAC.AliveCounter (give one of them)");
+	/* no room for every candidate: "..." */
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "AliveCounter", &i, why, 80) == -ENOTUNIQ);
+	CHECK_STR(why, "'AliveCounter' is ambiguous: BrakeStatus.AliveCounter ... (give one of them)");
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "AliveCounter", &i, NULL, 0) == -ENOTUNIQ);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Counter", &i, why, sizeof(why)) == -ENOENT);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "aliveCounter", &i, why, sizeof(why)) == -ENOENT);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, ".AliveCounter", &i, why, sizeof(why)) == -ENOENT);
+	assert(rec_name_resolve(NULL, resolve_names, n, "x", &i, why, sizeof(why)) == -EINVAL);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "", &i, why, sizeof(why)) == -EINVAL);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, NULL, &i, why, sizeof(why)) == -EINVAL);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "x", NULL, why, sizeof(why)) == -EINVAL);
+
+	assert(rec_channels_new(&m) == 0);
+	assert(rec_channels_resolve(m, "Speed", &id, why, sizeof(why)) == -ENOENT);
+	assert(rec_channels_set(m, 0x10000, "BrakeStatus.AliveCounter", "") == 0);
+	assert(rec_channels_set(m, 0x10001, "VehicleSpeed.Speed", "km/h") == 0);
+	assert(rec_channels_set(m, 0x10002, "DoorStatus.AliveCounter", "") == 0);
+	assert(rec_channels_resolve(m, "Speed", &id, why, sizeof(why)) == 0 && id == 0x10001);
+	assert(rec_channels_resolve(m, "AliveCounter", &id, why, sizeof(why)) == -ENOTUNIQ);
+	CHECK_STR(why, "'AliveCounter' is ambiguous: BrakeStatus.AliveCounter, DoorStatus.AliveCounter (give one of them)");
+	assert(rec_channels_resolve(m, "DoorStatus.AliveCounter", &id, why, sizeof(why)) == 0 && id == 0x10002);
+	assert(rec_channels_resolve(NULL, "Speed", &id, why, sizeof(why)) == -EINVAL);
+	assert(rec_channels_resolve(m, "Speed", NULL, why, sizeof(why)) == -EINVAL);
+	rec_channels_free(m);
+}
+
 int main(void)
 {
+	test_resolve();
 	test_kinds();
 	test_qualities();
 	test_events();
