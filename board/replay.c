@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay.c - `railmon replay`: a candump trace or a railmon log through the
+ * replay.c - `railmon replay`: a trace (candump, Vector ASC/BLF, PEAK TRC:
+ * bus/trace.h) or a railmon log through the
  * same decode and store path as live data (a daemon whose buses are trace
  * sources, or whose one source is the log: logsource.h), or a trace onto a
  * CAN interface.
@@ -19,14 +20,17 @@
 #include "config.h"
 #include "daemon.h"
 #include "logdir.h"
+#include "bus/trace.h"
 
 static const char replay_usage[] =
 	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
 	"Feed recorded data through the same decode and store path as live data.\n"
-	"SOURCE is a candump trace or a railmon log directory.\n"
+	"SOURCE is a trace (a candump log, Vector ASC or BLF, PEAK TRC 1.0 to 2.1,\n"
+	"told apart by content) or a railmon log directory.\n"
 	"A trace: with one CAN bus in the board file it takes every frame; with\n"
-	"several, the frames of the trace interface named like each bus's\n"
-	"'interface ='.  A log: its raw CAN frames are decoded again with the board's\n"
+	"several, each bus the frames of the trace interface named like its\n"
+	"'interface =' (candump) or of its 'channel =' (ASC, BLF, TRC; by default\n"
+	"the n-th CAN bus takes channel n).  A log: its raw CAN frames are decoded again with the board's\n"
 	"DBC files, its Modbus samples and events are kept, by bus index.\n\n"
 	"  -b, --board FILE   board file (DBC files, vehicle id); required\n"
 	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
@@ -135,6 +139,8 @@ static void replay_config(struct board_cfg *cfg, const char *path, double speed)
 		snprintf(b.can.device, sizeof(b.can.device), "%s", path);
 		if (ncan == 1)
 			b.can.ifname[0] = 0;
+		else if (!b.can.trace_channel)
+			b.can.trace_channel = (uint32_t)k + 1; /* the n-th bus: channel n, as Vector and PEAK number */
 		b.can.trace_speed = speed;
 		b.can.trace_loop = false;
 		b.index = (uint16_t)k;
@@ -177,6 +183,16 @@ int board_cmd_replay(int argc, char **argv)
 	trace = argv[optind];
 	if (stat(trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", trace, strerror(errno));
+	if (!S_ISDIR(sb.st_mode)) {
+		enum bus_trace_format fmt;
+
+		r = bus_trace_detect_file(trace, &fmt);
+		if (r == -EMEDIUMTYPE)
+			return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
+			                BUS_TRACE_FORMATS);
+		if (r < 0)
+			return cli_fail("replay", "%s: %s", trace, strerror(-r));
+	}
 	if (to_can) {
 		if (S_ISDIR(sb.st_mode))
 			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");
