@@ -224,8 +224,8 @@ static int fd_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, 
 		i++; /* symbolic name */
 	if (i + 4 > n || !bus_tok_uint(t[i], 10, 1, &brs) || !bus_tok_uint(t[i + 1], 10, 1, &esi) ||
 	    !bus_tok_uint(t[i + 2], 16, 15, &dlc) || !bus_tok_uint(t[i + 3], 10, 64, &len) ||
-	    bus_trace_dlc_len(dlc) != len)
-		return -EBADMSG;
+	    (len != 0 && bus_trace_dlc_len(dlc) != len))
+		return -EBADMSG; /* length 0 with a DLC: a remote frame, told by the flags */
 	i += 4;
 	if (!parse_bytes(st, t + i, n - i, len, can))
 		return -EBADMSG;
@@ -236,9 +236,14 @@ static int fd_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, 
 	if (!(flags & ASC_FD_EDL)) {
 		if (len > 8)
 			return -EBADMSG;
-		can->flags |= (flags & ASC_FD_RTR) ? ACQ_CAN_RTR : 0;
+		if (flags & ASC_FD_RTR) {
+			can->flags |= ACQ_CAN_RTR;
+			can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
+		}
 		return BUS_TRACE_FRAME;
 	}
+	if (bus_trace_dlc_len(dlc) != len)
+		return -EBADMSG;
 	can->flags |= ACQ_CAN_FD | (brs ? ACQ_CAN_BRS : 0) | (esi ? ACQ_CAN_ESI : 0);
 	return BUS_TRACE_FRAME;
 }

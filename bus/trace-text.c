@@ -173,7 +173,7 @@ static enum bus_trace_format line_format(const char *s, size_t len)
 	    bus_tok_time_ns(tok[1], 6, &ns))
 		return BUS_TRACE_TRC; /* "   1)      1841.0 ..." of TRC 1.x */
 	/* an ASC event line without a header: "0.001234 1 123 Rx d ..." */
-	if (n == 4 && bus_tok_time_ns(tok[0], 9, &ns) &&
+	if (n >= 4 && bus_tok_time_ns(tok[0], 9, &ns) &&
 	    (bus_tok_is(tok[1], "CANFD") || (bus_tok_uint(tok[1], 10, 255, &(uint32_t){ 0 }) &&
 	                                     (bus_tok_is(tok[3], "Rx") || bus_tok_is(tok[3], "Tx")))))
 		return BUS_TRACE_ASC;

@@ -41,9 +41,12 @@ static void set_cols(struct bus_trc *st, const char *s, size_t len)
 /* "days.fraction" since 1899-12-30 00:00 local time */
 static void set_start(struct bus_trc *st, struct bus_tok t)
 {
+	const char *dot = memchr(t.p, '.', t.n);
 	int64_t ns;
 
-	/* a day as fixed point with 9 digits: ns of a day = value * 86400 */
+	/* a day as fixed point with 9 digits (about 86 us: past them is noise) */
+	if (dot && (size_t)(dot - t.p) + 10 < t.n)
+		t.n = (size_t)(dot - t.p) + 10;
 	if (!bus_tok_time_ns(t, 9, &ns) || ns < (int64_t)OLE_EPOCH_DAYS * 1000000000)
 		return;
 	ns -= (int64_t)OLE_EPOCH_DAYS * 1000000000;
