@@ -174,8 +174,7 @@ static bool is_dir(struct bus_tok t)
 
 static void error_frame(struct acq_can *can)
 {
-	/* the class of the error is not in the line: no CAN_ERR_* bits */
-	*can = (struct acq_can){ .flags = ACQ_CAN_ERR };
+	*can = (struct acq_can){ .id = BUS_TRACE_ERR_ID, .flags = ACQ_CAN_ERR };
 }
 
 /* t[0] = channel: "ch id Rx d dlc bytes" / "ch id Rx r [dlc]" / "ch ErrorFrame" */

@@ -328,10 +328,11 @@ static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 		b->ufill += size;
 		r = 0;
 	}
-	if (r == 0 && size % 4) {
-		/* padding the last object lacks is no loss */
+	if ((r == 0 || (r == -EBADMSG && !b->eof)) && size % 4) {
+		/* after a skipped container too; padding the last object lacks is no loss */
 		n = read_full(b, fn, ctx, h, size % 4);
-		r = n < 0 ? (int)n : 0;
+		if (n < 0)
+			r = (int)n;
 	}
 	if (r == -EBADMSG) {
 		b->resync = true;
@@ -486,6 +487,7 @@ static int decode_object(struct bus_blf *b, const uint8_t *o, struct acq_item *r
 			return -EBADMSG;
 		*ret_chan = le16(o + hsize);
 		it.can.flags = ACQ_CAN_ERR; /* the CAN_ERR_* class is not in the object */
+		it.can.id = BUS_TRACE_ERR_ID;
 		r = BUS_TRACE_FRAME;
 		break;
 	default:

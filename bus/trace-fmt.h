@@ -18,6 +18,11 @@
 
 #include "acquisition/acq-item.h"
 
+/* An error frame of a trace: the formats say there was one, not its class;
+   an error frame on the wire is a bus error (SocketCAN's CAN_ERR_BUSERROR,
+   what candump logs and python-can reads as an error frame). */
+#define BUS_TRACE_ERR_ID 0x80u
+
 /* what a line reader made of a line */
 enum {
 	BUS_TRACE_SKIP = 0,  /* header, comment or an event that is no frame */

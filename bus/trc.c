@@ -129,7 +129,7 @@ static int line_v1(const struct bus_trc *st, const struct bus_tok *t, size_t n, 
 		if (i >= n)
 			return -EBADMSG;
 		if (bus_tok_is(t[i], "Error")) {
-			*can = (struct acq_can){ .flags = ACQ_CAN_ERR };
+			*can = (struct acq_can){ .id = BUS_TRACE_ERR_ID, .flags = ACQ_CAN_ERR };
 			return BUS_TRACE_FRAME;
 		}
 		if (!bus_tok_is(t[i], "Rx") && !bus_tok_is(t[i], "Tx"))
@@ -225,8 +225,10 @@ static int line_v2(const struct bus_trc *st, const struct bus_tok *t, size_t n, 
 		if (col == 'T') {
 			if ((r = type_v2(t[i], &can->flags)) <= 0)
 				return r;
-			if (can->flags & ACQ_CAN_ERR)
+			if (can->flags & ACQ_CAN_ERR) {
+				can->id = BUS_TRACE_ERR_ID;
 				return BUS_TRACE_FRAME; /* the rest says the error, not a frame */
+			}
 		} else if ((r = column_v2(col, t[i], can, &len, ret_chan)) < 0) {
 			return r;
 		}

@@ -56,7 +56,7 @@ def random_message(rng, t, classic_only=False):
 def fields(m):
     """(id, flags, len, hex) railmon gives for python-can message m."""
     if m.is_error_frame:
-        return (0, ACQ_ERR, 0, "")
+        return (0x80, ACQ_ERR, 0, "")  # CAN_ERR_BUSERROR: the class traces do not say
     flags = (ACQ_EXT if m.is_extended_id else 0) | (0 if m.is_rx else ACQ_TX)
     if m.is_remote_frame:
         return (m.arbitration_id, flags | ACQ_RTR, m.dlc, "")

@@ -85,7 +85,7 @@ static void test_asc(void)
 	expect(&it, t0 + 30000000, 0x123, ACQ_CAN_RTR, 0, "");
 	assert(line_of(asc, &st, "   0.031 1  123 Rx r 5", &it, &ch) == BUS_TRACE_FRAME && it.can.len == 5);
 	assert(line_of(asc, &st, "   0.040000 3  ErrorFrame", &it, &ch) == BUS_TRACE_FRAME);
-	expect(&it, t0 + 40000000, 0, ACQ_CAN_ERR, 0, "");
+	expect(&it, t0 + 40000000, 0x80, ACQ_CAN_ERR, 0, ""); /* CAN_ERR_BUSERROR */
 	assert(ch == 3);
 	/* CANFD with a symbolic name, BRS and ESI */
 	assert(line_of(asc, &st, "   0.050000 CANFD   4 Rx 1abx  EngineData 1 1 9 12 00 01 02 03 04 05 06 07 08 09 0a 0b"
@@ -435,7 +435,7 @@ static void expect_blf_frames(const struct acq_item *it, const unsigned *ch, int
 	assert(it[3 - first].can.flags == (ACQ_CAN_EXT | ACQ_CAN_FD | ACQ_CAN_ESI) && it[3 - first].can.len == 64 &&
 	       it[3 - first].can.data[63] == 0xa0 + 63 && it[3 - first].can.id == 0x100);
 	expect(&it[4 - first], blf_t0 + 6000000, 0x55, 0, 3, "a0a1a2");
-	expect(&it[5 - first], blf_t0 + 7000000, 0, ACQ_CAN_ERR, 0, "");
+	expect(&it[5 - first], blf_t0 + 7000000, 0x80, ACQ_CAN_ERR, 0, "");
 	assert(ch[5 - first] == 3);
 }
 
@@ -470,6 +470,23 @@ static void test_blf(void)
 	expect_blf_frames(it, ch, 3);
 	f.p[144 + 32 + 10] ^= 0x55;
 	f.p[144 + 32 + 11] ^= 0xff;
+
+	/* the same with a padded first container (its size not a multiple of
+	   4): the padding after a skipped container is skipped too */
+	{
+		static struct blob p;
+		size_t pad_split = split;
+
+		do {
+			blf_header(&p);
+			blf_container(&p, &in, 0, ++pad_split, 2);
+		} while ((p.n - 144) % 4 == 0);
+		blf_container(&p, &in, pad_split, in.n - pad_split, 0);
+		p.p[144 + 32 + 10] ^= 0x55;
+		p.p[144 + 32 + 11] ^= 0xff;
+		n = blf_read_all(&p, it, ch, 16, why, sizeof(why));
+		assert(strcmp(why, "bad zlib data in container@144|") == 0 && n == 3);
+	}
 
 	/* the file cut inside the second container */
 	f.n = c2 + 40;
