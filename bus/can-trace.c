@@ -456,7 +456,8 @@ static int trace_attach(bus_dev_t *dev)
 }
 
 /*
- * The format, from what the first reads bring (up to the whole buffer):
+ * The format, from what the first reads bring (until a line tells, up to
+ * the whole buffer):
  * the bytes stay in the buffer for the reader, so a pipe works too.  A
  * file absent at open (bus_open_absent) is told when it comes back (and a
  * BLF reader then allocated: once, at that reopen).
@@ -465,10 +466,14 @@ static int trace_detect(struct trace *tr)
 {
 	int r;
 
-	while (!tr->eof && tr->fill < TRACE_BUF_SIZE)
+	/* read on only while nothing tells: a pipe's writer may be slow */
+	for (;;) {
+		tr->fmt = bus_trace_detect(tr->buf, tr->fill);
+		if ((tr->fmt != BUS_TRACE_UNKNOWN && tr->fmt != BUS_TRACE_EMPTY) || tr->eof || tr->fill == TRACE_BUF_SIZE)
+			break;
 		if ((r = trace_fill(tr)) < 0)
 			return r;
-	tr->fmt = bus_trace_detect(tr->buf, tr->fill);
+	}
 	tr->detected = true;
 	bus_asc_init(&tr->asc);
 	bus_trc_init(&tr->trc);
