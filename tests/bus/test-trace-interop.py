@@ -13,7 +13,9 @@ trace-dump) must read each file frame by frame as python-can meant it:
     date; python-can's TRC reader ignores $STARTTIME, so TRC compares
     offsets);
   - channel mapping: with `channel = N` only channel N's frames (python-can
-    channel N-1, as it numbers from 0), with 0 every frame.
+    channel N-1, as it numbers from 0), with 0 every frame;
+  - python-can's TRC 1.0 (whole milliseconds, no version line) as its reader
+    reads it.
 Run with TZ=UTC: ASC and BLF dates are local time in both readers.
 """
 import os
@@ -128,6 +130,27 @@ def check_format(tool, tmp, ext, writer, reader, fmt_name, msgs, absolute):
     print(f"ok {ext}: {len(ours)} frames equal, channels 1-3 split as written")
 
 
+def check_trc_1_0(tool, tmp, msgs):
+    """python-can's TRC 1.0 (no version line, whole milliseconds, one
+    channel): read as python-can's reader reads it, times included."""
+    from can.io.trc import TRCFileVersion
+    path = os.path.join(tmp, "v10.trc")
+    w = can.TRCWriter(path)
+    w.file_version = TRCFileVersion.V1_0
+    for m in msgs:
+        w.on_message_received(m)
+    w.stop()
+    ours, fmt, bad = dump(tool, path)
+    theirs = list(can.TRCReader(path))
+    if fmt != "PEAK TRC" or bad or len(ours) != len(theirs):
+        sys.exit(f"FAIL trc 1.0: {fmt}, bad {bad}, {len(ours)} of {len(theirs)} frames")
+    for i, (o, m) in enumerate(zip(ours, theirs)):
+        want = (m.arbitration_id, ACQ_EXT if m.is_extended_id else 0, len(m.data), bytes(m.data).hex())
+        if o != (usec(m.timestamp), want):
+            sys.exit(f"FAIL trc 1.0 frame {i}: {o}, python-can reads {(usec(m.timestamp), want)}")
+    print(f"ok trc 1.0: {len(ours)} frames as python-can reads them")
+
+
 def main():
     tool = sys.argv[1]
     rng = random.Random(1313)
@@ -142,6 +165,7 @@ def main():
         check_format(tool, tmp, "blf", can.BLFWriter, can.BLFReader, "Vector BLF", msgs, True)
         # python-can writes TRC 2.1 for classic data frames only
         check_format(tool, tmp, "trc", can.TRCWriter, can.TRCReader, "PEAK TRC", classic, False)
+        check_trc_1_0(tool, tmp, classic)
     print("trace-interop: ok")
 
 
