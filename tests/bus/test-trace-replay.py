@@ -13,7 +13,8 @@
    `channel = 1` in the board the buses swap.
 2. The log exported as ASC and BLF: python-can reads every frame back,
    equal to the log's candump export, to the microsecond, channel = bus + 1.
-3. A file in no format is refused (exit 2) naming the formats tried; a
+3. A file in no format is refused (replay: exit 2; a trace bus of run:
+   exit 1) naming the formats tried; a
    damaged ASC line, a BLF container with bad zlib data and a cut BLF file
    are replayed around, and the replay says where (file:line, offset).
 Run with TZ=UTC: ASC and BLF dates are local time.
@@ -189,6 +190,14 @@ def check_refusals(tmp, msgs):
     p = run(["replay", junk, "--board", os.path.join(tmp, "asc-default.ini"), "--data", os.path.join(tmp, "j")], 2)
     if "not a trace in any format" not in p.stderr or "Vector ASC, Vector BLF, PEAK TRC" not in p.stderr:
         fail("junk: " + p.stderr)
+    print("ok refusal: " + p.stderr.strip())
+    # the same file as a trace bus of `railmon run`
+    board = os.path.join(tmp, "junk.ini")
+    with open(board, "w", encoding="ascii") as f:
+        f.write(BOARD.format(ch_a="", ch_b="").replace("none.log", junk))
+    p = run(["run", "--board", board, "--data", os.path.join(tmp, "jr"), "--duration", "1"], 1)
+    if f"bus 'a': {junk}: not a trace in any format railmon reads (tried candump log" not in p.stderr:
+        fail("run with a junk trace: " + p.stderr)
     print("ok refusal: " + p.stderr.strip())
     asc = os.path.join(tmp, "t.asc")
     lines = open(asc, encoding="ascii").read().split("\n")
