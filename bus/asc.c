@@ -275,8 +275,11 @@ int bus_asc_line(struct bus_asc *st, const char *line, size_t len, struct acq_it
 	} else {
 		r = BUS_TRACE_SKIP; /* "Start of measurement", "SV: ...", "CAN 1 Status: ..." */
 	}
-	if (st->relative)
+	if (st->relative) {
+		if (rel > INT64_MAX / 4 - st->last_ns)
+			return -EBADMSG; /* 73 years of relative stamps: no trace */
 		st->last_ns += rel; /* every event moves the clock, frame or not */
+	}
 	if (r != BUS_TRACE_FRAME)
 		return r;
 	it.t_ns = st->start_ns + (st->relative ? st->last_ns : rel);

@@ -467,9 +467,15 @@ static int decode_object(struct bus_blf *b, const uint8_t *o, struct acq_item *r
 	if ((hver != 1 && hver != 2) || hsize < 32 || hsize > size)
 		return BUS_TRACE_SKIP; /* a header we do not know: not a frame of ours */
 	ts = le64(o + 24);
-	if (ts > (uint64_t)INT64_MAX / 20000)
+	/* at most half of int64's ns after a start in 1970-2116: no overflow */
+	if (le32(o + 16) == 1) {
+		if (ts > (uint64_t)INT64_MAX / 2 / 10000)
+			return -EBADMSG;
+		ts *= 10000; /* 10 us units */
+	} else if (ts > (uint64_t)INT64_MAX / 2) {
 		return -EBADMSG;
-	it.t_ns = b->start_ns + (int64_t)ts * (le32(o + 16) == 1 ? 10000 : 1);
+	}
+	it.t_ns = b->start_ns + (int64_t)ts;
 	switch (type) {
 	case BLF_CAN_MESSAGE:
 	case BLF_CAN_MESSAGE2:

@@ -43,9 +43,11 @@ bool bus_tok_is(struct bus_tok t, const char *s); /* ASCII case-insensitive */
 /* whole token as an unsigned number in base 10 or 16, at most max */
 bool bus_tok_uint(struct bus_tok t, unsigned base, uint32_t max, uint32_t *ret);
 /* "123.456789" (at most 9 fraction digits, no sign) times 10^scale_exp
-   nanoseconds: scale_exp 9 for seconds, 6 for milliseconds */
+   nanoseconds: scale_exp 9 for seconds, 6 for milliseconds; at most
+   INT64_MAX / 4 ns */
 bool bus_tok_time_ns(struct bus_tok t, int scale_exp, int64_t *ret_ns);
-/* local time (as the tools that write traces keep it) to Unix ns */
+/* local time (as the tools that write traces keep it) to Unix ns; 0 for
+   a date before 1970 or after 2116 (what no trace is from) */
 int64_t bus_trace_local_ns(int year, int mon, int day, int hour, int min, int sec, int msec);
 /* DLC 0..15 of CAN FD to its length */
 unsigned bus_trace_dlc_len(unsigned dlc);

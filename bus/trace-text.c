@@ -115,7 +115,9 @@ bool bus_tok_time_ns(struct bus_tok t, int scale_exp, int64_t *ret_ns)
 			i++;
 		}
 	}
-	if (i != t.n || ip > INT64_MAX / scale - 1)
+	/* at most a quarter of int64's range: a start plus an offset never
+	   overflows (73 years of nanoseconds) */
+	if (i != t.n || ip > INT64_MAX / 4 / scale - 1)
 		return false;
 	for (int k = nfrac; k < scale_exp; k++)
 		frac *= 10;
@@ -127,9 +129,14 @@ int64_t bus_trace_local_ns(int year, int mon, int day, int hour, int min, int se
 {
 	struct tm tm = { .tm_year = year - 1900, .tm_mon = mon - 1, .tm_mday = day, .tm_hour = hour,
 	                 .tm_min = min, .tm_sec = sec, .tm_isdst = -1 };
-	time_t t = mktime(&tm);
+	time_t t;
 
-	if (t == (time_t)-1)
+	/* years 1970 to 2116: half of int64's nanoseconds, so a start plus
+	   an offset (bus_tok_time_ns) stays in range */
+	if (year < 1970 || year > 2116)
+		return 0;
+	t = mktime(&tm);
+	if (t == (time_t)-1 || t < 0 || (int64_t)t > INT64_MAX / 2 / 1000000000 - 1)
 		return 0;
 	return (int64_t)t * 1000000000 + (int64_t)msec * 1000000;
 }

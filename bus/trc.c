@@ -50,6 +50,8 @@ static void set_start(struct bus_trc *st, struct bus_tok t)
 	if (!bus_tok_time_ns(t, 9, &ns) || ns < (int64_t)OLE_EPOCH_DAYS * 1000000000)
 		return;
 	ns -= (int64_t)OLE_EPOCH_DAYS * 1000000000;
+	if (ns / 1000000000 > 60000)
+		return; /* after 2134: no trace's start (and not an int of days) */
 	{
 		int64_t days = ns / 1000000000, frac_ns = (ns % 1000000000) * 86400;
 		int64_t sec = frac_ns / 1000000000;

@@ -129,6 +129,14 @@ static void test_asc(void)
 	assert(line_of(asc, &st, "   0.500000 1  Statistic: D 0", &it, &ch) == BUS_TRACE_SKIP);
 	assert(line_of(asc, &st, "   0.250000 1  16777216x Rx d 0", &it, &ch) == BUS_TRACE_FRAME);
 	expect(&it, t0 + NS + 750000000, 16777216, ACQ_CAN_EXT, 0, "");
+	/* a date past 2116 or stamps near int64's end: no overflow, refused or epoch */
+	bus_asc_init(&st);
+	assert(line_of(asc, &st, "date Fri Dec 31 23:59:59.999 9999", &it, &ch) == BUS_TRACE_SKIP);
+	assert(line_of(asc, &st, "   1.5 1 10 Rx d 0", &it, &ch) == BUS_TRACE_FRAME && it.t_ns == 1500000000);
+	assert(line_of(asc, &st, "   9999999999.5 1 10 Rx d 0", &it, &ch) == -EBADMSG);
+	assert(line_of(asc, &st, "base hex  timestamps relative", &it, &ch) == BUS_TRACE_SKIP);
+	assert(line_of(asc, &st, "   2000000000.0 1 10 Rx d 0", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   2000000000.0 1 10 Rx d 0", &it, &ch) == -EBADMSG);
 	printf("asc: header, classic, extended, remote, error, FD (name, BRS, ESI), classic in CANFD, "
 	       "dec base, relative stamps, German date, %zu malformed lines refused\n", sizeof(bad) / sizeof(bad[0]));
 }
