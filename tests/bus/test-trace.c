@@ -7,7 +7,8 @@
  * and CAN_FD_MESSAGE_64, stored containers, objects spanning containers),
  * detection by content, and damaged input: truncated BLF file header,
  * container and object, bad zlib data, an unknown compression, garbage
- * between objects; each said with its offset, and reading goes on.
+ * between objects; each said with its offset, and reading goes on; an ASC
+ * trace from a FIFO whose writer stays open, told by its first lines.
  * TZ=UTC (set by meson) makes the local dates of the files plain UTC.
  */
 #undef NDEBUG
@@ -18,8 +19,13 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bus/bus.h"
 #include "bus/trace-fmt.h"
 #include "bus/trace.h"
+#include "tests/lib/tlib.h"
 
 #define NS 1000000000LL
 
@@ -573,8 +579,49 @@ static void test_detect(void)
 	printf("detect: %zu cases by content\n", sizeof(cases) / sizeof(cases[0]));
 }
 
+/*
+ * A trace from a pipe whose writer stays: the format is told from the
+ * first lines, not after 64 KiB or EOF (the open would never return: the
+ * second frame is written only after it did), and the bytes detection
+ * read are still frames.
+ */
+static void test_fifo(void)
+{
+	static const char head[] = "date Thu Dec 3 15:30:00.250 2026\nbase hex  timestamps absolute\n"
+	                           "Begin Triggerblock Thu Dec 3 15:30:00.250 2026\n   0.001000 1  10 Rx d 1 AA\n";
+	static const char more[] = "   0.002000 1  20 Rx d 1 BB\n";
+	char dir[] = "/tmp/test-trace-XXXXXX", fifo[64], cmd[128];
+	struct bus_cfg cfg = { .kind = BUS_KIND_CAN };
+	struct tlib_peer cat;
+	struct acq_item it[4];
+	bus_dev_t *dev;
+	int n = 0, r;
+
+	assert(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert(mkfifo(fifo, 0600) == 0);
+	snprintf(cmd, sizeof(cmd), "exec cat > %s", fifo);
+	assert(tlib_peer_start(&cat, (char *const[]){ "sh", "-c", cmd, NULL }, TLIB_PEER_STDIN) == 0);
+	assert(write(cat.in_fd, head, strlen(head)) == (ssize_t)strlen(head));
+	cfg.can.driver = BUS_CAN_TRACE;
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", fifo);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	assert(write(cat.in_fd, more, strlen(more)) == (ssize_t)strlen(more));
+	assert(tlib_peer_finish(&cat, 5000) == 0); /* cat ends at EOF on its stdin: the FIFO's EOF */
+	while ((r = bus_dev_recv(dev, it + n, 4 - (size_t)n, 1000)) > 0)
+		n += r;
+	assert(r == -ENODATA && n == 2);
+	expect(&it[0], 1796311800LL * NS + 251000000, 0x10, 0, 1, "aa");
+	expect(&it[1], 1796311800LL * NS + 252000000, 0x20, 0, 1, "bb");
+	bus_dev_free(dev);
+	unlink(fifo);
+	rmdir(dir);
+	printf("fifo: an ASC trace from a pipe told by its first lines, its frames all read\n");
+}
+
 int main(void)
 {
+	test_fifo();
 	test_asc();
 	test_trc();
 	test_blf();
