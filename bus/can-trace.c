@@ -484,6 +484,21 @@ static int trace_detect(struct trace *tr)
 	return 0;
 }
 
+/* Detection at open or reopen: a read error (EIO) is the file gone, said
+   by the first recv() as for any read, while the open itself succeeds. */
+static int trace_detect_at_open(bus_dev_t *dev, struct trace *tr)
+{
+	int r = trace_detect(tr);
+
+	if (r < 0 && r != -EMEDIUMTYPE && r != -ENOMEM) {
+		tr->detect_err = r;
+		return 0;
+	}
+	if (r < 0)
+		trace_release(dev);
+	return r;
+}
+
 /* What is buffered stays: the frames go on from where the error hit them.
    A paced trace starts its clock again, as a live bus would not make up
    for the time it was away. */
@@ -495,8 +510,8 @@ static int trace_reopen(bus_dev_t *dev)
 	trace_release(dev);
 	acq_pace_restart(&tr->pace);
 	r = trace_attach(dev);
-	if (r == 0 && !tr->detected && (r = trace_detect(tr)) < 0)
-		trace_release(dev);
+	if (r == 0 && !tr->detected)
+		r = trace_detect_at_open(dev, tr);
 	return r;
 }
 
@@ -519,13 +534,9 @@ static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	tr->buf = malloc(TRACE_BUF_SIZE);
 	dev->priv = tr;
 	r = tr->buf ? trace_attach(dev) : -ENOMEM;
-	if (r == 0) {
-		r = trace_detect(tr);
-		if (r < 0 && r != -EMEDIUMTYPE && r != -ENOMEM) {
-			tr->detect_err = r; /* EIO: a file that fails its reads is gone, as in recv() */
-			r = 0;
-		}
-	} else if (r != -ENOMEM)
+	if (r == 0)
+		r = trace_detect_at_open(dev, tr);
+	else if (r != -ENOMEM)
 		r = bus_open_absent(dev, r);
 	if (r < 0)
 		trace_close(dev);
