@@ -8,7 +8,8 @@
  * detection by content, and damaged input: truncated BLF file header,
  * container and object, bad zlib data, an unknown compression, garbage
  * between objects; each said with its offset, and reading goes on; an ASC
- * trace from a FIFO whose writer stays open, told by its first lines.
+ * trace from a FIFO whose writer stays open, told by its first lines;
+ * record/'s ASC and BLF writers read back by these readers.
  * TZ=UTC (set by meson) makes the local dates of the files plain UTC.
  */
 #undef NDEBUG
@@ -25,6 +26,7 @@
 #include "bus/bus.h"
 #include "bus/trace-fmt.h"
 #include "bus/trace.h"
+#include "record/trace-write.h"
 #include "tests/lib/tlib.h"
 
 #define NS 1000000000LL
@@ -619,9 +621,102 @@ static void test_fifo(void)
 	printf("fifo: an ASC trace from a pipe told by its first lines, its frames all read\n");
 }
 
+/* frames of every kind on buses 0..2, at ns that ASC keeps to the us only */
+static size_t writer_frames(struct acq_item *f)
+{
+	static const struct acq_can cans[] = {
+		{ .id = 0x123, .len = 3, .data = { 1, 2, 3 } },
+		{ .id = 0x1abcdef, .flags = ACQ_CAN_EXT | ACQ_CAN_TX, .len = 8, .data = { 9, 8, 7, 6, 5, 4, 3, 2 } },
+		{ .id = 0x7ff, .flags = ACQ_CAN_RTR, .len = 5 },
+		{ .id = 0x55, .flags = ACQ_CAN_FD | ACQ_CAN_BRS, .len = 12, .data = { [11] = 0xee } },
+		{ .id = 0x1000, .flags = ACQ_CAN_EXT | ACQ_CAN_FD | ACQ_CAN_ESI | ACQ_CAN_TX, .len = 64, .data = { [63] = 1 } },
+		{ .id = 0x80, .flags = ACQ_CAN_ERR },
+		{ .id = 0x10, .len = 0 },
+	};
+	size_t n = sizeof(cans) / sizeof(cans[0]);
+
+	for (size_t i = 0; i < n; i++)
+		f[i] = (struct acq_item){ .kind = ACQ_ITEM_CAN, .bus = (uint16_t)(i % 3), .can = cans[i],
+		                          .t_ns = 1796311800LL * NS + 250123456 + (int64_t)i * 1000001 };
+	return n;
+}
+
+/* record/'s ASC and BLF writers read back by these readers: every frame,
+   channel = bus + 1, times to the us (ASC) and the ns (BLF). */
+static void test_writers(void)
+{
+	struct acq_item f[8], it;
+	size_t n = writer_frames(f);
+	unsigned ch;
+
+	for (int fmt = REC_TRACE_ASC; fmt <= REC_TRACE_BLF; fmt++) {
+		FILE *out = tmpfile();
+		rec_tracew_t *w;
+		static struct blob file;
+		size_t k = 0;
+
+		assert(out && rec_tracew_new(out, (enum rec_trace_format)fmt, &w) == 0);
+		for (size_t i = 0; i < n; i++)
+			assert(rec_tracew_frame(w, &f[i]) == 0);
+		/* what a trace cannot hold is refused, the file goes on */
+		it = (struct acq_item){ .kind = ACQ_ITEM_SAMPLE };
+		assert(rec_tracew_frame(w, &it) == -EINVAL);
+		it = f[3];
+		it.can.flags |= ACQ_CAN_RTR; /* FD has no remote frames */
+		assert(rec_tracew_frame(w, &it) == -EINVAL);
+		it.can = (struct acq_can){ .id = 0x800, .len = 1 };
+		assert(rec_tracew_frame(w, &it) == -EINVAL);
+		assert(rec_tracew_close(w) == 0);
+		rewind(out);
+		file.n = fread(file.p, 1, sizeof(file.p), out);
+		fclose(out);
+		if (fmt == REC_TRACE_ASC) {
+			struct bus_asc st;
+			const char *s = (const char *)file.p, *end = s + file.n;
+
+			assert(bus_trace_detect(file.p, file.n) == BUS_TRACE_ASC);
+			bus_asc_init(&st);
+			while (s < end) {
+				const char *nl = memchr(s, '\n', (size_t)(end - s));
+				int r;
+
+				assert(nl); /* every line ends */
+				r = bus_asc_line(&st, s, (size_t)(nl - s), &it, &ch);
+				assert(r >= 0);
+				if (r == BUS_TRACE_FRAME) {
+					assert(k < n && it.can.id == f[k].can.id && it.can.flags == f[k].can.flags);
+					assert(it.can.len == f[k].can.len && ch == f[k].bus + 1u);
+					assert((it.can.flags & ACQ_CAN_RTR) || memcmp(it.can.data, f[k].can.data, it.can.len) == 0);
+					assert(it.t_ns == f[k].t_ns - f[k].t_ns % 1000);
+					k++;
+				}
+				s = nl + 1;
+			}
+		} else {
+			struct bus_blf *b;
+			struct mem m = { file.p, file.n, 0 };
+			int r;
+
+			assert(bus_trace_detect(file.p, file.n) == BUS_TRACE_BLF && bus_blf_new(&b) == 0);
+			while ((r = bus_blf_next(b, mem_read, &m, &it, &ch)) == BUS_TRACE_FRAME) {
+				assert(k < n && it.can.id == f[k].can.id && it.can.flags == f[k].can.flags);
+				assert(it.can.len == f[k].can.len && ch == f[k].bus + 1u && it.t_ns == f[k].t_ns);
+				assert((it.can.flags & ACQ_CAN_RTR) || memcmp(it.can.data, f[k].can.data, it.can.len) == 0);
+				k++;
+			}
+			assert(r == 0);
+			bus_blf_free(b);
+		}
+		assert(k == n);
+	}
+	printf("writers: ASC and BLF read back, %zu frames of every kind, channel = bus + 1, "
+	       "ASC to the us, BLF to the ns; a sample, an FD remote frame, a bad id refused\n", n);
+}
+
 int main(void)
 {
 	test_fifo();
+	test_writers();
 	test_asc();
 	test_trc();
 	test_blf();
