@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * export.c - `railmon export`: the log as CSV, JSON lines or candump.
+ * export.c - `railmon export`: the log as CSV, JSON lines or candump, or its
+ * CAN frames as a Vector ASC or BLF trace (record/trace-write.h).
  *
  * Reads the log with stor_reader, decodes each Batch, learns channel names
  * from the dictionaries Batches carry, filters by time, kind and channel,
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "logfault.h"
@@ -27,6 +29,7 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
+#include "record/trace-write.h"
 #include "storage/stor.h"
 
 #define EXPORT_FILTER_MAX 64
@@ -34,6 +37,8 @@
 struct export_ctx {
 	FILE *out;
 	enum rec_format format;
+	rec_tracew_t *trace;     /* --format asc|blf: frames go here instead */
+	uint64_t not_frames;     /* records a trace cannot hold (samples, events) */
 	int64_t from_ns, to_ns;
 	unsigned kinds;          /* bit per acq_item_kind */
 	const char *channels[EXPORT_FILTER_MAX];
@@ -48,7 +53,9 @@ static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
 	"Print what the flash log recorded.\n\n"
 	"  -d, --data DIR        log directory (default: railmon-data)\n"
-	"  -f, --format FMT      csv (default), jsonl or candump\n"
+	"  -f, --format FMT      csv (default), jsonl, candump, or a Vector trace of\n"
+	"                        the CAN frames: asc or blf (channel = bus + 1;\n"
+	"                        blf is binary: give -o FILE)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"      --from TIME       only records at or after TIME\n"
 	"      --to TIME         only records before TIME\n"
@@ -111,6 +118,14 @@ static int write_item(struct export_ctx *x, const struct acq_item *it)
 
 	if (!wanted(x, it, nm.channel))
 		return 0;
+	if (x->trace) {
+		if (it->kind != ACQ_ITEM_CAN) {
+			x->not_frames++;
+			return 0;
+		}
+		x->written++;
+		return rec_tracew_frame(x->trace, it);
+	}
 	x->written++;
 	return rec_format_item(x->out, x->format, it, &nm, NULL);
 }
@@ -343,6 +358,8 @@ int board_cmd_export(int argc, char **argv)
 	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
 	const char *dir = "railmon-data", *output = NULL;
 	enum acq_item_kind kind;
+	enum rec_trace_format tfmt;
+	bool trace = false;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
@@ -350,8 +367,9 @@ int board_cmd_export(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'o': output = optarg; break;
 		case 'f':
-			if (rec_format_parse(optarg, &x.format) < 0)
-				return cli_fail("export", "--format: expected csv, jsonl or candump, not '%s'", optarg);
+			trace = rec_trace_format_parse(optarg, &tfmt) == 0;
+			if (!trace && rec_format_parse(optarg, &x.format) < 0)
+				return cli_fail("export", "--format: expected csv, jsonl, candump, asc or blf, not '%s'", optarg);
 			break;
 		case 1:
 		case 2:
@@ -375,14 +393,29 @@ int board_cmd_export(int argc, char **argv)
 	if (optind < argc)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
 	if (!x.kinds)
-		x.kinds = x.format == REC_FORMAT_CANDUMP ? 1u << ACQ_ITEM_CAN
+		x.kinds = x.format == REC_FORMAT_CANDUMP || trace ? 1u << ACQ_ITEM_CAN
 		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
 	if (output && !(x.out = fopen(output, "we")))
 		return cli_fail("export", "%s: %s", output, strerror(errno));
-	if (rec_channels_new(&x.chans) < 0)
+	if (trace && tfmt == REC_TRACE_BLF && !output && isatty(STDOUT_FILENO))
+		return cli_fail("export", "--format blf is binary: give -o FILE or redirect the output");
+	if (rec_channels_new(&x.chans) < 0 || (trace && rec_tracew_new(x.out, tfmt, &x.trace) < 0)) {
+		rec_channels_free(x.chans);
 		return cli_fail("export", "out of memory");
-	rec_format_header(x.out, x.format, false);
+	}
+	if (!trace)
+		rec_format_header(x.out, x.format, false);
 	r = export_dir(&x, dir);
+	if (trace) {
+		int k = rec_tracew_close(x.trace);
+
+		r = r < 0 ? r : k;
+		if (k < 0)
+			fprintf(stderr, "railmon export: write: %s\n", strerror(-k));
+		if (x.not_frames)
+			fprintf(stderr, "railmon export: %" PRIu64 " records that are no CAN frame left out of the trace\n",
+			        x.not_frames);
+	}
 	if (fflush(x.out) != 0 && r >= 0)
 		r = -errno;
 	if (output)

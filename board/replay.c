@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay.c - `railmon replay`: a candump trace or a railmon log through the
+ * replay.c - `railmon replay`: a trace (candump, Vector ASC/BLF, PEAK TRC:
+ * bus/trace.h) or a railmon log through the
  * same decode and store path as live data (a daemon whose buses are trace
  * sources, or whose one source is the log: logsource.h), or a trace onto a
  * CAN interface.
@@ -19,15 +20,21 @@
 #include "conf/config.h"
 #include "daemon.h"
 #include "pipeline/logdir.h"
+#include "bus/candump.h"
+#include "bus/trace.h"
 
 static const char replay_usage[] =
 	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
 	"Feed recorded data through the same decode and store path as live data.\n"
-	"SOURCE is a candump trace or a railmon log directory.\n"
+	"SOURCE is a trace (a candump log, Vector ASC or BLF, PEAK TRC 1.0 to 2.1,\n"
+	"told apart by content) or a railmon log directory.\n"
 	"A trace: with one CAN bus in the board file it takes every frame; with\n"
-	"several, the frames of the trace interface named like each bus's\n"
-	"'interface ='.  A log: its raw CAN frames are decoded again with the board's\n"
-	"DBC files, its Modbus samples and events are kept, by bus index.\n\n"
+	"several, each bus the frames of the trace interface named like its\n"
+	"'interface =' (candump) or of its 'channel =' (ASC, BLF, TRC; by default\n"
+	"the n-th CAN bus takes channel n).  What in a trace is damaged is said\n"
+	"(file:line or offset) and skipped.  A log: its raw CAN frames are decoded\n"
+	"again with the board's DBC files, its Modbus samples and events are kept,\n"
+	"by bus index.\n\n"
 	"  -b, --board FILE   board file (DBC files, vehicle id); required\n"
 	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
 	"  -s, --speed X      pace at X times real time (default 0: as fast as possible)\n"
@@ -119,6 +126,39 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 	return 0;
 }
 
+/*
+ * Read the trace once before the replay, all channels, as fast as it goes:
+ * say its format, its frames, and what in it is damaged (with the place of
+ * the first damage), which the replay then skips.  An incident
+ * investigator must know what a replay left out; the daemon's summary
+ * has only counts.  -errno if the trace cannot be read.
+ */
+static int replay_survey(const char *trace, enum bus_trace_format fmt)
+{
+	struct bus_cfg in = { .kind = BUS_KIND_CAN };
+	struct acq_item items[256];
+	uint64_t frames = 0, bad = 0;
+	bus_dev_t *dev = NULL;
+	char first[PATH_MAX + 128];
+	int n;
+
+	in.can.driver = BUS_CAN_TRACE;
+	snprintf(in.can.device, sizeof(in.can.device), "%s", trace);
+	if ((n = bus_dev_new(&in, &dev)) < 0)
+		return n;
+	while ((n = bus_dev_recv(dev, items, 256, 0)) > 0)
+		for (int i = 0; i < n; i++) {
+			frames += items[i].kind == ACQ_ITEM_CAN;
+			bad += items[i].kind == ACQ_ITEM_EVENT && items[i].event.code == ACQ_EV_CAN_BAD_LINE;
+		}
+	fprintf(stderr, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), frames);
+	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
+		fprintf(stderr, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
+	fputc('\n', stderr);
+	bus_dev_free(dev);
+	return n == -ENODATA ? 0 : n;
+}
+
 /* Turn every CAN bus into a trace source reading path; Modbus links have
    nothing to replay from a candump trace and are left out. */
 static void replay_config(struct conf_board *cfg, const char *path, double speed)
@@ -135,6 +175,8 @@ static void replay_config(struct conf_board *cfg, const char *path, double speed
 		snprintf(b.can.device, sizeof(b.can.device), "%s", path);
 		if (ncan == 1)
 			b.can.ifname[0] = 0;
+		else if (!b.can.trace_channel)
+			b.can.trace_channel = (uint32_t)k + 1; /* the n-th bus: channel n, as Vector and PEAK number */
 		b.can.trace_speed = speed;
 		b.can.trace_loop = false;
 		b.index = (uint16_t)k;
@@ -177,6 +219,16 @@ int board_cmd_replay(int argc, char **argv)
 	trace = argv[optind];
 	if (stat(trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", trace, strerror(errno));
+	if (!S_ISDIR(sb.st_mode)) {
+		enum bus_trace_format fmt;
+
+		r = bus_trace_detect_file(trace, &fmt);
+		if (r == -EMEDIUMTYPE)
+			return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
+			                BUS_TRACE_FORMATS);
+		if (r < 0 || (!to_can && (r = replay_survey(trace, fmt)) < 0))
+			return cli_fail("replay", "%s: %s", trace, strerror(-r));
+	}
 	if (to_can) {
 		if (S_ISDIR(sb.st_mode))
 			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");

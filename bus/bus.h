@@ -58,6 +58,9 @@ struct bus_can_cfg {
 	                               physical interface not in listen-only */
 	double trace_speed;         /* trace: 0 = as fast as possible, 1 = real time */
 	bool trace_loop;            /* trace: start over at EOF (demo) */
+	uint32_t trace_channel;     /* trace: only this channel of an ASC, BLF or
+	                               TRC file (1-based as they number them);
+	                               0 = every channel */
 	struct bus_can_filter filters[BUS_CAN_FILTERS_MAX];
 	unsigned nfilters;
 	char dbc[BUS_PATH_MAX];     /* "" = no decoding, raw frames only */

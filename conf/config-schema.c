@@ -221,13 +221,13 @@ static const char rate_expect[] = "expected a rate from 1000 to 20000000";
 
 static const struct basic_ini_key can_keys[] = {
 	{ "driver", BASIC_INI_ENUM, 0, P(bus.can.driver), .names = can_drivers, .def = "socketcan",
-	  .help = "socketcan: a kernel interface; slcan: a serial (USB) adapter; trace: a candump log file "
-	          "read as a bus." },
+	  .help = "socketcan: a kernel interface; slcan: a serial (USB) adapter; trace: a trace file "
+	          "read as a bus (candump, Vector ASC or BLF, PEAK TRC; told apart by content)." },
 	{ "interface", BASIC_INI_STRING, BASIC_INI_NONEMPTY, P(bus.can.ifname), .max = 15,
 	  .expect = "expected an interface name of at most 15 characters", .doc_def = "none",
 	  .help = "socketcan: the interface (can0). trace: only the frames of this interface in the log." },
 	{ "device", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.can.device), .doc_def = "none",
-	  .help = "slcan: the tty; trace: the candump log file." },
+	  .help = "slcan: the tty; trace: the trace file (candump, ASC, BLF or TRC)." },
 	{ "file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.can.device), .doc_def = "none",
 	  .help = "The same as device." },
 	{ "dbc", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.can.dbc),
@@ -254,6 +254,11 @@ static const struct basic_ini_key can_keys[] = {
 	  .help = "The explicit consent to open a physical interface not listen-only." },
 	{ "loop", BASIC_INI_BOOL, 0, P(bus.can.trace_loop), .def = "false",
 	  .help = "trace: start over at the end of the file (the demo)." },
+	{ "channel", BASIC_INI_UINT, 0, P(bus.can.trace_channel), .min = 0, .max = 255, .def = "0",
+	  .expect = "expected a channel number from 1 to 255, or 0 for every channel",
+	  .help = "trace: only the frames of this channel of an ASC, BLF or TRC file (numbered from 1 as Vector "
+	          "and PEAK tools number them); 0 = every channel. replay with several CAN buses: the n-th bus "
+	          "takes channel n unless set." },
 	{ "speed", BASIC_INI_DOUBLE, 0, P(bus.can.trace_speed), .min = 0, .max = 1000, .def = "1",
 	  .expect = "expected 0 (as fast as possible) or a factor up to 1000",
 	  .help = "trace: pace at this many times real time; 0 = as fast as possible." },

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "logsource.h"
+#include "bus/trace.h"
 #include "sources.h"
 
 struct pl_sources {
@@ -93,6 +94,11 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 
 	if (!s->opts.replay_log)
 		r = s->opts.absent_ok ? bus_dev_new_absent_ok(bc, &s->dev[b]) : bus_dev_new(bc, &s->dev[b]);
+	if (r == -EMEDIUMTYPE && bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE) {
+		snprintf(err, errlen, "%s: bus '%s': %s: not a trace in any format railmon reads (tried %s)", s->cfg->path,
+		         bc->name, bc->can.device, BUS_TRACE_FORMATS);
+		return r;
+	}
 	if (r < 0) {
 		snprintf(err, errlen, "%s: bus '%s': %s", s->cfg->path, bc->name, strerror(-r));
 		return r;

@@ -7,7 +7,7 @@ PKGS=(
 	# build
 	gcc libc6-dev meson ninja-build pkg-config
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
-	libinih-dev libmosquitto-dev
+	libinih-dev libmosquitto-dev zlib1g-dev
 	# sanitizers and fuzzing
 	clang libclang-rt-14-dev
 	# real peers
