@@ -438,7 +438,7 @@ static void test_silent_unit(void)
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
-	size_t n, live = 0, timeouts = 0;
+	size_t n, live = 0, timeouts = 0, live_timeouts = 0;
 	int64_t first = 0, last = 0, worst = 0;
 
 	start_fault(&p, 0, extra);
@@ -459,12 +459,18 @@ static void test_silent_unit(void)
 			last = it->t_ns;
 			live++;
 		} else if (it->event.code == ACQ_EV_MB_TIMEOUT) {
-			assert((it->event.detail >> 8) == 2);
-			timeouts++;
+			/* unit 2's; a live unit 3 only when a loaded machine made
+			   the peer miss the 20 ms response timeout (a few at most) */
+			assert((it->event.detail >> 8) == 2 || (it->event.detail >> 8) == 3);
+			if ((it->event.detail >> 8) == 2)
+				timeouts++;
+			else
+				live_timeouts++;
 		}
 	}
-	printf("silent unit: %zu live samples, mean interval %.1f ms, worst %.1f ms, %zu timeouts\n",
-	       live, (double)(last - first) / 1e6 / (double)(live - 1), (double)worst / 1e6, timeouts);
+	printf("silent unit: %zu live samples, mean interval %.1f ms, worst %.1f ms, %zu timeouts (%zu of the live unit)\n",
+	       live, (double)(last - first) / 1e6 / (double)(live - 1), (double)worst / 1e6, timeouts, live_timeouts);
+	assert(live_timeouts <= 3);
 	/* 20 periods in 1 s, the live unit on time (waiting for each dead
 	   request would make it 100 ms); one timeout per period, not per request */
 	assert(live >= 18 && (last - first) / (int64_t)(live - 1) < 55 * 1000000LL);
@@ -764,23 +770,28 @@ static void test_small_max(void)
 static void test_overrun(void)
 {
 	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_HOLDING, 3, BUS_MB_U16, 10) };
-	struct acq_latency snap;
+	struct acq_latency snap, before;
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
 	size_t n, overruns = 0, samples = 0;
-	int64_t missed = 0, stall_end;
+	int64_t missed = 0, stall_end, t0, periods;
 
 	start_fault(&p, 0, NULL);
 	cfg = mb_tcp_cfg(p.port, ch, 1, 500, 0);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	n = run_for(dev, 100);
+	n = run_for(dev, 300);
 	check_samples(ch, 1, n, 5);
+	/* what the histogram counted before: a loaded machine may have made a
+	   period late already */
+	acq_latency_snapshot(bus_dev_latency(dev), &before);
 	/* the thread is busy elsewhere for 55 ms (spinning, not sleeping:
 	   this is the stall under test) */
-	for (stall_end = tlib_mono_ms() + 55; tlib_mono_ms() < stall_end;)
+	t0 = tlib_mono_ms();
+	for (stall_end = t0 + 55; tlib_mono_ms() < stall_end;)
 		;
 	n = run_for_fifo(dev, 100);
+	periods = (tlib_mono_ms() - t0) / 10;
 	for (size_t i = 0; i < n; i++) {
 		if (items_buf[i].kind == ACQ_ITEM_SAMPLE) {
 			samples++;
@@ -790,11 +801,19 @@ static void test_overrun(void)
 			assert((items_buf[i].event.detail >> 8) == 1);
 		}
 	}
-	/* 5 periods missed, reported once; then one sample per period, no burst */
-	assert(overruns == 1 && missed >= 4 && missed <= 6);
-	assert(samples >= 9 && samples <= 11);
+	/* The stall's 5 periods are reported as missed (4 or 5 by its phase),
+	   then one sample per period: never a burst of catch-up polls, so
+	   samples and missed periods together fit in the periods that passed.
+	   (On an idle machine: one overrun of 5, then 10 samples; a loaded
+	   one can make the peer late for another period, which is another
+	   overrun, not more samples.) */
+	if (!(overruns >= 1 && missed >= 4 && samples >= 1 && (int64_t)samples + missed <= periods + 2))
+		fprintf(stderr, "overruns %zu, missed %lld, samples %zu in %lld periods\n", overruns, (long long)missed,
+		        samples, (long long)periods);
+	assert(overruns >= 1 && missed >= 4 && samples >= 1);
+	assert((int64_t)samples + missed <= periods + 2);
 	acq_latency_snapshot(bus_dev_latency(dev), &snap);
-	assert(snap.overruns == (uint64_t)missed && snap.count >= 15);
+	assert(snap.overruns - before.overruns == (uint64_t)missed);
 	printf("overrun: %lld periods skipped once, then %zu samples in 100 ms, p99 wakeup %u us\n",
 	       (long long)missed, samples, acq_latency_percentile_us(&snap, 99));
 	stop_checked(&p, dev, 0);
