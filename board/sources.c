@@ -79,8 +79,9 @@ static struct acq_source_cfg bus_source_cfg(board_sources_t *s, size_t b)
 		.backpressure = trace && bc->can.trace_speed == 0,
 		.drain_at_stop = can && !trace,
 		.stamp_latency = can && !trace,
-		/* A live CAN socket is read once per burst (acq_source_cfg). */
-		.coalesce_ns = can && !trace ? BOARD_RX_COALESCE_NS : 0,
+		/* A live CAN bus, or a trace paced as one, is read once per
+		   burst (acq_source_cfg). */
+		.coalesce_ns = can && (!trace || bc->can.trace_speed > 0) ? BOARD_RX_COALESCE_NS : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
 	};
