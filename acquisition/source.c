@@ -292,15 +292,24 @@ static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t befo
  * its batch, wait coalesce_ns from the end of that recv so the frames that
  * arrive meanwhile come in one recvmmsg.  A frame waits at most coalesce_ns
  * longer (the latency histogram shows it); a full batch means more is
- * queued, and the loop reads on at once.  The socket queue holds the
+ * queued, and the loop reads on at once; a lone frame after a long wait
+ * means a slow bus, read on at once too.  The socket queue holds the
  * frames of the wait (a 1 Mbit/s bus sends 8 per ms).  An idle bus still
  * sleeps in recv, and a stop is seen within one wait.
  */
-static void coalesce(acq_source_t *s, int n, size_t max)
+static void coalesce(acq_source_t *s, int n, size_t max, int64_t before)
 {
+	int64_t now;
+
 	if (s->cfg.coalesce_ns <= 0 || n <= 0 || (size_t)n >= max || stopping(s))
 		return;
-	basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + s->cfg.coalesce_ns);
+	now = basic_mono_ns();
+	/* One frame that recv waited longer than the window for: the bus is
+	   slower than a frame per window, and the wait would only add a
+	   wakeup per frame (recv's own wait already was one). */
+	if (n == 1 && now - before >= s->cfg.coalesce_ns)
+		return;
+	basic_sleep_until(CLOCK_MONOTONIC, now + s->cfg.coalesce_ns);
 }
 
 /* At stop, take what the device already holds (bounded): frames that
@@ -329,6 +338,7 @@ static void *source_main(void *p)
 
 	while (!stopping(s) && (max = room(s)) > 0) {
 		int64_t before = s->check_buf ? basic_realtime_ns() : 0;
+		int64_t t0 = s->cfg.coalesce_ns > 0 ? basic_mono_ns() : 0;
 		int n = s->cfg.ops->recv(s->cfg.ctx, items, max, SRC_TIMEOUT_MS);
 
 		if (n == -ENODATA) {
@@ -349,7 +359,7 @@ static void *source_main(void *p)
 		if (n > 0) /* it delivers: the next loss starts the steps again */
 			s->backoff_ns = BACKOFF_MIN_NS;
 		deliver(s, items, n, before);
-		coalesce(s, n, max);
+		coalesce(s, n, max, t0);
 	}
 	if (s->cfg.drain_at_stop && !atomic_load(&s->done) &&
 	    atomic_load_explicit(&s->link, memory_order_relaxed) == ACQ_LINK_UP)
