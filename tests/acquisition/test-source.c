@@ -518,6 +518,51 @@ static void test_coalesce(void)
 	free(out);
 }
 
+static int count_sink(void *ctx, const struct acq_item *items, size_t n)
+{
+	atomic_fetch_add((_Atomic uint64_t *)ctx, n);
+	return 0;
+}
+
+/*
+ * The collector's thread passes over the rings once per idle_us while
+ * they keep up: items trickling in at 10,000/s are taken a period's worth
+ * at a time, not in a pass per item followed by an empty one.
+ */
+static void test_collector_period(void)
+{
+	struct acq_item *buf = calloc(4096, sizeof(*buf)), it = { .kind = ACQ_ITEM_CAN };
+	struct acq_ring ring, *rings[1] = { &ring };
+	_Atomic uint64_t got = 0;
+	struct acq_collector_stats st;
+	acq_collector_t *col;
+	int64_t t0, t, elapsed;
+
+	assert(acq_ring_init(&ring, buf, 4096, sizeof(*buf)) == 0);
+	assert(acq_collector_new(&(struct acq_collector_cfg){ .rings = rings, .nrings = 1, .idle_us = 5000,
+	                                                      .sink = count_sink, .ctx = &got }, &col) == 0);
+	t0 = t = basic_mono_ns();
+	assert(acq_collector_start(col, NULL) == 0);
+	for (uint64_t i = 0; i < 2000; i++) {
+		t += 100 * 1000;
+		basic_sleep_until(CLOCK_MONOTONIC, t);
+		it.t_ns = (int64_t)i;
+		assert(acq_ring_item_push(&ring, &it));
+	}
+	assert(WAIT_FOR(atomic_load(&got) == 2000, 5000));
+	assert(acq_collector_stop(col) == 0);
+	elapsed = basic_mono_ns() - t0;
+	assert(acq_collector_stats(col, &st) == 0 && st.items == 2000);
+	/* At most one pass per period (and the drain at stop); a pass per
+	   item would be 2,000, and a pass after each one that found items
+	   twice the periods. */
+	printf("collector: 2000 items in %" PRIu64 " passes over %.0f ms at a 5 ms period\n", st.loops,
+	       (double)elapsed / MS);
+	assert(st.loops <= (uint64_t)(elapsed / (5 * MS)) + 5);
+	col = acq_collector_free(col);
+	free(buf);
+}
+
 /* A driver that reconnects by itself: its own events tell the presence. */
 static int follow_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms)
 {
@@ -677,6 +722,7 @@ int main(void)
 	test_gone_cycle();
 	test_latency();
 	test_coalesce();
+	test_collector_period();
 	test_follow_events();
 	test_paced();
 	test_merge();
