@@ -192,16 +192,25 @@ static int daemon_tick(void *ctx)
 	return pl_sink_tick(d->sink);
 }
 
+/* The collector's pass over the rings: 5 ms, or batch_ms when that is
+   shorter.  Its passes only move items from the rings (8192 slots: a
+   second of a saturated bus) to Batches that close every batch_ms, so a
+   longer period costs no latency anyone sees (the sources stamp theirs at
+   the push), and each pass takes 5 ms of every bus at once: 200 wakeups/s
+   instead of 1,000, also on an idle board. */
+#define COLLECTOR_PERIOD_US 5000u
+
 static int open_collector(struct board_daemon *d)
 {
 	size_t n = d->cfg->nbuses;
+	uint32_t period = d->cfg->batch_ms * 1000u < COLLECTOR_PERIOD_US ? d->cfg->batch_ms * 1000u : COLLECTOR_PERIOD_US;
 
 	d->ring_ptr[n] = &d->ev_ring;
 	d->ring_bus[n] = ACQ_SOURCE_DAEMON;
 	return acq_collector_new(&(struct acq_collector_cfg){ .rings = d->ring_ptr, .nrings = n + 1,
 	                                                      .ring_bus = d->ring_bus, .sources = d->ring_src,
 	                                                      .sink = daemon_sink, .tick = daemon_tick,
-	                                                      .ctx = d, .tick_ms = TICK_MS },
+	                                                      .ctx = d, .tick_ms = TICK_MS, .idle_us = period },
 	                         &d->col);
 }
 

@@ -363,22 +363,32 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 
 /*
  * Wait until the pending frame is due (acq-pace.h: the one pacing loop of
- * every recorded source).  Returns 1 when due (restamped: a paced trace
- * plays a live bus), 0 if it is not due before deadline_ns (or at all when
- * nowait).
+ * every recorded source).  Returns 1 when due, 0 if it is not due before
+ * deadline_ns (or at all when nowait).  A due frame is stamped with the
+ * instant it was due on CLOCK_REALTIME (*off: realtime - monotonic, read
+ * once per recv): a paced trace plays a live bus, whose kernel stamps the
+ * frame when it arrives, also when the reader takes a burst of them later
+ * (acq_source's coalescing).  *now caches CLOCK_MONOTONIC, so the frames
+ * already due in a burst cost no clock read each.
  */
-static int trace_pace(struct trace *tr, int64_t deadline_ns, bool nowait)
+static int trace_pace(struct trace *tr, int64_t deadline_ns, bool nowait, int64_t *now, int64_t off)
 {
-	if (!acq_pace_wait(&tr->pace, tr->pending.t_ns, nowait ? 0 : deadline_ns, NULL))
-		return 0;
-	tr->pending.t_ns = basic_now_ns(CLOCK_REALTIME);
+	int64_t due = acq_pace_due(&tr->pace, tr->pending.t_ns);
+
+	if (due > *now) {
+		*now = basic_now_ns(CLOCK_MONOTONIC);
+		if (due > *now && !acq_pace_wait(&tr->pace, tr->pending.t_ns, nowait ? 0 : deadline_ns, NULL))
+			return 0;
+	}
+	tr->pending.t_ns = due + off;
 	return 1;
 }
 
 static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct trace *tr = dev->priv;
-	int64_t deadline = timeout_ms < 0 ? -1 : basic_now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+	int64_t now = basic_now_ns(CLOCK_MONOTONIC), off = basic_now_ns(CLOCK_REALTIME) - now;
+	int64_t deadline = timeout_ms < 0 ? -1 : now + (int64_t)timeout_ms * 1000000;
 	size_t n = 0;
 
 	if (tr->fd < 0)
@@ -403,7 +413,7 @@ static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 		}
 		/* events are not paced: they have no trace time of their own */
 		if (dev->cfg.can.trace_speed > 0 && tr->pending.kind == ACQ_ITEM_CAN &&
-		    trace_pace(tr, deadline, n > 0) == 0)
+		    trace_pace(tr, deadline, n > 0, &now, off) == 0)
 			break;
 		items[n++] = tr->pending;
 		tr->have_pending = false;

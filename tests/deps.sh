@@ -19,6 +19,7 @@ PKGS=(
 	iproute2 # ip link inside the VM's chroot (tests/vm/test-can-socket.c)
 	# realtime and storage baselines for the benchmarks
 	rt-tests stress-ng sqlite3 libsqlite3-dev bc
+	libck-dev # Concurrency Kit's ck_ring: bench-ring's baseline for the acq_item ring
 )
 
 missing=()
