@@ -24,6 +24,7 @@
 #include "acquisition/acq.h"
 #include "basic/clock.h"
 #include "daemon.h"
+#include "faults.h"
 #include "forwarder.h"
 #include "health.h"
 #include "logdir.h"
@@ -55,6 +56,7 @@ struct board_daemon {
 
 	stor_log_t *log;
 	board_sink_t *sink;
+	struct board_faults faults; /* noted by the sink, said by run (faults.h) */
 	board_health_t *health;
 	int64_t health_next_ns;
 	_Atomic int64_t heartbeat_ns;
@@ -114,7 +116,8 @@ static int open_sink(struct board_daemon *d)
 	r = board_sink_new(&(struct board_sink_cfg){ .log = d->log, .channels = d->ch, .meta = &meta,
 	                                             .batch_max = d->cfg->batch_max, .batch_ms = d->cfg->batch_ms,
 	                                             .meta_interval_s = d->cfg->meta_interval_s,
-	                                             .deterministic = daemon_is_replay(d->cfg, d->replay_log) },
+	                                             .deterministic = daemon_is_replay(d->cfg, d->replay_log),
+	                                             .faults = &d->faults },
 	                   &d->sink);
 	if (r < 0)
 		return r;
@@ -417,6 +420,11 @@ int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct acq_lin
 int64_t board_daemon_heartbeat(const struct board_daemon *d)
 {
 	return d ? atomic_load_explicit(&((struct board_daemon *)d)->heartbeat_ns, memory_order_relaxed) : 0;
+}
+
+const struct board_faults *board_daemon_faults(const struct board_daemon *d)
+{
+	return d ? &d->faults : NULL;
 }
 
 const char *board_daemon_data_dir(const struct board_daemon *d)
