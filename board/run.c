@@ -21,7 +21,7 @@
 #include "daemon.h"
 #include "faults.h"
 #include "notify.h"
-#include "stat.h"
+#include "statserver.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
 
