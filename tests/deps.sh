@@ -12,6 +12,7 @@ PKGS=(
 	clang libclang-rt-14-dev
 	# real peers
 	mosquitto mosquitto-clients socat can-utils
+	tmux # a real terminal for `railmon watch` (tests/board/test-watch.sh)
 	python3 python3-pymodbus python3-serial-asyncio python3-protobuf protobuf-compiler python3-paho-mqtt python3-can
 	openssl
 	# the CAN VM (Debian's own kernel under qemu)
