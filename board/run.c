@@ -260,15 +260,20 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	*seen = (struct link_seen){ l.losses, l.reopens, l.reopen_err, now };
 }
 
-/* A bus too busy for its poll periods or its bitrate: said at every
-   start, with the words `check` uses. */
+/* A bus too busy for its poll periods or its bitrate, a Modbus address in
+   Modicon notation: said at every start, with the words `check` uses. */
 static void load_warnings(struct runner *rn)
 {
-	char msg[BUS_NAME_MAX + 128];
+	char msg[BUS_NAME_MAX + 128], modicon[320];
 
-	for (size_t b = 0; b < rn->cfg->nbuses; b++)
+	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
+		const struct bus_cfg *bc = &rn->cfg->buses[b];
 		if (board_bus_load_warning(rn->cfg, b, board_daemon_dbc(rn->d, b), msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
+		for (size_t i = 0; bc->kind == BUS_KIND_MODBUS && i < bc->mb.nchannels; i++)
+			if (board_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
+				fprintf(stderr, "railmon %s: warning: [modbus %s] %s\n", rn->cmd, bc->name, modicon);
+	}
 }
 
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */

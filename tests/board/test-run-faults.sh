@@ -7,11 +7,15 @@
 # in the log; retention deleting records the uplink never sent (a broker
 # that is not there, a 192 KiB budget) likewise, summed to the records the
 # LOG_RETENTION events count.  The rate limit over minutes:
-# tests/board/test-faults.c (suite board).
+# tests/board/test-faults.c (suite board).  And a Modbus address written in
+# Modicon notation (40011): check and run warn with the protocol address it
+# means, the pymodbus device answers exception 2 (illegal data address),
+# said once; the address check proposes reads the register's value.
 set -euo pipefail
 RAILMON=$1
 MB_SERVER=$2
 SRC=$3
+PYMB=$4
 . "$(dirname "$0")/../lib/lib.sh"
 lib_init run-faults
 fail() { echo "FAIL: $*"; cat "$T"/*.err 2>/dev/null || true; exit 1; }
@@ -89,4 +93,28 @@ for row in csv.DictReader(open(sys.argv[1])):
 print(n)' "$T/ret.csv")
 echo "retention: said $said + $sum records; LOG_RETENTION events in what is left of the log: $logged"
 [ "$said" -gt 0 ] || fail "retention said 0 records"
+# A Modicon address against pymodbus (registers 0..1999 of unit 1 hold 1000 + address).
+coproc PYSRV { exec setpriv --pdeathsig KILL -- "$PY" "$PYMB" --tcp 0; }
+pids+=($PYSRV_PID)
+read -r ready pyport <&"${PYSRV[0]}" || true
+[ "${ready:-}" = READY ] || fail "pymodbus-server did not start"
+modicon_board() { # ADDRESS
+	printf '[board]\nvehicle = MODICON\n[modbus plc]\ntransport = tcp\nhost = 127.0.0.1\nport = %s\nperiod_ms = 100\n' "$pyport"
+	printf '[channel volts]\nbus = plc\nunit_id = 1\ntable = holding\naddress = %s\nunit = V\n' "$1"
+}
+modicon_board 40011 > "$T/modicon.ini"
+want="channel 'volts': address 40011 looks like Modicon notation (holding register 11, numbered from 1); railmon takes the 0-based protocol address: for that register write 'table = holding' and 'address = 10'"
+"$RAILMON" check --board "$T/modicon.ini" > "$T/modicon-check.out" || fail "check refused the Modicon board"
+grep -qF "    warning: $want" "$T/modicon-check.out" || fail "check: no Modicon warning: $(cat "$T/modicon-check.out")"
+"$RAILMON" run --board "$T/modicon.ini" --data "$T/modicon" --duration 1 2> "$T/modicon.err" || fail "run exited $?"
+grep -qF "railmon run: warning: [modbus plc] $want" "$T/modicon.err" || fail "run: no Modicon warning"
+has_lines "$T/modicon.err" "bus 'plc' (modbus tcp 127.0.0.1:$pyport): unit 1 answers address 40011 with exception 2 (illegal data address: no such register on the device; check the address (0-based))" 1 \
+	|| fail "the exception is not said once"
+modicon_board 10 > "$T/fixed.ini"
+"$RAILMON" check --board "$T/fixed.ini" | grep -q warning && fail "check warns for address 10"
+"$RAILMON" run --board "$T/fixed.ini" --data "$T/fixed" --duration 1 2> "$T/fixed.err" || fail "run exited $?"
+grep -q 'warning\|exception' "$T/fixed.err" && fail "address 10: $(cat "$T/fixed.err")"
+"$RAILMON" export --data "$T/fixed" --kind sample > "$T/fixed.csv" 2>/dev/null || fail "export"
+grep -qE ',volts,1010,V,' "$T/fixed.csv" || fail "address 10 does not read 1010: $(head -3 "$T/fixed.csv")"
+echo "Modicon 40011: check and run warn 'address = 10', pymodbus answers exception 2 (said once); address 10 reads 1010"
 echo PASS
