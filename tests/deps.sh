@@ -3,11 +3,15 @@
 # Idempotent and quiet: skips apt entirely when every package is present.
 set -euo pipefail
 
-PKGS=(
-	# build
+# What building railmon needs, and nothing else: `deps.sh --build`
+# (board/demo.sh) installs only these.
+BUILD=(
 	gcc libc6-dev meson ninja-build pkg-config
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev libmosquitto-dev
+)
+PKGS=(
+	"${BUILD[@]}"
 	# sanitizers and fuzzing
 	clang libclang-rt-14-dev
 	# real peers
@@ -21,6 +25,8 @@ PKGS=(
 	# realtime and storage baselines for the benchmarks
 	rt-tests stress-ng sqlite3 libsqlite3-dev bc
 )
+
+[ "${1:-}" != --build ] || PKGS=("${BUILD[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do
