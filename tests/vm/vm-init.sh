@@ -66,6 +66,9 @@ mount -t devtmpfs devtmpfs $R/dev || fail "mount $R/dev"
 mkdir -p $R/dev/shm $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm || fail "mount $R/dev/shm"
 mount -t devpts devpts $R/dev/pts || fail "mount $R/dev/pts"
+# what udev makes on a booted system: bash's process substitution (lib.sh's
+# sleep fd, <(...)) opens /dev/fd/N
+ln -sfn /proc/self/fd $R/dev/fd
 mount -o bind /results "$R$RES" || fail "bind results share to $RES"
 [ -f /results/cmd.sh ] || fail "no cmd.sh in the results share"
 
