@@ -170,7 +170,9 @@ struct cols {
 
 static struct cols cols_for(int w)
 {
-	struct cols c = { 22, 12, 6, 10, 7, 0 };
+	/* 80 columns leave the source about 20: names and values as short as
+	   a train's usually are */
+	struct cols c = { 18, 10, 6, 10, 6, 0 };
 
 	if (w < 60)
 		w = 60;
@@ -232,7 +234,7 @@ static void draw_row(FILE *out, const struct board_live_row *r, const struct col
 	field(out, age, c->age, true);
 	fputs("  ", out);
 	if (c->source > 0)
-		fprintf(out, "%.*s", c->source, r->source);
+		field(out, r->source, c->source, false);
 	else
 		fputs(r->source, out);
 	if (color && (changed || stale))
