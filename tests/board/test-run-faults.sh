@@ -93,6 +93,12 @@ for row in csv.DictReader(open(sys.argv[1])):
 print(n)' "$T/ret.csv")
 echo "retention: said $said + $sum records; LOG_RETENTION events in what is left of the log: $logged"
 [ "$said" -gt 0 ] || fail "retention said 0 records"
+# stat on that log: the uplink offline with its backlog, the log's rate
+"$RAILMON" stat --data "$T/ret" > "$T/ret-stat.txt" 2>/dev/null || true
+read -r backlog state < <(awk '$1 == "uplink" { print $9, $14 }' "$T/ret-stat.txt")
+[ "${state:-}" = offline ] && [ "${backlog:-0}" -gt 0 ] || fail "stat: uplink '${state:-}' backlog '${backlog:-}': $(cat "$T/ret-stat.txt")"
+awk '$1 == "log" { exit !($4 > 0) }' "$T/ret-stat.txt" || fail "stat: no log rate: $(cat "$T/ret-stat.txt")"
+echo "stat: uplink offline with $backlog records not acknowledged; the log's rate shown"
 # A Modicon address against pymodbus (registers 0..1999 of unit 1 hold 1000 + address).
 coproc PYSRV { exec setpriv --pdeathsig KILL -- "$PY" "$PYMB" --tcp 0; }
 pids+=($PYSRV_PID)
