@@ -244,6 +244,10 @@ static bool keys(struct watch *w)
 	unsigned char buf[32];
 	ssize_t n = w->raw ? read(STDIN_FILENO, buf, sizeof(buf)) : 0;
 
+	/* the terminal is gone (EOF, EIO after a hangup): nobody to draw for */
+	if (w->raw && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)))
+		return false;
+
 	for (ssize_t i = 0; i < n; i++) {
 		int c = buf[i];
 		if (w->editing) {
@@ -306,7 +310,8 @@ static int watch_loop(struct watch *w)
 	int64_t next = 0, drawn = basic_mono_ns();
 
 	term_raw(w);
-	while (!board_stop_requested) {
+	/* SIGHUP is the terminal hanging up here, not a reload */
+	while (!board_stop_requested && !board_reload_requested && !ferror(stdout)) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		int64_t now = basic_mono_ns();
 		if (now >= next) {
@@ -322,7 +327,8 @@ static int watch_loop(struct watch *w)
 			drawn = now;
 			next = now + (int64_t)(w->interval_s * 1e9);
 		}
-		if (poll(&pfd, w->raw ? 1 : 0, (int)((next - now) / 1000000 + 1)) > 0 && !keys(w))
+		if (poll(&pfd, w->raw ? 1 : 0, (int)((next - now) / 1000000 + 1)) > 0 &&
+		    ((pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) || !keys(w)))
 			break;
 		if (w->raw && pfd.revents)
 			next = 0; /* a key: draw at once */

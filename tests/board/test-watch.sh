@@ -73,6 +73,16 @@ grep -qE '^[ *~] (Speed|line_voltage) ' "$T/small.txt" && fail "filter door show
 wait_for 5 bash -c "! ${TM[*]} has-session -t small 2>/dev/null" || fail "q did not quit"
 echo "80x24: 24 lines, 21 of 42 rows, labels, integers, changed in bold, scroll, sort, filter, quit"
 
+# a terminal that goes away (tmux kills the pane: SIGHUP, then EOF/EIO on
+# the tty) ends watch at once; it must not keep polling a dead terminal
+"${TM[@]}" new-session -d -s hup -x 80 -y 24 "exec env TERM=xterm $RAILMON watch --data $T/log"
+wait_for 10 pane_has hup 'of 42 channels' || fail "hup: no table"
+wpid=$("${TM[@]}" display -p -t hup '#{pane_pid}')
+pids+=("$wpid")
+"${TM[@]}" kill-session -t hup
+wait_for 3 gone "$wpid" || fail "watch still runs after its terminal went away"
+echo "a closed terminal ends watch"
+
 # --- 200x60, stale values marked: everything older than 1 ms
 "${TM[@]}" new-session -d -s big -x 200 -y 60 "TERM=xterm-256color $RAILMON watch --data $T/log --stale 0.001"
 wait_for 10 pane_has big '^1-42 of 42 channels' || fail "200x60: not every channel shown"
