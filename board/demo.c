@@ -417,7 +417,8 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 		goto out;
 	stat = demo_stat(d);
 	t0 = basic_mono_ns();
-	while (!*stop && (o->duration_s <= 0 || basic_mono_ns() - t0 < (int64_t)(o->duration_s * 1e9))) {
+	/* a terminal that went away (the live table's writes fail) ends it too */
+	while (!*stop && !ferror(stdout) && (o->duration_s <= 0 || basic_mono_ns() - t0 < (int64_t)(o->duration_s * 1e9))) {
 		if (o->live && basic_mono_ns() >= next_draw) {
 			demo_table(d, &dv, stdout, true, (double)(basic_mono_ns() - t0) / 1e9);
 			next_draw = basic_mono_ns() + 500000000;
