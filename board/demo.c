@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
-#include "config.h"
+#include "conf/config.h"
 #include "daemon.h"
 #include "demo.h"
 #include "livetable.h"
@@ -195,13 +195,13 @@ int board_demo_server_start(struct demo_server **ret, uint16_t *ret_port)
    `railmon watch` draws from a daemon's socket). */
 static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, size_t max)
 {
-	const struct board_channel *ch;
+	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
 	int64_t now = basic_realtime_ns();
 
 	n = n < max ? n : max;
 	for (size_t i = 0; i < n; i++) {
-		struct board_live lv = { 0 };
+		struct pl_live lv = { 0 };
 		const char *label;
 		struct board_live_row *r = &rows[i];
 		board_daemon_live(d, i, &lv);
@@ -253,7 +253,7 @@ static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, 
 
 static int demo_view_new(struct board_daemon *d, bool ansi, struct demo_view *dv)
 {
-	const struct board_channel *ch;
+	const struct pl_channel *ch;
 
 	dv->max = board_daemon_channels(d, &ch);
 	dv->max = dv->max ? dv->max : 1;
@@ -273,13 +273,13 @@ static void demo_view_free(struct demo_view *dv)
 
 /* ----------------------------------------------------------------- run */
 
-static int demo_config(const struct demo_opts *o, uint16_t port, struct board_cfg **ret_cfg)
+static int demo_config(const struct demo_opts *o, uint16_t port, struct conf_board **ret_cfg)
 {
-	char err[BOARD_ERR_MAX];
-	struct board_cfg *cfg;
+	char err[CONF_ERR_MAX];
+	struct conf_board *cfg;
 	int r;
 
-	r = board_cfg_load(o->board, &cfg, err, sizeof(err));
+	r = conf_load(o->board, &cfg, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: %s\n", err);
 		return r;
@@ -334,7 +334,7 @@ static void demo_hint(const char *dir)
 	       qdir);
 }
 
-static void demo_summary(struct board_daemon *d, const struct board_cfg *cfg, double elapsed)
+static void demo_summary(struct board_daemon *d, const struct conf_board *cfg, double elapsed)
 {
 	struct board_daemon_stats st;
 	uint64_t per_kind[BUS_KIND_MAX] = { 0 };
@@ -369,11 +369,11 @@ static struct board_stat_server *demo_stat(struct board_daemon *d)
 	return srv;
 }
 
-static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct board_cfg **cfg,
+static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct conf_board **cfg,
                       struct board_daemon **d)
 {
 	struct board_daemon_opts dopts = { .data_dir = o->data_dir };
-	char err[BOARD_ERR_MAX], warn[256];
+	char err[CONF_ERR_MAX], warn[256];
 	int r = demo_config(o, srv->port, cfg);
 
 	if (r < 0)
@@ -398,7 +398,7 @@ static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct
 int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 {
 	struct demo_server *srv = NULL;
-	struct board_cfg *cfg = NULL;
+	struct conf_board *cfg = NULL;
 	struct board_daemon *d = NULL;
 	struct board_stat_server *stat = NULL;
 	struct demo_view dv = { 0 };
@@ -436,7 +436,7 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 out:
 	demo_view_free(&dv);
 	board_daemon_free(d);
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	board_demo_server_free(srv);
 	return r;
 }

@@ -10,7 +10,7 @@
 
 static uint32_t fault_src(uint32_t src)
 {
-	return src < BOARD_BUSES_MAX ? src : BOARD_BUSES_MAX;
+	return src < CONF_BUSES_MAX ? src : CONF_BUSES_MAX;
 }
 
 void board_faults_note(struct board_faults *f, uint32_t src, enum board_fault k, uint64_t amount, int64_t arg,
@@ -83,7 +83,7 @@ static void source_words(const struct board_fault_reporter *rep, size_t src, cha
 {
 	char where[BUS_PATH_MAX + 32];
 
-	if (src >= BOARD_BUSES_MAX || !rep->cfg || src >= rep->cfg->nbuses) {
+	if (src >= CONF_BUSES_MAX || !rep->cfg || src >= rep->cfg->nbuses) {
 		snprintf(buf, len, "the log");
 		return;
 	}

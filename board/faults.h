@@ -22,7 +22,7 @@
 #include <stdio.h>
 
 #include "acquisition/acq-item.h"
-#include "config-types.h"
+#include "conf/config-types.h"
 
 enum board_fault {
 	BOARD_FAULT_CAN_BUS_OFF,     /* arg = RX errors, detail = TX errors (-1: unknown) */
@@ -34,7 +34,7 @@ enum board_fault {
 };
 
 /* Every bus, and one more for the daemon's own (the log). */
-#define BOARD_FAULT_SOURCES (BOARD_BUSES_MAX + 1)
+#define BOARD_FAULT_SOURCES (CONF_BUSES_MAX + 1)
 #define BOARD_FAULT_SUMMARY_NS (60 * 1000000000ll)
 
 struct board_fault_slot {
@@ -69,7 +69,7 @@ struct board_fault_said {
 
 struct board_fault_reporter {
 	const char *cmd;                 /* "run": lines read "railmon run: ..." */
-	const struct board_cfg *cfg;     /* bus names and devices */
+	const struct conf_board *cfg;     /* bus names and devices */
 	struct board_fault_said said[BOARD_FAULT_SOURCES][BOARD_FAULT_MAX];
 };
 

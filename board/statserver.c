@@ -70,12 +70,12 @@ void board_stat_health_json(FILE *f, const struct rec_health *h)
    age is the daemon's, so a client's clock does not matter. */
 static void channels_json(FILE *f, struct board_daemon *d)
 {
-	const struct board_channel *ch;
+	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
 	int64_t now = basic_realtime_ns();
 
 	for (size_t i = 0; i < n; i++) {
-		struct board_live lv = { 0 };
+		struct pl_live lv = { 0 };
 		const char *label = NULL;
 		board_daemon_live(d, i, &lv);
 		fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", ch[i].id);
@@ -122,7 +122,7 @@ static bool wants_channels(int c)
 
 static void serve_one(struct board_stat_server *s, int c)
 {
-	struct rec_health h[BOARD_BUSES_MAX + 3];
+	struct rec_health h[CONF_BUSES_MAX + 3];
 	struct board_daemon_stats st;
 	uint64_t cursor;
 	bool connected, insecure;
@@ -139,7 +139,7 @@ static void serve_one(struct board_stat_server *s, int c)
 		fclose(f);
 		return;
 	}
-	n = board_daemon_health(s->d, h, BOARD_BUSES_MAX + 3);
+	n = board_daemon_health(s->d, h, CONF_BUSES_MAX + 3);
 	for (size_t i = 0; i < n; i++)
 		board_stat_health_json(f, &h[i]);
 	board_daemon_stats(s->d, &st);

@@ -16,7 +16,7 @@
 
 #define SEC 1000000000ll
 
-static struct board_cfg cfg;
+static struct conf_board cfg;
 
 /* The report at time now, as text; *ret_lines = lines written. */
 static char *report(const struct board_faults *f, struct board_fault_reporter *rep, int64_t now, bool final,
