@@ -25,6 +25,7 @@
 #include "basic/clock.h"
 #include "daemon.h"
 #include "logfault.h"
+#include "pipeline/faults.h"
 #include "pipeline/forwarder.h"
 #include "pipeline/health.h"
 #include "pipeline/logdir.h"
@@ -56,6 +57,7 @@ struct board_daemon {
 
 	stor_log_t *log;
 	pl_sink_t *sink;
+	struct pl_faults faults; /* noted by the sink, said by run (faults.h) */
 	pl_health_t *health;
 	int64_t health_next_ns;
 	_Atomic int64_t heartbeat_ns;
@@ -129,7 +131,8 @@ static int open_sink(struct board_daemon *d)
 	r = pl_sink_new(&(struct pl_sink_cfg){ .log = d->log, .channels = d->ch, .meta = &meta,
 	                                             .batch_max = d->cfg->batch_max, .batch_ms = d->cfg->batch_ms,
 	                                             .meta_interval_s = d->cfg->meta_interval_s,
-	                                             .deterministic = daemon_is_replay(d->cfg, d->replay_log) },
+	                                             .deterministic = daemon_is_replay(d->cfg, d->replay_log),
+	                                             .faults = &d->faults },
 	                   &d->sink);
 	if (r < 0)
 		return r;
@@ -441,6 +444,11 @@ int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct acq_lin
 int64_t board_daemon_heartbeat(const struct board_daemon *d)
 {
 	return d ? atomic_load_explicit(&((struct board_daemon *)d)->heartbeat_ns, memory_order_relaxed) : 0;
+}
+
+const struct pl_faults *board_daemon_faults(const struct board_daemon *d)
+{
+	return d ? &d->faults : NULL;
 }
 
 const char *board_daemon_data_dir(const struct board_daemon *d)

@@ -26,6 +26,7 @@ static const struct {
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
+	{ "watch", board_cmd_watch, "the live values of a running daemon's channels" },
 };
 
 static void usage(FILE *out)

@@ -85,7 +85,19 @@ enum bus_mb_type {
 	BUS_MB_F32,
 	BUS_MB_F64,
 	BUS_MB_BIT,  /* one bit of a register (bit field), or a coil/discrete input */
+	BUS_MB_S64,
+	BUS_MB_U8,   /* one byte of a register: enum bus_mb_byte says which */
+	BUS_MB_S8,
 	BUS_MB_TYPE_MAX
+};
+
+/* Which byte of its register a u8/s8 channel is, after the byte order's
+   swap: the high (most significant) or the low one (Telegraf's UINT8H and
+   UINT8L). */
+enum bus_mb_byte {
+	BUS_MB_BYTE_HIGH = 0,
+	BUS_MB_BYTE_LOW,
+	BUS_MB_BYTE_MAX
 };
 
 /* Order of bytes as they appear on the wire, A = most significant byte. */
@@ -107,6 +119,7 @@ struct bus_mb_channel {
 	enum bus_mb_type type;
 	enum bus_mb_order order;
 	uint8_t bit;              /* BUS_MB_BIT on registers: bit number 0..15 */
+	enum bus_mb_byte byte;    /* BUS_MB_U8/S8: which byte of the register */
 	double scale;             /* value = raw * scale + offset */
 	double offset;
 	uint32_t period_ms;       /* poll period of this channel's group */

@@ -313,12 +313,17 @@ static const struct basic_ini_name mb_tables[] = {
 };
 static const struct basic_ini_name mb_types[] = {
 	{ "u16", BUS_MB_U16 }, { "s16", BUS_MB_S16 }, { "u32", BUS_MB_U32 }, { "s32", BUS_MB_S32 },
-	{ "u64", BUS_MB_U64 }, { "f32", BUS_MB_F32 }, { "f64", BUS_MB_F64 }, { "bit", BUS_MB_BIT }, { NULL, 0 },
+	{ "u64", BUS_MB_U64 }, { "f32", BUS_MB_F32 }, { "f64", BUS_MB_F64 }, { "bit", BUS_MB_BIT },
+	{ "s64", BUS_MB_S64 }, { "u8", BUS_MB_U8 }, { "s8", BUS_MB_S8 }, { NULL, 0 },
+};
+static const struct basic_ini_name mb_bytes[] = {
+	{ "high", BUS_MB_BYTE_HIGH }, { "low", BUS_MB_BYTE_LOW }, { NULL, 0 },
 };
 static const struct basic_ini_name mb_orders[] = {
 	{ "ABCD", BUS_MB_ABCD }, { "DCBA", BUS_MB_DCBA }, { "BADC", BUS_MB_BADC }, { "CDAB", BUS_MB_CDAB }, { NULL, 0 },
 };
-_Static_assert(LEN(mb_types) == BUS_MB_TYPE_MAX + 1 && LEN(mb_orders) == BUS_MB_ORDER_MAX + 1,
+_Static_assert(LEN(mb_types) == BUS_MB_TYPE_MAX + 1 && LEN(mb_orders) == BUS_MB_ORDER_MAX + 1 &&
+               LEN(mb_bytes) == BUS_MB_BYTE_MAX + 1,
                "one name per Modbus type and byte order");
 
 static const struct basic_ini_key channel_keys[] = {
@@ -333,13 +338,17 @@ static const struct basic_ini_key channel_keys[] = {
 	{ "address", BASIC_INI_UINT, BASIC_INI_LINE | BASIC_INI_REQUIRED, C(ch.addr),
 	  BASIC_INI_LINE_AT(struct conf_pending_channel, address_line), .min = 0, .max = 65535,
 	  .expect = "expected 0 to 65535 (protocol address, 0-based)",
-	  .help = "The first register (protocol address, 0-based)." },
+	  .help = "The first register: the protocol address, 0-based, as on the wire (Modicon 40001 is holding "
+	          "address 0, 30001 input address 0; `check` warns for 30001 and above)." },
 	{ "type", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.type), .names = mb_types, .def = "u16",
-	  .help = "How the registers are read: 16, 32 or 64 bit integers, 32 or 64 bit floats, or one bit." },
+	  .help = "How the registers are read: u16, s16, u32, s32, u64, s64 integers, f32 or f64 floats, one bit, "
+	          "or one byte (u8, s8: see byte)." },
 	{ "order", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.order), .names = mb_orders, .def = "ABCD",
 	  .help = "Byte order on the wire, A = the most significant byte." },
 	{ "bit", BASIC_INI_UINT, 0, C(ch.bit), .min = 0, .max = 15, .def = "0",
 	  .help = "type = bit on a register: the bit's number." },
+	{ "byte", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.byte), .names = mb_bytes, .def = "high",
+	  .help = "type = u8 or s8: the register's high (most significant) or low byte, after order's byte swap." },
 	{ "scale", BASIC_INI_DOUBLE, 0, C(ch.scale), .def = "1", .help = "value = raw * scale + offset." },
 	{ "offset", BASIC_INI_DOUBLE, 0, C(ch.offset), .def = "0", .help = "value = raw * scale + offset." },
 	{ "unit", BASIC_INI_STRING, 0, C(ch.unit), .max = 15, .doc_def = "none", .help = "The value's unit." },

@@ -3,15 +3,20 @@
 # Idempotent and quiet: skips apt entirely when every package is present.
 set -euo pipefail
 
-PKGS=(
-	# build
+# What building railmon needs, and nothing else: `deps.sh --build`
+# (board/demo.sh) installs only these.
+BUILD=(
 	gcc libc6-dev meson ninja-build pkg-config
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev libmosquitto-dev zlib1g-dev
+)
+PKGS=(
+	"${BUILD[@]}"
 	# sanitizers and fuzzing
 	clang libclang-rt-14-dev
 	# real peers
 	mosquitto mosquitto-clients socat can-utils
+	tmux # a real terminal for `railmon watch` (tests/board/test-watch.sh)
 	python3 python3-pymodbus python3-serial-asyncio python3-protobuf protobuf-compiler python3-paho-mqtt python3-can
 	openssl
 	# the CAN VM (Debian's own kernel under qemu)
@@ -21,6 +26,8 @@ PKGS=(
 	rt-tests stress-ng sqlite3 libsqlite3-dev bc
 	libck-dev # Concurrency Kit's ck_ring: bench-ring's baseline for the acq_item ring
 )
+
+[ "${1:-}" != --build ] || PKGS=("${BUILD[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -289,6 +289,62 @@ static void test_values(int pymodbus)
 	printf("values from %s: %zu items ok\n", pymodbus ? "pymodbus" : "mb-fault-server", n);
 }
 
+/*
+ * The 64-bit and 8-bit types against both peers (pymodbus, and the
+ * libmodbus fault server): s64 in every byte order, negative where a byte
+ * swap puts a byte >= 0x80 on top (unit 1 register 203 = 0x04b3); u8/s8
+ * the high and the low byte of 1200 = 0x04b0 (4, 176 / -80), after a
+ * BADC swap too.  Expected values from mb-expect.h, written from the
+ * definition of each order.
+ */
+static void test_types(int pymodbus)
+{
+	static const enum bus_mb_order orders[] = { BUS_MB_ABCD, BUS_MB_DCBA, BUS_MB_BADC, BUS_MB_CDAB };
+	struct bus_mb_channel ch[10];
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n, neg = 0;
+	char *pyargv[] = { "/usr/bin/python3", (char *)py_server, "--tcp", "0", NULL };
+
+	for (unsigned i = 0; i < 4; i++) {
+		ch[i] = mb_chan(i + 1, 1, BUS_MB_HOLDING, 200, BUS_MB_S64, 100);
+		ch[i].order = orders[i];
+	}
+	ch[4] = mb_chan(5, 2, BUS_MB_INPUT, 300, BUS_MB_U64, 100);
+	ch[5] = mb_chan(6, 1, BUS_MB_HOLDING, 200, BUS_MB_U8, 100);
+	ch[6] = mb_chan(7, 1, BUS_MB_HOLDING, 200, BUS_MB_U8, 100);
+	ch[6].byte = BUS_MB_BYTE_LOW;
+	ch[7] = mb_chan(8, 1, BUS_MB_HOLDING, 200, BUS_MB_S8, 100);
+	ch[7].byte = BUS_MB_BYTE_LOW;
+	ch[8] = mb_chan(9, 1, BUS_MB_HOLDING, 201, BUS_MB_S8, 100);
+	ch[8].order = BUS_MB_BADC; /* 0x04b1 swapped: 0xb104, high byte -79 */
+	ch[9] = mb_chan(10, 3, BUS_MB_INPUT, 7, BUS_MB_S8, 100);
+	ch[9].scale = 0.5;
+	assert(mb_expect(&ch[5]) == 4 && mb_expect(&ch[6]) == 176 && mb_expect(&ch[7]) == -80);
+	assert(mb_expect(&ch[8]) == -79);
+	for (unsigned i = 0; i < 4; i++)
+		neg += mb_expect(&ch[i]) < 0;
+	assert(neg == 2); /* DCBA and BADC put 0xb3.. or 0xb0.. on top */
+	if (pymodbus)
+		peer_start(&p, pyargv);
+	else
+		start_fault(&p, 0, NULL);
+	cfg = mb_tcp_cfg(p.port, ch, 10, 500, 10);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 250);
+	check_samples(ch, 10, n, 2);
+	assert(count_events(n, ACQ_EV_MB_TIMEOUT) == 0 && count_events(n, ACQ_EV_MB_BAD_REPLY) == 0);
+	assert(count_events(n, ACQ_EV_MB_EXCEPTION) == 0);
+	if (pymodbus)
+		assert(peer_stop(&p, NULL) == 0);
+	else
+		stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+	printf("s64/u64/u8/s8 from %s: %zu items ok (s64 ABCD %.0f, DCBA %.0f)\n", pymodbus ? "pymodbus" : "mb-fault-server",
+	       n, mb_expect(&ch[0]), mb_expect(&ch[1]));
+}
+
 /* Requests at chosen addresses fail in chosen ways: one event each. */
 static void test_fixed_faults(void)
 {
@@ -839,6 +895,8 @@ int main(int argc, char **argv)
 		test_bad_args();
 		test_values(0);
 		test_values(1);
+		test_types(0);
+		test_types(1);
 		test_fixed_faults();
 		test_mismatched_replies();
 		test_silent_unit();
