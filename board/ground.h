@@ -48,6 +48,7 @@ struct ground_log {
 struct ground {
 	FILE *out;                /* the records as text, in fmt (with --format other than none) */
 	enum rec_format fmt;
+	struct recv_text *text;   /* recv.c's: a Batch's records put in time order */
 	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
 	const char *keep_dir;     /* refused Batches go here */
 	struct ground_log **logs; /* every ground log, to close them */

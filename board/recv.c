@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "ground.h"
 #include "basic/clock.h"
+#include "record/order.h"
 
 #define RECV_PASSWORD_MAX 1024
 
@@ -38,7 +39,7 @@ static const char recv_usage[] =
 	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
 	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only) or none;\n"
-	"                         the columns of `export`, then vehicle, log_id, historical\n"
+	"                         export's schema, each Batch's records in time order\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
 	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
@@ -59,28 +60,96 @@ static const char recv_usage[] =
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n";
 
-/* recv's on_record: one record as text, named by its log's dictionaries,
-   with the vehicle and log it came from: export's writer. */
+/* The records of the Batch being written, held to go out in time order
+   (a Batch holds its CAN frames, then samples, then events), with the
+   log and origin they go out with. */
+struct recv_text {
+	rec_order_t *order;
+	struct ground_log *gl;
+	char *vehicle;
+	uint8_t log_id[REC_LOG_ID_LEN];
+	size_t log_id_len;
+};
+
+/* One held record out, as export writes it. */
+static int recv_write(struct ground *g, const struct acq_item *it)
+{
+	struct recv_text *t = g->text;
+	struct rec_origin origin = { t->vehicle, t->log_id, t->log_id_len };
+	struct rec_names nm = rec_channels_names(t->gl->names, it);
+	int r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
+
+	if (r == -EIO)
+		clearerr(g->out); /* counted (sink_errors); the next records may go out */
+	return r;
+}
+
+/* Write what is held, oldest first. */
+static int recv_drain(struct ground *g)
+{
+	struct acq_item it;
+	int r = 0, k;
+
+	while (rec_order_pop(g->text->order, &it) == 1) {
+		k = recv_write(g, &it);
+		r = r < 0 ? r : k;
+	}
+	return r;
+}
+
+/* A new Batch's origin, once what the last one left is out. */
+static int recv_text_start(struct ground *g, struct ground_log *gl, const struct rec_batch_info *info)
+{
+	struct recv_text *t = g->text;
+	int r = recv_drain(g);
+
+	free(t->vehicle);
+	t->vehicle = strdup(info->vehicle ? info->vehicle : "");
+	t->gl = gl;
+	t->log_id_len = info->log_id_len <= REC_LOG_ID_LEN ? info->log_id_len : 0;
+	if (t->log_id_len)
+		memcpy(t->log_id, info->log_id, t->log_id_len);
+	return t->vehicle ? r : -ENOMEM;
+}
+
+static void recv_text_free(struct ground *g)
+{
+	if (g->text) {
+		rec_order_free(g->text->order);
+		free(g->text->vehicle);
+		free(g->text);
+		g->text = NULL;
+	}
+}
+
+/* recv's on_record: the records of a Batch, named by its log's
+   dictionaries, with the vehicle and log they came from: export's writer,
+   in time order within the Batch. */
 static int recv_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                        const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct ground *g = ctx;
 	struct ground_log *gl = board_ground_log(g, info, log_ctx);
-	struct rec_origin origin = { info->vehicle, info->log_id, info->log_id_len, info->historical };
-	struct rec_names nm;
-	int r;
+	struct acq_item due;
+	int r = 0;
 
 	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0))
 		return -ENOMEM;
-	/* A name that could not be kept (no memory) is printed empty. */
-	if (first)
+	if (first) {
+		/* A name that could not be kept (no memory) is printed empty. */
 		rec_channels_learn(gl->names, b);
+		r = recv_text_start(g, gl, info);
+	}
 	if (g->fmt == REC_FORMAT_CANDUMP && it->kind != ACQ_ITEM_CAN)
-		return 0;
-	nm = rec_channels_names(gl->names, it);
-	r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
-	if (r == -EIO)
-		clearerr(g->out); /* counted (sink_errors); the next records may go out */
+		return r;
+	if (rec_order_push(g->text->order, it) == -ENOBUFS && rec_order_pop(g->text->order, &due) == 1) {
+		/* a Batch larger than the order holds: the oldest goes out now */
+		r = recv_write(g, &due);
+		rec_order_push(g->text->order, it);
+	}
+	/* the Batch's last record: all of it can go */
+	if (it->seq == info->first_seq + info->count - 1)
+		r = r < 0 ? r : recv_drain(g);
 	return r;
 }
 
@@ -467,8 +536,11 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 	if (o->text) {
 		g->out = o->out;
 		g->fmt = o->fmt;
+		g->text = calloc(1, sizeof(*g->text));
+		if (!g->text || rec_order_new(REC_ORDER_MAX_ITEMS, 0, &g->text->order) < 0)
+			return cli_fail("recv", "out of memory");
 		o->cfg.on_record = recv_record;
-		rec_format_header(g->out, g->fmt, true);
+		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
 		return cli_fail("recv", "--log %s: %s", o->logdir, strerror(errno));
@@ -510,12 +582,14 @@ int board_cmd_recv(int argc, char **argv)
 		rc = recv_setup(&o, &g);
 	if (rc != 0) {
 		recv_opts_free(&o);
+		recv_text_free(&g);
 		return rc == 1 ? 0 : rc; /* 1: --help */
 	}
 	rc = upl_recv_new(&o.cfg, &th.r);
 	if (rc < 0) {
 		fprintf(stderr, "railmon recv: %s\n", strerror(-rc));
 		recv_opts_free(&o);
+		recv_text_free(&g);
 		return 1;
 	}
 	board_install_signals();
@@ -525,6 +599,9 @@ int board_cmd_recv(int argc, char **argv)
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
+	if (g.text)
+		recv_drain(&g); /* what the last Batch left (its last records were duplicates) */
+	recv_text_free(&g);
 	if (o.out)
 		fflush(o.out);
 	recv_summary(th.r, &g);

@@ -151,3 +151,32 @@ size_t rec_channels_count(const rec_channels_t *m)
 {
 	return m ? m->n : 0;
 }
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct rec_channel *x = *(const struct rec_channel *const *)a;
+	const struct rec_channel *y = *(const struct rec_channel *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int rec_channels_sorted(const rec_channels_t *m, const struct rec_channel ***ret_list)
+{
+	const struct rec_channel **v;
+	size_t k = 0;
+
+	if (!m || !ret_list || m->n > INT32_MAX)
+		return -EINVAL;
+	*ret_list = NULL;
+	if (!m->n)
+		return 0;
+	v = malloc(m->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->tab[i].strings)
+			v[k++] = &m->tab[i].ch;
+	qsort(v, k, sizeof(*v), entry_cmp);
+	*ret_list = v;
+	return (int)k;
+}

@@ -42,5 +42,10 @@ const struct rec_channel *rec_channels_find(const rec_channels_t *map, uint32_t 
    Valid until the next set, learn or free. */
 struct rec_names rec_channels_names(const rec_channels_t *map, const struct acq_item *it);
 
+/* Every entry, sorted by id, as a malloc'd array of n pointers into the
+   map (free() it; the entries stay valid until the next set, learn or
+   free of the map).  Returns n (0: *ret_list NULL), or -EINVAL, -ENOMEM. */
+int rec_channels_sorted(const rec_channels_t *map, const struct rec_channel ***ret_list);
+
 /* Entries held. */
 size_t rec_channels_count(const rec_channels_t *map);

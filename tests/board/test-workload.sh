@@ -94,9 +94,11 @@ kill -TERM $VPID
 wait $VPID || fail "railmon run exited $?"
 # The last record of a clean run is its STOP event; the ground has it all
 # once its log holds that sequence number (the vehicle log is contiguous).
-VMAX=$("$RAILMON" export --data "$T/log" --kind event 2>/dev/null | tail -1 | cut -d, -f1)
+# (seq is the third column of export's CSV: vehicle, log_id, seq, ...)
+VMAX=$("$RAILMON" export --data "$T/log" --kind event --order seq 2>/dev/null | tail -1 | cut -d, -f3)
 ground_complete() {
-	"$RAILMON" export --data "$T/ground/EMU-4021" --kind event 2>/dev/null | tail -1 | grep -q "^$VMAX,"
+	"$RAILMON" export --data "$T/ground/EMU-4021" --kind event --order seq 2>/dev/null | tail -1 | cut -d, -f3 |
+		grep -qx "$VMAX"
 }
 wait_for 120 ground_complete || fail "the ground log never got record $VMAX"
 kill -TERM $RPID
