@@ -24,6 +24,7 @@ static const struct {
 	{ "check", board_cmd_check, "validate a board file and print the acquisition plan" },
 	{ "replay", board_cmd_replay, "feed a candump trace or a railmon log through decode and storage" },
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
+	{ "decode", board_cmd_decode, "decode a candump log with a DBC (no board file)" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 };

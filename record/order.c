@@ -10,7 +10,7 @@ struct rec_order {
 	struct acq_item *heap;
 	size_t n, cap, max;
 	int64_t window_ns;
-	int64_t newest_ns, last_out_ns;
+	int64_t recent_ns, last_out_ns; /* the last record pushed; taken out */
 	bool any_out;
 	uint64_t late;
 };
@@ -26,7 +26,7 @@ int rec_order_new(size_t max_items, int64_t window_ns, rec_order_t **ret_order)
 		return -ENOMEM;
 	o->max = max_items;
 	o->window_ns = window_ns;
-	o->newest_ns = INT64_MIN;
+	o->recent_ns = INT64_MIN;
 	*ret_order = o;
 	return 0;
 }
@@ -74,8 +74,10 @@ int rec_order_push(rec_order_t *o, const struct acq_item *it)
 	}
 	if (o->any_out && it->t_ns < o->last_out_ns)
 		o->late++;
-	if (it->t_ns > o->newest_ns)
-		o->newest_ns = it->t_ns;
+	/* The last one, not the newest: one record far ahead (a replay's
+	   START event has the time of the replay, the trace's records are
+	   older) must not make every later record due at once. */
+	o->recent_ns = it->t_ns;
 	i = o->n++;
 	o->heap[i] = *it;
 	while (i && before(&o->heap[i], &o->heap[(i - 1) / 2])) {
@@ -116,8 +118,8 @@ int rec_order_next(rec_order_t *o, struct acq_item *ret_item)
 
 	if (!o || !ret_item || !o->n)
 		return 0;
-	/* newest - window, without overflow near INT64_MIN */
-	due = o->newest_ns < INT64_MIN + o->window_ns ? INT64_MIN : o->newest_ns - o->window_ns;
+	/* recent - window, without overflow near INT64_MIN */
+	due = o->recent_ns < INT64_MIN + o->window_ns ? INT64_MIN : o->recent_ns - o->window_ns;
 	if (o->n < o->max && o->heap[0].t_ns >= due)
 		return 0;
 	return rec_order_pop(o, ret_item);

@@ -6,9 +6,12 @@
  * the buses' rings drain at their own pace, so a log read in seq order
  * steps back in time (up to a collect period or so).  rec_order is a
  * merge over a time window: records go into a min-heap keyed on (time,
- * seq), and one comes out once it is older than the newest record pushed
+ * seq), and one comes out once it is older than the last record pushed
  * minus the window, or when the heap is full (memory stays bounded; the
- * records that then come out of order are counted as late).  At the end,
+ * records that then come out of order are counted as late).  The last
+ * record, not the newest: a log's time need not rise (a replay's START
+ * event has the replay's time, its records the trace's; a clock step
+ * back), and one record far ahead must not let all others out unsorted.  At the end,
  * rec_order_pop() drains the rest in order.  Not thread-safe.
  */
 #pragma once
@@ -34,7 +37,7 @@ rec_order_t *rec_order_free(rec_order_t *o);
    rec_order_next()); -ENOMEM; -EINVAL. */
 int rec_order_push(rec_order_t *o, const struct acq_item *it);
 
-/* The oldest record into *ret_item if it is due: older than the newest
+/* The oldest record into *ret_item if it is due: older than the last
    pushed minus the window, or the heap is full.  1 if one came out, 0 if
    none is due. */
 int rec_order_next(rec_order_t *o, struct acq_item *ret_item);

@@ -132,11 +132,11 @@ static void write_row(rec_wide_t *w, int64_t t, bool raster)
 	w->rows++;
 }
 
-/* Raster: does any column hold a value at t? */
+/* Raster: does any column hold a value at t (an invalid one is none)? */
 static bool any_held(const rec_wide_t *w, int64_t t)
 {
 	for (size_t i = 0; i < w->n; i++)
-		if (w->t[i] != INT64_MIN && t - w->t[i] <= w->max_age_ns)
+		if (w->t[i] != INT64_MIN && t - w->t[i] <= w->max_age_ns && isfinite(w->value[i]))
 			return true;
 	return false;
 }

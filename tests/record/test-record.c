@@ -16,6 +16,8 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
+#include "record/order.h"
+#include "record/wide.h"
 #include "railmon.pb-c.h"
 #include "tlib.h"
 
@@ -464,6 +466,115 @@ static void test_one_schema(void)
 	printf("one schema: JSON keys = CSV columns, in order: ok\n");
 }
 
+/* ---- time order, wide tables ---- */
+
+static struct acq_item at(int64_t t_ns, uint64_t seq, uint32_t channel, double v)
+{
+	return (struct acq_item){ .t_ns = t_ns, .seq = seq, .kind = ACQ_ITEM_SAMPLE,
+	                          .sample = { .channel = channel, .value = v } };
+}
+
+static void test_order(void)
+{
+	rec_order_t *o;
+	struct acq_item it, out[64];
+	size_t n = 0;
+	/* a Batch's frames, then its samples: back in time by up to 30 */
+	static const int64_t t[] = { 10, 20, 30, 10, 20, 30, 40, 50, 60, 45, 55, 65, 200, 50 };
+
+	assert(rec_order_new(1000, 35, &o) == 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		it = at(t[i], i + 1, 1, 0);
+		assert(rec_order_push(o, &it) == 0);
+		while (rec_order_next(o, &out[n]) == 1)
+			n++;
+	}
+	/* 200 arrived: everything up to 165 was due; then 50 is late (65 is
+	   out already), and with it last, 200 is not due */
+	assert(n == 12 && rec_order_count(o) == 2);
+	while (rec_order_pop(o, &out[n]) == 1)
+		n++;
+	assert(n == 14);
+	for (size_t i = 1; i < 12; i++)
+		assert(out[i - 1].t_ns < out[i].t_ns || (out[i - 1].t_ns == out[i].t_ns && out[i - 1].seq < out[i].seq));
+	assert(out[12].t_ns == 50 && out[13].t_ns == 200);
+	assert(rec_order_late(o) == 1);
+	rec_order_free(o);
+
+	/* full: the oldest comes out (bounded memory), the late ones counted */
+	assert(rec_order_new(4, INT64_MAX / 2, &o) == 0);
+	n = 0;
+	for (int i = 0; i < 10; i++) {
+		it = at(100 - i, (uint64_t)i + 1, 1, 0);
+		if (rec_order_push(o, &it) == -ENOBUFS) {
+			assert(rec_order_next(o, &out[n++]) == 1);
+			assert(rec_order_push(o, &it) == 0);
+		}
+	}
+	assert(n == 6 && rec_order_count(o) == 4 && rec_order_late(o) == 6);
+	assert(rec_order_new(0, 1, &o) == -EINVAL && rec_order_new(1, -1, &o) == -EINVAL);
+	assert(rec_order_push(NULL, &it) == -EINVAL && rec_order_pop(NULL, &it) == 0);
+	rec_order_free(o);
+	assert(rec_order_free(NULL) == NULL);
+	printf("time order: merged over the window, late ones counted, bounded: ok\n");
+}
+
+static char *wide_table(int64_t period, int64_t max_age, const struct acq_item *items, size_t n)
+{
+	static const struct rec_wide_column cols[] = { { 7, "speed", "km/h" }, { 3, "door, left", "" } };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	rec_wide_t *w;
+
+	assert(f && rec_wide_new(f, cols, 2, period, max_age, &w) == 0);
+	for (size_t i = 0; i < n; i++)
+		assert(rec_wide_add(w, &items[i]) == 0);
+	assert(rec_wide_finish(w) == 0);
+	rec_wide_free(w);
+	assert(fclose(f) == 0);
+	return buf;
+}
+
+static void test_wide(void)
+{
+	const int64_t s = 1000000000;
+	const struct acq_item items[] = {
+		at(s, 1, 7, 10.5), at(s, 2, 3, 1), at(s, 3, 99, 5) /* not a column */, at(s + 150000000, 4, 7, 11),
+		at(s + 420000000, 5, 3, NAN), at(s + 2 * s, 6, 7, 12),
+	};
+	char *got = wide_table(0, 1, items, sizeof(items) / sizeof(items[0]));
+
+	CHECK_STR(got, "time,time_ns,speed [km/h],\"door, left\"\n"
+	               "1970-01-01T00:00:01.000000000Z,1000000000,10.5,1\n"
+	               "1970-01-01T00:00:01.150000000Z,1150000000,11,\n"
+	               "1970-01-01T00:00:01.420000000Z,1420000000,,\n"
+	               "1970-01-01T00:00:03.000000000Z,3000000000,12,\n");
+	free(got);
+	/* 100 ms raster, values held 250 ms (1.15 s's up to 1.4 s): the NaN
+	   clears door; the gap from 1.5 s to 2.9 s, where nothing is held, has
+	   no rows; nothing past the last sample */
+	got = wide_table(100000000, 250000000, items, sizeof(items) / sizeof(items[0]));
+	CHECK_STR(got, "time,time_ns,speed [km/h],\"door, left\"\n"
+	               "1970-01-01T00:00:01.000000000Z,1000000000,10.5,1\n"
+	               "1970-01-01T00:00:01.100000000Z,1100000000,10.5,1\n"
+	               "1970-01-01T00:00:01.200000000Z,1200000000,11,1\n"
+	               "1970-01-01T00:00:01.300000000Z,1300000000,11,\n"
+	               "1970-01-01T00:00:01.400000000Z,1400000000,11,\n"
+	               "1970-01-01T00:00:03.000000000Z,3000000000,12,\n");
+	free(got);
+	{
+		const struct rec_wide_column dup[] = { { 1, "a", NULL }, { 1, "b", NULL } };
+		rec_wide_t *w;
+
+		assert(rec_wide_new(stdout, dup, 2, 0, 1, &w) == -EINVAL);
+		assert(rec_wide_new(stdout, dup, 1, 0, 0, &w) == -EINVAL);
+		assert(rec_wide_new(NULL, dup, 1, 0, 1, &w) == -EINVAL);
+		assert(rec_wide_free(NULL) == NULL && rec_wide_add(NULL, &items[0]) == -EINVAL);
+	}
+	printf("wide table: per timestamp and raster (held up to max age, never beyond): ok\n");
+}
+
 static void test_bad_args(void)
 {
 	struct acq_item it = can_item();
@@ -512,6 +623,8 @@ int main(void)
 	test_doubles();
 	test_origin();
 	test_one_schema();
+	test_order();
+	test_wide();
 	test_bad_args();
 	return 0;
 }

@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-export.py RAILMON SRC - `railmon export` as an engineer with pandas
+uses it, on the demo trace replayed into a log (real binary, real log):
+
+- time order by default: a replayed Batch holds its CAN frames, then the
+  samples decoded from them, so the log in seq order steps back in time;
+  export's default output never does, holds the same records, and
+  `--order seq` gives the log order (seq rising);
+- `--wide`: pandas.read_csv gets one column per channel ("name [unit]")
+  and one row per timestamp, each value the long format's;
+- `--wide --raster 100ms --max-age 50ms`: rows every 100 ms, each value
+  the channel's last one at or before the row's time, empty once it is
+  older than 50 ms (never invented);
+- `--from/--to` with an offset (+01:00), Z, Unix seconds and local time
+  (TZ) select the same records;
+- an unknown `--channel` is an error that names the nearest channels;
+  bad option values are said.
+"""
+import bisect
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pandas as pd
+
+RAILMON, SRC = sys.argv[1:3]
+
+
+def run(args, env=None, ok=True):
+    r = subprocess.run([RAILMON] + args, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, **(env or {})))
+    if ok and r.returncode != 0:
+        raise AssertionError("railmon %s: rc %d\n%s" % (" ".join(args), r.returncode, r.stderr))
+    return r
+
+
+def jsonl(args, **kw):
+    return [json.loads(x) for x in run(args + ["--format", "jsonl"], **kw).stdout.splitlines()]
+
+
+def test_order(data):
+    seq_order = jsonl(["export", "--data", data, "--order", "seq"])
+    time_order = jsonl(["export", "--data", data])
+    t_seq = [r["time_ns"] for r in seq_order]
+    back = sum(1 for a, b in zip(t_seq, t_seq[1:]) if b < a)
+    assert back > 100, "the log in seq order should step back in time (%d steps)" % back
+    assert [r["seq"] for r in seq_order] == sorted(r["seq"] for r in seq_order), "--order seq: log order"
+    t = [(r["time_ns"], r["seq"]) for r in time_order]
+    assert t == sorted(t), "default order: time (then seq)"
+    key = lambda r: r["seq"]
+    assert sorted(time_order, key=key) == sorted(seq_order, key=key), "the same records either way"
+    print("time order: %d records; the log in seq order steps back %d times, export's default never" %
+          (len(time_order), back))
+    return time_order
+
+
+def test_wide(data, recs):
+    chans = ["Speed", "BrakePipePressure", "EmergencyBrake"]
+    args = ["export", "--data", data, "--wide"] + sum((["-c", c] for c in chans), [])
+    # round_trip: pandas' fast float parser is off by an ulp at times
+    df = pd.read_csv(io.StringIO(run(args).stdout), float_precision="round_trip")
+    assert list(df.columns) == ["time", "time_ns", "Speed [km/h]", "BrakePipePressure [bar]", "EmergencyBrake"], \
+        list(df.columns)
+    samples = [r for r in recs if r["kind"] == "sample" and r["name"] in chans]
+    assert len(df) == len({r["time_ns"] for r in samples}), (len(df), "rows = distinct timestamps")
+    assert df["time_ns"].is_monotonic_increasing
+    by_t = df.set_index("time_ns")
+    col = {"Speed": "Speed [km/h]", "BrakePipePressure": "BrakePipePressure [bar]", "EmergencyBrake": "EmergencyBrake"}
+    for r in samples:
+        assert by_t.at[r["time_ns"], col[r["name"]]] == r["value"], r
+    assert pd.to_datetime(df["time"]).dt.tz is not None, "time parses as UTC timestamps"
+    print("--wide: pandas.read_csv: %d rows x %d columns, every value the long format's" % df.shape)
+    print(df.head(4).to_string(index=False))
+    return samples
+
+
+def test_raster(data, recs):
+    chans = {"Speed": "Speed [km/h]", "BrakePipePressure": "BrakePipePressure [bar]", "Odometer": "Odometer [km]"}
+    args = ["export", "--data", data, "--wide", "--raster", "100ms", "--max-age", "50ms"] + \
+        sum((["-c", c] for c in chans), [])
+    df = pd.read_csv(io.StringIO(run(args).stdout), float_precision="round_trip")
+    assert list(df.columns)[2:] == list(chans.values()), list(df.columns)
+    steps = set(df["time_ns"].diff().dropna())
+    assert all(s % 100_000_000 == 0 for s in steps) and 100_000_000 in steps, steps
+    assert all(t % 100_000_000 == 0 for t in df["time_ns"]), "on the 100 ms grid"
+    per = {}
+    for r in recs:
+        if r["kind"] == "sample" and r["name"] in chans:
+            per.setdefault(r["name"], []).append((r["time_ns"], r["value"]))
+    checked = empty = 0
+    for name, points in per.items():
+        times = [p[0] for p in points]
+        for t, v in zip(df["time_ns"], df[chans[name]]):
+            k = bisect.bisect_right(times, t)
+            want = points[k - 1][1] if k and t - points[k - 1][0] <= 50_000_000 else None
+            if want is None:
+                assert pd.isna(v), (name, t, v, "held beyond --max-age")
+                empty += 1
+            else:
+                assert v == want, (name, t, v, want)
+            checked += 1
+    assert empty > 0, "Odometer (every 100 ms) is older than 50 ms at some raster points"
+    print("--raster 100ms --max-age 50ms: %d rows; %d cells hold the last value within 50 ms, %d are empty "
+          "beyond it" % (len(df), checked - empty, empty))
+    print(df.head(3).to_string(index=False))
+
+
+def test_times(data):
+    base = ["export", "--data", data, "--kind", "can", "--format", "jsonl"]
+    want = run(base + ["--from", "2025-12-03T08:00:01Z", "--to", "2025-12-03T08:00:02Z"]).stdout
+    assert want.count("\n") > 50, want[:200]
+    for frm, to, env in (("2025-12-03T09:00:01+01:00", "2025-12-03T09:00:02+01:00", None),
+                         ("2025-12-03T03:00:01-0500", "1764748802", None),
+                         ("2025-12-03 09:00:01", "2025-12-03T09:00:02", {"TZ": "Europe/Berlin"}),
+                         ("2025-12-03 08:00:01.000", "2025-12-03 08:00:02", {"TZ": "UTC"})):
+        got = run(base + ["--from", frm, "--to", to], env=env).stdout
+        assert got == want, (frm, to, env, got.count("\n"), want.count("\n"))
+    r = run(base + ["--from", "2025-12-03T09:00:01+25:00"], ok=False)
+    assert r.returncode == 2 and "cannot read time" in r.stderr, r.stderr
+    print("--from/--to: offsets, Z, Unix seconds and local time (TZ) select the same %d frames" % want.count("\n"))
+
+
+def test_unknown_channel(data):
+    r = run(["export", "--data", data, "-c", "Sped", "-c", "BrakePressure"], ok=False)
+    assert r.returncode != 0 and r.stdout == "", (r.returncode, r.stdout[:200])
+    assert "--channel 'Sped': " in r.stderr and "nearest: Speed" in r.stderr, r.stderr
+    assert "--channel 'BrakePressure'" in r.stderr and "BrakePipePressure" in r.stderr, r.stderr
+    said = r.stderr
+    r = run(["export", "--data", data, "-c", "zzzzzzzzzzzz"], ok=False)
+    assert r.returncode != 0 and "none near" in r.stderr, r.stderr
+    for args, words in ((["--raster", "100ms"], "--raster needs --wide"),
+                        (["--wide", "--format", "jsonl"], "--wide writes CSV"),
+                        (["--wide", "--order", "seq"], "--wide needs time order"),
+                        (["--wide", "--raster", "fast"], "expected a duration"),
+                        (["--order", "random"], "expected time or seq")):
+        r = run(["export", "--data", data] + args, ok=False)
+        assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
+    print("unknown --channel: the nearest names said; bad option values said: ok")
+    print(said, end="")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="railmon-export-")
+    try:
+        data = os.path.join(tmp, "log")
+        run(["replay", os.path.join(SRC, "board/demo/train.log"), "--board", os.path.join(SRC, "board/demo.ini"),
+             "--data", data])
+        recs = test_order(data)
+        test_wide(data, recs)
+        test_raster(data, recs)
+        test_times(data)
+        test_unknown_channel(data)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
