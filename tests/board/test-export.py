@@ -15,7 +15,11 @@ uses it, on the demo trace replayed into a log (real binary, real log):
 - `--from/--to` with an offset (+01:00), Z, Unix seconds and local time
   (TZ) select the same records;
 - an unknown `--channel` is an error that names the nearest channels;
-  bad option values are said.
+  bad option values are said;
+- offline, no board file: `replay TRACE --dbc FILE` (into ./railmon-data),
+  refused into a directory holding a log unless --append (which doubles
+  it); `decode --dbc FILE < trace` gives one line per frame like
+  `cantools decode`, and with --format jsonl the replay's samples.
 """
 import bisect
 import io
@@ -31,9 +35,9 @@ import pandas as pd
 RAILMON, SRC = sys.argv[1:3]
 
 
-def run(args, env=None, ok=True):
+def run(args, env=None, ok=True, cwd=None):
     r = subprocess.run([RAILMON] + args, capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, **(env or {})))
+                       env=dict(os.environ, **(env or {})), cwd=cwd)
     if ok and r.returncode != 0:
         raise AssertionError("railmon %s: rc %d\n%s" % (" ".join(args), r.returncode, r.stderr))
     return r
@@ -144,6 +148,51 @@ def test_unknown_channel(data):
     print(said, end="")
 
 
+def test_offline(tmp):
+    trace, dbc = os.path.join(SRC, "board/demo/train.log"), os.path.join(SRC, "board/demo/train.dbc")
+    # replay with no board file: ./railmon-data by default, the vehicle id given
+    run(["replay", trace, "--dbc", dbc, "--vehicle", "EMU-7"], cwd=tmp)
+    data = os.path.join(tmp, "railmon-data")
+    recs = jsonl(["export", "--data", data, "--kind", "can", "--kind", "sample"])
+    frames = sum(1 for _ in open(trace))
+    assert sum(r["kind"] == "can" for r in recs) == frames and all(r["vehicle"] == "EMU-7" for r in recs)
+    speed = [r for r in recs if r["name"] == "Speed"]
+    assert speed and all(r["unit"] == "km/h" for r in speed)
+    # again into the same directory: refused, said, nothing added
+    r = run(["replay", trace, "--dbc", dbc, "--data", data], ok=False)
+    assert r.returncode == 1 and "holds a log already" in r.stderr and "--append" in r.stderr, r.stderr
+    assert len(jsonl(["export", "--data", data, "--kind", "can", "--kind", "sample"])) == len(recs)
+    run(["replay", trace, "--dbc", dbc, "--data", data, "--append"])
+    assert len(jsonl(["export", "--data", data, "--kind", "can", "--kind", "sample"])) == 2 * len(recs)
+    for args, words in ((["--board", "x.ini"], "not both"), ([], "--board FILE or --dbc FILE is required")):
+        r = run(["replay", trace, "--dbc", dbc] + args if args else ["replay", trace], ok=False)
+        assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
+    print("replay --dbc: no board file, %d frames decoded; into a log: refused without --append, doubled with it"
+          % frames)
+
+    # decode: the same samples as the replay's log, from stdin, no board file
+    with open(trace) as f:
+        text = subprocess.run([RAILMON, "decode", "--dbc", dbc], stdin=f, capture_output=True, text=True,
+                              timeout=60)
+    lines = text.stdout.splitlines()
+    assert text.returncode == 0 and len(lines) == frames, (text.returncode, len(lines), text.stderr)
+    assert lines[0].startswith("(1764748800.002052) can0 120#11FC0642064435C2 :: BrakePressure(BrakePipePressure: "
+                               "4.604 bar, "), lines[0]
+    assert any("Car1Door1: 1 'open'" in x for x in lines), "value-table labels"
+    with open(trace) as f:
+        rows = subprocess.run([RAILMON, "decode", "--dbc", dbc, "--format", "jsonl"], stdin=f, capture_output=True,
+                              text=True, timeout=60).stdout.splitlines()
+    got = sorted((j["time_ns"], j["name"], j["value"]) for j in map(json.loads, rows) if j["kind"] == "sample")
+    want = sorted((r["time_ns"], r["name"], r["value"]) for r in recs if r["kind"] == "sample")
+    assert got == want, (len(got), len(want))
+    bad = subprocess.run([RAILMON, "decode", "--dbc", dbc], input="(1.0) can0 123#11\nnot candump\n",
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 1 and "stdin:2: not a candump line: not candump" in bad.stderr, bad.stderr
+    print("decode --dbc: %d lines like cantools decode; --format jsonl = the replay's %d samples; bad lines said" %
+          (len(lines), len(got)))
+    print("  " + lines[1])
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="railmon-export-")
     try:
@@ -155,6 +204,7 @@ def main():
         test_raster(data, recs)
         test_times(data)
         test_unknown_channel(data)
+        test_offline(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -133,7 +133,7 @@ echo "newest segment a FIFO or a directory: said, records $lfirst.. to the end l
 
 # A writer on that log: the directory is set aside, the log goes on after
 # the last real segment (it used to refuse to open: "Is a directory").
-"$RAILMON" replay "$SRC/board/demo/train.log" --board "$T/board.ini" --data "$T/last-dir" 2> "$T/writer.err" \
+"$RAILMON" replay "$SRC/board/demo/train.log" --board "$T/board.ini" --data "$T/last-dir" --append 2> "$T/writer.err" \
 	|| fail "replay into a log whose newest segment is a directory: exit $?"
 [ -d "$T/last-dir/$last.damaged" ] || fail "the directory was not set aside as $last.damaged"
 "$RAILMON" export --data "$T/last-dir" --format jsonl > "$T/writer.jsonl" 2> "$T/writer-export.err" \
