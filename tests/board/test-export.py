@@ -58,6 +58,11 @@ def test_order(data):
     assert t == sorted(t), "default order: time (then seq)"
     key = lambda r: r["seq"]
     assert sorted(time_order, key=key) == sorted(seq_order, key=key), "the same records either way"
+    # the dictionary's value tables and bus names fill label and bus_name
+    doors = [r for r in time_order if r["name"] == "Car1Door1"]
+    table = {0: "closed", 1: "open", 2: "locked", 3: "fault"}  # train.dbc's VAL_ 512 Car1Door1
+    assert doors and all(r["label"] == table[r["value"]] for r in doors), doors[:3]
+    assert {r["bus_name"] for r in time_order if r["kind"] != "event" or r["bus"] == 0} == {"vehicle"}
     print("time order: %d records; the log in seq order steps back %d times, export's default never" %
           (len(time_order), back))
     return time_order

@@ -22,7 +22,8 @@ import sys
 import threading
 import time
 
-NAMES = {}  # (vehicle, log_id) -> {channel: (name, unit)}: the dictionaries seen
+NAMES = {}  # (vehicle, log_id) -> {channel: (name, unit, {value: label})}: the dictionaries seen
+BUSES = {}  # (vehicle, log_id) -> {bus: name}
 
 
 def iso(t_ns):
@@ -54,8 +55,15 @@ def records(batch):
     import railmon_pb2
     origin = dict(vehicle=batch.vehicle, log_id=batch.log_id.hex())
     names = NAMES.setdefault((batch.vehicle, batch.log_id.hex()), {})
+    buses = BUSES.setdefault((batch.vehicle, batch.log_id.hex()), {})
     for ch in batch.channels:
-        names[ch.id] = (ch.name, ch.unit)
+        table = {}
+        for entry in ch.value_table:  # "VALUE LABEL"
+            v, _, label = entry.partition(" ")
+            table[float(v)] = label
+        names[ch.id] = (ch.name, ch.unit, table)
+        if ch.bus_name:
+            buses[ch.bus] = ch.bus_name
     seq = batch.first_seq
     t = batch.t0_ns
     c = batch.can
@@ -63,7 +71,7 @@ def records(batch):
     for i in range(len(c.t_delta_ns)):
         t += c.t_delta_ns[i]
         n, f = c.len[i], c.flags[i]
-        yield row(seq=seq, time=iso(t), time_ns=t, kind="can", bus=c.bus[i] & 0xffff,
+        yield row(seq=seq, time=iso(t), time_ns=t, kind="can", bus=c.bus[i] & 0xffff, bus_name=buses.get(c.bus[i]),
                   can_id="%0*X" % (8 if f & 1 else 3, c.id[i]),
                   flags="|".join(x for b, x in enumerate(FLAG_NAMES) if f & (1 << b)),
                   data=c.data[off:off + n].hex().upper(), **origin)
@@ -78,10 +86,11 @@ def records(batch):
             quality = railmon_pb2.Quality.Name(q)[len("QUALITY_"):].lower()
         except ValueError:
             quality = "unknown"
-        name, unit = names.get(s.channel[i], (None, None))
-        yield row(seq=seq, time=iso(t), time_ns=t, kind="sample", bus=s.channel[i] >> 16 & 0xffff,
+        name, unit, table = names.get(s.channel[i], (None, None, {}))
+        bus = s.channel[i] >> 16 & 0xffff
+        yield row(seq=seq, time=iso(t), time_ns=t, kind="sample", bus=bus, bus_name=buses.get(bus),
                   channel=s.channel[i], name=name, value=value(s.value[i]), unit=unit, quality=quality,
-                  **origin)
+                  label=table.get(s.value[i]), **origin)
         seq += 1
     e = batch.events
     t = batch.t0_ns
@@ -91,7 +100,8 @@ def records(batch):
             name = railmon_pb2.EventCode.Name(e.code[i])[len("EVENT_"):]
         except ValueError:
             name = str(e.code[i])
-        yield row(seq=seq, time=iso(t), time_ns=t, kind="event", bus=e.source[i] & 0xffff, event=name,
+        yield row(seq=seq, time=iso(t), time_ns=t, kind="event", bus=e.source[i] & 0xffff,
+                  bus_name=buses.get(e.source[i] & 0xffff), event=name,
                   arg=e.arg[i], detail=e.detail[i] if len(e.detail) else 0, **origin)
         seq += 1
 

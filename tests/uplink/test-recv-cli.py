@@ -435,6 +435,10 @@ def mixed_batches(vehicle, log_id):
             for cid, name, unit in ((7, 'line "voltage", main', "V"), (8, "speed\nkm/h", "km/h"),
                                     (1 << 16 | 3, "door", "")):
                 b.channels.add(id=cid, name=name, unit=unit, bus=cid >> 16, source="test")
+            # the dictionary's range, value table and bus name (fields 6-8)
+            b.channels[0].range.extend([0, 2000])
+            b.channels[0].value_table.extend(["1499.3 nominal, \"ok\"", "0 off"])
+            b.channels[2].bus_name = "doors"
         if k == 2:
             b.health.add(name='hvac "rear"\n', kind="modbus", bus=1, items=5)
         frames = ((0x123, 0, b"\x01\xab\xff"), (0x1abcdef, 1, b""), (0x7ff, 2 | 4, bytes(range(12))),
@@ -518,6 +522,10 @@ def test_same_as_export(tmp, b):
             check({(r["can_id"], r["flags"]) for r in rows if r["kind"] == "can"} >=
                   {("123", ""), ("01ABCDEF", "EXT"), ("7FF", "FD|BRS"), ("055", "TX")}, "CAN ids and flags", rows)
             check({r["event"] for r in rows if r["kind"] == "event"} == {"START", "CAN_GONE", "999"}, "events")
+            check({r["label"] for r in rows if r["channel"] == 7} == {'nominal, "ok"', None}, "value-table label",
+                  [r for r in rows if r["channel"] == 7])
+            check({r["bus_name"] for r in rows if r["bus"] == 1} == {"doors"} and
+                  {r["bus_name"] for r in rows if r["bus"] == 0} == {None}, "bus names from the dictionary")
         if fmt == "csv":
             check(lines[0] == ",".join(SCHEMA) + "\n", "the CSV header is the schema", lines[0])
         side = "\n".join("  export: %s  recv:   %s" % (a, b) for a, b in
