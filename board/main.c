@@ -25,6 +25,8 @@ static const struct {
 	{ "replay", board_cmd_replay, "feed a candump trace or a railmon log through decode and storage" },
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
 	{ "decode", board_cmd_decode, "decode a candump log with a DBC (no board file)" },
+	{ "channels", board_cmd_channels, "list the channels of a board file or a log (id, unit, range, values)" },
+	{ "summary", board_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 };

@@ -16,6 +16,10 @@ uses it, on the demo trace replayed into a log (real binary, real log):
   (TZ) select the same records;
 - an unknown `--channel` is an error that names the nearest channels;
   bad option values are said;
+- `channels --board` and `--data` list the same channels, with ranges,
+  value tables and bus names; `summary` gives per channel the count,
+  first/last, min/max/mean, out-of-range and invalid counts export's
+  records give, and finds a 2 s hole cut out of a trace as one gap;
 - offline, no board file: `replay TRACE --dbc FILE` (into ./railmon-data),
   refused into a directory holding a log unless --append (which doubles
   it); `decode --dbc FILE < trace` gives one line per frame like
@@ -198,6 +202,46 @@ def test_offline(tmp):
     print("  " + lines[1])
 
 
+def test_channels_summary(tmp, data, recs):
+    board = os.path.join(SRC, "board/demo.ini")
+    fromb = [json.loads(x) for x in run(["channels", "--board", board, "--json"]).stdout.splitlines()]
+    froml = [json.loads(x) for x in run(["channels", "--data", data, "--json"]).stdout.splitlines()]
+    door = [c for c in fromb if c["name"] == "Car1Door1"]
+    assert door and door[0]["value_table"] == {"0": "closed", "1": "open", "2": "locked", "3": "fault"} and \
+        door[0]["bus_name"] == "vehicle" and (door[0]["min"], door[0]["max"]) == (0, 3), door
+    assert [c for c in fromb if c["name"] == "line_voltage"][0]["source"].startswith("modbus traction"), fromb
+    # the log's dictionary says what the board said (the CAN bus: the replay's one bus)
+    assert froml == [c for c in fromb if c["bus_name"] == "vehicle"], (froml[:2], fromb[:2])
+    text = run(["channels", "--board", board]).stdout.splitlines()
+    assert text[0].split()[:6] == ["id", "bus", "name", "unit", "range", "source"], text[0]
+    print("channels: --board and --data agree (%d CAN channels), ranges and value tables listed" % len(froml))
+    print("  " + [x for x in text if " Direction " in x][0].rstrip())
+
+    got = {j["name"]: j for j in map(json.loads, run(["summary", "--data", data, "--json"]).stdout.splitlines())}
+    for name in ("Speed", "BrakePipePressure", "Car1Door1"):
+        s = [r for r in recs if r["kind"] == "sample" and r["name"] == name]
+        vals = [r["value"] for r in s if r["value"] is not None]
+        g = got[name]
+        assert g["count"] == len(s) and g["first_ns"] == s[0]["time_ns"] and g["last_ns"] == s[-1]["time_ns"], g
+        assert g["min"] == min(vals) and g["max"] == max(vals) and abs(g["mean"] - sum(vals) / len(vals)) < 1e-9, g
+        assert g["gaps"] == 0 and g["invalid"] == sum(r["quality"] == "invalid" for r in s), g
+        assert g["out_of_range"] == sum(r["quality"] == "out_of_range" for r in s), g
+    # a trace with 2 s of VehicleSpeed (0x100, every 20 ms) cut out: one gap
+    trace = os.path.join(SRC, "board/demo/train.log")
+    cut = os.path.join(tmp, "gap.log")
+    with open(trace) as f, open(cut, "w") as o:
+        o.writelines(x for x in f if not (" 100#" in x and 1764748820 <= float(x[1:x.index(")")]) < 1764748822))
+    run(["replay", cut, "--dbc", os.path.join(SRC, "board/demo/train.dbc"), "--data", os.path.join(tmp, "gap")])
+    g = [json.loads(x) for x in run(["summary", "--data", os.path.join(tmp, "gap"), "-c", "Speed", "--json"]).stdout
+         .splitlines()]
+    assert len(g) == 1 and g[0]["gaps"] == 1 and 2.0 <= g[0]["longest_interval_s"] <= 2.03, g
+    r = run(["summary", "--data", os.path.join(tmp, "gap"), "-c", "Speed", "--gap", "3s", "--json"])
+    assert json.loads(r.stdout)["gaps"] == 0, r.stdout
+    table = run(["summary", "--data", os.path.join(tmp, "gap"), "-c", "Speed"]).stdout
+    print("summary: count, first/last, min/max/mean, out-of-range and invalid = export's; a 2 s hole is 1 gap:")
+    print(table, end="")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="railmon-export-")
     try:
@@ -209,6 +253,7 @@ def main():
         test_raster(data, recs)
         test_times(data)
         test_unknown_channel(data)
+        test_channels_summary(tmp, data, recs)
         test_offline(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
