@@ -58,8 +58,8 @@ static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
 	"Print what the flash log recorded.\n\n"
 	"  -d, --data DIR        log directory (default: railmon-data)\n"
-	"  -f, --format FMT      csv (default), jsonl or candump; CSV and JSON lines\n"
-	"                        have one schema (README \"Output schema\")\n"
+	"  -f, --format FMT      csv (default), jsonl, candump or influx (line protocol);\n"
+	"                        CSV and JSON lines have one schema (README \"Output schema\")\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"      --from TIME       only records at or after TIME\n"
 	"      --to TIME         only records before TIME\n"
@@ -443,7 +443,7 @@ static int parse_option(struct export_ctx *x, int c, const char *arg)
 	switch (c) {
 	case 'f':
 		if (rec_format_parse(arg, &x->format) < 0)
-			return cli_fail("export", "--format: expected csv, jsonl or candump, not '%s'", arg);
+			return cli_fail("export", "--format: expected csv, jsonl, candump or influx, not '%s'", arg);
 		return 0;
 	case 1:
 	case 2:
@@ -486,7 +486,7 @@ static int check_options(struct export_ctx *x)
 		return cli_fail("export", "--raster needs --wide");
 	if (x->wide && x->format != REC_FORMAT_CSV)
 		return cli_fail("export", "--wide writes CSV: no --format %s", x->format == REC_FORMAT_JSONL ? "jsonl" :
-		                "candump");
+		                x->format == REC_FORMAT_INFLUX ? "influx" : "candump");
 	if (x->wide && x->window_ns < 0)
 		return cli_fail("export", "--wide needs time order: no --order seq");
 	if (!x->kinds)

@@ -38,7 +38,8 @@ static const char recv_usage[] =
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
 	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
-	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only) or none;\n"
+	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only), influx\n"
+	"                         (InfluxDB line protocol) or none;\n"
 	"                         export's schema, each Batch's records in time order\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
 	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
@@ -309,7 +310,7 @@ static int recv_option(int c, struct recv_opts *o)
 	case 'f':
 		o->text = strcmp(optarg, "none") != 0;
 		if (o->text && rec_format_parse(optarg, &o->fmt) < 0)
-			return cli_fail("recv", "--format: expected jsonl, csv, candump or none, not '%s'", optarg);
+			return cli_fail("recv", "--format: expected jsonl, csv, candump, influx or none, not '%s'", optarg);
 		break;
 	case 'o': o->output = optarg; break;
 	case 'l': o->logdir = optarg; break;

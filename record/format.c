@@ -148,7 +148,7 @@ static const char *quality_name(uint32_t q)
 
 int rec_format_parse(const char *name, enum rec_format *ret_fmt)
 {
-	static const char *const names[] = { "csv", "jsonl", "candump" };
+	static const char *const names[] = { "csv", "jsonl", "candump", "influx" };
 
 	if (!name || !ret_fmt)
 		return -EINVAL;
@@ -261,6 +261,77 @@ static void row_item(struct row *w, const struct acq_item *it, const struct rec_
 	row_end(w);
 }
 
+/* ---- InfluxDB line protocol ---- */
+
+/* A measurement, tag key or tag value: ',', '=' and ' ' escaped; a field
+   string (quoted): '"' and '\\' escaped.  Line breaks as \n either way. */
+static void influx_text(FILE *out, const char *s, bool field)
+{
+	for (; s && *s; s++) {
+		if (*s == '\n' || *s == '\r')
+			fputs(*s == '\n' ? "\\n" : "\\r", out);
+		else if (field ? (*s == '"' || *s == '\\') : (*s == ',' || *s == '=' || *s == ' ' || *s == '\\'))
+			fprintf(out, "\\%c", *s);
+		else
+			fputc(*s, out);
+	}
+}
+
+/* ",key=value" unless value is empty (InfluxDB refuses empty tags) */
+static void influx_tag(FILE *out, const char *key, const char *value)
+{
+	if (!value || !*value)
+		return;
+	fprintf(out, ",%s=", key);
+	influx_text(out, value, false);
+}
+
+static void influx_str(FILE *out, const char *sep, const char *key, const char *value)
+{
+	fprintf(out, "%s%s=\"", sep, key);
+	influx_text(out, value ? value : "", true);
+	fputc('"', out);
+}
+
+static void influx_item(FILE *out, const struct acq_item *it, const struct rec_names *nm,
+                        const struct rec_origin *o)
+{
+	static const char *const measurement[] = { "railmon_can", "railmon", "railmon_event" };
+	char num[REC_DOUBLE_MAX], bus[12];
+	const char *event = NULL;
+
+	_Static_assert(ACQ_ITEM_CAN == 0 && ACQ_ITEM_SAMPLE == 1 && ACQ_ITEM_EVENT == 2, "measurement names");
+	snprintf(bus, sizeof(bus), "%u", it->bus);
+	fputs(measurement[it->kind], out);
+	influx_tag(out, "vehicle", o->vehicle);
+	influx_tag(out, "bus", nm->bus_name && *nm->bus_name ? nm->bus_name : bus);
+	if (it->kind == ACQ_ITEM_SAMPLE) {
+		snprintf(num, sizeof(num), "%u", it->sample.channel);
+		influx_tag(out, "channel", nm->channel && *nm->channel ? nm->channel : num);
+		influx_tag(out, "unit", nm->unit);
+		fputc(' ', out);
+		if (rec_format_double(it->sample.value, num, sizeof(num)) > 0)
+			fprintf(out, "value=%s,", num);
+		fprintf(out, "quality=\"%s\"", quality_name(it->sample.quality));
+		if (nm->label)
+			influx_str(out, ",", "label", nm->label);
+	} else if (it->kind == ACQ_ITEM_CAN) {
+		char data[2 * ACQ_CAN_DATA_MAX + 1], flags[REC_CAN_FLAGS_MAX];
+
+		rec_format_can_id(it, num, sizeof(num));
+		influx_tag(out, "can_id", num);
+		rec_format_can_flags(it->can.flags, flags, sizeof(flags));
+		hex(it->can.data, it->can.len, true, data);
+		fprintf(out, " data=\"%s\",flags=\"%s\"", data, flags);
+	} else {
+		event = rec_event_name(it->event.code);
+		snprintf(num, sizeof(num), "%u", it->event.code);
+		influx_tag(out, "event", event ? event : num);
+		fprintf(out, " arg=%" PRId64 "i,detail=%" PRIu32 "i", it->event.arg, it->event.detail);
+	}
+	fprintf(out, ",seq=%" PRIu64 "i %" PRId64 "\n", it->seq, it->t_ns);
+}
+
 /* candump on interface "can<bus>", as the trace driver reads it back. */
 static int candump_item(FILE *out, const struct acq_item *it)
 {
@@ -285,6 +356,9 @@ int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
 		return -EINVAL;
 	if (fmt == REC_FORMAT_CANDUMP)
 		return candump_item(out, it);
-	row_item(&w, it, names ? names : &none, origin ? origin : &nowhere);
+	if (fmt == REC_FORMAT_INFLUX)
+		influx_item(out, it, names ? names : &none, origin ? origin : &nowhere);
+	else
+		row_item(&w, it, names ? names : &none, origin ? origin : &nowhere);
 	return ferror(out) ? -EIO : 0;
 }

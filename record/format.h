@@ -30,6 +30,7 @@ enum rec_format {
 	REC_FORMAT_CSV = 0,   /* a header line, then one row per record */
 	REC_FORMAT_JSONL,     /* one JSON object per line */
 	REC_FORMAT_CANDUMP,   /* CAN frames only, as candump -l writes them */
+	REC_FORMAT_INFLUX,    /* InfluxDB line protocol (README "InfluxDB") */
 	REC_FORMAT_MAX
 };
 
@@ -81,7 +82,19 @@ int rec_format_can_flags(unsigned flags, char *buf, size_t len);
 /* Column i of the schema ("vehicle" ...), NULL past the last. */
 const char *rec_format_column(size_t i);
 
-/* "csv", "jsonl" (or "json"), "candump" -> *ret_fmt.  0 or -EINVAL. */
+/*
+ * InfluxDB line protocol, one point per record, time in ns:
+ *   railmon,vehicle=V,bus=vehicle,channel=Speed,unit=km/h value=12.5,quality="good",seq=7i T
+ *   railmon_can,vehicle=V,bus=vehicle,can_id=120 data="11FC",flags="",seq=1i T
+ *   railmon_event,vehicle=V,bus=65535,event=START arg=4242i,detail=0i,seq=3i T
+ * Tags are the vehicle, the bus (its name, else its index), the channel
+ * (its name, else its id) and unit; a value-table label is the field
+ * label; a non-finite value has no value field (quality says invalid).
+ * Tag text escapes ',', '=' and ' ' with a backslash; a line break in any
+ * text is written as the two characters \n.
+ */
+
+/* "csv", "jsonl" (or "json"), "candump", "influx" -> *ret_fmt.  0 or -EINVAL. */
 int rec_format_parse(const char *name, enum rec_format *ret_fmt);
 
 /* Write the CSV header line (nothing for the other formats).  Returns 0,

@@ -367,6 +367,32 @@ static void test_doubles(void)
 	printf("values: shortest round trip: ok\n");
 }
 
+/* InfluxDB line protocol: tags escaped, a label as a string field, no
+   value field for a non-finite value. */
+static void test_influx(void)
+{
+	struct acq_item can = can_item(), smp = sample_item(1499.3, ACQ_Q_GOOD), ev = event_item(ACQ_EV_START);
+	struct rec_names nm = { .channel = "a b,c=d\ne", .unit = "km/h", .label = "say \"hi\"", .bus_name = "x y" };
+	const struct rec_origin o = { "tram,7", NULL, 0 };
+	char *got;
+	int r;
+
+	got = line_from(REC_FORMAT_INFLUX, &smp, &nm, &o, &r);
+	assert(r == 0);
+	CHECK_STR(got, "railmon,vehicle=tram\\,7,bus=x\\ y,channel=a\\ b\\,c\\=d\\ne,unit=km/h value=1499.3,"
+	               "quality=\"good\",label=\"say \\\"hi\\\"\",seq=8i 1764748800000000000\n");
+	free(got);
+	smp = sample_item(NAN, ACQ_Q_INVALID);
+	expect_line(REC_FORMAT_INFLUX, &smp, NULL,
+	            "railmon,bus=2,channel=131077 quality=\"invalid\",seq=8i 1764748800000000000\n");
+	can.can.flags = ACQ_CAN_FD;
+	expect_line(REC_FORMAT_INFLUX, &can, NULL,
+	            "railmon_can,bus=1,can_id=123 data=\"01ABFF\",flags=\"FD\",seq=7i 1764748800123456789\n");
+	expect_line(REC_FORMAT_INFLUX, &ev, NULL,
+	            "railmon_event,bus=65535,event=START arg=-5i,detail=3i,seq=9i -1500000000\n");
+	printf("influx: ok\n");
+}
+
 static void test_candump(void)
 {
 	struct acq_item can = can_item(), smp = sample_item(1, 0);
@@ -585,6 +611,7 @@ static void test_bad_args(void)
 	assert(rec_format_parse("jsonl", &fmt) == 0 && fmt == REC_FORMAT_JSONL);
 	assert(rec_format_parse("json", &fmt) == 0 && fmt == REC_FORMAT_JSONL);
 	assert(rec_format_parse("candump", &fmt) == 0 && fmt == REC_FORMAT_CANDUMP);
+	assert(rec_format_parse("influx", &fmt) == 0 && fmt == REC_FORMAT_INFLUX);
 	assert(rec_format_parse("none", &fmt) == -EINVAL && rec_format_parse("CSV", &fmt) == -EINVAL);
 	assert(rec_format_parse(NULL, &fmt) == -EINVAL && rec_format_parse("csv", NULL) == -EINVAL);
 	assert(rec_format_header(NULL, REC_FORMAT_CSV) == -EINVAL);
@@ -620,6 +647,7 @@ int main(void)
 	test_csv();
 	test_jsonl();
 	test_candump();
+	test_influx();
 	test_doubles();
 	test_origin();
 	test_one_schema();
