@@ -9,8 +9,10 @@
 #     trace paced at real time (about 5000 frames/s) for 20 s; CPU seconds
 #     from /proc of the daemon.
 set -euo pipefail
-RAILMON=$1
-SRC=$2
+# absolute: the board files written below live in a temp dir, and a
+# relative DBC path in them would be read relative to that dir
+RAILMON=$(realpath "$1")
+SRC=$(realpath "$2")
 . "$(dirname "$0")/../lib/lib.sh"
 lib_init bench /var/tmp
 now() { date +%s.%N; }
