@@ -38,6 +38,7 @@ enum ground_why {
    ground log with --log. */
 struct ground_log {
 	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
+	uint64_t names_gen;       /* the retained dictionary names has taken (recv.c) */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */

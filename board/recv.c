@@ -70,7 +70,73 @@ struct recv_text {
 	char *vehicle;
 	uint8_t log_id[REC_LOG_ID_LEN];
 	size_t log_id_len;
+	struct recv_dict *dicts;  /* the retained dictionaries, one per vehicle */
+	size_t ndicts;
+	uint64_t gen;             /* dictionaries taken so far */
 };
+
+/* A vehicle's retained dictionary (railmon/<vehicle>/channels), for the
+   Batches of its config hash. */
+struct recv_dict {
+	char *vehicle;
+	uint64_t config_hash;
+	uint64_t gen;             /* > 0 */
+	rec_channels_t *map;
+};
+
+#define RECV_DICTS_MAX 10000 /* vehicles whose dictionaries are kept */
+
+/* recv's on_channels: keep the latest dictionary of the vehicle. */
+static void recv_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b)
+{
+	struct recv_text *t = ((struct ground *)ctx)->text;
+	struct recv_dict *d = NULL, *v;
+	rec_channels_t *map;
+
+	for (size_t i = 0; i < t->ndicts && !d; i++)
+		if (!strcmp(t->dicts[i].vehicle, info->vehicle))
+			d = &t->dicts[i];
+	if (rec_channels_new(&map) < 0 || rec_channels_learn(map, b) < 0) {
+		rec_channels_free(map);
+		return; /* no memory: names wait for a Batch's dictionary */
+	}
+	if (!d && t->ndicts < RECV_DICTS_MAX && (v = realloc(t->dicts, (t->ndicts + 1) * sizeof(*v)))) {
+		t->dicts = v;
+		d = &t->dicts[t->ndicts];
+		*d = (struct recv_dict){ .vehicle = strdup(info->vehicle) };
+		t->ndicts += d->vehicle != NULL;
+		d = d->vehicle ? d : NULL;
+	}
+	if (!d) {
+		rec_channels_free(map);
+		return;
+	}
+	rec_channels_free(d->map);
+	d->map = map;
+	d->config_hash = info->config_hash;
+	d->gen = ++t->gen;
+}
+
+/* Before a Batch's own dictionary: the vehicle's retained one, if it is
+   for the Batch's config hash and the log has not taken it yet. */
+static void recv_names_from_dict(struct recv_text *t, struct ground_log *gl, const struct rec_batch_info *info)
+{
+	const struct rec_channel **list;
+	int n;
+
+	for (size_t i = 0; i < t->ndicts; i++) {
+		struct recv_dict *d = &t->dicts[i];
+
+		if (strcmp(d->vehicle, info->vehicle) || d->config_hash != info->config_hash || gl->names_gen == d->gen)
+			continue;
+		n = rec_channels_sorted(d->map, &list);
+		for (int k = 0; k < n; k++)
+			rec_channels_put(gl->names, list[k]);
+		free(list);
+		gl->names_gen = d->gen;
+		return;
+	}
+}
 
 /* One held record out, as export writes it. */
 static int recv_write(struct ground *g, const struct acq_item *it)
@@ -116,6 +182,11 @@ static int recv_text_start(struct ground *g, struct ground_log *gl, const struct
 static void recv_text_free(struct ground *g)
 {
 	if (g->text) {
+		for (size_t i = 0; i < g->text->ndicts; i++) {
+			free(g->text->dicts[i].vehicle);
+			rec_channels_free(g->text->dicts[i].map);
+		}
+		free(g->text->dicts);
 		rec_order_free(g->text->order);
 		free(g->text->vehicle);
 		free(g->text);
@@ -138,6 +209,7 @@ static int recv_record(void *ctx, const struct rec_batch_info *info, const rec_b
 		return -ENOMEM;
 	if (first) {
 		/* A name that could not be kept (no memory) is printed empty. */
+		recv_names_from_dict(g->text, gl, info);
 		rec_channels_learn(gl->names, b);
 		r = recv_text_start(g, gl, info);
 	}
@@ -541,6 +613,7 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 		if (!g->text || rec_order_new(REC_ORDER_MAX_ITEMS, 0, &g->text->order) < 0)
 			return cli_fail("recv", "out of memory");
 		o->cfg.on_record = recv_record;
+		o->cfg.on_channels = recv_channels;
 		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
