@@ -531,14 +531,17 @@ int board_cmd_export(int argc, char **argv)
 	int c, r = 0;
 
 	while (r == 0 && (c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
-		if (c == 'd')
+		if (c == 'd') {
 			dir = optarg;
-		else if (c == 'o')
+		} else if (c == 'o') {
 			output = optarg;
-		else if (c == 'h')
-			return fputs(export_usage, stdout), 0;
-		else if (c == '?' || (r = parse_option(&x, c, optarg)) == 2)
-			return fputs(export_usage, stderr), 2;
+		} else if (c == 'h') {
+			fputs(export_usage, stdout);
+			return 0;
+		} else if (c == '?' || (r = parse_option(&x, c, optarg)) == 2) {
+			fputs(export_usage, stderr);
+			return 2;
+		}
 	}
 	if (r)
 		return r;

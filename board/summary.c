@@ -308,14 +308,17 @@ int board_cmd_summary(int argc, char **argv)
 	int c, r = 0;
 
 	while (r == 0 && (c = getopt_long(argc, argv, "d:c:h", opts, NULL)) != -1) {
-		if (c == 'd')
+		if (c == 'd') {
 			dir = optarg;
-		else if (c == 4)
+		} else if (c == 4) {
 			json = true;
-		else if (c == 'h')
-			return fputs(summary_usage, stdout) < 0;
-		else if (c == '?' || (r = summary_option(&s, c, optarg)) == 2)
-			return fputs(summary_usage, stderr), 2;
+		} else if (c == 'h') {
+			fputs(summary_usage, stdout);
+			return 0;
+		} else if (c == '?' || (r = summary_option(&s, c, optarg)) == 2) {
+			fputs(summary_usage, stderr);
+			return 2;
+		}
 	}
 	if (r)
 		return r;
