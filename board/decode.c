@@ -30,14 +30,14 @@ static const char decode_usage[] =
 	"  -f, --format FMT      text (default: frame, then Message(Signal: value unit, ...)),\n"
 	"                        csv or jsonl (export's schema: each frame, then its samples)\n"
 	"  -i, --input FILE      read FILE instead of stdin\n"
-	"      --unknown         also print frames the DBC has no message for (text)\n"
+	"      --decoded-only    leave out frames the DBC has no message for (text)\n"
 	"  -h, --help            this text\n";
 
 struct decode_ctx {
 	bus_dbc_t *dbc;
 	struct acq_item *samples;
 	unsigned max;
-	bool text, unknown;
+	bool text, decoded_only;
 	enum rec_format fmt;
 	uint64_t frames, decoded, bad;
 	uint64_t seq;          /* records numbered as a log would: frame, then its samples */
@@ -65,7 +65,8 @@ static void print_text(struct decode_ctx *d, const char *line, size_t len, const
 		if (s[i].sample.quality == ACQ_Q_OUT_OF_RANGE)
 			fputs(" (out of range)", stdout);
 	}
-	fputs(n > 0 ? ")\n" : " :: (no message in the DBC)\n", stdout);
+	/* a frame the DBC does not describe: the line as it is (cantools too) */
+	fputs(n > 0 ? ")\n" : "\n", stdout);
 }
 
 /* The frame and its samples as export's rows: channel = signal index. */
@@ -109,7 +110,7 @@ static void decode_line(struct decode_ctx *d, const char *line, size_t len, uint
 	for (int i = 0; i < n; i++)
 		d->samples[i].seq = ++d->seq;
 	d->decoded += n > 0;
-	if (d->text && (n > 0 || d->unknown))
+	if (d->text && (n > 0 || !d->decoded_only))
 		print_text(d, line, len && line[len - 1] == '\n' ? len - 1 : len, d->samples, n);
 	else if (!d->text)
 		print_rows(d, &frame, d->samples, n);
@@ -132,7 +133,7 @@ static int decode_parse(int argc, char **argv, struct decode_ctx *d, const char 
 {
 	static const struct option opts[] = {
 		{ "dbc", required_argument, NULL, 'D' }, { "format", required_argument, NULL, 'f' },
-		{ "input", required_argument, NULL, 'i' }, { "unknown", no_argument, NULL, 1 },
+		{ "input", required_argument, NULL, 'i' }, { "decoded-only", no_argument, NULL, 1 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c;
@@ -142,7 +143,7 @@ static int decode_parse(int argc, char **argv, struct decode_ctx *d, const char 
 		switch (c) {
 		case 'D': *ret_dbc = optarg; break;
 		case 'i': *ret_in = optarg; break;
-		case 1: d->unknown = true; break;
+		case 1: d->decoded_only = true; break;
 		case 'f':
 			d->text = !strcmp(optarg, "text");
 			if (!d->text && (rec_format_parse(optarg, &d->fmt) < 0 || d->fmt == REC_FORMAT_CANDUMP))

@@ -197,6 +197,10 @@ def test_offline(tmp):
     bad = subprocess.run([RAILMON, "decode", "--dbc", dbc], input="(1.0) can0 123#11\nnot candump\n",
                          capture_output=True, text=True, timeout=30)
     assert bad.returncode == 1 and "stdin:2: not a candump line: not candump" in bad.stderr, bad.stderr
+    assert bad.stdout == "(1.0) can0 123#11\n", bad.stdout  # no message for 0x123: the line as it is
+    only = subprocess.run([RAILMON, "decode", "--dbc", dbc, "--decoded-only"], input="(1.0) can0 123#11\n",
+                          capture_output=True, text=True, timeout=30)
+    assert only.returncode == 0 and only.stdout == "", only
     print("decode --dbc: %d lines like cantools decode; --format jsonl = the replay's %d samples; bad lines said" %
           (len(lines), len(got)))
     print("  " + lines[1])
