@@ -273,6 +273,38 @@ static int print_summary(const struct summary *s, bool json)
 	return 0;
 }
 
+/* Every --channel name is one the log's dictionaries give, or the nearest
+   ones are said.  Returns how many are not. */
+static int unknown_channels(const struct summary *s, const char *dir)
+{
+	const struct rec_channel **list;
+	const char **names;
+	char near[512];
+	int n = rec_channels_sorted(s->names, &list), bad = 0;
+
+	if (n < 0 || !(names = calloc(n ? (size_t)n : 1, sizeof(*names)))) {
+		free(n < 0 ? NULL : list);
+		return 0; /* no memory to check: the table says what there is */
+	}
+	for (int i = 0; i < n; i++)
+		names[i] = list[i]->name;
+	for (size_t k = 0; k < s->nonly; k++) {
+		int i = 0;
+
+		while (i < n && strcmp(names[i], s->only[k]))
+			i++;
+		if (i < n)
+			continue;
+		cli_nearest_names(s->only[k], names, (size_t)n, near, sizeof(near));
+		fprintf(stderr, "railmon summary: --channel '%s': %s has no such channel; nearest: %s\n", s->only[k], dir,
+		        *near ? near : "none near (`railmon channels --data DIR` lists them)");
+		bad++;
+	}
+	free(names);
+	free(list);
+	return bad;
+}
+
 static int summary_option(struct summary *s, int c, const char *arg)
 {
 	switch (c) {
@@ -331,6 +363,8 @@ int board_cmd_summary(int argc, char **argv)
 	r = read_log(&s, dir);
 	if (r < 0)
 		fprintf(stderr, "railmon summary: %s: %s\n", dir, strerror(-r));
+	else if (s.nonly && unknown_channels(&s, dir))
+		r = -ENOENT;
 	else if (!s.n)
 		fprintf(stderr, "railmon summary: %s: no samples%s\n", dir, s.nonly ? " of those channels" : "");
 	else

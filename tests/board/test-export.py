@@ -241,6 +241,8 @@ def test_channels_summary(tmp, data, recs):
     assert len(g) == 1 and g[0]["gaps"] == 1 and 2.0 <= g[0]["longest_interval_s"] <= 2.03, g
     r = run(["summary", "--data", os.path.join(tmp, "gap"), "-c", "Speed", "--gap", "3s", "--json"])
     assert json.loads(r.stdout)["gaps"] == 0, r.stdout
+    r = run(["summary", "--data", os.path.join(tmp, "gap"), "-c", "Sped"], ok=False)
+    assert r.returncode == 1 and "--channel 'Sped'" in r.stderr and "nearest: Speed" in r.stderr, r.stderr
     table = run(["summary", "--data", os.path.join(tmp, "gap"), "-c", "Speed"]).stdout
     print("summary: count, first/last, min/max/mean, out-of-range and invalid = export's; a 2 s hole is 1 gap:")
     print(table, end="")
