@@ -36,7 +36,7 @@ PATH=$DIR/bin:$PATH psql -X -v ON_ERROR_STOP=1 -h "$DIR" -U railmon railmon_test
 cat recipe.out | head -8
 
 q() { psql -X -At -h "$DIR" -U railmon railmon_test -c "$1"; }
-want=$("$RAILMON" export --data railmon-data 2>&1 >/dev/null | grep -o '[0-9]* records' | cut -d' ' -f1)
+want=$("$RAILMON" export --data railmon-data 2>&1 >/dev/null | grep -o '[0-9]* records written' | cut -d' ' -f1)
 [ "$(q 'SELECT count(*) FROM railmon')" = "$want" ] || fail "table holds $(q 'SELECT count(*) FROM railmon'), export $want"
 speed=$("$RAILMON" export --data railmon-data -c Speed --format jsonl 2>/dev/null | wc -l)
 [ "$(q "SELECT count(*) FROM railmon WHERE name = 'Speed' AND unit = 'km/h'")" = "$speed" ] || fail "Speed samples"

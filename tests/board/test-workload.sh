@@ -126,7 +126,7 @@ for line in sys.stdin:
     bad += j["value"] != (u * 1000 + u) & 0xFFFF
 print(f"Modbus: {n} samples from 20 devices, {bad} misattributed")
 sys.exit(1 if bad or n < 20 * 10 else 0)' || fail "Modbus values"
-records=$("$RAILMON" export --data "$T/log" 2>&1 >/dev/null | grep -o '[0-9]* records' | cut -d' ' -f1)
+records=$("$RAILMON" export --data "$T/log" 2>&1 >/dev/null | grep -o '[0-9]* records written' | cut -d' ' -f1)
 echo "workload: $MIN min of 2 CAN buses at 70% ($frames frames) + 20 Modbus devices at 10x:" \
 	"0 ring drops, acquired = logged = forwarded = $frames frames, $records records identical on the ground"
 echo PASS
