@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "channels.h"
+#include "pipeline/channels.h"
 #include "cli.h"
-#include "config.h"
+#include "conf/config.h"
 #include "record/channels.h"
 #include "record/format.h"
 #include "storage/stor.h"
@@ -116,23 +116,23 @@ static int learn_log(const char *dir, rec_channels_t *map)
 
 static int from_board(const char *path, bool json)
 {
-	struct board_cfg *cfg;
-	board_channels_t *ch;
+	struct conf_board *cfg;
+	pl_channels_t *ch;
 	const struct rec_channel **list;
 	const struct rec_channel *dict;
-	char err[BOARD_ERR_MAX];
+	char err[CONF_ERR_MAX];
 	size_t n;
 	int r = cli_load_board("channels", path, &cfg);
 
 	if (r)
 		return r;
-	if (board_channels_new(cfg, &ch, err, sizeof(err)) < 0) {
+	if (pl_channels_new(cfg, &ch, err, sizeof(err)) < 0) {
 		fprintf(stderr, "railmon channels: %s\n", err);
-		board_cfg_free(cfg);
+		conf_free(cfg);
 		return 1;
 	}
-	n = board_channels_list(ch, NULL);
-	dict = board_channels_dictionary(ch);
+	n = pl_channels_list(ch, NULL);
+	dict = pl_channels_dictionary(ch);
 	list = calloc(n ? n : 1, sizeof(*list));
 	if (list) {
 		for (size_t i = 0; i < n; i++)
@@ -141,8 +141,8 @@ static int from_board(const char *path, bool json)
 		fprintf(stderr, "railmon channels: %zu channels in %s\n", n, path);
 	}
 	free(list);
-	board_channels_free(ch);
-	board_cfg_free(cfg);
+	pl_channels_free(ch);
+	conf_free(cfg);
 	return list ? 0 : cli_fail("channels", "out of memory");
 }
 

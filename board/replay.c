@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
-#include "config-types.h"
+#include "conf/config.h"
+#include "conf/config-types.h"
 #include "daemon.h"
-#include "logdir.h"
+#include "pipeline/logdir.h"
 
 static const char replay_usage[] =
 	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
@@ -129,7 +129,7 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 
 /* Turn every CAN bus into a trace source reading path; Modbus links have
    nothing to replay from a candump trace and are left out. */
-static void replay_config(struct board_cfg *cfg, const char *path, double speed)
+static void replay_config(struct conf_board *cfg, const char *path, double speed)
 {
 	size_t ncan = 0, k = 0;
 
@@ -153,9 +153,9 @@ static void replay_config(struct board_cfg *cfg, const char *path, double speed)
 
 /* --dbc: the board file a one-bus trace replay would have.  0 or the
    exit code. */
-static int dbc_board(const char *trace, const char *dbc, const char *vehicle, struct board_cfg **ret_cfg)
+static int dbc_board(const char *trace, const char *dbc, const char *vehicle, struct conf_board **ret_cfg)
 {
-	char tpath[PATH_MAX], dpath[PATH_MAX], cwd[PATH_MAX], name[PATH_MAX + 16], err[BOARD_ERR_MAX];
+	char tpath[PATH_MAX], dpath[PATH_MAX], cwd[PATH_MAX], name[PATH_MAX + 16], err[CONF_ERR_MAX];
 	char *text = NULL;
 	int r;
 
@@ -169,7 +169,7 @@ static int dbc_board(const char *trace, const char *dbc, const char *vehicle, st
 		return cli_fail("replay", "out of memory");
 	/* relative names (the default data dir) from here, as a user expects */
 	snprintf(name, sizeof(name), "%s/(--dbc)", cwd);
-	r = board_cfg_parse(name, text, ret_cfg, err, sizeof(err));
+	r = conf_parse(name, text, ret_cfg, err, sizeof(err));
 	free(text);
 	if (r < 0) {
 		fprintf(stderr, "railmon replay: --dbc %s: %s\n", dbc, err);
@@ -207,7 +207,7 @@ int board_cmd_replay(int argc, char **argv)
 	const char *board = NULL, *data = NULL, *trace, *to_can = NULL, *dbc = NULL, *vehicle = "replay";
 	bool force = false, append = false;
 	struct board_daemon_opts opts = { 0 };
-	struct board_cfg *cfg;
+	struct conf_board *cfg;
 	struct stat sb;
 	double speed = 0;
 	int c, r;
@@ -253,28 +253,28 @@ int board_cmd_replay(int argc, char **argv)
 		struct stat db;
 		/* The reader would meet the records this replay writes and send
 		   them through again. */
-		if (stat(board_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
-			board_cfg_free(cfg);
+		if (stat(pl_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
+			conf_free(cfg);
 			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", trace);
 		}
 		opts.replay_log = trace;
 		opts.replay_speed = speed;
 	}
-	if (!append && holds_log(board_data_dir(cfg, data))) {
+	if (!append && holds_log(pl_data_dir(cfg, data))) {
 		fprintf(stderr, "railmon replay: %s holds a log already: replaying into it adds to it (the same "
 		        "trace twice doubles the data); give another --data DIR, or --append to add\n",
-		        board_data_dir(cfg, data));
-		board_cfg_free(cfg);
+		        pl_data_dir(cfg, data));
+		conf_free(cfg);
 		return 1;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
 		replay_config(cfg, trace, speed);
 		if (!cfg->nbuses) {
-			board_cfg_free(cfg);
+			conf_free(cfg);
 			return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
 		}
 	}
 	r = board_run_daemon("replay", cfg, &opts, 0, true);
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	return r;
 }

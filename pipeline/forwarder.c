@@ -46,7 +46,7 @@ static void fwd_event(void *ctx, enum upl_fwd_event ev, int err)
 /* The readers: the backlog's from the cursor, and with live_ahead a
    second one that follows the head of the log, so live records overtake a
    backlog that is still draining after a tunnel. */
-static int open_readers(struct board_forwarder *f, const char *dir, bool live, struct upl_forward_cfg *fc, char *err,
+static int open_readers(struct pl_forwarder *f, const char *dir, bool live, struct upl_forward_cfg *fc, char *err,
                         size_t errlen)
 {
 	int r = stor_reader_open(dir, &f->reader);
@@ -69,11 +69,11 @@ static int open_readers(struct board_forwarder *f, const char *dir, bool live, s
    the retained channels message.  As much of it as one Batch holds (about
    10,000 channels in 1 MiB); more is said.  NULL on failure (then no
    retained message: names wait for a Batch's dictionary). */
-static rec_encoder_t *dictionary_batch(const struct board_cfg *cfg, stor_log_t *log,
-                                       const struct board_channels *ch, const uint8_t **ret_buf, size_t *ret_len)
+static rec_encoder_t *dictionary_batch(const struct conf_board *cfg, stor_log_t *log,
+                                       const struct pl_channels *ch, const uint8_t **ret_buf, size_t *ret_len)
 {
 	struct rec_batch_meta meta = { .vehicle = cfg->vehicle, .config_hash = cfg->hash };
-	size_t n = board_channels_list(ch, NULL);
+	size_t n = pl_channels_list(ch, NULL);
 	rec_encoder_t *enc;
 	int k;
 
@@ -82,7 +82,7 @@ static rec_encoder_t *dictionary_batch(const struct board_cfg *cfg, stor_log_t *
 	stor_log_id(log, meta.log_id);
 	if (rec_encoder_new(&meta, 1, &enc) < 0)
 		return NULL;
-	k = rec_encoder_set_channels(enc, board_channels_dictionary(ch), n);
+	k = rec_encoder_set_channels(enc, pl_channels_dictionary(ch), n);
 	if (k <= 0 || rec_encoder_finish(enc, 0, ret_buf, ret_len) < 0)
 		return rec_encoder_free(enc);
 	if ((size_t)k < n)
@@ -91,10 +91,10 @@ static rec_encoder_t *dictionary_batch(const struct board_cfg *cfg, stor_log_t *
 	return enc;
 }
 
-int board_forwarder_open(struct board_forwarder *f, const struct board_cfg *cfg, const char *dir, stor_log_t *log,
-                         const struct board_channels *ch, struct acq_ring *events, char *err, size_t errlen)
+int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
+                         const struct pl_channels *ch, struct acq_ring *events, char *err, size_t errlen)
 {
-	const struct board_uplink *u = &cfg->uplink;
+	const struct conf_uplink *u = &cfg->uplink;
 	struct upl_forward_cfg fc = { 0 };
 	rec_encoder_t *dict;
 	int r;
@@ -134,7 +134,7 @@ int board_forwarder_open(struct board_forwarder *f, const struct board_cfg *cfg,
 	return r;
 }
 
-void board_forwarder_close(struct board_forwarder *f)
+void pl_forwarder_close(struct pl_forwarder *f)
 {
 	f->fwd = upl_forwarder_free(f->fwd);
 	f->reader = stor_reader_free(f->reader);
