@@ -157,7 +157,7 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
 	if (d->replay_log)
 		return 0; /* a replay is a command, not the vehicle's log */
-	return pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, &d->ev_ring, err, errlen);
+	return pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, err, errlen);
 }
 
 /* ------------------------------------------------------------ the collector */

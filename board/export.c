@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * export.c - `railmon export`: the log as CSV, JSON lines or candump, or its
- * CAN frames as a Vector ASC or BLF trace (record/trace-write.h).
+ * export.c - `railmon export`: the log as CSV, JSON lines, candump or
+ * InfluxDB line protocol, or its CAN frames as a Vector ASC or BLF trace
+ * (record/trace-write.h).
  *
  * Reads the log with stor_reader, decodes each Batch, learns channel names
  * from the dictionaries Batches carry, filters by time, kind and channel,
@@ -24,12 +25,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli-args.h"
 #include "logfault.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
+#include "record/order.h"
 #include "record/trace-write.h"
+#include "record/wide.h"
 #include "storage/stor.h"
 
 #define EXPORT_FILTER_MAX 64
@@ -37,64 +41,54 @@
 struct export_ctx {
 	FILE *out;
 	enum rec_format format;
-	rec_tracew_t *trace;     /* --format asc|blf: frames go here instead */
-	uint64_t not_frames;     /* records a trace cannot hold (samples, events) */
 	int64_t from_ns, to_ns;
 	unsigned kinds;          /* bit per acq_item_kind */
-	const char *channels[EXPORT_FILTER_MAX];
-	char *resolved[EXPORT_FILTER_MAX]; /* the dictionary's name for each, per log */
+	const char *channels[EXPORT_FILTER_MAX]; /* as given */
+	char *resolved[EXPORT_FILTER_MAX]; /* the dictionary's name for each */
 	size_t nchannel_filters;
+	bool trace;              /* --format asc|blf: the CAN frames as a trace */
+	enum rec_trace_format tfmt;
+	rec_tracew_t *tracew;
+	uint64_t not_frames;     /* records a trace cannot hold (samples, events) */
 	rec_channels_t *chans;   /* what the dictionaries read so far name */
 	const char *dir;
 	uint64_t written, damaged; /* records written; faults that cost records */
+	rec_order_t *order;      /* time order (NULL: --order seq) */
+	int64_t window_ns;
+	bool wide;
+	int64_t raster_ns, max_age_ns;
+	rec_wide_t *table;       /* --wide: made once the first dictionary is read */
+	char *vehicle;           /* the origin of the records in order */
+	uint8_t log_id[REC_LOG_ID_LEN];
+	size_t log_id_len;
 };
 
 static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
 	"Print what the flash log recorded.\n\n"
 	"  -d, --data DIR        log directory (default: railmon-data)\n"
-	"  -f, --format FMT      csv (default), jsonl, candump, or a Vector trace of\n"
-	"                        the CAN frames: asc or blf (channel = bus + 1;\n"
-	"                        blf is binary: give -o FILE)\n"
+	"  -f, --format FMT      csv (default), jsonl, candump or influx (line protocol);\n"
+	"                        CSV and JSON lines have one schema (README \"Output schema\");\n"
+	"                        or a Vector trace of the CAN frames: asc or blf\n"
+	"                        (channel = bus + 1; blf is binary: give -o FILE)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"      --from TIME       only records at or after TIME\n"
 	"      --to TIME         only records before TIME\n"
-	"                        TIME: 2026-12-03T07:00:00Z, 2026-12-03 07:00:00 (UTC)\n"
-	"                        or Unix seconds like 1764748800.5\n"
+	"                        TIME: 2026-12-03T07:00:00Z, 2026-12-03T08:00:00+01:00,\n"
+	"                        2026-12-03 08:00:00 (local time, TZ) or Unix seconds\n"
 	"  -k, --kind KIND       can, sample or event (repeatable; default all)\n"
 	"  -c, --channel NAME    only samples of channel NAME (repeatable): Message.Signal,\n"
-	"                        or the bare signal name where only one message has it\n"
+	"                        or the bare signal name where only one message has it;\n"
+	"                        an unknown name is an error that lists the nearest ones\n"
+	"      --order ORDER     time (default: merged over --window, bounded memory)\n"
+	"                        or seq (as logged)\n"
+	"      --window DUR      how far out of time order records may be (default 5s)\n"
+	"      --wide            CSV with one column per channel (\"name [unit]\"), one\n"
+	"                        row per timestamp (the --channel ones, default all)\n"
+	"      --raster DUR      with --wide: one row per DUR (100ms, 1s), each channel's\n"
+	"                        last value held for at most --max-age\n"
+	"      --max-age DUR     --raster: a value older than this is empty (default 5s)\n"
 	"  -h, --help            this text\n";
-
-/* "2026-12-03T07:00:00Z", "2026-12-03 07:00:00[.frac]", or epoch seconds. */
-static int parse_time(const char *s, int64_t *ret)
-{
-	struct tm tm = { 0 };
-	const char *end;
-	char *e;
-	double frac = 0;
-
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!end)
-		end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
-	if (end) {
-		if (*end == '.') {
-			frac = strtod(end, &e);
-			end = e;
-		}
-		if (*end == 'Z')
-			end++;
-		if (*end)
-			return -EINVAL;
-		*ret = (int64_t)timegm(&tm) * 1000000000 + (int64_t)(frac * 1e9);
-		return 0;
-	}
-	frac = strtod(s, &e);
-	if (e == s || *e)
-		return -EINVAL;
-	*ret = (int64_t)(frac * 1e9);
-	return 0;
-}
 
 /* name: the sample's channel name, NULL if unknown */
 static bool wanted(const struct export_ctx *x, const struct acq_item *it, const char *name)
@@ -112,22 +106,80 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 	return true;
 }
 
-static int write_item(struct export_ctx *x, const struct acq_item *it)
+/* One record out, in the order it is due. */
+static int emit(struct export_ctx *x, const struct acq_item *it)
 {
 	struct rec_names nm = rec_channels_names(x->chans, it);
+	struct rec_origin o = { x->vehicle, x->log_id, x->log_id_len };
 
-	if (!wanted(x, it, nm.channel))
-		return 0;
-	if (x->trace) {
+	if (x->tracew) {
 		if (it->kind != ACQ_ITEM_CAN) {
 			x->not_frames++;
 			return 0;
 		}
 		x->written++;
-		return rec_tracew_frame(x->trace, it);
+		return rec_tracew_frame(x->tracew, it);
 	}
 	x->written++;
-	return rec_format_item(x->out, x->format, it, &nm, NULL);
+	if (x->table)
+		return rec_wide_add(x->table, it);
+	return rec_format_item(x->out, x->format, it, &nm, &o);
+}
+
+/* Everything the order still holds (end of a log, or a new origin). */
+static int drain(struct export_ctx *x)
+{
+	struct acq_item it;
+	int r = 0;
+
+	while (r >= 0 && rec_order_pop(x->order, &it) == 1)
+		r = emit(x, &it);
+	return r;
+}
+
+static int write_item(struct export_ctx *x, const struct acq_item *it)
+{
+	struct rec_names nm = rec_channels_names(x->chans, it);
+	struct acq_item due;
+	int r = 0;
+
+	if (!wanted(x, it, nm.channel))
+		return 0;
+	if (!x->order)
+		return emit(x, it);
+	if (rec_order_push(x->order, it) == -ENOBUFS) {
+		/* full: the oldest goes out now (counted late if out of order) */
+		if (rec_order_pop(x->order, &due) == 1)
+			r = emit(x, &due);
+		if (r < 0 || (r = rec_order_push(x->order, it)) < 0)
+			return r;
+	}
+	while (r >= 0 && rec_order_next(x->order, &due) == 1)
+		r = emit(x, &due);
+	return r;
+}
+
+/* The vehicle and log id of the Batch: records of another origin wait
+   for the ones before to go out first. */
+static int set_origin(struct export_ctx *x, const struct rec_batch_info *info)
+{
+	const char *v = info->vehicle ? info->vehicle : "";
+	int r;
+
+	if (x->vehicle && !strcmp(x->vehicle, v) && x->log_id_len == info->log_id_len &&
+	    !memcmp(x->log_id, info->log_id ? info->log_id : x->log_id, info->log_id_len))
+		return 0;
+	r = drain(x);
+	if (r < 0)
+		return r;
+	free(x->vehicle);
+	x->vehicle = strdup(v);
+	if (!x->vehicle)
+		return -ENOMEM;
+	x->log_id_len = info->log_id_len <= REC_LOG_ID_LEN ? info->log_id_len : 0;
+	if (x->log_id_len)
+		memcpy(x->log_id, info->log_id, x->log_id_len);
+	return 0;
 }
 
 static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
@@ -145,6 +197,7 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 	}
 	rec_batch_info(b, &info);
 	rec_channels_learn(x->chans, b);
+	r = set_origin(x, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		rec_batch_item(b, i, &it);
 		r = write_item(x, &it);
@@ -181,34 +234,6 @@ static void prescan_dictionary(struct export_ctx *x, const char *dir)
 	stor_reader_free(r);
 }
 
-/*
- * What each --channel names in this log's dictionary (rec_channels_resolve:
- * a qualified "Message.Signal", or a bare signal name where it is unique).
- * A name the dictionary does not hold is kept as given (it matches
- * nothing); an ambiguous one stops the export with the candidates.
- */
-static int resolve_filters(struct export_ctx *x)
-{
-	char why[1024];
-
-	for (size_t i = 0; i < x->nchannel_filters; i++) {
-		const char *name = x->channels[i];
-		uint32_t id;
-		int r = rec_channels_resolve(x->chans, x->channels[i], &id, why, sizeof(why));
-
-		if (r == -ENOTUNIQ) {
-			fprintf(stderr, "railmon export: --channel: %s\n", why);
-			return r;
-		}
-		if (r == 0)
-			name = rec_channels_find(x->chans, id)->name;
-		free(x->resolved[i]);
-		if (!(x->resolved[i] = strdup(name)))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 static int export_log(struct export_ctx *x, const char *dir)
 {
 	stor_reader_t *rd;
@@ -222,10 +247,6 @@ static int export_log(struct export_ctx *x, const char *dir)
 		return r;
 	}
 	prescan_dictionary(x, dir);
-	if ((r = resolve_filters(x)) < 0) {
-		stor_reader_free(rd);
-		return r;
-	}
 	if (x->from_ns > INT64_MIN)
 		stor_reader_seek_time(rd, x->from_ns);
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
@@ -238,8 +259,10 @@ static int export_log(struct export_ctx *x, const char *dir)
 			fprintf(stderr, "railmon export: %s: %s\n", dir, strerror(-r));
 			break;
 		}
+		/* not break: a log's time need not rise (a replay's START event
+		   has the time of the replay, its records the trace's; a clock step) */
 		if (rec.t_first_ns >= x->to_ns)
-			break;
+			continue;
 		r = export_batch(x, &rec);
 		if (r < 0) {
 			fprintf(stderr, "railmon export: write: %s\n", strerror(-r));
@@ -247,6 +270,8 @@ static int export_log(struct export_ctx *x, const char *dir)
 		}
 	}
 	stor_reader_free(rd);
+	if (r >= 0 && (r = drain(x)) < 0)
+		fprintf(stderr, "railmon export: write: %s\n", strerror(-r));
 	return r;
 }
 
@@ -324,16 +349,112 @@ static size_t find_logs(const char *dir, struct found_log **ret)
 	return count;
 }
 
-/* One log, or each log of a ground vehicle directory in turn. */
+/* Every --channel name is in the dictionaries read ahead: its qualified
+   name "Message.Signal", or a bare signal name where only one message has
+   it (rec_channels_resolve), kept in x->resolved; an ambiguous one is
+   refused with the candidates, an unknown one with the nearest names.
+   0, or the exit code. */
+static int check_channels(struct export_ctx *x, const struct rec_channel *const *list, size_t n)
+{
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	char near[512], why[1024];
+	int bad = 0;
+
+	if (!names)
+		return cli_fail("export", "out of memory");
+	for (size_t i = 0; i < n; i++)
+		names[i] = list[i]->name;
+	for (size_t k = 0; k < x->nchannel_filters; k++) {
+		uint32_t id;
+		int r = rec_channels_resolve(x->chans, x->channels[k], &id, why, sizeof(why));
+
+		if (r == 0) {
+			free(x->resolved[k]);
+			if (!(x->resolved[k] = strdup(rec_channels_find(x->chans, id)->name))) {
+				free(names);
+				return cli_fail("export", "out of memory");
+			}
+			continue;
+		}
+		if (r == -ENOTUNIQ) {
+			fprintf(stderr, "railmon export: --channel: %s\n", why);
+			bad = 1;
+			continue;
+		}
+		cli_nearest_names(x->channels[k], names, n, near, sizeof(near));
+		fprintf(stderr, "railmon export: --channel '%s': %s has no such channel%s%s%s\n", x->channels[k],
+		        x->dir, n ? "; nearest: " : " (its dictionary names none)", near, n && !*near ?
+		        "none near (`railmon channels --data DIR` lists them)" : "");
+		bad = 1;
+	}
+	free(names);
+	return bad;
+}
+
+/* --wide's columns: the --channel ones in their order, else every one. */
+static int open_table(struct export_ctx *x, const struct rec_channel *const *list, size_t n)
+{
+	size_t k = x->nchannel_filters ? x->nchannel_filters : n, m = 0;
+	struct rec_wide_column *cols = calloc(k ? k : 1, sizeof(*cols));
+	int r;
+
+	if (!cols)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool take = !x->nchannel_filters;
+
+		for (size_t j = 0; j < x->nchannel_filters && !take; j++)
+			take = !strcmp(list[i]->name, x->resolved[j]);
+		if (take && m < k)
+			cols[m++] = (struct rec_wide_column){ list[i]->id, list[i]->name, list[i]->unit };
+	}
+	r = m ? rec_wide_new(x->out, cols, m, x->raster_ns, x->max_age_ns, &x->table) : -ENODATA;
+	free(cols);
+	return r;
+}
+
+/* After the dictionaries are read ahead: the channel check and the wide
+   table.  0 or the exit code. */
+static int setup_output(struct export_ctx *x, const char *dir)
+{
+	const struct rec_channel **list;
+	int n = rec_channels_sorted(x->chans, &list), r = 0;
+
+	if (n < 0)
+		return cli_fail("export", "out of memory");
+	x->dir = dir;
+	if (x->nchannel_filters)
+		r = check_channels(x, list, (size_t)n);
+	if (!r && x->wide) {
+		int k = open_table(x, list, (size_t)n);
+
+		if (k == -ENODATA)
+			r = cli_fail("export", "--wide: %s names no channels", dir);
+		else if (k < 0)
+			r = cli_fail("export", "--wide: %s", strerror(-k));
+	} else if (!r && !x->trace) {
+		rec_format_header(x->out, x->format);
+	}
+	free(list);
+	return r;
+}
+
+/* One log, or each log of a ground vehicle directory in turn; the
+   dictionaries of all read ahead first.  The exit code, or -errno. */
 static int export_dir(struct export_ctx *x, const char *dir)
 {
 	struct found_log *logs;
 	size_t n = find_logs(dir, &logs);
 	int r = 0;
 
-	if (!n) {
+	for (size_t i = 0; i < n; i++)
+		prescan_dictionary(x, logs[i].dir);
+	if (!n)
+		prescan_dictionary(x, dir);
+	r = setup_output(x, dir);
+	if (r || !n) {
 		free(logs);
-		return export_log(x, dir);
+		return r ? r : export_log(x, dir);
 	}
 	for (size_t i = 0; i < n; i++) {
 		int k;
@@ -347,86 +468,157 @@ static int export_dir(struct export_ctx *x, const char *dir)
 	return r;
 }
 
+static int parse_option(struct export_ctx *x, int c, const char *arg)
+{
+	enum acq_item_kind kind;
+	int64_t *t = c == 1 ? &x->from_ns : &x->to_ns;
+
+	switch (c) {
+	case 'f':
+		x->trace = rec_trace_format_parse(arg, &x->tfmt) == 0;
+		if (!x->trace && rec_format_parse(arg, &x->format) < 0)
+			return cli_fail("export", "--format: expected csv, jsonl, candump, influx, asc or blf, not '%s'",
+			                arg);
+		return 0;
+	case 1:
+	case 2:
+		if (cli_parse_time(arg, t) < 0)
+			return cli_fail("export", "--%s: cannot read time '%s' (2026-12-03T07:00:00Z, "
+			                "2026-12-03T08:00:00+01:00, local 2026-12-03 08:00:00, or Unix seconds)",
+			                c == 1 ? "from" : "to", arg);
+		return 0;
+	case 'k':
+		if (rec_kind_parse(arg, &kind) < 0)
+			return cli_fail("export", "--kind: expected can, sample or event, not '%s'", arg);
+		x->kinds |= 1u << kind;
+		return 0;
+	case 'c':
+		if (x->nchannel_filters >= EXPORT_FILTER_MAX)
+			return cli_fail("export", "--channel: at most %d", EXPORT_FILTER_MAX);
+		x->channels[x->nchannel_filters++] = arg;
+		return 0;
+	case 3:
+		if (strcmp(arg, "time") && strcmp(arg, "seq"))
+			return cli_fail("export", "--order: expected time or seq, not '%s'", arg);
+		x->window_ns = strcmp(arg, "seq") ? x->window_ns : -1;
+		return 0;
+	case 4: x->wide = true; return 0;
+	case 5:
+	case 6:
+	case 7:
+		if (cli_parse_duration(arg, c == 5 ? &x->raster_ns : c == 6 ? &x->max_age_ns : &x->window_ns) < 0)
+			return cli_fail("export", "--%s: expected a duration like 100ms, 2s or 1min, not '%s'",
+			                c == 5 ? "raster" : c == 6 ? "max-age" : "window", arg);
+		return 0;
+	}
+	return 2;
+}
+
+/* The combinations that cannot work, said; 0 or the exit code. */
+static int check_options(struct export_ctx *x)
+{
+	if (x->raster_ns && !x->wide)
+		return cli_fail("export", "--raster needs --wide");
+	if (x->wide && x->trace)
+		return cli_fail("export", "--wide writes CSV: no --format asc or blf");
+	if (x->wide && x->format != REC_FORMAT_CSV)
+		return cli_fail("export", "--wide writes CSV: no --format %s", x->format == REC_FORMAT_JSONL ? "jsonl" :
+		                x->format == REC_FORMAT_INFLUX ? "influx" : "candump");
+	if (x->wide && x->window_ns < 0)
+		return cli_fail("export", "--wide needs time order: no --order seq");
+	if (!x->kinds)
+		x->kinds = x->format == REC_FORMAT_CANDUMP || x->trace ? 1u << ACQ_ITEM_CAN
+		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
+	if (x->window_ns >= 0 && rec_order_new(REC_ORDER_MAX_ITEMS, x->window_ns, &x->order) < 0)
+		return cli_fail("export", "out of memory");
+	return 0;
+}
+
+static void export_summary(const struct export_ctx *x)
+{
+	uint64_t late = rec_order_late(x->order);
+
+	if (late)
+		fprintf(stderr, "railmon export: %" PRIu64 " records were more than the window (--window %.3gs) "
+		        "out of time order and came out late\n", late, (double)x->window_ns / 1e9);
+	if (x->table)
+		fprintf(stderr, "railmon export: %" PRIu64 " rows of %s\n", rec_wide_rows(x->table),
+		        x->raster_ns ? "raster points" : "timestamps");
+	if (x->damaged)
+		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
+		        "skipped (see above)\n", x->written, x->damaged, x->damaged == 1 ? "" : "s");
+	else
+		fprintf(stderr, "railmon export: %" PRIu64 " records written\n", x->written);
+}
+
 int board_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "from", required_argument, NULL, 1 },
 		{ "to", required_argument, NULL, 2 }, { "kind", required_argument, NULL, 'k' },
-		{ "channel", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "channel", required_argument, NULL, 'c' }, { "order", required_argument, NULL, 3 },
+		{ "wide", no_argument, NULL, 4 }, { "raster", required_argument, NULL, 5 },
+		{ "max-age", required_argument, NULL, 6 }, { "window", required_argument, NULL, 7 },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
+	                        .window_ns = REC_ORDER_WINDOW_NS, .max_age_ns = 5000000000LL };
 	const char *dir = "railmon-data", *output = NULL;
-	enum acq_item_kind kind;
-	enum rec_trace_format tfmt;
-	bool trace = false;
-	int c, r;
+	int c, r = 0;
 
-	while ((c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dir = optarg; break;
-		case 'o': output = optarg; break;
-		case 'f':
-			trace = rec_trace_format_parse(optarg, &tfmt) == 0;
-			if (!trace && rec_format_parse(optarg, &x.format) < 0)
-				return cli_fail("export", "--format: expected csv, jsonl, candump, asc or blf, not '%s'", optarg);
-			break;
-		case 1:
-		case 2:
-			if (parse_time(optarg, c == 1 ? &x.from_ns : &x.to_ns) < 0)
-				return cli_fail("export", "--%s: cannot read time '%s'", c == 1 ? "from" : "to", optarg);
-			break;
-		case 'k':
-			if (rec_kind_parse(optarg, &kind) < 0)
-				return cli_fail("export", "--kind: expected can, sample or event, not '%s'", optarg);
-			x.kinds |= 1u << kind;
-			break;
-		case 'c':
-			if (x.nchannel_filters >= EXPORT_FILTER_MAX)
-				return cli_fail("export", "--channel: at most %d", EXPORT_FILTER_MAX);
-			x.channels[x.nchannel_filters++] = optarg;
-			break;
-		case 'h': fputs(export_usage, stdout); return 0;
-		default: fputs(export_usage, stderr); return 2;
+	while (r == 0 && (c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
+		if (c == 'd') {
+			dir = optarg;
+		} else if (c == 'o') {
+			output = optarg;
+		} else if (c == 'h') {
+			fputs(export_usage, stdout);
+			return 0;
+		} else if (c == '?' || (r = parse_option(&x, c, optarg)) == 2) {
+			fputs(export_usage, stderr);
+			return 2;
 		}
 	}
+	if (r)
+		return r;
 	if (optind < argc)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
-	if (!x.kinds)
-		x.kinds = x.format == REC_FORMAT_CANDUMP || trace ? 1u << ACQ_ITEM_CAN
-		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
-	if (output && !(x.out = fopen(output, "we")))
-		return cli_fail("export", "%s: %s", output, strerror(errno));
-	if (trace && tfmt == REC_TRACE_BLF && !output && isatty(STDOUT_FILENO))
-		return cli_fail("export", "--format blf is binary: give -o FILE or redirect the output");
-	if (rec_channels_new(&x.chans) < 0 || (trace && rec_tracew_new(x.out, tfmt, &x.trace) < 0)) {
-		rec_channels_free(x.chans);
-		return cli_fail("export", "out of memory");
+	if ((r = check_options(&x)) != 0 || rec_channels_new(&x.chans) < 0) {
+		rec_order_free(x.order);
+		return r ? r : cli_fail("export", "out of memory");
 	}
-	if (!trace)
-		rec_format_header(x.out, x.format, false);
-	r = export_dir(&x, dir);
-	if (trace) {
-		int k = rec_tracew_close(x.trace);
+	if (output && !(x.out = fopen(output, "we")))
+		r = cli_fail("export", "%s: %s", output, strerror(errno));
+	else if (x.trace && x.tfmt == REC_TRACE_BLF && !output && isatty(STDOUT_FILENO))
+		r = cli_fail("export", "--format blf is binary: give -o FILE or redirect the output");
+	else if (x.trace && rec_tracew_new(x.out, x.tfmt, &x.tracew) < 0)
+		r = cli_fail("export", "out of memory");
+	else
+		r = export_dir(&x, dir);
+	if (x.tracew) {
+		int k = rec_tracew_close(x.tracew);
 
-		r = r < 0 ? r : k;
 		if (k < 0)
 			fprintf(stderr, "railmon export: write: %s\n", strerror(-k));
+		r = r != 0 ? r : k;
 		if (x.not_frames)
 			fprintf(stderr, "railmon export: %" PRIu64 " records that are no CAN frame left out of the trace\n",
 			        x.not_frames);
 	}
-	if (fflush(x.out) != 0 && r >= 0)
+	if (x.table && rec_wide_finish(x.table) < 0 && r >= 0)
+		r = -EIO;
+	if (x.out && fflush(x.out) != 0 && r >= 0)
 		r = -errno;
-	if (output)
+	if (output && x.out)
 		fclose(x.out);
+	if (r <= 0)
+		export_summary(&x);
+	rec_wide_free(x.table);
+	rec_order_free(x.order);
 	rec_channels_free(x.chans);
 	for (size_t i = 0; i < x.nchannel_filters; i++)
 		free(x.resolved[i]);
-	if (x.damaged)
-		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
-		        "skipped (see above)\n", x.written, x.damaged, x.damaged == 1 ? "" : "s");
-	else
-		fprintf(stderr, "railmon export: %" PRIu64 " records written\n", x.written);
-	return r < 0 || x.damaged ? 1 : 0;
+	free(x.vehicle);
+	return r > 0 ? r : r < 0 || x.damaged ? 1 : 0;
 }

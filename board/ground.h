@@ -38,6 +38,7 @@ enum ground_why {
    ground log with --log. */
 struct ground_log {
 	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
+	uint64_t names_gen;       /* the retained dictionary names has taken (recv.c) */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
@@ -48,6 +49,7 @@ struct ground_log {
 struct ground {
 	FILE *out;                /* the records as text, in fmt (with --format other than none) */
 	enum rec_format fmt;
+	struct recv_text *text;   /* recv.c's: a Batch's records put in time order */
 	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
 	const char *keep_dir;     /* refused Batches go here */
 	struct ground_log **logs; /* every ground log, to close them */

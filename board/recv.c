@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "ground.h"
 #include "basic/clock.h"
+#include "recv-text.h"
 
 #define RECV_PASSWORD_MAX 1024
 
@@ -37,8 +38,9 @@ static const char recv_usage[] =
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
 	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
-	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only) or none;\n"
-	"                         the columns of `export`, then vehicle, log_id, historical\n"
+	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only), influx\n"
+	"                         (InfluxDB line protocol) or none;\n"
+	"                         export's schema, each Batch's records in time order\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
 	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
@@ -58,31 +60,6 @@ static const char recv_usage[] =
 	"  -h, --help             this text\n"
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n";
-
-/* recv's on_record: one record as text, named by its log's dictionaries,
-   with the vehicle and log it came from: export's writer. */
-static int recv_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
-                       const struct acq_item *it, bool first, void **log_ctx)
-{
-	struct ground *g = ctx;
-	struct ground_log *gl = board_ground_log(g, info, log_ctx);
-	struct rec_origin origin = { info->vehicle, info->log_id, info->log_id_len, info->historical };
-	struct rec_names nm;
-	int r;
-
-	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0))
-		return -ENOMEM;
-	/* A name that could not be kept (no memory) is printed empty. */
-	if (first)
-		rec_channels_learn(gl->names, b);
-	if (g->fmt == REC_FORMAT_CANDUMP && it->kind != ACQ_ITEM_CAN)
-		return 0;
-	nm = rec_channels_names(gl->names, it);
-	r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
-	if (r == -EIO)
-		clearerr(g->out); /* counted (sink_errors); the next records may go out */
-	return r;
-}
 
 /* Each ground log holds two file descriptors: take what the system allows. */
 static void raise_fd_limit(void)
@@ -240,7 +217,7 @@ static int recv_option(int c, struct recv_opts *o)
 	case 'f':
 		o->text = strcmp(optarg, "none") != 0;
 		if (o->text && rec_format_parse(optarg, &o->fmt) < 0)
-			return cli_fail("recv", "--format: expected jsonl, csv, candump or none, not '%s'", optarg);
+			return cli_fail("recv", "--format: expected jsonl, csv, candump, influx or none, not '%s'", optarg);
 		break;
 	case 'o': o->output = optarg; break;
 	case 'l': o->logdir = optarg; break;
@@ -467,8 +444,11 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 	if (o->text) {
 		g->out = o->out;
 		g->fmt = o->fmt;
-		o->cfg.on_record = recv_record;
-		rec_format_header(g->out, g->fmt, true);
+		if (board_recv_text_new(g) < 0)
+			return cli_fail("recv", "out of memory");
+		o->cfg.on_record = board_recv_record;
+		o->cfg.on_channels = board_recv_channels;
+		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
 		return cli_fail("recv", "--log %s: %s", o->logdir, strerror(errno));
@@ -510,12 +490,14 @@ int board_cmd_recv(int argc, char **argv)
 		rc = recv_setup(&o, &g);
 	if (rc != 0) {
 		recv_opts_free(&o);
+		board_recv_text_free(&g);
 		return rc == 1 ? 0 : rc; /* 1: --help */
 	}
 	rc = upl_recv_new(&o.cfg, &th.r);
 	if (rc < 0) {
 		fprintf(stderr, "railmon recv: %s\n", strerror(-rc));
 		recv_opts_free(&o);
+		board_recv_text_free(&g);
 		return 1;
 	}
 	board_install_signals();
@@ -525,6 +507,9 @@ int board_cmd_recv(int argc, char **argv)
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
+	if (g.text)
+		board_recv_text_drain(&g); /* what the last Batch left (its last records were duplicates) */
+	board_recv_text_free(&g);
 	if (o.out)
 		fflush(o.out);
 	recv_summary(th.r, &g);

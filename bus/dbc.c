@@ -748,6 +748,21 @@ int bus_dbc_value_label(const bus_dbc_t *dbc, unsigned index, double value, cons
 	return -ENOENT;
 }
 
+int bus_dbc_value_entry(const bus_dbc_t *dbc, unsigned index, unsigned i, double *ret_value,
+                        const char **ret_label)
+{
+	const struct dbc_sig *s;
+
+	if (!dbc || !ret_value || !ret_label || index >= dbc->nsigs)
+		return -EINVAL;
+	s = &dbc->sigs[index];
+	if (i >= s->nlabels)
+		return -ENOENT;
+	*ret_value = (double)s->labels[i].value * s->scale + s->offset;
+	*ret_label = s->labels[i].label;
+	return 0;
+}
+
 static const struct dbc_msg *lookup(const struct bus_dbc *dbc, const struct acq_can *can)
 {
 	unsigned lo = 0, hi = dbc->next;

@@ -120,6 +120,15 @@ int bus_dbc_decode_pgn(const bus_dbc_t *dbc, uint32_t pgn, const uint8_t *data, 
  */
 int bus_dbc_value_label(const bus_dbc_t *dbc, unsigned index, double value, const char **ret_label);
 
+/*
+ * Entry i of signal index's value table (VAL_), in ascending raw value:
+ * the physical value it stands for (raw * scale + offset) and its label
+ * (valid until bus_dbc_free).  0, -ENOENT past the last entry, -EINVAL.
+ * For `railmon channels` and the channel dictionary.
+ */
+int bus_dbc_value_entry(const bus_dbc_t *dbc, unsigned index, unsigned i, double *ret_value,
+                        const char **ret_label);
+
 /* Index of signal `name` of message msg_id (ext: 29-bit id); 0 or -ENOENT / -EINVAL. */
 int bus_dbc_signal_find(const bus_dbc_t *dbc, uint32_t msg_id, int ext, const char *name,
                         unsigned *ret_index);

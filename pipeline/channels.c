@@ -11,6 +11,7 @@
 #include "conf/config-schema.h"
 #include "record/batch.h"
 #include "record/channels.h"
+#include "record/format.h"
 #include "bus/j1939.h"
 
 /* Items one J1939 frame adds besides its message's samples: every session
@@ -208,6 +209,58 @@ static int build(pl_channels_t *ch, char *err, size_t errlen)
 	return r;
 }
 
+/* A DBC signal's value table as the dictionary carries it: "VALUE LABEL"
+   strings (railmon.proto Channel.value_table), one allocation. */
+static int dict_value_table(const bus_dbc_t *dbc, unsigned sig, struct rec_channel *d)
+{
+	double v;
+	const char *label;
+	size_t n = 0, bytes = 0;
+	char **tab, *p, num[REC_DOUBLE_MAX];
+
+	while (bus_dbc_value_entry(dbc, sig, (unsigned)n, &v, &label) == 0) {
+		rec_format_double(v, num, sizeof(num));
+		bytes += strlen(num) + 1 + strlen(label) + 1;
+		n++;
+	}
+	if (!n)
+		return 0;
+	tab = malloc(n * sizeof(*tab) + bytes);
+	if (!tab)
+		return -ENOMEM;
+	p = (char *)(tab + n);
+	for (size_t i = 0; i < n; i++) {
+		bus_dbc_value_entry(dbc, sig, (unsigned)i, &v, &label);
+		rec_format_double(v, num, sizeof(num));
+		tab[i] = p;
+		p += sprintf(p, "%s %s", num, label) + 1;
+	}
+	d->value_table = (const char *const *)tab;
+	d->nvalue_table = n;
+	return 0;
+}
+
+/* Dictionary entry i: the list's strings, the bus's name, and for a DBC
+   signal its declared range (a DBC's 0..0 is none) and value table. */
+static int dict_entry(pl_channels_t *ch, size_t i)
+{
+	const struct pl_channel *c = &ch->list[i];
+	struct rec_channel *d = &ch->dict[i];
+	const bus_dbc_t *dbc = c->bus < CONF_BUSES_MAX ? ch->dbc[c->bus] : NULL;
+	struct bus_dbc_signal_info si;
+
+	*d = (struct rec_channel){ .id = c->id, .name = c->name, .unit = c->unit, .bus = c->bus, .source = c->source,
+	                           .bus_name = c->bus < ch->cfg->nbuses ? ch->cfg->buses[c->bus].name : NULL };
+	if (!dbc || bus_dbc_signal_info(dbc, c->id & 0xffff, &si) < 0)
+		return 0;
+	if (si.min < si.max) {
+		d->has_range = true;
+		d->min = si.min;
+		d->max = si.max;
+	}
+	return dict_value_table(dbc, c->id & 0xffff, d);
+}
+
 int pl_channels_new(const struct conf_board *cfg, pl_channels_t **ret, char *err, size_t errlen)
 {
 	pl_channels_t *ch;
@@ -229,9 +282,13 @@ int pl_channels_new(const struct conf_board *cfg, pl_channels_t **ret, char *err
 		pl_channels_free(ch);
 		return r;
 	}
-	for (size_t i = 0; i < ch->n; i++)
-		ch->dict[i] = (struct rec_channel){ ch->list[i].id, ch->list[i].name, ch->list[i].unit, ch->list[i].bus,
-		                                    ch->list[i].source };
+	for (size_t i = 0; i < ch->n && r >= 0; i++)
+		r = dict_entry(ch, i);
+	if (r < 0) {
+		pl_channels_free(ch);
+		snprintf(err, errlen, "%s: out of memory for the channel dictionary", cfg->path);
+		return r;
+	}
 	*ret = ch;
 	return 0;
 }
@@ -244,6 +301,8 @@ pl_channels_t *pl_channels_free(pl_channels_t *ch)
 		bus_dbc_free(ch->dbc[b]);
 		bus_j1939_free(ch->j1939[b]);
 	}
+	for (size_t i = 0; ch->dict && i < ch->n; i++)
+		free((void *)ch->dict[i].value_table);
 	free(ch->list);
 	free(ch->dict);
 	free(ch->live);

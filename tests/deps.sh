@@ -19,6 +19,9 @@ PKGS=(
 	tmux # a real terminal for `railmon watch` (tests/board/test-watch.sh)
 	python3 python3-pymodbus python3-serial-asyncio python3-protobuf protobuf-compiler python3-paho-mqtt python3-can
 	openssl
+	python3-pandas # a consumer's load of `export --wide` (tests/board/test-export.py)
+	influxdb # --format influx into a real InfluxDB 1.x (tests/uplink/test-influx.py)
+	postgresql # the README's \copy ... FROM PROGRAM recipe (tests/board/test-postgres-recipe.sh)
 	# the CAN VM (Debian's own kernel under qemu)
 	qemu-system-x86 busybox-static cpio kmod zstd xz-utils
 	iproute2 # ip link inside the VM's chroot (tests/vm/test-can-socket.c)

@@ -63,7 +63,7 @@ enum conn_state {
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status, *topic_events;
+	char *topic_data, *topic_status, *topic_events, *topic_channels;
 
 	pthread_t thread;
 	bool running;
@@ -188,6 +188,21 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_status = NULL, ok = false;
 	if (asprintf(&f->topic_events, "railmon/%s/events", c->vehicle) < 0)
 		f->topic_events = NULL, ok = false;
+	if (asprintf(&f->topic_channels, "railmon/%s/channels", c->vehicle) < 0)
+		f->topic_channels = NULL, ok = false;
+	f->cfg.channels_msg = NULL;
+	f->cfg.channels_len = 0;
+	if (c->channels_msg && c->channels_len && c->channels_len <= INT32_MAX) {
+		void *copy = malloc(c->channels_len);
+
+		if (copy) {
+			memcpy(copy, c->channels_msg, c->channels_len);
+			f->cfg.channels_msg = copy;
+			f->cfg.channels_len = c->channels_len;
+		} else {
+			ok = false;
+		}
+	}
 	cfg_defaults(&f->cfg);
 	return ok ? 0 : -ENOMEM;
 }
@@ -239,6 +254,8 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->topic_data);
 	free(f->topic_status);
 	free(f->topic_events);
+	free(f->topic_channels);
+	free((void *)f->cfg.channels_msg);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -890,6 +907,12 @@ static void conn_established(upl_forwarder_t *f)
 	/* Retained, so a consumer arriving later sees the state at once; the
 	   will replaces it with "offline" if we vanish. */
 	mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(online) - 1, online, 1, true);
+	/* Retained too: the dictionary for a consumer that starts mid-stream
+	   (the Batches carry it only now and then).  A failure costs nothing
+	   but names until the next dictionary in a Batch. */
+	if (f->cfg.channels_msg)
+		mosquitto_publish(f->mosq, NULL, f->topic_channels, (int)f->cfg.channels_len, f->cfg.channels_msg, 1,
+		                  true);
 	pthread_mutex_lock(&f->lock);
 	f->st.connects++;
 	f->st.connected = true;

@@ -107,6 +107,13 @@ struct upl_forward_cfg {
 	void *event_ctx;
 	unsigned idle_poll_ms;      /* how often to look for new records when
 	                               the log is drained; 0 = 200 */
+	const void *channels_msg;   /* optional: an encoded Batch holding the
+	                               channel dictionary (and config_hash), no
+	                               records; published retained (QoS 1) to
+	                               railmon/<vehicle>/channels at every
+	                               connect, so a consumer starting mid-stream
+	                               names channels at once.  Copied. */
+	size_t channels_len;
 };
 
 struct upl_forward_stats {

@@ -925,16 +925,24 @@ static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 	pthread_mutex_lock(&r->lock);
 	r->st.connects++;
 	pthread_mutex_unlock(&r->lock);
-	if (mosquitto_subscribe(mosq, NULL, r->cfg.topic, 1) != MOSQ_ERR_SUCCESS)
+	if (r->cfg.on_channels) {
+		/* the dictionaries first: retained ones arrive before new data */
+		char *const topics[] = { (char *)"railmon/+/channels", (char *)r->cfg.topic };
+
+		if (mosquitto_subscribe_multiple(mosq, NULL, 2, topics, 1, 0, NULL) != MOSQ_ERR_SUCCESS)
+			r->lost = true;
+	} else if (mosquitto_subscribe(mosq, NULL, r->cfg.topic, 1) != MOSQ_ERR_SUCCESS) {
 		r->lost = true;
+	}
 }
 
 static void on_subscribe(struct mosquitto *mosq, void *arg, int mid, int n, const int *qos)
 {
 	upl_recv_t *r = arg;
 
-	/* 0x80: the broker refused the subscription (ACL). */
-	if (n < 1 || qos[0] == 0x80) {
+	/* 0x80: the broker refused the subscription (ACL); the data topic is
+	   the last one asked for */
+	if (n < 1 || qos[n - 1] == 0x80) {
 		r->sub_refused = true;
 		r->lost = true;
 		return;
@@ -949,11 +957,31 @@ static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 	r->lost = true;
 }
 
+/* railmon/<vehicle>/channels: the vehicle's dictionary, to on_channels. */
+static void feed_channels(upl_recv_t *r, const char *topic, const void *payload, size_t len)
+{
+	rec_batch_t *b;
+	struct rec_batch_info info;
+
+	if (rec_batch_decode(payload, len, &b) < 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (rec_batch_info(b, &info) == 0 && topic_matches(topic, info.vehicle) && info.nchannels)
+		r->cfg.on_channels(r->cfg.ctx, &info, b);
+	pthread_mutex_unlock(&r->lock);
+	rec_batch_free(b);
+}
+
 static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto_message *m)
 {
 	upl_recv_t *r = arg;
+	size_t tl = m->topic ? strlen(m->topic) : 0;
+	size_t len = m->payloadlen > 0 ? (size_t)m->payloadlen : 0;
 
-	upl_recv_feed(r, m->topic, m->payload, m->payloadlen > 0 ? (size_t)m->payloadlen : 0);
+	if (r->cfg.on_channels && tl > 9 && !strcmp(m->topic + tl - 9, "/channels"))
+		feed_channels(r, m->topic, m->payload, len);
+	else
+		upl_recv_feed(r, m->topic, m->payload, len);
 }
 
 /* libmosquitto says why a TLS handshake failed only in its log. */

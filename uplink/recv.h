@@ -62,6 +62,14 @@ typedef int (*upl_recv_batch_fn)(void *ctx, const struct rec_batch_info *info,
 typedef int (*upl_recv_record_fn)(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                                   const struct acq_item *item, bool first, void **log_ctx);
 
+/*
+ * A channel dictionary message (railmon/<vehicle>/channels, retained: a
+ * record-less Batch with the dictionary and config_hash) from a vehicle
+ * whose name matches the topic; b valid during the call, same thread as
+ * on_record.
+ */
+typedef void (*upl_recv_channels_fn)(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
+
 /* Why a Batch was refused (nothing of it written, on_refused called). */
 enum upl_recv_refusal {
 	UPL_RECV_CONFLICT = 0,        /* records seen before, with other content */
@@ -105,6 +113,9 @@ struct upl_recv_cfg {
 	upl_recv_record_fn on_record; /* optional */
 	upl_recv_batch_fn on_batch; /* optional */
 	upl_recv_refused_fn on_refused; /* optional */
+	upl_recv_channels_fn on_channels; /* optional: then railmon/+/channels is
+	                               subscribed too (before the data topic,
+	                               so the retained dictionaries come first) */
 	void *ctx;                /* for the three callbacks */
 	size_t max_vehicles;      /* distinct vehicle ids kept; 0 = UPL_RECV_MAX_VEHICLES_DEFAULT */
 };

@@ -121,6 +121,6 @@ modicon_board 10 > "$T/fixed.ini"
 "$RAILMON" run --board "$T/fixed.ini" --data "$T/fixed" --duration 1 2> "$T/fixed.err" || fail "run exited $?"
 grep -q 'warning\|exception' "$T/fixed.err" && fail "address 10: $(cat "$T/fixed.err")"
 "$RAILMON" export --data "$T/fixed" --kind sample > "$T/fixed.csv" 2>/dev/null || fail "export"
-grep -qE ',volts,1010,V,' "$T/fixed.csv" || fail "address 10 does not read 1010: $(head -3 "$T/fixed.csv")"
+grep -qE ',volts,V,1010,' "$T/fixed.csv" || fail "address 10 does not read 1010: $(head -3 "$T/fixed.csv")"
 echo "Modicon 40011: check and run warn 'address = 10', pymodbus answers exception 2 (said once); address 10 reads 1010"
 echo PASS

@@ -85,8 +85,9 @@ grep -qF "railmon export: --channel: 'AliveCounter' is ambiguous: Base.AliveCoun
 	fail "export -c Speed -c Pressure (bare, unique)"
 [ "$(grep -c '"name":"Base.Speed"' "$T/bare.out")" -eq 50 ] || fail "bare Speed: not 50 Base.Speed samples"
 [ "$(grep -c '"name":"Brake.Pressure"' "$T/bare.out")" -eq 50 ] || fail "bare Pressure: not 50 samples"
-"$RAILMON" export --data "$T/d3" -c Nothing > "$T/none.out" 2> "$T/none.err" || fail "export -c Nothing failed"
-grep -qF "0 records written" "$T/none.err" || fail "an unknown name exported something"
+"$RAILMON" export --data "$T/d3" -c Nothing > "$T/none.out" 2> "$T/none.err" && fail "export -c Nothing succeeded"
+grep -qF "no such channel" "$T/none.err" || fail "an unknown name is not refused: $(cat "$T/none.err")"
+[ ! -s "$T/none.out" ] || fail "an unknown name exported something"
 
 # every output of every command above
 for f in "$T"/*.out "$T"/*.err; do

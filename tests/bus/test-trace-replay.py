@@ -108,7 +108,9 @@ def exported(data, tmp):
     per_bus = {}
     with open(path, encoding="ascii") as f:
         for row in csv.DictReader(f):
-            flags, data_hex = int(row["can_flags"]), row["can_data"]
+            names = ("EXT", "FD", "BRS", "ESI", "RTR", "ERR", "TX")  # export's schema: bit n named
+            flags = sum(1 << names.index(f) for f in row["flags"].split("|") if f)
+            data_hex = row["data"]
             m = LogFrame(timestamp=int(row["time_ns"]) / 1e9, arbitration_id=int(row["can_id"], 16),
                             is_extended_id=bool(flags & 1), is_fd=bool(flags & 2), bitrate_switch=bool(flags & 4),
                             error_state_indicator=bool(flags & 8), is_remote_frame=bool(flags & 16),
