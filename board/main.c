@@ -26,6 +26,8 @@ static const struct {
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
+	{ "keygen", board_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
+	{ "verify", board_cmd_verify, "check a log against its signed Seals (evidence)" },
 };
 
 static void usage(FILE *out)

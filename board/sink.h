@@ -38,7 +38,14 @@ struct board_sink_cfg {
 	uint32_t batch_max;                  /* records per Batch */
 	uint32_t batch_ms;                   /* close a Batch this long after its first record */
 	uint32_t meta_interval_s;            /* the dictionary rides along this often */
-	bool deterministic;                  /* a replay: close Batches by record time */
+	bool deterministic;                  /* a replay: close Batches by record time
+	                                        (and seal only at segment ends and close) */
+	/* Evidence (README "Evidence"): every Batch the log takes enters the
+	   hash chain, and a Seal covers it every seal_interval_s, before a
+	   segment closes and at close. */
+	const uint8_t *seal_secret;          /* Ed25519 secret key (copied), NULL: unsigned */
+	uint32_t seal_interval_s;            /* 0: only at segment ends and close */
+	const char *log_dir;                 /* the log's directory: its chain is taken up */
 };
 
 struct board_sink_stats {
@@ -51,6 +58,9 @@ struct board_sink_stats {
 	uint64_t log_unreported;  /* of those, not yet in a LOG_DROPPED event on disk */
 	int log_error;            /* the log's last error (-errno), 0 if none */
 	uint64_t log_damaged;     /* damaged spots found at open, not yet in an event */
+	uint64_t seals;           /* Seals the log took this run */
+	bool seals_signed;        /* with a key */
+	bool chain_continued;     /* the log's last chain was taken up (else a new one) */
 	uint64_t first_seq;       /* the log's next seq when the sink was made */
 	uint64_t next_seq;
 };
@@ -58,7 +68,8 @@ struct board_sink_stats {
 typedef struct board_sink board_sink_t;
 
 /* Make the sink; allocates the encoder for the whole dictionary now, so the
-   collector never allocates for it.  0, -EINVAL, -ENOMEM. */
+   collector never allocates for it, and takes up the log's hash chain
+   (reading its newest segments).  0, -EINVAL, -ENOMEM, -EIO (libsodium). */
 int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret_sink);
 
 /* Close nothing (see board_sink_close), free; accepts NULL; returns NULL. */
@@ -72,6 +83,10 @@ int board_sink_items(void *ctx, const struct acq_item *items, size_t n);
 /* An event of the daemon itself (START, STOP, CONFIG_RELOAD), now. */
 void board_sink_event(board_sink_t *s, uint32_t code, int64_t arg);
 
+/* Seal now everything the log took since the last Seal (nothing to seal:
+   nothing done).  0, or the append's -errno (counted as refused). */
+int board_sink_seal(board_sink_t *s);
+
 /* Health entries ride in the next Batch. */
 int board_sink_add_health(board_sink_t *s, const struct rec_health *h);
 
@@ -84,8 +99,8 @@ int board_sink_tick(board_sink_t *s);
 void board_sink_report(board_sink_t *s);
 
 /* The end of a run: the STOP event (arg = records of the run), the last
-   Batch, a sync, and one more report if the disk allows.  Returns the
-   sync's result. */
+   Batch, a sync, one more report if the disk allows, and the last Seal,
+   synced.  Returns the first sync's result. */
 int board_sink_close(board_sink_t *s);
 
 /* Counters; any thread (each read atomically). */

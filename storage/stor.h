@@ -126,6 +126,13 @@ stor_log_t *stor_log_free(stor_log_t *log);
 int stor_log_append(stor_log_t *log, const struct stor_rec *rec);
 
 /*
+ * Would appending a record of len payload bytes now close the active
+ * segment and start the next one?  The evidence Seal (board/sink.c) goes
+ * in first, so every closed segment ends with one.  false on NULL.
+ */
+bool stor_log_would_roll(const stor_log_t *log, uint32_t len);
+
+/*
  * Move next_seq forward to seq, marking [next_seq, seq) as a gap in the log
  * (the records will never be appended: a ground log that joined a vehicle
  * late, or records the vehicle lost).  Returns 0, -EINVAL if seq is behind

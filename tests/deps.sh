@@ -8,6 +8,7 @@ PKGS=(
 	gcc libc6-dev meson ninja-build pkg-config
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev libmosquitto-dev
+	libsodium-dev # evidence: BLAKE2b hash chain, Ed25519 Seals (evidence/)
 	# sanitizers and fuzzing
 	clang libclang-rt-14-dev
 	# real peers

@@ -17,7 +17,8 @@ ALLOWED = {
     "storage": {"basic"},
     "record": {"basic", "acquisition/acq-item.h"},
     "uplink": {"basic", "acquisition/acq-item.h", "record"},
-    "board": {"basic", "acquisition", "bus", "storage", "record", "uplink"},
+    "evidence": {"basic", "acquisition/acq-item.h", "storage", "record"},
+    "board": {"basic", "acquisition", "bus", "storage", "record", "uplink", "evidence"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z]+)/([^"]+)"', re.M)
 
