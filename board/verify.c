@@ -43,6 +43,8 @@ static const char *problem_words[EVD_PROBLEM_KIND_MAX] = {
 	                          "replaced or moved)",
 	[EVD_PROBLEM_NO_SEAL] = "no Seal in the log: nothing can be verified",
 	[EVD_PROBLEM_HEAD] = "records before the first Seal are missing (--whole)",
+	[EVD_PROBLEM_TAIL] = "bytes after the newest segment's last good frame that are no frame: damage, or "
+	                     "a torn write of a power cut not yet recovered (nothing after it can be read)",
 };
 
 static const char *fault_words(const struct stor_fault *f)

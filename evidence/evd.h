@@ -141,6 +141,10 @@ enum evd_problem_kind {
 	EVD_PROBLEM_NO_SEAL,     /* the log has records but no Seal */
 	EVD_PROBLEM_HEAD,        /* --whole: records before the first Seal's chain
 	                            are missing (the oldest segments) */
+	EVD_PROBLEM_TAIL,        /* bytes after the last good frame of the newest,
+	                            open segment that are no frame: damage, or a
+	                            torn write of a power cut not yet recovered
+	                            (the reader stops there: what follows is unread) */
 	EVD_PROBLEM_KIND_MAX
 };
 
@@ -197,9 +201,10 @@ evd_verifier_t *evd_verifier_free(evd_verifier_t *v);
 int evd_verifier_record(evd_verifier_t *v, const struct stor_rec *rec, struct evd_problem *ret_problem);
 int evd_verifier_fault(evd_verifier_t *v, const struct stor_fault *fault, struct evd_problem *ret_problem);
 
-/* The end of the log: what is left is the unsealed tail.  Returns 1 if
-   that makes a problem (no Seal at all, --whole), else 0. */
-int evd_verifier_end(evd_verifier_t *v, struct evd_problem *ret_problem);
+/* The end of the log: what is left is the unsealed tail.  tail: the
+   reader's stor_reader_tail() when it returned 1, else NULL.  Returns 1 if
+   that makes a problem (no Seal at all, garbage after the tail), else 0. */
+int evd_verifier_end(evd_verifier_t *v, const struct stor_tail *tail, struct evd_problem *ret_problem);
 
 int evd_verifier_result(const evd_verifier_t *v, struct evd_result *ret_result);
 

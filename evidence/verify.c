@@ -313,9 +313,10 @@ int evd_verifier_record(evd_verifier_t *v, const struct stor_rec *rec, struct ev
 	return pend_push(v, rec, d) < 0 ? -ENOMEM : r;
 }
 
-int evd_verifier_end(evd_verifier_t *v, struct evd_problem *ret)
+int evd_verifier_end(evd_verifier_t *v, const struct stor_tail *tail, struct evd_problem *ret)
 {
 	struct evd_problem p = { 0 };
+	int found = 0;
 
 	if (!v)
 		return -EINVAL;
@@ -323,14 +324,19 @@ int evd_verifier_end(evd_verifier_t *v, struct evd_problem *ret)
 		v->res.tail_first = v->pend[0].seq;
 		v->res.tail_end = v->expect;
 	}
+	if (tail && tail->garbage) {
+		p = (struct evd_problem){ .kind = EVD_PROBLEM_TAIL, .segment = tail->segment,
+		                          .offset = tail->garbage_offset, .seq = v->expect, .range_first = v->expect };
+		found = problem(v, &p, ret);
+	}
 	if (!v->have_seal && v->res.records) {
 		p.kind = EVD_PROBLEM_NO_SEAL;
 		p.seq = v->first_seen;
 		p.range_first = v->first_seen;
 		p.range_end = v->expect;
-		return problem(v, &p, ret);
+		return problem(v, &p, found ? NULL : ret);
 	}
-	return 0;
+	return found;
 }
 
 int evd_verifier_result(const evd_verifier_t *v, struct evd_result *ret)
@@ -369,8 +375,15 @@ int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_proble
 		if (r == 1 && fn)
 			fn(ctx, &p);
 	}
-	if (r >= 0 && evd_verifier_end(v, &p) == 1 && fn)
-		fn(ctx, &p);
+	if (r >= 0) {
+		struct stor_tail tail;
+		int t = stor_reader_tail(rd, &tail);
+
+		if (t < 0)
+			r = t;
+		else if (evd_verifier_end(v, t == 1 ? &tail : NULL, &p) == 1 && fn)
+			fn(ctx, &p);
+	}
 	if (r >= 0) {
 		evd_verifier_result(v, ret);
 		r = ret->problems ? 1 : 0;
