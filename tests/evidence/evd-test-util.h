@@ -67,9 +67,10 @@ static inline void et_feed(board_sink_t *s, unsigned n, int64_t *t, uint32_t *se
 			it.sample = (struct acq_sample){ .channel = r % 16, .value = (double)(r % 100000) / 7 };
 		}
 		CHECK(board_sink_items(s, &it, 1) == 0);
-		/* now and then a Seal in mid-segment, as the periodic one */
+		/* now and then a Seal in mid-segment, as the periodic one (a
+		   refusal is the log's to count, as for any Batch) */
 		if (et_rand(seed) % 97 == 0)
-			CHECK(board_sink_seal(s) == 0);
+			(void)board_sink_seal(s);
 	}
 }
 
