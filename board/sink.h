@@ -46,6 +46,9 @@ struct board_sink_cfg {
 	const uint8_t *seal_secret;          /* Ed25519 secret key (copied), NULL: unsigned */
 	uint32_t seal_interval_s;            /* 0: only at segment ends and close */
 	const char *log_dir;                 /* the log's directory: its chain is taken up */
+	bool no_evidence;                    /* no chain, no Seals: the baseline of
+	                                        tests/evidence/bench-evidence.c only
+	                                        (no board key turns this on) */
 };
 
 struct board_sink_stats {
