@@ -83,8 +83,8 @@ void evd_key_public_of(const uint8_t secret[EVD_SECRET_LEN], uint8_t ret_public[
 /*
  * The vehicle side: every Batch the log took enters the chain
  * (evd_sealer_add), and evd_sealer_seal makes the Seal for everything
- * since the last one.  Runs on the collector thread; no allocation after
- * new.
+ * since the last one.  Called from one thread at a time (the collector's);
+ * no allocation after new.
  */
 typedef struct evd_sealer evd_sealer_t;
 
@@ -95,6 +95,9 @@ struct evd_sealer_cfg {
 	const uint8_t *secret;            /* EVD_SECRET_LEN bytes (copied), NULL: unsigned */
 	const char *dir;                  /* the log, to continue its chain; NULL: a new chain */
 	uint64_t next_seq;                /* the log's next seq */
+	bool threaded;                    /* hash on a thread of the sealer's own (a
+	                                     board with more than one core): add only
+	                                     copies the Batch, seal waits for the hash */
 };
 
 /*

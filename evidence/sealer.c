@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evd-private.h"
 #include "evd.h"
 #include "record/batch.h"
+
+/* Batches in flight to the hasher thread: 8 of the largest */
+#define SEALER_HASHER_BYTES (8u << 20)
 
 /* Segments searched back for the last Seal at start: every segment close
    seals (board/sink.c), so it is in the newest closed one or the one
@@ -30,7 +34,23 @@ struct evd_sealer {
 	uint64_t seal_seq;                /* the Seal Batch expected next, 0: none */
 	uint64_t first;                   /* where this chain was taken up */
 	bool continued;
+	/* With a hasher, head and start are its thread's between a push and
+	   the next drain; the rest is the caller's. */
+	struct evd_hasher *hasher;
 };
+
+/* One Batch into the chain; with starts_range, the next Seal's range
+   starts behind it (it is the previous Seal's own Batch). */
+static void sealer_hash(void *ctx, const void *payload, size_t len, bool starts_range)
+{
+	evd_sealer_t *s = ctx;
+	uint8_t d[EVD_HASH_LEN];
+
+	evd_digest(payload, len, d);
+	evd_chain_step(s->head, d);
+	if (starts_range)
+		memcpy(s->start, s->head, EVD_HASH_LEN);
+}
 
 /* The state after a Seal's own Batch: the next range starts behind it. */
 static void sealer_after_seal(evd_sealer_t *s, const struct rec_seal *seal, const uint8_t d[EVD_HASH_LEN])
@@ -161,6 +181,13 @@ int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret)
 		s->pending = 0;
 	}
 	s->first = s->range_first;
+	if (cfg->threaded) {
+		int r = evd_hasher_new(SEALER_HASHER_BYTES, sealer_hash, s, &s->hasher);
+		if (r < 0) {
+			evd_sealer_free(s);
+			return r;
+		}
+	}
 	*ret = s;
 	return 0;
 }
@@ -168,6 +195,7 @@ int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret)
 evd_sealer_t *evd_sealer_free(evd_sealer_t *s)
 {
 	if (s) {
+		evd_hasher_free(s->hasher);
 		sodium_memzero(s->secret, sizeof(s->secret));
 		free(s);
 	}
@@ -191,21 +219,23 @@ uint64_t evd_sealer_pending(const evd_sealer_t *s)
 
 void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const void *payload, size_t len)
 {
-	uint8_t d[EVD_HASH_LEN];
+	bool starts = false;
 
 	if (!s)
 		return;
-	evd_digest(payload, len, d);
-	evd_chain_step(s->head, d);
 	if (s->seal_seq && first_seq == s->seal_seq) {
 		/* the Seal's own Batch: the next range starts behind it */
-		memcpy(s->start, s->head, EVD_HASH_LEN);
+		starts = true;
 		s->range_first = first_seq + count;
 		s->pending = 0;
 	} else {
 		s->pending += count;
 	}
 	s->seal_seq = 0;
+	if (s->hasher)
+		evd_hasher_push(s->hasher, payload, len, starts);
+	else
+		sealer_hash(s, payload, len, starts);
 }
 
 int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_seal *ret)
@@ -214,6 +244,9 @@ int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_
 
 	if (!s || !ret || end_seq < s->range_first)
 		return -EINVAL;
+	/* the chain through end_seq - 1: everything pushed so far */
+	if (s->hasher)
+		evd_hasher_drain(s->hasher);
 	seal = s->proto;
 	seal.first_seq = s->range_first;
 	seal.end_seq = end_seq;
