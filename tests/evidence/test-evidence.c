@@ -197,6 +197,47 @@ static void test_resume(void)
 	puts("unsigned: the chain verifies without a key, and fails against one");
 }
 
+/* Hashed on the sealer's thread or inline: the same chain, the same Seals,
+   through ring wraps (Batches of up to 1 MiB in an 8 MiB ring). */
+static void test_threaded(void)
+{
+	struct evd_sealer_cfg cfg = { .vehicle = "V1", .next_seq = 1 };
+	evd_sealer_t *a, *b;
+	uint8_t *buf = malloc(1u << 20);
+	uint32_t seed = 3;
+	uint64_t seq = 1;
+
+	CHECK(buf);
+	for (size_t i = 0; i < (1u << 20); i++)
+		buf[i] = (uint8_t)et_rand(&seed);
+	CHECK(evd_sealer_new(&cfg, &a) == 0);
+	cfg.threaded = true;
+	CHECK(evd_sealer_new(&cfg, &b) == 0);
+	for (int round = 0; round < 6; round++) {
+		struct rec_seal sa, sb;
+
+		for (int k = 0; k < 20; k++) {
+			size_t len = et_rand(&seed) % (1u << 20);
+			const uint8_t *p = buf + et_rand(&seed) % ((1u << 20) - len + 1);
+
+			evd_sealer_add(a, seq, 3, p, len);
+			evd_sealer_add(b, seq, 3, p, len);
+			seq += 3;
+		}
+		CHECK(evd_sealer_seal(a, seq, 1, &sa) == 0 && evd_sealer_seal(b, seq, 1, &sb) == 0);
+		CHECK(!memcmp(sa.chain_head, sb.chain_head, EVD_HASH_LEN) &&
+		      !memcmp(sa.chain_start, sb.chain_start, EVD_HASH_LEN) && sa.first_seq == sb.first_seq);
+		/* the Seal's own Batch starts the next range */
+		evd_sealer_add(a, seq, 1, buf, 300);
+		evd_sealer_add(b, seq, 1, buf, 300);
+		seq++;
+	}
+	evd_sealer_free(a);
+	evd_sealer_free(b);
+	free(buf);
+	puts("threaded: the hasher thread gives the inline chain, Seal for Seal (120 Batches up to 1 MiB)");
+}
+
 static void test_bad_args(void)
 {
 	struct evd_result res;
@@ -226,6 +267,7 @@ int main(void)
 	test_digest();
 	test_wire();
 	test_resume();
+	test_threaded();
 	test_bad_args();
 	tu_rm_rf(base);
 	free(base);
