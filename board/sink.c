@@ -68,6 +68,7 @@ struct board_sink {
 	rec_encoder_t *seal_enc;
 	int64_t seal_next_ns;            /* monotonic: the next periodic Seal */
 	_Atomic uint64_t seals;
+	bool chain_restarted;            /* SEAL_CHAIN_NEW (detail 1) to be said */
 };
 
 /* ------------------------------------------------------------ Batches */
@@ -277,6 +278,13 @@ static void log_take(board_sink_t *s)
 	   counted as stored: they are not. */
 	later = n - (n < s->refused_appends ? n : s->refused_appends);
 	s->refused_appends -= n - later;
+	/* Those are in the hash chain but not in the log: no Seal could
+	   match them.  A new chain starts at the log's end (they and the
+	   records since the last Seal stay unsealed; the event says so). */
+	if (later && s->sealer) {
+		evd_sealer_restart(s->sealer, stor_log_next_seq(s->log));
+		s->chain_restarted = true;
+	}
 	stored = atomic_load_explicit(&s->records, memory_order_relaxed);
 	atomic_store_explicit(&s->records, stored - (later < stored ? later : stored), memory_order_relaxed);
 	basic_counter_add(&s->log_dropped, n);
@@ -314,6 +322,11 @@ static bool log_pending(const board_sink_t *s)
 /* The events for what is pending, into the (empty) encoder. */
 static void log_events(board_sink_t *s, const struct log_pending *sent)
 {
+	if (s->chain_restarted) {
+		/* detail 1: after records the log lost (see log_take) */
+		log_event(s, ACQ_EV_SEAL_CHAIN_NEW, (int64_t)evd_sealer_first(s->sealer), 1);
+		s->chain_restarted = false;
+	}
 	if (sent->err || sent->abandoned)
 		log_event(s, ACQ_EV_LOG_FAULT, sent->err, (uint32_t)sent->abandoned);
 	else if (sent->damaged)

@@ -118,14 +118,23 @@ uint64_t evd_sealer_first(const evd_sealer_t *s);
 /* A Batch the log took (records [first_seq, first_seq + count)). */
 void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const void *payload, size_t len);
 
+/*
+ * Start a new chain at next_seq (prev_seal zero): Batches added since the
+ * last Seal were lost by the log after it took them (a full disk at the
+ * sync, an I/O error), so no Seal could match them.  They stay unsealed,
+ * which verify reports as such.  0, -EINVAL.
+ */
+int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq);
+
 /* Records added since the last Seal (0: nothing to seal). */
 uint64_t evd_sealer_pending(const evd_sealer_t *s);
 
 /*
  * The Seal of everything added since the last one, to be written as the
  * Batch numbered end_seq (the log's next seq): that Batch, once the log
- * took it, must be added next.  Signed when the sealer has a key.
- * 0, -EINVAL (end_seq behind the chain).
+ * took it, must be added next; if the log refused it, the next Seal covers
+ * the same range and more, linked to the Seal before.  Signed when the
+ * sealer has a key.  0, -EINVAL (end_seq behind the chain).
  */
 int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_seal *ret_seal);
 
@@ -142,8 +151,9 @@ enum evd_problem_kind {
 	EVD_PROBLEM_SEAL_LINK,   /* a Seal that does not follow the one before it
 	                            (a seal removed, replaced or moved) */
 	EVD_PROBLEM_NO_SEAL,     /* the log has records but no Seal */
-	EVD_PROBLEM_HEAD,        /* --whole: records before the first Seal's chain
-	                            are missing (the oldest segments) */
+	EVD_PROBLEM_HEAD,        /* --whole: the first Seal does not start its chain,
+	                            or records of its range are missing (the oldest
+	                            segments deleted) */
 	EVD_PROBLEM_TAIL,        /* bytes after the last good frame of the newest,
 	                            open segment that are no frame: damage, or a
 	                            torn write of a power cut not yet recovered
@@ -175,8 +185,10 @@ struct evd_result {
 	uint64_t head_end;
 	uint64_t tail_first;      /* records after the last Seal: the unsealed tail */
 	uint64_t tail_end;
-	uint64_t unsealed;        /* records between chains not covered by any Seal
-	                             (a run that ended without sealing them) */
+	uint64_t unsealed;        /* records before a new chain, covered by no Seal
+	                             (a run that ended without sealing them, or a
+	                             chain the sink restarted after the log lost
+	                             records it had taken) */
 	uint64_t dropped;         /* seqs inside sealed ranges the writer never
 	                             stored (ENOSPC: not in the chain either) */
 	uint64_t problems;

@@ -28,7 +28,8 @@ struct evd_sealer {
 	bool has_secret;
 	uint8_t head[EVD_HASH_LEN];       /* the chain after the last record added */
 	uint8_t start[EVD_HASH_LEN];      /* ... before range_first */
-	uint8_t prev[EVD_HASH_LEN];       /* hash of the last Seal, zero: none */
+	uint8_t prev[EVD_HASH_LEN];       /* hash of the last Seal in the log, zero: none */
+	uint8_t prev_next[EVD_HASH_LEN];  /* hash of the Seal made, once the log took it */
 	uint64_t range_first;             /* first seq the next Seal covers */
 	uint64_t pending;                 /* records added since */
 	uint64_t seal_seq;                /* the Seal Batch expected next, 0: none */
@@ -192,6 +193,22 @@ int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret)
 	return 0;
 }
 
+int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq)
+{
+	if (!s || !next_seq)
+		return -EINVAL;
+	if (s->hasher)
+		evd_hasher_drain(s->hasher);
+	evd_chain_genesis(s->proto.log_id, next_seq, s->head);
+	memcpy(s->start, s->head, EVD_HASH_LEN);
+	memset(s->prev, 0, EVD_HASH_LEN);
+	s->range_first = s->first = next_seq;
+	s->pending = 0;
+	s->seal_seq = 0;
+	s->continued = false;
+	return 0;
+}
+
 evd_sealer_t *evd_sealer_free(evd_sealer_t *s)
 {
 	if (s) {
@@ -224,10 +241,12 @@ void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const v
 	if (!s)
 		return;
 	if (s->seal_seq && first_seq == s->seal_seq) {
-		/* the Seal's own Batch: the next range starts behind it */
+		/* the Seal's own Batch: the next range starts behind it, and
+		   the next Seal links to this one */
 		starts = true;
 		s->range_first = first_seq + count;
 		s->pending = 0;
+		memcpy(s->prev, s->prev_next, EVD_HASH_LEN);
 	} else {
 		s->pending += count;
 	}
@@ -257,10 +276,11 @@ int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_
 	seal.is_signed = false;
 	if (s->has_secret)
 		evd_seal_sign(&seal, s->secret);
-	/* The next Seal links to this one whether or not the log takes its
-	   Batch: a Seal the log lost is then a broken link the verifier
-	   names, never silently skipped. */
-	evd_seal_hash(&seal, s->prev);
+	/* The next Seal links to this one only if the log takes its Batch
+	   (evd_sealer_add of end_seq).  One the log refused (a full disk: its
+	   seq is a marked gap) is not linked to: the next Seal covers its
+	   range again and links to the Seal before it. */
+	evd_seal_hash(&seal, s->prev_next);
 	s->seal_seq = end_seq;
 	*ret = seal;
 	return 0;

@@ -109,13 +109,14 @@ static int pend_push(evd_verifier_t *v, const struct stor_rec *rec, const uint8_
 	return 0;
 }
 
-/* Records [lo, hi) that no Seal covers: before the first, or between a
-   chain and the next new one. */
-static void uncovered(evd_verifier_t *v, uint64_t lo, uint64_t hi)
+/* Records [lo, hi) that no Seal covers: before the first (whose Seal
+   retention deleted), or before a new chain (never sealed: a crash, or
+   records the log lost after taking them). */
+static void uncovered(evd_verifier_t *v, uint64_t lo, uint64_t hi, bool fresh)
 {
 	if (hi <= lo)
 		return;
-	if (!v->have_seal && !v->res.seals) {
+	if (!v->have_seal && !v->res.seals && !fresh) {
 		if (!v->res.head_first)
 			v->res.head_first = lo;
 		v->res.head_end = hi;
@@ -223,14 +224,15 @@ static int on_seal(evd_verifier_t *v, const struct stor_rec *rec, const struct r
 	} else {
 		bad = true; /* its range begins before the log: retention */
 	}
-	if (v->whole && !v->have_seal && !v->res.seals &&
-	    (!fresh || (v->first_seen && v->first_seen < s->first_seq) || !whole_range)) {
+	/* --whole: the first Seal starts its chain, and its range is all
+	   here (records before a new chain are unsealed, not missing) */
+	if (v->whole && !v->have_seal && !v->res.seals && (!fresh || !whole_range)) {
 		p.kind = EVD_PROBLEM_HEAD;
 		found |= problem(v, &p, found ? NULL : ret);
 	}
 	/* what came before the range and after the previous Seal */
 	uncovered(v, v->have_seal ? v->last.end_seq + 1 : (v->npend ? v->pend[0].seq : s->first_seq),
-	          bad ? s->end_seq + 1 : s->first_seq);
+	          bad ? s->end_seq + 1 : s->first_seq, fresh && !bad);
 	if (!bad) {
 		v->res.seals++;
 		verified(v, s->first_seq, s->end_seq + 1, t0, t1);

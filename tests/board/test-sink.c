@@ -11,6 +11,7 @@
 #include "board/sink.h"
 #include "stor-faultdev.h"
 #include "stor-test-util.h"
+#include "evidence/evd.h"
 #include "record/batch.h"
 
 #define T0 1800000000000000000ll
@@ -234,6 +235,16 @@ static void test_enospc(void)
 	CHECK(c.records + st.log_dropped == st.next_seq - st.first_seq);
 	CHECK(c.samples + st.log_dropped >= g.fed && c.samples < g.fed);
 	CHECK(c.stops == 1);
+	/* the evidence chain holds what the log took: the refused records
+	   (and any refused Seal) are gaps outside it, not tampering */
+	{
+		struct evd_result res;
+
+		CHECK(evd_verify_dir(g.dir, &(struct evd_verify_cfg){ .whole = true }, NULL, NULL, &res) == 0,
+		      "%" PRIu64 " problems, first kind %d at seq %" PRIu64, res.problems, res.first.kind,
+		      res.first.seq);
+		CHECK(res.dropped == st.log_dropped && res.seals >= 1);
+	}
 	rig_done(&g);
 }
 

@@ -238,6 +238,30 @@ static void test_threaded(void)
 	puts("threaded: the hasher thread gives the inline chain, Seal for Seal (120 Batches up to 1 MiB)");
 }
 
+/* A Seal the log refused (a full disk) is not linked to: the next one
+   covers its range again and links to the one before. */
+static void test_refused_seal(void)
+{
+	evd_sealer_t *s;
+	struct rec_seal s1, s2, s3;
+	uint8_t buf[100] = { 1 }, h1[EVD_HASH_LEN];
+
+	CHECK(evd_sealer_new(&(struct evd_sealer_cfg){ .vehicle = "V1", .next_seq = 1 }, &s) == 0);
+	evd_sealer_add(s, 1, 5, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 6, 1, &s1) == 0);
+	evd_sealer_add(s, 6, 1, buf, 10); /* s1's Batch, taken */
+	evd_seal_hash(&s1, h1);
+	evd_sealer_add(s, 7, 5, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 12, 2, &s2) == 0 && s2.first_seq == 7 && !memcmp(s2.prev_seal, h1, EVD_HASH_LEN));
+	/* s2's Batch refused: seq 12 is a gap */
+	evd_sealer_add(s, 13, 5, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 18, 3, &s3) == 0);
+	CHECK(s3.first_seq == 7 && !memcmp(s3.prev_seal, h1, EVD_HASH_LEN) &&
+	      !memcmp(s3.chain_start, s2.chain_start, EVD_HASH_LEN));
+	evd_sealer_free(s);
+	puts("refused Seal: the next covers its range again, linked to the one before");
+}
+
 static void test_bad_args(void)
 {
 	struct evd_result res;
@@ -268,6 +292,7 @@ int main(void)
 	test_wire();
 	test_resume();
 	test_threaded();
+	test_refused_seal();
 	test_bad_args();
 	tu_rm_rf(base);
 	free(base);
