@@ -100,7 +100,8 @@ enum acq_event_code {
 	ACQ_EV_UPLINK_CONNECT = 51,
 	ACQ_EV_CONFIG_RELOAD = 60,  /* arg = new config hash (low 63 bits) */
 	ACQ_EV_SEAL = 80,           /* a seal Batch's record; arg = records covered, detail = signed */
-	ACQ_EV_SEAL_CHAIN_NEW = 81, /* a new seal chain; arg = first seq covered */
+	ACQ_EV_SEAL_CHAIN_NEW = 81, /* a new seal chain; arg = first seq covered, detail 1:
+	                               after records the log lost */
 	ACQ_EV_SEAL_UNSIGNED = 82,  /* sealing without a key */
 	ACQ_EV_SEAL_KEY_FAULT = 83, /* signing failed; arg = -errno */
 	ACQ_EV_CODE_MAX
