@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "conf/config.h"
 #include "evidence/evd.h"
 
 /*
@@ -17,7 +17,7 @@
  * one, 0 when it has none (seals unsigned), -errno with err set
  * ("FILE:LINE: key PATH: why") when it names a key that cannot be used.
  */
-int board_evidence_key(const struct board_cfg *cfg, uint8_t ret_secret[EVD_SECRET_LEN], char *err, size_t errlen);
+int board_evidence_key(const struct conf_board *cfg, uint8_t ret_secret[EVD_SECRET_LEN], char *err, size_t errlen);
 
 /* Hex of the first 8 bytes of a public key: how the key is named to a
    person (check, verify, keygen).  buf holds 17 bytes. */

@@ -18,7 +18,7 @@
 #define SEALER_HASHER_BYTES (8u << 20)
 
 /* Segments searched back for the last Seal at start: every segment close
-   seals (board/sink.c), so it is in the newest closed one or the one
+   seals (pipeline/sink.c), so it is in the newest closed one or the one
    before, unless a crash cut a segment short. */
 #define SEALER_RESUME_SEGMENTS 3
 

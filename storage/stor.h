@@ -127,7 +127,7 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec);
 
 /*
  * Would appending a record of len payload bytes now close the active
- * segment and start the next one?  The evidence Seal (board/sink.c) goes
+ * segment and start the next one?  The evidence Seal (pipeline/sink.c) goes
  * in first, so every closed segment ends with one.  false on NULL.
  */
 bool stor_log_would_roll(const stor_log_t *log, uint32_t len);

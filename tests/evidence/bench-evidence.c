@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench-evidence.c - what the evidence chain costs, ratios from one run:
- *  1. the pipeline behind the collector (board/sink.c: CAN frames decoded
+ *  1. the pipeline behind the collector (pipeline/sink.c: CAN frames decoded
  *     with the demo's DBC, encoded, appended to the log), and the same
  *     without decoding (raw frames only: the chain's worst case), each with
  *     the chain and signed Seals against without them (no_evidence), on
@@ -24,8 +24,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "board/channels.h"
-#include "board/config.h"
+#include "pipeline/channels.h"
+#include "conf/config.h"
 #include "evd-test-util.h"
 #include "railmon-config.h"
 #include "stor-test-util.h"
@@ -73,16 +73,16 @@ static struct acq_item *make_items(void)
 	return v;
 }
 
-static board_channels_t *demo_channels(struct board_cfg **ret_cfg)
+static pl_channels_t *demo_channels(struct conf_board **ret_cfg)
 {
 	static const char text[] = "[board]\nvehicle = BENCH\n[can vehicle]\ndriver = trace\nfile = "
 	                           RAILMON_SOURCE_DIR "/board/demo/train.log\ndbc = " RAILMON_SOURCE_DIR
 	                           "/board/demo/train.dbc\n";
 	char err[512];
-	board_channels_t *ch;
+	pl_channels_t *ch;
 
-	CHECK(board_cfg_parse("bench.ini", text, ret_cfg, err, sizeof(err)) == 0, "%s", err);
-	CHECK(board_channels_new(*ret_cfg, &ch, err, sizeof(err)) == 0, "%s", err);
+	CHECK(conf_parse("bench.ini", text, ret_cfg, err, sizeof(err)) == 0, "%s", err);
+	CHECK(pl_channels_new(*ret_cfg, &ch, err, sizeof(err)) == 0, "%s", err);
 	return ch;
 }
 
@@ -96,36 +96,36 @@ static double thread_s(void)
 	return (double)basic_now_ns(CLOCK_THREAD_CPUTIME_ID) / 1e9;
 }
 
-static struct timing run(const char *dir, const struct acq_item *items, board_channels_t *ch, const uint8_t *secret,
-                         bool evidence, struct board_sink_stats *ret)
+static struct timing run(const char *dir, const struct acq_item *items, pl_channels_t *ch, const uint8_t *secret,
+                         bool evidence, struct pl_sink_stats *ret)
 {
 	struct stor_log_cfg lc = { .dir = dir, .vehicle = "BENCH", .segment_bytes = 16 << 20,
 	                           .sync_window_ms = 200 };
 	struct rec_batch_meta meta = { .vehicle = "BENCH", .config_hash = 1 };
 	stor_log_t *log;
-	board_sink_t *s;
+	pl_sink_t *s;
 	double t0, t1, c0, c1;
 
 	tu_rm_rf(dir);
 	CHECK(mkdir(dir, 0755) == 0);
 	CHECK(stor_log_open(&lc, &log) == 0);
-	CHECK(board_sink_new(&(struct board_sink_cfg){ .log = log, .channels = ch, .meta = &meta, .batch_max = 4096,
+	CHECK(pl_sink_new(&(struct pl_sink_cfg){ .log = log, .channels = ch, .meta = &meta, .batch_max = 4096,
 	                                              .batch_ms = 1000, .meta_interval_s = 60, .deterministic = true,
 	                                              .seal_secret = secret, .seal_interval_s = 1,
 	                                              .log_dir = dir, .no_evidence = !evidence }, &s) == 0);
 	t0 = now_s();
 	c0 = thread_s();
 	for (size_t i = 0; i < ITEMS; i += 250) {
-		CHECK(board_sink_items(s, items + i, ITEMS - i < 250 ? ITEMS - i : 250) == 0);
-		board_sink_tick(s);
+		CHECK(pl_sink_items(s, items + i, ITEMS - i < 250 ? ITEMS - i : 250) == 0);
+		pl_sink_tick(s);
 		if (evidence && i && i % SEAL_EVERY == 0)
-			board_sink_seal(s);
+			pl_sink_seal(s);
 	}
-	CHECK(board_sink_close(s) == 0);
+	CHECK(pl_sink_close(s) == 0);
 	c1 = thread_s();
 	t1 = now_s();
-	board_sink_stats(s, ret);
-	board_sink_free(s);
+	pl_sink_stats(s, ret);
+	pl_sink_free(s);
 	stor_log_free(log);
 	return (struct timing){ c1 - c0, t1 - t0 };
 }
@@ -160,8 +160,8 @@ static void seal_bytes(const char *dir, uint64_t *ret_bytes, uint64_t *ret_n, ui
 }
 
 /* Best of ROUNDS (wall and CPU each), alternating without and with the chain. */
-static void pair(const char *dir, const struct acq_item *items, board_channels_t *ch, const uint8_t *secret,
-                 struct timing best[2], struct board_sink_stats st[2])
+static void pair(const char *dir, const struct acq_item *items, pl_channels_t *ch, const uint8_t *secret,
+                 struct timing best[2], struct pl_sink_stats st[2])
 {
 	best[0] = best[1] = (struct timing){ 1e9, 1e9 };
 	for (int k = 0; k < 2 * ROUNDS; k++) {
@@ -173,7 +173,7 @@ static void pair(const char *dir, const struct acq_item *items, board_channels_t
 	}
 }
 
-static void print_pair(const char *what, const struct timing b[2], const struct board_sink_stats st[2])
+static void print_pair(const char *what, const struct timing b[2], const struct pl_sink_stats st[2])
 {
 	printf("%-42s %9.3f %9.0f %6.3f %7.3f %6.3f\n", what, b[0].thread, ITEMS / b[0].thread, 1.0, b[0].cpu, 1.0);
 	printf("%-42s %9.3f %9.0f %6.3f %7.3f %6.3f\n", "  + chain and signed Seals (60 s at 5k/s)",
@@ -190,9 +190,9 @@ int main(void)
 	uint8_t secret[EVD_SECRET_LEN], pub[EVD_PUBLIC_LEN];
 	struct timing dec[2], raw[2];
 	double t_verify = 1e9, t_sha = 1e9;
-	struct board_sink_stats st_dec[2], st_raw[2];
-	struct board_cfg *cfg;
-	board_channels_t *ch = demo_channels(&cfg);
+	struct pl_sink_stats st_dec[2], st_raw[2];
+	struct conf_board *cfg;
+	pl_channels_t *ch = demo_channels(&cfg);
 	struct evd_result res;
 	uint64_t sbytes, nseals, logbytes;
 
@@ -240,8 +240,8 @@ int main(void)
 		       "%.4f%% of the log\n", 60 * per / 1024, log_h / 1e6, segs_h, (60 + segs_h) * per / 1024,
 		       100 * (60 + segs_h) * per / log_h);
 	}
-	board_channels_free(ch);
-	board_cfg_free(cfg);
+	pl_channels_free(ch);
+	conf_free(cfg);
 	tu_rm_rf(dir);
 	unlink(sk);
 	unlink(pk);

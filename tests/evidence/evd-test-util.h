@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * evd-test-util.h - shared by the evidence tests: a log written by the real
- * sink (board/sink.c) with its hash chain and Seals, over several runs, and
+ * sink (pipeline/sink.c) with its hash chain and Seals, over several runs, and
  * the tampering an attacker with the card in hand can do (segment files
  * rewritten with their frame CRCs recomputed: the salt is in the header).
  */
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "board/sink.h"
+#include "pipeline/sink.h"
 #include "evidence/evd.h"
 #include "record/batch.h"
 #include "record/seal.h"
@@ -50,7 +50,7 @@ struct et_gen {
 	uint32_t seed;
 };
 
-static inline void et_feed(board_sink_t *s, unsigned n, int64_t *t, uint32_t *seed)
+static inline void et_feed(pl_sink_t *s, unsigned n, int64_t *t, uint32_t *seed)
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct acq_item it = { .t_ns = (*t += ET_MS) };
@@ -66,11 +66,11 @@ static inline void et_feed(board_sink_t *s, unsigned n, int64_t *t, uint32_t *se
 			it.kind = ACQ_ITEM_SAMPLE;
 			it.sample = (struct acq_sample){ .channel = r % 16, .value = (double)(r % 100000) / 7 };
 		}
-		CHECK(board_sink_items(s, &it, 1) == 0);
+		CHECK(pl_sink_items(s, &it, 1) == 0);
 		/* now and then a Seal in mid-segment, as the periodic one (a
 		   refusal is the log's to count, as for any Batch) */
 		if (et_rand(seed) % 97 == 0)
-			(void)board_sink_seal(s);
+			(void)pl_sink_seal(s);
 	}
 }
 
@@ -82,7 +82,7 @@ static inline int et_session(const struct et_gen *g, bool crash, int64_t *t, uin
 	                           .retention_bytes = g->retention_bytes };
 	struct rec_batch_meta meta = { .vehicle = "EVD-1", .config_hash = 7 };
 	stor_log_t *log;
-	board_sink_t *s;
+	pl_sink_t *s;
 	int r;
 
 	for (size_t i = 0; i < sizeof(meta.boot_id); i++)
@@ -90,20 +90,20 @@ static inline int et_session(const struct et_gen *g, bool crash, int64_t *t, uin
 	r = stor_log_open(&lc, &log);
 	if (r < 0)
 		return r;
-	r = board_sink_new(&(struct board_sink_cfg){ .log = log, .meta = &meta, .batch_max = 8 + et_rand(seed) % 40,
+	r = pl_sink_new(&(struct pl_sink_cfg){ .log = log, .meta = &meta, .batch_max = 8 + et_rand(seed) % 40,
 	                                            .batch_ms = 30, .meta_interval_s = 3600, .deterministic = true,
 	                                            .seal_secret = g->secret, .log_dir = g->dir }, &s);
 	if (r < 0) {
 		stor_log_free(log);
 		return r;
 	}
-	board_sink_event(s, ACQ_EV_START, 1);
+	pl_sink_event(s, ACQ_EV_START, 1);
 	et_feed(s, g->items, t, seed);
 	if (crash)
 		r = stor_log_sync(log); /* what the sink appended, durable; no Seal */
 	else
-		r = board_sink_close(s);
-	board_sink_free(s);
+		r = pl_sink_close(s);
+	pl_sink_free(s);
 	stor_log_free(log);
 	return r;
 }

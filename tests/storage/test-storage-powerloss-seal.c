@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-storage-powerloss-seal.c - the power-loss sweep with the evidence
- * chain: the real sink (board/sink.c) writes Batches and signed Seals over
+ * chain: the real sink (pipeline/sink.c) writes Batches and signed Seals over
  * three runs; the power goes at every write and sync, with the fault
  * device's 10 patterns of what the disk keeps of unsynced data.  After
  * each cut, recovery, and again after the next run took the chain up:
@@ -33,12 +33,12 @@ static void run(const char *dir, struct fdev *dev, unsigned items, uint32_t *see
 	                           .sync_window_ms = 3600 * 1000, .ops = &dev->ops };
 	struct rec_batch_meta meta = { .vehicle = "PL-EVD", .config_hash = 3 };
 	stor_log_t *log;
-	board_sink_t *s;
+	pl_sink_t *s;
 
 	meta.boot_id[0] = (uint8_t)et_rand(seed);
 	if (stor_log_open(&lc, &log) < 0)
 		return;
-	if (board_sink_new(&(struct board_sink_cfg){ .log = log, .meta = &meta, .batch_max = 12, .batch_ms = 20,
+	if (pl_sink_new(&(struct pl_sink_cfg){ .log = log, .meta = &meta, .batch_max = 12, .batch_ms = 20,
 	                                            .meta_interval_s = 3600, .deterministic = true,
 	                                            .seal_secret = secret, .log_dir = dir }, &s) < 0) {
 		stor_log_free(log);
@@ -49,8 +49,8 @@ static void run(const char *dir, struct fdev *dev, unsigned items, uint32_t *see
 		durable(dev, log, stor_log_sync(log), c);
 	}
 	if (!dev->dead)
-		durable(dev, log, board_sink_close(s), c);
-	board_sink_free(s);
+		durable(dev, log, pl_sink_close(s), c);
+	pl_sink_free(s);
 	stor_log_free(log);
 }
 
