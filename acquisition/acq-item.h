@@ -113,6 +113,11 @@ enum acq_event_code {
 	   detail = source address */
 	ACQ_EV_J1939_DTC_ACTIVE = 71,
 	ACQ_EV_J1939_DTC_CLEARED = 72,
+	ACQ_EV_SEAL = 80,           /* a seal Batch's record; arg = records covered, detail = signed */
+	ACQ_EV_SEAL_CHAIN_NEW = 81, /* a new seal chain; arg = first seq covered, detail 1:
+	                               after records the log lost */
+	ACQ_EV_SEAL_UNSIGNED = 82,  /* sealing without a key */
+	ACQ_EV_SEAL_KEY_FAULT = 83, /* signing failed; arg = -errno */
 	ACQ_EV_CODE_MAX
 };
 

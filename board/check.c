@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "conf/config-schema.h"
+#include "evidence.h"
 #include "pipeline/logdir.h"
 #include "storage/stor.h"
 
@@ -42,6 +43,29 @@ static int check_storage(const struct conf_board *cfg, const char *data)
 		       conf_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail)));
 	if (warn[0])
 		printf("  WARNING: %s\n", warn);
+	return 0;
+}
+
+/* The evidence chain: signed with the board's key, or unsigned (said). */
+static int check_evidence(const struct conf_board *cfg)
+{
+	uint8_t secret[EVD_SECRET_LEN], pk[EVD_PUBLIC_LEN];
+	char err[CONF_ERR_MAX], id[17];
+	int r = board_evidence_key(cfg, secret, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "railmon check: %s\n", err);
+		return r;
+	}
+	if (r == 0) {
+		printf("  evidence: hash chain and Seals every %u s, UNSIGNED (no [board] key): tamper-evident, "
+		       "not authenticated\n", cfg->seal_interval_s);
+		return 0;
+	}
+	evd_key_public_of(secret, pk);
+	explicit_bzero(secret, sizeof(secret));
+	printf("  evidence: hash chain and Seals every %u s, signed with %s (key id %s)\n", cfg->seal_interval_s,
+	       cfg->key, board_evidence_key_id(pk, id));
 	return 0;
 }
 
@@ -237,6 +261,7 @@ int board_cmd_check(int argc, char **argv)
 	       pl_data_dir(cfg, data), cfg->storage.segment_bytes >> 10,
 	       cfg->storage.sync_window_ms, cfg->batch_ms);
 	bad |= check_storage(cfg, data) < 0;
+	bad |= check_evidence(cfg) < 0;
 	if (cfg->uplink.enabled)
 		printf("  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host, cfg->uplink.port,
 		       cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");

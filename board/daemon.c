@@ -24,6 +24,7 @@
 #include "acquisition/acq.h"
 #include "basic/clock.h"
 #include "daemon.h"
+#include "evidence.h"
 #include "logfault.h"
 #include "pipeline/faults.h"
 #include "pipeline/forwarder.h"
@@ -120,20 +121,30 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	return pl_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
 }
 
-static int open_sink(struct board_daemon *d)
+static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct rec_batch_meta meta = { .vehicle = d->cfg->vehicle, .config_hash = d->cfg->hash };
+	uint8_t secret[EVD_SECRET_LEN];
 	struct pl_sink_stats st;
 	size_t n;
 	int r;
 
 	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
+	/* A key the board names but that cannot be used stops the start: the
+	   log would otherwise be unsigned without anyone having chosen so. */
+	r = board_evidence_key(d->cfg, secret, err, errlen);
+	if (r < 0)
+		return r;
 	r = pl_sink_new(&(struct pl_sink_cfg){ .log = d->log, .channels = d->ch, .meta = &meta,
 	                                             .batch_max = d->cfg->batch_max, .batch_ms = d->cfg->batch_ms,
 	                                             .meta_interval_s = d->cfg->meta_interval_s,
 	                                             .deterministic = daemon_is_replay(d->cfg, d->replay_log),
-	                                             .faults = &d->faults },
+	                                             .faults = &d->faults,
+	                                             .seal_secret = r == 1 ? secret : NULL,
+	                                             .seal_interval_s = d->cfg->seal_interval_s,
+	                                             .log_dir = d->data_dir },
 	                   &d->sink);
+	explicit_bzero(secret, sizeof(secret));
 	if (r < 0)
 		return r;
 	/* What recovery found is said at start and becomes an event. */
@@ -252,7 +263,7 @@ int board_daemon_new(const struct conf_board *cfg, const struct board_daemon_opt
 	if (r >= 0)
 		r = open_log(d, err, errlen);
 	if (r >= 0)
-		r = open_sink(d);
+		r = open_sink(d, err, errlen);
 	if (r >= 0)
 		r = pl_health_new(&d->health);
 	if (r >= 0)

@@ -30,6 +30,8 @@ static const struct {
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 	{ "watch", board_cmd_watch, "the live values of a running daemon's channels" },
+	{ "keygen", board_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
+	{ "verify", board_cmd_verify, "check a log against its signed Seals (evidence)" },
 };
 
 static void usage(FILE *out)

@@ -150,6 +150,14 @@ static const struct basic_ini_key board_keys[] = {
 	  .expect = "expected a socket path of at most 107 characters", .doc_def = "DATA/railmon.sock",
 	  .help = "Unix socket `railmon stat` reads the daemon's health from; @name is in the abstract "
 	          "namespace. DATA is the log directory." },
+	{ "key", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, B(key), BASIC_INI_LINE_AT(struct conf_board, key_line),
+	  .expect = "bad file name", .doc_def = "none (seals unsigned)",
+	  .help = "The vehicle's Ed25519 secret key (`railmon keygen`, mode 0600): every Seal of the log's "
+	          "hash chain is signed with it. Without it the log is still chained (tamper-evident) but "
+	          "not signed, and `check` says so." },
+	{ "seal_interval_s", BASIC_INI_UINT, 0, B(seal_interval_s), .min = 1, .max = 86400, .def = "60",
+	  .help = "A Seal (the hash chain's head, signed) goes into the log this often (seconds), and also "
+	          "before every segment closes and at a clean stop." },
 	{ "health_interval_s", BASIC_INI_UINT, 0, B(health_interval_s), .min = 1, .max = 86400, .def = "10",
 	  .help = "Health entries (counters of every bus, the collector and the log) go into a Batch this "
 	          "often (seconds)." },

@@ -57,6 +57,9 @@ struct conf_board {
 	char hw_watchdog[BUS_PATH_MAX]; /* watchdog device to kick, "" = none */
 	uint32_t hw_watchdog_timeout_s;
 	char stat_socket[108];     /* "" = <data dir>/railmon.sock */
+	char key[BUS_PATH_MAX];    /* Ed25519 secret key sealing the log, "" = unsigned */
+	int key_line;              /* where key was set, 0 = not */
+	uint32_t seal_interval_s;  /* a Seal at least this often */
 	struct conf_storage storage;
 	struct conf_uplink uplink;
 	struct bus_cfg buses[CONF_BUSES_MAX];

@@ -10,14 +10,20 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "basic/clock.h"
 #include "basic/counter.h"
 #include "pipeline/faults.h"
 #include "sink.h"
+#include "evidence/evd.h"
 #include "record/batch.h"
+#include "record/seal.h"
 
 #define LOG_REPORT_RETRY_NS 1000000000ll /* a refused log report is tried again this often */
+/* Room kept for the Seal that closes a segment: a seal Batch is ~330
+   bytes with a 63-byte vehicle name, plus its frame. */
+#define SEAL_ROOM 1024
 
 /* Log events not yet on disk (see pl_sink.pend). */
 struct log_pending {
@@ -56,6 +62,14 @@ struct pl_sink {
 	_Atomic uint64_t log_unreported; /* pend.dropped, for readers */
 	_Atomic uint64_t log_damaged;    /* pend.damaged, for readers */
 	_Atomic int log_error;           /* the log's last error, 0 if none */
+
+	/* Evidence: the chain and its Seals (seal_enc encodes the seal
+	   Batches, so one never overwrites a data Batch being appended). */
+	evd_sealer_t *sealer;
+	rec_encoder_t *seal_enc;
+	int64_t seal_next_ns;            /* monotonic: the next periodic Seal */
+	_Atomic uint64_t seals;
+	bool chain_restarted;            /* SEAL_CHAIN_NEW (detail 1) to be said */
 };
 
 /* ------------------------------------------------------------ Batches */
@@ -92,6 +106,11 @@ static int batch_flush(pl_sink_t *s)
 	if (!rec_encoder_count(s->enc))
 		return 0;
 	batch_dictionary(s);
+	/* A Batch that starts the next segment: the Seal closes this one
+	   first, so every closed segment ends sealed. */
+	if (evd_sealer_pending(s->sealer) &&
+	    stor_log_would_roll(s->log, (uint32_t)rec_encoder_wire_max(s->enc) + SEAL_ROOM))
+		pl_sink_seal(s);
 	rec_encoder_span(s->enc, &rec.t_first_ns, &rec.t_last_ns);
 	rec.first_seq = stor_log_next_seq(s->log);
 	n = rec_encoder_finish(s->enc, rec.first_seq, &buf, &len);
@@ -105,6 +124,7 @@ static int batch_flush(pl_sink_t *s)
 	   counter and, once the log takes records again, one event. */
 	r = stor_log_append(s->log, &rec);
 	if (r == 0) {
+		evd_sealer_add(s->sealer, rec.first_seq, rec.count, buf, len);
 		basic_counter_add(&s->records, (uint64_t)n);
 		basic_counter_add(&s->batches, 1);
 	} else {
@@ -175,6 +195,70 @@ void pl_sink_event(pl_sink_t *s, uint32_t code, int64_t arg)
 	pl_sink_items(s, &ev, 1);
 }
 
+/* ------------------------------------------------------------ Seals */
+
+/*
+ * The Seal goes as a Batch of its own (one record, the SEAL event) right
+ * after the records it covers; the open data Batch stays open (its
+ * records are not in the log yet, so the next Seal covers them).
+ */
+int pl_sink_seal(pl_sink_t *s)
+{
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .bus = ACQ_SOURCE_DAEMON };
+	struct stor_rec rec = { 0 };
+	struct rec_seal seal;
+	const uint8_t *buf;
+	size_t len;
+	int n, r;
+
+	if (!evd_sealer_pending(s->sealer))
+		return 0;
+	ev.t_ns = basic_realtime_ns();
+	rec.first_seq = stor_log_next_seq(s->log);
+	r = evd_sealer_seal(s->sealer, rec.first_seq, ev.t_ns, &seal);
+	if (r < 0)
+		return r;
+	ev.event = (struct acq_event){ .code = ACQ_EV_SEAL, .arg = (int64_t)(seal.end_seq - seal.first_seq),
+	                               .detail = seal.is_signed };
+	rec_encoder_add(s->seal_enc, &ev);
+	rec_encoder_set_seal(s->seal_enc, &seal);
+	n = rec_encoder_finish(s->seal_enc, rec.first_seq, &buf, &len);
+	if (n <= 0)
+		return n < 0 ? n : -EINVAL;
+	rec.count = (uint32_t)n;
+	rec.t_first_ns = rec.t_last_ns = ev.t_ns;
+	rec.payload = buf;
+	rec.len = (uint32_t)len;
+	r = stor_log_append(s->log, &rec);
+	if (r == 0) {
+		evd_sealer_add(s->sealer, rec.first_seq, rec.count, buf, len);
+		basic_counter_add(&s->records, (uint64_t)n);
+		basic_counter_add(&s->batches, 1);
+		basic_counter_add(&s->seals, 1);
+	} else {
+		s->refused_appends += (uint64_t)n;
+	}
+	atomic_store_explicit(&s->next_seq, stor_log_next_seq(s->log), memory_order_relaxed);
+	return r;
+}
+
+/* Every seal_interval_s (wall time: a replay seals at segment ends and
+   close only, so its numbering depends on the input alone). */
+static void seal_periodic(pl_sink_t *s)
+{
+	int64_t now;
+
+	if (s->cfg.deterministic || !s->cfg.seal_interval_s)
+		return;
+	now = basic_mono_ns();
+	if (now < s->seal_next_ns)
+		return;
+	s->seal_next_ns = now + (int64_t)s->cfg.seal_interval_s * BASIC_NS_PER_SEC;
+	/* what the open Batch holds is covered too */
+	batch_flush(s);
+	pl_sink_seal(s);
+}
+
 int pl_sink_add_health(pl_sink_t *s, const struct rec_health *h)
 {
 	return rec_encoder_add_health(s->enc, h);
@@ -196,6 +280,13 @@ static void log_take(pl_sink_t *s)
 	   counted as stored: they are not. */
 	later = n - (n < s->refused_appends ? n : s->refused_appends);
 	s->refused_appends -= n - later;
+	/* Those are in the hash chain but not in the log: no Seal could
+	   match them.  A new chain starts at the log's end (they and the
+	   records since the last Seal stay unsealed; the event says so). */
+	if (later && s->sealer) {
+		evd_sealer_restart(s->sealer, stor_log_next_seq(s->log));
+		s->chain_restarted = true;
+	}
 	stored = atomic_load_explicit(&s->records, memory_order_relaxed);
 	atomic_store_explicit(&s->records, stored - (later < stored ? later : stored), memory_order_relaxed);
 	basic_counter_add(&s->log_dropped, n);
@@ -240,6 +331,11 @@ static bool log_pending(const pl_sink_t *s)
 /* The events for what is pending, into the (empty) encoder. */
 static void log_events(pl_sink_t *s, const struct log_pending *sent)
 {
+	if (s->chain_restarted) {
+		/* detail 1: after records the log lost (see log_take) */
+		log_event(s, ACQ_EV_SEAL_CHAIN_NEW, (int64_t)evd_sealer_first(s->sealer), 1);
+		s->chain_restarted = false;
+	}
 	if (sent->err || sent->abandoned)
 		log_event(s, ACQ_EV_LOG_FAULT, sent->err, (uint32_t)sent->abandoned);
 	else if (sent->damaged)
@@ -298,6 +394,7 @@ int pl_sink_tick(pl_sink_t *s)
 	if (!s->cfg.deterministic && rec_encoder_count(s->enc) &&
 	    basic_mono_ns() - s->batch_open_ns >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS)
 		batch_flush(s);
+	seal_periodic(s);
 	return stor_log_tick(s->log);
 }
 
@@ -318,10 +415,39 @@ int pl_sink_close(pl_sink_t *s)
 	/* The last Batch may have been refused too: one more try, so the
 	   counter and the log's events agree whenever the disk allows. */
 	pl_sink_report(s);
+	/* The last Seal covers everything, the report too. */
+	if (pl_sink_seal(s) == 0)
+		stor_log_sync(s->log);
 	return r;
 }
 
 /* ------------------------------------------------------------ set-up */
+
+/* The chain is taken up from the log; the first Batch says whether it was,
+   and whether this run signs (events SEAL_CHAIN_NEW, SEAL_UNSIGNED). */
+static int sink_sealer(pl_sink_t *s, const struct rec_batch_meta *meta)
+{
+	/* With a second core the hashing runs beside the collector (the
+	   chain costs the collector a copy per Batch, not the hash). */
+	struct evd_sealer_cfg sc = { .vehicle = meta->vehicle, .secret = s->cfg.seal_secret,
+	                             .dir = s->cfg.log_dir, .next_seq = stor_log_next_seq(s->log),
+	                             .threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 };
+	int r;
+
+	if (s->cfg.no_evidence)
+		return 0;
+	memcpy(sc.log_id, meta->log_id, REC_LOG_ID_LEN);
+	memcpy(sc.boot_id, meta->boot_id, REC_BOOT_ID_LEN);
+	r = evd_sealer_new(&sc, &s->sealer);
+	if (r < 0)
+		return r;
+	s->seal_next_ns = basic_mono_ns() + (int64_t)s->cfg.seal_interval_s * BASIC_NS_PER_SEC;
+	if (!evd_sealer_continued(s->sealer))
+		log_event(s, ACQ_EV_SEAL_CHAIN_NEW, (int64_t)evd_sealer_first(s->sealer), 0);
+	if (!s->cfg.seal_secret)
+		log_event(s, ACQ_EV_SEAL_UNSIGNED, 0, 0);
+	return 0;
+}
 
 int pl_sink_new(const struct pl_sink_cfg *cfg, pl_sink_t **ret)
 {
@@ -355,6 +481,10 @@ int pl_sink_new(const struct pl_sink_cfg *cfg, pl_sink_t **ret)
 		r = rec_encoder_set_channels(s->enc, s->dict, s->ndict);
 	if (r >= 0)
 		r = rec_encoder_set_channels(s->enc, NULL, 0);
+	if (r >= 0)
+		r = rec_encoder_new(&meta, 16, &s->seal_enc);
+	if (r >= 0)
+		r = sink_sealer(s, &meta);
 	if (r < 0) {
 		pl_sink_free(s);
 		return r;
@@ -372,6 +502,8 @@ pl_sink_t *pl_sink_free(pl_sink_t *s)
 	if (!s)
 		return NULL;
 	rec_encoder_free(s->enc);
+	rec_encoder_free(s->seal_enc);
+	evd_sealer_free(s->sealer);
 	free(s->decoded);
 	free(s);
 	return NULL;
@@ -392,6 +524,9 @@ int pl_sink_stats(const pl_sink_t *s, struct pl_sink_stats *ret)
 		.log_unreported = atomic_load(&m->log_unreported),
 		.log_error = atomic_load(&m->log_error),
 		.log_damaged = atomic_load(&m->log_damaged),
+		.seals = atomic_load(&m->seals),
+		.seals_signed = s->cfg.seal_secret != NULL,
+		.chain_continued = evd_sealer_continued(s->sealer),
 		.first_seq = s->first_seq,
 		.next_seq = atomic_load(&m->next_seq),
 	};

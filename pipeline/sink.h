@@ -39,8 +39,18 @@ struct pl_sink_cfg {
 	uint32_t batch_max;                  /* records per Batch */
 	uint32_t batch_ms;                   /* close a Batch this long after its first record */
 	uint32_t meta_interval_s;            /* the dictionary rides along this often */
-	bool deterministic;                  /* a replay: close Batches by record time */
-	struct pl_faults *faults;         /* the caller's; the faults stored and the
+	bool deterministic;                  /* a replay: close Batches by record time
+	                                        (and seal only at segment ends and close) */
+	/* Evidence (README "Evidence"): every Batch the log takes enters the
+	   hash chain, and a Seal covers it every seal_interval_s, before a
+	   segment closes and at close. */
+	const uint8_t *seal_secret;          /* Ed25519 secret key (copied), NULL: unsigned */
+	uint32_t seal_interval_s;            /* 0: only at segment ends and close */
+	const char *log_dir;                 /* the log's directory: its chain is taken up */
+	bool no_evidence;                    /* no chain, no Seals: the baseline of
+	                                        tests/evidence/bench-evidence.c only
+	                                        (no board key turns this on) */
+	struct pl_faults *faults;            /* the caller's; the faults stored and the
 	                                        log's are noted here (faults.h); NULL: none */
 };
 
@@ -54,6 +64,9 @@ struct pl_sink_stats {
 	uint64_t log_unreported;  /* of those, not yet in a LOG_DROPPED event on disk */
 	int log_error;            /* the log's last error (-errno), 0 if none */
 	uint64_t log_damaged;     /* damaged spots found at open, not yet in an event */
+	uint64_t seals;           /* Seals the log took this run */
+	bool seals_signed;        /* with a key */
+	bool chain_continued;     /* the log's last chain was taken up (else a new one) */
 	uint64_t first_seq;       /* the log's next seq when the sink was made */
 	uint64_t next_seq;
 };
@@ -61,7 +74,8 @@ struct pl_sink_stats {
 typedef struct pl_sink pl_sink_t;
 
 /* Make the sink; allocates the encoder for the whole dictionary now, so the
-   collector never allocates for it.  0, -EINVAL, -ENOMEM. */
+   collector never allocates for it, and takes up the log's hash chain
+   (reading its newest segments).  0, -EINVAL, -ENOMEM, -EIO (libsodium). */
 int pl_sink_new(const struct pl_sink_cfg *cfg, pl_sink_t **ret_sink);
 
 /* Close nothing (see pl_sink_close), free; accepts NULL; returns NULL. */
@@ -75,6 +89,10 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n);
 /* An event of the daemon itself (START, STOP, CONFIG_RELOAD), now. */
 void pl_sink_event(pl_sink_t *s, uint32_t code, int64_t arg);
 
+/* Seal now everything the log took since the last Seal (nothing to seal:
+   nothing done).  0, or the append's -errno (counted as refused). */
+int pl_sink_seal(pl_sink_t *s);
+
 /* Health entries ride in the next Batch. */
 int pl_sink_add_health(pl_sink_t *s, const struct rec_health *h);
 
@@ -87,8 +105,8 @@ int pl_sink_tick(pl_sink_t *s);
 void pl_sink_report(pl_sink_t *s);
 
 /* The end of a run: the STOP event (arg = records of the run), the last
-   Batch, a sync, and one more report if the disk allows.  Returns the
-   sync's result. */
+   Batch, a sync, one more report if the disk allows, and the last Seal,
+   synced.  Returns the first sync's result. */
 int pl_sink_close(pl_sink_t *s);
 
 /* Counters; any thread (each read atomically). */

@@ -17,6 +17,7 @@
 
 #include "batch.h"
 #include "railmon.pb-c.h"
+#include "seal.h"
 
 /* Worst case for one record on the wire: 5 varint columns of <= 10 bytes
    plus 64 bytes of CAN FD payload.  Used to size the output buffer. */
@@ -85,6 +86,8 @@ struct rec_encoder {
 	Railmon__V1__Health health_msg[REC_HEALTH_MAX];
 	Railmon__V1__Health *health_ptr[REC_HEALTH_MAX];
 	size_t nhealth;
+	struct rec_seal seal;      /* the next Batch's Seal, if has_seal */
+	bool has_seal;
 
 	/* Upper bounds of the packed Batch: fixed fields and records, and
 	   what the dictionary and health entries add; kept under
@@ -256,6 +259,11 @@ static int encoder_add_event(rec_encoder_t *e, const struct acq_item *it)
 static size_t encoder_wire(const rec_encoder_t *e)
 {
 	return e->wire_records + e->wire_dict + e->wire_health;
+}
+
+size_t rec_encoder_wire_max(const rec_encoder_t *e)
+{
+	return e ? encoder_wire(e) : 0;
 }
 
 /* The most bytes item can add to the packed Batch. */
@@ -471,8 +479,39 @@ static void encoder_reset(rec_encoder_t *e)
 	e->smp_any_bad = false;
 	e->nchannels = 0;
 	e->nhealth = 0;
+	e->has_seal = false;
 	e->wire_records = WIRE_FIXED_MAX + strlen(e->vehicle);
 	e->wire_dict = e->wire_health = 0;
+}
+
+int rec_encoder_set_seal(rec_encoder_t *e, const struct rec_seal *seal)
+{
+	if (!e)
+		return -EINVAL;
+	e->has_seal = seal != NULL;
+	if (seal)
+		e->seal = *seal;
+	return 0;
+}
+
+/* The Seal's message points into the encoder's copy (a few hundred bytes:
+   the output buffer's fixed room, WIRE_FIXED_MAX, holds it). */
+static Railmon__V1__Seal *encoder_seal_msg(rec_encoder_t *e, Railmon__V1__Seal *m)
+{
+	struct rec_seal *s = &e->seal;
+
+	m->version = REC_SEAL_VERSION;
+	m->vehicle = s->vehicle;
+	m->log_id = (ProtobufCBinaryData){ REC_LOG_ID_LEN, s->log_id };
+	m->boot_id = (ProtobufCBinaryData){ REC_BOOT_ID_LEN, s->boot_id };
+	m->first_seq = s->first_seq;
+	m->end_seq = s->end_seq;
+	m->t_ns = s->t_ns;
+	m->chain_start = (ProtobufCBinaryData){ REC_SEAL_HASH_LEN, s->chain_start };
+	m->chain_head = (ProtobufCBinaryData){ REC_SEAL_HASH_LEN, s->chain_head };
+	m->prev_seal = (ProtobufCBinaryData){ REC_SEAL_HASH_LEN, s->prev_seal };
+	m->signature = (ProtobufCBinaryData){ s->is_signed ? REC_SEAL_SIG_LEN : 0, s->signature };
+	return m;
 }
 
 int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
@@ -481,6 +520,7 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	Railmon__V1__CanFrames can = RAILMON__V1__CAN_FRAMES__INIT;
 	Railmon__V1__Samples smp = RAILMON__V1__SAMPLES__INIT;
 	Railmon__V1__Events ev = RAILMON__V1__EVENTS__INIT;
+	Railmon__V1__Seal seal = RAILMON__V1__SEAL__INIT;
 	size_t need, count;
 
 	if (!e || !ret_buf || !ret_len)
@@ -532,6 +572,8 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	/* and the health entries' by add_health() */
 	b.n_health = e->nhealth;
 	b.health = e->nhealth ? e->health_ptr : NULL;
+	if (e->has_seal)
+		b.seal = encoder_seal_msg(e, &seal);
 
 	need = railmon__v1__batch__get_packed_size(&b);
 	/* Sized at creation and by set_channels(); only health entries in a
@@ -795,4 +837,79 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.reopens = m->reopens;
 	*ret = h;
 	return 0;
+}
+
+static bool seal_bytes(const ProtobufCBinaryData *d, uint8_t *out, size_t len)
+{
+	if (d->len != len)
+		return false;
+	memcpy(out, d->data, len);
+	return true;
+}
+
+int rec_batch_seal(const rec_batch_t *b, struct rec_seal *ret)
+{
+	const Railmon__V1__Seal *m;
+	struct rec_seal s = { 0 };
+
+	if (!b || !ret)
+		return -EINVAL;
+	m = b->msg->seal;
+	if (!m)
+		return -ENOENT;
+	if (m->version != REC_SEAL_VERSION || strlen(m->vehicle) > REC_SEAL_VEHICLE_MAX ||
+	    m->first_seq == 0 || m->end_seq < m->first_seq ||
+	    !seal_bytes(&m->log_id, s.log_id, REC_LOG_ID_LEN) ||
+	    !seal_bytes(&m->boot_id, s.boot_id, REC_BOOT_ID_LEN) ||
+	    !seal_bytes(&m->chain_start, s.chain_start, REC_SEAL_HASH_LEN) ||
+	    !seal_bytes(&m->chain_head, s.chain_head, REC_SEAL_HASH_LEN) ||
+	    !seal_bytes(&m->prev_seal, s.prev_seal, REC_SEAL_HASH_LEN) ||
+	    (m->signature.len != 0 && m->signature.len != REC_SEAL_SIG_LEN))
+		return -EBADMSG;
+	s.is_signed = m->signature.len == REC_SEAL_SIG_LEN;
+	if (s.is_signed)
+		memcpy(s.signature, m->signature.data, REC_SEAL_SIG_LEN);
+	memcpy(s.vehicle, m->vehicle, strlen(m->vehicle) + 1);
+	s.first_seq = m->first_seq;
+	s.end_seq = m->end_seq;
+	s.t_ns = m->t_ns;
+	*ret = s;
+	return 0;
+}
+
+static uint8_t *put_le(uint8_t *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+int rec_seal_signed_bytes(const struct rec_seal *s, uint8_t buf[REC_SEAL_SIGNED_MAX])
+{
+	static const uint8_t magic[8] = "RMSEAL1";
+	size_t vlen;
+	uint8_t *p = buf;
+
+	if (!s || !buf)
+		return -EINVAL;
+	vlen = strnlen(s->vehicle, sizeof(s->vehicle));
+	if (vlen > REC_SEAL_VEHICLE_MAX)
+		return -EINVAL;
+	memcpy(p, magic, 8);
+	p = put_le(p + 8, REC_SEAL_VERSION, 4);
+	*p++ = (uint8_t)vlen;
+	memcpy(p, s->vehicle, vlen);
+	p += vlen;
+	memcpy(p, s->log_id, REC_LOG_ID_LEN);
+	p += REC_LOG_ID_LEN;
+	memcpy(p, s->boot_id, REC_BOOT_ID_LEN);
+	p += REC_BOOT_ID_LEN;
+	p = put_le(p, s->first_seq, 8);
+	p = put_le(p, s->end_seq, 8);
+	p = put_le(p, (uint64_t)s->t_ns, 8);
+	memcpy(p, s->chain_start, REC_SEAL_HASH_LEN);
+	memcpy(p + REC_SEAL_HASH_LEN, s->chain_head, REC_SEAL_HASH_LEN);
+	memcpy(p + 2 * REC_SEAL_HASH_LEN, s->prev_seal, REC_SEAL_HASH_LEN);
+	p += 3 * REC_SEAL_HASH_LEN;
+	return (int)(p - buf);
 }

@@ -105,6 +105,10 @@ int rec_encoder_add_health(rec_encoder_t *enc, const struct rec_health *h);
 /* Records queued so far. */
 size_t rec_encoder_count(const rec_encoder_t *enc);
 
+/* The most bytes the queued Batch can pack into (an upper bound: what
+   finish would give, or more). */
+size_t rec_encoder_wire_max(const rec_encoder_t *enc);
+
 /* Time span of the queued records (0,0 if none). */
 void rec_encoder_span(const rec_encoder_t *enc, int64_t *ret_first_ns, int64_t *ret_last_ns);
 

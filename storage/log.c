@@ -982,6 +982,18 @@ static int make_room(stor_log_t *log, uint64_t need)
 	return 0;
 }
 
+bool stor_log_would_roll(const stor_log_t *log, uint32_t len)
+{
+	uint64_t need;
+
+	if (!log || log->fd < 0)
+		return false;
+	need = stor_frame_size(len) + gap_frames(log) * STOR_FRAME_HDR_BYTES;
+	/* make_room()'s test: a segment with records that cannot take it */
+	return log->woff + log->buf_len + need + SEAL_BYTES > log->segment_bytes &&
+	       log->woff + log->buf_len > STOR_HDR_BYTES;
+}
+
 int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 {
 	struct stor_frame f;

@@ -417,3 +417,37 @@ int stor_reader_fault(const stor_reader_t *r, struct stor_fault *ret_fault)
 	*ret_fault = r->fault;
 	return 0;
 }
+
+int stor_reader_tail(stor_reader_t *r, struct stor_tail *ret)
+{
+	uint8_t buf[4096];
+	uint64_t off;
+
+	if (!r || !ret)
+		return -EINVAL;
+	*ret = (struct stor_tail){ 0 };
+	if (!r->open || r->c.sealed)
+		return 0;
+	ret->segment = r->cur_seg;
+	ret->offset = r->c.off;
+	ret->size = r->c.file_size;
+	/* A writer preallocates its segment: zeros after the last frame are a
+	   live log's room, anything else was written and is no frame. */
+	for (off = r->c.off; off < r->c.file_size;) {
+		size_t want = r->c.file_size - off < sizeof(buf) ? (size_t)(r->c.file_size - off) : sizeof(buf);
+		ssize_t n = r->ops->pread(r->ops->ctx, r->c.fd, buf, want, (off_t)off);
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i]) {
+				ret->garbage = true;
+				ret->garbage_offset = off + (uint64_t)i;
+				return 1;
+			}
+		off += (uint64_t)n;
+	}
+	return 1;
+}

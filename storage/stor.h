@@ -126,6 +126,13 @@ stor_log_t *stor_log_free(stor_log_t *log);
 int stor_log_append(stor_log_t *log, const struct stor_rec *rec);
 
 /*
+ * Would appending a record of len payload bytes now close the active
+ * segment and start the next one?  The evidence Seal (pipeline/sink.c) goes
+ * in first, so every closed segment ends with one.  false on NULL.
+ */
+bool stor_log_would_roll(const stor_log_t *log, uint32_t len);
+
+/*
  * Move next_seq forward to seq, marking [next_seq, seq) as a gap in the log
  * (the records will never be appended: a ground log that joined a vehicle
  * late, or records the vehicle lost).  Returns 0, -EINVAL if seq is behind
@@ -277,6 +284,25 @@ int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
  * error in the newest segment (the live tail; call again later).
  */
 int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec);
+
+/* The end of what a reader read, once stor_reader_next() returned 0. */
+struct stor_tail {
+	uint64_t segment;  /* the newest segment (its first seq) */
+	uint64_t offset;   /* where its last good frame ends */
+	uint64_t size;     /* its file size now */
+	bool garbage;      /* bytes other than zeros after offset: damage (or a
+	                      torn write a power cut left, before recovery cut it) */
+	uint64_t garbage_offset; /* the first of them */
+};
+
+/*
+ * Does the log end in an open segment (no storage seal: a live log, or one
+ * a power cut stopped)?  1 and *ret_tail: what follows its last good frame,
+ * preallocated zeros (a live log: nothing wrong) or garbage; 0: the newest
+ * segment was closed and sealed, or none was read; -EINVAL; -errno of a read.
+ * Reads the rest of that file through the reader's ops.
+ */
+int stor_reader_tail(stor_reader_t *r, struct stor_tail *ret_tail);
 
 /* Where the last -EBADMSG was found: the segment (its first seq, i.e. its
    file name) and the byte offset in that file.  NULL pointers are skipped. */

@@ -9,6 +9,7 @@ BUILD=(
 	gcc libc6-dev meson ninja-build pkg-config
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev libmosquitto-dev zlib1g-dev
+	libsodium-dev # evidence: BLAKE2b hash chain, Ed25519 Seals (evidence/)
 )
 PKGS=(
 	"${BUILD[@]}"

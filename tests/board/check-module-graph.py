@@ -18,9 +18,10 @@ ALLOWED = {
     "storage": {"basic"},
     "record": {"basic", "acquisition/acq-item.h"},
     "uplink": {"basic", "acquisition/acq-item.h", "record"},
+    "evidence": {"basic", "acquisition/acq-item.h", "storage", "record"},
     "conf": {"basic", "bus"},
-    "pipeline": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf"},
-    "board": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf", "pipeline"},
+    "pipeline": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf", "evidence"},
+    "board": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf", "pipeline", "evidence"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z]+)/([^"]+)"', re.M)
 

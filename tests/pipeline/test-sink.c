@@ -12,6 +12,7 @@
 #include "pipeline/sink.h"
 #include "stor-faultdev.h"
 #include "stor-test-util.h"
+#include "evidence/evd.h"
 #include "record/batch.h"
 
 #define T0 1800000000000000000ll
@@ -30,6 +31,8 @@ struct rig {
 struct content {
 	uint64_t records, batches, samples, starts, stops, stop_arg;
 	uint64_t dropped_sum, dropped_events, faults, first_seq, next_seq, gaps;
+	uint64_t evidence; /* SEAL_CHAIN_NEW, SEAL_UNSIGNED and SEAL records of the sink's own */
+	uint64_t since, evidence_since; /* of those, from seq since on */
 	uint64_t contig;           /* records 1..contig-1 are all there */
 	int fault_arg, dropped_errno;
 	uint64_t damaged;          /* spots the reader reported */
@@ -100,6 +103,12 @@ static void note_item(struct content *c, const struct acq_item *it)
 		c->dropped_errno = (int)it->event.detail;
 		break;
 	case ACQ_EV_LOG_FAULT: c->faults++; c->fault_arg = (int)it->event.arg; break;
+	case ACQ_EV_SEAL:
+	case ACQ_EV_SEAL_CHAIN_NEW:
+	case ACQ_EV_SEAL_UNSIGNED:
+		c->evidence++;
+		c->evidence_since += it->seq >= c->since;
+		break;
 	default: break;
 	}
 }
@@ -132,9 +141,9 @@ static void note_batch(struct content *c, const struct stor_rec *rec)
 	rec_batch_free(b);
 }
 
-static struct content read_back(const char *dir)
+static struct content read_back_from(const char *dir, uint64_t since)
 {
-	struct content c = { .contig = 1 };
+	struct content c = { .contig = 1, .since = since };
 	stor_reader_t *r;
 	struct stor_rec rec;
 	int n;
@@ -152,6 +161,11 @@ static struct content read_back(const char *dir)
 	return c;
 }
 
+static struct content read_back(const char *dir)
+{
+	return read_back_from(dir, 0);
+}
+
 /* A clean run: every record in the log, numbered without a gap, the STOP
    event counting them all. */
 static void test_clean(void)
@@ -166,17 +180,19 @@ static void test_clean(void)
 	CHECK(pl_sink_tick(g.sink) == 0);
 	CHECK(pl_sink_close(g.sink) == 0);
 	CHECK(pl_sink_stats(g.sink, &st) == 0);
-	CHECK(st.items == 102 && st.records == 102 && st.first_seq == 1 && st.next_seq == 103);
+	/* + the evidence records: the new chain, unsigned, and the last Seal */
+	CHECK(st.items == 102 && st.records == 105 && st.first_seq == 1 && st.next_seq == 106);
 	CHECK(st.log_dropped == 0 && st.log_unreported == 0 && st.log_error == 0);
 	rig_close(&g);
 	c = read_back(g.dir);
-	CHECK(c.records == 102 && c.samples == 100 && c.starts == 1 && c.stops == 1 && c.stop_arg == 102);
-	CHECK(c.first_seq == 1 && c.next_seq == 103 && !c.gaps && !c.damaged && !c.undecodable);
+	CHECK(c.records == 105 && c.evidence == 3 && c.samples == 100 && c.starts == 1 && c.stops == 1 &&
+	      c.stop_arg == 104);
+	CHECK(c.first_seq == 1 && c.next_seq == 106 && !c.gaps && !c.damaged && !c.undecodable);
 	/* By record time: START and STOP (stamped now) each in a Batch of
 	   their own, the samples (stamped in 2027) in 7 of at most 16. */
-	CHECK(c.batches == 9 && c.dropped_events == 0 && c.faults == 0);
+	CHECK(c.batches == 10 && c.dropped_events == 0 && c.faults == 0); /* 9 and the Seal's */
 	rig_done(&g);
-	puts("sink: clean run: 102 records in 9 Batches of at most 16, seq 1..102");
+	puts("sink: clean run: 102 records and 3 of the evidence chain, seq 1..105");
 }
 
 /*
@@ -221,6 +237,16 @@ static void test_enospc(void)
 	CHECK(c.records + st.log_dropped == st.next_seq - st.first_seq);
 	CHECK(c.samples + st.log_dropped >= g.fed && c.samples < g.fed);
 	CHECK(c.stops == 1);
+	/* the evidence chain holds what the log took: the refused records
+	   (and any refused Seal) are gaps outside it, not tampering */
+	{
+		struct evd_result res;
+
+		CHECK(evd_verify_dir(g.dir, &(struct evd_verify_cfg){ .whole = true }, NULL, NULL, &res) == 0,
+		      "%" PRIu64 " problems, first kind %d at seq %" PRIu64, res.problems, res.first.kind,
+		      res.first.seq);
+		CHECK(res.dropped == st.log_dropped && res.seals >= 1);
+	}
 	rig_done(&g);
 }
 
@@ -313,16 +339,20 @@ static void cut_verify(struct rig *g, uint64_t confirmed, long at, int pattern)
 	feed(g, 5);
 	CHECK(pl_sink_close(g->sink) == 0);
 	rig_close(g);
-	c = read_back(g->dir);
+	c = read_back_from(g->dir, next);
 	if (c.contig < confirmed || c.undecodable) {
 		fprintf(stderr, "FAIL: cut at op %ld, pattern %s: records 1..%" PRIu64 " whole, confirmed %" PRIu64 "\n",
 		        at, fdev_pattern_name(pattern), c.contig - 1, confirmed - 1);
 		abort();
 	}
 	/* 5 samples and STOP in one Batch from the log's end on; damage found
-	   at the open is one LOG_FAULT event after them. */
+	   at the open is one LOG_FAULT event after them; the evidence chain
+	   adds SEAL_UNSIGNED, SEAL_CHAIN_NEW unless it took up the log's
+	   chain, and the Seals (at the end, and before each segment closes:
+	   2 KiB segments close often). */
 	CHECK(c.faults == (st.log_damaged ? 1u : 0u) && (!c.faults || c.fault_arg == -EBADMSG));
-	CHECK(c.next_seq == next + 6 + c.faults && c.stops >= 1);
+	CHECK(c.evidence_since >= 2u + !st.chain_continued);
+	CHECK(c.next_seq == next + 6 + c.faults + c.evidence_since && c.stops >= 1);
 }
 
 /* A power cut at every write and sync of a run, with two of the fault

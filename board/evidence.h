@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evidence.h - the board's side of the evidence chain: its key, as `run`
+ * and `check` read it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf/config.h"
+#include "evidence/evd.h"
+
+/*
+ * The board's secret key ([board] key).  1 and *ret_secret when it has
+ * one, 0 when it has none (seals unsigned), -errno with err set
+ * ("FILE:LINE: key PATH: why") when it names a key that cannot be used.
+ */
+int board_evidence_key(const struct conf_board *cfg, uint8_t ret_secret[EVD_SECRET_LEN], char *err, size_t errlen);
+
+/* Hex of the first 8 bytes of a public key: how the key is named to a
+   person (check, verify, keygen).  buf holds 17 bytes. */
+const char *board_evidence_key_id(const uint8_t public_key[EVD_PUBLIC_LEN], char buf[17]);

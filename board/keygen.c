@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* keygen.c - `railmon keygen`: the vehicle's Ed25519 key pair. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "evidence.h"
+
+static const char keygen_usage[] =
+	"Usage: railmon keygen --out FILE [--public FILE]\n"
+	"Make the vehicle's Ed25519 key pair for the evidence Seals (README \"Evidence\").\n"
+	"The secret key goes to FILE (mode 0600; name it in the board file: [board] key = FILE),\n"
+	"the public key to FILE.pub (or --public): it is what the ground and investigators\n"
+	"hold to run `railmon verify --pubkey`.  An existing file is never overwritten.\n\n"
+	"  -o, --out FILE      the secret key file\n"
+	"  -p, --public FILE   the public key file (default: FILE.pub)\n"
+	"  -h, --help          this text\n";
+
+int board_cmd_keygen(int argc, char **argv)
+{
+	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
+		                              { "public", required_argument, NULL, 'p' },
+		                              { "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *out = NULL, *pub = NULL;
+	char pubname[4096], id[17];
+	uint8_t pk[EVD_PUBLIC_LEN];
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "o:p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'p': pub = optarg; break;
+		case 'h': fputs(keygen_usage, stdout); return 0;
+		default: fputs(keygen_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_fail("keygen", "unexpected argument '%s'", argv[optind]);
+	if (!out)
+		return cli_fail("keygen", "--out FILE is required");
+	if (!pub) {
+		if ((size_t)snprintf(pubname, sizeof(pubname), "%s.pub", out) >= sizeof(pubname))
+			return cli_fail("keygen", "--out: name too long");
+		pub = pubname;
+	}
+	r = evd_key_generate(out, pub);
+	if (r < 0) {
+		fprintf(stderr, "railmon keygen: %s: %s\n", r == -EEXIST ? "a key file exists (never overwritten)" : out,
+		        r == -EEXIST ? "remove it first, or choose another name" : strerror(-r));
+		return 1;
+	}
+	r = evd_key_load_public(pub, pk);
+	if (r < 0) {
+		fprintf(stderr, "railmon keygen: %s: %s\n", pub, strerror(-r));
+		return 1;
+	}
+	printf("secret key %s (0600): name it in the board file, [board] key = %s\n", out, out);
+	printf("public key %s, key id %s: give it to the ground and to investigators\n", pub,
+	       board_evidence_key_id(pk, id));
+	return 0;
+}

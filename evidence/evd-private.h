@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evd-private.h - inside evidence/: the hasher thread the sealer hands
+ * Batches to, so hashing them runs beside the collector, not on it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct evd_hasher;
+
+/* What the hasher does with each Batch, on its own thread, in order. */
+typedef void (*evd_hash_fn)(void *ctx, const void *payload, size_t len, bool starts_range);
+
+/* A hasher with cap bytes of room for Batches in flight (Batches are at
+   most 1 MiB: cap must be larger).  0, -EINVAL, -ENOMEM, -errno of
+   pthread_create. */
+int evd_hasher_new(size_t cap, evd_hash_fn fn, void *ctx, struct evd_hasher **ret_hasher);
+
+/* Copy a Batch in for fn; waits while the room is full.  No allocation. */
+void evd_hasher_push(struct evd_hasher *h, const void *payload, size_t len, bool starts_range);
+
+/* Wait until fn has seen every Batch pushed; what fn wrote is then
+   visible to the caller. */
+void evd_hasher_drain(struct evd_hasher *h);
+
+/* Drain, stop the thread, free; accepts NULL; returns NULL. */
+struct evd_hasher *evd_hasher_free(struct evd_hasher *h);

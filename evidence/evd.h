@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evd.h - evidence: the hash chain over every Batch, the signed Seals that
+ * cover it, the vehicle's key, and the verification of a log (README
+ * "Evidence").  Cryptography is libsodium's: BLAKE2b-256 for the chain
+ * (crypto_generichash; libsodium's own hash, faster than its SHA-256 in
+ * software, which is what a board's ARM core without SHA extensions runs)
+ * and Ed25519 for the signatures (crypto_sign).
+ *
+ * Chain: head(0) = chain_start; head(i) = BLAKE2b-256(head(i-1) || d(i)),
+ * d(i) = BLAKE2b-256 of Batch i's bytes without trailing Batch.historical
+ * fields (the forwarder appends one to a re-sent Batch: the ground log then
+ * holds the same Batch with two more bytes).
+ *
+ * Nothing here logs; errors are -errno, and the verifier describes each
+ * problem in a struct the caller prints.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record/seal.h"
+#include "storage/stor.h"
+
+#define EVD_HASH_LEN 32
+#define EVD_PUBLIC_LEN 32
+#define EVD_SECRET_LEN 64
+
+/* libsodium's set-up; call before anything else (idempotent, thread-safe).
+   0 or -EIO. */
+int evd_init(void);
+
+/* d(i) of a Batch's bytes (see above). */
+void evd_digest(const void *payload, size_t len, uint8_t ret_digest[EVD_HASH_LEN]);
+
+/* head = BLAKE2b-256(head || digest). */
+void evd_chain_step(uint8_t head[EVD_HASH_LEN], const uint8_t digest[EVD_HASH_LEN]);
+
+/* Where a new chain starts: BLAKE2b-256("railmon.chain.v1" || log id ||
+   first seq, LE). */
+void evd_chain_genesis(const uint8_t log_id[REC_LOG_ID_LEN], uint64_t first_seq,
+                       uint8_t ret_head[EVD_HASH_LEN]);
+
+/* What the next Seal's prev_seal holds: BLAKE2b-256 of this one's signed
+   bytes and signature (64 zeros when unsigned). */
+void evd_seal_hash(const struct rec_seal *seal, uint8_t ret_hash[EVD_HASH_LEN]);
+
+/* Sign seal (sets signature and is_signed).  0 or -EINVAL. */
+int evd_seal_sign(struct rec_seal *seal, const uint8_t secret[EVD_SECRET_LEN]);
+
+/* 0: signed by the key; -ENOKEY: not signed; -EKEYREJECTED: the signature
+   does not verify (another key, or bytes changed); -EINVAL. */
+int evd_seal_check(const struct rec_seal *seal, const uint8_t public_key[EVD_PUBLIC_LEN]);
+
+/* ---------------------------------------------------------------- keys */
+
+/*
+ * Key files are one line of text: "railmon-ed25519-secret HEX64" (the
+ * 32-byte seed; mode 0600) and "railmon-ed25519-public HEX64".
+ *
+ * Make a new key pair.  Both files are created new (O_EXCL: an existing
+ * key is never overwritten), the secret one 0600, and synced.  0, -EEXIST,
+ * -errno.
+ */
+int evd_key_generate(const char *secret_path, const char *public_path);
+
+/* Read a secret key.  0; -EPERM when the file is readable or writable by
+   group or others (as ssh does: a key others could read is not the
+   vehicle's alone); -EBADMSG not a railmon secret key; -errno. */
+int evd_key_load_secret(const char *path, uint8_t ret_secret[EVD_SECRET_LEN]);
+
+/* Read a public key (or the public half of a secret key file).  0,
+   -EBADMSG, -errno. */
+int evd_key_load_public(const char *path, uint8_t ret_public[EVD_PUBLIC_LEN]);
+
+/* The public key of a secret key. */
+void evd_key_public_of(const uint8_t secret[EVD_SECRET_LEN], uint8_t ret_public[EVD_PUBLIC_LEN]);
+
+/* -------------------------------------------------------------- sealer */
+
+/*
+ * The vehicle side: every Batch the log took enters the chain
+ * (evd_sealer_add), and evd_sealer_seal makes the Seal for everything
+ * since the last one.  Called from one thread at a time (the collector's);
+ * no allocation after new.
+ */
+typedef struct evd_sealer evd_sealer_t;
+
+struct evd_sealer_cfg {
+	const char *vehicle;              /* at most 63 bytes (copied) */
+	uint8_t log_id[REC_LOG_ID_LEN];
+	uint8_t boot_id[REC_BOOT_ID_LEN];
+	const uint8_t *secret;            /* EVD_SECRET_LEN bytes (copied), NULL: unsigned */
+	const char *dir;                  /* the log, to continue its chain; NULL: a new chain */
+	uint64_t next_seq;                /* the log's next seq */
+	bool threaded;                    /* hash on a thread of the sealer's own (a
+	                                     board with more than one core): add only
+	                                     copies the Batch, seal waits for the hash */
+};
+
+/*
+ * Make a sealer.  With dir it looks for the last Seal in the newest
+ * segments of the log and continues its chain through the records written
+ * after it (a crash before the next seal: the next Seal covers them);
+ * without one (a new log, or damage after it), a new chain starts at
+ * next_seq.  0, -EINVAL, -ENOMEM.
+ */
+int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret_sealer);
+evd_sealer_t *evd_sealer_free(evd_sealer_t *s);
+
+/* true when the last chain of the log was continued; false: a new chain
+   (prev_seal zero) starts at evd_sealer_first(). */
+bool evd_sealer_continued(const evd_sealer_t *s);
+uint64_t evd_sealer_first(const evd_sealer_t *s);
+
+/* A Batch the log took (records [first_seq, first_seq + count)). */
+void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const void *payload, size_t len);
+
+/*
+ * Start a new chain at next_seq (prev_seal zero): Batches added since the
+ * last Seal were lost by the log after it took them (a full disk at the
+ * sync, an I/O error), so no Seal could match them.  They stay unsealed,
+ * which verify reports as such.  0, -EINVAL.
+ */
+int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq);
+
+/* Records added since the last Seal (0: nothing to seal). */
+uint64_t evd_sealer_pending(const evd_sealer_t *s);
+
+/*
+ * The Seal of everything added since the last one, to be written as the
+ * Batch numbered end_seq (the log's next seq): that Batch, once the log
+ * took it, must be added next; if the log refused it, the next Seal covers
+ * the same range and more, linked to the Seal before.  Signed when the
+ * sealer has a key.  0, -EINVAL (end_seq behind the chain).
+ */
+int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_seal *ret_seal);
+
+/* ------------------------------------------------------------ verifier */
+
+enum evd_problem_kind {
+	EVD_PROBLEM_STORAGE = 0, /* the log's reader found damage (stor_fault) */
+	EVD_PROBLEM_MALFORMED,   /* a record that is no valid Batch, or one whose seq
+	                            or log id does not match its frame or log */
+	EVD_PROBLEM_SIGNATURE,   /* a Seal not signed by the key (another key,
+	                            altered), or not signed at all */
+	EVD_PROBLEM_CHAIN,       /* the records of a Seal's range do not hash to
+	                            its chain head: changed, removed, added */
+	EVD_PROBLEM_SEAL_LINK,   /* a Seal that does not follow the one before it
+	                            (a seal removed, replaced or moved) */
+	EVD_PROBLEM_NO_SEAL,     /* the log has records but no Seal */
+	EVD_PROBLEM_HEAD,        /* --whole: the first Seal does not start its chain,
+	                            or records of its range are missing (the oldest
+	                            segments deleted) */
+	EVD_PROBLEM_TAIL,        /* bytes after the last good frame of the newest,
+	                            open segment that are no frame: damage, or a
+	                            torn write of a power cut not yet recovered
+	                            (the reader stops there: what follows is unread) */
+	EVD_PROBLEM_KIND_MAX
+};
+
+struct evd_problem {
+	enum evd_problem_kind kind;
+	uint64_t segment;        /* file (its first seq) and byte offset where found */
+	uint64_t offset;
+	uint64_t seq;            /* the record it concerns (the Seal's for CHAIN) */
+	uint64_t range_first;    /* the seq range concerned, [first, end) */
+	uint64_t range_end;
+	struct stor_fault fault; /* STORAGE: what the reader said */
+	int err;                 /* -errno detail */
+};
+
+struct evd_result {
+	uint64_t records;         /* records read */
+	uint64_t seals;           /* Seals that verified */
+	uint64_t signed_seals;
+	uint64_t verified_first;  /* seq range proven by Seals: [first, end) */
+	uint64_t verified_end;
+	int64_t verified_t_first; /* its time span */
+	int64_t verified_t_last;
+	uint64_t head_first;      /* records before the first Seal's range (their
+	                             Seal was deleted by retention): [first, end) */
+	uint64_t head_end;
+	uint64_t tail_first;      /* records after the last Seal: the unsealed tail */
+	uint64_t tail_end;
+	uint64_t unsealed;        /* records before a new chain, covered by no Seal
+	                             (a run that ended without sealing them, or a
+	                             chain the sink restarted after the log lost
+	                             records it had taken) */
+	uint64_t dropped;         /* seqs inside sealed ranges the writer never
+	                             stored (ENOSPC: not in the chain either) */
+	uint64_t problems;
+	struct evd_problem first; /* the first problem, if problems */
+};
+
+typedef struct evd_verifier evd_verifier_t;
+
+struct evd_verify_cfg {
+	const uint8_t *public_key; /* EVD_PUBLIC_LEN; NULL: check the chain only
+	                              (every seal counts as unauthenticated) */
+	bool whole;                /* the log must reach back to the start of its
+	                              first chain (no retention) */
+};
+
+int evd_verifier_new(const struct evd_verify_cfg *cfg, evd_verifier_t **ret_verifier);
+evd_verifier_t *evd_verifier_free(evd_verifier_t *v);
+
+/*
+ * Feed the log in order: every record (evd_verifier_record) and every
+ * fault the reader reported (evd_verifier_fault).  Each returns 1 when it
+ * found a problem (described in *ret_problem when not NULL), 0 if not,
+ * -ENOMEM.
+ */
+int evd_verifier_record(evd_verifier_t *v, const struct stor_rec *rec, struct evd_problem *ret_problem);
+int evd_verifier_fault(evd_verifier_t *v, const struct stor_fault *fault, struct evd_problem *ret_problem);
+
+/* The end of the log: what is left is the unsealed tail.  tail: the
+   reader's stor_reader_tail() when it returned 1, else NULL.  Returns 1 if
+   that makes a problem (no Seal at all, garbage after the tail), else 0. */
+int evd_verifier_end(evd_verifier_t *v, const struct stor_tail *tail, struct evd_problem *ret_problem);
+
+int evd_verifier_result(const evd_verifier_t *v, struct evd_result *ret_result);
+
+/* Problem callback for evd_verify_dir: each problem as found. */
+typedef void (*evd_problem_fn)(void *ctx, const struct evd_problem *p);
+
+/* Verify a log directory (vehicle or ground log) from its oldest record
+   to its newest.  0: no problem; 1: problems (result.problems); -errno
+   (the directory cannot be read). */
+int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_problem_fn fn, void *ctx,
+                   struct evd_result *ret_result);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seal.h - the Seal of railmon.proto as plain data: what a seal Batch
+ * carries (rec_encoder_set_seal, rec_batch_seal), and the canonical bytes
+ * its signature covers.  No cryptography here: evidence/ hashes and signs.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+
+#define REC_SEAL_VERSION 1
+#define REC_SEAL_HASH_LEN 32
+#define REC_SEAL_SIG_LEN 64
+/* vehicle at most 63 bytes (the board file's limit), so the canonical
+   bytes have a fixed upper size */
+#define REC_SEAL_VEHICLE_MAX 63
+#define REC_SEAL_SIGNED_MAX (8 + 4 + 1 + REC_SEAL_VEHICLE_MAX + REC_LOG_ID_LEN + REC_BOOT_ID_LEN + \
+                             3 * 8 + 3 * REC_SEAL_HASH_LEN)
+
+struct rec_seal {
+	char vehicle[REC_SEAL_VEHICLE_MAX + 1];
+	uint8_t log_id[REC_LOG_ID_LEN];
+	uint8_t boot_id[REC_BOOT_ID_LEN];
+	uint64_t first_seq;                    /* covers [first_seq, end_seq) */
+	uint64_t end_seq;                      /* the seal Batch's own seq */
+	int64_t t_ns;
+	uint8_t chain_start[REC_SEAL_HASH_LEN];
+	uint8_t chain_head[REC_SEAL_HASH_LEN];
+	uint8_t prev_seal[REC_SEAL_HASH_LEN];  /* all zero: a new chain */
+	uint8_t signature[REC_SEAL_SIG_LEN];
+	bool is_signed;
+};
+
+/*
+ * The bytes the signature covers: "RMSEAL1\0", version (4, LE), the
+ * vehicle's length (1) and bytes, log id, boot id, first_seq, end_seq,
+ * t_ns (8 each, LE), chain_start, chain_head, prev_seal.  Fixed by this
+ * function, not by protobuf's encoding, so any reader can rebuild them.
+ * buf holds REC_SEAL_SIGNED_MAX bytes.  Returns the length, or -EINVAL.
+ */
+int rec_seal_signed_bytes(const struct rec_seal *seal, uint8_t buf[REC_SEAL_SIGNED_MAX]);
+
+/*
+ * The next Batch carries this Seal (copied); it should hold exactly one
+ * record, the ACQ_EV_SEAL event.  NULL clears it.  0 or -EINVAL.
+ */
+int rec_encoder_set_seal(rec_encoder_t *enc, const struct rec_seal *seal);
+
+/*
+ * The Seal a decoded Batch carries.  0, -ENOENT (none: a data Batch),
+ * -EBADMSG (a Seal with wrong field sizes, an unknown version or an empty
+ * range), -EINVAL.
+ */
+int rec_batch_seal(const rec_batch_t *b, struct rec_seal *ret_seal);
