@@ -21,6 +21,25 @@ PKGS=(
 	rt-tests stress-ng sqlite3 libsqlite3-dev bc
 )
 
+# ARM cross builds, tested under qemu-user (tests/run-all.sh stages aarch64,
+# armhf, cross-log; cross/*.ini): Debian's cross compilers, qemu-user-static
+# as meson's exe_wrapper, and railmon's libraries for both targets from
+# Debian's multiarch archive (pkgconf:<arch> gives <triplet>-pkg-config;
+# sqlite3 for the storage benchmark, which the cross builds build too).
+# They co-install with the amd64 -dev packages.  Multi-Arch: same packages
+# must have one version on every architecture, so the first install may
+# upgrade amd64 ones to the same snapshot (libssl3, libssl-dev, openssl),
+# never remove them.
+CROSS_ARCHES=(arm64 armhf)
+PKGS+=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user-static)
+for a in "${CROSS_ARCHES[@]}"; do
+	PKGS+=("libmodbus-dev:$a" "libsocketcan-dev:$a" "libprotobuf-c-dev:$a" "libinih-dev:$a"
+	       "libmosquitto-dev:$a" "libsqlite3-dev:$a" "pkgconf:$a")
+done
+for a in "${CROSS_ARCHES[@]}"; do
+	dpkg --print-foreign-architectures | grep -qx "$a" || dpkg --add-architecture "$a"
+done
+
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
