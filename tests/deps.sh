@@ -36,6 +36,9 @@ for a in "${CROSS_ARCHES[@]}"; do
 	PKGS+=("libmodbus-dev:$a" "libsocketcan-dev:$a" "libprotobuf-c-dev:$a" "libinih-dev:$a"
 	       "libmosquitto-dev:$a" "libsqlite3-dev:$a" "pkgconf:$a")
 done
+# the armhf stage runs with UBSan: its runtime where the target's loader looks
+# (crossbuild-essential puts one only under /usr/arm-linux-gnueabihf)
+PKGS+=(libubsan1:armhf)
 for a in "${CROSS_ARCHES[@]}"; do
 	dpkg --print-foreign-architectures | grep -qx "$a" || dpkg --add-architecture "$a"
 done
