@@ -31,7 +31,32 @@ PKGS=(
 	libck-dev # Concurrency Kit's ck_ring: bench-ring's baseline for the acq_item ring
 )
 
-[ "${1:-}" != --build ] || PKGS=("${BUILD[@]}")
+# ARM cross builds, tested under qemu-user (tests/run-all.sh stages aarch64,
+# armhf, cross-log; cross/*.ini): Debian's cross compilers, qemu-user-static
+# as meson's exe_wrapper, and railmon's libraries for both targets from
+# Debian's multiarch archive (pkgconf:<arch> gives <triplet>-pkg-config;
+# sqlite3 for the storage benchmark, which the cross builds build too).
+# They co-install with the amd64 -dev packages.  Multi-Arch: same packages
+# must have one version on every architecture, so the first install may
+# upgrade amd64 ones to the same snapshot (libssl3, libssl-dev, openssl),
+# never remove them.
+CROSS_ARCHES=(arm64 armhf)
+PKGS+=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user-static)
+for a in "${CROSS_ARCHES[@]}"; do
+	PKGS+=("libmodbus-dev:$a" "libsocketcan-dev:$a" "libprotobuf-c-dev:$a" "libinih-dev:$a"
+	       "libmosquitto-dev:$a" "libsqlite3-dev:$a" "pkgconf:$a"
+	       "zlib1g-dev:$a" "libsodium-dev:$a")
+done
+# the armhf stage runs with UBSan: its runtime where the target's loader looks
+# (crossbuild-essential puts one only under /usr/arm-linux-gnueabihf)
+PKGS+=(libubsan1:armhf)
+if [ "${1:-}" = --build ]; then
+	PKGS=("${BUILD[@]}") # the demo builds for this machine only
+else
+	for a in "${CROSS_ARCHES[@]}"; do
+		dpkg --print-foreign-architectures | grep -qx "$a" || dpkg --add-architecture "$a"
+	done
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

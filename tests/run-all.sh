@@ -8,7 +8,13 @@
 #   2. an AddressSanitizer + UBSan build: every suite but 'hw';
 #   3. a ThreadSanitizer build: the ring and thread code, and the tests
 #      that run the daemon's threads (suite tsan);
-#   4. a clang libFuzzer build: each fuzz target for a bounded run.
+#   4. a clang libFuzzer build: each fuzz target for a bounded run;
+#   5. cross builds for aarch64 and armhf (cross/*.ini), running the tests
+#      of suite 'cross' under qemu-user (the armhf build with UBSan, which
+#      traps misaligned accesses as well as qemu's LDRD/LDM checks do);
+#   6. cross-log: a log written on each target is exported byte-identically
+#      on every other one (tests/cross/test-cross-log.sh).
+# Each stage prints its wall-clock time.
 # Ends with "N passed, N failed" counted from meson's test logs (a skipped
 # test counts as failed: a check that did not run proved nothing).
 set -uo pipefail
@@ -27,7 +33,7 @@ run() { # name, meson setup args..., --, meson test args...
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do setup+=("$1"); shift; done
 	shift
 	test=("$@")
-	local dir="$OUT/$name"
+	local dir="$OUT/$name" t0=$SECONDS
 	echo "=== $name: setup"
 	rm -rf "$dir"
 	if ! meson setup "$dir" "${setup[@]}" >"$OUT/$name-setup.log" 2>&1; then
@@ -44,12 +50,39 @@ run() { # name, meson setup args..., --, meson test args...
 	echo "=== $name: test ${test[*]}"
 	meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" "${test[@]}" 2>&1 | grep -vE '^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):' || true
 	logs+=("$dir/meson-logs/testlog.json")
+	echo "=== $name: $((SECONDS - t0)) s"
 }
 
 run normal --werror -- --no-suite fuzz
 run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz --no-suite workload
 run tsan --werror -Db_sanitize=thread -- --suite acquisition --suite tsan
 CC=clang run fuzz --werror -Dfuzzing=true -- --suite fuzz
+# qemu-user runs the tests 2-5x slower than native: longer timeouts.  UBSan
+# must stop at its first finding, or the test would pass.
+run aarch64 --werror --cross-file cross/aarch64.ini -- --suite cross --timeout-multiplier 3
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run armhf --werror --cross-file cross/armhf.ini -Db_sanitize=undefined -Db_lundef=false \
+	-- --suite cross --timeout-multiplier 3
+
+# A log written on each target, read on every other one.
+cross_log() {
+	local t0=$SECONDS result=FAIL
+	echo "=== cross-log"
+	if [ -x "$OUT/normal/board/railmon" ] && [ -x "$OUT/aarch64/board/railmon" ] &&
+	   [ -x "$OUT/armhf/board/railmon" ] &&
+	   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 bash tests/cross/test-cross-log.sh "$ROOT" \
+		"x86-64=$OUT/normal/board/railmon" \
+		"aarch64=qemu-aarch64-static $OUT/aarch64/board/railmon" \
+		"armhf=qemu-arm-static $OUT/armhf/board/railmon"; then
+		result=OK
+	else
+		status=1
+	fi
+	echo '{"name": "cross-log", "result": "'"$result"'"}' > "$OUT/cross-log.json"
+	logs+=("$OUT/cross-log.json")
+	echo "=== cross-log: $((SECONDS - t0)) s"
+}
+cross_log
 
 /usr/bin/python3 - "${logs[@]}" <<'PY'
 import json, sys

@@ -75,7 +75,9 @@ struct upl_recv {
 	size_t tab_cap;
 	struct stream **logs;      /* every log, in the order first seen */
 	size_t nlogs, logs_cap;
-	unsigned __int128 missing; /* sum over logs; st.missing saturates */
+	/* Sum over logs, which may pass 2^64; st.missing saturates.  Two
+	   words, not unsigned __int128: 32-bit targets (armhf) have none. */
+	struct { uint64_t lo, hi; } missing;
 
 	/* Session state, only touched by the thread in upl_recv_run(). */
 	int connack_rc;
@@ -608,6 +610,20 @@ static int stream_feed(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
 	return (int)(written > INT32_MAX ? INT32_MAX : written);
 }
 
+/* r->missing += v and -= v with the carry into the high word; the sum
+   never goes below zero (what is taken off was added before). */
+static void missing_add(upl_recv_t *r, uint64_t v)
+{
+	r->missing.lo += v;
+	r->missing.hi += r->missing.lo < v;
+}
+
+static void missing_sub(upl_recv_t *r, uint64_t v)
+{
+	r->missing.hi -= r->missing.lo < v;
+	r->missing.lo -= v;
+}
+
 static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
                       const void *payload, size_t len)
 {
@@ -637,9 +653,9 @@ static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
 	ret = stream_feed(r, s, b, &info, payload, len);
 	if (ret == -ENOMEM)
 		ret = refuse(r, UPL_RECV_NO_MEMORY, &info, payload, len, ret);
-	r->missing += stream_missing(s);
-	r->missing -= missing;
-	r->st.missing = r->missing > UINT64_MAX ? UINT64_MAX : (uint64_t)r->missing;
+	missing_add(r, stream_missing(s));
+	missing_sub(r, missing);
+	r->st.missing = r->missing.hi ? UINT64_MAX : r->missing.lo;
 	return ret;
 }
 

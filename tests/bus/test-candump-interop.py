@@ -13,6 +13,7 @@
 """
 import os
 import random
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -58,7 +59,9 @@ def expected_fields(m):
 
 
 def run(cmd):
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    # a cross build's tools run under meson's exe_wrapper (qemu-user)
+    wrap = shlex.split(os.environ.get('MESON_EXE_WRAPPER', ''))
+    out = subprocess.run(wrap + cmd, capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         sys.exit("%s failed: %s" % (cmd[0], out.stderr))
     return out.stdout

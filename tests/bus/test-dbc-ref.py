@@ -8,6 +8,7 @@ have produced every quality (good, out of range, invalid)."""
 import math
 import os
 import random
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -72,7 +73,9 @@ def compare(tool, dbc, n, seed, strict=False):
                 nsig += 1
         path = f.name
     try:
-        out = subprocess.run([tool] + (["-s"] if strict else []) + [dbc, path],
+        # a cross build's tool runs under meson's exe_wrapper (qemu-user)
+        wrap = shlex.split(os.environ.get('MESON_EXE_WRAPPER', ''))
+        out = subprocess.run(wrap + [tool] + (["-s"] if strict else []) + [dbc, path],
                              capture_output=True, text=True, timeout=60)
     finally:
         os.unlink(path)

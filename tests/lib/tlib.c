@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tlib.c - see tlib.h. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -66,6 +67,63 @@ void tlib_sleep_ms(unsigned ms)
 	basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + (int64_t)ms * BASIC_NS_PER_MS);
 }
 
+/* The ELF machine this test was built for: a program of the same machine
+   that the test starts (stor-writer, a fault server) was built with it. */
+#if defined(__aarch64__)
+#define TLIB_EM EM_AARCH64
+#elif defined(__arm__)
+#define TLIB_EM EM_ARM
+#elif defined(__x86_64__)
+#define TLIB_EM EM_X86_64
+#else
+#define TLIB_EM EM_NONE
+#endif
+
+/* Is path an ELF executable of our own machine? */
+static bool own_elf(const char *path)
+{
+	unsigned char h[EI_NIDENT + 4];
+	uint16_t machine;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG))
+		return false;
+	/* e_type (2 bytes) then e_machine, in the file's (our) byte order */
+	memcpy(&machine, h + EI_NIDENT + 2, sizeof(machine));
+	return machine == TLIB_EM;
+}
+
+/* execvp(), but a program built with the test in a cross build runs under
+   meson's exe_wrapper (MESON_EXE_WRAPPER, set by `meson test` there:
+   "qemu-aarch64-static"), as the test itself does: qemu-user hands an
+   execve to the host kernel, which cannot run an ARM binary without
+   binfmt_misc (not mounted in CI's container).  Host programs (sh,
+   python3, socat) run as they are.  The wrapper is split on blanks. */
+void tlib_execvp(char *const argv[])
+{
+	const char *wrapper = getenv("MESON_EXE_WRAPPER");
+	char words[512], *nargv[64], *save = NULL, *w;
+	size_t n = 0;
+
+	if (wrapper && *wrapper && strchr(argv[0], '/') && own_elf(argv[0]) &&
+	    strlen(wrapper) < sizeof(words)) {
+		strcpy(words, wrapper);
+		for (w = strtok_r(words, " ", &save); w && n < 8; w = strtok_r(NULL, " ", &save))
+			nargv[n++] = w;
+		for (size_t i = 0; argv[i] && n < 63; i++)
+			nargv[n++] = argv[i];
+		nargv[n] = NULL;
+		execvp(nargv[0], nargv);
+		return;
+	}
+	execvp(argv[0], argv);
+}
+
 /* In the child: wire the pipes, die with the parent, exec. */
 static void peer_exec(char *const argv[], unsigned flags, pid_t parent, int in, int out)
 {
@@ -84,7 +142,7 @@ static void peer_exec(char *const argv[], unsigned flags, pid_t parent, int in, 
 		dup2(out, 1);
 	if (flags & TLIB_PEER_STDERR)
 		dup2(out, 2);
-	execvp(argv[0], argv);
+	tlib_execvp(argv);
 	fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
@@ -241,7 +299,7 @@ int tlib_run(char *const argv[], unsigned timeout_s)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		execvp(argv[0], argv);
+		tlib_execvp(argv);
 		_exit(127);
 	}
 	/* a hung child is killed at the deadline */

@@ -108,6 +108,10 @@ struct tlib_peer {
  * Start peers from the main thread.  0 or -errno.
  */
 int tlib_peer_start(struct tlib_peer *p, char *const argv[], unsigned flags);
+/* execvp(argv[0], argv), through MESON_EXE_WRAPPER when argv[0] is a path
+   to a program of the test's own (cross) machine; returns only on error.
+   tlib_peer_start() and tlib_run() exec with it. */
+void tlib_execvp(char *const argv[]);
 /* One line of out_fd without its '\n', within timeout_ms: 0, -ETIMEDOUT,
    or -EPIPE at EOF. */
 int tlib_peer_readline(struct tlib_peer *p, char *line, size_t size, int timeout_ms);
