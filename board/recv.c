@@ -26,10 +26,12 @@
 
 #include "acquisition/acq.h"
 #include "cli.h"
-#include "ground.h"
+#include "ground/ground.h"
 #include "basic/clock.h"
 
 #define RECV_PASSWORD_MAX 1024
+#define RECV_PRINT_EVERY_NS (10 * INT64_C(1000000000)) /* repeated messages at most this often */
+#define RECV_PRINT_BURST 20     /* refusals printed one by one, per reason */
 
 static const char recv_usage[] =
 	"Usage: railmon recv --broker URL [OPTIONS]\n"
@@ -59,31 +61,6 @@ static const char recv_usage[] =
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n";
 
-/* recv's on_record: one record as text, named by its log's dictionaries,
-   with the vehicle and log it came from: export's writer. */
-static int recv_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
-                       const struct acq_item *it, bool first, void **log_ctx)
-{
-	struct ground *g = ctx;
-	struct ground_log *gl = board_ground_log(g, info, log_ctx);
-	struct rec_origin origin = { info->vehicle, info->log_id, info->log_id_len, info->historical };
-	struct rec_names nm;
-	int r;
-
-	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0))
-		return -ENOMEM;
-	/* A name that could not be kept (no memory) is printed empty. */
-	if (first)
-		rec_channels_learn(gl->names, b);
-	if (g->fmt == REC_FORMAT_CANDUMP && it->kind != ACQ_ITEM_CAN)
-		return 0;
-	nm = rec_channels_names(gl->names, it);
-	r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
-	if (r == -EIO)
-		clearerr(g->out); /* counted (sink_errors); the next records may go out */
-	return r;
-}
-
 /* Each ground log holds two file descriptors: take what the system allows. */
 static void raise_fd_limit(void)
 {
@@ -93,6 +70,70 @@ static void raise_fd_limit(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/* What recv says of refusals: the first RECV_PRINT_BURST of each reason
+   one by one, then a count every RECV_PRINT_EVERY_NS. */
+struct recv_say {
+	int64_t printed_ns[GRD_NOTE_MAX];
+	uint64_t printed[GRD_NOTE_MAX];
+};
+
+static void recv_note(void *ctx, const struct grd_note *n)
+{
+	struct recv_say *say = ctx;
+	const struct rec_batch_info *info = n->info;
+	int64_t now = basic_mono_ns();
+	char id[2 * REC_LOG_ID_LEN + 1];
+	const char *what = n->why < GRD_LATE ? "refused" : "not in the ground log";
+
+	grd_log_id_hex(info->log_id, info->log_id_len, id);
+	if (n->why == GRD_CONTINUED) {
+		fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
+		        " (more than a log marks): continuing in %s\n", info->vehicle, id[0] ? id : "(none)",
+		        info->first_seq, n->dir);
+		return;
+	}
+	if (say->printed[n->why] >= RECV_PRINT_BURST && now - say->printed_ns[n->why] < RECV_PRINT_EVERY_NS)
+		return;
+	if (say->printed[n->why] < RECV_PRINT_BURST)
+		fprintf(stderr, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
+		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
+		        info->first_seq + info->count - (info->count > 0), what, grd_why_text(n->why),
+		        n->err ? ": " : "", n->err ? strerror(-n->err) : "", n->kept ? "kept in " : "not kept",
+		        n->kept ? n->kept : "");
+	else
+		fprintf(stderr, "railmon recv: %" PRIu64 " Batches %s so far: %s\n", n->nth, what,
+		        grd_why_text(n->why));
+	say->printed[n->why]++;
+	say->printed_ns[n->why] = now;
+}
+
+/* The summary line of the ground logs and the refused Batches kept. */
+static void print_ground(const struct grd *g)
+{
+	uint64_t refused = 0;
+
+	for (int i = GRD_LATE; i < GRD_WHY_MAX; i++)
+		refused += g->refused[i];
+	if (!g->dir && !g->kept && !g->keep_failed)
+		return;
+	if (g->dir)
+		fprintf(stderr, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
+	else
+		fprintf(stderr, "railmon recv: no ground log (--log)");
+	if (g->had)
+		fprintf(stderr, ", %" PRIu64 " received again that they held already", g->had);
+	if (refused) {
+		fprintf(stderr, "; not stored:");
+		for (int i = GRD_LATE; i < GRD_WHY_MAX; i++)
+			if (g->refused[i])
+				fprintf(stderr, " %" PRIu64 " %s;", g->refused[i], grd_why_name((enum grd_why)i));
+	}
+	if (g->kept || g->keep_failed)
+		fprintf(stderr, " %" PRIu64 " refused Batches kept in %s/%s", g->kept, g->keep_dir,
+		        g->keep_failed ? " (some could not be written, see above)" : "");
+	fputc('\n', stderr);
 }
 
 /* ---- options ---- */
@@ -108,6 +149,7 @@ struct recv_opts {
 	char host[128], client_id[128], keep_default[PATH_MAX];
 	char *password;           /* ours: from a file, the environment or argv */
 	bool password_argv;
+	struct recv_say say;
 };
 
 /* mqtt://host[:port] or mqtts://host[:port] */
@@ -408,21 +450,21 @@ static void print_totals(const struct upl_recv_stats *st)
 		        st->sink_errors);
 }
 
-static void recv_summary(upl_recv_t *r, const struct ground *g)
+static void recv_summary(upl_recv_t *r, const struct grd *g)
 {
 	struct upl_recv_stats st;
 	struct upl_recv_log l;
 
 	upl_recv_stats(r, &st);
 	print_totals(&st);
-	board_ground_print(g);
+	print_ground(g);
 	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
-		const struct ground_log *gl = l.log_ctx;
+		const struct grd_log *gl = l.log_ctx;
 		char id[2 * REC_LOG_ID_LEN + 1];
 
 		if (!l.next_seq)
 			continue;
-		board_log_id_hex(l.log_id, l.log_id_len, id);
+		grd_log_id_hex(l.log_id, l.log_id_len, id);
 		fprintf(stderr, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
 		        " duplicates, %" PRIu64 " conflicts", l.vehicle, id[0] ? id : "(none)", l.first_seq,
 		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
@@ -459,7 +501,7 @@ static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_o
 		fprintf(stderr, "railmon recv: never connected to %s:%d\n", o->cfg.host, o->cfg.port);
 }
 
-static int recv_setup(struct recv_opts *o, struct ground *g)
+static int recv_setup(struct recv_opts *o, struct grd *g)
 {
 	o->out = stdout;
 	if (o->output && !(o->out = fopen(o->output, "we")))
@@ -467,7 +509,7 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 	if (o->text) {
 		g->out = o->out;
 		g->fmt = o->fmt;
-		o->cfg.on_record = recv_record;
+		o->cfg.on_record = grd_text_record;
 		rec_format_header(g->out, g->fmt, true);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
@@ -478,10 +520,12 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 	}
 	g->dir = o->logdir;
 	g->keep_dir = o->keep_dir;
-	o->cfg.on_refused = board_ground_refused;
+	g->on_note = recv_note;
+	g->note_ctx = &o->say;
+	o->cfg.on_refused = grd_refused;
 	o->cfg.ctx = g;
 	if (o->logdir) {
-		o->cfg.on_batch = board_ground_append;
+		o->cfg.on_batch = grd_append;
 		raise_fd_limit();
 	}
 	if (o->cfg.tls.insecure)
@@ -499,7 +543,7 @@ static void recv_opts_free(struct recv_opts *o)
 int board_cmd_recv(int argc, char **argv)
 {
 	struct recv_opts o = { 0 };
-	struct ground g = { 0 };
+	struct grd g = { 0 };
 	struct recv_thread th = { 0 };
 	bool connected = false;
 	pthread_t tid;
@@ -528,7 +572,7 @@ int board_cmd_recv(int argc, char **argv)
 	if (o.out)
 		fflush(o.out);
 	recv_summary(th.r, &g);
-	board_ground_free(&g);
+	grd_free(&g);
 	upl_recv_free(th.r);
 	recv_opts_free(&o);
 	return th.ret < 0 || !connected ? 1 : 0;
