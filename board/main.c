@@ -25,6 +25,7 @@ static const struct {
 	{ "replay", board_cmd_replay, "feed a candump trace or a railmon log through decode and storage" },
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
+	{ "db", board_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 };
 

@@ -27,11 +27,10 @@
 #include "acquisition/acq.h"
 #include "cli.h"
 #include "ground/ground.h"
+#include "recv-say.h"
 #include "basic/clock.h"
 
 #define RECV_PASSWORD_MAX 1024
-#define RECV_PRINT_EVERY_NS (10 * INT64_C(1000000000)) /* repeated messages at most this often */
-#define RECV_PRINT_BURST 20     /* refusals printed one by one, per reason */
 
 static const char recv_usage[] =
 	"Usage: railmon recv --broker URL [OPTIONS]\n"
@@ -46,6 +45,12 @@ static const char recv_usage[] =
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
 	"      --refused DIR      keep refused Batches here (default DIR/refused with --log,\n"
 	"                         else ./railmon-refused)\n"
+	"  -d, --db URL           also commit every Batch to PostgreSQL (`railmon db init` first;\n"
+	"                         docs/ground-schema.md); the format defaults to none then.\n"
+	"                         A Batch is acknowledged to the broker only once committed,\n"
+	"                         and while the database is down recv waits and reads nothing\n"
+	"      --share GROUP      subscribe as one of a group of receivers sharing the traffic:\n"
+	"                         $share/GROUP/<topic> (MQTT shared subscription)\n"
 	"      --max-vehicles N   vehicle ids tracked at most (default 10000); Batches of\n"
 	"                         further ones are refused and counted\n"
 	"      --ca FILE          CA certificate that signed the broker's (mqtts)\n"
@@ -72,70 +77,6 @@ static void raise_fd_limit(void)
 	}
 }
 
-/* What recv says of refusals: the first RECV_PRINT_BURST of each reason
-   one by one, then a count every RECV_PRINT_EVERY_NS. */
-struct recv_say {
-	int64_t printed_ns[GRD_NOTE_MAX];
-	uint64_t printed[GRD_NOTE_MAX];
-};
-
-static void recv_note(void *ctx, const struct grd_note *n)
-{
-	struct recv_say *say = ctx;
-	const struct rec_batch_info *info = n->info;
-	int64_t now = basic_mono_ns();
-	char id[2 * REC_LOG_ID_LEN + 1];
-	const char *what = n->why < GRD_LATE ? "refused" : "not in the ground log";
-
-	grd_log_id_hex(info->log_id, info->log_id_len, id);
-	if (n->why == GRD_CONTINUED) {
-		fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
-		        " (more than a log marks): continuing in %s\n", info->vehicle, id[0] ? id : "(none)",
-		        info->first_seq, n->dir);
-		return;
-	}
-	if (say->printed[n->why] >= RECV_PRINT_BURST && now - say->printed_ns[n->why] < RECV_PRINT_EVERY_NS)
-		return;
-	if (say->printed[n->why] < RECV_PRINT_BURST)
-		fprintf(stderr, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
-		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
-		        info->first_seq + info->count - (info->count > 0), what, grd_why_text(n->why),
-		        n->err ? ": " : "", n->err ? strerror(-n->err) : "", n->kept ? "kept in " : "not kept",
-		        n->kept ? n->kept : "");
-	else
-		fprintf(stderr, "railmon recv: %" PRIu64 " Batches %s so far: %s\n", n->nth, what,
-		        grd_why_text(n->why));
-	say->printed[n->why]++;
-	say->printed_ns[n->why] = now;
-}
-
-/* The summary line of the ground logs and the refused Batches kept. */
-static void print_ground(const struct grd *g)
-{
-	uint64_t refused = 0;
-
-	for (int i = GRD_LATE; i < GRD_WHY_MAX; i++)
-		refused += g->refused[i];
-	if (!g->dir && !g->kept && !g->keep_failed)
-		return;
-	if (g->dir)
-		fprintf(stderr, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
-	else
-		fprintf(stderr, "railmon recv: no ground log (--log)");
-	if (g->had)
-		fprintf(stderr, ", %" PRIu64 " received again that they held already", g->had);
-	if (refused) {
-		fprintf(stderr, "; not stored:");
-		for (int i = GRD_LATE; i < GRD_WHY_MAX; i++)
-			if (g->refused[i])
-				fprintf(stderr, " %" PRIu64 " %s;", g->refused[i], grd_why_name((enum grd_why)i));
-	}
-	if (g->kept || g->keep_failed)
-		fprintf(stderr, " %" PRIu64 " refused Batches kept in %s/%s", g->kept, g->keep_dir,
-		        g->keep_failed ? " (some could not be written, see above)" : "");
-	fputc('\n', stderr);
-}
-
 /* ---- options ---- */
 
 struct recv_opts {
@@ -145,7 +86,9 @@ struct recv_opts {
 	FILE *out;
 	uint64_t count;
 	double duration;
-	const char *output, *logdir, *keep_dir, *password_file;
+	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
+	bool format_given;
+	char topic[256];
 	char host[128], client_id[128], keep_default[PATH_MAX];
 	char *password;           /* ours: from a file, the environment or argv */
 	bool password_argv;
@@ -279,7 +222,10 @@ static int recv_option(int c, struct recv_opts *o)
 	switch (c) {
 	case 't': o->cfg.topic = optarg; break;
 	case 'i': o->cfg.client_id = optarg; break;
+	case 'd': o->db_url = optarg; break;
+	case 9: o->share = optarg; break;
 	case 'f':
+		o->format_given = true;
 		o->text = strcmp(optarg, "none") != 0;
 		if (o->text && rec_format_parse(optarg, &o->fmt) < 0)
 			return cli_fail("recv", "--format: expected jsonl, csv, candump or none, not '%s'", optarg);
@@ -333,7 +279,8 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		{ "key", required_argument, NULL, 3 }, { "insecure", no_argument, NULL, 4 },
 		{ "username", required_argument, NULL, 'u' }, { "password", required_argument, NULL, 5 },
 		{ "password-file", required_argument, NULL, 6 }, { "refused", required_argument, NULL, 7 },
-		{ "max-vehicles", required_argument, NULL, 8 },
+		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 'd' },
+		{ "share", required_argument, NULL, 9 },
 		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
@@ -342,7 +289,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 
 	o->fmt = REC_FORMAT_JSONL;
 	o->text = true;
-	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:d:h", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
 				return cli_fail("recv", "--broker: expected mqtt://host[:port] or mqtts://..., not '%s'", optarg);
@@ -355,6 +302,17 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		return cli_fail("recv", "unexpected argument '%s'", argv[optind]);
 	if (!broker)
 		return cli_fail("recv", "--broker URL is required");
+	if (o->db_url && !o->format_given)
+		o->text = false;
+	if (o->share && (!*o->share || strpbrk(o->share, "/+#")))
+		return cli_fail("recv", "--share: a group name without '/', '+' or '#', not '%s'", o->share);
+	if (o->share) {
+		int k = snprintf(o->topic, sizeof(o->topic), "$share/%s/%s", o->share,
+		                 o->cfg.topic ? o->cfg.topic : "railmon/+/data");
+		if (k < 0 || (size_t)k >= sizeof(o->topic))
+			return cli_fail("recv", "--share: the group name is too long");
+		o->cfg.topic = o->topic;
+	}
 	r = recv_check(o);
 	if (r)
 		return r;
@@ -425,39 +383,15 @@ static void report_connection(struct conn_report *c, const struct upl_recv_stats
 	c->printed_ns = now;
 }
 
-static void print_totals(const struct upl_recv_stats *st)
-{
-	uint64_t refused = 0;
-
-	fprintf(stderr, "railmon recv: %" PRIu64 " messages, %" PRIu64 " records, %" PRIu64 " duplicates skipped, %"
-	        PRIu64 " missing, %" PRIu64 " malformed payloads, %" PRIu64 " vehicles, %" PRIu64 " logs\n",
-	        st->messages, st->records, st->duplicates, st->missing, st->bad, st->vehicles, st->logs);
-	if (st->unverified || st->old)
-		fprintf(stderr, "railmon recv: %" PRIu64 " of the duplicates skipped without comparing them (their "
-		        "Batch is older than the last %d kept per log); %" PRIu64 " records below the %d seq ranges "
-		        "kept per log written again (may be duplicates)\n", st->unverified, UPL_RECV_MAX_DIGESTS,
-		        st->old, UPL_RECV_MAX_RANGES);
-	for (int i = 0; i < UPL_RECV_REFUSAL_MAX; i++)
-		refused += st->refused[i];
-	if (refused)
-		fprintf(stderr, "railmon recv: %" PRIu64 " Batches refused: %" PRIu64 " conflicts (%" PRIu64
-		        " records), %" PRIu64 " implausible seq, %" PRIu64 " from vehicles past --max-vehicles, %"
-		        PRIu64 " out of memory\n", refused, st->refused[UPL_RECV_CONFLICT], st->conflict_records,
-		        st->refused[UPL_RECV_SEQ_JUMP], st->refused[UPL_RECV_TOO_MANY_VEHICLES],
-		        st->refused[UPL_RECV_NO_MEMORY]);
-	if (st->sink_errors)
-		fprintf(stderr, "railmon recv: %" PRIu64 " Batches not stored or output not written (see above)\n",
-		        st->sink_errors);
-}
-
 static void recv_summary(upl_recv_t *r, const struct grd *g)
 {
 	struct upl_recv_stats st;
 	struct upl_recv_log l;
 
 	upl_recv_stats(r, &st);
-	print_totals(&st);
-	print_ground(g);
+	recv_print_totals(&st);
+	recv_print_ground(g);
+	recv_print_db(g);
 	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
 		const struct grd_log *gl = l.log_ctx;
 		char id[2 * REC_LOG_ID_LEN + 1];
@@ -476,14 +410,21 @@ static void recv_summary(upl_recv_t *r, const struct grd *g)
 }
 
 /* Until stop, --count or --duration; connected or not. */
-static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_opts *o, bool *ret_connected)
+static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_opts *o, struct grd *g,
+                      bool *ret_connected)
 {
 	int64_t end = o->duration > 0 ? basic_mono_ns() + (int64_t)(o->duration * 1e9) : INT64_MAX;
 	struct conn_report rep = { 0 };
+	struct db_report dbr = { 0 };
 	struct upl_recv_stats st;
 
 	while (!board_stop_requested && !atomic_load(&th->done) && basic_mono_ns() < end) {
-		upl_recv_stats(r, &st);
+		recv_report_db(&dbr, g->db);
+		/* Busy: a Batch is being committed, perhaps waiting for the database. */
+		if (upl_recv_stats_try(r, &st) < 0) {
+			usleep(100000);
+			continue;
+		}
 		report_connection(&rep, &st, o);
 		*ret_connected = *ret_connected || st.connects > 0;
 		if (o->count && st.records >= o->count)
@@ -501,9 +442,33 @@ static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_o
 		fprintf(stderr, "railmon recv: never connected to %s:%d\n", o->cfg.host, o->cfg.port);
 }
 
+/* The database: its schema must be this railmon's; one that cannot be
+   reached now is waited for when the first Batch comes. */
+static int recv_db(struct recv_opts *o, struct grd *g)
+{
+	struct grd_db_cfg cfg = { .url = o->db_url, .stop = &board_stop_requested };
+	int r;
+
+	if (grd_db_new(&cfg, &g->db) < 0)
+		return cli_fail("recv", "out of memory");
+	r = grd_db_check(g->db);
+	if (r == -ECONNREFUSED || r == -EIO) {
+		fprintf(stderr, "railmon recv: database: %s (retrying when Batches come; none is acknowledged "
+		        "before it is committed)\n", grd_db_error(g->db));
+		return 0;
+	}
+	if (r < 0)
+		return cli_fail("recv", "--db: %s: %s", grd_db_error(g->db),
+		                r == -ENOENT ? "run `railmon db init` first" :
+		                r == -ESTALE ? "run `railmon db migrate` first" : "use a newer railmon");
+	return 0;
+}
+
 static int recv_setup(struct recv_opts *o, struct grd *g)
 {
 	o->out = stdout;
+	if (o->db_url && recv_db(o, g))
+		return 2;
 	if (o->output && !(o->out = fopen(o->output, "we")))
 		return cli_fail("recv", "%s: %s", o->output, strerror(errno));
 	if (o->text) {
@@ -524,10 +489,10 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 	g->note_ctx = &o->say;
 	o->cfg.on_refused = grd_refused;
 	o->cfg.ctx = g;
-	if (o->logdir) {
-		o->cfg.on_batch = grd_append;
+	if (o->logdir || g->db)
+		o->cfg.on_batch = grd_batch;
+	if (o->logdir)
 		raise_fd_limit();
-	}
 	if (o->cfg.tls.insecure)
 		fprintf(stderr, "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n");
 	return 0;
@@ -564,7 +529,9 @@ int board_cmd_recv(int argc, char **argv)
 	}
 	board_install_signals();
 	pthread_create(&tid, NULL, recv_thread, &th);
-	recv_wait(th.r, &th, &o, &connected);
+	recv_wait(th.r, &th, &o, &g, &connected);
+	/* A commit waiting for the database gives up now (grd_db_store()). */
+	board_stop_requested = 1;
 	upl_recv_stop(th.r);
 	pthread_join(tid, NULL);
 	if (th.ret < 0)

@@ -18,6 +18,7 @@
 #include "record/format.h"
 #include "storage/stor.h"
 #include "uplink/recv.h"
+#include "db.h"
 
 /* Why a Batch is not in a ground log (its records may still be in the
    text output), or was refused by the receiver. */
@@ -70,6 +71,8 @@ struct grd {
 	uint64_t appended, had;   /* Batches stored; found stored already */
 	uint64_t refused[GRD_WHY_MAX];
 	uint64_t kept, keep_failed;
+	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
+	uint64_t db_failed;       /* Batches not committed: recv stopped during an outage */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
 };
@@ -92,7 +95,16 @@ struct grd_log *grd_log_get(struct grd *g, const struct rec_batch_info *info, vo
 int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
                         void **log_ctx);
 
-/* recv's on_refused (ctx: struct grd): keep, count and say it. */
+/*
+ * recv's on_batch with a database (ctx: struct grd): commit the Batch
+ * (grd_db_store(): waits through an outage, so the receiver reads and
+ * acknowledges nothing more meanwhile), then append it to its ground log
+ * if g->dir.
+ */
+int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+
+/* recv's on_refused (ctx: struct grd): keep, count and say it; a conflict
+   goes to the database's conflicts too. */
 void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
                           const void *payload, size_t len);
 

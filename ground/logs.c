@@ -129,8 +129,33 @@ static void ground_refuse(struct grd *g, enum grd_why why, const struct rec_batc
 void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
                          const void *payload, size_t len)
 {
+	struct grd *g = ctx;
+	enum grd_db_outcome out;
+
 	_Static_assert((int)GRD_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
-	ground_refuse(ctx, (enum grd_why)why, info, payload, len, 0);
+	ground_refuse(g, (enum grd_why)why, info, payload, len, 0);
+	/* The database decides for itself (its ledger may not hold what this
+	   receiver remembers): it keeps a real conflict in its conflicts table. */
+	if (g->db && why == UPL_RECV_CONFLICT && grd_db_store(g->db, payload, len, &out) == -ECANCELED)
+		g->db_failed++;
+}
+
+int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
+{
+	struct grd *g = ctx;
+	enum grd_db_outcome out;
+	int r = 0;
+
+	if (g->db) {
+		r = grd_db_store(g->db, payload, len, &out);
+		if (r == -ECANCELED)
+			g->db_failed++;
+	}
+	if (g->dir) {
+		int k = grd_append(ctx, info, payload, len, log_ctx);
+		r = r < 0 ? r : k;
+	}
+	return r;
 }
 
 /* ---- ground logs ---- */
@@ -378,6 +403,7 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
 
 void grd_free(struct grd *g)
 {
+	g->db = grd_db_free(g->db);
 	for (size_t i = 0; i < g->nlogs; i++) {
 		stor_log_free(g->logs[i]->log); /* syncs */
 		rec_channels_free(g->logs[i]->names);

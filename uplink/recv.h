@@ -208,6 +208,10 @@ int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned
 
 int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret_stats);
 
+/* The same without waiting: -EBUSY while a callback runs (the stats are
+   locked through on_batch, which may wait for a database). */
+int upl_recv_stats_try(upl_recv_t *r, struct upl_recv_stats *ret_stats);
+
 /* 0, or -ENOENT if no Batch of that vehicle was seen. */
 int upl_recv_vehicle(upl_recv_t *r, const char *vehicle, struct upl_recv_vehicle *ret_vehicle);
 

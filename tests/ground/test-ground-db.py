@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-ground-db.py RAILMON PB2_DIR README - the ground station on a real
+PostgreSQL 15 (started here, pg.py) and a real mosquitto, with Batches
+built by an independent encoder (protoc's railmon_pb2) and published with
+paho-mqtt:
+
+- `railmon db status|init|migrate`: an empty database is said, init applies
+  the migrations and records them, a second init is refused, migrate has
+  nothing to do; recv refuses a database without the schema, in words;
+- exactly once: every Batch published twice and out of order gives each
+  record once (samples, CAN frames, events, every column checked), the
+  ledger one row per Batch; a Batch with other records under committed
+  seqs is kept in `conflicts` (once, however often it comes) and nothing
+  of it in the data tables;
+- names: samples committed before their dictionary are stored by id and
+  named (samples_named) once a Batch carrying the dictionary arrives;
+- outage: the database stopped under a running receiver: recv says so,
+  waits, and once the server is back every Batch published meanwhile is
+  committed, none lost, none twice;
+- `db prune --older-than 90d` drops the day partitions older than that and
+  keeps the rest; the ledger and the gaps/completeness views agree;
+- the README's three example queries run and give what they say.
+
+Every server, broker and receiver started here is stopped on every exit
+path (and dies with this script).
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+RAILMON, PB2_DIR, README = sys.argv[1:4]
+sys.path.insert(0, PB2_DIR)
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, HERE)
+import railmon_pb2  # noqa: E402
+from railmon_test import stop_peers, wait_for  # noqa: E402
+from pg import Postgres  # noqa: E402
+from mqtt_peers import Broker, Recv, publish, check  # noqa: E402
+
+NOW_NS = time.time_ns()
+LOG_A = bytes.fromhex("a1" * 15 + "01")
+
+
+def batch(vehicle, first_seq, n, t0=NOW_NS, salt=0, channels=False, historical=False, log_id=LOG_A):
+    """n records: a CAN frame, then samples on channels 7 and 8, then an event."""
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0, log_id=log_id,
+                          config_hash=0x1234, historical=historical)
+    b.can.t_delta_ns.append(0)
+    b.can.bus.append(1)
+    b.can.id.append(0x123)
+    b.can.flags.append(0)
+    b.can.len.append(3)
+    b.can.data = bytes([first_seq & 0xff, 2, 3])
+    for i in range(n - 2):
+        b.samples.t_delta_ns.append(1000 * (i + 1))
+        b.samples.channel.append(7 + i % 2)
+        b.samples.value.append(float(first_seq + i + salt) + 0.25)
+    b.events.t_delta_ns.append(1000 * n)
+    b.events.source.append(65535)
+    b.events.code.append(1)
+    b.events.arg.append(first_seq)
+    b.events.detail.append(9)
+    if channels:
+        for cid, name, unit in ((7, "line_voltage", "V"), (8, "speed", "km/h")):
+            b.channels.add(id=cid, name=name, unit=unit, bus=0, source="modbus:test")
+    return b.SerializeToString()
+
+
+def db(*args):
+    r = subprocess.run([RAILMON, "db"] + list(args), capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_schema(pg):
+    rc, out = db("status", "--db", pg.url)
+    check(rc == 1 and "empty, run `railmon db init`" in out, "empty database said", out)
+    r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
+    rc, out = db("init", pg.url)
+    check(rc == 0 and "applied 0001-init" in out, "init", out)
+    check(pg.psql("SELECT version || ' ' || name FROM schema_migrations") == "1 init", "recorded")
+    rc, out = db("init", "--db", pg.url)
+    check(rc == 1 and "already initialised" in out, "second init refused", out)
+    rc, out = db("migrate", "--db", pg.url)
+    check(rc == 0 and "nothing to do" in out and "NOTICE" not in out, "migrate: nothing to do", out)
+    rc, out = db("status", "--db", pg.url)
+    check(rc == 0 and "current" in out, "status current", out)
+    rc, out = db("prune", "--db", pg.url)
+    check(rc == 2 and "prune needs --older-than" in out, "prune without --older-than", out)
+    rc, out = db("init", "--db", "postgresql:///nosuchdb?host=%s&user=railmon" % pg.dir)
+    check(rc == 1 and "nosuchdb" in out, "unreachable database said", out)
+    print("db status/init/migrate: ok")
+
+
+def expected_rows(first_seq, n, salt=0):
+    return [(7 + i % 2, float(first_seq + i + salt) + 0.25) for i in range(n - 2)]
+
+
+def test_exactly_once(pg, broker):
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-1"])
+    r.wait_subscribed()
+    seqs = [(1 + 10 * k, 10) for k in range(20)]
+    msgs = [("railmon/emu1/data", batch("emu1", s, n)) for s, n in seqs]
+    # twice, the second time backwards: every one a duplicate
+    publish(broker.port, msgs + list(reversed(msgs)))
+    # a conflict: other values under seqs 11..20, twice
+    bad = batch("emu1", 11, 10, salt=1000)
+    publish(broker.port, [("railmon/emu1/data", bad), ("railmon/emu1/data", bad)])
+    wait_for("200 records committed", lambda: pg.psql("SELECT coalesce(sum(count), 0) FROM batches") == "200")
+    wait_for("the conflict kept", lambda: pg.psql("SELECT count(*) FROM conflicts") == "1")
+    rc, err = r.terminate()
+    check(rc == 0, "recv exit", err)
+    check(pg.psql("SELECT count(*) FROM batches") == "20", "one ledger row per Batch")
+    got = sorted((int(c), float(v)) for c, v in pg.rows("SELECT channel, value FROM samples"))
+    want = sorted(x for s, n in seqs for x in expected_rows(s, n))
+    check(got == want, "every sample once", len(got), len(want))
+    check(pg.psql("SELECT count(*), count(DISTINCT data) FROM can_frames") == "20|20", "CAN frames once")
+    check(pg.psql("SELECT encode(data, 'hex'), bus, can_id FROM can_frames WHERE data = '\\x0b0203'")
+          == "0b0203|1|291", "CAN columns")
+    check(pg.psql("SELECT count(*), sum(arg) FROM events WHERE code = 1 AND detail = 9 AND source = 65535")
+          == "20|%d" % sum(s for s, _ in seqs), "events once")
+    check(pg.psql("SELECT first_seq, count, reason FROM conflicts") ==
+          "11|10|other records under seqs committed before", "conflict row")
+    check(pg.psql("SELECT count(*) FROM samples WHERE value >= 1000") == "0", "nothing of the conflict stored")
+    # the timestamps: t0 + delta, to the microsecond
+    t = pg.psql("SELECT (extract(epoch FROM t) * 1000000)::bigint FROM events WHERE arg = 1")
+    check(int(t) == (NOW_NS + 10 * 1000) // 1000, "event time", t, NOW_NS)
+    check("20 Batches committed" in err and "duplicates" in err, "summary says the database", err)
+    print("exactly once (each Batch twice, out of order), conflict kept once: ok")
+
+
+def test_names(pg, broker):
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-2"])
+    r.wait_subscribed()
+    publish(broker.port, [("railmon/emu2/data", batch("emu2", 1, 6))])
+    wait_for("emu2's first Batch", lambda: pg.psql(
+        "SELECT count(*) FROM samples_named WHERE vehicle = 'emu2'") == "4")
+    check(pg.psql("SELECT count(*) FROM samples_named WHERE vehicle = 'emu2' AND channel_name IS NULL") == "4",
+          "by id before the dictionary")
+    publish(broker.port, [("railmon/emu2/data", batch("emu2", 7, 6, channels=True))])
+    wait_for("emu2's dictionary", lambda: pg.psql(
+        "SELECT count(*) FROM samples_named WHERE vehicle = 'emu2' AND channel_name IS NOT NULL") == "8")
+    check(pg.psql("SELECT DISTINCT channel_name || ' ' || unit FROM samples_named WHERE vehicle = 'emu2' "
+                  "AND channel = 8") == "speed km/h", "named")
+    r.terminate()
+    print("samples before their dictionary named when it arrives: ok")
+
+
+def test_outage(pg, broker):
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-3"])
+    r.wait_subscribed()
+    publish(broker.port, [("railmon/emu3/data", batch("emu3", 1, 5))])
+    wait_for("emu3's first Batch", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v "
+                                                    "USING (vehicle_id) WHERE v.name = 'emu3'") == "1")
+    pg.stop()
+    publish(broker.port, [("railmon/emu3/data", batch("emu3", 1 + 5 * k, 5)) for k in range(1, 30)])
+    try:
+        wait_for("the outage said", lambda: any("database:" in x and "retrying" in x for x in r.lines), 30)
+    except AssertionError:
+        sys.stderr.write("".join(r.lines))
+        raise
+    time.sleep(1.5)
+    pg.start()
+    wait_for("all 30 Batches after the outage", lambda: pg.psql(
+        "SELECT count(*), sum(count) FROM batches b JOIN vehicles v USING (vehicle_id) "
+        "WHERE v.name = 'emu3'") == "30|150", 60)
+    wait_for("back said", lambda: any("committing again" in x for x in r.lines), 10)
+    rc, err = r.terminate()
+    check(rc == 0, "recv exit", err)
+    check(pg.psql("SELECT count(*) FROM gaps g JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu3'") == "0",
+          "no gaps")
+    check(pg.psql("SELECT count(*) FROM samples s JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu3'")
+          == "90", "samples once")
+    print("database stopped and started under the receiver: nothing lost, nothing twice: ok")
+
+
+def test_prune_and_views(pg, broker):
+    day = 86400 * 10**9
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-4"])
+    r.wait_subscribed()
+    old = NOW_NS - 100 * day
+    # emu4: a Batch 100 days ago, a hole (seq 11..20), then today
+    publish(broker.port, [("railmon/emu4/data", batch("emu4", 1, 10, t0=old)),
+                          ("railmon/emu4/data", batch("emu4", 21, 10))])
+    wait_for("emu4", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v USING (vehicle_id) "
+                                     "WHERE v.name = 'emu4'") == "2")
+    r.terminate()
+    check(pg.psql("SELECT from_seq, to_seq, records FROM gaps g JOIN vehicles v USING (vehicle_id) "
+                  "WHERE v.name = 'emu4'") == "11|20|10", "the gap")
+    check(pg.psql("SELECT batches, records, missing FROM completeness WHERE vehicle = 'emu4' "
+                  "ORDER BY day DESC LIMIT 1") == "1|10|10", "completeness today")
+    before = int(pg.psql("SELECT count(*) FROM samples"))
+    rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
+    check(rc == 0 and "dropped 3 day partitions" in out, "prune drops the old day", out)
+    check(int(pg.psql("SELECT count(*) FROM samples")) == before - 8, "only the old day's samples gone")
+    check(pg.psql("SELECT count(*) FROM samples WHERE t < now() - interval '90 days'") == "0", "old gone")
+    rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
+    check(rc == 0 and "dropped 0 day partitions" in out, "prune again: nothing", out)
+    print("prune --older-than 90d drops whole days; gaps and completeness views: ok")
+
+
+def test_readme_queries(pg):
+    text = open(README).read()
+    sec = text[text.index("## Ground station on PostgreSQL"):]
+    queries = re.findall(r"```sql\n(.*?)```", sec, re.S)
+    check(len(queries) == 3, "three example queries in the README", len(queries))
+    results = [pg.rows(q) for q in queries]
+    check(any(row[0] == "emu1" for row in results[0]), "latest values per vehicle", results[0])
+    check(any(row[0] == "emu4" and row[4] == "10" for row in results[1]), "completeness shows emu4's gap",
+          results[1])
+    check(len(results[2]) > 0, "the time window query returns rows", results[2])
+    print("README's three queries: ok")
+
+
+def main():
+    # meson's timeout is a SIGTERM: run the finally below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
+    pg = Postgres()
+    broker = None
+    try:
+        test_schema(pg)
+        broker = Broker()
+        test_exactly_once(pg, broker)
+        test_names(pg, broker)
+        test_outage(pg, broker)
+        test_prune_and_views(pg, broker)
+        test_readme_queries(pg)
+    finally:
+        stop_peers(signal.SIGKILL)
+        if broker:
+            broker.stop()
+        pg.fini()
+
+
+main()
