@@ -49,6 +49,9 @@ static const char recv_usage[] =
 	"                         docs/ground-schema.md); the format defaults to none then.\n"
 	"                         A Batch is acknowledged to the broker only once committed,\n"
 	"                         and while the database is down recv waits and reads nothing\n"
+	"      --repair-after S   with --db: ask vehicles again (railmon/<vehicle>/resend) for\n"
+	"                         the holes in the ledger known for S seconds (default 60;\n"
+	"                         0: never); their \"gone\" answers are recorded\n"
 	"      --share GROUP      subscribe as one of a group of receivers sharing the traffic:\n"
 	"                         $share/GROUP/<topic> (MQTT shared subscription)\n"
 	"      --max-vehicles N   vehicle ids tracked at most (default 10000); Batches of\n"
@@ -88,7 +91,11 @@ struct recv_opts {
 	double duration;
 	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
 	bool format_given;
-	char topic[256];
+	double repair_after;      /* gap repair's grace period, s; 0 = off */
+	grd_db_t *repair_db;      /* its own connection: g->db is the MQTT thread's */
+	int64_t repair_next_ns;
+	uint64_t repair_asked;
+	char topic[256], gone_topic[256];
 	char host[128], client_id[128], keep_default[PATH_MAX];
 	char *password;           /* ours: from a file, the environment or argv */
 	bool password_argv;
@@ -224,6 +231,10 @@ static int recv_option(int c, struct recv_opts *o)
 	case 'i': o->cfg.client_id = optarg; break;
 	case 'd': o->db_url = optarg; break;
 	case 9: o->share = optarg; break;
+	case 10:
+		if (!cli_parse_seconds(optarg, &o->repair_after))
+			return cli_fail("recv", "--repair-after: expected seconds, not '%s'", optarg);
+		break;
 	case 'f':
 		o->format_given = true;
 		o->text = strcmp(optarg, "none") != 0;
@@ -280,7 +291,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		{ "username", required_argument, NULL, 'u' }, { "password", required_argument, NULL, 5 },
 		{ "password-file", required_argument, NULL, 6 }, { "refused", required_argument, NULL, 7 },
 		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 'd' },
-		{ "share", required_argument, NULL, 9 },
+		{ "share", required_argument, NULL, 9 }, { "repair-after", required_argument, NULL, 10 },
 		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
@@ -289,6 +300,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 
 	o->fmt = REC_FORMAT_JSONL;
 	o->text = true;
+	o->repair_after = 60;
 	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:d:h", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
@@ -409,8 +421,23 @@ static void recv_summary(upl_recv_t *r, const struct grd *g)
 	}
 }
 
+/* Gap repair every half grace period (at least 1 s): a database that
+   cannot be reached is said by recv_report_db() already. */
+static void recv_repair(upl_recv_t *r, struct recv_opts *o)
+{
+	unsigned grace = (unsigned)(o->repair_after + 0.5);
+	int64_t now = basic_mono_ns();
+	uint64_t asked = 0;
+
+	if (!o->repair_db || now < o->repair_next_ns)
+		return;
+	o->repair_next_ns = now + (int64_t)(o->repair_after > 2 ? o->repair_after / 2 : 1) * 1000000000;
+	grd_repair_pass(o->repair_db, r, grace ? grace : 1, &asked);
+	o->repair_asked += asked;
+}
+
 /* Until stop, --count or --duration; connected or not. */
-static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_opts *o, struct grd *g,
+static void recv_wait(upl_recv_t *r, struct recv_thread *th, struct recv_opts *o, struct grd *g,
                       bool *ret_connected)
 {
 	int64_t end = o->duration > 0 ? basic_mono_ns() + (int64_t)(o->duration * 1e9) : INT64_MAX;
@@ -420,6 +447,7 @@ static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_o
 
 	while (!board_stop_requested && !atomic_load(&th->done) && basic_mono_ns() < end) {
 		recv_report_db(&dbr, g->db);
+		recv_repair(r, o);
 		/* Busy: a Batch is being committed, perhaps waiting for the database. */
 		if (upl_recv_stats_try(r, &st) < 0) {
 			usleep(100000);
@@ -461,6 +489,13 @@ static int recv_db(struct recv_opts *o, struct grd *g)
 		return cli_fail("recv", "--db: %s: %s", grd_db_error(g->db),
 		                r == -ENOENT ? "run `railmon db init` first" :
 		                r == -ESTALE ? "run `railmon db migrate` first" : "use a newer railmon");
+	if (o->repair_after > 0 && grd_db_new(&cfg, &o->repair_db) < 0)
+		return cli_fail("recv", "out of memory");
+	/* The vehicles' "gone" answers, shared like the data. */
+	snprintf(o->gone_topic, sizeof(o->gone_topic), "%s%s%srailmon/+/gone", o->share ? "$share/" : "",
+	         o->share ? o->share : "", o->share ? "/" : "");
+	o->cfg.aux_topic = o->gone_topic;
+	o->cfg.on_aux = grd_on_gone;
 	return 0;
 }
 
@@ -500,6 +535,7 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 
 static void recv_opts_free(struct recv_opts *o)
 {
+	grd_db_free(o->repair_db);
 	free(o->password);
 	if (o->output && o->out && o->out != stdout)
 		fclose(o->out);
@@ -539,6 +575,9 @@ int board_cmd_recv(int argc, char **argv)
 	if (o.out)
 		fflush(o.out);
 	recv_summary(th.r, &g);
+	if (o.repair_db)
+		fprintf(stderr, "railmon recv: gap repair: %" PRIu64 " ranges asked for again; %" PRIu64 " \"gone\" "
+		        "ranges recorded, %" PRIu64 " answers refused\n", o.repair_asked, g.gone, g.gone_bad);
 	grd_free(&g);
 	upl_recv_free(th.r);
 	recv_opts_free(&o);

@@ -43,3 +43,7 @@ void grd_db_forget(grd_db_t *db);
 /* One try at b's transaction: 0 with *ret_outcome, or -errno (retried). */
 int grd_ingest(grd_db_t *db, const rec_batch_t *b, const void *payload, size_t len,
                enum grd_db_outcome *ret_outcome);
+/* The prepared statements of this connection: 0 or -EIO. */
+int grd_db_prepare(grd_db_t *db);
+/* The vehicle's id, made the first time (cached): 0 or -EIO. */
+int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id);

@@ -123,3 +123,24 @@ void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
    record's fields, seq order): equal for the same records however the
    Batch was encoded (live or historical). */
 uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count);
+
+/* ---- gap repair (ground/repair.c) ---- */
+
+/* A hole in a log's ledger, known for at least the grace period. */
+struct grd_hole {
+	char vehicle[64];
+	char log_id[2 * REC_LOG_ID_LEN + 1]; /* hex, "" for none */
+	uint64_t first, last;
+};
+
+/*
+ * Up to max holes whose following Batch was committed over grace_s
+ * seconds ago and that no "gone" answer explains, oldest first.  Returns
+ * how many, -ECONNREFUSED, -EIO.
+ */
+int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max);
+
+/* Record a vehicle's "gone" answer: [first, last] of log log_id is no
+   longer stored on it.  0, -EINVAL, -ECONNREFUSED, -EIO. */
+int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
+                uint64_t last);

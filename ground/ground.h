@@ -73,6 +73,7 @@ struct grd {
 	uint64_t kept, keep_failed;
 	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
 	uint64_t db_failed;       /* Batches not committed: recv stopped during an outage */
+	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
 };
@@ -102,6 +103,20 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
  * if g->dir.
  */
 int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+
+/* recv's on_aux for railmon/+/gone (ctx: struct grd): record each range
+   the vehicle says it no longer holds (grd_db_gone()). */
+void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len);
+
+/*
+ * One pass of gap repair: the holes older than grace_s (at most
+ * GRD_REPAIR_MAX, oldest first) asked for again, on
+ * railmon/<vehicle>/resend through r.  *ret_asked: ranges asked.  0,
+ * -ENOBUFS (r's queue was full: the rest next pass), or grd_db_holes()'s
+ * error.
+ */
+#define GRD_REPAIR_MAX 512
+int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret_asked);
 
 /* recv's on_refused (ctx: struct grd): keep, count and say it; a conflict
    goes to the database's conflicts too. */

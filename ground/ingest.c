@@ -48,7 +48,7 @@ void grd_db_forget(grd_db_t *db)
 	db->prepared = false;
 }
 
-static int prepare(grd_db_t *db)
+int grd_db_prepare(grd_db_t *db)
 {
 	for (size_t i = 0; !db->prepared && i < sizeof(stmts) / sizeof(stmts[0]); i++) {
 		PGresult *res = PQprepare(db->conn, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
@@ -299,7 +299,7 @@ static int copy_rows(grd_db_t *db, const char *table, int vid, const rec_batch_t
 
 /* ---- one Batch ---- */
 
-static int vehicle_id(grd_db_t *db, const char *name, int *ret_id)
+int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id)
 {
 	const char *v[1] = { name };
 	PGresult *res;
@@ -467,9 +467,9 @@ int grd_ingest(grd_db_t *db, const rec_batch_t *b, const void *payload, size_t l
 	int vid, r;
 
 	rec_batch_info(b, &info);
-	r = prepare(db);
+	r = grd_db_prepare(db);
 	if (r == 0)
-		r = vehicle_id(db, info.vehicle, &vid);
+		r = grd_db_vehicle_id(db, info.vehicle, &vid);
 	if (r == 0)
 		r = make_days(db, b, info.count);
 	if (r < 0)

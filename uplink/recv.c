@@ -77,6 +77,13 @@ struct upl_recv {
 	size_t nlogs, logs_cap;
 	unsigned __int128 missing; /* sum over logs; st.missing saturates */
 
+	/* upl_recv_publish()'s queue: its own lock, since r->lock is held
+	   through callbacks that may wait for a database. */
+	pthread_mutex_t pub_lock;
+	struct pub_msg { char *topic; void *payload; size_t len; } pub[UPL_RECV_PUB_MAX];
+	size_t npub;
+	const char *aux_match;     /* aux_topic without a $share/<group>/ prefix */
+
 	/* Session state, only touched by the thread in upl_recv_run(). */
 	int connack_rc;
 	bool lost, sub_refused;
@@ -696,6 +703,12 @@ upl_recv_t *upl_recv_free(upl_recv_t *r)
 	free((char *)r->cfg.host);
 	free((char *)r->cfg.client_id);
 	free((char *)r->cfg.topic);
+	free((char *)r->cfg.aux_topic);
+	for (size_t i = 0; i < r->npub; i++) {
+		free(r->pub[i].topic);
+		free(r->pub[i].payload);
+	}
+	pthread_mutex_destroy(&r->pub_lock);
 	free((char *)r->cfg.tls.ca_file);
 	free((char *)r->cfg.tls.cert_file);
 	free((char *)r->cfg.tls.key_file);
@@ -727,6 +740,11 @@ int upl_recv_new(const struct upl_recv_cfg *cfg, upl_recv_t **ret_recv)
 	r->cfg.host = upl_strdup_opt(cfg->host, &ok);
 	r->cfg.client_id = upl_strdup_opt(cfg->client_id, &ok);
 	r->cfg.topic = upl_strdup_opt(cfg->topic ? cfg->topic : "railmon/+/data", &ok);
+	r->cfg.aux_topic = upl_strdup_opt(cfg->aux_topic, &ok);
+	pthread_mutex_init(&r->pub_lock, NULL);
+	r->aux_match = r->cfg.aux_topic;
+	if (r->aux_match && !strncmp(r->aux_match, "$share/", 7) && strchr(r->aux_match + 7, '/'))
+		r->aux_match = strchr(r->aux_match + 7, '/') + 1;
 	r->cfg.tls.ca_file = upl_strdup_opt(cfg->tls.ca_file, &ok);
 	r->cfg.tls.cert_file = upl_strdup_opt(cfg->tls.cert_file, &ok);
 	r->cfg.tls.key_file = upl_strdup_opt(cfg->tls.key_file, &ok);
@@ -936,7 +954,10 @@ static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 	pthread_mutex_lock(&r->lock);
 	r->st.connects++;
 	pthread_mutex_unlock(&r->lock);
-	if (mosquitto_subscribe(mosq, NULL, r->cfg.topic, 1) != MOSQ_ERR_SUCCESS)
+	char *const topics[2] = { (char *)r->cfg.topic, (char *)r->cfg.aux_topic };
+
+	if (mosquitto_subscribe_multiple(mosq, NULL, r->cfg.aux_topic ? 2 : 1, topics, 1, 0, NULL) !=
+	    MOSQ_ERR_SUCCESS)
 		r->lost = true;
 }
 
@@ -945,7 +966,7 @@ static void on_subscribe(struct mosquitto *mosq, void *arg, int mid, int n, cons
 	upl_recv_t *r = arg;
 
 	/* 0x80: the broker refused the subscription (ACL). */
-	if (n < 1 || qos[0] == 0x80) {
+	if (n < 1 || qos[0] == 0x80 || (n > 1 && qos[1] == 0x80)) {
 		r->sub_refused = true;
 		r->lost = true;
 		return;
@@ -963,7 +984,13 @@ static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto_message *m)
 {
 	upl_recv_t *r = arg;
+	bool aux = false;
 
+	if (r->aux_match && r->cfg.on_aux && mosquitto_topic_matches_sub(r->aux_match, m->topic, &aux) ==
+	    MOSQ_ERR_SUCCESS && aux) {
+		r->cfg.on_aux(r->cfg.ctx, m->topic, m->payload, m->payloadlen > 0 ? (size_t)m->payloadlen : 0);
+		return;
+	}
 	upl_recv_feed(r, m->topic, m->payload, m->payloadlen > 0 ? (size_t)m->payloadlen : 0);
 }
 
@@ -1022,6 +1049,49 @@ static void session_failed(upl_recv_t *r, int loop_rc, bool timed_out, bool subs
 		          "the broker closed the connection");
 }
 
+int upl_recv_publish(upl_recv_t *r, const char *topic, const void *payload, size_t len)
+{
+	struct pub_msg m;
+	int err = 0;
+
+	if (!r || !topic || (!payload && len))
+		return -EINVAL;
+	m.topic = strdup(topic);
+	m.payload = malloc(len ? len : 1);
+	m.len = len;
+	if (!m.topic || !m.payload) {
+		free(m.topic);
+		free(m.payload);
+		return -ENOMEM;
+	}
+	memcpy(m.payload, payload, len);
+	pthread_mutex_lock(&r->pub_lock);
+	if (r->npub < UPL_RECV_PUB_MAX)
+		r->pub[r->npub++] = m;
+	else
+		err = -ENOBUFS;
+	pthread_mutex_unlock(&r->pub_lock);
+	if (err) {
+		free(m.topic);
+		free(m.payload);
+	}
+	return err;
+}
+
+/* Send what upl_recv_publish() queued (libmosquitto keeps QoS 1 messages
+   until their PUBACK, and sends them again after a reconnect). */
+static void pub_drain(upl_recv_t *r, struct mosquitto *m)
+{
+	pthread_mutex_lock(&r->pub_lock);
+	for (size_t i = 0; i < r->npub; i++) {
+		mosquitto_publish(m, NULL, r->pub[i].topic, (int)r->pub[i].len, r->pub[i].payload, 1, false);
+		free(r->pub[i].topic);
+		free(r->pub[i].payload);
+	}
+	r->npub = 0;
+	pthread_mutex_unlock(&r->pub_lock);
+}
+
 /* One connection: returns when it is lost, times out, or stop is asked. */
 static void session_run(upl_recv_t *r, struct mosquitto *m)
 {
@@ -1045,6 +1115,8 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 		}
 		rc = mosquitto_loop(m, 100, 1);
 		subscribed = subscribed || r->st.subscribed;
+		if (r->connack_rc == 0)
+			pub_drain(r, m);
 		if (rc != MOSQ_ERR_SUCCESS)
 			break;
 	}

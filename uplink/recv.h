@@ -105,7 +105,11 @@ struct upl_recv_cfg {
 	upl_recv_record_fn on_record; /* optional */
 	upl_recv_batch_fn on_batch; /* optional */
 	upl_recv_refused_fn on_refused; /* optional */
-	void *ctx;                /* for the three callbacks */
+	void *ctx;                /* for the callbacks */
+	const char *aux_topic;    /* optional: a second subscription (e.g. the vehicles'
+	                             "gone" answers of gap repair), may be $share/... */
+	void (*on_aux)(void *ctx, const char *topic, const void *payload, size_t len);
+	                          /* its messages (same thread as on_batch) */
 	size_t max_vehicles;      /* distinct vehicle ids kept; 0 = UPL_RECV_MAX_VEHICLES_DEFAULT */
 };
 
@@ -181,6 +185,14 @@ upl_recv_t *upl_recv_free(upl_recv_t *r);
  * a configuration the broker library refuses outright (e.g. unreadable CA).
  */
 int upl_recv_run(upl_recv_t *r);
+
+/*
+ * Publish (QoS 1, not retained) from any thread: copied into a queue of
+ * UPL_RECV_PUB_MAX that upl_recv_run()'s thread sends while connected.
+ * 0, -ENOBUFS (queue full: try again later), -EINVAL, -ENOMEM.
+ */
+#define UPL_RECV_PUB_MAX 256
+int upl_recv_publish(upl_recv_t *r, const char *topic, const void *payload, size_t len);
 
 /* Make upl_recv_run() return soon; any thread, async-signal-safe. */
 int upl_recv_stop(upl_recv_t *r);

@@ -80,12 +80,30 @@ def db(*args):
 def test_schema(pg):
     rc, out = db("status", "--db", pg.url)
     check(rc == 1 and "empty, run `railmon db init`" in out, "empty database said", out)
+    # a database at version 1 is migrated to the current one
+    pg.psql("CREATE DATABASE old")
+    old = pg.url.replace("/railmon_test?", "/old?")
+    pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+            "applied_at timestamptz NOT NULL DEFAULT now())", db="old")
+    with open(os.path.join(HERE, "..", "..", "ground", "migrations", "0001-init.sql")) as f:
+        pg.psql(f.read(), db="old")
+    pg.psql("INSERT INTO schema_migrations VALUES (1, 'init')", db="old")
+    rc, out = db("status", "--db", old)
+    check(rc == 1 and "run `railmon db migrate`" in out, "old schema said", out)
+    r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", old, "--duration", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
+          r.stderr)
+    rc, out = db("migrate", "--db", old)
+    check(rc == 0 and out.strip() == "applied 0002-gap-repair", "migrate applies what is missing", out)
+    check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
     rc, out = db("init", pg.url)
-    check(rc == 0 and "applied 0001-init" in out, "init", out)
-    check(pg.psql("SELECT version || ' ' || name FROM schema_migrations") == "1 init", "recorded")
+    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair" in out, "init", out)
+    check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
+          == "1 init,2 gap-repair", "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
     rc, out = db("migrate", "--db", pg.url)
