@@ -10,8 +10,10 @@
  * Appends BATCHES - 1 Batches of RECORDS records to every vehicle's log,
  * spread over SECONDS, and prints "appended" on stdout; then, on a line
  * "final" on stdin, the last Batch of each (so a hole at the end of a log
- * is followed by a Batch and can be found), prints "final"; and on end of
- * stdin stops every forwarder and exits.  Cursor files go in DIR.  Each
+ * is followed by a Batch and can be found), prints "final"; on "skip N",
+ * makes every log jump N seqs, as if retention had deleted N records before
+ * they were forwarded (the forwarder answers "gone" when asked for them);
+ * and on end of stdin stops every forwarder and exits.  Cursor files go in DIR.  Each
  * vehicle's log ids are 1d1d...  (gen_init()).
  */
 #include <errno.h>
@@ -129,6 +131,14 @@ int main(int argc, char **argv)
 		if (!strcmp(line, "final\n")) {
 			append_all(vs, n, records);
 			printf("final\n");
+			fflush(stdout);
+		} else if (!strncmp(line, "skip ", 5)) {
+			for (int i = 0; i < n; i++) {
+				pthread_mutex_lock(&vs[i].log.lock);
+				vs[i].log.next_seq += strtoull(line + 5, NULL, 10);
+				pthread_mutex_unlock(&vs[i].log.lock);
+			}
+			printf("skipped\n");
 			fflush(stdout);
 		}
 	}
