@@ -50,6 +50,9 @@ static int open_readers(struct board_forwarder *f, const char *dir, bool live, s
 
 	if (r >= 0 && live)
 		r = stor_reader_open(dir, &f->live_reader);
+	/* A third for the ground's gap repair (railmon/<vehicle>/resend). */
+	if (r >= 0)
+		r = stor_reader_open(dir, &f->resend_reader);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: uplink cannot read the log: %s", dir, strerror(-r));
 		return r;
@@ -59,6 +62,7 @@ static int open_readers(struct board_forwarder *f, const char *dir, bool live, s
 	if (live)
 		fc->live_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 		                                       .ctx = f->live_reader };
+	fc->resend_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .ctx = f->resend_reader };
 	return 0;
 }
 
@@ -106,4 +110,5 @@ void board_forwarder_close(struct board_forwarder *f)
 	f->fwd = upl_forwarder_free(f->fwd);
 	f->reader = stor_reader_free(f->reader);
 	f->live_reader = stor_reader_free(f->live_reader);
+	f->resend_reader = stor_reader_free(f->resend_reader);
 }
