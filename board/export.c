@@ -28,6 +28,7 @@
 #include "record/format.h"
 #include "record/names.h"
 #include "storage/stor.h"
+#include "ground/db.h"
 
 #define EXPORT_FILTER_MAX 64
 
@@ -55,6 +56,8 @@ static const char export_usage[] =
 	"                        or Unix seconds like 1764748800.5\n"
 	"  -k, --kind KIND       can, sample or event (repeatable; default all)\n"
 	"  -c, --channel NAME    only samples of channel NAME (repeatable)\n"
+	"      --db URL          read the ground's PostgreSQL database instead of a log\n"
+	"      --vehicle V       with --db: the vehicle (required)\n"
 	"  -h, --help            this text\n";
 
 /* "2026-12-03T07:00:00Z", "2026-12-03 07:00:00[.frac]", or epoch seconds. */
@@ -298,16 +301,49 @@ static int export_dir(struct export_ctx *x, const char *dir)
 	return r;
 }
 
+/* grd_db_export()'s callback: the same filters and writer as a log's. */
+static int db_item(void *ctx, const struct acq_item *it, const struct rec_names *nm)
+{
+	struct export_ctx *x = ctx;
+
+	if (!wanted(x, it, nm->channel))
+		return 0;
+	x->written++;
+	rec_format_item(x->out, x->format, it, nm, NULL);
+	return ferror(x->out) ? -EIO : 0;
+}
+
+/* --db: the vehicle's records from the ground database (ground/export.c). */
+static int export_db(struct export_ctx *x, const char *url, const char *vehicle)
+{
+	struct grd_db_cfg cfg = { .url = url };
+	struct grd_export_query q = { vehicle, x->from_ns, x->to_ns, x->kinds };
+	grd_db_t *db;
+	int r;
+
+	if (grd_db_new(&cfg, &db) < 0)
+		return -ENOMEM;
+	r = grd_db_check(db);
+	if (r == 0)
+		r = grd_db_export(db, &q, db_item, x);
+	if (r < 0)
+		fprintf(stderr, "railmon export: --db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
+		        grd_db_error(db));
+	grd_db_free(db);
+	return r;
+}
+
 int board_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "from", required_argument, NULL, 1 },
 		{ "to", required_argument, NULL, 2 }, { "kind", required_argument, NULL, 'k' },
-		{ "channel", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "channel", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		{ "db", required_argument, NULL, 3 }, { "vehicle", required_argument, NULL, 4 }, { 0 }
 	};
 	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
-	const char *dir = "railmon-data", *output = NULL;
+	const char *dir = "railmon-data", *output = NULL, *db = NULL, *vehicle = NULL;
 	enum acq_item_kind kind;
 	int c, r;
 
@@ -334,12 +370,16 @@ int board_cmd_export(int argc, char **argv)
 				return cli_fail("export", "--channel: at most %d", EXPORT_FILTER_MAX);
 			x.channels[x.nchannel_filters++] = optarg;
 			break;
+		case 3: db = optarg; break;
+		case 4: vehicle = optarg; break;
 		case 'h': fputs(export_usage, stdout); return 0;
 		default: fputs(export_usage, stderr); return 2;
 		}
 	}
 	if (optind < argc)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
+	if (!db != !vehicle)
+		return cli_fail("export", db ? "--db needs --vehicle V" : "--vehicle is for --db");
 	if (!x.kinds)
 		x.kinds = x.format == REC_FORMAT_CANDUMP ? 1u << ACQ_ITEM_CAN
 		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
@@ -348,7 +388,7 @@ int board_cmd_export(int argc, char **argv)
 	if (rec_channels_new(&x.chans) < 0)
 		return cli_fail("export", "out of memory");
 	rec_format_header(x.out, x.format, false);
-	r = export_dir(&x, dir);
+	r = db ? export_db(&x, db, vehicle) : export_dir(&x, dir);
 	if (fflush(x.out) != 0 && r >= 0)
 		r = -errno;
 	if (output)

@@ -144,3 +144,24 @@ int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, siz
    longer stored on it.  0, -EINVAL, -ECONNREFUSED, -EIO. */
 int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
                 uint64_t last);
+
+/* ---- export (ground/export.c) ---- */
+
+struct grd_export_query {
+	const char *vehicle;
+	int64_t from_ns, to_ns;   /* [from, to); INT64_MIN / INT64_MAX: open */
+	unsigned kinds;           /* bit per acq_item_kind */
+};
+
+struct acq_item;
+struct rec_names;
+/* One record, in time order; names valid during the call.  < 0 stops. */
+typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const struct rec_names *names);
+
+/*
+ * Every record of q->vehicle in the window (applied to the microsecond,
+ * rounded outwards: filter exactly in fn), in time order (then seq), to
+ * fn, streamed row by row.  Times are the database's, to the microsecond.  Returns the number of records
+ * (saturated at INT32_MAX), fn's negative return, -ECONNREFUSED, -EIO.
+ */
+int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn fn, void *ctx);

@@ -238,23 +238,24 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 	fmt_time(it->t_ns, t);
 	char *p = db->buf + db->used;
 	if (it->kind == ACQ_ITEM_SAMPLE) {
-		k = sprintf(p, "%d\t%s\t%" PRIu32 "\t%.17g\t%" PRIu32 "\n", vid, t, it->sample.channel,
+		k = sprintf(p, "%d\t%s\t%" PRIu64 "\t%" PRIu32 "\t%.17g\t%" PRIu32 "\n", vid, t, it->seq, it->sample.channel,
 		            it->sample.value, it->sample.quality);
 	} else if (it->kind == ACQ_ITEM_CAN) {
-		k = sprintf(p, "%d\t%s\t%u\t%" PRIu32 "\t%u\t\\\\x", vid, t, it->bus, it->can.id, it->can.flags);
+		k = sprintf(p, "%d\t%s\t%" PRIu64 "\t%u\t%" PRIu32 "\t%u\t\\\\x", vid, t, it->seq, it->bus, it->can.id,
+		            it->can.flags);
 		for (unsigned i = 0; i < it->can.len && i < ACQ_CAN_DATA_MAX; i++)
 			k += sprintf(p + k, "%02x", it->can.data[i]);
 		p[k++] = '\n';
 	} else {
-		k = sprintf(p, "%d\t%s\t%u\t%" PRIu32 "\t%" PRId64 "\t%" PRIu32 "\n", vid, t, it->bus,
+		k = sprintf(p, "%d\t%s\t%" PRIu64 "\t%u\t%" PRIu32 "\t%" PRId64 "\t%" PRIu32 "\n", vid, t, it->seq, it->bus,
 		            it->event.code, it->event.arg, it->event.detail);
 	}
 	db->used += (size_t)k;
 	return 0;
 }
 
-static int copy_rows(grd_db_t *db, const char *table, int vid, const rec_batch_t *b, uint32_t count,
-                     uint16_t kind, uint64_t *ret_rows)
+static int copy_rows(grd_db_t *db, const char *table, int vid, const rec_batch_t *b, uint64_t first_seq,
+                     uint32_t count, uint16_t kind, uint64_t *ret_rows)
 {
 	char sql[128];
 	uint64_t rows = 0;
@@ -266,6 +267,7 @@ static int copy_rows(grd_db_t *db, const char *table, int vid, const rec_batch_t
 		struct acq_item it;
 
 		rec_batch_item(b, i, &it);
+		it.seq = first_seq + i; /* CAN frames, samples, events: the Batch's order */
 		if (it.kind == kind || (kind == ACQ_ITEM_EVENT && it.kind != ACQ_ITEM_CAN && it.kind != ACQ_ITEM_SAMPLE)) {
 			r = add_row(db, vid, &it);
 			rows++;
@@ -438,11 +440,11 @@ static int fill(grd_db_t *db, const struct batch_key *k, int vid, const struct r
 	int r = insert_ledger(db, k, info, b);
 
 	if (r == 0)
-		r = copy_rows(db, "samples", vid, b, info->count, ACQ_ITEM_SAMPLE, &n[0]);
+		r = copy_rows(db, "samples", vid, b, info->first_seq, info->count, ACQ_ITEM_SAMPLE, &n[0]);
 	if (r == 0)
-		r = copy_rows(db, "can_frames", vid, b, info->count, ACQ_ITEM_CAN, &n[1]);
+		r = copy_rows(db, "can_frames", vid, b, info->first_seq, info->count, ACQ_ITEM_CAN, &n[1]);
 	if (r == 0)
-		r = copy_rows(db, "events", vid, b, info->count, ACQ_ITEM_EVENT, &n[2]);
+		r = copy_rows(db, "events", vid, b, info->first_seq, info->count, ACQ_ITEM_EVENT, &n[2]);
 	if (r == 0)
 		r = store_dictionary(db, k, b, info->nchannels);
 	if (r == 0)

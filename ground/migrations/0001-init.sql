@@ -61,6 +61,7 @@ CREATE TABLE conflicts (
 CREATE TABLE samples (
     vehicle_id integer NOT NULL,
     t          timestamptz NOT NULL,
+    seq        bigint NOT NULL,       -- in its vehicle log (batches.log_id)
     channel    bigint NOT NULL,
     value      double precision NOT NULL,
     quality    smallint NOT NULL
@@ -70,6 +71,7 @@ CREATE INDEX samples_t ON samples USING brin (t);
 CREATE TABLE can_frames (
     vehicle_id integer NOT NULL,
     t          timestamptz NOT NULL,
+    seq        bigint NOT NULL,       -- in its vehicle log (batches.log_id)
     bus        integer NOT NULL,
     can_id     bigint NOT NULL,
     flags      smallint NOT NULL,
@@ -80,6 +82,7 @@ CREATE INDEX can_frames_t ON can_frames USING brin (t);
 CREATE TABLE events (
     vehicle_id integer NOT NULL,
     t          timestamptz NOT NULL,
+    seq        bigint NOT NULL,       -- in its vehicle log (batches.log_id)
     source     integer NOT NULL,
     code       integer NOT NULL,
     arg        bigint NOT NULL,
