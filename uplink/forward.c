@@ -876,8 +876,12 @@ static int resend_step(upl_forwarder_t *f)
 	if (r == 0)
 		r = src->next(src->ctx, &rec);
 	if (r <= 0 || !rec.payload) {
+		/* Past the end (not written yet), or the log cannot be read: the
+		   ground asks again if it is still missing. */
+		if (r < 0 && r != -EBADMSG)
+			stats_error(f, r);
 		resend_pop(f);
-		return r == -EBADMSG || r == 0 ? 0 : (stats_error(f, r), 0);
+		return 0;
 	}
 	if (!same_log(&rec, req)) {
 		/* Another log of this vehicle (an old card): none of it is here. */

@@ -68,9 +68,9 @@ class Postgres:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def psql(self, sql, db=None):
+    def psql(self, sql, db=None, timeout=120):
         r = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", self.dir, "-U",
-                            "railmon", "-d", db or self.db, "-c", sql], capture_output=True, text=True, timeout=120)
+                            "railmon", "-d", db or self.db, "-c", sql], capture_output=True, text=True, timeout=timeout)
         if r.returncode != 0:
             raise AssertionError("psql %r: %s" % (sql, r.stderr))
         return r.stdout.strip()
