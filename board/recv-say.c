@@ -15,7 +15,9 @@ void recv_note(void *ctx, const struct grd_note *n)
 	const struct rec_batch_info *info = n->info;
 	int64_t now = basic_mono_ns();
 	char id[2 * REC_LOG_ID_LEN + 1];
-	const char *what = n->why < GRD_LATE ? "refused" : "not in the ground log";
+	/* An oversize Batch with --db is kept out of the database too. */
+	const char *what = n->why < GRD_LATE ? "refused" : n->why == GRD_TOO_BIG && n->db ? "not stored" :
+	                   "not in the ground log";
 
 	grd_log_id_hex(info->log_id, info->log_id_len, id);
 	if (n->why == GRD_CONTINUED) {

@@ -46,6 +46,7 @@ struct grd_note {
 	int err;                  /* -errno behind it, or 0 */
 	const char *dir;          /* GRD_CONTINUED: the new ground log */
 	uint64_t nth;             /* how many of this reason so far, this one included */
+	bool db;                  /* recv --db: the Batch is not in the database either */
 };
 
 typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);

@@ -120,7 +120,7 @@ static void ground_refuse(struct grd *g, enum grd_why why, const struct rec_batc
 	if (why != GRD_TOO_MANY_VEHICLES)
 		kept = keep_batch(g, why, info, payload, len, path, sizeof(path));
 	if (g->on_note) {
-		struct grd_note n = { why, info, kept, err, NULL, g->refused[why] };
+		struct grd_note n = { why, info, kept, err, NULL, g->refused[why], g->db != NULL };
 		g->on_note(g->note_ctx, &n);
 	}
 }
@@ -146,6 +146,12 @@ int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload,
 	enum grd_db_outcome out;
 	int r = 0;
 
+	if (g->db && len > REC_BATCH_MAX_BYTES) {
+		/* No railmon makes one (record/batch.h): refused once, counted and
+		   kept, neither in the database nor in a ground log. */
+		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
+		return -EFBIG;
+	}
 	if (g->db) {
 		r = grd_db_store(g->db, payload, len, &out);
 		if (r == -ECANCELED)
@@ -348,7 +354,7 @@ static int ground_continue(struct grd *g, struct grd_log *gl, const struct rec_b
 	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
 	         id[0] ? "." : "", info->first_seq);
 	if (g->on_note) {
-		struct grd_note n = { GRD_CONTINUED, info, NULL, 0, gl->dir, 1 };
+		struct grd_note n = { GRD_CONTINUED, info, NULL, 0, gl->dir, 1, g->db != NULL };
 		g->on_note(g->note_ctx, &n);
 	}
 	return ground_open(g, gl, info);

@@ -205,6 +205,38 @@ def test_outage(pg, broker):
     print("database stopped and started under the receiver: nothing lost, nothing twice: ok")
 
 
+def big_batch(vehicle, first_seq, n):
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=NOW_NS, log_id=LOG_A)
+    for i in range(n):
+        b.can.t_delta_ns.append(1000)
+        b.can.bus.append(0)
+        b.can.id.append(0x100 + i % 50)
+        b.can.flags.append(2)
+        b.can.len.append(64)
+    b.can.data = bytes(range(64)) * n
+    return b.SerializeToString()
+
+
+def test_bad_input(pg, broker):
+    """Malformed and oversize Batches: counted, said, stored nowhere, and
+    the receiver goes on."""
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-6"])
+    r.wait_subscribed()
+    big = big_batch("emu6", 1, 17000)
+    check(len(big) > 1 << 20, "over 1 MiB", len(big))
+    publish(broker.port, [("railmon/emu6/data", b"\x08\x01garbage"), ("railmon/emu6/data", big),
+                          ("railmon/emu6/data", batch("emu6", 17001, 5))])
+    wait_for("emu6's good Batch", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v "
+                                                   "USING (vehicle_id) WHERE v.name = 'emu6'") == "1")
+    rc, err = r.terminate()
+    check(rc == 0 and "1 malformed payloads" in err, "malformed counted", err)
+    check("emu6 log a1a1a1a1: seq 1..17000 not stored: over 1 MiB" in err, "oversize said", err)
+    check(pg.psql("SELECT count(*) FROM can_frames c JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu6'")
+          == "1", "nothing of the oversize Batch stored")
+    print("malformed and oversize Batches: counted, said, stored nowhere: ok")
+
+
 def test_prune_and_views(pg, broker):
     day = 86400 * 10**9
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
@@ -298,6 +330,7 @@ def main():
         test_exactly_once(pg, broker)
         test_names(pg, broker)
         test_outage(pg, broker)
+        test_bad_input(pg, broker)
         test_prune_and_views(pg, broker)
         test_export(pg, broker, tmp)
         test_readme_queries(pg)
