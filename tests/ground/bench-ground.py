@@ -123,10 +123,11 @@ def completeness(pg):
     pg.psql("ANALYZE batches", db="fleetday", timeout=600)
     n = pg.psql("SELECT count(*) FROM batches", db="fleetday")
     t0 = time.monotonic()
-    pg.psql("SELECT count(*) FROM batches", db="fleetday")
+    pg.psql("SELECT count(*) FROM batches", db="fleetday", timeout=600)
     base = time.monotonic() - t0
     t0 = time.monotonic()
-    out = pg.rows("SELECT vehicle, batches, records, missing FROM completeness WHERE day = '2026-12-01'")
+    out = pg.rows("SELECT vehicle, batches, records, missing FROM completeness WHERE day = '2026-12-01'",
+                  db="fleetday", timeout=600)
     dt = time.monotonic() - t0
     check(len(out) == 20 and all(r[3] == str(86 * 100) for r in out), "completeness right", out[:3])
     return int(n), base, dt

@@ -75,6 +75,6 @@ class Postgres:
             raise AssertionError("psql %r: %s" % (sql, r.stderr))
         return r.stdout.strip()
 
-    def rows(self, sql):
-        out = self.psql(sql)
+    def rows(self, sql, db=None, timeout=120):
+        out = self.psql(sql, db, timeout)
         return [line.split("|") for line in out.splitlines()] if out else []
