@@ -47,3 +47,6 @@ int grd_ingest(grd_db_t *db, const rec_batch_t *b, const void *payload, size_t l
 int grd_db_prepare(grd_db_t *db);
 /* The vehicle's id, made the first time (cached): 0 or -EIO. */
 int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id);
+/* The 1 s and 1 min rollups of b's samples, in the open transaction: 0,
+   -ENOMEM, -EIO. */
+int grd_rollup(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count);

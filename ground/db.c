@@ -253,8 +253,12 @@ int grd_db_prune(grd_db_t *db, int64_t cutoff_ns)
 		if (r < 0)
 			return r;
 	}
+	/* The 1 s rollups go with the raw days; the 1 min ones are kept. */
+	snprintf(sql, sizeof(sql), "DELETE FROM rollup_1s WHERE t < '%.4s-%.2s-%.2s 00:00:00+00'", day, day + 4,
+	         day + 6);
+	r = grd_db_exec(db, "prune", sql);
 	grd_db_forget(db); /* the partitions this connection knew may be gone */
-	return n;
+	return r < 0 ? r : n;
 }
 
 /* ---- the retry loop ---- */

@@ -111,7 +111,8 @@ int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outc
 
 /*
  * Drop the day partitions of samples, can_frames and events that end at or
- * before cutoff_ns (CLOCK_REALTIME).  Returns the number of partitions
+ * before cutoff_ns (CLOCK_REALTIME), and the 1 s rollups of those days
+ * (the 1 min rollups are kept).  Returns the number of partitions
  * dropped, -ECONNREFUSED, -EIO.
  */
 int grd_db_prune(grd_db_t *db, int64_t cutoff_ns);

@@ -60,6 +60,13 @@ int grd_db_prepare(grd_db_t *db)
 			return -EIO;
 		}
 	}
+	/* Times as UTC whatever the server's default (date_trunc of the
+	   rollups); the rollups' staging table, per connection. */
+	if (!db->prepared && (grd_db_exec(db, "timezone", "SET TimeZone = 'UTC'") < 0 ||
+	                      grd_db_exec(db, "rollup", "CREATE TEMP TABLE IF NOT EXISTS rollup_in (channel bigint, "
+	                                  "t timestamptz, n bigint, vmin double precision, vmax double precision, "
+	                                  "vsum double precision) ON COMMIT DELETE ROWS") < 0))
+		return -EIO;
 	db->prepared = true;
 	return 0;
 }
@@ -445,6 +452,8 @@ static int fill(grd_db_t *db, const struct batch_key *k, int vid, const struct r
 		r = copy_rows(db, "can_frames", vid, b, info->first_seq, info->count, ACQ_ITEM_CAN, &n[1]);
 	if (r == 0)
 		r = copy_rows(db, "events", vid, b, info->first_seq, info->count, ACQ_ITEM_EVENT, &n[2]);
+	if (r == 0 && n[0])
+		r = grd_rollup(db, vid, b, info->count);
 	if (r == 0)
 		r = store_dictionary(db, k, b, info->nchannels);
 	if (r == 0)

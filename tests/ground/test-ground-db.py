@@ -98,15 +98,16 @@ def test_schema(pg):
     check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
           r.stderr)
     rc, out = db("migrate", "--db", old)
-    check(rc == 0 and out.strip() == "applied 0002-gap-repair", "migrate applies what is missing", out)
+    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups",
+          "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
     rc, out = db("init", pg.url)
-    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair" in out, "init", out)
+    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
-          == "1 init,2 gap-repair", "recorded")
+          == "1 init,2 gap-repair,3 rollups", "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
     rc, out = db("migrate", "--db", pg.url)
@@ -155,6 +156,19 @@ def test_exactly_once(pg, broker):
     t = pg.psql("SELECT (extract(epoch FROM t) * 1000000)::bigint FROM events WHERE arg = 1")
     check(int(t) == (NOW_NS + 10 * 1000) // 1000, "event time", t, NOW_NS)
     check("20 Batches committed" in err and "duplicates" in err, "summary says the database", err)
+    # the rollups, maintained in each Batch's transaction: every Batch came
+    # twice, each sample counts once
+    vals = [v for _, v in want]
+    for table in ("rollup_1s", "rollup_1min"):
+        got = pg.psql("SELECT sum(n), min(vmin), max(vmax), sum(vsum) FROM %s r JOIN vehicles v "
+                      "USING (vehicle_id) WHERE v.name = 'emu1'" % table).split("|")
+        check(int(got[0]) == len(vals) and float(got[1]) == min(vals) and float(got[2]) == max(vals)
+              and abs(float(got[3]) - sum(vals)) < 1e-6, table + " counts each sample once", got)
+    by_channel = pg.rows("SELECT channel, sum(count), round(sum(mean * count)::numeric, 6) FROM samples_1s "
+                         "WHERE vehicle = 'emu1' GROUP BY 1 ORDER BY 1")
+    check([(int(c), int(n), float(s_)) for c, n, s_ in by_channel] ==
+          [(c, sum(1 for x, _ in want if x == c), round(sum(v for x, v in want if x == c), 6)) for c in (7, 8)],
+          "samples_1s per channel", by_channel)
     print("exactly once (each Batch twice, out of order), conflict kept once: ok")
 
 
@@ -258,6 +272,8 @@ def test_prune_and_views(pg, broker):
     check(rc == 0 and "dropped 3 day partitions" in out, "prune drops the old day", out)
     check(int(pg.psql("SELECT count(*) FROM samples")) == before - 8, "only the old day's samples gone")
     check(pg.psql("SELECT count(*) FROM samples WHERE t < now() - interval '90 days'") == "0", "old gone")
+    check(pg.psql("SELECT count(*) FROM rollup_1s WHERE t < now() - interval '90 days'") == "0", "old 1 s gone")
+    check(pg.psql("SELECT sum(n) FROM rollup_1min WHERE t < now() - interval '90 days'") == "8", "1 min kept")
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
     check(rc == 0 and "dropped 0 day partitions" in out, "prune again: nothing", out)
     print("prune --older-than 90d drops whole days; gaps and completeness views: ok")
