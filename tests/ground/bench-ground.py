@@ -35,7 +35,7 @@ sys.path.insert(0, HERE)
 import railmon_pb2  # noqa: E402
 from railmon_test import stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, publish, check  # noqa: E402
+from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
 
 VEHICLES, BATCHES, SAMPLES = 4, 100, 1000
 T0 = (time.time_ns() // 1000) * 1000
@@ -169,6 +169,7 @@ def main():
         print("| completeness view over that day | %.3f s | %.1fx of the count |" % (t_view, t_view / t_count))
     finally:
         stop_peers(signal.SIGKILL)
+        cleanup()
         if broker:
             broker.stop()
         pg.fini()

@@ -15,6 +15,15 @@ import paho.mqtt.client as mqtt
 from railmon_test import free_port, start_peer, stop_peer
 
 
+_DIRS = []  # every receiver's working directory, removed by cleanup()
+
+
+def cleanup():
+    """Remove what the receivers left (call after stopping every peer)."""
+    for d in _DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def check(cond, what, *context):
     if not cond:
         for c in context:
@@ -60,6 +69,7 @@ class Recv:
         self.lines = []
         # refused Batches are kept in ./railmon-refused: not in the source tree
         self.cwd = tempfile.mkdtemp(prefix="recv-")
+        _DIRS.append(self.cwd)
         self.subscribed = threading.Event()
         self.proc = start_peer([railmon, "recv"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True, cwd=self.cwd)

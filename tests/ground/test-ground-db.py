@@ -44,7 +44,7 @@ sys.path.insert(0, HERE)
 import railmon_pb2  # noqa: E402
 from railmon_test import stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, publish, check  # noqa: E402
+from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
 
 NOW_NS = time.time_ns()
 LOG_A = bytes.fromhex("a1" * 15 + "01")
@@ -352,6 +352,7 @@ def main():
         test_readme_queries(pg)
     finally:
         stop_peers(signal.SIGKILL)
+        cleanup()
         if broker:
             broker.stop()
         pg.fini()

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 from railmon_test import start_peer, stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, check  # noqa: E402
+from mqtt_peers import Broker, Recv, check, cleanup  # noqa: E402
 
 VEHICLES, BATCHES, RECORDS, SECONDS = 20, 30, 40, 15.0
 RECEIVERS = 3
@@ -161,6 +161,7 @@ def main():
               % (VEHICLES, BATCHES, RECORDS, kills, took, hist, asked))
     finally:
         stop_peers(signal.SIGKILL)
+        cleanup()
         if broker:
             broker.stop()
         pg.fini()
