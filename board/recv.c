@@ -554,12 +554,14 @@ int board_cmd_recv(int argc, char **argv)
 	if (rc == 0)
 		rc = recv_setup(&o, &g);
 	if (rc != 0) {
+		grd_free(&g); /* the database, if set up */
 		recv_opts_free(&o);
 		return rc == 1 ? 0 : rc; /* 1: --help */
 	}
 	rc = upl_recv_new(&o.cfg, &th.r);
 	if (rc < 0) {
 		fprintf(stderr, "railmon recv: %s\n", strerror(-rc));
+		grd_free(&g);
 		recv_opts_free(&o);
 		return 1;
 	}
