@@ -126,6 +126,9 @@ void recv_print_db(const struct grd *g)
 	        "conflicts, %" PRIu64 " connections, %" PRIu64 " failed attempts\n", st.batches[GRD_DB_COMMITTED],
 	        st.samples, st.can_frames, st.events, st.batches[GRD_DB_DUPLICATE], st.batches[GRD_DB_CONFLICT],
 	        st.connects, st.failures);
+	if (st.bad_names)
+		fprintf(stderr, "railmon recv: database: %" PRIu64 " channel dictionary entries not stored: a name, unit "
+		        "or source that is not UTF-8\n", st.bad_names);
 	if (g->db_failed)
 		fprintf(stderr, "railmon recv: database: %" PRIu64 " Batches NOT committed (stopped while the "
 		        "database was down: %s); the gap repair asks their vehicles again\n", g->db_failed, st.error);

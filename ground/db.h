@@ -58,6 +58,8 @@ struct grd_db_stats {
 	uint64_t batches[GRD_DB_OUTCOME_MAX]; /* by outcome */
 	uint64_t samples, can_frames, events; /* rows committed */
 	uint64_t bad;             /* payloads that did not decode (nothing stored) */
+	uint64_t bad_names;       /* dictionary entries not stored: a name, unit or source
+	                             that is not UTF-8 (the Batch's records are stored) */
 	uint64_t connects;        /* connections made (the first one included) */
 	uint64_t failures;        /* attempts that failed (connect, query, commit) */
 	uint64_t partitions;      /* day partitions created */

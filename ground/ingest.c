@@ -383,6 +383,33 @@ static int record_conflict(grd_db_t *db, const struct batch_key *k, const void *
 	return 0;
 }
 
+/* Well-formed UTF-8 (no overlongs, surrogates or code points past
+   U+10FFFF): the database refuses anything else in text, and a Batch it
+   refuses for ever would stop the receiver. */
+static bool utf8_ok(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	while (*s) {
+		unsigned c = *s, n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 :
+		             (c & 0xf8) == 0xf0 ? 3 : 4;
+		uint32_t cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
+
+		if (n == 4)
+			return false;
+		for (unsigned i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += n + 1;
+	}
+	return true;
+}
+
 static int store_dictionary(grd_db_t *db, const struct batch_key *k, const rec_batch_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -392,6 +419,12 @@ static int store_dictionary(grd_db_t *db, const struct batch_key *k, const rec_b
 
 		if (rec_batch_channel(b, i, &ch) < 0)
 			continue;
+		if (!utf8_ok(ch.name) || !utf8_ok(ch.unit) || !utf8_ok(ch.source)) {
+			pthread_mutex_lock(&db->lock);
+			db->st.bad_names++;
+			pthread_mutex_unlock(&db->lock);
+			continue;
+		}
 		snprintf(id, sizeof(id), "%" PRIu32, ch.id);
 		snprintf(bus, sizeof(bus), "%" PRIu32, ch.bus);
 		const char *v[7] = { k->vid, k->hash, id, ch.name ? ch.name : "", ch.unit ? ch.unit : "", bus,

@@ -239,15 +239,22 @@ def test_bad_input(pg, broker):
     r.wait_subscribed()
     big = big_batch("emu6", 1, 17000)
     check(len(big) > 1 << 20, "over 1 MiB", len(big))
+    # a dictionary name that is not UTF-8 (the database would refuse it for
+    # ever): that entry is left out, the records and the other names stored
+    bad_name = batch("emu6", 17006, 6, channels=True).replace(b"line_voltage", b"\xff\xfene_voltage")
     publish(broker.port, [("railmon/emu6/data", b"\x08\x01garbage"), ("railmon/emu6/data", big),
-                          ("railmon/emu6/data", batch("emu6", 17001, 5))])
-    wait_for("emu6's good Batch", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v "
-                                                   "USING (vehicle_id) WHERE v.name = 'emu6'") == "1")
+                          ("railmon/emu6/data", batch("emu6", 17001, 5)), ("railmon/emu6/data", bad_name)])
+    wait_for("emu6's good Batches", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v "
+                                                     "USING (vehicle_id) WHERE v.name = 'emu6'") == "2")
     rc, err = r.terminate()
+    check("1 channel dictionary entries not stored: a name, unit or source that is not UTF-8" in err,
+          "the bad name said", err)
+    check(pg.psql("SELECT string_agg(c.name, ',') FROM configs c JOIN vehicles v USING (vehicle_id) "
+                  "WHERE v.name = 'emu6'") == "speed", "the good name stored")
     check(rc == 0 and "1 malformed payloads" in err, "malformed counted", err)
     check("emu6 log a1a1a1a1: seq 1..17000 not stored: over 1 MiB" in err, "oversize said", err)
     check(pg.psql("SELECT count(*) FROM can_frames c JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu6'")
-          == "1", "nothing of the oversize Batch stored")
+          == "2", "nothing of the oversize Batch stored (one CAN frame in each good Batch)")
     print("malformed and oversize Batches: counted, said, stored nowhere: ok")
 
 
