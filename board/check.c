@@ -9,12 +9,12 @@
 #include "bus/dbc.h"
 #include "bus/load.h"
 #include "bus/regmap.h"
-#include "channels.h"
+#include "pipeline/channels.h"
 #include "check.h"
 #include "cli.h"
-#include "config.h"
-#include "config-schema.h"
-#include "logdir.h"
+#include "conf/config.h"
+#include "conf/config-schema.h"
+#include "pipeline/logdir.h"
 #include "storage/stor.h"
 
 static const char check_usage[] =
@@ -26,20 +26,20 @@ static const char check_usage[] =
 	"--keys prints every board-file key instead (docs/board-keys.md is --markdown).\n";
 
 /* The log's sizes against its filesystem: refused as `run` would refuse. */
-static int check_storage(const struct board_cfg *cfg, const char *data)
+static int check_storage(const struct conf_board *cfg, const char *data)
 {
-	const char *dir = board_data_dir(cfg, data);
-	char err[BOARD_ERR_MAX], warn[512];
+	const char *dir = pl_data_dir(cfg, data);
+	char err[CONF_ERR_MAX], warn[512];
 	struct stor_space sp;
 	char fs[32], avail[32];
 
-	if (board_log_check_space(cfg, dir, err, sizeof(err), warn, sizeof(warn)) < 0) {
+	if (pl_log_check_space(cfg, dir, err, sizeof(err), warn, sizeof(warn)) < 0) {
 		fprintf(stderr, "railmon check: %s\n", err);
 		return -EINVAL;
 	}
 	if (stor_space_query(dir, &sp) == 0)
-		printf("  log filesystem: %s, %s free for the log\n", board_size_text(sp.fs_bytes, fs, sizeof(fs)),
-		       board_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail)));
+		printf("  log filesystem: %s, %s free for the log\n", conf_size_text(sp.fs_bytes, fs, sizeof(fs)),
+		       conf_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail)));
 	if (warn[0])
 		printf("  WARNING: %s\n", warn);
 	return 0;
@@ -66,10 +66,10 @@ static void check_can_load(const struct bus_can_cfg *c, const bus_dbc_t *dbc)
 	       l.load > BUS_LOAD_WARN ? can_busy : "", l.load > BUS_LOAD_WARN ? ")" : "");
 }
 
-static int check_can(const struct board_cfg *cfg, const struct bus_cfg *b)
+static int check_can(const struct conf_board *cfg, const struct bus_cfg *b)
 {
 	const struct bus_can_cfg *c = &b->can;
-	char err[BOARD_ERR_MAX];
+	char err[CONF_ERR_MAX];
 	bus_dbc_t *dbc;
 
 	printf("  [can %s] driver %s, %s%s, %s", b->name, can_drivers[c->driver],
@@ -84,7 +84,7 @@ static int check_can(const struct board_cfg *cfg, const struct bus_cfg *b)
 		printf("    no DBC: raw frames only\n");
 		return 0;
 	}
-	if (board_dbc_load(cfg, b->index, &dbc, err, sizeof(err)) < 0) {
+	if (pl_dbc_load(cfg, b->index, &dbc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "railmon check: %s\n", err);
 		return -EINVAL;
 	}
@@ -105,7 +105,7 @@ static void check_requests(const struct bus_mb_cfg *m, const struct bus_mb_regma
 		for (size_t k = gr->first_req; k < gr->first_req + gr->nreqs; k++) {
 			const struct bus_mb_request *q = &map->reqs[k];
 			printf("    request: unit %u FC%u %s %u..%u (%u channels) every %u ms\n", q->unit_id, q->table,
-			       board_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
+			       conf_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
 		}
 	}
 	bus_mb_load(m, map, &l);
@@ -132,8 +132,8 @@ static int check_modbus(const struct bus_cfg *b)
 	for (size_t i = 0; i < m->nchannels; i++) {
 		const struct bus_mb_channel *c = &m->channels[i];
 		printf("    %-24s unit %3u %-8s %5u %-3s %s scale %g offset %g %-6s every %u ms\n", c->name, c->unit_id,
-		       board_mb_table_name(c->table), c->addr, board_mb_type_name(c->type),
-		       board_mb_order_name(c->order), c->scale, c->offset,
+		       conf_mb_table_name(c->table), c->addr, conf_mb_type_name(c->type),
+		       conf_mb_order_name(c->order), c->scale, c->offset,
 		       c->unit, c->period_ms);
 	}
 	r = bus_mb_regmap_new(m->channels, m->nchannels, m->max_gap, &map);
@@ -146,7 +146,7 @@ static int check_modbus(const struct bus_cfg *b)
 	return 0;
 }
 
-bool board_bus_load_warning(const struct board_cfg *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len)
+bool board_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len)
 {
 	const struct bus_cfg *bc = &cfg->buses[b];
 	struct bus_mb_regmap *map;
@@ -179,7 +179,7 @@ int board_cmd_check(int argc, char **argv)
 		                              { "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *board = NULL, *data = NULL;
 	bool keys = false, markdown = false;
-	struct board_cfg *cfg;
+	struct conf_board *cfg;
 	int c, r, bad = 0;
 
 	while ((c = getopt_long(argc, argv, "b:d:h", opts, NULL)) != -1) {
@@ -195,14 +195,14 @@ int board_cmd_check(int argc, char **argv)
 	if (markdown && !keys)
 		return cli_fail("check", "--markdown goes with --keys");
 	if (keys)
-		return board_cfg_print_keys(stdout, markdown) < 0;
+		return conf_print_keys(stdout, markdown) < 0;
 	if (!board && optind < argc)
 		board = argv[optind++];
 	if ((r = cli_load_board("check", board, &cfg)) != 0)
 		return r;
 	printf("%s: vehicle %s, config hash %016" PRIx64 "\n", cfg->path, cfg->vehicle, cfg->hash);
 	printf("  log %s, segments %" PRIu64 " KiB, sync window %u ms, batches every %u ms\n",
-	       board_data_dir(cfg, data), cfg->storage.segment_bytes >> 10,
+	       pl_data_dir(cfg, data), cfg->storage.segment_bytes >> 10,
 	       cfg->storage.sync_window_ms, cfg->batch_ms);
 	bad |= check_storage(cfg, data) < 0;
 	if (cfg->uplink.enabled)
@@ -214,7 +214,7 @@ int board_cmd_check(int argc, char **argv)
 		else
 			bad |= check_modbus(&cfg->buses[i]) < 0;
 	}
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	if (bad)
 		return 1;
 	printf("ok\n");

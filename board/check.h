@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "bus/dbc.h"
-#include "config.h"
+#include "conf/config.h"
 
 /*
  * Whether bus b of cfg is over BUS_LOAD_WARN (bus/load.h) by its DBC's
@@ -15,4 +15,4 @@
  * ("[can vehicle]: about 85% of the bus at 500 kbit/s (above 70%: frames
  * will queue)").  A Modbus TCP bus is never over.
  */
-bool board_bus_load_warning(const struct board_cfg *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len);
+bool board_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len);

@@ -11,7 +11,7 @@
 
 #include "basic/parse.h"
 #include "cli.h"
-#include "config.h"
+#include "conf/config.h"
 
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
@@ -30,13 +30,13 @@ bool cli_parse_seconds(const char *s, double *ret)
 	return basic_parse_seconds(s, ret) == 0;
 }
 
-int cli_load_board(const char *cmd, const char *path, struct board_cfg **ret_cfg)
+int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cfg)
 {
-	char err[BOARD_ERR_MAX];
+	char err[CONF_ERR_MAX];
 
 	if (!path)
 		return cli_fail(cmd, "--board FILE is required");
-	if (board_cfg_load(path, ret_cfg, err, sizeof(err)) < 0) {
+	if (conf_load(path, ret_cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "railmon %s: %s\n", cmd, err);
 		return 1;
 	}

@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
-struct board_cfg;
+struct conf_board;
 
 int board_cmd_demo(int argc, char **argv);
 int board_cmd_run(int argc, char **argv);
@@ -27,7 +27,7 @@ int board_cmd_db(int argc, char **argv);
  * watchdog while the pipeline is alive.  Returns the exit code.
  */
 struct board_daemon_opts;
-int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_daemon_opts *opts,
+int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board_daemon_opts *opts,
                      double duration_s, bool until_sources_done);
 
 /* The helpers every command shares (cli.c). */
@@ -39,9 +39,9 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 bool cli_parse_seconds(const char *s, double *ret);
 
 /* Load and validate the board file path for command cmd: 0 and *ret_cfg
-   (free with board_cfg_free), or the exit code with the message printed
+   (free with conf_free), or the exit code with the message printed
    (2: no --board, 1: the file is wrong). */
-int cli_load_board(const char *cmd, const char *path, struct board_cfg **ret_cfg);
+int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cfg);
 
 /* Set by SIGINT/SIGTERM and SIGHUP (main.c owns them: the only globals),
    once board_install_signals() (cli.c) has put the handlers in place;

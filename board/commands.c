@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
+#include "conf/config.h"
 #include "daemon.h"
 #include "demo.h"
 #include "railmon-config.h"
@@ -79,7 +79,7 @@ int board_cmd_run(int argc, char **argv)
 		{ "duration", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	const char *board = NULL, *data = NULL;
-	struct board_cfg *cfg;
+	struct conf_board *cfg;
 	double duration = 0;
 	int c, r;
 
@@ -104,6 +104,6 @@ int board_cmd_run(int argc, char **argv)
 		return r;
 	r = board_run_daemon("run", cfg, &(struct board_daemon_opts){ .data_dir = data, .lock_memory = true },
 	                     duration, false);
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	return r;
 }

@@ -24,11 +24,11 @@
 #include "acquisition/acq.h"
 #include "basic/clock.h"
 #include "daemon.h"
-#include "forwarder.h"
-#include "health.h"
-#include "logdir.h"
-#include "sink.h"
-#include "sources.h"
+#include "pipeline/forwarder.h"
+#include "pipeline/health.h"
+#include "pipeline/logdir.h"
+#include "pipeline/sink.h"
+#include "pipeline/sources.h"
 #include "storage/stor.h"
 #include "record/batch.h"
 #include "uplink/forward.h"
@@ -36,7 +36,7 @@
 #define TICK_MS 20 /* the collector's tick: the heartbeat, Batch timeouts, the sync window */
 
 struct board_daemon {
-	const struct board_cfg *cfg;
+	const struct conf_board *cfg;
 	char data_dir[BUS_PATH_MAX];
 	bool lock_memory;
 	bool running, stopped;
@@ -46,22 +46,22 @@ struct board_daemon {
 	uint64_t reloaded_hash;
 	uint8_t boot_id[REC_BOOT_ID_LEN];
 
-	board_channels_t *ch;
-	board_sources_t *src;
-	struct acq_ring *ring_ptr[BOARD_BUSES_MAX + 1]; /* + the uplink event ring */
-	uint16_t ring_bus[BOARD_BUSES_MAX + 1];
-	acq_source_t *ring_src[BOARD_BUSES_MAX + 1];
+	pl_channels_t *ch;
+	pl_sources_t *src;
+	struct acq_ring *ring_ptr[CONF_BUSES_MAX + 1]; /* + the uplink event ring */
+	uint16_t ring_bus[CONF_BUSES_MAX + 1];
+	acq_source_t *ring_src[CONF_BUSES_MAX + 1];
 	acq_collector_t *col;
 
 	stor_log_t *log;
-	board_sink_t *sink;
-	board_health_t *health;
+	pl_sink_t *sink;
+	pl_health_t *health;
 	int64_t health_next_ns;
 	_Atomic int64_t heartbeat_ns;
 	char log_warn[512];      /* about the log's space, said at start */
 
 	/* uplink: its events come back through one more ring */
-	struct board_forwarder up;
+	struct pl_forwarder up;
 	struct acq_ring ev_ring;
 	struct acq_item ev_buf[256];
 };
@@ -70,17 +70,17 @@ struct board_daemon {
 
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 {
-	struct board_sources_opts so = { .replay_log = d->replay_log, .replay_speed = d->replay_speed,
+	struct pl_sources_opts so = { .replay_log = d->replay_log, .replay_speed = d->replay_speed,
 		                          .absent_ok = d->absent_ok };
-	int r = board_channels_new(d->cfg, &d->ch, err, errlen);
+	int r = pl_channels_new(d->cfg, &d->ch, err, errlen);
 
 	memcpy(&so.seed, d->boot_id, sizeof(so.seed));
 	if (r >= 0)
-		r = board_sources_new(d->cfg, &so, &d->src, err, errlen);
+		r = pl_sources_new(d->cfg, &so, &d->src, err, errlen);
 	for (size_t b = 0; r >= 0 && b < d->cfg->nbuses; b++) {
-		d->ring_ptr[b] = board_sources_ring(d->src, b);
+		d->ring_ptr[b] = pl_sources_ring(d->src, b);
 		d->ring_bus[b] = (uint16_t)b;
-		d->ring_src[b] = board_sources_source(d->src, b);
+		d->ring_src[b] = pl_sources_source(d->src, b);
 	}
 	return r;
 }
@@ -90,7 +90,7 @@ static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 /* A log replay, or one CAN trace read as fast as possible and nothing else:
    a single producer, so the records can come out the same every time.
    (Several buses have several RX threads whose interleaving varies.) */
-static bool daemon_is_replay(const struct board_cfg *cfg, const char *replay_log)
+static bool daemon_is_replay(const struct conf_board *cfg, const char *replay_log)
 {
 	if (replay_log)
 		return true;
@@ -100,18 +100,18 @@ static bool daemon_is_replay(const struct board_cfg *cfg, const char *replay_log
 
 static int open_log(struct board_daemon *d, char *err, size_t errlen)
 {
-	return board_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
+	return pl_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
 }
 
 static int open_sink(struct board_daemon *d)
 {
 	struct rec_batch_meta meta = { .vehicle = d->cfg->vehicle, .config_hash = d->cfg->hash };
-	struct board_sink_stats st;
+	struct pl_sink_stats st;
 	size_t n;
 	int r;
 
 	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
-	r = board_sink_new(&(struct board_sink_cfg){ .log = d->log, .channels = d->ch, .meta = &meta,
+	r = pl_sink_new(&(struct pl_sink_cfg){ .log = d->log, .channels = d->ch, .meta = &meta,
 	                                             .batch_max = d->cfg->batch_max, .batch_ms = d->cfg->batch_ms,
 	                                             .meta_interval_s = d->cfg->meta_interval_s,
 	                                             .deterministic = daemon_is_replay(d->cfg, d->replay_log) },
@@ -119,7 +119,7 @@ static int open_sink(struct board_daemon *d)
 	if (r < 0)
 		return r;
 	/* What recovery found is said at start and becomes an event. */
-	board_sink_stats(d->sink, &st);
+	pl_sink_stats(d->sink, &st);
 	if (st.log_damaged) {
 		n = strlen(d->log_warn);
 		snprintf(d->log_warn + n, sizeof(d->log_warn) - n, "%s%s: %" PRIu64 " damaged segment file(s) or spot(s) "
@@ -139,7 +139,7 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
 	if (d->replay_log)
 		return 0; /* a replay is a command, not the vehicle's log */
-	return board_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, &d->ev_ring, err, errlen);
+	return pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, &d->ev_ring, err, errlen);
 }
 
 /* ------------------------------------------------------------ the collector */
@@ -147,13 +147,13 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 /* Health entries ride in the next Batch and are kept for `railmon stat`. */
 static void health_tick(struct board_daemon *d, int64_t now)
 {
-	struct board_health_bus buses[BOARD_BUSES_MAX];
-	struct board_sink_stats st;
+	struct pl_health_bus buses[CONF_BUSES_MAX];
+	struct pl_sink_stats st;
 
 	for (size_t b = 0; b < d->cfg->nbuses; b++)
-		board_sources_health(d->src, b, &buses[b]);
-	board_sink_stats(d->sink, &st);
-	board_health_tick(d->health, &(struct board_health_input){ .buses = buses, .nbuses = d->cfg->nbuses,
+		pl_sources_health(d->src, b, &buses[b]);
+	pl_sink_stats(d->sink, &st);
+	pl_health_tick(d->health, &(struct pl_health_input){ .buses = buses, .nbuses = d->cfg->nbuses,
 	                                                          .collector_items = st.items, .log = d->log,
 	                                                          .fwd = d->up.fwd, .sink = d->sink },
 	                  now);
@@ -161,7 +161,7 @@ static void health_tick(struct board_daemon *d, int64_t now)
 
 static int daemon_sink(void *ctx, const struct acq_item *items, size_t n)
 {
-	return board_sink_items(((struct board_daemon *)ctx)->sink, items, n);
+	return pl_sink_items(((struct board_daemon *)ctx)->sink, items, n);
 }
 
 static int daemon_tick(void *ctx)
@@ -174,7 +174,7 @@ static int daemon_tick(void *ctx)
 		health_tick(d, now);
 		d->health_next_ns = now + (int64_t)d->cfg->health_interval_s * BASIC_NS_PER_SEC;
 	}
-	return board_sink_tick(d->sink);
+	return pl_sink_tick(d->sink);
 }
 
 static int open_collector(struct board_daemon *d)
@@ -199,10 +199,10 @@ static void daemon_opts(struct board_daemon *d, const struct board_daemon_opts *
 	d->replay_log = opts ? opts->replay_log : NULL;
 	d->replay_speed = opts ? opts->replay_speed : 0;
 	d->absent_ok = opts && opts->absent_ok;
-	snprintf(d->data_dir, sizeof(d->data_dir), "%s", board_data_dir(d->cfg, opts ? opts->data_dir : NULL));
+	snprintf(d->data_dir, sizeof(d->data_dir), "%s", pl_data_dir(d->cfg, opts ? opts->data_dir : NULL));
 }
 
-int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts *opts,
+int board_daemon_new(const struct conf_board *cfg, const struct board_daemon_opts *opts,
                      struct board_daemon **ret, char *err, size_t errlen)
 {
 	struct board_daemon *d;
@@ -227,7 +227,7 @@ int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts
 	if (r >= 0)
 		r = open_sink(d);
 	if (r >= 0)
-		r = board_health_new(&d->health);
+		r = pl_health_new(&d->health);
 	if (r >= 0)
 		r = open_uplink(d, err, errlen);
 	if (r >= 0)
@@ -252,9 +252,9 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 		warn[0] = 0;
 	if (d->lock_memory && (r = acq_rt_lock_memory()) < 0 && warn)
 		snprintf(warn, warnlen, "mlockall: %s: pages may fault on realtime paths", strerror(-r));
-	board_sink_event(d->sink, ACQ_EV_START, getpid());
+	pl_sink_event(d->sink, ACQ_EV_START, getpid());
 	if (d->reloaded_hash)
-		board_sink_event(d->sink, ACQ_EV_CONFIG_RELOAD, (int64_t)(d->reloaded_hash >> 1));
+		pl_sink_event(d->sink, ACQ_EV_CONFIG_RELOAD, (int64_t)(d->reloaded_hash >> 1));
 	atomic_store(&d->heartbeat_ns, basic_mono_ns());
 	r = acq_collector_start(d->col, &(struct acq_thread_cfg){ .name = "collector", .cpu = d->cfg->collector_cpu });
 	if (r < 0)
@@ -263,7 +263,7 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 	if (d->up.fwd)
 		r = upl_forwarder_start(d->up.fwd);
 	if (r >= 0)
-		r = board_sources_start(d->src, warn, warnlen);
+		r = pl_sources_start(d->src, warn, warnlen);
 	if (r < 0)
 		board_daemon_stop(d);
 	return r;
@@ -291,14 +291,14 @@ int board_daemon_stop(struct board_daemon *d)
 	if (!d->running)
 		return 0;
 	/* Sources first, so the collector's final drain sees everything. */
-	board_sources_stop(d->src);
+	pl_sources_stop(d->src);
 	acq_collector_stop(d->col);
 	/* What the log refused is said before the STOP event if it can be.
 	   The final counters go into the log too, so `railmon stat` on the
 	   log shows what the run's summary says. */
-	board_sink_report(d->sink);
+	pl_sink_report(d->sink);
 	health_tick(d, basic_mono_ns());
-	board_sink_close(d->sink);
+	pl_sink_close(d->sink);
 	/* Last: the final Batch is on disk for it. */
 	stop_uplink(d);
 	d->running = false;
@@ -312,12 +312,12 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 		return NULL;
 	board_daemon_stop(d);
 	acq_collector_free(d->col);
-	board_forwarder_close(&d->up);
-	board_health_free(d->health);
-	board_sink_free(d->sink);
+	pl_forwarder_close(&d->up);
+	pl_health_free(d->health);
+	pl_sink_free(d->sink);
 	stor_log_free(d->log);
-	board_sources_free(d->src);
-	board_channels_free(d->ch);
+	pl_sources_free(d->src);
+	pl_channels_free(d->ch);
 	free(d);
 	return NULL;
 }
@@ -326,37 +326,37 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 
 bool board_daemon_sources_done(const struct board_daemon *d)
 {
-	return d ? board_sources_done(d->src) : true;
+	return d ? pl_sources_done(d->src) : true;
 }
 
-size_t board_daemon_channels(const struct board_daemon *d, const struct board_channel **ret)
+size_t board_daemon_channels(const struct board_daemon *d, const struct pl_channel **ret)
 {
-	return d ? board_channels_list(d->ch, ret) : 0;
+	return d ? pl_channels_list(d->ch, ret) : 0;
 }
 
-int board_daemon_live(const struct board_daemon *d, size_t i, struct board_live *ret)
+int board_daemon_live(const struct board_daemon *d, size_t i, struct pl_live *ret)
 {
-	return d ? board_channels_live(d->ch, i, ret) : -EINVAL;
+	return d ? pl_channels_live(d->ch, i, ret) : -EINVAL;
 }
 
 const char *board_daemon_value_label(const struct board_daemon *d, size_t i, double value)
 {
-	return d ? board_channels_value_label(d->ch, i, value) : NULL;
+	return d ? pl_channels_value_label(d->ch, i, value) : NULL;
 }
 
 const bus_dbc_t *board_daemon_dbc(const struct board_daemon *d, size_t b)
 {
-	return d ? board_channels_dbc(d->ch, b) : NULL;
+	return d ? pl_channels_dbc(d->ch, b) : NULL;
 }
 
 int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *ret)
 {
-	struct board_sink_stats ss;
+	struct pl_sink_stats ss;
 
 	if (!d || !ret)
 		return -EINVAL;
 	memset(ret, 0, sizeof(*ret));
-	board_sink_stats(d->sink, &ss);
+	pl_sink_stats(d->sink, &ss);
 	ret->items = ss.items;
 	ret->records = ss.records;
 	ret->batches = ss.batches;
@@ -366,11 +366,11 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 	ret->decode_samples = ss.decode_samples;
 	ret->first_seq = ss.first_seq;
 	ret->next_seq = ss.next_seq;
-	ret->replay_skipped = board_sources_replay_skipped(d->src);
-	ret->replay_error = board_sources_replay_error(d->src);
+	ret->replay_skipped = pl_sources_replay_skipped(d->src);
+	ret->replay_error = pl_sources_replay_error(d->src);
 	for (size_t b = 0; b < d->cfg->nbuses; b++) {
-		struct board_bus_counts c;
-		board_sources_counts(d->src, b, &c);
+		struct pl_bus_counts c;
+		pl_sources_counts(d->src, b, &c);
 		ret->ring_drops += c.drops;
 		ret->bus_rx[b] = c.items;
 		ret->bus_errors[b] = c.errors;
@@ -406,12 +406,12 @@ int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_
 
 size_t board_daemon_health(struct board_daemon *d, struct rec_health *ret, size_t max)
 {
-	return d ? board_health_get(d->health, ret, max) : 0;
+	return d ? pl_health_get(d->health, ret, max) : 0;
 }
 
 int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct acq_link_state *ret)
 {
-	return d ? board_sources_link(d->src, b, ret) : -EINVAL;
+	return d ? pl_sources_link(d->src, b, ret) : -EINVAL;
 }
 
 int64_t board_daemon_heartbeat(const struct board_daemon *d)

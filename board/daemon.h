@@ -19,8 +19,8 @@
 
 #include "acquisition/source.h"
 #include "bus/dbc.h"
-#include "channels.h"
-#include "config.h"
+#include "pipeline/channels.h"
+#include "conf/config.h"
 
 struct board_daemon;
 
@@ -47,8 +47,8 @@ struct board_daemon_stats {
 	int log_error;            /* the log's last error (-errno), 0 if none */
 	uint64_t decode_samples;  /* samples decoded from CAN frames */
 	uint64_t first_seq, next_seq;
-	uint64_t bus_rx[BOARD_BUSES_MAX]; /* items produced per bus */
-	uint64_t bus_errors[BOARD_BUSES_MAX]; /* failed reads + the driver's errors
+	uint64_t bus_rx[CONF_BUSES_MAX]; /* items produced per bus */
+	uint64_t bus_errors[CONF_BUSES_MAX]; /* failed reads + the driver's errors
 	                                         (failed transactions, error frames):
 	                                         what the health records (stat) say */
 	uint64_t replay_skipped;  /* a log replay: unreadable parts skipped (said on stderr) */
@@ -61,7 +61,7 @@ struct board_daemon_stats {
  * writes a message naming the bus or file into err.  cfg must outlive the
  * daemon.
  */
-int board_daemon_new(const struct board_cfg *cfg, const struct board_daemon_opts *opts,
+int board_daemon_new(const struct conf_board *cfg, const struct board_daemon_opts *opts,
                      struct board_daemon **ret_daemon, char *err, size_t errlen);
 
 /* Record the start event and start the threads.  *ret_warn gets a warning
@@ -78,10 +78,10 @@ struct board_daemon *board_daemon_free(struct board_daemon *d);
 /* True once every source has ended by itself (trace files at EOF). */
 bool board_daemon_sources_done(const struct board_daemon *d);
 
-size_t board_daemon_channels(const struct board_daemon *d, const struct board_channel **ret_channels);
+size_t board_daemon_channels(const struct board_daemon *d, const struct pl_channel **ret_channels);
 
 /* Latest value of channel i (index into the channels array). */
-int board_daemon_live(const struct board_daemon *d, size_t i, struct board_live *ret_live);
+int board_daemon_live(const struct board_daemon *d, size_t i, struct pl_live *ret_live);
 
 /* Counters; safe to call while running (each counter read atomically). */
 int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *ret_stats);

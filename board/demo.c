@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
-#include "config.h"
+#include "conf/config.h"
 #include "daemon.h"
 #include "demo.h"
 #include "basic/clock.h"
@@ -189,7 +189,7 @@ int board_demo_server_start(struct demo_server **ret, uint16_t *ret_port)
 
 static void demo_table(struct board_daemon *d, FILE *out, bool ansi, double elapsed)
 {
-	const struct board_channel *ch;
+	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
 	struct board_daemon_stats st;
 	int64_t now = basic_realtime_ns();
@@ -202,7 +202,7 @@ static void demo_table(struct board_daemon *d, FILE *out, bool ansi, double elap
 	        (unsigned long long)(st.next_seq ? st.next_seq - 1 : 0), (unsigned long long)st.ring_drops);
 	fprintf(out, "%-22s %14s  %-6s %-10s %8s  %s\n", "channel", "value", "unit", "label", "age", "source");
 	for (size_t i = 0; i < n; i++) {
-		struct board_live lv;
+		struct pl_live lv;
 		const char *label;
 		board_daemon_live(d, i, &lv);
 		if (!lv.t_ns) {
@@ -219,13 +219,13 @@ static void demo_table(struct board_daemon *d, FILE *out, bool ansi, double elap
 
 /* ----------------------------------------------------------------- run */
 
-static int demo_config(const struct demo_opts *o, uint16_t port, struct board_cfg **ret_cfg)
+static int demo_config(const struct demo_opts *o, uint16_t port, struct conf_board **ret_cfg)
 {
-	char err[BOARD_ERR_MAX];
-	struct board_cfg *cfg;
+	char err[CONF_ERR_MAX];
+	struct conf_board *cfg;
 	int r;
 
-	r = board_cfg_load(o->board, &cfg, err, sizeof(err));
+	r = conf_load(o->board, &cfg, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: %s\n", err);
 		return r;
@@ -242,11 +242,11 @@ static int demo_config(const struct demo_opts *o, uint16_t port, struct board_cf
 int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 {
 	struct demo_server *srv = NULL;
-	struct board_cfg *cfg = NULL;
+	struct conf_board *cfg = NULL;
 	struct board_daemon *d = NULL;
 	struct board_daemon_opts dopts = { .data_dir = o->data_dir };
 	struct board_daemon_stats st;
-	char err[BOARD_ERR_MAX], warn[256];
+	char err[CONF_ERR_MAX], warn[256];
 	int64_t t0, next_draw = 0;
 	uint64_t per_kind[BUS_KIND_MAX] = { 0 };
 	int r;
@@ -297,7 +297,7 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 	r = 0;
 out:
 	board_daemon_free(d);
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	board_demo_server_free(srv);
 	return r;
 }

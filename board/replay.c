@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
+#include "conf/config.h"
 #include "daemon.h"
-#include "logdir.h"
+#include "pipeline/logdir.h"
 
 static const char replay_usage[] =
 	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
@@ -121,7 +121,7 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 
 /* Turn every CAN bus into a trace source reading path; Modbus links have
    nothing to replay from a candump trace and are left out. */
-static void replay_config(struct board_cfg *cfg, const char *path, double speed)
+static void replay_config(struct conf_board *cfg, const char *path, double speed)
 {
 	size_t ncan = 0, k = 0;
 
@@ -153,7 +153,7 @@ int board_cmd_replay(int argc, char **argv)
 	const char *board = NULL, *data = NULL, *trace, *to_can = NULL;
 	bool force = false;
 	struct board_daemon_opts opts = { 0 };
-	struct board_cfg *cfg;
+	struct conf_board *cfg;
 	struct stat sb;
 	double speed = 0;
 	int c, r;
@@ -189,8 +189,8 @@ int board_cmd_replay(int argc, char **argv)
 		struct stat db;
 		/* The reader would meet the records this replay writes and send
 		   them through again. */
-		if (stat(board_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
-			board_cfg_free(cfg);
+		if (stat(pl_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
+			conf_free(cfg);
 			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", trace);
 		}
 		opts.replay_log = trace;
@@ -198,11 +198,11 @@ int board_cmd_replay(int argc, char **argv)
 	} else {
 		replay_config(cfg, trace, speed);
 		if (!cfg->nbuses) {
-			board_cfg_free(cfg);
+			conf_free(cfg);
 			return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
 		}
 	}
 	r = board_run_daemon("replay", cfg, &opts, 0, true);
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	return r;
 }

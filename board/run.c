@@ -17,7 +17,7 @@
 #include "acquisition/acq.h"
 #include "check.h"
 #include "cli.h"
-#include "config.h"
+#include "conf/config.h"
 #include "daemon.h"
 #include "notify.h"
 #include "stat.h"
@@ -48,8 +48,8 @@ struct link_seen {
 
 struct runner {
 	const char *cmd;
-	struct board_cfg *cfg;
-	struct board_cfg *orig;    /* the caller's; never freed here */
+	struct conf_board *cfg;
+	struct conf_board *orig;    /* the caller's; never freed here */
 	struct board_daemon_opts opts;
 	bool no_service;
 	struct board_daemon *d;
@@ -59,7 +59,7 @@ struct runner {
 	int64_t dog_next, dog_period;
 	struct uplink_watch up;
 	char broker[160];          /* mqtt[s]://host:port, for messages */
-	struct link_seen seen[BOARD_BUSES_MAX]; /* of the running daemon */
+	struct link_seen seen[CONF_BUSES_MAX]; /* of the running daemon */
 	uint64_t replay_skipped;   /* over every daemon of this run (reloads) */
 	int replay_error;
 	/* The log refusing records is said loudly, not only counted. */
@@ -287,7 +287,7 @@ static void load_warnings(struct runner *rn)
 static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 {
 	struct board_daemon_opts o = rn->opts;
-	char err[BOARD_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
+	char err[CONF_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
 	int r;
 
 	o.reloaded_hash = reloaded_hash;
@@ -423,11 +423,11 @@ static int runner_verdict(const struct runner *rn, int rc)
 /* SIGHUP: swap in the new board file only if it is valid and starts. */
 static void runner_reload(struct runner *rn)
 {
-	struct board_cfg *next, *prev = rn->cfg;
-	char err[BOARD_ERR_MAX];
+	struct conf_board *next, *prev = rn->cfg;
+	char err[CONF_ERR_MAX];
 
 	board_reload_requested = 0;
-	if (board_cfg_load(prev->path, &next, err, sizeof(err)) < 0) {
+	if (conf_load(prev->path, &next, err, sizeof(err)) < 0) {
 		fprintf(stderr, "railmon %s: reload refused, keeping the running configuration: %s\n", rn->cmd, err);
 		return;
 	}
@@ -439,12 +439,12 @@ static void runner_reload(struct runner *rn)
 		   go back to what worked rather than stop recording. */
 		fprintf(stderr, "railmon %s: reload failed, restarting with the previous configuration\n", rn->cmd);
 		rn->cfg = prev;
-		board_cfg_free(next);
+		conf_free(next);
 		if (runner_start(rn, 0) < 0)
 			return;
 	} else {
 		if (prev != rn->orig)
-			board_cfg_free(prev);
+			conf_free(prev);
 		fprintf(stderr, "railmon %s: reloaded %s\n", rn->cmd, next->path);
 	}
 	board_notify("READY=1");
@@ -492,7 +492,7 @@ static void runner_watchdog_setup(struct runner *rn)
 	rn->dog_next = basic_mono_ns();
 }
 
-int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_daemon_opts *opts,
+int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board_daemon_opts *opts,
                      double duration_s, bool until_sources_done)
 {
 	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts, .hwdog = -1,
@@ -537,6 +537,6 @@ int board_run_daemon(const char *cmd, struct board_cfg *cfg, const struct board_
 		board_hwdog_close(rn.hwdog, 1);
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
-		board_cfg_free(rn.cfg);
+		conf_free(rn.cfg);
 	return runner_verdict(&rn, rc);
 }

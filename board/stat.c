@@ -71,9 +71,9 @@ static void health_json(FILE *f, const struct rec_health *h)
 
 static void serve_one(struct board_stat_server *s, int c)
 {
-	struct rec_health h[BOARD_BUSES_MAX + 3];
+	struct rec_health h[CONF_BUSES_MAX + 3];
 	struct board_daemon_stats st;
-	size_t n = board_daemon_health(s->d, h, BOARD_BUSES_MAX + 3);
+	size_t n = board_daemon_health(s->d, h, CONF_BUSES_MAX + 3);
 	FILE *f = fdopen(c, "w");
 
 	if (!f) {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # test-board-keys.sh RAILMON DOC - the key reference is current:
 # docs/board-keys.md (DOC) is exactly what `railmon check --keys --markdown`
-# prints from the tables that parse board files (board/config-schema.c),
+# prints from the tables that parse board files (conf/config-schema.c),
 # and the plain `--keys` lists the same sections and keys.
 set -u
 RAILMON=$1

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "board/config-schema.h"
-#include "board/config.h"
+#include "conf/config-schema.h"
+#include "conf/config.h"
 #include "board/daemon.h"
 
 static const char good[] =
@@ -76,11 +76,11 @@ static const char good[] =
 
 static void test_good(void)
 {
-	struct board_cfg *c;
-	char err[BOARD_ERR_MAX] = "";
+	struct conf_board *c;
+	char err[CONF_ERR_MAX] = "";
 	struct bus_cfg *b;
 
-	assert(board_cfg_parse("/etc/railmon/emu.ini", good, &c, err, sizeof(err)) == 0);
+	assert(conf_parse("/etc/railmon/emu.ini", good, &c, err, sizeof(err)) == 0);
 	assert(!strcmp(c->vehicle, "EMU-4021") && c->rt_priority == 80 && c->batch_ms == 250);
 	assert(c->storage.segment_bytes == 8u << 20 && c->storage.retention_bytes == 2ull << 30);
 	assert(c->storage.retention_age_s == 30 * 86400 && c->storage.sync_window_ms == 100);
@@ -89,14 +89,14 @@ static void test_good(void)
 	assert(!strcmp(c->uplink.host, "ground.example"));
 	assert(!strcmp(c->uplink.ca_file, "/etc/railmon/ca.pem")); /* relative to the board file */
 	assert(c->nbuses == 2);
-	b = board_cfg_bus(c, "vehicle");
+	b = conf_bus(c, "vehicle");
 	assert(b && b->kind == BUS_KIND_CAN && b->index == 0 && b->can.driver == BUS_CAN_SOCKETCAN);
 	assert(b->can.listen_only); /* read-only towards the train unless asked */
 	assert(b->can.fd && b->can.bitrate == 500000 && b->can.nfilters == 2);
 	assert(b->can.filters[0].id == 0x100 && b->can.filters[0].mask == 0x700);
 	assert(b->can.filters[1].id == (0x18FF0000u | 0x80000000u));
 	assert(!strcmp(b->can.dbc, "/etc/railmon/train.dbc"));
-	b = board_cfg_bus(c, "hvac");
+	b = conf_bus(c, "hvac");
 	assert(b && b->kind == BUS_KIND_MODBUS && b->index == 1 && b->mb.rtu && b->mb.rs485);
 	assert(b->mb.parity == 'E' && b->mb.baud == 19200 && b->mb.nchannels == 3);
 	assert(!strcmp(b->mb.channels[0].name, "cabin_temp") && b->mb.channels[0].id == (1u << 16 | 0));
@@ -106,8 +106,8 @@ static void test_good(void)
 	assert(b->mb.channels[2].table == BUS_MB_HOLDING && b->mb.channels[2].order == BUS_MB_CDAB);
 	assert(b->mb.channels[2].period_ms == 2000 && b->mb.channels[2].id == (1u << 16 | 2));
 	assert(c->hash != 0);
-	assert(board_cfg_bus(c, "nope") == NULL);
-	board_cfg_free(c);
+	assert(conf_bus(c, "nope") == NULL);
+	conf_free(c);
 }
 
 /* Each case: a board file and the exact start of the error expected. */
@@ -203,14 +203,14 @@ static const struct {
 static void test_bad(void)
 {
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct board_cfg *c = (struct board_cfg *)0x1;
-		char err[BOARD_ERR_MAX] = "";
-		int r = board_cfg_parse("t.ini", bad[i].text, &c, err, sizeof(err));
+		struct conf_board *c = (struct conf_board *)0x1;
+		char err[CONF_ERR_MAX] = "";
+		int r = conf_parse("t.ini", bad[i].text, &c, err, sizeof(err));
 		if (r != -EINVAL || strncmp(err, bad[i].want, strlen(bad[i].want))) {
 			fprintf(stderr, "case %zu: r=%d\n  got:  %s\n  want: %s\n", i, r, err, bad[i].want);
 			assert(0);
 		}
-		assert(c == (struct board_cfg *)0x1); /* untouched on error */
+		assert(c == (struct conf_board *)0x1); /* untouched on error */
 	}
 	printf("%zu malformed board files rejected with file:line\n", sizeof(bad) / sizeof(bad[0]));
 }
@@ -221,15 +221,15 @@ static void test_bad(void)
 static void test_long_line(void)
 {
 	size_t len = 100000;
-	char *text = malloc(len + 64), err[BOARD_ERR_MAX] = "", want[128];
-	struct board_cfg *c = NULL;
+	char *text = malloc(len + 64), err[CONF_ERR_MAX] = "", want[128];
+	struct conf_board *c = NULL;
 
 	assert(text);
 	strcpy(text, "[board]\nvehicle = ");
 	for (size_t i = strlen(text); i < len; i += 2)
 		memcpy(text + i, "x ", 2);
 	strcpy(text + len, "\n[storage]\ndir = /x\n");
-	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL && !c);
+	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL && !c);
 	snprintf(want, sizeof(want), "t.ini:2: line too long: %zu characters, at most ", len - strlen("[board]\n"));
 	if (strncmp(err, want, strlen(want))) {
 		fprintf(stderr, "long line: %s\n  want: %s\n", err, want);
@@ -241,7 +241,7 @@ static void test_long_line(void)
 	for (size_t i = strlen(text); i < len; i += 6)
 		memcpy(text + i, " lorem", 6);
 	strcpy(text + len, "\n");
-	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL);
+	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL);
 	assert(!strncmp(err, "t.ini:3: line too long: ", 24));
 	free(text);
 	printf("long line: %s\n", err);
@@ -251,18 +251,18 @@ static void test_long_line(void)
    the previous value), and the last line counts without its newline. */
 static void test_layout(void)
 {
-	struct board_cfg *c = NULL;
-	char err[BOARD_ERR_MAX] = "";
+	struct conf_board *c = NULL;
+	char err[CONF_ERR_MAX] = "";
 
-	assert(board_cfg_parse("t.ini", "[board]\n  vehicle = a\n\t\n[can x]\n\tinterface = can0\n"
+	assert(conf_parse("t.ini", "[board]\n  vehicle = a\n\t\n[can x]\n\tinterface = can0\n"
 	                       "\t  dbc = x.dbc\n  ; a comment\n", &c, err, sizeof(err)) == 0);
 	assert(!strcmp(c->vehicle, "a") && !strcmp(c->buses[0].can.ifname, "can0"));
 	assert(!strcmp(c->buses[0].can.dbc, "x.dbc") && c->dbc_line[0] == 6);
-	board_cfg_free(c);
+	conf_free(c);
 	c = NULL;
-	assert(board_cfg_parse("t.ini", "[board]\nvehicle = a\nbogus = 1", &c, err, sizeof(err)) == -EINVAL);
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\nbogus = 1", &c, err, sizeof(err)) == -EINVAL);
 	assert(!strcmp(err, "t.ini:3: unknown key 'bogus' in [board]"));
-	assert(board_cfg_parse("t.ini", "[board]\nvehicle = a\n  vehicle = b\n", &c, err, sizeof(err)) == -EINVAL);
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\n  vehicle = b\n", &c, err, sizeof(err)) == -EINVAL);
 	assert(!strcmp(err, "t.ini:3: 'vehicle' given twice in [board] (first at line 2)"));
 }
 
@@ -271,8 +271,8 @@ static void test_layout(void)
 static void test_many_keys(void)
 {
 	size_t cap = 4096 * 128 + 256, n = 0;
-	char *text = malloc(cap), err[BOARD_ERR_MAX] = "", want[128];
-	struct board_cfg *c = NULL;
+	char *text = malloc(cap), err[CONF_ERR_MAX] = "", want[128];
+	struct conf_board *c = NULL;
 	int line;
 
 	assert(text);
@@ -285,7 +285,7 @@ static void test_many_keys(void)
 	}
 	n += (size_t)snprintf(text + n, cap - n, "address = 1\n");
 	assert(n < cap);
-	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL && !c);
+	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == -EINVAL && !c);
 	snprintf(want, sizeof(want), "t.ini:%d: 'address' given twice in [channel c4095] (first at line %d)", line + 1,
 	         line);
 	if (strcmp(err, want)) {
@@ -308,26 +308,26 @@ static void write_file(const char *path, const char *text)
    (SIGALRM ends the test if it does). */
 static void test_board_not_file(void)
 {
-	struct board_cfg *c = NULL;
-	char path[256], err[BOARD_ERR_MAX] = "", want[300];
+	struct conf_board *c = NULL;
+	char path[256], err[CONF_ERR_MAX] = "", want[300];
 
 	alarm(20);
-	assert(board_cfg_load(tmpdir, &c, err, sizeof(err)) == -EISDIR && !c);
+	assert(conf_load(tmpdir, &c, err, sizeof(err)) == -EISDIR && !c);
 	snprintf(want, sizeof(want), "%s: is a directory", tmpdir);
 	assert(!strcmp(err, want));
 	snprintf(path, sizeof(path), "%s/board.fifo", tmpdir);
 	assert(mkfifo(path, 0600) == 0);
-	assert(board_cfg_load(path, &c, err, sizeof(err)) == -EINVAL && !c);
+	assert(conf_load(path, &c, err, sizeof(err)) == -EINVAL && !c);
 	snprintf(want, sizeof(want), "%s: is a FIFO, not a regular file", path);
 	assert(!strcmp(err, want));
 	assert(unlink(path) == 0);
-	assert(board_cfg_load("/dev/null", &c, err, sizeof(err)) == -EINVAL);
+	assert(conf_load("/dev/null", &c, err, sizeof(err)) == -EINVAL);
 	assert(!strcmp(err, "/dev/null: is a character device, not a regular file"));
 	alarm(0);
 }
 
 /*
- * DBC files as `run` and `check` load them (board_dbc_load): every problem
+ * DBC files as `run` and `check` load them (pl_dbc_load): every problem
  * names the board file and the line of 'dbc =', or the DBC's own line.
  */
 static void test_dbc_files(void)
@@ -344,8 +344,8 @@ static void test_dbc_files(void)
 		{ "empty.dbc", "", -EINVAL, "empty.dbc: defines no message, so nothing would be decoded" },
 		{ "nomsg.dbc", "VERSION \"\"\nNS_ :\nBS_:\nBU_: A B\n", -EINVAL, "nomsg.dbc: defines no message" },
 	};
-	char path[256], board[512], err[BOARD_ERR_MAX], want[600];
-	struct board_cfg *c;
+	char path[256], board[512], err[CONF_ERR_MAX], want[600];
+	struct conf_board *c;
 	bus_dbc_t *dbc;
 
 	alarm(20);
@@ -362,16 +362,16 @@ static void test_dbc_files(void)
 		         cases[i].name);
 		snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
 		write_file(path, board);
-		assert(board_cfg_load(path, &c, err, sizeof(err)) == 0);
+		assert(conf_load(path, &c, err, sizeof(err)) == 0);
 		dbc = NULL;
-		assert(board_dbc_load(c, 0, &dbc, err, sizeof(err)) == cases[i].r && !dbc);
+		assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == cases[i].r && !dbc);
 		snprintf(want, sizeof(want), "%s:6: [can x]: dbc %s/%s", path, tmpdir, cases[i].want);
 		if (strncmp(err, want, strlen(want))) {
 			fprintf(stderr, "%s: %s\n  want: %s\n", cases[i].name, err, want);
 			assert(0);
 		}
 		printf("%s\n", err);
-		board_cfg_free(c);
+		conf_free(c);
 	}
 	/* a signal name the channel table would cut (two such names would
 	   become one), on a 1 MB line */
@@ -389,8 +389,8 @@ static void test_dbc_files(void)
 		free(text);
 		snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
 		write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = long.dbc\n");
-		assert(board_cfg_load(path, &c, err, sizeof(err)) == 0);
-		assert(board_dbc_load(c, 0, &dbc, err, sizeof(err)) == -EBADMSG);
+		assert(conf_load(path, &c, err, sizeof(err)) == 0);
+		assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == -EBADMSG);
 		snprintf(want, sizeof(want), "%s/long.dbc:2: signal 'NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN...': "
 		         "a name of %zu characters (at most 95) (the dbc of [can x], %s:6)", tmpdir, len + 1, path);
 		if (strcmp(err, want)) {
@@ -398,7 +398,7 @@ static void test_dbc_files(void)
 			assert(0);
 		}
 		printf("%s\n", err);
-		board_cfg_free(c);
+		conf_free(c);
 	}
 	/* and a good one loads */
 	snprintf(path, sizeof(path), "%s/good.dbc", tmpdir);
@@ -406,12 +406,12 @@ static void test_dbc_files(void)
 	write_file(path, board);
 	snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
 	write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = good.dbc\n");
-	assert(board_cfg_load(path, &c, err, sizeof(err)) == 0);
-	assert(board_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && bus_dbc_signal_count(dbc) == 1);
+	assert(conf_load(path, &c, err, sizeof(err)) == 0);
+	assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && bus_dbc_signal_count(dbc) == 1);
 	bus_dbc_free(dbc);
-	assert(board_dbc_load(c, 1, &dbc, err, sizeof(err)) == -EINVAL);
-	assert(board_dbc_load(NULL, 0, &dbc, err, sizeof(err)) == -EINVAL);
-	board_cfg_free(c);
+	assert(pl_dbc_load(c, 1, &dbc, err, sizeof(err)) == -EINVAL);
+	assert(pl_dbc_load(NULL, 0, &dbc, err, sizeof(err)) == -EINVAL);
+	conf_free(c);
 	alarm(0);
 	for (const char *n = "dir.dbc\0fifo.dbc\0empty.dbc\0nomsg.dbc\0long.dbc\0good.dbc\0b.ini\0"; *n; n += strlen(n) + 1) {
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, n);
@@ -424,12 +424,12 @@ static void test_tcp_unit_zero(void)
 {
 	static const char text[] = "[board]\nvehicle = a\n[modbus m]\nhost = 10.0.0.2\n"
 	                           "[channel c]\nbus = m\nunit_id = 0\naddress = 1\n";
-	struct board_cfg *c;
-	char err[BOARD_ERR_MAX] = "";
+	struct conf_board *c;
+	char err[CONF_ERR_MAX] = "";
 
-	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == 0);
+	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == 0);
 	assert(c->buses[0].mb.nchannels == 1 && c->buses[0].mb.channels[0].unit_id == 0);
-	board_cfg_free(c);
+	conf_free(c);
 }
 
 /* Two segments is the smallest byte budget; 0 is unlimited. */
@@ -443,18 +443,18 @@ static void test_retention_limit(void)
 	char buf[32];
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		struct board_cfg *c;
-		char err[BOARD_ERR_MAX] = "";
-		if (board_cfg_parse("t.ini", ok[i], &c, err, sizeof(err)) != 0) {
+		struct conf_board *c;
+		char err[CONF_ERR_MAX] = "";
+		if (conf_parse("t.ini", ok[i], &c, err, sizeof(err)) != 0) {
 			fprintf(stderr, "refused: %s\n  %s\n", ok[i], err);
 			assert(0);
 		}
-		board_cfg_free(c);
+		conf_free(c);
 	}
-	assert(!strcmp(board_size_text(16u << 20, buf, sizeof(buf)), "16M"));
-	assert(!strcmp(board_size_text(3ull << 39, buf, sizeof(buf)), "1.5T"));
-	assert(!strcmp(board_size_text(1023, buf, sizeof(buf)), "1023 bytes"));
-	assert(!strcmp(board_size_text(1024, buf, sizeof(buf)), "1K"));
+	assert(!strcmp(conf_size_text(16u << 20, buf, sizeof(buf)), "16M"));
+	assert(!strcmp(conf_size_text(3ull << 39, buf, sizeof(buf)), "1.5T"));
+	assert(!strcmp(conf_size_text(1023, buf, sizeof(buf)), "1023 bytes"));
+	assert(!strcmp(conf_size_text(1024, buf, sizeof(buf)), "1K"));
 }
 
 /* Every table is sound, its defaults are the ones board files always had,
@@ -463,19 +463,19 @@ static void test_schema(void)
 {
 	static const char text[] = "[board]\nvehicle = a\n[can c]\ninterface = x\n[modbus m]\nhost = h\n"
 	                           "[channel ch]\nbus = m\naddress = 1\n";
-	struct board_cfg *c;
-	char err[BOARD_ERR_MAX] = "", *ref = NULL;
+	struct conf_board *c;
+	char err[CONF_ERR_MAX] = "", *ref = NULL;
 	size_t reflen = 0;
 	FILE *f;
 
-	for (enum board_section s = 0; s < BOARD_SEC_MAX; s++) {
-		if (basic_ini_table_check(board_schema_table(s), err, sizeof(err)) < 0) {
+	for (enum conf_section s = 0; s < CONF_SEC_MAX; s++) {
+		if (basic_ini_table_check(conf_schema_table(s), err, sizeof(err)) < 0) {
 			fprintf(stderr, "board schema: %s\n", err);
 			assert(0);
 		}
 	}
-	assert(board_schema_table(BOARD_SEC_MAX) == NULL);
-	assert(board_cfg_parse("t.ini", text, &c, err, sizeof(err)) == 0);
+	assert(conf_schema_table(CONF_SEC_MAX) == NULL);
+	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == 0);
 	assert(c->collector_cpu == -1 && c->batch_ms == 1000 && c->batch_max == 4096 && c->ring_slots == 8192);
 	assert(c->meta_interval_s == 60 && c->health_interval_s == 10 && !c->rt_priority && !c->hw_watchdog[0]);
 	assert(c->storage.sync_window_ms == 200 && c->storage.segment_bytes == 16u << 20);
@@ -490,16 +490,16 @@ static void test_schema(void)
 	assert(c->buses[1].mb.max_gap == 8 && c->buses[1].mb.nchannels == 1);
 	assert(c->buses[1].mb.channels[0].scale == 1.0 && c->buses[1].mb.channels[0].type == BUS_MB_U16);
 	assert(c->buses[1].mb.channels[0].table == BUS_MB_HOLDING && c->buses[1].mb.channels[0].period_ms == 1000);
-	board_cfg_free(c);
+	conf_free(c);
 	/* strtol skipped a blank after the broker's ':' and the filter's '/' */
-	assert(board_cfg_parse("t.ini", "[board]\nvehicle = a\n[uplink]\nbroker = h: 80\n[can x]\ninterface = c\n"
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\n[uplink]\nbroker = h: 80\n[can x]\ninterface = c\n"
 	                       "filter = 0x100/ 0x7ff\n", &c, err, sizeof(err)) == 0);
 	assert(c->uplink.port == 80 && c->buses[0].can.filters[0].mask == 0x7ff);
-	board_cfg_free(c);
+	conf_free(c);
 	f = open_memstream(&ref, &reflen);
-	assert(f && board_cfg_print_keys(f, false) == 0 && fclose(f) == 0);
-	for (enum board_section s = 0; s < BOARD_SEC_MAX; s++) {
-		const struct basic_ini_table *t = board_schema_table(s);
+	assert(f && conf_print_keys(f, false) == 0 && fclose(f) == 0);
+	for (enum conf_section s = 0; s < CONF_SEC_MAX; s++) {
+		const struct basic_ini_table *t = conf_schema_table(s);
 		for (size_t i = 0; i < t->nkeys; i++) {
 			char want[64];
 			snprintf(want, sizeof(want), "\n  %s: ", t->keys[i].name);
@@ -507,23 +507,23 @@ static void test_schema(void)
 		}
 	}
 	free(ref);
-	assert(board_cfg_print_keys(NULL, true) == -EINVAL);
-	assert(!strcmp(board_mb_table_name(BUS_MB_INPUT), "input") && !strcmp(board_mb_table_name(0), "?"));
-	assert(!strcmp(board_mb_type_name(BUS_MB_BIT), "bit") && !strcmp(board_mb_type_name(BUS_MB_TYPE_MAX), "?"));
-	assert(!strcmp(board_mb_order_name(BUS_MB_CDAB), "CDAB") && !strcmp(board_mb_order_name(BUS_MB_ORDER_MAX), "?"));
+	assert(conf_print_keys(NULL, true) == -EINVAL);
+	assert(!strcmp(conf_mb_table_name(BUS_MB_INPUT), "input") && !strcmp(conf_mb_table_name(0), "?"));
+	assert(!strcmp(conf_mb_type_name(BUS_MB_BIT), "bit") && !strcmp(conf_mb_type_name(BUS_MB_TYPE_MAX), "?"));
+	assert(!strcmp(conf_mb_order_name(BUS_MB_CDAB), "CDAB") && !strcmp(conf_mb_order_name(BUS_MB_ORDER_MAX), "?"));
 }
 
 static void test_files(void)
 {
-	struct board_cfg *c;
-	char err[BOARD_ERR_MAX];
+	struct conf_board *c;
+	char err[CONF_ERR_MAX];
 
-	assert(board_cfg_load("/nonexistent/board.ini", &c, err, sizeof(err)) == -ENOENT);
+	assert(conf_load("/nonexistent/board.ini", &c, err, sizeof(err)) == -ENOENT);
 	assert(strstr(err, "/nonexistent/board.ini: No such file"));
-	assert(board_cfg_load(NULL, &c, err, sizeof(err)) == -EINVAL);
-	assert(board_cfg_parse("x", NULL, &c, err, sizeof(err)) == -EINVAL);
-	assert(board_cfg_free(NULL) == NULL);
-	assert(board_cfg_bus(NULL, "x") == NULL);
+	assert(conf_load(NULL, &c, err, sizeof(err)) == -EINVAL);
+	assert(conf_parse("x", NULL, &c, err, sizeof(err)) == -EINVAL);
+	assert(conf_free(NULL) == NULL);
+	assert(conf_bus(NULL, "x") == NULL);
 }
 
 int main(void)

@@ -33,7 +33,7 @@
 #include <net/if.h>
 
 #include "acquisition/acq.h"
-#include "board/config.h"
+#include "conf/config.h"
 #include "board/daemon.h"
 #include "board/demo.h"
 #include "railmon-config.h"
@@ -194,11 +194,11 @@ static unsigned send_frames(const char *ifname, int ms)
    thread; its link checks ran, on the monitor. */
 static int main_socketcan(const char *ifname)
 {
-	char text[512], err[BOARD_ERR_MAX], warn[256], dir[256];
+	char text[512], err[CONF_ERR_MAX], warn[256], dir[256];
 	struct board_daemon_opts opts = { .lock_memory = true };
 	struct board_daemon_stats st;
 	struct board_daemon *d;
-	struct board_cfg *cfg;
+	struct conf_board *cfg;
 	unsigned sent;
 
 	snprintf(dir, sizeof(dir), "%s/railmon-rt-alloc.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -206,7 +206,7 @@ static int main_socketcan(const char *ifname)
 	opts.data_dir = dir;
 	snprintf(text, sizeof(text), "[board]\nvehicle = RTALLOC\nrt_priority = 50\n[storage]\nsegment_size = 1M\n"
 	         "[can vehicle]\ndriver = socketcan\ninterface = %s\n", ifname);
-	assert(board_cfg_parse("rt-alloc.ini", text, &cfg, err, sizeof(err)) == 0);
+	assert(conf_parse("rt-alloc.ini", text, &cfg, err, sizeof(err)) == 0);
 	assert(board_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
 	assert(board_daemon_start(d, warn, sizeof(warn)) == 0);
 	usleep(300000);
@@ -223,7 +223,7 @@ static int main_socketcan(const char *ifname)
 	assert(atomic_load(&rt_allocs) == 0);
 	assert(atomic_load(&rx_netlink) == 0 && atomic_load(&monitor_netlink) > 0);
 	board_daemon_free(d);
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	remove_dir(dir);
 	puts("test-rt-alloc: ok");
 	return 0;
@@ -231,7 +231,7 @@ static int main_socketcan(const char *ifname)
 
 int main(int argc, char **argv)
 {
-	char path[] = RAILMON_SOURCE_DIR "/board/demo.ini", err[BOARD_ERR_MAX], warn[256];
+	char path[] = RAILMON_SOURCE_DIR "/board/demo.ini", err[CONF_ERR_MAX], warn[256];
 	char dir[] = "/tmp/railmon-rt-alloc.XXXXXX";
 	char trace[sizeof(dir) + 16], tmp[sizeof(dir) + 16], real[BUS_PATH_MAX] = "";
 	struct board_daemon_opts opts = { .lock_memory = true };
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 	size_t can = 0;
 	struct demo_server *srv;
 	struct board_daemon *d;
-	struct board_cfg *cfg;
+	struct conf_board *cfg;
 	uint16_t port;
 
 	test_counter();
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 	assert(mkdtemp(dir));
 	opts.data_dir = dir;
 	assert(board_demo_server_start(&srv, &port) == 0);
-	assert(board_cfg_load(path, &cfg, err, sizeof(err)) == 0);
+	assert(conf_load(path, &cfg, err, sizeof(err)) == 0);
 	cfg->rt_priority = 50; /* SCHED_FIFO as onboard (root here) */
 	snprintf(trace, sizeof(trace), "%s/trace.log", dir);
 	snprintf(tmp, sizeof(tmp), "%s/trace.tmp", dir);
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 	assert(link.losses >= 1 && link.reopens >= 1 && link.state == ACQ_LINK_UP);
 	assert(atomic_load(&rt_allocs) == 0);
 	board_daemon_free(d);
-	board_cfg_free(cfg);
+	conf_free(cfg);
 	board_demo_server_free(srv);
 	remove_dir(dir);
 	puts("test-rt-alloc: ok");

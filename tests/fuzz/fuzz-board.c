@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/config.h"
+#include "conf/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1), err[BOARD_ERR_MAX];
-	struct board_cfg *cfg;
+	char *text = malloc(size + 1), err[CONF_ERR_MAX];
+	struct conf_board *cfg;
 
 	if (!text)
 		return 0;
@@ -20,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = 0;
 	/* Either a config or an error message naming the line; never a crash.
 	   Relative paths resolve against the name's directory. */
-	if (board_cfg_parse("/fuzz/board.ini", text, &cfg, err, sizeof(err)) == 0)
-		board_cfg_free(cfg);
+	if (conf_parse("/fuzz/board.ini", text, &cfg, err, sizeof(err)) == 0)
+		conf_free(cfg);
 	else if (strncmp(err, "/fuzz/board.ini:", 16))
 		abort();
 	free(text);

@@ -15,46 +15,46 @@
 #include "config-types.h"
 
 /* Modbus channels per board file. */
-#define BOARD_CHANNELS_MAX 4096
-_Static_assert(BOARD_CHANNELS_MAX <= BOARD_BUS_CHANNELS_MAX, "Modbus channel ids are bus << 16 | n");
+#define CONF_CHANNELS_MAX 4096
+_Static_assert(CONF_CHANNELS_MAX <= CONF_BUS_CHANNELS_MAX, "Modbus channel ids are bus << 16 | n");
 
-enum board_section {
-	BOARD_SEC_BOARD,   /* struct board_cfg */
-	BOARD_SEC_STORAGE, /* struct board_storage */
-	BOARD_SEC_UPLINK,  /* struct board_uplink */
-	BOARD_SEC_CAN,     /* struct board_pending_bus */
-	BOARD_SEC_MODBUS,  /* struct board_pending_bus */
-	BOARD_SEC_CHANNEL, /* struct board_pending_channel */
-	BOARD_SEC_MAX
+enum conf_section {
+	CONF_SEC_BOARD,   /* struct conf_board */
+	CONF_SEC_STORAGE, /* struct conf_storage */
+	CONF_SEC_UPLINK,  /* struct conf_uplink */
+	CONF_SEC_CAN,     /* struct conf_pending_bus */
+	CONF_SEC_MODBUS,  /* struct conf_pending_bus */
+	CONF_SEC_CHANNEL, /* struct conf_pending_channel */
+	CONF_SEC_MAX
 };
 
 /* A [can NAME] or [modbus NAME] section while the file is read: the bus
-   and what struct board_cfg keeps beside it. */
-struct board_pending_bus {
+   and what struct conf_board keeps beside it. */
+struct conf_pending_bus {
 	struct bus_cfg bus;
-	int cpu;            /* board_cfg.bus_cpu */
+	int cpu;            /* conf_board.bus_cpu */
 	int line;           /* of the [section] header */
-	int dbc_line;       /* board_cfg.dbc_line */
+	int dbc_line;       /* conf_board.dbc_line */
 	uint32_t period_ms; /* Modbus: its channels' default period */
 };
 
 /* A [channel NAME] section while the file is read (the lines are 0 for a
    key not given). */
-struct board_pending_channel {
+struct conf_pending_channel {
 	struct bus_mb_channel ch;
 	char bus[BUS_NAME_MAX];
 	int line;           /* of the [section] header */
 	int unit_line, table_line, address_line;
 };
 
-/* The table of one kind of section; NULL past BOARD_SEC_MAX. */
-const struct basic_ini_table *board_schema_table(enum board_section s);
+/* The table of one kind of section; NULL past CONF_SEC_MAX. */
+const struct basic_ini_table *conf_schema_table(enum conf_section s);
 
 /* The board-file spelling of Modbus tables, types and byte orders ("?" when
    out of range), for messages and plans. */
-const char *board_mb_table_name(enum bus_mb_table t);
-const char *board_mb_type_name(enum bus_mb_type t);
-const char *board_mb_order_name(enum bus_mb_order o);
+const char *conf_mb_table_name(enum bus_mb_table t);
+const char *conf_mb_type_name(enum bus_mb_type t);
+const char *conf_mb_order_name(enum bus_mb_order o);
 
 /*
  * The key reference, from the tables that parse board files: every
@@ -62,4 +62,4 @@ const char *board_mb_order_name(enum bus_mb_order o);
  * or as Markdown (docs/board-keys.md is this output).  Returns 0, or -EIO
  * if f could not be written.
  */
-int board_cfg_print_keys(FILE *f, bool markdown);
+int conf_print_keys(FILE *f, bool markdown);

@@ -6,26 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "conf/config.h"
 #include "health.h"
 #include "record/batch.h"
 #include "uplink/forward.h"
 
-#define HEALTH_MAX (BOARD_BUSES_MAX + 3) /* buses, collector, log, uplink */
+#define HEALTH_MAX (CONF_BUSES_MAX + 3) /* buses, collector, log, uplink */
 
-struct board_health {
+struct pl_health {
 	struct acq_latency *snap;   /* 16 KiB scratch for latency snapshots */
 	int64_t prev_ns;            /* the last tick, 0 = none */
-	uint64_t prev_items[BOARD_BUSES_MAX];
+	uint64_t prev_items[CONF_BUSES_MAX];
 	uint64_t prev_acked;
 	pthread_mutex_t lock;       /* guards entries[] for readers (stat) */
 	struct rec_health entries[HEALTH_MAX];
 	size_t n;
 };
 
-int board_health_new(board_health_t **ret)
+int pl_health_new(pl_health_t **ret)
 {
-	board_health_t *h;
+	pl_health_t *h;
 
 	if (!ret)
 		return -EINVAL;
@@ -42,7 +42,7 @@ int board_health_new(board_health_t **ret)
 	return 0;
 }
 
-board_health_t *board_health_free(board_health_t *h)
+pl_health_t *pl_health_free(pl_health_t *h)
 {
 	if (!h)
 		return NULL;
@@ -61,7 +61,7 @@ static void entry(struct rec_health *e, const char *name, const char *kind, uint
 }
 
 /* 1 us buckets -> the proto's log2 buckets: [0,1) us, [2^(k-1), 2^k) us. */
-static void latency(board_health_t *h, struct rec_health *e, const struct acq_latency *lat)
+static void latency(pl_health_t *h, struct rec_health *e, const struct acq_latency *lat)
 {
 	struct acq_latency *snap = h->snap;
 
@@ -82,7 +82,7 @@ static void latency(board_health_t *h, struct rec_health *e, const struct acq_la
 	}
 }
 
-static void bus_entry(board_health_t *h, size_t b, const struct board_health_bus *in, double dt,
+static void bus_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, double dt,
                       struct rec_health *e)
 {
 	entry(e, in->name, in->modbus ? "modbus" : "can", (uint32_t)b);
@@ -114,7 +114,7 @@ static void log_entry(stor_log_t *log, struct rec_health *e)
 }
 
 /* The uplink's part of health; also tells retention what is off-board. */
-static void uplink_entry(board_health_t *h, const struct board_health_input *in, double dt, struct rec_health *e)
+static void uplink_entry(pl_health_t *h, const struct pl_health_input *in, double dt, struct rec_health *e)
 {
 	struct upl_forward_stats st;
 
@@ -130,13 +130,13 @@ static void uplink_entry(board_health_t *h, const struct board_health_input *in,
 	h->prev_acked = st.acked;
 }
 
-void board_health_tick(board_health_t *h, const struct board_health_input *in, int64_t now)
+void pl_health_tick(pl_health_t *h, const struct pl_health_input *in, int64_t now)
 {
 	struct rec_health e[HEALTH_MAX];
 	double dt = h->prev_ns ? (double)(now - h->prev_ns) / 1e9 : 0;
 	size_t n = 0;
 
-	for (size_t b = 0; b < in->nbuses && b < BOARD_BUSES_MAX; b++)
+	for (size_t b = 0; b < in->nbuses && b < CONF_BUSES_MAX; b++)
 		bus_entry(h, b, &in->buses[b], dt, &e[n++]);
 	entry(&e[n], "collector", "collector", ACQ_SOURCE_DAEMON);
 	e[n++].items = in->collector_items;
@@ -144,7 +144,7 @@ void board_health_tick(board_health_t *h, const struct board_health_input *in, i
 	if (in->fwd)
 		uplink_entry(h, in, dt, &e[n++]);
 	for (size_t i = 0; i < n; i++)
-		board_sink_add_health(in->sink, &e[i]);
+		pl_sink_add_health(in->sink, &e[i]);
 	pthread_mutex_lock(&h->lock);
 	memcpy(h->entries, e, n * sizeof(e[0]));
 	h->n = n;
@@ -152,7 +152,7 @@ void board_health_tick(board_health_t *h, const struct board_health_input *in, i
 	h->prev_ns = now;
 }
 
-size_t board_health_get(board_health_t *h, struct rec_health *ret, size_t max)
+size_t pl_health_get(pl_health_t *h, struct rec_health *ret, size_t max)
 {
 	size_t n;
 

@@ -20,7 +20,7 @@ struct upl_forwarder;
 struct rec_health;
 
 /* What the daemon knows about one bus, gathered for a health entry. */
-struct board_health_bus {
+struct pl_health_bus {
 	const char *name;
 	bool modbus;                     /* else CAN */
 	uint64_t items;                  /* produced by its source */
@@ -33,25 +33,25 @@ struct board_health_bus {
 	const struct acq_latency *latency; /* NULL: none */
 };
 
-struct board_health_input {
-	const struct board_health_bus *buses;
+struct pl_health_input {
+	const struct pl_health_bus *buses;
 	size_t nbuses;
 	uint64_t collector_items;
 	stor_log_t *log;
 	struct upl_forwarder *fwd;       /* NULL without [uplink]; else retention
 	                                    learns from it what is off-board */
-	board_sink_t *sink;              /* the entries go into its next Batch */
+	pl_sink_t *sink;              /* the entries go into its next Batch */
 };
 
-typedef struct board_health board_health_t;
+typedef struct pl_health pl_health_t;
 
-int board_health_new(board_health_t **ret_health);
-board_health_t *board_health_free(board_health_t *h);
+int pl_health_new(pl_health_t **ret_health);
+pl_health_t *pl_health_free(pl_health_t *h);
 
 /* Make the entries at now (CLOCK_MONOTONIC; rates are over the time since
    the last tick).  The collector thread. */
-void board_health_tick(board_health_t *h, const struct board_health_input *in, int64_t now);
+void pl_health_tick(pl_health_t *h, const struct pl_health_input *in, int64_t now);
 
 /* The latest entries, copied into ret; returns how many.  Empty until the
    first tick.  Any thread. */
-size_t board_health_get(board_health_t *h, struct rec_health *ret, size_t max);
+size_t pl_health_get(pl_health_t *h, struct rec_health *ret, size_t max);

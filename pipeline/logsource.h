@@ -15,25 +15,25 @@
 #include <stdint.h>
 
 #include "acquisition/source.h"
-#include "config.h"
+#include "conf/config.h"
 
-typedef struct board_logsource board_logsource_t;
+typedef struct pl_logsource pl_logsource_t;
 
 /* The source's callbacks (ctx = the log source): recv only. */
-extern const struct acq_source_ops board_logsource_ops;
+extern const struct acq_source_ops pl_logsource_ops;
 
 /* A source over the log in dir for the buses of cfg (both must outlive it).
    Nothing is opened yet: the source's own thread opens the log.  0,
    -EINVAL, -ENOMEM. */
-int board_logsource_new(const struct board_cfg *cfg, const char *dir, board_logsource_t **ret_source);
-board_logsource_t *board_logsource_free(board_logsource_t *ls);
+int pl_logsource_new(const struct conf_board *cfg, const char *dir, pl_logsource_t **ret_source);
+pl_logsource_t *pl_logsource_free(pl_logsource_t *ls);
 
 /* Items of bus b that went into the ring; any thread. */
-uint64_t board_logsource_items(const board_logsource_t *ls, size_t b);
+uint64_t pl_logsource_items(const pl_logsource_t *ls, size_t b);
 
 /* Unreadable parts skipped so far (said on stderr); any thread. */
-uint64_t board_logsource_skipped(const board_logsource_t *ls);
+uint64_t pl_logsource_skipped(const pl_logsource_t *ls);
 
 /* The -errno that ended the replay early, 0 if none.  Read it once the
    source is done (acq_source_done: its thread wrote it before). */
-int board_logsource_error(const board_logsource_t *ls);
+int pl_logsource_error(const pl_logsource_t *ls);

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 
 #include "basic/counter.h"
-#include "logfault.h"
+#include "board/logfault.h"
 #include "logsource.h"
 #include "storage/stor.h"
 #include "record/batch.h"
 
-struct board_logsource {
-	const struct board_cfg *cfg;
+struct pl_logsource {
+	const struct conf_board *cfg;
 	const char *dir;
 	/* The source's thread only: */
 	stor_reader_t *rd;
@@ -20,12 +20,12 @@ struct board_logsource {
 	size_t pos, count;        /* its next item, its items */
 	int error;                /* what ended it early; read after done */
 	/* Any thread: */
-	_Atomic uint64_t items[BOARD_BUSES_MAX];
+	_Atomic uint64_t items[CONF_BUSES_MAX];
 	_Atomic uint64_t skipped;
 };
 
 /* What of a recorded log goes back through the pipeline (logsource.h). */
-static bool wanted(const board_logsource_t *ls, const struct acq_item *it)
+static bool wanted(const pl_logsource_t *ls, const struct acq_item *it)
 {
 	if (it->bus >= ls->cfg->nbuses)
 		return false;
@@ -38,7 +38,7 @@ static bool wanted(const board_logsource_t *ls, const struct acq_item *it)
 
 /* The next Batch that decodes into ls->batch; false at the end of the log
    (or an error: ls->error). */
-static bool next_batch(board_logsource_t *ls)
+static bool next_batch(pl_logsource_t *ls)
 {
 	struct rec_batch_info info;
 	struct stor_rec rec;
@@ -80,7 +80,7 @@ static bool next_batch(board_logsource_t *ls)
 
 static int ls_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms)
 {
-	board_logsource_t *ls = ctx;
+	pl_logsource_t *ls = ctx;
 	size_t n = 0;
 
 	while (n < max && !ls->ended) {
@@ -102,17 +102,17 @@ static int ls_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms
 /* Counted per bus once in the ring: what a stop left unread is not. */
 static void ls_pushed(void *ctx, const struct acq_item *items, size_t n)
 {
-	board_logsource_t *ls = ctx;
+	pl_logsource_t *ls = ctx;
 
 	for (size_t i = 0; i < n; i++)
 		basic_counter_add(&ls->items[items[i].bus], 1);
 }
 
-const struct acq_source_ops board_logsource_ops = { .recv = ls_recv, .pushed = ls_pushed };
+const struct acq_source_ops pl_logsource_ops = { .recv = ls_recv, .pushed = ls_pushed };
 
-int board_logsource_new(const struct board_cfg *cfg, const char *dir, board_logsource_t **ret)
+int pl_logsource_new(const struct conf_board *cfg, const char *dir, pl_logsource_t **ret)
 {
-	board_logsource_t *ls;
+	pl_logsource_t *ls;
 
 	if (!cfg || !dir || !ret)
 		return -EINVAL;
@@ -125,7 +125,7 @@ int board_logsource_new(const struct board_cfg *cfg, const char *dir, board_logs
 	return 0;
 }
 
-board_logsource_t *board_logsource_free(board_logsource_t *ls)
+pl_logsource_t *pl_logsource_free(pl_logsource_t *ls)
 {
 	if (!ls)
 		return NULL;
@@ -135,18 +135,18 @@ board_logsource_t *board_logsource_free(board_logsource_t *ls)
 	return NULL;
 }
 
-uint64_t board_logsource_items(const board_logsource_t *ls, size_t b)
+uint64_t pl_logsource_items(const pl_logsource_t *ls, size_t b)
 {
-	return ls && b < BOARD_BUSES_MAX ? atomic_load_explicit(&((board_logsource_t *)ls)->items[b],
+	return ls && b < CONF_BUSES_MAX ? atomic_load_explicit(&((pl_logsource_t *)ls)->items[b],
 	                                                        memory_order_relaxed) : 0;
 }
 
-uint64_t board_logsource_skipped(const board_logsource_t *ls)
+uint64_t pl_logsource_skipped(const pl_logsource_t *ls)
 {
-	return ls ? atomic_load_explicit(&((board_logsource_t *)ls)->skipped, memory_order_relaxed) : 0;
+	return ls ? atomic_load_explicit(&((pl_logsource_t *)ls)->skipped, memory_order_relaxed) : 0;
 }
 
-int board_logsource_error(const board_logsource_t *ls)
+int pl_logsource_error(const pl_logsource_t *ls)
 {
 	return ls ? ls->error : 0;
 }

@@ -21,23 +21,23 @@
  * Parse and validate path into *ret_cfg.  On error returns -EINVAL (or
  * -errno of the open) and writes "file:line: message" into err.
  * Relative file names inside (dbc, trace, data dir) are resolved against
- * the board file's directory.  Free with board_cfg_free().
+ * the board file's directory.  Free with conf_free().
  */
-int board_cfg_load(const char *path, struct board_cfg **ret_cfg, char *err, size_t errlen);
+int conf_load(const char *path, struct conf_board **ret_cfg, char *err, size_t errlen);
 
 /* Parse from memory (name is used in messages and for relative paths). */
-int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_cfg, char *err,
+int conf_parse(const char *name, const char *text, struct conf_board **ret_cfg, char *err,
                     size_t errlen);
 
-struct board_cfg *board_cfg_free(struct board_cfg *cfg);
+struct conf_board *conf_free(struct conf_board *cfg);
 
 /* Find a bus by section name, NULL if none. */
-struct bus_cfg *board_cfg_bus(struct board_cfg *cfg, const char *name);
+struct bus_cfg *conf_bus(struct conf_board *cfg, const char *name);
 
 /* A byte count the way board files write sizes: "16M", "2G", "7.9G" (not a
    whole number of units), "512 bytes".  Returns buf.  The one copy is
    basic_format_size(); this name stays for the commands that use it. */
-static inline char *board_size_text(uint64_t bytes, char *buf, size_t len)
+static inline char *conf_size_text(uint64_t bytes, char *buf, size_t len)
 {
 	return basic_format_size(bytes, buf, len);
 }

@@ -9,11 +9,11 @@
 #pragma once
 
 #include "acquisition/acq.h"
-#include "config.h"
+#include "conf/config.h"
 #include "storage/stor.h"
 #include "uplink/forward.h"
 
-struct board_forwarder {
+struct pl_forwarder {
 	upl_forwarder_t *fwd;          /* NULL without [uplink] */
 	stor_reader_t *reader, *live_reader, *resend_reader;
 	char client[96];               /* MQTT client id: railmon-<vehicle> */
@@ -25,8 +25,8 @@ struct board_forwarder {
  * its events go into events (its only producer; must outlive it).  Not
  * started.  0, or -errno with the message in err; close f either way.
  */
-int board_forwarder_open(struct board_forwarder *f, const struct board_cfg *cfg, const char *dir, stor_log_t *log,
+int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
                          struct acq_ring *events, char *err, size_t errlen);
 
 /* Free the forwarder and its readers (stop it first); f may be zeroed. */
-void board_forwarder_close(struct board_forwarder *f);
+void pl_forwarder_close(struct pl_forwarder *f);

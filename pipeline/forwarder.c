@@ -43,7 +43,7 @@ static void fwd_event(void *ctx, enum upl_fwd_event ev, int err)
 /* The readers: the backlog's from the cursor, and with live_ahead a
    second one that follows the head of the log, so live records overtake a
    backlog that is still draining after a tunnel. */
-static int open_readers(struct board_forwarder *f, const char *dir, bool live, struct upl_forward_cfg *fc, char *err,
+static int open_readers(struct pl_forwarder *f, const char *dir, bool live, struct upl_forward_cfg *fc, char *err,
                         size_t errlen)
 {
 	int r = stor_reader_open(dir, &f->reader);
@@ -66,10 +66,10 @@ static int open_readers(struct board_forwarder *f, const char *dir, bool live, s
 	return 0;
 }
 
-int board_forwarder_open(struct board_forwarder *f, const struct board_cfg *cfg, const char *dir, stor_log_t *log,
+int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
                          struct acq_ring *events, char *err, size_t errlen)
 {
-	const struct board_uplink *u = &cfg->uplink;
+	const struct conf_uplink *u = &cfg->uplink;
 	struct upl_forward_cfg fc = { 0 };
 	int r;
 
@@ -105,7 +105,7 @@ int board_forwarder_open(struct board_forwarder *f, const struct board_cfg *cfg,
 	return r;
 }
 
-void board_forwarder_close(struct board_forwarder *f)
+void pl_forwarder_close(struct pl_forwarder *f)
 {
 	f->fwd = upl_forwarder_free(f->fwd);
 	f->reader = stor_reader_free(f->reader);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-sink.c - board/sink.c, the heart of the pipeline (decode, encode,
+ * test-sink.c - pipeline/sink.c, the heart of the pipeline (decode, encode,
  * append), on the storage fault device (tests/storage/stor-faultdev.c): a clean
  * run, a full disk (ENOSPC) and its recovery, an I/O error at a sync, and
  * a power cut at every write and sync of a run.  Read back, the log must
@@ -8,7 +8,7 @@
  * stored or counted dropped, the LOG_DROPPED events add up to the drops,
  * and after a cut every confirmed record is there and numbering goes on.
  */
-#include "board/sink.h"
+#include "pipeline/sink.h"
 #include "stor-faultdev.h"
 #include "stor-test-util.h"
 #include "record/batch.h"
@@ -20,7 +20,7 @@ struct rig {
 	char *dir;
 	struct fdev dev;
 	stor_log_t *log;
-	board_sink_t *sink;
+	pl_sink_t *sink;
 	uint64_t fed;              /* samples handed to the sink */
 };
 
@@ -42,7 +42,7 @@ static void rig_open_log(struct rig *g, uint32_t segment_bytes)
 
 	CHECK(stor_log_open(&cfg, &g->log) == 0);
 	/* Batches of 16 records; by record time (1 ms apart: never by time). */
-	CHECK(board_sink_new(&(struct board_sink_cfg){ .log = g->log, .meta = &meta, .batch_max = 16,
+	CHECK(pl_sink_new(&(struct pl_sink_cfg){ .log = g->log, .meta = &meta, .batch_max = 16,
 	                                              .batch_ms = 1000, .meta_interval_s = 3600,
 	                                              .deterministic = true }, &g->sink) == 0);
 }
@@ -61,7 +61,7 @@ static void rig_open(struct rig *g, const char *tag, uint32_t segment_bytes, boo
 
 static void rig_close(struct rig *g)
 {
-	g->sink = board_sink_free(g->sink);
+	g->sink = pl_sink_free(g->sink);
 	g->log = stor_log_free(g->log);
 	fdev_done(&g->dev);
 }
@@ -78,7 +78,7 @@ static void feed(struct rig *g, unsigned n)
 		struct acq_item it = { .kind = ACQ_ITEM_SAMPLE, .t_ns = T0 + (int64_t)g->fed * MS };
 
 		it.sample = (struct acq_sample){ .channel = 7, .value = (double)g->fed };
-		CHECK(board_sink_items(g->sink, &it, 1) == 0);
+		CHECK(pl_sink_items(g->sink, &it, 1) == 0);
 	}
 }
 
@@ -155,15 +155,15 @@ static struct content read_back(const char *dir)
 static void test_clean(void)
 {
 	struct rig g;
-	struct board_sink_stats st;
+	struct pl_sink_stats st;
 	struct content c;
 
 	rig_open(&g, "sink-clean", 64 << 10, false, false);
-	board_sink_event(g.sink, ACQ_EV_START, 1234);
+	pl_sink_event(g.sink, ACQ_EV_START, 1234);
 	feed(&g, 100);
-	CHECK(board_sink_tick(g.sink) == 0);
-	CHECK(board_sink_close(g.sink) == 0);
-	CHECK(board_sink_stats(g.sink, &st) == 0);
+	CHECK(pl_sink_tick(g.sink) == 0);
+	CHECK(pl_sink_close(g.sink) == 0);
+	CHECK(pl_sink_stats(g.sink, &st) == 0);
 	CHECK(st.items == 102 && st.records == 102 && st.first_seq == 1 && st.next_seq == 103);
 	CHECK(st.log_dropped == 0 && st.log_unreported == 0 && st.log_error == 0);
 	rig_close(&g);
@@ -187,7 +187,7 @@ static void test_clean(void)
 static void test_enospc(void)
 {
 	struct rig g;
-	struct board_sink_stats st;
+	struct pl_sink_stats st;
 	struct content c;
 
 	rig_open(&g, "sink-nospc", 4096, true, false);
@@ -199,16 +199,16 @@ static void test_enospc(void)
 	g.dev.ops_seen = 0;
 	g.dev.fail_at = 1;
 	feed(&g, 200);
-	board_sink_report(g.sink); /* still full: refused, counted, kept */
-	CHECK(board_sink_stats(g.sink, &st) == 0);
+	pl_sink_report(g.sink); /* still full: refused, counted, kept */
+	CHECK(pl_sink_stats(g.sink, &st) == 0);
 	CHECK(st.log_dropped > 100 && st.log_unreported == st.log_dropped && st.log_error == -ENOSPC);
 	CHECK(st.records + st.log_dropped == st.next_seq - st.first_seq);
 	g.dev.fail_at = 0; /* room again */
 	feed(&g, 32);
-	board_sink_report(g.sink);
-	CHECK(board_sink_stats(g.sink, &st) == 0 && st.log_unreported == 0);
-	CHECK(board_sink_close(g.sink) == 0);
-	CHECK(board_sink_stats(g.sink, &st) == 0 && st.log_unreported == 0);
+	pl_sink_report(g.sink);
+	CHECK(pl_sink_stats(g.sink, &st) == 0 && st.log_unreported == 0);
+	CHECK(pl_sink_close(g.sink) == 0);
+	CHECK(pl_sink_stats(g.sink, &st) == 0 && st.log_unreported == 0);
 	rig_close(&g);
 	c = read_back(g.dir);
 	printf("sink: full disk: %" PRIu64 " records refused and counted, %" PRIu64 " stored; "
@@ -230,7 +230,7 @@ static void test_enospc(void)
 static void test_eio_sync(void)
 {
 	struct rig g;
-	struct board_sink_stats st;
+	struct pl_sink_stats st;
 	struct content c;
 
 	rig_open(&g, "sink-eio", 1 << 20, false, false);
@@ -242,8 +242,8 @@ static void test_eio_sync(void)
 	g.dev.persistent = false;
 	g.dev.ops_seen = 0;
 	g.dev.fail_at = 1;
-	CHECK(board_sink_close(g.sink) == -EIO);
-	CHECK(board_sink_stats(g.sink, &st) == 0);
+	CHECK(pl_sink_close(g.sink) == -EIO);
+	CHECK(pl_sink_stats(g.sink, &st) == 0);
 	CHECK(st.log_dropped >= 40 && st.log_unreported == 0 && st.log_error == -EIO);
 	CHECK(st.records + st.log_dropped == st.next_seq - st.first_seq);
 	rig_close(&g);
@@ -276,13 +276,13 @@ static uint64_t cut_workload(struct rig *g)
 {
 	uint64_t confirmed = 1;
 
-	board_sink_event(g->sink, ACQ_EV_START, 1);
+	pl_sink_event(g->sink, ACQ_EV_START, 1);
 	for (int i = 0; i < 6 && !g->dev.dead; i++) {
 		feed(g, 24);
 		durable(g, stor_log_sync(g->log), &confirmed);
 	}
 	if (!g->dev.dead)
-		durable(g, board_sink_close(g->sink), &confirmed);
+		durable(g, pl_sink_close(g->sink), &confirmed);
 	return confirmed;
 }
 
@@ -290,13 +290,13 @@ static uint64_t cut_workload(struct rig *g)
    as a LOG_FAULT event, and the next run numbers on from the log's end. */
 static void cut_verify(struct rig *g, uint64_t confirmed, long at, int pattern)
 {
-	struct board_sink_stats st;
+	struct pl_sink_stats st;
 	struct content c;
 	uint64_t next;
 
 	CHECK(fdev_init(&g->dev, g->dir) == 0);
 	rig_open_log(g, 2048);
-	CHECK(board_sink_stats(g->sink, &st) == 0);
+	CHECK(pl_sink_stats(g->sink, &st) == 0);
 	next = st.next_seq;
 	if (next < confirmed) {
 		fprintf(stderr, "FAIL: cut at op %ld, pattern %s: log ends at %" PRIu64 ", confirmed %" PRIu64 "\n",
@@ -304,7 +304,7 @@ static void cut_verify(struct rig *g, uint64_t confirmed, long at, int pattern)
 		abort();
 	}
 	feed(g, 5);
-	CHECK(board_sink_close(g->sink) == 0);
+	CHECK(pl_sink_close(g->sink) == 0);
 	rig_close(g);
 	c = read_back(g->dir);
 	if (c.contig < confirmed || c.undecodable) {
@@ -342,7 +342,7 @@ static void test_power_cut(void)
 			confirmed = cut_workload(&g);
 			CHECK(g.dev.dead);
 			CHECK(fdev_power_cut(&g.dev, p, (uint32_t)(at * 16 + p)) == 0);
-			g.sink = board_sink_free(g.sink);
+			g.sink = pl_sink_free(g.sink);
 			g.log = stor_log_free(g.log);
 			fdev_done(&g.dev);
 			cut_verify(&g, confirmed, at, p);
@@ -357,13 +357,13 @@ static void test_power_cut(void)
 static void test_bad_args(void)
 {
 	struct rec_batch_meta meta = { .vehicle = "X" };
-	struct board_sink_stats st;
-	board_sink_t *s;
+	struct pl_sink_stats st;
+	pl_sink_t *s;
 
-	CHECK(board_sink_new(NULL, &s) == -EINVAL);
-	CHECK(board_sink_new(&(struct board_sink_cfg){ .meta = &meta, .batch_max = 16 }, &s) == -EINVAL); /* no log */
-	CHECK(board_sink_stats(NULL, &st) == -EINVAL);
-	CHECK(board_sink_free(NULL) == NULL);
+	CHECK(pl_sink_new(NULL, &s) == -EINVAL);
+	CHECK(pl_sink_new(&(struct pl_sink_cfg){ .meta = &meta, .batch_max = 16 }, &s) == -EINVAL); /* no log */
+	CHECK(pl_sink_stats(NULL, &st) == -EINVAL);
+	CHECK(pl_sink_free(NULL) == NULL);
 }
 
 int main(void)

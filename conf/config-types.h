@@ -13,12 +13,12 @@
 
 #include "bus/bus.h"
 
-#define BOARD_BUSES_MAX 16
+#define CONF_BUSES_MAX 16
 /* Channel ids are bus index << 16 | n: a bus has ids for this many. */
-#define BOARD_BUS_CHANNELS_MAX 65536
-#define BOARD_ERR_MAX 512
+#define CONF_BUS_CHANNELS_MAX 65536
+#define CONF_ERR_MAX 512
 
-struct board_storage {
+struct conf_storage {
 	char dir[BUS_PATH_MAX];
 	uint64_t segment_bytes;
 	uint32_t sync_window_ms;
@@ -27,7 +27,7 @@ struct board_storage {
 	int segment_line, retention_line; /* where they were set, 0 = default */
 };
 
-struct board_uplink {
+struct conf_uplink {
 	bool enabled;
 	char host[128];
 	uint16_t port;
@@ -44,7 +44,7 @@ struct board_uplink {
 	bool live_ahead;           /* send live records ahead of a draining backlog */
 };
 
-struct board_cfg {
+struct conf_board {
 	char path[BUS_PATH_MAX];   /* the board file itself */
 	char vehicle[64];
 	int rt_priority;           /* SCHED_FIFO priority of bus threads, 0 = none */
@@ -57,11 +57,11 @@ struct board_cfg {
 	char hw_watchdog[BUS_PATH_MAX]; /* watchdog device to kick, "" = none */
 	uint32_t hw_watchdog_timeout_s;
 	char stat_socket[108];     /* "" = <data dir>/railmon.sock */
-	struct board_storage storage;
-	struct board_uplink uplink;
-	struct bus_cfg buses[BOARD_BUSES_MAX];
-	int bus_cpu[BOARD_BUSES_MAX];
-	int dbc_line[BOARD_BUSES_MAX]; /* line of a CAN bus's 'dbc =', for messages */
+	struct conf_storage storage;
+	struct conf_uplink uplink;
+	struct bus_cfg buses[CONF_BUSES_MAX];
+	int bus_cpu[CONF_BUSES_MAX];
+	int dbc_line[CONF_BUSES_MAX]; /* line of a CAN bus's 'dbc =', for messages */
 	size_t nbuses;
 	uint64_t hash;             /* FNV-1a of the board file bytes (and DBCs) */
 };

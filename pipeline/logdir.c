@@ -33,7 +33,7 @@ static uint64_t retention_cursor(const char *data_dir, const char *cursor_path)
 	return r == 1 ? seq : 0;
 }
 
-const char *board_data_dir(const struct board_cfg *cfg, const char *override)
+const char *pl_data_dir(const struct conf_board *cfg, const char *override)
 {
 	if (override)
 		return override;
@@ -42,7 +42,7 @@ const char *board_data_dir(const struct board_cfg *cfg, const char *override)
 
 /* "board.ini:12: " for a [storage] key, "board.ini: [storage] " if it was
    not in the file (a default). */
-static void key_where(char *buf, size_t len, const struct board_cfg *cfg, int line)
+static void key_where(char *buf, size_t len, const struct conf_board *cfg, int line)
 {
 	if (line)
 		snprintf(buf, len, "%s:%d: ", cfg->path, line);
@@ -50,10 +50,10 @@ static void key_where(char *buf, size_t len, const struct board_cfg *cfg, int li
 		snprintf(buf, len, "%s: [storage] ", cfg->path);
 }
 
-int board_log_check_space(const struct board_cfg *cfg, const char *dir, char *err, size_t errlen, char *warn,
+int pl_log_check_space(const struct conf_board *cfg, const char *dir, char *err, size_t errlen, char *warn,
                           size_t warnlen)
 {
-	const struct board_storage *st = &cfg->storage;
+	const struct conf_storage *st = &cfg->storage;
 	char where[BUS_PATH_MAX + 32], fs[32], avail[32], seg[32], ret[32], most[32];
 	struct stor_space sp;
 	int r;
@@ -66,16 +66,16 @@ int board_log_check_space(const struct board_cfg *cfg, const char *dir, char *er
 		return 0;
 	}
 	r = stor_space_check(&sp, st->segment_bytes, st->retention_bytes);
-	board_size_text(sp.fs_bytes, fs, sizeof(fs));
-	board_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail));
-	board_size_text(st->segment_bytes, seg, sizeof(seg));
-	board_size_text(st->retention_bytes, ret, sizeof(ret));
+	conf_size_text(sp.fs_bytes, fs, sizeof(fs));
+	conf_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail));
+	conf_size_text(st->segment_bytes, seg, sizeof(seg));
+	conf_size_text(st->retention_bytes, ret, sizeof(ret));
 	if (r == -EFBIG) {
 		key_where(where, sizeof(where), cfg, st->segment_line);
 		snprintf(err, errlen, "%ssegment_size %s%s does not fit twice in the filesystem holding %s (%s): the segment "
 		         "being written is preallocated whole and space comes back only by deleting a closed one; use at "
 		         "most %s", where, seg, st->segment_line ? "" : " (the default)", dir, fs,
-		         board_size_text((sp.fs_bytes / 2) & ~(uint64_t)0xfffff, most, sizeof(most)));
+		         conf_size_text((sp.fs_bytes / 2) & ~(uint64_t)0xfffff, most, sizeof(most)));
 		return r;
 	}
 	if (r == -E2BIG) {
@@ -95,7 +95,7 @@ int board_log_check_space(const struct board_cfg *cfg, const char *dir, char *er
 	return 0;
 }
 
-int board_log_open(const struct board_cfg *cfg, const char *dir, const uint8_t *boot_id,
+int pl_log_open(const struct conf_board *cfg, const char *dir, const uint8_t *boot_id,
                    stor_log_t **ret_log, char *warn, size_t warnlen, char *err, size_t errlen)
 {
 	struct stor_log_cfg lc = {
@@ -111,7 +111,7 @@ int board_log_open(const struct board_cfg *cfg, const char *dir, const uint8_t *
 
 	/* Sizes the filesystem can never hold are refused here, before a log
 	   that would store nothing exists. */
-	r = board_log_check_space(cfg, dir, err, errlen, warn, warnlen);
+	r = pl_log_check_space(cfg, dir, err, errlen, warn, warnlen);
 	if (r < 0)
 		return r;
 	memcpy(lc.boot_id, boot_id, sizeof(lc.boot_id));

@@ -18,7 +18,7 @@
 
 #define LOG_REPORT_RETRY_NS 1000000000ll /* a refused log report is tried again this often */
 
-/* Log events not yet on disk (see board_sink.pend). */
+/* Log events not yet on disk (see pl_sink.pend). */
 struct log_pending {
 	uint64_t dropped;     /* records refused, dropped or lost */
 	uint64_t unforwarded; /* deleted by retention before being forwarded */
@@ -27,10 +27,10 @@ struct log_pending {
 	int err;              /* the last error, 0 if none */
 };
 
-struct board_sink {
-	struct board_sink_cfg cfg;
+struct pl_sink {
+	struct pl_sink_cfg cfg;
 	stor_log_t *log;
-	board_channels_t *ch;
+	pl_channels_t *ch;
 	rec_encoder_t *enc;
 	const struct rec_channel *dict;  /* the channel dictionary */
 	size_t ndict;
@@ -63,7 +63,7 @@ struct board_sink {
    mid-stream (or a log trimmed by retention) learns the channel names
    within meta_interval_s.  A large board's does not fit in one Batch:
    each Batch takes the next slice. */
-static void batch_dictionary(board_sink_t *s)
+static void batch_dictionary(pl_sink_t *s)
 {
 	int n;
 
@@ -81,7 +81,7 @@ static void batch_dictionary(board_sink_t *s)
 /* Close the open Batch and append it to the log.  0 (or nothing to do),
    or the append's -errno: the records were refused, and the log counts
    them (log_take). */
-static int batch_flush(board_sink_t *s)
+static int batch_flush(pl_sink_t *s)
 {
 	struct stor_rec rec = { 0 };
 	const uint8_t *buf;
@@ -113,13 +113,13 @@ static int batch_flush(board_sink_t *s)
 	return r;
 }
 
-static void batch_opened(board_sink_t *s, int64_t t_ns)
+static void batch_opened(pl_sink_t *s, int64_t t_ns)
 {
 	s->batch_open_ns = basic_mono_ns();
 	s->batch_data_t0 = t_ns;
 }
 
-static void encode(board_sink_t *s, const struct acq_item *it)
+static void encode(pl_sink_t *s, const struct acq_item *it)
 {
 	/* A replay closes Batches by the records' own time, not the wall
 	   clock, so the same input always gives the same Batches and numbers. */
@@ -135,22 +135,22 @@ static void encode(board_sink_t *s, const struct acq_item *it)
 	}
 }
 
-static void decode_frame(board_sink_t *s, const struct acq_item *it)
+static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 {
 	/* never -ENOBUFS: the scratch holds the largest message's signals */
-	int n = s->ch ? board_channels_decode(s->ch, it, s->decoded, s->decoded_max) : 0;
+	int n = s->ch ? pl_channels_decode(s->ch, it, s->decoded, s->decoded_max) : 0;
 
 	for (int k = 0; k < n; k++) {
 		encode(s, &s->decoded[k]);
-		board_channels_set_live(s->ch, &s->decoded[k]);
+		pl_channels_set_live(s->ch, &s->decoded[k]);
 	}
 	if (n > 0)
 		basic_counter_add(&s->decode_samples, (uint64_t)n);
 }
 
-int board_sink_items(void *ctx, const struct acq_item *items, size_t n)
+int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 {
-	board_sink_t *s = ctx;
+	pl_sink_t *s = ctx;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct acq_item *it = &items[i];
@@ -158,22 +158,22 @@ int board_sink_items(void *ctx, const struct acq_item *items, size_t n)
 		if (it->kind == ACQ_ITEM_CAN)
 			decode_frame(s, it);
 		else if (it->kind == ACQ_ITEM_SAMPLE && s->ch)
-			board_channels_set_live(s->ch, it);
+			pl_channels_set_live(s->ch, it);
 	}
 	basic_counter_add(&s->items, n);
 	return 0;
 }
 
-void board_sink_event(board_sink_t *s, uint32_t code, int64_t arg)
+void pl_sink_event(pl_sink_t *s, uint32_t code, int64_t arg)
 {
 	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
 
 	ev.event.code = code;
 	ev.event.arg = arg;
-	board_sink_items(s, &ev, 1);
+	pl_sink_items(s, &ev, 1);
 }
 
-int board_sink_add_health(board_sink_t *s, const struct rec_health *h)
+int pl_sink_add_health(pl_sink_t *s, const struct rec_health *h)
 {
 	return rec_encoder_add_health(s->enc, h);
 }
@@ -182,7 +182,7 @@ int board_sink_add_health(board_sink_t *s, const struct rec_health *h)
 
 /* What the log reports (ENOSPC, I/O errors, retention, recovery) goes to
    the counters and waits in pend until log_report() got it on disk. */
-static void log_take(board_sink_t *s)
+static void log_take(pl_sink_t *s)
 {
 	struct stor_events ev;
 	uint64_t n, later, stored;
@@ -209,7 +209,7 @@ static void log_take(board_sink_t *s)
 	atomic_store_explicit(&s->log_damaged, s->pend.damaged, memory_order_relaxed);
 }
 
-static void log_event(board_sink_t *s, uint32_t code, int64_t arg, uint32_t detail)
+static void log_event(pl_sink_t *s, uint32_t code, int64_t arg, uint32_t detail)
 {
 	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
 
@@ -221,7 +221,7 @@ static void log_event(board_sink_t *s, uint32_t code, int64_t arg, uint32_t deta
 	rec_encoder_add(s->enc, &it);
 }
 
-static bool log_pending(const board_sink_t *s)
+static bool log_pending(const pl_sink_t *s)
 {
 	const struct log_pending *p = &s->pend;
 
@@ -229,7 +229,7 @@ static bool log_pending(const board_sink_t *s)
 }
 
 /* The events for what is pending, into the (empty) encoder. */
-static void log_events(board_sink_t *s, const struct log_pending *sent)
+static void log_events(pl_sink_t *s, const struct log_pending *sent)
 {
 	if (sent->err || sent->abandoned)
 		log_event(s, ACQ_EV_LOG_FAULT, sent->err, (uint32_t)sent->abandoned);
@@ -251,7 +251,7 @@ static void log_events(board_sink_t *s, const struct log_pending *sent)
  * are counted with the rest and the next try, a second later, reports the
  * new total.  So the LOG_DROPPED args in the log add up to log_dropped.
  */
-static void log_report(board_sink_t *s, bool force)
+static void log_report(pl_sink_t *s, bool force)
 {
 	int64_t now = basic_mono_ns();
 	struct log_pending sent;
@@ -282,7 +282,7 @@ static void log_report(board_sink_t *s, bool force)
 	atomic_store_explicit(&s->log_damaged, s->pend.damaged, memory_order_relaxed);
 }
 
-int board_sink_tick(board_sink_t *s)
+int pl_sink_tick(pl_sink_t *s)
 {
 	log_take(s);
 	log_report(s, false);
@@ -292,32 +292,32 @@ int board_sink_tick(board_sink_t *s)
 	return stor_log_tick(s->log);
 }
 
-void board_sink_report(board_sink_t *s)
+void pl_sink_report(pl_sink_t *s)
 {
 	log_take(s);
 	log_report(s, true);
 }
 
-int board_sink_close(board_sink_t *s)
+int pl_sink_close(pl_sink_t *s)
 {
 	int r;
 
-	board_sink_event(s, ACQ_EV_STOP,
+	pl_sink_event(s, ACQ_EV_STOP,
 	                 (int64_t)(atomic_load(&s->records) + rec_encoder_count(s->enc) + 1));
 	batch_flush(s);
 	r = stor_log_sync(s->log);
 	/* The last Batch may have been refused too: one more try, so the
 	   counter and the log's events agree whenever the disk allows. */
-	board_sink_report(s);
+	pl_sink_report(s);
 	return r;
 }
 
 /* ------------------------------------------------------------ set-up */
 
-int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret)
+int pl_sink_new(const struct pl_sink_cfg *cfg, pl_sink_t **ret)
 {
 	struct rec_batch_meta meta;
-	board_sink_t *s;
+	pl_sink_t *s;
 	int r;
 
 	if (!cfg || !ret || !cfg->log || !cfg->meta || !cfg->batch_max)
@@ -328,11 +328,11 @@ int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret)
 	s->cfg = *cfg;
 	s->log = cfg->log;
 	s->ch = cfg->channels;
-	s->ndict = board_channels_list(s->ch, NULL);
-	s->dict = board_channels_dictionary(s->ch);
+	s->ndict = pl_channels_list(s->ch, NULL);
+	s->dict = pl_channels_dictionary(s->ch);
 	/* Sized by the DBCs: a frame's samples all fit, so none is dropped
 	   (a fixed 256 once lost the rest of a frame). */
-	s->decoded_max = board_channels_decode_max(s->ch);
+	s->decoded_max = pl_channels_decode_max(s->ch);
 	s->decoded = calloc(s->decoded_max ? s->decoded_max : 1, sizeof(*s->decoded));
 	meta = *cfg->meta;
 	/* Every Batch names its log, so the ground can tell a new log
@@ -347,7 +347,7 @@ int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret)
 	if (r >= 0)
 		r = rec_encoder_set_channels(s->enc, NULL, 0);
 	if (r < 0) {
-		board_sink_free(s);
+		pl_sink_free(s);
 		return r;
 	}
 	s->first_seq = stor_log_next_seq(s->log);
@@ -358,7 +358,7 @@ int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret)
 	return 0;
 }
 
-board_sink_t *board_sink_free(board_sink_t *s)
+pl_sink_t *pl_sink_free(pl_sink_t *s)
 {
 	if (!s)
 		return NULL;
@@ -368,13 +368,13 @@ board_sink_t *board_sink_free(board_sink_t *s)
 	return NULL;
 }
 
-int board_sink_stats(const board_sink_t *s, struct board_sink_stats *ret)
+int pl_sink_stats(const pl_sink_t *s, struct pl_sink_stats *ret)
 {
-	board_sink_t *m = (board_sink_t *)s;
+	pl_sink_t *m = (pl_sink_t *)s;
 
 	if (!s || !ret)
 		return -EINVAL;
-	*ret = (struct board_sink_stats){
+	*ret = (struct pl_sink_stats){
 		.items = atomic_load(&m->items),
 		.records = atomic_load(&m->records),
 		.batches = atomic_load(&m->batches),

@@ -17,10 +17,10 @@
 
 #include "acquisition/acq-item.h"
 #include "bus/dbc.h"
-#include "config.h"
+#include "conf/config.h"
 
 /* A channel as the daemon knows it: Modbus register or DBC signal. */
-struct board_channel {
+struct pl_channel {
 	uint32_t id;              /* bus << 16 | index */
 	char name[96];
 	char unit[16];
@@ -28,61 +28,61 @@ struct board_channel {
 	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
 };
 
-struct board_live {
+struct pl_live {
 	double value;
 	int64_t t_ns;             /* 0 = never received */
 	uint32_t quality;
 };
 
-typedef struct board_channels board_channels_t;
+typedef struct pl_channels pl_channels_t;
 struct rec_channel;
 
 /*
- * Load the DBC of every CAN bus of cfg (board_dbc_load) and list every
+ * Load the DBC of every CAN bus of cfg (pl_dbc_load) and list every
  * channel.  cfg must outlive the result.  0, or -errno with the message
  * (naming the board file and line) in err.
  */
-int board_channels_new(const struct board_cfg *cfg, board_channels_t **ret_channels, char *err, size_t errlen);
-board_channels_t *board_channels_free(board_channels_t *ch);
+int pl_channels_new(const struct conf_board *cfg, pl_channels_t **ret_channels, char *err, size_t errlen);
+pl_channels_t *pl_channels_free(pl_channels_t *ch);
 
 /* The channels, in id order per bus; returns how many. */
-size_t board_channels_list(const board_channels_t *ch, const struct board_channel **ret_list);
+size_t pl_channels_list(const pl_channels_t *ch, const struct pl_channel **ret_list);
 
 /* The same channels as the Batch dictionary wants them (uplink/batch.h);
-   as many as board_channels_list() returns. */
-const struct rec_channel *board_channels_dictionary(const board_channels_t *ch);
+   as many as pl_channels_list() returns. */
+const struct rec_channel *pl_channels_dictionary(const pl_channels_t *ch);
 
 /*
  * Decode a CAN frame with its bus's DBC into samples (out, up to max).
  * Returns their number: 0 for a bus without DBC, an error frame, a frame
- * the DBC does not describe.  board_channels_decode_max() samples always
+ * the DBC does not describe.  pl_channels_decode_max() samples always
  * fit (the largest message of any DBC).
  */
-int board_channels_decode(const board_channels_t *ch, const struct acq_item *frame, struct acq_item *out,
+int pl_channels_decode(const pl_channels_t *ch, const struct acq_item *frame, struct acq_item *out,
                           size_t max);
-size_t board_channels_decode_max(const board_channels_t *ch);
+size_t pl_channels_decode_max(const pl_channels_t *ch);
 
 /* The DBC of bus b, NULL if none. */
-const bus_dbc_t *board_channels_dbc(const board_channels_t *ch, size_t b);
+const bus_dbc_t *pl_channels_dbc(const pl_channels_t *ch, size_t b);
 
 /* Note a sample as its channel's latest value (the collector thread);
    samples of channels not on this board are ignored. */
-void board_channels_set_live(board_channels_t *ch, const struct acq_item *sample);
+void pl_channels_set_live(pl_channels_t *ch, const struct acq_item *sample);
 
 /* Latest value of channel i (index into the list); any thread. */
-int board_channels_live(const board_channels_t *ch, size_t i, struct board_live *ret_live);
+int pl_channels_live(const pl_channels_t *ch, size_t i, struct pl_live *ret_live);
 
 /* Label for a value of channel i (DBC value table), NULL if none. */
-const char *board_channels_value_label(const board_channels_t *ch, size_t i, double value);
+const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double value);
 
 /*
  * Load the DBC of CAN bus b of cfg as `run` and `check` do.  Errors name the
  * board file and the line of the bus's 'dbc =' (a DBC's own syntax errors
  * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
  * a DBC that defines no message (it would decode nothing), one with more
- * signals than a bus has channel ids (BOARD_BUS_CHANNELS_MAX), and a
- * signal name or unit longer than struct board_channel holds (cut, two
+ * signals than a bus has channel ids (CONF_BUS_CHANNELS_MAX), and a
+ * signal name or unit longer than struct pl_channel holds (cut, two
  * names could become one).  0 and the database in *ret_dbc (free with
  * bus_dbc_free), or -errno.
  */
-int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);
+int pl_dbc_load(const struct conf_board *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);

@@ -59,7 +59,7 @@ static const char *skip_blanks(const char *s)
 /* broker = mqtt://host:port | mqtts://host:port | host:port | host */
 static int set_broker(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
 {
-	struct board_uplink *u = base;
+	struct conf_uplink *u = base;
 	const char *h = value, *colon;
 	int64_t port;
 	size_t n;
@@ -91,7 +91,7 @@ static int set_broker(struct basic_ini *ini, const struct basic_ini_key *key, vo
 /* A TLS file turns TLS on (also for a broker = mqtt:// given after it). */
 static int tls_on(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
 {
-	((struct board_uplink *)base)->tls = true;
+	((struct conf_uplink *)base)->tls = true;
 	return 0;
 }
 
@@ -99,7 +99,7 @@ static int tls_on(struct basic_ini *ini, const struct basic_ini_key *key, void *
    hex digits is extended, as in candump's filter syntax. */
 static int add_filter(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
 {
-	struct bus_can_cfg *c = &((struct board_pending_bus *)base)->bus.can;
+	struct bus_can_cfg *c = &((struct conf_pending_bus *)base)->bus.can;
 	char buf[64], *slash;
 	uint64_t id, mask;
 	bool ext;
@@ -123,7 +123,7 @@ static int add_filter(struct basic_ini *ini, const struct basic_ini_key *key, vo
 
 /* -------------------------------------------------------------- tables */
 
-#define B(member) BASIC_INI_FIELD(struct board_cfg, member)
+#define B(member) BASIC_INI_FIELD(struct conf_board, member)
 
 static const struct basic_ini_key board_keys[] = {
 	{ "vehicle", BASIC_INI_STRING, BASIC_INI_NONEMPTY | BASIC_INI_REQUIRED, B(vehicle), .max = 63,
@@ -159,19 +159,19 @@ static const struct basic_ini_key board_keys[] = {
 };
 
 #undef B
-#define S(member) BASIC_INI_FIELD(struct board_storage, member)
+#define S(member) BASIC_INI_FIELD(struct conf_storage, member)
 
 static const struct basic_ini_key storage_keys[] = {
 	{ "dir", BASIC_INI_PATH, BASIC_INI_NONEMPTY, S(dir), .expect = "bad directory", .doc_def = "railmon-data",
 	  .help = "The log directory (`--data` overrides it)." },
-	{ "segment_size", BASIC_INI_SIZE, BASIC_INI_LINE, S(segment_bytes), BASIC_INI_LINE_AT(struct board_storage,
+	{ "segment_size", BASIC_INI_SIZE, BASIC_INI_LINE, S(segment_bytes), BASIC_INI_LINE_AT(struct conf_storage,
 	  segment_line), .min = 65536, .max = UINT64_MAX, .def = "16M",
 	  .expect = "expected a size of at least 64K, like 16M",
 	  .help = "Size of a log segment file (preallocated). Two must fit in the log's filesystem." },
 	{ "sync_window_ms", BASIC_INI_UINT, 0, S(sync_window_ms), .min = 0, .max = 60000, .def = "200",
 	  .expect = "expected 0 (sync every batch) to 60000",
 	  .help = "Batches are synced to flash at most this long after they were written; 0 = every Batch." },
-	{ "retention_size", BASIC_INI_SIZE, BASIC_INI_LINE, S(retention_bytes), BASIC_INI_LINE_AT(struct board_storage,
+	{ "retention_size", BASIC_INI_SIZE, BASIC_INI_LINE, S(retention_bytes), BASIC_INI_LINE_AT(struct conf_storage,
 	  retention_line), .def = "0", .doc_def = "0 (unlimited)", .expect = "expected a size like 2G (0 = unlimited)",
 	  .help = "The log's byte budget: the oldest segments go beyond it. At least two segments." },
 	{ "retention_age", BASIC_INI_DURATION, 0, S(retention_age_s), .def = "0", .doc_def = "0 (unlimited)",
@@ -180,7 +180,7 @@ static const struct basic_ini_key storage_keys[] = {
 };
 
 #undef S
-#define U(member) BASIC_INI_FIELD(struct board_uplink, member)
+#define U(member) BASIC_INI_FIELD(struct conf_uplink, member)
 
 static const struct basic_ini_key uplink_keys[] = {
 	{ "broker", BASIC_INI_CUSTOM, 0, .hook = set_broker, .syntax = "mqtt[s]://host[:port]",
@@ -211,7 +211,7 @@ static const struct basic_ini_key uplink_keys[] = {
 };
 
 #undef U
-#define P(member) BASIC_INI_FIELD(struct board_pending_bus, member)
+#define P(member) BASIC_INI_FIELD(struct conf_pending_bus, member)
 
 static const struct basic_ini_name can_drivers[] = {
 	{ "socketcan", BUS_CAN_SOCKETCAN }, { "slcan", BUS_CAN_SLCAN }, { "trace", BUS_CAN_TRACE }, { NULL, 0 },
@@ -231,7 +231,7 @@ static const struct basic_ini_key can_keys[] = {
 	{ "file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.can.device), .doc_def = "none",
 	  .help = "The same as device." },
 	{ "dbc", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.can.dbc),
-	  BASIC_INI_LINE_AT(struct board_pending_bus, dbc_line), .doc_def = "none (raw frames only)",
+	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw frames only)",
 	  .help = "The DBC file that decodes the bus's frames into channels." },
 	{ "bitrate", BASIC_INI_UINT, 0, P(bus.can.bitrate), .min = 1000, .max = 20000000, .expect = rate_expect,
 	  .doc_def = "as set up", .help = "Bit rate set on the interface (socketcan, through libsocketcan; slcan)." },
@@ -292,7 +292,7 @@ static const struct basic_ini_key modbus_keys[] = {
 };
 
 #undef P
-#define C(member) BASIC_INI_FIELD(struct board_pending_channel, member)
+#define C(member) BASIC_INI_FIELD(struct conf_pending_channel, member)
 
 static const struct basic_ini_name mb_tables[] = {
 	{ "coil", BUS_MB_COIL }, { "discrete", BUS_MB_DISCRETE }, { "holding", BUS_MB_HOLDING },
@@ -311,14 +311,14 @@ _Static_assert(LEN(mb_types) == BUS_MB_TYPE_MAX + 1 && LEN(mb_orders) == BUS_MB_
 static const struct basic_ini_key channel_keys[] = {
 	{ "bus", BASIC_INI_STRING, BASIC_INI_REQUIRED, C(bus), .expect = "bad bus name",
 	  .help = "The [modbus NAME] section the channel is read from." },
-	{ "unit_id", BASIC_INI_UINT, BASIC_INI_LINE, C(ch.unit_id), BASIC_INI_LINE_AT(struct board_pending_channel,
+	{ "unit_id", BASIC_INI_UINT, BASIC_INI_LINE, C(ch.unit_id), BASIC_INI_LINE_AT(struct conf_pending_channel,
 	  unit_line), .min = 0, .max = 247, .def = "0",
 	  .help = "The slave's unit id: 1 to 247 on a serial line (0 is the broadcast address); TCP takes 0." },
 	{ "table", BASIC_INI_ENUM, BASIC_INI_NOCASE | BASIC_INI_LINE, C(ch.table),
-	  BASIC_INI_LINE_AT(struct board_pending_channel, table_line), .names = mb_tables, .def = "holding",
+	  BASIC_INI_LINE_AT(struct conf_pending_channel, table_line), .names = mb_tables, .def = "holding",
 	  .help = "The Modbus table, read with function code 1, 2, 3 or 4. Coils and discrete inputs are bits." },
 	{ "address", BASIC_INI_UINT, BASIC_INI_LINE | BASIC_INI_REQUIRED, C(ch.addr),
-	  BASIC_INI_LINE_AT(struct board_pending_channel, address_line), .min = 0, .max = 65535,
+	  BASIC_INI_LINE_AT(struct conf_pending_channel, address_line), .min = 0, .max = 65535,
 	  .expect = "expected 0 to 65535 (protocol address, 0-based)",
 	  .help = "The first register (protocol address, 0-based)." },
 	{ "type", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.type), .names = mb_types, .def = "u16",
@@ -336,22 +336,22 @@ static const struct basic_ini_key channel_keys[] = {
 
 #undef C
 
-static const struct basic_ini_table tables[BOARD_SEC_MAX] = {
-	[BOARD_SEC_BOARD] = { "board", "The vehicle computer. Required, once.", board_keys, LEN(board_keys) },
-	[BOARD_SEC_STORAGE] = { "storage", "The flash log. Once at most.", storage_keys, LEN(storage_keys) },
-	[BOARD_SEC_UPLINK] = { "uplink", "Forwarding the log to the ground over MQTT. Once at most.", uplink_keys,
+static const struct basic_ini_table tables[CONF_SEC_MAX] = {
+	[CONF_SEC_BOARD] = { "board", "The vehicle computer. Required, once.", board_keys, LEN(board_keys) },
+	[CONF_SEC_STORAGE] = { "storage", "The flash log. Once at most.", storage_keys, LEN(storage_keys) },
+	[CONF_SEC_UPLINK] = { "uplink", "Forwarding the log to the ground over MQTT. Once at most.", uplink_keys,
 	                       LEN(uplink_keys) },
-	[BOARD_SEC_CAN] = { "can NAME", "A CAN bus. Up to 16 buses (CAN and Modbus) per board file.", can_keys,
+	[CONF_SEC_CAN] = { "can NAME", "A CAN bus. Up to 16 buses (CAN and Modbus) per board file.", can_keys,
 	                    LEN(can_keys) },
-	[BOARD_SEC_MODBUS] = { "modbus NAME", "A Modbus link (TCP or RTU) and the defaults of its channels.",
+	[CONF_SEC_MODBUS] = { "modbus NAME", "A Modbus link (TCP or RTU) and the defaults of its channels.",
 	                       modbus_keys, LEN(modbus_keys) },
-	[BOARD_SEC_CHANNEL] = { "channel NAME", "A Modbus value read periodically. Up to 4096 per board file.",
+	[CONF_SEC_CHANNEL] = { "channel NAME", "A Modbus value read periodically. Up to 4096 per board file.",
 	                        channel_keys, LEN(channel_keys) },
 };
 
-const struct basic_ini_table *board_schema_table(enum board_section s)
+const struct basic_ini_table *conf_schema_table(enum conf_section s)
 {
-	return (unsigned)s < BOARD_SEC_MAX ? &tables[s] : NULL;
+	return (unsigned)s < CONF_SEC_MAX ? &tables[s] : NULL;
 }
 
 /* ------------------------------------------------------------- names */
@@ -364,17 +364,17 @@ static const char *enum_name(const struct basic_ini_name *names, int64_t v)
 	return "?";
 }
 
-const char *board_mb_table_name(enum bus_mb_table t)
+const char *conf_mb_table_name(enum bus_mb_table t)
 {
 	return enum_name(mb_tables, t);
 }
 
-const char *board_mb_type_name(enum bus_mb_type t)
+const char *conf_mb_type_name(enum bus_mb_type t)
 {
 	return enum_name(mb_types, t);
 }
 
-const char *board_mb_order_name(enum bus_mb_order o)
+const char *conf_mb_order_name(enum bus_mb_order o)
 {
 	return enum_name(mb_orders, o);
 }
@@ -430,16 +430,16 @@ static void print_key(FILE *f, const struct basic_ini_key *k, bool markdown)
 	fputs("|\n", f);
 }
 
-int board_cfg_print_keys(FILE *f, bool markdown)
+int conf_print_keys(FILE *f, bool markdown)
 {
 	if (!f)
 		return -EINVAL;
 	if (markdown)
 		fprintf(f, "# Board file keys\n\n<!-- Generated by `railmon check --keys --markdown` from "
-		        "board/config-schema.c: do not edit. -->\n\n%s\nThe `board-keys` test fails when this page is "
+		        "conf/config-schema.c: do not edit. -->\n\n%s\nThe `board-keys` test fails when this page is "
 		        "not current; regenerate it with\n`build/board/railmon check --keys --markdown > "
 		        "docs/board-keys.md`.\n", keys_intro);
-	for (size_t s = 0; s < BOARD_SEC_MAX; s++) {
+	for (size_t s = 0; s < CONF_SEC_MAX; s++) {
 		const struct basic_ini_table *t = &tables[s];
 		if (markdown)
 			fprintf(f, "\n## [%s]\n\n%s\n\n| key | type | range | default | meaning |\n|---|---|---|---|---|\n",

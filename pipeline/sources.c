@@ -8,16 +8,16 @@
 #include "logsource.h"
 #include "sources.h"
 
-struct board_sources {
-	const struct board_cfg *cfg;
-	struct board_sources_opts opts;
+struct pl_sources {
+	const struct conf_board *cfg;
+	struct pl_sources_opts opts;
 	bool running;
-	bus_dev_t *dev[BOARD_BUSES_MAX];
-	struct acq_ring ring[BOARD_BUSES_MAX];
-	struct acq_item *ring_buf[BOARD_BUSES_MAX];
+	bus_dev_t *dev[CONF_BUSES_MAX];
+	struct acq_ring ring[CONF_BUSES_MAX];
+	struct acq_item *ring_buf[CONF_BUSES_MAX];
 	/* One source per bus; a log replay has one, src[0], for every bus. */
-	acq_source_t *src[BOARD_BUSES_MAX];
-	board_logsource_t *replay;
+	acq_source_t *src[CONF_BUSES_MAX];
+	pl_logsource_t *replay;
 	acq_monitor_t *mon;
 };
 
@@ -61,7 +61,7 @@ static const struct acq_source_ops dev_check_ops = {
 /* How bus b's source treats its items: live buses drop when their ring is
    full and stamp latency; a trace read as fast as possible waits instead
    and keeps its old stamps (their age says nothing about our latency). */
-static struct acq_source_cfg bus_source_cfg(board_sources_t *s, size_t b)
+static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 {
 	const struct bus_cfg *bc = &s->cfg->buses[b];
 	bool can = bc->kind == BUS_KIND_CAN, trace = can && bc->can.driver == BUS_CAN_TRACE;
@@ -85,7 +85,7 @@ static struct acq_source_cfg bus_source_cfg(board_sources_t *s, size_t b)
 }
 
 /* Open bus b's device (none for a log replay), its ring and its source. */
-static int open_bus(board_sources_t *s, size_t b, char *err, size_t errlen)
+static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 {
 	const struct bus_cfg *bc = &s->cfg->buses[b];
 	struct acq_source_cfg sc;
@@ -110,28 +110,28 @@ static int open_bus(board_sources_t *s, size_t b, char *err, size_t errlen)
 /* A log replay: one source, the log, into ring 0 for every bus, so the
    collector sees the log's order (ring 0's consumer takes any bus).  Not
    realtime: a full ring means wait, never drop. */
-static int open_replay(board_sources_t *s)
+static int open_replay(pl_sources_t *s)
 {
-	int r = board_logsource_new(s->cfg, s->opts.replay_log, &s->replay);
+	int r = pl_logsource_new(s->cfg, s->opts.replay_log, &s->replay);
 
 	if (r < 0)
 		return r;
-	return acq_source_new(&(struct acq_source_cfg){ .ops = &board_logsource_ops, .ctx = s->replay,
+	return acq_source_new(&(struct acq_source_cfg){ .ops = &pl_logsource_ops, .ctx = s->replay,
 	                                                .ring = &s->ring[0], .keep_bus = true, .backpressure = true,
 	                                                .pace_speed = s->opts.replay_speed },
 	                      &s->src[0]);
 }
 
-int board_sources_new(const struct board_cfg *cfg, const struct board_sources_opts *opts, board_sources_t **ret,
+int pl_sources_new(const struct conf_board *cfg, const struct pl_sources_opts *opts, pl_sources_t **ret,
                       char *err, size_t errlen)
 {
-	board_sources_t *s;
+	pl_sources_t *s;
 	int r = 0;
 
 	if (!cfg || !opts || !ret || !err || !errlen)
 		return -EINVAL;
 	/* Aligned as declared: the rings pad their indices to cache lines. */
-	s = aligned_alloc(_Alignof(board_sources_t), sizeof(*s));
+	s = aligned_alloc(_Alignof(pl_sources_t), sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
@@ -144,42 +144,42 @@ int board_sources_new(const struct board_cfg *cfg, const struct board_sources_op
 	if (r >= 0)
 		r = acq_monitor_new(s->src, cfg->nbuses, 1000, &s->mon);
 	if (r < 0) {
-		board_sources_free(s);
+		pl_sources_free(s);
 		return r;
 	}
 	*ret = s;
 	return 0;
 }
 
-board_sources_t *board_sources_free(board_sources_t *s)
+pl_sources_t *pl_sources_free(pl_sources_t *s)
 {
 	if (!s)
 		return NULL;
-	board_sources_stop(s);
+	pl_sources_stop(s);
 	acq_monitor_free(s->mon);
-	for (size_t b = 0; b < BOARD_BUSES_MAX; b++) {
+	for (size_t b = 0; b < CONF_BUSES_MAX; b++) {
 		acq_source_free(s->src[b]);
 		bus_dev_free(s->dev[b]);
 		free(s->ring_buf[b]);
 	}
-	board_logsource_free(s->replay);
+	pl_logsource_free(s->replay);
 	free(s);
 	return NULL;
 }
 
-struct acq_ring *board_sources_ring(board_sources_t *s, size_t b)
+struct acq_ring *pl_sources_ring(pl_sources_t *s, size_t b)
 {
 	return s && b < s->cfg->nbuses ? &s->ring[b] : NULL;
 }
 
-acq_source_t *board_sources_source(board_sources_t *s, size_t b)
+acq_source_t *pl_sources_source(pl_sources_t *s, size_t b)
 {
 	return s && b < s->cfg->nbuses && !s->replay ? s->src[b] : NULL;
 }
 
 /* ------------------------------------------------------------ threads */
 
-int board_sources_start(board_sources_t *s, char *warn, size_t warnlen)
+int pl_sources_start(pl_sources_t *s, char *warn, size_t warnlen)
 {
 	int r, degraded, first_degraded = 0;
 
@@ -204,14 +204,14 @@ int board_sources_start(board_sources_t *s, char *warn, size_t warnlen)
 	return acq_monitor_start(s->mon, NULL);
 }
 
-void board_sources_stop(board_sources_t *s)
+void pl_sources_stop(pl_sources_t *s)
 {
 	if (!s || !s->running)
 		return;
 	/* All at once: each sees the request within 100 ms. */
-	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
+	for (size_t b = 0; b < CONF_BUSES_MAX; b++)
 		acq_source_request_stop(s->src[b]);
-	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
+	for (size_t b = 0; b < CONF_BUSES_MAX; b++)
 		if (s->src[b])
 			acq_source_stop(s->src[b]);
 	/* Their link checks after them: no check runs on a stopped source. */
@@ -219,7 +219,7 @@ void board_sources_stop(board_sources_t *s)
 	s->running = false;
 }
 
-bool board_sources_done(const board_sources_t *s)
+bool pl_sources_done(const pl_sources_t *s)
 {
 	if (!s)
 		return true;
@@ -231,7 +231,7 @@ bool board_sources_done(const board_sources_t *s)
 
 /* ------------------------------------------------------------ questions */
 
-void board_sources_counts(const board_sources_t *s, size_t b, struct board_bus_counts *ret)
+void pl_sources_counts(const pl_sources_t *s, size_t b, struct pl_bus_counts *ret)
 {
 	struct acq_source_stats ss = { 0 };
 	struct bus_stats st = { 0 };
@@ -239,14 +239,14 @@ void board_sources_counts(const board_sources_t *s, size_t b, struct board_bus_c
 	bus_dev_stats(s->dev[b], &st);
 	if (!s->replay)
 		acq_source_stats(s->src[b], &ss);
-	*ret = (struct board_bus_counts){
-		.items = s->replay ? board_logsource_items(s->replay, b) : ss.items,
+	*ret = (struct pl_bus_counts){
+		.items = s->replay ? pl_logsource_items(s->replay, b) : ss.items,
 		.errors = ss.errors + st.rx_errors,
 		.drops = acq_ring_drops(&s->ring[b]) + ss.check_drops,
 	};
 }
 
-int board_sources_link(const board_sources_t *s, size_t b, struct acq_link_state *ret)
+int pl_sources_link(const pl_sources_t *s, size_t b, struct acq_link_state *ret)
 {
 	if (!s || !ret || b >= s->cfg->nbuses)
 		return -EINVAL;
@@ -257,18 +257,18 @@ int board_sources_link(const board_sources_t *s, size_t b, struct acq_link_state
 	return acq_source_link(s->src[b], ret);
 }
 
-void board_sources_health(const board_sources_t *s, size_t b, struct board_health_bus *ret)
+void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *ret)
 {
 	const struct bus_cfg *bc = &s->cfg->buses[b];
 	const struct acq_latency *lat = bus_dev_latency(s->dev[b]);
 	struct acq_link_state l = { 0 };
-	struct board_bus_counts c;
+	struct pl_bus_counts c;
 	struct bus_stats st = { 0 };
 
 	bus_dev_stats(s->dev[b], &st);
-	board_sources_link(s, b, &l);
-	board_sources_counts(s, b, &c);
-	*ret = (struct board_health_bus){
+	pl_sources_link(s, b, &l);
+	pl_sources_counts(s, b, &c);
+	*ret = (struct pl_health_bus){
 		.name = bc->name, .modbus = bc->kind == BUS_KIND_MODBUS, .items = c.items, .drops = c.drops,
 		.errors = c.errors, .rx_dropped = st.rx_dropped, .bad_input = st.bad_input,
 		.ring_fill_pct = (uint32_t)(acq_ring_count(&s->ring[b]) * 100 / s->cfg->ring_slots),
@@ -278,13 +278,13 @@ void board_sources_health(const board_sources_t *s, size_t b, struct board_healt
 	};
 }
 
-uint64_t board_sources_replay_skipped(const board_sources_t *s)
+uint64_t pl_sources_replay_skipped(const pl_sources_t *s)
 {
-	return s ? board_logsource_skipped(s->replay) : 0;
+	return s ? pl_logsource_skipped(s->replay) : 0;
 }
 
-int board_sources_replay_error(const board_sources_t *s)
+int pl_sources_replay_error(const pl_sources_t *s)
 {
 	/* Written by the replay thread before it said it is done. */
-	return s && s->replay && acq_source_done(s->src[0]) ? board_logsource_error(s->replay) : 0;
+	return s && s->replay && acq_source_done(s->src[0]) ? pl_logsource_error(s->replay) : 0;
 }

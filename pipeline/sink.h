@@ -29,9 +29,9 @@
 struct rec_batch_meta;
 struct rec_health;
 
-struct board_sink_cfg {
+struct pl_sink_cfg {
 	stor_log_t *log;                     /* the caller's; outlives the sink */
-	board_channels_t *channels;          /* decoding, dictionary, latest values;
+	pl_channels_t *channels;          /* decoding, dictionary, latest values;
 	                                        NULL: none (raw records only) */
 	const struct rec_batch_meta *meta;   /* vehicle, config hash, boot id (copied;
 	                                        the log id is taken from log) */
@@ -41,7 +41,7 @@ struct board_sink_cfg {
 	bool deterministic;                  /* a replay: close Batches by record time */
 };
 
-struct board_sink_stats {
+struct pl_sink_stats {
 	uint64_t items;           /* handed to the sink */
 	uint64_t records;         /* stored in the log (records the log dropped
 	                             later, at a sync or an I/O error, taken off) */
@@ -55,38 +55,38 @@ struct board_sink_stats {
 	uint64_t next_seq;
 };
 
-typedef struct board_sink board_sink_t;
+typedef struct pl_sink pl_sink_t;
 
 /* Make the sink; allocates the encoder for the whole dictionary now, so the
    collector never allocates for it.  0, -EINVAL, -ENOMEM. */
-int board_sink_new(const struct board_sink_cfg *cfg, board_sink_t **ret_sink);
+int pl_sink_new(const struct pl_sink_cfg *cfg, pl_sink_t **ret_sink);
 
-/* Close nothing (see board_sink_close), free; accepts NULL; returns NULL. */
-board_sink_t *board_sink_free(board_sink_t *s);
+/* Close nothing (see pl_sink_close), free; accepts NULL; returns NULL. */
+pl_sink_t *pl_sink_free(pl_sink_t *s);
 
 /* The collector's sink (acq_collector_cfg.sink; ctx = the sink): decode,
    encode, append full Batches.  Returns 0 (a refusal is counted, not an
    error of the pipeline). */
-int board_sink_items(void *ctx, const struct acq_item *items, size_t n);
+int pl_sink_items(void *ctx, const struct acq_item *items, size_t n);
 
 /* An event of the daemon itself (START, STOP, CONFIG_RELOAD), now. */
-void board_sink_event(board_sink_t *s, uint32_t code, int64_t arg);
+void pl_sink_event(pl_sink_t *s, uint32_t code, int64_t arg);
 
 /* Health entries ride in the next Batch. */
-int board_sink_add_health(board_sink_t *s, const struct rec_health *h);
+int pl_sink_add_health(pl_sink_t *s, const struct rec_health *h);
 
 /* The collector's tick: what the log reported becomes events (retried
    every second while the log refuses), a Batch older than batch_ms
    closes, the log's sync window runs.  Returns stor_log_tick()'s result. */
-int board_sink_tick(board_sink_t *s);
+int pl_sink_tick(pl_sink_t *s);
 
 /* What the log refused, said now (at stop, before the STOP event). */
-void board_sink_report(board_sink_t *s);
+void pl_sink_report(pl_sink_t *s);
 
 /* The end of a run: the STOP event (arg = records of the run), the last
    Batch, a sync, and one more report if the disk allows.  Returns the
    sync's result. */
-int board_sink_close(board_sink_t *s);
+int pl_sink_close(pl_sink_t *s);
 
 /* Counters; any thread (each read atomically). */
-int board_sink_stats(const board_sink_t *s, struct board_sink_stats *ret_stats);
+int pl_sink_stats(const pl_sink_t *s, struct pl_sink_stats *ret_stats);

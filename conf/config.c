@@ -21,16 +21,16 @@
 #include "config.h"
 
 struct parser {
-	struct board_cfg *cfg;
-	struct board_pending_bus *buses;     /* BOARD_BUSES_MAX */
+	struct conf_board *cfg;
+	struct conf_pending_bus *buses;     /* CONF_BUSES_MAX */
 	size_t nbuses;
-	struct board_pending_channel *chans; /* BOARD_CHANNELS_MAX */
+	struct conf_pending_channel *chans; /* CONF_CHANNELS_MAX */
 	size_t nchans;
-	bool seen[BOARD_SEC_UPLINK + 1];     /* [board], [storage], [uplink] */
+	bool seen[CONF_SEC_UPLINK + 1];     /* [board], [storage], [uplink] */
 };
 
-struct board_cfg_private {
-	struct board_cfg pub;
+struct conf_private {
+	struct conf_board pub;
 	struct bus_mb_channel *channels; /* all Modbus channels, grouped by bus */
 };
 
@@ -46,7 +46,7 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-static struct board_pending_bus *find_bus(struct parser *p, const char *name)
+static struct conf_pending_bus *find_bus(struct parser *p, const char *name)
 {
 	for (size_t i = 0; i < p->nbuses; i++)
 		if (!strcmp(p->buses[i].bus.name, name))
@@ -56,26 +56,26 @@ static struct board_pending_bus *find_bus(struct parser *p, const char *name)
 
 /* Defaults come from the tables; a default its own key refuses is a bug
    in config-schema.c (test-board checks every table). */
-static int defaults(struct basic_ini *ini, enum board_section s, void *base)
+static int defaults(struct basic_ini *ini, enum conf_section s, void *base)
 {
-	if (basic_ini_defaults(board_schema_table(s), base) < 0)
-		return basic_ini_fail(ini, "internal error: a default of [%s] is refused", board_schema_table(s)->section);
+	if (basic_ini_defaults(conf_schema_table(s), base) < 0)
+		return basic_ini_fail(ini, "internal error: a default of [%s] is refused", conf_schema_table(s)->section);
 	return 0;
 }
 
 static int new_bus(struct basic_ini *ini, struct parser *p, enum bus_kind kind, const char *name,
                    struct basic_ini_section *ret)
 {
-	enum board_section s = kind == BUS_KIND_CAN ? BOARD_SEC_CAN : BOARD_SEC_MODBUS;
-	struct board_pending_bus *b;
+	enum conf_section s = kind == BUS_KIND_CAN ? CONF_SEC_CAN : CONF_SEC_MODBUS;
+	struct conf_pending_bus *b;
 
 	if (!valid_name(name))
 		return basic_ini_fail(ini, "bad bus name '%s' (letters, digits, '-', '_', '.'; at most %d)", name,
 		                      BUS_NAME_MAX - 1);
 	if (find_bus(p, name))
 		return basic_ini_fail(ini, "bus '%s' is defined twice", name);
-	if (p->nbuses >= BOARD_BUSES_MAX)
-		return basic_ini_fail(ini, "at most %d buses", BOARD_BUSES_MAX);
+	if (p->nbuses >= CONF_BUSES_MAX)
+		return basic_ini_fail(ini, "at most %d buses", CONF_BUSES_MAX);
 	b = &p->buses[p->nbuses];
 	memset(b, 0, sizeof(*b));
 	b->bus.kind = kind;
@@ -85,30 +85,30 @@ static int new_bus(struct basic_ini *ini, struct parser *p, enum bus_kind kind, 
 	if (defaults(ini, s, b) < 0)
 		return -EINVAL;
 	p->nbuses++;
-	*ret = (struct basic_ini_section){ .table = board_schema_table(s), .base = b };
+	*ret = (struct basic_ini_section){ .table = conf_schema_table(s), .base = b };
 	snprintf(ret->title, sizeof(ret->title), "%s %s", kind == BUS_KIND_CAN ? "can" : "modbus", name);
 	return 0;
 }
 
 static int new_channel(struct basic_ini *ini, struct parser *p, const char *name, struct basic_ini_section *ret)
 {
-	struct board_pending_channel *pc;
+	struct conf_pending_channel *pc;
 
 	if (!valid_name(name) || strlen(name) >= sizeof(pc->ch.name))
 		return basic_ini_fail(ini, "bad channel name '%s'", name);
 	for (size_t i = 0; i < p->nchans; i++)
 		if (!strcmp(p->chans[i].ch.name, name))
 			return basic_ini_fail(ini, "channel '%s' is defined twice (first at line %d)", name, p->chans[i].line);
-	if (p->nchans >= BOARD_CHANNELS_MAX)
-		return basic_ini_fail(ini, "at most %d channels", BOARD_CHANNELS_MAX);
+	if (p->nchans >= CONF_CHANNELS_MAX)
+		return basic_ini_fail(ini, "at most %d channels", CONF_CHANNELS_MAX);
 	pc = &p->chans[p->nchans];
 	memset(pc, 0, sizeof(*pc));
 	strcpy(pc->ch.name, name);
 	pc->line = basic_ini_line(ini);
-	if (defaults(ini, BOARD_SEC_CHANNEL, pc) < 0)
+	if (defaults(ini, CONF_SEC_CHANNEL, pc) < 0)
 		return -EINVAL;
 	p->nchans++;
-	*ret = (struct basic_ini_section){ .table = board_schema_table(BOARD_SEC_CHANNEL), .base = pc };
+	*ret = (struct basic_ini_section){ .table = conf_schema_table(CONF_SEC_CHANNEL), .base = pc };
 	snprintf(ret->title, sizeof(ret->title), "channel %s", name);
 	return 0;
 }
@@ -120,13 +120,13 @@ static int open_section(struct basic_ini *ini, const char *section, struct basic
 	void *const single[] = { p->cfg, &p->cfg->storage, &p->cfg->uplink };
 	char kind[32], name[96];
 
-	for (enum board_section s = BOARD_SEC_BOARD; s <= BOARD_SEC_UPLINK; s++) {
-		if (strcmp(section, board_schema_table(s)->section))
+	for (enum conf_section s = CONF_SEC_BOARD; s <= CONF_SEC_UPLINK; s++) {
+		if (strcmp(section, conf_schema_table(s)->section))
 			continue;
 		if (p->seen[s])
 			return basic_ini_fail(ini, "section [%s] appears twice", section);
 		p->seen[s] = true;
-		*ret = (struct basic_ini_section){ .table = board_schema_table(s), .base = single[s] };
+		*ret = (struct basic_ini_section){ .table = conf_schema_table(s), .base = single[s] };
 		snprintf(ret->title, sizeof(ret->title), "%s", section);
 		return 0;
 	}
@@ -151,9 +151,9 @@ static unsigned mb_type_regs(enum bus_mb_type t)
 	return regs[t];
 }
 
-static int validate_channel(struct basic_ini *ini, struct parser *p, struct board_pending_channel *pc)
+static int validate_channel(struct basic_ini *ini, struct parser *p, struct conf_pending_channel *pc)
 {
-	struct bus_cfg *b = board_cfg_bus(p->cfg, pc->bus);
+	struct bus_cfg *b = conf_bus(p->cfg, pc->bus);
 	struct bus_mb_channel *ch = &pc->ch;
 
 	if (!pc->bus[0])
@@ -212,10 +212,10 @@ static int validate_bus(struct basic_ini *ini, struct parser *p, const struct bu
 	return 0;
 }
 
-/* The buses as board_cfg keeps them, in the order of the file. */
+/* The buses as conf_board keeps them, in the order of the file. */
 static void move_buses(struct parser *p)
 {
-	struct board_cfg *c = p->cfg;
+	struct conf_board *c = p->cfg;
 
 	for (size_t i = 0; i < p->nbuses; i++) {
 		c->buses[i] = p->buses[i].bus;
@@ -227,9 +227,9 @@ static void move_buses(struct parser *p)
 
 /* Copy the channels into one array grouped by bus, number them
    bus << 16 | index (stable for a given board file). */
-static int assign_channels(struct parser *p, struct board_cfg_private *priv)
+static int assign_channels(struct parser *p, struct conf_private *priv)
 {
-	struct board_cfg *c = p->cfg;
+	struct conf_board *c = p->cfg;
 	size_t k = 0;
 
 	priv->channels = calloc(p->nchans ? p->nchans : 1, sizeof(*priv->channels));
@@ -257,7 +257,7 @@ static int assign_channels(struct parser *p, struct board_cfg_private *priv)
  * above it) and no closed segment survives a roll, so a budget that small
  * is a mistake, not a choice.
  */
-static int validate_storage(struct basic_ini *ini, const struct board_storage *s)
+static int validate_storage(struct basic_ini *ini, const struct conf_storage *s)
 {
 	char ret[BASIC_SIZE_TEXT_MAX], seg[BASIC_SIZE_TEXT_MAX], min[BASIC_SIZE_TEXT_MAX];
 
@@ -274,7 +274,7 @@ static int validate_storage(struct basic_ini *ini, const struct board_storage *s
 
 /* The [uplink] keys that go together (said at line 1: they may be
    anywhere in the section). */
-static int validate_uplink(struct basic_ini *ini, const struct board_uplink *u)
+static int validate_uplink(struct basic_ini *ini, const struct conf_uplink *u)
 {
 	if (u->enabled && u->tls_insecure && !u->tls)
 		return basic_ini_fail_at(ini, 1, "[uplink] tls_insecure only makes sense with mqtts:// or TLS files");
@@ -292,7 +292,7 @@ static int validate_uplink(struct basic_ini *ini, const struct board_uplink *u)
 static int validate(struct basic_ini *ini)
 {
 	struct parser *p = basic_ini_user(ini);
-	struct board_cfg *c = p->cfg;
+	struct conf_board *c = p->cfg;
 	int r;
 
 	if (!c->vehicle[0])
@@ -301,7 +301,7 @@ static int validate(struct basic_ini *ini)
 	for (size_t i = 0; i < p->nchans; i++)
 		if ((r = validate_channel(ini, p, &p->chans[i])) < 0)
 			return r;
-	r = assign_channels(p, (struct board_cfg_private *)c);
+	r = assign_channels(p, (struct conf_private *)c);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < c->nbuses; i++)
@@ -324,11 +324,11 @@ static uint64_t fnv1a(const char *s)
 }
 
 /* [board], [storage] and [uplink] have their defaults when not written. */
-static int single_defaults(struct board_cfg *c, const char *name, char *err, size_t errlen)
+static int single_defaults(struct conf_board *c, const char *name, char *err, size_t errlen)
 {
-	if (basic_ini_defaults(board_schema_table(BOARD_SEC_BOARD), c) < 0 ||
-	    basic_ini_defaults(board_schema_table(BOARD_SEC_STORAGE), &c->storage) < 0 ||
-	    basic_ini_defaults(board_schema_table(BOARD_SEC_UPLINK), &c->uplink) < 0) {
+	if (basic_ini_defaults(conf_schema_table(CONF_SEC_BOARD), c) < 0 ||
+	    basic_ini_defaults(conf_schema_table(CONF_SEC_STORAGE), &c->storage) < 0 ||
+	    basic_ini_defaults(conf_schema_table(CONF_SEC_UPLINK), &c->uplink) < 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: internal error: a default of the board schema is refused", name);
 		return -EINVAL;
@@ -336,18 +336,18 @@ static int single_defaults(struct board_cfg *c, const char *name, char *err, siz
 	return 0;
 }
 
-int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_cfg, char *err, size_t errlen)
+int conf_parse(const char *name, const char *text, struct conf_board **ret_cfg, char *err, size_t errlen)
 {
 	static const struct basic_ini_ops ops = { .section = open_section, .done = validate };
-	struct board_cfg_private *priv;
+	struct conf_private *priv;
 	struct parser p = { 0 };
 	int r;
 
 	if (!name || !text || !ret_cfg)
 		return -EINVAL;
 	priv = calloc(1, sizeof(*priv));
-	p.buses = calloc(BOARD_BUSES_MAX, sizeof(*p.buses));
-	p.chans = calloc(BOARD_CHANNELS_MAX, sizeof(*p.chans));
+	p.buses = calloc(CONF_BUSES_MAX, sizeof(*p.buses));
+	p.chans = calloc(CONF_CHANNELS_MAX, sizeof(*p.chans));
 	if (!priv || !p.buses || !p.chans) {
 		r = -ENOMEM;
 		goto out;
@@ -365,7 +365,7 @@ int board_cfg_parse(const char *name, const char *text, struct board_cfg **ret_c
 out:
 	free(p.chans);
 	free(p.buses);
-	board_cfg_free(priv ? &priv->pub : NULL);
+	conf_free(priv ? &priv->pub : NULL);
 	return r;
 }
 
@@ -432,7 +432,7 @@ static int read_board_file(const char *path, char **ret_text, size_t *ret_len, c
 	return 0;
 }
 
-int board_cfg_load(const char *path, struct board_cfg **ret_cfg, char *err, size_t errlen)
+int conf_load(const char *path, struct conf_board **ret_cfg, char *err, size_t errlen)
 {
 	char *text = NULL, dummy[1];
 	size_t n = 0;
@@ -452,14 +452,14 @@ int board_cfg_load(const char *path, struct board_cfg **ret_cfg, char *err, size
 		snprintf(err, errlen, "%s: contains a NUL byte (not a text file)", path);
 		return -EINVAL;
 	}
-	r = board_cfg_parse(path, text, ret_cfg, err, errlen);
+	r = conf_parse(path, text, ret_cfg, err, errlen);
 	free(text);
 	return r;
 }
 
-struct board_cfg *board_cfg_free(struct board_cfg *cfg)
+struct conf_board *conf_free(struct conf_board *cfg)
 {
-	struct board_cfg_private *priv = (struct board_cfg_private *)cfg;
+	struct conf_private *priv = (struct conf_private *)cfg;
 
 	if (!cfg)
 		return NULL;
@@ -468,7 +468,7 @@ struct board_cfg *board_cfg_free(struct board_cfg *cfg)
 	return NULL;
 }
 
-struct bus_cfg *board_cfg_bus(struct board_cfg *cfg, const char *name)
+struct bus_cfg *conf_bus(struct conf_board *cfg, const char *name)
 {
 	if (!cfg || !name)
 		return NULL;

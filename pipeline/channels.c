@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "channels.h"
-#include "config-schema.h"
+#include "conf/config-schema.h"
 #include "record/batch.h"
 
 struct live_slot {
@@ -17,16 +17,16 @@ struct live_slot {
 	_Atomic uint32_t quality;
 };
 
-struct board_channels {
-	const struct board_cfg *cfg;
-	bus_dbc_t *dbc[BOARD_BUSES_MAX];
+struct pl_channels {
+	const struct conf_board *cfg;
+	bus_dbc_t *dbc[CONF_BUSES_MAX];
 	size_t decode_max;                 /* the largest message of any DBC */
-	struct board_channel *list;
+	struct pl_channel *list;
 	struct rec_channel *dict;
 	struct live_slot *live;
 	size_t n, cap;
-	size_t base[BOARD_BUSES_MAX];      /* index of the bus's first channel */
-	size_t count[BOARD_BUSES_MAX];
+	size_t base[CONF_BUSES_MAX];      /* index of the bus's first channel */
+	size_t count[CONF_BUSES_MAX];
 };
 
 /* ------------------------------------------------------------ the DBCs */
@@ -35,8 +35,8 @@ struct board_channels {
    names would become one, so say so instead. */
 static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, size_t whylen)
 {
-	const size_t name_max = sizeof(((struct board_channel *)0)->name) - 1;
-	const size_t unit_max = sizeof(((struct board_channel *)0)->unit) - 1;
+	const size_t name_max = sizeof(((struct pl_channel *)0)->name) - 1;
+	const size_t unit_max = sizeof(((struct pl_channel *)0)->unit) - 1;
 
 	for (unsigned i = 0; i < bus_dbc_signal_count(dbc); i++) {
 		struct bus_dbc_signal_info si;
@@ -57,7 +57,7 @@ static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, si
 }
 
 /* What makes a DBC that parsed useless or dangerous for this board. */
-static int dbc_check_board(const struct board_cfg *cfg, size_t b, const bus_dbc_t *dbc, char *err, size_t errlen)
+static int dbc_check_board(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *err, size_t errlen)
 {
 	const struct bus_cfg *bc = &cfg->buses[b];
 	int line = cfg->dbc_line[b];
@@ -67,21 +67,21 @@ static int dbc_check_board(const struct board_cfg *cfg, size_t b, const bus_dbc_
 		         "(without 'dbc =' the bus logs raw frames only)", cfg->path, line, bc->name, bc->can.dbc);
 		return -EINVAL;
 	}
-	if (bus_dbc_signal_count(dbc) > BOARD_BUS_CHANNELS_MAX) {
+	if (bus_dbc_signal_count(dbc) > CONF_BUS_CHANNELS_MAX) {
 		/* channel ids are bus << 16 | signal index: more would collide
 		   with the next bus's */
 		snprintf(err, errlen, "%s:%d: [can %s]: %s: %u signals, but a bus has channel ids for %u "
 		         "(split the DBC over buses)", cfg->path, line, bc->name, bc->can.dbc,
-		         bus_dbc_signal_count(dbc), BOARD_BUS_CHANNELS_MAX);
+		         bus_dbc_signal_count(dbc), CONF_BUS_CHANNELS_MAX);
 		return -E2BIG;
 	}
 	return 0;
 }
 
-int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen)
+int pl_dbc_load(const struct conf_board *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen)
 {
 	const struct bus_cfg *bc;
-	char why[BOARD_ERR_MAX];
+	char why[CONF_ERR_MAX];
 	bus_dbc_t *dbc;
 	int r;
 
@@ -114,11 +114,11 @@ int board_dbc_load(const struct board_cfg *cfg, size_t b, bus_dbc_t **ret_dbc, c
 
 /* ------------------------------------------------------------ the list */
 
-static int add_channel(board_channels_t *ch, const struct board_channel *c)
+static int add_channel(pl_channels_t *ch, const struct pl_channel *c)
 {
 	if (ch->n == ch->cap) {
 		size_t ncap = ch->cap ? ch->cap * 2 : 64;
-		struct board_channel *n = realloc(ch->list, ncap * sizeof(*n));
+		struct pl_channel *n = realloc(ch->list, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		ch->list = n;
@@ -128,10 +128,10 @@ static int add_channel(board_channels_t *ch, const struct board_channel *c)
 	return 0;
 }
 
-static int add_modbus(board_channels_t *ch, size_t b)
+static int add_modbus(pl_channels_t *ch, size_t b)
 {
 	const struct bus_cfg *bc = &ch->cfg->buses[b];
-	struct board_channel c;
+	struct pl_channel c;
 	int r;
 
 	for (size_t i = 0; i < bc->mb.nchannels; i++) {
@@ -142,18 +142,18 @@ static int add_modbus(board_channels_t *ch, size_t b)
 		snprintf(c.name, sizeof(c.name), "%s", m->name);
 		snprintf(c.unit, sizeof(c.unit), "%s", m->unit);
 		snprintf(c.source, sizeof(c.source), "modbus %s u%u %s %u", bc->name, m->unit_id,
-		         board_mb_table_name(m->table), m->addr);
+		         conf_mb_table_name(m->table), m->addr);
 		if ((r = add_channel(ch, &c)) < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int add_signals(board_channels_t *ch, size_t b)
+static int add_signals(pl_channels_t *ch, size_t b)
 {
 	const struct bus_cfg *bc = &ch->cfg->buses[b];
 	unsigned n = bus_dbc_signal_count(ch->dbc[b]);
-	struct board_channel c;
+	struct pl_channel c;
 	int r;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -172,9 +172,9 @@ static int add_signals(board_channels_t *ch, size_t b)
 	return 0;
 }
 
-static int build(board_channels_t *ch, char *err, size_t errlen)
+static int build(pl_channels_t *ch, char *err, size_t errlen)
 {
-	const struct board_cfg *cfg = ch->cfg;
+	const struct conf_board *cfg = ch->cfg;
 	int r = 0;
 
 	for (size_t b = 0; b < cfg->nbuses && r >= 0; b++) {
@@ -183,7 +183,7 @@ static int build(board_channels_t *ch, char *err, size_t errlen)
 		if (bc->kind == BUS_KIND_MODBUS) {
 			r = add_modbus(ch, b);
 		} else if (bc->can.dbc[0]) {
-			r = board_dbc_load(cfg, b, &ch->dbc[b], err, errlen);
+			r = pl_dbc_load(cfg, b, &ch->dbc[b], err, errlen);
 			if (r >= 0 && bus_dbc_decode_max(ch->dbc[b]) > ch->decode_max)
 				ch->decode_max = bus_dbc_decode_max(ch->dbc[b]);
 			if (r >= 0)
@@ -194,9 +194,9 @@ static int build(board_channels_t *ch, char *err, size_t errlen)
 	return r;
 }
 
-int board_channels_new(const struct board_cfg *cfg, board_channels_t **ret, char *err, size_t errlen)
+int pl_channels_new(const struct conf_board *cfg, pl_channels_t **ret, char *err, size_t errlen)
 {
-	board_channels_t *ch;
+	pl_channels_t *ch;
 	int r;
 
 	if (!cfg || !ret || !err || !errlen)
@@ -212,7 +212,7 @@ int board_channels_new(const struct board_cfg *cfg, board_channels_t **ret, char
 		r = ch->live && ch->dict ? 0 : -ENOMEM;
 	}
 	if (r < 0) {
-		board_channels_free(ch);
+		pl_channels_free(ch);
 		return r;
 	}
 	for (size_t i = 0; i < ch->n; i++)
@@ -222,11 +222,11 @@ int board_channels_new(const struct board_cfg *cfg, board_channels_t **ret, char
 	return 0;
 }
 
-board_channels_t *board_channels_free(board_channels_t *ch)
+pl_channels_t *pl_channels_free(pl_channels_t *ch)
 {
 	if (!ch)
 		return NULL;
-	for (size_t b = 0; b < BOARD_BUSES_MAX; b++)
+	for (size_t b = 0; b < CONF_BUSES_MAX; b++)
 		bus_dbc_free(ch->dbc[b]);
 	free(ch->list);
 	free(ch->dict);
@@ -235,7 +235,7 @@ board_channels_t *board_channels_free(board_channels_t *ch)
 	return NULL;
 }
 
-size_t board_channels_list(const board_channels_t *ch, const struct board_channel **ret)
+size_t pl_channels_list(const pl_channels_t *ch, const struct pl_channel **ret)
 {
 	if (!ch)
 		return 0;
@@ -244,34 +244,34 @@ size_t board_channels_list(const board_channels_t *ch, const struct board_channe
 	return ch->n;
 }
 
-const struct rec_channel *board_channels_dictionary(const board_channels_t *ch)
+const struct rec_channel *pl_channels_dictionary(const pl_channels_t *ch)
 {
 	return ch ? ch->dict : NULL;
 }
 
 /* ------------------------------------------------------------ decoding */
 
-int board_channels_decode(const board_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
+int pl_channels_decode(const pl_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
 {
 	if (it->bus >= ch->cfg->nbuses || !ch->dbc[it->bus] || (it->can.flags & ACQ_CAN_ERR))
 		return 0;
 	return bus_dbc_decode(ch->dbc[it->bus], it, (uint32_t)it->bus << 16, out, max);
 }
 
-size_t board_channels_decode_max(const board_channels_t *ch)
+size_t pl_channels_decode_max(const pl_channels_t *ch)
 {
 	return ch ? ch->decode_max : 0;
 }
 
-const bus_dbc_t *board_channels_dbc(const board_channels_t *ch, size_t b)
+const bus_dbc_t *pl_channels_dbc(const pl_channels_t *ch, size_t b)
 {
-	return ch && b < BOARD_BUSES_MAX ? ch->dbc[b] : NULL;
+	return ch && b < CONF_BUSES_MAX ? ch->dbc[b] : NULL;
 }
 
 /* ------------------------------------------------------------ live values */
 
 /* Map a channel id to its index, -1 if it is not one of ours. */
-static ssize_t channel_index(const board_channels_t *ch, uint32_t id)
+static ssize_t channel_index(const pl_channels_t *ch, uint32_t id)
 {
 	size_t b = id >> 16, i = id & 0xffff;
 
@@ -280,7 +280,7 @@ static ssize_t channel_index(const board_channels_t *ch, uint32_t id)
 	return (ssize_t)(ch->base[b] + i);
 }
 
-void board_channels_set_live(board_channels_t *ch, const struct acq_item *it)
+void pl_channels_set_live(pl_channels_t *ch, const struct acq_item *it)
 {
 	ssize_t i = channel_index(ch, it->sample.channel);
 	uint64_t bits;
@@ -295,7 +295,7 @@ void board_channels_set_live(board_channels_t *ch, const struct acq_item *it)
 	atomic_store_explicit(&ch->live[i].t_ns, it->t_ns, memory_order_release);
 }
 
-int board_channels_live(const board_channels_t *ch, size_t i, struct board_live *ret)
+int pl_channels_live(const pl_channels_t *ch, size_t i, struct pl_live *ret)
 {
 	struct live_slot *s;
 	uint64_t bits;
@@ -310,7 +310,7 @@ int board_channels_live(const board_channels_t *ch, size_t i, struct board_live 
 	return 0;
 }
 
-const char *board_channels_value_label(const board_channels_t *ch, size_t i, double value)
+const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double value)
 {
 	const char *label;
 	size_t b;
