@@ -94,11 +94,25 @@ enum acq_event_code {
 	                               detail = complete frames among them */
 	ACQ_EV_CLOCK_STEP = 30,     /* arg = step in ns (realtime - monotonic drift) */
 	ACQ_EV_LOG_FAULT = 40,      /* arg = -errno */
-	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count */
+	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count,
+	                               detail = errno of the refusal (ENOSPC, EIO) */
 	ACQ_EV_LOG_RETENTION = 42,  /* arg = records deleted, detail = 1 if never forwarded */
-	ACQ_EV_UPLINK_FAULT = 50,   /* arg = -errno */
+	ACQ_EV_UPLINK_FAULT = 50,   /* arg = -errno, detail = enum upl_fwd_event (1
+	                               connect failed, 2 disconnected, 3 ack timeout,
+	                               4 cursor reset) */
 	ACQ_EV_UPLINK_CONNECT = 51,
 	ACQ_EV_CONFIG_RELOAD = 60,  /* arg = new config hash (low 63 bits) */
+	/* J1939 (bus/j1939.h), bus = the CAN bus: a transport session that
+	   ended without its message, arg = kind (enum bus_j1939_fault_kind) |
+	   reason << 8 | expected seq << 16 | packets got << 24 | packets
+	   announced << 32 | destination address << 40, detail = PGN |
+	   source address << 24 */
+	ACQ_EV_J1939_TP_FAULT = 70,
+	/* a DM1 trouble code that appeared / cleared: arg = SPN | FMI << 19 |
+	   occurrence count << 24 | lamp status (DM1 bytes 0-1) << 32,
+	   detail = source address */
+	ACQ_EV_J1939_DTC_ACTIVE = 71,
+	ACQ_EV_J1939_DTC_CLEARED = 72,
 	ACQ_EV_CODE_MAX
 };
 

@@ -105,7 +105,8 @@ static inline uint64_t acq_ring_drops(const struct acq_ring *ring)
 	return atomic_load_explicit(&ring->drops, memory_order_relaxed);
 }
 
-/* Producer: copy one slot in.  Returns false (and counts a drop) if full. */
+/* Producer: copy one slot in.  Returns false (and counts a drop) if full.
+   size must be the ring's slot_size (the typed wrappers see to it). */
 static inline bool acq_ring_push_sized(struct acq_ring *ring, const void *item, size_t size)
 {
 	/* Only the producer writes head, so a relaxed load of our own index is exact. */
@@ -124,7 +125,10 @@ static inline bool acq_ring_push_sized(struct acq_ring *ring, const void *item, 
 			return false;
 		}
 	}
-	memcpy(ring->buf + (h & ring->mask) * ring->slot_size, item, size);
+	/* size, not ring->slot_size: the typed wrappers pass sizeof(type), so
+	   the slot's offset is a multiply by a constant and the copy is moves
+	   (what ck_ring's prototypes get), not a load and a library call. */
+	memcpy(ring->buf + (h & ring->mask) * size, item, size);
 	/* Release: the slot contents become visible before the new head does. */
 	atomic_store_explicit(&ring->head, h + 1, memory_order_release);
 	return true;
@@ -143,7 +147,7 @@ static inline bool acq_ring_pop_sized(struct acq_ring *ring, void *item, size_t 
 		if (t == ring->head_cache)
 			return false;
 	}
-	memcpy(item, ring->buf + (t & ring->mask) * ring->slot_size, size);
+	memcpy(item, ring->buf + (t & ring->mask) * size, size);
 	/* Release: our read of the slot is complete before the producer may
 	   reuse it. */
 	atomic_store_explicit(&ring->tail, t + 1, memory_order_release);

@@ -84,7 +84,8 @@ struct acq_collector_cfg {
 	 */
 	struct acq_source *const *sources;
 	size_t drain_max;          /* items per sink call; 0 = 1024 */
-	uint32_t idle_us;          /* sleep when all rings are empty; 0 = 1000 */
+	uint32_t idle_us;          /* period of the passes over the rings while
+	                              they keep up; 0 = 1000 */
 	uint32_t tick_ms;          /* 0 = 50 */
 	int (*sink)(void *ctx, const struct acq_item *items, size_t n);
 	int (*tick)(void *ctx);

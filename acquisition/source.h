@@ -82,6 +82,11 @@ struct acq_source_cfg {
 	                             record now - the newest stamp per wakeup */
 	double pace_speed;        /* > 0: hold each item until its t_ns is due at
 	                             this speed (acq-pace.h); stamps are kept */
+	int64_t coalesce_ns;      /* > 0: after a wakeup that did not fill a
+	                             batch, let frames gather this long before
+	                             the next recv (one wakeup and one syscall
+	                             per burst instead of per frame, at up to
+	                             this much added latency); 0: recv at once */
 	uint32_t link_down_code;  /* != 0: the source's own events that mean its */
 	uint32_t link_up_code;    /* device went away / is back (a driver that
 	                             reconnects by itself, like Modbus) */

@@ -72,9 +72,9 @@ static int check_can(const struct conf_board *cfg, const struct bus_cfg *b)
 	char err[CONF_ERR_MAX];
 	bus_dbc_t *dbc;
 
-	printf("  [can %s] driver %s, %s%s, %s", b->name, can_drivers[c->driver],
-	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device,
-	       c->fd ? ", CAN FD" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
+	printf("  [can %s] driver %s, %s%s%s, %s", b->name, can_drivers[c->driver],
+	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device, c->fd ? ", CAN FD" : "",
+	       c->j1939 ? ", J1939 (transport, PGN, DM1)" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
 	if (c->bitrate)
 		printf(", %u bit/s", c->bitrate);
 	if (c->nfilters)
@@ -89,6 +89,11 @@ static int check_can(const struct conf_board *cfg, const struct bus_cfg *b)
 		return -EINVAL;
 	}
 	printf("    DBC %s: %u messages, %u signals\n", c->dbc, bus_dbc_message_count(dbc), bus_dbc_signal_count(dbc));
+	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
+		printf("    warning: %s\n", bus_dbc_warning(dbc, i));
+	if (bus_dbc_warning_count(dbc))
+		printf("    %u DBC warning%s (dbc_strict = true refuses the file instead)\n", bus_dbc_warning_count(dbc),
+		       bus_dbc_warning_count(dbc) == 1 ? "" : "s");
 	check_can_load(c, dbc);
 	bus_dbc_free(dbc);
 	return 0;
@@ -104,8 +109,9 @@ static void check_requests(const struct bus_mb_cfg *m, const struct bus_mb_regma
 		const struct bus_mb_group *gr = &map->groups[g];
 		for (size_t k = gr->first_req; k < gr->first_req + gr->nreqs; k++) {
 			const struct bus_mb_request *q = &map->reqs[k];
-			printf("    request: unit %u FC%u %s %u..%u (%u channels) every %u ms\n", q->unit_id, q->table,
-			       conf_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots, gr->period_ms);
+			printf("    request: unit %u FC%u %s %u..%u (%u channel%s) every %u ms\n", q->unit_id, q->table,
+			       conf_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots,
+			       q->nslots == 1 ? "" : "s", gr->period_ms);
 		}
 	}
 	bus_mb_load(m, map, &l);
@@ -118,8 +124,32 @@ static void check_requests(const struct bus_mb_cfg *m, const struct bus_mb_regma
 	putchar('\n');
 }
 
+bool board_mb_modicon_warning(const struct bus_mb_channel *c, char *buf, size_t len)
+{
+	unsigned a = c->addr, base = a >= 40001 && a <= 49999 ? 40001 : a >= 30001 && a <= 39999 ? 30001 : 0;
+	enum bus_mb_table t = base == 40001 ? BUS_MB_HOLDING : BUS_MB_INPUT;
+
+	if (a < 30001)
+		return false;
+	if (!base) {
+		snprintf(buf, len, "channel '%s': address %u: railmon takes the 0-based protocol address; if this is "
+		         "Modicon notation (3xxxx, 4xxxx), convert it", c->name, a);
+		return true;
+	}
+	snprintf(buf, len, "channel '%s': address %u looks like Modicon notation (%s register %u, numbered from 1); "
+	         "railmon takes the 0-based protocol address: for that register write 'table = %s' and "
+	         "'address = %u'%s%s", c->name, a, conf_mb_table_name(t), a - base + 1, conf_mb_table_name(t),
+	         a - base, c->table != t ? " (the channel says table = " : "",
+	         c->table != t ? conf_mb_table_name(c->table) : "");
+	if (c->table != t)
+		snprintf(buf + strlen(buf), len - strlen(buf), ")");
+	return true;
+}
+
 static int check_modbus(const struct bus_cfg *b)
 {
+	char warn[320];
+
 	const struct bus_mb_cfg *m = &b->mb;
 	struct bus_mb_regmap *map;
 	int r;
@@ -135,6 +165,8 @@ static int check_modbus(const struct bus_cfg *b)
 		       conf_mb_table_name(c->table), c->addr, conf_mb_type_name(c->type),
 		       conf_mb_order_name(c->order), c->scale, c->offset,
 		       c->unit, c->period_ms);
+		if (board_mb_modicon_warning(c, warn, sizeof(warn)))
+			printf("    warning: %s\n", warn);
 	}
 	r = bus_mb_regmap_new(m->channels, m->nchannels, m->max_gap, &map);
 	if (r < 0) {

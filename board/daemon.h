@@ -117,6 +117,12 @@ const bus_dbc_t *board_daemon_dbc(const struct board_daemon *d, size_t b);
    this keeps moving (what the watchdogs are kicked on). */
 int64_t board_daemon_heartbeat(const struct board_daemon *d);
 
+struct pl_faults;
+/* The faults the sink noted (faults.h: CAN bus-off, Modbus timeouts and
+   exceptions, log I/O faults, retention of unsent records); any thread;
+   lives as long as the daemon.  NULL for a NULL d. */
+const struct pl_faults *board_daemon_faults(const struct board_daemon *d);
+
 /* The log directory in use. */
 const char *board_daemon_data_dir(const struct board_daemon *d);
 

@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <modbus.h>
 #include <netinet/in.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,8 @@
 #include "conf/config.h"
 #include "daemon.h"
 #include "demo.h"
+#include "livetable.h"
+#include "statserver.h"
 #include "basic/clock.h"
 
 /* ------------------------------------------------------ the simulated train */
@@ -187,34 +191,84 @@ int board_demo_server_start(struct demo_server **ret, uint16_t *ret_port)
 
 /* -------------------------------------------------------------- display */
 
-static void demo_table(struct board_daemon *d, FILE *out, bool ansi, double elapsed)
+/* The daemon's channels as the live table's rows (the same table as
+   `railmon watch` draws from a daemon's socket). */
+static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, size_t max)
 {
 	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
-	struct board_daemon_stats st;
 	int64_t now = basic_realtime_ns();
 
-	board_daemon_stats(d, &st);
-	if (ansi)
-		fputs("\033[H\033[2J", out);
-	fprintf(out, "railmon demo  t=%.1fs  records stored %llu (seq %llu..%llu)  ring drops %llu\n",
-	        elapsed, (unsigned long long)st.records, (unsigned long long)st.first_seq,
-	        (unsigned long long)(st.next_seq ? st.next_seq - 1 : 0), (unsigned long long)st.ring_drops);
-	fprintf(out, "%-22s %14s  %-6s %-10s %8s  %s\n", "channel", "value", "unit", "label", "age", "source");
+	n = n < max ? n : max;
 	for (size_t i = 0; i < n; i++) {
-		struct pl_live lv;
+		struct pl_live lv = { 0 };
 		const char *label;
+		struct board_live_row *r = &rows[i];
 		board_daemon_live(d, i, &lv);
-		if (!lv.t_ns) {
-			fprintf(out, "%-22s %14s  %-6s %-10s %8s  %s\n", ch[i].name, "-", ch[i].unit, "", "", ch[i].source);
-			continue;
-		}
-		label = board_daemon_value_label(d, i, lv.value);
-		fprintf(out, "%-22s %14.3f  %-6s %-10s %7.1fs  %s\n", ch[i].name, lv.value, ch[i].unit,
-		        label ? label : (lv.quality ? "OUT-RANGE" : ""), (double)(now - lv.t_ns) / 1e9,
-		        ch[i].source);
+		memset(r, 0, sizeof(*r));
+		r->id = ch[i].id;
+		snprintf(r->name, sizeof(r->name), "%s", ch[i].name);
+		snprintf(r->unit, sizeof(r->unit), "%s", ch[i].unit);
+		snprintf(r->source, sizeof(r->source), "%s", ch[i].source);
+		r->age_ns = lv.t_ns ? now - lv.t_ns : -1;
+		r->value = lv.value;
+		r->quality = lv.quality;
+		label = lv.t_ns ? board_daemon_value_label(d, i, lv.value) : NULL;
+		if (label)
+			snprintf(r->label, sizeof(r->label), "%s", label);
 	}
-	fflush(out);
+	return n;
+}
+
+struct demo_view {
+	board_livetable_t *table;
+	struct board_live_row *rows;
+	size_t max;
+	struct board_live_view view;
+};
+
+static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, bool live, double elapsed)
+{
+	struct board_daemon_stats st;
+	struct winsize ws;
+	char title[256];
+	size_t n = demo_rows(d, dv->rows, dv->max);
+
+	board_daemon_stats(d, &st);
+	snprintf(title, sizeof(title), "railmon demo  t=%.1fs  records stored %llu (seq %llu..%llu)  ring drops %llu",
+	         elapsed, (unsigned long long)st.records, (unsigned long long)st.first_seq,
+	         (unsigned long long)(st.next_seq ? st.next_seq - 1 : 0), (unsigned long long)st.ring_drops);
+	dv->view.title = title;
+	dv->view.clear = live && dv->view.color;
+	dv->view.height = 0;
+	dv->view.width = 0;
+	if (dv->view.clear && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
+		dv->view.width = ws.ws_col;
+		dv->view.height = ws.ws_row;
+	}
+	board_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
+	if (!dv->view.clear)
+		fputc('\n', out);
+}
+
+static int demo_view_new(struct board_daemon *d, bool ansi, struct demo_view *dv)
+{
+	const struct pl_channel *ch;
+
+	dv->max = board_daemon_channels(d, &ch);
+	dv->max = dv->max ? dv->max : 1;
+	dv->rows = calloc(dv->max, sizeof(*dv->rows));
+	if (!dv->rows)
+		return -ENOMEM;
+	dv->view = (struct board_live_view){ .stale_s = 5, .color = ansi && !getenv("NO_COLOR") };
+	return board_livetable_new(dv->max, &dv->table);
+}
+
+static void demo_view_free(struct demo_view *dv)
+{
+	dv->table = board_livetable_free(dv->table);
+	free(dv->rows);
+	dv->rows = NULL;
 }
 
 /* ----------------------------------------------------------------- run */
@@ -239,16 +293,116 @@ static int demo_config(const struct demo_opts *o, uint16_t port, struct conf_boa
 	return 0;
 }
 
+/* A word as the shell reads it back: as it is, or in single quotes. */
+static void shell_word(const char *s, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	if (s[0] && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == strlen(s)) {
+		snprintf(buf, len, "%s", s);
+		return;
+	}
+	buf[k++] = '\'';
+	for (; *s && k + 6 < len; s++) {
+		if (*s == '\'') {
+			memcpy(buf + k, "'\\''", 4);
+			k += 4;
+		} else {
+			buf[k++] = *s;
+		}
+	}
+	buf[k++] = '\'';
+	buf[k] = 0;
+}
+
+/* The closing hint, a command that works as printed from any directory:
+   this very binary and the log, by absolute paths. */
+static void demo_hint(const char *dir)
+{
+	char exe[PATH_MAX], abs[PATH_MAX], qexe[2 * PATH_MAX], qdir[2 * PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		snprintf(exe, sizeof(exe), "railmon");
+	else
+		exe[n] = 0;
+	if (!realpath(dir, abs))
+		snprintf(abs, sizeof(abs), "%s", dir);
+	shell_word(exe, qexe, sizeof(qexe));
+	shell_word(abs, qdir, sizeof(qdir));
+	printf("log: %s\ntry: %s export --data %s --format csv | head\n     %s stat --data %s\n", abs, qexe, qdir, qexe,
+	       qdir);
+}
+
+static void demo_summary(struct board_daemon *d, const struct conf_board *cfg, double elapsed)
+{
+	struct board_daemon_stats st;
+	uint64_t per_kind[BUS_KIND_MAX] = { 0 };
+
+	board_daemon_stats(d, &st);
+	for (size_t b = 0; b < cfg->nbuses; b++)
+		per_kind[cfg->buses[b].kind] += st.bus_rx[b];
+	printf("railmon demo: stopped after %.1f s: %llu records stored (seq %llu..%llu) in %llu batches, "
+	       "%llu CAN frames and %llu Modbus samples acquired, %llu ring drops, %llu records refused by the log\n",
+	       elapsed, (unsigned long long)st.records, (unsigned long long)st.first_seq,
+	       (unsigned long long)(st.next_seq - 1), (unsigned long long)st.batches,
+	       (unsigned long long)per_kind[BUS_KIND_CAN], (unsigned long long)per_kind[BUS_KIND_MODBUS],
+	       (unsigned long long)st.ring_drops, (unsigned long long)st.log_dropped);
+	demo_hint(board_daemon_data_dir(d));
+}
+
+/* The daemon's stat socket, as `run` serves it: `railmon watch --data DIR`
+   and `railmon stat --data DIR` work on a running demo too. */
+static struct board_stat_server *demo_stat(struct board_daemon *d)
+{
+	struct board_stat_server *srv = NULL;
+	char sock[BUS_PATH_MAX + 16];
+	int r;
+
+	snprintf(sock, sizeof(sock), "%s/railmon.sock", board_daemon_data_dir(d));
+	r = board_stat_server_start(d, sock, &srv);
+	if (r < 0)
+		fprintf(stderr, "railmon demo: warning: no stat socket %s: %s\n", sock, strerror(-r));
+	else
+		fprintf(stderr, "railmon demo: watch it from another terminal: railmon watch --data %s\n",
+		        board_daemon_data_dir(d));
+	return srv;
+}
+
+static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct conf_board **cfg,
+                      struct board_daemon **d)
+{
+	struct board_daemon_opts dopts = { .data_dir = o->data_dir };
+	char err[CONF_ERR_MAX], warn[256];
+	int r = demo_config(o, srv->port, cfg);
+
+	if (r < 0)
+		return r;
+	r = board_daemon_new(*cfg, &dopts, d, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "railmon demo: %s\n", err);
+		return r;
+	}
+	fprintf(stderr, "railmon demo: simulated Modbus devices on 127.0.0.1:%u, CAN trace %s, log in %s\n",
+	        srv->port, (*cfg)->buses[0].can.device, board_daemon_data_dir(*d));
+	r = board_daemon_start(*d, warn, sizeof(warn));
+	if (r < 0) {
+		fprintf(stderr, "railmon demo: cannot start: %s\n", strerror(-r));
+		return r;
+	}
+	if (warn[0])
+		fprintf(stderr, "railmon demo: warning: %s\n", warn);
+	return 0;
+}
+
 int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 {
 	struct demo_server *srv = NULL;
 	struct conf_board *cfg = NULL;
 	struct board_daemon *d = NULL;
-	struct board_daemon_opts dopts = { .data_dir = o->data_dir };
-	struct board_daemon_stats st;
-	char err[CONF_ERR_MAX], warn[256];
+	struct board_stat_server *stat = NULL;
+	struct demo_view dv = { 0 };
 	int64_t t0, next_draw = 0;
-	uint64_t per_kind[BUS_KIND_MAX] = { 0 };
 	int r;
 
 	r = board_demo_server_start(&srv, NULL);
@@ -256,46 +410,31 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 		fprintf(stderr, "railmon demo: cannot start the simulated Modbus devices: %s\n", strerror(-r));
 		return r;
 	}
-	r = demo_config(o, srv->port, &cfg);
+	r = demo_start(o, srv, &cfg, &d);
+	if (r >= 0)
+		r = demo_view_new(d, o->ansi, &dv);
 	if (r < 0)
 		goto out;
-	r = board_daemon_new(cfg, &dopts, &d, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "railmon demo: %s\n", err);
-		goto out;
-	}
-	fprintf(stderr, "railmon demo: simulated Modbus devices on 127.0.0.1:%u, CAN trace %s, log in %s\n",
-	        srv->port, cfg->buses[0].can.device, board_daemon_data_dir(d));
-	r = board_daemon_start(d, warn, sizeof(warn));
-	if (r < 0) {
-		fprintf(stderr, "railmon demo: cannot start: %s\n", strerror(-r));
-		goto out;
-	}
-	if (warn[0])
-		fprintf(stderr, "railmon demo: warning: %s\n", warn);
+	stat = demo_stat(d);
 	t0 = basic_mono_ns();
-	while (!*stop && (o->duration_s <= 0 || basic_mono_ns() - t0 < (int64_t)(o->duration_s * 1e9))) {
+	/* a terminal that went away (the live table's writes fail) ends it too */
+	while (!*stop && !ferror(stdout) && (o->duration_s <= 0 || basic_mono_ns() - t0 < (int64_t)(o->duration_s * 1e9))) {
 		if (o->live && basic_mono_ns() >= next_draw) {
-			demo_table(d, stdout, o->ansi, (double)(basic_mono_ns() - t0) / 1e9);
+			demo_table(d, &dv, stdout, true, (double)(basic_mono_ns() - t0) / 1e9);
 			next_draw = basic_mono_ns() + 500000000;
 		}
 		usleep(50000);
 	}
+	stat = board_stat_server_free(stat);
 	board_daemon_stop(d);
-	demo_table(d, stdout, false, (double)(basic_mono_ns() - t0) / 1e9);
-	board_daemon_stats(d, &st);
-	for (size_t b = 0; b < cfg->nbuses; b++)
-		per_kind[cfg->buses[b].kind] += st.bus_rx[b];
-	printf("\nrailmon demo: stopped after %.1f s: %llu records stored (seq %llu..%llu) in %llu batches, "
-	       "%llu CAN frames and %llu Modbus samples acquired, %llu ring drops, %llu records refused by the log\n"
-	       "log: %s   (try: railmon export --data %s --format csv)\n",
-	       (double)(basic_mono_ns() - t0) / 1e9, (unsigned long long)st.records,
-	       (unsigned long long)st.first_seq, (unsigned long long)(st.next_seq - 1),
-	       (unsigned long long)st.batches, (unsigned long long)per_kind[BUS_KIND_CAN],
-	       (unsigned long long)per_kind[BUS_KIND_MODBUS], (unsigned long long)st.ring_drops,
-	       (unsigned long long)st.log_dropped, board_daemon_data_dir(d), board_daemon_data_dir(d));
+	if (o->ansi && o->live)
+		fputs("\n\n", stdout); /* below the live table */
+	dv.view.color = false;
+	demo_table(d, &dv, stdout, false, (double)(basic_mono_ns() - t0) / 1e9);
+	demo_summary(d, cfg, (double)(basic_mono_ns() - t0) / 1e9);
 	r = 0;
 out:
+	demo_view_free(&dv);
 	board_daemon_free(d);
 	conf_free(cfg);
 	board_demo_server_free(srv);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * export.c - `railmon export`: the log as CSV, JSON lines or candump.
+ * export.c - `railmon export`: the log as CSV, JSON lines, candump or
+ * InfluxDB line protocol, or its CAN frames as a Vector ASC or BLF trace
+ * (record/trace-write.h).
  *
  * Reads the log with stor_reader, decodes each Batch, learns channel names
  * from the dictionaries Batches carry, filters by time, kind and channel,
@@ -10,7 +12,8 @@
  * the records lost, and skipped; everything else is exported, and the exit
  * status is 1 if anything was skipped.
  * A ground vehicle directory holding several logs (one per log id) is
- * exported log after log.
+ * exported log after log.  The ground database is a source too
+ * (export --db, export-db.c); the writer both use is export-write.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,100 +23,74 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "cli-args.h"
 #include "logfault.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
+#include "record/order.h"
+#include "record/trace-write.h"
+#include "record/wide.h"
 #include "storage/stor.h"
-#include "ground/db.h"
 
-#define EXPORT_FILTER_MAX 64
-
-struct export_ctx {
-	FILE *out;
-	enum rec_format format;
-	int64_t from_ns, to_ns;
-	unsigned kinds;          /* bit per acq_item_kind */
-	const char *channels[EXPORT_FILTER_MAX];
-	size_t nchannel_filters;
-	rec_channels_t *chans;   /* what the dictionaries read so far name */
-	const char *dir;
-	uint64_t written, damaged; /* records written; faults that cost records */
-};
+#include "export-db.h"
+#include "export-write.h"
 
 static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
 	"Print what the flash log recorded.\n\n"
 	"  -d, --data DIR        log directory (default: railmon-data)\n"
-	"  -f, --format FMT      csv (default), jsonl or candump\n"
+	"  -f, --format FMT      csv (default), jsonl, candump or influx (line protocol);\n"
+	"                        CSV and JSON lines have one schema (README \"Output schema\");\n"
+	"                        or a Vector trace of the CAN frames: asc or blf\n"
+	"                        (channel = bus + 1; blf is binary: give -o FILE)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"      --from TIME       only records at or after TIME\n"
 	"      --to TIME         only records before TIME\n"
-	"                        TIME: 2026-12-03T07:00:00Z, 2026-12-03 07:00:00 (UTC)\n"
-	"                        or Unix seconds like 1764748800.5\n"
+	"                        TIME: 2026-12-03T07:00:00Z, 2026-12-03T08:00:00+01:00,\n"
+	"                        2026-12-03 08:00:00 (local time, TZ) or Unix seconds\n"
 	"  -k, --kind KIND       can, sample or event (repeatable; default all)\n"
-	"  -c, --channel NAME    only samples of channel NAME (repeatable)\n"
+	"  -c, --channel NAME    only samples of channel NAME (repeatable): Message.Signal,\n"
+	"                        or the bare signal name where only one message has it;\n"
+	"                        an unknown name is an error that lists the nearest ones\n"
+	"      --order ORDER     time (default: merged over --window, bounded memory)\n"
+	"                        or seq (as logged)\n"
+	"      --window DUR      how far out of time order records may be (default 5s)\n"
+	"      --wide            CSV with one column per channel (\"name [unit]\"), one\n"
+	"                        row per timestamp (the --channel ones, default all)\n"
+	"      --raster DUR      with --wide: one row per DUR (100ms, 1s), each channel's\n"
+	"                        last value held for at most --max-age\n"
+	"      --max-age DUR     --raster: a value older than this is empty (default 5s)\n"
 	"      --db URL          read the ground's PostgreSQL database instead of a log\n"
 	"      --vehicle V       with --db: the vehicle (required)\n"
 	"  -h, --help            this text\n";
 
-/* "2026-12-03T07:00:00Z", "2026-12-03 07:00:00[.frac]", or epoch seconds. */
-static int parse_time(const char *s, int64_t *ret)
-{
-	struct tm tm = { 0 };
-	const char *end;
-	char *e;
-	double frac = 0;
 
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!end)
-		end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
-	if (end) {
-		if (*end == '.') {
-			frac = strtod(end, &e);
-			end = e;
-		}
-		if (*end == 'Z')
-			end++;
-		if (*end)
-			return -EINVAL;
-		*ret = (int64_t)timegm(&tm) * 1000000000 + (int64_t)(frac * 1e9);
+/* The vehicle and log id of the Batch: records of another origin wait
+   for the ones before to go out first. */
+static int set_origin(struct export_ctx *x, const struct rec_batch_info *info)
+{
+	const char *v = info->vehicle ? info->vehicle : "";
+	int r;
+
+	if (x->vehicle && !strcmp(x->vehicle, v) && x->log_id_len == info->log_id_len &&
+	    !memcmp(x->log_id, info->log_id ? info->log_id : x->log_id, info->log_id_len))
 		return 0;
-	}
-	frac = strtod(s, &e);
-	if (e == s || *e)
-		return -EINVAL;
-	*ret = (int64_t)(frac * 1e9);
+	r = export_drain(x);
+	if (r < 0)
+		return r;
+	free(x->vehicle);
+	x->vehicle = strdup(v);
+	if (!x->vehicle)
+		return -ENOMEM;
+	x->log_id_len = info->log_id_len <= REC_LOG_ID_LEN ? info->log_id_len : 0;
+	if (x->log_id_len)
+		memcpy(x->log_id, info->log_id, x->log_id_len);
 	return 0;
-}
-
-/* name: the sample's channel name, NULL if unknown */
-static bool wanted(const struct export_ctx *x, const struct acq_item *it, const char *name)
-{
-	if (!(x->kinds & (1u << it->kind)))
-		return false;
-	if (it->t_ns < x->from_ns || it->t_ns >= x->to_ns)
-		return false;
-	if (x->nchannel_filters && it->kind == ACQ_ITEM_SAMPLE) {
-		for (size_t i = 0; i < x->nchannel_filters; i++)
-			if (name && !strcmp(name, x->channels[i]))
-				return true;
-		return false;
-	}
-	return true;
-}
-
-static int write_item(struct export_ctx *x, const struct acq_item *it)
-{
-	struct rec_names nm = rec_channels_names(x->chans, it);
-
-	if (!wanted(x, it, nm.channel))
-		return 0;
-	x->written++;
-	return rec_format_item(x->out, x->format, it, &nm, NULL);
 }
 
 static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
@@ -131,9 +108,10 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 	}
 	rec_batch_info(b, &info);
 	rec_channels_learn(x->chans, b);
+	r = set_origin(x, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		rec_batch_item(b, i, &it);
-		r = write_item(x, &it);
+		r = export_write_item(x, &it);
 	}
 	rec_batch_free(b);
 	return r;
@@ -192,8 +170,10 @@ static int export_log(struct export_ctx *x, const char *dir)
 			fprintf(stderr, "railmon export: %s: %s\n", dir, strerror(-r));
 			break;
 		}
+		/* not break: a log's time need not rise (a replay's START event
+		   has the time of the replay, its records the trace's; a clock step) */
 		if (rec.t_first_ns >= x->to_ns)
-			break;
+			continue;
 		r = export_batch(x, &rec);
 		if (r < 0) {
 			fprintf(stderr, "railmon export: write: %s\n", strerror(-r));
@@ -201,6 +181,8 @@ static int export_log(struct export_ctx *x, const char *dir)
 		}
 	}
 	stor_reader_free(rd);
+	if (r >= 0 && (r = export_drain(x)) < 0)
+		fprintf(stderr, "railmon export: write: %s\n", strerror(-r));
 	return r;
 }
 
@@ -278,16 +260,23 @@ static size_t find_logs(const char *dir, struct found_log **ret)
 	return count;
 }
 
-/* One log, or each log of a ground vehicle directory in turn. */
+
+/* One log, or each log of a ground vehicle directory in turn; the
+   dictionaries of all read ahead first.  The exit code, or -errno. */
 static int export_dir(struct export_ctx *x, const char *dir)
 {
 	struct found_log *logs;
 	size_t n = find_logs(dir, &logs);
 	int r = 0;
 
-	if (!n) {
+	for (size_t i = 0; i < n; i++)
+		prescan_dictionary(x, logs[i].dir);
+	if (!n)
+		prescan_dictionary(x, dir);
+	r = export_setup_output(x, dir);
+	if (r || !n) {
 		free(logs);
-		return export_log(x, dir);
+		return r ? r : export_log(x, dir);
 	}
 	for (size_t i = 0; i < n; i++) {
 		int k;
@@ -301,36 +290,87 @@ static int export_dir(struct export_ctx *x, const char *dir)
 	return r;
 }
 
-/* grd_db_export()'s callback: the same filters and writer as a log's. */
-static int db_item(void *ctx, const struct acq_item *it, const struct rec_names *nm)
+static int parse_option(struct export_ctx *x, int c, const char *arg)
 {
-	struct export_ctx *x = ctx;
+	enum acq_item_kind kind;
+	int64_t *t = c == 1 ? &x->from_ns : &x->to_ns;
 
-	if (!wanted(x, it, nm->channel))
+	switch (c) {
+	case 'f':
+		x->trace = rec_trace_format_parse(arg, &x->tfmt) == 0;
+		if (!x->trace && rec_format_parse(arg, &x->format) < 0)
+			return cli_fail("export", "--format: expected csv, jsonl, candump, influx, asc or blf, not '%s'",
+			                arg);
 		return 0;
-	x->written++;
-	rec_format_item(x->out, x->format, it, nm, NULL);
-	return ferror(x->out) ? -EIO : 0;
+	case 1:
+	case 2:
+		if (cli_parse_time(arg, t) < 0)
+			return cli_fail("export", "--%s: cannot read time '%s' (2026-12-03T07:00:00Z, "
+			                "2026-12-03T08:00:00+01:00, local 2026-12-03 08:00:00, or Unix seconds)",
+			                c == 1 ? "from" : "to", arg);
+		return 0;
+	case 'k':
+		if (rec_kind_parse(arg, &kind) < 0)
+			return cli_fail("export", "--kind: expected can, sample or event, not '%s'", arg);
+		x->kinds |= 1u << kind;
+		return 0;
+	case 'c':
+		if (x->nchannel_filters >= EXPORT_FILTER_MAX)
+			return cli_fail("export", "--channel: at most %d", EXPORT_FILTER_MAX);
+		x->channels[x->nchannel_filters++] = arg;
+		return 0;
+	case 3:
+		if (strcmp(arg, "time") && strcmp(arg, "seq"))
+			return cli_fail("export", "--order: expected time or seq, not '%s'", arg);
+		x->window_ns = strcmp(arg, "seq") ? x->window_ns : -1;
+		return 0;
+	case 4: x->wide = true; return 0;
+	case 5:
+	case 6:
+	case 7:
+		if (cli_parse_duration(arg, c == 5 ? &x->raster_ns : c == 6 ? &x->max_age_ns : &x->window_ns) < 0)
+			return cli_fail("export", "--%s: expected a duration like 100ms, 2s or 1min, not '%s'",
+			                c == 5 ? "raster" : c == 6 ? "max-age" : "window", arg);
+		return 0;
+	}
+	return 2;
 }
 
-/* --db: the vehicle's records from the ground database (ground/export.c). */
-static int export_db(struct export_ctx *x, const char *url, const char *vehicle)
+/* The combinations that cannot work, said; 0 or the exit code. */
+static int check_options(struct export_ctx *x)
 {
-	struct grd_db_cfg cfg = { .url = url };
-	struct grd_export_query q = { vehicle, x->from_ns, x->to_ns, x->kinds };
-	grd_db_t *db;
-	int r;
+	if (x->raster_ns && !x->wide)
+		return cli_fail("export", "--raster needs --wide");
+	if (x->wide && x->trace)
+		return cli_fail("export", "--wide writes CSV: no --format asc or blf");
+	if (x->wide && x->format != REC_FORMAT_CSV)
+		return cli_fail("export", "--wide writes CSV: no --format %s", x->format == REC_FORMAT_JSONL ? "jsonl" :
+		                x->format == REC_FORMAT_INFLUX ? "influx" : "candump");
+	if (x->wide && x->window_ns < 0)
+		return cli_fail("export", "--wide needs time order: no --order seq");
+	if (!x->kinds)
+		x->kinds = x->format == REC_FORMAT_CANDUMP || x->trace ? 1u << ACQ_ITEM_CAN
+		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
+	if (x->window_ns >= 0 && rec_order_new(REC_ORDER_MAX_ITEMS, x->window_ns, &x->order) < 0)
+		return cli_fail("export", "out of memory");
+	return 0;
+}
 
-	if (grd_db_new(&cfg, &db) < 0)
-		return -ENOMEM;
-	r = grd_db_check(db);
-	if (r == 0)
-		r = grd_db_export(db, &q, db_item, x);
-	if (r < 0)
-		fprintf(stderr, "railmon export: --db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
-		        grd_db_error(db));
-	grd_db_free(db);
-	return r;
+static void export_summary(const struct export_ctx *x)
+{
+	uint64_t late = rec_order_late(x->order);
+
+	if (late)
+		fprintf(stderr, "railmon export: %" PRIu64 " records were more than the window (--window %.3gs) "
+		        "out of time order and came out late\n", late, (double)x->window_ns / 1e9);
+	if (x->table)
+		fprintf(stderr, "railmon export: %" PRIu64 " rows of %s\n", rec_wide_rows(x->table),
+		        x->raster_ns ? "raster points" : "timestamps");
+	if (x->damaged)
+		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
+		        "skipped (see above)\n", x->written, x->damaged, x->damaged == 1 ? "" : "s");
+	else
+		fprintf(stderr, "railmon export: %" PRIu64 " records written\n", x->written);
 }
 
 int board_cmd_export(int argc, char **argv)
@@ -339,65 +379,73 @@ int board_cmd_export(int argc, char **argv)
 		{ "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "from", required_argument, NULL, 1 },
 		{ "to", required_argument, NULL, 2 }, { "kind", required_argument, NULL, 'k' },
-		{ "channel", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
-		{ "db", required_argument, NULL, 3 }, { "vehicle", required_argument, NULL, 4 }, { 0 }
+		{ "channel", required_argument, NULL, 'c' }, { "order", required_argument, NULL, 3 },
+		{ "wide", no_argument, NULL, 4 }, { "raster", required_argument, NULL, 5 },
+		{ "max-age", required_argument, NULL, 6 }, { "window", required_argument, NULL, 7 },
+		{ "db", required_argument, NULL, 8 }, { "vehicle", required_argument, NULL, 9 },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
+	                        .window_ns = REC_ORDER_WINDOW_NS, .max_age_ns = 5000000000LL };
 	const char *dir = "railmon-data", *output = NULL, *db = NULL, *vehicle = NULL;
-	enum acq_item_kind kind;
-	int c, r;
+	int c, r = 0;
 
-	while ((c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dir = optarg; break;
-		case 'o': output = optarg; break;
-		case 'f':
-			if (rec_format_parse(optarg, &x.format) < 0)
-				return cli_fail("export", "--format: expected csv, jsonl or candump, not '%s'", optarg);
-			break;
-		case 1:
-		case 2:
-			if (parse_time(optarg, c == 1 ? &x.from_ns : &x.to_ns) < 0)
-				return cli_fail("export", "--%s: cannot read time '%s'", c == 1 ? "from" : "to", optarg);
-			break;
-		case 'k':
-			if (rec_kind_parse(optarg, &kind) < 0)
-				return cli_fail("export", "--kind: expected can, sample or event, not '%s'", optarg);
-			x.kinds |= 1u << kind;
-			break;
-		case 'c':
-			if (x.nchannel_filters >= EXPORT_FILTER_MAX)
-				return cli_fail("export", "--channel: at most %d", EXPORT_FILTER_MAX);
-			x.channels[x.nchannel_filters++] = optarg;
-			break;
-		case 3: db = optarg; break;
-		case 4: vehicle = optarg; break;
-		case 'h': fputs(export_usage, stdout); return 0;
-		default: fputs(export_usage, stderr); return 2;
+	while (r == 0 && (c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
+		if (c == 'd') {
+			dir = optarg;
+		} else if (c == 8 || c == 9) {
+			*(c == 8 ? &db : &vehicle) = optarg;
+		} else if (c == 'o') {
+			output = optarg;
+		} else if (c == 'h') {
+			fputs(export_usage, stdout);
+			return 0;
+		} else if (c == '?' || (r = parse_option(&x, c, optarg)) == 2) {
+			fputs(export_usage, stderr);
+			return 2;
 		}
 	}
+	if (r)
+		return r;
 	if (optind < argc)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
 	if (!db != !vehicle)
 		return cli_fail("export", db ? "--db needs --vehicle V" : "--vehicle is for --db");
-	if (!x.kinds)
-		x.kinds = x.format == REC_FORMAT_CANDUMP ? 1u << ACQ_ITEM_CAN
-		        : x.nchannel_filters ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
+	if ((r = check_options(&x)) != 0 || rec_channels_new(&x.chans) < 0) {
+		rec_order_free(x.order);
+		return r ? r : cli_fail("export", "out of memory");
+	}
 	if (output && !(x.out = fopen(output, "we")))
-		return cli_fail("export", "%s: %s", output, strerror(errno));
-	if (rec_channels_new(&x.chans) < 0)
-		return cli_fail("export", "out of memory");
-	rec_format_header(x.out, x.format, false);
-	r = db ? export_db(&x, db, vehicle) : export_dir(&x, dir);
-	if (fflush(x.out) != 0 && r >= 0)
-		r = -errno;
-	if (output)
-		fclose(x.out);
-	rec_channels_free(x.chans);
-	if (x.damaged)
-		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
-		        "skipped (see above)\n", x.written, x.damaged, x.damaged == 1 ? "" : "s");
+		r = cli_fail("export", "%s: %s", output, strerror(errno));
+	else if (x.trace && x.tfmt == REC_TRACE_BLF && !output && isatty(STDOUT_FILENO))
+		r = cli_fail("export", "--format blf is binary: give -o FILE or redirect the output");
+	else if (x.trace && rec_tracew_new(x.out, x.tfmt, &x.tracew) < 0)
+		r = cli_fail("export", "out of memory");
 	else
-		fprintf(stderr, "railmon export: %" PRIu64 " records written\n", x.written);
-	return r < 0 || x.damaged ? 1 : 0;
+		r = db ? export_db(&x, db, vehicle) : export_dir(&x, dir);
+	if (x.tracew) {
+		int k = rec_tracew_close(x.tracew);
+
+		if (k < 0)
+			fprintf(stderr, "railmon export: write: %s\n", strerror(-k));
+		r = r != 0 ? r : k;
+		if (x.not_frames)
+			fprintf(stderr, "railmon export: %" PRIu64 " records that are no CAN frame left out of the trace\n",
+			        x.not_frames);
+	}
+	if (x.table && rec_wide_finish(x.table) < 0 && r >= 0)
+		r = -EIO;
+	if (x.out && fflush(x.out) != 0 && r >= 0)
+		r = -errno;
+	if (output && x.out)
+		fclose(x.out);
+	if (r <= 0)
+		export_summary(&x);
+	rec_wide_free(x.table);
+	rec_order_free(x.order);
+	rec_channels_free(x.chans);
+	for (size_t i = 0; i < x.nchannel_filters; i++)
+		free(x.resolved[i]);
+	free(x.vehicle);
+	return r > 0 ? r : r < 0 || x.damaged ? 1 : 0;
 }

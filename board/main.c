@@ -24,9 +24,13 @@ static const struct {
 	{ "check", board_cmd_check, "validate a board file and print the acquisition plan" },
 	{ "replay", board_cmd_replay, "feed a candump trace or a railmon log through decode and storage" },
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
+	{ "decode", board_cmd_decode, "decode a candump log with a DBC (no board file)" },
+	{ "channels", board_cmd_channels, "list the channels of a board file or a log (id, unit, range, values)" },
+	{ "summary", board_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "db", board_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
+	{ "watch", board_cmd_watch, "the live values of a running daemon's channels" },
 };
 
 static void usage(FILE *out)

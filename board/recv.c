@@ -9,7 +9,8 @@
  * `stat` and `replay` work on the ground exactly as on the train.  A Batch
  * that is refused, or that a ground log cannot take, is kept as a file in
  * the refused directory, counted and said: nothing is dropped without a
- * word (board/ground.c).  This file: the options, the output, the summary.
+ * word (ground/logs.c); the text output in time order per Batch is
+ * ground/text.c.  This file: the options, the output, the summary.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,8 +39,9 @@ static const char recv_usage[] =
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
 	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
-	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only) or none;\n"
-	"                         the columns of `export`, then vehicle, log_id, historical\n"
+	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only), influx\n"
+	"                         (InfluxDB line protocol) or none;\n"
+	"                         export's schema, each Batch's records in time order\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
 	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
@@ -239,7 +241,7 @@ static int recv_option(int c, struct recv_opts *o)
 		o->format_given = true;
 		o->text = strcmp(optarg, "none") != 0;
 		if (o->text && rec_format_parse(optarg, &o->fmt) < 0)
-			return cli_fail("recv", "--format: expected jsonl, csv, candump or none, not '%s'", optarg);
+			return cli_fail("recv", "--format: expected jsonl, csv, candump, influx or none, not '%s'", optarg);
 		break;
 	case 'o': o->output = optarg; break;
 	case 'l': o->logdir = optarg; break;
@@ -509,8 +511,11 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 	if (o->text) {
 		g->out = o->out;
 		g->fmt = o->fmt;
+		if (grd_text_new(g) < 0)
+			return cli_fail("recv", "out of memory");
 		o->cfg.on_record = grd_text_record;
-		rec_format_header(g->out, g->fmt, true);
+		o->cfg.on_channels = grd_text_channels;
+		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
 		return cli_fail("recv", "--log %s: %s", o->logdir, strerror(errno));
@@ -555,6 +560,7 @@ int board_cmd_recv(int argc, char **argv)
 		rc = recv_setup(&o, &g);
 	if (rc != 0) {
 		grd_free(&g); /* the database, if set up */
+		grd_text_free(&g);
 		recv_opts_free(&o);
 		return rc == 1 ? 0 : rc; /* 1: --help */
 	}
@@ -562,6 +568,7 @@ int board_cmd_recv(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "railmon recv: %s\n", strerror(-rc));
 		grd_free(&g);
+		grd_text_free(&g);
 		recv_opts_free(&o);
 		return 1;
 	}
@@ -574,6 +581,9 @@ int board_cmd_recv(int argc, char **argv)
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
+	if (g.text)
+		grd_text_drain(&g); /* what the last Batch left (its last records were duplicates) */
+	grd_text_free(&g);
 	if (o.out)
 		fflush(o.out);
 	recv_summary(th.r, &g);

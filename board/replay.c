@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay.c - `railmon replay`: a candump trace or a railmon log through the
+ * replay.c - `railmon replay`: a trace (candump, Vector ASC/BLF, PEAK TRC:
+ * bus/trace.h) or a railmon log through the
  * same decode and store path as live data (a daemon whose buses are trace
  * sources, or whose one source is the log: logsource.h), or a trace onto a
  * CAN interface.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,19 +19,32 @@
 
 #include "cli.h"
 #include "conf/config.h"
+#include "conf/config-types.h"
 #include "daemon.h"
 #include "pipeline/logdir.h"
+#include "bus/candump.h"
+#include "bus/trace.h"
 
 static const char replay_usage[] =
 	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
+	"       railmon replay TRACE --dbc FILE [--data DIR] [OPTIONS]\n"
 	"Feed recorded data through the same decode and store path as live data.\n"
-	"SOURCE is a candump trace or a railmon log directory.\n"
+	"SOURCE is a trace (a candump log, Vector ASC or BLF, PEAK TRC 1.0 to 2.1,\n"
+	"told apart by content) or a railmon log directory.\n"
 	"A trace: with one CAN bus in the board file it takes every frame; with\n"
-	"several, the frames of the trace interface named like each bus's\n"
-	"'interface ='.  A log: its raw CAN frames are decoded again with the board's\n"
-	"DBC files, its Modbus samples and events are kept, by bus index.\n\n"
-	"  -b, --board FILE   board file (DBC files, vehicle id); required\n"
-	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
+	"several, each bus the frames of the trace interface named like its\n"
+	"'interface =' (candump) or of its 'channel =' (ASC, BLF, TRC; by default\n"
+	"the n-th CAN bus takes channel n).  What in a trace is damaged is said\n"
+	"(file:line or offset) and skipped.  A log: its raw CAN frames are decoded\n"
+	"again with the board's DBC files, its Modbus samples and events are kept,\n"
+	"by bus index.\n\n"
+	"  -b, --board FILE   board file (DBC files, vehicle id)\n"
+	"  -D, --dbc FILE     no board file: one CAN bus decoded with FILE (a trace)\n"
+	"      --vehicle ID   with --dbc: the vehicle id the log carries (default replay)\n"
+	"  -d, --data DIR     log directory (overrides [storage] dir; with --dbc the\n"
+	"                     default is ./railmon-data)\n"
+	"      --append       add to the log already in DIR (refused without it: the\n"
+	"                     same trace twice doubles the data)\n"
 	"  -s, --speed X      pace at X times real time (default 0: as fast as possible)\n"
 	"      --to-can IFACE send the trace's frames onto a SocketCAN interface instead\n"
 	"                     (no --board needed); only virtual interfaces (vcan, vxcan)\n"
@@ -119,6 +134,39 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 	return 0;
 }
 
+/*
+ * Read the trace once before the replay, all channels, as fast as it goes:
+ * say its format, its frames, and what in it is damaged (with the place of
+ * the first damage), which the replay then skips.  An incident
+ * investigator must know what a replay left out; the daemon's summary
+ * has only counts.  -errno if the trace cannot be read.
+ */
+static int replay_survey(const char *trace, enum bus_trace_format fmt)
+{
+	struct bus_cfg in = { .kind = BUS_KIND_CAN };
+	struct acq_item items[256];
+	uint64_t frames = 0, bad = 0;
+	bus_dev_t *dev = NULL;
+	char first[PATH_MAX + 128];
+	int n;
+
+	in.can.driver = BUS_CAN_TRACE;
+	snprintf(in.can.device, sizeof(in.can.device), "%s", trace);
+	if ((n = bus_dev_new(&in, &dev)) < 0)
+		return n;
+	while ((n = bus_dev_recv(dev, items, 256, 0)) > 0)
+		for (int i = 0; i < n; i++) {
+			frames += items[i].kind == ACQ_ITEM_CAN;
+			bad += items[i].kind == ACQ_ITEM_EVENT && items[i].event.code == ACQ_EV_CAN_BAD_LINE;
+		}
+	fprintf(stderr, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), frames);
+	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
+		fprintf(stderr, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
+	fputc('\n', stderr);
+	bus_dev_free(dev);
+	return n == -ENODATA ? 0 : n;
+}
+
 /* Turn every CAN bus into a trace source reading path; Modbus links have
    nothing to replay from a candump trace and are left out. */
 static void replay_config(struct conf_board *cfg, const char *path, double speed)
@@ -135,6 +183,8 @@ static void replay_config(struct conf_board *cfg, const char *path, double speed
 		snprintf(b.can.device, sizeof(b.can.device), "%s", path);
 		if (ncan == 1)
 			b.can.ifname[0] = 0;
+		else if (!b.can.trace_channel)
+			b.can.trace_channel = (uint32_t)k + 1; /* the n-th bus: channel n, as Vector and PEAK number */
 		b.can.trace_speed = speed;
 		b.can.trace_loop = false;
 		b.index = (uint16_t)k;
@@ -143,24 +193,73 @@ static void replay_config(struct conf_board *cfg, const char *path, double speed
 	cfg->nbuses = k;
 }
 
+/* --dbc: the board file a one-bus trace replay would have.  0 or the
+   exit code. */
+static int dbc_board(const char *trace, const char *dbc, const char *vehicle, struct conf_board **ret_cfg)
+{
+	char tpath[PATH_MAX], dpath[PATH_MAX], cwd[PATH_MAX], name[PATH_MAX + 16], err[CONF_ERR_MAX];
+	char *text = NULL;
+	int r;
+
+	if (!realpath(trace, tpath) || !realpath(dbc, dpath) || !getcwd(cwd, sizeof(cwd)))
+		return cli_fail("replay", "%s: %s", realpath(trace, tpath) ? dbc : trace, strerror(errno));
+	if (strpbrk(vehicle, "\n;#[]") || strpbrk(tpath, "\n;#") || strpbrk(dpath, "\n;#"))
+		return cli_fail("replay", "--vehicle, the trace's or the DBC's path holds a character a board file "
+		                "cannot (newline ; # [ ])");
+	if (asprintf(&text, "[board]\nvehicle = %s\nrt_priority = 0\n\n[storage]\ndir = railmon-data\n\n"
+	             "[can can0]\ndriver = trace\nfile = %s\ndbc = %s\n", vehicle, tpath, dpath) < 0)
+		return cli_fail("replay", "out of memory");
+	/* relative names (the default data dir) from here, as a user expects */
+	snprintf(name, sizeof(name), "%s/(--dbc)", cwd);
+	r = conf_parse(name, text, ret_cfg, err, sizeof(err));
+	free(text);
+	if (r < 0) {
+		fprintf(stderr, "railmon replay: --dbc %s: %s\n", dbc, err);
+		return 1;
+	}
+	return 0;
+}
+
+/* A directory that holds a log already: segment files in it. */
+static bool holds_log(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	while (d && !found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		found = n > 4 && !strcmp(de->d_name + n - 4, ".seg");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int board_cmd_replay(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
 		{ "speed", required_argument, NULL, 's' }, { "to-can", required_argument, NULL, 1 },
-		{ "force", no_argument, NULL, 2 }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "force", no_argument, NULL, 2 }, { "dbc", required_argument, NULL, 'D' },
+		{ "vehicle", required_argument, NULL, 3 }, { "append", no_argument, NULL, 4 },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	const char *board = NULL, *data = NULL, *trace, *to_can = NULL;
-	bool force = false;
+	const char *board = NULL, *data = NULL, *trace, *to_can = NULL, *dbc = NULL, *vehicle = "replay";
+	bool force = false, append = false;
 	struct board_daemon_opts opts = { 0 };
 	struct conf_board *cfg;
 	struct stat sb;
 	double speed = 0;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "b:d:s:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:d:s:D:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': board = optarg; break;
+		case 'D': dbc = optarg; break;
+		case 3: vehicle = optarg; break;
+		case 4: append = true; break;
 		case 'd': data = optarg; break;
 		case 's':
 			if (!cli_parse_seconds(optarg, &speed) || speed > 1000)
@@ -177,12 +276,29 @@ int board_cmd_replay(int argc, char **argv)
 	trace = argv[optind];
 	if (stat(trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", trace, strerror(errno));
+	if (!S_ISDIR(sb.st_mode)) {
+		enum bus_trace_format fmt;
+
+		r = bus_trace_detect_file(trace, &fmt);
+		if (r == -EMEDIUMTYPE)
+			return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
+			                BUS_TRACE_FORMATS);
+		if (r < 0 || (!to_can && (r = replay_survey(trace, fmt)) < 0))
+			return cli_fail("replay", "%s: %s", trace, strerror(-r));
+	}
 	if (to_can) {
 		if (S_ISDIR(sb.st_mode))
 			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");
 		return replay_to_can(trace, to_can, speed, force);
 	}
-	if ((r = cli_load_board("replay", board, &cfg)) != 0)
+	if (board && dbc)
+		return cli_fail("replay", "--board or --dbc, not both (a board file names its DBC files)");
+	if (dbc && S_ISDIR(sb.st_mode))
+		return cli_fail("replay", "--dbc replays a candump trace; a log directory needs its --board");
+	if (!board && !dbc)
+		return cli_fail("replay", "--board FILE or --dbc FILE is required");
+	r = dbc ? dbc_board(trace, dbc, vehicle, &cfg) : cli_load_board("replay", board, &cfg);
+	if (r != 0)
 		return r;
 	opts.data_dir = data;
 	if (S_ISDIR(sb.st_mode)) {
@@ -195,7 +311,15 @@ int board_cmd_replay(int argc, char **argv)
 		}
 		opts.replay_log = trace;
 		opts.replay_speed = speed;
-	} else {
+	}
+	if (!append && holds_log(pl_data_dir(cfg, data))) {
+		fprintf(stderr, "railmon replay: %s holds a log already: replaying into it adds to it (the same "
+		        "trace twice doubles the data); give another --data DIR, or --append to add\n",
+		        pl_data_dir(cfg, data));
+		conf_free(cfg);
+		return 1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
 		replay_config(cfg, trace, speed);
 		if (!cfg->nbuses) {
 			conf_free(cfg);

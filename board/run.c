@@ -19,8 +19,9 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "daemon.h"
+#include "pipeline/faults.h"
 #include "notify.h"
-#include "stat.h"
+#include "statserver.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
 
@@ -60,6 +61,7 @@ struct runner {
 	struct uplink_watch up;
 	char broker[160];          /* mqtt[s]://host:port, for messages */
 	struct link_seen seen[CONF_BUSES_MAX]; /* of the running daemon */
+	struct pl_fault_reporter faults;     /* what was said of its faults */
 	uint64_t replay_skipped;   /* over every daemon of this run (reloads) */
 	int replay_error;
 	/* The log refusing records is said loudly, not only counted. */
@@ -204,20 +206,6 @@ static void print_status(struct runner *rn)
 	board_notify(status);
 }
 
-/* "slcan /dev/ttyACM0", "socketcan can0", "modbus tcp 10.0.0.2:502"... */
-static void bus_where(const struct bus_cfg *bc, char *buf, size_t len)
-{
-	static const char *const can_drivers[BUS_CAN_DRIVER_MAX] = { "socketcan", "slcan", "trace" };
-
-	if (bc->kind == BUS_KIND_MODBUS && bc->mb.rtu)
-		snprintf(buf, len, "modbus rtu %s", bc->mb.device);
-	else if (bc->kind == BUS_KIND_MODBUS)
-		snprintf(buf, len, "modbus tcp %s:%u", bc->mb.host, bc->mb.port);
-	else
-		snprintf(buf, len, "%s %s", bc->can.driver < BUS_CAN_DRIVER_MAX ? can_drivers[bc->can.driver] : "can",
-		         bc->can.driver == BUS_CAN_SOCKETCAN ? bc->can.ifname : bc->can.device);
-}
-
 /* What a loss's errno means for a bus device, where the text alone does
    not say it; "" otherwise. */
 static const char *gone_words(int cause)
@@ -249,7 +237,7 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	lost = l.losses - seen->losses;
 	if (!lost && l.reopens == seen->reopens && (l.state == ACQ_LINK_UP || l.reopen_err == seen->reopen_err))
 		return;
-	bus_where(bc, where, sizeof(where));
+	pl_bus_where(bc, where, sizeof(where));
 	if (lost > 1)
 		snprintf(extra, sizeof(extra), " (%" PRIu64 " losses since the last message)", lost);
 	if (l.state == ACQ_LINK_UP && lost) /* gone and back within a second: say why here */
@@ -272,15 +260,26 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	*seen = (struct link_seen){ l.losses, l.reopens, l.reopen_err, now };
 }
 
-/* A bus too busy for its poll periods or its bitrate: said at every
-   start, with the words `check` uses. */
+/* A bus too busy for its poll periods or its bitrate, a Modbus address in
+   Modicon notation: said at every start, with the words `check` uses. */
 static void load_warnings(struct runner *rn)
 {
-	char msg[BUS_NAME_MAX + 128];
+	char msg[BUS_NAME_MAX + 128], modicon[320];
 
-	for (size_t b = 0; b < rn->cfg->nbuses; b++)
-		if (board_bus_load_warning(rn->cfg, b, board_daemon_dbc(rn->d, b), msg, sizeof(msg)))
+	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
+		const struct bus_cfg *bc = &rn->cfg->buses[b];
+		const bus_dbc_t *dbc = board_daemon_dbc(rn->d, b);
+
+		if (board_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
+		/* one line, not one per warning: check lists them */
+		if (bus_dbc_warning_count(dbc))
+			fprintf(stderr, "railmon %s: warning: dbc %s: %u warnings, the first %s ('railmon check' lists them)\n",
+			        rn->cmd, rn->cfg->buses[b].can.dbc, bus_dbc_warning_count(dbc), bus_dbc_warning(dbc, 0));
+		for (size_t i = 0; bc->kind == BUS_KIND_MODBUS && i < bc->mb.nchannels; i++)
+			if (board_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
+				fprintf(stderr, "railmon %s: warning: [modbus %s] %s\n", rn->cmd, bc->name, modicon);
+	}
 }
 
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */
@@ -297,6 +296,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	   buses because one adapter is unplugged: that one starts gone. */
 	o.absent_ok = rn->started;
 	memset(rn->seen, 0, sizeof(rn->seen)); /* a new daemon counts from 0 */
+	rn->faults = (struct pl_fault_reporter){ .cmd = rn->cmd, .cfg = rn->cfg };
 	r = board_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
@@ -316,8 +316,9 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	if (rn->cfg->uplink.enabled && rn->cfg->uplink.tls_insecure)
 		fprintf(stderr, "railmon %s: WARNING: [uplink] tls_insecure = true: the broker's certificate is NOT verified\n",
 		        rn->cmd);
-	fprintf(stderr, "railmon %s: vehicle %s, %zu buses, config %016" PRIx64 ", log in %s\n", rn->cmd,
-	        rn->cfg->vehicle, rn->cfg->nbuses, rn->cfg->hash, board_daemon_data_dir(rn->d));
+	fprintf(stderr, "railmon %s: vehicle %s, %zu bus%s, config %016" PRIx64 ", log in %s\n", rn->cmd,
+	        rn->cfg->vehicle, rn->cfg->nbuses, rn->cfg->nbuses == 1 ? "" : "es", rn->cfg->hash,
+	        board_daemon_data_dir(rn->d));
 	/* A new daemon has a new forwarder: its counters start again. */
 	memset(&rn->up, 0, sizeof(rn->up));
 	snprintf(rn->broker, sizeof(rn->broker), "%s://%s:%u", rn->cfg->uplink.tls ? "mqtts" : "mqtt",
@@ -373,6 +374,21 @@ static void runner_log_watch(struct runner *rn, int64_t now)
 	}
 }
 
+/* The faults the sink noted (faults.h): the first at once, then a summary
+   a minute, on stderr and in the service status. */
+static void runner_faults(struct runner *rn, int64_t now, bool final)
+{
+	char last[600], status[620];
+
+	if (!rn->d)
+		return;
+	last[0] = 0;
+	if (pl_faults_report(board_daemon_faults(rn->d), &rn->faults, now, final, stderr, last, sizeof(last)) > 0) {
+		snprintf(status, sizeof(status), "STATUS=%s", last);
+		board_notify(status);
+	}
+}
+
 static void runner_stop(struct runner *rn)
 {
 	struct board_daemon_stats st;
@@ -381,6 +397,7 @@ static void runner_stop(struct runner *rn)
 	if (!rn->d)
 		return;
 	board_daemon_stop(rn->d);
+	runner_faults(rn, basic_mono_ns(), true); /* what the last minute held */
 	print_status(rn);
 	board_daemon_stats(rn->d, &st);
 	rn->replay_skipped += st.replay_skipped;
@@ -525,6 +542,7 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board
 		for (size_t b = 0; rn.d && b < rn.cfg->nbuses; b++)
 			report_link(&rn, b, now);
 		runner_log_watch(&rn, now);
+		runner_faults(&rn, now, false);
 		if (!until_sources_done && now >= next_status) {
 			print_status(&rn);
 			next_status = now + STATUS_PERIOD_NS;

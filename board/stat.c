@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -24,141 +25,11 @@
 #include "cli.h"
 #include "daemon.h"
 #include "logfault.h"
-#include "stat.h"
+#include "statserver.h"
 #include "storage/stor.h"
 #include "record/batch.h"
 #include "basic/escape.h"
-
-struct board_stat_server {
-	struct board_daemon *d;
-	int fd;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	pthread_t thread;
-	atomic_bool stop;
-};
-
-/* "@name" is Linux's abstract namespace: no file, nothing to clean up, and
-   it works where the filesystem cannot hold sockets (9p, read-only roots). */
-static socklen_t stat_addr(const char *path, struct sockaddr_un *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	strcpy(sa->sun_path, path);
-	if (path[0] == '@')
-		sa->sun_path[0] = 0;
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
-}
-
-/* Names come from the board file or, with --data, from a recorded or
-   received log: escaped, so no name can break the line. */
-static void health_json(FILE *f, const struct rec_health *h)
-{
-	fputs("{\"name\":", f);
-	basic_json_string(f, h->name);
-	fputs(",\"kind\":", f);
-	basic_json_string(f, h->kind);
-	fprintf(f, ",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
-	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
-	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
-	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64
-	        ",\"state\":",
-	        h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
-	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
-	        h->latency_p999_us, h->latency_max_ns);
-	basic_json_string(f, h->state);
-	fprintf(f, ",\"reopens\":%" PRIu64 "}\n", h->reopens);
-}
-
-static void serve_one(struct board_stat_server *s, int c)
-{
-	struct rec_health h[CONF_BUSES_MAX + 3];
-	struct board_daemon_stats st;
-	size_t n = board_daemon_health(s->d, h, CONF_BUSES_MAX + 3);
-	FILE *f = fdopen(c, "w");
-
-	if (!f) {
-		close(c);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		health_json(f, &h[i]);
-	board_daemon_stats(s->d, &st);
-	fprintf(f, "{\"name\":\"daemon\",\"records\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",\"next_seq\":%" PRIu64
-	        ",\"ring_drops\":%" PRIu64 ",\"log_dropped\":%" PRIu64 "}\n",
-	        st.records, st.first_seq, st.next_seq, st.ring_drops, st.log_dropped);
-	fclose(f);
-}
-
-static void *stat_main(void *p)
-{
-	struct board_stat_server *s = p;
-
-	while (!atomic_load(&s->stop)) {
-		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
-		int c;
-		if (poll(&pfd, 1, 200) <= 0)
-			continue;
-		c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c >= 0)
-			serve_one(s, c);
-	}
-	return NULL;
-}
-
-int board_stat_server_start(struct board_daemon *d, const char *path, struct board_stat_server **ret)
-{
-	struct board_stat_server *s;
-	struct sockaddr_un sa;
-	socklen_t salen;
-	int r;
-
-	if (!d || !path || !ret || !*path || strlen(path) >= sizeof(sa.sun_path))
-		return -EINVAL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->d = d;
-	strcpy(s->path, path);
-	salen = stat_addr(path, &sa);
-	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->fd < 0) {
-		r = -errno;
-		free(s);
-		return r;
-	}
-	if (path[0] != '@')
-		unlink(path); /* a stale socket of a previous run */
-	if (bind(s->fd, (struct sockaddr *)&sa, salen) < 0 || listen(s->fd, 4) < 0) {
-		r = -errno;
-		close(s->fd);
-		free(s);
-		return r;
-	}
-	atomic_init(&s->stop, false);
-	r = -pthread_create(&s->thread, NULL, stat_main, s);
-	if (r < 0) {
-		close(s->fd);
-		if (path[0] != '@')
-			unlink(path);
-		free(s);
-		return r;
-	}
-	*ret = s;
-	return 0;
-}
-
-struct board_stat_server *board_stat_server_free(struct board_stat_server *s)
-{
-	if (!s)
-		return NULL;
-	atomic_store(&s->stop, true);
-	pthread_join(s->thread, NULL);
-	close(s->fd);
-	if (s->path[0] != '@')
-		unlink(s->path);
-	free(s);
-	return NULL;
-}
+#include "basic/clock.h"
 
 /* ---------------------------------------------------------------- client */
 
@@ -173,22 +44,34 @@ static const char stat_usage[] =
 
 static void table_header(void)
 {
-	printf("%-14s %-9s %12s %9s %7s %7s %8s %6s %7s %7s %8s %9s  %-9s %7s\n", "name", "kind", "items", "rate/s",
-	       "drops", "errors", "overruns", "ring%", "p50us", "p99us", "p99.9us", "max us", "device", "reopens");
+	printf("%-14s %-9s %12s %9s %7s %7s %8s %6s %9s %7s %7s %8s %9s  %-9s %7s\n", "name", "kind", "items", "rate/s",
+	       "drops", "errors", "overruns", "ring%", "backlog", "p50us", "p99us", "p99.9us", "max us", "state",
+	       "reopens");
 }
 
+/* backlog: the log's records not yet synced, the uplink's not yet
+   acknowledged by the broker; "-" for the rest. */
 static void table_row(const struct rec_health *h)
 {
+	bool has_backlog = !strcmp(h->kind, "log") || !strcmp(h->kind, "uplink");
+
 	printf("%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
 	       h->rate_hz, h->drops, h->errors, h->overruns, h->ring_fill_pct);
+	if (has_backlog)
+		printf(" %9" PRIu64, h->backlog);
+	else
+		printf(" %9s", "-");
 	if (h->latency_count)
 		printf(" %7u %7u %8u %9.0f", h->latency_p50_us, h->latency_p99_us, h->latency_p999_us,
 		       (double)h->latency_max_ns / 1e3);
 	else
 		printf(" %7s %7s %8s %9s", "-", "-", "-", "-");
-	/* Buses only: whether the device is there, and how often it came back. */
-	if (h->state[0])
+	/* Buses: whether the device is there, and how often it came back;
+	   the uplink: connected or offline. */
+	if (h->state[0] && strcmp(h->kind, "uplink"))
 		printf("  %-9s %7" PRIu64 "\n", h->state, h->reopens);
+	else if (h->state[0])
+		printf("  %-9s %7s\n", h->state, "-");
 	else
 		printf("  %-9s %7s\n", "-", "-");
 }
@@ -236,6 +119,7 @@ static void row_from_json(const char *line)
 	json_u64(line, "drops", &h.drops);
 	json_u64(line, "errors", &h.errors);
 	json_u64(line, "overruns", &h.overruns);
+	json_u64(line, "backlog", &h.backlog);
 	json_u64(line, "latency_count", &h.latency_count);
 	json_u64(line, "latency_max_ns", &h.latency_max_ns);
 	if (json_u64(line, "ring_fill_pct", &v))
@@ -260,10 +144,11 @@ static int stat_socket(const char *path, bool json)
 	char line[1024];
 	FILE *f;
 	int fd;
+	unsigned rows = 0;
 
 	if (!*path || strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	salen = stat_addr(path, &sa);
+	salen = board_stat_addr(path, &sa);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -272,6 +157,7 @@ static int stat_socket(const char *path, bool json)
 		close(fd);
 		return r;
 	}
+	shutdown(fd, SHUT_WR); /* no request: the health, at once */
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
@@ -280,7 +166,9 @@ static int stat_socket(const char *path, bool json)
 	if (!json)
 		table_header();
 	while (fgets(line, sizeof(line), f)) {
-		uint64_t records = 0, next = 0, drops = 0, refused = 0;
+		uint64_t records = 0, next = 0, drops = 0, refused = 0, unsent = 0;
+		char up[32];
+		rows++;
 		if (json)
 			fputs(line, stdout);
 		else if (strstr(line, "\"name\":\"daemon\"")) {
@@ -288,8 +176,15 @@ static int stat_socket(const char *path, bool json)
 			json_u64(line, "next_seq", &next);
 			json_u64(line, "ring_drops", &drops);
 			json_u64(line, "log_dropped", &refused);
+			if (rows == 1)
+				printf("(no health entries yet: the daemon makes them every health_interval_s)\n");
 			printf("daemon: %" PRIu64 " records stored this run, next seq %" PRIu64 ", %" PRIu64 " ring drops, %"
-			       PRIu64 " refused by the log\n", records, next, drops, refused);
+			       PRIu64 " refused by the log", records, next, drops, refused);
+			json_str(line, "uplink", up, sizeof(up));
+			json_u64(line, "unsent", &unsent);
+			if (up[0])
+				printf("; uplink %s, %" PRIu64 " record%s not yet acknowledged", up, unsent, unsent == 1 ? "" : "s");
+			putchar('\n');
 		} else {
 			row_from_json(line);
 		}
@@ -354,7 +249,7 @@ static int stat_log(const char *dir, bool json)
 		table_header();
 	for (size_t i = 0; i < nlast; i++) {
 		if (json)
-			health_json(stdout, &last[i]);
+			board_stat_health_json(stdout, &last[i]);
 		else
 			table_row(&last[i]);
 	}

@@ -58,9 +58,14 @@ struct bus_can_cfg {
 	                               physical interface not in listen-only */
 	double trace_speed;         /* trace: 0 = as fast as possible, 1 = real time */
 	bool trace_loop;            /* trace: start over at EOF (demo) */
+	uint32_t trace_channel;     /* trace: only this channel of an ASC, BLF or
+	                               TRC file (1-based as they number them);
+	                               0 = every channel */
 	struct bus_can_filter filters[BUS_CAN_FILTERS_MAX];
 	unsigned nfilters;
 	char dbc[BUS_PATH_MAX];     /* "" = no decoding, raw frames only */
+	bool dbc_strict;            /* refuse what a lenient DBC load warns about */
+	bool j1939;                 /* J1939: transport reassembly, DM1, DBC by PGN */
 };
 
 /* Modbus data tables; the value is the read function code for the table. */
@@ -80,7 +85,19 @@ enum bus_mb_type {
 	BUS_MB_F32,
 	BUS_MB_F64,
 	BUS_MB_BIT,  /* one bit of a register (bit field), or a coil/discrete input */
+	BUS_MB_S64,
+	BUS_MB_U8,   /* one byte of a register: enum bus_mb_byte says which */
+	BUS_MB_S8,
 	BUS_MB_TYPE_MAX
+};
+
+/* Which byte of its register a u8/s8 channel is, after the byte order's
+   swap: the high (most significant) or the low one (Telegraf's UINT8H and
+   UINT8L). */
+enum bus_mb_byte {
+	BUS_MB_BYTE_HIGH = 0,
+	BUS_MB_BYTE_LOW,
+	BUS_MB_BYTE_MAX
 };
 
 /* Order of bytes as they appear on the wire, A = most significant byte. */
@@ -102,6 +119,7 @@ struct bus_mb_channel {
 	enum bus_mb_type type;
 	enum bus_mb_order order;
 	uint8_t bit;              /* BUS_MB_BIT on registers: bit number 0..15 */
+	enum bus_mb_byte byte;    /* BUS_MB_U8/S8: which byte of the register */
 	double scale;             /* value = raw * scale + offset */
 	double offset;
 	uint32_t period_ms;       /* poll period of this channel's group */

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * can-trace.c - a candump log file as a CAN source (BUS_CAN_TRACE).
+ * can-trace.c - a trace file as a CAN source (BUS_CAN_TRACE).
  *
- * cfg->can.device is the file, cfg->can.ifname ("" = all) keeps only the
- * lines of one interface, cfg->can.filters apply as on CAN_RAW.  trace_speed > 0 paces frames by their trace
+ * cfg->can.device is the file: a candump log, Vector ASC or BLF, or PEAK
+ * TRC, told apart by its first 64 KiB at the first open (trace.h); a file
+ * that is none of them is refused with -EMEDIUMTYPE.  cfg->can.ifname
+ * ("" = all) keeps only the lines of one interface of a candump log,
+ * cfg->can.trace_channel (0 = all) only one channel of the others,
+ * cfg->can.filters apply as on CAN_RAW.  trace_speed > 0 paces frames by their trace
  * timestamps divided by the speed (acquisition/acq-pace.h, the pacing of
  * every recorded source) and restamps them with CLOCK_REALTIME at
  * delivery, as a live bus would; trace_speed == 0 delivers as fast as the
@@ -15,8 +19,9 @@
  * recv() returns items, 0 on timeout, -ENODATA at EOF without loop (and
  * with loop if a whole pass had no frame, to avoid spinning on an empty
  * file).  Malformed lines are counted in stats.bad_input and reported as
- * ACQ_EV_CAN_BAD_LINE events (arg = count so far, detail = line number);
- * reading continues with the next line.
+ * ACQ_EV_CAN_BAD_LINE events (arg = count so far, detail = line number,
+ * or the file offset of the damage in a BLF file); reading continues with
+ * the next line (BLF: object or container).
  *
  * The file is read through one buffer allocated at open: recv() does
  * read(2) and clock_nanosleep(2) but never allocates.
@@ -42,6 +47,8 @@
 #include "bus-private.h"
 #include "can-filter.h"
 #include "candump.h"
+#include "trace-fmt.h"
+#include "trace.h"
 #include "basic/clock.h"
 
 #define TRACE_BUF_SIZE (64 * 1024)
@@ -61,7 +68,15 @@ struct trace {
 	bool eof;
 	bool skipping;             /* discarding the rest of an overlong line */
 	unsigned long lineno;
-	unsigned long first_bad;   /* 0 = none */
+	unsigned long first_bad;   /* line (BLF: offset + 1); 0 = none */
+	char first_why[96];        /* BLF: what was wrong there */
+	enum bus_trace_format fmt; /* found at the first open */
+	bool detected;
+	int detect_err;            /* a read error while detecting at open: the
+	                              first recv() says the file gone */
+	struct bus_asc asc;
+	struct bus_trc trc;
+	struct bus_blf *blf;
 	/* timeline */
 	bool have_first;
 	bool first_pass;
@@ -176,22 +191,34 @@ static int trace_rewind(bus_dev_t *dev, struct trace *tr)
 	tr->eof = tr->skipping = false;
 	tr->lineno = 0;
 	tr->pass_frames = 0;
+	bus_asc_init(&tr->asc);
+	bus_trc_init(&tr->trc);
+	if (tr->blf)
+		bus_blf_reset(tr->blf);
 	return 0;
 }
 
-static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
+/* where: the line number, or a BLF file offset */
+static void trace_bad_at(bus_dev_t *dev, struct trace *tr, uint64_t where, struct acq_item *ret_item)
 {
 	uint64_t count = bus_stat_add(&dev->stats.bad_input, 1);
 
-	if (!tr->first_bad)
-		tr->first_bad = tr->lineno;
+	if (!tr->first_bad) {
+		tr->first_bad = (unsigned long)where + (tr->fmt == BUS_TRACE_BLF);
+		if (tr->blf)
+			snprintf(tr->first_why, sizeof(tr->first_why), "%s", bus_blf_why(tr->blf, NULL));
+	}
 	*ret_item = (struct acq_item){
 		.t_ns = dev->cfg.can.trace_speed > 0 ? basic_now_ns(CLOCK_REALTIME) : tr->last_t_ns,
 		.kind = ACQ_ITEM_EVENT,
 		.bus = dev->cfg.index,
-		.event = { .code = ACQ_EV_CAN_BAD_LINE, .detail = (uint32_t)tr->lineno,
-		           .arg = (int64_t)count },
+		.event = { .code = ACQ_EV_CAN_BAD_LINE, .detail = (uint32_t)where, .arg = (int64_t)count },
 	};
+}
+
+static void trace_bad_line(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
+{
+	trace_bad_at(dev, tr, tr->lineno, ret_item);
 }
 
 static void trace_note_frame(bus_dev_t *dev, struct trace *tr, struct acq_item *it)
@@ -214,14 +241,100 @@ static void trace_note_frame(bus_dev_t *dev, struct trace *tr, struct acq_item *
 		bus_stat_add(&dev->stats.rx_errors, 1);
 }
 
+/* BLF bytes: what the detection buffered first, then the file */
+static ssize_t trace_blf_read(void *ctx, void *buf, size_t len)
+{
+	struct trace *tr = ctx;
+	ssize_t n;
+
+	if (tr->pos < tr->fill) {
+		size_t k = tr->fill - tr->pos < len ? tr->fill - tr->pos : len;
+
+		memcpy(buf, tr->buf + tr->pos, k);
+		tr->pos += k;
+		return (ssize_t)k;
+	}
+	do
+		n = read(tr->fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	tr->file_pos += n;
+	return n;
+}
+
+/* Keep the frame? (interface of a candump log, channel of the others, filters) */
+static bool trace_wanted(const bus_dev_t *dev, const struct trace *tr, const char *ifname, unsigned chan,
+                         const struct acq_can *can)
+{
+	if (tr->fmt == BUS_TRACE_CANDUMP) {
+		if (dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0)
+			return false;
+	} else if (dev->cfg.can.trace_channel && chan != dev->cfg.can.trace_channel) {
+		return false;
+	}
+	return bus_can_filter_pass(&dev->cfg.can, can);
+}
+
+static int trace_fetch_blf(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
+{
+	unsigned chan = 0;
+
+	for (;;) {
+		int r = bus_blf_next(tr->blf, trace_blf_read, tr, ret_item, &chan);
+		uint64_t off;
+
+		if (r == -EBADMSG) {
+			bus_blf_why(tr->blf, &off);
+			trace_bad_at(dev, tr, off, ret_item);
+			return 0;
+		}
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			r = trace_rewind(dev, tr);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (!trace_wanted(dev, tr, "", chan, &ret_item->can))
+			continue;
+		trace_note_frame(dev, tr, ret_item);
+		return 0;
+	}
+}
+
+/* One line of a text format: BUS_TRACE_FRAME, BUS_TRACE_SKIP or -EBADMSG. */
+static int trace_parse_line(struct trace *tr, const char *line, size_t len, struct acq_item *ret_item,
+                            char *ifname, unsigned *ret_chan)
+{
+	switch (tr->fmt) {
+	case BUS_TRACE_ASC:
+		return bus_asc_line(&tr->asc, line, len, ret_item, ret_chan);
+	case BUS_TRACE_TRC:
+		return bus_trc_line(&tr->trc, line, len, ret_item, ret_chan);
+	default:
+		if (line_blank(line, len))
+			return BUS_TRACE_SKIP;
+		/* the parser stops at a NUL like at the end of a C string: in a
+		   file a NUL byte is garbage, not the end of the line */
+		if (memchr(line, '\0', len) || bus_candump_parse(line, len, ret_item, ifname, BUS_CANDUMP_LINE_MAX) < 0)
+			return -EBADMSG;
+		return BUS_TRACE_FRAME;
+	}
+}
+
 /* Next item from the file: a frame or a bad-line event; -ENODATA at the end. */
 static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
 {
-	char ifname[BUS_CANDUMP_LINE_MAX];
+	char ifname[BUS_CANDUMP_LINE_MAX] = "";
 	const char *line;
 	size_t len;
 
+	if (tr->fmt == BUS_TRACE_BLF)
+		return trace_fetch_blf(dev, tr, ret_item);
 	for (;;) {
+		unsigned chan = 1;
 		int r = trace_next_line(tr, &line, &len);
 
 		if (r < 0)
@@ -236,16 +349,12 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 			trace_bad_line(dev, tr, ret_item);
 			return 0;
 		}
-		if (line_blank(line, len))
-			continue;
-		/* the parser stops at a NUL like at the end of a C string: in a
-		   file a NUL byte is garbage, not the end of the line */
-		if (memchr(line, '\0', len) || bus_candump_parse(line, len, ret_item, ifname, sizeof(ifname)) < 0) {
+		r = trace_parse_line(tr, line, len, ret_item, ifname, &chan);
+		if (r < 0) {
 			trace_bad_line(dev, tr, ret_item);
 			return 0;
 		}
-		if ((dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0) ||
-		    !bus_can_filter_pass(&dev->cfg.can, &ret_item->can))
+		if (r != BUS_TRACE_FRAME || !trace_wanted(dev, tr, ifname, chan, &ret_item->can))
 			continue;
 		trace_note_frame(dev, tr, ret_item);
 		return 0;
@@ -254,26 +363,42 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 
 /*
  * Wait until the pending frame is due (acq-pace.h: the one pacing loop of
- * every recorded source).  Returns 1 when due (restamped: a paced trace
- * plays a live bus), 0 if it is not due before deadline_ns (or at all when
- * nowait).
+ * every recorded source).  Returns 1 when due, 0 if it is not due before
+ * deadline_ns (or at all when nowait).  A due frame is stamped with the
+ * instant it was due on CLOCK_REALTIME (*off: realtime - monotonic, read
+ * once per recv): a paced trace plays a live bus, whose kernel stamps the
+ * frame when it arrives, also when the reader takes a burst of them later
+ * (acq_source's coalescing).  *now caches CLOCK_MONOTONIC, so the frames
+ * already due in a burst cost no clock read each.
  */
-static int trace_pace(struct trace *tr, int64_t deadline_ns, bool nowait)
+static int trace_pace(struct trace *tr, int64_t deadline_ns, bool nowait, int64_t *now, int64_t off)
 {
-	if (!acq_pace_wait(&tr->pace, tr->pending.t_ns, nowait ? 0 : deadline_ns, NULL))
-		return 0;
-	tr->pending.t_ns = basic_now_ns(CLOCK_REALTIME);
+	int64_t due = acq_pace_due(&tr->pace, tr->pending.t_ns);
+
+	if (due > *now) {
+		*now = basic_now_ns(CLOCK_MONOTONIC);
+		if (due > *now && !acq_pace_wait(&tr->pace, tr->pending.t_ns, nowait ? 0 : deadline_ns, NULL))
+			return 0;
+	}
+	tr->pending.t_ns = due + off;
 	return 1;
 }
 
 static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct trace *tr = dev->priv;
-	int64_t deadline = timeout_ms < 0 ? -1 : basic_now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+	int64_t now = basic_now_ns(CLOCK_MONOTONIC), off = basic_now_ns(CLOCK_REALTIME) - now;
+	int64_t deadline = timeout_ms < 0 ? -1 : now + (int64_t)timeout_ms * 1000000;
 	size_t n = 0;
 
 	if (tr->fd < 0)
 		return bus_gone(dev, dev->gone_cause); /* released, not reopened */
+	if (tr->detect_err) {
+		int e = tr->detect_err;
+
+		tr->detect_err = 0;
+		return bus_gone(dev, e);
+	}
 	while (n < max) {
 		if (!tr->have_pending) {
 			int r = trace_fetch(dev, tr, &tr->pending);
@@ -288,7 +413,7 @@ static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 		}
 		/* events are not paced: they have no trace time of their own */
 		if (dev->cfg.can.trace_speed > 0 && tr->pending.kind == ACQ_ITEM_CAN &&
-		    trace_pace(tr, deadline, n > 0) == 0)
+		    trace_pace(tr, deadline, n > 0, &now, off) == 0)
 			break;
 		items[n++] = tr->pending;
 		tr->have_pending = false;
@@ -312,6 +437,7 @@ static void trace_close(bus_dev_t *dev)
 	if (!tr)
 		return;
 	trace_release(dev);
+	bus_blf_free(tr->blf);
 	free(tr->buf);
 	free(tr);
 	dev->priv = NULL;
@@ -339,16 +465,64 @@ static int trace_attach(bus_dev_t *dev)
 	return r;
 }
 
+/*
+ * The format, from what the first reads bring (until a line tells, up to
+ * the whole buffer):
+ * the bytes stay in the buffer for the reader, so a pipe works too.  A
+ * file absent at open (bus_open_absent) is told when it comes back (and a
+ * BLF reader then allocated: once, at that reopen).
+ */
+static int trace_detect(struct trace *tr)
+{
+	int r;
+
+	/* read on only while nothing tells: a pipe's writer may be slow */
+	for (;;) {
+		tr->fmt = bus_trace_detect(tr->buf, tr->fill);
+		if ((tr->fmt != BUS_TRACE_UNKNOWN && tr->fmt != BUS_TRACE_EMPTY) || tr->eof || tr->fill == TRACE_BUF_SIZE)
+			break;
+		if ((r = trace_fill(tr)) < 0)
+			return r;
+	}
+	tr->detected = true;
+	bus_asc_init(&tr->asc);
+	bus_trc_init(&tr->trc);
+	if (tr->fmt == BUS_TRACE_UNKNOWN)
+		return -EMEDIUMTYPE;
+	if (tr->fmt == BUS_TRACE_BLF)
+		return bus_blf_new(&tr->blf);
+	return 0;
+}
+
+/* Detection at open or reopen: a read error (EIO) is the file gone, said
+   by the first recv() as for any read, while the open itself succeeds. */
+static int trace_detect_at_open(bus_dev_t *dev, struct trace *tr)
+{
+	int r = trace_detect(tr);
+
+	if (r < 0 && r != -EMEDIUMTYPE && r != -ENOMEM) {
+		tr->detect_err = r;
+		return 0;
+	}
+	if (r < 0)
+		trace_release(dev);
+	return r;
+}
+
 /* What is buffered stays: the frames go on from where the error hit them.
    A paced trace starts its clock again, as a live bus would not make up
    for the time it was away. */
 static int trace_reopen(bus_dev_t *dev)
 {
 	struct trace *tr = dev->priv;
+	int r;
 
 	trace_release(dev);
 	acq_pace_restart(&tr->pace);
-	return trace_attach(dev);
+	r = trace_attach(dev);
+	if (r == 0 && !tr->detected)
+		r = trace_detect_at_open(dev, tr);
+	return r;
 }
 
 static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
@@ -369,7 +543,11 @@ static int trace_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 		acq_pace_init(&tr->pace, can->trace_speed); /* finite and > 0: checked above */
 	tr->buf = malloc(TRACE_BUF_SIZE);
 	dev->priv = tr;
-	r = tr->buf ? bus_open_absent(dev, trace_attach(dev)) : -ENOMEM;
+	r = tr->buf ? trace_attach(dev) : -ENOMEM;
+	if (r == 0)
+		r = trace_detect_at_open(dev, tr);
+	else if (r != -ENOMEM)
+		r = bus_open_absent(dev, r);
 	if (r < 0)
 		trace_close(dev);
 	return r;
@@ -384,7 +562,11 @@ int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len)
 	tr = dev->priv;
 	if (!tr->first_bad)
 		return -ENOENT;
-	snprintf(buf, len, "%s:%lu: malformed candump line", dev->cfg.can.device, tr->first_bad);
+	if (tr->fmt == BUS_TRACE_BLF)
+		snprintf(buf, len, "%s: offset %lu: %s", dev->cfg.can.device, tr->first_bad - 1, tr->first_why);
+	else
+		snprintf(buf, len, "%s:%lu: malformed %s line", dev->cfg.can.device, tr->first_bad,
+		         bus_trace_format_name(tr->fmt == BUS_TRACE_EMPTY ? BUS_TRACE_CANDUMP : tr->fmt));
 	return 0;
 }
 

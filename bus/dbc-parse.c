@@ -5,8 +5,13 @@
  * dropped; attributes and the other sections are skipped to their ';'.
  *
  * A small lexer over the whole file: strings may span lines (CM_ texts
- * do), and the statements that have no terminating ';' (BO_, SG_, BU_)
- * end at the end of their line, so tokens carry their line number.
+ * do), and the statements that have no terminating ';' (BO_, SG_) end at
+ * the end of their line, so tokens carry their line number.  `//` starts
+ * a comment to the end of the line (outside strings), as in the files
+ * some generators write.
+ *
+ * What production files get wrong but is not ambiguous goes through
+ * dbc_warn(): a warning and a skip when lenient, an error when strict.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -89,10 +94,16 @@ static int lex_next(struct parser *ps, struct tok *t)
 {
 	unsigned char c;
 
-	while (ps->p < ps->end && isspace((unsigned char)*ps->p)) {
-		if (*ps->p == '\n')
-			ps->line++;
-		ps->p++;
+	for (;;) {
+		while (ps->p < ps->end && isspace((unsigned char)*ps->p)) {
+			if (*ps->p == '\n')
+				ps->line++;
+			ps->p++;
+		}
+		if (ps->end - ps->p < 2 || ps->p[0] != '/' || ps->p[1] != '/')
+			break;
+		while (ps->p < ps->end && *ps->p != '\n')
+			ps->p++;
 	}
 	*t = (struct tok){ .type = T_EOF, .line = ps->line, .s = ps->p };
 	if (ps->p >= ps->end)
@@ -267,6 +278,36 @@ static int parse_ns(struct parser *ps)
 	return r < 0 ? r : 0;
 }
 
+/* A statement keyword: capitals (and digits) ending in '_', or VERSION. */
+static bool tok_keyword(const struct tok *t)
+{
+	if (t->type != T_WORD)
+		return false;
+	if (tok_is(t, "VERSION"))
+		return true;
+	if (t->len < 2 || t->s[t->len - 1] != '_')
+		return false;
+	for (size_t i = 0; i < t->len; i++)
+		if (!isupper((unsigned char)t->s[i]) && !isdigit((unsigned char)t->s[i]) && t->s[i] != '_')
+			return false;
+	return true;
+}
+
+/* BU_: node names, on as many lines as the writer wanted, up to the next keyword. */
+static int parse_bu(struct parser *ps)
+{
+	struct tok t;
+	int r = expect(ps, ":");
+
+	while (r >= 0) {
+		r = lex_peek(ps, &t);
+		if (r < 0 || t.type != T_WORD || tok_keyword(&t))
+			break;
+		lex_next(ps, &t);
+	}
+	return r < 0 ? r : 0;
+}
+
 static struct dbc_msg *find_msg(struct bus_dbc *dbc, uint32_t id, bool ext)
 {
 	for (unsigned i = 0; i < dbc->nmsgs; i++)
@@ -295,10 +336,12 @@ static int next_msg_id(struct parser *ps, uint32_t *ret_id, bool *ret_ext, unsig
 	*ret_line = t.line;
 	*ret_ext = (v & 0x80000000) != 0;
 	*ret_id = (uint32_t)v & 0x1fffffff;
-	if (!*ret_ext && *ret_id > 0x7ff && (uint32_t)v != DBC_INDEPENDENT_ID)
-		return perr(ps, t.line, "standard id %u out of range (extended ids need bit 31)", *ret_id);
-	if ((uint32_t)v == DBC_INDEPENDENT_ID)
+	if ((uint32_t)v == DBC_INDEPENDENT_ID || (uint32_t)v == DBC_INDEPENDENT_ID_ALT) {
 		*ret_id = DBC_INDEPENDENT_ID;
+		return 0;
+	}
+	if (!*ret_ext && *ret_id > 0x7ff)
+		return perr(ps, t.line, "standard id %u out of range (extended ids need bit 31)", *ret_id);
 	return 0;
 }
 
@@ -351,8 +394,8 @@ static int parse_bo(struct parser *ps, unsigned line)
 	return 0;
 }
 
-/* "M", "m<n>" or "m<n>M" */
-static int parse_mux_flag(struct parser *ps, const struct tok *t, struct dbc_sig *s)
+/* "M", "m<n>" or "m<n>M"; a bare "m" is a plain signal (with a warning). */
+static int parse_mux_flag(struct parser *ps, const struct tok *t, const struct tok *name, struct dbc_sig *s)
 {
 	size_t i = 1;
 	uint64_t v = 0;
@@ -361,6 +404,9 @@ static int parse_mux_flag(struct parser *ps, const struct tok *t, struct dbc_sig
 		s->is_mux = true;
 		return 0;
 	}
+	if (t->len == 1 && t->s[0] == 'm')
+		return dbc_warn(ps->dbc, ps->path, t->line, "read as a plain signal", ps->errbuf, ps->errlen,
+		                "signal '%.*s': multiplexer indicator 'm' without a value", (int)name->len, name->s);
 	if (t->s[0] != 'm' || t->len < 2)
 		return perr(ps, t->line, "bad multiplexer indicator '%.*s'", (int)t->len, t->s);
 	for (; i < t->len && isdigit((unsigned char)t->s[i]) && i < 19; i++)
@@ -426,7 +472,7 @@ static int parse_sg(struct parser *ps, unsigned line)
 	if ((r = next_type(ps, &name, T_WORD, "signal name")) < 0 || (r = lex_next(ps, &t)) < 0)
 		return r;
 	if (t.type == T_WORD) {
-		if ((r = parse_mux_flag(ps, &t, &sig)) < 0 || (r = expect(ps, ":")) < 0)
+		if ((r = parse_mux_flag(ps, &t, &name, &sig)) < 0 || (r = expect(ps, ":")) < 0)
 			return r;
 	} else if (!tok_is(&t, ":")) {
 		return perr(ps, t.line, "expected ':' after the signal name");
@@ -456,15 +502,27 @@ static int parse_sg(struct parser *ps, unsigned line)
 	return s->name ? 0 : -ENOMEM;
 }
 
-/*
- * Signal named by "<msg id> <signal name>", as VAL_ and friends write it.
- * Returns 0, or 1 for a signal of VECTOR__INDEPENDENT_SIG_MSG (not on the
- * bus: the caller skips the statement).
- */
-static int next_sig_ref(struct parser *ps, struct dbc_sig **ret_sig)
+/* The message of id for statement kw; NULL and a warning (0) or an error if unknown. */
+static int ref_msg(struct parser *ps, const char *kw, uint32_t id, bool ext, unsigned line, struct dbc_msg **ret_msg)
 {
-	struct dbc_msg *m;
-	struct dbc_sig *s;
+	*ret_msg = find_msg(ps->dbc, id, ext);
+	if (*ret_msg)
+		return 0;
+	return dbc_warn(ps->dbc, ps->path, line, "statement skipped", ps->errbuf, ps->errlen,
+	                "%s: unknown message id %u", kw, id | (ext ? 0x80000000u : 0));
+}
+
+/*
+ * Signal named by "<msg id> <signal name>", as VAL_ and friends (kw)
+ * write it.  Returns 0, or 1 when the caller skips the statement: a signal
+ * of VECTOR__INDEPENDENT_SIG_MSG (not on the bus), or an unknown message
+ * or signal in lenient mode (warned).
+ */
+static int ref_sig(struct parser *ps, const char *kw, uint32_t id, bool ext, unsigned line, const struct tok *name,
+                   struct dbc_sig **ret_sig);
+
+static int next_sig_ref(struct parser *ps, const char *kw, struct dbc_sig **ret_sig)
+{
 	struct tok name;
 	uint32_t id;
 	bool ext;
@@ -473,14 +531,27 @@ static int next_sig_ref(struct parser *ps, struct dbc_sig **ret_sig)
 
 	if ((r = next_msg_id(ps, &id, &ext, &line)) < 0 || (r = next_type(ps, &name, T_WORD, "signal name")) < 0)
 		return r;
+	return ref_sig(ps, kw, id, ext, line, &name, ret_sig);
+}
+
+/* The signal name of message id, as next_sig_ref() returns it. */
+static int ref_sig(struct parser *ps, const char *kw, uint32_t id, bool ext, unsigned line, const struct tok *name,
+                   struct dbc_sig **ret_sig)
+{
+	struct dbc_msg *m;
+	struct dbc_sig *s;
+	int r;
+
 	if (id == DBC_INDEPENDENT_ID)
 		return 1;
-	m = find_msg(ps->dbc, id, ext);
-	if (!m)
-		return perr(ps, line, "unknown message id %u", id);
-	s = find_sig(ps->dbc, m, name.s, name.len);
-	if (!s)
-		return perr(ps, name.line, "unknown signal '%.*s' in message %u", (int)name.len, name.s, id);
+	if ((r = ref_msg(ps, kw, id, ext, line, &m)) < 0 || !m)
+		return r < 0 ? r : 1;
+	s = find_sig(ps->dbc, m, name->s, name->len);
+	if (!s) {
+		r = dbc_warn(ps->dbc, ps->path, name->line, "statement skipped", ps->errbuf, ps->errlen,
+		             "%s: unknown signal '%.*s' in message %u", kw, (int)name->len, name->s, id);
+		return r < 0 ? r : 1;
+	}
 	*ret_sig = s;
 	return 0;
 }
@@ -511,7 +582,7 @@ static int parse_val(struct parser *ps, unsigned line)
 		return r;
 	if (t.type != T_WORD || !isdigit((unsigned char)t.s[0]))
 		return skip_statement(ps, line); /* value table of an environment variable */
-	if ((r = next_sig_ref(ps, &s)) != 0)
+	if ((r = next_sig_ref(ps, "VAL_", &s)) != 0)
 		return r < 0 ? r : skip_statement(ps, line);
 	for (;;) {
 		if ((r = lex_next(ps, &t)) < 0)
@@ -531,7 +602,7 @@ static int parse_valtype(struct parser *ps, unsigned line)
 	int64_t v;
 	int r;
 
-	if ((r = next_sig_ref(ps, &s)) != 0)
+	if ((r = next_sig_ref(ps, "SIG_VALTYPE_", &s)) != 0)
 		return r < 0 ? r : skip_statement(ps, line);
 	if ((r = lex_next(ps, &t)) < 0)
 		return r;
@@ -574,7 +645,7 @@ static int parse_mul_val(struct parser *ps, unsigned line)
 	struct tok mux, t;
 	int r;
 
-	if ((r = next_sig_ref(ps, &s)) != 0)
+	if ((r = next_sig_ref(ps, "SG_MUL_VAL_", &s)) != 0)
 		return r < 0 ? r : skip_statement(ps, line);
 	if ((r = next_type(ps, &mux, T_WORD, "multiplexor name")) < 0)
 		return r;
@@ -603,11 +674,41 @@ static int parse_mul_val(struct parser *ps, unsigned line)
 	return s->nranges ? 0 : perr(ps, line, "SG_MUL_VAL_ without ranges");
 }
 
-/* CM_ [BU_ node | BO_ id | SG_ id name | EV_ name] "text" ; - checked, not kept */
-static int parse_cm(struct parser *ps)
+/* CM_ SG_ id name "text" or, as some writers put it, CM_ SG_ id "text" (warned). */
+static int parse_cm_sg(struct parser *ps)
 {
+	struct dbc_sig *s;
+	struct tok t, name;
+	uint32_t id;
+	bool ext;
+	unsigned idline;
+	int r;
+
+	if ((r = next_msg_id(ps, &id, &ext, &idline)) < 0 || (r = lex_next(ps, &t)) < 0)
+		return r;
+	if (t.type == T_STR) {
+		r = dbc_warn(ps->dbc, ps->path, idline, "comment skipped", ps->errbuf, ps->errlen,
+		             "CM_ SG_ %u without a signal name", id);
+		return r < 0 ? r : expect(ps, ";");
+	}
+	if (t.type != T_WORD)
+		return perr(ps, t.line, "expected signal name, found '%.*s'", (int)(t.len > 40 ? 40 : t.len), t.s);
+	name = t;
+	/* the text first: an unterminated one is the error to report */
+	if ((r = next_type(ps, &t, T_STR, "comment string")) < 0 ||
+	    (r = ref_sig(ps, "CM_ SG_", id, ext, idline, &name, &s)) < 0)
+		return r;
+	return expect(ps, ";");
+}
+
+/* CM_ [BU_ node | BO_ id | SG_ id name | EV_ name] "text" ; - checked, not kept */
+static int parse_cm(struct parser *ps, unsigned line)
+{
+	struct dbc_msg *m;
 	struct tok t;
-	int64_t v;
+	uint32_t id;
+	bool ext;
+	unsigned idline;
 	int r;
 
 	if ((r = lex_next(ps, &t)) < 0)
@@ -615,10 +716,12 @@ static int parse_cm(struct parser *ps)
 	if (tok_is(&t, "BU_") || tok_is(&t, "EV_")) {
 		r = next_type(ps, &t, T_WORD, "name");
 	} else if (tok_is(&t, "BO_")) {
-		r = next_int(ps, 0, UINT32_MAX, &v);
+		if ((r = next_msg_id(ps, &id, &ext, &idline)) < 0)
+			return r;
+		if (id != DBC_INDEPENDENT_ID && ((r = ref_msg(ps, "CM_ BO_", id, ext, idline, &m)) < 0 || !m))
+			return r < 0 ? r : skip_statement(ps, line);
 	} else if (tok_is(&t, "SG_")) {
-		if ((r = next_int(ps, 0, UINT32_MAX, &v)) >= 0)
-			r = next_type(ps, &t, T_WORD, "signal name");
+		return parse_cm_sg(ps);
 	} else if (t.type == T_STR) {
 		return expect(ps, ";");
 	} else {
@@ -629,30 +732,79 @@ static int parse_cm(struct parser *ps)
 	return expect(ps, ";");
 }
 
-/* BA_ "GenMsgCycleTime" BO_ id ms ; is kept (railmon check estimates the
-   bus load from it); every other attribute is checked for its ';' only. */
-static int parse_ba(struct parser *ps, unsigned line)
+static bool tok_str_is(const struct tok *t, const char *s)
 {
+	return t->type == T_STR && t->len == strlen(s) && memcmp(t->s, s, t->len) == 0;
+}
+
+/* BA_ "attr" BO_ id value ; - GenMsgCycleTime and SystemMessageLongSymbol kept */
+static int parse_ba_bo(struct parser *ps, const struct tok *attr, unsigned line)
+{
+	struct dbc_msg *m;
 	struct tok t;
-	int64_t id, ms;
+	uint32_t id;
+	bool ext;
+	unsigned idline;
+	int64_t ms;
 	int r;
 
-	if ((r = lex_next(ps, &t)) < 0)
+	if ((r = next_msg_id(ps, &id, &ext, &idline)) < 0)
 		return r;
-	if (t.type != T_STR || t.len != 15 || memcmp(t.s, "GenMsgCycleTime", 15))
-		return t.type == T_PUNCT && *t.s == ';' ? 0 : skip_statement(ps, line);
-	if ((r = lex_next(ps, &t)) < 0)
-		return r;
-	if (!tok_is(&t, "BO_"))
-		return t.type == T_PUNCT && *t.s == ';' ? 0 : skip_statement(ps, line);
-	if ((r = next_int(ps, 0, UINT32_MAX, &id)) < 0 || (r = next_int(ps, 0, 3600000, &ms)) < 0)
-		return r;
-	for (unsigned i = 0; i < ps->dbc->nmsgs; i++) {
-		struct dbc_msg *m = &ps->dbc->msgs[i];
-		if (m->id == ((uint32_t)id & 0x1fffffff) && m->ext == ((id & 0x80000000) != 0))
-			m->cycle_ms = (unsigned)ms;
+	if (id == DBC_INDEPENDENT_ID || (r = ref_msg(ps, "BA_", id, ext, idline, &m)) < 0 || !m)
+		return r < 0 ? r : skip_statement(ps, line);
+	if (tok_str_is(attr, "GenMsgCycleTime")) {
+		if ((r = next_int(ps, 0, 3600000, &ms)) < 0)
+			return r;
+		m->cycle_ms = (unsigned)ms;
+	} else if (tok_str_is(attr, "SystemMessageLongSymbol")) {
+		if ((r = next_type(ps, &t, T_STR, "long name")) < 0)
+			return r;
+		free(m->long_name);
+		if (!(m->long_name = tok_dup(&t)))
+			return -ENOMEM;
+	} else {
+		return skip_statement(ps, line);
 	}
 	return expect(ps, ";");
+}
+
+/* BA_ "attr" SG_ id name value ; - SystemSignalLongSymbol kept */
+static int parse_ba_sg(struct parser *ps, const struct tok *attr, unsigned line)
+{
+	struct dbc_sig *s;
+	struct tok t;
+	int r;
+
+	if ((r = next_sig_ref(ps, "BA_", &s)) != 0)
+		return r < 0 ? r : skip_statement(ps, line);
+	if (!tok_str_is(attr, "SystemSignalLongSymbol"))
+		return skip_statement(ps, line);
+	if ((r = next_type(ps, &t, T_STR, "long name")) < 0)
+		return r;
+	free(s->long_name);
+	if (!(s->long_name = tok_dup(&t)))
+		return -ENOMEM;
+	return expect(ps, ";");
+}
+
+/* BA_: the cycle time (railmon check estimates the bus load from it) and
+   the long names are kept; every other attribute is checked for its ';'. */
+static int parse_ba(struct parser *ps, unsigned line)
+{
+	struct tok attr, t;
+	int r;
+
+	if ((r = lex_next(ps, &attr)) < 0)
+		return r;
+	if (attr.type != T_STR)
+		return attr.type == T_PUNCT && *attr.s == ';' ? 0 : skip_statement(ps, line);
+	if ((r = lex_next(ps, &t)) < 0)
+		return r;
+	if (tok_is(&t, "BO_"))
+		return parse_ba_bo(ps, &attr, line);
+	if (tok_is(&t, "SG_"))
+		return parse_ba_sg(ps, &attr, line);
+	return t.type == T_PUNCT && *t.s == ';' ? 0 : skip_statement(ps, line);
 }
 
 static int parse_statement(struct parser *ps, const struct tok *kw)
@@ -666,14 +818,16 @@ static int parse_statement(struct parser *ps, const struct tok *kw)
 	}
 	if (tok_is(kw, "NS_"))
 		return parse_ns(ps);
-	if (tok_is(kw, "BS_") || tok_is(kw, "BU_"))
+	if (tok_is(kw, "BS_"))
 		return skip_line(ps, line);
+	if (tok_is(kw, "BU_"))
+		return parse_bu(ps);
 	if (tok_is(kw, "BO_"))
 		return parse_bo(ps, line);
 	if (tok_is(kw, "SG_"))
 		return parse_sg(ps, line);
 	if (tok_is(kw, "CM_"))
-		return parse_cm(ps);
+		return parse_cm(ps, line);
 	if (tok_is(kw, "VAL_"))
 		return parse_val(ps, line);
 	if (tok_is(kw, "SIG_VALTYPE_"))

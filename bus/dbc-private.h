@@ -9,6 +9,8 @@
 
 #define DBC_MUX_SLOTS 16 /* multiplexor signals per message */
 #define DBC_INDEPENDENT_ID 0xc0000000u /* VECTOR__INDEPENDENT_SIG_MSG */
+/* The same pseudo-message as some tools write it: bit 30 only, no bit 31. */
+#define DBC_INDEPENDENT_ID_ALT 0x40000000u
 
 struct dbc_range {
 	uint64_t lo, hi;
@@ -28,6 +30,8 @@ enum dbc_valtype {
 /* A signal as declared, plus what decode needs, precompiled at load. */
 struct dbc_sig {
 	char *name;
+	char *long_name;       /* BA_ "SystemSignalLongSymbol", replaces name at the end */
+	bool skip;             /* dropped with a warning (lenient mode) */
 	char *unit;
 	unsigned msg;          /* index into bus_dbc.msgs */
 	unsigned line;         /* for errors found after parsing */
@@ -81,11 +85,17 @@ struct dbc_msg {
 	uint32_t id;
 	bool ext;
 	char *name;
+	char *long_name;       /* BA_ "SystemMessageLongSymbol" */
 	unsigned dlc;
 	unsigned cycle_ms;     /* BA_ "GenMsgCycleTime", 0 = not given */
 	unsigned line;
 	unsigned first, nsig;  /* signals [first, first + nsig) in file order */
 	struct dbc_op *ops;    /* nsig, decode order */
+};
+
+struct dbc_warning {
+	unsigned line, seq;         /* seq: found in this order (parse, then checks) */
+	char *text;                 /* "file:line: text; what was done" */
 };
 
 struct dbc_ext_key {
@@ -100,10 +110,28 @@ struct bus_dbc {
 	unsigned nsigs, capsigs;
 	uint16_t std_index[2048];   /* message index + 1, 0 = unknown id */
 	struct dbc_ext_key *ext_index; /* sorted by id */
+	struct dbc_ext_key *pgn_index; /* J1939: extended messages by PGN, sorted, first of a PGN kept */
+	unsigned npgn;
 	unsigned next;
 	unsigned decode_max;        /* signals of the largest message */
+	unsigned flags;             /* BUS_DBC_* */
+	struct dbc_warning *warnings; /* sorted by line once loaded */
+	unsigned nwarnings, capwarnings;
 };
+
+/*
+ * Something a lenient load accepts with a warning and a strict one refuses:
+ * strict, writes "path:line: text" into errbuf and returns -EBADMSG;
+ * lenient, keeps "path:line: text; action" and returns 0 (or -ENOMEM).
+ */
+__attribute__((format(printf, 7, 8)))
+int dbc_warn(struct bus_dbc *dbc, const char *path, unsigned line, const char *action, char *errbuf,
+             size_t errlen, const char *fmt, ...);
 
 /* dbc-parse.c: fill msgs/sigs from the text; errors "path:line: ..." */
 int dbc_parse(struct bus_dbc *dbc, const char *path, const char *text, size_t len,
               char *errbuf, size_t errlen);
+/* dbc-text.c: offset of the first byte that is not valid UTF-8 (len if
+   none); CP1252 to UTF-8 (malloc'd). */
+size_t dbc_utf8_invalid_at(const char *text, size_t len);
+int dbc_cp1252_to_utf8(const char *text, size_t len, char **ret_text, size_t *ret_len);

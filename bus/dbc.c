@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dbc-private.h"
+#include "j1939.h"
 
 #define DBC_FILE_MAX (64u << 20)
 
@@ -112,6 +113,36 @@ static int lerr(char *errbuf, size_t errlen, const char *path, unsigned line, co
 	return -EBADMSG;
 }
 
+int dbc_warn(struct bus_dbc *dbc, const char *path, unsigned line, const char *action, char *errbuf,
+             size_t errlen, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (dbc->flags & BUS_DBC_STRICT)
+		return lerr(errbuf, errlen, path, line, "%s", text);
+	if (dbc->nwarnings == dbc->capwarnings) {
+		unsigned ncap = dbc->capwarnings ? dbc->capwarnings * 2 : 16;
+		struct dbc_warning *w = realloc(dbc->warnings, ncap * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		dbc->warnings = w;
+		dbc->capwarnings = ncap;
+	}
+	n = asprintf(&dbc->warnings[dbc->nwarnings].text, "%s:%u: %s; %s", path, line, text, action);
+	if (n < 0)
+		return -ENOMEM;
+	dbc->warnings[dbc->nwarnings].line = line;
+	dbc->warnings[dbc->nwarnings].seq = dbc->nwarnings;
+	dbc->nwarnings++;
+	return 0;
+}
+
 /* Motorola: big-endian bit index (0 = MSB of byte 0) of the signal's MSB. */
 static unsigned be_msb(const struct dbc_sig *s)
 {
@@ -182,10 +213,7 @@ static int compile_sig(struct bus_dbc *dbc, const struct dbc_msg *m, unsigned i,
 	unsigned need;
 	int r;
 
-	need = compile_layout(s, op);
-	if (need > m->dlc || (s->motorola && be_msb(s) + s->size > m->dlc * 8))
-		return lerr(errbuf, errlen, path, s->line, "signal '%s' does not fit in the %u bytes of message %s",
-		            s->name, m->dlc, m->name);
+	need = compile_layout(s, op); /* prune() dropped the signals that do not fit */
 	op->need_len = (uint8_t)need;
 	op->valtype = (uint8_t)s->valtype;
 	op->slow_value = s->valtype != DBC_INT || (!s->is_signed && s->size == 64);
@@ -293,11 +321,194 @@ static int compile_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path,
 	return r;
 }
 
+static bool sig_fits(const struct dbc_sig *s, unsigned dlc)
+{
+	struct dbc_op op;
+	unsigned need = compile_layout(s, &op);
+
+	return need <= dlc && !(s->motorola && be_msb(s) + s->size > dlc * 8);
+}
+
+/* The multiplexor of s: named by SG_MUL_VAL_, else the message's only
+   plain "M"; -1 when there is none or several (resolve_parent says so). */
+static int mux_of(const struct bus_dbc *dbc, const struct dbc_msg *m, const struct dbc_sig *s)
+{
+	int found = -1, count = 0;
+
+	if (!s->muxed && !s->mux_parent)
+		return -1;
+	for (unsigned i = m->first; i < m->first + m->nsig; i++) {
+		const struct dbc_sig *c = &dbc->sigs[i];
+
+		if (s->mux_parent ? strcmp(c->name, s->mux_parent) == 0 : (c->is_mux && !c->muxed)) {
+			found = (int)i;
+			count++;
+		}
+	}
+	return count == 1 ? found : -1;
+}
+
+/*
+ * Lenient: mark the signals that do not fit their message, then those
+ * whose multiplexor was marked, each with a warning; 'mN' in a message
+ * without a plain 'M' becomes a plain signal.  Strict: the first is an
+ * error.
+ */
+static int prune_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
+{
+	unsigned plain_mux = 0;
+	bool changed = true;
+	int r = 0;
+
+	for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {
+		struct dbc_sig *s = &dbc->sigs[i];
+
+		if (!sig_fits(s, m->dlc)) {
+			s->skip = true;
+			r = dbc_warn(dbc, path, s->line, "signal skipped", errbuf, errlen,
+			             "signal '%s' does not fit in the %u bytes of message %s", s->name, m->dlc, m->name);
+		}
+	}
+	while (r == 0 && changed) {
+		changed = false;
+		for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {
+			struct dbc_sig *s = &dbc->sigs[i];
+			int p = mux_of(dbc, m, s);
+
+			if (s->skip || p < 0 || !dbc->sigs[p].skip)
+				continue;
+			s->skip = changed = true;
+			r = dbc_warn(dbc, path, s->line, "signal skipped", errbuf, errlen,
+			             "signal '%s': its multiplexor '%s' was skipped", s->name, dbc->sigs[p].name);
+		}
+	}
+	for (unsigned i = m->first; i < m->first + m->nsig; i++)
+		plain_mux += !dbc->sigs[i].skip && dbc->sigs[i].is_mux && !dbc->sigs[i].muxed;
+	for (unsigned i = m->first; r == 0 && plain_mux == 0 && i < m->first + m->nsig; i++) {
+		struct dbc_sig *s = &dbc->sigs[i];
+
+		if (s->skip || !s->muxed || s->mux_parent)
+			continue;
+		r = dbc_warn(dbc, path, s->line, "read as a plain signal", errbuf, errlen,
+		             "signal '%s': m%llu but message %s has no multiplexor (M)", s->name,
+		             (unsigned long long)s->mux_val, m->name);
+		s->muxed = false;
+	}
+	return r;
+}
+
+static void sig_free(struct dbc_sig *s)
+{
+	free(s->name);
+	free(s->long_name);
+	free(s->unit);
+	free(s->mux_parent);
+	free(s->ranges);
+	for (unsigned j = 0; j < s->nlabels; j++)
+		free(s->labels[j].label);
+	free(s->labels);
+}
+
+/* Drop the marked signals; messages keep their signals contiguous. */
+static void compact(struct bus_dbc *dbc)
+{
+	unsigned k = 0;
+
+	for (unsigned mi = 0; mi < dbc->nmsgs; mi++) {
+		struct dbc_msg *m = &dbc->msgs[mi];
+		unsigned first = k;
+
+		for (unsigned i = m->first; i < m->first + m->nsig; i++) {
+			if (dbc->sigs[i].skip)
+				sig_free(&dbc->sigs[i]);
+			else
+				dbc->sigs[k++] = dbc->sigs[i];
+		}
+		m->first = first;
+		m->nsig = k - first;
+	}
+	dbc->nsigs = k;
+}
+
+static int prune(struct bus_dbc *dbc, const char *path, char *errbuf, size_t errlen)
+{
+	int r = 0;
+
+	for (unsigned i = 0; r == 0 && i < dbc->nmsgs; i++)
+		r = prune_msg(dbc, &dbc->msgs[i], path, errbuf, errlen);
+	if (r == 0)
+		compact(dbc);
+	return r;
+}
+
+/* The long names replace the short ones once nothing refers by name any more. */
+static void apply_long_names(struct bus_dbc *dbc)
+{
+	for (unsigned i = 0; i < dbc->nmsgs; i++)
+		if (dbc->msgs[i].long_name) {
+			free(dbc->msgs[i].name);
+			dbc->msgs[i].name = dbc->msgs[i].long_name;
+			dbc->msgs[i].long_name = NULL;
+		}
+	for (unsigned i = 0; i < dbc->nsigs; i++)
+		if (dbc->sigs[i].long_name) {
+			free(dbc->sigs[i].name);
+			dbc->sigs[i].name = dbc->sigs[i].long_name;
+			dbc->sigs[i].long_name = NULL;
+		}
+}
+
+/* Line of byte offset off, for the encoding warning. */
+static unsigned line_of(const char *text, size_t off)
+{
+	unsigned line = 1;
+
+	for (size_t i = 0; i < off; i++)
+		line += text[i] == '\n';
+	return line;
+}
+
+/* Text that is not UTF-8 is CP1252 (Vector's tools): converted, with a note. */
+static int to_utf8(struct bus_dbc *dbc, const char *name, const char **text, size_t *len, char **ret_buf,
+                   char *errbuf, size_t errlen)
+{
+	size_t off = 0;
+	int r;
+
+	*ret_buf = NULL;
+	off = dbc_utf8_invalid_at(*text, *len);
+	if (off == *len)
+		return 0;
+	if (!(dbc->flags & BUS_DBC_STRICT) &&
+	    (r = dbc_warn(dbc, name, line_of(*text, off), "read as CP1252", errbuf, errlen,
+	                  "not UTF-8 (byte 0x%02x)", (unsigned char)(*text)[off])) < 0)
+		return r;
+	if ((r = dbc_cp1252_to_utf8(*text, *len, ret_buf, len)) < 0)
+		return r;
+	*text = *ret_buf;
+	return 0;
+}
+
+/* Warnings in file order: the checks after parsing find theirs later. */
+static int cmp_warning(const void *a, const void *b)
+{
+	const struct dbc_warning *x = a, *y = b;
+
+	return x->line != y->line ? (x->line > y->line) - (x->line < y->line) : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 static int cmp_ext(const void *a, const void *b)
 {
 	const struct dbc_ext_key *x = a, *y = b;
 
 	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_pgn(const void *a, const void *b)
+{
+	const struct dbc_ext_key *x = a, *y = b;
+
+	return x->id != y->id ? (x->id > y->id) - (x->id < y->id) : (x->msg > y->msg) - (x->msg < y->msg);
 }
 
 static int cmp_label(const void *a, const void *b)
@@ -309,7 +520,7 @@ static int cmp_label(const void *a, const void *b)
 
 static int build_index(struct bus_dbc *dbc)
 {
-	unsigned next = 0;
+	unsigned next = 0, k;
 
 	for (unsigned i = 0; i < dbc->nmsgs; i++)
 		next += dbc->msgs[i].ext;
@@ -325,32 +536,57 @@ static int build_index(struct bus_dbc *dbc)
 			dbc->decode_max = dbc->msgs[i].nsig;
 	}
 	qsort(dbc->ext_index, dbc->next, sizeof(*dbc->ext_index), cmp_ext);
+	dbc->pgn_index = calloc(next ? next : 1, sizeof(*dbc->pgn_index));
+	if (!dbc->pgn_index)
+		return -ENOMEM;
+	for (unsigned i = 0; i < dbc->nmsgs; i++)
+		if (dbc->msgs[i].ext)
+			dbc->pgn_index[dbc->npgn++] = (struct dbc_ext_key){ bus_j1939_id_parse(dbc->msgs[i].id).pgn, i };
+	/* stable for equal PGNs (file order), then one entry per PGN */
+	qsort(dbc->pgn_index, dbc->npgn, sizeof(*dbc->pgn_index), cmp_pgn);
+	k = 0;
+	for (unsigned i = 0; i < dbc->npgn; i++)
+		if (!k || dbc->pgn_index[k - 1].id != dbc->pgn_index[i].id)
+			dbc->pgn_index[k++] = dbc->pgn_index[i];
+	dbc->npgn = k;
 	for (unsigned i = 0; i < dbc->nsigs; i++)
 		if (dbc->sigs[i].nlabels)
 			qsort(dbc->sigs[i].labels, dbc->sigs[i].nlabels, sizeof(struct dbc_label), cmp_label);
 	return 0;
 }
 
-int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_t **ret_dbc,
-                        char *errbuf, size_t errlen)
+int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, unsigned flags,
+                              bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
 {
 	struct bus_dbc *dbc;
+	char *converted = NULL;
 	int r;
 
-	if (!name || !ret_dbc || (!text && len))
+	if (!name || !ret_dbc || (!text && len) || (flags & ~BUS_DBC_STRICT))
 		return -EINVAL;
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
 	dbc = calloc(1, sizeof(*dbc));
 	if (!dbc)
 		return -ENOMEM;
-	r = dbc_parse(dbc, name, text ? text : "", len, errbuf, errlen);
+	dbc->flags = flags;
+	text = text ? text : "";
+	r = to_utf8(dbc, name, &text, &len, &converted, errbuf, errlen);
+	if (r == 0)
+		r = dbc_parse(dbc, name, text, len, errbuf, errlen);
+	free(converted);
+	if (r == 0)
+		r = prune(dbc, name, errbuf, errlen);
 	if (r == 0 && dbc->nmsgs >= UINT16_MAX)
 		r = lerr(errbuf, errlen, name, 1, "too many messages");
 	for (unsigned i = 0; r == 0 && i < dbc->nmsgs; i++)
 		r = compile_msg(dbc, &dbc->msgs[i], name, errbuf, errlen);
 	if (r == 0)
 		r = build_index(dbc);
+	if (r == 0 && dbc->nwarnings)
+		qsort(dbc->warnings, dbc->nwarnings, sizeof(*dbc->warnings), cmp_warning);
+	if (r == 0)
+		apply_long_names(dbc);
 	if (r < 0) {
 		bus_dbc_free(dbc);
 		return r;
@@ -359,7 +595,18 @@ int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_
 	return 0;
 }
 
+int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_t **ret_dbc,
+                        char *errbuf, size_t errlen)
+{
+	return bus_dbc_load_buffer_flags(name, text, len, 0, ret_dbc, errbuf, errlen);
+}
+
 int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+{
+	return bus_dbc_load_flags(path, 0, ret_dbc, errbuf, errlen);
+}
+
+int bus_dbc_load_flags(const char *path, unsigned flags, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
 {
 	const char *why;
 	char *text = NULL;
@@ -374,7 +621,7 @@ int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t err
 			snprintf(errbuf, errlen, "%s: %s", path, why ? why : strerror(-r));
 		return r;
 	}
-	r = bus_dbc_load_buffer(path, text, len, ret_dbc, errbuf, errlen);
+	r = bus_dbc_load_buffer_flags(path, text, len, flags, ret_dbc, errbuf, errlen);
 	free(text);
 	return r;
 }
@@ -385,24 +632,30 @@ bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
 		return NULL;
 	for (unsigned i = 0; i < dbc->nmsgs; i++) {
 		free(dbc->msgs[i].name);
+		free(dbc->msgs[i].long_name);
 		free(dbc->msgs[i].ops);
 	}
-	for (unsigned i = 0; i < dbc->nsigs; i++) {
-		struct dbc_sig *s = &dbc->sigs[i];
-
-		free(s->name);
-		free(s->unit);
-		free(s->mux_parent);
-		free(s->ranges);
-		for (unsigned j = 0; j < s->nlabels; j++)
-			free(s->labels[j].label);
-		free(s->labels);
-	}
+	for (unsigned i = 0; i < dbc->nsigs; i++)
+		sig_free(&dbc->sigs[i]);
+	for (unsigned i = 0; i < dbc->nwarnings; i++)
+		free(dbc->warnings[i].text);
+	free(dbc->warnings);
 	free(dbc->msgs);
 	free(dbc->sigs);
 	free(dbc->ext_index);
+	free(dbc->pgn_index);
 	free(dbc);
 	return NULL;
+}
+
+unsigned bus_dbc_warning_count(const bus_dbc_t *dbc)
+{
+	return dbc ? dbc->nwarnings : 0;
+}
+
+const char *bus_dbc_warning(const bus_dbc_t *dbc, unsigned i)
+{
+	return dbc && i < dbc->nwarnings ? dbc->warnings[i].text : NULL;
 }
 
 unsigned bus_dbc_signal_count(const bus_dbc_t *dbc)
@@ -493,6 +746,21 @@ int bus_dbc_value_label(const bus_dbc_t *dbc, unsigned index, double value, cons
 			hi = mid;
 	}
 	return -ENOENT;
+}
+
+int bus_dbc_value_entry(const bus_dbc_t *dbc, unsigned index, unsigned i, double *ret_value,
+                        const char **ret_label)
+{
+	const struct dbc_sig *s;
+
+	if (!dbc || !ret_value || !ret_label || index >= dbc->nsigs)
+		return -EINVAL;
+	s = &dbc->sigs[index];
+	if (i >= s->nlabels)
+		return -ENOENT;
+	*ret_value = (double)s->labels[i].value * s->scale + s->offset;
+	*ret_label = s->labels[i].label;
+	return 0;
 }
 
 static const struct dbc_msg *lookup(const struct bus_dbc *dbc, const struct acq_can *can)
@@ -665,6 +933,38 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
 	 * the masks drop, since signals not inside len are skipped.
 	 */
 	memcpy(&fc.w[0], frame->can.data, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	fc.w[0] = __builtin_bswap64(fc.w[0]);
+#endif
+	fc.w[1] = __builtin_bswap64(fc.w[0]);
+	return decode_ops(m->ops, m->nsig, &fc, out, max);
+}
+
+int bus_dbc_decode_pgn(const bus_dbc_t *dbc, uint32_t pgn, const uint8_t *data, size_t len, int64_t t_ns,
+                       uint16_t bus, uint32_t channel_base, struct acq_item *out, size_t max)
+{
+	const struct dbc_msg *m = NULL;
+	unsigned lo = 0, hi;
+	struct frame_ctx fc;
+
+	if (!dbc || (!data && len) || (!out && max) || len > BUS_J1939_TP_MAX)
+		return -EINVAL;
+	hi = dbc->npgn;
+	while (lo < hi && !m) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (dbc->pgn_index[mid].id == pgn)
+			m = &dbc->msgs[dbc->pgn_index[mid].msg];
+		else if (dbc->pgn_index[mid].id < pgn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!m)
+		return 0;
+	fc = (struct frame_ctx){ .t_ns = t_ns, .channel_base = channel_base, .bus = bus, .len = (unsigned)len,
+	                         .data = data };
+	memcpy(&fc.w[0], data, len < 8 ? len : 8); /* bytes past len only reach masked-off bits */
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	fc.w[0] = __builtin_bswap64(fc.w[0]);
 #endif

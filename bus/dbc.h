@@ -30,6 +30,21 @@ struct bus_dbc_signal_info {
 };
 
 /*
+ * Load flags.  Without BUS_DBC_STRICT a load accepts what production files
+ * contain and the standard Python tools load, with a warning each
+ * (bus_dbc_warning()): CM_/VAL_/BA_/SIG_VALTYPE_/SG_MUL_VAL_ naming a
+ * message or signal that does not exist (line skipped), a bare 'm'
+ * indicator (plain signal), 'mN' in a message without 'M' (plain signal),
+ * a signal that does not fit its message (signal skipped, and the signals
+ * it multiplexes), CM_ SG_ without a signal name, a file that is not UTF-8
+ * (read as CP1252).  BUS_DBC_STRICT refuses each of these as an error.
+ * Both accept // comments, a BU_ list over several lines, the
+ * VECTOR__INDEPENDENT_SIG_MSG id written 0x40000000 or 0xC0000000 and the
+ * long names of BA_ "SystemSignalLongSymbol"/"SystemMessageLongSymbol".
+ */
+#define BUS_DBC_STRICT 1u
+
+/*
  * Parse path.  On a syntax error returns -EBADMSG (or -EINVAL, -ENOENT...)
  * and, if errbuf is not NULL, writes "file:line: what is wrong" into it.
  */
@@ -40,6 +55,15 @@ int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t err
  */
 int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_t **ret_dbc,
                         char *errbuf, size_t errlen);
+/* The same two with flags (BUS_DBC_*); the two above are lenient (flags 0). */
+int bus_dbc_load_flags(const char *path, unsigned flags, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen);
+int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, unsigned flags,
+                              bus_dbc_t **ret_dbc, char *errbuf, size_t errlen);
+
+/* Warnings of a lenient load, in file order ("file:line: what; what was
+   done"); the string lives as long as dbc.  NULL when i is out of range. */
+unsigned bus_dbc_warning_count(const bus_dbc_t *dbc);
+const char *bus_dbc_warning(const bus_dbc_t *dbc, unsigned i);
 bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc);
 
 unsigned bus_dbc_signal_count(const bus_dbc_t *dbc);
@@ -76,6 +100,18 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
                    struct acq_item *out, size_t max);
 
 /*
+ * J1939: decode the payload of PGN pgn (a frame's data, or a message the
+ * transport protocol reassembled, up to 1785 bytes) with the DBC's
+ * extended message of that PGN, whatever source address and priority its
+ * id gives (the first message of a PGN in the file).  A DBC message has
+ * at most 64 bytes, so its signals lie there.  Samples as bus_dbc_decode()
+ * writes them, stamped t_ns on bus.  Returns their number, 0 for a PGN
+ * the DBC does not have, -EINVAL, -ENOBUFS.
+ */
+int bus_dbc_decode_pgn(const bus_dbc_t *dbc, uint32_t pgn, const uint8_t *data, size_t len, int64_t t_ns,
+                       uint16_t bus, uint32_t channel_base, struct acq_item *out, size_t max);
+
+/*
  * Label of a value table (VAL_) entry: value is the physical value a
  * sample carries; it is turned back into the raw integer with the signal's
  * scale and offset.  Returns 0 with *ret_label pointing into dbc (valid
@@ -83,6 +119,15 @@ int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t 
  * on bad arguments.
  */
 int bus_dbc_value_label(const bus_dbc_t *dbc, unsigned index, double value, const char **ret_label);
+
+/*
+ * Entry i of signal index's value table (VAL_), in ascending raw value:
+ * the physical value it stands for (raw * scale + offset) and its label
+ * (valid until bus_dbc_free).  0, -ENOENT past the last entry, -EINVAL.
+ * For `railmon channels` and the channel dictionary.
+ */
+int bus_dbc_value_entry(const bus_dbc_t *dbc, unsigned index, unsigned i, double *ret_value,
+                        const char **ret_label);
 
 /* Index of signal `name` of message msg_id (ext: 29-bit id); 0 or -ENOENT / -EINVAL. */
 int bus_dbc_signal_find(const bus_dbc_t *dbc, uint32_t msg_id, int ext, const char *name,

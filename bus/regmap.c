@@ -19,12 +19,15 @@ unsigned bus_mb_type_regs(enum bus_mb_type type)
 	case BUS_MB_U16:
 	case BUS_MB_S16:
 	case BUS_MB_BIT:
+	case BUS_MB_U8:
+	case BUS_MB_S8:
 		return 1;
 	case BUS_MB_U32:
 	case BUS_MB_S32:
 	case BUS_MB_F32:
 		return 2;
 	case BUS_MB_U64:
+	case BUS_MB_S64:
 	case BUS_MB_F64:
 		return 4;
 	default:
@@ -46,6 +49,8 @@ int bus_mb_channel_check(const struct bus_mb_channel *ch)
 	if (table_is_bits(ch->table) && ch->type != BUS_MB_BIT)
 		return -EINVAL;
 	if (ch->type == BUS_MB_BIT && ch->bit > 15)
+		return -EINVAL;
+	if ((unsigned)ch->byte >= BUS_MB_BYTE_MAX)
 		return -EINVAL;
 	regs = bus_mb_type_regs(ch->type);
 	if ((uint32_t)ch->addr + regs > 65536u)
@@ -194,8 +199,10 @@ static uint64_t assemble(const uint8_t *w, unsigned nregs, enum bus_mb_order ord
 	return v;
 }
 
-static double raw_value(enum bus_mb_type type, uint64_t v, uint8_t bit)
+static double raw_value(enum bus_mb_type type, uint64_t v, uint8_t bit, enum bus_mb_byte byte)
 {
+	uint8_t b8 = (uint8_t)(byte == BUS_MB_BYTE_HIGH ? v >> 8 : v);
+
 	union { uint32_t u; float f; } f32 = { .u = (uint32_t)v };
 	union { uint64_t u; double f; } f64 = { .u = v };
 
@@ -205,6 +212,9 @@ static double raw_value(enum bus_mb_type type, uint64_t v, uint8_t bit)
 	case BUS_MB_U32: return (double)(uint32_t)v;
 	case BUS_MB_S32: return (double)(int32_t)(uint32_t)v;
 	case BUS_MB_U64: return (double)v;
+	case BUS_MB_S64: return (double)(int64_t)v;
+	case BUS_MB_U8: return (double)b8;
+	case BUS_MB_S8: return (double)(int8_t)b8;
 	case BUS_MB_F32: return (double)f32.f;
 	case BUS_MB_F64: return f64.f;
 	case BUS_MB_BIT: return (double)((v >> bit) & 1);
@@ -228,7 +238,7 @@ int bus_mb_decode(const struct bus_mb_channel *ch, const uint8_t *data, size_t l
 
 		if (((size_t)offset + nregs) * 2 > len)
 			return -ERANGE;
-		raw = raw_value(ch->type, assemble(data + 2 * (size_t)offset, nregs, ch->order), ch->bit);
+		raw = raw_value(ch->type, assemble(data + 2 * (size_t)offset, nregs, ch->order), ch->bit, ch->byte);
 	}
 	if (!isfinite(raw)) {
 		/* NaN is the usual "not available" pattern of float registers. */

@@ -43,6 +43,11 @@
 
 #define SLCAN_RX_BUF 4096
 #define SLCAN_CMD_TIMEOUT_MS 1000
+/* After "C": the line must be quiet this long before the next command, and
+   we wait at most SLCAN_DRAIN_MAX_MS for that (an adapter that keeps
+   streaming is set up anyway; its frames are skipped as stray bytes). */
+#define SLCAN_QUIET_MS 100
+#define SLCAN_DRAIN_MAX_MS 1000
 
 static int hexval(char c)
 {
@@ -236,6 +241,28 @@ static int slcan_command(int fd, const char *cmd)
 	return r;
 }
 
+/* Read and throw away until the line has been quiet for SLCAN_QUIET_MS
+   (at most SLCAN_DRAIN_MAX_MS).  Answers still on their way, to the "C"
+   a previous close left behind or to a command answered after our
+   timeout, would otherwise be read as the answer to the next command: a
+   stale BELL refused every "S" of a reopen, attempt after attempt. */
+static void slcan_drain(int fd)
+{
+	int64_t end = basic_mono_ns() + (int64_t)SLCAN_DRAIN_MAX_MS * 1000000;
+	char junk[64];
+
+	tcflush(fd, TCIFLUSH);
+	while (basic_mono_ns() < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, SLCAN_QUIET_MS);
+
+		if (r == 0 || (r < 0 && errno != EINTR))
+			return;
+		if (r > 0 && read(fd, junk, sizeof(junk)) <= 0 && errno != EINTR && errno != EAGAIN)
+			return;
+	}
+}
+
 static int slcan_setup(const struct bus_can_cfg *can, int fd)
 {
 	char cmd[8];
@@ -245,7 +272,7 @@ static int slcan_setup(const struct bus_can_cfg *can, int fd)
 	r = slcan_command(fd, "C\r");
 	if (r < 0 && r != -EIO)
 		return r;
-	tcflush(fd, TCIFLUSH);
+	slcan_drain(fd);
 	if (can->bitrate) {
 		code = bitrate_code(can->bitrate);
 		if (code < 0)

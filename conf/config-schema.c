@@ -221,18 +221,26 @@ static const char rate_expect[] = "expected a rate from 1000 to 20000000";
 
 static const struct basic_ini_key can_keys[] = {
 	{ "driver", BASIC_INI_ENUM, 0, P(bus.can.driver), .names = can_drivers, .def = "socketcan",
-	  .help = "socketcan: a kernel interface; slcan: a serial (USB) adapter; trace: a candump log file "
-	          "read as a bus." },
+	  .help = "socketcan: a kernel interface; slcan: a serial (USB) adapter; trace: a trace file "
+	          "read as a bus (candump, Vector ASC or BLF, PEAK TRC; told apart by content)." },
 	{ "interface", BASIC_INI_STRING, BASIC_INI_NONEMPTY, P(bus.can.ifname), .max = 15,
 	  .expect = "expected an interface name of at most 15 characters", .doc_def = "none",
 	  .help = "socketcan: the interface (can0). trace: only the frames of this interface in the log." },
 	{ "device", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.can.device), .doc_def = "none",
-	  .help = "slcan: the tty; trace: the candump log file." },
+	  .help = "slcan: the tty; trace: the trace file (candump, ASC, BLF or TRC)." },
 	{ "file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.can.device), .doc_def = "none",
 	  .help = "The same as device." },
 	{ "dbc", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.can.dbc),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw frames only)",
 	  .help = "The DBC file that decodes the bus's frames into channels." },
+	{ "dbc_strict", BASIC_INI_BOOL, 0, P(bus.can.dbc_strict), .def = "false",
+	  .help = "Refuse a DBC with a reference to a message or signal that does not exist, a signal that does "
+	          "not fit its message, an 'mN' without 'M', a bare 'm' or a text that is not UTF-8, instead of "
+	          "loading it with a warning for each (railmon check lists them)." },
+	{ "j1939", BASIC_INI_BOOL, 0, P(bus.can.j1939), .def = "false",
+	  .help = "A J1939 bus: multi-frame messages (TP.CM BAM and RTS/CTS) reassembled and decoded, the DBC's "
+	          "messages matched by PGN whatever the source address and priority, DM1 trouble codes recorded "
+	          "as events when they appear and clear." },
 	{ "bitrate", BASIC_INI_UINT, 0, P(bus.can.bitrate), .min = 1000, .max = 20000000, .expect = rate_expect,
 	  .doc_def = "as set up", .help = "Bit rate set on the interface (socketcan, through libsocketcan; slcan)." },
 	{ "dbitrate", BASIC_INI_UINT, 0, P(bus.can.dbitrate), .min = 1000, .max = 20000000, .expect = rate_expect,
@@ -246,6 +254,11 @@ static const struct basic_ini_key can_keys[] = {
 	  .help = "The explicit consent to open a physical interface not listen-only." },
 	{ "loop", BASIC_INI_BOOL, 0, P(bus.can.trace_loop), .def = "false",
 	  .help = "trace: start over at the end of the file (the demo)." },
+	{ "channel", BASIC_INI_UINT, 0, P(bus.can.trace_channel), .min = 0, .max = 255, .def = "0",
+	  .expect = "expected a channel number from 1 to 255, or 0 for every channel",
+	  .help = "trace: only the frames of this channel of an ASC, BLF or TRC file (numbered from 1 as Vector "
+	          "and PEAK tools number them); 0 = every channel. replay with several CAN buses: the n-th bus "
+	          "takes channel n unless set." },
 	{ "speed", BASIC_INI_DOUBLE, 0, P(bus.can.trace_speed), .min = 0, .max = 1000, .def = "1",
 	  .expect = "expected 0 (as fast as possible) or a factor up to 1000",
 	  .help = "trace: pace at this many times real time; 0 = as fast as possible." },
@@ -300,12 +313,17 @@ static const struct basic_ini_name mb_tables[] = {
 };
 static const struct basic_ini_name mb_types[] = {
 	{ "u16", BUS_MB_U16 }, { "s16", BUS_MB_S16 }, { "u32", BUS_MB_U32 }, { "s32", BUS_MB_S32 },
-	{ "u64", BUS_MB_U64 }, { "f32", BUS_MB_F32 }, { "f64", BUS_MB_F64 }, { "bit", BUS_MB_BIT }, { NULL, 0 },
+	{ "u64", BUS_MB_U64 }, { "f32", BUS_MB_F32 }, { "f64", BUS_MB_F64 }, { "bit", BUS_MB_BIT },
+	{ "s64", BUS_MB_S64 }, { "u8", BUS_MB_U8 }, { "s8", BUS_MB_S8 }, { NULL, 0 },
+};
+static const struct basic_ini_name mb_bytes[] = {
+	{ "high", BUS_MB_BYTE_HIGH }, { "low", BUS_MB_BYTE_LOW }, { NULL, 0 },
 };
 static const struct basic_ini_name mb_orders[] = {
 	{ "ABCD", BUS_MB_ABCD }, { "DCBA", BUS_MB_DCBA }, { "BADC", BUS_MB_BADC }, { "CDAB", BUS_MB_CDAB }, { NULL, 0 },
 };
-_Static_assert(LEN(mb_types) == BUS_MB_TYPE_MAX + 1 && LEN(mb_orders) == BUS_MB_ORDER_MAX + 1,
+_Static_assert(LEN(mb_types) == BUS_MB_TYPE_MAX + 1 && LEN(mb_orders) == BUS_MB_ORDER_MAX + 1 &&
+               LEN(mb_bytes) == BUS_MB_BYTE_MAX + 1,
                "one name per Modbus type and byte order");
 
 static const struct basic_ini_key channel_keys[] = {
@@ -320,13 +338,17 @@ static const struct basic_ini_key channel_keys[] = {
 	{ "address", BASIC_INI_UINT, BASIC_INI_LINE | BASIC_INI_REQUIRED, C(ch.addr),
 	  BASIC_INI_LINE_AT(struct conf_pending_channel, address_line), .min = 0, .max = 65535,
 	  .expect = "expected 0 to 65535 (protocol address, 0-based)",
-	  .help = "The first register (protocol address, 0-based)." },
+	  .help = "The first register: the protocol address, 0-based, as on the wire (Modicon 40001 is holding "
+	          "address 0, 30001 input address 0; `check` warns for 30001 and above)." },
 	{ "type", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.type), .names = mb_types, .def = "u16",
-	  .help = "How the registers are read: 16, 32 or 64 bit integers, 32 or 64 bit floats, or one bit." },
+	  .help = "How the registers are read: u16, s16, u32, s32, u64, s64 integers, f32 or f64 floats, one bit, "
+	          "or one byte (u8, s8: see byte)." },
 	{ "order", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.order), .names = mb_orders, .def = "ABCD",
 	  .help = "Byte order on the wire, A = the most significant byte." },
 	{ "bit", BASIC_INI_UINT, 0, C(ch.bit), .min = 0, .max = 15, .def = "0",
 	  .help = "type = bit on a register: the bit's number." },
+	{ "byte", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.byte), .names = mb_bytes, .def = "high",
+	  .help = "type = u8 or s8: the register's high (most significant) or low byte, after order's byte swap." },
 	{ "scale", BASIC_INI_DOUBLE, 0, C(ch.scale), .def = "1", .help = "value = raw * scale + offset." },
 	{ "offset", BASIC_INI_DOUBLE, 0, C(ch.offset), .def = "0", .help = "value = raw * scale + offset." },
 	{ "unit", BASIC_INI_STRING, 0, C(ch.unit), .max = 15, .doc_def = "none", .help = "The value's unit." },

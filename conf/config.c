@@ -19,6 +19,7 @@
 #include "basic/parse.h"
 #include "config-schema.h"
 #include "config.h"
+#include "bus/regmap.h"
 
 struct parser {
 	struct conf_board *cfg;
@@ -144,13 +145,6 @@ static int open_section(struct basic_ini *ini, const char *section, struct basic
 
 /* ------------------------------------------------------------ validate */
 
-static unsigned mb_type_regs(enum bus_mb_type t)
-{
-	static const unsigned regs[] = { 1, 1, 2, 2, 4, 2, 4, 1 };
-
-	return regs[t];
-}
-
 static int validate_channel(struct basic_ini *ini, struct parser *p, struct conf_pending_channel *pc)
 {
 	struct bus_cfg *b = conf_bus(p->cfg, pc->bus);
@@ -180,7 +174,7 @@ static int validate_channel(struct basic_ini *ini, struct parser *p, struct conf
 			                         "'type = bit'", ch->name);
 		ch->type = BUS_MB_BIT;
 	}
-	if ((unsigned)ch->addr + mb_type_regs(ch->type) > 65536)
+	if ((unsigned)ch->addr + bus_mb_type_regs(ch->type) > 65536)
 		return basic_ini_fail_at(ini, pc->line, "channel '%s': address + size runs past register 65535", ch->name);
 	if (!ch->period_ms)
 		ch->period_ms = p->buses[b->index].period_ms;

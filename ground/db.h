@@ -158,8 +158,11 @@ struct grd_export_query {
 
 struct acq_item;
 struct rec_names;
-/* One record, in time order; names valid during the call.  < 0 stops. */
-typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const struct rec_names *names);
+/* One record, in time order, with the log id of its Batch in lower-case
+   hex ("" if the ledger has none); names and log_id_hex valid during the
+   call.  < 0 stops. */
+typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const struct rec_names *names,
+                             const char *log_id_hex);
 
 /*
  * Every record of q->vehicle in the window (applied to the microsecond,
@@ -168,3 +171,10 @@ typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const struct 
  * (saturated at INT32_MAX), fn's negative return, -ECONNREFUSED, -EIO.
  */
 int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn fn, void *ctx);
+
+/* The vehicle's channel dictionary (the latest name, unit, bus and source
+   of each channel: view channel_names) put into map, so export resolves
+   --channel and makes --wide's columns as from a log.  Returns how many
+   channels, -ENOMEM, -ECONNREFUSED, -EIO. */
+struct rec_channels;
+int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map);

@@ -3,7 +3,9 @@
  * export.c - the database as a source for `railmon export --db`: one
  * vehicle's records in a time window, in time order, streamed row by row
  * (libpq's single-row mode: memory stays one row whatever the window),
- * named by the vehicle's channel dictionary.  The window is applied
+ * named by the vehicle's channel dictionary, each with the log id of the
+ * Batch that brought it (the ledger's entry whose seq range and times
+ * hold it).  The window is applied
  * here to the microsecond, rounded outwards; the caller applies it exactly.
  */
 #include <errno.h>
@@ -15,6 +17,7 @@
 
 #include "db-private.h"
 #include "acquisition/acq-item.h"
+#include "record/channels.h"
 #include "record/format.h"
 
 static void fmt_bound(int64_t t_ns, const char *inf, char out[48])
@@ -74,17 +77,19 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 {
 	static const char sql[] =
 		"WITH v AS (SELECT vehicle_id FROM vehicles WHERE name = $1) "
-		"SELECT * FROM ("
+		"SELECT x.*, encode((SELECT b.log_id FROM batches b WHERE b.vehicle_id = (SELECT vehicle_id FROM v)"
+		"  AND x.seq >= b.first_seq AND x.seq < b.first_seq + b.count AND x.t >= b.t_first AND x.t <= b.t_last"
+		"  LIMIT 1), 'hex') FROM ("
 		" SELECT 0 AS kind, (extract(epoch FROM t) * 1000000)::bigint AS us, seq, bus::bigint, can_id, flags::bigint,"
-		"  NULL::double precision, encode(data, 'hex'), NULL::text, NULL::text"
+		"  NULL::double precision, encode(data, 'hex'), NULL::text, NULL::text, t"
 		"  FROM can_frames WHERE $4 AND vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
 		" UNION ALL"
 		" SELECT 1, (extract(epoch FROM t) * 1000000)::bigint, s.seq, s.channel, s.quality::bigint, NULL, s.value, NULL,"
-		"  n.name, n.unit FROM samples s LEFT JOIN channel_names n ON n.vehicle_id = s.vehicle_id AND "
+		"  n.name, n.unit, s.t FROM samples s LEFT JOIN channel_names n ON n.vehicle_id = s.vehicle_id AND "
 		"  n.channel = s.channel WHERE $5 AND s.vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
 		" UNION ALL"
 		" SELECT 2, (extract(epoch FROM t) * 1000000)::bigint, seq, source::bigint, code::bigint, arg,"
-		"  detail::double precision, NULL, NULL, NULL"
+		"  detail::double precision, NULL, NULL, NULL, t"
 		"  FROM events WHERE $6 AND vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
 		") x ORDER BY 2, 3";
 	char from[48], to[48];
@@ -113,7 +118,7 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 			struct rec_names nm;
 
 			row_item(res, &it, &nm);
-			cb = fn(ctx, &it, &nm);
+			cb = fn(ctx, &it, &nm, PQgetisnull(res, 0, 11) ? "" : PQgetvalue(res, 0, 11));
 			n++;
 		} else if (s != PGRES_SINGLE_TUPLE && s != PGRES_TUPLES_OK) {
 			grd_db_fail(db, "export", PQerrorMessage(db->conn));
@@ -124,4 +129,38 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 	if (r < 0)
 		return r;
 	return cb < 0 ? cb : (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
+int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map)
+{
+	static const char sql[] =
+		"SELECT n.channel, n.name, n.unit, n.bus, n.source FROM channel_names n "
+		"JOIN vehicles v ON v.vehicle_id = n.vehicle_id WHERE v.name = $1 ORDER BY n.channel";
+	const char *v[1] = { vehicle };
+	PGresult *res;
+	int r = grd_db_connect(db), n;
+
+	if (r < 0)
+		return r;
+	res = PQexecParams(db->conn, sql, 1, NULL, v, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		grd_db_fail(db, "channels", PQerrorMessage(db->conn));
+		PQclear(res);
+		return -EIO;
+	}
+	n = PQntuples(res);
+	for (int i = 0; i < n && r >= 0; i++) {
+		struct rec_channel c = {
+			.id = (uint32_t)strtoul(PQgetvalue(res, i, 0), NULL, 10),
+			.name = PQgetvalue(res, i, 1),
+			.unit = PQgetvalue(res, i, 2),
+			.bus = (uint32_t)strtoul(PQgetvalue(res, i, 3), NULL, 10),
+			.source = PQgetvalue(res, i, 4),
+		};
+
+		r = rec_channels_put(map, &c);
+		r = r == -EINVAL ? 0 : r; /* a name the map cannot hold: that channel stays unnamed */
+	}
+	PQclear(res);
+	return r < 0 ? r : n;
 }

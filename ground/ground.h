@@ -55,6 +55,7 @@ typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);
    ground log with --log. */
 struct grd_log {
 	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
+	uint64_t names_gen;       /* the retained dictionary names has taken (text.c) */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
@@ -65,6 +66,7 @@ struct grd_log {
 struct grd {
 	FILE *out;                /* the records as text, in fmt (with --format other than none) */
 	enum rec_format fmt;
+	struct grd_text *text;    /* text.c's: a Batch's records put in time order */
 	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
 	const char *keep_dir;     /* refused Batches go here */
 	struct grd_log **logs; /* every ground log, to close them */
@@ -83,10 +85,26 @@ struct grd {
 const char *grd_why_text(enum grd_why why);
 const char *grd_why_name(enum grd_why why);
 
-/* recv's on_record (ctx: struct grd): one record as text in g->fmt to
-   g->out, named by its log's dictionaries, with its vehicle and log. */
+/* g->text for g->out and g->fmt (before grd_text_record).  0 or -ENOMEM. */
+int grd_text_new(struct grd *g);
+
+/* recv's on_record (ctx: struct grd): the records of each Batch as text
+   in g->fmt to g->out, in time order within the Batch, named by its log's
+   dictionaries (or its vehicle's retained one), with its vehicle and log. */
 int grd_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                     const struct acq_item *it, bool first, void **log_ctx);
+
+/* recv's on_channels (ctx: struct grd): keep the vehicle's latest
+   retained dictionary (railmon/<vehicle>/channels). */
+void grd_text_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
+
+/* Write what is still held (the end of recv: the last Batch's last
+   records may have been duplicates, so it was not written out yet).
+   0 or the first error of rec_format_item(). */
+int grd_text_drain(struct grd *g);
+
+/* Free g->text (NULL is fine) and set it NULL. */
+void grd_text_free(struct grd *g);
 
 /* The state of the Batch's log (recv's per-log pointer *log_ctx), made
    the first time: NULL if out of memory. */
@@ -124,7 +142,8 @@ int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret
 void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
                           const void *payload, size_t len);
 
-/* Close (sync) every ground log and free the per-log state. */
+/* Close (sync) every ground log and free the per-log state (not g->text:
+   grd_text_free()). */
 void grd_free(struct grd *g);
 
 /* A log id in lower-case hex, "" for none. */

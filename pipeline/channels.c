@@ -10,6 +10,13 @@
 #include "channels.h"
 #include "conf/config-schema.h"
 #include "record/batch.h"
+#include "record/channels.h"
+#include "record/format.h"
+#include "bus/j1939.h"
+
+/* Items one J1939 frame adds besides its message's samples: every session
+   timed out, the session it ends, the changes of a DM1. */
+#define J1939_ITEMS_MAX (BUS_J1939_SESSIONS + 1 + BUS_J1939_DTC_EVENTS)
 
 struct live_slot {
 	_Atomic uint64_t bits;   /* the double's bits */
@@ -20,6 +27,7 @@ struct live_slot {
 struct pl_channels {
 	const struct conf_board *cfg;
 	bus_dbc_t *dbc[CONF_BUSES_MAX];
+	bus_j1939_t *j1939[CONF_BUSES_MAX]; /* j1939 = true buses */
 	size_t decode_max;                 /* the largest message of any DBC */
 	struct pl_channel *list;
 	struct rec_channel *dict;
@@ -44,11 +52,12 @@ static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, si
 
 		if (bus_dbc_signal_info(dbc, i, &si) < 0)
 			return -EINVAL;
-		n = strlen(si.name);
+		n = strlen(si.message) + 1 + strlen(si.name); /* "Message.Signal" */
 		u = si.unit ? strlen(si.unit) : 0;
 		if (n > name_max || u > unit_max) {
 			snprintf(why, whylen, "%s:%u: signal '%.40s%s': %s of %zu characters (at most %zu)", path, si.line,
-			         si.name, n > 40 ? "..." : "", n > name_max ? "a name" : "a unit", n > name_max ? n : u,
+			         si.name, strlen(si.name) > 40 ? "..." : "",
+			         n > name_max ? "a qualified name (message.signal)" : "a unit", n > name_max ? n : u,
 			         n > name_max ? name_max : unit_max);
 			return -ENAMETOOLONG;
 		}
@@ -89,7 +98,7 @@ int pl_dbc_load(const struct conf_board *cfg, size_t b, bus_dbc_t **ret_dbc, cha
 	    !ret_dbc || !err || !errlen)
 		return -EINVAL;
 	bc = &cfg->buses[b];
-	r = bus_dbc_load(bc->can.dbc, &dbc, why, sizeof(why));
+	r = bus_dbc_load_flags(bc->can.dbc, bc->can.dbc_strict ? BUS_DBC_STRICT : 0, &dbc, why, sizeof(why));
 	if (r == 0 && (r = dbc_check_names(dbc, bc->can.dbc, why, sizeof(why))) < 0) {
 		dbc = bus_dbc_free(dbc);
 		r = -EBADMSG; /* reported like a syntax error: the DBC's line first */
@@ -163,7 +172,7 @@ static int add_signals(pl_channels_t *ch, size_t b)
 		memset(&c, 0, sizeof(c));
 		c.id = (uint32_t)b << 16 | i;
 		c.bus = (uint16_t)b;
-		snprintf(c.name, sizeof(c.name), "%s", si.name);
+		snprintf(c.name, sizeof(c.name), "%s.%s", si.message, si.name);
 		snprintf(c.unit, sizeof(c.unit), "%s", si.unit ? si.unit : "");
 		snprintf(c.source, sizeof(c.source), "can %s %s", bc->name, si.message);
 		if ((r = add_channel(ch, &c)) < 0)
@@ -182,6 +191,8 @@ static int build(pl_channels_t *ch, char *err, size_t errlen)
 		ch->base[b] = ch->n;
 		if (bc->kind == BUS_KIND_MODBUS) {
 			r = add_modbus(ch, b);
+		} else if (bc->can.j1939 && (r = bus_j1939_new(&ch->j1939[b])) < 0) {
+			snprintf(err, errlen, "[can %s]: j1939: %s", bc->name, strerror(-r));
 		} else if (bc->can.dbc[0]) {
 			r = pl_dbc_load(cfg, b, &ch->dbc[b], err, errlen);
 			if (r >= 0 && bus_dbc_decode_max(ch->dbc[b]) > ch->decode_max)
@@ -191,7 +202,63 @@ static int build(pl_channels_t *ch, char *err, size_t errlen)
 		}
 		ch->count[b] = ch->n - ch->base[b];
 	}
+	/* a J1939 frame may time sessions out, end one, and carry a DM1 */
+	for (size_t b = 0; b < cfg->nbuses && r >= 0; b++)
+		if (ch->j1939[b] && ch->decode_max < J1939_ITEMS_MAX + bus_dbc_decode_max(ch->dbc[b]))
+			ch->decode_max = J1939_ITEMS_MAX + bus_dbc_decode_max(ch->dbc[b]);
 	return r;
+}
+
+/* A DBC signal's value table as the dictionary carries it: "VALUE LABEL"
+   strings (railmon.proto Channel.value_table), one allocation. */
+static int dict_value_table(const bus_dbc_t *dbc, unsigned sig, struct rec_channel *d)
+{
+	double v;
+	const char *label;
+	size_t n = 0, bytes = 0;
+	char **tab, *p, num[REC_DOUBLE_MAX];
+
+	while (bus_dbc_value_entry(dbc, sig, (unsigned)n, &v, &label) == 0) {
+		rec_format_double(v, num, sizeof(num));
+		bytes += strlen(num) + 1 + strlen(label) + 1;
+		n++;
+	}
+	if (!n)
+		return 0;
+	tab = malloc(n * sizeof(*tab) + bytes);
+	if (!tab)
+		return -ENOMEM;
+	p = (char *)(tab + n);
+	for (size_t i = 0; i < n; i++) {
+		bus_dbc_value_entry(dbc, sig, (unsigned)i, &v, &label);
+		rec_format_double(v, num, sizeof(num));
+		tab[i] = p;
+		p += sprintf(p, "%s %s", num, label) + 1;
+	}
+	d->value_table = (const char *const *)tab;
+	d->nvalue_table = n;
+	return 0;
+}
+
+/* Dictionary entry i: the list's strings, the bus's name, and for a DBC
+   signal its declared range (a DBC's 0..0 is none) and value table. */
+static int dict_entry(pl_channels_t *ch, size_t i)
+{
+	const struct pl_channel *c = &ch->list[i];
+	struct rec_channel *d = &ch->dict[i];
+	const bus_dbc_t *dbc = c->bus < CONF_BUSES_MAX ? ch->dbc[c->bus] : NULL;
+	struct bus_dbc_signal_info si;
+
+	*d = (struct rec_channel){ .id = c->id, .name = c->name, .unit = c->unit, .bus = c->bus, .source = c->source,
+	                           .bus_name = c->bus < ch->cfg->nbuses ? ch->cfg->buses[c->bus].name : NULL };
+	if (!dbc || bus_dbc_signal_info(dbc, c->id & 0xffff, &si) < 0)
+		return 0;
+	if (si.min < si.max) {
+		d->has_range = true;
+		d->min = si.min;
+		d->max = si.max;
+	}
+	return dict_value_table(dbc, c->id & 0xffff, d);
 }
 
 int pl_channels_new(const struct conf_board *cfg, pl_channels_t **ret, char *err, size_t errlen)
@@ -215,9 +282,13 @@ int pl_channels_new(const struct conf_board *cfg, pl_channels_t **ret, char *err
 		pl_channels_free(ch);
 		return r;
 	}
-	for (size_t i = 0; i < ch->n; i++)
-		ch->dict[i] = (struct rec_channel){ ch->list[i].id, ch->list[i].name, ch->list[i].unit, ch->list[i].bus,
-		                                    ch->list[i].source };
+	for (size_t i = 0; i < ch->n && r >= 0; i++)
+		r = dict_entry(ch, i);
+	if (r < 0) {
+		pl_channels_free(ch);
+		snprintf(err, errlen, "%s: out of memory for the channel dictionary", cfg->path);
+		return r;
+	}
 	*ret = ch;
 	return 0;
 }
@@ -226,8 +297,12 @@ pl_channels_t *pl_channels_free(pl_channels_t *ch)
 {
 	if (!ch)
 		return NULL;
-	for (size_t b = 0; b < CONF_BUSES_MAX; b++)
+	for (size_t b = 0; b < CONF_BUSES_MAX; b++) {
 		bus_dbc_free(ch->dbc[b]);
+		bus_j1939_free(ch->j1939[b]);
+	}
+	for (size_t i = 0; ch->dict && i < ch->n; i++)
+		free((void *)ch->dict[i].value_table);
 	free(ch->list);
 	free(ch->dict);
 	free(ch->live);
@@ -251,9 +326,76 @@ const struct rec_channel *pl_channels_dictionary(const pl_channels_t *ch)
 
 /* ------------------------------------------------------------ decoding */
 
-int pl_channels_decode(const pl_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
+/* ------------------------------------------------------------ J1939 */
+
+static void j1939_event(struct acq_item *o, const struct acq_item *frame, uint32_t code, int64_t arg, uint32_t detail)
 {
-	if (it->bus >= ch->cfg->nbuses || !ch->dbc[it->bus] || (it->can.flags & ACQ_CAN_ERR))
+	*o = (struct acq_item){ .kind = ACQ_ITEM_EVENT, .t_ns = frame->t_ns, .bus = frame->bus };
+	o->event.code = code;
+	o->event.arg = arg;
+	o->event.detail = detail;
+}
+
+static void j1939_fault_event(struct acq_item *o, const struct acq_item *frame, const struct bus_j1939_fault *f)
+{
+	j1939_event(o, frame, ACQ_EV_J1939_TP_FAULT,
+	            (int64_t)f->kind | (int64_t)f->reason << 8 | (int64_t)f->expected << 16 | (int64_t)(f->got & 0xff) << 24 |
+	            (int64_t)(f->total & 0xff) << 32 | (int64_t)f->da << 40, f->pgn | (uint32_t)f->sa << 24);
+}
+
+/* A J1939 message (a frame's or a reassembled one): its signals by PGN, and a DM1's changes. */
+static int j1939_payload(pl_channels_t *ch, const struct acq_item *frame, uint32_t pgn, uint8_t sa,
+                         const uint8_t *data, size_t len, struct acq_item *out, size_t max)
+{
+	struct bus_j1939_dtc dtc[BUS_J1939_DTC_EVENTS];
+	const bus_dbc_t *dbc = ch->dbc[frame->bus];
+	int n = 0, k;
+
+	if (dbc && (n = bus_dbc_decode_pgn(dbc, pgn, data, len, frame->t_ns, frame->bus, (uint32_t)frame->bus << 16,
+	                                   out, max)) < 0)
+		return n;
+	if (pgn != BUS_J1939_PGN_DM1)
+		return n;
+	k = bus_j1939_dm1(ch->j1939[frame->bus], sa, data, len, dtc,
+	                  max - (size_t)n < BUS_J1939_DTC_EVENTS ? max - (size_t)n : BUS_J1939_DTC_EVENTS);
+	for (int i = 0; i < k; i++)
+		j1939_event(&out[n++], frame, dtc[i].active ? ACQ_EV_J1939_DTC_ACTIVE : ACQ_EV_J1939_DTC_CLEARED,
+		            (int64_t)dtc[i].spn | (int64_t)dtc[i].fmi << 19 | (int64_t)dtc[i].oc << 24 |
+		            (int64_t)dtc[i].lamps << 32, dtc[i].sa);
+	return n;
+}
+
+/* A frame of a j1939 = true bus: sessions first (timeouts, then this frame), then its payload. */
+static int decode_j1939(pl_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
+{
+	bus_j1939_t *j = ch->j1939[it->bus];
+	struct bus_j1939_fault f;
+	struct bus_j1939_msg m;
+	struct bus_j1939_id id;
+	size_t n = 0;
+	int r;
+
+	while (n < max && bus_j1939_expire(j, it->t_ns, &f) == 1)
+		j1939_fault_event(&out[n++], it, &f);
+	r = bus_j1939_feed(j, it, &m, &f);
+	if (r == 2 && n < max)
+		j1939_fault_event(&out[n++], it, &f);
+	if (r == 1)
+		r = j1939_payload(ch, it, m.id.pgn, m.id.sa, m.data, m.len, out + n, max - n);
+	else if ((id = bus_j1939_id_parse(it->can.id)).pgn != BUS_J1939_PGN_TP_CM && id.pgn != BUS_J1939_PGN_TP_DT)
+		r = j1939_payload(ch, it, id.pgn, id.sa, it->can.data, it->can.len, out + n, max - n);
+	else
+		r = 0;
+	return r < 0 ? r : (int)n + r;
+}
+
+int pl_channels_decode(pl_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
+{
+	if (it->bus >= ch->cfg->nbuses || (it->can.flags & (ACQ_CAN_ERR | ACQ_CAN_RTR)))
+		return 0;
+	if (ch->j1939[it->bus] && (it->can.flags & ACQ_CAN_EXT))
+		return decode_j1939(ch, it, out, max);
+	if (!ch->dbc[it->bus])
 		return 0;
 	return bus_dbc_decode(ch->dbc[it->bus], it, (uint32_t)it->bus << 16, out, max);
 }
@@ -282,7 +424,7 @@ static ssize_t channel_index(const pl_channels_t *ch, uint32_t id)
 
 void pl_channels_set_live(pl_channels_t *ch, const struct acq_item *it)
 {
-	ssize_t i = channel_index(ch, it->sample.channel);
+	ssize_t i = it->kind == ACQ_ITEM_SAMPLE ? channel_index(ch, it->sample.channel) : -1;
 	uint64_t bits;
 
 	if (i < 0)
@@ -308,6 +450,18 @@ int pl_channels_live(const pl_channels_t *ch, size_t i, struct pl_live *ret)
 	memcpy(&ret->value, &bits, sizeof(bits));
 	ret->quality = atomic_load_explicit(&s->quality, memory_order_relaxed);
 	return 0;
+}
+
+static const char *channel_name(const void *ctx, size_t i)
+{
+	return ((const pl_channels_t *)ctx)->list[i].name;
+}
+
+int pl_channels_find(const pl_channels_t *ch, const char *name, size_t *ret_index, char *why, size_t whylen)
+{
+	if (!ch)
+		return -EINVAL;
+	return rec_name_resolve(channel_name, ch, ch->n, name, ret_index, why, whylen);
 }
 
 const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double value)

@@ -19,10 +19,12 @@
 #include "bus/dbc.h"
 #include "conf/config.h"
 
-/* A channel as the daemon knows it: Modbus register or DBC signal. */
+/* A channel as the daemon knows it: Modbus register or DBC signal.  A
+   signal's name is qualified, "Message.Signal" (two messages may both
+   carry an AliveCounter); pl_channels_find() takes a bare one. */
 struct pl_channel {
 	uint32_t id;              /* bus << 16 | index */
-	char name[96];
+	char name[128];
 	char unit[16];
 	uint16_t bus;
 	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
@@ -56,10 +58,14 @@ const struct rec_channel *pl_channels_dictionary(const pl_channels_t *ch);
  * Decode a CAN frame with its bus's DBC into samples (out, up to max).
  * Returns their number: 0 for a bus without DBC, an error frame, a frame
  * the DBC does not describe.  pl_channels_decode_max() samples always
- * fit (the largest message of any DBC).
+ * fit (the largest message of any DBC, and on a J1939 bus the events one
+ * frame can give).  On a bus with j1939 = true (the collector thread only:
+ * it keeps the transport sessions): 29-bit frames match the DBC by PGN,
+ * TP.CM/TP.DT are reassembled and the whole message decoded, and out also
+ * gets events: ACQ_EV_J1939_TP_FAULT for a session that ended without its
+ * message, ACQ_EV_J1939_DTC_ACTIVE/CLEARED for a DM1's trouble codes.
  */
-int pl_channels_decode(const pl_channels_t *ch, const struct acq_item *frame, struct acq_item *out,
-                          size_t max);
+int pl_channels_decode(pl_channels_t *ch, const struct acq_item *frame, struct acq_item *out, size_t max);
 size_t pl_channels_decode_max(const pl_channels_t *ch);
 
 /* The DBC of bus b, NULL if none. */
@@ -72,6 +78,14 @@ void pl_channels_set_live(pl_channels_t *ch, const struct acq_item *sample);
 /* Latest value of channel i (index into the list); any thread. */
 int pl_channels_live(const pl_channels_t *ch, size_t i, struct pl_live *ret_live);
 
+/*
+ * The channel a user names (watch, triggers): its name, or a bare signal
+ * name where only one message has it (rec_name_resolve(), the resolution
+ * every command shares).  0 and the index into the list; -ENOENT;
+ * -ENOTUNIQ with the candidates in why; -EINVAL.
+ */
+int pl_channels_find(const pl_channels_t *ch, const char *name, size_t *ret_index, char *why, size_t whylen);
+
 /* Label for a value of channel i (DBC value table), NULL if none. */
 const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double value);
 
@@ -81,8 +95,9 @@ const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double va
  * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
  * a DBC that defines no message (it would decode nothing), one with more
  * signals than a bus has channel ids (CONF_BUS_CHANNELS_MAX), and a
- * signal name or unit longer than struct pl_channel holds (cut, two
- * names could become one).  0 and the database in *ret_dbc (free with
+ * qualified name "Message.Signal" or unit longer than struct pl_channel
+ * holds (cut, two names could become one).  The bus's dbc_strict chooses
+ * a strict load; a lenient one's warnings are bus_dbc_warning()'s.  0 and the database in *ret_dbc (free with
  * bus_dbc_free), or -errno.
  */
 int pl_dbc_load(const struct conf_board *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "basic/clock.h"
+#include "channels.h"
 #include "forwarder.h"
+#include "record/batch.h"
+#include "storage/stor.h"
 
 /* The forwarder's view of the log (uplink/ cannot see storage/). */
 static int fwd_seek(void *ctx, uint64_t seq)
@@ -66,11 +69,38 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
 	return 0;
 }
 
+/* The dictionary as one record-less Batch (vehicle, config hash, log id):
+   the retained channels message.  As much of it as one Batch holds (about
+   10,000 channels in 1 MiB); more is said.  NULL on failure (then no
+   retained message: names wait for a Batch's dictionary). */
+static rec_encoder_t *dictionary_batch(const struct conf_board *cfg, stor_log_t *log,
+                                       const struct pl_channels *ch, const uint8_t **ret_buf, size_t *ret_len)
+{
+	struct rec_batch_meta meta = { .vehicle = cfg->vehicle, .config_hash = cfg->hash };
+	size_t n = pl_channels_list(ch, NULL);
+	rec_encoder_t *enc;
+	int k;
+
+	if (!ch || !n)
+		return NULL;
+	stor_log_id(log, meta.log_id);
+	if (rec_encoder_new(&meta, 1, &enc) < 0)
+		return NULL;
+	k = rec_encoder_set_channels(enc, pl_channels_dictionary(ch), n);
+	if (k <= 0 || rec_encoder_finish(enc, 0, ret_buf, ret_len) < 0)
+		return rec_encoder_free(enc);
+	if ((size_t)k < n)
+		fprintf(stderr, "railmon: uplink: the retained channels message holds %d of %zu channels (1 MiB); "
+		        "the others are named by the Batches' dictionaries\n", k, n);
+	return enc;
+}
+
 int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
-                         struct acq_ring *events, char *err, size_t errlen)
+                         const struct pl_channels *ch, struct acq_ring *events, char *err, size_t errlen)
 {
 	const struct conf_uplink *u = &cfg->uplink;
 	struct upl_forward_cfg fc = { 0 };
+	rec_encoder_t *dict;
 	int r;
 
 	memset(f, 0, sizeof(*f));
@@ -99,7 +129,10 @@ int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, cons
 	fc.cursor_interval_ms = 1000;
 	fc.on_event = fwd_event;
 	fc.event_ctx = events;
+	/* the forwarder copies it */
+	dict = dictionary_batch(cfg, log, ch, (const uint8_t **)&fc.channels_msg, &fc.channels_len);
 	r = upl_forwarder_new(&fc, &f->fwd);
+	rec_encoder_free(dict);
 	if (r < 0)
 		snprintf(err, errlen, "%s: [uplink]: %s", cfg->path, strerror(-r));
 	return r;

@@ -13,6 +13,8 @@
 #include "storage/stor.h"
 #include "uplink/forward.h"
 
+struct pl_channels;
+
 struct pl_forwarder {
 	upl_forwarder_t *fwd;          /* NULL without [uplink] */
 	stor_reader_t *reader, *live_reader, *resend_reader;
@@ -22,11 +24,13 @@ struct pl_forwarder {
 
 /*
  * Set up f for cfg's [uplink] (nothing without one) over the log in dir;
- * its events go into events (its only producer; must outlive it).  Not
+ * its events go into events (its only producer; must outlive it).  The
+ * channel dictionary of ch (NULL: none) goes out retained on
+ * railmon/<vehicle>/channels at every connect.  Not
  * started.  0, or -errno with the message in err; close f either way.
  */
 int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
-                         struct acq_ring *events, char *err, size_t errlen);
+                         const struct pl_channels *ch, struct acq_ring *events, char *err, size_t errlen);
 
 /* Free the forwarder and its readers (stop it first); f may be zeroed. */
 void pl_forwarder_close(struct pl_forwarder *f);

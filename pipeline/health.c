@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/clock.h"
 #include "conf/config.h"
 #include "health.h"
 #include "record/batch.h"
@@ -18,6 +19,7 @@ struct pl_health {
 	int64_t prev_ns;            /* the last tick, 0 = none */
 	uint64_t prev_items[CONF_BUSES_MAX];
 	uint64_t prev_acked;
+	uint64_t prev_collector, prev_log;
 	pthread_mutex_t lock;       /* guards entries[] for readers (stat) */
 	struct rec_health entries[HEALTH_MAX];
 	size_t n;
@@ -38,6 +40,8 @@ int pl_health_new(pl_health_t **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&h->lock, NULL);
+	/* The first rates are over the time since the daemon was made, not 0. */
+	h->prev_ns = basic_mono_ns();
 	*ret = h;
 	return 0;
 }
@@ -100,7 +104,7 @@ static void bus_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, 
 		latency(h, e, in->latency);
 }
 
-static void log_entry(stor_log_t *log, struct rec_health *e)
+static void log_entry(pl_health_t *h, stor_log_t *log, double dt, struct rec_health *e)
 {
 	struct stor_stats st;
 
@@ -111,6 +115,8 @@ static void log_entry(stor_log_t *log, struct rec_health *e)
 	e->drops = st.dropped + st.lost_unsynced;
 	e->errors = st.segments_abandoned;
 	e->backlog = stor_log_next_seq(log) - stor_log_confirmed_seq(log);
+	e->rate_hz = dt > 0 ? (double)(st.records - h->prev_log) / dt : 0;
+	h->prev_log = st.records;
 }
 
 /* The uplink's part of health; also tells retention what is off-board. */
@@ -128,6 +134,7 @@ static void uplink_entry(pl_health_t *h, const struct pl_health_input *in, doubl
 	e->backlog = stor_log_next_seq(in->log) - st.cursor;
 	e->rate_hz = dt > 0 ? (double)(st.acked - h->prev_acked) / dt : 0;
 	h->prev_acked = st.acked;
+	snprintf(e->state, sizeof(e->state), "%s", st.connected ? "connected" : "offline");
 }
 
 void pl_health_tick(pl_health_t *h, const struct pl_health_input *in, int64_t now)
@@ -139,8 +146,10 @@ void pl_health_tick(pl_health_t *h, const struct pl_health_input *in, int64_t no
 	for (size_t b = 0; b < in->nbuses && b < CONF_BUSES_MAX; b++)
 		bus_entry(h, b, &in->buses[b], dt, &e[n++]);
 	entry(&e[n], "collector", "collector", ACQ_SOURCE_DAEMON);
-	e[n++].items = in->collector_items;
-	log_entry(in->log, &e[n++]);
+	e[n].items = in->collector_items;
+	e[n++].rate_hz = dt > 0 ? (double)(in->collector_items - h->prev_collector) / dt : 0;
+	h->prev_collector = in->collector_items;
+	log_entry(h, in->log, dt, &e[n++]);
 	if (in->fwd)
 		uplink_entry(h, in, dt, &e[n++]);
 	for (size_t i = 0; i < n; i++)

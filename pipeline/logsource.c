@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 #include "basic/counter.h"
-#include "board/logfault.h"
 #include "logsource.h"
 #include "storage/stor.h"
 #include "record/batch.h"
@@ -13,6 +12,7 @@
 struct pl_logsource {
 	const struct conf_board *cfg;
 	const char *dir;
+	struct pl_logsource_faults faults;
 	/* The source's thread only: */
 	stor_reader_t *rd;
 	bool opened, ended;
@@ -55,7 +55,7 @@ static bool next_batch(pl_logsource_t *ls)
 	while ((r = stor_reader_next(ls->rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
 			/* The reader has moved past it: say what it cost, go on. */
-			if (board_log_fault_print("replay", ls->dir, ls->rd))
+			if (!ls->faults.reader || ls->faults.reader(ls->faults.ctx, ls->dir, ls->rd))
 				basic_counter_add(&ls->skipped, 1);
 			continue;
 		}
@@ -66,7 +66,8 @@ static bool next_batch(pl_logsource_t *ls)
 		r = rec_batch_decode(rec.payload, rec.len, &ls->batch);
 		if (r < 0) {
 			/* Said and counted; the replay goes on with the next one. */
-			board_log_undecodable_print("replay", ls->dir, &rec, r);
+			if (ls->faults.undecodable)
+				ls->faults.undecodable(ls->faults.ctx, ls->dir, &rec, r);
 			basic_counter_add(&ls->skipped, 1);
 			continue;
 		}
@@ -110,7 +111,8 @@ static void ls_pushed(void *ctx, const struct acq_item *items, size_t n)
 
 const struct acq_source_ops pl_logsource_ops = { .recv = ls_recv, .pushed = ls_pushed };
 
-int pl_logsource_new(const struct conf_board *cfg, const char *dir, pl_logsource_t **ret)
+int pl_logsource_new(const struct conf_board *cfg, const char *dir, const struct pl_logsource_faults *faults,
+                     pl_logsource_t **ret)
 {
 	pl_logsource_t *ls;
 
@@ -121,6 +123,8 @@ int pl_logsource_new(const struct conf_board *cfg, const char *dir, pl_logsource
 		return -ENOMEM;
 	ls->cfg = cfg;
 	ls->dir = dir;
+	if (faults)
+		ls->faults = *faults;
 	*ret = ls;
 	return 0;
 }

@@ -6,8 +6,9 @@
  * Raw CAN frames are decoded again with the board's DBC (which may be
  * newer than the one used on the train); Modbus samples and bus events are
  * kept, by bus index; samples decoded from CAN and the old run's start and
- * stop are left out (this run makes its own).  Unreadable parts are said
- * on stderr (board/logfault.h), counted, and skipped.
+ * stop are left out (this run makes its own).  Unreadable parts are
+ * handed to the caller's callbacks (board/ says them on stderr), counted,
+ * and skipped.
  */
 #pragma once
 
@@ -16,8 +17,19 @@
 
 #include "acquisition/source.h"
 #include "conf/config.h"
+#include "storage/stor.h"
 
 typedef struct pl_logsource pl_logsource_t;
+
+/* What the replay could not read, on the source's thread.  reader: after
+   stor_reader_next() said -EBADMSG; returns true when records were (or may
+   have been) skipped.  undecodable: a record the log holds intact that is
+   no Batch (always a loss).  Either may be NULL (counted only). */
+struct pl_logsource_faults {
+	bool (*reader)(void *ctx, const char *dir, const stor_reader_t *rd);
+	void (*undecodable)(void *ctx, const char *dir, const struct stor_rec *rec, int err);
+	void *ctx;
+};
 
 /* The source's callbacks (ctx = the log source): recv only. */
 extern const struct acq_source_ops pl_logsource_ops;
@@ -25,7 +37,8 @@ extern const struct acq_source_ops pl_logsource_ops;
 /* A source over the log in dir for the buses of cfg (both must outlive it).
    Nothing is opened yet: the source's own thread opens the log.  0,
    -EINVAL, -ENOMEM. */
-int pl_logsource_new(const struct conf_board *cfg, const char *dir, pl_logsource_t **ret_source);
+int pl_logsource_new(const struct conf_board *cfg, const char *dir, const struct pl_logsource_faults *faults,
+                     pl_logsource_t **ret_source);
 pl_logsource_t *pl_logsource_free(pl_logsource_t *ls);
 
 /* Items of bus b that went into the ring; any thread. */

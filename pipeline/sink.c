@@ -13,6 +13,7 @@
 
 #include "basic/clock.h"
 #include "basic/counter.h"
+#include "pipeline/faults.h"
 #include "sink.h"
 #include "record/batch.h"
 
@@ -155,6 +156,7 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct acq_item *it = &items[i];
 		encode(s, it);
+		pl_faults_note_item(s->cfg.faults, it);
 		if (it->kind == ACQ_ITEM_CAN)
 			decode_frame(s, it);
 		else if (it->kind == ACQ_ITEM_SAMPLE && s->ch)
@@ -201,6 +203,13 @@ static void log_take(pl_sink_t *s)
 	s->pend.unforwarded += ev.retention_unforwarded;
 	s->pend.abandoned += ev.segments_abandoned;
 	s->pend.damaged += ev.recovered_damage;
+	/* said on stderr too: ENOSPC refusals have their own message (run.c) */
+	if (ev.retention_unforwarded)
+		pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_RETENTION, ev.retention_unforwarded,
+		                  (int64_t)ev.retention_unforwarded, 0);
+	if (ev.segments_abandoned || (ev.last_error && ev.last_error != -ENOSPC))
+		pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_LOG, 1, ev.last_error,
+		                  (uint32_t)ev.segments_abandoned);
 	if (ev.last_error) {
 		s->pend.err = ev.last_error;
 		atomic_store_explicit(&s->log_error, ev.last_error, memory_order_relaxed);

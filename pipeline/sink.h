@@ -26,6 +26,7 @@
 #include "channels.h"
 #include "storage/stor.h"
 
+struct pl_faults;
 struct rec_batch_meta;
 struct rec_health;
 
@@ -39,6 +40,8 @@ struct pl_sink_cfg {
 	uint32_t batch_ms;                   /* close a Batch this long after its first record */
 	uint32_t meta_interval_s;            /* the dictionary rides along this often */
 	bool deterministic;                  /* a replay: close Batches by record time */
+	struct pl_faults *faults;         /* the caller's; the faults stored and the
+	                                        log's are noted here (faults.h); NULL: none */
 };
 
 struct pl_sink_stats {

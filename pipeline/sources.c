@@ -6,7 +6,14 @@
 #include <string.h>
 
 #include "logsource.h"
+#include "bus/trace.h"
 #include "sources.h"
+
+/* A live CAN bus's frames gather this long between two reads (coalesce_ns
+   in acq_source_cfg): at most 1,000 wakeups/s per bus instead of one per
+   frame, for at most 1 ms more latency, the same as the collector's own
+   idle wait, far inside a Batch's batch_ms. */
+#define BOARD_RX_COALESCE_NS (1000 * 1000)
 
 struct pl_sources {
 	const struct conf_board *cfg;
@@ -73,6 +80,9 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 		.backpressure = trace && bc->can.trace_speed == 0,
 		.drain_at_stop = can && !trace,
 		.stamp_latency = can && !trace,
+		/* A live CAN bus, or a trace paced as one, is read once per
+		   burst (acq_source_cfg). */
+		.coalesce_ns = can && (!trace || bc->can.trace_speed > 0) ? BOARD_RX_COALESCE_NS : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
 	};
@@ -93,6 +103,11 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 
 	if (!s->opts.replay_log)
 		r = s->opts.absent_ok ? bus_dev_new_absent_ok(bc, &s->dev[b]) : bus_dev_new(bc, &s->dev[b]);
+	if (r == -EMEDIUMTYPE && bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE) {
+		snprintf(err, errlen, "%s: bus '%s': %s: not a trace in any format railmon reads (tried %s)", s->cfg->path,
+		         bc->name, bc->can.device, BUS_TRACE_FORMATS);
+		return r;
+	}
 	if (r < 0) {
 		snprintf(err, errlen, "%s: bus '%s': %s", s->cfg->path, bc->name, strerror(-r));
 		return r;
@@ -112,7 +127,7 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
    realtime: a full ring means wait, never drop. */
 static int open_replay(pl_sources_t *s)
 {
-	int r = pl_logsource_new(s->cfg, s->opts.replay_log, &s->replay);
+	int r = pl_logsource_new(s->cfg, s->opts.replay_log, &s->opts.replay_faults, &s->replay);
 
 	if (r < 0)
 		return r;

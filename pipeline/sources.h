@@ -15,11 +15,13 @@
 #include "acquisition/source.h"
 #include "conf/config.h"
 #include "health.h"
+#include "logsource.h"
 
 struct pl_sources_opts {
 	const char *replay_log;   /* != NULL: no device is opened; this log is
 	                             the source of every bus (outlives them) */
 	double replay_speed;      /* a log replay: 0 = as fast as possible */
+	struct pl_logsource_faults replay_faults; /* a log replay: what it could not read */
 	bool absent_ok;           /* a CAN device not there starts gone (a
 	                             restart during an outage) */
 	uint64_t seed;            /* this board's (random): the reopen jitter */

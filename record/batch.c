@@ -79,6 +79,7 @@ struct rec_encoder {
 	   channel of a large board (a VLA here crashed at ~4000 channels). */
 	Railmon__V1__Channel *ch_msg;
 	Railmon__V1__Channel **ch_ptr;
+	double (*ch_range)[2];    /* each entry's [min, max], copied at set time */
 	size_t ch_cap;
 	struct rec_health health[REC_HEALTH_MAX];
 	Railmon__V1__Health health_msg[REC_HEALTH_MAX];
@@ -116,6 +117,7 @@ rec_encoder_t *rec_encoder_free(rec_encoder_t *e)
 	free(e->ev_detail);
 	free(e->ch_msg);
 	free(e->ch_ptr);
+	free(e->ch_range);
 	free(e->out);
 	free(e);
 	return NULL;
@@ -318,9 +320,14 @@ static int encoder_reserve_channels(rec_encoder_t *e, size_t n)
 {
 	Railmon__V1__Channel *msg;
 	Railmon__V1__Channel **ptr;
+	double (*range)[2];
 
 	if (n <= e->ch_cap)
 		return 0;
+	range = realloc(e->ch_range, n * sizeof(*range));
+	if (!range)
+		return -ENOMEM;
+	e->ch_range = range;
 	msg = realloc(e->ch_msg, n * sizeof(*msg));
 	if (!msg)
 		return -ENOMEM;
@@ -405,6 +412,13 @@ int rec_encoder_set_channels(rec_encoder_t *e, const struct rec_channel *channel
 		m->unit = (char *)(channels[k].unit ? channels[k].unit : "");
 		m->bus = channels[k].bus;
 		m->source = (char *)(channels[k].source ? channels[k].source : "");
+		e->ch_range[k][0] = channels[k].min;
+		e->ch_range[k][1] = channels[k].max;
+		m->n_range = channels[k].has_range ? 2 : 0;
+		m->range = channels[k].has_range ? e->ch_range[k] : NULL;
+		m->n_value_table = channels[k].value_table ? channels[k].nvalue_table : 0;
+		m->value_table = (char **)channels[k].value_table;
+		m->bus_name = (char *)(channels[k].bus_name ? channels[k].bus_name : "");
 		e->ch_ptr[k] = m;
 		len = wire_field(railmon__v1__channel__get_packed_size(m));
 		if (used + len + WIRE_ITEM_LARGEST > REC_BATCH_MAX_BYTES)
@@ -740,6 +754,12 @@ int rec_batch_channel(const rec_batch_t *b, size_t i, struct rec_channel *ret)
 	ret->unit = c->unit;
 	ret->bus = c->bus;
 	ret->source = c->source;
+	ret->has_range = c->n_range == 2;
+	ret->min = ret->has_range ? c->range[0] : 0;
+	ret->max = ret->has_range ? c->range[1] : 0;
+	ret->value_table = (const char *const *)c->value_table;
+	ret->nvalue_table = c->n_value_table;
+	ret->bus_name = c->bus_name;
 	return 0;
 }
 

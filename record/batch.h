@@ -40,6 +40,11 @@ struct rec_channel {
 	const char *unit;
 	uint32_t bus;
 	const char *source;
+	bool has_range;                  /* min and max are declared */
+	double min, max;
+	const char *const *value_table;  /* nvalue_table "VALUE LABEL" strings */
+	size_t nvalue_table;
+	const char *bus_name;            /* NULL or "": not given */
 };
 
 #define REC_HEALTH_BUCKETS 24 /* log2 latency buckets: [0,1) us, then [2^(k-1), 2^k) us */
@@ -80,8 +85,9 @@ int rec_encoder_add(rec_encoder_t *enc, const struct acq_item *item);
  * Add the channel dictionary to the next Batch, or as much of it as fits
  * (a large board's dictionary is over REC_BATCH_MAX_BYTES by itself):
  * entries channels[0..k) go in, the caller passes the rest to a later
- * Batch.  A second call before finish replaces the first.  Strings are
- * referenced, not copied: they must live until rec_encoder_finish(); the
+ * Batch.  A second call before finish replaces the first.  Strings (the
+ * value table's array too) are referenced, not copied: they must live
+ * until rec_encoder_finish(); the
  * array itself may go once this returns.  The encoder's room for the
  * dictionary grows here, never in finish: call it once at set-up with the
  * whole dictionary, and later calls of at most that size do not allocate.

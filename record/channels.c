@@ -6,7 +6,9 @@
  * short at a load of at most one half.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,13 +16,17 @@
 
 struct slot {
 	struct rec_channel ch;
-	char *strings;         /* name and unit, one allocation; NULL: slot free */
+	char *strings;         /* every string, the value table's arrays; one
+	                          allocation; NULL: slot free */
+	double *vt_value;      /* the value table's values, parsed */
 };
 
 struct rec_channels {
 	struct slot *tab;
 	size_t cap;            /* a power of two, or 0 */
 	size_t n;
+	char **bus_names;      /* by bus index, from the entries that name it */
+	size_t nbus_names;
 };
 
 /* Fibonacci hashing: the top bits of id * 2^32/phi. */
@@ -57,6 +63,9 @@ rec_channels_t *rec_channels_free(rec_channels_t *m)
 		return NULL;
 	for (size_t i = 0; i < m->cap; i++)
 		free(m->tab[i].strings);
+	for (size_t i = 0; i < m->nbus_names; i++)
+		free(m->bus_names[i]);
+	free(m->bus_names);
 	free(m->tab);
 	free(m);
 	return NULL;
@@ -84,29 +93,98 @@ static int channels_grow(rec_channels_t *m)
 	return 0;
 }
 
-int rec_channels_set(rec_channels_t *m, uint32_t id, const char *name, const char *unit)
+/* Bus b is called name (a later name replaces an earlier one). */
+static int bus_name_set(rec_channels_t *m, uint32_t b, const char *name)
 {
-	size_t nlen, ulen;
-	struct slot *s;
-	char *str;
+	char *copy;
 
-	if (!m)
-		return -EINVAL;
-	name = name ? name : "";
-	unit = unit ? unit : "";
-	nlen = strlen(name) + 1;
-	ulen = strlen(unit) + 1;
-	if (channels_grow(m) < 0 || !(str = malloc(nlen + ulen)))
+	if (!name || !*name || b > 0xffff)
+		return 0;
+	if (b >= m->nbus_names) {
+		size_t n = b + 1;
+		char **v = realloc(m->bus_names, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + m->nbus_names, 0, (n - m->nbus_names) * sizeof(*v));
+		m->bus_names = v;
+		m->nbus_names = n;
+	}
+	if (m->bus_names[b] && !strcmp(m->bus_names[b], name))
+		return 0;
+	copy = strdup(name);
+	if (!copy)
 		return -ENOMEM;
-	memcpy(str, name, nlen);
-	memcpy(str + nlen, unit, ulen);
-	s = slot_find(m, id);
+	free(m->bus_names[b]);
+	m->bus_names[b] = copy;
+	return 0;
+}
+
+static size_t str_size(const char *s)
+{
+	return (s ? strlen(s) : 0) + 1;
+}
+
+/* Copy s into *p, return the copy. */
+static char *put_str(char **p, const char *s)
+{
+	char *out = *p;
+	size_t n = str_size(s);
+
+	memcpy(out, s ? s : "", n);
+	*p += n;
+	return out;
+}
+
+int rec_channels_put(rec_channels_t *m, const struct rec_channel *c)
+{
+	size_t nvt = c && c->value_table ? c->nvalue_table : 0, bytes;
+	struct slot *s, new_slot = { 0 };
+	const char **labels;
+	char *p;
+
+	if (!m || !c || nvt > 65536)
+		return -EINVAL;
+	bytes = nvt * (sizeof(double) + sizeof(char *)) + str_size(c->name) + str_size(c->unit) +
+	        str_size(c->source) + str_size(c->bus_name);
+	for (size_t i = 0; i < nvt; i++)
+		bytes += str_size(c->value_table[i]);
+	if (channels_grow(m) < 0 || bus_name_set(m, c->bus, c->bus_name) < 0 || !(new_slot.strings = malloc(bytes)))
+		return -ENOMEM;
+	/* doubles first (aligned), then the label pointers, then the text */
+	new_slot.vt_value = (double *)(void *)new_slot.strings;
+	labels = (const char **)(void *)(new_slot.vt_value + nvt);
+	p = (char *)(labels + nvt);
+	new_slot.ch = *c;
+	new_slot.ch.name = put_str(&p, c->name);
+	new_slot.ch.unit = put_str(&p, c->unit);
+	new_slot.ch.source = put_str(&p, c->source);
+	new_slot.ch.bus_name = put_str(&p, c->bus_name);
+	for (size_t i = 0; i < nvt; i++) {
+		char *end;
+
+		labels[i] = put_str(&p, c->value_table[i]);
+		/* "VALUE LABEL": the label is what follows the first blank */
+		new_slot.vt_value[i] = strtod(labels[i], &end);
+		if (end == labels[i])
+			new_slot.vt_value[i] = NAN; /* matches no value */
+	}
+	new_slot.ch.value_table = labels;
+	new_slot.ch.nvalue_table = nvt;
+	s = slot_find(m, c->id);
 	if (s->strings)
 		free(s->strings);
 	else
 		m->n++;
-	*s = (struct slot){ { .id = id, .name = str, .unit = str + nlen }, str };
+	*s = new_slot;
 	return 0;
+}
+
+int rec_channels_set(rec_channels_t *m, uint32_t id, const char *name, const char *unit)
+{
+	const struct rec_channel c = { .id = id, .name = name, .unit = unit, .bus = id >> 16 };
+
+	return rec_channels_put(m, &c);
 }
 
 int rec_channels_learn(rec_channels_t *m, const rec_batch_t *b)
@@ -121,7 +199,7 @@ int rec_channels_learn(rec_channels_t *m, const rec_batch_t *b)
 
 		if (rec_batch_channel(b, i, &c) < 0)
 			continue;
-		r = rec_channels_set(m, c.id, c.name, c.unit);
+		r = rec_channels_put(m, &c);
 		if (r < 0)
 			return r;
 	}
@@ -138,16 +216,167 @@ const struct rec_channel *rec_channels_find(const rec_channels_t *m, uint32_t id
 	return s->strings ? &s->ch : NULL;
 }
 
+const char *rec_channels_bus_name(const rec_channels_t *m, uint32_t bus)
+{
+	return m && bus < m->nbus_names ? m->bus_names[bus] : NULL;
+}
+
+const char *rec_channels_label(const rec_channels_t *m, uint32_t id, double value)
+{
+	const struct slot *s;
+
+	if (!m || !m->cap)
+		return NULL;
+	s = slot_find(m, id);
+	for (size_t i = 0; s->strings && i < s->ch.nvalue_table; i++)
+		if (s->vt_value[i] == value) {
+			const char *blank = strchr(s->ch.value_table[i], ' ');
+
+			return blank ? blank + 1 : "";
+		}
+	return NULL;
+}
+
 struct rec_names rec_channels_names(const rec_channels_t *m, const struct acq_item *it)
 {
 	const struct rec_channel *c = NULL;
+	struct rec_names nm = { 0 };
 
-	if (it && it->kind == ACQ_ITEM_SAMPLE)
+	if (!it)
+		return nm;
+	nm.bus_name = rec_channels_bus_name(m, it->bus);
+	if (it->kind == ACQ_ITEM_SAMPLE)
 		c = rec_channels_find(m, it->sample.channel);
-	return c ? (struct rec_names){ .channel = c->name, .unit = c->unit } : (struct rec_names){ 0 };
+	if (c) {
+		nm.channel = c->name;
+		nm.unit = c->unit;
+		nm.label = rec_channels_label(m, c->id, it->sample.value);
+	}
+	return nm;
 }
 
 size_t rec_channels_count(const rec_channels_t *m)
 {
 	return m ? m->n : 0;
+}
+
+/* name is want qualified: "<something>." + want */
+static bool qualified_as(const char *name, const char *want, size_t wlen)
+{
+	size_t nlen = strlen(name);
+
+	return nlen > wlen + 1 && name[nlen - wlen - 1] == '.' && memcmp(name + nlen - wlen, want, wlen) == 0;
+}
+
+/* "'want' is ambiguous: A.want, B.want (give one of them)", alphabetical,
+   by selection: candidates are few, and this runs once per name given. */
+static void list_candidates(rec_name_at_fn name_at, const void *ctx, size_t n, const char *want, char *why,
+                            size_t whylen)
+{
+	size_t wlen = strlen(want), used;
+	const char *last = NULL;
+	int k;
+
+	k = snprintf(why, whylen, "'%s' is ambiguous:", want);
+	used = k < 0 ? 0 : (size_t)k;
+	for (;;) {
+		const char *next = NULL;
+
+		for (size_t i = 0; i < n; i++) {
+			const char *c = name_at(ctx, i);
+
+			if (c && qualified_as(c, want, wlen) && (!last || strcmp(c, last) > 0) &&
+			    (!next || strcmp(c, next) < 0))
+				next = c;
+		}
+		if (!next)
+			break;
+		/* room for the name and the closing words, else "..." */
+		if (used + strlen(next) + 24 >= whylen) {
+			k = snprintf(why + used, whylen - used, " ...");
+			used += k < 0 ? 0 : (size_t)k;
+			break;
+		}
+		k = snprintf(why + used, whylen - used, "%s %s", last ? "," : "", next);
+		used += k < 0 ? 0 : (size_t)k;
+		last = next;
+	}
+	if (used < whylen)
+		snprintf(why + used, whylen - used, " (give one of them)");
+}
+
+int rec_name_resolve(rec_name_at_fn name_at, const void *ctx, size_t n, const char *want, size_t *ret_index,
+                     char *why, size_t whylen)
+{
+	size_t wlen, found = 0, count = 0;
+
+	if (!name_at || !want || !*want || !ret_index || (why && !whylen))
+		return -EINVAL;
+	wlen = strlen(want);
+	for (size_t i = 0; i < n; i++) {
+		const char *c = name_at(ctx, i);
+
+		if (c && strcmp(c, want) == 0) {
+			*ret_index = i;
+			return 0;
+		}
+		if (c && qualified_as(c, want, wlen) && count++ == 0)
+			found = i;
+	}
+	if (count == 1) {
+		*ret_index = found;
+		return 0;
+	}
+	if (count > 1 && why)
+		list_candidates(name_at, ctx, n, want, why, whylen);
+	return count ? -ENOTUNIQ : -ENOENT;
+}
+
+static const char *slot_name(const void *ctx, size_t i)
+{
+	const rec_channels_t *m = ctx;
+
+	return m->tab[i].strings ? m->tab[i].ch.name : NULL;
+}
+
+int rec_channels_resolve(const rec_channels_t *m, const char *want, uint32_t *ret_id, char *why, size_t whylen)
+{
+	size_t i;
+	int r;
+
+	if (!m || !ret_id)
+		return -EINVAL;
+	r = rec_name_resolve(slot_name, m, m->cap, want, &i, why, whylen);
+	if (r == 0)
+		*ret_id = m->tab[i].ch.id;
+	return r;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct rec_channel *x = *(const struct rec_channel *const *)a;
+	const struct rec_channel *y = *(const struct rec_channel *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int rec_channels_sorted(const rec_channels_t *m, const struct rec_channel ***ret_list)
+{
+	const struct rec_channel **v;
+	size_t k = 0;
+
+	if (!m || !ret_list || m->n > INT32_MAX)
+		return -EINVAL;
+	*ret_list = NULL;
+	if (!m->n)
+		return 0;
+	v = malloc(m->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->tab[i].strings)
+			v[k++] = &m->tab[i].ch;
+	qsort(v, k, sizeof(*v), entry_cmp);
+	*ret_list = v;
+	return (int)k;
 }

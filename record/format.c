@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* format.c - records as CSV, JSON lines or candump lines (format.h). */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,7 +15,14 @@
 
 _Static_assert(REC_LOG_ID_MAX == REC_LOG_ID_LEN, "a log id fits struct rec_origin");
 
-/* ISO 8601 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
+/* The one schema: CSV's header and JSON's keys, in this order. */
+static const char *const rec_columns[] = {
+	"vehicle", "log_id", "seq", "time", "time_ns", "kind", "bus", "bus_name", "channel", "name", "unit",
+	"value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail",
+};
+#define REC_NCOLUMNS (sizeof(rec_columns) / sizeof(rec_columns[0]))
+
+/* RFC 3339 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
    buf (at least 32 bytes); the number of ns where the year does not fit. */
 static char *format_time(int64_t t_ns, char *buf, size_t len)
 {
@@ -48,12 +57,85 @@ static void hex(const uint8_t *d, size_t n, bool upper, char *out)
 	out[2 * n] = 0;
 }
 
-/* 15 significant digits: every digit a double holds for certain, so a
-   scaled register value 14993 * 0.1 prints as 1499.3 rather than showing
-   the binary rounding of the multiplication (1499.3000000000002). */
-static void put_double(FILE *out, const char *prefix, double v)
+int rec_format_double(double v, char *buf, size_t len)
 {
-	fprintf(out, "%s%.15g", prefix, v);
+	int n = -EINVAL;
+
+	if (!buf || len < REC_DOUBLE_MAX || !isfinite(v))
+		return -EINVAL;
+	/* Any 15-digit decimal names one double (DBL_DIG): when 15 digits read
+	   back to v, %.15g (trailing zeros dropped) is the shortest form; else
+	   16, and 17 always do.  A subnormal has fewer digits: try them all. */
+	for (int prec = v != 0 && fabs(v) < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
+		n = snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return n;
+}
+
+/* ---- one row, written as CSV fields or JSON keys in rec_columns' order ---- */
+
+struct row {
+	FILE *out;
+	bool json;
+	unsigned col;
+};
+
+static void row_key(struct row *w)
+{
+	if (w->json)
+		fprintf(w->out, "%s\"%s\":", w->col ? "," : "{", rec_columns[w->col]);
+	else if (w->col)
+		fputc(',', w->out);
+	w->col++;
+}
+
+/* A text field; NULL: not applicable (empty in CSV, null in JSON). */
+static void row_str(struct row *w, const char *s)
+{
+	row_key(w);
+	if (!s)
+		fputs(w->json ? "null" : "", w->out);
+	else if (w->json)
+		basic_json_string(w->out, s);
+	else
+		basic_csv_field(w->out, s);
+}
+
+/* A number, already written as text (no escaping needed); NULL as above. */
+static void row_num(struct row *w, const char *num)
+{
+	row_key(w);
+	fputs(num ? num : (w->json ? "null" : ""), w->out);
+}
+
+static void row_u64(struct row *w, uint64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%" PRIu64, v);
+	row_num(w, b);
+}
+
+static void row_i64(struct row *w, int64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%" PRId64, v);
+	row_num(w, b);
+}
+
+/* n columns that do not apply to this kind of record */
+static void row_none(struct row *w, unsigned n)
+{
+	while (n--)
+		row_num(w, NULL);
+}
+
+static void row_end(struct row *w)
+{
+	fputs(w->json ? "}\n" : "\n", w->out);
 }
 
 /* A quality a newer sender may use: a word all the same. */
@@ -66,7 +148,7 @@ static const char *quality_name(uint32_t q)
 
 int rec_format_parse(const char *name, enum rec_format *ret_fmt)
 {
-	static const char *const names[] = { "csv", "jsonl", "candump" };
+	static const char *const names[] = { "csv", "jsonl", "candump", "influx" };
 
 	if (!name || !ret_fmt)
 		return -EINVAL;
@@ -78,145 +160,176 @@ int rec_format_parse(const char *name, enum rec_format *ret_fmt)
 	return -EINVAL;
 }
 
-int rec_format_header(FILE *out, enum rec_format fmt, bool origin)
+int rec_format_header(FILE *out, enum rec_format fmt)
 {
 	if (!out || fmt >= REC_FORMAT_MAX)
 		return -EINVAL;
 	if (fmt == REC_FORMAT_CSV)
-		fprintf(out, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
-		        "event,arg,detail%s\n", origin ? ",vehicle,log_id,historical" : "");
+		for (unsigned i = 0; i < REC_NCOLUMNS; i++)
+			fprintf(out, "%s%s", rec_columns[i], i + 1 < REC_NCOLUMNS ? "," : "\n");
 	return ferror(out) ? -EIO : 0;
 }
 
-/* ---- CSV: every row has every column ---- */
-
-static void csv_can(FILE *out, const struct acq_item *it)
+const char *rec_format_column(size_t i)
 {
-	char data[2 * ACQ_CAN_DATA_MAX + 1];
+	return i < REC_NCOLUMNS ? rec_columns[i] : NULL;
+}
 
+int rec_format_can_id(const struct acq_item *it, char *buf, size_t len)
+{
+	if (!it || !buf || it->kind != ACQ_ITEM_CAN)
+		return -EINVAL;
+	/* as candump writes them: 3 hex digits, 8 for a 29-bit id */
+	return snprintf(buf, len, "%0*" PRIX32, (it->can.flags & ACQ_CAN_EXT) ? 8 : 3, it->can.id);
+}
+
+int rec_format_can_flags(unsigned flags, char *buf, size_t len)
+{
+	static const char *const names[] = { "EXT", "FD", "BRS", "ESI", "RTR", "ERR", "TX" };
+	size_t n = 0;
+
+	if (!buf || len < REC_CAN_FLAGS_MAX)
+		return -EINVAL;
+	buf[0] = 0;
+	for (unsigned b = 0; b < sizeof(names) / sizeof(names[0]); b++)
+		if (flags & (1u << b))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", names[b]);
+	return (int)n;
+}
+
+static void row_can(struct row *w, const struct acq_item *it)
+{
+	char id[12], flags[REC_CAN_FLAGS_MAX], data[2 * ACQ_CAN_DATA_MAX + 1];
+
+	rec_format_can_id(it, id, sizeof(id));
+	rec_format_can_flags(it->can.flags, flags, sizeof(flags));
 	hex(it->can.data, it->can.len, true, data);
-	/* ids written as candump does: 3 hex digits, 8 for extended */
-	fprintf(out, ",,,,,,%0*X,%u,%s,,,", (it->can.flags & ACQ_CAN_EXT) ? 8 : 3, it->can.id, it->can.flags,
-	        data);
+	row_none(w, 6); /* channel .. label */
+	row_str(w, id);
+	row_str(w, flags);
+	row_str(w, data);
+	row_none(w, 3);
 }
 
-static void csv_sample(FILE *out, const struct acq_item *it, const struct rec_names *nm)
+static void row_sample(struct row *w, const struct acq_item *it, const struct rec_names *nm)
 {
-	fprintf(out, "%u,", it->sample.channel);
-	basic_csv_field(out, nm->channel);
-	if (isfinite(it->sample.value))
-		put_double(out, ",", it->sample.value);
-	else
-		fputc(',', out);
-	fputc(',', out);
-	basic_csv_field(out, nm->unit);
-	fprintf(out, ",%s,", quality_name(it->sample.quality));
-	basic_csv_field(out, nm->label);
-	fputs(",,,,,,", out);
+	char v[REC_DOUBLE_MAX];
+
+	row_u64(w, it->sample.channel);
+	row_str(w, nm->channel);
+	row_str(w, nm->unit);
+	/* JSON has no NaN or infinity: the quality says invalid */
+	row_num(w, rec_format_double(it->sample.value, v, sizeof(v)) > 0 ? v : NULL);
+	row_str(w, quality_name(it->sample.quality));
+	row_str(w, nm->label);
+	row_none(w, 6);
 }
 
-static void csv_event(FILE *out, const struct acq_item *it)
+static void row_event(struct row *w, const struct acq_item *it)
 {
 	const char *event = rec_event_name(it->event.code);
+	char code[16];
 
-	fputs(",,,,,,,,,", out);
-	if (event)
-		basic_csv_field(out, event);
-	else
-		fprintf(out, "%u", it->event.code);
-	fprintf(out, ",%" PRId64 ",%u", it->event.arg, it->event.detail);
+	/* a code a newer sender uses: its number, still as text */
+	snprintf(code, sizeof(code), "%" PRIu32, it->event.code);
+	row_none(w, 9);
+	row_str(w, event ? event : code);
+	row_i64(w, it->event.arg);
+	row_u64(w, it->event.detail);
 }
 
-static void csv_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
+static void row_item(struct row *w, const struct acq_item *it, const struct rec_names *nm,
+                     const struct rec_origin *o)
 {
-	fprintf(out, "%" PRIu64 ",%s,%" PRId64 ",%s,%u,", it->seq, t, it->t_ns, rec_kind_name(it->kind), it->bus);
-	if (it->kind == ACQ_ITEM_CAN)
-		csv_can(out, it);
-	else if (it->kind == ACQ_ITEM_SAMPLE)
-		csv_sample(out, it, nm);
-	else
-		csv_event(out, it);
-}
-
-static void csv_origin(FILE *out, const struct rec_origin *o)
-{
-	char id[2 * REC_LOG_ID_MAX + 1];
+	char id[2 * REC_LOG_ID_MAX + 1], t[48];
 
 	hex(o->log_id, o->log_id_len, false, id);
-	fputc(',', out);
-	basic_csv_field(out, o->vehicle);
-	fprintf(out, ",%s,%d", id, o->historical);
-}
-
-/* ---- JSON lines: the keys of the record's kind ---- */
-
-static const char *json_bool(bool b)
-{
-	return b ? "true" : "false";
-}
-
-static void json_can(FILE *out, const struct acq_item *it)
-{
-	char data[2 * ACQ_CAN_DATA_MAX + 1];
-	unsigned f = it->can.flags;
-
-	hex(it->can.data, it->can.len, true, data);
-	fprintf(out, ",\"id\":%u,\"ext\":%s,\"fd\":%s,\"brs\":%s,\"rtr\":%s,\"err\":%s,\"len\":%u,\"data\":\"%s\"",
-	        it->can.id, json_bool(f & ACQ_CAN_EXT), json_bool(f & ACQ_CAN_FD), json_bool(f & ACQ_CAN_BRS),
-	        json_bool(f & ACQ_CAN_RTR), json_bool(f & ACQ_CAN_ERR), it->can.len, data);
-}
-
-static void json_sample(FILE *out, const struct acq_item *it, const struct rec_names *nm)
-{
-	fprintf(out, ",\"channel\":%u,\"name\":", it->sample.channel);
-	basic_json_string(out, nm->channel);
-	/* JSON has no NaN or infinity */
-	if (isfinite(it->sample.value))
-		put_double(out, ",\"value\":", it->sample.value);
+	row_str(w, o->vehicle ? o->vehicle : "");
+	row_str(w, id);
+	row_u64(w, it->seq);
+	row_str(w, format_time(it->t_ns, t, sizeof(t)));
+	row_i64(w, it->t_ns);
+	row_str(w, rec_kind_name(it->kind));
+	row_u64(w, it->bus);
+	row_str(w, nm->bus_name);
+	if (it->kind == ACQ_ITEM_CAN)
+		row_can(w, it);
+	else if (it->kind == ACQ_ITEM_SAMPLE)
+		row_sample(w, it, nm);
 	else
-		fputs(",\"value\":null", out);
-	fputs(",\"unit\":", out);
-	basic_json_string(out, nm->unit);
-	fprintf(out, ",\"quality\":\"%s\"", quality_name(it->sample.quality));
-	if (nm->label) {
-		fputs(",\"label\":", out);
-		basic_json_string(out, nm->label);
+		row_event(w, it);
+	row_end(w);
+}
+
+/* ---- InfluxDB line protocol ---- */
+
+/* A measurement, tag key or tag value: ',', '=' and ' ' escaped; a field
+   string (quoted): '"' and '\\' escaped.  Line breaks as \n either way. */
+static void influx_text(FILE *out, const char *s, bool field)
+{
+	for (; s && *s; s++) {
+		if (*s == '\n' || *s == '\r')
+			fputs(*s == '\n' ? "\\n" : "\\r", out);
+		else if (field ? (*s == '"' || *s == '\\') : (*s == ',' || *s == '=' || *s == ' ' || *s == '\\'))
+			fprintf(out, "\\%c", *s);
+		else
+			fputc(*s, out);
 	}
 }
 
-static void json_event(FILE *out, const struct acq_item *it)
+/* ",key=value" unless value is empty (InfluxDB refuses empty tags) */
+static void influx_tag(FILE *out, const char *key, const char *value)
 {
-	const char *event = rec_event_name(it->event.code);
-
-	fputs(",\"event\":", out);
-	if (event)
-		basic_json_string(out, event);
-	else
-		fprintf(out, "%u", it->event.code);
-	fprintf(out, ",\"code\":%u,\"arg\":%" PRId64 ",\"detail\":%u", it->event.code, it->event.arg,
-	        it->event.detail);
+	if (!value || !*value)
+		return;
+	fprintf(out, ",%s=", key);
+	influx_text(out, value, false);
 }
 
-static void json_item(FILE *out, const struct acq_item *it, const struct rec_names *nm, const char *t)
+static void influx_str(FILE *out, const char *sep, const char *key, const char *value)
 {
-	fprintf(out, "{\"seq\":%" PRIu64 ",\"time\":\"%s\",\"time_ns\":%" PRId64 ",\"kind\":\"%s\",\"bus\":%u", it->seq,
-	        t, it->t_ns, rec_kind_name(it->kind), it->bus);
-	if (it->kind == ACQ_ITEM_CAN)
-		json_can(out, it);
-	else if (it->kind == ACQ_ITEM_SAMPLE)
-		json_sample(out, it, nm);
-	else
-		json_event(out, it);
+	fprintf(out, "%s%s=\"", sep, key);
+	influx_text(out, value ? value : "", true);
+	fputc('"', out);
 }
 
-static void json_origin(FILE *out, const struct rec_origin *o)
+static void influx_item(FILE *out, const struct acq_item *it, const struct rec_names *nm,
+                        const struct rec_origin *o)
 {
-	char id[2 * REC_LOG_ID_MAX + 1];
+	static const char *const measurement[] = { "railmon_can", "railmon", "railmon_event" };
+	char num[REC_DOUBLE_MAX], bus[12];
+	const char *event = NULL;
 
-	hex(o->log_id, o->log_id_len, false, id);
-	fputs(",\"vehicle\":", out);
-	basic_json_string(out, o->vehicle);
-	fprintf(out, ",\"log_id\":\"%s\",\"historical\":%s", id, json_bool(o->historical));
+	_Static_assert(ACQ_ITEM_CAN == 0 && ACQ_ITEM_SAMPLE == 1 && ACQ_ITEM_EVENT == 2, "measurement names");
+	snprintf(bus, sizeof(bus), "%u", it->bus);
+	fputs(measurement[it->kind], out);
+	influx_tag(out, "vehicle", o->vehicle);
+	influx_tag(out, "bus", nm->bus_name && *nm->bus_name ? nm->bus_name : bus);
+	if (it->kind == ACQ_ITEM_SAMPLE) {
+		snprintf(num, sizeof(num), "%u", it->sample.channel);
+		influx_tag(out, "channel", nm->channel && *nm->channel ? nm->channel : num);
+		influx_tag(out, "unit", nm->unit);
+		fputc(' ', out);
+		if (rec_format_double(it->sample.value, num, sizeof(num)) > 0)
+			fprintf(out, "value=%s,", num);
+		fprintf(out, "quality=\"%s\"", quality_name(it->sample.quality));
+		if (nm->label)
+			influx_str(out, ",", "label", nm->label);
+	} else if (it->kind == ACQ_ITEM_CAN) {
+		char data[2 * ACQ_CAN_DATA_MAX + 1], flags[REC_CAN_FLAGS_MAX];
+
+		rec_format_can_id(it, num, sizeof(num));
+		influx_tag(out, "can_id", num);
+		rec_format_can_flags(it->can.flags, flags, sizeof(flags));
+		hex(it->can.data, it->can.len, true, data);
+		fprintf(out, " data=\"%s\",flags=\"%s\"", data, flags);
+	} else {
+		event = rec_event_name(it->event.code);
+		snprintf(num, sizeof(num), "%u", it->event.code);
+		influx_tag(out, "event", event ? event : num);
+		fprintf(out, " arg=%" PRId64 "i,detail=%" PRIu32 "i", it->event.arg, it->event.detail);
+	}
+	fprintf(out, ",seq=%" PRIu64 "i %" PRId64 "\n", it->seq, it->t_ns);
 }
 
 /* candump on interface "can<bus>", as the trace driver reads it back. */
@@ -234,7 +347,8 @@ int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
                     const struct rec_names *names, const struct rec_origin *origin)
 {
 	static const struct rec_names none;
-	char t[48];
+	static const struct rec_origin nowhere;
+	struct row w = { out, fmt == REC_FORMAT_JSONL, 0 };
 
 	if (!out || !it || fmt >= REC_FORMAT_MAX || it->kind >= ACQ_ITEM_KIND_MAX ||
 	    (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX) ||
@@ -242,17 +356,9 @@ int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
 		return -EINVAL;
 	if (fmt == REC_FORMAT_CANDUMP)
 		return candump_item(out, it);
-	format_time(it->t_ns, t, sizeof(t));
-	if (fmt == REC_FORMAT_CSV) {
-		csv_item(out, it, names ? names : &none, t);
-		if (origin)
-			csv_origin(out, origin);
-		fputc('\n', out);
-	} else {
-		json_item(out, it, names ? names : &none, t);
-		if (origin)
-			json_origin(out, origin);
-		fputs("}\n", out);
-	}
+	if (fmt == REC_FORMAT_INFLUX)
+		influx_item(out, it, names ? names : &none, origin ? origin : &nowhere);
+	else
+		row_item(&w, it, names ? names : &none, origin ? origin : &nowhere);
 	return ferror(out) ? -EIO : 0;
 }

@@ -3,6 +3,16 @@
  * format.h - records as text: CSV, JSON lines and candump, one code path
  * for `railmon export` (the log) and `railmon recv` (the uplink).
  *
+ * CSV and JSON lines share one schema: the same columns (keys) in the same
+ * order for every kind of record, README "Output schema":
+ *   vehicle, log_id, seq, time (RFC 3339 UTC, ns), time_ns, kind, bus,
+ *   bus_name, channel, name, unit, value, quality, label, can_id, flags,
+ *   data, event, arg, detail
+ * A column that does not apply to a record's kind is empty in CSV and null
+ * in JSON.  Values are written in the shortest form that reads back to the
+ * same double; CAN ids as candump writes them (3 or 8 hex digits); flags
+ * as names joined by '|' ("EXT|FD|BRS").
+ *
  * One line per record, no allocation, safe on any field values: strings
  * are escaped (basic/escape.h), non-finite numbers written as null or an
  * empty field, a CAN frame candump cannot express refused.  The caller
@@ -20,6 +30,7 @@ enum rec_format {
 	REC_FORMAT_CSV = 0,   /* a header line, then one row per record */
 	REC_FORMAT_JSONL,     /* one JSON object per line */
 	REC_FORMAT_CANDUMP,   /* CAN frames only, as candump -l writes them */
+	REC_FORMAT_INFLUX,    /* InfluxDB line protocol (README "InfluxDB") */
 	REC_FORMAT_MAX
 };
 
@@ -32,35 +43,67 @@ struct rec_names {
 	const char *channel;   /* sample: channel name, NULL if unknown */
 	const char *unit;      /* sample: unit, NULL if unknown */
 	const char *label;     /* sample: value-table label, NULL if none */
+	const char *bus_name;  /* the record's bus by name, NULL if unknown */
 };
 
 #define REC_LOG_ID_MAX 16      /* bytes of a log id (REC_LOG_ID_LEN) */
 
 /*
- * Which vehicle log a record comes from: recv's output mixes vehicles and
- * logs, so it says so in three more columns (CSV: vehicle, log_id,
- * historical, after export's) or keys (JSON lines: the last three).  The
- * log id is written in lower-case hex ("" for none), historical as 0/1 in
- * CSV and false/true in JSON.  candump lines have no room for it.
+ * Which vehicle log a record comes from (the vehicle and log_id columns):
+ * export and recv both know it from the Batch, so a ground consumer
+ * mixing vehicles and a log export read alike.  The log id is written in
+ * lower-case hex ("" for none).  candump lines have no room for it.
  */
 struct rec_origin {
 	const char *vehicle;   /* NULL is written as "" */
 	const uint8_t *log_id; /* log_id_len bytes */
 	size_t log_id_len;     /* 0 (none) to REC_LOG_ID_MAX */
-	bool historical;       /* sent from the vehicle's backlog */
 };
 
-/* "csv", "jsonl" (or "json"), "candump" -> *ret_fmt.  0 or -EINVAL. */
-int rec_format_parse(const char *name, enum rec_format *ret_fmt);
+/* Room for any value rec_format_double() writes, NUL included. */
+#define REC_DOUBLE_MAX 32
+/* Room for every CAN flag name rec_format_can_flags() writes. */
+#define REC_CAN_FLAGS_MAX 32
 
-/* Write the CSV header line, with the origin columns if rows will have
-   them (nothing for the other formats).  Returns 0, -EINVAL, or -EIO if
-   the stream has an error. */
-int rec_format_header(FILE *out, enum rec_format fmt, bool origin);
+/* v in the shortest form strtod() reads back to v exactly ("1499.3",
+   "0.30000000000000004").  Returns the length, or -EINVAL for a
+   non-finite v, NULL buf or len < REC_DOUBLE_MAX. */
+int rec_format_double(double v, char *buf, size_t len);
+
+/* A CAN item's id as every text output writes it: candump's 3 hex digits,
+   8 for a 29-bit id.  Returns snprintf's length, -EINVAL for a non-CAN
+   item or NULL. */
+int rec_format_can_id(const struct acq_item *it, char *buf, size_t len);
+
+/* ACQ_CAN_* flags as names joined by '|' ("" for none).  Returns the
+   length, -EINVAL for NULL or len < REC_CAN_FLAGS_MAX. */
+int rec_format_can_flags(unsigned flags, char *buf, size_t len);
+
+/* Column i of the schema ("vehicle" ...), NULL past the last. */
+const char *rec_format_column(size_t i);
 
 /*
- * Write one record as one line: export's layout, then origin's columns
- * unless origin is NULL (names may be NULL too: nothing known).  candump
+ * InfluxDB line protocol, one point per record, time in ns:
+ *   railmon,vehicle=V,bus=vehicle,channel=Speed,unit=km/h value=12.5,quality="good",seq=7i T
+ *   railmon_can,vehicle=V,bus=vehicle,can_id=120 data="11FC",flags="",seq=1i T
+ *   railmon_event,vehicle=V,bus=65535,event=START arg=4242i,detail=0i,seq=3i T
+ * Tags are the vehicle, the bus (its name, else its index), the channel
+ * (its name, else its id) and unit; a value-table label is the field
+ * label; a non-finite value has no value field (quality says invalid).
+ * Tag text escapes ',', '=' and ' ' with a backslash; a line break in any
+ * text is written as the two characters \n.
+ */
+
+/* "csv", "jsonl" (or "json"), "candump", "influx" -> *ret_fmt.  0 or -EINVAL. */
+int rec_format_parse(const char *name, enum rec_format *ret_fmt);
+
+/* Write the CSV header line (nothing for the other formats).  Returns 0,
+   -EINVAL, or -EIO if the stream has an error. */
+int rec_format_header(FILE *out, enum rec_format fmt);
+
+/*
+ * Write one record as one line of the schema; origin NULL writes an empty
+ * vehicle and log id, names NULL: nothing known.  candump
  * writes CAN frames only, on interface "can<bus>", and no origin.
  * Returns 0; -EINVAL for a bad argument, an item of no known kind, a CAN
  * payload over 64 bytes, a log id over REC_LOG_ID_MAX bytes, or (candump)

@@ -70,7 +70,7 @@ struct resend_req {
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone;
+	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels;
 
 	pthread_t thread;
 	bool running;
@@ -208,6 +208,21 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_resend = NULL, ok = false;
 	if (asprintf(&f->topic_gone, "railmon/%s/gone", c->vehicle) < 0)
 		f->topic_gone = NULL, ok = false;
+	if (asprintf(&f->topic_channels, "railmon/%s/channels", c->vehicle) < 0)
+		f->topic_channels = NULL, ok = false;
+	f->cfg.channels_msg = NULL;
+	f->cfg.channels_len = 0;
+	if (c->channels_msg && c->channels_len && c->channels_len <= INT32_MAX) {
+		void *copy = malloc(c->channels_len);
+
+		if (copy) {
+			memcpy(copy, c->channels_msg, c->channels_len);
+			f->cfg.channels_msg = copy;
+			f->cfg.channels_len = c->channels_len;
+		} else {
+			ok = false;
+		}
+	}
 	cfg_defaults(&f->cfg);
 	return ok ? 0 : -ENOMEM;
 }
@@ -262,6 +277,8 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->topic_resend);
 	free(f->topic_gone);
 	free(f->resend_buf);
+	free(f->topic_channels);
+	free((void *)f->cfg.channels_msg);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -1076,6 +1093,12 @@ static void conn_established(upl_forwarder_t *f)
 	mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(online) - 1, online, 1, true);
 	if (f->cfg.resend_source.next)
 		mosquitto_subscribe(f->mosq, NULL, f->topic_resend, 1);
+	/* Retained too: the dictionary for a consumer that starts mid-stream
+	   (the Batches carry it only now and then).  A failure costs nothing
+	   but names until the next dictionary in a Batch. */
+	if (f->cfg.channels_msg)
+		mosquitto_publish(f->mosq, NULL, f->topic_channels, (int)f->cfg.channels_len, f->cfg.channels_msg, 1,
+		                  true);
 	pthread_mutex_lock(&f->lock);
 	f->st.connects++;
 	f->st.connected = true;

@@ -117,6 +117,13 @@ struct upl_forward_cfg {
 	                               longer holds.  Request and answer formats:
 	                               docs/ground-schema.md, "Gap repair". */
 	unsigned resend_per_s;      /* Batches re-sent per second at most; 0 = 20 */
+	const void *channels_msg;   /* optional: an encoded Batch holding the
+	                               channel dictionary (and config_hash), no
+	                               records; published retained (QoS 1) to
+	                               railmon/<vehicle>/channels at every
+	                               connect, so a consumer starting mid-stream
+	                               names channels at once.  Copied. */
+	size_t channels_len;
 };
 
 #define UPL_RESEND_MAX 64           /* requested ranges queued; more are refused */

@@ -954,10 +954,16 @@ static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 	pthread_mutex_lock(&r->lock);
 	r->st.connects++;
 	pthread_mutex_unlock(&r->lock);
-	char *const topics[2] = { (char *)r->cfg.topic, (char *)r->cfg.aux_topic };
+	/* the dictionaries first: retained ones arrive before new data */
+	char *topics[3];
+	int n = 0;
 
-	if (mosquitto_subscribe_multiple(mosq, NULL, r->cfg.aux_topic ? 2 : 1, topics, 1, 0, NULL) !=
-	    MOSQ_ERR_SUCCESS)
+	if (r->cfg.on_channels)
+		topics[n++] = (char *)"railmon/+/channels";
+	topics[n++] = (char *)r->cfg.topic;
+	if (r->cfg.aux_topic)
+		topics[n++] = (char *)r->cfg.aux_topic;
+	if (mosquitto_subscribe_multiple(mosq, NULL, n, topics, 1, 0, NULL) != MOSQ_ERR_SUCCESS)
 		r->lost = true;
 }
 
@@ -965,8 +971,16 @@ static void on_subscribe(struct mosquitto *mosq, void *arg, int mid, int n, cons
 {
 	upl_recv_t *r = arg;
 
-	/* 0x80: the broker refused the subscription (ACL). */
-	if (n < 1 || qos[0] == 0x80 || (n > 1 && qos[1] == 0x80)) {
+	/* 0x80: the broker refused a subscription (ACL).  The data topic and
+	   the optional aux topic after it must be granted; the dictionaries
+	   (first, when asked for) only cost names if refused. */
+	int first = r->cfg.on_channels ? 1 : 0;
+	bool refused = n <= first;
+
+	for (int i = first; i < n; i++)
+		if (qos[i] == 0x80)
+			refused = true;
+	if (refused) {
 		r->sub_refused = true;
 		r->lost = true;
 		return;
@@ -981,17 +995,37 @@ static void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 	r->lost = true;
 }
 
+/* railmon/<vehicle>/channels: the vehicle's dictionary, to on_channels. */
+static void feed_channels(upl_recv_t *r, const char *topic, const void *payload, size_t len)
+{
+	rec_batch_t *b;
+	struct rec_batch_info info;
+
+	if (rec_batch_decode(payload, len, &b) < 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (rec_batch_info(b, &info) == 0 && topic_matches(topic, info.vehicle) && info.nchannels)
+		r->cfg.on_channels(r->cfg.ctx, &info, b);
+	pthread_mutex_unlock(&r->lock);
+	rec_batch_free(b);
+}
+
 static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto_message *m)
 {
 	upl_recv_t *r = arg;
+	size_t tl = m->topic ? strlen(m->topic) : 0;
+	size_t len = m->payloadlen > 0 ? (size_t)m->payloadlen : 0;
 	bool aux = false;
 
 	if (r->aux_match && r->cfg.on_aux && mosquitto_topic_matches_sub(r->aux_match, m->topic, &aux) ==
 	    MOSQ_ERR_SUCCESS && aux) {
-		r->cfg.on_aux(r->cfg.ctx, m->topic, m->payload, m->payloadlen > 0 ? (size_t)m->payloadlen : 0);
+		r->cfg.on_aux(r->cfg.ctx, m->topic, m->payload, len);
 		return;
 	}
-	upl_recv_feed(r, m->topic, m->payload, m->payloadlen > 0 ? (size_t)m->payloadlen : 0);
+	if (r->cfg.on_channels && tl > 9 && !strcmp(m->topic + tl - 9, "/channels"))
+		feed_channels(r, m->topic, m->payload, len);
+	else
+		upl_recv_feed(r, m->topic, m->payload, len);
 }
 
 /* libmosquitto says why a TLS handshake failed only in its log. */

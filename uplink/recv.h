@@ -62,6 +62,14 @@ typedef int (*upl_recv_batch_fn)(void *ctx, const struct rec_batch_info *info,
 typedef int (*upl_recv_record_fn)(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                                   const struct acq_item *item, bool first, void **log_ctx);
 
+/*
+ * A channel dictionary message (railmon/<vehicle>/channels, retained: a
+ * record-less Batch with the dictionary and config_hash) from a vehicle
+ * whose name matches the topic; b valid during the call, same thread as
+ * on_record.
+ */
+typedef void (*upl_recv_channels_fn)(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
+
 /* Why a Batch was refused (nothing of it written, on_refused called). */
 enum upl_recv_refusal {
 	UPL_RECV_CONFLICT = 0,        /* records seen before, with other content */
@@ -105,8 +113,11 @@ struct upl_recv_cfg {
 	upl_recv_record_fn on_record; /* optional */
 	upl_recv_batch_fn on_batch; /* optional */
 	upl_recv_refused_fn on_refused; /* optional */
+	upl_recv_channels_fn on_channels; /* optional: then railmon/+/channels is
+	                               subscribed too (not shared, before the data
+	                               topic, so the retained dictionaries come first) */
 	void *ctx;                /* for the callbacks */
-	const char *aux_topic;    /* optional: a second subscription (e.g. the vehicles'
+	const char *aux_topic;    /* optional: a further subscription (e.g. the vehicles'
 	                             "gone" answers of gap repair), may be $share/... */
 	void (*on_aux)(void *ctx, const char *topic, const void *payload, size_t len);
 	                          /* its messages (same thread as on_batch) */

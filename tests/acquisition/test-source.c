@@ -278,6 +278,11 @@ static void test_source_args(void)
 	cfg.pace_speed = NAN;
 	assert(acq_source_new(&cfg, &s) == -EINVAL);
 	cfg.pace_speed = 0;
+	cfg.coalesce_ns = -1;
+	assert(acq_source_new(&cfg, &s) == -EINVAL);
+	cfg.coalesce_ns = 100 * MS + 1; /* longer than a stop may wait */
+	assert(acq_source_new(&cfg, &s) == -EINVAL);
+	cfg.coalesce_ns = 0;
 	cfg.ring = NULL;
 	assert(acq_source_new(&cfg, &s) == -EINVAL);
 	assert(acq_source_start(NULL, NULL, NULL) == -EINVAL);
@@ -463,6 +468,101 @@ static void test_latency(void)
 	rig_done(&g);
 }
 
+/* Releases one item every 100 us (a 10,000 frames/s bus) up to n. */
+static void trickle(struct fake *f, uint64_t n)
+{
+	int64_t t = basic_mono_ns();
+
+	for (uint64_t i = 1; i <= n; i++) {
+		t += 100 * 1000;
+		basic_sleep_until(CLOCK_MONOTONIC, t);
+		atomic_store(&f->gate, i);
+	}
+}
+
+/*
+ * coalesce_ns: a bus that trickles frames is read once per wait, not once
+ * per frame, and loses nothing; a full batch is read on at once.
+ */
+static void test_coalesce(void)
+{
+	struct rig g;
+	struct acq_item *out = calloc(4096, sizeof(*out));
+	uint64_t calls;
+	size_t n;
+
+	rig_init(&g, 4096, &(struct acq_source_cfg){ .coalesce_ns = 5 * MS });
+	assert(acq_source_start(g.src, NULL, NULL) == 0);
+	trickle(&g.f, 2000); /* 200 ms: 2,000 wakeups without coalescing */
+	assert(WAIT_FOR(acq_ring_count(&g.ring) == 2000, 5000));
+	calls = atomic_load(&g.f.calls);
+	assert(acq_source_stop(g.src) == 0);
+	n = pop_all(&g, out, 4096);
+	assert(n == 2000);
+	for (size_t i = 0; i < n; i++)
+		assert(out[i].seq == i);
+	/* A read per 5 ms wait (and the quiet 2 ms reads once the gate is
+	   reached): ~40, far from 2,000; 400 leaves room for a loaded host. */
+	printf("coalesce: 2000 items in %" PRIu64 " reads\n", calls);
+	assert(calls < 400);
+	rig_done(&g);
+
+	/* Full batches (64 items a read, more waiting): no wait between them,
+	   else 100 reads would take 10 s at 100 ms each. */
+	rig_init(&g, 8192, &(struct acq_source_cfg){ .coalesce_ns = 100 * MS });
+	atomic_store(&g.f.limit, 6400);
+	assert(acq_source_start(g.src, NULL, NULL) == 0);
+	assert(WAIT_FOR(acq_source_done(g.src), 3000));
+	assert(acq_ring_count(&g.ring) == 6400);
+	rig_done(&g);
+	free(out);
+}
+
+static int count_sink(void *ctx, const struct acq_item *items, size_t n)
+{
+	atomic_fetch_add((_Atomic uint64_t *)ctx, n);
+	return 0;
+}
+
+/*
+ * The collector's thread passes over the rings once per idle_us while
+ * they keep up: items trickling in at 10,000/s are taken a period's worth
+ * at a time, not in a pass per item followed by an empty one.
+ */
+static void test_collector_period(void)
+{
+	struct acq_item *buf = calloc(4096, sizeof(*buf)), it = { .kind = ACQ_ITEM_CAN };
+	struct acq_ring ring, *rings[1] = { &ring };
+	_Atomic uint64_t got = 0;
+	struct acq_collector_stats st;
+	acq_collector_t *col;
+	int64_t t0, t, elapsed;
+
+	assert(acq_ring_init(&ring, buf, 4096, sizeof(*buf)) == 0);
+	assert(acq_collector_new(&(struct acq_collector_cfg){ .rings = rings, .nrings = 1, .idle_us = 5000,
+	                                                      .sink = count_sink, .ctx = &got }, &col) == 0);
+	t0 = t = basic_mono_ns();
+	assert(acq_collector_start(col, NULL) == 0);
+	for (uint64_t i = 0; i < 2000; i++) {
+		t += 100 * 1000;
+		basic_sleep_until(CLOCK_MONOTONIC, t);
+		it.t_ns = (int64_t)i;
+		assert(acq_ring_item_push(&ring, &it));
+	}
+	assert(WAIT_FOR(atomic_load(&got) == 2000, 5000));
+	assert(acq_collector_stop(col) == 0);
+	elapsed = basic_mono_ns() - t0;
+	assert(acq_collector_stats(col, &st) == 0 && st.items == 2000);
+	/* At most one pass per period (and the drain at stop); a pass per
+	   item would be 2,000, and a pass after each one that found items
+	   twice the periods. */
+	printf("collector: 2000 items in %" PRIu64 " passes over %.0f ms at a 5 ms period\n", st.loops,
+	       (double)elapsed / MS);
+	assert(st.loops <= (uint64_t)(elapsed / (5 * MS)) + 5);
+	col = acq_collector_free(col);
+	free(buf);
+}
+
 /* A driver that reconnects by itself: its own events tell the presence. */
 static int follow_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms)
 {
@@ -621,6 +721,8 @@ int main(void)
 	test_error_pauses();
 	test_gone_cycle();
 	test_latency();
+	test_coalesce();
+	test_collector_period();
 	test_follow_events();
 	test_paced();
 	test_merge();

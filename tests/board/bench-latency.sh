@@ -6,8 +6,8 @@
 # under stress-ng (2 CPU hogs).  railmon's figures are the cumulative
 # histogram of its last health record (railmon stat --json).
 set -euo pipefail
-RAILMON=$1
-MB_SERVER=$2
+RAILMON=$(realpath "$1")
+MB_SERVER=$(realpath "$2")
 SECS=${3:-15}
 . "$(dirname "$0")/../lib/lib.sh"
 lib_init bench-lat

@@ -9,8 +9,10 @@
 #     trace paced at real time (about 5000 frames/s) for 20 s; CPU seconds
 #     from /proc of the daemon.
 set -euo pipefail
-RAILMON=$1
-SRC=$2
+# absolute: the board files written below live in a temp dir, and a
+# relative DBC path in them would be read relative to that dir
+RAILMON=$(realpath "$1")
+SRC=$(realpath "$2")
 . "$(dirname "$0")/../lib/lib.sh"
 lib_init bench /var/tmp
 now() { date +%s.%N; }
@@ -35,7 +37,7 @@ best() { # label cmd...: best wall time of 3 runs
 t_cat=$(best cat "$T/load.log")
 t_raw=$(best "$RAILMON" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out")
 t_dbc=$(best "$RAILMON" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out")
-records=$("$RAILMON" export --data "$T/out" --kind can --kind sample 2>&1 >/dev/null | grep -o '[0-9]* records' | cut -d' ' -f1)
+records=$("$RAILMON" export --data "$T/out" --kind can --kind sample --order seq 2>&1 >/dev/null | grep -o '[0-9]* records written' | cut -d' ' -f1)
 printf '\nreplay of %d frames (10 min, 2 buses at 70%% load), best of 3\n' "$frames"
 printf '%-34s %10s %14s %14s\n' "path" "seconds" "frames/s" "vs cat"
 printf '%-34s %10.3f %14.0f %14s\n' "cat (read the file)" "$t_cat" "$(echo "$frames / $t_cat" | bc -l)" "1.00"

@@ -138,6 +138,10 @@ static const struct {
 	  "t.ini:5: channel 'c': address + size runs past register 65535" },
 	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\ntype = f16\n",
 	  "t.ini:8: type: expected u16" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\ntype = u8\nbyte = middle\n",
+	  "t.ini:9: byte: expected high or low: 'middle'" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 65533\ntype = s64\n",
+	  "t.ini:5: channel 'c': address + size runs past register 65535" },
 	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\ntable = coil\ntype = f32\n",
 	  "t.ini:5: channel 'c': coils and discrete inputs are bits" },
 	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\n[channel c]\naddress = 2\n",
@@ -392,7 +396,8 @@ static void test_dbc_files(void)
 		assert(conf_load(path, &c, err, sizeof(err)) == 0);
 		assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == -EBADMSG);
 		snprintf(want, sizeof(want), "%s/long.dbc:2: signal 'NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN...': "
-		         "a name of %zu characters (at most 95) (the dbc of [can x], %s:6)", tmpdir, len + 1, path);
+		         "a qualified name (message.signal) of %zu characters (at most 127) (the dbc of [can x], %s:6)", tmpdir,
+		         len + 3, path);
 		if (strcmp(err, want)) {
 			fprintf(stderr, "long name: %s\n  want: %s\n", err, want);
 			assert(0);

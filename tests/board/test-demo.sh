@@ -25,9 +25,24 @@ read -r records can mb drops refused < <(echo "$summary" |
 [ "$drops" -eq 0 ] || fail "$drops ring drops"
 [ "$refused" -eq 0 ] || fail "$refused records refused by the log"
 # the final table shows values from both buses
-grep -qE '^Speed +[0-9.-]+ +km/h' "$T/demo.out" || fail "no decoded CAN speed in the table"
-grep -qE '^line_voltage +1[45][0-9][0-9]\.[0-9]+ +V' "$T/demo.out" || fail "no Modbus line voltage in the table"
-grep -qE '^Car1Door1 .*(closed|open|locked)' "$T/demo.out" || fail "door state label missing"
+grep -qE '^[ *~] VehicleSpeed\.Speed +[0-9.-]+ +km/h' "$T/demo.out" || fail "no decoded CAN speed in the table"
+grep -qE '^[ *~] line_voltage +1[45][0-9][0-9](\.[0-9]+)? +V' "$T/demo.out" || fail "no Modbus line voltage in the table"
+grep -qE '^[ *~] DoorStatus\.Car1Door1 .*(closed|open|locked)' "$T/demo.out" || fail "door state label missing"
+
+# the demo's log holds Health records like run's: stat works on it, with
+# real rates for the buses, the collector and the log
+"$RAILMON" stat --data "$T/log" > "$T/stat.out" || fail "stat on the demo log: $(cat "$T/stat.out")"
+for n in vehicle traction collector log; do
+	rate=$(awk -v n=$n '$1 == n { print $4 }' "$T/stat.out")
+	awk -v r="${rate:-0}" 'BEGIN { exit !(r > 0) }' || fail "stat: rate of $n is '${rate:-}': $(cat "$T/stat.out")"
+done
+# the closing hint is a command that works as printed, from anywhere
+hint=$(sed -n 's/^try: //p' "$T/demo.out")
+[ -n "$hint" ] || fail "no closing hint"
+(cd / && env -i PATH=/usr/bin:/bin bash -c "$hint" > "$T/hint.out") || fail "the closing hint failed: $hint"
+[ "$(grep -c "^DEMO-" "$T/hint.out")" -ge 9 ] && head -1 "$T/hint.out" | grep -q '^vehicle,log_id,seq,' \
+	|| fail "the hint printed no records: $(head -3 "$T/hint.out")"
+echo "demo: stat shows rates on the demo log; the hint runs as printed: $hint"
 
 # --- export: CSV, JSON lines, candump
 "$RAILMON" export --data "$T/log" > "$T/all.csv" 2>"$T/export.err" || fail "export csv"
@@ -58,7 +73,7 @@ lv = [json.loads(l) for l in open(f"{T}/lv.jsonl")]
 assert len(lv) > 20 and all(j["name"] == "line_voltage" and j["unit"] == "V" for j in lv)
 assert all(1400 < j["value"] < 1600 for j in lv), [j["value"] for j in lv][:5]
 # decoded CAN samples carry names and units from the DBC
-speed = [j for j in js if j["kind"] == "sample" and j["name"] == "Speed"]
+speed = [j for j in js if j["kind"] == "sample" and j["name"] == "VehicleSpeed.Speed"]
 assert speed and all(j["unit"] == "km/h" and 0 <= j["value"] <= 250 for j in speed)
 print(f"export: {records} records, contiguous seq, {can} frames identical to the trace, "
       f"{len(lv)} line_voltage samples in range")
@@ -70,7 +85,8 @@ frames=$(grep -c . "$SRC/board/demo/train.log")
 for i in 1 2; do
 	"$RAILMON" replay "$SRC/board/demo/train.log" --board "$SRC/board/demo.ini" --data "$T/replay$i" \
 		2> "$T/replay$i.err" || { cat "$T/replay$i.err"; fail "replay $i"; }
-	"$RAILMON" export --data "$T/replay$i" --kind can --kind sample > "$T/replay$i.csv" 2>/dev/null
+	# without the log id (column 2): each replay makes a new log
+	"$RAILMON" export --data "$T/replay$i" --kind can --kind sample 2>/dev/null | cut -d, -f1,3- > "$T/replay$i.csv"
 done
 got=$("$RAILMON" export --data "$T/replay1" --format candump 2>/dev/null | wc -l)
 [ "$got" -eq "$frames" ] || fail "replay stored $got of $frames frames"
@@ -84,7 +100,7 @@ echo "replay: $frames frames stored with their original timestamps, two runs ide
 for i in 1 2; do
 	"$RAILMON" replay "$T/log" --board "$SRC/board/demo.ini" --data "$T/relog$i" 2> "$T/relog$i.err" ||
 		{ cat "$T/relog$i.err"; fail "log replay $i"; }
-	"$RAILMON" export --data "$T/relog$i" --kind can --kind sample > "$T/relog$i.csv" 2>/dev/null
+	"$RAILMON" export --data "$T/relog$i" --kind can --kind sample 2>/dev/null | cut -d, -f1,3- > "$T/relog$i.csv"
 done
 cmp -s "$T/relog1.csv" "$T/relog2.csv" || fail "two replays of the same log differ"
 "$RAILMON" export --data "$T/relog1" --format candump 2>/dev/null > "$T/relog.can"

@@ -68,7 +68,7 @@ def stderr_lines(path, pattern):
 
 
 def numbers(recs, bus, can_id):
-    return sorted(int(r["data"], 16) for r in recs if r["kind"] == "can" and r["bus"] == bus and r["id"] == can_id)
+    return sorted(int(r["data"], 16) for r in recs if r["kind"] == "can" and r["bus"] == bus and int(r["can_id"], 16) == can_id)
 
 
 def run(T):

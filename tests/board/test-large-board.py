@@ -129,7 +129,8 @@ def mode_channels(railmon, mb_server, tmp):
             expect[a] = ("aux_converter_holding_%04d" % a, float((1000 + a) & 0xFFFF))
         for m in range(n_msgs):
             for k in range(per_msg):
-                expect[1 << 16 | (m * per_msg + k)] = (sig_name(m, k), float((m * 8 + k) & 0xFF))
+                expect[1 << 16 | (m * per_msg + k)] = ("TractionConverterStatusMessage%04d.%s" % (m, sig_name(m, k)),
+                                                      float((m * 8 + k) & 0xFF))
         data = os.path.join(tmp, "log")
         p = run([railmon, "run", "--board", os.path.join(tmp, "board.ini"), "--data", data, "--duration", "3"])
         print(p.stderr.strip()[-600:])
@@ -179,7 +180,7 @@ def mode_wide_frame(railmon, tmp):
     bad = 0
     for i, d in enumerate(frames):
         got = {s["channel"]: (s["name"], s["value"]) for s in by_time.get((1000000000 + i * 1000) * 1000, [])}
-        want = {b: ("Bit%03d" % b, float((d[b // 8] >> (b % 8)) & 1)) for b in range(nsig)}
+        want = {b: ("Wide.Bit%03d" % b, float((d[b // 8] >> (b % 8)) & 1)) for b in range(nsig)}
         if got != want:
             bad += 1
             print("frame %d: %d of %d signals stored, %d right" %
@@ -206,7 +207,7 @@ def fd_dbc(path, nsig, prefix):
         k = min(left, 512)
         sigs = [("%s%03d_%03d" % (prefix, m, i), i, 1) for i in range(k)]
         msgs.append((0x80000000 | m, "Fd%03d" % m, 64, sigs))
-        names.update({m * 512 + i: s[0] for i, s in enumerate(sigs)})
+        names.update({m * 512 + i: "Fd%03d.%s" % (m, s[0]) for i, s in enumerate(sigs)})
         left -= k
         m += 1
     with open(path, "w") as f:
@@ -266,7 +267,7 @@ def mode_id_limit(railmon, tmp):
     if p.returncode != 0:
         fail("replay of 65,536 signals: rc %d: %s" % (p.returncode, p.stderr))
     named = named_samples(railmon, data)
-    want = {m * 512 + i: {("S%03d_%03d" % (m, i), 1.0)} for m in range(128) for i in range(512)}
+    want = {m * 512 + i: {("Fd%03d.S%03d_%03d" % (m, m, i), 1.0)} for m in range(128) for i in range(512)}
     print("65536 signals: %d channel ids stored, %d as expected" %
           (len(named), sum(1 for c in want if named.get(c) == want[c])))
     if named != want:

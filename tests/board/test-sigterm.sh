@@ -53,7 +53,7 @@ print(f"{runs} runs stopped by SIGTERM at random moments, frames acquired per ru
 open(f"{T}/acquired", "w").write(" ".join(map(str, acquired)))
 PY
 
-"$RAILMON" export --data "$T/log" --format jsonl > "$T/all.jsonl" 2> "$T/export.err"
+"$RAILMON" export --data "$T/log" --format jsonl --order seq > "$T/all.jsonl" 2> "$T/export.err"
 if grep -q damaged "$T/export.err"; then cat "$T/export.err"; echo "FAIL: damaged frames"; exit 1; fi
 "$PY" - "$T/all.jsonl" "$T/acquired" "$SRC/board/demo/train.log" <<'PY'
 import json, sys
@@ -72,7 +72,7 @@ for r in sorted(recs, key=lambda r: (r["time_ns"], r["seq"])):
     elif r["kind"] == "event" and r["event"] == "STOP":
         cur["stop"] = True
     elif r["kind"] == "can":
-        cur["frames"].append(f'{r["id"]:03X}#{r["data"]}' if not r["ext"] else f'{r["id"]:08X}#{r["data"]}')
+        cur["frames"].append(f'{r["can_id"]}#{r["data"]}')  # can_id as candump writes it
 assert len(runs) == len(acquired), (len(runs), len(acquired))
 for k, (run, n) in enumerate(zip(runs, acquired)):
     assert run["stop"], f"run {k} has no STOP event"

@@ -94,9 +94,11 @@ kill -TERM $VPID
 wait $VPID || fail "railmon run exited $?"
 # The last record of a clean run is its STOP event; the ground has it all
 # once its log holds that sequence number (the vehicle log is contiguous).
-VMAX=$("$RAILMON" export --data "$T/log" --kind event 2>/dev/null | tail -1 | cut -d, -f1)
+# (seq is the third column of export's CSV: vehicle, log_id, seq, ...)
+VMAX=$("$RAILMON" export --data "$T/log" --kind event --order seq 2>/dev/null | tail -1 | cut -d, -f3)
 ground_complete() {
-	"$RAILMON" export --data "$T/ground/EMU-4021" --kind event 2>/dev/null | tail -1 | grep -q "^$VMAX,"
+	"$RAILMON" export --data "$T/ground/EMU-4021" --kind event --order seq 2>/dev/null | tail -1 | cut -d, -f3 |
+		grep -qx "$VMAX"
 }
 wait_for 120 ground_complete || fail "the ground log never got record $VMAX"
 kill -TERM $RPID
@@ -124,7 +126,7 @@ for line in sys.stdin:
     bad += j["value"] != (u * 1000 + u) & 0xFFFF
 print(f"Modbus: {n} samples from 20 devices, {bad} misattributed")
 sys.exit(1 if bad or n < 20 * 10 else 0)' || fail "Modbus values"
-records=$("$RAILMON" export --data "$T/log" 2>&1 >/dev/null | grep -o '[0-9]* records' | cut -d' ' -f1)
+records=$("$RAILMON" export --data "$T/log" 2>&1 >/dev/null | grep -o '[0-9]* records written' | cut -d' ' -f1)
 echo "workload: $MIN min of 2 CAN buses at 70% ($frames frames) + 20 Modbus devices at 10x:" \
 	"0 ring drops, acquired = logged = forwarded = $frames frames, $records records identical on the ground"
 echo PASS

@@ -4,18 +4,23 @@
  * demo trace's frames, against a naive decoder measured in the same run
  * (bit-by-bit extraction, linear message search: what a decoder without
  * precompiled tables does); and trace read rate (candump lines through
- * the trace driver) against plain fgets() of the same file.
+ * the trace driver) against plain fgets() of the same file; and the
+ * same frames as Vector ASC, Vector BLF (written by record/'s writers)
+ * and PEAK TRC 2.1 through the trace driver, in frames/s beside the
+ * candump reader of the same run.
  * Rates are per CPU-second of this thread (CLOCK_THREAD_CPUTIME_ID).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bus/bus.h"
 #include "bus/candump.h"
 #include "bus/dbc-private.h"
 #include "bus/dbc.h"
+#include "record/trace-write.h"
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
@@ -166,7 +171,7 @@ static void run_decode(const char *name, decode_fn fn, const bus_dbc_t *dbc, con
 	(void)sink;
 }
 
-static double run_trace(void)
+static double run_trace(const char *path)
 {
 	struct bus_cfg cfg = { .kind = BUS_KIND_CAN };
 	static struct acq_item items[256];
@@ -177,7 +182,7 @@ static double run_trace(void)
 
 	cfg.can.driver = BUS_CAN_TRACE;
 	cfg.can.trace_loop = true; /* as fast as possible, looping over the file */
-	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", DEMO_LOG);
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", path);
 	if (bus_dev_new(&cfg, &dev) < 0)
 		exit(1);
 	do {
@@ -185,6 +190,11 @@ static double run_trace(void)
 			r = bus_dev_recv(dev, items, 256, 0);
 			if (r <= 0)
 				exit(1);
+			for (int k = 0; k < r; k++)
+				if (items[k].kind != ACQ_ITEM_CAN) {
+					fprintf(stderr, "%s: a bad line: the rate would not be of frames\n", path);
+					exit(1);
+				}
 			total += (uint64_t)r;
 		}
 		t = now_s() - t0;
@@ -216,6 +226,71 @@ static double run_fgets(void)
 	return (double)total / t;
 }
 
+/* The demo frames as ASC or BLF (record/'s writers) in path. */
+static void write_trace(const char *path, enum rec_trace_format fmt, const struct acq_item *frames, size_t n)
+{
+	FILE *f = fopen(path, "w");
+	rec_tracew_t *w;
+
+	if (!f || rec_tracew_new(f, fmt, &w) < 0)
+		exit(1);
+	for (size_t i = 0; i < n; i++)
+		if (rec_tracew_frame(w, &frames[i]) < 0)
+			exit(1);
+	if (rec_tracew_close(w) < 0 || fclose(f) != 0)
+		exit(1);
+}
+
+/* ... and as PEAK TRC 2.1, as PCAN-View writes it (classic frames only) */
+static void write_trc(const char *path, const struct acq_item *frames, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		exit(1);
+	fputs(";$FILEVERSION=2.1\r\n;$STARTTIME=46000.5\r\n;$COLUMNS=N,O,T,B,I,d,R,L,D\r\n", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_can *c = &frames[i].can;
+
+		fprintf(f, "%7zu %13.3f DT %2d %*X Rx -  %-2u", i + 1, (double)(frames[i].t_ns - frames[0].t_ns) / 1e6, 1,
+		        (c->flags & ACQ_CAN_EXT) ? 8 : 4, c->id, c->len);
+		for (unsigned k = 0; k < c->len; k++)
+			fprintf(f, " %02X", c->data[k]);
+		fputs("\r\n", f);
+	}
+	if (fclose(f) != 0)
+		exit(1);
+}
+
+static void run_formats(const struct acq_item *frames, size_t n)
+{
+	char dir[] = "/tmp/bench-trace-XXXXXX", asc[64], blf[64], trc[64];
+	double candump, r;
+
+	if (!mkdtemp(dir))
+		exit(1);
+	snprintf(asc, sizeof(asc), "%s/t.asc", dir);
+	snprintf(blf, sizeof(blf), "%s/t.blf", dir);
+	snprintf(trc, sizeof(trc), "%s/t.trc", dir);
+	write_trace(asc, REC_TRACE_ASC, frames, n);
+	write_trace(blf, REC_TRACE_BLF, frames, n);
+	write_trc(trc, frames, n);
+	printf("\ntrace formats, the %zu frames of %s in each\n", n, DEMO_LOG);
+	printf("%-28s %14s %14s\n", "format (trace driver)", "frames/s", "vs candump");
+	candump = run_trace(DEMO_LOG);
+	printf("%-28s %14.0f %14s\n", "candump (baseline)", candump, "1.00x");
+	r = run_trace(asc);
+	printf("%-28s %14.0f %13.2fx\n", "Vector ASC", r, r / candump);
+	r = run_trace(blf);
+	printf("%-28s %14.0f %13.2fx\n", "Vector BLF (zlib)", r, r / candump);
+	r = run_trace(trc);
+	printf("%-28s %14.0f %13.2fx\n", "PEAK TRC 2.1", r, r / candump);
+	unlink(asc);
+	unlink(blf);
+	unlink(trc);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	static struct acq_item frames[MAX_FRAMES];
@@ -234,9 +309,10 @@ int main(void)
 	printf("%-28s %14s\n", "reader", "lines/s");
 	base = run_fgets();
 	printf("%-28s %14.0f\n", "fgets only (baseline)", base);
-	trace = run_trace();
+	trace = run_trace(DEMO_LOG);
 	printf("%-28s %14.0f\n", "trace driver (parse, speed 0)", trace);
 	printf("%-28s %14.2fx\n", "ratio", trace / base);
+	run_formats(frames, n);
 	bus_dbc_free(dbc);
 	return 0;
 }

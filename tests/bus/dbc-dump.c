@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dbc-dump DBC LOG - decode every frame of a candump log and print one
- * line per sample: "<line> <message>.<signal> <value %.17g> <quality> <label|->".
- * A test helper: test-dbc-ref.py compares its output with an independent
- * Python decoder.  Exit 1 with "file:line: ..." on a bad DBC or log line.
+ * dbc-dump [-s] DBC LOG - decode every frame of a candump log and print one
+ * line per sample: "<line> <message>.<signal> <value %.17g> <quality> <label|->",
+ * and each warning of the DBC's load on stderr ("warning: file:line: ...").
+ * -s loads strictly (BUS_DBC_STRICT).  A test helper: test-dbc-ref.py
+ * and test-dbc-corpus.py compare its output with an independent Python
+ * decoder.  Exit 1 with "file:line: ..." on a bad DBC or log line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,15 +43,24 @@ int main(int argc, char **argv)
 	FILE *f;
 	int r;
 
+	unsigned flags = 0;
+
+	if (argc == 4 && strcmp(argv[1], "-s") == 0) {
+		flags = BUS_DBC_STRICT;
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: dbc-dump DBC LOG\n");
+		fprintf(stderr, "usage: dbc-dump [-s] DBC LOG\n");
 		return 2;
 	}
-	r = bus_dbc_load(argv[1], &dbc, err, sizeof(err));
+	r = bus_dbc_load_flags(argv[1], flags, &dbc, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
+	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
+		fprintf(stderr, "warning: %s\n", bus_dbc_warning(dbc, i));
 	f = fopen(argv[2], "re");
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", argv[2], strerror(errno));

@@ -15,6 +15,17 @@ Semantics checked against the C decoder:
   the IEEE float/double bit pattern (SIG_VALTYPE_ 1/2);
 - quality 2 when phys is NaN/inf, 1 when outside [min, max] unless both are
   0, else 0.
+
+What a lenient load does with production files (bus/dbc.h), from the text:
+- a file that is not UTF-8 is CP1252 (bytes CP1252 leaves undefined are
+  Latin-1); `//` starts a comment outside strings;
+- VECTOR__INDEPENDENT_SIG_MSG (0xC0000000 or 0x40000000) is not on the bus;
+- VAL_/SIG_VALTYPE_/SG_MUL_VAL_ naming what does not exist are ignored;
+- a bare "m" is a plain signal, and so is "mN" in a message without "M"
+  (unless SG_MUL_VAL_ names its multiplexor);
+- a signal with a bit past the message's length is dropped, and so is every
+  signal whose multiplexor was dropped;
+- BA_ "SystemSignalLongSymbol"/"SystemMessageLongSymbol" rename.
 """
 import math
 import re
@@ -30,7 +41,7 @@ class Signal:
         self.min, self.max, self.unit = float(mn), float(mx), unit
         self.valtype = 0
         self.is_mux = mux is not None and mux.endswith("M")
-        self.mux_val = int(mux[1:].rstrip("M")) if mux and mux.startswith("m") else None
+        self.mux_val = int(mux[1:].rstrip("M")) if mux and mux.startswith("m") and mux != "m" else None
         self.parent = None      # Signal
         self.ranges = []        # [(lo, hi)]
         self.labels = {}
@@ -54,18 +65,48 @@ class Message:
         self.name, self.dlc, self.signals = name, int(dlc), []
 
 
-SIG_RE = re.compile(r'^\s*SG_\s+(\w+)\s*(M|m\d+M?)?\s*:\s*(\d+)\|(\d+)@([01])([+-])\s*'
+SIG_RE = re.compile(r'^\s*SG_\s+(\w+)\s*(M|m\d*M?)?\s*:\s*(\d+)\|(\d+)@([01])([+-])\s*'
                     r'\(([^,]+),([^)]+)\)\s*\[([^|]+)\|([^\]]+)\]\s*"([^"]*)"')
 BO_RE = re.compile(r'^BO_\s+(\d+)\s+(\w+)\s*:\s*(\d+)')
+INDEPENDENT = (0xC0000000, 0x40000000)
+
+
+def read_text(path):
+    data = open(path, "rb").read()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = "".join(bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in data)
+    text = text.replace("\r\n", "\n")
+    out, i, in_str = [], 0, False
+    while i < len(text):  # drop // comments, never inside a string
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                out.append(text[i:i + 2])
+                i += 2
+                continue
+            in_str = c != '"'
+        elif c == '"':
+            in_str = True
+        elif text.startswith("//", i):
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def load(path):
-    text = open(path, encoding="utf-8").read()
+    text = read_text(path)
     msgs, cur = {}, None
     for line in text.split("\n"):
         m = BO_RE.match(line)
         if m:
-            cur = None if int(m.group(1)) == 0xC0000000 else Message(*m.groups())
+            cur = None if int(m.group(1)) in INDEPENDENT else Message(*m.groups())
             if cur:
                 msgs[(cur.id, cur.ext)] = cur
             continue
@@ -81,9 +122,9 @@ def load(path):
         labels = {}
 
     def sig(ident, name):
-        if int(ident) == 0xC0000000:
+        if int(ident) in INDEPENDENT or int(ident) not in byid:
             return Nowhere()
-        return next(s for s in byid[int(ident)].signals if s.name == name)
+        return next((s for s in byid[int(ident)].signals if s.name == name), Nowhere())
 
     for ident, name, vt in re.findall(r'SIG_VALTYPE_\s+(\d+)\s+(\w+)\s*:?\s*(\d)\s*;', text):
         sig(ident, name).valtype = int(vt)
@@ -92,13 +133,29 @@ def load(path):
             sig(ident, name).labels[int(v)] = label
     for ident, name, mux, body in re.findall(r'SG_MUL_VAL_\s+(\d+)\s+(\w+)\s+(\w+)\s+([^;]*);', text):
         s = sig(ident, name)
+        if isinstance(s, Nowhere):
+            continue
         s.parent = sig(ident, mux)
         s.ranges = [(int(a), int(b)) for a, b in re.findall(r'(\d+)-(\d+)', body)]
     for msg in msgs.values():
         for s in msg.signals:
             if s.mux_val is not None and s.parent is None:
-                s.parent = next(p for p in msg.signals if p.is_mux and p.mux_val is None)
-                s.ranges = [(s.mux_val, s.mux_val)]
+                tops = [p for p in msg.signals if p.is_mux and p.mux_val is None]
+                if tops:
+                    s.parent = tops[0]
+                    s.ranges = [(s.mux_val, s.mux_val)]
+        drop = {s.name for s in msg.signals if any(b // 8 >= msg.dlc for b in s.bits())}
+        while True:
+            more = {s.name for s in msg.signals if s.parent is not None and s.parent.name in drop} - drop
+            if not more:
+                break
+            drop |= more
+        msg.signals = [s for s in msg.signals if s.name not in drop]
+    for ident, name, long in re.findall(r'BA_\s+"SystemSignalLongSymbol"\s+SG_\s+(\d+)\s+(\w+)\s+"([^"]*)"\s*;', text):
+        sig(ident, name).name = long
+    for ident, long in re.findall(r'BA_\s+"SystemMessageLongSymbol"\s+BO_\s+(\d+)\s+"([^"]*)"\s*;', text):
+        if int(ident) in byid:
+            byid[int(ident)].name = long
     return msgs
 
 

@@ -80,7 +80,11 @@ def answer_init(fd, want_init):
             sys.exit("peer: init incomplete, got %s" % cmds)
         cmds.append(cmd)
         os.write(fd, b"\a" if cmd == "C" else b"\r")
-    if cmds != want_init:
+    # A driver whose first "C" went unanswered in time (a loaded machine)
+    # closes and tries again: a real adapter takes any number of "C"s, and
+    # so does this one; what must be exact is the order of the rest.
+    got = [c for i, c in enumerate(cmds) if not (c == "C" and i > 0 and cmds[i - 1] == "C")]
+    if got != want_init:
         sys.exit("peer: wrong init sequence %s (want %s)" % (cmds, want_init))
     return buf
 

@@ -322,8 +322,8 @@ static void test_trace_loop(void)
 	bus_dev_free(dev);
 
 	/* a looping file without any frame ends instead of spinning */
-	path = write_tmp("empty.log", "junk\n");
-	dev = open_trace(path, "", 0, true);
+	path = write_tmp("empty.log", "(1.000000) c 001#01\njunk\n");
+	dev = open_trace(path, "nomatch", 0, true);
 	assert(bus_dev_recv(dev, it, 10, 0) == 1 && it[0].kind == ACQ_ITEM_EVENT);
 	assert(bus_dev_recv(dev, it, 10, 0) == -ENODATA);
 	bus_dev_free(dev);
@@ -429,6 +429,10 @@ static void test_trace_open_errors(void)
 	cfg.can.trace_speed = -1;
 	assert(bus_dev_new(&cfg, &dev) == -EINVAL);
 	assert(dev == NULL);
+	/* a file that is no trace in any format is refused, not read as garbage lines */
+	cfg.can.trace_speed = 0;
+	snprintf(cfg.can.device, sizeof(cfg.can.device), "%s", write_tmp("x.log", "junk\nmore junk\n"));
+	assert(bus_dev_new(&cfg, &dev) == -EMEDIUMTYPE && dev == NULL);
 }
 
 /* The committed demo trace must be clean and in time order. */

@@ -56,10 +56,10 @@ def close(a, b):
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
-def main():
-    tool, dbc = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
-    rng = random.Random(int(os.environ.get("SEED", "3")))
+def compare(tool, dbc, n, seed, strict=False):
+    """Decode n random frames with dbc-dump and the reference; returns
+    (samples compared, mismatches, qualities seen, labelled samples)."""
+    rng = random.Random(seed)
     msgs = dbc_ref.load(dbc)
     frames = [random_frame(rng, msgs) for _ in range(n)]
     expected = {}
@@ -72,7 +72,8 @@ def main():
                 nsig += 1
         path = f.name
     try:
-        out = subprocess.run([tool, dbc, path], capture_output=True, text=True, timeout=60)
+        out = subprocess.run([tool] + (["-s"] if strict else []) + [dbc, path],
+                             capture_output=True, text=True, timeout=60)
     finally:
         os.unlink(path)
     if out.returncode != 0:
@@ -90,10 +91,17 @@ def main():
         if e is None or g is None or not close(e[0], g[0]) or e[1] != g[1] or e[2] != g[2]:
             bad += 1
             if bad <= 20:
-                print("MISMATCH frame %d %s: python %s, C %s" % (key[0], key[1], e, g))
-    # every feature was exercised: mux on and off, labels, each quality
+                print("MISMATCH %s frame %d %s: python %s, C %s" % (dbc, key[0], key[1], e, g))
     quals = {q for _, q, _ in expected.values()}
     labels = sum(1 for _, _, lab in expected.values() if lab != "-")
+    return nsig, bad, quals, labels
+
+
+def main():
+    tool, dbc = sys.argv[1], sys.argv[2]
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
+    nsig, bad, quals, labels = compare(tool, dbc, n, int(os.environ.get("SEED", "3")))
+    # every feature was exercised: mux on and off, labels, each quality
     print("%d frames, %d samples compared, %d mismatches; qualities %s, %d labelled"
           % (n, nsig, bad, sorted(quals), labels))
     want_quals = {0, 1, 2} if sys.argv[4:] == ["all"] else {0, 1}

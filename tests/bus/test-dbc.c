@@ -15,6 +15,7 @@
 
 #include "bus/candump.h"
 #include "bus/dbc.h"
+#include "bus/j1939.h"
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
@@ -205,44 +206,50 @@ struct bad_dbc {
 	const char *text;
 	unsigned line;
 	const char *what; /* substring of the message */
+	const char *warn; /* lenient: the warning after "path:line: ", NULL = refused too */
 };
 
 #define HDR "VERSION \"\"\nNS_ :\n\tCM_\n\nBS_:\nBU_: A B\n"
 /* HDR is 6 lines; the statement under test starts on line 7 */
 static const struct bad_dbc bad_dbcs[] = {
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\n SG_ S : 16|8@1+ (1,0) [0|0] \"\" B\n", 9, "duplicate signal" },
-	{ HDR "BO_ 256 M: 8 A\nBO_ 256 N: 8 A\n", 8, "duplicate message" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 60|8@1+ (1,0) [0|0] \"\" B\n", 8, "does not fit" },
-	{ HDR "BO_ 256 M: 2 A\n SG_ S : 7|24@0+ (1,0) [0|0] \"\" B\n", 8, "does not fit" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|0@1+ (1,0) [0|0] \"\" B\n", 8, "size" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|65@1+ (1,0) [0|0] \"\" B\n", 8, "bad integer" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@2+ (1,0) [0|0] \"\" B\n", 8, "byte order" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1* (1,0) [0|0] \"\" B\n", 8, "byte order" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0 [0|0] \"\" B\n", 8, "expected ')'" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (x,0) [0|0] \"\" B\n", 8, "bad number" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (0,0) [0|0] \"\" B\n", 8, "scale" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] B\n", 8, "unit string" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S x : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "multiplexer indicator" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S m1 : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "no multiplexor" },
-	{ HDR " SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n", 7, "outside a message" },
-	{ HDR "BO_ 2048 M: 8 A\n", 7, "out of range" },
-	{ HDR "BO_ 256 M: 65 A\n", 7, "bad integer" },
-	{ HDR "BO_ 256 M: 8 A\nCM_ SG_ 256 S \"never closed;\n\n\n", 8, "unterminated string" },
-	{ HDR "BO_ 256 M: 8 A\nVAL_ 257 S 0 \"x\" ;\n", 8, "unknown message" },
-	{ HDR "BO_ 256 M: 8 A\nVAL_ 256 S 0 \"x\" ;\n", 8, "unknown signal" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\nSIG_VALTYPE_ 256 S : 1;\n", 9, "float" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nVAL_ 256 S 0 \"x\" 1 ;\n", 9, "value description" },
-	{ HDR "BA_DEF_ BO_ \"GenMsgCycleTime\" INT 0 10000\n", 7, "not terminated" },
-	{ HDR "FOO bar\n", 7, "unknown keyword" },
-	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n\x01\n", 9, "unexpected byte" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\n SG_ S : 16|8@1+ (1,0) [0|0] \"\" B\n", 9, "duplicate signal", NULL },
+	{ HDR "BO_ 256 M: 8 A\nBO_ 256 N: 8 A\n", 8, "duplicate message", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 60|8@1+ (1,0) [0|0] \"\" B\n", 8, "does not fit",
+	  "signal 'S' does not fit in the 8 bytes of message M; signal skipped" },
+	{ HDR "BO_ 256 M: 2 A\n SG_ S : 7|24@0+ (1,0) [0|0] \"\" B\n", 8, "does not fit",
+	  "signal 'S' does not fit in the 2 bytes of message M; signal skipped" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|0@1+ (1,0) [0|0] \"\" B\n", 8, "size", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|65@1+ (1,0) [0|0] \"\" B\n", 8, "bad integer", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@2+ (1,0) [0|0] \"\" B\n", 8, "byte order", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1* (1,0) [0|0] \"\" B\n", 8, "byte order", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0 [0|0] \"\" B\n", 8, "expected ')'", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (x,0) [0|0] \"\" B\n", 8, "bad number", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (0,0) [0|0] \"\" B\n", 8, "scale", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] B\n", 8, "unit string", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S x : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "multiplexer indicator", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S m1 : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "no multiplexor",
+	  "signal 'S': m1 but message M has no multiplexor (M); read as a plain signal" },
+	{ HDR " SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n", 7, "outside a message", NULL },
+	{ HDR "BO_ 2048 M: 8 A\n", 7, "out of range", NULL },
+	{ HDR "BO_ 256 M: 65 A\n", 7, "bad integer", NULL },
+	{ HDR "BO_ 256 M: 8 A\nCM_ SG_ 256 S \"never closed;\n\n\n", 8, "unterminated string", NULL },
+	{ HDR "BO_ 256 M: 8 A\nVAL_ 257 S 0 \"x\" ;\n", 8, "unknown message",
+	  "VAL_: unknown message id 257; statement skipped" },
+	{ HDR "BO_ 256 M: 8 A\nVAL_ 256 S 0 \"x\" ;\n", 8, "unknown signal",
+	  "VAL_: unknown signal 'S' in message 256; statement skipped" },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" B\nSIG_VALTYPE_ 256 S : 1;\n", 9, "float", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nVAL_ 256 S 0 \"x\" 1 ;\n", 9, "value description", NULL },
+	{ HDR "BA_DEF_ BO_ \"GenMsgCycleTime\" INT 0 10000\n", 7, "not terminated", NULL },
+	{ HDR "BO_ 256 M: 8 A\nFOO bar\n", 8, "unknown keyword", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n\x01\n", 9, "unexpected byte", NULL },
 	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ S m1 : 8|8@1+ (1,0) [0|0] \"\" B\n"
-	      "SG_MUL_VAL_ 256 S Y 1-1;\n", 10, "not a multiplexor" },
+	      "SG_MUL_VAL_ 256 S Y 1-1;\n", 10, "not a multiplexor", NULL },
 	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ S m1 : 8|8@1+ (1,0) [0|0] \"\" B\n"
-	      "SG_MUL_VAL_ 256 S X 3-1;\n", 10, "empty multiplexor range" },
+	      "SG_MUL_VAL_ 256 S X 3-1;\n", 10, "empty multiplexor range", NULL },
 	{ HDR "BO_ 256 M: 8 A\n SG_ X m0M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ Y m0M : 8|8@1+ (1,0) [0|0] \"\" B\n"
-	      "SG_MUL_VAL_ 256 X Y 0-0;\nSG_MUL_VAL_ 256 Y X 0-0;\n", 8, "cycle" },
+	      "SG_MUL_VAL_ 256 X Y 0-0;\nSG_MUL_VAL_ 256 Y X 0-0;\n", 8, "cycle", NULL },
 	{ HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n SG_ Y M : 8|8@1+ (1,0) [0|0] \"\" B\n"
-	      " SG_ S m1 : 16|8@1+ (1,0) [0|0] \"\" B\n", 10, "ambiguous" },
+	      " SG_ S m1 : 16|8@1+ (1,0) [0|0] \"\" B\n", 10, "ambiguous", NULL },
 };
 
 static void test_malformed(void)
@@ -257,10 +264,25 @@ static void test_malformed(void)
 		snprintf(path, sizeof(path), "%s/bad%zu.dbc", tmpdir, i);
 		f = fopen(path, "w");
 		assert(f && fputs(bad_dbcs[i].text, f) >= 0 && fclose(f) == 0);
-		r = bus_dbc_load(path, &dbc, err, sizeof(err));
+		r = bus_dbc_load_flags(path, BUS_DBC_STRICT, &dbc, err, sizeof(err));
 		snprintf(want, sizeof(want), "%s:%u: ", path, bad_dbcs[i].line);
 		if (r != -EBADMSG || dbc || strncmp(err, want, strlen(want)) != 0 || !strstr(err, bad_dbcs[i].what)) {
 			fprintf(stderr, "case %zu: r=%d err='%s', want '%s...%s'\n", i, r, err, want, bad_dbcs[i].what);
+			assert(0);
+		}
+		/* lenient: the same error, or a load with exactly one warning */
+		r = bus_dbc_load(path, &dbc, err, sizeof(err));
+		if (bad_dbcs[i].warn) {
+			snprintf(want, sizeof(want), "%s:%u: %s", path, bad_dbcs[i].line, bad_dbcs[i].warn);
+			if (r != 0 || bus_dbc_warning_count(dbc) != 1 || strcmp(bus_dbc_warning(dbc, 0), want) != 0) {
+				fprintf(stderr, "case %zu lenient: r=%d '%s', want '%s'\n", i, r,
+				        dbc ? bus_dbc_warning(dbc, 0) : err, want);
+				assert(0);
+			}
+			assert(bus_dbc_warning(dbc, 1) == NULL && bus_dbc_warning(NULL, 0) == NULL);
+			dbc = bus_dbc_free(dbc);
+		} else if (r != -EBADMSG || dbc || strncmp(err, want, strlen(want)) != 0) {
+			fprintf(stderr, "case %zu lenient: r=%d err='%s', want '%s'\n", i, r, err, want);
 			assert(0);
 		}
 		unlink(path);
@@ -390,8 +412,72 @@ static void test_wide_message(void)
 	printf("512 one-bit signals of a 64-byte frame decoded\n");
 }
 
+/* J1939: decoding by PGN and the DM1 tracker's limits; bad arguments. */
+static void test_j1939(void)
+{
+	static const char txt[] = "BO_ 2566841600 EngineHours: 16 ECU\n SG_ Tail : 96|32@1+ (1,0) [0|0] \"\" B\n"
+	                          " SG_ Head : 0|8@1+ (1,0) [0|0] \"\" B\n"
+	                          "BO_ 2566841617 Again: 8 ECU\n SG_ X : 0|8@1+ (1,0) [0|0] \"\" B\n";
+	struct bus_j1939_dtc dtc[BUS_J1939_DTC_EVENTS];
+	struct bus_j1939_stats st;
+	struct bus_j1939_fault f;
+	struct bus_j1939_msg m;
+	struct acq_item out[4], it = { .kind = ACQ_ITEM_CAN };
+	uint8_t data[BUS_J1939_TP_MAX + 1] = { 0x2a };
+	bus_dbc_t *dbc = NULL;
+	bus_j1939_t *j = NULL;
+	char err[256];
+
+	assert(bus_dbc_load_buffer("j.dbc", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == 0);
+	data[12] = 0x78;
+	/* PGN 0xFEE5 from any source: the first message of the PGN; Tail
+	   (bytes 12-15) only in a message long enough */
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0x30000, out, 4) == 2);
+	assert(out[0].sample.channel == 0x30000 && out[0].sample.value == 0x78 && out[0].t_ns == 5 && out[0].bus == 3);
+	assert(out[1].sample.channel == 0x30001 && out[1].sample.value == 0x2a);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 8, 5, 3, 0, out, 4) == 1);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, out, 1) == -ENOBUFS);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE6, data, 16, 5, 3, 0, out, 4) == 0);
+	assert(bus_dbc_decode_pgn(NULL, 0xFEE5, data, 16, 5, 3, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, NULL, 16, 5, 3, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, NULL, 4) == -EINVAL);
+	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, BUS_J1939_TP_MAX + 1, 5, 3, 0, out, 4) == -EINVAL);
+	assert(bus_dbc_load_buffer_flags("j.dbc", txt, sizeof(txt) - 1, 2, &dbc, err, sizeof(err)) == -EINVAL);
+	assert(bus_dbc_warning_count(NULL) == 0 && bus_dbc_warning(NULL, 0) == NULL);
+	bus_dbc_free(dbc);
+
+	assert(bus_j1939_new(NULL) == -EINVAL);
+	assert(bus_j1939_new(&j) == 0);
+	assert(bus_j1939_feed(NULL, &it, &m, &f) == -EINVAL && bus_j1939_feed(j, NULL, &m, &f) == -EINVAL);
+	assert(bus_j1939_feed(j, &it, NULL, &f) == -EINVAL && bus_j1939_feed(j, &it, &m, NULL) == -EINVAL);
+	assert(bus_j1939_feed(j, &it, &m, &f) == 0); /* a standard frame: not J1939 */
+	assert(bus_j1939_expire(NULL, 0, &f) == -EINVAL && bus_j1939_expire(j, 0, NULL) == -EINVAL);
+	assert(bus_j1939_dm1(NULL, 0, data, 6, dtc, 4) == -EINVAL && bus_j1939_dm1(j, 0, NULL, 6, dtc, 4) == -EINVAL);
+	assert(bus_j1939_dm1(j, 0, data, 6, NULL, 4) == -EINVAL);
+	/* 300 codes from one source: 256 tracked, 64 reported, the rest counted */
+	memset(data, 0, sizeof(data));
+	for (unsigned i = 0; i < 300; i++) {
+		data[2 + 4 * i] = (uint8_t)(i + 1);
+		data[3 + 4 * i] = (uint8_t)((i + 1) >> 8);
+		data[4 + 4 * i] = 5;
+	}
+	assert(bus_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, BUS_J1939_DTC_EVENTS) == BUS_J1939_DTC_EVENTS);
+	assert(dtc[0].spn == 1 && dtc[0].fmi == 5 && dtc[0].sa == 7 && dtc[0].active);
+	bus_j1939_stats(j, &st);
+	assert(st.dtc_lost == (256 - BUS_J1939_DTC_EVENTS) + (300 - 256));
+	/* the same DM1 again: nothing new; then none: the 256 tracked clear */
+	assert(bus_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, BUS_J1939_DTC_EVENTS) == 0);
+	assert(bus_j1939_dm1(j, 7, data, 2, dtc, BUS_J1939_DTC_EVENTS) == BUS_J1939_DTC_EVENTS);
+	assert(!dtc[0].active);
+	/* another source's codes are its own: room again */
+	data[2] = 9;
+	assert(bus_j1939_dm1(j, 8, data, 6, dtc, BUS_J1939_DTC_EVENTS) == 1 && dtc[0].sa == 8 && dtc[0].spn == 9);
+	bus_j1939_free(j);
+}
+
 int main(void)
 {
+	test_j1939();
 	assert(mkdtemp(tmpdir));
 	test_demo();
 	test_bad_args();

@@ -66,6 +66,43 @@ static void test_channel_check(void)
 	assert(bus_mb_channel_check(&c) == -EINVAL);
 	assert(bus_mb_type_regs(BUS_MB_U64) == 4 && bus_mb_type_regs(BUS_MB_S32) == 2);
 	assert(bus_mb_type_regs(BUS_MB_BIT) == 1 && bus_mb_type_regs(BUS_MB_TYPE_MAX) == 0);
+	assert(bus_mb_type_regs(BUS_MB_S64) == 4 && bus_mb_type_regs(BUS_MB_U8) == 1 && bus_mb_type_regs(BUS_MB_S8) == 1);
+	c.type = BUS_MB_U8;
+	c.offset = 0;
+	assert(bus_mb_channel_check(&c) == 0);
+	c.byte = BUS_MB_BYTE_MAX;
+	assert(bus_mb_channel_check(&c) == -EINVAL);
+	c.byte = BUS_MB_BYTE_LOW;
+	c.table = BUS_MB_COIL; /* a coil is one bit, not a byte */
+	assert(bus_mb_channel_check(&c) == -EINVAL);
+}
+
+/* s64, u8 and s8 from register bytes as on the wire, in each byte order. */
+static void test_decode_new_types(void)
+{
+	static const uint8_t d[8] = { 0xff, 0xfe, 0x00, 0x01, 0x80, 0x7f, 0x12, 0x34 };
+	struct bus_mb_channel c = chan(1, 1, BUS_MB_HOLDING, 0, BUS_MB_S64);
+	double v;
+	uint32_t q;
+
+	assert(bus_mb_decode(&c, d, 8, 0, &v, &q) == 0 && q == ACQ_Q_GOOD);
+	assert(v == (double)(int64_t)0xfffe0001807f1234ull); /* negative */
+	c.order = BUS_MB_DCBA;
+	assert(bus_mb_decode(&c, d, 8, 0, &v, &q) == 0 && v == (double)(int64_t)0x34127f800100feffull);
+	c.order = BUS_MB_CDAB;
+	assert(bus_mb_decode(&c, d, 8, 0, &v, &q) == 0 && v == (double)(int64_t)0x1234807f0001fffeull);
+	assert(bus_mb_decode(&c, d, 7, 0, &v, &q) == -ERANGE);
+	c = chan(2, 1, BUS_MB_HOLDING, 0, BUS_MB_U8);
+	assert(bus_mb_decode(&c, d, 8, 2, &v, &q) == 0 && v == 0x80); /* register 2 = 0x807f, high */
+	c.byte = BUS_MB_BYTE_LOW;
+	assert(bus_mb_decode(&c, d, 8, 2, &v, &q) == 0 && v == 0x7f);
+	c.type = BUS_MB_S8;
+	c.byte = BUS_MB_BYTE_HIGH;
+	c.scale = 2;
+	assert(bus_mb_decode(&c, d, 8, 2, &v, &q) == 0 && v == -256); /* (int8_t)0x80 * 2 */
+	c.order = BUS_MB_BADC; /* 0x807f swapped: 0x7f80; high byte 0x7f */
+	assert(bus_mb_decode(&c, d, 8, 2, &v, &q) == 0 && v == 254);
+	assert(bus_mb_decode(&c, d, 5, 2, &v, &q) == -ERANGE);
 }
 
 static struct bus_mb_regmap *plan(const struct bus_mb_channel *c, size_t n, uint16_t gap)
@@ -454,6 +491,7 @@ int main(void)
 {
 	test_channel_check();
 	test_plan_args();
+	test_decode_new_types();
 	test_merge();
 	test_slots_and_groups();
 	test_decode_orders();

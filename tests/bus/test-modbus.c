@@ -289,6 +289,62 @@ static void test_values(int pymodbus)
 	printf("values from %s: %zu items ok\n", pymodbus ? "pymodbus" : "mb-fault-server", n);
 }
 
+/*
+ * The 64-bit and 8-bit types against both peers (pymodbus, and the
+ * libmodbus fault server): s64 in every byte order, negative where a byte
+ * swap puts a byte >= 0x80 on top (unit 1 register 203 = 0x04b3); u8/s8
+ * the high and the low byte of 1200 = 0x04b0 (4, 176 / -80), after a
+ * BADC swap too.  Expected values from mb-expect.h, written from the
+ * definition of each order.
+ */
+static void test_types(int pymodbus)
+{
+	static const enum bus_mb_order orders[] = { BUS_MB_ABCD, BUS_MB_DCBA, BUS_MB_BADC, BUS_MB_CDAB };
+	struct bus_mb_channel ch[10];
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n, neg = 0;
+	char *pyargv[] = { "/usr/bin/python3", (char *)py_server, "--tcp", "0", NULL };
+
+	for (unsigned i = 0; i < 4; i++) {
+		ch[i] = mb_chan(i + 1, 1, BUS_MB_HOLDING, 200, BUS_MB_S64, 100);
+		ch[i].order = orders[i];
+	}
+	ch[4] = mb_chan(5, 2, BUS_MB_INPUT, 300, BUS_MB_U64, 100);
+	ch[5] = mb_chan(6, 1, BUS_MB_HOLDING, 200, BUS_MB_U8, 100);
+	ch[6] = mb_chan(7, 1, BUS_MB_HOLDING, 200, BUS_MB_U8, 100);
+	ch[6].byte = BUS_MB_BYTE_LOW;
+	ch[7] = mb_chan(8, 1, BUS_MB_HOLDING, 200, BUS_MB_S8, 100);
+	ch[7].byte = BUS_MB_BYTE_LOW;
+	ch[8] = mb_chan(9, 1, BUS_MB_HOLDING, 201, BUS_MB_S8, 100);
+	ch[8].order = BUS_MB_BADC; /* 0x04b1 swapped: 0xb104, high byte -79 */
+	ch[9] = mb_chan(10, 3, BUS_MB_INPUT, 7, BUS_MB_S8, 100);
+	ch[9].scale = 0.5;
+	assert(mb_expect(&ch[5]) == 4 && mb_expect(&ch[6]) == 176 && mb_expect(&ch[7]) == -80);
+	assert(mb_expect(&ch[8]) == -79);
+	for (unsigned i = 0; i < 4; i++)
+		neg += mb_expect(&ch[i]) < 0;
+	assert(neg == 2); /* DCBA and BADC put 0xb3.. or 0xb0.. on top */
+	if (pymodbus)
+		peer_start(&p, pyargv);
+	else
+		start_fault(&p, 0, NULL);
+	cfg = mb_tcp_cfg(p.port, ch, 10, 500, 10);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 250);
+	check_samples(ch, 10, n, 2);
+	assert(count_events(n, ACQ_EV_MB_TIMEOUT) == 0 && count_events(n, ACQ_EV_MB_BAD_REPLY) == 0);
+	assert(count_events(n, ACQ_EV_MB_EXCEPTION) == 0);
+	if (pymodbus)
+		assert(peer_stop(&p, NULL) == 0);
+	else
+		stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+	printf("s64/u64/u8/s8 from %s: %zu items ok (s64 ABCD %.0f, DCBA %.0f)\n", pymodbus ? "pymodbus" : "mb-fault-server",
+	       n, mb_expect(&ch[0]), mb_expect(&ch[1]));
+}
+
 /* Requests at chosen addresses fail in chosen ways: one event each. */
 static void test_fixed_faults(void)
 {
@@ -438,7 +494,7 @@ static void test_silent_unit(void)
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
-	size_t n, live = 0, timeouts = 0;
+	size_t n, live = 0, timeouts = 0, live_timeouts = 0;
 	int64_t first = 0, last = 0, worst = 0;
 
 	start_fault(&p, 0, extra);
@@ -459,12 +515,18 @@ static void test_silent_unit(void)
 			last = it->t_ns;
 			live++;
 		} else if (it->event.code == ACQ_EV_MB_TIMEOUT) {
-			assert((it->event.detail >> 8) == 2);
-			timeouts++;
+			/* unit 2's; a live unit 3 only when a loaded machine made
+			   the peer miss the 20 ms response timeout (a few at most) */
+			assert((it->event.detail >> 8) == 2 || (it->event.detail >> 8) == 3);
+			if ((it->event.detail >> 8) == 2)
+				timeouts++;
+			else
+				live_timeouts++;
 		}
 	}
-	printf("silent unit: %zu live samples, mean interval %.1f ms, worst %.1f ms, %zu timeouts\n",
-	       live, (double)(last - first) / 1e6 / (double)(live - 1), (double)worst / 1e6, timeouts);
+	printf("silent unit: %zu live samples, mean interval %.1f ms, worst %.1f ms, %zu timeouts (%zu of the live unit)\n",
+	       live, (double)(last - first) / 1e6 / (double)(live - 1), (double)worst / 1e6, timeouts, live_timeouts);
+	assert(live_timeouts <= 3);
 	/* 20 periods in 1 s, the live unit on time (waiting for each dead
 	   request would make it 100 ms); one timeout per period, not per request */
 	assert(live >= 18 && (last - first) / (int64_t)(live - 1) < 55 * 1000000LL);
@@ -764,23 +826,28 @@ static void test_small_max(void)
 static void test_overrun(void)
 {
 	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_HOLDING, 3, BUS_MB_U16, 10) };
-	struct acq_latency snap;
+	struct acq_latency snap, before;
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
 	size_t n, overruns = 0, samples = 0;
-	int64_t missed = 0, stall_end;
+	int64_t missed = 0, stall_end, t0, periods;
 
 	start_fault(&p, 0, NULL);
 	cfg = mb_tcp_cfg(p.port, ch, 1, 500, 0);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	n = run_for(dev, 100);
+	n = run_for(dev, 300);
 	check_samples(ch, 1, n, 5);
+	/* what the histogram counted before: a loaded machine may have made a
+	   period late already */
+	acq_latency_snapshot(bus_dev_latency(dev), &before);
 	/* the thread is busy elsewhere for 55 ms (spinning, not sleeping:
 	   this is the stall under test) */
-	for (stall_end = tlib_mono_ms() + 55; tlib_mono_ms() < stall_end;)
+	t0 = tlib_mono_ms();
+	for (stall_end = t0 + 55; tlib_mono_ms() < stall_end;)
 		;
 	n = run_for_fifo(dev, 100);
+	periods = (tlib_mono_ms() - t0) / 10;
 	for (size_t i = 0; i < n; i++) {
 		if (items_buf[i].kind == ACQ_ITEM_SAMPLE) {
 			samples++;
@@ -790,11 +857,19 @@ static void test_overrun(void)
 			assert((items_buf[i].event.detail >> 8) == 1);
 		}
 	}
-	/* 5 periods missed, reported once; then one sample per period, no burst */
-	assert(overruns == 1 && missed >= 4 && missed <= 6);
-	assert(samples >= 9 && samples <= 11);
+	/* The stall's 5 periods are reported as missed (4 or 5 by its phase),
+	   then one sample per period: never a burst of catch-up polls, so
+	   samples and missed periods together fit in the periods that passed.
+	   (On an idle machine: one overrun of 5, then 10 samples; a loaded
+	   one can make the peer late for another period, which is another
+	   overrun, not more samples.) */
+	if (!(overruns >= 1 && missed >= 4 && samples >= 1 && (int64_t)samples + missed <= periods + 2))
+		fprintf(stderr, "overruns %zu, missed %lld, samples %zu in %lld periods\n", overruns, (long long)missed,
+		        samples, (long long)periods);
+	assert(overruns >= 1 && missed >= 4 && samples >= 1);
+	assert((int64_t)samples + missed <= periods + 2);
 	acq_latency_snapshot(bus_dev_latency(dev), &snap);
-	assert(snap.overruns == (uint64_t)missed && snap.count >= 15);
+	assert(snap.overruns - before.overruns == (uint64_t)missed);
 	printf("overrun: %lld periods skipped once, then %zu samples in 100 ms, p99 wakeup %u us\n",
 	       (long long)missed, samples, acq_latency_percentile_us(&snap, 99));
 	stop_checked(&p, dev, 0);
@@ -820,6 +895,8 @@ int main(int argc, char **argv)
 		test_bad_args();
 		test_values(0);
 		test_values(1);
+		test_types(0);
+		test_types(1);
 		test_fixed_faults();
 		test_mismatched_replies();
 		test_silent_unit();

@@ -45,7 +45,7 @@ static int write_record(void *ctx, const struct rec_batch_info *info, const rec_
                         const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct sink *s = ctx;
-	struct rec_origin o = { info->vehicle, info->log_id, info->log_id_len, info->historical };
+	struct rec_origin o = { info->vehicle, info->log_id, info->log_id_len };
 	struct rec_names nm;
 
 	if (first)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-dbc: the DBC parser and compiler on arbitrary text; whatever loads
- * must then decode frames (taken from the input's tail) without faults.
+ * must then decode frames (taken from the input's tail) without faults;
+ * strict and lenient loads, the lenient one's warnings read back.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,8 +19,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bus_dbc_t *dbc = NULL;
 	unsigned n;
 
+	/* every input read strictly, then leniently (the one decoded below) */
+	if (bus_dbc_load_buffer_flags("fuzz.dbc", (const char *)data, size, BUS_DBC_STRICT, &dbc, err, sizeof(err)) == 0)
+		dbc = bus_dbc_free(dbc);
 	if (bus_dbc_load_buffer("fuzz.dbc", (const char *)data, size, &dbc, err, sizeof(err)) < 0)
 		return 0;
+	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
+		if (!bus_dbc_warning(dbc, i))
+			__builtin_trap();
 	n = bus_dbc_signal_count(dbc);
 	for (unsigned i = 0; i < n; i++) {
 		struct bus_dbc_signal_info info;

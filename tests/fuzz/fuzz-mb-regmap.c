@@ -29,6 +29,7 @@ static size_t load(const uint8_t *d, size_t n, struct bus_mb_channel *ch, bool *
 		                                 .table = d[1] % 6, .addr = (uint16_t)(d[2] << 8 | d[3]),
 		                                 .type = d[4] % (BUS_MB_TYPE_MAX + 1), .order = d[5] & 3,
 		                                 .period_ms = (d[5] >> 2) & 3, .bit = d[5] >> 4,
+		                                 .byte = d[0] >> 6, /* 2, 3: invalid, refused */
 		                                 .scale = 1.0 };
 		valid &= bus_mb_channel_check(&ch[i]) == 0;
 	}

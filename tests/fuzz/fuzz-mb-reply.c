@@ -39,6 +39,7 @@ static void decode_all(const struct bus_mb_expect *e, const uint8_t *d, size_t l
 				uint32_t q;
 
 				ch.bit = (uint8_t)(off % 16);
+				ch.byte = (enum bus_mb_byte)(off & 1); /* u8/s8: high, low */
 				assert(bus_mb_decode(&ch, d, len, (uint16_t)off, &v, &q) == 0);
 				assert(q < ACQ_Q_MAX);
 			}

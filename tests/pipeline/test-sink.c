@@ -8,6 +8,7 @@
  * stored or counted dropped, the LOG_DROPPED events add up to the drops,
  * and after a cut every confirmed record is there and numbering goes on.
  */
+#include "pipeline/faults.h"
 #include "pipeline/sink.h"
 #include "stor-faultdev.h"
 #include "stor-test-util.h"
@@ -21,6 +22,7 @@ struct rig {
 	struct fdev dev;
 	stor_log_t *log;
 	pl_sink_t *sink;
+	struct pl_faults faults; /* what run would say on stderr (faults.h) */
 	uint64_t fed;              /* samples handed to the sink */
 };
 
@@ -44,7 +46,7 @@ static void rig_open_log(struct rig *g, uint32_t segment_bytes)
 	/* Batches of 16 records; by record time (1 ms apart: never by time). */
 	CHECK(pl_sink_new(&(struct pl_sink_cfg){ .log = g->log, .meta = &meta, .batch_max = 16,
 	                                              .batch_ms = 1000, .meta_interval_s = 3600,
-	                                              .deterministic = true }, &g->sink) == 0);
+	                                              .deterministic = true, .faults = &g->faults }, &g->sink) == 0);
 }
 
 /* no_alloc: writes append past the end (else they land in preallocated
@@ -246,6 +248,11 @@ static void test_eio_sync(void)
 	CHECK(pl_sink_stats(g.sink, &st) == 0);
 	CHECK(st.log_dropped >= 40 && st.log_unreported == 0 && st.log_error == -EIO);
 	CHECK(st.records + st.log_dropped == st.next_seq - st.first_seq);
+	/* and run says it on stderr: the log's I/O fault, noted for faults.c */
+	CHECK(atomic_load(&g.faults.slot[PL_FAULT_SOURCES - 1][PL_FAULT_LOG].count) >= 1);
+	CHECK(atomic_load(&g.faults.slot[PL_FAULT_SOURCES - 1][PL_FAULT_LOG].arg) == -EIO);
+	CHECK(atomic_load(&g.faults.slot[PL_FAULT_SOURCES - 1][PL_FAULT_LOG].detail) >= 1,
+	      "the abandoned segment");
 	rig_close(&g);
 	c = read_back(g.dir);
 	printf("sink: failed sync: %" PRIu64 " records lost and counted, LOG_FAULT %d, LOG_DROPPED %" PRIu64 "\n",

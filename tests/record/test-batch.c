@@ -82,8 +82,11 @@ static void test_roundtrip(void)
 	enum { N = 3000 };
 	struct rec_batch_meta meta = { .vehicle = "EMU-4021", .config_hash = 0x1234567890abcdefull };
 	struct acq_item *in = calloc(N, sizeof(*in)), *want = calloc(N, sizeof(*in));
-	struct rec_channel chans[2] = { { 1, "line_voltage", "V", 1, "modbus" },
-	                                { 2, "speed", "km/h", 0, "can:SPEED" } };
+	static const char *const vt[] = { "0 stopped", "1 moving", "-2.5 error" };
+	struct rec_channel chans[2] = {
+		{ .id = 1, .name = "line_voltage", .unit = "V", .bus = 1, .source = "modbus", .bus_name = "traction" },
+		{ .id = 2, .name = "speed", .unit = "km/h", .bus = 0, .source = "can:SPEED", .has_range = true,
+		  .min = -10, .max = 250.5, .value_table = vt, .nvalue_table = 3, .bus_name = "vehicle" } };
 	rec_encoder_t *enc;
 	rec_batch_t *b;
 	struct rec_batch_info info;
@@ -119,6 +122,11 @@ static void test_roundtrip(void)
 	assert(info.log_id_len == REC_LOG_ID_LEN && info.log_id[0] == 0x1d && info.log_id[15] == 0x42);
 	struct rec_channel c;
 	assert(rec_batch_channel(b, 1, &c) == 0 && !strcmp(c.name, "speed") && !strcmp(c.unit, "km/h"));
+	/* range, value table and bus name travel in the dictionary */
+	assert(c.has_range && c.min == -10 && c.max == 250.5 && !strcmp(c.bus_name, "vehicle"));
+	assert(c.nvalue_table == 3 && !strcmp(c.value_table[0], "0 stopped") && !strcmp(c.value_table[2], "-2.5 error"));
+	assert(rec_batch_channel(b, 0, &c) == 0 && !c.has_range && c.nvalue_table == 0 &&
+	       !strcmp(c.bus_name, "traction"));
 	assert(rec_batch_channel(b, 2, &c) == -EINVAL);
 	order_like_batch(in, N, want);
 	for (size_t i = 0; i < N; i++) {
@@ -339,7 +347,8 @@ static void test_large_dictionary(void)
 		snprintf(t.name[i], sizeof(t.name[i]), "TractionConverter%04zu_Inverter%zu_PhaseCurrentStatus", i / 8,
 		         i % 8);
 		snprintf(t.source[i], sizeof(t.source[i]), "can traction TractionConverterStatusMessage%04zu", i / 8);
-		t.ch[i] = (struct rec_channel){ (uint32_t)(1u << 16 | i), t.name[i], "A", 1, t.source[i] };
+		t.ch[i] = (struct rec_channel){ .id = (uint32_t)(1u << 16 | i), .name = t.name[i], .unit = "A", .bus = 1,
+		                                .source = t.source[i] };
 	}
 	assert(pthread_attr_init(&attr) == 0);
 	assert(pthread_attr_setstacksize(&attr, 256 * 1024) == 0);
@@ -382,7 +391,7 @@ static void test_size_cap(void)
 {
 	struct rec_batch_meta meta = { .vehicle = "v" };
 	struct rec_health h = { .name = "vehicle", .kind = "can", .items = UINT64_MAX };
-	struct rec_channel ch = { 7, "speed", "km/h", 0, "can vehicle SPEED" };
+	struct rec_channel ch = { .id = 7, .name = "speed", .unit = "km/h", .source = "can vehicle SPEED" };
 	rec_encoder_t *enc;
 	rec_batch_t *b;
 	struct rec_batch_info info;
@@ -415,7 +424,7 @@ static void test_size_cap(void)
 	/* an entry that no Batch could hold is an error, not a silent loss */
 	{
 		char *huge = malloc(REC_BATCH_MAX_BYTES + 1);
-		struct rec_channel big = { 1, huge, "", 0, "" };
+		struct rec_channel big = { .id = 1, .name = huge, .unit = "", .source = "" };
 		assert(huge);
 		memset(huge, 'x', REC_BATCH_MAX_BYTES);
 		huge[REC_BATCH_MAX_BYTES] = 0;

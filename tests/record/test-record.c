@@ -16,6 +16,8 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
+#include "record/order.h"
+#include "record/wide.h"
 #include "railmon.pb-c.h"
 #include "tlib.h"
 
@@ -245,39 +247,54 @@ static void expect_line(enum rec_format fmt, const struct acq_item *it, const st
 	free(got);
 }
 
+#define HDR "vehicle,log_id,seq,time,time_ns,kind,bus,bus_name,channel,name,unit,value,quality,label,can_id,flags," \
+            "data,event,arg,detail\n"
+
+/* The line ends with tail. */
+static void got_has(enum rec_format fmt, const struct acq_item *it, const char *tail)
+{
+	int r;
+	char *got = line(fmt, it, NULL, &r);
+
+	assert(r == 0 && strlen(got) >= strlen(tail));
+	CHECK_STR(got + strlen(got) - strlen(tail), tail);
+	free(got);
+}
+
 static void test_csv(void)
 {
 	struct acq_item can = can_item(), smp = sample_item(1499.3, ACQ_Q_GOOD), ev = event_item(ACQ_EV_CAN_GONE);
-	struct rec_names nm = { .channel = "line, voltage", .unit = "V" };
+	struct rec_names nm = { .channel = "line, voltage", .unit = "V", .label = "High", .bus_name = "traction" };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	assert(f && rec_format_header(f, REC_FORMAT_CSV, false) == 0 && fclose(f) == 0);
-	CHECK_STR(buf, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
-	               "event,arg,detail\n");
+	assert(f && rec_format_header(f, REC_FORMAT_CSV) == 0 && fclose(f) == 0);
+	CHECK_STR(buf, HDR);
 	free(buf);
 	expect_line(REC_FORMAT_CSV, &can, NULL,
-	            "7,2025-12-03T08:00:00.123456789Z,1764748800123456789,can,1,,,,,,,123,0,01ABFF,,,\n");
-	can.can.flags = ACQ_CAN_EXT | ACQ_CAN_FD;
+	            ",,7,2025-12-03T08:00:00.123456789Z,1764748800123456789,can,1,,,,,,,,123,,01ABFF,,,\n");
+	can.can.flags = ACQ_CAN_EXT | ACQ_CAN_FD | ACQ_CAN_BRS;
 	can.can.id = 0x1abcdef;
 	expect_line(REC_FORMAT_CSV, &can, NULL,
-	            "7,2025-12-03T08:00:00.123456789Z,1764748800123456789,can,1,,,,,,,01ABCDEF,3,01ABFF,,,\n");
+	            ",,7,2025-12-03T08:00:00.123456789Z,1764748800123456789,can,1,,,,,,,,01ABCDEF,EXT|FD|BRS,01ABFF,,,\n");
 	expect_line(REC_FORMAT_CSV, &smp, &nm,
-	            "8,2025-12-03T08:00:00.000000000Z,1764748800000000000,sample,2,131077,\"line, voltage\",1499.3,V,"
-	            "good,,,,,,,\n");
+	            ",,8,2025-12-03T08:00:00.000000000Z,1764748800000000000,sample,2,traction,131077,\"line, voltage\",V,"
+	            "1499.3,good,High,,,,,,\n");
 	smp = sample_item(NAN, 7);
 	expect_line(REC_FORMAT_CSV, &smp, NULL,
-	            "8,2025-12-03T08:00:00.000000000Z,1764748800000000000,sample,2,131077,,,,unknown,,,,,,,\n");
+	            ",,8,2025-12-03T08:00:00.000000000Z,1764748800000000000,sample,2,,131077,,,,unknown,,,,,,,\n");
 	/* before 1970: the time still reads right */
 	expect_line(REC_FORMAT_CSV, &ev, NULL,
-	            "9,1969-12-31T23:59:58.500000000Z,-1500000000,event,65535,,,,,,,,,,CAN_GONE,-5,3\n");
+	            ",,9,1969-12-31T23:59:58.500000000Z,-1500000000,event,65535,,,,,,,,,,,CAN_GONE,-5,3\n");
 	ev = event_item(9999);
 	expect_line(REC_FORMAT_CSV, &ev, NULL,
-	            "9,1969-12-31T23:59:58.500000000Z,-1500000000,event,65535,,,,,,,,,,9999,-5,3\n");
+	            ",,9,1969-12-31T23:59:58.500000000Z,-1500000000,event,65535,,,,,,,,,,,9999,-5,3\n");
 	printf("csv: ok\n");
 }
 
+/* JSON lines: the CSV columns as keys, in the same order, null where CSV
+   is empty. */
 static void test_jsonl(void)
 {
 	struct acq_item can = can_item(), smp = sample_item(-0.1, ACQ_Q_OUT_OF_RANGE), ev = event_item(ACQ_EV_START);
@@ -286,32 +303,94 @@ static void test_jsonl(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	assert(f && rec_format_header(f, REC_FORMAT_JSONL, true) == 0 && fclose(f) == 0);
+	assert(f && rec_format_header(f, REC_FORMAT_JSONL) == 0 && fclose(f) == 0);
 	CHECK_STR(buf, "");
 	free(buf);
 	can.can.flags = ACQ_CAN_RTR | ACQ_CAN_TX;
 	expect_line(REC_FORMAT_JSONL, &can, NULL,
-	            "{\"seq\":7,\"time\":\"2025-12-03T08:00:00.123456789Z\",\"time_ns\":1764748800123456789,"
-	            "\"kind\":\"can\",\"bus\":1,\"id\":291,\"ext\":false,\"fd\":false,\"brs\":false,\"rtr\":true,"
-	            "\"err\":false,\"len\":3,\"data\":\"01ABFF\"}\n");
+	            "{\"vehicle\":\"\",\"log_id\":\"\",\"seq\":7,\"time\":\"2025-12-03T08:00:00.123456789Z\","
+	            "\"time_ns\":1764748800123456789,\"kind\":\"can\",\"bus\":1,\"bus_name\":null,\"channel\":null,"
+	            "\"name\":null,\"unit\":null,\"value\":null,\"quality\":null,\"label\":null,\"can_id\":\"123\","
+	            "\"flags\":\"RTR|TX\",\"data\":\"01ABFF\",\"event\":null,\"arg\":null,\"detail\":null}\n");
 	expect_line(REC_FORMAT_JSONL, &smp, &nm,
-	            "{\"seq\":8,\"time\":\"2025-12-03T08:00:00.000000000Z\",\"time_ns\":1764748800000000000,"
-	            "\"kind\":\"sample\",\"bus\":2,\"channel\":131077,\"name\":\"say \\\"hi\\\"\\u000a\",\"value\":-0.1,"
-	            "\"unit\":\"km/h\",\"quality\":\"out_of_range\",\"label\":\"Open\"}\n");
+	            "{\"vehicle\":\"\",\"log_id\":\"\",\"seq\":8,\"time\":\"2025-12-03T08:00:00.000000000Z\","
+	            "\"time_ns\":1764748800000000000,\"kind\":\"sample\",\"bus\":2,\"bus_name\":null,\"channel\":131077,"
+	            "\"name\":\"say \\\"hi\\\"\\u000a\",\"unit\":\"km/h\",\"value\":-0.1,\"quality\":\"out_of_range\","
+	            "\"label\":\"Open\",\"can_id\":null,\"flags\":null,\"data\":null,\"event\":null,\"arg\":null,"
+	            "\"detail\":null}\n");
 	smp = sample_item(INFINITY, ACQ_Q_INVALID);
 	expect_line(REC_FORMAT_JSONL, &smp, NULL,
-	            "{\"seq\":8,\"time\":\"2025-12-03T08:00:00.000000000Z\",\"time_ns\":1764748800000000000,"
-	            "\"kind\":\"sample\",\"bus\":2,\"channel\":131077,\"name\":\"\",\"value\":null,"
-	            "\"unit\":\"\",\"quality\":\"invalid\"}\n");
+	            "{\"vehicle\":\"\",\"log_id\":\"\",\"seq\":8,\"time\":\"2025-12-03T08:00:00.000000000Z\","
+	            "\"time_ns\":1764748800000000000,\"kind\":\"sample\",\"bus\":2,\"bus_name\":null,\"channel\":131077,"
+	            "\"name\":null,\"unit\":null,\"value\":null,\"quality\":\"invalid\",\"label\":null,\"can_id\":null,"
+	            "\"flags\":null,\"data\":null,\"event\":null,\"arg\":null,\"detail\":null}\n");
 	expect_line(REC_FORMAT_JSONL, &ev, NULL,
-	            "{\"seq\":9,\"time\":\"1969-12-31T23:59:58.500000000Z\",\"time_ns\":-1500000000,"
-	            "\"kind\":\"event\",\"bus\":65535,\"event\":\"START\",\"code\":1,\"arg\":-5,\"detail\":3}\n");
+	            "{\"vehicle\":\"\",\"log_id\":\"\",\"seq\":9,\"time\":\"1969-12-31T23:59:58.500000000Z\","
+	            "\"time_ns\":-1500000000,\"kind\":\"event\",\"bus\":65535,\"bus_name\":null,\"channel\":null,"
+	            "\"name\":null,\"unit\":null,\"value\":null,\"quality\":null,\"label\":null,\"can_id\":null,"
+	            "\"flags\":null,\"data\":null,\"event\":\"START\",\"arg\":-5,\"detail\":3}\n");
 	ev = event_item(4000000000u);
-	expect_line(REC_FORMAT_JSONL, &ev, NULL,
-	            "{\"seq\":9,\"time\":\"1969-12-31T23:59:58.500000000Z\",\"time_ns\":-1500000000,"
-	            "\"kind\":\"event\",\"bus\":65535,\"event\":4000000000,\"code\":4000000000,\"arg\":-5,"
-	            "\"detail\":3}\n");
+	got_has(REC_FORMAT_JSONL, &ev, "\"event\":\"4000000000\",\"arg\":-5,\"detail\":3}\n");
 	printf("jsonl: ok\n");
+}
+
+/* Values in the shortest form that reads back to the same double. */
+static void test_doubles(void)
+{
+	static const struct { double v; const char *want; } cases[] = {
+		{ 1499.3, "1499.3" }, { 14993 * 0.1, "1499.3000000000002" }, { 0.1 + 0.2, "0.30000000000000004" },
+		{ -0.1, "-0.1" }, { 1e-300, "1e-300" }, { 123456789.123456789, "123456789.12345679" },
+		{ 5e-324, "5e-324" }, { 2.5e-320, "2.5e-320" }, { 1.7976931348623157e308, "1.7976931348623157e+308" },
+		{ 0, "0" }, { -0.0, "-0" }, { 42, "42" }, { 1e21, "1e+21" },
+	};
+	char buf[REC_DOUBLE_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert(rec_format_double(cases[i].v, buf, sizeof(buf)) == (int)strlen(cases[i].want));
+		CHECK_STR(buf, cases[i].want);
+		assert(strtod(buf, NULL) == cases[i].v);
+	}
+	/* every value of a sweep reads back, and no shorter form would */
+	for (int i = 0; i < 100000; i++) {
+		double v = (double)i * 0.001 - 37.5;
+		char shorter[40];
+		int n = rec_format_double(v, buf, sizeof(buf));
+
+		assert(n > 0 && strtod(buf, NULL) == v);
+		snprintf(shorter, sizeof(shorter), "%.14g", v);
+		assert(strtod(shorter, NULL) != v || strlen(shorter) >= (size_t)n);
+	}
+	assert(rec_format_double(NAN, buf, sizeof(buf)) == -EINVAL);
+	assert(rec_format_double(INFINITY, buf, sizeof(buf)) == -EINVAL);
+	assert(rec_format_double(1, buf, REC_DOUBLE_MAX - 1) == -EINVAL);
+	assert(rec_format_double(1, NULL, REC_DOUBLE_MAX) == -EINVAL);
+	printf("values: shortest round trip: ok\n");
+}
+
+/* InfluxDB line protocol: tags escaped, a label as a string field, no
+   value field for a non-finite value. */
+static void test_influx(void)
+{
+	struct acq_item can = can_item(), smp = sample_item(1499.3, ACQ_Q_GOOD), ev = event_item(ACQ_EV_START);
+	struct rec_names nm = { .channel = "a b,c=d\ne", .unit = "km/h", .label = "say \"hi\"", .bus_name = "x y" };
+	const struct rec_origin o = { "tram,7", NULL, 0 };
+	char *got;
+	int r;
+
+	got = line_from(REC_FORMAT_INFLUX, &smp, &nm, &o, &r);
+	assert(r == 0);
+	CHECK_STR(got, "railmon,vehicle=tram\\,7,bus=x\\ y,channel=a\\ b\\,c\\=d\\ne,unit=km/h value=1499.3,"
+	               "quality=\"good\",label=\"say \\\"hi\\\"\",seq=8i 1764748800000000000\n");
+	free(got);
+	smp = sample_item(NAN, ACQ_Q_INVALID);
+	expect_line(REC_FORMAT_INFLUX, &smp, NULL,
+	            "railmon,bus=2,channel=131077 quality=\"invalid\",seq=8i 1764748800000000000\n");
+	can.can.flags = ACQ_CAN_FD;
+	expect_line(REC_FORMAT_INFLUX, &can, NULL,
+	            "railmon_can,bus=1,can_id=123 data=\"01ABFF\",flags=\"FD\",seq=7i 1764748800123456789\n");
+	expect_line(REC_FORMAT_INFLUX, &ev, NULL,
+	            "railmon_event,bus=65535,event=START arg=-5i,detail=3i,seq=9i -1500000000\n");
+	printf("influx: ok\n");
 }
 
 static void test_candump(void)
@@ -339,49 +418,31 @@ static void test_candump(void)
 	printf("candump: ok\n");
 }
 
-/* recv's lines are export's with the origin at the end: the same bytes
-   up to the line's end, then the vehicle, the log id and the flag. */
+/* The vehicle and log id columns, first in both formats. */
 static void test_origin(void)
 {
 	static const uint8_t id[REC_LOG_ID_MAX] = { 0xa1, 0xb2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff };
-	const struct rec_origin o = { "tram,7", id, sizeof(id), true }, none = { NULL, NULL, 0, false };
+	const struct rec_origin o = { "tram,7", id, sizeof(id) };
 	const struct acq_item items[] = { can_item(), sample_item(2.5, 1), event_item(ACQ_EV_LOG_DROPPED) };
 	const struct rec_names nm = { .channel = "speed", .unit = "km/h" };
-	char *buf = NULL, want[1024];
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 	int r;
 
-	assert(f && rec_format_header(f, REC_FORMAT_CSV, true) == 0 && fclose(f) == 0);
-	CHECK_STR(buf, "seq,time,time_ns,kind,bus,channel,name,value,unit,quality,label,can_id,can_flags,can_data,"
-	               "event,arg,detail,vehicle,log_id,historical\n");
-	free(buf);
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
-		char *plain = line(REC_FORMAT_CSV, &items[i], &nm, &r), *got;
+		char *plain = line(REC_FORMAT_CSV, &items[i], &nm, &r), *got, want[1024];
 
-		snprintf(want, sizeof(want), "%.*s,\"tram,7\",a1b200000000000000000000000000ff,1\n",
-		         (int)strlen(plain) - 1, plain);
+		snprintf(want, sizeof(want), "\"tram,7\",a1b200000000000000000000000000ff%s", plain + 1);
 		got = line_from(REC_FORMAT_CSV, &items[i], &nm, &o, &r);
 		assert(r == 0);
-		CHECK_STR(got, want);
-		free(got);
-		snprintf(want, sizeof(want), "%.*s,,,0\n", (int)strlen(plain) - 1, plain);
-		got = line_from(REC_FORMAT_CSV, &items[i], &nm, &none, &r);
 		CHECK_STR(got, want);
 		free(got);
 		free(plain);
 
 		plain = line(REC_FORMAT_JSONL, &items[i], &nm, &r);
-		snprintf(want, sizeof(want),
-		         "%.*s,\"vehicle\":\"tram,7\",\"log_id\":\"a1b200000000000000000000000000ff\",\"historical\":true}\n",
-		         (int)strlen(plain) - 2, plain);
+		assert(!strncmp(plain, "{\"vehicle\":\"\",\"log_id\":\"\",", 26));
+		snprintf(want, sizeof(want), "{\"vehicle\":\"tram,7\",\"log_id\":\"a1b200000000000000000000000000ff\",%s",
+		         plain + 26);
 		got = line_from(REC_FORMAT_JSONL, &items[i], &nm, &o, &r);
 		assert(r == 0);
-		CHECK_STR(got, want);
-		free(got);
-		snprintf(want, sizeof(want), "%.*s,\"vehicle\":\"\",\"log_id\":\"\",\"historical\":false}\n",
-		         (int)strlen(plain) - 2, plain);
-		got = line_from(REC_FORMAT_JSONL, &items[i], &nm, &none, &r);
 		CHECK_STR(got, want);
 		free(got);
 		free(plain);
@@ -405,7 +466,139 @@ static void test_origin(void)
 		bad.log_id = NULL;
 		assert(rec_format_item(stdout, REC_FORMAT_JSONL, &items[0], NULL, &bad) == -EINVAL);
 	}
-	printf("origin columns (recv): export's line, then vehicle, log id, historical: ok\n");
+	printf("origin columns: vehicle, log id first: ok\n");
+}
+
+/* The JSON keys are the CSV header's, in its order, for every kind. */
+static void test_one_schema(void)
+{
+	const struct acq_item items[] = { can_item(), sample_item(2.5, 1), event_item(ACQ_EV_LOG_DROPPED) };
+	int r;
+
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+		char *got = line(REC_FORMAT_JSONL, &items[i], NULL, &r), *p = got;
+		size_t col = 0;
+
+		for (; rec_format_column(col); col++) {
+			char key[32];
+
+			snprintf(key, sizeof(key), "%s\"%s\":", col ? "," : "{", rec_format_column(col));
+			p = strstr(p, key);
+			assert(p);
+		}
+		assert(col == 20);
+		free(got);
+	}
+	printf("one schema: JSON keys = CSV columns, in order: ok\n");
+}
+
+/* ---- time order, wide tables ---- */
+
+static struct acq_item at(int64_t t_ns, uint64_t seq, uint32_t channel, double v)
+{
+	return (struct acq_item){ .t_ns = t_ns, .seq = seq, .kind = ACQ_ITEM_SAMPLE,
+	                          .sample = { .channel = channel, .value = v } };
+}
+
+static void test_order(void)
+{
+	rec_order_t *o;
+	struct acq_item it, out[64];
+	size_t n = 0;
+	/* a Batch's frames, then its samples: back in time by up to 30 */
+	static const int64_t t[] = { 10, 20, 30, 10, 20, 30, 40, 50, 60, 45, 55, 65, 200, 50 };
+
+	assert(rec_order_new(1000, 35, &o) == 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		it = at(t[i], i + 1, 1, 0);
+		assert(rec_order_push(o, &it) == 0);
+		while (rec_order_next(o, &out[n]) == 1)
+			n++;
+	}
+	/* 200 arrived: everything up to 165 was due; then 50 is late (65 is
+	   out already), and with it last, 200 is not due */
+	assert(n == 12 && rec_order_count(o) == 2);
+	while (rec_order_pop(o, &out[n]) == 1)
+		n++;
+	assert(n == 14);
+	for (size_t i = 1; i < 12; i++)
+		assert(out[i - 1].t_ns < out[i].t_ns || (out[i - 1].t_ns == out[i].t_ns && out[i - 1].seq < out[i].seq));
+	assert(out[12].t_ns == 50 && out[13].t_ns == 200);
+	assert(rec_order_late(o) == 1);
+	rec_order_free(o);
+
+	/* full: the oldest comes out (bounded memory), the late ones counted */
+	assert(rec_order_new(4, INT64_MAX / 2, &o) == 0);
+	n = 0;
+	for (int i = 0; i < 10; i++) {
+		it = at(100 - i, (uint64_t)i + 1, 1, 0);
+		if (rec_order_push(o, &it) == -ENOBUFS) {
+			assert(rec_order_next(o, &out[n++]) == 1);
+			assert(rec_order_push(o, &it) == 0);
+		}
+	}
+	assert(n == 6 && rec_order_count(o) == 4 && rec_order_late(o) == 6);
+	assert(rec_order_new(0, 1, &o) == -EINVAL && rec_order_new(1, -1, &o) == -EINVAL);
+	assert(rec_order_push(NULL, &it) == -EINVAL && rec_order_pop(NULL, &it) == 0);
+	rec_order_free(o);
+	assert(rec_order_free(NULL) == NULL);
+	printf("time order: merged over the window, late ones counted, bounded: ok\n");
+}
+
+static char *wide_table(int64_t period, int64_t max_age, const struct acq_item *items, size_t n)
+{
+	static const struct rec_wide_column cols[] = { { 7, "speed", "km/h" }, { 3, "door, left", "" } };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	rec_wide_t *w;
+
+	assert(f && rec_wide_new(f, cols, 2, period, max_age, &w) == 0);
+	for (size_t i = 0; i < n; i++)
+		assert(rec_wide_add(w, &items[i]) == 0);
+	assert(rec_wide_finish(w) == 0);
+	rec_wide_free(w);
+	assert(fclose(f) == 0);
+	return buf;
+}
+
+static void test_wide(void)
+{
+	const int64_t s = 1000000000;
+	const struct acq_item items[] = {
+		at(s, 1, 7, 10.5), at(s, 2, 3, 1), at(s, 3, 99, 5) /* not a column */, at(s + 150000000, 4, 7, 11),
+		at(s + 420000000, 5, 3, NAN), at(s + 2 * s, 6, 7, 12),
+	};
+	char *got = wide_table(0, 1, items, sizeof(items) / sizeof(items[0]));
+
+	CHECK_STR(got, "time,time_ns,speed [km/h],\"door, left\"\n"
+	               "1970-01-01T00:00:01.000000000Z,1000000000,10.5,1\n"
+	               "1970-01-01T00:00:01.150000000Z,1150000000,11,\n"
+	               "1970-01-01T00:00:01.420000000Z,1420000000,,\n"
+	               "1970-01-01T00:00:03.000000000Z,3000000000,12,\n");
+	free(got);
+	/* 100 ms raster, values held 250 ms (1.15 s's up to 1.4 s): the NaN
+	   clears door; the gap from 1.5 s to 2.9 s, where nothing is held, has
+	   no rows; nothing past the last sample */
+	got = wide_table(100000000, 250000000, items, sizeof(items) / sizeof(items[0]));
+	CHECK_STR(got, "time,time_ns,speed [km/h],\"door, left\"\n"
+	               "1970-01-01T00:00:01.000000000Z,1000000000,10.5,1\n"
+	               "1970-01-01T00:00:01.100000000Z,1100000000,10.5,1\n"
+	               "1970-01-01T00:00:01.200000000Z,1200000000,11,1\n"
+	               "1970-01-01T00:00:01.300000000Z,1300000000,11,\n"
+	               "1970-01-01T00:00:01.400000000Z,1400000000,11,\n"
+	               "1970-01-01T00:00:03.000000000Z,3000000000,12,\n");
+	free(got);
+	{
+		const struct rec_wide_column dup[] = { { 1, "a", NULL }, { 1, "b", NULL } };
+		rec_wide_t *w;
+
+		assert(rec_wide_new(stdout, dup, 2, 0, 1, &w) == -EINVAL);
+		assert(rec_wide_new(stdout, dup, 1, 0, 0, &w) == -EINVAL);
+		assert(rec_wide_new(NULL, dup, 1, 0, 1, &w) == -EINVAL);
+		assert(rec_wide_free(NULL) == NULL && rec_wide_add(NULL, &items[0]) == -EINVAL);
+	}
+	printf("wide table: per timestamp and raster (held up to max age, never beyond): ok\n");
 }
 
 static void test_bad_args(void)
@@ -418,10 +611,11 @@ static void test_bad_args(void)
 	assert(rec_format_parse("jsonl", &fmt) == 0 && fmt == REC_FORMAT_JSONL);
 	assert(rec_format_parse("json", &fmt) == 0 && fmt == REC_FORMAT_JSONL);
 	assert(rec_format_parse("candump", &fmt) == 0 && fmt == REC_FORMAT_CANDUMP);
+	assert(rec_format_parse("influx", &fmt) == 0 && fmt == REC_FORMAT_INFLUX);
 	assert(rec_format_parse("none", &fmt) == -EINVAL && rec_format_parse("CSV", &fmt) == -EINVAL);
 	assert(rec_format_parse(NULL, &fmt) == -EINVAL && rec_format_parse("csv", NULL) == -EINVAL);
-	assert(rec_format_header(NULL, REC_FORMAT_CSV, false) == -EINVAL);
-	assert(rec_format_header(stdout, REC_FORMAT_MAX, false) == -EINVAL);
+	assert(rec_format_header(NULL, REC_FORMAT_CSV) == -EINVAL);
+	assert(rec_format_header(stdout, REC_FORMAT_MAX) == -EINVAL);
 	assert(rec_format_item(NULL, REC_FORMAT_CSV, &it, NULL, NULL) == -EINVAL);
 	assert(rec_format_item(stdout, REC_FORMAT_MAX, &it, NULL, NULL) == -EINVAL);
 	assert(rec_format_item(stdout, REC_FORMAT_CSV, NULL, NULL, NULL) == -EINVAL);
@@ -438,13 +632,72 @@ static void test_bad_args(void)
 		assert(rec_format_item(full, (enum rec_format)f, &it, NULL, NULL) == -EIO);
 		clearerr(full);
 	}
-	assert(rec_format_header(full, REC_FORMAT_CSV, true) == -EIO);
+	assert(rec_format_header(full, REC_FORMAT_CSV) == -EIO);
 	fclose(full);
 	printf("bad arguments, failing stream: ok\n");
 }
 
+/* Names on input: exact, a bare signal name where unique, refused with
+   the candidates where not (rec_name_resolve, rec_channels_resolve). */
+static const char *const resolve_names[] = {
+	"BrakeStatus.AliveCounter", "line_voltage", "DoorStatus.AliveCounter", NULL, "VehicleSpeed.Speed",
+	"Speed", "Odometer.Odometer", "Cab.Door.Left", "HVAC.AliveCounter",
+};
+
+static const char *resolve_at(const void *ctx, size_t i)
+{
+	return ((const char *const *)ctx)[i];
+}
+
+static void test_resolve(void)
+{
+	const size_t n = sizeof(resolve_names) / sizeof(resolve_names[0]);
+	char why[256];
+	size_t i = 99;
+	rec_channels_t *m;
+	uint32_t id;
+
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "line_voltage", &i, why, sizeof(why)) == 0 && i == 1);
+	/* an exact name wins over the qualified one that ends in it */
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Speed", &i, why, sizeof(why)) == 0 && i == 5);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "VehicleSpeed.Speed", &i, why, sizeof(why)) == 0 && i == 4);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Odometer", &i, why, sizeof(why)) == 0 && i == 6);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Left", &i, why, sizeof(why)) == 0 && i == 7);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Door.Left", &i, why, sizeof(why)) == 0 && i == 7);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "DoorStatus.AliveCounter", &i, why, sizeof(why)) == 0 && i == 2);
+	i = 99;
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "AliveCounter", &i, why, sizeof(why)) == -ENOTUNIQ && i == 99);
+	CHECK_STR(why, "'AliveCounter' is ambiguous: BrakeStatus.AliveCounter, DoorStatus.AliveCounter, "
+	               "HVAC.AliveCounter (give one of them)");
+	/* no room for every candidate: "..." */
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "AliveCounter", &i, why, 80) == -ENOTUNIQ);
+	CHECK_STR(why, "'AliveCounter' is ambiguous: BrakeStatus.AliveCounter ... (give one of them)");
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "AliveCounter", &i, NULL, 0) == -ENOTUNIQ);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "Counter", &i, why, sizeof(why)) == -ENOENT);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "aliveCounter", &i, why, sizeof(why)) == -ENOENT);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, ".AliveCounter", &i, why, sizeof(why)) == -ENOENT);
+	assert(rec_name_resolve(NULL, resolve_names, n, "x", &i, why, sizeof(why)) == -EINVAL);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "", &i, why, sizeof(why)) == -EINVAL);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, NULL, &i, why, sizeof(why)) == -EINVAL);
+	assert(rec_name_resolve(resolve_at, resolve_names, n, "x", NULL, why, sizeof(why)) == -EINVAL);
+
+	assert(rec_channels_new(&m) == 0);
+	assert(rec_channels_resolve(m, "Speed", &id, why, sizeof(why)) == -ENOENT);
+	assert(rec_channels_set(m, 0x10000, "BrakeStatus.AliveCounter", "") == 0);
+	assert(rec_channels_set(m, 0x10001, "VehicleSpeed.Speed", "km/h") == 0);
+	assert(rec_channels_set(m, 0x10002, "DoorStatus.AliveCounter", "") == 0);
+	assert(rec_channels_resolve(m, "Speed", &id, why, sizeof(why)) == 0 && id == 0x10001);
+	assert(rec_channels_resolve(m, "AliveCounter", &id, why, sizeof(why)) == -ENOTUNIQ);
+	CHECK_STR(why, "'AliveCounter' is ambiguous: BrakeStatus.AliveCounter, DoorStatus.AliveCounter (give one of them)");
+	assert(rec_channels_resolve(m, "DoorStatus.AliveCounter", &id, why, sizeof(why)) == 0 && id == 0x10002);
+	assert(rec_channels_resolve(NULL, "Speed", &id, why, sizeof(why)) == -EINVAL);
+	assert(rec_channels_resolve(m, "Speed", NULL, why, sizeof(why)) == -EINVAL);
+	rec_channels_free(m);
+}
+
 int main(void)
 {
+	test_resolve();
 	test_kinds();
 	test_qualities();
 	test_events();
@@ -453,7 +706,12 @@ int main(void)
 	test_csv();
 	test_jsonl();
 	test_candump();
+	test_influx();
+	test_doubles();
 	test_origin();
+	test_one_schema();
+	test_order();
+	test_wide();
 	test_bad_args();
 	return 0;
 }

@@ -59,7 +59,7 @@ check_tools() {
 	local case=$1 dir=$2 pattern=$3 lf=$4 ll=$5 user=${6:-}
 	local as=()
 	[ -n "$user" ] && as=(setpriv --reuid="$user" --regid="$user" --clear-groups)
-	bounded export "$case" "${as[@]}" "$RAILMON" export --data "$dir" --format jsonl
+	bounded export "$case" "${as[@]}" "$RAILMON" export --data "$dir" --format jsonl --order seq
 	[ $rc -eq 1 ] || fail "$case: export exited $rc, expected 1"
 	grep -qE -- "$pattern" "$T/$case.export.err" || fail "$case: export does not say '$pattern'"
 	grep -q -- "$lf\\.\\.$ll" "$T/$case.export.err" || fail "$case: export does not name records $lf..$ll"
@@ -133,10 +133,10 @@ echo "newest segment a FIFO or a directory: said, records $lfirst.. to the end l
 
 # A writer on that log: the directory is set aside, the log goes on after
 # the last real segment (it used to refuse to open: "Is a directory").
-"$RAILMON" replay "$SRC/board/demo/train.log" --board "$T/board.ini" --data "$T/last-dir" 2> "$T/writer.err" \
+"$RAILMON" replay "$SRC/board/demo/train.log" --board "$T/board.ini" --data "$T/last-dir" --append 2> "$T/writer.err" \
 	|| fail "replay into a log whose newest segment is a directory: exit $?"
 [ -d "$T/last-dir/$last.damaged" ] || fail "the directory was not set aside as $last.damaged"
-"$RAILMON" export --data "$T/last-dir" --format jsonl > "$T/writer.jsonl" 2> "$T/writer-export.err" \
+"$RAILMON" export --data "$T/last-dir" --format jsonl --order seq > "$T/writer.jsonl" 2> "$T/writer-export.err" \
 	|| fail "export after the writer went on"
 "$PY" - "$T/writer.jsonl" "$lfirst" <<'PY' || fail "the writer did not go on from the last real segment"
 import json, sys

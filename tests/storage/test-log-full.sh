@@ -61,7 +61,7 @@ refused=$(sed -n 's/^railmon run: \([0-9]*\) records were refused by the log (No
 [ -n "$refused" ] && [ "$refused" -gt 1000 ] || fail "no final count of refused records (or too few: '$refused')"
 ! grep -q "are in no LOG_DROPPED event" "$T/run.err" || fail "some refused records are in no event"
 
-"$RAILMON" export --data "$M/log" --format jsonl > "$T/all.jsonl" 2> "$T/export.err" \
+"$RAILMON" export --data "$M/log" --format jsonl --order seq > "$T/all.jsonl" 2> "$T/export.err" \
 	|| { cat "$T/export.err"; fail "export of the log"; }
 "$PY" - "$T/all.jsonl" "$refused" <<'PY' || fail "the log's events do not account for the refused records"
 import json, sys

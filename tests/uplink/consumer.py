@@ -6,8 +6,8 @@ railmon_pb2 (from record/railmon.proto), no railmon code at all.
   consumer.py subscribe --port P --count N --out FILE [--host H] [--topic T] [--timeout S]
       Subscribe (QoS 1), print "ready" once subscribed, decode every Batch,
       drop duplicate (vehicle, log_id, seq), write one JSON line per record
-      (the same keys and values as `railmon recv --format jsonl`: export's
-      layout, then vehicle, log_id in hex, historical),
+      (the same keys and values as `railmon recv --format jsonl` and
+      `railmon export`: README "Output schema"),
       exit 0 after N distinct records, 1 on timeout.
   consumer.py compare A B
       Exit 0 if the two JSON-lines files hold the same records (by value).
@@ -22,7 +22,8 @@ import sys
 import threading
 import time
 
-NAMES = {}  # (vehicle, log_id) -> {channel: (name, unit)}: the dictionaries seen
+NAMES = {}  # (vehicle, log_id) -> {channel: (name, unit, {value: label})}: the dictionaries seen
+BUSES = {}  # (vehicle, log_id) -> {bus: name}
 
 
 def iso(t_ns):
@@ -32,19 +33,37 @@ def iso(t_ns):
 
 
 def value(v):
-    """15 significant digits (railmon's export layout); JSON has no NaN."""
-    return float("%.15g" % v) if math.isfinite(v) else None
+    """The shortest form that reads back (Python's repr, as railmon writes
+    values); JSON has no NaN."""
+    return v if math.isfinite(v) else None
+
+
+FLAG_NAMES = ("EXT", "FD", "BRS", "ESI", "RTR", "ERR", "TX")
+KEYS = ("vehicle", "log_id", "seq", "time", "time_ns", "kind", "bus", "bus_name", "channel", "name", "unit",
+        "value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail")
+
+
+def row(**kw):
+    """A record with every key of railmon's one schema (None: not applicable)."""
+    return {k: kw.get(k) for k in KEYS}
 
 
 def records(batch):
     """Yield one dict per record of a railmon.v1.Batch, seq order, with the
-    keys and values of `railmon export --format jsonl` and, as `railmon
-    recv` adds them, vehicle, log_id and historical."""
+    keys and values of `railmon export --format jsonl` and `railmon recv`
+    (README "Output schema")."""
     import railmon_pb2
-    origin = dict(vehicle=batch.vehicle, log_id=batch.log_id.hex(), historical=batch.historical)
+    origin = dict(vehicle=batch.vehicle, log_id=batch.log_id.hex())
     names = NAMES.setdefault((batch.vehicle, batch.log_id.hex()), {})
+    buses = BUSES.setdefault((batch.vehicle, batch.log_id.hex()), {})
     for ch in batch.channels:
-        names[ch.id] = (ch.name, ch.unit)
+        table = {}
+        for entry in ch.value_table:  # "VALUE LABEL"
+            v, _, label = entry.partition(" ")
+            table[float(v)] = label
+        names[ch.id] = (ch.name, ch.unit, table)
+        if ch.bus_name:
+            buses[ch.bus] = ch.bus_name
     seq = batch.first_seq
     t = batch.t0_ns
     c = batch.can
@@ -52,9 +71,10 @@ def records(batch):
     for i in range(len(c.t_delta_ns)):
         t += c.t_delta_ns[i]
         n, f = c.len[i], c.flags[i]
-        yield dict(seq=seq, time=iso(t), time_ns=t, kind="can", bus=c.bus[i] & 0xffff, id=c.id[i],
-                   ext=bool(f & 1), fd=bool(f & 2), brs=bool(f & 4), rtr=bool(f & 16), err=bool(f & 32),
-                   len=n, data=c.data[off:off + n].hex().upper(), **origin)
+        yield row(seq=seq, time=iso(t), time_ns=t, kind="can", bus=c.bus[i] & 0xffff, bus_name=buses.get(c.bus[i]),
+                  can_id="%0*X" % (8 if f & 1 else 3, c.id[i]),
+                  flags="|".join(x for b, x in enumerate(FLAG_NAMES) if f & (1 << b)),
+                  data=c.data[off:off + n].hex().upper(), **origin)
         off += n
         seq += 1
     s = batch.samples
@@ -66,10 +86,11 @@ def records(batch):
             quality = railmon_pb2.Quality.Name(q)[len("QUALITY_"):].lower()
         except ValueError:
             quality = "unknown"
-        name, unit = names.get(s.channel[i], ("", ""))
-        yield dict(seq=seq, time=iso(t), time_ns=t, kind="sample", bus=s.channel[i] >> 16 & 0xffff,
-                   channel=s.channel[i], name=name, value=value(s.value[i]), unit=unit, quality=quality,
-                   **origin)
+        name, unit, table = names.get(s.channel[i], (None, None, {}))
+        bus = s.channel[i] >> 16 & 0xffff
+        yield row(seq=seq, time=iso(t), time_ns=t, kind="sample", bus=bus, bus_name=buses.get(bus),
+                  channel=s.channel[i], name=name, value=value(s.value[i]), unit=unit, quality=quality,
+                  label=table.get(s.value[i]), **origin)
         seq += 1
     e = batch.events
     t = batch.t0_ns
@@ -78,9 +99,10 @@ def records(batch):
         try:
             name = railmon_pb2.EventCode.Name(e.code[i])[len("EVENT_"):]
         except ValueError:
-            name = e.code[i]
-        yield dict(seq=seq, time=iso(t), time_ns=t, kind="event", bus=e.source[i] & 0xffff, event=name,
-                   code=e.code[i], arg=e.arg[i], detail=e.detail[i] if len(e.detail) else 0, **origin)
+            name = str(e.code[i])
+        yield row(seq=seq, time=iso(t), time_ns=t, kind="event", bus=e.source[i] & 0xffff,
+                  bus_name=buses.get(e.source[i] & 0xffff), event=name,
+                  arg=e.arg[i], detail=e.detail[i] if len(e.detail) else 0, **origin)
         seq += 1
 
 def subscribe(a):

@@ -336,7 +336,7 @@ int fx_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch
                    const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct fx_text *t = ctx;
-	struct rec_origin o = { info->vehicle, info->log_id, info->log_id_len, info->historical };
+	struct rec_origin o = { info->vehicle, info->log_id, info->log_id_len };
 
 	return rec_format_item(t->out, t->fmt, it, NULL, &o);
 }

@@ -23,11 +23,10 @@ paho-mqtt:
   counted and said;
 - the README's mosquitto ACL example (ACL_FILE): a vehicle cannot publish
   for another one;
-- recv and export write records through one formatter: the same Batches
-  (every kind of record, names that need escaping, non-finite values,
-  unknown codes, a re-sent backlog Batch) give, byte for byte, export's
-  lines of the ground log with the vehicle, log id and historical flag
-  at their end, in CSV and JSON lines, and the same candump lines;
+- recv and export write one schema: the same Batches (every kind of
+  record, names that need escaping, non-finite values, unknown codes, a
+  re-sent backlog Batch) give, byte for byte, export's output of the
+  ground log, in CSV, JSON lines and candump, in time order;
   `stat --json` of that log escapes a health entry's name.
 
 Every broker and receiver started here is killed on every exit path (and
@@ -56,6 +55,9 @@ from railmon_test import die_with_us, free_port, start_peer, stop_peer, stop_pee
 T0 = 1_700_000_000_000_000_000
 ID_A = bytes.fromhex("a1" * 15 + "01")
 ID_B = bytes.fromhex("b2" * 15 + "02")
+# README "Output schema": the CSV header and the JSON keys, in order
+SCHEMA = ["vehicle", "log_id", "seq", "time", "time_ns", "kind", "bus", "bus_name", "channel", "name", "unit",
+          "value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail"]
 
 
 def check(cond, what, *context):
@@ -170,7 +172,8 @@ def publish(port, msgs, user=None, password=None):
 
 
 def export(data):
-    r = subprocess.run([RAILMON, "export", "--data", data, "--format", "jsonl"], capture_output=True,
+    """The ground log as it holds it: seq order (these Batches all start at T0)."""
+    r = subprocess.run([RAILMON, "export", "--data", data, "--format", "jsonl", "--order", "seq"], capture_output=True,
                        text=True, timeout=60)
     check(r.returncode == 0, "export failed", r.stderr)
     return [json.loads(x) for x in r.stdout.splitlines()], r.stderr
@@ -432,6 +435,10 @@ def mixed_batches(vehicle, log_id):
             for cid, name, unit in ((7, 'line "voltage", main', "V"), (8, "speed\nkm/h", "km/h"),
                                     (1 << 16 | 3, "door", "")):
                 b.channels.add(id=cid, name=name, unit=unit, bus=cid >> 16, source="test")
+            # the dictionary's range, value table and bus name (fields 6-8)
+            b.channels[0].range.extend([0, 2000])
+            b.channels[0].value_table.extend(["1499.3 nominal, \"ok\"", "0 off"])
+            b.channels[2].bus_name = "doors"
         if k == 2:
             b.health.add(name='hvac "rear"\n', kind="modbus", bus=1, items=5)
         frames = ((0x123, 0, b"\x01\xab\xff"), (0x1abcdef, 1, b""), (0x7ff, 2 | 4, bytes(range(12))),
@@ -501,19 +508,31 @@ def test_same_as_export(tmp, b):
         with open(out, "rb") as f:
             got = f.read()
         lines = text_lines(exp.stdout.decode(), fmt == "csv")
-        if fmt == "jsonl":
-            tail = ',"vehicle":%s,"log_id":"%s","historical":false}\n' % (json.dumps(vehicle), ID_A.hex())
-            want = "".join(x[:-2] + tail for x in lines)
-        elif fmt == "csv":
-            want = lines[0][:-1] + ",vehicle,log_id,historical\n" + "".join(
-                x[:-1] + ",%s,%s,0\n" % (csv_field(vehicle), ID_A.hex()) for x in lines[1:])
-        else:
-            want = "".join(lines)
         check(len(lines) == nrec + (fmt == "csv") or fmt == "candump", "export gives every record", lines[:3])
-        check(got == want.encode(), "recv --format %s is export's output plus the origin" % fmt,
-              got.decode()[:600], want[:600])
-        print("recv --format %s: %d lines, byte for byte export's%s" % (
-            fmt, len(lines), "" if fmt == "candump" else ", then vehicle, log id, historical"))
+        check(got == exp.stdout, "recv --format %s is export's output byte for byte" % fmt,
+              got.decode()[:600], exp.stdout.decode()[:600])
+        if fmt == "jsonl":
+            rows = [json.loads(x) for x in lines]
+            check(all(list(r) == SCHEMA for r in rows), "every JSON line has the schema's keys in order", rows[0])
+            check([r["time_ns"] for r in rows] == sorted(r["time_ns"] for r in rows), "records in time order")
+            check(all(r["vehicle"] == vehicle and r["log_id"] == ID_A.hex() for r in rows), "origin in each")
+            check({r["value"] for r in rows if r["channel"] == 7} == {1499.3, None} and
+                  {r["value"] for r in rows if r["channel"] == 8} == {-0.1, 123456789.12345679},
+                  "values in the shortest form that reads back", rows)
+            check({(r["can_id"], r["flags"]) for r in rows if r["kind"] == "can"} >=
+                  {("123", ""), ("01ABCDEF", "EXT"), ("7FF", "FD|BRS"), ("055", "TX")}, "CAN ids and flags", rows)
+            check({r["event"] for r in rows if r["kind"] == "event"} == {"START", "CAN_GONE", "999"}, "events")
+            check({r["label"] for r in rows if r["channel"] == 7} == {'nominal, "ok"', None}, "value-table label",
+                  [r for r in rows if r["channel"] == 7])
+            check({r["bus_name"] for r in rows if r["bus"] == 1} == {"doors"} and
+                  {r["bus_name"] for r in rows if r["bus"] == 0} == {None}, "bus names from the dictionary")
+        if fmt == "csv":
+            check(lines[0] == ",".join(SCHEMA) + "\n", "the CSV header is the schema", lines[0])
+        side = "\n".join("  export: %s  recv:   %s" % (a, b) for a, b in
+                         zip(lines[1:3] if fmt == "csv" else lines[:2], text_lines(got.decode(), fmt == "csv")[1:3]
+                             if fmt == "csv" else text_lines(got.decode(), False)[:2]))
+        print("recv --format %s: %d lines, byte for byte export's:\n%s" % (fmt, len(lines), side), end="")
+        print()
     st = subprocess.run([RAILMON, "stat", "--data", os.path.join(tmp, "same-jsonl", vehicle, ID_A.hex()), "--json"],
                         capture_output=True, text=True, timeout=30)
     rows = [json.loads(x) for x in st.stdout.splitlines()]

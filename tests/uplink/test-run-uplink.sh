@@ -51,8 +51,8 @@ board() {
 
 # the ground has every record of the vehicle log (same export, byte for byte)
 ground_has_all() { # DATA VEHICLE
-	"$RAILMON" export --data "$1" > "$T/v.csv" 2>/dev/null || return 1
-	"$RAILMON" export --data "$T/ground/$2" > "$T/g.csv" 2>/dev/null || return 1
+	"$RAILMON" export --data "$1" --order seq > "$T/v.csv" 2>/dev/null || return 1
+	"$RAILMON" export --data "$T/ground/$2" --order seq > "$T/g.csv" 2>/dev/null || return 1
 	[ -s "$T/v.csv" ] && cmp -s "$T/v.csv" "$T/g.csv"
 }
 
@@ -86,7 +86,8 @@ for kind in empty garbage negative beyond directory fifo; do
 	# a log with records that were never forwarded
 	"$RAILMON" replay "$T/trace.log" --board "$T/$kind-a.ini" --data "$data" 2> "$T/replay.err" \
 		|| fail "$kind: replay"
-	before=$("$RAILMON" export --data "$data" 2>/dev/null | tail -1 | cut -d, -f1)
+	# seq: the third column of export's CSV (vehicle, log_id, seq, ...)
+	before=$("$RAILMON" export --data "$data" --order seq 2>/dev/null | tail -1 | cut -d, -f3)
 	case $kind in
 	directory) mkdir "$cur" ;;
 	fifo) mkfifo "$cur" ;;
@@ -104,8 +105,8 @@ for kind in empty garbage negative beyond directory fifo; do
 	wait $rpid || fail "$kind: railmon run exited $?"
 	# the STOP record too, once it is forwarded at the clean stop
 	wait_for 20 ground_has_all "$data" "$veh" || fail "$kind: the ground is missing records after the stop"
-	last=$(tail -1 "$T/v.csv" | cut -d, -f1)
-	first=$(sed -n 2p "$T/g.csv" | cut -d, -f1)
+	last=$(tail -1 "$T/v.csv" | cut -d, -f3)
+	first=$(sed -n 2p "$T/g.csv" | cut -d, -f3)
 	[ "$first" = 1 ] && [ "$last" -gt "$before" ] || fail "$kind: ground has seq $first..$last"
 	"$RAILMON" export --data "$data" --kind event 2>/dev/null | grep -q ",UPLINK_FAULT,${ERRNO[$kind]},4$" \
 		|| fail "$kind: no UPLINK_FAULT event (cursor reset, ${ERRNO[$kind]}) in the log"
@@ -165,7 +166,7 @@ wait $rpid || fail "later: railmon run exited $?"
 [ "$(grep -c 'uplink: cannot connect' "$T/later.err")" = 1 ] || fail "later: the failure was said more than once"
 # and the log went out: the broker acknowledged every record (the summary
 # and the cursor file agree with the log's last record)
-last=$("$RAILMON" export --data "$T/later" 2>/dev/null | tail -1 | cut -d, -f1)
+last=$("$RAILMON" export --data "$T/later" --order seq 2>/dev/null | tail -1 | cut -d, -f3)
 grep -q "uplink to mqtt://127.0.0.1:$LPORT: .* 0 records not yet acknowledged (from seq $((last + 1)))" "$T/later.err" \
 	|| fail "later: not everything was acknowledged"
 [ "$(cat "$T/later/uplink.cursor")" = "railmon-cursor 1 $((last + 1))" ] || fail "later: cursor"

@@ -210,6 +210,24 @@ static uint64_t cursor_now(upl_forwarder_t *f)
 	return st.cursor;
 }
 
+/* The forwarder catches up to seq end: it may take as long as the machine
+   needs (a backlog of 100,000 records drains in seconds when idle, several
+   times that on a loaded CI machine), but it must never stall: 0 once the
+   cursor reached end, -ETIMEDOUT after stall_ms without any progress. */
+static int wait_caught_up(upl_forwarder_t *f, uint64_t end, int stall_ms)
+{
+	uint64_t last = cursor_now(f);
+
+	while (upl_forwarder_wait_cursor(f, end, stall_ms) != 0) {
+		uint64_t now = cursor_now(f);
+
+		if (now == last)
+			return -ETIMEDOUT;
+		last = now;
+	}
+	return 0;
+}
+
 /*
  * After an outage: the forwarder must reconnect, catch up with the live
  * log, and recv must then hold everything acknowledged so far.  Only then
@@ -227,7 +245,7 @@ static void expect_progress(upl_forwarder_t *f, upl_recv_t *r, struct memlog *lo
 	pthread_mutex_lock(&log->lock);
 	target = log->next_seq;
 	pthread_mutex_unlock(&log->lock);
-	CHECK(upl_forwarder_wait_cursor(f, target, 20000) == 0);
+	CHECK(wait_caught_up(f, target, 20000) == 0);
 	CHECK(upl_recv_wait_seq(r, "tram9", cursor_now(f), 20000) == 0);
 }
 
@@ -296,7 +314,7 @@ int main(void)
 		pthread_mutex_lock(&log.lock);
 		uint64_t end = log.next_seq;
 		pthread_mutex_unlock(&log.lock);
-		CHECK(upl_forwarder_wait_cursor(f, end, 20000) == 0);
+		CHECK(wait_caught_up(f, end, 20000) == 0);
 		CHECK(upl_recv_wait_seq(rt.r, "tram9", end, 20000) == 0);
 		CHECK(broker_signal(&b, SIGKILL) == 0);
 		CHECK(broker_start(&b) == 0);
@@ -341,7 +359,7 @@ int main(void)
 		pthread_mutex_lock(&log.lock);
 		uint64_t end = log.next_seq;
 		pthread_mutex_unlock(&log.lock);
-		CHECK(upl_forwarder_wait_cursor(f, end, 20000) == 0);
+		CHECK(wait_caught_up(f, end, 20000) == 0);
 		t = basic_mono_ns();
 		CHECK(broker_signal(&b, SIGSTOP) == 0);
 		CHECK(fx_events_wait(&ev, UPL_FWD_DISCONNECTED, lost + 1, 30000) == 0);
@@ -357,7 +375,7 @@ int main(void)
 	prod.stop = true;
 	pthread_join(prod.t, NULL);
 	total = log.next_seq - 1;
-	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 30000) == 0);
+	CHECK(wait_caught_up(f, log.next_seq, 30000) == 0);
 	upl_recv_wait_records(rt.r, total, 30000);
 	CHECK(upl_forwarder_stats(f, &fst) == 0);
 	CHECK(upl_recv_stats(rt.r, &rst) == 0);

@@ -4,6 +4,8 @@
 #  1. `railmon run` acquires vcan0 through the SocketCAN driver while
 #     canplayer sends 2000 frames of the demo trace: every frame logged, in
 #     order, and decoded with the DBC;
+#     three bus-off error frames (cansend) are said on stderr once, then
+#     summed up at the stop ("2 more bus-off events"), not a line each;
 #  2. `railmon replay --to-can vcan1` sends a trace onto vcan1 and candump
 #     receives exactly its frames.
 set -euo pipefail
@@ -32,15 +34,23 @@ pids+=("$rpid")
 # ready when its stat socket answers (bounded; the 9p scratch dir cannot
 # hold a socket file, so it is an abstract one)
 stat_up() { "$RAILMON" stat --socket @railmon-vm-test > /dev/null 2>&1; }
-wait_for 15 stat_up || fail "railmon run did not come up"
+wait_for 60 stat_up || fail "railmon run did not come up within 60 s"
 # -g 1: one frame per ms, ignoring the trace's own timing
 canplayer -I "$T/part.log" -t -g 1 vcan0=can0
 "$RAILMON" stat --socket @railmon-vm-test > "$T/stat.out" || fail "stat socket"
 grep -qE '^vehicle +can' "$T/stat.out" || fail "stat shows no vehicle bus"
+# the controller goes bus-off three times: one line at once, the rest summed
+for _ in 1 2 3; do cansend vcan0 20000040#0000000000000000; done
+said_off() { grep -q "bus 'vehicle' (socketcan vcan0): the CAN controller went bus-off: Network is down" "$T/run.err"; }
+wait_for 5 said_off || fail "bus-off not said on stderr"
 # SIGTERM right away: what the socket already holds must still be logged
 kill -TERM $rpid
 wait $rpid || fail "railmon run exited $?"
-"$RAILMON" export --data "$T/log" --format candump 2>/dev/null | awk '{print $3}' > "$T/got"
+[ "$(grep -c '): the CAN controller went bus-off' "$T/run.err")" = 1 ] || fail "bus-off said more than once"
+grep -q "bus 'vehicle' (socketcan vcan0): 2 more bus-off events in the last" "$T/run.err" || fail "no bus-off summary at the stop"
+echo "bus-off: 3 error frames, one line on stderr, '2 more' at the stop"
+# the error frames are records too; the trace's frames are compared
+"$RAILMON" export --data "$T/log" --format candump 2>/dev/null | awk '{print $3}' | grep -v '^20000040#' > "$T/got"
 awk '{print $3}' "$T/part.log" > "$T/want"
 cmp -s "$T/got" "$T/want" || fail "logged frames differ from the $N sent ($(wc -l < "$T/got") logged)"
 "$RAILMON" export --data "$T/log" --format jsonl -c Speed > "$T/speed.jsonl" 2>/dev/null

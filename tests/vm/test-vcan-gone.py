@@ -123,7 +123,7 @@ def run(T, rm, err):
     out = subprocess.run([RAILMON, "export", "--data", f"{T}/log", "--format", "jsonl"], capture_output=True,
                          text=True, check=True)
     recs = [json.loads(l) for l in out.stdout.splitlines()]
-    got = sorted(int(r["data"], 16) for r in recs if r["kind"] == "can" and r["id"] == 0x123)
+    got = sorted(int(r["data"], 16) for r in recs if r["kind"] == "can" and int(r["can_id"], 16) == 0x123)
     assert got == list(range(1, 151)), f"{len(got)} frames logged, not 1..150 each once"
     ev = [(r["event"], r["arg"]) for r in sorted(recs, key=lambda r: r["time_ns"])
           if r["kind"] == "event" and r["bus"] == 0]

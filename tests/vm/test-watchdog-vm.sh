@@ -30,7 +30,7 @@ EOI
 rpid=$!
 pids+=("$rpid")
 stat_up() { "$RAILMON" stat --socket @railmon-wdog-test > /dev/null 2>&1; }
-wait_for 15 stat_up || fail "railmon run did not come up"
+wait_for 60 stat_up || fail "railmon run did not come up within 60 s"
 [ "$(cat $W/state)" = active ] || fail "railmon did not arm the watchdog"
 [ "$(cat $W/timeout)" = 3 ] || fail "timeout is $(cat $W/timeout), not the board file's 3 s"
 sleep_s 7  # two timeouts and more: only railmon's kicks keep us alive

@@ -66,6 +66,10 @@ mount -t devtmpfs devtmpfs $R/dev || fail "mount $R/dev"
 mkdir -p $R/dev/shm $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm || fail "mount $R/dev/shm"
 mount -t devpts devpts $R/dev/pts || fail "mount $R/dev/pts"
+# what udev would add: /dev/fd (bash's <(...), tests/lib/lib.sh's sleep) and
+# the standard streams
+ln -sfn /proc/self/fd $R/dev/fd
+for i in 0 1 2; do ln -sfn /proc/self/fd/$i $R/dev/$(echo stdin stdout stderr | cut -d' ' -f$((i + 1))); done
 mount -o bind /results "$R$RES" || fail "bind results share to $RES"
 [ -f /results/cmd.sh ] || fail "no cmd.sh in the results share"
 

@@ -27,7 +27,9 @@ CACHE=${1:-${RAILMON_VM_CACHE:-${MESON_BUILD_ROOT:-$PWD/build}/vm}}
 # slcan: a tty-attached controller with real CAN link data (kind "can"),
 # which the tests use as a stand-in for a physical interface.  softdog: a
 # /dev/watchdog for railmon's hardware-watchdog test (idle until opened).
-CAN_MODULES=(can can-raw can-dev vcan slcan softdog)
+# can-j1939: the kernel's J1939 stack, an independent transport protocol
+# implementation for test-j1939-vm.sh.
+CAN_MODULES=(can can-raw can-dev vcan slcan softdog can-j1939)
 P9_MODULES=(virtio_pci 9pnet_virtio 9p)
 
 die() { echo "vm-prepare: $*" >&2; exit 1; }

@@ -16,24 +16,60 @@
 #include "bus/bus.h"
 #include "mb-values.h"
 
-/* The value a correct driver reports for ch (ABCD/CDAB, u16/s16/u32/s32/bit). */
+/* The value's bytes, most significant first, from the wire bytes of its
+   registers by the order's letters (A = the first byte on the wire for
+   ABCD): written from the definition, not from bus/regmap.c's swaps. */
+static inline uint64_t mb_expect_bits(const struct bus_mb_channel *ch, unsigned nregs)
+{
+	uint8_t wire[8], val[8];
+	unsigned n = 2 * nregs;
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < nregs; i++) {
+		uint16_t r = mb_reg(ch->unit_id, ch->addr + i);
+		wire[2 * i] = (uint8_t)(r >> 8);
+		wire[2 * i + 1] = (uint8_t)r;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		switch (ch->order) {
+		case BUS_MB_DCBA: val[i] = wire[n - 1 - i]; break;           /* D C B A: reversed */
+		case BUS_MB_BADC: val[i] = wire[i ^ 1]; break;               /* B A D C: pairs swapped */
+		case BUS_MB_CDAB: val[i] = wire[n - 2 - (i & ~1u) + (i & 1)]; break; /* C D A B: words reversed */
+		default: val[i] = wire[i]; break;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | val[i];
+	return v;
+}
+
+/* The value a correct driver reports for ch (every integer type and bit). */
 static inline double mb_expect(const struct bus_mb_channel *ch)
 {
 	unsigned u = ch->unit_id, a = ch->addr;
-	uint32_t r0 = mb_reg(u, a), r1 = mb_reg(u, a + 1);
-	uint32_t w = ch->order == BUS_MB_CDAB ? (r1 << 16 | r0) : (r0 << 16 | r1);
+	uint32_t r0 = mb_reg(u, a);
+	uint16_t v16 = (uint16_t)mb_expect_bits(ch, 1);
+	uint8_t b8 = ch->byte == BUS_MB_BYTE_LOW ? (uint8_t)v16 : (uint8_t)(v16 >> 8);
 	double raw;
 
 	if (ch->table == BUS_MB_COIL || ch->table == BUS_MB_DISCRETE)
 		raw = mb_bit(u, a);
 	else if (ch->type == BUS_MB_U16)
-		raw = r0;
+		raw = v16;
 	else if (ch->type == BUS_MB_S16)
-		raw = (int16_t)r0;
+		raw = (int16_t)v16;
 	else if (ch->type == BUS_MB_U32)
-		raw = w;
+		raw = (uint32_t)mb_expect_bits(ch, 2);
 	else if (ch->type == BUS_MB_S32)
-		raw = (int32_t)w;
+		raw = (int32_t)(uint32_t)mb_expect_bits(ch, 2);
+	else if (ch->type == BUS_MB_U64)
+		raw = (double)mb_expect_bits(ch, 4);
+	else if (ch->type == BUS_MB_S64)
+		raw = (double)(int64_t)mb_expect_bits(ch, 4);
+	else if (ch->type == BUS_MB_U8)
+		raw = b8;
+	else if (ch->type == BUS_MB_S8)
+		raw = (int8_t)b8;
 	else if (ch->type == BUS_MB_BIT)
 		raw = (r0 >> ch->bit) & 1;
 	else

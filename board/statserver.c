@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * statserver.c - the stat socket of a running daemon (statserver.h): JSON lines,
+ * one per health entry then a "daemon" line; or, asked "channels", one per
+ * channel with its latest value (`railmon watch`).  The client side is
+ * stat.c's and watch.c's.  Apart from stat.c, so that what links the demo
+ * does not link the command line's signal flags.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "statserver.h"
+#include "record/batch.h"
+#include "basic/clock.h"
+#include "basic/escape.h"
+
+struct board_stat_server {
+	struct board_daemon *d;
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_t thread;
+	atomic_bool stop;
+};
+
+/* "@name" is Linux's abstract namespace: no file, nothing to clean up, and
+   it works where the filesystem cannot hold sockets (9p, read-only roots). */
+socklen_t board_stat_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	strcpy(sa->sun_path, path);
+	if (path[0] == '@')
+		sa->sun_path[0] = 0;
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+}
+
+/* Names come from the board file or, with --data, from a recorded or
+   received log: escaped, so no name can break the line. */
+void board_stat_health_json(FILE *f, const struct rec_health *h)
+{
+	fputs("{\"name\":", f);
+	basic_json_string(f, h->name);
+	fputs(",\"kind\":", f);
+	basic_json_string(f, h->kind);
+	fprintf(f, ",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
+	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
+	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
+	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64
+	        ",\"state\":",
+	        h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
+	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
+	        h->latency_p999_us, h->latency_max_ns);
+	basic_json_string(f, h->state);
+	fprintf(f, ",\"reopens\":%" PRIu64 "}\n", h->reopens);
+}
+
+/* Every channel's latest value, one JSON line each (`railmon watch`): the
+   age is the daemon's, so a client's clock does not matter. */
+static void channels_json(FILE *f, struct board_daemon *d)
+{
+	const struct pl_channel *ch;
+	size_t n = board_daemon_channels(d, &ch);
+	int64_t now = basic_realtime_ns();
+
+	for (size_t i = 0; i < n; i++) {
+		struct pl_live lv = { 0 };
+		const char *label = NULL;
+		board_daemon_live(d, i, &lv);
+		fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", ch[i].id);
+		basic_json_string(f, ch[i].name);
+		fputs(",\"unit\":", f);
+		basic_json_string(f, ch[i].unit);
+		fputs(",\"source\":", f);
+		basic_json_string(f, ch[i].source);
+		if (!lv.t_ns) {
+			fputs(",\"value\":null,\"age_ms\":null}\n", f);
+			continue;
+		}
+		if (isfinite(lv.value))
+			fprintf(f, ",\"value\":%.17g", lv.value);
+		else
+			fprintf(f, ",\"value\":\"%s\"", isnan(lv.value) ? "nan" : lv.value < 0 ? "-inf" : "inf");
+		fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, lv.t_ns,
+		        (double)(now - lv.t_ns) / 1e6, lv.quality);
+		label = board_daemon_value_label(d, i, lv.value);
+		if (label) {
+			fputs(",\"label\":", f);
+			basic_json_string(f, label);
+		}
+		fputs("}\n", f);
+	}
+}
+
+/* What the client asks for: a line "channels" sent at once, or nothing
+   (EOF, or silence for 100 ms: `socat - UNIX-CONNECT:PATH`): the health. */
+static bool wants_channels(int c)
+{
+	struct pollfd pfd = { .fd = c, .events = POLLIN };
+	char req[32];
+	ssize_t n;
+
+	if (poll(&pfd, 1, 100) <= 0)
+		return false;
+	n = recv(c, req, sizeof(req) - 1, MSG_DONTWAIT);
+	if (n <= 0)
+		return false;
+	req[n] = 0;
+	return !strncmp(req, "channels", 8);
+}
+
+static void serve_one(struct board_stat_server *s, int c)
+{
+	struct rec_health h[CONF_BUSES_MAX + 3];
+	struct board_daemon_stats st;
+	uint64_t cursor;
+	bool connected, insecure;
+	size_t n;
+	bool channels = wants_channels(c);
+	FILE *f = fdopen(c, "w");
+
+	if (!f) {
+		close(c);
+		return;
+	}
+	if (channels) {
+		channels_json(f, s->d);
+		fclose(f);
+		return;
+	}
+	n = board_daemon_health(s->d, h, CONF_BUSES_MAX + 3);
+	for (size_t i = 0; i < n; i++)
+		board_stat_health_json(f, &h[i]);
+	board_daemon_stats(s->d, &st);
+	fprintf(f, "{\"name\":\"daemon\",\"records\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",\"next_seq\":%" PRIu64
+	        ",\"ring_drops\":%" PRIu64 ",\"log_dropped\":%" PRIu64, st.records, st.first_seq, st.next_seq,
+	        st.ring_drops, st.log_dropped);
+	/* the uplink now, not at the last health entry */
+	if (board_daemon_uplink(s->d, &cursor, &connected, &insecure) == 0)
+		fprintf(f, ",\"uplink\":\"%s\",\"unsent\":%" PRIu64, connected ? "connected" : "offline",
+		        st.next_seq > cursor ? st.next_seq - cursor : 0);
+	fputs("}\n", f);
+	fclose(f);
+}
+
+static void *stat_main(void *p)
+{
+	struct board_stat_server *s = p;
+
+	while (!atomic_load(&s->stop)) {
+		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+		int c;
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c >= 0)
+			serve_one(s, c);
+	}
+	return NULL;
+}
+
+int board_stat_server_start(struct board_daemon *d, const char *path, struct board_stat_server **ret)
+{
+	struct board_stat_server *s;
+	struct sockaddr_un sa;
+	socklen_t salen;
+	int r;
+
+	if (!d || !path || !ret || !*path || strlen(path) >= sizeof(sa.sun_path))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	strcpy(s->path, path);
+	salen = board_stat_addr(path, &sa);
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0) {
+		r = -errno;
+		free(s);
+		return r;
+	}
+	if (path[0] != '@')
+		unlink(path); /* a stale socket of a previous run */
+	if (bind(s->fd, (struct sockaddr *)&sa, salen) < 0 || listen(s->fd, 4) < 0) {
+		r = -errno;
+		close(s->fd);
+		free(s);
+		return r;
+	}
+	atomic_init(&s->stop, false);
+	r = -pthread_create(&s->thread, NULL, stat_main, s);
+	if (r < 0) {
+		close(s->fd);
+		if (path[0] != '@')
+			unlink(path);
+		free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct board_stat_server *board_stat_server_free(struct board_stat_server *s)
+{
+	if (!s)
+		return NULL;
+	atomic_store(&s->stop, true);
+	pthread_join(s->thread, NULL);
+	close(s->fd);
+	if (s->path[0] != '@')
+		unlink(s->path);
+	free(s);
+	return NULL;
+}
+

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * statserver.h - the stat socket of a running daemon (statserver.c) and
+ * what its clients (stat.c, watch.c) share with it.
+ */
+#pragma once
+
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+struct board_daemon;
+struct rec_health;
+struct board_stat_server;
+
+/* Serve the daemon's health as JSON lines on a unix socket at path (a stale
+   socket there is replaced).  Own thread, normal priority. */
+int board_stat_server_start(struct board_daemon *d, const char *path, struct board_stat_server **ret_server);
+/* Stop, remove the socket, free; accepts NULL; returns NULL. */
+struct board_stat_server *board_stat_server_free(struct board_stat_server *s);
+
+/* A socket address for path ("@name": the abstract namespace); returns its
+   length.  path must fit sun_path (the caller checks). */
+socklen_t board_stat_addr(const char *path, struct sockaddr_un *sa);
+/* One health entry as the socket's JSON line (names escaped). */
+void board_stat_health_json(FILE *f, const struct rec_health *h);

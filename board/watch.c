@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * watch.c - `railmon watch`: the live values of a running daemon's
+ * channels, from its stat socket (a "channels" request: one JSON line per
+ * channel, stat.c), drawn by the table the demo draws (livetable.c).
+ *
+ * On a terminal the screen is redrawn in place every --interval, with keys
+ * (q quit, s sort, / filter, arrows or j/k scroll); with --once, or when
+ * stdout is not a terminal, the table is printed once, without escapes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/clock.h"
+#include "cli.h"
+#include "livetable.h"
+#include "statserver.h"
+
+#define WATCH_ROWS_MAX (1u << 20) /* channels a daemon can have: 16 buses x 65,536 */
+
+static const char watch_usage[] =
+	"Usage: railmon watch [--socket PATH | --data DIR] [OPTIONS]\n"
+	"The live values of a running railmon's channels (value, unit, label, age,\n"
+	"source), through its stat socket (default DIR/railmon.sock).\n\n"
+	"  -s, --socket PATH     the daemon's stat socket (@NAME: abstract namespace)\n"
+	"  -d, --data DIR        the daemon's log directory (its socket DIR/railmon.sock)\n"
+	"  -o, --sort KEY        id (board order, default), name, age (freshest first), source\n"
+	"  -f, --filter TEXT     only channels whose name, source or unit holds TEXT\n"
+	"  -i, --interval S      redraw every S seconds (default 0.5)\n"
+	"  -S, --stale S         mark values older than S seconds as stale (default 5)\n"
+	"  -1, --once            print the table once and exit (also when stdout is not a terminal)\n"
+	"  -n, --no-color        no colours (also with NO_COLOR set)\n"
+	"  -h, --help            this text\n\n"
+	"Marks: '*' changed within the last second (bold), '~' stale (dim).\n"
+	"Keys: q quit, s next sort, / filter (Enter: apply, Esc: clear), j/k or arrows scroll, space a page.\n";
+
+struct watch {
+	const char *sock;
+	struct board_live_view view;
+	double interval_s;
+	bool once;
+	struct board_live_row *rows;
+	size_t nrows, cap;
+	char title[256];
+	bool editing;             /* typing a filter */
+	char edit[64];
+	struct termios saved;
+	bool raw;
+};
+
+/* ---------------------------------------------------------------- fetch */
+
+/* The JSON string after "key": into out (our own escapes: \" \\ \uXXXX). */
+static bool json_text(const char *line, const char *key, char *out, size_t len)
+{
+	char pat[32];
+	const char *p;
+	size_t k = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	out[0] = 0;
+	if (!(p = strstr(line, pat)))
+		return false;
+	for (p += strlen(pat); *p && *p != '"' && k + 1 < len; p++) {
+		if (*p == '\\' && p[1] == 'u' && strlen(p) >= 6) {
+			unsigned cp = (unsigned)strtoul((char[5]){ p[2], p[3], p[4], p[5], 0 }, NULL, 16);
+			out[k++] = cp < 0x80 ? (char)cp : '?';
+			p += 5;
+		} else if (*p == '\\' && p[1]) {
+			out[k++] = *++p;
+		} else {
+			out[k++] = *p;
+		}
+	}
+	out[k] = 0;
+	return true;
+}
+
+static bool json_num(const char *line, const char *key, double *ret)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return false;
+	p += strlen(pat);
+	if (!strncmp(p, "null", 4))
+		return false;
+	if (*p == '"')
+		p++; /* "nan", "inf", "-inf" */
+	*ret = strtod(p, NULL);
+	return true;
+}
+
+static int row_parse(const char *line, struct board_live_row *r)
+{
+	double v;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_num(line, "id", &v))
+		return -EBADMSG;
+	r->id = (uint32_t)v;
+	json_text(line, "name", r->name, sizeof(r->name));
+	json_text(line, "unit", r->unit, sizeof(r->unit));
+	json_text(line, "source", r->source, sizeof(r->source));
+	json_text(line, "label", r->label, sizeof(r->label));
+	r->age_ns = -1;
+	if (json_num(line, "value", &r->value) && json_num(line, "age_ms", &v))
+		r->age_ns = (int64_t)(v * 1e6);
+	if (json_num(line, "quality", &v))
+		r->quality = (uint32_t)v;
+	return 0;
+}
+
+static int rows_grow(struct watch *w)
+{
+	size_t cap = w->cap ? 2 * w->cap : 256;
+	struct board_live_row *n;
+
+	if (cap > WATCH_ROWS_MAX)
+		return -E2BIG;
+	n = realloc(w->rows, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	w->rows = n;
+	w->cap = cap;
+	return 0;
+}
+
+/* Ask the daemon for every channel's latest value. */
+static int watch_fetch(struct watch *w)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	char line[1024];
+	FILE *f;
+	int fd, r = 0;
+
+	if (!*w->sock || strlen(w->sock) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	salen = board_stat_addr(w->sock, &sa);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, salen) < 0 || send(fd, "channels\n", 9, MSG_NOSIGNAL) != 9) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	shutdown(fd, SHUT_WR);
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	w->nrows = 0;
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		if (w->nrows == w->cap)
+			r = rows_grow(w);
+		if (r == 0 && row_parse(line, &w->rows[w->nrows]) == 0)
+			w->nrows++;
+	}
+	fclose(f);
+	return r;
+}
+
+/* ------------------------------------------------------------- terminal */
+
+static void term_size(struct watch *w)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row) {
+		w->view.width = ws.ws_col;
+		w->view.height = ws.ws_row;
+	}
+}
+
+static void term_raw(struct watch *w)
+{
+	struct termios t;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &w->saved) < 0)
+		return;
+	t = w->saved;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0)
+		w->raw = true;
+	/* the alternate screen, cursor hidden: the shell's screen comes back */
+	fputs("\033[?1049h\033[?25l", stdout);
+}
+
+static void term_restore(struct watch *w)
+{
+	fputs("\033[?25h\033[?1049l", stdout);
+	fflush(stdout);
+	if (w->raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &w->saved);
+}
+
+static size_t page(const struct watch *w)
+{
+	return w->view.height > 4 ? (size_t)w->view.height - 3 : 1;
+}
+
+/* A key typed while editing the filter. */
+static void key_edit(struct watch *w, int c)
+{
+	size_t n = strlen(w->edit);
+
+	if (c == '\n' || c == '\r') {
+		snprintf(w->view.filter, sizeof(w->view.filter), "%s", w->edit);
+		w->editing = false;
+	} else if (c == 27) {
+		w->view.filter[0] = 0;
+		w->editing = false;
+	} else if ((c == 127 || c == 8) && n) {
+		w->edit[n - 1] = 0;
+	} else if (c >= 0x20 && c < 0x7f && n + 1 < sizeof(w->edit)) {
+		w->edit[n] = (char)c;
+		w->edit[n + 1] = 0;
+	}
+	w->view.scroll = 0;
+}
+
+/* Keys waiting on stdin; false when the user quits. */
+static bool keys(struct watch *w)
+{
+	unsigned char buf[32];
+	ssize_t n = w->raw ? read(STDIN_FILENO, buf, sizeof(buf)) : 0;
+
+	/* the terminal is gone (EOF, EIO after a hangup): nobody to draw for */
+	if (w->raw && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)))
+		return false;
+
+	for (ssize_t i = 0; i < n; i++) {
+		int c = buf[i];
+		if (w->editing) {
+			key_edit(w, c);
+			continue;
+		}
+		if (c == 27 && i + 2 < n && buf[i + 1] == '[') { /* arrows: ESC [ A / B */
+			c = buf[i + 2] == 'A' ? 'k' : buf[i + 2] == 'B' ? 'j' : 0;
+			i += 2;
+		}
+		switch (c) {
+		case 'q': return false;
+		case 's': w->view.sort = (enum board_live_sort)((w->view.sort + 1) % BOARD_LIVE_SORT_MAX); break;
+		case '/': w->editing = true; w->edit[0] = 0; break;
+		case 'j': w->view.scroll++; break;
+		case 'k': w->view.scroll -= w->view.scroll > 0; break;
+		case ' ': w->view.scroll += page(w); break;
+		case 'g': w->view.scroll = 0; break;
+		default: break;
+		}
+	}
+	if (w->view.scroll >= w->nrows)
+		w->view.scroll = w->nrows ? w->nrows - 1 : 0;
+	return true;
+}
+
+/* ----------------------------------------------------------------- draw */
+
+static void watch_title(struct watch *w, int err)
+{
+	char now[40];
+	time_t sec = (time_t)(basic_realtime_ns() / 1000000000);
+	struct tm tm;
+
+	strftime(now, sizeof(now), "%Y-%m-%d %H:%M:%S", localtime_r(&sec, &tm));
+	if (err)
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s: %s (retrying)", w->sock, now, strerror(-err));
+	else if (w->editing)
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->edit);
+	else
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s", w->sock, now);
+	w->view.title = w->title;
+}
+
+/* The table remembers what it drew per channel; a reload of the daemon may
+   bring more channels: a bigger table then (the marks start again). */
+static int table_fit(board_livetable_t **t, size_t *max, size_t n)
+{
+	if (*t && n <= *max)
+		return 0;
+	*t = board_livetable_free(*t);
+	*max = n > 64 ? 2 * n : 128;
+	return board_livetable_new(*max, t);
+}
+
+static int watch_loop(struct watch *w)
+{
+	board_livetable_t *t = NULL;
+	size_t max = 0;
+	int64_t next = 0, drawn = basic_mono_ns();
+
+	term_raw(w);
+	/* SIGHUP is the terminal hanging up here, not a reload */
+	while (!board_stop_requested && !board_reload_requested && !ferror(stdout)) {
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		int64_t now = basic_mono_ns();
+		if (now >= next) {
+			int r = watch_fetch(w);
+			if (r == 0 && table_fit(&t, &max, w->nrows) < 0)
+				break;
+			if (r < 0) /* the daemon is away: its last values keep ageing */
+				for (size_t i = 0; i < w->nrows; i++)
+					w->rows[i].age_ns += w->rows[i].age_ns >= 0 ? now - drawn : 0;
+			term_size(w);
+			watch_title(w, r < 0 ? r : 0);
+			board_livetable_draw(t, w->rows, w->nrows, &w->view, now, stdout);
+			drawn = now;
+			next = now + (int64_t)(w->interval_s * 1e9);
+		}
+		if (poll(&pfd, w->raw ? 1 : 0, (int)((next - now) / 1000000 + 1)) > 0 &&
+		    ((pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) || !keys(w)))
+			break;
+		if (w->raw && pfd.revents)
+			next = 0; /* a key: draw at once */
+	}
+	term_restore(w);
+	board_livetable_free(t);
+	return 0;
+}
+
+static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_dir)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' }, { "data", required_argument, NULL, 'd' },
+		{ "sort", required_argument, NULL, 'o' }, { "filter", required_argument, NULL, 'f' },
+		{ "interval", required_argument, NULL, 'i' }, { "stale", required_argument, NULL, 'S' },
+		{ "once", no_argument, NULL, '1' }, { "no-color", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:d:o:f:i:S:1nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': w->sock = optarg; break;
+		case 'd': *ret_dir = optarg; break;
+		case 'o':
+			if (board_live_sort_parse(optarg, &w->view.sort) < 0)
+				return cli_fail("watch", "--sort: expected id, name, age or source, not '%s'", optarg);
+			break;
+		case 'f': snprintf(w->view.filter, sizeof(w->view.filter), "%s", optarg); break;
+		case 'i':
+			if (!cli_parse_seconds(optarg, &w->interval_s) || w->interval_s < 0.05)
+				return cli_fail("watch", "--interval: expected seconds >= 0.05, not '%s'", optarg);
+			break;
+		case 'S':
+			if (!cli_parse_seconds(optarg, &w->view.stale_s) || w->view.stale_s <= 0)
+				return cli_fail("watch", "--stale: expected seconds > 0, not '%s'", optarg);
+			break;
+		case '1': w->once = true; break;
+		case 'n': w->view.color = false; break;
+		case 'h': fputs(watch_usage, stdout); return 1;
+		default: fputs(watch_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_fail("watch", "unexpected argument '%s'", argv[optind]);
+	if (w->sock && *ret_dir)
+		return cli_fail("watch", "--socket and --data: give one");
+	return 0;
+}
+
+int board_cmd_watch(int argc, char **argv)
+{
+	struct watch w = { .interval_s = 0.5, .view = { .stale_s = 5, .color = true, .clear = true } };
+	const char *dir = NULL;
+	char path[512];
+	board_livetable_t *t = NULL;
+	int r;
+
+	r = watch_opts(&w, argc, argv, &dir);
+	if (r)
+		return r == 1 ? 0 : r;
+	if (!w.sock) {
+		snprintf(path, sizeof(path), "%s/railmon.sock", dir ? dir : "railmon-data");
+		w.sock = path;
+	}
+	if (getenv("NO_COLOR") || !isatty(STDOUT_FILENO))
+		w.view.color = false;
+	if (!isatty(STDOUT_FILENO))
+		w.once = true;
+	r = watch_fetch(&w);
+	if (r < 0) {
+		fprintf(stderr, "railmon watch: %s: %s%s\n", w.sock, strerror(-r),
+		        r == -ENOENT || r == -ECONNREFUSED ? " (is `railmon run` running on this log? --socket, --data)" : "");
+		free(w.rows);
+		return 1;
+	}
+	if (w.once) {
+		r = board_livetable_new(w.nrows ? w.nrows : 1, &t);
+		w.view.clear = false;
+		w.view.height = 0;
+		term_size(&w);
+		w.view.height = 0; /* every channel */
+		watch_title(&w, 0);
+		if (r == 0)
+			board_livetable_draw(t, w.rows, w.nrows, &w.view, basic_mono_ns(), stdout);
+	} else {
+		board_install_signals();
+		w.view.keys = "q quit, s sort, / filter, j/k scroll";
+		r = watch_loop(&w);
+	}
+	board_livetable_free(t);
+	free(w.rows);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * asc.c - Vector ASC lines to frames (trace-fmt.h).
+ *
+ * Header lines: "date <weekday> <month> <day> <h:m:s[.ms]> [am|pm] <year>",
+ * "base hex|dec  timestamps absolute|relative", "[no] internal events
+ * logged", "// comment", "Begin Triggerblock <date>", "End TriggerBlock".
+ * The frame lines read (time in seconds since the trigger block's date;
+ * "relative" stamps count from the line before):
+ *   t ch id[x] Rx|Tx d dlc b0 b1 ...          classic (dlc 9..15: 8 bytes)
+ *   t ch id[x] Rx|Tx r [dlc]                  remote
+ *   t ch ErrorFrame ...                       error frame
+ *   t CANFD ch Rx|Tx id[x] [name] brs esi dlc len b0 ... [dur len flags ...]
+ *   t CANFD ch Rx|Tx ErrorFrame ...
+ * A CANFD line whose flags (the third field after the data) lack EDL
+ * (0x1000) is a classic frame in the FD layout (RTR 0x10).  Any other line
+ * with a time (statistics, chip status, system variables, markers) is an
+ * event we do not read: skipped.  A line with neither a time nor a header
+ * keyword is no ASC: -EBADMSG.
+ * Dates are local time, as CANoe and python-can write them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "trace-fmt.h"
+
+#define ASC_TOKS_MAX 96 /* CANFD: 10 fields + 64 bytes + 8 trailing */
+#define ASC_FD_EDL 0x1000u
+#define ASC_FD_RTR 0x0010u
+
+void bus_asc_init(struct bus_asc *st)
+{
+	*st = (struct bus_asc){ 0 };
+}
+
+/* English month names, and the German ones CANoe writes in that locale */
+static int month_of(struct bus_tok t)
+{
+	static const char *const names[] = { "jan", "feb", "mar", "apr", "may", "jun",
+	                                     "jul", "aug", "sep", "oct", "nov", "dec" };
+	static const char *const de[] = { "mai", "okt", "dez" };
+	static const int de_mon[] = { 5, 10, 12 };
+
+	if (t.n < 3)
+		return 0;
+	for (int i = 0; i < 12; i++)
+		if (bus_tok_is((struct bus_tok){ t.p, 3 }, names[i]))
+			return i + 1;
+	for (int i = 0; i < 3; i++)
+		if (bus_tok_is((struct bus_tok){ t.p, 3 }, de[i]))
+			return de_mon[i];
+	if (t.n >= 2 && (t.p[0] == 'M' || t.p[0] == 'm') && (unsigned char)t.p[1] >= 0x80)
+		return 3; /* "Mär" in any encoding */
+	return 0;
+}
+
+/* "h:m:s[.ms]" */
+static bool parse_clock(struct bus_tok t, int *h, int *m, int *s, int *ms)
+{
+	char buf[24];
+	int n = 0, frac = 0, nf = 0;
+
+	if (t.n >= sizeof(buf))
+		return false;
+	memcpy(buf, t.p, t.n);
+	buf[t.n] = 0;
+	*ms = 0;
+	if (sscanf(buf, "%2d:%2d:%2d%n", h, m, s, &n) != 3)
+		return false;
+	if (buf[n] == '.') {
+		for (n++; buf[n] >= '0' && buf[n] <= '9'; n++, nf++)
+			if (nf < 3)
+				frac = frac * 10 + (buf[n] - '0');
+		for (; nf < 3; nf++)
+			frac *= 10;
+		*ms = frac;
+	}
+	return buf[n] == 0 && *h < 24 && *m < 60 && *s < 61;
+}
+
+/* tokens after "date" or "Begin Triggerblock": [weekday] month day clock [am|pm] year */
+static bool parse_date(const struct bus_tok *t, size_t n, int64_t *ret_ns)
+{
+	int mon, h, m, s, ms;
+	uint32_t day, year;
+	size_t i = 0;
+
+	if (n > 1 && month_of(t[0]) == 0)
+		i = 1; /* weekday */
+	if (i + 4 > n || !(mon = month_of(t[i])) || !bus_tok_uint(t[i + 1], 10, 31, &day) ||
+	    !parse_clock(t[i + 2], &h, &m, &s, &ms))
+		return false;
+	i += 3;
+	if (bus_tok_is(t[i], "am") || bus_tok_is(t[i], "pm")) {
+		if (h > 12)
+			return false;
+		h = h % 12 + (bus_tok_is(t[i], "pm") ? 12 : 0);
+		i++;
+	}
+	if (i >= n || !bus_tok_uint(t[i], 10, 9999, &year) || year < 1970)
+		return false;
+	*ret_ns = bus_trace_local_ns((int)year, mon, (int)day, h, m, s, ms);
+	return true;
+}
+
+static int header_line(struct bus_asc *st, const struct bus_tok *t, size_t n)
+{
+	int64_t ns;
+
+	if (t[0].n >= 2 && t[0].p[0] == '/' && t[0].p[1] == '/')
+		return BUS_TRACE_SKIP;
+	if (bus_tok_is(t[0], "date")) {
+		/* the trigger block's date is the one stamps count from */
+		if (!st->have_block && parse_date(t + 1, n - 1, &ns))
+			st->start_ns = ns;
+		return BUS_TRACE_SKIP;
+	}
+	if (bus_tok_is(t[0], "base") && n >= 2) {
+		st->dec = bus_tok_is(t[1], "dec");
+		if (n >= 4 && bus_tok_is(t[2], "timestamps"))
+			st->relative = bus_tok_is(t[3], "relative");
+		return BUS_TRACE_SKIP;
+	}
+	if (bus_tok_is(t[0], "internal") || (bus_tok_is(t[0], "no") && n > 1 && bus_tok_is(t[1], "internal")))
+		return BUS_TRACE_SKIP;
+	if (n >= 2 && bus_tok_is(t[0], "begin") && bus_tok_is(t[1], "triggerblock")) {
+		st->have_block = true;
+		st->last_ns = 0;
+		if (parse_date(t + 2, n - 2, &ns))
+			st->start_ns = ns;
+		return BUS_TRACE_SKIP;
+	}
+	if (n >= 2 && bus_tok_is(t[0], "end") && bus_tok_is(t[1], "triggerblock"))
+		return BUS_TRACE_SKIP;
+	return -EBADMSG;
+}
+
+/* "123", "1ABx": the id, 'x' marks a 29-bit one */
+static bool parse_id(const struct bus_asc *st, struct bus_tok t, struct acq_can *can)
+{
+	bool ext = t.n > 1 && (t.p[t.n - 1] == 'x' || t.p[t.n - 1] == 'X');
+	uint32_t id;
+
+	if (ext)
+		t.n--;
+	if (!bus_tok_uint(t, st->dec ? 10 : 16, ext ? 0x1fffffff : 0x7ff, &id))
+		return false;
+	can->id = id;
+	can->flags |= ext ? ACQ_CAN_EXT : 0;
+	return true;
+}
+
+static bool parse_bytes(const struct bus_asc *st, const struct bus_tok *t, size_t n, unsigned len,
+                        struct acq_can *can)
+{
+	uint32_t v;
+
+	if (n < len)
+		return false;
+	for (unsigned i = 0; i < len; i++) {
+		if (!bus_tok_uint(t[i], st->dec ? 10 : 16, 255, &v))
+			return false;
+		can->data[i] = (uint8_t)v;
+	}
+	can->len = (uint8_t)len;
+	return true;
+}
+
+static bool is_dir(struct bus_tok t)
+{
+	return bus_tok_is(t, "Rx") || bus_tok_is(t, "Tx");
+}
+
+static void error_frame(struct acq_can *can)
+{
+	*can = (struct acq_can){ .id = BUS_TRACE_ERR_ID, .flags = ACQ_CAN_ERR };
+}
+
+/* t[0] = channel: "ch id Rx d dlc bytes" / "ch id Rx r [dlc]" / "ch ErrorFrame" */
+static int classic_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, struct acq_can *can)
+{
+	uint32_t dlc = 0;
+
+	if (n >= 2 && bus_tok_is(t[1], "ErrorFrame")) {
+		error_frame(can);
+		return BUS_TRACE_FRAME;
+	}
+	if (n < 4 || !is_dir(t[2]))
+		return BUS_TRACE_SKIP; /* "1 Statistic: ...", "1 Status: ..." */
+	if (!parse_id(st, t[1], can))
+		return -EBADMSG;
+	can->flags |= bus_tok_is(t[2], "Tx") ? ACQ_CAN_TX : 0;
+	if (bus_tok_is(t[3], "r")) {
+		can->flags |= ACQ_CAN_RTR;
+		if (n > 4 && !bus_tok_uint(t[4], st->dec ? 10 : 16, 15, &dlc))
+			return -EBADMSG;
+		can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
+		return BUS_TRACE_FRAME;
+	}
+	if (!bus_tok_is(t[3], "d") || n < 5 || !bus_tok_uint(t[4], st->dec ? 10 : 16, 15, &dlc))
+		return -EBADMSG;
+	return parse_bytes(st, t + 5, n - 5, dlc > 8 ? 8 : dlc, can) ? BUS_TRACE_FRAME : -EBADMSG;
+}
+
+/* t[0] = "CANFD" */
+static int fd_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, struct acq_can *can,
+                   unsigned *ret_chan)
+{
+	uint32_t ch, brs, esi, dlc, len, flags = ASC_FD_EDL;
+	size_t i = 4;
+
+	if (n < 4 || !bus_tok_uint(t[1], 10, 255, &ch) || !is_dir(t[2]))
+		return -EBADMSG;
+	*ret_chan = ch;
+	if (bus_tok_is(t[3], "ErrorFrame")) {
+		error_frame(can);
+		return BUS_TRACE_FRAME;
+	}
+	if (!parse_id(st, t[3], can))
+		return -EBADMSG;
+	if (i < n && !(t[i].n == 1 && (t[i].p[0] == '0' || t[i].p[0] == '1')))
+		i++; /* symbolic name */
+	if (i + 4 > n || !bus_tok_uint(t[i], 10, 1, &brs) || !bus_tok_uint(t[i + 1], 10, 1, &esi) ||
+	    !bus_tok_uint(t[i + 2], 16, 15, &dlc) || !bus_tok_uint(t[i + 3], 10, 64, &len) ||
+	    (len != 0 && bus_trace_dlc_len(dlc) != len))
+		return -EBADMSG; /* length 0 with a DLC: a remote frame, told by the flags */
+	i += 4;
+	if (!parse_bytes(st, t + i, n - i, len, can))
+		return -EBADMSG;
+	i += len;
+	if (i + 2 < n && !bus_tok_uint(t[i + 2], 16, UINT32_MAX, &flags))
+		return -EBADMSG;
+	can->flags |= bus_tok_is(t[2], "Tx") ? ACQ_CAN_TX : 0;
+	if (!(flags & ASC_FD_EDL)) {
+		if (len > 8)
+			return -EBADMSG;
+		if (flags & ASC_FD_RTR) {
+			can->flags |= ACQ_CAN_RTR;
+			can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
+		}
+		return BUS_TRACE_FRAME;
+	}
+	if (bus_trace_dlc_len(dlc) != len)
+		return -EBADMSG;
+	can->flags |= ACQ_CAN_FD | (brs ? ACQ_CAN_BRS : 0) | (esi ? ACQ_CAN_ESI : 0);
+	return BUS_TRACE_FRAME;
+}
+
+int bus_asc_line(struct bus_asc *st, const char *line, size_t len, struct acq_item *ret_item,
+                 unsigned *ret_chan)
+{
+	struct bus_tok t[ASC_TOKS_MAX];
+	struct acq_item it = { .kind = ACQ_ITEM_CAN };
+	size_t n = bus_tok_split(line, len, t, ASC_TOKS_MAX);
+	uint32_t ch = 0;
+	int64_t rel;
+	int r;
+
+	if (n == 0)
+		return BUS_TRACE_SKIP;
+	if (n > ASC_TOKS_MAX)
+		n = ASC_TOKS_MAX; /* only trailing fields past what we read */
+	if (!bus_tok_time_ns(t[0], 9, &rel))
+		return header_line(st, t, n);
+	if (n < 2)
+		return -EBADMSG;
+	if (bus_tok_is(t[1], "CANFD")) {
+		unsigned c = 0;
+
+		r = fd_line(st, t + 1, n - 1, &it.can, &c);
+		ch = c;
+	} else if (bus_tok_uint(t[1], 10, 255, &ch)) {
+		r = classic_line(st, t + 1, n - 1, &it.can);
+	} else {
+		r = BUS_TRACE_SKIP; /* "Start of measurement", "SV: ...", "CAN 1 Status: ..." */
+	}
+	if (st->relative) {
+		if (rel > INT64_MAX / 4 - st->last_ns)
+			return -EBADMSG; /* 73 years of relative stamps: no trace */
+		st->last_ns += rel; /* every event moves the clock, frame or not */
+	}
+	if (r != BUS_TRACE_FRAME)
+		return r;
+	it.t_ns = st->start_ns + (st->relative ? st->last_ns : rel);
+	*ret_item = it;
+	*ret_chan = ch;
+	return BUS_TRACE_FRAME;
+}

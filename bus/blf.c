@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blf.c - Vector BLF (binary logging format) to frames (trace-fmt.h).
+ *
+ * No official specification exists; the layout is the one of Toby
+ * Lorenz's vector_blf library, which python-can's reader and writer follow
+ * too.  Little-endian throughout:
+ *   file header   "LOGG", u32 header size (144), ..., at 40 the start time
+ *                 as a SYSTEMTIME (u16 year, month, weekday, day, hour,
+ *                 minute, second, ms; local time)
+ *   object        "LOBJ", u16 header size, u16 header version, u32 object
+ *                 size, u32 type; version 1 and 2 both have u32 flags at
+ *                 16 (1: stamps in 10 us, 2: in ns) and the u64 stamp at
+ *                 24, counted from the file's start time
+ *   container     (type 10) object whose body is u16 method (0 stored,
+ *                 2 zlib), 6 pad, u32 uncompressed size, 4 pad, data; the
+ *                 concatenated data of the containers is a stream of
+ *                 objects, which may span two containers; objects are
+ *                 padded (a file's containers by size % 4 bytes, objects
+ *                 inside by up to 7), so the next "LOBJ" is looked for
+ *                 within 8 bytes
+ * Frames: CAN_MESSAGE (1) and CAN_MESSAGE2 (86), CAN_FD_MESSAGE (100),
+ * CAN_FD_MESSAGE_64 (101), CAN_ERROR (2) and CAN_ERROR_EXT (73) as error
+ * frames.  Other objects (markers, statistics, other buses) are skipped.
+ *
+ * Damage is said (bus_blf_why) and read past: a container whose zlib data
+ * is bad is skipped and the objects resume at the next "LOBJ"; a file
+ * that ends inside a container or an object, or whose next object has no
+ * signature, ends there.  Buffers and the inflate state are allocated in
+ * bus_blf_new; reading never allocates.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "trace-fmt.h"
+
+#define BLF_FILE_HEADER_MIN 72
+#define BLF_FILE_HEADER_MAX 4096
+#define BLF_OBJ_BASE 16
+#define BLF_CHUNK (64 * 1024)
+#define BLF_UBUF (2 * BUS_BLF_CONTAINER_MAX) /* a spanning object's head + a container */
+
+enum {
+	BLF_CAN_MESSAGE = 1,
+	BLF_CAN_ERROR = 2,
+	BLF_LOG_CONTAINER = 10,
+	BLF_CAN_ERROR_EXT = 73,
+	BLF_CAN_MESSAGE2 = 86,
+	BLF_CAN_FD_MESSAGE = 100,
+	BLF_CAN_FD_MESSAGE_64 = 101,
+};
+
+#define BLF_ID_EXT 0x80000000u
+#define BLF_MSG_TX 0x01
+#define BLF_MSG_RTR 0x80
+#define BLF_FD_EDL 0x01
+#define BLF_FD_BRS 0x02
+#define BLF_FD_ESI 0x04
+#define BLF_FD64_RTR 0x0010u
+#define BLF_FD64_EDL 0x1000u
+#define BLF_FD64_BRS 0x2000u
+#define BLF_FD64_ESI 0x4000u
+
+enum { NEED_MORE = 2 }; /* beside BUS_TRACE_SKIP/FRAME: next container please */
+
+struct bus_blf {
+	z_stream zs;
+	uint8_t *cbuf;          /* compressed bytes of the container being read */
+	uint8_t *ubuf;          /* object stream: [upos, ufill) not yet parsed */
+	size_t upos, ufill;
+	uint64_t off;           /* file offset of the next byte fn gives */
+	uint64_t cont_off;      /* file offset of the container being parsed */
+	int64_t start_ns;
+	bool header_done;
+	bool eof;               /* nothing more comes from the file */
+	bool resync;            /* after damage: look for the next "LOBJ" anywhere */
+	char why[96];
+	uint64_t why_off;
+};
+
+static uint16_t le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+int bus_blf_new(struct bus_blf **ret_blf)
+{
+	struct bus_blf *b;
+
+	if (!ret_blf)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->cbuf = malloc(BLF_CHUNK);
+	b->ubuf = malloc(BLF_UBUF);
+	if (!b->cbuf || !b->ubuf || inflateInit(&b->zs) != Z_OK) {
+		free(b->cbuf);
+		free(b->ubuf);
+		free(b);
+		return -ENOMEM;
+	}
+	*ret_blf = b;
+	return 0;
+}
+
+void bus_blf_free(struct bus_blf *blf)
+{
+	if (!blf)
+		return;
+	inflateEnd(&blf->zs);
+	free(blf->cbuf);
+	free(blf->ubuf);
+	free(blf);
+}
+
+void bus_blf_reset(struct bus_blf *blf)
+{
+	blf->upos = blf->ufill = 0;
+	blf->off = blf->cont_off = 0;
+	blf->header_done = blf->eof = blf->resync = false;
+	blf->start_ns = 0;
+}
+
+const char *bus_blf_why(const struct bus_blf *blf, uint64_t *ret_off)
+{
+	if (ret_off)
+		*ret_off = blf->why_off;
+	return blf->why;
+}
+
+static int bad(struct bus_blf *b, uint64_t off, const char *why)
+{
+	snprintf(b->why, sizeof(b->why), "%s", why);
+	b->why_off = off;
+	return -EBADMSG;
+}
+
+/* Up to len bytes (fewer only at the end of the file), or -errno. */
+static ssize_t read_full(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = fn(ctx, (uint8_t *)buf + got, len - got);
+
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	b->off += got;
+	return (ssize_t)got;
+}
+
+/* Read and drop len bytes; -EBADMSG if the file ends first. */
+static int skip(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint64_t len, uint64_t at, const char *what)
+{
+	while (len > 0) {
+		size_t n = len > BLF_CHUNK ? BLF_CHUNK : (size_t)len;
+		ssize_t got = read_full(b, fn, ctx, b->cbuf, n);
+
+		if (got < 0)
+			return (int)got;
+		if ((size_t)got < n) {
+			b->eof = true;
+			return bad(b, at, what);
+		}
+		len -= n;
+	}
+	return 0;
+}
+
+static int read_header(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
+{
+	uint8_t h[BLF_FILE_HEADER_MIN];
+	ssize_t n = read_full(b, fn, ctx, h, sizeof(h));
+	uint32_t size;
+
+	if (n < 0)
+		return (int)n;
+	b->header_done = true;
+	if ((size_t)n < sizeof(h) || memcmp(h, "LOGG", 4) != 0) {
+		b->eof = true;
+		return bad(b, 0, (size_t)n < sizeof(h) ? "truncated file header" : "no LOGG signature");
+	}
+	size = le32(h + 4);
+	if (size < BLF_FILE_HEADER_MIN || size > BLF_FILE_HEADER_MAX) {
+		b->eof = true;
+		return bad(b, 4, "file header size out of range");
+	}
+	if (le16(h + 40) >= 1970) /* SYSTEMTIME of the start; 0: not said */
+		b->start_ns = bus_trace_local_ns(le16(h + 40), le16(h + 42), le16(h + 46), le16(h + 48),
+		                                 le16(h + 50), le16(h + 52), le16(h + 54) % 1000);
+	return skip(b, fn, ctx, size - BLF_FILE_HEADER_MIN, 0, "truncated file header");
+}
+
+/* Inflate clen bytes of the file into ubuf + ufill, exactly usize out. */
+static int inflate_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint64_t clen, size_t usize)
+{
+	int zr = Z_OK;
+
+	inflateReset(&b->zs);
+	b->zs.next_out = b->ubuf + b->ufill;
+	b->zs.avail_out = (uInt)usize;
+	while (clen > 0) {
+		size_t n = clen > BLF_CHUNK ? BLF_CHUNK : (size_t)clen;
+		ssize_t got = read_full(b, fn, ctx, b->cbuf, n);
+
+		if (got < 0)
+			return (int)got;
+		if ((size_t)got < n) {
+			b->eof = true;
+			return bad(b, b->cont_off, "file ends inside a container");
+		}
+		clen -= n;
+		if (zr != Z_OK)
+			continue; /* past the damage: read the rest to stay in step */
+		b->zs.next_in = b->cbuf;
+		b->zs.avail_in = (uInt)n;
+		zr = inflate(&b->zs, Z_NO_FLUSH);
+		if (zr == Z_BUF_ERROR && b->zs.avail_out == 0)
+			zr = Z_DATA_ERROR; /* more data than the size it declares */
+	}
+	if (zr != Z_STREAM_END || b->zs.avail_out != 0)
+		return bad(b, b->cont_off, "bad zlib data in container");
+	b->ufill += usize;
+	return 0;
+}
+
+/* The body of the container whose 16-byte header is hdr, at cont_off. */
+static int read_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint64_t payload)
+{
+	uint8_t ch[16];
+	ssize_t n;
+	uint32_t method, usize;
+
+	if (payload < sizeof(ch)) {
+		int r = skip(b, fn, ctx, payload, b->cont_off, "file ends inside a container");
+
+		return r < 0 ? r : bad(b, b->cont_off, "container too small");
+	}
+	n = read_full(b, fn, ctx, ch, sizeof(ch));
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n < sizeof(ch)) {
+		b->eof = true;
+		return bad(b, b->cont_off, "file ends inside a container");
+	}
+	payload -= sizeof(ch);
+	method = le16(ch);
+	usize = le32(ch + 8);
+	if (usize > BUS_BLF_CONTAINER_MAX || (method == 0 && payload != usize) || (method != 0 && method != 2)) {
+		int r = skip(b, fn, ctx, payload, b->cont_off, "file ends inside a container");
+
+		return r < 0 ? r : bad(b, b->cont_off, usize > BUS_BLF_CONTAINER_MAX ? "container larger than 1 MiB" :
+		                                       method == 0 ? "stored container size mismatch" :
+		                                                     "unknown compression method");
+	}
+	if (method == 2)
+		return inflate_container(b, fn, ctx, payload, usize);
+	n = read_full(b, fn, ctx, b->ubuf + b->ufill, usize);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n < usize) {
+		b->eof = true;
+		return bad(b, b->cont_off, "file ends inside a container");
+	}
+	b->ufill += usize;
+	return 0;
+}
+
+/* The next object of the file into ubuf: 1 loaded, 0 at the end. */
+static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
+{
+	uint8_t h[BLF_OBJ_BASE];
+	uint32_t size, type;
+	ssize_t n;
+	int r;
+
+	memmove(b->ubuf, b->ubuf + b->upos, b->ufill - b->upos);
+	b->ufill -= b->upos;
+	b->upos = 0;
+	b->cont_off = b->off;
+	n = read_full(b, fn, ctx, h, sizeof(h));
+	if (n <= 0)
+		return (int)n;
+	if ((size_t)n < sizeof(h) || memcmp(h, "LOBJ", 4) != 0) {
+		b->eof = true;
+		return bad(b, b->cont_off, (size_t)n < sizeof(h) ? "file ends inside an object header" :
+		                                                   "no LOBJ signature: the file ends here");
+	}
+	size = le32(h + 8);
+	type = le32(h + 12);
+	if (size < BLF_OBJ_BASE) {
+		b->eof = true;
+		return bad(b, b->cont_off, "object size smaller than its header");
+	}
+	if (type == BLF_LOG_CONTAINER) {
+		r = read_container(b, fn, ctx, size - BLF_OBJ_BASE);
+	} else if (size > BUS_BLF_CONTAINER_MAX) {
+		r = skip(b, fn, ctx, size - BLF_OBJ_BASE, b->cont_off, "file ends inside an object");
+		r = r < 0 ? r : bad(b, b->cont_off, "object larger than 1 MiB");
+	} else {
+		/* an object outside any container: parse it like one inside */
+		memcpy(b->ubuf + b->ufill, h, sizeof(h));
+		n = read_full(b, fn, ctx, b->ubuf + b->ufill + sizeof(h), size - BLF_OBJ_BASE);
+		if (n < 0)
+			return (int)n;
+		if ((size_t)n < size - BLF_OBJ_BASE) {
+			b->eof = true;
+			return bad(b, b->cont_off, "file ends inside an object");
+		}
+		b->ufill += size;
+		r = 0;
+	}
+	if ((r == 0 || (r == -EBADMSG && !b->eof)) && size % 4) {
+		/* after a skipped container too; padding the last object lacks is no loss */
+		n = read_full(b, fn, ctx, h, size % 4);
+		if (n < 0)
+			r = (int)n;
+	}
+	if (r == -EBADMSG) {
+		b->resync = true;
+		b->upos = b->ufill; /* what spanned into the damage is lost with it */
+	}
+	return r < 0 ? r : 1;
+}
+
+/* Find the next "LOBJ": within 8 bytes (padding), anywhere after damage. */
+static int find_object(struct bus_blf *b)
+{
+	size_t avail = b->ufill - b->upos;
+	const uint8_t *p = b->ubuf + b->upos;
+	size_t lim = b->resync ? avail : (avail < 12 ? avail : 12);
+
+	for (size_t i = 0; i + 4 <= lim; i++)
+		if (memcmp(p + i, "LOBJ", 4) == 0) {
+			b->upos += i;
+			return 0;
+		}
+	if (b->resync || avail < 12) {
+		if (avail > 3)
+			b->upos = b->ufill - 3; /* a signature may span into the next container */
+		return NEED_MORE;
+	}
+	b->resync = true;
+	b->upos += 4;
+	return bad(b, b->cont_off, "no object where one should start in container");
+}
+
+static bool fd_len_ok(unsigned len)
+{
+	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 || len == 64;
+}
+
+/* id with the BLF extended bit to acq_can; false for a bad standard id */
+static bool set_id(struct acq_can *can, uint32_t raw)
+{
+	can->id = raw & 0x1fffffffu;
+	if (raw & BLF_ID_EXT)
+		can->flags |= ACQ_CAN_EXT;
+	else if (can->id > 0x7ff)
+		return false;
+	return true;
+}
+
+/* the payload of a decoded frame; data holds at least valid bytes */
+static int finish(struct acq_can *can, unsigned dlc, unsigned valid, bool fd, const uint8_t *data)
+{
+	if (can->flags & ACQ_CAN_RTR) {
+		if (fd)
+			return -EBADMSG; /* CAN FD has no remote frames */
+		can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
+		return BUS_TRACE_FRAME;
+	}
+	if (fd ? !fd_len_ok(valid) : valid > 8)
+		return -EBADMSG;
+	memcpy(can->data, data, valid);
+	can->len = (uint8_t)valid;
+	return BUS_TRACE_FRAME;
+}
+
+/* CAN_MESSAGE, CAN_MESSAGE2: u16 channel, u8 flags, u8 dlc, u32 id, 8 data */
+static int decode_msg(const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+{
+	if (len < 16)
+		return -EBADMSG;
+	*ret_chan = le16(p);
+	can->flags |= (p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
+	if (!set_id(can, le32(p + 4)))
+		return -EBADMSG;
+	return finish(can, p[3], p[3] > 8 ? 8 : p[3], false, p + 8);
+}
+
+/* CAN_FD_MESSAGE: u16 channel, u8 flags, u8 dlc, u32 id, u32 frame length,
+   u8 bit count, u8 FD flags, u8 valid bytes, 5 pad, 64 data */
+static int decode_fd(const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+{
+	bool fd;
+	unsigned valid;
+
+	if (len < 20)
+		return -EBADMSG;
+	fd = p[13] & BLF_FD_EDL;
+	valid = fd ? p[14] : (p[3] > 8 ? 8 : p[3]);
+	if (valid > 64 || len < 20 + valid)
+		return -EBADMSG;
+	*ret_chan = le16(p);
+	can->flags |= (p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
+	if (fd)
+		can->flags |= ACQ_CAN_FD | (p[13] & BLF_FD_BRS ? ACQ_CAN_BRS : 0) | (p[13] & BLF_FD_ESI ? ACQ_CAN_ESI : 0);
+	if (!set_id(can, le32(p + 4)))
+		return -EBADMSG;
+	return finish(can, p[3], valid, fd, p + 20);
+}
+
+/* CAN_FD_MESSAGE_64: u8 channel, u8 dlc, u8 valid bytes, u8 tx count,
+   u32 id, u32 frame length, u32 flags, 4 x u32 timing, u16 bit count,
+   u8 direction, u8 ext data offset, u32 crc, data */
+static int decode_fd64(const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+{
+	uint32_t flags;
+	bool fd;
+	unsigned valid;
+
+	if (len < 40)
+		return -EBADMSG;
+	flags = le32(p + 12);
+	fd = flags & BLF_FD64_EDL;
+	valid = fd ? p[2] : (p[1] > 8 ? 8 : p[1]);
+	if (valid > 64 || len < 40 + valid)
+		return -EBADMSG;
+	*ret_chan = p[0];
+	can->flags |= (p[34] ? ACQ_CAN_TX : 0) | (flags & BLF_FD64_RTR ? ACQ_CAN_RTR : 0);
+	if (fd)
+		can->flags |= ACQ_CAN_FD | (flags & BLF_FD64_BRS ? ACQ_CAN_BRS : 0) |
+		              (flags & BLF_FD64_ESI ? ACQ_CAN_ESI : 0);
+	if (!set_id(can, le32(p + 4)))
+		return -EBADMSG;
+	return finish(can, p[1], valid, fd, p + 40);
+}
+
+/* One whole object at o: a frame, SKIP for other objects, -EBADMSG. */
+static int decode_object(struct bus_blf *b, const uint8_t *o, struct acq_item *ret_item, unsigned *ret_chan)
+{
+	uint16_t hsize = le16(o + 4), hver = le16(o + 6);
+	uint32_t size = le32(o + 8), type = le32(o + 12);
+	struct acq_item it = { .kind = ACQ_ITEM_CAN };
+	uint64_t ts;
+	int r;
+
+	if ((hver != 1 && hver != 2) || hsize < 32 || hsize > size)
+		return BUS_TRACE_SKIP; /* a header we do not know: not a frame of ours */
+	ts = le64(o + 24);
+	/* at most half of int64's ns after a start in 1970-2116: no overflow */
+	if (le32(o + 16) == 1) {
+		if (ts > (uint64_t)INT64_MAX / 2 / 10000)
+			return -EBADMSG;
+		ts *= 10000; /* 10 us units */
+	} else if (ts > (uint64_t)INT64_MAX / 2) {
+		return -EBADMSG;
+	}
+	it.t_ns = b->start_ns + (int64_t)ts;
+	switch (type) {
+	case BLF_CAN_MESSAGE:
+	case BLF_CAN_MESSAGE2:
+		r = decode_msg(o + hsize, size - hsize, &it.can, ret_chan);
+		break;
+	case BLF_CAN_FD_MESSAGE:
+		r = decode_fd(o + hsize, size - hsize, &it.can, ret_chan);
+		break;
+	case BLF_CAN_FD_MESSAGE_64:
+		r = decode_fd64(o + hsize, size - hsize, &it.can, ret_chan);
+		break;
+	case BLF_CAN_ERROR:
+	case BLF_CAN_ERROR_EXT:
+		if (size - hsize < 2)
+			return -EBADMSG;
+		*ret_chan = le16(o + hsize);
+		it.can.flags = ACQ_CAN_ERR; /* the CAN_ERR_* class is not in the object */
+		it.can.id = BUS_TRACE_ERR_ID;
+		r = BUS_TRACE_FRAME;
+		break;
+	default:
+		return BUS_TRACE_SKIP;
+	}
+	if (r == BUS_TRACE_FRAME)
+		*ret_item = it;
+	return r;
+}
+
+/* The next object in ubuf: FRAME, SKIP, NEED_MORE or -EBADMSG. */
+static int next_object(struct bus_blf *b, struct acq_item *ret_item, unsigned *ret_chan)
+{
+	const uint8_t *o;
+	uint32_t size;
+	int r = find_object(b);
+
+	if (r != 0)
+		return r;
+	if (b->ufill - b->upos < BLF_OBJ_BASE)
+		return NEED_MORE;
+	o = b->ubuf + b->upos;
+	size = le32(o + 8);
+	if (size < BLF_OBJ_BASE || size > BUS_BLF_CONTAINER_MAX) {
+		b->resync = true;
+		b->upos += 4;
+		return bad(b, b->cont_off, "object size out of range in container");
+	}
+	if (b->ufill - b->upos < size)
+		return NEED_MORE; /* it goes on in the next container */
+	b->resync = false;
+	b->upos += size;
+	r = decode_object(b, o, ret_item, ret_chan);
+	if (r == -EBADMSG)
+		return bad(b, b->cont_off, "malformed CAN object in container");
+	return r;
+}
+
+int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_item *ret_item,
+                 unsigned *ret_chan)
+{
+	struct bus_blf *b = blf;
+	int r;
+
+	if (!b || !fn || !ret_item || !ret_chan)
+		return -EINVAL;
+	if (!b->header_done && (r = read_header(b, fn, ctx)) < 0)
+		return r;
+	for (;;) {
+		r = next_object(b, ret_item, ret_chan);
+		if (r == BUS_TRACE_FRAME || r < 0)
+			return r;
+		if (r == BUS_TRACE_SKIP)
+			continue;
+		if (b->eof) {
+			bool left = false;
+
+			for (size_t i = b->upos; i < b->ufill && !left; i++)
+				left = b->ubuf[i] != 0;
+			b->upos = b->ufill;
+			return left && !b->resync ? bad(b, b->off, "file ends inside an object") : 0;
+		}
+		r = load_next(b, fn, ctx);
+		if (r == 0)
+			b->eof = true;
+		else if (r < 0)
+			return r;
+	}
+}

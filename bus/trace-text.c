@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace-text.c - what the text trace readers share (tokens, numbers, local
+ * time) and the detection of a trace's format by its content (trace.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "candump.h"
+#include "trace-fmt.h"
+#include "trace.h"
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
+}
+
+size_t bus_tok_split(const char *line, size_t len, struct bus_tok *toks, size_t max)
+{
+	size_t n = 0, i = 0;
+
+	while (i < len) {
+		size_t s;
+
+		while (i < len && is_blank(line[i]))
+			i++;
+		if (i == len)
+			break;
+		if (n == max)
+			return max + 1;
+		s = i;
+		while (i < len && !is_blank(line[i]))
+			i++;
+		toks[n++] = (struct bus_tok){ line + s, i - s };
+	}
+	return n;
+}
+
+bool bus_tok_is(struct bus_tok t, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (t.n != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char a = t.p[i], b = s[i];
+
+		if (a >= 'A' && a <= 'Z')
+			a = (char)(a - 'A' + 'a');
+		if (b >= 'A' && b <= 'Z')
+			b = (char)(b - 'A' + 'a');
+		if (a != b)
+			return false;
+	}
+	return true;
+}
+
+static int digit_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return 99;
+}
+
+bool bus_tok_uint(struct bus_tok t, unsigned base, uint32_t max, uint32_t *ret)
+{
+	uint64_t v = 0;
+
+	if (t.n == 0 || t.n > 16)
+		return false;
+	for (size_t i = 0; i < t.n; i++) {
+		int d = digit_val(t.p[i]);
+
+		if (d >= (int)base)
+			return false;
+		v = v * base + (unsigned)d;
+		if (v > max)
+			return false;
+	}
+	*ret = (uint32_t)v;
+	return true;
+}
+
+bool bus_tok_time_ns(struct bus_tok t, int scale_exp, int64_t *ret_ns)
+{
+	int64_t ip = 0, frac = 0, scale = 1;
+	size_t i = 0;
+	int nfrac = 0, nint = 0;
+
+	for (int k = 0; k < scale_exp; k++)
+		scale *= 10;
+	while (i < t.n && t.p[i] >= '0' && t.p[i] <= '9' && nint < 12) {
+		ip = ip * 10 + (t.p[i++] - '0');
+		nint++;
+	}
+	if (nint == 0)
+		return false;
+	if (i < t.n && t.p[i] == '.') {
+		i++;
+		while (i < t.n && t.p[i] >= '0' && t.p[i] <= '9') {
+			if (nfrac < scale_exp) {
+				frac = frac * 10 + (t.p[i] - '0');
+				nfrac++;
+			} else if (t.p[i] != '0') {
+				return false; /* finer than a nanosecond */
+			}
+			i++;
+		}
+	}
+	/* at most a quarter of int64's range: a start plus an offset never
+	   overflows (73 years of nanoseconds) */
+	if (i != t.n || ip > INT64_MAX / 4 / scale - 1)
+		return false;
+	for (int k = nfrac; k < scale_exp; k++)
+		frac *= 10;
+	*ret_ns = ip * scale + frac;
+	return true;
+}
+
+int64_t bus_trace_local_ns(int year, int mon, int day, int hour, int min, int sec, int msec)
+{
+	struct tm tm = { .tm_year = year - 1900, .tm_mon = mon - 1, .tm_mday = day, .tm_hour = hour,
+	                 .tm_min = min, .tm_sec = sec, .tm_isdst = -1 };
+	time_t t;
+
+	/* years 1970 to 2116: half of int64's nanoseconds, so a start plus
+	   an offset (bus_tok_time_ns) stays in range */
+	if (year < 1970 || year > 2116)
+		return 0;
+	t = mktime(&tm);
+	if (t == (time_t)-1 || t < 0 || (int64_t)t > INT64_MAX / 2 / 1000000000 - 1)
+		return 0;
+	return (int64_t)t * 1000000000 + (int64_t)msec * 1000000;
+}
+
+unsigned bus_trace_dlc_len(unsigned dlc)
+{
+	static const unsigned char len[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64 };
+
+	return dlc < 16 ? len[dlc] : 64;
+}
+
+/* ---- detection ---- */
+
+static bool starts_with_ci(const char *s, size_t len, const char *pre)
+{
+	size_t n = strlen(pre);
+
+	return len >= n && bus_tok_is((struct bus_tok){ s, n }, pre);
+}
+
+/* A line only one format has, or UNKNOWN (comments, garbage). */
+static enum bus_trace_format line_format(const char *s, size_t len)
+{
+	struct bus_tok tok[4];
+	struct acq_item it;
+	int64_t ns;
+	size_t n;
+
+	while (len && is_blank(*s))
+		s++, len--;
+	if (starts_with_ci(s, len, ";$FILEVERSION"))
+		return BUS_TRACE_TRC;
+	if (starts_with_ci(s, len, "date ") || starts_with_ci(s, len, "base hex") ||
+	    starts_with_ci(s, len, "base dec") || starts_with_ci(s, len, "begin triggerblock"))
+		return BUS_TRACE_ASC;
+	if (len && s[0] == '(')
+		return bus_candump_parse(s, len, &it, NULL, 0) == 0 ? BUS_TRACE_CANDUMP : BUS_TRACE_UNKNOWN;
+	n = bus_tok_split(s, len, tok, 4);
+	if (n >= 3 && tok[0].n > 1 && tok[0].p[tok[0].n - 1] == ')' &&
+	    bus_tok_uint((struct bus_tok){ tok[0].p, tok[0].n - 1 }, 10, UINT32_MAX, &(uint32_t){ 0 }) &&
+	    bus_tok_time_ns(tok[1], 6, &ns))
+		return BUS_TRACE_TRC; /* "   1)      1841.0 ..." of TRC 1.x */
+	/* an ASC event line without a header: "0.001234 1 123 Rx d ..." */
+	if (n >= 4 && bus_tok_time_ns(tok[0], 9, &ns) &&
+	    (bus_tok_is(tok[1], "CANFD") || (bus_tok_uint(tok[1], 10, 255, &(uint32_t){ 0 }) &&
+	                                     (bus_tok_is(tok[3], "Rx") || bus_tok_is(tok[3], "Tx")))))
+		return BUS_TRACE_ASC;
+	return BUS_TRACE_UNKNOWN;
+}
+
+enum bus_trace_format bus_trace_detect(const void *head, size_t len)
+{
+	const char *s = head, *end = s + len;
+	bool blank = true;
+
+	if (len >= 4 && memcmp(s, "LOGG", 4) == 0)
+		return BUS_TRACE_BLF;
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		enum bus_trace_format f = line_format(s, n);
+
+		if (f != BUS_TRACE_UNKNOWN)
+			return f;
+		for (size_t i = 0; i < n && blank; i++)
+			blank = is_blank(s[i]);
+		s += n + (nl != NULL);
+	}
+	return blank ? BUS_TRACE_EMPTY : BUS_TRACE_UNKNOWN;
+}
+
+int bus_trace_detect_file(const char *path, enum bus_trace_format *ret_fmt)
+{
+	char *buf;
+	size_t fill = 0;
+	int fd, r = 0;
+
+	if (!path || !ret_fmt)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(BUS_TRACE_DETECT_LEN);
+	while (buf && fill < BUS_TRACE_DETECT_LEN) {
+		ssize_t n = read(fd, buf + fill, BUS_TRACE_DETECT_LEN - fill);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			r = -errno;
+		if (n <= 0)
+			break;
+		fill += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return -ENOMEM;
+	if (r == 0) {
+		*ret_fmt = bus_trace_detect(buf, fill);
+		r = *ret_fmt == BUS_TRACE_UNKNOWN ? -EMEDIUMTYPE : 0;
+	}
+	free(buf);
+	return r;
+}
+
+const char *bus_trace_format_name(enum bus_trace_format fmt)
+{
+	switch (fmt) {
+	case BUS_TRACE_EMPTY: return "empty";
+	case BUS_TRACE_CANDUMP: return "candump";
+	case BUS_TRACE_ASC: return "Vector ASC";
+	case BUS_TRACE_BLF: return "Vector BLF";
+	case BUS_TRACE_TRC: return "PEAK TRC";
+	default: return "unknown";
+	}
+}

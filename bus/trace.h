@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.h - the trace file formats the trace driver (bus_can_trace_ops,
+ * candump.h) reads, told apart by content, never by file name: a candump
+ * log, Vector ASC, Vector BLF (zlib-compressed containers) and PEAK TRC
+ * 1.0 to 2.1.  A file that is none of them is refused at open with
+ * -EMEDIUMTYPE; callers name BUS_TRACE_FORMATS in their message.
+ */
+#pragma once
+
+#include <stddef.h>
+
+enum bus_trace_format {
+	BUS_TRACE_UNKNOWN = 0,
+	BUS_TRACE_EMPTY,   /* nothing but blanks: no frame, nothing wrong */
+	BUS_TRACE_CANDUMP,
+	BUS_TRACE_ASC,
+	BUS_TRACE_BLF,
+	BUS_TRACE_TRC,
+};
+
+/* what a refusal names as tried */
+#define BUS_TRACE_FORMATS "candump log, Vector ASC, Vector BLF, PEAK TRC 1.0-2.1"
+
+/* How many leading bytes bus_trace_detect() looks at (at most). */
+#define BUS_TRACE_DETECT_LEN (64 * 1024)
+
+/*
+ * The format of a file that starts with head[0..len): BLF by its "LOGG"
+ * signature; a text format by its first line that only that format has
+ * (a TRC ";$FILEVERSION" or "N)" line, an ASC "date"/"base"/"Begin
+ * Triggerblock" line or event line, a valid candump line).  Comment lines
+ * of either kind and garbage lines are looked past.  Pure; any input.
+ */
+enum bus_trace_format bus_trace_detect(const void *head, size_t len);
+
+/* bus_trace_detect() on the first BUS_TRACE_DETECT_LEN bytes of a file:
+   0 and *ret_fmt, -EMEDIUMTYPE if no format fits, -errno from open/read. */
+int bus_trace_detect_file(const char *path, enum bus_trace_format *ret_fmt);
+
+/* "candump", "Vector ASC", ...; "unknown" for anything else. */
+const char *bus_trace_format_name(enum bus_trace_format fmt);

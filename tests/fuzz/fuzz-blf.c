@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz-blf: the BLF reader (bus/blf.c) on arbitrary files: it must end
+ * (every call reads on or says the end), never read or write out of
+ * bounds, and give only frames that are frames (lengths, ids, flags).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bus/trace-fmt.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct mem {
+	const uint8_t *p;
+	size_t n, pos;
+};
+
+/* short reads on purpose: the reader must not assume full ones */
+static ssize_t mem_read(void *ctx, void *buf, size_t len)
+{
+	struct mem *m = ctx;
+	size_t k = m->n - m->pos;
+
+	if (k > len)
+		k = len;
+	if (k > 7 && (m->pos & 1))
+		k = 7;
+	memcpy(buf, m->p + m->pos, k);
+	m->pos += k;
+	return (ssize_t)k;
+}
+
+static void check_frame(const struct acq_can *c)
+{
+	assert(c->len <= ACQ_CAN_DATA_MAX);
+	assert((c->flags & ACQ_CAN_FD) || c->len <= 8);
+	assert(!(c->flags & ACQ_CAN_FD) || !(c->flags & ACQ_CAN_RTR));
+	assert(c->id <= ((c->flags & ACQ_CAN_EXT) ? 0x1fffffffu : 0x7ffu));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct bus_blf *blf; /* 2 MiB of buffers: made once, reset per input */
+	struct mem m = { data, size, 0 };
+	struct acq_item it;
+	unsigned ch;
+	size_t calls = 0;
+	int r;
+
+	if (!blf)
+		assert(bus_blf_new(&blf) == 0);
+	bus_blf_reset(blf);
+	do {
+		r = bus_blf_next(blf, mem_read, &m, &it, &ch);
+		if (r == BUS_TRACE_FRAME)
+			check_frame(&it.can);
+		else if (r == -EBADMSG)
+			assert(bus_blf_why(blf, NULL)[0] != 0);
+		/* each object is at least 16 bytes, each error reads on: bounded */
+		assert(++calls <= size + 8);
+	} while (r != 0);
+	return 0;
+}

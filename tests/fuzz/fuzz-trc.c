@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz-trc: the text trace readers on arbitrary files: each line through
+ * the PEAK TRC reader (bus/trc.c) and, with its own state, the Vector ASC
+ * reader (bus/asc.c), and the whole input through the detection: no
+ * out-of-bounds access, and only frames that are frames.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bus/trace-fmt.h"
+#include "bus/trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int r, const struct acq_item *it, unsigned ch)
+{
+	assert(r == BUS_TRACE_FRAME || r == BUS_TRACE_SKIP || r == -EBADMSG);
+	if (r != BUS_TRACE_FRAME)
+		return;
+	assert(it->kind == ACQ_ITEM_CAN && ch <= 255);
+	assert(it->can.len <= ACQ_CAN_DATA_MAX);
+	assert((it->can.flags & ACQ_CAN_FD) || it->can.len <= 8);
+	assert(it->can.id <= ((it->can.flags & ACQ_CAN_EXT) ? 0x1fffffffu : 0x7ffu));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *s = (const char *)data, *end = s + size;
+	struct bus_trc trc;
+	struct bus_asc asc;
+	struct acq_item it;
+	unsigned ch;
+
+	(void)bus_trace_detect(data, size);
+	bus_trc_init(&trc);
+	bus_asc_init(&asc);
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+
+		ch = 0;
+		check(bus_trc_line(&trc, s, n, &it, &ch), &it, ch);
+		ch = 0;
+		check(bus_asc_line(&asc, s, n, &it, &ch), &it, ch);
+		s += n + (nl != NULL);
+	}
+	return 0;
+}
