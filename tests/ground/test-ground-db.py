@@ -295,8 +295,8 @@ def export(args):
 def test_export(pg, broker, tmp):
     """The database as a source: export --db gives the lines export of a
     ground log of the same Batches gives, with the same filters and
-    formats; in time order (a log's export is in seq order: a Batch's CAN
-    frames come before its samples)."""
+    formats (influx, --wide, --raster and the ASC trace too), each record
+    with its Batch's log id; in time order."""
     logdir = os.path.join(tmp, "ground")
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--log", logdir,
                        "--client-id", "ground-5"])
@@ -312,7 +312,10 @@ def test_export(pg, broker, tmp):
     tt = "%.6f" % ((t0 + 5 * 10**7) / 1e9)
     cases = [["--format", "jsonl"], ["--format", "csv"], ["--format", "candump"],
              ["--format", "csv", "--kind", "sample", "--channel", "speed"],
-             ["--format", "jsonl", "--kind", "event", "--kind", "can", "--from", tf, "--to", tt]]
+             ["--format", "jsonl", "--kind", "event", "--kind", "can", "--from", tf, "--to", tt],
+             ["--format", "influx"], ["--format", "csv", "--wide"],
+             ["--format", "csv", "--wide", "--raster", "10ms", "--channel", "speed"],
+             ["--format", "asc"]]
     for args in cases:
         a = export(args + ["--data", data])
         b = export(args + ["--db", pg.url, "--vehicle", "emu5"])
