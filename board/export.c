@@ -12,7 +12,8 @@
  * the records lost, and skipped; everything else is exported, and the exit
  * status is 1 if anything was skipped.
  * A ground vehicle directory holding several logs (one per log id) is
- * exported log after log.
+ * exported log after log.  The ground database is a source too
+ * (export --db, export-db.c); the writer both use is export-write.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,32 +37,8 @@
 #include "record/wide.h"
 #include "storage/stor.h"
 
-#define EXPORT_FILTER_MAX 64
-
-struct export_ctx {
-	FILE *out;
-	enum rec_format format;
-	int64_t from_ns, to_ns;
-	unsigned kinds;          /* bit per acq_item_kind */
-	const char *channels[EXPORT_FILTER_MAX]; /* as given */
-	char *resolved[EXPORT_FILTER_MAX]; /* the dictionary's name for each */
-	size_t nchannel_filters;
-	bool trace;              /* --format asc|blf: the CAN frames as a trace */
-	enum rec_trace_format tfmt;
-	rec_tracew_t *tracew;
-	uint64_t not_frames;     /* records a trace cannot hold (samples, events) */
-	rec_channels_t *chans;   /* what the dictionaries read so far name */
-	const char *dir;
-	uint64_t written, damaged; /* records written; faults that cost records */
-	rec_order_t *order;      /* time order (NULL: --order seq) */
-	int64_t window_ns;
-	bool wide;
-	int64_t raster_ns, max_age_ns;
-	rec_wide_t *table;       /* --wide: made once the first dictionary is read */
-	char *vehicle;           /* the origin of the records in order */
-	uint8_t log_id[REC_LOG_ID_LEN];
-	size_t log_id_len;
-};
+#include "export-db.h"
+#include "export-write.h"
 
 static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
@@ -88,76 +65,10 @@ static const char export_usage[] =
 	"      --raster DUR      with --wide: one row per DUR (100ms, 1s), each channel's\n"
 	"                        last value held for at most --max-age\n"
 	"      --max-age DUR     --raster: a value older than this is empty (default 5s)\n"
+	"      --db URL          read the ground's PostgreSQL database instead of a log\n"
+	"      --vehicle V       with --db: the vehicle (required)\n"
 	"  -h, --help            this text\n";
 
-/* name: the sample's channel name, NULL if unknown */
-static bool wanted(const struct export_ctx *x, const struct acq_item *it, const char *name)
-{
-	if (!(x->kinds & (1u << it->kind)))
-		return false;
-	if (it->t_ns < x->from_ns || it->t_ns >= x->to_ns)
-		return false;
-	if (x->nchannel_filters && it->kind == ACQ_ITEM_SAMPLE) {
-		for (size_t i = 0; i < x->nchannel_filters; i++)
-			if (name && !strcmp(name, x->resolved[i]))
-				return true;
-		return false;
-	}
-	return true;
-}
-
-/* One record out, in the order it is due. */
-static int emit(struct export_ctx *x, const struct acq_item *it)
-{
-	struct rec_names nm = rec_channels_names(x->chans, it);
-	struct rec_origin o = { x->vehicle, x->log_id, x->log_id_len };
-
-	if (x->tracew) {
-		if (it->kind != ACQ_ITEM_CAN) {
-			x->not_frames++;
-			return 0;
-		}
-		x->written++;
-		return rec_tracew_frame(x->tracew, it);
-	}
-	x->written++;
-	if (x->table)
-		return rec_wide_add(x->table, it);
-	return rec_format_item(x->out, x->format, it, &nm, &o);
-}
-
-/* Everything the order still holds (end of a log, or a new origin). */
-static int drain(struct export_ctx *x)
-{
-	struct acq_item it;
-	int r = 0;
-
-	while (r >= 0 && rec_order_pop(x->order, &it) == 1)
-		r = emit(x, &it);
-	return r;
-}
-
-static int write_item(struct export_ctx *x, const struct acq_item *it)
-{
-	struct rec_names nm = rec_channels_names(x->chans, it);
-	struct acq_item due;
-	int r = 0;
-
-	if (!wanted(x, it, nm.channel))
-		return 0;
-	if (!x->order)
-		return emit(x, it);
-	if (rec_order_push(x->order, it) == -ENOBUFS) {
-		/* full: the oldest goes out now (counted late if out of order) */
-		if (rec_order_pop(x->order, &due) == 1)
-			r = emit(x, &due);
-		if (r < 0 || (r = rec_order_push(x->order, it)) < 0)
-			return r;
-	}
-	while (r >= 0 && rec_order_next(x->order, &due) == 1)
-		r = emit(x, &due);
-	return r;
-}
 
 /* The vehicle and log id of the Batch: records of another origin wait
    for the ones before to go out first. */
@@ -169,7 +80,7 @@ static int set_origin(struct export_ctx *x, const struct rec_batch_info *info)
 	if (x->vehicle && !strcmp(x->vehicle, v) && x->log_id_len == info->log_id_len &&
 	    !memcmp(x->log_id, info->log_id ? info->log_id : x->log_id, info->log_id_len))
 		return 0;
-	r = drain(x);
+	r = export_drain(x);
 	if (r < 0)
 		return r;
 	free(x->vehicle);
@@ -200,7 +111,7 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 	r = set_origin(x, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		rec_batch_item(b, i, &it);
-		r = write_item(x, &it);
+		r = export_write_item(x, &it);
 	}
 	rec_batch_free(b);
 	return r;
@@ -270,7 +181,7 @@ static int export_log(struct export_ctx *x, const char *dir)
 		}
 	}
 	stor_reader_free(rd);
-	if (r >= 0 && (r = drain(x)) < 0)
+	if (r >= 0 && (r = export_drain(x)) < 0)
 		fprintf(stderr, "railmon export: write: %s\n", strerror(-r));
 	return r;
 }
@@ -349,95 +260,6 @@ static size_t find_logs(const char *dir, struct found_log **ret)
 	return count;
 }
 
-/* Every --channel name is in the dictionaries read ahead: its qualified
-   name "Message.Signal", or a bare signal name where only one message has
-   it (rec_channels_resolve), kept in x->resolved; an ambiguous one is
-   refused with the candidates, an unknown one with the nearest names.
-   0, or the exit code. */
-static int check_channels(struct export_ctx *x, const struct rec_channel *const *list, size_t n)
-{
-	const char **names = calloc(n ? n : 1, sizeof(*names));
-	char near[512], why[1024];
-	int bad = 0;
-
-	if (!names)
-		return cli_fail("export", "out of memory");
-	for (size_t i = 0; i < n; i++)
-		names[i] = list[i]->name;
-	for (size_t k = 0; k < x->nchannel_filters; k++) {
-		uint32_t id;
-		int r = rec_channels_resolve(x->chans, x->channels[k], &id, why, sizeof(why));
-
-		if (r == 0) {
-			free(x->resolved[k]);
-			if (!(x->resolved[k] = strdup(rec_channels_find(x->chans, id)->name))) {
-				free(names);
-				return cli_fail("export", "out of memory");
-			}
-			continue;
-		}
-		if (r == -ENOTUNIQ) {
-			fprintf(stderr, "railmon export: --channel: %s\n", why);
-			bad = 1;
-			continue;
-		}
-		cli_nearest_names(x->channels[k], names, n, near, sizeof(near));
-		fprintf(stderr, "railmon export: --channel '%s': %s has no such channel%s%s%s\n", x->channels[k],
-		        x->dir, n ? "; nearest: " : " (its dictionary names none)", near, n && !*near ?
-		        "none near (`railmon channels --data DIR` lists them)" : "");
-		bad = 1;
-	}
-	free(names);
-	return bad;
-}
-
-/* --wide's columns: the --channel ones in their order, else every one. */
-static int open_table(struct export_ctx *x, const struct rec_channel *const *list, size_t n)
-{
-	size_t k = x->nchannel_filters ? x->nchannel_filters : n, m = 0;
-	struct rec_wide_column *cols = calloc(k ? k : 1, sizeof(*cols));
-	int r;
-
-	if (!cols)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		bool take = !x->nchannel_filters;
-
-		for (size_t j = 0; j < x->nchannel_filters && !take; j++)
-			take = !strcmp(list[i]->name, x->resolved[j]);
-		if (take && m < k)
-			cols[m++] = (struct rec_wide_column){ list[i]->id, list[i]->name, list[i]->unit };
-	}
-	r = m ? rec_wide_new(x->out, cols, m, x->raster_ns, x->max_age_ns, &x->table) : -ENODATA;
-	free(cols);
-	return r;
-}
-
-/* After the dictionaries are read ahead: the channel check and the wide
-   table.  0 or the exit code. */
-static int setup_output(struct export_ctx *x, const char *dir)
-{
-	const struct rec_channel **list;
-	int n = rec_channels_sorted(x->chans, &list), r = 0;
-
-	if (n < 0)
-		return cli_fail("export", "out of memory");
-	x->dir = dir;
-	if (x->nchannel_filters)
-		r = check_channels(x, list, (size_t)n);
-	if (!r && x->wide) {
-		int k = open_table(x, list, (size_t)n);
-
-		if (k == -ENODATA)
-			r = cli_fail("export", "--wide: %s names no channels", dir);
-		else if (k < 0)
-			r = cli_fail("export", "--wide: %s", strerror(-k));
-	} else if (!r && !x->trace) {
-		rec_format_header(x->out, x->format);
-	}
-	free(list);
-	return r;
-}
 
 /* One log, or each log of a ground vehicle directory in turn; the
    dictionaries of all read ahead first.  The exit code, or -errno. */
@@ -451,7 +273,7 @@ static int export_dir(struct export_ctx *x, const char *dir)
 		prescan_dictionary(x, logs[i].dir);
 	if (!n)
 		prescan_dictionary(x, dir);
-	r = setup_output(x, dir);
+	r = export_setup_output(x, dir);
 	if (r || !n) {
 		free(logs);
 		return r ? r : export_log(x, dir);
@@ -560,16 +382,19 @@ int board_cmd_export(int argc, char **argv)
 		{ "channel", required_argument, NULL, 'c' }, { "order", required_argument, NULL, 3 },
 		{ "wide", no_argument, NULL, 4 }, { "raster", required_argument, NULL, 5 },
 		{ "max-age", required_argument, NULL, 6 }, { "window", required_argument, NULL, 7 },
+		{ "db", required_argument, NULL, 8 }, { "vehicle", required_argument, NULL, 9 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
 	                        .window_ns = REC_ORDER_WINDOW_NS, .max_age_ns = 5000000000LL };
-	const char *dir = "railmon-data", *output = NULL;
+	const char *dir = "railmon-data", *output = NULL, *db = NULL, *vehicle = NULL;
 	int c, r = 0;
 
 	while (r == 0 && (c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
 		if (c == 'd') {
 			dir = optarg;
+		} else if (c == 8 || c == 9) {
+			*(c == 8 ? &db : &vehicle) = optarg;
 		} else if (c == 'o') {
 			output = optarg;
 		} else if (c == 'h') {
@@ -584,6 +409,8 @@ int board_cmd_export(int argc, char **argv)
 		return r;
 	if (optind < argc)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
+	if (!db != !vehicle)
+		return cli_fail("export", db ? "--db needs --vehicle V" : "--vehicle is for --db");
 	if ((r = check_options(&x)) != 0 || rec_channels_new(&x.chans) < 0) {
 		rec_order_free(x.order);
 		return r ? r : cli_fail("export", "out of memory");
@@ -595,7 +422,7 @@ int board_cmd_export(int argc, char **argv)
 	else if (x.trace && rec_tracew_new(x.out, x.tfmt, &x.tracew) < 0)
 		r = cli_fail("export", "out of memory");
 	else
-		r = export_dir(&x, dir);
+		r = db ? export_db(&x, db, vehicle) : export_dir(&x, dir);
 	if (x.tracew) {
 		int k = rec_tracew_close(x.tracew);
 

@@ -28,6 +28,7 @@ static const struct {
 	{ "channels", board_cmd_channels, "list the channels of a board file or a log (id, unit, range, values)" },
 	{ "summary", board_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
+	{ "db", board_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 	{ "watch", board_cmd_watch, "the live values of a running daemon's channels" },
 	{ "keygen", board_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },

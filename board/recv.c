@@ -9,7 +9,8 @@
  * `stat` and `replay` work on the ground exactly as on the train.  A Batch
  * that is refused, or that a ground log cannot take, is kept as a file in
  * the refused directory, counted and said: nothing is dropped without a
- * word (board/ground.c).  This file: the options, the output, the summary.
+ * word (ground/logs.c); the text output in time order per Batch is
+ * ground/text.c.  This file: the options, the output, the summary.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,9 +27,9 @@
 
 #include "acquisition/acq.h"
 #include "cli.h"
-#include "ground.h"
+#include "ground/ground.h"
+#include "recv-say.h"
 #include "basic/clock.h"
-#include "recv-text.h"
 
 #define RECV_PASSWORD_MAX 1024
 
@@ -46,6 +47,15 @@ static const char recv_usage[] =
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
 	"      --refused DIR      keep refused Batches here (default DIR/refused with --log,\n"
 	"                         else ./railmon-refused)\n"
+	"  -d, --db URL           also commit every Batch to PostgreSQL (`railmon db init` first;\n"
+	"                         docs/ground-schema.md); the format defaults to none then.\n"
+	"                         A Batch is acknowledged to the broker only once committed,\n"
+	"                         and while the database is down recv waits and reads nothing\n"
+	"      --repair-after S   with --db: ask vehicles again (railmon/<vehicle>/resend) for\n"
+	"                         the holes in the ledger known for S seconds (default 60;\n"
+	"                         0: never); their \"gone\" answers are recorded\n"
+	"      --share GROUP      subscribe as one of a group of receivers sharing the traffic:\n"
+	"                         $share/GROUP/<topic> (MQTT shared subscription)\n"
 	"      --max-vehicles N   vehicle ids tracked at most (default 10000); Batches of\n"
 	"                         further ones are refused and counted\n"
 	"      --ca FILE          CA certificate that signed the broker's (mqtts)\n"
@@ -81,10 +91,17 @@ struct recv_opts {
 	FILE *out;
 	uint64_t count;
 	double duration;
-	const char *output, *logdir, *keep_dir, *password_file;
+	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
+	bool format_given;
+	double repair_after;      /* gap repair's grace period, s; 0 = off */
+	grd_db_t *repair_db;      /* its own connection: g->db is the MQTT thread's */
+	int64_t repair_next_ns;
+	uint64_t repair_asked;
+	char topic[256], gone_topic[256];
 	char host[128], client_id[128], keep_default[PATH_MAX];
 	char *password;           /* ours: from a file, the environment or argv */
 	bool password_argv;
+	struct recv_say say;
 };
 
 /* mqtt://host[:port] or mqtts://host[:port] */
@@ -214,7 +231,14 @@ static int recv_option(int c, struct recv_opts *o)
 	switch (c) {
 	case 't': o->cfg.topic = optarg; break;
 	case 'i': o->cfg.client_id = optarg; break;
+	case 'd': o->db_url = optarg; break;
+	case 9: o->share = optarg; break;
+	case 10:
+		if (!cli_parse_seconds(optarg, &o->repair_after))
+			return cli_fail("recv", "--repair-after: expected seconds, not '%s'", optarg);
+		break;
 	case 'f':
+		o->format_given = true;
 		o->text = strcmp(optarg, "none") != 0;
 		if (o->text && rec_format_parse(optarg, &o->fmt) < 0)
 			return cli_fail("recv", "--format: expected jsonl, csv, candump, influx or none, not '%s'", optarg);
@@ -268,7 +292,8 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		{ "key", required_argument, NULL, 3 }, { "insecure", no_argument, NULL, 4 },
 		{ "username", required_argument, NULL, 'u' }, { "password", required_argument, NULL, 5 },
 		{ "password-file", required_argument, NULL, 6 }, { "refused", required_argument, NULL, 7 },
-		{ "max-vehicles", required_argument, NULL, 8 },
+		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 'd' },
+		{ "share", required_argument, NULL, 9 }, { "repair-after", required_argument, NULL, 10 },
 		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
@@ -277,7 +302,8 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 
 	o->fmt = REC_FORMAT_JSONL;
 	o->text = true;
-	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:h", opts, NULL)) != -1) {
+	o->repair_after = 60;
+	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:d:h", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
 				return cli_fail("recv", "--broker: expected mqtt://host[:port] or mqtts://..., not '%s'", optarg);
@@ -290,6 +316,17 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		return cli_fail("recv", "unexpected argument '%s'", argv[optind]);
 	if (!broker)
 		return cli_fail("recv", "--broker URL is required");
+	if (o->db_url && !o->format_given)
+		o->text = false;
+	if (o->share && (!*o->share || strpbrk(o->share, "/+#")))
+		return cli_fail("recv", "--share: a group name without '/', '+' or '#', not '%s'", o->share);
+	if (o->share) {
+		int k = snprintf(o->topic, sizeof(o->topic), "$share/%s/%s", o->share,
+		                 o->cfg.topic ? o->cfg.topic : "railmon/+/data");
+		if (k < 0 || (size_t)k >= sizeof(o->topic))
+			return cli_fail("recv", "--share: the group name is too long");
+		o->cfg.topic = o->topic;
+	}
 	r = recv_check(o);
 	if (r)
 		return r;
@@ -360,46 +397,22 @@ static void report_connection(struct conn_report *c, const struct upl_recv_stats
 	c->printed_ns = now;
 }
 
-static void print_totals(const struct upl_recv_stats *st)
-{
-	uint64_t refused = 0;
-
-	fprintf(stderr, "railmon recv: %" PRIu64 " messages, %" PRIu64 " records, %" PRIu64 " duplicates skipped, %"
-	        PRIu64 " missing, %" PRIu64 " malformed payloads, %" PRIu64 " vehicles, %" PRIu64 " logs\n",
-	        st->messages, st->records, st->duplicates, st->missing, st->bad, st->vehicles, st->logs);
-	if (st->unverified || st->old)
-		fprintf(stderr, "railmon recv: %" PRIu64 " of the duplicates skipped without comparing them (their "
-		        "Batch is older than the last %d kept per log); %" PRIu64 " records below the %d seq ranges "
-		        "kept per log written again (may be duplicates)\n", st->unverified, UPL_RECV_MAX_DIGESTS,
-		        st->old, UPL_RECV_MAX_RANGES);
-	for (int i = 0; i < UPL_RECV_REFUSAL_MAX; i++)
-		refused += st->refused[i];
-	if (refused)
-		fprintf(stderr, "railmon recv: %" PRIu64 " Batches refused: %" PRIu64 " conflicts (%" PRIu64
-		        " records), %" PRIu64 " implausible seq, %" PRIu64 " from vehicles past --max-vehicles, %"
-		        PRIu64 " out of memory\n", refused, st->refused[UPL_RECV_CONFLICT], st->conflict_records,
-		        st->refused[UPL_RECV_SEQ_JUMP], st->refused[UPL_RECV_TOO_MANY_VEHICLES],
-		        st->refused[UPL_RECV_NO_MEMORY]);
-	if (st->sink_errors)
-		fprintf(stderr, "railmon recv: %" PRIu64 " Batches not stored or output not written (see above)\n",
-		        st->sink_errors);
-}
-
-static void recv_summary(upl_recv_t *r, const struct ground *g)
+static void recv_summary(upl_recv_t *r, const struct grd *g)
 {
 	struct upl_recv_stats st;
 	struct upl_recv_log l;
 
 	upl_recv_stats(r, &st);
-	print_totals(&st);
-	board_ground_print(g);
+	recv_print_totals(&st);
+	recv_print_ground(g);
+	recv_print_db(g);
 	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
-		const struct ground_log *gl = l.log_ctx;
+		const struct grd_log *gl = l.log_ctx;
 		char id[2 * REC_LOG_ID_LEN + 1];
 
 		if (!l.next_seq)
 			continue;
-		board_log_id_hex(l.log_id, l.log_id_len, id);
+		grd_log_id_hex(l.log_id, l.log_id_len, id);
 		fprintf(stderr, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
 		        " duplicates, %" PRIu64 " conflicts", l.vehicle, id[0] ? id : "(none)", l.first_seq,
 		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
@@ -410,15 +423,38 @@ static void recv_summary(upl_recv_t *r, const struct ground *g)
 	}
 }
 
+/* Gap repair every half grace period (at least 1 s): a database that
+   cannot be reached is said by recv_report_db() already. */
+static void recv_repair(upl_recv_t *r, struct recv_opts *o)
+{
+	unsigned grace = (unsigned)(o->repair_after + 0.5);
+	int64_t now = basic_mono_ns();
+	uint64_t asked = 0;
+
+	if (!o->repair_db || now < o->repair_next_ns)
+		return;
+	o->repair_next_ns = now + (int64_t)(o->repair_after > 2 ? o->repair_after / 2 : 1) * 1000000000;
+	grd_repair_pass(o->repair_db, r, grace ? grace : 1, &asked);
+	o->repair_asked += asked;
+}
+
 /* Until stop, --count or --duration; connected or not. */
-static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_opts *o, bool *ret_connected)
+static void recv_wait(upl_recv_t *r, struct recv_thread *th, struct recv_opts *o, struct grd *g,
+                      bool *ret_connected)
 {
 	int64_t end = o->duration > 0 ? basic_mono_ns() + (int64_t)(o->duration * 1e9) : INT64_MAX;
 	struct conn_report rep = { 0 };
+	struct db_report dbr = { 0 };
 	struct upl_recv_stats st;
 
 	while (!board_stop_requested && !atomic_load(&th->done) && basic_mono_ns() < end) {
-		upl_recv_stats(r, &st);
+		recv_report_db(&dbr, g->db);
+		recv_repair(r, o);
+		/* Busy: a Batch is being committed, perhaps waiting for the database. */
+		if (upl_recv_stats_try(r, &st) < 0) {
+			usleep(100000);
+			continue;
+		}
 		report_connection(&rep, &st, o);
 		*ret_connected = *ret_connected || st.connects > 0;
 		if (o->count && st.records >= o->count)
@@ -436,18 +472,50 @@ static void recv_wait(upl_recv_t *r, struct recv_thread *th, const struct recv_o
 		fprintf(stderr, "railmon recv: never connected to %s:%d\n", o->cfg.host, o->cfg.port);
 }
 
-static int recv_setup(struct recv_opts *o, struct ground *g)
+/* The database: its schema must be this railmon's; one that cannot be
+   reached now is waited for when the first Batch comes. */
+static int recv_db(struct recv_opts *o, struct grd *g)
+{
+	struct grd_db_cfg cfg = { .url = o->db_url, .stop = &board_stop_requested };
+	int r;
+
+	r = grd_db_new(&cfg, &g->db);
+	if (r < 0)
+		return cli_fail("recv", "--db: %s", r == -ENOTSUP ? GRD_DB_NOT_BUILT : "out of memory");
+	r = grd_db_check(g->db);
+	if (r == -ECONNREFUSED || r == -EIO) {
+		fprintf(stderr, "railmon recv: database: %s (retrying when Batches come; none is acknowledged "
+		        "before it is committed)\n", grd_db_error(g->db));
+		return 0;
+	}
+	if (r < 0)
+		return cli_fail("recv", "--db: %s: %s", grd_db_error(g->db),
+		                r == -ENOENT ? "run `railmon db init` first" :
+		                r == -ESTALE ? "run `railmon db migrate` first" : "use a newer railmon");
+	if (o->repair_after > 0 && grd_db_new(&cfg, &o->repair_db) < 0)
+		return cli_fail("recv", "out of memory");
+	/* The vehicles' "gone" answers, shared like the data. */
+	snprintf(o->gone_topic, sizeof(o->gone_topic), "%s%s%srailmon/+/gone", o->share ? "$share/" : "",
+	         o->share ? o->share : "", o->share ? "/" : "");
+	o->cfg.aux_topic = o->gone_topic;
+	o->cfg.on_aux = grd_on_gone;
+	return 0;
+}
+
+static int recv_setup(struct recv_opts *o, struct grd *g)
 {
 	o->out = stdout;
+	if (o->db_url && recv_db(o, g))
+		return 2;
 	if (o->output && !(o->out = fopen(o->output, "we")))
 		return cli_fail("recv", "%s: %s", o->output, strerror(errno));
 	if (o->text) {
 		g->out = o->out;
 		g->fmt = o->fmt;
-		if (board_recv_text_new(g) < 0)
+		if (grd_text_new(g) < 0)
 			return cli_fail("recv", "out of memory");
-		o->cfg.on_record = board_recv_record;
-		o->cfg.on_channels = board_recv_channels;
+		o->cfg.on_record = grd_text_record;
+		o->cfg.on_channels = grd_text_channels;
 		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
@@ -458,12 +526,14 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 	}
 	g->dir = o->logdir;
 	g->keep_dir = o->keep_dir;
-	o->cfg.on_refused = board_ground_refused;
+	g->on_note = recv_note;
+	g->note_ctx = &o->say;
+	o->cfg.on_refused = grd_refused;
 	o->cfg.ctx = g;
-	if (o->logdir) {
-		o->cfg.on_batch = board_ground_append;
+	if (o->logdir || g->db)
+		o->cfg.on_batch = grd_batch;
+	if (o->logdir)
 		raise_fd_limit();
-	}
 	if (o->cfg.tls.insecure)
 		fprintf(stderr, "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n");
 	return 0;
@@ -471,6 +541,7 @@ static int recv_setup(struct recv_opts *o, struct ground *g)
 
 static void recv_opts_free(struct recv_opts *o)
 {
+	grd_db_free(o->repair_db);
 	free(o->password);
 	if (o->output && o->out && o->out != stdout)
 		fclose(o->out);
@@ -479,7 +550,7 @@ static void recv_opts_free(struct recv_opts *o)
 int board_cmd_recv(int argc, char **argv)
 {
 	struct recv_opts o = { 0 };
-	struct ground g = { 0 };
+	struct grd g = { 0 };
 	struct recv_thread th = { 0 };
 	bool connected = false;
 	pthread_t tid;
@@ -489,31 +560,38 @@ int board_cmd_recv(int argc, char **argv)
 	if (rc == 0)
 		rc = recv_setup(&o, &g);
 	if (rc != 0) {
+		grd_free(&g); /* the database, if set up */
+		grd_text_free(&g);
 		recv_opts_free(&o);
-		board_recv_text_free(&g);
 		return rc == 1 ? 0 : rc; /* 1: --help */
 	}
 	rc = upl_recv_new(&o.cfg, &th.r);
 	if (rc < 0) {
 		fprintf(stderr, "railmon recv: %s\n", strerror(-rc));
+		grd_free(&g);
+		grd_text_free(&g);
 		recv_opts_free(&o);
-		board_recv_text_free(&g);
 		return 1;
 	}
 	board_install_signals();
 	pthread_create(&tid, NULL, recv_thread, &th);
-	recv_wait(th.r, &th, &o, &connected);
+	recv_wait(th.r, &th, &o, &g, &connected);
+	/* A commit waiting for the database gives up now (grd_db_store()). */
+	board_stop_requested = 1;
 	upl_recv_stop(th.r);
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
 	if (g.text)
-		board_recv_text_drain(&g); /* what the last Batch left (its last records were duplicates) */
-	board_recv_text_free(&g);
+		grd_text_drain(&g); /* what the last Batch left (its last records were duplicates) */
+	grd_text_free(&g);
 	if (o.out)
 		fflush(o.out);
 	recv_summary(th.r, &g);
-	board_ground_free(&g);
+	if (o.repair_db)
+		fprintf(stderr, "railmon recv: gap repair: %" PRIu64 " ranges asked for again; %" PRIu64 " \"gone\" "
+		        "ranges recorded, %" PRIu64 " answers refused\n", o.repair_asked, g.gone, g.gone_bad);
+	grd_free(&g);
 	upl_recv_free(th.r);
 	recv_opts_free(&o);
 	return th.ret < 0 || !connected ? 1 : 0;

@@ -53,6 +53,9 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
 
 	if (r >= 0 && live)
 		r = stor_reader_open(dir, &f->live_reader);
+	/* A third for the ground's gap repair (railmon/<vehicle>/resend). */
+	if (r >= 0)
+		r = stor_reader_open(dir, &f->resend_reader);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: uplink cannot read the log: %s", dir, strerror(-r));
 		return r;
@@ -62,6 +65,7 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
 	if (live)
 		fc->live_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 		                                       .ctx = f->live_reader };
+	fc->resend_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .ctx = f->resend_reader };
 	return 0;
 }
 
@@ -139,4 +143,5 @@ void pl_forwarder_close(struct pl_forwarder *f)
 	f->fwd = upl_forwarder_free(f->fwd);
 	f->reader = stor_reader_free(f->reader);
 	f->live_reader = stor_reader_free(f->live_reader);
+	f->resend_reader = stor_reader_free(f->resend_reader);
 }

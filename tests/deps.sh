@@ -10,6 +10,7 @@ BUILD=(
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev libmosquitto-dev zlib1g-dev
 	libsodium-dev # evidence: BLAKE2b hash chain, Ed25519 Seals (evidence/)
+	libpq-dev # the ground station's PostgreSQL client (ground/db.c)
 )
 PKGS=(
 	"${BUILD[@]}"
@@ -22,7 +23,9 @@ PKGS=(
 	openssl
 	python3-pandas # a consumer's load of `export --wide` (tests/board/test-export.py)
 	influxdb # --format influx into a real InfluxDB 1.x (tests/uplink/test-influx.py)
-	postgresql # the README's \copy ... FROM PROGRAM recipe (tests/board/test-postgres-recipe.sh)
+	# a real PostgreSQL 15: the ground tests (tests/ground/pg.py) and the
+	# README's \copy ... FROM PROGRAM recipe (tests/board/test-postgres-recipe.sh)
+	postgresql postgresql-client
 	# the CAN VM (Debian's own kernel under qemu)
 	qemu-system-x86 busybox-static cpio kmod zstd xz-utils
 	iproute2 # ip link inside the VM's chroot (tests/vm/test-can-socket.c)

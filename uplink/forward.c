@@ -27,6 +27,7 @@
 #include "forward-private.h"
 #include "mqtt-private.h"
 #include "basic/clock.h"
+#include "record/batch.h"
 
 enum slot_state {
 	SLOT_STAGED, /* read from the log, not yet published on this connection */
@@ -61,9 +62,15 @@ enum conn_state {
 	CONN_UP,
 };
 
+/* One range the ground asked for again: [first, last] of log log_id. */
+struct resend_req {
+	uint8_t log_id[REC_LOG_ID_LEN];
+	uint64_t first, last;
+};
+
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status, *topic_events, *topic_channels;
+	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels;
 
 	pthread_t thread;
 	bool running;
@@ -105,6 +112,13 @@ struct upl_forwarder {
 	struct slot live[LIVE_SLOTS];
 	struct range ahead[AHEAD_MAX]; /* acked live ranges, sorted, disjoint */
 	size_t nahead;
+
+	/* The ground's resend requests (cfg.resend_source), oldest first. */
+	struct resend_req resend[UPL_RESEND_MAX];
+	size_t nresend;
+	int64_t resend_next_ns;  /* rate limit: the next re-send not before */
+	void *resend_buf;        /* a Batch with the historical flag added */
+	size_t resend_cap;
 };
 
 static void stats_error(upl_forwarder_t *f, int err)
@@ -166,6 +180,8 @@ static void cfg_defaults(struct upl_forward_cfg *c)
 		c->backoff_max_ms = c->backoff_min_ms > 60000 ? c->backoff_min_ms : 60000;
 	if (!c->idle_poll_ms)
 		c->idle_poll_ms = 200;
+	if (!c->resend_per_s)
+		c->resend_per_s = 20;
 }
 
 static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
@@ -188,6 +204,10 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_status = NULL, ok = false;
 	if (asprintf(&f->topic_events, "railmon/%s/events", c->vehicle) < 0)
 		f->topic_events = NULL, ok = false;
+	if (asprintf(&f->topic_resend, "railmon/%s/resend", c->vehicle) < 0)
+		f->topic_resend = NULL, ok = false;
+	if (asprintf(&f->topic_gone, "railmon/%s/gone", c->vehicle) < 0)
+		f->topic_gone = NULL, ok = false;
 	if (asprintf(&f->topic_channels, "railmon/%s/channels", c->vehicle) < 0)
 		f->topic_channels = NULL, ok = false;
 	f->cfg.channels_msg = NULL;
@@ -254,6 +274,9 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->topic_data);
 	free(f->topic_status);
 	free(f->topic_events);
+	free(f->topic_resend);
+	free(f->topic_gone);
+	free(f->resend_buf);
 	free(f->topic_channels);
 	free((void *)f->cfg.channels_msg);
 	pthread_cond_destroy(&f->cond);
@@ -737,6 +760,165 @@ static void window_rewind(upl_forwarder_t *f)
 			f->live[i].state = SLOT_STAGED;
 }
 
+/* ---- gap repair: the ground's resend requests ---- */
+
+/* "<log id, 32 hex digits> <first seq> <last seq>": one range. */
+static bool resend_parse(const char *line, size_t n, struct resend_req *ret)
+{
+	char buf[128], hex[2 * REC_LOG_ID_LEN + 1];
+	unsigned long long a, b;
+	int used = 0;
+
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	if (sscanf(buf, "%32s %llu %llu%n", hex, &a, &b, &used) != 3 || buf[used] || strlen(hex) != 32 ||
+	    a == 0 || b < a)
+		return false;
+	for (int i = 0; i < REC_LOG_ID_LEN; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return false;
+		ret->log_id[i] = (uint8_t)v;
+	}
+	ret->first = a;
+	ret->last = b;
+	return true;
+}
+
+/* A request from the ground (the broker's ACL lets only the ground
+   publish there): queue each range; the rest is refused and counted (the
+   ground asks again for what is still missing). */
+static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto_message *m)
+{
+	upl_forwarder_t *f = arg;
+	const char *p = m->payload, *end = p + (m->payloadlen > 0 ? m->payloadlen : 0);
+
+	if (!m->topic || strcmp(m->topic, f->topic_resend) != 0)
+		return;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		struct resend_req req;
+
+		if (n && resend_parse(p, n, &req) && f->nresend < UPL_RESEND_MAX) {
+			f->resend[f->nresend++] = req;
+			STAT_ADD(f, resend_requests, 1);
+		} else if (n) {
+			STAT_ADD(f, resend_refused, 1);
+		}
+		p += n + 1;
+	}
+}
+
+static void resend_pop(upl_forwarder_t *f)
+{
+	memmove(f->resend, f->resend + 1, (f->nresend - 1) * sizeof(f->resend[0]));
+	f->nresend--;
+}
+
+/* "gone": [first, last] of the log is no longer stored. */
+static int resend_gone(upl_forwarder_t *f, const struct resend_req *req, uint64_t first, uint64_t last)
+{
+	char msg[128];
+	int n = 0, rc;
+
+	for (int i = 0; i < REC_LOG_ID_LEN; i++)
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%02x", req->log_id[i]);
+	n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %" PRIu64 " %" PRIu64 "\n", first, last);
+	rc = mosquitto_publish(f->mosq, NULL, f->topic_gone, n, msg, 1, false);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(rc);
+	STAT_ADD(f, resend_gone, 1);
+	return 0;
+}
+
+/* The stored Batch again, flagged historical (as a backlog re-send). */
+static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
+{
+	size_t need = rec->len + sizeof(historical_true);
+	int rc;
+
+	if (need > f->resend_cap) {
+		void *b = realloc(f->resend_buf, need);
+		if (!b)
+			return -ENOMEM;
+		f->resend_buf = b;
+		f->resend_cap = need;
+	}
+	memcpy(f->resend_buf, rec->payload, rec->len);
+	memcpy((uint8_t *)f->resend_buf + rec->len, historical_true, sizeof(historical_true));
+	rc = mosquitto_publish(f->mosq, NULL, f->topic_data, (int)need, f->resend_buf, 1, false);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(rc);
+	STAT_ADD(f, resend_batches, 1);
+	return 0;
+}
+
+/* Whether the stored Batch belongs to the requested log. */
+static bool same_log(const struct upl_rec *rec, const struct resend_req *req)
+{
+	struct rec_batch_info info;
+	rec_batch_t *b;
+	bool same;
+
+	if (rec_batch_decode(rec->payload, rec->len, &b) < 0)
+		return false;
+	same = rec_batch_info(b, &info) == 0 && info.log_id_len == REC_LOG_ID_LEN &&
+	       !memcmp(info.log_id, req->log_id, REC_LOG_ID_LEN);
+	rec_batch_free(b);
+	return same;
+}
+
+/*
+ * One step of the oldest request, at most cfg.resend_per_s a second: the
+ * stored Batch holding its first seq, or "gone" up to the first one still
+ * stored.  A range past the log's end is not written yet: dropped (the
+ * ground asks again if it is still missing later).  Off the window and the
+ * cursor: a re-send is fire-and-forget, the ground's ledger tells.
+ */
+static int resend_step(upl_forwarder_t *f)
+{
+	struct resend_req *req = &f->resend[0];
+	struct upl_source *src = &f->cfg.resend_source;
+	struct upl_rec rec = { 0 };
+	int64_t now = basic_mono_ns();
+	int r;
+
+	if (!f->nresend || now < f->resend_next_ns)
+		return 0;
+	f->resend_next_ns = now + 1000000000 / f->cfg.resend_per_s;
+	r = src->seek(src->ctx, req->first);
+	if (r == 0)
+		r = src->next(src->ctx, &rec);
+	if (r <= 0 || !rec.payload) {
+		/* Past the end (not written yet), or the log cannot be read: the
+		   ground asks again if it is still missing. */
+		if (r < 0 && r != -EBADMSG)
+			stats_error(f, r);
+		resend_pop(f);
+		return 0;
+	}
+	if (!same_log(&rec, req)) {
+		/* Another log of this vehicle (an old card): none of it is here. */
+		r = resend_gone(f, req, req->first, req->last);
+		resend_pop(f);
+		return r;
+	}
+	if (rec.first_seq > req->first) {
+		uint64_t last = rec.first_seq - 1 < req->last ? rec.first_seq - 1 : req->last;
+		r = resend_gone(f, req, req->first, last);
+		req->first = last + 1;
+	} else {
+		r = resend_batch(f, &rec);
+		req->first = rec.first_seq + rec.count;
+	}
+	if (r == 0 && req->first > req->last)
+		resend_pop(f);
+	return r == -ENOMEM ? 0 : r;
+}
+
 /* ---- the connection ---- */
 
 static void on_connect(struct mosquitto *mosq, void *arg, int rc)
@@ -856,6 +1038,8 @@ static int conn_setup(upl_forwarder_t *f)
 	mosquitto_disconnect_callback_set(f->mosq, on_disconnect);
 	mosquitto_log_callback_set(f->mosq, on_log);
 	mosquitto_publish_callback_set(f->mosq, on_publish);
+	if (f->cfg.resend_source.next)
+		mosquitto_message_callback_set(f->mosq, on_message);
 	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	/* Room for our window plus event and status messages, so libmosquitto
 	   never queues a data message behind them. */
@@ -907,6 +1091,8 @@ static void conn_established(upl_forwarder_t *f)
 	/* Retained, so a consumer arriving later sees the state at once; the
 	   will replaces it with "offline" if we vanish. */
 	mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(online) - 1, online, 1, true);
+	if (f->cfg.resend_source.next)
+		mosquitto_subscribe(f->mosq, NULL, f->topic_resend, 1);
 	/* Retained too: the dictionary for a consumer that starts mid-stream
 	   (the Batches carry it only now and then).  A failure costs nothing
 	   but names until the next dictionary in a Batch. */
@@ -953,6 +1139,8 @@ static int conn_step(upl_forwarder_t *f)
 	r = live_publish(f);
 	if (r == 0)
 		r = window_publish(f);
+	if (r == 0 && f->cfg.resend_source.next)
+		r = resend_step(f);
 	if (r < 0 && r != -ENOMEM) {
 		conn_down(f, r, false);
 		return 0;

@@ -107,6 +107,16 @@ struct upl_forward_cfg {
 	void *event_ctx;
 	unsigned idle_poll_ms;      /* how often to look for new records when
 	                               the log is drained; 0 = 200 */
+	struct upl_source resend_source; /* optional: a third reader on the same log
+	                               (seek and next).  With it the forwarder
+	                               subscribes to railmon/<vehicle>/resend and
+	                               serves the ground's gap repair from it:
+	                               the stored Batches of each requested range,
+	                               flagged historical, to .../data, and
+	                               "gone" (.../gone) for seqs the log no
+	                               longer holds.  Request and answer formats:
+	                               docs/ground-schema.md, "Gap repair". */
+	unsigned resend_per_s;      /* Batches re-sent per second at most; 0 = 20 */
 	const void *channels_msg;   /* optional: an encoded Batch holding the
 	                               channel dictionary (and config_hash), no
 	                               records; published retained (QoS 1) to
@@ -115,6 +125,8 @@ struct upl_forward_cfg {
 	                               names channels at once.  Copied. */
 	size_t channels_len;
 };
+
+#define UPL_RESEND_MAX 64           /* requested ranges queued; more are refused */
 
 struct upl_forward_stats {
 	uint64_t cursor;        /* next seq to forward (persisted) */
@@ -136,6 +148,10 @@ struct upl_forward_stats {
 	unsigned inflight;      /* messages in flight now */
 	bool connected;
 	bool insecure;          /* TLS verification relaxed: board must log it */
+	uint64_t resend_requests; /* ranges the ground asked for (resend_source) */
+	uint64_t resend_batches;  /* stored Batches re-sent for them */
+	uint64_t resend_gone;     /* "gone" answers: ranges the log no longer holds */
+	uint64_t resend_refused;  /* request lines malformed, or past UPL_RESEND_MAX */
 	int last_error;         /* -errno of the last failure, 0 if none */
 	char last_error_text[192]; /* the same in plain words: the system's or
 	                           libmosquitto's text ("Connection refused",

@@ -79,6 +79,13 @@ struct upl_recv {
 	   words, not unsigned __int128: 32-bit targets (armhf) have none. */
 	struct { uint64_t lo, hi; } missing;
 
+	/* upl_recv_publish()'s queue: its own lock, since r->lock is held
+	   through callbacks that may wait for a database. */
+	pthread_mutex_t pub_lock;
+	struct pub_msg { char *topic; void *payload; size_t len; } pub[UPL_RECV_PUB_MAX];
+	size_t npub;
+	const char *aux_match;     /* aux_topic without a $share/<group>/ prefix */
+
 	/* Session state, only touched by the thread in upl_recv_run(). */
 	int connack_rc;
 	bool lost, sub_refused;
@@ -712,6 +719,12 @@ upl_recv_t *upl_recv_free(upl_recv_t *r)
 	free((char *)r->cfg.host);
 	free((char *)r->cfg.client_id);
 	free((char *)r->cfg.topic);
+	free((char *)r->cfg.aux_topic);
+	for (size_t i = 0; i < r->npub; i++) {
+		free(r->pub[i].topic);
+		free(r->pub[i].payload);
+	}
+	pthread_mutex_destroy(&r->pub_lock);
 	free((char *)r->cfg.tls.ca_file);
 	free((char *)r->cfg.tls.cert_file);
 	free((char *)r->cfg.tls.key_file);
@@ -743,6 +756,11 @@ int upl_recv_new(const struct upl_recv_cfg *cfg, upl_recv_t **ret_recv)
 	r->cfg.host = upl_strdup_opt(cfg->host, &ok);
 	r->cfg.client_id = upl_strdup_opt(cfg->client_id, &ok);
 	r->cfg.topic = upl_strdup_opt(cfg->topic ? cfg->topic : "railmon/+/data", &ok);
+	r->cfg.aux_topic = upl_strdup_opt(cfg->aux_topic, &ok);
+	pthread_mutex_init(&r->pub_lock, NULL);
+	r->aux_match = r->cfg.aux_topic;
+	if (r->aux_match && !strncmp(r->aux_match, "$share/", 7) && strchr(r->aux_match + 7, '/'))
+		r->aux_match = strchr(r->aux_match + 7, '/') + 1;
 	r->cfg.tls.ca_file = upl_strdup_opt(cfg->tls.ca_file, &ok);
 	r->cfg.tls.cert_file = upl_strdup_opt(cfg->tls.cert_file, &ok);
 	r->cfg.tls.key_file = upl_strdup_opt(cfg->tls.key_file, &ok);
@@ -781,6 +799,17 @@ int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret)
 	if (!r || !ret)
 		return -EINVAL;
 	pthread_mutex_lock(&r->lock);
+	*ret = r->st;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int upl_recv_stats_try(upl_recv_t *r, struct upl_recv_stats *ret)
+{
+	if (!r || !ret)
+		return -EINVAL;
+	if (pthread_mutex_trylock(&r->lock) != 0)
+		return -EBUSY;
 	*ret = r->st;
 	pthread_mutex_unlock(&r->lock);
 	return 0;
@@ -941,24 +970,33 @@ static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 	pthread_mutex_lock(&r->lock);
 	r->st.connects++;
 	pthread_mutex_unlock(&r->lock);
-	if (r->cfg.on_channels) {
-		/* the dictionaries first: retained ones arrive before new data */
-		char *const topics[] = { (char *)"railmon/+/channels", (char *)r->cfg.topic };
+	/* the dictionaries first: retained ones arrive before new data */
+	char *topics[3];
+	int n = 0;
 
-		if (mosquitto_subscribe_multiple(mosq, NULL, 2, topics, 1, 0, NULL) != MOSQ_ERR_SUCCESS)
-			r->lost = true;
-	} else if (mosquitto_subscribe(mosq, NULL, r->cfg.topic, 1) != MOSQ_ERR_SUCCESS) {
+	if (r->cfg.on_channels)
+		topics[n++] = (char *)"railmon/+/channels";
+	topics[n++] = (char *)r->cfg.topic;
+	if (r->cfg.aux_topic)
+		topics[n++] = (char *)r->cfg.aux_topic;
+	if (mosquitto_subscribe_multiple(mosq, NULL, n, topics, 1, 0, NULL) != MOSQ_ERR_SUCCESS)
 		r->lost = true;
-	}
 }
 
 static void on_subscribe(struct mosquitto *mosq, void *arg, int mid, int n, const int *qos)
 {
 	upl_recv_t *r = arg;
 
-	/* 0x80: the broker refused the subscription (ACL); the data topic is
-	   the last one asked for */
-	if (n < 1 || qos[n - 1] == 0x80) {
+	/* 0x80: the broker refused a subscription (ACL).  The data topic and
+	   the optional aux topic after it must be granted; the dictionaries
+	   (first, when asked for) only cost names if refused. */
+	int first = r->cfg.on_channels ? 1 : 0;
+	bool refused = n <= first;
+
+	for (int i = first; i < n; i++)
+		if (qos[i] == 0x80)
+			refused = true;
+	if (refused) {
 		r->sub_refused = true;
 		r->lost = true;
 		return;
@@ -993,7 +1031,13 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 	upl_recv_t *r = arg;
 	size_t tl = m->topic ? strlen(m->topic) : 0;
 	size_t len = m->payloadlen > 0 ? (size_t)m->payloadlen : 0;
+	bool aux = false;
 
+	if (r->aux_match && r->cfg.on_aux && mosquitto_topic_matches_sub(r->aux_match, m->topic, &aux) ==
+	    MOSQ_ERR_SUCCESS && aux) {
+		r->cfg.on_aux(r->cfg.ctx, m->topic, m->payload, len);
+		return;
+	}
 	if (r->cfg.on_channels && tl > 9 && !strcmp(m->topic + tl - 9, "/channels"))
 		feed_channels(r, m->topic, m->payload, len);
 	else
@@ -1055,6 +1099,49 @@ static void session_failed(upl_recv_t *r, int loop_rc, bool timed_out, bool subs
 		          "the broker closed the connection");
 }
 
+int upl_recv_publish(upl_recv_t *r, const char *topic, const void *payload, size_t len)
+{
+	struct pub_msg m;
+	int err = 0;
+
+	if (!r || !topic || (!payload && len))
+		return -EINVAL;
+	m.topic = strdup(topic);
+	m.payload = malloc(len ? len : 1);
+	m.len = len;
+	if (!m.topic || !m.payload) {
+		free(m.topic);
+		free(m.payload);
+		return -ENOMEM;
+	}
+	memcpy(m.payload, payload, len);
+	pthread_mutex_lock(&r->pub_lock);
+	if (r->npub < UPL_RECV_PUB_MAX)
+		r->pub[r->npub++] = m;
+	else
+		err = -ENOBUFS;
+	pthread_mutex_unlock(&r->pub_lock);
+	if (err) {
+		free(m.topic);
+		free(m.payload);
+	}
+	return err;
+}
+
+/* Send what upl_recv_publish() queued (libmosquitto keeps QoS 1 messages
+   until their PUBACK, and sends them again after a reconnect). */
+static void pub_drain(upl_recv_t *r, struct mosquitto *m)
+{
+	pthread_mutex_lock(&r->pub_lock);
+	for (size_t i = 0; i < r->npub; i++) {
+		mosquitto_publish(m, NULL, r->pub[i].topic, (int)r->pub[i].len, r->pub[i].payload, 1, false);
+		free(r->pub[i].topic);
+		free(r->pub[i].payload);
+	}
+	r->npub = 0;
+	pthread_mutex_unlock(&r->pub_lock);
+}
+
 /* One connection: returns when it is lost, times out, or stop is asked. */
 static void session_run(upl_recv_t *r, struct mosquitto *m)
 {
@@ -1078,6 +1165,8 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 		}
 		rc = mosquitto_loop(m, 100, 1);
 		subscribed = subscribed || r->st.subscribed;
+		if (r->connack_rc == 0)
+			pub_drain(r, m);
 		if (rc != MOSQ_ERR_SUCCESS)
 			break;
 	}

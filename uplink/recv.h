@@ -114,9 +114,13 @@ struct upl_recv_cfg {
 	upl_recv_batch_fn on_batch; /* optional */
 	upl_recv_refused_fn on_refused; /* optional */
 	upl_recv_channels_fn on_channels; /* optional: then railmon/+/channels is
-	                               subscribed too (before the data topic,
-	                               so the retained dictionaries come first) */
-	void *ctx;                /* for the three callbacks */
+	                               subscribed too (not shared, before the data
+	                               topic, so the retained dictionaries come first) */
+	void *ctx;                /* for the callbacks */
+	const char *aux_topic;    /* optional: a further subscription (e.g. the vehicles'
+	                             "gone" answers of gap repair), may be $share/... */
+	void (*on_aux)(void *ctx, const char *topic, const void *payload, size_t len);
+	                          /* its messages (same thread as on_batch) */
 	size_t max_vehicles;      /* distinct vehicle ids kept; 0 = UPL_RECV_MAX_VEHICLES_DEFAULT */
 };
 
@@ -193,6 +197,14 @@ upl_recv_t *upl_recv_free(upl_recv_t *r);
  */
 int upl_recv_run(upl_recv_t *r);
 
+/*
+ * Publish (QoS 1, not retained) from any thread: copied into a queue of
+ * UPL_RECV_PUB_MAX that upl_recv_run()'s thread sends while connected.
+ * 0, -ENOBUFS (queue full: try again later), -EINVAL, -ENOMEM.
+ */
+#define UPL_RECV_PUB_MAX 256
+int upl_recv_publish(upl_recv_t *r, const char *topic, const void *payload, size_t len);
+
 /* Make upl_recv_run() return soon; any thread, async-signal-safe. */
 int upl_recv_stop(upl_recv_t *r);
 
@@ -218,6 +230,10 @@ int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms);
 int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms);
 
 int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret_stats);
+
+/* The same without waiting: -EBUSY while a callback runs (the stats are
+   locked through on_batch, which may wait for a database). */
+int upl_recv_stats_try(upl_recv_t *r, struct upl_recv_stats *ret_stats);
 
 /* 0, or -ENOENT if no Batch of that vehicle was seen. */
 int upl_recv_vehicle(upl_recv_t *r, const char *vehicle, struct upl_recv_vehicle *ret_vehicle);

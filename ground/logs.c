@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ground.c - what `railmon recv` keeps on the ground besides its text
- * output: a railmon log per (vehicle, log id) with --log, so export, stat
- * and replay work there as on the train, and every Batch that is refused
- * or that a ground log cannot take, kept as a file, counted and said.
+ * logs.c - what `railmon recv` keeps on the ground in files: a railmon
+ * log per (vehicle, log id) with --log, so export, stat and replay work
+ * there as on the train, and every Batch that is refused or that a ground
+ * log cannot take, kept as a file, counted and handed to on_note (board/
+ * says it).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -19,28 +20,39 @@
 
 #include "ground.h"
 #include "basic/clock.h"
+#include "uplink/recv.h"
 
-#define GROUND_PRINT_BURST 20  /* refusals printed one by one, per reason */
-#define GROUND_KEEP_MAX 10000  /* refused Batches written out per run */
+#define GRD_KEEP_MAX 10000  /* refused Batches written out per run */
 
-static const char *const ground_why_text[GROUND_WHY_MAX] = {
-	[GROUND_CONFLICT] = "conflict: records received before, with other content",
-	[GROUND_SEQ_JUMP] = "implausible seq: more than 2^40 records away from the rest of its log",
-	[GROUND_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
-	[GROUND_NO_MEMORY] = "out of memory",
-	[GROUND_LATE] = "late: behind the end of its ground log (its records are in the text output)",
+static const char *const grd_why_texts[GRD_NOTE_MAX] = {
+	[GRD_CONFLICT] = "conflict: records received before, with other content",
+	[GRD_SEQ_JUMP] = "implausible seq: more than 2^40 records away from the rest of its log",
+	[GRD_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
+	[GRD_NO_MEMORY] = "out of memory",
+	[GRD_LATE] = "late: behind the end of its ground log (its records are in the text output)",
 	/* parenthesised: one string in two literals (clang's -Wstring-concatenation) */
-	[GROUND_DIFFERS] = ("conflict: its ground log holds other records for these seqs (these are in the "
+	[GRD_DIFFERS] = ("conflict: its ground log holds other records for these seqs (these are in the "
 	                    "text output)"),
-	[GROUND_TOO_BIG] = "over 1 MiB: more than a log frame holds",
-	[GROUND_BAD_NAME] = "vehicle id not usable as a directory name",
-	[GROUND_LOG_ERROR] = "the ground log failed",
+	[GRD_TOO_BIG] = "over 1 MiB: more than a log frame holds",
+	[GRD_BAD_NAME] = "vehicle id not usable as a directory name",
+	[GRD_LOG_ERROR] = "the ground log failed",
+	[GRD_CONTINUED] = "a gap of over 2^32 records (more than a log marks): continuing in a new ground log",
 };
 
-static const char *const ground_why_file[GROUND_WHY_MAX] = {
+static const char *const grd_why_files[GRD_NOTE_MAX] = {
 	"conflict", "seq-jump", "vehicles", "nomem", "late", "conflict-stored", "too-big", "bad-name",
-	"log-error",
+	"log-error", "has-it", "continued",
 };
+
+const char *grd_why_text(enum grd_why why)
+{
+	return why < GRD_NOTE_MAX ? grd_why_texts[why] : "?";
+}
+
+const char *grd_why_name(enum grd_why why)
+{
+	return why < GRD_NOTE_MAX ? grd_why_files[why] : "?";
+}
 
 /* ---- refused Batches ---- */
 
@@ -57,7 +69,7 @@ static void safe_name(char *out, size_t size, const char *s)
 }
 
 /* "" for a Batch without a log id. */
-void board_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN + 1])
+void grd_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN + 1])
 {
 	out[0] = 0;
 	for (size_t i = 0; i < len && i < REC_LOG_ID_LEN; i++)
@@ -66,21 +78,21 @@ void board_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN
 
 /* Write the payload as received to the refused directory; the name says
    vehicle, log, seq range and reason.  Returns the path or NULL. */
-static const char *keep_batch(struct ground *g, enum ground_why why, const struct rec_batch_info *info,
+static const char *keep_batch(struct grd *g, enum grd_why why, const struct rec_batch_info *info,
                               const void *payload, size_t len, char *path, size_t size)
 {
 	char veh[80], id[2 * REC_LOG_ID_LEN + 1];
 	int fd;
 
-	if (g->kept >= GROUND_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
+	if (g->kept >= GRD_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
 		goto fail;
 	safe_name(veh, sizeof(veh), info->vehicle);
-	board_log_id_hex(info->log_id, info->log_id_len, id);
+	grd_log_id_hex(info->log_id, info->log_id_len, id);
 	/* The count makes every name new: a second conflict on the same range
 	   must not replace the first. */
 	snprintf(path, size, "%s/%s.%s.%" PRIu64 "-%" PRIu64 ".%s.%" PRIu64 ".batch", g->keep_dir, veh,
 	         id[0] ? id : "no-log-id", info->first_seq, info->first_seq + info->count - (info->count > 0),
-	         ground_why_file[why], g->kept + g->keep_failed + 1);
+	         grd_why_files[why], g->kept + g->keep_failed + 1);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		goto fail;
@@ -96,42 +108,60 @@ fail:
 	return NULL;
 }
 
-/* Count, keep and say (the first GROUND_PRINT_BURST of each reason one by
-   one, then a count every RECV_PRINT_EVERY_NS). */
-static void ground_refuse(struct ground *g, enum ground_why why, const struct rec_batch_info *info,
+/* Count, keep and hand to on_note (board/ says it, at a rate it chooses). */
+static void ground_refuse(struct grd *g, enum grd_why why, const struct rec_batch_info *info,
                           const void *payload, size_t len, int err)
 {
-	char path[PATH_MAX + 160], id[2 * REC_LOG_ID_LEN + 1];
+	char path[PATH_MAX + 160];
 	const char *kept = NULL;
-	int64_t now = basic_mono_ns();
 
 	g->refused[why]++;
 	/* A flood of Batches from vehicles past the cap would fill the disk. */
-	if (why != GROUND_TOO_MANY_VEHICLES)
+	if (why != GRD_TOO_MANY_VEHICLES)
 		kept = keep_batch(g, why, info, payload, len, path, sizeof(path));
-	if (g->printed[why] >= GROUND_PRINT_BURST && now - g->printed_ns[why] < RECV_PRINT_EVERY_NS)
-		return;
-	board_log_id_hex(info->log_id, info->log_id_len, id);
-	if (g->printed[why] < GROUND_PRINT_BURST)
-		fprintf(stderr, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
-		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
-		        info->first_seq + info->count - (info->count > 0),
-		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why],
-		        err ? ": " : "", err ? strerror(-err) : "", kept ? "kept in " : "not kept",
-		        kept ? kept : "");
-	else
-		fprintf(stderr, "railmon recv: %" PRIu64 " Batches %s so far: %s\n", g->refused[why],
-		        why < GROUND_LATE ? "refused" : "not in the ground log", ground_why_text[why]);
-	g->printed[why]++;
-	g->printed_ns[why] = now;
+	if (g->on_note) {
+		struct grd_note n = { why, info, kept, err, NULL, g->refused[why], g->db != NULL };
+		g->on_note(g->note_ctx, &n);
+	}
 }
 
 /* recv's on_refused: the receiver would not take the Batch. */
-void board_ground_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
+void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
                          const void *payload, size_t len)
 {
-	_Static_assert((int)GROUND_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
-	ground_refuse(ctx, (enum ground_why)why, info, payload, len, 0);
+	struct grd *g = ctx;
+	enum grd_db_outcome out;
+
+	_Static_assert((int)GRD_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
+	ground_refuse(g, (enum grd_why)why, info, payload, len, 0);
+	/* The database decides for itself (its ledger may not hold what this
+	   receiver remembers): it keeps a real conflict in its conflicts table. */
+	if (g->db && why == UPL_RECV_CONFLICT && grd_db_store(g->db, payload, len, &out) == -ECANCELED)
+		g->db_failed++;
+}
+
+int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
+{
+	struct grd *g = ctx;
+	enum grd_db_outcome out;
+	int r = 0;
+
+	if (g->db && len > REC_BATCH_MAX_BYTES) {
+		/* No railmon makes one (record/batch.h): refused once, counted and
+		   kept, neither in the database nor in a ground log. */
+		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
+		return -EFBIG;
+	}
+	if (g->db) {
+		r = grd_db_store(g->db, payload, len, &out);
+		if (r == -ECANCELED)
+			g->db_failed++;
+	}
+	if (g->dir) {
+		int k = grd_append(ctx, info, payload, len, log_ctx);
+		r = r < 0 ? r : k;
+	}
+	return r;
 }
 
 /* ---- ground logs ---- */
@@ -145,7 +175,7 @@ static bool usable_vehicle(const char *v)
 
 /* After a restart, go on in the newest continuation (ground_continue())
    of this log that starts at or before the Batch. */
-static void ground_find_continued(struct ground *g, struct ground_log *gl, const struct rec_batch_info *info,
+static void ground_find_continued(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info,
                                   const char *id)
 {
 	char vdir[PATH_MAX], prefix[2 * REC_LOG_ID_LEN + 8];
@@ -177,16 +207,16 @@ static void ground_find_continued(struct ground *g, struct ground_log *gl, const
 	}
 }
 
-static struct ground_log *ground_log_new(struct ground *g, const struct rec_batch_info *info)
+static struct grd_log *ground_log_new(struct grd *g, const struct rec_batch_info *info)
 {
-	struct ground_log *gl = calloc(1, sizeof(*gl));
+	struct grd_log *gl = calloc(1, sizeof(*gl));
 	char id[2 * REC_LOG_ID_LEN + 1];
 
 	if (!gl)
 		return NULL;
 	if (g->nlogs == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 64;
-		struct ground_log **n = realloc(g->logs, cap * sizeof(*n));
+		struct grd_log **n = realloc(g->logs, cap * sizeof(*n));
 
 		if (!n) {
 			free(gl);
@@ -198,7 +228,7 @@ static struct ground_log *ground_log_new(struct ground *g, const struct rec_batc
 	gl->unusable = !usable_vehicle(info->vehicle);
 	/* Batches without a log id (railmon before log ids) go where the
 	   vehicle's log always was; each log id gets a directory below it. */
-	board_log_id_hex(info->log_id, info->log_id_len, id);
+	grd_log_id_hex(info->log_id, info->log_id_len, id);
 	if (g->dir)
 		snprintf(gl->dir, sizeof(gl->dir), "%s/%s%s%s", g->dir, info->vehicle, id[0] ? "/" : "", id);
 	if (g->dir && !gl->unusable)
@@ -208,9 +238,9 @@ static struct ground_log *ground_log_new(struct ground *g, const struct rec_batc
 }
 
 /* Out of file descriptors: close the ground log idle the longest. */
-static bool ground_close_idle(struct ground *g)
+static bool ground_close_idle(struct grd *g)
 {
-	struct ground_log *idle = NULL;
+	struct grd_log *idle = NULL;
 
 	for (size_t i = 0; i < g->nlogs; i++)
 		if (g->logs[i]->log && (!idle || g->logs[i]->used_ns < idle->used_ns))
@@ -220,7 +250,7 @@ static bool ground_close_idle(struct ground *g)
 	return idle != NULL;
 }
 
-static int ground_open(struct ground *g, struct ground_log *gl, const struct rec_batch_info *info)
+static int ground_open(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info)
 {
 	/* Every Batch durable as it arrives: the ground has no sync window to
 	   lose, and batches come seconds apart per vehicle.  A new ground log
@@ -246,10 +276,10 @@ static int ground_open(struct ground *g, struct ground_log *gl, const struct rec
  * (no news), other records over that range (a conflict), or a hole there
  * (late: the log only appends).
  */
-static enum ground_why ground_behind(const struct ground_log *gl, const struct rec_batch_info *info,
+static enum grd_why ground_behind(const struct grd_log *gl, const struct rec_batch_info *info,
                                      const void *payload, size_t len)
 {
-	enum ground_why why = GROUND_LATE;
+	enum grd_why why = GRD_LATE;
 	stor_reader_t *rd;
 	struct stor_rec rec;
 	int k;
@@ -262,7 +292,7 @@ static enum ground_why ground_behind(const struct ground_log *gl, const struct r
 		if (k == 1 && rec.first_seq < info->first_seq + info->count)
 			why = rec.first_seq == info->first_seq &&
 			      upl_recv_same_records(rec.payload, rec.len, payload, len) == 1 ?
-			      GROUND_HAS_IT : GROUND_DIFFERS;
+			      GRD_HAS_IT : GRD_DIFFERS;
 	}
 	stor_reader_free(rd);
 	return why;
@@ -289,7 +319,7 @@ static int batch_span(const void *payload, size_t len, uint32_t count, struct st
 	return 0;
 }
 
-static int ground_store(struct ground_log *gl, const struct rec_batch_info *info, const void *payload,
+static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, const void *payload,
                         size_t len)
 {
 	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
@@ -302,7 +332,7 @@ static int ground_store(struct ground_log *gl, const struct rec_batch_info *info
 	if (info->first_seq < stor_log_next_seq(gl->log))
 		return ground_behind(gl, info, payload, len);
 	if (len > (1u << 20))
-		return GROUND_TOO_BIG;
+		return GRD_TOO_BIG;
 	r = stor_log_skip(gl->log, info->first_seq);
 	if (r == 0)
 		r = batch_span(payload, len, info->count, &rec);
@@ -315,23 +345,24 @@ static int ground_store(struct ground_log *gl, const struct rec_batch_info *info
 /* A gap of over 2^32 records cannot be marked in a log (one gap marker
    counts at most that many): go on in a new ground log beside this one,
    which `export --data DIR/<vehicle>` reads after it. */
-static int ground_continue(struct ground *g, struct ground_log *gl, const struct rec_batch_info *info)
+static int ground_continue(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info)
 {
 	char id[2 * REC_LOG_ID_LEN + 1];
 
 	gl->log = stor_log_free(gl->log);
-	board_log_id_hex(info->log_id, info->log_id_len, id);
+	grd_log_id_hex(info->log_id, info->log_id_len, id);
 	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
 	         id[0] ? "." : "", info->first_seq);
-	fprintf(stderr, "railmon recv: %s log %.8s: a gap of over 2^32 records before seq %" PRIu64
-	        " (more than a log marks): continuing in %s\n", info->vehicle, id[0] ? id : "(none)",
-	        info->first_seq, gl->dir);
+	if (g->on_note) {
+		struct grd_note n = { GRD_CONTINUED, info, NULL, 0, gl->dir, 1, g->db != NULL };
+		g->on_note(g->note_ctx, &n);
+	}
 	return ground_open(g, gl, info);
 }
 
 /* The state of the Batch's log (recv's per-log pointer), made the first
    time: NULL if out of memory. */
-struct ground_log *board_ground_log(struct ground *g, const struct rec_batch_info *info, void **log_ctx)
+struct grd_log *grd_log_get(struct grd *g, const struct rec_batch_info *info, void **log_ctx)
 {
 	if (!*log_ctx)
 		*log_ctx = ground_log_new(g, info);
@@ -339,20 +370,20 @@ struct ground_log *board_ground_log(struct ground *g, const struct rec_batch_inf
 }
 
 /* recv's on_batch: a Batch with new records, payload as received. */
-int board_ground_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
+int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
                          void **log_ctx)
 {
-	struct ground *g = ctx;
-	struct ground_log *gl = board_ground_log(g, info, log_ctx);
+	struct grd *g = ctx;
+	struct grd_log *gl = grd_log_get(g, info, log_ctx);
 	int r = 0;
 
 	if (!gl) {
-		ground_refuse(g, GROUND_NO_MEMORY, info, payload, len, -ENOMEM);
+		ground_refuse(g, GRD_NO_MEMORY, info, payload, len, -ENOMEM);
 		return -ENOMEM;
 	}
 	if (gl->unusable) {
 		gl->not_stored++;
-		ground_refuse(g, GROUND_BAD_NAME, info, payload, len, 0);
+		ground_refuse(g, GRD_BAD_NAME, info, payload, len, 0);
 		return -EINVAL;
 	}
 	gl->used_ns = basic_mono_ns();
@@ -362,13 +393,13 @@ int board_ground_append(void *ctx, const struct rec_batch_info *info, const void
 		r = ground_store(gl, info, payload, len);
 	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
 		r = ground_store(gl, info, payload, len);
-	if (r == GROUND_HAS_IT) {
+	if (r == GRD_HAS_IT) {
 		g->had++;
 		return 0;
 	}
 	if (r != 0) {
 		gl->not_stored++;
-		ground_refuse(g, r > 0 ? (enum ground_why)r : GROUND_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
+		ground_refuse(g, r > 0 ? (enum grd_why)r : GRD_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
 		return r > 0 ? -EALREADY : r;
 	}
 	gl->stored++;
@@ -376,38 +407,13 @@ int board_ground_append(void *ctx, const struct rec_batch_info *info, const void
 	return 0;
 }
 
-void board_ground_free(struct ground *g)
+void grd_free(struct grd *g)
 {
+	g->db = grd_db_free(g->db);
 	for (size_t i = 0; i < g->nlogs; i++) {
 		stor_log_free(g->logs[i]->log); /* syncs */
 		rec_channels_free(g->logs[i]->names);
 		free(g->logs[i]);
 	}
 	free(g->logs);
-}
-
-void board_ground_print(const struct ground *g)
-{
-	uint64_t refused = 0;
-
-	for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
-		refused += g->refused[i];
-	if (!g->dir && !g->kept && !g->keep_failed)
-		return;
-	if (g->dir)
-		fprintf(stderr, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
-	else
-		fprintf(stderr, "railmon recv: no ground log (--log)");
-	if (g->had)
-		fprintf(stderr, ", %" PRIu64 " received again that they held already", g->had);
-	if (refused) {
-		fprintf(stderr, "; not stored:");
-		for (int i = GROUND_LATE; i < GROUND_WHY_MAX; i++)
-			if (g->refused[i])
-				fprintf(stderr, " %" PRIu64 " %s;", g->refused[i], ground_why_file[i]);
-	}
-	if (g->kept || g->keep_failed)
-		fprintf(stderr, " %" PRIu64 " refused Batches kept in %s/%s", g->kept, g->keep_dir,
-		        g->keep_failed ? " (some could not be written, see above)" : "");
-	fputc('\n', stderr);
 }

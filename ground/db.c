@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * db.c - the connection, the migrations, the retention by day, and the
+ * retry loop of grd_db_store() (the Batch's transaction is ingest.c's).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <libpq-fe.h>
+
+#include "db-private.h"
+
+int grd_db_new(const struct grd_db_cfg *cfg, grd_db_t **ret_db)
+{
+	grd_db_t *db;
+
+	if (!cfg || !cfg->url || !*cfg->url || !ret_db)
+		return -EINVAL;
+	db = calloc(1, sizeof(*db));
+	if (!db)
+		return -ENOMEM;
+	db->cfg = *cfg;
+	db->cfg.url = strdup(cfg->url);
+	if (!db->cfg.url) {
+		free(db);
+		return -ENOMEM;
+	}
+	if (!db->cfg.backoff_max_ms)
+		db->cfg.backoff_max_ms = 5000;
+	pthread_mutex_init(&db->lock, NULL);
+	*ret_db = db;
+	return 0;
+}
+
+grd_db_t *grd_db_free(grd_db_t *db)
+{
+	if (!db)
+		return NULL;
+	if (db->conn)
+		PQfinish(db->conn);
+	free(db->veh);
+	free(db->buf);
+	free((char *)db->cfg.url);
+	pthread_mutex_destroy(&db->lock);
+	free(db);
+	return NULL;
+}
+
+const char *grd_db_error(const grd_db_t *db)
+{
+	return db->error;
+}
+
+/* Keep libpq's message (one line, without its trailing newline). */
+void grd_db_fail(grd_db_t *db, const char *what, const char *msg)
+{
+	size_t n;
+
+	snprintf(db->error, sizeof(db->error), "%s%s%s", what, *what ? ": " : "", msg ? msg : "");
+	n = strlen(db->error);
+	while (n && (db->error[n - 1] == '\n' || db->error[n - 1] == ' '))
+		db->error[--n] = 0;
+	for (char *p = db->error; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	pthread_mutex_lock(&db->lock);
+	db->st.failures++;
+	db->st.down = true;
+	snprintf(db->st.error, sizeof(db->st.error), "%s", db->error);
+	pthread_mutex_unlock(&db->lock);
+}
+
+/* Notices ("relation already exists, skipping") are not ours to print. */
+static void quiet(void *arg, const char *msg)
+{
+}
+
+int grd_db_connect(grd_db_t *db)
+{
+	if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+		return 0;
+	if (db->conn) {
+		PQfinish(db->conn);
+		db->conn = NULL;
+	}
+	grd_db_forget(db);
+	db->conn = PQconnectdb(db->cfg.url);
+	if (!db->conn) {
+		grd_db_fail(db, "connect", "out of memory");
+		return -ECONNREFUSED;
+	}
+	if (PQstatus(db->conn) != CONNECTION_OK) {
+		grd_db_fail(db, "connect", PQerrorMessage(db->conn));
+		PQfinish(db->conn);
+		db->conn = NULL;
+		return -ECONNREFUSED;
+	}
+	PQsetNoticeProcessor(db->conn, quiet, NULL);
+	pthread_mutex_lock(&db->lock);
+	db->st.connects++;
+	pthread_mutex_unlock(&db->lock);
+	return 0;
+}
+
+/* Run sql (no parameters); 0 or -EIO (a lost connection: -ECONNREFUSED). */
+int grd_db_exec(grd_db_t *db, const char *what, const char *sql)
+{
+	PGresult *res = PQexec(db->conn, sql);
+	ExecStatusType s = PQresultStatus(res);
+	int r = 0;
+
+	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
+		grd_db_fail(db, what, PQerrorMessage(db->conn));
+		r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+	}
+	PQclear(res);
+	return r;
+}
+
+/* ---- schema ---- */
+
+static int read_version(grd_db_t *db, int *ret_version)
+{
+	PGresult *res = PQexec(db->conn, "SELECT to_regclass('schema_migrations') IS NOT NULL");
+	int r = 0, v = 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		goto fail;
+	if (PQgetvalue(res, 0, 0)[0] == 't') {
+		PQclear(res);
+		res = PQexec(db->conn, "SELECT coalesce(max(version), 0) FROM schema_migrations");
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			goto fail;
+		v = atoi(PQgetvalue(res, 0, 0));
+	}
+	PQclear(res);
+	*ret_version = v;
+	return 0;
+fail:
+	grd_db_fail(db, "schema version", PQerrorMessage(db->conn));
+	r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+	PQclear(res);
+	return r;
+}
+
+int grd_db_version(grd_db_t *db, int *ret_version)
+{
+	int r = grd_db_connect(db);
+
+	return r < 0 ? r : read_version(db, ret_version);
+}
+
+static int apply(grd_db_t *db, const struct grd_migration *m)
+{
+	char sql[256], what[96];
+	int r;
+
+	snprintf(what, sizeof(what), "migration %04d-%s", m->version, m->name);
+	r = grd_db_exec(db, what, m->sql);
+	if (r < 0)
+		return r;
+	snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m->version,
+	         m->name);
+	return grd_db_exec(db, what, sql);
+}
+
+int grd_db_migrate(grd_db_t *db, bool init)
+{
+	int r = grd_db_connect(db), v = 0, n = 0;
+
+	if (r < 0)
+		return r;
+	/* The lock makes two migrators (two receivers started at once) apply
+	   each version once: the second waits, then finds nothing to do. */
+	r = grd_db_exec(db, "migrate", "BEGIN; CREATE TABLE IF NOT EXISTS schema_migrations ("
+	                "version integer PRIMARY KEY, name text NOT NULL, "
+	                "applied_at timestamptz NOT NULL DEFAULT now()); "
+	                "LOCK TABLE schema_migrations IN EXCLUSIVE MODE");
+	if (r == 0)
+		r = read_version(db, &v);
+	if (r == 0 && init && v > 0)
+		r = -EEXIST;
+	if (r == 0 && (size_t)v > grd_migrations_n)
+		r = -EPROTO;
+	for (size_t i = (size_t)v; r == 0 && i < grd_migrations_n; i++, n++)
+		r = apply(db, &grd_migrations[i]);
+	if (r == 0)
+		r = grd_db_exec(db, "migrate", "COMMIT");
+	if (r < 0 && db->conn && PQstatus(db->conn) == CONNECTION_OK)
+		PQclear(PQexec(db->conn, "ROLLBACK"));
+	if (r == -EEXIST || r == -EPROTO)
+		snprintf(db->error, sizeof(db->error), "the database's schema is at version %d", v);
+	return r < 0 ? r : n;
+}
+
+int grd_db_check(grd_db_t *db)
+{
+	int v, r = grd_db_version(db, &v);
+
+	if (r < 0)
+		return r;
+	snprintf(db->error, sizeof(db->error), "the database's schema is at version %d, this railmon's at %zu", v,
+	         grd_migrations_n);
+	if (v == 0)
+		return -ENOENT;
+	if ((size_t)v < grd_migrations_n)
+		return -ESTALE;
+	if ((size_t)v > grd_migrations_n)
+		return -EPROTO;
+	db->error[0] = 0;
+	return 0;
+}
+
+/* ---- retention ---- */
+
+static const char *const grd_day_tables[] = { "samples", "can_frames", "events" };
+
+int grd_db_prune(grd_db_t *db, int64_t cutoff_ns)
+{
+	/* Partitions are named <table>_pYYYYMMDD for the day they hold (UTC). */
+	time_t cut = (time_t)(cutoff_ns / 1000000000);
+	struct tm tm;
+	char day[16], sql[256];
+	PGresult *res;
+	int r = grd_db_connect(db), n = 0;
+
+	if (r < 0)
+		return r;
+	gmtime_r(&cut, &tm);
+	strftime(day, sizeof(day), "%Y%m%d", &tm);
+	for (size_t t = 0; t < sizeof(grd_day_tables) / sizeof(grd_day_tables[0]); t++) {
+		/* A day ends at or before the cutoff: its name sorts before the
+		   cutoff's day.  The child tables of the parent, from the catalog. */
+		snprintf(sql, sizeof(sql), "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+		         "WHERE i.inhparent = '%s'::regclass AND c.relname < '%s_p%s' ORDER BY 1", grd_day_tables[t],
+		         grd_day_tables[t], day);
+		res = PQexec(db->conn, sql);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			grd_db_fail(db, "prune", PQerrorMessage(db->conn));
+			PQclear(res);
+			return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+		}
+		for (int i = 0; i < PQntuples(res) && r == 0; i++) {
+			snprintf(sql, sizeof(sql), "DROP TABLE \"%s\"", PQgetvalue(res, i, 0));
+			r = grd_db_exec(db, "prune", sql);
+			n += r == 0;
+		}
+		PQclear(res);
+		if (r < 0)
+			return r;
+	}
+	/* The 1 s rollups go with the raw days; the 1 min ones are kept. */
+	snprintf(sql, sizeof(sql), "DELETE FROM rollup_1s WHERE t < '%.4s-%.2s-%.2s 00:00:00+00'", day, day + 4,
+	         day + 6);
+	r = grd_db_exec(db, "prune", sql);
+	grd_db_forget(db); /* the partitions this connection knew may be gone */
+	return r < 0 ? r : n;
+}
+
+/* ---- the retry loop ---- */
+
+static bool stopping(const grd_db_t *db)
+{
+	return db->cfg.stop && *db->cfg.stop;
+}
+
+/* Sleep ms in slices of 100 ms, so a stop is seen soon. */
+static void backoff(const grd_db_t *db, unsigned ms)
+{
+	while (ms && !stopping(db)) {
+		unsigned slice = ms < 100 ? ms : 100;
+		struct timespec ts = { 0, (long)slice * 1000000L };
+
+		nanosleep(&ts, NULL);
+		ms -= slice;
+	}
+}
+
+int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
+{
+	unsigned delay = 100;
+	rec_batch_t *b;
+	int r;
+
+	if (!db || (!payload && len) || !ret_outcome)
+		return -EINVAL;
+	if (rec_batch_decode(payload, len, &b) < 0) {
+		pthread_mutex_lock(&db->lock);
+		db->st.bad++;
+		pthread_mutex_unlock(&db->lock);
+		return -EBADMSG;
+	}
+	/* Anything that fails (the connection, the server, a partition made
+	   by another receiver at the same moment) is tried again: the Batch is
+	   acknowledged only once it is in, so waiting is what keeps it. */
+	for (;;) {
+		r = grd_db_connect(db);
+		if (r == 0)
+			r = grd_ingest(db, b, payload, len, ret_outcome);
+		if (r >= 0 || stopping(db))
+			break;
+		if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+			PQclear(PQexec(db->conn, "ROLLBACK"));
+		backoff(db, delay);
+		delay = delay * 2 > db->cfg.backoff_max_ms ? db->cfg.backoff_max_ms : delay * 2;
+	}
+	rec_batch_free(b);
+	if (r < 0)
+		return -ECANCELED;
+	pthread_mutex_lock(&db->lock);
+	db->st.batches[*ret_outcome]++;
+	db->st.down = false;
+	pthread_mutex_unlock(&db->lock);
+	return 0;
+}
+
+void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)
+{
+	pthread_mutex_lock(&db->lock);
+	*ret_stats = db->st;
+	pthread_mutex_unlock(&db->lock);
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * db.h - the ground station's PostgreSQL side (libpq): the schema and its
+ * versioned migrations (ground/migrations/NNNN-name.sql, compiled in,
+ * recorded in schema_migrations), the ingest of Batches and the retention
+ * by day.  docs/ground-schema.md describes the tables.
+ *
+ * Exactly once: a Batch is committed in one transaction keyed by
+ * (vehicle, log id, first_seq) in the `batches` ledger.  The same key with
+ * the same records (digest and count) is a duplicate and changes nothing;
+ * the same key or an overlapping range with other records is a conflict,
+ * kept whole in `conflicts`, never in the data tables.
+ *
+ * Acknowledgement after commit: grd_db_store() returns only once the
+ * Batch's transaction committed (or was found committed before), retrying
+ * through a database outage with backoff.  recv calls it from libmosquitto's
+ * message callback, and libmosquitto sends a QoS 1 PUBACK only after that
+ * callback returns: the broker keeps a Batch that is not in the database
+ * (docs/ground-schema.md, "Acknowledgement").
+ *
+ * One grd_db_t is one connection, used from one thread at a time; only
+ * grd_db_stats() may be called from another thread.  Nothing here prints.
+ */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record/batch.h"
+
+struct grd_migration {
+	int version;
+	const char *name;
+	const char *sql;
+};
+
+/* The migrations compiled in, version 1..n in order (ground/migrations). */
+extern const struct grd_migration grd_migrations[];
+extern const size_t grd_migrations_n;
+
+struct grd_db_cfg {
+	const char *url;          /* libpq connection string or postgresql:// URI */
+	const volatile sig_atomic_t *stop; /* optional: set -> grd_db_store() gives up */
+	unsigned backoff_max_ms;  /* retry delay cap through an outage; 0 = 5000 */
+};
+
+/* What grd_db_store() found. */
+enum grd_db_outcome {
+	GRD_DB_COMMITTED = 0,     /* new: its records are in the data tables */
+	GRD_DB_DUPLICATE,         /* committed before with the same records */
+	GRD_DB_CONFLICT,          /* other records under these seqs: kept in conflicts */
+	GRD_DB_OUTCOME_MAX
+};
+
+struct grd_db_stats {
+	uint64_t batches[GRD_DB_OUTCOME_MAX]; /* by outcome */
+	uint64_t samples, can_frames, events; /* rows committed */
+	uint64_t bad;             /* payloads that did not decode (nothing stored) */
+	uint64_t bad_names;       /* dictionary entries not stored: a name, unit or source
+	                             that is not UTF-8 (the Batch's records are stored) */
+	uint64_t connects;        /* connections made (the first one included) */
+	uint64_t failures;        /* attempts that failed (connect, query, commit) */
+	uint64_t partitions;      /* day partitions created */
+	bool down;                /* the last attempt failed and nothing committed since */
+	char error[256];          /* the last failure, in libpq's words */
+};
+
+typedef struct grd_db grd_db_t;
+
+/* What a railmon built without libpq says (ground/db-none.c: every grd_db
+   call is -ENOTSUP there). */
+#define GRD_DB_NOT_BUILT "this railmon was built without PostgreSQL (libpq): the ground database " \
+	"needs a build with libpq-dev (a vehicle's build needs none)"
+
+/* Copy cfg (the url) and allocate; connects at first use.  0, -EINVAL,
+   -ENOMEM. */
+int grd_db_new(const struct grd_db_cfg *cfg, grd_db_t **ret_db);
+grd_db_t *grd_db_free(grd_db_t *db);
+
+/* Connect now (once): 0, or -ECONNREFUSED with grd_db_error() set. */
+int grd_db_connect(grd_db_t *db);
+
+/* The last error in libpq's or our words ("" if none); valid until the
+   next call on db. */
+const char *grd_db_error(const grd_db_t *db);
+
+/*
+ * The schema's version: 0 for an empty database (no schema_migrations).
+ * -ECONNREFUSED, -EIO (grd_db_error()).
+ */
+int grd_db_version(grd_db_t *db, int *ret_version);
+
+/*
+ * Apply the migrations past the database's version, each in order and all
+ * in one transaction (concurrent migrators wait on a lock).  init: refuse
+ * (-EEXIST) a database that has a schema already.  Returns the number
+ * applied, -EEXIST, -EPROTO (the database is newer than this railmon),
+ * -ECONNREFUSED, -EIO (grd_db_error()).
+ */
+int grd_db_migrate(grd_db_t *db, bool init);
+
+/*
+ * Check the schema is the one this railmon writes: 0, -ENOENT (none: run
+ * `railmon db init`), -ESTALE (older: `railmon db migrate`), -EPROTO
+ * (newer than this railmon), -ECONNREFUSED, -EIO.
+ */
+int grd_db_check(grd_db_t *db);
+
+/*
+ * Commit one Batch (payload as received), retrying with backoff through
+ * connection and server failures until it is committed or found committed
+ * (*ret_outcome), or cfg.stop is set (-ECANCELED).  -EBADMSG: the payload
+ * does not decode (stats.bad).  Bounded memory: one Batch's rows at a time.
+ */
+int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome);
+
+/*
+ * Drop the day partitions of samples, can_frames and events that end at or
+ * before cutoff_ns (CLOCK_REALTIME), and the 1 s rollups of those days
+ * (the 1 min rollups are kept).  Returns the number of partitions
+ * dropped, -ECONNREFUSED, -EIO.
+ */
+int grd_db_prune(grd_db_t *db, int64_t cutoff_ns);
+
+/* A copy of the counters; any thread. */
+void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
+
+/* The digest the ledger keeps of a Batch's records (FNV-1a over each
+   record's fields, seq order): equal for the same records however the
+   Batch was encoded (live or historical). */
+uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count);
+
+/* ---- gap repair (ground/repair.c) ---- */
+
+/* A hole in a log's ledger, known for at least the grace period. */
+struct grd_hole {
+	char vehicle[64];
+	char log_id[2 * REC_LOG_ID_LEN + 1]; /* hex, "" for none */
+	uint64_t first, last;
+};
+
+/*
+ * Up to max holes whose following Batch was committed over grace_s
+ * seconds ago and that no "gone" answer explains, oldest first.  Returns
+ * how many, -ECONNREFUSED, -EIO.
+ */
+int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max);
+
+/* Record a vehicle's "gone" answer: [first, last] of log log_id is no
+   longer stored on it.  0, -EINVAL, -ECONNREFUSED, -EIO. */
+int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
+                uint64_t last);
+
+/* ---- export (ground/export.c) ---- */
+
+struct grd_export_query {
+	const char *vehicle;
+	int64_t from_ns, to_ns;   /* [from, to); INT64_MIN / INT64_MAX: open */
+	unsigned kinds;           /* bit per acq_item_kind */
+};
+
+struct acq_item;
+struct rec_names;
+/* One record, in time order, with the log id of its Batch in lower-case
+   hex ("" if the ledger has none); names and log_id_hex valid during the
+   call.  < 0 stops. */
+typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const struct rec_names *names,
+                             const char *log_id_hex);
+
+/*
+ * Every record of q->vehicle in the window (applied to the microsecond,
+ * rounded outwards: filter exactly in fn), in time order (then seq), to
+ * fn, streamed row by row.  Times are the database's, to the microsecond.  Returns the number of records
+ * (saturated at INT32_MAX), fn's negative return, -ECONNREFUSED, -EIO.
+ */
+int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn fn, void *ctx);
+
+/* The vehicle's channel dictionary (the latest name, unit, bus and source
+   of each channel: view channel_names) put into map, so export resolves
+   --channel and makes --wide's columns as from a log.  Returns how many
+   channels, -ENOMEM, -ECONNREFUSED, -EIO. */
+struct rec_channels;
+int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map);

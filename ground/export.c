@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export.c - the database as a source for `railmon export --db`: one
+ * vehicle's records in a time window, in time order, streamed row by row
+ * (libpq's single-row mode: memory stays one row whatever the window),
+ * named by the vehicle's channel dictionary, each with the log id of the
+ * Batch that brought it (the ledger's entry whose seq range and times
+ * hold it).  The window is applied
+ * here to the microsecond, rounded outwards; the caller applies it exactly.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db-private.h"
+#include "acquisition/acq-item.h"
+#include "record/channels.h"
+#include "record/format.h"
+
+static void fmt_bound(int64_t t_ns, const char *inf, char out[48])
+{
+	int64_t us, s;
+	time_t tt;
+	struct tm tm;
+
+	if (t_ns == INT64_MIN || t_ns == INT64_MAX) {
+		snprintf(out, 48, "%s", inf);
+		return;
+	}
+	us = t_ns / 1000 - (t_ns % 1000 < 0);
+	s = us / 1000000 - (us % 1000000 < 0);
+	tt = (time_t)s;
+	gmtime_r(&tt, &tm);
+	snprintf(out, 48, "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+	         tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(us - s * 1000000));
+}
+
+/* One row of the query below as an item and its names. */
+static void row_item(PGresult *res, struct acq_item *it, struct rec_names *nm)
+{
+	const char *hex = PQgetvalue(res, 0, 7);
+
+	memset(it, 0, sizeof(*it));
+	memset(nm, 0, sizeof(*nm));
+	it->kind = (uint16_t)atoi(PQgetvalue(res, 0, 0));
+	it->t_ns = strtoll(PQgetvalue(res, 0, 1), NULL, 10) * 1000;
+	it->seq = strtoull(PQgetvalue(res, 0, 2), NULL, 10);
+	if (it->kind == ACQ_ITEM_CAN) {
+		it->bus = (uint16_t)atoi(PQgetvalue(res, 0, 3));
+		it->can.id = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+		it->can.flags = (uint8_t)atoi(PQgetvalue(res, 0, 5));
+		for (size_t i = 0; hex[2 * i] && hex[2 * i + 1] && i < ACQ_CAN_DATA_MAX; i++) {
+			unsigned v;
+			sscanf(hex + 2 * i, "%2x", &v);
+			it->can.data[i] = (uint8_t)v;
+			it->can.len = (uint8_t)(i + 1);
+		}
+	} else if (it->kind == ACQ_ITEM_SAMPLE) {
+		it->bus = (uint16_t)(strtoul(PQgetvalue(res, 0, 3), NULL, 10) >> 16);
+		it->sample.channel = (uint32_t)strtoul(PQgetvalue(res, 0, 3), NULL, 10);
+		it->sample.quality = (uint32_t)atoi(PQgetvalue(res, 0, 4));
+		it->sample.value = strtod(PQgetvalue(res, 0, 6), NULL);
+		nm->channel = PQgetisnull(res, 0, 8) ? NULL : PQgetvalue(res, 0, 8);
+		nm->unit = PQgetisnull(res, 0, 9) ? NULL : PQgetvalue(res, 0, 9);
+	} else {
+		it->bus = (uint16_t)atoi(PQgetvalue(res, 0, 3));
+		it->event.code = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+		it->event.arg = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
+		it->event.detail = (uint32_t)strtoul(PQgetvalue(res, 0, 6), NULL, 10);
+	}
+}
+
+int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn fn, void *ctx)
+{
+	static const char sql[] =
+		"WITH v AS (SELECT vehicle_id FROM vehicles WHERE name = $1) "
+		"SELECT x.*, encode((SELECT b.log_id FROM batches b WHERE b.vehicle_id = (SELECT vehicle_id FROM v)"
+		"  AND x.seq >= b.first_seq AND x.seq < b.first_seq + b.count AND x.t >= b.t_first AND x.t <= b.t_last"
+		"  LIMIT 1), 'hex') FROM ("
+		" SELECT 0 AS kind, (extract(epoch FROM t) * 1000000)::bigint AS us, seq, bus::bigint, can_id, flags::bigint,"
+		"  NULL::double precision, encode(data, 'hex'), NULL::text, NULL::text, t"
+		"  FROM can_frames WHERE $4 AND vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
+		" UNION ALL"
+		" SELECT 1, (extract(epoch FROM t) * 1000000)::bigint, s.seq, s.channel, s.quality::bigint, NULL, s.value, NULL,"
+		"  n.name, n.unit, s.t FROM samples s LEFT JOIN channel_names n ON n.vehicle_id = s.vehicle_id AND "
+		"  n.channel = s.channel WHERE $5 AND s.vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
+		" UNION ALL"
+		" SELECT 2, (extract(epoch FROM t) * 1000000)::bigint, seq, source::bigint, code::bigint, arg,"
+		"  detail::double precision, NULL, NULL, NULL, t"
+		"  FROM events WHERE $6 AND vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
+		") x ORDER BY 2, 3";
+	char from[48], to[48];
+	const char *v[6] = { q->vehicle, from, to, q->kinds & (1u << ACQ_ITEM_CAN) ? "t" : "f",
+	                     q->kinds & (1u << ACQ_ITEM_SAMPLE) ? "t" : "f",
+	                     q->kinds & (1u << ACQ_ITEM_EVENT) ? "t" : "f" };
+	PGresult *res;
+	int r = grd_db_connect(db), cb = 0;
+	uint64_t n = 0;
+
+	if (r < 0)
+		return r;
+	fmt_bound(q->from_ns, "-infinity", from);
+	/* Rounded outwards to microseconds: the caller filters to the
+	   nanosecond (a bound may fall inside a microsecond). */
+	fmt_bound(q->to_ns < INT64_MAX - 1000 ? q->to_ns + 999 : INT64_MAX, "infinity", to);
+	if (!PQsendQueryParams(db->conn, sql, 6, NULL, v, NULL, NULL, 0) || !PQsetSingleRowMode(db->conn)) {
+		grd_db_fail(db, "export", PQerrorMessage(db->conn));
+		return -EIO;
+	}
+	while ((res = PQgetResult(db->conn))) {
+		ExecStatusType s = PQresultStatus(res);
+
+		if (s == PGRES_SINGLE_TUPLE && cb >= 0) {
+			struct acq_item it;
+			struct rec_names nm;
+
+			row_item(res, &it, &nm);
+			cb = fn(ctx, &it, &nm, PQgetisnull(res, 0, 11) ? "" : PQgetvalue(res, 0, 11));
+			n++;
+		} else if (s != PGRES_SINGLE_TUPLE && s != PGRES_TUPLES_OK) {
+			grd_db_fail(db, "export", PQerrorMessage(db->conn));
+			r = -EIO;
+		}
+		PQclear(res);
+	}
+	if (r < 0)
+		return r;
+	return cb < 0 ? cb : (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
+int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map)
+{
+	static const char sql[] =
+		"SELECT n.channel, n.name, n.unit, n.bus, n.source FROM channel_names n "
+		"JOIN vehicles v ON v.vehicle_id = n.vehicle_id WHERE v.name = $1 ORDER BY n.channel";
+	const char *v[1] = { vehicle };
+	PGresult *res;
+	int r = grd_db_connect(db), n;
+
+	if (r < 0)
+		return r;
+	res = PQexecParams(db->conn, sql, 1, NULL, v, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		grd_db_fail(db, "channels", PQerrorMessage(db->conn));
+		PQclear(res);
+		return -EIO;
+	}
+	n = PQntuples(res);
+	for (int i = 0; i < n && r >= 0; i++) {
+		struct rec_channel c = {
+			.id = (uint32_t)strtoul(PQgetvalue(res, i, 0), NULL, 10),
+			.name = PQgetvalue(res, i, 1),
+			.unit = PQgetvalue(res, i, 2),
+			.bus = (uint32_t)strtoul(PQgetvalue(res, i, 3), NULL, 10),
+			.source = PQgetvalue(res, i, 4),
+		};
+
+		r = rec_channels_put(map, &c);
+		r = r == -EINVAL ? 0 : r; /* a name the map cannot hold: that channel stays unnamed */
+	}
+	PQclear(res);
+	return r < 0 ? r : n;
+}

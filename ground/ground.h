@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ground.h - libground (prefix grd_), the ground station behind `railmon
+ * recv`: the per-log state recv's callbacks share (its pointer is recv's
+ * log_ctx), the records as text (ground/text.c), a railmon log per
+ * (vehicle, log id) and refused Batches kept as files (ground/logs.c).
+ * The database is ground/db.h.  Nothing here prints: what board/ should
+ * say comes to on_note.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "record/channels.h"
+#include "record/format.h"
+#include "storage/stor.h"
+#include "uplink/recv.h"
+#include "db.h"
+
+/* Why a Batch is not in a ground log (its records may still be in the
+   text output), or was refused by the receiver. */
+enum grd_why {
+	GRD_CONFLICT = 0,    /* = UPL_RECV_CONFLICT ... UPL_RECV_NO_MEMORY */
+	GRD_SEQ_JUMP,
+	GRD_TOO_MANY_VEHICLES,
+	GRD_NO_MEMORY,
+	GRD_LATE,            /* behind the ground log's end, over a hole: it only appends */
+	GRD_DIFFERS,         /* the ground log holds other records for these seqs */
+	GRD_TOO_BIG,         /* over the log's 1 MiB frame limit */
+	GRD_BAD_NAME,        /* a vehicle id that cannot be a directory name */
+	GRD_LOG_ERROR,       /* the ground log could not open or append (errno printed) */
+	GRD_WHY_MAX,
+	GRD_HAS_IT = GRD_WHY_MAX, /* not a refusal: the ground log holds these records already */
+	GRD_CONTINUED,       /* not a refusal: a new ground log after a gap of over 2^32 */
+	GRD_NOTE_MAX
+};
+
+/* What board/ may say: a refusal (why < GRD_WHY_MAX) or GRD_CONTINUED. */
+struct grd_note {
+	enum grd_why why;
+	const struct rec_batch_info *info;
+	const char *kept;         /* the file the Batch was kept in, or NULL */
+	int err;                  /* -errno behind it, or 0 */
+	const char *dir;          /* GRD_CONTINUED: the new ground log */
+	uint64_t nth;             /* how many of this reason so far, this one included */
+	bool db;                  /* recv --db: the Batch is not in the database either */
+};
+
+typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);
+
+/* One (vehicle, log id): its channel names for the text output, its
+   ground log with --log. */
+struct grd_log {
+	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
+	uint64_t names_gen;       /* the retained dictionary names has taken (text.c) */
+	char dir[PATH_MAX];
+	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
+	bool unusable;            /* bad vehicle id: every Batch is refused */
+	int64_t used_ns;
+	uint64_t stored, not_stored; /* Batches */
+};
+
+struct grd {
+	FILE *out;                /* the records as text, in fmt (with --format other than none) */
+	enum rec_format fmt;
+	struct grd_text *text;    /* text.c's: a Batch's records put in time order */
+	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
+	const char *keep_dir;     /* refused Batches go here */
+	struct grd_log **logs; /* every ground log, to close them */
+	size_t nlogs, cap;
+	uint64_t appended, had;   /* Batches stored; found stored already */
+	uint64_t refused[GRD_WHY_MAX];
+	uint64_t kept, keep_failed;
+	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
+	uint64_t db_failed;       /* Batches not committed: recv stopped during an outage */
+	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
+	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
+	void *note_ctx;
+};
+
+/* A reason in plain words, and as the short word of a kept file's name. */
+const char *grd_why_text(enum grd_why why);
+const char *grd_why_name(enum grd_why why);
+
+/* g->text for g->out and g->fmt (before grd_text_record).  0 or -ENOMEM. */
+int grd_text_new(struct grd *g);
+
+/* recv's on_record (ctx: struct grd): the records of each Batch as text
+   in g->fmt to g->out, in time order within the Batch, named by its log's
+   dictionaries (or its vehicle's retained one), with its vehicle and log. */
+int grd_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
+                    const struct acq_item *it, bool first, void **log_ctx);
+
+/* recv's on_channels (ctx: struct grd): keep the vehicle's latest
+   retained dictionary (railmon/<vehicle>/channels). */
+void grd_text_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
+
+/* Write what is still held (the end of recv: the last Batch's last
+   records may have been duplicates, so it was not written out yet).
+   0 or the first error of rec_format_item(). */
+int grd_text_drain(struct grd *g);
+
+/* Free g->text (NULL is fine) and set it NULL. */
+void grd_text_free(struct grd *g);
+
+/* The state of the Batch's log (recv's per-log pointer *log_ctx), made
+   the first time: NULL if out of memory. */
+struct grd_log *grd_log_get(struct grd *g, const struct rec_batch_info *info, void **log_ctx);
+
+/* recv's on_batch (ctx: struct grd): append the Batch to its ground
+   log; what the log cannot take is kept, counted and said. */
+int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
+                        void **log_ctx);
+
+/*
+ * recv's on_batch with a database (ctx: struct grd): commit the Batch
+ * (grd_db_store(): waits through an outage, so the receiver reads and
+ * acknowledges nothing more meanwhile), then append it to its ground log
+ * if g->dir.
+ */
+int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+
+/* recv's on_aux for railmon/+/gone (ctx: struct grd): record each range
+   the vehicle says it no longer holds (grd_db_gone()). */
+void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len);
+
+/*
+ * One pass of gap repair: the holes older than grace_s (at most
+ * GRD_REPAIR_MAX, oldest first) asked for again, on
+ * railmon/<vehicle>/resend through r.  *ret_asked: ranges asked.  0,
+ * -ENOBUFS (r's queue was full: the rest next pass), or grd_db_holes()'s
+ * error.
+ */
+#define GRD_REPAIR_MAX 512
+int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret_asked);
+
+/* recv's on_refused (ctx: struct grd): keep, count and say it; a conflict
+   goes to the database's conflicts too. */
+void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
+                          const void *payload, size_t len);
+
+/* Close (sync) every ground log and free the per-log state (not g->text:
+   grd_text_free()). */
+void grd_free(struct grd *g);
+
+/* A log id in lower-case hex, "" for none. */
+void grd_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN + 1]);

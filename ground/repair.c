@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * repair.c - gap repair, the ground's half: find the holes in the
+ * ledger that are older than a grace period, ask their vehicles for them
+ * (railmon/<vehicle>/resend), and record the vehicles' "gone" answers.
+ * The vehicle's half is uplink/forward.c (resend_source).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db-private.h"
+#include "ground.h"
+
+int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max)
+{
+	char sql[512];
+	PGresult *res;
+	int r = grd_db_connect(db), n;
+
+	if (r < 0)
+		return r;
+	snprintf(sql, sizeof(sql), "SELECT v.name, encode(g.log_id, 'hex'), g.from_seq, g.to_seq FROM gaps g "
+	         "JOIN vehicles v USING (vehicle_id) WHERE NOT g.explained AND g.received_after < now() - "
+	         "interval '%u seconds' ORDER BY g.received_after LIMIT %zu", grace_s, max);
+	res = PQexec(db->conn, sql);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		grd_db_fail(db, "holes", PQerrorMessage(db->conn));
+		PQclear(res);
+		return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+	}
+	n = PQntuples(res);
+	for (int i = 0; i < n; i++) {
+		struct grd_hole *h = &ret_holes[i];
+
+		snprintf(h->vehicle, sizeof(h->vehicle), "%s", PQgetvalue(res, i, 0));
+		snprintf(h->log_id, sizeof(h->log_id), "%s", PQgetvalue(res, i, 1));
+		h->first = strtoull(PQgetvalue(res, i, 2), NULL, 10);
+		h->last = strtoull(PQgetvalue(res, i, 3), NULL, 10);
+	}
+	PQclear(res);
+	return n;
+}
+
+int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
+                uint64_t last)
+{
+	char vid_s[16], first_s[24], last_s[24];
+	const char *v[4] = { vid_s, (const char *)log_id, first_s, last_s };
+	int lens[4] = { 0, (int)log_id_len, 0, 0 }, fmts[4] = { 0, 1, 0, 0 };
+	PGresult *res;
+	int vid, r;
+
+	if (!vehicle || !log_id || log_id_len != REC_LOG_ID_LEN || !first || last < first)
+		return -EINVAL;
+	r = grd_db_connect(db);
+	if (r == 0)
+		r = grd_db_prepare(db);
+	if (r == 0)
+		r = grd_db_vehicle_id(db, vehicle, &vid);
+	if (r < 0)
+		return r;
+	snprintf(vid_s, sizeof(vid_s), "%d", vid);
+	snprintf(first_s, sizeof(first_s), "%" PRIu64, first);
+	snprintf(last_s, sizeof(last_s), "%" PRIu64, last);
+	res = PQexecParams(db->conn, "INSERT INTO gone (vehicle_id, log_id, first_seq, last_seq) VALUES "
+	                   "($1, $2, $3, $4) ON CONFLICT DO NOTHING", 4, NULL, v, lens, fmts, 0);
+	r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -EIO;
+	if (r < 0)
+		grd_db_fail(db, "gone", PQerrorMessage(db->conn));
+	PQclear(res);
+	return r;
+}
+
+/* "<32 hex> <first> <last>" */
+static bool parse_range(const char *line, size_t n, uint8_t id[REC_LOG_ID_LEN], uint64_t *first, uint64_t *last)
+{
+	char buf[128], hex[2 * REC_LOG_ID_LEN + 1];
+	unsigned long long a, b;
+	int used = 0;
+
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	if (sscanf(buf, "%32s %llu %llu%n", hex, &a, &b, &used) != 3 || buf[used] || strlen(hex) != 32 || !a || b < a)
+		return false;
+	for (int i = 0; i < REC_LOG_ID_LEN; i++) {
+		unsigned x;
+		if (sscanf(hex + 2 * i, "%2x", &x) != 1)
+			return false;
+		id[i] = (uint8_t)x;
+	}
+	*first = a;
+	*last = b;
+	return true;
+}
+
+void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len)
+{
+	struct grd *g = ctx;
+	const char *p = payload, *end = p + len, *a = strchr(topic, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+	char vehicle[64];
+
+	if (!b || b - a - 1 <= 0 || (size_t)(b - a - 1) >= sizeof(vehicle)) {
+		g->gone_bad++;
+		return;
+	}
+	snprintf(vehicle, sizeof(vehicle), "%.*s", (int)(b - a - 1), a + 1);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		uint8_t id[REC_LOG_ID_LEN];
+		uint64_t first, last;
+
+		if (n && parse_range(p, n, id, &first, &last) && g->db &&
+		    grd_db_gone(g->db, vehicle, id, sizeof(id), first, last) == 0)
+			g->gone++;
+		else if (n)
+			g->gone_bad++;
+		p += n + 1;
+	}
+}
+
+/* One message per vehicle, up to UPL_RESEND_LINES ranges each. */
+#define GRD_RESEND_LINES 64
+
+int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret_asked)
+{
+	struct grd_hole *h = calloc(GRD_REPAIR_MAX, sizeof(*h));
+	char *msg = malloc(GRD_RESEND_LINES * 80), topic[96];
+	size_t used = 0, lines = 0;
+	uint64_t asked = 0;
+	int n, err = 0;
+
+	if (!h || !msg) {
+		free(h);
+		free(msg);
+		return -ENOMEM;
+	}
+	n = grd_db_holes(db, grace_s, h, GRD_REPAIR_MAX);
+	for (int i = 0; i < n; i++) {
+		if (!h[i].log_id[0])
+			continue; /* a sender without log ids cannot be asked by range */
+		used += (size_t)snprintf(msg + used, 80, "%s %" PRIu64 " %" PRIu64 "\n", h[i].log_id, h[i].first,
+		                         h[i].last);
+		lines++;
+		asked++;
+		/* the holes come oldest first, not by vehicle: send when it changes */
+		if (lines == GRD_RESEND_LINES || i + 1 == n || strcmp(h[i + 1].vehicle, h[i].vehicle) != 0) {
+			snprintf(topic, sizeof(topic), "railmon/%s/resend", h[i].vehicle);
+			if (upl_recv_publish(r, topic, msg, used) < 0)
+				err = -ENOBUFS;
+			used = lines = 0;
+		}
+	}
+	free(h);
+	free(msg);
+	*ret_asked = asked;
+	return n < 0 ? n : err;
+}

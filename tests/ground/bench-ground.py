@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""bench-ground.py RAILMON PB2_DIR - the ground station's figures, all in
+one run on one machine, printed as a ratio table (no timing assertions):
+
+- records/s committed into PostgreSQL through one `railmon recv --db`,
+  against `psql \\copy` of the same rows into the same table (the goal of
+  issue 15: >= 0.7x);
+- two receivers on one shared subscription against one;
+- bytes per sample in the database (the samples partitions, indexes
+  included);
+- the completeness view over a day of a 20-vehicle fleet (one Batch a
+  second per vehicle: 1,728,000 ledger rows) against a plain count of the
+  same ledger.
+
+The Batches (BATCHES of SAMPLES samples, VEHICLES vehicles) are queued at
+the broker for the receivers' persistent sessions while they are away,
+then the receivers start and the clock runs until the database holds
+every record: the receiver and the database are measured, not the
+publisher.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+RAILMON, PB2_DIR = sys.argv[1:3]
+sys.path.insert(0, PB2_DIR)
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, HERE)
+import railmon_pb2  # noqa: E402
+from railmon_test import stop_peers, wait_for  # noqa: E402
+from pg import Postgres  # noqa: E402
+from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+
+VEHICLES, BATCHES, SAMPLES = 4, 100, 1000
+T0 = (time.time_ns() // 1000) * 1000
+LOG = bytes.fromhex("b0" * 15 + "01")
+
+
+def batch(vehicle, k):
+    first = 1 + k * SAMPLES
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first, vehicle=vehicle, t0_ns=T0 + k * 10**9,
+                          log_id=LOG, config_hash=7)
+    for i in range(SAMPLES):
+        b.samples.t_delta_ns.append(1000 if i else 0)
+        b.samples.channel.append(i % 50)
+        b.samples.value.append(float(first + i) * 0.5)
+    return b.SerializeToString()
+
+
+def fresh_db(pg, name):
+    pg.psql("CREATE DATABASE %s" % name, db="postgres")
+    url = "postgresql:///%s?host=%s&user=railmon" % (name, pg.dir)
+    r = subprocess.run([RAILMON, "db", "init", "--db", url], capture_output=True, text=True)
+    check(r.returncode == 0, "db init", r.stderr)
+    return url
+
+
+def run_receivers(pg, broker, url, n, msgs, tag):
+    """n receivers in share group tag: subscribe, go away, the Batches are
+    queued for them, they come back; seconds until all is committed."""
+    args = lambda k: ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", url, "--share", tag,
+                      "--client-id", "%s-%d" % (tag, k), "--repair-after", "0"]
+    rs = [Recv(RAILMON, args(k)) for k in range(n)]
+    for r in rs:
+        r.wait_subscribed()
+    for r in rs:
+        r.terminate()
+    publish(broker.port, msgs)
+    total = VEHICLES * BATCHES * SAMPLES
+    t0 = time.monotonic()
+    rs = [Recv(RAILMON, args(k)) for k in range(n)]
+    db = url.split("/")[3].split("?")[0]
+    # polled twice a second: each poll is a psql process, which would take
+    # CPU from the receiver on a 2-core machine if it ran more often
+    wait_for("all committed", lambda: pg.psql("SELECT coalesce(sum(count), 0) FROM batches", db=db) == str(total),
+             600, 0.5)
+    dt = time.monotonic() - t0
+    for r in rs:
+        r.terminate()
+    return dt
+
+
+def copy_baseline(pg, tmp):
+    """The same rows by psql \\copy into a fresh database's samples."""
+    url = fresh_db(pg, "copybase")
+    rows = pg.rows("SELECT vehicle_id, t, seq, channel, value, quality FROM samples")
+    path = os.path.join(tmp, "rows.tsv")
+    with open(path, "w") as f:
+        for r in rows:
+            f.write("\t".join(r) + "\n")
+    os.chmod(tmp, 0o755)
+    os.chmod(path, 0o644)
+    # the same day partitions, made beforehand (the receiver makes its own)
+    for name in pg.rows("SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c "
+                        "ON c.oid = i.inhrelid WHERE i.inhparent = 'samples'::regclass"):
+        pg.psql("CREATE TABLE %s PARTITION OF samples %s" % (name[0], name[1]), db="copybase")
+    pg.psql("INSERT INTO vehicles (name) SELECT 'v' || g FROM generate_series(1, %d) g" % VEHICLES, db="copybase")
+    t0 = time.monotonic()
+    r = subprocess.run(["psql", "-X", "-q", "-h", pg.dir, "-U", "railmon", "-d", "copybase", "-c",
+                        "\\copy samples (vehicle_id, t, seq, channel, value, quality) FROM '%s'" % path],
+                       capture_output=True, text=True)
+    dt = time.monotonic() - t0
+    check(r.returncode == 0, "psql \\copy", r.stderr)
+    check(pg.psql("SELECT count(*) FROM samples", db="copybase") == str(len(rows)), "copied")
+    return dt, url
+
+
+def completeness(pg):
+    """A day of a 20-vehicle fleet in a ledger of its own database."""
+    fresh_db(pg, "fleetday")
+    pg.psql("INSERT INTO vehicles (name) SELECT 'emu' || g FROM generate_series(1, 20) g", db="fleetday")
+    # one Batch of 100 records a second per vehicle, one Batch in 1000 missing
+    pg.psql("INSERT INTO batches (vehicle_id, log_id, first_seq, count, t_first, t_last, historical, "
+            "config_hash, digest) SELECT v, '\\x01', 1 + s * 100, 100, "
+            "timestamptz '2026-12-01 00:00:00+00' + s * interval '1 second', "
+            "timestamptz '2026-12-01 00:00:00+00' + s * interval '1 second' + interval '0.99 second', "
+            "false, 0, 0 FROM generate_series(1, 20) v, generate_series(0, 86399) s WHERE s % 1000 <> 999",
+            db="fleetday", timeout=1200)
+    pg.psql("ANALYZE batches", db="fleetday", timeout=600)
+    n = pg.psql("SELECT count(*) FROM batches", db="fleetday")
+    t0 = time.monotonic()
+    pg.psql("SELECT count(*) FROM batches", db="fleetday", timeout=600)
+    base = time.monotonic() - t0
+    t0 = time.monotonic()
+    out = pg.rows("SELECT vehicle, batches, records, missing FROM completeness WHERE day = '2026-12-01'",
+                  db="fleetday", timeout=600)
+    dt = time.monotonic() - t0
+    check(len(out) == 20 and all(r[3] == str(86 * 100) for r in out), "completeness right", out[:3])
+    return int(n), base, dt
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
+    pg = Postgres()
+    broker = None
+    tmp = tempfile.mkdtemp(prefix="bench-ground-")
+    try:
+        broker = Broker()
+        msgs = [("railmon/bv%d/data" % v, batch("bv%d" % v, k)) for k in range(BATCHES) for v in range(VEHICLES)]
+        total = VEHICLES * BATCHES * SAMPLES
+        one_url = fresh_db(pg, "one")
+        t_one = run_receivers(pg, broker, one_url, 1, msgs, "one")
+        pg_db = pg.db
+        pg.db = "one"
+        size = int(pg.psql("SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits "
+                           "WHERE inhparent = 'samples'::regclass"))
+        t_copy, _ = copy_baseline(pg, tmp)
+        pg.db = pg_db
+        two_url = fresh_db(pg, "two")
+        t_two = run_receivers(pg, broker, two_url, 2, msgs, "two")
+        n, t_count, t_view = completeness(pg)
+        print("ground station benchmark: %d vehicles x %d Batches x %d samples = %d records"
+              % (VEHICLES, BATCHES, SAMPLES, total))
+        print("| what | figure | ratio |")
+        print("|---|---|---|")
+        print("| psql \\copy of the same rows (baseline) | %.0f records/s | 1.00x |" % (total / t_copy))
+        print("| one `recv --db` (MQTT, decode, ledger, COPY, commit per Batch) | %.0f records/s | %.2fx of \\copy |"
+              % (total / t_one, t_copy / t_one))
+        print("| two `recv --db`, one shared subscription | %.0f records/s | %.2fx of one |"
+              % (total / t_two, t_one / t_two))
+        print("| bytes per sample in the database (samples partitions with indexes) | %.1f B | |" % (size / total))
+        print("| plain count of a 20-vehicle day's ledger (%d Batches, baseline) | %.3f s | 1.00x |" % (n, t_count))
+        print("| completeness view over that day | %.3f s | %.1fx of the count |" % (t_view, t_view / t_count))
+    finally:
+        stop_peers(signal.SIGKILL)
+        cleanup()
+        if broker:
+            broker.stop()
+        pg.fini()
+        subprocess.run(["rm", "-rf", tmp])
+
+
+main()

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: MIT
+"""mqtt_peers.py - the ground tests' MQTT side: a real mosquitto (stopped
+by the test, dies with it), `railmon recv` in the background with its
+stderr collected, and a QoS 1 publisher (paho-mqtt)."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+from railmon_test import free_port, start_peer, stop_peer
+
+
+_DIRS = []  # every receiver's working directory, removed by cleanup()
+
+
+def cleanup():
+    """Remove what the receivers left (call after stopping every peer)."""
+    for d in _DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def check(cond, what, *context):
+    if not cond:
+        for c in context:
+            sys.stderr.write(str(c) + "\n")
+        raise AssertionError(what)
+
+
+class Broker:
+    """mosquitto on a free loopback port, without persistence (a restart
+    loses every session and queued message)."""
+
+    def __init__(self, port=None):
+        self.port = port or free_port()
+        self.dir = tempfile.mkdtemp(prefix="broker-")
+        self.conf = os.path.join(self.dir, "mosquitto.conf")
+        with open(self.conf, "w") as f:
+            f.write("listener %d 127.0.0.1\nuser root\npersistence false\nallow_anonymous true\n"
+                    "max_queued_messages 1000000\nmax_inflight_messages 0\nlog_dest stderr\n"
+                    "log_type error\nlog_type warning\nlog_type notice\nlog_type information\n" % self.port)
+        self.start()
+
+    def start(self):
+        self.proc = start_peer(["mosquitto", "-c", self.conf], stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        for line in self.proc.stderr:
+            if " running" in line:
+                break
+            check(time.monotonic() < deadline and "Error" not in line, "mosquitto did not start", line)
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+
+    def kill(self):
+        stop_peer(self.proc, signal.SIGKILL)
+
+    def stop(self):
+        self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Recv:
+    """railmon recv in the background; its stderr collected line by line."""
+
+    def __init__(self, railmon, args):
+        self.lines = []
+        # refused Batches are kept in ./railmon-refused: not in the source tree
+        self.cwd = tempfile.mkdtemp(prefix="recv-")
+        _DIRS.append(self.cwd)
+        self.subscribed = threading.Event()
+        self.proc = start_peer([railmon, "recv"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, cwd=self.cwd)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if "subscribed to" in line:
+                self.subscribed.set()
+
+    def wait_subscribed(self, timeout=20):
+        check(self.subscribed.wait(timeout), "railmon recv did not subscribe", *self.lines)
+
+    def finish(self, timeout=60):
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            stop_peer(self.proc, signal.SIGKILL)
+            self.reader.join(5)
+            check(False, "railmon recv did not exit by itself", *self.lines)
+        self.reader.join(5)
+        shutil.rmtree(self.cwd, ignore_errors=True)
+        return rc, "".join(self.lines)
+
+    def terminate(self):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.finish(30)
+
+    def kill(self):
+        stop_peer(self.proc, signal.SIGKILL)
+        shutil.rmtree(self.cwd, ignore_errors=True)
+
+
+def publish(port, msgs, client_id=None):
+    """Publish (topic, payload) pairs with QoS 1, in order, each acknowledged."""
+    c = mqtt.Client(client_id=client_id or "test-pub-%d" % os.getpid(), clean_session=True)
+    c.connect("127.0.0.1", port, 20)
+    c.loop_start()
+    try:
+        for topic, payload in msgs:
+            c.publish(topic, payload, qos=1).wait_for_publish(20)
+    finally:
+        c.disconnect()
+        c.loop_stop()

@@ -1,0 +1,372 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-ground-db.py RAILMON PB2_DIR README - the ground station on a real
+PostgreSQL 15 (started here, pg.py) and a real mosquitto, with Batches
+built by an independent encoder (protoc's railmon_pb2) and published with
+paho-mqtt:
+
+- `railmon db status|init|migrate`: an empty database is said, init applies
+  the migrations and records them, a second init is refused, migrate has
+  nothing to do; recv refuses a database without the schema, in words;
+- exactly once: every Batch published twice and out of order gives each
+  record once (samples, CAN frames, events, every column checked), the
+  ledger one row per Batch; a Batch with other records under committed
+  seqs is kept in `conflicts` (once, however often it comes) and nothing
+  of it in the data tables;
+- names: samples committed before their dictionary are stored by id and
+  named (samples_named) once a Batch carrying the dictionary arrives;
+- outage: the database stopped under a running receiver: recv says so,
+  waits, and once the server is back every Batch published meanwhile is
+  committed, none lost, none twice;
+- `db prune --older-than 90d` drops the day partitions older than that and
+  keeps the rest; the ledger and the gaps/completeness views agree;
+- the README's three example queries run and give what they say.
+
+Every server, broker and receiver started here is stopped on every exit
+path (and dies with this script).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+RAILMON, PB2_DIR, README = sys.argv[1:4]
+sys.path.insert(0, PB2_DIR)
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, HERE)
+import railmon_pb2  # noqa: E402
+from railmon_test import stop_peers, wait_for  # noqa: E402
+from pg import Postgres  # noqa: E402
+from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+
+NOW_NS = time.time_ns()
+LOG_A = bytes.fromhex("a1" * 15 + "01")
+
+
+def batch(vehicle, first_seq, n, t0=NOW_NS, salt=0, channels=False, historical=False, log_id=LOG_A):
+    """n records: a CAN frame, then samples on channels 7 and 8, then an event."""
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0, log_id=log_id,
+                          config_hash=0x1234, historical=historical)
+    b.can.t_delta_ns.append(0)
+    b.can.bus.append(1)
+    b.can.id.append(0x123)
+    b.can.flags.append(0)
+    b.can.len.append(3)
+    b.can.data = bytes([first_seq & 0xff, 2, 3])
+    for i in range(n - 2):
+        b.samples.t_delta_ns.append(1000 * (i + 1))
+        b.samples.channel.append(7 + i % 2)
+        b.samples.value.append(float(first_seq + i + salt) + 0.25)
+    b.events.t_delta_ns.append(1000 * n)
+    b.events.source.append(65535)
+    b.events.code.append(1)
+    b.events.arg.append(first_seq)
+    b.events.detail.append(9)
+    if channels:
+        for cid, name, unit in ((7, "line_voltage", "V"), (8, "speed", "km/h")):
+            b.channels.add(id=cid, name=name, unit=unit, bus=0, source="modbus:test")
+    return b.SerializeToString()
+
+
+def db(*args):
+    r = subprocess.run([RAILMON, "db"] + list(args), capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_schema(pg):
+    rc, out = db("status", "--db", pg.url)
+    check(rc == 1 and "empty, run `railmon db init`" in out, "empty database said", out)
+    # a database at version 1 is migrated to the current one
+    pg.psql("CREATE DATABASE old")
+    old = pg.url.replace("/railmon_test?", "/old?")
+    pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+            "applied_at timestamptz NOT NULL DEFAULT now())", db="old")
+    with open(os.path.join(HERE, "..", "..", "ground", "migrations", "0001-init.sql")) as f:
+        pg.psql(f.read(), db="old")
+    pg.psql("INSERT INTO schema_migrations VALUES (1, 'init')", db="old")
+    rc, out = db("status", "--db", old)
+    check(rc == 1 and "run `railmon db migrate`" in out, "old schema said", out)
+    r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", old, "--duration", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
+          r.stderr)
+    rc, out = db("migrate", "--db", old)
+    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups",
+          "migrate applies what is missing", out)
+    check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
+    r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
+    rc, out = db("init", pg.url)
+    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups" in out, "init", out)
+    check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
+          == "1 init,2 gap-repair,3 rollups", "recorded")
+    rc, out = db("init", "--db", pg.url)
+    check(rc == 1 and "already initialised" in out, "second init refused", out)
+    rc, out = db("migrate", "--db", pg.url)
+    check(rc == 0 and "nothing to do" in out and "NOTICE" not in out, "migrate: nothing to do", out)
+    rc, out = db("status", "--db", pg.url)
+    check(rc == 0 and "current" in out, "status current", out)
+    rc, out = db("prune", "--db", pg.url)
+    check(rc == 2 and "prune needs --older-than" in out, "prune without --older-than", out)
+    rc, out = db("init", "--db", "postgresql:///nosuchdb?host=%s&user=railmon" % pg.dir)
+    check(rc == 1 and "nosuchdb" in out, "unreachable database said", out)
+    print("db status/init/migrate: ok")
+
+
+def expected_rows(first_seq, n, salt=0):
+    return [(7 + i % 2, float(first_seq + i + salt) + 0.25) for i in range(n - 2)]
+
+
+def test_exactly_once(pg, broker):
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-1"])
+    r.wait_subscribed()
+    seqs = [(1 + 10 * k, 10) for k in range(20)]
+    msgs = [("railmon/emu1/data", batch("emu1", s, n)) for s, n in seqs]
+    # twice, the second time backwards: every one a duplicate
+    publish(broker.port, msgs + list(reversed(msgs)))
+    # a conflict: other values under seqs 11..20, twice
+    bad = batch("emu1", 11, 10, salt=1000)
+    publish(broker.port, [("railmon/emu1/data", bad), ("railmon/emu1/data", bad)])
+    wait_for("200 records committed", lambda: pg.psql("SELECT coalesce(sum(count), 0) FROM batches") == "200")
+    wait_for("the conflict kept", lambda: pg.psql("SELECT count(*) FROM conflicts") == "1")
+    rc, err = r.terminate()
+    check(rc == 0, "recv exit", err)
+    check(pg.psql("SELECT count(*) FROM batches") == "20", "one ledger row per Batch")
+    got = sorted((int(c), float(v)) for c, v in pg.rows("SELECT channel, value FROM samples"))
+    want = sorted(x for s, n in seqs for x in expected_rows(s, n))
+    check(got == want, "every sample once", len(got), len(want))
+    check(pg.psql("SELECT count(*), count(DISTINCT data) FROM can_frames") == "20|20", "CAN frames once")
+    check(pg.psql("SELECT encode(data, 'hex'), bus, can_id FROM can_frames WHERE data = '\\x0b0203'")
+          == "0b0203|1|291", "CAN columns")
+    check(pg.psql("SELECT count(*), sum(arg) FROM events WHERE code = 1 AND detail = 9 AND source = 65535")
+          == "20|%d" % sum(s for s, _ in seqs), "events once")
+    check(pg.psql("SELECT first_seq, count, reason FROM conflicts") ==
+          "11|10|other records under seqs committed before", "conflict row")
+    check(pg.psql("SELECT count(*) FROM samples WHERE value >= 1000") == "0", "nothing of the conflict stored")
+    # the timestamps: t0 + delta, to the microsecond
+    t = pg.psql("SELECT (extract(epoch FROM t) * 1000000)::bigint FROM events WHERE arg = 1")
+    check(int(t) == (NOW_NS + 10 * 1000) // 1000, "event time", t, NOW_NS)
+    check("20 Batches committed" in err and "duplicates" in err, "summary says the database", err)
+    # the rollups, maintained in each Batch's transaction: every Batch came
+    # twice, each sample counts once
+    vals = [v for _, v in want]
+    for table in ("rollup_1s", "rollup_1min"):
+        got = pg.psql("SELECT sum(n), min(vmin), max(vmax), sum(vsum) FROM %s r JOIN vehicles v "
+                      "USING (vehicle_id) WHERE v.name = 'emu1'" % table).split("|")
+        check(int(got[0]) == len(vals) and float(got[1]) == min(vals) and float(got[2]) == max(vals)
+              and abs(float(got[3]) - sum(vals)) < 1e-6, table + " counts each sample once", got)
+    by_channel = pg.rows("SELECT channel, sum(count), round(sum(mean * count)::numeric, 6) FROM samples_1s "
+                         "WHERE vehicle = 'emu1' GROUP BY 1 ORDER BY 1")
+    check([(int(c), int(n), float(s_)) for c, n, s_ in by_channel] ==
+          [(c, sum(1 for x, _ in want if x == c), round(sum(v for x, v in want if x == c), 6)) for c in (7, 8)],
+          "samples_1s per channel", by_channel)
+    print("exactly once (each Batch twice, out of order), conflict kept once: ok")
+
+
+def test_names(pg, broker):
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-2"])
+    r.wait_subscribed()
+    publish(broker.port, [("railmon/emu2/data", batch("emu2", 1, 6))])
+    wait_for("emu2's first Batch", lambda: pg.psql(
+        "SELECT count(*) FROM samples_named WHERE vehicle = 'emu2'") == "4")
+    check(pg.psql("SELECT count(*) FROM samples_named WHERE vehicle = 'emu2' AND channel_name IS NULL") == "4",
+          "by id before the dictionary")
+    publish(broker.port, [("railmon/emu2/data", batch("emu2", 7, 6, channels=True))])
+    wait_for("emu2's dictionary", lambda: pg.psql(
+        "SELECT count(*) FROM samples_named WHERE vehicle = 'emu2' AND channel_name IS NOT NULL") == "8")
+    check(pg.psql("SELECT DISTINCT channel_name || ' ' || unit FROM samples_named WHERE vehicle = 'emu2' "
+                  "AND channel = 8") == "speed km/h", "named")
+    r.terminate()
+    print("samples before their dictionary named when it arrives: ok")
+
+
+def test_outage(pg, broker):
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-3"])
+    r.wait_subscribed()
+    publish(broker.port, [("railmon/emu3/data", batch("emu3", 1, 5))])
+    wait_for("emu3's first Batch", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v "
+                                                    "USING (vehicle_id) WHERE v.name = 'emu3'") == "1")
+    pg.stop()
+    publish(broker.port, [("railmon/emu3/data", batch("emu3", 1 + 5 * k, 5)) for k in range(1, 30)])
+    try:
+        wait_for("the outage said", lambda: any("database:" in x and "retrying" in x for x in r.lines), 30)
+    except AssertionError:
+        sys.stderr.write("".join(r.lines))
+        raise
+    time.sleep(1.5)
+    pg.start()
+    wait_for("all 30 Batches after the outage", lambda: pg.psql(
+        "SELECT count(*), sum(count) FROM batches b JOIN vehicles v USING (vehicle_id) "
+        "WHERE v.name = 'emu3'") == "30|150", 60)
+    wait_for("back said", lambda: any("committing again" in x for x in r.lines), 10)
+    rc, err = r.terminate()
+    check(rc == 0, "recv exit", err)
+    check(pg.psql("SELECT count(*) FROM gaps g JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu3'") == "0",
+          "no gaps")
+    check(pg.psql("SELECT count(*) FROM samples s JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu3'")
+          == "90", "samples once")
+    print("database stopped and started under the receiver: nothing lost, nothing twice: ok")
+
+
+def big_batch(vehicle, first_seq, n):
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=NOW_NS, log_id=LOG_A)
+    for i in range(n):
+        b.can.t_delta_ns.append(1000)
+        b.can.bus.append(0)
+        b.can.id.append(0x100 + i % 50)
+        b.can.flags.append(2)
+        b.can.len.append(64)
+    b.can.data = bytes(range(64)) * n
+    return b.SerializeToString()
+
+
+def test_bad_input(pg, broker):
+    """Malformed and oversize Batches: counted, said, stored nowhere, and
+    the receiver goes on."""
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-6"])
+    r.wait_subscribed()
+    big = big_batch("emu6", 1, 17000)
+    check(len(big) > 1 << 20, "over 1 MiB", len(big))
+    # a dictionary name that is not UTF-8 (the database would refuse it for
+    # ever): that entry is left out, the records and the other names stored
+    bad_name = batch("emu6", 17006, 6, channels=True).replace(b"line_voltage", b"\xff\xfene_voltage")
+    publish(broker.port, [("railmon/emu6/data", b"\x08\x01garbage"), ("railmon/emu6/data", big),
+                          ("railmon/emu6/data", batch("emu6", 17001, 5)), ("railmon/emu6/data", bad_name)])
+    wait_for("emu6's good Batches", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v "
+                                                     "USING (vehicle_id) WHERE v.name = 'emu6'") == "2")
+    rc, err = r.terminate()
+    check("1 channel dictionary entries not stored: a name, unit or source that is not UTF-8" in err,
+          "the bad name said", err)
+    check(pg.psql("SELECT string_agg(c.name, ',') FROM configs c JOIN vehicles v USING (vehicle_id) "
+                  "WHERE v.name = 'emu6'") == "speed", "the good name stored")
+    check(rc == 0 and "1 malformed payloads" in err, "malformed counted", err)
+    check("emu6 log a1a1a1a1: seq 1..17000 not stored: over 1 MiB" in err, "oversize said", err)
+    check(pg.psql("SELECT count(*) FROM can_frames c JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu6'")
+          == "2", "nothing of the oversize Batch stored (one CAN frame in each good Batch)")
+    print("malformed and oversize Batches: counted, said, stored nowhere: ok")
+
+
+def test_prune_and_views(pg, broker):
+    day = 86400 * 10**9
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-4"])
+    r.wait_subscribed()
+    old = NOW_NS - 100 * day
+    # emu4: a Batch 100 days ago, a hole (seq 11..20), then today
+    publish(broker.port, [("railmon/emu4/data", batch("emu4", 1, 10, t0=old)),
+                          ("railmon/emu4/data", batch("emu4", 21, 10))])
+    wait_for("emu4", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v USING (vehicle_id) "
+                                     "WHERE v.name = 'emu4'") == "2")
+    r.terminate()
+    check(pg.psql("SELECT from_seq, to_seq, records FROM gaps g JOIN vehicles v USING (vehicle_id) "
+                  "WHERE v.name = 'emu4'") == "11|20|10", "the gap")
+    check(pg.psql("SELECT batches, records, missing FROM completeness WHERE vehicle = 'emu4' "
+                  "ORDER BY day DESC LIMIT 1") == "1|10|10", "completeness today")
+    before = int(pg.psql("SELECT count(*) FROM samples"))
+    rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
+    check(rc == 0 and "dropped 3 day partitions" in out, "prune drops the old day", out)
+    check(int(pg.psql("SELECT count(*) FROM samples")) == before - 8, "only the old day's samples gone")
+    check(pg.psql("SELECT count(*) FROM samples WHERE t < now() - interval '90 days'") == "0", "old gone")
+    check(pg.psql("SELECT count(*) FROM rollup_1s WHERE t < now() - interval '90 days'") == "0", "old 1 s gone")
+    check(pg.psql("SELECT sum(n) FROM rollup_1min WHERE t < now() - interval '90 days'") == "8", "1 min kept")
+    rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
+    check(rc == 0 and "dropped 0 day partitions" in out, "prune again: nothing", out)
+    print("prune --older-than 90d drops whole days; gaps and completeness views: ok")
+
+
+def export(args):
+    r = subprocess.run([RAILMON, "export"] + args, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "export " + " ".join(args), r.stderr)
+    return r.stdout
+
+
+def test_export(pg, broker, tmp):
+    """The database as a source: export --db gives the lines export of a
+    ground log of the same Batches gives, with the same filters and
+    formats (influx, --wide, --raster and the ASC trace too), each record
+    with its Batch's log id; in time order."""
+    logdir = os.path.join(tmp, "ground")
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--log", logdir,
+                       "--client-id", "ground-5"])
+    r.wait_subscribed()
+    t0 = (NOW_NS // 1000) * 1000  # the database keeps microseconds
+    publish(broker.port, [("railmon/emu5/data", batch("emu5", 1 + 8 * k, 8, t0=t0 + k * 10**7,
+                                                       channels=(k == 3))) for k in range(6)])
+    wait_for("emu5", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v USING (vehicle_id) "
+                                     "WHERE v.name = 'emu5'") == "6")
+    r.terminate()
+    data = os.path.join(logdir, "emu5")
+    tf = "%.6f" % ((t0 + 2 * 10**7) / 1e9)
+    tt = "%.6f" % ((t0 + 5 * 10**7) / 1e9)
+    cases = [["--format", "jsonl"], ["--format", "csv"], ["--format", "candump"],
+             ["--format", "csv", "--kind", "sample", "--channel", "speed"],
+             ["--format", "jsonl", "--kind", "event", "--kind", "can", "--from", tf, "--to", tt],
+             ["--format", "influx"], ["--format", "csv", "--wide"],
+             ["--format", "csv", "--wide", "--raster", "10ms", "--channel", "speed"],
+             ["--format", "asc"]]
+    for args in cases:
+        a = export(args + ["--data", data])
+        b = export(args + ["--db", pg.url, "--vehicle", "emu5"])
+        la, lb = a.splitlines(), b.splitlines()
+        head = 1 if args[1] == "csv" else 0
+        check(la[:head] == lb[:head] and sorted(la[head:]) == sorted(lb[head:]) and len(la) > 2,
+              "export --db " + " ".join(args) + " as from the log", a, b)
+        if args[1] == "jsonl":
+            times = [json.loads(x)["time_ns"] for x in lb]
+            check(times == sorted(times), "export --db in time order", b)
+    r2 = subprocess.run([RAILMON, "export", "--db", pg.url], capture_output=True, text=True)
+    check(r2.returncode == 2 and "--db needs --vehicle" in r2.stderr, "--vehicle required", r2.stderr)
+    print("export --db: the same lines as export of the ground log, in every format and filter: ok")
+
+
+def test_readme_queries(pg):
+    text = open(README).read()
+    sec = text[text.index("## Ground station on PostgreSQL"):]
+    queries = re.findall(r"```sql\n(.*?)```", sec, re.S)
+    check(len(queries) == 3, "three example queries in the README", len(queries))
+    results = [pg.rows(q) for q in queries]
+    check(any(row[0] == "emu1" for row in results[0]), "latest values per vehicle", results[0])
+    check(any(row[0] == "emu4" and row[4] == "10" for row in results[1]), "completeness shows emu4's gap",
+          results[1])
+    check(len(results[2]) > 0, "the time window query returns rows", results[2])
+    print("README's three queries: ok")
+
+
+def main():
+    # meson's timeout is a SIGTERM: run the finally below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
+    pg = Postgres()
+    broker = None
+    tmp = tempfile.mkdtemp(prefix="ground-db-")
+    try:
+        test_schema(pg)
+        broker = Broker()
+        test_exactly_once(pg, broker)
+        test_names(pg, broker)
+        test_outage(pg, broker)
+        test_bad_input(pg, broker)
+        test_prune_and_views(pg, broker)
+        test_export(pg, broker, tmp)
+        test_readme_queries(pg)
+    finally:
+        stop_peers(signal.SIGKILL)
+        cleanup()
+        if broker:
+            broker.stop()
+        pg.fini()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()
