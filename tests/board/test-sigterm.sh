@@ -62,17 +62,24 @@ acquired = list(map(int, open(sys.argv[2]).read().split()))
 trace = [l.split()[2] for l in open(sys.argv[3]) if l.strip()]
 seqs = [r["seq"] for r in recs]
 assert seqs == list(range(1, len(recs) + 1)), "sequence numbers not contiguous"
-# split the log into runs at START events, in time order (inside a Batch the
-# records are numbered by kind: frames, samples, then events)
-runs, cur = [], None
-for r in sorted(recs, key=lambda r: (r["time_ns"], r["seq"])):
+# split the log into runs in seq order, after each STOP event: a run's
+# last Batch ends with its STOP (inside a Batch the records are numbered by
+# kind: frames, samples, then events), and the next run's frames come
+# after it.  (Not by time: a paced trace's frames carry the time they were
+# due, which can be before the START event of their run.)
+runs, cur = [], {"frames": [], "stop": False, "start": False}
+for r in recs:
     if r["kind"] == "event" and r["event"] == "START":
-        cur = {"frames": [], "stop": False}
-        runs.append(cur)
+        cur["start"] = True
     elif r["kind"] == "event" and r["event"] == "STOP":
         cur["stop"] = True
+        runs.append(cur)
+        cur = {"frames": [], "stop": False, "start": False}
     elif r["kind"] == "can":
         cur["frames"].append(f'{r["can_id"]}#{r["data"]}')  # can_id as candump writes it
+if cur["start"] or cur["frames"]:
+    runs.append(cur)
+assert all(run["start"] for run in runs), "a run without its START event"
 assert len(runs) == len(acquired), (len(runs), len(acquired))
 for k, (run, n) in enumerate(zip(runs, acquired)):
     assert run["stop"], f"run {k} has no STOP event"
