@@ -54,8 +54,10 @@ run() { # name, meson setup args..., --, meson test args...
 }
 
 run normal --werror -- --no-suite fuzz
-# no 'memory': resident memory under ASan is its shadow's, not railmon's
-run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz --no-suite workload \
+# no 'memory': resident memory under ASan is its shadow's, not railmon's.
+# UBSan must stop at its first finding here too, or the test would pass.
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz --no-suite workload \
 	--no-suite memory
 run tsan --werror -Db_sanitize=thread -- --suite acquisition --suite tsan
 CC=clang run fuzz --werror -Dfuzzing=true -- --suite fuzz
