@@ -157,8 +157,9 @@ static int query(web_server_t *srv, struct web_reply *r, const char *missing_par
 	if (!conn)
 		return web_reply_error(r, 503, NULL, "database: %s", err);
 	res = PQexecParams(conn, sql, n, NULL, vals, NULL, NULL, 0);
-	ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
-	if (ok && PQgetisnull(res, 0, 0)) {
+	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+	/* no row or NULL: what it asked for is not there */
+	if (ok && (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))) {
 		web_reply_error(r, 404, missing_param, "%s", missing);
 	} else if (ok) {
 		free(r->body);

@@ -266,6 +266,7 @@ async function pageChart(q) {
     };
     if (plot) plot.destroy();
     plot = new uPlot(opts, data, $('#chart'));
+    window.railmon.plot = plot;
     plot.over.addEventListener('wheel', e => {
       e.preventDefault();
       const x = plot.posToVal(e.offsetX, 'x'), k = e.deltaY > 0 ? 1.5 : 1 / 1.5;
