@@ -22,40 +22,6 @@
 #define WEB_RAW_SPAN_MAX 86400.0 /* raw rows (source=raw) for at most a day */
 #define WEB_LIMIT_MAX 5000       /* events or frames in one answer */
 
-int web_parse_time(const char *s, double *ret_t)
-{
-	struct tm tm = { 0 };
-	const char *p;
-	char *end;
-	double t, frac = 0;
-
-	if (!s || !*s)
-		return -EINVAL;
-	t = strtod(s, &end);
-	if (end != s && !*end && strspn(s, "0123456789.") == strlen(s)) {
-		if (!isfinite(t))
-			return -EINVAL;
-	} else {
-		p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-		if (!p)
-			return -EINVAL;
-		if (*p == '.') {
-			frac = strtod(p, &end);
-			p = end;
-		}
-		if (*p == 'Z')
-			p++;
-		if (*p)
-			return -EINVAL;
-		t = (double)timegm(&tm) + frac;
-	}
-	/* 2000 .. 2100: anything else is a mistake, not a train's data */
-	if (t < 946684800.0 || t > 4102444800.0)
-		return -EINVAL;
-	*ret_t = t;
-	return 0;
-}
-
 struct args {
 	const char *const *allowed;
 	const char *unknown;

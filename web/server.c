@@ -22,50 +22,6 @@
    elsewhere (depots are often offline, and nothing should leak out). */
 #define WEB_CSP "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-int web_json_string(const char *s, char *buf, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0;
-
-	if (len < 3)
-		return -ENOSPC;
-	buf[o++] = '"';
-	while (*p) {
-		char esc[8];
-		size_t n, take = 1;
-
-		if (*p == '"' || *p == '\\')
-			n = (size_t)snprintf(esc, sizeof(esc), "\\%c", *p);
-		else if (*p < 0x20)
-			n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", *p);
-		else if (*p < 0x80)
-			n = (size_t)snprintf(esc, sizeof(esc), "%c", *p);
-		else if ((take = utf8_len(p)))
-			n = (size_t)snprintf(esc, sizeof(esc), "%.*s", (int)take, (const char *)p);
-		else /* not UTF-8 (a client's raw bytes): JSON must be */
-			n = (size_t)snprintf(esc, sizeof(esc), "\\ufffd"), take = 1;
-		if (o + n + 2 > len)
-			return -ENOSPC;
-		memcpy(buf + o, esc, n);
-		o += n;
-		p += take;
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-	return (int)o;
-}
-
 int web_reply_error(struct web_reply *r, unsigned status, const char *param, const char *fmt, ...)
 {
 	char why[512], qwhy[1100], qparam[300];

@@ -250,6 +250,14 @@ def test_token(pg):
     r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--listen", "0.0.0.0:0"], capture_output=True, text=True,
                        timeout=30)
     check(r.returncode == 2 and "a token is required" in r.stderr, "non-loopback without a token refused", r.stderr)
+    r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--listen", "8080"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "expected HOST:PORT" in r.stderr, "a malformed --listen said", r.stderr)
+    r = subprocess.run([RAILMON, "serve", "--db", "postgresql:///nosuchdb?host=%s&user=railmon" % pg.dir],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and "nosuchdb" in r.stderr, "an unreachable database said at the start", r.stderr)
+    local = Serve(pg.url, "--listen", "localhost:0")
+    check(local.ok("/api/vehicles"), "localhost needs no token")
+    local.stop()
     d = tempfile.mkdtemp(prefix="token-")
     path = os.path.join(d, "token")
     with open(path, "w") as f:
