@@ -87,6 +87,23 @@ async function chart(page) {
     return [...u.ctx.getImageData(x, y, 1, 1).data];
   }, c.event_t);
   check(st.events === 1 && Math.abs(px[0] - 231) < 30 && Math.abs(px[1] - 111) < 30, 'the event marker is drawn', px, st.events);
+  // the cursor reads the exact values: hovering by the spike, the legend
+  // shows the min and max of the column under the cursor (at 1080 columns
+  // on 1005 pixels that is the spike's column or its neighbour)
+  const spikeX = await page.evaluate(() => {
+    const u = window.railmon.plot, i = u.data[1].indexOf(1000);
+    return u.valToPos(u.data[0][i], 'x');
+  });
+  const over = await (await page.$('.u-over')).boundingBox();
+  await page.mouse.move(over.x + spikeX - 20, over.y + over.height / 2);
+  await page.mouse.move(over.x + spikeX, over.y + over.height / 2, { steps: 4 });
+  const cur = await page.waitForFunction(() => {
+    const u = window.railmon.plot, i = u.cursor.idx;
+    const legend = [...document.querySelectorAll('.u-legend .u-series')].map(e => e.textContent);
+    const want = `speed max${+u.data[1][i].toFixed(6)}`;
+    return Math.abs(i - u.data[1].indexOf(1000)) <= 1 && legend.includes(want) && { i, legend };
+  }, { timeout: 5000 }).then(h => h.jsonValue()).catch(() => null);
+  check(cur, 'the cursor reads the values of the column under it', cur);
   await page.screenshot({ path: path.join(outDir, 'chart.png') });
   // zoom: drag across a tenth of the plot
   const box = await (await page.$('.u-over')).boundingBox();

@@ -241,7 +241,7 @@ async function pageChart(q) {
 
   function draw(series, px) {
     /* one x array for all: min and max of each channel per pixel column */
-    const data = uPlot.join(series.map(s => [s.t, s.min, s.max]));
+    const data = uPlot.join(series.map(s => [s.t, s.max, s.min]));
     const sers = [{ value: (u, v) => v == null ? '' : fmtTime(v) }], bands = [], scales = { x: { time: true } }, axes = [{}];
     series.forEach((s, i) => {
       const scale = st.axes === 'separate' ? 'y' + i : 'y', color = COLORS[i % COLORS.length];
