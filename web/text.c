@@ -14,12 +14,33 @@
 
 #include "web/web-private.h"
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0. */
+/* Length of the valid UTF-8 sequence at s (1-4), or 0: RFC 3629's table,
+   so no overlong form, no surrogate and nothing past U+10FFFF gets through
+   (found by fuzz-web-text: 0xf5-0xff once passed as 3-byte leads). */
 static size_t utf8_len(const unsigned char *s)
 {
-	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
 
-	for (size_t i = 1; i < n; i++)
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return n;
