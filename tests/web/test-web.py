@@ -255,9 +255,13 @@ def test_token(pg):
     r = subprocess.run([RAILMON, "serve", "--db", "postgresql:///nosuchdb?host=%s&user=railmon" % pg.dir],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 1 and "nosuchdb" in r.stderr, "an unreachable database said at the start", r.stderr)
-    local = Serve(pg.url, "--listen", "localhost:0")
-    check(local.ok("/api/vehicles"), "localhost needs no token")
-    local.stop()
+    local = Serve(pg.url, "--listen", "localhost:0", "--budget", "0.001")
+    # a query over its time budget (1 ms here: 24,000 raw rows) is a 503 that says so
+    now = time.time()
+    st, body, _ = local.get("/api/series?vehicle=emu1&channel=speed&from=%.0f&to=%.0f&source=raw" % (now - 7200, now))
+    check(st == 503 and "time budget" in body["error"], "the time budget", st, body)
+    err = local.stop()
+    check("1 failed (5xx)" in err, "the failure counted and said", err)
     d = tempfile.mkdtemp(prefix="token-")
     path = os.path.join(d, "token")
     with open(path, "w") as f:
