@@ -121,6 +121,15 @@ async function chart(page) {
   check(two.points.length === 2 && two.scales.includes('y0') && two.scales.includes('y1') && two.events === 1,
         'two channels on their own axes, the event listed', two);
   await page.screenshot({ path: path.join(outDir, 'chart-two.png') });
+  // search by qualified name, and pick what it finds: a third series
+  const n = await page.evaluate(() => window.railmon.updates);
+  await page.type('#search', 'torq');
+  await page.waitForFunction(() => [...document.querySelectorAll('#results label')].length === 1 &&
+    document.querySelector('#results label').textContent.includes('emu1/Motor.Torque'), { timeout: 10000 });
+  await page.click('#results input');
+  await page.waitForFunction(k => window.railmon.updates > k && window.railmon.chart.points.length === 3, { timeout: 10000 }, n);
+  const three = await page.$$eval('.u-legend .u-series', els => els.map(e => e.textContent));
+  check(three.some(t => t.startsWith('Motor.Torque max')), 'search by qualified name found Motor.Torque and drew it as a third channel', three);
   return { chart: st, zoom };
 }
 
