@@ -69,7 +69,7 @@ async function vehicle(page) {
   await page.waitForFunction(() => document.body.dataset.live === 'on', { timeout: 10000 });
   const before = await page.evaluate(() => window.railmon.updates);
   const t0 = Date.now();
-  console.log('PUBLISH');
+  console.log('PUBLISH ' + want.live_value);
   await nextLine();
   await page.waitForFunction((b, v) => window.railmon.updates > b &&
     parseFloat(document.querySelector('tr[data-channel="speed"] .value').textContent) === v, { timeout: 10000 }, before, want.live_value);
@@ -130,6 +130,16 @@ async function chart(page) {
   await page.waitForFunction(k => window.railmon.updates > k && window.railmon.chart.points.length === 3, { timeout: 10000 }, n);
   const three = await page.$$eval('.u-legend .u-series', els => els.map(e => e.textContent));
   check(three.some(t => t.startsWith('Motor.Torque max')), 'search by qualified name found Motor.Torque and drew it as a third channel', three);
+  // a chart whose range ends now follows new Batches: a Batch with speed
+  // 2222 commits, and the chart redraws with it, without a reload
+  await open(page, `#/chart?vehicle=emu1&ch=speed&from=${Date.now() / 1000 - 600}`, 'chart');
+  const k = await page.evaluate(() => window.railmon.updates);
+  console.log('PUBLISH 2222');
+  await nextLine();
+  await page.waitForFunction(b => window.railmon.updates > b && window.railmon.chart.max[0] === 2222, { timeout: 10000 }, k)
+    .catch(() => {});
+  const live = await page.evaluate(() => window.railmon.chart);
+  check(live.max[0] === 2222, 'the live chart drew the new Batch', live.max);
   return { chart: st, zoom };
 }
 

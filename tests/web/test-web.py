@@ -311,8 +311,9 @@ def test_browser(pg, srv, broker, next_seq, vehicles):
     try:
         for line in p.stdout:
             sys.stdout.write("browser: " + line)
-            if line.startswith("PUBLISH"):
-                publish(broker.port, [fleet.live_batch(next_seq, 55.5)])
+            if line.startswith("PUBLISH "):
+                publish(broker.port, [fleet.live_batch(next_seq, float(line.split()[1]))])
+                next_seq += 1
                 p.stdin.write("published\n")
                 p.stdin.flush()
             elif line.startswith("RESULT "):
