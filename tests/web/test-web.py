@@ -340,7 +340,9 @@ def main():
     try:
         broker = Broker()
         recv, next_seq = fill(pg, broker)
-        srv = Serve(pg.url, "--offline-after", "60", "--stale-after", "300")
+        # serve as a role that may only read (README's recipe): it needs no more
+        pg.psql("CREATE ROLE dashboard LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO dashboard")
+        srv = Serve(pg.url.replace("user=railmon", "user=dashboard"), "--offline-after", "60", "--stale-after", "300")
         vehicles = test_vehicles(pg, srv)
         test_channels(pg, srv)
         test_series(pg, srv)
