@@ -18,6 +18,7 @@ int board_cmd_replay(int argc, char **argv);
 int board_cmd_stat(int argc, char **argv);
 int board_cmd_recv(int argc, char **argv);
 int board_cmd_db(int argc, char **argv);
+int board_cmd_serve(int argc, char **argv);
 int board_cmd_watch(int argc, char **argv);
 int board_cmd_decode(int argc, char **argv);
 int board_cmd_channels(int argc, char **argv);

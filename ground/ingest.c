@@ -40,6 +40,8 @@ static const struct {
 	             "($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (vehicle_id, config_hash, channel) DO UPDATE SET "
 	             "name = excluded.name, unit = excluded.unit, bus = excluded.bus, source = excluded.source, "
 	             "updated_at = now()", 7 },
+	/* railmon serve's live pages LISTEN here: delivered at the COMMIT */
+	{ "notify", "SELECT pg_notify('railmon_batch', $1)", 1 },
 };
 
 void grd_db_forget(grd_db_t *db)
@@ -473,6 +475,18 @@ static int insert_ledger(grd_db_t *db, const struct batch_key *k, const struct r
 	return mine ? 0 : -EAGAIN;
 }
 
+/* Tell railmon serve's live pages (LISTEN railmon_batch) which vehicle
+   has news; PostgreSQL sends it when this transaction commits, never for
+   one that rolls back. */
+static int notify(grd_db_t *db, const char *vehicle)
+{
+	const char *v[1] = { vehicle };
+	PGresult *res = run(db, "notify", 1, v, NULL, PGRES_TUPLES_OK);
+
+	PQclear(res);
+	return res ? 0 : -EIO;
+}
+
 static int fill(grd_db_t *db, const struct batch_key *k, int vid, const struct rec_batch_info *info,
                 const rec_batch_t *b)
 {
@@ -489,6 +503,8 @@ static int fill(grd_db_t *db, const struct batch_key *k, int vid, const struct r
 		r = grd_rollup(db, vid, b, info->count);
 	if (r == 0)
 		r = store_dictionary(db, k, b, info->nchannels);
+	if (r == 0)
+		r = notify(db, info->vehicle);
 	if (r == 0)
 		r = grd_db_exec(db, "commit", "COMMIT");
 	if (r == 0) {
