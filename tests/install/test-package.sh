@@ -55,11 +55,11 @@ build() { # ARCH ('' native) DPKG-BUILDPACKAGE-ARGS...
 	git -C "$SRC" ls-files -co --exclude-standard | tar -C "$SRC" -cf - -T - | tar -xf - -C "$dir/src"
 	(cd "$dir/src" && dpkg-buildpackage -us -uc -b "$@") >"$dir/build.log" 2>&1 ||
 		{ tail -40 "$dir/build.log"; fail "dpkg-buildpackage ${arch:+-a $arch} (log: $dir/build.log)"; }
-	lintian --fail-on error,warning "$dir"/railmon_*.changes >"$dir/lintian.log" 2>&1 ||
+	lintian --pedantic --fail-on error,warning "$dir"/railmon_*.changes >"$dir/lintian.log" 2>&1 ||
 		{ cat "$dir/lintian.log"; fail "lintian ${arch:-native}"; }
 	# the packages and logs stay in OUT, not the copy and its build tree
 	rm -rf "$dir/src"
-	echo "package ${arch:-native}: $(cd "$dir" && ls railmon_*.deb) built in $((SECONDS - t0)) s, lintian: $(grep -c '^[EW]:' "$dir/lintian.log" || true) errors and warnings"
+	echo "package ${arch:-native}: $(cd "$dir" && ls railmon_*.deb) built in $((SECONDS - t0)) s, lintian --pedantic: $(grep -c '^[EW]:' "$dir/lintian.log" || true) errors and warnings, $(grep -c '^[IP]:' "$dir/lintian.log" || true) info and pedantic tags"
 }
 
 build ""
