@@ -32,6 +32,7 @@
 #include "livetable.h"
 #include "statserver.h"
 #include "basic/clock.h"
+#include "railmon-config.h"
 
 /* ------------------------------------------------------ the simulated train */
 
@@ -271,6 +272,46 @@ static void demo_view_free(struct demo_view *dv)
 	dv->rows = NULL;
 }
 
+/* ------------------------------------------------------- the demo board */
+
+/* Whether this binary is one of the build tree it was built in (the Quick
+   start's build-demo/, the tests'): then its data is that source tree's. */
+static bool demo_in_build_tree(void)
+{
+	char exe[PATH_MAX], build[PATH_MAX];
+	size_t n;
+
+	if (!realpath("/proc/self/exe", exe) || !realpath(RAILMON_BUILD_DIR, build))
+		return false;
+	n = strlen(build);
+	return !strncmp(exe, build, n) && exe[n] == '/';
+}
+
+int board_demo_board_path(char *buf, size_t len, const char **ret_why)
+{
+	const char *env = getenv("RAILMON_PKGDATADIR"), *why;
+	int n;
+
+	/* An installed binary never looks for a source tree (the machine that
+	   built the package may still have one, at a path that means nothing
+	   here); a build tree's binary never for installed data (an older
+	   install would hide the board being worked on). */
+	if (env && env[0]) {
+		n = snprintf(buf, len, "%s/demo.ini", env);
+		why = "RAILMON_PKGDATADIR";
+	} else if (demo_in_build_tree()) {
+		n = snprintf(buf, len, "%s/board/demo.ini", RAILMON_SOURCE_DIR);
+		why = "the source tree of this build";
+	} else {
+		n = snprintf(buf, len, "%s/demo.ini", RAILMON_PKGDATADIR);
+		why = "the installed data";
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	*ret_why = why;
+	return 0;
+}
+
 /* ----------------------------------------------------------------- run */
 
 static int demo_config(const struct demo_opts *o, uint16_t port, struct conf_board **ret_cfg)
@@ -395,8 +436,35 @@ static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct
 	return 0;
 }
 
-int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
+/* The demo board the options name, else the one board_demo_board_path()
+   finds; one that is not there is said with where it was looked for. */
+static int demo_board(const struct demo_opts *o, char *buf, size_t len)
 {
+	const char *why;
+	int r;
+
+	if (o->board) {
+		snprintf(buf, len, "%s", o->board);
+		return 0;
+	}
+	r = board_demo_board_path(buf, len, &why);
+	if (r < 0) {
+		fprintf(stderr, "railmon demo: the demo board's path is too long (RAILMON_PKGDATADIR)\n");
+		return r;
+	}
+	if (access(buf, R_OK) < 0) {
+		r = -errno;
+		fprintf(stderr, "railmon demo: no demo board %s (%s): %s; give one with --board FILE\n", buf, why,
+		        strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
+{
+	struct demo_opts with_board = *opts, *o = &with_board;
+	char board[PATH_MAX];
 	struct demo_server *srv = NULL;
 	struct conf_board *cfg = NULL;
 	struct board_daemon *d = NULL;
@@ -405,6 +473,10 @@ int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
 	int64_t t0, next_draw = 0;
 	int r;
 
+	r = demo_board(opts, board, sizeof(board));
+	if (r < 0)
+		return r;
+	o->board = board;
 	r = board_demo_server_start(&srv, NULL);
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: cannot start the simulated Modbus devices: %s\n", strerror(-r));

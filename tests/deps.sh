@@ -59,6 +59,12 @@ done
 # the armhf stage runs with UBSan: its runtime where the target's loader looks
 # (crossbuild-essential puts one only under /usr/arm-linux-gnueabihf)
 PKGS+=(libubsan1:armhf)
+# The package and what `meson install` installs (tests/install/, run-all.sh's
+# stage 'package'): help2man makes the man pages from the help texts, man-db
+# renders them for the check, bash-completion runs the completion under
+# test; debhelper (dh with its meson build system), fakeroot and lintian
+# build and check the .deb; dpkg-dev is dpkg-buildpackage.
+PKGS+=(help2man man-db bash-completion debhelper fakeroot lintian dpkg-dev)
 if [ "${1:-}" = --build ]; then
 	PKGS=("${BUILD[@]}") # the demo builds for this machine only
 else
