@@ -139,8 +139,8 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 		return r;
 	/* Triggers and required channels watch the vehicle, not a replay. */
 	if (!daemon_is_replay(d->cfg, d->replay_log))
-		rw = pl_watch_new(&(struct pl_watch_cfg){ .board = d->cfg, .channels = d->ch, .log_dir = d->data_dir,
-		                                          .start_ns = basic_realtime_ns() }, &d->watch, err, errlen);
+		rw = pl_watch_new(&(struct pl_watch_cfg){ .board = d->cfg, .channels = d->ch, .log_dir = d->data_dir },
+		                  &d->watch, err, errlen);
 	if (rw < 0) {
 		explicit_bzero(secret, sizeof(secret));
 		return rw;

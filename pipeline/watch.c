@@ -57,6 +57,7 @@ struct pl_watch {
 	uint32_t code_trig[EVENT_CODES];
 	struct fired fired[FIRED_MAX];
 	size_t nfired;
+	bool started;         /* the requirements' clocks run */
 	struct pl_watch_stats st;
 };
 
@@ -149,6 +150,7 @@ static int setup_required(pl_watch_t *w, const struct pl_watch_cfg *cfg, uint32_
 		return -EINVAL;
 	}
 	w->reqs[k] = (struct req){ .within_ms = c->within_ms, .channel = list[i].id, .last_ns = cfg->start_ns };
+	w->started = cfg->start_ns != 0;
 	w->chan_req[i] = k;
 	return 0;
 }
@@ -333,6 +335,13 @@ size_t pl_watch_tick(pl_watch_t *w, int64_t now_ns, struct acq_item *out, size_t
 
 	if (!w || !out)
 		return 0;
+	if (!w->started) {
+		/* start_ns 0: the clocks start with the first tick, when the
+		   buses are open (not while the daemon was still setting up) */
+		for (size_t i = 0; i < w->nreqs; i++)
+			w->reqs[i].last_ns = now_ns;
+		w->started = true;
+	}
 	for (k = 0; k < w->nfired && n < max; k++)
 		out[n++] = make_hold(w, &w->fired[k], now_ns);
 	memmove(w->fired, w->fired + k, (w->nfired - k) * sizeof(w->fired[0]));

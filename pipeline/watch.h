@@ -26,7 +26,8 @@ struct pl_watch_cfg {
 	const pl_channels_t *channels;  /* names and value tables; outlives the watch */
 	const char *log_dir;            /* holds are made here (copied) */
 	int64_t start_ns;               /* wall time the run starts: a required channel
-	                                   never seen is stale within_ms after it */
+	                                   never seen is stale within_ms after it;
+	                                   0: the first pl_watch_tick() */
 };
 
 typedef struct pl_watch pl_watch_t;
