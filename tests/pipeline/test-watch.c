@@ -293,8 +293,32 @@ static void through_sink(void)
 	rig_close(&g);
 }
 
+/* Health fields 25-26 (the log's window) survive the Batch codec. */
+static void health_window(void)
+{
+	struct rec_batch_meta meta = { .vehicle = "W-1" };
+	struct rec_health h = { .name = "log", .kind = "log", .bus = ACQ_SOURCE_DAEMON, .window_alarm = 2,
+	                        .window_s = 48 * 3600 + 17 };
+	struct acq_item ev = event(ACQ_EV_RETENTION_WINDOW, T0);
+	struct rec_health got;
+	struct rec_batch_info info;
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	const uint8_t *buf;
+	size_t len;
+
+	CHECK(rec_encoder_new(&meta, 16, &enc) == 0);
+	CHECK(rec_encoder_add(enc, &ev) == 0 && rec_encoder_add_health(enc, &h) == 0);
+	CHECK(rec_encoder_finish(enc, 1, &buf, &len) == 1);
+	CHECK(rec_batch_decode(buf, len, &b) == 0 && rec_batch_info(b, &info) == 0 && info.nhealth == 1);
+	CHECK(rec_batch_health(b, 0, &got) == 0 && got.window_alarm == 2 && got.window_s == 48 * 3600 + 17);
+	rec_batch_free(b);
+	rec_encoder_free(enc);
+}
+
 int main(int argc, char **argv)
 {
+	health_window();
 	CHECK(argc == 2);
 	CHECK(realpath(argv[1], root));
 	triggers();
