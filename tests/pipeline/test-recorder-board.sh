@@ -15,10 +15,11 @@ fail() { echo "FAIL: $*"; for f in "$T"/*.out "$T"/*.err; do [ -s "$f" ] && { ec
 
 cp "$SRC/board/vehicles/loco-recorder.ini" "$SRC/board/vehicles/loco-recorder.dbc" "$T/"
 "$RAILMON" keygen --out "$T/loco.key" > /dev/null 2> "$T/keygen.err" || fail keygen
-sed -i "s|^key = .*|key = $T/loco.key|" "$T/loco-recorder.ini"
+sed -i "s|^; key = .*|key = $T/loco.key|" "$T/loco-recorder.ini"
 "$RAILMON" check --board "$T/loco-recorder.ini" --data "$T/log" > "$T/check.out" 2> "$T/check.err" || fail "check of the example"
-has_lines "$T/check.out" 'retention window 48.0 h: .* B/s (CAN 51 frames/s, 273 samples/s; .* of retention_size 8G (.*%); 4 trigger(s), 22 required channel(s)' ||
+has_lines "$T/check.out" 'retention window 48.0 h: .* B/s (CAN 51 frames/s, 273 samples/s; .* of retention_size 4G (.*%); 4 trigger(s), 22 required channel(s)' ||
 	fail "the window line"
+has_lines "$T/check.out" "evidence: hash chain and Seals every 60 s, signed with $T/loco.key" || fail "the key"
 # every data element the rule asks for is required
 for s in Speed Direction Distance UtcSeconds ThrottleNotch BrakePipePressure BrakeCylinderPressure EmergencyBrake \
 	IndependentBrake DynamicBrake CabSignal Horn Alerter Headlight WheelSlip; do
@@ -27,18 +28,18 @@ done
 
 # a budget that cannot hold 48 h at this rate: refused with the figures
 line=$(grep -n '^retention_min_age' "$T/loco-recorder.ini" | cut -d: -f1)
-sed 's/^retention_size = 8G/retention_size = 512M/' "$T/loco-recorder.ini" > "$T/small.ini"
+sed 's/^retention_size = 4G/retention_size = 512M/' "$T/loco-recorder.ini" > "$T/small.ini"
 "$RAILMON" check --board "$T/small.ini" --data "$T/log" > "$T/small.out" 2> "$T/small.err" && fail "512M accepted"
 has_lines "$T/small.err" "small.ini:$line: retention_min_age 48.0 h needs 683.[0-9]M at this board's rate, 39[0-9][0-9] B/s (CAN 51 frames/s and 273 samples/s .* retention_size for .* can hold only 512M" ||
 	fail "the refusal's words"
 # without a budget, the filesystem: a 10-year window does not fit
-sed 's/^retention_size = 8G/retention_size = 0/; s/^retention_min_age = 48h/retention_min_age = 3650d/' \
+sed 's/^retention_size = 4G/retention_size = 0/; s/^retention_min_age = 48h/retention_min_age = 3650d/' \
 	"$T/loco-recorder.ini" > "$T/fs.ini"
 "$RAILMON" check --board "$T/fs.ini" --data "$T/log" > "$T/fs.out" 2> "$T/fs.err" && fail "10 years accepted"
 has_lines "$T/fs.err" "retention_min_age 87600.0 h needs .* the filesystem holding $T/log can hold only" || fail "fs refusal"
 # a trigger on nothing
 printf '[trigger Nothing]\nwhen = NoSuchSignal > 1\n' >> "$T/small.ini"
-sed -i 's/^retention_size = 512M/retention_size = 8G/' "$T/small.ini"
+sed -i 's/^retention_size = 512M/retention_size = 4G/' "$T/small.ini"
 "$RAILMON" check --board "$T/small.ini" --data "$T/log" > "$T/bad.out" 2> "$T/bad.err" && fail "unknown channel accepted"
 n=$(wc -l < "$T/small.ini")
 has_lines "$T/bad.err" "small.ini:$n: no channel 'NoSuchSignal'" || fail "unknown channel message"
