@@ -136,6 +136,11 @@ static void first_words(enum pl_fault k, int64_t arg, uint32_t detail, uint64_t 
 		snprintf(buf, len, "the holds file cannot be read or written (%s%s): retention deletes nothing until "
 		         "it can", arg < 0 ? strerror((int)-arg) : "unknown error", detail ? ", a damaged line" : "");
 		break;
+	case PL_FAULT_TRIGGER:
+		snprintf(buf, len, "a trigger fired but its hold could not be written (%s): retention does not protect "
+		         "that window (the TRIGGER event in the log says when it fired)", arg < 0 ? strerror((int)-arg) :
+		         "unknown error");
+		break;
 	default:
 		snprintf(buf, len, "fault");
 		break;
@@ -153,6 +158,7 @@ static const char *fault_plural(enum pl_fault k)
 		[PL_FAULT_RETENTION] = "records deleted by retention unsent",
 		[PL_FAULT_WINDOW] = "retention window alarms",
 		[PL_FAULT_HOLD] = "holds file faults",
+		[PL_FAULT_TRIGGER] = "holds not written",
 	};
 	return words[k];
 }

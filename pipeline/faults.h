@@ -33,6 +33,7 @@ enum pl_fault {
 	PL_FAULT_WINDOW,          /* retention_min_age cannot be kept: arg = bytes needed,
 	                             detail = enum stor_window_alarm */
 	PL_FAULT_HOLD,            /* the holds file: arg = -errno, detail = its bad line */
+	PL_FAULT_TRIGGER,         /* a trigger's hold not written: arg = -errno, detail = trigger */
 	PL_FAULT_MAX
 };
 

@@ -449,8 +449,13 @@ static void watch_tick(pl_sink_t *s)
 
 	if (s->cfg.watch) {
 		n = pl_watch_tick(s->cfg.watch, basic_realtime_ns(), ev, 16);
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
 			encode(s, &ev[k]);
+			/* a trigger whose hold could not be written: said too */
+			if (ev[k].event.code == ACQ_EV_TRIGGER && ev[k].event.arg < 0)
+				pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_TRIGGER, 1, ev[k].event.arg,
+				               ev[k].event.detail);
+		}
 	}
 	if (stor_log_stats(s->log, &st) == 0) {
 		atomic_store_explicit(&s->window_alarm, st.window_alarm, memory_order_relaxed);

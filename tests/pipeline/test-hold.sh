@@ -61,6 +61,14 @@ has_lines "$T/rel2.err" 'no hold 1' || fail "second release message"
 grep -q '^1 ' "$T/list2.out" && fail "hold 1 still listed"
 has_lines "$T/list2.out" '^2 *Moving' || fail "hold 2 gone"
 
+# a hold that cannot be written (a directory where its temporary file
+# goes): TRIGGER says -errno, stderr says what it costs
+mkdir -p "$T/log2/holds.tmp"
+"$RAILMON" run --board "$T/board.ini" --data "$T/log2" --duration 1 > "$T/run3.out" 2> "$T/run3.err" || true
+has_lines "$T/run3.err" "a trigger fired but its hold could not be written (Is a directory)" || fail "unwritable hold not said"
+"$RAILMON" export --data "$T/log2" --format jsonl > "$T/export2.jsonl" 2> /dev/null || fail "export of log2"
+has_lines "$T/export2.jsonl" '"event":"TRIGGER","arg":-21,"detail":0' || fail "TRIGGER with -EISDIR"
+
 # a damaged holds file: named with its line, never rewritten, run refuses
 sed -i 's/^hold 2 Moving \([0-9]\)/hold 2 Moving 9/' "$T/log/holds"
 cp "$T/log/holds" "$T/holds.damaged"
