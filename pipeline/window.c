@@ -90,6 +90,49 @@ int pl_window_check(const struct conf_board *cfg, const pl_channels_t *ch, const
 	return -EFBIG;
 }
 
+/* The cycle time (GenMsgCycleTime) of the message carrying CAN channel i,
+   0 if none is declared or it is not a DBC signal. */
+static unsigned cycle_of(const pl_channels_t *ch, size_t i)
+{
+	const struct pl_channel *list;
+	const bus_dbc_t *dbc;
+	struct bus_dbc_signal_info si;
+	struct bus_dbc_message_info mi;
+
+	pl_channels_list(ch, &list);
+	dbc = pl_channels_dbc(ch, list[i].bus);
+	if (!dbc || bus_dbc_signal_info(dbc, list[i].id & 0xffff, &si) < 0)
+		return 0;
+	for (unsigned k = 0; k < bus_dbc_message_count(dbc); k++)
+		if (bus_dbc_message_info(dbc, k, &mi) == 0 && mi.id == si.msg_id && mi.ext == si.ext)
+			return mi.cycle_ms;
+	return 0;
+}
+
+/* A required signal whose message comes less often than required would be
+   STALE between every two frames: refused (Modbus channels are checked
+   against their period by the board file's own checks). */
+static int required_vs_cycle(const struct conf_board *cfg, const pl_channels_t *ch, char *err, size_t errlen)
+{
+	for (size_t k = 0; k < cfg->nrequired; k++) {
+		const struct conf_required *rq = &cfg->required[k];
+		char why[64];
+		size_t i;
+		unsigned cyc;
+
+		if (pl_channels_find(ch, rq->channel, &i, why, sizeof(why)) < 0)
+			continue; /* pl_watch_new() says so */
+		cyc = cycle_of(ch, i);
+		if (cyc && rq->within_ms < cyc) {
+			snprintf(err, errlen, "%s:%d: %s: required_within_ms %u is shorter than its message's cycle time, "
+			         "%u ms (GenMsgCycleTime in the DBC): it would be STALE between every two frames", cfg->path,
+			         rq->line, rq->channel, rq->within_ms, cyc);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int pl_recorder_check(const struct conf_board *cfg, const char *dir, char *note, size_t notelen, char *err,
                       size_t errlen)
 {
@@ -103,6 +146,8 @@ int pl_recorder_check(const struct conf_board *cfg, const char *dir, char *note,
 	r = pl_channels_new(cfg, &ch, err, errlen);
 	if (r == 0)
 		r = pl_watch_new(&(struct pl_watch_cfg){ .board = cfg, .channels = ch, .log_dir = dir }, &w, err, errlen);
+	if (r == 0)
+		r = required_vs_cycle(cfg, ch, err, errlen);
 	if (r == 0)
 		r = pl_window_check(cfg, ch, dir, &win, err, errlen);
 	if (r == 0 && cfg->storage.retention_min_age_s)

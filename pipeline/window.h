@@ -46,8 +46,9 @@ int pl_window_check(const struct conf_board *cfg, const pl_channels_t *ch, const
 
 /*
  * What `check` asks of the recorder parts of a board, in one call: the
- * triggers and required channels resolve (pl_watch_new), and the window
- * fits (pl_window_check).  0 with a line for the plan in note ("" when the
+ * triggers and required channels resolve (pl_watch_new), no required
+ * signal asks for more than its message's DBC cycle time gives, and the
+ * window fits (pl_window_check).  0 with a line for the plan in note ("" when the
  * board has none of them), or -errno with the message in err.
  */
 int pl_recorder_check(const struct conf_board *cfg, const char *dir, char *note, size_t notelen, char *err,

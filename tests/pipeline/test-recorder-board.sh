@@ -37,6 +37,12 @@ sed 's/^retention_size = 4G/retention_size = 0/; s/^retention_min_age = 48h/rete
 	"$T/loco-recorder.ini" > "$T/fs.ini"
 "$RAILMON" check --board "$T/fs.ini" --data "$T/log" > "$T/fs.out" 2> "$T/fs.err" && fail "10 years accepted"
 has_lines "$T/fs.err" "retention_min_age 87600.0 h needs .* the filesystem holding $T/log can hold only" || fail "fs refusal"
+# a required signal its message's cycle time cannot keep (Brakes: 50 ms)
+sed 's/^required_within_ms = 250$/required_within_ms = 20/' "$T/loco-recorder.ini" > "$T/fast.ini"
+n=$(grep -n '^required_within_ms = 20$' "$T/fast.ini" | head -1 | cut -d: -f1)
+"$RAILMON" check --board "$T/fast.ini" --data "$T/log" > "$T/fast.out" 2> "$T/fast.err" && fail "20 ms on a 50 ms message accepted"
+has_lines "$T/fast.err" "fast.ini:$((n - 1)): BrakePipePressure: required_within_ms 20 is shorter than its message's cycle time, 50 ms" ||
+	fail "cycle time message"
 # a trigger on nothing
 printf '[trigger Nothing]\nwhen = NoSuchSignal > 1\n' >> "$T/small.ini"
 sed -i 's/^retention_size = 512M/retention_size = 4G/' "$T/small.ini"
