@@ -44,6 +44,8 @@ static void put(const uint8_t *data, size_t size)
 	close(fd);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct stor_holds h, again;
