@@ -27,7 +27,10 @@
 
 #define HOLDS_MAGIC "railmon-holds 1\n"
 #define HOLDS_TMP STOR_HOLDS_NAME ".tmp"
-#define HOLDS_FILE_MAX (STOR_HOLDS_MAX * 160 + 64)
+/* The longest hold line: "hold ", a 10-digit id, a 63-byte name, five
+   20-character times with their blanks, the newline: 185 bytes. */
+#define HOLDS_LINE_MAX 192
+#define HOLDS_FILE_MAX (STOR_HOLDS_MAX * HOLDS_LINE_MAX + 64)
 
 bool stor_hold_name_ok(const char *name)
 {
@@ -72,7 +75,7 @@ static int parse(const char *buf, size_t len, struct stor_holds *ret, unsigned *
 		goto bad;
 	for (p += strlen(HOLDS_MAGIC), line++; p < end; line++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		char tmp[192];
+		char tmp[HOLDS_LINE_MAX + 2];
 
 		if (!nl || (size_t)(nl - p) >= sizeof(tmp) - 1)
 			goto bad;

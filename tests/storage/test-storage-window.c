@@ -302,8 +302,31 @@ static void damaged_file(void)
 	free(dir);
 }
 
+/* A full file: STOR_HOLDS_MAX holds with the longest names and times. */
+static void full_file(void)
+{
+	char *dir = tu_tmpdir_in("holdfull", true);
+	struct stor_hold h = { .t_ns = INT64_MAX, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
+	                       .created_ns = INT64_MIN, .expiry_ns = INT64_MIN };
+	struct stor_holds *holds = malloc(sizeof(*holds));
+	uint32_t id;
+	unsigned line;
+
+	CHECK(holds);
+	memset(h.trigger, 'x', STOR_HOLD_TRIGGER_MAX);
+	for (uint32_t i = 0; i < STOR_HOLDS_MAX; i++)
+		CHECK(stor_hold_add(dir, &h, &id) == 0 && id == i + 1);
+	CHECK(stor_hold_add(dir, &h, &id) == -ENOSPC);
+	CHECK(stor_holds_read(dir, holds, &line) == 0 && holds->n == STOR_HOLDS_MAX);
+	CHECK(holds->h[STOR_HOLDS_MAX - 1].from_ns == INT64_MIN && holds->h[0].to_ns == INT64_MAX);
+	free(holds);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
+	full_file();
 	window_and_holds();
 	damaged_file();
 	printf("ok\n");
