@@ -180,8 +180,8 @@ static void delete_seg(stor_log_t *log, size_t i, bool recycle)
 		log->stats.retention_past_held++;
 		log->ev.past_held++;
 	}
-	/* The segment after it now starts where this one started: keep the
-	   start its hold test uses as early as it was (seg_held()). */
+	/* For seg_held() the segment after it now starts where this one
+	   started: earlier, so whatever held it still does. */
 	memmove(log->segs + i, log->segs + i + 1, (log->nsegs - i - 1) * sizeof(*log->segs));
 	log->nsegs--;
 }
