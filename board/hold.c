@@ -123,23 +123,24 @@ static int hold_release(const char *dir, const char *arg)
 {
 	unsigned line = 0;
 	char *end;
-	unsigned long id = strtoul(arg, &end, 10);
+	/* strtoull: an unsigned long is 32 bits on armhf */
+	unsigned long long id = strtoull(arg, &end, 10);
 	int r;
 
-	if (*end || end == arg || !id || id > UINT32_MAX)
+	if (*end || end == arg || !id || id > UINT32_MAX || arg[0] == '-')
 		return cli_fail("hold", "release: '%s' is not a hold id (see `railmon hold list`)", arg);
 	r = stor_hold_release(dir, (uint32_t)id, &line);
 	if (r == -EBADMSG)
 		return damaged(dir, line);
 	if (r == -ENOENT) {
-		fprintf(stderr, "railmon hold: %s: no hold %lu (released or expired already?)\n", dir, id);
+		fprintf(stderr, "railmon hold: %s: no hold %llu (released or expired already?)\n", dir, id);
 		return 1;
 	}
 	if (r < 0) {
 		fprintf(stderr, "railmon hold: %s: %s\n", dir, strerror(-r));
 		return 1;
 	}
-	printf("hold %lu released: retention may delete its data when the log needs the space\n", id);
+	printf("hold %llu released: retention may delete its data when the log needs the space\n", id);
 	return 0;
 }
 
