@@ -20,6 +20,18 @@
 
 static char dir[64];
 
+/* libFuzzer ends with exit(): leave nothing in /dev/shm. */
+static void cleanup(void)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, STOR_HOLDS_NAME);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s.tmp", dir, STOR_HOLDS_NAME);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void put(const uint8_t *data, size_t size)
 {
 	char path[96], crc[24];
@@ -56,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof(dir), "/dev/shm/fuzz-holds-XXXXXX");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(cleanup);
 	}
 	put(data, size);
 	if (stor_holds_read(dir, &h, &line) < 0)
