@@ -118,6 +118,14 @@ enum acq_event_code {
 	                               after records the log lost */
 	ACQ_EV_SEAL_UNSIGNED = 82,  /* sealing without a key */
 	ACQ_EV_SEAL_KEY_FAULT = 83, /* signing failed; arg = -errno */
+	/* holds and the retention window (record/railmon.proto has the args) */
+	ACQ_EV_TRIGGER = 85,        /* arg = hold id or -errno, detail = trigger index */
+	ACQ_EV_HOLD_ENDED = 86,     /* arg = holds expired */
+	ACQ_EV_RETENTION_WINDOW = 87, /* arg = bytes needed, detail = 1 projected, 2 due */
+	ACQ_EV_RETENTION_PAST_HELD = 88, /* arg = segments deleted past held ones */
+	ACQ_EV_CHANNEL_STALE = 89,  /* detail = channel id, arg = ms since its last value, -1 none */
+	ACQ_EV_CHANNEL_FRESH = 90,  /* detail = channel id, arg = ms since the value before */
+	ACQ_EV_HOLD_FAULT = 91,     /* arg = -errno, detail = line */
 	ACQ_EV_CODE_MAX
 };
 

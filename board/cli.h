@@ -25,6 +25,7 @@ int board_cmd_channels(int argc, char **argv);
 int board_cmd_summary(int argc, char **argv);
 int board_cmd_keygen(int argc, char **argv);
 int board_cmd_verify(int argc, char **argv);
+int board_cmd_hold(int argc, char **argv);
 
 /*
  * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with

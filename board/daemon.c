@@ -27,6 +27,7 @@
 #include "evidence.h"
 #include "logfault.h"
 #include "pipeline/faults.h"
+#include "pipeline/watch.h"
 #include "pipeline/forwarder.h"
 #include "pipeline/health.h"
 #include "pipeline/logdir.h"
@@ -58,6 +59,7 @@ struct board_daemon {
 
 	stor_log_t *log;
 	pl_sink_t *sink;
+	pl_watch_t *watch;       /* triggers, required channels (not in a replay) */
 	struct pl_faults faults; /* noted by the sink, said by run (faults.h) */
 	pl_health_t *health;
 	int64_t health_next_ns;
@@ -127,7 +129,7 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	uint8_t secret[EVD_SECRET_LEN];
 	struct pl_sink_stats st;
 	size_t n;
-	int r;
+	int r, rw = 0;
 
 	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
 	/* A key the board names but that cannot be used stops the start: the
@@ -135,6 +137,14 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	r = board_evidence_key(d->cfg, secret, err, errlen);
 	if (r < 0)
 		return r;
+	/* Triggers and required channels watch the vehicle, not a replay. */
+	if (!daemon_is_replay(d->cfg, d->replay_log))
+		rw = pl_watch_new(&(struct pl_watch_cfg){ .board = d->cfg, .channels = d->ch, .log_dir = d->data_dir },
+		                  &d->watch, err, errlen);
+	if (rw < 0) {
+		explicit_bzero(secret, sizeof(secret));
+		return rw;
+	}
 	r = pl_sink_new(&(struct pl_sink_cfg){ .log = d->log, .channels = d->ch, .meta = &meta,
 	                                             .batch_max = d->cfg->batch_max, .batch_ms = d->cfg->batch_ms,
 	                                             .meta_interval_s = d->cfg->meta_interval_s,
@@ -142,7 +152,7 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	                                             .faults = &d->faults,
 	                                             .seal_secret = r == 1 ? secret : NULL,
 	                                             .seal_interval_s = d->cfg->seal_interval_s,
-	                                             .log_dir = d->data_dir },
+	                                             .log_dir = d->data_dir, .watch = d->watch },
 	                   &d->sink);
 	explicit_bzero(secret, sizeof(secret));
 	if (r < 0)
@@ -353,6 +363,7 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 	pl_forwarder_close(&d->up);
 	pl_health_free(d->health);
 	pl_sink_free(d->sink);
+	pl_watch_free(d->watch);
 	stor_log_free(d->log);
 	pl_sources_free(d->src);
 	pl_channels_free(d->ch);

@@ -34,6 +34,7 @@ static const struct {
 	{ "watch", board_cmd_watch, "the live values of a running daemon's channels" },
 	{ "keygen", board_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
 	{ "verify", board_cmd_verify, "check a log against its signed Seals (evidence)" },
+	{ "hold", board_cmd_hold, "list or release the event holds retention keeps (triggers)" },
 };
 
 static void usage(FILE *out)

@@ -63,7 +63,8 @@ void board_stat_health_json(FILE *f, const struct rec_health *h)
 	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
 	        h->latency_p999_us, h->latency_max_ns);
 	basic_json_string(f, h->state);
-	fprintf(f, ",\"reopens\":%" PRIu64 "}\n", h->reopens);
+	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64 "}\n", h->reopens,
+	        h->window_alarm, h->window_s);
 }
 
 /* Every channel's latest value, one JSON line each (`railmon watch`): the

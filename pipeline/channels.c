@@ -476,3 +476,28 @@ const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double va
 		return NULL;
 	return label;
 }
+
+ssize_t pl_channels_index(const pl_channels_t *ch, uint32_t id)
+{
+	return ch ? channel_index(ch, id) : -1;
+}
+
+int pl_channels_label_value(const pl_channels_t *ch, size_t i, const char *label, double *ret_value)
+{
+	const char *l;
+	double v;
+	size_t b;
+
+	if (!ch || i >= ch->n || !label || !ret_value)
+		return -EINVAL;
+	b = ch->list[i].bus;
+	if (!ch->dbc[b])
+		return -ENOENT;
+	for (unsigned k = 0; bus_dbc_value_entry(ch->dbc[b], ch->list[i].id & 0xffff, k, &v, &l) == 0; k++) {
+		if (!strcmp(l, label)) {
+			*ret_value = v;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -52,6 +52,8 @@ struct pl_sink_cfg {
 	                                        (no board key turns this on) */
 	struct pl_faults *faults;            /* the caller's; the faults stored and the
 	                                        log's are noted here (faults.h); NULL: none */
+	struct pl_watch *watch;              /* the caller's: triggers and required channels
+	                                        (watch.h) see every item; NULL: none */
 };
 
 struct pl_sink_stats {
@@ -67,6 +69,8 @@ struct pl_sink_stats {
 	uint64_t seals;           /* Seals the log took this run */
 	bool seals_signed;        /* with a key */
 	bool chain_continued;     /* the log's last chain was taken up (else a new one) */
+	uint32_t window_alarm;    /* enum stor_window_alarm the log raised last */
+	uint64_t window_need_bytes;
 	uint64_t first_seq;       /* the log's next seq when the sink was made */
 	uint64_t next_seq;
 };

@@ -375,6 +375,8 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->rate_hz = h->rate_hz;
 	m->state = h->state;
 	m->reopens = h->reopens;
+	m->window_alarm = h->window_alarm;
+	m->window_s = h->window_s;
 }
 
 /* The output buffer holds the largest Batch the bounds allow: grown here,
@@ -835,6 +837,8 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.rate_hz = m->rate_hz;
 	snprintf(h.state, sizeof(h.state), "%s", m->state);
 	h.reopens = m->reopens;
+	h.window_alarm = m->window_alarm;
+	h.window_s = m->window_s;
 	*ret = h;
 	return 0;
 }

@@ -63,6 +63,8 @@ struct rec_health {
 	double rate_hz;
 	char state[12];       /* bus device: "up", "gone", "reopening"; "" otherwise */
 	uint64_t reopens;     /* bus device: times it came back after going away */
+	uint32_t window_alarm; /* log: enum stor_window_alarm (0 kept, 1 projected, 2 due) */
+	uint64_t window_s;    /* log: age of the oldest record kept, seconds */
 };
 
 typedef struct rec_encoder rec_encoder_t;
