@@ -1164,6 +1164,8 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 			break;
 		}
 		rc = mosquitto_loop(m, 100, 1);
+		if (r->cfg.on_tick)
+			r->cfg.on_tick(r->cfg.ctx);
 		subscribed = subscribed || r->st.subscribed;
 		if (r->connack_rc == 0)
 			pub_drain(r, m);
