@@ -208,6 +208,11 @@ uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count)
 			h = fnv(h, &it.sample.channel, sizeof(it.sample.channel));
 			h = fnv(h, &it.sample.quality, sizeof(it.sample.quality));
 			h = fnv(h, &it.sample.value, sizeof(it.sample.value));
+		} else if (it.kind == ACQ_ITEM_TEXT) {
+			h = fnv(h, &it.text.channel, sizeof(it.text.channel));
+			h = fnv(h, &it.text.quality, 1);
+			h = fnv(h, &it.text.len, 1);
+			h = fnv(h, it.text.text, it.text.len <= ACQ_TEXT_MAX ? it.text.len : ACQ_TEXT_MAX);
 		} else {
 			h = fnv(h, &it.event.code, sizeof(it.event.code));
 			h = fnv(h, &it.event.detail, sizeof(it.event.detail));
@@ -275,7 +280,7 @@ static int copy_rows(grd_db_t *db, const char *table, int vid, const rec_batch_t
 
 		rec_batch_item(b, i, &it);
 		it.seq = first_seq + i; /* CAN frames, samples, events: the Batch's order */
-		if (it.kind == kind || (kind == ACQ_ITEM_EVENT && it.kind != ACQ_ITEM_CAN && it.kind != ACQ_ITEM_SAMPLE)) {
+		if (it.kind == kind) {
 			r = add_row(db, vid, &it);
 			rows++;
 		}
