@@ -350,7 +350,8 @@ static int check_options(struct export_ctx *x)
 		return cli_fail("export", "--wide needs time order: no --order seq");
 	if (!x->kinds)
 		x->kinds = x->format == REC_FORMAT_CANDUMP || x->trace ? 1u << ACQ_ITEM_CAN
-		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
+		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE | 1u << ACQ_ITEM_TEXT
+		                                          : (1u << ACQ_ITEM_KIND_MAX) - 1;
 	if (x->window_ns >= 0 && rec_order_new(REC_ORDER_MAX_ITEMS, x->window_ns, &x->order) < 0)
 		return cli_fail("export", "out of memory");
 	return 0;
