@@ -14,6 +14,7 @@ changes half way. Checked:
   * the forwarded Batches decoded with python3-protobuf from the public
     railmon.proto: Batch.texts (field 16) holds the texts, and every Batch's
     records (frames, samples, events, texts) cover its seq range exactly;
+  * `railmon watch` shows the latest text in the label column;
   * `railmon recv` writes the text records as export does.
 """
 import csv
@@ -119,6 +120,14 @@ def main():
         time.sleep(1.5)
         write_text(mb_port, 1900, "EMU-4022", 4)
         time.sleep(1.5)
+        # the live table: the text in the label column, the value column empty
+        w = subprocess.run([RAILMON, "watch", "--data", data, "--once", "--no-color"], capture_output=True,
+                           text=True, timeout=30)
+        assert w.returncode == 0, w.stderr
+        vn = [x for x in w.stdout.splitlines() if "vehicle_number" in x]
+        assert len(vn) == 1 and "EMU-4022" in vn[0] and vn[0].split()[1] == "EMU-4022", w.stdout
+        assert any("sw_version" in x and "V2.1" in x for x in w.stdout.splitlines()), w.stdout
+        print("watch: " + vn[0].strip())
         run.send_signal(signal.SIGTERM)
         assert run.wait(30) == 0, run.stderr.read()
 
