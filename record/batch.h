@@ -115,7 +115,7 @@ void rec_encoder_span(const rec_encoder_t *enc, int64_t *ret_first_ns, int64_t *
 
 /*
  * Encode the queued records as one Batch numbered from first_seq (records
- * are numbered can frames first, then samples, then events), and reset.
+ * are numbered can frames first, then samples, then events, then texts), and reset.
  * *ret_buf points into the encoder and stays valid until the next call.
  * Returns the number of records encoded (>= 0) or -errno.
  */
