@@ -440,12 +440,12 @@ static void set_live_text(struct live_slot *s, const struct acq_item *it)
 
 	memcpy(w, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
 	atomic_store_explicit(&s->text_seq, seq + 1, memory_order_relaxed);
-	/* the odd sequence is visible before any word changes */
-	atomic_thread_fence(memory_order_release);
+	/* Each word with release (no fence: TSan does not model them): a
+	   reader that acquires a new word sees the odd sequence before it. */
 	for (size_t k = 0; k < LIVE_TEXT_WORDS; k++)
-		atomic_store_explicit(&s->text[k], w[k], memory_order_relaxed);
+		atomic_store_explicit(&s->text[k], w[k], memory_order_release);
 	atomic_store_explicit(&s->text_len, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX,
-	                      memory_order_relaxed);
+	                      memory_order_release);
 	atomic_store_explicit(&s->is_text, true, memory_order_relaxed);
 	/* every word is visible before the even sequence */
 	atomic_store_explicit(&s->text_seq, seq + 2, memory_order_release);
@@ -463,10 +463,10 @@ static void live_text(struct live_slot *s, struct pl_live *ret)
 
 	do {
 		a = atomic_load_explicit(&s->text_seq, memory_order_acquire);
+		/* acquire: the second read of the sequence stays after these */
 		for (size_t k = 0; k < LIVE_TEXT_WORDS; k++)
-			w[k] = atomic_load_explicit(&s->text[k], memory_order_relaxed);
-		len = atomic_load_explicit(&s->text_len, memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
+			w[k] = atomic_load_explicit(&s->text[k], memory_order_acquire);
+		len = atomic_load_explicit(&s->text_len, memory_order_acquire);
 		b = atomic_load_explicit(&s->text_seq, memory_order_relaxed);
 	} while ((a & 1) || a != b);
 	memcpy(ret->text, w, len);
