@@ -214,7 +214,8 @@ static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, siz
 		r->age_ns = lv.t_ns ? now - lv.t_ns : -1;
 		r->value = lv.value;
 		r->quality = lv.quality;
-		label = lv.t_ns ? board_daemon_value_label(d, i, lv.value) : NULL;
+		r->text = lv.is_text;
+		label = !lv.t_ns ? NULL : lv.is_text ? lv.text : board_daemon_value_label(d, i, lv.value);
 		if (label)
 			snprintf(r->label, sizeof(r->label), "%s", label);
 	}

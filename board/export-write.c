@@ -22,7 +22,7 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 		return false;
 	if (it->t_ns < x->from_ns || it->t_ns >= x->to_ns)
 		return false;
-	if (x->nchannel_filters && it->kind == ACQ_ITEM_SAMPLE) {
+	if (x->nchannel_filters && (it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT)) {
 		for (size_t i = 0; i < x->nchannel_filters; i++)
 			if (name && !strcmp(name, x->resolved[i]))
 				return true;

@@ -53,7 +53,7 @@ static const char export_usage[] =
 	"      --to TIME         only records before TIME\n"
 	"                        TIME: 2026-12-03T07:00:00Z, 2026-12-03T08:00:00+01:00,\n"
 	"                        2026-12-03 08:00:00 (local time, TZ) or Unix seconds\n"
-	"  -k, --kind KIND       can, sample or event (repeatable; default all)\n"
+	"  -k, --kind KIND       can, sample, event or text (repeatable; default all)\n"
 	"  -c, --channel NAME    only samples of channel NAME (repeatable): Message.Signal,\n"
 	"                        or the bare signal name where only one message has it;\n"
 	"                        an unknown name is an error that lists the nearest ones\n"
@@ -311,7 +311,7 @@ static int parse_option(struct export_ctx *x, int c, const char *arg)
 		return 0;
 	case 'k':
 		if (rec_kind_parse(arg, &kind) < 0)
-			return cli_fail("export", "--kind: expected can, sample or event, not '%s'", arg);
+			return cli_fail("export", "--kind: expected can, sample, event or text, not '%s'", arg);
 		x->kinds |= 1u << kind;
 		return 0;
 	case 'c':
@@ -350,7 +350,8 @@ static int check_options(struct export_ctx *x)
 		return cli_fail("export", "--wide needs time order: no --order seq");
 	if (!x->kinds)
 		x->kinds = x->format == REC_FORMAT_CANDUMP || x->trace ? 1u << ACQ_ITEM_CAN
-		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE : (1u << ACQ_ITEM_KIND_MAX) - 1;
+		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE | 1u << ACQ_ITEM_TEXT
+		                                          : (1u << ACQ_ITEM_KIND_MAX) - 1;
 	if (x->window_ns >= 0 && rec_order_new(REC_ORDER_MAX_ITEMS, x->window_ns, &x->order) < 0)
 		return cli_fail("export", "out of memory");
 	return 0;

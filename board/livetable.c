@@ -67,22 +67,34 @@ static struct seen *seen_slot(board_livetable_t *t, uint32_t id)
 	return &t->seen[i];
 }
 
+/* A text as a number that changes when it does (FNV-1a, 52 bits: exact in
+   a double), so a text channel's change is marked as a value's is. */
+static double text_key(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return (double)(h >> 12);
+}
+
 /* True while the value of row r differs from what was drawn before, for
    CHANGED_NS after each change.  The first sight of a value is no change. */
 static bool row_changed(board_livetable_t *t, const struct board_live_row *r, int64_t now)
 {
 	struct seen *s = seen_slot(t, r->id);
+	double v = r->text ? text_key(r->label) : r->value;
 	bool same;
 
 	if (r->age_ns < 0)
 		return false;
 	if (!s->key) {
-		*s = (struct seen){ r->id + 1, r->value, 0 };
+		*s = (struct seen){ r->id + 1, v, 0 };
 		return false;
 	}
-	same = s->value == r->value || (isnan(s->value) && isnan(r->value));
+	same = s->value == v || (isnan(s->value) && isnan(v));
 	if (!same) {
-		s->value = r->value;
+		s->value = v;
 		s->changed_ns = now;
 	}
 	return s->changed_ns && now - s->changed_ns < CHANGED_NS;
@@ -223,7 +235,10 @@ static void draw_row(FILE *out, const struct board_live_row *r, const struct col
 		snprintf(value, sizeof(value), "-");
 		age[0] = 0;
 	} else {
-		board_live_value_text(r->value, value, sizeof(value));
+		if (r->text)
+			value[0] = 0; /* the text is in the label column */
+		else
+			board_live_value_text(r->value, value, sizeof(value));
 		if (r->age_ns < 100 * 1000000000ll)
 			snprintf(age, sizeof(age), "%.1fs", (double)r->age_ns / 1e9);
 		else

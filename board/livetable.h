@@ -22,11 +22,12 @@ struct board_live_row {
 	uint32_t id;               /* bus << 16 | n */
 	char name[128];
 	char unit[16];
-	char label[64];            /* the value table's text, "" if none */
+	char label[72];            /* the value table's text, or a text channel's (64), "" if none */
 	char source[96];
 	double value;
 	int64_t age_ns;            /* since the value was sampled; < 0: never received */
 	uint32_t quality;          /* enum acq_quality */
+	bool text;                 /* a text channel: label holds its text, value is unused */
 };
 
 enum board_live_sort {

@@ -89,13 +89,16 @@ static void channels_json(FILE *f, struct board_daemon *d)
 			fputs(",\"value\":null,\"age_ms\":null}\n", f);
 			continue;
 		}
-		if (isfinite(lv.value))
+		if (lv.is_text) {
+			fputs(",\"value\":null,\"text\":", f); /* a text channel (Modbus type = string) */
+			basic_json_string(f, lv.text);
+		} else if (isfinite(lv.value))
 			fprintf(f, ",\"value\":%.17g", lv.value);
 		else
 			fprintf(f, ",\"value\":\"%s\"", isnan(lv.value) ? "nan" : lv.value < 0 ? "-inf" : "inf");
 		fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, lv.t_ns,
 		        (double)(now - lv.t_ns) / 1e6, lv.quality);
-		label = board_daemon_value_label(d, i, lv.value);
+		label = lv.is_text ? NULL : board_daemon_value_label(d, i, lv.value);
 		if (label) {
 			fputs(",\"label\":", f);
 			basic_json_string(f, label);

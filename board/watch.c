@@ -118,7 +118,9 @@ static int row_parse(const char *line, struct board_live_row *r)
 	json_text(line, "source", r->source, sizeof(r->source));
 	json_text(line, "label", r->label, sizeof(r->label));
 	r->age_ns = -1;
-	if (json_num(line, "value", &r->value) && json_num(line, "age_ms", &v))
+	if (strstr(line, "\"text\":\""))
+		r->text = json_text(line, "text", r->label, sizeof(r->label)); /* a text channel */
+	if ((json_num(line, "value", &r->value) || r->text) && json_num(line, "age_ms", &v))
 		r->age_ns = (int64_t)(v * 1e6);
 	if (json_num(line, "quality", &v))
 		r->quality = (uint32_t)v;

@@ -328,7 +328,7 @@ static const struct basic_ini_name mb_tables[] = {
 static const struct basic_ini_name mb_types[] = {
 	{ "u16", BUS_MB_U16 }, { "s16", BUS_MB_S16 }, { "u32", BUS_MB_U32 }, { "s32", BUS_MB_S32 },
 	{ "u64", BUS_MB_U64 }, { "f32", BUS_MB_F32 }, { "f64", BUS_MB_F64 }, { "bit", BUS_MB_BIT },
-	{ "s64", BUS_MB_S64 }, { "u8", BUS_MB_U8 }, { "s8", BUS_MB_S8 }, { NULL, 0 },
+	{ "s64", BUS_MB_S64 }, { "u8", BUS_MB_U8 }, { "s8", BUS_MB_S8 }, { "string", BUS_MB_STRING }, { NULL, 0 },
 };
 static const struct basic_ini_name mb_bytes[] = {
 	{ "high", BUS_MB_BYTE_HIGH }, { "low", BUS_MB_BYTE_LOW }, { NULL, 0 },
@@ -356,13 +356,19 @@ static const struct basic_ini_key channel_keys[] = {
 	          "address 0, 30001 input address 0; `check` warns for 30001 and above)." },
 	{ "type", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.type), .names = mb_types, .def = "u16",
 	  .help = "How the registers are read: u16, s16, u32, s32, u64, s64 integers, f32 or f64 floats, one bit, "
-	          "or one byte (u8, s8: see byte)." },
+	          "one byte (u8, s8: see byte), or string: count registers of ASCII text (a vehicle number, a "
+	          "software version, a fault text), two characters each, high byte first (BADC or DCBA: low "
+	          "first), up to the first NUL, trailing spaces trimmed, stored when it changes and once a "
+	          "minute." },
 	{ "order", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.order), .names = mb_orders, .def = "ABCD",
 	  .help = "Byte order on the wire, A = the most significant byte." },
 	{ "bit", BASIC_INI_UINT, 0, C(ch.bit), .min = 0, .max = 15, .def = "0",
 	  .help = "type = bit on a register: the bit's number." },
 	{ "byte", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.byte), .names = mb_bytes, .def = "high",
 	  .help = "type = u8 or s8: the register's high (most significant) or low byte, after order's byte swap." },
+	{ "count", BASIC_INI_UINT, 0, C(ch.count), .min = 0, .max = BUS_MB_STRING_REGS_MAX, .doc_def = "none",
+	  .expect = "expected 1 to 32 registers",
+	  .help = "type = string: the registers of text (1 to 32: up to 64 characters)." },
 	{ "scale", BASIC_INI_DOUBLE, 0, C(ch.scale), .def = "1", .help = "value = raw * scale + offset." },
 	{ "offset", BASIC_INI_DOUBLE, 0, C(ch.offset), .def = "0", .help = "value = raw * scale + offset." },
 	{ "unit", BASIC_INI_STRING, 0, C(ch.unit), .max = 15, .doc_def = "none", .help = "The value's unit." },

@@ -236,7 +236,14 @@ static int validate_channel(struct basic_ini *ini, struct parser *p, struct conf
 			                         "'type = bit'", ch->name);
 		ch->type = BUS_MB_BIT;
 	}
-	if ((unsigned)ch->addr + bus_mb_type_regs(ch->type) > 65536)
+	if (ch->type == BUS_MB_STRING && !ch->count)
+		return basic_ini_fail_at(ini, pc->line, "channel '%s': type = string needs 'count =' (1 to %d registers)",
+		                         ch->name, BUS_MB_STRING_REGS_MAX);
+	if (ch->type != BUS_MB_STRING && ch->count)
+		return basic_ini_fail_at(ini, pc->line, "channel '%s': 'count =' is for type = string only", ch->name);
+	if (ch->type == BUS_MB_STRING && (ch->scale != 1 || ch->offset != 0 || ch->unit[0]))
+		return basic_ini_fail_at(ini, pc->line, "channel '%s': a string has no scale, offset or unit", ch->name);
+	if ((unsigned)ch->addr + bus_mb_channel_regs(ch) > 65536)
 		return basic_ini_fail_at(ini, pc->line, "channel '%s': address + size runs past register 65535", ch->name);
 	if (!ch->period_ms)
 		ch->period_ms = p->buses[b->index].period_ms;

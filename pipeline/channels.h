@@ -35,6 +35,8 @@ struct pl_live {
 	double value;
 	int64_t t_ns;             /* 0 = never received */
 	uint32_t quality;
+	bool is_text;             /* a text channel (Modbus type = string): text, not value */
+	char text[ACQ_TEXT_MAX + 1];
 };
 
 typedef struct pl_channels pl_channels_t;

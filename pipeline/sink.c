@@ -197,7 +197,7 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 		pl_faults_note_item(s->cfg.faults, it);
 		if (it->kind == ACQ_ITEM_CAN)
 			decode_frame(s, it);
-		else if (it->kind == ACQ_ITEM_SAMPLE && s->ch)
+		else if ((it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT) && s->ch)
 			pl_channels_set_live(s->ch, it);
 		if (it->kind != ACQ_ITEM_CAN)
 			watch_item(s, it);

@@ -78,7 +78,8 @@ rec_encoder_t *rec_encoder_free(rec_encoder_t *enc);
  * Queue one record.  Returns 0, -ENOBUFS when the batch is full (finish it
  * and add again): max_items records, or as many bytes as a Batch may take
  * (REC_BATCH_MAX_BYTES, a quarter of it kept for the dictionary and
- * health); -EINVAL for a bad item (unknown kind, len > 64).  The first
+ * health, or a Batch's 1,024 texts); -EINVAL for a bad item (unknown kind, len > 64,
+ * a text byte that is not printable ASCII).  The first
  * record of a Batch always goes in.
  */
 int rec_encoder_add(rec_encoder_t *enc, const struct acq_item *item);
@@ -116,7 +117,7 @@ void rec_encoder_span(const rec_encoder_t *enc, int64_t *ret_first_ns, int64_t *
 
 /*
  * Encode the queued records as one Batch numbered from first_seq (records
- * are numbered can frames first, then samples, then events), and reset.
+ * are numbered can frames first, then samples, then events, then texts), and reset.
  * *ret_buf points into the encoder and stays valid until the next call.
  * Returns the number of records encoded (>= 0) or -errno.
  */
