@@ -237,7 +237,16 @@ static bool holds_log(const char *dir)
 	return found;
 }
 
-int board_cmd_replay(int argc, char **argv)
+/* What the command line asked for. */
+struct replay_args {
+	const char *board, *data, *trace, *to_can, *dbc, *vehicle;
+	bool force, append;
+	double speed;
+};
+
+/* The options into a: -1 to go on, else the exit status (--help, a usage
+   error). */
+static int replay_parse(int argc, char **argv, struct replay_args *a)
 {
 	static const struct option lopts[] = {
 		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
@@ -246,86 +255,117 @@ int board_cmd_replay(int argc, char **argv)
 		{ "vehicle", required_argument, NULL, 3 }, { "append", no_argument, NULL, 4 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	const char *board = NULL, *data = NULL, *trace, *to_can = NULL, *dbc = NULL, *vehicle = "replay";
-	bool force = false, append = false;
-	struct board_daemon_opts opts = { 0 };
-	struct conf_board *cfg;
-	struct stat sb;
-	double speed = 0;
-	int c, r;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "b:d:s:D:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'b': board = optarg; break;
-		case 'D': dbc = optarg; break;
-		case 3: vehicle = optarg; break;
-		case 4: append = true; break;
-		case 'd': data = optarg; break;
+		case 'b': a->board = optarg; break;
+		case 'D': a->dbc = optarg; break;
+		case 3: a->vehicle = optarg; break;
+		case 4: a->append = true; break;
+		case 'd': a->data = optarg; break;
 		case 's':
-			if (!cli_parse_seconds(optarg, &speed) || speed > 1000)
+			if (!cli_parse_seconds(optarg, &a->speed) || a->speed > 1000)
 				return cli_fail("replay", "--speed: expected 0 to 1000, not '%s'", optarg);
 			break;
-		case 1: to_can = optarg; break;
-		case 2: force = true; break;
+		case 1: a->to_can = optarg; break;
+		case 2: a->force = true; break;
 		case 'h': fputs(replay_usage, stdout); return 0;
 		default: fputs(replay_usage, stderr); return 2;
 		}
 	}
 	if (optind != argc - 1)
 		return cli_fail("replay", "expected one SOURCE (see --help)");
-	trace = argv[optind];
-	if (stat(trace, &sb) < 0)
-		return cli_fail("replay", "%s: %s", trace, strerror(errno));
-	if (!S_ISDIR(sb.st_mode)) {
-		enum bus_trace_format fmt;
+	a->trace = argv[optind];
+	return -1;
+}
 
-		r = bus_trace_detect_file(trace, &fmt);
-		if (r == -EMEDIUMTYPE)
-			return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
-			                BUS_TRACE_FORMATS);
-		if (r < 0 || (!to_can && (r = replay_survey(trace, fmt)) < 0))
-			return cli_fail("replay", "%s: %s", trace, strerror(-r));
-	}
-	if (to_can) {
-		if (S_ISDIR(sb.st_mode))
-			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");
-		return replay_to_can(trace, to_can, speed, force);
-	}
-	if (board && dbc)
-		return cli_fail("replay", "--board or --dbc, not both (a board file names its DBC files)");
-	if (dbc && S_ISDIR(sb.st_mode))
-		return cli_fail("replay", "--dbc replays a candump trace; a log directory needs its --board");
-	if (!board && !dbc)
-		return cli_fail("replay", "--board FILE or --dbc FILE is required");
-	r = dbc ? dbc_board(trace, dbc, vehicle, &cfg) : cli_load_board("replay", board, &cfg);
-	if (r != 0)
-		return r;
-	opts.data_dir = data;
-	if (S_ISDIR(sb.st_mode)) {
+/* A trace (not a log directory) must be one railmon reads; unless it goes
+   to a CAN interface, what it holds is said first.  -1 to go on, else the
+   exit status. */
+static int replay_check_trace(const struct replay_args *a)
+{
+	enum bus_trace_format fmt;
+	int r;
+
+	r = bus_trace_detect_file(a->trace, &fmt);
+	if (r == -EMEDIUMTYPE)
+		return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", a->trace,
+		                BUS_TRACE_FORMATS);
+	if (r < 0 || (!a->to_can && (r = replay_survey(a->trace, fmt)) < 0))
+		return cli_fail("replay", "%s: %s", a->trace, strerror(-r));
+	return -1;
+}
+
+/* The daemon's options for the source: a log directory is read by the log
+   source, never into itself; a data directory already holding a log is
+   added to only with --append.  -1 to go on, else the exit status (cfg
+   is then freed). */
+static int replay_target(const struct replay_args *a, const struct stat *sb, struct conf_board *cfg,
+                         struct board_daemon_opts *opts)
+{
+	const char *out = pl_data_dir(cfg, a->data);
+
+	opts->data_dir = a->data;
+	if (S_ISDIR(sb->st_mode)) {
 		struct stat db;
 		/* The reader would meet the records this replay writes and send
 		   them through again. */
-		if (stat(pl_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
+		if (stat(out, &db) == 0 && db.st_dev == sb->st_dev && db.st_ino == sb->st_ino) {
 			conf_free(cfg);
-			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", trace);
+			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", a->trace);
 		}
-		opts.replay_log = trace;
-		opts.replay_speed = speed;
+		opts->replay_log = a->trace;
+		opts->replay_speed = a->speed;
 	}
-	if (!append && holds_log(pl_data_dir(cfg, data))) {
+	if (!a->append && holds_log(out)) {
 		fprintf(stderr, "railmon replay: %s holds a log already: replaying into it adds to it (the same "
-		        "trace twice doubles the data); give another --data DIR, or --append to add\n",
-		        pl_data_dir(cfg, data));
+		        "trace twice doubles the data); give another --data DIR, or --append to add\n", out);
 		conf_free(cfg);
 		return 1;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
-		replay_config(cfg, trace, speed);
+	if (!S_ISDIR(sb->st_mode)) {
+		replay_config(cfg, a->trace, a->speed);
 		if (!cfg->nbuses) {
 			conf_free(cfg);
-			return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
+			return cli_fail("replay", "%s has no [can] bus to replay the trace into", a->board);
 		}
 	}
+	return -1;
+}
+
+int board_cmd_replay(int argc, char **argv)
+{
+	struct replay_args a = { .vehicle = "replay" };
+	struct board_daemon_opts opts = { 0 };
+	struct conf_board *cfg;
+	struct stat sb;
+	int r;
+
+	r = replay_parse(argc, argv, &a);
+	if (r >= 0)
+		return r;
+	if (stat(a.trace, &sb) < 0)
+		return cli_fail("replay", "%s: %s", a.trace, strerror(errno));
+	if (!S_ISDIR(sb.st_mode) && (r = replay_check_trace(&a)) >= 0)
+		return r;
+	if (a.to_can) {
+		if (S_ISDIR(sb.st_mode))
+			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");
+		return replay_to_can(a.trace, a.to_can, a.speed, a.force);
+	}
+	if (a.board && a.dbc)
+		return cli_fail("replay", "--board or --dbc, not both (a board file names its DBC files)");
+	if (a.dbc && S_ISDIR(sb.st_mode))
+		return cli_fail("replay", "--dbc replays a candump trace; a log directory needs its --board");
+	if (!a.board && !a.dbc)
+		return cli_fail("replay", "--board FILE or --dbc FILE is required");
+	r = a.dbc ? dbc_board(a.trace, a.dbc, a.vehicle, &cfg) : cli_load_board("replay", a.board, &cfg);
+	if (r != 0)
+		return r;
+	r = replay_target(&a, &sb, cfg, &opts);
+	if (r >= 0)
+		return r;
 	r = board_run_daemon("replay", cfg, &opts, 0, true);
 	conf_free(cfg);
 	return r;
