@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli-args.h - the option values the reading commands share (export,
- * summary, replay): times, durations, and the nearest names to a name
- * that is not there.
+ * summary, replay): times and durations.
  */
 #pragma once
 
@@ -22,8 +21,3 @@ int cli_parse_time(const char *s, int64_t *ret_ns);
 /* A duration > 0 with a unit: 100ms, 2s, 1.5s, 250us, 1min -> ns.  0 or
    -EINVAL. */
 int cli_parse_duration(const char *s, int64_t *ret_ns);
-
-/* Up to 5 of names[0..n) closest to want (edit distance, case folded,
-   at most half want's length away, or containing it), comma separated
-   in buf ("" if none).  For "unknown channel X; did you mean ...". */
-void cli_nearest_names(const char *want, const char *const *names, size_t n, char *buf, size_t len);

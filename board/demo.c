@@ -29,7 +29,7 @@
 #include "conf/config.h"
 #include "daemon.h"
 #include "demo.h"
-#include "livetable.h"
+#include "report/livetable.h"
 #include "statserver.h"
 #include "basic/clock.h"
 
@@ -193,7 +193,7 @@ int board_demo_server_start(struct demo_server **ret, uint16_t *ret_port)
 
 /* The daemon's channels as the live table's rows (the same table as
    `railmon watch` draws from a daemon's socket). */
-static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, size_t max)
+static size_t demo_rows(struct board_daemon *d, struct rpt_live_row *rows, size_t max)
 {
 	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
@@ -203,7 +203,7 @@ static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, siz
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live lv = { 0 };
 		const char *label;
-		struct board_live_row *r = &rows[i];
+		struct rpt_live_row *r = &rows[i];
 		board_daemon_live(d, i, &lv);
 		memset(r, 0, sizeof(*r));
 		r->id = ch[i].id;
@@ -221,10 +221,10 @@ static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, siz
 }
 
 struct demo_view {
-	board_livetable_t *table;
-	struct board_live_row *rows;
+	rpt_livetable_t *table;
+	struct rpt_live_row *rows;
 	size_t max;
-	struct board_live_view view;
+	struct rpt_live_view view;
 };
 
 static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, bool live, double elapsed)
@@ -246,7 +246,7 @@ static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, 
 		dv->view.width = ws.ws_col;
 		dv->view.height = ws.ws_row;
 	}
-	board_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
+	rpt_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
 	if (!dv->view.clear)
 		fputc('\n', out);
 }
@@ -260,13 +260,13 @@ static int demo_view_new(struct board_daemon *d, bool ansi, struct demo_view *dv
 	dv->rows = calloc(dv->max, sizeof(*dv->rows));
 	if (!dv->rows)
 		return -ENOMEM;
-	dv->view = (struct board_live_view){ .stale_s = 5, .color = ansi && !getenv("NO_COLOR") };
-	return board_livetable_new(dv->max, &dv->table);
+	dv->view = (struct rpt_live_view){ .stale_s = 5, .color = ansi && !getenv("NO_COLOR") };
+	return rpt_livetable_new(dv->max, &dv->table);
 }
 
 static void demo_view_free(struct demo_view *dv)
 {
-	dv->table = board_livetable_free(dv->table);
+	dv->table = rpt_livetable_free(dv->table);
 	free(dv->rows);
 	dv->rows = NULL;
 }

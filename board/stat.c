@@ -24,7 +24,7 @@
 
 #include "cli.h"
 #include "daemon.h"
-#include "logfault.h"
+#include "report/logfault.h"
 #include "statserver.h"
 #include "storage/stor.h"
 #include "record/batch.h"
@@ -213,14 +213,14 @@ static int stat_log(const char *dir, bool json)
 		if (r == -EBADMSG) {
 			/* The health shown may be older than the log's end:
 			   say what was skipped, then show what could be read. */
-			skipped += board_log_fault_print("stat", dir, rd);
+			skipped += rpt_log_fault_print(stderr, "stat", dir, rd);
 			continue;
 		}
 		if (r < 0)
 			break;
 		r = rec_batch_decode(rec.payload, rec.len, &b);
 		if (r < 0) {
-			board_log_undecodable_print("stat", dir, &rec, r);
+			rpt_log_undecodable_print(stderr, "stat", dir, &rec, r);
 			skipped++;
 			continue;
 		}

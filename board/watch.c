@@ -25,7 +25,7 @@
 
 #include "basic/clock.h"
 #include "cli.h"
-#include "livetable.h"
+#include "report/livetable.h"
 #include "statserver.h"
 
 #define WATCH_ROWS_MAX (1u << 20) /* channels a daemon can have: 16 buses x 65,536 */
@@ -48,10 +48,10 @@ static const char watch_usage[] =
 
 struct watch {
 	const char *sock;
-	struct board_live_view view;
+	struct rpt_live_view view;
 	double interval_s;
 	bool once;
-	struct board_live_row *rows;
+	struct rpt_live_row *rows;
 	size_t nrows, cap;
 	char title[256];
 	bool editing;             /* typing a filter */
@@ -105,7 +105,7 @@ static bool json_num(const char *line, const char *key, double *ret)
 	return true;
 }
 
-static int row_parse(const char *line, struct board_live_row *r)
+static int row_parse(const char *line, struct rpt_live_row *r)
 {
 	double v;
 
@@ -128,7 +128,7 @@ static int row_parse(const char *line, struct board_live_row *r)
 static int rows_grow(struct watch *w)
 {
 	size_t cap = w->cap ? 2 * w->cap : 256;
-	struct board_live_row *n;
+	struct rpt_live_row *n;
 
 	if (cap > WATCH_ROWS_MAX)
 		return -E2BIG;
@@ -260,7 +260,7 @@ static bool keys(struct watch *w)
 		}
 		switch (c) {
 		case 'q': return false;
-		case 's': w->view.sort = (enum board_live_sort)((w->view.sort + 1) % BOARD_LIVE_SORT_MAX); break;
+		case 's': w->view.sort = (enum rpt_live_sort)((w->view.sort + 1) % RPT_LIVE_SORT_MAX); break;
 		case '/': w->editing = true; w->edit[0] = 0; break;
 		case 'j': w->view.scroll++; break;
 		case 'k': w->view.scroll -= w->view.scroll > 0; break;
@@ -294,18 +294,18 @@ static void watch_title(struct watch *w, int err)
 
 /* The table remembers what it drew per channel; a reload of the daemon may
    bring more channels: a bigger table then (the marks start again). */
-static int table_fit(board_livetable_t **t, size_t *max, size_t n)
+static int table_fit(rpt_livetable_t **t, size_t *max, size_t n)
 {
 	if (*t && n <= *max)
 		return 0;
-	*t = board_livetable_free(*t);
+	*t = rpt_livetable_free(*t);
 	*max = n > 64 ? 2 * n : 128;
-	return board_livetable_new(*max, t);
+	return rpt_livetable_new(*max, t);
 }
 
 static int watch_loop(struct watch *w)
 {
-	board_livetable_t *t = NULL;
+	rpt_livetable_t *t = NULL;
 	size_t max = 0;
 	int64_t next = 0, drawn = basic_mono_ns();
 
@@ -323,7 +323,7 @@ static int watch_loop(struct watch *w)
 					w->rows[i].age_ns += w->rows[i].age_ns >= 0 ? now - drawn : 0;
 			term_size(w);
 			watch_title(w, r < 0 ? r : 0);
-			board_livetable_draw(t, w->rows, w->nrows, &w->view, now, stdout);
+			rpt_livetable_draw(t, w->rows, w->nrows, &w->view, now, stdout);
 			drawn = now;
 			next = now + (int64_t)(w->interval_s * 1e9);
 		}
@@ -334,7 +334,7 @@ static int watch_loop(struct watch *w)
 			next = 0; /* a key: draw at once */
 	}
 	term_restore(w);
-	board_livetable_free(t);
+	rpt_livetable_free(t);
 	return 0;
 }
 
@@ -354,7 +354,7 @@ static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_d
 		case 's': w->sock = optarg; break;
 		case 'd': *ret_dir = optarg; break;
 		case 'o':
-			if (board_live_sort_parse(optarg, &w->view.sort) < 0)
+			if (rpt_live_sort_parse(optarg, &w->view.sort) < 0)
 				return cli_fail("watch", "--sort: expected id, name, age or source, not '%s'", optarg);
 			break;
 		case 'f': snprintf(w->view.filter, sizeof(w->view.filter), "%s", optarg); break;
@@ -384,7 +384,7 @@ int board_cmd_watch(int argc, char **argv)
 	struct watch w = { .interval_s = 0.5, .view = { .stale_s = 5, .color = true, .clear = true } };
 	const char *dir = NULL;
 	char path[512];
-	board_livetable_t *t = NULL;
+	rpt_livetable_t *t = NULL;
 	int r;
 
 	r = watch_opts(&w, argc, argv, &dir);
@@ -406,20 +406,20 @@ int board_cmd_watch(int argc, char **argv)
 		return 1;
 	}
 	if (w.once) {
-		r = board_livetable_new(w.nrows ? w.nrows : 1, &t);
+		r = rpt_livetable_new(w.nrows ? w.nrows : 1, &t);
 		w.view.clear = false;
 		w.view.height = 0;
 		term_size(&w);
 		w.view.height = 0; /* every channel */
 		watch_title(&w, 0);
 		if (r == 0)
-			board_livetable_draw(t, w.rows, w.nrows, &w.view, basic_mono_ns(), stdout);
+			rpt_livetable_draw(t, w.rows, w.nrows, &w.view, basic_mono_ns(), stdout);
 	} else {
 		board_install_signals();
 		w.view.keys = "q quit, s sort, / filter, j/k scroll";
 		r = watch_loop(&w);
 	}
-	board_livetable_free(t);
+	rpt_livetable_free(t);
 	free(w.rows);
 	return r < 0 ? 1 : 0;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "livetable.h"
+#include "report/livetable.h"
 
 #define CHANGED_NS 1000000000ll /* a changed value stays marked this long */
 
@@ -19,16 +19,16 @@ struct seen {
 	int64_t changed_ns;
 };
 
-struct board_livetable {
+struct rpt_livetable {
 	struct seen *seen;
 	size_t nseen;           /* slots, a power of two, at least 2 x max */
 	size_t max;
 	size_t *order;          /* row indices, sorted */
 };
 
-int board_livetable_new(size_t max_rows, board_livetable_t **ret)
+int rpt_livetable_new(size_t max_rows, rpt_livetable_t **ret)
 {
-	board_livetable_t *t;
+	rpt_livetable_t *t;
 	size_t slots = 16;
 
 	if (!ret || !max_rows || max_rows > (1u << 24))
@@ -41,14 +41,14 @@ int board_livetable_new(size_t max_rows, board_livetable_t **ret)
 	t->seen = calloc(slots, sizeof(*t->seen));
 	t->order = calloc(max_rows, sizeof(*t->order));
 	if (!t->seen || !t->order)
-		return board_livetable_free(t), -ENOMEM;
+		return rpt_livetable_free(t), -ENOMEM;
 	t->nseen = slots;
 	t->max = max_rows;
 	*ret = t;
 	return 0;
 }
 
-board_livetable_t *board_livetable_free(board_livetable_t *t)
+rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t)
 {
 	if (!t)
 		return NULL;
@@ -58,7 +58,7 @@ board_livetable_t *board_livetable_free(board_livetable_t *t)
 	return NULL;
 }
 
-static struct seen *seen_slot(board_livetable_t *t, uint32_t id)
+static struct seen *seen_slot(rpt_livetable_t *t, uint32_t id)
 {
 	size_t i = (id * 2654435761u) & (t->nseen - 1);
 
@@ -69,7 +69,7 @@ static struct seen *seen_slot(board_livetable_t *t, uint32_t id)
 
 /* True while the value of row r differs from what was drawn before, for
    CHANGED_NS after each change.  The first sight of a value is no change. */
-static bool row_changed(board_livetable_t *t, const struct board_live_row *r, int64_t now)
+static bool row_changed(rpt_livetable_t *t, const struct rpt_live_row *r, int64_t now)
 {
 	struct seen *s = seen_slot(t, r->id);
 	bool same;
@@ -88,7 +88,7 @@ static bool row_changed(board_livetable_t *t, const struct board_live_row *r, in
 	return s->changed_ns && now - s->changed_ns < CHANGED_NS;
 }
 
-void board_live_value_text(double v, char *buf, size_t len)
+void rpt_live_value_text(double v, char *buf, size_t len)
 {
 	if (isnan(v)) {
 		snprintf(buf, len, "nan");
@@ -109,42 +109,42 @@ void board_live_value_text(double v, char *buf, size_t len)
 	}
 }
 
-static const char *const sort_names[BOARD_LIVE_SORT_MAX] = { "id", "name", "age", "source" };
+static const char *const sort_names[RPT_LIVE_SORT_MAX] = { "id", "name", "age", "source" };
 
-int board_live_sort_parse(const char *s, enum board_live_sort *ret)
+int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret)
 {
-	for (int i = 0; s && i < BOARD_LIVE_SORT_MAX; i++)
+	for (int i = 0; s && i < RPT_LIVE_SORT_MAX; i++)
 		if (!strcmp(s, sort_names[i])) {
-			*ret = (enum board_live_sort)i;
+			*ret = (enum rpt_live_sort)i;
 			return 0;
 		}
 	return -EINVAL;
 }
 
-const char *board_live_sort_name(enum board_live_sort s)
+const char *rpt_live_sort_name(enum rpt_live_sort s)
 {
-	return s < BOARD_LIVE_SORT_MAX ? sort_names[s] : "?";
+	return s < RPT_LIVE_SORT_MAX ? sort_names[s] : "?";
 }
 
 struct sort_ctx {
-	const struct board_live_row *rows;
-	enum board_live_sort by;
+	const struct rpt_live_row *rows;
+	enum rpt_live_sort by;
 };
 
 static int row_cmp(const void *a, const void *b, void *p)
 {
 	const struct sort_ctx *c = p;
-	const struct board_live_row *x = &c->rows[*(const size_t *)a], *y = &c->rows[*(const size_t *)b];
+	const struct rpt_live_row *x = &c->rows[*(const size_t *)a], *y = &c->rows[*(const size_t *)b];
 	int r = 0;
 
 	switch (c->by) {
-	case BOARD_LIVE_SORT_NAME:
+	case RPT_LIVE_SORT_NAME:
 		r = strcasecmp(x->name, y->name);
 		break;
-	case BOARD_LIVE_SORT_SOURCE:
+	case RPT_LIVE_SORT_SOURCE:
 		r = strcasecmp(x->source, y->source);
 		break;
-	case BOARD_LIVE_SORT_AGE: {
+	case RPT_LIVE_SORT_AGE: {
 		/* never received last */
 		uint64_t ax = x->age_ns < 0 ? UINT64_MAX : (uint64_t)x->age_ns;
 		uint64_t ay = y->age_ns < 0 ? UINT64_MAX : (uint64_t)y->age_ns;
@@ -157,7 +157,7 @@ static int row_cmp(const void *a, const void *b, void *p)
 	return r ? r : (x->id > y->id) - (x->id < y->id);
 }
 
-static bool row_passes(const struct board_live_row *r, const char *filter)
+static bool row_passes(const struct rpt_live_row *r, const char *filter)
 {
 	return !filter[0] || strcasestr(r->name, filter) || strcasestr(r->source, filter) ||
 	       (r->unit[0] && strcasestr(r->unit, filter));
@@ -214,7 +214,7 @@ static void name_field(FILE *out, const char *s, int w)
 		fprintf(out, "%-*s", w, s);
 }
 
-static void draw_row(FILE *out, const struct board_live_row *r, const struct cols *c, bool changed, bool stale,
+static void draw_row(FILE *out, const struct rpt_live_row *r, const struct cols *c, bool changed, bool stale,
                      bool color)
 {
 	char value[32], age[24], label[80];
@@ -223,7 +223,7 @@ static void draw_row(FILE *out, const struct board_live_row *r, const struct col
 		snprintf(value, sizeof(value), "-");
 		age[0] = 0;
 	} else {
-		board_live_value_text(r->value, value, sizeof(value));
+		rpt_live_value_text(r->value, value, sizeof(value));
 		if (r->age_ns < 100 * 1000000000ll)
 			snprintf(age, sizeof(age), "%.1fs", (double)r->age_ns / 1e9);
 		else
@@ -254,13 +254,13 @@ static void draw_row(FILE *out, const struct board_live_row *r, const struct col
 }
 
 /* End a line: clear what an older, longer line left there. */
-static void eol(FILE *out, const struct board_live_view *v)
+static void eol(FILE *out, const struct rpt_live_view *v)
 {
 	fputs(v->clear ? "\033[K\n" : "\n", out);
 }
 
-size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *rows, size_t n,
-                            const struct board_live_view *v, int64_t now, FILE *out)
+size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, size_t n,
+                          const struct rpt_live_view *v, int64_t now, FILE *out)
 {
 	int width = v->width > 0 ? v->width : 80;
 	struct cols c = cols_for(width);
@@ -289,7 +289,7 @@ size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *r
 	        "label", c.age, "age", "source");
 	eol(out, v);
 	for (size_t k = 0; k < shown; k++) {
-		const struct board_live_row *r = &rows[t->order[k]];
+		const struct rpt_live_row *r = &rows[t->order[k]];
 		bool changed = row_changed(t, r, now); /* every row: a change off screen is still one */
 		if (k < first || k >= first + body)
 			continue;
@@ -304,7 +304,7 @@ size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *r
 	         shown == 1 ? "" : "s");
 	if (shown != n)
 		snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), " (filter '%s' of %zu)", v->filter, n);
-	snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), ", sort %s%s%s", board_live_sort_name(v->sort),
+	snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), ", sort %s%s%s", rpt_live_sort_name(v->sort),
 	         v->keys ? "; " : "", v->keys ? v->keys : "");
 	fprintf(out, "%.*s", width, foot);
 	if (v->clear)

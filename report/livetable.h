@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct board_live_row {
+struct rpt_live_row {
 	uint32_t id;               /* bus << 16 | n */
 	char name[128];
 	char unit[16];
@@ -29,17 +29,17 @@ struct board_live_row {
 	uint32_t quality;          /* enum acq_quality */
 };
 
-enum board_live_sort {
-	BOARD_LIVE_SORT_ID,        /* board order: bus, then channel */
-	BOARD_LIVE_SORT_NAME,
-	BOARD_LIVE_SORT_AGE,       /* freshest first */
-	BOARD_LIVE_SORT_SOURCE,
-	BOARD_LIVE_SORT_MAX
+enum rpt_live_sort {
+	RPT_LIVE_SORT_ID,        /* board order: bus, then channel */
+	RPT_LIVE_SORT_NAME,
+	RPT_LIVE_SORT_AGE,       /* freshest first */
+	RPT_LIVE_SORT_SOURCE,
+	RPT_LIVE_SORT_MAX
 };
 
-struct board_live_view {
+struct rpt_live_view {
 	int width, height;         /* the terminal's; <= 0: 80 x unlimited rows */
-	enum board_live_sort sort;
+	enum rpt_live_sort sort;
 	char filter[64];           /* case-insensitive substring of name, source or
 	                              unit; "" shows every channel */
 	double stale_s;            /* older than this: marked stale (> 0) */
@@ -50,12 +50,12 @@ struct board_live_view {
 	const char *keys;          /* the last line's help, NULL: none */
 };
 
-typedef struct board_livetable board_livetable_t;
+typedef struct rpt_livetable rpt_livetable_t;
 
 /* A table that remembers the values it showed (for "changed"), for up to
    max_rows channels.  0, -EINVAL, -ENOMEM. */
-int board_livetable_new(size_t max_rows, board_livetable_t **ret_table);
-board_livetable_t *board_livetable_free(board_livetable_t *t);
+int rpt_livetable_new(size_t max_rows, rpt_livetable_t **ret_table);
+rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t);
 
 /*
  * Draw rows (n, in any order; the table sorts a copy of the order) on out
@@ -63,14 +63,14 @@ board_livetable_t *board_livetable_free(board_livetable_t *t);
  * drawn for the same id before is "changed" for one second.  Returns the
  * number of rows that pass the filter.
  */
-size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *rows, size_t n,
-                            const struct board_live_view *view, int64_t now_ns, FILE *out);
+size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, size_t n,
+                          const struct rpt_live_view *view, int64_t now_ns, FILE *out);
 
 /* A value as the table prints it: an integral value as an integer (a
    flag is 1, not 1.000), else the shortest text that reads back the same,
    at most 10 significant digits; "nan", "inf" as such. */
-void board_live_value_text(double v, char *buf, size_t len);
+void rpt_live_value_text(double v, char *buf, size_t len);
 
 /* "name", "id", "age", "source" -> the sort; -EINVAL for another word. */
-int board_live_sort_parse(const char *s, enum board_live_sort *ret_sort);
-const char *board_live_sort_name(enum board_live_sort s);
+int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret_sort);
+const char *rpt_live_sort_name(enum rpt_live_sort s);

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-report.c - report/ called from C on a small log the test writes:
+ * summary's figures and words, export's engine (filters, bare channel
+ * names, time order, a Batch that does not decode), what a damaged log
+ * cost, and the live table.  Each answer is read back from a memory
+ * stream, so what the commands print is asserted byte for byte where the
+ * text is the contract.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/batch.h"
+#include "record/order.h"
+#include "report/export.h"
+#include "report/livetable.h"
+#include "report/logfault.h"
+#include "report/summary.h"
+#include "storage/stor.h"
+#include "tlib.h"
+
+#define S(n) ((int64_t)(n) * 1000000000LL)
+#define T0 S(1764748800) /* 2025-12-03T08:00:00Z */
+
+/* A stream into memory, read back by text(). */
+struct mem {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static void mem_open(struct mem *m)
+{
+	m->buf = NULL;
+	m->len = 0;
+	m->f = open_memstream(&m->buf, &m->len);
+	CHECK(m->f);
+}
+
+static const char *text(struct mem *m)
+{
+	fflush(m->f);
+	return m->buf ? m->buf : "";
+}
+
+static void mem_close(struct mem *m)
+{
+	fclose(m->f);
+	free(m->buf);
+}
+
+static struct acq_item sample(int64_t t, uint32_t ch, double v, uint32_t q)
+{
+	return (struct acq_item){ .t_ns = t, .kind = ACQ_ITEM_SAMPLE, .sample = { ch, q, v } };
+}
+
+static void append(stor_log_t *log, const void *buf, size_t len, uint32_t count, int64_t t0, int64_t t1)
+{
+	struct stor_rec rec = { .first_seq = stor_log_next_seq(log), .count = count, .t_first_ns = t0,
+	                        .t_last_ns = t1, .payload = buf, .len = (uint32_t)len };
+
+	CHECK(stor_log_append(log, &rec) == 0);
+}
+
+/*
+ * Two Batches: the dictionary (Eng.Speed km/h, id 1; Eng.Temp degC, id 2)
+ * with Speed at 1, 2, 3 s and Temp at 1 s (invalid) and 2 s (out of
+ * range); then Speed at 2.5 s, logged after 3 s but earlier (the time
+ * order puts it back), and at 10 s (a gap: 7 s after 3 s, over 5 times
+ * the shortest interval, 0.5 s).  With bad, a Batch
+ * that does not decode between them.
+ */
+static void write_log(const char *dir, bool bad)
+{
+	static const struct rec_channel chans[] = {
+		{ .id = 1, .name = "Eng.Speed", .unit = "km/h", .source = "test" },
+		{ .id = 2, .name = "Eng.Temp", .unit = "degC", .source = "test" },
+	};
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "V1", .segment_bytes = 1 << 20 };
+	struct rec_batch_meta meta = { .vehicle = "V1" };
+	struct acq_item one[] = {
+		sample(T0 + S(1), 1, 10, ACQ_Q_GOOD), sample(T0 + S(1), 2, NAN, ACQ_Q_INVALID),
+		sample(T0 + S(2), 1, 20, ACQ_Q_GOOD), sample(T0 + S(2), 2, 99, ACQ_Q_OUT_OF_RANGE),
+		sample(T0 + S(3), 1, 30, ACQ_Q_GOOD),
+	};
+	struct acq_item two[] = { sample(T0 + S(2) + S(1) / 2, 1, 25, ACQ_Q_GOOD), sample(T0 + S(10), 1, 40, ACQ_Q_GOOD) };
+	rec_encoder_t *enc;
+	stor_log_t *log;
+	const uint8_t *buf;
+	size_t len;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(rec_encoder_new(&meta, 64, &enc) == 0);
+	CHECK(rec_encoder_set_channels(enc, chans, 2) == 2);
+	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
+		CHECK(rec_encoder_add(enc, &one[i]) == 0);
+	CHECK(rec_encoder_finish(enc, stor_log_next_seq(log), &buf, &len) == 5);
+	append(log, buf, len, 5, T0 + S(1), T0 + S(3));
+	if (bad)
+		append(log, "not a Batch", 11, 3, T0 + S(4), T0 + S(4));
+	for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
+		CHECK(rec_encoder_add(enc, &two[i]) == 0);
+	CHECK(rec_encoder_finish(enc, stor_log_next_seq(log), &buf, &len) == 2);
+	append(log, buf, len, 2, T0 + S(2), T0 + S(10));
+	CHECK(stor_log_sync(log) == 0);
+	stor_log_free(log);
+	rec_encoder_free(enc);
+}
+
+static void test_summary(const char *dir)
+{
+	const char *only[] = { "Eng.Sped" };
+	struct rpt_summary_opts o = { .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	struct mem out, err;
+	rpt_summary_t *s;
+
+	mem_open(&out);
+	mem_open(&err);
+	CHECK(rpt_summary_new(NULL, err.f, &s) == -EINVAL);
+	CHECK(rpt_summary_new(&o, NULL, &s) == -EINVAL);
+	o.nonly = RPT_SUMMARY_ONLY_MAX + 1;
+	CHECK(rpt_summary_new(&o, err.f, &s) == -EINVAL);
+	o.nonly = 0;
+	CHECK(rpt_summary_free(NULL) == NULL);
+
+	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
+	CHECK(rpt_summary_read(s, dir) == 0);
+	CHECK(rpt_summary_channels(s) == 2 && rpt_summary_damaged(s) == 0);
+	CHECK(rpt_summary_print(s, true, out.f) == 0);
+	/* Speed in time order: 10, 20, 25, 30, 40; the 7 s after 3 s is the gap */
+	CHECK_STR(text(&out),
+	          "{\"channel\":1,\"name\":\"Eng.Speed\",\"unit\":\"km/h\",\"count\":5,"
+	          "\"first\":\"2025-12-03T08:00:01.000Z\",\"first_ns\":1764748801000000000,"
+	          "\"last\":\"2025-12-03T08:00:10.000Z\",\"last_ns\":1764748810000000000,"
+	          "\"min\":10,\"max\":40,\"mean\":25,\"gaps\":1,\"longest_interval_s\":7,"
+	          "\"out_of_range\":0,\"invalid\":0}\n"
+	          "{\"channel\":2,\"name\":\"Eng.Temp\",\"unit\":\"degC\",\"count\":2,"
+	          "\"first\":\"2025-12-03T08:00:01.000Z\",\"first_ns\":1764748801000000000,"
+	          "\"last\":\"2025-12-03T08:00:02.000Z\",\"last_ns\":1764748802000000000,"
+	          "\"min\":99,\"max\":99,\"mean\":99,\"gaps\":0,\"longest_interval_s\":1,"
+	          "\"out_of_range\":1,\"invalid\":1}\n");
+	CHECK_STR(text(&err), "");
+	rpt_summary_free(s);
+
+	/* an unknown --channel: said with the nearest name */
+	o.only = only;
+	o.nonly = 1;
+	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
+	CHECK(rpt_summary_read(s, dir) == 0);
+	CHECK(rpt_summary_channels(s) == 0);
+	CHECK(rpt_summary_unknown(s, dir) == 1);
+	CHECK(strstr(text(&err), "railmon summary: --channel 'Eng.Sped': ") &&
+	      strstr(text(&err), "has no such channel; nearest: Eng.Speed, Eng.Temp\n"), "%s", text(&err));
+	rpt_summary_free(s);
+	mem_close(&out);
+	mem_close(&err);
+}
+
+/* export's engine as board/export.c sets it up: CSV of one channel named
+   by its bare signal name, in time order. */
+static void test_export(const char *dir, bool bad)
+{
+	struct rpt_export x = { .from_ns = INT64_MIN, .to_ns = INT64_MAX, .format = REC_FORMAT_CSV,
+	                        .kinds = 1u << ACQ_ITEM_SAMPLE, .channels = { "Speed" }, .nchannel_filters = 1 };
+	struct mem out, err;
+	const char *csv;
+	double last = -1;
+	int lines = 0;
+
+	mem_open(&out);
+	mem_open(&err);
+	x.out = out.f;
+	x.err = err.f;
+	CHECK(rec_order_new(REC_ORDER_MAX_ITEMS, REC_ORDER_WINDOW_NS, &x.order) == 0);
+	CHECK(rec_channels_new(&x.chans) == 0);
+	CHECK(rpt_export_dir(&x, dir) == 0);
+	CHECK(x.written == 5, "%llu written", (unsigned long long)x.written);
+	CHECK(x.damaged == (bad ? 1u : 0u));
+	CHECK_STR(x.resolved[0], "Eng.Speed");
+	csv = text(&out);
+	/* a header, then Speed's five values in time order, 25 among them */
+	for (const char *p = strchr(csv, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+		CHECK(strstr(p, ",Eng.Speed,") && strstr(p, ",Eng.Speed,") < strchr(p + 1, '\n'), "%s", csv);
+		lines++;
+	}
+	CHECK(lines == 5, "%s", csv);
+	for (const char *p = strstr(csv, "\n1764748"); p; p = strstr(p + 1, "\n1764748")) {
+		double t = strtod(p + 1, NULL);
+
+		CHECK(t >= last, "out of order: %s", csv);
+		last = t;
+	}
+	if (bad)
+		CHECK(strstr(text(&err), "railmon export: ") && strstr(text(&err), ".seg: Batch at offset ") &&
+		      strstr(text(&err), " does not decode (Bad message): records 6..8 skipped\n"), "%s", text(&err));
+	else
+		CHECK_STR(text(&err), "");
+	rpt_export_release(&x);
+	CHECK(!x.order && !x.chans && !x.resolved[0]);
+
+	/* an unknown --channel: the exit code 1, said with the nearest */
+	mem_close(&out);
+	mem_open(&out);
+	x = (struct rpt_export){ .out = out.f, .err = err.f, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
+	                         .kinds = 1u << ACQ_ITEM_SAMPLE, .channels = { "Eng.Temq" }, .nchannel_filters = 1 };
+	CHECK(rec_channels_new(&x.chans) == 0);
+	CHECK(rpt_export_dir(&x, dir) == 1);
+	CHECK(strstr(text(&err), "--channel 'Eng.Temq': ") && strstr(text(&err), "nearest: Eng.Temp"), "%s", text(&err));
+	CHECK(x.written == 0);
+	rpt_export_release(&x);
+	mem_close(&out);
+	mem_close(&err);
+}
+
+/* A segment that is a directory: the fault names it and the records. */
+static void test_logfault(const char *dir)
+{
+	struct stor_rec rec = { .first_seq = 6, .count = 3, .segment = 1, .offset = 512 };
+	struct mem err;
+
+	mem_open(&err);
+	rpt_log_undecodable_print(err.f, "export", dir, &rec, -EBADMSG);
+	CHECK(strstr(text(&err), "/00000000000000000001.seg: Batch at offset 512 does not decode (Bad message): "
+	             "records 6..8 skipped\n"), "%s", text(&err));
+	mem_close(&err);
+}
+
+static void test_livetable(void)
+{
+	struct rpt_live_row rows[] = {
+		{ .id = 2, .name = "Eng.Temp", .unit = "degC", .source = "can0", .value = 99.5, .age_ns = S(9) },
+		{ .id = 1, .name = "Eng.Speed", .unit = "km/h", .source = "can0", .value = 20, .age_ns = S(1) / 10 },
+	};
+	struct rpt_live_view v = { .width = 80, .sort = RPT_LIVE_SORT_NAME, .stale_s = 5, .title = "test" };
+	enum rpt_live_sort sort;
+	rpt_livetable_t *t;
+	char buf[32];
+	struct mem out;
+
+	CHECK(rpt_livetable_new(0, &t) == -EINVAL);
+	CHECK(rpt_livetable_new(4, &t) == 0);
+	rpt_live_value_text(1.0, buf, sizeof(buf));
+	CHECK_STR(buf, "1");
+	rpt_live_value_text(0.1, buf, sizeof(buf));
+	CHECK_STR(buf, "0.1");
+	CHECK(rpt_live_sort_parse("age", &sort) == 0 && sort == RPT_LIVE_SORT_AGE);
+	CHECK(rpt_live_sort_parse("colour", &sort) == -EINVAL);
+	CHECK_STR(rpt_live_sort_name(RPT_LIVE_SORT_SOURCE), "source");
+
+	mem_open(&out);
+	CHECK(rpt_livetable_draw(t, rows, 2, &v, S(100), out.f) == 2);
+	/* by name: Speed before Temp; Temp is older than 5 s: marked stale */
+	CHECK(strstr(text(&out), "Eng.Speed") && strstr(text(&out), "Eng.Temp") &&
+	      strstr(text(&out), "Eng.Speed") < strstr(text(&out), "Eng.Temp"), "%s", text(&out));
+	CHECK(strstr(text(&out), "~ Eng.Temp") || strstr(text(&out), "~Eng.Temp"), "%s", text(&out));
+	CHECK(!strchr(text(&out), '\033'), "escapes without clear and colour: %s", text(&out));
+	mem_close(&out);
+
+	mem_open(&out);
+	strcpy(v.filter, "TEMP");
+	CHECK(rpt_livetable_draw(t, rows, 2, &v, S(100), out.f) == 1);
+	CHECK(!strstr(text(&out), "Eng.Speed"), "%s", text(&out));
+	mem_close(&out);
+	rpt_livetable_free(t);
+}
+
+int main(void)
+{
+	char good[] = "/tmp/test-report-XXXXXX", bad[] = "/tmp/test-report-XXXXXX";
+
+	CHECK(mkdtemp(good) && mkdtemp(bad));
+	write_log(good, false);
+	write_log(bad, true);
+	test_summary(good);
+	test_export(good, false);
+	test_export(bad, true);
+	test_logfault(good);
+	test_livetable();
+	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, NULL }, 30) == 0);
+	return 0;
+}
