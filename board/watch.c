@@ -62,69 +62,6 @@ struct watch {
 
 /* ---------------------------------------------------------------- fetch */
 
-/* The JSON string after "key": into out (our own escapes: \" \\ \uXXXX). */
-static bool json_text(const char *line, const char *key, char *out, size_t len)
-{
-	char pat[32];
-	const char *p;
-	size_t k = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
-	out[0] = 0;
-	if (!(p = strstr(line, pat)))
-		return false;
-	for (p += strlen(pat); *p && *p != '"' && k + 1 < len; p++) {
-		if (*p == '\\' && p[1] == 'u' && strlen(p) >= 6) {
-			unsigned cp = (unsigned)strtoul((char[5]){ p[2], p[3], p[4], p[5], 0 }, NULL, 16);
-			out[k++] = cp < 0x80 ? (char)cp : '?';
-			p += 5;
-		} else if (*p == '\\' && p[1]) {
-			out[k++] = *++p;
-		} else {
-			out[k++] = *p;
-		}
-	}
-	out[k] = 0;
-	return true;
-}
-
-static bool json_num(const char *line, const char *key, double *ret)
-{
-	char pat[32];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	if (!(p = strstr(line, pat)))
-		return false;
-	p += strlen(pat);
-	if (!strncmp(p, "null", 4))
-		return false;
-	if (*p == '"')
-		p++; /* "nan", "inf", "-inf" */
-	*ret = strtod(p, NULL);
-	return true;
-}
-
-static int row_parse(const char *line, struct rpt_live_row *r)
-{
-	double v;
-
-	memset(r, 0, sizeof(*r));
-	if (!json_num(line, "id", &v))
-		return -EBADMSG;
-	r->id = (uint32_t)v;
-	json_text(line, "name", r->name, sizeof(r->name));
-	json_text(line, "unit", r->unit, sizeof(r->unit));
-	json_text(line, "source", r->source, sizeof(r->source));
-	json_text(line, "label", r->label, sizeof(r->label));
-	r->age_ns = -1;
-	if (json_num(line, "value", &r->value) && json_num(line, "age_ms", &v))
-		r->age_ns = (int64_t)(v * 1e6);
-	if (json_num(line, "quality", &v))
-		r->quality = (uint32_t)v;
-	return 0;
-}
-
 static int rows_grow(struct watch *w)
 {
 	size_t cap = w->cap ? 2 * w->cap : 256;
@@ -143,34 +80,17 @@ static int rows_grow(struct watch *w)
 /* Ask the daemon for every channel's latest value. */
 static int watch_fetch(struct watch *w)
 {
-	struct sockaddr_un sa;
-	socklen_t salen;
 	char line[1024];
 	FILE *f;
-	int fd, r = 0;
+	int r = board_stat_open(w->sock, "channels\n", &f);
 
-	if (!*w->sock || strlen(w->sock) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	salen = board_stat_addr(w->sock, &sa);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, salen) < 0 || send(fd, "channels\n", 9, MSG_NOSIGNAL) != 9) {
-		r = -errno;
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	shutdown(fd, SHUT_WR);
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
 	w->nrows = 0;
 	while (r == 0 && fgets(line, sizeof(line), f)) {
 		if (w->nrows == w->cap)
 			r = rows_grow(w);
-		if (r == 0 && row_parse(line, &w->rows[w->nrows]) == 0)
+		if (r == 0 && rpt_live_row_parse(line, &w->rows[w->nrows]) == 0)
 			w->nrows++;
 	}
 	fclose(f);

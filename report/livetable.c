@@ -314,3 +314,66 @@ size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, s
 	fflush(out);
 	return shown;
 }
+
+/* The JSON string after "key": into out (our own escapes: \" \\ \uXXXX). */
+static bool json_text(const char *line, const char *key, char *out, size_t len)
+{
+	char pat[32];
+	const char *p;
+	size_t k = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	out[0] = 0;
+	if (!(p = strstr(line, pat)))
+		return false;
+	for (p += strlen(pat); *p && *p != '"' && k + 1 < len; p++) {
+		if (*p == '\\' && p[1] == 'u' && strlen(p) >= 6) {
+			unsigned cp = (unsigned)strtoul((char[5]){ p[2], p[3], p[4], p[5], 0 }, NULL, 16);
+			out[k++] = cp < 0x80 ? (char)cp : '?';
+			p += 5;
+		} else if (*p == '\\' && p[1]) {
+			out[k++] = *++p;
+		} else {
+			out[k++] = *p;
+		}
+	}
+	out[k] = 0;
+	return true;
+}
+
+static bool json_num(const char *line, const char *key, double *ret)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return false;
+	p += strlen(pat);
+	if (!strncmp(p, "null", 4))
+		return false;
+	if (*p == '"')
+		p++; /* "nan", "inf", "-inf" */
+	*ret = strtod(p, NULL);
+	return true;
+}
+
+int rpt_live_row_parse(const char *line, struct rpt_live_row *r)
+{
+	double v;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_num(line, "id", &v))
+		return -EBADMSG;
+	r->id = (uint32_t)v;
+	json_text(line, "name", r->name, sizeof(r->name));
+	json_text(line, "unit", r->unit, sizeof(r->unit));
+	json_text(line, "source", r->source, sizeof(r->source));
+	json_text(line, "label", r->label, sizeof(r->label));
+	r->age_ns = -1;
+	if (json_num(line, "value", &r->value) && json_num(line, "age_ms", &v))
+		r->age_ns = (int64_t)(v * 1e6);
+	if (json_num(line, "quality", &v))
+		r->quality = (uint32_t)v;
+	return 0;
+}

@@ -74,3 +74,8 @@ void rpt_live_value_text(double v, char *buf, size_t len);
 /* "name", "id", "age", "source" -> the sort; -EINVAL for another word. */
 int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret_sort);
 const char *rpt_live_sort_name(enum rpt_live_sort s);
+
+/* A row from the stat socket's "channels" answer (one JSON line per
+   channel: id, name, unit, source, label, value, age_ms, quality; our own
+   escapes).  0, or -EBADMSG for a line without an id. */
+int rpt_live_row_parse(const char *line, struct rpt_live_row *ret_row);

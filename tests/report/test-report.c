@@ -3,7 +3,7 @@
  * test-report.c - report/ called from C on a small log the test writes:
  * summary's figures and words, export's engine (filters, bare channel
  * names, time order, a Batch that does not decode), what a damaged log
- * cost, and the live table.  Each answer is read back from a memory
+ * cost, stat's health table, and the live table.  Each answer is read back from a memory
  * stream, so what the commands print is asserted byte for byte where the
  * text is the contract.
  */
@@ -19,6 +19,7 @@
 #include "report/export.h"
 #include "report/livetable.h"
 #include "report/logfault.h"
+#include "report/stat.h"
 #include "report/summary.h"
 #include "storage/stor.h"
 #include "tlib.h"
@@ -229,6 +230,62 @@ static void test_logfault(const char *dir)
 	mem_close(&err);
 }
 
+/* A log whose Batches carry health entries: stat shows the latest one of
+   each name. */
+static void test_stat(const char *dir)
+{
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "V1", .segment_bytes = 1 << 20 };
+	struct rec_batch_meta meta = { .vehicle = "V1" };
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = T0, .bus = ACQ_SOURCE_DAEMON,
+	                       .event = { .code = ACQ_EV_START } };
+	struct rec_health h = { .name = "can0", .kind = "can", .state = "up", .rate_hz = 12.5 };
+	struct mem out, err;
+	rec_encoder_t *enc;
+	stor_log_t *log;
+	const uint8_t *buf;
+	size_t len;
+	FILE *in;
+	char lines[1024];
+	const char *want = "{\"name\":\"can0\",\"kind\":\"can\",\"bus\":0,\"items\":200,\"rate_hz\":12.5,";
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(rec_encoder_new(&meta, 16, &enc) == 0);
+	for (uint64_t items = 100; items <= 200; items += 100) {
+		h.items = items;
+		CHECK(rec_encoder_add(enc, &ev) == 0 && rec_encoder_add_health(enc, &h) == 0);
+		CHECK(rec_encoder_finish(enc, stor_log_next_seq(log), &buf, &len) == 1);
+		append(log, buf, len, 1, T0, T0);
+	}
+	CHECK(stor_log_sync(log) == 0);
+	stor_log_free(log);
+	rec_encoder_free(enc);
+
+	mem_open(&out);
+	mem_open(&err);
+	CHECK(rpt_stat_log(dir, true, out.f, err.f) == 0);
+	CHECK(!strncmp(text(&out), want, strlen(want)) && !strchr(strchr(text(&out), '\n') + 1, '\n'), "%s", text(&out));
+	CHECK(strstr(text(&out), "\"state\":\"up\",\"reopens\":0}\n"), "%s", text(&out));
+	CHECK_STR(text(&err), "");
+
+	/* the socket's lines back to the table: the entry and the daemon's sentence */
+	snprintf(lines, sizeof(lines), "%s{\"name\":\"daemon\",\"records\":5,\"next_seq\":6,\"ring_drops\":0,"
+	         "\"log_dropped\":0,\"uplink\":\"connected\",\"unsent\":2}\n", text(&out));
+	mem_close(&out);
+	mem_open(&out);
+	CHECK(in = fmemopen(lines, strlen(lines), "r"));
+	CHECK(rpt_stat_lines(in, false, out.f) == 2);
+	fclose(in);
+	CHECK(!strncmp(text(&out), "name ", 5) && strstr(text(&out), "\ncan0           can                200      12.5"),
+	      "%s", text(&out));
+	CHECK(strstr(text(&out), "  up              0\ndaemon: 5 records stored this run, next seq 6, 0 ring drops, "
+	             "0 refused by the log; uplink connected, 2 records not yet acknowledged\n"), "%s", text(&out));
+	mem_close(&out);
+
+	/* no health entries: said, -ENOENT */
+	CHECK(rpt_stat_log("/nonexistent-railmon-log", false, stdout, err.f) < 0);
+	mem_close(&err);
+}
+
 static void test_livetable(void)
 {
 	struct rpt_live_row rows[] = {
@@ -266,20 +323,29 @@ static void test_livetable(void)
 	CHECK(!strstr(text(&out), "Eng.Speed"), "%s", text(&out));
 	mem_close(&out);
 	rpt_livetable_free(t);
+
+	/* a row as the stat socket's "channels" answer gives it */
+	CHECK(rpt_live_row_parse("{\"id\":65537,\"name\":\"Eng.\\\"Speed\\u0041\",\"unit\":\"km/h\",\"value\":\"nan\","
+	                         "\"age_ms\":250,\"quality\":2}", &rows[0]) == 0);
+	CHECK(rows[0].id == 65537 && isnan(rows[0].value) && rows[0].age_ns == 250000000 && rows[0].quality == 2);
+	CHECK_STR(rows[0].name, "Eng.\"SpeedA");
+	CHECK(rpt_live_row_parse("{\"id\":1,\"name\":\"x\",\"value\":null}", &rows[1]) == 0 && rows[1].age_ns == -1);
+	CHECK(rpt_live_row_parse("{\"name\":\"x\"}", &rows[1]) == -EBADMSG);
 }
 
 int main(void)
 {
-	char good[] = "/tmp/test-report-XXXXXX", bad[] = "/tmp/test-report-XXXXXX";
+	char good[] = "/tmp/test-report-XXXXXX", bad[] = "/tmp/test-report-XXXXXX", health[] = "/tmp/test-report-XXXXXX";
 
-	CHECK(mkdtemp(good) && mkdtemp(bad));
+	CHECK(mkdtemp(good) && mkdtemp(bad) && mkdtemp(health));
 	write_log(good, false);
 	write_log(bad, true);
 	test_summary(good);
 	test_export(good, false);
 	test_export(bad, true);
 	test_logfault(good);
+	test_stat(health);
 	test_livetable();
-	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, NULL }, 30) == 0);
+	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, NULL }, 30) == 0);
 	return 0;
 }
