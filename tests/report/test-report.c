@@ -3,7 +3,7 @@
  * test-report.c - report/ called from C on a small log the test writes:
  * summary's figures and words, export's engine (filters, bare channel
  * names, time order, a Batch that does not decode), what a damaged log
- * cost, stat's health table, and the live table.  Each answer is read back from a memory
+ * cost, stat's health table, the channel listing, and the live table.  Each answer is read back from a memory
  * stream, so what the commands print is asserted byte for byte where the
  * text is the contract.
  */
@@ -16,6 +16,7 @@
 
 #include "record/batch.h"
 #include "record/order.h"
+#include "report/channels.h"
 #include "report/export.h"
 #include "report/livetable.h"
 #include "report/logfault.h"
@@ -286,6 +287,36 @@ static void test_stat(const char *dir)
 	mem_close(&err);
 }
 
+/* The dictionary the log carries, listed as `railmon channels --data`. */
+static void test_channels(const char *dir)
+{
+	const struct rec_channel **list;
+	rec_channels_t *map;
+	struct mem out;
+	int n;
+
+	CHECK(rec_channels_new(&map) == 0);
+	CHECK(rpt_channels_learn_log("/nonexistent-railmon-log", map) < 0);
+	CHECK(rpt_channels_learn_log(dir, map) == 0);
+	n = rec_channels_sorted(map, &list);
+	CHECK(n == 2);
+	mem_open(&out);
+	rpt_channels_print(out.f, list, 2, true);
+	CHECK_STR(text(&out), "{\"id\":1,\"bus\":0,\"bus_name\":\"\",\"name\":\"Eng.Speed\",\"unit\":\"km/h\","
+	          "\"source\":\"test\",\"min\":null,\"max\":null,\"value_table\":{}}\n"
+	          "{\"id\":2,\"bus\":0,\"bus_name\":\"\",\"name\":\"Eng.Temp\",\"unit\":\"degC\","
+	          "\"source\":\"test\",\"min\":null,\"max\":null,\"value_table\":{}}\n");
+	mem_close(&out);
+	mem_open(&out);
+	rpt_channels_print(out.f, list, 2, false);
+	CHECK(!strncmp(text(&out), "id       bus          name", 26) &&
+	      strstr(text(&out), "\n1        -            Eng.Speed                    km/h     -                test"),
+	      "%s", text(&out));
+	mem_close(&out);
+	free(list);
+	rec_channels_free(map);
+}
+
 static void test_livetable(void)
 {
 	struct rpt_live_row rows[] = {
@@ -345,6 +376,7 @@ int main(void)
 	test_export(bad, true);
 	test_logfault(good);
 	test_stat(health);
+	test_channels(good);
 	test_livetable();
 	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, NULL }, 30) == 0);
 	return 0;
