@@ -3,7 +3,8 @@
  * test-report.c - report/ called from C on a small log the test writes:
  * summary's figures and words, export's engine (filters, bare channel
  * names, time order, a Batch that does not decode), what a damaged log
- * cost, stat's health table, the channel listing, and the live table.  Each answer is read back from a memory
+ * cost, stat's health table, the channel listing, decode, and the live
+ * table.  Each answer is read back from a memory
  * stream, so what the commands print is asserted byte for byte where the
  * text is the contract.
  */
@@ -16,7 +17,9 @@
 
 #include "record/batch.h"
 #include "record/order.h"
+#include "bus/dbc.h"
 #include "report/channels.h"
+#include "report/decode.h"
 #include "report/export.h"
 #include "report/livetable.h"
 #include "report/logfault.h"
@@ -317,6 +320,55 @@ static void test_channels(const char *dir)
 	rec_channels_free(map);
 }
 
+/* candump lines through a one-signal DBC, as text and as export's rows. */
+static void test_decode(const char *dir)
+{
+	static const char dbc_text[] =
+		"VERSION \"\"\n\nBU_: ECU\n\n"
+		"BO_ 291 Eng: 1 ECU\n SG_ Speed : 0|8@1+ (1,0) [0|200] \"km/h\" ECU\n\n"
+		"VAL_ 291 Speed 0 \"Stop\" ;\n";
+	static const char lines[] = "(1.000000) can0 123#0A\n(2.000000) can0 123#00\njunk\n(3.000000) can0 456#01\n";
+	struct rpt_decode d = { .text = true };
+	struct mem out, err;
+	char path[512], why[256];
+	FILE *f, *in;
+
+	snprintf(path, sizeof(path), "%s/t.dbc", dir);
+	CHECK(f = fopen(path, "w"));
+	fputs(dbc_text, f);
+	fclose(f);
+	CHECK(bus_dbc_load(path, &d.dbc, why, sizeof(why)) == 0, "%s", why);
+	d.max = bus_dbc_decode_max(d.dbc);
+	CHECK(d.samples = calloc(d.max, sizeof(*d.samples)));
+	mem_open(&out);
+	mem_open(&err);
+	d.out = out.f;
+	d.err = err.f;
+	CHECK(in = fmemopen((void *)lines, strlen(lines), "r"));
+	CHECK(rpt_decode_stream(&d, in, "t.log") == 0);
+	fclose(in);
+	CHECK_STR(text(&out), "(1.000000) can0 123#0A :: Eng(Speed: 10 km/h)\n"
+	                      "(2.000000) can0 123#00 :: Eng(Speed: 0 km/h 'Stop')\n"
+	                      "(3.000000) can0 456#01\n");
+	CHECK_STR(text(&err), "railmon decode: t.log:3: not a candump line: junk\n");
+	CHECK(d.frames == 3 && d.decoded == 2 && d.bad == 1 && d.seq == 5);
+
+	/* rows: the frame, then its sample named Message.Signal */
+	mem_close(&out);
+	mem_open(&out);
+	d = (struct rpt_decode){ .out = out.f, .err = err.f, .dbc = d.dbc, .samples = d.samples, .max = d.max,
+	                         .fmt = REC_FORMAT_JSONL };
+	CHECK(in = fmemopen((void *)lines, 23, "r"));
+	CHECK(rpt_decode_stream(&d, in, "t.log") == 0);
+	fclose(in);
+	CHECK(strstr(text(&out), "\"seq\":2,") && strstr(text(&out), "\"name\":\"Eng.Speed\"") &&
+	      strstr(text(&out), "\"unit\":\"km/h\"") && strstr(text(&out), "\"value\":10"), "%s", text(&out));
+	mem_close(&out);
+	mem_close(&err);
+	free(d.samples);
+	bus_dbc_free(d.dbc);
+}
+
 static void test_livetable(void)
 {
 	struct rpt_live_row rows[] = {
@@ -377,6 +429,7 @@ int main(void)
 	test_logfault(good);
 	test_stat(health);
 	test_channels(good);
+	test_decode(health);
 	test_livetable();
 	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, NULL }, 30) == 0);
 	return 0;
