@@ -22,7 +22,7 @@ ALLOWED = {
     "ground": {"basic", "acquisition/acq-item.h", "storage", "record", "uplink"},
     "conf": {"basic", "bus"},
     "pipeline": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf", "evidence"},
-    "report": {"basic", "acquisition/acq-item.h", "bus", "storage", "record", "ground"},
+    "report": {"basic", "acquisition/acq-item.h", "bus", "storage", "record", "ground", "evidence"},
     "board": {"basic", "acquisition", "bus", "storage", "record", "uplink", "ground", "conf", "pipeline", "evidence",
               "report"},
 }

@@ -3,8 +3,8 @@
  * test-report.c - report/ called from C on a small log the test writes:
  * summary's figures and words, export's engine (filters, bare channel
  * names, time order, a Batch that does not decode), what a damaged log
- * cost, stat's health table, the channel listing, decode, and the live
- * table.  Each answer is read back from a memory
+ * cost, stat's health table, the channel listing, decode, verify's
+ * words, and the live table.  Each answer is read back from a memory
  * stream, so what the commands print is asserted byte for byte where the
  * text is the contract.
  */
@@ -25,6 +25,7 @@
 #include "report/logfault.h"
 #include "report/stat.h"
 #include "report/summary.h"
+#include "report/verify.h"
 #include "storage/stor.h"
 #include "tlib.h"
 
@@ -369,6 +370,35 @@ static void test_decode(const char *dir)
 	bus_dbc_free(d.dbc);
 }
 
+/* verify's words for a problem and a result. */
+static void test_verify(void)
+{
+	struct mem out, err;
+	struct rpt_verify_out o = { .dir = "log" };
+	struct evd_problem p = { .kind = EVD_PROBLEM_CHAIN, .segment = 1, .offset = 512, .seq = 7, .range_first = 7,
+	                         .range_end = 10 };
+	struct evd_result r = { .seals = 2, .verified_first = 1, .verified_end = 10, .verified_t_first = T0,
+	                        .verified_t_last = T0 + S(1) / 2, .tail_first = 10, .tail_end = 12, .records = 11 };
+	uint8_t pk[EVD_PUBLIC_LEN] = { 0xab, 0xcd };
+
+	mem_open(&out);
+	mem_open(&err);
+	o.err = err.f;
+	rpt_verify_problem(&o, &p);
+	CHECK_STR(text(&err), "railmon verify: log/00000000000000000001.seg: offset 512: seq 7: the records of a Seal's "
+	          "range do not hash to its chain head (changed, removed, added or reordered), records 7..9\n");
+	for (int i = 0; i < RPT_VERIFY_PRINT_MAX + 5; i++)
+		rpt_verify_problem(&o, &p);
+	CHECK(o.printed == RPT_VERIFY_PRINT_MAX + 6);
+	rpt_verify_result(out.f, &r, pk);
+	CHECK_STR(text(&out), "verified: seq 1..9 (2 seals, each signed by key abcd000000000000), "
+	          "time 2025-12-03T08:00:00.000Z .. 2025-12-03T08:00:00.500Z\n"
+	          "unsealed tail: seq 10..11 (after the last Seal: not yet sealed, not tampering)\n"
+	          "11 records read, 0 problems\n");
+	mem_close(&out);
+	mem_close(&err);
+}
+
 static void test_livetable(void)
 {
 	struct rpt_live_row rows[] = {
@@ -430,6 +460,7 @@ int main(void)
 	test_stat(health);
 	test_channels(good);
 	test_decode(health);
+	test_verify();
 	test_livetable();
 	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, NULL }, 30) == 0);
 	return 0;
