@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/timeparse.h"
 #include "cli.h"
-#include "cli-args.h"
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/names.h"
@@ -74,7 +74,7 @@ static int parse_option(struct rpt_export *x, int c, const char *arg)
 		return 0;
 	case 1:
 	case 2:
-		if (cli_parse_time(arg, t) < 0)
+		if (basic_parse_time(arg, t) < 0)
 			return cli_fail("export", "--%s: cannot read time '%s' (2026-12-03T07:00:00Z, "
 			                "2026-12-03T08:00:00+01:00, local 2026-12-03 08:00:00, or Unix seconds)",
 			                c == 1 ? "from" : "to", arg);
@@ -98,7 +98,7 @@ static int parse_option(struct rpt_export *x, int c, const char *arg)
 	case 5:
 	case 6:
 	case 7:
-		if (cli_parse_duration(arg, c == 5 ? &x->raster_ns : c == 6 ? &x->max_age_ns : &x->window_ns) < 0)
+		if (basic_parse_duration_ns(arg, c == 5 ? &x->raster_ns : c == 6 ? &x->max_age_ns : &x->window_ns) < 0)
 			return cli_fail("export", "--%s: expected a duration like 100ms, 2s or 1min, not '%s'",
 			                c == 5 ? "raster" : c == 6 ? "max-age" : "window", arg);
 		return 0;

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "basic/timeparse.h"
 #include "cli.h"
-#include "cli-args.h"
 #include "report/summary.h"
 
 static const char summary_usage[] =
@@ -38,11 +38,11 @@ static int summary_option(struct summary_args *s, int c, const char *arg)
 	switch (c) {
 	case 1:
 	case 2:
-		if (cli_parse_time(arg, c == 1 ? &s->o.from_ns : &s->o.to_ns) < 0)
+		if (basic_parse_time(arg, c == 1 ? &s->o.from_ns : &s->o.to_ns) < 0)
 			return cli_fail("summary", "--%s: cannot read time '%s'", c == 1 ? "from" : "to", arg);
 		return 0;
 	case 3:
-		if (cli_parse_duration(arg, &s->o.gap_ns) < 0)
+		if (basic_parse_duration_ns(arg, &s->o.gap_ns) < 0)
 			return cli_fail("summary", "--gap: expected a duration like 500ms or 2s, not '%s'", arg);
 		return 0;
 	case 'c':

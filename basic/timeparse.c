@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cli-args.c - times and durations for options (cli-args.h). */
+/* timeparse.c - points in time and durations in ns, as the reading
+   commands take them (timeparse.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -10,7 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "cli-args.h"
+#include "basic/timeparse.h"
 
 /* ".123" after the seconds -> ns, *end past it. */
 static int64_t fraction_ns(const char *s, const char **end)
@@ -46,7 +47,7 @@ static int parse_zone(const char *s, bool *ret_local, long *ret_off)
 	return 0;
 }
 
-int cli_parse_time(const char *s, int64_t *ret_ns)
+int basic_parse_time(const char *s, int64_t *ret_ns)
 {
 	struct tm tm = { 0 };
 	const char *end;
@@ -82,7 +83,7 @@ int cli_parse_time(const char *s, int64_t *ret_ns)
 	return 0;
 }
 
-int cli_parse_duration(const char *s, int64_t *ret_ns)
+int basic_parse_duration_ns(const char *s, int64_t *ret_ns)
 {
 	static const struct { const char *unit; double ns; } units[] = {
 		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "min", 60e9 }, { "h", 3600e9 },

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli-args.h - the option values the reading commands share (export,
- * summary, replay): times and durations.
+ * timeparse.h - the option values the reading commands share (export,
+ * summary): points in time and durations in ns.
  */
 #pragma once
 
@@ -16,8 +16,8 @@
  *   Unix seconds (1764748800.5).
  * 0 or -EINVAL.
  */
-int cli_parse_time(const char *s, int64_t *ret_ns);
+int basic_parse_time(const char *s, int64_t *ret_ns);
 
 /* A duration > 0 with a unit: 100ms, 2s, 1.5s, 250us, 1min -> ns.  0 or
    -EINVAL. */
-int cli_parse_duration(const char *s, int64_t *ret_ns);
+int basic_parse_duration_ns(const char *s, int64_t *ret_ns);
