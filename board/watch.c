@@ -54,8 +54,7 @@ struct watch {
 	struct rpt_live_row *rows;
 	size_t nrows, cap;
 	char title[256];
-	bool editing;             /* typing a filter */
-	char edit[64];
+	struct rpt_live_keys keys;  /* q, s, /, scrolling; a filter being typed */
 	struct termios saved;
 	bool raw;
 };
@@ -133,31 +132,6 @@ static void term_restore(struct watch *w)
 		tcsetattr(STDIN_FILENO, TCSANOW, &w->saved);
 }
 
-static size_t page(const struct watch *w)
-{
-	return w->view.height > 4 ? (size_t)w->view.height - 3 : 1;
-}
-
-/* A key typed while editing the filter. */
-static void key_edit(struct watch *w, int c)
-{
-	size_t n = strlen(w->edit);
-
-	if (c == '\n' || c == '\r') {
-		snprintf(w->view.filter, sizeof(w->view.filter), "%s", w->edit);
-		w->editing = false;
-	} else if (c == 27) {
-		w->view.filter[0] = 0;
-		w->editing = false;
-	} else if ((c == 127 || c == 8) && n) {
-		w->edit[n - 1] = 0;
-	} else if (c >= 0x20 && c < 0x7f && n + 1 < sizeof(w->edit)) {
-		w->edit[n] = (char)c;
-		w->edit[n + 1] = 0;
-	}
-	w->view.scroll = 0;
-}
-
 /* Keys waiting on stdin; false when the user quits. */
 static bool keys(struct watch *w)
 {
@@ -167,31 +141,7 @@ static bool keys(struct watch *w)
 	/* the terminal is gone (EOF, EIO after a hangup): nobody to draw for */
 	if (w->raw && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)))
 		return false;
-
-	for (ssize_t i = 0; i < n; i++) {
-		int c = buf[i];
-		if (w->editing) {
-			key_edit(w, c);
-			continue;
-		}
-		if (c == 27 && i + 2 < n && buf[i + 1] == '[') { /* arrows: ESC [ A / B */
-			c = buf[i + 2] == 'A' ? 'k' : buf[i + 2] == 'B' ? 'j' : 0;
-			i += 2;
-		}
-		switch (c) {
-		case 'q': return false;
-		case 's': w->view.sort = (enum rpt_live_sort)((w->view.sort + 1) % RPT_LIVE_SORT_MAX); break;
-		case '/': w->editing = true; w->edit[0] = 0; break;
-		case 'j': w->view.scroll++; break;
-		case 'k': w->view.scroll -= w->view.scroll > 0; break;
-		case ' ': w->view.scroll += page(w); break;
-		case 'g': w->view.scroll = 0; break;
-		default: break;
-		}
-	}
-	if (w->view.scroll >= w->nrows)
-		w->view.scroll = w->nrows ? w->nrows - 1 : 0;
-	return true;
+	return rpt_live_keys_feed(&w->keys, &w->view, buf, n > 0 ? (size_t)n : 0, w->nrows);
 }
 
 /* ----------------------------------------------------------------- draw */
@@ -205,8 +155,8 @@ static void watch_title(struct watch *w, int err)
 	strftime(now, sizeof(now), "%Y-%m-%d %H:%M:%S", localtime_r(&sec, &tm));
 	if (err)
 		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s: %s (retrying)", w->sock, now, strerror(-err));
-	else if (w->editing)
-		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->edit);
+	else if (w->keys.editing)
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->keys.edit);
 	else
 		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s", w->sock, now);
 	w->view.title = w->title;

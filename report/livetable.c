@@ -3,6 +3,7 @@
  * livetable.c - the live table of `watch` and `demo` (livetable.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,4 +377,58 @@ int rpt_live_row_parse(const char *line, struct rpt_live_row *r)
 	if (json_num(line, "quality", &v))
 		r->quality = (uint32_t)v;
 	return 0;
+}
+
+static size_t page(const struct rpt_live_view *v)
+{
+	return v->height > 4 ? (size_t)v->height - 3 : 1;
+}
+
+/* A key typed while editing the filter. */
+static void key_edit(struct rpt_live_keys *k, struct rpt_live_view *v, int c)
+{
+	size_t n = strlen(k->edit);
+
+	if (c == '\n' || c == '\r') {
+		snprintf(v->filter, sizeof(v->filter), "%s", k->edit);
+		k->editing = false;
+	} else if (c == 27) {
+		v->filter[0] = 0;
+		k->editing = false;
+	} else if ((c == 127 || c == 8) && n) {
+		k->edit[n - 1] = 0;
+	} else if (c >= 0x20 && c < 0x7f && n + 1 < sizeof(k->edit)) {
+		k->edit[n] = (char)c;
+		k->edit[n + 1] = 0;
+	}
+	v->scroll = 0;
+}
+
+bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *v, const unsigned char *buf, size_t n,
+                        size_t nrows)
+{
+	for (size_t i = 0; i < n; i++) {
+		int c = buf[i];
+		if (k->editing) {
+			key_edit(k, v, c);
+			continue;
+		}
+		if (c == 27 && i + 2 < n && buf[i + 1] == '[') { /* arrows: ESC [ A / B */
+			c = buf[i + 2] == 'A' ? 'k' : buf[i + 2] == 'B' ? 'j' : 0;
+			i += 2;
+		}
+		switch (c) {
+		case 'q': return false;
+		case 's': v->sort = (enum rpt_live_sort)((v->sort + 1) % RPT_LIVE_SORT_MAX); break;
+		case '/': k->editing = true; k->edit[0] = 0; break;
+		case 'j': v->scroll++; break;
+		case 'k': v->scroll -= v->scroll > 0; break;
+		case ' ': v->scroll += page(v); break;
+		case 'g': v->scroll = 0; break;
+		default: break;
+		}
+	}
+	if (v->scroll >= nrows)
+		v->scroll = nrows ? nrows - 1 : 0;
+	return true;
 }

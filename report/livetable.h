@@ -79,3 +79,17 @@ const char *rpt_live_sort_name(enum rpt_live_sort s);
    channel: id, name, unit, source, label, value, age_ms, quality; our own
    escapes).  0, or -EBADMSG for a line without an id. */
 int rpt_live_row_parse(const char *line, struct rpt_live_row *ret_row);
+
+/* watch's keys: what is being typed as a filter. */
+struct rpt_live_keys {
+	bool editing;              /* after '/', until Enter (apply) or Esc (clear) */
+	char edit[64];
+};
+
+/*
+ * Keys typed (buf[0..n), as read from a raw terminal) applied to the view
+ * of a table of nrows: q quit, s the next sort, / a filter, j/k or the
+ * arrows scroll, space a page, g the top.  Returns false for q.
+ */
+bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *view, const unsigned char *buf, size_t n,
+                        size_t nrows);

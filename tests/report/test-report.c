@@ -444,6 +444,25 @@ static void test_livetable(void)
 	CHECK_STR(rows[0].name, "Eng.\"SpeedA");
 	CHECK(rpt_live_row_parse("{\"id\":1,\"name\":\"x\",\"value\":null}", &rows[1]) == 0 && rows[1].age_ns == -1);
 	CHECK(rpt_live_row_parse("{\"name\":\"x\"}", &rows[1]) == -EBADMSG);
+
+	/* watch's keys on a 20-line terminal and a table of 40 rows */
+	struct rpt_live_keys k = { 0 };
+	struct rpt_live_view kv = { .height = 20 };
+#define FEED(s) rpt_live_keys_feed(&k, &kv, (const unsigned char *)(s), strlen(s), 40)
+	CHECK(FEED("ss") && kv.sort == RPT_LIVE_SORT_AGE);
+	CHECK(FEED("ss") && kv.sort == RPT_LIVE_SORT_ID);
+	CHECK(FEED("jj\033[B") && kv.scroll == 3);
+	CHECK(FEED("\033[Ak") && kv.scroll == 1);
+	CHECK(FEED(" ") && kv.scroll == 18);
+	CHECK(FEED("    ") && kv.scroll == 39, "clamped to the last row: %zu", kv.scroll);
+	CHECK(FEED("g") && kv.scroll == 0);
+	CHECK(FEED("/Tem\177mp") && k.editing && !strcmp(k.edit, "Temp") && !kv.filter[0]);
+	CHECK(FEED("\r") && !k.editing && !strcmp(kv.filter, "Temp"));
+	CHECK(FEED("/x\033") && !k.editing && !kv.filter[0]);
+	CHECK(FEED("/q") && k.editing, "q while typing is a letter");
+	CHECK(FEED("\n") && !strcmp(kv.filter, "q"));
+	CHECK(!FEED("jq"));
+#undef FEED
 }
 
 int main(void)
