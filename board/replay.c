@@ -6,7 +6,6 @@
  * sources, or whose one source is the log: logsource.h), or a trace onto a
  * CAN interface.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,6 +23,7 @@
 #include "pipeline/logdir.h"
 #include "bus/candump.h"
 #include "bus/trace.h"
+#include "storage/stor.h"
 
 static const char replay_usage[] =
 	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
@@ -220,23 +220,6 @@ static int dbc_board(const char *trace, const char *dbc, const char *vehicle, st
 	return 0;
 }
 
-/* A directory that holds a log already: segment files in it. */
-static bool holds_log(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	bool found = false;
-
-	while (d && !found && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-
-		found = n > 4 && !strcmp(de->d_name + n - 4, ".seg");
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 /* What the command line asked for. */
 struct replay_args {
 	const char *board, *data, *trace, *to_can, *dbc, *vehicle;
@@ -318,7 +301,7 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 		opts->replay_log = a->trace;
 		opts->replay_speed = a->speed;
 	}
-	if (!a->append && holds_log(out)) {
+	if (!a->append && stor_dir_holds_log(out)) {
 		fprintf(stderr, "railmon replay: %s holds a log already: replaying into it adds to it (the same "
 		        "trace twice doubles the data); give another --data DIR, or --append to add\n", out);
 		conf_free(cfg);
