@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "conf/config-types.h"
+#include "conf/replay.h"
 #include "daemon.h"
 #include "pipeline/logdir.h"
 #include "bus/candump.h"
@@ -167,57 +168,18 @@ static int replay_survey(const char *trace, enum bus_trace_format fmt)
 	return n == -ENODATA ? 0 : n;
 }
 
-/* Turn every CAN bus into a trace source reading path; Modbus links have
-   nothing to replay from a candump trace and are left out. */
-static void replay_config(struct conf_board *cfg, const char *path, double speed)
-{
-	size_t ncan = 0, k = 0;
-
-	for (size_t i = 0; i < cfg->nbuses; i++)
-		ncan += cfg->buses[i].kind == BUS_KIND_CAN;
-	for (size_t i = 0; i < cfg->nbuses; i++) {
-		struct bus_cfg b = cfg->buses[i];
-		if (b.kind != BUS_KIND_CAN)
-			continue;
-		b.can.driver = BUS_CAN_TRACE;
-		snprintf(b.can.device, sizeof(b.can.device), "%s", path);
-		if (ncan == 1)
-			b.can.ifname[0] = 0;
-		else if (!b.can.trace_channel)
-			b.can.trace_channel = (uint32_t)k + 1; /* the n-th bus: channel n, as Vector and PEAK number */
-		b.can.trace_speed = speed;
-		b.can.trace_loop = false;
-		b.index = (uint16_t)k;
-		cfg->buses[k++] = b;
-	}
-	cfg->nbuses = k;
-}
-
 /* --dbc: the board file a one-bus trace replay would have.  0 or the
    exit code. */
 static int dbc_board(const char *trace, const char *dbc, const char *vehicle, struct conf_board **ret_cfg)
 {
-	char tpath[PATH_MAX], dpath[PATH_MAX], cwd[PATH_MAX], name[PATH_MAX + 16], err[CONF_ERR_MAX];
-	char *text = NULL;
-	int r;
+	char err[CONF_ERR_MAX + PATH_MAX];
+	int r = conf_replay_dbc(trace, dbc, vehicle, ret_cfg, err, sizeof(err));
 
-	if (!realpath(trace, tpath) || !realpath(dbc, dpath) || !getcwd(cwd, sizeof(cwd)))
-		return cli_fail("replay", "%s: %s", realpath(trace, tpath) ? dbc : trace, strerror(errno));
-	if (strpbrk(vehicle, "\n;#[]") || strpbrk(tpath, "\n;#") || strpbrk(dpath, "\n;#"))
-		return cli_fail("replay", "--vehicle, the trace's or the DBC's path holds a character a board file "
-		                "cannot (newline ; # [ ])");
-	if (asprintf(&text, "[board]\nvehicle = %s\nrt_priority = 0\n\n[storage]\ndir = railmon-data\n\n"
-	             "[can can0]\ndriver = trace\nfile = %s\ndbc = %s\n", vehicle, tpath, dpath) < 0)
-		return cli_fail("replay", "out of memory");
-	/* relative names (the default data dir) from here, as a user expects */
-	snprintf(name, sizeof(name), "%s/(--dbc)", cwd);
-	r = conf_parse(name, text, ret_cfg, err, sizeof(err));
-	free(text);
-	if (r < 0) {
-		fprintf(stderr, "railmon replay: --dbc %s: %s\n", dbc, err);
+	if (r == -EBADMSG) {
+		fprintf(stderr, "railmon replay: %s\n", err);
 		return 1;
 	}
-	return 0;
+	return r < 0 ? cli_fail("replay", "%s", err) : 0;
 }
 
 /* What the command line asked for. */
@@ -308,7 +270,7 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 		return 1;
 	}
 	if (!S_ISDIR(sb->st_mode)) {
-		replay_config(cfg, a->trace, a->speed);
+		conf_replay_trace(cfg, a->trace, a->speed);
 		if (!cfg->nbuses) {
 			conf_free(cfg);
 			return cli_fail("replay", "%s has no [can] bus to replay the trace into", a->board);
