@@ -2,7 +2,8 @@
 /*
  * watch.c - `railmon watch`: the live values of a running daemon's
  * channels, from its stat socket (a "channels" request: one JSON line per
- * channel, stat.c), drawn by the table the demo draws (livetable.c).
+ * channel, statserver.c), drawn by the table the demo draws
+ * (report/livetable.h).
  *
  * On a terminal the screen is redrawn in place every --interval, with keys
  * (q quit, s sort, / filter, arrows or j/k scroll); with --once, or when

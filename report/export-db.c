@@ -17,7 +17,7 @@
 
 /* grd_db_export()'s callback: the same filters and writer as a log's
    (names from the dictionary read ahead); the records of another log id
-   wait for the ones before to go out first, as in export.c. */
+   wait for the ones before to go out first, as in export-log.c. */
 static int db_item(void *ctx, const struct acq_item *it, const struct rec_names *nm, const char *log_id_hex)
 {
 	struct rpt_export *x = ctx;
