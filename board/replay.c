@@ -22,7 +22,7 @@
 #include "conf/replay.h"
 #include "daemon.h"
 #include "pipeline/logdir.h"
-#include "bus/candump.h"
+#include "report/trace.h"
 #include "bus/trace.h"
 #include "storage/stor.h"
 
@@ -135,39 +135,6 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 	return 0;
 }
 
-/*
- * Read the trace once before the replay, all channels, as fast as it goes:
- * say its format, its frames, and what in it is damaged (with the place of
- * the first damage), which the replay then skips.  An incident
- * investigator must know what a replay left out; the daemon's summary
- * has only counts.  -errno if the trace cannot be read.
- */
-static int replay_survey(const char *trace, enum bus_trace_format fmt)
-{
-	struct bus_cfg in = { .kind = BUS_KIND_CAN };
-	struct acq_item items[256];
-	uint64_t frames = 0, bad = 0;
-	bus_dev_t *dev = NULL;
-	char first[PATH_MAX + 128];
-	int n;
-
-	in.can.driver = BUS_CAN_TRACE;
-	snprintf(in.can.device, sizeof(in.can.device), "%s", trace);
-	if ((n = bus_dev_new(&in, &dev)) < 0)
-		return n;
-	while ((n = bus_dev_recv(dev, items, 256, 0)) > 0)
-		for (int i = 0; i < n; i++) {
-			frames += items[i].kind == ACQ_ITEM_CAN;
-			bad += items[i].kind == ACQ_ITEM_EVENT && items[i].event.code == ACQ_EV_CAN_BAD_LINE;
-		}
-	fprintf(stderr, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), frames);
-	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
-		fprintf(stderr, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
-	fputc('\n', stderr);
-	bus_dev_free(dev);
-	return n == -ENODATA ? 0 : n;
-}
-
 /* --dbc: the board file a one-bus trace replay would have.  0 or the
    exit code. */
 static int dbc_board(const char *trace, const char *dbc, const char *vehicle, struct conf_board **ret_cfg)
@@ -237,7 +204,7 @@ static int replay_check_trace(const struct replay_args *a)
 	if (r == -EMEDIUMTYPE)
 		return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", a->trace,
 		                BUS_TRACE_FORMATS);
-	if (r < 0 || (!a->to_can && (r = replay_survey(a->trace, fmt)) < 0))
+	if (r < 0 || (!a->to_can && (r = rpt_trace_survey(stderr, a->trace, fmt)) < 0))
 		return cli_fail("replay", "%s: %s", a->trace, strerror(-r));
 	return -1;
 }

@@ -4,7 +4,7 @@
  * summary's figures and words, export's engine (filters, bare channel
  * names, time order, a Batch that does not decode), what a damaged log
  * cost, stat's health table, the channel listing, decode, verify's
- * words, and the live table.  Each answer is read back from a memory
+ * words, a trace's survey, and the live table.  Each answer is read back from a memory
  * stream, so what the commands print is asserted byte for byte where the
  * text is the contract.
  */
@@ -25,6 +25,7 @@
 #include "report/logfault.h"
 #include "report/stat.h"
 #include "report/summary.h"
+#include "report/trace.h"
 #include "report/verify.h"
 #include "storage/stor.h"
 #include "tlib.h"
@@ -399,6 +400,32 @@ static void test_verify(void)
 	mem_close(&err);
 }
 
+/* What a trace holds, said before a replay: its frames and its first
+   damage by file and line. */
+static void test_trace_survey(const char *dir)
+{
+	char path[256], want[1024];
+	enum bus_trace_format fmt;
+	struct mem err;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/t.candump", dir);
+	CHECK(f = fopen(path, "w"));
+	fputs("(1.000000) can0 123#0A\n(1.5) can0 12#\n(2.000000) can0 123#00\n(3.000000) can0 456#01\n", f);
+	fclose(f);
+	CHECK(bus_trace_detect_file(path, &fmt) == 0);
+	mem_open(&err);
+	CHECK(rpt_trace_survey(err.f, path, fmt) == 0);
+	snprintf(want, sizeof(want), "railmon replay: %s: %s, 3 frames; 1 damaged part skipped, the first: %s:2", path,
+	         bus_trace_format_name(fmt), path);
+	CHECK(!strncmp(text(&err), want, strlen(want)), "%s", text(&err));
+	mem_close(&err);
+	snprintf(path, sizeof(path), "%s/none.candump", dir);
+	mem_open(&err);
+	CHECK(rpt_trace_survey(err.f, path, fmt) == -ENOENT);
+	mem_close(&err);
+}
+
 static void test_livetable(void)
 {
 	struct rpt_live_row rows[] = {
@@ -480,6 +507,7 @@ int main(void)
 	test_channels(good);
 	test_decode(health);
 	test_verify();
+	test_trace_survey(health);
 	test_livetable();
 	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, NULL }, 30) == 0);
 	return 0;
