@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "statserver.h"
 #include "record/batch.h"
+#include "report/livetable.h"
 #include "report/stat.h"
 #include "basic/clock.h"
 #include "basic/escape.h"
@@ -87,30 +88,16 @@ static void channels_json(FILE *f, struct board_daemon *d)
 
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live lv = { 0 };
-		const char *label = NULL;
+		struct rpt_live_value v = { ch[i].id, ch[i].name, ch[i].unit, ch[i].source, NULL, 0, 0, 0 };
+
 		board_daemon_live(d, i, &lv);
-		fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", ch[i].id);
-		basic_json_string(f, ch[i].name);
-		fputs(",\"unit\":", f);
-		basic_json_string(f, ch[i].unit);
-		fputs(",\"source\":", f);
-		basic_json_string(f, ch[i].source);
-		if (!lv.t_ns) {
-			fputs(",\"value\":null,\"age_ms\":null}\n", f);
-			continue;
+		if (lv.t_ns) {
+			v.t_ns = lv.t_ns;
+			v.value = lv.value;
+			v.quality = lv.quality;
+			v.label = board_daemon_value_label(d, i, lv.value);
 		}
-		if (isfinite(lv.value))
-			fprintf(f, ",\"value\":%.17g", lv.value);
-		else
-			fprintf(f, ",\"value\":\"%s\"", isnan(lv.value) ? "nan" : lv.value < 0 ? "-inf" : "inf");
-		fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, lv.t_ns,
-		        (double)(now - lv.t_ns) / 1e6, lv.quality);
-		label = board_daemon_value_label(d, i, lv.value);
-		if (label) {
-			fputs(",\"label\":", f);
-			basic_json_string(f, label);
-		}
-		fputs("}\n", f);
+		rpt_live_json(f, &v, now);
 	}
 }
 

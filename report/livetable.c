@@ -3,12 +3,14 @@
  * livetable.c - the live table of `watch` and `demo` (livetable.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "basic/escape.h"
 #include "report/livetable.h"
 
 #define CHANGED_NS 1000000000ll /* a changed value stays marked this long */
@@ -431,4 +433,29 @@ bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *v, const 
 	if (v->scroll >= nrows)
 		v->scroll = nrows ? nrows - 1 : 0;
 	return true;
+}
+
+void rpt_live_json(FILE *f, const struct rpt_live_value *v, int64_t now_ns)
+{
+	fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", v->id);
+	basic_json_string(f, v->name);
+	fputs(",\"unit\":", f);
+	basic_json_string(f, v->unit);
+	fputs(",\"source\":", f);
+	basic_json_string(f, v->source);
+	if (!v->t_ns) {
+		fputs(",\"value\":null,\"age_ms\":null}\n", f);
+		return;
+	}
+	if (isfinite(v->value))
+		fprintf(f, ",\"value\":%.17g", v->value);
+	else
+		fprintf(f, ",\"value\":\"%s\"", isnan(v->value) ? "nan" : v->value < 0 ? "-inf" : "inf");
+	fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, v->t_ns,
+	        (double)(now_ns - v->t_ns) / 1e6, v->quality);
+	if (v->label) {
+		fputs(",\"label\":", f);
+		basic_json_string(f, v->label);
+	}
+	fputs("}\n", f);
 }

@@ -75,6 +75,22 @@ void rpt_live_value_text(double v, char *buf, size_t len);
 int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret_sort);
 const char *rpt_live_sort_name(enum rpt_live_sort s);
 
+/* A channel's latest value as a daemon knows it. */
+struct rpt_live_value {
+	uint32_t id;
+	const char *name, *unit, *source;
+	const char *label;         /* the value table's text for value, NULL if none */
+	double value;
+	int64_t t_ns;              /* CLOCK_REALTIME of the sample; 0: never received */
+	uint32_t quality;
+};
+
+/* One line of the stat socket's "channels" answer: id, name, unit, source,
+   then value ("nan", "inf", "-inf" as strings), t_ns, age_ms (now_ns, the
+   daemon's realtime clock, minus t_ns), quality and label, or value and
+   age_ms null for a channel never received. */
+void rpt_live_json(FILE *out, const struct rpt_live_value *v, int64_t now_ns);
+
 /* A row from the stat socket's "channels" answer (one JSON line per
    channel: id, name, unit, source, label, value, age_ms, quality; our own
    escapes).  0, or -EBADMSG for a line without an id. */

@@ -472,6 +472,23 @@ static void test_livetable(void)
 	CHECK(rpt_live_row_parse("{\"id\":1,\"name\":\"x\",\"value\":null}", &rows[1]) == 0 && rows[1].age_ns == -1);
 	CHECK(rpt_live_row_parse("{\"name\":\"x\"}", &rows[1]) == -EBADMSG);
 
+	/* the daemon's line and watch's parser agree: a round trip */
+	struct rpt_live_value lv = { 7, "Door \"A\"", "", "mb 3", "Open", 1, T0, ACQ_Q_GOOD };
+	struct rpt_live_value never = { 8, "Door.B", "", "mb 3", NULL, 0, 0, 0 };
+	mem_open(&out);
+	rpt_live_json(out.f, &lv, T0 + S(2));
+	CHECK_STR(text(&out), "{\"id\":7,\"name\":\"Door \\\"A\\\"\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":1,"
+	          "\"t_ns\":1764748800000000000,\"age_ms\":2000.0,\"quality\":0,\"label\":\"Open\"}\n");
+	CHECK(rpt_live_row_parse(text(&out), &rows[0]) == 0 && rows[0].id == 7 && rows[0].value == 1 &&
+	      rows[0].age_ns == S(2) && !strcmp(rows[0].name, "Door \"A\"") && !strcmp(rows[0].label, "Open"));
+	mem_close(&out);
+	mem_open(&out);
+	rpt_live_json(out.f, &never, T0);
+	CHECK_STR(text(&out), "{\"id\":8,\"name\":\"Door.B\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":null,"
+	          "\"age_ms\":null}\n");
+	CHECK(rpt_live_row_parse(text(&out), &rows[1]) == 0 && rows[1].age_ns == -1);
+	mem_close(&out);
+
 	/* watch's keys on a 20-line terminal and a table of 40 rows */
 	struct rpt_live_keys k = { 0 };
 	struct rpt_live_view kv = { .height = 20 };
