@@ -66,7 +66,7 @@ static int check_evidence(const struct conf_board *cfg)
 	evd_key_public_of(secret, pk);
 	explicit_bzero(secret, sizeof(secret));
 	printf("  evidence: hash chain and Seals every %u s, signed with %s (key id %s)\n", cfg->seal_interval_s,
-	       cfg->key, board_evidence_key_id(pk, id));
+	       cfg->key, evd_key_id(pk, id));
 	return 0;
 }
 

@@ -25,7 +25,7 @@
 #include "basic/clock.h"
 #include "daemon.h"
 #include "evidence.h"
-#include "logfault.h"
+#include "report/logfault.h"
 #include "pipeline/faults.h"
 #include "pipeline/watch.h"
 #include "pipeline/forwarder.h"
@@ -78,12 +78,12 @@ struct board_daemon {
    (called on the replay thread; only board/ prints). */
 static bool replay_reader_fault(void *ctx, const char *dir, const stor_reader_t *rd)
 {
-	return board_log_fault_print("replay", dir, rd);
+	return rpt_log_fault_print(stderr, "replay", dir, rd);
 }
 
 static void replay_undecodable(void *ctx, const char *dir, const struct stor_rec *rec, int err)
 {
-	board_log_undecodable_print("replay", dir, rec, err);
+	rpt_log_undecodable_print(stderr, "replay", dir, rec, err);
 }
 
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)

@@ -27,7 +27,7 @@
 
 #include "acquisition/acq.h"
 #include "cli.h"
-#include "cli-args.h"
+#include "basic/timeparse.h"
 #include "ground/ground.h"
 #include "record/order.h"
 #include "recv-say.h"
@@ -290,7 +290,7 @@ static int recv_option(int c, struct recv_opts *o)
 		o->seq_order = !strcmp(optarg, "seq");
 		break;
 	case 12:
-		if (cli_parse_duration(optarg, &o->window_ns) < 0)
+		if (basic_parse_duration_ns(optarg, &o->window_ns) < 0)
 			return cli_fail("recv", "--window: expected a duration like 500ms or 5s, not '%s'", optarg);
 		break;
 	case 'h': fputs(recv_usage, stdout); return 1;

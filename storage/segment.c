@@ -290,6 +290,22 @@ int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n)
 	return 0;
 }
 
+bool stor_dir_holds_log(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	while (d && !found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		found = n > 4 && !strcmp(de->d_name + n - 4, ".seg");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int stor_seg_open(const struct stor_dev_ops *ops, int dirfd, const char *name, int flags,
 		  uint64_t *ret_size, uint32_t *ret_type)
 {

@@ -271,6 +271,10 @@ struct stor_space {
 				spare): what retention and a full disk can free */
 };
 
+/* Whether dir holds a log already: a file named *.seg in it (a misnamed
+   segment too).  false when dir cannot be read. */
+bool stor_dir_holds_log(const char *dir);
+
 /*
  * statvfs of dir, or of its nearest existing parent when it does not exist
  * yet, and the space its log files take.  Returns 0 or -errno.

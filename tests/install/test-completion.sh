@@ -43,7 +43,7 @@ same "export --format" "$(printf '%s\n' asc blf candump csv influx jsonl)" "$(co
 same "recv -f" "$(printf '%s\n' candump csv influx jsonl none)" "$(comp "$RAILMON" recv -f "")"
 same "decode --format" "$(printf '%s\n' csv jsonl text)" "$(comp "$RAILMON" decode --format "")"
 same "export --order" "$(printf '%s\n' seq time)" "$(comp "$RAILMON" export --order "")"
-same "export --kind" "$(printf '%s\n' can event sample)" "$(comp "$RAILMON" export --kind "")"
+same "export --kind" "$(printf '%s\n' can event sample text)" "$(comp "$RAILMON" export --kind "")"
 same "watch --sort" "$(printf '%s\n' age id name source)" "$(comp "$RAILMON" watch --sort "")"
 same "db" "$(printf '%s\n' init migrate prune status)" "$(comp "$RAILMON" db "")"
 same "replay --speed (a number)" "" "$(comp "$RAILMON" replay --speed "")"

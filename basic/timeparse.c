@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cli-args.c - times, durations and near names for options (cli-args.h). */
+/* timeparse.c - points in time and durations in ns, as the reading
+   commands take them (timeparse.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -10,7 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "cli-args.h"
+#include "basic/timeparse.h"
 
 /* ".123" after the seconds -> ns, *end past it. */
 static int64_t fraction_ns(const char *s, const char **end)
@@ -46,7 +47,7 @@ static int parse_zone(const char *s, bool *ret_local, long *ret_off)
 	return 0;
 }
 
-int cli_parse_time(const char *s, int64_t *ret_ns)
+int basic_parse_time(const char *s, int64_t *ret_ns)
 {
 	struct tm tm = { 0 };
 	const char *end;
@@ -82,7 +83,7 @@ int cli_parse_time(const char *s, int64_t *ret_ns)
 	return 0;
 }
 
-int cli_parse_duration(const char *s, int64_t *ret_ns)
+int basic_parse_duration_ns(const char *s, int64_t *ret_ns)
 {
 	static const struct { const char *unit; double ns; } units[] = {
 		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "min", 60e9 }, { "h", 3600e9 },
@@ -102,59 +103,4 @@ int cli_parse_duration(const char *s, int64_t *ret_ns)
 			return 0;
 		}
 	return -EINVAL;
-}
-
-/* Levenshtein distance, case folded, two rows; long names capped. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[2][65];
-
-	if (la > 64 || lb > 64)
-		return (size_t)-1;
-	for (size_t j = 0; j <= lb; j++)
-		row[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t *cur = row[i & 1], *prev = row[(i - 1) & 1];
-
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-	}
-	return row[la & 1][lb];
-}
-
-void cli_nearest_names(const char *want, const char *const *names, size_t n, char *buf, size_t len)
-{
-	enum { BEST = 5 };
-	const char *best[BEST];
-	size_t dist[BEST], nbest = 0, used = 0, limit = strlen(want) / 2 + 1;
-
-	if (!len)
-		return;
-	buf[0] = 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(want, names[i]), k;
-
-		if (strcasestr(names[i], want) || strcasestr(want, names[i]))
-			d = d < limit ? d : limit; /* a part of it: as near as the limit */
-		if (d > limit)
-			continue;
-		/* insertion into the BEST nearest, nearest first */
-		for (k = nbest; k > 0 && dist[k - 1] > d; k--)
-			if (k < BEST) {
-				best[k] = best[k - 1];
-				dist[k] = dist[k - 1];
-			}
-		if (k < BEST) {
-			best[k] = names[i];
-			dist[k] = d;
-			nbest += nbest < BEST;
-		}
-	}
-	for (size_t k = 0; k < nbest && used < len; k++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? ", " : "", best[k]);
 }

@@ -6,15 +6,15 @@
 
 /* Send state ("READY=1", "WATCHDOG=1", ...) to $NOTIFY_SOCKET.  Returns 1
    if sent, 0 when there is no service manager, or -errno. */
-int board_notify(const char *state);
+int pl_notify(const char *state);
 
 /* The service manager's watchdog period in us (WATCHDOG_USEC for this
    process), 0 if none: ping at half of it. */
-uint64_t board_notify_watchdog_usec(void);
+uint64_t pl_notify_watchdog_usec(void);
 
 /* Open a watchdog device (/dev/watchdog) and set its timeout (0 = keep the
    driver's).  From then on it must be kicked, or the machine resets. */
-int board_hwdog_open(const char *path, int timeout_s, int *ret_fd);
-int board_hwdog_kick(int fd);
+int pl_hwdog_open(const char *path, int timeout_s, int *ret_fd);
+int pl_hwdog_kick(int fd);
 /* Close; disarm (magic 'V') on a clean stop only. */
-int board_hwdog_close(int fd, int disarm);
+int pl_hwdog_close(int fd, int disarm);

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "logfault.h"
+#include "report/logfault.h"
 
 /* "records 15004..20060", "record 7", "records 15004.. (to the end of the log)",
    or "no record" for an empty range. */
@@ -49,14 +49,14 @@ static void segment_reason(char *buf, size_t len, const struct stor_fault *f)
 		snprintf(buf, len, "%s", strerror(-f->err));
 }
 
-bool board_log_fault_print(const char *cmd, const char *dir, const stor_reader_t *r)
+bool rpt_log_fault_print(FILE *out, const char *cmd, const char *dir, const stor_reader_t *r)
 {
 	char name[32], range[96], why[96];
 	struct stor_fault f;
 	bool lost;
 
 	if (stor_reader_fault(r, &f) < 0) {
-		fprintf(stderr, "railmon %s: %s: unreadable part of the log skipped\n", cmd, dir);
+		fprintf(out, "railmon %s: %s: unreadable part of the log skipped\n", cmd, dir);
 		return true;
 	}
 	snprintf(name, sizeof(name), "%020" PRIu64 ".seg", f.segment);
@@ -64,37 +64,37 @@ bool board_log_fault_print(const char *cmd, const char *dir, const stor_reader_t
 	lost = f.lost_end == 0 || f.lost_end > f.lost_first;
 	switch (f.kind) {
 	case STOR_FAULT_FRAME:
-		fprintf(stderr, "railmon %s: %s/%s: damaged frame at offset %" PRIu64 ": %s lost, resynchronised after it\n",
+		fprintf(out, "railmon %s: %s/%s: damaged frame at offset %" PRIu64 ": %s lost, resynchronised after it\n",
 		        cmd, dir, name, f.offset, range);
 		return true; /* bytes were skipped even when no seq was */
 	case STOR_FAULT_HEADER_COPY:
-		fprintf(stderr, "railmon %s: %s/%s: header copy at offset %" PRIu64 " damaged, read through the other: "
+		fprintf(out, "railmon %s: %s/%s: header copy at offset %" PRIu64 " damaged, read through the other: "
 		        "no record lost\n", cmd, dir, name, f.offset);
 		return false;
 	case STOR_FAULT_UNSEALED:
-		fprintf(stderr, "railmon %s: %s/%s: closed without a valid seal (offset %" PRIu64 "): its end is not proven; "
+		fprintf(out, "railmon %s: %s/%s: closed without a valid seal (offset %" PRIu64 "): its end is not proven; "
 		        "%s missing before the next segment\n", cmd, dir, name, f.offset, range);
 		return lost;
 	case STOR_FAULT_MISNAMED:
-		fprintf(stderr, "railmon %s: %s/%s: its header names another segment (renamed or copied in): skipped, "
+		fprintf(out, "railmon %s: %s/%s: its header names another segment (renamed or copied in): skipped, "
 		        "%s lost\n", cmd, dir, name, range);
 		return true;
 	case STOR_FAULT_MISSING:
-		fprintf(stderr, "railmon %s: %s: %s missing: no segment file holds them (deleted?) before %s\n", cmd, dir,
+		fprintf(out, "railmon %s: %s: %s missing: no segment file holds them (deleted?) before %s\n", cmd, dir,
 		        range, name);
 		return true;
 	default:
 		segment_reason(why, sizeof(why), &f);
-		fprintf(stderr, "railmon %s: %s/%s: %s: skipped, %s lost\n", cmd, dir, name, why, range);
+		fprintf(out, "railmon %s: %s/%s: %s: skipped, %s lost\n", cmd, dir, name, why, range);
 		return true;
 	}
 }
 
-void board_log_undecodable_print(const char *cmd, const char *dir, const struct stor_rec *rec, int err)
+void rpt_log_undecodable_print(FILE *out, const char *cmd, const char *dir, const struct stor_rec *rec, int err)
 {
 	char range[96];
 
 	range_text(range, sizeof(range), rec->first_seq, rec->first_seq + rec->count);
-	fprintf(stderr, "railmon %s: %s/%020" PRIu64 ".seg: Batch at offset %" PRIu64 " does not decode (%s): %s skipped\n",
+	fprintf(out, "railmon %s: %s/%020" PRIu64 ".seg: Batch at offset %" PRIu64 " does not decode (%s): %s skipped\n",
 	        cmd, dir, rec->segment, rec->offset, strerror(-err), range);
 }

@@ -3,7 +3,7 @@
  * export-write.c - `railmon export`'s writer (export.h): the filters,
  * the time order, the --channel check against the dictionaries and the
  * output (one schema for CSV and JSON lines, candump, influx, --wide,
- * ASC/BLF traces), for both of its sources, a log (export.c) and the
+ * ASC/BLF traces), for both of its sources, a log (export-log.c) and the
  * ground database (export-db.c).
  */
 #include <errno.h>
@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli-args.h"
-#include "export-write.h"
+#include "basic/nearest.h"
+#include "report/export.h"
+#include "report/say.h"
 
 /* name: the sample's channel name, NULL if unknown */
-static bool wanted(const struct export_ctx *x, const struct acq_item *it, const char *name)
+static bool wanted(const struct rpt_export *x, const struct acq_item *it, const char *name)
 {
 	if (!(x->kinds & (1u << it->kind)))
 		return false;
@@ -32,7 +32,7 @@ static bool wanted(const struct export_ctx *x, const struct acq_item *it, const 
 }
 
 /* One record out, in the order it is due. */
-static int emit(struct export_ctx *x, const struct acq_item *it)
+static int emit(struct rpt_export *x, const struct acq_item *it)
 {
 	struct rec_names nm = rec_channels_names(x->chans, it);
 	struct rec_origin o = { x->vehicle, x->log_id, x->log_id_len };
@@ -52,7 +52,7 @@ static int emit(struct export_ctx *x, const struct acq_item *it)
 }
 
 /* Everything the order still holds (end of a log, or a new origin). */
-int export_drain(struct export_ctx *x)
+int rpt_export_drain(struct rpt_export *x)
 {
 	struct acq_item it;
 	int r = 0;
@@ -62,7 +62,7 @@ int export_drain(struct export_ctx *x)
 	return r;
 }
 
-int export_write_item(struct export_ctx *x, const struct acq_item *it)
+int rpt_export_write_item(struct rpt_export *x, const struct acq_item *it)
 {
 	struct rec_names nm = rec_channels_names(x->chans, it);
 	struct acq_item due;
@@ -89,14 +89,14 @@ int export_write_item(struct export_ctx *x, const struct acq_item *it)
    it (rec_channels_resolve), kept in x->resolved; an ambiguous one is
    refused with the candidates, an unknown one with the nearest names.
    0, or the exit code. */
-static int check_channels(struct export_ctx *x, const struct rec_channel *const *list, size_t n)
+static int check_channels(struct rpt_export *x, const struct rec_channel *const *list, size_t n)
 {
 	const char **names = calloc(n ? n : 1, sizeof(*names));
 	char near[512], why[1024];
 	int bad = 0;
 
 	if (!names)
-		return cli_fail("export", "out of memory");
+		return rpt_fail(x->err, "export", "out of memory");
 	for (size_t i = 0; i < n; i++)
 		names[i] = list[i]->name;
 	for (size_t k = 0; k < x->nchannel_filters; k++) {
@@ -107,17 +107,17 @@ static int check_channels(struct export_ctx *x, const struct rec_channel *const 
 			free(x->resolved[k]);
 			if (!(x->resolved[k] = strdup(rec_channels_find(x->chans, id)->name))) {
 				free(names);
-				return cli_fail("export", "out of memory");
+				return rpt_fail(x->err, "export", "out of memory");
 			}
 			continue;
 		}
 		if (r == -ENOTUNIQ) {
-			fprintf(stderr, "railmon export: --channel: %s\n", why);
+			fprintf(x->err, "railmon export: --channel: %s\n", why);
 			bad = 1;
 			continue;
 		}
-		cli_nearest_names(x->channels[k], names, n, near, sizeof(near));
-		fprintf(stderr, "railmon export: --channel '%s': %s has no such channel%s%s%s\n", x->channels[k],
+		basic_nearest_names(x->channels[k], names, n, near, sizeof(near));
+		fprintf(x->err, "railmon export: --channel '%s': %s has no such channel%s%s%s\n", x->channels[k],
 		        x->dir, n ? "; nearest: " : " (its dictionary names none)", near, n && !*near ?
 		        "none near (`railmon channels --data DIR` lists them)" : "");
 		bad = 1;
@@ -127,7 +127,7 @@ static int check_channels(struct export_ctx *x, const struct rec_channel *const 
 }
 
 /* --wide's columns: the --channel ones in their order, else every one. */
-static int open_table(struct export_ctx *x, const struct rec_channel *const *list, size_t n)
+static int open_table(struct rpt_export *x, const struct rec_channel *const *list, size_t n)
 {
 	size_t k = x->nchannel_filters ? x->nchannel_filters : n, m = 0;
 	struct rec_wide_column *cols = calloc(k ? k : 1, sizeof(*cols));
@@ -150,13 +150,13 @@ static int open_table(struct export_ctx *x, const struct rec_channel *const *lis
 
 /* After the dictionaries are read ahead: the channel check and the wide
    table.  0 or the exit code. */
-int export_setup_output(struct export_ctx *x, const char *dir)
+int rpt_export_setup_output(struct rpt_export *x, const char *dir)
 {
 	const struct rec_channel **list;
 	int n = rec_channels_sorted(x->chans, &list), r = 0;
 
 	if (n < 0)
-		return cli_fail("export", "out of memory");
+		return rpt_fail(x->err, "export", "out of memory");
 	x->dir = dir;
 	if (x->nchannel_filters)
 		r = check_channels(x, list, (size_t)n);
@@ -164,9 +164,9 @@ int export_setup_output(struct export_ctx *x, const char *dir)
 		int k = open_table(x, list, (size_t)n);
 
 		if (k == -ENODATA)
-			r = cli_fail("export", "--wide: %s names no channels", dir);
+			r = rpt_fail(x->err, "export", "--wide: %s names no channels", dir);
 		else if (k < 0)
-			r = cli_fail("export", "--wide: %s", strerror(-k));
+			r = rpt_fail(x->err, "export", "--wide: %s", strerror(-k));
 	} else if (!r && !x->trace) {
 		rec_format_header(x->out, x->format);
 	}

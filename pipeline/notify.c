@@ -20,9 +20,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "notify.h"
+#include "pipeline/notify.h"
 
-int board_notify(const char *state)
+int pl_notify(const char *state)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -48,7 +48,7 @@ int board_notify(const char *state)
 	return r < 0 ? r : 1;
 }
 
-uint64_t board_notify_watchdog_usec(void)
+uint64_t pl_notify_watchdog_usec(void)
 {
 	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
 	char *end;
@@ -63,7 +63,7 @@ uint64_t board_notify_watchdog_usec(void)
 	return *end ? 0 : v;
 }
 
-int board_hwdog_open(const char *path, int timeout_s, int *ret_fd)
+int pl_hwdog_open(const char *path, int timeout_s, int *ret_fd)
 {
 	int fd, t = timeout_s;
 
@@ -79,7 +79,7 @@ int board_hwdog_open(const char *path, int timeout_s, int *ret_fd)
 	return 0;
 }
 
-int board_hwdog_kick(int fd)
+int pl_hwdog_kick(int fd)
 {
 	if (fd < 0)
 		return -EINVAL;
@@ -88,7 +88,7 @@ int board_hwdog_kick(int fd)
 	return 0;
 }
 
-int board_hwdog_close(int fd, int disarm)
+int pl_hwdog_close(int fd, int disarm)
 {
 	if (fd < 0)
 		return -EINVAL;

@@ -3,12 +3,15 @@
  * livetable.c - the live table of `watch` and `demo` (livetable.h).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "livetable.h"
+#include "basic/escape.h"
+#include "report/livetable.h"
 
 #define CHANGED_NS 1000000000ll /* a changed value stays marked this long */
 
@@ -19,16 +22,16 @@ struct seen {
 	int64_t changed_ns;
 };
 
-struct board_livetable {
+struct rpt_livetable {
 	struct seen *seen;
 	size_t nseen;           /* slots, a power of two, at least 2 x max */
 	size_t max;
 	size_t *order;          /* row indices, sorted */
 };
 
-int board_livetable_new(size_t max_rows, board_livetable_t **ret)
+int rpt_livetable_new(size_t max_rows, rpt_livetable_t **ret)
 {
-	board_livetable_t *t;
+	rpt_livetable_t *t;
 	size_t slots = 16;
 
 	if (!ret || !max_rows || max_rows > (1u << 24))
@@ -41,14 +44,14 @@ int board_livetable_new(size_t max_rows, board_livetable_t **ret)
 	t->seen = calloc(slots, sizeof(*t->seen));
 	t->order = calloc(max_rows, sizeof(*t->order));
 	if (!t->seen || !t->order)
-		return board_livetable_free(t), -ENOMEM;
+		return rpt_livetable_free(t), -ENOMEM;
 	t->nseen = slots;
 	t->max = max_rows;
 	*ret = t;
 	return 0;
 }
 
-board_livetable_t *board_livetable_free(board_livetable_t *t)
+rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t)
 {
 	if (!t)
 		return NULL;
@@ -58,7 +61,7 @@ board_livetable_t *board_livetable_free(board_livetable_t *t)
 	return NULL;
 }
 
-static struct seen *seen_slot(board_livetable_t *t, uint32_t id)
+static struct seen *seen_slot(rpt_livetable_t *t, uint32_t id)
 {
 	size_t i = (id * 2654435761u) & (t->nseen - 1);
 
@@ -80,7 +83,7 @@ static double text_key(const char *s)
 
 /* True while the value of row r differs from what was drawn before, for
    CHANGED_NS after each change.  The first sight of a value is no change. */
-static bool row_changed(board_livetable_t *t, const struct board_live_row *r, int64_t now)
+static bool row_changed(rpt_livetable_t *t, const struct rpt_live_row *r, int64_t now)
 {
 	struct seen *s = seen_slot(t, r->id);
 	double v = r->text ? text_key(r->label) : r->value;
@@ -100,7 +103,7 @@ static bool row_changed(board_livetable_t *t, const struct board_live_row *r, in
 	return s->changed_ns && now - s->changed_ns < CHANGED_NS;
 }
 
-void board_live_value_text(double v, char *buf, size_t len)
+void rpt_live_value_text(double v, char *buf, size_t len)
 {
 	if (isnan(v)) {
 		snprintf(buf, len, "nan");
@@ -121,42 +124,42 @@ void board_live_value_text(double v, char *buf, size_t len)
 	}
 }
 
-static const char *const sort_names[BOARD_LIVE_SORT_MAX] = { "id", "name", "age", "source" };
+static const char *const sort_names[RPT_LIVE_SORT_MAX] = { "id", "name", "age", "source" };
 
-int board_live_sort_parse(const char *s, enum board_live_sort *ret)
+int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret)
 {
-	for (int i = 0; s && i < BOARD_LIVE_SORT_MAX; i++)
+	for (int i = 0; s && i < RPT_LIVE_SORT_MAX; i++)
 		if (!strcmp(s, sort_names[i])) {
-			*ret = (enum board_live_sort)i;
+			*ret = (enum rpt_live_sort)i;
 			return 0;
 		}
 	return -EINVAL;
 }
 
-const char *board_live_sort_name(enum board_live_sort s)
+const char *rpt_live_sort_name(enum rpt_live_sort s)
 {
-	return s < BOARD_LIVE_SORT_MAX ? sort_names[s] : "?";
+	return s < RPT_LIVE_SORT_MAX ? sort_names[s] : "?";
 }
 
 struct sort_ctx {
-	const struct board_live_row *rows;
-	enum board_live_sort by;
+	const struct rpt_live_row *rows;
+	enum rpt_live_sort by;
 };
 
 static int row_cmp(const void *a, const void *b, void *p)
 {
 	const struct sort_ctx *c = p;
-	const struct board_live_row *x = &c->rows[*(const size_t *)a], *y = &c->rows[*(const size_t *)b];
+	const struct rpt_live_row *x = &c->rows[*(const size_t *)a], *y = &c->rows[*(const size_t *)b];
 	int r = 0;
 
 	switch (c->by) {
-	case BOARD_LIVE_SORT_NAME:
+	case RPT_LIVE_SORT_NAME:
 		r = strcasecmp(x->name, y->name);
 		break;
-	case BOARD_LIVE_SORT_SOURCE:
+	case RPT_LIVE_SORT_SOURCE:
 		r = strcasecmp(x->source, y->source);
 		break;
-	case BOARD_LIVE_SORT_AGE: {
+	case RPT_LIVE_SORT_AGE: {
 		/* never received last */
 		uint64_t ax = x->age_ns < 0 ? UINT64_MAX : (uint64_t)x->age_ns;
 		uint64_t ay = y->age_ns < 0 ? UINT64_MAX : (uint64_t)y->age_ns;
@@ -169,7 +172,7 @@ static int row_cmp(const void *a, const void *b, void *p)
 	return r ? r : (x->id > y->id) - (x->id < y->id);
 }
 
-static bool row_passes(const struct board_live_row *r, const char *filter)
+static bool row_passes(const struct rpt_live_row *r, const char *filter)
 {
 	return !filter[0] || strcasestr(r->name, filter) || strcasestr(r->source, filter) ||
 	       (r->unit[0] && strcasestr(r->unit, filter));
@@ -226,7 +229,7 @@ static void name_field(FILE *out, const char *s, int w)
 		fprintf(out, "%-*s", w, s);
 }
 
-static void draw_row(FILE *out, const struct board_live_row *r, const struct cols *c, bool changed, bool stale,
+static void draw_row(FILE *out, const struct rpt_live_row *r, const struct cols *c, bool changed, bool stale,
                      bool color)
 {
 	char value[32], age[24], label[80];
@@ -238,7 +241,7 @@ static void draw_row(FILE *out, const struct board_live_row *r, const struct col
 		if (r->text)
 			value[0] = 0; /* the text is in the label column */
 		else
-			board_live_value_text(r->value, value, sizeof(value));
+			rpt_live_value_text(r->value, value, sizeof(value));
 		if (r->age_ns < 100 * 1000000000ll)
 			snprintf(age, sizeof(age), "%.1fs", (double)r->age_ns / 1e9);
 		else
@@ -269,13 +272,13 @@ static void draw_row(FILE *out, const struct board_live_row *r, const struct col
 }
 
 /* End a line: clear what an older, longer line left there. */
-static void eol(FILE *out, const struct board_live_view *v)
+static void eol(FILE *out, const struct rpt_live_view *v)
 {
 	fputs(v->clear ? "\033[K\n" : "\n", out);
 }
 
-size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *rows, size_t n,
-                            const struct board_live_view *v, int64_t now, FILE *out)
+size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, size_t n,
+                          const struct rpt_live_view *v, int64_t now, FILE *out)
 {
 	int width = v->width > 0 ? v->width : 80;
 	struct cols c = cols_for(width);
@@ -304,7 +307,7 @@ size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *r
 	        "label", c.age, "age", "source");
 	eol(out, v);
 	for (size_t k = 0; k < shown; k++) {
-		const struct board_live_row *r = &rows[t->order[k]];
+		const struct rpt_live_row *r = &rows[t->order[k]];
 		bool changed = row_changed(t, r, now); /* every row: a change off screen is still one */
 		if (k < first || k >= first + body)
 			continue;
@@ -319,7 +322,7 @@ size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *r
 	         shown == 1 ? "" : "s");
 	if (shown != n)
 		snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), " (filter '%s' of %zu)", v->filter, n);
-	snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), ", sort %s%s%s", board_live_sort_name(v->sort),
+	snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), ", sort %s%s%s", rpt_live_sort_name(v->sort),
 	         v->keys ? "; " : "", v->keys ? v->keys : "");
 	fprintf(out, "%.*s", width, foot);
 	if (v->clear)
@@ -328,4 +331,151 @@ size_t board_livetable_draw(board_livetable_t *t, const struct board_live_row *r
 		fputc('\n', out);
 	fflush(out);
 	return shown;
+}
+
+/* The JSON string after "key": into out (our own escapes: \" \\ \uXXXX). */
+static bool json_text(const char *line, const char *key, char *out, size_t len)
+{
+	char pat[32];
+	const char *p;
+	size_t k = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	out[0] = 0;
+	if (!(p = strstr(line, pat)))
+		return false;
+	for (p += strlen(pat); *p && *p != '"' && k + 1 < len; p++) {
+		if (*p == '\\' && p[1] == 'u' && strlen(p) >= 6) {
+			unsigned cp = (unsigned)strtoul((char[5]){ p[2], p[3], p[4], p[5], 0 }, NULL, 16);
+			out[k++] = cp < 0x80 ? (char)cp : '?';
+			p += 5;
+		} else if (*p == '\\' && p[1]) {
+			out[k++] = *++p;
+		} else {
+			out[k++] = *p;
+		}
+	}
+	out[k] = 0;
+	return true;
+}
+
+static bool json_num(const char *line, const char *key, double *ret)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return false;
+	p += strlen(pat);
+	if (!strncmp(p, "null", 4))
+		return false;
+	if (*p == '"')
+		p++; /* "nan", "inf", "-inf" */
+	*ret = strtod(p, NULL);
+	return true;
+}
+
+int rpt_live_row_parse(const char *line, struct rpt_live_row *r)
+{
+	double v;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_num(line, "id", &v))
+		return -EBADMSG;
+	r->id = (uint32_t)v;
+	json_text(line, "name", r->name, sizeof(r->name));
+	json_text(line, "unit", r->unit, sizeof(r->unit));
+	json_text(line, "source", r->source, sizeof(r->source));
+	json_text(line, "label", r->label, sizeof(r->label));
+	r->age_ns = -1;
+	if (strstr(line, "\"text\":\""))
+		r->text = json_text(line, "text", r->label, sizeof(r->label)); /* a text channel */
+	if ((json_num(line, "value", &r->value) || r->text) && json_num(line, "age_ms", &v))
+		r->age_ns = (int64_t)(v * 1e6);
+	if (json_num(line, "quality", &v))
+		r->quality = (uint32_t)v;
+	return 0;
+}
+
+static size_t page(const struct rpt_live_view *v)
+{
+	return v->height > 4 ? (size_t)v->height - 3 : 1;
+}
+
+/* A key typed while editing the filter. */
+static void key_edit(struct rpt_live_keys *k, struct rpt_live_view *v, int c)
+{
+	size_t n = strlen(k->edit);
+
+	if (c == '\n' || c == '\r') {
+		snprintf(v->filter, sizeof(v->filter), "%s", k->edit);
+		k->editing = false;
+	} else if (c == 27) {
+		v->filter[0] = 0;
+		k->editing = false;
+	} else if ((c == 127 || c == 8) && n) {
+		k->edit[n - 1] = 0;
+	} else if (c >= 0x20 && c < 0x7f && n + 1 < sizeof(k->edit)) {
+		k->edit[n] = (char)c;
+		k->edit[n + 1] = 0;
+	}
+	v->scroll = 0;
+}
+
+bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *v, const unsigned char *buf, size_t n,
+                        size_t nrows)
+{
+	for (size_t i = 0; i < n; i++) {
+		int c = buf[i];
+		if (k->editing) {
+			key_edit(k, v, c);
+			continue;
+		}
+		if (c == 27 && i + 2 < n && buf[i + 1] == '[') { /* arrows: ESC [ A / B */
+			c = buf[i + 2] == 'A' ? 'k' : buf[i + 2] == 'B' ? 'j' : 0;
+			i += 2;
+		}
+		switch (c) {
+		case 'q': return false;
+		case 's': v->sort = (enum rpt_live_sort)((v->sort + 1) % RPT_LIVE_SORT_MAX); break;
+		case '/': k->editing = true; k->edit[0] = 0; break;
+		case 'j': v->scroll++; break;
+		case 'k': v->scroll -= v->scroll > 0; break;
+		case ' ': v->scroll += page(v); break;
+		case 'g': v->scroll = 0; break;
+		default: break;
+		}
+	}
+	if (v->scroll >= nrows)
+		v->scroll = nrows ? nrows - 1 : 0;
+	return true;
+}
+
+void rpt_live_json(FILE *f, const struct rpt_live_value *v, int64_t now_ns)
+{
+	fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", v->id);
+	basic_json_string(f, v->name);
+	fputs(",\"unit\":", f);
+	basic_json_string(f, v->unit);
+	fputs(",\"source\":", f);
+	basic_json_string(f, v->source);
+	if (!v->t_ns) {
+		fputs(",\"value\":null,\"age_ms\":null}\n", f);
+		return;
+	}
+	if (v->text) {
+		fputs(",\"value\":null,\"text\":", f); /* a text channel (Modbus type = string) */
+		basic_json_string(f, v->text);
+	} else if (isfinite(v->value))
+		fprintf(f, ",\"value\":%.17g", v->value);
+	else
+		fprintf(f, ",\"value\":\"%s\"", isnan(v->value) ? "nan" : v->value < 0 ? "-inf" : "inf");
+	fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, v->t_ns,
+	        (double)(now_ns - v->t_ns) / 1e6, v->quality);
+	if (v->label && !v->text) {
+		fputs(",\"label\":", f);
+		basic_json_string(f, v->label);
+	}
+	fputs("}\n", f);
 }

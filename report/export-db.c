@@ -12,17 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "export-db.h"
-#include "export-write.h"
 #include "ground/db.h"
+#include "report/export.h"
 
 /* grd_db_export()'s callback: the same filters and writer as a log's
    (names from the dictionary read ahead); the records of another log id
-   wait for the ones before to go out first, as in export.c. */
+   wait for the ones before to go out first, as in export-log.c. */
 static int db_item(void *ctx, const struct acq_item *it, const struct rec_names *nm, const char *log_id_hex)
 {
-	struct export_ctx *x = ctx;
+	struct rpt_export *x = ctx;
 	uint8_t id[REC_LOG_ID_LEN];
 	size_t len = strlen(log_id_hex) / 2;
 	int r = 0;
@@ -38,22 +36,22 @@ static int db_item(void *ctx, const struct acq_item *it, const struct rec_names 
 		id[i] = (uint8_t)v;
 	}
 	if (len != x->log_id_len || memcmp(id, x->log_id, len)) {
-		r = export_drain(x);
+		r = rpt_export_drain(x);
 		x->log_id_len = len;
 		memcpy(x->log_id, id, len);
 	}
 	if (r >= 0)
-		r = export_write_item(x, it);
+		r = rpt_export_write_item(x, it);
 	return r < 0 ? r : ferror(x->out) ? -EIO : 0;
 }
 
-static void say_db(grd_db_t *db, int r)
+static void say_db(const struct rpt_export *x, grd_db_t *db, int r)
 {
-	fprintf(stderr, "railmon export: --db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
+	fprintf(x->err, "railmon export: --db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
 	        *grd_db_error(db) ? grd_db_error(db) : strerror(-r));
 }
 
-int export_db(struct export_ctx *x, const char *url, const char *vehicle)
+int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 {
 	struct grd_db_cfg cfg = { .url = url };
 	struct grd_export_query q = { vehicle, x->from_ns, x->to_ns, x->kinds };
@@ -63,14 +61,14 @@ int export_db(struct export_ctx *x, const char *url, const char *vehicle)
 
 	r = grd_db_new(&cfg, &db);
 	if (r == -ENOTSUP)
-		fprintf(stderr, "railmon export: --db: %s\n", GRD_DB_NOT_BUILT);
+		fprintf(x->err, "railmon export: --db: %s\n", GRD_DB_NOT_BUILT);
 	if (r < 0)
 		return r;
 	r = grd_db_check(db);
 	if (r == 0)
 		r = grd_db_channels(db, vehicle, x->chans);
 	if (r < 0) {
-		say_db(db, r);
+		say_db(x, db, r);
 		grd_db_free(db);
 		return r;
 	}
@@ -81,15 +79,15 @@ int export_db(struct export_ctx *x, const char *url, const char *vehicle)
 		grd_db_free(db);
 		return -ENOMEM;
 	}
-	r = export_setup_output(x, where);
+	r = rpt_export_setup_output(x, where);
 	if (r == 0) {
 		r = grd_db_export(db, &q, db_item, x);
 		if (r < 0 && r != -EIO && r != -ECONNREFUSED)
-			fprintf(stderr, "railmon export: write: %s\n", strerror(-r));
+			fprintf(x->err, "railmon export: write: %s\n", strerror(-r));
 		else if (r < 0)
-			say_db(db, r);
+			say_db(x, db, r);
 		else
-			r = export_drain(x);
+			r = rpt_export_drain(x);
 		r = r > 0 ? 0 : r;
 	}
 	free(where);
