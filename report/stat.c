@@ -210,6 +210,8 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 		}
 		rec_batch_free(b);
 	}
+	if (r == 0)
+		skipped += rpt_log_tail_print(err, "stat", dir, rd);
 	stor_reader_free(rd);
 	if (r < 0)
 		fprintf(err, "railmon stat: %s: %s\n", dir, strerror(-r));
