@@ -50,6 +50,8 @@ socklen_t board_stat_addr(const char *path, struct sockaddr_un *sa)
    received log: escaped, so no name can break the line. */
 void board_stat_health_json(FILE *f, const struct rec_health *h)
 {
+	uint64_t txn = 0;
+
 	fputs("{\"name\":", f);
 	basic_json_string(f, h->name);
 	fputs(",\"kind\":", f);
@@ -63,7 +65,11 @@ void board_stat_health_json(FILE *f, const struct rec_health *h)
 	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
 	        h->latency_p999_us, h->latency_max_ns);
 	basic_json_string(f, h->state);
-	fprintf(f, ",\"reopens\":%" PRIu64 "}\n", h->reopens);
+	for (size_t k = 0; k < REC_HEALTH_BUCKETS; k++)
+		txn += h->transaction_us_buckets[k];
+	fprintf(f, ",\"reopens\":%" PRIu64 ",\"transaction_count\":%" PRIu64 ",\"transaction_p99_us\":%u"
+	        ",\"transaction_max_ns\":%" PRIu64 "}\n", h->reopens, txn, h->transaction_p99_us,
+	        h->transaction_max_ns);
 }
 
 /* Every channel's latest value, one JSON line each (`railmon watch`): the

@@ -375,6 +375,12 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->rate_hz = h->rate_hz;
 	m->state = h->state;
 	m->reopens = h->reopens;
+	m->n_transaction_us_buckets = REC_HEALTH_BUCKETS;
+	while (m->n_transaction_us_buckets && !h->transaction_us_buckets[m->n_transaction_us_buckets - 1])
+		m->n_transaction_us_buckets--;
+	m->transaction_us_buckets = h->transaction_us_buckets;
+	m->transaction_p99_us = h->transaction_p99_us;
+	m->transaction_max_ns = h->transaction_max_ns;
 }
 
 /* The output buffer holds the largest Batch the bounds allow: grown here,
@@ -835,6 +841,10 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.rate_hz = m->rate_hz;
 	snprintf(h.state, sizeof(h.state), "%s", m->state);
 	h.reopens = m->reopens;
+	for (size_t k = 0; k < m->n_transaction_us_buckets && k < REC_HEALTH_BUCKETS; k++)
+		h.transaction_us_buckets[k] = m->transaction_us_buckets[k];
+	h.transaction_p99_us = m->transaction_p99_us;
+	h.transaction_max_ns = m->transaction_max_ns;
 	*ret = h;
 	return 0;
 }

@@ -63,6 +63,10 @@ struct rec_health {
 	double rate_hz;
 	char state[12];       /* bus device: "up", "gone", "reopening"; "" otherwise */
 	uint64_t reopens;     /* bus device: times it came back after going away */
+	/* Modbus: request -> reply, log2 buckets like latency's */
+	uint64_t transaction_us_buckets[REC_HEALTH_BUCKETS];
+	uint32_t transaction_p99_us;
+	uint64_t transaction_max_ns;
 };
 
 typedef struct rec_encoder rec_encoder_t;
