@@ -200,12 +200,18 @@ static inline bool acq_ring_pop_sized(struct acq_ring *ring, void *item, size_t 
 static inline size_t acq_ring_pop_bulk(struct acq_ring *ring, void *out, size_t max)
 {
 	uint64_t t = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-	uint64_t h;
+	uint64_t h = ring->head_cache;
 	size_t n, first;
 
-	/* Acquire: pairs with the producer's release of head (see pop). */
-	h = atomic_load_explicit(&ring->head, memory_order_acquire);
-	ring->head_cache = h;
+	/* The head's line is the producer's, and every read of it is a
+	   transfer from its core: when what we already saw published fills
+	   max, take that.  Otherwise acquire (pairs with the producer's
+	   release of head, see pop); the slots below a cached head were
+	   acquired when it was loaded. */
+	if (h - t < max) {
+		h = atomic_load_explicit(&ring->head, memory_order_acquire);
+		ring->head_cache = h;
+	}
 	n = (size_t)(h - t);
 	if (n > max)
 		n = max;
