@@ -133,6 +133,12 @@ static const struct basic_ini_key board_keys[] = {
 	{ "rt_priority", BASIC_INI_INT, 0, B(rt_priority), .min = 0, .max = 99, .def = "0",
 	  .expect = "expected 0 (no realtime) to 99",
 	  .help = "SCHED_FIFO priority of the bus threads (needs CAP_SYS_NICE); 0 = no realtime." },
+	{ "cpu_latency_us", BASIC_INI_INT, 0, B(cpu_latency_us), .min = -1, .max = 1000000, .def = "0",
+	  .expect = "expected -1 (leave idle states alone) or 0 to 1000000 microseconds",
+	  .help = "With rt_priority > 0, `run` keeps every CPU out of idle states slower to leave than this "
+	          "(PM QoS, /dev/cpu_dma_latency, as cyclictest does): a deep idle state delays the poll "
+	          "threads' wakeups on a quiet board. 0 = CPUs poll when idle (lowest latency, more power); "
+	          "-1 = no request." },
 	{ "collector_cpu", BASIC_INI_INT, 0, B(collector_cpu), .min = -1, .max = 1023, .def = "-1",
 	  .expect = cpu_expect, .help = "CPU the collector thread is pinned to; -1 = any." },
 	{ "batch_ms", BASIC_INI_UINT, 0, B(batch_ms), .min = 1, .max = 60000, .def = "1000",

@@ -433,6 +433,12 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->reopens = h->reopens;
 	m->window_alarm = h->window_alarm;
 	m->window_s = h->window_s;
+	m->n_transaction_us_buckets = REC_HEALTH_BUCKETS;
+	while (m->n_transaction_us_buckets && !h->transaction_us_buckets[m->n_transaction_us_buckets - 1])
+		m->n_transaction_us_buckets--;
+	m->transaction_us_buckets = h->transaction_us_buckets;
+	m->transaction_p99_us = h->transaction_p99_us;
+	m->transaction_max_ns = h->transaction_max_ns;
 }
 
 /* The output buffer holds the largest Batch the bounds allow: grown here,
@@ -928,6 +934,10 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.reopens = m->reopens;
 	h.window_alarm = m->window_alarm;
 	h.window_s = m->window_s;
+	for (size_t k = 0; k < m->n_transaction_us_buckets && k < REC_HEALTH_BUCKETS; k++)
+		h.transaction_us_buckets[k] = m->transaction_us_buckets[k];
+	h.transaction_p99_us = m->transaction_p99_us;
+	h.transaction_max_ns = m->transaction_max_ns;
 	*ret = h;
 	return 0;
 }

@@ -65,6 +65,10 @@ struct rec_health {
 	uint64_t reopens;     /* bus device: times it came back after going away */
 	uint32_t window_alarm; /* log: enum stor_window_alarm (0 kept, 1 projected, 2 due) */
 	uint64_t window_s;    /* log: age of the oldest record kept, seconds */
+	/* Modbus: request -> reply, log2 buckets like latency's */
+	uint64_t transaction_us_buckets[REC_HEALTH_BUCKETS];
+	uint32_t transaction_p99_us;
+	uint64_t transaction_max_ns;
 };
 
 typedef struct rec_encoder rec_encoder_t;
