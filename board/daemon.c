@@ -87,11 +87,17 @@ static void replay_undecodable(void *ctx, const char *dir, const struct stor_rec
 	rpt_log_undecodable_print(stderr, "replay", dir, rec, err);
 }
 
+static bool replay_tail(void *ctx, const char *dir, stor_reader_t *rd)
+{
+	return rpt_log_tail_print(stderr, "replay", dir, rd);
+}
+
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct pl_sources_opts so = { .replay_log = d->replay_log, .replay_speed = d->replay_speed,
 		                          .replay_faults = { .reader = replay_reader_fault,
-		                                             .undecodable = replay_undecodable },
+		                                             .undecodable = replay_undecodable,
+		                                             .tail = replay_tail },
 		                          .absent_ok = d->absent_ok };
 	int r = pl_channels_new(d->cfg, &d->ch, err, errlen);
 
