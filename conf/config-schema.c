@@ -60,30 +60,17 @@ static const char *skip_blanks(const char *s)
 static int set_broker(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
 {
 	struct conf_uplink *u = base;
-	const char *h = value, *colon;
-	int64_t port;
-	size_t n;
+	uint16_t port;
+	bool tls;
 
-	if (!strncmp(h, "mqtts://", 8)) {
-		u->tls = true;
-		h += 8;
-	} else if (!strncmp(h, "mqtt://", 7)) {
-		h += 7;
-	} else if (strstr(h, "://")) {
-		return basic_ini_bad(ini, key, value, "scheme must be mqtt:// or mqtts://");
+	switch (basic_parse_mqtt_url(value, u->host, sizeof(u->host), &port, &tls)) {
+	case -EPROTONOSUPPORT: return basic_ini_bad(ini, key, value, "scheme must be mqtt:// or mqtts://");
+	case -ERANGE: return basic_ini_bad(ini, key, value, "bad port");
+	case -EINVAL: return basic_ini_bad(ini, key, value, "bad host");
+	default: break;
 	}
-	u->port = u->tls ? 8883 : 1883;
-	colon = strrchr(h, ':');
-	if (colon) {
-		if (basic_parse_i64(skip_blanks(colon + 1), 1, 65535, &port) < 0)
-			return basic_ini_bad(ini, key, value, "bad port");
-		u->port = (uint16_t)port;
-	}
-	n = colon ? (size_t)(colon - h) : strlen(h);
-	if (!n || n >= sizeof(u->host))
-		return basic_ini_bad(ini, key, value, "bad host");
-	memcpy(u->host, h, n);
-	u->host[n] = 0;
+	u->tls = u->tls || tls; /* ca_file and friends turn it on too */
+	u->port = port ? port : u->tls ? 8883 : 1883;
 	u->enabled = true;
 	return 0;
 }
