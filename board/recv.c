@@ -499,6 +499,7 @@ static int recv_db(struct recv_opts *o, struct grd *g)
 	         o->share ? o->share : "", o->share ? "/" : "");
 	o->cfg.aux_topic = o->gone_topic;
 	o->cfg.on_aux = grd_on_gone;
+	o->cfg.on_idle = grd_idle; /* commits a group older than its time bound */
 	return 0;
 }
 
@@ -582,6 +583,7 @@ int board_cmd_recv(int argc, char **argv)
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
+	grd_db_flush(g.db, true); /* the last group: one try (stopping), else counted as not committed */
 	if (g.text)
 		grd_text_drain(&g); /* what the last Batch left (its last records were duplicates) */
 	grd_text_free(&g);

@@ -1164,6 +1164,8 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 			break;
 		}
 		rc = mosquitto_loop(m, 100, 1);
+		if (r->cfg.on_idle)
+			r->cfg.on_idle(r->cfg.ctx);
 		subscribed = subscribed || r->st.subscribed;
 		if (r->connack_rc == 0)
 			pub_drain(r, m);
@@ -1185,6 +1187,8 @@ static void backoff_wait(upl_recv_t *r, unsigned ms)
 		struct timespec ts = { 0, 20000000 };
 
 		nanosleep(&ts, NULL);
+		if (r->cfg.on_idle)
+			r->cfg.on_idle(r->cfg.ctx);
 	}
 }
 

@@ -98,16 +98,16 @@ def test_schema(pg):
     check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
           r.stderr)
     rc, out = db("migrate", "--db", old)
-    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups",
+    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-groups-refused-days",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
     rc, out = db("init", pg.url)
-    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups" in out, "init", out)
+    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups\napplied 0004-groups-refused-days" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
-          == "1 init,2 gap-repair,3 rollups", "recorded")
+          == "1 init,2 gap-repair,3 rollups,4 groups-refused-days", "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
     rc, out = db("migrate", "--db", pg.url)
