@@ -18,6 +18,9 @@ paho-mqtt:
 - outage: the database stopped under a running receiver: recv says so,
   waits, and once the server is back every Batch published meanwhile is
   committed, none lost, none twice;
+- permanent errors (a constraint, a type, a permission): only the Batch
+  that fails is refused and kept in `refused` with its SQLSTATE, said once;
+  the rest of its group is committed;
 - `db prune --older-than 90d` drops the day partitions older than that and
   keeps the rest; the ledger and the gaps/completeness views agree;
 - the README's three example queries run and give what they say.
@@ -258,6 +261,93 @@ def test_bad_input(pg, broker):
     print("malformed and oversize Batches: counted, said, stored nowhere: ok")
 
 
+def samples_only(vehicle, first_seq, n, value=1.5, t0=None):
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0 or NOW_NS,
+                          log_id=LOG_A, config_hash=0x1234)
+    for i in range(n):
+        b.samples.t_delta_ns.append(1000 if i else 0)
+        b.samples.channel.append(7)
+        b.samples.value.append(value)
+    return b.SerializeToString()
+
+
+def queued(pg, broker, url, client, msgs):
+    """A receiver that subscribes, goes away while msgs are queued for it,
+    and comes back: they arrive at once, so they share groups."""
+    args = ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", url, "--client-id", client]
+    r = Recv(RAILMON, args)
+    r.wait_subscribed()
+    r.terminate()
+    publish(broker.port, msgs)
+    r = Recv(RAILMON, args)
+    r.wait_subscribed()
+    return r
+
+
+def vehicle_batches(pg, v):
+    return pg.psql("SELECT string_agg(first_seq::text, ',' ORDER BY first_seq) FROM batches b "
+                   "JOIN vehicles v USING (vehicle_id) WHERE v.name = '%s'" % v)
+
+
+def test_refused(pg, broker):
+    """Permanent database errors (a constraint, a type, a permission):
+    only the Batch that fails is refused, kept in the table refused with
+    its SQLSTATE, said once, and the receiver goes on; the other Batches of
+    its group (a duplicate and a conflict among them) are committed exactly
+    once."""
+    # constraint (class 23): a CHECK the operator added
+    pg.psql("ALTER TABLE samples ADD CONSTRAINT value_sane CHECK (value < 1e9)")
+    t = "railmon/emu7/data"
+    r = queued(pg, broker, pg.url, "ground-7", [(t, samples_only("emu7", 1, 5)), (t, samples_only("emu7", 6, 5, 2e9)),
+                                                 (t, samples_only("emu7", 11, 5)), (t, samples_only("emu7", 1, 5)),
+                                                 (t, samples_only("emu7", 11, 5, 3.0))])
+    wait_for("emu7 refused", lambda: pg.psql("SELECT count(*) FROM refused WHERE vehicle = 'emu7'") == "1", 30)
+    publish(broker.port, [(t, samples_only("emu7", 16, 5))])
+    wait_for("emu7 goes on", lambda: vehicle_batches(pg, "emu7") == "1,11,16", 30)
+    rc, err = r.terminate()
+    pg.psql("ALTER TABLE samples DROP CONSTRAINT value_sane")
+    check(rc == 0 and err.count("refused for good (kept in table refused, 1 so far): emu7 seq 6..10: SQLSTATE "
+                                "23514") == 1, "the refusal said once", err)
+    check("1 Batches refused for good, kept in table refused" in err, "the refusal in the summary", err)
+    check(pg.psql("SELECT first_seq, count, sqlstate, reason LIKE '%value_sane%', length(payload) > 0 "
+                  "FROM refused WHERE vehicle = 'emu7'") == "6|5|23514|t|t", "kept with its reason")
+    check(pg.psql("SELECT count(*) FROM samples s JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu7'")
+          == "15", "the others once, nothing of the refused one")
+    check(pg.psql("SELECT first_seq FROM conflicts c JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu7'")
+          == "11", "a conflict in the group kept, the rest committed")
+    check(pg.psql("SELECT count(*) FROM gaps g JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu7' "
+                  "AND NOT explained") == "0", "the refused hole is explained (not asked for again)")
+    # type (class 22): a column that cannot take what the Batch holds
+    pg.psql("ALTER TABLE events ALTER COLUMN arg TYPE integer")
+    t = "railmon/emu8/data"
+    r = queued(pg, broker, pg.url, "ground-8", [(t, samples_only("emu8", 1, 5)), (t, batch("emu8", 6, 5)),
+                                                 (t, samples_only("emu8", 11, 5))])
+    wait_for("emu8", lambda: vehicle_batches(pg, "emu8") == "1,11", 30)
+    rc, err = r.terminate()
+    pg.psql("ALTER TABLE events ALTER COLUMN arg TYPE bigint")
+    check(pg.psql("SELECT first_seq, substr(sqlstate, 1, 2) FROM refused WHERE vehicle = 'emu8'") == "6|22",
+          "a type error refused", err)
+    # permission (class 42): a role that may not write CAN frames
+    pg.psql("CREATE ROLE ingest LOGIN; GRANT ALL ON ALL TABLES IN SCHEMA public TO ingest; "
+            "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ingest; GRANT CREATE ON SCHEMA public TO ingest; "
+            "REVOKE INSERT ON can_frames FROM ingest")
+    url = pg.url.replace("user=railmon", "user=ingest")
+    t = "railmon/emu9/data"
+    r = queued(pg, broker, url, "ground-9", [(t, samples_only("emu9", 1, 5)), (t, batch("emu9", 6, 5)),
+                                              (t, samples_only("emu9", 11, 5))])
+    try:
+        wait_for("emu9", lambda: vehicle_batches(pg, "emu9") == "1,11", 30)
+    except AssertionError:
+        sys.stderr.write("".join(r.lines))
+        raise
+    rc, err = r.terminate()
+    check(pg.psql("SELECT first_seq, sqlstate FROM refused WHERE vehicle = 'emu9'") == "6|42501",
+          "a permission error refused", err)
+    check(rc == 0 and "permission denied" in err, "said in the server's words", err)
+    print("permanent errors (constraint 23514, type 22, permission 42501): only the failing Batch refused, "
+          "kept with its reason, said once; the rest of its group committed: ok")
+
+
 def test_prune_and_views(pg, broker):
     day = 86400 * 10**9
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
@@ -357,6 +447,7 @@ def main():
         test_names(pg, broker)
         test_outage(pg, broker)
         test_bad_input(pg, broker)
+        test_refused(pg, broker)
         test_prune_and_views(pg, broker)
         test_export(pg, broker, tmp)
         test_readme_queries(pg)
