@@ -139,6 +139,9 @@ void recv_print_db(const struct grd *g)
 		fprintf(stderr, "railmon recv: database: %" PRIu64 " Batches refused for good, kept in table refused "
 		        "(%" PRIu64 " of them not even there); the last: %s\n", st.batches[GRD_DB_REFUSED],
 		        st.refused_lost, st.last_refused);
+	if (g->dict_refused)
+		fprintf(stderr, "railmon recv: database: %" PRIu64 " retained channel dictionaries refused for good: "
+		        "%s\n", g->dict_refused, st.error);
 	if (st.cancelled)
 		fprintf(stderr, "railmon recv: database: %" PRIu64 " Batches NOT committed (stopped while the "
 		        "database was down: %s); the gap repair asks their vehicles again\n", st.cancelled, st.error);

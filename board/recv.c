@@ -500,6 +500,7 @@ static int recv_db(struct recv_opts *o, struct grd *g)
 	o->cfg.aux_topic = o->gone_topic;
 	o->cfg.on_aux = grd_on_gone;
 	o->cfg.on_idle = grd_idle; /* commits a group older than its time bound */
+	o->cfg.on_channels = grd_channels; /* the retained dictionaries fill configs */
 	return 0;
 }
 
@@ -516,7 +517,7 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 		if (grd_text_new(g) < 0)
 			return cli_fail("recv", "out of memory");
 		o->cfg.on_record = grd_text_record;
-		o->cfg.on_channels = grd_text_channels;
+		o->cfg.on_channels = grd_channels;
 		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)

@@ -76,6 +76,8 @@ void grd_db_forget(grd_db_t *db);
    or -errno (rolled back by the caller; grd_db_permanent() tells whether
    to retry). */
 int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n);
+/* One try at storing b's channel dictionary alone: 0 or -errno. */
+int grd_ingest_dictionary(grd_db_t *db, const rec_batch_t *b);
 /* Record p as refused by the database (table refused) with the SQLSTATE
    and message it failed with, in a transaction of its own: 0 or -errno. */
 int grd_ingest_refuse(grd_db_t *db, const struct grd_pending *p, const char *sqlstate, const char *reason);

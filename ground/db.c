@@ -430,6 +430,30 @@ static int commit_pending(grd_db_t *db, bool once)
 	return r;
 }
 
+int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b)
+{
+	unsigned delay = 100;
+	int r;
+
+	if (!db || !b)
+		return -EINVAL;
+	for (;;) {
+		r = grd_db_connect(db);
+		if (r == 0)
+			r = grd_ingest_dictionary(db, b);
+		if (r >= 0)
+			return 0;
+		if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+			PQclear(PQexec(db->conn, "ROLLBACK"));
+		if (grd_db_permanent(db))
+			return -EPERM;
+		if (stopping(db))
+			return -ECANCELED;
+		backoff(db, delay);
+		delay = delay * 2 > db->cfg.backoff_max_ms ? db->cfg.backoff_max_ms : delay * 2;
+	}
+}
+
 int grd_db_flush(grd_db_t *db, bool force)
 {
 	struct timespec now;

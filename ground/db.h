@@ -144,6 +144,15 @@ int grd_db_check(grd_db_t *db);
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome);
 
 /*
+ * Store the channel dictionary of b (a record-less Batch such as the
+ * retained railmon/<vehicle>/channels message) into configs now, in a
+ * transaction of its own, retrying what passes: samples committed by id
+ * before it are named by it (view channel_names).  0, -EPERM (a permanent
+ * error: grd_db_error()), -ECANCELED, -EINVAL.
+ */
+int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b);
+
+/*
  * Commit the group if it is older than cfg.group_ms, or (force) whatever
  * it holds: call it at least every group_ms while idle, and with force
  * before the end.  0, or -ECANCELED as grd_db_store() (with force and the

@@ -76,6 +76,7 @@ struct grd {
 	uint64_t kept, keep_failed;
 	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
 	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
+	uint64_t dict_refused;    /* retained dictionaries the database refused for good */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
 };
@@ -121,6 +122,10 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
  * append it to its ground log if g->dir.
  */
 int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+
+/* recv's on_channels (ctx: struct grd): the retained dictionary into the
+   text output's names (g->text) and the database's configs (g->db). */
+void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
 
 /* recv's on_idle (ctx: struct grd): commit the database's group once it
    is older than its time bound (grd_db_flush()). */

@@ -762,3 +762,24 @@ int grd_ingest_refuse(grd_db_t *db, const struct grd_pending *p, const char *sql
 	PQclear(res);
 	return 0;
 }
+
+int grd_ingest_dictionary(grd_db_t *db, const rec_batch_t *b)
+{
+	struct rec_batch_info info;
+	struct batch_key k;
+	int vid, r;
+
+	rec_batch_info(b, &info);
+	r = grd_db_prepare(db);
+	if (r == 0)
+		r = grd_db_vehicle_id(db, info.vehicle, &vid);
+	if (r < 0)
+		return r;
+	make_key(&info, vid, 0, &k);
+	r = grd_db_exec(db, "begin", "BEGIN");
+	if (r == 0)
+		r = store_dictionary(db, &k, b, info.nchannels);
+	if (r == 0)
+		r = grd_db_exec(db, "commit", "COMMIT");
+	return r;
+}

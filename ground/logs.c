@@ -140,6 +140,16 @@ void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_in
 		grd_db_store(g->db, payload, len, &out); /* stopped: counted in its stats.cancelled */
 }
 
+void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b)
+{
+	struct grd *g = ctx;
+
+	if (g->text)
+		grd_text_channels(ctx, info, b);
+	if (g->db && grd_db_dictionary(g->db, b) == -EPERM)
+		g->dict_refused++;
+}
+
 void grd_idle(void *ctx)
 {
 	struct grd *g = ctx;

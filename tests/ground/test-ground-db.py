@@ -14,7 +14,9 @@ paho-mqtt:
   seqs is kept in `conflicts` (once, however often it comes) and nothing
   of it in the data tables;
 - names: samples committed before their dictionary are stored by id and
-  named (samples_named) once a Batch carrying the dictionary arrives;
+  named (samples_named) once a Batch carrying the dictionary arrives; the
+  retained railmon/<vehicle>/channels message fills configs before any
+  Batch of that vehicle;
 - outage: the database stopped under a running receiver: recv says so,
   waits, and once the server is back every Batch published meanwhile is
   committed, none lost, none twice;
@@ -45,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 import railmon_pb2  # noqa: E402
+import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
 from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
@@ -190,7 +193,36 @@ def test_names(pg, broker):
     check(pg.psql("SELECT DISTINCT channel_name || ' ' || unit FROM samples_named WHERE vehicle = 'emu2' "
                   "AND channel = 8") == "speed km/h", "named")
     r.terminate()
-    print("samples before their dictionary named when it arrives: ok")
+    # the retained dictionary (railmon/<vehicle>/channels, as the vehicle's
+    # forwarder publishes it): in configs as the receiver subscribes, before
+    # any Batch of that vehicle, so its first samples are named at once
+    d = railmon_pb2.Batch(schema_version=1, first_seq=1, vehicle="emu2r", t0_ns=NOW_NS, log_id=LOG_A,
+                          config_hash=0x1234)
+    for cid, name, unit in ((7, "line_voltage", "V"), (8, "speed", "km/h")):
+        d.channels.add(id=cid, name=name, unit=unit, bus=0, source="modbus:test")
+    c = mqtt.Client(client_id="test-retain-%d" % os.getpid(), clean_session=True)
+    c.connect("127.0.0.1", broker.port, 20)
+    c.loop_start()
+    try:
+        c.publish("railmon/emu2r/channels", d.SerializeToString(), qos=1, retain=True).wait_for_publish(20)
+        r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                           "--client-id", "ground-2r"])
+        r.wait_subscribed()
+        wait_for("the retained dictionary in configs", lambda: pg.psql(
+            "SELECT string_agg(c.name || ' ' || c.unit, ',' ORDER BY c.channel) FROM configs c "
+            "JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu2r'") == "line_voltage V,speed km/h", 20)
+        check(pg.psql("SELECT count(*) FROM batches b JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu2r'")
+              == "0", "no Batch yet")
+        publish(broker.port, [("railmon/emu2r/data", batch("emu2r", 1, 6))])
+        wait_for("emu2r's samples named", lambda: pg.psql(
+            "SELECT count(*) FROM samples_named WHERE vehicle = 'emu2r' AND channel_name IS NOT NULL") == "4")
+        rc, err = r.terminate()
+        check(rc == 0, "recv exit", err)
+        c.publish("railmon/emu2r/channels", b"", qos=1, retain=True).wait_for_publish(20)
+    finally:
+        c.disconnect()
+        c.loop_stop()
+    print("samples before their dictionary named when it arrives; the retained dictionary fills configs: ok")
 
 
 def test_outage(pg, broker):
