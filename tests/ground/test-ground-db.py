@@ -19,7 +19,8 @@ paho-mqtt:
   Batch of that vehicle;
 - outage: the database stopped under a running receiver: recv says so,
   waits, and once the server is back every Batch published meanwhile is
-  committed, none lost, none twice;
+  committed, none lost, none twice; a transient SQLSTATE (57P01) is
+  retried, nothing refused;
 - permanent errors (a constraint, a type, a permission): only the Batch
   that fails is refused and kept in `refused` with its SQLSTATE, said once;
   the rest of its group is committed;
@@ -254,6 +255,27 @@ def test_outage(pg, broker):
     print("database stopped and started under the receiver: nothing lost, nothing twice: ok")
 
 
+def test_transient(pg, broker):
+    """A transient SQLSTATE (57P01: the server ended the receiver's session,
+    as an administrator or a failover does) is retried: nothing refused,
+    nothing lost."""
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-3t"])
+    r.wait_subscribed()
+    t = "railmon/emu3t/data"
+    publish(broker.port, [(t, batch("emu3t", 1, 5))])
+    wait_for("emu3t's first Batch", lambda: vehicle_batches(pg, "emu3t") == "1")
+    check(pg.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+                  "AND pid <> pg_backend_pid() AND backend_type = 'client backend'") != "0", "session ended")
+    publish(broker.port, [(t, batch("emu3t", 1 + 5 * k, 5)) for k in range(1, 10)])
+    wait_for("emu3t all", lambda: pg.psql("SELECT count(*), sum(count) FROM batches b JOIN vehicles v "
+                                          "USING (vehicle_id) WHERE v.name = 'emu3t'") == "10|50", 30)
+    rc, err = r.terminate()
+    check(rc == 0 and "refused for good" not in err and "Batches refused" not in err, "nothing refused", err)
+    check(pg.psql("SELECT count(*) FROM refused WHERE vehicle = 'emu3t'") == "0", "nothing in refused")
+    print("a transient SQLSTATE (the session ended by the server) retried: nothing lost, nothing refused: ok")
+
+
 def big_batch(vehicle, first_seq, n):
     b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=NOW_NS, log_id=LOG_A)
     for i in range(n):
@@ -396,6 +418,15 @@ def test_prune_and_views(pg, broker):
                   "WHERE v.name = 'emu4'") == "11|20|10", "the gap")
     check(pg.psql("SELECT batches, records, missing FROM completeness WHERE vehicle = 'emu4' "
                   "ORDER BY day DESC LIMIT 1") == "1|10|10", "completeness today")
+    # the view read from ledger_days gives what the old one, walking the
+    # ledger through the gaps view, gives, for every vehicle and day here
+    exact = pg.rows("SELECT v.name, d.day, d.batches, d.records, coalesce(g.missing, 0) FROM (SELECT vehicle_id, "
+                    "CAST(t_first AT TIME ZONE 'UTC' AS date) AS day, count(*) AS batches, sum(count) AS records "
+                    "FROM batches GROUP BY 1, 2) d JOIN vehicles v USING (vehicle_id) LEFT JOIN (SELECT vehicle_id, "
+                    "CAST(t_after AT TIME ZONE 'UTC' AS date) AS day, sum(records) AS missing FROM gaps "
+                    "GROUP BY 1, 2) g USING (vehicle_id, day) ORDER BY 1, 2")
+    view = pg.rows("SELECT vehicle, day, batches, records, missing FROM completeness ORDER BY 1, 2")
+    check(view == exact and len(view) >= 10, "completeness = the ledger's own figures", view, exact)
     before = int(pg.psql("SELECT count(*) FROM samples"))
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
     check(rc == 0 and "dropped 3 day partitions" in out, "prune drops the old day", out)
@@ -478,6 +509,7 @@ def main():
         test_exactly_once(pg, broker)
         test_names(pg, broker)
         test_outage(pg, broker)
+        test_transient(pg, broker)
         test_bad_input(pg, broker)
         test_refused(pg, broker)
         test_prune_and_views(pg, broker)
