@@ -5,8 +5,8 @@
  * recorded in schema_migrations), the ingest of Batches and the retention
  * by day.  docs/ground-schema.md describes the tables.
  *
- * Exactly once: a Batch is committed in one transaction keyed by
- * (vehicle, log id, first_seq) in the `batches` ledger.  The same key with
+ * Exactly once: a Batch is committed keyed by (vehicle, log id,
+ * first_seq) in the `batches` ledger.  The same key with
  * the same records (digest and count) is a duplicate and changes nothing;
  * the same key or an overlapping range with other records is a conflict,
  * kept whole in `conflicts`, never in the data tables.
@@ -21,8 +21,8 @@
  * loses at most the group, which gap repair (ground/repair.c) asks the
  * vehicles for again (docs/ground-schema.md, "Acknowledgement").
  *
- * Errors: a lost connection and the SQLSTATE classes that pass (08, 40,
- * 53, 55, 57, 58) are retried with backoff, losing nothing; any other
+ * Errors: a lost connection and the SQLSTATE classes that pass (08, 25,
+ * 40, 53, 55, 57, 58) are retried with backoff, losing nothing; any other
  * (a constraint, a value the column cannot take, a permission) would fail
  * the same way for ever, so the group is tried Batch by Batch and each
  * Batch that still fails is recorded in the table refused with its
