@@ -153,7 +153,14 @@ static int make_day(grd_db_t *db, int64_t day)
 	fmt_day(day, name, "%Y%m%d");
 	fmt_day(day, from, "%Y-%m-%d");
 	fmt_day(day + 1, to, "%Y-%m-%d");
-	for (size_t t = 0; r == 0 && t < 3; t++) {
+	/* Made already (by another receiver, or a migration): nothing to do,
+	   and a role that may write but not create tables goes on. */
+	snprintf(sql, sizeof(sql), "SELECT to_regclass('samples_p%s') IS NOT NULL AND to_regclass('can_frames_p%s') "
+	         "IS NOT NULL AND to_regclass('events_p%s') IS NOT NULL", name, name, name);
+	PGresult *res = PQexec(db->conn, sql);
+	bool made = PQresultStatus(res) == PGRES_TUPLES_OK && PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	for (size_t t = 0; !made && r == 0 && t < 3; t++) {
 		snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS %s_p%s PARTITION OF %s FOR VALUES FROM "
 		         "('%s 00:00:00+00') TO ('%s 00:00:00+00')", tables[t], name, tables[t], from, to);
 		r = grd_db_exec(db, "partition", sql);
@@ -166,7 +173,7 @@ static int make_day(grd_db_t *db, int64_t day)
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&db->lock);
-	db->st.partitions++;
+	db->st.partitions += !made;
 	pthread_mutex_unlock(&db->lock);
 	if (db->ndays < GRD_DAYS_KNOWN)
 		db->ndays++;
