@@ -499,8 +499,6 @@ static int recv_db(struct recv_opts *o, struct grd *g)
 	         o->share ? o->share : "", o->share ? "/" : "");
 	o->cfg.aux_topic = o->gone_topic;
 	o->cfg.on_aux = grd_on_gone;
-	o->cfg.on_idle = grd_idle; /* commits a group older than its time bound */
-	o->cfg.on_channels = grd_channels; /* the retained dictionaries fill configs */
 	return 0;
 }
 
@@ -517,7 +515,6 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 		if (grd_text_new(g) < 0)
 			return cli_fail("recv", "out of memory");
 		o->cfg.on_record = grd_text_record;
-		o->cfg.on_channels = grd_channels;
 		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
@@ -532,6 +529,8 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 	g->note_ctx = &o->say;
 	o->cfg.on_refused = grd_refused;
 	o->cfg.ctx = g;
+	o->cfg.on_channels = o->text || g->db ? grd_channels : NULL; /* retained dictionaries: names, configs */
+	o->cfg.on_idle = grd_idle; /* a database group that is due is committed between messages */
 	if (o->logdir || g->db)
 		o->cfg.on_batch = grd_batch;
 	if (o->logdir)

@@ -81,9 +81,10 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 		   vehicle (a few), the Batch starting at or before the row's seq,
 		   found by the index, then checked to hold the row's seq and
 		   time.  Before, a subquery per row scanned all the vehicle's
-		   Batches: quadratic in a day's export. */
+		   Batches: quadratic in a day's export.  MATERIALIZED: inlined,
+		   the list of logs was made again for every row. */
 		"WITH v AS (SELECT vehicle_id FROM vehicles WHERE name = $1), "
-		"l AS (SELECT DISTINCT log_id FROM batches WHERE vehicle_id = (SELECT vehicle_id FROM v)) "
+		"l AS MATERIALIZED (SELECT DISTINCT log_id FROM batches WHERE vehicle_id = (SELECT vehicle_id FROM v)) "
 		"SELECT x.*, encode(lb.log_id, 'hex') FROM ("
 		" SELECT 0 AS kind, (extract(epoch FROM t) * 1000000)::bigint AS us, seq, bus::bigint, can_id, flags::bigint,"
 		"  NULL::double precision, encode(data, 'hex'), NULL::text, NULL::text, t"
