@@ -66,13 +66,13 @@ async function vehicle(page) {
   check(rows.find(r => r.name === 'Motor.Torque').bus === '1' && rows.find(r => r.name === 'speed').bus === '0', 'grouped by bus', rows);
   await page.screenshot({ path: path.join(outDir, 'vehicle.png') });
   // live: a new Batch commits; the page shows its value without a reload
-  await page.waitForFunction(() => document.body.dataset.live === 'on', { timeout: 10000 });
+  await page.waitForFunction(() => document.body.dataset.live === 'on', { timeout: 30000 });
   const before = await page.evaluate(() => window.railmon.updates);
   const t0 = Date.now();
   console.log('PUBLISH ' + want.live_value);
   await nextLine();
   await page.waitForFunction((b, v) => window.railmon.updates > b &&
-    parseFloat(document.querySelector('tr[data-channel="speed"] .value').textContent) === v, { timeout: 10000 }, before, want.live_value);
+    parseFloat(document.querySelector('tr[data-channel="speed"] .value').textContent) === v, { timeout: 30000 }, before, want.live_value);
   console.log(`live: the vehicle page showed the new value ${Date.now() - t0} ms after the publication`);
 }
 
@@ -112,7 +112,7 @@ async function chart(page) {
   await page.mouse.down();
   await page.mouse.move(box.x + box.width * 0.55, box.y + box.height / 2, { steps: 5 });
   await page.mouse.up();
-  await page.waitForFunction(b => window.railmon.updates > b, { timeout: 10000 }, before);
+  await page.waitForFunction(b => window.railmon.updates > b, { timeout: 30000 }, before);
   const zoom = await page.evaluate(() => ({ ...window.railmon.chart, fetches: window.railmon.fetches }));
   check(zoom.to - zoom.from < (st.to - st.from) / 5, 'zoomed in', zoom);
   // two channels on separate axes, with the events of the range
@@ -125,9 +125,9 @@ async function chart(page) {
   const n = await page.evaluate(() => window.railmon.updates);
   await page.type('#search', 'torq');
   await page.waitForFunction(() => [...document.querySelectorAll('#results label')].length === 1 &&
-    document.querySelector('#results label').textContent.includes('emu1/Motor.Torque'), { timeout: 10000 });
+    document.querySelector('#results label').textContent.includes('emu1/Motor.Torque'), { timeout: 30000 });
   await page.click('#results input');
-  await page.waitForFunction(k => window.railmon.updates > k && window.railmon.chart.points.length === 3, { timeout: 10000 }, n);
+  await page.waitForFunction(k => window.railmon.updates > k && window.railmon.chart.points.length === 3, { timeout: 30000 }, n);
   const three = await page.$$eval('.u-legend .u-series', els => els.map(e => e.textContent));
   check(three.some(t => t.startsWith('Motor.Torque max')), 'search by qualified name found Motor.Torque and drew it as a third channel', three);
   // a chart whose range ends now follows new Batches: a Batch with speed
@@ -136,7 +136,7 @@ async function chart(page) {
   const k = await page.evaluate(() => window.railmon.updates);
   console.log('PUBLISH 2222');
   await nextLine();
-  await page.waitForFunction(b => window.railmon.updates > b && window.railmon.chart.max[0] === 2222, { timeout: 10000 }, k)
+  await page.waitForFunction(b => window.railmon.updates > b && window.railmon.chart.max[0] === 2222, { timeout: 30000 }, k)
     .catch(() => {});
   const live = await page.evaluate(() => window.railmon.chart);
   check(live.max[0] === 2222, 'the live chart drew the new Batch', live.max);
@@ -174,11 +174,15 @@ async function frames(page) {
     console.log('RESULT ' + JSON.stringify(res));
     rc = 0;
   } catch (e) {
-    console.log('FAIL ' + e.message + (errors.length ? ' console: ' + errors.join(' | ') : ''));
+    // the step that failed: the first line of ours in the stack
+    const where = (e.stack || '').split('\n').find(l => l.includes('browser.js')) || '';
+    console.log('FAIL ' + e.message + ' ' + where.trim() + (errors.length ? ' console: ' + errors.join(' | ') : ''));
   } finally {
     await browser.close();
     stdin.close();
   }
   console.log(`browser: ${Date.now() - t0} ms`);
-  process.exit(rc);
+  // exit once stdout is written: to a pipe it is asynchronous, and an
+  // early exit lost the last lines (which step failed)
+  process.stdout.write('', () => process.exit(rc));
 })();
