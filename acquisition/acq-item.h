@@ -92,7 +92,9 @@ enum acq_event_code {
 	ACQ_EV_MB_DISCARDED = 28,   /* RTU bytes that answered no request (noise, cut or
 	                               unasked frames), thrown away; arg = bytes,
 	                               detail = complete frames among them */
-	ACQ_EV_CLOCK_STEP = 30,     /* arg = step in ns (realtime - monotonic drift) */
+	ACQ_EV_CLOCK_STEP = 30,     /* CLOCK_REALTIME jumped against CLOCK_MONOTONIC;
+	                               arg = step in ns (new - old offset), detail = ms
+	                               between the two readings it lies within */
 	ACQ_EV_LOG_FAULT = 40,      /* arg = -errno */
 	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count,
 	                               detail = errno of the refusal (ENOSPC, EIO) */
@@ -118,6 +120,9 @@ enum acq_event_code {
 	                               after records the log lost */
 	ACQ_EV_SEAL_UNSIGNED = 82,  /* sealing without a key */
 	ACQ_EV_SEAL_KEY_FAULT = 83, /* signing failed; arg = -errno */
+	ACQ_EV_CLOCK_UNSYNCED = 92, /* kernel: CLOCK_REALTIME unsynchronised; arg = max error
+	                               in us, detail = timex.status */
+	ACQ_EV_CLOCK_SYNCED = 93,   /* synchronised again; arg = est. error in us, detail = status */
 	ACQ_EV_CODE_MAX
 };
 
