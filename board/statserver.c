@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "pipeline/clockwatch.h"
+#include "pipeline/health.h"
 #include "statserver.h"
 #include "record/batch.h"
 #include "basic/clock.h"
@@ -63,7 +65,12 @@ void board_stat_health_json(FILE *f, const struct rec_health *h)
 	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
 	        h->latency_p999_us, h->latency_max_ns);
 	basic_json_string(f, h->state);
-	fprintf(f, ",\"reopens\":%" PRIu64 "}\n", h->reopens);
+	fprintf(f, ",\"reopens\":%" PRIu64, h->reopens);
+	if (!strcmp(h->kind, "clock"))
+		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
+		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,
+		        h->clock_est_error_us, h->clock_status);
+	fputs("}\n", f);
 }
 
 /* Every channel's latest value, one JSON line each (`railmon watch`): the
@@ -73,6 +80,12 @@ static void channels_json(FILE *f, struct board_daemon *d)
 	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
 	int64_t now = basic_realtime_ns();
+	struct pl_clock_sync cs;
+
+	/* First the clock the ages and times are on (watch's title). */
+	if (pl_clock_sync_read(&cs) == 0)
+		fprintf(f, "{\"clock\":\"%s\",\"clock_max_error_us\":%" PRIu64 "}\n",
+		        cs.unsynced ? "unsynced" : "synced", cs.max_error_us);
 
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live lv = { 0 };
@@ -122,7 +135,7 @@ static bool wants_channels(int c)
 
 static void serve_one(struct board_stat_server *s, int c)
 {
-	struct rec_health h[CONF_BUSES_MAX + 3];
+	struct rec_health h[PL_HEALTH_MAX];
 	struct board_daemon_stats st;
 	uint64_t cursor;
 	bool connected, insecure;
@@ -139,7 +152,7 @@ static void serve_one(struct board_stat_server *s, int c)
 		fclose(f);
 		return;
 	}
-	n = board_daemon_health(s->d, h, CONF_BUSES_MAX + 3);
+	n = board_daemon_health(s->d, h, PL_HEALTH_MAX);
 	for (size_t i = 0; i < n; i++)
 		board_stat_health_json(f, &h[i]);
 	board_daemon_stats(s->d, &st);

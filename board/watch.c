@@ -54,6 +54,7 @@ struct watch {
 	struct board_live_row *rows;
 	size_t nrows, cap;
 	char title[256];
+	char clock[64];           /* the daemon's clock, when not synchronised */
 	bool editing;             /* typing a filter */
 	char edit[64];
 	struct termios saved;
@@ -140,6 +141,20 @@ static int rows_grow(struct watch *w)
 	return 0;
 }
 
+/* The daemon's clock: an unsynchronised one is said in the title, since
+   every time and age on the screen is on it (docs/time.md). */
+static void watch_clock(struct watch *w, const char *line)
+{
+	char state[16];
+	double max_us = 0;
+
+	json_text(line, "clock", state, sizeof(state));
+	json_num(line, "clock_max_error_us", &max_us);
+	w->clock[0] = 0;
+	if (strcmp(state, "synced"))
+		snprintf(w->clock, sizeof(w->clock), "  clock %s (max error %.0f ms)", state, max_us / 1e3);
+}
+
 /* Ask the daemon for every channel's latest value. */
 static int watch_fetch(struct watch *w)
 {
@@ -170,7 +185,9 @@ static int watch_fetch(struct watch *w)
 	while (r == 0 && fgets(line, sizeof(line), f)) {
 		if (w->nrows == w->cap)
 			r = rows_grow(w);
-		if (r == 0 && row_parse(line, &w->rows[w->nrows]) == 0)
+		if (!strncmp(line, "{\"clock\":", 9))
+			watch_clock(w, line);
+		else if (r == 0 && row_parse(line, &w->rows[w->nrows]) == 0)
 			w->nrows++;
 	}
 	fclose(f);
@@ -288,7 +305,7 @@ static void watch_title(struct watch *w, int err)
 	else if (w->editing)
 		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->edit);
 	else
-		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s", w->sock, now);
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s%s", w->sock, now, w->clock);
 	w->view.title = w->title;
 }
 
