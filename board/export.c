@@ -65,6 +65,8 @@ static const char export_usage[] =
 	"      --raster DUR      with --wide: one row per DUR (100ms, 1s), each channel's\n"
 	"                        last value held for at most --max-age\n"
 	"      --max-age DUR     --raster: a value older than this is empty (default 5s)\n"
+	"      --corrected-time  times on a clock that never steps: each record's monotonic\n"
+	"                        time plus its run's last trusted offset (docs/time.md)\n"
 	"      --db URL          read the ground's PostgreSQL database instead of a log\n"
 	"      --vehicle V       with --db: the vehicle (required)\n"
 	"  -h, --help            this text\n";
@@ -111,6 +113,8 @@ static int export_batch(struct export_ctx *x, const struct stor_rec *rec)
 	r = set_origin(x, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		rec_batch_item(b, i, &it);
+		if (x->timefix && rec_timefix_apply(x->timefix, &info, &it) == 0)
+			x->uncorrected++;
 		r = export_write_item(x, &it);
 	}
 	rec_batch_free(b);
@@ -145,6 +149,35 @@ static void prescan_dictionary(struct export_ctx *x, const char *dir)
 	stor_reader_free(r);
 }
 
+/* --corrected-time: every Batch's offset and sync state first, so each
+   run's reference is its last trusted offset (record/timefix.h). */
+static int learn_clock(struct export_ctx *x, const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	rec_batch_t *b;
+	uint64_t runs, steps;
+	int k;
+
+	x->timefix = rec_timefix_free(x->timefix);
+	if (rec_timefix_new(&x->timefix) < 0 || stor_reader_open(dir, &rd) < 0)
+		return -ENOMEM;
+	while ((k = stor_reader_next(rd, &rec)) != 0)
+		if (k > 0 && rec_batch_decode(rec.payload, rec.len, &b) == 0) {
+			k = rec_timefix_learn(x->timefix, b);
+			rec_batch_free(b);
+			if (k < 0)
+				break;
+		}
+	stor_reader_free(rd);
+	if (k < 0 && k != -EBADMSG)
+		return k;
+	rec_timefix_counts(x->timefix, &runs, &steps);
+	fprintf(stderr, "railmon export: %s: corrected time: %" PRIu64 " run%s, %" PRIu64 " clock step%s between "
+	        "Batches\n", dir, runs, runs == 1 ? "" : "s", steps, steps == 1 ? "" : "s");
+	return 0;
+}
+
 static int export_log(struct export_ctx *x, const char *dir)
 {
 	stor_reader_t *rd;
@@ -158,7 +191,13 @@ static int export_log(struct export_ctx *x, const char *dir)
 		return r;
 	}
 	prescan_dictionary(x, dir);
-	if (x->from_ns > INT64_MIN)
+	if (x->corrected && (r = learn_clock(x, dir)) < 0) {
+		fprintf(stderr, "railmon export: %s: %s\n", dir, strerror(-r));
+		stor_reader_free(rd);
+		return r;
+	}
+	/* corrected times are not the stored ones the seek and skip go by */
+	if (x->from_ns > INT64_MIN && !x->corrected)
 		stor_reader_seek_time(rd, x->from_ns);
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
@@ -172,7 +211,7 @@ static int export_log(struct export_ctx *x, const char *dir)
 		}
 		/* not break: a log's time need not rise (a replay's START event
 		   has the time of the replay, its records the trace's; a clock step) */
-		if (rec.t_first_ns >= x->to_ns)
+		if (rec.t_first_ns >= x->to_ns && !x->corrected)
 			continue;
 		r = export_batch(x, &rec);
 		if (r < 0) {
@@ -363,6 +402,9 @@ static void export_summary(const struct export_ctx *x)
 	if (late)
 		fprintf(stderr, "railmon export: %" PRIu64 " records were more than the window (--window %.3gs) "
 		        "out of time order and came out late\n", late, (double)x->window_ns / 1e9);
+	if (x->uncorrected)
+		fprintf(stderr, "railmon export: %" PRIu64 " records without a monotonic base (a replay, railmon before "
+		        "it) left as recorded\n", x->uncorrected);
 	if (x->table)
 		fprintf(stderr, "railmon export: %" PRIu64 " rows of %s\n", rec_wide_rows(x->table),
 		        x->raster_ns ? "raster points" : "timestamps");
@@ -383,6 +425,7 @@ int board_cmd_export(int argc, char **argv)
 		{ "wide", no_argument, NULL, 4 }, { "raster", required_argument, NULL, 5 },
 		{ "max-age", required_argument, NULL, 6 }, { "window", required_argument, NULL, 7 },
 		{ "db", required_argument, NULL, 8 }, { "vehicle", required_argument, NULL, 9 },
+		{ "corrected-time", no_argument, NULL, 10 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	struct export_ctx x = { .out = stdout, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
@@ -397,6 +440,8 @@ int board_cmd_export(int argc, char **argv)
 			*(c == 8 ? &db : &vehicle) = optarg;
 		} else if (c == 'o') {
 			output = optarg;
+		} else if (c == 10) {
+			x.corrected = true;
 		} else if (c == 'h') {
 			fputs(export_usage, stdout);
 			return 0;
@@ -411,6 +456,8 @@ int board_cmd_export(int argc, char **argv)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
 	if (!db != !vehicle)
 		return cli_fail("export", db ? "--db needs --vehicle V" : "--vehicle is for --db");
+	if (db && x.corrected)
+		return cli_fail("export", "--corrected-time reads a log's monotonic bases: not with --db");
 	if ((r = check_options(&x)) != 0 || rec_channels_new(&x.chans) < 0) {
 		rec_order_free(x.order);
 		return r ? r : cli_fail("export", "out of memory");
@@ -442,6 +489,7 @@ int board_cmd_export(int argc, char **argv)
 	if (r <= 0)
 		export_summary(&x);
 	rec_wide_free(x.table);
+	rec_timefix_free(x.timefix);
 	rec_order_free(x.order);
 	rec_channels_free(x.chans);
 	for (size_t i = 0; i < x.nchannel_filters; i++)
