@@ -92,8 +92,9 @@ int pl_clockwatch_check(pl_clockwatch_t *cw, int64_t real, int64_t mono, int64_t
 	}
 	/* Against the last reading, not a fixed base: a slewing clock moves
 	   the offset by microseconds per pass, never by the threshold. */
-	step = off - cw->offset;
-	if (llabs(step) < cw->threshold) {
+	if (__builtin_sub_overflow(off, cw->offset, &step))
+		return -EINVAL;
+	if (step < cw->threshold && step > -cw->threshold) {
 		cw->offset = off;
 		cw->last_mono = mono;
 		return 0;

@@ -84,6 +84,16 @@ static void learn_sync(struct timefix_run *run, const rec_batch_t *b, size_t nhe
 			run->synced_now = !h.clock_unsynced;
 }
 
+/* Two offsets further apart than a step (forged ones too: no overflow). */
+static bool is_step(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		return true;
+	return d > TIMEFIX_STEP_NS || d < -TIMEFIX_STEP_NS;
+}
+
 int rec_timefix_learn(rec_timefix_t *tf, const rec_batch_t *b)
 {
 	struct rec_batch_info info;
@@ -101,7 +111,7 @@ int rec_timefix_learn(rec_timefix_t *tf, const rec_batch_t *b)
 	/* A Batch of health or dictionary only has no records, and no t0. */
 	if (!info.count || !batch_offset(&info, &off))
 		return 0;
-	if (run->any && llabs(off - run->last) > TIMEFIX_STEP_NS)
+	if (run->any && is_step(off, run->last))
 		tf->steps++;
 	run->any = true;
 	run->last = off;
