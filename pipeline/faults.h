@@ -30,6 +30,7 @@ enum pl_fault {
 	PL_FAULT_MB_EXCEPTION,    /* arg = address, detail = unit << 8 | exception code */
 	PL_FAULT_LOG,             /* arg = -errno, detail = segments abandoned */
 	PL_FAULT_RETENTION,       /* arg = records deleted unforwarded (per note) */
+	PL_FAULT_CLOCK_STEP,      /* arg = step in ns, detail = window ms (docs/time.md) */
 	PL_FAULT_MAX
 };
 

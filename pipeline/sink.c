@@ -230,6 +230,7 @@ static void clock_step_event(pl_sink_t *s)
 	ev.event = (struct acq_event){ .code = ACQ_EV_CLOCK_STEP, .arg = s->step_ns,
 	                               .detail = ms < 0 ? 0 : ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms };
 	encode(s, &ev);
+	pl_faults_note_item(s->cfg.faults, &ev); /* said on stderr, as faults are */
 	basic_counter_add(&s->items, 1);
 	atomic_store_explicit(&s->clock_last_step, s->step_ns, memory_order_relaxed);
 	basic_counter_add(&s->clock_steps, 1);

@@ -18,7 +18,8 @@ a reading and the send by the interpreter's lock).
      CLOCK_UNSYNCED event (nothing disciplines the VM's clock);
   3. `export`: the frames sent while the clock was wrong are an hour off;
   4. `export --corrected-time`: every frame within a few ms of its truth,
-     in send order, rising.
+     in send order, rising;
+  5. the steps are said on stderr (the journal), as faults are.
 """
 import json
 import os
@@ -183,6 +184,11 @@ def run(T, rm, err):
     wait_for("every frame acquired", lambda: entry("vehicle").get("items", 0) >= snd.sent)
     rm.send_signal(signal.SIGTERM)
     assert rm.wait(60) == 0, "railmon run failed"
+    with open(err) as f:
+        said = [l.rstrip() for l in f if "the system clock" in l]
+    # the first at once, the second in the summary at the stop
+    assert len(said) == 2 and "CLOCK_REALTIME stepped by +359" in said[0] and "1 more clock steps" in said[1], said
+    print("stderr: " + "\nstderr: ".join(said))
     raw = check_export(T, off_final, snd)
     check_steps(raw, date_ns, off_final - off_true)
 
