@@ -9,7 +9,9 @@ stopped by SIGTERM after 0.3-0.8 s; the log is split into runs after each
 STOP in seq order, and in every run each frame, sample and event lies at
 or after its run's START and at or before its STOP, and the run's frames
 rise in time.  The plain export and --corrected-time agree on this (no
-step here: they are the same times to within the slew of a run).
+step here: they are the same times to within the slew of a run).  A
+replay of the trace carries no monotonic base: --corrected-time leaves its
+times as recorded and says how many records it left.
 """
 import json
 import os
@@ -66,9 +68,26 @@ def main():
     T = tempfile.mkdtemp(prefix="railmon-test-run-times.")
     try:
         record_and_check(T)
+        replay_uncorrected(T)
     finally:
         shutil.rmtree(T, ignore_errors=True)
     print("PASS")
+
+
+def replay_uncorrected(T):
+    """A replay keeps the trace's times and carries no monotonic base: the
+    correction leaves its records as recorded, and says how many."""
+    subprocess.run([RAILMON, "replay", f"{SRC}/board/demo/train.log", "--dbc", f"{SRC}/board/demo/train.dbc",
+                    "--data", f"{T}/replay"], capture_output=True, check=True)
+    plain = subprocess.run([RAILMON, "export", "--data", f"{T}/replay", "--format", "jsonl", "-k", "can"],
+                           capture_output=True, text=True, check=True)
+    fixed = subprocess.run([RAILMON, "export", "--data", f"{T}/replay", "--format", "jsonl", "-k", "can",
+                            "--corrected-time"], capture_output=True, text=True, check=True)
+    n = len(plain.stdout.splitlines())
+    assert n > 1000 and plain.stdout == fixed.stdout, "a replay's times changed by --corrected-time"
+    assert "records without a monotonic base (a replay, railmon before it) left as recorded" in fixed.stderr, \
+        fixed.stderr
+    print(f"replay: {n} frames, --corrected-time leaves them as recorded and says so")
 
 
 def record_and_check(T):
