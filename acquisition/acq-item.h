@@ -21,6 +21,7 @@ enum acq_item_kind {
 	ACQ_ITEM_CAN = 0,    /* a raw CAN / CAN FD / error frame */
 	ACQ_ITEM_SAMPLE = 1, /* a decoded physical value of one channel */
 	ACQ_ITEM_EVENT = 2,  /* something that happened: fault, state change */
+	ACQ_ITEM_TEXT = 3,   /* the text of a text channel (Modbus type = string) */
 	ACQ_ITEM_KIND_MAX
 };
 
@@ -56,6 +57,20 @@ struct acq_sample {
 	uint32_t channel; /* board-wide channel id, see board/README */
 	uint32_t quality; /* enum acq_quality */
 	double value;     /* physical value after scale and offset */
+};
+
+/* A text channel's value: ASCII registers (a vehicle number, a software
+   version, a fault text), trailing NULs and spaces trimmed.  Bytes that are
+   not printable ASCII are written as '?' and make the quality INVALID,
+   so the text is always valid UTF-8 for any consumer.  Sized to fit the
+   union beside acq_can, so the ring's element does not grow. */
+#define ACQ_TEXT_MAX 64 /* bytes: 32 registers */
+
+struct acq_text {
+	uint32_t channel; /* board-wide channel id, as acq_sample's */
+	uint8_t quality;  /* enum acq_quality */
+	uint8_t len;      /* bytes of text, 0..ACQ_TEXT_MAX, not NUL-terminated */
+	char text[ACQ_TEXT_MAX];
 };
 
 /*
@@ -120,6 +135,14 @@ enum acq_event_code {
 	                               after records the log lost */
 	ACQ_EV_SEAL_UNSIGNED = 82,  /* sealing without a key */
 	ACQ_EV_SEAL_KEY_FAULT = 83, /* signing failed; arg = -errno */
+	/* holds and the retention window (record/railmon.proto has the args) */
+	ACQ_EV_TRIGGER = 85,        /* arg = hold id or -errno, detail = trigger index */
+	ACQ_EV_HOLD_ENDED = 86,     /* arg = holds expired */
+	ACQ_EV_RETENTION_WINDOW = 87, /* arg = bytes needed, detail = 1 projected, 2 due */
+	ACQ_EV_RETENTION_PAST_HELD = 88, /* arg = segments deleted past held ones */
+	ACQ_EV_CHANNEL_STALE = 89,  /* detail = channel id, arg = ms since its last value, -1 none */
+	ACQ_EV_CHANNEL_FRESH = 90,  /* detail = channel id, arg = ms since the value before */
+	ACQ_EV_HOLD_FAULT = 91,     /* arg = -errno, detail = line */
 	ACQ_EV_CLOCK_UNSYNCED = 92, /* kernel: CLOCK_REALTIME unsynchronised; arg = max error
 	                               in us, detail = timex.status */
 	ACQ_EV_CLOCK_SYNCED = 93,   /* synchronised again; arg = est. error in us, detail = status */
@@ -145,5 +168,6 @@ struct acq_item {
 		struct acq_can can;
 		struct acq_sample sample;
 		struct acq_event event;
+		struct acq_text text;
 	};
 };

@@ -3,7 +3,8 @@
  * channels-cmd.c - `railmon channels --board FILE | --data DIR`: every
  * channel with its id, name, unit, bus, source, declared range and value
  * table (like `cantools dump`), from a board file (what `run` would
- * record) or from the dictionary a log carries (what was recorded).
+ * record) or from the dictionary a log carries (what was recorded); the
+ * listing is report/channels.h's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,9 +17,7 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "record/channels.h"
-#include "record/format.h"
-#include "storage/stor.h"
-#include "basic/escape.h"
+#include "report/channels.h"
 
 static const char channels_usage[] =
 	"Usage: railmon channels --board FILE | --data DIR [--json]\n"
@@ -27,92 +26,6 @@ static const char channels_usage[] =
 	"  -d, --data DIR     the channels a log's dictionary names\n"
 	"      --json         one JSON object per channel instead of the table\n"
 	"  -h, --help         this text\n";
-
-static void print_range(const struct rec_channel *c, char *buf, size_t len)
-{
-	char lo[REC_DOUBLE_MAX], hi[REC_DOUBLE_MAX];
-
-	if (!c->has_range || rec_format_double(c->min, lo, sizeof(lo)) < 0 ||
-	    rec_format_double(c->max, hi, sizeof(hi)) < 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%s..%s", lo, hi);
-}
-
-static void print_json(const struct rec_channel *c)
-{
-	char lo[REC_DOUBLE_MAX], hi[REC_DOUBLE_MAX];
-
-	printf("{\"id\":%" PRIu32 ",\"bus\":%" PRIu32 ",\"bus_name\":", c->id, c->bus);
-	basic_json_string(stdout, c->bus_name);
-	fputs(",\"name\":", stdout);
-	basic_json_string(stdout, c->name);
-	fputs(",\"unit\":", stdout);
-	basic_json_string(stdout, c->unit);
-	fputs(",\"source\":", stdout);
-	basic_json_string(stdout, c->source);
-	if (c->has_range && rec_format_double(c->min, lo, sizeof(lo)) > 0 && rec_format_double(c->max, hi, sizeof(hi)) > 0)
-		printf(",\"min\":%s,\"max\":%s", lo, hi);
-	else
-		fputs(",\"min\":null,\"max\":null", stdout);
-	fputs(",\"value_table\":{", stdout);
-	for (size_t i = 0; i < c->nvalue_table; i++) {
-		const char *e = c->value_table[i], *blank = strchr(e, ' ');
-		char key[REC_DOUBLE_MAX + 1];
-
-		snprintf(key, sizeof(key), "%.*s", (int)(blank ? blank - e : (long)strlen(e)), e);
-		printf("%s", i ? "," : "");
-		basic_json_string(stdout, key);
-		fputc(':', stdout);
-		basic_json_string(stdout, blank ? blank + 1 : "");
-	}
-	fputs("}}\n", stdout);
-}
-
-static void print_all(const struct rec_channel *const *list, size_t n, bool json)
-{
-	char range[2 * REC_DOUBLE_MAX + 4];
-
-	if (!json)
-		printf("%-8s %-12s %-28s %-8s %-16s %-32s %s\n", "id", "bus", "name", "unit", "range", "source",
-		       "value table");
-	for (size_t i = 0; i < n; i++) {
-		const struct rec_channel *c = list[i];
-
-		if (json) {
-			print_json(c);
-			continue;
-		}
-		print_range(c, range, sizeof(range));
-		printf("%-8" PRIu32 " %-12s %-28s %-8s %-16s %-32s ", c->id, c->bus_name && *c->bus_name ? c->bus_name : "-",
-		       c->name, c->unit && *c->unit ? c->unit : "-", range, c->source && *c->source ? c->source : "-");
-		for (size_t k = 0; k < c->nvalue_table; k++)
-			printf("%s%s", k ? ", " : "", c->value_table[k]);
-		fputc('\n', stdout);
-	}
-}
-
-/* The log's dictionaries (every Batch that carries one, latest wins). */
-static int learn_log(const char *dir, rec_channels_t *map)
-{
-	stor_reader_t *rd;
-	struct stor_rec rec;
-	int r, k;
-
-	r = stor_reader_open(dir, &rd);
-	if (r < 0)
-		return r;
-	while ((k = stor_reader_next(rd, &rec)) != 0) {
-		rec_batch_t *b;
-
-		if (k < 0 || rec_batch_decode(rec.payload, rec.len, &b) < 0)
-			continue; /* damage is export's and stat's to say */
-		rec_channels_learn(map, b);
-		rec_batch_free(b);
-	}
-	stor_reader_free(rd);
-	return 0;
-}
 
 static int from_board(const char *path, bool json)
 {
@@ -137,7 +50,7 @@ static int from_board(const char *path, bool json)
 	if (list) {
 		for (size_t i = 0; i < n; i++)
 			list[i] = &dict[i];
-		print_all(list, n, json);
+		rpt_channels_print(stdout, list, n, json);
 		fprintf(stderr, "railmon channels: %zu channels in %s\n", n, path);
 	}
 	free(list);
@@ -154,7 +67,7 @@ static int from_log(const char *dir, bool json)
 
 	if (rec_channels_new(&map) < 0)
 		return cli_fail("channels", "out of memory");
-	r = learn_log(dir, map);
+	r = rpt_channels_learn_log(dir, map);
 	if (r < 0) {
 		rec_channels_free(map);
 		fprintf(stderr, "railmon channels: %s: %s\n", dir, strerror(-r));
@@ -162,7 +75,7 @@ static int from_log(const char *dir, bool json)
 	}
 	n = rec_channels_sorted(map, &list);
 	if (n >= 0)
-		print_all(list, (size_t)n, json);
+		rpt_channels_print(stdout, list, (size_t)n, json);
 	if (n == 0)
 		fprintf(stderr, "railmon channels: %s: no channel dictionary in the log\n", dir);
 	else if (n > 0)

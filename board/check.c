@@ -16,6 +16,7 @@
 #include "conf/config-schema.h"
 #include "evidence.h"
 #include "pipeline/logdir.h"
+#include "pipeline/window.h"
 #include "storage/stor.h"
 
 static const char check_usage[] =
@@ -65,7 +66,7 @@ static int check_evidence(const struct conf_board *cfg)
 	evd_key_public_of(secret, pk);
 	explicit_bzero(secret, sizeof(secret));
 	printf("  evidence: hash chain and Seals every %u s, signed with %s (key id %s)\n", cfg->seal_interval_s,
-	       cfg->key, board_evidence_key_id(pk, id));
+	       cfg->key, evd_key_id(pk, id));
 	return 0;
 }
 
@@ -236,6 +237,7 @@ int board_cmd_check(int argc, char **argv)
 	const char *board = NULL, *data = NULL;
 	bool keys = false, markdown = false;
 	struct conf_board *cfg;
+	char note[512], err[CONF_ERR_MAX];
 	int c, r, bad = 0;
 
 	while ((c = getopt_long(argc, argv, "b:d:h", opts, NULL)) != -1) {
@@ -262,6 +264,12 @@ int board_cmd_check(int argc, char **argv)
 	       cfg->storage.sync_window_ms, cfg->batch_ms);
 	bad |= check_storage(cfg, data) < 0;
 	bad |= check_evidence(cfg) < 0;
+	/* triggers, required channels, retention_min_age (pipeline/window.h) */
+	if ((r = pl_recorder_check(cfg, pl_data_dir(cfg, data), note, sizeof(note), err, sizeof(err))) < 0)
+		fprintf(stderr, "railmon check: %s\n", err);
+	else if (note[0])
+		printf("  %s\n", note);
+	bad |= r < 0;
 	if (cfg->uplink.enabled)
 		printf("  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host, cfg->uplink.port,
 		       cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");

@@ -18,12 +18,14 @@ int board_cmd_replay(int argc, char **argv);
 int board_cmd_stat(int argc, char **argv);
 int board_cmd_recv(int argc, char **argv);
 int board_cmd_db(int argc, char **argv);
+int board_cmd_serve(int argc, char **argv);
 int board_cmd_watch(int argc, char **argv);
 int board_cmd_decode(int argc, char **argv);
 int board_cmd_channels(int argc, char **argv);
 int board_cmd_summary(int argc, char **argv);
 int board_cmd_keygen(int argc, char **argv);
 int board_cmd_verify(int argc, char **argv);
+int board_cmd_hold(int argc, char **argv);
 
 /*
  * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with

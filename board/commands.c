@@ -22,7 +22,9 @@ static const char demo_usage[] =
 	"trace, acquired, decoded, logged and shown live.\n\n"
 	"  -t, --duration S   stop after S seconds (default: until Ctrl-C)\n"
 	"  -d, --data DIR     log directory (default: a new directory under /tmp)\n"
-	"  -b, --board FILE   demo board file (default: board/demo.ini of the source tree)\n"
+	"  -b, --board FILE   demo board file (default: " RAILMON_PKGDATADIR "/demo.ini,\n"
+	"                     or board/demo.ini of the source tree for a build tree's\n"
+	"                     binary; RAILMON_PKGDATADIR in the environment overrides)\n"
 	"      --no-live      print the table only at the end\n"
 	"  -h, --help         this text\n";
 
@@ -33,7 +35,7 @@ int board_cmd_demo(int argc, char **argv)
 		{ "board", required_argument, NULL, 'b' }, { "no-live", no_argument, NULL, 1 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	struct demo_opts o = { .board = RAILMON_SOURCE_DIR "/board/demo.ini", .live = true };
+	struct demo_opts o = { .live = true };
 	char tmpl[] = "/tmp/railmon-demo.XXXXXX";
 	int c;
 
@@ -59,7 +61,13 @@ int board_cmd_demo(int argc, char **argv)
 	}
 	o.ansi = o.live && isatty(STDOUT_FILENO);
 	board_install_signals();
-	return board_demo_run(&o, &board_stop_requested) < 0 ? 1 : 0;
+	if (board_demo_run(&o, &board_stop_requested) < 0) {
+		/* the directory made above, if nothing went into it (no demo board) */
+		if (o.data_dir == tmpl)
+			rmdir(tmpl);
+		return 1;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------- run */

@@ -25,8 +25,9 @@
 #include "basic/clock.h"
 #include "daemon.h"
 #include "evidence.h"
-#include "logfault.h"
+#include "report/logfault.h"
 #include "pipeline/faults.h"
+#include "pipeline/watch.h"
 #include "pipeline/forwarder.h"
 #include "pipeline/health.h"
 #include "pipeline/logdir.h"
@@ -58,6 +59,7 @@ struct board_daemon {
 
 	stor_log_t *log;
 	pl_sink_t *sink;
+	pl_watch_t *watch;       /* triggers, required channels (not in a replay) */
 	struct pl_faults faults; /* noted by the sink, said by run (faults.h) */
 	pl_health_t *health;
 	int64_t health_next_ns;
@@ -76,12 +78,12 @@ struct board_daemon {
    (called on the replay thread; only board/ prints). */
 static bool replay_reader_fault(void *ctx, const char *dir, const stor_reader_t *rd)
 {
-	return board_log_fault_print("replay", dir, rd);
+	return rpt_log_fault_print(stderr, "replay", dir, rd);
 }
 
 static void replay_undecodable(void *ctx, const char *dir, const struct stor_rec *rec, int err)
 {
-	board_log_undecodable_print("replay", dir, rec, err);
+	rpt_log_undecodable_print(stderr, "replay", dir, rec, err);
 }
 
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
@@ -127,7 +129,7 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	uint8_t secret[EVD_SECRET_LEN];
 	struct pl_sink_stats st;
 	size_t n;
-	int r;
+	int r, rw = 0;
 
 	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
 	/* A key the board names but that cannot be used stops the start: the
@@ -135,6 +137,14 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	r = board_evidence_key(d->cfg, secret, err, errlen);
 	if (r < 0)
 		return r;
+	/* Triggers and required channels watch the vehicle, not a replay. */
+	if (!daemon_is_replay(d->cfg, d->replay_log))
+		rw = pl_watch_new(&(struct pl_watch_cfg){ .board = d->cfg, .channels = d->ch, .log_dir = d->data_dir },
+		                  &d->watch, err, errlen);
+	if (rw < 0) {
+		explicit_bzero(secret, sizeof(secret));
+		return rw;
+	}
 	r = pl_sink_new(&(struct pl_sink_cfg){ .log = d->log, .channels = d->ch, .meta = &meta,
 	                                             .batch_max = d->cfg->batch_max, .batch_ms = d->cfg->batch_ms,
 	                                             .meta_interval_s = d->cfg->meta_interval_s,
@@ -142,7 +152,7 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	                                             .faults = &d->faults,
 	                                             .seal_secret = r == 1 ? secret : NULL,
 	                                             .seal_interval_s = d->cfg->seal_interval_s,
-	                                             .log_dir = d->data_dir,
+	                                             .log_dir = d->data_dir, .watch = d->watch,
 	                                             .clock_step_ns = (int64_t)d->cfg->clock_step_ms * BASIC_NS_PER_MS },
 	                   &d->sink);
 	explicit_bzero(secret, sizeof(secret));
@@ -355,6 +365,7 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 	pl_forwarder_close(&d->up);
 	pl_health_free(d->health);
 	pl_sink_free(d->sink);
+	pl_watch_free(d->watch);
 	stor_log_free(d->log);
 	pl_sources_free(d->src);
 	pl_channels_free(d->ch);

@@ -3,25 +3,20 @@
  * demo.c - `railmon demo`: a simulated train on this machine, end to end.
  *
  * A libmodbus TCP server on a free loopback port plays the traction
- * converter, HVAC and door controller; the vehicle CAN bus is the candump
- * trace shipped in board/demo/.  Both are acquired by the real daemon
+ * converter, HVAC and door controller (bus/sim-train.h); the vehicle CAN
+ * bus is the candump trace shipped in board/demo/.  Both are acquired by the real daemon
  * (realtime threads, rings, collector, DBC, Batches, flash log) and shown
  * as a live table.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <modbus.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/select.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,171 +24,17 @@
 #include "conf/config.h"
 #include "daemon.h"
 #include "demo.h"
-#include "livetable.h"
+#include "report/livetable.h"
 #include "statserver.h"
 #include "basic/clock.h"
-
-/* ------------------------------------------------------ the simulated train */
-
-struct demo_server {
-	modbus_t *ctx;
-	modbus_mapping_t *map;
-	int listen_fd;
-	uint16_t port;
-	atomic_bool stop;
-	pthread_t thread;
-	double t0;
-	_Atomic uint64_t requests;
-};
-
-static void put_u32(uint16_t *regs, uint32_t v)
-{
-	regs[0] = (uint16_t)(v >> 16);
-	regs[1] = (uint16_t)v;
-}
-
-/* Float in CDAB order (word-swapped), as many converters send it. */
-static void put_f32_cdab(uint16_t *regs, float f)
-{
-	uint32_t v;
-
-	memcpy(&v, &f, sizeof(v));
-	regs[0] = (uint16_t)v;
-	regs[1] = (uint16_t)(v >> 16);
-}
-
-/* A 60 s station-to-station cycle: doors open, accelerate, cruise, brake. */
-static void demo_simulate(struct demo_server *s)
-{
-	double t = fmod((double)basic_mono_ns() / 1e9 - s->t0, 60.0), now = (double)basic_mono_ns() / 1e9 - s->t0;
-	uint16_t *in = s->map->tab_input_registers, *hold = s->map->tab_registers;
-	bool accel = t >= 6 && t < 24, brake = t >= 40 && t < 54, doors_open = t < 5 || t >= 56;
-	double current = accel ? 820 - 10 * (t - 6) : brake ? -350 : (t >= 24 && t < 40) ? 120 : 15;
-	double voltage = 1500 + 40 * sin(now / 7.0) - current * 0.05;
-
-	in[0] = (uint16_t)(voltage * 10);
-	in[1] = (uint16_t)(int16_t)current;
-	put_u32(&in[2], (uint32_t)(1234567 + now * 12.5));
-	put_f32_cdab(&in[4], (float)(62.0 + 8 * sin(now / 30.0) + (accel ? 3 : 0)));
-	in[6] = (uint16_t)((brake ? 2.8 : doors_open ? 1.2 : 0.0) * 100);
-	hold[10] = 215;
-	hold[11] = (uint16_t)(int16_t)(218 + 6 * sin(now / 20.0));
-	s->map->tab_input_bits[0] = !doors_open;
-	s->map->tab_input_bits[1] = !doors_open;
-	s->map->tab_bits[0] = 1;
-}
-
-static void demo_serve_client(struct demo_server *s, int fd, fd_set *all)
-{
-	uint8_t q[MODBUS_TCP_MAX_ADU_LENGTH];
-	int rc;
-
-	modbus_set_socket(s->ctx, fd);
-	rc = modbus_receive(s->ctx, q);
-	if (rc > 0) {
-		demo_simulate(s);
-		modbus_reply(s->ctx, q, rc, s->map);
-		atomic_fetch_add_explicit(&s->requests, 1, memory_order_relaxed);
-	} else if (rc == -1) {
-		close(fd);
-		FD_CLR(fd, all);
-	}
-}
-
-static void *demo_server_main(void *p)
-{
-	struct demo_server *s = p;
-	fd_set all, rd;
-	int maxfd = s->listen_fd;
-
-	FD_ZERO(&all);
-	FD_SET(s->listen_fd, &all);
-	while (!atomic_load(&s->stop)) {
-		struct timeval tv = { 0, 100000 };
-		rd = all;
-		if (select(maxfd + 1, &rd, NULL, NULL, &tv) <= 0)
-			continue;
-		for (int fd = 0; fd <= maxfd; fd++) {
-			if (!FD_ISSET(fd, &rd))
-				continue;
-			if (fd == s->listen_fd) {
-				int c = accept(s->listen_fd, NULL, NULL);
-				if (c >= 0 && c < FD_SETSIZE) {
-					FD_SET(c, &all);
-					if (c > maxfd)
-						maxfd = c;
-				} else if (c >= 0) {
-					close(c);
-				}
-			} else {
-				demo_serve_client(s, fd, &all);
-			}
-		}
-	}
-	for (int fd = 0; fd <= maxfd; fd++)
-		if (FD_ISSET(fd, &all))
-			close(fd);
-	return NULL;
-}
-
-struct demo_server *board_demo_server_free(struct demo_server *s)
-{
-	if (!s)
-		return NULL;
-	if (s->thread) {
-		atomic_store(&s->stop, true);
-		pthread_join(s->thread, NULL);
-	}
-	if (s->map)
-		modbus_mapping_free(s->map);
-	if (s->ctx)
-		modbus_free(s->ctx);
-	free(s);
-	return NULL;
-}
-
-int board_demo_server_start(struct demo_server **ret, uint16_t *ret_port)
-{
-	struct demo_server *s = calloc(1, sizeof(*s));
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	int r;
-
-	if (!s)
-		return -ENOMEM;
-	s->t0 = (double)basic_mono_ns() / 1e9;
-	/* Port 0: the kernel picks a free port, read back below. */
-	s->ctx = modbus_new_tcp("127.0.0.1", 0);
-	s->map = modbus_mapping_new(16, 16, 32, 32);
-	if (!s->ctx || !s->map) {
-		board_demo_server_free(s);
-		return -ENOMEM;
-	}
-	s->listen_fd = modbus_tcp_listen(s->ctx, 8);
-	if (s->listen_fd < 0 || getsockname(s->listen_fd, (struct sockaddr *)&sa, &sl) < 0) {
-		r = -errno;
-		board_demo_server_free(s);
-		return r;
-	}
-	s->port = ntohs(sa.sin_port);
-	if (ret_port)
-		*ret_port = s->port;
-	demo_simulate(s);
-	r = -pthread_create(&s->thread, NULL, demo_server_main, s);
-	if (r < 0) {
-		s->thread = 0;
-		board_demo_server_free(s);
-		return r;
-	}
-	*ret = s;
-	return 0;
-}
+#include "bus/sim-train.h"
+#include "railmon-config.h"
 
 /* -------------------------------------------------------------- display */
 
 /* The daemon's channels as the live table's rows (the same table as
    `railmon watch` draws from a daemon's socket). */
-static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, size_t max)
+static size_t demo_rows(struct board_daemon *d, struct rpt_live_row *rows, size_t max)
 {
 	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
@@ -203,7 +44,7 @@ static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, siz
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live lv = { 0 };
 		const char *label;
-		struct board_live_row *r = &rows[i];
+		struct rpt_live_row *r = &rows[i];
 		board_daemon_live(d, i, &lv);
 		memset(r, 0, sizeof(*r));
 		r->id = ch[i].id;
@@ -213,7 +54,8 @@ static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, siz
 		r->age_ns = lv.t_ns ? now - lv.t_ns : -1;
 		r->value = lv.value;
 		r->quality = lv.quality;
-		label = lv.t_ns ? board_daemon_value_label(d, i, lv.value) : NULL;
+		r->text = lv.is_text;
+		label = !lv.t_ns ? NULL : lv.is_text ? lv.text : board_daemon_value_label(d, i, lv.value);
 		if (label)
 			snprintf(r->label, sizeof(r->label), "%s", label);
 	}
@@ -221,10 +63,10 @@ static size_t demo_rows(struct board_daemon *d, struct board_live_row *rows, siz
 }
 
 struct demo_view {
-	board_livetable_t *table;
-	struct board_live_row *rows;
+	rpt_livetable_t *table;
+	struct rpt_live_row *rows;
 	size_t max;
-	struct board_live_view view;
+	struct rpt_live_view view;
 };
 
 static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, bool live, double elapsed)
@@ -246,7 +88,7 @@ static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, 
 		dv->view.width = ws.ws_col;
 		dv->view.height = ws.ws_row;
 	}
-	board_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
+	rpt_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
 	if (!dv->view.clear)
 		fputc('\n', out);
 }
@@ -260,15 +102,55 @@ static int demo_view_new(struct board_daemon *d, bool ansi, struct demo_view *dv
 	dv->rows = calloc(dv->max, sizeof(*dv->rows));
 	if (!dv->rows)
 		return -ENOMEM;
-	dv->view = (struct board_live_view){ .stale_s = 5, .color = ansi && !getenv("NO_COLOR") };
-	return board_livetable_new(dv->max, &dv->table);
+	dv->view = (struct rpt_live_view){ .stale_s = 5, .color = ansi && !getenv("NO_COLOR") };
+	return rpt_livetable_new(dv->max, &dv->table);
 }
 
 static void demo_view_free(struct demo_view *dv)
 {
-	dv->table = board_livetable_free(dv->table);
+	dv->table = rpt_livetable_free(dv->table);
 	free(dv->rows);
 	dv->rows = NULL;
+}
+
+/* ------------------------------------------------------- the demo board */
+
+/* Whether this binary is one of the build tree it was built in (the Quick
+   start's build-demo/, the tests'): then its data is that source tree's. */
+static bool demo_in_build_tree(void)
+{
+	char exe[PATH_MAX], build[PATH_MAX];
+	size_t n;
+
+	if (!realpath("/proc/self/exe", exe) || !realpath(RAILMON_BUILD_DIR, build))
+		return false;
+	n = strlen(build);
+	return !strncmp(exe, build, n) && exe[n] == '/';
+}
+
+int board_demo_board_path(char *buf, size_t len, const char **ret_why)
+{
+	const char *env = getenv("RAILMON_PKGDATADIR"), *why;
+	int n;
+
+	/* An installed binary never looks for a source tree (the machine that
+	   built the package may still have one, at a path that means nothing
+	   here); a build tree's binary never for installed data (an older
+	   install would hide the board being worked on). */
+	if (env && env[0]) {
+		n = snprintf(buf, len, "%s/demo.ini", env);
+		why = "RAILMON_PKGDATADIR";
+	} else if (demo_in_build_tree()) {
+		n = snprintf(buf, len, "%s/board/demo.ini", RAILMON_SOURCE_DIR);
+		why = "the source tree of this build";
+	} else {
+		n = snprintf(buf, len, "%s/demo.ini", RAILMON_PKGDATADIR);
+		why = "the installed data";
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	*ret_why = why;
+	return 0;
 }
 
 /* ----------------------------------------------------------------- run */
@@ -369,12 +251,12 @@ static struct board_stat_server *demo_stat(struct board_daemon *d)
 	return srv;
 }
 
-static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct conf_board **cfg,
+static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_board **cfg,
                       struct board_daemon **d)
 {
 	struct board_daemon_opts dopts = { .data_dir = o->data_dir };
 	char err[CONF_ERR_MAX], warn[256];
-	int r = demo_config(o, srv->port, cfg);
+	int r = demo_config(o, port, cfg);
 
 	if (r < 0)
 		return r;
@@ -384,7 +266,7 @@ static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct
 		return r;
 	}
 	fprintf(stderr, "railmon demo: simulated Modbus devices on 127.0.0.1:%u, CAN trace %s, log in %s\n",
-	        srv->port, (*cfg)->buses[0].can.device, board_daemon_data_dir(*d));
+	        port, (*cfg)->buses[0].can.device, board_daemon_data_dir(*d));
 	r = board_daemon_start(*d, warn, sizeof(warn));
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: cannot start: %s\n", strerror(-r));
@@ -395,22 +277,54 @@ static int demo_start(const struct demo_opts *o, struct demo_server *srv, struct
 	return 0;
 }
 
-int board_demo_run(const struct demo_opts *o, volatile sig_atomic_t *stop)
+/* The demo board the options name, else the one board_demo_board_path()
+   finds; one that is not there is said with where it was looked for. */
+static int demo_board(const struct demo_opts *o, char *buf, size_t len)
 {
-	struct demo_server *srv = NULL;
+	const char *why;
+	int r;
+
+	if (o->board) {
+		snprintf(buf, len, "%s", o->board);
+		return 0;
+	}
+	r = board_demo_board_path(buf, len, &why);
+	if (r < 0) {
+		fprintf(stderr, "railmon demo: the demo board's path is too long (RAILMON_PKGDATADIR)\n");
+		return r;
+	}
+	if (access(buf, R_OK) < 0) {
+		r = -errno;
+		fprintf(stderr, "railmon demo: no demo board %s (%s): %s; give one with --board FILE\n", buf, why,
+		        strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
+{
+	struct demo_opts with_board = *opts, *o = &with_board;
+	char board[PATH_MAX];
+	struct bus_sim_train *srv = NULL;
 	struct conf_board *cfg = NULL;
 	struct board_daemon *d = NULL;
 	struct board_stat_server *stat = NULL;
 	struct demo_view dv = { 0 };
 	int64_t t0, next_draw = 0;
+	uint16_t port;
 	int r;
 
-	r = board_demo_server_start(&srv, NULL);
+	r = demo_board(opts, board, sizeof(board));
+	if (r < 0)
+		return r;
+	o->board = board;
+	r = bus_sim_train_start(&srv, &port);
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: cannot start the simulated Modbus devices: %s\n", strerror(-r));
 		return r;
 	}
-	r = demo_start(o, srv, &cfg, &d);
+	r = demo_start(o, port, &cfg, &d);
 	if (r >= 0)
 		r = demo_view_new(d, o->ansi, &dv);
 	if (r < 0)
@@ -437,6 +351,6 @@ out:
 	demo_view_free(&dv);
 	board_daemon_free(d);
 	conf_free(cfg);
-	board_demo_server_free(srv);
+	bus_sim_train_free(srv);
 	return r;
 }

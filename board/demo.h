@@ -5,16 +5,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct demo_server;
 
-/* The simulated train's Modbus TCP devices (libmodbus server on a free
-   127.0.0.1 port, own thread): unit 1 traction converter, unit 2 HVAC,
-   unit 3 doors, as board/demo.ini maps them.  Tests use it as a peer. */
-int board_demo_server_start(struct demo_server **ret_server, uint16_t *ret_port);
-struct demo_server *board_demo_server_free(struct demo_server *s);
+/* The demo board `railmon demo` runs without --board, into buf: the
+   environment's RAILMON_PKGDATADIR/demo.ini; else, for a binary inside the
+   build tree it was built in, board/demo.ini of its source tree; else the
+   installed PKGDATADIR/demo.ini.  *ret_why says which (static text).
+   Returns 0, or -ENAMETOOLONG. */
+int board_demo_board_path(char *buf, size_t len, const char **ret_why);
 
 struct demo_opts {
-	const char *board;     /* demo board file */
+	const char *board;     /* demo board file; NULL: board_demo_board_path() */
 	const char *data_dir;  /* log directory */
 	double duration_s;     /* <= 0: until *stop */
 	bool live;             /* redraw the table while running */

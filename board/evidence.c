@@ -22,10 +22,3 @@ int board_evidence_key(const struct conf_board *cfg, uint8_t ret[EVD_SECRET_LEN]
 	         r == -EBADMSG ? "not a railmon secret key (railmon keygen makes one)" : strerror(-r));
 	return r;
 }
-
-const char *board_evidence_key_id(const uint8_t pk[EVD_PUBLIC_LEN], char buf[17])
-{
-	for (int i = 0; i < 8; i++)
-		snprintf(buf + 2 * i, 3, "%02x", pk[i]);
-	return buf;
-}

@@ -18,7 +18,3 @@
  * ("FILE:LINE: key PATH: why") when it names a key that cannot be used.
  */
 int board_evidence_key(const struct conf_board *cfg, uint8_t ret_secret[EVD_SECRET_LEN], char *err, size_t errlen);
-
-/* Hex of the first 8 bytes of a public key: how the key is named to a
-   person (check, verify, keygen).  buf holds 17 bytes. */
-const char *board_evidence_key_id(const uint8_t public_key[EVD_PUBLIC_LEN], char buf[17]);

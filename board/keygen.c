@@ -58,6 +58,6 @@ int board_cmd_keygen(int argc, char **argv)
 	}
 	printf("secret key %s (0600): name it in the board file, [board] key = %s\n", out, out);
 	printf("public key %s, key id %s: give it to the ground and to investigators\n", pub,
-	       board_evidence_key_id(pk, id));
+	       evd_key_id(pk, id));
 	return 0;
 }

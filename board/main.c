@@ -29,10 +29,12 @@ static const struct {
 	{ "summary", board_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "db", board_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
+	{ "serve", board_cmd_serve, "ground side: the fleet dashboard in the browser over the database" },
 	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
 	{ "watch", board_cmd_watch, "the live values of a running daemon's channels" },
 	{ "keygen", board_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
 	{ "verify", board_cmd_verify, "check a log against its signed Seals (evidence)" },
+	{ "hold", board_cmd_hold, "list or release the event holds retention keeps (triggers)" },
 };
 
 static void usage(FILE *out)

@@ -27,7 +27,9 @@
 
 #include "acquisition/acq.h"
 #include "cli.h"
+#include "basic/timeparse.h"
 #include "ground/ground.h"
+#include "record/order.h"
 #include "recv-say.h"
 #include "basic/clock.h"
 
@@ -41,7 +43,11 @@ static const char recv_usage[] =
 	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
 	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only), influx\n"
 	"                         (InfluxDB line protocol) or none;\n"
-	"                         export's schema, each Batch's records in time order\n"
+	"                         export's schema\n"
+	"      --order ORDER      time (default: each vehicle log's records merged over\n"
+	"                         --window across its Batches) or seq (as they come)\n"
+	"      --window DUR       how far out of time order records may be (default 5s);\n"
+	"                         a log's records wait at most that long\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
 	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
@@ -94,6 +100,8 @@ struct recv_opts {
 	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
 	bool format_given;
 	double repair_after;      /* gap repair's grace period, s; 0 = off */
+	int64_t window_ns;        /* --order time's window */
+	bool seq_order;           /* --order seq */
 	grd_db_t *repair_db;      /* its own connection: g->db is the MQTT thread's */
 	int64_t repair_next_ns;
 	uint64_t repair_asked;
@@ -276,6 +284,15 @@ static int recv_option(int c, struct recv_opts *o)
 		if (!cli_parse_seconds(optarg, &o->duration))
 			return cli_fail("recv", "--duration: expected seconds, not '%s'", optarg);
 		break;
+	case 11:
+		if (strcmp(optarg, "time") && strcmp(optarg, "seq"))
+			return cli_fail("recv", "--order: expected time or seq, not '%s'", optarg);
+		o->seq_order = !strcmp(optarg, "seq");
+		break;
+	case 12:
+		if (basic_parse_duration_ns(optarg, &o->window_ns) < 0)
+			return cli_fail("recv", "--window: expected a duration like 500ms or 5s, not '%s'", optarg);
+		break;
 	case 'h': fputs(recv_usage, stdout); return 1;
 	default: fputs(recv_usage, stderr); return 2;
 	}
@@ -294,6 +311,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		{ "password-file", required_argument, NULL, 6 }, { "refused", required_argument, NULL, 7 },
 		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 'd' },
 		{ "share", required_argument, NULL, 9 }, { "repair-after", required_argument, NULL, 10 },
+		{ "order", required_argument, NULL, 11 }, { "window", required_argument, NULL, 12 },
 		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
@@ -303,6 +321,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 	o->fmt = REC_FORMAT_JSONL;
 	o->text = true;
 	o->repair_after = 60;
+	o->window_ns = REC_ORDER_WINDOW_NS;
 	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:d:h", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
@@ -512,10 +531,11 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 	if (o->text) {
 		g->out = o->out;
 		g->fmt = o->fmt;
-		if (grd_text_new(g) < 0)
+		if (grd_text_new(g, o->seq_order ? -1 : o->window_ns) < 0)
 			return cli_fail("recv", "out of memory");
 		o->cfg.on_record = grd_text_record;
 		o->cfg.on_channels = grd_text_channels;
+		o->cfg.on_tick = o->seq_order ? NULL : grd_text_tick;
 		rec_format_header(g->out, g->fmt);
 	}
 	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
@@ -583,7 +603,10 @@ int board_cmd_recv(int argc, char **argv)
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
 	if (g.text)
-		grd_text_drain(&g); /* what the last Batch left (its last records were duplicates) */
+		grd_text_drain(&g); /* what the logs still hold */
+	if (g.text && grd_text_late(&g))
+		fprintf(stderr, "railmon recv: %" PRIu64 " records were more than the window (--window %.3gs) out of "
+		        "time order and came out late\n", grd_text_late(&g), (double)o.window_ns / 1e9);
 	grd_text_free(&g);
 	if (o.out)
 		fflush(o.out);

@@ -6,7 +6,6 @@
  * sources, or whose one source is the log: logsource.h), or a trace onto a
  * CAN interface.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,10 +19,12 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "conf/config-types.h"
+#include "conf/replay.h"
 #include "daemon.h"
 #include "pipeline/logdir.h"
-#include "bus/candump.h"
+#include "report/trace.h"
 #include "bus/trace.h"
+#include "storage/stor.h"
 
 static const char replay_usage[] =
 	"Usage: railmon replay SOURCE --board FILE [OPTIONS]\n"
@@ -134,110 +135,30 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 	return 0;
 }
 
-/*
- * Read the trace once before the replay, all channels, as fast as it goes:
- * say its format, its frames, and what in it is damaged (with the place of
- * the first damage), which the replay then skips.  An incident
- * investigator must know what a replay left out; the daemon's summary
- * has only counts.  -errno if the trace cannot be read.
- */
-static int replay_survey(const char *trace, enum bus_trace_format fmt)
-{
-	struct bus_cfg in = { .kind = BUS_KIND_CAN };
-	struct acq_item items[256];
-	uint64_t frames = 0, bad = 0;
-	bus_dev_t *dev = NULL;
-	char first[PATH_MAX + 128];
-	int n;
-
-	in.can.driver = BUS_CAN_TRACE;
-	snprintf(in.can.device, sizeof(in.can.device), "%s", trace);
-	if ((n = bus_dev_new(&in, &dev)) < 0)
-		return n;
-	while ((n = bus_dev_recv(dev, items, 256, 0)) > 0)
-		for (int i = 0; i < n; i++) {
-			frames += items[i].kind == ACQ_ITEM_CAN;
-			bad += items[i].kind == ACQ_ITEM_EVENT && items[i].event.code == ACQ_EV_CAN_BAD_LINE;
-		}
-	fprintf(stderr, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), frames);
-	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
-		fprintf(stderr, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
-	fputc('\n', stderr);
-	bus_dev_free(dev);
-	return n == -ENODATA ? 0 : n;
-}
-
-/* Turn every CAN bus into a trace source reading path; Modbus links have
-   nothing to replay from a candump trace and are left out. */
-static void replay_config(struct conf_board *cfg, const char *path, double speed)
-{
-	size_t ncan = 0, k = 0;
-
-	for (size_t i = 0; i < cfg->nbuses; i++)
-		ncan += cfg->buses[i].kind == BUS_KIND_CAN;
-	for (size_t i = 0; i < cfg->nbuses; i++) {
-		struct bus_cfg b = cfg->buses[i];
-		if (b.kind != BUS_KIND_CAN)
-			continue;
-		b.can.driver = BUS_CAN_TRACE;
-		snprintf(b.can.device, sizeof(b.can.device), "%s", path);
-		if (ncan == 1)
-			b.can.ifname[0] = 0;
-		else if (!b.can.trace_channel)
-			b.can.trace_channel = (uint32_t)k + 1; /* the n-th bus: channel n, as Vector and PEAK number */
-		b.can.trace_speed = speed;
-		b.can.trace_loop = false;
-		b.index = (uint16_t)k;
-		cfg->buses[k++] = b;
-	}
-	cfg->nbuses = k;
-}
-
 /* --dbc: the board file a one-bus trace replay would have.  0 or the
    exit code. */
 static int dbc_board(const char *trace, const char *dbc, const char *vehicle, struct conf_board **ret_cfg)
 {
-	char tpath[PATH_MAX], dpath[PATH_MAX], cwd[PATH_MAX], name[PATH_MAX + 16], err[CONF_ERR_MAX];
-	char *text = NULL;
-	int r;
+	char err[CONF_ERR_MAX + PATH_MAX];
+	int r = conf_replay_dbc(trace, dbc, vehicle, ret_cfg, err, sizeof(err));
 
-	if (!realpath(trace, tpath) || !realpath(dbc, dpath) || !getcwd(cwd, sizeof(cwd)))
-		return cli_fail("replay", "%s: %s", realpath(trace, tpath) ? dbc : trace, strerror(errno));
-	if (strpbrk(vehicle, "\n;#[]") || strpbrk(tpath, "\n;#") || strpbrk(dpath, "\n;#"))
-		return cli_fail("replay", "--vehicle, the trace's or the DBC's path holds a character a board file "
-		                "cannot (newline ; # [ ])");
-	if (asprintf(&text, "[board]\nvehicle = %s\nrt_priority = 0\n\n[storage]\ndir = railmon-data\n\n"
-	             "[can can0]\ndriver = trace\nfile = %s\ndbc = %s\n", vehicle, tpath, dpath) < 0)
-		return cli_fail("replay", "out of memory");
-	/* relative names (the default data dir) from here, as a user expects */
-	snprintf(name, sizeof(name), "%s/(--dbc)", cwd);
-	r = conf_parse(name, text, ret_cfg, err, sizeof(err));
-	free(text);
-	if (r < 0) {
-		fprintf(stderr, "railmon replay: --dbc %s: %s\n", dbc, err);
+	if (r == -EBADMSG) {
+		fprintf(stderr, "railmon replay: %s\n", err);
 		return 1;
 	}
-	return 0;
+	return r < 0 ? cli_fail("replay", "%s", err) : 0;
 }
 
-/* A directory that holds a log already: segment files in it. */
-static bool holds_log(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	bool found = false;
+/* What the command line asked for. */
+struct replay_args {
+	const char *board, *data, *trace, *to_can, *dbc, *vehicle;
+	bool force, append;
+	double speed;
+};
 
-	while (d && !found && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-
-		found = n > 4 && !strcmp(de->d_name + n - 4, ".seg");
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
-int board_cmd_replay(int argc, char **argv)
+/* The options into a: -1 to go on, else the exit status (--help, a usage
+   error). */
+static int replay_parse(int argc, char **argv, struct replay_args *a)
 {
 	static const struct option lopts[] = {
 		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
@@ -246,86 +167,117 @@ int board_cmd_replay(int argc, char **argv)
 		{ "vehicle", required_argument, NULL, 3 }, { "append", no_argument, NULL, 4 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	const char *board = NULL, *data = NULL, *trace, *to_can = NULL, *dbc = NULL, *vehicle = "replay";
-	bool force = false, append = false;
-	struct board_daemon_opts opts = { 0 };
-	struct conf_board *cfg;
-	struct stat sb;
-	double speed = 0;
-	int c, r;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "b:d:s:D:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'b': board = optarg; break;
-		case 'D': dbc = optarg; break;
-		case 3: vehicle = optarg; break;
-		case 4: append = true; break;
-		case 'd': data = optarg; break;
+		case 'b': a->board = optarg; break;
+		case 'D': a->dbc = optarg; break;
+		case 3: a->vehicle = optarg; break;
+		case 4: a->append = true; break;
+		case 'd': a->data = optarg; break;
 		case 's':
-			if (!cli_parse_seconds(optarg, &speed) || speed > 1000)
+			if (!cli_parse_seconds(optarg, &a->speed) || a->speed > 1000)
 				return cli_fail("replay", "--speed: expected 0 to 1000, not '%s'", optarg);
 			break;
-		case 1: to_can = optarg; break;
-		case 2: force = true; break;
+		case 1: a->to_can = optarg; break;
+		case 2: a->force = true; break;
 		case 'h': fputs(replay_usage, stdout); return 0;
 		default: fputs(replay_usage, stderr); return 2;
 		}
 	}
 	if (optind != argc - 1)
 		return cli_fail("replay", "expected one SOURCE (see --help)");
-	trace = argv[optind];
-	if (stat(trace, &sb) < 0)
-		return cli_fail("replay", "%s: %s", trace, strerror(errno));
-	if (!S_ISDIR(sb.st_mode)) {
-		enum bus_trace_format fmt;
+	a->trace = argv[optind];
+	return -1;
+}
 
-		r = bus_trace_detect_file(trace, &fmt);
-		if (r == -EMEDIUMTYPE)
-			return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
-			                BUS_TRACE_FORMATS);
-		if (r < 0 || (!to_can && (r = replay_survey(trace, fmt)) < 0))
-			return cli_fail("replay", "%s: %s", trace, strerror(-r));
-	}
-	if (to_can) {
-		if (S_ISDIR(sb.st_mode))
-			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");
-		return replay_to_can(trace, to_can, speed, force);
-	}
-	if (board && dbc)
-		return cli_fail("replay", "--board or --dbc, not both (a board file names its DBC files)");
-	if (dbc && S_ISDIR(sb.st_mode))
-		return cli_fail("replay", "--dbc replays a candump trace; a log directory needs its --board");
-	if (!board && !dbc)
-		return cli_fail("replay", "--board FILE or --dbc FILE is required");
-	r = dbc ? dbc_board(trace, dbc, vehicle, &cfg) : cli_load_board("replay", board, &cfg);
-	if (r != 0)
-		return r;
-	opts.data_dir = data;
-	if (S_ISDIR(sb.st_mode)) {
+/* A trace (not a log directory) must be one railmon reads; unless it goes
+   to a CAN interface, what it holds is said first.  -1 to go on, else the
+   exit status. */
+static int replay_check_trace(const struct replay_args *a)
+{
+	enum bus_trace_format fmt;
+	int r;
+
+	r = bus_trace_detect_file(a->trace, &fmt);
+	if (r == -EMEDIUMTYPE)
+		return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", a->trace,
+		                BUS_TRACE_FORMATS);
+	if (r < 0 || (!a->to_can && (r = rpt_trace_survey(stderr, a->trace, fmt)) < 0))
+		return cli_fail("replay", "%s: %s", a->trace, strerror(-r));
+	return -1;
+}
+
+/* The daemon's options for the source: a log directory is read by the log
+   source, never into itself; a data directory already holding a log is
+   added to only with --append.  -1 to go on, else the exit status (cfg
+   is then freed). */
+static int replay_target(const struct replay_args *a, const struct stat *sb, struct conf_board *cfg,
+                         struct board_daemon_opts *opts)
+{
+	const char *out = pl_data_dir(cfg, a->data);
+
+	opts->data_dir = a->data;
+	if (S_ISDIR(sb->st_mode)) {
 		struct stat db;
 		/* The reader would meet the records this replay writes and send
 		   them through again. */
-		if (stat(pl_data_dir(cfg, data), &db) == 0 && db.st_dev == sb.st_dev && db.st_ino == sb.st_ino) {
+		if (stat(out, &db) == 0 && db.st_dev == sb->st_dev && db.st_ino == sb->st_ino) {
 			conf_free(cfg);
-			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", trace);
+			return cli_fail("replay", "%s is the log being replayed: give another --data DIR", a->trace);
 		}
-		opts.replay_log = trace;
-		opts.replay_speed = speed;
+		opts->replay_log = a->trace;
+		opts->replay_speed = a->speed;
 	}
-	if (!append && holds_log(pl_data_dir(cfg, data))) {
+	if (!a->append && stor_dir_holds_log(out)) {
 		fprintf(stderr, "railmon replay: %s holds a log already: replaying into it adds to it (the same "
-		        "trace twice doubles the data); give another --data DIR, or --append to add\n",
-		        pl_data_dir(cfg, data));
+		        "trace twice doubles the data); give another --data DIR, or --append to add\n", out);
 		conf_free(cfg);
 		return 1;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
-		replay_config(cfg, trace, speed);
+	if (!S_ISDIR(sb->st_mode)) {
+		conf_replay_trace(cfg, a->trace, a->speed);
 		if (!cfg->nbuses) {
 			conf_free(cfg);
-			return cli_fail("replay", "%s has no [can] bus to replay the trace into", board);
+			return cli_fail("replay", "%s has no [can] bus to replay the trace into", a->board);
 		}
 	}
+	return -1;
+}
+
+int board_cmd_replay(int argc, char **argv)
+{
+	struct replay_args a = { .vehicle = "replay" };
+	struct board_daemon_opts opts = { 0 };
+	struct conf_board *cfg;
+	struct stat sb;
+	int r;
+
+	r = replay_parse(argc, argv, &a);
+	if (r >= 0)
+		return r;
+	if (stat(a.trace, &sb) < 0)
+		return cli_fail("replay", "%s: %s", a.trace, strerror(errno));
+	if (!S_ISDIR(sb.st_mode) && (r = replay_check_trace(&a)) >= 0)
+		return r;
+	if (a.to_can) {
+		if (S_ISDIR(sb.st_mode))
+			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");
+		return replay_to_can(a.trace, a.to_can, a.speed, a.force);
+	}
+	if (a.board && a.dbc)
+		return cli_fail("replay", "--board or --dbc, not both (a board file names its DBC files)");
+	if (a.dbc && S_ISDIR(sb.st_mode))
+		return cli_fail("replay", "--dbc replays a candump trace; a log directory needs its --board");
+	if (!a.board && !a.dbc)
+		return cli_fail("replay", "--board FILE or --dbc FILE is required");
+	r = a.dbc ? dbc_board(a.trace, a.dbc, a.vehicle, &cfg) : cli_load_board("replay", a.board, &cfg);
+	if (r != 0)
+		return r;
+	r = replay_target(&a, &sb, cfg, &opts);
+	if (r >= 0)
+		return r;
 	r = board_run_daemon("replay", cfg, &opts, 0, true);
 	conf_free(cfg);
 	return r;

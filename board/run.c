@@ -20,7 +20,7 @@
 #include "conf/config.h"
 #include "daemon.h"
 #include "pipeline/faults.h"
-#include "notify.h"
+#include "pipeline/notify.h"
 #include "statserver.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
@@ -203,7 +203,7 @@ static void print_status(struct runner *rn)
 	print_uplink_status(rn, &st);
 	snprintf(status, sizeof(status), "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops, %" PRIu64
 	         " refused by the log", st.records, st.ring_drops, st.log_dropped);
-	board_notify(status);
+	pl_notify(status);
 }
 
 /* What a loss's errno means for a bus device, where the text alone does
@@ -256,7 +256,7 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 		         l.attempts, l.attempts == 1 ? "" : "s", strerror(-l.reopen_err));
 	fprintf(stderr, "railmon %s: %s\n", rn->cmd, msg);
 	snprintf(status, sizeof(status), "STATUS=%s", msg);
-	board_notify(status);
+	pl_notify(status);
 	*seen = (struct link_seen){ l.losses, l.reopens, l.reopen_err, now };
 }
 
@@ -365,12 +365,12 @@ static void runner_log_watch(struct runner *rn, int64_t now)
 		        st.log_error ? strerror(-st.log_error) : "error", rn->refused_before + st.log_dropped);
 		snprintf(status, sizeof(status), "STATUS=the log is refusing records (%s): %" PRIu64 " refused",
 		         st.log_error ? strerror(-st.log_error) : "error", rn->refused_before + st.log_dropped);
-		board_notify(status);
+		pl_notify(status);
 	} else if (rn->refusing && now - rn->refuse_last_ns >= REFUSE_QUIET_NS && !st.log_unreported) {
 		rn->refusing = false;
 		fprintf(stderr, "railmon %s: the log takes records again; %" PRIu64 " were refused, counted in its "
 		        "LOG_DROPPED events\n", rn->cmd, rn->refused_before + st.log_dropped);
-		board_notify("STATUS=the log takes records again");
+		pl_notify("STATUS=the log takes records again");
 	}
 }
 
@@ -385,7 +385,7 @@ static void runner_faults(struct runner *rn, int64_t now, bool final)
 	last[0] = 0;
 	if (pl_faults_report(board_daemon_faults(rn->d), &rn->faults, now, final, stderr, last, sizeof(last)) > 0) {
 		snprintf(status, sizeof(status), "STATUS=%s", last);
-		board_notify(status);
+		pl_notify(status);
 	}
 }
 
@@ -448,7 +448,7 @@ static void runner_reload(struct runner *rn)
 		fprintf(stderr, "railmon %s: reload refused, keeping the running configuration: %s\n", rn->cmd, err);
 		return;
 	}
-	board_notify("RELOADING=1");
+	pl_notify("RELOADING=1");
 	runner_stop(rn);
 	rn->cfg = next;
 	if (runner_start(rn, next->hash) < 0) {
@@ -464,7 +464,7 @@ static void runner_reload(struct runner *rn)
 			conf_free(prev);
 		fprintf(stderr, "railmon %s: reloaded %s\n", rn->cmd, next->path);
 	}
-	board_notify("READY=1");
+	pl_notify("READY=1");
 }
 
 /*
@@ -484,21 +484,21 @@ static void runner_watchdogs(struct runner *rn, int64_t now)
 	rn->dog_next = now + rn->dog_period;
 	if (now - board_daemon_heartbeat(rn->d) > ALIVE_NS)
 		return;
-	if (board_notify_watchdog_usec())
-		board_notify("WATCHDOG=1");
+	if (pl_notify_watchdog_usec())
+		pl_notify("WATCHDOG=1");
 	if (rn->hwdog >= 0)
-		board_hwdog_kick(rn->hwdog);
+		pl_hwdog_kick(rn->hwdog);
 }
 
 static void runner_watchdog_setup(struct runner *rn)
 {
-	uint64_t usec = board_notify_watchdog_usec();
+	uint64_t usec = pl_notify_watchdog_usec();
 	int64_t period = usec ? (int64_t)usec * 1000 / 2 : 0;
 	int r;
 
 	rn->hwdog = -1;
 	if (rn->cfg->hw_watchdog[0]) {
-		r = board_hwdog_open(rn->cfg->hw_watchdog, (int)rn->cfg->hw_watchdog_timeout_s, &rn->hwdog);
+		r = pl_hwdog_open(rn->cfg->hw_watchdog, (int)rn->cfg->hw_watchdog_timeout_s, &rn->hwdog);
 		if (r < 0)
 			fprintf(stderr, "railmon %s: warning: hardware watchdog %s: %s\n", rn->cmd, rn->cfg->hw_watchdog,
 			        strerror(-r));
@@ -522,7 +522,7 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board
 		return 1;
 	if (!rn.no_service)
 		runner_watchdog_setup(&rn);
-	board_notify("READY=1");
+	pl_notify("READY=1");
 	t0 = basic_mono_ns();
 	next_status = t0 + STATUS_PERIOD_NS;
 	while (!board_stop_requested) {
@@ -549,10 +549,10 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board
 		}
 		usleep(20000);
 	}
-	board_notify("STOPPING=1");
+	pl_notify("STOPPING=1");
 	runner_stop(&rn);
 	if (rn.hwdog >= 0)
-		board_hwdog_close(rn.hwdog, 1);
+		pl_hwdog_close(rn.hwdog, 1);
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		conf_free(rn.cfg);

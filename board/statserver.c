@@ -25,6 +25,8 @@
 #include "pipeline/health.h"
 #include "statserver.h"
 #include "record/batch.h"
+#include "report/livetable.h"
+#include "report/stat.h"
 #include "basic/clock.h"
 #include "basic/escape.h"
 
@@ -48,29 +50,34 @@ socklen_t board_stat_addr(const char *path, struct sockaddr_un *sa)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
 }
 
-/* Names come from the board file or, with --data, from a recorded or
-   received log: escaped, so no name can break the line. */
-void board_stat_health_json(FILE *f, const struct rec_health *h)
+int board_stat_open(const char *path, const char *request, FILE **ret_f)
 {
-	fputs("{\"name\":", f);
-	basic_json_string(f, h->name);
-	fputs(",\"kind\":", f);
-	basic_json_string(f, h->kind);
-	fprintf(f, ",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
-	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
-	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
-	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64
-	        ",\"state\":",
-	        h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
-	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
-	        h->latency_p999_us, h->latency_max_ns);
-	basic_json_string(f, h->state);
-	fprintf(f, ",\"reopens\":%" PRIu64, h->reopens);
-	if (!strcmp(h->kind, "clock"))
-		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
-		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,
-		        h->clock_est_error_us, h->clock_status);
-	fputs("}\n", f);
+	struct sockaddr_un sa;
+	socklen_t salen;
+	size_t len = request ? strlen(request) : 0;
+	FILE *f;
+	int fd, r;
+
+	if (!*path || strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	salen = board_stat_addr(path, &sa);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, salen) < 0 ||
+	    (len && send(fd, request, len, MSG_NOSIGNAL) != (ssize_t)len)) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	shutdown(fd, SHUT_WR);
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*ret_f = f;
+	return 0;
 }
 
 /* Every channel's latest value, one JSON line each (`railmon watch`): the
@@ -84,35 +91,25 @@ static void channels_json(FILE *f, struct board_daemon *d)
 
 	/* First the clock the ages and times are on (watch's title). */
 	if (pl_clock_sync_read(&cs) == 0)
-		fprintf(f, "{\"clock\":\"%s\",\"clock_max_error_us\":%" PRIu64 "}\n",
-		        cs.unsynced ? "unsynced" : "synced", cs.max_error_us);
+		rpt_live_clock_json(f, &(struct rpt_live_clock){ .unsynced = cs.unsynced,
+		                                                 .max_error_us = cs.max_error_us });
 
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live lv = { 0 };
-		const char *label = NULL;
+		struct rpt_live_value v = { .id = ch[i].id, .name = ch[i].name, .unit = ch[i].unit,
+		                            .source = ch[i].source };
+
 		board_daemon_live(d, i, &lv);
-		fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", ch[i].id);
-		basic_json_string(f, ch[i].name);
-		fputs(",\"unit\":", f);
-		basic_json_string(f, ch[i].unit);
-		fputs(",\"source\":", f);
-		basic_json_string(f, ch[i].source);
-		if (!lv.t_ns) {
-			fputs(",\"value\":null,\"age_ms\":null}\n", f);
-			continue;
+		if (lv.t_ns) {
+			v.t_ns = lv.t_ns;
+			v.value = lv.value;
+			v.quality = lv.quality;
+			if (lv.is_text)
+				v.text = lv.text;
+			else
+				v.label = board_daemon_value_label(d, i, lv.value);
 		}
-		if (isfinite(lv.value))
-			fprintf(f, ",\"value\":%.17g", lv.value);
-		else
-			fprintf(f, ",\"value\":\"%s\"", isnan(lv.value) ? "nan" : lv.value < 0 ? "-inf" : "inf");
-		fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, lv.t_ns,
-		        (double)(now - lv.t_ns) / 1e6, lv.quality);
-		label = board_daemon_value_label(d, i, lv.value);
-		if (label) {
-			fputs(",\"label\":", f);
-			basic_json_string(f, label);
-		}
-		fputs("}\n", f);
+		rpt_live_json(f, &v, now);
 	}
 }
 
@@ -154,7 +151,7 @@ static void serve_one(struct board_stat_server *s, int c)
 	}
 	n = board_daemon_health(s->d, h, PL_HEALTH_MAX);
 	for (size_t i = 0; i < n; i++)
-		board_stat_health_json(f, &h[i]);
+		rpt_health_json(f, &h[i]);
 	board_daemon_stats(s->d, &st);
 	fprintf(f, "{\"name\":\"daemon\",\"records\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",\"next_seq\":%" PRIu64
 	        ",\"ring_drops\":%" PRIu64 ",\"log_dropped\":%" PRIu64, st.records, st.first_seq, st.next_seq,

@@ -22,5 +22,7 @@ struct board_stat_server *board_stat_server_free(struct board_stat_server *s);
 /* A socket address for path ("@name": the abstract namespace); returns its
    length.  path must fit sun_path (the caller checks). */
 socklen_t board_stat_addr(const char *path, struct sockaddr_un *sa);
-/* One health entry as the socket's JSON line (names escaped). */
-void board_stat_health_json(FILE *f, const struct rec_health *h);
+/* A client's connection: request (NULL: none, the health; "channels\n")
+   sent, the writing side shut, the answer to read from *ret_f (the
+   caller fcloses it).  0, -ENAMETOOLONG, or -errno of connect or send. */
+int board_stat_open(const char *path, const char *request, FILE **ret_f);

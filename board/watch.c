@@ -2,7 +2,8 @@
 /*
  * watch.c - `railmon watch`: the live values of a running daemon's
  * channels, from its stat socket (a "channels" request: one JSON line per
- * channel, stat.c), drawn by the table the demo draws (livetable.c).
+ * channel, statserver.c), drawn by the table the demo draws
+ * (report/livetable.h).
  *
  * On a terminal the screen is redrawn in place every --interval, with keys
  * (q quit, s sort, / filter, arrows or j/k scroll); with --once, or when
@@ -25,7 +26,7 @@
 
 #include "basic/clock.h"
 #include "cli.h"
-#include "livetable.h"
+#include "report/livetable.h"
 #include "statserver.h"
 
 #define WATCH_ROWS_MAX (1u << 20) /* channels a daemon can have: 16 buses x 65,536 */
@@ -48,88 +49,24 @@ static const char watch_usage[] =
 
 struct watch {
 	const char *sock;
-	struct board_live_view view;
+	struct rpt_live_view view;
 	double interval_s;
 	bool once;
-	struct board_live_row *rows;
+	struct rpt_live_row *rows;
 	size_t nrows, cap;
 	char title[256];
 	char clock[64];           /* the daemon's clock, when not synchronised */
-	bool editing;             /* typing a filter */
-	char edit[64];
+	struct rpt_live_keys keys;  /* q, s, /, scrolling; a filter being typed */
 	struct termios saved;
 	bool raw;
 };
 
 /* ---------------------------------------------------------------- fetch */
 
-/* The JSON string after "key": into out (our own escapes: \" \\ \uXXXX). */
-static bool json_text(const char *line, const char *key, char *out, size_t len)
-{
-	char pat[32];
-	const char *p;
-	size_t k = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
-	out[0] = 0;
-	if (!(p = strstr(line, pat)))
-		return false;
-	for (p += strlen(pat); *p && *p != '"' && k + 1 < len; p++) {
-		if (*p == '\\' && p[1] == 'u' && strlen(p) >= 6) {
-			unsigned cp = (unsigned)strtoul((char[5]){ p[2], p[3], p[4], p[5], 0 }, NULL, 16);
-			out[k++] = cp < 0x80 ? (char)cp : '?';
-			p += 5;
-		} else if (*p == '\\' && p[1]) {
-			out[k++] = *++p;
-		} else {
-			out[k++] = *p;
-		}
-	}
-	out[k] = 0;
-	return true;
-}
-
-static bool json_num(const char *line, const char *key, double *ret)
-{
-	char pat[32];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	if (!(p = strstr(line, pat)))
-		return false;
-	p += strlen(pat);
-	if (!strncmp(p, "null", 4))
-		return false;
-	if (*p == '"')
-		p++; /* "nan", "inf", "-inf" */
-	*ret = strtod(p, NULL);
-	return true;
-}
-
-static int row_parse(const char *line, struct board_live_row *r)
-{
-	double v;
-
-	memset(r, 0, sizeof(*r));
-	if (!json_num(line, "id", &v))
-		return -EBADMSG;
-	r->id = (uint32_t)v;
-	json_text(line, "name", r->name, sizeof(r->name));
-	json_text(line, "unit", r->unit, sizeof(r->unit));
-	json_text(line, "source", r->source, sizeof(r->source));
-	json_text(line, "label", r->label, sizeof(r->label));
-	r->age_ns = -1;
-	if (json_num(line, "value", &r->value) && json_num(line, "age_ms", &v))
-		r->age_ns = (int64_t)(v * 1e6);
-	if (json_num(line, "quality", &v))
-		r->quality = (uint32_t)v;
-	return 0;
-}
-
 static int rows_grow(struct watch *w)
 {
 	size_t cap = w->cap ? 2 * w->cap : 256;
-	struct board_live_row *n;
+	struct rpt_live_row *n;
 
 	if (cap > WATCH_ROWS_MAX)
 		return -E2BIG;
@@ -143,51 +80,31 @@ static int rows_grow(struct watch *w)
 
 /* The daemon's clock: an unsynchronised one is said in the title, since
    every time and age on the screen is on it (docs/time.md). */
-static void watch_clock(struct watch *w, const char *line)
+static void watch_clock(struct watch *w, const struct rpt_live_clock *c)
 {
-	char state[16];
-	double max_us = 0;
-
-	json_text(line, "clock", state, sizeof(state));
-	json_num(line, "clock_max_error_us", &max_us);
 	w->clock[0] = 0;
-	if (strcmp(state, "synced"))
-		snprintf(w->clock, sizeof(w->clock), "  clock %s (max error %.0f ms)", state, max_us / 1e3);
+	if (c->unsynced)
+		snprintf(w->clock, sizeof(w->clock), "  clock unsynced (max error %.0f ms)",
+		         (double)c->max_error_us / 1e3);
 }
 
 /* Ask the daemon for every channel's latest value. */
 static int watch_fetch(struct watch *w)
 {
-	struct sockaddr_un sa;
-	socklen_t salen;
+	struct rpt_live_clock clock;
 	char line[1024];
 	FILE *f;
-	int fd, r = 0;
+	int r = board_stat_open(w->sock, "channels\n", &f);
 
-	if (!*w->sock || strlen(w->sock) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	salen = board_stat_addr(w->sock, &sa);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, salen) < 0 || send(fd, "channels\n", 9, MSG_NOSIGNAL) != 9) {
-		r = -errno;
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	shutdown(fd, SHUT_WR);
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
 	w->nrows = 0;
 	while (r == 0 && fgets(line, sizeof(line), f)) {
 		if (w->nrows == w->cap)
 			r = rows_grow(w);
-		if (!strncmp(line, "{\"clock\":", 9))
-			watch_clock(w, line);
-		else if (r == 0 && row_parse(line, &w->rows[w->nrows]) == 0)
+		if (rpt_live_clock_parse(line, &clock) == 0)
+			watch_clock(w, &clock);
+		else if (r == 0 && rpt_live_row_parse(line, &w->rows[w->nrows]) == 0)
 			w->nrows++;
 	}
 	fclose(f);
@@ -230,31 +147,6 @@ static void term_restore(struct watch *w)
 		tcsetattr(STDIN_FILENO, TCSANOW, &w->saved);
 }
 
-static size_t page(const struct watch *w)
-{
-	return w->view.height > 4 ? (size_t)w->view.height - 3 : 1;
-}
-
-/* A key typed while editing the filter. */
-static void key_edit(struct watch *w, int c)
-{
-	size_t n = strlen(w->edit);
-
-	if (c == '\n' || c == '\r') {
-		snprintf(w->view.filter, sizeof(w->view.filter), "%s", w->edit);
-		w->editing = false;
-	} else if (c == 27) {
-		w->view.filter[0] = 0;
-		w->editing = false;
-	} else if ((c == 127 || c == 8) && n) {
-		w->edit[n - 1] = 0;
-	} else if (c >= 0x20 && c < 0x7f && n + 1 < sizeof(w->edit)) {
-		w->edit[n] = (char)c;
-		w->edit[n + 1] = 0;
-	}
-	w->view.scroll = 0;
-}
-
 /* Keys waiting on stdin; false when the user quits. */
 static bool keys(struct watch *w)
 {
@@ -264,31 +156,7 @@ static bool keys(struct watch *w)
 	/* the terminal is gone (EOF, EIO after a hangup): nobody to draw for */
 	if (w->raw && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)))
 		return false;
-
-	for (ssize_t i = 0; i < n; i++) {
-		int c = buf[i];
-		if (w->editing) {
-			key_edit(w, c);
-			continue;
-		}
-		if (c == 27 && i + 2 < n && buf[i + 1] == '[') { /* arrows: ESC [ A / B */
-			c = buf[i + 2] == 'A' ? 'k' : buf[i + 2] == 'B' ? 'j' : 0;
-			i += 2;
-		}
-		switch (c) {
-		case 'q': return false;
-		case 's': w->view.sort = (enum board_live_sort)((w->view.sort + 1) % BOARD_LIVE_SORT_MAX); break;
-		case '/': w->editing = true; w->edit[0] = 0; break;
-		case 'j': w->view.scroll++; break;
-		case 'k': w->view.scroll -= w->view.scroll > 0; break;
-		case ' ': w->view.scroll += page(w); break;
-		case 'g': w->view.scroll = 0; break;
-		default: break;
-		}
-	}
-	if (w->view.scroll >= w->nrows)
-		w->view.scroll = w->nrows ? w->nrows - 1 : 0;
-	return true;
+	return rpt_live_keys_feed(&w->keys, &w->view, buf, n > 0 ? (size_t)n : 0, w->nrows);
 }
 
 /* ----------------------------------------------------------------- draw */
@@ -302,8 +170,8 @@ static void watch_title(struct watch *w, int err)
 	strftime(now, sizeof(now), "%Y-%m-%d %H:%M:%S", localtime_r(&sec, &tm));
 	if (err)
 		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s: %s (retrying)", w->sock, now, strerror(-err));
-	else if (w->editing)
-		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->edit);
+	else if (w->keys.editing)
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->keys.edit);
 	else
 		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s%s", w->sock, now, w->clock);
 	w->view.title = w->title;
@@ -311,18 +179,18 @@ static void watch_title(struct watch *w, int err)
 
 /* The table remembers what it drew per channel; a reload of the daemon may
    bring more channels: a bigger table then (the marks start again). */
-static int table_fit(board_livetable_t **t, size_t *max, size_t n)
+static int table_fit(rpt_livetable_t **t, size_t *max, size_t n)
 {
 	if (*t && n <= *max)
 		return 0;
-	*t = board_livetable_free(*t);
+	*t = rpt_livetable_free(*t);
 	*max = n > 64 ? 2 * n : 128;
-	return board_livetable_new(*max, t);
+	return rpt_livetable_new(*max, t);
 }
 
 static int watch_loop(struct watch *w)
 {
-	board_livetable_t *t = NULL;
+	rpt_livetable_t *t = NULL;
 	size_t max = 0;
 	int64_t next = 0, drawn = basic_mono_ns();
 
@@ -340,7 +208,7 @@ static int watch_loop(struct watch *w)
 					w->rows[i].age_ns += w->rows[i].age_ns >= 0 ? now - drawn : 0;
 			term_size(w);
 			watch_title(w, r < 0 ? r : 0);
-			board_livetable_draw(t, w->rows, w->nrows, &w->view, now, stdout);
+			rpt_livetable_draw(t, w->rows, w->nrows, &w->view, now, stdout);
 			drawn = now;
 			next = now + (int64_t)(w->interval_s * 1e9);
 		}
@@ -351,7 +219,7 @@ static int watch_loop(struct watch *w)
 			next = 0; /* a key: draw at once */
 	}
 	term_restore(w);
-	board_livetable_free(t);
+	rpt_livetable_free(t);
 	return 0;
 }
 
@@ -371,7 +239,7 @@ static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_d
 		case 's': w->sock = optarg; break;
 		case 'd': *ret_dir = optarg; break;
 		case 'o':
-			if (board_live_sort_parse(optarg, &w->view.sort) < 0)
+			if (rpt_live_sort_parse(optarg, &w->view.sort) < 0)
 				return cli_fail("watch", "--sort: expected id, name, age or source, not '%s'", optarg);
 			break;
 		case 'f': snprintf(w->view.filter, sizeof(w->view.filter), "%s", optarg); break;
@@ -401,7 +269,7 @@ int board_cmd_watch(int argc, char **argv)
 	struct watch w = { .interval_s = 0.5, .view = { .stale_s = 5, .color = true, .clear = true } };
 	const char *dir = NULL;
 	char path[512];
-	board_livetable_t *t = NULL;
+	rpt_livetable_t *t = NULL;
 	int r;
 
 	r = watch_opts(&w, argc, argv, &dir);
@@ -423,20 +291,20 @@ int board_cmd_watch(int argc, char **argv)
 		return 1;
 	}
 	if (w.once) {
-		r = board_livetable_new(w.nrows ? w.nrows : 1, &t);
+		r = rpt_livetable_new(w.nrows ? w.nrows : 1, &t);
 		w.view.clear = false;
 		w.view.height = 0;
 		term_size(&w);
 		w.view.height = 0; /* every channel */
 		watch_title(&w, 0);
 		if (r == 0)
-			board_livetable_draw(t, w.rows, w.nrows, &w.view, basic_mono_ns(), stdout);
+			rpt_livetable_draw(t, w.rows, w.nrows, &w.view, basic_mono_ns(), stdout);
 	} else {
 		board_install_signals();
 		w.view.keys = "q quit, s sort, / filter, j/k scroll";
 		r = watch_loop(&w);
 	}
-	board_livetable_free(t);
+	rpt_livetable_free(t);
 	free(w.rows);
 	return r < 0 ? 1 : 0;
 }

@@ -88,8 +88,12 @@ enum bus_mb_type {
 	BUS_MB_S64,
 	BUS_MB_U8,   /* one byte of a register: enum bus_mb_byte says which */
 	BUS_MB_S8,
+	BUS_MB_STRING, /* count registers of ASCII text, two bytes each (a text channel) */
 	BUS_MB_TYPE_MAX
 };
+
+/* A string channel's registers at most: its text fits ACQ_TEXT_MAX bytes. */
+#define BUS_MB_STRING_REGS_MAX 32
 
 /* Which byte of its register a u8/s8 channel is, after the byte order's
    swap: the high (most significant) or the low one (Telegraf's UINT8H and
@@ -120,6 +124,7 @@ struct bus_mb_channel {
 	enum bus_mb_order order;
 	uint8_t bit;              /* BUS_MB_BIT on registers: bit number 0..15 */
 	enum bus_mb_byte byte;    /* BUS_MB_U8/S8: which byte of the register */
+	uint8_t count;            /* BUS_MB_STRING: registers, 1..BUS_MB_STRING_REGS_MAX */
 	double scale;             /* value = raw * scale + offset */
 	double offset;
 	uint32_t period_ms;       /* poll period of this channel's group */
@@ -138,6 +143,8 @@ struct bus_mb_cfg {
 	uint32_t response_timeout_ms;
 	uint32_t byte_timeout_ms;
 	uint16_t max_gap;             /* registers a merged request may skip */
+	uint32_t text_refresh_ms;     /* a string channel's unchanged text is stored
+	                                 again after this long; 0 = 60 s */
 	struct bus_mb_channel *channels; /* owned by the board config */
 	size_t nchannels;
 };

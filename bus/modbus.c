@@ -172,9 +172,23 @@ struct rtu_frame {
 	                              first_ns is only an upper bound */
 };
 
+/* A string channel's last text stored (per slot): a text is stored when it
+   changes, and again every MB_TEXT_REFRESH_NS so a reader starting later
+   (a consumer of the uplink, a log cut by retention) has it, as the
+   channel dictionary is repeated. */
+struct mb_text {
+	int64_t sent_ns;           /* CLOCK_REALTIME of the last one stored; 0: none yet */
+	uint8_t len, quality;
+	char text[ACQ_TEXT_MAX];
+};
+
+#define MB_TEXT_REFRESH_NS (60 * INT64_C(1000000000)) /* text_refresh_ms = 0 */
+
 struct mb_priv {
 	modbus_t *ctx;
 	struct bus_mb_regmap *map;
+	struct mb_text *texts;     /* per slot; NULL when the map has no string channel */
+	int64_t text_refresh_ns;
 	int64_t *next_ns;          /* per group: next deadline, CLOCK_MONOTONIC */
 	int64_t dead_at[256];      /* per unit: deadline at which it timed out */
 	struct acq_item *pending;  /* items of the last group run not yet returned */
@@ -831,6 +845,34 @@ static void transact(bus_dev_t *dev, const struct bus_mb_request *req, struct mb
 
 /* ---- one group ---- */
 
+/* A string channel's text, if it changed or is due again: no allocation,
+   its last text is kept in the slot's mb_text. */
+static void emit_text(struct mb_priv *p, const struct bus_mb_slot *s, struct mb_text *last, const uint8_t *data,
+                      size_t len, int64_t t_ns)
+{
+	struct acq_item *it;
+	char text[BUS_MB_STRING_REGS_MAX * 2];
+	uint8_t n, q;
+
+	_Static_assert(sizeof(text) <= ACQ_TEXT_MAX, "a string channel's text fits an item");
+	if (bus_mb_decode_text(s->ch, data, len, s->offset, text, &n, &q) < 0)
+		return;
+	if (last->sent_ns && n == last->len && q == last->quality && !memcmp(text, last->text, n) &&
+	    t_ns - last->sent_ns < p->text_refresh_ns)
+		return;
+	it = item_push(p, t_ns, ACQ_ITEM_TEXT);
+	if (!it)
+		return;
+	it->text.channel = s->ch->id;
+	it->text.quality = q;
+	it->text.len = n;
+	memcpy(it->text.text, text, n);
+	last->sent_ns = t_ns;
+	last->len = n;
+	last->quality = q;
+	memcpy(last->text, text, n);
+}
+
 static void emit_samples(struct mb_priv *p, const struct bus_mb_regmap *map,
                          const struct bus_mb_request *req, const struct mb_result *res, int64_t t_ns)
 {
@@ -842,6 +884,10 @@ static void emit_samples(struct mb_priv *p, const struct bus_mb_regmap *map,
 		double v;
 		uint32_t q;
 
+		if (s->ch->type == BUS_MB_STRING) {
+			emit_text(p, s, &p->texts[req->first_slot + i], data, res->reply.data_len, t_ns);
+			continue;
+		}
 		if (bus_mb_decode(s->ch, data, res->reply.data_len, s->offset, &v, &q) < 0)
 			continue;
 		it = item_push(p, t_ns, ACQ_ITEM_SAMPLE);
@@ -1046,6 +1092,14 @@ static size_t pending_size(const struct bus_mb_regmap *map)
 	return worst + MB_ITEMS_EXTRA;
 }
 
+static bool has_text(const struct bus_mb_cfg *c)
+{
+	for (size_t i = 0; i < c->nchannels; i++)
+		if (c->channels[i].type == BUS_MB_STRING)
+			return true;
+	return false;
+}
+
 static void mb_close(bus_dev_t *dev)
 {
 	struct mb_priv *p = dev->priv;
@@ -1058,6 +1112,7 @@ static void mb_close(bus_dev_t *dev)
 		modbus_free(p->ctx);
 	}
 	bus_mb_regmap_free(p->map);
+	free(p->texts);
 	free(p->next_ns);
 	free(p->pending);
 	free(p->rtu);
@@ -1087,7 +1142,9 @@ static int mb_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	p->pending = calloc(p->pending_cap, sizeof(*p->pending));
 	p->next_ns = calloc(p->map->ngroups, sizeof(*p->next_ns));
 	p->rtu = c->rtu ? calloc(1, sizeof(*p->rtu)) : NULL;
-	if (!p->pending || !p->next_ns || (c->rtu && !p->rtu)) {
+	p->texts = has_text(c) ? calloc(p->map->nslots, sizeof(*p->texts)) : NULL;
+	p->text_refresh_ns = c->text_refresh_ms ? (int64_t)c->text_refresh_ms * MB_NS_PER_MS : MB_TEXT_REFRESH_NS;
+	if (!p->pending || !p->next_ns || (c->rtu && !p->rtu) || (has_text(c) && !p->texts)) {
 		r = -ENOMEM;
 		goto fail;
 	}

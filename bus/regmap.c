@@ -35,6 +35,11 @@ unsigned bus_mb_type_regs(enum bus_mb_type type)
 	}
 }
 
+unsigned bus_mb_channel_regs(const struct bus_mb_channel *ch)
+{
+	return ch->type == BUS_MB_STRING ? ch->count : bus_mb_type_regs(ch->type);
+}
+
 int bus_mb_channel_check(const struct bus_mb_channel *ch)
 {
 	unsigned regs;
@@ -52,7 +57,9 @@ int bus_mb_channel_check(const struct bus_mb_channel *ch)
 		return -EINVAL;
 	if ((unsigned)ch->byte >= BUS_MB_BYTE_MAX)
 		return -EINVAL;
-	regs = bus_mb_type_regs(ch->type);
+	if (ch->type == BUS_MB_STRING && (ch->count < 1 || ch->count > BUS_MB_STRING_REGS_MAX))
+		return -EINVAL;
+	regs = bus_mb_channel_regs(ch);
 	if ((uint32_t)ch->addr + regs > 65536u)
 		return -EINVAL;
 	if (ch->period_ms == 0 || !isfinite(ch->scale) || !isfinite(ch->offset))
@@ -92,7 +99,7 @@ static bool request_fits(const struct bus_mb_channel *ch, uint32_t start, uint32
                          uint16_t max_gap)
 {
 	uint32_t limit = table_is_bits(ch->table) ? BUS_MB_BITS_MAX : BUS_MB_REGS_MAX;
-	uint32_t last = ch->addr + bus_mb_type_regs(ch->type) - 1;
+	uint32_t last = ch->addr + bus_mb_channel_regs(ch) - 1;
 
 	if (ch->addr > end + 1 && ch->addr - end - 1 > max_gap)
 		return false;
@@ -114,7 +121,7 @@ static void plan_group(struct bus_mb_regmap *map, const struct bus_mb_channel **
 	                            .nslots = (uint32_t)n };
 	for (size_t i = 0; i < n; i++) {
 		const struct bus_mb_channel *ch = sorted[i];
-		uint32_t last = ch->addr + bus_mb_type_regs(ch->type) - 1;
+		uint32_t last = ch->addr + bus_mb_channel_regs(ch) - 1;
 
 		if (!r || !request_fits(ch, r->addr, end, max_gap)) {
 			r = &map->reqs[map->nreqs++];
@@ -227,14 +234,14 @@ int bus_mb_decode(const struct bus_mb_channel *ch, const uint8_t *data, size_t l
 {
 	double raw;
 
-	if (!ch || !data || !ret_value || !ret_quality || bus_mb_channel_check(ch) < 0)
+	if (!ch || !data || !ret_value || !ret_quality || bus_mb_channel_check(ch) < 0 || ch->type == BUS_MB_STRING)
 		return -EINVAL;
 	if (table_is_bits(ch->table)) {
 		if ((size_t)offset / 8 >= len)
 			return -ERANGE;
 		raw = (double)((data[offset / 8] >> (offset % 8)) & 1);
 	} else {
-		unsigned nregs = bus_mb_type_regs(ch->type);
+		unsigned nregs = bus_mb_channel_regs(ch);
 
 		if (((size_t)offset + nregs) * 2 > len)
 			return -ERANGE;
@@ -248,6 +255,39 @@ int bus_mb_decode(const struct bus_mb_channel *ch, const uint8_t *data, size_t l
 	}
 	*ret_value = raw * ch->scale + ch->offset;
 	*ret_quality = ACQ_Q_GOOD;
+	return 0;
+}
+
+int bus_mb_decode_text(const struct bus_mb_channel *ch, const uint8_t *data, size_t len, uint16_t offset,
+                       char ret_text[BUS_MB_STRING_REGS_MAX * 2], uint8_t *ret_len, uint8_t *ret_quality)
+{
+	bool byte_swap, bad = false;
+	size_t n = 0;
+
+	if (!ch || !data || !ret_text || !ret_len || !ret_quality || bus_mb_channel_check(ch) < 0 ||
+	    ch->type != BUS_MB_STRING)
+		return -EINVAL;
+	if (((size_t)offset + ch->count) * 2 > len)
+		return -ERANGE;
+	/* Registers in address order, the two bytes of each high first unless
+	   the order swaps bytes (BADC, DCBA): a register order does not apply
+	   to text, which is read first character first. */
+	byte_swap = ch->order == BUS_MB_DCBA || ch->order == BUS_MB_BADC;
+	for (unsigned i = 0; i < 2u * ch->count; i++) {
+		uint8_t c = data[2 * (size_t)offset + (byte_swap ? i ^ 1u : i)];
+
+		if (c == 0)
+			break; /* a C string's end: what follows is padding */
+		if (c < 0x20 || c > 0x7e) {
+			c = '?';
+			bad = true;
+		}
+		ret_text[n++] = (char)c;
+	}
+	while (n && ret_text[n - 1] == ' ')
+		n--;
+	*ret_len = (uint8_t)n;
+	*ret_quality = bad ? ACQ_Q_INVALID : ACQ_Q_GOOD;
 	return 0;
 }
 

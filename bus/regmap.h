@@ -85,8 +85,10 @@ struct bus_mb_regmap {
 int bus_mb_channel_check(const struct bus_mb_channel *ch);
 
 /* Registers a value of this type spans (bits on coils/discrete: 1); 0 for
-   an invalid type. */
+   an invalid type and for BUS_MB_STRING (its count says). */
 unsigned bus_mb_type_regs(enum bus_mb_type type);
+/* Registers the channel spans: its type's, or a string's count. */
+unsigned bus_mb_channel_regs(const struct bus_mb_channel *ch);
 
 /*
  * Plan the requests for channels[0..n).  channels must outlive the map.
@@ -99,7 +101,7 @@ int bus_mb_regmap_new(const struct bus_mb_channel *channels, size_t n,
 struct bus_mb_regmap *bus_mb_regmap_free(struct bus_mb_regmap *map);
 
 /*
- * Decode one channel from a reply's data bytes (after the byte count):
+ * Decode one numeric channel (not a string) from a reply's data bytes (after the byte count):
  * registers big-endian as on the wire, or packed bits LSB first.  offset is
  * the slot's offset.  Writes value = raw * scale + offset and its quality
  * (ACQ_Q_INVALID for NaN/Inf floats).  Returns 0, -EINVAL for NULL or a bad
@@ -107,6 +109,19 @@ struct bus_mb_regmap *bus_mb_regmap_free(struct bus_mb_regmap *map);
  */
 int bus_mb_decode(const struct bus_mb_channel *ch, const uint8_t *data, size_t len,
                   uint16_t offset, double *ret_value, uint32_t *ret_quality);
+
+/*
+ * Decode a string channel (BUS_MB_STRING): its count registers of ASCII
+ * from a reply's data bytes at the slot's offset, each register's two
+ * bytes high first (swapped for the orders BADC and DCBA), up to the first
+ * NUL, trailing spaces trimmed.  A byte that is not printable ASCII is
+ * written '?' and makes the quality ACQ_Q_INVALID.  Writes *ret_len bytes
+ * of ret_text (not NUL-terminated).  Returns 0, -EINVAL for NULL, a bad
+ * channel or one that is not a string, -ERANGE when the registers do not
+ * lie within len bytes.
+ */
+int bus_mb_decode_text(const struct bus_mb_channel *ch, const uint8_t *data, size_t len, uint16_t offset,
+                       char ret_text[BUS_MB_STRING_REGS_MAX * 2], uint8_t *ret_len, uint8_t *ret_quality);
 
 /* What a reply turned out to be. */
 enum bus_mb_verdict {

@@ -189,6 +189,12 @@ static const struct basic_ini_key storage_keys[] = {
 	{ "retention_age", BASIC_INI_DURATION, 0, S(retention_age_s), .def = "0", .doc_def = "0 (unlimited)",
 	  .expect = "expected a duration like 30d, 12h (0 = unlimited)",
 	  .help = "Segments older than this are deleted." },
+	{ "retention_min_age", BASIC_INI_DURATION, BASIC_INI_LINE, S(retention_min_age_s),
+	  BASIC_INI_LINE_AT(struct conf_storage, min_age_line), .def = "0", .doc_def = "0 (no floor)",
+	  .expect = "expected a duration like 48h (0 = no floor)",
+	  .help = "The window the recorder guarantees (49 CFR 229.135: 48h): retention never deletes younger "
+	          "data, `check` refuses a board whose rate cannot keep it in the space, and at run time a "
+	          "rate that will not fit raises an event, a health alarm and a message." },
 };
 
 #undef S
@@ -326,7 +332,7 @@ static const struct basic_ini_name mb_tables[] = {
 static const struct basic_ini_name mb_types[] = {
 	{ "u16", BUS_MB_U16 }, { "s16", BUS_MB_S16 }, { "u32", BUS_MB_U32 }, { "s32", BUS_MB_S32 },
 	{ "u64", BUS_MB_U64 }, { "f32", BUS_MB_F32 }, { "f64", BUS_MB_F64 }, { "bit", BUS_MB_BIT },
-	{ "s64", BUS_MB_S64 }, { "u8", BUS_MB_U8 }, { "s8", BUS_MB_S8 }, { NULL, 0 },
+	{ "s64", BUS_MB_S64 }, { "u8", BUS_MB_U8 }, { "s8", BUS_MB_S8 }, { "string", BUS_MB_STRING }, { NULL, 0 },
 };
 static const struct basic_ini_name mb_bytes[] = {
 	{ "high", BUS_MB_BYTE_HIGH }, { "low", BUS_MB_BYTE_LOW }, { NULL, 0 },
@@ -354,21 +360,98 @@ static const struct basic_ini_key channel_keys[] = {
 	          "address 0, 30001 input address 0; `check` warns for 30001 and above)." },
 	{ "type", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.type), .names = mb_types, .def = "u16",
 	  .help = "How the registers are read: u16, s16, u32, s32, u64, s64 integers, f32 or f64 floats, one bit, "
-	          "or one byte (u8, s8: see byte)." },
+	          "one byte (u8, s8: see byte), or string: count registers of ASCII text (a vehicle number, a "
+	          "software version, a fault text), two characters each, high byte first (BADC or DCBA: low "
+	          "first), up to the first NUL, trailing spaces trimmed, stored when it changes and once a "
+	          "minute." },
 	{ "order", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.order), .names = mb_orders, .def = "ABCD",
 	  .help = "Byte order on the wire, A = the most significant byte." },
 	{ "bit", BASIC_INI_UINT, 0, C(ch.bit), .min = 0, .max = 15, .def = "0",
 	  .help = "type = bit on a register: the bit's number." },
 	{ "byte", BASIC_INI_ENUM, BASIC_INI_NOCASE, C(ch.byte), .names = mb_bytes, .def = "high",
 	  .help = "type = u8 or s8: the register's high (most significant) or low byte, after order's byte swap." },
+	{ "count", BASIC_INI_UINT, 0, C(ch.count), .min = 0, .max = BUS_MB_STRING_REGS_MAX, .doc_def = "none",
+	  .expect = "expected 1 to 32 registers",
+	  .help = "type = string: the registers of text (1 to 32: up to 64 characters)." },
 	{ "scale", BASIC_INI_DOUBLE, 0, C(ch.scale), .def = "1", .help = "value = raw * scale + offset." },
 	{ "offset", BASIC_INI_DOUBLE, 0, C(ch.offset), .def = "0", .help = "value = raw * scale + offset." },
 	{ "unit", BASIC_INI_STRING, 0, C(ch.unit), .max = 15, .doc_def = "none", .help = "The value's unit." },
 	{ "period_ms", BASIC_INI_UINT, 0, C(ch.period_ms), .min = 1, .max = 3600000,
 	  .doc_def = "the bus's period_ms", .help = "Poll period (milliseconds)." },
+	{ "required_within_ms", BASIC_INI_UINT, BASIC_INI_LINE, C(required_ms),
+	  BASIC_INI_LINE_AT(struct conf_pending_channel, required_line), .min = 1, .max = 86400000,
+	  .doc_def = "not required",
+	  .help = "The channel must be read at least this often (milliseconds): a CHANNEL_STALE event names it "
+	          "when it was not, CHANNEL_FRESH when it is back." },
 };
 
 #undef C
+
+/* ------------------------------------------------------------ triggers */
+
+static const char *const op_words[CONF_OP_MAX] = { "==", "!=", ">", ">=", "<", "<=", "event" };
+
+/* when = CHANNEL OP VALUE | event NAME */
+static int set_when(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	struct conf_trigger *t = base;
+	char a[160], op[8], b[80], extra[2];
+	int n;
+
+	if (strlen(value) >= sizeof(t->when))
+		return basic_ini_bad(ini, key, value, "is too long");
+	snprintf(t->when, sizeof(t->when), "%s", value);
+	if (sscanf(value, "event %79s %1s", b, extra) == 1) {
+		if (strlen(b) >= sizeof(t->value))
+			return basic_ini_bad(ini, key, value, "bad event name");
+		t->op = CONF_OP_EVENT;
+		t->channel[0] = 0;
+		snprintf(t->value, sizeof(t->value), "%s", b);
+		return 0;
+	}
+	n = sscanf(value, "%159s %7s %79s %1s", a, op, b, extra);
+	if (n != 3)
+		return basic_ini_bad(ini, key, value, "expected CHANNEL OP VALUE (OP one of == != > >= < <=) "
+		                     "or event NAME");
+	for (int i = 0; i < CONF_OP_EVENT; i++) {
+		if (strcmp(op, op_words[i]))
+			continue;
+		if (strlen(a) >= sizeof(t->channel) || strlen(b) >= sizeof(t->value))
+			return basic_ini_bad(ini, key, value, "name too long");
+		t->op = (enum conf_trigger_op)i;
+		snprintf(t->channel, sizeof(t->channel), "%s", a);
+		snprintf(t->value, sizeof(t->value), "%s", b);
+		return 0;
+	}
+	return basic_ini_bad(ini, key, value, "expected CHANNEL OP VALUE (OP one of == != > >= < <=) "
+	                     "or event NAME");
+}
+
+#define T(member) BASIC_INI_FIELD(struct conf_trigger, member)
+
+static const struct basic_ini_key trigger_keys[] = {
+	{ "when", BASIC_INI_CUSTOM, BASIC_INI_REQUIRED | BASIC_INI_LINE, .hook = set_when,
+	  BASIC_INI_LINE_AT(struct conf_trigger, when_line), .syntax = "CHANNEL OP VALUE | event NAME",
+	  .help = "The condition: a channel compared with a number or a label of its DBC value table "
+	          "(`EmergencyBrake == 1`, `Speed > 160`, `Direction == Reverse`), or an event of the log "
+	          "(`event CAN_BUS_OFF`, `event J1939_DTC_ACTIVE`, `event LOG_FAULT`). A channel condition "
+	          "fires when it becomes true, an event each time it happens (once per post window)." },
+	{ "pre", BASIC_INI_DURATION, 0, T(pre_s), .def = "5m", .max = 7 * 86400,
+	  .help = "The held window starts this long before the trigger." },
+	{ "post", BASIC_INI_DURATION, 0, T(post_s), .def = "5m", .max = 7 * 86400,
+	  .help = "The held window ends this long after the trigger." },
+	{ "hold", BASIC_INI_DURATION, 0, T(hold_s), .def = "0", .doc_def = "0 (until released)",
+	  .help = "The hold ends by itself this long after it was made; else at `railmon hold release ID`." },
+};
+
+#undef T
+
+static const struct basic_ini_key signal_keys[] = {
+	{ "required_within_ms", BASIC_INI_UINT, BASIC_INI_REQUIRED, BASIC_INI_FIELD(struct conf_required, within_ms),
+	  .min = 1, .max = 86400000,
+	  .help = "The signal must be received at least this often (milliseconds): a CHANNEL_STALE event "
+	          "names it when it was not, CHANNEL_FRESH when it is back." },
+};
 
 static const struct basic_ini_table tables[CONF_SEC_MAX] = {
 	[CONF_SEC_BOARD] = { "board", "The vehicle computer. Required, once.", board_keys, LEN(board_keys) },
@@ -381,6 +464,11 @@ static const struct basic_ini_table tables[CONF_SEC_MAX] = {
 	                       modbus_keys, LEN(modbus_keys) },
 	[CONF_SEC_CHANNEL] = { "channel NAME", "A Modbus value read periodically. Up to 4096 per board file.",
 	                        channel_keys, LEN(channel_keys) },
+	[CONF_SEC_TRIGGER] = { "trigger NAME", "A condition that holds the log around the moment it becomes true "
+	                        "(an event record; retention keeps [t - pre, t + post]). Up to 64.",
+	                        trigger_keys, LEN(trigger_keys) },
+	[CONF_SEC_SIGNAL] = { "signal NAME", "A signal of a CAN bus's DBC (its name, or Message.Signal) that must "
+	                       "be received in time.", signal_keys, LEN(signal_keys) },
 };
 
 const struct basic_ini_table *conf_schema_table(enum conf_section s)

@@ -25,6 +25,8 @@ enum conf_section {
 	CONF_SEC_CAN,     /* struct conf_pending_bus */
 	CONF_SEC_MODBUS,  /* struct conf_pending_bus */
 	CONF_SEC_CHANNEL, /* struct conf_pending_channel */
+	CONF_SEC_TRIGGER, /* struct conf_trigger */
+	CONF_SEC_SIGNAL,  /* struct conf_required (a DBC signal's) */
 	CONF_SEC_MAX
 };
 
@@ -45,6 +47,8 @@ struct conf_pending_channel {
 	char bus[BUS_NAME_MAX];
 	int line;           /* of the [section] header */
 	int unit_line, table_line, address_line;
+	uint32_t required_ms; /* required_within_ms, 0 = not required */
+	int required_line;
 };
 
 /* The table of one kind of section; NULL past CONF_SEC_MAX. */

@@ -24,7 +24,39 @@ struct conf_storage {
 	uint32_t sync_window_ms;
 	uint64_t retention_bytes;
 	uint64_t retention_age_s;
+	uint64_t retention_min_age_s; /* retention never deletes younger data */
 	int segment_line, retention_line; /* where they were set, 0 = default */
+	int min_age_line;
+};
+
+/* [trigger NAME]: a condition that holds the log around the moment it
+   becomes true (pipeline/watch.h). */
+#define CONF_TRIGGERS_MAX 64
+enum conf_trigger_op {
+	CONF_OP_EQ, CONF_OP_NE, CONF_OP_GT, CONF_OP_GE, CONF_OP_LT, CONF_OP_LE,
+	CONF_OP_EVENT, /* the event named in value happened */
+	CONF_OP_MAX
+};
+
+struct conf_trigger {
+	char name[64];
+	char when[192];            /* as written */
+	char channel[128];         /* the channel compared ("" for an event) */
+	enum conf_trigger_op op;
+	char value[64];            /* a number, a value-table label or an event name */
+	uint64_t pre_s, post_s;    /* the held window: [t - pre, t + post] */
+	uint64_t hold_s;           /* the hold ends by itself after this; 0 = at release */
+	int line, when_line;       /* the [section] header, 'when =' */
+};
+
+/* A channel that must be updated at least every within_ms (STALE /
+   FRESH events): required_within_ms of a [channel NAME] or a
+   [signal NAME] (a DBC signal). */
+#define CONF_REQUIRED_MAX 512
+struct conf_required {
+	char channel[128];
+	uint32_t within_ms;
+	int line;
 };
 
 struct conf_uplink {
@@ -63,6 +95,10 @@ struct conf_board {
 	uint32_t clock_step_ms;    /* a clock step beyond this is an event */
 	struct conf_storage storage;
 	struct conf_uplink uplink;
+	struct conf_trigger triggers[CONF_TRIGGERS_MAX];
+	size_t ntriggers;
+	struct conf_required required[CONF_REQUIRED_MAX];
+	size_t nrequired;
 	struct bus_cfg buses[CONF_BUSES_MAX];
 	int bus_cpu[CONF_BUSES_MAX];
 	int dbc_line[CONF_BUSES_MAX]; /* line of a CAN bus's 'dbc =', for messages */

@@ -114,6 +114,64 @@ static int new_channel(struct basic_ini *ini, struct parser *p, const char *name
 	return 0;
 }
 
+static int new_trigger(struct basic_ini *ini, struct parser *p, const char *name, struct basic_ini_section *ret)
+{
+	struct conf_board *c = p->cfg;
+	struct conf_trigger *t;
+
+	/* The name goes into the holds file and `hold list`: one word. */
+	if (!valid_name(name) || strlen(name) >= sizeof(t->name))
+		return basic_ini_fail(ini, "bad trigger name '%s' (letters, digits, '-', '_', '.')", name);
+	for (size_t i = 0; i < c->ntriggers; i++)
+		if (!strcmp(c->triggers[i].name, name))
+			return basic_ini_fail(ini, "trigger '%s' is defined twice (first at line %d)", name,
+			                      c->triggers[i].line);
+	if (c->ntriggers >= CONF_TRIGGERS_MAX)
+		return basic_ini_fail(ini, "at most %d triggers", CONF_TRIGGERS_MAX);
+	t = &c->triggers[c->ntriggers];
+	memset(t, 0, sizeof(*t));
+	strcpy(t->name, name);
+	t->line = basic_ini_line(ini);
+	if (defaults(ini, CONF_SEC_TRIGGER, t) < 0)
+		return -EINVAL;
+	c->ntriggers++;
+	*ret = (struct basic_ini_section){ .table = conf_schema_table(CONF_SEC_TRIGGER), .base = t };
+	snprintf(ret->title, sizeof(ret->title), "trigger %s", name);
+	return 0;
+}
+
+static int new_required(struct basic_ini *ini, struct parser *p, const char *name, int line,
+                        struct conf_required **ret)
+{
+	struct conf_board *c = p->cfg;
+
+	if (strlen(name) >= sizeof(c->required[0].channel))
+		return basic_ini_fail_at(ini, line, "channel name '%s' is too long", name);
+	for (size_t i = 0; i < c->nrequired; i++)
+		if (!strcmp(c->required[i].channel, name))
+			return basic_ini_fail_at(ini, line, "'%s' is required twice (first at line %d)", name,
+			                         c->required[i].line);
+	if (c->nrequired >= CONF_REQUIRED_MAX)
+		return basic_ini_fail_at(ini, line, "at most %d required channels", CONF_REQUIRED_MAX);
+	*ret = &c->required[c->nrequired++];
+	memset(*ret, 0, sizeof(**ret));
+	strcpy((*ret)->channel, name);
+	(*ret)->line = line;
+	return 0;
+}
+
+static int new_signal(struct basic_ini *ini, struct parser *p, const char *name, struct basic_ini_section *ret)
+{
+	struct conf_required *rq;
+	int r = new_required(ini, p, name, basic_ini_line(ini), &rq);
+
+	if (r < 0)
+		return r;
+	*ret = (struct basic_ini_section){ .table = conf_schema_table(CONF_SEC_SIGNAL), .base = rq };
+	snprintf(ret->title, sizeof(ret->title), "signal %s", name);
+	return 0;
+}
+
 /* A [section] header: what it declares, and the table of its keys. */
 static int open_section(struct basic_ini *ini, const char *section, struct basic_ini_section *ret)
 {
@@ -133,13 +191,17 @@ static int open_section(struct basic_ini *ini, const char *section, struct basic
 	}
 	if (sscanf(section, "%31s %95s", kind, name) != 2)
 		return basic_ini_fail(ini, "unknown section [%s] (expected board, storage, uplink, can NAME, modbus NAME, "
-		                      "channel NAME)", section);
+		                      "channel NAME, trigger NAME, signal NAME)", section);
 	if (!strcmp(kind, "can"))
 		return new_bus(ini, p, BUS_KIND_CAN, name, ret);
 	if (!strcmp(kind, "modbus"))
 		return new_bus(ini, p, BUS_KIND_MODBUS, name, ret);
 	if (!strcmp(kind, "channel"))
 		return new_channel(ini, p, name, ret);
+	if (!strcmp(kind, "trigger"))
+		return new_trigger(ini, p, name, ret);
+	if (!strcmp(kind, "signal"))
+		return new_signal(ini, p, name, ret);
 	return basic_ini_fail(ini, "unknown section [%s]", section);
 }
 
@@ -174,10 +236,29 @@ static int validate_channel(struct basic_ini *ini, struct parser *p, struct conf
 			                         "'type = bit'", ch->name);
 		ch->type = BUS_MB_BIT;
 	}
-	if ((unsigned)ch->addr + bus_mb_type_regs(ch->type) > 65536)
+	if (ch->type == BUS_MB_STRING && !ch->count)
+		return basic_ini_fail_at(ini, pc->line, "channel '%s': type = string needs 'count =' (1 to %d registers)",
+		                         ch->name, BUS_MB_STRING_REGS_MAX);
+	if (ch->type != BUS_MB_STRING && ch->count)
+		return basic_ini_fail_at(ini, pc->line, "channel '%s': 'count =' is for type = string only", ch->name);
+	if (ch->type == BUS_MB_STRING && (ch->scale != 1 || ch->offset != 0 || ch->unit[0]))
+		return basic_ini_fail_at(ini, pc->line, "channel '%s': a string has no scale, offset or unit", ch->name);
+	if ((unsigned)ch->addr + bus_mb_channel_regs(ch) > 65536)
 		return basic_ini_fail_at(ini, pc->line, "channel '%s': address + size runs past register 65535", ch->name);
 	if (!ch->period_ms)
 		ch->period_ms = p->buses[b->index].period_ms;
+	if (pc->required_ms) {
+		struct conf_required *rq;
+		int r = new_required(ini, p, ch->name, pc->required_line, &rq);
+
+		if (r < 0)
+			return r;
+		rq->within_ms = pc->required_ms;
+		/* Read every period_ms: a shorter limit is always missed. */
+		if (pc->required_ms < ch->period_ms)
+			return basic_ini_fail_at(ini, pc->required_line, "channel '%s': required_within_ms %u is shorter "
+			                         "than its poll period %u ms", ch->name, pc->required_ms, ch->period_ms);
+	}
 	return 0;
 }
 
@@ -303,6 +384,10 @@ static int validate(struct basic_ini *ini)
 			return r;
 	if ((r = validate_storage(ini, &c->storage)) < 0)
 		return r;
+	for (size_t i = 0; i < c->ntriggers; i++)
+		if (!c->triggers[i].when_line)
+			return basic_ini_fail_at(ini, c->triggers[i].line, "[trigger %s]: missing 'when =' (CHANNEL OP "
+			                         "VALUE or event NAME)", c->triggers[i].name);
 	return validate_uplink(ini, &c->uplink);
 }
 

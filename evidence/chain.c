@@ -211,6 +211,13 @@ int evd_key_load_secret(const char *path, uint8_t ret[EVD_SECRET_LEN])
 	return r;
 }
 
+const char *evd_key_id(const uint8_t pk[EVD_PUBLIC_LEN], char buf[17])
+{
+	for (int i = 0; i < 8; i++)
+		snprintf(buf + 2 * i, 3, "%02x", pk[i]);
+	return buf;
+}
+
 int evd_key_load_public(const char *path, uint8_t ret[EVD_PUBLIC_LEN])
 {
 	uint8_t sk[EVD_SECRET_LEN];

@@ -75,6 +75,10 @@ int evd_key_load_secret(const char *path, uint8_t ret_secret[EVD_SECRET_LEN]);
    -EBADMSG, -errno. */
 int evd_key_load_public(const char *path, uint8_t ret_public[EVD_PUBLIC_LEN]);
 
+/* Hex of the first 8 bytes of a public key: how the key is named to a
+   person (check, verify, keygen).  buf holds 17 bytes; returns buf. */
+const char *evd_key_id(const uint8_t public_key[EVD_PUBLIC_LEN], char buf[17]);
+
 /* The public key of a secret key. */
 void evd_key_public_of(const uint8_t secret[EVD_SECRET_LEN], uint8_t ret_public[EVD_PUBLIC_LEN]);
 

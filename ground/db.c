@@ -217,7 +217,7 @@ int grd_db_check(grd_db_t *db)
 
 /* ---- retention ---- */
 
-static const char *const grd_day_tables[] = { "samples", "can_frames", "events" };
+static const char *const grd_day_tables[] = { "samples", "can_frames", "events", "texts" };
 
 int grd_db_prune(grd_db_t *db, int64_t cutoff_ns)
 {

@@ -65,6 +65,16 @@ static void row_item(PGresult *res, struct acq_item *it, struct rec_names *nm)
 		it->sample.value = strtod(PQgetvalue(res, 0, 6), NULL);
 		nm->channel = PQgetisnull(res, 0, 8) ? NULL : PQgetvalue(res, 0, 8);
 		nm->unit = PQgetisnull(res, 0, 9) ? NULL : PQgetvalue(res, 0, 9);
+	} else if (it->kind == ACQ_ITEM_TEXT) {
+		size_t len = strlen(hex); /* column 7: the text */
+
+		it->text.channel = (uint32_t)strtoul(PQgetvalue(res, 0, 3), NULL, 10);
+		it->bus = (uint16_t)(it->text.channel >> 16);
+		it->text.quality = (uint8_t)atoi(PQgetvalue(res, 0, 4));
+		it->text.len = (uint8_t)(len <= ACQ_TEXT_MAX ? len : ACQ_TEXT_MAX);
+		memcpy(it->text.text, hex, it->text.len);
+		nm->channel = PQgetisnull(res, 0, 8) ? NULL : PQgetvalue(res, 0, 8);
+		nm->unit = PQgetisnull(res, 0, 9) ? NULL : PQgetvalue(res, 0, 9);
 	} else {
 		it->bus = (uint16_t)atoi(PQgetvalue(res, 0, 3));
 		it->event.code = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
@@ -91,11 +101,16 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 		" SELECT 2, (extract(epoch FROM t) * 1000000)::bigint, seq, source::bigint, code::bigint, arg,"
 		"  detail::double precision, NULL, NULL, NULL, t"
 		"  FROM events WHERE $6 AND vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
+		" UNION ALL"
+		" SELECT 3, (extract(epoch FROM t) * 1000000)::bigint, x.seq, x.channel, x.quality::bigint, NULL, NULL, x.text,"
+		"  n.name, n.unit, x.t FROM texts x LEFT JOIN channel_names n ON n.vehicle_id = x.vehicle_id AND "
+		"  n.channel = x.channel WHERE $7 AND x.vehicle_id = (SELECT vehicle_id FROM v) AND t >= $2 AND t < $3"
 		") x ORDER BY 2, 3";
 	char from[48], to[48];
-	const char *v[6] = { q->vehicle, from, to, q->kinds & (1u << ACQ_ITEM_CAN) ? "t" : "f",
+	const char *v[7] = { q->vehicle, from, to, q->kinds & (1u << ACQ_ITEM_CAN) ? "t" : "f",
 	                     q->kinds & (1u << ACQ_ITEM_SAMPLE) ? "t" : "f",
-	                     q->kinds & (1u << ACQ_ITEM_EVENT) ? "t" : "f" };
+	                     q->kinds & (1u << ACQ_ITEM_EVENT) ? "t" : "f",
+	                     q->kinds & (1u << ACQ_ITEM_TEXT) ? "t" : "f" };
 	PGresult *res;
 	int r = grd_db_connect(db), cb = 0;
 	uint64_t n = 0;
@@ -106,7 +121,7 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 	/* Rounded outwards to microseconds: the caller filters to the
 	   nanosecond (a bound may fall inside a microsecond). */
 	fmt_bound(q->to_ns < INT64_MAX - 1000 ? q->to_ns + 999 : INT64_MAX, "infinity", to);
-	if (!PQsendQueryParams(db->conn, sql, 6, NULL, v, NULL, NULL, 0) || !PQsetSingleRowMode(db->conn)) {
+	if (!PQsendQueryParams(db->conn, sql, 7, NULL, v, NULL, NULL, 0) || !PQsetSingleRowMode(db->conn)) {
 		grd_db_fail(db, "export", PQerrorMessage(db->conn));
 		return -EIO;
 	}

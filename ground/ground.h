@@ -56,6 +56,7 @@ typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);
 struct grd_log {
 	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
 	uint64_t names_gen;       /* the retained dictionary names has taken (text.c) */
+	size_t text_idx;          /* text.c: 1 + its index in the text output's logs, 0: none yet */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
@@ -85,11 +86,15 @@ struct grd {
 const char *grd_why_text(enum grd_why why);
 const char *grd_why_name(enum grd_why why);
 
-/* g->text for g->out and g->fmt (before grd_text_record).  0 or -ENOMEM. */
-int grd_text_new(struct grd *g);
+/* g->text for g->out and g->fmt (before grd_text_record).  window_ns >= 0:
+   each vehicle log's records in time order, merged over that window
+   (record/order.h; a log's records wait until it has a record a window
+   newer, or has been quiet a window: grd_text_tick()); < 0: as they come,
+   each Batch in seq order.  0 or -ENOMEM. */
+int grd_text_new(struct grd *g, int64_t window_ns);
 
 /* recv's on_record (ctx: struct grd): the records of each Batch as text
-   in g->fmt to g->out, in time order within the Batch, named by its log's
+   in g->fmt to g->out, in the order grd_text_new() chose, named by its log's
    dictionaries (or its vehicle's retained one), with its vehicle and log. */
 int grd_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                     const struct acq_item *it, bool first, void **log_ctx);
@@ -98,10 +103,17 @@ int grd_text_record(void *ctx, const struct rec_batch_info *info, const rec_batc
    retained dictionary (railmon/<vehicle>/channels). */
 void grd_text_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
 
-/* Write what is still held (the end of recv: the last Batch's last
-   records may have been duplicates, so it was not written out yet).
+/* Write what is still held (the end of recv).
    0 or the first error of rec_format_item(). */
 int grd_text_drain(struct grd *g);
+
+/* recv's on_tick (ctx: struct grd): write what the logs quiet for a
+   window hold. */
+void grd_text_tick(void *ctx);
+
+/* Records that came out of time order: more than the window behind their
+   log's records already written (or the records held reached the bound). */
+uint64_t grd_text_late(const struct grd *g);
 
 /* Free g->text (NULL is fine) and set it NULL. */
 void grd_text_free(struct grd *g);

@@ -40,6 +40,8 @@ static const struct {
 	             "($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (vehicle_id, config_hash, channel) DO UPDATE SET "
 	             "name = excluded.name, unit = excluded.unit, bus = excluded.bus, source = excluded.source, "
 	             "updated_at = now()", 7 },
+	/* railmon serve's live pages LISTEN here: delivered at the COMMIT */
+	{ "notify", "SELECT pg_notify('railmon_batch', $1)", 1 },
 };
 
 void grd_db_forget(grd_db_t *db)
@@ -132,14 +134,14 @@ static bool day_known(const grd_db_t *db, int64_t day)
    same moment (then this fails and the retry finds it there). */
 static int make_day(grd_db_t *db, int64_t day)
 {
-	static const char *const tables[] = { "samples", "can_frames", "events" };
+	static const char *const tables[] = { "samples", "can_frames", "events", "texts" };
 	char name[16], from[16], to[16], sql[320];
 	int r = 0;
 
 	fmt_day(day, name, "%Y%m%d");
 	fmt_day(day, from, "%Y-%m-%d");
 	fmt_day(day + 1, to, "%Y-%m-%d");
-	for (size_t t = 0; r == 0 && t < 3; t++) {
+	for (size_t t = 0; r == 0 && t < sizeof(tables) / sizeof(tables[0]); t++) {
 		snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS %s_p%s PARTITION OF %s FOR VALUES FROM "
 		         "('%s 00:00:00+00') TO ('%s 00:00:00+00')", tables[t], name, tables[t], from, to);
 		r = grd_db_exec(db, "partition", sql);
@@ -208,6 +210,11 @@ uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count)
 			h = fnv(h, &it.sample.channel, sizeof(it.sample.channel));
 			h = fnv(h, &it.sample.quality, sizeof(it.sample.quality));
 			h = fnv(h, &it.sample.value, sizeof(it.sample.value));
+		} else if (it.kind == ACQ_ITEM_TEXT) {
+			h = fnv(h, &it.text.channel, sizeof(it.text.channel));
+			h = fnv(h, &it.text.quality, 1);
+			h = fnv(h, &it.text.len, 1);
+			h = fnv(h, it.text.text, it.text.len <= ACQ_TEXT_MAX ? it.text.len : ACQ_TEXT_MAX);
 		} else {
 			h = fnv(h, &it.event.code, sizeof(it.event.code));
 			h = fnv(h, &it.event.detail, sizeof(it.event.detail));
@@ -253,6 +260,16 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 		for (unsigned i = 0; i < it->can.len && i < ACQ_CAN_DATA_MAX; i++)
 			k += sprintf(p + k, "%02x", it->can.data[i]);
 		p[k++] = '\n';
+	} else if (it->kind == ACQ_ITEM_TEXT) {
+		k = sprintf(p, "%d\t%s\t%" PRIu64 "\t%" PRIu32 "\t", vid, t, it->seq, it->text.channel);
+		/* COPY's text format: a backslash is the one character of a text
+		   (printable ASCII) it would read as an escape */
+		for (unsigned i = 0; i < it->text.len && i < ACQ_TEXT_MAX; i++) {
+			if (it->text.text[i] == '\\')
+				p[k++] = '\\';
+			p[k++] = it->text.text[i];
+		}
+		k += sprintf(p + k, "\t%u\n", it->text.quality);
 	} else {
 		k = sprintf(p, "%d\t%s\t%" PRIu64 "\t%u\t%" PRIu32 "\t%" PRId64 "\t%" PRIu32 "\n", vid, t, it->seq, it->bus,
 		            it->event.code, it->event.arg, it->event.detail);
@@ -275,7 +292,7 @@ static int copy_rows(grd_db_t *db, const char *table, int vid, const rec_batch_t
 
 		rec_batch_item(b, i, &it);
 		it.seq = first_seq + i; /* CAN frames, samples, events: the Batch's order */
-		if (it.kind == kind || (kind == ACQ_ITEM_EVENT && it.kind != ACQ_ITEM_CAN && it.kind != ACQ_ITEM_SAMPLE)) {
+		if (it.kind == kind) {
 			r = add_row(db, vid, &it);
 			rows++;
 		}
@@ -473,10 +490,22 @@ static int insert_ledger(grd_db_t *db, const struct batch_key *k, const struct r
 	return mine ? 0 : -EAGAIN;
 }
 
+/* Tell railmon serve's live pages (LISTEN railmon_batch) which vehicle
+   has news; PostgreSQL sends it when this transaction commits, never for
+   one that rolls back. */
+static int notify(grd_db_t *db, const char *vehicle)
+{
+	const char *v[1] = { vehicle };
+	PGresult *res = run(db, "notify", 1, v, NULL, PGRES_TUPLES_OK);
+
+	PQclear(res);
+	return res ? 0 : -EIO;
+}
+
 static int fill(grd_db_t *db, const struct batch_key *k, int vid, const struct rec_batch_info *info,
                 const rec_batch_t *b)
 {
-	uint64_t n[3] = { 0, 0, 0 };
+	uint64_t n[4] = { 0, 0, 0, 0 };
 	int r = insert_ledger(db, k, info, b);
 
 	if (r == 0)
@@ -485,10 +514,14 @@ static int fill(grd_db_t *db, const struct batch_key *k, int vid, const struct r
 		r = copy_rows(db, "can_frames", vid, b, info->first_seq, info->count, ACQ_ITEM_CAN, &n[1]);
 	if (r == 0)
 		r = copy_rows(db, "events", vid, b, info->first_seq, info->count, ACQ_ITEM_EVENT, &n[2]);
+	if (r == 0)
+		r = copy_rows(db, "texts", vid, b, info->first_seq, info->count, ACQ_ITEM_TEXT, &n[3]);
 	if (r == 0 && n[0])
 		r = grd_rollup(db, vid, b, info->count);
 	if (r == 0)
 		r = store_dictionary(db, k, b, info->nchannels);
+	if (r == 0)
+		r = notify(db, info->vehicle);
 	if (r == 0)
 		r = grd_db_exec(db, "commit", "COMMIT");
 	if (r == 0) {

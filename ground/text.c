@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * text.c - recv's records as text (ground.h, grd_text_*): each Batch's
- * new records in time order through export's writer (record/format.h),
+ * text.c - recv's records as text (ground.h, grd_text_*): each vehicle
+ * log's new records in time order across its Batches, merged over a window
+ * as export merges a log (record/order.h), or in arrival order (--order
+ * seq), through export's writer (record/format.h),
  * named by the Batches' dictionaries and, for a log whose Batches carry
  * none yet, by its vehicle's retained dictionary
  * (railmon/<vehicle>/channels) of the same config hash, with the vehicle
@@ -12,18 +14,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/clock.h"
 #include "ground.h"
 #include "record/order.h"
 
-/* The records of the Batch being written, held to go out in time order
-   (a Batch holds its CAN frames, then samples, then events), with the
-   log and origin they go out with. */
-struct grd_text {
-	rec_order_t *order;
-	struct grd_log *gl;
+/* One vehicle log's records held to go out in time order: a Batch holds
+   its CAN frames, then samples, then events, and the next Batch's CAN
+   frames can be older than this one's events, so the order spans Batches.
+   Each log has its own merge: a vehicle sending its backlog an hour behind
+   another's live data is in order within itself, not late against it. */
+struct text_log {
+	rec_order_t *order;       /* NULL until the log's first record (and in seq order) */
+	struct grd_log *gl;       /* its names */
 	char *vehicle;
 	uint8_t log_id[REC_LOG_ID_LEN];
 	size_t log_id_len;
+	int64_t pushed_ns;        /* monotonic: when it last took a record */
+};
+
+struct grd_text {
+	int64_t window_ns;        /* < 0: arrival order, nothing held */
+	struct text_log *logs;    /* grd_log.text_idx - 1 indexes it */
+	size_t nlogs;
+	size_t held;              /* records held over all logs */
 	struct grd_dict *dicts;  /* the retained dictionaries, one per vehicle */
 	size_t ndicts;
 	uint64_t gen;             /* dictionaries taken so far */
@@ -92,12 +105,11 @@ static void names_from_dict(struct grd_text *t, struct grd_log *gl, const struct
 	}
 }
 
-/* One held record out, as export writes it. */
-static int text_write(struct grd *g, const struct acq_item *it)
+/* One record out, as export writes it, with the vehicle and log it came from. */
+static int text_write(struct grd *g, const struct text_log *tl, const struct acq_item *it)
 {
-	struct grd_text *t = g->text;
-	struct rec_origin origin = { t->vehicle, t->log_id, t->log_id_len };
-	struct rec_names nm = rec_channels_names(t->gl->names, it);
+	struct rec_origin origin = { tl->vehicle, tl->log_id, tl->log_id_len };
+	struct rec_names nm = rec_channels_names(tl->gl->names, it);
 	int r = rec_format_item(g->out, g->fmt, it, &nm, &origin);
 
 	if (r == -EIO)
@@ -105,32 +117,87 @@ static int text_write(struct grd *g, const struct acq_item *it)
 	return r;
 }
 
-/* Write what is held, oldest first. */
-int grd_text_drain(struct grd *g)
+/* Write what one log holds, oldest first. */
+static int log_drain(struct grd *g, struct text_log *tl)
 {
 	struct acq_item it;
 	int r = 0, k;
 
-	while (rec_order_pop(g->text->order, &it) == 1) {
-		k = text_write(g, &it);
+	while (tl->order && rec_order_pop(tl->order, &it) == 1) {
+		g->text->held--;
+		k = text_write(g, tl, &it);
 		r = r < 0 ? r : k;
 	}
 	return r;
 }
 
-/* A new Batch's origin, once what the last one left is out. */
-static int text_start(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info)
+/* Write what is held, every log's oldest first. */
+int grd_text_drain(struct grd *g)
+{
+	int r = 0, k;
+
+	for (size_t i = 0; g->text && i < g->text->nlogs; i++) {
+		k = log_drain(g, &g->text->logs[i]);
+		r = r < 0 ? r : k;
+	}
+	return r;
+}
+
+/* recv's on_tick: a log quiet for a window has nothing coming that could
+   go before what it holds (its records come in seq order, at most a
+   window out of time order), so it goes out now rather than at the end. */
+void grd_text_tick(void *ctx)
+{
+	struct grd *g = ctx;
+	int64_t now = basic_mono_ns();
+
+	bool wrote = false;
+
+	for (size_t i = 0; g->text && g->text->held && i < g->text->nlogs; i++) {
+		struct text_log *tl = &g->text->logs[i];
+
+		if (tl->order && rec_order_count(tl->order) && now - tl->pushed_ns > g->text->window_ns) {
+			log_drain(g, tl);
+			wrote = true;
+		}
+	}
+	/* A live consumer reading a pipe sees them now, not a buffer later. */
+	if (wrote)
+		fflush(g->out);
+}
+
+uint64_t grd_text_late(const struct grd *g)
+{
+	uint64_t late = 0;
+
+	for (size_t i = 0; g->text && i < g->text->nlogs; i++)
+		late += g->text->logs[i].order ? rec_order_late(g->text->logs[i].order) : 0;
+	return late;
+}
+
+/* The text state of a ground log, made at its first record. */
+static struct text_log *text_log_get(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info)
 {
 	struct grd_text *t = g->text;
-	int r = grd_text_drain(g);
+	struct text_log *tl, *v;
 
-	free(t->vehicle);
-	t->vehicle = strdup(info->vehicle ? info->vehicle : "");
-	t->gl = gl;
-	t->log_id_len = info->log_id_len <= REC_LOG_ID_LEN ? info->log_id_len : 0;
-	if (t->log_id_len)
-		memcpy(t->log_id, info->log_id, t->log_id_len);
-	return t->vehicle ? r : -ENOMEM;
+	if (gl->text_idx)
+		return &t->logs[gl->text_idx - 1];
+	v = realloc(t->logs, (t->nlogs + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	t->logs = v;
+	tl = &t->logs[t->nlogs];
+	*tl = (struct text_log){ .gl = gl, .vehicle = strdup(info->vehicle ? info->vehicle : "") };
+	if (!tl->vehicle || (t->window_ns >= 0 && rec_order_new(REC_ORDER_MAX_ITEMS, t->window_ns, &tl->order) < 0)) {
+		free(tl->vehicle);
+		return NULL;
+	}
+	tl->log_id_len = info->log_id_len <= REC_LOG_ID_LEN ? info->log_id_len : 0;
+	if (tl->log_id_len)
+		memcpy(tl->log_id, info->log_id, tl->log_id_len);
+	gl->text_idx = ++t->nlogs;
+	return tl;
 }
 
 void grd_text_free(struct grd *g)
@@ -140,52 +207,67 @@ void grd_text_free(struct grd *g)
 			free(g->text->dicts[i].vehicle);
 			rec_channels_free(g->text->dicts[i].map);
 		}
+		for (size_t i = 0; i < g->text->nlogs; i++) {
+			rec_order_free(g->text->logs[i].order);
+			free(g->text->logs[i].vehicle);
+		}
 		free(g->text->dicts);
-		rec_order_free(g->text->order);
-		free(g->text->vehicle);
+		free(g->text->logs);
 		free(g->text);
 		g->text = NULL;
 	}
 }
 
+/* Hold one record in its log's merge and write what is due.  At the bound
+   over all logs (REC_ORDER_MAX_ITEMS) every log's held records go out:
+   memory stays bounded, and records that then arrive older are late. */
+static int log_push(struct grd *g, struct text_log *tl, const struct acq_item *it)
+{
+	struct grd_text *t = g->text;
+	struct acq_item due;
+	int r = 0, k;
+
+	if (t->held >= REC_ORDER_MAX_ITEMS)
+		r = grd_text_drain(g);
+	if (rec_order_push(tl->order, it) < 0)
+		return -ENOMEM;
+	t->held++;
+	tl->pushed_ns = basic_mono_ns();
+	while (rec_order_next(tl->order, &due) == 1) {
+		t->held--;
+		k = text_write(g, tl, &due);
+		r = r < 0 ? r : k;
+	}
+	return r;
+}
+
 /* recv's on_record: the records of a Batch, named by its log's
    dictionaries, with the vehicle and log they came from: export's writer,
-   in time order within the Batch. */
+   in time order over the log's Batches (or as they come). */
 int grd_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                        const struct acq_item *it, bool first, void **log_ctx)
 {
 	struct grd *g = ctx;
 	struct grd_log *gl = grd_log_get(g, info, log_ctx);
-	struct acq_item due;
-	int r = 0;
+	struct text_log *tl;
 
-	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0))
+	if (!gl || (!gl->names && rec_channels_new(&gl->names) < 0) || !(tl = text_log_get(g, gl, info)))
 		return -ENOMEM;
 	if (first) {
 		/* A name that could not be kept (no memory) is printed empty. */
 		names_from_dict(g->text, gl, info);
 		rec_channels_learn(gl->names, b);
-		r = text_start(g, gl, info);
 	}
 	if (g->fmt == REC_FORMAT_CANDUMP && it->kind != ACQ_ITEM_CAN)
-		return r;
-	if (rec_order_push(g->text->order, it) == -ENOBUFS && rec_order_pop(g->text->order, &due) == 1) {
-		/* a Batch larger than the order holds: the oldest goes out now */
-		r = text_write(g, &due);
-		rec_order_push(g->text->order, it);
-	}
-	/* the Batch's last record: all of it can go */
-	if (it->seq == info->first_seq + info->count - 1)
-		r = r < 0 ? r : grd_text_drain(g);
-	return r;
+		return 0;
+	return tl->order ? log_push(g, tl, it) : text_write(g, tl, it);
 }
 
-int grd_text_new(struct grd *g)
+int grd_text_new(struct grd *g, int64_t window_ns)
 {
 	g->text = calloc(1, sizeof(*g->text));
-	if (!g->text || rec_order_new(REC_ORDER_MAX_ITEMS, 0, &g->text->order) < 0) {
-		grd_text_free(g);
+	if (!g->text)
 		return -ENOMEM;
-	}
+	g->text->window_ns = window_ns;
 	return 0;
 }

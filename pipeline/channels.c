@@ -18,10 +18,20 @@
    timed out, the session it ends, the changes of a DM1. */
 #define J1939_ITEMS_MAX (BUS_J1939_SESSIONS + 1 + BUS_J1939_DTC_EVENTS)
 
+#define LIVE_TEXT_WORDS (ACQ_TEXT_MAX / 8)
+
 struct live_slot {
 	_Atomic uint64_t bits;   /* the double's bits */
 	_Atomic int64_t t_ns;
 	_Atomic uint32_t quality;
+	/* A text channel's text, under a sequence lock: the collector writes,
+	   the stat server reads.  Words, each atomic (relaxed), so a reader
+	   racing a write reads no torn byte, only a text the sequence makes
+	   it read again. */
+	_Atomic uint32_t text_seq;  /* odd while the text is being written */
+	_Atomic uint64_t text[LIVE_TEXT_WORDS];
+	_Atomic uint8_t text_len;
+	_Atomic bool is_text;
 };
 
 struct pl_channels {
@@ -422,13 +432,60 @@ static ssize_t channel_index(const pl_channels_t *ch, uint32_t id)
 	return (ssize_t)(ch->base[b] + i);
 }
 
+/* A text item as the channel's latest (the collector thread, the only writer). */
+static void set_live_text(struct live_slot *s, const struct acq_item *it)
+{
+	uint32_t seq = atomic_load_explicit(&s->text_seq, memory_order_relaxed);
+	uint64_t w[LIVE_TEXT_WORDS] = { 0 };
+
+	memcpy(w, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
+	atomic_store_explicit(&s->text_seq, seq + 1, memory_order_relaxed);
+	/* Each word with release (no fence: TSan does not model them): a
+	   reader that acquires a new word sees the odd sequence before it. */
+	for (size_t k = 0; k < LIVE_TEXT_WORDS; k++)
+		atomic_store_explicit(&s->text[k], w[k], memory_order_release);
+	atomic_store_explicit(&s->text_len, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX,
+	                      memory_order_release);
+	atomic_store_explicit(&s->is_text, true, memory_order_relaxed);
+	/* every word is visible before the even sequence */
+	atomic_store_explicit(&s->text_seq, seq + 2, memory_order_release);
+	atomic_store_explicit(&s->quality, it->text.quality, memory_order_relaxed);
+	atomic_store_explicit(&s->t_ns, it->t_ns, memory_order_release);
+}
+
+/* The text of slot s into ret (a reader on any thread): read again while
+   the writer was at it. */
+static void live_text(struct live_slot *s, struct pl_live *ret)
+{
+	uint64_t w[LIVE_TEXT_WORDS];
+	uint32_t a, b;
+	uint8_t len;
+
+	do {
+		a = atomic_load_explicit(&s->text_seq, memory_order_acquire);
+		/* acquire: the second read of the sequence stays after these */
+		for (size_t k = 0; k < LIVE_TEXT_WORDS; k++)
+			w[k] = atomic_load_explicit(&s->text[k], memory_order_acquire);
+		len = atomic_load_explicit(&s->text_len, memory_order_acquire);
+		b = atomic_load_explicit(&s->text_seq, memory_order_relaxed);
+	} while ((a & 1) || a != b);
+	memcpy(ret->text, w, len);
+	ret->text[len] = 0;
+	ret->is_text = true;
+}
+
 void pl_channels_set_live(pl_channels_t *ch, const struct acq_item *it)
 {
-	ssize_t i = it->kind == ACQ_ITEM_SAMPLE ? channel_index(ch, it->sample.channel) : -1;
+	ssize_t i = it->kind == ACQ_ITEM_SAMPLE ? channel_index(ch, it->sample.channel)
+	          : it->kind == ACQ_ITEM_TEXT   ? channel_index(ch, it->text.channel) : -1;
 	uint64_t bits;
 
 	if (i < 0)
 		return;
+	if (it->kind == ACQ_ITEM_TEXT) {
+		set_live_text(&ch->live[i], it);
+		return;
+	}
 	memcpy(&bits, &it->sample.value, sizeof(bits));
 	atomic_store_explicit(&ch->live[i].bits, bits, memory_order_relaxed);
 	atomic_store_explicit(&ch->live[i].quality, it->sample.quality, memory_order_relaxed);
@@ -449,6 +506,9 @@ int pl_channels_live(const pl_channels_t *ch, size_t i, struct pl_live *ret)
 	bits = atomic_load_explicit(&s->bits, memory_order_relaxed);
 	memcpy(&ret->value, &bits, sizeof(bits));
 	ret->quality = atomic_load_explicit(&s->quality, memory_order_relaxed);
+	ret->is_text = false;
+	if (atomic_load_explicit(&s->is_text, memory_order_relaxed))
+		live_text(s, ret);
 	return 0;
 }
 
@@ -475,4 +535,29 @@ const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double va
 	if (!ch->dbc[b] || bus_dbc_value_label(ch->dbc[b], ch->list[i].id & 0xffff, value, &label) < 0)
 		return NULL;
 	return label;
+}
+
+ssize_t pl_channels_index(const pl_channels_t *ch, uint32_t id)
+{
+	return ch ? channel_index(ch, id) : -1;
+}
+
+int pl_channels_label_value(const pl_channels_t *ch, size_t i, const char *label, double *ret_value)
+{
+	const char *l;
+	double v;
+	size_t b;
+
+	if (!ch || i >= ch->n || !label || !ret_value)
+		return -EINVAL;
+	b = ch->list[i].bus;
+	if (!ch->dbc[b])
+		return -ENOENT;
+	for (unsigned k = 0; bus_dbc_value_entry(ch->dbc[b], ch->list[i].id & 0xffff, k, &v, &l) == 0; k++) {
+		if (!strcmp(l, label)) {
+			*ret_value = v;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }

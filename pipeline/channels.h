@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "acquisition/acq-item.h"
 #include "bus/dbc.h"
@@ -34,6 +35,8 @@ struct pl_live {
 	double value;
 	int64_t t_ns;             /* 0 = never received */
 	uint32_t quality;
+	bool is_text;             /* a text channel (Modbus type = string): text, not value */
+	char text[ACQ_TEXT_MAX + 1];
 };
 
 typedef struct pl_channels pl_channels_t;
@@ -85,6 +88,14 @@ int pl_channels_live(const pl_channels_t *ch, size_t i, struct pl_live *ret_live
  * -ENOTUNIQ with the candidates in why; -EINVAL.
  */
 int pl_channels_find(const pl_channels_t *ch, const char *name, size_t *ret_index, char *why, size_t whylen);
+
+/* The index of channel id in the list, -1 if not on this board.  O(1),
+   RT-safe. */
+ssize_t pl_channels_index(const pl_channels_t *ch, uint32_t id);
+
+/* The value a label of channel i's DBC value table stands for: 0 and
+   *ret_value, -ENOENT (no such label, no table), -EINVAL. */
+int pl_channels_label_value(const pl_channels_t *ch, size_t i, const char *label, double *ret_value);
 
 /* Label for a value of channel i (DBC value table), NULL if none. */
 const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double value);

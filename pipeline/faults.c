@@ -129,6 +129,25 @@ static void first_words(enum pl_fault k, int64_t arg, uint32_t detail, uint64_t 
 		snprintf(buf, len, "retention deleted %" PRIu64 " record%s never sent by the uplink: the ground will "
 		         "not get them; raise [storage] retention_size or check the uplink", amount, amount == 1 ? "" : "s");
 		break;
+	case PL_FAULT_WINDOW:
+		if (detail == 2)
+			snprintf(buf, len, "retention_min_age cannot be kept: the log is at its budget and the oldest data "
+			         "not held is younger than the floor, so nothing is deleted and the log grows (%.1f MB "
+			         "needed at this rate); when the disk is full new records are refused", (double)arg / 1e6);
+		else
+			snprintf(buf, len, "retention_min_age will not fit: at the rate of the last segments the window "
+			         "needs %.1f MB, more than the space the log has; nothing young is deleted, but the log "
+			         "will outgrow its budget (raise retention_size, lower the rate)", (double)arg / 1e6);
+		break;
+	case PL_FAULT_HOLD:
+		snprintf(buf, len, "the holds file cannot be read or written (%s%s): retention deletes nothing until "
+		         "it can", arg < 0 ? strerror((int)-arg) : "unknown error", detail ? ", a damaged line" : "");
+		break;
+	case PL_FAULT_TRIGGER:
+		snprintf(buf, len, "a trigger fired but its hold could not be written (%s): retention does not protect "
+		         "that window (the TRIGGER event in the log says when it fired)", arg < 0 ? strerror((int)-arg) :
+		         "unknown error");
+		break;
 	case PL_FAULT_CLOCK_STEP:
 		snprintf(buf, len, "CLOCK_REALTIME stepped by %+.3f s (within %u ms): records after it carry the new "
 		         "time (a CLOCK_STEP event; export --corrected-time, docs/time.md)", (double)arg / 1e9, detail);
@@ -148,6 +167,9 @@ static const char *fault_plural(enum pl_fault k)
 		[PL_FAULT_MB_EXCEPTION] = "Modbus exception replies",
 		[PL_FAULT_LOG] = "log I/O faults",
 		[PL_FAULT_RETENTION] = "records deleted by retention unsent",
+		[PL_FAULT_WINDOW] = "retention window alarms",
+		[PL_FAULT_HOLD] = "holds file faults",
+		[PL_FAULT_TRIGGER] = "holds not written",
 		[PL_FAULT_CLOCK_STEP] = "clock steps",
 	};
 	return words[k];

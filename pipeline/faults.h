@@ -30,6 +30,10 @@ enum pl_fault {
 	PL_FAULT_MB_EXCEPTION,    /* arg = address, detail = unit << 8 | exception code */
 	PL_FAULT_LOG,             /* arg = -errno, detail = segments abandoned */
 	PL_FAULT_RETENTION,       /* arg = records deleted unforwarded (per note) */
+	PL_FAULT_WINDOW,          /* retention_min_age cannot be kept: arg = bytes needed,
+	                             detail = enum stor_window_alarm */
+	PL_FAULT_HOLD,            /* the holds file: arg = -errno, detail = its bad line */
+	PL_FAULT_TRIGGER,         /* a trigger's hold not written: arg = -errno, detail = trigger */
 	PL_FAULT_CLOCK_STEP,      /* arg = step in ns, detail = window ms (docs/time.md) */
 	PL_FAULT_MAX
 };

@@ -118,6 +118,8 @@ static void log_entry(pl_health_t *h, stor_log_t *log, double dt, struct rec_hea
 	e->backlog = stor_log_next_seq(log) - stor_log_confirmed_seq(log);
 	e->rate_hz = dt > 0 ? (double)(st.records - h->prev_log) / dt : 0;
 	h->prev_log = st.records;
+	e->window_alarm = st.window_alarm;
+	e->window_s = (uint64_t)(st.window_ns > 0 ? st.window_ns / 1000000000 : 0);
 }
 
 /* The uplink's part of health; also tells retention what is off-board. */

@@ -2,6 +2,7 @@
 /* logdir.c - where the log is, whether it fits, opening it (logdir.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "logdir.h"
@@ -106,6 +107,7 @@ int pl_log_open(const struct conf_board *cfg, const char *dir, const uint8_t *bo
 		.sync_window_ms = cfg->storage.sync_window_ms,
 		.retention_bytes = cfg->storage.retention_bytes,
 		.retention_age_s = cfg->storage.retention_age_s,
+		.retention_min_age_s = cfg->storage.retention_min_age_s,
 	};
 	int r;
 
@@ -122,6 +124,22 @@ int pl_log_open(const struct conf_board *cfg, const char *dir, const uint8_t *bo
 		lc.forwarded_seq = retention_cursor(dir, cursor);
 	}
 	r = stor_log_open(&lc, ret_log);
+	if (r == -EBADMSG) {
+		struct stor_holds *h = malloc(sizeof(*h));
+		unsigned line = 0;
+
+		/* The holds file is the only open step that refuses damage
+		   (segments are recovered): name it and its line. */
+		if (h && stor_holds_read(dir, h, &line) == -EBADMSG) {
+			snprintf(err, errlen, "%s/%s:%u: the holds file is damaged (a changed or cut line; its CRC does "
+			         "not match): the held windows it names cannot be trusted, so the log is not opened. "
+			         "Keep a copy for the investigation, then remove it or repair it", dir, STOR_HOLDS_NAME,
+			         line);
+			free(h);
+			return r;
+		}
+		free(h);
+	}
 	if (r < 0)
 		snprintf(err, errlen, "%s: cannot open the log: %s", dir, strerror(-r));
 	return r;

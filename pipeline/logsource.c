@@ -24,7 +24,19 @@ struct pl_logsource {
 	_Atomic uint64_t skipped;
 };
 
-/* What of a recorded log goes back through the pipeline (logsource.h). */
+/* The evidence chain's records (SEAL, SEAL_CHAIN_NEW, SEAL_UNSIGNED,
+   SEAL_KEY_FAULT) vouch for the log that wrote them: the replay's log seals
+   its own records with its own chain, and an old seal in it would claim a
+   range and a chain it does not cover. */
+static bool is_seal_event(uint32_t code)
+{
+	return code >= ACQ_EV_SEAL && code <= ACQ_EV_SEAL_KEY_FAULT;
+}
+
+/* What of a recorded log goes back through the pipeline (logsource.h).
+   The daemon's own events (bus ACQ_SOURCE_DAEMON: start, stop, log,
+   uplink and seal events) are left out with the bus test; START, STOP and
+   the seal events are also refused by code, whatever bus they name. */
 static bool wanted(const pl_logsource_t *ls, const struct acq_item *it)
 {
 	if (it->bus >= ls->cfg->nbuses)
@@ -32,7 +44,8 @@ static bool wanted(const pl_logsource_t *ls, const struct acq_item *it)
 	if (it->kind == ACQ_ITEM_SAMPLE)
 		return ls->cfg->buses[it->bus].kind == BUS_KIND_MODBUS;
 	if (it->kind == ACQ_ITEM_EVENT)
-		return it->event.code != ACQ_EV_START && it->event.code != ACQ_EV_STOP;
+		return it->event.code != ACQ_EV_START && it->event.code != ACQ_EV_STOP &&
+		       !is_seal_event(it->event.code);
 	return true;
 }
 

@@ -5,8 +5,9 @@
  * one ring, so the collector sees the log's order whatever the timing.
  * Raw CAN frames are decoded again with the board's DBC (which may be
  * newer than the one used on the train); Modbus samples and bus events are
- * kept, by bus index; samples decoded from CAN and the old run's start and
- * stop are left out (this run makes its own).  Unreadable parts are
+ * kept, by bus index; samples decoded from CAN, the old run's start and
+ * stop and the daemon's own events, its seal events among them, are left
+ * out (this run makes its own, and seals its own log).  Unreadable parts are
  * handed to the caller's callbacks (board/ says them on stderr), counted,
  * and skipped.
  */

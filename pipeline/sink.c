@@ -16,6 +16,7 @@
 #include "basic/counter.h"
 #include "pipeline/clockwatch.h"
 #include "pipeline/faults.h"
+#include "pipeline/watch.h"
 #include "sink.h"
 #include "evidence/evd.h"
 #include "record/batch.h"
@@ -65,6 +66,8 @@ struct pl_sink {
 	_Atomic uint64_t log_unreported; /* pend.dropped, for readers */
 	_Atomic uint64_t log_damaged;    /* pend.damaged, for readers */
 	_Atomic int log_error;           /* the log's last error, 0 if none */
+	_Atomic uint32_t window_alarm;   /* the log's retention window alarm */
+	_Atomic uint64_t window_need;
 
 	/* Evidence: the chain and its Seals (seal_enc encodes the seal
 	   Batches, so one never overwrites a data Batch being appended). */
@@ -192,6 +195,20 @@ static void encode(pl_sink_t *s, const struct acq_item *it)
 	}
 }
 
+/* Triggers and required channels see the item; a channel back in time
+   (CHANNEL_FRESH) is stored right after it. */
+static void watch_item(pl_sink_t *s, const struct acq_item *it)
+{
+	struct acq_item ev[2];
+	size_t n;
+
+	if (!s->cfg.watch)
+		return;
+	n = pl_watch_item(s->cfg.watch, it, ev, 2);
+	for (size_t k = 0; k < n; k++)
+		encode(s, &ev[k]);
+}
+
 static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 {
 	/* never -ENOBUFS: the scratch holds the largest message's signals */
@@ -200,6 +217,7 @@ static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 	for (int k = 0; k < n; k++) {
 		encode(s, &s->decoded[k]);
 		pl_channels_set_live(s->ch, &s->decoded[k]);
+		watch_item(s, &s->decoded[k]);
 	}
 	if (n > 0)
 		basic_counter_add(&s->decode_samples, (uint64_t)n);
@@ -247,8 +265,10 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 		pl_faults_note_item(s->cfg.faults, it);
 		if (it->kind == ACQ_ITEM_CAN)
 			decode_frame(s, it);
-		else if (it->kind == ACQ_ITEM_SAMPLE && s->ch)
+		else if ((it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT) && s->ch)
 			pl_channels_set_live(s->ch, it);
+		if (it->kind != ACQ_ITEM_CAN)
+			watch_item(s, it);
 	}
 	basic_counter_add(&s->items, n);
 	if (s->step_pending)
@@ -341,6 +361,38 @@ int pl_sink_add_health(pl_sink_t *s, const struct rec_health *h)
 
 /* ------------------------------------------------------------ log faults */
 
+/* An event of the daemon, now, through the encoder. */
+static void daemon_event(pl_sink_t *s, uint32_t code, int64_t arg, uint32_t detail)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	it.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
+	encode(s, &it);
+}
+
+/*
+ * The retention window and holds: an alarm (RETENTION_WINDOW, said on
+ * stderr, and in Health through pl_sink_stats), segments deleted past a
+ * held one, holds that expired, a holds file that cannot be read.  These
+ * lose no records, so they are stored as they come (not through pend).
+ */
+static void log_take_window(pl_sink_t *s, const struct stor_events *ev)
+{
+	if (ev->window_alarm) {
+		daemon_event(s, ACQ_EV_RETENTION_WINDOW, (int64_t)ev->window_need_bytes, ev->window_alarm);
+		pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_WINDOW, 1, (int64_t)ev->window_need_bytes,
+		               ev->window_alarm);
+	}
+	if (ev->past_held)
+		daemon_event(s, ACQ_EV_RETENTION_PAST_HELD, (int64_t)ev->past_held, 0);
+	if (ev->holds_expired)
+		daemon_event(s, ACQ_EV_HOLD_ENDED, (int64_t)ev->holds_expired, 1);
+	if (ev->hold_error) {
+		daemon_event(s, ACQ_EV_HOLD_FAULT, ev->hold_error, ev->hold_error_line);
+		pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_HOLD, 1, ev->hold_error, ev->hold_error_line);
+	}
+}
+
 /* What the log reports (ENOSPC, I/O errors, retention, recovery) goes to
    the counters and waits in pend until log_report() got it on disk. */
 static void log_take(pl_sink_t *s)
@@ -376,6 +428,7 @@ static void log_take(pl_sink_t *s)
 	if (ev.segments_abandoned || (ev.last_error && ev.last_error != -ENOSPC))
 		pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_LOG, 1, ev.last_error,
 		                  (uint32_t)ev.segments_abandoned);
+	log_take_window(s, &ev);
 	if (ev.last_error) {
 		s->pend.err = ev.last_error;
 		atomic_store_explicit(&s->log_error, ev.last_error, memory_order_relaxed);
@@ -481,6 +534,29 @@ static void clock_sync(pl_sink_t *s)
 		          st.status);
 }
 
+/* Holds for the triggers that fired, STALE events, the log's window state. */
+static void watch_tick(pl_sink_t *s)
+{
+	struct acq_item ev[16];
+	struct stor_stats st;
+	size_t n;
+
+	if (s->cfg.watch) {
+		n = pl_watch_tick(s->cfg.watch, basic_realtime_ns(), ev, 16);
+		for (size_t k = 0; k < n; k++) {
+			encode(s, &ev[k]);
+			/* a trigger whose hold could not be written: said too */
+			if (ev[k].event.code == ACQ_EV_TRIGGER && ev[k].event.arg < 0)
+				pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_TRIGGER, 1, ev[k].event.arg,
+				               ev[k].event.detail);
+		}
+	}
+	if (stor_log_stats(s->log, &st) == 0) {
+		atomic_store_explicit(&s->window_alarm, st.window_alarm, memory_order_relaxed);
+		atomic_store_explicit(&s->window_need, st.window_need_bytes, memory_order_relaxed);
+	}
+}
+
 int pl_sink_tick(pl_sink_t *s)
 {
 	/* A quiet board has passes without records: the tick still reads the
@@ -489,6 +565,7 @@ int pl_sink_tick(pl_sink_t *s)
 	if (s->step_pending)
 		clock_step_event(s);
 	clock_sync(s);
+	watch_tick(s);
 	log_take(s);
 	log_report(s, false);
 	if (!s->cfg.deterministic && rec_encoder_count(s->enc) &&
@@ -633,6 +710,8 @@ int pl_sink_stats(const pl_sink_t *s, struct pl_sink_stats *ret)
 		.seals = atomic_load(&m->seals),
 		.seals_signed = s->cfg.seal_secret != NULL,
 		.chain_continued = evd_sealer_continued(s->sealer),
+		.window_alarm = atomic_load(&m->window_alarm),
+		.window_need_bytes = atomic_load(&m->window_need),
 		.first_seq = s->first_seq,
 		.next_seq = atomic_load(&m->next_seq),
 		.clock_steps = atomic_load(&m->clock_steps),

@@ -58,6 +58,8 @@ struct pl_sink_cfg {
 	   PL_SINK_CLOCK_STEP_NS.  Every Batch carries its monotonic base, and
 	   the kernel's sync flag is read once a second (CLOCK_UNSYNCED/SYNCED). */
 	int64_t clock_step_ns;
+	struct pl_watch *watch;              /* the caller's: triggers and required channels
+	                                        (watch.h) see every item; NULL: none */
 };
 
 #define PL_SINK_CLOCK_STEP_NS 10000000ll /* 10 ms */
@@ -75,6 +77,8 @@ struct pl_sink_stats {
 	uint64_t seals;           /* Seals the log took this run */
 	bool seals_signed;        /* with a key */
 	bool chain_continued;     /* the log's last chain was taken up (else a new one) */
+	uint32_t window_alarm;    /* enum stor_window_alarm the log raised last */
+	uint64_t window_need_bytes;
 	uint64_t first_seq;       /* the log's next seq when the sink was made */
 	uint64_t next_seq;
 	uint64_t clock_steps;     /* CLOCK_STEP events this run */

@@ -32,6 +32,11 @@
 #define WIRE_CAN_MAX (10 + 3 + 5 + 2 + 1)
 #define WIRE_SAMPLE_MAX (10 + 5 + 8 + 5)
 #define WIRE_EVENT_MAX (10 + 3 + 5 + 10 + 5)
+/* a text: t/channel/quality and the string's tag, length and bytes */
+#define WIRE_TEXT_MAX (10 + 5 + 5 + 2 + ACQ_TEXT_MAX)
+/* Texts a Batch holds at most: they change seldom (stored on change and
+   now and then), and their columns are allocated at creation. */
+#define TEXTS_MAX 1024
 /* The Batch's own fields (vehicle aside) and the headers of the three
    column messages and their 16 packed fields. */
 #define WIRE_FIXED_MAX 512
@@ -75,6 +80,14 @@ struct rec_encoder {
 	int64_t *ev_dt, *ev_arg;
 	uint32_t *ev_src, *ev_code, *ev_detail;
 	int64_t ev_prev;
+	/* text columns: each text NUL-terminated in its slot of tx_buf */
+	size_t ntx, tx_max;
+	int64_t *tx_dt;
+	uint32_t *tx_ch, *tx_q;
+	char *tx_buf;
+	char **tx_ptr;
+	bool tx_any_bad;
+	int64_t tx_prev;
 
 	size_t nchannels;
 	/* The dictionary's protobuf messages, sized by set_channels(): finish
@@ -120,6 +133,11 @@ rec_encoder_t *rec_encoder_free(rec_encoder_t *e)
 	free(e->ev_src);
 	free(e->ev_code);
 	free(e->ev_detail);
+	free(e->tx_dt);
+	free(e->tx_ch);
+	free(e->tx_q);
+	free(e->tx_buf);
+	free(e->tx_ptr);
 	free(e->ch_msg);
 	free(e->ch_ptr);
 	free(e->ch_range);
@@ -166,11 +184,18 @@ int rec_encoder_new(const struct rec_batch_meta *meta, size_t max_items, rec_enc
 	e->ev_src = calloc(n, sizeof(uint32_t));
 	e->ev_code = calloc(n, sizeof(uint32_t));
 	e->ev_detail = calloc(n, sizeof(uint32_t));
+	e->tx_max = n < TEXTS_MAX ? n : TEXTS_MAX;
+	e->tx_dt = calloc(e->tx_max, sizeof(int64_t));
+	e->tx_ch = calloc(e->tx_max, sizeof(uint32_t));
+	e->tx_q = calloc(e->tx_max, sizeof(uint32_t));
+	e->tx_buf = calloc(e->tx_max, ACQ_TEXT_MAX + 1);
+	e->tx_ptr = calloc(e->tx_max, sizeof(char *));
 	e->out_size = n * REC_ITEM_WIRE_MAX + 1024 < WIRE_OUT_MAX ? n * REC_ITEM_WIRE_MAX + 1024 : WIRE_OUT_MAX;
 	e->out = malloc(e->out_size);
 	if (!e->vehicle || !e->can_dt || !e->can_bus || !e->can_id || !e->can_flags || !e->can_len ||
 	    !e->can_data || !e->smp_dt || !e->smp_ch || !e->smp_q || !e->smp_val || !e->ev_dt ||
-	    !e->ev_arg || !e->ev_src || !e->ev_code || !e->ev_detail || !e->out) {
+	    !e->ev_arg || !e->ev_src || !e->ev_code || !e->ev_detail || !e->out || !e->tx_dt || !e->tx_ch ||
+	    !e->tx_q || !e->tx_buf || !e->tx_ptr) {
 		rec_encoder_free(e);
 		return -ENOMEM;
 	}
@@ -180,7 +205,7 @@ int rec_encoder_new(const struct rec_batch_meta *meta, size_t max_items, rec_enc
 
 size_t rec_encoder_count(const rec_encoder_t *e)
 {
-	return e ? e->ncan + e->nsmp + e->nev : 0;
+	return e ? e->ncan + e->nsmp + e->nev + e->ntx : 0;
 }
 
 void rec_encoder_span(const rec_encoder_t *e, int64_t *ret_first_ns, int64_t *ret_last_ns)
@@ -257,6 +282,32 @@ static int encoder_add_event(rec_encoder_t *e, const struct acq_item *it)
 	return 0;
 }
 
+static int encoder_add_text(rec_encoder_t *e, const struct acq_item *it)
+{
+	size_t i = e->ntx;
+	char *slot = e->tx_buf + i * (ACQ_TEXT_MAX + 1);
+
+	if (it->text.len > ACQ_TEXT_MAX)
+		return -EINVAL;
+	if (i >= e->tx_max)
+		return -ENOBUFS;
+	/* protobuf strings are UTF-8: anything else is refused here rather
+	   than written into a Batch no consumer could decode */
+	for (size_t k = 0; k < it->text.len; k++)
+		if ((unsigned char)it->text.text[k] < 0x20 || (unsigned char)it->text.text[k] > 0x7e)
+			return -EINVAL;
+	e->tx_dt[i] = encoder_delta(e, &e->tx_prev, i, it->t_ns);
+	e->tx_ch[i] = it->text.channel;
+	e->tx_q[i] = it->text.quality;
+	memcpy(slot, it->text.text, it->text.len);
+	slot[it->text.len] = 0;
+	e->tx_ptr[i] = slot;
+	if (it->text.quality)
+		e->tx_any_bad = true;
+	e->ntx++;
+	return 0;
+}
+
 /* The most bytes the Batch so far can pack into. */
 static size_t encoder_wire(const rec_encoder_t *e)
 {
@@ -276,6 +327,8 @@ static size_t item_wire_max(const struct acq_item *it)
 		return WIRE_CAN_MAX + (it->can.len <= ACQ_CAN_DATA_MAX ? it->can.len : 0);
 	case ACQ_ITEM_SAMPLE:
 		return WIRE_SAMPLE_MAX;
+	case ACQ_ITEM_TEXT:
+		return WIRE_TEXT_MAX;
 	default:
 		return WIRE_EVENT_MAX;
 	}
@@ -305,6 +358,9 @@ int rec_encoder_add(rec_encoder_t *e, const struct acq_item *it)
 		break;
 	case ACQ_ITEM_EVENT:
 		r = encoder_add_event(e, it);
+		break;
+	case ACQ_ITEM_TEXT:
+		r = encoder_add_text(e, it);
 		break;
 	default:
 		r = -EINVAL;
@@ -377,6 +433,8 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->rate_hz = h->rate_hz;
 	m->state = h->state;
 	m->reopens = h->reopens;
+	m->window_alarm = h->window_alarm;
+	m->window_s = h->window_s;
 	m->clock_unsynced = h->clock_unsynced;
 	m->clock_max_error_us = h->clock_max_error_us;
 	m->clock_est_error_us = h->clock_est_error_us;
@@ -480,9 +538,9 @@ int rec_encoder_add_health(rec_encoder_t *e, const struct rec_health *h)
 
 static void encoder_reset(rec_encoder_t *e)
 {
-	e->ncan = e->nsmp = e->nev = 0;
+	e->ncan = e->nsmp = e->nev = e->ntx = 0;
 	e->can_data_len = 0;
-	e->smp_any_bad = false;
+	e->smp_any_bad = e->tx_any_bad = false;
 	e->nchannels = 0;
 	e->nhealth = 0;
 	e->has_seal = false;
@@ -541,6 +599,7 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	Railmon__V1__Samples smp = RAILMON__V1__SAMPLES__INIT;
 	Railmon__V1__Events ev = RAILMON__V1__EVENTS__INIT;
 	Railmon__V1__Seal seal = RAILMON__V1__SEAL__INIT;
+	Railmon__V1__Texts tx = RAILMON__V1__TEXTS__INIT;
 	size_t need, count;
 
 	if (!e || !ret_buf || !ret_len)
@@ -594,6 +653,15 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 		ev.detail = e->ev_detail;
 		b.events = &ev;
 	}
+	if (e->ntx) {
+		tx.n_t_delta_ns = tx.n_channel = tx.n_text = e->ntx;
+		tx.t_delta_ns = e->tx_dt;
+		tx.channel = e->tx_ch;
+		tx.text = e->tx_ptr;
+		tx.n_quality = e->tx_any_bad ? e->ntx : 0;
+		tx.quality = e->tx_q;
+		b.texts = &tx;
+	}
 	/* the dictionary's messages were filled by set_channels() */
 	b.n_channels = e->nchannels;
 	b.channels = e->nchannels ? e->ch_ptr : NULL;
@@ -623,7 +691,7 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 
 struct rec_batch {
 	Railmon__V1__Batch *msg;
-	size_t ncan, nsmp, nev;
+	size_t ncan, nsmp, nev, ntx;
 	int64_t *t;            /* absolute time of every record, in record order */
 	uint32_t *can_off;     /* offset of each frame's payload in can->data */
 };
@@ -678,6 +746,21 @@ static int batch_check_can(rec_batch_t *b)
 	return 0;
 }
 
+static int batch_check_texts(rec_batch_t *b)
+{
+	const Railmon__V1__Texts *x = b->msg->texts;
+
+	if (!x)
+		return 0;
+	b->ntx = x->n_t_delta_ns;
+	if (x->n_channel != b->ntx || x->n_text != b->ntx || (x->n_quality != 0 && x->n_quality != b->ntx))
+		return -EBADMSG;
+	for (size_t i = 0; i < b->ntx; i++)
+		if (strlen(x->text[i]) > ACQ_TEXT_MAX)
+			return -EBADMSG;
+	return 0;
+}
+
 static int batch_check_columns(rec_batch_t *b)
 {
 	const Railmon__V1__Samples *s = b->msg->samples;
@@ -702,7 +785,7 @@ static int batch_check_columns(rec_batch_t *b)
 			if (e->source[i] > 0xffff)
 				return -EBADMSG;
 	}
-	return 0;
+	return batch_check_texts(b);
 }
 
 static int batch_validate(rec_batch_t *b)
@@ -718,7 +801,7 @@ static int batch_validate(rec_batch_t *b)
 	   logs that are not the same. */
 	if (m->log_id.len != 0 && m->log_id.len != REC_LOG_ID_LEN)
 		return -EBADMSG;
-	count = (uint64_t)b->ncan + b->nsmp + b->nev;
+	count = (uint64_t)b->ncan + b->nsmp + b->nev + b->ntx;
 	if (count > UINT32_MAX || __builtin_add_overflow(m->first_seq, count, &end))
 		return -EBADMSG;
 	b->t = calloc(count ? count : 1, sizeof(int64_t));
@@ -726,7 +809,8 @@ static int batch_validate(rec_batch_t *b)
 		return -ENOMEM;
 	if ((m->can && !batch_times(m->t0_ns, m->can->t_delta_ns, b->ncan, b->t)) ||
 	    (m->samples && !batch_times(m->t0_ns, m->samples->t_delta_ns, b->nsmp, b->t + b->ncan)) ||
-	    (m->events && !batch_times(m->t0_ns, m->events->t_delta_ns, b->nev, b->t + b->ncan + b->nsmp)))
+	    (m->events && !batch_times(m->t0_ns, m->events->t_delta_ns, b->nev, b->t + b->ncan + b->nsmp)) ||
+	    (m->texts && !batch_times(m->t0_ns, m->texts->t_delta_ns, b->ntx, b->t + b->ncan + b->nsmp + b->nev)))
 		return -EBADMSG;
 	return 0;
 }
@@ -761,7 +845,7 @@ int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret)
 		return -EINVAL;
 	ret->schema_version = b->msg->schema_version;
 	ret->first_seq = b->msg->first_seq;
-	ret->count = (uint32_t)(b->ncan + b->nsmp + b->nev);
+	ret->count = (uint32_t)(b->ncan + b->nsmp + b->nev + b->ntx);
 	ret->vehicle = b->msg->vehicle;
 	ret->config_hash = b->msg->config_hash;
 	ret->boot_id = b->msg->boot_id.data;
@@ -781,7 +865,7 @@ int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret)
 	const Railmon__V1__Batch *m;
 	struct acq_item it = { 0 };
 
-	if (!b || !ret || i >= b->ncan + b->nsmp + b->nev)
+	if (!b || !ret || i >= b->ncan + b->nsmp + b->nev + b->ntx)
 		return -EINVAL;
 	m = b->msg;
 	it.t_ns = b->t[i];
@@ -801,8 +885,15 @@ int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret)
 		it.sample.channel = m->samples->channel[i];
 		it.sample.value = m->samples->value[i];
 		it.sample.quality = m->samples->n_quality ? m->samples->quality[i] : ACQ_Q_GOOD;
+	} else if ((i -= b->nsmp) >= b->nev) {
+		i -= b->nev;
+		it.kind = ACQ_ITEM_TEXT;
+		it.bus = (uint16_t)(m->texts->channel[i] >> 16);
+		it.text.channel = m->texts->channel[i];
+		it.text.quality = (uint8_t)(m->texts->n_quality ? m->texts->quality[i] : ACQ_Q_GOOD);
+		it.text.len = (uint8_t)strlen(m->texts->text[i]);
+		memcpy(it.text.text, m->texts->text[i], it.text.len);
 	} else {
-		i -= b->nsmp;
 		it.kind = ACQ_ITEM_EVENT;
 		it.bus = (uint16_t)m->events->source[i];
 		it.event.code = m->events->code[i];
@@ -864,6 +955,8 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.rate_hz = m->rate_hz;
 	snprintf(h.state, sizeof(h.state), "%s", m->state);
 	h.reopens = m->reopens;
+	h.window_alarm = m->window_alarm;
+	h.window_s = m->window_s;
 	h.clock_unsynced = m->clock_unsynced;
 	h.clock_max_error_us = m->clock_max_error_us;
 	h.clock_est_error_us = m->clock_est_error_us;

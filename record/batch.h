@@ -63,6 +63,8 @@ struct rec_health {
 	double rate_hz;
 	char state[12];       /* bus device: "up", "gone", "reopening"; "" otherwise */
 	uint64_t reopens;     /* bus device: times it came back after going away */
+	uint32_t window_alarm; /* log: enum stor_window_alarm (0 kept, 1 projected, 2 due) */
+	uint64_t window_s;    /* log: age of the oldest record kept, seconds */
 	/* the "clock" entry: the kernel's sync state (adjtimex), docs/time.md */
 	bool clock_unsynced;
 	uint64_t clock_max_error_us, clock_est_error_us;
@@ -80,7 +82,8 @@ rec_encoder_t *rec_encoder_free(rec_encoder_t *enc);
  * Queue one record.  Returns 0, -ENOBUFS when the batch is full (finish it
  * and add again): max_items records, or as many bytes as a Batch may take
  * (REC_BATCH_MAX_BYTES, a quarter of it kept for the dictionary and
- * health); -EINVAL for a bad item (unknown kind, len > 64).  The first
+ * health, or a Batch's 1,024 texts); -EINVAL for a bad item (unknown kind, len > 64,
+ * a text byte that is not printable ASCII).  The first
  * record of a Batch always goes in.
  */
 int rec_encoder_add(rec_encoder_t *enc, const struct acq_item *item);
@@ -125,7 +128,7 @@ void rec_encoder_span(const rec_encoder_t *enc, int64_t *ret_first_ns, int64_t *
 
 /*
  * Encode the queued records as one Batch numbered from first_seq (records
- * are numbered can frames first, then samples, then events), and reset.
+ * are numbered can frames first, then samples, then events, then texts), and reset.
  * *ret_buf points into the encoder and stays valid until the next call.
  * Returns the number of records encoded (>= 0) or -errno.
  */

@@ -245,12 +245,13 @@ struct rec_names rec_channels_names(const rec_channels_t *m, const struct acq_it
 	if (!it)
 		return nm;
 	nm.bus_name = rec_channels_bus_name(m, it->bus);
-	if (it->kind == ACQ_ITEM_SAMPLE)
-		c = rec_channels_find(m, it->sample.channel);
+	if (it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT)
+		c = rec_channels_find(m, it->kind == ACQ_ITEM_SAMPLE ? it->sample.channel : it->text.channel);
 	if (c) {
 		nm.channel = c->name;
 		nm.unit = c->unit;
-		nm.label = rec_channels_label(m, c->id, it->sample.value);
+		/* a text's label is its text (record/format.c) */
+		nm.label = it->kind == ACQ_ITEM_SAMPLE ? rec_channels_label(m, c->id, it->sample.value) : NULL;
 	}
 	return nm;
 }

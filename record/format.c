@@ -211,6 +211,15 @@ static void row_can(struct row *w, const struct acq_item *it)
 	row_none(w, 3);
 }
 
+/* The item's text NUL-terminated (a decoded item holds at most ACQ_TEXT_MAX). */
+static void text_copy(const struct acq_item *it, char out[ACQ_TEXT_MAX + 1])
+{
+	size_t n = it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX;
+
+	memcpy(out, it->text.text, n);
+	out[n] = 0;
+}
+
 static void row_sample(struct row *w, const struct acq_item *it, const struct rec_names *nm)
 {
 	char v[REC_DOUBLE_MAX];
@@ -222,6 +231,24 @@ static void row_sample(struct row *w, const struct acq_item *it, const struct re
 	row_num(w, rec_format_double(it->sample.value, v, sizeof(v)) > 0 ? v : NULL);
 	row_str(w, quality_name(it->sample.quality));
 	row_str(w, nm->label);
+	row_none(w, 6);
+}
+
+/* A text channel's value: the text in the label column, the value empty.
+   The schema stays one for every kind (no column only texts use), and
+   label is already the column that holds a value as text (a value-table
+   entry's), a string in CSV, JSON and InfluxDB alike. */
+static void row_text(struct row *w, const struct acq_item *it, const struct rec_names *nm)
+{
+	char text[ACQ_TEXT_MAX + 1];
+
+	text_copy(it, text);
+	row_u64(w, it->text.channel);
+	row_str(w, nm->channel);
+	row_str(w, nm->unit);
+	row_none(w, 1);
+	row_str(w, quality_name(it->text.quality));
+	row_str(w, text);
 	row_none(w, 6);
 }
 
@@ -256,6 +283,8 @@ static void row_item(struct row *w, const struct acq_item *it, const struct rec_
 		row_can(w, it);
 	else if (it->kind == ACQ_ITEM_SAMPLE)
 		row_sample(w, it, nm);
+	else if (it->kind == ACQ_ITEM_TEXT)
+		row_text(w, it, nm);
 	else
 		row_event(w, it);
 	row_end(w);
@@ -296,11 +325,12 @@ static void influx_str(FILE *out, const char *sep, const char *key, const char *
 static void influx_item(FILE *out, const struct acq_item *it, const struct rec_names *nm,
                         const struct rec_origin *o)
 {
-	static const char *const measurement[] = { "railmon_can", "railmon", "railmon_event" };
+	static const char *const measurement[] = { "railmon_can", "railmon", "railmon_event", "railmon" };
 	char num[REC_DOUBLE_MAX], bus[12];
 	const char *event = NULL;
 
-	_Static_assert(ACQ_ITEM_CAN == 0 && ACQ_ITEM_SAMPLE == 1 && ACQ_ITEM_EVENT == 2, "measurement names");
+	_Static_assert(ACQ_ITEM_CAN == 0 && ACQ_ITEM_SAMPLE == 1 && ACQ_ITEM_EVENT == 2 && ACQ_ITEM_TEXT == 3,
+	               "measurement names");
 	snprintf(bus, sizeof(bus), "%u", it->bus);
 	fputs(measurement[it->kind], out);
 	influx_tag(out, "vehicle", o->vehicle);
@@ -315,6 +345,17 @@ static void influx_item(FILE *out, const struct acq_item *it, const struct rec_n
 		fprintf(out, "quality=\"%s\"", quality_name(it->sample.quality));
 		if (nm->label)
 			influx_str(out, ",", "label", nm->label);
+	} else if (it->kind == ACQ_ITEM_TEXT) {
+		char text[ACQ_TEXT_MAX + 1];
+
+		/* a text channel's series: the text as the string field label,
+		   as in CSV and JSON lines */
+		text_copy(it, text);
+		snprintf(num, sizeof(num), "%u", it->text.channel);
+		influx_tag(out, "channel", nm->channel && *nm->channel ? nm->channel : num);
+		influx_tag(out, "unit", nm->unit);
+		fprintf(out, " quality=\"%s\"", quality_name(it->text.quality));
+		influx_str(out, ",", "label", text);
 	} else if (it->kind == ACQ_ITEM_CAN) {
 		char data[2 * ACQ_CAN_DATA_MAX + 1], flags[REC_CAN_FLAGS_MAX];
 

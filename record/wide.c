@@ -22,6 +22,8 @@ struct rec_wide {
 	size_t n;
 	struct wide_col *by_id;  /* sorted by channel id */
 	double *value;           /* per header column */
+	char (*text)[ACQ_TEXT_MAX + 1]; /* per column: a text channel's text ... */
+	bool *is_text;           /* ... when its last record was a text */
 	int64_t *t;              /* time of value[i]; INT64_MIN: none */
 	int64_t period_ns, max_age_ns;
 	int64_t row_t;           /* per timestamp: the pending row's time */
@@ -84,11 +86,13 @@ int rec_wide_new(FILE *out, const struct rec_wide_column *cols, size_t n, int64_
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->by_id = calloc(n, sizeof(*w->by_id))) || !(w->value = calloc(n, sizeof(double))) ||
+	    !(w->text = calloc(n, sizeof(*w->text))) || !(w->is_text = calloc(n, sizeof(bool))) ||
 	    !(w->t = calloc(n, sizeof(int64_t)))) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	*w = (struct rec_wide){ .out = out, .n = n, .by_id = w->by_id, .value = w->value, .t = w->t,
+	                        .text = w->text, .is_text = w->is_text,
 	                        .period_ns = period_ns, .max_age_ns = max_age_ns };
 	for (size_t i = 0; i < n; i++) {
 		w->by_id[i] = (struct wide_col){ cols[i].channel, i };
@@ -109,6 +113,8 @@ fail:
 	if (w) {
 		free(w->by_id);
 		free(w->value);
+		free(w->text);
+		free(w->is_text);
 		free(w->t);
 		free(w);
 	}
@@ -125,7 +131,9 @@ static void write_row(rec_wide_t *w, int64_t t, bool raster)
 		bool held = raster ? w->t[i] != INT64_MIN && t - w->t[i] <= w->max_age_ns : w->t[i] == t;
 
 		fputc(',', w->out);
-		if (held && rec_format_double(w->value[i], v, sizeof(v)) > 0)
+		if (held && w->is_text[i])
+			basic_csv_field(w->out, w->text[i]); /* a text channel's text, quoted as CSV needs */
+		else if (held && rec_format_double(w->value[i], v, sizeof(v)) > 0)
 			fputs(v, w->out);
 	}
 	fputc('\n', w->out);
@@ -136,7 +144,7 @@ static void write_row(rec_wide_t *w, int64_t t, bool raster)
 static bool any_held(const rec_wide_t *w, int64_t t)
 {
 	for (size_t i = 0; i < w->n; i++)
-		if (w->t[i] != INT64_MIN && t - w->t[i] <= w->max_age_ns && isfinite(w->value[i]))
+		if (w->t[i] != INT64_MIN && t - w->t[i] <= w->max_age_ns && (w->is_text[i] || isfinite(w->value[i])))
 			return true;
 	return false;
 }
@@ -173,9 +181,9 @@ int rec_wide_add(rec_wide_t *w, const struct acq_item *it)
 
 	if (!w || !it)
 		return -EINVAL;
-	if (it->kind != ACQ_ITEM_SAMPLE)
+	if (it->kind != ACQ_ITEM_SAMPLE && it->kind != ACQ_ITEM_TEXT)
 		return 0;
-	key.channel = it->sample.channel;
+	key.channel = it->kind == ACQ_ITEM_SAMPLE ? it->sample.channel : it->text.channel;
 	c = bsearch(&key, w->by_id, w->n, sizeof(*c), col_cmp);
 	if (!c)
 		return 0;
@@ -192,8 +200,16 @@ int rec_wide_add(rec_wide_t *w, const struct acq_item *it)
 	}
 	w->pending = true;
 	w->row_t = it->t_ns;
-	/* an invalid value clears the column rather than holding the last one */
-	w->value[i] = isfinite(it->sample.value) ? it->sample.value : NAN;
+	w->is_text[i] = it->kind == ACQ_ITEM_TEXT;
+	if (w->is_text[i]) {
+		size_t len = it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX;
+
+		memcpy(w->text[i], it->text.text, len);
+		w->text[i][len] = 0;
+	} else {
+		/* an invalid value clears the column rather than holding the last one */
+		w->value[i] = isfinite(it->sample.value) ? it->sample.value : NAN;
+	}
 	w->t[i] = it->t_ns;
 	return ferror(w->out) ? -EIO : 0;
 }
@@ -216,6 +232,8 @@ rec_wide_t *rec_wide_free(rec_wide_t *w)
 	if (w) {
 		free(w->by_id);
 		free(w->value);
+		free(w->text);
+		free(w->is_text);
 		free(w->t);
 		free(w);
 	}

@@ -14,7 +14,9 @@
  * max_age; older than that it is empty, never invented.  A raster point at
  * which every column is empty (a gap in the whole log) gets no row.
  * Values are written as format.h writes them (shortest round trip); an
- * invalid (non-finite) value is empty.  Not thread-safe.
+ * invalid (non-finite) value is empty.  A text channel's cell holds its
+ * text (a CSV field, quoted when it needs it), held on the raster like a
+ * value.  Not thread-safe.
  */
 #pragma once
 
@@ -45,8 +47,8 @@ int rec_wide_new(FILE *out, const struct rec_wide_column *cols, size_t n, int64_
    NULL is fine; returns NULL. */
 rec_wide_t *rec_wide_free(rec_wide_t *w);
 
-/* Take one record: samples of the table's channels count, the rest are
-   ignored.  Rows before it are written.  0, -EINVAL, -EIO. */
+/* Take one record: samples and texts of the table's channels count, the
+   rest are ignored.  Rows before it are written.  0, -EINVAL, -EIO. */
 int rec_wide_add(rec_wide_t *w, const struct acq_item *it);
 
 /* Write what is pending now (end of input).  0 or -EIO. */

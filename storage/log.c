@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,8 +37,12 @@ struct stor_log {
 	uint8_t log_id[STOR_LOG_ID_BYTES]; /* in every segment header (see log_id_load) */
 	uint64_t segment_bytes;
 	uint32_t sync_window_ms;
-	uint64_t retention_bytes, retention_age_s;
+	uint64_t retention_bytes, retention_age_s, retention_min_age_s;
 	const struct stor_dev_ops *ops;
+	const struct stor_clock *clock; /* NULL: the system's */
+	struct stor_holds *holds;       /* the holds file as last read */
+	struct stat holds_st;           /* its identity then (st_ino 0: none) */
+	uint32_t window_level;          /* enum stor_window_alarm of the last pass */
 	int dirfd;
 
 	struct seg_info *segs; /* oldest first; the active segment is the last */
@@ -62,6 +67,11 @@ struct stor_log {
 	struct stor_events ev;
 };
 
+
+static int64_t now_ns(const stor_log_t *log, clockid_t clk)
+{
+	return log->clock ? log->clock->now(log->clock->ctx, clk) : basic_now_ns(clk);
+}
 
 static int note(stor_log_t *log, int r)
 {
@@ -129,50 +139,21 @@ static uint64_t seg_end_seq(const stor_log_t *log, size_t i)
 /* t_last of a closed segment from its seal, else the file's mtime. */
 static int64_t seg_t_last(stor_log_t *log, size_t i)
 {
-	char name[STOR_SEG_NAME_LEN];
-	uint8_t tail[SEAL_BYTES];
-	struct stor_cursor c;
-	struct stor_frame f;
-	struct stat st = {0};
-	int64_t t = INT64_MIN;
-	uint64_t size;
-	uint32_t type;
-	int fd;
-
-	if (log->segs[i].t_last_ns != INT64_MIN)
-		return log->segs[i].t_last_ns;
-	seg_name(name, log->segs[i].first_seq);
-	/* Never blocks (a FIFO in its place) and reads regular files only. */
-	fd = stor_seg_open(log->ops, log->dirfd, name, O_RDONLY, &size, &type);
-	if (fd < 0)
-		return INT64_MIN;
-	if (fstat(fd, &st) == 0 && stor_cursor_init(&c, log->ops, fd, (uint64_t)st.st_size) == 0) {
-		/* The seal is the last frame of a closed segment. */
-		if ((uint64_t)st.st_size >= c.off + SEAL_BYTES &&
-		    log->ops->pread(log->ops->ctx, fd, tail, SEAL_BYTES,
-				    st.st_size - SEAL_BYTES) == SEAL_BYTES &&
-		    stor_frame_peek(tail, &f) == 0 && (f.flags & STOR_FRAME_SEAL) &&
-		    stor_frame_crc_ok(c.hdr.salt, tail, &f))
-			t = f.t_last_ns;
-		stor_cursor_done(&c);
-	}
-	if (t == INT64_MIN)
-		t = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-	log->ops->close(log->ops->ctx, fd);
-	log->segs[i].t_last_ns = t;
-	return t;
+	if (log->segs[i].t_last_ns == INT64_MIN)
+		log->segs[i].t_last_ns = stor_seg_t_last(log->ops, log->dirfd, log->segs[i].first_seq);
+	return log->segs[i].t_last_ns;
 }
 
 /*
- * Retire the oldest segment: recycled as the spare when asked and there is
- * none yet (its blocks are already written: overwriting them makes
- * fdatasync cheaper than converting fresh fallocate'd extents), else
- * unlinked.
+ * Retire segment i (the oldest unless holds keep older ones): recycled as
+ * the spare when asked and there is none yet (its blocks are already
+ * written: overwriting them makes fdatasync cheaper than converting fresh
+ * fallocate'd extents), else unlinked.
  */
-static void delete_oldest(stor_log_t *log, bool recycle)
+static void delete_seg(stor_log_t *log, size_t i, bool recycle)
 {
 	char name[STOR_SEG_NAME_LEN];
-	uint64_t first = log->segs[0].first_seq, end = seg_end_seq(log, 0), unfwd = 0;
+	uint64_t first = log->segs[i].first_seq, end = seg_end_seq(log, i), unfwd = 0;
 	int r;
 
 	seg_name(name, first);
@@ -188,13 +169,20 @@ static void delete_oldest(stor_log_t *log, bool recycle)
 	/* Make the delete durable before its space is counted on. */
 	note(log, log->ops->dirsync(log->ops->ctx, log->dirfd));
 	if (recycle && r == 0)
-		log->spare_bytes = log->segs[0].bytes ? log->segs[0].bytes : 1;
+		log->spare_bytes = log->segs[i].bytes ? log->segs[i].bytes : 1;
 	if (end > log->forwarded_seq)
 		unfwd = end - (first > log->forwarded_seq ? first : log->forwarded_seq);
 	log->stats.retention_deleted += end - first;
 	log->stats.retention_unforwarded += unfwd;
 	log->ev.retention_unforwarded += unfwd;
-	memmove(log->segs, log->segs + 1, (log->nsegs - 1) * sizeof(*log->segs));
+	if (i > 0) {
+		/* deleted while an older, held segment stays */
+		log->stats.retention_past_held++;
+		log->ev.past_held++;
+	}
+	/* For seg_held() the segment after it now starts where this one
+	   started: earlier, so whatever held it still does. */
+	memmove(log->segs + i, log->segs + i + 1, (log->nsegs - i - 1) * sizeof(*log->segs));
 	log->nsegs--;
 }
 
@@ -213,34 +201,194 @@ static uint64_t disk_bytes(const stor_log_t *log)
 /* The active segment (if any) is the last one and is never deleted. */
 static size_t deletable(const stor_log_t *log)
 {
-	return log->fd >= 0 ? log->nsegs - 1 : log->nsegs;
+	/* (while a segment is being created the fd may come before its entry) */
+	return log->fd >= 0 && log->nsegs ? log->nsegs - 1 : log->nsegs;
+}
+
+/* Does a hold keep segment i?  Its span starts where the one before it
+   ended (the oldest: unknown, so any hold reaching back to its end). */
+static bool seg_held(stor_log_t *log, size_t i)
+{
+	int64_t start = i ? seg_t_last(log, i - 1) : INT64_MIN, last = seg_t_last(log, i);
+
+	for (size_t k = 0; k < log->holds->n; k++)
+		if (stor_hold_covers(&log->holds->h[k], start, last))
+			return true;
+	return false;
+}
+
+static void hold_fault(stor_log_t *log, int r, unsigned line)
+{
+	if (r < 0 && log->stats.hold_error != r) {
+		log->ev.hold_error = r;
+		log->ev.hold_error_line = line;
+	}
+	log->stats.hold_error = r;
+	log->stats.hold_error_line = line;
+}
+
+/*
+ * Read the holds file again if it changed (a trigger added a hold, `hold
+ * release` removed one: it is replaced by rename, so its inode changes),
+ * and end the holds whose period is over.  While the file cannot be read
+ * the last good copy is not trusted either: retention deletes nothing
+ * (see retention()).
+ */
+static void holds_refresh(stor_log_t *log, int64_t now)
+{
+	struct stat st = { 0 };
+	unsigned line = 0;
+	size_t expired = 0;
+	int r;
+
+	if (fstatat(log->dirfd, STOR_HOLDS_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT) {
+		hold_fault(log, -errno, 0);
+		return;
+	}
+	if (st.st_ino != log->holds_st.st_ino || st.st_size != log->holds_st.st_size ||
+	    st.st_mtim.tv_sec != log->holds_st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != log->holds_st.st_mtim.tv_nsec || log->stats.hold_error) {
+		r = stor_holds_read(log->dir, log->holds, &line);
+		hold_fault(log, r, line);
+		if (r < 0)
+			return;
+		log->holds_st = st;
+	}
+	for (size_t k = 0; k < log->holds->n; k++)
+		if (log->holds->h[k].expiry_ns && log->holds->h[k].expiry_ns <= now)
+			expired++;
+	if (!expired)
+		return;
+	r = stor_holds_expire(log->dir, now, &expired, &line);
+	if (r == 0) {
+		log->ev.holds_expired += expired;
+		log->holds_st.st_ino = 0; /* read it again at the next pass */
+		r = stor_holds_read(log->dir, log->holds, &line);
+	}
+	hold_fault(log, r, line);
+}
+
+/* Held segments and bytes, and the age of the oldest record kept. */
+static void held_stats(stor_log_t *log, int64_t now)
+{
+	log->stats.held_segments = log->stats.held_bytes = 0;
+	for (size_t i = 0; i < deletable(log); i++) {
+		if (seg_held(log, i)) {
+			log->stats.held_segments++;
+			log->stats.held_bytes += log->segs[i].bytes;
+		}
+	}
+	log->stats.holds = (uint32_t)log->holds->n;
+	log->stats.window_ns = log->nsegs > 1 && seg_t_last(log, 0) != INT64_MIN ? now - seg_t_last(log, 0) : 0;
+}
+
+/* What the floor needs at the rate of the newest closed segments on disk
+   (up to 8: the rate now, not the day's average; their bytes over the
+   time they span), with the active segment and the spare; 0 while fewer
+   than three closed segments tell a rate. */
+static uint64_t window_need(stor_log_t *log)
+{
+	size_t k = deletable(log), lo = k > 9 ? k - 8 : 1;
+	uint64_t bytes = 0;
+	int64_t span;
+
+	if (!log->retention_min_age_s || k < 3)
+		return 0;
+	span = seg_t_last(log, k - 1) - seg_t_last(log, lo - 1);
+	if (span <= 0)
+		return 0;
+	for (size_t i = lo; i < k; i++)
+		bytes += log->segs[i].bytes;
+	return (uint64_t)((double)bytes * (double)log->retention_min_age_s * 1e9 / (double)span) +
+	       2 * log->segment_bytes;
+}
+
+/* The budget the floor must fit in: retention_size, else the disk. */
+static uint64_t window_budget(stor_log_t *log)
+{
+	struct statvfs v;
+
+	if (log->retention_bytes)
+		return log->retention_bytes;
+	if (fstatvfs(log->dirfd, &v) < 0)
+		return UINT64_MAX;
+	return (uint64_t)v.f_bavail * v.f_frsize + disk_bytes(log);
+}
+
+/* Raise an alarm once when it appears or gets worse (not every pass). */
+static void window_alarm(stor_log_t *log, uint32_t level, uint64_t need)
+{
+	if (level > log->window_level) {
+		if (level > log->ev.window_alarm)
+			log->ev.window_alarm = level;
+		log->ev.window_need_bytes = need;
+	}
+	log->window_level = level;
+	log->stats.window_alarm = level;
+	log->stats.window_need_bytes = need;
+}
+
+/*
+ * The segment retention may delete next: the oldest one no hold keeps and
+ * no floor protects (deletable() if none).  *ret_young: the oldest unheld
+ * one was younger than the floor.
+ */
+static size_t victim(stor_log_t *log, int64_t young, bool *ret_young)
+{
+	*ret_young = false;
+	for (size_t i = 0; i < deletable(log); i++) {
+		if (seg_held(log, i))
+			continue;
+		if (log->retention_min_age_s && seg_t_last(log, i) >= young) {
+			*ret_young = true;
+			return deletable(log);
+		}
+		return i;
+	}
+	return deletable(log);
 }
 
 static void retention(stor_log_t *log)
 {
-	int64_t cutoff = basic_now_ns(CLOCK_REALTIME) - (int64_t)log->retention_age_s * 1000000000LL;
+	int64_t now = now_ns(log, CLOCK_REALTIME);
+	int64_t cutoff = now - (int64_t)log->retention_age_s * 1000000000LL;
+	int64_t young = now - (int64_t)log->retention_min_age_s * 1000000000LL;
+	uint32_t level = STOR_WINDOW_OK;
+	uint64_t need;
 
-	log->last_retention_ns = basic_now_ns(CLOCK_MONOTONIC);
-	while (deletable(log) > 0) {
+	log->last_retention_ns = now_ns(log, CLOCK_MONOTONIC);
+	holds_refresh(log, now);
+	/* A holds file we cannot read may name any segment: keep them all
+	   until it is readable again (the fault is an event). */
+	while (!log->stats.hold_error) {
 		bool over = log->retention_bytes && disk_bytes(log) > log->retention_bytes;
-		bool old = log->retention_age_s && seg_t_last(log, 0) < cutoff;
-		size_t n = log->nsegs;
+		bool is_young;
+		size_t i = victim(log, young, &is_young), n = log->nsegs;
 
-		if (!over && !old)
+		if (over && is_young)
+			level = STOR_WINDOW_DUE;
+		if (i == deletable(log) || (!over && !(log->retention_age_s && seg_t_last(log, i) < cutoff)))
 			break;
 		/* The spare stays within the byte budget: with it the log
 		   keeps one segment less. */
-		delete_oldest(log, true);
+		delete_seg(log, i, true);
 		if (log->nsegs == n)
 			break; /* unlink failed: do not spin */
 	}
+	need = window_need(log);
+	if (level == STOR_WINDOW_OK && need > window_budget(log))
+		level = STOR_WINDOW_PROJECTED;
+	window_alarm(log, level, need);
+	held_stats(log, now);
 }
 
-/* ENOSPC: free the spare, else the oldest segment if it was forwarded.
-   1 if something was freed. */
+/* ENOSPC: free the spare, else the oldest segment that was forwarded, no
+   hold keeps and the floor allows.  1 if something was freed. */
 static int free_forwarded(stor_log_t *log)
 {
-	size_t n = log->nsegs;
+	int64_t young = now_ns(log, CLOCK_REALTIME) - (int64_t)log->retention_min_age_s * 1000000000LL;
+	size_t n = log->nsegs, i;
+	bool is_young;
 
 	if (log->spare_bytes) {
 		if (log->ops->unlink(log->ops->ctx, log->dirfd, SPARE_NAME) < 0)
@@ -249,9 +397,14 @@ static int free_forwarded(stor_log_t *log)
 		log->spare_bytes = 0;
 		return 1;
 	}
-	if (deletable(log) == 0 || seg_end_seq(log, 0) > log->forwarded_seq)
+	if (log->stats.hold_error)
 		return 0;
-	delete_oldest(log, false);
+	i = victim(log, young, &is_young);
+	if (is_young)
+		window_alarm(log, STOR_WINDOW_DUE, window_need(log));
+	if (i == deletable(log) || seg_end_seq(log, i) > log->forwarded_seq)
+		return 0;
+	delete_seg(log, i, false);
 	return log->nsegs < n;
 }
 
@@ -313,7 +466,7 @@ static int seg_write_header(stor_log_t *log, uint64_t first_seq)
 	struct stor_seg_hdr h = {
 		.first_seq = first_seq,
 		.config_hash = log->config_hash,
-		.created_ns = basic_now_ns(CLOCK_REALTIME),
+		.created_ns = now_ns(log, CLOCK_REALTIME),
 	};
 	uint8_t buf[STOR_HDR_BYTES];
 	size_t done;
@@ -636,6 +789,11 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	log->sync_window_ms = cfg->sync_window_ms;
 	log->retention_bytes = cfg->retention_bytes;
 	log->retention_age_s = cfg->retention_age_s;
+	log->retention_min_age_s = cfg->retention_min_age_s;
+	log->clock = cfg->clock;
+	log->holds = calloc(1, sizeof(*log->holds));
+	if (!log->holds)
+		return -ENOMEM;
 	log->forwarded_seq = cfg->forwarded_seq;
 	log->ops = cfg->ops ? cfg->ops : stor_dev_posix_ops();
 	if (mkdir(cfg->dir, 0755) < 0 && errno != EEXIST)
@@ -906,6 +1064,14 @@ int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log)
 	if (log->next_seq == 0)
 		log->next_seq = 1;
 	log->confirmed_seq = log->next_seq;
+	/* A damaged holds file is an error at start, never "no holds": the
+	   caller names it (stor_holds_read() gives the line). */
+	holds_refresh(log, now_ns(log, CLOCK_REALTIME));
+	if (log->stats.hold_error) {
+		r = log->stats.hold_error;
+		stor_log_free(log);
+		return r;
+	}
 	log_id_load(log, &derived);
 	if (derived)
 		(void)ensure_segment(log);
@@ -928,6 +1094,7 @@ stor_log_t *stor_log_free(stor_log_t *log)
 	if (log->dirfd >= 0)
 		close(log->dirfd);
 	free(log->segs);
+	free(log->holds);
 	free(log->buf);
 	free(log->dir);
 	free(log);
@@ -1021,7 +1188,7 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 	if (log->sync_window_ms == 0)
 		return sync_now(log);
 	if (!log->unsynced_since_ns)
-		log->unsynced_since_ns = basic_now_ns(CLOCK_MONOTONIC);
+		log->unsynced_since_ns = now_ns(log, CLOCK_MONOTONIC);
 	return 0;
 }
 
@@ -1048,11 +1215,12 @@ int stor_log_tick(stor_log_t *log)
 
 	if (!log)
 		return -EINVAL;
-	now = basic_now_ns(CLOCK_MONOTONIC);
+	now = now_ns(log, CLOCK_MONOTONIC);
 	if (log->unsynced_since_ns &&
 	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
 		r = after_sync(log, sync_now(log));
-	if (log->retention_age_s && now - log->last_retention_ns >= 1000 * NS_PER_MS)
+	if ((log->retention_age_s || log->holds->n || log->retention_min_age_s) &&
+	    now - log->last_retention_ns >= 1000 * NS_PER_MS)
 		retention(log);
 	return r;
 }
@@ -1109,7 +1277,8 @@ int stor_log_take_events(stor_log_t *log, struct stor_events *ret_events)
 	*ret_events = e;
 	return e.lost_unsynced || e.dropped_nospace || e.dropped_other ||
 	       e.retention_unforwarded || e.segments_abandoned || e.recovered_damage ||
-	       e.recovered_truncated_bytes || e.last_error;
+	       e.recovered_truncated_bytes || e.last_error || e.window_alarm || e.past_held ||
+	       e.holds_expired || e.hold_error;
 }
 
 /* Records [next_seq, seq) will never come (a ground log that joined late or

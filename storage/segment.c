@@ -290,6 +290,22 @@ int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n)
 	return 0;
 }
 
+bool stor_dir_holds_log(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	while (d && !found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		found = n > 4 && !strcmp(de->d_name + n - 4, ".seg");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int stor_seg_open(const struct stor_dev_ops *ops, int dirfd, const char *name, int flags,
 		  uint64_t *ret_size, uint32_t *ret_type)
 {
@@ -518,4 +534,37 @@ int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint
 	*ret_f = f;
 	*ret_payload = p + STOR_FRAME_HDR_BYTES;
 	return 1;
+}
+
+int64_t stor_seg_t_last(const struct stor_dev_ops *ops, int dirfd, uint64_t first_seq)
+{
+	char name[STOR_SEG_NAME_LEN];
+	uint8_t tail[STOR_FRAME_HDR_BYTES];
+	struct stor_cursor c;
+	struct stor_frame f;
+	struct stat st = {0};
+	int64_t t = INT64_MIN;
+	uint64_t size;
+	uint32_t type;
+	int fd;
+
+	stor_seg_name(name, first_seq);
+	/* Never blocks (a FIFO in its place) and reads regular files only. */
+	fd = stor_seg_open(ops, dirfd, name, O_RDONLY, &size, &type);
+	if (fd < 0)
+		return INT64_MIN;
+	if (fstat(fd, &st) == 0 && stor_cursor_init(&c, ops, fd, (uint64_t)st.st_size) == 0) {
+		/* The seal is the last frame of a closed segment. */
+		if ((uint64_t)st.st_size >= c.off + STOR_FRAME_HDR_BYTES &&
+		    ops->pread(ops->ctx, fd, tail, STOR_FRAME_HDR_BYTES,
+			       st.st_size - STOR_FRAME_HDR_BYTES) == STOR_FRAME_HDR_BYTES &&
+		    stor_frame_peek(tail, &f) == 0 && (f.flags & STOR_FRAME_SEAL) &&
+		    stor_frame_crc_ok(c.hdr.salt, tail, &f))
+			t = f.t_last_ns;
+		stor_cursor_done(&c);
+	}
+	if (t == INT64_MIN)
+		t = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	ops->close(ops->ctx, fd);
+	return t;
 }

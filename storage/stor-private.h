@@ -97,6 +97,19 @@ int stor_seg_list(int dirfd, uint64_t **ret_seqs, size_t *ret_n);
 int stor_seg_open(const struct stor_dev_ops *ops, int dirfd, const char *name, int flags,
 		  uint64_t *ret_size, uint32_t *ret_type);
 
+/* The time of the last record of a closed segment, from its seal frame;
+   without one (abandoned, or the active segment) the file's mtime;
+   INT64_MIN if it cannot be opened. */
+int64_t stor_seg_t_last(const struct stor_dev_ops *ops, int dirfd, uint64_t first_seq);
+
+/* Is a segment whose records span [start_ns, last_ns] held by h at all?
+   (The start is the end of the segment before it: INT64_MIN for the
+   oldest, which keeps it whenever its end is inside or after from_ns.) */
+static inline bool stor_hold_covers(const struct stor_hold *h, int64_t start_ns, int64_t last_ns)
+{
+	return last_ns >= h->from_ns && start_ns <= h->to_ns;
+}
+
 /*
  * A cursor walks the frames of one segment file through the ops table.
  * It checks every frame (CRC keyed by the segment salt, sequence chain)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /*
  * All file I/O goes through these, so tests can inject EIO, ENOSPC, short
@@ -42,6 +43,12 @@
  *             to wait for; promises nothing.  May be NULL.
  *   close     releases the fd even when it fails (never retried).
  */
+/* An injectable clock: now(ctx, CLOCK_REALTIME or CLOCK_MONOTONIC) in ns. */
+struct stor_clock {
+	int64_t (*now)(void *ctx, clockid_t clk);
+	void *ctx;
+};
+
 struct stor_dev_ops {
 	int (*open)(void *ctx, int dirfd, const char *name, int flags, mode_t mode);
 	ssize_t (*pread)(void *ctx, int fd, void *buf, size_t len, off_t off);
@@ -78,6 +85,14 @@ struct stor_log_cfg {
 					a ground log joining a vehicle at seq 5e9 has no
 					gap to mark before it; 0 = 1 */
 	const struct stor_dev_ops *ops; /* NULL = posix */
+	uint64_t retention_min_age_s; /* retention never deletes a segment with a
+					record younger than this (the window a
+					recorder guarantees: 49 CFR 229.135 asks 48 h);
+					0 = no floor */
+	const struct stor_clock *clock; /* NULL = the system clocks; else the
+					   retention pass, segment times and the sync
+					   window read these (tests run days of
+					   data in seconds); must outlive the log */
 };
 
 /* The header of one stored record (one Batch). */
@@ -182,6 +197,19 @@ struct stor_stats {
 	uint64_t recovered_truncated_bytes; /* torn tail cut at open */
 	uint64_t retention_deleted;         /* records removed by retention */
 	uint64_t retention_unforwarded;     /* of those, never forwarded */
+	uint64_t retention_past_held;       /* segments retention deleted while an
+					       older, held one was kept */
+	uint64_t held_segments;             /* segments a hold keeps now */
+	uint64_t held_bytes;
+	uint32_t holds;                     /* holds in force (last pass) */
+	int64_t window_ns;                  /* age of the oldest record kept
+					       (its segment's end), 0: none */
+	uint64_t window_need_bytes;         /* bytes retention_min_age needs at the
+					       rate of the segments on disk, 0:
+					       not known yet (fewer than 3) */
+	uint32_t window_alarm;              /* enum stor_window_alarm, last pass */
+	int hold_error;                     /* -errno reading the holds file, 0 */
+	unsigned hold_error_line;           /* its line for -EBADMSG */
 	int last_error;          /* -errno of the last failure, 0 if none */
 };
 
@@ -203,7 +231,30 @@ struct stor_events {
 	uint64_t segments_abandoned;    /* segments closed after an I/O error */
 	uint64_t recovered_damage;      /* damaged spots found in the last segment at open */
 	uint64_t recovered_truncated_bytes;
+	uint32_t window_alarm;          /* a pass raised enum stor_window_alarm
+					   (the highest since the last take) */
+	uint64_t window_need_bytes;     /* with it: bytes the window needs */
+	uint64_t past_held;             /* segments deleted past a held one */
+	uint64_t holds_expired;         /* holds whose period ended */
+	int hold_error;                 /* the holds file became unreadable: -errno */
+	unsigned hold_error_line;
 	int last_error;                 /* -errno of the last failure, 0 if none */
+};
+
+/*
+ * Whether retention can keep retention_min_age (stor_stats.window_alarm).
+ * Retention never deletes a segment younger than the floor: when the
+ * budget (or a full disk) would need one, it deletes nothing and raises
+ * STOR_WINDOW_DUE; new records are then refused when the disk fills,
+ * and counted.  STOR_WINDOW_PROJECTED comes first, while there is still
+ * room: the bytes on disk over the time they span, times the floor, are
+ * more than the budget.
+ */
+enum stor_window_alarm {
+	STOR_WINDOW_OK = 0,
+	STOR_WINDOW_PROJECTED = 1, /* at this rate the window will not fit */
+	STOR_WINDOW_DUE = 2,       /* young data would have to go now: kept */
+	STOR_WINDOW_MAX
 };
 
 /*
@@ -219,6 +270,10 @@ struct stor_space {
 	uint64_t log_bytes;  /* allocated to the log's own files now (segments,
 				spare): what retention and a full disk can free */
 };
+
+/* Whether dir holds a log already: a file named *.seg in it (a misnamed
+   segment too).  false when dir cannot be read. */
+bool stor_dir_holds_log(const char *dir);
 
 /*
  * statvfs of dir, or of its nearest existing parent when it does not exist
@@ -351,3 +406,73 @@ struct stor_fault {
    it cost.  Ranges below a pending seek_seq() target are left out.  Returns 0,
    -EINVAL on NULL, -ENOENT if there was none. */
 int stor_reader_fault(const stor_reader_t *r, struct stor_fault *ret_fault);
+
+/*
+ * Holds: time windows around an incident that retention keeps, persisted
+ * in the file STOR_HOLDS_NAME in the log directory (storage/DESIGN.md
+ * "Holds").  A segment is held when its time span [the end of the segment
+ * before it, its own end] meets a hold's [from_ns, to_ns]; retention deletes
+ * the oldest unheld segments first and counts what it deleted past a held
+ * one.  A hold ends with stor_hold_release() or at expiry_ns (the log's
+ * retention pass removes it).  A damaged file is never taken for "no
+ * holds": the log deletes nothing while it cannot read it.
+ */
+#define STOR_HOLDS_NAME "holds"
+#define STOR_HOLDS_MAX 256
+#define STOR_HOLD_TRIGGER_MAX 63
+
+struct stor_hold {
+	uint32_t id;          /* 1, 2, ...: never reused in one log directory */
+	char trigger[STOR_HOLD_TRIGGER_MAX + 1]; /* [A-Za-z0-9_.-], what made it */
+	int64_t t_ns;         /* when it fired (record time) */
+	int64_t from_ns;      /* held window: t - pre */
+	int64_t to_ns;        /* t + post */
+	int64_t created_ns;   /* wall time it was made */
+	int64_t expiry_ns;    /* wall time it ends by itself, 0 = until released */
+};
+
+struct stor_holds {
+	size_t n;
+	uint32_t next_id;
+	struct stor_hold h[STOR_HOLDS_MAX];
+};
+
+/* A trigger name a hold may carry.  false on NULL. */
+bool stor_hold_name_ok(const char *name);
+
+/*
+ * Read the holds file of dir (none: no holds).  0; -EBADMSG with the
+ * 1-based line of the first bad one in *ret_line (a bad CRC: the crc
+ * line); -EFBIG; -EINVAL; -errno.  Never changes anything.
+ */
+int stor_holds_read(const char *dir, struct stor_holds *ret, unsigned *ret_line);
+
+/*
+ * Add a hold (its id is chosen here: *ret_id), crash-safely (write a
+ * temporary file, fsync, rename, fsync the directory), under flock() of
+ * dir.  0; -EINVAL (bad name, from > to); -ENOSPC (STOR_HOLDS_MAX holds);
+ * -EBADMSG (the file is damaged: nothing written); -errno.
+ */
+int stor_hold_add(const char *dir, const struct stor_hold *hold, uint32_t *ret_id);
+
+/* Release hold id.  0, -ENOENT (no such hold), -EBADMSG (*ret_line, may be
+   NULL), -EINVAL, -errno. */
+int stor_hold_release(const char *dir, uint32_t id, unsigned *ret_line);
+
+/* Remove the holds whose expiry_ns <= now_ns; their number in *ret_n (may
+   be NULL).  0, -EBADMSG, -errno. */
+int stor_holds_expire(const char *dir, int64_t now_ns, size_t *ret_n, unsigned *ret_line);
+
+/* What a hold keeps of the log on disk now (stor_hold_extent()). */
+struct stor_hold_extent {
+	uint64_t first_seq, end_seq; /* records [first_seq, end_seq), 0 0: none */
+	uint32_t segments;
+	uint64_t bytes;
+};
+
+/*
+ * The segments of the log in dir that each hold of holds keeps, by the
+ * rule retention uses: ret[i] for holds->h[i] (ret has holds->n entries).
+ * 0, -EINVAL, -errno.
+ */
+int stor_hold_extents(const char *dir, const struct stor_holds *holds, struct stor_hold_extent *ret);

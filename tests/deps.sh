@@ -11,7 +11,12 @@ BUILD=(
 	libinih-dev libmosquitto-dev zlib1g-dev
 	libsodium-dev # evidence: BLAKE2b hash chain, Ed25519 Seals (evidence/)
 	libpq-dev # the ground station's PostgreSQL client (ground/db.c)
+	libmicrohttpd-dev # railmon serve's HTTP server (web/server.c)
+	nodejs # npm ci of the dashboard's uPlot at build time (web/npm-ci.sh)
 )
+# Debian's nodejs comes without npm (a package of its own); NodeSource's
+# nodejs carries it, and Debian's npm would not install beside that one.
+command -v npm >/dev/null 2>&1 || BUILD+=(npm)
 PKGS=(
 	"${BUILD[@]}"
 	# sanitizers and fuzzing
@@ -22,6 +27,7 @@ PKGS=(
 	python3 python3-pymodbus python3-serial-asyncio python3-protobuf protobuf-compiler python3-paho-mqtt python3-can
 	openssl
 	python3-pandas # a consumer's load of `export --wide` (tests/board/test-export.py)
+	chromium # the dashboard in a real headless browser (tests/web, driven by puppeteer-core from npm)
 	influxdb # --format influx into a real InfluxDB 1.x (tests/uplink/test-influx.py)
 	# a real PostgreSQL 15: the ground tests (tests/ground/pg.py) and the
 	# README's \copy ... FROM PROGRAM recipe (tests/board/test-postgres-recipe.sh)
@@ -53,6 +59,12 @@ done
 # the armhf stage runs with UBSan: its runtime where the target's loader looks
 # (crossbuild-essential puts one only under /usr/arm-linux-gnueabihf)
 PKGS+=(libubsan1:armhf)
+# The package and what `meson install` installs (tests/install/, run-all.sh's
+# stage 'package'): help2man makes the man pages from the help texts, man-db
+# renders them for the check, bash-completion runs the completion under
+# test; debhelper (dh with its meson build system), fakeroot and lintian
+# build and check the .deb; dpkg-dev is dpkg-buildpackage.
+PKGS+=(help2man man-db bash-completion debhelper fakeroot lintian dpkg-dev)
 if [ "${1:-}" = --build ]; then
 	PKGS=("${BUILD[@]}") # the demo builds for this machine only
 else

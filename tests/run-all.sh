@@ -14,6 +14,11 @@
 #      traps misaligned accesses as well as qemu's LDRD/LDM checks do);
 #   6. cross-log: a log written on each target is exported byte-identically
 #      on every other one (tests/cross/test-cross-log.sh).
+#   7. package: the Debian package (debian/) built with dpkg-buildpackage,
+#      lintian-clean, installed with apt-get, `railmon demo` and `railmon
+#      check` run from the installed paths, purged (the machine as before
+#      for what follows); then built for arm64 and run under qemu-user
+#      (tests/install/test-package.sh).
 # Each stage prints its wall-clock time.
 # Ends with "N passed, N failed" counted from meson's test logs (a skipped
 # test counts as failed: a check that did not run proved nothing).
@@ -54,9 +59,12 @@ run() { # name, meson setup args..., --, meson test args...
 }
 
 run normal --werror -- --no-suite fuzz
-# no 'memory': resident memory under ASan is its shadow's, not railmon's
-run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz --no-suite workload \
-	--no-suite memory
+# no 'memory': resident memory under ASan is its shadow's, not railmon's; no 'quickstart': it builds
+# its clone without sanitizers (demo.sh), the normal stage runs it.
+# UBSan must stop at its first finding here too, or the test would pass.
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run asan --werror -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite hw --no-suite fuzz --no-suite workload \
+	--no-suite memory --no-suite quickstart
 run tsan --werror -Db_sanitize=thread -- --suite acquisition --suite tsan
 CC=clang run fuzz --werror -Dfuzzing=true -- --suite fuzz
 # qemu-user runs the tests 2-5x slower than native: longer timeouts.  UBSan
@@ -85,6 +93,22 @@ cross_log() {
 	echo "=== cross-log: $((SECONDS - t0)) s"
 }
 cross_log
+
+# The Debian package, native and arm64 (last: it installs into this machine,
+# and takes it out again on every exit path).
+package() {
+	local t0=$SECONDS result=FAIL
+	echo "=== package"
+	if bash tests/install/test-package.sh "$ROOT" "$OUT/package" arm64; then
+		result=OK
+	else
+		status=1
+	fi
+	echo '{"name": "package", "result": "'"$result"'"}' > "$OUT/package.json"
+	logs+=("$OUT/package.json")
+	echo "=== package: $((SECONDS - t0)) s"
+}
+package
 
 /usr/bin/python3 - "${logs[@]}" <<'PY'
 import json, sys

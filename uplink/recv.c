@@ -435,6 +435,15 @@ static uint64_t item_hash(uint64_t h, const struct acq_item *it)
 		h = mix(h, (uint64_t)it->sample.channel << 32 | it->sample.quality);
 		return mix(h, w);
 	}
+	if (it->kind == ACQ_ITEM_TEXT) {
+		h = mix(h, (uint64_t)it->text.channel << 32 | (uint64_t)it->text.quality << 8 | it->text.len);
+		for (size_t i = 0; i < it->text.len && i < ACQ_TEXT_MAX; i += 8) {
+			w = 0;
+			memcpy(&w, it->text.text + i, it->text.len - i < 8 ? it->text.len - i : 8);
+			h = mix(h, w);
+		}
+		return h;
+	}
 	h = mix(h, (uint64_t)it->event.code << 32 | it->event.detail);
 	return mix(h, (uint64_t)it->event.arg);
 }
@@ -449,6 +458,9 @@ static bool item_eq(const struct acq_item *x, const struct acq_item *y)
 	if (x->kind == ACQ_ITEM_SAMPLE)
 		return x->sample.channel == y->sample.channel && x->sample.quality == y->sample.quality &&
 		       memcmp(&x->sample.value, &y->sample.value, sizeof(x->sample.value)) == 0;
+	if (x->kind == ACQ_ITEM_TEXT)
+		return x->text.channel == y->text.channel && x->text.quality == y->text.quality &&
+		       x->text.len == y->text.len && memcmp(x->text.text, y->text.text, x->text.len) == 0;
 	return x->event.code == y->event.code && x->event.arg == y->event.arg &&
 	       x->event.detail == y->event.detail;
 }
@@ -1164,6 +1176,8 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 			break;
 		}
 		rc = mosquitto_loop(m, 100, 1);
+		if (r->cfg.on_tick)
+			r->cfg.on_tick(r->cfg.ctx);
 		subscribed = subscribed || r->st.subscribed;
 		if (r->connack_rc == 0)
 			pub_drain(r, m);

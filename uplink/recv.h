@@ -121,6 +121,8 @@ struct upl_recv_cfg {
 	                             "gone" answers of gap repair), may be $share/... */
 	void (*on_aux)(void *ctx, const char *topic, const void *payload, size_t len);
 	                          /* its messages (same thread as on_batch) */
+	void (*on_tick)(void *ctx); /* optional: called on the receiving thread (that of
+	                             on_record) at least every 100 ms while connected */
 	size_t max_vehicles;      /* distinct vehicle ids kept; 0 = UPL_RECV_MAX_VEHICLES_DEFAULT */
 };
 

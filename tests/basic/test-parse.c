@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "basic/parse.h"
+#include "basic/timeparse.h"
+#include <stdlib.h>
 
 static void test_u64(void)
 {
@@ -190,6 +192,31 @@ static void test_format(void)
 	assert(basic_format_duration(1, NULL, 0) == NULL);
 }
 
+/* export's and summary's --from/--to and --window/--gap (timeparse.h) */
+static void test_time_ns(void)
+{
+	int64_t t = 7;
+
+	assert(basic_parse_time("2026-12-03T07:00:00Z", &t) == 0 && t == 1796281200LL * 1000000000);
+	assert(basic_parse_time("2026-12-03T08:00:00+01:00", &t) == 0 && t == 1796281200LL * 1000000000);
+	assert(basic_parse_time("2026-12-03T08:00:00+0100", &t) == 0 && t == 1796281200LL * 1000000000);
+	assert(basic_parse_time("2026-12-03T07:00:00.25Z", &t) == 0 && t == 1796281200LL * 1000000000 + 250000000);
+	assert(basic_parse_time("1764748800.5", &t) == 0 && t == 1764748800500000000LL);
+	setenv("TZ", "UTC", 1);
+	assert(basic_parse_time("2026-12-03 07:00:00", &t) == 0 && t == 1796281200LL * 1000000000);
+	t = 7;
+	assert(basic_parse_time("yesterday", &t) == -EINVAL && t == 7);
+	assert(basic_parse_time("2026-13-03T07:00:00Z", &t) == -EINVAL);
+	assert(basic_parse_duration_ns("100ms", &t) == 0 && t == 100000000);
+	assert(basic_parse_duration_ns("1.5s", &t) == 0 && t == 1500000000);
+	assert(basic_parse_duration_ns("1min", &t) == 0 && t == 60000000000LL);
+	assert(basic_parse_duration_ns("250us", &t) == 0 && t == 250000);
+	assert(basic_parse_duration_ns("0s", &t) == -EINVAL);
+	assert(basic_parse_duration_ns("5", &t) == -EINVAL);
+	assert(basic_parse_duration_ns("-1s", &t) == -EINVAL);
+	assert(basic_parse_duration_ns(NULL, &t) == -EINVAL);
+}
+
 int main(void)
 {
 	test_u64();
@@ -199,6 +226,7 @@ int main(void)
 	test_duration();
 	test_seconds();
 	test_format();
+	test_time_ns();
 	puts("test-parse: ok");
 	return 0;
 }

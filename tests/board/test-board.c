@@ -13,6 +13,7 @@
 
 #include "conf/config-schema.h"
 #include "conf/config.h"
+#include "conf/replay.h"
 #include "board/daemon.h"
 
 static const char good[] =
@@ -531,6 +532,35 @@ static void test_files(void)
 	assert(conf_bus(NULL, "x") == NULL);
 }
 
+/* replay's boards (conf/replay.c): the good board's CAN bus as a trace
+   source, its Modbus link left out; and --dbc's board refused in words. */
+static void test_replay_boards(void)
+{
+	struct conf_board *c;
+	char err[CONF_ERR_MAX + 4096] = "", vehicle[200] = "";
+
+	assert(conf_parse("/etc/railmon/emu.ini", good, &c, err, sizeof(err)) == 0);
+	assert(c->nbuses == 2);
+	conf_replay_trace(c, "/tmp/t.log", 2.5);
+	assert(c->nbuses == 1 && c->buses[0].kind == BUS_KIND_CAN && c->buses[0].can.driver == BUS_CAN_TRACE);
+	assert(!strcmp(c->buses[0].can.device, "/tmp/t.log") && c->buses[0].can.trace_speed == 2.5);
+	assert(!c->buses[0].can.ifname[0] && c->buses[0].index == 0); /* one CAN bus: every frame */
+	conf_free(c);
+
+	c = NULL;
+	assert(conf_replay_dbc("/nonexistent/t.log", "x.dbc", "V", &c, err, sizeof(err)) == -ENOENT && !c);
+	assert(!strcmp(err, "/nonexistent/t.log: No such file or directory"));
+	assert(conf_replay_dbc("/", "/", "V;1", &c, err, sizeof(err)) == -EINVAL && !c);
+	assert(strstr(err, "holds a character a board file cannot"));
+	/* a vehicle id the board file refuses: said with --dbc and the line */
+	memset(vehicle, 'V', sizeof(vehicle) - 1);
+	assert(conf_replay_dbc("/", "/", vehicle, &c, err, sizeof(err)) == -EBADMSG && !c);
+	assert(!strncmp(err, "--dbc /: ", 9) && strstr(err, "(--dbc):2:"));
+	assert(conf_replay_dbc("/", "/", "V1", &c, err, sizeof(err)) == 0 && c && c->nbuses == 1);
+	assert(!strcmp(c->vehicle, "V1") && c->buses[0].can.driver == BUS_CAN_TRACE);
+	conf_free(c);
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
@@ -544,6 +574,7 @@ int main(void)
 	test_tcp_unit_zero();
 	test_retention_limit();
 	test_schema();
+	test_replay_boards();
 	test_files();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");

@@ -36,6 +36,7 @@
 #include "conf/config.h"
 #include "board/daemon.h"
 #include "board/demo.h"
+#include "bus/sim-train.h"
 #include "railmon-config.h"
 
 extern void *__libc_malloc(size_t);
@@ -238,7 +239,7 @@ int main(int argc, char **argv)
 	struct acq_link_state link = { 0 };
 	struct board_daemon_stats st;
 	size_t can = 0;
-	struct demo_server *srv;
+	struct bus_sim_train *srv;
 	struct board_daemon *d;
 	struct conf_board *cfg;
 	uint16_t port;
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
 		return main_socketcan(argv[1]);
 	assert(mkdtemp(dir));
 	opts.data_dir = dir;
-	assert(board_demo_server_start(&srv, &port) == 0);
+	assert(bus_sim_train_start(&srv, &port) == 0);
 	assert(conf_load(path, &cfg, err, sizeof(err)) == 0);
 	cfg->rt_priority = 50; /* SCHED_FIFO as onboard (root here) */
 	snprintf(trace, sizeof(trace), "%s/trace.log", dir);
@@ -290,7 +291,7 @@ int main(int argc, char **argv)
 	assert(atomic_load(&rt_allocs) == 0);
 	board_daemon_free(d);
 	conf_free(cfg);
-	board_demo_server_free(srv);
+	bus_sim_train_free(srv);
 	remove_dir(dir);
 	puts("test-rt-alloc: ok");
 	return 0;

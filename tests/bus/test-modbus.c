@@ -29,6 +29,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <modbus.h>
+
 #include "bus/bus.h"
 #include "bus/regmap.h"
 #include "acquisition/acq-latency.h"
@@ -343,6 +345,114 @@ static void test_types(int pymodbus)
 	bus_dev_free(dev);
 	printf("s64/u64/u8/s8 from %s: %zu items ok (s64 ABCD %.0f, DCBA %.0f)\n", pymodbus ? "pymodbus" : "mb-fault-server",
 	       n, mb_expect(&ch[0]), mb_expect(&ch[1]));
+}
+
+/* Write text into unit's holding registers from addr on, two characters
+   per register high byte first, as a PLC stores a string (the test is
+   the only writer: railmon itself never writes). */
+static void write_text(int port, int unit, uint16_t addr, const char *text, size_t nbytes)
+{
+	uint16_t regs[BUS_MB_STRING_REGS_MAX] = { 0 };
+	modbus_t *ctx = modbus_new_tcp("127.0.0.1", port);
+
+	assert(ctx && nbytes <= sizeof(regs));
+	for (size_t i = 0; i < nbytes; i++)
+		regs[i / 2] |= (uint16_t)((uint8_t)text[i] << (i % 2 ? 0 : 8));
+	assert(modbus_connect(ctx) == 0 && modbus_set_slave(ctx, unit) == 0);
+	assert(modbus_write_registers(ctx, addr, (int)(nbytes + 1) / 2, regs) == (int)(nbytes + 1) / 2);
+	modbus_close(ctx);
+	modbus_free(ctx);
+}
+
+/* The text items of channel among items_buf[0..n): how many, the last into out. */
+static size_t texts_of(size_t n, uint32_t channel, struct acq_text *last)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (items_buf[i].kind == ACQ_ITEM_TEXT && items_buf[i].text.channel == channel) {
+			*last = items_buf[i].text;
+			k++;
+		}
+	return k;
+}
+
+static void expect_text(size_t n, uint32_t channel, size_t count, const char *text, uint8_t quality)
+{
+	struct acq_text t = { 0 };
+	size_t k = texts_of(n, channel, &t);
+
+	if (k != count || (count && (t.len != strlen(text) || memcmp(t.text, text, t.len) || t.quality != quality))) {
+		fprintf(stderr, "channel %u: %zu texts, want %zu; last '%.*s' quality %u, want '%s' %u\n", channel, k,
+		        count, t.len, t.text, t.quality, text, quality);
+		abort();
+	}
+}
+
+/*
+ * type = string against pymodbus, the text written into its registers by
+ * a libmodbus client: a vehicle number (8 characters in 4 registers) read
+ * high byte first and, by a BADC channel, low byte first; a version with
+ * a NUL and then padding; trailing spaces trimmed; a byte that is not
+ * ASCII ('?', quality invalid).  Stored once while it stays the same over
+ * several polls, again when it changes, and again after text_refresh_ms
+ * unchanged; a numeric channel beside it gets a sample every poll.
+ */
+static void test_strings(void)
+{
+	struct bus_mb_channel ch[6];
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	size_t n, polls;
+	char *pyargv[] = { "/usr/bin/python3", (char *)py_server, "--tcp", "0", NULL };
+
+	ch[0] = mb_chan(1, 3, BUS_MB_HOLDING, 1900, BUS_MB_STRING, 50);
+	ch[0].count = 4;
+	ch[1] = mb_chan(2, 3, BUS_MB_HOLDING, 1900, BUS_MB_STRING, 50);
+	ch[1].count = 4, ch[1].order = BUS_MB_BADC;
+	ch[2] = mb_chan(3, 3, BUS_MB_HOLDING, 1910, BUS_MB_STRING, 50);
+	ch[2].count = 6;
+	ch[3] = mb_chan(4, 3, BUS_MB_HOLDING, 1920, BUS_MB_STRING, 50);
+	ch[3].count = 3;
+	ch[4] = mb_chan(5, 3, BUS_MB_HOLDING, 1930, BUS_MB_STRING, 50);
+	ch[4].count = 2;
+	ch[5] = mb_chan(6, 3, BUS_MB_HOLDING, 1940, BUS_MB_U16, 50);
+	peer_start(&p, pyargv);
+	write_text(p.port, 3, 1900, "EMU-4021", 8);
+	write_text(p.port, 3, 1910, "V2.1\0\0GARBAGE", 12);
+	write_text(p.port, 3, 1920, "AB    ", 6);
+	write_text(p.port, 3, 1930, "x\xc3\xa9y", 4);
+	cfg = mb_tcp_cfg(p.port, ch, 6, 500, 10);
+	cfg.mb.text_refresh_ms = 1000;
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	n = run_for(dev, 400);
+	polls = count_samples(n, 6);
+	assert(polls >= 4);
+	expect_text(n, 1, 1, "EMU-4021", ACQ_Q_GOOD);
+	expect_text(n, 2, 1, "ME-U0412", ACQ_Q_GOOD);
+	expect_text(n, 3, 1, "V2.1", ACQ_Q_GOOD);
+	expect_text(n, 4, 1, "AB", ACQ_Q_GOOD);
+	expect_text(n, 5, 1, "x??y", ACQ_Q_INVALID);
+	for (size_t i = 0; i < n; i++)
+		assert(items_buf[i].kind != ACQ_ITEM_TEXT || items_buf[i].bus == 3);
+	/* the vehicle number changes: stored again, the others not */
+	write_text(p.port, 3, 1900, "EMU-4022", 8);
+	n = run_for(dev, 300);
+	expect_text(n, 1, 1, "EMU-4022", ACQ_Q_GOOD);
+	expect_text(n, 2, 1, "ME-U0422", ACQ_Q_GOOD);
+	expect_text(n, 3, 0, "", 0);
+	expect_text(n, 5, 0, "", 0);
+	/* unchanged for text_refresh_ms (1 s): each stored once more */
+	n = run_for(dev, 900);
+	expect_text(n, 1, 1, "EMU-4022", ACQ_Q_GOOD);
+	expect_text(n, 3, 1, "V2.1", ACQ_Q_GOOD);
+	expect_text(n, 5, 1, "x??y", ACQ_Q_INVALID);
+	assert(count_events(n, ACQ_EV_MB_TIMEOUT) == 0 && count_events(n, ACQ_EV_MB_EXCEPTION) == 0);
+	assert(peer_stop(&p, NULL) == 0);
+	bus_dev_free(dev);
+	printf("strings from pymodbus: %zu polls: each text stored once, again on a change and after the refresh; "
+	       "'EMU-4021' (BADC 'ME-U0412'), 'V2.1', 'AB', 'x??y' invalid: ok\n", polls);
 }
 
 /* Requests at chosen addresses fail in chosen ways: one event each. */
@@ -897,6 +1007,7 @@ int main(int argc, char **argv)
 		test_values(1);
 		test_types(0);
 		test_types(1);
+		test_strings();
 		test_fixed_faults();
 		test_mismatched_replies();
 		test_silent_unit();

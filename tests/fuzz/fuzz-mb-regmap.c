@@ -30,6 +30,7 @@ static size_t load(const uint8_t *d, size_t n, struct bus_mb_channel *ch, bool *
 		                                 .type = d[4] % (BUS_MB_TYPE_MAX + 1), .order = d[5] & 3,
 		                                 .period_ms = (d[5] >> 2) & 3, .bit = d[5] >> 4,
 		                                 .byte = d[0] >> 6, /* 2, 3: invalid, refused */
+		                                 .count = d[3] % 40, /* strings: 0 and over 32 refused */
 		                                 .scale = 1.0 };
 		valid &= bus_mb_channel_check(&ch[i]) == 0;
 	}
@@ -52,7 +53,7 @@ static void check_request(const struct bus_mb_regmap *m, const struct bus_mb_gro
 		assert(s->ch->unit_id == g->unit_id && s->ch->table == g->table);
 		assert(s->ch->period_ms == g->period_ms);
 		assert(s->ch->addr == r->addr + s->offset);
-		assert(s->offset + bus_mb_type_regs(s->ch->type) <= r->count);
+		assert(s->offset + bus_mb_channel_regs(s->ch) <= r->count);
 	}
 }
 

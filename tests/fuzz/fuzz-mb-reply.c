@@ -29,7 +29,7 @@ static void decode_all(const struct bus_mb_expect *e, const uint8_t *d, size_t l
 	for (unsigned type = 0; type < BUS_MB_TYPE_MAX; type++) {
 		unsigned regs = bus_mb_type_regs(type);
 
-		if (bits != (type == BUS_MB_BIT))
+		if (bits != (type == BUS_MB_BIT) || type == BUS_MB_STRING)
 			continue;
 		ch.type = type;
 		for (unsigned o = 0; o < BUS_MB_ORDER_MAX; o++) {
@@ -45,6 +45,30 @@ static void decode_all(const struct bus_mb_expect *e, const uint8_t *d, size_t l
 			}
 		}
 	}
+}
+
+/* Every string length and byte order at every offset: the text is as
+   long as the registers allow or shorter, printable ASCII only. */
+static void decode_texts(const struct bus_mb_expect *e, const uint8_t *d, size_t len)
+{
+	struct bus_mb_channel ch = { .id = 1, .unit_id = e->unit_id, .table = e->function, .type = BUS_MB_STRING,
+	                             .scale = 1.0, .period_ms = 1 };
+
+	if (e->function <= BUS_MB_DISCRETE)
+		return;
+	for (unsigned n = 1; n <= BUS_MB_STRING_REGS_MAX && n <= e->count; n++)
+		for (unsigned o = 0; o < BUS_MB_ORDER_MAX; o++)
+			for (unsigned off = 0; off + n <= e->count; off += 7) {
+				char text[BUS_MB_STRING_REGS_MAX * 2];
+				uint8_t tl, q;
+
+				ch.count = (uint8_t)n;
+				ch.order = o;
+				assert(bus_mb_decode_text(&ch, d, len, (uint16_t)off, text, &tl, &q) == 0);
+				assert(tl <= 2 * n && q < ACQ_Q_MAX && (tl == 0 || text[tl - 1] != ' '));
+				for (unsigned i = 0; i < tl; i++)
+					assert(text[i] >= 0x20 && text[i] <= 0x7e);
+			}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -75,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (bus_mb_reply_check(&e, adu, size - 6, &r) == 0 && r.verdict == BUS_MB_REPLY_OK) {
 		assert((size_t)r.data_off + r.data_len <= size - 6);
 		decode_all(&e, adu + r.data_off, r.data_len);
+		decode_texts(&e, adu + r.data_off, r.data_len);
 	}
 	free(adu);
 	return 0;

@@ -50,8 +50,9 @@ NOW_NS = time.time_ns()
 LOG_A = bytes.fromhex("a1" * 15 + "01")
 
 
-def batch(vehicle, first_seq, n, t0=NOW_NS, salt=0, channels=False, historical=False, log_id=LOG_A):
-    """n records: a CAN frame, then samples on channels 7 and 8, then an event."""
+def batch(vehicle, first_seq, n, t0=NOW_NS, salt=0, channels=False, historical=False, log_id=LOG_A, text=None):
+    """n records: a CAN frame, then samples on channels 7 and 8, then an event;
+    with text, one more record: that text on text channel 9 (Batch.texts)."""
     b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0, log_id=log_id,
                           config_hash=0x1234, historical=historical)
     b.can.t_delta_ns.append(0)
@@ -69,8 +70,12 @@ def batch(vehicle, first_seq, n, t0=NOW_NS, salt=0, channels=False, historical=F
     b.events.code.append(1)
     b.events.arg.append(first_seq)
     b.events.detail.append(9)
+    if text is not None:
+        b.texts.t_delta_ns.append(1000 * (n + 1))  # whole microseconds, as the database keeps them
+        b.texts.channel.append(9)
+        b.texts.text.append(text)
     if channels:
-        for cid, name, unit in ((7, "line_voltage", "V"), (8, "speed", "km/h")):
+        for cid, name, unit in ((7, "line_voltage", "V"), (8, "speed", "km/h"), (9, "vehicle_number", "")):
             b.channels.add(id=cid, name=name, unit=unit, bus=0, source="modbus:test")
     return b.SerializeToString()
 
@@ -98,16 +103,17 @@ def test_schema(pg):
     check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
           r.stderr)
     rc, out = db("migrate", "--db", old)
-    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups",
+    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
     rc, out = db("init", pg.url)
-    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups" in out, "init", out)
+    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts" in out,
+          "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
-          == "1 init,2 gap-repair,3 rollups", "recorded")
+          == "1 init,2 gap-repair,3 rollups,4 texts", "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
     rc, out = db("migrate", "--db", pg.url)
@@ -249,8 +255,8 @@ def test_bad_input(pg, broker):
     rc, err = r.terminate()
     check("1 channel dictionary entries not stored: a name, unit or source that is not UTF-8" in err,
           "the bad name said", err)
-    check(pg.psql("SELECT string_agg(c.name, ',') FROM configs c JOIN vehicles v USING (vehicle_id) "
-                  "WHERE v.name = 'emu6'") == "speed", "the good name stored")
+    check(pg.psql("SELECT string_agg(c.name, ',' ORDER BY c.name) FROM configs c JOIN vehicles v USING (vehicle_id) "
+                  "WHERE v.name = 'emu6'") == "speed,vehicle_number", "the good names stored")
     check(rc == 0 and "1 malformed payloads" in err, "malformed counted", err)
     check("emu6 log a1a1a1a1: seq 1..17000 not stored: over 1 MiB" in err, "oversize said", err)
     check(pg.psql("SELECT count(*) FROM can_frames c JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu6'")
@@ -276,7 +282,7 @@ def test_prune_and_views(pg, broker):
                   "ORDER BY day DESC LIMIT 1") == "1|10|10", "completeness today")
     before = int(pg.psql("SELECT count(*) FROM samples"))
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
-    check(rc == 0 and "dropped 3 day partitions" in out, "prune drops the old day", out)
+    check(rc == 0 and "dropped 4 day partitions" in out, "prune drops the old day (samples, can_frames, events, texts)", out)
     check(int(pg.psql("SELECT count(*) FROM samples")) == before - 8, "only the old day's samples gone")
     check(pg.psql("SELECT count(*) FROM samples WHERE t < now() - interval '90 days'") == "0", "old gone")
     check(pg.psql("SELECT count(*) FROM rollup_1s WHERE t < now() - interval '90 days'") == "0", "old 1 s gone")
@@ -302,8 +308,11 @@ def test_export(pg, broker, tmp):
                        "--client-id", "ground-5"])
     r.wait_subscribed()
     t0 = (NOW_NS // 1000) * 1000  # the database keeps microseconds
-    publish(broker.port, [("railmon/emu5/data", batch("emu5", 1 + 8 * k, 8, t0=t0 + k * 10**7,
-                                                       channels=(k == 3))) for k in range(6)])
+    # Batches 2 and 4 carry a text (channel 9, Modbus type = string): 9 records
+    first = [1, 9, 17, 26, 34, 43]
+    publish(broker.port, [("railmon/emu5/data", batch("emu5", first[k], 8, t0=t0 + k * 10**7, channels=(k == 3),
+                                                       text={2: "EMU-4021", 4: 'a\\b "5"'}.get(k)))
+                          for k in range(6)])
     wait_for("emu5", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v USING (vehicle_id) "
                                      "WHERE v.name = 'emu5'") == "6")
     r.terminate()
@@ -326,6 +335,12 @@ def test_export(pg, broker, tmp):
         if args[1] == "jsonl":
             times = [json.loads(x)["time_ns"] for x in lb]
             check(times == sorted(times), "export --db in time order", b)
+    texts = [json.loads(x) for x in export(["--format", "jsonl", "--kind", "text", "--db", pg.url, "--vehicle",
+                                            "emu5"]).splitlines()]
+    check([(t["seq"], t["name"], t["label"]) for t in texts] == [(25, "vehicle_number", "EMU-4021"),
+                                                                  (42, "vehicle_number", 'a\\b "5"')],
+          "texts stored in the texts table and exported", texts)
+    check(pg.psql("SELECT string_agg(text, '|' ORDER BY seq) FROM texts") == 'EMU-4021|a\\b "5"', "texts table")
     r2 = subprocess.run([RAILMON, "export", "--db", pg.url], capture_output=True, text=True)
     check(r2.returncode == 2 and "--db needs --vehicle" in r2.stderr, "--vehicle required", r2.stderr)
     print("export --db: the same lines as export of the ground log, in every format and filter: ok")
@@ -334,6 +349,7 @@ def test_export(pg, broker, tmp):
 def test_readme_queries(pg):
     text = open(README).read()
     sec = text[text.index("## Ground station on PostgreSQL"):]
+    sec = sec[:sec.find("\n## ", 3) if "\n## " in sec[3:] else len(sec)]  # this section only
     queries = re.findall(r"```sql\n(.*?)```", sec, re.S)
     check(len(queries) == 3, "three example queries in the README", len(queries))
     results = [pg.rows(q) for q in queries]

@@ -24,7 +24,7 @@ static void random_item(struct acq_item *it, int64_t t)
 {
 	memset(it, 0, sizeof(*it));
 	it->t_ns = t;
-	it->kind = (uint16_t)(xr() % 3);
+	it->kind = (uint16_t)(xr() % 4);
 	switch (it->kind) {
 	case ACQ_ITEM_CAN:
 		it->bus = (uint16_t)(xr() % 4);
@@ -39,6 +39,14 @@ static void random_item(struct acq_item *it, int64_t t)
 		it->sample.channel = (uint32_t)it->bus << 16 | (uint32_t)(xr() % 100);
 		it->sample.value = (double)(int64_t)xr() / 1e9;
 		it->sample.quality = (xr() % 10) ? ACQ_Q_GOOD : ACQ_Q_OUT_OF_RANGE;
+		break;
+	case ACQ_ITEM_TEXT:
+		it->bus = (uint16_t)(xr() % 4);
+		it->text.channel = (uint32_t)it->bus << 16 | (uint32_t)(xr() % 100);
+		it->text.len = (uint8_t)(xr() % (ACQ_TEXT_MAX + 1));
+		for (int i = 0; i < it->text.len; i++)
+			it->text.text[i] = (char)(0x20 + xr() % 95);
+		it->text.quality = (xr() % 10) ? ACQ_Q_GOOD : ACQ_Q_INVALID;
 		break;
 	default:
 		it->bus = (xr() & 1) ? ACQ_SOURCE_DAEMON : 2;
@@ -59,13 +67,16 @@ static bool item_eq(const struct acq_item *a, const struct acq_item *b)
 	case ACQ_ITEM_SAMPLE:
 		return a->sample.channel == b->sample.channel && a->sample.value == b->sample.value &&
 		       a->sample.quality == b->sample.quality;
+	case ACQ_ITEM_TEXT:
+		return a->text.channel == b->text.channel && a->text.quality == b->text.quality &&
+		       a->text.len == b->text.len && !memcmp(a->text.text, b->text.text, a->text.len);
 	default:
 		return a->event.code == b->event.code && a->event.arg == b->event.arg &&
 		       a->event.detail == b->event.detail;
 	}
 }
 
-/* Encoded order is can, samples, events: sort a copy that way (stable). */
+/* Encoded order is can, samples, events, texts: sort a copy that way (stable). */
 static void order_like_batch(const struct acq_item *in, size_t n, struct acq_item *out)
 {
 	size_t k = 0;
@@ -177,6 +188,62 @@ static void test_roundtrip(void)
 	rec_encoder_free(enc);
 	free(in);
 	free(want);
+}
+
+/* Texts: what the encoder refuses (a byte that is not printable ASCII, a
+   length over ACQ_TEXT_MAX), a Batch's 1,024 texts at most, and a decoded
+   text longer than ACQ_TEXT_MAX or with columns of unequal length refused. */
+static void test_texts(void)
+{
+	struct rec_batch_meta meta = { .vehicle = "EMU-4021" };
+	struct acq_item it = { .kind = ACQ_ITEM_TEXT, .t_ns = 1700000000000000000ll, .bus = 1 };
+	/* schema 1, first_seq 1, then field 16 (Texts): t_delta_ns [0], channel [1], text */
+	uint8_t raw[8 + 6 + 2 + 65] = { 0x08, 0x01, 0x10, 0x01, 0x82, 0x01, 0, 0x0a, 0x01, 0x00, 0x12, 0x01, 0x01, 0x1a };
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	const uint8_t *buf;
+	size_t len, i;
+
+	assert(rec_encoder_new(&meta, 4096, &enc) == 0);
+	it.text.channel = 1 << 16 | 5;
+	it.text.len = 3;
+	memcpy(it.text.text, "a\nb", 3);
+	assert(rec_encoder_add(enc, &it) == -EINVAL);
+	memcpy(it.text.text, "a\xff" "b", 3);
+	assert(rec_encoder_add(enc, &it) == -EINVAL);
+	it.text.len = ACQ_TEXT_MAX + 1;
+	assert(rec_encoder_add(enc, &it) == -EINVAL);
+	assert(rec_encoder_count(enc) == 0);
+	it.text.len = 3;
+	memcpy(it.text.text, "V21", 3);
+	for (i = 0; rec_encoder_add(enc, &it) == 0; i++)
+		it.t_ns++;
+	assert(i == 1024 && rec_encoder_count(enc) == 1024);
+	assert(rec_encoder_finish(enc, 1, &buf, &len) == 1024);
+	assert(rec_batch_decode(buf, len, &b) == 0);
+	assert(rec_batch_item(b, 1023, &it) == 0 && it.kind == ACQ_ITEM_TEXT && it.seq == 1024 && it.bus == 1 &&
+	       it.text.len == 3 && !memcmp(it.text.text, "V21", 3) && it.t_ns == 1700000000000000000ll + 1023);
+	rec_batch_free(b);
+	rec_encoder_free(enc);
+	/* 64 characters decode, 65 are malformed */
+	for (unsigned n = 64; n <= 65; n++) {
+		raw[6] = (uint8_t)(6 + 2 + n);
+		raw[14] = (uint8_t)n;
+		memset(raw + 15, 'A', n);
+		if (n == 64) {
+			assert(rec_batch_decode(raw, 15 + n, &b) == 0);
+			assert(rec_batch_item(b, 0, &it) == 0 && it.kind == ACQ_ITEM_TEXT && it.text.len == 64 &&
+			       it.text.channel == 1 && it.text.quality == ACQ_Q_GOOD);
+			rec_batch_free(b);
+		} else {
+			assert(rec_batch_decode(raw, 15 + n, &b) == -EBADMSG);
+		}
+	}
+	/* no channel column (an unknown field 15 in its 3 bytes): 1 text, 0 channels */
+	raw[6] = (uint8_t)(6 + 2 + 64), raw[14] = 64;
+	memcpy(raw + 10, "\x78\x81\x00", 3);
+	assert(rec_batch_decode(raw, 15 + 64, &b) == -EBADMSG);
+	printf("texts: refused bytes and lengths, 1,024 per Batch, decoded up to 64 characters: ok\n");
 }
 
 static void test_malformed(void)
@@ -438,6 +505,7 @@ static void test_size_cap(void)
 int main(void)
 {
 	test_roundtrip();
+	test_texts();
 	test_malformed();
 	test_bad_args();
 	test_large_dictionary();

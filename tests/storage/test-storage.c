@@ -1011,6 +1011,24 @@ static void test_spare_not_a_file(bool symlink_to_outside)
 	free(dir);
 }
 
+/* replay's refusal to add to a log without --append asks this */
+static void test_holds_log(void)
+{
+	char *dir = tu_tmpdir("holds"), path[512];
+	int fd;
+
+	assert(!stor_dir_holds_log(dir));
+	assert(!stor_dir_holds_log("/nonexistent-railmon-dir"));
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	assert((fd = open(path, O_CREAT | O_WRONLY, 0600)) >= 0 && close(fd) == 0);
+	assert(!stor_dir_holds_log(dir));
+	snprintf(path, sizeof(path), "%s/00000000000000000001.seg", dir);
+	assert((fd = open(path, O_CREAT | O_WRONLY, 0600)) >= 0 && close(fd) == 0);
+	assert(stor_dir_holds_log(dir));
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* The filesystem check: bad arguments, the refusals and warnings. */
 static void test_space(void)
 {
@@ -1243,6 +1261,7 @@ int main(void)
 	test_spare_not_a_file(false);
 	test_spare_not_a_file(true);
 	test_space();
+	test_holds_log();
 	for (int k = SWAP_DIR; k <= SWAP_SYMLINK; k++) {
 		test_writer_sets_aside(k, false);
 		test_writer_sets_aside(k, true);

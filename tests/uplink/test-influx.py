@@ -121,12 +121,17 @@ def test_recv(tmp, db):
         b.samples.channel.append(7)
         b.samples.value.append(v)
         b.samples.quality.append(2 if v != v else 0)
+    # a text channel's value (Modbus type = string): the string field label
+    b.channels.add(id=9, name="vehicle_number", unit="", bus=0, bus_name="traction bus")
+    b.texts.t_delta_ns.append(5000)
+    b.texts.channel.append(9)
+    b.texts.text.append('EMU "40" 21\\')
     try:
         wait_for("mosquitto listening", lambda: subprocess.run(["mosquitto_sub", "-p", str(port), "-t", "x", "-C",
                                                                 "1", "-W", "1"], capture_output=True).returncode
                  != 1 or True, timeout=10)
         r = start_peer([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:%d" % port, "--format", "influx", "-o", out,
-                        "--count", "3", "--client-id", "influx-test", "--duration", "60"],
+                        "--count", "4", "--client-id", "influx-test", "--duration", "60"],
                        stderr=subprocess.PIPE, text=True)
         seen = threading.Event()
         threading.Thread(target=lambda: [seen.set() for line in r.stderr if "subscribed to" in line],
@@ -145,16 +150,20 @@ def test_recv(tmp, db):
         body = f.read()
     status, err = db.write(body)
     assert status == 204, (status, err, body)
-    s = db.query('SELECT "value", "quality", "label" FROM railmon WHERE vehicle=\'tram7\'')[0]
+    s = db.query('SELECT "value", "quality", "label" FROM railmon WHERE vehicle=\'tram7\' AND '
+                 '"channel" != \'vehicle_number\'')[0]
     assert s["tags"] if "tags" in s else True
     rows = [dict(zip(s["columns"], v)) for v in s["values"]]
     assert [(x["value"], x["quality"], x["label"]) for x in rows] == \
         [(1499.3, "good", "nominal=ok"), (None, "invalid", None), (-0.5, "good", None)], rows
     ch = db.query('SHOW TAG VALUES FROM railmon WITH KEY = "channel" WHERE vehicle=\'tram7\'')[0]["values"]
-    assert ch == [["channel", 'line "voltage", main=1\\nx']], ch
+    assert ch == [["channel", 'line "voltage", main=1\\nx'], ["channel", "vehicle_number"]], ch
+    t = db.query('SELECT "value", "quality", "label" FROM railmon WHERE "channel" = \'vehicle_number\'')[0]
+    assert [v[1:] for v in t["values"]] == [[None, "good", 'EMU "40" 21\\']], t
     bus = db.query('SHOW TAG VALUES FROM railmon WITH KEY = "bus" WHERE vehicle=\'tram7\'')[0]["values"]
     assert bus == [["bus", "traction bus"]], bus
-    print("recv --format influx: escaped names, labels and an invalid value read back from InfluxDB as sent")
+    print("recv --format influx: escaped names, labels, an invalid value and a text (the string field label) "
+          "read back from InfluxDB as sent")
     print("  " + body.splitlines()[0].decode())
 
 

@@ -541,6 +541,105 @@ def test_same_as_export(tmp, b):
     print("recv and export: one formatter; stat --json escapes names: ok")
 
 
+def overlapping_batches(vehicle, log_id, t0, n=4):
+    """n Batches of 5 CAN frames, 5 samples and 2 events each, as the
+    collector makes them: in a Batch, each kind is in time order, and the
+    next Batch's frames start before this one's samples and events end
+    (by 300 ms), so seq order steps back in time across Batches."""
+    out, seq = [], 1
+    for k in range(n):
+        b = railmon_pb2.Batch(schema_version=1, first_seq=seq, vehicle=vehicle, t0_ns=t0 + k * 500 * 10**6,
+                              log_id=log_id)
+        for i in range(5):
+            b.can.t_delta_ns.append(100 * 10**6 if i else 0)
+            b.can.bus.append(0)
+            b.can.id.append(0x100 + i)
+            b.can.flags.append(0)
+            b.can.len.append(1)
+            b.can.data += bytes([k])
+        for i in range(5):
+            b.samples.t_delta_ns.append(200 * 10**6 if i == 0 else 150 * 10**6)
+            b.samples.channel.append(7)
+            b.samples.value.append(float(seq + 5 + i))
+        for i in range(2):
+            b.events.t_delta_ns.append(700 * 10**6 if i == 0 else 1)
+            b.events.source.append(0)
+            b.events.code.append(25)
+            b.events.arg.append(k)
+            b.events.detail.append(i)
+        out.append(b.SerializeToString())
+        seq += 12
+    return out, seq - 1
+
+
+def recv_records(b, tmp, name, msgs, nrec, extra):
+    out = os.path.join(tmp, name + ".jsonl")
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-" + name, "-o", out,
+              "--count", str(nrec)] + extra)
+    r.wait_subscribed()
+    publish(b.port, msgs)
+    rc, err = r.finish()
+    check(rc == 0, "recv rc %d" % rc, err)
+    with open(out) as f:
+        return [json.loads(x) for x in f], err
+
+
+def test_order_across_batches(tmp, b):
+    """recv puts each vehicle log's records in time order across Batches
+    (over --window), two vehicles' Batches interleaved, one an hour behind
+    (a backlog) without being late against the other; --order seq keeps
+    arrival order; a window too short for the overlap says what came late."""
+    va, na = overlapping_batches("order-a", ID_A, T0)
+    vb, nb = overlapping_batches("order-b", ID_B, T0 - 3600 * 10**9)
+    msgs = [m for pair in zip(va, vb) for m in (("railmon/order-a/data", pair[0]), ("railmon/order-b/data", pair[1]))]
+    rows, err = recv_records(b, tmp, "order-time", msgs, na + nb, ["--format", "jsonl"])
+    check(len(rows) == na + nb, "every record written", len(rows))
+    for v, n in (("order-a", na), ("order-b", nb)):
+        mine = [r for r in rows if r["vehicle"] == v]
+        check(sorted(r["seq"] for r in mine) == list(range(1, n + 1)), "every record of %s once" % v)
+        t = [r["time_ns"] for r in mine]
+        check(t == sorted(t), "%s in time order across its Batches" % v, t)
+    check("came out late" not in err, "nothing late with the default window", err)
+    seq_rows, _ = recv_records(b, tmp, "order-seq", msgs, na + nb, ["--format", "jsonl", "--order", "seq"])
+    mine = [r for r in seq_rows if r["vehicle"] == "order-a"]
+    check([r["seq"] for r in mine] == list(range(1, na + 1)), "--order seq: arrival (seq) order")
+    back = sum(1 for x, y in zip(mine, mine[1:]) if y["time_ns"] < x["time_ns"])
+    check(back > 0, "--order seq keeps the steps back in time", [r["time_ns"] for r in mine])
+    # a window shorter than the Batches' overlap: records late, counted and said
+    short, err = recv_records(b, tmp, "order-short", msgs, na + nb, ["--format", "jsonl", "--window", "10ms"])
+    m = re.search(r"(\d+) records were more than the window \(--window 0.01s\) out of time order", err)
+    check(m and int(m.group(1)) > 0, "--window 10ms: the late records counted and said", err)
+    check(sorted((r["vehicle"], r["seq"]) for r in short) == sorted((r["vehicle"], r["seq"]) for r in rows),
+          "late records are written all the same")
+    print("recv: each log in time order across %d interleaved Batches (one vehicle an hour behind), --order seq "
+          "steps back %d times, --window 10ms: %s late records said: ok" % (len(msgs), back, m.group(1)))
+
+
+def test_order_quiet_log(tmp, b):
+    """A log's held records go out once it has been quiet for the window,
+    while recv runs (not only at its end)."""
+    msgs, n = overlapping_batches("order-quiet", ID_A, T0, n=2)
+    out = os.path.join(tmp, "quiet.jsonl")
+    r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-quiet", "-o", out,
+              "--window", "1s", "--duration", "60"])
+    try:
+        r.wait_subscribed()
+        publish(b.port, [("railmon/order-quiet/data", m) for m in msgs])
+        t = time.monotonic()
+        got = 0
+        while time.monotonic() - t < 30 and got < n:
+            with open(out) as f:
+                got = sum(1 for _ in f)
+            time.sleep(0.1)
+        waited = time.monotonic() - t
+        check(got == n, "the quiet log's records written while recv runs (%d of %d)" % (got, n))
+        check(r.proc.poll() is None, "recv still running")
+    finally:
+        rc, err = r.terminate()
+    check(rc == 0, "recv rc %d" % rc, err)
+    print("recv: a log quiet for --window 1s written while recv runs, after %.1f s: ok" % waited)
+
+
 def test_acl(tmp):
     pwfile = os.path.join(tmp, "acl-passwd")
     for i, (user, pw) in enumerate((("ground", "g-pw"), ("tram7", "t7-pw"))):
@@ -579,6 +678,8 @@ def main():
         test_too_big(tmp, b)
         test_many_vehicles(tmp, b)
         test_same_as_export(tmp, b)
+        test_order_across_batches(tmp, b)
+        test_order_quiet_log(tmp, b)
         test_acl(tmp)
     finally:
         stop_peers(signal.SIGKILL)

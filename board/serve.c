@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve.c - `railmon serve`: options and wiring only; the dashboard is
+ * web/ (web/web.h, docs/dashboard-api.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "web/web.h"
+
+static const char serve_usage[] =
+	"Usage: railmon serve --db URL [--listen HOST:PORT] [--token-file FILE] [OPTIONS]\n"
+	"The fleet dashboard in the browser over the ground database (read-only).\n\n"
+	"  -d, --db URL           libpq connection (default: RAILMON_DB)\n"
+	"  -l, --listen HOST:PORT where to listen (default 127.0.0.1:8080; port 0: any free port);\n"
+	"                         anything but loopback needs --token-file, and TLS from a reverse proxy\n"
+	"  -t, --token-file FILE  clients must give this file's first line (Authorization: Bearer,\n"
+	"                         or open /?token=... once); the file must not be readable by others\n"
+	"      --pool N           database connections at most (default 4)\n"
+	"      --budget S         each query's time budget in seconds (default 5)\n"
+	"      --offline-after S  a vehicle is offline after S s without a Batch (default 60)\n"
+	"      --stale-after S    a channel is stale after S s without a sample (default 30)\n"
+	"  -h, --help             this text\n";
+
+struct serve_opts {
+	struct web_cfg cfg;
+	const char *token_file;
+	char token[256];
+};
+
+static int read_token(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return cli_fail("serve", "--token-file %s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+		fclose(f);
+		return cli_fail("serve", "--token-file %s: readable by others (mode %03o): chmod 600 it", path,
+		                (unsigned)(st.st_mode & 0777));
+	}
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (strlen(buf) < 16)
+		return cli_fail("serve", "--token-file %s: the token on its first line must be at least 16 characters", path);
+	if (strspn(buf, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~") != strlen(buf))
+		return cli_fail("serve", "--token-file %s: the token may hold letters, digits and -_.~ only", path);
+	return 0;
+}
+
+static int uint_opt(const char *name, const char *v, double scale, unsigned *ret)
+{
+	double d;
+
+	if (!cli_parse_seconds(v, &d) || d * scale < 1 || d * scale > 1e7)
+		return cli_fail("serve", "--%s: expected a positive number of seconds, not '%s'", name, v);
+	*ret = (unsigned)(d * scale);
+	return 0;
+}
+
+static int serve_parse(int argc, char **argv, struct serve_opts *o)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' }, { "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 't' }, { "pool", required_argument, NULL, 1 },
+		{ "budget", required_argument, NULL, 2 }, { "offline-after", required_argument, NULL, 3 },
+		{ "stale-after", required_argument, NULL, 4 }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	int c, r = 0;
+
+	while (r == 0 && (c = getopt_long(argc, argv, "d:l:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->cfg.db_url = optarg; break;
+		case 'l': o->cfg.listen = optarg; break;
+		case 't': o->token_file = optarg; break;
+		case 1:
+			o->cfg.pool = (unsigned)atoi(optarg);
+			if (o->cfg.pool < 1 || o->cfg.pool > 64)
+				r = cli_fail("serve", "--pool: 1 to 64, not '%s'", optarg);
+			break;
+		case 2: r = uint_opt("budget", optarg, 1000, &o->cfg.timeout_ms); break;
+		case 3: r = uint_opt("offline-after", optarg, 1, &o->cfg.offline_after_s); break;
+		case 4: r = uint_opt("stale-after", optarg, 1, &o->cfg.stale_after_s); break;
+		case 'h': fputs(serve_usage, stdout); return 1;
+		default: fputs(serve_usage, stderr); return 2;
+		}
+	}
+	if (r)
+		return r;
+	if (optind < argc)
+		return cli_fail("serve", "unexpected argument '%s'", argv[optind]);
+	if (!o->cfg.db_url)
+		o->cfg.db_url = getenv("RAILMON_DB");
+	if (!o->cfg.db_url || !*o->cfg.db_url)
+		return cli_fail("serve", "--db URL is required (or RAILMON_DB)");
+	if (o->token_file && (r = read_token(o->token_file, o->token, sizeof(o->token))))
+		return r;
+	o->cfg.token = o->token_file ? o->token : NULL;
+	return 0;
+}
+
+static void say_stats(web_server_t *srv)
+{
+	struct web_stats st;
+
+	web_server_stats(srv, &st);
+	fprintf(stderr, "railmon serve: %" PRIu64 " requests, %" PRIu64 " refused (4xx, %" PRIu64 " without the token), "
+	        "%" PRIu64 " failed (5xx), %" PRIu64 " live streams (%" PRIu64 " refused), %" PRIu64 " live messages\n",
+	        st.requests, st.bad_requests, st.unauthorised, st.db_errors, st.live_clients, st.live_refused,
+	        st.live_messages);
+	if (st.db_errors)
+		fprintf(stderr, "railmon serve: last failure: %s", st.last_error);
+}
+
+int board_cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = { 0 };
+	web_server_t *srv;
+	char err[512];
+	int r = serve_parse(argc, argv, &o);
+
+	if (r)
+		return r == 1 ? 0 : r;
+	board_install_signals();
+	r = web_server_new(&o.cfg, err, sizeof(err), &srv);
+	if (r < 0) {
+		fprintf(stderr, "railmon serve: %s\n", err);
+		return r == -EPERM || r == -EINVAL ? 2 : 1;
+	}
+	printf("railmon serve: listening on %s, port %u (read-only, %s)\n", o.cfg.listen ? o.cfg.listen : "127.0.0.1:8080",
+	       web_server_port(srv), o.cfg.token ? "token required" : "no token: loopback only");
+	fflush(stdout);
+	while (!board_stop_requested)
+		nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+	say_stats(srv);
+	srv = web_server_free(srv);
+	return 0;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.c - what `railmon decode` prints (decode.h): each candump line
+ * decoded with a DBC, as text (like `cantools decode`) or as export's
+ * rows, the frame and then its samples.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus/candump.h"
+#include "bus/dbc.h"
+#include "record/format.h"
+#include "report/decode.h"
+
+
+/* "Traction(Speed: 12.5 km/h, Direction: 1 'Forward')" after the line */
+static void print_text(struct rpt_decode *d, const char *line, size_t len, const struct acq_item *s, int n)
+{
+	struct bus_dbc_signal_info si;
+	char v[REC_DOUBLE_MAX];
+
+	fwrite(line, 1, len, d->out);
+	for (int i = 0; i < n; i++) {
+		const char *label = NULL;
+
+		bus_dbc_signal_info(d->dbc, s[i].sample.channel, &si);
+		if (!i)
+			fprintf(d->out, " :: %s(", si.message);
+		fprintf(d->out, "%s%s: %s", i ? ", " : "", si.name,
+		                rec_format_double(s[i].sample.value, v, sizeof(v)) > 0 ? v : "invalid");
+		if (si.unit && *si.unit)
+			fprintf(d->out, " %s", si.unit);
+		if (bus_dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
+			fprintf(d->out, " '%s'", label);
+		if (s[i].sample.quality == ACQ_Q_OUT_OF_RANGE)
+			fputs(" (out of range)", d->out);
+	}
+	/* a frame the DBC does not describe: the line as it is (cantools too) */
+	fputs(n > 0 ? ")\n" : "\n", d->out);
+}
+
+/* The frame and its samples as export's rows: channel = signal index,
+   name the qualified Message.Signal, as run and replay name it. */
+static void print_rows(struct rpt_decode *d, const struct acq_item *frame, const struct acq_item *s, int n)
+{
+	struct bus_dbc_signal_info si;
+	char name[256];
+
+	rec_format_item(d->out, d->fmt, frame, NULL, NULL);
+	for (int i = 0; i < n; i++) {
+		struct rec_names nm = { 0 };
+		const char *label = NULL;
+
+		if (bus_dbc_signal_info(d->dbc, s[i].sample.channel, &si) == 0) {
+			snprintf(name, sizeof(name), "%s.%s", si.message, si.name);
+			nm.channel = name;
+			nm.unit = si.unit;
+		}
+		if (bus_dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
+			nm.label = label;
+		rec_format_item(d->out, d->fmt, &s[i], &nm, NULL);
+	}
+}
+
+static void decode_line(struct rpt_decode *d, const char *line, size_t len, uint64_t lineno, const char *src)
+{
+	struct acq_item frame;
+	int n;
+
+	if (len <= 1 && (len == 0 || line[0] == '\n'))
+		return;
+	if (bus_candump_parse(line, len, &frame, NULL, 0) < 0) {
+		if (d->bad++ < RPT_DECODE_BAD_SAID)
+			fprintf(d->err, "railmon decode: %s:%" PRIu64 ": not a candump line: %.*s\n", src, lineno,
+			        (int)(len && line[len - 1] == '\n' ? len - 1 : len), line);
+		return;
+	}
+	d->frames++;
+	frame.seq = ++d->seq;
+	n = bus_dbc_decode(d->dbc, &frame, 0, d->samples, d->max);
+	if (n < 0)
+		n = 0;
+	for (int i = 0; i < n; i++)
+		d->samples[i].seq = ++d->seq;
+	d->decoded += n > 0;
+	if (d->text && (n > 0 || !d->decoded_only))
+		print_text(d, line, len && line[len - 1] == '\n' ? len - 1 : len, d->samples, n);
+	else if (!d->text)
+		print_rows(d, &frame, d->samples, n);
+}
+
+int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t lineno = 0;
+
+	while ((len = getline(&line, &cap, in)) >= 0)
+		decode_line(d, line, (size_t)len, ++lineno, src);
+	free(line);
+	return ferror(in) ? -EIO : 0;
+}

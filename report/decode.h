@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.h - `railmon decode`'s decoder: candump lines decoded with a
+ * DBC, no board file.  Text: each line, then `Message(Signal: value unit
+ * 'label', ...)` (a frame the DBC does not describe: the line alone);
+ * rows: the frame and its samples in export's schema (channel = signal
+ * index, named Message.Signal).  board/decode.c parses the options and
+ * says the totals.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "acquisition/acq-item.h"
+#include "bus/dbc.h"
+#include "record/format.h"
+
+#define RPT_DECODE_BAD_SAID 10 /* bad lines said one by one, then only counted */
+
+struct rpt_decode {
+	FILE *out;             /* the decoded lines or rows */
+	FILE *err;             /* "railmon decode: SRC:LINE: not a candump line" */
+	bus_dbc_t *dbc;
+	struct acq_item *samples;
+	unsigned max;
+	bool text, decoded_only;
+	enum rec_format fmt;
+	uint64_t frames, decoded, bad;
+	uint64_t seq;          /* records numbered as a log would: frame, then its samples */
+};
+
+/* Every line of in (src names it in messages) decoded onto d->out; d->dbc
+   and d->samples (d->max, bus_dbc_decode_max) are the caller's.  0, or
+   -EIO when in could not be read to its end. */
+int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src);

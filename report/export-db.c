@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export-db.c - `railmon export --db URL --vehicle V`: the ground's
+ * PostgreSQL database as export's source (ground/export.c streams the
+ * vehicle's records in time order), named by the vehicle's dictionary in
+ * the database, through the same filters and writers as a log
+ * (export.h): every format of export, --wide and --raster included.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ground/db.h"
+#include "report/export.h"
+
+/* grd_db_export()'s callback: the same filters and writer as a log's
+   (names from the dictionary read ahead); the records of another log id
+   wait for the ones before to go out first, as in export-log.c. */
+static int db_item(void *ctx, const struct acq_item *it, const struct rec_names *nm, const char *log_id_hex)
+{
+	struct rpt_export *x = ctx;
+	uint8_t id[REC_LOG_ID_LEN];
+	size_t len = strlen(log_id_hex) / 2;
+	int r = 0;
+
+	(void)nm;
+	if (len > REC_LOG_ID_LEN)
+		len = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned v;
+
+		if (sscanf(log_id_hex + 2 * i, "%2x", &v) != 1)
+			v = 0;
+		id[i] = (uint8_t)v;
+	}
+	if (len != x->log_id_len || memcmp(id, x->log_id, len)) {
+		r = rpt_export_drain(x);
+		x->log_id_len = len;
+		memcpy(x->log_id, id, len);
+	}
+	if (r >= 0)
+		r = rpt_export_write_item(x, it);
+	return r < 0 ? r : ferror(x->out) ? -EIO : 0;
+}
+
+static void say_db(const struct rpt_export *x, grd_db_t *db, int r)
+{
+	fprintf(x->err, "railmon export: --db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
+	        *grd_db_error(db) ? grd_db_error(db) : strerror(-r));
+}
+
+int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
+{
+	struct grd_db_cfg cfg = { .url = url };
+	struct grd_export_query q = { vehicle, x->from_ns, x->to_ns, x->kinds };
+	char *where = NULL;
+	grd_db_t *db;
+	int r;
+
+	r = grd_db_new(&cfg, &db);
+	if (r == -ENOTSUP)
+		fprintf(x->err, "railmon export: --db: %s\n", GRD_DB_NOT_BUILT);
+	if (r < 0)
+		return r;
+	r = grd_db_check(db);
+	if (r == 0)
+		r = grd_db_channels(db, vehicle, x->chans);
+	if (r < 0) {
+		say_db(x, db, r);
+		grd_db_free(db);
+		return r;
+	}
+	free(x->vehicle);
+	x->vehicle = strdup(vehicle);
+	x->log_id_len = 0;
+	if (!x->vehicle || asprintf(&where, "vehicle %s in the database", vehicle) < 0) {
+		grd_db_free(db);
+		return -ENOMEM;
+	}
+	r = rpt_export_setup_output(x, where);
+	if (r == 0) {
+		r = grd_db_export(db, &q, db_item, x);
+		if (r < 0 && r != -EIO && r != -ECONNREFUSED)
+			fprintf(x->err, "railmon export: write: %s\n", strerror(-r));
+		else if (r < 0)
+			say_db(x, db, r);
+		else
+			r = rpt_export_drain(x);
+		r = r > 0 ? 0 : r;
+	}
+	free(where);
+	grd_db_free(db);
+	return r;
+}

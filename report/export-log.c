@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export-log.c - `railmon export`'s log source (export.h): reads the log
+ * with stor_reader, decodes each Batch, learns channel names from the
+ * dictionaries Batches carry and hands each record to export-write.c.
+ * Whatever cannot be read (a damaged frame, a segment that is not a
+ * readable segment file, a missing seq range, a Batch that does not
+ * decode) is said on x->err with its file and the records lost, and
+ * skipped; everything else is exported.  A ground vehicle directory
+ * holding several logs (one per log id) is exported log after log.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/batch.h"
+#include "record/channels.h"
+#include "record/order.h"
+#include "record/wide.h"
+#include "report/export.h"
+#include "report/logfault.h"
+#include "storage/stor.h"
+
+/* The vehicle and log id of the Batch: records of another origin wait
+   for the ones before to go out first. */
+static int set_origin(struct rpt_export *x, const struct rec_batch_info *info)
+{
+	const char *v = info->vehicle ? info->vehicle : "";
+	int r;
+
+	if (x->vehicle && !strcmp(x->vehicle, v) && x->log_id_len == info->log_id_len &&
+	    !memcmp(x->log_id, info->log_id ? info->log_id : x->log_id, info->log_id_len))
+		return 0;
+	r = rpt_export_drain(x);
+	if (r < 0)
+		return r;
+	free(x->vehicle);
+	x->vehicle = strdup(v);
+	if (!x->vehicle)
+		return -ENOMEM;
+	x->log_id_len = info->log_id_len <= REC_LOG_ID_LEN ? info->log_id_len : 0;
+	if (x->log_id_len)
+		memcpy(x->log_id, info->log_id, x->log_id_len);
+	return 0;
+}
+
+static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
+{
+	rec_batch_t *b;
+	struct rec_batch_info info;
+	struct acq_item it;
+	int r;
+
+	r = rec_batch_decode(rec->payload, rec->len, &b);
+	if (r < 0) {
+		rpt_log_undecodable_print(x->err, "export", x->dir, rec, r);
+		x->damaged++;
+		return 0;
+	}
+	rec_batch_info(b, &info);
+	rec_channels_learn(x->chans, b);
+	r = set_origin(x, &info);
+	for (size_t i = 0; i < info.count && r >= 0; i++) {
+		rec_batch_item(b, i, &it);
+		if (x->timefix && rec_timefix_apply(x->timefix, &info, &it) == 0)
+			x->uncorrected++;
+		r = rpt_export_write_item(x, &it);
+	}
+	rec_batch_free(b);
+	return r;
+}
+
+/* Channel names come from the first dictionary in the log: read ahead to
+   it, so samples before it (a log trimmed by retention) still get names.
+   A large board's dictionary is spread over consecutive Batches: read
+   them all. */
+static void prescan_dictionary(struct rpt_export *x, const char *dir)
+{
+	stor_reader_t *r;
+	struct stor_rec rec;
+	int k, n = 0;
+	bool seen = false;
+
+	if (stor_reader_open(dir, &r) < 0)
+		return;
+	while (n++ < 10000 && (k = stor_reader_next(r, &rec)) != 0) {
+		rec_batch_t *b;
+		struct rec_batch_info info;
+		if (k < 0 || rec_batch_decode(rec.payload, rec.len, &b) < 0)
+			continue;
+		rec_batch_info(b, &info);
+		rec_channels_learn(x->chans, b);
+		rec_batch_free(b);
+		if (seen && !info.nchannels)
+			break;
+		seen = info.nchannels > 0;
+	}
+	stor_reader_free(r);
+}
+
+/* --corrected-time: every Batch's offset and sync state first, so each
+   run's reference is its last trusted offset (record/timefix.h). */
+static int learn_clock(struct rpt_export *x, const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	rec_batch_t *b;
+	uint64_t runs, steps;
+	int k;
+
+	x->timefix = rec_timefix_free(x->timefix);
+	if (rec_timefix_new(&x->timefix) < 0 || stor_reader_open(dir, &rd) < 0)
+		return -ENOMEM;
+	while ((k = stor_reader_next(rd, &rec)) != 0)
+		if (k > 0 && rec_batch_decode(rec.payload, rec.len, &b) == 0) {
+			k = rec_timefix_learn(x->timefix, b);
+			rec_batch_free(b);
+			if (k < 0)
+				break;
+		}
+	stor_reader_free(rd);
+	if (k < 0 && k != -EBADMSG)
+		return k;
+	rec_timefix_counts(x->timefix, &runs, &steps);
+	fprintf(x->err, "railmon export: %s: corrected time: %" PRIu64 " run%s, %" PRIu64 " clock step%s between "
+	        "Batches\n", dir, runs, runs == 1 ? "" : "s", steps, steps == 1 ? "" : "s");
+	return 0;
+}
+
+static int export_log(struct rpt_export *x, const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int r;
+
+	x->dir = dir; /* for the messages about what cannot be read */
+	r = stor_reader_open(dir, &rd);
+	if (r < 0) {
+		fprintf(x->err, "railmon export: %s: %s\n", dir, strerror(-r));
+		return r;
+	}
+	prescan_dictionary(x, dir);
+	if (x->corrected && (r = learn_clock(x, dir)) < 0) {
+		fprintf(x->err, "railmon export: %s: %s\n", dir, strerror(-r));
+		stor_reader_free(rd);
+		return r;
+	}
+	/* corrected times are not the stored ones the seek and skip go by */
+	if (x->from_ns > INT64_MIN && !x->corrected)
+		stor_reader_seek_time(rd, x->from_ns);
+	while ((r = stor_reader_next(rd, &rec)) != 0) {
+		if (r == -EBADMSG) {
+			/* Said with what it cost; the rest is still exported. */
+			x->damaged += rpt_log_fault_print(x->err, "export", dir, rd);
+			continue;
+		}
+		if (r < 0) {
+			fprintf(x->err, "railmon export: %s: %s\n", dir, strerror(-r));
+			break;
+		}
+		/* not break: a log's time need not rise (a replay's START event
+		   has the time of the replay, its records the trace's; a clock step) */
+		if (rec.t_first_ns >= x->to_ns && !x->corrected)
+			continue;
+		r = export_batch(x, &rec);
+		if (r < 0) {
+			fprintf(x->err, "railmon export: write: %s\n", strerror(-r));
+			break;
+		}
+	}
+	stor_reader_free(rd);
+	if (r >= 0 && (r = rpt_export_drain(x)) < 0)
+		fprintf(x->err, "railmon export: write: %s\n", strerror(-r));
+	return r;
+}
+
+/* Time of the first readable record of a log, INT64_MAX if it has none. */
+static int64_t first_record_ns(const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	int64_t t = INT64_MAX;
+	int k;
+
+	if (stor_reader_open(dir, &rd) < 0)
+		return t;
+	while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
+		;
+	if (k == 1)
+		t = rec.t_first_ns;
+	stor_reader_free(rd);
+	return t;
+}
+
+struct found_log {
+	char *dir;
+	int64_t t_first;
+};
+
+static int found_cmp(const void *a, const void *b)
+{
+	const struct found_log *x = a, *y = b;
+
+	return x->t_first < y->t_first ? -1 : x->t_first > y->t_first;
+}
+
+/*
+ * A ground vehicle directory (`railmon recv --log DIR`, DIR/<vehicle>):
+ * one log per log id in subdirectories, and the segments a receiver
+ * before log ids wrote in it directly.  Every log with records, in the
+ * order of their first records; none: dir itself.
+ */
+static size_t find_logs(const char *dir, struct found_log **ret)
+{
+	struct found_log *v = NULL, *n;
+	size_t count = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		char *path;
+
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
+		    asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			continue;
+		n = realloc(v, (count + 2) * sizeof(*v));
+		if (!n) {
+			free(path);
+			break;
+		}
+		v = n;
+		v[count] = (struct found_log){ path, first_record_ns(path) };
+		if (v[count].t_first == INT64_MAX)
+			free(path);
+		else
+			count++;
+	}
+	if (d)
+		closedir(d);
+	if (count && (n = realloc(v, (count + 1) * sizeof(*v)))) {
+		v = n;
+		v[count].t_first = first_record_ns(dir);
+		v[count].dir = v[count].t_first == INT64_MAX ? NULL : strdup(dir);
+		count += v[count].dir != NULL;
+		qsort(v, count, sizeof(*v), found_cmp);
+	}
+	*ret = v;
+	return count;
+}
+
+
+int rpt_export_dir(struct rpt_export *x, const char *dir)
+{
+	struct found_log *logs;
+	size_t n = find_logs(dir, &logs);
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		prescan_dictionary(x, logs[i].dir);
+	if (!n)
+		prescan_dictionary(x, dir);
+	r = rpt_export_setup_output(x, dir);
+	if (r || !n) {
+		free(logs);
+		return r ? r : export_log(x, dir);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k;
+
+		fprintf(x->err, "railmon export: log %zu of %zu: %s\n", i + 1, n, logs[i].dir);
+		k = export_log(x, logs[i].dir);
+		r = r < 0 ? r : k;
+		free(logs[i].dir);
+	}
+	free(logs);
+	return r;
+}
+
+void rpt_export_release(struct rpt_export *x)
+{
+	rec_wide_free(x->table);
+	x->table = NULL;
+	rec_order_free(x->order);
+	x->order = NULL;
+	rec_channels_free(x->chans);
+	x->chans = NULL;
+	for (size_t i = 0; i < x->nchannel_filters; i++) {
+		free(x->resolved[i]);
+		x->resolved[i] = NULL;
+	}
+	free(x->vehicle);
+	x->vehicle = NULL;
+	x->timefix = rec_timefix_free(x->timefix);
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export-write.c - `railmon export`'s writer (export.h): the filters,
+ * the time order, the --channel check against the dictionaries and the
+ * output (one schema for CSV and JSON lines, candump, influx, --wide,
+ * ASC/BLF traces), for both of its sources, a log (export-log.c) and the
+ * ground database (export-db.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/nearest.h"
+#include "report/export.h"
+#include "report/say.h"
+
+/* name: the sample's channel name, NULL if unknown */
+static bool wanted(const struct rpt_export *x, const struct acq_item *it, const char *name)
+{
+	if (!(x->kinds & (1u << it->kind)))
+		return false;
+	if (it->t_ns < x->from_ns || it->t_ns >= x->to_ns)
+		return false;
+	if (x->nchannel_filters && (it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT)) {
+		for (size_t i = 0; i < x->nchannel_filters; i++)
+			if (name && !strcmp(name, x->resolved[i]))
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* One record out, in the order it is due. */
+static int emit(struct rpt_export *x, const struct acq_item *it)
+{
+	struct rec_names nm = rec_channels_names(x->chans, it);
+	struct rec_origin o = { x->vehicle, x->log_id, x->log_id_len };
+
+	if (x->tracew) {
+		if (it->kind != ACQ_ITEM_CAN) {
+			x->not_frames++;
+			return 0;
+		}
+		x->written++;
+		return rec_tracew_frame(x->tracew, it);
+	}
+	x->written++;
+	if (x->table)
+		return rec_wide_add(x->table, it);
+	return rec_format_item(x->out, x->format, it, &nm, &o);
+}
+
+/* Everything the order still holds (end of a log, or a new origin). */
+int rpt_export_drain(struct rpt_export *x)
+{
+	struct acq_item it;
+	int r = 0;
+
+	while (r >= 0 && rec_order_pop(x->order, &it) == 1)
+		r = emit(x, &it);
+	return r;
+}
+
+int rpt_export_write_item(struct rpt_export *x, const struct acq_item *it)
+{
+	struct rec_names nm = rec_channels_names(x->chans, it);
+	struct acq_item due;
+	int r = 0;
+
+	if (!wanted(x, it, nm.channel))
+		return 0;
+	if (!x->order)
+		return emit(x, it);
+	if (rec_order_push(x->order, it) == -ENOBUFS) {
+		/* full: the oldest goes out now (counted late if out of order) */
+		if (rec_order_pop(x->order, &due) == 1)
+			r = emit(x, &due);
+		if (r < 0 || (r = rec_order_push(x->order, it)) < 0)
+			return r;
+	}
+	while (r >= 0 && rec_order_next(x->order, &due) == 1)
+		r = emit(x, &due);
+	return r;
+}
+
+/* Every --channel name is in the dictionaries read ahead: its qualified
+   name "Message.Signal", or a bare signal name where only one message has
+   it (rec_channels_resolve), kept in x->resolved; an ambiguous one is
+   refused with the candidates, an unknown one with the nearest names.
+   0, or the exit code. */
+static int check_channels(struct rpt_export *x, const struct rec_channel *const *list, size_t n)
+{
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	char near[512], why[1024];
+	int bad = 0;
+
+	if (!names)
+		return rpt_fail(x->err, "export", "out of memory");
+	for (size_t i = 0; i < n; i++)
+		names[i] = list[i]->name;
+	for (size_t k = 0; k < x->nchannel_filters; k++) {
+		uint32_t id;
+		int r = rec_channels_resolve(x->chans, x->channels[k], &id, why, sizeof(why));
+
+		if (r == 0) {
+			free(x->resolved[k]);
+			if (!(x->resolved[k] = strdup(rec_channels_find(x->chans, id)->name))) {
+				free(names);
+				return rpt_fail(x->err, "export", "out of memory");
+			}
+			continue;
+		}
+		if (r == -ENOTUNIQ) {
+			fprintf(x->err, "railmon export: --channel: %s\n", why);
+			bad = 1;
+			continue;
+		}
+		basic_nearest_names(x->channels[k], names, n, near, sizeof(near));
+		fprintf(x->err, "railmon export: --channel '%s': %s has no such channel%s%s%s\n", x->channels[k],
+		        x->dir, n ? "; nearest: " : " (its dictionary names none)", near, n && !*near ?
+		        "none near (`railmon channels --data DIR` lists them)" : "");
+		bad = 1;
+	}
+	free(names);
+	return bad;
+}
+
+/* --wide's columns: the --channel ones in their order, else every one. */
+static int open_table(struct rpt_export *x, const struct rec_channel *const *list, size_t n)
+{
+	size_t k = x->nchannel_filters ? x->nchannel_filters : n, m = 0;
+	struct rec_wide_column *cols = calloc(k ? k : 1, sizeof(*cols));
+	int r;
+
+	if (!cols)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool take = !x->nchannel_filters;
+
+		for (size_t j = 0; j < x->nchannel_filters && !take; j++)
+			take = !strcmp(list[i]->name, x->resolved[j]);
+		if (take && m < k)
+			cols[m++] = (struct rec_wide_column){ list[i]->id, list[i]->name, list[i]->unit };
+	}
+	r = m ? rec_wide_new(x->out, cols, m, x->raster_ns, x->max_age_ns, &x->table) : -ENODATA;
+	free(cols);
+	return r;
+}
+
+/* After the dictionaries are read ahead: the channel check and the wide
+   table.  0 or the exit code. */
+int rpt_export_setup_output(struct rpt_export *x, const char *dir)
+{
+	const struct rec_channel **list;
+	int n = rec_channels_sorted(x->chans, &list), r = 0;
+
+	if (n < 0)
+		return rpt_fail(x->err, "export", "out of memory");
+	x->dir = dir;
+	if (x->nchannel_filters)
+		r = check_channels(x, list, (size_t)n);
+	if (!r && x->wide) {
+		int k = open_table(x, list, (size_t)n);
+
+		if (k == -ENODATA)
+			r = rpt_fail(x->err, "export", "--wide: %s names no channels", dir);
+		else if (k < 0)
+			r = rpt_fail(x->err, "export", "--wide: %s", strerror(-k));
+	} else if (!r && !x->trace) {
+		rec_format_header(x->out, x->format);
+	}
+	free(list);
+	return r;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export.h - `railmon export`'s engine: its state and writer
+ * (export-write.c), shared by its two sources, a log or a ground vehicle
+ * directory of logs (export-log.c) and the ground database (export-db.c,
+ * `export --db URL --vehicle V`), so both write the same formats: CSV and
+ * JSON lines of one schema, candump, influx, --wide/--raster, and the
+ * ASC/BLF traces of the CAN frames.  board/export.c parses the options
+ * into struct rpt_export and says the totals.
+ *
+ * Records go to out; what cannot be read or written is said on err
+ * ("railmon export: ..."), both the caller's streams.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "acquisition/acq-item.h"
+#include "record/batch.h"
+#include "record/channels.h"
+#include "record/format.h"
+#include "record/order.h"
+#include "record/timefix.h"
+#include "record/trace-write.h"
+#include "record/wide.h"
+
+#define RPT_EXPORT_FILTER_MAX 64
+
+struct rpt_export {
+	FILE *out;
+	FILE *err;               /* what went wrong, "railmon export: ..." */
+	enum rec_format format;
+	int64_t from_ns, to_ns;
+	unsigned kinds;          /* bit per acq_item_kind */
+	const char *channels[RPT_EXPORT_FILTER_MAX]; /* as given */
+	char *resolved[RPT_EXPORT_FILTER_MAX]; /* the dictionary's name for each */
+	size_t nchannel_filters;
+	bool trace;              /* --format asc|blf: the CAN frames as a trace */
+	enum rec_trace_format tfmt;
+	rec_tracew_t *tracew;
+	uint64_t not_frames;     /* records a trace cannot hold (samples, events) */
+	rec_channels_t *chans;   /* what the dictionaries read so far name */
+	const char *dir;
+	uint64_t written, damaged; /* records written; faults that cost records */
+	rec_order_t *order;      /* time order (NULL: --order seq) */
+	int64_t window_ns;
+	bool wide;
+	int64_t raster_ns, max_age_ns;
+	rec_wide_t *table;       /* --wide: made once the first dictionary is read */
+	char *vehicle;           /* the origin of the records in order */
+	uint8_t log_id[REC_LOG_ID_LEN];
+	size_t log_id_len;
+	bool corrected;          /* --corrected-time (docs/time.md): log sources only */
+	rec_timefix_t *timefix;  /* the log's runs and their reference offsets */
+	uint64_t uncorrected;    /* records without a monotonic base: as recorded */
+};
+
+/* One record through the filters (time, kind, --channel) and, in time
+   order, to the output.  0 or -errno of the writer. */
+int rpt_export_write_item(struct rpt_export *x, const struct acq_item *it);
+
+/* Everything the order still holds out.  0 or -errno. */
+int rpt_export_drain(struct rpt_export *x);
+
+/* Once x->chans holds the dictionaries: the --channel check, --wide's
+   table or the format's header.  where names the source in messages.
+   0, or the exit code. */
+int rpt_export_setup_output(struct rpt_export *x, const char *where);
+
+/* One log, or each log of a ground vehicle directory (`recv --log DIR`,
+   DIR/<vehicle>/<log id>) in the order of their first records, with the
+   dictionaries of all read ahead; then what the order holds.  Unreadable
+   parts are said on err and counted in x->damaged.  The exit code (> 0),
+   0, or -errno. */
+int rpt_export_dir(struct rpt_export *x, const char *dir);
+
+/* The vehicle's records from the ground database, named by its
+   dictionary there.  0, the exit code, or -errno. */
+int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle);
+
+/* Frees what the export made (order, dictionaries, wide table, names);
+   x's options and streams stay the caller's. */
+void rpt_export_release(struct rpt_export *x);

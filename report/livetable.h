@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * livetable.h - the live table of channel values that `railmon watch`
+ * (from a daemon's stat socket) and `railmon demo` (from its own daemon)
+ * draw: value, unit, value-table label, age and source per channel, sized
+ * to the terminal, sorted, filtered, with changed and stale values marked
+ * (cansniffer and `cantools monitor` are the models).
+ *
+ * Plain ANSI escapes, no curses: the screen is redrawn whole (cursor home,
+ * each line cleared to its end), which any terminal and tmux understand.
+ * Without colour (not a terminal, NO_COLOR) the marks are still there as
+ * the first column: '*' changed within the last second, '~' stale.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct rpt_live_row {
+	uint32_t id;               /* bus << 16 | n */
+	char name[128];
+	char unit[16];
+	char label[72];            /* the value table's text, or a text channel's (64), "" if none */
+	char source[96];
+	double value;
+	int64_t age_ns;            /* since the value was sampled; < 0: never received */
+	uint32_t quality;          /* enum acq_quality */
+	bool text;                 /* a text channel: label holds its text, value is unused */
+};
+
+enum rpt_live_sort {
+	RPT_LIVE_SORT_ID,        /* board order: bus, then channel */
+	RPT_LIVE_SORT_NAME,
+	RPT_LIVE_SORT_AGE,       /* freshest first */
+	RPT_LIVE_SORT_SOURCE,
+	RPT_LIVE_SORT_MAX
+};
+
+struct rpt_live_view {
+	int width, height;         /* the terminal's; <= 0: 80 x unlimited rows */
+	enum rpt_live_sort sort;
+	char filter[64];           /* case-insensitive substring of name, source or
+	                              unit; "" shows every channel */
+	double stale_s;            /* older than this: marked stale (> 0) */
+	bool color;                /* bold for changed, dim for stale */
+	bool clear;                /* redraw in place (cursor home), else append */
+	size_t scroll;             /* first row shown */
+	const char *title;         /* the first line, cut to the width */
+	const char *keys;          /* the last line's help, NULL: none */
+};
+
+typedef struct rpt_livetable rpt_livetable_t;
+
+/* A table that remembers the values it showed (for "changed"), for up to
+   max_rows channels.  0, -EINVAL, -ENOMEM. */
+int rpt_livetable_new(size_t max_rows, rpt_livetable_t **ret_table);
+rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t);
+
+/*
+ * Draw rows (n, in any order; the table sorts a copy of the order) on out
+ * with view at monotonic time now_ns: a value that differs from the one
+ * drawn for the same id before is "changed" for one second.  Returns the
+ * number of rows that pass the filter.
+ */
+size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, size_t n,
+                          const struct rpt_live_view *view, int64_t now_ns, FILE *out);
+
+/* A value as the table prints it: an integral value as an integer (a
+   flag is 1, not 1.000), else the shortest text that reads back the same,
+   at most 10 significant digits; "nan", "inf" as such. */
+void rpt_live_value_text(double v, char *buf, size_t len);
+
+/* "name", "id", "age", "source" -> the sort; -EINVAL for another word. */
+int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret_sort);
+const char *rpt_live_sort_name(enum rpt_live_sort s);
+
+/* A channel's latest value as a daemon knows it. */
+struct rpt_live_value {
+	uint32_t id;
+	const char *name, *unit, *source;
+	const char *label;         /* the value table's text for value, NULL if none */
+	double value;
+	int64_t t_ns;              /* CLOCK_REALTIME of the sample; 0: never received */
+	uint32_t quality;
+	const char *text;          /* a text channel's text (Modbus type = string), else NULL */
+};
+
+/* One line of the stat socket's "channels" answer: id, name, unit, source,
+   then value ("nan", "inf", "-inf" as strings), t_ns, age_ms (now_ns, the
+   daemon's realtime clock, minus t_ns), quality and label, or value and
+   age_ms null for a channel never received. */
+void rpt_live_json(FILE *out, const struct rpt_live_value *v, int64_t now_ns);
+
+/* A row from the stat socket's "channels" answer (one JSON line per
+   channel: id, name, unit, source, label, value, age_ms, quality; our own
+   escapes).  0, or -EBADMSG for a line without an id. */
+int rpt_live_row_parse(const char *line, struct rpt_live_row *ret_row);
+
+/* The clock the "channels" answer's times and ages are on (docs/time.md):
+   its first line, {"clock":"synced"|"unsynced","clock_max_error_us":N},
+   from the kernel's adjtimex word on CLOCK_REALTIME. */
+struct rpt_live_clock {
+	bool unsynced;
+	uint64_t max_error_us;
+};
+
+void rpt_live_clock_json(FILE *out, const struct rpt_live_clock *c);
+
+/* That line read back.  0, or -EBADMSG for a line that is not it (a
+   channel's). */
+int rpt_live_clock_parse(const char *line, struct rpt_live_clock *ret_clock);
+
+/* watch's keys: what is being typed as a filter. */
+struct rpt_live_keys {
+	bool editing;              /* after '/', until Enter (apply) or Esc (clear) */
+	char edit[64];
+};
+
+/*
+ * Keys typed (buf[0..n), as read from a raw terminal) applied to the view
+ * of a table of nrows: q quit, s the next sort, / a filter, j/k or the
+ * arrows scroll, space a page, g the top.  Returns false for q.
+ */
+bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *view, const unsigned char *buf, size_t n,
+                        size_t nrows);

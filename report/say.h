@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * say.h - report/'s one way of saying what went wrong: on the stream its
+ * caller gives (board/ gives stderr), as the command line tools say it.
+ */
+#pragma once
+
+#include <stdio.h>
+
+/* "railmon CMD: message\n" on out.  Returns 2, the exit code of a usage
+   error, as board/'s cli_fail does. */
+int rpt_fail(FILE *out, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

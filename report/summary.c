@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary.c - what `railmon summary --data DIR` says (summary.h): per
+ * channel, what a log holds:
+ * sample count, first and last time, min/max/mean of the valid values,
+ * gaps (intervals over --gap, by default over 5 times the channel's
+ * shortest interval), the longest interval, and the out-of-range and
+ * invalid counts.  Samples are taken in time order (record/order.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "basic/escape.h"
+#include "basic/nearest.h"
+#include "record/batch.h"
+#include "record/channels.h"
+#include "record/format.h"
+#include "record/order.h"
+#include "report/logfault.h"
+#include "report/summary.h"
+#include "storage/stor.h"
+
+#define SUMMARY_GAP_FACTOR 5
+
+struct chan_stat {
+	uint32_t id;
+	bool used;
+	uint64_t count, valid, out_of_range, invalid, gaps;
+	int64_t first_ns, last_ns, min_dt_ns, max_dt_ns;
+	double min, max, sum;
+};
+
+struct rpt_summary {
+	struct chan_stat *tab;
+	size_t cap, n;
+	int64_t from_ns, to_ns, gap_ns;
+	const char *only[RPT_SUMMARY_ONLY_MAX];
+	size_t nonly;
+	rec_channels_t *names;
+	rec_order_t *order;
+	uint64_t damaged;
+	FILE *err;
+};
+
+static struct chan_stat *stat_get(struct rpt_summary *s, uint32_t id)
+{
+	size_t i;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		struct chan_stat *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t k = 0; k < s->cap; k++) {
+			if (!s->tab[k].used)
+				continue;
+			for (i = (s->tab[k].id * 2654435761u) & (cap - 1); t[i].used; i = (i + 1) & (cap - 1))
+				;
+			t[i] = s->tab[k];
+		}
+		free(s->tab);
+		s->tab = t;
+		s->cap = cap;
+	}
+	for (i = (id * 2654435761u) & (s->cap - 1); s->tab[i].used && s->tab[i].id != id; i = (i + 1) & (s->cap - 1))
+		;
+	if (!s->tab[i].used) {
+		s->tab[i] = (struct chan_stat){ .id = id, .used = true, .min = INFINITY, .max = -INFINITY,
+		                                .min_dt_ns = INT64_MAX };
+		s->n++;
+	}
+	return &s->tab[i];
+}
+
+/* One sample, in time order. */
+static int take(struct rpt_summary *s, const struct acq_item *it)
+{
+	struct chan_stat *c = stat_get(s, it->sample.channel);
+	double v = it->sample.value;
+
+	if (!c)
+		return -ENOMEM;
+	if (c->count) {
+		int64_t dt = it->t_ns - c->last_ns;
+		int64_t limit = s->gap_ns ? s->gap_ns : c->min_dt_ns < INT64_MAX / SUMMARY_GAP_FACTOR ?
+		                c->min_dt_ns * SUMMARY_GAP_FACTOR : INT64_MAX;
+
+		/* judged before this interval lowers the shortest one */
+		c->gaps += dt > limit && c->count > 1;
+		if (dt > 0 && dt < c->min_dt_ns)
+			c->min_dt_ns = dt;
+		if (dt > c->max_dt_ns)
+			c->max_dt_ns = dt;
+	} else {
+		c->first_ns = it->t_ns;
+	}
+	c->last_ns = it->t_ns;
+	c->count++;
+	c->out_of_range += it->sample.quality == ACQ_Q_OUT_OF_RANGE;
+	if (it->sample.quality == ACQ_Q_INVALID || !isfinite(v)) {
+		c->invalid++;
+		return 0;
+	}
+	c->valid++;
+	c->sum += v;
+	c->min = v < c->min ? v : c->min;
+	c->max = v > c->max ? v : c->max;
+	return 0;
+}
+
+static bool wanted(const struct rpt_summary *s, const struct acq_item *it)
+{
+	const struct rec_channel *c;
+
+	if (it->kind != ACQ_ITEM_SAMPLE || it->t_ns < s->from_ns || it->t_ns >= s->to_ns)
+		return false;
+	if (!s->nonly)
+		return true;
+	c = rec_channels_find(s->names, it->sample.channel);
+	for (size_t i = 0; c && i < s->nonly; i++)
+		if (!strcmp(c->name, s->only[i]))
+			return true;
+	return false;
+}
+
+static int feed_batch(struct rpt_summary *s, const struct stor_rec *rec, const char *dir)
+{
+	rec_batch_t *b;
+	struct rec_batch_info info;
+	struct acq_item it, due;
+	int r = rec_batch_decode(rec->payload, rec->len, &b);
+
+	if (r < 0) {
+		rpt_log_undecodable_print(s->err, "summary", dir, rec, r);
+		s->damaged++;
+		return 0;
+	}
+	rec_batch_info(b, &info);
+	rec_channels_learn(s->names, b);
+	for (size_t i = 0; i < info.count && r >= 0; i++) {
+		rec_batch_item(b, i, &it);
+		if (!wanted(s, &it))
+			continue;
+		if (rec_order_push(s->order, &it) == -ENOBUFS && rec_order_pop(s->order, &due) == 1) {
+			r = take(s, &due);
+			rec_order_push(s->order, &it);
+		}
+		while (r >= 0 && rec_order_next(s->order, &due) == 1)
+			r = take(s, &due);
+	}
+	rec_batch_free(b);
+	return r;
+}
+
+int rpt_summary_read(rpt_summary_t *s, const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	struct acq_item due;
+	int r = stor_reader_open(dir, &rd);
+
+	if (r < 0)
+		return r;
+	while (r >= 0 && (r = stor_reader_next(rd, &rec)) != 0) {
+		if (r == -EBADMSG) {
+			s->damaged += rpt_log_fault_print(s->err, "summary", dir, rd);
+			r = 0;
+			continue;
+		}
+		if (r > 0)
+			r = feed_batch(s, &rec, dir);
+	}
+	stor_reader_free(rd);
+	while (r >= 0 && rec_order_pop(s->order, &due) == 1)
+		r = take(s, &due);
+	return r;
+}
+
+static int stat_cmp(const void *a, const void *b)
+{
+	const struct chan_stat *x = *(const struct chan_stat *const *)a, *y = *(const struct chan_stat *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* "2026-12-03T07:00:00.123Z" (ms: a summary, not the records) */
+static const char *short_time(int64_t t_ns, char *buf, size_t len)
+{
+	time_t sec = (time_t)(t_ns / 1000000000 - (t_ns % 1000000000 < 0));
+	int64_t ms = ((t_ns % 1000000000 + 1000000000) % 1000000000) / 1000000;
+	struct tm tm;
+	size_t n;
+
+	if (!gmtime_r(&sec, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)))
+		snprintf(buf, len, "%" PRId64, t_ns);
+	else
+		snprintf(buf + n, len - n, ".%03" PRId64 "Z", ms);
+	return buf;
+}
+
+static void num(double v, bool ok, char *buf)
+{
+	if (!ok || rec_format_double(v, buf, REC_DOUBLE_MAX) < 0)
+		strcpy(buf, "-");
+}
+
+static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bool json, FILE *out)
+{
+	const struct rec_channel *ch = rec_channels_find(s->names, c->id);
+	char first[40], last[40], mn[REC_DOUBLE_MAX], mx[REC_DOUBLE_MAX], mean[REC_DOUBLE_MAX];
+	double longest = c->count > 1 ? (double)c->max_dt_ns / 1e9 : 0;
+
+	short_time(c->first_ns, first, sizeof(first));
+	short_time(c->last_ns, last, sizeof(last));
+	num(c->min, c->valid, mn);
+	num(c->max, c->valid, mx);
+	num(c->valid ? c->sum / (double)c->valid : 0, c->valid, mean);
+	if (!json) {
+		/* the table: 7 digits are plenty to read; --json has them all */
+		if (c->valid)
+			snprintf(mean, sizeof(mean), "%.7g", c->sum / (double)c->valid);
+		fprintf(out, "%-8" PRIu32 " %-28s %-6s %9" PRIu64 "  %s  %s  %12s %12s %12s %5" PRIu64 " %9.3f %7" PRIu64
+		            " %7" PRIu64 "\n", c->id, ch && *ch->name ? ch->name : "?", ch && *ch->unit ? ch->unit : "-",
+		            c->count, first, last, mn, mx, mean, c->gaps, longest, c->out_of_range, c->invalid);
+		return;
+	}
+	fprintf(out, "{\"channel\":%" PRIu32 ",\"name\":", c->id);
+	basic_json_string(out, ch ? ch->name : NULL);
+	fputs(",\"unit\":", out);
+	basic_json_string(out, ch ? ch->unit : NULL);
+	fprintf(out, ",\"count\":%" PRIu64 ",\"first\":\"%s\",\"first_ns\":%" PRId64 ",\"last\":\"%s\",\"last_ns\":%" PRId64
+	            ",\"min\":%s,\"max\":%s,\"mean\":%s,\"gaps\":%" PRIu64 ",\"longest_interval_s\":%.9g,"
+	            "\"out_of_range\":%" PRIu64 ",\"invalid\":%" PRIu64 "}\n", c->count, first, c->first_ns, last, c->last_ns,
+	            c->valid ? mn : "null", c->valid ? mx : "null", c->valid ? mean : "null", c->gaps, longest,
+	            c->out_of_range, c->invalid);
+}
+
+int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out)
+{
+	const struct chan_stat **v = calloc(s->n ? s->n : 1, sizeof(*v));
+	size_t k = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->tab[i].used)
+			v[k++] = &s->tab[i];
+	qsort(v, k, sizeof(*v), stat_cmp);
+	if (!json)
+		fprintf(out, "%-8s %-28s %-6s %9s  %-24s  %-24s  %12s %12s %12s %5s %9s %7s %7s\n", "id", "name", "unit", "samples",
+		            "first", "last", "min", "max", "mean", "gaps", "longest", "out_rng", "invalid");
+	for (size_t i = 0; i < k; i++)
+		print_row(s, v[i], json, out);
+	free(v);
+	return 0;
+}
+
+int rpt_summary_unknown(const rpt_summary_t *s, const char *dir)
+{
+	const struct rec_channel **list;
+	const char **names;
+	char near[512];
+	int n = rec_channels_sorted(s->names, &list), bad = 0;
+
+	if (n < 0 || !(names = calloc(n ? (size_t)n : 1, sizeof(*names)))) {
+		free(n < 0 ? NULL : list);
+		return 0; /* no memory to check: the table says what there is */
+	}
+	for (int i = 0; i < n; i++)
+		names[i] = list[i]->name;
+	for (size_t k = 0; k < s->nonly; k++) {
+		int i = 0;
+
+		while (i < n && strcmp(names[i], s->only[k]))
+			i++;
+		if (i < n)
+			continue;
+		basic_nearest_names(s->only[k], names, (size_t)n, near, sizeof(near));
+		fprintf(s->err, "railmon summary: --channel '%s': %s has no such channel; nearest: %s\n", s->only[k], dir,
+		        *near ? near : "none near (`railmon channels --data DIR` lists them)");
+		bad++;
+	}
+	free(names);
+	free(list);
+	return bad;
+}
+
+int rpt_summary_new(const struct rpt_summary_opts *o, FILE *err, rpt_summary_t **ret_summary)
+{
+	rpt_summary_t *s;
+
+	if (!o || !err || !ret_summary || o->nonly > RPT_SUMMARY_ONLY_MAX || (o->nonly && !o->only))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (struct rpt_summary){ .from_ns = o->from_ns, .to_ns = o->to_ns, .gap_ns = o->gap_ns, .nonly = o->nonly,
+	                           .err = err };
+	for (size_t i = 0; i < o->nonly; i++)
+		s->only[i] = o->only[i];
+	if (rec_channels_new(&s->names) < 0 || rec_order_new(REC_ORDER_MAX_ITEMS, REC_ORDER_WINDOW_NS, &s->order) < 0)
+		return rpt_summary_free(s), -ENOMEM;
+	*ret_summary = s;
+	return 0;
+}
+
+rpt_summary_t *rpt_summary_free(rpt_summary_t *s)
+{
+	if (!s)
+		return NULL;
+	free(s->tab);
+	rec_order_free(s->order);
+	rec_channels_free(s->names);
+	free(s);
+	return NULL;
+}
+
+size_t rpt_summary_channels(const rpt_summary_t *s)
+{
+	return s->n;
+}
+
+uint64_t rpt_summary_damaged(const rpt_summary_t *s)
+{
+	return s->damaged;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary.h - what `railmon summary` says about a log: per channel, the
+ * sample count, first and last time, min/max/mean of the valid values,
+ * gaps (intervals over a given one, by default over 5 times the channel's
+ * shortest interval), the longest interval, and the out-of-range and
+ * invalid counts.  Samples are taken in time order (record/order.h).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RPT_SUMMARY_ONLY_MAX 64
+
+struct rpt_summary_opts {
+	int64_t from_ns, to_ns;      /* samples in [from, to) */
+	int64_t gap_ns;              /* 0: 5 times the channel's shortest interval */
+	const char *const *only;     /* channel names (kept, not copied), or none */
+	size_t nonly;                /* <= RPT_SUMMARY_ONLY_MAX */
+};
+
+typedef struct rpt_summary rpt_summary_t;
+
+/* A summary over the samples o admits; what cannot be read is said on err
+   ("railmon summary: ..."), which must outlive it.  0, -EINVAL, -ENOMEM. */
+int rpt_summary_new(const struct rpt_summary_opts *o, FILE *err, rpt_summary_t **ret_summary);
+rpt_summary_t *rpt_summary_free(rpt_summary_t *s);
+
+/* Every Batch of the log in dir into the summary; a damaged part is said
+   and counted (rpt_summary_damaged) and the rest read.  0 or -errno (the
+   log cannot be opened, no memory). */
+int rpt_summary_read(rpt_summary_t *s, const char *dir);
+
+/* How many of the `only` names the log's dictionaries do not give, each
+   said on err with the nearest names. */
+int rpt_summary_unknown(const rpt_summary_t *s, const char *dir);
+
+/* The table (a header line, then a row per channel in id order) or one
+   JSON object per channel, on out.  0 or -ENOMEM. */
+int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out);
+
+/* Channels with a sample; unreadable parts of the log skipped. */
+size_t rpt_summary_channels(const rpt_summary_t *s);
+uint64_t rpt_summary_damaged(const rpt_summary_t *s);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verify.c - what `railmon verify` says (verify.h): each problem named by
+ * segment file, offset and seq, and the verified, unverified and unsealed
+ * ranges of the result.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "report/verify.h"
+
+
+static const char *problem_words[EVD_PROBLEM_KIND_MAX] = {
+	[EVD_PROBLEM_STORAGE] = "damaged or missing log data",
+	[EVD_PROBLEM_MALFORMED] = "a record that contradicts its frame or log",
+	[EVD_PROBLEM_SIGNATURE] = "a Seal not signed by this key",
+	[EVD_PROBLEM_CHAIN] = "the records of a Seal's range do not hash to its chain head "
+	                      "(changed, removed, added or reordered)",
+	[EVD_PROBLEM_SEAL_LINK] = "a Seal that does not follow the Seal before it (a Seal removed, "
+	                          "replaced or moved)",
+	[EVD_PROBLEM_NO_SEAL] = "no Seal in the log: nothing can be verified",
+	[EVD_PROBLEM_HEAD] = "records before the first Seal are missing (--whole)",
+	[EVD_PROBLEM_TAIL] = "bytes after the newest segment's last good frame that are no frame: damage, or "
+	                     "a torn write of a power cut not yet recovered (nothing after it can be read)",
+};
+
+static const char *fault_words(const struct stor_fault *f)
+{
+	switch (f->kind) {
+	case STOR_FAULT_FRAME: return "damaged frame (CRC or framing)";
+	case STOR_FAULT_HEADER_COPY: return "damaged segment header copy";
+	case STOR_FAULT_UNSEALED: return "segment closed without its storage seal";
+	case STOR_FAULT_MISNAMED: return "segment whose header names another first seq (renamed, swapped)";
+	case STOR_FAULT_MISSING: return "seq range that no segment holds (a deleted segment)";
+	default: return "unreadable segment";
+	}
+}
+
+static void problem_detail(const struct evd_problem *p, char *buf, size_t len)
+{
+	if (p->kind == EVD_PROBLEM_STORAGE)
+		snprintf(buf, len, "%s", fault_words(&p->fault));
+	else if (p->kind == EVD_PROBLEM_SIGNATURE)
+		snprintf(buf, len, "%s: %s", problem_words[p->kind],
+		         p->err == -ENOKEY ? "unsigned" : "the signature does not verify (another key, or altered)");
+	else if (p->kind == EVD_PROBLEM_MALFORMED)
+		snprintf(buf, len, "%s: %s", problem_words[p->kind],
+		         p->err == -ERANGE ? "its Batch's seq range differs from its frame's" :
+		         p->err == -EXDEV ? "a Batch of another log" : "does not decode as a valid Batch or Seal");
+	else
+		snprintf(buf, len, "%s", problem_words[p->kind]);
+}
+
+void rpt_verify_problem(void *ctx, const struct evd_problem *p)
+{
+	struct rpt_verify_out *o = ctx;
+	char what[256], range[64] = "";
+
+	if (o->printed++ >= RPT_VERIFY_PRINT_MAX)
+		return;
+	problem_detail(p, what, sizeof(what));
+	if (p->range_end > p->range_first)
+		snprintf(range, sizeof(range), ", records %" PRIu64 "..%" PRIu64, p->range_first, p->range_end - 1);
+	else if (p->range_end == 0 && p->range_first)
+		snprintf(range, sizeof(range), ", records %" PRIu64 " to the end", p->range_first);
+	if (p->kind == EVD_PROBLEM_NO_SEAL || (p->kind == EVD_PROBLEM_STORAGE && p->fault.kind == STOR_FAULT_MISSING))
+		fprintf(o->err, "railmon verify: %s: before segment %020" PRIu64 ".seg: seq %" PRIu64 ": %s%s\n",
+		        o->dir, p->segment, p->seq, what, range);
+	else
+		fprintf(o->err, "railmon verify: %s/%020" PRIu64 ".seg: offset %" PRIu64 ": seq %" PRIu64 ": %s%s\n",
+		        o->dir, p->segment, p->offset, p->seq, what, range);
+}
+
+static char *time_text(int64_t t_ns, char *buf, size_t len)
+{
+	time_t tt = (time_t)(t_ns / 1000000000);
+	struct tm tm;
+	size_t n;
+
+	if (t_ns < 0 || !gmtime_r(&tt, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)))
+		snprintf(buf, len, "%" PRId64 " ns", t_ns);
+	else
+		snprintf(buf + n, len - n, ".%03dZ", (int)(t_ns / 1000000 % 1000));
+	return buf;
+}
+
+void rpt_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
+{
+	char a[48], b[48], id[17];
+
+	if (r->seals)
+		fprintf(out, "verified: seq %" PRIu64 "..%" PRIu64 " (%" PRIu64 " seals, %s%s), time %s .. %s\n",
+		            r->verified_first, r->verified_end - 1, r->seals,
+		            pk ? "each signed by key " : "UNSIGNED: chain only, not authenticated",
+		            pk ? evd_key_id(pk, id) : "",
+		            time_text(r->verified_t_first, a, sizeof(a)), time_text(r->verified_t_last, b, sizeof(b)));
+	if (r->head_end > r->head_first)
+		fprintf(out, "unverified head: seq %" PRIu64 "..%" PRIu64 " (the Seal covering them is no longer in the log: "
+		            "retention)\n", r->head_first, r->head_end - 1);
+	if (r->unsealed)
+		fprintf(out, "unsealed: %" PRIu64 " records between seal chains (a run that ended before sealing them)\n",
+		            r->unsealed);
+	if (r->dropped)
+		fprintf(out, "not stored: %" PRIu64 " seqs the writer dropped (full disk: LOG_DROPPED events), outside the "
+		            "chain\n", r->dropped);
+	if (r->tail_end > r->tail_first)
+		fprintf(out, "unsealed tail: seq %" PRIu64 "..%" PRIu64 " (after the last Seal: not yet sealed, not "
+		            "tampering)\n", r->tail_first, r->tail_end - 1);
+	fprintf(out, "%" PRIu64 " records read, %" PRIu64 " problem%s\n", r->records, r->problems,
+	            r->problems == 1 ? "" : "s");
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verify.h - what `railmon verify` says about a log checked against its
+ * Seals (evidence/evd.h's evd_verify_dir): the problems on a stream, the
+ * first RPT_VERIFY_PRINT_MAX one by one, and the result.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "evidence/evd.h"
+
+#define RPT_VERIFY_PRINT_MAX 20 /* problems printed one by one; the rest counted */
+
+struct rpt_verify_out {
+	FILE *err;               /* where the problems are said */
+	const char *dir;         /* the log, as the messages name it */
+	uint64_t printed;        /* problems met (said up to the max) */
+};
+
+/* evd_verify_dir()'s problem callback, ctx a struct rpt_verify_out:
+   "railmon verify: DIR/SEGMENT.seg: offset N: seq S: what, records A..B". */
+void rpt_verify_problem(void *ctx, const struct evd_problem *p);
+
+/* The result on out: the verified seq and time range (signed by key ID,
+   pk; NULL pk: unsigned), the unverified head, unsealed records, dropped
+   seqs, the unsealed tail, and the counts. */
+void rpt_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk);

@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * api.c - the JSON API (docs/dashboard-api.md).  PostgreSQL builds every
+ * answer (json_build_object, json_agg) in one read-only query, so the
+ * JSON is the database's own and nothing is copied row by row here.
+ * Parameters are checked before any query: an unknown one, a bad number
+ * or time, an absurd range or too many points is a 400 that names it.
+ * Each query's rows are bounded by the parameters (px, limit, the span a
+ * source may cover) and its time by the pool's statement timeout.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "web/web-private.h"
+
+#define WEB_PX_MAX 5000          /* pixel columns a series may ask for */
+#define WEB_SPAN_MAX (400 * 86400.0) /* the longest time range */
+#define WEB_RAW_SPAN_MAX 86400.0 /* raw rows (source=raw) for at most a day */
+#define WEB_LIMIT_MAX 5000       /* events or frames in one answer */
+
+struct args {
+	const char *const *allowed;
+	const char *unknown;
+};
+
+static enum MHD_Result check_key(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct args *a = cls;
+
+	if (!strcmp(key, "token"))
+		return MHD_YES;
+	for (const char *const *k = a->allowed; *k; k++)
+		if (!strcmp(*k, key))
+			return MHD_YES;
+	a->unknown = key;
+	return MHD_NO;
+}
+
+/* 0, or r set: a parameter this endpoint does not know. */
+static int only(struct MHD_Connection *c, struct web_reply *r, const char *const *allowed)
+{
+	struct args a = { allowed, NULL };
+
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_key, &a);
+	if (!a.unknown)
+		return 0;
+	return web_reply_error(r, 400, a.unknown, "unknown parameter '%.100s'", a.unknown), -EINVAL;
+}
+
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+
+	return v && *v ? v : NULL;
+}
+
+static int need(struct MHD_Connection *c, struct web_reply *r, const char *name, const char **ret)
+{
+	*ret = arg(c, name);
+	if (*ret)
+		return 0;
+	return web_reply_error(r, 400, name, "'%s' is required", name), -EINVAL;
+}
+
+/* An integer in [lo, hi], or def when absent. */
+static int int_arg(struct MHD_Connection *c, struct web_reply *r, const char *name, long lo, long hi, long def,
+                   long *ret)
+{
+	const char *v = arg(c, name);
+	char *end;
+	long n;
+
+	if (!v) {
+		*ret = def;
+		return 0;
+	}
+	errno = 0;
+	n = strtol(v, &end, 0);
+	if (errno || *end || end == v || n < lo || n > hi)
+		return web_reply_error(r, 400, name, "'%s': expected a whole number from %ld to %ld, not '%.40s'", name,
+		                       lo, hi, v), -EINVAL;
+	*ret = n;
+	return 0;
+}
+
+/* from and to (both required), from < to, at most max_span apart. */
+static int range(struct MHD_Connection *c, struct web_reply *r, double max_span, double *from, double *to)
+{
+	const char *names[2] = { "from", "to" };
+	double *out[2] = { from, to };
+
+	for (int i = 0; i < 2; i++) {
+		const char *v;
+
+		if (need(c, r, names[i], &v) < 0)
+			return -EINVAL;
+		if (web_parse_time(v, out[i]) < 0)
+			return web_reply_error(r, 400, names[i], "'%s': expected epoch seconds or ISO 8601 UTC "
+			                       "(2026-12-03T19:00:00Z) between 2000 and 2100, not '%.40s'", names[i], v), -EINVAL;
+	}
+	if (*to <= *from)
+		return web_reply_error(r, 400, "to", "'to' must be after 'from'"), -EINVAL;
+	if (*to - *from > max_span)
+		return web_reply_error(r, 400, "to", "the range is %.0f s, at most %.0f s here", *to - *from, max_span),
+		       -EINVAL;
+	return 0;
+}
+
+/* Run sql (one row, one json column) into r: 404 with missing when the
+   value is NULL (an unknown vehicle), 503 when the budget ran out. */
+static int query(web_server_t *srv, struct web_reply *r, const char *missing_param, const char *missing,
+                 const char *sql, int n, const char *const *vals)
+{
+	char err[256];
+	PGconn *conn = web_pool_get(srv, err, sizeof(err));
+	PGresult *res;
+	bool ok;
+
+	if (!conn)
+		return web_reply_error(r, 503, NULL, "database: %s", err);
+	res = PQexecParams(conn, sql, n, NULL, vals, NULL, NULL, 0);
+	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+	/* no row or NULL: what it asked for is not there */
+	if (ok && (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))) {
+		web_reply_error(r, 404, missing_param, "%s", missing);
+	} else if (ok) {
+		free(r->body);
+		r->len = (size_t)PQgetlength(res, 0, 0);
+		r->body = malloc(r->len + 1);
+		if (r->body)
+			memcpy(r->body, PQgetvalue(res, 0, 0), r->len + 1);
+		r->status = 200;
+	} else {
+		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+		if (state && !strcmp(state, "57014"))
+			web_reply_error(r, 503, NULL, "the query ran out of its time budget (%u ms): ask for a shorter range",
+			                srv->cfg.timeout_ms);
+		else
+			web_reply_error(r, 500, NULL, "database: %s", PQerrorMessage(conn));
+	}
+	PQclear(res);
+	web_pool_put(srv, conn, ok);
+	return r->body ? 0 : -ENOMEM;
+}
+
+static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
+{
+	static const char *const allowed[] = { NULL };
+	/* The ledger's views are computed once for the whole fleet (the gaps
+	   window, one pass), then picked per vehicle: not once per vehicle. */
+	static const char sql[] =
+		"WITH day0 AS (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '1 day' AS t),"
+		" g AS MATERIALIZED (SELECT * FROM gaps WHERE t_after >= (SELECT t FROM day0)),"
+		" d AS MATERIALIZED (SELECT vehicle_id, CAST(t_first AT TIME ZONE 'UTC' AS date) AS day, count(*) batches, sum(count) records"
+		"  FROM batches WHERE t_first >= (SELECT t FROM day0) GROUP BY 1, 2),"
+		" gm AS MATERIALIZED (SELECT vehicle_id, CAST(t_after AT TIME ZONE 'UTC' AS date) AS day, sum(records) missing FROM g GROUP BY 1, 2),"
+		" bl AS MATERIALIZED (SELECT vehicle_id, count(*) n FROM batches WHERE historical AND received_at > now() - interval '1 hour'"
+		"  GROUP BY 1)"
+		" SELECT coalesce(json_agg(json_build_object("
+		" 'vehicle', v.name, 'first_seen', extract(epoch from v.first_seen), 'last_seen', extract(epoch from v.last_seen),"
+		" 'online', v.last_seen > now() - make_interval(secs => $1::int), 'age_s', extract(epoch from now() - v.last_seen),"
+		" 'last_batch', lb.j, 'backlog_batches_1h', coalesce((SELECT n FROM bl WHERE bl.vehicle_id = v.vehicle_id), 0),"
+		" 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]')"
+		" FROM vehicles v"
+		" LEFT JOIN LATERAL (SELECT json_build_object('received_at', extract(epoch from b.received_at),"
+		"   't_last', extract(epoch from b.t_last), 'historical', b.historical,"
+		"   'lag_s', extract(epoch from b.received_at - b.t_last)) j"
+		"   FROM batches b WHERE b.vehicle_id = v.vehicle_id ORDER BY b.received_at DESC LIMIT 1) lb ON true"
+		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('day', d.day, 'batches', d.batches, 'records', d.records,"
+		"   'missing', coalesce(gm.missing, 0), 'complete', d.records::float8 / nullif(d.records + coalesce(gm.missing, 0), 0))"
+		"   ORDER BY d.day DESC) j FROM d LEFT JOIN gm USING (vehicle_id, day) WHERE d.vehicle_id = v.vehicle_id) cm ON true"
+		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('from_seq', g.from_seq, 'to_seq', g.to_seq,"
+		"   'records', g.records, 't_after', extract(epoch from g.t_after), 'explained', g.explained) ORDER BY g.t_after) j"
+		"   FROM (SELECT * FROM g WHERE g.vehicle_id = v.vehicle_id ORDER BY g.t_after DESC LIMIT 50) g) gp ON true"
+		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('code', e.code, 'name', coalesce(($2::text[])[e.code + 1],"
+		"   e.code::text), 'source', e.source, 'count', e.n, 'last', extract(epoch from e.last)) ORDER BY e.last DESC) j"
+		"   FROM (SELECT code, source, count(*) n, max(t) last FROM events e WHERE e.vehicle_id = v.vehicle_id"
+		"    AND e.t > now() - make_interval(secs => $3::int) GROUP BY code, source ORDER BY max(t) DESC LIMIT 20) e) ev ON true";
+	char off[16], win[16];
+	long window;
+	const char *vals[3] = { off, srv->event_names, win };
+
+	if (only(c, r, (const char *const[]){ "events_s", NULL }) < 0 ||
+	    int_arg(c, r, "events_s", 1, 7 * 86400, 600, &window) < 0)
+		return 0;
+	(void)allowed;
+	snprintf(off, sizeof(off), "%u", srv->cfg.offline_after_s);
+	snprintf(win, sizeof(win), "%ld", window);
+	return query(srv, r, NULL, NULL, sql, 3, vals);
+}
+
+static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r, const char *vehicle)
+{
+	static const char sql[] =
+		"SELECT json_build_object('vehicle', v.name, 'now', extract(epoch from now()), 'stale_after_s', $2::int,"
+		" 'channels', coalesce((SELECT json_agg(x ORDER BY x.bus, x.name) FROM ("
+		"  SELECT n.channel AS id, n.name, n.unit, n.bus, n.source, extract(epoch from l.t) AS t, l.value, l.quality,"
+		"   extract(epoch from now() - l.t) AS age_s, (l.t IS NULL OR l.t < now() - make_interval(secs => $2::int)) AS stale,"
+		"   (SELECT json_agg(json_build_array(extract(epoch from s.b), s.mean) ORDER BY s.b) FROM"
+		"    (SELECT date_bin('1 minute', r.t, 'epoch') b, sum(r.vsum) / sum(r.n) mean FROM rollup_1s r"
+		"     WHERE r.vehicle_id = n.vehicle_id AND r.channel = n.channel AND r.t > now() - interval '1 hour' GROUP BY 1) s)"
+		"    AS spark"
+		"  FROM channel_names n"
+		"  LEFT JOIN LATERAL (SELECT s.t, s.value, s.quality FROM samples s,"
+		"    (SELECT max(r.t) mt FROM rollup_1s r WHERE r.vehicle_id = n.vehicle_id AND r.channel = n.channel) m"
+		"    WHERE s.vehicle_id = n.vehicle_id AND s.channel = n.channel AND s.t >= m.mt AND s.t < m.mt + interval '1 second'"
+		"    ORDER BY s.t DESC LIMIT 1) l ON true"
+		"  WHERE n.vehicle_id = v.vehicle_id) x), '[]'))"
+		" FROM vehicles v WHERE v.name = $1";
+	char stale[16];
+	const char *vals[2] = { vehicle, stale };
+
+	if (only(c, r, (const char *const[]){ NULL }) < 0)
+		return 0;
+	snprintf(stale, sizeof(stale), "%u", srv->cfg.stale_after_s);
+	return query(srv, r, "vehicle", "no such vehicle", sql, 2, vals);
+}
+
+static int api_channels(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
+{
+	static const char sql[] =
+		"SELECT coalesce(json_agg(json_build_object('vehicle', x.vname, 'id', x.channel, 'name', x.name, 'unit', x.unit,"
+		" 'bus', x.bus) ORDER BY x.vname, x.name), '[]') FROM (SELECT v.name vname, n.* FROM channel_names n"
+		" JOIN vehicles v USING (vehicle_id) WHERE ($1::text IS NULL OR v.name = $1)"
+		" AND ($2::text IS NULL OR strpos(lower(n.name), lower($2)) > 0) ORDER BY v.name, n.name LIMIT $3::int) x";
+	const char *vals[3] = { arg(c, "vehicle"), arg(c, "q"), NULL };
+	char lim[16];
+	long limit;
+
+	if (only(c, r, (const char *const[]){ "vehicle", "q", "limit", NULL }) < 0 ||
+	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 200, &limit) < 0)
+		return 0;
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	vals[2] = lim;
+	return query(srv, r, NULL, NULL, sql, 3, vals);
+}
+
+/* The series' source: "raw" rows, "1s" or "1min" rollups.  auto: the
+   finest whose rows per pixel column stay bounded (raw while a column is
+   under a second, so at most px seconds of raw rows). */
+static const char *pick_source(const char *want, double bucket)
+{
+	if (!want || !strcmp(want, "auto"))
+		return bucket < 1.0 ? "raw" : bucket < 60.0 ? "1s" : "1min";
+	if (!strcmp(want, "raw") || !strcmp(want, "1s") || !strcmp(want, "1min"))
+		return want;
+	return NULL;
+}
+
+static int series_sql(const char *source, char *sql, size_t len)
+{
+	static const char head[] =
+		"WITH v AS (SELECT vehicle_id, name FROM vehicles WHERE name = $1),"
+		" c AS (SELECT n.channel, n.name, n.unit FROM channel_names n, v WHERE n.vehicle_id = v.vehicle_id"
+		"  AND (n.name = $2 OR n.channel::text = $2) ORDER BY n.name = $2 DESC LIMIT 1),"
+		" x AS (SELECT floor((extract(epoch from t)::float8 - $3::float8) / $5::float8)::int b, %s"
+		"  FROM %s, v, c WHERE %s.vehicle_id = v.vehicle_id AND %s.channel = c.channel"
+		"  AND t >= to_timestamp($3::float8) AND t < to_timestamp($4::float8) %s GROUP BY 1)"
+		" SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM v) THEN NULL"
+		" WHEN NOT EXISTS (SELECT 1 FROM c) THEN json_build_object('missing', 'channel') ELSE"
+		" (SELECT json_build_object('vehicle', $1, 'channel', (SELECT channel FROM c), 'name', (SELECT name FROM c),"
+		"  'unit', (SELECT unit FROM c), 'source', $6::text, 'from', $3::float8, 'to', $4::float8, 'bucket_s', $5::float8,"
+		"  'rows', coalesce(sum(n), 0), 't', coalesce(json_agg($3::float8 + b * $5::float8 ORDER BY b), '[]'),"
+		"  'min', coalesce(json_agg(mn ORDER BY b), '[]'), 'max', coalesce(json_agg(mx ORDER BY b), '[]'),"
+		"  'mean', coalesce(json_agg(mean ORDER BY b), '[]'), 'n', coalesce(json_agg(n ORDER BY b), '[]')) FROM x) END";
+	int n;
+
+	if (!strcmp(source, "raw"))
+		n = snprintf(sql, len, head, "min(value) mn, max(value) mx, avg(value) mean, count(*) n", "samples s",
+		             "s", "s", "AND quality = 0 AND value NOT IN ('NaN', 'Infinity', '-Infinity')");
+	else
+		n = snprintf(sql, len, head, "min(vmin) mn, max(vmax) mx, sum(vsum) / sum(n) mean, sum(n) n",
+		             !strcmp(source, "1s") ? "rollup_1s r" : "rollup_1min r", "r", "r", "");
+	return n > 0 && (size_t)n < len ? 0 : -ENOSPC;
+}
+
+static int api_series(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
+{
+	const char *vehicle, *channel, *source;
+	char sql[3072], f[32], t[32], bw[32];
+	double from, to, bucket;
+	long px;
+	const char *vals[6];
+
+	if (only(c, r, (const char *const[]){ "vehicle", "channel", "from", "to", "px", "source", NULL }) < 0 ||
+	    need(c, r, "vehicle", &vehicle) < 0 || need(c, r, "channel", &channel) < 0 ||
+	    range(c, r, WEB_SPAN_MAX, &from, &to) < 0 || int_arg(c, r, "px", 1, WEB_PX_MAX, 1000, &px) < 0)
+		return 0;
+	bucket = (to - from) / (double)px;
+	source = pick_source(arg(c, "source"), bucket);
+	if (!source)
+		return web_reply_error(r, 400, "source", "'source': auto, raw, 1s or 1min");
+	if (!strcmp(source, "raw") && to - from > WEB_RAW_SPAN_MAX)
+		return web_reply_error(r, 400, "source", "raw rows for at most %.0f s: use the rollups (source=auto)",
+		                       WEB_RAW_SPAN_MAX);
+	if (series_sql(source, sql, sizeof(sql)) < 0)
+		return -ENOMEM;
+	snprintf(f, sizeof(f), "%.6f", from);
+	snprintf(t, sizeof(t), "%.6f", to);
+	snprintf(bw, sizeof(bw), "%.9g", bucket);
+	vals[0] = vehicle, vals[1] = channel, vals[2] = f, vals[3] = t, vals[4] = bw, vals[5] = source;
+	query(srv, r, "vehicle", "no such vehicle", sql, 6, vals);
+	if (r->status == 200 && r->body && !strcmp(r->body, "{\"missing\" : \"channel\"}"))
+		web_reply_error(r, 404, "channel", "vehicle %.100s has no channel '%.100s'", vehicle, channel);
+	return r->body ? 0 : -ENOMEM;
+}
+
+static int api_events(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
+{
+	static const char sql[] =
+		"SELECT CASE WHEN $1::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM vehicles WHERE name = $1) THEN NULL ELSE"
+		" (SELECT json_build_object('events', coalesce(json_agg(json_build_object('vehicle', x.vname, 't', extract(epoch"
+		"  from x.t), 'code', x.code, 'name', coalesce(($4::text[])[x.code + 1], x.code::text), 'source', x.source,"
+		"  'arg', x.arg, 'detail', x.detail) ORDER BY x.t) FILTER (WHERE x.rn <= $5::int), '[]'),"
+		"  'truncated', count(*) > $5::int) FROM"
+		"  (SELECT v.name vname, row_number() OVER (ORDER BY e.t, e.seq) rn, e.* FROM events e JOIN vehicles v USING (vehicle_id) WHERE ($1::text IS NULL OR v.name = $1)"
+		"   AND e.t >= to_timestamp($2::float8) AND e.t < to_timestamp($3::float8) ORDER BY e.t, e.seq LIMIT $5::int + 1) x) END";
+	char f[32], t[32], lim[16];
+	double from, to;
+	long limit;
+	const char *vals[5] = { arg(c, "vehicle"), f, t, srv->event_names, lim };
+
+	if (only(c, r, (const char *const[]){ "vehicle", "from", "to", "limit", NULL }) < 0 ||
+	    range(c, r, WEB_SPAN_MAX, &from, &to) < 0 || int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 1000, &limit) < 0)
+		return 0;
+	snprintf(f, sizeof(f), "%.6f", from);
+	snprintf(t, sizeof(t), "%.6f", to);
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	return query(srv, r, "vehicle", "no such vehicle", sql, 5, vals);
+}
+
+static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
+{
+	/* A frame's decoded signals are the samples the vehicle decoded from
+	   it: on its bus, with its receive timestamp. */
+	static const char sql[] =
+		"WITH v AS (SELECT vehicle_id FROM vehicles WHERE name = $1),"
+		" f AS (SELECT f.* FROM can_frames f, v WHERE f.vehicle_id = v.vehicle_id AND f.t >= to_timestamp($2::float8)"
+		"  AND f.t < to_timestamp($3::float8) AND ($4::bigint IS NULL OR f.can_id = $4::bigint)"
+		"  AND ($5::int IS NULL OR f.bus = $5::int) ORDER BY f.t, f.seq LIMIT $6::int + 1),"
+		" s AS (SELECT s.t, s.channel, s.value, n.name, n.unit FROM samples s JOIN v USING (vehicle_id)"
+		"  LEFT JOIN channel_names n ON n.vehicle_id = s.vehicle_id AND n.channel = s.channel"
+		"  WHERE s.t >= (SELECT min(t) FROM f) AND s.t <= (SELECT max(t) FROM f) AND s.t IN (SELECT t FROM f))"
+		" SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM v) THEN NULL ELSE json_build_object("
+		"  'frames', coalesce((SELECT json_agg(json_build_object('t', extract(epoch from f.t), 'seq', f.seq, 'bus', f.bus,"
+		"   'id', f.can_id, 'flags', f.flags, 'data', encode(f.data, 'hex'), 'signals', (SELECT json_agg(json_build_object("
+		"   'channel', s.channel, 'name', s.name, 'value', s.value, 'unit', s.unit) ORDER BY s.name) FROM s"
+		"   WHERE s.t = f.t AND (s.channel >> 16) = f.bus)) ORDER BY f.t, f.seq)"
+		"   FROM (SELECT * FROM f ORDER BY t, seq LIMIT $6::int) f), '[]'),"
+		"  'truncated', (SELECT count(*) FROM f) > $6::int) END";
+	char f[32], t[32], lim[16], id[24], bus[16];
+	double from, to;
+	long limit, busn, idn;
+	const char *vehicle, *vals[6] = { NULL, f, t, NULL, NULL, lim };
+
+	if (only(c, r, (const char *const[]){ "vehicle", "from", "to", "id", "bus", "limit", NULL }) < 0 ||
+	    need(c, r, "vehicle", &vehicle) < 0 || range(c, r, 86400.0, &from, &to) < 0 ||
+	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 500, &limit) < 0 ||
+	    int_arg(c, r, "id", 0, 0x1fffffff, -1, &idn) < 0 || int_arg(c, r, "bus", 0, 65535, -1, &busn) < 0)
+		return 0;
+	vals[0] = vehicle;
+	snprintf(f, sizeof(f), "%.6f", from);
+	snprintf(t, sizeof(t), "%.6f", to);
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(id, sizeof(id), "%ld", idn);
+	snprintf(bus, sizeof(bus), "%ld", busn);
+	vals[3] = idn >= 0 ? id : NULL;
+	vals[4] = busn >= 0 ? bus : NULL;
+	return query(srv, r, "vehicle", "no such vehicle", sql, 6, vals);
+}
+
+int web_api(web_server_t *srv, struct MHD_Connection *c, const char *url, struct web_reply *r)
+{
+	static const char prefix[] = "/api/vehicle/", suffix[] = "/channels";
+	size_t n = strlen(url);
+
+	if (!strcmp(url, "/api/vehicles"))
+		return api_vehicles(srv, c, r);
+	if (!strcmp(url, "/api/channels"))
+		return api_channels(srv, c, r);
+	if (!strcmp(url, "/api/series"))
+		return api_series(srv, c, r);
+	if (!strcmp(url, "/api/events"))
+		return api_events(srv, c, r);
+	if (!strcmp(url, "/api/frames"))
+		return api_frames(srv, c, r);
+	if (!strncmp(url, prefix, sizeof(prefix) - 1) && n > sizeof(prefix) + sizeof(suffix) - 2 &&
+	    !strcmp(url + n - (sizeof(suffix) - 1), suffix)) {
+		char vehicle[256];
+		size_t vl = n - (sizeof(prefix) - 1) - (sizeof(suffix) - 1);
+
+		if (vl >= sizeof(vehicle))
+			return web_reply_error(r, 404, "vehicle", "no such vehicle");
+		memcpy(vehicle, url + sizeof(prefix) - 1, vl);
+		vehicle[vl] = '\0';
+		return api_channels_of(srv, c, r, vehicle);
+	}
+	return web_reply_error(r, 404, NULL, "no such endpoint: %.200s (docs/dashboard-api.md)", url);
+}

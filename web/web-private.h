@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * web-private.h - shared by web/'s files: the server's state, the
+ * database pool, the replies the API builds and the SSE stream.
+ */
+#pragma once
+
+#include <microhttpd.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "web/web.h"
+
+#define WEB_LIVE_MAX 32          /* SSE streams at once (each holds a connection to the database) */
+
+struct web_server {
+	struct web_cfg cfg;          /* the strings point into the copies below */
+	char *db_url, *listen, *token;
+	struct MHD_Daemon *mhd;
+	int fd;
+	unsigned port;
+	pthread_mutex_t lock;        /* the pool, the stats, live_now */
+	pthread_cond_t freed;
+	PGconn **idle;               /* connections not in use */
+	unsigned nidle, nopen;
+	unsigned live_now;
+	struct web_stats st;
+	atomic_bool stopping;
+	char *event_names;           /* a text[] literal: '{NAME0,NAME1,...}' by code */
+};
+
+/* What a handler answers: a status and a body it allocated (malloc). */
+struct web_reply {
+	unsigned status;
+	char *body;
+	size_t len;
+	const char *type;
+};
+
+/* A connection to the database for read-only work with the statement
+   budget: pooled (web_pool_get/put) or of its own (SSE, the start's
+   check).  NULL with err set when the database cannot be reached. */
+PGconn *web_db_connect(const web_server_t *srv, char *err, size_t err_len);
+PGconn *web_pool_get(web_server_t *srv, char *err, size_t err_len);
+/* Back to the pool; a connection that failed (ok false) is closed. */
+void web_pool_put(web_server_t *srv, PGconn *conn, bool ok);
+void web_pool_close(web_server_t *srv);
+
+/* r = {"error": ..., "param": param} with status; always returns 0. */
+int web_reply_error(struct web_reply *r, unsigned status, const char *param, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* s as a JSON string (quoted, escaped) into buf: its length, or -ENOSPC. */
+int web_json_string(const char *s, char *buf, size_t len);
+
+/* The /api/ handlers: fill r (an error reply included); 0, or -ENOMEM. */
+int web_api(web_server_t *srv, struct MHD_Connection *conn, const char *url, struct web_reply *r);
+
+/* The /api/live stream, or NULL with r set (too many, no database). */
+struct MHD_Response *web_live_response(web_server_t *srv, struct web_reply *r);
+
+/* Parse a time: epoch seconds ("1733232000.5") or ISO 8601 UTC
+   ("2026-12-03T19:00:00Z", fraction optional).  0, or -EINVAL. */
+int web_parse_time(const char *s, double *ret_t);
