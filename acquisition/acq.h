@@ -53,6 +53,26 @@ acq_thread_t *acq_thread_join(acq_thread_t *t);
  */
 int acq_rt_lock_memory(void);
 
+/*
+ * Keep every CPU out of idle states that take longer than max_us to leave,
+ * for as long as the handle lives (the kernel's PM QoS request,
+ * /dev/cpu_dma_latency, the request cyclictest makes).  Without it an idle
+ * CPU sleeps deeply (on a VM: halts, and the host must wake the vCPU) and
+ * a timer that expires there runs its thread hundreds of microseconds
+ * late: a poll thread then does worse on a quiet board than on a busy one.
+ * max_us 0 keeps the CPUs polling (costs power); >= 0.  Returns 0 or
+ * -errno (-ENOENT: a kernel without PM QoS; -EACCES: not root).  Not for
+ * realtime threads (it opens a file); the request ends when the handle is
+ * freed or the process exits.
+ */
+typedef struct acq_cpu_latency acq_cpu_latency_t;
+int acq_cpu_latency_new(int32_t max_us, acq_cpu_latency_t **ret_req);
+acq_cpu_latency_t *acq_cpu_latency_free(acq_cpu_latency_t *req);
+
+/* The limit in force now, in microseconds, over every request of every
+   process (the kernel's aggregate: the smallest), or -errno. */
+int64_t acq_cpu_latency_current(void);
+
 /* ---------------------------------------------------------- collector */
 
 /*

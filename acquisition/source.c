@@ -262,6 +262,15 @@ static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t befo
 
 	if (s->cfg.link_down_code || s->cfg.link_up_code)
 		follow_link(s, items, n);
+	if (s->cfg.pace_speed <= 0 && n > 0) {
+		if (!s->cfg.keep_bus)
+			for (int i = 0; i < n; i++)
+				items[i].bus = s->cfg.bus;
+		/* One publish for the whole read (room() made room first;
+		   full, a live bus: the rest dropped, counted by the ring). */
+		acq_ring_item_push_bulk(s->cfg.ring, items, (size_t)n);
+		pushed = n;
+	}
 	for (; pushed < n; pushed++) {
 		if (s->cfg.pace_speed > 0 && !acq_pace_wait(&s->pace, items[pushed].t_ns, -1, &s->stop))
 			break; /* stopping within a paced gap */

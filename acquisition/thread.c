@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* thread.c - realtime thread set-up: SCHED_FIFO, affinity, stack pre-fault. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "acq.h"
 #include "basic/clock.h"
@@ -15,6 +17,8 @@
    and libc calls they make, small enough to keep well inside the stack. */
 #define ACQ_STACK_PREFAULT (64 * 1024)
 
+#define ACQ_PM_QOS_PATH "/dev/cpu_dma_latency"
+
 struct acq_thread {
 	pthread_t tid;
 	char name[16];
@@ -22,7 +26,9 @@ struct acq_thread {
 	void *arg;
 };
 
-
+struct acq_cpu_latency {
+	int fd; /* the request lives as long as this stays open */
+};
 
 int acq_rt_lock_memory(void)
 {
@@ -139,4 +145,60 @@ acq_thread_t *acq_thread_join(acq_thread_t *t)
 	pthread_join(t->tid, NULL);
 	free(t);
 	return NULL;
+}
+
+int acq_cpu_latency_new(int32_t max_us, acq_cpu_latency_t **ret_req)
+{
+	acq_cpu_latency_t *q;
+	ssize_t w;
+
+	if (max_us < 0 || !ret_req)
+		return -EINVAL;
+	q = malloc(sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->fd = open(ACQ_PM_QOS_PATH, O_WRONLY | O_CLOEXEC);
+	if (q->fd < 0) {
+		int r = -errno;
+
+		free(q);
+		return r;
+	}
+	/* The kernel takes a binary s32 (or a hex string); it holds the
+	   request until the file is closed. */
+	w = write(q->fd, &max_us, sizeof(max_us));
+	if (w != (ssize_t)sizeof(max_us)) {
+		int r = w < 0 ? -errno : -EIO;
+
+		close(q->fd);
+		free(q);
+		return r;
+	}
+	*ret_req = q;
+	return 0;
+}
+
+acq_cpu_latency_t *acq_cpu_latency_free(acq_cpu_latency_t *req)
+{
+	if (!req)
+		return NULL;
+	close(req->fd);
+	free(req);
+	return NULL;
+}
+
+int64_t acq_cpu_latency_current(void)
+{
+	int32_t v;
+	int fd = open(ACQ_PM_QOS_PATH, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, &v, sizeof(v));
+	n = n < 0 ? -errno : n;
+	close(fd);
+	if (n < 0)
+		return n;
+	return n == (ssize_t)sizeof(v) ? v : -EIO;
 }

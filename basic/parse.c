@@ -191,3 +191,37 @@ char *basic_format_duration(uint64_t seconds, char *buf, size_t len)
 		snprintf(buf, len, "%llus", (unsigned long long)seconds);
 	return buf;
 }
+
+int basic_parse_mqtt_url(const char *url, char *host, size_t host_len, uint16_t *ret_port, bool *ret_tls)
+{
+	const char *h = url, *colon;
+	bool tls = false;
+	int64_t port = 0;
+	size_t n;
+
+	if (!strncmp(h, "mqtts://", 8)) {
+		tls = true;
+		h += 8;
+	} else if (!strncmp(h, "mqtt://", 7)) {
+		h += 7;
+	} else if (strstr(h, "://")) {
+		return -EPROTONOSUPPORT;
+	}
+	colon = strrchr(h, ':');
+	if (colon) {
+		const char *p = colon + 1;
+
+		while (*p == ' ' || *p == '\t')
+			p++; /* "host: 1883", as the board file has always taken it */
+		if (basic_parse_i64(p, 1, 65535, &port) < 0)
+			return -ERANGE;
+	}
+	n = colon ? (size_t)(colon - h) : strlen(h);
+	if (!n || n >= host_len)
+		return -EINVAL;
+	memcpy(host, h, n);
+	host[n] = 0;
+	*ret_port = (uint16_t)port;
+	*ret_tls = tls;
+	return 0;
+}

@@ -63,3 +63,13 @@ char *basic_format_size(uint64_t bytes, char *buf, size_t len);
 /* seconds the way basic_parse_duration() reads them, in the largest unit
    that divides them: "30d", "12h", "90s", "0".  Returns buf. */
 char *basic_format_duration(uint64_t seconds, char *buf, size_t len);
+
+/*
+ * An MQTT broker's address, "mqtt://host[:port]" or "mqtts://host[:port]"
+ * (no scheme: mqtt://; blanks after the colon are skipped), as the board
+ * file's broker and recv --broker take it.  Writes the host (NUL-terminated) and *ret_tls, and *ret_port: the
+ * port given, or 0 when none was (the caller's default: 1883, or 8883 with
+ * TLS).  0; -EPROTONOSUPPORT: another scheme; -ERANGE: a port that is no
+ * number in 1..65535; -EINVAL: no host, or one of host_len bytes or more.
+ */
+int basic_parse_mqtt_url(const char *url, char *host, size_t host_len, uint16_t *ret_port, bool *ret_tls);

@@ -56,6 +56,7 @@ struct board_daemon {
 	uint16_t ring_bus[CONF_BUSES_MAX + 1];
 	acq_source_t *ring_src[CONF_BUSES_MAX + 1];
 	acq_collector_t *col;
+	acq_cpu_latency_t *pm_qos; /* held while a realtime run runs */
 
 	stor_log_t *log;
 	pl_sink_t *sink;
@@ -86,11 +87,17 @@ static void replay_undecodable(void *ctx, const char *dir, const struct stor_rec
 	rpt_log_undecodable_print(stderr, "replay", dir, rec, err);
 }
 
+static bool replay_tail(void *ctx, const char *dir, stor_reader_t *rd)
+{
+	return rpt_log_tail_print(stderr, "replay", dir, rd);
+}
+
 static int open_buses(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct pl_sources_opts so = { .replay_log = d->replay_log, .replay_speed = d->replay_speed,
 		                          .replay_faults = { .reader = replay_reader_fault,
-		                                             .undecodable = replay_undecodable },
+		                                             .undecodable = replay_undecodable,
+		                                             .tail = replay_tail },
 		                          .absent_ok = d->absent_ok };
 	int r = pl_channels_new(d->cfg, &d->ch, err, errlen);
 
@@ -302,6 +309,12 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 		warn[0] = 0;
 	if (d->lock_memory && (r = acq_rt_lock_memory()) < 0 && warn)
 		snprintf(warn, warnlen, "mlockall: %s: pages may fault on realtime paths", strerror(-r));
+	/* Realtime threads wake late from a deep idle state (board key
+	   cpu_latency_us): held until the daemon stops. */
+	if (d->lock_memory && d->cfg->rt_priority > 0 && d->cfg->cpu_latency_us >= 0 &&
+	    (r = acq_cpu_latency_new(d->cfg->cpu_latency_us, &d->pm_qos)) < 0 && warn && !warn[0])
+		snprintf(warn, warnlen, "/dev/cpu_dma_latency: %s: CPUs may idle deeply and wake the bus threads late",
+		         strerror(-r));
 	pl_sink_event(d->sink, ACQ_EV_START, getpid());
 	if (d->reloaded_hash)
 		pl_sink_event(d->sink, ACQ_EV_CONFIG_RELOAD, (int64_t)(d->reloaded_hash >> 1));
@@ -342,6 +355,7 @@ int board_daemon_stop(struct board_daemon *d)
 		return 0;
 	/* Sources first, so the collector's final drain sees everything. */
 	pl_sources_stop(d->src);
+	d->pm_qos = acq_cpu_latency_free(d->pm_qos); /* no realtime thread left */
 	acq_collector_stop(d->col);
 	/* What the log refused is said before the STOP event if it can be.
 	   The final counters go into the log too, so `railmon stat` on the
@@ -361,6 +375,7 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 	if (!d)
 		return NULL;
 	board_daemon_stop(d);
+	acq_cpu_latency_free(d->pm_qos);
 	acq_collector_free(d->col);
 	pl_forwarder_close(&d->up);
 	pl_health_free(d->health);

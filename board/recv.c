@@ -27,6 +27,7 @@
 
 #include "acquisition/acq.h"
 #include "cli.h"
+#include "basic/parse.h"
 #include "basic/timeparse.h"
 #include "ground/ground.h"
 #include "record/order.h"
@@ -115,27 +116,16 @@ struct recv_opts {
 /* mqtt://host[:port] or mqtts://host[:port] */
 static int parse_broker(const char *url, struct recv_opts *o)
 {
-	const char *h = url, *colon;
+	uint16_t port;
+	bool tls;
+	int r = basic_parse_mqtt_url(url, o->host, sizeof(o->host), &port, &tls);
 
-	o->cfg.use_tls = !strncmp(h, "mqtts://", 8);
-	if (o->cfg.use_tls)
-		h += 8;
-	else if (!strncmp(h, "mqtt://", 7))
-		h += 7;
-	else if (strstr(h, "://"))
-		return -EINVAL;
-	o->cfg.port = o->cfg.use_tls ? 8883 : 1883;
-	colon = strrchr(h, ':');
-	if (colon) {
-		char *end;
-		long p = strtol(colon + 1, &end, 10);
-		if (*end || p < 1 || p > 65535)
-			return -EINVAL;
-		o->cfg.port = (int)p;
-	}
-	snprintf(o->host, sizeof(o->host), "%.*s", (int)(colon ? colon - h : (long)strlen(h)), h);
+	if (r < 0)
+		return r;
+	o->cfg.use_tls = tls;
+	o->cfg.port = port ? port : tls ? 8883 : 1883;
 	o->cfg.host = o->host;
-	return o->host[0] ? 0 : -EINVAL;
+	return 0;
 }
 
 static bool parse_count(const char *s, uint64_t min, uint64_t *ret)

@@ -30,6 +30,11 @@
 #include "basic/clock.h"
 #include "basic/escape.h"
 
+/* glibc's default thread stack is 8 MiB, and the daemon's mlockall makes
+   all of it resident.  Measured (railmon run without mlockall, pages
+   touched): 20 KiB while serving stat, stat --json and watch. */
+#define STAT_STACK_BYTES (256 * 1024)
+
 struct board_stat_server {
 	struct board_daemon *d;
 	int fd;
@@ -210,7 +215,16 @@ int board_stat_server_start(struct board_daemon *d, const char *path, struct boa
 		return r;
 	}
 	atomic_init(&s->stop, false);
-	r = -pthread_create(&s->thread, NULL, stat_main, s);
+	{
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, STAT_STACK_BYTES);
+		r = -pthread_create(&s->thread, &attr, stat_main, s);
+		pthread_attr_destroy(&attr);
+		if (!r) /* seen in top -H and /proc/PID/task */
+			pthread_setname_np(s->thread, "stat");
+	}
 	if (r < 0) {
 		close(s->fd);
 		if (path[0] != '@')

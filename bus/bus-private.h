@@ -64,6 +64,8 @@ struct bus_ops {
 	/* Wakeup-latency histogram of a driver that paces itself (Modbus);
 	   NULL member for drivers that wait on their bus instead. */
 	const struct acq_latency *(*latency)(const bus_dev_t *dev);
+	/* Its transaction times (request -> reply), NULL member if none. */
+	const struct acq_latency *(*transaction)(const bus_dev_t *dev);
 };
 
 struct bus_dev {

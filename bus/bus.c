@@ -154,3 +154,10 @@ const struct acq_latency *bus_dev_latency(const bus_dev_t *dev)
 		return NULL;
 	return dev->ops->latency(dev);
 }
+
+const struct acq_latency *bus_dev_transaction(const bus_dev_t *dev)
+{
+	if (!dev || !dev->ops->transaction)
+		return NULL;
+	return dev->ops->transaction(dev);
+}

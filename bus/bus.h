@@ -254,3 +254,6 @@ int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats);
  * NULL dev or a driver that does not pace itself.
  */
 const struct acq_latency *bus_dev_latency(const bus_dev_t *dev);
+/* Its transaction times, request sent -> reply read (Modbus), in the same
+   kind of histogram and on the same terms; NULL if it has none. */
+const struct acq_latency *bus_dev_transaction(const bus_dev_t *dev);

@@ -15,6 +15,9 @@
  *   - a group found more than one period late skips the missed periods
  *     (never bursts to catch up), counts them as overruns and emits
  *     ACQ_EV_MB_OVERRUN;
+ *   - each transaction that got a reply records request -> reply into a
+ *     second histogram (bus_dev_transaction), so a slow device and a late
+ *     thread tell apart;
  *   - it runs that one group's merged requests and returns its samples
  *     (t_ns = CLOCK_REALTIME just before the request went out) and fault
  *     events.  Items that do not fit into max wait in a buffer allocated at
@@ -193,7 +196,8 @@ struct mb_priv {
 	int64_t dead_at[256];      /* per unit: deadline at which it timed out */
 	struct acq_item *pending;  /* items of the last group run not yet returned */
 	size_t npending, pending_pos, pending_cap;
-	struct acq_latency lat;
+	struct acq_latency lat;    /* wakeups: deadline -> running */
+	struct acq_latency txn;    /* transactions: request -> reply */
 	bool tcp;
 	bool connected;
 	bool down_reported;        /* DISCONNECT already emitted for this outage */
@@ -933,8 +937,13 @@ static void group_run(bus_dev_t *dev, uint32_t gi, int64_t deadline)
 		return;
 	for (uint32_t i = 0; i < g->nreqs; i++) {
 		const struct bus_mb_request *req = &p->map->reqs[g->first_req + i];
+		int64_t t0 = basic_now_ns(CLOCK_MONOTONIC);
 
 		transact(dev, req, &res);
+		/* Apart from the wakeups: a period that overran because the
+		   device answered slowly shows here, not as a late thread. */
+		if (res.outcome != MB_TIMEOUT && res.outcome != MB_DOWN)
+			acq_latency_add(&p->txn, basic_now_ns(CLOCK_MONOTONIC) - t0);
 		if (res.outcome == MB_OK) {
 			bus_stat_add(&dev->stats.rx_frames, 1);
 			emit_samples(p, p->map, req, &res, res.t_ns);
@@ -1172,10 +1181,18 @@ static const struct acq_latency *mb_latency(const bus_dev_t *dev)
 	return &p->lat;
 }
 
+static const struct acq_latency *mb_transaction(const bus_dev_t *dev)
+{
+	const struct mb_priv *p = dev->priv;
+
+	return &p->txn;
+}
+
 const struct bus_ops bus_modbus_ops = {
 	.name = "modbus",
 	.open = mb_open,
 	.recv = mb_recv,
 	.close = mb_close,
 	.latency = mb_latency,
+	.transaction = mb_transaction,
 };

@@ -60,30 +60,17 @@ static const char *skip_blanks(const char *s)
 static int set_broker(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
 {
 	struct conf_uplink *u = base;
-	const char *h = value, *colon;
-	int64_t port;
-	size_t n;
+	uint16_t port;
+	bool tls;
 
-	if (!strncmp(h, "mqtts://", 8)) {
-		u->tls = true;
-		h += 8;
-	} else if (!strncmp(h, "mqtt://", 7)) {
-		h += 7;
-	} else if (strstr(h, "://")) {
-		return basic_ini_bad(ini, key, value, "scheme must be mqtt:// or mqtts://");
+	switch (basic_parse_mqtt_url(value, u->host, sizeof(u->host), &port, &tls)) {
+	case -EPROTONOSUPPORT: return basic_ini_bad(ini, key, value, "scheme must be mqtt:// or mqtts://");
+	case -ERANGE: return basic_ini_bad(ini, key, value, "bad port");
+	case -EINVAL: return basic_ini_bad(ini, key, value, "bad host");
+	default: break;
 	}
-	u->port = u->tls ? 8883 : 1883;
-	colon = strrchr(h, ':');
-	if (colon) {
-		if (basic_parse_i64(skip_blanks(colon + 1), 1, 65535, &port) < 0)
-			return basic_ini_bad(ini, key, value, "bad port");
-		u->port = (uint16_t)port;
-	}
-	n = colon ? (size_t)(colon - h) : strlen(h);
-	if (!n || n >= sizeof(u->host))
-		return basic_ini_bad(ini, key, value, "bad host");
-	memcpy(u->host, h, n);
-	u->host[n] = 0;
+	u->tls = u->tls || tls; /* ca_file and friends turn it on too */
+	u->port = port ? port : u->tls ? 8883 : 1883;
 	u->enabled = true;
 	return 0;
 }
@@ -133,6 +120,12 @@ static const struct basic_ini_key board_keys[] = {
 	{ "rt_priority", BASIC_INI_INT, 0, B(rt_priority), .min = 0, .max = 99, .def = "0",
 	  .expect = "expected 0 (no realtime) to 99",
 	  .help = "SCHED_FIFO priority of the bus threads (needs CAP_SYS_NICE); 0 = no realtime." },
+	{ "cpu_latency_us", BASIC_INI_INT, 0, B(cpu_latency_us), .min = -1, .max = 1000000, .def = "0",
+	  .expect = "expected -1 (leave idle states alone) or 0 to 1000000 microseconds",
+	  .help = "With rt_priority > 0, `run` keeps every CPU out of idle states slower to leave than this "
+	          "(PM QoS, /dev/cpu_dma_latency, as cyclictest does): a deep idle state delays the poll "
+	          "threads' wakeups on a quiet board. 0 = CPUs poll when idle (lowest latency, more power); "
+	          "-1 = no request." },
 	{ "collector_cpu", BASIC_INI_INT, 0, B(collector_cpu), .min = -1, .max = 1023, .def = "-1",
 	  .expect = cpu_expect, .help = "CPU the collector thread is pinned to; -1 = any." },
 	{ "batch_ms", BASIC_INI_UINT, 0, B(batch_ms), .min = 1, .max = 60000, .def = "1000",

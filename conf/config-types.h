@@ -81,6 +81,7 @@ struct conf_board {
 	char vehicle[64];
 	int rt_priority;           /* SCHED_FIFO priority of bus threads, 0 = none */
 	int collector_cpu;
+	int cpu_latency_us;        /* PM QoS held while realtime, -1 = none */
 	uint32_t batch_ms;         /* close a Batch at least this often */
 	uint32_t batch_max;        /* records per Batch */
 	uint32_t ring_slots;       /* per bus, power of two */

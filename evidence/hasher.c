@@ -20,6 +20,11 @@
 
 #define HASHER_JOBS 256
 
+/* glibc's default thread stack is 8 MiB, and the daemon's mlockall makes
+   all of it resident.  Measured (railmon run without mlockall, pages
+   touched): 12 KiB while hashing a log's Batches. */
+#define HASHER_STACK_BYTES (256 * 1024)
+
 struct job {
 	size_t off, len;
 	bool starts_range;
@@ -89,7 +94,16 @@ int evd_hasher_new(size_t cap, evd_hash_fn fn, void *ctx, struct evd_hasher **re
 	pthread_cond_init(&h->work, NULL);
 	pthread_cond_init(&h->room, NULL);
 	pthread_cond_init(&h->idle, NULL);
-	r = -pthread_create(&h->thread, NULL, hasher_main, h);
+	{
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, HASHER_STACK_BYTES);
+		r = -pthread_create(&h->thread, &attr, hasher_main, h);
+		pthread_attr_destroy(&attr);
+		if (!r) /* seen in top -H and /proc/PID/task */
+			pthread_setname_np(h->thread, "hasher");
+	}
 	if (r < 0) {
 		pthread_mutex_destroy(&h->mu);
 		pthread_cond_destroy(&h->work);

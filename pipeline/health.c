@@ -66,6 +66,18 @@ static void entry(struct rec_health *e, const char *name, const char *kind, uint
 }
 
 /* 1 us buckets -> the proto's log2 buckets: [0,1) us, [2^(k-1), 2^k) us. */
+static void log2_buckets(const struct acq_latency *snap, uint64_t *out)
+{
+	for (uint32_t us = 0; us < ACQ_LAT_BUCKETS; us++) {
+		unsigned k = us ? 64 - (unsigned)__builtin_clzll(us) : 0;
+		out[k] += snap->bucket[us];
+	}
+	if (snap->overflow) {
+		unsigned k = 64 - (unsigned)__builtin_clzll(snap->max_ns / 1000 | 1);
+		out[k < REC_HEALTH_BUCKETS ? k : REC_HEALTH_BUCKETS - 1] += snap->overflow;
+	}
+}
+
 static void latency(pl_health_t *h, struct rec_health *e, const struct acq_latency *lat)
 {
 	struct acq_latency *snap = h->snap;
@@ -77,14 +89,17 @@ static void latency(pl_health_t *h, struct rec_health *e, const struct acq_laten
 	e->latency_p50_us = acq_latency_percentile_us(snap, 50);
 	e->latency_p99_us = acq_latency_percentile_us(snap, 99);
 	e->latency_p999_us = acq_latency_percentile_us(snap, 99.9);
-	for (uint32_t us = 0; us < ACQ_LAT_BUCKETS; us++) {
-		unsigned k = us ? 64 - (unsigned)__builtin_clzll(us) : 0;
-		e->latency_us_buckets[k] += snap->bucket[us];
-	}
-	if (snap->overflow) {
-		unsigned k = 64 - (unsigned)__builtin_clzll(snap->max_ns / 1000 | 1);
-		e->latency_us_buckets[k < REC_HEALTH_BUCKETS ? k : REC_HEALTH_BUCKETS - 1] += snap->overflow;
-	}
+	log2_buckets(snap, e->latency_us_buckets);
+}
+
+static void transaction(pl_health_t *h, struct rec_health *e, const struct acq_latency *txn)
+{
+	struct acq_latency *snap = h->snap;
+
+	acq_latency_snapshot(txn, snap);
+	e->transaction_max_ns = snap->max_ns;
+	e->transaction_p99_us = acq_latency_percentile_us(snap, 99);
+	log2_buckets(snap, e->transaction_us_buckets);
 }
 
 static void bus_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, double dt,
@@ -103,6 +118,8 @@ static void bus_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, 
 	snprintf(e->state, sizeof(e->state), "%s", acq_link_name(in->state));
 	if (in->latency)
 		latency(h, e, in->latency);
+	if (in->transaction)
+		transaction(h, e, in->transaction);
 }
 
 static void log_entry(pl_health_t *h, stor_log_t *log, double dt, struct rec_health *e)

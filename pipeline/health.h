@@ -33,6 +33,7 @@ struct pl_health_bus {
 	enum acq_link state;
 	uint64_t reopens;
 	const struct acq_latency *latency; /* NULL: none */
+	const struct acq_latency *transaction; /* Modbus request -> reply; NULL: none */
 };
 
 struct pl_health_input {

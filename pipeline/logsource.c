@@ -16,6 +16,7 @@ struct pl_logsource {
 	/* The source's thread only: */
 	stor_reader_t *rd;
 	bool opened, ended;
+	bool tail_seen;           /* the end of the log looked at (faults.tail) */
 	rec_batch_t *batch;       /* the Batch being handed out */
 	size_t pos, count;        /* its next item, its items */
 	int error;                /* what ended it early; read after done */
@@ -88,6 +89,11 @@ static bool next_batch(pl_logsource_t *ls)
 		ls->pos = 0;
 		ls->count = info.count;
 		return true;
+	}
+	if (!ls->tail_seen && ls->faults.tail) {
+		ls->tail_seen = true;
+		if (ls->faults.tail(ls->faults.ctx, ls->dir, ls->rd))
+			basic_counter_add(&ls->skipped, 1);
 	}
 	return false;
 }

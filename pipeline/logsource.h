@@ -25,10 +25,14 @@ typedef struct pl_logsource pl_logsource_t;
 /* What the replay could not read, on the source's thread.  reader: after
    stor_reader_next() said -EBADMSG; returns true when records were (or may
    have been) skipped.  undecodable: a record the log holds intact that is
-   no Batch (always a loss).  Either may be NULL (counted only). */
+   no Batch (always a loss).  Any may be NULL (counted only; tail: not
+   looked at). */
 struct pl_logsource_faults {
 	bool (*reader)(void *ctx, const char *dir, const stor_reader_t *rd);
 	void (*undecodable)(void *ctx, const char *dir, const struct stor_rec *rec, int err);
+	/* at the end of the log, once: whether damage in the newest, unsealed
+	   segment stopped the reader before its end (stor_reader_tail()) */
+	bool (*tail)(void *ctx, const char *dir, stor_reader_t *rd);
 	void *ctx;
 };
 

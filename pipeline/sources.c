@@ -290,6 +290,7 @@ void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *re
 		.state = l.state, .reopens = l.reopens,
 		/* A driver that paces itself (Modbus) measures its own wakeups. */
 		.latency = lat ? lat : (s->replay ? NULL : acq_source_latency(s->src[b])),
+		.transaction = bus_dev_transaction(s->dev[b]),
 	};
 }
 

@@ -439,6 +439,12 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->clock_max_error_us = h->clock_max_error_us;
 	m->clock_est_error_us = h->clock_est_error_us;
 	m->clock_status = h->clock_status;
+	m->n_transaction_us_buckets = REC_HEALTH_BUCKETS;
+	while (m->n_transaction_us_buckets && !h->transaction_us_buckets[m->n_transaction_us_buckets - 1])
+		m->n_transaction_us_buckets--;
+	m->transaction_us_buckets = h->transaction_us_buckets;
+	m->transaction_p99_us = h->transaction_p99_us;
+	m->transaction_max_ns = h->transaction_max_ns;
 }
 
 /* The output buffer holds the largest Batch the bounds allow: grown here,
@@ -592,6 +598,63 @@ static Railmon__V1__Seal *encoder_seal_msg(rec_encoder_t *e, Railmon__V1__Seal *
 	return m;
 }
 
+/* The columns of each kind as their message, NULL when the Batch has none
+   of that kind (the field is then left out). */
+static Railmon__V1__CanFrames *encoder_can_msg(rec_encoder_t *e, Railmon__V1__CanFrames *can)
+{
+	if (!e->ncan)
+		return NULL;
+	can->n_t_delta_ns = can->n_bus = can->n_id = can->n_flags = can->n_len = e->ncan;
+	can->t_delta_ns = e->can_dt;
+	can->bus = e->can_bus;
+	can->id = e->can_id;
+	can->flags = e->can_flags;
+	can->len = e->can_len;
+	can->data.data = e->can_data;
+	can->data.len = e->can_data_len;
+	return can;
+}
+
+static Railmon__V1__Samples *encoder_samples_msg(rec_encoder_t *e, Railmon__V1__Samples *smp)
+{
+	if (!e->nsmp)
+		return NULL;
+	smp->n_t_delta_ns = smp->n_channel = smp->n_value = e->nsmp;
+	smp->t_delta_ns = e->smp_dt;
+	smp->channel = e->smp_ch;
+	smp->value = e->smp_val;
+	/* All-good batches omit the quality column (documented in the proto). */
+	smp->n_quality = e->smp_any_bad ? e->nsmp : 0;
+	smp->quality = e->smp_q;
+	return smp;
+}
+
+static Railmon__V1__Events *encoder_events_msg(rec_encoder_t *e, Railmon__V1__Events *ev)
+{
+	if (!e->nev)
+		return NULL;
+	ev->n_t_delta_ns = ev->n_source = ev->n_code = ev->n_arg = ev->n_detail = e->nev;
+	ev->t_delta_ns = e->ev_dt;
+	ev->source = e->ev_src;
+	ev->code = e->ev_code;
+	ev->arg = e->ev_arg;
+	ev->detail = e->ev_detail;
+	return ev;
+}
+
+static Railmon__V1__Texts *encoder_texts_msg(rec_encoder_t *e, Railmon__V1__Texts *tx)
+{
+	if (!e->ntx)
+		return NULL;
+	tx->n_t_delta_ns = tx->n_channel = tx->n_text = e->ntx;
+	tx->t_delta_ns = e->tx_dt;
+	tx->channel = e->tx_ch;
+	tx->text = e->tx_ptr;
+	tx->n_quality = e->tx_any_bad ? e->ntx : 0;
+	tx->quality = e->tx_q;
+	return tx;
+}
+
 int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
 {
 	Railmon__V1__Batch b = RAILMON__V1__BATCH__INIT;
@@ -623,45 +686,10 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 		b.mono_t0_ns = mono ? mono : 1;
 	}
 	b.historical = e->historical;
-	if (e->ncan) {
-		can.n_t_delta_ns = can.n_bus = can.n_id = can.n_flags = can.n_len = e->ncan;
-		can.t_delta_ns = e->can_dt;
-		can.bus = e->can_bus;
-		can.id = e->can_id;
-		can.flags = e->can_flags;
-		can.len = e->can_len;
-		can.data.data = e->can_data;
-		can.data.len = e->can_data_len;
-		b.can = &can;
-	}
-	if (e->nsmp) {
-		smp.n_t_delta_ns = smp.n_channel = smp.n_value = e->nsmp;
-		smp.t_delta_ns = e->smp_dt;
-		smp.channel = e->smp_ch;
-		smp.value = e->smp_val;
-		/* All-good batches omit the quality column (documented in the proto). */
-		smp.n_quality = e->smp_any_bad ? e->nsmp : 0;
-		smp.quality = e->smp_q;
-		b.samples = &smp;
-	}
-	if (e->nev) {
-		ev.n_t_delta_ns = ev.n_source = ev.n_code = ev.n_arg = ev.n_detail = e->nev;
-		ev.t_delta_ns = e->ev_dt;
-		ev.source = e->ev_src;
-		ev.code = e->ev_code;
-		ev.arg = e->ev_arg;
-		ev.detail = e->ev_detail;
-		b.events = &ev;
-	}
-	if (e->ntx) {
-		tx.n_t_delta_ns = tx.n_channel = tx.n_text = e->ntx;
-		tx.t_delta_ns = e->tx_dt;
-		tx.channel = e->tx_ch;
-		tx.text = e->tx_ptr;
-		tx.n_quality = e->tx_any_bad ? e->ntx : 0;
-		tx.quality = e->tx_q;
-		b.texts = &tx;
-	}
+	b.can = encoder_can_msg(e, &can);
+	b.samples = encoder_samples_msg(e, &smp);
+	b.events = encoder_events_msg(e, &ev);
+	b.texts = encoder_texts_msg(e, &tx);
 	/* the dictionary's messages were filled by set_channels() */
 	b.n_channels = e->nchannels;
 	b.channels = e->nchannels ? e->ch_ptr : NULL;
@@ -961,6 +989,10 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.clock_max_error_us = m->clock_max_error_us;
 	h.clock_est_error_us = m->clock_est_error_us;
 	h.clock_status = m->clock_status;
+	for (size_t k = 0; k < m->n_transaction_us_buckets && k < REC_HEALTH_BUCKETS; k++)
+		h.transaction_us_buckets[k] = m->transaction_us_buckets[k];
+	h.transaction_p99_us = m->transaction_p99_us;
+	h.transaction_max_ns = m->transaction_max_ns;
 	*ret = h;
 	return 0;
 }

@@ -69,6 +69,10 @@ struct rec_health {
 	bool clock_unsynced;
 	uint64_t clock_max_error_us, clock_est_error_us;
 	uint32_t clock_status;  /* timex.status bits */
+	/* Modbus: request -> reply, log2 buckets like latency's */
+	uint64_t transaction_us_buckets[REC_HEALTH_BUCKETS];
+	uint32_t transaction_p99_us;
+	uint64_t transaction_max_ns;
 };
 
 typedef struct rec_encoder rec_encoder_t;

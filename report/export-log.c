@@ -171,6 +171,8 @@ static int export_log(struct rpt_export *x, const char *dir)
 			break;
 		}
 	}
+	if (r == 0) /* the end: damage there is no frame fault (the reader cannot resynchronise) */
+		x->damaged += rpt_log_tail_print(x->err, "export", dir, rd);
 	stor_reader_free(rd);
 	if (r >= 0 && (r = rpt_export_drain(x)) < 0)
 		fprintf(x->err, "railmon export: write: %s\n", strerror(-r));

@@ -98,3 +98,22 @@ void rpt_log_undecodable_print(FILE *out, const char *cmd, const char *dir, cons
 	fprintf(out, "railmon %s: %s/%020" PRIu64 ".seg: Batch at offset %" PRIu64 " does not decode (%s): %s skipped\n",
 	        cmd, dir, rec->segment, rec->offset, strerror(-err), range);
 }
+
+bool rpt_log_tail_print(FILE *out, const char *cmd, const char *dir, stor_reader_t *r)
+{
+	struct stor_tail t;
+	int k = stor_reader_tail(r, &t);
+
+	if (k < 0) {
+		fprintf(out, "railmon %s: %s: the end of the newest segment cannot be read: %s\n", cmd, dir,
+		        strerror(-k));
+		return true;
+	}
+	if (k == 0 || !t.garbage)
+		return false;
+	fprintf(out, "railmon %s: %s/%020" PRIu64 ".seg: bytes other than zeros from offset %" PRIu64 ", where "
+	        "the last good frame ends at %" PRIu64 " (file size %" PRIu64 "): damage or a write a power cut tore; "
+	        "nothing after it was read (railmon verify says more)\n", cmd, dir, t.segment, t.garbage_offset,
+	        t.offset, t.size);
+	return true;
+}

@@ -21,6 +21,8 @@
    received log: escaped, so no name can break the line. */
 void rpt_health_json(FILE *f, const struct rec_health *h)
 {
+	uint64_t txn = 0;
+
 	fputs("{\"name\":", f);
 	basic_json_string(f, h->name);
 	fputs(",\"kind\":", f);
@@ -34,8 +36,11 @@ void rpt_health_json(FILE *f, const struct rec_health *h)
 	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
 	        h->latency_p999_us, h->latency_max_ns);
 	basic_json_string(f, h->state);
-	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64, h->reopens,
-	        h->window_alarm, h->window_s);
+	for (size_t k = 0; k < REC_HEALTH_BUCKETS; k++)
+		txn += h->transaction_us_buckets[k];
+	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64 ",\"transaction_count\":%"
+	        PRIu64 ",\"transaction_p99_us\":%u,\"transaction_max_ns\":%" PRIu64, h->reopens, h->window_alarm,
+	        h->window_s, txn, h->transaction_p99_us, h->transaction_max_ns);
 	if (!strcmp(h->kind, "clock"))
 		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
 		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,
@@ -228,6 +233,8 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 		}
 		rec_batch_free(b);
 	}
+	if (r == 0)
+		skipped += rpt_log_tail_print(err, "stat", dir, rd);
 	stor_reader_free(rd);
 	if (r < 0)
 		fprintf(err, "railmon stat: %s: %s\n", dir, strerror(-r));

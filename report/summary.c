@@ -176,6 +176,8 @@ int rpt_summary_read(rpt_summary_t *s, const char *dir)
 		if (r > 0)
 			r = feed_batch(s, &rec, dir);
 	}
+	if (r == 0)
+		s->damaged += rpt_log_tail_print(s->err, "summary", dir, rd);
 	stor_reader_free(rd);
 	while (r >= 0 && rec_order_pop(s->order, &due) == 1)
 		r = take(s, &due);

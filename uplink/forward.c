@@ -29,6 +29,12 @@
 #include "basic/clock.h"
 #include "record/batch.h"
 
+/* glibc's default thread stack is 8 MiB, and the daemon's mlockall makes
+   all of it resident.  Measured (railmon run without mlockall, pages
+   touched): 20 KiB connected to mosquitto over plain TCP; TLS adds
+   OpenSSL's handshake, tens of KiB. */
+#define FWD_STACK_BYTES (256 * 1024)
+
 enum slot_state {
 	SLOT_STAGED, /* read from the log, not yet published on this connection */
 	SLOT_SENT,   /* published, waiting for PUBACK */
@@ -1249,7 +1255,16 @@ int upl_forwarder_start(upl_forwarder_t *f)
 	if (f->running)
 		return -EALREADY;
 	atomic_store(&f->stop, false);
-	r = -pthread_create(&f->thread, NULL, forwarder_main, f);
+	{
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, FWD_STACK_BYTES);
+		r = -pthread_create(&f->thread, &attr, forwarder_main, f);
+		pthread_attr_destroy(&attr);
+		if (!r) /* seen in top -H and /proc/PID/task */
+			pthread_setname_np(f->thread, "forwarder");
+	}
 	if (r == 0)
 		f->running = true;
 	return r;

@@ -5,6 +5,7 @@
  * the thread runtime.
  */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -78,6 +79,23 @@ static void test_single_thread(void)
 			assert(acq_ring_u64_pop(&r, &v) && v == 7);
 		}
 	}
+	/* Bulk push: across the wrap point, then into too little room (the
+	   rest refused and counted), then into a full ring. */
+	{
+		uint64_t in[10], drops = acq_ring_drops(&r);
+
+		for (uint64_t i = 0; i < 10; i++)
+			in[i] = 500 + i;
+		assert(acq_ring_u64_push_bulk(&r, in, 6) == 6); /* starts at slot 7 of 8: wraps */
+		assert(acq_ring_u64_push_bulk(&r, in + 6, 4) == 2);
+		assert(acq_ring_drops(&r) == drops + 2);
+		assert(acq_ring_u64_push_bulk(&r, in, 3) == 0);
+		assert(acq_ring_drops(&r) == drops + 5);
+		assert(acq_ring_u64_pop_bulk(&r, out, 16) == 8);
+		for (uint64_t i = 0; i < 8; i++)
+			assert(out[i] == 500 + i);
+		assert(acq_ring_u64_push_bulk(&r, in, 0) == 0 && acq_ring_drops(&r) == drops + 5);
+	}
 }
 
 /* ---------------------------------------------------------- stress */
@@ -88,14 +106,32 @@ struct stress {
 	struct acq_ring ring;
 	uint64_t pushed;     /* producer-local, read after join */
 	uint64_t refused;
+	bool push_bulk;      /* the producer pushes runs of 1..7 items */
 };
 
 static void *stress_producer(void *p)
 {
 	struct stress *s = p;
-	struct acq_item it = { .kind = ACQ_ITEM_CAN };
+	struct acq_item it = { .kind = ACQ_ITEM_CAN }, run[7];
+	size_t nrun = 0, want = 1;
 
 	for (uint64_t i = 0; i < STRESS_N; i++) {
+		if (s->push_bulk) {
+			if (!nrun) /* runs of 1..7 items, so they start at every offset */
+				want = 1 + i % 7;
+			run[nrun] = (struct acq_item){ .kind = ACQ_ITEM_CAN, .seq = i };
+			run[nrun].can.id = (uint32_t)(i * 2654435761u);
+			run[nrun].can.len = (uint8_t)(i % 65);
+			memset(run[nrun].can.data, (int)(i & 0xff), run[nrun].can.len);
+			if (++nrun == want || i == STRESS_N - 1) {
+				size_t k = acq_ring_item_push_bulk(&s->ring, run, nrun);
+
+				s->pushed += k;
+				s->refused += nrun - k;
+				nrun = 0;
+			}
+			continue;
+		}
 		it.seq = i;
 		it.can.id = (uint32_t)(i * 2654435761u);
 		it.can.len = (uint8_t)(i % 65);
@@ -110,9 +146,9 @@ static void *stress_producer(void *p)
 	return NULL;
 }
 
-static void test_stress(size_t nslots, bool bulk)
+static void test_stress(size_t nslots, bool bulk, bool push_bulk)
 {
-	struct stress s = { 0 };
+	struct stress s = { .push_bulk = push_bulk };
 	struct acq_item *buf = calloc(nslots, sizeof(*buf)), out[64];
 	pthread_t th;
 	uint64_t got = 0, last = 0;
@@ -145,8 +181,8 @@ static void test_stress(size_t nslots, bool bulk)
 	assert(got == s.pushed);
 	assert(acq_ring_drops(&s.ring) == s.refused);
 	assert(got + s.refused == STRESS_N);
-	printf("stress %6zu slots %-6s: %llu delivered in order, %llu dropped and counted\n", nslots,
-	       bulk ? "bulk" : "single", (unsigned long long)got, (unsigned long long)s.refused);
+	printf("stress %6zu slots %-6s %s: %llu delivered in order, %llu dropped and counted\n", nslots,
+	       bulk ? "bulk" : "single", push_bulk ? "bulk push" : "", (unsigned long long)got, (unsigned long long)s.refused);
 	free(buf);
 }
 
@@ -251,15 +287,68 @@ static void test_thread(void)
 	assert(degraded == 0 || degraded == -EPERM);
 }
 
+/* Descriptors of this process open on path. */
+static int fds_on(const char *path)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert(d);
+	while ((e = readdir(d))) {
+		char link[300], target[256];
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		n += !strcmp(target, path);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The PM QoS request: while held at 0 the kernel's limit (the smallest of
+ * every process's requests) is 0; a larger request never raises another's;
+ * freeing it closes the file, which is what ends the request.  Needs root
+ * and a kernel with /dev/cpu_dma_latency (every CI stage has both).
+ */
+static void test_cpu_latency(void)
+{
+	acq_cpu_latency_t *q, *q2;
+	int64_t before = acq_cpu_latency_current();
+
+	assert(acq_cpu_latency_new(-1, &q) == -EINVAL);
+	assert(acq_cpu_latency_new(0, NULL) == -EINVAL);
+	assert(acq_cpu_latency_free(NULL) == NULL);
+	assert(before >= 0);
+	assert(acq_cpu_latency_new(0, &q) == 0);
+	assert(acq_cpu_latency_current() == 0);
+	assert(acq_cpu_latency_new(500000, &q2) == 0);
+	assert(acq_cpu_latency_current() == 0); /* the smallest request wins */
+	assert(fds_on("/dev/cpu_dma_latency") == 2);
+	assert(acq_cpu_latency_free(q) == NULL);
+	assert(acq_cpu_latency_current() <= 500000);
+	assert(acq_cpu_latency_free(q2) == NULL);
+	assert(fds_on("/dev/cpu_dma_latency") == 0);
+	printf("PM QoS: limit %lld us before, 0 while held\n", (long long)before);
+}
+
 int main(void)
 {
 	test_bad_args();
 	test_single_thread();
-	test_stress(4, false);
-	test_stress(64, true);
-	test_stress(1024, true);
+	test_stress(4, false, false);
+	test_stress(64, true, false);
+	test_stress(1024, true, false);
+	test_stress(8, false, true);
+	test_stress(1024, true, true);
 	test_collector();
 	test_thread();
+	test_cpu_latency();
 	puts("test-acquisition: ok");
 	return 0;
 }

@@ -217,8 +217,32 @@ static void test_time_ns(void)
 	assert(basic_parse_duration_ns(NULL, &t) == -EINVAL);
 }
 
+/* The broker's address of the board file and recv --broker. */
+static void test_mqtt_url(void)
+{
+	char host[8];
+	uint16_t port = 7;
+	bool tls = true;
+
+	assert(basic_parse_mqtt_url("mqtt://broker", host, sizeof(host), &port, &tls) == 0);
+	assert(!strcmp(host, "broker") && port == 0 && !tls);
+	assert(basic_parse_mqtt_url("mqtts://b:8884", host, sizeof(host), &port, &tls) == 0);
+	assert(!strcmp(host, "b") && port == 8884 && tls);
+	assert(basic_parse_mqtt_url("b: 80", host, sizeof(host), &port, &tls) == 0 && port == 80 && !tls);
+	assert(basic_parse_mqtt_url("10.0.0.1:1", host, sizeof(host), &port, &tls) == -EINVAL); /* 8 bytes */
+	assert(basic_parse_mqtt_url("10.0.1:1", host, sizeof(host), &port, &tls) == 0 && port == 1 && !tls);
+	assert(basic_parse_mqtt_url("http://b", host, sizeof(host), &port, &tls) == -EPROTONOSUPPORT);
+	assert(basic_parse_mqtt_url("mqtt://b:0", host, sizeof(host), &port, &tls) == -ERANGE);
+	assert(basic_parse_mqtt_url("mqtt://b:65536", host, sizeof(host), &port, &tls) == -ERANGE);
+	assert(basic_parse_mqtt_url("mqtt://b:x", host, sizeof(host), &port, &tls) == -ERANGE);
+	assert(basic_parse_mqtt_url("mqtt://:1883", host, sizeof(host), &port, &tls) == -EINVAL);
+	assert(basic_parse_mqtt_url("mqtt://", host, sizeof(host), &port, &tls) == -EINVAL);
+	assert(!strcmp(host, "10.0.1") && port == 1); /* untouched by a refusal */
+}
+
 int main(void)
 {
+	test_mqtt_url();
 	test_u64();
 	test_i64();
 	test_double_bool();

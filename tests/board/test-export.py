@@ -249,6 +249,38 @@ def test_channels_summary(tmp, data, recs):
     print(table, end="")
 
 
+def test_damaged_tail(tmp, data):
+    """Damage inside the newest segment, which was never sealed (a power cut,
+    a live log): the reader cannot resynchronise there, so export, summary,
+    stat and replay must say where they stopped and exit 1, never stop silently
+    with exit 0 and part of the log."""
+    bad = os.path.join(tmp, "damaged-tail")
+    shutil.copytree(data, bad)
+    segs = sorted(f for f in os.listdir(bad) if f.endswith(".seg"))
+    seg = os.path.join(bad, segs[-1])
+    size = os.path.getsize(seg)
+    with open(seg, "r+b") as f:
+        f.seek(size // 2)
+        f.write(b"XXXXXXXX")
+    want = "%s/%s: bytes other than zeros from offset " % (bad, segs[-1])
+    for cmd in (["export", "--format", "csv"], ["summary"], ["stat"]):
+        r = run(cmd + ["--data", bad], ok=False)
+        assert r.returncode == 1, (cmd, r.returncode, r.stderr)
+        assert want in r.stderr and "nothing after it was read" in r.stderr, (cmd, r.stderr)
+    r = run(["replay", bad, "--board", os.path.join(SRC, "board/demo.ini"), "--data", os.path.join(tmp, "re")],
+            ok=False)
+    assert r.returncode == 1 and want in r.stderr and "1 unreadable part" in r.stderr, (r.returncode, r.stderr)
+    r = run(["export", "--format", "csv", "--data", bad], ok=False)
+    n = int(r.stderr.split(" records written")[0].split()[-1])
+    whole = int(run(["export", "--format", "csv", "--data", data]).stderr.split(" records written")[0].split()[-1])
+    assert 0 < n < whole, (n, whole)
+    # the intact log says nothing of the kind
+    for cmd in (["export", "--format", "csv"], ["summary"]):
+        assert "bytes other than zeros" not in run(cmd + ["--data", data]).stderr
+    print("damage in the newest segment: export, summary, stat and replay say where they stopped, exit 1 "
+          "(%d of %d records read)" % (n, whole))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="railmon-export-")
     try:
@@ -262,6 +294,7 @@ def main():
         test_unknown_channel(data)
         test_channels_summary(tmp, data, recs)
         test_offline(tmp)
+        test_damaged_tail(tmp, data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -61,4 +61,18 @@ echo "run summary: '$summary'; railmon stat: $stat_errors errors"
 [ -n "$stat_errors" ] || fail "railmon stat shows no bus 'devices'"
 [ "$run_errors" -gt 0 ] || fail "the summary says $run_errors errors with 30% of the replies broken"
 [ "$run_errors" = "$stat_errors" ] || fail "the summary says $run_errors errors, stat says $stat_errors"
+# The transaction times came through the log apart from the wakeups:
+# replies only (the 80 ms delays are 40 ms timeouts, errors, not times), so
+# none is longer than the response timeout.
+"$PY" - "$T/stat.json" <<'PY' || fail "transaction histogram"
+import json, sys
+for line in open(sys.argv[1]):
+    h = json.loads(line)
+    if h.get("name") == "devices":
+        print(f'transactions: {h["transaction_count"]} replies, p99 {h["transaction_p99_us"]} us, '
+              f'max {h["transaction_max_ns"] / 1e6:.1f} ms; wakeups: {h["latency_count"]}')
+        assert h["transaction_count"] > 0 and h["latency_count"] > 0
+        assert 0 < h["transaction_max_ns"] <= 41_000_000
+        assert 0 < h["transaction_p99_us"] <= 4096
+PY
 echo PASS

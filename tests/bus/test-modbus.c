@@ -986,6 +986,42 @@ static void test_overrun(void)
 	bus_dev_free(dev);
 }
 
+/*
+ * A device that takes 3 ms to answer: its transactions show 3 ms or more in
+ * the transaction histogram, every one of them, and the wakeup histogram
+ * does not take them in (a slow device is not a late thread).
+ */
+static void test_transaction_time(void)
+{
+	struct bus_mb_channel ch[1] = { mb_chan(1, 1, BUS_MB_HOLDING, 3, BUS_MB_U16, 20) };
+	struct acq_latency txn, lat;
+	struct peer p;
+	struct bus_cfg cfg;
+	bus_dev_t *dev;
+	uint64_t below = 0;
+	size_t n;
+
+	start_fault(&p, 0, (const char *const[]){ "--fault-addr", "3:delay", "--delay-ms", "3", NULL });
+	cfg = mb_tcp_cfg(p.port, ch, 1, 500, 0);
+	assert(bus_dev_new(&cfg, &dev) == 0);
+	assert(bus_dev_transaction(dev) != NULL && bus_dev_transaction(NULL) == NULL);
+	n = run_for(dev, 300);
+	check_samples(ch, 1, n, 5);
+	acq_latency_snapshot(bus_dev_transaction(dev), &txn);
+	acq_latency_snapshot(bus_dev_latency(dev), &lat);
+	for (unsigned us = 0; us < 3000; us++)
+		below += txn.bucket[us];
+	assert(txn.count >= 5 && below == 0 && txn.max_ns >= 3000000);
+	/* one wakeup per period that was slept for; none of them 3 ms late
+	   merely because the device was */
+	assert(lat.count >= 5 && acq_latency_percentile_us(&lat, 50) < 3000);
+	printf("transaction time: %llu replies, p50 %u us, none under 3 ms; wakeups p50 %u us\n",
+	       (unsigned long long)txn.count, acq_latency_percentile_us(&txn, 50),
+	       acq_latency_percentile_us(&lat, 50));
+	stop_checked(&p, dev, 0);
+	bus_dev_free(dev);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1012,6 +1048,7 @@ int main(int argc, char **argv)
 		test_mismatched_replies();
 		test_silent_unit();
 		test_overrun();
+		test_transaction_time();
 		test_small_max();
 		test_reconnect();
 	}

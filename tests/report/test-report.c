@@ -270,7 +270,7 @@ static void test_stat(const char *dir)
 	mem_open(&err);
 	CHECK(rpt_stat_log(dir, true, out.f, err.f) == 0);
 	CHECK(!strncmp(text(&out), want, strlen(want)) && !strchr(strchr(text(&out), '\n') + 1, '\n'), "%s", text(&out));
-	CHECK(strstr(text(&out), "\"state\":\"up\",\"reopens\":0,\"window_alarm\":0,\"window_s\":0}\n"), "%s", text(&out));
+	CHECK(strstr(text(&out), "\"state\":\"up\",\"reopens\":0,\"window_alarm\":0,\"window_s\":0,\"transaction_count\":0,\"transaction_p99_us\":0,\"transaction_max_ns\":0}\n"), "%s", text(&out));
 	CHECK_STR(text(&err), "");
 
 	/* the socket's lines back to the table: the entry and the daemon's sentence */
@@ -294,7 +294,7 @@ static void test_stat(const char *dir)
 	                        .clock_status = 0x40 };
 	mem_open(&out);
 	rpt_health_json(out.f, &c);
-	CHECK(strstr(text(&out), "\"window_s\":0,\"clock_unsynced\":true,\"clock_max_error_us\":16000000,"
+	CHECK(strstr(text(&out), "\"transaction_max_ns\":0,\"clock_unsynced\":true,\"clock_max_error_us\":16000000,"
 	             "\"clock_est_error_us\":500,\"clock_status\":64}\n"), "%s", text(&out));
 	snprintf(lines, sizeof(lines), "%s", text(&out));
 	mem_close(&out);
