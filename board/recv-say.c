@@ -111,6 +111,12 @@ void recv_report_db(struct db_report *d, grd_db_t *db)
 	}
 	if (d->down && !st.down)
 		fprintf(stderr, "railmon recv: database: committing again\n");
+	if (st.batches[GRD_DB_REFUSED] != d->refused && (!d->refused || now - d->refused_ns >= RECV_PRINT_EVERY_NS)) {
+		fprintf(stderr, "railmon recv: database: refused for good (kept in table refused, %" PRIu64 " so far): "
+		        "%s\n", st.batches[GRD_DB_REFUSED], st.last_refused);
+		d->refused = st.batches[GRD_DB_REFUSED];
+		d->refused_ns = now;
+	}
 	d->down = st.down;
 }
 
@@ -129,8 +135,15 @@ void recv_print_db(const struct grd *g)
 	if (st.bad_names)
 		fprintf(stderr, "railmon recv: database: %" PRIu64 " channel dictionary entries not stored: a name, unit "
 		        "or source that is not UTF-8\n", st.bad_names);
-	if (g->db_failed)
+	if (st.batches[GRD_DB_REFUSED])
+		fprintf(stderr, "railmon recv: database: %" PRIu64 " Batches refused for good, kept in table refused "
+		        "(%" PRIu64 " of them not even there); the last: %s\n", st.batches[GRD_DB_REFUSED],
+		        st.refused_lost, st.last_refused);
+	if (g->dict_refused)
+		fprintf(stderr, "railmon recv: database: %" PRIu64 " retained channel dictionaries refused for good: "
+		        "%s\n", g->dict_refused, st.error);
+	if (st.cancelled)
 		fprintf(stderr, "railmon recv: database: %" PRIu64 " Batches NOT committed (stopped while the "
-		        "database was down: %s); the gap repair asks their vehicles again\n", g->db_failed, st.error);
+		        "database was down: %s); the gap repair asks their vehicles again\n", st.cancelled, st.error);
 }
 

@@ -23,6 +23,8 @@ struct recv_say {
 struct db_report {
 	uint64_t failures;
 	int64_t printed_ns;
+	uint64_t refused;         /* Batches refused for good, said */
+	int64_t refused_ns;
 	bool down;
 };
 

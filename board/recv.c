@@ -524,7 +524,6 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 		if (grd_text_new(g, o->seq_order ? -1 : o->window_ns) < 0)
 			return cli_fail("recv", "out of memory");
 		o->cfg.on_record = grd_text_record;
-		o->cfg.on_channels = grd_text_channels;
 		o->cfg.on_tick = o->seq_order ? NULL : grd_text_tick;
 		rec_format_header(g->out, g->fmt);
 	}
@@ -540,6 +539,8 @@ static int recv_setup(struct recv_opts *o, struct grd *g)
 	g->note_ctx = &o->say;
 	o->cfg.on_refused = grd_refused;
 	o->cfg.ctx = g;
+	o->cfg.on_channels = o->text || g->db ? grd_channels : NULL; /* retained dictionaries: names, configs */
+	o->cfg.on_idle = grd_idle; /* a database group that is due is committed between messages */
 	if (o->logdir || g->db)
 		o->cfg.on_batch = grd_batch;
 	if (o->logdir)
@@ -592,6 +593,7 @@ int board_cmd_recv(int argc, char **argv)
 	pthread_join(tid, NULL);
 	if (th.ret < 0)
 		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
+	grd_db_flush(g.db, true); /* the last group: one try (stopping), else counted as not committed */
 	if (g.text)
 		grd_text_drain(&g); /* what the logs still hold */
 	if (g.text && grd_text_late(&g))

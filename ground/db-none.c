@@ -56,6 +56,16 @@ int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outc
 	return -ENOTSUP;
 }
 
+int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b)
+{
+	return -ENOTSUP;
+}
+
+int grd_db_flush(grd_db_t *db, bool force)
+{
+	return -ENOTSUP;
+}
+
 int grd_db_prune(grd_db_t *db, int64_t cutoff_ns)
 {
 	return -ENOTSUP;

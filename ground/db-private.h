@@ -18,6 +18,23 @@ struct grd_vehicle_id {
 	int id;
 };
 
+/* A Batch decoded and waiting for its group's transaction. */
+struct grd_pending {
+	rec_batch_t *b;
+	void *payload;            /* as received: kept whole if it is a conflict or refused */
+	size_t len;
+	int vid;
+	enum grd_db_outcome out;
+};
+
+/* A growing byte buffer (one table's COPY rows of a group). */
+struct grd_buf {
+	char *p;
+	size_t used, cap;
+};
+
+struct grd_point;
+
 struct grd_db {
 	struct grd_db_cfg cfg;    /* url is ours */
 	PGconn *conn;
@@ -29,24 +46,48 @@ struct grd_db {
 	size_t ndays, day_next;
 	struct grd_vehicle_id *veh; /* vehicle ids met: bounded by the receiver's vehicle cap */
 	size_t nveh, capveh;
-	char *buf;                /* one table's COPY rows of one Batch */
+	char *buf;                /* the rollups' COPY rows of one group */
 	size_t used, cap;
+	char sqlstate[6];         /* of the last failure, "" if none (connection, client side) */
+	struct grd_pending *pend; /* the group: at most cfg.group_max Batches */
+	size_t npend;
+	int64_t pend_since_ns;    /* CLOCK_MONOTONIC of its first Batch */
+	struct grd_buf copy[4];   /* samples, can_frames, events, texts: COPY BINARY rows of a group */
+	struct grd_point *pts;    /* the group's samples for the rollups */
+	size_t npts, cappts;
 };
 
-/* Keep what failed and libpq's message; count it. */
+/* Keep what failed and libpq's message; count it (no SQLSTATE). */
 void grd_db_fail(grd_db_t *db, const char *what, const char *msg);
+/* The same for a failed result, keeping its SQLSTATE (res may be NULL). */
+void grd_db_fail_res(grd_db_t *db, const char *what, const PGresult *res);
+/* Did the last failure come from the data or the schema (SQLSTATE class
+   22 data, 23 constraint, 42 syntax or permission, ...), so that trying
+   the same again fails the same way?  False for a lost connection and the
+   classes that pass (08 connection, 40 rollback, 53 resources, 55 object
+   state, 57 operator, 58 system). */
+bool grd_db_permanent(const grd_db_t *db);
 /* Run sql: 0, -EIO, or -ECONNREFUSED if the connection is lost. */
 int grd_db_exec(grd_db_t *db, const char *what, const char *sql);
 /* Forget what a new connection (or a prune) may have changed: the
    partitions known, the prepared statements. */
 void grd_db_forget(grd_db_t *db);
-/* One try at b's transaction: 0 with *ret_outcome, or -errno (retried). */
-int grd_ingest(grd_db_t *db, const rec_batch_t *b, const void *payload, size_t len,
-               enum grd_db_outcome *ret_outcome);
+/* One try at the transaction of the group p[0..n): 0 with each p[i].out,
+   or -errno (rolled back by the caller; grd_db_permanent() tells whether
+   to retry). */
+int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n);
+/* One try at storing b's channel dictionary alone: 0 or -errno. */
+int grd_ingest_dictionary(grd_db_t *db, const rec_batch_t *b);
+/* Record p as refused by the database (table refused) with the SQLSTATE
+   and message it failed with, in a transaction of its own: 0 or -errno. */
+int grd_ingest_refuse(grd_db_t *db, const struct grd_pending *p, const char *sqlstate, const char *reason);
 /* The prepared statements of this connection: 0 or -EIO. */
 int grd_db_prepare(grd_db_t *db);
 /* The vehicle's id, made the first time (cached): 0 or -EIO. */
 int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id);
-/* The 1 s and 1 min rollups of b's samples, in the open transaction: 0,
-   -ENOMEM, -EIO. */
-int grd_rollup(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count);
+/* Gather the samples of b (vehicle vid) for the group's rollups: 0 or
+   -ENOMEM. */
+int grd_rollup_add(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count);
+/* The 1 s and 1 min rollups of the samples gathered, in the open
+   transaction, then forget them: 0, -ENOMEM, -EIO. */
+int grd_rollup(grd_db_t *db);

@@ -31,6 +31,16 @@ int grd_db_new(const struct grd_db_cfg *cfg, grd_db_t **ret_db)
 	}
 	if (!db->cfg.backoff_max_ms)
 		db->cfg.backoff_max_ms = 5000;
+	if (!db->cfg.group_max)
+		db->cfg.group_max = GRD_DB_GROUP_MAX;
+	if (!db->cfg.group_ms)
+		db->cfg.group_ms = GRD_DB_GROUP_MS;
+	db->pend = calloc(db->cfg.group_max, sizeof(*db->pend));
+	if (!db->pend) {
+		free((char *)db->cfg.url);
+		free(db);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&db->lock, NULL);
 	*ret_db = db;
 	return 0;
@@ -42,6 +52,14 @@ grd_db_t *grd_db_free(grd_db_t *db)
 		return NULL;
 	if (db->conn)
 		PQfinish(db->conn);
+	for (size_t i = 0; i < db->npend; i++) {
+		rec_batch_free(db->pend[i].b);
+		free(db->pend[i].payload);
+	}
+	free(db->pend);
+	for (size_t i = 0; i < sizeof(db->copy) / sizeof(db->copy[0]); i++)
+		free(db->copy[i].p);
+	free(db->pts);
 	free(db->veh);
 	free(db->buf);
 	free((char *)db->cfg.url);
@@ -60,6 +78,7 @@ void grd_db_fail(grd_db_t *db, const char *what, const char *msg)
 {
 	size_t n;
 
+	db->sqlstate[0] = 0;
 	snprintf(db->error, sizeof(db->error), "%s%s%s", what, *what ? ": " : "", msg ? msg : "");
 	n = strlen(db->error);
 	while (n && (db->error[n - 1] == '\n' || db->error[n - 1] == ' '))
@@ -72,6 +91,28 @@ void grd_db_fail(grd_db_t *db, const char *what, const char *msg)
 	db->st.down = true;
 	snprintf(db->st.error, sizeof(db->st.error), "%s", db->error);
 	pthread_mutex_unlock(&db->lock);
+}
+
+void grd_db_fail_res(grd_db_t *db, const char *what, const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *msg = res ? PQresultErrorMessage(res) : NULL;
+
+	grd_db_fail(db, what, msg && *msg ? msg : PQerrorMessage(db->conn));
+	snprintf(db->sqlstate, sizeof(db->sqlstate), "%s", state ? state : "");
+}
+
+bool grd_db_permanent(const grd_db_t *db)
+{
+	static const char transient[][3] = { "08", "25", "40", "53", "55", "57", "58" };
+
+	/* No SQLSTATE: the connection or the client failed, not the data. */
+	if (!db->sqlstate[0] || !db->conn || PQstatus(db->conn) != CONNECTION_OK)
+		return false;
+	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+		if (!strncmp(db->sqlstate, transient[i], 2))
+			return false;
+	return true;
 }
 
 /* Notices ("relation already exists, skipping") are not ours to print. */
@@ -114,7 +155,7 @@ int grd_db_exec(grd_db_t *db, const char *what, const char *sql)
 	int r = 0;
 
 	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
-		grd_db_fail(db, what, PQerrorMessage(db->conn));
+		grd_db_fail_res(db, what, res);
 		r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
 	}
 	PQclear(res);
@@ -280,9 +321,155 @@ static void backoff(const grd_db_t *db, unsigned ms)
 	}
 }
 
-int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
+static void count(grd_db_t *db, enum grd_db_outcome out)
+{
+	pthread_mutex_lock(&db->lock);
+	db->st.batches[out]++;
+	pthread_mutex_unlock(&db->lock);
+}
+
+/* Commit p[0..n) in one transaction, retrying what passes: 0, -EPERM (a
+   permanent error: db->error, db->sqlstate), -ECANCELED (stopped; once:
+   one try only). */
+static int commit_group(grd_db_t *db, struct grd_pending *p, size_t n, bool once)
 {
 	unsigned delay = 100;
+	int r;
+
+	for (;;) {
+		r = grd_db_connect(db);
+		if (r == 0)
+			r = grd_ingest(db, p, n);
+		if (r >= 0)
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			p[i].out = GRD_DB_QUEUED; /* rolled back */
+		if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+			PQclear(PQexec(db->conn, "ROLLBACK"));
+		if (grd_db_permanent(db))
+			return -EPERM;
+		if (stopping(db) || once)
+			return -ECANCELED;
+		backoff(db, delay);
+		delay = delay * 2 > db->cfg.backoff_max_ms ? db->cfg.backoff_max_ms : delay * 2;
+	}
+}
+
+/* Record a Batch the database refuses for good; that record itself is
+   retried while the failure passes.  Counted either way. */
+static int refuse(grd_db_t *db, struct grd_pending *p, bool once)
+{
+	struct rec_batch_info info;
+	char why[sizeof(db->st.last_refused)], state[sizeof(db->sqlstate)], reason[sizeof(db->error)];
+	unsigned delay = 100;
+	int r;
+
+	rec_batch_info(p->b, &info);
+	snprintf(state, sizeof(state), "%s", db->sqlstate);
+	snprintf(reason, sizeof(reason), "%s", db->error);
+	snprintf(why, sizeof(why), "%s seq %" PRIu64 "..%" PRIu64 ": SQLSTATE %s: %s", info.vehicle, info.first_seq,
+	         info.first_seq + info.count - (info.count > 0), state, reason);
+	p->out = GRD_DB_REFUSED;
+	for (;;) {
+		r = grd_db_connect(db);
+		if (r == 0)
+			r = grd_ingest_refuse(db, p, state, reason);
+		if (r == 0 || grd_db_permanent(db) || stopping(db) || once)
+			break;
+		backoff(db, delay);
+		delay = delay * 2 > db->cfg.backoff_max_ms ? db->cfg.backoff_max_ms : delay * 2;
+	}
+	pthread_mutex_lock(&db->lock);
+	snprintf(db->st.last_refused, sizeof(db->st.last_refused), "%s", why);
+	db->st.refused_lost += r < 0;
+	pthread_mutex_unlock(&db->lock);
+	return 0;
+}
+
+/* The group, or (after a permanent error) each Batch on its own, so one
+   bad Batch costs only itself. */
+static int commit_pending(grd_db_t *db, bool once)
+{
+	size_t n = db->npend;
+	int r = n ? commit_group(db, db->pend, n, once) : 0;
+
+	for (size_t i = 0; r == -EPERM && n > 1 && i < n; i++) {
+		int k = commit_group(db, &db->pend[i], 1, once);
+
+		if (k == -EPERM)
+			k = refuse(db, &db->pend[i], once);
+		if (k < 0) {
+			/* stopped: what is left is dropped, counted */
+			for (size_t j = i; j < n; j++)
+				db->pend[j].out = GRD_DB_QUEUED;
+			r = k;
+			break;
+		}
+		if (i == n - 1)
+			r = 0;
+	}
+	if (r == -EPERM)
+		r = refuse(db, &db->pend[0], once);
+	for (size_t i = 0; i < n; i++) {
+		if (db->pend[i].out != GRD_DB_QUEUED) {
+			count(db, db->pend[i].out);
+		} else {
+			pthread_mutex_lock(&db->lock);
+			db->st.cancelled++;
+			pthread_mutex_unlock(&db->lock);
+		}
+		rec_batch_free(db->pend[i].b);
+		free(db->pend[i].payload);
+	}
+	db->npend = 0;
+	pthread_mutex_lock(&db->lock);
+	db->st.groups += r == 0;
+	if (r == 0)
+		db->st.down = false;
+	pthread_mutex_unlock(&db->lock);
+	return r;
+}
+
+int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b)
+{
+	unsigned delay = 100;
+	int r;
+
+	if (!db || !b)
+		return -EINVAL;
+	for (;;) {
+		r = grd_db_connect(db);
+		if (r == 0)
+			r = grd_ingest_dictionary(db, b);
+		if (r >= 0)
+			return 0;
+		if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+			PQclear(PQexec(db->conn, "ROLLBACK"));
+		if (grd_db_permanent(db))
+			return -EPERM;
+		if (stopping(db))
+			return -ECANCELED;
+		backoff(db, delay);
+		delay = delay * 2 > db->cfg.backoff_max_ms ? db->cfg.backoff_max_ms : delay * 2;
+	}
+}
+
+int grd_db_flush(grd_db_t *db, bool force)
+{
+	struct timespec now;
+
+	if (!db || !db->npend)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!force && (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - db->pend_since_ns <
+	                  (int64_t)db->cfg.group_ms * 1000000)
+		return 0;
+	return commit_pending(db, force && stopping(db));
+}
+
+int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
+{
+	struct grd_pending *p;
 	rec_batch_t *b;
 	int r;
 
@@ -294,28 +481,26 @@ int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outc
 		pthread_mutex_unlock(&db->lock);
 		return -EBADMSG;
 	}
-	/* Anything that fails (the connection, the server, a partition made
-	   by another receiver at the same moment) is tried again: the Batch is
-	   acknowledged only once it is in, so waiting is what keeps it. */
-	for (;;) {
-		r = grd_db_connect(db);
-		if (r == 0)
-			r = grd_ingest(db, b, payload, len, ret_outcome);
-		if (r >= 0 || stopping(db))
-			break;
-		if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
-			PQclear(PQexec(db->conn, "ROLLBACK"));
-		backoff(db, delay);
-		delay = delay * 2 > db->cfg.backoff_max_ms ? db->cfg.backoff_max_ms : delay * 2;
+	p = &db->pend[db->npend];
+	*p = (struct grd_pending){ .b = b, .len = len, .out = GRD_DB_QUEUED, .payload = malloc(len ? len : 1) };
+	if (!p->payload) {
+		rec_batch_free(b);
+		return -ENOMEM;
 	}
-	rec_batch_free(b);
-	if (r < 0)
-		return -ECANCELED;
-	pthread_mutex_lock(&db->lock);
-	db->st.batches[*ret_outcome]++;
-	db->st.down = false;
-	pthread_mutex_unlock(&db->lock);
-	return 0;
+	memcpy(p->payload, payload, len);
+	if (db->npend++ == 0) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		db->pend_since_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	}
+	*ret_outcome = GRD_DB_QUEUED;
+	if (db->npend < db->cfg.group_max)
+		return grd_db_flush(db, false);
+	/* Full: commit now, waiting through an outage (nothing more is read
+	   meanwhile, so the broker keeps what follows). */
+	r = commit_pending(db, false);
+	return r;
 }
 
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)

@@ -5,18 +5,29 @@
  * recorded in schema_migrations), the ingest of Batches and the retention
  * by day.  docs/ground-schema.md describes the tables.
  *
- * Exactly once: a Batch is committed in one transaction keyed by
- * (vehicle, log id, first_seq) in the `batches` ledger.  The same key with
+ * Exactly once: a Batch is committed keyed by (vehicle, log id,
+ * first_seq) in the `batches` ledger.  The same key with
  * the same records (digest and count) is a duplicate and changes nothing;
  * the same key or an overlapping range with other records is a conflict,
  * kept whole in `conflicts`, never in the data tables.
  *
- * Acknowledgement after commit: grd_db_store() returns only once the
- * Batch's transaction committed (or was found committed before), retrying
- * through a database outage with backoff.  recv calls it from libmosquitto's
- * message callback, and libmosquitto sends a QoS 1 PUBACK only after that
- * callback returns: the broker keeps a Batch that is not in the database
- * (docs/ground-schema.md, "Acknowledgement").
+ * Groups: grd_db_store() keeps a Batch in memory and commits the group
+ * of at most cfg.group_max Batches, or what came within cfg.group_ms, in
+ * one transaction (one COPY BINARY per table, one rollup merge), each
+ * Batch still keyed on its own: a duplicate or a conflict in a group is
+ * found and kept as alone, and never stops the others.  libmosquitto 2.0
+ * acknowledges a QoS 1 message before its callback runs, so a Batch in a
+ * group is acknowledged before it is committed: a receiver killed then
+ * loses at most the group, which gap repair (ground/repair.c) asks the
+ * vehicles for again (docs/ground-schema.md, "Acknowledgement").
+ *
+ * Errors: a lost connection and the SQLSTATE classes that pass (08, 25,
+ * 40, 53, 55, 57, 58) are retried with backoff, losing nothing; any other
+ * (a constraint, a value the column cannot take, a permission) would fail
+ * the same way for ever, so the group is tried Batch by Batch and each
+ * Batch that still fails is recorded in the table refused with its
+ * SQLSTATE and message (stats.batches[GRD_DB_REFUSED], stats.last_refused)
+ * and the receiver goes on.
  *
  * One grd_db_t is one connection, used from one thread at a time; only
  * grd_db_stats() may be called from another thread.  Nothing here prints.
@@ -44,14 +55,22 @@ struct grd_db_cfg {
 	const char *url;          /* libpq connection string or postgresql:// URI */
 	const volatile sig_atomic_t *stop; /* optional: set -> grd_db_store() gives up */
 	unsigned backoff_max_ms;  /* retry delay cap through an outage; 0 = 5000 */
+	unsigned group_max;       /* Batches per transaction; 0 = GRD_DB_GROUP_MAX */
+	unsigned group_ms;        /* commit a group at the latest this long after its
+	                             first Batch (grd_db_flush()); 0 = GRD_DB_GROUP_MS */
 };
+
+#define GRD_DB_GROUP_MAX 32
+#define GRD_DB_GROUP_MS 100
 
 /* What grd_db_store() found. */
 enum grd_db_outcome {
 	GRD_DB_COMMITTED = 0,     /* new: its records are in the data tables */
 	GRD_DB_DUPLICATE,         /* committed before with the same records */
 	GRD_DB_CONFLICT,          /* other records under these seqs: kept in conflicts */
-	GRD_DB_OUTCOME_MAX
+	GRD_DB_REFUSED,           /* a permanent database error: kept in refused */
+	GRD_DB_OUTCOME_MAX,
+	GRD_DB_QUEUED = GRD_DB_OUTCOME_MAX /* in the group, not committed yet */
 };
 
 struct grd_db_stats {
@@ -63,8 +82,12 @@ struct grd_db_stats {
 	uint64_t connects;        /* connections made (the first one included) */
 	uint64_t failures;        /* attempts that failed (connect, query, commit) */
 	uint64_t partitions;      /* day partitions created */
+	uint64_t refused_lost;    /* refused Batches the table refused could not take either */
+	uint64_t cancelled;       /* Batches dropped uncommitted: stop asked during an outage */
+	uint64_t groups;          /* transactions committed */
 	bool down;                /* the last attempt failed and nothing committed since */
 	char error[256];          /* the last failure, in libpq's words */
+	char last_refused[320];   /* the last Batch refused: vehicle, seqs, SQLSTATE, message */
 };
 
 typedef struct grd_db grd_db_t;
@@ -109,12 +132,33 @@ int grd_db_migrate(grd_db_t *db, bool init);
 int grd_db_check(grd_db_t *db);
 
 /*
- * Commit one Batch (payload as received), retrying with backoff through
- * connection and server failures until it is committed or found committed
- * (*ret_outcome), or cfg.stop is set (-ECANCELED).  -EBADMSG: the payload
- * does not decode (stats.bad).  Bounded memory: one Batch's rows at a time.
+ * Take one Batch (payload as received) into the group, and commit the
+ * group if it is full or older than cfg.group_ms, retrying with backoff
+ * through connection and server failures until it is committed, or
+ * cfg.stop is set (-ECANCELED: stats.cancelled Batches dropped).
+ * *ret_outcome: GRD_DB_QUEUED (each Batch's outcome is counted in
+ * stats.batches when its group commits).  -EBADMSG: the
+ * payload does not decode (stats.bad).  Bounded memory: at most
+ * cfg.group_max Batches and their rows.
  */
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome);
+
+/*
+ * Store the channel dictionary of b (a record-less Batch such as the
+ * retained railmon/<vehicle>/channels message) into configs now, in a
+ * transaction of its own, retrying what passes: samples committed by id
+ * before it are named by it (view channel_names).  0, -EPERM (a permanent
+ * error: grd_db_error()), -ECANCELED, -EINVAL.
+ */
+int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b);
+
+/*
+ * Commit the group if it is older than cfg.group_ms, or (force) whatever
+ * it holds: call it at least every group_ms while idle, and with force
+ * before the end.  0, or -ECANCELED as grd_db_store() (with force and the
+ * stop set: one try, no waiting).
+ */
+int grd_db_flush(grd_db_t *db, bool force);
 
 /*
  * Drop the day partitions of samples, can_frames and events that end at or

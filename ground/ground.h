@@ -76,8 +76,8 @@ struct grd {
 	uint64_t refused[GRD_WHY_MAX];
 	uint64_t kept, keep_failed;
 	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
-	uint64_t db_failed;       /* Batches not committed: recv stopped during an outage */
 	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
+	uint64_t dict_refused;    /* retained dictionaries the database refused for good */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
 };
@@ -128,12 +128,20 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
                         void **log_ctx);
 
 /*
- * recv's on_batch with a database (ctx: struct grd): commit the Batch
- * (grd_db_store(): waits through an outage, so the receiver reads and
- * acknowledges nothing more meanwhile), then append it to its ground log
- * if g->dir.
+ * recv's on_batch with a database (ctx: struct grd): the Batch into the
+ * database's group (grd_db_store(): a full group waits through an outage,
+ * so the receiver reads and acknowledges nothing more meanwhile), then
+ * append it to its ground log if g->dir.
  */
 int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+
+/* recv's on_channels (ctx: struct grd): the retained dictionary into the
+   text output's names (g->text) and the database's configs (g->db). */
+void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
+
+/* recv's on_idle (ctx: struct grd): commit the database's group once it
+   is older than its time bound (grd_db_flush()). */
+void grd_idle(void *ctx);
 
 /* recv's on_aux for railmon/+/gone (ctx: struct grd): record each range
    the vehicle says it no longer holds (grd_db_gone()). */

@@ -136,8 +136,26 @@ void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_in
 	ground_refuse(g, (enum grd_why)why, info, payload, len, 0);
 	/* The database decides for itself (its ledger may not hold what this
 	   receiver remembers): it keeps a real conflict in its conflicts table. */
-	if (g->db && why == UPL_RECV_CONFLICT && grd_db_store(g->db, payload, len, &out) == -ECANCELED)
-		g->db_failed++;
+	if (g->db && why == UPL_RECV_CONFLICT)
+		grd_db_store(g->db, payload, len, &out); /* stopped: counted in its stats.cancelled */
+}
+
+void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b)
+{
+	struct grd *g = ctx;
+
+	if (g->text)
+		grd_text_channels(ctx, info, b);
+	if (g->db && grd_db_dictionary(g->db, b) == -EPERM)
+		g->dict_refused++;
+}
+
+void grd_idle(void *ctx)
+{
+	struct grd *g = ctx;
+
+	if (g->db)
+		grd_db_flush(g->db, false);
 }
 
 int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
@@ -152,11 +170,8 @@ int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload,
 		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
 		return -EFBIG;
 	}
-	if (g->db) {
+	if (g->db)
 		r = grd_db_store(g->db, payload, len, &out);
-		if (r == -ECANCELED)
-			g->db_failed++;
-	}
 	if (g->dir) {
 		int k = grd_append(ctx, info, payload, len, log_ctx);
 		r = r < 0 ? r : k;

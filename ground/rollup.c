@@ -17,7 +17,8 @@
 #include "db-private.h"
 #include "acquisition/acq-item.h"
 
-struct point {
+struct grd_point {
+	int vid;
 	uint32_t channel;
 	int64_t sec;
 	double value;
@@ -25,33 +26,42 @@ struct point {
 
 static int point_cmp(const void *a, const void *b)
 {
-	const struct point *x = a, *y = b;
+	const struct grd_point *x = a, *y = b;
 
+	if (x->vid != y->vid)
+		return x->vid < y->vid ? -1 : 1;
 	if (x->channel != y->channel)
 		return x->channel < y->channel ? -1 : 1;
 	return (x->sec > y->sec) - (x->sec < y->sec);
 }
 
-/* The good, finite samples of b, sorted by (channel, second). */
-static size_t collect(const rec_batch_t *b, uint32_t count, struct point *pts)
+int grd_rollup_add(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count)
 {
-	size_t n = 0;
-
+	if (db->npts + count > db->cappts) {
+		size_t cap = db->cappts ? db->cappts : 4096;
+		while (cap < db->npts + count)
+			cap *= 2;
+		struct grd_point *p = realloc(db->pts, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		db->pts = p;
+		db->cappts = cap;
+	}
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 
 		rec_batch_item(b, i, &it);
 		if (it.kind != ACQ_ITEM_SAMPLE || it.sample.quality != ACQ_Q_GOOD || !isfinite(it.sample.value))
 			continue;
-		pts[n++] = (struct point){ it.sample.channel, it.t_ns / 1000000000 - (it.t_ns % 1000000000 < 0),
-		                           it.sample.value };
+		db->pts[db->npts++] = (struct grd_point){ vid, it.sample.channel,
+		                                          it.t_ns / 1000000000 - (it.t_ns % 1000000000 < 0),
+		                                          it.sample.value };
 	}
-	qsort(pts, n, sizeof(*pts), point_cmp);
-	return n;
+	return 0;
 }
 
-/* One aggregate row per (channel, second) into db->buf, COPY text. */
-static int rows(grd_db_t *db, const struct point *pts, size_t n)
+/* One aggregate row per (vehicle, channel, second) into db->buf, COPY text. */
+static int rows(grd_db_t *db, const struct grd_point *pts, size_t n)
 {
 	db->used = 0;
 	for (size_t i = 0; i < n;) {
@@ -60,7 +70,8 @@ static int rows(grd_db_t *db, const struct point *pts, size_t n)
 		time_t tt = (time_t)pts[i].sec;
 		struct tm tm;
 
-		for (; j < n && pts[j].channel == pts[i].channel && pts[j].sec == pts[i].sec; j++) {
+		for (; j < n && pts[j].vid == pts[i].vid && pts[j].channel == pts[i].channel && pts[j].sec == pts[i].sec;
+		     j++) {
 			lo = pts[j].value < lo ? pts[j].value : lo;
 			hi = pts[j].value > hi ? pts[j].value : hi;
 			sum += pts[j].value;
@@ -75,9 +86,9 @@ static int rows(grd_db_t *db, const struct point *pts, size_t n)
 		}
 		gmtime_r(&tt, &tm);
 		db->used += (size_t)sprintf(db->buf + db->used,
-		                            "%" PRIu32 "\t%04d-%02d-%02d %02d:%02d:%02d+00\t%zu\t%.17g\t%.17g\t%.17g\n",
-		                            pts[i].channel, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		                            tm.tm_min, tm.tm_sec, j - i, lo, hi, sum);
+		                            "%d\t%" PRIu32 "\t%04d-%02d-%02d %02d:%02d:%02d+00\t%zu\t%.17g\t%.17g\t%.17g\n",
+		                            pts[i].vid, pts[i].channel, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		                            tm.tm_hour, tm.tm_min, tm.tm_sec, j - i, lo, hi, sum);
 		i = j;
 	}
 	return 0;
@@ -85,11 +96,11 @@ static int rows(grd_db_t *db, const struct point *pts, size_t n)
 
 static int copy_in(grd_db_t *db)
 {
-	PGresult *res = PQexec(db->conn, "COPY rollup_in FROM STDIN");
+	PGresult *res = PQexec(db->conn, "COPY rollup_group FROM STDIN");
 	int r = 0;
 
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
-		grd_db_fail(db, "rollup", PQerrorMessage(db->conn));
+		grd_db_fail_res(db, "rollup", res);
 		PQclear(res);
 		return -EIO;
 	}
@@ -100,7 +111,7 @@ static int copy_in(grd_db_t *db)
 	}
 	while ((res = PQgetResult(db->conn))) {
 		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-			grd_db_fail(db, "rollup", PQerrorMessage(db->conn));
+			grd_db_fail_res(db, "rollup", res);
 			r = -EIO;
 		}
 		PQclear(res);
@@ -108,38 +119,32 @@ static int copy_in(grd_db_t *db)
 	return r;
 }
 
-int grd_rollup(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count)
+int grd_rollup(grd_db_t *db)
 {
+	/* Rows unique per key already (aggregated above), merged in key
+	   order, so two receivers lock rollup rows in the same order. */
 	static const char *const merge[2] = {
 		"INSERT INTO rollup_1s AS r (vehicle_id, channel, t, n, vmin, vmax, vsum) "
-		"SELECT %d, channel, t, n, vmin, vmax, vsum FROM rollup_in ORDER BY channel, t "
+		"SELECT vehicle_id, channel, t, n, vmin, vmax, vsum FROM rollup_group ORDER BY 1, 2, 3 "
 		"ON CONFLICT (vehicle_id, channel, t) DO UPDATE SET n = r.n + excluded.n, "
 		"vmin = least(r.vmin, excluded.vmin), vmax = greatest(r.vmax, excluded.vmax), vsum = r.vsum + excluded.vsum",
 		"INSERT INTO rollup_1min AS r (vehicle_id, channel, t, n, vmin, vmax, vsum) "
-		"SELECT %d, channel, date_trunc('minute', t), sum(n), min(vmin), max(vmax), sum(vsum) FROM rollup_in "
-		"GROUP BY 2, 3 ORDER BY 2, 3 "
+		"SELECT vehicle_id, channel, date_trunc('minute', t), sum(n), min(vmin), max(vmax), sum(vsum) "
+		"FROM rollup_group GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
 		"ON CONFLICT (vehicle_id, channel, t) DO UPDATE SET n = r.n + excluded.n, "
 		"vmin = least(r.vmin, excluded.vmin), vmax = greatest(r.vmax, excluded.vmax), vsum = r.vsum + excluded.vsum",
 	};
-	struct point *pts;
-	char sql[640];
-	size_t n;
+	size_t n = db->npts;
 	int r;
 
-	if (!count)
+	db->npts = 0;
+	if (!n)
 		return 0;
-	pts = malloc(count * sizeof(*pts));
-	if (!pts)
-		return -ENOMEM;
-	n = collect(b, count, pts);
-	r = n ? rows(db, pts, n) : 0;
-	free(pts);
-	if (!n || r < 0)
-		return r;
-	r = copy_in(db);
-	for (int i = 0; r == 0 && i < 2; i++) {
-		snprintf(sql, sizeof(sql), merge[i], vid);
-		r = grd_db_exec(db, "rollup", sql);
-	}
+	qsort(db->pts, n, sizeof(*db->pts), point_cmp);
+	r = rows(db, db->pts, n);
+	if (r == 0)
+		r = copy_in(db);
+	for (int i = 0; r == 0 && i < 2; i++)
+		r = grd_db_exec(db, "rollup", merge[i]);
 	return r;
 }

@@ -1178,6 +1178,8 @@ static void session_run(upl_recv_t *r, struct mosquitto *m)
 		rc = mosquitto_loop(m, 100, 1);
 		if (r->cfg.on_tick)
 			r->cfg.on_tick(r->cfg.ctx);
+		if (r->cfg.on_idle)
+			r->cfg.on_idle(r->cfg.ctx);
 		subscribed = subscribed || r->st.subscribed;
 		if (r->connack_rc == 0)
 			pub_drain(r, m);
@@ -1199,6 +1201,8 @@ static void backoff_wait(upl_recv_t *r, unsigned ms)
 		struct timespec ts = { 0, 20000000 };
 
 		nanosleep(&ts, NULL);
+		if (r->cfg.on_idle)
+			r->cfg.on_idle(r->cfg.ctx);
 	}
 }
 

@@ -124,6 +124,9 @@ struct upl_recv_cfg {
 	void (*on_tick)(void *ctx); /* optional: called on the receiving thread (that of
 	                             on_record) at least every 100 ms while connected */
 	size_t max_vehicles;      /* distinct vehicle ids kept; 0 = UPL_RECV_MAX_VEHICLES_DEFAULT */
+	void (*on_idle)(void *ctx); /* optional: on the thread of on_batch at least every
+	                             100 ms, between messages (connected or not): for work
+	                             held across Batches, such as a group to commit */
 };
 
 struct upl_recv_stats {

@@ -13,8 +13,11 @@
  * is followed by a Batch and can be found), prints "final"; on "skip N",
  * makes every log jump N seqs, as if retention had deleted N records before
  * they were forwarded (the forwarder answers "gone" when asked for them);
- * and on end of stdin stops every forwarder and exits.  Cursor files go in DIR.  Each
- * vehicle's log ids are 1d1d...  (gen_init()).
+ * and on end of stdin stops every forwarder, prints each one's resend
+ * counters ("VEHICLE resend: R requests, B batches, G gone, X refused")
+ * and exits.  Cursor files go in DIR.  Each vehicle's log ids are
+ * 1d1d...  (gen_init()).  With FLEET_PASSWORD in the environment each
+ * vehicle logs in as its name with that password (the broker's ACL).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -87,6 +90,10 @@ static int start_vehicle(struct vehicle *v, int i, int port, const char *dir, si
 		.backoff_min_ms = 100, .backoff_max_ms = 1000, .ack_timeout_ms = 3000,
 		.resend_source = { .seek = rd_seek, .next = rd_next, .ctx = &v->rd }, .resend_per_s = 50,
 	};
+	if (getenv("FLEET_PASSWORD")) {
+		c.username = v->name;
+		c.password = getenv("FLEET_PASSWORD");
+	}
 	if (upl_forwarder_new(&c, &v->fwd) < 0)
 		return -EINVAL;
 	return upl_forwarder_start(v->fwd);
@@ -143,7 +150,13 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < n; i++) {
+		struct upl_forward_stats st;
+
 		upl_forwarder_stop(vs[i].fwd);
+		upl_forwarder_stats(vs[i].fwd, &st);
+		printf("%s resend: %llu requests, %llu batches, %llu gone, %llu refused\n", vs[i].name,
+		       (unsigned long long)st.resend_requests, (unsigned long long)st.resend_batches,
+		       (unsigned long long)st.resend_gone, (unsigned long long)st.resend_refused);
 		upl_forwarder_free(vs[i].fwd);
 		gen_fini(&vs[i].gen);
 		memlog_fini(&vs[i].log);

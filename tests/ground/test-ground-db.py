@@ -14,10 +14,16 @@ paho-mqtt:
   seqs is kept in `conflicts` (once, however often it comes) and nothing
   of it in the data tables;
 - names: samples committed before their dictionary are stored by id and
-  named (samples_named) once a Batch carrying the dictionary arrives;
+  named (samples_named) once a Batch carrying the dictionary arrives; the
+  retained railmon/<vehicle>/channels message fills configs before any
+  Batch of that vehicle;
 - outage: the database stopped under a running receiver: recv says so,
   waits, and once the server is back every Batch published meanwhile is
-  committed, none lost, none twice;
+  committed, none lost, none twice; a transient SQLSTATE (57P01) is
+  retried, nothing refused;
+- permanent errors (a constraint, a type, a permission): only the Batch
+  that fails is refused and kept in `refused` with its SQLSTATE, said once;
+  the rest of its group is committed;
 - `db prune --older-than 90d` drops the day partitions older than that and
   keeps the rest; the ledger and the gaps/completeness views agree;
 - the README's three example queries run and give what they say.
@@ -42,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 import railmon_pb2  # noqa: E402
+import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
 from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
@@ -103,17 +110,17 @@ def test_schema(pg):
     check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
           r.stderr)
     rc, out = db("migrate", "--db", old)
-    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts",
+    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\napplied 0005-groups-refused-days",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
     rc, out = db("init", pg.url)
-    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts" in out,
-          "init", out)
+    check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\n"
+          "applied 0005-groups-refused-days" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
-          == "1 init,2 gap-repair,3 rollups,4 texts", "recorded")
+          == "1 init,2 gap-repair,3 rollups,4 texts,5 groups-refused-days", "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
     rc, out = db("migrate", "--db", pg.url)
@@ -193,7 +200,36 @@ def test_names(pg, broker):
     check(pg.psql("SELECT DISTINCT channel_name || ' ' || unit FROM samples_named WHERE vehicle = 'emu2' "
                   "AND channel = 8") == "speed km/h", "named")
     r.terminate()
-    print("samples before their dictionary named when it arrives: ok")
+    # the retained dictionary (railmon/<vehicle>/channels, as the vehicle's
+    # forwarder publishes it): in configs as the receiver subscribes, before
+    # any Batch of that vehicle, so its first samples are named at once
+    d = railmon_pb2.Batch(schema_version=1, first_seq=1, vehicle="emu2r", t0_ns=NOW_NS, log_id=LOG_A,
+                          config_hash=0x1234)
+    for cid, name, unit in ((7, "line_voltage", "V"), (8, "speed", "km/h")):
+        d.channels.add(id=cid, name=name, unit=unit, bus=0, source="modbus:test")
+    c = mqtt.Client(client_id="test-retain-%d" % os.getpid(), clean_session=True)
+    c.connect("127.0.0.1", broker.port, 20)
+    c.loop_start()
+    try:
+        c.publish("railmon/emu2r/channels", d.SerializeToString(), qos=1, retain=True).wait_for_publish(20)
+        r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                           "--client-id", "ground-2r"])
+        r.wait_subscribed()
+        wait_for("the retained dictionary in configs", lambda: pg.psql(
+            "SELECT string_agg(c.name || ' ' || c.unit, ',' ORDER BY c.channel) FROM configs c "
+            "JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu2r'") == "line_voltage V,speed km/h", 20)
+        check(pg.psql("SELECT count(*) FROM batches b JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu2r'")
+              == "0", "no Batch yet")
+        publish(broker.port, [("railmon/emu2r/data", batch("emu2r", 1, 6))])
+        wait_for("emu2r's samples named", lambda: pg.psql(
+            "SELECT count(*) FROM samples_named WHERE vehicle = 'emu2r' AND channel_name IS NOT NULL") == "4")
+        rc, err = r.terminate()
+        check(rc == 0, "recv exit", err)
+        c.publish("railmon/emu2r/channels", b"", qos=1, retain=True).wait_for_publish(20)
+    finally:
+        c.disconnect()
+        c.loop_stop()
+    print("samples before their dictionary named when it arrives; the retained dictionary fills configs: ok")
 
 
 def test_outage(pg, broker):
@@ -223,6 +259,27 @@ def test_outage(pg, broker):
     check(pg.psql("SELECT count(*) FROM samples s JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu3'")
           == "90", "samples once")
     print("database stopped and started under the receiver: nothing lost, nothing twice: ok")
+
+
+def test_transient(pg, broker):
+    """A transient SQLSTATE (57P01: the server ended the receiver's session,
+    as an administrator or a failover does) is retried: nothing refused,
+    nothing lost."""
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
+                       "--client-id", "ground-3t"])
+    r.wait_subscribed()
+    t = "railmon/emu3t/data"
+    publish(broker.port, [(t, batch("emu3t", 1, 5))])
+    wait_for("emu3t's first Batch", lambda: vehicle_batches(pg, "emu3t") == "1")
+    check(pg.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+                  "AND pid <> pg_backend_pid() AND backend_type = 'client backend'") != "0", "session ended")
+    publish(broker.port, [(t, batch("emu3t", 1 + 5 * k, 5)) for k in range(1, 10)])
+    wait_for("emu3t all", lambda: pg.psql("SELECT count(*), sum(count) FROM batches b JOIN vehicles v "
+                                          "USING (vehicle_id) WHERE v.name = 'emu3t'") == "10|50", 30)
+    rc, err = r.terminate()
+    check(rc == 0 and "refused for good" not in err and "Batches refused" not in err, "nothing refused", err)
+    check(pg.psql("SELECT count(*) FROM refused WHERE vehicle = 'emu3t'") == "0", "nothing in refused")
+    print("a transient SQLSTATE (the session ended by the server) retried: nothing lost, nothing refused: ok")
 
 
 def big_batch(vehicle, first_seq, n):
@@ -264,6 +321,93 @@ def test_bad_input(pg, broker):
     print("malformed and oversize Batches: counted, said, stored nowhere: ok")
 
 
+def samples_only(vehicle, first_seq, n, value=1.5, t0=None):
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0 or NOW_NS,
+                          log_id=LOG_A, config_hash=0x1234)
+    for i in range(n):
+        b.samples.t_delta_ns.append(1000 if i else 0)
+        b.samples.channel.append(7)
+        b.samples.value.append(value)
+    return b.SerializeToString()
+
+
+def queued(pg, broker, url, client, msgs):
+    """A receiver that subscribes, goes away while msgs are queued for it,
+    and comes back: they arrive at once, so they share groups."""
+    args = ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", url, "--client-id", client]
+    r = Recv(RAILMON, args)
+    r.wait_subscribed()
+    r.terminate()
+    publish(broker.port, msgs)
+    r = Recv(RAILMON, args)
+    r.wait_subscribed()
+    return r
+
+
+def vehicle_batches(pg, v):
+    return pg.psql("SELECT string_agg(first_seq::text, ',' ORDER BY first_seq) FROM batches b "
+                   "JOIN vehicles v USING (vehicle_id) WHERE v.name = '%s'" % v)
+
+
+def test_refused(pg, broker):
+    """Permanent database errors (a constraint, a type, a permission):
+    only the Batch that fails is refused, kept in the table refused with
+    its SQLSTATE, said once, and the receiver goes on; the other Batches of
+    its group (a duplicate and a conflict among them) are committed exactly
+    once."""
+    # constraint (class 23): a CHECK the operator added
+    pg.psql("ALTER TABLE samples ADD CONSTRAINT value_sane CHECK (value < 1e9)")
+    t = "railmon/emu7/data"
+    r = queued(pg, broker, pg.url, "ground-7", [(t, samples_only("emu7", 1, 5)), (t, samples_only("emu7", 6, 5, 2e9)),
+                                                 (t, samples_only("emu7", 11, 5)), (t, samples_only("emu7", 1, 5)),
+                                                 (t, samples_only("emu7", 11, 5, 3.0))])
+    wait_for("emu7 refused", lambda: pg.psql("SELECT count(*) FROM refused WHERE vehicle = 'emu7'") == "1", 30)
+    publish(broker.port, [(t, samples_only("emu7", 16, 5))])
+    wait_for("emu7 goes on", lambda: vehicle_batches(pg, "emu7") == "1,11,16", 30)
+    rc, err = r.terminate()
+    pg.psql("ALTER TABLE samples DROP CONSTRAINT value_sane")
+    check(rc == 0 and err.count("refused for good (kept in table refused, 1 so far): emu7 seq 6..10: SQLSTATE "
+                                "23514") == 1, "the refusal said once", err)
+    check("1 Batches refused for good, kept in table refused" in err, "the refusal in the summary", err)
+    check(pg.psql("SELECT first_seq, count, sqlstate, reason LIKE '%value_sane%', length(payload) > 0 "
+                  "FROM refused WHERE vehicle = 'emu7'") == "6|5|23514|t|t", "kept with its reason")
+    check(pg.psql("SELECT count(*) FROM samples s JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu7'")
+          == "15", "the others once, nothing of the refused one")
+    check(pg.psql("SELECT first_seq FROM conflicts c JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu7'")
+          == "11", "a conflict in the group kept, the rest committed")
+    check(pg.psql("SELECT count(*) FROM gaps g JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu7' "
+                  "AND NOT explained") == "0", "the refused hole is explained (not asked for again)")
+    # type (class 22): a column that cannot take what the Batch holds
+    pg.psql("ALTER TABLE events ALTER COLUMN arg TYPE integer")
+    t = "railmon/emu8/data"
+    r = queued(pg, broker, pg.url, "ground-8", [(t, samples_only("emu8", 1, 5)), (t, batch("emu8", 6, 5)),
+                                                 (t, samples_only("emu8", 11, 5))])
+    wait_for("emu8", lambda: vehicle_batches(pg, "emu8") == "1,11", 30)
+    rc, err = r.terminate()
+    pg.psql("ALTER TABLE events ALTER COLUMN arg TYPE bigint")
+    check(pg.psql("SELECT first_seq, substr(sqlstate, 1, 2) FROM refused WHERE vehicle = 'emu8'") == "6|22",
+          "a type error refused", err)
+    # permission (class 42): a role that may not write CAN frames (nor
+    # create tables: today's partitions exist, and the receiver only checks)
+    pg.psql("CREATE ROLE ingest LOGIN; GRANT ALL ON ALL TABLES IN SCHEMA public TO ingest; "
+            "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ingest; REVOKE INSERT ON can_frames FROM ingest")
+    url = pg.url.replace("user=railmon", "user=ingest")
+    t = "railmon/emu9/data"
+    r = queued(pg, broker, url, "ground-9", [(t, samples_only("emu9", 1, 5)), (t, batch("emu9", 6, 5)),
+                                              (t, samples_only("emu9", 11, 5))])
+    try:
+        wait_for("emu9", lambda: vehicle_batches(pg, "emu9") == "1,11", 30)
+    except AssertionError:
+        sys.stderr.write("".join(r.lines))
+        raise
+    rc, err = r.terminate()
+    check(pg.psql("SELECT first_seq, sqlstate FROM refused WHERE vehicle = 'emu9'") == "6|42501",
+          "a permission error refused", err)
+    check(rc == 0 and "permission denied" in err, "said in the server's words", err)
+    print("permanent errors (constraint 23514, type 22, permission 42501): only the failing Batch refused, "
+          "kept with its reason, said once; the rest of its group committed: ok")
+
+
 def test_prune_and_views(pg, broker):
     day = 86400 * 10**9
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
@@ -280,6 +424,15 @@ def test_prune_and_views(pg, broker):
                   "WHERE v.name = 'emu4'") == "11|20|10", "the gap")
     check(pg.psql("SELECT batches, records, missing FROM completeness WHERE vehicle = 'emu4' "
                   "ORDER BY day DESC LIMIT 1") == "1|10|10", "completeness today")
+    # the view read from ledger_days gives what the old one, walking the
+    # ledger through the gaps view, gives, for every vehicle and day here
+    exact = pg.rows("SELECT v.name, d.day, d.batches, d.records, coalesce(g.missing, 0) FROM (SELECT vehicle_id, "
+                    "CAST(t_first AT TIME ZONE 'UTC' AS date) AS day, count(*) AS batches, sum(count) AS records "
+                    "FROM batches GROUP BY 1, 2) d JOIN vehicles v USING (vehicle_id) LEFT JOIN (SELECT vehicle_id, "
+                    "CAST(t_after AT TIME ZONE 'UTC' AS date) AS day, sum(records) AS missing FROM gaps "
+                    "GROUP BY 1, 2) g USING (vehicle_id, day) ORDER BY 1, 2")
+    view = pg.rows("SELECT vehicle, day, batches, records, missing FROM completeness ORDER BY 1, 2")
+    check(view == exact and len(view) >= 10, "completeness = the ledger's own figures", view, exact)
     before = int(pg.psql("SELECT count(*) FROM samples"))
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
     check(rc == 0 and "dropped 4 day partitions" in out, "prune drops the old day (samples, can_frames, events, texts)", out)
@@ -372,7 +525,9 @@ def main():
         test_exactly_once(pg, broker)
         test_names(pg, broker)
         test_outage(pg, broker)
+        test_transient(pg, broker)
         test_bad_input(pg, broker)
+        test_refused(pg, broker)
         test_prune_and_views(pg, broker)
         test_export(pg, broker, tmp)
         test_readme_queries(pg)
