@@ -107,7 +107,9 @@ enum acq_event_code {
 	ACQ_EV_MB_DISCARDED = 28,   /* RTU bytes that answered no request (noise, cut or
 	                               unasked frames), thrown away; arg = bytes,
 	                               detail = complete frames among them */
-	ACQ_EV_CLOCK_STEP = 30,     /* arg = step in ns (realtime - monotonic drift) */
+	ACQ_EV_CLOCK_STEP = 30,     /* CLOCK_REALTIME jumped against CLOCK_MONOTONIC;
+	                               arg = step in ns (new - old offset), detail = ms
+	                               between the two readings it lies within */
 	ACQ_EV_LOG_FAULT = 40,      /* arg = -errno */
 	ACQ_EV_LOG_DROPPED = 41,    /* records dropped by the log; arg = count,
 	                               detail = errno of the refusal (ENOSPC, EIO) */
@@ -141,6 +143,9 @@ enum acq_event_code {
 	ACQ_EV_CHANNEL_STALE = 89,  /* detail = channel id, arg = ms since its last value, -1 none */
 	ACQ_EV_CHANNEL_FRESH = 90,  /* detail = channel id, arg = ms since the value before */
 	ACQ_EV_HOLD_FAULT = 91,     /* arg = -errno, detail = line */
+	ACQ_EV_CLOCK_UNSYNCED = 92, /* kernel: CLOCK_REALTIME unsynchronised; arg = max error
+	                               in us, detail = timex.status */
+	ACQ_EV_CLOCK_SYNCED = 93,   /* synchronised again; arg = est. error in us, detail = status */
 	ACQ_EV_CODE_MAX
 };
 

@@ -159,7 +159,8 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	                                             .faults = &d->faults,
 	                                             .seal_secret = r == 1 ? secret : NULL,
 	                                             .seal_interval_s = d->cfg->seal_interval_s,
-	                                             .log_dir = d->data_dir, .watch = d->watch },
+	                                             .log_dir = d->data_dir, .watch = d->watch,
+	                                             .clock_step_ns = (int64_t)d->cfg->clock_step_ms * BASIC_NS_PER_MS },
 	                   &d->sink);
 	explicit_bzero(secret, sizeof(secret));
 	if (r < 0)
@@ -201,7 +202,8 @@ static void health_tick(struct board_daemon *d, int64_t now)
 	pl_sink_stats(d->sink, &st);
 	pl_health_tick(d->health, &(struct pl_health_input){ .buses = buses, .nbuses = d->cfg->nbuses,
 	                                                          .collector_items = st.items, .log = d->log,
-	                                                          .fwd = d->up.fwd, .sink = d->sink },
+	                                                          .fwd = d->up.fwd, .sink = d->sink,
+	                                                          .clock_steps = st.clock_steps },
 	                  now);
 }
 

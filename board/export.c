@@ -55,6 +55,8 @@ static const char export_usage[] =
 	"      --raster DUR      with --wide: one row per DUR (100ms, 1s), each channel's\n"
 	"                        last value held for at most --max-age\n"
 	"      --max-age DUR     --raster: a value older than this is empty (default 5s)\n"
+	"      --corrected-time  times on a clock that never steps: each record's monotonic\n"
+	"                        time plus its run's last trusted offset (docs/time.md)\n"
 	"      --db URL          read the ground's PostgreSQL database instead of a log\n"
 	"      --vehicle V       with --db: the vehicle (required)\n"
 	"  -h, --help            this text\n";
@@ -134,6 +136,9 @@ static void export_summary(const struct rpt_export *x)
 	if (late)
 		fprintf(stderr, "railmon export: %" PRIu64 " records were more than the window (--window %.3gs) "
 		        "out of time order and came out late\n", late, (double)x->window_ns / 1e9);
+	if (x->uncorrected)
+		fprintf(stderr, "railmon export: %" PRIu64 " records without a monotonic base (a replay, railmon before "
+		        "it) left as recorded\n", x->uncorrected);
 	if (x->table)
 		fprintf(stderr, "railmon export: %" PRIu64 " rows of %s\n", rec_wide_rows(x->table),
 		        x->raster_ns ? "raster points" : "timestamps");
@@ -154,6 +159,7 @@ int board_cmd_export(int argc, char **argv)
 		{ "wide", no_argument, NULL, 4 }, { "raster", required_argument, NULL, 5 },
 		{ "max-age", required_argument, NULL, 6 }, { "window", required_argument, NULL, 7 },
 		{ "db", required_argument, NULL, 8 }, { "vehicle", required_argument, NULL, 9 },
+		{ "corrected-time", no_argument, NULL, 10 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	struct rpt_export x = { .out = stdout, .err = stderr, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
@@ -168,6 +174,8 @@ int board_cmd_export(int argc, char **argv)
 			*(c == 8 ? &db : &vehicle) = optarg;
 		} else if (c == 'o') {
 			output = optarg;
+		} else if (c == 10) {
+			x.corrected = true;
 		} else if (c == 'h') {
 			fputs(export_usage, stdout);
 			return 0;
@@ -182,6 +190,8 @@ int board_cmd_export(int argc, char **argv)
 		return cli_fail("export", "unexpected argument '%s'", argv[optind]);
 	if (!db != !vehicle)
 		return cli_fail("export", db ? "--db needs --vehicle V" : "--vehicle is for --db");
+	if (db && x.corrected)
+		return cli_fail("export", "--corrected-time reads a log's monotonic bases: not with --db");
 	if ((r = check_options(&x)) != 0 || rec_channels_new(&x.chans) < 0) {
 		rec_order_free(x.order);
 		return r ? r : cli_fail("export", "out of memory");

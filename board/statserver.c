@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "pipeline/clockwatch.h"
+#include "pipeline/health.h"
 #include "statserver.h"
 #include "record/batch.h"
 #include "report/livetable.h"
@@ -90,6 +92,12 @@ static void channels_json(FILE *f, struct board_daemon *d)
 	const struct pl_channel *ch;
 	size_t n = board_daemon_channels(d, &ch);
 	int64_t now = basic_realtime_ns();
+	struct pl_clock_sync cs;
+
+	/* First the clock the ages and times are on (watch's title). */
+	if (pl_clock_sync_read(&cs) == 0)
+		rpt_live_clock_json(f, &(struct rpt_live_clock){ .unsynced = cs.unsynced,
+		                                                 .max_error_us = cs.max_error_us });
 
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live lv = { 0 };
@@ -129,7 +137,7 @@ static bool wants_channels(int c)
 
 static void serve_one(struct board_stat_server *s, int c)
 {
-	struct rec_health h[CONF_BUSES_MAX + 3];
+	struct rec_health h[PL_HEALTH_MAX];
 	struct board_daemon_stats st;
 	uint64_t cursor;
 	bool connected, insecure;
@@ -146,7 +154,7 @@ static void serve_one(struct board_stat_server *s, int c)
 		fclose(f);
 		return;
 	}
-	n = board_daemon_health(s->d, h, CONF_BUSES_MAX + 3);
+	n = board_daemon_health(s->d, h, PL_HEALTH_MAX);
 	for (size_t i = 0; i < n; i++)
 		rpt_health_json(f, &h[i]);
 	board_daemon_stats(s->d, &st);

@@ -55,6 +55,7 @@ struct watch {
 	struct rpt_live_row *rows;
 	size_t nrows, cap;
 	char title[256];
+	char clock[64];           /* the daemon's clock, when not synchronised */
 	struct rpt_live_keys keys;  /* q, s, /, scrolling; a filter being typed */
 	struct termios saved;
 	bool raw;
@@ -77,9 +78,20 @@ static int rows_grow(struct watch *w)
 	return 0;
 }
 
+/* The daemon's clock: an unsynchronised one is said in the title, since
+   every time and age on the screen is on it (docs/time.md). */
+static void watch_clock(struct watch *w, const struct rpt_live_clock *c)
+{
+	w->clock[0] = 0;
+	if (c->unsynced)
+		snprintf(w->clock, sizeof(w->clock), "  clock unsynced (max error %.0f ms)",
+		         (double)c->max_error_us / 1e3);
+}
+
 /* Ask the daemon for every channel's latest value. */
 static int watch_fetch(struct watch *w)
 {
+	struct rpt_live_clock clock;
 	char line[1024];
 	FILE *f;
 	int r = board_stat_open(w->sock, "channels\n", &f);
@@ -90,7 +102,9 @@ static int watch_fetch(struct watch *w)
 	while (r == 0 && fgets(line, sizeof(line), f)) {
 		if (w->nrows == w->cap)
 			r = rows_grow(w);
-		if (r == 0 && rpt_live_row_parse(line, &w->rows[w->nrows]) == 0)
+		if (rpt_live_clock_parse(line, &clock) == 0)
+			watch_clock(w, &clock);
+		else if (r == 0 && rpt_live_row_parse(line, &w->rows[w->nrows]) == 0)
 			w->nrows++;
 	}
 	fclose(f);
@@ -159,7 +173,7 @@ static void watch_title(struct watch *w, int err)
 	else if (w->keys.editing)
 		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->keys.edit);
 	else
-		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s", w->sock, now);
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s%s", w->sock, now, w->clock);
 	w->view.title = w->title;
 }
 

@@ -93,6 +93,7 @@ struct conf_board {
 	char key[BUS_PATH_MAX];    /* Ed25519 secret key sealing the log, "" = unsigned */
 	int key_line;              /* where key was set, 0 = not */
 	uint32_t seal_interval_s;  /* a Seal at least this often */
+	uint32_t clock_step_ms;    /* a clock step beyond this is an event */
 	struct conf_storage storage;
 	struct conf_uplink uplink;
 	struct conf_trigger triggers[CONF_TRIGGERS_MAX];

@@ -44,6 +44,9 @@ void pl_faults_note_item(struct pl_faults *f, const struct acq_item *it)
 	case ACQ_EV_MB_EXCEPTION:
 		pl_faults_note(f, it->bus, PL_FAULT_MB_EXCEPTION, 1, it->event.arg, it->event.detail);
 		break;
+	case ACQ_EV_CLOCK_STEP:
+		pl_faults_note(f, ACQ_SOURCE_DAEMON, PL_FAULT_CLOCK_STEP, 1, it->event.arg, it->event.detail);
+		break;
 	default:
 		break;
 	}
@@ -79,10 +82,14 @@ static const char *mb_exception_words(unsigned code)
 }
 
 /* "bus 'plc' (modbus tcp 10.0.0.2:502)", or "the log" for the daemon. */
-static void source_words(const struct pl_fault_reporter *rep, size_t src, char *buf, size_t len)
+static void source_words(const struct pl_fault_reporter *rep, size_t src, enum pl_fault k, char *buf, size_t len)
 {
 	char where[BUS_PATH_MAX + 32];
 
+	if (k == PL_FAULT_CLOCK_STEP) {
+		snprintf(buf, len, "the system clock");
+		return;
+	}
 	if (src >= CONF_BUSES_MAX || !rep->cfg || src >= rep->cfg->nbuses) {
 		snprintf(buf, len, "the log");
 		return;
@@ -141,6 +148,10 @@ static void first_words(enum pl_fault k, int64_t arg, uint32_t detail, uint64_t 
 		         "that window (the TRIGGER event in the log says when it fired)", arg < 0 ? strerror((int)-arg) :
 		         "unknown error");
 		break;
+	case PL_FAULT_CLOCK_STEP:
+		snprintf(buf, len, "CLOCK_REALTIME stepped by %+.3f s (within %u ms): records after it carry the new "
+		         "time (a CLOCK_STEP event; export --corrected-time, docs/time.md)", (double)arg / 1e9, detail);
+		break;
 	default:
 		snprintf(buf, len, "fault");
 		break;
@@ -159,6 +170,7 @@ static const char *fault_plural(enum pl_fault k)
 		[PL_FAULT_WINDOW] = "retention window alarms",
 		[PL_FAULT_HOLD] = "holds file faults",
 		[PL_FAULT_TRIGGER] = "holds not written",
+		[PL_FAULT_CLOCK_STEP] = "clock steps",
 	};
 	return words[k];
 }
@@ -187,7 +199,7 @@ static int report_slot(const struct pl_fault_slot *s, struct pl_fault_reporter *
 	w->seen = count;
 	if (!n && !w->active)
 		return 0;
-	source_words(rep, src, who, sizeof(who));
+	source_words(rep, src, k, who, sizeof(who));
 	if (n && !w->active) {
 		first_words(k, arg, detail, amount - w->said_amount, what, sizeof(what));
 		snprintf(what + strlen(what), sizeof(what) - strlen(what), " (said again at most once a minute)");

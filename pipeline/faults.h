@@ -34,6 +34,7 @@ enum pl_fault {
 	                             detail = enum stor_window_alarm */
 	PL_FAULT_HOLD,            /* the holds file: arg = -errno, detail = its bad line */
 	PL_FAULT_TRIGGER,         /* a trigger's hold not written: arg = -errno, detail = trigger */
+	PL_FAULT_CLOCK_STEP,      /* arg = step in ns, detail = window ms (docs/time.md) */
 	PL_FAULT_MAX
 };
 

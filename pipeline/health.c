@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "basic/clock.h"
+#include "clockwatch.h"
 #include "conf/config.h"
 #include "health.h"
 #include "record/batch.h"
 #include "uplink/forward.h"
 
-#define HEALTH_MAX (CONF_BUSES_MAX + 3) /* buses, collector, log, uplink */
+#define HEALTH_MAX PL_HEALTH_MAX
 
 struct pl_health {
 	struct acq_latency *snap;   /* 16 KiB scratch for latency snapshots */
@@ -156,6 +157,26 @@ static void uplink_entry(pl_health_t *h, const struct pl_health_input *in, doubl
 	snprintf(e->state, sizeof(e->state), "%s", st.connected ? "connected" : "offline");
 }
 
+/* The clock: steps seen this run, and the kernel's sync state now (an
+   adjtimex that fails is an error, the state "unknown"). */
+static void clock_entry(const struct pl_health_input *in, struct rec_health *e)
+{
+	struct pl_clock_sync st;
+
+	entry(e, "clock", "clock", ACQ_SOURCE_DAEMON);
+	e->items = in->clock_steps;
+	if (pl_clock_sync_read(&st) < 0) {
+		e->errors = 1;
+		snprintf(e->state, sizeof(e->state), "unknown");
+		return;
+	}
+	snprintf(e->state, sizeof(e->state), "%s", st.unsynced ? "unsynced" : "synced");
+	e->clock_unsynced = st.unsynced;
+	e->clock_max_error_us = st.max_error_us;
+	e->clock_est_error_us = st.est_error_us;
+	e->clock_status = st.status;
+}
+
 void pl_health_tick(pl_health_t *h, const struct pl_health_input *in, int64_t now)
 {
 	struct rec_health e[HEALTH_MAX];
@@ -171,6 +192,7 @@ void pl_health_tick(pl_health_t *h, const struct pl_health_input *in, int64_t no
 	log_entry(h, in->log, dt, &e[n++]);
 	if (in->fwd)
 		uplink_entry(h, in, dt, &e[n++]);
+	clock_entry(in, &e[n++]);
 	for (size_t i = 0; i < n; i++)
 		pl_sink_add_health(in->sink, &e[i]);
 	pthread_mutex_lock(&h->lock);

@@ -2,7 +2,8 @@
 /*
  * health.h - the health of a running railmon: one entry per bus (items,
  * rate, drops, errors, ring fill, latency percentiles, device presence),
- * one for the collector, the log and the uplink.  Made every
+ * one for the collector, the log, the uplink and the clock (steps seen,
+ * the kernel's sync state: docs/time.md).  Made every
  * health_interval_s on the collector thread, they ride in the next Batch
  * (so `railmon stat` reads them from a log) and are kept for the stat
  * socket (any thread, under a lock the collector holds for one copy).
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 #include "acquisition/source.h"
+#include "conf/config.h"
 #include "sink.h"
 
 struct upl_forwarder;
@@ -42,7 +44,11 @@ struct pl_health_input {
 	struct upl_forwarder *fwd;       /* NULL without [uplink]; else retention
 	                                    learns from it what is off-board */
 	pl_sink_t *sink;              /* the entries go into its next Batch */
+	uint64_t clock_steps;         /* CLOCK_STEP events this run (pl_sink_stats) */
 };
+
+/* Entries at most: the buses, collector, log, uplink, clock. */
+#define PL_HEALTH_MAX (CONF_BUSES_MAX + 4)
 
 typedef struct pl_health pl_health_t;
 

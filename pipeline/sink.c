@@ -14,6 +14,7 @@
 
 #include "basic/clock.h"
 #include "basic/counter.h"
+#include "pipeline/clockwatch.h"
 #include "pipeline/faults.h"
 #include "pipeline/watch.h"
 #include "sink.h"
@@ -25,6 +26,8 @@
 /* Room kept for the Seal that closes a segment: a seal Batch is ~330
    bytes with a 63-byte vehicle name, plus its frame. */
 #define SEAL_ROOM 1024
+/* The kernel's sync state is read this often (one adjtimex). */
+#define CLOCK_SYNC_PERIOD_NS BASIC_NS_PER_SEC
 
 /* Log events not yet on disk (see pl_sink.pend). */
 struct log_pending {
@@ -73,6 +76,16 @@ struct pl_sink {
 	int64_t seal_next_ns;            /* monotonic: the next periodic Seal */
 	_Atomic uint64_t seals;
 	bool chain_restarted;            /* SEAL_CHAIN_NEW (detail 1) to be said */
+
+	/* The clock (clockwatch.h; NULL in a replay, whose records carry the
+	   trace's time): every Batch holds records of one offset epoch. */
+	pl_clockwatch_t *cw;
+	uint64_t batch_epoch;
+	bool step_pending;               /* CLOCK_STEP to be recorded after this pass */
+	int64_t step_ns, step_window_ns;
+	int64_t sync_next_ns;
+	_Atomic uint64_t clock_steps;
+	_Atomic int64_t clock_last_step;
 };
 
 /* ------------------------------------------------------------ Batches */
@@ -143,8 +156,31 @@ static void batch_opened(pl_sink_t *s, int64_t t_ns)
 	s->batch_data_t0 = t_ns;
 }
 
+/* A Batch holds records stamped with one offset (its mono_t0_ns): a
+   record of another epoch closes it.  Slewing between two steps is not an
+   epoch: the offset read at the Batch's first record stands for it. */
+static void clock_class(pl_sink_t *s, const struct acq_item *it)
+{
+	int64_t off;
+	uint64_t epoch;
+
+	if (!s->cw)
+		return;
+	epoch = pl_clockwatch_which(s->cw, it->t_ns, &off);
+	if (rec_encoder_count(s->enc) && epoch != s->batch_epoch)
+		batch_flush(s);
+	if (!rec_encoder_count(s->enc)) {
+		s->batch_epoch = epoch;
+		if (epoch)
+			rec_encoder_set_clock_offset(s->enc, off);
+		else
+			rec_encoder_clear_clock_offset(s->enc);
+	}
+}
+
 static void encode(pl_sink_t *s, const struct acq_item *it)
 {
+	clock_class(s, it);
 	/* A replay closes Batches by the records' own time, not the wall
 	   clock, so the same input always gives the same Batches and numbers. */
 	if (s->cfg.deterministic && rec_encoder_count(s->enc) &&
@@ -187,10 +223,42 @@ static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 		basic_counter_add(&s->decode_samples, (uint64_t)n);
 }
 
+/* Once per pass, before its records are classified: they were all read
+   from the rings before this reading, so their stamps are of this offset
+   or, within 2 s of a step, of the one before (pl_clockwatch_which). */
+static void clock_pass(pl_sink_t *s)
+{
+	int64_t real, mono;
+
+	if (!s->cw)
+		return;
+	pl_clock_read(&real, &mono);
+	if (pl_clockwatch_check(s->cw, real, mono, &s->step_ns, &s->step_window_ns) == 1)
+		s->step_pending = true;
+}
+
+/* The step as an event, after the pass's records, stamped now (the new
+   clock); detail = the window it lies in, ms rounded up. */
+static void clock_step_event(pl_sink_t *s)
+{
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
+	int64_t ms = (s->step_window_ns + BASIC_NS_PER_MS - 1) / BASIC_NS_PER_MS;
+
+	s->step_pending = false;
+	ev.event = (struct acq_event){ .code = ACQ_EV_CLOCK_STEP, .arg = s->step_ns,
+	                               .detail = ms < 0 ? 0 : ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms };
+	encode(s, &ev);
+	pl_faults_note_item(s->cfg.faults, &ev); /* said on stderr, as faults are */
+	basic_counter_add(&s->items, 1);
+	atomic_store_explicit(&s->clock_last_step, s->step_ns, memory_order_relaxed);
+	basic_counter_add(&s->clock_steps, 1);
+}
+
 int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 {
 	pl_sink_t *s = ctx;
 
+	clock_pass(s);
 	for (size_t i = 0; i < n; i++) {
 		const struct acq_item *it = &items[i];
 		encode(s, it);
@@ -203,6 +271,8 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 			watch_item(s, it);
 	}
 	basic_counter_add(&s->items, n);
+	if (s->step_pending)
+		clock_step_event(s);
 	return 0;
 }
 
@@ -240,6 +310,11 @@ int pl_sink_seal(pl_sink_t *s)
 		return r;
 	ev.event = (struct acq_event){ .code = ACQ_EV_SEAL, .arg = (int64_t)(seal.end_seq - seal.first_seq),
 	                               .detail = seal.is_signed };
+	if (s->cw) {
+		int64_t off;
+		pl_clockwatch_which(s->cw, ev.t_ns, &off);
+		rec_encoder_set_clock_offset(s->seal_enc, off);
+	}
 	rec_encoder_add(s->seal_enc, &ev);
 	rec_encoder_set_seal(s->seal_enc, &seal);
 	n = rec_encoder_finish(s->seal_enc, rec.first_seq, &buf, &len);
@@ -369,6 +444,7 @@ static void log_event(pl_sink_t *s, uint32_t code, int64_t arg, uint32_t detail)
 	it.event = (struct acq_event){ .code = code, .arg = arg, .detail = detail };
 	/* Straight into the (empty) encoder: encode() could close the Batch
 	   between two of these (a replay closes Batches by record time). */
+	clock_class(s, &it);
 	if (!rec_encoder_count(s->enc))
 		batch_opened(s, it.t_ns);
 	rec_encoder_add(s->enc, &it);
@@ -440,6 +516,24 @@ static void log_report(pl_sink_t *s, bool force)
 	atomic_store_explicit(&s->log_damaged, s->pend.damaged, memory_order_relaxed);
 }
 
+/* The kernel's sync flag, once a second: a change is an event. */
+static void clock_sync(pl_sink_t *s)
+{
+	struct pl_clock_sync st;
+	int64_t now = basic_mono_ns();
+	int ev;
+
+	if (!s->cw || now < s->sync_next_ns)
+		return;
+	s->sync_next_ns = now + CLOCK_SYNC_PERIOD_NS;
+	if (pl_clock_sync_read(&st) < 0)
+		return;
+	ev = pl_clockwatch_sync(s->cw, &st);
+	if (ev > 0)
+		log_event(s, (uint32_t)ev, (int64_t)(ev == ACQ_EV_CLOCK_UNSYNCED ? st.max_error_us : st.est_error_us),
+		          st.status);
+}
+
 /* Holds for the triggers that fired, STALE events, the log's window state. */
 static void watch_tick(pl_sink_t *s)
 {
@@ -465,6 +559,12 @@ static void watch_tick(pl_sink_t *s)
 
 int pl_sink_tick(pl_sink_t *s)
 {
+	/* A quiet board has passes without records: the tick still reads the
+	   clock, so a step is an event within a tick, not at the next record. */
+	clock_pass(s);
+	if (s->step_pending)
+		clock_step_event(s);
+	clock_sync(s);
 	watch_tick(s);
 	log_take(s);
 	log_report(s, false);
@@ -560,6 +660,11 @@ int pl_sink_new(const struct pl_sink_cfg *cfg, pl_sink_t **ret)
 		r = rec_encoder_set_channels(s->enc, NULL, 0);
 	if (r >= 0)
 		r = rec_encoder_new(&meta, 16, &s->seal_enc);
+	if (r >= 0 && !cfg->deterministic)
+		r = pl_clockwatch_new(cfg->clock_step_ns > 0 ? cfg->clock_step_ns : PL_SINK_CLOCK_STEP_NS, &s->cw);
+	/* The first reading now, so the first Batch (the sealer's events) has
+	   its base. */
+	clock_pass(s);
 	if (r >= 0)
 		r = sink_sealer(s, &meta);
 	if (r < 0) {
@@ -581,6 +686,7 @@ pl_sink_t *pl_sink_free(pl_sink_t *s)
 	rec_encoder_free(s->enc);
 	rec_encoder_free(s->seal_enc);
 	evd_sealer_free(s->sealer);
+	pl_clockwatch_free(s->cw);
 	free(s->decoded);
 	free(s);
 	return NULL;
@@ -608,6 +714,8 @@ int pl_sink_stats(const pl_sink_t *s, struct pl_sink_stats *ret)
 		.window_need_bytes = atomic_load(&m->window_need),
 		.first_seq = s->first_seq,
 		.next_seq = atomic_load(&m->next_seq),
+		.clock_steps = atomic_load(&m->clock_steps),
+		.clock_last_step_ns = atomic_load(&m->clock_last_step),
 	};
 	return 0;
 }

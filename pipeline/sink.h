@@ -52,9 +52,17 @@ struct pl_sink_cfg {
 	                                        (no board key turns this on) */
 	struct pl_faults *faults;            /* the caller's; the faults stored and the
 	                                        log's are noted here (faults.h); NULL: none */
+	/* The clock (clockwatch.h, docs/time.md), not in a deterministic
+	   replay: CLOCK_REALTIME moving against CLOCK_MONOTONIC by this much
+	   between two collector passes is a step (EVENT_CLOCK_STEP); 0 =
+	   PL_SINK_CLOCK_STEP_NS.  Every Batch carries its monotonic base, and
+	   the kernel's sync flag is read once a second (CLOCK_UNSYNCED/SYNCED). */
+	int64_t clock_step_ns;
 	struct pl_watch *watch;              /* the caller's: triggers and required channels
 	                                        (watch.h) see every item; NULL: none */
 };
+
+#define PL_SINK_CLOCK_STEP_NS 10000000ll /* 10 ms */
 
 struct pl_sink_stats {
 	uint64_t items;           /* handed to the sink */
@@ -73,6 +81,8 @@ struct pl_sink_stats {
 	uint64_t window_need_bytes;
 	uint64_t first_seq;       /* the log's next seq when the sink was made */
 	uint64_t next_seq;
+	uint64_t clock_steps;     /* CLOCK_STEP events this run */
+	int64_t clock_last_step_ns; /* the last one's size (new - old offset) */
 };
 
 typedef struct pl_sink pl_sink_t;

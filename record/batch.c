@@ -58,6 +58,8 @@ struct rec_encoder {
 	bool has_log_id;
 	bool historical;
 	int64_t t0, t_first, t_last;
+	bool has_clock_offset;        /* Batch.mono_t0_ns is written */
+	int64_t clock_offset;         /* realtime - monotonic */
 
 	/* CAN columns */
 	size_t ncan;
@@ -433,6 +435,10 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->reopens = h->reopens;
 	m->window_alarm = h->window_alarm;
 	m->window_s = h->window_s;
+	m->clock_unsynced = h->clock_unsynced;
+	m->clock_max_error_us = h->clock_max_error_us;
+	m->clock_est_error_us = h->clock_est_error_us;
+	m->clock_status = h->clock_status;
 	m->n_transaction_us_buckets = REC_HEALTH_BUCKETS;
 	while (m->n_transaction_us_buckets && !h->transaction_us_buckets[m->n_transaction_us_buckets - 1])
 		m->n_transaction_us_buckets--;
@@ -548,6 +554,20 @@ static void encoder_reset(rec_encoder_t *e)
 	e->wire_dict = e->wire_health = 0;
 }
 
+void rec_encoder_set_clock_offset(rec_encoder_t *e, int64_t offset_ns)
+{
+	if (!e)
+		return;
+	e->has_clock_offset = true;
+	e->clock_offset = offset_ns;
+}
+
+void rec_encoder_clear_clock_offset(rec_encoder_t *e)
+{
+	if (e)
+		e->has_clock_offset = false;
+}
+
 int rec_encoder_set_seal(rec_encoder_t *e, const struct rec_seal *seal)
 {
 	if (!e)
@@ -657,6 +677,14 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	b.log_id.data = e->log_id;
 	b.log_id.len = e->has_log_id ? REC_LOG_ID_LEN : 0;
 	b.t0_ns = count ? e->t0 : 0;
+	/* 0 stays "not known": a base of exactly 0 ns after boot cannot be
+	   told apart, and is given as 1 ns instead (an error of no weight). */
+	if (count && e->has_clock_offset) {
+		int64_t mono;
+		if (__builtin_sub_overflow(e->t0, e->clock_offset, &mono))
+			mono = 0;
+		b.mono_t0_ns = mono ? mono : 1;
+	}
 	b.historical = e->historical;
 	b.can = encoder_can_msg(e, &can);
 	b.samples = encoder_samples_msg(e, &smp);
@@ -853,6 +881,7 @@ int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret)
 	ret->log_id = b->msg->log_id.data;
 	ret->log_id_len = b->msg->log_id.len;
 	ret->t0_ns = b->msg->t0_ns;
+	ret->mono_t0_ns = b->msg->mono_t0_ns;
 	ret->historical = b->msg->historical;
 	ret->nchannels = b->msg->n_channels;
 	ret->nhealth = b->msg->n_health;
@@ -956,6 +985,10 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.reopens = m->reopens;
 	h.window_alarm = m->window_alarm;
 	h.window_s = m->window_s;
+	h.clock_unsynced = m->clock_unsynced;
+	h.clock_max_error_us = m->clock_max_error_us;
+	h.clock_est_error_us = m->clock_est_error_us;
+	h.clock_status = m->clock_status;
 	for (size_t k = 0; k < m->n_transaction_us_buckets && k < REC_HEALTH_BUCKETS; k++)
 		h.transaction_us_buckets[k] = m->transaction_us_buckets[k];
 	h.transaction_p99_us = m->transaction_p99_us;

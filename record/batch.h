@@ -65,6 +65,10 @@ struct rec_health {
 	uint64_t reopens;     /* bus device: times it came back after going away */
 	uint32_t window_alarm; /* log: enum stor_window_alarm (0 kept, 1 projected, 2 due) */
 	uint64_t window_s;    /* log: age of the oldest record kept, seconds */
+	/* the "clock" entry: the kernel's sync state (adjtimex), docs/time.md */
+	bool clock_unsynced;
+	uint64_t clock_max_error_us, clock_est_error_us;
+	uint32_t clock_status;  /* timex.status bits */
 	/* Modbus: request -> reply, log2 buckets like latency's */
 	uint64_t transaction_us_buckets[REC_HEALTH_BUCKETS];
 	uint32_t transaction_p99_us;
@@ -109,6 +113,13 @@ int rec_encoder_set_channels(rec_encoder_t *enc, const struct rec_channel *chann
    records. */
 int rec_encoder_add_health(rec_encoder_t *enc, const struct rec_health *h);
 
+/* The writer's CLOCK_REALTIME - CLOCK_MONOTONIC offset for the records
+   queued from now on: the Batches finished after this carry their
+   monotonic base (Batch.mono_t0_ns = t0_ns - offset, docs/time.md) until
+   rec_encoder_clear_clock_offset.  Kept across finish. */
+void rec_encoder_set_clock_offset(rec_encoder_t *enc, int64_t offset_ns);
+void rec_encoder_clear_clock_offset(rec_encoder_t *enc);
+
 /* Records queued so far. */
 size_t rec_encoder_count(const rec_encoder_t *enc);
 
@@ -141,6 +152,7 @@ struct rec_batch_info {
 	                            without log ids (then log_id may be NULL) */
 	size_t log_id_len;
 	int64_t t0_ns;
+	int64_t mono_t0_ns;      /* CLOCK_MONOTONIC at t0_ns; 0: not known */
 	bool historical;
 	size_t nchannels;        /* dictionary entries carried */
 	size_t nhealth;          /* health entries carried */

@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,8 @@ static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
 	r = set_origin(x, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
 		rec_batch_item(b, i, &it);
+		if (x->timefix && rec_timefix_apply(x->timefix, &info, &it) == 0)
+			x->uncorrected++;
 		r = rpt_export_write_item(x, &it);
 	}
 	rec_batch_free(b);
@@ -98,6 +101,35 @@ static void prescan_dictionary(struct rpt_export *x, const char *dir)
 	stor_reader_free(r);
 }
 
+/* --corrected-time: every Batch's offset and sync state first, so each
+   run's reference is its last trusted offset (record/timefix.h). */
+static int learn_clock(struct rpt_export *x, const char *dir)
+{
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	rec_batch_t *b;
+	uint64_t runs, steps;
+	int k;
+
+	x->timefix = rec_timefix_free(x->timefix);
+	if (rec_timefix_new(&x->timefix) < 0 || stor_reader_open(dir, &rd) < 0)
+		return -ENOMEM;
+	while ((k = stor_reader_next(rd, &rec)) != 0)
+		if (k > 0 && rec_batch_decode(rec.payload, rec.len, &b) == 0) {
+			k = rec_timefix_learn(x->timefix, b);
+			rec_batch_free(b);
+			if (k < 0)
+				break;
+		}
+	stor_reader_free(rd);
+	if (k < 0 && k != -EBADMSG)
+		return k;
+	rec_timefix_counts(x->timefix, &runs, &steps);
+	fprintf(x->err, "railmon export: %s: corrected time: %" PRIu64 " run%s, %" PRIu64 " clock step%s between "
+	        "Batches\n", dir, runs, runs == 1 ? "" : "s", steps, steps == 1 ? "" : "s");
+	return 0;
+}
+
 static int export_log(struct rpt_export *x, const char *dir)
 {
 	stor_reader_t *rd;
@@ -111,7 +143,13 @@ static int export_log(struct rpt_export *x, const char *dir)
 		return r;
 	}
 	prescan_dictionary(x, dir);
-	if (x->from_ns > INT64_MIN)
+	if (x->corrected && (r = learn_clock(x, dir)) < 0) {
+		fprintf(x->err, "railmon export: %s: %s\n", dir, strerror(-r));
+		stor_reader_free(rd);
+		return r;
+	}
+	/* corrected times are not the stored ones the seek and skip go by */
+	if (x->from_ns > INT64_MIN && !x->corrected)
 		stor_reader_seek_time(rd, x->from_ns);
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
@@ -125,7 +163,7 @@ static int export_log(struct rpt_export *x, const char *dir)
 		}
 		/* not break: a log's time need not rise (a replay's START event
 		   has the time of the replay, its records the trace's; a clock step) */
-		if (rec.t_first_ns >= x->to_ns)
+		if (rec.t_first_ns >= x->to_ns && !x->corrected)
 			continue;
 		r = export_batch(x, &rec);
 		if (r < 0) {
@@ -257,4 +295,5 @@ void rpt_export_release(struct rpt_export *x)
 	}
 	free(x->vehicle);
 	x->vehicle = NULL;
+	x->timefix = rec_timefix_free(x->timefix);
 }

@@ -22,6 +22,7 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/order.h"
+#include "record/timefix.h"
 #include "record/trace-write.h"
 #include "record/wide.h"
 
@@ -51,6 +52,9 @@ struct rpt_export {
 	char *vehicle;           /* the origin of the records in order */
 	uint8_t log_id[REC_LOG_ID_LEN];
 	size_t log_id_len;
+	bool corrected;          /* --corrected-time (docs/time.md): log sources only */
+	rec_timefix_t *timefix;  /* the log's runs and their reference offsets */
+	uint64_t uncorrected;    /* records without a monotonic base: as recorded */
 };
 
 /* One record through the filters (time, kind, --channel) and, in time

@@ -376,6 +376,26 @@ static bool json_num(const char *line, const char *key, double *ret)
 	return true;
 }
 
+void rpt_live_clock_json(FILE *out, const struct rpt_live_clock *c)
+{
+	fprintf(out, "{\"clock\":\"%s\",\"clock_max_error_us\":%" PRIu64 "}\n", c->unsynced ? "unsynced" : "synced",
+	        c->max_error_us);
+}
+
+int rpt_live_clock_parse(const char *line, struct rpt_live_clock *ret)
+{
+	char state[16];
+	double max_us = 0;
+
+	if (strncmp(line, "{\"clock\":", 9) || !json_text(line, "clock", state, sizeof(state)))
+		return -EBADMSG;
+	json_num(line, "clock_max_error_us", &max_us);
+	/* anything but "synced" is not to be trusted */
+	*ret = (struct rpt_live_clock){ .unsynced = strcmp(state, "synced") != 0,
+	                                .max_error_us = max_us > 0 ? (uint64_t)max_us : 0 };
+	return 0;
+}
+
 int rpt_live_row_parse(const char *line, struct rpt_live_row *r)
 {
 	double v;

@@ -98,6 +98,20 @@ void rpt_live_json(FILE *out, const struct rpt_live_value *v, int64_t now_ns);
    escapes).  0, or -EBADMSG for a line without an id. */
 int rpt_live_row_parse(const char *line, struct rpt_live_row *ret_row);
 
+/* The clock the "channels" answer's times and ages are on (docs/time.md):
+   its first line, {"clock":"synced"|"unsynced","clock_max_error_us":N},
+   from the kernel's adjtimex word on CLOCK_REALTIME. */
+struct rpt_live_clock {
+	bool unsynced;
+	uint64_t max_error_us;
+};
+
+void rpt_live_clock_json(FILE *out, const struct rpt_live_clock *c);
+
+/* That line read back.  0, or -EBADMSG for a line that is not it (a
+   channel's). */
+int rpt_live_clock_parse(const char *line, struct rpt_live_clock *ret_clock);
+
 /* watch's keys: what is being typed as a filter. */
 struct rpt_live_keys {
 	bool editing;              /* after '/', until Enter (apply) or Esc (clear) */

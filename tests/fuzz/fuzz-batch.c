@@ -19,6 +19,7 @@
 
 #include "record/channels.h"
 #include "record/format.h"
+#include "record/timefix.h"
 #include "uplink/recv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -78,14 +79,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	feed(data, size, size ? (enum rec_format)((data[0] >> 1) % REC_FORMAT_MAX) : REC_FORMAT_JSONL);
 
-	/* Also walk every record and dictionary entry the decoder accepts. */
+	/* Also walk every record and dictionary entry the decoder accepts,
+	   and correct their times as export --corrected-time does (any
+	   t0_ns, mono_t0_ns and record time: overflow is refused, not UB). */
 	if (rec_batch_decode(data, size, &b) == 0 && rec_batch_info(b, &info) == 0) {
 		struct acq_item it;
 		struct rec_channel ch;
+		rec_timefix_t *tf;
 
+		if (rec_timefix_new(&tf) < 0 || rec_timefix_learn(tf, b) < 0)
+			abort();
 		for (uint32_t i = 0; i < info.count; i++)
-			if (rec_batch_item(b, i, &it) < 0)
+			if (rec_batch_item(b, i, &it) < 0 || rec_timefix_apply(tf, &info, &it) < 0)
 				abort();
+		rec_timefix_free(tf);
 		for (size_t i = 0; i < info.nchannels; i++)
 			if (rec_batch_channel(b, i, &ch) < 0)
 				abort();

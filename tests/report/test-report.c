@@ -287,6 +287,29 @@ static void test_stat(const char *dir)
 	             "0 refused by the log; uplink connected, 2 records not yet acknowledged\n"), "%s", text(&out));
 	mem_close(&out);
 
+	/* the clock entry (docs/time.md): its fields in the JSON line, and in
+	   the table a sentence of its own (the columns are a bus's) */
+	struct rec_health c = { .name = "clock", .kind = "clock", .state = "unsynced", .items = 2,
+	                        .clock_unsynced = true, .clock_max_error_us = 16000000, .clock_est_error_us = 500,
+	                        .clock_status = 0x40 };
+	mem_open(&out);
+	rpt_health_json(out.f, &c);
+	CHECK(strstr(text(&out), "\"transaction_max_ns\":0,\"clock_unsynced\":true,\"clock_max_error_us\":16000000,"
+	             "\"clock_est_error_us\":500,\"clock_status\":64}\n"), "%s", text(&out));
+	snprintf(lines, sizeof(lines), "%s", text(&out));
+	mem_close(&out);
+	mem_open(&out);
+	CHECK(in = fmemopen(lines, strlen(lines), "r"));
+	CHECK(rpt_stat_lines(in, false, out.f) == 1);
+	fclose(in);
+	CHECK(strstr(text(&out), "\nclock          clock     2 steps this run; unsynced, max error 16000000 us, "
+	             "estimated 500 us, status 0x0040\n"), "%s", text(&out));
+	mem_close(&out);
+	mem_open(&out);
+	rpt_health_json(out.f, &h);
+	CHECK(!strstr(text(&out), "clock_"), "a bus's entry has no clock fields: %s", text(&out));
+	mem_close(&out);
+
 	/* no health entries: said, -ENOENT */
 	CHECK(rpt_stat_log("/nonexistent-railmon-log", false, stdout, err.f) < 0);
 	mem_close(&err);
@@ -497,6 +520,19 @@ static void test_livetable(void)
 	CHECK(rpt_live_row_parse(text(&out), &rows[1]) == 0 && rows[1].text && !strcmp(rows[1].label, "EMU-4021") &&
 	      rows[1].age_ns == S(1));
 	mem_close(&out);
+
+	/* the clock line first in the "channels" answer (watch's title,
+	   docs/time.md): written, read back, and no row of its own */
+	struct rpt_live_clock clk = { .unsynced = true, .max_error_us = 16000000 }, back;
+	mem_open(&out);
+	rpt_live_clock_json(out.f, &clk);
+	CHECK_STR(text(&out), "{\"clock\":\"unsynced\",\"clock_max_error_us\":16000000}\n");
+	CHECK(rpt_live_clock_parse(text(&out), &back) == 0 && back.unsynced && back.max_error_us == 16000000);
+	CHECK(rpt_live_row_parse(text(&out), &rows[1]) == -EBADMSG);
+	mem_close(&out);
+	CHECK(rpt_live_clock_parse("{\"clock\":\"synced\",\"clock_max_error_us\":120}", &back) == 0 &&
+	      !back.unsynced && back.max_error_us == 120);
+	CHECK(rpt_live_clock_parse("{\"id\":7,\"name\":\"clock\"}", &back) == -EBADMSG);
 
 	/* watch's keys on a 20-line terminal and a table of 40 rows */
 	struct rpt_live_keys k = { 0 };
