@@ -130,6 +130,16 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
 	return pl_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
 }
 
+/* A hold was made (the collector thread): its window goes to the ground
+   first.  The forwarder only queues it (no allocation, a short lock). */
+static void daemon_hold(void *ctx, int64_t from_ns, int64_t to_ns)
+{
+	struct board_daemon *d = ctx;
+
+	if (d->up.fwd)
+		upl_forwarder_hold(d->up.fwd, from_ns, to_ns); /* refused: counted in hold_refused */
+}
+
 static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 {
 	struct rec_batch_meta meta = { .vehicle = d->cfg->vehicle, .config_hash = d->cfg->hash };
@@ -146,7 +156,8 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 		return r;
 	/* Triggers and required channels watch the vehicle, not a replay. */
 	if (!daemon_is_replay(d->cfg, d->replay_log))
-		rw = pl_watch_new(&(struct pl_watch_cfg){ .board = d->cfg, .channels = d->ch, .log_dir = d->data_dir },
+		rw = pl_watch_new(&(struct pl_watch_cfg){ .board = d->cfg, .channels = d->ch, .log_dir = d->data_dir,
+		                                          .on_hold = daemon_hold, .hold_ctx = d },
 		                  &d->watch, err, errlen);
 	if (rw < 0) {
 		explicit_bzero(secret, sizeof(secret));

@@ -24,6 +24,7 @@
 #include "pipeline/clockwatch.h"
 #include "pipeline/health.h"
 #include "statserver.h"
+#include "uplink/forward.h"
 #include "record/batch.h"
 #include "report/livetable.h"
 #include "report/stat.h"
@@ -139,6 +140,7 @@ static void serve_one(struct board_stat_server *s, int c)
 {
 	struct rec_health h[PL_HEALTH_MAX];
 	struct board_daemon_stats st;
+	struct upl_forward_stats us;
 	uint64_t cursor;
 	bool connected, insecure;
 	size_t n;
@@ -165,6 +167,10 @@ static void serve_one(struct board_stat_server *s, int c)
 	if (board_daemon_uplink(s->d, &cursor, &connected, &insecure) == 0)
 		fprintf(f, ",\"uplink\":\"%s\",\"unsent\":%" PRIu64, connected ? "connected" : "offline",
 		        st.next_seq > cursor ? st.next_seq - cursor : 0);
+	/* held windows sent ahead of the backlog (issue 17) */
+	if (board_daemon_uplink_stats(s->d, &us) == 0)
+		fprintf(f, ",\"hold_requests\":%" PRIu64 ",\"hold_batches\":%" PRIu64 ",\"hold_refused\":%" PRIu64,
+		        us.hold_requests, us.hold_batches, us.hold_refused);
 	fputs("}\n", f);
 	fclose(f);
 }

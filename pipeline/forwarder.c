@@ -27,7 +27,7 @@ static int fwd_next(void *ctx, struct upl_rec *ret)
 	int k = stor_reader_next(ctx, &r);
 
 	if (k == 1)
-		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len };
+		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len, r.t_first_ns };
 	return k;
 }
 
@@ -56,6 +56,9 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
 	/* A third for the ground's gap repair (railmon/<vehicle>/resend). */
 	if (r >= 0)
 		r = stor_reader_open(dir, &f->resend_reader);
+	/* A fourth for held windows, sent ahead of the backlog. */
+	if (r >= 0)
+		r = stor_reader_open(dir, &f->hold_reader);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: uplink cannot read the log: %s", dir, strerror(-r));
 		return r;
@@ -66,6 +69,8 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
 		fc->live_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 		                                       .ctx = f->live_reader };
 	fc->resend_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .ctx = f->resend_reader };
+	fc->hold_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
+	                                       .ctx = f->hold_reader };
 	return 0;
 }
 
@@ -144,4 +149,5 @@ void pl_forwarder_close(struct pl_forwarder *f)
 	f->reader = stor_reader_free(f->reader);
 	f->live_reader = stor_reader_free(f->live_reader);
 	f->resend_reader = stor_reader_free(f->resend_reader);
+	f->hold_reader = stor_reader_free(f->hold_reader);
 }

@@ -17,7 +17,7 @@ struct pl_channels;
 
 struct pl_forwarder {
 	upl_forwarder_t *fwd;          /* NULL without [uplink] */
-	stor_reader_t *reader, *live_reader, *resend_reader;
+	stor_reader_t *reader, *live_reader, *resend_reader, *hold_reader;
 	char client[96];               /* MQTT client id: railmon-<vehicle> */
 	char cursor[BUS_PATH_MAX + 32];
 };

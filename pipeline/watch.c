@@ -58,6 +58,8 @@ struct pl_watch {
 	struct fired fired[FIRED_MAX];
 	size_t nfired;
 	bool started;         /* the requirements' clocks run */
+	void (*on_hold)(void *ctx, int64_t from_ns, int64_t to_ns);
+	void *hold_ctx;
 	struct pl_watch_stats st;
 };
 
@@ -172,6 +174,8 @@ int pl_watch_new(const struct pl_watch_cfg *cfg, pl_watch_t **ret, char *err, si
 	w->ntrigs = b->ntriggers;
 	w->nreqs = b->nrequired;
 	w->dir = strdup(cfg->log_dir);
+	w->on_hold = cfg->on_hold;
+	w->hold_ctx = cfg->hold_ctx;
 	w->trigs = calloc(w->ntrigs + 1, sizeof(*w->trigs));
 	w->reqs = calloc(w->nreqs + 1, sizeof(*w->reqs));
 	w->chan_trig = malloc((w->nchans + 1) * sizeof(*w->chan_trig));
@@ -326,6 +330,8 @@ static struct acq_item make_hold(pl_watch_t *w, const struct fired *f, int64_t n
 	}
 	w->st.holds++;
 	w->st.last_hold_id = id;
+	if (w->on_hold)
+		w->on_hold(w->hold_ctx, h.from_ns, h.to_ns);
 	return daemon_event(f->t_ns, ACQ_EV_TRIGGER, id, f->trig);
 }
 

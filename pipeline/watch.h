@@ -28,6 +28,10 @@ struct pl_watch_cfg {
 	int64_t start_ns;               /* wall time the run starts: a required channel
 	                                   never seen is stale within_ms after it;
 	                                   0: the first pl_watch_tick() */
+	/* optional: told each hold made, with its window, on the thread
+	   calling pl_watch_tick() (the uplink sends the window first) */
+	void (*on_hold)(void *ctx, int64_t from_ns, int64_t to_ns);
+	void *hold_ctx;
 };
 
 typedef struct pl_watch pl_watch_t;

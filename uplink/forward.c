@@ -56,7 +56,14 @@ struct slot {
 };
 
 #define LIVE_SLOTS 8   /* live messages in flight ahead of the backlog */
+#define HOLD_SLOTS 4   /* held-window messages in flight ahead of the backlog */
+/* live[] holds both: [0, LIVE_SLOTS) from the live reader, the rest from
+   the hold reader, so taking over and skipping work the same for both */
+#define AHEAD_SLOTS (LIVE_SLOTS + HOLD_SLOTS)
 #define AHEAD_MAX 256  /* acknowledged live ranges the backlog must skip */
+/* A held window whose end is not stored yet (its post window is still
+   being recorded) is waited for this long past its end */
+#define HOLD_WAIT_NS (10 * INT64_C(1000000000))
 
 struct range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -66,6 +73,11 @@ enum conn_state {
 	CONN_DOWN,       /* waiting for the backoff to expire */
 	CONN_CONNECTING, /* TCP/TLS/CONNECT started, no CONNACK yet */
 	CONN_UP,
+};
+
+/* A held window [from_ns, to_ns] (upl_forwarder_hold()). */
+struct hold_req {
+	int64_t from_ns, to_ns;
 };
 
 /* One range the ground asked for again: [first, last] of log log_id. */
@@ -86,6 +98,8 @@ struct upl_forwarder {
 	pthread_cond_t cond;  /* signalled when st.cursor reaches wait_seq */
 	uint64_t wait_seq;    /* lowest target of a waiter, 0 = none */
 	struct upl_forward_stats st;
+	struct hold_req holdq[UPL_HOLD_MAX]; /* upl_forwarder_hold(), oldest first */
+	size_t nholdq;
 
 	/* Everything below belongs to the forwarder thread. */
 	struct mosquitto *mosq;
@@ -115,9 +129,15 @@ struct upl_forwarder {
 	bool live_on;            /* the live reader is positioned and in use */
 	bool backlogged;         /* the last record staged was older than the live window */
 	int64_t live_poll_ns;
-	struct slot live[LIVE_SLOTS];
-	struct range ahead[AHEAD_MAX]; /* acked live ranges, sorted, disjoint */
+	struct slot live[AHEAD_SLOTS];
+	struct range ahead[AHEAD_MAX]; /* acked live and held ranges, sorted, disjoint */
 	size_t nahead;
+
+	/* The held window being sent (cfg.hold_source). */
+	bool hold_on;
+	bool hold_caught_up;     /* its reader reached the head of the log */
+	struct hold_req hold;
+	int64_t hold_poll_ns;
 
 	/* The ground's resend requests (cfg.resend_source), oldest first. */
 	struct resend_req resend[UPL_RESEND_MAX];
@@ -156,6 +176,8 @@ static int cfg_check(const struct upl_forward_cfg *c)
 	if (c->password && !c->username)
 		return -EINVAL;
 	if (c->live_source.next && !c->live_source.seek_time)
+		return -EINVAL;
+	if (c->hold_source.next && (!c->hold_source.seek_time || !c->hold_source.seek))
 		return -EINVAL;
 	if (c->inflight > 65535 || (c->keepalive_s && c->keepalive_s < 5))
 		return -EINVAL;
@@ -265,7 +287,7 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 		mosquitto_destroy(f->mosq);
 	for (unsigned i = 0; f->slots && i < f->cfg.inflight; i++)
 		free(f->slots[i].buf);
-	for (unsigned i = 0; i < LIVE_SLOTS; i++)
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
 		free(f->live[i].buf);
 	free(f->slots);
 	free((char *)f->cfg.host);
@@ -442,7 +464,7 @@ static bool ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
 
 static bool live_ack(upl_forwarder_t *f, int mid)
 {
-	for (unsigned i = 0; i < LIVE_SLOTS; i++) {
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
 		struct slot *s = &f->live[i];
 
 		if (s->used && s->state == SLOT_SENT && s->mid == mid) {
@@ -490,6 +512,24 @@ static int slot_fill(struct slot *s, const struct upl_rec *rec, bool historical)
 	return 0;
 }
 
+/* True if a slot ahead of the backlog carries the record starting at seq. */
+static bool ahead_slot(const upl_forwarder_t *f, uint64_t seq)
+{
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
+		if (f->live[i].used && f->live[i].first_seq == seq)
+			return true;
+	return false;
+}
+
+/* ahead_covers() without dropping anything: for readers other than the backlog. */
+static bool ahead_has(const upl_forwarder_t *f, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < f->nahead; i++)
+		if (f->ahead[i].lo <= lo && hi <= f->ahead[i].hi)
+			return true;
+	return false;
+}
+
 /* Read live records into free live slots.  Stops for good once the
    backlog reader has caught up with the live one. */
 static void live_read(upl_forwarder_t *f)
@@ -512,6 +552,9 @@ static void live_read(upl_forwarder_t *f)
 			f->live_on = false;
 			return;
 		}
+		/* The hold reader has it (in flight or acknowledged): once is enough */
+		if (ahead_slot(f, rec.first_seq) || ahead_has(f, rec.first_seq, rec.first_seq + rec.count))
+			continue;
 		if (rec.payload && rec.len && slot_fill(s, &rec, false) == 0)
 			s->used = true;
 	}
@@ -527,7 +570,7 @@ static void live_read(upl_forwarder_t *f)
  */
 static bool live_adopt(upl_forwarder_t *f, struct slot *s)
 {
-	for (unsigned i = 0; i < LIVE_SLOTS; i++) {
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
 		struct slot *l = &f->live[i];
 		void *buf = s->buf;
 		uint32_t cap = s->cap;
@@ -552,19 +595,154 @@ static bool live_adopt(upl_forwarder_t *f, struct slot *s)
 /* Forward declaration: publishing is shared with the backlog window. */
 static int slot_publish(upl_forwarder_t *f, struct slot *s);
 
+static bool rate_allows(upl_forwarder_t *f, const struct slot *s);
+
+/* ---- held windows ahead of the backlog (upl_forwarder_hold()) ---- */
+
+/* The next window asked for, positioned at its start; false if none. */
+static bool hold_take(upl_forwarder_t *f)
+{
+	struct upl_source *src = &f->cfg.hold_source;
+	int r;
+
+	pthread_mutex_lock(&f->lock);
+	f->hold_on = f->nholdq > 0;
+	if (f->hold_on) {
+		f->hold = f->holdq[0];
+		memmove(f->holdq, f->holdq + 1, (f->nholdq - 1) * sizeof(f->holdq[0]));
+		f->nholdq--;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (!f->hold_on)
+		return false;
+	f->hold_caught_up = false;
+	r = src->seek_time(src->ctx, f->hold.from_ns);
+	if (r < 0) {
+		/* Nothing lost: the backlog still sends it, only not first. */
+		STAT_ADD(f, source_errors, 1);
+		stats_error(f, r);
+		f->hold_on = false;
+	}
+	return f->hold_on;
+}
+
+/* A record already on its way: the backlog has taken it (acknowledged or in
+   its window), or it is in a slot ahead of the backlog, or acknowledged
+   there (sent live, or by an earlier hold). */
+static bool hold_has_gone(const upl_forwarder_t *f, const struct upl_rec *rec)
+{
+	return rec->first_seq + rec->count <= f->read_seq || ahead_slot(f, rec->first_seq) ||
+	       ahead_has(f, rec->first_seq, rec->first_seq + rec->count);
+}
+
+static struct slot *hold_free_slot(upl_forwarder_t *f)
+{
+	for (unsigned i = LIVE_SLOTS; i < AHEAD_SLOTS; i++)
+		if (!f->live[i].used)
+			return &f->live[i];
+	return NULL;
+}
+
+/*
+ * Stage the held window's stored records into free hold slots, each once.
+ * The window ends at the first record starting after to_ns (or, when the
+ * source does not know when records start, after the first one ending
+ * past it: it may hold the window's last samples); while its end is not stored yet (the post
+ * window is still being recorded) the reader looks again every
+ * idle_poll_ms, until HOLD_WAIT_NS after to_ns.
+ */
+static void hold_read(upl_forwarder_t *f)
+{
+	struct upl_source *src = &f->cfg.hold_source;
+
+	/* Bounded: skipping records the backlog already sent costs reads too. */
+	for (unsigned reads = 0; reads < 256; reads++) {
+		struct slot *s = hold_free_slot(f);
+		struct upl_rec rec = { 0 };
+		int r;
+
+		if (!s || (!f->hold_on && !hold_take(f)) || basic_mono_ns() < f->hold_poll_ns)
+			return;
+		r = src->next(src->ctx, &rec);
+		if (r < 0)
+			STAT_ADD(f, source_errors, 1);
+		if (r == -EBADMSG) /* the source skipped the damage */
+			continue;
+		if (r <= 0) {
+			f->hold_caught_up = true;
+			if (basic_realtime_ns() < f->hold.to_ns + HOLD_WAIT_NS)
+				f->hold_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+			else
+				f->hold_on = false;
+			return;
+		}
+		f->hold_caught_up = false;
+		if (rec.t_first_ns && rec.t_first_ns > f->hold.to_ns) {
+			f->hold_on = false; /* wholly past the window */
+			return;
+		}
+		if (rec.payload && rec.len && !hold_has_gone(f, &rec)) {
+			if (slot_fill(s, &rec, rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns) < 0) {
+				/* Read it again after a pause. */
+				src->seek(src->ctx, rec.first_seq);
+				f->hold_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+				return;
+			}
+			s->used = true;
+		}
+		if (rec.t_last_ns > f->hold.to_ns)
+			f->hold_on = false;
+	}
+}
+
+/* True while the held window still has stored records to send: the
+   backlog waits for them. */
+static bool hold_ahead(const upl_forwarder_t *f)
+{
+	return f->hold_on && !f->hold_caught_up;
+}
+
+int upl_forwarder_hold(upl_forwarder_t *f, int64_t from_ns, int64_t to_ns)
+{
+	int r = 0;
+
+	if (!f || from_ns > to_ns)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (!f->cfg.hold_source.next)
+		r = -ENOTSUP;
+	else if (f->nholdq == UPL_HOLD_MAX)
+		r = -ENOSPC;
+	if (r < 0) {
+		f->st.hold_refused++;
+	} else {
+		f->holdq[f->nholdq++] = (struct hold_req){ from_ns, to_ns };
+		f->st.hold_requests++;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
 static int live_publish(upl_forwarder_t *f)
 {
 	int r;
 
 	if (f->live_on && f->backlogged)
 		live_read(f);
-	for (unsigned i = 0; i < LIVE_SLOTS; i++) {
+	if (f->cfg.hold_source.next)
+		hold_read(f);
+	/* Live first, then the held window (rate capped as the backlog is). */
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
 		struct slot *s = &f->live[i];
 
 		if (!s->used || s->state != SLOT_STAGED)
 			continue;
-		if (!s->ever_sent)
+		if (i >= LIVE_SLOTS && !rate_allows(f, s))
+			break;
+		if (!s->ever_sent && i < LIVE_SLOTS)
 			STAT_ADD(f, live_ahead, 1);
+		else if (!s->ever_sent)
+			STAT_ADD(f, hold_batches, 1);
 		r = slot_publish(f, s);
 		if (r < 0)
 			return r;
@@ -749,7 +927,7 @@ static bool window_stalled(upl_forwarder_t *f)
 		if (s->state == SLOT_SENT && s->sent_ns < limit)
 			return true;
 	}
-	for (unsigned i = 0; i < LIVE_SLOTS; i++)
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
 		if (f->live[i].used && f->live[i].state == SLOT_SENT && f->live[i].sent_ns < limit)
 			return true;
 	return false;
@@ -761,7 +939,7 @@ static void window_rewind(upl_forwarder_t *f)
 	for (unsigned k = 0; k < f->n; k++)
 		if (slot_at(f, k)->state == SLOT_SENT)
 			slot_at(f, k)->state = SLOT_STAGED;
-	for (unsigned i = 0; i < LIVE_SLOTS; i++)
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
 		if (f->live[i].used && f->live[i].state == SLOT_SENT)
 			f->live[i].state = SLOT_STAGED;
 }
@@ -1143,7 +1321,7 @@ static int conn_step(upl_forwarder_t *f)
 	}
 	/* Live first: it is what the ground wants to see now. */
 	r = live_publish(f);
-	if (r == 0)
+	if (r == 0 && !hold_ahead(f))
 		r = window_publish(f);
 	if (r == 0 && f->cfg.resend_source.next)
 		r = resend_step(f);

@@ -33,6 +33,8 @@ struct upl_rec {
 	int64_t t_last_ns;   /* newest record time: decides live vs backlog */
 	const void *payload; /* encoded Batch; valid until the next call */
 	uint32_t len;
+	int64_t t_first_ns;  /* oldest record time, 0 = not known (a held
+	                        window then takes the Batch reaching past it) */
 };
 
 /*
@@ -117,6 +119,11 @@ struct upl_forward_cfg {
 	                               longer holds.  Request and answer formats:
 	                               docs/ground-schema.md, "Gap repair". */
 	unsigned resend_per_s;      /* Batches re-sent per second at most; 0 = 20 */
+	struct upl_source hold_source; /* optional: a fourth reader on the same log
+	                               (seek, seek_time and next) for
+	                               upl_forwarder_hold(): held windows' stored
+	                               Batches go out after live records and
+	                               before the backlog */
 	const void *channels_msg;   /* optional: an encoded Batch holding the
 	                               channel dictionary (and config_hash), no
 	                               records; published retained (QoS 1) to
@@ -127,6 +134,7 @@ struct upl_forward_cfg {
 };
 
 #define UPL_RESEND_MAX 64           /* requested ranges queued; more are refused */
+#define UPL_HOLD_MAX 16             /* held windows queued; more are refused */
 
 struct upl_forward_stats {
 	uint64_t cursor;        /* next seq to forward (persisted) */
@@ -152,6 +160,9 @@ struct upl_forward_stats {
 	uint64_t resend_batches;  /* stored Batches re-sent for them */
 	uint64_t resend_gone;     /* "gone" answers: ranges the log no longer holds */
 	uint64_t resend_refused;  /* request lines malformed, or past UPL_RESEND_MAX */
+	uint64_t hold_requests;   /* held windows taken by upl_forwarder_hold() */
+	uint64_t hold_batches;    /* stored Batches sent for them ahead of the backlog */
+	uint64_t hold_refused;    /* windows refused: past UPL_HOLD_MAX, or no hold_source */
 	int last_error;         /* -errno of the last failure, 0 if none */
 	char last_error_text[192]; /* the same in plain words: the system's or
 	                           libmosquitto's text ("Connection refused",
@@ -189,6 +200,20 @@ int upl_forwarder_start(upl_forwarder_t *fwd);
    blocking DNS lookup).  Publishes status "offline" when connected.
    0 or -EINVAL; stopping a stopped forwarder is 0. */
 int upl_forwarder_stop(upl_forwarder_t *fwd);
+
+/*
+ * Send the stored Batches whose records fall in [from_ns, to_ns] (record
+ * time: a hold's window) ahead of the backlog: after live records, before
+ * the oldest backlog, once each, flagged historical as the backlog is
+ * (unless younger than the live window) and under the same rate cap.
+ * Batches already acknowledged or in flight (backlog, live, an earlier
+ * window) are not sent again; the backlog skips those the window sent.
+ * A window whose end is not stored yet is followed until HOLD_WAIT (10 s)
+ * past to_ns.  Callable from any thread: no allocation, only the stats
+ * lock.  0; -EINVAL (from > to); -ENOTSUP (no cfg.hold_source) and
+ * -ENOSPC (UPL_HOLD_MAX windows waiting), both counted in hold_refused.
+ */
+int upl_forwarder_hold(upl_forwarder_t *fwd, int64_t from_ns, int64_t to_ns);
 
 /* Consistent snapshot; callable from any thread. */
 int upl_forwarder_stats(upl_forwarder_t *fwd, struct upl_forward_stats *ret_stats);

@@ -59,7 +59,7 @@ static int rd_next(void *ctx, struct upl_rec *ret)
 		const struct memrec *m = &rd->l->recs[rd->pos++];
 
 		/* buf stays where it is until memlog_fini(), whatever recs does */
-		*ret = (struct upl_rec){ m->first_seq, m->count, m->t_last_ns, m->buf, m->len };
+		*ret = (struct upl_rec){ m->first_seq, m->count, m->t_last_ns, m->buf, m->len, 0 };
 		r = 1;
 	}
 	pthread_mutex_unlock(&rd->l->lock);

@@ -232,7 +232,7 @@ static int memlog_next(void *ctx, struct upl_rec *ret)
 	if (l->pos < l->n) {
 		const struct memrec *m = &l->recs[l->pos++];
 
-		*ret = (struct upl_rec){ m->first_seq, m->count, m->t_last_ns, m->buf, m->len };
+		*ret = (struct upl_rec){ m->first_seq, m->count, m->t_last_ns, m->buf, m->len, 0 };
 		l->reads++;
 		r = 1;
 	}

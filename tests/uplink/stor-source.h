@@ -20,7 +20,7 @@ static inline int stor_src_next(void *ctx, struct upl_rec *ret)
 	int k = stor_reader_next(ctx, &r);
 
 	if (k == 1)
-		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len };
+		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len, r.t_first_ns };
 	return k;
 }
 
