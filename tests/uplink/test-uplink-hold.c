@@ -13,7 +13,7 @@
  * forwarder's counts (hold_batches 5, the 5 skipped by the backlog, 33
  * messages for 33 Batches).  A second hold naming Batches already sent is
  * taken and sends nothing; past UPL_HOLD_MAX waiting windows are refused
- * and counted.
+ * and counted, and so is a window for a forwarder without a hold_source.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -195,6 +195,14 @@ int main(void)
 	printf("a window already sent: nothing sent again; %u windows waiting, the next refused (hold_refused %llu)\n",
 	       UPL_HOLD_MAX, (unsigned long long)st.hold_refused);
 
+	upl_forwarder_free(f);
+
+	/* Without a hold_source a window cannot be sent first: refused, counted. */
+	fc.hold_source = (struct upl_source){ 0 };
+	CHECK(upl_forwarder_new(&fc, &f) == 0);
+	CHECK(upl_forwarder_hold(f, from_ns, to_ns) == -ENOTSUP);
+	CHECK(upl_forwarder_stats(f, &st) == 0);
+	CHECK(st.hold_refused == 1 && st.hold_requests == 0);
 	upl_forwarder_free(f);
 	stor_reader_free(rd);
 	stor_reader_free(hold_rd);
