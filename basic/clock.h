@@ -33,6 +33,27 @@ static inline int64_t basic_mono_ns(void)
 	return basic_now_ns(CLOCK_MONOTONIC);
 }
 
+/*
+ * Both clocks at one instant: monotonic read before and after the
+ * realtime, again (at most 4 times) when more than 200 us came between
+ * them (a preemption), so realtime - monotonic is not off by a scheduling
+ * delay.  *ret_mono is the middle of the two monotonic reads.  RT-safe.
+ */
+static inline void basic_clock_pair(int64_t *ret_real, int64_t *ret_mono)
+{
+	int64_t m0 = 0, r = 0, m1 = 0;
+
+	for (int i = 0; i < 4; i++) {
+		m0 = basic_mono_ns();
+		r = basic_realtime_ns();
+		m1 = basic_mono_ns();
+		if (m1 - m0 <= 200000)
+			break;
+	}
+	*ret_real = r;
+	*ret_mono = m0 + (m1 - m0) / 2;
+}
+
 /* ns >= 0 only: a negative time has no timespec the kernel accepts. */
 static inline struct timespec basic_ns_to_ts(int64_t ns)
 {

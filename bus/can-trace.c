@@ -60,6 +60,10 @@ enum line_kind {
 	LINE_OVERLONG = 2, /* no newline within the buffer: garbage */
 };
 
+/* Below this, a change of realtime - monotonic is read jitter, not the
+   clocks moving apart (trace_recv()). */
+#define TRACE_OFFSET_SLACK_NS 1000000ll
+
 struct trace {
 	int fd;
 	char *buf;
@@ -86,6 +90,8 @@ struct trace {
 	int64_t loop_off;
 	int64_t last_t_ns;         /* last delivered frame, stamps events at speed 0 */
 	struct acq_pace pace;      /* trace_speed > 0 */
+	bool off_known;
+	int64_t off;               /* realtime - monotonic the due frames are stamped with */
 	struct acq_item pending;
 	bool have_pending;
 };
@@ -387,9 +393,21 @@ static int trace_pace(struct trace *tr, int64_t deadline_ns, bool nowait, int64_
 static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct trace *tr = dev->priv;
-	int64_t now = basic_now_ns(CLOCK_MONOTONIC), off = basic_now_ns(CLOCK_REALTIME) - now;
-	int64_t deadline = timeout_ms < 0 ? -1 : now + (int64_t)timeout_ms * 1000000;
+	int64_t now, real, off, deadline;
 	size_t n = 0;
+
+	/* One offset for every burst until the clocks really move apart (a
+	   step, or slewing that adds up to TRACE_OFFSET_SLACK_NS): read anew
+	   per burst, an interrupted read (load, sanitizers) moved it by more
+	   than the frames' spacing at speed, and frames came out of order. */
+	basic_clock_pair(&real, &now);
+	off = real - now;
+	if (!tr->off_known || off - tr->off > TRACE_OFFSET_SLACK_NS || tr->off - off > TRACE_OFFSET_SLACK_NS) {
+		tr->off = off;
+		tr->off_known = true;
+	}
+	off = tr->off;
+	deadline = timeout_ms < 0 ? -1 : now + (int64_t)timeout_ms * 1000000;
 
 	if (tr->fd < 0)
 		return bus_gone(dev, dev->gone_cause); /* released, not reopened */

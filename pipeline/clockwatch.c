@@ -10,10 +10,6 @@
 
 /* How long after a step records stamped before it are still expected. */
 #define SETTLE_NS (2 * BASIC_NS_PER_SEC)
-/* A clock read pair with more than this between its two monotonic reads
-   was interrupted: read again (at most READ_TRIES times). */
-#define READ_GAP_NS 200000ll
-#define READ_TRIES 4
 /* Monotonic readings jitter against each other by this much at most. */
 #define WHICH_SLACK_NS 1000000ll
 
@@ -44,17 +40,7 @@ int pl_clock_sync_read(struct pl_clock_sync *ret)
 
 void pl_clock_read(int64_t *ret_real, int64_t *ret_mono)
 {
-	int64_t m0, r, m1;
-
-	for (int i = 0; i < READ_TRIES; i++) {
-		m0 = basic_mono_ns();
-		r = basic_realtime_ns();
-		m1 = basic_mono_ns();
-		if (m1 - m0 <= READ_GAP_NS)
-			break;
-	}
-	*ret_real = r;
-	*ret_mono = m0 + (m1 - m0) / 2;
+	basic_clock_pair(ret_real, ret_mono);
 }
 
 int pl_clockwatch_new(int64_t threshold_ns, pl_clockwatch_t **ret)

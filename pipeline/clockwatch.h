@@ -31,9 +31,7 @@ struct pl_clock_sync {
 /* Read it.  0 or -errno (adjtimex refused: a seccomp filter, say). */
 int pl_clock_sync_read(struct pl_clock_sync *ret_sync);
 
-/* Both clocks at one instant: monotonic read before and after the
-   realtime, retried when something came between (preemption), so the
-   offset is not off by a scheduling delay.  RT-safe. */
+/* Both clocks at one instant (basic_clock_pair()).  RT-safe. */
 void pl_clock_read(int64_t *ret_real_ns, int64_t *ret_mono_ns);
 
 typedef struct pl_clockwatch pl_clockwatch_t;
