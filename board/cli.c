@@ -12,17 +12,17 @@
 #include "basic/parse.h"
 #include "cli.h"
 #include "conf/config.h"
+#include "report/say.h"
 
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	fprintf(stderr, "railmon %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	r = rpt_vfail(stderr, cmd, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
+	return r;
 }
 
 bool cli_parse_seconds(const char *s, double *ret)

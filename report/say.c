@@ -5,14 +5,21 @@
 
 #include "report/say.h"
 
+int rpt_vfail(FILE *out, const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(out, "railmon %s: ", cmd);
+	vfprintf(out, fmt, ap);
+	fputc('\n', out);
+	return 2;
+}
+
 int rpt_fail(FILE *out, const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	fprintf(out, "railmon %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
+	r = rpt_vfail(out, cmd, fmt, ap);
 	va_end(ap);
-	fputc('\n', out);
-	return 2;
+	return r;
 }

@@ -5,8 +5,12 @@
  */
 #pragma once
 
+#include <stdarg.h>
 #include <stdio.h>
 
 /* "railmon CMD: message\n" on out.  Returns 2, the exit code of a usage
    error, as board/'s cli_fail does. */
 int rpt_fail(FILE *out, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The same with a va_list (board/'s cli_fail says it on stderr). */
+int rpt_vfail(FILE *out, const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
