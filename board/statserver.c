@@ -29,6 +29,7 @@
 #include "report/livetable.h"
 #include "report/stat.h"
 #include "basic/clock.h"
+#include "basic/thread.h"
 #include "basic/escape.h"
 
 /* glibc's default thread stack is 8 MiB, and the daemon's mlockall makes
@@ -221,16 +222,7 @@ int board_stat_server_start(struct board_daemon *d, const char *path, struct boa
 		return r;
 	}
 	atomic_init(&s->stop, false);
-	{
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, STAT_STACK_BYTES);
-		r = -pthread_create(&s->thread, &attr, stat_main, s);
-		pthread_attr_destroy(&attr);
-		if (!r) /* seen in top -H and /proc/PID/task */
-			pthread_setname_np(s->thread, "stat");
-	}
+	r = basic_thread_create(&s->thread, "stat", STAT_STACK_BYTES, stat_main, s);
 	if (r < 0) {
 		close(s->fd);
 		if (path[0] != '@')

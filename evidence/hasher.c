@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/thread.h"
 #include "evd-private.h"
 
 #define HASHER_JOBS 256
@@ -94,16 +95,7 @@ int evd_hasher_new(size_t cap, evd_hash_fn fn, void *ctx, struct evd_hasher **re
 	pthread_cond_init(&h->work, NULL);
 	pthread_cond_init(&h->room, NULL);
 	pthread_cond_init(&h->idle, NULL);
-	{
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, HASHER_STACK_BYTES);
-		r = -pthread_create(&h->thread, &attr, hasher_main, h);
-		pthread_attr_destroy(&attr);
-		if (!r) /* seen in top -H and /proc/PID/task */
-			pthread_setname_np(h->thread, "hasher");
-	}
+	r = basic_thread_create(&h->thread, "hasher", HASHER_STACK_BYTES, hasher_main, h);
 	if (r < 0) {
 		pthread_mutex_destroy(&h->mu);
 		pthread_cond_destroy(&h->work);

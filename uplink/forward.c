@@ -27,6 +27,7 @@
 #include "forward-private.h"
 #include "mqtt-private.h"
 #include "basic/clock.h"
+#include "basic/thread.h"
 #include "record/batch.h"
 
 /* glibc's default thread stack is 8 MiB, and the daemon's mlockall makes
@@ -1433,16 +1434,7 @@ int upl_forwarder_start(upl_forwarder_t *f)
 	if (f->running)
 		return -EALREADY;
 	atomic_store(&f->stop, false);
-	{
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, FWD_STACK_BYTES);
-		r = -pthread_create(&f->thread, &attr, forwarder_main, f);
-		pthread_attr_destroy(&attr);
-		if (!r) /* seen in top -H and /proc/PID/task */
-			pthread_setname_np(f->thread, "forwarder");
-	}
+	r = basic_thread_create(&f->thread, "forwarder", FWD_STACK_BYTES, forwarder_main, f);
 	if (r == 0)
 		f->running = true;
 	return r;
