@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "conf/config-schema.h"
-#include "evidence.h"
+#include "pipeline/evidence.h"
 #include "pipeline/logdir.h"
 #include "pipeline/window.h"
 #include "storage/stor.h"
@@ -52,7 +52,7 @@ static int check_evidence(const struct conf_board *cfg)
 {
 	uint8_t secret[EVD_SECRET_LEN], pk[EVD_PUBLIC_LEN];
 	char err[CONF_ERR_MAX], id[17];
-	int r = board_evidence_key(cfg, secret, err, sizeof(err));
+	int r = pl_evidence_key(cfg, secret, err, sizeof(err));
 
 	if (r < 0) {
 		fprintf(stderr, "railmon check: %s\n", err);

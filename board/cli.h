@@ -34,8 +34,8 @@ int board_cmd_hold(int argc, char **argv);
  * to systemd (READY, WATCHDOG, RELOADING, STOPPING) and kicks the hardware
  * watchdog while the pipeline is alive.  Returns the exit code.
  */
-struct board_daemon_opts;
-int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board_daemon_opts *opts,
+struct pl_daemon_opts;
+int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
                      double duration_s, bool until_sources_done);
 
 /* The helpers every command shares (cli.c). */

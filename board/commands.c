@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "conf/config.h"
-#include "daemon.h"
+#include "pipeline/daemon.h"
 #include "demo.h"
 #include "railmon-config.h"
 
@@ -110,7 +110,7 @@ int board_cmd_run(int argc, char **argv)
 		return cli_fail("run", "unexpected argument '%s'", argv[optind]);
 	if ((r = cli_load_board("run", board, &cfg)) != 0)
 		return r;
-	r = board_run_daemon("run", cfg, &(struct board_daemon_opts){ .data_dir = data, .lock_memory = true },
+	r = board_run_daemon("run", cfg, &(struct pl_daemon_opts){ .data_dir = data, .lock_memory = true },
 	                     duration, false);
 	conf_free(cfg);
 	return r;

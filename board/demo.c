@@ -22,7 +22,7 @@
 
 #include "acquisition/acq.h"
 #include "conf/config.h"
-#include "daemon.h"
+#include "pipeline/daemon.h"
 #include "demo.h"
 #include "report/livetable.h"
 #include "statserver.h"
@@ -34,10 +34,10 @@
 
 /* The daemon's channels as the live table's rows (the same table as
    `railmon watch` draws from a daemon's socket). */
-static size_t demo_rows(struct board_daemon *d, struct rpt_live_row *rows, size_t max)
+static size_t demo_rows(struct pl_daemon *d, struct rpt_live_row *rows, size_t max)
 {
 	const struct pl_channel *ch;
-	size_t n = board_daemon_channels(d, &ch);
+	size_t n = pl_daemon_channels(d, &ch);
 	int64_t now = basic_realtime_ns();
 
 	n = n < max ? n : max;
@@ -45,7 +45,7 @@ static size_t demo_rows(struct board_daemon *d, struct rpt_live_row *rows, size_
 		struct pl_live lv = { 0 };
 		const char *label;
 		struct rpt_live_row *r = &rows[i];
-		board_daemon_live(d, i, &lv);
+		pl_daemon_live(d, i, &lv);
 		memset(r, 0, sizeof(*r));
 		r->id = ch[i].id;
 		snprintf(r->name, sizeof(r->name), "%s", ch[i].name);
@@ -55,7 +55,7 @@ static size_t demo_rows(struct board_daemon *d, struct rpt_live_row *rows, size_
 		r->value = lv.value;
 		r->quality = lv.quality;
 		r->text = lv.is_text;
-		label = !lv.t_ns ? NULL : lv.is_text ? lv.text : board_daemon_value_label(d, i, lv.value);
+		label = !lv.t_ns ? NULL : lv.is_text ? lv.text : pl_daemon_value_label(d, i, lv.value);
 		if (label)
 			snprintf(r->label, sizeof(r->label), "%s", label);
 	}
@@ -69,14 +69,14 @@ struct demo_view {
 	struct rpt_live_view view;
 };
 
-static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, bool live, double elapsed)
+static void demo_table(struct pl_daemon *d, struct demo_view *dv, FILE *out, bool live, double elapsed)
 {
-	struct board_daemon_stats st;
+	struct pl_daemon_stats st;
 	struct winsize ws;
 	char title[256];
 	size_t n = demo_rows(d, dv->rows, dv->max);
 
-	board_daemon_stats(d, &st);
+	pl_daemon_stats(d, &st);
 	snprintf(title, sizeof(title), "railmon demo  t=%.1fs  records stored %llu (seq %llu..%llu)  ring drops %llu",
 	         elapsed, (unsigned long long)st.records, (unsigned long long)st.first_seq,
 	         (unsigned long long)(st.next_seq ? st.next_seq - 1 : 0), (unsigned long long)st.ring_drops);
@@ -93,11 +93,11 @@ static void demo_table(struct board_daemon *d, struct demo_view *dv, FILE *out, 
 		fputc('\n', out);
 }
 
-static int demo_view_new(struct board_daemon *d, bool ansi, struct demo_view *dv)
+static int demo_view_new(struct pl_daemon *d, bool ansi, struct demo_view *dv)
 {
 	const struct pl_channel *ch;
 
-	dv->max = board_daemon_channels(d, &ch);
+	dv->max = pl_daemon_channels(d, &ch);
 	dv->max = dv->max ? dv->max : 1;
 	dv->rows = calloc(dv->max, sizeof(*dv->rows));
 	if (!dv->rows)
@@ -216,12 +216,12 @@ static void demo_hint(const char *dir)
 	       qdir);
 }
 
-static void demo_summary(struct board_daemon *d, const struct conf_board *cfg, double elapsed)
+static void demo_summary(struct pl_daemon *d, const struct conf_board *cfg, double elapsed)
 {
-	struct board_daemon_stats st;
+	struct pl_daemon_stats st;
 	uint64_t per_kind[BUS_KIND_MAX] = { 0 };
 
-	board_daemon_stats(d, &st);
+	pl_daemon_stats(d, &st);
 	for (size_t b = 0; b < cfg->nbuses; b++)
 		per_kind[cfg->buses[b].kind] += st.bus_rx[b];
 	printf("railmon demo: stopped after %.1f s: %llu records stored (seq %llu..%llu) in %llu batches, "
@@ -230,44 +230,44 @@ static void demo_summary(struct board_daemon *d, const struct conf_board *cfg, d
 	       (unsigned long long)(st.next_seq - 1), (unsigned long long)st.batches,
 	       (unsigned long long)per_kind[BUS_KIND_CAN], (unsigned long long)per_kind[BUS_KIND_MODBUS],
 	       (unsigned long long)st.ring_drops, (unsigned long long)st.log_dropped);
-	demo_hint(board_daemon_data_dir(d));
+	demo_hint(pl_daemon_data_dir(d));
 }
 
 /* The daemon's stat socket, as `run` serves it: `railmon watch --data DIR`
    and `railmon stat --data DIR` work on a running demo too. */
-static struct board_stat_server *demo_stat(struct board_daemon *d)
+static struct board_stat_server *demo_stat(struct pl_daemon *d)
 {
 	struct board_stat_server *srv = NULL;
 	char sock[BUS_PATH_MAX + 16];
 	int r;
 
-	snprintf(sock, sizeof(sock), "%s/railmon.sock", board_daemon_data_dir(d));
+	snprintf(sock, sizeof(sock), "%s/railmon.sock", pl_daemon_data_dir(d));
 	r = board_stat_server_start(d, sock, &srv);
 	if (r < 0)
 		fprintf(stderr, "railmon demo: warning: no stat socket %s: %s\n", sock, strerror(-r));
 	else
 		fprintf(stderr, "railmon demo: watch it from another terminal: railmon watch --data %s\n",
-		        board_daemon_data_dir(d));
+		        pl_daemon_data_dir(d));
 	return srv;
 }
 
 static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_board **cfg,
-                      struct board_daemon **d)
+                      struct pl_daemon **d)
 {
-	struct board_daemon_opts dopts = { .data_dir = o->data_dir };
+	struct pl_daemon_opts dopts = { .data_dir = o->data_dir };
 	char err[CONF_ERR_MAX], warn[256];
 	int r = demo_config(o, port, cfg);
 
 	if (r < 0)
 		return r;
-	r = board_daemon_new(*cfg, &dopts, d, err, sizeof(err));
+	r = pl_daemon_new(*cfg, &dopts, d, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: %s\n", err);
 		return r;
 	}
 	fprintf(stderr, "railmon demo: simulated Modbus devices on 127.0.0.1:%u, CAN trace %s, log in %s\n",
-	        port, (*cfg)->buses[0].can.device, board_daemon_data_dir(*d));
-	r = board_daemon_start(*d, warn, sizeof(warn));
+	        port, (*cfg)->buses[0].can.device, pl_daemon_data_dir(*d));
+	r = pl_daemon_start(*d, warn, sizeof(warn));
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: cannot start: %s\n", strerror(-r));
 		return r;
@@ -308,7 +308,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	char board[PATH_MAX];
 	struct bus_sim_train *srv = NULL;
 	struct conf_board *cfg = NULL;
-	struct board_daemon *d = NULL;
+	struct pl_daemon *d = NULL;
 	struct board_stat_server *stat = NULL;
 	struct demo_view dv = { 0 };
 	int64_t t0, next_draw = 0;
@@ -340,7 +340,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 		usleep(50000);
 	}
 	stat = board_stat_server_free(stat);
-	board_daemon_stop(d);
+	pl_daemon_stop(d);
 	if (o->ansi && o->live)
 		fputs("\n\n", stdout); /* below the live table */
 	dv.view.color = false;
@@ -349,7 +349,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	r = 0;
 out:
 	demo_view_free(&dv);
-	board_daemon_free(d);
+	pl_daemon_free(d);
 	conf_free(cfg);
 	bus_sim_train_free(srv);
 	return r;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "evidence.h"
+#include "evidence/evd.h"
 
 static const char keygen_usage[] =
 	"Usage: railmon keygen --out FILE [--public FILE]\n"

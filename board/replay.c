@@ -20,8 +20,9 @@
 #include "conf/config.h"
 #include "conf/config-types.h"
 #include "conf/replay.h"
-#include "daemon.h"
+#include "pipeline/daemon.h"
 #include "pipeline/logdir.h"
+#include "report/logfault.h"
 #include "report/trace.h"
 #include "bus/trace.h"
 #include "storage/stor.h"
@@ -209,12 +210,29 @@ static int replay_check_trace(const struct replay_args *a)
 	return -1;
 }
 
+/* A log replay's unreadable parts, said the way export and stat say them
+   (called on the replay thread; only board/ prints). */
+static bool replay_reader_fault(void *ctx, const char *dir, const stor_reader_t *rd)
+{
+	return rpt_log_fault_print(stderr, "replay", dir, rd);
+}
+
+static void replay_undecodable(void *ctx, const char *dir, const struct stor_rec *rec, int err)
+{
+	rpt_log_undecodable_print(stderr, "replay", dir, rec, err);
+}
+
+static bool replay_tail(void *ctx, const char *dir, stor_reader_t *rd)
+{
+	return rpt_log_tail_print(stderr, "replay", dir, rd);
+}
+
 /* The daemon's options for the source: a log directory is read by the log
    source, never into itself; a data directory already holding a log is
    added to only with --append.  -1 to go on, else the exit status (cfg
    is then freed). */
 static int replay_target(const struct replay_args *a, const struct stat *sb, struct conf_board *cfg,
-                         struct board_daemon_opts *opts)
+                         struct pl_daemon_opts *opts)
 {
 	const char *out = pl_data_dir(cfg, a->data);
 
@@ -229,6 +247,9 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 		}
 		opts->replay_log = a->trace;
 		opts->replay_speed = a->speed;
+		opts->replay_faults = (struct pl_logsource_faults){ .reader = replay_reader_fault,
+		                                                    .undecodable = replay_undecodable,
+		                                                    .tail = replay_tail };
 	}
 	if (!a->append && stor_dir_holds_log(out)) {
 		fprintf(stderr, "railmon replay: %s holds a log already: replaying into it adds to it (the same "
@@ -249,7 +270,7 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 int board_cmd_replay(int argc, char **argv)
 {
 	struct replay_args a = { .vehicle = "replay" };
-	struct board_daemon_opts opts = { 0 };
+	struct pl_daemon_opts opts = { 0 };
 	struct conf_board *cfg;
 	struct stat sb;
 	int r;

@@ -18,7 +18,7 @@
 #include "check.h"
 #include "cli.h"
 #include "conf/config.h"
-#include "daemon.h"
+#include "pipeline/daemon.h"
 #include "pipeline/faults.h"
 #include "pipeline/notify.h"
 #include "statserver.h"
@@ -51,9 +51,9 @@ struct runner {
 	const char *cmd;
 	struct conf_board *cfg;
 	struct conf_board *orig;    /* the caller's; never freed here */
-	struct board_daemon_opts opts;
+	struct pl_daemon_opts opts;
 	bool no_service;
-	struct board_daemon *d;
+	struct pl_daemon *d;
 	struct board_stat_server *stat;
 	bool started;              /* a daemon ran before: this is a restart */
 	int hwdog;
@@ -110,16 +110,16 @@ static void cursor_damage_words(int err, const struct upl_forward_stats *st, uin
 static void uplink_start_warnings(struct runner *rn)
 {
 	struct upl_forward_stats st;
-	struct board_daemon_stats ds;
+	struct pl_daemon_stats ds;
 	char words[256];
 
-	if (board_daemon_uplink_stats(rn->d, &st) < 0 || !st.cursor_damage)
+	if (pl_daemon_uplink_stats(rn->d, &st) < 0 || !st.cursor_damage)
 		return;
-	board_daemon_stats(rn->d, &ds);
+	pl_daemon_stats(rn->d, &ds);
 	cursor_damage_words(st.cursor_damage, &st, ds.first_seq, words, sizeof(words));
 	fprintf(stderr, "railmon %s: warning: the uplink cursor %s/uplink.cursor %s; sending the whole log again "
 	        "from its oldest record (the ground gets duplicates, nothing is lost)\n",
-	        rn->cmd, board_daemon_data_dir(rn->d), words);
+	        rn->cmd, pl_daemon_data_dir(rn->d), words);
 }
 
 /* Connection trouble, said once when it starts, then at most once a
@@ -129,7 +129,7 @@ static void uplink_watch(struct runner *rn, int64_t now)
 	struct uplink_watch *w = &rn->up;
 	struct upl_forward_stats st;
 
-	if (!rn->d || board_daemon_uplink_stats(rn->d, &st) < 0)
+	if (!rn->d || pl_daemon_uplink_stats(rn->d, &st) < 0)
 		return;
 	if (st.connects > w->connects_seen) {
 		if (w->outage_ns)
@@ -164,11 +164,11 @@ static void uplink_watch(struct runner *rn, int64_t now)
 }
 
 /* The uplink's part of the summary: what is still to be sent, and why. */
-static void print_uplink_status(struct runner *rn, const struct board_daemon_stats *ds)
+static void print_uplink_status(struct runner *rn, const struct pl_daemon_stats *ds)
 {
 	struct upl_forward_stats st;
 
-	if (board_daemon_uplink_stats(rn->d, &st) < 0)
+	if (pl_daemon_uplink_stats(rn->d, &st) < 0)
 		return;
 	fprintf(stderr, "railmon: uplink to %s: %s, %" PRIu64 " records not yet acknowledged (from seq %" PRIu64 "), %"
 	        PRIu64 " failed connection attempts", rn->broker, st.connected ? "connected" : "not connected",
@@ -182,16 +182,16 @@ static void print_uplink_status(struct runner *rn, const struct board_daemon_sta
 
 static void print_status(struct runner *rn)
 {
-	struct board_daemon_stats st;
+	struct pl_daemon_stats st;
 	char status[256];
 
-	board_daemon_stats(rn->d, &st);
+	pl_daemon_stats(rn->d, &st);
 	fprintf(stderr, "railmon: %" PRIu64 " records stored (seq %" PRIu64 "..%" PRIu64 "), %" PRIu64
 	        " ring drops, %" PRIu64 " refused by the log;", st.records, st.first_seq,
 	        st.next_seq ? st.next_seq - 1 : 0, st.ring_drops, st.log_dropped);
 	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
 		struct acq_link_state l = { 0 };
-		board_daemon_bus_link(rn->d, b, &l);
+		pl_daemon_bus_link(rn->d, b, &l);
 		fprintf(stderr, " %s: %" PRIu64 " in, %" PRIu64 " errors", rn->cfg->buses[b].name, st.bus_rx[b],
 		        st.bus_errors[b]);
 		if (l.losses)
@@ -232,7 +232,7 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	char where[BUS_PATH_MAX + 32], msg[BUS_PATH_MAX + 256], status[BUS_PATH_MAX + 272], extra[64] = "";
 	uint64_t lost;
 
-	if (board_daemon_bus_link(rn->d, b, &l) < 0 || now - seen->said_ns < 1000000000ll)
+	if (pl_daemon_bus_link(rn->d, b, &l) < 0 || now - seen->said_ns < 1000000000ll)
 		return;
 	lost = l.losses - seen->losses;
 	if (!lost && l.reopens == seen->reopens && (l.state == ACQ_LINK_UP || l.reopen_err == seen->reopen_err))
@@ -268,7 +268,7 @@ static void load_warnings(struct runner *rn)
 
 	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
 		const struct bus_cfg *bc = &rn->cfg->buses[b];
-		const bus_dbc_t *dbc = board_daemon_dbc(rn->d, b);
+		const bus_dbc_t *dbc = pl_daemon_dbc(rn->d, b);
 
 		if (board_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
@@ -285,7 +285,7 @@ static void load_warnings(struct runner *rn)
 /* Create and start a daemon for rn->cfg; with a stat socket beside it. */
 static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 {
-	struct board_daemon_opts o = rn->opts;
+	struct pl_daemon_opts o = rn->opts;
 	char err[CONF_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
 	int r;
 
@@ -297,28 +297,28 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	o.absent_ok = rn->started;
 	memset(rn->seen, 0, sizeof(rn->seen)); /* a new daemon counts from 0 */
 	rn->faults = (struct pl_fault_reporter){ .cmd = rn->cmd, .cfg = rn->cfg };
-	r = board_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
+	r = pl_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
 		return r;
 	}
-	r = board_daemon_start(rn->d, warn, sizeof(warn));
+	r = pl_daemon_start(rn->d, warn, sizeof(warn));
 	if (r < 0) {
 		fprintf(stderr, "railmon %s: cannot start: %s\n", rn->cmd, strerror(-r));
-		rn->d = board_daemon_free(rn->d);
+		rn->d = pl_daemon_free(rn->d);
 		return r;
 	}
 	rn->started = true;
 	if (warn[0])
 		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, warn);
-	if (board_daemon_log_warning(rn->d)[0])
-		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, board_daemon_log_warning(rn->d));
+	if (pl_daemon_log_warning(rn->d)[0])
+		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, pl_daemon_log_warning(rn->d));
 	if (rn->cfg->uplink.enabled && rn->cfg->uplink.tls_insecure)
 		fprintf(stderr, "railmon %s: WARNING: [uplink] tls_insecure = true: the broker's certificate is NOT verified\n",
 		        rn->cmd);
 	fprintf(stderr, "railmon %s: vehicle %s, %zu bus%s, config %016" PRIx64 ", log in %s\n", rn->cmd,
 	        rn->cfg->vehicle, rn->cfg->nbuses, rn->cfg->nbuses == 1 ? "" : "es", rn->cfg->hash,
-	        board_daemon_data_dir(rn->d));
+	        pl_daemon_data_dir(rn->d));
 	/* A new daemon has a new forwarder: its counters start again. */
 	memset(&rn->up, 0, sizeof(rn->up));
 	snprintf(rn->broker, sizeof(rn->broker), "%s://%s:%u", rn->cfg->uplink.tls ? "mqtts" : "mqtt",
@@ -330,7 +330,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	if (rn->cfg->stat_socket[0])
 		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
 	else
-		snprintf(sock, sizeof(sock), "%s/railmon.sock", board_daemon_data_dir(rn->d));
+		snprintf(sock, sizeof(sock), "%s/railmon.sock", pl_daemon_data_dir(rn->d));
 	r = board_stat_server_start(rn->d, sock, &rn->stat);
 	if (r < 0)
 		fprintf(stderr, "railmon %s: warning: no stat socket %s: %s\n", rn->cmd, sock, strerror(-r));
@@ -346,10 +346,10 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
  */
 static void runner_log_watch(struct runner *rn, int64_t now)
 {
-	struct board_daemon_stats st;
+	struct pl_daemon_stats st;
 	char status[256];
 
-	if (!rn->d || board_daemon_stats(rn->d, &st) < 0)
+	if (!rn->d || pl_daemon_stats(rn->d, &st) < 0)
 		return;
 	if (st.log_error)
 		rn->log_error = st.log_error;
@@ -383,7 +383,7 @@ static void runner_faults(struct runner *rn, int64_t now, bool final)
 	if (!rn->d)
 		return;
 	last[0] = 0;
-	if (pl_faults_report(board_daemon_faults(rn->d), &rn->faults, now, final, stderr, last, sizeof(last)) > 0) {
+	if (pl_faults_report(pl_daemon_faults(rn->d), &rn->faults, now, final, stderr, last, sizeof(last)) > 0) {
 		snprintf(status, sizeof(status), "STATUS=%s", last);
 		pl_notify(status);
 	}
@@ -391,15 +391,15 @@ static void runner_faults(struct runner *rn, int64_t now, bool final)
 
 static void runner_stop(struct runner *rn)
 {
-	struct board_daemon_stats st;
+	struct pl_daemon_stats st;
 
 	rn->stat = board_stat_server_free(rn->stat);
 	if (!rn->d)
 		return;
-	board_daemon_stop(rn->d);
+	pl_daemon_stop(rn->d);
 	runner_faults(rn, basic_mono_ns(), true); /* what the last minute held */
 	print_status(rn);
-	board_daemon_stats(rn->d, &st);
+	pl_daemon_stats(rn->d, &st);
 	rn->replay_skipped += st.replay_skipped;
 	if (st.replay_error)
 		rn->replay_error = st.replay_error;
@@ -408,7 +408,7 @@ static void runner_stop(struct runner *rn)
 	rn->seen_refused = 0;
 	if (st.log_error)
 		rn->log_error = st.log_error;
-	rn->d = board_daemon_free(rn->d);
+	rn->d = pl_daemon_free(rn->d);
 }
 
 /* The exit status says whether the run kept everything: a replay that
@@ -482,7 +482,7 @@ static void runner_watchdogs(struct runner *rn, int64_t now)
 	if (!rn->dog_period || now < rn->dog_next || !rn->d)
 		return;
 	rn->dog_next = now + rn->dog_period;
-	if (now - board_daemon_heartbeat(rn->d) > ALIVE_NS)
+	if (now - pl_daemon_heartbeat(rn->d) > ALIVE_NS)
 		return;
 	if (pl_notify_watchdog_usec())
 		pl_notify("WATCHDOG=1");
@@ -509,7 +509,7 @@ static void runner_watchdog_setup(struct runner *rn)
 	rn->dog_next = basic_mono_ns();
 }
 
-int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board_daemon_opts *opts,
+int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
                      double duration_s, bool until_sources_done)
 {
 	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts, .hwdog = -1,
@@ -533,7 +533,7 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct board
 		int64_t now = basic_mono_ns();
 		if (duration_s > 0 && now - t0 >= (int64_t)(duration_s * 1e9))
 			break;
-		if (until_sources_done && board_daemon_sources_done(rn.d))
+		if (until_sources_done && pl_daemon_sources_done(rn.d))
 			break;
 		if (board_reload_requested && !until_sources_done)
 			runner_reload(&rn);

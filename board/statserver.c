@@ -20,7 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "pipeline/daemon.h"
 #include "pipeline/clockwatch.h"
 #include "pipeline/health.h"
 #include "statserver.h"
@@ -38,7 +38,7 @@
 #define STAT_STACK_BYTES (256 * 1024)
 
 struct board_stat_server {
-	struct board_daemon *d;
+	struct pl_daemon *d;
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
@@ -89,10 +89,10 @@ int board_stat_open(const char *path, const char *request, FILE **ret_f)
 
 /* Every channel's latest value, one JSON line each (`railmon watch`): the
    age is the daemon's, so a client's clock does not matter. */
-static void channels_json(FILE *f, struct board_daemon *d)
+static void channels_json(FILE *f, struct pl_daemon *d)
 {
 	const struct pl_channel *ch;
-	size_t n = board_daemon_channels(d, &ch);
+	size_t n = pl_daemon_channels(d, &ch);
 	int64_t now = basic_realtime_ns();
 	struct pl_clock_sync cs;
 
@@ -106,7 +106,7 @@ static void channels_json(FILE *f, struct board_daemon *d)
 		struct rpt_live_value v = { .id = ch[i].id, .name = ch[i].name, .unit = ch[i].unit,
 		                            .source = ch[i].source };
 
-		board_daemon_live(d, i, &lv);
+		pl_daemon_live(d, i, &lv);
 		if (lv.t_ns) {
 			v.t_ns = lv.t_ns;
 			v.value = lv.value;
@@ -114,7 +114,7 @@ static void channels_json(FILE *f, struct board_daemon *d)
 			if (lv.is_text)
 				v.text = lv.text;
 			else
-				v.label = board_daemon_value_label(d, i, lv.value);
+				v.label = pl_daemon_value_label(d, i, lv.value);
 		}
 		rpt_live_json(f, &v, now);
 	}
@@ -140,7 +140,7 @@ static bool wants_channels(int c)
 static void serve_one(struct board_stat_server *s, int c)
 {
 	struct rec_health h[PL_HEALTH_MAX];
-	struct board_daemon_stats st;
+	struct pl_daemon_stats st;
 	struct upl_forward_stats us;
 	uint64_t cursor;
 	bool connected, insecure;
@@ -157,19 +157,19 @@ static void serve_one(struct board_stat_server *s, int c)
 		fclose(f);
 		return;
 	}
-	n = board_daemon_health(s->d, h, PL_HEALTH_MAX);
+	n = pl_daemon_health(s->d, h, PL_HEALTH_MAX);
 	for (size_t i = 0; i < n; i++)
 		rpt_health_json(f, &h[i]);
-	board_daemon_stats(s->d, &st);
+	pl_daemon_stats(s->d, &st);
 	fprintf(f, "{\"name\":\"daemon\",\"records\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",\"next_seq\":%" PRIu64
 	        ",\"ring_drops\":%" PRIu64 ",\"log_dropped\":%" PRIu64, st.records, st.first_seq, st.next_seq,
 	        st.ring_drops, st.log_dropped);
 	/* the uplink now, not at the last health entry */
-	if (board_daemon_uplink(s->d, &cursor, &connected, &insecure) == 0)
+	if (pl_daemon_uplink(s->d, &cursor, &connected, &insecure) == 0)
 		fprintf(f, ",\"uplink\":\"%s\",\"unsent\":%" PRIu64, connected ? "connected" : "offline",
 		        st.next_seq > cursor ? st.next_seq - cursor : 0);
 	/* held windows sent ahead of the backlog (issue 17) */
-	if (board_daemon_uplink_stats(s->d, &us) == 0)
+	if (pl_daemon_uplink_stats(s->d, &us) == 0)
 		fprintf(f, ",\"hold_requests\":%" PRIu64 ",\"hold_batches\":%" PRIu64 ",\"hold_refused\":%" PRIu64,
 		        us.hold_requests, us.hold_batches, us.hold_refused);
 	fputs("}\n", f);
@@ -192,7 +192,7 @@ static void *stat_main(void *p)
 	return NULL;
 }
 
-int board_stat_server_start(struct board_daemon *d, const char *path, struct board_stat_server **ret)
+int board_stat_server_start(struct pl_daemon *d, const char *path, struct board_stat_server **ret)
 {
 	struct board_stat_server *s;
 	struct sockaddr_un sa;

@@ -9,13 +9,13 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-struct board_daemon;
+struct pl_daemon;
 struct rec_health;
 struct board_stat_server;
 
 /* Serve the daemon's health as JSON lines on a unix socket at path (a stale
    socket there is replaced).  Own thread, normal priority. */
-int board_stat_server_start(struct board_daemon *d, const char *path, struct board_stat_server **ret_server);
+int board_stat_server_start(struct pl_daemon *d, const char *path, struct board_stat_server **ret_server);
 /* Stop, remove the socket, free; accepts NULL; returns NULL. */
 struct board_stat_server *board_stat_server_free(struct board_stat_server *s);
 

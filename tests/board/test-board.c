@@ -14,7 +14,7 @@
 #include "conf/config-schema.h"
 #include "conf/config.h"
 #include "conf/replay.h"
-#include "board/daemon.h"
+#include "pipeline/daemon.h"
 
 static const char good[] =
 	"; a regional EMU\n"

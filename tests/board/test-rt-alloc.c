@@ -34,7 +34,7 @@
 
 #include "acquisition/acq.h"
 #include "conf/config.h"
-#include "board/daemon.h"
+#include "pipeline/daemon.h"
 #include "board/demo.h"
 #include "bus/sim-train.h"
 #include "railmon-config.h"
@@ -196,9 +196,9 @@ static unsigned send_frames(const char *ifname, int ms)
 static int main_socketcan(const char *ifname)
 {
 	char text[512], err[CONF_ERR_MAX], warn[256], dir[256];
-	struct board_daemon_opts opts = { .lock_memory = true };
-	struct board_daemon_stats st;
-	struct board_daemon *d;
+	struct pl_daemon_opts opts = { .lock_memory = true };
+	struct pl_daemon_stats st;
+	struct pl_daemon *d;
 	struct conf_board *cfg;
 	unsigned sent;
 
@@ -208,22 +208,22 @@ static int main_socketcan(const char *ifname)
 	snprintf(text, sizeof(text), "[board]\nvehicle = RTALLOC\nrt_priority = 50\n[storage]\nsegment_size = 1M\n"
 	         "[can vehicle]\ndriver = socketcan\ninterface = %s\n", ifname);
 	assert(conf_parse("rt-alloc.ini", text, &cfg, err, sizeof(err)) == 0);
-	assert(board_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
-	assert(board_daemon_start(d, warn, sizeof(warn)) == 0);
+	assert(pl_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
+	assert(pl_daemon_start(d, warn, sizeof(warn)) == 0);
 	usleep(300000);
 	atomic_store(&armed, true);
 	sent = send_frames(ifname, 3000); /* the monitor checks every second */
 	usleep(200000);
 	atomic_store(&armed, false);
-	board_daemon_stop(d);
-	board_daemon_stats(d, &st);
+	pl_daemon_stop(d);
+	pl_daemon_stats(d, &st);
 	printf("SocketCAN %s while armed: %u frames sent, %llu received; %ld allocations on the RX thread; netlink "
 	       "sockets: %ld on the RX thread, %ld on the monitor\n", ifname, sent, (unsigned long long)st.bus_rx[0],
 	       atomic_load(&rt_allocs), atomic_load(&rx_netlink), atomic_load(&monitor_netlink));
 	assert(sent > 1000 && st.bus_rx[0] >= sent);
 	assert(atomic_load(&rt_allocs) == 0);
 	assert(atomic_load(&rx_netlink) == 0 && atomic_load(&monitor_netlink) > 0);
-	board_daemon_free(d);
+	pl_daemon_free(d);
 	conf_free(cfg);
 	remove_dir(dir);
 	puts("test-rt-alloc: ok");
@@ -258,12 +258,12 @@ int main(int argc, char **argv)
 	char path[] = RAILMON_SOURCE_DIR "/board/demo.ini", err[CONF_ERR_MAX], warn[256];
 	char dir[] = "/tmp/railmon-rt-alloc.XXXXXX";
 	char trace[sizeof(dir) + 16], tmp[sizeof(dir) + 16], real[BUS_PATH_MAX] = "";
-	struct board_daemon_opts opts = { .lock_memory = true };
+	struct pl_daemon_opts opts = { .lock_memory = true };
 	struct acq_link_state link = { 0 };
-	struct board_daemon_stats st;
+	struct pl_daemon_stats st;
 	size_t can = 0;
 	struct bus_sim_train *srv;
-	struct board_daemon *d;
+	struct pl_daemon *d;
 	struct conf_board *cfg;
 	uint16_t port;
 
@@ -289,8 +289,8 @@ int main(int argc, char **argv)
 		snprintf(cfg->buses[b].can.device, sizeof(cfg->buses[b].can.device), "%s", trace);
 	}
 	assert(real[0]);
-	assert(board_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
-	assert(board_daemon_start(d, warn, sizeof(warn)) == 0);
+	assert(pl_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
+	assert(pl_daemon_start(d, warn, sizeof(warn)) == 0);
 	/* Realtime asked (and cpu_latency_us left at 0): the CPUs are kept
 	   out of deep idle states while it runs, and let go at the stop. */
 	assert(cfg->cpu_latency_us == 0 && acq_cpu_latency_current() == 0);
@@ -303,9 +303,9 @@ int main(int argc, char **argv)
 	assert(symlink(real, tmp) == 0 && rename(tmp, trace) == 0);
 	usleep(4000000);
 	atomic_store(&armed, false);
-	board_daemon_stats(d, &st);
-	board_daemon_bus_link(d, can, &link);
-	board_daemon_stop(d);
+	pl_daemon_stats(d, &st);
+	pl_daemon_bus_link(d, can, &link);
+	pl_daemon_stop(d);
 	assert(fds_on("/dev/cpu_dma_latency") == 0);
 	printf("while armed: %ld allocations in all threads, %ld in realtime threads; "
 	       "%llu CAN frames and %llu Modbus items acquired; the trace was lost %llu times, reopened %llu\n",
@@ -317,7 +317,7 @@ int main(int argc, char **argv)
 	assert(st.bus_rx[can] > 1000 && st.bus_rx[1 - can] > 50);
 	assert(link.losses >= 1 && link.reopens >= 1 && link.state == ACQ_LINK_UP);
 	assert(atomic_load(&rt_allocs) == 0);
-	board_daemon_free(d);
+	pl_daemon_free(d);
 	conf_free(cfg);
 	bus_sim_train_free(srv);
 	remove_dir(dir);

@@ -17,4 +17,4 @@
  * one, 0 when it has none (seals unsigned), -errno with err set
  * ("FILE:LINE: key PATH: why") when it names a key that cannot be used.
  */
-int board_evidence_key(const struct conf_board *cfg, uint8_t ret_secret[EVD_SECRET_LEN], char *err, size_t errlen);
+int pl_evidence_key(const struct conf_board *cfg, uint8_t ret_secret[EVD_SECRET_LEN], char *err, size_t errlen);

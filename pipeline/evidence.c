@@ -6,7 +6,7 @@
 
 #include "evidence.h"
 
-int board_evidence_key(const struct conf_board *cfg, uint8_t ret[EVD_SECRET_LEN], char *err, size_t errlen)
+int pl_evidence_key(const struct conf_board *cfg, uint8_t ret[EVD_SECRET_LEN], char *err, size_t errlen)
 {
 	int r;
 

@@ -4,7 +4,7 @@
  * collector -> sink (decode, encode, append: sink.h) -> flash log ->
  * forwarder.
  *
- * One struct board_daemon holds everything a running railmon owns and is
+ * One struct pl_daemon holds everything a running railmon owns and is
  * passed down explicitly (no globals outside main.c).  Threads: one RX/poll
  * thread per bus (SCHED_FIFO when the board asks), a monitor thread for the
  * link checks, one collector thread and the forwarder at normal priority.
@@ -20,23 +20,26 @@
 #include "acquisition/source.h"
 #include "bus/dbc.h"
 #include "pipeline/channels.h"
+#include "pipeline/logsource.h"
 #include "conf/config.h"
 
-struct board_daemon;
+struct pl_daemon;
 
-struct board_daemon_opts {
+struct pl_daemon_opts {
 	const char *data_dir;     /* overrides [storage] dir when not NULL */
 	bool lock_memory;         /* mlockall before starting threads */
 	uint64_t reloaded_hash;   /* != 0: record a CONFIG_RELOAD event at start */
 	const char *replay_log;   /* != NULL: no buses are opened; the records of
 	                             this railmon log are the source instead */
 	double replay_speed;      /* 0 = as fast as possible, else x real time */
+	struct pl_logsource_faults replay_faults; /* a log replay: what it could not
+	                             read, handed to the caller to say (logsource.h) */
 	bool absent_ok;           /* a CAN device not there at open starts gone
 	                             and is reopened (a restart during an outage),
 	                             instead of failing the start */
 };
 
-struct board_daemon_stats {
+struct pl_daemon_stats {
 	uint64_t items;           /* drained from the rings */
 	uint64_t records;         /* stored in the log this run */
 	uint64_t batches;
@@ -61,45 +64,45 @@ struct board_daemon_stats {
  * writes a message naming the bus or file into err.  cfg must outlive the
  * daemon.
  */
-int board_daemon_new(const struct conf_board *cfg, const struct board_daemon_opts *opts,
-                     struct board_daemon **ret_daemon, char *err, size_t errlen);
+int pl_daemon_new(const struct conf_board *cfg, const struct pl_daemon_opts *opts,
+                  struct pl_daemon **ret_daemon, char *err, size_t errlen);
 
 /* Record the start event and start the threads.  *ret_warn gets a warning
    message (realtime not granted) or "" . */
-int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen);
+int pl_daemon_start(struct pl_daemon *d, char *warn, size_t warnlen);
 
 /* Stop sources, drain the rings, close the last Batch, sync the log.
    Idempotent. */
-int board_daemon_stop(struct board_daemon *d);
+int pl_daemon_stop(struct pl_daemon *d);
 
 /* Stops if running, then frees; accepts NULL; returns NULL. */
-struct board_daemon *board_daemon_free(struct board_daemon *d);
+struct pl_daemon *pl_daemon_free(struct pl_daemon *d);
 
 /* True once every source has ended by itself (trace files at EOF). */
-bool board_daemon_sources_done(const struct board_daemon *d);
+bool pl_daemon_sources_done(const struct pl_daemon *d);
 
-size_t board_daemon_channels(const struct board_daemon *d, const struct pl_channel **ret_channels);
+size_t pl_daemon_channels(const struct pl_daemon *d, const struct pl_channel **ret_channels);
 
 /* Latest value of channel i (index into the channels array). */
-int board_daemon_live(const struct board_daemon *d, size_t i, struct pl_live *ret_live);
+int pl_daemon_live(const struct pl_daemon *d, size_t i, struct pl_live *ret_live);
 
 /* Counters; safe to call while running (each counter read atomically). */
-int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *ret_stats);
+int pl_daemon_stats(const struct pl_daemon *d, struct pl_daemon_stats *ret_stats);
 
 struct rec_health;
 /* The latest health entries (one per bus, "collector", "log"), copied into
    ret; returns how many.  Empty until the first health_interval_s. */
-size_t board_daemon_health(struct board_daemon *d, struct rec_health *ret, size_t max);
+size_t pl_daemon_health(struct pl_daemon *d, struct rec_health *ret, size_t max);
 
 /* The uplink forwarder's state: next seq to forward (everything below it
    acknowledged by the broker), connected, TLS verification relaxed.
    -ENOENT when the board has no [uplink]. */
-int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure);
+int pl_daemon_uplink(struct pl_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure);
 
 struct upl_forward_stats;
 /* The forwarder's counters (uplink/forward.h): connection failures and
    their reason, cursor damage found at start.  -ENOENT without [uplink]. */
-int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats);
+int pl_daemon_uplink_stats(struct pl_daemon *d, struct upl_forward_stats *ret_stats);
 /*
  * The presence of bus b's device; any thread.  CAN devices that go away are
  * closed and reopened by their source's thread with backoff; Modbus links
@@ -108,27 +111,27 @@ int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *
  * belong to that count or a newer one (acq_source_link).  A log replay's
  * buses are always up.  -EINVAL for a bad d or b.
  */
-int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct acq_link_state *ret_link);
+int pl_daemon_bus_link(const struct pl_daemon *d, size_t b, struct acq_link_state *ret_link);
 
 /* The DBC of bus b as the daemon loaded it, NULL if none. */
-const bus_dbc_t *board_daemon_dbc(const struct board_daemon *d, size_t b);
+const bus_dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b);
 
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */
-int64_t board_daemon_heartbeat(const struct board_daemon *d);
+int64_t pl_daemon_heartbeat(const struct pl_daemon *d);
 
 struct pl_faults;
 /* The faults the sink noted (faults.h: CAN bus-off, Modbus timeouts and
    exceptions, log I/O faults, retention of unsent records); any thread;
    lives as long as the daemon.  NULL for a NULL d. */
-const struct pl_faults *board_daemon_faults(const struct board_daemon *d);
+const struct pl_faults *pl_daemon_faults(const struct pl_daemon *d);
 
 /* The log directory in use. */
-const char *board_daemon_data_dir(const struct board_daemon *d);
+const char *pl_daemon_data_dir(const struct pl_daemon *d);
 
 /* A warning about the log found at start (space short, damage set aside at
    recovery), "" if none. */
-const char *board_daemon_log_warning(const struct board_daemon *d);
+const char *pl_daemon_log_warning(const struct pl_daemon *d);
 
 /* Label for a value of a channel (DBC value table), NULL if none. */
-const char *board_daemon_value_label(const struct board_daemon *d, size_t i, double value);
+const char *pl_daemon_value_label(const struct pl_daemon *d, size_t i, double value);

@@ -25,7 +25,6 @@
 #include "basic/clock.h"
 #include "daemon.h"
 #include "evidence.h"
-#include "report/logfault.h"
 #include "pipeline/faults.h"
 #include "pipeline/watch.h"
 #include "pipeline/forwarder.h"
@@ -39,13 +38,14 @@
 
 #define TICK_MS 20 /* the collector's tick: the heartbeat, Batch timeouts, the sync window */
 
-struct board_daemon {
+struct pl_daemon {
 	const struct conf_board *cfg;
 	char data_dir[BUS_PATH_MAX];
 	bool lock_memory;
 	bool running, stopped;
 	const char *replay_log;
 	double replay_speed;
+	struct pl_logsource_faults replay_faults; /* said by the caller (only board/ prints) */
 	bool absent_ok;          /* open: an absent CAN device starts gone */
 	uint64_t reloaded_hash;
 	uint8_t boot_id[REC_BOOT_ID_LEN];
@@ -75,30 +75,10 @@ struct board_daemon {
 
 /* ------------------------------------------------------------ buses */
 
-/* A log replay's unreadable parts, said the way export and stat say them
-   (called on the replay thread; only board/ prints). */
-static bool replay_reader_fault(void *ctx, const char *dir, const stor_reader_t *rd)
-{
-	return rpt_log_fault_print(stderr, "replay", dir, rd);
-}
-
-static void replay_undecodable(void *ctx, const char *dir, const struct stor_rec *rec, int err)
-{
-	rpt_log_undecodable_print(stderr, "replay", dir, rec, err);
-}
-
-static bool replay_tail(void *ctx, const char *dir, stor_reader_t *rd)
-{
-	return rpt_log_tail_print(stderr, "replay", dir, rd);
-}
-
-static int open_buses(struct board_daemon *d, char *err, size_t errlen)
+static int open_buses(struct pl_daemon *d, char *err, size_t errlen)
 {
 	struct pl_sources_opts so = { .replay_log = d->replay_log, .replay_speed = d->replay_speed,
-		                          .replay_faults = { .reader = replay_reader_fault,
-		                                             .undecodable = replay_undecodable,
-		                                             .tail = replay_tail },
-		                          .absent_ok = d->absent_ok };
+		                          .replay_faults = d->replay_faults, .absent_ok = d->absent_ok };
 	int r = pl_channels_new(d->cfg, &d->ch, err, errlen);
 
 	memcpy(&so.seed, d->boot_id, sizeof(so.seed));
@@ -125,7 +105,7 @@ static bool daemon_is_replay(const struct conf_board *cfg, const char *replay_lo
 	       cfg->buses[0].can.trace_speed == 0 && !cfg->buses[0].can.trace_loop;
 }
 
-static int open_log(struct board_daemon *d, char *err, size_t errlen)
+static int open_log(struct pl_daemon *d, char *err, size_t errlen)
 {
 	return pl_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
 }
@@ -134,13 +114,13 @@ static int open_log(struct board_daemon *d, char *err, size_t errlen)
    first.  The forwarder only queues it (no allocation, a short lock). */
 static void daemon_hold(void *ctx, int64_t from_ns, int64_t to_ns)
 {
-	struct board_daemon *d = ctx;
+	struct pl_daemon *d = ctx;
 
 	if (d->up.fwd)
 		upl_forwarder_hold(d->up.fwd, from_ns, to_ns); /* refused: counted in hold_refused */
 }
 
-static int open_sink(struct board_daemon *d, char *err, size_t errlen)
+static int open_sink(struct pl_daemon *d, char *err, size_t errlen)
 {
 	struct rec_batch_meta meta = { .vehicle = d->cfg->vehicle, .config_hash = d->cfg->hash };
 	uint8_t secret[EVD_SECRET_LEN];
@@ -151,7 +131,7 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	memcpy(meta.boot_id, d->boot_id, sizeof(meta.boot_id));
 	/* A key the board names but that cannot be used stops the start: the
 	   log would otherwise be unsigned without anyone having chosen so. */
-	r = board_evidence_key(d->cfg, secret, err, errlen);
+	r = pl_evidence_key(d->cfg, secret, err, errlen);
 	if (r < 0)
 		return r;
 	/* Triggers and required channels watch the vehicle, not a replay. */
@@ -187,12 +167,12 @@ static int open_sink(struct board_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
-const char *board_daemon_log_warning(const struct board_daemon *d)
+const char *pl_daemon_log_warning(const struct pl_daemon *d)
 {
 	return d ? d->log_warn : "";
 }
 
-static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
+static int open_uplink(struct pl_daemon *d, char *err, size_t errlen)
 {
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
 	if (d->replay_log)
@@ -203,7 +183,7 @@ static int open_uplink(struct board_daemon *d, char *err, size_t errlen)
 /* ------------------------------------------------------------ the collector */
 
 /* Health entries ride in the next Batch and are kept for `railmon stat`. */
-static void health_tick(struct board_daemon *d, int64_t now)
+static void health_tick(struct pl_daemon *d, int64_t now)
 {
 	struct pl_health_bus buses[CONF_BUSES_MAX];
 	struct pl_sink_stats st;
@@ -220,12 +200,12 @@ static void health_tick(struct board_daemon *d, int64_t now)
 
 static int daemon_sink(void *ctx, const struct acq_item *items, size_t n)
 {
-	return pl_sink_items(((struct board_daemon *)ctx)->sink, items, n);
+	return pl_sink_items(((struct pl_daemon *)ctx)->sink, items, n);
 }
 
 static int daemon_tick(void *ctx)
 {
-	struct board_daemon *d = ctx;
+	struct pl_daemon *d = ctx;
 	int64_t now = basic_mono_ns();
 
 	atomic_store_explicit(&d->heartbeat_ns, now, memory_order_relaxed);
@@ -244,7 +224,7 @@ static int daemon_tick(void *ctx)
    instead of 1,000, also on an idle board. */
 #define COLLECTOR_PERIOD_US 5000u
 
-static int open_collector(struct board_daemon *d)
+static int open_collector(struct pl_daemon *d)
 {
 	size_t n = d->cfg->nbuses;
 	uint32_t period = d->cfg->batch_ms * 1000u < COLLECTOR_PERIOD_US ? d->cfg->batch_ms * 1000u : COLLECTOR_PERIOD_US;
@@ -260,27 +240,29 @@ static int open_collector(struct board_daemon *d)
 
 /* ------------------------------------------------------------ lifecycle */
 
-static void daemon_opts(struct board_daemon *d, const struct board_daemon_opts *opts)
+static void daemon_opts(struct pl_daemon *d, const struct pl_daemon_opts *opts)
 {
 	d->lock_memory = opts && opts->lock_memory;
 	d->reloaded_hash = opts ? opts->reloaded_hash : 0;
 	d->replay_log = opts ? opts->replay_log : NULL;
 	d->replay_speed = opts ? opts->replay_speed : 0;
+	if (opts)
+		d->replay_faults = opts->replay_faults;
 	d->absent_ok = opts && opts->absent_ok;
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s", pl_data_dir(d->cfg, opts ? opts->data_dir : NULL));
 }
 
-int board_daemon_new(const struct conf_board *cfg, const struct board_daemon_opts *opts,
-                     struct board_daemon **ret, char *err, size_t errlen)
+int pl_daemon_new(const struct conf_board *cfg, const struct pl_daemon_opts *opts,
+                  struct pl_daemon **ret, char *err, size_t errlen)
 {
-	struct board_daemon *d;
+	struct pl_daemon *d;
 	int r;
 
 	if (!cfg || !ret || !err || !errlen)
 		return -EINVAL;
 	err[0] = 0;
 	/* Aligned as declared: the rings pad their indices to cache lines. */
-	d = aligned_alloc(_Alignof(struct board_daemon), sizeof(*d));
+	d = aligned_alloc(_Alignof(struct pl_daemon), sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	memset(d, 0, sizeof(*d));
@@ -303,14 +285,14 @@ int board_daemon_new(const struct conf_board *cfg, const struct board_daemon_opt
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, errlen, "%s", strerror(-r));
-		board_daemon_free(d);
+		pl_daemon_free(d);
 		return r;
 	}
 	*ret = d;
 	return 0;
 }
 
-int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
+int pl_daemon_start(struct pl_daemon *d, char *warn, size_t warnlen)
 {
 	int r;
 
@@ -339,26 +321,26 @@ int board_daemon_start(struct board_daemon *d, char *warn, size_t warnlen)
 	if (r >= 0)
 		r = pl_sources_start(d->src, warn, warnlen);
 	if (r < 0)
-		board_daemon_stop(d);
+		pl_daemon_stop(d);
 	return r;
 }
 
 /* While the broker is there, give it a moment to take what is left, so a
    clean stop leaves no backlog behind; offline, the cursor file keeps the
    place. */
-static void stop_uplink(struct board_daemon *d)
+static void stop_uplink(struct pl_daemon *d)
 {
 	bool connected = false;
 
 	if (!d->up.fwd)
 		return;
-	board_daemon_uplink(d, NULL, &connected, NULL);
+	pl_daemon_uplink(d, NULL, &connected, NULL);
 	if (connected)
 		upl_forwarder_wait_cursor(d->up.fwd, stor_log_next_seq(d->log), 2000);
 	upl_forwarder_stop(d->up.fwd);
 }
 
-int board_daemon_stop(struct board_daemon *d)
+int pl_daemon_stop(struct pl_daemon *d)
 {
 	if (!d)
 		return -EINVAL;
@@ -381,11 +363,11 @@ int board_daemon_stop(struct board_daemon *d)
 	return 0;
 }
 
-struct board_daemon *board_daemon_free(struct board_daemon *d)
+struct pl_daemon *pl_daemon_free(struct pl_daemon *d)
 {
 	if (!d)
 		return NULL;
-	board_daemon_stop(d);
+	pl_daemon_stop(d);
 	acq_cpu_latency_free(d->pm_qos);
 	acq_collector_free(d->col);
 	pl_forwarder_close(&d->up);
@@ -401,32 +383,32 @@ struct board_daemon *board_daemon_free(struct board_daemon *d)
 
 /* ------------------------------------------------------------ questions */
 
-bool board_daemon_sources_done(const struct board_daemon *d)
+bool pl_daemon_sources_done(const struct pl_daemon *d)
 {
 	return d ? pl_sources_done(d->src) : true;
 }
 
-size_t board_daemon_channels(const struct board_daemon *d, const struct pl_channel **ret)
+size_t pl_daemon_channels(const struct pl_daemon *d, const struct pl_channel **ret)
 {
 	return d ? pl_channels_list(d->ch, ret) : 0;
 }
 
-int board_daemon_live(const struct board_daemon *d, size_t i, struct pl_live *ret)
+int pl_daemon_live(const struct pl_daemon *d, size_t i, struct pl_live *ret)
 {
 	return d ? pl_channels_live(d->ch, i, ret) : -EINVAL;
 }
 
-const char *board_daemon_value_label(const struct board_daemon *d, size_t i, double value)
+const char *pl_daemon_value_label(const struct pl_daemon *d, size_t i, double value)
 {
 	return d ? pl_channels_value_label(d->ch, i, value) : NULL;
 }
 
-const bus_dbc_t *board_daemon_dbc(const struct board_daemon *d, size_t b)
+const bus_dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b)
 {
 	return d ? pl_channels_dbc(d->ch, b) : NULL;
 }
 
-int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *ret)
+int pl_daemon_stats(const struct pl_daemon *d, struct pl_daemon_stats *ret)
 {
 	struct pl_sink_stats ss;
 
@@ -455,14 +437,14 @@ int board_daemon_stats(const struct board_daemon *d, struct board_daemon_stats *
 	return 0;
 }
 
-int board_daemon_uplink_stats(struct board_daemon *d, struct upl_forward_stats *ret_stats)
+int pl_daemon_uplink_stats(struct pl_daemon *d, struct upl_forward_stats *ret_stats)
 {
 	if (!d || !ret_stats)
 		return -EINVAL;
 	return d->up.fwd ? upl_forwarder_stats(d->up.fwd, ret_stats) : -ENOENT;
 }
 
-int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure)
+int pl_daemon_uplink(struct pl_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure)
 {
 	struct upl_forward_stats st;
 	int r;
@@ -481,27 +463,27 @@ int board_daemon_uplink(struct board_daemon *d, uint64_t *ret_cursor, bool *ret_
 	return 0;
 }
 
-size_t board_daemon_health(struct board_daemon *d, struct rec_health *ret, size_t max)
+size_t pl_daemon_health(struct pl_daemon *d, struct rec_health *ret, size_t max)
 {
 	return d ? pl_health_get(d->health, ret, max) : 0;
 }
 
-int board_daemon_bus_link(const struct board_daemon *d, size_t b, struct acq_link_state *ret)
+int pl_daemon_bus_link(const struct pl_daemon *d, size_t b, struct acq_link_state *ret)
 {
 	return d ? pl_sources_link(d->src, b, ret) : -EINVAL;
 }
 
-int64_t board_daemon_heartbeat(const struct board_daemon *d)
+int64_t pl_daemon_heartbeat(const struct pl_daemon *d)
 {
-	return d ? atomic_load_explicit(&((struct board_daemon *)d)->heartbeat_ns, memory_order_relaxed) : 0;
+	return d ? atomic_load_explicit(&((struct pl_daemon *)d)->heartbeat_ns, memory_order_relaxed) : 0;
 }
 
-const struct pl_faults *board_daemon_faults(const struct board_daemon *d)
+const struct pl_faults *pl_daemon_faults(const struct pl_daemon *d)
 {
 	return d ? &d->faults : NULL;
 }
 
-const char *board_daemon_data_dir(const struct board_daemon *d)
+const char *pl_daemon_data_dir(const struct pl_daemon *d)
 {
 	return d ? d->data_dir : NULL;
 }
