@@ -25,7 +25,7 @@
 #include "pipeline/daemon.h"
 #include "demo.h"
 #include "report/livetable.h"
-#include "statserver.h"
+#include "report/statserver.h"
 #include "basic/clock.h"
 #include "bus/sim-train.h"
 #include "railmon-config.h"
@@ -235,14 +235,14 @@ static void demo_summary(struct pl_daemon *d, const struct conf_board *cfg, doub
 
 /* The daemon's stat socket, as `run` serves it: `railmon watch --data DIR`
    and `railmon stat --data DIR` work on a running demo too. */
-static struct board_stat_server *demo_stat(struct pl_daemon *d)
+static struct rpt_stat_server *demo_stat(struct pl_daemon *d)
 {
-	struct board_stat_server *srv = NULL;
+	struct rpt_stat_server *srv = NULL;
 	char sock[BUS_PATH_MAX + 16];
 	int r;
 
 	snprintf(sock, sizeof(sock), "%s/railmon.sock", pl_daemon_data_dir(d));
-	r = board_stat_server_start(d, sock, &srv);
+	r = rpt_stat_server_start(d, sock, &srv);
 	if (r < 0)
 		fprintf(stderr, "railmon demo: warning: no stat socket %s: %s\n", sock, strerror(-r));
 	else
@@ -309,7 +309,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	struct bus_sim_train *srv = NULL;
 	struct conf_board *cfg = NULL;
 	struct pl_daemon *d = NULL;
-	struct board_stat_server *stat = NULL;
+	struct rpt_stat_server *stat = NULL;
 	struct demo_view dv = { 0 };
 	int64_t t0, next_draw = 0;
 	uint16_t port;
@@ -339,7 +339,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 		}
 		usleep(50000);
 	}
-	stat = board_stat_server_free(stat);
+	stat = rpt_stat_server_free(stat);
 	pl_daemon_stop(d);
 	if (o->ansi && o->live)
 		fputs("\n\n", stdout); /* below the live table */

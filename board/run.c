@@ -21,7 +21,7 @@
 #include "pipeline/daemon.h"
 #include "pipeline/faults.h"
 #include "pipeline/notify.h"
-#include "statserver.h"
+#include "report/statserver.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
 
@@ -54,7 +54,7 @@ struct runner {
 	struct pl_daemon_opts opts;
 	bool no_service;
 	struct pl_daemon *d;
-	struct board_stat_server *stat;
+	struct rpt_stat_server *stat;
 	bool started;              /* a daemon ran before: this is a restart */
 	int hwdog;
 	int64_t dog_next, dog_period;
@@ -331,7 +331,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
 	else
 		snprintf(sock, sizeof(sock), "%s/railmon.sock", pl_daemon_data_dir(rn->d));
-	r = board_stat_server_start(rn->d, sock, &rn->stat);
+	r = rpt_stat_server_start(rn->d, sock, &rn->stat);
 	if (r < 0)
 		fprintf(stderr, "railmon %s: warning: no stat socket %s: %s\n", rn->cmd, sock, strerror(-r));
 	return 0;
@@ -393,7 +393,7 @@ static void runner_stop(struct runner *rn)
 {
 	struct pl_daemon_stats st;
 
-	rn->stat = board_stat_server_free(rn->stat);
+	rn->stat = rpt_stat_server_free(rn->stat);
 	if (!rn->d)
 		return;
 	pl_daemon_stop(rn->d);

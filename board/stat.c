@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "report/stat.h"
-#include "statserver.h"
+#include "report/statserver.h"
 
 static const char stat_usage[] =
 	"Usage: railmon stat [--socket PATH | --data DIR] [--json]\n"
@@ -30,7 +30,7 @@ static int stat_socket(const char *path, bool json)
 {
 	FILE *f;
 	/* no request: the health, at once */
-	int r = board_stat_open(path, NULL, &f);
+	int r = rpt_stat_open(path, NULL, &f);
 
 	if (r < 0)
 		return r;

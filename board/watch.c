@@ -27,7 +27,7 @@
 #include "basic/clock.h"
 #include "cli.h"
 #include "report/livetable.h"
-#include "statserver.h"
+#include "report/statserver.h"
 
 #define WATCH_ROWS_MAX (1u << 20) /* channels a daemon can have: 16 buses x 65,536 */
 
@@ -94,7 +94,7 @@ static int watch_fetch(struct watch *w)
 	struct rpt_live_clock clock;
 	char line[1024];
 	FILE *f;
-	int r = board_stat_open(w->sock, "channels\n", &f);
+	int r = rpt_stat_open(w->sock, "channels\n", &f);
 
 	if (r < 0)
 		return r;

@@ -3,8 +3,9 @@
  * statserver.c - the stat socket of a running daemon (statserver.h): JSON lines,
  * one per health entry then a "daemon" line; or, asked "channels", one per
  * channel with its latest value (`railmon watch`).  The client side is
- * stat.c's and watch.c's.  Apart from stat.c, so that what links the demo
- * does not link the command line's signal flags.
+ * board/stat.c's and board/watch.c's (rpt_stat_open).  Apart from
+ * board/stat.c, so that what links the demo does not link the command
+ * line's signal flags.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +24,7 @@
 #include "pipeline/daemon.h"
 #include "pipeline/clockwatch.h"
 #include "pipeline/health.h"
-#include "statserver.h"
+#include "report/statserver.h"
 #include "uplink/forward.h"
 #include "record/batch.h"
 #include "report/livetable.h"
@@ -37,7 +38,7 @@
    touched): 20 KiB while serving stat, stat --json and watch. */
 #define STAT_STACK_BYTES (256 * 1024)
 
-struct board_stat_server {
+struct rpt_stat_server {
 	struct pl_daemon *d;
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -47,7 +48,7 @@ struct board_stat_server {
 
 /* "@name" is Linux's abstract namespace: no file, nothing to clean up, and
    it works where the filesystem cannot hold sockets (9p, read-only roots). */
-socklen_t board_stat_addr(const char *path, struct sockaddr_un *sa)
+socklen_t rpt_stat_addr(const char *path, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
@@ -57,7 +58,7 @@ socklen_t board_stat_addr(const char *path, struct sockaddr_un *sa)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
 }
 
-int board_stat_open(const char *path, const char *request, FILE **ret_f)
+int rpt_stat_open(const char *path, const char *request, FILE **ret_f)
 {
 	struct sockaddr_un sa;
 	socklen_t salen;
@@ -67,7 +68,7 @@ int board_stat_open(const char *path, const char *request, FILE **ret_f)
 
 	if (!*path || strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	salen = board_stat_addr(path, &sa);
+	salen = rpt_stat_addr(path, &sa);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -137,7 +138,7 @@ static bool wants_channels(int c)
 	return !strncmp(req, "channels", 8);
 }
 
-static void serve_one(struct board_stat_server *s, int c)
+static void serve_one(struct rpt_stat_server *s, int c)
 {
 	struct rec_health h[PL_HEALTH_MAX];
 	struct pl_daemon_stats st;
@@ -178,7 +179,7 @@ static void serve_one(struct board_stat_server *s, int c)
 
 static void *stat_main(void *p)
 {
-	struct board_stat_server *s = p;
+	struct rpt_stat_server *s = p;
 
 	while (!atomic_load(&s->stop)) {
 		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
@@ -192,9 +193,9 @@ static void *stat_main(void *p)
 	return NULL;
 }
 
-int board_stat_server_start(struct pl_daemon *d, const char *path, struct board_stat_server **ret)
+int rpt_stat_server_start(struct pl_daemon *d, const char *path, struct rpt_stat_server **ret)
 {
-	struct board_stat_server *s;
+	struct rpt_stat_server *s;
 	struct sockaddr_un sa;
 	socklen_t salen;
 	int r;
@@ -206,7 +207,7 @@ int board_stat_server_start(struct pl_daemon *d, const char *path, struct board_
 		return -ENOMEM;
 	s->d = d;
 	strcpy(s->path, path);
-	salen = board_stat_addr(path, &sa);
+	salen = rpt_stat_addr(path, &sa);
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
 		r = -errno;
@@ -234,7 +235,7 @@ int board_stat_server_start(struct pl_daemon *d, const char *path, struct board_
 	return 0;
 }
 
-struct board_stat_server *board_stat_server_free(struct board_stat_server *s)
+struct rpt_stat_server *rpt_stat_server_free(struct rpt_stat_server *s)
 {
 	if (!s)
 		return NULL;
