@@ -4,7 +4,7 @@
  * summary's figures and words, export's engine (filters, bare channel
  * names, time order, a Batch that does not decode), what a damaged log
  * cost, stat's health table, the channel listing, decode, verify's
- * words, a trace's survey, and the live table.  Each answer is read back from a memory
+ * words, a trace's survey, the live table, and `hold list`.  Each answer is read back from a memory
  * stream, so what the commands print is asserted byte for byte where the
  * text is the contract.
  */
@@ -21,6 +21,7 @@
 #include "report/channels.h"
 #include "report/decode.h"
 #include "report/export.h"
+#include "report/hold.h"
 #include "report/livetable.h"
 #include "report/logfault.h"
 #include "report/stat.h"
@@ -554,11 +555,84 @@ static void test_livetable(void)
 #undef FEED
 }
 
+/* `hold list`: the header and one line per hold, exact; what a hold keeps
+   of a log on disk (its records and segment); a damaged holds file named
+   by its line, and nothing on out. */
+static void test_hold(const char *log_dir, const char *empty_dir)
+{
+	struct stor_hold h1 = { .trigger = "Start", .t_ns = T0, .from_ns = T0 - S(60), .to_ns = T0 + S(10) };
+	struct stor_hold h2 = { .trigger = "Moving", .t_ns = T0 + S(5), .from_ns = T0 - S(25), .to_ns = T0 + S(35),
+		                .expiry_ns = T0 + S(3600) };
+	struct stor_holds all;
+	struct stor_hold_extent ext[2];
+	char path[512], want[1024], recs[64], *file = NULL;
+	struct mem out, err;
+	unsigned line = 0;
+	uint32_t id;
+	size_t len = 0;
+	FILE *f;
+
+	mem_open(&out);
+	mem_open(&err);
+	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 0);
+	snprintf(want, sizeof(want), "%s: no holds\n", empty_dir);
+	CHECK_STR(text(&out), want);
+	CHECK_STR(text(&err), "");
+	mem_close(&out);
+
+	/* no log in empty_dir: the holds keep nothing on disk */
+	CHECK(stor_hold_add(empty_dir, &h1, &id) == 0 && id == 1);
+	CHECK(stor_hold_add(empty_dir, &h2, &id) == 0 && id == 2);
+	mem_open(&out);
+	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 0);
+	CHECK_STR(text(&out),
+	          "id    trigger              fired (UTC)              window        records                 segments"
+	          "        bytes  expires\n"
+	          "1     Start                2025-12-03 08:00:00.000Z -1m +10s    none on disk                   0"
+	          "            0  at release\n"
+	          "2     Moving               2025-12-03 08:00:05.000Z -30s +30s    none on disk                   0"
+	          "            0  2025-12-03 09:00:00.000Z (ended)\n");
+	mem_close(&out);
+
+	/* over the log test_summary reads: both Batches, one segment */
+	CHECK(stor_hold_add(log_dir, &h1, &id) == 0 && id == 1);
+	CHECK(stor_holds_read(log_dir, &all, &line) == 0 && all.n == 1);
+	CHECK(stor_hold_extents(log_dir, &all, ext) == 0 && ext[0].segments == 1 && ext[0].bytes > 0);
+	CHECK(ext[0].end_seq - ext[0].first_seq == 7, "%llu..%llu", (unsigned long long)ext[0].first_seq,
+	      (unsigned long long)ext[0].end_seq);
+	mem_open(&out);
+	CHECK(rpt_hold_list(log_dir, out.f, err.f) == 0);
+	snprintf(recs, sizeof(recs), "%llu-%llu", (unsigned long long)ext[0].first_seq,
+	         (unsigned long long)ext[0].end_seq - 1);
+	snprintf(want, sizeof(want), "\n1     Start                2025-12-03 08:00:00.000Z -1m +10s    %-23s        1 %12llu"
+	         "  at release\n", recs, (unsigned long long)ext[0].bytes);
+	CHECK(strstr(text(&out), want), "%s\nwant %s", text(&out), want);
+	mem_close(&out);
+
+	/* a digit of hold 2's time changed: the CRC no longer matches */
+	snprintf(path, sizeof(path), "%s/%s", empty_dir, STOR_HOLDS_NAME);
+	f = fopen(path, "r+");
+	CHECK(f && getdelim(&file, &len, 0, f) > 0);
+	CHECK(strstr(file, "hold 2 Moving 1"));
+	fseek(f, strstr(file, "hold 2 Moving 1") - file + 14, SEEK_SET);
+	CHECK(fputc('9', f) == '9' && fclose(f) == 0);
+	mem_open(&out);
+	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 1);
+	CHECK_STR(text(&out), "");
+	CHECK(strstr(text(&err), "/holds:") && strstr(text(&err), ": the holds file is damaged (its CRC does not match"),
+	      "%s", text(&err));
+	CHECK(!strncmp(text(&err), "railmon hold: ", 14) && strstr(text(&err), empty_dir), "%s", text(&err));
+	free(file);
+	mem_close(&out);
+	mem_close(&err);
+}
+
 int main(void)
 {
-	char good[] = "/tmp/test-report-XXXXXX", bad[] = "/tmp/test-report-XXXXXX", health[] = "/tmp/test-report-XXXXXX";
+	char good[] = "/tmp/test-report-XXXXXX", bad[] = "/tmp/test-report-XXXXXX", health[] = "/tmp/test-report-XXXXXX",
+	     holds[] = "/tmp/test-report-XXXXXX";
 
-	CHECK(mkdtemp(good) && mkdtemp(bad) && mkdtemp(health));
+	CHECK(mkdtemp(good) && mkdtemp(bad) && mkdtemp(health) && mkdtemp(holds));
 	write_log(good, false);
 	write_log(bad, true);
 	test_summary(good);
@@ -571,6 +645,7 @@ int main(void)
 	test_verify();
 	test_trace_survey(health);
 	test_livetable();
-	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, NULL }, 30) == 0);
+	test_hold(good, holds);
+	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, holds, NULL }, 30) == 0);
 	return 0;
 }

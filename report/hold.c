@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hold.c - the event holds of a log as `railmon hold list` shows them
+ * (hold.h).  The holds file and what each hold keeps are storage's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "basic/clock.h"
+#include "report/hold.h"
+#include "report/say.h"
+#include "storage/stor.h"
+
+/* "2026-12-03 19:09:14.250Z" (UTC) */
+static const char *utc(int64_t ns, char *buf, size_t len)
+{
+	time_t s = (time_t)(ns / BASIC_NS_PER_SEC);
+	struct tm tm;
+
+	if (!gmtime_r(&s, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "%" PRId64, ns);
+	else
+		snprintf(buf + strlen(buf), len - strlen(buf), ".%03dZ", (int)(ns / BASIC_NS_PER_MS % 1000));
+	return buf;
+}
+
+static const char *span(int64_t ns, char *buf, size_t len)
+{
+	int64_t s = ns / BASIC_NS_PER_SEC;
+
+	if (s % 3600 == 0 && s)
+		snprintf(buf, len, "%" PRId64 "h", s / 3600);
+	else if (s % 60 == 0 && s)
+		snprintf(buf, len, "%" PRId64 "m", s / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "s", s);
+	return buf;
+}
+
+int rpt_hold_damaged(FILE *err, const char *dir, unsigned line)
+{
+	fprintf(err, "railmon hold: %s/%s:%u: the holds file is damaged (its CRC does not match, or a line is "
+	        "cut): the windows it holds cannot be trusted, and retention deletes nothing while it is so. "
+	        "Keep a copy for the investigation, then repair or remove it\n", dir, STOR_HOLDS_NAME, line);
+	return 1;
+}
+
+static void print_hold(FILE *out, const struct stor_hold *h, const struct stor_hold_extent *e, int64_t now)
+{
+	char t[40], pre[16], post[16], exp[48], recs[64], tmp[40];
+
+	span(h->t_ns - h->from_ns, pre, sizeof(pre));
+	span(h->to_ns - h->t_ns, post, sizeof(post));
+	if (!h->expiry_ns)
+		snprintf(exp, sizeof(exp), "at release");
+	else
+		snprintf(exp, sizeof(exp), "%s%s", utc(h->expiry_ns, tmp, sizeof(tmp)),
+		         h->expiry_ns <= now ? " (ended)" : "");
+	if (e->segments)
+		snprintf(recs, sizeof(recs), "%" PRIu64 "-%" PRIu64, e->first_seq, e->end_seq - 1);
+	else
+		snprintf(recs, sizeof(recs), "none on disk");
+	fprintf(out, "%-5" PRIu32 " %-20s %-24s -%s +%-6s %-23s %8" PRIu32 " %12" PRIu64 "  %s\n", h->id, h->trigger,
+	        utc(h->t_ns, t, sizeof(t)), pre, post, recs, e->segments, e->bytes, exp);
+}
+
+int rpt_hold_list(const char *dir, FILE *out, FILE *err)
+{
+	struct stor_holds *h = malloc(sizeof(*h));
+	struct stor_hold_extent *ext = NULL;
+	unsigned line = 0;
+	int r;
+
+	if (!h)
+		return rpt_fail(err, "hold", "out of memory");
+	r = stor_holds_read(dir, h, &line);
+	if (r == -EBADMSG) {
+		free(h);
+		return rpt_hold_damaged(err, dir, line);
+	}
+	if (r == 0 && h->n)
+		ext = calloc(h->n, sizeof(*ext));
+	if (r == 0 && h->n)
+		r = ext ? stor_hold_extents(dir, h, ext) : -ENOMEM;
+	if (r < 0) {
+		fprintf(err, "railmon hold: %s: %s\n", dir, strerror(-r));
+		free(ext);
+		free(h);
+		return 1;
+	}
+	if (!h->n)
+		fprintf(out, "%s: no holds\n", dir);
+	else
+		fprintf(out, "%-5s %-20s %-24s %-13s %-23s %8s %12s  %s\n", "id", "trigger", "fired (UTC)", "window",
+		        "records", "segments", "bytes", "expires");
+	for (size_t i = 0; i < h->n; i++)
+		print_hold(out, &h->h[i], &ext[i], basic_realtime_ns());
+	free(ext);
+	free(h);
+	return 0;
+}
