@@ -240,10 +240,11 @@ static double best_of(bool ring, size_t item, size_t nslots, uint64_t n)
  * What makes the comparison fair, each point a way an earlier version of
  * this benchmark could favour one side:
  * - the same item (struct acq_item by value, 96 B), the same touching of it
- *   (the producer writes kind, seq and t_ns; the consumer adds up seq);
+ *   (the producer writes kind, seq and t_ns; the consumer adds up seq),
+ *   and one copy in and one copy out per item on each side;
  * - the same buffer: one allocation per slot count, written through before
- *   every run, so no run pays first-touch page faults (a fresh 6 MiB
- *   buffer per run cost a few ms of faults, 5-10% of a run) and each starts
+ *   every run, so no run pays first-touch page faults (a fresh buffer per
+ *   run put them in whichever run got a newly mapped one) and each starts
  *   with the buffer in the same cache state;
  * - the same CPUs: consumer and producer pinned, to two CPUs for every run
  *   of the first rows and to one for the others.  Left to the scheduler,
@@ -264,9 +265,8 @@ static double best_of(bool ring, size_t item, size_t nslots, uint64_t n)
 struct acq_item_ck { struct acq_item it; };
 CK_RING_PROTOTYPE(item, acq_item_ck)
 
-/* One item per operation on each side, or runs of BATCH items: ours with
-   one bulk push and one bulk pop (a source's recv batch, the collector's
-   drain), ck_ring (no SPSC bulk calls) with a loop of single ones. */
+/* One item per operation on each side, or runs of BATCH items (see
+   give_run_* and take_run_*). */
 enum kind { OURS, CK, OURS_BATCH, CK_BATCH, KIND_MAX };
 #define BATCH 16
 #define ROUNDS_MAX 64
@@ -314,43 +314,152 @@ static void pin_self(int cpu, int fifo_prio)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-static void batch_produce(struct irun *r)
+/*
+ * Each kind has its own producer and consumer loop, generated from one
+ * macro, with nothing of the other kinds in it: a loop that chose the ring
+ * per item re-read the kind from memory every time (a slot copy may alias
+ * anything) and laid out its branches in the first kind's favour, which
+ * is a few percent where an item costs ~15 ns (one CPU).  Not inlined, so
+ * each loop is compiled on its own, not into whichever caller it landed.
+ */
+static inline bool give_ours(struct irun *r, struct acq_item_ck *c)
 {
-	struct acq_item_ck run[BATCH];
-	unsigned spins = 0;
-
-	memset(run, 0, sizeof(run));
-	for (uint64_t i = 0; i < r->n; i += BATCH) {
-		size_t n = r->n - i < BATCH ? (size_t)(r->n - i) : BATCH, done = 0;
-
-		for (size_t j = 0; j < n; j++) {
-			run[j].it.kind = ACQ_ITEM_CAN;
-			run[j].it.seq = i + j;
-			run[j].it.t_ns = (int64_t)(i + j);
-		}
-		while (done < n) {
-			size_t k = 0;
-
-			if (r->kind == OURS_BATCH) {
-				/* struct acq_item_ck is one acq_item: same layout */
-				k = acq_ring_push_bulk_sized(&r->ring, &run[done].it, n - done, sizeof(struct acq_item_ck));
-			} else {
-				while (done + k < n && ck_ring_enqueue_spsc_item(&r->ck, r->ckbuf, &run[done + k]))
-					k++;
-			}
-			done += k;
-			if (done < n) {
-				r->full_waits++;
-				backoff_n(&spins, r->spin_limit);
-			}
-		}
-	}
+	return acq_ring_item_push(&r->ring, &c->it);
 }
+
+static inline bool give_ck(struct irun *r, struct acq_item_ck *c)
+{
+	return ck_ring_enqueue_spsc_item(&r->ck, r->ckbuf, c);
+}
+
+/* (Not const: ck_ring's prototypes take a plain pointer.)  A run of n:
+   ours in one bulk push (a source's recv batch), ck_ring
+   (no SPSC bulk calls) with a loop of single ones. */
+static inline size_t give_run_ours(struct irun *r, struct acq_item_ck *run, size_t n)
+{
+	/* struct acq_item_ck is one acq_item: same layout */
+	return acq_ring_push_bulk_sized(&r->ring, &run->it, n, sizeof(*run));
+}
+
+static inline size_t give_run_ck(struct irun *r, struct acq_item_ck *run, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && ck_ring_enqueue_spsc_item(&r->ck, r->ckbuf, &run[k]))
+		k++;
+	return k;
+}
+
+static inline bool take_ours(struct irun *r, struct acq_item_ck *c)
+{
+	return acq_ring_item_pop(&r->ring, &c->it);
+}
+
+static inline bool take_ck(struct irun *r, struct acq_item_ck *c)
+{
+	return ck_ring_dequeue_spsc_item(&r->ck, r->ckbuf, c);
+}
+
+/* Up to max into out: ours in one bulk pop (the collector's drain), ck_ring
+   straight into the run with single ones: one copy per item each. */
+static inline size_t take_run_ours(struct irun *r, struct acq_item_ck *out, size_t max)
+{
+	return acq_ring_pop_bulk(&r->ring, out, max);
+}
+
+static inline size_t take_run_ck(struct irun *r, struct acq_item_ck *out, size_t max)
+{
+	size_t k = 0;
+
+	while (k < max && ck_ring_dequeue_spsc_item(&r->ck, r->ckbuf, &out[k]))
+		k++;
+	return k;
+}
+
+#define ITEM_LOOPS(name)                                                                        \
+	static __attribute__((noinline)) void produce_##name(struct irun *r)                    \
+	{                                                                                       \
+		struct acq_item_ck c = { .it = { .kind = ACQ_ITEM_CAN } };                      \
+		const uint64_t n = r->n;                                                        \
+		unsigned spins = 0;                                                             \
+                                                                                                \
+		for (uint64_t i = 0; i < n; i++) {                                              \
+			c.it.seq = i;                                                           \
+			c.it.t_ns = (int64_t)i;                                                 \
+			while (!give_##name(r, &c)) {                                           \
+				r->full_waits++;                                                \
+				backoff_n(&spins, r->spin_limit);                               \
+			}                                                                       \
+		}                                                                               \
+	}                                                                                       \
+	static __attribute__((noinline)) void produce_run_##name(struct irun *r)                \
+	{                                                                                       \
+		struct acq_item_ck run[BATCH];                                                  \
+		const uint64_t total = r->n;                                                    \
+		unsigned spins = 0;                                                             \
+                                                                                                \
+		memset(run, 0, sizeof(run));                                                    \
+		for (uint64_t i = 0; i < total; i += BATCH) {                                   \
+			size_t n = total - i < BATCH ? (size_t)(total - i) : BATCH;             \
+			size_t done = 0;                                                        \
+                                                                                                \
+			for (size_t j = 0; j < n; j++) {                                        \
+				run[j].it.kind = ACQ_ITEM_CAN;                                  \
+				run[j].it.seq = i + j;                                          \
+				run[j].it.t_ns = (int64_t)(i + j);                              \
+			}                                                                       \
+			while ((done += give_run_##name(r, &run[done], n - done)) < n) {        \
+				r->full_waits++;                                                \
+				backoff_n(&spins, r->spin_limit);                               \
+			}                                                                       \
+		}                                                                               \
+	}                                                                                       \
+	static __attribute__((noinline)) uint64_t consume_##name(struct irun *r)                \
+	{                                                                                       \
+		struct acq_item_ck c;                                                           \
+		const uint64_t n = r->n;                                                        \
+		uint64_t sum = 0;                                                               \
+		unsigned spins = 0;                                                             \
+                                                                                                \
+		for (uint64_t got = 0; got < n;) {                                              \
+			if (!take_##name(r, &c)) {                                              \
+				r->empty_waits++;                                               \
+				backoff_n(&spins, r->spin_limit);                               \
+				continue;                                                       \
+			}                                                                       \
+			sum += c.it.seq;                                                        \
+			got++;                                                                  \
+		}                                                                               \
+		return sum;                                                                     \
+	}                                                                                       \
+	static __attribute__((noinline)) uint64_t consume_run_##name(struct irun *r)            \
+	{                                                                                       \
+		struct acq_item_ck out[64];                                                     \
+		const uint64_t n = r->n;                                                        \
+		uint64_t sum = 0;                                                               \
+		unsigned spins = 0;                                                             \
+                                                                                                \
+		for (uint64_t got = 0; got < n;) {                                              \
+			size_t k = take_run_##name(r, out, 64);                                 \
+                                                                                                \
+			if (!k) {                                                               \
+				r->empty_waits++;                                               \
+				backoff_n(&spins, r->spin_limit);                               \
+				continue;                                                       \
+			}                                                                       \
+			for (size_t j = 0; j < k; j++)                                          \
+				sum += out[j].it.seq;                                           \
+			got += k;                                                               \
+		}                                                                               \
+		return sum;                                                                     \
+	}
+
+ITEM_LOOPS(ours)
+ITEM_LOOPS(ck)
 
 static void *item_producer(void *p)
 {
 	struct irun *r = p;
-	struct acq_item_ck c = { .it = { .kind = ACQ_ITEM_CAN } };
 	unsigned spins = 0;
 
 	pin_self(r->cpu, r->fifo_prio);
@@ -359,55 +468,23 @@ static void *item_producer(void *p)
 	   to start the clock. */
 	while (!atomic_load_explicit(&r->go, memory_order_acquire))
 		backoff_n(&spins, r->spin_limit);
-	spins = 0;
-	if (r->kind == OURS_BATCH || r->kind == CK_BATCH) {
-		batch_produce(r);
-		return NULL;
-	}
-	for (uint64_t i = 0; i < r->n; i++) {
-		c.it.seq = i;
-		c.it.t_ns = (int64_t)i;
-		while (!(r->kind == CK ? ck_ring_enqueue_spsc_item(&r->ck, r->ckbuf, &c) :
-		                         acq_ring_item_push(&r->ring, &c.it))) {
-			r->full_waits++;
-			backoff_n(&spins, r->spin_limit);
-		}
+	switch (r->kind) {
+	case OURS: produce_ours(r); break;
+	case CK: produce_ck(r); break;
+	case OURS_BATCH: produce_run_ours(r); break;
+	default: produce_run_ck(r); break;
 	}
 	return NULL;
 }
 
 static void item_consume(struct irun *r)
 {
-	struct acq_item out[64];
-	struct acq_item_ck c;
-	uint64_t got = 0, sum = 0;
-	unsigned spins = 0;
-
-	while (got < r->n) {
-		size_t k = 0;
-
-		if (r->kind == OURS_BATCH) {
-			k = acq_ring_item_pop_bulk(&r->ring, out, 64);
-			for (size_t j = 0; j < k; j++)
-				sum += out[j].seq;
-		} else if (r->kind == CK_BATCH) {
-			while (k < 64 && ck_ring_dequeue_spsc_item(&r->ck, r->ckbuf, &c)) {
-				out[k++] = c.it;
-				sum += c.it.seq;
-			}
-		} else if (r->kind == OURS ? acq_ring_item_pop(&r->ring, &c.it) :
-		                             ck_ring_dequeue_spsc_item(&r->ck, r->ckbuf, &c)) {
-			k = 1;
-			sum += c.it.seq;
-		}
-		if (!k) {
-			r->empty_waits++;
-			backoff_n(&spins, r->spin_limit);
-			continue;
-		}
-		got += k;
+	switch (r->kind) {
+	case OURS: r->checksum = consume_ours(r); break;
+	case CK: r->checksum = consume_ck(r); break;
+	case OURS_BATCH: r->checksum = consume_run_ours(r); break;
+	default: r->checksum = consume_run_ck(r); break;
 	}
-	r->checksum = sum;
 }
 
 struct iresult {
