@@ -644,16 +644,14 @@ static double versus_ck_slots(size_t nslots, uint64_t n, int rounds, const struc
    two CPUs here, since nothing crosses between cores: left to the
    scheduler, runs fell into either placement, and best-of-N then compared
    one ring's one-CPU run with the other's two-CPU run). */
-static double versus_ck(uint64_t n, int rounds, int fifo_prio)
+static double versus_ck(uint64_t n, int rounds, const int cpus[2], int fifo_prio)
 {
 	size_t slots[] = { 1024, 65536 };
-	int cpus[2];
 	double worst = 1e30;
 
-	pick_cpus(cpus);
 	printf("\nstruct acq_item (96 B) slots against ck_ring: %llu items a run, %d rounds of one run each "
-	       "(order rotated), %s, load average %.1f\n",
-	       (unsigned long long)n, rounds, fifo_prio ? "SCHED_FIFO" : "default policy", loadavg());
+	       "(order rotated), CPUs %d and %d, %s, load average %.1f\n",
+	       (unsigned long long)n, rounds, cpus[0], cpus[1], fifo_prio ? "SCHED_FIFO" : "default policy", loadavg());
 	printf("M items/s as median [min-max]; ratio = ring/ck_ring within each round, median [min-max];\n"
 	       "waits per 1000 items, medians: full = producer found the ring full, empty = consumer found it empty\n");
 	printf("%-4s %7s %-5s %21s %21s %22s %13s %13s\n", "cpus", "slots", "items", "ring", "ck_ring", "ratio",
@@ -692,7 +690,7 @@ static double versus_ck(uint64_t n, int rounds, int fifo_prio)
 int main(int argc, char **argv)
 {
 	uint64_t n = 20000000ull;
-	int rounds = 9, npos = 0, fifo_prio = 0;
+	int rounds = 9, npos = 0, fifo_prio = 0, cpus[2];
 	bool ck_only = false;
 	size_t items[] = { 8, 64 }, slots[] = { 1024, 65536 };
 	double worst = 1e30;
@@ -724,10 +722,9 @@ int main(int argc, char **argv)
 		sp.sched_priority = 0;
 		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 	}
+	/* Before any pinning: the set asked is the calling thread's. */
+	pick_cpus(cpus);
 	if (!ck_only) {
-		int cpus[2];
-
-		pick_cpus(cpus);
 		pin_self(cpus[0], fifo_prio);
 		printf("ring against a mutex+condvar queue: consumer on CPU %d, producer on CPU %d, %s, "
 		       "load average %.1f\n", cpus[0], cpus[1], fifo_prio ? "SCHED_FIFO" : "default policy", loadavg());
@@ -742,6 +739,6 @@ int main(int argc, char **argv)
 			}
 		printf("lowest ratio ring/mutex: %.1fx (goal >= 20x)\n", worst);
 	}
-	versus_ck(n / 4, rounds, fifo_prio);
+	versus_ck(n / 4, rounds, cpus, fifo_prio);
 	return 0;
 }
