@@ -297,13 +297,17 @@ static double best_of(bool ring, size_t item, size_t nslots, uint64_t n, const i
  *   the threads of some runs shared one CPU: with 65,536 slots such a run
  *   is 4-8x faster than one on two CPUs (the producer fills the ring, yields,
  *   and the consumer drains it from its own cache), and the best of five
- *   compared one ring's one-CPU run with the other's two-CPU run: the
- *   0.40x and 0.61x measured before at 65,536 slots item by item;
+ *   could compare one ring's one-CPU run with the other's two-CPU run.
+ *   The old benchmark's runs here fell into both (30-81 M items/s with
+ *   ~7,800 waits a side, one per fill: one CPU; 7-18 M: two), which
+ *   explains the 0.40x and 0.61x it gave at 65,536 slots item by item;
  * - under --fifo, SCHED_FIFO for both sides, so neighbours on a loaded
  *   machine do not deschedule one side in the middle of a run;
  * - the clock runs from the moment both threads are up to the last item
  *   consumed: thread creation is outside it;
- * - the same waiting when full or empty (backoff());
+ * - the same waiting when full or empty (backoff_n(): 256 pauses, then a
+ *   yield, on two CPUs; a yield at once on one, where the other side
+ *   cannot run while this one spins);
  * - rounds of one run of each kind, the order rotated from round to round,
  *   so a neighbour's load hits every kind alike, and the ratio is also
  *   taken within each round (paired), which cancels slow drifts in load.
