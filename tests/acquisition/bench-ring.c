@@ -299,7 +299,7 @@ static double best_of(bool ring, size_t item, size_t nslots, uint64_t n, const i
  *   and the consumer drains it from its own cache), and the best of five
  *   could compare one ring's one-CPU run with the other's two-CPU run.
  *   The old benchmark's runs here fell into both (30-81 M items/s with
- *   ~7,800 waits a side, one per fill: one CPU; 7-18 M: two), which
+ *   ~8,000 waits a side, 256 per fill: one CPU; 6-18 M: two), which
  *   explains the 0.40x and 0.61x it gave at 65,536 slots item by item;
  * - under --fifo, SCHED_FIFO for both sides, so neighbours on a loaded
  *   machine do not deschedule one side in the middle of a run;
