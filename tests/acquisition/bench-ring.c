@@ -354,8 +354,9 @@ struct irun {
  * Each kind has its own producer and consumer loop, generated from one
  * macro, with nothing of the other kinds in it: a loop that chose the ring
  * per item re-read the kind from memory every time (a slot copy may alias
- * anything) and laid out its branches in the first kind's favour, which
- * is a few percent where an item costs ~15 ns (one CPU).  Not inlined, so
+ * anything) and took a different branch path for each kind, which could
+ * favour one where an item costs ~15 ns (one CPU); the one-CPU rows came
+ * out the same within their spread before and after.  Not inlined, so
  * each loop is compiled on its own, not into whichever caller it landed.
  */
 static inline bool give_ours(struct irun *r, struct acq_item_ck *c)
