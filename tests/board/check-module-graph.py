@@ -23,7 +23,7 @@ ALLOWED = {
     "web": {"basic", "record"},
     "conf": {"basic", "bus"},
     "pipeline": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf", "evidence"},
-    "report": {"basic", "acquisition/acq-item.h", "bus", "storage", "record", "ground", "evidence"},
+    "report": {"basic", "acquisition/acq-item.h", "bus", "storage", "record", "ground", "evidence", "conf", "pipeline"},
     "board": {"basic", "acquisition", "bus", "storage", "record", "uplink", "ground", "web", "conf", "pipeline", "evidence",
               "report"},
 }
