@@ -8,7 +8,6 @@
  * (realtime threads, rings, collector, DBC, Batches, flash log) and shown
  * as a live table.
  */
-#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -105,35 +104,10 @@ static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_boar
 	return 0;
 }
 
-/* The demo board the options name, else the one conf_demo_board_path()
-   finds; one that is not there is said with where it was looked for. */
-static int demo_board(const struct demo_opts *o, char *buf, size_t len)
-{
-	const char *why;
-	int r;
-
-	if (o->board) {
-		snprintf(buf, len, "%s", o->board);
-		return 0;
-	}
-	r = conf_demo_board_path(buf, len, &why);
-	if (r < 0) {
-		fprintf(stderr, "railmon demo: the demo board's path is too long (RAILMON_PKGDATADIR)\n");
-		return r;
-	}
-	if (access(buf, R_OK) < 0) {
-		r = -errno;
-		fprintf(stderr, "railmon demo: no demo board %s (%s): %s; give one with --board FILE\n", buf, why,
-		        strerror(-r));
-		return r;
-	}
-	return 0;
-}
-
 int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 {
 	struct demo_opts with_board = *opts, *o = &with_board;
-	char board[PATH_MAX];
+	char board[PATH_MAX], err[PATH_MAX + 160];
 	struct bus_sim_train *srv = NULL;
 	struct conf_board *cfg = NULL;
 	struct board_daemon *d = NULL;
@@ -146,9 +120,11 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	uint16_t port;
 	int r;
 
-	r = demo_board(opts, board, sizeof(board));
-	if (r < 0)
+	r = conf_demo_board(opts->board, board, sizeof(board), err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "railmon demo: %s\n", err);
 		return r;
+	}
 	o->board = board;
 	r = bus_sim_train_start(&srv, &port);
 	if (r < 0) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "demo.h"
 #include "railmon-config.h"
@@ -47,6 +48,30 @@ int conf_demo_board_path(char *buf, size_t len, const char **ret_why)
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	*ret_why = why;
+	return 0;
+}
+
+/* The demo board the options name, else the one conf_demo_board_path()
+   finds; one that is not there is said with where it was looked for. */
+int conf_demo_board(const char *given, char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *why;
+	int r;
+
+	if (given) {
+		snprintf(buf, len, "%s", given);
+		return 0;
+	}
+	r = conf_demo_board_path(buf, len, &why);
+	if (r < 0) {
+		snprintf(err, errlen, "the demo board's path is too long (RAILMON_PKGDATADIR)");
+		return r;
+	}
+	if (access(buf, R_OK) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "no demo board %s (%s): %s; give one with --board FILE", buf, why, strerror(-r));
+		return r;
+	}
 	return 0;
 }
 

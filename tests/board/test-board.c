@@ -581,10 +581,20 @@ static void test_demo_board(void)
 	setenv("RAILMON_PKGDATADIR", huge, 1);
 	why = NULL;
 	assert(conf_demo_board_path(buf, sizeof(buf), &why) == -ENAMETOOLONG && !why);
+	assert(conf_demo_board(NULL, buf, sizeof(buf), err, sizeof(err)) == -ENAMETOOLONG);
+	assert(!strcmp(err, "the demo board's path is too long (RAILMON_PKGDATADIR)"));
+	setenv("RAILMON_PKGDATADIR", "/nonexistent", 1);
+	assert(conf_demo_board(NULL, buf, sizeof(buf), err, sizeof(err)) == -ENOENT);
+	assert(!strcmp(err, "no demo board /nonexistent/demo.ini (RAILMON_PKGDATADIR): No such file or directory; "
+	               "give one with --board FILE"));
+	/* --board is taken as it is: conf_load says what is wrong with it */
+	assert(conf_demo_board("my.ini", buf, sizeof(buf), err, sizeof(err)) == 0 && !strcmp(buf, "my.ini"));
 	/* this test runs from the build tree: the board of its source tree */
 	unsetenv("RAILMON_PKGDATADIR");
 	assert(conf_demo_board_path(buf, sizeof(buf), &why) == 0);
 	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/board/demo.ini") && !strcmp(why, "the source tree of this build"));
+	assert(conf_demo_board(NULL, buf, sizeof(buf), err, sizeof(err)) == 0);
+	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/board/demo.ini"));
 
 	assert(conf_demo_load(buf, 40123, &cfg, err, sizeof(err)) == 0);
 	for (size_t b = 0; b < cfg->nbuses; b++)
