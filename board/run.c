@@ -8,7 +8,6 @@
  * closed and synced) and a new one started on the same log, so sequence
  * numbers continue and nothing confirmed is lost.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
