@@ -6,15 +6,8 @@
 #include <stdint.h>
 
 
-/* The demo board `railmon demo` runs without --board, into buf: the
-   environment's RAILMON_PKGDATADIR/demo.ini; else, for a binary inside the
-   build tree it was built in, board/demo.ini of its source tree; else the
-   installed PKGDATADIR/demo.ini.  *ret_why says which (static text).
-   Returns 0, or -ENAMETOOLONG. */
-int board_demo_board_path(char *buf, size_t len, const char **ret_why);
-
 struct demo_opts {
-	const char *board;     /* demo board file; NULL: board_demo_board_path() */
+	const char *board;     /* demo board file; NULL: conf_demo_board_path() */
 	const char *data_dir;  /* log directory */
 	double duration_s;     /* <= 0: until *stop */
 	bool live;             /* redraw the table while running */

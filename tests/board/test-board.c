@@ -5,6 +5,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,10 @@
 
 #include "conf/config-schema.h"
 #include "conf/config.h"
+#include "conf/demo.h"
 #include "conf/replay.h"
 #include "pipeline/daemon.h"
+#include "railmon-config.h"
 
 static const char good[] =
 	"; a regional EMU\n"
@@ -561,6 +564,51 @@ static void test_replay_boards(void)
 	conf_free(c);
 }
 
+/* conf/demo.c: where `railmon demo` finds its board, and its Modbus
+   devices put on the simulator's port. */
+static void test_demo_board(void)
+{
+	char buf[PATH_MAX], err[CONF_ERR_MAX], huge[5000];
+	const char *why = NULL;
+	struct conf_board *cfg = NULL;
+	size_t nmb = 0;
+
+	setenv("RAILMON_PKGDATADIR", "/opt/x", 1);
+	assert(conf_demo_board_path(buf, sizeof(buf), &why) == 0);
+	assert(!strcmp(buf, "/opt/x/demo.ini") && !strcmp(why, "RAILMON_PKGDATADIR"));
+	memset(huge, 'x', sizeof(huge) - 1);
+	huge[sizeof(huge) - 1] = 0;
+	setenv("RAILMON_PKGDATADIR", huge, 1);
+	why = NULL;
+	assert(conf_demo_board_path(buf, sizeof(buf), &why) == -ENAMETOOLONG && !why);
+	assert(conf_demo_board(NULL, buf, sizeof(buf), err, sizeof(err)) == -ENAMETOOLONG);
+	assert(!strcmp(err, "the demo board's path is too long (RAILMON_PKGDATADIR)"));
+	setenv("RAILMON_PKGDATADIR", "/nonexistent", 1);
+	assert(conf_demo_board(NULL, buf, sizeof(buf), err, sizeof(err)) == -ENOENT);
+	assert(!strcmp(err, "no demo board /nonexistent/demo.ini (RAILMON_PKGDATADIR): No such file or directory; "
+	               "give one with --board FILE"));
+	/* --board is taken as it is: conf_load says what is wrong with it */
+	assert(conf_demo_board("my.ini", buf, sizeof(buf), err, sizeof(err)) == 0 && !strcmp(buf, "my.ini"));
+	/* this test runs from the build tree: the board of its source tree */
+	unsetenv("RAILMON_PKGDATADIR");
+	assert(conf_demo_board_path(buf, sizeof(buf), &why) == 0);
+	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/board/demo.ini") && !strcmp(why, "the source tree of this build"));
+	assert(conf_demo_board(NULL, buf, sizeof(buf), err, sizeof(err)) == 0);
+	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/board/demo.ini"));
+
+	assert(conf_demo_load(buf, 40123, &cfg, err, sizeof(err)) == 0);
+	for (size_t b = 0; b < cfg->nbuses; b++)
+		if (cfg->buses[b].kind == BUS_KIND_MODBUS && !cfg->buses[b].mb.rtu) {
+			assert(cfg->buses[b].mb.port == 40123);
+			nmb++;
+		}
+	assert(nmb >= 1);
+	conf_free(cfg);
+	cfg = NULL;
+	assert(conf_demo_load("/nonexistent/demo.ini", 40123, &cfg, err, sizeof(err)) < 0 && !cfg);
+	assert(strstr(err, "/nonexistent/demo.ini"));
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
@@ -576,6 +624,7 @@ int main(void)
 	test_schema();
 	test_replay_boards();
 	test_files();
+	test_demo_board();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");
 	return 0;
