@@ -144,23 +144,6 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
 	return -1;
 }
 
-/* A trace (not a log directory) must be one railmon reads; unless it goes
-   to a CAN interface, what it holds is said first.  -1 to go on, else the
-   exit status. */
-static int replay_check_trace(const struct replay_args *a)
-{
-	enum bus_trace_format fmt;
-	int r;
-
-	r = bus_trace_detect_file(a->trace, &fmt);
-	if (r == -EMEDIUMTYPE)
-		return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", a->trace,
-		                BUS_TRACE_FORMATS);
-	if (r < 0 || (!a->to_can && (r = rpt_trace_survey(stderr, a->trace, fmt)) < 0))
-		return cli_fail("replay", "%s: %s", a->trace, strerror(-r));
-	return -1;
-}
-
 /* The daemon's options for the source: a log directory is read by the log
    source, never into itself; a data directory already holding a log is
    added to only with --append.  -1 to go on, else the exit status (cfg
@@ -211,7 +194,7 @@ int board_cmd_replay(int argc, char **argv)
 		return r;
 	if (stat(a.trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", a.trace, strerror(errno));
-	if (!S_ISDIR(sb.st_mode) && (r = replay_check_trace(&a)) >= 0)
+	if (!S_ISDIR(sb.st_mode) && (r = rpt_trace_check(stderr, a.trace, !a.to_can)) >= 0)
 		return r;
 	if (a.to_can) {
 		if (S_ISDIR(sb.st_mode))
