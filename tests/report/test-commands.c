@@ -5,7 +5,8 @@
  * test writes, with the load and Modicon warnings `run` gives too;
  * watch's screen (report/watch.h) from a "channels" answer; export's
  * option checks and totals (export-cli.c); and the exit codes and words
- * of channels, decode, summary and verify on what cannot be read.
+ * of channels, decode, summary and verify on what cannot be read;
+ * replay's trace check and keygen.
  *
  * Usage: test-commands SOURCE_ROOT (for board/demo/train.dbc and .log).
  */
@@ -21,8 +22,10 @@
 #include "report/check.h"
 #include "report/decode.h"
 #include "report/export.h"
+#include "report/keygen.h"
 #include "report/livetable.h"
 #include "report/summary.h"
+#include "report/trace.h"
 #include "report/verify.h"
 #include "report/watch.h"
 #include "tlib.h"
@@ -336,6 +339,50 @@ static void test_decode_run(const char *src)
 	mem_close(&err);
 }
 
+/* replay's source: a trace railmon reads (what it holds said), or not. */
+static void test_trace_check(const char *dir, const char *src)
+{
+	char path[512];
+	struct mem err;
+
+	mem_open(&err);
+	CHECK(rpt_trace_check(err.f, "/nonexistent-railmon.log", true) == 2);
+	CHECK_STR(text(&err), "railmon replay: /nonexistent-railmon.log: No such file or directory\n");
+	snprintf(path, sizeof(path), "%s/garbage.log", dir);
+	write_file(path, "garbage\n");
+	CHECK(rpt_trace_check(err.f, path, true) == 2);
+	CHECK(strstr(text(&err), ": not a trace in any format railmon reads (tried "), "%s", text(&err));
+	mem_close(&err);
+	mem_open(&err);
+	snprintf(path, sizeof(path), "%s/board/demo/train.log", src);
+	CHECK(rpt_trace_check(err.f, path, false) == -1);
+	CHECK_STR(text(&err), "");
+	CHECK(rpt_trace_check(err.f, path, true) == -1);
+	CHECK(strstr(text(&err), "train.log: candump, 8100 frames\n"), "%s", text(&err));
+	mem_close(&err);
+}
+
+/* keygen: a pair made and said; never over an existing file. */
+static void test_keygen(const char *dir)
+{
+	char secret[512], pub[512];
+	struct mem out, err;
+
+	snprintf(secret, sizeof(secret), "%s/v.key", dir);
+	snprintf(pub, sizeof(pub), "%s/v.key.pub", dir);
+	mem_open(&out);
+	mem_open(&err);
+	CHECK(rpt_keygen(out.f, err.f, secret, pub) == 0, "%s", text(&err));
+	CHECK(strstr(text(&out), "(0600): name it in the board file, [board] key = ") &&
+	      strstr(text(&out), ", key id "), "%s", text(&out));
+	CHECK(access(secret, R_OK) == 0 && access(pub, R_OK) == 0);
+	CHECK(rpt_keygen(out.f, err.f, secret, pub) == 1);
+	CHECK_STR(text(&err), "railmon keygen: a key file exists (never overwritten): remove it first, or choose another "
+	                      "name\n");
+	mem_close(&out);
+	mem_close(&err);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/test-commands-XXXXXX";
@@ -349,6 +396,8 @@ int main(int argc, char **argv)
 	test_not_there();
 	test_channels_of_board(dir, argv[1]);
 	test_decode_run(argv[1]);
+	test_trace_check(dir, argv[1]);
+	test_keygen(dir);
 	CHECK(tlib_run((char *const[]){ "rm", "-rf", dir, NULL }, 30) == 0);
 	return 0;
 }
