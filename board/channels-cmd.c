@@ -4,7 +4,7 @@
  * channel with its id, name, unit, bus, source, declared range and value
  * table (like `cantools dump`), from a board file (what `run` would
  * record) or from the dictionary a log carries (what was recorded); the
- * listing is report/channels.h's.
+ * options and the board file here, the listing is report/channels.h's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/channels.h"
 #include "cli.h"
 #include "conf/config.h"
-#include "record/channels.h"
 #include "report/channels.h"
 
 static const char channels_usage[] =
@@ -30,59 +28,13 @@ static const char channels_usage[] =
 static int from_board(const char *path, bool json)
 {
 	struct conf_board *cfg;
-	pl_channels_t *ch;
-	const struct rec_channel **list;
-	const struct rec_channel *dict;
-	char err[CONF_ERR_MAX];
-	size_t n;
 	int r = cli_load_board("channels", path, &cfg);
 
 	if (r)
 		return r;
-	if (pl_channels_new(cfg, &ch, err, sizeof(err)) < 0) {
-		fprintf(stderr, "railmon channels: %s\n", err);
-		conf_free(cfg);
-		return 1;
-	}
-	n = pl_channels_list(ch, NULL);
-	dict = pl_channels_dictionary(ch);
-	list = calloc(n ? n : 1, sizeof(*list));
-	if (list) {
-		for (size_t i = 0; i < n; i++)
-			list[i] = &dict[i];
-		rpt_channels_print(stdout, list, n, json);
-		fprintf(stderr, "railmon channels: %zu channels in %s\n", n, path);
-	}
-	free(list);
-	pl_channels_free(ch);
+	r = rpt_channels_of_board(stdout, stderr, cfg, path, json);
 	conf_free(cfg);
-	return list ? 0 : cli_fail("channels", "out of memory");
-}
-
-static int from_log(const char *dir, bool json)
-{
-	rec_channels_t *map;
-	const struct rec_channel **list;
-	int n, r;
-
-	if (rec_channels_new(&map) < 0)
-		return cli_fail("channels", "out of memory");
-	r = rpt_channels_learn_log(dir, map);
-	if (r < 0) {
-		rec_channels_free(map);
-		fprintf(stderr, "railmon channels: %s: %s\n", dir, strerror(-r));
-		return 1;
-	}
-	n = rec_channels_sorted(map, &list);
-	if (n >= 0)
-		rpt_channels_print(stdout, list, (size_t)n, json);
-	if (n == 0)
-		fprintf(stderr, "railmon channels: %s: no channel dictionary in the log\n", dir);
-	else if (n > 0)
-		fprintf(stderr, "railmon channels: %d channels in the dictionary of %s\n", n, dir);
-	free(list);
-	rec_channels_free(map);
-	return n > 0 ? 0 : 1;
+	return r;
 }
 
 int board_cmd_channels(int argc, char **argv)
@@ -108,5 +60,5 @@ int board_cmd_channels(int argc, char **argv)
 		return cli_fail("channels", "unexpected argument '%s'", argv[optind]);
 	if (!board == !data)
 		return cli_fail("channels", "give --board FILE or --data DIR (one of them)");
-	return board ? from_board(board, json) : from_log(data, json);
+	return board ? from_board(board, json) : rpt_channels_of_log(stdout, stderr, data, json);
 }

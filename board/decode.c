@@ -6,12 +6,11 @@
  * label) on one line; or, with --format csv/jsonl, the frame and its
  * samples as rows of export's schema.  Lines that are not candump lines
  * are said with their line number and counted; the exit status is 1 if
- * any was.
+ * any was.  The options, the DBC and the input here; the decoding and the
+ * totals are report/decode.h's.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,28 +76,14 @@ int board_cmd_decode(int argc, char **argv)
 		fprintf(stderr, "railmon decode: %s\n", err[0] ? err : strerror(-r));
 		return 1;
 	}
-	d.max = bus_dbc_decode_max(d.dbc);
-	d.samples = calloc(d.max ? d.max : 1, sizeof(*d.samples));
-	if (!d.samples || (input && !(in = fopen(input, "re")))) {
+	if (rpt_decode_alloc(&d) < 0 || (input && !(in = fopen(input, "re")))) {
 		r = d.samples ? cli_fail("decode", "%s: %s", input, strerror(errno)) : cli_fail("decode", "out of memory");
-		free(d.samples);
-		bus_dbc_free(d.dbc);
+		rpt_decode_release(&d);
 		return r;
 	}
-	if (!d.text)
-		rec_format_header(stdout, d.fmt);
-	r = rpt_decode_stream(&d, in, input ? input : "stdin");
+	r = rpt_decode_run(&d, in, input ? input : "stdin", dbc);
 	if (input)
 		fclose(in);
-	fflush(stdout);
-	fprintf(stderr, "railmon decode: %" PRIu64 " frames, %" PRIu64 " decoded with %s", d.frames, d.decoded, dbc);
-	if (d.bad)
-		fprintf(stderr, "; %" PRIu64 " line%s not candump (%s)", d.bad, d.bad == 1 ? "" : "s",
-		        d.bad > RPT_DECODE_BAD_SAID ? "the first ones said above" : "said above");
-	fputc('\n', stderr);
-	if (r < 0)
-		fprintf(stderr, "railmon decode: reading %s: %s\n", input ? input : "stdin", strerror(-r));
-	free(d.samples);
-	bus_dbc_free(d.dbc);
-	return r < 0 || d.bad ? 1 : 0;
+	rpt_decode_release(&d);
+	return r;
 }

@@ -4,9 +4,10 @@
  * InfluxDB line protocol, or its CAN frames as a Vector ASC or BLF trace
  * (record/trace-write.h).
  *
- * The options and the totals; the engine is report/export.h (the log or a
- * ground vehicle directory of logs, export-log.c; the ground database,
- * export-db.c; the filters, order and writers, export-write.c).  Whatever
+ * The options; the engine is report/export.h (the log or a ground vehicle
+ * directory of logs, export-log.c; the ground database, export-db.c; the
+ * filters, order and writers, export-write.c; the option combinations,
+ * the end of the output and the totals, export-cli.c).  Whatever
  * cannot be read is said on stderr with its file and the records lost, and
  * skipped; everything else is exported, and the exit status is 1 if
  * anything was skipped.
@@ -108,47 +109,6 @@ static int parse_option(struct rpt_export *x, int c, const char *arg)
 	return 2;
 }
 
-/* The combinations that cannot work, said; 0 or the exit code. */
-static int check_options(struct rpt_export *x)
-{
-	if (x->raster_ns && !x->wide)
-		return cli_fail("export", "--raster needs --wide");
-	if (x->wide && x->trace)
-		return cli_fail("export", "--wide writes CSV: no --format asc or blf");
-	if (x->wide && x->format != REC_FORMAT_CSV)
-		return cli_fail("export", "--wide writes CSV: no --format %s", x->format == REC_FORMAT_JSONL ? "jsonl" :
-		                x->format == REC_FORMAT_INFLUX ? "influx" : "candump");
-	if (x->wide && x->window_ns < 0)
-		return cli_fail("export", "--wide needs time order: no --order seq");
-	if (!x->kinds)
-		x->kinds = x->format == REC_FORMAT_CANDUMP || x->trace ? 1u << ACQ_ITEM_CAN
-		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE | 1u << ACQ_ITEM_TEXT
-		                                          : (1u << ACQ_ITEM_KIND_MAX) - 1;
-	if (x->window_ns >= 0 && rec_order_new(REC_ORDER_MAX_ITEMS, x->window_ns, &x->order) < 0)
-		return cli_fail("export", "out of memory");
-	return 0;
-}
-
-static void export_summary(const struct rpt_export *x)
-{
-	uint64_t late = rec_order_late(x->order);
-
-	if (late)
-		fprintf(stderr, "railmon export: %" PRIu64 " records were more than the window (--window %.3gs) "
-		        "out of time order and came out late\n", late, (double)x->window_ns / 1e9);
-	if (x->uncorrected)
-		fprintf(stderr, "railmon export: %" PRIu64 " records without a monotonic base (a replay, railmon before "
-		        "it) left as recorded\n", x->uncorrected);
-	if (x->table)
-		fprintf(stderr, "railmon export: %" PRIu64 " rows of %s\n", rec_wide_rows(x->table),
-		        x->raster_ns ? "raster points" : "timestamps");
-	if (x->damaged)
-		fprintf(stderr, "railmon export: %" PRIu64 " records written; %" PRIu64 " unreadable part%s of the log "
-		        "skipped (see above)\n", x->written, x->damaged, x->damaged == 1 ? "" : "s");
-	else
-		fprintf(stderr, "railmon export: %" PRIu64 " records written\n", x->written);
-}
-
 int board_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -192,7 +152,7 @@ int board_cmd_export(int argc, char **argv)
 		return cli_fail("export", db ? "--db needs --vehicle V" : "--vehicle is for --db");
 	if (db && x.corrected)
 		return cli_fail("export", "--corrected-time reads a log's monotonic bases: not with --db");
-	if ((r = check_options(&x)) != 0 || rec_channels_new(&x.chans) < 0) {
+	if ((r = rpt_export_check(&x)) != 0 || rec_channels_new(&x.chans) < 0) {
 		rec_order_free(x.order);
 		return r ? r : cli_fail("export", "out of memory");
 	}
@@ -204,24 +164,11 @@ int board_cmd_export(int argc, char **argv)
 		r = cli_fail("export", "out of memory");
 	else
 		r = db ? rpt_export_db(&x, db, vehicle) : rpt_export_dir(&x, dir);
-	if (x.tracew) {
-		int k = rec_tracew_close(x.tracew);
-
-		if (k < 0)
-			fprintf(stderr, "railmon export: write: %s\n", strerror(-k));
-		r = r != 0 ? r : k;
-		if (x.not_frames)
-			fprintf(stderr, "railmon export: %" PRIu64 " records that are no CAN frame left out of the trace\n",
-			        x.not_frames);
-	}
-	if (x.table && rec_wide_finish(x.table) < 0 && r >= 0)
-		r = -EIO;
-	if (x.out && fflush(x.out) != 0 && r >= 0)
-		r = -errno;
+	r = rpt_export_finish(&x, r);
 	if (output && x.out)
 		fclose(x.out);
 	if (r <= 0)
-		export_summary(&x);
+		rpt_export_summary(&x);
 	rpt_export_release(&x);
 	return r > 0 ? r : r < 0 || x.damaged ? 1 : 0;
 }

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* keygen.c - `railmon keygen`: the vehicle's Ed25519 key pair. */
-#include <errno.h>
+/* keygen.c - `railmon keygen`: the vehicle's Ed25519 key pair; the options
+   here, making the keys and the words report/keygen.h's. */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
-#include "evidence/evd.h"
+#include "report/keygen.h"
 
 static const char keygen_usage[] =
 	"Usage: railmon keygen --out FILE [--public FILE]\n"
@@ -24,9 +23,8 @@ int board_cmd_keygen(int argc, char **argv)
 		                              { "public", required_argument, NULL, 'p' },
 		                              { "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *out = NULL, *pub = NULL;
-	char pubname[4096], id[17];
-	uint8_t pk[EVD_PUBLIC_LEN];
-	int c, r;
+	char pubname[4096];
+	int c;
 
 	while ((c = getopt_long(argc, argv, "o:p:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -45,19 +43,5 @@ int board_cmd_keygen(int argc, char **argv)
 			return cli_fail("keygen", "--out: name too long");
 		pub = pubname;
 	}
-	r = evd_key_generate(out, pub);
-	if (r < 0) {
-		fprintf(stderr, "railmon keygen: %s: %s\n", r == -EEXIST ? "a key file exists (never overwritten)" : out,
-		        r == -EEXIST ? "remove it first, or choose another name" : strerror(-r));
-		return 1;
-	}
-	r = evd_key_load_public(pub, pk);
-	if (r < 0) {
-		fprintf(stderr, "railmon keygen: %s: %s\n", pub, strerror(-r));
-		return 1;
-	}
-	printf("secret key %s (0600): name it in the board file, [board] key = %s\n", out, out);
-	printf("public key %s, key id %s: give it to the ground and to investigators\n", pub,
-	       evd_key_id(pk, id));
-	return 0;
+	return rpt_keygen(stdout, stderr, out, pub);
 }

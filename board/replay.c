@@ -24,6 +24,7 @@
 #include "pipeline/logdir.h"
 #include "report/logfault.h"
 #include "report/trace.h"
+#include "bus/to-can.h"
 #include "bus/trace.h"
 #include "storage/stor.h"
 
@@ -54,38 +55,14 @@ static const char replay_usage[] =
 	"                     TRANSMITS on that bus\n"
 	"  -h, --help         this text\n";
 
-/* 1: a virtual CAN interface (vcan, vxcan: under /sys/devices/virtual),
-   0: a real CAN device, -ENODEV: no such interface, -ENOTTY: not CAN. */
-static int iface_is_virtual(const char *ifname)
-{
-	char path[128], real[PATH_MAX];
-	int type = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/type", ifname);
-	f = fopen(path, "re");
-	if (!f)
-		return -ENODEV;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	if (type != 280) /* ARPHRD_CAN */
-		return -ENOTTY;
-	snprintf(path, sizeof(path), "/sys/class/net/%s", ifname);
-	if (!realpath(path, real))
-		return -errno;
-	return strstr(real, "/devices/virtual/") != NULL;
-}
-
 /* Send every frame of a trace onto a CAN interface, paced like the trace
-   (or as fast as the interface takes them). */
+   (or as fast as the interface takes them); the loop is bus/to-can.h's. */
 static int replay_to_can(const char *trace, const char *ifname, double speed, bool force)
 {
-	struct bus_cfg in = { .kind = BUS_KIND_CAN }, out = { .kind = BUS_KIND_CAN };
-	struct acq_item items[64];
+	struct bus_cfg in, out;
 	bus_dev_t *src = NULL, *dst = NULL;
 	uint64_t sent = 0;
-	int virt = iface_is_virtual(ifname), r;
+	int virt = bus_can_iface_virtual(ifname), r;
 
 	if (virt < 0)
 		return cli_fail("replay", "--to-can %s: %s", ifname,
@@ -93,39 +70,14 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 	if (!virt && !force)
 		return cli_fail("replay", "--to-can %s: a physical CAN interface: railmon would transmit on a real "
 		                "bus; refused without --force", ifname);
-	in.can.driver = BUS_CAN_TRACE;
-	snprintf(in.can.device, sizeof(in.can.device), "%s", trace);
-	in.can.trace_speed = speed;
-	out.can.driver = BUS_CAN_SOCKETCAN;
-	snprintf(out.can.ifname, sizeof(out.can.ifname), "%s", ifname);
-	out.can.fd = true;
-	out.can.listen_only = false;
-	out.can.allow_normal_mode = true; /* checked above: virtual, or forced */
+	bus_to_can_cfgs(trace, ifname, speed, &in, &out);
 	if ((r = bus_dev_new(&in, &src)) < 0 || (r = bus_dev_new(&out, &dst)) < 0) {
 		fprintf(stderr, "railmon replay: %s: %s\n", src ? ifname : trace, strerror(-r));
 		bus_dev_free(src);
 		return 1;
 	}
 	board_install_signals();
-	for (;;) {
-		int n = bus_dev_recv(src, items, 64, 100);
-		if (n == -ENODATA || board_stop_requested) {
-			r = 0;
-			break;
-		}
-		r = n < 0 ? n : 0;
-		for (int i = 0; i < n && r >= 0; i++) {
-			if (items[i].kind != ACQ_ITEM_CAN)
-				continue;
-			/* a full TX queue is back-pressure, not an error */
-			while ((r = bus_dev_send(dst, &items[i])) == -ENOBUFS && !board_stop_requested)
-				usleep(200);
-			if (r >= 0)
-				sent++;
-		}
-		if (r < 0)
-			break;
-	}
+	r = bus_can_forward(src, dst, &board_stop_requested, &sent);
 	bus_dev_free(src);
 	bus_dev_free(dst);
 	if (r < 0) {
@@ -190,23 +142,6 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
 	if (optind != argc - 1)
 		return cli_fail("replay", "expected one SOURCE (see --help)");
 	a->trace = argv[optind];
-	return -1;
-}
-
-/* A trace (not a log directory) must be one railmon reads; unless it goes
-   to a CAN interface, what it holds is said first.  -1 to go on, else the
-   exit status. */
-static int replay_check_trace(const struct replay_args *a)
-{
-	enum bus_trace_format fmt;
-	int r;
-
-	r = bus_trace_detect_file(a->trace, &fmt);
-	if (r == -EMEDIUMTYPE)
-		return cli_fail("replay", "%s: not a trace in any format railmon reads (tried %s)", a->trace,
-		                BUS_TRACE_FORMATS);
-	if (r < 0 || (!a->to_can && (r = rpt_trace_survey(stderr, a->trace, fmt)) < 0))
-		return cli_fail("replay", "%s: %s", a->trace, strerror(-r));
 	return -1;
 }
 
@@ -280,7 +215,7 @@ int board_cmd_replay(int argc, char **argv)
 		return r;
 	if (stat(a.trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", a.trace, strerror(errno));
-	if (!S_ISDIR(sb.st_mode) && (r = replay_check_trace(&a)) >= 0)
+	if (!S_ISDIR(sb.st_mode) && (r = rpt_trace_check(stderr, a.trace, !a.to_can)) >= 0)
 		return r;
 	if (a.to_can) {
 		if (S_ISDIR(sb.st_mode))

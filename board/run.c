@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
-#include "check.h"
+#include "report/check.h"
 #include "cli.h"
 #include "conf/config.h"
 #include "pipeline/daemon.h"
@@ -130,14 +130,14 @@ static void load_warnings(struct runner *rn)
 		const struct bus_cfg *bc = &rn->cfg->buses[b];
 		const bus_dbc_t *dbc = pl_daemon_dbc(rn->d, b);
 
-		if (board_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
+		if (rpt_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
 		/* one line, not one per warning: check lists them */
 		if (bus_dbc_warning_count(dbc))
 			fprintf(stderr, "railmon %s: warning: dbc %s: %u warnings, the first %s ('railmon check' lists them)\n",
 			        rn->cmd, rn->cfg->buses[b].can.dbc, bus_dbc_warning_count(dbc), bus_dbc_warning(dbc, 0));
 		for (size_t i = 0; bc->kind == BUS_KIND_MODBUS && i < bc->mb.nchannels; i++)
-			if (board_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
+			if (rpt_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
 				fprintf(stderr, "railmon %s: warning: [modbus %s] %s\n", rn->cmd, bc->name, modicon);
 	}
 }

@@ -3,7 +3,6 @@
  * summary.c - `railmon summary --data DIR`: the options; what it says per
  * channel is report/summary.h's.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -64,8 +63,6 @@ int board_cmd_summary(int argc, char **argv)
 	};
 	struct summary_args a = { .o = { .from_ns = INT64_MIN, .to_ns = INT64_MAX, .only = a.only } };
 	rpt_summary_t *s;
-	uint64_t damaged;
-	size_t n;
 	const char *dir = "railmon-data";
 	bool json = false;
 	int c, r = 0;
@@ -89,20 +86,7 @@ int board_cmd_summary(int argc, char **argv)
 		return cli_fail("summary", "unexpected argument '%s'", argv[optind]);
 	if (rpt_summary_new(&a.o, stderr, &s) < 0)
 		return cli_fail("summary", "out of memory");
-	r = rpt_summary_read(s, dir);
-	n = rpt_summary_channels(s);
-	if (r < 0)
-		fprintf(stderr, "railmon summary: %s: %s\n", dir, strerror(-r));
-	else if (a.o.nonly && rpt_summary_unknown(s, dir))
-		r = -ENOENT;
-	else if (!n)
-		fprintf(stderr, "railmon summary: %s: no samples%s\n", dir, a.o.nonly ? " of those channels" : "");
-	else
-		r = rpt_summary_print(s, json, stdout);
-	damaged = rpt_summary_damaged(s);
-	if (damaged)
-		fprintf(stderr, "railmon summary: %" PRIu64 " unreadable part%s of the log skipped (see above)\n", damaged,
-		        damaged == 1 ? "" : "s");
+	r = rpt_summary_run(s, dir, json, stdout);
 	rpt_summary_free(s);
-	return r < 0 || !n || damaged ? 1 : 0;
+	return r;
 }

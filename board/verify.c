@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* verify.c - `railmon verify`: a log against its Seals (README "Evidence");
-   what it says is report/verify.h's. */
-#include <errno.h>
+   the options here, the check and what it says are report/verify.h's. */
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "evidence/evd.h"
@@ -34,16 +30,13 @@ int board_cmd_verify(int argc, char **argv)
 		                              { "unsigned", no_argument, NULL, 'u' }, { "whole", no_argument, NULL, 'w' },
 		                              { "help", no_argument, NULL, 'h' }, { 0 } };
 	struct evd_verify_cfg cfg = { 0 };
-	struct rpt_verify_out out = { .err = stderr };
-	uint8_t pk[EVD_PUBLIC_LEN];
-	const char *key = NULL;
+	const char *dir = NULL, *key = NULL;
 	bool unsig = false;
-	struct evd_result res;
-	int c, r;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "d:k:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': out.dir = optarg; break;
+		case 'd': dir = optarg; break;
 		case 'k': key = optarg; break;
 		case 'u': unsig = true; break;
 		case 'w': cfg.whole = true; break;
@@ -53,26 +46,9 @@ int board_cmd_verify(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_fail("verify", "unexpected argument '%s'", argv[optind]);
-	if (!out.dir)
+	if (!dir)
 		return cli_fail("verify", "--data DIR is required");
 	if (!key == !unsig)
 		return cli_fail("verify", "give --pubkey FILE (a signed log) or --unsigned (a board without a key)");
-	if (key) {
-		r = evd_key_load_public(key, pk);
-		if (r < 0) {
-			fprintf(stderr, "railmon verify: %s: %s\n", key,
-			        r == -EBADMSG ? "not a railmon public key (railmon keygen makes one)" : strerror(-r));
-			return 1;
-		}
-		cfg.public_key = pk;
-	}
-	r = evd_verify_dir(out.dir, &cfg, rpt_verify_problem, &out, &res);
-	if (r < 0) {
-		fprintf(stderr, "railmon verify: %s: %s\n", out.dir, strerror(-r));
-		return 1;
-	}
-	if (out.printed > RPT_VERIFY_PRINT_MAX)
-		fprintf(stderr, "railmon verify: ... %" PRIu64 " more problems\n", out.printed - RPT_VERIFY_PRINT_MAX);
-	rpt_verify_result(stdout, &res, cfg.public_key);
-	return r ? 1 : 0;
+	return rpt_verify_run(stdout, stderr, dir, key, &cfg);
 }

@@ -6,12 +6,16 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "basic/escape.h"
+#include "conf/config.h"
+#include "pipeline/channels.h"
 #include "record/batch.h"
 #include "record/format.h"
 #include "report/channels.h"
+#include "report/say.h"
 #include "storage/stor.h"
 
 static void print_range(const struct rec_channel *c, char *buf, size_t len)
@@ -97,4 +101,56 @@ int rpt_channels_learn_log(const char *dir, rec_channels_t *map)
 	}
 	stor_reader_free(rd);
 	return 0;
+}
+
+int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *path, bool json)
+{
+	pl_channels_t *ch;
+	const struct rec_channel **list;
+	const struct rec_channel *dict;
+	char msg[CONF_ERR_MAX];
+	size_t n;
+
+	if (pl_channels_new(cfg, &ch, msg, sizeof(msg)) < 0) {
+		fprintf(err, "railmon channels: %s\n", msg);
+		return 1;
+	}
+	n = pl_channels_list(ch, NULL);
+	dict = pl_channels_dictionary(ch);
+	list = calloc(n ? n : 1, sizeof(*list));
+	if (list) {
+		for (size_t i = 0; i < n; i++)
+			list[i] = &dict[i];
+		rpt_channels_print(out, list, n, json);
+		fprintf(err, "railmon channels: %zu channels in %s\n", n, path);
+	}
+	free(list);
+	pl_channels_free(ch);
+	return list ? 0 : rpt_fail(err, "channels", "out of memory");
+}
+
+int rpt_channels_of_log(FILE *out, FILE *err, const char *dir, bool json)
+{
+	rec_channels_t *map;
+	const struct rec_channel **list;
+	int n, r;
+
+	if (rec_channels_new(&map) < 0)
+		return rpt_fail(err, "channels", "out of memory");
+	r = rpt_channels_learn_log(dir, map);
+	if (r < 0) {
+		rec_channels_free(map);
+		fprintf(err, "railmon channels: %s: %s\n", dir, strerror(-r));
+		return 1;
+	}
+	n = rec_channels_sorted(map, &list);
+	if (n >= 0)
+		rpt_channels_print(out, list, (size_t)n, json);
+	if (n == 0)
+		fprintf(err, "railmon channels: %s: no channel dictionary in the log\n", dir);
+	else if (n > 0)
+		fprintf(err, "railmon channels: %d channels in the dictionary of %s\n", n, dir);
+	free(list);
+	rec_channels_free(map);
+	return n > 0 ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * channels.h - `railmon channels`' listing, from a board file's
- * dictionary (board/ builds it) or from the dictionaries a log carries.
+ * dictionary or from the dictionaries a log carries.
  */
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "conf/config.h"
 #include "record/channels.h"
 
 /* A header line and one row per channel (id, bus, name, unit, range,
@@ -19,3 +20,13 @@ void rpt_channels_print(FILE *out, const struct rec_channel *const *list, size_t
    one, latest wins; damage is export's and stat's to say).  0, or -errno
    when the log cannot be opened. */
 int rpt_channels_learn_log(const char *dir, rec_channels_t *map);
+
+/* The channels board cfg (read from path, as messages name it) defines,
+   its DBC files' too, listed on out; the count or why not on err.  The
+   exit code: 0, 1 (a DBC cannot be used), 2 (no memory). */
+int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *path, bool json);
+
+/* The channels the log in dir names in its dictionaries, listed on out;
+   the count, none or why not on err.  The exit code: 0, 1 (no log, no
+   dictionary in it), 2 (no memory). */
+int rpt_channels_of_log(FILE *out, FILE *err, const char *dir, bool json);

@@ -104,3 +104,36 @@ int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src)
 	free(line);
 	return ferror(in) ? -EIO : 0;
 }
+
+int rpt_decode_alloc(struct rpt_decode *d)
+{
+	d->max = bus_dbc_decode_max(d->dbc);
+	d->samples = calloc(d->max ? d->max : 1, sizeof(*d->samples));
+	return d->samples ? 0 : -ENOMEM;
+}
+
+int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *dbc_name)
+{
+	int r;
+
+	if (!d->text)
+		rec_format_header(d->out, d->fmt);
+	r = rpt_decode_stream(d, in, src);
+	fflush(d->out);
+	fprintf(d->err, "railmon decode: %" PRIu64 " frames, %" PRIu64 " decoded with %s", d->frames, d->decoded,
+	        dbc_name);
+	if (d->bad)
+		fprintf(d->err, "; %" PRIu64 " line%s not candump (%s)", d->bad, d->bad == 1 ? "" : "s",
+		        d->bad > RPT_DECODE_BAD_SAID ? "the first ones said above" : "said above");
+	fputc('\n', d->err);
+	if (r < 0)
+		fprintf(d->err, "railmon decode: reading %s: %s\n", src, strerror(-r));
+	return r < 0 || d->bad ? 1 : 0;
+}
+
+void rpt_decode_release(struct rpt_decode *d)
+{
+	free(d->samples);
+	d->samples = NULL;
+	d->dbc = bus_dbc_free(d->dbc);
+}

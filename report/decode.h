@@ -4,8 +4,8 @@
  * DBC, no board file.  Text: each line, then `Message(Signal: value unit
  * 'label', ...)` (a frame the DBC does not describe: the line alone);
  * rows: the frame and its samples in export's schema (channel = signal
- * index, named Message.Signal).  board/decode.c parses the options and
- * says the totals.
+ * index, named Message.Signal).  board/decode.c parses the options, loads
+ * the DBC and opens the input.
  */
 #pragma once
 
@@ -35,3 +35,16 @@ struct rpt_decode {
    and d->samples (d->max, bus_dbc_decode_max) are the caller's.  0, or
    -EIO when in could not be read to its end. */
 int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src);
+
+/* d->samples for the most samples a frame of d->dbc decodes into.  0 or
+   -ENOMEM. */
+int rpt_decode_alloc(struct rpt_decode *d);
+
+/* The header (rows), every line of in decoded (rpt_decode_stream), then
+   the totals on d->err: frames, decoded with dbc_name, lines that are not
+   candump, a read error.  The exit code: 1 if a line was bad or in could
+   not be read, else 0. */
+int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *dbc_name);
+
+/* Frees d->samples and d->dbc (NULL after). */
+void rpt_decode_release(struct rpt_decode *d);

@@ -6,7 +6,8 @@
  * `export --db URL --vehicle V`), so both write the same formats: CSV and
  * JSON lines of one schema, candump, influx, --wide/--raster, and the
  * ASC/BLF traces of the CAN frames.  board/export.c parses the options
- * into struct rpt_export and says the totals.
+ * into struct rpt_export; the checks of their combinations, the end of
+ * the output and the totals are export-cli.c's.
  *
  * Records go to out; what cannot be read or written is said on err
  * ("railmon export: ..."), both the caller's streams.
@@ -79,6 +80,19 @@ int rpt_export_dir(struct rpt_export *x, const char *dir);
 /* The vehicle's records from the ground database, named by its
    dictionary there.  0, the exit code, or -errno. */
 int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle);
+
+/* The combinations of options that cannot work, said on err; the default
+   kinds of the format; the time order.  0 or the exit code (2). */
+int rpt_export_check(struct rpt_export *x);
+
+/* The end of the output after the engine returned r (0, the exit code or
+   -errno): the trace closed (and the records it could not hold counted),
+   --wide's last row, out flushed.  r, or the first -errno of these. */
+int rpt_export_finish(struct rpt_export *x, int r);
+
+/* The totals on err: late records, uncorrected times, rows, records
+   written and unreadable parts skipped. */
+void rpt_export_summary(const struct rpt_export *x);
 
 /* Frees what the export made (order, dictionaries, wide table, names);
    x's options and streams stay the caller's. */

@@ -332,3 +332,25 @@ uint64_t rpt_summary_damaged(const rpt_summary_t *s)
 {
 	return s->damaged;
 }
+
+int rpt_summary_run(rpt_summary_t *s, const char *dir, bool json, FILE *out)
+{
+	uint64_t damaged;
+	size_t n;
+	int r = rpt_summary_read(s, dir);
+
+	n = rpt_summary_channels(s);
+	if (r < 0)
+		fprintf(s->err, "railmon summary: %s: %s\n", dir, strerror(-r));
+	else if (s->nonly && rpt_summary_unknown(s, dir))
+		r = -ENOENT;
+	else if (!n)
+		fprintf(s->err, "railmon summary: %s: no samples%s\n", dir, s->nonly ? " of those channels" : "");
+	else
+		r = rpt_summary_print(s, json, out);
+	damaged = rpt_summary_damaged(s);
+	if (damaged)
+		fprintf(s->err, "railmon summary: %" PRIu64 " unreadable part%s of the log skipped (see above)\n", damaged,
+		        damaged == 1 ? "" : "s");
+	return r < 0 || !n || damaged ? 1 : 0;
+}

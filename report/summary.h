@@ -42,6 +42,12 @@ int rpt_summary_unknown(const rpt_summary_t *s, const char *dir);
    JSON object per channel, on out.  0 or -ENOMEM. */
 int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out);
 
+/* `railmon summary` on the log in dir: read it, then the table or JSON
+   on out, or on err why not (the log cannot be read, unknown --channel
+   names, no samples), and the unreadable parts skipped.  The exit code: 1
+   for any of these, else 0. */
+int rpt_summary_run(rpt_summary_t *s, const char *dir, bool json, FILE *out);
+
 /* Channels with a sample; unreadable parts of the log skipped. */
 size_t rpt_summary_channels(const rpt_summary_t *s);
 uint64_t rpt_summary_damaged(const rpt_summary_t *s);

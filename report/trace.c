@@ -8,10 +8,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bus/bus.h"
 #include "bus/candump.h"
 #include "bus/trace.h"
+#include "report/say.h"
 #include "report/trace.h"
 
 int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
@@ -38,4 +40,18 @@ int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
 	fputc('\n', out);
 	bus_dev_free(dev);
 	return n == -ENODATA ? 0 : n;
+}
+
+int rpt_trace_check(FILE *err, const char *trace, bool survey)
+{
+	enum bus_trace_format fmt;
+	int r;
+
+	r = bus_trace_detect_file(trace, &fmt);
+	if (r == -EMEDIUMTYPE)
+		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
+		                BUS_TRACE_FORMATS);
+	if (r < 0 || (survey && (r = rpt_trace_survey(err, trace, fmt)) < 0))
+		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
+	return -1;
 }

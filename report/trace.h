@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "bus/trace.h"
@@ -16,3 +17,11 @@
  * skips.  0, or -errno if the trace cannot be read.
  */
 int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt);
+
+/*
+ * A trace replay's source (not a log directory) must be a trace railmon
+ * reads; with survey (not onto a CAN interface) what it holds is said
+ * first (rpt_trace_survey), on err as what is wrong.  -1 to go on, else
+ * the exit code (2).
+ */
+int rpt_trace_check(FILE *err, const char *trace, bool survey);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "report/verify.h"
@@ -110,4 +111,32 @@ void rpt_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
 		            "tampering)\n", r->tail_first, r->tail_end - 1);
 	fprintf(out, "%" PRIu64 " records read, %" PRIu64 " problem%s\n", r->records, r->problems,
 	            r->problems == 1 ? "" : "s");
+}
+
+int rpt_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const struct evd_verify_cfg *vcfg)
+{
+	struct evd_verify_cfg c = *vcfg, *cfg = &c;
+	struct rpt_verify_out vo = { .err = err, .dir = dir };
+	uint8_t pk[EVD_PUBLIC_LEN];
+	struct evd_result res;
+	int r;
+
+	if (key) {
+		r = evd_key_load_public(key, pk);
+		if (r < 0) {
+			fprintf(err, "railmon verify: %s: %s\n", key,
+			        r == -EBADMSG ? "not a railmon public key (railmon keygen makes one)" : strerror(-r));
+			return 1;
+		}
+		cfg->public_key = pk;
+	}
+	r = evd_verify_dir(dir, cfg, rpt_verify_problem, &vo, &res);
+	if (r < 0) {
+		fprintf(err, "railmon verify: %s: %s\n", dir, strerror(-r));
+		return 1;
+	}
+	if (vo.printed > RPT_VERIFY_PRINT_MAX)
+		fprintf(err, "railmon verify: ... %" PRIu64 " more problems\n", vo.printed - RPT_VERIFY_PRINT_MAX);
+	rpt_verify_result(out, &res, cfg->public_key);
+	return r ? 1 : 0;
 }

@@ -27,3 +27,9 @@ void rpt_verify_problem(void *ctx, const struct evd_problem *p);
    pk; NULL pk: unsigned), the unverified head, unsealed records, dropped
    seqs, the unsealed tail, and the counts. */
 void rpt_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk);
+
+/* `railmon verify`: the log in dir against its Seals with cfg (whole),
+   signed by the public key in the file key (NULL: --unsigned, the chain
+   only); the problems on err, the result on out.  The exit code: 0 verified, 1 a
+   problem, a key or a log that cannot be read. */
+int rpt_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const struct evd_verify_cfg *cfg);
