@@ -148,6 +148,36 @@ static int query(web_server_t *srv, struct web_reply *r, const char *missing_par
 	return r->body ? 0 : -ENOMEM;
 }
 
+/* A vehicle's health in a few figures (from its parts' newest Health
+   entries, migration 0006): the uplink's records not yet acknowledged and
+   the log's not yet synced, drops (ring full, log refused), bus errors and
+   frames the kernel dropped, log faults, the worst bus latency p99, buses
+   not up, the clock unsynchronised, the retention window's alarm; problems
+   lists what a depot engineer should look at. */
+#define HEALTH_SUMMARY \
+	" LEFT JOIN LATERAL (SELECT json_build_object('t', extract(epoch from x.t), 'age_s', extract(epoch from now() - x.t)," \
+	"   'parts', x.parts, 'uplink_backlog', x.uplink_backlog, 'log_backlog', x.log_backlog, 'drops', x.drops," \
+	"   'bus_errors', x.bus_errors, 'rx_dropped', x.rx_dropped, 'log_faults', x.log_faults," \
+	"   'latency_p99_us', x.latency_p99_us, 'buses_down', x.buses_down, 'clock_unsynced', x.clock_unsynced," \
+	"   'window_alarm', x.window_alarm, 'problems', array_remove(ARRAY[" \
+	"    CASE WHEN x.drops > 0 THEN x.drops || ' records dropped' END," \
+	"    CASE WHEN x.bus_errors + x.rx_dropped > 0 THEN x.bus_errors + x.rx_dropped || ' bus errors' END," \
+	"    CASE WHEN x.log_faults > 0 THEN x.log_faults || ' log faults' END," \
+	"    CASE WHEN json_array_length(x.buses_down) > 0 THEN 'bus down: ' || (SELECT string_agg(b, ', ')" \
+	"     FROM json_array_elements_text(x.buses_down) b) END," \
+	"    CASE WHEN x.clock_unsynced THEN 'clock not synchronised' END," \
+	"    CASE WHEN x.window_alarm > 0 THEN 'retention window ' || CASE x.window_alarm WHEN 1 THEN 'projected short'" \
+	"     ELSE 'due' END END], NULL)) j" \
+	"  FROM (SELECT max(h.t) t, count(*) parts, sum(h.backlog) FILTER (WHERE h.kind = 'uplink') uplink_backlog," \
+	"   sum(h.backlog) FILTER (WHERE h.kind = 'log') log_backlog, sum(h.drops) drops," \
+	"   coalesce(sum(h.errors) FILTER (WHERE h.kind IN ('can', 'modbus')), 0) bus_errors," \
+	"   coalesce(sum(h.rx_dropped), 0) rx_dropped, coalesce(sum(h.errors) FILTER (WHERE h.kind = 'log'), 0) log_faults," \
+	"   max(h.latency_p99_us) FILTER (WHERE h.kind IN ('can', 'modbus')) latency_p99_us," \
+	"   coalesce(json_agg(h.name ORDER BY h.name) FILTER (WHERE h.kind IN ('can', 'modbus') AND h.state NOT IN ('', 'up'))," \
+	"    '[]') buses_down, coalesce(bool_or(h.clock_unsynced) FILTER (WHERE h.kind = 'clock'), false) clock_unsynced," \
+	"   coalesce(max(h.window_alarm) FILTER (WHERE h.kind = 'log'), 0) window_alarm" \
+	"   FROM health h WHERE h.vehicle_id = v.vehicle_id HAVING count(*) > 0) x) hl ON true"
+
 static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
 {
 	static const char *const allowed[] = { NULL };
@@ -163,10 +193,14 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 		"  GROUP BY 1)"
 		" SELECT coalesce(json_agg(json_build_object("
 		" 'vehicle', v.name, 'first_seen', extract(epoch from v.first_seen), 'last_seen', extract(epoch from v.last_seen),"
-		" 'online', v.last_seen > now() - make_interval(secs => $1::int), 'age_s', extract(epoch from now() - v.last_seen),"
+		/* the retained status topic when a receiver heard it, else the last Batch */
+		" 'online', coalesce(vs.state = 'online', v.last_seen > now() - make_interval(secs => $1::int)),"
+		" 'state_from', CASE WHEN vs.state IS NULL THEN 'last_batch' ELSE 'status' END,"
+		" 'state_since', extract(epoch from vs.since), 'age_s', extract(epoch from now() - v.last_seen),"
 		" 'last_batch', lb.j, 'backlog_batches_1h', coalesce((SELECT n FROM bl WHERE bl.vehicle_id = v.vehicle_id), 0),"
-		" 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]')"
-		" FROM vehicles v"
+		" 'health', hl.j, 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]')"
+		" FROM vehicles v LEFT JOIN vehicle_status vs USING (vehicle_id)"
+		HEALTH_SUMMARY
 		" LEFT JOIN LATERAL (SELECT json_build_object('received_at', extract(epoch from b.received_at),"
 		"   't_last', extract(epoch from b.t_last), 'historical', b.historical,"
 		"   'lag_s', extract(epoch from b.received_at - b.t_last)) j"
@@ -198,8 +232,17 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 {
 	static const char sql[] =
 		"SELECT json_build_object('vehicle', v.name, 'now', extract(epoch from now()), 'stale_after_s', $2::int,"
+		" 'status', (SELECT json_build_object('state', s.state, 'since', extract(epoch from s.since)) FROM vehicle_status s"
+		"  WHERE s.vehicle_id = v.vehicle_id),"
+		" 'health', (SELECT json_agg(json_build_object('name', h.name, 'kind', h.kind, 'bus', h.bus, 't', extract(epoch"
+		"  from h.t), 'age_s', extract(epoch from now() - h.t), 'items', h.items, 'rate_hz', h.rate_hz, 'drops', h.drops,"
+		"  'errors', h.errors, 'rx_dropped', h.rx_dropped, 'overruns', h.overruns, 'bad_input', h.bad_input,"
+		"  'backlog', h.backlog, 'latency_p99_us', h.latency_p99_us, 'transaction_p99_us', h.transaction_p99_us,"
+		"  'ring_fill_pct', h.ring_fill_pct, 'state', h.state, 'reopens', h.reopens, 'window_alarm', h.window_alarm,"
+		"  'clock_unsynced', h.clock_unsynced) ORDER BY h.bus, h.name) FROM health h WHERE h.vehicle_id = v.vehicle_id),"
 		" 'channels', coalesce((SELECT json_agg(x ORDER BY x.bus, x.name) FROM ("
 		"  SELECT n.channel AS id, n.name, n.unit, n.bus, n.source, extract(epoch from l.t) AS t, l.value, l.quality,"
+		"   value_label(n.value_table, l.value) AS label, n.value_table,"
 		"   extract(epoch from now() - l.t) AS age_s, (l.t IS NULL OR l.t < now() - make_interval(secs => $2::int)) AS stale,"
 		"   (SELECT json_agg(json_build_array(extract(epoch from s.b), s.mean) ORDER BY s.b) FROM"
 		"    (SELECT date_bin('1 minute', r.t, 'epoch') b, sum(r.vsum) / sum(r.n) mean FROM rollup_1s r"
@@ -256,7 +299,7 @@ static int series_sql(const char *source, char *sql, size_t len)
 {
 	static const char head[] =
 		"WITH v AS (SELECT vehicle_id, name FROM vehicles WHERE name = $1),"
-		" c AS (SELECT n.channel, n.name, n.unit FROM channel_names n, v WHERE n.vehicle_id = v.vehicle_id"
+		" c AS (SELECT n.channel, n.name, n.unit, n.value_table FROM channel_names n, v WHERE n.vehicle_id = v.vehicle_id"
 		"  AND (n.name = $2 OR n.channel::text = $2) ORDER BY n.name = $2 DESC LIMIT 1),"
 		" x AS (SELECT floor((extract(epoch from t)::float8 - $3::float8) / $5::float8)::int b, %s"
 		"  FROM %s, v, c WHERE %s.vehicle_id = v.vehicle_id AND %s.channel = c.channel"
@@ -264,7 +307,7 @@ static int series_sql(const char *source, char *sql, size_t len)
 		" SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM v) THEN NULL"
 		" WHEN NOT EXISTS (SELECT 1 FROM c) THEN json_build_object('missing', 'channel') ELSE"
 		" (SELECT json_build_object('vehicle', $1, 'channel', (SELECT channel FROM c), 'name', (SELECT name FROM c),"
-		"  'unit', (SELECT unit FROM c), 'source', $6::text, 'from', $3::float8, 'to', $4::float8, 'bucket_s', $5::float8,"
+		"  'unit', (SELECT unit FROM c), 'value_table', (SELECT value_table FROM c), 'source', $6::text, 'from', $3::float8, 'to', $4::float8, 'bucket_s', $5::float8,"
 		"  'rows', coalesce(sum(n), 0), 't', coalesce(json_agg($3::float8 + b * $5::float8 ORDER BY b), '[]'),"
 		"  'min', coalesce(json_agg(mn ORDER BY b), '[]'), 'max', coalesce(json_agg(mx ORDER BY b), '[]'),"
 		"  'mean', coalesce(json_agg(mean ORDER BY b), '[]'), 'n', coalesce(json_agg(n ORDER BY b), '[]')) FROM x) END";
