@@ -156,10 +156,12 @@ async function pageVehicle(name) {
       <small>since ${esc(fmtTime(d.status.since))}</small>` : '';
     $('#health').innerHTML = d.health ? `<h3>Health</h3><table id="health-parts"><thead><tr><th>Part</th><th>Kind</th><th>State</th>
       <th>Items</th><th>Rate</th><th>Drops</th><th>Errors</th><th>Backlog</th><th>Latency p99</th><th>Age</th></tr></thead><tbody>
-      ${d.health.map(h => `<tr data-part="${esc(h.name)}" class="${h.drops || h.errors || h.rx_dropped || (h.state && h.state !== 'up' && h.state !== 'connected') ? 'bad' : ''}">
-        <td>${esc(h.name)}</td><td>${esc(h.kind)}</td><td>${esc(h.state)}${h.clock_unsynced ? 'unsynchronised' : ''}</td>
+      ${d.health.map(h => `<tr data-part="${esc(h.name)}">
+        <td>${esc(h.name)}</td><td>${esc(h.kind)}</td>
+        <td class="${(h.kind === 'can' || h.kind === 'modbus') && h.state && h.state !== 'up' || h.clock_unsynced ? 'warn' : ''}">${esc(h.state)}</td>
         <td class="num">${h.items}</td><td class="num">${h.rate_hz ? h.rate_hz.toFixed(1) + ' /s' : ''}</td>
-        <td class="num drops">${h.drops}</td><td class="num errors">${h.errors + h.rx_dropped}</td><td class="num backlog">${h.backlog}</td>
+        <td class="num drops ${h.drops ? 'warn' : ''}">${h.drops}</td><td class="num errors ${h.errors + h.rx_dropped ? 'warn' : ''}">${h.errors + h.rx_dropped}</td>
+        <td class="num backlog">${h.backlog}</td>
         <td class="num">${h.kind === 'can' || h.kind === 'modbus' ? h.latency_p99_us + ' µs' : ''}</td><td>${fmtAge(h.age_s)}</td></tr>`).join('')}
       </tbody></table>` : '<p class="muted">no Health records from this vehicle yet</p>';
     const buses = new Map();
