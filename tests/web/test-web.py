@@ -427,6 +427,14 @@ def test_real_vehicle(pg, srv, broker):
                   c)
         direction = [c for c in labelled if c["name"].endswith("Direction")][0]
         check(direction["label"] in ("standstill", "forward", "reverse"), "Direction has a label", direction)
+        # the chart's series carries the table too (its cursor labels values)
+        now = time.time()
+        ser = srv.ok("/api/series?vehicle=emu4&channel=%s&from=%.3f&to=%.3f&px=100" % (direction["name"], now - 600, now + 1))
+        check(ser["value_table"] == direction["value_table"] and
+              {float(e.split(" ", 1)[0]) for e in ser["value_table"]} == set(dbc["Direction"]),
+              "the series carries Direction's value table", ser["value_table"])
+        sp = srv.ok("/api/series?vehicle=emu1&channel=speed&from=%.3f&to=%.3f&px=10" % (now - 600, now + 1))
+        check(sp["value_table"] is None, "speed has none", sp["value_table"])
         print("emu4 (real railmon run): online from its status topic, health as in SQL, %d channels with their "
               "DBC value tables and labels (Direction = %s %s)" % (len(labelled), direction["value"], direction["label"]))
         # the forwarder dies without a word: the broker publishes its will
@@ -514,7 +522,8 @@ def main():
         recv, next_seq = fill(pg, broker)
         # serve as a role that may only read (README's recipe): it needs no more
         pg.psql("CREATE ROLE dashboard LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO dashboard")
-        srv = Serve(pg.url.replace("user=railmon", "user=dashboard"), "--offline-after", "60", "--stale-after", "300")
+        srv = Serve(pg.url.replace("user=railmon", "user=dashboard"), "--offline-after", "60", "--stale-after", "300",
+                    "--listen", "127.0.0.1:0")
         vehicles = test_vehicles(pg, srv)
         test_health(pg, vehicles)
         test_channels(pg, srv)
