@@ -380,9 +380,11 @@ static int api_events(web_server_t *srv, struct MHD_Connection *c, struct web_re
 static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
 {
 	/* A frame's decoded signals are the samples the vehicle decoded from
-	   it: on its bus, with its receive timestamp. */
+	   it: on its bus, with its receive timestamp; "decoded" those of the
+	   ground's DBC for its bus (serve --dbc, $7: web/frames.c). */
 	static const char sql[] =
 		"WITH v AS (SELECT vehicle_id FROM vehicles WHERE name = $1),"
+		" dec AS (SELECT (d->>'tus')::bigint tus, (d->>'seq')::bigint seq, d->'d' j FROM json_array_elements($7::json) d),"
 		" f AS (SELECT f.* FROM can_frames f, v WHERE f.vehicle_id = v.vehicle_id AND f.t >= to_timestamp($2::float8)"
 		"  AND f.t < to_timestamp($3::float8) AND ($4::bigint IS NULL OR f.can_id = $4::bigint)"
 		"  AND ($5::int IS NULL OR f.bus = $5::int) ORDER BY f.t, f.seq LIMIT $6::int + 1),"
@@ -393,13 +395,15 @@ static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_re
 		"  'frames', coalesce((SELECT json_agg(json_build_object('t', extract(epoch from f.t), 'seq', f.seq, 'bus', f.bus,"
 		"   'id', f.can_id, 'flags', f.flags, 'data', encode(f.data, 'hex'), 'signals', (SELECT json_agg(json_build_object("
 		"   'channel', s.channel, 'name', s.name, 'value', s.value, 'unit', s.unit) ORDER BY s.name) FROM s"
-		"   WHERE s.t = f.t AND (s.channel >> 16) = f.bus)) ORDER BY f.t, f.seq)"
-		"   FROM (SELECT * FROM f ORDER BY t, seq LIMIT $6::int) f), '[]'),"
+		"   WHERE s.t = f.t AND (s.channel >> 16) = f.bus), 'decoded', dec.j) ORDER BY f.t, f.seq)"
+		"   FROM (SELECT * FROM f ORDER BY t, seq LIMIT $6::int) f LEFT JOIN dec ON dec.tus ="
+		"    (extract(epoch from f.t) * 1000000)::bigint AND dec.seq = f.seq), '[]'),"
 		"  'truncated', (SELECT count(*) FROM f) > $6::int) END";
-	char f[32], t[32], lim[16], id[24], bus[16];
+	char f[32], t[32], lim[16], id[24], bus[16], *decoded = NULL;
 	double from, to;
 	long limit, busn, idn;
-	const char *vehicle, *vals[6] = { NULL, f, t, NULL, NULL, lim };
+	const char *vehicle, *vals[7] = { NULL, f, t, NULL, NULL, lim, "[]" };
+	int ret;
 
 	if (only(c, r, (const char *const[]){ "vehicle", "from", "to", "id", "bus", "limit", NULL }) < 0 ||
 	    need(c, r, "vehicle", &vehicle) < 0 || range(c, r, 86400.0, &from, &to) < 0 ||
@@ -414,7 +418,17 @@ static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_re
 	snprintf(bus, sizeof(bus), "%ld", busn);
 	vals[3] = idn >= 0 ? id : NULL;
 	vals[4] = busn >= 0 ? bus : NULL;
-	return query(srv, r, "vehicle", "no such vehicle", sql, 6, vals);
+	if (srv->ndbc) {
+		ret = web_frames_decode(srv, vals, &decoded);
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret < 0)
+			return web_reply_error(r, 503, NULL, "database: the frames to decode could not be read");
+		vals[6] = decoded;
+	}
+	ret = query(srv, r, "vehicle", "no such vehicle", sql, 7, vals);
+	free(decoded);
+	return ret;
 }
 
 int web_api(web_server_t *srv, struct MHD_Connection *c, const char *url, struct web_reply *r)

@@ -166,8 +166,13 @@ async function chart(page) {
 async function frames(page) {
   const f = want.frames;
   await open(page, `#/frames?vehicle=emu1&id=0x123&from=${f.from}&to=${f.to}`, 'frames');
-  const rows = await page.$$eval('#frames tbody tr', trs => trs.map(tr => ({ id: tr.dataset.id, sig: tr.querySelector('.signals').textContent })));
+  const rows = await page.$$eval('#frames tbody tr', trs => trs.map(tr => ({ id: tr.dataset.id, sig: tr.querySelector('.signals').textContent,
+    ground: [...tr.querySelectorAll('.ground span')].map(s => s.textContent.trim()) })));
   check(rows.length === f.count && rows.every(r => r.id === '291' && r.sig.startsWith('Motor.Torque = ')), 'frames with decoded signals', rows.slice(0, 3));
+  // the ground DBC's signals beside them: Step k of the frame's second byte, labelled where its table says
+  check(rows.every(r => r.ground.length === 2 && r.ground[0].startsWith('Motor.Count = ') && r.ground[1].startsWith('Motor.Step = ')) &&
+        rows.some(r => r.ground[1] === 'Motor.Step = 2 (two)') && rows.some(r => r.ground[1] === 'Motor.Step = 0 (zero)'),
+        'the ground DBC decodes each frame, with its labels', rows.slice(0, 3));
   await page.screenshot({ path: path.join(outDir, 'frames.png') });
 }
 

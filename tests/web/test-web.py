@@ -237,6 +237,17 @@ def test_series(pg, srv):
     print("series: raw columns equal SQL's min/max/count per column (px 1000, 4000); the spike kept by raw, 1 s, 1 min")
 
 
+# The ground's DBC for emu1's bus 1 (serve --dbc 1=FILE): 0x123 as two
+# signals, Step with a value table; 0x456 is not in it.
+GROUND_DBC = """VERSION ""
+BU_: VCU
+BO_ 291 Motor: 2 VCU
+ SG_ Count : 0|8@1+ (10,0) [0|2550] "Nm" Vector__XXX
+ SG_ Step : 8|8@1+ (1,0) [0|255] "" Vector__XXX
+VAL_ 291 Step 0 "zero" 2 "two" 4 "four" ;
+"""
+
+
 def test_events_frames(pg, srv):
     now = time.time()
     ev = srv.ok("/api/events?vehicle=emu1&from=%.3f&to=%.3f" % (now - 3600, now + 60))
@@ -250,10 +261,20 @@ def test_events_frames(pg, srv):
     for f, w in zip(fr["frames"], sql):
         check(f["id"] == 0x123 and f["data"] == w[1] and f["signals"] and f["signals"][0]["name"] == "Motor.Torque" and
               f["signals"][0]["value"] == float(w[2]), "frame and its decoded signal", f, w)
+    # the ground's DBC: each 0x123 frame's bytes [minute, k] decoded
+    labels = {0: "zero", 2: "two", 4: "four"}
+    for f in fr["frames"]:
+        m, k = bytes.fromhex(f["data"])
+        d = {s["name"]: s for s in f["decoded"]}
+        check(sorted(d) == ["Motor.Count", "Motor.Step"] and d["Motor.Count"]["value"] == m * 10 and
+              d["Motor.Count"]["unit"] == "Nm" and d["Motor.Step"]["value"] == k and
+              d["Motor.Step"]["label"] == labels.get(k) and d["Motor.Count"]["label"] is None,
+              "the ground DBC's decoding", f)
     fr = srv.ok("/api/frames?vehicle=emu1&from=%.3f&to=%.3f&id=0x456&limit=50" % (now - 3600, now + 60))
-    check(len(fr["frames"]) == 50 and fr["truncated"] and all(not f["signals"] for f in fr["frames"]),
-          "0x456: no signals, the limit said", fr)
-    print("events and frames (with decoded signals) as in SQL; limits said")
+    check(len(fr["frames"]) == 50 and fr["truncated"] and all(not f["signals"] and f["decoded"] is None
+                                                               for f in fr["frames"]),
+          "0x456: no signals (in neither DBC), the limit said", fr)
+    print("events and frames (with the vehicle's decoded signals, and the ground DBC's) as in SQL; limits said")
 
 
 BAD = [
@@ -516,14 +537,17 @@ def test_browser(pg, srv, broker, next_seq, vehicles):
 
 def main():
     pg = Postgres()
+    dbc = tempfile.mktemp(prefix="ground-", suffix=".dbc")
     broker = recv = srv = None
     try:
         broker = Broker()
         recv, next_seq = fill(pg, broker)
         # serve as a role that may only read (README's recipe): it needs no more
         pg.psql("CREATE ROLE dashboard LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO dashboard")
+        with open(dbc, "w") as f:
+            f.write(GROUND_DBC)
         srv = Serve(pg.url.replace("user=railmon", "user=dashboard"), "--offline-after", "60", "--stale-after", "300",
-                    "--listen", "127.0.0.1:0")
+                    "--listen", "127.0.0.1:0", "--dbc", "1=" + dbc)
         vehicles = test_vehicles(pg, srv)
         test_health(pg, vehicles)
         test_channels(pg, srv)
@@ -548,6 +572,8 @@ def main():
             broker.stop()
         cleanup()
         pg.fini()
+        if os.path.exists(dbc):
+            os.unlink(dbc)
     print("web: all checks passed")
 
 

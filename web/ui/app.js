@@ -337,10 +337,11 @@ async function pageFrames(q) {
   const p = new URLSearchParams({ vehicle: v, from: from.toFixed(6), to: to.toFixed(6) });
   if (id) p.set('id', id);
   const d = await api('/api/frames?' + p);
-  $('#frames').innerHTML = `<thead><tr><th>Time</th><th>Bus</th><th>Id</th><th>Data</th><th>Decoded signals</th></tr></thead><tbody>` +
+  $('#frames').innerHTML = `<thead><tr><th>Time</th><th>Bus</th><th>Id</th><th>Data</th><th>Decoded signals</th><th>Ground DBC</th></tr></thead><tbody>` +
     d.frames.map(f => `<tr data-id="${f.id}"><td>${esc(fmtTime(f.t))}.${String(Math.round((f.t % 1) * 1e6)).padStart(6, '0')}</td><td>${f.bus}</td>
       <td class="id"><code>0x${f.id.toString(16).toUpperCase()}</code></td><td><code>${f.data.replace(/(..)/g, '$1 ').trim()}</code></td>
-      <td class="signals">${(f.signals || []).map(s => `<span data-signal="${esc(s.name)}">${esc(s.name)} = ${fmtVal(s.value)} ${esc(s.unit || '')}</span>`).join('<br>')}</td></tr>`).join('') + '</tbody>';
+      <td class="signals">${(f.signals || []).map(s => `<span data-signal="${esc(s.name)}">${esc(s.name)} = ${fmtVal(s.value)} ${esc(s.unit || '')}</span>`).join('<br>')}</td>
+      <td class="ground">${(f.decoded || []).map(s => `<span data-signal="${esc(s.name)}">${esc(s.name)} = ${fmtVal(s.value)}${s.label != null ? ' (' + esc(s.label) + ')' : ''} ${esc(s.unit || '')}</span>`).join('<br>')}</td></tr>`).join('') + '</tbody>';
   $('#info').textContent = `${d.frames.length} frames${d.truncated ? ' (more in this range: narrow it)' : ''}`;
   document.body.dataset.ready = 'frames';
 }
