@@ -340,6 +340,19 @@ def test_token(pg):
     check(r.returncode == 2 and "a token is required" in r.stderr, "non-loopback without a token refused", r.stderr)
     r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--listen", "8080"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "expected HOST:PORT" in r.stderr, "a malformed --listen said", r.stderr)
+    r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--dbc", "vehicle.dbc"], capture_output=True, text=True,
+                       timeout=30)
+    check(r.returncode == 2 and "--dbc vehicle.dbc: expected BUS=FILE" in r.stderr, "a --dbc without its bus said",
+          r.stderr)
+    d = tempfile.mkdtemp(prefix="dbc-")
+    bad = os.path.join(d, "bad.dbc")
+    with open(bad, "w") as f:
+        f.write(GROUND_DBC + "BOGUS 1 2 3\n")
+    r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--dbc", "1=" + bad], capture_output=True, text=True,
+                       timeout=30)
+    shutil.rmtree(d)
+    check(r.returncode == 2 and "%s:%d: unknown keyword 'BOGUS'" % (bad, GROUND_DBC.count("\n") + 1) in r.stderr,
+          "a bad DBC line said with its file and line", r.stderr)
     r = subprocess.run([RAILMON, "serve", "--db", "postgresql:///nosuchdb?host=%s&user=railmon" % pg.dir],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 1 and "nosuchdb" in r.stderr, "an unreachable database said at the start", r.stderr)

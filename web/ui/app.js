@@ -228,9 +228,13 @@ async function pageChart(q) {
     <div id="chart"></div><p id="info"></p>`;
   const toLocal = t => new Date(t * 1000 - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 19);
   const fromLocal = s => new Date(s).getTime() / 1000;
+  let searches = 0;
   const search = async () => {
     const qs = new URLSearchParams({ q: $('#search').value, limit: '50' });
+    const mine = ++searches;
     const list = await api('/api/channels?' + qs);
+    /* typing sends one search per key: an older answer that comes last must not win */
+    if (mine !== searches) return;
     $('#results').innerHTML = list.map(c => {
       const id = c.vehicle + '/' + c.name;
       const on = c.vehicle === st.vehicle && st.chs.includes(c.name);
