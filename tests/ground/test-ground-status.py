@@ -56,6 +56,11 @@ def status(pg, vehicle):
                    "USING (vehicle_id) WHERE v.name = '%s'" % vehicle)
 
 
+def rolled_back(pg):
+    pg.psql("SELECT pg_stat_force_next_flush()")
+    return int(pg.psql("SELECT xact_rollback FROM pg_stat_database WHERE datname = current_database()"))
+
+
 def recv(pg, broker):
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--client-id", "status-recv"])
     r.wait_subscribed()
@@ -70,20 +75,24 @@ def test_status(pg, broker):
     check(pg.psql("SELECT count(*) FROM vehicles WHERE name = 'ghost'") == "0", "an offline stranger adds nothing")
     # malformed: refused and counted
     publish(broker.port, [("railmon/st1/status", b"maybe"), ("railmon/st1/status", b"online\n")])
-    time.sleep(0.5)
-    check(status(pg, "st1")[0][0] == "online", "malformed messages change nothing")
+    # recv's summary says it handled both (the broker delivers in order)
     rc, err = r.terminate()
     check(rc == 0 and "status topic: 2 states, 2 malformed messages refused, 0 not recorded" in err,
           "malformed status messages said", err)
-    # again: the retained "online" comes again, since stays
+    check(status(pg, "st1")[0][0] == "online", "malformed messages change nothing")
+    # again: the retained "online" comes again (updated_at moves), since stays
+    updated = pg.psql("SELECT updated_at FROM vehicle_status")
     r = recv(pg, broker)
-    time.sleep(1)
+    wait_for("the retained state again", lambda: pg.psql("SELECT updated_at FROM vehicle_status") != updated)
     check(status(pg, "st1") == [["online", since]], "since kept over a reconnect", status(pg, "st1"), since)
-    # the database cannot take it: kept, then written
+    # the database cannot take it (the table renamed away: each write
+    # fails, a rollback in the server's statistics): kept, then written
     pg.psql("ALTER TABLE vehicle_status RENAME TO vehicle_status_away")
+    rollbacks = rolled_back(pg)
     retain(broker.port, [("railmon/st1/status", b"offline"), ("railmon/st2/status", b"online"),
                          ("railmon/st1/status", b"online"), ("railmon/st1/status", b"offline")])
-    time.sleep(1)
+    wait_for("the receiver's write failed", lambda: rolled_back(pg) > rollbacks)
+    check(pg.psql("SELECT count(*) FROM vehicles WHERE name = 'st2'") == "0", "nothing written meanwhile")
     pg.psql("ALTER TABLE vehicle_status_away RENAME TO vehicle_status")
     wait_for("the kept states written", lambda: status(pg, "st1") and status(pg, "st1")[0][0] == "offline" and
              status(pg, "st2") == [[status(pg, "st2")[0][0], status(pg, "st2")[0][1]]] and
