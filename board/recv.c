@@ -491,6 +491,7 @@ static int recv_db(struct recv_opts *o, struct grd *g)
 	r = grd_db_new(&cfg, &g->db);
 	if (r < 0)
 		return cli_fail("recv", "--db: %s", r == -ENOTSUP ? GRD_DB_NOT_BUILT : "out of memory");
+	o->cfg.on_status = grd_on_status; /* online/offline for the dashboard; kept while the database is away */
 	r = grd_db_check(g->db);
 	if (r == -ECONNREFUSED || r == -EIO) {
 		fprintf(stderr, "railmon recv: database: %s (retrying when Batches come; none is acknowledged "
@@ -508,7 +509,6 @@ static int recv_db(struct recv_opts *o, struct grd *g)
 	         o->share ? o->share : "", o->share ? "/" : "");
 	o->cfg.aux_topic = o->gone_topic;
 	o->cfg.on_aux = grd_on_gone;
-	o->cfg.on_status = grd_on_status; /* online/offline for the dashboard */
 	return 0;
 }
 

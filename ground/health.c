@@ -68,7 +68,7 @@ static int store_one(grd_db_t *db, int vid, const char *t, const struct rec_heal
 	snprintf(num[13], 32, "%.3f", (double)h->latency_max_ns / 1000.0);
 	snprintf(num[14], 32, "%" PRIu32, h->transaction_p99_us);
 	snprintf(num[15], 32, "%" PRIu32, h->ring_fill_pct);
-	snprintf(num[16], 32, "%.17g", h->rate_hz == h->rate_hz ? h->rate_hz : 0.0); /* NaN: 0 */
+	snprintf(num[16], 32, "%.17g", isfinite(h->rate_hz) ? h->rate_hz : 0.0); /* NaN, inf: 0 */
 	v[17] = h->state;
 	snprintf(num[18], 32, "%" PRIu64, h->reopens > INT64_MAX ? (uint64_t)INT64_MAX : h->reopens);
 	snprintf(num[19], 32, "%" PRIu32, h->window_alarm > 2 ? 2 : h->window_alarm);

@@ -11,7 +11,9 @@ mosquitto:
   the retained state again and keeps since;
 - a state the database cannot take (the table renamed away: every write
   fails) is kept and written once it can, the newest per vehicle;
-- a malformed message is refused, counted and said when recv stops;
+- a malformed message is refused, counted and said when recv stops; a
+  receiver started while the database is down records what it heard once
+  the database is back;
 - Health entries: a Batch's entries land in `health`, one row per part,
   and an older Batch's entries (historical, from the backlog) do not
   replace newer ones; a value table's entries whose value is not a number
@@ -104,6 +106,24 @@ def test_status(pg, broker):
           "states the database could not take written later; malformed ones refused and said")
 
 
+def test_status_outage(pg, broker):
+    """recv started while the database is down: the status topic is
+    subscribed anyway, and the state it heard is written once the server
+    is back."""
+    pg.stop()
+    try:
+        r = recv(pg, broker)
+        retain(broker.port, [("railmon/st3/status", b"online")])
+        wait_for("the outage said", lambda: any("retrying when Batches come" in x for x in r.lines))
+    finally:
+        pg.start()
+    wait_for("st3's state written after the outage", lambda: status(pg, "st3") and status(pg, "st3")[0][0] == "online",
+             30)
+    rc, err = r.terminate()
+    check(rc == 0, "recv exit", err)
+    print("status: heard while the database was down, written once it is back")
+
+
 def health_batch(vehicle, first_seq, t0, entries, historical=False, n=0, value_table=None):
     b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0, log_id=LOG,
                           config_hash=7, historical=historical)
@@ -124,7 +144,8 @@ def test_health(pg, broker):
     new = [dict(name="vehicle", kind="can", bus=0, errors=5, state="gone", latency_p99_us=77),
            dict(name="log", kind="log", bus=65535, backlog=3)]
     old = [dict(name="vehicle", kind="can", bus=0, errors=1, state="up"), dict(name="uplink", kind="uplink", bus=65535)]
-    publish(broker.port, [health_batch("h1", 1, now, new, n=4, value_table=["0 closed", "1 open", "x bad", "2"]),
+    publish(broker.port, [health_batch("h1", 1, now, new, n=4, value_table=["0 closed", "1 open", "x bad", "2",
+                                                                        '3 say "hi" \\ there']),
                           health_batch("h1", 5, now - 3600 * 10**9, old, historical=True, n=4)])
     wait_for("both committed", lambda: pg.psql("SELECT count(*) FROM batches") == "2")
     rows = {x[0]: x[1:] for x in pg.rows("SELECT h.name, h.errors, h.state, h.latency_p99_us, h.backlog FROM health h "
@@ -132,9 +153,10 @@ def test_health(pg, broker):
     check(rows == {"vehicle": ["5", "gone", "77", "0"], "log": ["0", "", "0", "3"], "uplink": ["0", "", "0", "0"]},
           "the newest entry per part; the older Batch adds its new part only", rows)
     vt = pg.psql("SELECT value_table FROM configs JOIN vehicles v USING (vehicle_id) WHERE v.name = 'h1'")
-    check(vt == "{\"0 closed\",\"1 open\"}", "value table: the entries with a number and a label", vt)
-    check(pg.psql("SELECT value_label(value_table, 1) || '/' || coalesce(value_label(value_table, 5), '-') FROM configs")
-          == "open/-", "value_label()")
+    check(vt == '{"0 closed","1 open","3 say \\"hi\\" \\\\ there"}', "value table: the entries with a number and a label",
+          vt)
+    check(pg.psql("SELECT value_label(value_table, 1) || '/' || coalesce(value_label(value_table, 5), '-') || '/' || "
+                  "value_label(value_table, 3) FROM configs") == 'open/-/say "hi" \\ there', "value_label()")
     rc, err = r.terminate()
     check(rc == 0 and "2 channel dictionary, value-table or Health entries not stored" in err,
           "the two value-table entries left out are said", err)
@@ -149,6 +171,7 @@ def main():
         out = subprocess.run([RAILMON, "db", "init", "--db", pg.url], capture_output=True, text=True)
         check(out.returncode == 0, "db init", out.stderr)
         test_status(pg, broker)
+        test_status_outage(pg, broker)
         test_health(pg, broker)
     finally:
         stop_peers()
