@@ -192,19 +192,21 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 		" bl AS MATERIALIZED (SELECT vehicle_id, count(*) n FROM batches WHERE historical AND received_at > now() - interval '1 hour'"
 		"  GROUP BY 1)"
 		" SELECT coalesce(json_agg(json_build_object("
-		" 'vehicle', v.name, 'first_seen', extract(epoch from v.first_seen), 'last_seen', extract(epoch from v.last_seen),"
+		" 'vehicle', v.name, 'first_seen', extract(epoch from v.first_seen), 'last_seen', extract(epoch from lb.seen),"
 		/* the retained status topic when a receiver heard it, else the last Batch */
-		" 'online', coalesce(vs.state = 'online', v.last_seen > now() - make_interval(secs => $1::int)),"
+		" 'online', coalesce(vs.state = 'online', lb.seen > now() - make_interval(secs => $1::int)),"
 		" 'state_from', CASE WHEN vs.state IS NULL THEN 'last_batch' ELSE 'status' END,"
-		" 'state_since', extract(epoch from vs.since), 'age_s', extract(epoch from now() - v.last_seen),"
+		" 'state_since', extract(epoch from vs.since), 'age_s', extract(epoch from now() - lb.seen),"
 		" 'last_batch', lb.j, 'backlog_batches_1h', coalesce((SELECT n FROM bl WHERE bl.vehicle_id = v.vehicle_id), 0),"
 		" 'health', hl.j, 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]')"
 		" FROM vehicles v LEFT JOIN vehicle_status vs USING (vehicle_id)"
 		HEALTH_SUMMARY
-		" LEFT JOIN LATERAL (SELECT json_build_object('received_at', extract(epoch from b.received_at),"
-		"   't_last', extract(epoch from b.t_last), 'historical', b.historical,"
-		"   'lag_s', extract(epoch from b.received_at - b.t_last)) j"
-		"   FROM batches b WHERE b.vehicle_id = v.vehicle_id ORDER BY b.received_at DESC LIMIT 1) lb ON true"
+		/* last seen: its newest Batch, or vehicles.last_seen (the receiver
+		   sets it when it first meets the vehicle, a dictionary included) */
+		" LEFT JOIN LATERAL (SELECT greatest(v.last_seen, max(b.received_at)) seen, (array_agg(json_build_object("
+		"   'received_at', extract(epoch from b.received_at), 't_last', extract(epoch from b.t_last),"
+		"   'historical', b.historical, 'lag_s', extract(epoch from b.received_at - b.t_last))))[1] j"
+		"   FROM (SELECT * FROM batches b WHERE b.vehicle_id = v.vehicle_id ORDER BY b.received_at DESC LIMIT 1) b) lb ON true"
 		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('day', d.day, 'batches', d.batches, 'records', d.records,"
 		"   'missing', coalesce(gm.missing, 0), 'complete', d.records::float8 / nullif(d.records + coalesce(gm.missing, 0), 0))"
 		"   ORDER BY d.day DESC) j FROM d LEFT JOIN gm USING (vehicle_id, day) WHERE d.vehicle_id = v.vehicle_id) cm ON true"

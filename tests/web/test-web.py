@@ -98,6 +98,8 @@ def fill(pg, broker):
     # emu3 went quiet two hours ago (the clock moved on, not the receiver):
     # offline for serve's --offline-after 60
     pg.psql("UPDATE vehicles SET last_seen = now() - interval '2 hours' WHERE name = 'emu3'")
+    pg.psql("UPDATE batches SET received_at = now() - interval '2 hours' WHERE vehicle_id = "
+            "(SELECT vehicle_id FROM vehicles WHERE name = 'emu3')")
     return recv, next_seq
 
 
@@ -105,6 +107,11 @@ def test_vehicles(pg, srv):
     vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
     check(sorted(vs) == sorted(r[0] for r in pg.rows("SELECT name FROM vehicles")), "every vehicle", vs)
     check(vs["emu1"]["online"] and vs["emu2"]["online"] and not vs["emu3"]["online"], "online/offline", vs)
+    # last seen: the newest Batch (vehicles.last_seen is set when the receiver first meets a vehicle)
+    for name, v in vs.items():
+        want = float(pg.psql("SELECT extract(epoch from greatest(v.last_seen, max(b.received_at))) FROM vehicles v "
+                             "LEFT JOIN batches b USING (vehicle_id) WHERE v.name = '%s' GROUP BY v.last_seen" % name))
+        check(abs(v["last_seen"] - want) < 1e-5, name + ": last seen at its newest Batch", v["last_seen"], want)
     for name, v in vs.items():
         sql = pg.rows("SELECT day, records, missing, complete FROM completeness WHERE vehicle = '%s' ORDER BY day DESC"
                       % name)
