@@ -186,9 +186,9 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 	static const char sql[] =
 		"WITH day0 AS (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '1 day' AS t),"
 		" g AS MATERIALIZED (SELECT * FROM gaps WHERE t_after >= (SELECT t FROM day0)),"
-		" d AS MATERIALIZED (SELECT vehicle_id, CAST(t_first AT TIME ZONE 'UTC' AS date) AS day, count(*) batches, sum(count) records"
-		"  FROM batches WHERE t_first >= (SELECT t FROM day0) GROUP BY 1, 2),"
-		" gm AS MATERIALIZED (SELECT vehicle_id, CAST(t_after AT TIME ZONE 'UTC' AS date) AS day, sum(records) missing FROM g GROUP BY 1, 2),"
+		/* completeness from the per-day ledger (ledger_days), as the view
+		   computes it: a few rows per vehicle and day */
+		" cp AS MATERIALIZED (SELECT * FROM completeness WHERE day >= CAST((SELECT t FROM day0) AT TIME ZONE 'UTC' AS date)),"
 		" bl AS MATERIALIZED (SELECT vehicle_id, count(*) n FROM batches WHERE historical AND received_at > now() - interval '1 hour'"
 		"  GROUP BY 1)"
 		" SELECT coalesce(json_agg(json_build_object("
@@ -207,9 +207,8 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 		"   'received_at', extract(epoch from b.received_at), 't_last', extract(epoch from b.t_last),"
 		"   'historical', b.historical, 'lag_s', extract(epoch from b.received_at - b.t_last))))[1] j"
 		"   FROM (SELECT * FROM batches b WHERE b.vehicle_id = v.vehicle_id ORDER BY b.received_at DESC LIMIT 1) b) lb ON true"
-		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('day', d.day, 'batches', d.batches, 'records', d.records,"
-		"   'missing', coalesce(gm.missing, 0), 'complete', d.records::float8 / nullif(d.records + coalesce(gm.missing, 0), 0))"
-		"   ORDER BY d.day DESC) j FROM d LEFT JOIN gm USING (vehicle_id, day) WHERE d.vehicle_id = v.vehicle_id) cm ON true"
+		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('day', c.day, 'batches', c.batches, 'records', c.records,"
+		"   'missing', c.missing, 'complete', c.complete) ORDER BY c.day DESC) j FROM cp c WHERE c.vehicle = v.name) cm ON true"
 		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('from_seq', g.from_seq, 'to_seq', g.to_seq,"
 		"   'records', g.records, 't_after', extract(epoch from g.t_after), 'explained', g.explained) ORDER BY g.t_after) j"
 		"   FROM (SELECT * FROM g WHERE g.vehicle_id = v.vehicle_id ORDER BY g.t_after DESC LIMIT 50) g) gp ON true"
