@@ -133,8 +133,8 @@ void recv_print_db(const struct grd *g)
 	        st.samples, st.can_frames, st.events, st.batches[GRD_DB_DUPLICATE], st.batches[GRD_DB_CONFLICT],
 	        st.connects, st.failures);
 	if (st.bad_names)
-		fprintf(stderr, "railmon recv: database: %" PRIu64 " channel dictionary entries not stored: a name, unit "
-		        "or source that is not UTF-8\n", st.bad_names);
+		fprintf(stderr, "railmon recv: database: %" PRIu64 " channel dictionary, value-table or Health entries not "
+		        "stored: a name, unit, source or label that is not UTF-8, a value that is not a number\n", st.bad_names);
 	if (st.batches[GRD_DB_REFUSED])
 		fprintf(stderr, "railmon recv: database: %" PRIu64 " Batches refused for good, kept in table refused "
 		        "(%" PRIu64 " of them not even there); the last: %s\n", st.batches[GRD_DB_REFUSED],

@@ -491,6 +491,7 @@ static int recv_db(struct recv_opts *o, struct grd *g)
 	r = grd_db_new(&cfg, &g->db);
 	if (r < 0)
 		return cli_fail("recv", "--db: %s", r == -ENOTSUP ? GRD_DB_NOT_BUILT : "out of memory");
+	o->cfg.on_status = grd_on_status; /* online/offline for the dashboard; kept while the database is away */
 	r = grd_db_check(g->db);
 	if (r == -ECONNREFUSED || r == -EIO) {
 		fprintf(stderr, "railmon recv: database: %s (retrying when Batches come; none is acknowledged "
@@ -606,6 +607,9 @@ int board_cmd_recv(int argc, char **argv)
 	if (o.repair_db)
 		fprintf(stderr, "railmon recv: gap repair: %" PRIu64 " ranges asked for again; %" PRIu64 " \"gone\" "
 		        "ranges recorded, %" PRIu64 " answers refused\n", o.repair_asked, g.gone, g.gone_bad);
+	if (g.status_bad || g.status_lost)
+		fprintf(stderr, "railmon recv: status topic: %" PRIu64 " states, %" PRIu64 " malformed messages refused, %"
+		        PRIu64 " not recorded\n", g.status_seen, g.status_bad, g.status_lost);
 	grd_free(&g);
 	upl_recv_free(th.r);
 	recv_opts_free(&o);

@@ -27,10 +27,13 @@ static const char serve_usage[] =
 	"      --budget S         each query's time budget in seconds (default 5)\n"
 	"      --offline-after S  a vehicle is offline after S s without a Batch (default 60)\n"
 	"      --stale-after S    a channel is stale after S s without a sample (default 30)\n"
+	"      --dbc BUS=FILE     the CAN frame view also decodes bus index BUS's frames with this DBC\n"
+	"                         (repeatable, one file per bus)\n"
 	"  -h, --help             this text\n";
 
 struct serve_opts {
 	struct web_cfg cfg;
+	const char *dbc[WEB_DBC_MAX];
 	const char *token_file;
 	char token[256];
 };
@@ -74,7 +77,8 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 		{ "db", required_argument, NULL, 'd' }, { "listen", required_argument, NULL, 'l' },
 		{ "token-file", required_argument, NULL, 't' }, { "pool", required_argument, NULL, 1 },
 		{ "budget", required_argument, NULL, 2 }, { "offline-after", required_argument, NULL, 3 },
-		{ "stale-after", required_argument, NULL, 4 }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "stale-after", required_argument, NULL, 4 }, { "dbc", required_argument, NULL, 5 },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c, r = 0;
 
@@ -91,6 +95,12 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 		case 2: r = uint_opt("budget", optarg, 1000, &o->cfg.timeout_ms); break;
 		case 3: r = uint_opt("offline-after", optarg, 1, &o->cfg.offline_after_s); break;
 		case 4: r = uint_opt("stale-after", optarg, 1, &o->cfg.stale_after_s); break;
+		case 5:
+			if (o->cfg.ndbc == WEB_DBC_MAX)
+				r = cli_fail("serve", "--dbc: at most %d files", WEB_DBC_MAX);
+			else
+				o->dbc[o->cfg.ndbc++] = optarg;
+			break;
 		case 'h': fputs(serve_usage, stdout); return 1;
 		default: fputs(serve_usage, stderr); return 2;
 		}
@@ -106,6 +116,7 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 	if (o->token_file && (r = read_token(o->token_file, o->token, sizeof(o->token))))
 		return r;
 	o->cfg.token = o->token_file ? o->token : NULL;
+	o->cfg.dbc = o->dbc;
 	return 0;
 }
 

@@ -91,3 +91,14 @@ int grd_rollup_add(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count);
 /* The 1 s and 1 min rollups of the samples gathered, in the open
    transaction, then forget them: 0, -ENOMEM, -EIO. */
 int grd_rollup(grd_db_t *db);
+/* Well-formed UTF-8 (what the database takes as text): ground/ingest.c. */
+bool grd_utf8_ok(const char *s);
+/* ch's value table as a PostgreSQL text[] literal in *ret_literal (to
+   free), or NULL for none: only the entries "NUMBER LABEL" whose label is
+   well-formed UTF-8 (the others are left out and counted in bad_names).
+   0 or -ENOMEM (ground/health.c). */
+struct rec_channel;
+int grd_value_table(grd_db_t *db, const struct rec_channel *ch, char **ret_literal);
+/* The Health entries of b (vehicle vid) into the health table, in the
+   open transaction: 0 or -EIO (ground/health.c). */
+int grd_health_store(grd_db_t *db, int vid, const rec_batch_t *b);

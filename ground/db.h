@@ -78,7 +78,8 @@ struct grd_db_stats {
 	uint64_t samples, can_frames, events; /* rows committed */
 	uint64_t bad;             /* payloads that did not decode (nothing stored) */
 	uint64_t bad_names;       /* dictionary entries not stored: a name, unit or source
-	                             that is not UTF-8 (the Batch's records are stored) */
+	                             that is not UTF-8 (the Batch's records are stored);
+	                             value-table entries and Health entries left out */
 	uint64_t connects;        /* connections made (the first one included) */
 	uint64_t failures;        /* attempts that failed (connect, query, commit) */
 	uint64_t partitions;      /* day partitions created */
@@ -170,6 +171,10 @@ int grd_db_prune(grd_db_t *db, int64_t cutoff_ns);
 
 /* A copy of the counters; any thread. */
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
+
+/* The vehicle's state from its retained status topic into vehicle_status
+   (ground/health.c): 0, -ECONNREFUSED, -EIO (grd_db_error()). */
+int grd_db_status(grd_db_t *db, const char *vehicle, bool online);
 
 /* The digest the ledger keeps of a Batch's records (FNV-1a over each
    record's fields, seq order): equal for the same records however the

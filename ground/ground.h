@@ -78,6 +78,9 @@ struct grd {
 	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
 	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
 	uint64_t dict_refused;    /* retained dictionaries the database refused for good */
+	uint64_t status_seen, status_bad, status_lost; /* status messages recorded (or kept to
+	                             retry); malformed; lost (the retry table was full) */
+	struct grd_status *status; /* states the database could not take yet (status.c) */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
 };
@@ -142,6 +145,17 @@ void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_
 /* recv's on_idle (ctx: struct grd): commit the database's group once it
    is older than its time bound (grd_db_flush()). */
 void grd_idle(void *ctx);
+
+/* recv's on_status for railmon/+/status (ctx: struct grd): the vehicle's
+   "online" or "offline" into the database's vehicle_status; a state the
+   database cannot take now is kept (at most GRD_STATUS_PENDING_MAX
+   vehicles) and written by grd_status_retry(). */
+#define GRD_STATUS_PENDING_MAX 1024
+void grd_on_status(void *ctx, const char *topic, const void *payload, size_t len);
+/* Write the kept states (from grd_idle). */
+void grd_status_retry(struct grd *g);
+/* Free the kept states (from grd_free). */
+void grd_status_free(struct grd *g);
 
 /* recv's on_aux for railmon/+/gone (ctx: struct grd): record each range
    the vehicle says it no longer holds (grd_db_gone()). */

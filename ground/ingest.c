@@ -43,10 +43,10 @@ static const struct {
 	              "vehicle_id = $1 AND log_id = $2 AND first_seq = $3 AND digest = $5)", 7 },
 	/* clock_timestamp(): two dictionaries in one group are told apart
 	   (now() is the transaction's start). */
-	{ "channel", "INSERT INTO configs (vehicle_id, config_hash, channel, name, unit, bus, source, updated_at) "
-	             "VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp()) ON CONFLICT (vehicle_id, config_hash, "
-	             "channel) DO UPDATE SET name = excluded.name, unit = excluded.unit, bus = excluded.bus, "
-	             "source = excluded.source, updated_at = excluded.updated_at", 7 },
+	{ "channel", "INSERT INTO configs (vehicle_id, config_hash, channel, name, unit, bus, source, updated_at, "
+	             "value_table) VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), $8) ON CONFLICT (vehicle_id, "
+	             "config_hash, channel) DO UPDATE SET name = excluded.name, unit = excluded.unit, bus = excluded.bus, "
+	             "source = excluded.source, updated_at = excluded.updated_at, value_table = excluded.value_table", 8 },
 	{ "day", "INSERT INTO ledger_days AS d (vehicle_id, log_id, day, batches, records, min_first, max_end) "
 	         "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (vehicle_id, log_id, day) DO UPDATE SET "
 	         "batches = d.batches + excluded.batches, records = d.records + excluded.records, "
@@ -538,6 +538,11 @@ static bool utf8_ok(const char *str)
 	return true;
 }
 
+bool grd_utf8_ok(const char *s)
+{
+	return utf8_ok(s);
+}
+
 static int store_dictionary(grd_db_t *db, const struct batch_key *k, const rec_batch_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -555,9 +560,13 @@ static int store_dictionary(grd_db_t *db, const struct batch_key *k, const rec_b
 		}
 		snprintf(id, sizeof(id), "%" PRIu32, ch.id);
 		snprintf(bus, sizeof(bus), "%" PRIu32, ch.bus);
-		const char *v[7] = { k->vid, k->hash, id, ch.name ? ch.name : "", ch.unit ? ch.unit : "", bus,
-		                     ch.source ? ch.source : "" };
-		res = run(db, "channel", 7, v, NULL, PGRES_COMMAND_OK);
+		char *vt = NULL;
+		if (grd_value_table(db, &ch, &vt) < 0)
+			return -ENOMEM;
+		const char *v[8] = { k->vid, k->hash, id, ch.name ? ch.name : "", ch.unit ? ch.unit : "", bus,
+		                     ch.source ? ch.source : "", vt };
+		res = run(db, "channel", 8, v, NULL, PGRES_COMMAND_OK);
+		free(vt);
 		if (!res)
 			return -EIO;
 		PQclear(res);
@@ -686,7 +695,8 @@ static int ingest_one(grd_db_t *db, struct grd_pending *p, uint64_t n[4], struct
 		/* Only a dictionary or health: nothing for the ledger (its
 		   first_seq is the next Batch's). */
 		p->out = GRD_DB_COMMITTED;
-		return store_dictionary(db, &k, p->b, info.nchannels);
+		r = store_dictionary(db, &k, p->b, info.nchannels);
+		return r < 0 ? r : grd_health_store(db, p->vid, p->b);
 	}
 	r = check_ledger(db, &k, info.first_seq, info.count, digest, &p->out);
 	if (r < 0)
@@ -703,6 +713,8 @@ static int ingest_one(grd_db_t *db, struct grd_pending *p, uint64_t n[4], struct
 		r = grd_rollup_add(db, p->vid, p->b, info.count);
 	if (r == 0)
 		r = store_dictionary(db, &k, p->b, info.nchannels);
+	if (r == 0)
+		r = grd_health_store(db, p->vid, p->b);
 	if (r == 0)
 		r = sum_day(db, days, p->vid, &info, lo);
 	return r;

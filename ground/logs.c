@@ -156,6 +156,8 @@ void grd_idle(void *ctx)
 
 	if (g->db)
 		grd_db_flush(g->db, false);
+	if (g->db && g->status)
+		grd_status_retry(g);
 }
 
 int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
@@ -425,6 +427,7 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
 void grd_free(struct grd *g)
 {
 	g->db = grd_db_free(g->db);
+	grd_status_free(g);
 	for (size_t i = 0; i < g->nlogs; i++) {
 		stor_log_free(g->logs[i]->log); /* syncs */
 		rec_channels_free(g->logs[i]->names);

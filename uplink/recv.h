@@ -117,6 +117,10 @@ struct upl_recv_cfg {
 	                               subscribed too (not shared, before the data
 	                               topic, so the retained dictionaries come first) */
 	void *ctx;                /* for the callbacks */
+	void (*on_status)(void *ctx, const char *topic, const void *payload, size_t len);
+	                          /* optional: then railmon/+/status is subscribed too (not
+	                             shared: every receiver gets each vehicle's retained
+	                             state), its messages here (same thread as on_batch) */
 	const char *aux_topic;    /* optional: a further subscription (e.g. the vehicles'
 	                             "gone" answers of gap repair), may be $share/... */
 	void (*on_aux)(void *ctx, const char *topic, const void *payload, size_t len);

@@ -148,6 +148,36 @@ static int query(web_server_t *srv, struct web_reply *r, const char *missing_par
 	return r->body ? 0 : -ENOMEM;
 }
 
+/* A vehicle's health in a few figures (from its parts' newest Health
+   entries, migration 0006): the uplink's records not yet acknowledged and
+   the log's not yet synced, drops (ring full, log refused), bus errors and
+   frames the kernel dropped, log faults, the worst bus latency p99, buses
+   not up, the clock unsynchronised, the retention window's alarm; problems
+   lists what a depot engineer should look at. */
+#define HEALTH_SUMMARY \
+	" LEFT JOIN LATERAL (SELECT json_build_object('t', extract(epoch from x.t), 'age_s', extract(epoch from now() - x.t)," \
+	"   'parts', x.parts, 'uplink_backlog', x.uplink_backlog, 'log_backlog', x.log_backlog, 'drops', x.drops," \
+	"   'bus_errors', x.bus_errors, 'rx_dropped', x.rx_dropped, 'log_faults', x.log_faults," \
+	"   'latency_p99_us', x.latency_p99_us, 'buses_down', x.buses_down, 'clock_unsynced', x.clock_unsynced," \
+	"   'window_alarm', x.window_alarm, 'problems', array_remove(ARRAY[" \
+	"    CASE WHEN x.drops > 0 THEN x.drops || ' records dropped' END," \
+	"    CASE WHEN x.bus_errors + x.rx_dropped > 0 THEN x.bus_errors + x.rx_dropped || ' bus errors' END," \
+	"    CASE WHEN x.log_faults > 0 THEN x.log_faults || ' log faults' END," \
+	"    CASE WHEN json_array_length(x.buses_down) > 0 THEN 'bus down: ' || (SELECT string_agg(b, ', ')" \
+	"     FROM json_array_elements_text(x.buses_down) b) END," \
+	"    CASE WHEN x.clock_unsynced THEN 'clock not synchronised' END," \
+	"    CASE WHEN x.window_alarm > 0 THEN 'retention window ' || CASE x.window_alarm WHEN 1 THEN 'projected short'" \
+	"     ELSE 'due' END END], NULL)) j" \
+	"  FROM (SELECT max(h.t) t, count(*) parts, sum(h.backlog) FILTER (WHERE h.kind = 'uplink') uplink_backlog," \
+	"   sum(h.backlog) FILTER (WHERE h.kind = 'log') log_backlog, sum(h.drops) drops," \
+	"   coalesce(sum(h.errors) FILTER (WHERE h.kind IN ('can', 'modbus')), 0) bus_errors," \
+	"   coalesce(sum(h.rx_dropped), 0) rx_dropped, coalesce(sum(h.errors) FILTER (WHERE h.kind = 'log'), 0) log_faults," \
+	"   max(h.latency_p99_us) FILTER (WHERE h.kind IN ('can', 'modbus')) latency_p99_us," \
+	"   coalesce(json_agg(h.name ORDER BY h.name) FILTER (WHERE h.kind IN ('can', 'modbus') AND h.state NOT IN ('', 'up'))," \
+	"    '[]') buses_down, coalesce(bool_or(h.clock_unsynced) FILTER (WHERE h.kind = 'clock'), false) clock_unsynced," \
+	"   coalesce(max(h.window_alarm) FILTER (WHERE h.kind = 'log'), 0) window_alarm" \
+	"   FROM health h WHERE h.vehicle_id = v.vehicle_id HAVING count(*) > 0) x) hl ON true"
+
 static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
 {
 	static const char *const allowed[] = { NULL };
@@ -156,24 +186,29 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 	static const char sql[] =
 		"WITH day0 AS (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '1 day' AS t),"
 		" g AS MATERIALIZED (SELECT * FROM gaps WHERE t_after >= (SELECT t FROM day0)),"
-		" d AS MATERIALIZED (SELECT vehicle_id, CAST(t_first AT TIME ZONE 'UTC' AS date) AS day, count(*) batches, sum(count) records"
-		"  FROM batches WHERE t_first >= (SELECT t FROM day0) GROUP BY 1, 2),"
-		" gm AS MATERIALIZED (SELECT vehicle_id, CAST(t_after AT TIME ZONE 'UTC' AS date) AS day, sum(records) missing FROM g GROUP BY 1, 2),"
+		/* completeness from the per-day ledger (ledger_days), as the view
+		   computes it: a few rows per vehicle and day */
+		" cp AS MATERIALIZED (SELECT * FROM completeness WHERE day >= CAST((SELECT t FROM day0) AT TIME ZONE 'UTC' AS date)),"
 		" bl AS MATERIALIZED (SELECT vehicle_id, count(*) n FROM batches WHERE historical AND received_at > now() - interval '1 hour'"
 		"  GROUP BY 1)"
 		" SELECT coalesce(json_agg(json_build_object("
-		" 'vehicle', v.name, 'first_seen', extract(epoch from v.first_seen), 'last_seen', extract(epoch from v.last_seen),"
-		" 'online', v.last_seen > now() - make_interval(secs => $1::int), 'age_s', extract(epoch from now() - v.last_seen),"
+		" 'vehicle', v.name, 'first_seen', extract(epoch from v.first_seen), 'last_seen', extract(epoch from lb.seen),"
+		/* the retained status topic when a receiver heard it, else the last Batch */
+		" 'online', coalesce(vs.state = 'online', lb.seen > now() - make_interval(secs => $1::int)),"
+		" 'state_from', CASE WHEN vs.state IS NULL THEN 'last_batch' ELSE 'status' END,"
+		" 'state_since', extract(epoch from vs.since), 'age_s', extract(epoch from now() - lb.seen),"
 		" 'last_batch', lb.j, 'backlog_batches_1h', coalesce((SELECT n FROM bl WHERE bl.vehicle_id = v.vehicle_id), 0),"
-		" 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]')"
-		" FROM vehicles v"
-		" LEFT JOIN LATERAL (SELECT json_build_object('received_at', extract(epoch from b.received_at),"
-		"   't_last', extract(epoch from b.t_last), 'historical', b.historical,"
-		"   'lag_s', extract(epoch from b.received_at - b.t_last)) j"
-		"   FROM batches b WHERE b.vehicle_id = v.vehicle_id ORDER BY b.received_at DESC LIMIT 1) lb ON true"
-		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('day', d.day, 'batches', d.batches, 'records', d.records,"
-		"   'missing', coalesce(gm.missing, 0), 'complete', d.records::float8 / nullif(d.records + coalesce(gm.missing, 0), 0))"
-		"   ORDER BY d.day DESC) j FROM d LEFT JOIN gm USING (vehicle_id, day) WHERE d.vehicle_id = v.vehicle_id) cm ON true"
+		" 'health', hl.j, 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]')"
+		" FROM vehicles v LEFT JOIN vehicle_status vs USING (vehicle_id)"
+		HEALTH_SUMMARY
+		/* last seen: its newest Batch, or vehicles.last_seen (the receiver
+		   sets it when it first meets the vehicle, a dictionary included) */
+		" LEFT JOIN LATERAL (SELECT greatest(v.last_seen, max(b.received_at)) seen, (array_agg(json_build_object("
+		"   'received_at', extract(epoch from b.received_at), 't_last', extract(epoch from b.t_last),"
+		"   'historical', b.historical, 'lag_s', extract(epoch from b.received_at - b.t_last))))[1] j"
+		"   FROM (SELECT * FROM batches b WHERE b.vehicle_id = v.vehicle_id ORDER BY b.received_at DESC LIMIT 1) b) lb ON true"
+		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('day', c.day, 'batches', c.batches, 'records', c.records,"
+		"   'missing', c.missing, 'complete', c.complete) ORDER BY c.day DESC) j FROM cp c WHERE c.vehicle = v.name) cm ON true"
 		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('from_seq', g.from_seq, 'to_seq', g.to_seq,"
 		"   'records', g.records, 't_after', extract(epoch from g.t_after), 'explained', g.explained) ORDER BY g.t_after) j"
 		"   FROM (SELECT * FROM g WHERE g.vehicle_id = v.vehicle_id ORDER BY g.t_after DESC LIMIT 50) g) gp ON true"
@@ -198,8 +233,17 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 {
 	static const char sql[] =
 		"SELECT json_build_object('vehicle', v.name, 'now', extract(epoch from now()), 'stale_after_s', $2::int,"
+		" 'status', (SELECT json_build_object('state', s.state, 'since', extract(epoch from s.since)) FROM vehicle_status s"
+		"  WHERE s.vehicle_id = v.vehicle_id),"
+		" 'health', (SELECT json_agg(json_build_object('name', h.name, 'kind', h.kind, 'bus', h.bus, 't', extract(epoch"
+		"  from h.t), 'age_s', extract(epoch from now() - h.t), 'items', h.items, 'rate_hz', h.rate_hz, 'drops', h.drops,"
+		"  'errors', h.errors, 'rx_dropped', h.rx_dropped, 'overruns', h.overruns, 'bad_input', h.bad_input,"
+		"  'backlog', h.backlog, 'latency_p99_us', h.latency_p99_us, 'transaction_p99_us', h.transaction_p99_us,"
+		"  'ring_fill_pct', h.ring_fill_pct, 'state', h.state, 'reopens', h.reopens, 'window_alarm', h.window_alarm,"
+		"  'clock_unsynced', h.clock_unsynced) ORDER BY h.bus, h.name) FROM health h WHERE h.vehicle_id = v.vehicle_id),"
 		" 'channels', coalesce((SELECT json_agg(x ORDER BY x.bus, x.name) FROM ("
 		"  SELECT n.channel AS id, n.name, n.unit, n.bus, n.source, extract(epoch from l.t) AS t, l.value, l.quality,"
+		"   value_label(n.value_table, l.value) AS label, n.value_table,"
 		"   extract(epoch from now() - l.t) AS age_s, (l.t IS NULL OR l.t < now() - make_interval(secs => $2::int)) AS stale,"
 		"   (SELECT json_agg(json_build_array(extract(epoch from s.b), s.mean) ORDER BY s.b) FROM"
 		"    (SELECT date_bin('1 minute', r.t, 'epoch') b, sum(r.vsum) / sum(r.n) mean FROM rollup_1s r"
@@ -256,7 +300,7 @@ static int series_sql(const char *source, char *sql, size_t len)
 {
 	static const char head[] =
 		"WITH v AS (SELECT vehicle_id, name FROM vehicles WHERE name = $1),"
-		" c AS (SELECT n.channel, n.name, n.unit FROM channel_names n, v WHERE n.vehicle_id = v.vehicle_id"
+		" c AS (SELECT n.channel, n.name, n.unit, n.value_table FROM channel_names n, v WHERE n.vehicle_id = v.vehicle_id"
 		"  AND (n.name = $2 OR n.channel::text = $2) ORDER BY n.name = $2 DESC LIMIT 1),"
 		" x AS (SELECT floor((extract(epoch from t)::float8 - $3::float8) / $5::float8)::int b, %s"
 		"  FROM %s, v, c WHERE %s.vehicle_id = v.vehicle_id AND %s.channel = c.channel"
@@ -264,7 +308,7 @@ static int series_sql(const char *source, char *sql, size_t len)
 		" SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM v) THEN NULL"
 		" WHEN NOT EXISTS (SELECT 1 FROM c) THEN json_build_object('missing', 'channel') ELSE"
 		" (SELECT json_build_object('vehicle', $1, 'channel', (SELECT channel FROM c), 'name', (SELECT name FROM c),"
-		"  'unit', (SELECT unit FROM c), 'source', $6::text, 'from', $3::float8, 'to', $4::float8, 'bucket_s', $5::float8,"
+		"  'unit', (SELECT unit FROM c), 'value_table', (SELECT value_table FROM c), 'source', $6::text, 'from', $3::float8, 'to', $4::float8, 'bucket_s', $5::float8,"
 		"  'rows', coalesce(sum(n), 0), 't', coalesce(json_agg($3::float8 + b * $5::float8 ORDER BY b), '[]'),"
 		"  'min', coalesce(json_agg(mn ORDER BY b), '[]'), 'max', coalesce(json_agg(mx ORDER BY b), '[]'),"
 		"  'mean', coalesce(json_agg(mean ORDER BY b), '[]'), 'n', coalesce(json_agg(n ORDER BY b), '[]')) FROM x) END";
@@ -337,9 +381,11 @@ static int api_events(web_server_t *srv, struct MHD_Connection *c, struct web_re
 static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
 {
 	/* A frame's decoded signals are the samples the vehicle decoded from
-	   it: on its bus, with its receive timestamp. */
+	   it: on its bus, with its receive timestamp; "decoded" those of the
+	   ground's DBC for its bus (serve --dbc, $7: web/frames.c). */
 	static const char sql[] =
 		"WITH v AS (SELECT vehicle_id FROM vehicles WHERE name = $1),"
+		" dec AS (SELECT (d->>'tus')::bigint tus, (d->>'seq')::bigint seq, d->'d' j FROM json_array_elements($7::json) d),"
 		" f AS (SELECT f.* FROM can_frames f, v WHERE f.vehicle_id = v.vehicle_id AND f.t >= to_timestamp($2::float8)"
 		"  AND f.t < to_timestamp($3::float8) AND ($4::bigint IS NULL OR f.can_id = $4::bigint)"
 		"  AND ($5::int IS NULL OR f.bus = $5::int) ORDER BY f.t, f.seq LIMIT $6::int + 1),"
@@ -350,13 +396,15 @@ static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_re
 		"  'frames', coalesce((SELECT json_agg(json_build_object('t', extract(epoch from f.t), 'seq', f.seq, 'bus', f.bus,"
 		"   'id', f.can_id, 'flags', f.flags, 'data', encode(f.data, 'hex'), 'signals', (SELECT json_agg(json_build_object("
 		"   'channel', s.channel, 'name', s.name, 'value', s.value, 'unit', s.unit) ORDER BY s.name) FROM s"
-		"   WHERE s.t = f.t AND (s.channel >> 16) = f.bus)) ORDER BY f.t, f.seq)"
-		"   FROM (SELECT * FROM f ORDER BY t, seq LIMIT $6::int) f), '[]'),"
+		"   WHERE s.t = f.t AND (s.channel >> 16) = f.bus), 'decoded', dec.j) ORDER BY f.t, f.seq)"
+		"   FROM (SELECT * FROM f ORDER BY t, seq LIMIT $6::int) f LEFT JOIN dec ON dec.tus ="
+		"    (extract(epoch from f.t) * 1000000)::bigint AND dec.seq = f.seq), '[]'),"
 		"  'truncated', (SELECT count(*) FROM f) > $6::int) END";
-	char f[32], t[32], lim[16], id[24], bus[16];
+	char f[32], t[32], lim[16], id[24], bus[16], *decoded = NULL;
 	double from, to;
 	long limit, busn, idn;
-	const char *vehicle, *vals[6] = { NULL, f, t, NULL, NULL, lim };
+	const char *vehicle, *vals[7] = { NULL, f, t, NULL, NULL, lim, "[]" };
+	int ret;
 
 	if (only(c, r, (const char *const[]){ "vehicle", "from", "to", "id", "bus", "limit", NULL }) < 0 ||
 	    need(c, r, "vehicle", &vehicle) < 0 || range(c, r, 86400.0, &from, &to) < 0 ||
@@ -371,7 +419,17 @@ static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_re
 	snprintf(bus, sizeof(bus), "%ld", busn);
 	vals[3] = idn >= 0 ? id : NULL;
 	vals[4] = busn >= 0 ? bus : NULL;
-	return query(srv, r, "vehicle", "no such vehicle", sql, 6, vals);
+	if (srv->ndbc) {
+		ret = web_frames_decode(srv, vals, &decoded);
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret < 0)
+			return web_reply_error(r, 503, NULL, "database: the frames to decode could not be read");
+		vals[6] = decoded;
+	}
+	ret = query(srv, r, "vehicle", "no such vehicle", sql, 7, vals);
+	free(decoded);
+	return ret;
 }
 
 int web_api(web_server_t *srv, struct MHD_Connection *c, const char *url, struct web_reply *r)

@@ -309,6 +309,7 @@ static int copy_cfg(web_server_t *srv, const struct web_cfg *cfg)
 	srv->token = cfg->token && *cfg->token ? strdup(cfg->token) : NULL;
 	if (!srv->db_url || !srv->listen || (cfg->token && *cfg->token && !srv->token))
 		return -ENOMEM;
+	srv->cfg.dbc = NULL; /* loaded by web_dbc_open() */
 	srv->cfg.db_url = srv->db_url;
 	srv->cfg.listen = srv->listen;
 	srv->cfg.token = srv->token;
@@ -364,6 +365,8 @@ int web_server_new(const struct web_cfg *cfg, char *ret_error, size_t error_len,
 	pthread_cond_init(&srv->freed, NULL);
 	r = copy_cfg(srv, cfg);
 	if (r == 0)
+		r = web_dbc_open(srv, cfg, err, sizeof(err));
+	if (r == 0)
 		r = start(srv, err, sizeof(err));
 	if (r < 0) {
 		if (ret_error && error_len)
@@ -401,6 +404,7 @@ web_server_t *web_server_free(web_server_t *srv)
 		web_pool_close(srv);
 	pthread_cond_destroy(&srv->freed);
 	pthread_mutex_destroy(&srv->lock);
+	web_dbc_close(srv);
 	free(srv->idle);
 	free(srv->event_names);
 	free(srv->db_url);

@@ -30,6 +30,8 @@ struct web_server {
 	struct web_stats st;
 	atomic_bool stopping;
 	char *event_names;           /* a text[] literal: '{NAME0,NAME1,...}' by code */
+	struct web_dbc *dbcs;        /* the ground DBC files by bus (frames.c), read-only once started */
+	unsigned ndbc;
 };
 
 /* What a handler answers: a status and a body it allocated (malloc). */
@@ -62,6 +64,16 @@ int web_api(web_server_t *srv, struct MHD_Connection *conn, const char *url, str
 /* The /api/live stream, or NULL with r set (too many, no database). */
 struct MHD_Response *web_live_response(web_server_t *srv, struct web_reply *r);
 
+/* Load cfg->dbc ("BUS=FILE" each) into srv: 0, or -EINVAL with err
+   naming the option and the file's line; -ENOMEM.  Closed by
+   web_dbc_close() (also after a failure). */
+int web_dbc_open(web_server_t *srv, const struct web_cfg *cfg, char *err, size_t err_len);
+void web_dbc_close(web_server_t *srv);
+/* The frames /api/frames answers with vals (its $1-$6: vehicle, from, to,
+   id, bus, limit) on buses with a DBC, decoded: a JSON array of
+   {"tus", "seq", "d": [{"name", "value", "unit", "quality", "label"}]} in
+   *ret_json (to free).  0, -ECONNREFUSED, -EIO, -ENOMEM. */
+int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_json);
 /* Parse a time: epoch seconds ("1733232000.5") or ISO 8601 UTC
    ("2026-12-03T19:00:00Z", fraction optional).  0, or -EINVAL. */
 int web_parse_time(const char *s, double *ret_t);

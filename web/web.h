@@ -27,7 +27,11 @@ struct web_cfg {
 	unsigned timeout_ms;       /* statement budget; 0 = 5000 */
 	unsigned offline_after_s;  /* a vehicle is offline after this silence; 0 = 60 */
 	unsigned stale_after_s;    /* a channel is stale after this age; 0 = 30 */
+	const char *const *dbc;    /* "BUS=FILE": /api/frames decodes the frames of bus index BUS
+	                              with the DBC FILE too (web/frames.c) */
+	unsigned ndbc;             /* at most WEB_DBC_MAX */
 };
+#define WEB_DBC_MAX 16
 
 struct web_stats {
 	uint64_t requests;         /* answered, all kinds */

@@ -110,7 +110,8 @@ def test_schema(pg):
     check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
           r.stderr)
     rc, out = db("migrate", "--db", old)
-    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\napplied 0005-groups-refused-days",
+    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\napplied 0005-groups-refused-days\n"
+                                     "applied 0006-health-status-values",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
@@ -120,7 +121,7 @@ def test_schema(pg):
     check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\n"
           "applied 0005-groups-refused-days" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
-          == "1 init,2 gap-repair,3 rollups,4 texts,5 groups-refused-days", "recorded")
+          == "1 init,2 gap-repair,3 rollups,4 texts,5 groups-refused-days,6 health-status-values", "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
     rc, out = db("migrate", "--db", pg.url)
@@ -310,7 +311,7 @@ def test_bad_input(pg, broker):
     wait_for("emu6's good Batches", lambda: pg.psql("SELECT count(*) FROM batches b JOIN vehicles v "
                                                      "USING (vehicle_id) WHERE v.name = 'emu6'") == "2")
     rc, err = r.terminate()
-    check("1 channel dictionary entries not stored: a name, unit or source that is not UTF-8" in err,
+    check("1 channel dictionary, value-table or Health entries not stored: a name, unit, source or label" in err,
           "the bad name said", err)
     check(pg.psql("SELECT string_agg(c.name, ',' ORDER BY c.name) FROM configs c JOIN vehicles v USING (vehicle_id) "
                   "WHERE v.name = 'emu6'") == "speed,vehicle_number", "the good names stored")

@@ -104,7 +104,8 @@ def test_gone(pg, broker, tmp):
     check(rc == 0 and "1 \"gone\" ranges recorded, 0 answers refused" in err, "gone said", err)
     asked = int(err.split("gap repair: ")[1].split()[0])
     check(asked == 1, "the explained hole was asked for once", err)
-    pg.psql("TRUNCATE batches, gone, samples, can_frames, events, configs, conflicts, refused, ledger_days, vehicles")
+    pg.psql("TRUNCATE batches, gone, samples, can_frames, events, configs, conflicts, refused, ledger_days, health, "
+            "vehicle_status, vehicles")
     print("a range the vehicle's log no longer holds: \"gone\", recorded, explained, not asked again: ok")
 
 

@@ -33,12 +33,15 @@ async function open(page, hash, ready) {
 async function fleet(page) {
   await open(page, '#/', 'fleet');
   const rows = await page.$$eval('#fleet tbody tr', trs => trs.map(tr => ({
-    vehicle: tr.dataset.vehicle, state: tr.querySelector('.state').textContent,
+    vehicle: tr.dataset.vehicle, state: tr.querySelector('.state').dataset.state, from: tr.querySelector('.state').dataset.from,
+    problems: [...tr.querySelectorAll('.health .problem')].map(e => e.textContent), ok: !!tr.querySelector('.health .ok'),
     today: tr.querySelector('.today').textContent, events: [...tr.querySelectorAll('.ev')].map(e => e.textContent) })));
   check(JSON.stringify(rows.map(r => r.vehicle)) === JSON.stringify(Object.keys(want.vehicles).sort()), 'fleet lists every vehicle', rows);
   for (const r of rows) {
     const w = want.vehicles[r.vehicle];
-    check(r.state === (w.online ? 'online' : 'offline'), `${r.vehicle} ${r.state}`, r, w);
+    check(r.state === (w.online ? 'online' : 'offline') && r.from === w.state_from, `${r.vehicle} ${r.state} (from ${r.from})`, r, w);
+    check(JSON.stringify(r.problems) === JSON.stringify(w.problems || []) && r.ok === (w.problems != null && !w.problems.length),
+          `${r.vehicle} health: ${r.problems.join(', ') || (r.ok ? 'ok' : 'no Health records')}`, r, w);
     const pct = w.today == null ? '–' : (100 * w.today).toFixed(2) + ' %';
     check(r.today === pct, `${r.vehicle} today ${pct}`, r);
     check(JSON.stringify(r.events.map(e => e.split(' ×')[0])) === JSON.stringify(w.events), `${r.vehicle} events`, r, w);
@@ -74,6 +77,23 @@ async function vehicle(page) {
   await page.waitForFunction((b, v) => window.railmon.updates > b &&
     parseFloat(document.querySelector('tr[data-channel="speed"] .value').textContent) === v, { timeout: 30000 }, before, want.live_value);
   console.log(`live: the vehicle page showed the new value ${Date.now() - t0} ms after the publication`);
+}
+
+// a real vehicle's page: its Health parts, its status, and the label of
+// each last value that has a value table
+async function vehicleLabels(page) {
+  const w = want.labelled;
+  await open(page, `#/vehicle/${w.vehicle}`, 'vehicle');
+  const rows = await page.$$eval('tr[data-channel]', trs => trs.map(tr => ({
+    name: tr.dataset.channel, label: tr.querySelector('.label').textContent })));
+  for (const [name, label] of Object.entries(w.labels))
+    check(rows.find(r => r.name === name)?.label === label, `${name}: label ${label}`, rows.find(r => r.name === name));
+  check(rows.filter(r => r.label).length === Object.values(w.labels).filter(Boolean).length, 'labels only where a value table has one', rows);
+  const parts = await page.$$eval('#health-parts tbody tr', trs => trs.map(tr => tr.dataset.part));
+  check(JSON.stringify(parts.slice().sort()) === JSON.stringify(w.parts.slice().sort()), 'its Health parts', parts);
+  const st = await page.$eval('#vstate .state', e => e.textContent);
+  check(st === w.state, `its status: ${st}`, st);
+  await page.screenshot({ path: path.join(outDir, 'vehicle-real.png'), fullPage: true });
 }
 
 async function chart(page) {
@@ -146,8 +166,13 @@ async function chart(page) {
 async function frames(page) {
   const f = want.frames;
   await open(page, `#/frames?vehicle=emu1&id=0x123&from=${f.from}&to=${f.to}`, 'frames');
-  const rows = await page.$$eval('#frames tbody tr', trs => trs.map(tr => ({ id: tr.dataset.id, sig: tr.querySelector('.signals').textContent })));
+  const rows = await page.$$eval('#frames tbody tr', trs => trs.map(tr => ({ id: tr.dataset.id, sig: tr.querySelector('.signals').textContent,
+    ground: [...tr.querySelectorAll('.ground span')].map(s => s.textContent.trim()) })));
   check(rows.length === f.count && rows.every(r => r.id === '291' && r.sig.startsWith('Motor.Torque = ')), 'frames with decoded signals', rows.slice(0, 3));
+  // the ground DBC's signals beside them: Step k of the frame's second byte, labelled where its table says
+  check(rows.every(r => r.ground.length === 2 && r.ground[0].startsWith('Motor.Count = ') && r.ground[1].startsWith('Motor.Step = ')) &&
+        rows.some(r => r.ground[1] === 'Motor.Step = 2 (two)') && rows.some(r => r.ground[1] === 'Motor.Step = 0 (zero)'),
+        'the ground DBC decodes each frame, with its labels', rows.slice(0, 3));
   await page.screenshot({ path: path.join(outDir, 'frames.png') });
 }
 
@@ -168,6 +193,7 @@ async function frames(page) {
     await fleet(page);
     console.log(`page load (fleet, 3 vehicles): ${Date.now() - tl} ms`);
     await vehicle(page);
+    await vehicleLabels(page);
     const res = await chart(page);
     await frames(page);
     check(errors.length === 0, 'no JavaScript console error, no failed or outside request', errors);

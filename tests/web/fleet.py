@@ -10,6 +10,12 @@ real mosquitto to a real `railmon recv --db`:
   as the frame; 0x456 without), one CAN_BUS_OFF event 5 minutes ago;
 - emu2: three Batches with a hole of 100 records between the first two;
 - emu3: one Batch, published first (offline once --offline-after passed).
+
+Health (record/railmon.proto Health): emu1's last Batch carries EMU1_HEALTH
+(a CAN bus with errors and a Modbus bus with drops, the log, the uplink's
+backlog), then a health-only Batch two hours old (historical) carries
+OLD_HEALTH, which must not replace it; emu2's carries an unsynchronised
+clock.  emu4 (test-web.py) is a real `railmon run`.
 """
 import math
 import time
@@ -26,6 +32,22 @@ TORQUE = (1 << 16) | 1
 def dictionary(b, entries):
     for cid, name, unit, bus, source in entries:
         b.channels.add(id=cid, name=name, unit=unit, bus=bus, source=source)
+
+
+EMU1_HEALTH = [
+    dict(name="vehicle", kind="can", bus=1, items=5000, errors=3, rx_dropped=1, latency_p99_us=180, state="up",
+         rate_hz=5.0),
+    dict(name="traction", kind="modbus", bus=0, items=24000, drops=2, latency_p99_us=950, state="up", rate_hz=10.0),
+    dict(name="log", kind="log", bus=65535, items=29000, backlog=12),
+    dict(name="uplink", kind="uplink", bus=65535, items=28000, backlog=40, state="connected"),
+]
+OLD_HEALTH = [dict(name="log", kind="log", bus=65535, items=1, errors=99, backlog=7)]
+EMU2_HEALTH = [dict(name="clock", kind="clock", bus=65535, clock_unsynced=True)]
+
+
+def health(b, entries):
+    for h in entries:
+        b.health.add(**h)
 
 
 def put(col, rows, t0, fields):
@@ -77,8 +99,15 @@ def emu1_batches():
         if t0 <= EVENT_S < t0 + 60 * 10**9:
             put(b.events, [(EVENT_S, 1, 10, 0, 0)], t0, ("source", "code", "arg", "detail"))
             n += 1
+        if m == 39:
+            health(b, EMU1_HEALTH)
         out.append(("railmon/emu1/data", b.SerializeToString()))
         seq += n
+    # health alone, from the backlog, two hours old: older than the above
+    old = railmon_pb2.Batch(schema_version=1, first_seq=seq, vehicle="emu1", t0_ns=NOW - 7200 * 10**9, log_id=LOG,
+                            config_hash=1, historical=True)
+    health(old, OLD_HEALTH)
+    out.append(("railmon/emu1/data", old.SerializeToString()))
     return out, seq
 
 
@@ -92,7 +121,11 @@ def simple(vehicle, first_seq, n, t0, value=1.0):
 def emu2_batches():
     """seqs 1-100, (101-200 missing), 201-300, 301-400."""
     t = NOW - 30 * 10**9
-    return [simple("emu2", 1, 100, t), simple("emu2", 201, 100, t + 2 * 10**9), simple("emu2", 301, 100, t + 3 * 10**9)]
+    last = railmon_pb2.Batch()
+    last.ParseFromString(simple("emu2", 301, 100, t + 3 * 10**9)[1])
+    health(last, EMU2_HEALTH)
+    return [simple("emu2", 1, 100, t), simple("emu2", 201, 100, t + 2 * 10**9),
+            ("railmon/emu2/data", last.SerializeToString())]
 
 
 def emu3_batches():

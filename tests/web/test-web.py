@@ -23,6 +23,8 @@ Every server, broker and receiver started here is stopped on every exit path.
 """
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import stat
@@ -84,10 +86,20 @@ def fill(pg, broker):
     wait_for("emu3 committed", lambda: pg.psql("SELECT count(*) FROM batches") == "1")
     emu1, next_seq = fleet.emu1_batches()
     publish(broker.port, emu1 + fleet.emu2_batches())
-    wait_for("all committed", lambda: pg.psql("SELECT count(*) FROM batches") == str(1 + len(emu1) + 3), 60)
+    # emu3's Batch, emu1's (its last message is a health-only Batch: no
+    # ledger row), emu2's three
+    want = 1 + len(emu1) - 1 + 3
+    try:
+        wait_for("all committed", lambda: pg.psql("SELECT count(*) FROM batches") == str(want), 60)
+    except AssertionError:
+        sys.stderr.write("recv:\n%s\nrefused: %s\n" % ("\n".join(recv.lines), pg.psql("SELECT * FROM refused")))
+        recv.kill()
+        raise
     # emu3 went quiet two hours ago (the clock moved on, not the receiver):
     # offline for serve's --offline-after 60
     pg.psql("UPDATE vehicles SET last_seen = now() - interval '2 hours' WHERE name = 'emu3'")
+    pg.psql("UPDATE batches SET received_at = now() - interval '2 hours' WHERE vehicle_id = "
+            "(SELECT vehicle_id FROM vehicles WHERE name = 'emu3')")
     return recv, next_seq
 
 
@@ -95,6 +107,11 @@ def test_vehicles(pg, srv):
     vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
     check(sorted(vs) == sorted(r[0] for r in pg.rows("SELECT name FROM vehicles")), "every vehicle", vs)
     check(vs["emu1"]["online"] and vs["emu2"]["online"] and not vs["emu3"]["online"], "online/offline", vs)
+    # last seen: the newest Batch (vehicles.last_seen is set when the receiver first meets a vehicle)
+    for name, v in vs.items():
+        want = float(pg.psql("SELECT extract(epoch from greatest(v.last_seen, max(b.received_at))) FROM vehicles v "
+                             "LEFT JOIN batches b USING (vehicle_id) WHERE v.name = '%s' GROUP BY v.last_seen" % name))
+        check(abs(v["last_seen"] - want) < 1e-5, name + ": last seen at its newest Batch", v["last_seen"], want)
     for name, v in vs.items():
         sql = pg.rows("SELECT day, records, missing, complete FROM completeness WHERE vehicle = '%s' ORDER BY day DESC"
                       % name)
@@ -115,6 +132,53 @@ def test_vehicles(pg, srv):
     return vs
 
 
+HEALTH_SQL = """SELECT v.name, max(extract(epoch from h.t)), count(*),
+  sum(h.backlog) FILTER (WHERE h.kind = 'uplink'), sum(h.backlog) FILTER (WHERE h.kind = 'log'), sum(h.drops),
+  coalesce(sum(h.errors) FILTER (WHERE h.kind IN ('can', 'modbus')), 0), sum(h.rx_dropped),
+  coalesce(sum(h.errors) FILTER (WHERE h.kind = 'log'), 0), max(h.latency_p99_us) FILTER (WHERE h.kind IN ('can', 'modbus')),
+  coalesce(bool_or(h.clock_unsynced), false)
+  FROM health h JOIN vehicles v USING (vehicle_id) GROUP BY v.name"""
+
+
+def num(x):
+    return None if x == "" else float(x)
+
+
+def check_health(pg, vs):
+    """Every vehicle's health summary in /api/vehicles against SQL over the
+    health table."""
+    sql = {r[0]: r[1:] for r in pg.rows(HEALTH_SQL)}
+    for name, v in vs.items():
+        h = v["health"]
+        if name not in sql:
+            check(h is None, name + ": no Health records, no health", h)
+            continue
+        t, parts, up_bl, log_bl, drops, bus_err, rx_drop, log_faults, p99, unsynced = sql[name]
+        check(abs(h["t"] - float(t)) < 1e-5 and h["parts"] == int(parts) and h["uplink_backlog"] == num(up_bl) and
+              h["log_backlog"] == num(log_bl) and h["drops"] == int(drops) and h["bus_errors"] == int(bus_err) and
+              h["rx_dropped"] == int(rx_drop) and h["log_faults"] == int(log_faults) and
+              h["latency_p99_us"] == num(p99) and h["clock_unsynced"] == (unsynced == "t"),
+              name + ": health as in SQL", h, sql[name])
+
+
+def test_health(pg, vs):
+    check_health(pg, vs)
+    # emu1's figures are those of its newest Batch's entries, not the older
+    # health-only Batch from its backlog that came after it
+    h = vs["emu1"]["health"]
+    want = {e["name"]: e for e in fleet.EMU1_HEALTH}
+    check(h["parts"] == 4 and h["uplink_backlog"] == 40 and h["log_backlog"] == 12 and h["drops"] == 2 and
+          h["bus_errors"] == 3 and h["rx_dropped"] == 1 and h["log_faults"] == 0 and h["latency_p99_us"] == 950 and
+          abs(h["t"] - (fleet.NOW - 60 * 10**9) / 1e9) < 1e-5, "emu1's health: the newest entries", h, want)
+    check(h["problems"] == ["2 records dropped", "4 bus errors"], "emu1's problems", h["problems"])
+    check(vs["emu2"]["health"]["clock_unsynced"] and vs["emu2"]["health"]["problems"] == ["clock not synchronised"],
+          "emu2: the clock", vs["emu2"]["health"])
+    check(vs["emu3"]["health"] is None, "emu3 sent no Health", vs["emu3"])
+    check(all(v["state_from"] == "last_batch" and v["state_since"] is None for v in vs.values()),
+          "no status heard: online/offline from the last Batch", vs)
+    print("health: the overview's figures as in SQL; the newest entries win over an older Batch's; problems named")
+
+
 def test_channels(pg, srv):
     d = srv.ok("/api/vehicle/emu1/channels")
     chans = {c["name"]: c for c in d["channels"]}
@@ -127,6 +191,16 @@ def test_channels(pg, srv):
     check(chans["line_voltage"]["stale"] and not chans["speed"]["stale"], "stale flags", chans)
     check(chans["speed"]["unit"] == "km/h" and chans["Motor.Torque"]["bus"] == 1, "unit and bus", chans)
     check(chans["speed"]["spark"] and len(chans["speed"]["spark"]) >= 40, "an hour's sparkline", chans["speed"])
+    check(all(c["label"] is None and c["value_table"] is None for c in chans.values()), "no value tables", chans)
+    parts = {h["name"]: h for h in d["health"]}
+    sql = {r[0]: r[1:] for r in pg.rows("SELECT name, kind, drops, errors, backlog, latency_p99_us, state FROM health "
+                                        "WHERE vehicle_id = (SELECT vehicle_id FROM vehicles WHERE name = 'emu1')")}
+    check(sorted(parts) == sorted(sql) == sorted(e["name"] for e in fleet.EMU1_HEALTH), "emu1's health parts", parts)
+    for name, h in parts.items():
+        w = sql[name]
+        check([h["kind"], h["drops"], h["errors"], h["backlog"], h["latency_p99_us"], h["state"]] ==
+              [w[0], int(w[1]), int(w[2]), int(w[3]), int(w[4]), w[5]], "health part " + name, h, w)
+    check(d["status"] is None, "emu1: no status heard", d["status"])
     st, body, _ = srv.get("/api/vehicle/nosuch/channels")
     check(st == 404 and body["param"] == "vehicle", "unknown vehicle: 404", body)
     print("channels: last values, units, buses and stale flags as in SQL")
@@ -170,6 +244,17 @@ def test_series(pg, srv):
     print("series: raw columns equal SQL's min/max/count per column (px 1000, 4000); the spike kept by raw, 1 s, 1 min")
 
 
+# The ground's DBC for emu1's bus 1 (serve --dbc 1=FILE): 0x123 as two
+# signals, Step with a value table; 0x456 is not in it.
+GROUND_DBC = """VERSION ""
+BU_: VCU
+BO_ 291 Motor: 2 VCU
+ SG_ Count : 0|8@1+ (10,0) [0|2550] "Nm" Vector__XXX
+ SG_ Step : 8|8@1+ (1,0) [0|255] "" Vector__XXX
+VAL_ 291 Step 0 "zero" 2 "two" 4 "four" ;
+"""
+
+
 def test_events_frames(pg, srv):
     now = time.time()
     ev = srv.ok("/api/events?vehicle=emu1&from=%.3f&to=%.3f" % (now - 3600, now + 60))
@@ -183,10 +268,20 @@ def test_events_frames(pg, srv):
     for f, w in zip(fr["frames"], sql):
         check(f["id"] == 0x123 and f["data"] == w[1] and f["signals"] and f["signals"][0]["name"] == "Motor.Torque" and
               f["signals"][0]["value"] == float(w[2]), "frame and its decoded signal", f, w)
+    # the ground's DBC: each 0x123 frame's bytes [minute, k] decoded
+    labels = {0: "zero", 2: "two", 4: "four"}
+    for f in fr["frames"]:
+        m, k = bytes.fromhex(f["data"])
+        d = {s["name"]: s for s in f["decoded"]}
+        check(sorted(d) == ["Motor.Count", "Motor.Step"] and d["Motor.Count"]["value"] == m * 10 and
+              d["Motor.Count"]["unit"] == "Nm" and d["Motor.Step"]["value"] == k and
+              d["Motor.Step"]["label"] == labels.get(k) and d["Motor.Count"]["label"] is None,
+              "the ground DBC's decoding", f)
     fr = srv.ok("/api/frames?vehicle=emu1&from=%.3f&to=%.3f&id=0x456&limit=50" % (now - 3600, now + 60))
-    check(len(fr["frames"]) == 50 and fr["truncated"] and all(not f["signals"] for f in fr["frames"]),
-          "0x456: no signals, the limit said", fr)
-    print("events and frames (with decoded signals) as in SQL; limits said")
+    check(len(fr["frames"]) == 50 and fr["truncated"] and all(not f["signals"] and f["decoded"] is None
+                                                               for f in fr["frames"]),
+          "0x456: no signals (in neither DBC), the limit said", fr)
+    print("events and frames (with the vehicle's decoded signals, and the ground DBC's) as in SQL; limits said")
 
 
 BAD = [
@@ -252,6 +347,19 @@ def test_token(pg):
     check(r.returncode == 2 and "a token is required" in r.stderr, "non-loopback without a token refused", r.stderr)
     r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--listen", "8080"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "expected HOST:PORT" in r.stderr, "a malformed --listen said", r.stderr)
+    r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--dbc", "vehicle.dbc"], capture_output=True, text=True,
+                       timeout=30)
+    check(r.returncode == 2 and "--dbc vehicle.dbc: expected BUS=FILE" in r.stderr, "a --dbc without its bus said",
+          r.stderr)
+    d = tempfile.mkdtemp(prefix="dbc-")
+    bad = os.path.join(d, "bad.dbc")
+    with open(bad, "w") as f:
+        f.write(GROUND_DBC + "BOGUS 1 2 3\n")
+    r = subprocess.run([RAILMON, "serve", "--db", pg.url, "--dbc", "1=" + bad], capture_output=True, text=True,
+                       timeout=30)
+    shutil.rmtree(d)
+    check(r.returncode == 2 and "%s:%d: unknown keyword 'BOGUS'" % (bad, GROUND_DBC.count("\n") + 1) in r.stderr,
+          "a bad DBC line said with its file and line", r.stderr)
     r = subprocess.run([RAILMON, "serve", "--db", "postgresql:///nosuchdb?host=%s&user=railmon" % pg.dir],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 1 and "nosuchdb" in r.stderr, "an unreachable database said at the start", r.stderr)
@@ -291,12 +399,120 @@ def test_token(pg):
     print("token: non-loopback refused without one; 401 without it, 200 with it (header, cookie)")
 
 
+DEMO = os.path.join(HERE, "..", "..", "board", "demo")
+
+
+def dbc_value_tables(path):
+    """VAL_ <id> <signal> v "label" ... ; from the DBC, by signal name."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("VAL_ "):
+                head, rest = line.split('"', 1)[0].split(), '"' + line.split('"', 1)[1]
+                pairs = re.findall(r'(-?[0-9.]+)\s+"([^"]*)"', " " + " ".join(head[3:]) + " " + rest)
+                out[head[2]] = {float(v): label for v, label in pairs}
+    return out
+
+
+def real_vehicle(broker, tmp):
+    """emu4: a real `railmon run` replaying the demo trace (its DBC has VAL_
+    tables) in real time, forwarding to the broker: the forwarder publishes
+    its retained status and Health entries every second."""
+    board = os.path.join(tmp, "emu4.ini")
+    with open(board, "w") as f:
+        f.write("[board]\nvehicle = emu4\nrt_priority = 0\nbatch_ms = 200\nhealth_interval_s = 1\n"
+                "[storage]\nsync_window_ms = 50\nsegment_size = 4M\n"
+                "[uplink]\nbroker = mqtt://127.0.0.1:%d\n"
+                "[can vehicle]\ndriver = trace\nfile = %s/train.log\ndbc = %s/train.dbc\nspeed = 1\nloop = true\n"
+                % (broker.port, DEMO, DEMO))
+    return start_peer([RAILMON, "run", "--board", board, "--data", os.path.join(tmp, "emu4-log")],
+                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "emu4.err"), "w"))
+
+
+def test_real_vehicle(pg, srv, broker):
+    """Health, status and value-table labels from a real vehicle, then its
+    forwarder killed: the broker publishes its will, and the overview says
+    offline within a few seconds."""
+    tmp = tempfile.mkdtemp(prefix="emu4-")
+    run = real_vehicle(broker, tmp)
+
+    def said():
+        with open(os.path.join(tmp, "emu4.err")) as f:
+            return "emu4's railmon run:\n%s\nstatus: %s\nhealth: %s\nchannels: %s" % (
+                f.read()[-3000:], pg.psql("SELECT * FROM vehicle_status"),
+                pg.psql("SELECT v.name, h.name FROM health h JOIN vehicles v USING (vehicle_id)"),
+                pg.psql("SELECT vehicle, channel_name FROM latest_values WHERE vehicle = 'emu4'"))
+    try:
+        wait_for("emu4 online with health and labels", lambda: run.poll() is None and pg.psql(
+            "SELECT (SELECT state FROM vehicle_status JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu4') = 'online'"
+            " AND (SELECT count(*) FROM health JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu4') >= 3"
+            " AND EXISTS (SELECT 1 FROM latest_values WHERE vehicle = 'emu4' AND channel_name LIKE '%.Direction')") == "t" or
+            check(run.poll() is None, "emu4's railmon run ended", said()), 60)
+        vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
+        e4 = vs["emu4"]
+        check(e4["online"] and e4["state_from"] == "status" and e4["state_since"] and e4["health"], "emu4 online", e4)
+        kinds = {h["kind"] for h in srv.ok("/api/vehicle/emu4/channels")["health"]}
+        check({"can", "log", "uplink"} <= kinds, "emu4's parts: the bus, the log, the uplink", kinds)
+        # labels: every channel with a value table, as the DBC says
+        dbc = dbc_value_tables(os.path.join(DEMO, "train.dbc"))
+        d = srv.ok("/api/vehicle/emu4/channels")
+        labelled = [c for c in d["channels"] if c["value_table"]]
+        check(sorted(c["name"].split(".")[-1] for c in labelled) ==
+              sorted(n for n in dbc if n in {c["name"].split(".")[-1] for c in d["channels"]}),
+              "every channel the DBC gives a value table has it", labelled, sorted(dbc))
+        for c in labelled:
+            table = dbc[c["name"].split(".")[-1]]
+            got = {float(e.split(" ", 1)[0]): e.split(" ", 1)[1] for e in c["value_table"]}
+            check(got == table, "the value table of " + c["name"], got, table)
+            check(c["value"] is None or c["label"] == table.get(c["value"]), "the label of %s's last value" % c["name"],
+                  c)
+        direction = [c for c in labelled if c["name"].endswith("Direction")][0]
+        check(direction["label"] in ("standstill", "forward", "reverse"), "Direction has a label", direction)
+        # the chart's series carries the table too (its cursor labels values)
+        now = time.time()
+        ser = srv.ok("/api/series?vehicle=emu4&channel=%s&from=%.3f&to=%.3f&px=100" % (direction["name"], now - 600, now + 1))
+        check(ser["value_table"] == direction["value_table"] and
+              {float(e.split(" ", 1)[0]) for e in ser["value_table"]} == set(dbc["Direction"]),
+              "the series carries Direction's value table", ser["value_table"])
+        sp = srv.ok("/api/series?vehicle=emu1&channel=speed&from=%.3f&to=%.3f&px=10" % (now - 600, now + 1))
+        check(sp["value_table"] is None, "speed has none", sp["value_table"])
+        print("emu4 (real railmon run): online from its status topic, health as in SQL, %d channels with their "
+              "DBC value tables and labels (Direction = %s %s)" % (len(labelled), direction["value"], direction["label"]))
+        # the forwarder dies without a word: the broker publishes its will
+        t0 = time.monotonic()
+        stop_peer(run, signal.SIGKILL)
+        wait_for("emu4 offline", lambda: not {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu4"]["online"], 30)
+        dt = time.monotonic() - t0
+        e4 = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu4"]
+        sql = pg.rows("SELECT state, extract(epoch from since) FROM vehicle_status JOIN vehicles USING (vehicle_id) "
+                      "WHERE name = 'emu4'")[0]
+        check(e4["state_from"] == "status" and sql[0] == "offline" and abs(e4["state_since"] - float(sql[1])) < 1e-5 and
+              e4["age_s"] < 30, "emu4 offline from its will while its last Batch is recent", e4, sql)
+        print("emu4's forwarder killed: offline in the overview %.2f s later (its will on the status topic)" % dt)
+        # its health no longer moves: the overview's figures against SQL
+        vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
+        check_health(pg, vs)
+        print("emu4's health: %s" % json.dumps(vs["emu4"]["health"]))
+    except AssertionError:
+        sys.stderr.write(said() + "\n")
+        raise
+    finally:
+        stop_peer(run, signal.SIGKILL)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return vs
+
+
 def test_browser(pg, srv, broker, next_seq, vehicles):
     os.makedirs(OUT_DIR, exist_ok=True)
     spike = fleet.SPIKE_S / 1e9
+    emu4 = srv.ok("/api/vehicle/emu4/channels")
     want = {
         "vehicles": {n: {"online": v["online"], "today": v["completeness"][0]["complete"] if v["completeness"] else None,
-                         "events": [e["name"] for e in v["events"] or []]} for n, v in vehicles.items()},
+                         "events": [e["name"] for e in v["events"] or []], "state_from": v["state_from"],
+                         "problems": v["health"]["problems"] if v["health"] else None} for n, v in vehicles.items()},
+        "labelled": {"vehicle": "emu4", "state": "offline",
+                     "labels": {c["name"]: c["label"] or "" for c in emu4["channels"]},
+                     "parts": [h["name"] for h in emu4["health"]]},
         "channels": {r[0]: float(r[1]) for r in pg.rows(
             "SELECT channel_name, value FROM latest_values WHERE vehicle = 'emu1'")},
         "stale": ["line_voltage"],
@@ -341,20 +557,27 @@ def test_browser(pg, srv, broker, next_seq, vehicles):
 
 def main():
     pg = Postgres()
+    dbc = tempfile.mktemp(prefix="ground-", suffix=".dbc")
     broker = recv = srv = None
     try:
         broker = Broker()
         recv, next_seq = fill(pg, broker)
         # serve as a role that may only read (README's recipe): it needs no more
         pg.psql("CREATE ROLE dashboard LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO dashboard")
-        srv = Serve(pg.url.replace("user=railmon", "user=dashboard"), "--offline-after", "60", "--stale-after", "300")
+        with open(dbc, "w") as f:
+            f.write(GROUND_DBC)
+        srv = Serve(pg.url.replace("user=railmon", "user=dashboard"), "--offline-after", "60", "--stale-after", "300",
+                    "--listen", "127.0.0.1:0", "--dbc", "1=" + dbc)
         vehicles = test_vehicles(pg, srv)
+        test_health(pg, vehicles)
         test_channels(pg, srv)
         test_series(pg, srv)
         test_events_frames(pg, srv)
         test_bad_input(srv)
         next_seq = test_live(pg, srv, broker, next_seq)
         test_token(pg)
+        test_real_vehicle(pg, srv, broker)
+        vehicles = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
         test_browser(pg, srv, broker, next_seq, vehicles)
         err = srv.stop()
         srv = None
@@ -369,6 +592,8 @@ def main():
             broker.stop()
         cleanup()
         pg.fini()
+        if os.path.exists(dbc):
+            os.unlink(dbc)
     print("web: all checks passed")
 
 

@@ -86,6 +86,16 @@ function dayOf(v, back) {
   const d = new Date(Date.now() - back * 86400000).toISOString().slice(0, 10);
   return (v.completeness || []).find(c => c.day === d);
 }
+/* the Health records' figures: problems first, then the usual numbers */
+function healthCell(h) {
+  if (!h) return '<span class="muted">no Health records</span>';
+  const bits = [];
+  if (h.uplink_backlog != null) bits.push(`backlog ${h.uplink_backlog}`);
+  if (h.latency_p99_us != null) bits.push(`p99 ${h.latency_p99_us} µs`);
+  bits.push(`${fmtAge(h.age_s)} old`);
+  return (h.problems.length ? h.problems.map(p => `<div class="problem">${esc(p)}</div>`).join('') : '<div class="ok">ok</div>')
+    + `<div class="figures">${esc(bits.join(' · '))}</div>`;
+}
 async function pageFleet() {
   view.innerHTML = `<h2>Fleet</h2><div class="controls"><input id="filter" placeholder="filter vehicles, events…"></div>
     <table id="fleet"></table><p class="note">Completeness: records received over records received plus missing in the
@@ -96,6 +106,7 @@ async function pageFleet() {
     { key: 'state', title: 'State', value: v => v.online ? 0 : 1 },
     { key: 'seen', title: 'Last seen', value: v => -v.last_seen },
     { key: 'lag', title: 'Lag / backlog', value: v => v.last_batch ? v.last_batch.lag_s : 1e12 },
+    { key: 'health', title: 'Health', value: v => v.health ? v.health.problems.length : -1 },
     { key: 'today', title: 'Today', value: v => (dayOf(v, 0) || {}).complete ?? -1 },
     { key: 'yesterday', title: 'Yesterday', value: v => (dayOf(v, 1) || {}).complete ?? -1 },
     { key: 'gaps', title: 'Gaps', value: v => (v.gaps || []).length },
@@ -106,9 +117,12 @@ async function pageFleet() {
     const gaps = (v.gaps || []).map(g => `<div class="gap">${g.records} records (seq ${g.from_seq}–${g.to_seq}) before ${esc(fmtTime(g.t_after))}${g.explained ? ', explained: gone from the vehicle' : ', asked again'}</div>`).join('');
     const evs = (v.events || []).map(e => `<span class="ev" data-code="${e.code}">${esc(e.name)} ×${e.count}</span>`).join('');
     return `<tr data-vehicle="${esc(v.vehicle)}"><td><a href="#/vehicle/${encodeURIComponent(v.vehicle)}">${esc(v.vehicle)}</a></td>
-      <td class="state ${v.online ? 'online' : 'offline'}">${v.online ? 'online' : 'offline'}</td>
+      <td class="state ${v.online ? 'online' : 'offline'}" data-state="${v.online ? 'online' : 'offline'}" data-from="${v.state_from}" title="${v.state_from === 'status'
+        ? 'from the vehicle\'s status topic' : 'from its last Batch (no status heard)'}">${v.online ? 'online' : 'offline'}${v.state_since != null
+        ? `<div class="since">since ${esc(fmtAge(Date.now() / 1000 - v.state_since))}</div>` : ''}</td>
       <td title="${esc(fmtTime(v.last_seen))}">${fmtAge(v.age_s)} ago</td>
       <td>${lb ? fmtAge(lb.lag_s) + (lb.historical ? ', sending backlog' : '') : ''}${v.backlog_batches_1h ? ` (${v.backlog_batches_1h} historical Batches in 1 h)` : ''}</td>
+      <td class="health">${healthCell(v.health)}</td>
       <td class="num today">${t ? pct(t.complete) : '–'}</td><td class="num yesterday">${y ? pct(y.complete) : '–'}</td>
       <td class="gaps" data-n="${(v.gaps || []).length}">${gaps}</td><td class="events">${evs}</td></tr>`;
   };
@@ -134,17 +148,29 @@ function spark(canvas, pts) {
   ctx.stroke();
 }
 async function pageVehicle(name) {
-  view.innerHTML = `<h2>${esc(name)}</h2><p><a href="#/chart?vehicle=${encodeURIComponent(name)}">chart</a> ·
-    <a href="#/frames?vehicle=${encodeURIComponent(name)}">CAN frames</a></p><div id="buses"></div>`;
+  view.innerHTML = `<h2>${esc(name)} <span id="vstate"></span></h2><p><a href="#/chart?vehicle=${encodeURIComponent(name)}">chart</a> ·
+    <a href="#/frames?vehicle=${encodeURIComponent(name)}">CAN frames</a></p><div id="health"></div><div id="buses"></div>`;
   const draw = async () => {
     const d = await api(`/api/vehicle/${encodeURIComponent(name)}/channels`);
+    $('#vstate').innerHTML = d.status ? `<span class="state ${d.status.state}">${d.status.state}</span>
+      <small>since ${esc(fmtTime(d.status.since))}</small>` : '';
+    $('#health').innerHTML = d.health ? `<h3>Health</h3><table id="health-parts"><thead><tr><th>Part</th><th>Kind</th><th>State</th>
+      <th>Items</th><th>Rate</th><th>Drops</th><th>Errors</th><th>Backlog</th><th>Latency p99</th><th>Age</th></tr></thead><tbody>
+      ${d.health.map(h => `<tr data-part="${esc(h.name)}">
+        <td>${esc(h.name)}</td><td>${esc(h.kind)}</td>
+        <td class="${(h.kind === 'can' || h.kind === 'modbus') && h.state && h.state !== 'up' || h.clock_unsynced ? 'warn' : ''}">${esc(h.state)}</td>
+        <td class="num">${h.items}</td><td class="num">${h.rate_hz ? h.rate_hz.toFixed(1) + ' /s' : ''}</td>
+        <td class="num drops ${h.drops ? 'warn' : ''}">${h.drops}</td><td class="num errors ${h.errors + h.rx_dropped ? 'warn' : ''}">${h.errors + h.rx_dropped}</td>
+        <td class="num backlog">${h.backlog}</td>
+        <td class="num">${h.kind === 'can' || h.kind === 'modbus' ? h.latency_p99_us + ' µs' : ''}</td><td>${fmtAge(h.age_s)}</td></tr>`).join('')}
+      </tbody></table>` : '<p class="muted">no Health records from this vehicle yet</p>';
     const buses = new Map();
     for (const c of d.channels) { if (!buses.has(c.bus)) buses.set(c.bus, []); buses.get(c.bus).push(c); }
     $('#buses').innerHTML = [...buses].map(([bus, chs]) => `<h3>bus ${bus}</h3><table data-bus="${bus}">
-      <thead><tr><th>Channel</th><th>Value</th><th>Unit</th><th>Age</th><th>Last hour</th><th>Source</th></tr></thead><tbody>
+      <thead><tr><th>Channel</th><th>Value</th><th>Label</th><th>Unit</th><th>Age</th><th>Last hour</th><th>Source</th></tr></thead><tbody>
       ${chs.map(c => `<tr data-channel="${esc(c.name)}" class="${c.stale ? 'stale' : ''}">
         <td><a href="#/chart?vehicle=${encodeURIComponent(name)}&ch=${encodeURIComponent(c.name)}">${esc(c.name)}</a></td>
-        <td class="num value">${fmtVal(c.value)}</td><td>${esc(c.unit)}</td><td class="age">${fmtAge(c.age_s)}</td>
+        <td class="num value">${fmtVal(c.value)}</td><td class="label">${esc(c.label ?? '')}</td><td>${esc(c.unit)}</td><td class="age">${fmtAge(c.age_s)}</td>
         <td><canvas class="spark" width="120" height="24"></canvas></td><td><code>${esc(c.source)}</code></td></tr>`).join('')}
       </tbody></table>`).join('');
     for (const c of d.channels)
@@ -179,6 +205,11 @@ function eventsPlugin(getEvents) {
   } } };
 }
 
+/* the value table's label of a value, for the cursor: " (open)", or "" */
+function labeller(table) {
+  const m = new Map((table || []).map(e => { const i = e.indexOf(' '); return [+e.slice(0, i), e.slice(i + 1)]; }));
+  return v => v != null && m.has(v) ? ` (${m.get(v)})` : '';
+}
 async function pageChart(q) {
   const now = Date.now() / 1000;
   const st = {
@@ -197,9 +228,13 @@ async function pageChart(q) {
     <div id="chart"></div><p id="info"></p>`;
   const toLocal = t => new Date(t * 1000 - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 19);
   const fromLocal = s => new Date(s).getTime() / 1000;
+  let searches = 0;
   const search = async () => {
     const qs = new URLSearchParams({ q: $('#search').value, limit: '50' });
+    const mine = ++searches;
     const list = await api('/api/channels?' + qs);
+    /* typing sends one search per key: an older answer that comes last must not win */
+    if (mine !== searches) return;
     $('#results').innerHTML = list.map(c => {
       const id = c.vehicle + '/' + c.name;
       const on = c.vehicle === st.vehicle && st.chs.includes(c.name);
@@ -250,8 +285,9 @@ async function pageChart(q) {
         axes.push({ scale, side: i % 2 ? 1 : 3, stroke: st.axes === 'separate' ? color : undefined,
                     label: st.axes === 'separate' ? `${s.name} ${s.unit ? '[' + s.unit + ']' : ''}` : undefined });
       }
-      sers.push({ label: `${s.name} max`, scale, stroke: color, width: 1, value: (u, v) => fmtVal(v) });
-      sers.push({ label: `${s.name} min`, scale, stroke: color, width: 1, value: (u, v) => fmtVal(v) });
+      const lab = labeller(s.value_table);
+      sers.push({ label: `${s.name} max`, scale, stroke: color, width: 1, value: (u, v) => fmtVal(v) + lab(v) });
+      sers.push({ label: `${s.name} min`, scale, stroke: color, width: 1, value: (u, v) => fmtVal(v) + lab(v) });
       bands.push({ series: [1 + 2 * i, 2 + 2 * i], fill: color + '33' });
     });
     const opts = {
@@ -305,10 +341,11 @@ async function pageFrames(q) {
   const p = new URLSearchParams({ vehicle: v, from: from.toFixed(6), to: to.toFixed(6) });
   if (id) p.set('id', id);
   const d = await api('/api/frames?' + p);
-  $('#frames').innerHTML = `<thead><tr><th>Time</th><th>Bus</th><th>Id</th><th>Data</th><th>Decoded signals</th></tr></thead><tbody>` +
+  $('#frames').innerHTML = `<thead><tr><th>Time</th><th>Bus</th><th>Id</th><th>Data</th><th>Decoded signals</th><th>Ground DBC</th></tr></thead><tbody>` +
     d.frames.map(f => `<tr data-id="${f.id}"><td>${esc(fmtTime(f.t))}.${String(Math.round((f.t % 1) * 1e6)).padStart(6, '0')}</td><td>${f.bus}</td>
       <td class="id"><code>0x${f.id.toString(16).toUpperCase()}</code></td><td><code>${f.data.replace(/(..)/g, '$1 ').trim()}</code></td>
-      <td class="signals">${(f.signals || []).map(s => `<span data-signal="${esc(s.name)}">${esc(s.name)} = ${fmtVal(s.value)} ${esc(s.unit || '')}</span>`).join('<br>')}</td></tr>`).join('') + '</tbody>';
+      <td class="signals">${(f.signals || []).map(s => `<span data-signal="${esc(s.name)}">${esc(s.name)} = ${fmtVal(s.value)} ${esc(s.unit || '')}</span>`).join('<br>')}</td>
+      <td class="ground">${(f.decoded || []).map(s => `<span data-signal="${esc(s.name)}">${esc(s.name)} = ${fmtVal(s.value)}${s.label != null ? ' (' + esc(s.label) + ')' : ''} ${esc(s.unit || '')}</span>`).join('<br>')}</td></tr>`).join('') + '</tbody>';
   $('#info').textContent = `${d.frames.length} frames${d.truncated ? ' (more in this range: narrow it)' : ''}`;
   document.body.dataset.ready = 'frames';
 }
