@@ -6,7 +6,9 @@
  * named and said as `railmon recv` says it, byte for byte from a memory
  * stream; a receiver that cannot reach its broker runs until --duration,
  * says why and that it never connected, and ends with the summary; a stop
- * already requested ends the wait at once.
+ * already requested ends the wait at once.  And `railmon db`'s answers
+ * (report/db.h) when the database cannot be reached: a failure on the
+ * error stream, nothing on the output.
  */
 #include <errno.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "ground/receiver.h"
+#include "report/db.h"
 #include "report/recv.h"
 #include "tlib.h"
 
@@ -238,6 +241,23 @@ static void test_run_words(void)
 	stop_flag = 0;
 }
 
+static void test_db_words(void)
+{
+	struct mem out, err;
+
+	for (int cmd = RPT_DB_INIT; cmd < RPT_DB_CMD_MAX; cmd++) {
+		mem_open(&out);
+		mem_open(&err);
+		CHECK(rpt_db_run("postgresql://127.0.0.1:1/railmon?connect_timeout=2", (enum rpt_db_cmd)cmd, 86400,
+		                 out.f, err.f) == 1);
+		CHECK_STR(text(&out), "");
+		CHECK(!strncmp(text(&err), "railmon db: ", 12) && text(&err)[strlen(text(&err)) - 1] == '\n' &&
+		      (strstr(text(&err), "127.0.0.1") || strstr(text(&err), "without PostgreSQL")), "%s", text(&err));
+		mem_close(&out);
+		mem_close(&err);
+	}
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(tmp));
@@ -245,6 +265,7 @@ int main(void)
 	test_setup_steps();
 	test_run_unreachable();
 	test_run_words();
+	test_db_words();
 	rmdir(tmp);
 	return 0;
 }
