@@ -2,18 +2,16 @@
 /*
  * db.c - `railmon db init|migrate|status|prune`: the ground database's
  * schema (ground/db.h applies the migrations) and its retention by day.
+ * This file: the options; the answers are report/db.c.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "basic/clock.h"
 #include "basic/parse.h"
-#include "ground/db.h"
+#include "report/db.h"
 
 static const char db_usage[] =
 	"Usage: railmon db COMMAND [--db URL] [OPTIONS]\n"
@@ -73,84 +71,13 @@ static int db_parse(int argc, char **argv, struct db_opts *o)
 	return 0;
 }
 
-static int db_migrate(grd_db_t *db, bool init)
-{
-	int n = grd_db_migrate(db, init);
-
-	if (n == -EEXIST) {
-		fprintf(stderr, "railmon db: %s: already initialised (use `railmon db migrate` to update it)\n",
-		        grd_db_error(db));
-		return 1;
-	}
-	if (n == -EPROTO) {
-		fprintf(stderr, "railmon db: %s, newer than this railmon's (%zu): use a newer railmon\n",
-		        grd_db_error(db), grd_migrations_n);
-		return 1;
-	}
-	if (n < 0) {
-		fprintf(stderr, "railmon db: %s\n", grd_db_error(db));
-		return 1;
-	}
-	if (n == 0)
-		printf("schema at version %zu already: nothing to do\n", grd_migrations_n);
-	for (size_t i = grd_migrations_n - (size_t)n; i < grd_migrations_n; i++)
-		printf("applied %04d-%s\n", grd_migrations[i].version, grd_migrations[i].name);
-	return 0;
-}
-
-static int db_status(grd_db_t *db)
-{
-	int v, r = grd_db_version(db, &v);
-
-	if (r < 0) {
-		fprintf(stderr, "railmon db: %s\n", grd_db_error(db));
-		return 1;
-	}
-	printf("schema version %d, this railmon's %zu: %s\n", v, grd_migrations_n,
-	       v == 0 ? "empty, run `railmon db init`" : (size_t)v < grd_migrations_n ? "run `railmon db migrate`" :
-	       (size_t)v > grd_migrations_n ? "newer than this railmon" : "current");
-	return (size_t)v == grd_migrations_n ? 0 : 1;
-}
-
-static int db_prune(grd_db_t *db, uint64_t older_s)
-{
-	int64_t cutoff = basic_realtime_ns() - (int64_t)older_s * 1000000000;
-	int n = grd_db_prune(db, cutoff);
-
-	if (n < 0) {
-		fprintf(stderr, "railmon db: prune: %s\n", grd_db_error(db));
-		return 1;
-	}
-	printf("dropped %d day partitions older than %" PRIu64 " s\n", n, older_s);
-	return 0;
-}
-
 int board_cmd_db(int argc, char **argv)
 {
 	struct db_opts o = { 0 };
-	struct grd_db_cfg cfg = { 0 };
-	grd_db_t *db;
 	int rc = db_parse(argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	cfg.url = o.url;
-	rc = grd_db_new(&cfg, &db);
-	if (rc < 0) {
-		fprintf(stderr, "railmon db: %s\n", rc == -ENOTSUP ? GRD_DB_NOT_BUILT : "out of memory");
-		return 1;
-	}
-	if (grd_db_connect(db) < 0) {
-		fprintf(stderr, "railmon db: %s\n", grd_db_error(db));
-		grd_db_free(db);
-		return 1;
-	}
-	if (!strcmp(o.cmd, "init") || !strcmp(o.cmd, "migrate"))
-		rc = db_migrate(db, !strcmp(o.cmd, "init"));
-	else if (!strcmp(o.cmd, "status"))
-		rc = db_status(db);
-	else
-		rc = db_prune(db, o.older_s);
-	grd_db_free(db);
-	return rc;
+	return rpt_db_run(o.url, !strcmp(o.cmd, "init") ? RPT_DB_INIT : !strcmp(o.cmd, "migrate") ? RPT_DB_MIGRATE :
+	                  !strcmp(o.cmd, "status") ? RPT_DB_STATUS : RPT_DB_PRUNE, o.older_s, stdout, stderr);
 }

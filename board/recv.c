@@ -10,29 +10,22 @@
  * that is refused, or that a ground log cannot take, is kept as a file in
  * the refused directory, counted and said: nothing is dropped without a
  * word (ground/logs.c); the text output in time order per Batch is
- * ground/text.c.  This file: the options, the output, the summary.
+ * ground/text.c.  This file: the options; the receiver's wiring is
+ * ground/receiver.c, what it says report/recv.c.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "acquisition/acq.h"
 #include "cli.h"
 #include "basic/parse.h"
 #include "basic/timeparse.h"
-#include "ground/ground.h"
+#include "ground/receiver.h"
 #include "record/order.h"
-#include "recv-say.h"
-#include "basic/clock.h"
+#include "report/recv.h"
 
 #define RECV_PASSWORD_MAX 1024
 
@@ -78,24 +71,12 @@ static const char recv_usage[] =
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n";
 
-/* Each ground log holds two file descriptors: take what the system allows. */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /* ---- options ---- */
 
 struct recv_opts {
 	struct upl_recv_cfg cfg;
 	enum rec_format fmt;
 	bool text;                /* --format other than none */
-	FILE *out;
 	uint64_t count;
 	double duration;
 	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
@@ -103,14 +84,11 @@ struct recv_opts {
 	double repair_after;      /* gap repair's grace period, s; 0 = off */
 	int64_t window_ns;        /* --order time's window */
 	bool seq_order;           /* --order seq */
-	grd_db_t *repair_db;      /* its own connection: g->db is the MQTT thread's */
-	int64_t repair_next_ns;
-	uint64_t repair_asked;
-	char topic[256], gone_topic[256];
-	char host[128], client_id[128], keep_default[PATH_MAX];
+	char topic[256];
+	char host[128], client_id[128];
 	char *password;           /* ours: from a file, the environment or argv */
 	bool password_argv;
-	struct recv_say say;
+	struct rpt_recv_say say;
 };
 
 /* mqtt://host[:port] or mqtts://host[:port] */
@@ -350,268 +328,33 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 
 /* ---- running ---- */
 
-struct recv_thread {
-	upl_recv_t *r;
-	int ret;
-	atomic_bool done;
-};
-
-static void *recv_thread(void *p)
-{
-	struct recv_thread *t = p;
-
-	t->ret = upl_recv_run(t->r);
-	atomic_store(&t->done, true);
-	return NULL;
-}
-
-/* Connection trouble, said once when it starts or changes, then at most
-   every RECV_PRINT_EVERY_NS while it lasts. */
-struct conn_report {
-	uint64_t seen;
-	enum upl_recv_fail fail;
-	char text[sizeof(((struct upl_recv_stats *)0)->fail_text)];
-	int64_t printed_ns;
-	bool subscribed;
-};
-
-static void report_connection(struct conn_report *c, const struct upl_recv_stats *st, const struct recv_opts *o)
-{
-	uint64_t n = st->connect_failures + st->disconnects;
-	bool changed = st->fail != c->fail || strcmp(st->fail_text, c->text) != 0;
-	int64_t now = basic_mono_ns();
-
-	if (st->subscribed && !c->subscribed)
-		fprintf(stderr, "railmon recv: subscribed to %s on %s:%d\n", o->cfg.topic ? o->cfg.topic : "railmon/+/data",
-		        o->cfg.host, o->cfg.port);
-	c->subscribed = st->subscribed;
-	if (n == c->seen || (!changed && now - c->printed_ns < RECV_PRINT_EVERY_NS))
-		return;
-	if (st->fail == UPL_RECV_FAIL_RESOLVE)
-		fprintf(stderr, "railmon recv: cannot resolve the broker's host name '%s': %s", o->cfg.host, st->fail_text);
-	else if (st->fail == UPL_RECV_FAIL_LOST)
-		fprintf(stderr, "railmon recv: connection to %s:%d lost: %s", o->cfg.host, o->cfg.port, st->fail_text);
-	else if (st->fail == UPL_RECV_FAIL_TLS)
-		fprintf(stderr, "railmon recv: TLS with %s:%d failed: %s (check --ca, the broker's certificate and "
-		        "its host name)", o->cfg.host, o->cfg.port, st->fail_text);
-	else
-		fprintf(stderr, "railmon recv: cannot connect to %s:%d: %s", o->cfg.host, o->cfg.port, st->fail_text);
-	if (st->connect_failures > 1)
-		fprintf(stderr, " (%" PRIu64 " attempts so far, retrying)\n", st->connect_failures);
-	else
-		fputs(" (retrying)\n", stderr);
-	c->seen = n;
-	c->fail = st->fail;
-	snprintf(c->text, sizeof(c->text), "%s", st->fail_text);
-	c->printed_ns = now;
-}
-
-static void recv_summary(upl_recv_t *r, const struct grd *g)
-{
-	struct upl_recv_stats st;
-	struct upl_recv_log l;
-
-	upl_recv_stats(r, &st);
-	recv_print_totals(&st);
-	recv_print_ground(g);
-	recv_print_db(g);
-	for (size_t i = 0; upl_recv_log(r, i, &l) == 0; i++) {
-		const struct grd_log *gl = l.log_ctx;
-		char id[2 * REC_LOG_ID_LEN + 1];
-
-		if (!l.next_seq)
-			continue;
-		grd_log_id_hex(l.log_id, l.log_id_len, id);
-		fprintf(stderr, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
-		        " duplicates, %" PRIu64 " conflicts", l.vehicle, id[0] ? id : "(none)", l.first_seq,
-		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
-		if (gl)
-			fprintf(stderr, "; ground log %s: %" PRIu64 " Batches stored, %" PRIu64 " not", gl->dir,
-			        gl->stored, gl->not_stored);
-		fputc('\n', stderr);
-	}
-}
-
-/* Gap repair every half grace period (at least 1 s): a database that
-   cannot be reached is said by recv_report_db() already. */
-static void recv_repair(upl_recv_t *r, struct recv_opts *o)
-{
-	unsigned grace = (unsigned)(o->repair_after + 0.5);
-	int64_t now = basic_mono_ns();
-	uint64_t asked = 0;
-
-	if (!o->repair_db || now < o->repair_next_ns)
-		return;
-	o->repair_next_ns = now + (int64_t)(o->repair_after > 2 ? o->repair_after / 2 : 1) * 1000000000;
-	grd_repair_pass(o->repair_db, r, grace ? grace : 1, &asked);
-	o->repair_asked += asked;
-}
-
-/* Until stop, --count or --duration; connected or not. */
-static void recv_wait(upl_recv_t *r, struct recv_thread *th, struct recv_opts *o, struct grd *g,
-                      bool *ret_connected)
-{
-	int64_t end = o->duration > 0 ? basic_mono_ns() + (int64_t)(o->duration * 1e9) : INT64_MAX;
-	struct conn_report rep = { 0 };
-	struct db_report dbr = { 0 };
-	struct upl_recv_stats st;
-
-	while (!board_stop_requested && !atomic_load(&th->done) && basic_mono_ns() < end) {
-		recv_report_db(&dbr, g->db);
-		recv_repair(r, o);
-		/* Busy: a Batch is being committed, perhaps waiting for the database. */
-		if (upl_recv_stats_try(r, &st) < 0) {
-			usleep(100000);
-			continue;
-		}
-		report_connection(&rep, &st, o);
-		*ret_connected = *ret_connected || st.connects > 0;
-		if (o->count && st.records >= o->count)
-			break;
-		if (o->count)
-			upl_recv_wait_records(r, o->count, 100);
-		else
-			usleep(100000);
-	}
-	upl_recv_stats(r, &st);
-	*ret_connected = *ret_connected || st.connects > 0;
-	if (!*ret_connected && st.fail != UPL_RECV_FAIL_NONE)
-		fprintf(stderr, "railmon recv: never connected to %s:%d: %s\n", o->cfg.host, o->cfg.port, st.fail_text);
-	else if (!*ret_connected)
-		fprintf(stderr, "railmon recv: never connected to %s:%d\n", o->cfg.host, o->cfg.port);
-}
-
-/* The database: its schema must be this railmon's; one that cannot be
-   reached now is waited for when the first Batch comes. */
-static int recv_db(struct recv_opts *o, struct grd *g)
-{
-	struct grd_db_cfg cfg = { .url = o->db_url, .stop = &board_stop_requested };
-	int r;
-
-	r = grd_db_new(&cfg, &g->db);
-	if (r < 0)
-		return cli_fail("recv", "--db: %s", r == -ENOTSUP ? GRD_DB_NOT_BUILT : "out of memory");
-	o->cfg.on_status = grd_on_status; /* online/offline for the dashboard; kept while the database is away */
-	r = grd_db_check(g->db);
-	if (r == -ECONNREFUSED || r == -EIO) {
-		fprintf(stderr, "railmon recv: database: %s (retrying when Batches come; none is acknowledged "
-		        "before it is committed)\n", grd_db_error(g->db));
-		return 0;
-	}
-	if (r < 0)
-		return cli_fail("recv", "--db: %s: %s", grd_db_error(g->db),
-		                r == -ENOENT ? "run `railmon db init` first" :
-		                r == -ESTALE ? "run `railmon db migrate` first" : "use a newer railmon");
-	if (o->repair_after > 0 && grd_db_new(&cfg, &o->repair_db) < 0)
-		return cli_fail("recv", "out of memory");
-	/* The vehicles' "gone" answers, shared like the data. */
-	snprintf(o->gone_topic, sizeof(o->gone_topic), "%s%s%srailmon/+/gone", o->share ? "$share/" : "",
-	         o->share ? o->share : "", o->share ? "/" : "");
-	o->cfg.aux_topic = o->gone_topic;
-	o->cfg.on_aux = grd_on_gone;
-	return 0;
-}
-
-static int recv_setup(struct recv_opts *o, struct grd *g)
-{
-	o->out = stdout;
-	if (o->db_url && recv_db(o, g))
-		return 2;
-	if (o->output && !(o->out = fopen(o->output, "we")))
-		return cli_fail("recv", "%s: %s", o->output, strerror(errno));
-	if (o->text) {
-		g->out = o->out;
-		g->fmt = o->fmt;
-		if (grd_text_new(g, o->seq_order ? -1 : o->window_ns) < 0)
-			return cli_fail("recv", "out of memory");
-		o->cfg.on_record = grd_text_record;
-		o->cfg.on_tick = o->seq_order ? NULL : grd_text_tick;
-		rec_format_header(g->out, g->fmt);
-	}
-	if (o->logdir && mkdir(o->logdir, 0755) < 0 && errno != EEXIST)
-		return cli_fail("recv", "--log %s: %s", o->logdir, strerror(errno));
-	if (!o->keep_dir) {
-		snprintf(o->keep_default, sizeof(o->keep_default), "%s/refused", o->logdir ? o->logdir : ".");
-		o->keep_dir = o->logdir ? o->keep_default : "railmon-refused";
-	}
-	g->dir = o->logdir;
-	g->keep_dir = o->keep_dir;
-	g->on_note = recv_note;
-	g->note_ctx = &o->say;
-	o->cfg.on_refused = grd_refused;
-	o->cfg.ctx = g;
-	o->cfg.on_channels = o->text || g->db ? grd_channels : NULL; /* retained dictionaries: names, configs */
-	o->cfg.on_idle = grd_idle; /* a database group that is due is committed between messages */
-	if (o->logdir || g->db)
-		o->cfg.on_batch = grd_batch;
-	if (o->logdir)
-		raise_fd_limit();
-	if (o->cfg.tls.insecure)
-		fprintf(stderr, "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n");
-	return 0;
-}
-
-static void recv_opts_free(struct recv_opts *o)
-{
-	grd_db_free(o->repair_db);
-	free(o->password);
-	if (o->output && o->out && o->out != stdout)
-		fclose(o->out);
-}
-
 int board_cmd_recv(int argc, char **argv)
 {
 	struct recv_opts o = { 0 };
-	struct grd g = { 0 };
-	struct recv_thread th = { 0 };
-	bool connected = false;
-	pthread_t tid;
-	int rc;
+	grd_receiver_t *rc = NULL;
+	int r = recv_parse(argc, argv, &o);
+	struct grd_receiver_cfg cfg = {
+		.recv = o.cfg, .db_url = o.db_url, .repair_after = o.repair_after, .share = o.share,
+		.out = stdout, .output = o.output, .text = o.text, .fmt = o.fmt,
+		.window_ns = o.seq_order ? -1 : o.window_ns, .logdir = o.logdir, .keep_dir = o.keep_dir,
+		.on_note = rpt_recv_note, .note_ctx = &o.say, .stop = &board_stop_requested,
+	};
+	struct rpt_recv x = {
+		.err = stderr, .host = o.cfg.host, .port = o.cfg.port, .topic = o.cfg.topic,
+		.insecure = o.cfg.tls.insecure, .count = o.count, .duration_s = o.duration, .window_ns = o.window_ns,
+	};
 
-	rc = recv_parse(argc, argv, &o);
-	if (rc == 0)
-		rc = recv_setup(&o, &g);
-	if (rc != 0) {
-		grd_free(&g); /* the database, if set up */
-		grd_text_free(&g);
-		recv_opts_free(&o);
-		return rc == 1 ? 0 : rc; /* 1: --help */
+	o.say.err = stderr;
+	if (r != 0) {
+		free(o.password);
+		return r == 1 ? 0 : r; /* 1: --help */
 	}
-	rc = upl_recv_new(&o.cfg, &th.r);
-	if (rc < 0) {
-		fprintf(stderr, "railmon recv: %s\n", strerror(-rc));
-		grd_free(&g);
-		grd_text_free(&g);
-		recv_opts_free(&o);
-		return 1;
+	r = rpt_recv_open(&x, &cfg, &rc);
+	if (r == 0) {
+		board_install_signals();
+		r = rpt_recv_run(&x, rc);
 	}
-	board_install_signals();
-	pthread_create(&tid, NULL, recv_thread, &th);
-	recv_wait(th.r, &th, &o, &g, &connected);
-	/* A commit waiting for the database gives up now (grd_db_store()). */
-	board_stop_requested = 1;
-	upl_recv_stop(th.r);
-	pthread_join(tid, NULL);
-	if (th.ret < 0)
-		fprintf(stderr, "railmon recv: cannot set up the MQTT client: %s\n", strerror(-th.ret));
-	grd_db_flush(g.db, true); /* the last group: one try (stopping), else counted as not committed */
-	if (g.text)
-		grd_text_drain(&g); /* what the logs still hold */
-	if (g.text && grd_text_late(&g))
-		fprintf(stderr, "railmon recv: %" PRIu64 " records were more than the window (--window %.3gs) out of "
-		        "time order and came out late\n", grd_text_late(&g), (double)o.window_ns / 1e9);
-	grd_text_free(&g);
-	if (o.out)
-		fflush(o.out);
-	recv_summary(th.r, &g);
-	if (o.repair_db)
-		fprintf(stderr, "railmon recv: gap repair: %" PRIu64 " ranges asked for again; %" PRIu64 " \"gone\" "
-		        "ranges recorded, %" PRIu64 " answers refused\n", o.repair_asked, g.gone, g.gone_bad);
-	if (g.status_bad || g.status_lost)
-		fprintf(stderr, "railmon recv: status topic: %" PRIu64 " states, %" PRIu64 " malformed messages refused, %"
-		        PRIu64 " not recorded\n", g.status_seen, g.status_bad, g.status_lost);
-	grd_free(&g);
-	upl_recv_free(th.r);
-	recv_opts_free(&o);
-	return th.ret < 0 || !connected ? 1 : 0;
+	grd_receiver_free(rc);
+	free(o.password);
+	return r;
 }
