@@ -24,6 +24,11 @@
 # it, as they would share a small board's core.  canplayer gets its share
 # too: on a loaded host 2 s of trace took 124 s to 10 min to send (the VM
 # is given 20 min).
+# RAILMON_BENCH_PERF=1: also profile the traffic window with perf (Debian
+# linux-perf, run from the host root inside the VM: its perf_6.1 matches
+# the VM's kernel) sampling cpu-clock on every CPU (a TCG vCPU has no
+# hardware counters), and print each receiver's top symbols (kernel and
+# user) after the table.
 set -euo pipefail
 if [ "$1" != --in-vm ]; then
 	VMRUN=$1 RAILMON=$2 SRC=$3 SECS=${4:-20} LOAD=${5:-2.2} BASE=${6:-}
@@ -78,7 +83,7 @@ start_railmon() { # NAME BINARY DBC
 	pids+=("${pid[$1]}")
 	names+=("$1")
 	up() { "$RAILMON" stat --socket "@railmon-bench-$1" > /dev/null 2>&1; }
-	wait_for 30 up "$1" || { cat "$T/$1.err"; fail "$1 did not come up"; }
+	wait_for 180 up "$1" || { cat "$T/$1.err"; fail "$1 did not come up"; }
 }
 echo "bench-live: receivers starting" >&2
 start_railmon railmon-dbc "$RAILMON" 1
@@ -92,9 +97,20 @@ echo "bench-live: receivers up, traffic for $SECS s" >&2
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 declare -A c0 c1
 for n in "${names[@]}"; do c0[$n]=$(cpu "${pid[$n]}"); done
+perf_pid=""
+if [ "${RAILMON_BENCH_PERF:-0}" = 1 ]; then
+	perf record -q -a -e cpu-clock -F 1000 -o "$M/perf.data" 2> "$T/perf.err" &
+	perf_pid=$!
+	pids+=("$perf_pid")
+	sleep_s 1
+fi
 t0=$(date +%s.%N)
 canplayer -I "$TRACE" vcan0=can0 vcan1=can1
 t1=$(date +%s.%N)
+if [ -n "$perf_pid" ]; then
+	kill -INT "$perf_pid"
+	stop_pid "$perf_pid" 60
+fi
 echo "bench-live: traffic sent" >&2
 # what the sockets still hold is read within a few ms
 sleep_s 0.5
@@ -126,3 +142,15 @@ for n in "${names[@]}"; do
 	printf '%-12s %10d %9.2f %11.2f %12.1f%% %9.2fx\n' "$n" "$f" "$s" "$us" \
 		"$(echo "$s / $wall * 100" | bc -l)" "$(echo "$us / $base_us" | bc -l)"
 done
+
+# Where each receiver's CPU goes: perf's samples of its pid, by symbol.
+if [ -n "$perf_pid" ]; then
+	for n in "${names[@]}"; do
+		printf '\nprofile of %s (pid %s), cpu-clock samples, by thread:\n' "$n" "${pid[$n]}"
+		perf report -q -i "$M/perf.data" --pid "${pid[$n]}" --no-children --percentage relative \
+			--sort comm --stdio 2> /dev/null | grep -v '^$' | head -8
+		echo "top symbols:"
+		perf report -q -i "$M/perf.data" --pid "${pid[$n]}" --no-children --percentage relative --sort dso,sym \
+			--percent-limit 1.5 --stdio 2> /dev/null | grep -v '^$' | head -25
+	done
+fi
