@@ -256,7 +256,7 @@ static void gone(acq_source_t *s)
 
 /* Hand what recv gave to the ring: paced if asked, latency stamped,
    counted; and tell the collector how far the stream has come. */
-static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t before)
+static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t before, int64_t now)
 {
 	int pushed = 0;
 
@@ -281,9 +281,9 @@ static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t befo
 		acq_ring_item_push(s->cfg.ring, &items[pushed]);
 	}
 	if (s->cfg.stamp_latency && n > 0) {
-		/* One clock read per batch: the newest frame's age is the
-		   latency this wakeup added. */
-		acq_latency_add(&s->latency, basic_realtime_ns() - items[n - 1].t_ns);
+		/* One clock read per batch (the loop's, right after recv):
+		   the newest frame's age is the latency this wakeup added. */
+		acq_latency_add(&s->latency, now - items[n - 1].t_ns);
 	}
 	basic_counter_add(&s->items, (uint64_t)pushed);
 	if (s->cfg.ops->pushed && pushed)
@@ -306,19 +306,23 @@ static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t befo
  * frames of the wait (a 1 Mbit/s bus sends 8 per ms).  An idle bus still
  * sleeps in recv, and a stop is seen within one wait.
  */
-static void coalesce(acq_source_t *s, int n, size_t max, int64_t before)
+static void coalesce(acq_source_t *s, int n, size_t max, int64_t waited)
 {
-	int64_t now;
+	struct timespec ts;
 
 	if (s->cfg.coalesce_ns <= 0 || n <= 0 || (size_t)n >= max || stopping(s))
 		return;
-	now = basic_mono_ns();
 	/* One frame that recv waited longer than the window for: the bus is
 	   slower than a frame per window, and the wait would only add a
 	   wakeup per frame (recv's own wait already was one). */
-	if (n == 1 && now - before >= s->cfg.coalesce_ns)
+	if (n == 1 && waited >= s->cfg.coalesce_ns)
 		return;
-	basic_sleep_until(CLOCK_MONOTONIC, now + s->cfg.coalesce_ns);
+	/* Relative: the loop's clock reads already told how long recv took,
+	   and a third read per burst only for an absolute deadline would cost
+	   more than it buys (a signal ends the wait early: a shorter
+	   window, nothing lost). */
+	ts = basic_ns_to_ts(s->cfg.coalesce_ns);
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 /* At stop, take what the device already holds (bounded): frames that
@@ -345,9 +349,14 @@ static void *source_main(void *p)
 	int64_t pause = PAUSE_MIN_NS;
 	size_t max;
 
+	/* Two clock reads per burst, both CLOCK_REALTIME: before recv (the
+	   watermark of an empty wait, the start of recv's wait) and after it
+	   (the latency stamp, the end of the wait); a step in between
+	   misjudges at most one coalescing wait. */
+	bool clocked = s->check_buf || s->cfg.coalesce_ns > 0 || s->cfg.stamp_latency;
+
 	while (!stopping(s) && (max = room(s)) > 0) {
-		int64_t before = s->check_buf ? basic_realtime_ns() : 0;
-		int64_t t0 = s->cfg.coalesce_ns > 0 ? basic_mono_ns() : 0;
+		int64_t before = clocked ? basic_realtime_ns() : 0, now;
 		int n = s->cfg.ops->recv(s->cfg.ctx, items, max, SRC_TIMEOUT_MS);
 
 		if (n == -ENODATA) {
@@ -367,8 +376,9 @@ static void *source_main(void *p)
 		pause = PAUSE_MIN_NS;
 		if (n > 0) /* it delivers: the next loss starts the steps again */
 			s->backoff_ns = BACKOFF_MIN_NS;
-		deliver(s, items, n, before);
-		coalesce(s, n, max, t0);
+		now = clocked && n > 0 ? basic_realtime_ns() : before;
+		deliver(s, items, n, before, now);
+		coalesce(s, n, max, now - before);
 	}
 	if (s->cfg.drain_at_stop && !atomic_load(&s->done) &&
 	    atomic_load_explicit(&s->link, memory_order_relaxed) == ACQ_LINK_UP)

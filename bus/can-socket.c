@@ -2,11 +2,14 @@
 /*
  * can-socket.c - SocketCAN driver (CAN_RAW, CAN FD, kernel timestamps).
  *
- * Data path (recv, RT-safe): poll() then one recvmmsg() for up to
- * CS_BATCH frames into buffers allocated at open.  Each frame carries its
- * SO_TIMESTAMPING stamp (hardware when the controller provides one, else
- * the kernel's software RX stamp) and the socket's SO_RXQ_OVFL drop
- * counter; a counter increase becomes an ACQ_EV_CAN_RX_OVERFLOW event.
+ * Data path (recv, RT-safe): one blocking recvmmsg(MSG_WAITFORONE) for up
+ * to CS_BATCH frames into buffers allocated at open: it waits for the
+ * first frame (SO_RCVTIMEO bounds the wait) and takes what else is queued,
+ * so a wakeup costs one syscall, not a poll() and a recvmmsg().  Each
+ * frame carries its SO_TIMESTAMPING stamp (hardware when the controller
+ * provides one, else the kernel's software RX stamp) and the socket's
+ * SO_RXQ_OVFL drop counter; a counter increase becomes an
+ * ACQ_EV_CAN_RX_OVERFLOW event.
  * Error frames are subscribed (CAN_ERR_MASK): each one is returned as a
  * raw item flagged ACQ_CAN_ERR, followed by decoded state events.
  *
@@ -58,7 +61,6 @@
  */
 #include <errno.h>
 #include <net/if.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -119,6 +121,9 @@ struct cs_priv {
 	_Atomic uint32_t sock_drops; /* socket drop count already accounted */
 	uint64_t netdev_drops;    /* interface drop counters already accounted
 	                             (check() only, and attach) */
+	int rcvtimeo_ms;          /* the socket's SO_RCVTIMEO now (-1: none,
+	                             a new socket's): set again only when recv's
+	                             timeout changes, so not per call */
 	/* Items an expanded frame did not fit into the caller's array. */
 	unsigned pend_head, pend_len;
 	struct acq_item pend[CS_PENDING];
@@ -582,6 +587,7 @@ static int cs_attach(bus_dev_t *dev, bool need_up)
 	/* Baseline: only drops after open are ours to report (a new
 	   interface starts its counters at 0, a new socket its SO_RXQ_OVFL). */
 	p->ifindex = ifindex;
+	p->rcvtimeo_ms = -1;
 	if (cs_netdev_drops(ifindex, &p->netdev_drops) < 0)
 		p->netdev_drops = UINT64_MAX; /* counters unreadable: never report */
 	atomic_store_explicit(&p->sock_drops, 0, memory_order_relaxed);
@@ -785,11 +791,33 @@ static void cs_drain_pending(struct cs_out *o)
 	}
 }
 
+/*
+ * The wait of recv's blocking recvmmsg: SO_RCVTIMEO, set only when the
+ * timeout differs from the socket's (the source loop asks the same one
+ * every time).  recvmmsg's own timeout argument is no bound: the kernel
+ * checks it only after each datagram.  0 on success or -errno.
+ */
+static int cs_rcvtimeo(struct cs_priv *p, int timeout_ms)
+{
+	struct timeval tv = { 0 }; /* 0: no limit */
+	int r;
+
+	if (timeout_ms < 0)
+		timeout_ms = -1;
+	if (timeout_ms == p->rcvtimeo_ms)
+		return 0;
+	if (timeout_ms > 0)
+		tv = (struct timeval){ .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+	r = cs_setsockopt(p->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (!r)
+		p->rcvtimeo_ms = timeout_ms;
+	return r;
+}
+
 static int cs_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct cs_priv *p = dev->priv;
 	struct cs_out o = { .p = p, .items = items, .max = max };
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
 	unsigned want;
 	int r;
 
@@ -798,19 +826,20 @@ static int cs_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeo
 		return (int)o.n;
 	if (p->fd < 0)
 		return bus_gone(dev, dev->gone_cause); /* released, not reopened */
-	r = poll(&pfd, 1, timeout_ms);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (r == 0)
-		return 0;
+	/* timeout 0 (the drain at stop): what is queued, no wait at all. */
+	if (timeout_ms != 0 && (r = cs_rcvtimeo(p, timeout_ms)) < 0)
+		return r;
 	want = max < CS_BATCH ? (unsigned)max : CS_BATCH;
 	for (unsigned i = 0; i < want; i++) {
 		/* The kernel shrinks these to what it wrote: reset each call. */
 		p->msgs[i].msg_hdr.msg_controllen = CS_CMSG_SIZE;
 		p->msgs[i].msg_hdr.msg_flags = 0;
 	}
-	r = recvmmsg(p->fd, p->msgs, want, MSG_DONTWAIT, NULL);
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+	/* MSG_WAITFORONE: block for the first frame only, then take what is
+	   queued without waiting (the kernel adds MSG_DONTWAIT after one). */
+	r = recvmmsg(p->fd, p->msgs, want, timeout_ms == 0 ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
+	/* EAGAIN: SO_RCVTIMEO ran out (or nothing queued at timeout 0). */
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
 	/* The socket's pending error (sk_err), reported once: ENODEV when the
 	   interface was deleted (the socket is unbound from then on and would

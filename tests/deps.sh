@@ -38,6 +38,7 @@ PKGS=(
 	# realtime and storage baselines for the benchmarks
 	rt-tests stress-ng sqlite3 libsqlite3-dev bc
 	libck-dev # Concurrency Kit's ck_ring: bench-ring's baseline for the acq_item ring
+	linux-perf # bench-live's profile inside the VM (RAILMON_BENCH_PERF=1): perf_6.1 for its Debian 6.1 kernel
 )
 
 # ARM cross builds, tested under qemu-user (tests/run-all.sh stages aarch64,

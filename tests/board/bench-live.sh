@@ -24,6 +24,11 @@
 # it, as they would share a small board's core.  canplayer gets its share
 # too: on a loaded host 2 s of trace took 124 s to 10 min to send (the VM
 # is given 20 min).
+# RAILMON_BENCH_PERF=1: also profile the traffic window with perf (Debian
+# linux-perf, run from the host root inside the VM: its perf_6.1 matches
+# the VM's kernel) sampling cpu-clock on every CPU (a TCG vCPU has no
+# hardware counters), and print each receiver's top symbols (kernel and
+# user) after the table.
 set -euo pipefail
 if [ "$1" != --in-vm ]; then
 	VMRUN=$1 RAILMON=$2 SRC=$3 SECS=${4:-20} LOAD=${5:-2.2} BASE=${6:-}
@@ -64,6 +69,11 @@ $d1
 EOF
 }
 
+# Big socket buffers for every receiver (as test-can-socket does): the one
+# vCPU is shared by five processes and canplayer sends in bursts, and a
+# receiver descheduled for longer than rmem_default's ~200 frames would
+# lose frames to scheduling, not to its own cost.
+echo $((16 << 20)) > /proc/sys/net/core/rmem_default
 sent=$(wc -l < "$TRACE")
 names=(candump)
 declare -A pid
@@ -78,7 +88,7 @@ start_railmon() { # NAME BINARY DBC
 	pids+=("${pid[$1]}")
 	names+=("$1")
 	up() { "$RAILMON" stat --socket "@railmon-bench-$1" > /dev/null 2>&1; }
-	wait_for 30 up "$1" || { cat "$T/$1.err"; fail "$1 did not come up"; }
+	wait_for 180 up "$1" || { cat "$T/$1.err"; fail "$1 did not come up"; }
 }
 echo "bench-live: receivers starting" >&2
 start_railmon railmon-dbc "$RAILMON" 1
@@ -92,9 +102,20 @@ echo "bench-live: receivers up, traffic for $SECS s" >&2
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 declare -A c0 c1
 for n in "${names[@]}"; do c0[$n]=$(cpu "${pid[$n]}"); done
+perf_pid=""
+if [ "${RAILMON_BENCH_PERF:-0}" = 1 ]; then
+	perf record -q -a -e cpu-clock -F 1000 -o "$M/perf.data" 2> "$T/perf.err" &
+	perf_pid=$!
+	pids+=("$perf_pid")
+	sleep_s 1
+fi
 t0=$(date +%s.%N)
 canplayer -I "$TRACE" vcan0=can0 vcan1=can1
 t1=$(date +%s.%N)
+if [ -n "$perf_pid" ]; then
+	kill -INT "$perf_pid"
+	stop_pid "$perf_pid" 60
+fi
 echo "bench-live: traffic sent" >&2
 # what the sockets still hold is read within a few ms
 sleep_s 0.5
@@ -114,15 +135,32 @@ printf '\nlive acquisition in the VM (1 vCPU, TCG): canplayer on vcan0 and vcan1
 printf 'sent %d frames in %.1f s (%.0f frames/s on the two buses together)\n' "$sent" "$wall" "$(echo "$sent / $wall" | bc -l)"
 printf '%-12s %10s %9s %11s %13s %10s\n' receiver frames "CPU s" "us/frame" "% of a core" "vs candump"
 base_us=""
+lost=""
 for n in "${names[@]}"; do
 	f=$(frames "$n")
 	s=$(echo "(${c1[$n]} - ${c0[$n]}) / $TCK" | bc -l)
 	[ "$f" -gt 0 ] || fail "$n stored no frame"
 	# no loss of function: railmon logs every frame sent (candump's losses
 	# are its own, said in the table)
-	[[ $n = candump || $f -eq $sent ]] || fail "$n stored $f frames of the $sent sent"
+	# (the profile is printed first, and what railmon said at its stop)
+	[[ $n = candump || $f -eq $sent ]] || lost+="$n stored $f frames of the $sent sent; "
 	us=$(echo "$s * 1000000 / $f" | bc -l)
 	[ -n "$base_us" ] || base_us=$us
 	printf '%-12s %10d %9.2f %11.2f %12.1f%% %9.2fx\n' "$n" "$f" "$s" "$us" \
 		"$(echo "$s / $wall * 100" | bc -l)" "$(echo "$us / $base_us" | bc -l)"
 done
+
+# Where each receiver's CPU goes: perf's samples of its pid, by symbol.
+if [ -n "$perf_pid" ]; then
+	for n in "${names[@]}"; do
+		# (no split by thread: perf's thread names in the VM did not
+		# agree with the symbols from one run to the next)
+		printf '\nprofile of %s (pid %s), cpu-clock samples, top symbols:\n' "$n" "${pid[$n]}"
+		perf report -q -i "$M/perf.data" --pid "${pid[$n]}" --no-children --percentage relative --sort dso,sym \
+			--percent-limit 1.5 --stdio 2> /dev/null | grep -v '^$' | head -25
+	done
+fi
+if [ -n "$lost" ]; then
+	for n in "${names[@]}"; do [ "$n" = candump ] || { echo "$n:"; tail -5 "$T/$n.err"; }; done
+	fail "$lost"
+fi

@@ -9,6 +9,7 @@
 #     names is installed;
 #   - systemd-sysusers and systemd-tmpfiles (--root: the DESTDIR) create the
 #     user railmon and /var/lib/railmon 0750 railmon:railmon from the entries;
+#   - the udev rule, the unit and the groups agree (check-udev.sh);
 #   - the installed railmon, run from a directory outside any tree:
 #     `demo` finds its board in the installed data (RAILMON_PKGDATADIR
 #     pointing into the DESTDIR) and stores records; without it, it looks in
@@ -29,6 +30,7 @@ want=(bin/railmon share/railmon/demo.ini share/railmon/demo/train.log share/rail
       share/railmon/railmon.proto share/railmon/vehicles/emu-regional.ini share/railmon/vehicles/loco-tcp.ini
       share/railmon/vehicles/emu-traction.dbc share/railmon/vehicles/loco-engine.dbc
       lib/sysusers.d/railmon.conf lib/tmpfiles.d/railmon.conf share/bash-completion/completions/railmon
+      lib/udev/rules.d/60-railmon.rules
       share/man/man1/railmon.1)
 for f in "${want[@]}"; do [ -f "$p/$f" ] || fail "not installed: $PREFIX/$f"; done
 unit=$(find "$root" -name railmon.service)
@@ -56,6 +58,8 @@ systemd-sysusers --root="$root" "$p/lib/sysusers.d/railmon.conf" >"$T/sysusers.l
 uid=$(awk -F: '$1 == "railmon" { print $3 }' "$root/etc/passwd")
 [ -n "$uid" ] || fail "no user railmon in $root/etc/passwd"
 grep -q '^dialout:.*railmon' "$root/etc/group" || fail "railmon is not in group dialout"
+bash "$(dirname "$0")/check-udev.sh" "$p/lib/udev/rules.d/60-railmon.rules" "$unit" "$root/etc/group" >"$T/udev.out" ||
+	{ cat "$T/udev.out"; exit 1; }
 systemd-tmpfiles --root="$root" --create "$p/lib/tmpfiles.d/railmon.conf" >"$T/tmpfiles.log" 2>&1 ||
 	{ cat "$T/tmpfiles.log"; fail "systemd-tmpfiles refused the entry"; }
 [ "$(stat -c '%a %u' "$root/var/lib/railmon")" = "750 $uid" ] ||
@@ -77,4 +81,5 @@ for b in "$share"/vehicles/*.ini "$share/demo.ini"; do
 	"$p/bin/railmon" check --board "$b" --data "$T/check" >"$T/check.out" 2>&1 ||
 		{ cat "$T/check.out"; fail "railmon check --board $b"; }
 done
+cat "$T/udev.out"
 echo "installed ${#want[@]} files and $(ls "$p/share/man/man1" | wc -l) man pages; user railmon uid $uid; demo: $n records from the installed data; check passed on $(ls "$share"/vehicles/*.ini | wc -l) example boards and demo.ini"

@@ -11,16 +11,23 @@
 #      trace and DBC from /usr/share/railmon), `railmon check` on every
 #      installed example board; the man pages, the completion, the user
 #      railmon and /var/lib/railmon 0750 from the postinst, the unit verified
-#      by systemd-analyze with its Documentation= installed;
+#      by systemd-analyze with its Documentation= installed; the udev rule
+#      (/lib/udev/rules.d/60-railmon.rules, as install/railmon.udev), the
+#      unit and the group railmon-hw agree (check-udev.sh), and udev's own
+#      rule engine (udevadm test) applies it to this machine's
+#      /dev/cpu_dma_latency: group railmon-hw, 0660, and the user railmon
+#      opens it for writing (its mode and owner are put back on every exit);
 #   3. apt-get purge: every file of the package gone, the empty log
-#      directory too; the user and group railmon are deleted by this script
-#      if it made them (Debian keeps them), so later stages see the machine
+#      directory too; the user railmon and the groups railmon and railmon-hw
+#      are deleted by this script if it made them (Debian keeps them), so
+#      later stages see the machine
 #      as before;
 #   4. for each ARCH (arm64): dpkg-buildpackage -a ARCH -Pcross,nocheck,
 #      pkg.railmon.noground, lintian, and the packaged binary run under
 #      qemu-user (check on the example boards, the demo).
 set -euo pipefail
-. "$(dirname "$0")/../lib/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd) # the test cds away from the tree below
+. "$HERE/../lib/lib.sh"
 SRC=$1 OUT=$2
 shift 2
 ARCHES=("$@")
@@ -33,14 +40,22 @@ dpkg -s railmon >/dev/null 2>&1 && fail "a railmon package is installed on this 
 
 had_user=0; getent passwd railmon >/dev/null && had_user=1
 had_group=0; getent group railmon >/dev/null && had_group=1
+had_hwgroup=0; getent group railmon-hw >/dev/null && had_hwgroup=1
 had_dir=0; [ -e /var/lib/railmon ] && had_dir=1
 installed=0
+qos_was=""
 package_cleanup() {
+	# udevadm test below changed the real device: as it was
+	if [ -n "$qos_was" ]; then
+		chown "${qos_was#* }" /dev/cpu_dma_latency || true
+		chmod "${qos_was%% *}" /dev/cpu_dma_latency || true
+	fi
 	if [ $installed = 1 ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq railmon >/dev/null 2>&1 || dpkg --purge railmon >/dev/null 2>&1 || true
 	fi
 	[ $had_user = 1 ] || userdel railmon 2>/dev/null || true
 	[ $had_group = 1 ] || groupdel railmon 2>/dev/null || true
+	[ $had_hwgroup = 1 ] || groupdel railmon-hw 2>/dev/null || true
 	[ $had_dir = 1 ] || rmdir /var/lib/railmon 2>/dev/null || true
 	lib_cleanup
 }
@@ -99,8 +114,26 @@ uid=$(id -u railmon) || fail "postinst made no user railmon"
 	fail "/var/lib/railmon is $(stat -c '%a %U %G' /var/lib/railmon)"
 unit=$(grep '/railmon.service$' "$T/files")
 systemd-analyze verify "$unit" >"$T/verify.log" 2>&1 || { cat "$T/verify.log"; fail "systemd-analyze verify $unit"; }
+rules=$(grep '/60-railmon.rules$' "$T/files") || fail "the package has no udev rule 60-railmon.rules"
+[ "$rules" = /lib/udev/rules.d/60-railmon.rules ] || fail "the udev rule is $rules, not in /lib/udev/rules.d"
+cmp -s "$rules" "$SRC/install/railmon.udev" || fail "$rules differs from install/railmon.udev"
+bash "$HERE/check-udev.sh" "$rules" "$unit" /etc/group >"$T/udev.out" || { cat "$T/udev.out"; exit 1; }
+udev_line=$(cat "$T/udev.out")
+udev_applied="no /dev/cpu_dma_latency on this machine: not applied"
+if [ -c /dev/cpu_dma_latency ] && [ -e /sys/devices/virtual/misc/cpu_dma_latency ]; then
+	qos_was=$(stat -c '%a %u:%g' /dev/cpu_dma_latency)
+	udevadm test --action=add /sys/devices/virtual/misc/cpu_dma_latency >"$T/udevadm.log" 2>&1 ||
+		{ cat "$T/udevadm.log"; fail "udevadm test on /dev/cpu_dma_latency"; }
+	[ "$(stat -c '%a %G' /dev/cpu_dma_latency)" = "660 railmon-hw" ] ||
+		{ grep -i 'railmon\|cpu_dma' "$T/udevadm.log"; fail "after udevadm test /dev/cpu_dma_latency is $(stat -c '%a %G' /dev/cpu_dma_latency), not 660 railmon-hw"; }
+	setpriv --reuid=railmon --regid=railmon --init-groups sh -c 'exec 3>/dev/cpu_dma_latency' 2>"$T/open.err" ||
+		fail "user railmon cannot open /dev/cpu_dma_latency for writing: $(cat "$T/open.err")"
+	udev_applied="udevadm test: /dev/cpu_dma_latency (was $qos_was) 660 railmon-hw, opened for writing by user railmon"
+fi
 score=$(systemd-analyze security --offline=true "$unit" 2>/dev/null | sed -n 's/.*Overall exposure level for railmon.service: //p')
 echo "installed: $(wc -l <"$T/files") paths; demo: $n records from /usr/share/railmon; check: $boards boards; user railmon uid $uid; unit verified, exposure $score"
+echo "$udev_line"
+echo "$udev_applied"
 
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq railmon >"$T/purge.log" 2>&1 || { cat "$T/purge.log"; fail "apt-get purge railmon"; }
 installed=0
