@@ -36,7 +36,10 @@ int grd_db_new(const struct grd_db_cfg *cfg, grd_db_t **ret_db)
 	if (!db->cfg.group_ms)
 		db->cfg.group_ms = GRD_DB_GROUP_MS;
 	db->pend = calloc(db->cfg.group_max, sizeof(*db->pend));
-	if (!db->pend) {
+	db->keep = calloc(db->cfg.group_max + 1, sizeof(*db->keep));
+	if (!db->pend || !db->keep) {
+		free(db->pend);
+		free(db->keep);
 		free((char *)db->cfg.url);
 		free(db);
 		return -ENOMEM;
@@ -57,11 +60,12 @@ grd_db_t *grd_db_free(grd_db_t *db)
 		free(db->pend[i].payload);
 	}
 	free(db->pend);
+	free(db->keep);
 	for (size_t i = 0; i < sizeof(db->copy) / sizeof(db->copy[0]); i++)
 		free(db->copy[i].p);
 	free(db->pts);
 	free(db->veh);
-	free(db->buf);
+	free(db->roll.p);
 	free((char *)db->cfg.url);
 	pthread_mutex_destroy(&db->lock);
 	free(db);
