@@ -16,7 +16,8 @@
 #include "acquisition/acq-item.h"
 
 #define GRD_DAYS_KNOWN 64       /* day partitions remembered as existing */
-#define GRD_VEHICLE_NAME_MAX 64 /* longer vehicle ids are not cached (looked up each time) */
+#define GRD_VEHICLE_NAME_MAX 64
+#define GRD_DB_WORKERS_MAX 4     /* committers at most (cfg.workers) */ /* longer vehicle ids are not cached (looked up each time) */
 
 struct grd_vehicle_id {
 	char name[GRD_VEHICLE_NAME_MAX];
@@ -138,6 +139,22 @@ struct grd_db {
 	PGresult **keep;          /* the ledger statements' answers: cfg.group_max + 1 */
 	size_t nq;                /* statements in the open pipeline */
 	bool pipe_failed;         /* one of them failed (kept in error, sqlstate) */
+	/* grd_db_store()'s committers, started at its first Batch: each a
+	   grd_db of its own (connection, group, buffers) on a thread of its
+	   own, so that one group is committed while the next is decoded and
+	   the database works on two groups at once (on two cores).  The
+	   parent fills work[fill]'s group and hands it over when it is due. */
+	struct grd_db *work[GRD_DB_WORKERS_MAX];
+	size_t nwork, fill;
+	pthread_mutex_t wlock;    /* the parent's: busy, quit of every worker */
+	pthread_cond_t wcond;     /* a worker has a group to commit, or is done */
+	/* a worker's own: */
+	struct grd_db *parent;
+	pthread_t thread;
+	bool busy, quit, once;    /* committing its group (once: one try) */
+	int last;                 /* what that commit gave */
+	uint64_t err_stamp, refused_stamp; /* when error, last_refused were set */
+	uint64_t stamp;           /* the parent's: the clock of those */
 	struct grd_point *pts;    /* the group's samples for the rollups */
 	size_t npts, cappts;
 };
