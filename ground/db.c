@@ -516,7 +516,10 @@ static int workers_start(grd_db_t *db)
 			grd_db_free(w);
 			return -EAGAIN;
 		}
+		/* under wlock: grd_db_stats() reads them from another thread */
+		pthread_mutex_lock(&db->wlock);
 		db->work[db->nwork++] = w;
+		pthread_mutex_unlock(&db->wlock);
 	}
 	return 0;
 }
@@ -533,16 +536,22 @@ static void workers_wait(grd_db_t *db)
 
 static void workers_stop(grd_db_t *db)
 {
+	grd_db_t *w[GRD_DB_WORKERS_MAX];
+	size_t n;
+
+	/* Out of grd_db_stats()'s sight first, then ended and freed. */
 	pthread_mutex_lock(&db->wlock);
-	for (size_t i = 0; i < db->nwork; i++)
-		db->work[i]->quit = true;
+	n = db->nwork;
+	memcpy(w, db->work, n * sizeof(*w));
+	for (size_t i = 0; i < n; i++)
+		w[i]->quit = true;
+	db->nwork = 0;
 	pthread_cond_broadcast(&db->wcond);
 	pthread_mutex_unlock(&db->wlock);
-	for (size_t i = 0; i < db->nwork; i++) {
-		pthread_join(db->work[i]->thread, NULL);
-		grd_db_free(db->work[i]);
+	for (size_t i = 0; i < n; i++) {
+		pthread_join(w[i]->thread, NULL);
+		grd_db_free(w[i]);
 	}
-	db->nwork = 0;
 }
 
 /* Hand the filling group to its worker, and make the next idle worker
