@@ -5,13 +5,19 @@
  */
 #pragma once
 
+#include <endian.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <libpq-fe.h>
 
 #include "db.h"
+#include "acquisition/acq-item.h"
 
 #define GRD_DAYS_KNOWN 64       /* day partitions remembered as existing */
-#define GRD_VEHICLE_NAME_MAX 64 /* longer vehicle ids are not cached (looked up each time) */
+#define GRD_VEHICLE_NAME_MAX 64
+#define GRD_DB_WORKERS_MAX 4     /* committers at most (cfg.workers) */ /* longer vehicle ids are not cached (looked up each time) */
 
 struct grd_vehicle_id {
 	char name[GRD_VEHICLE_NAME_MAX];
@@ -25,6 +31,8 @@ struct grd_pending {
 	size_t len;
 	int vid;
 	enum grd_db_outcome out;
+	uint64_t digest;          /* of its records (grd_batch_digest()) */
+	int64_t lo, hi;           /* its first and last record times (ns) */
 };
 
 /* A growing byte buffer (one table's COPY rows of a group). */
@@ -34,6 +42,82 @@ struct grd_buf {
 };
 
 struct grd_point;
+
+/* Room for n more bytes in b: 0 or -ENOMEM. */
+static inline int grd_buf_room(struct grd_buf *b, size_t n)
+{
+	if (b->used + n <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 65536;
+	while (cap < b->used + n)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+/* PostgreSQL's binary COPY (network order), into room made beforehand. */
+static inline void grd_put16(struct grd_buf *b, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(b->p + b->used, &v, 2);
+	b->used += 2;
+}
+
+static inline void grd_put32(struct grd_buf *b, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(b->p + b->used, &v, 4);
+	b->used += 4;
+}
+
+static inline void grd_put64(struct grd_buf *b, uint64_t v)
+{
+	v = htobe64(v);
+	memcpy(b->p + b->used, &v, 8);
+	b->used += 8;
+}
+
+/* A field with its length: int4, int8, int2, float8. */
+static inline void grd_f32(struct grd_buf *b, int32_t v)
+{
+	grd_put32(b, 4);
+	grd_put32(b, (uint32_t)v);
+}
+
+static inline void grd_f64(struct grd_buf *b, int64_t v)
+{
+	grd_put32(b, 8);
+	grd_put64(b, (uint64_t)v);
+}
+
+static inline void grd_f16(struct grd_buf *b, int16_t v)
+{
+	grd_put32(b, 2);
+	grd_put16(b, (uint16_t)v);
+}
+
+static inline void grd_fdouble(struct grd_buf *b, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, 8);
+	grd_f64(b, (int64_t)bits);
+}
+
+/* The header of a binary COPY's rows. */
+static inline void grd_copy_head(struct grd_buf *b)
+{
+	memcpy(b->p, "PGCOPY\n\377\r\n", 11);
+	b->used = 11;
+	grd_put32(b, 0); /* flags */
+	grd_put32(b, 0); /* header extension */
+}
+
+#define GRD_PG_EPOCH_US (INT64_C(946684800) * 1000000) /* 2000-01-01 in Unix µs */
 
 struct grd_db {
 	struct grd_db_cfg cfg;    /* url is ours */
@@ -46,13 +130,31 @@ struct grd_db {
 	size_t ndays, day_next;
 	struct grd_vehicle_id *veh; /* vehicle ids met: bounded by the receiver's vehicle cap */
 	size_t nveh, capveh;
-	char *buf;                /* the rollups' COPY rows of one group */
-	size_t used, cap;
+	struct grd_buf roll;      /* the rollups' COPY BINARY rows of one group */
 	char sqlstate[6];         /* of the last failure, "" if none (connection, client side) */
 	struct grd_pending *pend; /* the group: at most cfg.group_max Batches */
 	size_t npend;
 	int64_t pend_since_ns;    /* CLOCK_MONOTONIC of its first Batch */
 	struct grd_buf copy[4];   /* samples, can_frames, events, texts: COPY BINARY rows of a group */
+	PGresult **keep;          /* the ledger statements' answers: cfg.group_max + 1 */
+	size_t nq;                /* statements in the open pipeline */
+	bool pipe_failed;         /* one of them failed (kept in error, sqlstate) */
+	/* grd_db_store()'s committers, started at its first Batch: each a
+	   grd_db of its own (connection, group, buffers) on a thread of its
+	   own, so that one group is committed while the next is decoded and
+	   the database works on two groups at once (on two cores).  The
+	   parent fills work[fill]'s group and hands it over when it is due. */
+	struct grd_db *work[GRD_DB_WORKERS_MAX];
+	size_t nwork, fill;
+	pthread_mutex_t wlock;    /* the parent's: busy, quit of every worker */
+	pthread_cond_t wcond;     /* a worker has a group to commit, or is done */
+	/* a worker's own: */
+	struct grd_db *parent;
+	pthread_t thread;
+	bool busy, quit, once;    /* committing its group (once: one try) */
+	int last;                 /* what that commit gave */
+	uint64_t err_stamp, refused_stamp; /* when error, last_refused were set */
+	uint64_t stamp;           /* the parent's: the clock of those */
 	struct grd_point *pts;    /* the group's samples for the rollups */
 	size_t npts, cappts;
 };
@@ -85,12 +187,18 @@ int grd_ingest_refuse(grd_db_t *db, const struct grd_pending *p, const char *sql
 int grd_db_prepare(grd_db_t *db);
 /* The vehicle's id, made the first time (cached): 0 or -EIO. */
 int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id);
-/* Gather the samples of b (vehicle vid) for the group's rollups: 0 or
-   -ENOMEM. */
-int grd_rollup_add(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count);
-/* The 1 s and 1 min rollups of the samples gathered, in the open
-   transaction, then forget them: 0, -ENOMEM, -EIO. */
-int grd_rollup(grd_db_t *db);
+/* Room for n more samples in the group's rollups: 0 or -ENOMEM. */
+int grd_rollup_reserve(grd_db_t *db, size_t n);
+/* Gather one record of vehicle vid for the group's rollups (good, finite
+   samples only), into room reserved. */
+void grd_rollup_item(grd_db_t *db, int vid, const struct acq_item *it);
+/* The 1 s aggregates of the samples gathered, copied into the temporary
+   table rollup_group in the open transaction; then forgotten.  0 (nothing
+   gathered: *ret_merge false), -ENOMEM, -EIO. */
+int grd_rollup_copy(grd_db_t *db, bool *ret_merge);
+/* The statements (no parameters) that merge rollup_group into rollup_1s
+   and rollup_1min, in key order. */
+extern const char *const grd_rollup_merge[2];
 /* Well-formed UTF-8 (what the database takes as text): ground/ingest.c. */
 bool grd_utf8_ok(const char *s);
 /* ch's value table as a PostgreSQL text[] literal in *ret_literal (to
@@ -99,6 +207,7 @@ bool grd_utf8_ok(const char *s);
    0 or -ENOMEM (ground/health.c). */
 struct rec_channel;
 int grd_value_table(grd_db_t *db, const struct rec_channel *ch, char **ret_literal);
-/* The Health entries of b (vehicle vid) into the health table, in the
-   open transaction: 0 or -EIO (ground/health.c). */
+/* The Health entries of b (vehicle vid) into the health table, into the
+   open pipeline of the group's last round trip (its answers read with
+   the others): 0 or -EIO (ground/health.c). */
 int grd_health_store(grd_db_t *db, int vid, const rec_batch_t *b);

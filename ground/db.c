@@ -35,21 +35,33 @@ int grd_db_new(const struct grd_db_cfg *cfg, grd_db_t **ret_db)
 		db->cfg.group_max = GRD_DB_GROUP_MAX;
 	if (!db->cfg.group_ms)
 		db->cfg.group_ms = GRD_DB_GROUP_MS;
+	if (!db->cfg.workers)
+		db->cfg.workers = GRD_DB_WORKERS;
+	if (db->cfg.workers > GRD_DB_WORKERS_MAX)
+		db->cfg.workers = GRD_DB_WORKERS_MAX;
 	db->pend = calloc(db->cfg.group_max, sizeof(*db->pend));
-	if (!db->pend) {
+	db->keep = calloc(db->cfg.group_max + 1, sizeof(*db->keep));
+	if (!db->pend || !db->keep) {
+		free(db->pend);
+		free(db->keep);
 		free((char *)db->cfg.url);
 		free(db);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&db->lock, NULL);
+	pthread_mutex_init(&db->wlock, NULL);
+	pthread_cond_init(&db->wcond, NULL);
 	*ret_db = db;
 	return 0;
 }
+
+static void workers_stop(grd_db_t *db);
 
 grd_db_t *grd_db_free(grd_db_t *db)
 {
 	if (!db)
 		return NULL;
+	workers_stop(db);
 	if (db->conn)
 		PQfinish(db->conn);
 	for (size_t i = 0; i < db->npend; i++) {
@@ -57,13 +69,16 @@ grd_db_t *grd_db_free(grd_db_t *db)
 		free(db->pend[i].payload);
 	}
 	free(db->pend);
+	free(db->keep);
 	for (size_t i = 0; i < sizeof(db->copy) / sizeof(db->copy[0]); i++)
 		free(db->copy[i].p);
 	free(db->pts);
 	free(db->veh);
-	free(db->buf);
+	free(db->roll.p);
 	free((char *)db->cfg.url);
 	pthread_mutex_destroy(&db->lock);
+	pthread_mutex_destroy(&db->wlock);
+	pthread_cond_destroy(&db->wcond);
 	free(db);
 	return NULL;
 }
@@ -87,6 +102,8 @@ void grd_db_fail(grd_db_t *db, const char *what, const char *msg)
 		if (*p == '\n')
 			*p = ' ';
 	pthread_mutex_lock(&db->lock);
+	if (db->parent)
+		db->err_stamp = __atomic_add_fetch(&db->parent->stamp, 1, __ATOMIC_RELAXED);
 	db->st.failures++;
 	db->st.down = true;
 	snprintf(db->st.error, sizeof(db->st.error), "%s", db->error);
@@ -380,6 +397,8 @@ static int refuse(grd_db_t *db, struct grd_pending *p, bool once)
 		delay = delay * 2 > db->cfg.backoff_max_ms ? db->cfg.backoff_max_ms : delay * 2;
 	}
 	pthread_mutex_lock(&db->lock);
+	if (db->parent)
+		db->refused_stamp = __atomic_add_fetch(&db->parent->stamp, 1, __ATOMIC_RELAXED);
 	snprintf(db->st.last_refused, sizeof(db->st.last_refused), "%s", why);
 	db->st.refused_lost += r < 0;
 	pthread_mutex_unlock(&db->lock);
@@ -441,8 +460,12 @@ int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b)
 		r = grd_db_connect(db);
 		if (r == 0)
 			r = grd_ingest_dictionary(db, b);
-		if (r >= 0)
+		if (r >= 0) {
+			pthread_mutex_lock(&db->lock);
+			db->st.down = false;
+			pthread_mutex_unlock(&db->lock);
 			return 0;
+		}
 		if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
 			PQclear(PQexec(db->conn, "ROLLBACK"));
 		if (grd_db_permanent(db))
@@ -454,58 +477,211 @@ int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b)
 	}
 }
 
+/* ---- committers ---- */
+
+static void *worker_main(void *arg)
+{
+	grd_db_t *w = arg, *db = w->parent;
+
+	pthread_mutex_lock(&db->wlock);
+	for (;;) {
+		while (!w->busy && !w->quit)
+			pthread_cond_wait(&db->wcond, &db->wlock);
+		if (!w->busy)
+			break;
+		pthread_mutex_unlock(&db->wlock);
+		int r = commit_pending(w, w->once);
+		pthread_mutex_lock(&db->wlock);
+		w->last = r;
+		w->busy = false;
+		pthread_cond_broadcast(&db->wcond);
+	}
+	pthread_mutex_unlock(&db->wlock);
+	return NULL;
+}
+
+static int workers_start(grd_db_t *db)
+{
+	struct grd_db_cfg cfg = db->cfg;
+
+	cfg.workers = 1;
+	while (db->nwork < db->cfg.workers) {
+		grd_db_t *w;
+		int r = grd_db_new(&cfg, &w);
+
+		if (r < 0)
+			return r;
+		w->parent = db;
+		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+			grd_db_free(w);
+			return -EAGAIN;
+		}
+		/* under wlock: grd_db_stats() reads them from another thread */
+		pthread_mutex_lock(&db->wlock);
+		db->work[db->nwork++] = w;
+		pthread_mutex_unlock(&db->wlock);
+	}
+	return 0;
+}
+
+/* Every group handed over committed (or given up, stopping). */
+static void workers_wait(grd_db_t *db)
+{
+	pthread_mutex_lock(&db->wlock);
+	for (size_t i = 0; i < db->nwork; i++)
+		while (db->work[i]->busy)
+			pthread_cond_wait(&db->wcond, &db->wlock);
+	pthread_mutex_unlock(&db->wlock);
+}
+
+static void workers_stop(grd_db_t *db)
+{
+	grd_db_t *w[GRD_DB_WORKERS_MAX];
+	size_t n;
+
+	/* Out of grd_db_stats()'s sight first, then ended and freed. */
+	pthread_mutex_lock(&db->wlock);
+	n = db->nwork;
+	memcpy(w, db->work, n * sizeof(*w));
+	for (size_t i = 0; i < n; i++)
+		w[i]->quit = true;
+	db->nwork = 0;
+	pthread_cond_broadcast(&db->wcond);
+	pthread_mutex_unlock(&db->wlock);
+	for (size_t i = 0; i < n; i++) {
+		pthread_join(w[i]->thread, NULL);
+		grd_db_free(w[i]);
+	}
+}
+
+/* Hand the filling group to its worker, and make the next idle worker
+   the one that fills, waiting for one if all are committing. */
+static int hand_over(grd_db_t *db, bool once)
+{
+	grd_db_t *w = db->work[db->fill];
+	int r = 0;
+
+	pthread_mutex_lock(&db->wlock);
+	w->once = once;
+	w->busy = true;
+	pthread_cond_broadcast(&db->wcond);
+	for (;;) {
+		for (size_t i = 1; i <= db->nwork; i++) {
+			size_t k = (db->fill + i) % db->nwork;
+
+			if (!db->work[k]->busy) {
+				db->fill = k;
+				r = db->work[k]->last;
+				db->work[k]->last = 0;
+				pthread_mutex_unlock(&db->wlock);
+				return r;
+			}
+		}
+		pthread_cond_wait(&db->wcond, &db->wlock);
+	}
+}
+
 int grd_db_flush(grd_db_t *db, bool force)
 {
 	struct timespec now;
+	grd_db_t *w;
+	int r = 0;
 
-	if (!db || !db->npend)
+	if (!db || !db->nwork)
 		return 0;
+	w = db->work[db->fill];
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!force && (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - db->pend_since_ns <
-	                  (int64_t)db->cfg.group_ms * 1000000)
-		return 0;
-	return commit_pending(db, force && stopping(db));
+	if (w->npend && (force || (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - w->pend_since_ns >=
+	                              (int64_t)db->cfg.group_ms * 1000000))
+		r = hand_over(db, force && stopping(db));
+	if (!force)
+		return r;
+	workers_wait(db);
+	for (size_t i = 0; i < db->nwork; i++) {
+		r = r < 0 ? r : db->work[i]->last;
+		db->work[i]->last = 0;
+	}
+	return r;
 }
 
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
 {
 	struct grd_pending *p;
+	grd_db_t *w;
 	rec_batch_t *b;
 	int r;
 
 	if (!db || (!payload && len) || !ret_outcome)
 		return -EINVAL;
+	r = workers_start(db);
+	if (r < 0)
+		return r;
 	if (rec_batch_decode(payload, len, &b) < 0) {
 		pthread_mutex_lock(&db->lock);
 		db->st.bad++;
 		pthread_mutex_unlock(&db->lock);
 		return -EBADMSG;
 	}
-	p = &db->pend[db->npend];
+	w = db->work[db->fill];
+	p = &w->pend[w->npend];
 	*p = (struct grd_pending){ .b = b, .len = len, .out = GRD_DB_QUEUED, .payload = malloc(len ? len : 1) };
 	if (!p->payload) {
 		rec_batch_free(b);
 		return -ENOMEM;
 	}
 	memcpy(p->payload, payload, len);
-	if (db->npend++ == 0) {
+	if (w->npend++ == 0) {
 		struct timespec now;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		db->pend_since_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		w->pend_since_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	}
 	*ret_outcome = GRD_DB_QUEUED;
-	if (db->npend < db->cfg.group_max)
+	if (w->npend < db->cfg.group_max)
 		return grd_db_flush(db, false);
-	/* Full: commit now, waiting through an outage (nothing more is read
-	   meanwhile, so the broker keeps what follows). */
-	r = commit_pending(db, false);
-	return r;
+	/* Full: to its committer; when every committer is busy (an outage:
+	   each retries until its group commits), wait, reading nothing more,
+	   so the broker keeps what follows. */
+	return hand_over(db, false);
 }
 
+/* The counters of the parent (decoding, dictionaries) and its workers
+   (groups), the newest error and refusal. */
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)
 {
+	uint64_t err = 0, ref = 0;
+
 	pthread_mutex_lock(&db->lock);
 	*ret_stats = db->st;
 	pthread_mutex_unlock(&db->lock);
+	pthread_mutex_lock(&db->wlock);
+	for (size_t i = 0; i < db->nwork; i++) {
+		grd_db_t *w = db->work[i];
+		struct grd_db_stats *t = ret_stats;
+
+		pthread_mutex_lock(&w->lock);
+		for (size_t k = 0; k < GRD_DB_OUTCOME_MAX; k++)
+			t->batches[k] += w->st.batches[k];
+		t->samples += w->st.samples;
+		t->can_frames += w->st.can_frames;
+		t->events += w->st.events;
+		t->bad_names += w->st.bad_names;
+		t->connects += w->st.connects;
+		t->failures += w->st.failures;
+		t->partitions += w->st.partitions;
+		t->refused_lost += w->st.refused_lost;
+		t->cancelled += w->st.cancelled;
+		t->groups += w->st.groups;
+		t->down = t->down || w->st.down;
+		if (w->st.error[0] && w->err_stamp > err) {
+			err = w->err_stamp;
+			snprintf(t->error, sizeof(t->error), "%s", w->st.error);
+		}
+		if (w->st.last_refused[0] && w->refused_stamp > ref) {
+			ref = w->refused_stamp;
+			snprintf(t->last_refused, sizeof(t->last_refused), "%s", w->st.last_refused);
+		}
+		pthread_mutex_unlock(&w->lock);
+	}
+	pthread_mutex_unlock(&db->wlock);
 }

@@ -18,8 +18,12 @@
  * found and kept as alone, and never stops the others.  libmosquitto 2.0
  * acknowledges a QoS 1 message before its callback runs, so a Batch in a
  * group is acknowledged before it is committed: a receiver killed then
- * loses at most the group, which gap repair (ground/repair.c) asks the
- * vehicles for again (docs/ground-schema.md, "Acknowledgement").
+ * loses at most the groups in memory, which gap repair (ground/repair.c)
+ * asks the vehicles for again (docs/ground-schema.md, "Acknowledgement").
+ * Committers: cfg.workers groups are committed at once, each by a thread
+ * with a connection of its own, while the next group is decoded; when all
+ * are busy, grd_db_store() waits (nothing more is read).  At most
+ * cfg.workers + 1 groups are in memory.
  *
  * Errors: a lost connection and the SQLSTATE classes that pass (08, 25,
  * 40, 53, 55, 57, 58) are retried with backoff, losing nothing; any other
@@ -29,8 +33,8 @@
  * SQLSTATE and message (stats.batches[GRD_DB_REFUSED], stats.last_refused)
  * and the receiver goes on.
  *
- * One grd_db_t is one connection, used from one thread at a time; only
- * grd_db_stats() may be called from another thread.  Nothing here prints.
+ * One grd_db_t is one connection (and its committers' own), used from one
+ * thread at a time; only grd_db_stats() may be called from another thread.  Nothing here prints.
  */
 #pragma once
 
@@ -58,10 +62,13 @@ struct grd_db_cfg {
 	unsigned group_max;       /* Batches per transaction; 0 = GRD_DB_GROUP_MAX */
 	unsigned group_ms;        /* commit a group at the latest this long after its
 	                             first Batch (grd_db_flush()); 0 = GRD_DB_GROUP_MS */
+	unsigned workers;         /* groups committed at once, each on a connection and
+	                             thread of its own; 0 = GRD_DB_WORKERS, at most 4 */
 };
 
 #define GRD_DB_GROUP_MAX 32
 #define GRD_DB_GROUP_MS 100
+#define GRD_DB_WORKERS 2
 
 /* What grd_db_store() found. */
 enum grd_db_outcome {
@@ -140,7 +147,7 @@ int grd_db_check(grd_db_t *db);
  * *ret_outcome: GRD_DB_QUEUED (each Batch's outcome is counted in
  * stats.batches when its group commits).  -EBADMSG: the
  * payload does not decode (stats.bad).  Bounded memory: at most
- * cfg.group_max Batches and their rows.
+ * (cfg.workers + 1) * cfg.group_max Batches and their rows.
  */
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome);
 

@@ -50,8 +50,6 @@ static int store_one(grd_db_t *db, int vid, const char *t, const struct rec_heal
 	const char *v[NPARAM];
 	uint64_t u[] = { h->items, h->drops, h->errors, h->overruns, h->rx_dropped, h->bad_input, h->backlog,
 	                 h->latency_p99_us };
-	PGresult *res;
-	int r = 0;
 
 	snprintf(num[0], 32, "%d", vid);
 	v[0] = num[0];
@@ -76,13 +74,14 @@ static int store_one(grd_db_t *db, int vid, const char *t, const struct rec_heal
 		if (i != 17)
 			v[i] = num[i];
 	v[20] = h->clock_unsynced ? "t" : "f";
-	res = PQexecParams(db->conn, health_sql, NPARAM, NULL, v, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		grd_db_fail_res(db, "health", res);
-		r = -EIO;
+	/* into the group's last pipeline: its answer is read with the
+	   COMMIT's, a failure fails the group like any of its statements */
+	if (PQsendQueryParams(db->conn, health_sql, NPARAM, NULL, v, NULL, NULL, 0) != 1) {
+		grd_db_fail(db, "health", PQerrorMessage(db->conn));
+		return -EIO;
 	}
-	PQclear(res);
-	return r;
+	db->nq++;
+	return 0;
 }
 
 int grd_health_store(grd_db_t *db, int vid, const rec_batch_t *b)

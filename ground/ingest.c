@@ -1,15 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ingest.c - a group of Batches into PostgreSQL, in one transaction: for
- * each Batch (in (vehicle, log id, first_seq) order, so that receivers
- * lock rows in one order) the ledger row keyed by (vehicle, log id,
- * first_seq) first (a duplicate or a conflict stops that Batch there),
- * then the records of all new Batches by one COPY BINARY per table into
- * the day partitions, the rollups, the channel dictionaries, and the
- * per-day ledger summary (ledger_days) last, so its rows are locked only
- * for the commit.
+ * ingest.c - a group of Batches into PostgreSQL, in one transaction, in
+ * four round trips whatever the group's size (libpq's pipeline mode):
+ *
+ * 1. BEGIN and, for each Batch (in (vehicle, log id, first_seq) order, so
+ *    that receivers lock rows in one order), one statement that looks up
+ *    the ledger rows around its seq range and inserts its own ledger row
+ *    keyed by (vehicle, log id, first_seq) when nothing overlaps; what it
+ *    found tells a duplicate from a conflict.  Each statement sees the
+ *    rows of the ones before it, so a Batch twice in one group is a
+ *    duplicate the second time.
+ * 2. The records of the new Batches by one COPY BINARY per table into the
+ *    day partitions,
+ * 3. and the group's 1 s aggregates into the rollups' staging table;
+ * 4. the rollup merges, the channel dictionaries, the per-day ledger
+ *    summary (ledger_days: its rows are locked only for the commit), the
+ *    NOTIFY and the COMMIT.
+ *
+ * A conflict is recorded in a statement of its own (rare).
  */
-#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,14 +39,23 @@ static const struct {
 } stmts[] = {
 	{ "vehicle", "INSERT INTO vehicles (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET last_seen = now() "
 	             "RETURNING vehicle_id", 1 },
-	/* The Batch at or before first_seq, and the first one inside the range
-	   after it: any other overlapping Batch lies between those two. */
-	{ "check", "(SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1 AND log_id = $2 AND "
-	           "first_seq <= $3 ORDER BY first_seq DESC LIMIT 1) UNION ALL "
-	           "(SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1 AND log_id = $2 AND "
-	           "first_seq > $3 AND first_seq < $4 ORDER BY first_seq LIMIT 1)", 4 },
-	{ "ledger", "INSERT INTO batches (vehicle_id, log_id, first_seq, count, t_first, t_last, historical, "
-	            "config_hash, digest) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING", 9 },
+	/* The Batch at or before first_seq and the first one inside the range
+	   after it (any other overlapping Batch lies between those two), and
+	   the Batch's own ledger row when neither overlaps.  One row at least:
+	   mine (1: inserted), then what was found (NULLs: nothing).  mine 0
+	   with nothing found: another receiver committed the same key since
+	   this statement's snapshot (ON CONFLICT waited for it). */
+	{ "ledger", "WITH prev AS ((SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND "
+	            "log_id = $2::bytea AND first_seq <= $3::bigint ORDER BY first_seq DESC LIMIT 1) UNION ALL "
+	            "(SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
+	            "AND first_seq > $3::bigint AND first_seq < $4::bigint ORDER BY first_seq LIMIT 1)), "
+	            "ins AS (INSERT INTO batches (vehicle_id, log_id, first_seq, count, t_first, t_last, historical, "
+	            "config_hash, digest) SELECT $1::integer, $2::bytea, $3::bigint, $5::integer, $6::timestamptz, "
+	            "$7::timestamptz, $8::boolean, $9::bigint, $10::bigint WHERE NOT EXISTS (SELECT 1 FROM prev p "
+	            "WHERE p.first_seq + p.count > $3::bigint AND p.first_seq < $4::bigint) ON CONFLICT DO NOTHING "
+	            "RETURNING 1) "
+	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest FROM (SELECT 1) o "
+	            "LEFT JOIN prev p ON true", 10 },
 	{ "conflict", "INSERT INTO conflicts (vehicle_id, log_id, first_seq, count, digest, reason, payload) "
 	              "SELECT $1, $2, $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM conflicts WHERE "
 	              "vehicle_id = $1 AND log_id = $2 AND first_seq = $3 AND digest = $5)", 7 },
@@ -91,7 +109,7 @@ int grd_db_prepare(grd_db_t *db)
 static PGresult *run(grd_db_t *db, const char *name, int n, const char *const *v, const int *lens,
                      ExecStatusType want)
 {
-	int fmts[9] = { 0 };
+	int fmts[10] = { 0 };
 	PGresult *res;
 
 	for (int i = 0; lens && i < n; i++)
@@ -185,10 +203,16 @@ static int make_day(grd_db_t *db, int64_t day)
 	return 0;
 }
 
-static int make_days(grd_db_t *db, const rec_batch_t *b, uint32_t count)
+/* The partitions of p's records' days (p->lo, p->hi known). */
+static int make_days(grd_db_t *db, const struct grd_pending *p, uint32_t count)
 {
-	int64_t last = INT64_MIN;
+	const rec_batch_t *b = p->b;
+	int64_t last = INT64_MIN, first = floordiv(p->lo, NS_PER_DAY);
 
+	/* Within one day known already (nearly always): no need to look at
+	   each record. */
+	if (!count || (first == floordiv(p->hi, NS_PER_DAY) && day_known(db, first)))
+		return 0;
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 		int64_t day;
@@ -217,100 +241,70 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+static uint64_t digest_item(uint64_t h, const struct acq_item *it)
+{
+	h = fnv(h, &it->t_ns, sizeof(it->t_ns));
+	h = fnv(h, &it->kind, sizeof(it->kind));
+	h = fnv(h, &it->bus, sizeof(it->bus));
+	if (it->kind == ACQ_ITEM_CAN) {
+		h = fnv(h, &it->can.id, sizeof(it->can.id));
+		h = fnv(h, &it->can.flags, 1);
+		h = fnv(h, &it->can.len, 1);
+		h = fnv(h, it->can.data, it->can.len);
+	} else if (it->kind == ACQ_ITEM_SAMPLE) {
+		h = fnv(h, &it->sample.channel, sizeof(it->sample.channel));
+		h = fnv(h, &it->sample.quality, sizeof(it->sample.quality));
+		h = fnv(h, &it->sample.value, sizeof(it->sample.value));
+	} else if (it->kind == ACQ_ITEM_TEXT) {
+		h = fnv(h, &it->text.channel, sizeof(it->text.channel));
+		h = fnv(h, &it->text.quality, 1);
+		h = fnv(h, &it->text.len, 1);
+		h = fnv(h, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
+	} else {
+		h = fnv(h, &it->event.code, sizeof(it->event.code));
+		h = fnv(h, &it->event.detail, sizeof(it->event.detail));
+		h = fnv(h, &it->event.arg, sizeof(it->event.arg));
+	}
+	return h;
+}
+
+#define DIGEST_SEED UINT64_C(0xcbf29ce484222325)
+
 uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t h = DIGEST_SEED;
 
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 
 		rec_batch_item(b, i, &it);
-		h = fnv(h, &it.t_ns, sizeof(it.t_ns));
-		h = fnv(h, &it.kind, sizeof(it.kind));
-		h = fnv(h, &it.bus, sizeof(it.bus));
-		if (it.kind == ACQ_ITEM_CAN) {
-			h = fnv(h, &it.can.id, sizeof(it.can.id));
-			h = fnv(h, &it.can.flags, 1);
-			h = fnv(h, &it.can.len, 1);
-			h = fnv(h, it.can.data, it.can.len);
-		} else if (it.kind == ACQ_ITEM_SAMPLE) {
-			h = fnv(h, &it.sample.channel, sizeof(it.sample.channel));
-			h = fnv(h, &it.sample.quality, sizeof(it.sample.quality));
-			h = fnv(h, &it.sample.value, sizeof(it.sample.value));
-		} else if (it.kind == ACQ_ITEM_TEXT) {
-			h = fnv(h, &it.text.channel, sizeof(it.text.channel));
-			h = fnv(h, &it.text.quality, 1);
-			h = fnv(h, &it.text.len, 1);
-			h = fnv(h, it.text.text, it.text.len <= ACQ_TEXT_MAX ? it.text.len : ACQ_TEXT_MAX);
-		} else {
-			h = fnv(h, &it.event.code, sizeof(it.event.code));
-			h = fnv(h, &it.event.detail, sizeof(it.event.detail));
-			h = fnv(h, &it.event.arg, sizeof(it.event.arg));
-		}
+		h = digest_item(h, &it);
 	}
 	return h;
 }
 
+/* The digest and the first and last record times of p's Batch, in one
+   pass over its records (each record is unpacked once here, and once more
+   only if the Batch is new). */
+static void scan(struct grd_pending *p, uint32_t count)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	uint64_t h = DIGEST_SEED;
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct acq_item it;
+
+		rec_batch_item(p->b, i, &it);
+		h = digest_item(h, &it);
+		lo = it.t_ns < lo ? it.t_ns : lo;
+		hi = it.t_ns > hi ? it.t_ns : hi;
+	}
+	p->digest = h;
+	p->lo = lo;
+	p->hi = hi;
+}
+
 /* ---- COPY BINARY ---- */
-
-/* PostgreSQL's binary COPY: no text to format here or to parse there. */
-static const char copy_sig[11] = "PGCOPY\n\377\r\n";
-#define PG_EPOCH_US (INT64_C(946684800) * 1000000) /* 2000-01-01 in Unix µs */
-
-static int buf_room(struct grd_buf *b, size_t n)
-{
-	if (b->used + n <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 65536;
-	while (cap < b->used + n)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-static void put16(struct grd_buf *b, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(b->p + b->used, &v, 2);
-	b->used += 2;
-}
-
-static void put32(struct grd_buf *b, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(b->p + b->used, &v, 4);
-	b->used += 4;
-}
-
-static void put64(struct grd_buf *b, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(b->p + b->used, &v, 8);
-	b->used += 8;
-}
-
-/* Fields: int4, int8, float8 and int2 with their lengths. */
-static void f32(struct grd_buf *b, int32_t v)
-{
-	put32(b, 4);
-	put32(b, (uint32_t)v);
-}
-
-static void f64(struct grd_buf *b, int64_t v)
-{
-	put32(b, 8);
-	put64(b, (uint64_t)v);
-}
-
-static void f16(struct grd_buf *b, int16_t v)
-{
-	put32(b, 2);
-	put16(b, (uint16_t)v);
-}
 
 /* The copy buffer of a record's table: 0 samples, 1 can_frames, 2 events,
    3 texts. */
@@ -324,71 +318,66 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 {
 	int k = table_of(it);
 	struct grd_buf *b = &db->copy[k];
-	int64_t t_pg = floordiv(it->t_ns, 1000) - PG_EPOCH_US;
+	int64_t t_pg = floordiv(it->t_ns, 1000) - GRD_PG_EPOCH_US;
 
-	if (buf_room(b, 19 + 2 + 7 * 12 + (ACQ_CAN_DATA_MAX > ACQ_TEXT_MAX ? ACQ_CAN_DATA_MAX : ACQ_TEXT_MAX)) < 0)
+	if (grd_buf_room(b, 19 + 2 + 7 * 12 + (ACQ_CAN_DATA_MAX > ACQ_TEXT_MAX ? ACQ_CAN_DATA_MAX : ACQ_TEXT_MAX)) < 0)
 		return -ENOMEM;
-	if (!b->used) {
-		memcpy(b->p, copy_sig, sizeof(copy_sig));
-		b->used = sizeof(copy_sig);
-		put32(b, 0); /* flags */
-		put32(b, 0); /* header extension */
-	}
+	if (!b->used)
+		grd_copy_head(b);
 	if (k == 0) {
-		double v = it->sample.value;
-		uint64_t bits;
-
-		memcpy(&bits, &v, 8);
-		put16(b, 6);
-		f32(b, vid);
-		f64(b, t_pg);
-		f64(b, (int64_t)it->seq);
-		f64(b, it->sample.channel);
-		f64(b, (int64_t)bits);
-		f16(b, (int16_t)it->sample.quality);
+		grd_put16(b, 6);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f64(b, it->sample.channel);
+		grd_fdouble(b, it->sample.value);
+		grd_f16(b, (int16_t)it->sample.quality);
 	} else if (k == 1) {
 		unsigned len = it->can.len < ACQ_CAN_DATA_MAX ? it->can.len : ACQ_CAN_DATA_MAX;
 
-		put16(b, 7);
-		f32(b, vid);
-		f64(b, t_pg);
-		f64(b, (int64_t)it->seq);
-		f32(b, it->bus);
-		f64(b, it->can.id);
-		f16(b, (int16_t)it->can.flags);
-		put32(b, len);
+		grd_put16(b, 7);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f32(b, it->bus);
+		grd_f64(b, it->can.id);
+		grd_f16(b, (int16_t)it->can.flags);
+		grd_put32(b, len);
 		memcpy(b->p + b->used, it->can.data, len);
 		b->used += len;
 	} else if (k == 3) {
 		/* text: the bytes as they are (printable ASCII, record/batch.c) */
 		unsigned len = it->text.len < ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX;
 
-		put16(b, 6);
-		f32(b, vid);
-		f64(b, t_pg);
-		f64(b, (int64_t)it->seq);
-		f64(b, it->text.channel);
-		put32(b, len);
+		grd_put16(b, 6);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f64(b, it->text.channel);
+		grd_put32(b, len);
 		memcpy(b->p + b->used, it->text.text, len);
 		b->used += len;
-		f16(b, (int16_t)it->text.quality);
+		grd_f16(b, (int16_t)it->text.quality);
 	} else {
-		put16(b, 7);
-		f32(b, vid);
-		f64(b, t_pg);
-		f64(b, (int64_t)it->seq);
-		f32(b, it->bus);
-		f32(b, (int32_t)it->event.code);
-		f64(b, it->event.arg);
-		f64(b, it->event.detail);
+		grd_put16(b, 7);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f32(b, it->bus);
+		grd_f32(b, (int32_t)it->event.code);
+		grd_f64(b, it->event.arg);
+		grd_f64(b, it->event.detail);
 	}
 	return 0;
 }
 
-/* Each new Batch's records into the copy buffers (rows counted in n[]). */
+/* A new Batch's records into the copy buffers (rows counted in n[]) and
+   its samples into the rollups, in one pass. */
 static int add_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
                     uint64_t n[4])
 {
+	if (grd_rollup_reserve(db, count) < 0)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 
@@ -396,6 +385,7 @@ static int add_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_
 		it.seq = first_seq + i; /* CAN frames, samples, events: the Batch's order */
 		if (add_row(db, vid, &it) < 0)
 			return -ENOMEM;
+		grd_rollup_item(db, vid, &it);
 		n[table_of(&it)]++;
 	}
 	return 0;
@@ -409,9 +399,9 @@ static int copy_table(grd_db_t *db, const char *table, struct grd_buf *b)
 
 	if (!b->used)
 		return 0;
-	if (buf_room(b, 2) < 0)
+	if (grd_buf_room(b, 2) < 0)
 		return -ENOMEM;
-	put16(b, 0xffff); /* the end */
+	grd_put16(b, 0xffff); /* the end */
 	snprintf(sql, sizeof(sql), "COPY %s FROM STDIN (FORMAT binary)", table);
 	res = PQexec(db->conn, sql);
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
@@ -430,6 +420,97 @@ static int copy_table(grd_db_t *db, const char *table, struct grd_buf *b)
 			r = -EIO;
 		}
 		PQclear(res);
+	}
+	return r;
+}
+
+/* ---- pipelines ---- */
+
+/* Statements sent without waiting for their answers, read back at the
+   end: a group costs a round trip per pipeline, not per statement. */
+static int pipe_enter(grd_db_t *db)
+{
+	db->nq = 0;
+	if (PQenterPipelineMode(db->conn) != 1) {
+		grd_db_fail(db, "pipeline", PQerrorMessage(db->conn));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A prepared statement into the pipeline; params are text except those
+   with a length. */
+static int qsend(grd_db_t *db, const char *name, int n, const char *const *v, const int *lens)
+{
+	int fmts[10] = { 0 };
+
+	for (int i = 0; lens && i < n; i++)
+		fmts[i] = lens[i] > 0;
+	if (PQsendQueryPrepared(db->conn, name, n, v, lens, fmts, 0) != 1) {
+		grd_db_fail(db, name, PQerrorMessage(db->conn));
+		return -EIO;
+	}
+	db->nq++;
+	return 0;
+}
+
+/* A statement without parameters into the pipeline. */
+static int qsend_sql(grd_db_t *db, const char *what, const char *sql)
+{
+	if (PQsendQueryParams(db->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1) {
+		grd_db_fail(db, what, PQerrorMessage(db->conn));
+		return -EIO;
+	}
+	db->nq++;
+	return 0;
+}
+
+/* Send the pipeline and read every answer, keeping the rows of statement
+   q in keep[q] (keep may be NULL; the caller clears what it gets).  The
+   first failure is kept with its SQLSTATE (the server skips the rest up to
+   the sync).  0, -EIO, -ECONNREFUSED (the connection is lost). */
+static int pipe_run(grd_db_t *db, const char *what, PGresult **keep)
+{
+	size_t q = 0;
+	int r = 0;
+
+	if (PQpipelineSync(db->conn) != 1) {
+		grd_db_fail(db, what, PQerrorMessage(db->conn));
+		r = -EIO;
+	}
+	while (r == 0) {
+		PGresult *res = PQgetResult(db->conn);
+		ExecStatusType st;
+
+		if (!res) {
+			/* The end of one statement's answer; or of all, when
+			   the connection broke. */
+			if (PQstatus(db->conn) != CONNECTION_OK || q++ > db->nq) {
+				grd_db_fail(db, what, PQerrorMessage(db->conn));
+				r = -ECONNREFUSED;
+			}
+			continue;
+		}
+		st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			break;
+		}
+		if (st == PGRES_FATAL_ERROR && !db->pipe_failed) {
+			grd_db_fail_res(db, what, res);
+			db->pipe_failed = true;
+		}
+		if (keep && q < db->nq && st == PGRES_TUPLES_OK && !keep[q])
+			keep[q] = res;
+		else
+			PQclear(res);
+	}
+	if (db->pipe_failed && r == 0)
+		r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+	db->pipe_failed = false;
+	if (PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF && PQexitPipelineMode(db->conn) != 1 && r == 0) {
+		grd_db_fail(db, what, PQerrorMessage(db->conn));
+		r = -EIO;
 	}
 	return r;
 }
@@ -472,30 +553,30 @@ struct batch_key {
 	int log_id_len;
 };
 
-/* Committed before?  GRD_DB_COMMITTED: no, go on. */
-static int check_ledger(grd_db_t *db, const struct batch_key *k, uint64_t first, uint32_t count, uint64_t digest,
-                        enum grd_db_outcome *ret)
+/* The answer of the "ledger" statement: GRD_DB_COMMITTED (the ledger row
+   is ours: a new Batch), GRD_DB_DUPLICATE, GRD_DB_CONFLICT; -EAGAIN when
+   another receiver committed the same key meanwhile (the retry finds
+   it). */
+static int ledger_outcome(const PGresult *res, uint64_t first, uint32_t count, uint64_t digest,
+                          enum grd_db_outcome *ret)
 {
-	const char *v[4] = { k->vid, k->log_id, k->first, k->end };
-	int lens[4] = { 0, k->log_id_len, 0, 0 };
-	PGresult *res = run(db, "check", 4, v, lens, PGRES_TUPLES_OK);
-
-	if (!res)
-		return -EIO;
 	*ret = GRD_DB_COMMITTED;
+	if (PQntuples(res) > 0 && !strcmp(PQgetvalue(res, 0, 0), "1"))
+		return 0;
 	for (int i = 0; i < PQntuples(res); i++) {
-		uint64_t f = strtoull(PQgetvalue(res, i, 0), NULL, 10), c = strtoull(PQgetvalue(res, i, 1), NULL, 10);
-		uint64_t d = (uint64_t)strtoll(PQgetvalue(res, i, 2), NULL, 10);
+		if (PQgetisnull(res, i, 1))
+			continue;
+		uint64_t f = strtoull(PQgetvalue(res, i, 1), NULL, 10), c = strtoull(PQgetvalue(res, i, 2), NULL, 10);
+		uint64_t d = (uint64_t)strtoll(PQgetvalue(res, i, 3), NULL, 10);
 
 		if (f == first)
 			*ret = c == count && d == digest ? GRD_DB_DUPLICATE : GRD_DB_CONFLICT;
 		else if (f + c > first && f < first + count)
 			*ret = GRD_DB_CONFLICT;
 		if (*ret != GRD_DB_COMMITTED)
-			break;
+			return 0;
 	}
-	PQclear(res);
-	return 0;
+	return -EAGAIN;
 }
 
 static int record_conflict(grd_db_t *db, const struct batch_key *k, const void *payload, size_t len)
@@ -543,12 +624,14 @@ bool grd_utf8_ok(const char *s)
 	return utf8_ok(s);
 }
 
-static int store_dictionary(grd_db_t *db, const struct batch_key *k, const rec_batch_t *b, size_t n)
+/* The Batch's channel dictionary, into the open pipeline. */
+static int send_dictionary(grd_db_t *db, const struct batch_key *k, const rec_batch_t *b, size_t n)
 {
+	int r;
+
 	for (size_t i = 0; i < n; i++) {
 		struct rec_channel ch;
 		char id[16], bus[16];
-		PGresult *res;
 
 		if (rec_batch_channel(b, i, &ch) < 0)
 			continue;
@@ -565,51 +648,27 @@ static int store_dictionary(grd_db_t *db, const struct batch_key *k, const rec_b
 			return -ENOMEM;
 		const char *v[8] = { k->vid, k->hash, id, ch.name ? ch.name : "", ch.unit ? ch.unit : "", bus,
 		                     ch.source ? ch.source : "", vt };
-		res = run(db, "channel", 8, v, NULL, PGRES_COMMAND_OK);
+		/* libpq copies the parameters into its output buffer at once */
+		r = qsend(db, "channel", 8, v, NULL);
 		free(vt);
-		if (!res)
-			return -EIO;
-		PQclear(res);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
 
-/* The Batch's first and last record times (ns). */
-static void span(const rec_batch_t *b, uint32_t count, int64_t *ret_lo, int64_t *ret_hi)
-{
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-
-	for (uint32_t i = 0; i < count; i++) {
-		struct acq_item it;
-
-		rec_batch_item(b, i, &it);
-		lo = it.t_ns < lo ? it.t_ns : lo;
-		hi = it.t_ns > hi ? it.t_ns : hi;
-	}
-	*ret_lo = lo;
-	*ret_hi = hi;
-}
-
-static int insert_ledger(grd_db_t *db, const struct batch_key *k, const struct rec_batch_info *info,
-                         int64_t lo, int64_t hi)
+/* The Batch's ledger statement, into the open pipeline. */
+static int send_ledger(grd_db_t *db, const struct batch_key *k, const struct rec_batch_info *info,
+                       const struct grd_pending *p)
 {
 	char tf[48], tl[48];
-	const char *v[9] = { k->vid, k->log_id, k->first, k->count, tf, tl, info->historical ? "t" : "f", k->hash,
-	                     k->digest };
-	int lens[9] = { 0, k->log_id_len, 0, 0, 0, 0, 0, 0, 0 };
-	PGresult *res;
-	bool mine;
+	const char *v[10] = { k->vid, k->log_id, k->first, k->end, k->count, tf, tl, info->historical ? "t" : "f",
+	                      k->hash, k->digest };
+	int lens[10] = { 0, k->log_id_len, 0, 0, 0, 0, 0, 0, 0, 0 };
 
-	fmt_time(lo, tf);
-	fmt_time(hi, tl);
-	res = run(db, "ledger", 9, v, lens, PGRES_COMMAND_OK);
-	if (!res)
-		return -EIO;
-	/* Another receiver committed the same key since the check: try again,
-	   and the check finds it. */
-	mine = strcmp(PQcmdTuples(res), "1") == 0;
-	PQclear(res);
-	return mine ? 0 : -EAGAIN;
+	fmt_time(p->lo, tf);
+	fmt_time(p->hi, tl);
+	return qsend(db, "ledger", 10, v, lens);
 }
 
 static void make_key(const struct rec_batch_info *info, int vid, uint64_t digest, struct batch_key *k)
@@ -635,12 +694,12 @@ struct day_sum {
 	uint64_t batches, records, min_first, max_end;
 };
 
-static int put_day(grd_db_t *db, const struct day_sum *d)
+/* One (vehicle, log, day)'s ledger_days upsert, into the open pipeline. */
+static int send_day(grd_db_t *db, const struct day_sum *d)
 {
 	char vid[16], day[16], nb[24], nr[24], lo[24], hi[24];
 	const char *v[7] = { vid, d->log_id_len ? (const char *)d->log_id : "", day, nb, nr, lo, hi };
 	int lens[7] = { 0, (int)d->log_id_len, 0, 0, 0, 0, 0 };
-	PGresult *res;
 
 	if (!d->batches)
 		return 0;
@@ -650,15 +709,11 @@ static int put_day(grd_db_t *db, const struct day_sum *d)
 	snprintf(nr, sizeof(nr), "%" PRIu64, d->records);
 	snprintf(lo, sizeof(lo), "%" PRIu64, d->min_first);
 	snprintf(hi, sizeof(hi), "%" PRIu64, d->max_end);
-	res = run(db, "day", 7, v, lens, PGRES_COMMAND_OK);
-	if (!res)
-		return -EIO;
-	PQclear(res);
-	return 0;
+	return qsend(db, "day", 7, v, lens);
 }
 
-/* Add a new Batch to the run of equal (vehicle, log, day) in *d, writing
-   the run before it out when the key changes (the group is sorted). */
+/* Add a new Batch to the run of equal (vehicle, log, day) in *d, sending
+   the run before it when the key changes (the group is sorted). */
 static int sum_day(grd_db_t *db, struct day_sum *d, int vid, const struct rec_batch_info *info, int64_t lo)
 {
 	int64_t day = floordiv(lo, NS_PER_DAY);
@@ -666,7 +721,7 @@ static int sum_day(grd_db_t *db, struct day_sum *d, int vid, const struct rec_ba
 
 	if (d->batches && (d->vid != vid || d->day != day || d->log_id_len != info->log_id_len ||
 	                   memcmp(d->log_id, info->log_id, info->log_id_len))) {
-		r = put_day(db, d);
+		r = send_day(db, d);
 		d->batches = 0;
 	}
 	if (!d->batches)
@@ -675,48 +730,6 @@ static int sum_day(grd_db_t *db, struct day_sum *d, int vid, const struct rec_ba
 	d->records += info->count;
 	d->min_first = info->first_seq < d->min_first ? info->first_seq : d->min_first;
 	d->max_end = info->first_seq + info->count > d->max_end ? info->first_seq + info->count : d->max_end;
-	return r;
-}
-
-/* One Batch of the group, in the open transaction: its ledger row and its
-   rows into the copy buffers, or a duplicate, or a conflict. */
-static int ingest_one(grd_db_t *db, struct grd_pending *p, uint64_t n[4], struct day_sum *days)
-{
-	struct rec_batch_info info;
-	struct batch_key k;
-	uint64_t digest;
-	int64_t lo, hi;
-	int r;
-
-	rec_batch_info(p->b, &info);
-	digest = grd_batch_digest(p->b, info.count);
-	make_key(&info, p->vid, digest, &k);
-	if (info.count == 0) {
-		/* Only a dictionary or health: nothing for the ledger (its
-		   first_seq is the next Batch's). */
-		p->out = GRD_DB_COMMITTED;
-		r = store_dictionary(db, &k, p->b, info.nchannels);
-		return r < 0 ? r : grd_health_store(db, p->vid, p->b);
-	}
-	r = check_ledger(db, &k, info.first_seq, info.count, digest, &p->out);
-	if (r < 0)
-		return r;
-	if (p->out == GRD_DB_CONFLICT)
-		return record_conflict(db, &k, p->payload, p->len);
-	if (p->out != GRD_DB_COMMITTED)
-		return 0;
-	span(p->b, info.count, &lo, &hi);
-	r = insert_ledger(db, &k, &info, lo, hi);
-	if (r == 0)
-		r = add_rows(db, p->vid, p->b, info.first_seq, info.count, n);
-	if (r == 0)
-		r = grd_rollup_add(db, p->vid, p->b, info.count);
-	if (r == 0)
-		r = store_dictionary(db, &k, p->b, info.nchannels);
-	if (r == 0)
-		r = grd_health_store(db, p->vid, p->b);
-	if (r == 0)
-		r = sum_day(db, days, p->vid, &info, lo);
 	return r;
 }
 
@@ -729,17 +742,14 @@ static int notify_vehicles(grd_db_t *db, const struct grd_pending *p, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		struct rec_batch_info info;
-		PGresult *res;
 
 		if (p[i].out != GRD_DB_COMMITTED || p[i].vid == last)
 			continue;
 		last = p[i].vid;
 		rec_batch_info(p[i].b, &info);
 		const char *v[1] = { info.vehicle };
-		res = run(db, "notify", 1, v, NULL, PGRES_TUPLES_OK);
-		if (!res)
+		if (qsend(db, "notify", 1, v, NULL) < 0)
 			return -EIO;
-		PQclear(res);
 	}
 	return 0;
 }
@@ -763,29 +773,85 @@ static int pending_cmp(const void *a, const void *b)
 	return (i.first_seq > j.first_seq) - (i.first_seq < j.first_seq);
 }
 
-int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n)
+/* Before the transaction: each Batch's vehicle id, digest, span, and the
+   day partitions its records need. */
+static int prepare_group(grd_db_t *db, struct grd_pending *p, size_t n)
 {
-	struct day_sum days = { 0 };
-	uint64_t rows[4] = { 0, 0, 0, 0 };
-	int r = grd_db_prepare(db);
+	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct rec_batch_info info;
 
 		rec_batch_info(p[i].b, &info);
+		scan(&p[i], info.count);
 		r = grd_db_vehicle_id(db, info.vehicle, &p[i].vid);
 		if (r == 0)
-			r = make_days(db, p[i].b, info.count);
+			r = make_days(db, &p[i], info.count);
 	}
-	if (r < 0)
-		return r;
-	qsort(p, n, sizeof(*p), pending_cmp);
+	return r;
+}
+
+/* Round trip 1: BEGIN and each Batch's ledger statement; then each
+   Batch's outcome, and the conflicts recorded. */
+static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
+{
+	int r = pipe_enter(db);
+
+	if (r == 0)
+		r = qsend_sql(db, "begin", "BEGIN");
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct rec_batch_info info;
+		struct batch_key k;
+
+		rec_batch_info(p[i].b, &info);
+		make_key(&info, p[i].vid, p[i].digest, &k);
+		if (info.count)
+			r = send_ledger(db, &k, &info, &p[i]);
+	}
+	memset(db->keep, 0, (n + 1) * sizeof(*db->keep));
+	if (r == 0 || PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF) {
+		int k = pipe_run(db, "ledger", db->keep);
+		r = r < 0 ? r : k;
+	}
+	for (size_t i = 0, q = 1; i < n; i++) {
+		struct rec_batch_info info;
+		struct batch_key k;
+
+		rec_batch_info(p[i].b, &info);
+		/* Only a dictionary or health: nothing for the ledger (its
+		   first_seq is the next Batch's). */
+		p[i].out = GRD_DB_COMMITTED;
+		if (!info.count)
+			continue;
+		if (r == 0 && !db->keep[q])
+			r = -EIO;
+		if (r == 0 && ledger_outcome(db->keep[q], info.first_seq, info.count, p[i].digest, &p[i].out) < 0) {
+			db->sqlstate[0] = 0; /* passes: the retry finds the other receiver's row */
+			r = -EAGAIN;
+		}
+		PQclear(db->keep[q++]);
+		make_key(&info, p[i].vid, p[i].digest, &k);
+		if (r == 0 && p[i].out == GRD_DB_CONFLICT)
+			r = record_conflict(db, &k, p[i].payload, p[i].len);
+	}
+	return r;
+}
+
+/* Round trips 2 and 3: the new Batches' records and rollups. */
+static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t rows[4], bool *ret_merge)
+{
+	int r = 0;
+
 	for (size_t t = 0; t < sizeof(db->copy) / sizeof(db->copy[0]); t++)
 		db->copy[t].used = 0;
 	db->npts = 0;
-	r = grd_db_exec(db, "begin", "BEGIN");
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = ingest_one(db, &p[i], rows, &days);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct rec_batch_info info;
+
+		rec_batch_info(p[i].b, &info);
+		if (p[i].out == GRD_DB_COMMITTED && info.count)
+			r = add_rows(db, p[i].vid, p[i].b, info.first_seq, info.count, rows);
+	}
 	if (r == 0)
 		r = copy_table(db, "samples", &db->copy[0]);
 	if (r == 0)
@@ -795,13 +861,62 @@ int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n)
 	if (r == 0)
 		r = copy_table(db, "texts", &db->copy[3]);
 	if (r == 0)
-		r = grd_rollup(db);
+		r = grd_rollup_copy(db, ret_merge);
+	return r;
+}
+
+/* Round trip 4: the rollup merges, the dictionaries, the Health entries,
+   ledger_days, the NOTIFY and the COMMIT. */
+static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merge)
+{
+	struct day_sum days = { 0 };
+	int r = pipe_enter(db);
+
+	for (int i = 0; r == 0 && merge && i < 2; i++)
+		r = qsend_sql(db, "rollup", grd_rollup_merge[i]);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct rec_batch_info info;
+		struct batch_key k;
+
+		if (p[i].out != GRD_DB_COMMITTED)
+			continue;
+		rec_batch_info(p[i].b, &info);
+		make_key(&info, p[i].vid, p[i].digest, &k);
+		r = send_dictionary(db, &k, p[i].b, info.nchannels);
+		if (r == 0)
+			r = grd_health_store(db, p[i].vid, p[i].b);
+		if (r == 0 && info.count)
+			r = sum_day(db, &days, p[i].vid, &info, p[i].lo);
+	}
 	if (r == 0)
-		r = put_day(db, &days);
+		r = send_day(db, &days);
 	if (r == 0)
 		r = notify_vehicles(db, p, n);
 	if (r == 0)
-		r = grd_db_exec(db, "commit", "COMMIT");
+		r = qsend_sql(db, "commit", "COMMIT");
+	if (r == 0 || PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF) {
+		int k = pipe_run(db, "commit", NULL);
+		r = r < 0 ? r : k;
+	}
+	return r;
+}
+
+int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n)
+{
+	uint64_t rows[4] = { 0, 0, 0, 0 };
+	bool merge = false;
+	int r = grd_db_prepare(db);
+
+	if (r == 0)
+		r = prepare_group(db, p, n);
+	if (r < 0)
+		return r;
+	qsort(p, n, sizeof(*p), pending_cmp);
+	r = ledger_group(db, p, n);
+	if (r == 0)
+		r = copy_group(db, p, n, rows, &merge);
+	if (r == 0)
+		r = finish_group(db, p, n, merge);
 	if (r == 0) {
 		pthread_mutex_lock(&db->lock);
 		db->st.samples += rows[0];
@@ -851,10 +966,16 @@ int grd_ingest_dictionary(grd_db_t *db, const rec_batch_t *b)
 	if (r < 0)
 		return r;
 	make_key(&info, vid, 0, &k);
-	r = grd_db_exec(db, "begin", "BEGIN");
+	r = pipe_enter(db);
 	if (r == 0)
-		r = store_dictionary(db, &k, b, info.nchannels);
+		r = qsend_sql(db, "begin", "BEGIN");
 	if (r == 0)
-		r = grd_db_exec(db, "commit", "COMMIT");
+		r = send_dictionary(db, &k, b, info.nchannels);
+	if (r == 0)
+		r = qsend_sql(db, "commit", "COMMIT");
+	if (r == 0 || PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF) {
+		int q = pipe_run(db, "dictionary", NULL);
+		r = r < 0 ? r : q;
+	}
 	return r;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rollup.c - the 1 s and 1 min rollups of one Batch's samples, inside the
- * Batch's transaction: aggregated here per (channel, second), copied into
- * a temporary table, and merged into rollup_1s and rollup_1min with one
- * upsert each (in key order, so two receivers merging the same vehicle
- * lock rows in the same order and do not deadlock).
+ * rollup.c - the 1 s and 1 min rollups of one group's samples, inside the
+ * group's transaction: aggregated here per (channel, second), copied
+ * (COPY BINARY) into a temporary table, and merged into rollup_1s and
+ * rollup_1min with one upsert each (sent by ingest.c with the group's
+ * last statements; in key order, so two receivers merging the same
+ * vehicle lock rows in the same order and do not deadlock).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,11 +36,11 @@ static int point_cmp(const void *a, const void *b)
 	return (x->sec > y->sec) - (x->sec < y->sec);
 }
 
-int grd_rollup_add(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count)
+int grd_rollup_reserve(grd_db_t *db, size_t n)
 {
-	if (db->npts + count > db->cappts) {
+	if (db->npts + n > db->cappts) {
 		size_t cap = db->cappts ? db->cappts : 4096;
-		while (cap < db->npts + count)
+		while (cap < db->npts + n)
 			cap *= 2;
 		struct grd_point *p = realloc(db->pts, cap * sizeof(*p));
 		if (!p)
@@ -47,28 +48,31 @@ int grd_rollup_add(grd_db_t *db, int vid, const rec_batch_t *b, uint32_t count)
 		db->pts = p;
 		db->cappts = cap;
 	}
-	for (uint32_t i = 0; i < count; i++) {
-		struct acq_item it;
-
-		rec_batch_item(b, i, &it);
-		if (it.kind != ACQ_ITEM_SAMPLE || it.sample.quality != ACQ_Q_GOOD || !isfinite(it.sample.value))
-			continue;
-		db->pts[db->npts++] = (struct grd_point){ vid, it.sample.channel,
-		                                          it.t_ns / 1000000000 - (it.t_ns % 1000000000 < 0),
-		                                          it.sample.value };
-	}
 	return 0;
 }
 
-/* One aggregate row per (vehicle, channel, second) into db->buf, COPY text. */
+void grd_rollup_item(grd_db_t *db, int vid, const struct acq_item *it)
+{
+	if (it->kind != ACQ_ITEM_SAMPLE || it->sample.quality != ACQ_Q_GOOD || !isfinite(it->sample.value))
+		return;
+	db->pts[db->npts++] = (struct grd_point){ vid, it->sample.channel,
+	                                          it->t_ns / 1000000000 - (it->t_ns % 1000000000 < 0),
+	                                          it->sample.value };
+}
+
+/* One aggregate row per (vehicle, channel, second) into db->roll, COPY
+   BINARY: no float to print here or to parse there. */
 static int rows(grd_db_t *db, const struct grd_point *pts, size_t n)
 {
-	db->used = 0;
+	struct grd_buf *b = &db->roll;
+
+	b->used = 0;
+	if (grd_buf_room(b, 19) < 0)
+		return -ENOMEM;
+	grd_copy_head(b);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		double lo = pts[i].value, hi = lo, sum = 0;
-		time_t tt = (time_t)pts[i].sec;
-		struct tm tm;
 
 		for (; j < n && pts[j].vid == pts[i].vid && pts[j].channel == pts[i].channel && pts[j].sec == pts[i].sec;
 		     j++) {
@@ -76,27 +80,25 @@ static int rows(grd_db_t *db, const struct grd_point *pts, size_t n)
 			hi = pts[j].value > hi ? pts[j].value : hi;
 			sum += pts[j].value;
 		}
-		if (db->used + 200 > db->cap) {
-			size_t cap = db->cap ? db->cap * 2 : 65536;
-			char *p = realloc(db->buf, cap);
-			if (!p)
-				return -ENOMEM;
-			db->buf = p;
-			db->cap = cap;
-		}
-		gmtime_r(&tt, &tm);
-		db->used += (size_t)sprintf(db->buf + db->used,
-		                            "%d\t%" PRIu32 "\t%04d-%02d-%02d %02d:%02d:%02d+00\t%zu\t%.17g\t%.17g\t%.17g\n",
-		                            pts[i].vid, pts[i].channel, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		                            tm.tm_hour, tm.tm_min, tm.tm_sec, j - i, lo, hi, sum);
+		if (grd_buf_room(b, 2 + 7 * 12 + 2) < 0)
+			return -ENOMEM;
+		grd_put16(b, 7);
+		grd_f32(b, pts[i].vid);
+		grd_f64(b, pts[i].channel);
+		grd_f64(b, pts[i].sec * INT64_C(1000000) - GRD_PG_EPOCH_US);
+		grd_f64(b, (int64_t)(j - i));
+		grd_fdouble(b, lo);
+		grd_fdouble(b, hi);
+		grd_fdouble(b, sum);
 		i = j;
 	}
+	grd_put16(b, 0xffff); /* the end */
 	return 0;
 }
 
 static int copy_in(grd_db_t *db)
 {
-	PGresult *res = PQexec(db->conn, "COPY rollup_group FROM STDIN");
+	PGresult *res = PQexec(db->conn, "COPY rollup_group FROM STDIN (FORMAT binary)");
 	int r = 0;
 
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
@@ -105,7 +107,7 @@ static int copy_in(grd_db_t *db)
 		return -EIO;
 	}
 	PQclear(res);
-	if (PQputCopyData(db->conn, db->buf, (int)db->used) != 1 || PQputCopyEnd(db->conn, NULL) != 1) {
+	if (PQputCopyData(db->conn, db->roll.p, (int)db->roll.used) != 1 || PQputCopyEnd(db->conn, NULL) != 1) {
 		grd_db_fail(db, "rollup", PQerrorMessage(db->conn));
 		return -EIO;
 	}
@@ -119,32 +121,33 @@ static int copy_in(grd_db_t *db)
 	return r;
 }
 
-int grd_rollup(grd_db_t *db)
+/* Rows unique per key already (aggregated above), merged in key order, so
+   two receivers lock rollup rows in the same order. */
+const char *const grd_rollup_merge[2] = {
+	"INSERT INTO rollup_1s AS r (vehicle_id, channel, t, n, vmin, vmax, vsum) "
+	"SELECT vehicle_id, channel, t, n, vmin, vmax, vsum FROM rollup_group ORDER BY 1, 2, 3 "
+	"ON CONFLICT (vehicle_id, channel, t) DO UPDATE SET n = r.n + excluded.n, "
+	"vmin = least(r.vmin, excluded.vmin), vmax = greatest(r.vmax, excluded.vmax), vsum = r.vsum + excluded.vsum",
+	"INSERT INTO rollup_1min AS r (vehicle_id, channel, t, n, vmin, vmax, vsum) "
+	"SELECT vehicle_id, channel, date_trunc('minute', t), sum(n), min(vmin), max(vmax), sum(vsum) "
+	"FROM rollup_group GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
+	"ON CONFLICT (vehicle_id, channel, t) DO UPDATE SET n = r.n + excluded.n, "
+	"vmin = least(r.vmin, excluded.vmin), vmax = greatest(r.vmax, excluded.vmax), vsum = r.vsum + excluded.vsum",
+};
+
+int grd_rollup_copy(grd_db_t *db, bool *ret_merge)
 {
-	/* Rows unique per key already (aggregated above), merged in key
-	   order, so two receivers lock rollup rows in the same order. */
-	static const char *const merge[2] = {
-		"INSERT INTO rollup_1s AS r (vehicle_id, channel, t, n, vmin, vmax, vsum) "
-		"SELECT vehicle_id, channel, t, n, vmin, vmax, vsum FROM rollup_group ORDER BY 1, 2, 3 "
-		"ON CONFLICT (vehicle_id, channel, t) DO UPDATE SET n = r.n + excluded.n, "
-		"vmin = least(r.vmin, excluded.vmin), vmax = greatest(r.vmax, excluded.vmax), vsum = r.vsum + excluded.vsum",
-		"INSERT INTO rollup_1min AS r (vehicle_id, channel, t, n, vmin, vmax, vsum) "
-		"SELECT vehicle_id, channel, date_trunc('minute', t), sum(n), min(vmin), max(vmax), sum(vsum) "
-		"FROM rollup_group GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 "
-		"ON CONFLICT (vehicle_id, channel, t) DO UPDATE SET n = r.n + excluded.n, "
-		"vmin = least(r.vmin, excluded.vmin), vmax = greatest(r.vmax, excluded.vmax), vsum = r.vsum + excluded.vsum",
-	};
 	size_t n = db->npts;
 	int r;
 
 	db->npts = 0;
+	*ret_merge = false;
 	if (!n)
 		return 0;
 	qsort(db->pts, n, sizeof(*db->pts), point_cmp);
 	r = rows(db, db->pts, n);
 	if (r == 0)
 		r = copy_in(db);
-	for (int i = 0; r == 0 && i < 2; i++)
-		r = grd_db_exec(db, "rollup", merge[i]);
+	*ret_merge = r == 0;
 	return r;
 }

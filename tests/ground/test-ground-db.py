@@ -350,6 +350,35 @@ def vehicle_batches(pg, v):
                    "JOIN vehicles v USING (vehicle_id) WHERE v.name = '%s'" % v)
 
 
+def test_group_ledger(pg, broker):
+    """One group, its ledger in one round trip (each Batch's statement sees
+    the ones before it): a Batch twice in the group is a duplicate the
+    second time, a Batch overlapping one earlier in the same group (another
+    first_seq) is a conflict, one that only touches it is new."""
+    t = "railmon/emu15/data"
+    r = queued(pg, broker, pg.url, "ground-15", [(t, samples_only("emu15", 1, 10)), (t, samples_only("emu15", 1, 10)),
+                                                 (t, samples_only("emu15", 5, 10, 4.0)),
+                                                 (t, samples_only("emu15", 11, 10)),
+                                                 (t, samples_only("emu15", 21, 10)),
+                                                 (t, samples_only("emu15", 21, 10))])
+    wait_for("emu15 committed", lambda: vehicle_batches(pg, "emu15") == "1,11,21", 30)
+    wait_for("emu15's conflict", lambda: pg.psql("SELECT count(*) FROM conflicts c JOIN vehicles v USING "
+                                                "(vehicle_id) WHERE v.name = 'emu15'") == "1", 30)
+    rc, err = r.terminate()
+    check(rc == 0, "recv ends cleanly", err)
+    check(pg.psql("SELECT first_seq, count FROM conflicts c JOIN vehicles v USING (vehicle_id) WHERE v.name = "
+                  "'emu15'") == "5|10", "the overlapping Batch kept as a conflict")
+    check(pg.psql("SELECT count(*), count(DISTINCT seq), min(seq), max(seq), sum(value) FROM samples s "
+                  "JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu15'") == "30|30|1|30|45",
+          "each record once, nothing of the conflict")
+    check(pg.psql("SELECT sum(batches), sum(records), min(min_first), max(max_end) FROM ledger_days d "
+                  "JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu15'") == "3|30|1|31",
+          "ledger_days counts the new Batches only")
+    check(pg.psql("SELECT sum(n), sum(vsum) FROM rollup_1s r JOIN vehicles v USING (vehicle_id) "
+                  "WHERE v.name = 'emu15'") == "30|45", "the rollups count each sample once")
+    print("one group's ledger: a Batch twice is a duplicate, an overlap in the group a conflict: ok")
+
+
 def test_refused(pg, broker):
     """Permanent database errors (a constraint, a type, a permission):
     only the Batch that fails is refused, kept in the table refused with
@@ -528,6 +557,7 @@ def main():
         test_outage(pg, broker)
         test_transient(pg, broker)
         test_bad_input(pg, broker)
+        test_group_ledger(pg, broker)
         test_refused(pg, broker)
         test_prune_and_views(pg, broker)
         test_export(pg, broker, tmp)
