@@ -337,3 +337,23 @@ void tlib_socat_pty_pair(struct tlib_peer *p, const char *a, const char *b)
 		CHECK(tlib_peer_readline(p, line, sizeof(line), TLIB_SOCAT_WAIT_MS) == 0,
 		      "socat made no links %s %s", a, b);
 }
+
+void tlib_mem_open(struct tlib_mem *m)
+{
+	m->buf = NULL;
+	m->len = 0;
+	m->f = open_memstream(&m->buf, &m->len);
+	CHECK(m->f);
+}
+
+const char *tlib_mem_text(struct tlib_mem *m)
+{
+	fflush(m->f);
+	return m->buf ? m->buf : "";
+}
+
+void tlib_mem_close(struct tlib_mem *m)
+{
+	fclose(m->f);
+	free(m->buf);
+}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "basic/clock.h"
@@ -138,3 +139,14 @@ int tlib_run(char *const argv[], unsigned timeout_s);
 /* A socat pty pair whose links a and b exist when it returns (aborts if
    socat does not come up).  Stop it with tlib_peer_stop(). */
 void tlib_socat_pty_pair(struct tlib_peer *p, const char *a, const char *b);
+
+/* A stream into memory (open_memstream), for what report/ writes to the
+   caller's FILE*: tlib_mem_text() reads back what was written so far. */
+struct tlib_mem {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+void tlib_mem_open(struct tlib_mem *m);
+const char *tlib_mem_text(struct tlib_mem *m);
+void tlib_mem_close(struct tlib_mem *m);

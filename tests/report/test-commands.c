@@ -30,33 +30,6 @@
 #include "report/watch.h"
 #include "tlib.h"
 
-/* A stream into memory, read back by text(). */
-struct mem {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void mem_open(struct mem *m)
-{
-	m->buf = NULL;
-	m->len = 0;
-	m->f = open_memstream(&m->buf, &m->len);
-	CHECK(m->f);
-}
-
-static const char *text(struct mem *m)
-{
-	fflush(m->f);
-	return m->buf ? m->buf : "";
-}
-
-static void mem_close(struct mem *m)
-{
-	fclose(m->f);
-	free(m->buf);
-}
-
 static void write_file(const char *path, const char *content)
 {
 	FILE *f = fopen(path, "we");
@@ -92,25 +65,25 @@ static void test_check_modbus(const char *dir)
 {
 	struct rpt_check_key key = { .r = 0 };
 	struct conf_board *cfg = load(dir, "rtu.ini", rtu_board);
-	struct mem out, err;
+	struct tlib_mem out, err;
 	char buf[320];
 
-	mem_open(&out);
-	mem_open(&err);
-	CHECK(rpt_check_board(out.f, err.f, cfg, dir, &key) == 0, "%s", text(&err));
-	CHECK_STR(text(&err), "");
-	CHECK(strstr(text(&out), "  [modbus line] RTU /dev/ttyS9 1200 8E1, timeout "), "%s", text(&out));
-	CHECK(strstr(text(&out), "    warning: channel 'a': address 40001 looks like Modicon notation (holding register 1, "
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	CHECK(rpt_check_board(out.f, err.f, cfg, dir, &key) == 0, "%s", tlib_mem_text(&err));
+	CHECK_STR(tlib_mem_text(&err), "");
+	CHECK(strstr(tlib_mem_text(&out), "  [modbus line] RTU /dev/ttyS9 1200 8E1, timeout "), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "    warning: channel 'a': address 40001 looks like Modicon notation (holding register 1, "
 	                         "numbered from 1); railmon takes the 0-based protocol address: for that register write "
 	                         "'table = holding' and 'address = 0' (the channel says table = input)\n"),
-	      "%s", text(&out));
-	CHECK(strstr(text(&out), "    request: unit 1 FC4 input 30005..30006 (1 channel) every 10 ms\n"), "%s", text(&out));
-	CHECK(strstr(text(&out), "% of the line at 1200 baud (TOO BUSY: lengthen periods)\n"), "%s", text(&out));
-	CHECK(strstr(text(&out), "UNSIGNED (no [board] key)"), "%s", text(&out));
+	      "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "    request: unit 1 FC4 input 30005..30006 (1 channel) every 10 ms\n"), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "% of the line at 1200 baud (TOO BUSY: lengthen periods)\n"), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "UNSIGNED (no [board] key)"), "%s", tlib_mem_text(&out));
 	/* "ok" is the last line */
-	CHECK(strstr(text(&out), "\nok\n") && !strstr(text(&out), "\nok\n")[4], "%s", text(&out));
-	mem_close(&out);
-	mem_close(&err);
+	CHECK(strstr(tlib_mem_text(&out), "\nok\n") && !strstr(tlib_mem_text(&out), "\nok\n")[4], "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 
 	CHECK(rpt_bus_load_warning(cfg, 0, NULL, buf, sizeof(buf)));
 	CHECK(!strncmp(buf, "[modbus line]: ", 15) && strstr(buf, "% of the line at 1200 baud (TOO BUSY: lengthen periods)"),
@@ -132,7 +105,7 @@ static void test_check_can(const char *dir, const char *src)
 	char board[1024], dbcpath[512], buf[320], errbuf[256];
 	struct rpt_check_key key = { .r = 1 }, bad = { .r = -EPERM, .err = "b.ini:3: key k: readable by others" };
 	struct conf_board *cfg;
-	struct mem out, err;
+	struct tlib_mem out, err;
 	bus_dbc_t *dbc;
 
 	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.dbc", src);
@@ -140,27 +113,27 @@ static void test_check_can(const char *dir, const char *src)
 	         "bitrate = 10000\ndbc = %s\n[can other]\ndriver = trace\nfile = t.log\ndbc = %s/missing.dbc\n",
 	         dbcpath, dir);
 	cfg = load(dir, "can.ini", board);
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	CHECK(rpt_check_board(out.f, err.f, cfg, dir, &key) == 1);
 	snprintf(buf, sizeof(buf), "  [can slow] driver trace, %s/t.log, listen-only, 10000 bit/s\n", dir);
-	CHECK(strstr(text(&out), buf), "%s", text(&out));
-	CHECK(strstr(text(&out), "    DBC "), "%s", text(&out));
-	CHECK(strstr(text(&out), "% of the bus at 10 kbit/s (above 70%: frames will queue)\n"), "%s", text(&out));
+	CHECK(strstr(tlib_mem_text(&out), buf), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "    DBC "), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "% of the bus at 10 kbit/s (above 70%: frames will queue)\n"), "%s", tlib_mem_text(&out));
 	/* the all-zero public key's id, not the secret */
-	CHECK(strstr(text(&out), "  evidence: hash chain and Seals every 60 s, signed with  (key id "), "%s", text(&out));
-	CHECK(!strstr(text(&out), "\nok\n"), "%s", text(&out));
-	CHECK(strstr(text(&err), "railmon check: ") && strstr(text(&err), "missing.dbc"), "%s", text(&err));
-	mem_close(&out);
-	mem_close(&err);
+	CHECK(strstr(tlib_mem_text(&out), "  evidence: hash chain and Seals every 60 s, signed with  (key id "), "%s", tlib_mem_text(&out));
+	CHECK(!strstr(tlib_mem_text(&out), "\nok\n"), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&err), "railmon check: ") && strstr(tlib_mem_text(&err), "missing.dbc"), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	CHECK(rpt_check_board(out.f, err.f, cfg, dir, &bad) == 1);
-	CHECK(strstr(text(&err), "railmon check: b.ini:3: key k: readable by others\n"), "%s", text(&err));
-	CHECK(!strstr(text(&out), "  evidence:"), "%s", text(&out));
-	mem_close(&out);
-	mem_close(&err);
+	CHECK(strstr(tlib_mem_text(&err), "railmon check: b.ini:3: key k: readable by others\n"), "%s", tlib_mem_text(&err));
+	CHECK(!strstr(tlib_mem_text(&out), "  evidence:"), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 
 	CHECK(bus_dbc_load(dbcpath, &dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
 	CHECK(rpt_bus_load_warning(cfg, 0, dbc, buf, sizeof(buf)));
@@ -181,40 +154,40 @@ static void test_watch(void)
 	};
 	struct rpt_live_clock clock = { .unsynced = true, .max_error_us = 16000 };
 	struct rpt_watch w = { .sock = "/run/x.sock", .view = { .width = 100, .stale_s = 5 } };
-	struct mem answer, out;
+	struct tlib_mem answer, out;
 	int64_t age;
 	FILE *f;
 
-	mem_open(&answer);
+	tlib_mem_open(&answer);
 	rpt_live_clock_json(answer.f, &clock);
 	rpt_live_json(answer.f, &v[0], 3000000000);
 	fputs("not a channel\n", answer.f);
 	rpt_live_json(answer.f, &v[1], 3000000000);
-	f = fmemopen((void *)text(&answer), strlen(text(&answer)), "r");
+	f = fmemopen((void *)tlib_mem_text(&answer), strlen(tlib_mem_text(&answer)), "r");
 	CHECK(f);
 	CHECK(rpt_watch_read(&w, f) == 0);
 	fclose(f);
-	mem_close(&answer);
+	tlib_mem_close(&answer);
 	CHECK(w.nrows == 2 && !strcmp(w.rows[0].name, "Eng.Speed") && !strcmp(w.rows[1].name, "Eng.Temp"));
 	CHECK_STR(w.clock, "  clock unsynced (max error 16 ms)");
 
-	mem_open(&out);
+	tlib_mem_open(&out);
 	CHECK(rpt_watch_frame(&w, 0, 10000000000, out.f) == 0);
 	CHECK(w.table && strstr(w.title, "railmon watch /run/x.sock  ") && strstr(w.title, "  clock unsynced"),
 	      "%s", w.title);
-	CHECK(strstr(text(&out), "Eng.Speed") && strstr(text(&out), "Eng.Temp"), "%s", text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "Eng.Speed") && strstr(tlib_mem_text(&out), "Eng.Temp"), "%s", tlib_mem_text(&out));
 	age = w.rows[0].age_ns;
 	/* the daemon is away: the same rows, two seconds older */
 	CHECK(rpt_watch_frame(&w, -ECONNREFUSED, 12000000000, out.f) == 0);
 	CHECK(w.rows[0].age_ns == age + 2000000000, "%lld", (long long)w.rows[0].age_ns);
 	CHECK(strstr(w.title, ": Connection refused (retrying)"), "%s", w.title);
-	mem_close(&out);
+	tlib_mem_close(&out);
 
-	mem_open(&out);
+	tlib_mem_open(&out);
 	rpt_watch_once(&w, out.f);
-	CHECK(strstr(text(&out), "Eng.Speed") && strstr(text(&out), "Eng.Temp") && !strchr(text(&out), '\033'),
-	      "%s", text(&out));
-	mem_close(&out);
+	CHECK(strstr(tlib_mem_text(&out), "Eng.Speed") && strstr(tlib_mem_text(&out), "Eng.Temp") && !strchr(tlib_mem_text(&out), '\033'),
+	      "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
 	rpt_watch_release(&w);
 	CHECK(!w.rows && !w.table && !w.nrows);
 }
@@ -223,22 +196,22 @@ static void test_watch(void)
 static void test_export_cli(void)
 {
 	struct rpt_export x = { .format = REC_FORMAT_CSV, .raster_ns = 100000000, .window_ns = REC_ORDER_WINDOW_NS };
-	struct mem out, err;
+	struct tlib_mem out, err;
 
-	mem_open(&err);
+	tlib_mem_open(&err);
 	x.err = err.f;
 	CHECK(rpt_export_check(&x) == 2);
-	CHECK_STR(text(&err), "railmon export: --raster needs --wide\n");
+	CHECK_STR(tlib_mem_text(&err), "railmon export: --raster needs --wide\n");
 	x.wide = true;
 	x.format = REC_FORMAT_JSONL;
 	CHECK(rpt_export_check(&x) == 2);
-	CHECK(strstr(text(&err), "railmon export: --wide writes CSV: no --format jsonl\n"), "%s", text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "railmon export: --wide writes CSV: no --format jsonl\n"), "%s", tlib_mem_text(&err));
 	x = (struct rpt_export){ .err = err.f, .format = REC_FORMAT_CANDUMP, .window_ns = REC_ORDER_WINDOW_NS };
 	CHECK(rpt_export_check(&x) == 0 && x.kinds == 1u << ACQ_ITEM_CAN && x.order);
-	mem_close(&err);
+	tlib_mem_close(&err);
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	x.out = out.f;
 	x.err = err.f;
 	x.written = 3;
@@ -246,14 +219,14 @@ static void test_export_cli(void)
 	CHECK(rpt_export_finish(&x, 0) == 0);
 	CHECK(out.len == 4, "finish flushes the output: %zu", out.len);
 	rpt_export_summary(&x);
-	CHECK_STR(text(&err), "railmon export: 3 records written\n");
+	CHECK_STR(tlib_mem_text(&err), "railmon export: 3 records written\n");
 	x.damaged = 1;
 	rpt_export_summary(&x);
-	CHECK(strstr(text(&err), "railmon export: 3 records written; 1 unreadable part of the log skipped (see above)\n"),
-	      "%s", text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "railmon export: 3 records written; 1 unreadable part of the log skipped (see above)\n"),
+	      "%s", tlib_mem_text(&err));
 	rpt_export_release(&x);
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 /* channels, summary and verify on what is not there: the exit code 1 and
@@ -263,24 +236,24 @@ static void test_not_there(void)
 	struct evd_verify_cfg vc = { 0 };
 	struct rpt_summary_opts o = { .from_ns = INT64_MIN, .to_ns = INT64_MAX };
 	rpt_summary_t *s;
-	struct mem out, err;
+	struct tlib_mem out, err;
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	CHECK(rpt_channels_of_log(out.f, err.f, "/nonexistent-railmon", false) == 1);
-	CHECK(strstr(text(&err), "railmon channels: /nonexistent-railmon: "), "%s", text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "railmon channels: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
 	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
 	CHECK(rpt_summary_run(s, "/nonexistent-railmon", false, out.f) == 1);
 	rpt_summary_free(s);
-	CHECK(strstr(text(&err), "railmon summary: /nonexistent-railmon: "), "%s", text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "railmon summary: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
 	CHECK(rpt_verify_run(out.f, err.f, "/nonexistent-railmon", "/nonexistent-railmon.pub", &vc) == 1);
-	CHECK(strstr(text(&err), "railmon verify: /nonexistent-railmon.pub: "), "%s", text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon.pub: "), "%s", tlib_mem_text(&err));
 	CHECK(!vc.public_key, "the caller's cfg is left as it was");
 	CHECK(rpt_verify_run(out.f, err.f, "/nonexistent-railmon", NULL, &vc) == 1);
-	CHECK(strstr(text(&err), "railmon verify: /nonexistent-railmon: "), "%s", text(&err));
-	CHECK_STR(text(&out), "");
-	mem_close(&out);
-	mem_close(&err);
+	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
+	CHECK_STR(tlib_mem_text(&out), "");
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 /* channels of a board: the demo DBC's signals, counted on err. */
@@ -288,18 +261,18 @@ static void test_channels_of_board(const char *dir, const char *src)
 {
 	char board[1024];
 	struct conf_board *cfg;
-	struct mem out, err;
+	struct tlib_mem out, err;
 
 	snprintf(board, sizeof(board), "[board]\nvehicle = C\n[can x]\ndriver = trace\nfile = t.log\n"
 	         "dbc = %s/board/demo/train.dbc\n", src);
 	cfg = load(dir, "ch.ini", board);
-	mem_open(&out);
-	mem_open(&err);
-	CHECK(rpt_channels_of_board(out.f, err.f, cfg, "ch.ini", true) == 0, "%s", text(&err));
-	CHECK(strstr(text(&err), "railmon channels: ") && strstr(text(&err), " channels in ch.ini\n"), "%s", text(&err));
-	CHECK(strstr(text(&out), "{\""), "%s", text(&out));
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	CHECK(rpt_channels_of_board(out.f, err.f, cfg, "ch.ini", true) == 0, "%s", tlib_mem_text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "railmon channels: ") && strstr(tlib_mem_text(&err), " channels in ch.ini\n"), "%s", tlib_mem_text(&err));
+	CHECK(strstr(tlib_mem_text(&out), "{\""), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 	conf_free(cfg);
 }
 
@@ -309,7 +282,7 @@ static void test_decode_run(const char *src)
 {
 	struct rpt_decode d = { .fmt = REC_FORMAT_CSV };
 	char dbcpath[512], errbuf[256], line[256], input[1024] = "";
-	struct mem out, err;
+	struct tlib_mem out, err;
 	FILE *f, *in;
 
 	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.log", src);
@@ -322,66 +295,66 @@ static void test_decode_run(const char *src)
 	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.dbc", src);
 	CHECK(bus_dbc_load(dbcpath, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
 	CHECK(rpt_decode_alloc(&d) == 0 && d.samples && d.max > 0);
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	d.out = out.f;
 	d.err = err.f;
 	in = fmemopen(input, strlen(input), "r");
 	CHECK(in);
 	CHECK(rpt_decode_run(&d, in, "mem", "train.dbc") == 1);
 	fclose(in);
-	CHECK(!strncmp(text(&out), "vehicle,log_id,seq,", 19), "%s", text(&out));
-	CHECK(strstr(text(&err), "railmon decode: mem:4: ") &&
-	      strstr(text(&err), "railmon decode: 3 frames, 3 decoded with train.dbc; 1 line not candump (said above)\n"),
-	      "%s", text(&err));
+	CHECK(!strncmp(tlib_mem_text(&out), "vehicle,log_id,seq,", 19), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&err), "railmon decode: mem:4: ") &&
+	      strstr(tlib_mem_text(&err), "railmon decode: 3 frames, 3 decoded with train.dbc; 1 line not candump (said above)\n"),
+	      "%s", tlib_mem_text(&err));
 	rpt_decode_release(&d);
 	CHECK(!d.samples && !d.dbc);
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 /* replay's source: a trace railmon reads (what it holds said), or not. */
 static void test_trace_check(const char *dir, const char *src)
 {
 	char path[512];
-	struct mem err;
+	struct tlib_mem err;
 
-	mem_open(&err);
+	tlib_mem_open(&err);
 	CHECK(rpt_trace_check(err.f, "/nonexistent-railmon.log", true) == 2);
-	CHECK_STR(text(&err), "railmon replay: /nonexistent-railmon.log: No such file or directory\n");
+	CHECK_STR(tlib_mem_text(&err), "railmon replay: /nonexistent-railmon.log: No such file or directory\n");
 	snprintf(path, sizeof(path), "%s/garbage.log", dir);
 	write_file(path, "garbage\n");
 	CHECK(rpt_trace_check(err.f, path, true) == 2);
-	CHECK(strstr(text(&err), ": not a trace in any format railmon reads (tried "), "%s", text(&err));
-	mem_close(&err);
-	mem_open(&err);
+	CHECK(strstr(tlib_mem_text(&err), ": not a trace in any format railmon reads (tried "), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
+	tlib_mem_open(&err);
 	snprintf(path, sizeof(path), "%s/board/demo/train.log", src);
 	CHECK(rpt_trace_check(err.f, path, false) == -1);
-	CHECK_STR(text(&err), "");
+	CHECK_STR(tlib_mem_text(&err), "");
 	CHECK(rpt_trace_check(err.f, path, true) == -1);
-	CHECK(strstr(text(&err), "train.log: candump, 8100 frames\n"), "%s", text(&err));
-	mem_close(&err);
+	CHECK(strstr(tlib_mem_text(&err), "train.log: candump, 8100 frames\n"), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
 }
 
 /* keygen: a pair made and said; never over an existing file. */
 static void test_keygen(const char *dir)
 {
 	char secret[512], pub[512];
-	struct mem out, err;
+	struct tlib_mem out, err;
 
 	snprintf(secret, sizeof(secret), "%s/v.key", dir);
 	snprintf(pub, sizeof(pub), "%s/v.key.pub", dir);
-	mem_open(&out);
-	mem_open(&err);
-	CHECK(rpt_keygen(out.f, err.f, secret, pub) == 0, "%s", text(&err));
-	CHECK(strstr(text(&out), "(0600): name it in the board file, [board] key = ") &&
-	      strstr(text(&out), ", key id "), "%s", text(&out));
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	CHECK(rpt_keygen(out.f, err.f, secret, pub) == 0, "%s", tlib_mem_text(&err));
+	CHECK(strstr(tlib_mem_text(&out), "(0600): name it in the board file, [board] key = ") &&
+	      strstr(tlib_mem_text(&out), ", key id "), "%s", tlib_mem_text(&out));
 	CHECK(access(secret, R_OK) == 0 && access(pub, R_OK) == 0);
 	CHECK(rpt_keygen(out.f, err.f, secret, pub) == 1);
-	CHECK_STR(text(&err), "railmon keygen: a key file exists (never overwritten): remove it first, or choose another "
+	CHECK_STR(tlib_mem_text(&err), "railmon keygen: a key file exists (never overwritten): remove it first, or choose another "
 	                      "name\n");
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 int main(int argc, char **argv)

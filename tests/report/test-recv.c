@@ -26,32 +26,6 @@
 static char tmp[] = "/tmp/test-recv.XXXXXX";
 static volatile sig_atomic_t stop_flag;
 
-struct mem {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void mem_open(struct mem *m)
-{
-	m->buf = NULL;
-	m->len = 0;
-	m->f = open_memstream(&m->buf, &m->len);
-	CHECK(m->f);
-}
-
-static const char *text(struct mem *m)
-{
-	fflush(m->f);
-	return m->buf ? m->buf : "";
-}
-
-static void mem_close(struct mem *m)
-{
-	fclose(m->f);
-	free(m->buf);
-}
-
 /* A receiver for a closed port on this host (port 1): nothing listens. */
 static struct grd_receiver_cfg closed_cfg(void)
 {
@@ -90,7 +64,7 @@ static void test_bad_args(void)
 static void test_setup_steps(void)
 {
 	struct grd_receiver_cfg cfg = closed_cfg();
-	struct mem err;
+	struct tlib_mem err;
 	grd_receiver_t *rc;
 	char path[256], logdir[256], want[1024];
 	FILE *f;
@@ -102,12 +76,12 @@ static void test_setup_steps(void)
 	CHECK(grd_receiver_setup(rc) == -ENOENT);
 	CHECK(grd_receiver_failed(rc) == GRD_RECEIVER_OUTPUT);
 	rc = grd_receiver_free(rc);
-	mem_open(&err);
+	tlib_mem_open(&err);
 	struct rpt_recv x = closed_words(err.f);
 	CHECK(rpt_recv_open(&x, &cfg, &rc) == 2);
 	snprintf(want, sizeof(want), "railmon recv: %s: No such file or directory\n", path);
-	CHECK_STR(text(&err), want);
-	mem_close(&err);
+	CHECK_STR(tlib_mem_text(&err), want);
+	tlib_mem_close(&err);
 
 	/* the log directory: the output is open and holds the CSV header by then */
 	snprintf(path, sizeof(path), "%s/records.csv", tmp);
@@ -116,12 +90,12 @@ static void test_setup_steps(void)
 	cfg.text = true;
 	cfg.fmt = REC_FORMAT_CSV;
 	cfg.logdir = logdir;
-	mem_open(&err);
+	tlib_mem_open(&err);
 	x.err = err.f;
 	CHECK(rpt_recv_open(&x, &cfg, &rc) == 2);
 	snprintf(want, sizeof(want), "railmon recv: --log %s: No such file or directory\n", logdir);
-	CHECK_STR(text(&err), want);
-	mem_close(&err);
+	CHECK_STR(tlib_mem_text(&err), want);
+	tlib_mem_close(&err);
 	f = fopen(path, "r");
 	CHECK(f && fgets(want, sizeof(want), f));
 	CHECK(!strncmp(want, "vehicle,log_id,seq,time,", 24), "the header: %s", want);
@@ -131,13 +105,13 @@ static void test_setup_steps(void)
 	/* the MQTT client (no client id): after --insecure's warning, exit code 1 */
 	cfg = closed_cfg();
 	cfg.recv.client_id = NULL;
-	mem_open(&err);
+	tlib_mem_open(&err);
 	x.err = err.f;
 	x.insecure = true;
 	CHECK(rpt_recv_open(&x, &cfg, &rc) == 1);
-	CHECK_STR(text(&err), "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n"
+	CHECK_STR(tlib_mem_text(&err), "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n"
 	                      "railmon recv: Invalid argument\n");
-	mem_close(&err);
+	tlib_mem_close(&err);
 	x.insecure = false;
 
 	/* the database: unreachable is waited for (libpq), or not built in */
@@ -153,19 +127,19 @@ static void test_setup_steps(void)
 		CHECK(r == -ENOTSUP && grd_receiver_failed(rc) == GRD_RECEIVER_DB, "%d", r);
 	}
 	rc = grd_receiver_free(rc);
-	mem_open(&err);
+	tlib_mem_open(&err);
 	x.err = err.f;
 	if (r == 0) {
 		CHECK(rpt_recv_open(&x, &cfg, &rc) == 0);
-		CHECK(!strncmp(text(&err), "railmon recv: database: ", 24) &&
-		      strstr(text(&err), " (retrying when Batches come; none is acknowledged before it is committed)\n"),
-		      "%s", text(&err));
+		CHECK(!strncmp(tlib_mem_text(&err), "railmon recv: database: ", 24) &&
+		      strstr(tlib_mem_text(&err), " (retrying when Batches come; none is acknowledged before it is committed)\n"),
+		      "%s", tlib_mem_text(&err));
 		rc = grd_receiver_free(rc);
 	} else {
 		CHECK(rpt_recv_open(&x, &cfg, &rc) == 2);
-		CHECK_STR(text(&err), "railmon recv: --db: " GRD_DB_NOT_BUILT "\n");
+		CHECK_STR(tlib_mem_text(&err), "railmon recv: --db: " GRD_DB_NOT_BUILT "\n");
 	}
-	mem_close(&err);
+	tlib_mem_close(&err);
 }
 
 struct passes {
@@ -222,39 +196,39 @@ static void test_run_unreachable(void)
 static void test_run_words(void)
 {
 	struct grd_receiver_cfg cfg = closed_cfg();
-	struct mem err;
+	struct tlib_mem err;
 	grd_receiver_t *rc;
 	const char *t;
 
-	mem_open(&err);
+	tlib_mem_open(&err);
 	struct rpt_recv x = closed_words(err.f);
 	CHECK(rpt_recv_open(&x, &cfg, &rc) == 0);
 	CHECK(rpt_recv_run(&x, rc) == 1, "exit 1: never connected");
 	rc = grd_receiver_free(rc);
-	t = text(&err);
+	t = tlib_mem_text(&err);
 	CHECK(!strncmp(t, "railmon recv: cannot connect to 127.0.0.1:1: ", 45), "%s", t);
 	CHECK(strstr(t, "\nrailmon recv: never connected to 127.0.0.1:1: "), "%s", t);
 	CHECK(strstr(t, "\nrailmon recv: 0 messages, 0 records, 0 duplicates skipped, 0 missing, 0 malformed payloads, "
 	                "0 vehicles, 0 logs\n"), "%s", t);
 	CHECK(!strstr(t, "gap repair"), "no repair without a database");
-	mem_close(&err);
+	tlib_mem_close(&err);
 	stop_flag = 0;
 }
 
 static void test_db_words(void)
 {
-	struct mem out, err;
+	struct tlib_mem out, err;
 
 	for (int cmd = RPT_DB_INIT; cmd < RPT_DB_CMD_MAX; cmd++) {
-		mem_open(&out);
-		mem_open(&err);
+		tlib_mem_open(&out);
+		tlib_mem_open(&err);
 		CHECK(rpt_db_run("postgresql://127.0.0.1:1/railmon?connect_timeout=2", (enum rpt_db_cmd)cmd, 86400,
 		                 out.f, err.f) == 1);
-		CHECK_STR(text(&out), "");
-		CHECK(!strncmp(text(&err), "railmon db: ", 12) && text(&err)[strlen(text(&err)) - 1] == '\n' &&
-		      (strstr(text(&err), "127.0.0.1") || strstr(text(&err), "without PostgreSQL")), "%s", text(&err));
-		mem_close(&out);
-		mem_close(&err);
+		CHECK_STR(tlib_mem_text(&out), "");
+		CHECK(!strncmp(tlib_mem_text(&err), "railmon db: ", 12) && tlib_mem_text(&err)[strlen(tlib_mem_text(&err)) - 1] == '\n' &&
+		      (strstr(tlib_mem_text(&err), "127.0.0.1") || strstr(tlib_mem_text(&err), "without PostgreSQL")), "%s", tlib_mem_text(&err));
+		tlib_mem_close(&out);
+		tlib_mem_close(&err);
 	}
 }
 

@@ -34,33 +34,6 @@
 #define S(n) ((int64_t)(n) * 1000000000LL)
 #define T0 S(1764748800) /* 2025-12-03T08:00:00Z */
 
-/* A stream into memory, read back by text(). */
-struct mem {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void mem_open(struct mem *m)
-{
-	m->buf = NULL;
-	m->len = 0;
-	m->f = open_memstream(&m->buf, &m->len);
-	CHECK(m->f);
-}
-
-static const char *text(struct mem *m)
-{
-	fflush(m->f);
-	return m->buf ? m->buf : "";
-}
-
-static void mem_close(struct mem *m)
-{
-	fclose(m->f);
-	free(m->buf);
-}
-
 static struct acq_item sample(int64_t t, uint32_t ch, double v, uint32_t q)
 {
 	return (struct acq_item){ .t_ns = t, .kind = ACQ_ITEM_SAMPLE, .sample = { ch, q, v } };
@@ -123,11 +96,11 @@ static void test_summary(const char *dir)
 {
 	const char *only[] = { "Eng.Sped" };
 	struct rpt_summary_opts o = { .from_ns = INT64_MIN, .to_ns = INT64_MAX };
-	struct mem out, err;
+	struct tlib_mem out, err;
 	rpt_summary_t *s;
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	CHECK(rpt_summary_new(NULL, err.f, &s) == -EINVAL);
 	CHECK(rpt_summary_new(&o, NULL, &s) == -EINVAL);
 	o.nonly = RPT_SUMMARY_ONLY_MAX + 1;
@@ -140,7 +113,7 @@ static void test_summary(const char *dir)
 	CHECK(rpt_summary_channels(s) == 2 && rpt_summary_damaged(s) == 0);
 	CHECK(rpt_summary_print(s, true, out.f) == 0);
 	/* Speed in time order: 10, 20, 25, 30, 40; the 7 s after 3 s is the gap */
-	CHECK_STR(text(&out),
+	CHECK_STR(tlib_mem_text(&out),
 	          "{\"channel\":1,\"name\":\"Eng.Speed\",\"unit\":\"km/h\",\"count\":5,"
 	          "\"first\":\"2025-12-03T08:00:01.000Z\",\"first_ns\":1764748801000000000,"
 	          "\"last\":\"2025-12-03T08:00:10.000Z\",\"last_ns\":1764748810000000000,"
@@ -151,7 +124,7 @@ static void test_summary(const char *dir)
 	          "\"last\":\"2025-12-03T08:00:02.000Z\",\"last_ns\":1764748802000000000,"
 	          "\"min\":99,\"max\":99,\"mean\":99,\"gaps\":0,\"longest_interval_s\":1,"
 	          "\"out_of_range\":1,\"invalid\":1}\n");
-	CHECK_STR(text(&err), "");
+	CHECK_STR(tlib_mem_text(&err), "");
 	rpt_summary_free(s);
 
 	/* an unknown --channel: said with the nearest name */
@@ -161,11 +134,11 @@ static void test_summary(const char *dir)
 	CHECK(rpt_summary_read(s, dir) == 0);
 	CHECK(rpt_summary_channels(s) == 0);
 	CHECK(rpt_summary_unknown(s, dir) == 1);
-	CHECK(strstr(text(&err), "railmon summary: --channel 'Eng.Sped': ") &&
-	      strstr(text(&err), "has no such channel; nearest: Eng.Speed, Eng.Temp\n"), "%s", text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "railmon summary: --channel 'Eng.Sped': ") &&
+	      strstr(tlib_mem_text(&err), "has no such channel; nearest: Eng.Speed, Eng.Temp\n"), "%s", tlib_mem_text(&err));
 	rpt_summary_free(s);
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 /* export's engine as board/export.c sets it up: CSV of one channel named
@@ -174,13 +147,13 @@ static void test_export(const char *dir, bool bad)
 {
 	struct rpt_export x = { .from_ns = INT64_MIN, .to_ns = INT64_MAX, .format = REC_FORMAT_CSV,
 	                        .kinds = 1u << ACQ_ITEM_SAMPLE, .channels = { "Speed" }, .nchannel_filters = 1 };
-	struct mem out, err;
+	struct tlib_mem out, err;
 	const char *csv;
 	double last = -1;
 	int lines = 0;
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	x.out = out.f;
 	x.err = err.f;
 	CHECK(rec_order_new(REC_ORDER_MAX_ITEMS, REC_ORDER_WINDOW_NS, &x.order) == 0);
@@ -189,7 +162,7 @@ static void test_export(const char *dir, bool bad)
 	CHECK(x.written == 5, "%llu written", (unsigned long long)x.written);
 	CHECK(x.damaged == (bad ? 1u : 0u));
 	CHECK_STR(x.resolved[0], "Eng.Speed");
-	csv = text(&out);
+	csv = tlib_mem_text(&out);
 	/* a header, then Speed's five values in time order, 25 among them */
 	for (const char *p = strchr(csv, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
 		CHECK(strstr(p, ",Eng.Speed,") && strstr(p, ",Eng.Speed,") < strchr(p + 1, '\n'), "%s", csv);
@@ -203,38 +176,38 @@ static void test_export(const char *dir, bool bad)
 		last = t;
 	}
 	if (bad)
-		CHECK(strstr(text(&err), "railmon export: ") && strstr(text(&err), ".seg: Batch at offset ") &&
-		      strstr(text(&err), " does not decode (Bad message): records 6..8 skipped\n"), "%s", text(&err));
+		CHECK(strstr(tlib_mem_text(&err), "railmon export: ") && strstr(tlib_mem_text(&err), ".seg: Batch at offset ") &&
+		      strstr(tlib_mem_text(&err), " does not decode (Bad message): records 6..8 skipped\n"), "%s", tlib_mem_text(&err));
 	else
-		CHECK_STR(text(&err), "");
+		CHECK_STR(tlib_mem_text(&err), "");
 	rpt_export_release(&x);
 	CHECK(!x.order && !x.chans && !x.resolved[0]);
 
 	/* an unknown --channel: the exit code 1, said with the nearest */
-	mem_close(&out);
-	mem_open(&out);
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
 	x = (struct rpt_export){ .out = out.f, .err = err.f, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
 	                         .kinds = 1u << ACQ_ITEM_SAMPLE, .channels = { "Eng.Temq" }, .nchannel_filters = 1 };
 	CHECK(rec_channels_new(&x.chans) == 0);
 	CHECK(rpt_export_dir(&x, dir) == 1);
-	CHECK(strstr(text(&err), "--channel 'Eng.Temq': ") && strstr(text(&err), "nearest: Eng.Temp"), "%s", text(&err));
+	CHECK(strstr(tlib_mem_text(&err), "--channel 'Eng.Temq': ") && strstr(tlib_mem_text(&err), "nearest: Eng.Temp"), "%s", tlib_mem_text(&err));
 	CHECK(x.written == 0);
 	rpt_export_release(&x);
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 /* A segment that is a directory: the fault names it and the records. */
 static void test_logfault(const char *dir)
 {
 	struct stor_rec rec = { .first_seq = 6, .count = 3, .segment = 1, .offset = 512 };
-	struct mem err;
+	struct tlib_mem err;
 
-	mem_open(&err);
+	tlib_mem_open(&err);
 	rpt_log_undecodable_print(err.f, "export", dir, &rec, -EBADMSG);
-	CHECK(strstr(text(&err), "/00000000000000000001.seg: Batch at offset 512 does not decode (Bad message): "
-	             "records 6..8 skipped\n"), "%s", text(&err));
-	mem_close(&err);
+	CHECK(strstr(tlib_mem_text(&err), "/00000000000000000001.seg: Batch at offset 512 does not decode (Bad message): "
+	             "records 6..8 skipped\n"), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
 }
 
 /* A log whose Batches carry health entries: stat shows the latest one of
@@ -246,7 +219,7 @@ static void test_stat(const char *dir)
 	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .t_ns = T0, .bus = ACQ_SOURCE_DAEMON,
 	                       .event = { .code = ACQ_EV_START } };
 	struct rec_health h = { .name = "can0", .kind = "can", .state = "up", .rate_hz = 12.5 };
-	struct mem out, err;
+	struct tlib_mem out, err;
 	rec_encoder_t *enc;
 	stor_log_t *log;
 	const uint8_t *buf;
@@ -267,53 +240,53 @@ static void test_stat(const char *dir)
 	stor_log_free(log);
 	rec_encoder_free(enc);
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	CHECK(rpt_stat_log(dir, true, out.f, err.f) == 0);
-	CHECK(!strncmp(text(&out), want, strlen(want)) && !strchr(strchr(text(&out), '\n') + 1, '\n'), "%s", text(&out));
-	CHECK(strstr(text(&out), "\"state\":\"up\",\"reopens\":0,\"window_alarm\":0,\"window_s\":0,\"transaction_count\":0,\"transaction_p99_us\":0,\"transaction_max_ns\":0}\n"), "%s", text(&out));
-	CHECK_STR(text(&err), "");
+	CHECK(!strncmp(tlib_mem_text(&out), want, strlen(want)) && !strchr(strchr(tlib_mem_text(&out), '\n') + 1, '\n'), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "\"state\":\"up\",\"reopens\":0,\"window_alarm\":0,\"window_s\":0,\"transaction_count\":0,\"transaction_p99_us\":0,\"transaction_max_ns\":0}\n"), "%s", tlib_mem_text(&out));
+	CHECK_STR(tlib_mem_text(&err), "");
 
 	/* the socket's lines back to the table: the entry and the daemon's sentence */
 	snprintf(lines, sizeof(lines), "%s{\"name\":\"daemon\",\"records\":5,\"next_seq\":6,\"ring_drops\":0,"
-	         "\"log_dropped\":0,\"uplink\":\"connected\",\"unsent\":2}\n", text(&out));
-	mem_close(&out);
-	mem_open(&out);
+	         "\"log_dropped\":0,\"uplink\":\"connected\",\"unsent\":2}\n", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
 	CHECK(in = fmemopen(lines, strlen(lines), "r"));
 	CHECK(rpt_stat_lines(in, false, out.f) == 2);
 	fclose(in);
-	CHECK(!strncmp(text(&out), "name ", 5) && strstr(text(&out), "\ncan0           can                200      12.5"),
-	      "%s", text(&out));
-	CHECK(strstr(text(&out), "  up              0\ndaemon: 5 records stored this run, next seq 6, 0 ring drops, "
-	             "0 refused by the log; uplink connected, 2 records not yet acknowledged\n"), "%s", text(&out));
-	mem_close(&out);
+	CHECK(!strncmp(tlib_mem_text(&out), "name ", 5) && strstr(tlib_mem_text(&out), "\ncan0           can                200      12.5"),
+	      "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "  up              0\ndaemon: 5 records stored this run, next seq 6, 0 ring drops, "
+	             "0 refused by the log; uplink connected, 2 records not yet acknowledged\n"), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
 
 	/* the clock entry (docs/time.md): its fields in the JSON line, and in
 	   the table a sentence of its own (the columns are a bus's) */
 	struct rec_health c = { .name = "clock", .kind = "clock", .state = "unsynced", .items = 2,
 	                        .clock_unsynced = true, .clock_max_error_us = 16000000, .clock_est_error_us = 500,
 	                        .clock_status = 0x40 };
-	mem_open(&out);
+	tlib_mem_open(&out);
 	rpt_health_json(out.f, &c);
-	CHECK(strstr(text(&out), "\"transaction_max_ns\":0,\"clock_unsynced\":true,\"clock_max_error_us\":16000000,"
-	             "\"clock_est_error_us\":500,\"clock_status\":64}\n"), "%s", text(&out));
-	snprintf(lines, sizeof(lines), "%s", text(&out));
-	mem_close(&out);
-	mem_open(&out);
+	CHECK(strstr(tlib_mem_text(&out), "\"transaction_max_ns\":0,\"clock_unsynced\":true,\"clock_max_error_us\":16000000,"
+	             "\"clock_est_error_us\":500,\"clock_status\":64}\n"), "%s", tlib_mem_text(&out));
+	snprintf(lines, sizeof(lines), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
 	CHECK(in = fmemopen(lines, strlen(lines), "r"));
 	CHECK(rpt_stat_lines(in, false, out.f) == 1);
 	fclose(in);
-	CHECK(strstr(text(&out), "\nclock          clock     2 steps this run; unsynced, max error 16000000 us, "
-	             "estimated 500 us, status 0x0040\n"), "%s", text(&out));
-	mem_close(&out);
-	mem_open(&out);
+	CHECK(strstr(tlib_mem_text(&out), "\nclock          clock     2 steps this run; unsynced, max error 16000000 us, "
+	             "estimated 500 us, status 0x0040\n"), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
 	rpt_health_json(out.f, &h);
-	CHECK(!strstr(text(&out), "clock_"), "a bus's entry has no clock fields: %s", text(&out));
-	mem_close(&out);
+	CHECK(!strstr(tlib_mem_text(&out), "clock_"), "a bus's entry has no clock fields: %s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
 
 	/* no health entries: said, -ENOENT */
 	CHECK(rpt_stat_log("/nonexistent-railmon-log", false, stdout, err.f) < 0);
-	mem_close(&err);
+	tlib_mem_close(&err);
 }
 
 /* The dictionary the log carries, listed as `railmon channels --data`. */
@@ -321,7 +294,7 @@ static void test_channels(const char *dir)
 {
 	const struct rec_channel **list;
 	rec_channels_t *map;
-	struct mem out;
+	struct tlib_mem out;
 	int n;
 
 	CHECK(rec_channels_new(&map) == 0);
@@ -329,19 +302,19 @@ static void test_channels(const char *dir)
 	CHECK(rpt_channels_learn_log(dir, map) == 0);
 	n = rec_channels_sorted(map, &list);
 	CHECK(n == 2);
-	mem_open(&out);
+	tlib_mem_open(&out);
 	rpt_channels_print(out.f, list, 2, true);
-	CHECK_STR(text(&out), "{\"id\":1,\"bus\":0,\"bus_name\":\"\",\"name\":\"Eng.Speed\",\"unit\":\"km/h\","
+	CHECK_STR(tlib_mem_text(&out), "{\"id\":1,\"bus\":0,\"bus_name\":\"\",\"name\":\"Eng.Speed\",\"unit\":\"km/h\","
 	          "\"source\":\"test\",\"min\":null,\"max\":null,\"value_table\":{}}\n"
 	          "{\"id\":2,\"bus\":0,\"bus_name\":\"\",\"name\":\"Eng.Temp\",\"unit\":\"degC\","
 	          "\"source\":\"test\",\"min\":null,\"max\":null,\"value_table\":{}}\n");
-	mem_close(&out);
-	mem_open(&out);
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
 	rpt_channels_print(out.f, list, 2, false);
-	CHECK(!strncmp(text(&out), "id       bus          name", 26) &&
-	      strstr(text(&out), "\n1        -            Eng.Speed                    km/h     -                test"),
-	      "%s", text(&out));
-	mem_close(&out);
+	CHECK(!strncmp(tlib_mem_text(&out), "id       bus          name", 26) &&
+	      strstr(tlib_mem_text(&out), "\n1        -            Eng.Speed                    km/h     -                test"),
+	      "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
 	free(list);
 	rec_channels_free(map);
 }
@@ -355,7 +328,7 @@ static void test_decode(const char *dir)
 		"VAL_ 291 Speed 0 \"Stop\" ;\n";
 	static const char lines[] = "(1.000000) can0 123#0A\n(2.000000) can0 123#00\njunk\n(3.000000) can0 456#01\n";
 	struct rpt_decode d = { .text = true };
-	struct mem out, err;
+	struct tlib_mem out, err;
 	char path[512], why[256];
 	FILE *f, *in;
 
@@ -366,31 +339,31 @@ static void test_decode(const char *dir)
 	CHECK(bus_dbc_load(path, &d.dbc, why, sizeof(why)) == 0, "%s", why);
 	d.max = bus_dbc_decode_max(d.dbc);
 	CHECK(d.samples = calloc(d.max, sizeof(*d.samples)));
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	d.out = out.f;
 	d.err = err.f;
 	CHECK(in = fmemopen((void *)lines, strlen(lines), "r"));
 	CHECK(rpt_decode_stream(&d, in, "t.log") == 0);
 	fclose(in);
-	CHECK_STR(text(&out), "(1.000000) can0 123#0A :: Eng(Speed: 10 km/h)\n"
+	CHECK_STR(tlib_mem_text(&out), "(1.000000) can0 123#0A :: Eng(Speed: 10 km/h)\n"
 	                      "(2.000000) can0 123#00 :: Eng(Speed: 0 km/h 'Stop')\n"
 	                      "(3.000000) can0 456#01\n");
-	CHECK_STR(text(&err), "railmon decode: t.log:3: not a candump line: junk\n");
+	CHECK_STR(tlib_mem_text(&err), "railmon decode: t.log:3: not a candump line: junk\n");
 	CHECK(d.frames == 3 && d.decoded == 2 && d.bad == 1 && d.seq == 5);
 
 	/* rows: the frame, then its sample named Message.Signal */
-	mem_close(&out);
-	mem_open(&out);
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
 	d = (struct rpt_decode){ .out = out.f, .err = err.f, .dbc = d.dbc, .samples = d.samples, .max = d.max,
 	                         .fmt = REC_FORMAT_JSONL };
 	CHECK(in = fmemopen((void *)lines, 23, "r"));
 	CHECK(rpt_decode_stream(&d, in, "t.log") == 0);
 	fclose(in);
-	CHECK(strstr(text(&out), "\"seq\":2,") && strstr(text(&out), "\"name\":\"Eng.Speed\"") &&
-	      strstr(text(&out), "\"unit\":\"km/h\"") && strstr(text(&out), "\"value\":10"), "%s", text(&out));
-	mem_close(&out);
-	mem_close(&err);
+	CHECK(strstr(tlib_mem_text(&out), "\"seq\":2,") && strstr(tlib_mem_text(&out), "\"name\":\"Eng.Speed\"") &&
+	      strstr(tlib_mem_text(&out), "\"unit\":\"km/h\"") && strstr(tlib_mem_text(&out), "\"value\":10"), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 	free(d.samples);
 	bus_dbc_free(d.dbc);
 }
@@ -398,7 +371,7 @@ static void test_decode(const char *dir)
 /* verify's words for a problem and a result. */
 static void test_verify(void)
 {
-	struct mem out, err;
+	struct tlib_mem out, err;
 	struct rpt_verify_out o = { .dir = "log" };
 	struct evd_problem p = { .kind = EVD_PROBLEM_CHAIN, .segment = 1, .offset = 512, .seq = 7, .range_first = 7,
 	                         .range_end = 10 };
@@ -406,22 +379,22 @@ static void test_verify(void)
 	                        .verified_t_last = T0 + S(1) / 2, .tail_first = 10, .tail_end = 12, .records = 11 };
 	uint8_t pk[EVD_PUBLIC_LEN] = { 0xab, 0xcd };
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	o.err = err.f;
 	rpt_verify_problem(&o, &p);
-	CHECK_STR(text(&err), "railmon verify: log/00000000000000000001.seg: offset 512: seq 7: the records of a Seal's "
+	CHECK_STR(tlib_mem_text(&err), "railmon verify: log/00000000000000000001.seg: offset 512: seq 7: the records of a Seal's "
 	          "range do not hash to its chain head (changed, removed, added or reordered), records 7..9\n");
 	for (int i = 0; i < RPT_VERIFY_PRINT_MAX + 5; i++)
 		rpt_verify_problem(&o, &p);
 	CHECK(o.printed == RPT_VERIFY_PRINT_MAX + 6);
 	rpt_verify_result(out.f, &r, pk);
-	CHECK_STR(text(&out), "verified: seq 1..9 (2 seals, each signed by key abcd000000000000), "
+	CHECK_STR(tlib_mem_text(&out), "verified: seq 1..9 (2 seals, each signed by key abcd000000000000), "
 	          "time 2025-12-03T08:00:00.000Z .. 2025-12-03T08:00:00.500Z\n"
 	          "unsealed tail: seq 10..11 (after the last Seal: not yet sealed, not tampering)\n"
 	          "11 records read, 0 problems\n");
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 /* What a trace holds, said before a replay: its frames and its first
@@ -430,7 +403,7 @@ static void test_trace_survey(const char *dir)
 {
 	char path[256], want[1024];
 	enum bus_trace_format fmt;
-	struct mem err;
+	struct tlib_mem err;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/t.candump", dir);
@@ -438,16 +411,16 @@ static void test_trace_survey(const char *dir)
 	fputs("(1.000000) can0 123#0A\n(1.5) can0 12#\n(2.000000) can0 123#00\n(3.000000) can0 456#01\n", f);
 	fclose(f);
 	CHECK(bus_trace_detect_file(path, &fmt) == 0);
-	mem_open(&err);
+	tlib_mem_open(&err);
 	CHECK(rpt_trace_survey(err.f, path, fmt) == 0);
 	snprintf(want, sizeof(want), "railmon replay: %s: %s, 3 frames; 1 damaged part skipped, the first: %s:2", path,
 	         bus_trace_format_name(fmt), path);
-	CHECK(!strncmp(text(&err), want, strlen(want)), "%s", text(&err));
-	mem_close(&err);
+	CHECK(!strncmp(tlib_mem_text(&err), want, strlen(want)), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
 	snprintf(path, sizeof(path), "%s/none.candump", dir);
-	mem_open(&err);
+	tlib_mem_open(&err);
 	CHECK(rpt_trace_survey(err.f, path, fmt) == -ENOENT);
-	mem_close(&err);
+	tlib_mem_close(&err);
 }
 
 static void test_livetable(void)
@@ -460,7 +433,7 @@ static void test_livetable(void)
 	enum rpt_live_sort sort;
 	rpt_livetable_t *t;
 	char buf[32];
-	struct mem out;
+	struct tlib_mem out;
 
 	CHECK(rpt_livetable_new(0, &t) == -EINVAL);
 	CHECK(rpt_livetable_new(4, &t) == 0);
@@ -472,20 +445,20 @@ static void test_livetable(void)
 	CHECK(rpt_live_sort_parse("colour", &sort) == -EINVAL);
 	CHECK_STR(rpt_live_sort_name(RPT_LIVE_SORT_SOURCE), "source");
 
-	mem_open(&out);
+	tlib_mem_open(&out);
 	CHECK(rpt_livetable_draw(t, rows, 2, &v, S(100), out.f) == 2);
 	/* by name: Speed before Temp; Temp is older than 5 s: marked stale */
-	CHECK(strstr(text(&out), "Eng.Speed") && strstr(text(&out), "Eng.Temp") &&
-	      strstr(text(&out), "Eng.Speed") < strstr(text(&out), "Eng.Temp"), "%s", text(&out));
-	CHECK(strstr(text(&out), "~ Eng.Temp") || strstr(text(&out), "~Eng.Temp"), "%s", text(&out));
-	CHECK(!strchr(text(&out), '\033'), "escapes without clear and colour: %s", text(&out));
-	mem_close(&out);
+	CHECK(strstr(tlib_mem_text(&out), "Eng.Speed") && strstr(tlib_mem_text(&out), "Eng.Temp") &&
+	      strstr(tlib_mem_text(&out), "Eng.Speed") < strstr(tlib_mem_text(&out), "Eng.Temp"), "%s", tlib_mem_text(&out));
+	CHECK(strstr(tlib_mem_text(&out), "~ Eng.Temp") || strstr(tlib_mem_text(&out), "~Eng.Temp"), "%s", tlib_mem_text(&out));
+	CHECK(!strchr(tlib_mem_text(&out), '\033'), "escapes without clear and colour: %s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
 
-	mem_open(&out);
+	tlib_mem_open(&out);
 	strcpy(v.filter, "TEMP");
 	CHECK(rpt_livetable_draw(t, rows, 2, &v, S(100), out.f) == 1);
-	CHECK(!strstr(text(&out), "Eng.Speed"), "%s", text(&out));
-	mem_close(&out);
+	CHECK(!strstr(tlib_mem_text(&out), "Eng.Speed"), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
 	rpt_livetable_free(t);
 
 	/* a row as the stat socket's "channels" answer gives it */
@@ -500,37 +473,37 @@ static void test_livetable(void)
 	struct rpt_live_value lv = { 7, "Door \"A\"", "", "mb 3", "Open", 1, T0, ACQ_Q_GOOD, NULL };
 	struct rpt_live_value never = { 8, "Door.B", "", "mb 3", NULL, 0, 0, 0, NULL };
 	struct rpt_live_value txt = { 9, "vehicle_number", "", "mb 1", NULL, 0, T0, ACQ_Q_GOOD, "EMU-4021" };
-	mem_open(&out);
+	tlib_mem_open(&out);
 	rpt_live_json(out.f, &lv, T0 + S(2));
-	CHECK_STR(text(&out), "{\"id\":7,\"name\":\"Door \\\"A\\\"\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":1,"
+	CHECK_STR(tlib_mem_text(&out), "{\"id\":7,\"name\":\"Door \\\"A\\\"\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":1,"
 	          "\"t_ns\":1764748800000000000,\"age_ms\":2000.0,\"quality\":0,\"label\":\"Open\"}\n");
-	CHECK(rpt_live_row_parse(text(&out), &rows[0]) == 0 && rows[0].id == 7 && rows[0].value == 1 &&
+	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[0]) == 0 && rows[0].id == 7 && rows[0].value == 1 &&
 	      rows[0].age_ns == S(2) && !strcmp(rows[0].name, "Door \"A\"") && !strcmp(rows[0].label, "Open"));
-	mem_close(&out);
-	mem_open(&out);
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
 	rpt_live_json(out.f, &never, T0);
-	CHECK_STR(text(&out), "{\"id\":8,\"name\":\"Door.B\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":null,"
+	CHECK_STR(tlib_mem_text(&out), "{\"id\":8,\"name\":\"Door.B\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":null,"
 	          "\"age_ms\":null}\n");
-	CHECK(rpt_live_row_parse(text(&out), &rows[1]) == 0 && rows[1].age_ns == -1);
-	mem_close(&out);
+	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].age_ns == -1);
+	tlib_mem_close(&out);
 	/* a text channel: value null, the text in "text", parsed into the label */
-	mem_open(&out);
+	tlib_mem_open(&out);
 	rpt_live_json(out.f, &txt, T0 + S(1));
-	CHECK_STR(text(&out), "{\"id\":9,\"name\":\"vehicle_number\",\"unit\":\"\",\"source\":\"mb 1\",\"value\":null,"
+	CHECK_STR(tlib_mem_text(&out), "{\"id\":9,\"name\":\"vehicle_number\",\"unit\":\"\",\"source\":\"mb 1\",\"value\":null,"
 	          "\"text\":\"EMU-4021\",\"t_ns\":1764748800000000000,\"age_ms\":1000.0,\"quality\":0}\n");
-	CHECK(rpt_live_row_parse(text(&out), &rows[1]) == 0 && rows[1].text && !strcmp(rows[1].label, "EMU-4021") &&
+	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].text && !strcmp(rows[1].label, "EMU-4021") &&
 	      rows[1].age_ns == S(1));
-	mem_close(&out);
+	tlib_mem_close(&out);
 
 	/* the clock line first in the "channels" answer (watch's title,
 	   docs/time.md): written, read back, and no row of its own */
 	struct rpt_live_clock clk = { .unsynced = true, .max_error_us = 16000000 }, back;
-	mem_open(&out);
+	tlib_mem_open(&out);
 	rpt_live_clock_json(out.f, &clk);
-	CHECK_STR(text(&out), "{\"clock\":\"unsynced\",\"clock_max_error_us\":16000000}\n");
-	CHECK(rpt_live_clock_parse(text(&out), &back) == 0 && back.unsynced && back.max_error_us == 16000000);
-	CHECK(rpt_live_row_parse(text(&out), &rows[1]) == -EBADMSG);
-	mem_close(&out);
+	CHECK_STR(tlib_mem_text(&out), "{\"clock\":\"unsynced\",\"clock_max_error_us\":16000000}\n");
+	CHECK(rpt_live_clock_parse(tlib_mem_text(&out), &back) == 0 && back.unsynced && back.max_error_us == 16000000);
+	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == -EBADMSG);
+	tlib_mem_close(&out);
 	CHECK(rpt_live_clock_parse("{\"clock\":\"synced\",\"clock_max_error_us\":120}", &back) == 0 &&
 	      !back.unsynced && back.max_error_us == 120);
 	CHECK(rpt_live_clock_parse("{\"id\":7,\"name\":\"clock\"}", &back) == -EBADMSG);
@@ -566,33 +539,33 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 	struct stor_holds all;
 	struct stor_hold_extent ext[2];
 	char path[512], want[1024], recs[64], *file = NULL;
-	struct mem out, err;
+	struct tlib_mem out, err;
 	unsigned line = 0;
 	uint32_t id;
 	size_t len = 0;
 	FILE *f;
 
-	mem_open(&out);
-	mem_open(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
 	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 0);
 	snprintf(want, sizeof(want), "%s: no holds\n", empty_dir);
-	CHECK_STR(text(&out), want);
-	CHECK_STR(text(&err), "");
-	mem_close(&out);
+	CHECK_STR(tlib_mem_text(&out), want);
+	CHECK_STR(tlib_mem_text(&err), "");
+	tlib_mem_close(&out);
 
 	/* no log in empty_dir: the holds keep nothing on disk */
 	CHECK(stor_hold_add(empty_dir, &h1, &id) == 0 && id == 1);
 	CHECK(stor_hold_add(empty_dir, &h2, &id) == 0 && id == 2);
-	mem_open(&out);
+	tlib_mem_open(&out);
 	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 0);
-	CHECK_STR(text(&out),
+	CHECK_STR(tlib_mem_text(&out),
 	          "id    trigger              fired (UTC)              window        records                 segments"
 	          "        bytes  expires\n"
 	          "1     Start                2025-12-03 08:00:00.000Z -1m +10s    none on disk                   0"
 	          "            0  at release\n"
 	          "2     Moving               2025-12-03 08:00:05.000Z -30s +30s    none on disk                   0"
 	          "            0  2025-12-03 09:00:00.000Z (ended)\n");
-	mem_close(&out);
+	tlib_mem_close(&out);
 
 	/* over the log test_summary reads: both Batches, one segment */
 	CHECK(stor_hold_add(log_dir, &h1, &id) == 0 && id == 1);
@@ -600,14 +573,14 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 	CHECK(stor_hold_extents(log_dir, &all, ext) == 0 && ext[0].segments == 1 && ext[0].bytes > 0);
 	CHECK(ext[0].end_seq - ext[0].first_seq == 7, "%llu..%llu", (unsigned long long)ext[0].first_seq,
 	      (unsigned long long)ext[0].end_seq);
-	mem_open(&out);
+	tlib_mem_open(&out);
 	CHECK(rpt_hold_list(log_dir, out.f, err.f) == 0);
 	snprintf(recs, sizeof(recs), "%llu-%llu", (unsigned long long)ext[0].first_seq,
 	         (unsigned long long)ext[0].end_seq - 1);
 	snprintf(want, sizeof(want), "\n1     Start                2025-12-03 08:00:00.000Z -1m +10s    %-23s        1 %12llu"
 	         "  at release\n", recs, (unsigned long long)ext[0].bytes);
-	CHECK(strstr(text(&out), want), "%s\nwant %s", text(&out), want);
-	mem_close(&out);
+	CHECK(strstr(tlib_mem_text(&out), want), "%s\nwant %s", tlib_mem_text(&out), want);
+	tlib_mem_close(&out);
 
 	/* a digit of hold 2's time changed: the CRC no longer matches */
 	snprintf(path, sizeof(path), "%s/%s", empty_dir, STOR_HOLDS_NAME);
@@ -616,15 +589,15 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 	CHECK(strstr(file, "hold 2 Moving 1"));
 	fseek(f, strstr(file, "hold 2 Moving 1") - file + 14, SEEK_SET);
 	CHECK(fputc('9', f) == '9' && fclose(f) == 0);
-	mem_open(&out);
+	tlib_mem_open(&out);
 	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 1);
-	CHECK_STR(text(&out), "");
-	CHECK(strstr(text(&err), "/holds:") && strstr(text(&err), ": the holds file is damaged (its CRC does not match"),
-	      "%s", text(&err));
-	CHECK(!strncmp(text(&err), "railmon hold: ", 14) && strstr(text(&err), empty_dir), "%s", text(&err));
+	CHECK_STR(tlib_mem_text(&out), "");
+	CHECK(strstr(tlib_mem_text(&err), "/holds:") && strstr(tlib_mem_text(&err), ": the holds file is damaged (its CRC does not match"),
+	      "%s", tlib_mem_text(&err));
+	CHECK(!strncmp(tlib_mem_text(&err), "railmon hold: ", 14) && strstr(tlib_mem_text(&err), empty_dir), "%s", tlib_mem_text(&err));
 	free(file);
-	mem_close(&out);
-	mem_close(&err);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
 }
 
 int main(void)

@@ -15,32 +15,6 @@
 #include "report/run-say.h"
 #include "tlib.h"
 
-struct mem {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void mem_open(struct mem *m)
-{
-	m->buf = NULL;
-	m->len = 0;
-	m->f = open_memstream(&m->buf, &m->len);
-	CHECK(m->f);
-}
-
-static const char *text(struct mem *m)
-{
-	fflush(m->f);
-	return m->buf ? m->buf : "";
-}
-
-static void mem_close(struct mem *m)
-{
-	fclose(m->f);
-	free(m->buf);
-}
-
 /* Two buses: CAN over SocketCAN, Modbus TCP. */
 static struct conf_board *board(void)
 {
@@ -78,32 +52,32 @@ static void test_cursor(void)
 	};
 	struct upl_forward_stats st = { .cursor_damage = -EBADMSG };
 	char buf[256];
-	struct mem m;
+	struct tlib_mem m;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		rpt_cursor_damage_words(cases[i].err, 900, 120, buf, sizeof(buf));
 		CHECK_STR(buf, cases[i].want);
 	}
-	mem_open(&m);
+	tlib_mem_open(&m);
 	rpt_uplink_cursor_warning(m.f, "run", "/data", &st, 5);
 	st.cursor_damage = 0; /* nothing wrong: nothing said */
 	rpt_uplink_cursor_warning(m.f, "run", "/data", &st, 5);
-	CHECK_STR(text(&m), "railmon run: warning: the uplink cursor /data/uplink.cursor does not hold a cursor line "
+	CHECK_STR(tlib_mem_text(&m), "railmon run: warning: the uplink cursor /data/uplink.cursor does not hold a cursor line "
 	          "(\"railmon-cursor 1 <seq>\"): it is damaged or was cut short; sending the whole log again from its "
 	          "oldest record (the ground gets duplicates, nothing is lost)\n");
-	mem_close(&m);
+	tlib_mem_close(&m);
 }
 
 static void test_uplink(const struct conf_board *cfg)
 {
 	struct upl_forward_stats st = { .cursor = 40, .connect_fails = 3, .cursor_errors = 2 };
 	char broker[160];
-	struct mem m;
+	struct tlib_mem m;
 
 	rpt_broker_url(&cfg->uplink, broker, sizeof(broker));
 	CHECK_STR(broker, "mqtts://ground.example:8883");
 	snprintf(st.last_error_text, sizeof(st.last_error_text), "Connection refused");
-	mem_open(&m);
+	tlib_mem_open(&m);
 	rpt_uplink_news(m.f, "run", broker, &(struct pl_uplink_news){ .conn = PL_UPLINK_CONN_LOST,
 	                .fail = PL_UPLINK_FAIL_STILL, .fails = 12, .fail_s = 61.4 }, "Connection refused");
 	rpt_uplink_news(m.f, "run", broker, &(struct pl_uplink_news){ .conn = PL_UPLINK_CONN_BACK, .back_fails = 1,
@@ -111,7 +85,7 @@ static void test_uplink(const struct conf_board *cfg)
 	rpt_uplink_news(m.f, "run", broker, &(struct pl_uplink_news){ .conn = PL_UPLINK_CONN_RECONNECTED }, "");
 	rpt_uplink_news(m.f, "run", broker, &(struct pl_uplink_news){ .fail = PL_UPLINK_FAIL_CANNOT }, "timeout");
 	rpt_uplink_status(m.f, broker, &st, 100);
-	CHECK_STR(text(&m),
+	CHECK_STR(tlib_mem_text(&m),
 	          "railmon run: uplink: lost the connection to mqtts://ground.example:8883: Connection refused; reconnecting\n"
 	          "railmon run: uplink: still cannot connect to mqtts://ground.example:8883: Connection refused (12 attempts in 61 s)\n"
 	          "railmon run: uplink: connected to mqtts://ground.example:8883 after 1 failed attempt in 2.2 s\n"
@@ -119,7 +93,7 @@ static void test_uplink(const struct conf_board *cfg)
 	          "railmon run: uplink: cannot connect to mqtts://ground.example:8883: timeout; retrying (said again at most once a minute)\n"
 	          "railmon: uplink to mqtts://ground.example:8883: not connected, 60 records not yet acknowledged (from seq 40), "
 	          "3 failed connection attempts, last connection error: Connection refused; cursor file write failures: 2\n");
-	mem_close(&m);
+	tlib_mem_close(&m);
 }
 
 static void test_status(const struct conf_board *cfg)
@@ -129,16 +103,16 @@ static void test_status(const struct conf_board *cfg)
 	                            .log_dropped = 2, .bus_rx = rx, .bus_errors = errors };
 	struct acq_link_state links[2] = { { .state = ACQ_LINK_GONE, .losses = 2, .reopens = 1 }, { 0 } };
 	char status[256];
-	struct mem m;
+	struct tlib_mem m;
 
-	mem_open(&m);
+	tlib_mem_open(&m);
 	rpt_run_status(m.f, cfg, &c, links);
 	rpt_run_started(m.f, "run", cfg, "/data", "realtime not granted", "");
-	CHECK_STR(text(&m), "railmon: 520 records stored (seq 1..520), 4 ring drops, 2 refused by the log; vehicle: 500 in, "
+	CHECK_STR(tlib_mem_text(&m), "railmon: 520 records stored (seq 1..520), 4 ring drops, 2 refused by the log; vehicle: 500 in, "
 	          "0 errors, device lost 2 times, reopened 1, now gone; traction: 20 in, 3 errors;\n"
 	          "railmon run: warning: realtime not granted\n"
 	          "railmon run: vehicle EMU-7, 2 buses, config 000000001234abcd, log in /data\n");
-	mem_close(&m);
+	tlib_mem_close(&m);
 	rpt_run_status_text(&c, status, sizeof(status));
 	CHECK_STR(status, "STATUS=520 records stored, 4 ring drops, 2 refused by the log");
 }
@@ -169,28 +143,28 @@ static void test_refusals_and_verdict(void)
 {
 	struct pl_run_totals t = { .refused = 7, .unreported = 2, .log_error = -ENOSPC, .replay_skipped = 1 };
 	char status[256];
-	struct mem m;
+	struct tlib_mem m;
 
-	mem_open(&m);
+	tlib_mem_open(&m);
 	rpt_log_refusing(m.f, "run", -EIO, 9, status, sizeof(status));
 	CHECK_STR(status, "STATUS=the log is refusing records (Input/output error): 9 refused");
 	rpt_log_recovered(m.f, "run", 9);
 	CHECK(rpt_run_verdict(m.f, "replay", &t, 0) == 1);
-	CHECK_STR(text(&m), "railmon run: THE LOG IS REFUSING RECORDS (Input/output error): 9 refused so far; they are "
+	CHECK_STR(tlib_mem_text(&m), "railmon run: THE LOG IS REFUSING RECORDS (Input/output error): 9 refused so far; they are "
 	          "counted and written as one event once the log accepts records again\n"
 	          "railmon run: the log takes records again; 9 were refused, counted in its LOG_DROPPED events\n"
 	          "railmon replay: 7 records were refused by the log (No space left on device)\n"
 	          "railmon replay: 2 of them are in no LOG_DROPPED event: the log still refused records at the stop, "
 	          "so only this message says so\n"
 	          "railmon replay: 1 unreadable part of the source log skipped (see above)\n");
-	mem_close(&m);
+	tlib_mem_close(&m);
 	/* a run that kept everything keeps its exit code, and says nothing */
-	mem_open(&m);
+	tlib_mem_open(&m);
 	CHECK(rpt_run_verdict(m.f, "run", &(struct pl_run_totals){ 0 }, 0) == 0);
 	CHECK(rpt_run_verdict(m.f, "run", &(struct pl_run_totals){ 0 }, 1) == 1);
 	CHECK(rpt_run_verdict(m.f, "replay", &(struct pl_run_totals){ .replay_error = -EBADMSG }, 0) == 1);
-	CHECK_STR(text(&m), "railmon replay: the source log could not be read to its end: Bad message\n");
-	mem_close(&m);
+	CHECK_STR(tlib_mem_text(&m), "railmon replay: the source log could not be read to its end: Bad message\n");
+	tlib_mem_close(&m);
 }
 
 static void test_demo(const struct conf_board *cfg)
@@ -202,7 +176,7 @@ static void test_demo(const struct conf_board *cfg)
 	struct pl_live lv = { .t_ns = 1000, .value = 42.5 };
 	struct rpt_demo_view dv = { 0 };
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	struct mem m;
+	struct tlib_mem m;
 
 	CHECK(n > 0);
 	exe[n] = 0;
@@ -210,14 +184,14 @@ static void test_demo(const struct conf_board *cfg)
 	CHECK(mkdtemp(dir));
 	snprintf(quoted, sizeof(quoted), "%s/it's", dir);
 	CHECK(mkdir(quoted, 0700) == 0);
-	mem_open(&m);
+	tlib_mem_open(&m);
 	rpt_demo_summary(m.f, cfg, &c, 2.04, quoted);
 	snprintf(want, sizeof(want), "railmon demo: stopped after 2.0 s: 1200 records stored (seq 1..1200) in 6 batches, "
 	         "900 CAN frames and 60 Modbus samples acquired, 0 ring drops, 0 records refused by the log\n"
 	         "log: %s\ntry: %s export --data '%s/it'\\''s' --format csv | head\n     %s stat --data '%s/it'\\''s'\n",
 	         quoted, exe, dir, exe, dir);
-	CHECK_STR(text(&m), want);
-	mem_close(&m);
+	CHECK_STR(tlib_mem_text(&m), want);
+	tlib_mem_close(&m);
 
 	/* one row, the table drawn without colour: its title and the row */
 	CHECK(rpt_demo_view_new(1, false, &dv) == 0 && dv.max == 1);
@@ -226,12 +200,12 @@ static void test_demo(const struct conf_board *cfg)
 	lv.t_ns = 0;
 	rpt_demo_row(&ch, &lv, "never", 5, &dv.rows[0]); /* never received */
 	CHECK(dv.rows[0].age_ns == -1 && !strcmp(dv.rows[0].label, "never"));
-	mem_open(&m);
+	tlib_mem_open(&m);
 	rpt_demo_table(&dv, 1, &c, 3.0, false, m.f);
-	CHECK(!strncmp(text(&m), "railmon demo  t=3.0s  records stored 1200 (seq 1..1200)  ring drops 0", 69), "%s",
-	      text(&m));
-	CHECK(strstr(text(&m), "speed") && text(&m)[strlen(text(&m)) - 1] == '\n');
-	mem_close(&m);
+	CHECK(!strncmp(tlib_mem_text(&m), "railmon demo  t=3.0s  records stored 1200 (seq 1..1200)  ring drops 0", 69), "%s",
+	      tlib_mem_text(&m));
+	CHECK(strstr(tlib_mem_text(&m), "speed") && tlib_mem_text(&m)[strlen(tlib_mem_text(&m)) - 1] == '\n');
+	tlib_mem_close(&m);
 	rpt_demo_view_free(&dv);
 	CHECK(!dv.rows && !dv.table);
 	rmdir(quoted);
