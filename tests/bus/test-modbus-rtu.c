@@ -201,6 +201,47 @@ static void test_unit_zero_refused(void)
 	bus_dev_free(dev);
 }
 
+/* An event other than OVERRUN came (a device that cannot be opened). */
+static bool saw_event(const struct acq_item *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (buf[i].kind == ACQ_ITEM_EVENT && buf[i].event.code != ACQ_EV_MB_OVERRUN)
+			return true;
+	return false;
+}
+
+/*
+ * A device that cannot be opened: said by one DISCONNECT however often
+ * it is retried.  Waits for it (a loaded machine may be late), then
+ * watches ms more; periods skipped meanwhile (OVERRUN) are allowed,
+ * anything else is named.  The DISCONNECT's arg (-errno).
+ */
+static int64_t expect_one_disconnect(bus_dev_t *dev, int ms)
+{
+	size_t n = mb_run_until(dev, items_buf, 0, MAX_ITEMS, saw_event, 10000);
+	size_t disconnects = 0;
+	int64_t arg = 0;
+
+	n += mb_run_for(dev, ms, items_buf + n, MAX_ITEMS - n);
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_event *e = &items_buf[i].event;
+
+		if (items_buf[i].kind == ACQ_ITEM_EVENT && e->code == ACQ_EV_MB_DISCONNECT) {
+			disconnects++;
+			arg = e->arg;
+		} else if (items_buf[i].kind != ACQ_ITEM_EVENT || e->code != ACQ_EV_MB_OVERRUN || e->arg < 1) {
+			fprintf(stderr, "device not opened: item %zu of %zu: kind %u event %u arg %lld\n", i, n,
+			        items_buf[i].kind, e->code, (long long)e->arg);
+			abort();
+		}
+	}
+	if (disconnects != 1) {
+		fprintf(stderr, "device not opened: %zu DISCONNECT events, want 1\n", disconnects);
+		abort();
+	}
+	return arg;
+}
+
 static void test_rs485_refused(const char *dir)
 {
 	char a[300], b[300];
@@ -208,7 +249,7 @@ static void test_rs485_refused(const char *dir)
 	struct tlib_peer socat;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
-	size_t n;
+	int64_t arg;
 
 	snprintf(a, sizeof(a), "%s/rs-a", dir);
 	snprintf(b, sizeof(b), "%s/rs-b", dir);
@@ -216,22 +257,11 @@ static void test_rs485_refused(const char *dir)
 	cfg = mb_rtu_cfg(a, ch, 1, 50, 20);
 	cfg.mb.rs485 = true;
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	n = run_for(dev, 200);
-	assert(n == 1);
-	assert(items_buf[0].kind == ACQ_ITEM_EVENT && items_buf[0].event.code == ACQ_EV_MB_DISCONNECT);
-	printf("RS-485 on a pty: refused with %s\n", strerror((int)-items_buf[0].event.arg));
-	assert(items_buf[0].event.arg < 0);
+	arg = expect_one_disconnect(dev, 200);
+	printf("RS-485 on a pty: refused with %s\n", strerror((int)-arg));
+	assert(arg < 0);
 	bus_dev_free(dev);
 	tlib_peer_stop(&socat, PEER_WAIT_MS);
-}
-
-/* test_late_device's first step: an event came (the missing device). */
-static bool saw_event(const struct acq_item *buf, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (buf[i].kind == ACQ_ITEM_EVENT && buf[i].event.code != ACQ_EV_MB_OVERRUN)
-			return true;
-	return false;
 }
 
 /* test_late_device's step is over: 20 samples read from the late device. */
@@ -253,28 +283,13 @@ static void test_late_device(const char *dir, const char *py)
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
-	size_t n, samples = 0, connects = 0, disconnects = 0;
+	size_t n, samples = 0, connects = 0;
 
 	snprintf(a, sizeof(a), "%s/late-a", dir);
 	snprintf(b, sizeof(b), "%s/late-b", dir);
 	cfg = mb_rtu_cfg(a, ch, 1, 200, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	/* the missing device is said once however often it is retried; on a
-	   loaded machine periods skipped meanwhile are said too (OVERRUN) */
-	n = mb_run_until(dev, items_buf, 0, MAX_ITEMS, saw_event, 10000);
-	n += mb_run_for(dev, 300, items_buf + n, MAX_ITEMS - n);
-	for (size_t i = 0; i < n; i++) {
-		const struct acq_event *e = &items_buf[i].event;
-
-		if (items_buf[i].kind == ACQ_ITEM_EVENT && e->code == ACQ_EV_MB_DISCONNECT && e->arg == -ENOENT)
-			disconnects++;
-		else if (items_buf[i].kind != ACQ_ITEM_EVENT || e->code != ACQ_EV_MB_OVERRUN || e->arg < 1) {
-			fprintf(stderr, "missing device: item %zu of %zu: kind %u event %u arg %d\n", i, n,
-			        items_buf[i].kind, e->code, (int)e->arg);
-			abort();
-		}
-	}
-	assert(disconnects == 1);
+	assert(expect_one_disconnect(dev, 300) == -ENOENT);
 	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&p, argv);
 	/* until 20 samples came: pymodbus starting on a loaded machine took
