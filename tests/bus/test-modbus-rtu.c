@@ -74,7 +74,9 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 
 		assert(it->bus == 5);
 		if (it->kind == ACQ_ITEM_EVENT) {
-			assert(it->event.code == ACQ_EV_MB_CONNECT);
+			/* a loaded machine may skip periods: said, never made up */
+			assert(it->event.code == ACQ_EV_MB_CONNECT ||
+			       (it->event.code == ACQ_EV_MB_OVERRUN && it->event.arg >= 1));
 			continue;
 		}
 		assert(it->sample.channel >= 1 && it->sample.channel <= 6);
@@ -143,6 +145,11 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 		}
 		if (it->event.code == ACQ_EV_MB_CONNECT)
 			continue;
+		if (it->event.code == ACQ_EV_MB_OVERRUN) {
+			/* periods skipped on a loaded machine: said, never made up */
+			assert(it->event.arg >= 1);
+			continue;
+		}
 		if (it->event.code == ACQ_EV_MB_DISCARDED) {
 			/* the broken replies' bytes, thrown away: counted */
 			assert(it->event.arg > 0);
@@ -309,10 +316,12 @@ static void test_late_device(const char *dir, const char *py)
 		} else {
 			/* the tty can be there before the peer reads it: requests
 			   may go unanswered until then, never after a good one */
-			assert(items_buf[i].event.code == ACQ_EV_MB_TIMEOUT ||
-			       items_buf[i].event.code == ACQ_EV_MB_BAD_REPLY ||
-			       items_buf[i].event.code == ACQ_EV_MB_CRC);
-			assert(samples == 0);
+			if ((items_buf[i].event.code != ACQ_EV_MB_TIMEOUT && items_buf[i].event.code != ACQ_EV_MB_BAD_REPLY &&
+			     items_buf[i].event.code != ACQ_EV_MB_CRC) || samples) {
+				fprintf(stderr, "late device: event %u arg %lld after %zu samples\n", items_buf[i].event.code,
+				        (long long)items_buf[i].event.arg, samples);
+				abort();
+			}
 		}
 	}
 	assert(connects == 1 && samples >= 20);
