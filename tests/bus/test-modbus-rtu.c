@@ -74,7 +74,9 @@ static void test_pymodbus_rtu(const char *dir, const char *py)
 
 		assert(it->bus == 5);
 		if (it->kind == ACQ_ITEM_EVENT) {
-			assert(it->event.code == ACQ_EV_MB_CONNECT);
+			/* a loaded machine may skip periods: said, never made up */
+			assert(it->event.code == ACQ_EV_MB_CONNECT ||
+			       (it->event.code == ACQ_EV_MB_OVERRUN && it->event.arg >= 1));
 			continue;
 		}
 		assert(it->sample.channel >= 1 && it->sample.channel <= 6);
@@ -143,6 +145,11 @@ static void test_fault_rtu(const char *dir, const char *fault_server)
 		}
 		if (it->event.code == ACQ_EV_MB_CONNECT)
 			continue;
+		if (it->event.code == ACQ_EV_MB_OVERRUN) {
+			/* periods skipped on a loaded machine: said, never made up */
+			assert(it->event.arg >= 1);
+			continue;
+		}
 		if (it->event.code == ACQ_EV_MB_DISCARDED) {
 			/* the broken replies' bytes, thrown away: counted */
 			assert(it->event.arg > 0);
@@ -201,6 +208,47 @@ static void test_unit_zero_refused(void)
 	bus_dev_free(dev);
 }
 
+/* An event other than OVERRUN came (a device that cannot be opened). */
+static bool saw_event(const struct acq_item *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (buf[i].kind == ACQ_ITEM_EVENT && buf[i].event.code != ACQ_EV_MB_OVERRUN)
+			return true;
+	return false;
+}
+
+/*
+ * A device that cannot be opened: said by one DISCONNECT however often
+ * it is retried.  Waits for it (a loaded machine may be late), then
+ * watches ms more; periods skipped meanwhile (OVERRUN) are allowed,
+ * anything else is named.  The DISCONNECT's arg (-errno).
+ */
+static int64_t expect_one_disconnect(bus_dev_t *dev, int ms)
+{
+	size_t n = mb_run_until(dev, items_buf, 0, MAX_ITEMS, saw_event, 10000);
+	size_t disconnects = 0;
+	int64_t arg = 0;
+
+	n += mb_run_for(dev, ms, items_buf + n, MAX_ITEMS - n);
+	for (size_t i = 0; i < n; i++) {
+		const struct acq_event *e = &items_buf[i].event;
+
+		if (items_buf[i].kind == ACQ_ITEM_EVENT && e->code == ACQ_EV_MB_DISCONNECT) {
+			disconnects++;
+			arg = e->arg;
+		} else if (items_buf[i].kind != ACQ_ITEM_EVENT || e->code != ACQ_EV_MB_OVERRUN || e->arg < 1) {
+			fprintf(stderr, "device not opened: item %zu of %zu: kind %u event %u arg %lld\n", i, n,
+			        items_buf[i].kind, e->code, (long long)e->arg);
+			abort();
+		}
+	}
+	if (disconnects != 1) {
+		fprintf(stderr, "device not opened: %zu DISCONNECT events, want 1\n", disconnects);
+		abort();
+	}
+	return arg;
+}
+
 static void test_rs485_refused(const char *dir)
 {
 	char a[300], b[300];
@@ -208,7 +256,7 @@ static void test_rs485_refused(const char *dir)
 	struct tlib_peer socat;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
-	size_t n;
+	int64_t arg;
 
 	snprintf(a, sizeof(a), "%s/rs-a", dir);
 	snprintf(b, sizeof(b), "%s/rs-b", dir);
@@ -216,13 +264,21 @@ static void test_rs485_refused(const char *dir)
 	cfg = mb_rtu_cfg(a, ch, 1, 50, 20);
 	cfg.mb.rs485 = true;
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	n = run_for(dev, 200);
-	assert(n == 1);
-	assert(items_buf[0].kind == ACQ_ITEM_EVENT && items_buf[0].event.code == ACQ_EV_MB_DISCONNECT);
-	printf("RS-485 on a pty: refused with %s\n", strerror((int)-items_buf[0].event.arg));
-	assert(items_buf[0].event.arg < 0);
+	arg = expect_one_disconnect(dev, 200);
+	printf("RS-485 on a pty: refused with %s\n", strerror((int)-arg));
+	assert(arg < 0);
 	bus_dev_free(dev);
 	tlib_peer_stop(&socat, PEER_WAIT_MS);
+}
+
+/* test_late_device's step is over: 20 samples read from the late device. */
+static bool late_enough(const struct acq_item *buf, size_t n)
+{
+	size_t samples = 0;
+
+	for (size_t i = 0; i < n; i++)
+		samples += buf[i].kind == ACQ_ITEM_SAMPLE;
+	return samples >= 20;
 }
 
 static void test_late_device(const char *dir, const char *py)
@@ -240,11 +296,12 @@ static void test_late_device(const char *dir, const char *py)
 	snprintf(b, sizeof(b), "%s/late-b", dir);
 	cfg = mb_rtu_cfg(a, ch, 1, 200, 20);
 	assert(bus_dev_new(&cfg, &dev) == 0);
-	n = run_for(dev, 300);
-	assert(n == 1 && items_buf[0].event.code == ACQ_EV_MB_DISCONNECT && items_buf[0].event.arg == -ENOENT);
+	assert(expect_one_disconnect(dev, 300) == -ENOENT);
 	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&p, argv);
-	n = run_for(dev, 2500);
+	/* until 20 samples came: pymodbus starting on a loaded machine took
+	   longer than the fixed 2.5 s this step once waited */
+	n = mb_run_until(dev, items_buf, 0, MAX_ITEMS, late_enough, 30000);
 	for (size_t i = 0; i < n; i++) {
 		if (items_buf[i].kind == ACQ_ITEM_SAMPLE) {
 			assert(items_buf[i].sample.value == mb_expect(&ch[0]));
@@ -259,10 +316,12 @@ static void test_late_device(const char *dir, const char *py)
 		} else {
 			/* the tty can be there before the peer reads it: requests
 			   may go unanswered until then, never after a good one */
-			assert(items_buf[i].event.code == ACQ_EV_MB_TIMEOUT ||
-			       items_buf[i].event.code == ACQ_EV_MB_BAD_REPLY ||
-			       items_buf[i].event.code == ACQ_EV_MB_CRC);
-			assert(samples == 0);
+			if ((items_buf[i].event.code != ACQ_EV_MB_TIMEOUT && items_buf[i].event.code != ACQ_EV_MB_BAD_REPLY &&
+			     items_buf[i].event.code != ACQ_EV_MB_CRC) || samples) {
+				fprintf(stderr, "late device: event %u arg %lld after %zu samples\n", items_buf[i].event.code,
+				        (long long)items_buf[i].event.arg, samples);
+				abort();
+			}
 		}
 	}
 	assert(connects == 1 && samples >= 20);

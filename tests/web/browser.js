@@ -144,9 +144,13 @@ async function chart(page) {
   // search by qualified name, and pick what it finds: a third series
   const n = await page.evaluate(() => window.railmon.updates);
   await page.type('#search', 'torq');
-  await page.waitForFunction(() => [...document.querySelectorAll('#results label')].length === 1 &&
+  // one search per key typed: wait for the answer to 'torq' itself (an
+  // earlier key's answer can hold the same one label and then be replaced
+  // under the click), then click the box queried at click time
+  await page.waitForFunction(() => document.querySelector('#results').dataset.q === 'torq' &&
+    [...document.querySelectorAll('#results label')].length === 1 &&
     document.querySelector('#results label').textContent.includes('emu1/Motor.Torque'), { timeout: 30000 });
-  await page.click('#results input');
+  await page.click('#results input[data-name="Motor.Torque"]');
   await page.waitForFunction(k => window.railmon.updates > k && window.railmon.chart.points.length === 3, { timeout: 30000 }, n);
   const three = await page.$$eval('.u-legend .u-series', els => els.map(e => e.textContent));
   check(three.some(t => t.startsWith('Motor.Torque max')), 'search by qualified name found Motor.Torque and drew it as a third channel', three);

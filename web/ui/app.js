@@ -245,6 +245,10 @@ async function pageChart(q) {
       st.chs = box.checked ? [...new Set([...st.chs, box.dataset.name])] : st.chs.filter(c => c !== box.dataset.name);
       load();
     };
+    /* the query this list answers: a test (or a user's script) waits for
+       the answer to what was typed last, not for a list that a later
+       answer will replace */
+    $('#results').dataset.q = qs.get('q');
   };
   $('#search').oninput = search;
   for (const b of view.querySelectorAll('button[data-span]')) b.onclick = () => {

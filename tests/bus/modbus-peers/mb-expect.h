@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +139,29 @@ static inline size_t mb_run_for(bus_dev_t *dev, int ms, struct acq_item *buf, si
 	for (int64_t left; (left = end - basic_mono_ns() / BASIC_NS_PER_MS) > 0;) {
 		struct acq_item it[64];
 		int r = bus_dev_recv(dev, it, 64, (int)left);
+
+		assert(r >= 0);
+		for (int i = 0; i < r && n < max; i++)
+			buf[n++] = it[i];
+	}
+	return n;
+}
+
+/*
+ * Poll dev, appending to buf[n..max), until done(buf, count) holds or
+ * timeout_ms have passed; the new count.  For a step that waits for what
+ * the device must deliver (a changed value read, a peer that came up)
+ * rather than for a fixed time a loaded machine may not meet.
+ */
+static inline size_t mb_run_until(bus_dev_t *dev, struct acq_item *buf, size_t n, size_t max,
+                                  bool (*done)(const struct acq_item *buf, size_t n), int timeout_ms)
+{
+	int64_t end = basic_mono_ns() / BASIC_NS_PER_MS + timeout_ms;
+
+	for (int64_t left; !done(buf, n) && (left = end - basic_mono_ns() / BASIC_NS_PER_MS) > 0;) {
+		struct acq_item it[64];
+		/* short waits: done() is looked at again after each wakeup */
+		int r = bus_dev_recv(dev, it, 64, (int)(left < 20 ? left : 20));
 
 		assert(r >= 0);
 		for (int i = 0; i < r && n < max; i++)
