@@ -22,6 +22,19 @@
 #define WEB_RAW_SPAN_MAX 86400.0 /* raw rows (source=raw) for at most a day */
 #define WEB_LIMIT_MAX 5000       /* events or frames in one answer */
 
+/* The overview's "active events" are the problems of the window that
+   nothing has cleared since (record/railmon.proto's EventCode): events
+   that only inform (a start, a connection made, a Seal, a channel fresh
+   again) are left out, and a bus-off, device gone, disconnect, uplink
+   fault, DTC, stale channel or unsynchronised clock stops being active at
+   the later event on the same source that ends it. */
+#define WEB_EVENTS_INFO "1, 2, 13, 17, 19, 25, 51, 60, 72, 80, 81, 86, 90, 93"
+#define WEB_EVENTS_CLEARED \
+	"((e.code IN (10, 11, 12) AND c.code IN (13, 17)) OR (e.code = 18 AND c.code = 19)" \
+	" OR (e.code = 24 AND c.code = 25) OR (e.code = 50 AND c.code = 51)" \
+	" OR (e.code = 71 AND c.code = 72 AND c.arg = e.arg) OR (e.code = 89 AND c.code = 90 AND c.detail = e.detail)" \
+	" OR (e.code = 92 AND c.code = 93))"
+
 struct args {
 	const char *const *allowed;
 	const char *unknown;
@@ -215,7 +228,10 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('code', e.code, 'name', coalesce(($2::text[])[e.code + 1],"
 		"   e.code::text), 'source', e.source, 'count', e.n, 'last', extract(epoch from e.last)) ORDER BY e.last DESC) j"
 		"   FROM (SELECT code, source, count(*) n, max(t) last FROM events e WHERE e.vehicle_id = v.vehicle_id"
-		"    AND e.t > now() - make_interval(secs => $3::int) GROUP BY code, source ORDER BY max(t) DESC LIMIT 20) e) ev ON true";
+		"    AND e.t > now() - make_interval(secs => $3::int) AND e.code NOT IN (" WEB_EVENTS_INFO ")"
+		"    AND NOT EXISTS (SELECT 1 FROM events c WHERE c.vehicle_id = e.vehicle_id AND c.source = e.source"
+		"     AND c.t > now() - make_interval(secs => $3::int) AND c.t >= e.t AND " WEB_EVENTS_CLEARED ")"
+		"    GROUP BY code, source ORDER BY max(t) DESC LIMIT 20) e) ev ON true";
 	char off[16], win[16];
 	long window;
 	const char *vals[3] = { off, srv->event_names, win };

@@ -126,6 +126,16 @@ def test_vehicles(pg, srv):
     check(vs["emu1"]["gaps"] is None, "emu1 has no hole", vs["emu1"])
     ev = vs["emu1"]["events"]
     check(ev and ev[0]["name"] == "CAN_BUS_OFF" and ev[0]["count"] == 1, "emu1's bus-off event is active", ev)
+    # a restart on the same bus after it ends it; on another bus it does not
+    pg.psql("INSERT INTO events SELECT vehicle_id, t + interval '1 s', seq + 1, %d, 13, 0, 0 FROM events "
+            "WHERE code = 10" % (ev[0]["source"] + 1))
+    check([e["name"] for e in {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu1"]["events"] or []] ==
+          ["CAN_BUS_OFF"],
+          "a restart on another bus leaves the bus-off active")
+    pg.psql("UPDATE events SET source = %d WHERE code = 13" % ev[0]["source"])
+    cleared = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu1"]["events"]
+    pg.psql("DELETE FROM events WHERE code = 13")
+    check(not cleared, "CAN_RESTARTED on its bus after the bus-off: no longer active", cleared)
     st, body, _ = srv.get("/api/vehicles?events_s=60")
     check(st == 200 and not [v for v in body if v["events"]], "a 60 s window: the bus-off is not active", body)
     print("vehicles: 3, online/offline, completeness, the hole and the event as in SQL")
@@ -451,6 +461,14 @@ def test_real_vehicle(pg, srv, broker):
         vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
         e4 = vs["emu4"]
         check(e4["online"] and e4["state_from"] == "status" and e4["state_since"] and e4["health"], "emu4 online", e4)
+        # a real run logs START, UPLINK_CONNECT, SEAL_CHAIN_NEW...: information,
+        # never an active event; only what the log holds of problems is
+        info = {1, 2, 13, 17, 19, 25, 51, 60, 72, 80, 81, 86, 90, 93}
+        logged = {int(c) for c in pg.psql("SELECT DISTINCT code FROM events JOIN vehicles USING (vehicle_id) "
+                                          "WHERE name = 'emu4'").split()}
+        shown = {e["code"] for e in e4["events"] or []}
+        check(logged & info and shown <= logged - info,
+              "emu4's active events: the problems it logged, none of its information", shown, logged)
         kinds = {h["kind"] for h in srv.ok("/api/vehicle/emu4/channels")["health"]}
         check({"can", "log", "uplink"} <= kinds, "emu4's parts: the bus, the log, the uplink", kinds)
         # labels: every channel with a value table, as the DBC says
