@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,43 +71,14 @@ static const bus_dbc_t *dbc_of(const web_server_t *srv, unsigned bus)
 	return NULL;
 }
 
-struct jbuf {
-	char *p;
-	size_t used, cap;
-	bool failed;
-};
-
-static void put(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct jbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (int tries = 0; !b->failed && tries < 2; tries++) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->used, b->cap - b->used, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && (size_t)n < b->cap - b->used) {
-			b->used += (size_t)n;
-			return;
-		}
-		size_t cap = (b->cap + (size_t)n + 1) * 2;
-		char *p = n < 0 ? NULL : realloc(b->p, cap);
-		if (!p)
-			b->failed = true;
-		else
-			b->p = p, b->cap = cap;
-	}
-}
-
-static void put_str(struct jbuf *b, const char *s)
+static void put_str(FILE *b, const char *s)
 {
 	char tmp[512];
 
 	if (web_json_string(s ? s : "", tmp, sizeof(tmp)) < 0)
-		put(b, "null");
+		fputs("null", b);
 	else
-		put(b, "%s", tmp);
+		fputs(tmp, b);
 }
 
 /* "\x0102..." (bytea's text form) into data: its length, or -1. */
@@ -129,15 +99,15 @@ static int unhex(const char *s, uint8_t *data, size_t max)
 
 /* One frame's signals: {"tus":..,"seq":..,"d":[{"name","value","unit","label","quality"}]} */
 static void decode_one(const bus_dbc_t *dbc, const struct acq_item *f, const char *tus, const char *seq,
-                       struct acq_item *out, size_t max, struct jbuf *b, bool *first)
+                       struct acq_item *out, size_t max, FILE *b, bool *first)
 {
 	int n = bus_dbc_decode(dbc, f, 0, out, max);
 
 	if (n <= 0)
 		return;
-	put(b, "%s{\"tus\":%s,\"seq\":%s,\"d\":[", *first ? "" : ",", tus, seq);
+	fprintf(b, "%s{\"tus\":%s,\"seq\":%s,\"d\":[", *first ? "" : ",", tus, seq);
 	*first = false;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0, put = 0; i < n; i++) {
 		struct bus_dbc_signal_info si;
 		const char *label = NULL;
 		char name[256];
@@ -146,21 +116,23 @@ static void decode_one(const bus_dbc_t *dbc, const struct acq_item *f, const cha
 		if (bus_dbc_signal_info(dbc, out[i].sample.channel, &si) < 0)
 			continue;
 		snprintf(name, sizeof(name), "%s.%s", si.message, si.name);
-		put(b, "%s{\"name\":", i ? "," : "");
+		/* a comma before every signal written but the first: a
+		   signal without its info is left out, so i cannot say */
+		fprintf(b, "%s{\"name\":", put++ ? "," : "");
 		put_str(b, name);
 		if (isfinite(v))
-			put(b, ",\"value\":%.17g,\"unit\":", v);
+			fprintf(b, ",\"value\":%.17g,\"unit\":", v);
 		else
-			put(b, ",\"value\":null,\"unit\":");
+			fprintf(b, ",\"value\":null,\"unit\":");
 		put_str(b, si.unit);
-		put(b, ",\"quality\":%u,\"label\":", (unsigned)out[i].sample.quality);
+		fprintf(b, ",\"quality\":%u,\"label\":", (unsigned)out[i].sample.quality);
 		if (bus_dbc_value_label(dbc, si.index, v, &label) == 0)
 			put_str(b, label);
 		else
-			put(b, "null");
-		put(b, "}");
+			fprintf(b, "null");
+		fprintf(b, "}");
 	}
-	put(b, "]}");
+	fprintf(b, "]}");
 }
 
 int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_json)
@@ -171,7 +143,9 @@ int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_jso
 		" AND f.t >= to_timestamp($2::float8) AND f.t < to_timestamp($3::float8)"
 		" AND ($4::bigint IS NULL OR f.can_id = $4::bigint) AND ($5::int IS NULL OR f.bus = $5::int)"
 		" AND f.bus = ANY($7::int[]) ORDER BY f.t, f.seq LIMIT $6::int";
-	struct jbuf b = { NULL, 0, 0, false };
+	char *json = NULL;
+	size_t json_len = 0;
+	FILE *b;
 	char buses[WEB_DBC_MAX * 8 + 3] = "{", err[256];
 	const char *v[7] = { vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], buses };
 	struct acq_item *out = NULL;
@@ -198,8 +172,10 @@ int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_jso
 		return -EIO;
 	}
 	out = calloc(max ? max : 1, sizeof(*out));
-	put(&b, "[");
-	for (int i = 0; out && i < PQntuples(res); i++) {
+	b = open_memstream(&json, &json_len);
+	if (b)
+		fputc('[', b);
+	for (int i = 0; out && b && i < PQntuples(res); i++) {
 		struct acq_item f = { .kind = ACQ_ITEM_CAN };
 		int len = unhex(PQgetvalue(res, i, 5), f.can.data, sizeof(f.can.data));
 		const bus_dbc_t *dbc = dbc_of(srv, (unsigned)atoi(PQgetvalue(res, i, 2)));
@@ -210,17 +186,23 @@ int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_jso
 		f.can.id = (uint32_t)strtoul(PQgetvalue(res, i, 3), NULL, 10);
 		f.can.flags = (uint8_t)atoi(PQgetvalue(res, i, 4));
 		f.can.len = (uint8_t)len;
-		decode_one(dbc, &f, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), out, max, &b, &first);
+		decode_one(dbc, &f, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), out, max, b, &first);
 	}
-	put(&b, "]");
 	PQclear(res);
 	web_pool_put(srv, conn, true);
-	if (!out || b.failed)
+	if (b) {
+		fputc(']', b);
+		if (ferror(b))
+			r = -ENOMEM;
+		if (fclose(b) != 0)
+			r = -ENOMEM;
+	}
+	if (!out || !b)
 		r = -ENOMEM;
 	free(out);
 	if (r < 0)
-		free(b.p);
+		free(json);
 	else
-		*ret_json = b.p;
+		*ret_json = json;
 	return r;
 }
