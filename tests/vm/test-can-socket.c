@@ -788,7 +788,8 @@ static void test_bad_args(void)
 
 /*
  * The adapter end of an slcan line: everything the kernel writes to it is
- * recorded (slcan waits for each command to drain before going on).
+ * recorded (slcan waits for each command to go into the pty, the master
+ * end reads it later: adapter_take waits for it).
  */
 struct adapter {
 	int master;
@@ -820,9 +821,28 @@ static void *adapter_main(void *arg)
 	return NULL;
 }
 
-/* Take what went over the wire since the last call ("\r" shown as '|'). */
-static void adapter_take(struct adapter *a, char *out, size_t size)
+/*
+ * Take what went over the wire since the last call ("\r" shown as '|').
+ * The kernel's write reaches the pty's master end through a work item, so
+ * the bytes may arrive after the call that caused them returned (CI saw
+ * "C|S6|" without the "L|" under load): wait, bounded by 3 s, until the
+ * wire holds `until` (NULL: nothing is expected), then until it has been
+ * quiet for 200 ms, so a stray byte after it is seen too.
+ */
+static void adapter_take(struct adapter *a, const char *until, char *out, size_t size)
 {
+	size_t seen = (size_t)-1;
+	int quiet_ms = 0;
+
+	for (int waited = 0; waited < 3000 && quiet_ms < 200; waited += 20) {
+		pthread_mutex_lock(&a->lock);
+		bool found = !until || strstr(a->wire, until);
+		size_t len = a->len;
+		pthread_mutex_unlock(&a->lock);
+		quiet_ms = found && len == seen ? quiet_ms + 20 : 0;
+		seen = len;
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000000L }, NULL);
+	}
 	pthread_mutex_lock(&a->lock);
 	snprintf(out, size, "%s", a->wire);
 	a->len = 0;
@@ -927,7 +947,7 @@ static void physical_refusals(struct adapter *a, struct bus_cfg cfg)
 	/* Listen-only asked but the process may not set it: refused too. */
 	cfg.can.listen_only = true;
 	CHECK(open_without_net_admin(&cfg) == 0, "open without CAP_NET_ADMIN not refused");
-	adapter_take(a, wire, sizeof(wire));
+	adapter_take(a, NULL, wire, sizeof(wire));
 	CHECK(wire[0] == '\0', "refused opens talked to the adapter: %s", wire);
 }
 
@@ -973,7 +993,7 @@ static void physical_listen_only(struct adapter *a, struct bus_cfg cfg)
 	if (r < 0)
 		return;
 	CHECK(listen_only_now(cfg.can.ifname), "%s not in listen-only mode", cfg.can.ifname);
-	adapter_take(a, wire, sizeof(wire));
+	adapter_take(a, "L\r", wire, sizeof(wire));
 	printf("  adapter saw on listen-only open: %s\n", wire);
 	CHECK(strstr(wire, "S6|") && strstr(wire, "L|") && !strstr(wire, "O|"),
 	      "wire on listen-only open: %s", wire);
@@ -984,7 +1004,7 @@ static void physical_listen_only(struct adapter *a, struct bus_cfg cfg)
 	CHECK(bus_dev_new(&cfg, &d2) == 0 && bus_dev_send(d2, &tx) == -EPERM,
 	      "listen-only + opt-in: send not refused");
 	bus_dev_free(d2);
-	adapter_take(a, wire, sizeof(wire));
+	adapter_take(a, NULL, wire, sizeof(wire));
 	CHECK(wire[0] == '\0', "second listen-only open reconfigured the link: %s", wire);
 	physical_rx(a, d, cfg.can.ifname);
 	bus_dev_free(d);
@@ -1002,11 +1022,11 @@ static void physical_normal(struct adapter *a, struct bus_cfg cfg)
 	cfg.can.allow_normal_mode = true;
 	r = bus_dev_new(&cfg, &d);
 	CHECK(r == 0 && !listen_only_now(cfg.can.ifname), "normal mode with opt-in: %s", strerror(-r));
-	adapter_take(a, wire, sizeof(wire));
+	adapter_take(a, "O\r", wire, sizeof(wire));
 	printf("  adapter saw on normal open (opt-in): %s\n", wire);
 	CHECK(strstr(wire, "O|") && !strstr(wire, "L|"), "wire on normal open: %s", wire);
 	CHECK(bus_dev_send(d, &tx) == 0, "send in normal mode with the opt-in");
-	adapter_take(a, wire, sizeof(wire));
+	adapter_take(a, "t010100\r", wire, sizeof(wire));
 	CHECK(!strcmp(wire, "t010100|"), "frame on the wire: %s", wire);
 	bus_dev_free(d);
 }
