@@ -203,7 +203,14 @@ static int report_slot(const struct pl_fault_slot *s, struct pl_fault_reporter *
 	if (n && !w->active) {
 		first_words(k, arg, detail, amount - w->said_amount, what, sizeof(what));
 		snprintf(what + strlen(what), sizeof(what) - strlen(what), " (said again at most once a minute)");
-		*w = (struct pl_fault_said){ count, count, amount, now, true };
+		/* The line tells of one fault (a count of records for
+		   RETENTION): any others since the last look, up to a round
+		   of the caller's loop, go into the summary, so the line and
+		   the summaries add up to the events in the log. */
+		if (k == PL_FAULT_RETENTION)
+			*w = (struct pl_fault_said){ count, count, amount, now, true };
+		else
+			*w = (struct pl_fault_said){ count, w->said_count + 1, w->said_amount + 1, now, true };
 		return say(rep, out, who, what, ret_last, lastlen);
 	}
 	if (!final && now - w->said_ns < PL_FAULT_SUMMARY_NS)
