@@ -132,6 +132,10 @@ acq_collector_t *acq_collector_free(acq_collector_t *col);
  */
 int acq_collector_poll(acq_collector_t *col);
 
+/* The period the collector's thread passes at now (idle_us, shorter while
+   a ring fills fast; collector.c), in microseconds; any thread may ask. */
+uint32_t acq_collector_period_us(const acq_collector_t *col);
+
 /* Run acq_collector_poll() on a thread until stop; then drain what is left. */
 int acq_collector_start(acq_collector_t *col, const struct acq_thread_cfg *tcfg);
 int acq_collector_stop(acq_collector_t *col);

@@ -29,6 +29,8 @@ struct acq_collector {
 	uint64_t *drops_seen;      /* per ring: drops already reported */
 	struct held *held;         /* per ring */
 	int64_t next_tick_ns;
+	bool behind;               /* this pass found a ring a quarter full */
+	_Atomic uint32_t period_us; /* the thread's pass period now */
 	struct acq_collector_stats stats;
 	acq_thread_t *thread;
 	atomic_bool stop;
@@ -58,6 +60,7 @@ int acq_collector_new(const struct acq_collector_cfg *cfg, acq_collector_t **ret
 		return -ENOMEM;
 	}
 	atomic_init(&c->stop, false);
+	atomic_init(&c->period_us, c->cfg.idle_us);
 	*ret_col = c;
 	return 0;
 }
@@ -170,6 +173,10 @@ static size_t drain_ring(acq_collector_t *c, size_t i)
 	struct acq_ring *side = check_ring(c, i);
 	size_t total = 0, n;
 
+	/* A ring a quarter full when we come: the period is too long for its
+	   rate (a small ring_slots, a faster bus than the period assumes). */
+	if (acq_ring_count(c->cfg.rings[i]) * 4 >= c->cfg.rings[i]->nslots)
+		c->behind = true;
 	if (side && (c->held[i].valid || acq_ring_count(side)))
 		return drain_merged(c, i, side);
 	/* Bounded per ring per pass so one flooded bus cannot starve the
@@ -192,6 +199,7 @@ int acq_collector_poll(acq_collector_t *c)
 	if (!c)
 		return -EINVAL;
 	c->stats.loops++;
+	c->behind = false;
 	for (size_t i = 0; i < c->cfg.nrings; i++) {
 		total += drain_ring(c, i);
 		collector_overruns(c, i);
@@ -206,25 +214,35 @@ int acq_collector_poll(acq_collector_t *c)
 }
 
 /*
- * One pass per idle_us while the rings keep up: a pass that took less
- * than a full drain_max found every ring (nearly) empty, so the next one
- * waits for the period's end instead of coming back at once for the one
- * item that arrived meanwhile.  Each wakeup then takes a burst (a
- * millisecond of every bus), not an item or two, and the added latency
- * stays bounded by idle_us as before.  A pass that took drain_max or more
- * (a backlog) goes on at once.  The period is kept on CLOCK_MONOTONIC from
- * the pass's start, so the time the pass took is not added to it.
+ * One pass per period while the rings keep up: a pass that took less than
+ * a full drain_max found every ring (nearly) empty, so the next one waits
+ * for the period's end instead of coming back at once for the one item
+ * that arrived meanwhile.  Each wakeup then takes a burst (a period of
+ * every bus), not an item or two, and the added latency stays bounded by
+ * idle_us.  A pass that took drain_max or more (a backlog) goes on at
+ * once.  The period is idle_us, halved (down to 1/16) after each pass
+ * that found a ring a quarter full, so a ring smaller or a bus faster than
+ * idle_us assumes is drained before it overflows, and doubled back while
+ * the rings stay below that.  It is kept on CLOCK_MONOTONIC from the
+ * pass's start, so the time the pass took is not added to it.
  */
 static void *collector_main(void *p)
 {
 	acq_collector_t *c = p;
-	int64_t period = (int64_t)c->cfg.idle_us * 1000;
+	int64_t idle = (int64_t)c->cfg.idle_us * 1000, period = idle;
 
+	atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
 	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
 		int64_t start = basic_mono_ns();
 
-		if ((size_t)acq_collector_poll(c) < c->cfg.drain_max)
-			basic_sleep_until(CLOCK_MONOTONIC, start + period);
+		if ((size_t)acq_collector_poll(c) >= c->cfg.drain_max)
+			continue;
+		if (c->behind)
+			period = period / 2 > idle / 16 ? period / 2 : idle / 16;
+		else if (period < idle)
+			period = period * 2 < idle ? period * 2 : idle;
+		atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
+		basic_sleep_until(CLOCK_MONOTONIC, start + period);
 	}
 	/* Producers are stopped before us: drain what they left. */
 	while (acq_collector_poll(c) > 0)
@@ -249,6 +267,11 @@ int acq_collector_stop(acq_collector_t *c)
 	atomic_store_explicit(&c->stop, true, memory_order_release);
 	c->thread = acq_thread_join(c->thread);
 	return 0;
+}
+
+uint32_t acq_collector_period_us(const acq_collector_t *c)
+{
+	return c ? atomic_load_explicit(&c->period_us, memory_order_relaxed) : 0;
 }
 
 int acq_collector_stats(const acq_collector_t *c, struct acq_collector_stats *ret)

@@ -12,11 +12,13 @@
  * among the frames around it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acq-private.h"
 #include "basic/clock.h"
+#include "basic/thread.h"
 
 #define MONITOR_EVENTS 16  /* events per check: a few state changes at most */
 
@@ -25,7 +27,11 @@ struct acq_monitor {
 	size_t n;
 	int64_t period_ns;
 	acq_thread_t *thread;
-	atomic_bool stop;
+	/* stop is set under lock and signalled: the thread sleeps its whole
+	   period (one wakeup a second), not in slices to look at a flag. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
 };
 
 int acq_monitor_new(acq_source_t *const *sources, size_t n, uint32_t period_ms, acq_monitor_t **ret)
@@ -47,7 +53,13 @@ int acq_monitor_new(acq_source_t *const *sources, size_t n, uint32_t period_ms, 
 		if (acq_source_check_ring(sources[i]))
 			m->sources[m->n++] = sources[i];
 	m->period_ns = (int64_t)(period_ms ? period_ms : 1000) * BASIC_NS_PER_MS;
-	atomic_init(&m->stop, false);
+	pthread_mutex_init(&m->lock, NULL);
+	if (basic_cond_init_monotonic(&m->wake) < 0) {
+		pthread_mutex_destroy(&m->lock);
+		free(m->sources);
+		free(m);
+		return -ENOMEM;
+	}
 	*ret = m;
 	return 0;
 }
@@ -69,20 +81,24 @@ static void *monitor_main(void *p)
 	acq_monitor_t *m = p;
 	int64_t next = basic_mono_ns() + m->period_ns;
 
-	while (!atomic_load_explicit(&m->stop, memory_order_relaxed)) {
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop) {
 		int64_t now = basic_mono_ns();
 
 		if (now >= next) {
+			pthread_mutex_unlock(&m->lock);
 			acq_monitor_poll(m);
+			pthread_mutex_lock(&m->lock);
 			/* A slow check pushes the next round, never a burst. */
 			next += m->period_ns;
 			if (next < now)
 				next = now + m->period_ns;
 			continue;
 		}
-		/* In slices, so a stop is seen within 100 ms. */
-		basic_sleep_until(CLOCK_MONOTONIC, next - now > 100 * BASIC_NS_PER_MS ? now + 100 * BASIC_NS_PER_MS : next);
+		struct timespec ts = basic_ns_to_ts(next);
+		pthread_cond_timedwait(&m->wake, &m->lock, &ts);
 	}
+	pthread_mutex_unlock(&m->lock);
 	return NULL;
 }
 
@@ -94,7 +110,7 @@ int acq_monitor_start(acq_monitor_t *m, const struct acq_thread_cfg *tcfg)
 		return -EINVAL;
 	if (!m->n)
 		return 0; /* nothing to check: no thread */
-	atomic_store(&m->stop, false);
+	m->stop = false;
 	return acq_thread_start(tcfg ? tcfg : &def, monitor_main, m, &m->thread, NULL);
 }
 
@@ -102,7 +118,10 @@ int acq_monitor_stop(acq_monitor_t *m)
 {
 	if (!m || !m->thread)
 		return -EINVAL;
-	atomic_store_explicit(&m->stop, true, memory_order_relaxed);
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->lock);
 	m->thread = acq_thread_join(m->thread);
 	return 0;
 }
@@ -113,6 +132,8 @@ acq_monitor_t *acq_monitor_free(acq_monitor_t *m)
 		return NULL;
 	if (m->thread)
 		acq_monitor_stop(m);
+	pthread_cond_destroy(&m->wake);
+	pthread_mutex_destroy(&m->lock);
 	free(m->sources);
 	free(m);
 	return NULL;

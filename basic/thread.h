@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 
 /* 0 or the -errno of pthread_create(); *ret_thread only on success. */
 static inline int basic_thread_create(pthread_t *ret_thread, const char *name, size_t stack_bytes,
@@ -30,4 +31,22 @@ static inline int basic_thread_create(pthread_t *ret_thread, const char *name, s
 	pthread_setname_np(t, name);
 	*ret_thread = t;
 	return 0;
+}
+
+/*
+ * A condition variable whose timed waits take CLOCK_MONOTONIC deadlines
+ * (basic_mono_ns()), so a step of the wall clock neither ends a sleep
+ * early nor holds it for the size of the step.  0 or -errno.
+ */
+static inline int basic_cond_init_monotonic(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+	int r;
+
+	pthread_condattr_init(&attr);
+	r = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!r)
+		r = pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+	return -r;
 }

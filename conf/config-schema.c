@@ -153,7 +153,7 @@ static const struct basic_ini_key board_keys[] = {
 	          "before every segment closes and at a clean stop." },
 	{ "clock_step_ms", BASIC_INI_UINT, 0, B(clock_step_ms), .min = 1, .max = 3600000, .def = "10",
 	  .help = "CLOCK_REALTIME moving against CLOCK_MONOTONIC by this much (ms) between two collector passes "
-	          "(5 ms apart) is a clock step: an EVENT_CLOCK_STEP with its size. Slewing (NTP) never is "
+	          "(20 ms apart, less for a short batch_ms) is a clock step: an EVENT_CLOCK_STEP with its size. Slewing (NTP) never is "
 	          "(docs/time.md)." },
 	{ "health_interval_s", BASIC_INI_UINT, 0, B(health_interval_s), .min = 1, .max = 86400, .def = "10",
 	  .help = "Health entries (counters of every bus, the collector and the log) go into a Batch this "

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -43,7 +44,7 @@ struct rpt_stat_server {
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
-	atomic_bool stop;
+	int stop_fd;       /* eventfd: readable once the server is to stop */
 };
 
 /* "@name" is Linux's abstract namespace: no file, nothing to clean up, and
@@ -181,14 +182,20 @@ static void *stat_main(void *p)
 {
 	struct rpt_stat_server *s = p;
 
-	while (!atomic_load(&s->stop)) {
-		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	/* Asleep until a client or the stop: no wakeups on an idle board. */
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = s->fd, .events = POLLIN }, { .fd = s->stop_fd, .events = POLLIN } };
 		int c;
-		if (poll(&pfd, 1, 200) <= 0)
-			continue;
+
+		if (poll(pfd, 2, -1) < 0)
+			continue; /* EINTR */
+		if (pfd[1].revents)
+			break;
 		c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c >= 0)
 			serve_one(s, c);
+		else if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
+			poll(pfd + 1, 1, 100); /* out of fds or memory: not a spin */
 	}
 	return NULL;
 }
@@ -207,10 +214,17 @@ int rpt_stat_server_start(struct pl_daemon *d, const char *path, struct rpt_stat
 		return -ENOMEM;
 	s->d = d;
 	strcpy(s->path, path);
+	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (s->stop_fd < 0) {
+		r = -errno;
+		free(s);
+		return r;
+	}
 	salen = rpt_stat_addr(path, &sa);
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
 		r = -errno;
+		close(s->stop_fd);
 		free(s);
 		return r;
 	}
@@ -219,13 +233,14 @@ int rpt_stat_server_start(struct pl_daemon *d, const char *path, struct rpt_stat
 	if (bind(s->fd, (struct sockaddr *)&sa, salen) < 0 || listen(s->fd, 4) < 0) {
 		r = -errno;
 		close(s->fd);
+		close(s->stop_fd);
 		free(s);
 		return r;
 	}
-	atomic_init(&s->stop, false);
 	r = basic_thread_create(&s->thread, "stat", STAT_STACK_BYTES, stat_main, s);
 	if (r < 0) {
 		close(s->fd);
+		close(s->stop_fd);
 		if (path[0] != '@')
 			unlink(path);
 		free(s);
@@ -239,9 +254,10 @@ struct rpt_stat_server *rpt_stat_server_free(struct rpt_stat_server *s)
 {
 	if (!s)
 		return NULL;
-	atomic_store(&s->stop, true);
+	eventfd_write(s->stop_fd, 1);
 	pthread_join(s->thread, NULL);
 	close(s->fd);
+	close(s->stop_fd);
 	if (s->path[0] != '@')
 		unlink(s->path);
 	free(s);

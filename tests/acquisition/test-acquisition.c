@@ -264,6 +264,71 @@ static void test_collector(void)
 	acq_collector_free(c);
 }
 
+/* The period follows the rings: halved after a pass that found a ring a
+   quarter full, down to idle/16, doubled back while they stay below. */
+struct producer {
+	struct acq_ring *ring;
+	atomic_bool stop;
+};
+
+static void *produce(void *p)
+{
+	struct producer *pr = p;
+	uint64_t seq = 16; /* after the first 16: the sink checks the order */
+
+	/* 40 items every 5 ms (8,000/s): at the 80 ms idle period the 64-slot
+	   ring would be full long before the next pass. */
+	while (!atomic_load(&pr->stop)) {
+		for (int k = 0; k < 40; k++) {
+			struct acq_item it = { .kind = ACQ_ITEM_CAN, .seq = seq++ };
+			acq_ring_item_push(pr->ring, &it);
+		}
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static bool wait_period(acq_collector_t *c, uint32_t want_us)
+{
+	for (int i = 0; i < 600; i++) { /* 6 s: a loaded machine */
+		if (acq_collector_period_us(c) == want_us)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static void test_collector_period(void)
+{
+	static struct acq_item buf[64];
+	struct acq_ring r, *rings[1] = { &r };
+	struct sink_ctx s = { 0 };
+	struct acq_collector_cfg cfg = { .rings = rings, .nrings = 1, .sink = sink, .ctx = &s, .idle_us = 80000 };
+	struct producer pr = { .ring = &r };
+	pthread_t t;
+	acq_collector_t *c;
+
+	assert(acq_ring_init(&r, buf, 64, sizeof(struct acq_item)) == 0);
+	assert(acq_collector_new(&cfg, &c) == 0);
+	assert(acq_collector_period_us(c) == 80000);
+	/* A quarter full at the first pass: the next comes after 40 ms;
+	   empty then: back to 80 ms. */
+	for (uint64_t i = 0; i < 16; i++)
+		assert(acq_ring_item_push(&r, &(struct acq_item){ .kind = ACQ_ITEM_CAN, .seq = i }));
+	assert(acq_collector_start(c, NULL) == 0);
+	assert(wait_period(c, 40000));
+	assert(wait_period(c, 80000));
+	/* A fast producer: down to 1/16 (5 ms), and back once it stops. */
+	atomic_init(&pr.stop, false);
+	assert(pthread_create(&t, NULL, produce, &pr) == 0);
+	assert(wait_period(c, 5000));
+	atomic_store(&pr.stop, true);
+	pthread_join(t, NULL);
+	assert(wait_period(c, 80000));
+	assert(acq_collector_stop(c) == 0);
+	acq_collector_free(c);
+}
+
 /* ---------------------------------------------------------- threads */
 
 static void *thread_fn(void *p)
@@ -347,6 +412,7 @@ int main(void)
 	test_stress(8, false, true);
 	test_stress(1024, true, true);
 	test_collector();
+	test_collector_period();
 	test_thread();
 	test_cpu_latency();
 	puts("test-acquisition: ok");
