@@ -726,12 +726,15 @@ static void test_silent_unit(void)
 	}
 	printf("silent unit: %zu live samples, mean interval %.1f ms, worst %.1f ms, %zu timeouts (%zu of the live unit)\n",
 	       live, (double)(last - first) / 1e6 / (double)(live - 1), (double)worst / 1e6, timeouts, live_timeouts);
-	assert(live_timeouts <= 3);
-	/* 20 periods in 1 s, the live unit on time (waiting for each dead
-	   request would make it 100 ms); one timeout per period, not per request */
-	assert(live >= 18 && (last - first) / (int64_t)(live - 1) < 55 * 1000000LL);
-	assert(worst < 90 * 1000000LL);
-	assert(timeouts >= 10 && timeouts <= 21);
+	assert(live_timeouts <= 6);
+	/* 20 periods in 1 s, the live unit on time: waiting for each dead
+	   request would make a period 100 ms (10 samples, 100 ms apart); one
+	   timeout per period, not per request (5 a period).  The bounds sit
+	   between the two, not at 50 ms, so that a loaded machine's late
+	   wakeups do not fail the test (CI saw it). */
+	assert(live >= 14 && (last - first) / (int64_t)(live - 1) < 75 * 1000000LL);
+	assert(worst < 250 * 1000000LL);
+	assert(timeouts >= 8 && timeouts <= 21);
 	stop_checked(&p, dev, 0);
 	bus_dev_free(dev);
 }
@@ -1102,9 +1105,15 @@ static void test_transaction_time(void)
 	for (unsigned us = 0; us < 3000; us++)
 		below += txn.bucket[us];
 	assert(txn.count >= 5 && below == 0 && txn.max_ns >= 3000000);
-	/* one wakeup per period that was slept for; none of them 3 ms late
-	   merely because the device was */
-	assert(lat.count >= 5 && acq_latency_percentile_us(&lat, 50) < 3000);
+	/* One wakeup per period that was slept for, measured to the wakeup,
+	   not to the end of the transaction: were it, every one would be at
+	   least the device's 3 ms.  One under 3 ms proves it; a median bound
+	   would measure the machine (under stress-ng the median moves past
+	   3 ms, CI saw it fail). */
+	uint64_t early = 0;
+	for (unsigned us = 0; us < 3000; us++)
+		early += lat.bucket[us];
+	assert(lat.count >= 5 && early >= 1);
 	printf("transaction time: %llu replies, p50 %u us, none under 3 ms; wakeups p50 %u us\n",
 	       (unsigned long long)txn.count, acq_latency_percentile_us(&txn, 50),
 	       acq_latency_percentile_us(&lat, 50));
