@@ -80,11 +80,9 @@ static int receiver_db(grd_receiver_t *rc)
 		return fail(rc, GRD_RECEIVER_DB, r);
 	o->recv.on_status = grd_on_status; /* online/offline for the dashboard; kept while the database is away */
 	r = grd_db_check(rc->g.db);
-	if (r == -ECONNREFUSED || r == -EIO) {
-		rc->db_waiting = true;
-		return 0;
-	}
-	if (r < 0)
+	if (r == -ECONNREFUSED || r == -EIO)
+		rc->db_waiting = true; /* gap repair too: its passes fail until the server is back */
+	else if (r < 0)
 		return fail(rc, GRD_RECEIVER_DB_CHECK, r);
 	if (o->repair_after > 0 && (r = grd_db_new(&cfg, &rc->repair_db)) < 0)
 		return fail(rc, GRD_RECEIVER_REPAIR_DB, r);

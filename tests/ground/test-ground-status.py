@@ -113,7 +113,7 @@ def test_status(pg, broker):
 def test_status_outage(pg, broker):
     """recv started while the database is down: the status topic is
     subscribed anyway, and the state it heard is written once the server
-    is back."""
+    is back; gap repair runs too."""
     pg.stop()
     try:
         r = recv(pg, broker)
@@ -125,7 +125,10 @@ def test_status_outage(pg, broker):
              30)
     rc, err = r.terminate()
     check(rc == 0, "recv exit", err)
-    print("status: heard while the database was down, written once it is back")
+    # gap repair and its "gone" subscription are set up whether or not the
+    # server answered at the start (they were skipped once)
+    check("gap repair:" in err, "gap repair running after a start without the database", err)
+    print("status: heard while the database was down, written once it is back; gap repair on")
 
 
 def health_batch(vehicle, first_seq, t0, entries, historical=False, n=0, value_table=None):
