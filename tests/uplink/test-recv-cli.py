@@ -649,6 +649,16 @@ def test_acl(tmp):
         out = os.path.join(tmp, "acl.jsonl")
         r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "-u", "ground", "--client-id", "ground-acl", "-o", out,
                   "--count", "15"], env={"RAILMON_MQTT_PASSWORD": "g-pw"})
+        # the vehicle's retained dictionary names channel 7 for the ground
+        d = railmon_pb2.Batch(schema_version=1, first_seq=1, vehicle="tram7", t0_ns=T0, log_id=ID_A)
+        d.channels.add(id=7, name="line_voltage", unit="V", bus=0, source="test")
+        dm = mqtt.Client(client_id="tram7-dict", clean_session=True)
+        dm.username_pw_set("tram7", "t7-pw")
+        dm.connect("127.0.0.1", b.port, 20)
+        dm.loop_start()
+        dm.publish("railmon/tram7/channels", d.SerializeToString(), qos=1, retain=True).wait_for_publish(20)
+        dm.disconnect()
+        dm.loop_stop()
         r.wait_subscribed()
         publish(b.port, [("railmon/tram7/data", batch("tram7", ID_A, 1, 10)),
                          ("railmon/tram8/data", batch("tram8", ID_A, 1, 10)),   # not its topic: dropped
@@ -658,6 +668,7 @@ def test_acl(tmp):
             lines = f.read().splitlines()
         check(rc == 0 and "1 vehicles" in err, "only tram7 arrived", err)
         check(len(lines) == 15 and all('"vehicle":"tram7"' in x for x in lines), "tram7's records only")
+        check(all('line_voltage' in x for x in lines), "the dictionary passed the ACL: channel 7 named", lines[:2])
     finally:
         b.stop()
     print("ACL example: a vehicle cannot publish for another: ok")
