@@ -211,6 +211,24 @@ int evd_key_load_secret(const char *path, uint8_t ret[EVD_SECRET_LEN])
 	return r;
 }
 
+int evd_key_is_secret(const char *path)
+{
+	char buf[sizeof(KEY_SECRET_TAG)];
+	ssize_t n;
+	int fd;
+
+	if (!path)
+		return -EINVAL;
+	fd = key_open(path, false);
+	if (fd < 0)
+		return fd;
+	n = read(fd, buf, sizeof(KEY_SECRET_TAG) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(KEY_SECRET_TAG) - 1 && !memcmp(buf, KEY_SECRET_TAG, (size_t)n);
+}
+
 const char *evd_key_id(const uint8_t pk[EVD_PUBLIC_LEN], char buf[17])
 {
 	for (int i = 0; i < 8; i++)

@@ -75,6 +75,10 @@ int evd_key_load_secret(const char *path, uint8_t ret_secret[EVD_SECRET_LEN]);
    -EBADMSG, -errno. */
 int evd_key_load_public(const char *path, uint8_t ret_public[EVD_PUBLIC_LEN]);
 
+/* 1 when path is a railmon secret key file (verify warns: it needs only
+   the public half), 0 when it is not, -errno when it cannot be read. */
+int evd_key_is_secret(const char *path);
+
 /* Hex of the first 8 bytes of a public key: how the key is named to a
    person (check, verify, keygen).  buf holds 17 bytes; returns buf. */
 const char *evd_key_id(const uint8_t public_key[EVD_PUBLIC_LEN], char buf[17]);

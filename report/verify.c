@@ -129,6 +129,12 @@ int rpt_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const
 			return 1;
 		}
 		cfg->public_key = pk;
+		/* It works (the file names its public half), but an
+		   investigator should not hold what signs the log. */
+		if (evd_key_is_secret(key) == 1)
+			fprintf(err, "railmon verify: warning: %s is the vehicle's secret key; verifying needs only its "
+			        "public half (railmon keygen's FILE.pub), and whoever holds the secret key can sign a "
+			        "forged log: keep it on the vehicle\n", key);
 	}
 	r = evd_verify_dir(dir, cfg, rpt_verify_problem, &vo, &res);
 	if (r < 0) {

@@ -80,6 +80,12 @@ wait_for 30 sh -c "\"$RAILMON\" export --order seq --data \"$gdir\" 2>/dev/null 
 	fail "verify of the vehicle log"
 grep -q "^verified: seq 1\.\.$vlast (.* seals, each signed by key $keyid)" "$T/verify-v.out" ||
 	fail "verify does not report seq 1..$vlast: $(cat "$T/verify-v.out")"
+grep -q "warning" "$T/verify-v.err" && fail "a warning with the public key: $(cat "$T/verify-v.err")"
+# the secret key file names its public half: verified, with a warning
+"$RAILMON" verify --data "$T/vlog" --pubkey "$T/v.key" > "$T/verify-s.out" 2> "$T/verify-s.err" ||
+	fail "verify with the secret key file"
+cmp -s "$T/verify-v.out" "$T/verify-s.out" || fail "verify with the secret key says otherwise"
+grep -q "warning: .*v.key is the vehicle's secret key" "$T/verify-s.err" || fail "no warning: $(cat "$T/verify-s.err")"
 "$RAILMON" verify --data "$gdir" --pubkey "$T/v.key.pub" > "$T/verify-g.out" 2> "$T/verify-g.err" ||
 	fail "verify of the ground log"
 grep -q "^verified: seq 1\.\.$vlast " "$T/verify-g.out" || fail "ground verify: $(cat "$T/verify-g.out")"

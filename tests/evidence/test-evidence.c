@@ -43,6 +43,9 @@ static void test_keys(void)
 	CHECK(!memcmp(pub, pub2, sizeof(pub)));
 	/* the secret file names its public half too */
 	CHECK(evd_key_load_public(sk, pub2) == 0 && !memcmp(pub, pub2, sizeof(pub)));
+	/* which is which, for verify's warning */
+	CHECK(evd_key_is_secret(sk) == 1 && evd_key_is_secret(pk) == 0 && evd_key_is_secret(base) == -EISDIR &&
+	      evd_key_is_secret(NULL) == -EINVAL);
 	/* a key others can read is refused, as ssh does */
 	CHECK(chmod(sk, 0640) == 0 && evd_key_load_secret(sk, secret) == -EPERM);
 	CHECK(chmod(sk, 0600) == 0);
