@@ -220,29 +220,41 @@ int acq_collector_poll(acq_collector_t *c)
  * that arrived meanwhile.  Each wakeup then takes a burst (a period of
  * every bus), not an item or two, and the added latency stays bounded by
  * idle_us.  A pass that took drain_max or more (a backlog) goes on at
- * once.  The period is idle_us, halved (down to 1/16) after each pass
- * that found a ring a quarter full, so a ring smaller or a bus faster than
- * idle_us assumes is drained before it overflows, and doubled back while
- * the rings stay below that.  It is kept on CLOCK_MONOTONIC from the
- * pass's start, so the time the pass took is not added to it.
+ * once.  So does a pass that found a ring a quarter full, and it halves
+ * the period (down to 1/16 of idle_us): a ring smaller or a bus faster
+ * than idle_us assumes is drained before it overflows, and a replay's
+ * source, which waits for room when its ring is full, is not held up for
+ * a whole period.  A pass after a full sleep that found every ring below
+ * a quarter doubles the period back.  The period is kept on
+ * CLOCK_MONOTONIC from the pass's start, so the time the pass took is not
+ * added to it.
  */
 static void *collector_main(void *p)
 {
 	acq_collector_t *c = p;
 	int64_t idle = (int64_t)c->cfg.idle_us * 1000, period = idle;
+	bool slept = true;
 
 	atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
 	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
 		int64_t start = basic_mono_ns();
 
-		if ((size_t)acq_collector_poll(c) >= c->cfg.drain_max)
+		if ((size_t)acq_collector_poll(c) >= c->cfg.drain_max) {
+			slept = false;
 			continue;
-		if (c->behind)
+		}
+		if (c->behind) {
 			period = period / 2 > idle / 16 ? period / 2 : idle / 16;
-		else if (period < idle)
+			atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
+			slept = false;
+			continue;
+		}
+		if (slept && period < idle) {
 			period = period * 2 < idle ? period * 2 : idle;
-		atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
+			atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
+		}
 		basic_sleep_until(CLOCK_MONOTONIC, start + period);
+		slept = true;
 	}
 	/* Producers are stopped before us: drain what they left. */
 	while (acq_collector_poll(c) > 0)

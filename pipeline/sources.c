@@ -25,6 +25,7 @@ struct pl_sources {
 	/* One source per bus; a log replay has one, src[0], for every bus. */
 	acq_source_t *src[CONF_BUSES_MAX];
 	pl_logsource_t *replay;
+	bool waits;               /* a source waits for room (a replay) */
 	acq_monitor_t *mon;
 };
 
@@ -119,6 +120,7 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 	if (s->opts.replay_log)
 		return 0;
 	sc = bus_source_cfg(s, b);
+	s->waits = s->waits || sc.backpressure;
 	return acq_source_new(&sc, &s->src[b]);
 }
 
@@ -131,6 +133,7 @@ static int open_replay(pl_sources_t *s)
 
 	if (r < 0)
 		return r;
+	s->waits = true;
 	return acq_source_new(&(struct acq_source_cfg){ .ops = &pl_logsource_ops, .ctx = s->replay,
 	                                                .ring = &s->ring[0], .keep_bus = true, .backpressure = true,
 	                                                .pace_speed = s->opts.replay_speed },
@@ -232,6 +235,11 @@ void pl_sources_stop(pl_sources_t *s)
 	/* Their link checks after them: no check runs on a stopped source. */
 	acq_monitor_stop(s->mon);
 	s->running = false;
+}
+
+bool pl_sources_wait_for_room(const pl_sources_t *s)
+{
+	return s && s->waits;
 }
 
 bool pl_sources_done(const pl_sources_t *s)
