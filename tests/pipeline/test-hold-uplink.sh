@@ -51,9 +51,14 @@ EOF
 
 start_peer "$RAILMON" run --board "$T/board.ini" --data "$T/log" --duration 12 > "$T/run.out" 2> "$T/run.err"
 RUN=$LIB_PID
-# the broker is unreachable for 4.5 s: the trigger fires (2 s) and its
-# post window ends (3 s) with nothing sent
-sleep_s 4.5
+# the broker is unreachable until the trigger has fired (2 s into the
+# trace) and its post window has ended (3 s) with nothing sent.  Waited for
+# by the forwarder's own count, not by a fixed 4.5 s: on a loaded machine
+# run starts late, the relay opened before the hold was requested, and the
+# backlog went first (CI saw it)
+wait_for 30 sh -c "'$RAILMON' stat --data '$T/log' --json 2> /dev/null | grep -q '\"hold_requests\":[1-9]'" ||
+	fail "no hold requested of the forwarder"
+sleep_s 2
 start_peer socat "TCP-LISTEN:$PPORT,bind=127.0.0.1,reuseaddr,fork" "TCP:127.0.0.1:$BPORT"
 wait_for 15 grep -q 'uplink: connected' "$T/run.err" || fail "the forwarder did not connect"
 wait_for 5 sh -c "'$RAILMON' stat --data '$T/log' --json > '$T/stat.json' 2> /dev/null && grep -q '\"hold_batches\":[1-9]' '$T/stat.json'" ||
