@@ -235,26 +235,18 @@ static void *collector_main(void *p)
 	int64_t idle = (int64_t)c->cfg.idle_us * 1000, period = idle;
 	bool slept = true;
 
-	atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
 	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
 		int64_t start = basic_mono_ns();
+		bool backlog = (size_t)acq_collector_poll(c) >= c->cfg.drain_max;
 
-		if ((size_t)acq_collector_poll(c) >= c->cfg.drain_max) {
-			slept = false;
-			continue;
-		}
-		if (c->behind) {
+		if (!backlog && c->behind)
 			period = period / 2 > idle / 16 ? period / 2 : idle / 16;
-			atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
-			slept = false;
-			continue;
-		}
-		if (slept && period < idle) {
+		else if (!backlog && slept && period < idle)
 			period = period * 2 < idle ? period * 2 : idle;
-			atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
-		}
-		basic_sleep_until(CLOCK_MONOTONIC, start + period);
-		slept = true;
+		atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
+		slept = !backlog && !c->behind;
+		if (slept)
+			basic_sleep_until(CLOCK_MONOTONIC, start + period);
 	}
 	/* Producers are stopped before us: drain what they left. */
 	while (acq_collector_poll(c) > 0)

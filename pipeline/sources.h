@@ -66,12 +66,12 @@ void pl_sources_counts(const pl_sources_t *s, size_t b, struct pl_bus_counts *re
 int pl_sources_link(const pl_sources_t *s, size_t b, struct acq_link_state *ret_link);
 void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *ret_health);
 
-/* A log replay: unreadable parts skipped; the -errno that ended it early
-   (0 if none, or while it runs). */
 /* A source waits for room in its ring instead of dropping (a trace read
    as fast as possible, a log replay): the collector must not sleep long
    (pipeline/daemon.c). */
 bool pl_sources_wait_for_room(const pl_sources_t *s);
 
+/* A log replay: unreadable parts skipped; the -errno that ended it early
+   (0 if none, or while it runs). */
 uint64_t pl_sources_replay_skipped(const pl_sources_t *s);
 int pl_sources_replay_error(const pl_sources_t *s);
