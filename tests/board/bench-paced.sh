@@ -17,17 +17,7 @@ T=$(mktemp -d /var/tmp/railmon-bench-paced.XXXXXX)
 trap 'kill ${pid[new]:-} ${pid[old]:-} 2>/dev/null; rm -rf "$T"' EXIT
 declare -A pid
 /usr/bin/python3 $SRC/tests/board/gen-load-trace.py $((SECS+10)) 0.7 $T/load.log > /dev/null
-cp $SRC/board/vehicles/emu-regional.ini $T/live.ini
-sed -i "s|\.\./demo/train.dbc|$SRC/board/demo/train.dbc|; s|emu-traction.dbc|$SRC/board/vehicles/emu-traction.dbc|" $T/live.ini
-/usr/bin/python3 - "$T/live.ini" "$T/load.log" <<'PY'
-import re, sys
-p, trace = sys.argv[1], sys.argv[2]
-s = open(p).read()
-s = re.sub(r"driver = socketcan\n", f"driver = trace\nfile = {trace}\nspeed = 1\n", s)
-s = re.sub(r"\n\[modbus hvac\].*", "\n", s, flags=re.S)
-s = re.sub(r"^(hw_watchdog.*|stat_socket.*|dir = .*|rt_priority = .*)$", "", s, flags=re.M)
-open(p, "w").write(s)
-PY
+/usr/bin/python3 "$SRC/tests/board/live-board.py" "$SRC" "$T/load.log" "$T/live.ini"
 for n in new old; do b=NEW; [ $n = old ] && b=OLD
   "${!b}" run --board $T/live.ini --data $T/$n --duration $((SECS+4)) 2> $T/$n.err & pid[$n]=$!; done
 sleep 2

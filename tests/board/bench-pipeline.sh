@@ -46,18 +46,7 @@ printf '%-34s %10.3f %14.0f %13.2fx\n' "replay with DBC decoding" "$t_dbc" "$(ec
 printf 'with DBC: %s records stored (frames + decoded samples), %.0f records/s\n' "$records" "$(echo "$records / $t_dbc" | bc -l)"
 
 # live: the trace paced at real time, 20 s
-sed "s|^\[can vehicle\]|[can vehicle]\nspeed = 1|" "$T/dbc.ini" > "$T/live.ini"
-"$PY" - "$T/live.ini" "$T/load.log" <<'PY'
-import re, sys
-p, trace = sys.argv[1], sys.argv[2]
-s = open(p).read()
-# both CAN buses read the trace (filtered by interface), paced, no Modbus
-s = re.sub(r"driver = socketcan\n", f"driver = trace\nfile = {trace}\nspeed = 1\n", s)
-s = re.sub(r"\n\[modbus hvac\].*", "\n", s, flags=re.S)
-s = re.sub(r"^(hw_watchdog.*|stat_socket.*|dir = .*|rt_priority = .*)$", "", s, flags=re.M)
-s = s.replace("[can vehicle]\nspeed = 1\n", "[can vehicle]\n")
-open(p, "w").write(s)
-PY
+"$PY" "$SRC/tests/board/live-board.py" "$SRC" "$T/load.log" "$T/live.ini"
 "$RAILMON" run --board "$T/live.ini" --data "$T/live" --duration 20 2> "$T/live.err" &
 pid=$!
 ticks=$(getconf CLK_TCK)

@@ -156,7 +156,7 @@ def big_batch(vehicle, log_id, first_seq, n):
     return b.SerializeToString()
 
 
-def publish(port, msgs, user=None, password=None):
+def publish(port, msgs, user=None, password=None, retain=False):
     """Publish (topic, payload) pairs with QoS 1, in order, each acknowledged."""
     c = mqtt.Client(client_id="test-pub-%d" % os.getpid(), clean_session=True)
     if user:
@@ -165,7 +165,7 @@ def publish(port, msgs, user=None, password=None):
     c.loop_start()
     try:
         for topic, payload in msgs:
-            c.publish(topic, payload, qos=1).wait_for_publish(20)
+            c.publish(topic, payload, qos=1, retain=retain).wait_for_publish(20)
     finally:
         c.disconnect()
         c.loop_stop()
@@ -652,13 +652,7 @@ def test_acl(tmp):
         # the vehicle's retained dictionary names channel 7 for the ground
         d = railmon_pb2.Batch(schema_version=1, first_seq=1, vehicle="tram7", t0_ns=T0, log_id=ID_A)
         d.channels.add(id=7, name="line_voltage", unit="V", bus=0, source="test")
-        dm = mqtt.Client(client_id="tram7-dict", clean_session=True)
-        dm.username_pw_set("tram7", "t7-pw")
-        dm.connect("127.0.0.1", b.port, 20)
-        dm.loop_start()
-        dm.publish("railmon/tram7/channels", d.SerializeToString(), qos=1, retain=True).wait_for_publish(20)
-        dm.disconnect()
-        dm.loop_stop()
+        publish(b.port, [("railmon/tram7/channels", d.SerializeToString())], "tram7", "t7-pw", retain=True)
         r.wait_subscribed()
         publish(b.port, [("railmon/tram7/data", batch("tram7", ID_A, 1, 10)),
                          ("railmon/tram8/data", batch("tram8", ID_A, 1, 10)),   # not its topic: dropped
