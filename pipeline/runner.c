@@ -61,7 +61,10 @@ bool pl_link_watch_step(struct pl_link_seen *seen, const struct acq_link_state *
 	lost = l->losses - seen->losses;
 	if (!lost && l->reopens == seen->reopens && (l->state == ACQ_LINK_UP || l->reopen_err == seen->reopen_err))
 		return false;
-	*seen = (struct pl_link_seen){ l->losses, l->reopens, l->reopen_err, now };
+	/* The "gone" line does not say how the reopen fails (the main loop may
+	   look only after the first attempt): that error stays news for the
+	   "still gone" line a second later. */
+	*seen = (struct pl_link_seen){ l->losses, l->reopens, lost && l->state != ACQ_LINK_UP ? 0 : l->reopen_err, now };
 	*ret_lost = lost;
 	return true;
 }

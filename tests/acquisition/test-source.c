@@ -648,11 +648,12 @@ static int order_sink(void *ctx, const struct acq_item *items, size_t n)
 	return 0;
 }
 
-static void collect(acq_collector_t *col)
+/* Pass over the rings until the sink has n items: the fake's count says
+   recv returned them, not that the source thread (which qemu and a loaded
+   host may hold up for a while) has pushed them and passed their time. */
+static bool collect(acq_collector_t *col, const struct order *o, size_t n)
 {
-	tlib_sleep_ms(20);
-	while (acq_collector_poll(col) > 0)
-		;
+	return WAIT_FOR((acq_collector_poll(col), o->n >= n), 5000);
 }
 
 /*
@@ -685,11 +686,13 @@ static void test_merge(void)
 	assert(acq_monitor_poll(m) == 1); /* a state change seen at 250 */
 	assert(acq_source_start(g.src, NULL, NULL) == 0);
 	assert(WAIT_FOR(atomic_load(&g.f.next) == 3, 5000));
-	collect(col);
+	assert(collect(col, &o, 3));
+	tlib_sleep_ms(20);
+	acq_collector_poll(col);
 	assert(o.n == 3 && !o.ev[0] && !o.ev[1] && !o.ev[2]); /* 250 not passed yet: held */
 	atomic_store(&g.f.gate, 6);                             /* frames at 300, 400, 500 */
 	assert(WAIT_FOR(atomic_load(&g.f.next) == 6, 5000));
-	collect(col);
+	assert(collect(col, &o, 7));
 	assert(o.n == 7 && o.ev[3] && o.t[3] == base + 250);
 	for (size_t i = 0; i < 7; i++)
 		assert(o.ev[i] == (i == 3) && (i == 0 || o.t[i] >= o.t[i - 1]));
@@ -699,7 +702,7 @@ static void test_merge(void)
 	assert(acq_monitor_poll(m) == 1);
 	atomic_store(&g.f.gate, 20);
 	assert(WAIT_FOR(atomic_load(&g.f.next) == 20, 5000));
-	collect(col);
+	assert(collect(col, &o, 22));
 	for (size_t i = 0; i < o.n; i++)
 		evs += o.ev[i];
 	assert(o.n == 22 && evs == 2);

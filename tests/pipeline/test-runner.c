@@ -91,6 +91,16 @@ static void test_link(void)
 	CHECK(pl_link_watch_step(&seen, &l, 9 * S, &lost));
 	CHECK(lost == 2 && seen.reopens == 3);
 	CHECK(!pl_link_watch_step(&seen, &l, 20 * S, &lost));
+	/* gone again, first seen after the first reopen failed: the gone line
+	   does not say the reopen error, so the next second's line does */
+	l = (struct acq_link_state){ .state = ACQ_LINK_REOPENING, .losses = 4, .reopens = 3, .cause = -ENETDOWN,
+	                             .reopen_err = -ENODEV, .attempts = 1 };
+	CHECK(pl_link_watch_step(&seen, &l, 21 * S, &lost));
+	CHECK(lost == 1 && seen.reopen_err == 0);
+	l.attempts = 3;
+	CHECK(pl_link_watch_step(&seen, &l, 22 * S, &lost));
+	CHECK(lost == 0 && seen.reopen_err == -ENODEV);
+	CHECK(!pl_link_watch_step(&seen, &l, 23 * S, &lost));
 }
 
 static void test_refuse(void)
