@@ -65,7 +65,10 @@ PKGS+=(libubsan1:armhf)
 # renders them for the check, bash-completion runs the completion under
 # test; debhelper (dh with its meson build system), fakeroot and lintian
 # build and check the .deb; dpkg-dev is dpkg-buildpackage.
-PKGS+=(help2man man-db bash-completion debhelper fakeroot lintian dpkg-dev)
+# udev's udevadm applies the package's rule to /dev/cpu_dma_latency (a fresh
+# Debian 12 has no udev; installing it may bring systemd to the same point
+# release).
+PKGS+=(help2man man-db bash-completion debhelper fakeroot lintian dpkg-dev udev)
 if [ "${1:-}" = --build ]; then
 	PKGS=("${BUILD[@]}") # the demo builds for this machine only
 else
