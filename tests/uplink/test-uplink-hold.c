@@ -10,7 +10,7 @@
  * at the subscriber, in the order of arrival: the 5 held Batches first
  * (flagged historical), then the backlog 0..19 and 25..29 in seq order;
  * every record there, nothing missing and no duplicate but the broker's
- * own QoS 1 redelivery of the last Batch before the outage, and the
+ * own QoS 1 redelivery of Batches from before the outage, and the
  * forwarder's counts (hold_batches 5, the 5 skipped by the backlog, 33
  * messages for 33 Batches).  A second hold naming Batches already sent is
  * taken and sends nothing; past UPL_HOLD_MAX waiting windows are refused
@@ -131,8 +131,10 @@ int main(void)
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 	CHECK(upl_forwarder_wait_cursor(f, base, 20000) == 0);
-	/* The subscriber has them too before the broker stops: its session
-	   then holds at most the last one's acknowledgement in flight. */
+	/* The subscriber has them too before the broker stops.  Its
+	   acknowledgements may still be unread by the broker then, which
+	   delivers those Batches again after its restart: recv must count
+	   them as duplicates, not as records (the check below). */
 	CHECK(upl_recv_wait_seq(rt.r, "loco7", base, 20000) == 0);
 
 	/* The outage: the backlog builds, a trigger fires inside it. */
@@ -179,10 +181,13 @@ int main(void)
 	CHECK(st.hold_requests == 1 && st.hold_batches == HELD_N && st.hold_refused == 0);
 	CHECK(st.skipped == HELD_N * ITEMS && st.published == 3 + BACKLOG && st.resent == 0);
 	/* The forwarder sent each Batch once (published, resent above).  The
-	   broker may deliver the last Batch before the outage once more: QoS 1
-	   to the subscriber, whose acknowledgement can still be in flight when
-	   the broker stops and saves the session (qemu under load saw it). */
-	CHECK(v.records == (3 + BACKLOG) * ITEMS && (v.duplicates == 0 || v.duplicates == ITEMS) && v.missing == 0);
+	   broker may deliver the 3 Batches before the outage once more: QoS 1
+	   to the subscriber, whose acknowledgements can still be unread in the
+	   broker's socket when it stops and saves the session (seen: 1 under
+	   qemu, all 3 in CI).  Nothing after the outage: the broker does not
+	   stop again. */
+	CHECK(v.records == (3 + BACKLOG) * ITEMS && v.duplicates % ITEMS == 0 && v.duplicates <= 3 * ITEMS &&
+	      v.missing == 0);
 
 	/* A window already sent: taken, nothing sent again. */
 	CHECK(upl_forwarder_hold(f, from_ns, to_ns) == 0);
