@@ -34,6 +34,9 @@ static const char replay_usage[] =
 	"Feed recorded data through the same decode and store path as live data.\n"
 	"SOURCE is a trace (a candump log, Vector ASC or BLF, PEAK TRC 1.0 to 2.1,\n"
 	"told apart by content) or a railmon log directory.\n"
+	"Before it starts, replay says the trace's frames on each channel and which\n"
+	"bus reads which; frames no bus reads are said, and a replay that would\n"
+	"store none of them is refused.\n"
 	"A trace: with one CAN bus in the board file it takes every frame; with\n"
 	"several, each bus the frames of the trace interface named like its\n"
 	"'interface =' (candump) or of its 'channel =' (ASC, BLF, TRC; by default\n"
@@ -42,7 +45,10 @@ static const char replay_usage[] =
 	"again with the board's DBC files, its Modbus samples and events are kept,\n"
 	"by bus index.\n\n"
 	"  -b, --board FILE   board file (DBC files, vehicle id)\n"
-	"  -D, --dbc FILE     no board file: one CAN bus decoded with FILE (a trace)\n"
+	"  -D, --dbc FILE     no board file: one CAN bus decoded with FILE (a trace); it\n"
+	"                     reads the trace's one channel, or --channel N of several\n"
+	"      --channel N    with --dbc (or a board of one CAN bus): only channel N of\n"
+	"                     an ASC, BLF or TRC trace\n"
 	"      --vehicle ID   with --dbc: the vehicle id the log carries (default replay)\n"
 	"  -d, --data DIR     log directory (overrides [storage] dir; with --dbc the\n"
 	"                     default is ./railmon-data)\n"
@@ -106,6 +112,7 @@ static int dbc_board(const char *trace, const char *dbc, const char *vehicle, st
 struct replay_args {
 	const char *board, *data, *trace, *to_can, *dbc, *vehicle;
 	bool force, append;
+	uint32_t channel;
 	double speed;
 };
 
@@ -118,6 +125,7 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
 		{ "speed", required_argument, NULL, 's' }, { "to-can", required_argument, NULL, 1 },
 		{ "force", no_argument, NULL, 2 }, { "dbc", required_argument, NULL, 'D' },
 		{ "vehicle", required_argument, NULL, 3 }, { "append", no_argument, NULL, 4 },
+		{ "channel", required_argument, NULL, 5 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c;
@@ -128,6 +136,15 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
 		case 'D': a->dbc = optarg; break;
 		case 3: a->vehicle = optarg; break;
 		case 4: a->append = true; break;
+		case 5: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (!*optarg || *end || v < 1 || v > 255)
+				return cli_fail("replay", "--channel: expected 1 to 255, not '%s'", optarg);
+			a->channel = (uint32_t)v;
+			break;
+		}
 		case 'd': a->data = optarg; break;
 		case 's':
 			if (!cli_parse_seconds(optarg, &a->speed) || a->speed > 1000)
@@ -202,10 +219,25 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 	return -1;
 }
 
+/* The channel of a --dbc (or --channel) replay, then which bus reads
+   which.  -1 to go on, else the exit status. */
+static int replay_channels(const struct replay_args *a, const struct rpt_trace_info *info, struct conf_board *cfg)
+{
+	int r;
+
+	if (a->channel && !a->dbc && cfg->nbuses != 1)
+		return cli_fail("replay", "--channel: %s has %zu CAN buses; each takes its channel from its "
+		                "'channel =' (or the n-th channel n)", a->board, cfg->nbuses);
+	if ((a->dbc || a->channel) && (r = rpt_trace_pick_channel(stderr, info, cfg, a->channel)) >= 0)
+		return r;
+	return rpt_trace_plan(stderr, info, cfg);
+}
+
 int board_cmd_replay(int argc, char **argv)
 {
 	struct replay_args a = { .vehicle = "replay" };
 	struct pl_daemon_opts opts = { 0 };
+	static struct rpt_trace_info info; /* 2 KiB of counts: off the stack */
 	struct conf_board *cfg;
 	struct stat sb;
 	int r;
@@ -215,8 +247,10 @@ int board_cmd_replay(int argc, char **argv)
 		return r;
 	if (stat(a.trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", a.trace, strerror(errno));
-	if (!S_ISDIR(sb.st_mode) && (r = rpt_trace_check(stderr, a.trace, !a.to_can)) >= 0)
+	if (!S_ISDIR(sb.st_mode) && (r = rpt_trace_check_info(stderr, a.trace, !a.to_can, &info)) >= 0)
 		return r;
+	if (a.channel && (a.to_can || S_ISDIR(sb.st_mode)))
+		return cli_fail("replay", "--channel chooses a channel of a trace replayed into a log");
 	if (a.to_can) {
 		if (S_ISDIR(sb.st_mode))
 			return cli_fail("replay", "--to-can takes a candump trace, not a log directory");
@@ -234,6 +268,10 @@ int board_cmd_replay(int argc, char **argv)
 	r = replay_target(&a, &sb, cfg, &opts);
 	if (r >= 0)
 		return r;
+	if (!S_ISDIR(sb.st_mode) && (r = replay_channels(&a, &info, cfg)) >= 0) {
+		conf_free(cfg);
+		return r;
+	}
 	r = board_run_daemon("replay", cfg, &opts, 0, true);
 	conf_free(cfg);
 	return r;

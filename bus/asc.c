@@ -13,7 +13,8 @@
  *   t CANFD ch Rx|Tx id[x] [name] brs esi dlc len b0 ... [dur len flags ...]
  *   t CANFD ch Rx|Tx ErrorFrame ...
  * A CANFD line whose flags (the third field after the data) lack EDL
- * (0x1000) is a classic frame in the FD layout (RTR 0x10).  Any other line
+ * (0x1000) is a classic frame in the FD layout (RTR 0x10), if it has at
+ * most 8 bytes.  Any other line
  * with a time (statistics, chip status, system variables, markers) is an
  * event we do not read: skipped.  A line with neither a time nor a header
  * keyword is no ASC: -EBADMSG.
@@ -167,6 +168,12 @@ static bool parse_bytes(const struct bus_asc *st, const struct bus_tok *t, size_
 	return true;
 }
 
+static bool valid_fd_len(unsigned len)
+{
+	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 ||
+	       len == 64;
+}
+
 static bool is_dir(struct bus_tok t)
 {
 	return bus_tok_is(t, "Rx") || bus_tok_is(t, "Tx");
@@ -177,11 +184,65 @@ static void error_frame(struct acq_can *can)
 	*can = (struct acq_can){ .id = BUS_TRACE_ERR_ID, .flags = ACQ_CAN_ERR };
 }
 
-/* t[0] = channel: "ch id Rx d dlc bytes" / "ch id Rx r [dlc]" / "ch ErrorFrame" */
-static int classic_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, struct acq_can *can)
+/* How many of t[0..n) in a row are bytes (at most max): the data, before
+   the trailing "Length = ..." columns. */
+static size_t count_bytes(const struct bus_asc *st, const struct bus_tok *t, size_t n, size_t max)
+{
+	size_t k = 0;
+	uint32_t v;
+
+	while (k < n && k < max && bus_tok_uint(t[k], st->dec ? 10 : 16, 255, &v))
+		k++;
+	return k;
+}
+
+/* "r [dlc]": the DLC is optional, and what follows it may be CANoe's
+   "Length = ..." columns instead (python-can reads a missing DLC as 0). */
+static int remote_dlc(const struct bus_asc *st, const struct bus_tok *t, size_t n, struct acq_can *can)
 {
 	uint32_t dlc = 0;
 
+	can->flags |= ACQ_CAN_RTR;
+	if (n > 0 && !bus_tok_uint(t[0], st->dec ? 10 : 16, 15, &dlc))
+		dlc = 0; /* "Length": no DLC written */
+	can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
+	return BUS_TRACE_FRAME;
+}
+
+/*
+ * "d dlc bytes" of a classic-format line.  DLC 0..8 is the length; 9..15
+ * a classic frame's raw DLC with 8 bytes, unless the FD length of that
+ * code follows (an FD frame written in the classic layout); a larger
+ * number is an FD length ("d 40" in hex and 64 bytes).  Nothing is cut:
+ * every byte the line has is kept.
+ */
+static int data_frame(const struct bus_asc *st, const struct bus_tok *t, size_t n, struct acq_can *can)
+{
+	uint32_t dlc;
+	unsigned len;
+	size_t have;
+
+	if (n < 1 || !bus_tok_uint(t[0], st->dec ? 10 : 16, 64, &dlc))
+		return -EBADMSG;
+	len = dlc;
+	if (dlc > 8) {
+		have = count_bytes(st, t + 1, n - 1, 64);
+		len = dlc <= 15 ? bus_trace_dlc_len(dlc) : dlc;
+		if (dlc > 15 && !valid_fd_len(len))
+			return -EBADMSG;
+		if (have >= len)
+			can->flags |= ACQ_CAN_FD;
+		else if (dlc <= 15)
+			len = 8;
+		else
+			return -EBADMSG;
+	}
+	return parse_bytes(st, t + 1, n - 1, len, can) ? BUS_TRACE_FRAME : -EBADMSG;
+}
+
+/* t[0] = channel: "ch id Rx d dlc bytes" / "ch id Rx r [dlc]" / "ch ErrorFrame" */
+static int classic_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, struct acq_can *can)
+{
 	if (n >= 2 && bus_tok_is(t[1], "ErrorFrame")) {
 		error_frame(can);
 		return BUS_TRACE_FRAME;
@@ -191,16 +252,36 @@ static int classic_line(const struct bus_asc *st, const struct bus_tok *t, size_
 	if (!parse_id(st, t[1], can))
 		return -EBADMSG;
 	can->flags |= bus_tok_is(t[2], "Tx") ? ACQ_CAN_TX : 0;
-	if (bus_tok_is(t[3], "r")) {
-		can->flags |= ACQ_CAN_RTR;
-		if (n > 4 && !bus_tok_uint(t[4], st->dec ? 10 : 16, 15, &dlc))
-			return -EBADMSG;
-		can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
-		return BUS_TRACE_FRAME;
-	}
-	if (!bus_tok_is(t[3], "d") || n < 5 || !bus_tok_uint(t[4], st->dec ? 10 : 16, 15, &dlc))
+	if (bus_tok_is(t[3], "r"))
+		return remote_dlc(st, t + 4, n - 4, can);
+	if (!bus_tok_is(t[3], "d"))
 		return -EBADMSG;
-	return parse_bytes(st, t + 5, n - 5, dlc > 8 ? 8 : dlc, can) ? BUS_TRACE_FRAME : -EBADMSG;
+	return data_frame(st, t + 4, n - 4, can);
+}
+
+/*
+ * "CANFD ch id dir brs esi d dlc len bytes" / "... r dlc": the other CANFD
+ * layout CANoe logs write (id before the direction, a d/r column, then
+ * "Length = ..."): an FD frame, or a remote frame (which FD has not:
+ * classic).  t[0] = "CANFD".
+ */
+static int fd_line_dr(const struct bus_asc *st, const struct bus_tok *t, size_t n, struct acq_can *can)
+{
+	uint32_t brs, esi, dlc, len;
+
+	if (n < 7 || !parse_id(st, t[2], can) || !bus_tok_uint(t[4], 10, 1, &brs) ||
+	    !bus_tok_uint(t[5], 10, 1, &esi))
+		return -EBADMSG;
+	can->flags |= bus_tok_is(t[3], "Tx") ? ACQ_CAN_TX : 0;
+	if (bus_tok_is(t[6], "r"))
+		return remote_dlc(st, t + 7, n - 7, can);
+	if (!bus_tok_is(t[6], "d") || n < 9 || !bus_tok_uint(t[7], 16, 15, &dlc) ||
+	    !bus_tok_uint(t[8], 10, 64, &len) || bus_trace_dlc_len(dlc) != len)
+		return -EBADMSG;
+	if (!parse_bytes(st, t + 9, n - 9, len, can))
+		return -EBADMSG;
+	can->flags |= ACQ_CAN_FD | (brs ? ACQ_CAN_BRS : 0) | (esi ? ACQ_CAN_ESI : 0);
+	return BUS_TRACE_FRAME;
 }
 
 /* t[0] = "CANFD" */
@@ -210,9 +291,13 @@ static int fd_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, 
 	uint32_t ch, brs, esi, dlc, len, flags = ASC_FD_EDL;
 	size_t i = 4;
 
-	if (n < 4 || !bus_tok_uint(t[1], 10, 255, &ch) || !is_dir(t[2]))
+	if (n < 4 || !bus_tok_uint(t[1], 10, 255, &ch))
 		return -EBADMSG;
 	*ret_chan = ch;
+	if (!is_dir(t[2]) && is_dir(t[3]))
+		return fd_line_dr(st, t, n, can);
+	if (!is_dir(t[2]))
+		return -EBADMSG;
 	if (bus_tok_is(t[3], "ErrorFrame")) {
 		error_frame(can);
 		return BUS_TRACE_FRAME;
@@ -232,9 +317,9 @@ static int fd_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, 
 	if (i + 2 < n && !bus_tok_uint(t[i + 2], 16, UINT32_MAX, &flags))
 		return -EBADMSG;
 	can->flags |= bus_tok_is(t[2], "Tx") ? ACQ_CAN_TX : 0;
-	if (!(flags & ASC_FD_EDL)) {
-		if (len > 8)
-			return -EBADMSG;
+	/* no EDL: a classic frame, unless it carries more than 8 bytes, which
+	   only FD can (python-can's writer puts flags 0 on FD frames) */
+	if (!(flags & ASC_FD_EDL) && len <= 8) {
 		if (flags & ASC_FD_RTR) {
 			can->flags |= ACQ_CAN_RTR;
 			can->len = (uint8_t)(dlc > 8 ? 8 : dlc);

@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "acquisition/acq-pace.h"
 #include "bus-private.h"
@@ -94,9 +95,71 @@ struct trace {
 	int64_t off;               /* realtime - monotonic the due frames are stamped with */
 	struct acq_item pending;
 	bool have_pending;
+	/* a gzip-compressed file (.asc.gz): told by its magic at the first
+	   fill, inflated into buf; zin holds the compressed bytes */
+	bool gz;
+	bool gz_eof;               /* no more compressed bytes */
+	bool gz_bad;               /* damaged gzip data: the rest is lost */
+	bool gz_said;
+	bool gz_member_end;        /* the last inflate ended a member */
+	unsigned char *zin;
+	z_stream zs;
+	uint64_t chan_frames[BUS_TRACE_CHANNELS]; /* first pass, before choosing */
 };
 
 
+
+static ssize_t trace_read(struct trace *tr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(tr->fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	tr->file_pos += n;
+	return n;
+}
+
+/* Inflate into buf[fill..]: concatenated members (gzip -c a b) go on;
+   damaged data ends the file, said once as a damaged part. */
+static int trace_inflate(struct trace *tr)
+{
+	size_t room = TRACE_BUF_SIZE - tr->fill;
+
+	tr->zs.next_out = (unsigned char *)tr->buf + tr->fill;
+	tr->zs.avail_out = (uInt)room;
+	while (tr->zs.avail_out == room && !tr->eof) {
+		int z;
+
+		if (tr->zs.avail_in == 0 && !tr->gz_eof) {
+			ssize_t n = trace_read(tr, tr->zin, TRACE_BUF_SIZE);
+
+			if (n < 0)
+				return (int)n;
+			tr->gz_eof = n == 0;
+			tr->zs.next_in = tr->zin;
+			tr->zs.avail_in = (uInt)n;
+		}
+		if (tr->zs.avail_in == 0) {
+			/* the end of the file: whole if it ends with a member */
+			tr->gz_bad = !tr->gz_member_end;
+			tr->eof = true;
+			break;
+		}
+		z = inflate(&tr->zs, Z_NO_FLUSH);
+		tr->gz_member_end = z == Z_STREAM_END;
+		if (z == Z_STREAM_END) {
+			inflateReset(&tr->zs); /* a next member (gzip -c a b) may follow */
+		} else if (z != Z_OK && z != Z_BUF_ERROR) {
+			tr->gz_bad = true; /* damaged: the rest is lost */
+			tr->eof = true;
+		}
+	}
+	tr->fill = TRACE_BUF_SIZE - tr->zs.avail_out;
+	return 0;
+}
 
 static int trace_fill(struct trace *tr)
 {
@@ -107,16 +170,39 @@ static int trace_fill(struct trace *tr)
 		tr->fill -= tr->pos;
 		tr->pos = 0;
 	}
-	do
-		n = read(tr->fd, tr->buf + tr->fill, TRACE_BUF_SIZE - tr->fill);
-	while (n < 0 && errno == EINTR);
+	if (tr->gz)
+		return trace_inflate(tr);
+	n = trace_read(tr, tr->buf + tr->fill, TRACE_BUF_SIZE - tr->fill);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	if (n == 0)
 		tr->eof = true;
 	tr->fill += (size_t)n;
-	tr->file_pos += n;
 	return 0;
+}
+
+/* The gzip magic at the start: what was read becomes the compressed
+   input, and buf is refilled with what it inflates to.  Allocates (at
+   open, like the BLF reader). */
+static int trace_gz_start(struct trace *tr)
+{
+	if (tr->fill < 2 || (unsigned char)tr->buf[0] != 0x1f || (unsigned char)tr->buf[1] != 0x8b || tr->gz)
+		return 0;
+	tr->zin = malloc(TRACE_BUF_SIZE);
+	if (!tr->zin)
+		return -ENOMEM;
+	memcpy(tr->zin, tr->buf, tr->fill);
+	tr->zs = (z_stream){ .next_in = tr->zin, .avail_in = (uInt)tr->fill };
+	if (inflateInit2(&tr->zs, 16 + MAX_WBITS) != Z_OK) {
+		free(tr->zin);
+		tr->zin = NULL;
+		return -ENOMEM;
+	}
+	tr->gz = true;
+	tr->gz_eof = tr->eof;
+	tr->eof = false;
+	tr->pos = tr->fill = 0;
+	return trace_inflate(tr);
 }
 
 /* Next line (without the newline) in ret_line and ret_len; see enum line_kind. */
@@ -195,6 +281,11 @@ static int trace_rewind(bus_dev_t *dev, struct trace *tr)
 	tr->loop_off += span + (gap > 0 ? gap : 1);
 	tr->pos = tr->fill = 0;
 	tr->eof = tr->skipping = false;
+	if (tr->gz) {
+		inflateReset(&tr->zs);
+		tr->zs.avail_in = 0;
+		tr->gz_eof = tr->gz_bad = tr->gz_said = tr->gz_member_end = false;
+	}
 	tr->lineno = 0;
 	tr->pass_frames = 0;
 	bus_asc_init(&tr->asc);
@@ -260,19 +351,16 @@ static ssize_t trace_blf_read(void *ctx, void *buf, size_t len)
 		tr->pos += k;
 		return (ssize_t)k;
 	}
-	do
-		n = read(tr->fd, buf, len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	tr->file_pos += n;
+	n = trace_read(tr, buf, len);
 	return n;
 }
 
 /* Keep the frame? (interface of a candump log, channel of the others, filters) */
-static bool trace_wanted(const bus_dev_t *dev, const struct trace *tr, const char *ifname, unsigned chan,
+static bool trace_wanted(const bus_dev_t *dev, struct trace *tr, const char *ifname, unsigned chan,
                          const struct acq_can *can)
 {
+	if (tr->first_pass)
+		tr->chan_frames[tr->fmt == BUS_TRACE_CANDUMP || chan >= BUS_TRACE_CHANNELS ? 0 : chan]++;
 	if (tr->fmt == BUS_TRACE_CANDUMP) {
 		if (dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0)
 			return false;
@@ -345,6 +433,13 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 
 		if (r < 0)
 			return r;
+		if (r == LINE_EOF && tr->gz_bad && !tr->gz_said) {
+			tr->gz_said = true; /* the line after the last one read */
+			if (!tr->first_bad)
+				snprintf(tr->first_why, sizeof(tr->first_why), "damaged gzip data: the rest of the file is lost");
+			trace_bad_at(dev, tr, tr->lineno + 1, ret_item);
+			return 0;
+		}
 		if (r == LINE_EOF) {
 			r = trace_rewind(dev, tr);
 			if (r < 0)
@@ -456,6 +551,9 @@ static void trace_close(bus_dev_t *dev)
 		return;
 	trace_release(dev);
 	bus_blf_free(tr->blf);
+	if (tr->gz)
+		inflateEnd(&tr->zs);
+	free(tr->zin);
 	free(tr->buf);
 	free(tr);
 	dev->priv = NULL;
@@ -496,6 +594,8 @@ static int trace_detect(struct trace *tr)
 
 	/* read on only while nothing tells: a pipe's writer may be slow */
 	for (;;) {
+		if (!tr->gz && tr->fill >= 2 && (r = trace_gz_start(tr)) < 0)
+			return r;
 		tr->fmt = bus_trace_detect(tr->buf, tr->fill);
 		if ((tr->fmt != BUS_TRACE_UNKNOWN && tr->fmt != BUS_TRACE_EMPTY) || tr->eof || tr->fill == TRACE_BUF_SIZE)
 			break;
@@ -582,9 +682,23 @@ int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len)
 		return -ENOENT;
 	if (tr->fmt == BUS_TRACE_BLF)
 		snprintf(buf, len, "%s: offset %lu: %s", dev->cfg.can.device, tr->first_bad - 1, tr->first_why);
+	else if (tr->first_why[0])
+		snprintf(buf, len, "%s:%lu: %s", dev->cfg.can.device, tr->first_bad, tr->first_why);
 	else
 		snprintf(buf, len, "%s:%lu: malformed %s line", dev->cfg.can.device, tr->first_bad,
 		         bus_trace_format_name(tr->fmt == BUS_TRACE_EMPTY ? BUS_TRACE_CANDUMP : tr->fmt));
+	return 0;
+}
+
+int bus_can_trace_channels(const bus_dev_t *dev, uint64_t *counts, size_t n)
+{
+	const struct trace *tr;
+
+	if (!dev || dev->ops != &bus_can_trace_ops || !dev->priv || !counts)
+		return -EINVAL;
+	tr = dev->priv;
+	for (size_t c = 0; c < n; c++)
+		counts[c] = c < BUS_TRACE_CHANNELS ? tr->chan_frames[c] : 0;
 	return 0;
 }
 

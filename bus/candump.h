@@ -12,6 +12,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "acquisition/acq-item.h"
@@ -31,6 +32,20 @@ int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
                       char *ifname, size_t ifname_len);
 
 /*
+ * One line of what candump prints on the terminal (not -l/-L): the
+ * default "  can0  123   [8]  11 22 ...", with -ta/-td/-tz/-tA stamps,
+ * -x's "TX B E" columns, FD "[64]", "remote request", -a, -i, -S, -8
+ * and an error frame's "ERRORFRAME" (candump-screen.c says each shape).
+ * Same contract as bus_candump_parse.  -td/-tz stamps are taken as they
+ * are printed (seconds), -tA as local time.
+ */
+int bus_candump_parse_screen(const char *line, size_t len, struct acq_item *ret_item, char *ifname,
+                             size_t ifname_len);
+/* A line that continues the one before: -e's description of an error
+   frame, indented by a tab. */
+bool bus_candump_screen_cont(const char *line, size_t len);
+
+/*
  * Trace driver (bus_can_trace_ops, BUS_CAN_TRACE; see bus/CAN.md): after
  * recv() counted a malformed line (stats.bad_input, ACQ_EV_CAN_BAD_LINE
  * event with detail = line number), writes "file:line: malformed candump
@@ -40,3 +55,15 @@ int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
  * it from the thread that runs recv() or after that thread stopped.
  */
 int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len);
+
+/* Channels of an ASC, BLF or TRC file are 1..BUS_TRACE_CHANNELS-1 */
+#define BUS_TRACE_CHANNELS 256
+
+/*
+ * Trace driver: the frames read so far on each channel, before the
+ * device's channel and filters chose (counts[c], channel c, for c below
+ * n; a candump log's frames all count as channel 0).  For what `replay`
+ * says a trace holds.  Returns 0; -EINVAL as bus_can_trace_first_bad.
+ * Same threading rule as bus_can_trace_first_bad.
+ */
+int bus_can_trace_channels(const bus_dev_t *dev, uint64_t *counts, size_t n);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "candump.h"
 #include "trace-fmt.h"
@@ -180,9 +181,11 @@ static enum bus_trace_format line_format(const char *s, size_t len)
 	    bus_tok_time_ns(tok[1], 6, &ns))
 		return BUS_TRACE_TRC; /* "   1)      1841.0 ..." of TRC 1.x */
 	/* an ASC event line without a header: "0.001234 1 123 Rx d ..." */
-	if (n >= 4 && bus_tok_time_ns(tok[0], 9, &ns) &&
-	    (bus_tok_is(tok[1], "CANFD") || (bus_tok_uint(tok[1], 10, 255, &(uint32_t){ 0 }) &&
-	                                     (bus_tok_is(tok[3], "Rx") || bus_tok_is(tok[3], "Tx")))))
+	if (n >= 3 && bus_tok_time_ns(tok[0], 9, &ns) &&
+	    ((n >= 4 && bus_tok_is(tok[1], "CANFD")) ||
+	     (bus_tok_uint(tok[1], 10, 255, &(uint32_t){ 0 }) &&
+	      (bus_tok_is(tok[2], "ErrorFrame") ||
+	       (n >= 4 && (bus_tok_is(tok[3], "Rx") || bus_tok_is(tok[3], "Tx")))))))
 		return BUS_TRACE_ASC;
 	return BUS_TRACE_UNKNOWN;
 }
@@ -208,10 +211,13 @@ enum bus_trace_format bus_trace_detect(const void *head, size_t len)
 	return blank ? BUS_TRACE_EMPTY : BUS_TRACE_UNKNOWN;
 }
 
+/* gzread reads a file that is not gzip as it is: one path for .asc and
+   .asc.gz, as the trace driver reads them. */
 int bus_trace_detect_file(const char *path, enum bus_trace_format *ret_fmt)
 {
 	char *buf;
 	size_t fill = 0;
+	gzFile gz;
 	int fd, r = 0;
 
 	if (!path || !ret_fmt)
@@ -219,19 +225,27 @@ int bus_trace_detect_file(const char *path, enum bus_trace_format *ret_fmt)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		close(fd);
+		return -ENOMEM;
+	}
 	buf = malloc(BUS_TRACE_DETECT_LEN);
 	while (buf && fill < BUS_TRACE_DETECT_LEN) {
-		ssize_t n = read(fd, buf + fill, BUS_TRACE_DETECT_LEN - fill);
+		int n = gzread(gz, buf + fill, (unsigned)(BUS_TRACE_DETECT_LEN - fill));
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			r = -errno;
+		if (n < 0) {
+			int e = 0;
+
+			gzerror(gz, &e);
+			/* damaged gzip data: what came before still tells */
+			r = e == Z_ERRNO ? -(errno ? errno : EIO) : 0;
+		}
 		if (n <= 0)
 			break;
 		fill += (size_t)n;
 	}
-	close(fd);
+	gzclose(gz);
 	if (!buf)
 		return -ENOMEM;
 	if (r == 0) {

@@ -65,20 +65,69 @@ static void print_rows(struct rpt_decode *d, const struct acq_item *frame, const
 	}
 }
 
-static void decode_line(struct rpt_decode *d, const char *line, size_t len, uint64_t lineno, const char *src)
+/* Bytes no text has: NUL and the control characters but tab, CR, LF and
+   ESC (candump -c colours its lines). */
+static bool is_binary(const char *line, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)line[i];
+
+		if (c < 0x20 && c != '\t' && c != '\r' && c != '\n' && c != 0x1b)
+			return true;
+	}
+	return false;
+}
+
+/* candump -c's colours: "ESC [ ... m" taken out in place; the new length */
+static size_t strip_colour(char *line, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] == 0x1b && i + 1 < len && line[i + 1] == '[') {
+			size_t j = i + 2;
+
+			while (j < len && ((line[j] >= '0' && line[j] <= '9') || line[j] == ';'))
+				j++;
+			if (j < len && line[j] == 'm') {
+				i = j;
+				continue;
+			}
+		}
+		line[o++] = line[i];
+	}
+	return o;
+}
+
+static void decode_line(struct rpt_decode *d, char *line, size_t len, uint64_t lineno, const char *src)
 {
 	struct acq_item frame;
 	int n;
 
 	if (len <= 1 && (len == 0 || line[0] == '\n'))
 		return;
-	if (bus_candump_parse(line, len, &frame, NULL, 0) < 0) {
+	if (is_binary(line, len)) {
+		/* a BLF file or any other bytes: one sentence, not its bytes
+		   echoed line by line */
+		fprintf(d->err, "railmon decode: %s:%" PRIu64 ": binary data, not candump text (candump -l, -L "
+		        "or its screen output); nothing more read\n", src, lineno);
+		d->binary = true;
+		return;
+	}
+	if (memchr(line, 0x1b, len))
+		len = strip_colour(line, len);
+	if (d->after_error && bus_candump_screen_cont(line, len))
+		return; /* -e: the error frame said in words */
+	d->after_error = false;
+	if (bus_candump_parse(line, len, &frame, NULL, 0) < 0 &&
+	    bus_candump_parse_screen(line, len, &frame, NULL, 0) < 0) {
 		if (d->bad++ < RPT_DECODE_BAD_SAID)
 			fprintf(d->err, "railmon decode: %s:%" PRIu64 ": not a candump line: %.*s\n", src, lineno,
 			        (int)(len && line[len - 1] == '\n' ? len - 1 : len), line);
 		return;
 	}
 	d->frames++;
+	d->after_error = frame.can.flags & ACQ_CAN_ERR;
 	frame.seq = ++d->seq;
 	n = bus_dbc_decode(d->dbc, &frame, 0, d->samples, d->max);
 	if (n < 0)
@@ -99,7 +148,7 @@ int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src)
 	ssize_t len;
 	uint64_t lineno = 0;
 
-	while ((len = getline(&line, &cap, in)) >= 0)
+	while (!d->binary && (len = getline(&line, &cap, in)) >= 0)
 		decode_line(d, line, (size_t)len, ++lineno, src);
 	free(line);
 	return ferror(in) ? -EIO : 0;
@@ -120,6 +169,8 @@ int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *
 		rec_format_header(d->out, d->fmt);
 	r = rpt_decode_stream(d, in, src);
 	fflush(d->out);
+	if (d->binary && !d->frames)
+		return 1; /* said in its one sentence */
 	fprintf(d->err, "railmon decode: %" PRIu64 " frames, %" PRIu64 " decoded with %s", d->frames, d->decoded,
 	        dbc_name);
 	if (d->bad)
@@ -128,7 +179,7 @@ int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *
 	fputc('\n', d->err);
 	if (r < 0)
 		fprintf(d->err, "railmon decode: reading %s: %s\n", src, strerror(-r));
-	return r < 0 || d->bad ? 1 : 0;
+	return r < 0 || d->bad || d->binary ? 1 : 0;
 }
 
 void rpt_decode_release(struct rpt_decode *d)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode.h - `railmon decode`'s decoder: candump lines decoded with a
- * DBC, no board file.  Text: each line, then `Message(Signal: value unit
+ * DBC, no board file.  Every shape candump writes: its log (-l, -L) and
+ * what it prints on the terminal (bus_candump_parse_screen).  Text: each line, then `Message(Signal: value unit
  * 'label', ...)` (a frame the DBC does not describe: the line alone);
  * rows: the frame and its samples in export's schema (channel = signal
  * index, named Message.Signal).  board/decode.c parses the options, loads
@@ -28,6 +29,8 @@ struct rpt_decode {
 	bool text, decoded_only;
 	enum rec_format fmt;
 	uint64_t frames, decoded, bad;
+	bool binary;           /* the input is no text: refused, reading stopped */
+	bool after_error;      /* the line before was an error frame (-e's lines follow) */
 	uint64_t seq;          /* records numbered as a log would: frame, then its samples */
 };
 

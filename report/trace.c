@@ -11,16 +11,35 @@
 #include <string.h>
 
 #include "bus/bus.h"
+#include "conf/config-types.h"
 #include "bus/candump.h"
 #include "bus/trace.h"
 #include "report/say.h"
 #include "report/trace.h"
 
-int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
+static bool has_channels(enum bus_trace_format fmt)
+{
+	return fmt == BUS_TRACE_ASC || fmt == BUS_TRACE_BLF || fmt == BUS_TRACE_TRC;
+}
+
+/* "channel 1 8, channel 2 4" of the channels with frames */
+static void say_channels(FILE *out, const struct rpt_trace_info *info)
+{
+	bool first = true;
+
+	for (size_t c = 1; c < BUS_TRACE_CHANNELS; c++)
+		if (info->chan[c]) {
+			fprintf(out, "%schannel %zu %" PRIu64, first ? "" : ", ", c, info->chan[c]);
+			first = false;
+		}
+}
+
+int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct rpt_trace_info *ret_info)
 {
 	struct bus_cfg in = { .kind = BUS_KIND_CAN };
 	struct acq_item items[256];
-	uint64_t frames = 0, bad = 0;
+	struct rpt_trace_info info = { .fmt = fmt };
+	uint64_t bad = 0;
 	bus_dev_t *dev = NULL;
 	char first[PATH_MAX + 128];
 	int n;
@@ -31,27 +50,127 @@ int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
 		return n;
 	while ((n = bus_dev_recv(dev, items, 256, 0)) > 0)
 		for (int i = 0; i < n; i++) {
-			frames += items[i].kind == ACQ_ITEM_CAN;
+			info.frames += items[i].kind == ACQ_ITEM_CAN;
 			bad += items[i].kind == ACQ_ITEM_EVENT && items[i].event.code == ACQ_EV_CAN_BAD_LINE;
 		}
-	fprintf(out, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), frames);
+	bus_can_trace_channels(dev, info.chan, BUS_TRACE_CHANNELS);
+	fprintf(out, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), info.frames);
+	if (info.frames && has_channels(fmt)) {
+		fputs(": ", out);
+		say_channels(out, &info);
+	}
 	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
 		fprintf(out, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
 	fputc('\n', out);
 	bus_dev_free(dev);
+	if (ret_info)
+		*ret_info = info;
 	return n == -ENODATA ? 0 : n;
 }
 
-int rpt_trace_check(FILE *err, const char *trace, bool survey)
+int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
+{
+	return rpt_trace_survey_info(out, trace, fmt, NULL);
+}
+
+int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct conf_board *cfg, uint32_t channel)
+{
+	size_t held = 0, only = 0;
+
+	if (!has_channels(info->fmt) || cfg->nbuses != 1) {
+		if (channel)
+			return rpt_fail(err, "replay", "--channel: a %s has no numbered channels",
+			                bus_trace_format_name(info->fmt));
+		return -1;
+	}
+	for (size_t c = 1; c < BUS_TRACE_CHANNELS; c++)
+		if (info->chan[c]) {
+			held++;
+			only = only ? only : c;
+		}
+	if (channel && (channel >= BUS_TRACE_CHANNELS || !info->chan[channel])) {
+		fprintf(err, "railmon replay: --channel %" PRIu32 ": the trace has no frame on it; it holds ", channel);
+		say_channels(err, info);
+		fputc('\n', err);
+		return 2;
+	}
+	if (!channel && held > 1) {
+		fputs("railmon replay: the trace holds several channels (", err);
+		say_channels(err, info);
+		fputs("); --dbc decodes one bus: give --channel N\n", err);
+		return 2;
+	}
+	cfg->buses[0].can.trace_channel = channel ? channel : (uint32_t)only;
+	return -1;
+}
+
+/* The frames bus b of a trace replay gets */
+static uint64_t bus_frames(const struct rpt_trace_info *info, const struct bus_cfg *b)
+{
+	uint64_t sum = 0;
+
+	if (b->can.trace_channel)
+		return b->can.trace_channel < BUS_TRACE_CHANNELS ? info->chan[b->can.trace_channel] : 0;
+	for (size_t c = 0; c < BUS_TRACE_CHANNELS; c++)
+		sum += info->chan[c];
+	return sum;
+}
+
+int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct conf_board *cfg)
+{
+	static const char lead[] = "railmon replay: ";
+	uint64_t read = 0;
+
+	if (!has_channels(info->fmt))
+		return -1; /* candump: buses go by interface, said by the daemon */
+	for (size_t i = 0; i < cfg->nbuses; i++) {
+		const struct bus_cfg *b = &cfg->buses[i];
+		uint64_t k = bus_frames(info, b);
+
+		read += k;
+		if (b->can.trace_channel)
+			fprintf(out, "%sbus %s reads channel %" PRIu32 ": %" PRIu64 " frames\n", lead, b->name,
+			        b->can.trace_channel, k);
+		else
+			fprintf(out, "%sbus %s reads every channel: %" PRIu64 " frames\n", lead, b->name, k);
+	}
+	for (size_t c = 1; c < BUS_TRACE_CHANNELS; c++) {
+		bool taken = false;
+
+		for (size_t i = 0; i < cfg->nbuses; i++)
+			taken |= cfg->buses[i].can.trace_channel == 0 || cfg->buses[i].can.trace_channel == c;
+		if (info->chan[c] && !taken) {
+			fprintf(out, "%schannel %zu: %" PRIu64 " frames no bus reads (a bus's 'channel = %zu' would)\n",
+			        lead, c, info->chan[c], c);
+		}
+	}
+	if (info->frames && !read) {
+		fprintf(out, "%snone of the trace's %" PRIu64 " frames is on a channel a bus reads: nothing to "
+		        "replay\n", lead, info->frames);
+		return 1;
+	}
+	return -1;
+}
+
+int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_trace_info *ret_info)
 {
 	enum bus_trace_format fmt;
 	int r;
 
+	if (ret_info)
+		*ret_info = (struct rpt_trace_info){ 0 };
 	r = bus_trace_detect_file(trace, &fmt);
 	if (r == -EMEDIUMTYPE)
 		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
 		                BUS_TRACE_FORMATS);
-	if (r < 0 || (survey && (r = rpt_trace_survey(err, trace, fmt)) < 0))
+	if (r < 0 || (survey && (r = rpt_trace_survey_info(err, trace, fmt, ret_info)) < 0))
 		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
+	if (ret_info)
+		ret_info->fmt = fmt;
 	return -1;
+}
+
+int rpt_trace_check(FILE *err, const char *trace, bool survey)
+{
+	return rpt_trace_check_info(err, trace, survey, NULL);
 }

@@ -8,7 +8,18 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "bus/candump.h"
 #include "bus/trace.h"
+
+struct conf_board;
+
+/* What a survey found: the format, the frames, and the frames of each
+   channel (ASC, BLF, TRC: 1..255; a candump log's all in chan[0]). */
+struct rpt_trace_info {
+	enum bus_trace_format fmt;
+	uint64_t frames;
+	uint64_t chan[BUS_TRACE_CHANNELS];
+};
 
 /*
  * Read the trace once, all channels, as fast as it goes, and say on out
@@ -17,6 +28,10 @@
  * skips.  0, or -errno if the trace cannot be read.
  */
 int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt);
+/* The same, and what it found in *ret_info (NULL: not kept).  The
+   frames of each channel are said too, where the format has channels:
+   "..., 12 frames: channel 1 8, channel 2 4". */
+int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct rpt_trace_info *ret_info);
 
 /*
  * A trace replay's source (not a log directory) must be a trace railmon
@@ -25,3 +40,22 @@ int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt);
  * the exit code (2).
  */
 int rpt_trace_check(FILE *err, const char *trace, bool survey);
+/* The same, with the survey's findings in *ret_info (zeroed if none). */
+int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_trace_info *ret_info);
+
+/*
+ * The channel of the one CAN bus of a --dbc replay (cfg from
+ * conf_replay_dbc after conf_replay_trace): channel (0 = not given) if
+ * the trace holds it; else the only channel the trace holds; several and
+ * none given: refused, naming them, asking for --channel N.  -1 to go
+ * on, else the exit code (2), said on err.
+ */
+int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct conf_board *cfg, uint32_t channel);
+
+/*
+ * Which bus of cfg (after conf_replay_trace) reads which channel, with
+ * the frames each gets, and the channels no bus reads with their frames,
+ * on out.  A trace with frames none of which a bus reads is refused (the
+ * replay would store nothing): -1 to go on, else the exit code (1).
+ */
+int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct conf_board *cfg);
