@@ -230,7 +230,9 @@ static int trace_next_line(struct trace *tr, const char **ret_line, size_t *ret_
 			size_t len = tr->fill - tr->pos;
 
 			tr->pos = tr->fill;
-			if (len == 0 || tr->skipping)
+			/* a gzip file cut short: its last line is cut too, and
+			   the damage is said instead (trace_fetch) */
+			if (len == 0 || tr->skipping || tr->gz_bad)
 				return LINE_EOF;
 			tr->lineno++;
 			*ret_line = s;

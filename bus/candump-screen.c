@@ -35,7 +35,7 @@
 static size_t screen_stamp(const struct bus_tok *t, size_t n, int64_t *ret_ns)
 {
 	struct bus_tok a = t[0];
-	uint32_t y, mo, d, h, mi, s;
+	uint32_t y, mo, d, h, mi, s, f;
 	int64_t frac;
 
 	if (a.n < 3 || a.p[0] != '(')
@@ -52,8 +52,12 @@ static size_t screen_stamp(const struct bus_tok *t, size_t n, int64_t *ret_ns)
 	    !bus_tok_uint((struct bus_tok){ t[1].p, 2 }, 10, 23, &h) ||
 	    !bus_tok_uint((struct bus_tok){ t[1].p + 3, 2 }, 10, 59, &mi) ||
 	    !bus_tok_uint((struct bus_tok){ t[1].p + 6, 2 }, 10, 60, &s) ||
-	    !bus_tok_time_ns((struct bus_tok){ t[1].p + 8, t[1].n - 9 }, 9, &frac) || mo == 0 || d == 0)
+	    t[1].n > 19 || !bus_tok_uint((struct bus_tok){ t[1].p + 9, t[1].n - 10 }, 10, 999999999, &f) || mo == 0 ||
+	    d == 0)
 		return 0;
+	frac = f;
+	for (size_t k = t[1].n - 10; k < 9; k++)
+		frac *= 10; /* 6 digits (-tA) or 9 (-tA -N) */
 	*ret_ns = bus_trace_local_ns((int)y, (int)mo, (int)d, (int)h, (int)mi, (int)s, 0) + frac;
 	return 2;
 }

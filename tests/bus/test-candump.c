@@ -472,10 +472,111 @@ static void cleanup_tmp(void)
 	assert(rmdir(tmpdir) == 0);
 }
 
+/*
+ * What candump prints on the terminal, each shape as can-utils' candump.c
+ * and lib.c (snprintf_long_canframe) lay it out for interface "can0":
+ * " " + stamp + " " + "%*s" name [+ "  TX|RX" + " B|- E|-"] + "  " +
+ * the frame (id at column 0, or 5 when indented; "[n]" at id + 6, FD
+ * "[nn]" at id + 5; data " %02X" from id + 10).
+ */
+struct screen {
+	const char *line;
+	int64_t t_ns;
+	uint32_t id;
+	uint8_t flags;
+	uint8_t len;
+	const char *hex;
+};
+
+static const struct screen screens[] = {
+	/* default: no stamp */
+	{ "  can0  100   [8]  00 00 FA FF 04 00 00 01", 0, 0x100, 0, 8, "0000FAFF04000001" },
+	/* -ta, -td/-tz, -N, -tA (local time: TZ=UTC in this test) */
+	{ " (1436509052.249713)  can0  123   [1]  0A", 1436509052249713000, 0x123, 0, 1, "0A" },
+	{ " (000.000123)  can0  123   [0] ", 123000, 0x123, 0, 0, "" },
+	{ " (1436509052.249713123)  can0  123   [1]  0A", 1436509052249713123, 0x123, 0, 1, "0A" },
+	{ " (2015-07-10 06:17:32.249713)  can0  123   [1]  0A", 1436509052249713000, 0x123, 0, 1, "0A" },
+	/* 29-bit id, then an 11-bit one indented as candump does after it */
+	{ "  can0  12345678   [2]  11 22", 0, 0x12345678, ACQ_CAN_EXT, 2, "1122" },
+	{ "  can0       123   [2]  11 22", 0, 0x123, 0, 2, "1122" },
+	/* -x: direction, and an FD frame's BRS and ESI */
+	{ "  can0  TX - -  123   [1]  0A", 0, 0x123, ACQ_CAN_TX, 1, "0A" },
+	{ "  can0  RX B E  123  [12]  00 01 02 03 04 05 06 07 08 09 0A 0B", 0, 0x123,
+	  ACQ_CAN_FD | ACQ_CAN_BRS | ACQ_CAN_ESI, 12, "000102030405060708090A0B" },
+	/* FD without -x: no BRS/ESI said; [08] is FD, [8] classic */
+	{ "  can0  123  [08]  00 01 02 03 04 05 06 07", 0, 0x123, ACQ_CAN_FD, 8, "0001020304050607" },
+	{ "  can0  1ABCDEF0  [64]  00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 10 11 12 13 14 15 16 17 18 19 1A 1B"
+	  " 1C 1D 1E 1F 20 21 22 23 24 25 26 27 28 29 2A 2B 2C 2D 2E 2F 30 31 32 33 34 35 36 37 38 39 3A 3B 3C 3D 3E 3F",
+	  0, 0x1abcdef0, ACQ_CAN_FD | ACQ_CAN_EXT, 64,
+	  "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F"
+	  "202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F" },
+	/* remote */
+	{ "  can0  123   [3]  remote request", 0, 0x123, ACQ_CAN_RTR, 3, "" },
+	/* -a, -8, -i, -S */
+	{ "  can0  123   [2]  41 42                     'AB'", 0, 0x123, 0, 2, "4142" },
+	{ "  can0  123   [1]  2E                        '.'", 0, 0x123, 0, 1, "2E" },
+	{ "  can0  123   {F}  00 01 02 03 04 05 06 07", 0, 0x123, 0, 8, "0001020304050607" },
+	{ "  can0  123   [2]  00001010 11111111", 0, 0x123, 0, 2, "0AFF" },
+	{ "  can0  123   [3]  0C`0B`0A", 0, 0x123, 0, 3, "0A0B0C" },
+	/* an error frame (-e's description follows on tab lines) */
+	{ "  can0  20000080   [8]  00 00 00 00 00 00 00 00   ERRORFRAME", 0, 0x80, ACQ_CAN_ERR, 8,
+	  "0000000000000000" },
+};
+
+static const char *const screen_bads[] = {
+	"  can0  123   [2]  11",            /* fewer bytes than [2] */
+	"  can0  123   [9]  11",            /* classic has at most 8 */
+	"  can0  123  [13]  11",            /* no FD length */
+	"  can0  800   [0] ",               /* 11-bit id above 0x7ff */
+	"  can0  1234   [0] ",              /* 4 digits: neither */
+	"  can0  123   [1]  11 trailing",
+	"  can0  123  [08]  remote request", /* FD has no remote frames */
+	"  can0  123   [1]  1G",
+	" (12.3  can0  123   [0] ",
+	"  can0  123   [2]  11`22`33",      /* 3 bytes for [2] */
+	"hello",
+};
+
+static void test_screen(void)
+{
+	for (size_t i = 0; i < sizeof(screens) / sizeof(screens[0]); i++) {
+		const struct screen *g = &screens[i];
+		struct acq_item it;
+		uint8_t want[64] = { 0 };
+		char ifname[16];
+
+		if (bus_candump_parse_screen(g->line, strlen(g->line), &it, ifname, sizeof(ifname)) != 0) {
+			fprintf(stderr, "screen line refused: '%s'\n", g->line);
+			abort();
+		}
+		hex2bin(g->hex, want);
+		if (it.t_ns != g->t_ns || it.can.id != g->id || it.can.flags != g->flags || it.can.len != g->len ||
+		    strcmp(ifname, "can0") != 0 || ((g->flags & ACQ_CAN_RTR) == 0 && memcmp(it.can.data, want, g->len))) {
+			fprintf(stderr, "screen line '%s': t=%lld id=%x flags=%x len=%u\n", g->line, (long long)it.t_ns,
+			        it.can.id, it.can.flags, it.can.len);
+			abort();
+		}
+	}
+	for (size_t i = 0; i < sizeof(screen_bads) / sizeof(screen_bads[0]); i++) {
+		struct acq_item it;
+
+		if (bus_candump_parse_screen(screen_bads[i], strlen(screen_bads[i]), &it, NULL, 0) != -EBADMSG) {
+			fprintf(stderr, "screen line accepted: '%s'\n", screen_bads[i]);
+			abort();
+		}
+	}
+	assert(bus_candump_parse_screen(NULL, 0, &(struct acq_item){ 0 }, NULL, 0) == -EINVAL);
+	assert(bus_candump_screen_cont("\tbus-error", 10) && !bus_candump_screen_cont("  can0", 6));
+	printf("screen: %zu shapes candump prints (stamps -ta/-td/-N/-tA, -x, FD, remote, -a, -8, -i, -S, "
+	       "error frame), %zu refused\n", sizeof(screens) / sizeof(screens[0]),
+	       sizeof(screen_bads) / sizeof(screen_bads[0]));
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
 	test_parse_format();
+	test_screen();
 	test_bad_args();
 	test_trace_fast();
 	test_trace_loop();

@@ -9,6 +9,7 @@
  * text is the contract.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +320,66 @@ static void test_channels(const char *dir)
 	rec_channels_free(map);
 }
 
+/* What candump prints on the terminal (not its log format), in each
+   shape, decoded like its log lines; -e's tab lines after an error frame
+   and -c's colours are no bad lines. */
+static void test_decode_screen(struct rpt_decode *d0)
+{
+	static const char lines[] =
+		"  can0  123   [1]  0A\n"
+		" (1436509052.249713)  can0  123   [1]  0B\n"
+		" (000.000123)  can0  123   [1]  0C\n"
+		" (2015-07-10 08:17:32.249713)  can0  123   [1]  0D\n"
+		"  can0  TX - -  123   [1]  0E\n"
+		"  can0  RX B -  123  [01]  0F\n"
+		"  can0  123   [1]  10                        '.'\n"
+		"  can0  123   [0]  remote request\n"
+		"  can0  20000080   [8]  00 00 00 00 00 00 00 00   ERRORFRAME\n"
+		"\tbus-error\n"
+		"\033[1;31m  can0  123   [1]  11\033[0m\n";
+	struct rpt_decode d = { .text = true, .dbc = d0->dbc, .samples = d0->samples, .max = d0->max };
+	struct tlib_mem out, err;
+	FILE *in;
+
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	d.out = out.f;
+	d.err = err.f;
+	CHECK(in = fmemopen((void *)lines, strlen(lines), "r"));
+	CHECK(rpt_decode_stream(&d, in, "screen") == 0);
+	fclose(in);
+	CHECK_STR(tlib_mem_text(&err), "");
+	CHECK(d.frames == 10 && d.decoded == 8 && d.bad == 0, "%" PRIu64 " %" PRIu64 " %" PRIu64, d.frames, d.decoded, d.bad);
+	CHECK(strstr(tlib_mem_text(&out), "  can0  123   [1]  0A :: Eng(Speed: 10 km/h)\n") &&
+	      strstr(tlib_mem_text(&out), "  can0  RX B -  123  [01]  0F :: Eng(Speed: 15 km/h)\n") &&
+	      strstr(tlib_mem_text(&out), "  can0  123   [1]  11 :: Eng(Speed: 17 km/h)\n"), "%s", tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
+}
+
+/* A binary file on stdin (a BLF trace): one sentence, not its bytes. */
+static void test_decode_binary(struct rpt_decode *d0)
+{
+	static const char blf[] = "LOGG\x90\0\0\0\x01\0\0\0\n\x02\0\0\0LOBJ\0\0\n\n\x07\x08";
+	struct rpt_decode d = { .text = true, .dbc = d0->dbc, .samples = d0->samples, .max = d0->max };
+	struct tlib_mem out, err;
+	FILE *in;
+
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	d.out = out.f;
+	d.err = err.f;
+	CHECK(in = fmemopen((void *)blf, sizeof(blf) - 1, "r"));
+	CHECK(rpt_decode_stream(&d, in, "t.blf") == 0);
+	fclose(in);
+	CHECK_STR(tlib_mem_text(&err), "railmon decode: t.blf:1: binary data, not candump text (candump -l, -L or its "
+	          "screen output); nothing more read\n");
+	CHECK_STR(tlib_mem_text(&out), "");
+	CHECK(d.binary && d.frames == 0 && d.bad == 0);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
+}
+
 /* candump lines through a one-signal DBC, as text and as export's rows. */
 static void test_decode(const char *dir)
 {
@@ -364,6 +425,8 @@ static void test_decode(const char *dir)
 	      strstr(tlib_mem_text(&out), "\"unit\":\"km/h\"") && strstr(tlib_mem_text(&out), "\"value\":10"), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
+	test_decode_screen(&d);
+	test_decode_binary(&d);
 	free(d.samples);
 	bus_dbc_free(d.dbc);
 }
