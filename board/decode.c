@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode.c - `railmon decode --dbc FILE < candump.log`: every frame of a
- * candump log decoded with a DBC, no board file, like `cantools decode`:
+ * candump log (or of candump's screen output) decoded with a DBC, no board file, like `cantools decode`:
  * the frame, then its message and signals (value, unit, value-table
  * label) on one line; or, with --format csv/jsonl, the frame and its
  * samples as rows of export's schema.  Lines that are not candump lines
@@ -23,7 +23,8 @@
 
 static const char decode_usage[] =
 	"Usage: railmon decode --dbc FILE [OPTIONS] < candump.log\n"
-	"Decode a candump log (candump -l / -L lines) with a DBC, no board file.\n\n"
+	"Decode what candump writes with a DBC, no board file: its log (-l, -L) or what\n"
+	"it prints on the terminal (any -t stamp, -x, FD, -a, -8, -i, -S, -c, -e).\n\n"
 	"  -D, --dbc FILE        the CAN database (required)\n"
 	"  -f, --format FMT      text (default: frame, then Message(Signal: value unit, ...)),\n"
 	"                        csv or jsonl (export's schema: each frame, then its samples)\n"

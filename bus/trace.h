@@ -3,7 +3,8 @@
  * trace.h - the trace file formats the trace driver (bus_can_trace_ops,
  * candump.h) reads, told apart by content, never by file name: a candump
  * log, Vector ASC, Vector BLF (zlib-compressed containers) and PEAK TRC
- * 1.0 to 2.1.  A file that is none of them is refused at open with
+ * 1.0 to 2.1 (a text one may be gzip-compressed: bus_trace_detect_file
+ * and the driver inflate it).  A file that is none of them is refused at open with
  * -EMEDIUMTYPE; callers name BUS_TRACE_FORMATS in their message.
  */
 #pragma once

@@ -2,7 +2,8 @@
 /*
  * fuzz-trc: the text trace readers on arbitrary files: each line through
  * the PEAK TRC reader (bus/trc.c) and, with its own state, the Vector ASC
- * reader (bus/asc.c), and the whole input through the detection: no
+ * reader (bus/asc.c) and the parser of candump's screen output
+ * (bus/candump-screen.c), and the whole input through the detection: no
  * out-of-bounds access, and only frames that are frames.
  */
 #include <assert.h>
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bus/candump.h"
 #include "bus/trace-fmt.h"
 #include "bus/trace.h"
 
@@ -46,6 +48,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(bus_trc_line(&trc, s, n, &it, &ch), &it, ch);
 		ch = 0;
 		check(bus_asc_line(&asc, s, n, &it, &ch), &it, ch);
+		{
+			char ifname[16];
+			int r = bus_candump_parse_screen(s, n, &it, ifname, sizeof(ifname));
+
+			assert(r == 0 || r == -EBADMSG);
+			check(r == 0 ? BUS_TRACE_FRAME : -EBADMSG, &it, 0);
+			assert(r != 0 || strlen(ifname) < sizeof(ifname));
+			(void)bus_candump_screen_cont(s, n);
+		}
 		s += n + (nl != NULL);
 	}
 	return 0;
