@@ -168,12 +168,6 @@ static bool parse_bytes(const struct bus_asc *st, const struct bus_tok *t, size_
 	return true;
 }
 
-static bool valid_fd_len(unsigned len)
-{
-	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 ||
-	       len == 64;
-}
-
 static bool is_dir(struct bus_tok t)
 {
 	return bus_tok_is(t, "Rx") || bus_tok_is(t, "Tx");
@@ -228,7 +222,7 @@ static int data_frame(const struct bus_asc *st, const struct bus_tok *t, size_t 
 	if (dlc > 8) {
 		have = count_bytes(st, t + 1, n - 1, 64);
 		len = dlc <= 15 ? bus_trace_dlc_len(dlc) : dlc;
-		if (dlc > 15 && !valid_fd_len(len))
+		if (dlc > 15 && !bus_trace_fd_len_ok(len))
 			return -EBADMSG;
 		if (have >= len)
 			can->flags |= ACQ_CAN_FD;

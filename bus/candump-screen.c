@@ -83,7 +83,7 @@ static bool screen_len(struct bus_tok t, unsigned *ret_len, bool *ret_fd)
 		return true;
 	}
 	if (t.n == 4 && t.p[0] == '[' && t.p[3] == ']' && bus_tok_uint((struct bus_tok){ t.p + 1, 2 }, 10, 64, &v) &&
-	    (v <= 8 || v == 12 || v == 16 || v == 20 || v == 24 || v == 32 || v == 48 || v == 64)) {
+	    bus_trace_fd_len_ok(v)) {
 		*ret_len = v;
 		*ret_fd = true;
 		return true;

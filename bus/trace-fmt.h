@@ -51,6 +51,8 @@ bool bus_tok_time_ns(struct bus_tok t, int scale_exp, int64_t *ret_ns);
 int64_t bus_trace_local_ns(int year, int mon, int day, int hour, int min, int sec, int msec);
 /* DLC 0..15 of CAN FD to its length */
 unsigned bus_trace_dlc_len(unsigned dlc);
+/* a length a CAN FD frame can have: 0..8, 12, 16, 20, 24, 32, 48, 64 */
+bool bus_trace_fd_len_ok(unsigned len);
 
 /* ---- Vector ASC (asc.c) ---- */
 

@@ -149,6 +149,11 @@ unsigned bus_trace_dlc_len(unsigned dlc)
 	return dlc < 16 ? len[dlc] : 64;
 }
 
+bool bus_trace_fd_len_ok(unsigned len)
+{
+	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 || len == 64;
+}
+
 /* ---- detection ---- */
 
 static bool starts_with_ci(const char *s, size_t len, const char *pre)

@@ -242,8 +242,7 @@ static int line_v2(const struct bus_trc *st, const struct bus_tok *t, size_t n, 
 		can->len = (uint8_t)len;
 		return BUS_TRACE_FRAME;
 	}
-	if ((can->flags & ACQ_CAN_FD) && len > 8 && len != 12 && len != 16 && len != 20 && len != 24 &&
-	    len != 32 && len != 48 && len != 64)
+	if ((can->flags & ACQ_CAN_FD) && !bus_trace_fd_len_ok((unsigned)len))
 		return -EBADMSG;
 	return parse_bytes(t + i, n - i, (unsigned)len, can) ? BUS_TRACE_FRAME : -EBADMSG;
 }
