@@ -26,7 +26,8 @@ static void check(int r, const struct acq_item *it, unsigned ch)
 	assert(it->kind == ACQ_ITEM_CAN && ch <= 255);
 	assert(it->can.len <= ACQ_CAN_DATA_MAX);
 	assert((it->can.flags & ACQ_CAN_FD) || it->can.len <= 8);
-	assert(it->can.id <= ((it->can.flags & ACQ_CAN_EXT) ? 0x1fffffffu : 0x7ffu));
+	/* an error frame's id is its class bits (candump.h): 29 bits */
+	assert(it->can.id <= ((it->can.flags & (ACQ_CAN_EXT | ACQ_CAN_ERR)) ? 0x1fffffffu : 0x7ffu));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
