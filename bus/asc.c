@@ -269,7 +269,7 @@ static int fd_line_dr(const struct bus_asc *st, const struct bus_tok *t, size_t 
 	can->flags |= bus_tok_is(t[3], "Tx") ? ACQ_CAN_TX : 0;
 	if (bus_tok_is(t[6], "r"))
 		return remote_dlc(st, t + 7, n - 7, can);
-	if (!bus_tok_is(t[6], "d") || n < 9 || !bus_tok_uint(t[7], 16, 15, &dlc) ||
+	if (!bus_tok_is(t[6], "d") || n < 9 || !bus_tok_uint(t[7], st->dec ? 10 : 16, 15, &dlc) ||
 	    !bus_tok_uint(t[8], 10, 64, &len) || bus_trace_dlc_len(dlc) != len)
 		return -EBADMSG;
 	if (!parse_bytes(st, t + 9, n - 9, len, can))
@@ -301,7 +301,7 @@ static int fd_line(const struct bus_asc *st, const struct bus_tok *t, size_t n, 
 	if (i < n && !(t[i].n == 1 && (t[i].p[0] == '0' || t[i].p[0] == '1')))
 		i++; /* symbolic name */
 	if (i + 4 > n || !bus_tok_uint(t[i], 10, 1, &brs) || !bus_tok_uint(t[i + 1], 10, 1, &esi) ||
-	    !bus_tok_uint(t[i + 2], 16, 15, &dlc) || !bus_tok_uint(t[i + 3], 10, 64, &len) ||
+	    !bus_tok_uint(t[i + 2], st->dec ? 10 : 16, 15, &dlc) || !bus_tok_uint(t[i + 3], 10, 64, &len) ||
 	    (len != 0 && bus_trace_dlc_len(dlc) != len))
 		return -EBADMSG; /* length 0 with a DLC: a remote frame, told by the flags */
 	i += 4;

@@ -137,6 +137,10 @@ static void test_asc(void)
 	assert(line_of(asc, &st, "   0.500000 1  Statistic: D 0", &it, &ch) == BUS_TRACE_SKIP);
 	assert(line_of(asc, &st, "   0.250000 1  16777216x Rx d 0", &it, &ch) == BUS_TRACE_FRAME);
 	expect(&it, t0 + NS + 750000000, 16777216, ACQ_CAN_EXT, 0, "");
+	/* base dec: a CANFD line's DLC in decimal too (as python-can reads it) */
+	assert(line_of(asc, &st, "   0.000001 CANFD 1 Rx 291 0 0 10 16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 255 0 0 1000",
+	               &it, &ch) == BUS_TRACE_FRAME);
+	expect(&it, t0 + NS + 750001000, 291, ACQ_CAN_FD, 16, "000102030405060708090a0b0c0d0eff");
 	/* a date past 2116 or stamps near int64's end: no overflow, refused or epoch */
 	bus_asc_init(&st);
 	assert(line_of(asc, &st, "date Fri Dec 31 23:59:59.999 9999", &it, &ch) == BUS_TRACE_SKIP);
