@@ -401,7 +401,7 @@ static int parse_mux_flag(struct parser *ps, const struct tok *t, const struct t
 	uint64_t v = 0;
 
 	if (t->len == 1 && t->s[0] == 'M') {
-		s->is_mux = true;
+		s->is_mux = s->marked = true;
 		return 0;
 	}
 	if (t->len == 1 && t->s[0] == 'm')
@@ -413,7 +413,7 @@ static int parse_mux_flag(struct parser *ps, const struct tok *t, const struct t
 		v = v * 10 + (uint64_t)(t->s[i] - '0');
 	if (i == 1 || (i < t->len && !(i + 1 == t->len && t->s[i] == 'M')))
 		return perr(ps, t->line, "bad multiplexer indicator '%.*s'", (int)t->len, t->s);
-	s->muxed = true;
+	s->muxed = s->marked = true;
 	s->mux_val = v;
 	s->is_mux = i < t->len;
 	return 0;

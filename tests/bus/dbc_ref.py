@@ -7,10 +7,17 @@ shifts and masks.
 Semantics checked against the C decoder:
 - a signal is present only if all its bits lie within the frame's length;
 - a multiplexed signal is present only if its multiplexor is present and
-  the multiplexor's raw value is in one of its ranges (mN = N-N; SG_MUL_VAL_
-  lists ranges and names the multiplexor explicitly): raw, so a scaled
+  the multiplexor's raw value is in one of its ranges: raw, so a scaled
   multiplexor selects by the value on the wire, and a signed one by its
   bit pattern;
+- which multiplexor and ranges, as cantools reads a DBC (its formats/dbc.py
+  and Message._create_codec): a signal without indicator (or a bare "m") is
+  always decoded, SG_MUL_VAL_ or not; when exactly one signal of the
+  message is marked "M" or "mNM", every other marked signal hangs from it
+  with N plus the ranges SG_MUL_VAL_ gives it under that multiplexor; with
+  none or several, only SG_MUL_VAL_ says (a marked signal it does not name
+  is always decoded; one it hangs from a signal not marked M is never
+  decoded); signals in a multiplexor cycle are never decoded;
 - phys = raw * scale + offset, raw being two's complement when signed, or
   the IEEE float/double bit pattern (SIG_VALTYPE_ 1/2);
 - quality 2 when phys is NaN/inf, 1 when outside [min, max] unless both are
@@ -42,6 +49,8 @@ class Signal:
         self.valtype = 0
         self.is_mux = mux is not None and mux.endswith("M")
         self.mux_val = int(mux[1:].rstrip("M")) if mux and mux.startswith("m") and mux != "m" else None
+        self.marked = mux is not None and mux != "m"
+        self.mul_val = None     # (multiplexor name, [(lo, hi)]) from SG_MUL_VAL_
         self.parent = None      # Signal
         self.ranges = []        # [(lo, hi)]
         self.labels = {}
@@ -133,18 +142,33 @@ def load(path):
             sig(ident, name).labels[int(v)] = label
     for ident, name, mux, body in re.findall(r'SG_MUL_VAL_\s+(\d+)\s+(\w+)\s+(\w+)\s+([^;]*);', text):
         s = sig(ident, name)
-        if isinstance(s, Nowhere):
-            continue
-        s.parent = sig(ident, mux)
-        s.ranges = [(int(a), int(b)) for a, b in re.findall(r'(\d+)-(\d+)', body)]
+        if not isinstance(s, Nowhere):
+            s.mul_val = (mux, [(int(a), int(b)) for a, b in re.findall(r'(\d+)-(\d+)', body)])
     for msg in msgs.values():
+        tops = [s for s in msg.signals if s.is_mux]
+        top = tops[0] if len(tops) == 1 else None
+        never = set()
         for s in msg.signals:
-            if s.mux_val is not None and s.parent is None:
-                tops = [p for p in msg.signals if p.is_mux and p.mux_val is None]
-                if tops:
-                    s.parent = tops[0]
-                    s.ranges = [(s.mux_val, s.mux_val)]
-        drop = {s.name for s in msg.signals if any(b // 8 >= msg.dlc for b in s.bits())}
+            if not s.marked or s is top:
+                continue
+            if top is not None:
+                s.parent = top
+                s.ranges = [] if s.is_mux else [(s.mux_val, s.mux_val)]
+                if s.mul_val and s.mul_val[0] == top.name:
+                    s.ranges += s.mul_val[1]
+            elif s.mul_val:
+                p = next((c for c in msg.signals if c.name == s.mul_val[0]), None)
+                if p is None or not p.is_mux:
+                    never.add(s.name)
+                else:
+                    s.parent, s.ranges = p, s.mul_val[1]
+        for s in msg.signals:  # a chain that never reaches the top is a cycle
+            p, n = s.parent, 0
+            while p is not None and n <= len(msg.signals):
+                p, n = p.parent, n + 1
+            if p is not None:
+                never.add(s.name)
+        drop = never | {s.name for s in msg.signals if any(b // 8 >= msg.dlc for b in s.bits())}
         while True:
             more = {s.name for s in msg.signals if s.parent is not None and s.parent.name in drop} - drop
             if not more:
