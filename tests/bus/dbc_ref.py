@@ -27,6 +27,7 @@ What a lenient load does with production files (bus/dbc.h), from the text:
 - a file that is not UTF-8 is CP1252 (bytes CP1252 leaves undefined are
   Latin-1); `//` starts a comment outside strings;
 - VECTOR__INDEPENDENT_SIG_MSG (0xC0000000 or 0x40000000) is not on the bus;
+- a message id above 0x7ff without bit 31 is a 29-bit id; "+5" is 5;
 - VAL_/SIG_VALTYPE_/SG_MUL_VAL_ naming what does not exist are ignored;
 - a bare "m" is a plain signal, and so is "mN" in a message without "M"
   (unless SG_MUL_VAL_ names its multiplexor);
@@ -66,17 +67,22 @@ class Signal:
         return walk[::-1]
 
 
+def msg_key(ident):
+    """(id, ext) of a message id as written: bit 31 flags a 29-bit id, and
+    so does a value above 0x7ff (no 11-bit frame can carry it)."""
+    ident = int(ident)
+    return ident & 0x1FFFFFFF, bool(ident & 0x80000000) or (ident & 0x1FFFFFFF) > 0x7FF
+
+
 class Message:
     def __init__(self, ident, name, dlc):
-        ident = int(ident)
-        self.ext = bool(ident & 0x80000000)
-        self.id = ident & 0x1FFFFFFF
+        self.id, self.ext = msg_key(ident)
         self.name, self.dlc, self.signals = name, int(dlc), []
 
 
-SIG_RE = re.compile(r'^\s*SG_\s+(\w+)\s*(M|m\d*M?)?\s*:\s*(\d+)\|(\d+)@([01])([+-])\s*'
+SIG_RE = re.compile(r'^\s*SG_\s+(\w+)\s*(M|m\d*M?)?\s*:\s*\+?(\d+)\|\+?(\d+)@([01])([+-])\s*'
                     r'\(([^,]+),([^)]+)\)\s*\[([^|]+)\|([^\]]+)\]\s*"([^"]*)"')
-BO_RE = re.compile(r'^BO_\s+(\d+)\s+(\w+)\s*:\s*(\d+)')
+BO_RE = re.compile(r'^BO_\s+\+?(\d+)\s+(\w+)\s*:\s*\+?(\d+)')
 INDEPENDENT = (0xC0000000, 0x40000000)
 
 
@@ -124,23 +130,21 @@ def load(path):
             cur.signals.append(Signal(cur, *m.groups()))
         elif not line.startswith(" SG_"):
             cur = None if not line.strip() == "" else cur
-    byid = {int(ident): msg for msg in msgs.values()
-            for ident in [msg.id | (0x80000000 if msg.ext else 0)]}
 
     class Nowhere:  # signals of VECTOR__INDEPENDENT_SIG_MSG: not on the bus
         labels = {}
 
     def sig(ident, name):
-        if int(ident) in INDEPENDENT or int(ident) not in byid:
+        if int(ident) in INDEPENDENT or msg_key(ident) not in msgs:
             return Nowhere()
-        return next((s for s in byid[int(ident)].signals if s.name == name), Nowhere())
+        return next((s for s in msgs[msg_key(ident)].signals if s.name == name), Nowhere())
 
-    for ident, name, vt in re.findall(r'SIG_VALTYPE_\s+(\d+)\s+(\w+)\s*:?\s*(\d)\s*;', text):
+    for ident, name, vt in re.findall(r'SIG_VALTYPE_\s+\+?(\d+)\s+(\w+)\s*:?\s*(\d)\s*;', text):
         sig(ident, name).valtype = int(vt)
-    for ident, name, body in re.findall(r'(?m)^VAL_\s+(\d+)\s+(\w+)((?:\s+-?\d+\s+"[^"]*")*)\s*;', text):
-        for v, label in re.findall(r'(-?\d+)\s+"([^"]*)"', body):
+    for ident, name, body in re.findall(r'(?m)^VAL_\s+\+?(\d+)\s+(\w+)((?:\s+[-+]?\d+\s+"[^"]*")*)\s*;', text):
+        for v, label in re.findall(r'([-+]?\d+)\s+"([^"]*)"', body):
             sig(ident, name).labels[int(v)] = label
-    for ident, name, mux, body in re.findall(r'SG_MUL_VAL_\s+(\d+)\s+(\w+)\s+(\w+)\s+([^;]*);', text):
+    for ident, name, mux, body in re.findall(r'SG_MUL_VAL_\s+\+?(\d+)\s+(\w+)\s+(\w+)\s+([^;]*);', text):
         s = sig(ident, name)
         if not isinstance(s, Nowhere):
             s.mul_val = (mux, [(int(a), int(b)) for a, b in re.findall(r'(\d+)-(\d+)', body)])
@@ -178,8 +182,8 @@ def load(path):
     for ident, name, long in re.findall(r'BA_\s+"SystemSignalLongSymbol"\s+SG_\s+(\d+)\s+(\w+)\s+"([^"]*)"\s*;', text):
         sig(ident, name).name = long
     for ident, long in re.findall(r'BA_\s+"SystemMessageLongSymbol"\s+BO_\s+(\d+)\s+"([^"]*)"\s*;', text):
-        if int(ident) in byid:
-            byid[int(ident)].name = long
+        if msg_key(ident) in msgs:
+            msgs[msg_key(ident)].name = long
     return msgs
 
 

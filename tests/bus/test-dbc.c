@@ -230,7 +230,12 @@ static const struct bad_dbc bad_dbcs[] = {
 	{ HDR "BO_ 256 M: 8 A\n SG_ S m1 : 0|8@1+ (1,0) [0|0] \"\" B\n", 8, "no multiplexor",
 	  "signal 'S': m1 but message M has no multiplexor (M); read as a plain signal" },
 	{ HDR " SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\n", 7, "outside a message", NULL },
-	{ HDR "BO_ 2048 M: 8 A\n", 7, "out of range", NULL },
+	{ HDR "BO_ 2048 M: 8 A\n", 7, "out of range",
+	  "standard id 2048 out of range (extended ids need bit 31); read as an extended (29-bit) id" },
+	{ HDR "BO_ 536870912 M: 8 A\n", 7, "message id 536870912 out of range", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 1.0|8@1+ (1,0) [0|0] \"\" B\n", 8, "bad integer '1.0'", NULL },
+	{ HDR "BO_ 256 M: 8 A\n SG_ S : 0|1e3@1+ (1,0) [0|0] \"\" B\n", 8, "bad integer '1e3'", NULL },
+	{ HDR "BO_ 256 M: 8 A\nBA_ \"GenMsgCycleTime\" BO_ 256 -5;\n", 8, "cycle time -5 ms out of range", NULL },
 	{ HDR "BO_ 256 M: 65 A\n", 7, "bad integer", NULL },
 	{ HDR "BO_ 256 M: 8 A\nCM_ SG_ 256 S \"never closed;\n\n\n", 8, "unterminated string", NULL },
 	{ HDR "BO_ 256 M: 8 A\nVAL_ 257 S 0 \"x\" ;\n", 8, "unknown message",
@@ -365,6 +370,39 @@ static void test_cantools_mux(void)
 	/* strict: the first of them is the error */
 	assert(bus_dbc_load_buffer_flags("t.dbc", text, strlen(text), BUS_DBC_STRICT, &dbc, err, sizeof(err)) == -EBADMSG);
 	assert(strncmp(err, warns[0], strlen("t.dbc:9: signal 'Sub': m3 but")) == 0);
+	bus_dbc_free(dbc);
+}
+
+/*
+ * Numbers as cantools takes them: "+5" where an integer goes is 5 (its
+ * int()); a cycle time may be written 100.0, 1e3 or "250" (its
+ * int(Decimal(text))).  Generated files have each.
+ */
+static void test_numbers(void)
+{
+	static const char text[] = HDR
+		"BO_ +256 P: +8 A\n"
+		" SG_ S : +0|+8@1+ (1,0) [0|0] \"\" B\n"
+		"BO_ 257 Q: 8 A\n"
+		"BO_ 258 R: 8 A\n"
+		"BA_ \"GenMsgCycleTime\" BO_ 256 100.0;\n"
+		"BA_ \"GenMsgCycleTime\" BO_ 257 1e3;\n"
+		"BA_ \"GenMsgCycleTime\" BO_ 258 \"250.9\";\n"
+		"VAL_ 256 S +1 \"one\";\n";
+	struct bus_dbc_message_info mi;
+	const char *label;
+	char err[256];
+	bus_dbc_t *dbc = NULL;
+
+	if (bus_dbc_load_buffer_flags("n.dbc", text, strlen(text), BUS_DBC_STRICT, &dbc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		assert(0);
+	}
+	assert(bus_dbc_message_info(dbc, 0, &mi) == 0 && mi.id == 256 && mi.dlc == 8 && mi.cycle_ms == 100);
+	assert(bus_dbc_message_info(dbc, 1, &mi) == 0 && mi.cycle_ms == 1000);
+	assert(bus_dbc_message_info(dbc, 2, &mi) == 0 && mi.cycle_ms == 250);
+	check(dbc, "(1.0) can0 100#0100000000000000", (const struct expect[]){ { "S", 1, 0 } }, 1);
+	assert(bus_dbc_value_label(dbc, 0, 1, &label) == 0 && strcmp(label, "one") == 0);
 	bus_dbc_free(dbc);
 }
 
@@ -564,6 +602,7 @@ int main(void)
 	test_wide_message();
 	test_malformed();
 	test_cantools_mux();
+	test_numbers();
 	test_bom_crlf();
 	assert(rmdir(tmpdir) == 0);
 	printf("test-dbc: ok\n");
