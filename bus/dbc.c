@@ -634,6 +634,9 @@ int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, un
 	if (r == 0)
 		r = dbc_parse(dbc, name, text, len, errbuf, errlen);
 	free(converted);
+	/* cantools loads it; a bus with it logs raw frames only */
+	if (r == 0 && !dbc->nmsgs)
+		r = dbc_warn(dbc, name, 1, "nothing will be decoded", errbuf, errlen, "defines no message (BO_)");
 	if (r == 0)
 		r = prune(dbc, name, errbuf, errlen);
 	if (r == 0 && dbc->nmsgs >= UINT16_MAX)
