@@ -329,7 +329,8 @@ static struct dbc_sig *find_sig(struct bus_dbc *dbc, const struct dbc_msg *m, co
  * Message id as a DBC writes it: bit 31 flags a 29-bit id.  An id above
  * 0x7ff without it (files that leave bit 31 out, which cantools loads) is
  * read as a 29-bit id, the only kind of frame that can carry it; returns 1
- * then, for the BO_ to warn.
+ * then, for the BO_ to warn.  One above 29 bits without bit 31 (cantools
+ * loads it; no frame has it) returns 2 and an id no message matches.
  */
 static int next_msg_id(struct parser *ps, uint32_t *ret_id, bool *ret_ext, unsigned *ret_line)
 {
@@ -346,8 +347,10 @@ static int next_msg_id(struct parser *ps, uint32_t *ret_id, bool *ret_ext, unsig
 		*ret_id = DBC_INDEPENDENT_ID;
 		return 0;
 	}
-	if (!*ret_ext && (uint32_t)v > 0x1fffffff)
-		return perr(ps, t.line, "message id %u out of range", (uint32_t)v);
+	if (!*ret_ext && (uint32_t)v > 0x1fffffff) {
+		*ret_id = (uint32_t)v;
+		return 2;
+	}
 	if (!*ret_ext && *ret_id > 0x7ff) {
 		*ret_ext = true;
 		return 1;
@@ -383,9 +386,12 @@ static int parse_bo(struct parser *ps, unsigned line)
 	unsigned idline;
 	int r;
 
-	if ((r = next_msg_id(ps, &id, &ext, &idline)) > 0)
+	if ((r = next_msg_id(ps, &id, &ext, &idline)) == 1)
 		r = dbc_warn(dbc, ps->path, idline, "read as an extended (29-bit) id", ps->errbuf, ps->errlen,
 		             "standard id %u out of range (extended ids need bit 31)", id);
+	else if (r == 2 && (r = dbc_warn(dbc, ps->path, idline, "message skipped", ps->errbuf, ps->errlen,
+	                                 "message id %u is not a CAN id (more than 29 bits)", id)) == 0)
+		id = DBC_INDEPENDENT_ID; /* its signals go nowhere, as the independent ones */
 	if (r < 0 || (r = next_type(ps, &name, T_WORD, "message name")) < 0 || (r = expect(ps, ":")) < 0 ||
 	    (r = next_int(ps, 0, 64, &dlc)) < 0 || (r = skip_line(ps, line)) < 0)
 		return r;

@@ -27,7 +27,8 @@ What a lenient load does with production files (bus/dbc.h), from the text:
 - a file that is not UTF-8 is CP1252 (bytes CP1252 leaves undefined are
   Latin-1); `//` starts a comment outside strings;
 - VECTOR__INDEPENDENT_SIG_MSG (0xC0000000 or 0x40000000) is not on the bus;
-- a message id above 0x7ff without bit 31 is a 29-bit id; "+5" is 5;
+- a message id above 0x7ff without bit 31 is a 29-bit id, one above 29
+  bits without bit 31 is not on the bus; "+5" is 5;
 - VAL_/SIG_VALTYPE_/SG_MUL_VAL_ naming what does not exist are ignored;
 - a bare "m" is a plain signal, and so is "mN" in a message without "M"
   (unless SG_MUL_VAL_ names its multiplexor);
@@ -71,6 +72,8 @@ def msg_key(ident):
     """(id, ext) of a message id as written: bit 31 flags a 29-bit id, and
     so does a value above 0x7ff (no 11-bit frame can carry it)."""
     ident = int(ident)
+    if ident in INDEPENDENT or (ident < 0x80000000 and ident >= 1 << 29):
+        return None  # not a CAN id: not on the bus
     return ident & 0x1FFFFFFF, bool(ident & 0x80000000) or (ident & 0x1FFFFFFF) > 0x7FF
 
 
@@ -121,7 +124,7 @@ def load(path):
     for line in text.split("\n"):
         m = BO_RE.match(line)
         if m:
-            cur = None if int(m.group(1)) in INDEPENDENT else Message(*m.groups())
+            cur = None if msg_key(m.group(1)) is None else Message(*m.groups())
             if cur:
                 msgs[(cur.id, cur.ext)] = cur
             continue
@@ -135,7 +138,7 @@ def load(path):
         labels = {}
 
     def sig(ident, name):
-        if int(ident) in INDEPENDENT or msg_key(ident) not in msgs:
+        if msg_key(ident) is None or msg_key(ident) not in msgs:
             return Nowhere()
         return next((s for s in msgs[msg_key(ident)].signals if s.name == name), Nowhere())
 
