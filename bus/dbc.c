@@ -309,6 +309,8 @@ static int add_value(struct dbc_sig *s, uint64_t v)
 	for (unsigned i = 0; i < s->nranges; i++)
 		if (v >= s->ranges[i].lo && v <= s->ranges[i].hi)
 			return 0;
+	if (s->nranges >= 255) /* what struct dbc_op counts; SG_MUL_VAL_ stops there too */
+		return -E2BIG;
 	rg = realloc(s->ranges, (s->nranges + 1) * sizeof(*rg));
 	if (!rg)
 		return -ENOMEM;
@@ -394,8 +396,8 @@ static int resolve_msg(struct bus_dbc *dbc, const struct dbc_msg *m, const char 
 				s->nranges = 0;
 			}
 			s->parent = top;
-			if (r == 0 && s->muxed && !s->is_mux)
-				r = add_value(s, s->mux_val);
+			if (r == 0 && s->muxed && !s->is_mux && (r = add_value(s, s->mux_val)) == -E2BIG)
+				r = lerr(errbuf, errlen, path, s->mul_line, "too many multiplexor ranges");
 		}
 	}
 	for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {

@@ -372,6 +372,20 @@ static void test_cantools_mux(void)
 	assert(bus_dbc_load_buffer_flags("t.dbc", text, strlen(text), BUS_DBC_STRICT, &dbc, err, sizeof(err)) == -EBADMSG);
 	assert(strncmp(err, warns[0], strlen("t.dbc:9: signal 'Sub': m3 but")) == 0);
 	bus_dbc_free(dbc);
+	/* 255 SG_MUL_VAL_ ranges and an N none covers: 256 would wrap the
+	   op's 8-bit count to 0 and silently never decode S */
+	{
+		char big[8192], *p = big;
+		bus_dbc_t *d = NULL;
+
+		p += sprintf(p, HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n"
+		             " SG_ S m1000 : 8|8@1+ (1,0) [0|0] \"\" B\nSG_MUL_VAL_ 256 S X 0-0");
+		for (int i = 1; i < 255; i++)
+			p += sprintf(p, ", %d-%d", 2 * i, 2 * i);
+		strcpy(p, ";\n");
+		assert(bus_dbc_load_buffer("r.dbc", big, strlen(big), &d, err, sizeof(err)) == -EBADMSG && !d);
+		assert(strcmp(err, "r.dbc:10: too many multiplexor ranges") == 0);
+	}
 }
 
 /*
