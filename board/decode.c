@@ -77,6 +77,9 @@ int board_cmd_decode(int argc, char **argv)
 		fprintf(stderr, "railmon decode: %s\n", err[0] ? err : strerror(-r));
 		return 1;
 	}
+	/* what the lenient load accepted, each with its file:line */
+	for (unsigned i = 0; i < bus_dbc_warning_count(d.dbc); i++)
+		fprintf(stderr, "railmon decode: warning: %s\n", bus_dbc_warning(d.dbc, i));
 	if (rpt_decode_alloc(&d) < 0 || (input && !(in = fopen(input, "re")))) {
 		r = d.samples ? cli_fail("decode", "%s: %s", input, strerror(errno)) : cli_fail("decode", "out of memory");
 		rpt_decode_release(&d);

@@ -128,6 +128,23 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 	pl_notify(status);
 }
 
+/* The first DBC warnings whole (file:line: what; what was done), then
+   their count: a production file can have hundreds, said at every start.
+   replay --dbc has no board file for check, so decode is named too. */
+#define RUN_DBC_WARNINGS_SHOWN 5
+
+static void dbc_warnings(const struct runner *rn, size_t b, const bus_dbc_t *dbc)
+{
+	unsigned n = bus_dbc_warning_count(dbc);
+
+	for (unsigned i = 0; i < n && i < RUN_DBC_WARNINGS_SHOWN; i++)
+		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, bus_dbc_warning(dbc, i));
+	if (n > RUN_DBC_WARNINGS_SHOWN)
+		fprintf(stderr, "railmon %s: warning: dbc %s: %u more warnings ('railmon check --board FILE' or "
+		        "'railmon decode --dbc %s < /dev/null' lists them)\n", rn->cmd, rn->cfg->buses[b].can.dbc,
+		        n - RUN_DBC_WARNINGS_SHOWN, rn->cfg->buses[b].can.dbc);
+}
+
 /* A bus too busy for its poll periods or its bitrate, a Modbus address in
    Modicon notation: said at every start, with the words `check` uses. */
 static void load_warnings(struct runner *rn)
@@ -140,10 +157,7 @@ static void load_warnings(struct runner *rn)
 
 		if (rpt_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
-		/* one line, not one per warning: check lists them */
-		if (bus_dbc_warning_count(dbc))
-			fprintf(stderr, "railmon %s: warning: dbc %s: %u warnings, the first %s ('railmon check' lists them)\n",
-			        rn->cmd, rn->cfg->buses[b].can.dbc, bus_dbc_warning_count(dbc), bus_dbc_warning(dbc, 0));
+		dbc_warnings(rn, b, dbc);
 		for (size_t i = 0; bc->kind == BUS_KIND_MODBUS && i < bc->mb.nchannels; i++)
 			if (rpt_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
 				fprintf(stderr, "railmon %s: warning: [modbus %s] %s\n", rn->cmd, bc->name, modicon);
@@ -182,8 +196,13 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	memset(&rn->up, 0, sizeof(rn->up));
 	rpt_broker_url(&rn->cfg->uplink, rn->broker, sizeof(rn->broker));
 	uplink_start_warnings(rn);
-	if (rn->no_service)
-		return 0; /* a replay is a command: no stat socket, no watchdogs */
+	if (rn->no_service) {
+		/* a replay is a command: no stat socket, no watchdogs, no bus
+		   load; what its DBC's load accepted is still said */
+		for (size_t b = 0; b < rn->cfg->nbuses; b++)
+			dbc_warnings(rn, b, pl_daemon_dbc(rn->d, b));
+		return 0;
+	}
 	load_warnings(rn);
 	if (rn->cfg->stat_socket[0])
 		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);

@@ -202,8 +202,9 @@ static int tok_int(struct parser *ps, const struct tok *t, int64_t lo, uint64_t 
 		*ret = v;
 		return 0;
 	}
+	/* "+5" is 5, as cantools (Python's int()) reads it */
 	u = strtoull(buf, &e, 10);
-	if (e == buf || *e || errno || u > hi || buf[0] == '+')
+	if (e == buf || *e || errno || u > hi || (buf[0] == '+' && !isdigit((unsigned char)buf[1])))
 		return perr(ps, t->line, "bad integer '%s'", buf);
 	*ret = (int64_t)u;
 	return 0;
@@ -324,7 +325,13 @@ static struct dbc_sig *find_sig(struct bus_dbc *dbc, const struct dbc_msg *m, co
 	return NULL;
 }
 
-/* Message id as a DBC writes it: bit 31 flags a 29-bit id. */
+/*
+ * Message id as a DBC writes it: bit 31 flags a 29-bit id.  An id above
+ * 0x7ff without it (files that leave bit 31 out, which cantools loads) is
+ * read as a 29-bit id, the only kind of frame that can carry it; returns 1
+ * then, for the BO_ to warn.  One above 29 bits without bit 31 (cantools
+ * loads it; no frame has it) returns 2 and an id no message matches.
+ */
 static int next_msg_id(struct parser *ps, uint32_t *ret_id, bool *ret_ext, unsigned *ret_line)
 {
 	struct tok t;
@@ -340,8 +347,14 @@ static int next_msg_id(struct parser *ps, uint32_t *ret_id, bool *ret_ext, unsig
 		*ret_id = DBC_INDEPENDENT_ID;
 		return 0;
 	}
-	if (!*ret_ext && *ret_id > 0x7ff)
-		return perr(ps, t.line, "standard id %u out of range (extended ids need bit 31)", *ret_id);
+	if (!*ret_ext && (uint32_t)v > 0x1fffffff) {
+		*ret_id = (uint32_t)v;
+		return 2;
+	}
+	if (!*ret_ext && *ret_id > 0x7ff) {
+		*ret_ext = true;
+		return 1;
+	}
 	return 0;
 }
 
@@ -373,8 +386,13 @@ static int parse_bo(struct parser *ps, unsigned line)
 	unsigned idline;
 	int r;
 
-	if ((r = next_msg_id(ps, &id, &ext, &idline)) < 0 ||
-	    (r = next_type(ps, &name, T_WORD, "message name")) < 0 || (r = expect(ps, ":")) < 0 ||
+	if ((r = next_msg_id(ps, &id, &ext, &idline)) == 1)
+		r = dbc_warn(dbc, ps->path, idline, "read as an extended (29-bit) id", ps->errbuf, ps->errlen,
+		             "standard id %u out of range (extended ids need bit 31)", id);
+	else if (r == 2 && (r = dbc_warn(dbc, ps->path, idline, "message skipped", ps->errbuf, ps->errlen,
+	                                 "message id %u is not a CAN id (more than 29 bits)", id)) == 0)
+		id = DBC_INDEPENDENT_ID; /* its signals go nowhere, as the independent ones */
+	if (r < 0 || (r = next_type(ps, &name, T_WORD, "message name")) < 0 || (r = expect(ps, ":")) < 0 ||
 	    (r = next_int(ps, 0, 64, &dlc)) < 0 || (r = skip_line(ps, line)) < 0)
 		return r;
 	if (id == DBC_INDEPENDENT_ID) {
@@ -401,7 +419,7 @@ static int parse_mux_flag(struct parser *ps, const struct tok *t, const struct t
 	uint64_t v = 0;
 
 	if (t->len == 1 && t->s[0] == 'M') {
-		s->is_mux = true;
+		s->is_mux = s->marked = true;
 		return 0;
 	}
 	if (t->len == 1 && t->s[0] == 'm')
@@ -413,7 +431,7 @@ static int parse_mux_flag(struct parser *ps, const struct tok *t, const struct t
 		v = v * 10 + (uint64_t)(t->s[i] - '0');
 	if (i == 1 || (i < t->len && !(i + 1 == t->len && t->s[i] == 'M')))
 		return perr(ps, t->line, "bad multiplexer indicator '%.*s'", (int)t->len, t->s);
-	s->muxed = true;
+	s->muxed = s->marked = true;
 	s->mux_val = v;
 	s->is_mux = i < t->len;
 	return 0;
@@ -737,6 +755,28 @@ static bool tok_str_is(const struct tok *t, const char *s)
 	return t->type == T_STR && t->len == strlen(s) && memcmp(t->s, s, t->len) == 0;
 }
 
+/*
+ * GenMsgCycleTime's value: generators write "100", "100.0", "1e2" or the
+ * string "100"; cantools takes each as int(Decimal(text)), truncating.
+ */
+static int next_cycle_time(struct parser *ps, int64_t *ret_ms)
+{
+	struct tok t;
+	double v;
+	int r = lex_next(ps, &t);
+
+	if (r < 0)
+		return r;
+	if (t.type == T_STR)
+		t.type = T_WORD; /* the number inside the quotes */
+	if ((r = tok_double(ps, &t, &v)) < 0)
+		return r;
+	if (!(v > -1 && v < 3600001))
+		return perr(ps, t.line, "cycle time %.*s ms out of range (0..3600000)", (int)(t.len > 20 ? 20 : t.len), t.s);
+	*ret_ms = (int64_t)v;
+	return 0;
+}
+
 /* BA_ "attr" BO_ id value ; - GenMsgCycleTime and SystemMessageLongSymbol kept */
 static int parse_ba_bo(struct parser *ps, const struct tok *attr, unsigned line)
 {
@@ -745,7 +785,7 @@ static int parse_ba_bo(struct parser *ps, const struct tok *attr, unsigned line)
 	uint32_t id;
 	bool ext;
 	unsigned idline;
-	int64_t ms;
+	int64_t ms = 0; /* set by next_cycle_time on success */
 	int r;
 
 	if ((r = next_msg_id(ps, &id, &ext, &idline)) < 0)
@@ -753,7 +793,7 @@ static int parse_ba_bo(struct parser *ps, const struct tok *attr, unsigned line)
 	if (id == DBC_INDEPENDENT_ID || (r = ref_msg(ps, "BA_", id, ext, idline, &m)) < 0 || !m)
 		return r < 0 ? r : skip_statement(ps, line);
 	if (tok_str_is(attr, "GenMsgCycleTime")) {
-		if ((r = next_int(ps, 0, 3600000, &ms)) < 0)
+		if ((r = next_cycle_time(ps, &ms)) < 0)
 			return r;
 		m->cycle_ms = (unsigned)ms;
 	} else if (tok_str_is(attr, "SystemMessageLongSymbol")) {

@@ -44,11 +44,13 @@ struct dbc_sig {
 	/* multiplexing as declared */
 	bool is_mux;           /* "M" or "mNM" */
 	bool muxed;            /* "mN" or "mNM" */
+	bool marked;           /* any indicator but a bare "m" (read as plain) */
 	uint64_t mux_val;
 	char *mux_parent;      /* SG_MUL_VAL_ multiplexor name */
-	struct dbc_range *ranges;
+	struct dbc_range *ranges;  /* SG_MUL_VAL_'s, then (resolved) the values that select it */
 	unsigned nranges;
 	unsigned mul_line;
+	int parent;            /* resolved multiplexor (signal index), -1: always decoded */
 	struct dbc_label *labels;
 	unsigned nlabels;
 };

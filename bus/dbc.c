@@ -174,47 +174,11 @@ static unsigned compile_layout(const struct dbc_sig *s, struct dbc_op *op)
 	return last_bit / 8 + 1;
 }
 
-/* The multiplexor of s (by SG_MUL_VAL_ or the message's single "M"). */
-static int resolve_parent(struct bus_dbc *dbc, const struct dbc_msg *m, struct dbc_sig *s,
-                          const char *path, char *errbuf, size_t errlen, int *ret_parent)
+static void compile_sig(struct bus_dbc *dbc, unsigned i, struct dbc_op *op)
 {
-	int found = -1, count = 0;
+	const struct dbc_sig *s = &dbc->sigs[i];
 
-	for (unsigned i = m->first; i < m->first + m->nsig; i++) {
-		const struct dbc_sig *c = &dbc->sigs[i];
-
-		if (s->mux_parent ? strcmp(c->name, s->mux_parent) == 0 : (c->is_mux && !c->muxed)) {
-			found = (int)i;
-			count++;
-		}
-	}
-	if (s->mux_parent && (found < 0 || !dbc->sigs[found].is_mux))
-		return lerr(errbuf, errlen, path, s->mul_line, "'%s' is not a multiplexor of message %s",
-		            s->mux_parent, m->name);
-	if (!s->mux_parent && count != 1)
-		return lerr(errbuf, errlen, path, s->line,
-		            "signal '%s': %s multiplexor in message %s (use SG_MUL_VAL_)", s->name,
-		            count ? "ambiguous" : "no", m->name);
-	if (!s->mux_parent) {
-		s->ranges = malloc(sizeof(*s->ranges));
-		if (!s->ranges)
-			return -ENOMEM;
-		s->ranges[0] = (struct dbc_range){ s->mux_val, s->mux_val };
-		s->nranges = 1;
-	}
-	*ret_parent = found;
-	return 0;
-}
-
-static int compile_sig(struct bus_dbc *dbc, const struct dbc_msg *m, unsigned i, const char *path,
-                       char *errbuf, size_t errlen, struct dbc_op *op, int *ret_parent)
-{
-	struct dbc_sig *s = &dbc->sigs[i];
-	unsigned need;
-	int r;
-
-	need = compile_layout(s, op); /* prune() dropped the signals that do not fit */
-	op->need_len = (uint8_t)need;
+	op->need_len = (uint8_t)compile_layout(s, op); /* prune() dropped the signals that do not fit */
 	op->valtype = (uint8_t)s->valtype;
 	op->slow_value = s->valtype != DBC_INT || (!s->is_signed && s->size == 64);
 	op->sext = (uint8_t)(s->is_signed ? 64 - s->size : 0);
@@ -225,15 +189,10 @@ static int compile_sig(struct bus_dbc *dbc, const struct dbc_msg *m, unsigned i,
 	op->max = (s->min == 0 && s->max == 0) ? INFINITY : s->max;
 	op->mux_slot = -1;
 	op->parent_slot = -1;
-	*ret_parent = -1;
-	if (s->muxed || s->mux_parent) {
-		r = resolve_parent(dbc, m, s, path, errbuf, errlen, ret_parent);
-		if (r < 0)
-			return r;
+	if (s->parent >= 0) {
 		op->ranges = s->ranges;
 		op->nranges = (uint8_t)s->nranges;
 	}
-	return 0;
 }
 
 /* Each multiplexor gets a slot for its raw value; dependents point to their parent's. */
@@ -244,8 +203,12 @@ static int assign_slots(const struct bus_dbc *dbc, struct dbc_msg *m, const int 
 
 	for (unsigned i = 0; i < m->nsig; i++) {
 		struct dbc_op *op = &m->ops[i];
+		bool selects = false;
 
-		if (!dbc->sigs[op->index].is_mux)
+		/* only a multiplexor some signal hangs from needs its value kept */
+		for (unsigned j = 0; j < m->nsig && !selects; j++)
+			selects = parent[j] == (int)op->index;
+		if (!selects)
 			continue;
 		if (nslots == DBC_MUX_SLOTS)
 			return lerr(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
@@ -311,8 +274,8 @@ static int compile_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path,
 
 		if (s->is_mux && s->valtype != DBC_INT)
 			r = lerr(errbuf, errlen, path, s->line, "multiplexor '%s' must be an integer", s->name);
-		else
-			r = compile_sig(dbc, m, m->first + i, path, errbuf, errlen, &ops[i], &parent[i]);
+		compile_sig(dbc, m->first + i, &ops[i]);
+		parent[i] = s->parent;
 	}
 	if (r == 0)
 		r = order_ops(dbc, m, ops, parent, path, errbuf, errlen);
@@ -329,41 +292,143 @@ static bool sig_fits(const struct dbc_sig *s, unsigned dlc)
 	return need <= dlc && !(s->motorola && be_msb(s) + s->size > dlc * 8);
 }
 
-/* The multiplexor of s: named by SG_MUL_VAL_, else the message's only
-   plain "M"; -1 when there is none or several (resolve_parent says so). */
-static int mux_of(const struct bus_dbc *dbc, const struct dbc_msg *m, const struct dbc_sig *s)
+/* The signal of m named name, -1 if none. */
+static int sig_named(const struct bus_dbc *dbc, const struct dbc_msg *m, const char *name)
 {
-	int found = -1, count = 0;
+	for (unsigned i = m->first; i < m->first + m->nsig; i++)
+		if (strcmp(dbc->sigs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
 
-	if (!s->muxed && !s->mux_parent)
-		return -1;
+/* Let value v select s too, unless a range already does. */
+static int add_value(struct dbc_sig *s, uint64_t v)
+{
+	struct dbc_range *rg;
+
+	for (unsigned i = 0; i < s->nranges; i++)
+		if (v >= s->ranges[i].lo && v <= s->ranges[i].hi)
+			return 0;
+	if (s->nranges >= 255) /* what struct dbc_op counts; SG_MUL_VAL_ stops there too */
+		return -E2BIG;
+	rg = realloc(s->ranges, (s->nranges + 1) * sizeof(*rg));
+	if (!rg)
+		return -ENOMEM;
+	s->ranges = rg;
+	rg[s->nranges++] = (struct dbc_range){ v, v };
+	return 0;
+}
+
+/* The multiplexor of marked signal s when the message has none or several
+   (nmux) marked M: only SG_MUL_VAL_ can name it. */
+static int resolve_named(struct bus_dbc *dbc, const struct dbc_msg *m, struct dbc_sig *s, unsigned nmux,
+                         const char *path, char *errbuf, size_t errlen)
+{
+	char action[160];
+	int p;
+
+	if (!s->mux_parent) {
+		if (!s->muxed)
+			return 0; /* "M": a multiplexor at the top */
+		if (!nmux)
+			return dbc_warn(dbc, path, s->line, s->is_mux ? "read as a multiplexor at the top" : "read as a plain signal",
+			                errbuf, errlen, "signal '%s': m%llu but message %s has no multiplexor (M)", s->name,
+			                (unsigned long long)s->mux_val, m->name);
+		return dbc_warn(dbc, path, s->line, s->is_mux ? "read as a multiplexor at the top" : "read as a plain signal",
+		                errbuf, errlen, "signal '%s': m%llu but message %s has %u multiplexors (M) and no "
+		                "SG_MUL_VAL_ names the one of this signal", s->name, (unsigned long long)s->mux_val, m->name,
+		                nmux);
+	}
+	p = sig_named(dbc, m, s->mux_parent);
+	if (p < 0 || !dbc->sigs[p].is_mux) {
+		/* cantools loads it and never decodes the signal: neither do we */
+		s->skip = true;
+		snprintf(action, sizeof(action), "signal '%.100s' skipped", s->name);
+		return dbc_warn(dbc, path, s->mul_line, action, errbuf, errlen, "'%s' is not a multiplexor of message %s%s",
+		                s->mux_parent, m->name, p < 0 ? " (no such signal)" : " (no M indicator)");
+	}
+	s->parent = p;
+	return 0;
+}
+
+/*
+ * Which multiplexor selects each signal of m and by which raw values, as
+ * cantools reads a DBC (formats/dbc.py, Message._create_codec):
+ * - a signal with no indicator (or a bare "m") is decoded in every frame,
+ *   whatever SG_MUL_VAL_ says of it;
+ * - when exactly one signal is marked "M" or "mNM", every other marked
+ *   signal hangs from it, selected by its N and by the ranges SG_MUL_VAL_
+ *   gives it under that multiplexor;
+ * - with none or several, only SG_MUL_VAL_ names a marked signal's
+ *   multiplexor (which must be marked M) and its values; one it does not
+ *   name is decoded in every frame, its N unused.
+ * What a writer may not have meant is warned about.  Then signals in a
+ * multiplexor cycle are skipped.
+ */
+static int resolve_msg(struct bus_dbc *dbc, const struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
+{
+	unsigned nmux = 0;
+	int top = -1, r = 0;
+
 	for (unsigned i = m->first; i < m->first + m->nsig; i++) {
-		const struct dbc_sig *c = &dbc->sigs[i];
-
-		if (s->mux_parent ? strcmp(c->name, s->mux_parent) == 0 : (c->is_mux && !c->muxed)) {
-			found = (int)i;
-			count++;
+		dbc->sigs[i].parent = -1;
+		if (dbc->sigs[i].is_mux) {
+			nmux++;
+			top = (int)i;
 		}
 	}
-	return count == 1 ? found : -1;
+	for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {
+		struct dbc_sig *s = &dbc->sigs[i];
+
+		if (!s->marked) {
+			if (s->mux_parent) {
+				r = dbc_warn(dbc, path, s->mul_line, "SG_MUL_VAL_ ignored, decoded in every frame", errbuf, errlen,
+				             "SG_MUL_VAL_ for signal '%s', which has no multiplexer indicator (mN)", s->name);
+				s->nranges = 0;
+			}
+		} else if (nmux != 1) {
+			r = resolve_named(dbc, m, s, nmux, path, errbuf, errlen);
+		} else if ((int)i != top) {
+			if (s->mux_parent && strcmp(s->mux_parent, dbc->sigs[top].name) != 0) {
+				r = dbc_warn(dbc, path, s->mul_line, "SG_MUL_VAL_ ignored", errbuf, errlen,
+				             "SG_MUL_VAL_: '%s' is not the multiplexor of message %s (its only M is '%s')",
+				             s->mux_parent, m->name, dbc->sigs[top].name);
+				s->nranges = 0;
+			}
+			s->parent = top;
+			if (r == 0 && s->muxed && !s->is_mux && (r = add_value(s, s->mux_val)) == -E2BIG)
+				r = lerr(errbuf, errlen, path, s->mul_line, "too many multiplexor ranges");
+		}
+	}
+	for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {
+		struct dbc_sig *s = &dbc->sigs[i];
+		unsigned depth = 0;
+
+		for (int p = s->parent; p >= 0 && depth <= m->nsig; p = dbc->sigs[p].parent)
+			depth++;
+		if (depth > m->nsig && !s->skip) {
+			s->skip = true;
+			r = dbc_warn(dbc, path, s->line, "signal skipped", errbuf, errlen, "signal '%s': multiplexor cycle in message %s",
+			             s->name, m->name);
+		}
+	}
+	return r;
 }
 
 /*
  * Lenient: mark the signals that do not fit their message, then those
- * whose multiplexor was marked, each with a warning; 'mN' in a message
- * without a plain 'M' becomes a plain signal.  Strict: the first is an
- * error.
+ * whose multiplexor was marked, each with a warning.  Strict: the first
+ * is an error.
  */
 static int prune_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
 {
-	unsigned plain_mux = 0;
 	bool changed = true;
-	int r = 0;
+	int r = resolve_msg(dbc, m, path, errbuf, errlen);
 
 	for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {
 		struct dbc_sig *s = &dbc->sigs[i];
 
-		if (!sig_fits(s, m->dlc)) {
+		if (!s->skip && !sig_fits(s, m->dlc)) {
 			s->skip = true;
 			r = dbc_warn(dbc, path, s->line, "signal skipped", errbuf, errlen,
 			             "signal '%s' does not fit in the %u bytes of message %s", s->name, m->dlc, m->name);
@@ -373,7 +438,7 @@ static int prune_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, c
 		changed = false;
 		for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {
 			struct dbc_sig *s = &dbc->sigs[i];
-			int p = mux_of(dbc, m, s);
+			int p = s->parent;
 
 			if (s->skip || p < 0 || !dbc->sigs[p].skip)
 				continue;
@@ -381,18 +446,6 @@ static int prune_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, c
 			r = dbc_warn(dbc, path, s->line, "signal skipped", errbuf, errlen,
 			             "signal '%s': its multiplexor '%s' was skipped", s->name, dbc->sigs[p].name);
 		}
-	}
-	for (unsigned i = m->first; i < m->first + m->nsig; i++)
-		plain_mux += !dbc->sigs[i].skip && dbc->sigs[i].is_mux && !dbc->sigs[i].muxed;
-	for (unsigned i = m->first; r == 0 && plain_mux == 0 && i < m->first + m->nsig; i++) {
-		struct dbc_sig *s = &dbc->sigs[i];
-
-		if (s->skip || !s->muxed || s->mux_parent)
-			continue;
-		r = dbc_warn(dbc, path, s->line, "read as a plain signal", errbuf, errlen,
-		             "signal '%s': m%llu but message %s has no multiplexor (M)", s->name,
-		             (unsigned long long)s->mux_val, m->name);
-		s->muxed = false;
 	}
 	return r;
 }
@@ -409,16 +462,21 @@ static void sig_free(struct dbc_sig *s)
 	free(s->labels);
 }
 
-/* Drop the marked signals; messages keep their signals contiguous. */
-static void compact(struct bus_dbc *dbc)
+/* Drop the marked signals; messages keep their signals contiguous, and
+   parents (never dropped when a child is kept) follow their signal. */
+static int compact(struct bus_dbc *dbc)
 {
+	unsigned *moved = calloc(dbc->nsigs ? dbc->nsigs : 1, sizeof(*moved));
 	unsigned k = 0;
 
+	if (!moved)
+		return -ENOMEM;
 	for (unsigned mi = 0; mi < dbc->nmsgs; mi++) {
 		struct dbc_msg *m = &dbc->msgs[mi];
 		unsigned first = k;
 
 		for (unsigned i = m->first; i < m->first + m->nsig; i++) {
+			moved[i] = k;
 			if (dbc->sigs[i].skip)
 				sig_free(&dbc->sigs[i]);
 			else
@@ -428,6 +486,11 @@ static void compact(struct bus_dbc *dbc)
 		m->nsig = k - first;
 	}
 	dbc->nsigs = k;
+	for (unsigned i = 0; i < k; i++)
+		if (dbc->sigs[i].parent >= 0)
+			dbc->sigs[i].parent = (int)moved[dbc->sigs[i].parent];
+	free(moved);
+	return 0;
 }
 
 static int prune(struct bus_dbc *dbc, const char *path, char *errbuf, size_t errlen)
@@ -436,9 +499,7 @@ static int prune(struct bus_dbc *dbc, const char *path, char *errbuf, size_t err
 
 	for (unsigned i = 0; r == 0 && i < dbc->nmsgs; i++)
 		r = prune_msg(dbc, &dbc->msgs[i], path, errbuf, errlen);
-	if (r == 0)
-		compact(dbc);
-	return r;
+	return r == 0 ? compact(dbc) : r;
 }
 
 /* The long names replace the short ones once nothing refers by name any more. */
@@ -575,6 +636,9 @@ int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, un
 	if (r == 0)
 		r = dbc_parse(dbc, name, text, len, errbuf, errlen);
 	free(converted);
+	/* cantools loads it; a bus with it logs raw frames only */
+	if (r == 0 && !dbc->nmsgs)
+		r = dbc_warn(dbc, name, 1, "nothing will be decoded", errbuf, errlen, "defines no message (BO_)");
 	if (r == 0)
 		r = prune(dbc, name, errbuf, errlen);
 	if (r == 0 && dbc->nmsgs >= UINT16_MAX)

@@ -34,10 +34,15 @@ struct bus_dbc_signal_info {
  * contain and the standard Python tools load, with a warning each
  * (bus_dbc_warning()): CM_/VAL_/BA_/SIG_VALTYPE_/SG_MUL_VAL_ naming a
  * message or signal that does not exist (line skipped), a bare 'm'
- * indicator (plain signal), 'mN' in a message without 'M' (plain signal),
- * a signal that does not fit its message (signal skipped, and the signals
- * it multiplexes), CM_ SG_ without a signal name, a file that is not UTF-8
- * (read as CP1252).  BUS_DBC_STRICT refuses each of these as an error.
+ * indicator (plain signal), 'mN' in a message without 'M' or with several
+ * and no SG_MUL_VAL_ for it (plain signal), SG_MUL_VAL_ naming a
+ * multiplexor not marked M (signal skipped), a multiplexor cycle (signals
+ * skipped), a signal that does not fit its message (signal skipped, and
+ * the signals it multiplexes), CM_ SG_ without a signal name, a message id
+ * above 0x7ff without bit 31 (29-bit id) or above 29 bits (message
+ * skipped), no message at all, a file that is not UTF-8 (read as CP1252).
+ * Multiplexing is resolved as cantools does (bus/CAN.md).  BUS_DBC_STRICT
+ * refuses each of these as an error.
  * Both accept // comments, a BU_ list over several lines, the
  * VECTOR__INDEPENDENT_SIG_MSG id written 0x40000000 or 0xC0000000 and the
  * long names of BA_ "SystemSignalLongSymbol"/"SystemMessageLongSymbol".

@@ -49,26 +49,22 @@ struct pl_channels {
 
 /* ------------------------------------------------------------ the DBCs */
 
-/* A signal whose name or unit the channel table would cut: two long
-   names would become one, so say so instead. */
+/* A signal whose name the channel table would cut: two long names would
+   become one, so say so instead.  Units are not cut (struct pl_channel). */
 static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, size_t whylen)
 {
 	const size_t name_max = sizeof(((struct pl_channel *)0)->name) - 1;
-	const size_t unit_max = sizeof(((struct pl_channel *)0)->unit) - 1;
 
 	for (unsigned i = 0; i < bus_dbc_signal_count(dbc); i++) {
 		struct bus_dbc_signal_info si;
-		size_t n, u;
+		size_t n;
 
 		if (bus_dbc_signal_info(dbc, i, &si) < 0)
 			return -EINVAL;
 		n = strlen(si.message) + 1 + strlen(si.name); /* "Message.Signal" */
-		u = si.unit ? strlen(si.unit) : 0;
-		if (n > name_max || u > unit_max) {
-			snprintf(why, whylen, "%s:%u: signal '%.40s%s': %s of %zu characters (at most %zu)", path, si.line,
-			         si.name, strlen(si.name) > 40 ? "..." : "",
-			         n > name_max ? "a qualified name (message.signal)" : "a unit", n > name_max ? n : u,
-			         n > name_max ? name_max : unit_max);
+		if (n > name_max) {
+			snprintf(why, whylen, "%s:%u: signal '%.40s%s': a qualified name (message.signal) of %zu characters "
+			         "(at most %zu)", path, si.line, si.name, strlen(si.name) > 40 ? "..." : "", n, name_max);
 			return -ENAMETOOLONG;
 		}
 	}
@@ -81,11 +77,6 @@ static int dbc_check_board(const struct conf_board *cfg, size_t b, const bus_dbc
 	const struct bus_cfg *bc = &cfg->buses[b];
 	int line = cfg->dbc_line[b];
 
-	if (!bus_dbc_message_count(dbc)) {
-		snprintf(err, errlen, "%s:%d: [can %s]: dbc %s: defines no message, so nothing would be decoded "
-		         "(without 'dbc =' the bus logs raw frames only)", cfg->path, line, bc->name, bc->can.dbc);
-		return -EINVAL;
-	}
 	if (bus_dbc_signal_count(dbc) > CONF_BUS_CHANNELS_MAX) {
 		/* channel ids are bus << 16 | signal index: more would collide
 		   with the next bus's */
@@ -159,7 +150,7 @@ static int add_modbus(pl_channels_t *ch, size_t b)
 		c.id = m->id;
 		c.bus = (uint16_t)b;
 		snprintf(c.name, sizeof(c.name), "%s", m->name);
-		snprintf(c.unit, sizeof(c.unit), "%s", m->unit);
+		c.unit = m->unit;
 		snprintf(c.source, sizeof(c.source), "modbus %s u%u %s %u", bc->name, m->unit_id,
 		         conf_mb_table_name(m->table), m->addr);
 		if ((r = add_channel(ch, &c)) < 0)
@@ -183,7 +174,7 @@ static int add_signals(pl_channels_t *ch, size_t b)
 		c.id = (uint32_t)b << 16 | i;
 		c.bus = (uint16_t)b;
 		snprintf(c.name, sizeof(c.name), "%s.%s", si.message, si.name);
-		snprintf(c.unit, sizeof(c.unit), "%s", si.unit ? si.unit : "");
+		c.unit = si.unit ? si.unit : "";
 		snprintf(c.source, sizeof(c.source), "can %s %s", bc->name, si.message);
 		if ((r = add_channel(ch, &c)) < 0)
 			return r;

@@ -26,7 +26,10 @@
 struct pl_channel {
 	uint32_t id;              /* bus << 16 | index */
 	char name[128];
-	char unit[16];
+	const char *unit;         /* whole, never NULL ("" for none): a DBC's
+	                             (real files have units of up to 49
+	                             characters) or the board file's; lives as
+	                             long as the channels and their cfg */
 	uint16_t bus;
 	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
 };
@@ -106,8 +109,10 @@ const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double va
  * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
  * a DBC that defines no message (it would decode nothing), one with more
  * signals than a bus has channel ids (CONF_BUS_CHANNELS_MAX), and a
- * qualified name "Message.Signal" or unit longer than struct pl_channel
- * holds (cut, two names could become one).  The bus's dbc_strict chooses
+ * qualified name "Message.Signal" longer than struct pl_channel holds
+ * (cut, two names could become one); units are kept whole.  A DBC that
+ * defines no message loads with a warning (bus_dbc_warning()): the bus
+ * logs raw frames only.  The bus's dbc_strict chooses
  * a strict load; a lenient one's warnings are bus_dbc_warning()'s.  0 and the database in *ret_dbc (free with
  * bus_dbc_free), or -errno.
  */

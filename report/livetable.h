@@ -21,7 +21,7 @@
 struct rpt_live_row {
 	uint32_t id;               /* bus << 16 | n */
 	char name[128];
-	char unit[16];
+	char unit[128];            /* a DBC's unit (up to 49 characters in real files) */
 	char label[72];            /* the value table's text, or a text channel's (64), "" if none */
 	char source[96];
 	double value;

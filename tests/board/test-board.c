@@ -18,6 +18,7 @@
 #include "conf/replay.h"
 #include "pipeline/daemon.h"
 #include "railmon-config.h"
+#include "record/batch.h"
 
 static const char good[] =
 	"; a regional EMU\n"
@@ -349,8 +350,6 @@ static void test_dbc_files(void)
 		{ "dir.dbc", NULL, -EISDIR, "dir.dbc: is a directory" },
 		{ "fifo.dbc", NULL, -EINVAL, "fifo.dbc: is a FIFO, not a regular file" },
 		{ "missing.dbc", NULL, -ENOENT, "missing.dbc: No such file or directory" },
-		{ "empty.dbc", "", -EINVAL, "empty.dbc: defines no message, so nothing would be decoded" },
-		{ "nomsg.dbc", "VERSION \"\"\nNS_ :\nBS_:\nBU_: A B\n", -EINVAL, "nomsg.dbc: defines no message" },
 	};
 	char path[256], board[512], err[CONF_ERR_MAX], want[600];
 	struct conf_board *c;
@@ -409,6 +408,42 @@ static void test_dbc_files(void)
 		printf("%s\n", err);
 		conf_free(c);
 	}
+	/* no message: loads with a warning (cantools loads it), the bus logs
+	   raw frames; a unit of 49 characters reaches the channel list whole
+	   (both were refused) */
+	{
+		static const char *const nomsg[] = { "", "VERSION \"\"\nNS_ :\nBS_:\nBU_: A B\n" };
+		static const char unit[] = "percent of rated continuous traction power [%]xyz";
+		const struct pl_channel *list;
+		pl_channels_t *ch;
+
+		for (size_t i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "%s/nomsg.dbc", tmpdir);
+			write_file(path, nomsg[i]);
+			snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
+			write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = nomsg.dbc\n");
+			assert(conf_load(path, &c, err, sizeof(err)) == 0);
+			assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && bus_dbc_message_count(dbc) == 0);
+			snprintf(want, sizeof(want), "%s/nomsg.dbc:1: defines no message (BO_); nothing will be decoded", tmpdir);
+			assert(bus_dbc_warning_count(dbc) == 1 && !strcmp(bus_dbc_warning(dbc, 0), want));
+			bus_dbc_free(dbc);
+			conf_free(c);
+		}
+		snprintf(path, sizeof(path), "%s/unit.dbc", tmpdir);
+		snprintf(board, sizeof(board), "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"%s\" B\n", unit);
+		write_file(path, board);
+		snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
+		write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = unit.dbc\n");
+		assert(conf_load(path, &c, err, sizeof(err)) == 0);
+		if (pl_channels_new(c, &ch, err, sizeof(err)) != 0) {
+			fprintf(stderr, "long unit: %s\n", err);
+			assert(0);
+		}
+		assert(pl_channels_list(ch, &list) == 1 && !strcmp(list[0].unit, unit) && strlen(unit) == 49);
+		assert(!strcmp(pl_channels_dictionary(ch)[0].unit, unit));
+		pl_channels_free(ch);
+		conf_free(c);
+	}
 	/* and a good one loads */
 	snprintf(path, sizeof(path), "%s/good.dbc", tmpdir);
 	snprintf(board, sizeof(board), "BO_ 256 M: 8 A\n%s", sig);
@@ -422,7 +457,7 @@ static void test_dbc_files(void)
 	assert(pl_dbc_load(NULL, 0, &dbc, err, sizeof(err)) == -EINVAL);
 	conf_free(c);
 	alarm(0);
-	for (const char *n = "dir.dbc\0fifo.dbc\0empty.dbc\0nomsg.dbc\0long.dbc\0good.dbc\0b.ini\0"; *n; n += strlen(n) + 1) {
+	for (const char *n = "dir.dbc\0fifo.dbc\0nomsg.dbc\0unit.dbc\0long.dbc\0good.dbc\0b.ini\0"; *n; n += strlen(n) + 1) {
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, n);
 		assert((strcmp(n, "dir.dbc") ? unlink(path) : rmdir(path)) == 0);
 	}
