@@ -40,3 +40,12 @@ int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
  * it from the thread that runs recv() or after that thread stopped.
  */
 int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len);
+
+/*
+ * Trace driver, BLF: the objects of the file's first pass that are no CAN
+ * frame and were skipped (not damage), counted by type, as "2 of type 96
+ * (global marker), 1 of type 160" into buf.  Returns 0, -ENOENT if none was
+ * skipped (or the trace is no BLF file), -EINVAL as bus_can_trace_first_bad;
+ * the same threading rule.
+ */
+int bus_can_trace_skipped(const bus_dev_t *dev, char *buf, size_t len);

@@ -107,3 +107,21 @@ int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_
                  unsigned *ret_chan);
 /* The last -EBADMSG: its reason and the file offset it was found at. */
 const char *bus_blf_why(const struct bus_blf *blf, uint64_t *ret_off);
+
+/* Objects that are no CAN frame (markers, statistics, other buses, object
+   types this reader does not know) are skipped, not damage, and counted by
+   type in the file's first pass: the first BUS_BLF_SKIP_TYPES types seen,
+   the rest together as type BUS_BLF_SKIP_OTHER. */
+#define BUS_BLF_SKIP_TYPES 16
+#define BUS_BLF_SKIP_OTHER UINT32_MAX
+
+struct bus_blf_skip {
+	uint32_t type;
+	uint64_t count;
+};
+
+/* The i-th type counted (0-based, in the order first seen): 0, or -ENOENT
+   past the last; -EINVAL for NULL. */
+int bus_blf_skipped(const struct bus_blf *blf, size_t i, struct bus_blf_skip *ret_skip);
+/* A short name of a common object type ("global marker"), NULL if none. */
+const char *bus_blf_type_name(uint32_t type);

@@ -37,6 +37,8 @@ int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
 	fprintf(out, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), frames);
 	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
 		fprintf(out, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
+	if (bus_can_trace_skipped(dev, first, sizeof(first)) == 0)
+		fprintf(out, "; objects that are no CAN frame skipped: %s", first);
 	fputc('\n', out);
 	bus_dev_free(dev);
 	return n == -ENODATA ? 0 : n;

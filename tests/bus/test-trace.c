@@ -383,8 +383,8 @@ static void blf_inner(struct blob *in)
 	blf_obj(in, 101, 2, 4000000, &body);                  /* FD BRS, TX */
 	body_fd(&body, 1, 15, 0x80000000u | 0x100, 0x1 | 0x4, 64);
 	blf_obj(in, 100, 2, 5000000, &body);                  /* FD ESI 64 bytes */
-	body_fd(&body, 2, 3, 0x55, 0, 0);
-	blf_obj(in, 100, 2, 6000000, &body);                  /* classic in an FD object */
+	body_fd(&body, 2, 3, 0x55, 0, 3);
+	blf_obj(in, 100, 2, 6000000, &body);                  /* classic in an FD object: valid bytes 3 */
 	body.n = 0;
 	put16(&body, 3);
 	put(&body, NULL, 30);
