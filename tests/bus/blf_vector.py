@@ -99,17 +99,20 @@ def one_container(objs, method=2):
 
 def can_message():
     """CAN_MESSAGE (1): Rx/Tx, standard/extended, remote, DLC above 8,
-    stamps in ns and in 10 us."""
+    stamps in ns and in 10 us; an id above 0x7ff without the extended bit
+    (vector_blf's test_CanMessage.blf: 0x44444444) taken as extended."""
     objs = [obj(1, 1000, can_msg(1, 0x00, 2, 0x123, b"\x10\x11")),
             obj(1, 200, can_msg(2, 0x01, 8, ID_EXT | 0x1abcdef, seq(8, 0x20)), tflags=1),  # 2 ms, Tx
             obj(1, 3000000, can_msg(1, 0x80, 4, 0x7ff, b"")),                             # remote
             obj(1, 4000000, can_msg(3, 0x81, 8, ID_EXT | 0x100, b"")),                     # remote Tx
-            obj(1, 5000000, can_msg(1, 0x00, 12, 0x321, seq(8, 0x40)))]                    # DLC 12: 8 bytes
+            obj(1, 5000000, can_msg(1, 0x00, 12, 0x321, seq(8, 0x40))),                    # DLC 12: 8 bytes
+            obj(1, 6000000, can_msg(5, 0x00, 2, 0x44444444, b"\x44\x45"))]
     frames = [(T0 + 1000, 0x123, 0, 2, "1011", 1),
               (T0 + 2000000, 0x1abcdef, EXT | TX, 8, seq(8, 0x20).hex(), 2),
               (T0 + 3000000, 0x7ff, RTR, 4, "", 1),
               (T0 + 4000000, 0x100, EXT | RTR | TX, 8, "", 3),
-              (T0 + 5000000, 0x321, 0, 8, seq(8, 0x40).hex(), 1)]
+              (T0 + 5000000, 0x321, 0, 8, seq(8, 0x40).hex(), 1),
+              (T0 + 6000000, 0x04444444, EXT, 2, "4445", 5)]
     return one_container(objs), frames, "", ""
 
 
@@ -169,16 +172,17 @@ def can_fd_message_64():
 
 def header_v2():
     """Object header version 2 (40 bytes, an original stamp after the
-    stamp) on CAN_MESSAGE2, CAN_FD_MESSAGE and CAN_FD_MESSAGE_64 (whose ext
-    data offset counts from the object's start, header included)."""
-    ext = struct.pack("<LLL", 1, 2, 0)
+    stamp) on CAN_MESSAGE2, CAN_FD_MESSAGE and CAN_FD_MESSAGE_64, whose ext
+    data offset counts from the object's start, header included: 64 valid
+    bytes, 48 held before the ext data, the rest read as 0."""
+    ext = struct.pack("<LLL", 0xeeeeeeee, 0xeeeeeeee, 0)
     objs = [obj(86, 7000, can_msg(1, 0x00, 2, 0x200, b"\x22\x33", msg2=True), hver=2),
             obj(100, 8000, can_fd(2, 0x00, 9, 0x201, 0x1, 12, seq(12)), hver=2),
-            obj(101, 900, can_fd64(1, 10, 16, 0x202, fd64_flags(brs=True), 1, seq(16), 40 + 40 + 16, ext),
+            obj(101, 900, can_fd64(1, 15, 64, 0x202, fd64_flags(brs=True), 1, seq(48), 40 + 40 + 48, ext),
                 tflags=1, hver=2)]
     frames = [(T0 + 7000, 0x200, 0, 2, "2233", 1),
               (T0 + 8000, 0x201, FD, 12, seq(12).hex(), 2),
-              (T0 + 9000000, 0x202, FD | BRS | TX, 16, seq(16).hex(), 1)]
+              (T0 + 9000000, 0x202, FD | BRS | TX, 64, seq(48).hex() + "00" * 16, 1)]
     return one_container(objs), frames, "", ""
 
 
