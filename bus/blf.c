@@ -20,8 +20,10 @@
  *                 inside by up to 7), so the next "LOBJ" is looked for
  *                 within 8 bytes
  * Frames: CAN_MESSAGE (1) and CAN_MESSAGE2 (86), CAN_FD_MESSAGE (100),
- * CAN_FD_MESSAGE_64 (101), CAN_ERROR (2) and CAN_ERROR_EXT (73) as error
- * frames.  Other objects (markers, statistics, other buses) are skipped.
+ * CAN_FD_MESSAGE_64 (101), CAN_ERROR (2), CAN_ERROR_EXT (73) and
+ * CAN_FD_ERROR_64 (104) as error frames.  Other objects (markers,
+ * statistics, other buses, types no one knows) are skipped before their
+ * header is looked at, and counted by type (bus_blf_skipped).
  *
  * Damage is said (bus_blf_why) and read past: a container whose zlib data
  * is bad is skipped and the objects resume at the next "LOBJ"; a file
@@ -80,6 +82,8 @@ struct bus_blf {
 	bool header_done;
 	bool eof;               /* nothing more comes from the file */
 	bool resync;            /* after damage: look for the next "LOBJ" anywhere */
+	bool cut;               /* the file ended inside a container: what came of
+	                           it is kept and read, the cut said once */
 	char why[96];
 	uint64_t why_off;
 	unsigned pass;          /* bus_blf_reset()s: skips count in pass 0 */
@@ -138,7 +142,7 @@ void bus_blf_reset(struct bus_blf *blf)
 {
 	blf->upos = blf->ufill = 0;
 	blf->off = blf->cont_off = 0;
-	blf->header_done = blf->eof = blf->resync = false;
+	blf->header_done = blf->eof = blf->resync = blf->cut = false;
 	blf->start_ns = 0;
 	blf->pass++;
 }
@@ -268,7 +272,16 @@ static int inflate_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, u
 		if (got < 0)
 			return (int)got;
 		if ((size_t)got < n) {
-			b->eof = true;
+			/* a file cut while it was written (power lost): the objects
+			   whole in what came are read, as python-can does */
+			if (zr == Z_OK && got > 0) {
+				b->zs.next_in = b->cbuf;
+				b->zs.avail_in = (uInt)got;
+				zr = inflate(&b->zs, Z_NO_FLUSH);
+			}
+			if (zr == Z_OK || zr == Z_BUF_ERROR || zr == Z_STREAM_END)
+				b->ufill += usize - b->zs.avail_out;
+			b->eof = b->cut = true;
 			return bad(b, b->cont_off, "file ends inside a container");
 		}
 		clen -= n;
@@ -321,7 +334,8 @@ static int read_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n < usize) {
-		b->eof = true;
+		b->ufill += (size_t)n; /* read what came, as of a cut zlib container */
+		b->eof = b->cut = true;
 		return bad(b, b->cont_off, "file ends inside a container");
 	}
 	b->ufill += usize;
@@ -378,7 +392,7 @@ static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 		if (n < 0)
 			r = (int)n;
 	}
-	if (r == -EBADMSG) {
+	if (r == -EBADMSG && !b->cut) {
 		b->resync = true;
 		b->upos = b->ufill; /* what spanned into the damage is lost with it */
 	}
@@ -515,8 +529,8 @@ static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t
 	else if (flags & BLF_FD64_RTR)
 		can->flags |= ACQ_CAN_RTR;
 	set_id(can, le32(p + 4));
-	memset(can->data, 0, sizeof(can->data));
 	memcpy(can->data, p + 40, held);
+	memset(can->data + held, 0, valid - held);
 	return finish(b, can, p[1], valid, fd, can->data);
 }
 
@@ -677,7 +691,7 @@ int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_
 			for (size_t i = b->upos; i < b->ufill && !left; i++)
 				left = b->ubuf[i] != 0;
 			b->upos = b->ufill;
-			return left && !b->resync ? bad(b, b->off, "file ends inside an object") : 0;
+			return left && !b->resync && !b->cut ? bad(b, b->off, "file ends inside an object") : 0;
 		}
 		r = load_next(b, fn, ctx);
 		if (r == 0)

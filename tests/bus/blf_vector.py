@@ -17,8 +17,8 @@ Written from the object layouts as the public readers define them
                 stored, 2 zlib), 6 pad, u32 uncompressed size, 4 pad, data;
                 objects padded to 4 bytes after
 Each builder returns (bytes, frames, bad, skipped): frames as railmon must
-give them, (t_ns, id, flags, len, hex, channel); bad the start of the
-first damage said ("" for none); skipped the text of the skip count.
+give them, (t_ns, id, flags, len, hex, channel); bad the first damage
+said after the file's name ("" for none); skipped the skip count said.
 """
 import struct
 import zlib
@@ -251,5 +251,33 @@ def unknown_types():
             "2 of type 96 (global marker), 1 of type 160, 1 of type 115 (restore point)")
 
 
+def cut_containers():
+    """A file cut while it was written (power lost): the last container
+    ends early, once stored (inside its second object), once zlib (after
+    a full flush that follows its second object): the objects whole in
+    what came are read, the cut is said once at the container's offset."""
+    objs = [obj(1, 1000 * i, can_msg(1, 0, 1, i, bytes([i]))) for i in range(1, 5)]
+    stream = objects_padded(objs)
+    stored = file_header(4) + container(stream[:48], 0) + container(stream[48:], 0)
+    stored = stored[:len(stored) - 48 - 20]        # of 3 objects, 1 and 28 bytes of the next came
+    z = zlib.compressobj()
+    packed = z.compress(stream[48:144]) + z.flush(zlib.Z_FULL_FLUSH)
+    body = struct.pack("<H6xL4x", 2, len(stream) - 48) + packed + z.compress(stream[144:]) + z.flush()
+    zcut = (file_header(4) + container(stream[:48], 0) +
+            struct.pack("<4sHHLL", b"LOBJ", 16, 1, 16 + len(body), 10) + body)[:144 + 80 + 32 + len(packed) + 2]
+    frames = [(T0 + 1000 * i, i, 0, 1, "%02x" % i, 1) for i in range(1, 5)]
+    return stored, zcut, frames
+
+
+def cut_stored():
+    stored, _, frames = cut_containers()
+    return stored, frames[:2], "offset 224: file ends inside a container", ""
+
+
+def cut_zlib():
+    _, zcut, frames = cut_containers()
+    return zcut, frames[:3], "offset 224: file ends inside a container", ""
+
+
 CLASSES = [can_message, can_message2, can_fd_message, can_fd_message_64, header_v2, spanning, uncompressed,
-           errors, unknown_types]
+           errors, unknown_types, cut_stored, cut_zlib]

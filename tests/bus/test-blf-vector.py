@@ -6,7 +6,9 @@ The BLF object classes Vector's tools write (blf_vector.py writes each
 byte by byte from the object layouts) read frame by frame through the
 trace driver (trace-dump): time in ns, id, flags, length, data, and the
 channel (each channel read alone must give exactly its frames), nothing
-said damaged, and the objects that are no CAN frame counted by type.
+said damaged but a file cut inside its last container (the objects whole
+in what came are read), and the objects that are no CAN frame counted by
+type.
 Every class is checked and every mismatch said before the exit.  Then
 `railmon replay` of the unknown-types file says those counts in its
 summary.  Run with TZ=UTC (BLF start times are local time).
@@ -64,8 +66,8 @@ def check(cls, tmp):
     for i, (g, w) in enumerate(zip(got, plain)):
         if g != w:
             errs.append(f"frame {i}: {g}, written {w}")
-    if bad != want_bad:
-        errs.append(f"said damaged: {bad!r}")
+    if bad != (f"{path}: {want_bad}" if want_bad else ""):
+        errs.append(f"said damaged: {bad!r}, expected {want_bad!r}")
     if skipped != want_skipped:
         errs.append(f"skipped {skipped!r}, expected {want_skipped!r}")
     for ch in sorted({w[5] for w in want}):

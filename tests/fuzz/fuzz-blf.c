@@ -2,7 +2,10 @@
 /*
  * fuzz-blf: the BLF reader (bus/blf.c) on arbitrary files: it must end
  * (every call reads on or says the end), never read or write out of
- * bounds, and give only frames that are frames (lengths, ids, flags).
+ * bounds, and give only frames that are frames (lengths, ids, flags), and
+ * count the objects it skips by type (each type once, each count > 0).
+ * Seeds: tests/bus/blf_vector.py's files (one per object class) and
+ * record/'s writer's.
  */
 #include <assert.h>
 #include <errno.h>
@@ -42,6 +45,21 @@ static void check_frame(const struct acq_can *c)
 	assert(c->id <= ((c->flags & ACQ_CAN_EXT) ? 0x1fffffffu : 0x7ffu));
 }
 
+static void check_skipped(const struct bus_blf *blf)
+{
+	struct bus_blf_skip sk, prev[BUS_BLF_SKIP_TYPES + 1];
+	size_t i;
+
+	for (i = 0; bus_blf_skipped(blf, i, &sk) == 0; i++) {
+		assert(i <= BUS_BLF_SKIP_TYPES && sk.count > 0);
+		assert((sk.type == BUS_BLF_SKIP_OTHER) == (i == BUS_BLF_SKIP_TYPES));
+		for (size_t k = 0; k < i; k++)
+			assert(prev[k].type != sk.type);
+		prev[i] = sk;
+	}
+	assert(bus_blf_skipped(blf, i, &sk) == -ENOENT);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct bus_blf *blf; /* 2 MiB of buffers: made once, reset per input */
@@ -63,5 +81,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* each object is at least 16 bytes, each error reads on: bounded */
 		assert(++calls <= size + 8);
 	} while (r != 0);
+	check_skipped(blf);
 	return 0;
 }
