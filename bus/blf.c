@@ -438,8 +438,9 @@ static void set_id(struct acq_can *can, uint32_t raw)
 		can->flags |= ACQ_CAN_EXT;
 }
 
-/* the payload of a decoded frame; data holds at least valid bytes */
-static int finish(struct bus_blf *b, struct acq_can *can, unsigned dlc, unsigned valid, bool fd, const uint8_t *data)
+/* The length of an FD object's frame (a remote frame's from its DLC); the
+   caller copies the data. */
+static int fd_finish(struct bus_blf *b, struct acq_can *can, unsigned dlc, unsigned valid, bool fd)
 {
 	if (can->flags & ACQ_CAN_RTR) {
 		can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
@@ -447,9 +448,7 @@ static int finish(struct bus_blf *b, struct acq_can *can, unsigned dlc, unsigned
 	}
 	if (fd ? !fd_len_ok(valid) : valid > 8)
 		return bad(b, b->cont_off, fd ? "CAN FD object: data length no DLC gives" :
-		                                 "classic CAN object with more than 8 data bytes");
-	if (can->data != data)
-		memcpy(can->data, data, valid);
+		                                 "classic frame in a CAN FD object with more than 8 data bytes");
 	can->len = (uint8_t)valid;
 	return BUS_TRACE_FRAME;
 }
@@ -463,7 +462,12 @@ static int decode_msg(struct bus_blf *b, const uint8_t *p, size_t len, struct ac
 	*ret_chan = le16(p);
 	can->flags |= (p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
 	set_id(can, le32(p + 4));
-	return finish(b, can, p[3], p[3] > 8 ? 8 : p[3], false, p + 8);
+	/* a DLC above 8 (9..15 say 8 bytes in classic CAN) cannot fail: the
+	   hot path of most files, kept short */
+	can->len = (uint8_t)(p[3] > 8 ? 8 : p[3]);
+	if (!(can->flags & ACQ_CAN_RTR))
+		memcpy(can->data, p + 8, can->len);
+	return BUS_TRACE_FRAME;
 }
 
 /* CAN_FD_MESSAGE: u16 channel, u8 flags, u8 dlc, u32 id, u32 frame length,
@@ -489,7 +493,11 @@ static int decode_fd(struct bus_blf *b, const uint8_t *p, size_t len, struct acq
 	else if (p[2] & BLF_MSG_RTR)
 		can->flags |= ACQ_CAN_RTR;
 	set_id(can, le32(p + 4));
-	return finish(b, can, p[3], valid, fd, p + 20);
+	if (fd_finish(b, can, p[3], valid, fd) < 0)
+		return -EBADMSG;
+	if (!(can->flags & ACQ_CAN_RTR))
+		memcpy(can->data, p + 20, can->len);
+	return BUS_TRACE_FRAME;
 }
 
 /* CAN_FD_MESSAGE_64: u8 channel, u8 dlc, u8 valid bytes, u8 tx count,
@@ -531,7 +539,7 @@ static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t
 	set_id(can, le32(p + 4));
 	memcpy(can->data, p + 40, held);
 	memset(can->data + held, 0, valid - held);
-	return finish(b, can, p[1], valid, fd, can->data);
+	return fd_finish(b, can, p[1], valid, fd);
 }
 
 /* Count an object that is no CAN frame by its type (the first pass only:
