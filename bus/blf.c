@@ -402,19 +402,31 @@ static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 /* Find the next "LOBJ": within 8 bytes (padding), anywhere after damage. */
 static int find_object(struct bus_blf *b)
 {
-	size_t avail = b->ufill - b->upos;
-	const uint8_t *p = b->ubuf + b->upos;
-	size_t lim = b->resync ? avail : (avail < 12 ? avail : 12);
+	for (;;) {
+		size_t avail = b->ufill - b->upos, zeros = 0;
+		const uint8_t *p = b->ubuf + b->upos;
+		size_t lim = b->resync ? avail : (avail < 12 ? avail : 12);
 
-	for (size_t i = 0; i + 4 <= lim; i++)
-		if (memcmp(p + i, "LOBJ", 4) == 0) {
-			b->upos += i;
-			return 0;
+		for (size_t i = 0; i + 4 <= lim; i++)
+			if (memcmp(p + i, "LOBJ", 4) == 0) {
+				b->upos += i;
+				return 0;
+			}
+		if (b->resync || avail < 12) {
+			if (avail > 3)
+				b->upos = b->ufill - 3; /* a signature may span into the next container */
+			return NEED_MORE;
 		}
-	if (b->resync || avail < 12) {
-		if (avail > 3)
-			b->upos = b->ufill - 3; /* a signature may span into the next container */
-		return NEED_MORE;
+		/* zeros where an object should start: fill after a container's
+		   last object (vector_blf's converter writes 27 bytes of it), not
+		   damage; look again after them */
+		while (zeros < avail && p[zeros] == 0)
+			zeros++;
+		if (zeros < lim)
+			break;
+		b->upos += zeros;
+		if (zeros == avail)
+			return NEED_MORE;
 	}
 	b->resync = true;
 	b->upos += 4;

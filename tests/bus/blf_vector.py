@@ -251,6 +251,17 @@ def unknown_types():
             "2 of type 96 (global marker), 1 of type 160, 1 of type 115 (restore point)")
 
 
+def zero_fill():
+    """Zeros after a container's last object (vector_blf's converter
+    writes 27 after a global marker): fill, not damage; the next
+    container's objects read."""
+    first = objects_padded([obj(1, 1000, can_msg(1, 0, 1, 0x1, b"\x01")), obj(96, 1500, b"\0" * 40)]) + b"\0" * 27
+    data = (file_header(3) + container(first) +
+            container(objects_padded([obj(1, 2000, can_msg(1, 0, 1, 0x2, b"\x02"))])))
+    frames = [(T0 + 1000, 0x1, 0, 1, "01", 1), (T0 + 2000, 0x2, 0, 1, "02", 1)]
+    return data, frames, "", "1 of type 96 (global marker)"
+
+
 def cut_containers():
     """A file cut while it was written (power lost): the last container
     ends early, once stored (inside its second object), once zlib (after
@@ -280,4 +291,4 @@ def cut_zlib():
 
 
 CLASSES = [can_message, can_message2, can_fd_message, can_fd_message_64, header_v2, spanning, uncompressed,
-           errors, unknown_types, cut_stored, cut_zlib]
+           errors, unknown_types, zero_fill, cut_stored, cut_zlib]
