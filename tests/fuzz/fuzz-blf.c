@@ -3,7 +3,8 @@
  * fuzz-blf: the BLF reader (bus/blf.c) on arbitrary files: it must end
  * (every call reads on or says the end), never read or write out of
  * bounds, and give only frames that are frames (lengths, ids, flags), and
- * count the objects it skips by type (each type once, each count > 0).
+ * count the objects it skips by type (each type once, each count > 0, in
+ * the first pass only), and read it again the same after bus_blf_reset.
  * Seeds: tests/bus/blf_vector.py's files (one per object class) and
  * record/'s writer's.
  */
@@ -60,27 +61,48 @@ static void check_skipped(const struct bus_blf *blf)
 	assert(bus_blf_skipped(blf, i, &sk) == -ENOENT);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One pass over the input: the frames it gave. */
+static size_t read_pass(struct bus_blf *blf, const uint8_t *data, size_t size)
 {
-	static struct bus_blf *blf; /* 2 MiB of buffers: made once, reset per input */
 	struct mem m = { data, size, 0 };
 	struct acq_item it;
 	unsigned ch;
-	size_t calls = 0;
+	size_t calls = 0, frames = 0;
 	int r;
 
-	if (!blf)
-		assert(bus_blf_new(&blf) == 0);
-	bus_blf_reset(blf);
 	do {
 		r = bus_blf_next(blf, mem_read, &m, &it, &ch);
-		if (r == BUS_TRACE_FRAME)
+		if (r == BUS_TRACE_FRAME) {
 			check_frame(&it.can);
-		else if (r == -EBADMSG)
+			frames++;
+		} else if (r == -EBADMSG) {
 			assert(bus_blf_why(blf, NULL)[0] != 0);
+		}
 		/* each object is at least 16 bytes, each error reads on: bounded */
 		assert(++calls <= size + 8);
 	} while (r != 0);
+	return frames;
+}
+
+/* A reader per input (the skip counts are its first pass's), then a
+   second pass after bus_blf_reset as a looping replay reads: the same
+   frames, the counts unchanged. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct bus_blf *blf;
+	struct bus_blf_skip first[BUS_BLF_SKIP_TYPES + 1], sk;
+	size_t frames, n = 0;
+
+	assert(bus_blf_new(&blf) == 0);
+	frames = read_pass(blf, data, size);
 	check_skipped(blf);
+	while (bus_blf_skipped(blf, n, &first[n]) == 0)
+		n++;
+	bus_blf_reset(blf);
+	assert(read_pass(blf, data, size) == frames);
+	for (size_t i = 0; i < n; i++)
+		assert(bus_blf_skipped(blf, i, &sk) == 0 && sk.type == first[i].type && sk.count == first[i].count);
+	assert(bus_blf_skipped(blf, n, &sk) == -ENOENT);
+	bus_blf_free(blf);
 	return 0;
 }
