@@ -86,8 +86,7 @@ struct bus_blf {
 	                           it is kept and read, the cut said once */
 	char why[96];
 	uint64_t why_off;
-	unsigned pass;          /* bus_blf_reset()s: skips count in pass 0 */
-	struct bus_blf_skip skip[BUS_BLF_SKIP_TYPES];
+	struct bus_blf_skip skip[BUS_BLF_SKIP_TYPES]; /* this pass's */
 	size_t nskip;
 	uint64_t skip_other;    /* skipped objects of types beyond skip[] */
 };
@@ -144,7 +143,8 @@ void bus_blf_reset(struct bus_blf *blf)
 	blf->off = blf->cont_off = 0;
 	blf->header_done = blf->eof = blf->resync = blf->cut = false;
 	blf->start_ns = 0;
-	blf->pass++;
+	blf->nskip = 0;
+	blf->skip_other = 0;
 }
 
 const char *bus_blf_type_name(uint32_t type)
@@ -177,7 +177,7 @@ int bus_blf_skipped(const struct bus_blf *blf, size_t i, struct bus_blf_skip *re
 		return 0;
 	}
 	if (i == blf->nskip && blf->skip_other) {
-		*ret_skip = (struct bus_blf_skip){ .type = BUS_BLF_SKIP_OTHER, .count = blf->skip_other };
+		*ret_skip = (struct bus_blf_skip){ .other = true, .count = blf->skip_other };
 		return 0;
 	}
 	return -ENOENT;
@@ -554,14 +554,11 @@ static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t
 	return fd_finish(b, can, p[1], valid, fd);
 }
 
-/* Count an object that is no CAN frame by its type (the first pass only:
-   a looping replay reads the file again). */
+/* Count an object that is no CAN frame by its type. */
 static void count_skip(struct bus_blf *b, uint32_t type)
 {
 	size_t i;
 
-	if (b->pass)
-		return;
 	for (i = 0; i < b->nskip; i++)
 		if (b->skip[i].type == type)
 			break;

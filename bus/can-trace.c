@@ -603,7 +603,7 @@ int bus_can_trace_skipped(const bus_dev_t *dev, char *buf, size_t len)
 		const char *name = bus_blf_type_name(sk.type);
 		int n;
 
-		if (sk.type == BUS_BLF_SKIP_OTHER)
+		if (sk.other)
 			n = snprintf(buf + at, len - at, "%s%" PRIu64 " of other types", i ? ", " : "", sk.count);
 		else
 			n = snprintf(buf + at, len - at, "%s%" PRIu64 " of type %" PRIu32 "%s%s%s", i ? ", " : "",

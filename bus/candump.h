@@ -44,7 +44,8 @@ int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len);
 /*
  * Trace driver, BLF: the objects of the file's first pass that are no CAN
  * frame and were skipped (not damage), counted by type, as "2 of type 96
- * (global marker), 1 of type 160" into buf.  Returns 0, -ENOENT if none was
+ * (global marker), 1 of type 160" into buf (a looping trace: of the pass
+ * read last, or being read).  Returns 0, -ENOENT if none was
  * skipped (or the trace is no BLF file), -EINVAL as bus_can_trace_first_bad;
  * the same threading rule.
  */

@@ -110,13 +110,14 @@ const char *bus_blf_why(const struct bus_blf *blf, uint64_t *ret_off);
 
 /* Objects that are no CAN frame (markers, statistics, other buses, object
    types this reader does not know) are skipped, not damage, and counted by
-   type in the file's first pass: the first BUS_BLF_SKIP_TYPES types seen,
-   the rest together as type BUS_BLF_SKIP_OTHER. */
+   type in the pass over the file read since bus_blf_new or bus_blf_reset:
+   the first BUS_BLF_SKIP_TYPES types seen, the rest together (other; any
+   u32 is a type a file can hold, so no type value can say it). */
 #define BUS_BLF_SKIP_TYPES 16
-#define BUS_BLF_SKIP_OTHER UINT32_MAX
 
 struct bus_blf_skip {
-	uint32_t type;
+	uint32_t type;  /* unless other */
+	bool other;     /* the objects of types beyond the first 16 */
 	uint64_t count;
 };
 

@@ -236,19 +236,21 @@ def errors():
 
 def unknown_types():
     """Objects that are no CAN frame: global markers (96), an object type
-    no reader knows (160, with a stamp beyond any time), a restore point
-    (115), header version 3 on a marker: skipped and counted by type, not
-    damage; the CAN frames around them read."""
+    no reader knows (160, with a stamp beyond any time; 0xffffffff, a type
+    like any other), a restore point (115), header version 3 on a marker:
+    skipped and counted by type, not damage; the CAN frames around them
+    read."""
     objs = [obj(96, 1000, b"\0" * 40),
             obj(1, 2000, can_msg(1, 0, 1, 0x1, b"\x01")),
             obj(160, 0xffffffffffffffff, b"\x55" * 13),
             obj(96, 3000, b"\0" * 40, hver=3),
             obj(1, 4000, can_msg(2, 0, 1, 0x2, b"\x02")),
-            obj(115, 0, b"\xcc" * 24)]
+            obj(115, 0, b"\xcc" * 24),
+            obj(0xffffffff, 5000, b"")]
     frames = [(T0 + 2000, 0x1, 0, 1, "01", 1),
               (T0 + 4000, 0x2, 0, 1, "02", 2)]
     return (one_container(objs), frames, "",
-            "2 of type 96 (global marker), 1 of type 160, 1 of type 115 (restore point)")
+            "2 of type 96 (global marker), 1 of type 160, 1 of type 115 (restore point), 1 of type 4294967295")
 
 
 def zero_fill():

@@ -549,7 +549,8 @@ static void test_blf(void)
 	put(&f, "this is no object at all", 24);
 	n = blf_read_all(&f, it, ch, 16, why, sizeof(why));
 	assert(n == 2 && strstr(why, "no LOBJ signature: the file ends here@") == why);
-	/* the marker is counted by its type, in the first pass only */
+	/* the marker is counted by its type, once in each pass (a reset
+	   starts the count again) */
 	{
 		struct bus_blf *b;
 		struct bus_blf_skip sk;
