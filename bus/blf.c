@@ -20,8 +20,10 @@
  *                 inside by up to 7), so the next "LOBJ" is looked for
  *                 within 8 bytes
  * Frames: CAN_MESSAGE (1) and CAN_MESSAGE2 (86), CAN_FD_MESSAGE (100),
- * CAN_FD_MESSAGE_64 (101), CAN_ERROR (2) and CAN_ERROR_EXT (73) as error
- * frames.  Other objects (markers, statistics, other buses) are skipped.
+ * CAN_FD_MESSAGE_64 (101), CAN_ERROR (2), CAN_ERROR_EXT (73) and
+ * CAN_FD_ERROR_64 (104) as error frames.  Other objects (markers,
+ * statistics, other buses, types no one knows) are skipped before their
+ * header is looked at, and counted by type (bus_blf_skipped).
  *
  * Damage is said (bus_blf_why) and read past: a container whose zlib data
  * is bad is skipped and the objects resume at the next "LOBJ"; a file
@@ -51,7 +53,10 @@ enum {
 	BLF_CAN_MESSAGE2 = 86,
 	BLF_CAN_FD_MESSAGE = 100,
 	BLF_CAN_FD_MESSAGE_64 = 101,
+	BLF_CAN_FD_ERROR_64 = 104,
 };
+
+#define BLF_TIME_TEN_MICS 1 /* object flags: stamps in 10 us, else in ns */
 
 #define BLF_ID_EXT 0x80000000u
 #define BLF_MSG_TX 0x01
@@ -77,8 +82,13 @@ struct bus_blf {
 	bool header_done;
 	bool eof;               /* nothing more comes from the file */
 	bool resync;            /* after damage: look for the next "LOBJ" anywhere */
+	bool cut;               /* the file ended inside a container: what came of
+	                           it is kept and read, the cut said once */
 	char why[96];
 	uint64_t why_off;
+	struct bus_blf_skip skip[BUS_BLF_SKIP_TYPES]; /* this pass's */
+	size_t nskip;
+	uint64_t skip_other;    /* skipped objects of types beyond skip[] */
 };
 
 static uint16_t le16(const uint8_t *p)
@@ -131,8 +141,46 @@ void bus_blf_reset(struct bus_blf *blf)
 {
 	blf->upos = blf->ufill = 0;
 	blf->off = blf->cont_off = 0;
-	blf->header_done = blf->eof = blf->resync = false;
+	blf->header_done = blf->eof = blf->resync = blf->cut = false;
 	blf->start_ns = 0;
+	blf->nskip = 0;
+	blf->skip_other = 0;
+}
+
+const char *bus_blf_type_name(uint32_t type)
+{
+	/* the types Vector's tools write beside CAN frames most (vector_blf's
+	   ObjectType list); the others are said by number */
+	static const struct {
+		uint32_t type;
+		const char *name;
+	} names[] = {
+		{ 3, "CAN overload frame" }, { 4, "CAN driver statistics" }, { 5, "application trigger" },
+		{ 6, "environment variable" }, { 11, "LIN message" }, { 31, "CAN driver error" },
+		{ 44, "CAN driver sync" }, { 57, "LIN message" }, { 65, "text" }, { 71, "Ethernet frame" },
+		{ 72, "system variable" }, { 74, "CAN driver error" }, { 96, "global marker" },
+		{ 115, "restore point" }, { 120, "Ethernet frame" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].type == type)
+			return names[i].name;
+	return NULL;
+}
+
+int bus_blf_skipped(const struct bus_blf *blf, size_t i, struct bus_blf_skip *ret_skip)
+{
+	if (!blf || !ret_skip)
+		return -EINVAL;
+	if (i < blf->nskip) {
+		*ret_skip = blf->skip[i];
+		return 0;
+	}
+	if (i == blf->nskip && blf->skip_other) {
+		*ret_skip = (struct bus_blf_skip){ .other = true, .count = blf->skip_other };
+		return 0;
+	}
+	return -ENOENT;
 }
 
 const char *bus_blf_why(const struct bus_blf *blf, uint64_t *ret_off)
@@ -224,7 +272,16 @@ static int inflate_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, u
 		if (got < 0)
 			return (int)got;
 		if ((size_t)got < n) {
-			b->eof = true;
+			/* a file cut while it was written (power lost): the objects
+			   whole in what came are read, as python-can does */
+			if (zr == Z_OK && got > 0) {
+				b->zs.next_in = b->cbuf;
+				b->zs.avail_in = (uInt)got;
+				zr = inflate(&b->zs, Z_NO_FLUSH);
+			}
+			if (zr == Z_OK || zr == Z_BUF_ERROR || zr == Z_STREAM_END)
+				b->ufill += usize - b->zs.avail_out;
+			b->eof = b->cut = true;
 			return bad(b, b->cont_off, "file ends inside a container");
 		}
 		clen -= n;
@@ -277,7 +334,8 @@ static int read_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n < usize) {
-		b->eof = true;
+		b->ufill += (size_t)n; /* read what came, as of a cut zlib container */
+		b->eof = b->cut = true;
 		return bad(b, b->cont_off, "file ends inside a container");
 	}
 	b->ufill += usize;
@@ -334,7 +392,7 @@ static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 		if (n < 0)
 			r = (int)n;
 	}
-	if (r == -EBADMSG) {
+	if (r == -EBADMSG && !b->cut) {
 		b->resync = true;
 		b->upos = b->ufill; /* what spanned into the damage is lost with it */
 	}
@@ -344,19 +402,31 @@ static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 /* Find the next "LOBJ": within 8 bytes (padding), anywhere after damage. */
 static int find_object(struct bus_blf *b)
 {
-	size_t avail = b->ufill - b->upos;
-	const uint8_t *p = b->ubuf + b->upos;
-	size_t lim = b->resync ? avail : (avail < 12 ? avail : 12);
+	for (;;) {
+		size_t avail = b->ufill - b->upos, zeros = 0;
+		const uint8_t *p = b->ubuf + b->upos;
+		size_t lim = b->resync ? avail : (avail < 12 ? avail : 12);
 
-	for (size_t i = 0; i + 4 <= lim; i++)
-		if (memcmp(p + i, "LOBJ", 4) == 0) {
-			b->upos += i;
-			return 0;
+		for (size_t i = 0; i + 4 <= lim; i++)
+			if (memcmp(p + i, "LOBJ", 4) == 0) {
+				b->upos += i;
+				return 0;
+			}
+		if (b->resync || avail < 12) {
+			if (avail > 3)
+				b->upos = b->ufill - 3; /* a signature may span into the next container */
+			return NEED_MORE;
 		}
-	if (b->resync || avail < 12) {
-		if (avail > 3)
-			b->upos = b->ufill - 3; /* a signature may span into the next container */
-		return NEED_MORE;
+		/* zeros where an object should start: fill after a container's
+		   last object (vector_blf's converter writes 27 bytes of it), not
+		   damage; look again after them */
+		while (zeros < avail && p[zeros] == 0)
+			zeros++;
+		if (zeros < lim)
+			break;
+		b->upos += zeros;
+		if (zeros == avail)
+			return NEED_MORE;
 	}
 	b->resync = true;
 	b->upos += 4;
@@ -368,91 +438,185 @@ static bool fd_len_ok(unsigned len)
 	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 || len == 64;
 }
 
-/* id with the BLF extended bit to acq_can; false for a bad standard id */
-static bool set_id(struct acq_can *can, uint32_t raw)
+/* id with the BLF extended bit to acq_can.  An id above 0x7ff without the
+   bit (vector_blf's and python-can's sample files hold such) needs 29 bits:
+   no standard frame can carry it, so it is taken as extended, which the
+   rest of railmon (export, DBC, candump) can hold; python-can gives it as
+   a standard id above 0x7ff. */
+static void set_id(struct acq_can *can, uint32_t raw)
 {
 	can->id = raw & 0x1fffffffu;
-	if (raw & BLF_ID_EXT)
+	if ((raw & BLF_ID_EXT) || can->id > 0x7ff)
 		can->flags |= ACQ_CAN_EXT;
-	else if (can->id > 0x7ff)
-		return false;
-	return true;
 }
 
-/* the payload of a decoded frame; data holds at least valid bytes */
-static int finish(struct acq_can *can, unsigned dlc, unsigned valid, bool fd, const uint8_t *data)
+/* The length of an FD object's frame (a remote frame's from its DLC); the
+   caller copies the data. */
+static int fd_finish(struct bus_blf *b, struct acq_can *can, unsigned dlc, unsigned valid, bool fd)
 {
 	if (can->flags & ACQ_CAN_RTR) {
-		if (fd)
-			return -EBADMSG; /* CAN FD has no remote frames */
 		can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
 		return BUS_TRACE_FRAME;
 	}
 	if (fd ? !fd_len_ok(valid) : valid > 8)
-		return -EBADMSG;
-	memcpy(can->data, data, valid);
+		return bad(b, b->cont_off, fd ? "CAN FD object: data length no DLC gives" :
+		                                 "classic frame in a CAN FD object with more than 8 data bytes");
 	can->len = (uint8_t)valid;
 	return BUS_TRACE_FRAME;
 }
 
-/* CAN_MESSAGE, CAN_MESSAGE2: u16 channel, u8 flags, u8 dlc, u32 id, 8 data */
-static int decode_msg(const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+/* CAN_MESSAGE, CAN_MESSAGE2: u16 channel, u8 flags, u8 dlc, u32 id, 8 data
+   (CAN_MESSAGE2 then frame length, bit count, reserved) */
+static int decode_msg(struct bus_blf *b, const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
 {
 	if (len < 16)
-		return -EBADMSG;
+		return bad(b, b->cont_off, "CAN message object shorter than its fields");
 	*ret_chan = le16(p);
 	can->flags |= (p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
-	if (!set_id(can, le32(p + 4)))
-		return -EBADMSG;
-	return finish(can, p[3], p[3] > 8 ? 8 : p[3], false, p + 8);
+	set_id(can, le32(p + 4));
+	/* a DLC above 8 (9..15 say 8 bytes in classic CAN) cannot fail: the
+	   hot path of most files, kept short */
+	can->len = (uint8_t)(p[3] > 8 ? 8 : p[3]);
+	if (!(can->flags & ACQ_CAN_RTR))
+		memcpy(can->data, p + 8, can->len);
+	return BUS_TRACE_FRAME;
 }
 
 /* CAN_FD_MESSAGE: u16 channel, u8 flags, u8 dlc, u32 id, u32 frame length,
-   u8 bit count, u8 FD flags, u8 valid bytes, 5 pad, 64 data */
-static int decode_fd(const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+   u8 bit count, u8 FD flags, u8 valid bytes, 5 pad, 64 data, 4 reserved.
+   The data length is the valid bytes, for a classic frame too (what
+   python-can and vector_blf read); the DLC only a remote frame's length. */
+static int decode_fd(struct bus_blf *b, const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
 {
 	bool fd;
 	unsigned valid;
 
 	if (len < 20)
-		return -EBADMSG;
+		return bad(b, b->cont_off, "CAN FD message object shorter than its fields");
 	fd = p[13] & BLF_FD_EDL;
-	valid = fd ? p[14] : (p[3] > 8 ? 8 : p[3]);
+	valid = p[14];
 	if (valid > 64 || len < 20 + valid)
-		return -EBADMSG;
+		return bad(b, b->cont_off, "CAN FD message object: more valid bytes than it holds");
 	*ret_chan = le16(p);
-	can->flags |= (p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
+	can->flags |= p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0;
+	/* the remote bit is only CAN's: an FD frame has none (Vector's docs) */
 	if (fd)
 		can->flags |= ACQ_CAN_FD | (p[13] & BLF_FD_BRS ? ACQ_CAN_BRS : 0) | (p[13] & BLF_FD_ESI ? ACQ_CAN_ESI : 0);
-	if (!set_id(can, le32(p + 4)))
+	else if (p[2] & BLF_MSG_RTR)
+		can->flags |= ACQ_CAN_RTR;
+	set_id(can, le32(p + 4));
+	if (fd_finish(b, can, p[3], valid, fd) < 0)
 		return -EBADMSG;
-	return finish(can, p[3], valid, fd, p + 20);
+	if (!(can->flags & ACQ_CAN_RTR))
+		memcpy(can->data, p + 20, can->len);
+	return BUS_TRACE_FRAME;
 }
 
 /* CAN_FD_MESSAGE_64: u8 channel, u8 dlc, u8 valid bytes, u8 tx count,
    u32 id, u32 frame length, u32 flags, 4 x u32 timing, u16 bit count,
-   u8 direction, u8 ext data offset, u32 crc, data */
-static int decode_fd64(const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+   u8 direction, u8 ext data offset, u32 crc, data.  Vector's tools write
+   objects whose valid bytes run past the data they hold (python-can issue
+   1905: 64 valid, 48 held): the data ends at the ext data offset (from the
+   object's start) or the object's end, and CANoe and binlog.dll read the
+   bytes missing as 0. */
+static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t size, struct acq_can *can,
+                       unsigned *ret_chan)
 {
+	const uint8_t *p = o + hsize;
+	size_t end, held;
 	uint32_t flags;
 	bool fd;
 	unsigned valid;
 
-	if (len < 40)
-		return -EBADMSG;
+	if (size - hsize < 40)
+		return bad(b, b->cont_off, "CAN FD 64 object shorter than its fields");
 	flags = le32(p + 12);
 	fd = flags & BLF_FD64_EDL;
-	valid = fd ? p[2] : (p[1] > 8 ? 8 : p[1]);
-	if (valid > 64 || len < 40 + valid)
-		return -EBADMSG;
+	valid = p[2];
+	if (valid > 64)
+		return bad(b, b->cont_off, "CAN FD 64 object: more than 64 valid bytes");
+	end = p[35] ? p[35] : size;
+	held = end > hsize + 40 ? end - hsize - 40 : 0;
+	if (held > size - hsize - 40)
+		held = size - hsize - 40;
+	if (held > valid)
+		held = valid;
 	*ret_chan = p[0];
-	can->flags |= (p[34] ? ACQ_CAN_TX : 0) | (flags & BLF_FD64_RTR ? ACQ_CAN_RTR : 0);
+	can->flags |= p[34] ? ACQ_CAN_TX : 0;
 	if (fd)
 		can->flags |= ACQ_CAN_FD | (flags & BLF_FD64_BRS ? ACQ_CAN_BRS : 0) |
 		              (flags & BLF_FD64_ESI ? ACQ_CAN_ESI : 0);
-	if (!set_id(can, le32(p + 4)))
-		return -EBADMSG;
-	return finish(can, p[1], valid, fd, p + 40);
+	else if (flags & BLF_FD64_RTR)
+		can->flags |= ACQ_CAN_RTR;
+	set_id(can, le32(p + 4));
+	memcpy(can->data, p + 40, held);
+	memset(can->data + held, 0, valid - held);
+	return fd_finish(b, can, p[1], valid, fd);
+}
+
+/* Count an object that is no CAN frame by its type. */
+static void count_skip(struct bus_blf *b, uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < b->nskip; i++)
+		if (b->skip[i].type == type)
+			break;
+	if (i == b->nskip) {
+		if (b->nskip == BUS_BLF_SKIP_TYPES) {
+			b->skip_other++;
+			return;
+		}
+		b->skip[b->nskip++] = (struct bus_blf_skip){ .type = type };
+	}
+	b->skip[i].count++;
+}
+
+static bool is_can_type(uint32_t type)
+{
+	switch (type) {
+	case BLF_CAN_MESSAGE:
+	case BLF_CAN_ERROR:
+	case BLF_CAN_ERROR_EXT:
+	case BLF_CAN_MESSAGE2:
+	case BLF_CAN_FD_MESSAGE:
+	case BLF_CAN_FD_MESSAGE_64:
+	case BLF_CAN_FD_ERROR_64:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* the object's stamp as Unix ns; false if out of range */
+static bool object_time(const struct bus_blf *b, const uint8_t *o, int64_t *ret_ns)
+{
+	uint64_t ts = le64(o + 24);
+
+	/* at most half of int64's ns after a start in 1970-2116: no overflow */
+	if (le32(o + 16) == BLF_TIME_TEN_MICS) {
+		if (ts > (uint64_t)INT64_MAX / 2 / 10000)
+			return false;
+		ts *= 10000;
+	} else if (ts > (uint64_t)INT64_MAX / 2) {
+		return false;
+	}
+	*ret_ns = b->start_ns + (int64_t)ts;
+	return true;
+}
+
+/* CAN_ERROR (u16 channel), CAN_ERROR_EXT (u16 channel), CAN_FD_ERROR_64
+   (u8 channel): an error frame; the objects' error codes are Vector's, not
+   SocketCAN's CAN_ERR_* classes, so it is said as a bus error. */
+static int decode_error(struct bus_blf *b, uint32_t type, const uint8_t *p, size_t len, struct acq_can *can,
+                        unsigned *ret_chan)
+{
+	if (len < 2)
+		return bad(b, b->cont_off, "CAN error object shorter than its channel");
+	*ret_chan = type == BLF_CAN_FD_ERROR_64 ? p[0] : le16(p);
+	can->flags = ACQ_CAN_ERR;
+	can->id = BUS_TRACE_ERR_ID;
+	return BUS_TRACE_FRAME;
 }
 
 /* One whole object at o: a frame, SKIP for other objects, -EBADMSG. */
@@ -461,43 +625,36 @@ static int decode_object(struct bus_blf *b, const uint8_t *o, struct acq_item *r
 	uint16_t hsize = le16(o + 4), hver = le16(o + 6);
 	uint32_t size = le32(o + 8), type = le32(o + 12);
 	struct acq_item it = { .kind = ACQ_ITEM_CAN };
-	uint64_t ts;
 	int r;
 
-	if ((hver != 1 && hver != 2) || hsize < 32 || hsize > size)
-		return BUS_TRACE_SKIP; /* a header we do not know: not a frame of ours */
-	ts = le64(o + 24);
-	/* at most half of int64's ns after a start in 1970-2116: no overflow */
-	if (le32(o + 16) == 1) {
-		if (ts > (uint64_t)INT64_MAX / 2 / 10000)
-			return -EBADMSG;
-		ts *= 10000; /* 10 us units */
-	} else if (ts > (uint64_t)INT64_MAX / 2) {
-		return -EBADMSG;
+	if (!is_can_type(type)) {
+		/* markers, statistics, other buses: said by type, not damage */
+		count_skip(b, type);
+		return BUS_TRACE_SKIP;
 	}
-	it.t_ns = b->start_ns + (int64_t)ts;
+	/* version 1: flags, client index, object version, stamp; version 2:
+	   flags, stamp status, reserved, object version, stamp, original stamp;
+	   both have the flags at 16 and the stamp at 24 */
+	if (hver != 1 && hver != 2)
+		return bad(b, b->cont_off, "CAN object with an object header version other than 1 or 2");
+	if (hsize < 32 || hsize > size)
+		return bad(b, b->cont_off, "CAN object header size out of range");
+	if (!object_time(b, o, &it.t_ns))
+		return bad(b, b->cont_off, "CAN object time stamp out of range");
 	switch (type) {
 	case BLF_CAN_MESSAGE:
 	case BLF_CAN_MESSAGE2:
-		r = decode_msg(o + hsize, size - hsize, &it.can, ret_chan);
+		r = decode_msg(b, o + hsize, size - hsize, &it.can, ret_chan);
 		break;
 	case BLF_CAN_FD_MESSAGE:
-		r = decode_fd(o + hsize, size - hsize, &it.can, ret_chan);
+		r = decode_fd(b, o + hsize, size - hsize, &it.can, ret_chan);
 		break;
 	case BLF_CAN_FD_MESSAGE_64:
-		r = decode_fd64(o + hsize, size - hsize, &it.can, ret_chan);
-		break;
-	case BLF_CAN_ERROR:
-	case BLF_CAN_ERROR_EXT:
-		if (size - hsize < 2)
-			return -EBADMSG;
-		*ret_chan = le16(o + hsize);
-		it.can.flags = ACQ_CAN_ERR; /* the CAN_ERR_* class is not in the object */
-		it.can.id = BUS_TRACE_ERR_ID;
-		r = BUS_TRACE_FRAME;
+		r = decode_fd64(b, o, hsize, size, &it.can, ret_chan);
 		break;
 	default:
-		return BUS_TRACE_SKIP;
+		r = decode_error(b, type, o + hsize, size - hsize, &it.can, ret_chan);
+		break;
 	}
 	if (r == BUS_TRACE_FRAME)
 		*ret_item = it;
@@ -526,10 +683,7 @@ static int next_object(struct bus_blf *b, struct acq_item *ret_item, unsigned *r
 		return NEED_MORE; /* it goes on in the next container */
 	b->resync = false;
 	b->upos += size;
-	r = decode_object(b, o, ret_item, ret_chan);
-	if (r == -EBADMSG)
-		return bad(b, b->cont_off, "malformed CAN object in container");
-	return r;
+	return decode_object(b, o, ret_item, ret_chan);
 }
 
 int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_item *ret_item,
@@ -554,7 +708,7 @@ int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_
 			for (size_t i = b->upos; i < b->ufill && !left; i++)
 				left = b->ubuf[i] != 0;
 			b->upos = b->ufill;
-			return left && !b->resync ? bad(b, b->off, "file ends inside an object") : 0;
+			return left && !b->resync && !b->cut ? bad(b, b->off, "file ends inside an object") : 0;
 		}
 		r = load_next(b, fn, ctx);
 		if (r == 0)

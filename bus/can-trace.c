@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -702,6 +703,32 @@ int bus_can_trace_channels(const bus_dev_t *dev, uint64_t *counts, size_t n)
 	for (size_t c = 0; c < n; c++)
 		counts[c] = c < BUS_TRACE_CHANNELS ? tr->chan_frames[c] : 0;
 	return 0;
+}
+
+int bus_can_trace_skipped(const bus_dev_t *dev, char *buf, size_t len)
+{
+	const struct trace *tr;
+	struct bus_blf_skip sk;
+	size_t at = 0;
+
+	if (!dev || dev->ops != &bus_can_trace_ops || !dev->priv || !buf || len == 0)
+		return -EINVAL;
+	tr = dev->priv;
+	buf[0] = '\0';
+	for (size_t i = 0; tr->blf && bus_blf_skipped(tr->blf, i, &sk) == 0 && at < len; i++) {
+		const char *name = bus_blf_type_name(sk.type);
+		int n;
+
+		if (sk.other)
+			n = snprintf(buf + at, len - at, "%s%" PRIu64 " of other types", i ? ", " : "", sk.count);
+		else
+			n = snprintf(buf + at, len - at, "%s%" PRIu64 " of type %" PRIu32 "%s%s%s", i ? ", " : "",
+			             sk.count, sk.type, name ? " (" : "", name ? name : "", name ? ")" : "");
+		if (n < 0)
+			return -EINVAL;
+		at += (size_t)n;
+	}
+	return buf[0] ? 0 : -ENOENT;
 }
 
 const struct bus_ops bus_can_trace_ops = {

@@ -67,3 +67,13 @@ int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len);
  * Same threading rule as bus_can_trace_first_bad.
  */
 int bus_can_trace_channels(const bus_dev_t *dev, uint64_t *counts, size_t n);
+
+/*
+ * Trace driver, BLF: the objects of the file's first pass that are no CAN
+ * frame and were skipped (not damage), counted by type, as "2 of type 96
+ * (global marker), 1 of type 160" into buf (a looping trace: of the pass
+ * read last, or being read).  Returns 0, -ENOENT if none was
+ * skipped (or the trace is no BLF file), -EINVAL as bus_can_trace_first_bad;
+ * the same threading rule.
+ */
+int bus_can_trace_skipped(const bus_dev_t *dev, char *buf, size_t len);

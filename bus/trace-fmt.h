@@ -109,3 +109,22 @@ int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_
                  unsigned *ret_chan);
 /* The last -EBADMSG: its reason and the file offset it was found at. */
 const char *bus_blf_why(const struct bus_blf *blf, uint64_t *ret_off);
+
+/* Objects that are no CAN frame (markers, statistics, other buses, object
+   types this reader does not know) are skipped, not damage, and counted by
+   type in the pass over the file read since bus_blf_new or bus_blf_reset:
+   the first BUS_BLF_SKIP_TYPES types seen, the rest together (other; any
+   u32 is a type a file can hold, so no type value can say it). */
+#define BUS_BLF_SKIP_TYPES 16
+
+struct bus_blf_skip {
+	uint32_t type;  /* unless other */
+	bool other;     /* the objects of types beyond the first 16 */
+	uint64_t count;
+};
+
+/* The i-th type counted (0-based, in the order first seen): 0, or -ENOENT
+   past the last; -EINVAL for NULL. */
+int bus_blf_skipped(const struct bus_blf *blf, size_t i, struct bus_blf_skip *ret_skip);
+/* A short name of a common object type ("global marker"), NULL if none. */
+const char *bus_blf_type_name(uint32_t type);

@@ -61,6 +61,8 @@ int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fm
 	}
 	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
 		fprintf(out, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
+	if (bus_can_trace_skipped(dev, first, sizeof(first)) == 0)
+		fprintf(out, "; objects that are no CAN frame skipped: %s", first);
 	fputc('\n', out);
 	bus_dev_free(dev);
 	if (ret_info)

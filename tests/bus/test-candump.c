@@ -173,6 +173,7 @@ static void test_bad_args(void)
 	it.t_ns = -1;
 	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	assert(bus_can_trace_first_bad(NULL, buf, sizeof(buf)) == -EINVAL);
+	assert(bus_can_trace_skipped(NULL, buf, sizeof(buf)) == -EINVAL);
 }
 
 static char tmpdir[] = "/tmp/test-candump-XXXXXX";
@@ -229,6 +230,10 @@ static void test_trace_fast(void)
 	assert(bus_can_trace_first_bad(dev, where, sizeof(where)) == -ENOENT);
 	assert(bus_can_trace_first_bad(dev, NULL, 10) == -EINVAL);
 	assert(bus_can_trace_first_bad(dev, where, 0) == -EINVAL);
+	/* a candump log has no BLF objects to skip */
+	assert(bus_can_trace_skipped(dev, where, sizeof(where)) == -ENOENT);
+	assert(bus_can_trace_skipped(dev, NULL, 10) == -EINVAL);
+	assert(bus_can_trace_skipped(dev, where, 0) == -EINVAL);
 	assert(bus_dev_recv(dev, NULL, 3, 0) == -EINVAL);
 	assert(bus_dev_recv(dev, it, 0, 0) == -EINVAL);
 	assert(bus_dev_send(dev, &it[0]) == -EOPNOTSUPP); /* a trace is read-only */

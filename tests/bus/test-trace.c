@@ -387,8 +387,8 @@ static void blf_inner(struct blob *in)
 	blf_obj(in, 101, 2, 4000000, &body);                  /* FD BRS, TX */
 	body_fd(&body, 1, 15, 0x80000000u | 0x100, 0x1 | 0x4, 64);
 	blf_obj(in, 100, 2, 5000000, &body);                  /* FD ESI 64 bytes */
-	body_fd(&body, 2, 3, 0x55, 0, 0);
-	blf_obj(in, 100, 2, 6000000, &body);                  /* classic in an FD object */
+	body_fd(&body, 2, 3, 0x55, 0, 3);
+	blf_obj(in, 100, 2, 6000000, &body);                  /* classic in an FD object: valid bytes 3 */
 	body.n = 0;
 	put16(&body, 3);
 	put(&body, NULL, 30);
@@ -553,6 +553,30 @@ static void test_blf(void)
 	put(&f, "this is no object at all", 24);
 	n = blf_read_all(&f, it, ch, 16, why, sizeof(why));
 	assert(n == 2 && strstr(why, "no LOBJ signature: the file ends here@") == why);
+	/* the marker is counted by its type, once in each pass (a reset
+	   starts the count again) */
+	{
+		struct bus_blf *b;
+		struct bus_blf_skip sk;
+		struct mem m;
+		struct acq_item item;
+		unsigned chan;
+
+		blf_header(&f);
+		blf_container(&f, &in, 0, in.n, 2);
+		assert(bus_blf_new(&b) == 0);
+		for (int pass = 0; pass < 2; pass++) {
+			m = (struct mem){ f.p, f.n, 0 };
+			while (bus_blf_next(b, mem_read, &m, &item, &chan) > 0)
+				;
+			assert(bus_blf_skipped(b, 0, &sk) == 0 && sk.type == 96 && sk.count == 1);
+			assert(bus_blf_skipped(b, 1, &sk) == -ENOENT);
+			bus_blf_reset(b);
+		}
+		assert(bus_blf_skipped(NULL, 0, &sk) == -EINVAL && bus_blf_skipped(b, 0, NULL) == -EINVAL);
+		assert(strcmp(bus_blf_type_name(96), "global marker") == 0 && bus_blf_type_name(160) == NULL);
+		bus_blf_free(b);
+	}
 	printf("blf: CAN_MESSAGE(2), CAN_FD_MESSAGE(_64), CAN_ERROR_EXT, marker skipped, zlib and stored "
 	       "containers, object across containers; bad zlib, cut container, cut header, unknown "
 	       "compression, garbage inside and after: each said with its offset\n");

@@ -4,7 +4,8 @@
  * (bus_can_trace_ops, any format it knows) as fast as it goes and print
  * every item on stdout: "F t_ns id flags len hex" for a frame, "E code
  * detail arg" for an event, then "format NAME" and, if there was a bad
- * line, "bad TEXT" (bus_can_trace_first_bad).  CHANNEL: only that channel
+ * line, "bad TEXT" (bus_can_trace_first_bad), and for a BLF file with objects
+ * that are no frame "skipped TEXT" (bus_can_trace_skipped).  CHANNEL: only that channel
  * (cfg.can.trace_channel).  A test helper for test-trace-interop.py and
  * the bad-input tests; exit 3 with the error on stderr if the driver
  * refuses the file.
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
 		printf("format %s\n", bus_trace_format_name(fmt));
 	if (bus_can_trace_first_bad(dev, bad, sizeof(bad)) == 0)
 		printf("bad %s\n", bad);
+	if (bus_can_trace_skipped(dev, bad, sizeof(bad)) == 0)
+		printf("skipped %s\n", bad);
 	bus_dev_free(dev);
 	if (n != -ENODATA) {
 		fprintf(stderr, "trace-dump: %s: %s\n", argv[1], strerror(-n));
