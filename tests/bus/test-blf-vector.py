@@ -13,6 +13,7 @@ Every class is checked and every mismatch said before the exit.  Then
 `railmon replay` of the unknown-types file says those counts in its
 summary.  Run with TZ=UTC (BLF start times are local time).
 """
+from collections import Counter
 import os
 import subprocess
 import sys
@@ -88,7 +89,8 @@ def check_replay(tmp):
         f.write(BOARD)
     p = subprocess.run([RAILMON, "replay", path, "--board", board, "--data", os.path.join(tmp, "data")],
                        capture_output=True, text=True, check=False)
-    line = f"{path}: Vector BLF, {len(want)} frames; objects that are no CAN frame skipped: {skipped}"
+    per_ch = ", ".join(f"channel {c} {n}" for c, n in sorted(Counter(w[5] for w in want).items()))
+    line = f"{path}: Vector BLF, {len(want)} frames: {per_ch}; objects that are no CAN frame skipped: {skipped}"
     if p.returncode != 0 or line not in p.stderr:
         return [f"replay exit {p.returncode}, wanted the line {line!r} in: {p.stderr.strip()}"]
     return []
