@@ -1219,8 +1219,12 @@ int stor_log_tick(stor_log_t *log)
 	if (log->unsynced_since_ns &&
 	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
 		r = after_sync(log, sync_now(log));
-	if ((log->retention_age_s || log->holds->n || log->retention_min_age_s) &&
-	    now - log->last_retention_ns >= 1000 * NS_PER_MS)
+	/* Once a second whatever is set: a hold a trigger made, or one
+	   released, is read and an expiry is noticed within a second, not at
+	   the next roll (with 16 MiB segments that can be hours).  The pass
+	   is a stat of the holds file and a walk of the cached segment
+	   times; the caller's thread (the collector), never a bus thread. */
+	if (now - log->last_retention_ns >= 1000 * NS_PER_MS)
 		retention(log);
 	return r;
 }

@@ -159,7 +159,10 @@ int stor_log_skip(stor_log_t *log, uint64_t seq);
    -errno (the records concerned are then counted as dropped or lost). */
 int stor_log_sync(stor_log_t *log);
 
-/* Sync if the window has elapsed; call it at least every sync_window_ms. */
+/* Sync if the window has elapsed; call it at least every sync_window_ms.
+   Once a second it also runs the retention pass, whatever is configured:
+   the holds file is re-read if it changed and expired holds end
+   (holds_expired), within a second of the change or the expiry. */
 int stor_log_tick(stor_log_t *log);
 
 /*

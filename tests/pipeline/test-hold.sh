@@ -69,6 +69,39 @@ has_lines "$T/run3.err" "a trigger fired but its hold could not be written (Is a
 "$RAILMON" export --data "$T/log2" --format jsonl > "$T/export2.jsonl" 2> /dev/null || fail "export of log2"
 has_lines "$T/export2.jsonl" '"event":"TRIGGER","arg":-21,"detail":0' || fail "TRIGGER with -EISDIR"
 
+# A hold's expiry noticed on time (issue 24): default 16 MiB segments (no
+# roll in this run), no retention setting; a hold of 2 s made by the START
+# event ends within the log's once-a-second pass: HOLD_ENDED in the log
+# while `run` is still running, and `hold list` says no holds.
+cat > "$T/expiry.ini" <<EOF
+[board]
+vehicle = HOLD-TEST
+batch_ms = 100
+[can vehicle]
+driver = trace
+file = $SRC/board/demo/train.log
+dbc = $SRC/board/demo/train.dbc
+speed = 1
+loop = true
+[trigger Start]
+when = event START
+pre = 1m
+post = 1s
+hold = 2s
+EOF
+live_export() { "$RAILMON" export --data "$1" --format jsonl > "$T/live.jsonl" 2> /dev/null || true; }
+has_event() { live_export "$1"; grep -q "\"event\":\"$2\"" "$T/live.jsonl"; }
+event_ns() { grep -o "\"time_ns\":[0-9]*,.*\"event\":\"$1\"" "$T/live.jsonl" | head -1 | sed 's/"time_ns":\([0-9]*\),.*/\1/'; }
+start_peer "$RAILMON" run --board "$T/expiry.ini" --data "$T/log4" > "$T/run4.out" 2> "$T/run4.err"
+run4=$LIB_PID
+wait_for 60 has_event "$T/log4" HOLD_ENDED || fail "no HOLD_ENDED within 60 s of a 2 s hold"
+alive "$run4" || fail "run ended early"
+echo "HOLD_ENDED $((($(event_ns HOLD_ENDED) - $(event_ns TRIGGER)) / 1000000)) ms after the TRIGGER of a 2 s hold (16 MiB segments)"
+"$RAILMON" hold list --data "$T/log4" > "$T/list4.out" 2>&1 || fail "hold list of the live log"
+has_lines "$T/list4.out" 'no holds' || fail "the ended hold is still listed"
+[ "$(find "$T/log4" -name '*.seg' | wc -l)" = 1 ] || fail "a segment rolled: the test proves nothing"
+stop_pid "$run4"
+
 # a damaged holds file: named with its line, never rewritten, run refuses
 sed -i 's/^hold 2 Moving \([0-9]\)/hold 2 Moving 9/' "$T/log/holds"
 cp "$T/log/holds" "$T/holds.damaged"

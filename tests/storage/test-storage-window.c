@@ -324,9 +324,61 @@ static void full_file(void)
 	free(dir);
 }
 
+/*
+ * A hold made while the log runs, on a log with no retention age, no floor
+ * and no budget (issue 24): the once-a-second pass of stor_log_tick()
+ * reads it within a second and ends it within a second of its expiry,
+ * though no segment rolls.  (It used to run only with an age or a floor
+ * set, or once the log already knew a hold: HOLD_ENDED never came.)
+ */
+static void expiry_without_roll(void)
+{
+	char *dir = tu_tmpdir_in("holdexp", true);
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "WIN-1", .segment_bytes = 1 << 20,
+	                            .sync_window_ms = 10, .clock = &sim_clock };
+	struct stor_hold h;
+	struct stor_stats st;
+	struct stor_events ev;
+	stor_log_t *log;
+	int64_t expiry, seen = 0, ended = 0;
+	uint32_t id;
+
+	sim.now = T0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	append_at(log, sim.now);
+	h = hold_at("Horn", sim.now, 5 * SEC, 5 * SEC, sim.now + 3 * SEC);
+	expiry = h.expiry_ns;
+	CHECK(stor_hold_add(dir, &h, &id) == 0);
+	/* 100 ms steps for 10 s: a record and a tick each */
+	for (int i = 0; i < 100 && !ended; i++) {
+		sim.now += SEC / 10;
+		append_at(log, sim.now);
+		CHECK(stor_log_tick(log) >= 0);
+		CHECK(stor_log_stats(log, &st) == 0);
+		if (st.holds == 1 && !seen)
+			seen = sim.now;
+		CHECK(stor_log_take_events(log, &ev) >= 0);
+		if (ev.holds_expired) {
+			CHECK(ev.holds_expired == 1);
+			ended = sim.now;
+		}
+	}
+	CHECK(stor_log_stats(log, &st) == 0 && st.segments == 1, "no roll: %" PRIu64 " segments", st.segments);
+	CHECK(seen && seen - T0 <= 1100 * SEC / 1000, "the new hold read after %.1f s", seen ? (double)(seen - T0) / SEC : -1.0);
+	CHECK(ended && ended >= expiry && ended - expiry <= 1100 * SEC / 1000,
+	      "HOLD_ENDED %.1f s after the expiry", ended ? (double)(ended - expiry) / SEC : -1.0);
+	printf("a hold made while running: read after %.1f s, ended %.1f s after its expiry (no roll)\n",
+	       (double)(seen - T0) / SEC, (double)(ended - expiry) / SEC);
+	stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+	sim.now = T0;
+}
+
 int main(void)
 {
 	full_file();
+	expiry_without_roll();
 	window_and_holds();
 	damaged_file();
 	printf("ok\n");
