@@ -375,10 +375,100 @@ static void expiry_without_roll(void)
 	sim.now = T0;
 }
 
+/* The seqs on disk: present[s] for s < max. */
+static void present_seqs(const char *dir, bool *present, uint64_t max)
+{
+	stor_reader_t *r;
+	struct stor_rec rec;
+	int n;
+
+	memset(present, 0, max * sizeof(*present));
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while ((n = stor_reader_next(r, &rec)) != 0)
+		for (uint64_t s = rec.first_seq; n == 1 && s < rec.first_seq + rec.count && s < max; s++)
+			present[s] = true;
+	stor_reader_free(r);
+}
+
+/*
+ * What `hold list` says a hold keeps is what is on disk (issue 24): a hold
+ * keeps one segment while the budget deletes the unheld ones after it, so
+ * the next segment on disk starts far beyond its end.  Its range ends
+ * where its own records end (every seq in it readable, the one after it
+ * not on disk), not at the next segment.  A hold made after its window was
+ * deleted says which seqs are gone.
+ */
+static void extent_exact(void)
+{
+	enum { MAXSEQ = 400 };
+	char *dir = tu_tmpdir_in("holdext", true);
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "WIN-1", .segment_bytes = SEG, .sync_window_ms = 10000,
+	                            .retention_bytes = 8 * SEG, .clock = &sim_clock };
+	struct stor_hold h = hold_at("Overspeed", T0 + 20 * 60 * SEC, 30 * SEC, 30 * SEC, 0);
+	struct stor_holds holds;
+	struct stor_hold_extent ext[2];
+	static bool present[MAXSEQ];
+	struct stor_stats st;
+	stor_log_t *log;
+	uint64_t a, b, next;
+	uint32_t id;
+	unsigned line;
+
+	sim.now = T0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_hold_add(dir, &h, &id) == 0);
+	for (int i = 0; i < 300; i++) {
+		sim.now += 60 * SEC;
+		append_at(log, sim.now);
+		CHECK(stor_log_tick(log) >= 0);
+	}
+	CHECK(stor_log_sync(log) == 0 && stor_log_stats(log, &st) == 0 && st.retention_past_held > 0);
+	present_seqs(dir, present, MAXSEQ);
+	/* the held run of records: the one at 20 min (seq 20) and its segment */
+	CHECK(present[20]);
+	for (a = 20; a > 1 && present[a - 1]; a--)
+		;
+	for (b = 20; b < MAXSEQ && present[b]; b++)
+		;
+	for (next = b; next < MAXSEQ && !present[next]; next++)
+		;
+	CHECK(next < MAXSEQ && next > b + SEG_RECS, "no deleted segments after the held one");
+	CHECK(stor_holds_read(dir, &holds, &line) == 0 && holds.n == 1);
+	CHECK(stor_hold_extents(dir, &holds, ext) == 0);
+	printf("held %" PRIu64 "-%" PRIu64 " on disk, next segment at %" PRIu64 "; hold list says %" PRIu64 "-%" PRIu64
+	       "\n", a, b - 1, next, ext[0].first_seq, ext[0].end_seq - 1);
+	CHECK(ext[0].first_seq == a && ext[0].end_seq == b, "the extent %" PRIu64 "-%" PRIu64 " is not what is on "
+	      "disk, %" PRIu64 "-%" PRIu64, ext[0].first_seq, ext[0].end_seq - 1, a, b - 1);
+#ifndef OLD_API
+	CHECK(ext[0].nranges == 1 && ext[0].range[0].first == a && ext[0].range[0].end == b);
+	CHECK(ext[0].records == b - a && ext[0].segments == 1);
+	CHECK(ext[0].ngone == 0 && !ext[0].missing_before_seq, "nothing of the window is gone");
+	/* a hold over deleted records (a trigger that fired after retention
+	   took them): kept is what is on disk, gone names the hole */
+	h = hold_at("Late", T0 + (int64_t)(b + 3) * 60 * SEC, 30 * SEC, 30 * SEC, 0);
+	CHECK(stor_hold_add(dir, &h, &id) == 0);
+	CHECK(stor_holds_read(dir, &holds, &line) == 0 && holds.n == 2);
+	CHECK(stor_hold_extents(dir, &holds, ext) == 0);
+	CHECK(ext[1].ngone == 1 && ext[1].gone[0].first == b && ext[1].gone[0].end == next &&
+	      ext[1].gone_records == next - b, "gone %u: %" PRIu64 "-%" PRIu64, ext[1].ngone, ext[1].gone[0].first,
+	      ext[1].gone[0].end);
+	for (uint32_t k = 0; k < ext[1].nranges; k++)
+		for (uint64_t s = ext[1].range[k].first; s < ext[1].range[k].end; s++)
+			CHECK(present[s], "seq %" PRIu64 " listed as kept is not on disk", s);
+	printf("a hold over deleted records: gone %" PRIu64 "-%" PRIu64 "\n", ext[1].gone[0].first,
+	       ext[1].gone[0].end - 1);
+#endif
+	stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+	sim.now = T0;
+}
+
 int main(void)
 {
 	full_file();
 	expiry_without_roll();
+	extent_exact();
 	window_and_holds();
 	damaged_file();
 	printf("ok\n");
