@@ -102,6 +102,34 @@ has_lines "$T/list4.out" 'no holds' || fail "the ended hold is still listed"
 [ "$(find "$T/log4" -name '*.seg' | wc -l)" = 1 ] || fail "a segment rolled: the test proves nothing"
 stop_pid "$run4"
 
+# A holds file damaged while `run` runs (issue 24): recording goes on,
+# retention deletes nothing, stderr names the file and line at once, the
+# log has a HOLD_FAULT event (arg -EBADMSG, detail the line), the file is
+# never rewritten, and `run` exits 1 saying so.
+max_seq() { live_export "$1"; grep -o '"seq":[0-9]*' "$T/live.jsonl" | cut -d: -f2 | sort -n | tail -1; }
+both_holds() { "$RAILMON" hold list --data "$T/log5" > "$T/list5.out" 2>&1 && has_lines "$T/list5.out" '^2 *Moving'; }
+"$RAILMON" run --board "$T/board.ini" --data "$T/log5" > "$T/run5.out" 2> "$T/run5.err" &
+run5=$!
+pids+=("$run5")
+wait_for 60 both_holds || fail "the two holds were not made"
+sed -i 's/^hold 1 Start \([0-9]\)/hold 1 Start 9/' "$T/log5/holds"
+cp "$T/log5/holds" "$T/holds5.damaged"
+"$RAILMON" hold list --data "$T/log5" > /dev/null 2> "$T/list5.err" && fail "list of the damaged file succeeded"
+where=$(grep -o "$T/log5/holds:[0-9]*" "$T/list5.err") || fail "hold list names no line"
+said() { has_lines "$T/run5.err" "railmon run: the log: $where: the holds file is damaged"; }
+wait_for 30 said || fail "run does not name $where on stderr"
+alive "$run5" || fail "run stopped on a damaged holds file"
+wait_for 30 has_event "$T/log5" HOLD_FAULT || fail "no HOLD_FAULT event in the log"
+has_lines "$T/live.jsonl" "\"event\":\"HOLD_FAULT\",\"arg\":-74,\"detail\":${where##*:}}" || fail "HOLD_FAULT without -EBADMSG and line ${where##*:}"
+s0=$(max_seq "$T/log5")
+grows() { [ "$(max_seq "$T/log5")" -gt "$s0" ]; }
+wait_for 30 grows || fail "recording stopped after the damage (seq $s0)"
+kill -TERM "$run5"
+rc=0; wait "$run5" || rc=$?
+[ "$rc" = 1 ] || fail "run exited $rc after the holds file was damaged during the run"
+has_lines "$T/run5.err" "the holds file $T/log5/holds was damaged during the run (line ${where##*:}): retention deleted nothing while it was so; it still is" || fail "the exit verdict does not say the holds file"
+cmp -s "$T/log5/holds" "$T/holds5.damaged" || fail "the damaged file was changed by run"
+
 # a damaged holds file: named with its line, never rewritten, run refuses
 sed -i 's/^hold 2 Moving \([0-9]\)/hold 2 Moving 9/' "$T/log/holds"
 cp "$T/log/holds" "$T/holds.damaged"
