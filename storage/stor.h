@@ -93,6 +93,12 @@ struct stor_log_cfg {
 					   retention pass, segment times and the sync
 					   window read these (tests run days of
 					   data in seconds); must outlive the log */
+	uint64_t keep_recent_s;      /* the budget and age never delete a segment
+					with a record younger than this (the longest
+					`pre` of a trigger: a hold made a moment later
+					finds its window's start still there); unlike
+					the floor it raises no alarm and yields to a
+					full disk; 0 = none */
 };
 
 /* The header of one stored record (one Batch). */

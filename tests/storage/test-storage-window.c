@@ -464,11 +464,71 @@ static void extent_exact(void)
 	sim.now = T0;
 }
 
+/*
+ * Holds that fill the budget and a trigger that fires later (issue 24):
+ * with keep_recent_s (the longest pre of the board's triggers) the newest
+ * closed segments stay, so the pre window of a hold made now is whole on
+ * disk.  Without it every segment went at the roll after it closed: the
+ * start of the window was lost.
+ */
+static void pre_kept_at_budget(void)
+{
+	enum { MAXSEQ = 400 };
+	char *dir = tu_tmpdir_in("holdpre", true);
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "WIN-1", .segment_bytes = SEG, .sync_window_ms = 10000,
+	                            .retention_bytes = 8 * SEG, .clock = &sim_clock };
+	/* the first 100 minutes held: about seven segments, most of the budget */
+	struct stor_hold old = hold_at("EmergencyBrake", T0 + 50 * 60 * SEC, 50 * 60 * SEC, 50 * 60 * SEC, 0), late;
+	static bool present[MAXSEQ];
+	struct stor_stats st;
+	stor_log_t *log;
+	uint64_t lost = 0, first_lost = 0;
+	uint32_t id;
+
+#ifndef OLD_API
+	cfg.keep_recent_s = 30 * 60;
+#endif
+	sim.now = T0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_hold_add(dir, &old, &id) == 0);
+	for (int i = 0; i < 300; i++) {
+		sim.now += 60 * SEC;
+		append_at(log, sim.now);
+		CHECK(stor_log_tick(log) >= 0);
+	}
+	/* a trigger fires now with pre = 30 min: its hold is made */
+	late = hold_at("Overspeed", sim.now, 30 * 60 * SEC, 60 * SEC, 0);
+	CHECK(stor_hold_add(dir, &late, &id) == 0);
+	CHECK(stor_log_sync(log) == 0 && stor_log_stats(log, &st) == 0);
+	CHECK(st.retention_past_held > 0, "the budget did not make retention delete past the held segments");
+	present_seqs(dir, present, MAXSEQ);
+	/* seq s was written at T0 + s minutes */
+	for (uint64_t s = 300 - 30; s <= 300; s++) {
+		if (!present[s]) {
+			lost++;
+			if (!first_lost)
+				first_lost = s;
+		}
+	}
+	printf("holds fill the budget (%" PRIu64 " of %u bytes on disk, %" PRIu64 " segments held): a 30 min pre "
+	       "window made at 300 min has %" PRIu64 " of its 31 records missing\n", st.disk_bytes, 8 * SEG,
+	       st.held_segments, lost);
+	CHECK(!lost, "the pre window lost %" PRIu64 " records, the first at %" PRIu64 " min", lost, first_lost);
+	CHECK(present[100] && !present[150], "held and unheld data");
+	/* the budget is exceeded by at most the recent window and a segment */
+	CHECK(st.disk_bytes <= 8 * SEG + (30 / SEG_RECS + 2) * SEG, "disk %" PRIu64, st.disk_bytes);
+	stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+	sim.now = T0;
+}
+
 int main(void)
 {
 	full_file();
 	expiry_without_roll();
 	extent_exact();
+	pre_kept_at_budget();
 	window_and_holds();
 	damaged_file();
 	printf("ok\n");
