@@ -4,8 +4,11 @@
 # a channel condition) and a required signal; `hold list` shows the holds
 # with their window, records, segments, bytes and expiry; export has the
 # TRIGGER events (arg = hold id) and CHANNEL_STALE / CHANNEL_FRESH naming
-# the channel by id; `hold release`; a damaged holds file: `hold list` and
-# `run` name it with its line and refuse, and it is never rewritten.
+# the channel by id; `hold release`; a hold's expiry while `run` runs
+# (HOLD_ENDED); a holds file damaged under a running `run` (file and line
+# said, recording goes on, exit 1); kill -9 and a restart; a damaged holds
+# file at start: `hold list` and `run` name it with its line and refuse,
+# and it is never rewritten.
 set -euo pipefail
 RAILMON=$1
 SRC=$2
@@ -129,6 +132,22 @@ rc=0; wait "$run5" || rc=$?
 [ "$rc" = 1 ] || fail "run exited $rc after the holds file was damaged during the run"
 has_lines "$T/run5.err" "the holds file $T/log5/holds was damaged during the run (line ${where##*:}): retention deleted nothing while it was so; it still is" || fail "the exit verdict does not say the holds file"
 cmp -s "$T/log5/holds" "$T/holds5.damaged" || fail "the damaged file was changed by run"
+
+# kill -9 while holds exist, and a restart: the holds survive whole (the
+# file is replaced by rename, never written in place) and the restart's
+# triggers get new ids, never reused ones.
+"$RAILMON" run --board "$T/board.ini" --data "$T/log6" > "$T/run6.out" 2> "$T/run6.err" &
+run6=$!
+pids+=("$run6")
+six_holds() { "$RAILMON" hold list --data "$T/log6" > "$T/list6.out" 2>&1 && has_lines "$T/list6.out" '^2 *Moving'; }
+wait_for 60 six_holds || fail "the two holds were not made before the kill"
+kill -KILL "$run6"
+wait "$run6" 2> /dev/null || true
+"$RAILMON" run --board "$T/board.ini" --data "$T/log6" --duration 1 > "$T/run7.out" 2> "$T/run7.err" || fail "run after kill -9"
+"$RAILMON" hold list --data "$T/log6" > "$T/list7.out" 2>&1 || fail "hold list after kill -9 and restart"
+for want in '^1 *Start .* at release$' '^2 *Moving ' '^3 *Start .* at release$' '^4 *Moving '; do
+	has_lines "$T/list7.out" "$want" || fail "after kill -9 and restart: no '$want'"
+done
 
 # a damaged holds file: named with its line, never rewritten, run refuses
 sed -i 's/^hold 2 Moving \([0-9]\)/hold 2 Moving 9/' "$T/log/holds"
