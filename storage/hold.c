@@ -321,14 +321,9 @@ struct seg_span {
 static bool span_from_seal(const struct stor_dev_ops *ops, int fd, uint64_t size, const struct stor_cursor *c,
                            struct seg_span *ret)
 {
-	uint8_t tail[STOR_FRAME_HDR_BYTES];
 	struct stor_frame f;
 
-	if (size < c->off + STOR_FRAME_HDR_BYTES ||
-	    ops->pread(ops->ctx, fd, tail, STOR_FRAME_HDR_BYTES, (off_t)(size - STOR_FRAME_HDR_BYTES)) !=
-	            STOR_FRAME_HDR_BYTES ||
-	    stor_frame_peek(tail, &f) != 0 || !(f.flags & STOR_FRAME_SEAL) || !stor_frame_crc_ok(c->hdr.salt, tail, &f) ||
-	    f.first_seq < ret->first)
+	if (!stor_seg_read_seal(ops, fd, size, c, &f) || f.first_seq < ret->first)
 		return false;
 	ret->end = f.first_seq;
 	ret->t_first = f.t_first_ns;
