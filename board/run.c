@@ -8,8 +8,10 @@
  * closed and synced) and a new one started on the same log, so sequence
  * numbers continue and nothing confirmed is lost.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "pipeline/runner.h"
 #include "report/run-say.h"
 #include "report/statserver.h"
+#include "storage/stor.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
 
@@ -184,6 +187,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
 		return r;
 	}
+	rn->faults.log_dir = pl_daemon_data_dir(rn->d); /* the holds file is named with it */
 	r = pl_daemon_start(rn->d, warn, sizeof(warn));
 	if (r < 0) {
 		fprintf(stderr, "railmon %s: cannot start: %s\n", rn->cmd, strerror(-r));
@@ -255,6 +259,29 @@ static void runner_faults(struct runner *rn, int64_t now, bool final)
 	}
 }
 
+/* A holds file that could not be read during the run (retention deleted
+   nothing while it was so) makes the exit status 1, and whether it still
+   cannot be read at the stop is said with it. */
+static void runner_holds_verdict(struct runner *rn)
+{
+	const struct pl_fault_slot *s = &pl_daemon_faults(rn->d)->slot[PL_FAULT_SOURCES - 1][PL_FAULT_HOLD];
+	struct stor_holds *h;
+	unsigned line = 0;
+
+	if (!atomic_load_explicit(&s->count, memory_order_acquire)) {
+		rn->totals.hold_error_now = 0; /* readable for this daemon's life */
+		return;
+	}
+	rn->totals.hold_error = (int)atomic_load_explicit(&s->arg, memory_order_relaxed);
+	rn->totals.hold_error_line = atomic_load_explicit(&s->detail, memory_order_relaxed);
+	snprintf(rn->totals.holds_dir, sizeof(rn->totals.holds_dir), "%s", pl_daemon_data_dir(rn->d));
+	h = malloc(sizeof(*h));
+	rn->totals.hold_error_now = h ? stor_holds_read(rn->totals.holds_dir, h, &line) : -ENOMEM;
+	if (rn->totals.hold_error_now == -EBADMSG)
+		rn->totals.hold_error_line = line;
+	free(h);
+}
+
 static void runner_stop(struct runner *rn)
 {
 	struct pl_daemon_stats st;
@@ -268,6 +295,7 @@ static void runner_stop(struct runner *rn)
 	pl_daemon_stats(rn->d, &st);
 	pl_run_totals_add(&rn->totals, st.replay_skipped, st.replay_error, st.log_dropped, st.log_unreported,
 	                  st.log_error);
+	runner_holds_verdict(rn);
 	rn->refuse.seen = 0;
 	rn->d = pl_daemon_free(rn->d);
 }

@@ -430,7 +430,10 @@ static const struct basic_ini_key trigger_keys[] = {
 	          "(`event CAN_BUS_OFF`, `event J1939_DTC_ACTIVE`, `event LOG_FAULT`). A channel condition "
 	          "fires when it becomes true, an event each time it happens (once per post window)." },
 	{ "pre", BASIC_INI_DURATION, 0, T(pre_s), .def = "5m", .max = 7 * 86400,
-	  .help = "The held window starts this long before the trigger." },
+	  .help = "The held window starts this long before the trigger. The log keeps its newest data, "
+	          "the longest `pre` of all triggers + 10 s, undeletable for `retention_size` and "
+	          "`retention_age`, so a trigger firing while holds fill the budget still finds the start "
+	          "of its window (`check` says what the holds need)." },
 	{ "post", BASIC_INI_DURATION, 0, T(post_s), .def = "5m", .max = 7 * 86400,
 	  .help = "The held window ends this long after the trigger." },
 	{ "hold", BASIC_INI_DURATION, 0, T(hold_s), .def = "0", .doc_def = "0 (until released)",

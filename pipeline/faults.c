@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "faults.h"
+#include "storage/stor.h"
 
 static uint32_t fault_src(uint32_t src)
 {
@@ -99,7 +100,23 @@ static void source_words(const struct pl_fault_reporter *rep, size_t src, enum p
 }
 
 /* The first fault of a slot: what it is, what it costs, what to look at. */
-static void first_words(enum pl_fault k, int64_t arg, uint32_t detail, uint64_t amount, char *buf, size_t len)
+/* The holds file with its path and line: "DIR/holds:4: ..." */
+static void hold_words(const char *dir, int64_t arg, uint32_t detail, char *buf, size_t len)
+{
+	char path[BUS_PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s%s%s", dir ? dir : "", dir ? "/" : "", STOR_HOLDS_NAME);
+	if (arg == -EBADMSG && detail)
+		snprintf(buf, len, "%s:%u: the holds file is damaged (a changed or cut line; its CRC does not match): "
+		         "retention deletes nothing until it can be read again, recording goes on; keep a copy for the "
+		         "investigation, then repair or remove it", path, detail);
+	else
+		snprintf(buf, len, "%s: the holds file cannot be read (%s): retention deletes nothing until it can, "
+		         "recording goes on", path, arg < 0 ? strerror((int)-arg) : "unknown error");
+}
+
+static void first_words(const struct pl_fault_reporter *rep, enum pl_fault k, int64_t arg, uint32_t detail,
+                        uint64_t amount, char *buf, size_t len)
 {
 	unsigned unit = detail >> 8 & 0xff, x = detail & 0xff;
 
@@ -140,8 +157,7 @@ static void first_words(enum pl_fault k, int64_t arg, uint32_t detail, uint64_t 
 			         "will outgrow its budget (raise retention_size, lower the rate)", (double)arg / 1e6);
 		break;
 	case PL_FAULT_HOLD:
-		snprintf(buf, len, "the holds file cannot be read or written (%s%s): retention deletes nothing until "
-		         "it can", arg < 0 ? strerror((int)-arg) : "unknown error", detail ? ", a damaged line" : "");
+		hold_words(rep->log_dir, arg, detail, buf, len);
 		break;
 	case PL_FAULT_TRIGGER:
 		snprintf(buf, len, "a trigger fired but its hold could not be written (%s): retention does not protect "
@@ -168,7 +184,7 @@ static const char *fault_plural(enum pl_fault k)
 		[PL_FAULT_LOG] = "log I/O faults",
 		[PL_FAULT_RETENTION] = "records deleted by retention unsent",
 		[PL_FAULT_WINDOW] = "retention window alarms",
-		[PL_FAULT_HOLD] = "holds file faults",
+		[PL_FAULT_HOLD] = "failed reads of the holds file (one a second while it lasts)",
 		[PL_FAULT_TRIGGER] = "holds not written",
 		[PL_FAULT_CLOCK_STEP] = "clock steps",
 	};
@@ -193,7 +209,7 @@ static int report_slot(const struct pl_fault_slot *s, struct pl_fault_reporter *
 	uint64_t amount = atomic_load_explicit(&s->amount, memory_order_relaxed);
 	int64_t arg = atomic_load_explicit(&s->arg, memory_order_relaxed);
 	uint32_t detail = atomic_load_explicit(&s->detail, memory_order_relaxed);
-	char who[BUS_NAME_MAX + BUS_PATH_MAX + 48], what[512], last[320];
+	char who[BUS_NAME_MAX + BUS_PATH_MAX + 48], what[1024], last[640];
 	uint64_t n = count - w->said_count, m = amount - w->said_amount;
 
 	w->seen = count;
@@ -201,7 +217,7 @@ static int report_slot(const struct pl_fault_slot *s, struct pl_fault_reporter *
 		return 0;
 	source_words(rep, src, k, who, sizeof(who));
 	if (n && !w->active) {
-		first_words(k, arg, detail, amount - w->said_amount, what, sizeof(what));
+		first_words(rep, k, arg, detail, amount - w->said_amount, what, sizeof(what));
 		snprintf(what + strlen(what), sizeof(what) - strlen(what), " (said again at most once a minute)");
 		/* The line tells of one fault (a count of records for
 		   RETENTION): any others since the last look, up to a round
@@ -221,7 +237,7 @@ static int report_slot(const struct pl_fault_slot *s, struct pl_fault_reporter *
 		w->said_ns = now;
 		return final ? 0 : say(rep, out, who, what, ret_last, lastlen);
 	}
-	first_words(k, arg, detail, m, last, sizeof(last));
+	first_words(rep, k, arg, detail, m, last, sizeof(last));
 	if (k == PL_FAULT_RETENTION) /* counted in records, and its words say nothing new */
 		snprintf(what, sizeof(what), "%" PRIu64 " more %s in the last %.0f s", m, fault_plural(k),
 		         (double)(now - w->said_ns) / 1e9);

@@ -32,7 +32,9 @@ enum pl_fault {
 	PL_FAULT_RETENTION,       /* arg = records deleted unforwarded (per note) */
 	PL_FAULT_WINDOW,          /* retention_min_age cannot be kept: arg = bytes needed,
 	                             detail = enum stor_window_alarm */
-	PL_FAULT_HOLD,            /* the holds file: arg = -errno, detail = its bad line */
+	PL_FAULT_HOLD,            /* the holds file cannot be read: arg = -errno, detail =
+	                             its bad line; noted when it happens and once a
+	                             second (each failed read) while it lasts */
 	PL_FAULT_TRIGGER,         /* a trigger's hold not written: arg = -errno, detail = trigger */
 	PL_FAULT_CLOCK_STEP,      /* arg = step in ns, detail = window ms (docs/time.md) */
 	PL_FAULT_MAX
@@ -75,6 +77,8 @@ struct pl_fault_said {
 struct pl_fault_reporter {
 	const char *cmd;                 /* "run": lines read "railmon run: ..." */
 	const struct conf_board *cfg;     /* bus names and devices */
+	const char *log_dir;             /* the holds file's directory, for its
+	                                    path in the message; NULL: not named */
 	struct pl_fault_said said[PL_FAULT_SOURCES][PL_FAULT_MAX];
 };
 

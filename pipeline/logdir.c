@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "logdir.h"
+#include "window.h"
 #include "uplink/forward.h"
 
 /*
@@ -108,6 +109,9 @@ int pl_log_open(const struct conf_board *cfg, const char *dir, const uint8_t *bo
 		.retention_bytes = cfg->storage.retention_bytes,
 		.retention_age_s = cfg->storage.retention_age_s,
 		.retention_min_age_s = cfg->storage.retention_min_age_s,
+		/* a hold made a moment from now finds the start of its
+		   window (issue 24) */
+		.keep_recent_s = pl_keep_recent_s(cfg),
 	};
 	int r;
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "acquisition/source.h"
+#include "bus/bus.h"
 #include "uplink/forward.h"
 
 #define PL_UPLINK_REPEAT_NS (60 * 1000000000ll) /* "still cannot connect" at most this often */
@@ -113,6 +114,11 @@ struct pl_run_totals {
 	uint64_t refused;         /* refused by the log */
 	uint64_t unreported;      /* refused, and in no event on disk */
 	int log_error;            /* the log's last error, -errno */
+	int hold_error;           /* the holds file could not be read during the run:
+	                             -errno (retention deleted nothing meanwhile), 0 */
+	unsigned hold_error_line; /* its bad line for -EBADMSG */
+	int hold_error_now;       /* reading it at the stop: 0 or -errno */
+	char holds_dir[BUS_PATH_MAX];
 };
 
 /* Add a stopped daemon's counters. */

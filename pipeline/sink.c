@@ -63,6 +63,7 @@ struct pl_sink {
 	struct log_pending pend;
 	int64_t pend_retry_ns;
 	uint64_t refused_appends;        /* refused by stor_log_append, not yet taken */
+	int64_t hold_check_ns;           /* monotonic: the last look at the holds file's state */
 	_Atomic uint64_t log_unreported; /* pend.dropped, for readers */
 	_Atomic uint64_t log_damaged;    /* pend.damaged, for readers */
 	_Atomic int log_error;           /* the log's last error, 0 if none */
@@ -389,8 +390,24 @@ static void log_take_window(pl_sink_t *s, const struct stor_events *ev)
 		daemon_event(s, ACQ_EV_HOLD_ENDED, (int64_t)ev->holds_expired, 1);
 	if (ev->hold_error) {
 		daemon_event(s, ACQ_EV_HOLD_FAULT, ev->hold_error, ev->hold_error_line);
-		pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_HOLD, 1, ev->hold_error, ev->hold_error_line);
+		s->hold_check_ns = 0; /* hold_watch() says it now */
 	}
+}
+
+/* A holds file that stays unreadable is noted once a second while it
+   lasts (the log reads it again each second), not only when it broke: the
+   fault reporter then says it again each minute, and "no more" only once
+   it is readable again.  The HOLD_FAULT event in the log marks the change. */
+static void hold_watch(pl_sink_t *s)
+{
+	struct stor_stats st;
+	int64_t now = basic_mono_ns();
+
+	if (now - s->hold_check_ns < BASIC_NS_PER_SEC)
+		return;
+	s->hold_check_ns = now;
+	if (stor_log_stats(s->log, &st) == 0 && st.hold_error)
+		pl_faults_note(s->cfg.faults, ACQ_SOURCE_DAEMON, PL_FAULT_HOLD, 1, st.hold_error, st.hold_error_line);
 }
 
 /* What the log reports (ENOSPC, I/O errors, retention, recovery) goes to
@@ -567,6 +584,7 @@ int pl_sink_tick(pl_sink_t *s)
 	clock_sync(s);
 	watch_tick(s);
 	log_take(s);
+	hold_watch(s);
 	log_report(s, false);
 	if (!s->cfg.deterministic && rec_encoder_count(s->enc) &&
 	    basic_mono_ns() - s->batch_open_ns >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* window.c - the retention window against the log's space (window.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +48,32 @@ static void rate(const struct conf_board *cfg, const pl_channels_t *ch, struct p
 	                     (cfg->health_interval_s ? cfg->health_interval_s : 10);
 }
 
+uint64_t pl_keep_recent_s(const struct conf_board *cfg)
+{
+	uint64_t pre = 0;
+
+	for (size_t i = 0; i < cfg->ntriggers; i++)
+		if (cfg->triggers[i].pre_s > pre)
+			pre = cfg->triggers[i].pre_s;
+	return cfg->ntriggers ? pre + PL_PRE_MARGIN_S : 0;
+}
+
+/* The budget's room for holds (issue 24): what the pre window keeps, what
+   one hold keeps at most, and how many of those fit beside the floor. */
+static void holds_need(const struct conf_board *cfg, struct pl_window *w)
+{
+	uint64_t seg = cfg->storage.segment_bytes, one = 0, floor;
+
+	w->recent_s = pl_keep_recent_s(cfg);
+	w->recent_bytes = (uint64_t)(w->bytes_s * (double)w->recent_s) + 2 * seg;
+	for (size_t i = 0; i < cfg->ntriggers; i++)
+		if (cfg->triggers[i].pre_s + cfg->triggers[i].post_s > one)
+			one = cfg->triggers[i].pre_s + cfg->triggers[i].post_s;
+	w->hold_bytes = (uint64_t)(w->bytes_s * (double)one) + 2 * seg;
+	floor = w->need_bytes > w->recent_bytes ? w->need_bytes : w->recent_bytes;
+	w->holds_fit = w->budget_bytes > floor ? (w->budget_bytes - floor) / w->hold_bytes : 0;
+}
+
 int pl_window_check(const struct conf_board *cfg, const pl_channels_t *ch, const char *dir,
                     struct pl_window *ret, char *err, size_t errlen)
 {
@@ -60,11 +87,21 @@ int pl_window_check(const struct conf_board *cfg, const pl_channels_t *ch, const
 		return -EINVAL;
 	err[0] = 0;
 	rate(cfg, ch, &w);
-	if (st->retention_min_age_s) {
-		w.need_bytes = (uint64_t)(w.bytes_s * (double)st->retention_min_age_s) + 2 * st->segment_bytes;
+	if (st->retention_min_age_s || cfg->ntriggers) {
+		/* the log keeps the longer of the two undeletable */
+		uint64_t floor_s = st->retention_min_age_s > pl_keep_recent_s(cfg) ? st->retention_min_age_s :
+		                   pl_keep_recent_s(cfg);
+
+		if (st->retention_min_age_s)
+			w.need_bytes = (uint64_t)(w.bytes_s * (double)floor_s) + 2 * st->segment_bytes;
 		w.budget_bytes = st->retention_bytes;
 		if (!w.budget_bytes) {
 			r = stor_space_query(dir, &sp);
+			if (r < 0 && !st->retention_min_age_s) {
+				/* only the holds' figures wanted: said without them */
+				*ret = w;
+				return 0;
+			}
 			if (r < 0) {
 				snprintf(err, errlen, "%s: cannot size the filesystem for retention_min_age: %s", dir,
 				         strerror(-r));
@@ -74,6 +111,8 @@ int pl_window_check(const struct conf_board *cfg, const pl_channels_t *ch, const
 			w.budget_bytes = sp.fs_bytes;
 			w.budget_is_fs = true;
 		}
+		if (cfg->ntriggers)
+			holds_need(cfg, &w);
 	}
 	*ret = w;
 	if (w.need_bytes <= w.budget_bytes)
@@ -162,6 +201,21 @@ int pl_recorder_check(const struct conf_board *cfg, const char *dir, char *note,
 	else if (r == 0 && (cfg->ntriggers || cfg->nrequired))
 		snprintf(note, notelen, "%zu trigger(s), %zu required channel(s); no retention_min_age", cfg->ntriggers,
 		         cfg->nrequired);
+	if (r == 0 && win.hold_bytes && win.budget_bytes) {
+		char recent[32], one[32];
+		size_t n = strlen(note);
+
+		snprintf(note + n, notelen - n, "\n  holds: the newest %" PRIu64 " s (the longest trigger pre + %d s), "
+		         "%s, is never deleted for the budget, so a hold finds its pre window; one hold keeps up to %s "
+		         "(its pre + post and two segments); %s %s leaves room for %" PRIu64 " hold(s) beside %s%s",
+		         win.recent_s, PL_PRE_MARGIN_S, basic_format_size(win.recent_bytes, recent, sizeof(recent)),
+		         basic_format_size(win.hold_bytes, one, sizeof(one)),
+		         win.budget_is_fs ? "the filesystem's" : "retention_size",
+		         basic_format_size(win.budget_bytes, budget, sizeof(budget)), win.holds_fit,
+		         cfg->storage.retention_min_age_s ? "the window" : "it",
+		         win.holds_fit < cfg->ntriggers ? " (fewer than one per trigger: when holds fill the budget the "
+		         "log grows past it by the pre window, and unheld data older than it goes first)" : "");
+	}
 	pl_watch_free(w);
 	pl_channels_free(ch);
 	return r;

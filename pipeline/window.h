@@ -23,15 +23,34 @@
 #define PL_BYTES_PER_SEAL 420.0
 #define PL_BYTES_PER_HEALTH 64.0
 
+/* Beyond a trigger's pre the log keeps this much more undeletable: the
+   hold is made at the collector's next pass after the item that fired it,
+   which may come a little after the item's time. */
+#define PL_PRE_MARGIN_S 10
+
+/* What the log keeps undeletable for a hold still to come
+   (stor_log_cfg.keep_recent_s): the longest pre of cfg's triggers and
+   PL_PRE_MARGIN_S; 0 without triggers. */
+uint64_t pl_keep_recent_s(const struct conf_board *cfg);
+
 struct pl_window {
 	double can_frames_s;     /* cyclic messages of every CAN bus's DBC */
 	double can_samples_s;    /* their signals */
 	double mb_samples_s;     /* Modbus channels, each every period_ms */
 	unsigned can_uncounted;  /* messages without a cycle time (GenMsgCycleTime) */
 	double bytes_s;          /* all of it, with Seals and Health */
-	uint64_t need_bytes;     /* retention_min_age at bytes_s, + two segments */
+	uint64_t need_bytes;     /* the floor, the longer of retention_min_age and
+	                            keep_recent_s, at bytes_s, + two segments */
 	uint64_t budget_bytes;   /* retention_size, else the filesystem */
 	bool budget_is_fs;
+	/* With triggers: */
+	uint64_t recent_s;       /* pl_keep_recent_s() */
+	uint64_t recent_bytes;   /* recent_s at bytes_s, + two segments (the active one
+	                            and the one its start may fall in) */
+	uint64_t hold_bytes;     /* the most one hold keeps: the largest pre + post at
+	                            bytes_s, + two segments at its edges */
+	uint64_t holds_fit;      /* holds of hold_bytes the budget keeps beside the
+	                            floor (need_bytes, else recent_bytes) */
 };
 
 /*

@@ -216,7 +216,7 @@ bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_
 int rpt_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
                     const struct rpt_check_key *key)
 {
-	char note[512], msg[CONF_ERR_MAX];
+	char note[1024], msg[CONF_ERR_MAX];
 	int r, bad = 0;
 
 	fprintf(out, "%s: vehicle %s, config hash %016" PRIx64 "\n", cfg->path, cfg->vehicle, cfg->hash);

@@ -50,9 +50,38 @@ int rpt_hold_damaged(FILE *err, const char *dir, unsigned line)
 	return 1;
 }
 
+/* "40954-60867" or "1-99,140-199" (the first STOR_HOLD_RANGES, then
+   "+N more"): the seqs really on disk, never a span across a hole. */
+static void ranges(const struct stor_seq_range *r, uint32_t n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < n && i < STOR_HOLD_RANGES && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%" PRIu64 "-%" PRIu64, i ? "," : "", r[i].first,
+		                         r[i].end - 1);
+	if (n > STOR_HOLD_RANGES && used < len)
+		snprintf(buf + used, len - used, ",+%" PRIu32 " more", n - STOR_HOLD_RANGES);
+}
+
+/* What of the window is not on disk, on lines of its own under the hold. */
+static void print_gone(FILE *out, const struct stor_hold_extent *e)
+{
+	char list[160], t[40];
+
+	if (e->ngone) {
+		ranges(e->gone, e->ngone, list, sizeof(list));
+		fprintf(out, "      gone: seqs %s (%" PRIu64 " records deleted between the segments kept; the window's "
+		        "records among them are lost)\n", list, e->gone_records);
+	}
+	if (e->missing_before_seq)
+		fprintf(out, "      gone: the window before %s (the oldest record on disk is seq %" PRIu64 "; older ones "
+		        "were deleted)\n", utc(e->missing_before_ns, t, sizeof(t)), e->missing_before_seq);
+}
+
 static void print_hold(FILE *out, const struct stor_hold *h, const struct stor_hold_extent *e, int64_t now)
 {
-	char t[40], pre[16], post[16], exp[48], recs[64], tmp[40];
+	char t[40], pre[16], post[16], exp[48], recs[160], tmp[40];
 
 	span(h->t_ns - h->from_ns, pre, sizeof(pre));
 	span(h->to_ns - h->t_ns, post, sizeof(post));
@@ -61,12 +90,13 @@ static void print_hold(FILE *out, const struct stor_hold *h, const struct stor_h
 	else
 		snprintf(exp, sizeof(exp), "%s%s", utc(h->expiry_ns, tmp, sizeof(tmp)),
 		         h->expiry_ns <= now ? " (ended)" : "");
-	if (e->segments)
-		snprintf(recs, sizeof(recs), "%" PRIu64 "-%" PRIu64, e->first_seq, e->end_seq - 1);
+	if (e->nranges)
+		ranges(e->range, e->nranges, recs, sizeof(recs));
 	else
 		snprintf(recs, sizeof(recs), "none on disk");
 	fprintf(out, "%-5" PRIu32 " %-20s %-24s -%s +%-6s %-23s %8" PRIu32 " %12" PRIu64 "  %s\n", h->id, h->trigger,
 	        utc(h->t_ns, t, sizeof(t)), pre, post, recs, e->segments, e->bytes, exp);
+	print_gone(out, e);
 }
 
 int rpt_hold_list(const char *dir, FILE *out, FILE *err)

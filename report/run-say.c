@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pipeline/faults.h"
+#include "storage/stor.h"
 #include "run-say.h"
 
 void rpt_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, const char *data_dir,
@@ -197,6 +198,24 @@ int rpt_run_verdict(FILE *out, const char *cmd, const struct pl_run_totals *t, i
 		if (t->unreported)
 			fprintf(out, "railmon %s: %" PRIu64 " of them are in no LOG_DROPPED event: the log still refused "
 			        "records at the stop, so only this message says so\n", cmd, t->unreported);
+		rc = 1;
+	}
+	if (t->hold_error) {
+		/* Recording went on, but retention kept everything meanwhile:
+		   the log may have outgrown its budget. */
+		if (t->hold_error == -EBADMSG)
+			fprintf(out, "railmon %s: the holds file %s/%s was damaged during the run (line %u): retention "
+			        "deleted nothing while it was so", cmd, t->holds_dir, STOR_HOLDS_NAME, t->hold_error_line);
+		else
+			fprintf(out, "railmon %s: the holds file %s/%s could not be read during the run (%s): retention "
+			        "deleted nothing while it was so", cmd, t->holds_dir, STOR_HOLDS_NAME, strerror(-t->hold_error));
+		if (t->hold_error_now == -EBADMSG)
+			fprintf(out, "; it still is, at line %u: the next start refuses it until it is repaired or "
+			        "removed\n", t->hold_error_line);
+		else if (t->hold_error_now < 0)
+			fprintf(out, "; it still cannot be read (%s)\n", strerror(-t->hold_error_now));
+		else
+			fprintf(out, "; it is readable again\n");
 		rc = 1;
 	}
 	if (t->replay_error) {

@@ -308,47 +308,129 @@ int stor_holds_expire(const char *dir, int64_t now_ns, size_t *ret_n, unsigned *
 	return r;
 }
 
-/* One past the last record of the newest segment (it has no successor to
-   say so): its frames walked. */
-static uint64_t newest_end(int dirfd, uint64_t first_seq)
+/* What one segment on disk holds: its records [first, end) and their
+   times. */
+struct seg_span {
+	uint64_t first, end;
+	int64_t t_first, t_last;
+	bool ok; /* opened, with a header */
+};
+
+/* The span from the segment's SEAL frame (first_seq = the end of the
+   segment, the time span of its records): one read at its end. */
+static bool span_from_seal(const struct stor_dev_ops *ops, int fd, uint64_t size, const struct stor_cursor *c,
+                           struct seg_span *ret)
+{
+	struct stor_frame f;
+
+	if (!stor_seg_read_seal(ops, fd, size, c, &f) || f.first_seq < ret->first)
+		return false;
+	ret->end = f.first_seq;
+	ret->t_first = f.t_first_ns;
+	ret->t_last = f.t_last_ns;
+	return true;
+}
+
+/* Without a seal (the newest segment, being written; an abandoned one):
+   its good frames walked. */
+static void span_from_frames(struct stor_cursor *c, struct seg_span *ret)
+{
+	const uint8_t *payload;
+	struct stor_frame f;
+	uint64_t off;
+	int r;
+
+	while ((r = stor_cursor_next(c, &f, &payload, &off)) != 0 && r != -EIO) {
+		if (r != 1 || (f.flags & STOR_FRAME_SEAL))
+			continue;
+		if (f.first_seq + f.count > ret->end)
+			ret->end = f.first_seq + f.count;
+		if (f.t_first_ns < ret->t_first)
+			ret->t_first = f.t_first_ns;
+		if (f.t_last_ns > ret->t_last)
+			ret->t_last = f.t_last_ns;
+	}
+}
+
+static struct seg_span seg_span(int dirfd, uint64_t first_seq)
 {
 	const struct stor_dev_ops *ops = stor_dev_posix_ops();
+	struct seg_span sp = { first_seq, first_seq, INT64_MAX, INT64_MIN, false };
 	char name[STOR_SEG_NAME_LEN];
-	const uint8_t *payload;
 	struct stor_cursor c;
-	struct stor_frame f;
-	uint64_t size, off, end = first_seq;
+	uint64_t size;
 	uint32_t type;
-	int fd, r;
+	int fd;
 
 	stor_seg_name(name, first_seq);
 	fd = stor_seg_open(ops, dirfd, name, O_RDONLY, &size, &type);
 	if (fd < 0)
-		return end;
+		return sp;
 	if (stor_cursor_init(&c, ops, fd, size) == 0) {
-		while ((r = stor_cursor_next(&c, &f, &payload, &off)) != 0 && r != -EIO)
-			if (r == 1 && f.first_seq + f.count > end)
-				end = f.first_seq + f.count;
+		sp.ok = true;
+		if (!span_from_seal(ops, fd, size, &c, &sp))
+			span_from_frames(&c, &sp);
 		stor_cursor_done(&c);
 	}
 	ops->close(ops->ctx, fd);
-	return end;
+	return sp;
 }
 
-static void extent_add(struct stor_hold_extent *e, uint64_t first, uint64_t end, uint64_t bytes)
+/* A range after the others (segments come in seq order); adjacent to the
+   last one (its end is last_end): one range. */
+static void range_add(struct stor_seq_range *r, uint32_t *n, uint64_t last_end, uint64_t first, uint64_t end)
 {
-	if (!e->segments || first < e->first_seq)
-		e->first_seq = first;
-	if (end > e->end_seq)
-		e->end_seq = end;
+	if (*n && last_end == first) {
+		if (*n <= STOR_HOLD_RANGES)
+			r[*n - 1].end = end;
+		return;
+	}
+	if (*n < STOR_HOLD_RANGES)
+		r[*n] = (struct stor_seq_range){ first, end };
+	(*n)++;
+}
+
+static void kept_add(struct stor_hold_extent *e, const struct seg_span *sp, uint64_t bytes)
+{
+	if (sp->end > sp->first) {
+		range_add(e->range, &e->nranges, e->end_seq, sp->first, sp->end);
+		if (!e->records)
+			e->first_seq = sp->first;
+		e->end_seq = sp->end;
+		e->records += sp->end - sp->first;
+	}
 	e->segments++;
 	e->bytes += bytes;
+}
+
+/* What of hold h's window lies between prev (NULL: before the oldest
+   segment) and cur, where no segment is. */
+static void gone_add(struct stor_hold_extent *e, const struct stor_hold *h, const struct seg_span *prev,
+                     const struct seg_span *cur)
+{
+	if (!prev) {
+		/* Older records existed and are gone; those of the window
+		   among them, if any, with them. */
+		if (cur->first > 1 && cur->t_first != INT64_MAX && cur->t_first > h->from_ns) {
+			e->missing_before_ns = cur->t_first;
+			e->missing_before_seq = cur->first;
+		}
+		return;
+	}
+	/* The deleted records lie between the end of the segment before
+	   and the start of the one after, in time as in seqs. */
+	if (cur->first > prev->end && prev->t_last <= h->to_ns && cur->t_first >= h->from_ns) {
+		/* never adjacent: a segment on disk lies between two */
+		range_add(e->gone, &e->ngone, 0, prev->end, cur->first);
+		e->gone_records += cur->first - prev->end;
+	}
 }
 
 int stor_hold_extents(const char *dir, const struct stor_holds *holds, struct stor_hold_extent *ret)
 {
 	const struct stor_dev_ops *ops = stor_dev_posix_ops();
 	char name[STOR_SEG_NAME_LEN];
+	struct seg_span prev = { 0 };
 	int64_t start = INT64_MIN;
 	uint64_t *seqs;
 	size_t n;
@@ -362,18 +444,24 @@ int stor_hold_extents(const char *dir, const struct stor_holds *holds, struct st
 		return -errno;
 	r = stor_seg_list(dirfd, &seqs, &n);
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		/* The newest is being written: it reaches to now. */
+		/* The newest is being written: it reaches to now.  (The time
+		   rule is retention's, log.c seg_held().) */
 		int64_t last = i + 1 < n ? stor_seg_t_last(ops, dirfd, seqs[i]) : INT64_MAX;
-		uint64_t end = i + 1 < n ? seqs[i + 1] : newest_end(dirfd, seqs[i]);
+		struct seg_span sp = seg_span(dirfd, seqs[i]);
 		struct stat st;
 
 		stor_seg_name(name, seqs[i]);
-		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (!sp.ok || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		for (size_t k = 0; k < holds->n; k++)
+		for (size_t k = 0; k < holds->n; k++) {
 			if (stor_hold_covers(&holds->h[k], start, last))
-				extent_add(&ret[k], seqs[i], end, (uint64_t)st.st_blocks * 512);
+				kept_add(&ret[k], &sp, (uint64_t)st.st_blocks * 512);
+			if (sp.t_first != INT64_MAX)
+				gone_add(&ret[k], &holds->h[k], prev.ok ? &prev : NULL, &sp);
+		}
 		start = last;
+		if (sp.t_first != INT64_MAX)
+			prev = sp;
 	}
 	if (r == 0)
 		free(seqs);

@@ -37,7 +37,7 @@ struct stor_log {
 	uint8_t log_id[STOR_LOG_ID_BYTES]; /* in every segment header (see log_id_load) */
 	uint64_t segment_bytes;
 	uint32_t sync_window_ms;
-	uint64_t retention_bytes, retention_age_s, retention_min_age_s;
+	uint64_t retention_bytes, retention_age_s, retention_min_age_s, keep_recent_s;
 	const struct stor_dev_ops *ops;
 	const struct stor_clock *clock; /* NULL: the system's */
 	struct stor_holds *holds;       /* the holds file as last read */
@@ -331,9 +331,14 @@ static void window_alarm(stor_log_t *log, uint32_t level, uint64_t need)
 /*
  * The segment retention may delete next: the oldest one no hold keeps and
  * no floor protects (deletable() if none).  *ret_young: the oldest unheld
- * one was younger than the floor.
+ * one was younger than the floor.  Nor is one deleted whose newest record
+ * is at or after recent (keep_recent_s: a trigger's pre window that a
+ * hold may still claim; INT64_MAX: none), without an alarm: while holds
+ * fill the budget every closed segment would otherwise go at the next
+ * roll, and a trigger firing a moment later would find the start of its
+ * window gone.
  */
-static size_t victim(stor_log_t *log, int64_t young, bool *ret_young)
+static size_t victim(stor_log_t *log, int64_t young, int64_t recent, bool *ret_young)
 {
 	*ret_young = false;
 	for (size_t i = 0; i < deletable(log); i++) {
@@ -343,6 +348,8 @@ static size_t victim(stor_log_t *log, int64_t young, bool *ret_young)
 			*ret_young = true;
 			return deletable(log);
 		}
+		if (seg_t_last(log, i) >= recent)
+			return deletable(log);
 		return i;
 	}
 	return deletable(log);
@@ -353,6 +360,7 @@ static void retention(stor_log_t *log)
 	int64_t now = now_ns(log, CLOCK_REALTIME);
 	int64_t cutoff = now - (int64_t)log->retention_age_s * 1000000000LL;
 	int64_t young = now - (int64_t)log->retention_min_age_s * 1000000000LL;
+	int64_t recent = log->keep_recent_s ? now - (int64_t)log->keep_recent_s * 1000000000LL : INT64_MAX;
 	uint32_t level = STOR_WINDOW_OK;
 	uint64_t need;
 
@@ -363,7 +371,7 @@ static void retention(stor_log_t *log)
 	while (!log->stats.hold_error) {
 		bool over = log->retention_bytes && disk_bytes(log) > log->retention_bytes;
 		bool is_young;
-		size_t i = victim(log, young, &is_young), n = log->nsegs;
+		size_t i = victim(log, young, recent, &is_young), n = log->nsegs;
 
 		if (over && is_young)
 			level = STOR_WINDOW_DUE;
@@ -399,7 +407,9 @@ static int free_forwarded(stor_log_t *log)
 	}
 	if (log->stats.hold_error)
 		return 0;
-	i = victim(log, young, &is_young);
+	/* A full disk does not wait for a trigger that may fire: recent
+	   segments may go (INT64_MAX), the floor's may not. */
+	i = victim(log, young, INT64_MAX, &is_young);
 	if (is_young)
 		window_alarm(log, STOR_WINDOW_DUE, window_need(log));
 	if (i == deletable(log) || seg_end_seq(log, i) > log->forwarded_seq)
@@ -790,6 +800,7 @@ static int log_setup(stor_log_t *log, const struct stor_log_cfg *cfg)
 	log->retention_bytes = cfg->retention_bytes;
 	log->retention_age_s = cfg->retention_age_s;
 	log->retention_min_age_s = cfg->retention_min_age_s;
+	log->keep_recent_s = cfg->keep_recent_s;
 	log->clock = cfg->clock;
 	log->holds = calloc(1, sizeof(*log->holds));
 	if (!log->holds)
@@ -1219,8 +1230,12 @@ int stor_log_tick(stor_log_t *log)
 	if (log->unsynced_since_ns &&
 	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
 		r = after_sync(log, sync_now(log));
-	if ((log->retention_age_s || log->holds->n || log->retention_min_age_s) &&
-	    now - log->last_retention_ns >= 1000 * NS_PER_MS)
+	/* Once a second whatever is set: a hold a trigger made, or one
+	   released, is read and an expiry is noticed within a second, not at
+	   the next roll (with 16 MiB segments that can be hours).  The pass
+	   is a stat of the holds file and a walk of the cached segment
+	   times; the caller's thread (the collector), never a bus thread. */
+	if (now - log->last_retention_ns >= 1000 * NS_PER_MS)
 		retention(log);
 	return r;
 }

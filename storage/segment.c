@@ -536,10 +536,25 @@ int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint
 	return 1;
 }
 
+bool stor_seg_read_seal(const struct stor_dev_ops *ops, int fd, uint64_t size, const struct stor_cursor *c,
+                        struct stor_frame *ret_seal)
+{
+	uint8_t tail[STOR_FRAME_HDR_BYTES];
+	struct stor_frame f;
+
+	/* The seal is the last frame of a closed segment. */
+	if (size < c->off + STOR_FRAME_HDR_BYTES ||
+	    ops->pread(ops->ctx, fd, tail, STOR_FRAME_HDR_BYTES, (off_t)(size - STOR_FRAME_HDR_BYTES)) !=
+	            STOR_FRAME_HDR_BYTES ||
+	    stor_frame_peek(tail, &f) != 0 || !(f.flags & STOR_FRAME_SEAL) || !stor_frame_crc_ok(c->hdr.salt, tail, &f))
+		return false;
+	*ret_seal = f;
+	return true;
+}
+
 int64_t stor_seg_t_last(const struct stor_dev_ops *ops, int dirfd, uint64_t first_seq)
 {
 	char name[STOR_SEG_NAME_LEN];
-	uint8_t tail[STOR_FRAME_HDR_BYTES];
 	struct stor_cursor c;
 	struct stor_frame f;
 	struct stat st = {0};
@@ -554,12 +569,7 @@ int64_t stor_seg_t_last(const struct stor_dev_ops *ops, int dirfd, uint64_t firs
 	if (fd < 0)
 		return INT64_MIN;
 	if (fstat(fd, &st) == 0 && stor_cursor_init(&c, ops, fd, (uint64_t)st.st_size) == 0) {
-		/* The seal is the last frame of a closed segment. */
-		if ((uint64_t)st.st_size >= c.off + STOR_FRAME_HDR_BYTES &&
-		    ops->pread(ops->ctx, fd, tail, STOR_FRAME_HDR_BYTES,
-			       st.st_size - STOR_FRAME_HDR_BYTES) == STOR_FRAME_HDR_BYTES &&
-		    stor_frame_peek(tail, &f) == 0 && (f.flags & STOR_FRAME_SEAL) &&
-		    stor_frame_crc_ok(c.hdr.salt, tail, &f))
+		if (stor_seg_read_seal(ops, fd, (uint64_t)st.st_size, &c, &f))
 			t = f.t_last_ns;
 		stor_cursor_done(&c);
 	}

@@ -147,3 +147,9 @@ void stor_cursor_done(struct stor_cursor *c);
  */
 int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint8_t **ret_payload,
 		     uint64_t *ret_off);
+
+/* The SEAL frame at the end of an open segment fd of size bytes, whose
+   header c has read (stor_cursor_init): true with it in *ret_seal, false
+   if the segment has no good one (being written, abandoned, damaged). */
+bool stor_seg_read_seal(const struct stor_dev_ops *ops, int fd, uint64_t size, const struct stor_cursor *c,
+                        struct stor_frame *ret_seal);

@@ -93,6 +93,12 @@ struct stor_log_cfg {
 					   retention pass, segment times and the sync
 					   window read these (tests run days of
 					   data in seconds); must outlive the log */
+	uint64_t keep_recent_s;      /* the budget and age never delete a segment
+					with a record younger than this (the longest
+					`pre` of a trigger: a hold made a moment later
+					finds its window's start still there); unlike
+					the floor it raises no alarm and yields to a
+					full disk; 0 = none */
 };
 
 /* The header of one stored record (one Batch). */
@@ -159,7 +165,10 @@ int stor_log_skip(stor_log_t *log, uint64_t seq);
    -errno (the records concerned are then counted as dropped or lost). */
 int stor_log_sync(stor_log_t *log);
 
-/* Sync if the window has elapsed; call it at least every sync_window_ms. */
+/* Sync if the window has elapsed; call it at least every sync_window_ms.
+   Once a second it also runs the retention pass, whatever is configured:
+   the holds file is re-read if it changed and expired holds end
+   (holds_expired), within a second of the change or the expiry. */
 int stor_log_tick(stor_log_t *log);
 
 /*
@@ -463,16 +472,41 @@ int stor_hold_release(const char *dir, uint32_t id, unsigned *ret_line);
    be NULL).  0, -EBADMSG, -errno. */
 int stor_holds_expire(const char *dir, int64_t now_ns, size_t *ret_n, unsigned *ret_line);
 
-/* What a hold keeps of the log on disk now (stor_hold_extent()). */
+/* What a hold keeps of the log on disk now (stor_hold_extents()). */
+#define STOR_HOLD_RANGES 4
+struct stor_seq_range {
+	uint64_t first, end; /* records [first, end) */
+};
 struct stor_hold_extent {
-	uint64_t first_seq, end_seq; /* records [first_seq, end_seq), 0 0: none */
+	uint64_t first_seq, end_seq; /* the first kept record and one past the
+	                                last: 0 0 none (gaps in ranges) */
+	uint64_t records;            /* records in the held segments on disk */
 	uint32_t segments;
 	uint64_t bytes;
+	/* The exact seq ranges of the held segments on disk (adjacent ones
+	   merged), the first STOR_HOLD_RANGES of nranges. */
+	uint32_t nranges;
+	struct stor_seq_range range[STOR_HOLD_RANGES];
+	/* What of the window is gone: the seq ranges between two segments on
+	   disk whose time (the end of the one before, the start of the one
+	   after) meets the window, the first STOR_HOLD_RANGES of ngone,
+	   gone_records in all; and, when the oldest record on disk is younger
+	   than the window's start and older records existed (its seq > 1),
+	   that record's time and seq (else 0 0): the window before it is not
+	   on disk. */
+	uint32_t ngone;
+	struct stor_seq_range gone[STOR_HOLD_RANGES];
+	uint64_t gone_records;
+	int64_t missing_before_ns;
+	uint64_t missing_before_seq;
 };
 
 /*
  * The segments of the log in dir that each hold of holds keeps, by the
- * rule retention uses: ret[i] for holds->h[i] (ret has holds->n entries).
- * 0, -EINVAL, -errno.
+ * rule retention uses, and what of each window is no longer on disk:
+ * ret[i] for holds->h[i] (ret has holds->n entries).  A segment's range
+ * comes from its own seal (first_seq of the SEAL frame; its frames walked
+ * where it has none), never from the next segment on disk: retention may
+ * have deleted the segments in between.  0, -EINVAL, -errno.
  */
 int stor_hold_extents(const char *dir, const struct stor_holds *holds, struct stor_hold_extent *ret);

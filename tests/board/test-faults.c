@@ -157,11 +157,45 @@ static void test_kinds(void)
 	free(f);
 }
 
+/* A damaged holds file (issue 24): the file and its line, again each
+   minute while the sink notes it (once a second), "no more" once it is
+   readable. */
+static void test_holds_file(void)
+{
+	struct pl_faults *f = calloc(1, sizeof(*f));
+	struct pl_fault_reporter rep = { .cmd = "run", .cfg = &cfg, .log_dir = "/data" };
+	char *s;
+	int n;
+
+	CHECK(f);
+	pl_faults_note(f, ACQ_SOURCE_DAEMON, PL_FAULT_HOLD, 1, -EBADMSG, 4);
+	s = report(f, &rep, SEC, false, &n);
+	CHECK(n == 1 && strstr(s, "railmon run: the log: /data/holds:4: the holds file is damaged (a changed or cut "
+	                          "line; its CRC does not match): retention deletes nothing until it can be read again, "
+	                          "recording goes on"), "%s", s);
+	free(s);
+	for (int i = 0; i < 60; i++)
+		pl_faults_note(f, ACQ_SOURCE_DAEMON, PL_FAULT_HOLD, 1, -EBADMSG, 4);
+	s = report(f, &rep, 61 * SEC, false, &n);
+	CHECK(n == 1 && strstr(s, "the log: 60 more failed reads of the holds file (one a second while it lasts) in "
+	                          "the last 60 s; the latest: /data/holds:4: the holds file is damaged"), "%s", s);
+	free(s);
+	s = report(f, &rep, 122 * SEC, false, &n);
+	CHECK(n == 1 && strstr(s, "no more failed reads of the holds file"), "%s", s);
+	free(s);
+	pl_faults_note(f, ACQ_SOURCE_DAEMON, PL_FAULT_HOLD, 1, -EACCES, 0);
+	s = report(f, &rep, 200 * SEC, false, &n);
+	CHECK(n == 1 && strstr(s, "/data/holds: the holds file cannot be read (Permission denied)"), "%s", s);
+	free(s);
+	free(f);
+}
+
 int main(void)
 {
 	setup_cfg();
 	test_rate_limit();
 	test_kinds();
+	test_holds_file();
 	printf("PASS\n");
 	return 0;
 }

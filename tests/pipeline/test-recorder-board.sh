@@ -19,6 +19,15 @@ sed -i "s|^; key = .*|key = $T/loco.key|" "$T/loco-recorder.ini"
 "$RAILMON" check --board "$T/loco-recorder.ini" --data "$T/log" > "$T/check.out" 2> "$T/check.err" || fail "check of the example"
 has_lines "$T/check.out" 'retention window 48.0 h: .* B/s (CAN 51 frames/s, 273 samples/s; .* of retention_size 4G (.*%); 4 trigger(s), 22 required channel(s)' ||
 	fail "the window line"
+# what the holds need (issue 24): the longest pre (30 min) + 10 s kept
+# undeletable, the most one hold keeps, how many fit beside the window
+has_lines "$T/check.out" 'holds: the newest 1810 s (the longest trigger pre + 10 s), 38.[0-9]M, is never deleted for the budget, so a hold finds its pre window; one hold keeps up to 41.[0-9]M (its pre + post and two segments); retention_size 4G leaves room for 8[0-9] hold(s) beside the window$' ||
+	fail "the holds line"
+# a budget that keeps the window but fewer holds than triggers: said
+sed 's/^retention_size = 4G/retention_size = 800M/' "$T/loco-recorder.ini" > "$T/tight.ini"
+"$RAILMON" check --board "$T/tight.ini" --data "$T/log" > "$T/tight.out" 2> "$T/tight.err" || fail "check of 800M"
+has_lines "$T/tight.out" 'retention_size 800M leaves room for 2 hold(s) beside the window (fewer than one per trigger: ' ||
+	fail "the holds line of a tight budget"
 has_lines "$T/check.out" "evidence: hash chain and Seals every 60 s, signed with $T/loco.key" || fail "the key"
 # every data element the rule asks for is required
 for s in Speed Direction Distance UtcSeconds ThrottleNotch BrakePipePressure BrakeCylinderPressure EmergencyBrake \

@@ -8,6 +8,7 @@
  * stream, so what the commands print is asserted byte for byte where the
  * text is the contract.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -663,12 +664,72 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 	tlib_mem_close(&err);
 }
 
+/* `hold list` of a hold whose window retention deleted (issue 24): the
+   records column is only what is on disk, and a "gone:" line names the
+   deleted seqs.  Segments of 3 records, record n at T0 + n s; the 3rd and
+   4th segment files removed as retention removes them. */
+static void test_hold_gone(const char *dir)
+{
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "GONE", .segment_bytes = 1024 };
+	uint8_t payload[100] = { 0 };
+	struct stor_hold h;
+	char name[600], want[512];
+	struct tlib_mem out, err;
+	uint64_t first[16];
+	size_t n = 0;
+	stor_log_t *log;
+	uint32_t id;
+	DIR *d;
+	struct dirent *e;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (uint64_t s = 1; s <= 30; s++) {
+		struct stor_rec rec = { .first_seq = s, .count = 1, .t_first_ns = T0 + S(s), .t_last_ns = T0 + S(s),
+		                        .payload = payload, .len = sizeof(payload) };
+
+		CHECK(stor_log_append(log, &rec) == 0);
+	}
+	stor_log_free(log);
+	CHECK((d = opendir(dir)));
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, ".seg") && n < 16)
+			first[n++] = strtoull(e->d_name, NULL, 10);
+	closedir(d);
+	CHECK(n >= 6, "%zu segments", n);
+	for (size_t i = 0; i < n; i++) /* sorted, by insertion */
+		for (size_t k = i; k > 0 && first[k - 1] > first[k]; k--) {
+			uint64_t t = first[k];
+			first[k] = first[k - 1];
+			first[k - 1] = t;
+		}
+	for (size_t i = 2; i < 4; i++) {
+		snprintf(name, sizeof(name), "%s/%020llu.seg", dir, (unsigned long long)first[i]);
+		CHECK(unlink(name) == 0, "%s", name);
+	}
+	/* a window around the second record of the 3rd segment */
+	h = (struct stor_hold){ .trigger = "Late", .t_ns = T0 + S(first[2] + 1), .from_ns = T0 + S(first[2] + 1) - S(1) / 10,
+		                .to_ns = T0 + S(first[2] + 1) + S(1) / 10 };
+	CHECK(stor_hold_add(dir, &h, &id) == 0);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	CHECK(rpt_hold_list(dir, out.f, err.f) == 0);
+	printf("%s", tlib_mem_text(&out));
+	snprintf(want, sizeof(want), " %llu-%llu ", (unsigned long long)first[4], (unsigned long long)first[5] - 1);
+	CHECK(strstr(tlib_mem_text(&out), want), "kept %s:\n%s", want, tlib_mem_text(&out));
+	snprintf(want, sizeof(want), "\n      gone: seqs %llu-%llu (%llu records deleted between the segments kept; the "
+	         "window's records among them are lost)\n", (unsigned long long)first[2], (unsigned long long)first[4] - 1,
+	         (unsigned long long)(first[4] - first[2]));
+	CHECK(strstr(tlib_mem_text(&out), want), "want%s\n%s", want, tlib_mem_text(&out));
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
+}
+
 int main(void)
 {
 	char good[] = "/tmp/test-report-XXXXXX", bad[] = "/tmp/test-report-XXXXXX", health[] = "/tmp/test-report-XXXXXX",
-	     holds[] = "/tmp/test-report-XXXXXX";
+	     holds[] = "/tmp/test-report-XXXXXX", gone[] = "/tmp/test-report-XXXXXX";
 
-	CHECK(mkdtemp(good) && mkdtemp(bad) && mkdtemp(health) && mkdtemp(holds));
+	CHECK(mkdtemp(good) && mkdtemp(bad) && mkdtemp(health) && mkdtemp(holds) && mkdtemp(gone));
 	write_log(good, false);
 	write_log(bad, true);
 	test_summary(good);
@@ -682,6 +743,7 @@ int main(void)
 	test_trace_survey(health);
 	test_livetable();
 	test_hold(good, holds);
-	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, holds, NULL }, 30) == 0);
+	test_hold_gone(gone);
+	CHECK(tlib_run((char *const[]){ "rm", "-rf", good, bad, health, holds, gone, NULL }, 30) == 0);
 	return 0;
 }

@@ -165,6 +165,23 @@ static void test_refusals_and_verdict(void)
 	CHECK(rpt_run_verdict(m.f, "replay", &(struct pl_run_totals){ .replay_error = -EBADMSG }, 0) == 1);
 	CHECK_STR(tlib_mem_text(&m), "railmon replay: the source log could not be read to its end: Bad message\n");
 	tlib_mem_close(&m);
+	/* a holds file damaged during the run (issue 24): exit 1, file and line */
+	tlib_mem_open(&m);
+	t = (struct pl_run_totals){ .hold_error = -EBADMSG, .hold_error_line = 5, .hold_error_now = -EBADMSG,
+	                            .holds_dir = "/data" };
+	CHECK(rpt_run_verdict(m.f, "run", &t, 0) == 1);
+	t.hold_error_now = 0;
+	CHECK(rpt_run_verdict(m.f, "run", &t, 0) == 1);
+	t = (struct pl_run_totals){ .hold_error = -EACCES, .hold_error_now = -EACCES, .holds_dir = "/data" };
+	CHECK(rpt_run_verdict(m.f, "run", &t, 0) == 1);
+	CHECK_STR(tlib_mem_text(&m), "railmon run: the holds file /data/holds was damaged during the run (line 5): "
+	          "retention deleted nothing while it was so; it still is, at line 5: the next start refuses it until "
+	          "it is repaired or removed\n"
+	          "railmon run: the holds file /data/holds was damaged during the run (line 5): retention deleted "
+	          "nothing while it was so; it is readable again\n"
+	          "railmon run: the holds file /data/holds could not be read during the run (Permission denied): "
+	          "retention deleted nothing while it was so; it still cannot be read (Permission denied)\n");
+	tlib_mem_close(&m);
 }
 
 static void test_demo(const struct conf_board *cfg)

@@ -324,9 +324,211 @@ static void full_file(void)
 	free(dir);
 }
 
+/*
+ * A hold made while the log runs, on a log with no retention age, no floor
+ * and no budget (issue 24): the once-a-second pass of stor_log_tick()
+ * reads it within a second and ends it within a second of its expiry,
+ * though no segment rolls.  (It used to run only with an age or a floor
+ * set, or once the log already knew a hold: HOLD_ENDED never came.)
+ */
+static void expiry_without_roll(void)
+{
+	char *dir = tu_tmpdir_in("holdexp", true);
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "WIN-1", .segment_bytes = 1 << 20,
+	                            .sync_window_ms = 10, .clock = &sim_clock };
+	struct stor_hold h;
+	struct stor_stats st;
+	struct stor_events ev;
+	stor_log_t *log;
+	int64_t expiry, seen = 0, ended = 0;
+	uint32_t id;
+
+	sim.now = T0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	append_at(log, sim.now);
+	h = hold_at("Horn", sim.now, 5 * SEC, 5 * SEC, sim.now + 3 * SEC);
+	expiry = h.expiry_ns;
+	CHECK(stor_hold_add(dir, &h, &id) == 0);
+	/* 100 ms steps for 10 s: a record and a tick each */
+	for (int i = 0; i < 100 && !ended; i++) {
+		sim.now += SEC / 10;
+		append_at(log, sim.now);
+		CHECK(stor_log_tick(log) >= 0);
+		CHECK(stor_log_stats(log, &st) == 0);
+		if (st.holds == 1 && !seen)
+			seen = sim.now;
+		CHECK(stor_log_take_events(log, &ev) >= 0);
+		if (ev.holds_expired) {
+			CHECK(ev.holds_expired == 1);
+			ended = sim.now;
+		}
+	}
+	CHECK(stor_log_stats(log, &st) == 0 && st.segments == 1, "no roll: %" PRIu64 " segments", st.segments);
+	CHECK(seen && seen - T0 <= 1100 * SEC / 1000, "the new hold read after %.1f s", seen ? (double)(seen - T0) / SEC : -1.0);
+	CHECK(ended && ended >= expiry && ended - expiry <= 1100 * SEC / 1000,
+	      "HOLD_ENDED %.1f s after the expiry", ended ? (double)(ended - expiry) / SEC : -1.0);
+	printf("a hold made while running: read after %.1f s, ended %.1f s after its expiry (no roll)\n",
+	       (double)(seen - T0) / SEC, (double)(ended - expiry) / SEC);
+	stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+	sim.now = T0;
+}
+
+/* The seqs on disk: present[s] for s < max. */
+static void present_seqs(const char *dir, bool *present, uint64_t max)
+{
+	stor_reader_t *r;
+	struct stor_rec rec;
+	int n;
+
+	memset(present, 0, max * sizeof(*present));
+	CHECK(stor_reader_open(dir, &r) == 0);
+	while ((n = stor_reader_next(r, &rec)) != 0)
+		for (uint64_t s = rec.first_seq; n == 1 && s < rec.first_seq + rec.count && s < max; s++)
+			present[s] = true;
+	stor_reader_free(r);
+}
+
+/*
+ * What `hold list` says a hold keeps is what is on disk (issue 24): a hold
+ * keeps one segment while the budget deletes the unheld ones after it, so
+ * the next segment on disk starts far beyond its end.  Its range ends
+ * where its own records end (every seq in it readable, the one after it
+ * not on disk), not at the next segment.  A hold made after its window was
+ * deleted says which seqs are gone.
+ */
+static void extent_exact(void)
+{
+	enum { MAXSEQ = 400 };
+	char *dir = tu_tmpdir_in("holdext", true);
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "WIN-1", .segment_bytes = SEG, .sync_window_ms = 10000,
+	                            .retention_bytes = 8 * SEG, .clock = &sim_clock };
+	struct stor_hold h = hold_at("Overspeed", T0 + 20 * 60 * SEC, 30 * SEC, 30 * SEC, 0);
+	struct stor_holds holds;
+	struct stor_hold_extent ext[2];
+	static bool present[MAXSEQ];
+	struct stor_stats st;
+	stor_log_t *log;
+	uint64_t a, b, next;
+	uint32_t id;
+	unsigned line;
+
+	sim.now = T0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_hold_add(dir, &h, &id) == 0);
+	for (int i = 0; i < 300; i++) {
+		sim.now += 60 * SEC;
+		append_at(log, sim.now);
+		CHECK(stor_log_tick(log) >= 0);
+	}
+	CHECK(stor_log_sync(log) == 0 && stor_log_stats(log, &st) == 0 && st.retention_past_held > 0);
+	present_seqs(dir, present, MAXSEQ);
+	/* the held run of records: the one at 20 min (seq 20) and its segment */
+	CHECK(present[20]);
+	for (a = 20; a > 1 && present[a - 1]; a--)
+		;
+	for (b = 20; b < MAXSEQ && present[b]; b++)
+		;
+	for (next = b; next < MAXSEQ && !present[next]; next++)
+		;
+	CHECK(next < MAXSEQ && next > b + SEG_RECS, "no deleted segments after the held one");
+	CHECK(stor_holds_read(dir, &holds, &line) == 0 && holds.n == 1);
+	CHECK(stor_hold_extents(dir, &holds, ext) == 0);
+	printf("held %" PRIu64 "-%" PRIu64 " on disk, next segment at %" PRIu64 "; hold list says %" PRIu64 "-%" PRIu64
+	       "\n", a, b - 1, next, ext[0].first_seq, ext[0].end_seq - 1);
+	CHECK(ext[0].first_seq == a && ext[0].end_seq == b, "the extent %" PRIu64 "-%" PRIu64 " is not what is on "
+	      "disk, %" PRIu64 "-%" PRIu64, ext[0].first_seq, ext[0].end_seq - 1, a, b - 1);
+#ifndef OLD_API
+	CHECK(ext[0].nranges == 1 && ext[0].range[0].first == a && ext[0].range[0].end == b);
+	CHECK(ext[0].records == b - a && ext[0].segments == 1);
+	CHECK(ext[0].ngone == 0 && !ext[0].missing_before_seq, "nothing of the window is gone");
+	/* a hold over deleted records (a trigger that fired after retention
+	   took them): kept is what is on disk, gone names the hole */
+	h = hold_at("Late", T0 + (int64_t)(b + 3) * 60 * SEC, 30 * SEC, 30 * SEC, 0);
+	CHECK(stor_hold_add(dir, &h, &id) == 0);
+	CHECK(stor_holds_read(dir, &holds, &line) == 0 && holds.n == 2);
+	CHECK(stor_hold_extents(dir, &holds, ext) == 0);
+	CHECK(ext[1].ngone == 1 && ext[1].gone[0].first == b && ext[1].gone[0].end == next &&
+	      ext[1].gone_records == next - b, "gone %u: %" PRIu64 "-%" PRIu64, ext[1].ngone, ext[1].gone[0].first,
+	      ext[1].gone[0].end);
+	for (uint32_t k = 0; k < ext[1].nranges; k++)
+		for (uint64_t s = ext[1].range[k].first; s < ext[1].range[k].end; s++)
+			CHECK(present[s], "seq %" PRIu64 " listed as kept is not on disk", s);
+	printf("a hold over deleted records: gone %" PRIu64 "-%" PRIu64 "\n", ext[1].gone[0].first,
+	       ext[1].gone[0].end - 1);
+#endif
+	stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+	sim.now = T0;
+}
+
+/*
+ * Holds that fill the budget and a trigger that fires later (issue 24):
+ * with keep_recent_s (the longest pre of the board's triggers) the newest
+ * closed segments stay, so the pre window of a hold made now is whole on
+ * disk.  Without it every segment went at the roll after it closed: the
+ * start of the window was lost.
+ */
+static void pre_kept_at_budget(void)
+{
+	enum { MAXSEQ = 400 };
+	char *dir = tu_tmpdir_in("holdpre", true);
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "WIN-1", .segment_bytes = SEG, .sync_window_ms = 10000,
+	                            .retention_bytes = 8 * SEG, .clock = &sim_clock };
+	/* the first 100 minutes held: about seven segments, most of the budget */
+	struct stor_hold old = hold_at("EmergencyBrake", T0 + 50 * 60 * SEC, 50 * 60 * SEC, 50 * 60 * SEC, 0), late;
+	static bool present[MAXSEQ];
+	struct stor_stats st;
+	stor_log_t *log;
+	uint64_t lost = 0, first_lost = 0;
+	uint32_t id;
+
+#ifndef OLD_API
+	cfg.keep_recent_s = 30 * 60;
+#endif
+	sim.now = T0;
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	CHECK(stor_hold_add(dir, &old, &id) == 0);
+	for (int i = 0; i < 300; i++) {
+		sim.now += 60 * SEC;
+		append_at(log, sim.now);
+		CHECK(stor_log_tick(log) >= 0);
+	}
+	/* a trigger fires now with pre = 30 min: its hold is made */
+	late = hold_at("Overspeed", sim.now, 30 * 60 * SEC, 60 * SEC, 0);
+	CHECK(stor_hold_add(dir, &late, &id) == 0);
+	CHECK(stor_log_sync(log) == 0 && stor_log_stats(log, &st) == 0);
+	CHECK(st.retention_past_held > 0, "the budget did not make retention delete past the held segments");
+	present_seqs(dir, present, MAXSEQ);
+	/* seq s was written at T0 + s minutes */
+	for (uint64_t s = 300 - 30; s <= 300; s++) {
+		if (!present[s]) {
+			lost++;
+			if (!first_lost)
+				first_lost = s;
+		}
+	}
+	printf("holds fill the budget (%" PRIu64 " of %u bytes on disk, %" PRIu64 " segments held): a 30 min pre "
+	       "window made at 300 min has %" PRIu64 " of its 31 records missing\n", st.disk_bytes, 8 * SEG,
+	       st.held_segments, lost);
+	CHECK(!lost, "the pre window lost %" PRIu64 " records, the first at %" PRIu64 " min", lost, first_lost);
+	CHECK(present[100] && !present[150], "held and unheld data");
+	/* the budget is exceeded by at most the recent window and a segment */
+	CHECK(st.disk_bytes <= 8 * SEG + (30 / SEG_RECS + 2) * SEG, "disk %" PRIu64, st.disk_bytes);
+	stor_log_free(log);
+	tu_rm_rf(dir);
+	free(dir);
+	sim.now = T0;
+}
+
 int main(void)
 {
 	full_file();
+	expiry_without_roll();
+	extent_exact();
+	pre_kept_at_budget();
 	window_and_holds();
 	damaged_file();
 	printf("ok\n");
