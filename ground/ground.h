@@ -20,6 +20,8 @@
 #include "uplink/recv.h"
 #include "db.h"
 
+#define GRD_KEEP_BYTES_DEFAULT (UINT64_C(64) << 20) /* refused Batches kept per run, bytes */
+
 /* Why a Batch is not in a ground log (its records may still be in the
    text output), or was refused by the receiver. */
 enum grd_why {
@@ -27,6 +29,7 @@ enum grd_why {
 	GRD_SEQ_JUMP,
 	GRD_TOO_MANY_VEHICLES,
 	GRD_NO_MEMORY,
+	GRD_BAD_VEHICLE,     /* a vehicle name against the rule (basic/name.h) */
 	GRD_LATE,            /* behind the ground log's end, over a hole: it only appends */
 	GRD_DIFFERS,         /* the ground log holds other records for these seqs */
 	GRD_TOO_BIG,         /* over the log's 1 MiB frame limit */
@@ -47,6 +50,9 @@ struct grd_note {
 	const char *dir;          /* GRD_CONTINUED: the new ground log */
 	uint64_t nth;             /* how many of this reason so far, this one included */
 	bool db;                  /* recv --db: the Batch is not in the database either */
+	size_t cut;               /* bytes of it left out of the kept file (its first
+	                             GRD_KEEP_FILE_MAX kept), 0: kept whole */
+	size_t len;               /* its size as received */
 };
 
 typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);
@@ -75,11 +81,16 @@ struct grd {
 	uint64_t appended, had;   /* Batches stored; found stored already */
 	uint64_t refused[GRD_WHY_MAX];
 	uint64_t kept, keep_failed;
+	uint64_t kept_bytes;      /* written to keep_dir this run */
+	uint64_t keep_budget;     /* bytes kept at most per run; 0 = GRD_KEEP_BYTES_DEFAULT */
+	uint64_t keep_over;       /* refused Batches not kept: past the budget or GRD_KEEP_MAX files */
 	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
 	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
+	uint64_t gone_unasked;    /* of gone_bad: ranges no receiver asked that vehicle for */
 	uint64_t dict_refused;    /* retained dictionaries the database refused for good */
 	uint64_t status_seen, status_bad, status_lost; /* status messages recorded (or kept to
 	                             retry); malformed; lost (the retry table was full) */
+	uint64_t status_unknown;  /* states of vehicles no Batch brought yet: not recorded */
 	struct grd_status *status; /* states the database could not take yet (status.c) */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;

@@ -12,8 +12,9 @@
 #include <string.h>
 
 #include "ground.h"
+#include "basic/name.h"
 
-#define GRD_STATUS_VEHICLE_MAX 64
+#define GRD_STATUS_VEHICLE_MAX (BASIC_VEHICLE_NAME_MAX + 1)
 
 struct grd_status_pending {
 	char vehicle[GRD_STATUS_VEHICLE_MAX];
@@ -48,27 +49,27 @@ static bool keep(struct grd *g, const char *vehicle, bool online)
 void grd_on_status(void *ctx, const char *topic, const void *payload, size_t len)
 {
 	struct grd *g = ctx;
-	const char *a = strchr(topic, '/'), *b = a ? strchr(a + 1, '/') : NULL;
 	char vehicle[GRD_STATUS_VEHICLE_MAX];
 	bool online;
+	int r;
 
 	/* railmon/<vehicle>/status, "online" or "offline"; an empty payload
 	   is a retained message being cleared: nothing to record */
 	if (!len)
 		return;
-	if (!b || b == a + 1 || (size_t)(b - a - 1) >= sizeof(vehicle) || !strchr(a + 1, '/') ||
+	if (!basic_topic_vehicle(topic, vehicle, sizeof(vehicle)) ||
 	    !((len == 6 && !memcmp(payload, "online", 6)) || (len == 7 && !memcmp(payload, "offline", 7)))) {
 		g->status_bad++;
 		return;
 	}
-	memcpy(vehicle, a + 1, (size_t)(b - a - 1));
-	vehicle[b - a - 1] = 0;
 	online = len == 6;
 	g->status_seen++;
 	/* one pending already: this one after it, in order */
-	if ((g->status && g->status->n) || grd_db_status(g->db, vehicle, online) < 0)
-		if (!keep(g, vehicle, online))
-			g->status_lost++;
+	r = g->status && g->status->n ? -EAGAIN : grd_db_status(g->db, vehicle, online);
+	if (r == -ENOENT)
+		g->status_unknown++; /* no Batch of it yet: a status message makes no vehicle */
+	else if (r < 0 && !keep(g, vehicle, online))
+		g->status_lost++;
 }
 
 void grd_status_retry(struct grd *g)
@@ -76,8 +77,15 @@ void grd_status_retry(struct grd *g)
 	struct grd_status *s = g->status;
 	size_t done = 0;
 
-	while (s && done < s->n && grd_db_status(g->db, s->p[done].vehicle, s->p[done].online) == 0)
+	int r;
+
+	/* a vehicle unknown now is dropped from the queue (counted), not
+	   retried for ever ahead of the others */
+	while (s && done < s->n && ((r = grd_db_status(g->db, s->p[done].vehicle, s->p[done].online)) == 0 ||
+	                            r == -ENOENT)) {
+		g->status_unknown += r == -ENOENT;
 		done++;
+	}
 	if (done) {
 		memmove(s->p, s->p + done, (s->n - done) * sizeof(s->p[0]));
 		s->n -= done;

@@ -76,6 +76,8 @@ enum upl_recv_refusal {
 	UPL_RECV_SEQ_JUMP,            /* seq over UPL_RECV_MAX_JUMP away from its log */
 	UPL_RECV_TOO_MANY_VEHICLES,   /* a new vehicle past max_vehicles */
 	UPL_RECV_NO_MEMORY,           /* could not allocate its vehicle's or log's state */
+	UPL_RECV_BAD_VEHICLE,         /* a vehicle name against the rule (basic/name.h); also
+	                                 counts dictionaries (railmon/<v>/channels) refused so */
 	UPL_RECV_REFUSAL_MAX
 };
 
@@ -223,7 +225,8 @@ int upl_recv_stop(upl_recv_t *r);
  * public for tests, fuzzing and feeding captured payloads.
  * Returns the number of records written (0 for duplicates), -EBADMSG
  * (stats.bad), or a refusal (stats.refused): -EEXIST a conflict, -ERANGE a
- * seq jump, -EUSERS too many vehicles, -ENOMEM.
+ * seq jump, -EUSERS too many vehicles, -ENOMEM, -EPERM a vehicle name
+ * against the rule (basic/name.h).
  */
 int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t len);
 
