@@ -149,6 +149,11 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
  */
 int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
 
+/* recv's on_jump with a database (ctx: struct grd): a Batch far from its
+   log as the receiver remembers it goes to the database, whose ledger
+   decides (a seq jump against the committed Batches is refused there). */
+int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+
 /* recv's on_channels (ctx: struct grd): the retained dictionary into the
    text output's names (g->text) and the database's configs (g->db). */
 void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);

@@ -202,6 +202,19 @@ int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload,
 	return r;
 }
 
+int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
+{
+	struct grd *g = ctx;
+	enum grd_db_outcome out;
+
+	/* The ledger decides (ground/ingest.c), not a ground log. */
+	if (len > REC_BATCH_MAX_BYTES) {
+		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
+		return -EFBIG;
+	}
+	return grd_db_store(g->db, payload, len, &out);
+}
+
 /* ---- ground logs ---- */
 
 /* The one rule (basic/name.h): a plain directory name, and one the log's

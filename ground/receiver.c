@@ -144,6 +144,8 @@ int grd_receiver_setup(grd_receiver_t *rc)
 	o->recv.on_idle = grd_idle; /* a database group that is due is committed between messages */
 	if (o->logdir || rc->g.db)
 		o->recv.on_batch = grd_batch;
+	if (rc->g.db)
+		o->recv.on_jump = grd_jump; /* the ledger remembers across restarts */
 	if (o->logdir)
 		raise_fd_limit();
 	r = upl_recv_new(&o->recv, &rc->r);

@@ -668,6 +668,11 @@ static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
 		              payload, len, ret);
 	if (!info.count)
 		return 0;
+	if (seq_jump(s, &info) && r->cfg.on_jump) {
+		if (r->cfg.on_jump(r->cfg.ctx, &info, payload, len, &s->log_ctx) < 0)
+			r->st.sink_errors++;
+		return 0;
+	}
 	if (seq_jump(s, &info)) {
 		s->seq_jumps++;
 		return refuse(r, UPL_RECV_SEQ_JUMP, &info, payload, len, -ERANGE);

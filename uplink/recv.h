@@ -115,6 +115,13 @@ struct upl_recv_cfg {
 	upl_recv_record_fn on_record; /* optional */
 	upl_recv_batch_fn on_batch; /* optional */
 	upl_recv_refused_fn on_refused; /* optional */
+	upl_recv_batch_fn on_jump; /* optional: a Batch over UPL_RECV_MAX_JUMP from the rest of
+	                             its log as remembered goes here, payload as received,
+	                             instead of being refused (its records are not written
+	                             nor counted, nor remembered): for a caller that checks
+	                             it against what survives a restart (recv --db: the
+	                             ledger), so a bogus Batch that came first after a
+	                             restart cannot make the real ones look like jumps */
 	upl_recv_channels_fn on_channels; /* optional: then railmon/+/channels is
 	                               subscribed too (not shared, before the data
 	                               topic, so the retained dictionaries come first) */
