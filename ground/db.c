@@ -733,6 +733,7 @@ void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)
 		t->refused_lost += w->st.refused_lost;
 		t->cancelled += w->st.cancelled;
 		t->groups += w->st.groups;
+		t->vehicle_ids += w->st.vehicle_ids;
 		for (size_t k = 0; k < GRD_DOOR_MAX; k++)
 			t->door[k] += w->st.door[k];
 		if (w->st.last_door[0] && w->door_stamp > door) {

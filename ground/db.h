@@ -122,6 +122,8 @@ struct grd_db_stats {
 	uint64_t refused_lost;    /* refused Batches the table refused could not take either */
 	uint64_t cancelled;       /* Batches dropped uncommitted: stop asked during an outage */
 	uint64_t groups;          /* transactions committed */
+	uint64_t vehicle_ids;     /* vehicle names looked up in (or added to) the database, the
+	                             first of each per connection: a new vehicle is among them */
 	uint64_t door[GRD_DOOR_MAX]; /* refused at the door, by reason */
 	char last_door[480];      /* the last of those, in words */
 	bool down;                /* the last attempt failed and nothing committed since */

@@ -90,7 +90,8 @@ struct grd {
 	uint64_t dict_refused;    /* retained dictionaries the database refused for good */
 	uint64_t status_seen, status_bad, status_lost; /* status messages recorded (or kept to
 	                             retry); malformed; lost (the retry table was full) */
-	uint64_t status_unknown;  /* states of vehicles no Batch brought yet: not recorded */
+	uint64_t status_unknown;  /* states of names no Batch brought, lost (status.c keeps
+	                             the last 256 until their vehicle appears) */
 	struct grd_status *status; /* states the database could not take yet (status.c) */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
@@ -170,6 +171,9 @@ void grd_idle(void *ctx);
 void grd_on_status(void *ctx, const char *topic, const void *payload, size_t len);
 /* Write the kept states (from grd_idle). */
 void grd_status_retry(struct grd *g);
+/* States of vehicles the database does not have (yet): lost, or still
+   waiting for the vehicle's first Batch. */
+uint64_t grd_status_unknown(const struct grd *g);
 /* Free the kept states (from grd_free). */
 void grd_status_free(struct grd *g);
 

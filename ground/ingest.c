@@ -606,6 +606,9 @@ int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id)
 		return -EIO;
 	*ret_id = atoi(PQgetvalue(res, 0, 0));
 	PQclear(res);
+	pthread_mutex_lock(&db->lock);
+	db->st.vehicle_ids++; /* status.c writes the states that waited for a new vehicle */
+	pthread_mutex_unlock(&db->lock);
 	if (strlen(name) >= GRD_VEHICLE_NAME_MAX)
 		return 0;
 	if (db->nveh == db->capveh) {

@@ -351,8 +351,8 @@ int rpt_recv_run(const struct rpt_recv *x, grd_receiver_t *rc)
 	if (g->status_bad || g->status_lost)
 		fprintf(x->err, "railmon recv: status topic: %" PRIu64 " states, %" PRIu64 " malformed messages refused, %"
 		        PRIu64 " not recorded\n", g->status_seen, g->status_bad, g->status_lost);
-	if (g->status_unknown)
+	if (grd_status_unknown(g))
 		fprintf(x->err, "railmon recv: status topic: %" PRIu64 " states of vehicles no Batch brought yet not "
-		        "recorded (a status message makes no vehicle)\n", g->status_unknown);
+		        "recorded (a status message makes no vehicle)\n", grd_status_unknown(g));
 	return ret < 0 || !connected ? 1 : 0;
 }
