@@ -1041,8 +1041,14 @@ static void feed_channels(upl_recv_t *r, const char *topic, const void *payload,
 	rec_batch_t *b;
 	struct rec_batch_info info;
 
-	if (rec_batch_decode(payload, len, &b) < 0)
+	/* No railmon sends a dictionary over 1 MiB (a large one is sliced):
+	   a bigger one is only there to cost the ground memory and rows. */
+	if (len > REC_BATCH_MAX_BYTES || rec_batch_decode(payload, len, &b) < 0) {
+		pthread_mutex_lock(&r->lock);
+		r->st.bad++;
+		pthread_mutex_unlock(&r->lock);
 		return;
+	}
 	pthread_mutex_lock(&r->lock);
 	if (rec_batch_info(b, &info) == 0 && topic_matches(topic, info.vehicle) && info.nchannels) {
 		if (basic_vehicle_name_ok(info.vehicle))

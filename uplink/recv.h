@@ -145,7 +145,8 @@ struct upl_recv_cfg {
 struct upl_recv_stats {
 	uint64_t messages;      /* payloads received */
 	uint64_t bad;           /* payloads that failed to decode or validate (seq 0 or
-	                           past UPL_RECV_SEQ_LIMIT included) */
+	                           past UPL_RECV_SEQ_LIMIT included; dictionaries on
+	                           railmon/<v>/channels too, and those over 1 MiB) */
 	uint64_t batches;       /* Batches with something written */
 	uint64_t records;       /* records written */
 	uint64_t duplicates;    /* records seen before, skipped (with unverified) */
