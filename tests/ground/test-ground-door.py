@@ -8,10 +8,11 @@ the issue and fails on the receiver before the door:
 
 1. record times: one Batch of 200 samples a day apart (and one in 2262)
    made four partitions a day; now refused whole, kept in `refused`,
-   counted per vehicle and reason (door_refusals), said; no partition made.
+   counted per vehicle and reason (door_refusals, which the dashboard's
+   vehicle page gives as `refusals`), said; no partition made.
    An honest Batch 100 days old still goes in. `db prune` drops a partition
    of a day after tomorrow, which it never did;
-3. dictionaries: one over --max-channels and new config hashes past
+3. dictionaries: one over 1 MiB, one over --max-channels and new config hashes past
    --max-configs a day are refused, counted and said; channel_names gives
    the newest dictionary's names only;
 4. "gone": an answer for a range nobody asked for (1..2^63-1) is refused
@@ -29,14 +30,17 @@ the issue and fails on the receiver before the door:
 
 Every server, broker and receiver started here is stopped on every exit path.
 """
+import json
 import os
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 RAILMON, PB2_DIR = sys.argv[1:3]
 sys.path.insert(0, PB2_DIR)
@@ -46,7 +50,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 import railmon_pb2  # noqa: E402
 import paho.mqtt.client as mqtt  # noqa: E402
-from railmon_test import stop_peers, wait_for  # noqa: E402
+from railmon_test import start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
 from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
 
@@ -120,6 +124,22 @@ def test_time(pg, broker):
           all(x[3] == "t" for x in rows), "kept in refused with the reason and payload", rows)
     check("3 Batches with record times outside the window" in err and "hostile: record times" in err,
           "said in the summary", err)
+    # the dashboard's vehicle page reads it (railmon serve, /api/vehicle/NAME/channels)
+    srv = start_peer([RAILMON, "serve", "--db", pg.url, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+    try:
+        line = srv.stdout.readline()
+        check("port " in line, "railmon serve started", line)
+        port = int(line.split("port ")[1].split()[0])
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/vehicle/hostile/channels" % port, timeout=30) as u:
+            page = json.loads(u.read())
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/vehicle/honest/channels" % port, timeout=30) as u:
+            clean = json.loads(u.read())
+    finally:
+        stop_peer(srv)
+    ref = page["refusals"]
+    check(len(ref) == 1 and ref[0]["reason"] == "time" and ref[0]["count"] == 3 and "record times" in ref[0]["detail"]
+          and clean["refusals"] is None, "the vehicle page's refusals", page, clean)
     # prune: a partition of a day a month ahead (made before the door) goes
     ahead = time.strftime("%Y%m%d", time.gmtime(now // 10**9 + 30 * 86400))
     day_from = time.strftime("%Y-%m-%d", time.gmtime(now // 10**9 + 30 * 86400))
@@ -165,7 +185,10 @@ def test_dictionary(pg, broker):
     publish(broker.port, [data("dict", 1, 3)])
     wait_for("dict", lambda: committed(pg, "dict") == 1)
     big = channels_msg("dict", 100, [(i, "c%d" % i) for i in range(5000)])
-    msgs = [big] + [channels_msg("dict", 200 + k, [(1, "old%d" % k), (2, "v%d" % k)]) for k in range(5)]
+    # over 1 MiB: refused before it is decoded (no railmon sends one: a large dictionary is sliced)
+    huge = channels_msg("dict", 300, [(i, "n%d-" % i + "x" * 400) for i in range(3000)])
+    check(len(huge[1]) > 1 << 20, "over 1 MiB", len(huge[1]))
+    msgs = [huge, big] + [channels_msg("dict", 200 + k, [(1, "old%d" % k), (2, "v%d" % k)]) for k in range(5)]
     publish(broker.port, msgs)
     wait_for("the dictionaries counted", lambda: door(pg, "dict", "dictionary") == 3)
     rc, err = r.terminate()
@@ -175,9 +198,9 @@ def test_dictionary(pg, broker):
     names = pg.psql("SELECT string_agg(n.name, ',' ORDER BY n.channel) FROM channel_names n JOIN vehicles v "
                     "USING (vehicle_id) WHERE v.name = 'dict'")
     check(names == "old2,v2", "the newest dictionary's names only", names)
-    check("3 dictionaries over the limits" in err, "said", err)
-    print("dictionaries: 5000 channels (limit 1000) and 2 new config hashes past 3 a day refused, counted; "
-          "channel_names from the newest only")
+    check("3 dictionaries over the limits" in err and "1 malformed payloads" in err, "said", err)
+    print("dictionaries: one of %d bytes refused undecoded, 5000 channels (limit 1000) and 2 new config hashes "
+          "past 3 a day refused, counted; channel_names from the newest only" % len(huge[1]))
 
 
 class Listener:
