@@ -26,7 +26,9 @@ the issue and fails on the receiver before the door:
 9. vehicle names: 59 bytes (the rule's limit) go in everywhere (database,
    ground log, status, gap repair's topic); 60 and 64 bytes, "." and ".."
    are refused at the door and counted; a hole of an over-long name already
-   in the database is not asked for on a cut topic.
+   in the database is not asked for on a cut topic;
+and a load test: one hostile vehicle doing all of it while 20 honest ones
+publish 20 Batches each; the honest ledger ends exact.
 
 Every server, broker and receiver started here is stopped on every exit path.
 """
@@ -312,6 +314,60 @@ def test_refused_files(pg, broker, tmp):
           % (len(big), len(files), sum(sizes), 5 * len(big)))
 
 
+def test_load(pg, broker):
+    """One hostile vehicle doing all of the above while 20 honest vehicles
+    publish 20 Batches each: the honest ledger ends exact."""
+    r = recv(pg, broker, "--max-channels", "1000", "--max-configs", "3")
+    now = time.time_ns()
+
+    def hostile():
+        msgs = [data("evil", 1, 5)]  # one honest-looking Batch: its log in the ledger
+        for k in range(20):
+            msgs += [data("evil", 10 + k * 300, 200, t0=now + k, step=DAY),     # a partition a day
+                     data("evil", 2**62 + k * 10, 5),                         # seq jumps
+                     channels_msg("evil", 1000 + k, [(i, "e%d" % i) for i in range(2000)]),
+                     gone_msg("evil", 1, 2**63 - 1), gone_msg("fair%d" % (k % 20), 1, 2**62),
+                     data("x" * 60, 1 + k, 1), ("railmon/../status", b"online")]
+        publish(broker.port, msgs, client_id="door-evil")
+
+    def honest(v):
+        publish(broker.port, [data("fair%d" % v, 1 + 50 * k, 50, t0=now + k * 10**9) for k in range(20)],
+                client_id="door-fair%d" % v)
+
+    before = partitions(pg)
+    threads = [threading.Thread(target=hostile)] + [threading.Thread(target=honest, args=(v,)) for v in range(20)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        wait_for("every honest Batch", lambda: int(pg.psql("SELECT count(*) FROM batches JOIN vehicles v USING "
+                                                           "(vehicle_id) WHERE v.name LIKE 'fair%'")) == 400, 120)
+    except AssertionError:
+        r.proc.send_signal(signal.SIGTERM)
+        r.proc.wait(30)
+        r.reader.join(5)
+        check(False, "every honest Batch", pg.psql("SELECT count(*) FROM batches JOIN vehicles v USING (vehicle_id) "
+                                                   "WHERE v.name LIKE 'fair%'"), "".join(r.lines[-40:]))
+    took = time.monotonic() - t0
+    wait_for("the hostile Batches counted", lambda: door(pg, "evil", "time") == 20 and
+             door(pg, "evil", "seq-jump") == 20 and door(pg, "evil", "dictionary") == 20)
+    rc, err = r.terminate()
+    rows = pg.rows("SELECT vehicle, sum(records), sum(missing) FROM completeness WHERE vehicle LIKE 'fair%' "
+                   "GROUP BY 1 ORDER BY 1")
+    check(len(rows) == 20 and all(x[1] == "1000" and x[2] == "0" for x in rows), "the honest ledger exact", rows)
+    check(pg.psql("SELECT count(*) FROM gone g JOIN vehicles v USING (vehicle_id) WHERE v.name LIKE 'fair%' "
+                  "OR v.name = 'evil'") == "0", "no gone recorded for an unasked range")
+    check(pg.psql("SELECT count(*) FROM samples s JOIN vehicles v USING (vehicle_id) WHERE v.name LIKE 'fair%'")
+          == "20000", "every honest sample")
+    made = partitions(pg) - before
+    check(made <= 8, "no partition for the hostile days", made)
+    print("load: 20 honest vehicles x 20 Batches (20,000 samples) beside a hostile one (20 day-apart Batches, "
+          "seq jumps, 20 dictionaries of 2,000 channels, unasked gones, bad names): ledger exact, %d partitions "
+          "made, %.1f s" % (made, took))
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
     pg = Postgres()
@@ -326,6 +382,7 @@ def main():
         test_dictionary(pg, broker)
         test_gone_and_names(pg, broker)
         test_refused_files(pg, broker, tmp)
+        test_load(pg, broker)
     finally:
         stop_peers(signal.SIGKILL)
         cleanup()
