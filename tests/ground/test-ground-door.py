@@ -298,9 +298,17 @@ def test_refused_files(pg, broker, tmp):
     for k in range(5):
         b.first_seq = 1 + k * 23000
         msgs.append(("railmon/fat/data", b.SerializeToString()))
+    # the name rule's limit in a ground log: 59 bytes get a directory, 60 and ".." none
+    msgs += [data(V59, 1, 3), data(V60, 1, 3), data("..", 1, 3)]
     publish(broker.port, msgs)
     wait_for("five refusals said", lambda: sum("not in the ground log: over 1 MiB" in x for x in r.lines) >= 5, 60)
+    wait_for("the 59-byte name's ground log", lambda: os.path.isdir(os.path.join(logdir, V59, LOG.hex())))
     rc, err = r.terminate()
+    check(sorted(os.listdir(logdir)) == sorted(["refused", "fat", V59]), "no directory for a name against the rule",
+          os.listdir(logdir))
+    exp = subprocess.run([RAILMON, "export", "--data", os.path.join(logdir, V59), "--format", "csv"],
+                         capture_output=True, text=True, timeout=60)
+    check(exp.returncode == 0 and len(exp.stdout.splitlines()) == 4 and V59 in exp.stdout, "export of it", exp)
     kept = os.path.join(logdir, "refused")
     files = sorted(os.listdir(kept))
     sizes = [os.path.getsize(os.path.join(kept, f)) for f in files]
