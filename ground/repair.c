@@ -24,13 +24,14 @@ int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, siz
 	if (r < 0)
 		return r;
 	/* The holes, and each one asked for recorded (resend_asked): a "gone"
-	   answer is taken only for a range some receiver asked for. */
+	   answer is taken only for a range some receiver asked for.  In key
+	   order, so receivers asking at once lock the rows in one order. */
 	snprintf(sql, sizeof(sql), "WITH h AS (SELECT g.vehicle_id, v.name, g.log_id, g.from_seq, g.to_seq, "
 	         "g.received_after FROM gaps g JOIN vehicles v USING (vehicle_id) WHERE NOT g.explained AND "
 	         "g.received_after < now() - interval '%u seconds' ORDER BY g.received_after LIMIT %zu), "
 	         "a AS (INSERT INTO resend_asked AS a (vehicle_id, log_id, first_seq, last_seq) SELECT vehicle_id, "
-	         "log_id, from_seq, to_seq FROM h WHERE length(log_id) > 0 ON CONFLICT (vehicle_id, log_id, "
-	         "first_seq, last_seq) DO UPDATE SET asked_at = now()), "
+	         "log_id, from_seq, to_seq FROM h WHERE length(log_id) > 0 ORDER BY 1, 2, 3, 4 ON CONFLICT (vehicle_id, "
+	         "log_id, first_seq, last_seq) DO UPDATE SET asked_at = now()), "
 	         "o AS (DELETE FROM resend_asked WHERE asked_at < now() - interval '30 days') "
 	         "SELECT name, encode(log_id, 'hex'), from_seq, to_seq FROM h ORDER BY received_after", grace_s, max);
 	res = PQexec(db->conn, sql);
