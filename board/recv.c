@@ -58,6 +58,17 @@ static const char recv_usage[] =
 	"                         $share/GROUP/<topic> (MQTT shared subscription)\n"
 	"      --max-vehicles N   vehicle ids tracked at most (default 10000); Batches of\n"
 	"                         further ones are refused and counted\n"
+	"      --refused-max SIZE refused Batches kept at most this many bytes per run\n"
+	"                         (default 64M; each file at most 1 MiB: of a bigger one its start)\n"
+	"      --max-age DUR      with --db: refuse Batches with records older than this\n"
+	"                         behind the receiver's clock (default 366d; at least your\n"
+	"                         `db prune --older-than`, so gap repair's old Batches pass)\n"
+	"      --max-skew DUR     with --db: refuse Batches with records ahead of the receiver's\n"
+	"                         clock, or this far from their Batch's base (default 1d)\n"
+	"      --max-channels N   with --db: channels in one dictionary at most (default 20000)\n"
+	"      --max-configs N    with --db: new dictionaries (config hashes) per vehicle and\n"
+	"                         24 h at most (default 10); refusals are counted per vehicle\n"
+	"                         and reason in table door_refusals\n"
 	"      --ca FILE          CA certificate that signed the broker's (mqtts)\n"
 	"      --cert FILE        client certificate (device / consumer identity)\n"
 	"      --key FILE         its private key\n"
@@ -82,6 +93,8 @@ struct recv_opts {
 	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
 	bool format_given;
 	double repair_after;      /* gap repair's grace period, s; 0 = off */
+	uint64_t keep_budget;     /* --refused-max */
+	struct grd_db_cfg limits; /* --max-age, --max-skew, --max-channels, --max-configs */
 	int64_t window_ns;        /* --order time's window */
 	bool seq_order;           /* --order seq */
 	char topic[256];
@@ -244,6 +257,28 @@ static int recv_option(int c, struct recv_opts *o)
 		o->cfg.max_vehicles = (size_t)n;
 		break;
 	}
+	case 13:
+		if (basic_parse_size(optarg, &o->keep_budget) < 0)
+			return cli_fail("recv", "--refused-max: expected a size like 64M, not '%s'", optarg);
+		break;
+	case 14:
+	case 15: {
+		uint64_t sec; /* whole seconds, as db prune --older-than takes them */
+		if (basic_parse_duration(optarg, &sec) < 0 || !sec || sec > UINT64_C(100) * 366 * 86400)
+			return cli_fail("recv", "%s: expected a duration like 3600, 12h or 30d (at most 100 years), "
+			                "not '%s'", c == 14 ? "--max-age" : "--max-skew", optarg);
+		*(c == 14 ? &o->limits.max_age_ns : &o->limits.max_skew_ns) = (int64_t)sec * 1000000000;
+		break;
+	}
+	case 16:
+	case 17: {
+		uint64_t n;
+		if (!parse_count(optarg, 1, &n) || n > 1000000)
+			return cli_fail("recv", "%s: expected a number from 1 to 1000000, not '%s'",
+			                c == 16 ? "--max-channels" : "--max-configs", optarg);
+		*(c == 16 ? &o->limits.max_channels : &o->limits.max_configs_day) = (unsigned)n;
+		break;
+	}
 	case 'n':
 		if (!parse_count(optarg, 1, &o->count))
 			return cli_fail("recv", "--count: expected a number >= 1, not '%s'", optarg);
@@ -280,6 +315,9 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 'd' },
 		{ "share", required_argument, NULL, 9 }, { "repair-after", required_argument, NULL, 10 },
 		{ "order", required_argument, NULL, 11 }, { "window", required_argument, NULL, 12 },
+		{ "refused-max", required_argument, NULL, 13 }, { "max-age", required_argument, NULL, 14 },
+		{ "max-skew", required_argument, NULL, 15 }, { "max-channels", required_argument, NULL, 16 },
+		{ "max-configs", required_argument, NULL, 17 },
 		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
@@ -337,6 +375,7 @@ int board_cmd_recv(int argc, char **argv)
 		.recv = o.cfg, .db_url = o.db_url, .repair_after = o.repair_after, .share = o.share,
 		.out = stdout, .output = o.output, .text = o.text, .fmt = o.fmt,
 		.window_ns = o.seq_order ? -1 : o.window_ns, .logdir = o.logdir, .keep_dir = o.keep_dir,
+		.keep_budget = o.keep_budget, .limits = o.limits,
 		.on_note = rpt_recv_note, .note_ctx = &o.say, .stop = &board_stop_requested,
 	};
 	struct rpt_recv x = {

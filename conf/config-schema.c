@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "basic/name.h"
 #include "basic/parse.h"
 #include "config-schema.h"
 
@@ -25,10 +26,11 @@ static const char cpu_help[] = "CPU the bus's thread is pinned to; -1 = any.";
 
 static int vehicle_chars(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
 {
-	for (const char *s = value; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
-			return basic_ini_bad(ini, key, value, "may only contain letters, digits, '-', '_' and '.' "
-			                     "(it is part of MQTT topics)");
+	/* The one rule (basic/name.h): the ground refuses any other name. */
+	if (!basic_vehicle_name_ok(value))
+		return basic_ini_bad(ini, key, value, "may only contain letters, digits, '-', '_' and '.', "
+		                     "1-59 of them, and not be '.' or '..' (it is part of MQTT topics, a "
+		                     "directory name on the ground and kept in each log segment's header)");
 	return 0;
 }
 
@@ -113,8 +115,8 @@ static int add_filter(struct basic_ini *ini, const struct basic_ini_key *key, vo
 #define B(member) BASIC_INI_FIELD(struct conf_board, member)
 
 static const struct basic_ini_key board_keys[] = {
-	{ "vehicle", BASIC_INI_STRING, BASIC_INI_NONEMPTY | BASIC_INI_REQUIRED, B(vehicle), .max = 63,
-	  .hook = vehicle_chars, .expect = "must be 1-63 characters",
+	{ "vehicle", BASIC_INI_STRING, BASIC_INI_NONEMPTY | BASIC_INI_REQUIRED, B(vehicle), .max = BASIC_VEHICLE_NAME_MAX,
+	  .hook = vehicle_chars, .expect = "must be 1-59 characters",
 	  .help = "The vehicle's id: letters, digits, '-', '_' and '.'. It names the MQTT topics "
 	          "(railmon/VEHICLE/...) and every Batch." },
 	{ "rt_priority", BASIC_INI_INT, 0, B(rt_priority), .min = 0, .max = 99, .def = "0",

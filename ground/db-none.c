@@ -66,7 +66,7 @@ int grd_db_flush(grd_db_t *db, bool force)
 	return -ENOTSUP;
 }
 
-int grd_db_prune(grd_db_t *db, int64_t cutoff_ns)
+int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_future)
 {
 	return -ENOTSUP;
 }

@@ -33,6 +33,8 @@ struct grd_pending {
 	enum grd_db_outcome out;
 	uint64_t digest;          /* of its records (grd_batch_digest()) */
 	int64_t lo, hi;           /* its first and last record times (ns) */
+	int door;                 /* 1 + enum grd_db_door when refused at the door, 0 */
+	char why[400];            /* that refusal in words */
 };
 
 /* A growing byte buffer (one table's COPY rows of a group). */
@@ -155,10 +157,13 @@ struct grd_db {
 	int last;                 /* what that commit gave */
 	uint64_t err_stamp, refused_stamp; /* when error, last_refused were set */
 	uint64_t stamp;           /* the parent's: the clock of those */
+	uint64_t door_stamp;      /* when last_door was set */
 	struct grd_point *pts;    /* the group's samples for the rollups */
 	size_t npts, cappts;
 };
 
+/* Count a refusal at the door (stats.door, last_door); any thread of db. */
+void grd_db_door_count(grd_db_t *db, enum grd_db_door why, const char *words);
 /* Keep what failed and libpq's message; count it (no SQLSTATE). */
 void grd_db_fail(grd_db_t *db, const char *what, const char *msg);
 /* The same for a failed result, keeping its SQLSTATE (res may be NULL). */

@@ -39,6 +39,14 @@ int grd_db_new(const struct grd_db_cfg *cfg, grd_db_t **ret_db)
 		db->cfg.workers = GRD_DB_WORKERS;
 	if (db->cfg.workers > GRD_DB_WORKERS_MAX)
 		db->cfg.workers = GRD_DB_WORKERS_MAX;
+	if (db->cfg.max_age_ns <= 0)
+		db->cfg.max_age_ns = GRD_DB_MAX_AGE_NS;
+	if (db->cfg.max_skew_ns <= 0)
+		db->cfg.max_skew_ns = GRD_DB_MAX_SKEW_NS;
+	if (!db->cfg.max_channels)
+		db->cfg.max_channels = GRD_DB_MAX_CHANNELS;
+	if (!db->cfg.max_configs_day)
+		db->cfg.max_configs_day = GRD_DB_MAX_CONFIGS_DAY;
 	db->pend = calloc(db->cfg.group_max, sizeof(*db->pend));
 	db->keep = calloc(db->cfg.group_max + 1, sizeof(*db->keep));
 	if (!db->pend || !db->keep) {
@@ -81,6 +89,25 @@ grd_db_t *grd_db_free(grd_db_t *db)
 	pthread_cond_destroy(&db->wcond);
 	free(db);
 	return NULL;
+}
+
+const char *grd_db_door_name(enum grd_db_door why)
+{
+	static const char *const names[GRD_DOOR_MAX] = { "time", "seq-jump", "dictionary", "gone-unasked" };
+
+	return why < GRD_DOOR_MAX ? names[why] : "?";
+}
+
+void grd_db_door_count(grd_db_t *db, enum grd_db_door why, const char *words)
+{
+	pthread_mutex_lock(&db->lock);
+	db->st.door[why]++;
+	if (db->parent)
+		db->door_stamp = __atomic_add_fetch(&db->parent->stamp, 1, __ATOMIC_RELAXED);
+	else
+		db->door_stamp = __atomic_add_fetch(&db->stamp, 1, __ATOMIC_RELAXED);
+	snprintf(db->st.last_door, sizeof(db->st.last_door), "%s", words);
+	pthread_mutex_unlock(&db->lock);
 }
 
 const char *grd_db_error(const grd_db_t *db)
@@ -277,25 +304,19 @@ int grd_db_check(grd_db_t *db)
 
 static const char *const grd_day_tables[] = { "samples", "can_frames", "events", "texts" };
 
-int grd_db_prune(grd_db_t *db, int64_t cutoff_ns)
+/* Drop the child tables of each day table that the WHERE clause (on
+   c.relname, given the table's name twice) picks; how many in *ret_n. */
+static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
 {
-	/* Partitions are named <table>_pYYYYMMDD for the day they hold (UTC). */
-	time_t cut = (time_t)(cutoff_ns / 1000000000);
-	struct tm tm;
-	char day[16], sql[256];
+	char sql[320];
 	PGresult *res;
-	int r = grd_db_connect(db), n = 0;
+	int r = 0;
 
-	if (r < 0)
-		return r;
-	gmtime_r(&cut, &tm);
-	strftime(day, sizeof(day), "%Y%m%d", &tm);
 	for (size_t t = 0; t < sizeof(grd_day_tables) / sizeof(grd_day_tables[0]); t++) {
-		/* A day ends at or before the cutoff: its name sorts before the
-		   cutoff's day.  The child tables of the parent, from the catalog. */
-		snprintf(sql, sizeof(sql), "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
-		         "WHERE i.inhparent = '%s'::regclass AND c.relname < '%s_p%s' ORDER BY 1", grd_day_tables[t],
-		         grd_day_tables[t], day);
+		/* The child tables of the parent, from the catalog. */
+		int k = snprintf(sql, sizeof(sql), "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = "
+		                 "i.inhrelid WHERE i.inhparent = '%s'::regclass AND ", grd_day_tables[t]);
+		snprintf(sql + k, sizeof(sql) - (size_t)k, cond, grd_day_tables[t]);
 		res = PQexec(db->conn, sql);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 			grd_db_fail(db, "prune", PQerrorMessage(db->conn));
@@ -305,18 +326,49 @@ int grd_db_prune(grd_db_t *db, int64_t cutoff_ns)
 		for (int i = 0; i < PQntuples(res) && r == 0; i++) {
 			snprintf(sql, sizeof(sql), "DROP TABLE \"%s\"", PQgetvalue(res, i, 0));
 			r = grd_db_exec(db, "prune", sql);
-			n += r == 0;
+			*ret_n += r == 0;
 		}
 		PQclear(res);
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_future)
+{
+	/* Partitions are named <table>_pYYYYMMDD for the day they hold (UTC). */
+	time_t cut = (time_t)(cutoff_ns / 1000000000), fut = (time_t)(future_ns / 1000000000);
+	struct tm tm;
+	char day[16], after[16], cond[160], sql[256];
+	int r = grd_db_connect(db), n = 0, nf = 0;
+
+	if (r < 0)
+		return r;
+	gmtime_r(&cut, &tm);
+	strftime(day, sizeof(day), "%Y%m%d", &tm);
+	gmtime_r(&fut, &tm);
+	strftime(after, sizeof(after), "%Y%m%d", &tm);
+	/* A day ends at or before the cutoff: its name sorts before the
+	   cutoff's day (8 digits: up to year 9999). */
+	snprintf(cond, sizeof(cond), "c.relname < '%%s_p%s'", day);
+	r = prune_where(db, cond, &n);
+	/* Days that begin after future_ns's day: no record the door lets in
+	   (--max-skew) falls there; made before the door, or by a bad clock. */
+	snprintf(cond, sizeof(cond), "c.relname > '%%s_p%s'", after);
+	if (r == 0)
+		r = prune_where(db, cond, &nf);
+	if (r < 0)
+		return r;
 	/* The 1 s rollups go with the raw days; the 1 min ones are kept. */
-	snprintf(sql, sizeof(sql), "DELETE FROM rollup_1s WHERE t < '%.4s-%.2s-%.2s 00:00:00+00'", day, day + 4,
-	         day + 6);
+	snprintf(sql, sizeof(sql), "DELETE FROM rollup_1s WHERE t < '%.4s-%.2s-%.2s 00:00:00+00' OR t >= "
+	         "'%.4s-%.2s-%.2s 00:00:00+00'::timestamptz + interval '1 day'", day, day + 4, day + 6, after,
+	         after + 4, after + 6);
 	r = grd_db_exec(db, "prune", sql);
 	grd_db_forget(db); /* the partitions this connection knew may be gone */
-	return r < 0 ? r : n;
+	if (ret_future)
+		*ret_future = nf;
+	return r < 0 ? r : n + nf;
 }
 
 /* ---- the retry loop ---- */
@@ -430,6 +482,14 @@ static int commit_pending(grd_db_t *db, bool once)
 	if (r == -EPERM)
 		r = refuse(db, &db->pend[0], once);
 	for (size_t i = 0; i < n; i++) {
+		if (db->pend[i].out == GRD_DB_LIMIT) {
+			struct rec_batch_info info;
+			char words[sizeof(db->st.last_door)];
+
+			rec_batch_info(db->pend[i].b, &info);
+			snprintf(words, sizeof(words), "%s: %s", info.vehicle, db->pend[i].why);
+			grd_db_door_count(db, (enum grd_db_door)(db->pend[i].door - 1), words);
+		}
 		if (db->pend[i].out != GRD_DB_QUEUED) {
 			count(db, db->pend[i].out);
 		} else {
@@ -649,10 +709,11 @@ int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outc
    (groups), the newest error and refusal. */
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)
 {
-	uint64_t err = 0, ref = 0;
+	uint64_t err = 0, ref = 0, door;
 
 	pthread_mutex_lock(&db->lock);
 	*ret_stats = db->st;
+	door = db->door_stamp;
 	pthread_mutex_unlock(&db->lock);
 	pthread_mutex_lock(&db->wlock);
 	for (size_t i = 0; i < db->nwork; i++) {
@@ -672,6 +733,13 @@ void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)
 		t->refused_lost += w->st.refused_lost;
 		t->cancelled += w->st.cancelled;
 		t->groups += w->st.groups;
+		t->vehicle_ids += w->st.vehicle_ids;
+		for (size_t k = 0; k < GRD_DOOR_MAX; k++)
+			t->door[k] += w->st.door[k];
+		if (w->st.last_door[0] && w->door_stamp > door) {
+			door = w->door_stamp;
+			snprintf(t->last_door, sizeof(t->last_door), "%s", w->st.last_door);
+		}
 		t->down = t->down || w->st.down;
 		if (w->st.error[0] && w->err_stamp > err) {
 			err = w->err_stamp;

@@ -64,11 +64,39 @@ struct grd_db_cfg {
 	                             first Batch (grd_db_flush()); 0 = GRD_DB_GROUP_MS */
 	unsigned workers;         /* groups committed at once, each on a connection and
 	                             thread of its own; 0 = GRD_DB_WORKERS, at most 4 */
+	/* The door (docs/ground-schema.md, "Limits at the door"): */
+	int64_t max_age_ns;       /* records older than the receiver's clock by more are
+	                             refused; 0 = GRD_DB_MAX_AGE_NS */
+	int64_t max_skew_ns;      /* records newer than the receiver's clock, or farther
+	                             from their Batch's base (t0) than this, are refused;
+	                             0 = GRD_DB_MAX_SKEW_NS */
+	unsigned max_channels;    /* a dictionary (config hash) holds at most this many
+	                             channels; 0 = GRD_DB_MAX_CHANNELS */
+	unsigned max_configs_day; /* new config hashes per vehicle and 24 h; 0 =
+	                             GRD_DB_MAX_CONFIGS_DAY */
 };
 
 #define GRD_DB_GROUP_MAX 32
 #define GRD_DB_GROUP_MS 100
 #define GRD_DB_WORKERS 2
+#define GRD_DB_MAX_AGE_NS (INT64_C(366) * 86400 * 1000000000)
+#define GRD_DB_MAX_SKEW_NS (INT64_C(86400) * 1000000000)
+#define GRD_DB_MAX_CHANNELS 20000
+#define GRD_DB_MAX_CONFIGS_DAY 10
+#define GRD_DB_SEQ_JUMP (INT64_C(1) << 40) /* as uplink's UPL_RECV_MAX_JUMP */
+#define GRD_DB_DOOR_PAYLOADS 100 /* refused at the door: payloads kept per vehicle and reason */
+
+/* What the door refuses (table door_refusals, per vehicle and reason). */
+enum grd_db_door {
+	GRD_DOOR_TIME = 0,        /* record times outside the window */
+	GRD_DOOR_SEQ_JUMP,        /* over 2^40 records from the log's committed Batches */
+	GRD_DOOR_DICTIONARY,      /* a dictionary over the channel or rate limit */
+	GRD_DOOR_GONE,            /* a "gone" answer for a range not asked for */
+	GRD_DOOR_MAX
+};
+
+/* The door's reasons as the database keeps them (door_refusals.reason). */
+const char *grd_db_door_name(enum grd_db_door why);
 
 /* What grd_db_store() found. */
 enum grd_db_outcome {
@@ -76,6 +104,7 @@ enum grd_db_outcome {
 	GRD_DB_DUPLICATE,         /* committed before with the same records */
 	GRD_DB_CONFLICT,          /* other records under these seqs: kept in conflicts */
 	GRD_DB_REFUSED,           /* a permanent database error: kept in refused */
+	GRD_DB_LIMIT,             /* refused at the door (enum grd_db_door): kept in refused */
 	GRD_DB_OUTCOME_MAX,
 	GRD_DB_QUEUED = GRD_DB_OUTCOME_MAX /* in the group, not committed yet */
 };
@@ -93,6 +122,10 @@ struct grd_db_stats {
 	uint64_t refused_lost;    /* refused Batches the table refused could not take either */
 	uint64_t cancelled;       /* Batches dropped uncommitted: stop asked during an outage */
 	uint64_t groups;          /* transactions committed */
+	uint64_t vehicle_ids;     /* vehicle names looked up in (or added to) the database, the
+	                             first of each per connection: a new vehicle is among them */
+	uint64_t door[GRD_DOOR_MAX]; /* refused at the door, by reason */
+	char last_door[480];      /* the last of those, in words */
 	bool down;                /* the last attempt failed and nothing committed since */
 	char error[256];          /* the last failure, in libpq's words */
 	char last_refused[320];   /* the last Batch refused: vehicle, seqs, SQLSTATE, message */
@@ -169,18 +202,23 @@ int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b);
 int grd_db_flush(grd_db_t *db, bool force);
 
 /*
- * Drop the day partitions of samples, can_frames and events that end at or
- * before cutoff_ns (CLOCK_REALTIME), and the 1 s rollups of those days
- * (the 1 min rollups are kept).  Returns the number of partitions
- * dropped, -ECONNREFUSED, -EIO.
+ * Drop the day partitions of samples, can_frames, events and texts that
+ * end at or before cutoff_ns (CLOCK_REALTIME), or begin after the day of
+ * future_ns (the receiver's clock plus its --max-skew: nothing the door
+ * lets in lands there), and the 1 s rollups of those days (the 1 min
+ * rollups are kept).  Returns the number of partitions dropped (of them
+ * *ret_future the future ones; ret_future may be NULL), -ECONNREFUSED,
+ * -EIO.
  */
-int grd_db_prune(grd_db_t *db, int64_t cutoff_ns);
+int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_future);
 
 /* A copy of the counters; any thread. */
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
 
 /* The vehicle's state from its retained status topic into vehicle_status
-   (ground/health.c): 0, -ECONNREFUSED, -EIO (grd_db_error()). */
+   (ground/health.c), for a vehicle the database has (from a Batch): 0,
+   -ENOENT (no such vehicle: none is made), -ECONNREFUSED, -EIO
+   (grd_db_error()). */
 int grd_db_status(grd_db_t *db, const char *vehicle, bool online);
 
 /* The digest the ledger keeps of a Batch's records (FNV-1a over each
@@ -192,7 +230,7 @@ uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count);
 
 /* A hole in a log's ledger, known for at least the grace period. */
 struct grd_hole {
-	char vehicle[64];
+	char vehicle[64];         /* it follows the rule (basic/name.h: at most 59 bytes) */
 	char log_id[2 * REC_LOG_ID_LEN + 1]; /* hex, "" for none */
 	uint64_t first, last;
 };
@@ -205,7 +243,11 @@ struct grd_hole {
 int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max);
 
 /* Record a vehicle's "gone" answer: [first, last] of log log_id is no
-   longer stored on it.  0, -EINVAL, -ECONNREFUSED, -EIO. */
+   longer stored on it.  Taken only inside a range gap repair asked that
+   vehicle for (table resend_asked, by any receiver), and never makes a
+   vehicle.  0, -EPERM (not asked: counted in stats.door and, for a known
+   vehicle, door_refusals), -EINVAL (a name against the rule, a bad
+   range), -ECONNREFUSED, -EIO. */
 int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
                 uint64_t last);
 

@@ -20,6 +20,8 @@
 #include "uplink/recv.h"
 #include "db.h"
 
+#define GRD_KEEP_BYTES_DEFAULT (UINT64_C(64) << 20) /* refused Batches kept per run, bytes */
+
 /* Why a Batch is not in a ground log (its records may still be in the
    text output), or was refused by the receiver. */
 enum grd_why {
@@ -27,6 +29,7 @@ enum grd_why {
 	GRD_SEQ_JUMP,
 	GRD_TOO_MANY_VEHICLES,
 	GRD_NO_MEMORY,
+	GRD_BAD_VEHICLE,     /* a vehicle name against the rule (basic/name.h) */
 	GRD_LATE,            /* behind the ground log's end, over a hole: it only appends */
 	GRD_DIFFERS,         /* the ground log holds other records for these seqs */
 	GRD_TOO_BIG,         /* over the log's 1 MiB frame limit */
@@ -47,6 +50,9 @@ struct grd_note {
 	const char *dir;          /* GRD_CONTINUED: the new ground log */
 	uint64_t nth;             /* how many of this reason so far, this one included */
 	bool db;                  /* recv --db: the Batch is not in the database either */
+	size_t cut;               /* bytes of it left out of the kept file (its first
+	                             GRD_KEEP_FILE_MAX kept), 0: kept whole */
+	size_t len;               /* its size as received */
 };
 
 typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);
@@ -75,11 +81,17 @@ struct grd {
 	uint64_t appended, had;   /* Batches stored; found stored already */
 	uint64_t refused[GRD_WHY_MAX];
 	uint64_t kept, keep_failed;
+	uint64_t kept_bytes;      /* written to keep_dir this run */
+	uint64_t keep_budget;     /* bytes kept at most per run; 0 = GRD_KEEP_BYTES_DEFAULT */
+	uint64_t keep_over;       /* refused Batches not kept: past the budget or GRD_KEEP_MAX files */
 	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
 	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
+	uint64_t gone_unasked;    /* of gone_bad: ranges no receiver asked that vehicle for */
 	uint64_t dict_refused;    /* retained dictionaries the database refused for good */
 	uint64_t status_seen, status_bad, status_lost; /* status messages recorded (or kept to
 	                             retry); malformed; lost (the retry table was full) */
+	uint64_t status_unknown;  /* states of names no Batch brought, lost (status.c keeps
+	                             the last 256 until their vehicle appears) */
 	struct grd_status *status; /* states the database could not take yet (status.c) */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
@@ -138,6 +150,11 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
  */
 int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
 
+/* recv's on_jump with a database (ctx: struct grd): a Batch far from its
+   log as the receiver remembers it goes to the database, whose ledger
+   decides (a seq jump against the committed Batches is refused there). */
+int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+
 /* recv's on_channels (ctx: struct grd): the retained dictionary into the
    text output's names (g->text) and the database's configs (g->db). */
 void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b);
@@ -154,6 +171,9 @@ void grd_idle(void *ctx);
 void grd_on_status(void *ctx, const char *topic, const void *payload, size_t len);
 /* Write the kept states (from grd_idle). */
 void grd_status_retry(struct grd *g);
+/* States of vehicles the database does not have (yet): lost, or still
+   waiting for the vehicle's first Batch. */
+uint64_t grd_status_unknown(const struct grd *g);
 /* Free the kept states (from grd_free). */
 void grd_status_free(struct grd *g);
 

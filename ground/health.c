@@ -117,9 +117,7 @@ int grd_health_store(grd_db_t *db, int vid, const rec_batch_t *b)
    since moves only when the state changes, so the retained message a
    receiver gets again at each reconnect keeps it. */
 static const char status_sql[] =
-	"WITH ins AS (INSERT INTO vehicles (name) SELECT $1 WHERE $2 = 'online' ON CONFLICT (name) DO NOTHING"
-	" RETURNING vehicle_id), v AS (SELECT vehicle_id FROM ins UNION ALL SELECT vehicle_id FROM vehicles WHERE name = $1)"
-	" INSERT INTO vehicle_status AS s (vehicle_id, state) SELECT vehicle_id, $2 FROM v LIMIT 1"
+	"INSERT INTO vehicle_status AS s (vehicle_id, state) SELECT vehicle_id, $2 FROM vehicles WHERE name = $1"
 	" ON CONFLICT (vehicle_id) DO UPDATE SET state = excluded.state, updated_at = now(),"
 	" since = CASE WHEN s.state = excluded.state THEN s.since ELSE now() END";
 
@@ -135,6 +133,8 @@ int grd_db_status(grd_db_t *db, const char *vehicle, bool online)
 	r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -EIO;
 	if (r < 0)
 		grd_db_fail_res(db, "status", res);
+	else if (!strcmp(PQcmdTuples(res), "0"))
+		r = -ENOENT; /* a name no Batch brought: no vehicle is made from a status message */
 	PQclear(res);
 	return r;
 }

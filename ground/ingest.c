@@ -28,6 +28,8 @@
 
 #include "db-private.h"
 #include "acquisition/acq-item.h"
+#include "basic/clock.h"
+#include "basic/parse.h"
 
 #define NS_PER_DAY (INT64_C(86400) * 1000000000)
 
@@ -45,24 +47,35 @@ static const struct {
 	   mine (1: inserted), then what was found (NULLs: nothing).  mine 0
 	   with nothing found: another receiver committed the same key since
 	   this statement's snapshot (ON CONFLICT waited for it). */
+	/* jump: the log has committed Batches and this one lies over
+	   GRD_DB_SEQ_JUMP records from all of them (the ledger remembers
+	   across restarts what uplink's receiver keeps in memory); written as
+	   differences, which cannot overflow a bigint. */
 	{ "ledger", "WITH prev AS ((SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND "
 	            "log_id = $2::bytea AND first_seq <= $3::bigint ORDER BY first_seq DESC LIMIT 1) UNION ALL "
 	            "(SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
 	            "AND first_seq > $3::bigint AND first_seq < $4::bigint ORDER BY first_seq LIMIT 1)), "
+	            "span AS (SELECT (SELECT first_seq FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
+	            "ORDER BY first_seq LIMIT 1) AS lo, (SELECT first_seq + count FROM batches WHERE vehicle_id = "
+	            "$1::integer AND log_id = $2::bytea ORDER BY first_seq DESC LIMIT 1) AS hi), "
+	            "j AS (SELECT coalesce($3::bigint - hi >= 1099511627776 OR lo - $4::bigint >= 1099511627776, false) "
+	            "AS jump FROM span), "
 	            "ins AS (INSERT INTO batches (vehicle_id, log_id, first_seq, count, t_first, t_last, historical, "
 	            "config_hash, digest) SELECT $1::integer, $2::bytea, $3::bigint, $5::integer, $6::timestamptz, "
 	            "$7::timestamptz, $8::boolean, $9::bigint, $10::bigint WHERE NOT EXISTS (SELECT 1 FROM prev p "
-	            "WHERE p.first_seq + p.count > $3::bigint AND p.first_seq < $4::bigint) ON CONFLICT DO NOTHING "
-	            "RETURNING 1) "
-	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest FROM (SELECT 1) o "
-	            "LEFT JOIN prev p ON true", 10 },
+	            "WHERE p.first_seq + p.count > $3::bigint AND p.first_seq < $4::bigint) AND NOT (SELECT jump FROM j) "
+	            "ON CONFLICT DO NOTHING RETURNING 1) "
+	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest, (SELECT jump FROM j) "
+	            "FROM (SELECT 1) o LEFT JOIN prev p ON true", 10 },
 	{ "conflict", "INSERT INTO conflicts (vehicle_id, log_id, first_seq, count, digest, reason, payload) "
 	              "SELECT $1, $2, $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM conflicts WHERE "
 	              "vehicle_id = $1 AND log_id = $2 AND first_seq = $3 AND digest = $5)", 7 },
 	/* clock_timestamp(): two dictionaries in one group are told apart
 	   (now() is the transaction's start). */
 	{ "channel", "INSERT INTO configs (vehicle_id, config_hash, channel, name, unit, bus, source, updated_at, "
-	             "value_table) VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), $8) ON CONFLICT (vehicle_id, "
+	             "value_table) SELECT $1::integer, $2::bigint, $3::bigint, $4::text, $5::text, $6::integer, $7::text, "
+	             "clock_timestamp(), $8::text[] WHERE "
+	             "current_setting('railmon.dict', true) = 'ok' ON CONFLICT (vehicle_id, "
 	             "config_hash, channel) DO UPDATE SET name = excluded.name, unit = excluded.unit, bus = excluded.bus, "
 	             "source = excluded.source, updated_at = excluded.updated_at, value_table = excluded.value_table", 8 },
 	{ "day", "INSERT INTO ledger_days AS d (vehicle_id, log_id, day, batches, records, min_first, max_end) "
@@ -72,6 +85,38 @@ static const struct {
 	  7 },
 	/* railmon serve's live pages LISTEN here: delivered at the COMMIT */
 	{ "notify", "SELECT pg_notify('railmon_batch', $1)", 1 },
+	/* A Batch refused at the door: counted per vehicle and reason, kept
+	   in refused (its payload only for the first GRD_DB_DOOR_PAYLOADS of
+	   a vehicle and reason: a flood costs rows, not megabytes). */
+	{ "door", "WITH c AS (INSERT INTO door_refusals AS d (vehicle_id, reason, count, detail) VALUES ($1, $6, 1, $7) "
+	          "ON CONFLICT (vehicle_id, reason) DO UPDATE SET count = d.count + 1, last_at = now(), "
+	          "detail = excluded.detail RETURNING count) "
+	          "INSERT INTO refused (vehicle, log_id, first_seq, count, sqlstate, reason, payload, bytes) "
+	          "SELECT $2::text, $3::bytea, $4::bigint, $5::integer, $6, $7, CASE WHEN (SELECT count FROM c) <= 100 "
+	          "THEN $8::bytea ELSE ''::bytea END, $9::integer ON CONFLICT (vehicle, log_id, first_seq, sqlstate) DO NOTHING", 9 },
+	/* A dictionary at the door: within the channel limit ($3: this
+	   Batch's entries, $5 the limit) and, for a config hash new to the
+	   vehicle, the rate limit ($6 new ones a day).  The verdict is kept
+	   for the transaction (railmon.dict), which the channel rows after it
+	   obey; a refusal is counted in door_refusals.  updated_at moves for a
+	   live Batch only: a backlog's old dictionary does not become the
+	   newest. */
+	{ "dict", "WITH have AS (SELECT (SELECT count(*) FROM configs WHERE vehicle_id = $1::integer AND config_hash = "
+	          "$2::bigint) AS n, EXISTS (SELECT 1 FROM dictionaries WHERE vehicle_id = $1::integer AND "
+	          "config_hash = $2::bigint) AS known, (SELECT count(*) FROM dictionaries WHERE vehicle_id = "
+	          "$1::integer AND first_seen > now() - interval '1 day') AS recent), "
+	          "v AS (SELECT CASE WHEN $3::integer > $5::integer OR n >= $5::integer THEN 'over the limit of ' || $5 || "
+	          "' channels (--max-channels)' WHEN NOT known AND recent >= $6::integer THEN 'a new config hash past "
+	          "the limit of ' || $6 || ' a day (--max-configs)' ELSE '' END AS why FROM have), "
+	          "ins AS (INSERT INTO dictionaries AS d (vehicle_id, config_hash, updated_at) SELECT $1::integer, "
+	          "$2::bigint, CASE WHEN $4::boolean THEN '-infinity'::timestamptz ELSE clock_timestamp() END "
+	          "FROM v WHERE why = '' ON CONFLICT (vehicle_id, config_hash) DO UPDATE SET updated_at = "
+	          "greatest(d.updated_at, excluded.updated_at) RETURNING 1), "
+	          "ref AS (INSERT INTO door_refusals AS d (vehicle_id, reason, count, detail) SELECT $1::integer, "
+	          "'dictionary', 1, $7::text || why FROM v WHERE why <> '' ON CONFLICT (vehicle_id, reason) DO UPDATE "
+	          "SET count = d.count + 1, last_at = now(), detail = excluded.detail RETURNING 1) "
+	          "SELECT why, set_config('railmon.dict', CASE WHEN why = '' THEN 'ok' ELSE 'no' END, true), "
+	          "(SELECT count(*) FROM ins), (SELECT count(*) FROM ref) FROM v", 7 },
 	{ "refuse", "INSERT INTO refused (vehicle, log_id, first_seq, count, sqlstate, reason, payload) VALUES "
 	            "($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (vehicle, log_id, first_seq, sqlstate) DO NOTHING", 7 },
 };
@@ -228,6 +273,35 @@ static int make_days(grd_db_t *db, const struct grd_pending *p, uint32_t count)
 		last = day;
 	}
 	return 0;
+}
+
+/* ---- the door: record times ---- */
+
+/* Every record of p's Batch (p->lo, p->hi known) within the window:
+   at most max_age behind the receiver's clock, at most max_skew ahead of
+   it, and at most max_skew from the Batch's own base (t0).  Otherwise
+   p->door and p->why say so: one Batch of records a day apart would make
+   four partitions a day (issue 26).  Old Batches (gap repair, a backlog)
+   pass up to max_age: set it to the retention of `db prune`. */
+static void check_times(const grd_db_t *db, struct grd_pending *p, const struct rec_batch_info *info)
+{
+	int64_t now = basic_realtime_ns(), age = db->cfg.max_age_ns, skew = db->cfg.max_skew_ns;
+	bool far_base = (info->t0_ns > INT64_MIN + skew && p->lo < info->t0_ns - skew) ||
+	                (info->t0_ns < INT64_MAX - skew && p->hi > info->t0_ns + skew);
+	char lo[48], hi[48], base[48], a[BASIC_SIZE_TEXT_MAX], k[BASIC_SIZE_TEXT_MAX];
+
+	p->door = 0;
+	if (!info->count || (p->lo >= now - age && p->hi <= now + skew && !far_base))
+		return;
+	p->door = 1 + GRD_DOOR_TIME;
+	fmt_time(p->lo, lo);
+	fmt_time(p->hi, hi);
+	fmt_time(info->t0_ns, base);
+	basic_format_duration((uint64_t)(age / 1000000000), a, sizeof(a));
+	basic_format_duration((uint64_t)(skew / 1000000000), k, sizeof(k));
+	snprintf(p->why, sizeof(p->why), "record times %.19s .. %.19s: %s (window: %s back, %s ahead of the "
+	         "receiver's clock, %s around the Batch's base %.19s)", lo, hi,
+	         far_base ? "too far from the Batch's base" : "outside the window", a, k, k, base);
 }
 
 /* ---- the digest ---- */
@@ -532,6 +606,9 @@ int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id)
 		return -EIO;
 	*ret_id = atoi(PQgetvalue(res, 0, 0));
 	PQclear(res);
+	pthread_mutex_lock(&db->lock);
+	db->st.vehicle_ids++; /* status.c writes the states that waited for a new vehicle */
+	pthread_mutex_unlock(&db->lock);
 	if (strlen(name) >= GRD_VEHICLE_NAME_MAX)
 		return 0;
 	if (db->nveh == db->capveh) {
@@ -563,6 +640,10 @@ static int ledger_outcome(const PGresult *res, uint64_t first, uint32_t count, u
 	*ret = GRD_DB_COMMITTED;
 	if (PQntuples(res) > 0 && !strcmp(PQgetvalue(res, 0, 0), "1"))
 		return 0;
+	if (PQntuples(res) > 0 && PQgetvalue(res, 0, 4)[0] == 't') {
+		*ret = GRD_DB_LIMIT; /* a seq jump: the caller says which */
+		return 0;
+	}
 	for (int i = 0; i < PQntuples(res); i++) {
 		if (PQgetisnull(res, i, 1))
 			continue;
@@ -586,6 +667,27 @@ static int record_conflict(grd_db_t *db, const struct batch_key *k, const void *
 	int lens[7] = { 0, k->log_id_len, 0, 0, 0, 0, (int)len };
 	PGresult *res = run(db, "conflict", 7, v, lens, PGRES_COMMAND_OK);
 
+	if (!res)
+		return -EIO;
+	PQclear(res);
+	return 0;
+}
+
+/* A Batch refused at the door (p->door, p->why) into refused and
+   door_refusals, in the open transaction. */
+static int record_door(grd_db_t *db, const struct batch_key *k, const struct rec_batch_info *info,
+                       const struct grd_pending *p)
+{
+	char bytes[16];
+	const char *v[9] = { k->vid, info->vehicle, k->log_id, k->first, k->count,
+	                     grd_db_door_name((enum grd_db_door)(p->door - 1)), p->why, p->payload, bytes };
+	int lens[9] = { 0, 0, k->log_id_len, 0, 0, 0, 0, (int)p->len, 0 };
+	PGresult *res;
+
+	snprintf(bytes, sizeof(bytes), "%zu", p->len);
+	/* an empty log id or payload goes as text: '' (a length 0 would be
+	   taken for text format anyway) */
+	res = run(db, "door", 9, v, lens, PGRES_COMMAND_OK);
 	if (!res)
 		return -EIO;
 	PQclear(res);
@@ -624,11 +726,27 @@ bool grd_utf8_ok(const char *s)
 	return utf8_ok(s);
 }
 
-/* The Batch's channel dictionary, into the open pipeline. */
-static int send_dictionary(grd_db_t *db, const struct batch_key *k, const rec_batch_t *b, size_t n)
+/* The Batch's channel dictionary, into the open pipeline: first the
+   door's verdict (statement "dict", its answer the *ret_q-th of the
+   pipeline), then the entries, which obey it. */
+static int send_dictionary(grd_db_t *db, const struct batch_key *k, const rec_batch_t *b, size_t n,
+                           bool historical, size_t *ret_q)
 {
+	char nch[24], maxch[16], maxday[16], words[96];
+	const char *dv[7] = { k->vid, k->hash, nch, historical ? "t" : "f", maxch, maxday, words };
 	int r;
 
+	*ret_q = SIZE_MAX;
+	if (!n)
+		return 0;
+	snprintf(nch, sizeof(nch), "%zu", n);
+	snprintf(maxch, sizeof(maxch), "%u", db->cfg.max_channels);
+	snprintf(maxday, sizeof(maxday), "%u", db->cfg.max_configs_day);
+	snprintf(words, sizeof(words), "config hash %s, %zu entries: ", k->hash, n);
+	*ret_q = db->nq;
+	r = qsend(db, "dict", 7, dv, NULL);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < n; i++) {
 		struct rec_channel ch;
 		char id[16], bus[16];
@@ -655,6 +773,35 @@ static int send_dictionary(grd_db_t *db, const struct batch_key *k, const rec_ba
 			return r;
 	}
 	return 0;
+}
+
+/* The door's verdict on a dictionary (statement "dict"'s answer in
+   keep[q]): a refusal counted and said. */
+static void dictionary_verdict(grd_db_t *db, PGresult **keep, size_t q, const char *vehicle)
+{
+	char words[320];
+
+	if (q == SIZE_MAX || !keep[q] || PQntuples(keep[q]) < 1 || !*PQgetvalue(keep[q], 0, 0))
+		return;
+	snprintf(words, sizeof(words), "%s: dictionary refused: %s", vehicle, PQgetvalue(keep[q], 0, 0));
+	grd_db_door_count(db, GRD_DOOR_DICTIONARY, words);
+}
+
+/* Run the pipeline, keeping every statement's rows for the verdicts;
+   counted only once the COMMIT (the last statement) went through. */
+static int pipe_run_verdicts(grd_db_t *db, const char *what, const size_t *qs, const char *const *vehicles,
+                             size_t n)
+{
+	PGresult **keep = calloc(db->nq + 1, sizeof(*keep));
+	size_t nq = db->nq;
+	int r = pipe_run(db, what, keep);
+
+	for (size_t i = 0; keep && r == 0 && i < n; i++)
+		dictionary_verdict(db, keep, qs[i], vehicles[i]);
+	for (size_t i = 0; keep && i <= nq; i++)
+		PQclear(keep[i]);
+	free(keep);
+	return r;
 }
 
 /* The Batch's ledger statement, into the open pipeline. */
@@ -784,8 +931,10 @@ static int prepare_group(grd_db_t *db, struct grd_pending *p, size_t n)
 
 		rec_batch_info(p[i].b, &info);
 		scan(&p[i], info.count);
+		check_times(db, &p[i], &info);
 		r = grd_db_vehicle_id(db, info.vehicle, &p[i].vid);
-		if (r == 0)
+		/* partitions only for the days of Batches let in */
+		if (r == 0 && !p[i].door)
 			r = make_days(db, &p[i], info.count);
 	}
 	return r;
@@ -805,7 +954,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 
 		rec_batch_info(p[i].b, &info);
 		make_key(&info, p[i].vid, p[i].digest, &k);
-		if (info.count)
+		if (info.count && !p[i].door)
 			r = send_ledger(db, &k, &info, &p[i]);
 	}
 	memset(db->keep, 0, (n + 1) * sizeof(*db->keep));
@@ -820,9 +969,13 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 		rec_batch_info(p[i].b, &info);
 		/* Only a dictionary or health: nothing for the ledger (its
 		   first_seq is the next Batch's). */
-		p[i].out = GRD_DB_COMMITTED;
-		if (!info.count)
+		p[i].out = p[i].door ? GRD_DB_LIMIT : GRD_DB_COMMITTED;
+		make_key(&info, p[i].vid, p[i].digest, &k);
+		if (!info.count || p[i].door) {
+			if (r == 0 && p[i].door)
+				r = record_door(db, &k, &info, &p[i]);
 			continue;
+		}
 		if (r == 0 && !db->keep[q])
 			r = -EIO;
 		if (r == 0 && ledger_outcome(db->keep[q], info.first_seq, info.count, p[i].digest, &p[i].out) < 0) {
@@ -830,9 +983,14 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 			r = -EAGAIN;
 		}
 		PQclear(db->keep[q++]);
-		make_key(&info, p[i].vid, p[i].digest, &k);
 		if (r == 0 && p[i].out == GRD_DB_CONFLICT)
 			r = record_conflict(db, &k, p[i].payload, p[i].len);
+		if (r == 0 && p[i].out == GRD_DB_LIMIT) {
+			p[i].door = 1 + GRD_DOOR_SEQ_JUMP;
+			snprintf(p[i].why, sizeof(p[i].why), "seq %" PRIu64 "..%" PRIu64 " lies over 2^40 records from "
+			         "every Batch of its log in the ledger", info.first_seq, info.first_seq + info.count - 1);
+			r = record_door(db, &k, &info, &p[i]);
+		}
 	}
 	return r;
 }
@@ -870,8 +1028,12 @@ static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t ro
 static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merge)
 {
 	struct day_sum days = { 0 };
-	int r = pipe_enter(db);
+	size_t *qs = calloc(n ? n : 1, sizeof(*qs));
+	const char **veh = calloc(n ? n : 1, sizeof(*veh));
+	int r = qs && veh ? pipe_enter(db) : -ENOMEM;
 
+	for (size_t i = 0; qs && i < n; i++)
+		qs[i] = SIZE_MAX;
 	for (int i = 0; r == 0 && merge && i < 2; i++)
 		r = qsend_sql(db, "rollup", grd_rollup_merge[i]);
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -882,7 +1044,8 @@ static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merg
 			continue;
 		rec_batch_info(p[i].b, &info);
 		make_key(&info, p[i].vid, p[i].digest, &k);
-		r = send_dictionary(db, &k, p[i].b, info.nchannels);
+		veh[i] = info.vehicle;
+		r = send_dictionary(db, &k, p[i].b, info.nchannels, info.historical, &qs[i]);
 		if (r == 0)
 			r = grd_health_store(db, p[i].vid, p[i].b);
 		if (r == 0 && info.count)
@@ -895,9 +1058,11 @@ static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merg
 	if (r == 0)
 		r = qsend_sql(db, "commit", "COMMIT");
 	if (r == 0 || PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF) {
-		int k = pipe_run(db, "commit", NULL);
+		int k = pipe_run_verdicts(db, "commit", qs, veh, n);
 		r = r < 0 ? r : k;
 	}
+	free(qs);
+	free(veh);
 	return r;
 }
 
@@ -957,6 +1122,7 @@ int grd_ingest_dictionary(grd_db_t *db, const rec_batch_t *b)
 {
 	struct rec_batch_info info;
 	struct batch_key k;
+	size_t dq = SIZE_MAX;
 	int vid, r;
 
 	rec_batch_info(b, &info);
@@ -970,11 +1136,11 @@ int grd_ingest_dictionary(grd_db_t *db, const rec_batch_t *b)
 	if (r == 0)
 		r = qsend_sql(db, "begin", "BEGIN");
 	if (r == 0)
-		r = send_dictionary(db, &k, b, info.nchannels);
+		r = send_dictionary(db, &k, b, info.nchannels, info.historical, &dq);
 	if (r == 0)
 		r = qsend_sql(db, "commit", "COMMIT");
 	if (r == 0 || PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF) {
-		int q = pipe_run(db, "dictionary", NULL);
+		int q = pipe_run_verdicts(db, "dictionary", &dq, &info.vehicle, 1);
 		r = r < 0 ? r : q;
 	}
 	return r;

@@ -20,15 +20,21 @@
 
 #include "ground.h"
 #include "basic/clock.h"
+#include "basic/name.h"
 #include "uplink/recv.h"
 
 #define GRD_KEEP_MAX 10000  /* refused Batches written out per run */
+/* Each file at most a whole Batch as railmon makes them (record/batch.h):
+   of an oversize one, its first 1 MiB. */
+#define GRD_KEEP_FILE_MAX REC_BATCH_MAX_BYTES
 
 static const char *const grd_why_texts[GRD_NOTE_MAX] = {
 	[GRD_CONFLICT] = "conflict: records received before, with other content",
 	[GRD_SEQ_JUMP] = "implausible seq: more than 2^40 records away from the rest of its log",
 	[GRD_TOO_MANY_VEHICLES] = "a new vehicle past --max-vehicles",
 	[GRD_NO_MEMORY] = "out of memory",
+	[GRD_BAD_VEHICLE] = ("vehicle name against the rule: 1-59 letters, digits, '-', '_' or '.', not '.' "
+	                     "or '..'"),
 	[GRD_LATE] = "late: behind the end of its ground log (its records are in the text output)",
 	/* parenthesised: one string in two literals (clang's -Wstring-concatenation) */
 	[GRD_DIFFERS] = ("conflict: its ground log holds other records for these seqs (these are in the "
@@ -40,7 +46,7 @@ static const char *const grd_why_texts[GRD_NOTE_MAX] = {
 };
 
 static const char *const grd_why_files[GRD_NOTE_MAX] = {
-	"conflict", "seq-jump", "vehicles", "nomem", "late", "conflict-stored", "too-big", "bad-name",
+	"conflict", "seq-jump", "vehicles", "nomem", "bad-vehicle", "late", "conflict-stored", "too-big", "bad-name",
 	"log-error", "has-it", "continued",
 };
 
@@ -76,32 +82,44 @@ void grd_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN +
 		snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
-/* Write the payload as received to the refused directory; the name says
-   vehicle, log, seq range and reason.  Returns the path or NULL. */
+/* Write the payload as received to the refused directory, or its first
+   GRD_KEEP_FILE_MAX bytes (the name then ends in .cut.batch), within the
+   run's byte budget; the name says vehicle, log, seq range and reason.
+   Readable by owner and group only: it is a vehicle's data.  Returns the
+   path (*ret_cut: bytes left out) or NULL. */
 static const char *keep_batch(struct grd *g, enum grd_why why, const struct rec_batch_info *info,
-                              const void *payload, size_t len, char *path, size_t size)
+                              const void *payload, size_t len, char *path, size_t size, size_t *ret_cut)
 {
+	uint64_t budget = g->keep_budget ? g->keep_budget : GRD_KEEP_BYTES_DEFAULT;
+	size_t n = len < GRD_KEEP_FILE_MAX ? len : GRD_KEEP_FILE_MAX;
 	char veh[80], id[2 * REC_LOG_ID_LEN + 1];
 	int fd;
 
-	if (g->kept >= GRD_KEEP_MAX || (mkdir(g->keep_dir, 0755) < 0 && errno != EEXIST))
+	*ret_cut = 0;
+	if (g->kept >= GRD_KEEP_MAX || g->kept_bytes + n > budget) {
+		g->keep_over++;
+		return NULL;
+	}
+	if (mkdir(g->keep_dir, 0750) < 0 && errno != EEXIST)
 		goto fail;
 	safe_name(veh, sizeof(veh), info->vehicle);
 	grd_log_id_hex(info->log_id, info->log_id_len, id);
 	/* The count makes every name new: a second conflict on the same range
 	   must not replace the first. */
-	snprintf(path, size, "%s/%s.%s.%" PRIu64 "-%" PRIu64 ".%s.%" PRIu64 ".batch", g->keep_dir, veh,
+	snprintf(path, size, "%s/%s.%s.%" PRIu64 "-%" PRIu64 ".%s.%" PRIu64 "%s.batch", g->keep_dir, veh,
 	         id[0] ? id : "no-log-id", info->first_seq, info->first_seq + info->count - (info->count > 0),
-	         grd_why_files[why], g->kept + g->keep_failed + 1);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	         grd_why_files[why], g->kept + g->keep_failed + 1, n < len ? ".cut" : "");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 	if (fd < 0)
 		goto fail;
-	if (write(fd, payload, len) != (ssize_t)len || fsync(fd) < 0) {
+	if (write(fd, payload, n) != (ssize_t)n || fsync(fd) < 0) {
 		close(fd);
 		goto fail;
 	}
 	close(fd);
 	g->kept++;
+	g->kept_bytes += n;
+	*ret_cut = len - n;
 	return path;
 fail:
 	g->keep_failed++;
@@ -115,12 +133,15 @@ static void ground_refuse(struct grd *g, enum grd_why why, const struct rec_batc
 	char path[PATH_MAX + 160];
 	const char *kept = NULL;
 
+	size_t cut = 0;
+
 	g->refused[why]++;
-	/* A flood of Batches from vehicles past the cap would fill the disk. */
-	if (why != GRD_TOO_MANY_VEHICLES)
-		kept = keep_batch(g, why, info, payload, len, path, sizeof(path));
+	/* A flood of Batches from vehicles past the cap, or under names no
+	   vehicle may have, would only use up the budget. */
+	if (why != GRD_TOO_MANY_VEHICLES && why != GRD_BAD_VEHICLE)
+		kept = keep_batch(g, why, info, payload, len, path, sizeof(path), &cut);
 	if (g->on_note) {
-		struct grd_note n = { why, info, kept, err, NULL, g->refused[why], g->db != NULL };
+		struct grd_note n = { why, info, kept, err, NULL, g->refused[why], g->db != NULL, cut, len };
 		g->on_note(g->note_ctx, &n);
 	}
 }
@@ -181,13 +202,26 @@ int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload,
 	return r;
 }
 
+int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
+{
+	struct grd *g = ctx;
+	enum grd_db_outcome out;
+
+	/* The ledger decides (ground/ingest.c), not a ground log. */
+	if (len > REC_BATCH_MAX_BYTES) {
+		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
+		return -EFBIG;
+	}
+	return grd_db_store(g->db, payload, len, &out);
+}
+
 /* ---- ground logs ---- */
 
-/* A name no board file would give a vehicle, or that is not a plain
-   directory name (the log's header holds at most 59 bytes). */
+/* The one rule (basic/name.h): a plain directory name, and one the log's
+   header holds. */
 static bool usable_vehicle(const char *v)
 {
-	return *v && v[0] != '.' && !strchr(v, '/') && strlen(v) <= 59;
+	return basic_vehicle_name_ok(v);
 }
 
 /* After a restart, go on in the newest continuation (ground_continue())
@@ -371,7 +405,7 @@ static int ground_continue(struct grd *g, struct grd_log *gl, const struct rec_b
 	snprintf(gl->dir, sizeof(gl->dir), "%s/%s/%s%sfrom-%" PRIu64, g->dir, info->vehicle, id,
 	         id[0] ? "." : "", info->first_seq);
 	if (g->on_note) {
-		struct grd_note n = { GRD_CONTINUED, info, NULL, 0, gl->dir, 1, g->db != NULL };
+		struct grd_note n = { GRD_CONTINUED, info, NULL, 0, gl->dir, 1, g->db != NULL, 0, 0 };
 		g->on_note(g->note_ctx, &n);
 	}
 	return ground_open(g, gl, info);

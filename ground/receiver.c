@@ -72,7 +72,10 @@ static int fail(grd_receiver_t *rc, enum grd_receiver_step step, int r)
 static int receiver_db(grd_receiver_t *rc)
 {
 	struct grd_receiver_cfg *o = &rc->cfg;
-	struct grd_db_cfg cfg = { .url = o->db_url, .stop = o->stop };
+	struct grd_db_cfg cfg = o->limits;
+
+	cfg.url = o->db_url;
+	cfg.stop = o->stop;
 	int r;
 
 	r = grd_db_new(&cfg, &rc->g.db);
@@ -120,6 +123,7 @@ static int receiver_outputs(grd_receiver_t *rc)
 	}
 	g->dir = o->logdir;
 	g->keep_dir = o->keep_dir;
+	g->keep_budget = o->keep_budget;
 	g->on_note = o->on_note;
 	g->note_ctx = o->note_ctx;
 	return 0;
@@ -140,6 +144,8 @@ int grd_receiver_setup(grd_receiver_t *rc)
 	o->recv.on_idle = grd_idle; /* a database group that is due is committed between messages */
 	if (o->logdir || rc->g.db)
 		o->recv.on_batch = grd_batch;
+	if (rc->g.db)
+		o->recv.on_jump = grd_jump; /* the ledger remembers across restarts */
 	if (o->logdir)
 		raise_fd_limit();
 	r = upl_recv_new(&o->recv, &rc->r);

@@ -32,6 +32,9 @@ struct grd_receiver_cfg {
 	int64_t window_ns;        /* the time order's window; < 0: as they come (--order seq) */
 	const char *logdir;       /* a ground log per (vehicle, log id) below it, or NULL */
 	const char *keep_dir;     /* refused Batches; NULL: logdir/refused or ./railmon-refused */
+	uint64_t keep_budget;     /* bytes of refused Batches kept per run; 0 = GRD_KEEP_BYTES_DEFAULT */
+	struct grd_db_cfg limits; /* the database's door: max_age_ns, max_skew_ns, max_channels,
+	                             max_configs_day (0: the defaults); url and stop are set here */
 	grd_note_fn on_note;      /* refusals and continuations, to be said */
 	void *note_ctx;
 	volatile sig_atomic_t *stop; /* required: set -> the wait ends, a commit gives up */

@@ -13,18 +13,27 @@
 
 #include "db-private.h"
 #include "ground.h"
+#include "basic/name.h"
 
 int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max)
 {
-	char sql[512];
+	char sql[1024];
 	PGresult *res;
-	int r = grd_db_connect(db), n;
+	int r = grd_db_connect(db), n, k = 0;
 
 	if (r < 0)
 		return r;
-	snprintf(sql, sizeof(sql), "SELECT v.name, encode(g.log_id, 'hex'), g.from_seq, g.to_seq FROM gaps g "
-	         "JOIN vehicles v USING (vehicle_id) WHERE NOT g.explained AND g.received_after < now() - "
-	         "interval '%u seconds' ORDER BY g.received_after LIMIT %zu", grace_s, max);
+	/* The holes, and each one asked for recorded (resend_asked): a "gone"
+	   answer is taken only for a range some receiver asked for.  In key
+	   order, so receivers asking at once lock the rows in one order. */
+	snprintf(sql, sizeof(sql), "WITH h AS (SELECT g.vehicle_id, v.name, g.log_id, g.from_seq, g.to_seq, "
+	         "g.received_after FROM gaps g JOIN vehicles v USING (vehicle_id) WHERE NOT g.explained AND "
+	         "g.received_after < now() - interval '%u seconds' ORDER BY g.received_after LIMIT %zu), "
+	         "a AS (INSERT INTO resend_asked AS a (vehicle_id, log_id, first_seq, last_seq) SELECT vehicle_id, "
+	         "log_id, from_seq, to_seq FROM h WHERE length(log_id) > 0 ORDER BY 1, 2, 3, 4 ON CONFLICT (vehicle_id, "
+	         "log_id, first_seq, last_seq) DO UPDATE SET asked_at = now()), "
+	         "o AS (DELETE FROM resend_asked WHERE asked_at < now() - interval '30 days') "
+	         "SELECT name, encode(log_id, 'hex'), from_seq, to_seq FROM h ORDER BY received_after", grace_s, max);
 	res = PQexec(db->conn, sql);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		grd_db_fail(db, "holes", PQerrorMessage(db->conn));
@@ -33,44 +42,64 @@ int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, siz
 	}
 	n = PQntuples(res);
 	for (int i = 0; i < n; i++) {
-		struct grd_hole *h = &ret_holes[i];
+		struct grd_hole *h = &ret_holes[k];
 
+		/* A name against the rule (a database older than the door) is
+		   not asked: cut short, it would name another vehicle's topic. */
+		if (!basic_vehicle_name_ok(PQgetvalue(res, i, 0)))
+			continue;
 		snprintf(h->vehicle, sizeof(h->vehicle), "%s", PQgetvalue(res, i, 0));
 		snprintf(h->log_id, sizeof(h->log_id), "%s", PQgetvalue(res, i, 1));
 		h->first = strtoull(PQgetvalue(res, i, 2), NULL, 10);
 		h->last = strtoull(PQgetvalue(res, i, 3), NULL, 10);
+		k++;
 	}
 	PQclear(res);
-	return n;
+	return k;
 }
 
 int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
                 uint64_t last)
 {
-	char vid_s[16], first_s[24], last_s[24];
-	const char *v[4] = { vid_s, (const char *)log_id, first_s, last_s };
+	char first_s[24], last_s[24], words[320];
+	const char *v[4] = { vehicle, (const char *)log_id, first_s, last_s };
 	int lens[4] = { 0, (int)log_id_len, 0, 0 }, fmts[4] = { 0, 1, 0, 0 };
 	PGresult *res;
-	int vid, r;
+	int r;
 
-	if (!vehicle || !log_id || log_id_len != REC_LOG_ID_LEN || !first || last < first)
+	if (!vehicle || !log_id || log_id_len != REC_LOG_ID_LEN || !first || last < first ||
+	    !basic_vehicle_name_ok(vehicle))
 		return -EINVAL;
 	r = grd_db_connect(db);
-	if (r == 0)
-		r = grd_db_prepare(db);
-	if (r == 0)
-		r = grd_db_vehicle_id(db, vehicle, &vid);
 	if (r < 0)
 		return r;
-	snprintf(vid_s, sizeof(vid_s), "%d", vid);
 	snprintf(first_s, sizeof(first_s), "%" PRIu64, first);
 	snprintf(last_s, sizeof(last_s), "%" PRIu64, last);
-	res = PQexecParams(db->conn, "INSERT INTO gone (vehicle_id, log_id, first_seq, last_seq) VALUES "
-	                   "($1, $2, $3, $4) ON CONFLICT DO NOTHING", 4, NULL, v, lens, fmts, 0);
-	r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -EIO;
-	if (r < 0)
+	/* Only inside a range asked of that vehicle (resend_asked), and no
+	   vehicle is made here: an unknown name finds no row.  A known
+	   vehicle's unasked answer is counted in door_refusals. */
+	res = PQexecParams(db->conn, "WITH ok AS (SELECT a.vehicle_id FROM resend_asked a JOIN vehicles v USING "
+	                   "(vehicle_id) WHERE v.name = $1 AND a.log_id = $2::bytea AND a.first_seq <= $3::bigint "
+	                   "AND a.last_seq >= $4::bigint LIMIT 1), "
+	                   "ins AS (INSERT INTO gone (vehicle_id, log_id, first_seq, last_seq) SELECT vehicle_id, "
+	                   "$2::bytea, $3::bigint, $4::bigint FROM ok ON CONFLICT DO NOTHING), "
+	                   "ref AS (INSERT INTO door_refusals AS d (vehicle_id, reason, count, detail) SELECT "
+	                   "vehicle_id, 'gone-unasked', 1, 'gone ' || $3 || '..' || $4 || ': not a range asked for' "
+	                   "FROM vehicles WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM ok) ON CONFLICT (vehicle_id, "
+	                   "reason) DO UPDATE SET count = d.count + 1, last_at = now(), detail = excluded.detail) "
+	                   "SELECT count(*) FROM ok", 4, NULL, v, lens, fmts, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		grd_db_fail(db, "gone", PQerrorMessage(db->conn));
+		PQclear(res);
+		return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+	}
+	r = PQgetvalue(res, 0, 0)[0] == '1' ? 0 : -EPERM;
 	PQclear(res);
+	if (r == -EPERM) {
+		snprintf(words, sizeof(words), "%s: \"gone\" for seq %" PRIu64 "..%" PRIu64 ": not a range asked for",
+		         vehicle, first, last);
+		grd_db_door_count(db, GRD_DOOR_GONE, words);
+	}
 	return r;
 }
 
@@ -101,25 +130,26 @@ static bool parse_range(const char *line, size_t n, uint8_t id[REC_LOG_ID_LEN], 
 void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len)
 {
 	struct grd *g = ctx;
-	const char *p = payload, *end = p + len, *a = strchr(topic, '/'), *b = a ? strchr(a + 1, '/') : NULL;
-	char vehicle[64];
+	const char *p = payload, *end = p + len;
+	char vehicle[BASIC_VEHICLE_NAME_MAX + 1];
 
-	if (!b || b - a - 1 <= 0 || (size_t)(b - a - 1) >= sizeof(vehicle)) {
+	if (!basic_topic_vehicle(topic, vehicle, sizeof(vehicle))) {
 		g->gone_bad++;
 		return;
 	}
-	snprintf(vehicle, sizeof(vehicle), "%.*s", (int)(b - a - 1), a + 1);
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl ? nl : end) - p);
 		uint8_t id[REC_LOG_ID_LEN];
 		uint64_t first, last;
 
-		if (n && parse_range(p, n, id, &first, &last) && g->db &&
-		    grd_db_gone(g->db, vehicle, id, sizeof(id), first, last) == 0)
-			g->gone++;
-		else if (n)
-			g->gone_bad++;
+		int r = -EINVAL;
+
+		if (n && parse_range(p, n, id, &first, &last) && g->db)
+			r = grd_db_gone(g->db, vehicle, id, sizeof(id), first, last);
+		g->gone += r == 0;
+		g->gone_bad += n && r < 0;
+		g->gone_unasked += n && r == -EPERM;
 		p += n + 1;
 	}
 }

@@ -52,14 +52,17 @@ static int db_status(grd_db_t *db, FILE *out, FILE *err)
 
 static int db_prune(grd_db_t *db, uint64_t older_s, FILE *out, FILE *err)
 {
-	int64_t cutoff = basic_realtime_ns() - (int64_t)older_s * 1000000000;
-	int n = grd_db_prune(db, cutoff);
+	int64_t now = basic_realtime_ns(), cutoff = now - (int64_t)older_s * 1000000000;
+	int future = 0, n = grd_db_prune(db, cutoff, now + GRD_DB_MAX_SKEW_NS, &future);
 
 	if (n < 0) {
 		fprintf(err, "railmon db: prune: %s\n", grd_db_error(db));
 		return 1;
 	}
-	fprintf(out, "dropped %d day partitions older than %" PRIu64 " s\n", n, older_s);
+	fprintf(out, "dropped %d day partitions older than %" PRIu64 " s", n - future, older_s);
+	if (future)
+		fprintf(out, " and %d of days after tomorrow (UTC: ahead of recv's --max-skew of 1 day)", future);
+	fputc('\n', out);
 	return 0;
 }
 

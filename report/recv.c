@@ -31,9 +31,15 @@ void rpt_recv_note(void *ctx, const struct grd_note *n)
 	}
 	if (say->printed[n->why] >= RPT_RECV_PRINT_BURST && now - say->printed_ns[n->why] < RPT_RECV_PRINT_EVERY_NS)
 		return;
-	if (say->printed[n->why] < RPT_RECV_PRINT_BURST)
-		fprintf(say->err, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
-		        info->vehicle, id[0] ? id : "(none)", info->first_seq,
+	if (say->printed[n->why] < RPT_RECV_PRINT_BURST && n->kept && n->cut)
+		fprintf(say->err, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; its first %zu "
+		        "of %zu bytes kept in %s\n", info->vehicle, id[0] ? id : "(none)", info->first_seq,
+		        info->first_seq + info->count - (info->count > 0), what, grd_why_text(n->why),
+		        n->err ? ": " : "", n->err ? strerror(-n->err) : "", n->len - n->cut, n->len, n->kept);
+	else if (say->printed[n->why] < RPT_RECV_PRINT_BURST)
+		fprintf(say->err, "railmon recv: %.*s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
+		        /* a name against the rule may be long: its start says enough */
+		        n->why == GRD_BAD_VEHICLE ? 64 : 1024, info->vehicle, id[0] ? id : "(none)", info->first_seq,
 		        info->first_seq + info->count - (info->count > 0), what, grd_why_text(n->why),
 		        n->err ? ": " : "", n->err ? strerror(-n->err) : "", n->kept ? "kept in " : "not kept",
 		        n->kept ? n->kept : "");
@@ -202,7 +208,7 @@ static void print_ground(const struct grd *g, FILE *err)
 
 	for (int i = GRD_LATE; i < GRD_WHY_MAX; i++)
 		refused += g->refused[i];
-	if (!g->dir && !g->kept && !g->keep_failed)
+	if (!g->dir && !g->kept && !g->keep_failed && !g->keep_over)
 		return;
 	if (g->dir)
 		fprintf(err, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
@@ -217,8 +223,11 @@ static void print_ground(const struct grd *g, FILE *err)
 				fprintf(err, " %" PRIu64 " %s;", g->refused[i], grd_why_name((enum grd_why)i));
 	}
 	if (g->kept || g->keep_failed)
-		fprintf(err, " %" PRIu64 " refused Batches kept in %s/%s", g->kept, g->keep_dir,
-		        g->keep_failed ? " (some could not be written, see above)" : "");
+		fprintf(err, " %" PRIu64 " refused Batches kept in %s/ (%" PRIu64 " bytes)%s", g->kept, g->keep_dir,
+		        g->kept_bytes, g->keep_failed ? " (some could not be written, see above)" : "");
+	if (g->keep_over)
+		fprintf(err, "; %" PRIu64 " refused Batches NOT kept: past the byte budget (--refused-max) or "
+		        "10000 files", g->keep_over);
 	fputc('\n', err);
 }
 
@@ -239,9 +248,10 @@ static void print_totals(const struct grd_receiver_stats *st, FILE *err)
 	if (refused)
 		fprintf(err, "railmon recv: %" PRIu64 " Batches refused: %" PRIu64 " conflicts (%" PRIu64
 		        " records), %" PRIu64 " implausible seq, %" PRIu64 " from vehicles past --max-vehicles, %"
-		        PRIu64 " out of memory\n", refused, st->refused[GRD_CONFLICT], st->conflict_records,
+		        PRIu64 " out of memory, %" PRIu64 " vehicle names against the rule (1-59 letters, digits, "
+		        "'-', '_', '.'; not '.' or '..')\n", refused, st->refused[GRD_CONFLICT], st->conflict_records,
 		        st->refused[GRD_SEQ_JUMP], st->refused[GRD_TOO_MANY_VEHICLES],
-		        st->refused[GRD_NO_MEMORY]);
+		        st->refused[GRD_NO_MEMORY], st->refused[GRD_BAD_VEHICLE]);
 	if (st->sink_errors)
 		fprintf(err, "railmon recv: %" PRIu64 " Batches not stored or output not written (see above)\n",
 		        st->sink_errors);
@@ -267,6 +277,14 @@ static void print_db(const struct grd *g, FILE *err)
 		fprintf(err, "railmon recv: database: %" PRIu64 " Batches refused for good, kept in table refused "
 		        "(%" PRIu64 " of them not even there); the last: %s\n", st.batches[GRD_DB_REFUSED],
 		        st.refused_lost, st.last_refused);
+	if (st.batches[GRD_DB_LIMIT] || st.door[GRD_DOOR_DICTIONARY] || st.door[GRD_DOOR_GONE])
+		fprintf(err, "railmon recv: database: refused at the door (counted per vehicle and reason in table "
+		        "door_refusals): %" PRIu64 " Batches with record times outside the window (--max-age, "
+		        "--max-skew), %" PRIu64 " Batches over 2^40 records from their log's committed Batches, %"
+		        PRIu64 " dictionaries over the limits (--max-channels, --max-configs), %" PRIu64 " \"gone\" "
+		        "answers for ranges not asked for; the Batches kept in table refused; the last: %s\n",
+		        st.door[GRD_DOOR_TIME], st.door[GRD_DOOR_SEQ_JUMP], st.door[GRD_DOOR_DICTIONARY],
+		        st.door[GRD_DOOR_GONE], st.last_door);
 	if (g->dict_refused)
 		fprintf(err, "railmon recv: database: %" PRIu64 " retained channel dictionaries refused for good: "
 		        "%s\n", g->dict_refused, st.error);
@@ -328,9 +346,13 @@ int rpt_recv_run(const struct rpt_recv *x, grd_receiver_t *rc)
 	summary(rc, x->err);
 	if (grd_receiver_repairs(rc, &asked))
 		fprintf(x->err, "railmon recv: gap repair: %" PRIu64 " ranges asked for again; %" PRIu64 " \"gone\" "
-		        "ranges recorded, %" PRIu64 " answers refused\n", asked, g->gone, g->gone_bad);
+		        "ranges recorded, %" PRIu64 " answers refused (%" PRIu64 " for ranges not asked for)\n", asked,
+		        g->gone, g->gone_bad, g->gone_unasked);
 	if (g->status_bad || g->status_lost)
 		fprintf(x->err, "railmon recv: status topic: %" PRIu64 " states, %" PRIu64 " malformed messages refused, %"
 		        PRIu64 " not recorded\n", g->status_seen, g->status_bad, g->status_lost);
+	if (grd_status_unknown(g))
+		fprintf(x->err, "railmon recv: status topic: %" PRIu64 " states of vehicles no Batch brought yet not "
+		        "recorded (a status message makes no vehicle)\n", grd_status_unknown(g));
 	return ret < 0 || !connected ? 1 : 0;
 }

@@ -28,6 +28,7 @@
 #include "mqtt-private.h"
 #include "recv.h"
 #include "basic/clock.h"
+#include "basic/name.h"
 
 struct range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -658,12 +659,20 @@ static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
 	   decoder already refused first_seq + count overflowing.) */
 	if (info.first_seq == 0 || info.first_seq + info.count > UPL_RECV_SEQ_LIMIT)
 		return -EBADMSG;
+	/* The door: a name against the rule gets no vehicle, no log, no row. */
+	if (!basic_vehicle_name_ok(info.vehicle))
+		return refuse(r, UPL_RECV_BAD_VEHICLE, &info, payload, len, -EPERM);
 	ret = stream_get(r, &info, &s);
 	if (ret < 0)
 		return refuse(r, ret == -EUSERS ? UPL_RECV_TOO_MANY_VEHICLES : UPL_RECV_NO_MEMORY, &info,
 		              payload, len, ret);
 	if (!info.count)
 		return 0;
+	if (seq_jump(s, &info) && r->cfg.on_jump) {
+		if (r->cfg.on_jump(r->cfg.ctx, &info, payload, len, &s->log_ctx) < 0)
+			r->st.sink_errors++;
+		return 0;
+	}
 	if (seq_jump(s, &info)) {
 		s->seq_jumps++;
 		return refuse(r, UPL_RECV_SEQ_JUMP, &info, payload, len, -ERANGE);
@@ -1032,11 +1041,21 @@ static void feed_channels(upl_recv_t *r, const char *topic, const void *payload,
 	rec_batch_t *b;
 	struct rec_batch_info info;
 
-	if (rec_batch_decode(payload, len, &b) < 0)
+	/* No railmon sends a dictionary over 1 MiB (a large one is sliced):
+	   a bigger one is only there to cost the ground memory and rows. */
+	if (len > REC_BATCH_MAX_BYTES || rec_batch_decode(payload, len, &b) < 0) {
+		pthread_mutex_lock(&r->lock);
+		r->st.bad++;
+		pthread_mutex_unlock(&r->lock);
 		return;
+	}
 	pthread_mutex_lock(&r->lock);
-	if (rec_batch_info(b, &info) == 0 && topic_matches(topic, info.vehicle) && info.nchannels)
-		r->cfg.on_channels(r->cfg.ctx, &info, b);
+	if (rec_batch_info(b, &info) == 0 && topic_matches(topic, info.vehicle) && info.nchannels) {
+		if (basic_vehicle_name_ok(info.vehicle))
+			r->cfg.on_channels(r->cfg.ctx, &info, b);
+		else
+			r->st.refused[UPL_RECV_BAD_VEHICLE]++;
+	}
 	pthread_mutex_unlock(&r->lock);
 	rec_batch_free(b);
 }

@@ -76,6 +76,8 @@ enum upl_recv_refusal {
 	UPL_RECV_SEQ_JUMP,            /* seq over UPL_RECV_MAX_JUMP away from its log */
 	UPL_RECV_TOO_MANY_VEHICLES,   /* a new vehicle past max_vehicles */
 	UPL_RECV_NO_MEMORY,           /* could not allocate its vehicle's or log's state */
+	UPL_RECV_BAD_VEHICLE,         /* a vehicle name against the rule (basic/name.h); also
+	                                 counts dictionaries (railmon/<v>/channels) refused so */
 	UPL_RECV_REFUSAL_MAX
 };
 
@@ -113,6 +115,13 @@ struct upl_recv_cfg {
 	upl_recv_record_fn on_record; /* optional */
 	upl_recv_batch_fn on_batch; /* optional */
 	upl_recv_refused_fn on_refused; /* optional */
+	upl_recv_batch_fn on_jump; /* optional: a Batch over UPL_RECV_MAX_JUMP from the rest of
+	                             its log as remembered goes here, payload as received,
+	                             instead of being refused (its records are not written
+	                             nor counted, nor remembered): for a caller that checks
+	                             it against what survives a restart (recv --db: the
+	                             ledger), so a bogus Batch that came first after a
+	                             restart cannot make the real ones look like jumps */
 	upl_recv_channels_fn on_channels; /* optional: then railmon/+/channels is
 	                               subscribed too (not shared, before the data
 	                               topic, so the retained dictionaries come first) */
@@ -136,7 +145,8 @@ struct upl_recv_cfg {
 struct upl_recv_stats {
 	uint64_t messages;      /* payloads received */
 	uint64_t bad;           /* payloads that failed to decode or validate (seq 0 or
-	                           past UPL_RECV_SEQ_LIMIT included) */
+	                           past UPL_RECV_SEQ_LIMIT included; dictionaries on
+	                           railmon/<v>/channels too, and those over 1 MiB) */
 	uint64_t batches;       /* Batches with something written */
 	uint64_t records;       /* records written */
 	uint64_t duplicates;    /* records seen before, skipped (with unverified) */
@@ -223,7 +233,8 @@ int upl_recv_stop(upl_recv_t *r);
  * public for tests, fuzzing and feeding captured payloads.
  * Returns the number of records written (0 for duplicates), -EBADMSG
  * (stats.bad), or a refusal (stats.refused): -EEXIST a conflict, -ERANGE a
- * seq jump, -EUSERS too many vehicles, -ENOMEM.
+ * seq jump, -EUSERS too many vehicles, -ENOMEM, -EPERM a vehicle name
+ * against the rule (basic/name.h).
  */
 int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t len);
 

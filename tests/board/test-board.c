@@ -181,7 +181,13 @@ static const struct {
 	/* the keys with code of their own (config-schema.c), and the words of
 	   keys whose type would say it otherwise */
 	{ "[board]\nvehicle = 0123456789012345678901234567890123456789012345678901234567890123\n",
-	  "t.ini:2: vehicle: must be 1-63 characters: '0123" },
+	  "t.ini:2: vehicle: must be 1-59 characters: '0123" },
+	/* the one vehicle name rule (basic/name.h) at its limits: 60 bytes
+	   (one past a segment header's room), "." and ".." */
+	{ "[board]\nvehicle = 012345678901234567890123456789012345678901234567890123456789\n",
+	  "t.ini:2: vehicle: must be 1-59 characters: '0123" },
+	{ "[board]\nvehicle = .\n", "t.ini:2: vehicle: may only contain letters, digits, '-', '_' and '.', 1-59" },
+	{ "[board]\nvehicle = ..\n", "t.ini:2: vehicle: may only contain letters, digits, '-', '_' and '.', 1-59" },
 	{ "[board]\nvehicle = a\nstat_socket = @0123456789012345678901234567890123456789012345678901234567890123"
 	  "4567890123456789012345678901234567890123456\n",
 	  "t.ini:3: stat_socket: expected a socket path of at most 107 characters: '@0123" },

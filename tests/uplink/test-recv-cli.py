@@ -491,7 +491,7 @@ def text_lines(text, csv):
 
 
 def test_same_as_export(tmp, b):
-    vehicle = 'tram "7", car 2'
+    vehicle = 'tram-7.car_2'  # the name rule (basic/name.h): no quotes, commas or blanks
     batches = mixed_batches(vehicle, ID_A)
     nrec = sum(n for _, _, n, hist in batches if not hist)
     for fmt in ("jsonl", "csv", "candump"):
