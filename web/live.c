@@ -29,8 +29,10 @@ static void queue(struct live *l, const char *event, const char *vehicle)
 {
 	char q[600];
 
-	if (web_json_string(vehicle, q, sizeof(q)) < 0)
-		strcpy(q, "\"\"");
+	/* a name the ground cannot have (web_vehicle_name_ok) names no page
+	   either: left out, never sent as an empty vehicle */
+	if (!web_vehicle_name_ok(vehicle) || web_json_string(vehicle, q, sizeof(q)) < 0)
+		return;
 	/* a burst bigger than the buffer waits for the next call */
 	if (l->len + strlen(q) + 64 < sizeof(l->out))
 		l->len += (size_t)snprintf(l->out + l->len, sizeof(l->out) - l->len,
