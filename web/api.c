@@ -152,7 +152,7 @@ static int range(struct MHD_Connection *c, struct web_reply *r, double max_span,
    it is spent. */
 static int budget_left(web_server_t *srv, PGconn *conn, const struct web_reply *r)
 {
-	double left_ms = (r->deadline - web_now()) * 1000.0;
+	double left_ms = (double)(r->deadline_ns - basic_mono_ns()) / (double)BASIC_NS_PER_MS;
 	char sql[64];
 	PGresult *res;
 	bool ok;
@@ -194,7 +194,7 @@ static int query(web_server_t *srv, struct web_reply *r, const char *missing_par
 {
 	char err[256];
 	bool busy;
-	PGconn *conn = web_pool_get(srv, r->heavy, r->deadline, &busy, err, sizeof(err));
+	PGconn *conn = web_pool_get(srv, r->heavy, r->deadline_ns, &busy, err, sizeof(err));
 	PGresult *res;
 	bool ok;
 	int set;

@@ -163,7 +163,7 @@ int web_frames_decode(web_server_t *srv, const struct web_reply *req, const char
 		max = bus_dbc_decode_max(srv->dbcs[i].dbc) > max ? bus_dbc_decode_max(srv->dbcs[i].dbc) : max;
 	}
 	strcat(buses, "}");
-	conn = web_pool_get(srv, true, req->deadline, &busy, err, sizeof(err));
+	conn = web_pool_get(srv, true, req->deadline_ns, &busy, err, sizeof(err));
 	if (!conn)
 		return busy ? -EBUSY : -ECONNREFUSED;
 	res = PQexecParams(conn, sql, 7, NULL, v, NULL, NULL, 0);

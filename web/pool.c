@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "web/web-private.h"
 
@@ -36,14 +35,6 @@ PGconn *web_db_connect(const web_server_t *srv, char *err, size_t err_len)
 	return NULL;
 }
 
-double web_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* May this request take a connection now?  A heavy one leaves the last
    connection to cheap ones (with a pool of one it would starve itself). */
 static bool may_take(const web_server_t *srv, bool heavy)
@@ -55,10 +46,9 @@ static bool may_take(const web_server_t *srv, bool heavy)
 	return srv->nidle || srv->nopen < srv->cfg.pool;
 }
 
-PGconn *web_pool_get(web_server_t *srv, bool heavy, double deadline, bool *busy, char *err, size_t err_len)
+PGconn *web_pool_get(web_server_t *srv, bool heavy, int64_t deadline_ns, bool *busy, char *err, size_t err_len)
 {
-	struct timespec until = { .tv_sec = (time_t)deadline,
-	                          .tv_nsec = (long)((deadline - (double)(time_t)deadline) * 1e9) };
+	struct timespec until = basic_ns_to_ts(deadline_ns);
 	PGconn *c = NULL;
 	bool got = true;
 

@@ -300,7 +300,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req, enum M
 	if (wc) {
 		/* kept alive: the next request's headers are due in time too */
 		wc->busy = false;
-		wc->deadline = web_now() + srv->cfg.header_timeout_s;
+		wc->deadline_ns = basic_mono_ns() + (int64_t)srv->cfg.header_timeout_s * BASIC_NS_PER_SEC;
 	}
 	pthread_mutex_unlock(&srv->lock);
 }
@@ -320,7 +320,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx, enum 
 			return;
 		}
 		wc->fd = i->connect_fd;
-		wc->deadline = web_now() + srv->cfg.header_timeout_s;
+		wc->deadline_ns = basic_mono_ns() + (int64_t)srv->cfg.header_timeout_s * BASIC_NS_PER_SEC;
 		pthread_mutex_lock(&srv->lock);
 		wc->next = srv->conns;
 		if (srv->conns)
@@ -350,11 +350,11 @@ static void *watchdog(void *arg)
 
 	pthread_mutex_lock(&srv->lock);
 	while (!atomic_load(&srv->stopping)) {
-		double now = web_now(), next = now + 0.5;
-		struct timespec until = { .tv_sec = (time_t)next, .tv_nsec = (long)((next - (double)(time_t)next) * 1e9) };
+		int64_t now = basic_mono_ns();
+		struct timespec until = basic_ns_to_ts(now + BASIC_NS_PER_SEC / 2);
 
 		for (struct web_conn *wc = srv->conns; wc; wc = wc->next)
-			if (!wc->busy && wc->fd >= 0 && now > wc->deadline) {
+			if (!wc->busy && wc->fd >= 0 && now > wc->deadline_ns) {
 				shutdown(wc->fd, SHUT_RDWR);
 				/* once: libmicrohttpd closes it soon */
 				wc->fd = -1;
@@ -370,7 +370,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *version, const char *upload, size_t *upload_len, void **req)
 {
 	web_server_t *srv = cls;
-	struct web_reply r = { .status = 200, .type = "application/json", .deadline = web_now() + srv->cfg.timeout_ms / 1000.0 };
+	struct web_reply r = { .status = 200, .type = "application/json",
+	                       .deadline_ns = basic_mono_ns() + (int64_t)srv->cfg.timeout_ms * BASIC_NS_PER_MS };
 	const struct web_asset *a;
 	const char *host;
 	int auth;
@@ -530,7 +531,7 @@ int web_server_new(const struct web_cfg *cfg, char *ret_error, size_t error_len,
 		return -ENOMEM;
 	srv->fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
-	/* the pool's wait ends at a CLOCK_MONOTONIC deadline (web_now) */
+	/* the pool's wait ends at a CLOCK_MONOTONIC deadline (basic_mono_ns) */
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -11,6 +11,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "basic/clock.h"
 
 #include "web/web.h"
 
@@ -21,7 +24,7 @@ struct web_conn {
 	struct web_conn *prev, *next;
 	int fd;
 	bool busy;                   /* a request is being answered: its headers came */
-	double deadline;             /* CLOCK_MONOTONIC s: the next request's headers due */
+	int64_t deadline_ns;         /* CLOCK_MONOTONIC: the next request's headers due */
 };
 
 struct web_server {
@@ -56,7 +59,7 @@ struct web_reply {
 	char *body;
 	size_t len;
 	const char *type;
-	double deadline;             /* the request's budget ends (web_now()): pool wait included */
+	int64_t deadline_ns;         /* the request's budget ends (basic_mono_ns()): pool wait included */
 	bool heavy;                  /* may scan many rows: never the pool's last connection */
 	unsigned retry_after_s;      /* a 503 for a busy pool: Retry-After */
 };
@@ -65,12 +68,11 @@ struct web_reply {
    budget: pooled (web_pool_get/put) or of its own (SSE, the start's
    check).  NULL with err set when the database cannot be reached. */
 PGconn *web_db_connect(const web_server_t *srv, char *err, size_t err_len);
-/* web_pool_get waits for a free connection until deadline (CLOCK_MONOTONIC
-   s, the request's budget): NULL with err "busy" and *busy set when none
+/* web_pool_get waits for a free connection until deadline_ns
+   (CLOCK_MONOTONIC, the request's budget): NULL with err "busy" and *busy set when none
    came free by then.  A heavy request may not take the pool's last
    connection, so cheap ones (the overview) never queue behind heavy ones. */
-PGconn *web_pool_get(web_server_t *srv, bool heavy, double deadline, bool *busy, char *err, size_t err_len);
-double web_now(void);
+PGconn *web_pool_get(web_server_t *srv, bool heavy, int64_t deadline_ns, bool *busy, char *err, size_t err_len);
 /* Back to the pool; a connection that failed (ok false) is closed. */
 void web_pool_put(web_server_t *srv, PGconn *conn, bool heavy, bool ok);
 void web_pool_close(web_server_t *srv);
