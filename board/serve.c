@@ -151,9 +151,10 @@ static void say_stats(web_server_t *srv)
 	web_server_stats(srv, &st);
 	fprintf(stderr, "railmon serve: %" PRIu64 " requests, %" PRIu64 " refused (4xx, %" PRIu64 " without the token), "
 	        "%" PRIu64 " failed (5xx, %" PRIu64 " busy), %" PRIu64 " live streams (%" PRIu64 " refused), %" PRIu64
-	        " live messages, %" PRIu64 " connections closed without a whole request within the header timeout\n",
+	        " live messages (%" PRIu64 " left out: a vehicle name outside the rule), %" PRIu64
+	        " connections closed without a whole request within the header timeout\n",
 	        st.requests, st.bad_requests, st.unauthorised, st.db_errors, st.busy, st.live_clients, st.live_refused,
-	        st.live_messages, st.slow_closed);
+	        st.live_messages, st.live_bad_names, st.slow_closed);
 	if (st.db_errors)
 		fprintf(stderr, "railmon serve: last failure: %s", st.last_error);
 }

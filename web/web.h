@@ -49,6 +49,7 @@ struct web_stats {
 	uint64_t live_clients;     /* SSE streams opened */
 	uint64_t live_refused;     /* SSE streams refused (too many) */
 	uint64_t live_messages;    /* SSE messages sent */
+	uint64_t live_bad_names;   /* notifications left out: a vehicle name outside the rule */
 	uint64_t slow_closed;      /* connections closed: no whole request within the header timeout */
 	uint64_t busy;             /* 503: no database connection free within the request's budget */
 	char last_error[256];      /* the last 5xx, in libpq's words */
