@@ -146,33 +146,6 @@ static int range(struct MHD_Connection *c, struct web_reply *r, double max_span,
 	return 0;
 }
 
-/* The statement timeout for what is left of the request's budget after
-   the wait for a connection (the session's default is the whole budget):
-   1 when set (RESET it after), 0 when the whole budget is left, -1 when
-   it is spent. */
-static int budget_left(web_server_t *srv, PGconn *conn, const struct web_reply *r)
-{
-	double left_ms = (double)(r->deadline_ns - basic_mono_ns()) / (double)BASIC_NS_PER_MS;
-	char sql[64];
-	PGresult *res;
-	bool ok;
-
-	if (left_ms >= (double)srv->cfg.timeout_ms - 50.0)
-		return 0;
-	if (left_ms < 1.0)
-		return -1;
-	snprintf(sql, sizeof(sql), "SET statement_timeout = %.0f", left_ms);
-	res = PQexec(conn, sql);
-	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-	PQclear(res);
-	return ok ? 1 : -1;
-}
-
-static void budget_reset(PGconn *conn)
-{
-	PQclear(PQexec(conn, "RESET statement_timeout"));
-}
-
 /* 503 for a pool with no connection free within the budget: a plain
    message, and Retry-After (send_reply). */
 static int busy_reply(web_server_t *srv, struct web_reply *r)
@@ -201,7 +174,7 @@ static int query(web_server_t *srv, struct web_reply *r, const char *missing_par
 
 	if (!conn)
 		return busy ? busy_reply(srv, r) : web_reply_error(r, 503, NULL, "database: %s", err);
-	set = budget_left(srv, conn, r);
+	set = web_pool_budget(srv, conn, r->deadline_ns);
 	if (set < 0) {
 		web_pool_put(srv, conn, r->heavy, true);
 		return busy_reply(srv, r);
@@ -232,7 +205,7 @@ static int query(web_server_t *srv, struct web_reply *r, const char *missing_par
 	}
 	PQclear(res);
 	if (set > 0)
-		budget_reset(conn);
+		web_pool_budget_reset(conn);
 	web_pool_put(srv, conn, r->heavy, ok);
 	return r->body ? 0 : -ENOMEM;
 }

@@ -154,7 +154,7 @@ int web_frames_decode(web_server_t *srv, const struct web_reply *req, const char
 	PGresult *res;
 	PGconn *conn;
 	bool busy;
-	int r = 0;
+	int r = 0, set;
 
 	*ret_json = NULL;
 	for (unsigned i = 0; i < srv->ndbc; i++) {
@@ -166,7 +166,15 @@ int web_frames_decode(web_server_t *srv, const struct web_reply *req, const char
 	conn = web_pool_get(srv, true, req->deadline_ns, &busy, err, sizeof(err));
 	if (!conn)
 		return busy ? -EBUSY : -ECONNREFUSED;
+	/* within what the wait left of the request's budget */
+	set = web_pool_budget(srv, conn, req->deadline_ns);
+	if (set < 0) {
+		web_pool_put(srv, conn, true, true);
+		return -EBUSY;
+	}
 	res = PQexecParams(conn, sql, 7, NULL, v, NULL, NULL, 0);
+	if (set > 0)
+		web_pool_budget_reset(conn);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		PQclear(res);
 		web_pool_put(srv, conn, true, false);

@@ -111,6 +111,29 @@ void web_pool_put(web_server_t *srv, PGconn *conn, bool heavy, bool ok)
 	pthread_mutex_unlock(&srv->lock);
 }
 
+int web_pool_budget(const web_server_t *srv, PGconn *conn, int64_t deadline_ns)
+{
+	double left_ms = (double)(deadline_ns - basic_mono_ns()) / (double)BASIC_NS_PER_MS;
+	char sql[64];
+	PGresult *res;
+	bool ok;
+
+	if (left_ms >= (double)srv->cfg.timeout_ms - 50.0)
+		return 0;
+	if (left_ms < 1.0)
+		return -1;
+	snprintf(sql, sizeof(sql), "SET statement_timeout = %.0f", left_ms);
+	res = PQexec(conn, sql);
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	PQclear(res);
+	return ok ? 1 : -1;
+}
+
+void web_pool_budget_reset(PGconn *conn)
+{
+	PQclear(PQexec(conn, "RESET statement_timeout"));
+}
+
 void web_pool_close(web_server_t *srv)
 {
 	while (srv->nidle)

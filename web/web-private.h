@@ -76,6 +76,12 @@ PGconn *web_pool_get(web_server_t *srv, bool heavy, int64_t deadline_ns, bool *b
 /* Back to the pool; a connection that failed (ok false) is closed. */
 void web_pool_put(web_server_t *srv, PGconn *conn, bool heavy, bool ok);
 void web_pool_close(web_server_t *srv);
+/* The statement timeout of conn for what is left of the request's budget
+   (until deadline_ns) after the wait for it (the session's default is the
+   whole budget): 1 when set (web_pool_budget_reset() after the query), 0
+   when the whole budget is left, -1 when it is spent. */
+int web_pool_budget(const web_server_t *srv, PGconn *conn, int64_t deadline_ns);
+void web_pool_budget_reset(PGconn *conn);
 
 /* r = {"error": ..., "param": param} with status; always returns 0. */
 int web_reply_error(struct web_reply *r, unsigned status, const char *param, const char *fmt, ...)
