@@ -29,13 +29,16 @@ static const char serve_usage[] =
 	"      --stale-after S    a channel is stale after S s without a sample (default 30)\n"
 	"      --dbc BUS=FILE     the CAN frame view also decodes bus index BUS's frames with this DBC\n"
 	"                         (repeatable, one file per bus)\n"
+	"      --per-address N    connections from one client address at most (default 16, at most 128;\n"
+	"                         behind a reverse proxy every client has its address: see README)\n"
+	"      --header-timeout S a request's line and headers must come within S s (default 10)\n"
 	"  -h, --help             this text\n";
 
 struct serve_opts {
 	struct web_cfg cfg;
 	const char *dbc[WEB_DBC_MAX];
 	const char *token_file;
-	char token[256];
+	char token[WEB_TOKEN_MAX + 1];
 };
 
 static int read_token(const char *path, char *buf, size_t len)
@@ -50,10 +53,20 @@ static int read_token(const char *path, char *buf, size_t len)
 		return cli_fail("serve", "--token-file %s: readable by others (mode %03o): chmod 600 it", path,
 		                (unsigned)(st.st_mode & 0777));
 	}
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
+	/* the whole first line: a longer one is refused, not cut (a token cut
+	   silently would differ from the one the clients were given) */
+	size_t n = 0;
+	int ch;
+
+	while (n < len - 1 && (ch = fgetc(f)) != EOF && ch != '\n')
+		buf[n++] = (char)ch;
+	ch = n == len - 1 ? fgetc(f) : EOF;
 	fclose(f);
-	buf[strcspn(buf, "\r\n")] = '\0';
+	buf[n] = '\0';
+	if (ch != EOF && ch != '\n' && ch != '\r')
+		return cli_fail("serve", "--token-file %s: the token on its first line is longer than %zu characters", path,
+		                len - 1);
+	buf[strcspn(buf, "\r")] = '\0';
 	if (strlen(buf) < 16)
 		return cli_fail("serve", "--token-file %s: the token on its first line must be at least 16 characters", path);
 	if (strspn(buf, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~") != strlen(buf))
@@ -78,6 +91,7 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 		{ "token-file", required_argument, NULL, 't' }, { "pool", required_argument, NULL, 1 },
 		{ "budget", required_argument, NULL, 2 }, { "offline-after", required_argument, NULL, 3 },
 		{ "stale-after", required_argument, NULL, 4 }, { "dbc", required_argument, NULL, 5 },
+		{ "per-address", required_argument, NULL, 6 }, { "header-timeout", required_argument, NULL, 7 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c, r = 0;
@@ -100,6 +114,16 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 				r = cli_fail("serve", "--dbc: at most %d files", WEB_DBC_MAX);
 			else
 				o->dbc[o->cfg.ndbc++] = optarg;
+			break;
+		case 6:
+			o->cfg.per_address = (unsigned)atoi(optarg);
+			if (o->cfg.per_address < 1 || o->cfg.per_address > WEB_CONN_MAX)
+				r = cli_fail("serve", "--per-address: 1 to %d, not '%s'", WEB_CONN_MAX, optarg);
+			break;
+		case 7:
+			r = uint_opt("header-timeout", optarg, 1, &o->cfg.header_timeout_s);
+			if (!r && o->cfg.header_timeout_s > 3600)
+				r = cli_fail("serve", "--header-timeout: at most 3600 s, not '%s'", optarg);
 			break;
 		case 'h': fputs(serve_usage, stdout); return 1;
 		default: fputs(serve_usage, stderr); return 2;
@@ -126,9 +150,11 @@ static void say_stats(web_server_t *srv)
 
 	web_server_stats(srv, &st);
 	fprintf(stderr, "railmon serve: %" PRIu64 " requests, %" PRIu64 " refused (4xx, %" PRIu64 " without the token), "
-	        "%" PRIu64 " failed (5xx), %" PRIu64 " live streams (%" PRIu64 " refused), %" PRIu64 " live messages\n",
-	        st.requests, st.bad_requests, st.unauthorised, st.db_errors, st.live_clients, st.live_refused,
-	        st.live_messages);
+	        "%" PRIu64 " failed (5xx, %" PRIu64 " busy), %" PRIu64 " live streams (%" PRIu64 " refused), %" PRIu64
+	        " live messages (%" PRIu64 " left out: a vehicle name outside the rule), %" PRIu64
+	        " connections closed without a whole request within the header timeout\n",
+	        st.requests, st.bad_requests, st.unauthorised, st.db_errors, st.busy, st.live_clients, st.live_refused,
+	        st.live_messages, st.live_bad_names, st.slow_closed);
 	if (st.db_errors)
 		fprintf(stderr, "railmon serve: last failure: %s", st.last_error);
 }

@@ -20,7 +20,8 @@
 #define WEB_PX_MAX 5000          /* pixel columns a series may ask for */
 #define WEB_SPAN_MAX (400 * 86400.0) /* the longest time range */
 #define WEB_RAW_SPAN_MAX 86400.0 /* raw rows (source=raw) for at most a day */
-#define WEB_LIMIT_MAX 5000       /* events or frames in one answer */
+#define WEB_LIMIT_MAX 5000       /* events, frames or channels in one answer */
+#define WEB_ANSWER_MAX (16 << 20) /* bytes in one answer, whatever the rows */
 
 /* The overview's "active events" are the problems of the window that
    nothing has cleared since (record/railmon.proto's EventCode): events
@@ -38,12 +39,20 @@
 struct args {
 	const char *const *allowed;
 	const char *unknown;
+	bool bad_utf8;
 };
 
 static enum MHD_Result check_key(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	struct args *a = cls;
 
+	/* PostgreSQL refuses text that is not UTF-8 (a 500 with its message
+	   before): the parameter is bad input */
+	if (!web_utf8_ok(key) || (value && !web_utf8_ok(value))) {
+		a->unknown = web_utf8_ok(key) ? key : "?";
+		a->bad_utf8 = true;
+		return MHD_NO;
+	}
 	if (!strcmp(key, "token"))
 		return MHD_YES;
 	for (const char *const *k = a->allowed; *k; k++)
@@ -56,11 +65,13 @@ static enum MHD_Result check_key(void *cls, enum MHD_ValueKind kind, const char 
 /* 0, or r set: a parameter this endpoint does not know. */
 static int only(struct MHD_Connection *c, struct web_reply *r, const char *const *allowed)
 {
-	struct args a = { allowed, NULL };
+	struct args a = { allowed, NULL, false };
 
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_key, &a);
 	if (!a.unknown)
 		return 0;
+	if (a.bad_utf8)
+		return web_reply_error(r, 400, a.unknown, "'%s': not UTF-8 (percent-encode UTF-8 text)", a.unknown), -EINVAL;
 	return web_reply_error(r, 400, a.unknown, "unknown parameter '%.100s'", a.unknown), -EINVAL;
 }
 
@@ -77,6 +88,18 @@ static int need(struct MHD_Connection *c, struct web_reply *r, const char *name,
 	if (*ret)
 		return 0;
 	return web_reply_error(r, 400, name, "'%s' is required", name), -EINVAL;
+}
+
+/* The vehicle parameter (required or not): 0, or r set to a 404 for a
+   name the ground cannot have (web_vehicle_name_ok). */
+static int vehicle_arg(struct MHD_Connection *c, struct web_reply *r, bool required, const char **ret)
+{
+	if (required && need(c, r, "vehicle", ret) < 0)
+		return -EINVAL;
+	*ret = arg(c, "vehicle");
+	if (*ret && !web_vehicle_name_ok(*ret))
+		return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-63 of A-Z a-z 0-9 . _ -)"), -ENOENT;
+	return 0;
 }
 
 /* An integer in [lo, hi], or def when absent. */
@@ -123,23 +146,47 @@ static int range(struct MHD_Connection *c, struct web_reply *r, double max_span,
 	return 0;
 }
 
+/* 503 for a pool with no connection free within the budget: a plain
+   message, and Retry-After (send_reply). */
+static int busy_reply(web_server_t *srv, struct web_reply *r)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->st.busy++;
+	pthread_mutex_unlock(&srv->lock);
+	r->retry_after_s = (srv->cfg.timeout_ms + 999) / 1000;
+	return web_reply_error(r, 503, NULL, "busy: no database connection came free within the request's budget "
+	                       "(%u ms); try again", srv->cfg.timeout_ms);
+}
+
 /* Run sql (one row, one json column) into r: 404 with missing when the
-   value is NULL (an unknown vehicle), 503 when the budget ran out. */
+   value is NULL (an unknown vehicle), 503 when the budget ran out
+   (waiting for a connection included), 400 when an answer would be more
+   than WEB_ANSWER_MAX bytes. */
 static int query(web_server_t *srv, struct web_reply *r, const char *missing_param, const char *missing,
                  const char *sql, int n, const char *const *vals)
 {
 	char err[256];
-	PGconn *conn = web_pool_get(srv, err, sizeof(err));
+	bool busy;
+	PGconn *conn = web_pool_get(srv, r->heavy, r->deadline_ns, &busy, err, sizeof(err));
 	PGresult *res;
 	bool ok;
+	int set;
 
 	if (!conn)
-		return web_reply_error(r, 503, NULL, "database: %s", err);
+		return busy ? busy_reply(srv, r) : web_reply_error(r, 503, NULL, "database: %s", err);
+	set = web_pool_budget(srv, conn, r->deadline_ns);
+	if (set < 0) {
+		web_pool_put(srv, conn, r->heavy, true);
+		return busy_reply(srv, r);
+	}
 	res = PQexecParams(conn, sql, n, NULL, vals, NULL, NULL, 0);
 	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
 	/* no row or NULL: what it asked for is not there */
 	if (ok && (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))) {
 		web_reply_error(r, 404, missing_param, "%s", missing);
+	} else if (ok && (size_t)PQgetlength(res, 0, 0) > WEB_ANSWER_MAX) {
+		web_reply_error(r, 400, "limit", "the answer would be %d bytes, more than %d: ask for fewer rows (limit) "
+		                "or a shorter range", PQgetlength(res, 0, 0), WEB_ANSWER_MAX);
 	} else if (ok) {
 		free(r->body);
 		r->len = (size_t)PQgetlength(res, 0, 0);
@@ -157,8 +204,32 @@ static int query(web_server_t *srv, struct web_reply *r, const char *missing_par
 			web_reply_error(r, 500, NULL, "database: %s", PQerrorMessage(conn));
 	}
 	PQclear(res);
-	web_pool_put(srv, conn, ok);
+	if (set > 0)
+		web_pool_budget_reset(conn);
+	web_pool_put(srv, conn, r->heavy, ok);
 	return r->body ? 0 : -ENOMEM;
+}
+
+/* The vehicle's id, as text into id (for a parameter): 0, or r set (a
+   404 when there is none, a 503).  Queries then filter channel_names by
+   this constant: with the id known when the plan is made, PostgreSQL
+   reads that vehicle's dictionary rows by the index; by a join or a
+   subquery it plans for an average vehicle and, beside one vehicle's
+   2,000,000 dictionary rows, scanned them all for every vehicle. */
+static int vehicle_id(web_server_t *srv, struct web_reply *r, const char *name, char *id, size_t id_len)
+{
+	static const char sql[] = "SELECT vehicle_id::text FROM vehicles WHERE name = $1";
+	const char *vals[1] = { name };
+
+	if (query(srv, r, "vehicle", "no such vehicle", sql, 1, vals) < 0)
+		return -ENOMEM;
+	if (r->status != 200)
+		return -ENOENT;
+	snprintf(id, id_len, "%.*s", (int)r->len, r->body);
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+	return 0;
 }
 
 /* A vehicle's health in a few figures (from its parts' newest Health
@@ -247,6 +318,9 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 
 static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r, const char *vehicle)
 {
+	/* At most $3 channels (sorted by bus and name) and 500 health parts:
+	   a vehicle with a dictionary of 100,000 channels gets the first ones
+	   and "truncated" (the chart's search finds the others). */
 	static const char sql[] =
 		"SELECT json_build_object('vehicle', v.name, 'now', extract(epoch from now()), 'stale_after_s', $2::int,"
 		" 'status', (SELECT json_build_object('state', s.state, 'since', extract(epoch from s.since)) FROM vehicle_status s"
@@ -259,7 +333,10 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 		"  'errors', h.errors, 'rx_dropped', h.rx_dropped, 'overruns', h.overruns, 'bad_input', h.bad_input,"
 		"  'backlog', h.backlog, 'latency_p99_us', h.latency_p99_us, 'transaction_p99_us', h.transaction_p99_us,"
 		"  'ring_fill_pct', h.ring_fill_pct, 'state', h.state, 'reopens', h.reopens, 'window_alarm', h.window_alarm,"
-		"  'clock_unsynced', h.clock_unsynced) ORDER BY h.bus, h.name) FROM health h WHERE h.vehicle_id = v.vehicle_id),"
+		"  'clock_unsynced', h.clock_unsynced) ORDER BY h.bus, h.name) FROM (SELECT * FROM health h"
+		"  WHERE h.vehicle_id = v.vehicle_id ORDER BY h.bus, h.name LIMIT 500) h),"
+		" 'limit', $3::int, 'truncated', (SELECT count(*) > $3::int FROM (SELECT 1 FROM channel_names n"
+		"  WHERE n.vehicle_id = $4::int LIMIT $3::int + 1) k),"
 		" 'channels', coalesce((SELECT json_agg(x ORDER BY x.bus, x.name) FROM ("
 		"  SELECT n.channel AS id, n.name, n.unit, n.bus, n.source, extract(epoch from l.t) AS t, l.value, l.quality,"
 		"   value_label(n.value_table, l.value) AS label, n.value_table,"
@@ -268,20 +345,27 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 		"    (SELECT date_bin('1 minute', r.t, 'epoch') b, sum(r.vsum) / sum(r.n) mean FROM rollup_1s r"
 		"     WHERE r.vehicle_id = n.vehicle_id AND r.channel = n.channel AND r.t > now() - interval '1 hour' GROUP BY 1) s)"
 		"    AS spark"
-		"  FROM channel_names n"
+		"  FROM (SELECT * FROM channel_names n WHERE n.vehicle_id = $4::int ORDER BY n.bus, n.name LIMIT $3::int) n"
 		"  LEFT JOIN LATERAL (SELECT s.t, s.value, s.quality FROM samples s,"
 		"    (SELECT max(r.t) mt FROM rollup_1s r WHERE r.vehicle_id = n.vehicle_id AND r.channel = n.channel) m"
 		"    WHERE s.vehicle_id = n.vehicle_id AND s.channel = n.channel AND s.t >= m.mt AND s.t < m.mt + interval '1 second'"
-		"    ORDER BY s.t DESC LIMIT 1) l ON true"
-		"  WHERE n.vehicle_id = v.vehicle_id) x), '[]'))"
-		" FROM vehicles v WHERE v.name = $1";
-	char stale[16];
-	const char *vals[2] = { vehicle, stale };
+		"    ORDER BY s.t DESC LIMIT 1) l ON true) x), '[]'))"
+		" FROM vehicles v WHERE v.vehicle_id = $4::int AND v.name = $1";
+	char stale[16], lim[16], id[16];
+	long limit;
+	const char *vals[4] = { vehicle, stale, lim, id };
 
-	if (only(c, r, (const char *const[]){ NULL }) < 0)
+	if (only(c, r, (const char *const[]){ "vehicle", "limit", NULL }) < 0 ||
+	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 1000, &limit) < 0)
 		return 0;
+	if (!web_utf8_ok(vehicle) || !web_vehicle_name_ok(vehicle))
+		return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-63 of A-Z a-z 0-9 . _ -)");
 	snprintf(stale, sizeof(stale), "%u", srv->cfg.stale_after_s);
-	return query(srv, r, "vehicle", "no such vehicle", sql, 2, vals);
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	r->heavy = true;
+	if (vehicle_id(srv, r, vehicle, id, sizeof(id)) < 0)
+		return r->body ? 0 : -ENOMEM;
+	return query(srv, r, "vehicle", "no such vehicle", sql, 4, vals);
 }
 
 static int api_channels(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
@@ -289,18 +373,23 @@ static int api_channels(web_server_t *srv, struct MHD_Connection *c, struct web_
 	static const char sql[] =
 		"SELECT coalesce(json_agg(json_build_object('vehicle', x.vname, 'id', x.channel, 'name', x.name, 'unit', x.unit,"
 		" 'bus', x.bus) ORDER BY x.vname, x.name), '[]') FROM (SELECT v.name vname, n.* FROM channel_names n"
-		" JOIN vehicles v USING (vehicle_id) WHERE ($1::text IS NULL OR v.name = $1)"
+		/* a restriction on vehicle_id by a constant (not a join) reaches
+		   into the view's window: only that vehicle's dictionaries are read */
+		" JOIN vehicles v USING (vehicle_id) WHERE ($1::text IS NULL OR n.vehicle_id = $4::int)"
 		" AND ($2::text IS NULL OR strpos(lower(n.name), lower($2)) > 0) ORDER BY v.name, n.name LIMIT $3::int) x";
-	const char *vals[3] = { arg(c, "vehicle"), arg(c, "q"), NULL };
-	char lim[16];
+	const char *vals[4] = { NULL, arg(c, "q"), NULL, NULL };
+	char lim[16], id[16];
 	long limit;
 
 	if (only(c, r, (const char *const[]){ "vehicle", "q", "limit", NULL }) < 0 ||
-	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 200, &limit) < 0)
+	    vehicle_arg(c, r, false, &vals[0]) < 0 || int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 200, &limit) < 0)
 		return 0;
 	snprintf(lim, sizeof(lim), "%ld", limit);
 	vals[2] = lim;
-	return query(srv, r, NULL, NULL, sql, 3, vals);
+	if (vals[0] && vehicle_id(srv, r, vals[0], id, sizeof(id)) < 0)
+		return r->body ? 0 : -ENOMEM;
+	vals[3] = vals[0] ? id : NULL;
+	return query(srv, r, NULL, NULL, sql, 4, vals);
 }
 
 /* The series' source: "raw" rows, "1s" or "1min" rollups.  auto: the
@@ -319,7 +408,11 @@ static int series_sql(const char *source, char *sql, size_t len)
 {
 	static const char head[] =
 		"WITH v AS (SELECT vehicle_id, name FROM vehicles WHERE name = $1),"
-		" c AS (SELECT n.channel, n.name, n.unit, n.value_table FROM channel_names n, v WHERE n.vehicle_id = v.vehicle_id"
+		/* vehicle_id as a restriction (not a join with v): it reaches into
+		   channel_names' window, so only this vehicle's dictionaries are
+		   read, not every vehicle's */
+		" c AS (SELECT n.channel, n.name, n.unit, n.value_table FROM channel_names n"
+		"  WHERE n.vehicle_id = $7::int"
 		"  AND (n.name = $2 OR n.channel::text = $2) ORDER BY n.name = $2 DESC LIMIT 1),"
 		" x AS (SELECT floor((extract(epoch from t)::float8 - $3::float8) / $5::float8)::int b, %s"
 		"  FROM %s, v, c WHERE %s.vehicle_id = v.vehicle_id AND %s.channel = c.channel"
@@ -345,15 +438,16 @@ static int series_sql(const char *source, char *sql, size_t len)
 static int api_series(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r)
 {
 	const char *vehicle, *channel, *source;
-	char sql[3072], f[32], t[32], bw[32];
+	char sql[3072], f[32], t[32], bw[32], id[16];
 	double from, to, bucket;
 	long px;
-	const char *vals[6];
+	const char *vals[7];
 
 	if (only(c, r, (const char *const[]){ "vehicle", "channel", "from", "to", "px", "source", NULL }) < 0 ||
-	    need(c, r, "vehicle", &vehicle) < 0 || need(c, r, "channel", &channel) < 0 ||
+	    vehicle_arg(c, r, true, &vehicle) < 0 || need(c, r, "channel", &channel) < 0 ||
 	    range(c, r, WEB_SPAN_MAX, &from, &to) < 0 || int_arg(c, r, "px", 1, WEB_PX_MAX, 1000, &px) < 0)
 		return 0;
+	r->heavy = true;
 	bucket = (to - from) / (double)px;
 	source = pick_source(arg(c, "source"), bucket);
 	if (!source)
@@ -366,8 +460,10 @@ static int api_series(web_server_t *srv, struct MHD_Connection *c, struct web_re
 	snprintf(f, sizeof(f), "%.6f", from);
 	snprintf(t, sizeof(t), "%.6f", to);
 	snprintf(bw, sizeof(bw), "%.9g", bucket);
-	vals[0] = vehicle, vals[1] = channel, vals[2] = f, vals[3] = t, vals[4] = bw, vals[5] = source;
-	query(srv, r, "vehicle", "no such vehicle", sql, 6, vals);
+	vals[0] = vehicle, vals[1] = channel, vals[2] = f, vals[3] = t, vals[4] = bw, vals[5] = source, vals[6] = id;
+	if (vehicle_id(srv, r, vehicle, id, sizeof(id)) < 0)
+		return r->body ? 0 : -ENOMEM;
+	query(srv, r, "vehicle", "no such vehicle", sql, 7, vals);
 	if (r->status == 200 && r->body && !strcmp(r->body, "{\"missing\" : \"channel\"}"))
 		web_reply_error(r, 404, "channel", "vehicle %.100s has no channel '%.100s'", vehicle, channel);
 	return r->body ? 0 : -ENOMEM;
@@ -386,11 +482,13 @@ static int api_events(web_server_t *srv, struct MHD_Connection *c, struct web_re
 	char f[32], t[32], lim[16];
 	double from, to;
 	long limit;
-	const char *vals[5] = { arg(c, "vehicle"), f, t, srv->event_names, lim };
+	const char *vals[5] = { NULL, f, t, srv->event_names, lim };
 
 	if (only(c, r, (const char *const[]){ "vehicle", "from", "to", "limit", NULL }) < 0 ||
-	    range(c, r, WEB_SPAN_MAX, &from, &to) < 0 || int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 1000, &limit) < 0)
+	    vehicle_arg(c, r, false, &vals[0]) < 0 || range(c, r, WEB_SPAN_MAX, &from, &to) < 0 ||
+	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 1000, &limit) < 0)
 		return 0;
+	r->heavy = true;
 	snprintf(f, sizeof(f), "%.6f", from);
 	snprintf(t, sizeof(t), "%.6f", to);
 	snprintf(lim, sizeof(lim), "%ld", limit);
@@ -402,35 +500,52 @@ static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_re
 	/* A frame's decoded signals are the samples the vehicle decoded from
 	   it: on its bus, with its receive timestamp; "decoded" those of the
 	   ground's DBC for its bus (serve --dbc, $7: web/frames.c). */
+	/* The frames' times first ($8, a timestamptz[] literal), so that the
+	   samples at those times are found in one pass over the range they
+	   span, each row checked against the array by a hash (a constant
+	   array: PostgreSQL hashes it), and grouped by time and bus once (sg,
+	   MATERIALIZED) before the join to the frames.  As a subquery per
+	   frame the lookup was inlined and scanned the samples' unsummarised
+	   BRIN tail once per frame (issue 26: a 503 for 202 frames over 211k
+	   rows since the last vacuum); as one IN (SELECT t FROM f) the
+	   planner, which cannot know the frames' count, sorted the whole tail
+	   for a merge join. */
+	static const char times_sql[] =
+		"SELECT CASE WHEN EXISTS (SELECT 1 FROM vehicles WHERE name = $1) THEN coalesce((SELECT array_agg(x.t ORDER BY x.t)::text"
+		" FROM (SELECT f.t FROM can_frames f JOIN vehicles v USING (vehicle_id) WHERE v.name = $1"
+		"  AND f.t >= to_timestamp($2::float8) AND f.t < to_timestamp($3::float8) AND ($4::bigint IS NULL OR f.can_id = $4::bigint)"
+		"  AND ($5::int IS NULL OR f.bus = $5::int) ORDER BY f.t, f.seq LIMIT $6::int) x), '{}') END";
 	static const char sql[] =
 		"WITH v AS (SELECT vehicle_id FROM vehicles WHERE name = $1),"
 		" dec AS (SELECT (d->>'tus')::bigint tus, (d->>'seq')::bigint seq, d->'d' j FROM json_array_elements($7::json) d),"
-		" f AS (SELECT f.* FROM can_frames f, v WHERE f.vehicle_id = v.vehicle_id AND f.t >= to_timestamp($2::float8)"
+		" f AS MATERIALIZED (SELECT f.* FROM can_frames f, v WHERE f.vehicle_id = v.vehicle_id AND f.t >= to_timestamp($2::float8)"
 		"  AND f.t < to_timestamp($3::float8) AND ($4::bigint IS NULL OR f.can_id = $4::bigint)"
 		"  AND ($5::int IS NULL OR f.bus = $5::int) ORDER BY f.t, f.seq LIMIT $6::int + 1),"
-		" s AS (SELECT s.t, s.channel, s.value, n.name, n.unit FROM samples s JOIN v USING (vehicle_id)"
-		"  LEFT JOIN channel_names n ON n.vehicle_id = s.vehicle_id AND n.channel = s.channel"
-		"  WHERE s.t >= (SELECT min(t) FROM f) AND s.t <= (SELECT max(t) FROM f) AND s.t IN (SELECT t FROM f))"
+		" sg AS MATERIALIZED (SELECT s.t, s.channel >> 16 bus, json_agg(json_build_object('channel', s.channel, 'name', n.name,"
+		"  'value', s.value, 'unit', n.unit) ORDER BY n.name) j FROM samples s JOIN v USING (vehicle_id)"
+		"  LEFT JOIN (SELECT * FROM channel_names WHERE vehicle_id = $9::int) n ON n.channel = s.channel"
+		"  WHERE s.t >= ($8::timestamptz[])[1] AND s.t <= ($8::timestamptz[])[array_upper($8::timestamptz[], 1)]"
+		"  AND s.t = ANY ($8::timestamptz[]) GROUP BY 1, 2)"
 		" SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM v) THEN NULL ELSE json_build_object("
 		"  'frames', coalesce((SELECT json_agg(json_build_object('t', extract(epoch from f.t), 'seq', f.seq, 'bus', f.bus,"
-		"   'id', f.can_id, 'flags', f.flags, 'data', encode(f.data, 'hex'), 'signals', (SELECT json_agg(json_build_object("
-		"   'channel', s.channel, 'name', s.name, 'value', s.value, 'unit', s.unit) ORDER BY s.name) FROM s"
-		"   WHERE s.t = f.t AND (s.channel >> 16) = f.bus), 'decoded', dec.j) ORDER BY f.t, f.seq)"
-		"   FROM (SELECT * FROM f ORDER BY t, seq LIMIT $6::int) f LEFT JOIN dec ON dec.tus ="
-		"    (extract(epoch from f.t) * 1000000)::bigint AND dec.seq = f.seq), '[]'),"
+		"   'id', f.can_id, 'flags', f.flags, 'data', encode(f.data, 'hex'), 'signals', sg.j, 'decoded', dec.j)"
+		"   ORDER BY f.t, f.seq)"
+		"   FROM (SELECT * FROM f ORDER BY t, seq LIMIT $6::int) f LEFT JOIN sg ON sg.t = f.t AND sg.bus = f.bus"
+		"   LEFT JOIN dec ON dec.tus = (extract(epoch from f.t) * 1000000)::bigint AND dec.seq = f.seq), '[]'),"
 		"  'truncated', (SELECT count(*) FROM f) > $6::int) END";
-	char f[32], t[32], lim[16], id[24], bus[16], *decoded = NULL;
+	char f[32], t[32], lim[16], id[24], bus[16], vid[16], *decoded = NULL, *times;
 	double from, to;
 	long limit, busn, idn;
-	const char *vehicle, *vals[7] = { NULL, f, t, NULL, NULL, lim, "[]" };
+	const char *vehicle, *vals[9] = { NULL, f, t, NULL, NULL, lim, "[]", NULL, vid };
 	int ret;
 
 	if (only(c, r, (const char *const[]){ "vehicle", "from", "to", "id", "bus", "limit", NULL }) < 0 ||
-	    need(c, r, "vehicle", &vehicle) < 0 || range(c, r, 86400.0, &from, &to) < 0 ||
+	    vehicle_arg(c, r, true, &vehicle) < 0 || range(c, r, 86400.0, &from, &to) < 0 ||
 	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 500, &limit) < 0 ||
 	    int_arg(c, r, "id", 0, 0x1fffffff, -1, &idn) < 0 || int_arg(c, r, "bus", 0, 65535, -1, &busn) < 0)
 		return 0;
 	vals[0] = vehicle;
+	r->heavy = true;
 	snprintf(f, sizeof(f), "%.6f", from);
 	snprintf(t, sizeof(t), "%.6f", to);
 	snprintf(lim, sizeof(lim), "%ld", limit);
@@ -438,15 +553,28 @@ static int api_frames(web_server_t *srv, struct MHD_Connection *c, struct web_re
 	snprintf(bus, sizeof(bus), "%ld", busn);
 	vals[3] = idn >= 0 ? id : NULL;
 	vals[4] = busn >= 0 ? bus : NULL;
+	if (vehicle_id(srv, r, vehicle, vid, sizeof(vid)) < 0)
+		return r->body ? 0 : -ENOMEM;
 	if (srv->ndbc) {
-		ret = web_frames_decode(srv, vals, &decoded);
+		ret = web_frames_decode(srv, r, vals, &decoded);
 		if (ret == -ENOMEM)
 			return ret;
+		if (ret == -EBUSY)
+			return busy_reply(srv, r);
 		if (ret < 0)
 			return web_reply_error(r, 503, NULL, "database: the frames to decode could not be read");
 		vals[6] = decoded;
 	}
-	ret = query(srv, r, "vehicle", "no such vehicle", sql, 7, vals);
+	ret = query(srv, r, "vehicle", "no such vehicle", times_sql, 6, vals);
+	if (ret < 0 || r->status != 200) {
+		free(decoded);
+		return ret;
+	}
+	times = r->body;
+	r->body = NULL;
+	vals[7] = times;
+	ret = query(srv, r, "vehicle", "no such vehicle", sql, 9, vals);
+	free(times);
 	free(decoded);
 	return ret;
 }
@@ -466,13 +594,23 @@ int web_api(web_server_t *srv, struct MHD_Connection *c, const char *url, struct
 		return api_events(srv, c, r);
 	if (!strcmp(url, "/api/frames"))
 		return api_frames(srv, c, r);
+	/* the dashboard's form: a name in the query, where no URL
+	   normalisation turns /api/vehicle/../channels into /api/channels */
+	if (!strcmp(url, "/api/vehicle")) {
+		const char *vehicle;
+
+		if (need(c, r, "vehicle", &vehicle) < 0)
+			return 0;
+		return api_channels_of(srv, c, r, vehicle);
+	}
 	if (!strncmp(url, prefix, sizeof(prefix) - 1) && n > sizeof(prefix) + sizeof(suffix) - 2 &&
 	    !strcmp(url + n - (sizeof(suffix) - 1), suffix)) {
 		char vehicle[256];
 		size_t vl = n - (sizeof(prefix) - 1) - (sizeof(suffix) - 1);
 
+		/* longer than any name the ground takes: the same JSON 404 */
 		if (vl >= sizeof(vehicle))
-			return web_reply_error(r, 404, "vehicle", "no such vehicle");
+			return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-63 of A-Z a-z 0-9 . _ -)");
 		memcpy(vehicle, url + sizeof(prefix) - 1, vl);
 		vehicle[vl] = '\0';
 		return api_channels_of(srv, c, r, vehicle);

@@ -135,7 +135,7 @@ static void decode_one(const bus_dbc_t *dbc, const struct acq_item *f, const cha
 	fprintf(b, "]}");
 }
 
-int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_json)
+int web_frames_decode(web_server_t *srv, const struct web_reply *req, const char *const *vals, char **ret_json)
 {
 	static const char sql[] =
 		"SELECT (extract(epoch from f.t) * 1000000)::bigint, f.seq, f.bus, f.can_id, f.flags, f.data"
@@ -153,7 +153,8 @@ int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_jso
 	bool first = true;
 	PGresult *res;
 	PGconn *conn;
-	int r = 0;
+	bool busy;
+	int r = 0, set;
 
 	*ret_json = NULL;
 	for (unsigned i = 0; i < srv->ndbc; i++) {
@@ -162,13 +163,21 @@ int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_jso
 		max = bus_dbc_decode_max(srv->dbcs[i].dbc) > max ? bus_dbc_decode_max(srv->dbcs[i].dbc) : max;
 	}
 	strcat(buses, "}");
-	conn = web_pool_get(srv, err, sizeof(err));
+	conn = web_pool_get(srv, true, req->deadline_ns, &busy, err, sizeof(err));
 	if (!conn)
-		return -ECONNREFUSED;
+		return busy ? -EBUSY : -ECONNREFUSED;
+	/* within what the wait left of the request's budget */
+	set = web_pool_budget(srv, conn, req->deadline_ns);
+	if (set < 0) {
+		web_pool_put(srv, conn, true, true);
+		return -EBUSY;
+	}
 	res = PQexecParams(conn, sql, 7, NULL, v, NULL, NULL, 0);
+	if (set > 0)
+		web_pool_budget_reset(conn);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		PQclear(res);
-		web_pool_put(srv, conn, false);
+		web_pool_put(srv, conn, true, false);
 		return -EIO;
 	}
 	out = calloc(max ? max : 1, sizeof(*out));
@@ -189,7 +198,7 @@ int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_jso
 		decode_one(dbc, &f, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), out, max, b, &first);
 	}
 	PQclear(res);
-	web_pool_put(srv, conn, true);
+	web_pool_put(srv, conn, true, true);
 	if (b) {
 		fputc(']', b);
 		if (ferror(b))

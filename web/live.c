@@ -25,31 +25,37 @@ struct live {
 	size_t len, off;
 };
 
-static void queue(struct live *l, const char *event, const char *vehicle)
+/* false: left out (a name the ground cannot have names no page either:
+   never sent as an empty vehicle, as a name over 600 bytes once was) */
+static bool queue(struct live *l, const char *event, const char *vehicle)
 {
 	char q[600];
 
-	if (web_json_string(vehicle, q, sizeof(q)) < 0)
-		strcpy(q, "\"\"");
+	if (!web_vehicle_name_ok(vehicle) || web_json_string(vehicle, q, sizeof(q)) < 0)
+		return false;
 	/* a burst bigger than the buffer waits for the next call */
 	if (l->len + strlen(q) + 64 < sizeof(l->out))
 		l->len += (size_t)snprintf(l->out + l->len, sizeof(l->out) - l->len,
 		                           "event: %s\ndata: {\"vehicle\":%s}\n\n", event, q);
+	return true;
 }
 
 static void drain(struct live *l)
 {
 	PGnotify *n;
-	unsigned k = 0;
+	unsigned k = 0, bad = 0;
 
 	while ((n = PQnotifies(l->conn))) {
-		queue(l, "batch", n->extra);
+		if (queue(l, "batch", n->extra))
+			k++;
+		else
+			bad++;
 		PQfreemem(n);
-		k++;
 	}
-	if (k) {
+	if (k || bad) {
 		pthread_mutex_lock(&l->srv->lock);
 		l->srv->st.live_messages += k;
+		l->srv->st.live_bad_names += bad;
 		pthread_mutex_unlock(&l->srv->lock);
 	}
 }

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record/names.h"
@@ -128,6 +130,9 @@ static int open_listener(web_server_t *srv)
 		return r;
 	}
 	srv->fd = fd;
+	/* the address bound, numeric: a Host a token-less server answers */
+	if (getnameinfo((struct sockaddr *)&ss, sl, srv->bound, sizeof(srv->bound), NULL, 0, NI_NUMERICHOST))
+		srv->bound[0] = '\0';
 	srv->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 	                                          : ((struct sockaddr_in *)&ss)->sin_port);
 	return 0;
@@ -193,11 +198,23 @@ static void count(web_server_t *srv, const struct web_reply *r)
 	pthread_mutex_unlock(&srv->lock);
 }
 
+/* Did the client reach us over TLS (a reverse proxy's X-Forwarded-Proto
+   or Forwarded: proto=https)?  Then the token's cookie is Secure: a
+   browser never sends it over plain HTTP.  A client lying here only
+   loses its own cookie. */
+static bool over_tls(struct MHD_Connection *c)
+{
+	const char *x = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-Proto");
+	const char *f = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Forwarded");
+
+	return (x && !strcasecmp(x, "https")) || (f && strcasestr(f, "proto=https"));
+}
+
 static enum MHD_Result send_reply(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r, int auth)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	char cookie[600];
+	char cookie[600], retry[16];
 
 	count(srv, r);
 	if (!r->body) {
@@ -214,8 +231,13 @@ static enum MHD_Result send_reply(web_server_t *srv, struct MHD_Connection *c, s
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (auth == 2) {
-		snprintf(cookie, sizeof(cookie), "railmon_token=%s; Path=/; HttpOnly; SameSite=Strict", srv->token);
+		snprintf(cookie, sizeof(cookie), "railmon_token=%s; Path=/; HttpOnly; SameSite=Strict%s", srv->token,
+		         over_tls(c) ? "; Secure" : "");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+	}
+	if (r->retry_after_s) {
+		snprintf(retry, sizeof(retry), "%u", r->retry_after_s);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
 	}
 	ret = MHD_queue_response(c, r->status, resp);
 	MHD_destroy_response(resp);
@@ -240,14 +262,131 @@ static enum MHD_Result send_live(web_server_t *srv, struct MHD_Connection *c, in
 	return ret;
 }
 
+/* ---- the header deadline ----
+   libmicrohttpd's timeout is an idle one: a client sending a header line
+   every few seconds kept its connection for ever (issue 26: 128 such
+   connections held every slot).  Each connection gets a deadline for its
+   request's line and headers, from its start or its previous answer; the
+   watchdog shuts down (never closes: the fd is libmicrohttpd's) the socket
+   of one past it, and libmicrohttpd then ends the connection as closed by
+   the client.  The list is under srv->lock and an entry leaves it at
+   MHD_CONNECTION_NOTIFY_CLOSED, before libmicrohttpd closes the fd, so
+   the fd shut down is always still this connection's. */
+static struct web_conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/* Its headers came: the request is being answered (the budget bounds it). */
+static void conn_busy(web_server_t *srv, struct MHD_Connection *c)
+{
+	struct web_conn *wc = conn_of(c);
+
+	pthread_mutex_lock(&srv->lock);
+	if (wc)
+		wc->busy = true;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req, enum MHD_RequestTerminationCode toe)
+{
+	web_server_t *srv = cls;
+	struct web_conn *wc = conn_of(c);
+
+	(void)req, (void)toe;
+	pthread_mutex_lock(&srv->lock);
+	if (wc) {
+		/* kept alive: the next request's headers are due in time too */
+		wc->busy = false;
+		wc->deadline_ns = basic_mono_ns() + (int64_t)srv->cfg.header_timeout_s * BASIC_NS_PER_SEC;
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode toe)
+{
+	web_server_t *srv = cls;
+	struct web_conn *wc = *ctx;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		wc = calloc(1, sizeof(*wc));
+		if (!wc || !i) {
+			/* not watched: it still has the idle timeout */
+			free(wc);
+			return;
+		}
+		wc->fd = i->connect_fd;
+		wc->deadline_ns = basic_mono_ns() + (int64_t)srv->cfg.header_timeout_s * BASIC_NS_PER_SEC;
+		pthread_mutex_lock(&srv->lock);
+		wc->next = srv->conns;
+		if (srv->conns)
+			srv->conns->prev = wc;
+		srv->conns = wc;
+		pthread_mutex_unlock(&srv->lock);
+		*ctx = wc;
+		return;
+	}
+	if (!wc)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	if (wc->prev)
+		wc->prev->next = wc->next;
+	else
+		srv->conns = wc->next;
+	if (wc->next)
+		wc->next->prev = wc->prev;
+	pthread_mutex_unlock(&srv->lock);
+	free(wc);
+	*ctx = NULL;
+}
+
+static void *watchdog(void *arg)
+{
+	web_server_t *srv = arg;
+
+	pthread_mutex_lock(&srv->lock);
+	while (!atomic_load(&srv->stopping)) {
+		int64_t now = basic_mono_ns();
+		struct timespec until = basic_ns_to_ts(now + BASIC_NS_PER_SEC / 2);
+
+		for (struct web_conn *wc = srv->conns; wc; wc = wc->next)
+			if (!wc->busy && wc->fd >= 0 && now > wc->deadline_ns) {
+				shutdown(wc->fd, SHUT_RDWR);
+				/* once: libmicrohttpd closes it soon */
+				wc->fd = -1;
+				srv->st.slow_closed++;
+			}
+		pthread_cond_timedwait(&srv->wake, &srv->lock, &until);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_len, void **req)
 {
 	web_server_t *srv = cls;
-	struct web_reply r = { .status = 200, .type = "application/json" };
+	struct web_reply r = { .status = 200, .type = "application/json",
+	                       .deadline_ns = basic_mono_ns() + (int64_t)srv->cfg.timeout_ms * BASIC_NS_PER_MS };
 	const struct web_asset *a;
+	const char *host;
 	int auth;
 
+	conn_busy(srv, c);
+	/* Without a token, only a page this server's own address or
+	   localhost names may ask (DNS rebinding: a hostile site's name made
+	   to resolve to 127.0.0.1 sends its own name as Host). */
+	host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	if (!srv->token && (!host || (strcasecmp(host, srv->host_ok[0]) && strcasecmp(host, srv->host_ok[1]) &&
+	                              strcasecmp(host, srv->host_ok[2])))) {
+		web_reply_error(&r, MHD_HTTP_MISDIRECTED_REQUEST, "Host", "Host '%.100s': this server answers %s, %s or %s only",
+		                host ? host : "", srv->host_ok[0], srv->host_ok[2], srv->host_ok[1]);
+		return send_reply(srv, c, &r, 0);
+	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		web_reply_error(&r, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "%s: the dashboard is read-only (GET only)", method);
 		return send_reply(srv, c, &r, 0);
@@ -317,8 +456,26 @@ static int copy_cfg(web_server_t *srv, const struct web_cfg *cfg)
 	srv->cfg.timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 5000;
 	srv->cfg.offline_after_s = cfg->offline_after_s ? cfg->offline_after_s : 60;
 	srv->cfg.stale_after_s = cfg->stale_after_s ? cfg->stale_after_s : 30;
+	srv->cfg.per_address = cfg->per_address ? cfg->per_address : 16;
+	srv->cfg.header_timeout_s = cfg->header_timeout_s ? cfg->header_timeout_s : 10;
+	if (srv->cfg.per_address > WEB_CONN_MAX)
+		srv->cfg.per_address = WEB_CONN_MAX;
 	srv->idle = calloc(srv->cfg.pool, sizeof(*srv->idle));
 	return srv->idle ? event_names(srv) : -ENOMEM;
+}
+
+/* The Host headers a token-less server answers: its listen address and
+   localhost, each with the port. */
+static void host_names(web_server_t *srv)
+{
+	char host[256], port[8];
+
+	if (split_listen(srv->listen, host, sizeof(host), port, sizeof(port)) < 0)
+		host[0] = '\0';
+	snprintf(srv->host_ok[0], sizeof(srv->host_ok[0]), strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, srv->port);
+	snprintf(srv->host_ok[1], sizeof(srv->host_ok[1]), "localhost:%u", srv->port);
+	snprintf(srv->host_ok[2], sizeof(srv->host_ok[2]), strchr(srv->bound, ':') ? "[%s]:%u" : "%s:%u", srv->bound,
+	         srv->port);
 }
 
 static int start(web_server_t *srv, char *err, size_t err_len)
@@ -334,14 +491,26 @@ static int start(web_server_t *srv, char *err, size_t err_len)
 	c = web_db_connect(srv, err, err_len);
 	if (!c)
 		return -ECONNREFUSED;
-	web_pool_put(srv, c, true);
+	web_pool_put(srv, c, false, true);
 	srv->nopen = 1;
 	r = open_listener(srv);
 	if (r < 0)
 		return snprintf(err, err_len, "--listen %s: %s", srv->listen, strerror(-r)), r;
+	host_names(srv);
+	if (pthread_create(&srv->watchdog, NULL, watchdog, srv))
+		return snprintf(err, err_len, "no thread for the header timeout"), -ENOMEM;
+	srv->watchdog_on = true;
+	/* one address may hold per_address of the WEB_CONN_MAX connections
+	   (a slow client cannot take every slot); a connection idle for the
+	   header timeout (and 30 s at most) is closed by libmicrohttpd, one
+	   that trickles its headers by the watchdog */
 	srv->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 	                            on_request, srv, MHD_OPTION_LISTEN_SOCKET, srv->fd,
-	                            MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+	                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONN_MAX,
+	                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->cfg.per_address,
+	                            MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+	                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+	                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 	if (!srv->mhd)
 		return snprintf(err, err_len, "libmicrohttpd did not start"), -ENOMEM;
 	/* MHD_stop_daemon() closes it */
@@ -362,7 +531,13 @@ int web_server_new(const struct web_cfg *cfg, char *ret_error, size_t error_len,
 		return -ENOMEM;
 	srv->fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
-	pthread_cond_init(&srv->freed, NULL);
+	/* the pool's wait ends at a CLOCK_MONOTONIC deadline (basic_mono_ns) */
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv->freed, &ca);
+	pthread_cond_init(&srv->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	r = copy_cfg(srv, cfg);
 	if (r == 0)
 		r = web_dbc_open(srv, cfg, err, sizeof(err));
@@ -398,11 +573,18 @@ web_server_t *web_server_free(web_server_t *srv)
 	atomic_store(&srv->stopping, true);
 	if (srv->mhd)
 		MHD_stop_daemon(srv->mhd);
+	if (srv->watchdog_on) {
+		pthread_mutex_lock(&srv->lock);
+		pthread_cond_signal(&srv->wake);
+		pthread_mutex_unlock(&srv->lock);
+		pthread_join(srv->watchdog, NULL);
+	}
 	if (srv->fd >= 0)
 		close(srv->fd);
 	if (srv->idle)
 		web_pool_close(srv);
 	pthread_cond_destroy(&srv->freed);
+	pthread_cond_destroy(&srv->wake);
 	pthread_mutex_destroy(&srv->lock);
 	web_dbc_close(srv);
 	free(srv->idle);

@@ -46,6 +46,30 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
+bool web_utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = *p < 0x80 ? 1 : utf8_len(p);
+
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+bool web_vehicle_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	/* until the shared rule of basic/ replaces it: the names the door
+	   takes, so "." and ".." (paths) and anything longer never match */
+	return n >= 1 && n <= 63 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n &&
+	       strcmp(s, ".") && strcmp(s, "..");
+}
+
 int web_json_string(const char *s, char *buf, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -11,10 +11,21 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "basic/clock.h"
 
 #include "web/web.h"
 
 #define WEB_LIVE_MAX 32          /* SSE streams at once (each holds a connection to the database) */
+
+/* One client connection, for the header deadline (server.c). */
+struct web_conn {
+	struct web_conn *prev, *next;
+	int fd;
+	bool busy;                   /* a request is being answered: its headers came */
+	int64_t deadline_ns;         /* CLOCK_MONOTONIC: the next request's headers due */
+};
 
 struct web_server {
 	struct web_cfg cfg;          /* the strings point into the copies below */
@@ -32,6 +43,14 @@ struct web_server {
 	char *event_names;           /* a text[] literal: '{NAME0,NAME1,...}' by code */
 	struct web_dbc *dbcs;        /* the ground DBC files by bus (frames.c), read-only once started */
 	unsigned ndbc;
+	char bound[64];              /* the address listened on, numeric */
+	char host_ok[3][300];        /* the Host headers a token-less server accepts (DNS rebinding):
+	                                the listen host as given, localhost, the bound address; with the port */
+	struct web_conn *conns;      /* every open connection (lock) */
+	pthread_t watchdog;          /* closes connections past their header deadline */
+	bool watchdog_on;
+	pthread_cond_t wake;         /* the watchdog's sleep, cut short by stopping */
+	unsigned heavy_now;          /* pooled connections held by heavy requests */
 };
 
 /* What a handler answers: a status and a body it allocated (malloc). */
@@ -40,20 +59,39 @@ struct web_reply {
 	char *body;
 	size_t len;
 	const char *type;
+	int64_t deadline_ns;         /* the request's budget ends (basic_mono_ns()): pool wait included */
+	bool heavy;                  /* may scan many rows: never the pool's last connection */
+	unsigned retry_after_s;      /* a 503 for a busy pool: Retry-After */
 };
 
 /* A connection to the database for read-only work with the statement
    budget: pooled (web_pool_get/put) or of its own (SSE, the start's
    check).  NULL with err set when the database cannot be reached. */
 PGconn *web_db_connect(const web_server_t *srv, char *err, size_t err_len);
-PGconn *web_pool_get(web_server_t *srv, char *err, size_t err_len);
+/* web_pool_get waits for a free connection until deadline_ns
+   (CLOCK_MONOTONIC, the request's budget): NULL with err "busy" and *busy set when none
+   came free by then.  A heavy request may not take the pool's last
+   connection, so cheap ones (the overview) never queue behind heavy ones. */
+PGconn *web_pool_get(web_server_t *srv, bool heavy, int64_t deadline_ns, bool *busy, char *err, size_t err_len);
 /* Back to the pool; a connection that failed (ok false) is closed. */
-void web_pool_put(web_server_t *srv, PGconn *conn, bool ok);
+void web_pool_put(web_server_t *srv, PGconn *conn, bool heavy, bool ok);
 void web_pool_close(web_server_t *srv);
+/* The statement timeout of conn for what is left of the request's budget
+   (until deadline_ns) after the wait for it (the session's default is the
+   whole budget): 1 when set (web_pool_budget_reset() after the query), 0
+   when the whole budget is left, -1 when it is spent. */
+int web_pool_budget(const web_server_t *srv, PGconn *conn, int64_t deadline_ns);
+void web_pool_budget_reset(PGconn *conn);
 
 /* r = {"error": ..., "param": param} with status; always returns 0. */
 int web_reply_error(struct web_reply *r, unsigned status, const char *param, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Well-formed UTF-8 (what the database takes as text). */
+bool web_utf8_ok(const char *s);
+/* A vehicle name the ground takes: 1-63 of [A-Za-z0-9._-], not "." or "..";
+   any other name is a 404 (no such vehicle) before any query. */
+bool web_vehicle_name_ok(const char *s);
 
 /* s as a JSON string (quoted, escaped) into buf: its length, or -ENOSPC. */
 int web_json_string(const char *s, char *buf, size_t len);
@@ -72,8 +110,9 @@ void web_dbc_close(web_server_t *srv);
 /* The frames /api/frames answers with vals (its $1-$6: vehicle, from, to,
    id, bus, limit) on buses with a DBC, decoded: a JSON array of
    {"tus", "seq", "d": [{"name", "value", "unit", "quality", "label"}]} in
-   *ret_json (to free).  0, -ECONNREFUSED, -EIO, -ENOMEM. */
-int web_frames_decode(web_server_t *srv, const char *const *vals, char **ret_json);
+   *ret_json (to free).  0, -EBUSY (no connection within req's budget),
+   -ECONNREFUSED, -EIO, -ENOMEM. */
+int web_frames_decode(web_server_t *srv, const struct web_reply *req, const char *const *vals, char **ret_json);
 /* Parse a time: epoch seconds ("1733232000.5") or ISO 8601 UTC
    ("2026-12-03T19:00:00Z", fraction optional).  0, or -EINVAL. */
 int web_parse_time(const char *s, double *ret_t);

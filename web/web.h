@@ -30,7 +30,15 @@ struct web_cfg {
 	const char *const *dbc;    /* "BUS=FILE": /api/frames decodes the frames of bus index BUS
 	                              with the DBC FILE too (web/frames.c) */
 	unsigned ndbc;             /* at most WEB_DBC_MAX */
+	unsigned per_address;      /* connections from one client address at most; 0 = 16
+	                              (behind a reverse proxy every client is its address:
+	                              the proxy limits per client, see README) */
+	unsigned header_timeout_s; /* a request's line and headers must have come within this
+	                              (from the connection's start or the previous answer),
+	                              however steadily they trickle in; 0 = 10 */
 };
+#define WEB_CONN_MAX 128           /* connections at once, all addresses */
+#define WEB_TOKEN_MAX 255          /* characters in a token (a longer token file is refused) */
 #define WEB_DBC_MAX 16
 
 struct web_stats {
@@ -41,6 +49,9 @@ struct web_stats {
 	uint64_t live_clients;     /* SSE streams opened */
 	uint64_t live_refused;     /* SSE streams refused (too many) */
 	uint64_t live_messages;    /* SSE messages sent */
+	uint64_t live_bad_names;   /* notifications left out: a vehicle name outside the rule */
+	uint64_t slow_closed;      /* connections closed: no whole request within the header timeout */
+	uint64_t busy;             /* 503: no database connection free within the request's budget */
 	char last_error[256];      /* the last 5xx, in libpq's words */
 };
 

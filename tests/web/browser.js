@@ -136,7 +136,7 @@ async function chart(page) {
   const zoom = await page.evaluate(() => ({ ...window.railmon.chart, fetches: window.railmon.fetches }));
   check(zoom.to - zoom.from < (st.to - st.from) / 5, 'zoomed in', zoom);
   // two channels on separate axes, with the events of the range
-  await open(page, `#/chart?vehicle=emu1&ch=speed,line_voltage&from=${c.event_t - 1800}&to=${c.event_t + 60}&axes=separate`, 'chart');
+  await open(page, `#/chart?vehicle=emu1&ch=speed&ch=line_voltage&from=${c.event_t - 1800}&to=${c.event_t + 60}&axes=separate`, 'chart');
   const two = await page.evaluate(() => ({ ...window.railmon.chart, scales: Object.keys(window.railmon.plot.scales) }));
   check(two.points.length === 2 && two.scales.includes('y0') && two.scales.includes('y1') && two.events === 1,
         'two channels on their own axes, the event listed', two);

@@ -2,7 +2,8 @@
 /*
  * test-web-unit.c - web/'s functions without a server or a database:
  * bad arguments, which --listen addresses count as loopback, the time
- * parameter's forms and bounds, the JSON string escaping, and that the
+ * parameter's forms and bounds, the JSON string escaping, the vehicle-name
+ * rule and the UTF-8 check, and that the
  * dashboard's files are compiled in with their types.
  */
 #include <errno.h>
@@ -78,6 +79,27 @@ static void test_json(void)
 	CHECK(web_json_string("0123456789", out, 8) == -ENOSPC);
 }
 
+/* The vehicle-name rule at its limits, and the UTF-8 check behind the
+   400 for a parameter PostgreSQL would refuse. */
+static void test_names(void)
+{
+	char n[80];
+
+	memset(n, 'x', sizeof(n));
+	n[63] = '\0';
+	CHECK(web_vehicle_name_ok(n), "63 characters");
+	n[63] = 'x';
+	n[64] = '\0';
+	CHECK(!web_vehicle_name_ok(n), "64 characters");
+	CHECK(web_vehicle_name_ok("emu-1_a.b") && web_vehicle_name_ok("a") && web_vehicle_name_ok("..."));
+	CHECK(!web_vehicle_name_ok("") && !web_vehicle_name_ok(".") && !web_vehicle_name_ok(".."));
+	CHECK(!web_vehicle_name_ok("a/b") && !web_vehicle_name_ok("a b") && !web_vehicle_name_ok("a,b") &&
+	      !web_vehicle_name_ok("caf\xc3\xa9") && !web_vehicle_name_ok("a+b"));
+	CHECK(web_utf8_ok("") && web_utf8_ok("caf\xc3\xa9") && web_utf8_ok("\xf0\x9f\x9a\x86"));
+	CHECK(!web_utf8_ok("\xff") && !web_utf8_ok("\xc3") && !web_utf8_ok("\xc0\xaf"), "a lone byte, a cut or overlong form");
+	CHECK(!web_utf8_ok("\xed\xa0\x80") && !web_utf8_ok("\xf4\x90\x80\x80"), "a surrogate, past U+10FFFF");
+}
+
 static void test_assets(void)
 {
 	const char *want[] = { "/index.html", "/app.js", "/style.css", "/uPlot.iife.min.js", "/uPlot.min.css" };
@@ -99,6 +121,7 @@ int main(void)
 	test_loopback();
 	test_time();
 	test_json();
+	test_names();
 	test_assets();
 	return 0;
 }

@@ -151,7 +151,9 @@ async function pageVehicle(name) {
   view.innerHTML = `<h2>${esc(name)} <span id="vstate"></span></h2><p><a href="#/chart?vehicle=${encodeURIComponent(name)}">chart</a> ·
     <a href="#/frames?vehicle=${encodeURIComponent(name)}">CAN frames</a></p><div id="health"></div><div id="buses"></div>`;
   const draw = async () => {
-    const d = await api(`/api/vehicle/${encodeURIComponent(name)}/channels`);
+    /* the name in the query: in a path, fetch() would resolve a vehicle
+       named '..' or '.' away (/api/vehicle/../channels is /api/channels) */
+    const d = await api(`/api/vehicle?vehicle=${encodeURIComponent(name)}`);
     $('#vstate').innerHTML = d.status ? `<span class="state ${d.status.state}">${d.status.state}</span>
       <small>since ${esc(fmtTime(d.status.since))}</small>` : '';
     $('#health').innerHTML = d.health ? `<h3>Health</h3><table id="health-parts"><thead><tr><th>Part</th><th>Kind</th><th>State</th>
@@ -172,7 +174,9 @@ async function pageVehicle(name) {
         <td><a href="#/chart?vehicle=${encodeURIComponent(name)}&ch=${encodeURIComponent(c.name)}">${esc(c.name)}</a></td>
         <td class="num value">${fmtVal(c.value)}</td><td class="label">${esc(c.label ?? '')}</td><td>${esc(c.unit)}</td><td class="age">${fmtAge(c.age_s)}</td>
         <td><canvas class="spark" width="120" height="24"></canvas></td><td><code>${esc(c.source)}</code></td></tr>`).join('')}
-      </tbody></table>`).join('');
+      </tbody></table>`).join('')
+      /* the answer is bounded (limit): say so rather than look complete */
+      + (d.truncated ? `<p class="note" id="truncated">the first ${d.limit} channels only (by bus and name): the chart's search finds the others</p>` : '');
     for (const c of d.channels)
       spark($(`tr[data-channel="${CSS.escape(c.name)}"] canvas`), c.spark);
     window.railmon.updates++;
@@ -213,7 +217,8 @@ function labeller(table) {
 async function pageChart(q) {
   const now = Date.now() / 1000;
   const st = {
-    vehicle: q.get('vehicle') || '', chs: (q.get('ch') || '').split(',').filter(Boolean),
+    /* one ch parameter per channel: a channel's name may hold a comma */
+    vehicle: q.get('vehicle') || '', chs: q.getAll('ch').filter(Boolean),
     to: +q.get('to') || now, from: +q.get('from') || now - 3600, live: !q.get('to'), axes: q.get('axes') || 'shared',
     events: [],
   };
@@ -232,7 +237,17 @@ async function pageChart(q) {
   const search = async () => {
     const qs = new URLSearchParams({ q: $('#search').value, limit: '50' });
     const mine = ++searches;
-    const list = await api('/api/channels?' + qs);
+    let list;
+    try {
+      list = await api('/api/channels?' + qs);
+    } catch (e) {
+      /* a search that fails (a 503 when the dictionaries are huge) is
+         said in its list; the chart itself still loads */
+      if (mine !== searches) return;
+      $('#results').innerHTML = `<p class="error search">search: ${esc(e.message)}</p>`;
+      $('#results').dataset.q = qs.get('q');
+      return;
+    }
     /* typing sends one search per key: an older answer that comes last must not win */
     if (mine !== searches) return;
     $('#results').innerHTML = list.map(c => {
@@ -265,7 +280,8 @@ async function pageChart(q) {
   async function load() {
     if (st.live) { const s = st.to - st.from; st.to = Date.now() / 1000; st.from = st.to - s; }
     $('#from').value = toLocal(st.from); $('#to').value = toLocal(st.to);
-    const h = new URLSearchParams({ vehicle: st.vehicle, ch: st.chs.join(','), from: st.from.toFixed(3), axes: st.axes });
+    const h = new URLSearchParams({ vehicle: st.vehicle, from: st.from.toFixed(3), axes: st.axes });
+    for (const c of st.chs) h.append('ch', c);
     if (!st.live) h.set('to', st.to.toFixed(3));
     history.replaceState(null, '', '#/chart?' + h);
     if (!st.vehicle || !st.chs.length) { $('#info').textContent = 'pick channels'; document.body.dataset.ready = 'chart'; return; }
@@ -314,7 +330,7 @@ async function pageChart(q) {
     }, { passive: false });
     window.railmon.chart = { points: series.map(s => s.t.length), sources: series.map(s => s.source), rows: series.map(s => s.rows),
                              bucket_s: series.map(s => s.bucket_s), events: st.events.length, from: st.from, to: st.to,
-                             max: series.map(s => Math.max(...s.max)), px };
+                             max: series.map(s => Math.max(...s.max)), names: series.map(s => s.name), px };
     window.railmon.updates++;
     $('#info').textContent = series.map(s => `${s.name}: ${s.t.length} columns from ${s.rows} samples (${s.source}, ${s.bucket_s.toPrecision(3)} s each)`).join('; ')
       + (st.events.length ? `; ${st.events.length} events` : '');
