@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/name.h"
 #include "web/web-private.h"
 
 #define WEB_PX_MAX 5000          /* pixel columns a series may ask for */
@@ -91,14 +92,14 @@ static int need(struct MHD_Connection *c, struct web_reply *r, const char *name,
 }
 
 /* The vehicle parameter (required or not): 0, or r set to a 404 for a
-   name the ground cannot have (web_vehicle_name_ok). */
+   name the ground cannot have (basic_vehicle_name_ok). */
 static int vehicle_arg(struct MHD_Connection *c, struct web_reply *r, bool required, const char **ret)
 {
 	if (required && need(c, r, "vehicle", ret) < 0)
 		return -EINVAL;
 	*ret = arg(c, "vehicle");
-	if (*ret && !web_vehicle_name_ok(*ret))
-		return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-63 of A-Z a-z 0-9 . _ -)"), -ENOENT;
+	if (*ret && !basic_vehicle_name_ok(*ret))
+		return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-59 of A-Z a-z 0-9 . _ -)"), -ENOENT;
 	return 0;
 }
 
@@ -358,8 +359,8 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 	if (only(c, r, (const char *const[]){ "vehicle", "limit", NULL }) < 0 ||
 	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 1000, &limit) < 0)
 		return 0;
-	if (!web_utf8_ok(vehicle) || !web_vehicle_name_ok(vehicle))
-		return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-63 of A-Z a-z 0-9 . _ -)");
+	if (!web_utf8_ok(vehicle) || !basic_vehicle_name_ok(vehicle))
+		return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-59 of A-Z a-z 0-9 . _ -)");
 	snprintf(stale, sizeof(stale), "%u", srv->cfg.stale_after_s);
 	snprintf(lim, sizeof(lim), "%ld", limit);
 	r->heavy = true;
@@ -610,7 +611,7 @@ int web_api(web_server_t *srv, struct MHD_Connection *c, const char *url, struct
 
 		/* longer than any name the ground takes: the same JSON 404 */
 		if (vl >= sizeof(vehicle))
-			return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-63 of A-Z a-z 0-9 . _ -)");
+			return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-59 of A-Z a-z 0-9 . _ -)");
 		memcpy(vehicle, url + sizeof(prefix) - 1, vl);
 		vehicle[vl] = '\0';
 		return api_channels_of(srv, c, r, vehicle);

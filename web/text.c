@@ -60,16 +60,6 @@ bool web_utf8_ok(const char *s)
 	return true;
 }
 
-bool web_vehicle_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	/* until the shared rule of basic/ replaces it: the names the door
-	   takes, so "." and ".." (paths) and anything longer never match */
-	return n >= 1 && n <= 63 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n &&
-	       strcmp(s, ".") && strcmp(s, "..");
-}
-
 int web_json_string(const char *s, char *buf, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;

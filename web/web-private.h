@@ -89,9 +89,6 @@ int web_reply_error(struct web_reply *r, unsigned status, const char *param, con
 
 /* Well-formed UTF-8 (what the database takes as text). */
 bool web_utf8_ok(const char *s);
-/* A vehicle name the ground takes: 1-63 of [A-Za-z0-9._-], not "." or "..";
-   any other name is a 404 (no such vehicle) before any query. */
-bool web_vehicle_name_ok(const char *s);
 
 /* s as a JSON string (quoted, escaped) into buf: its length, or -ENOSPC. */
 int web_json_string(const char *s, char *buf, size_t len);

@@ -83,18 +83,6 @@ static void test_json(void)
    400 for a parameter PostgreSQL would refuse. */
 static void test_names(void)
 {
-	char n[80];
-
-	memset(n, 'x', sizeof(n));
-	n[63] = '\0';
-	CHECK(web_vehicle_name_ok(n), "63 characters");
-	n[63] = 'x';
-	n[64] = '\0';
-	CHECK(!web_vehicle_name_ok(n), "64 characters");
-	CHECK(web_vehicle_name_ok("emu-1_a.b") && web_vehicle_name_ok("a") && web_vehicle_name_ok("..."));
-	CHECK(!web_vehicle_name_ok("") && !web_vehicle_name_ok(".") && !web_vehicle_name_ok(".."));
-	CHECK(!web_vehicle_name_ok("a/b") && !web_vehicle_name_ok("a b") && !web_vehicle_name_ok("a,b") &&
-	      !web_vehicle_name_ok("caf\xc3\xa9") && !web_vehicle_name_ok("a+b"));
 	CHECK(web_utf8_ok("") && web_utf8_ok("caf\xc3\xa9") && web_utf8_ok("\xf0\x9f\x9a\x86"));
 	CHECK(!web_utf8_ok("\xff") && !web_utf8_ok("\xc3") && !web_utf8_ok("\xc0\xaf"), "a lone byte, a cut or overlong form");
 	CHECK(!web_utf8_ok("\xed\xa0\x80") && !web_utf8_ok("\xf4\x90\x80\x80"), "a surrogate, past U+10FFFF");
