@@ -176,12 +176,12 @@ static void test_resume(void)
 	evd_key_public_of(secret, pub);
 	path(dir, sizeof(dir), "log");
 	CHECK(mkdir(dir, 0755) == 0);
-	CHECK(et_session(&g, false, &t, &seed) == 0);
-	CHECK(et_session(&g, true, &t, &seed) == 0);
+	CHECK(et_session(&g, false, false, &t, &seed) == 0);
+	CHECK(et_session(&g, true, false, &t, &seed) == 0);
 	CHECK(evd_verify_dir(dir, &(struct evd_verify_cfg){ .public_key = pub, .whole = true }, NULL, NULL, &res) == 0);
 	CHECK(res.tail_end > res.tail_first && res.verified_end == res.tail_first && !res.unsealed);
 	/* the next run seals the crash's tail: one chain, nothing unsealed */
-	CHECK(et_session(&g, false, &t, &seed) == 0);
+	CHECK(et_session(&g, false, false, &t, &seed) == 0);
 	CHECK(evd_verify_dir(dir, &(struct evd_verify_cfg){ .public_key = pub, .whole = true }, NULL, NULL, &res) == 0);
 	CHECK(res.tail_end == res.tail_first && !res.unsealed && res.verified_first == 1);
 	printf("resume: a crash's unsealed tail is sealed by the next run: seq 1..%" PRIu64 " verified, %" PRIu64
