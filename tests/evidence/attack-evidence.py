@@ -556,6 +556,22 @@ def main():
     else:
         check(case, False, "the restart log has no records between chains", res)
 
+    # -- 11b. the new chain's first Seal linked to a Seal that is not the
+    #        one before it (re-signed with the vehicle's key)
+    case = "restart Seal linked elsewhere (re-signed, vehicle key)"
+    d = fresh_copy(clean["restart"], base, "relink")
+    rs = records(load(d))
+    fresh = [x for x in seals_of(rs)[1:] if get(x.seal, 8) == genesis(get(x.seal, 3), get(x.seal, 5))]
+    check(case, fresh, "no chain restart in the restart log", (0, "", ""))
+    if fresh:
+        r = fresh[0]
+        r.set_seal(sign(put(r.seal, 10, 2, b2(b"another Seal")), vkey))
+        r.seg.write()
+        res = verify(d, pub)
+        row(case, res)
+        check(case, res[0] == 1 and ("seq %d:" % r.first) in res[2] and "does not follow" in res[2],
+              "a restart linked to another Seal passes", res)
+
     # -- 12. --whole: everything before the chain restart deleted
     case = "--whole, segments before a chain restart deleted"
     d = fresh_copy(clean["restart"], base, "whole")

@@ -265,6 +265,46 @@ static void test_refused_seal(void)
 	puts("refused Seal: the next covers its range again, linked to the one before");
 }
 
+/* Seal v2: each Seal lists its range's Batch digests, which fold from its
+   chain_start to its head; a restart starts at the genesis of its first
+   seq and links to the last Seal the log took (signed: a restart cannot be
+   passed off as the start of the log). */
+static void test_restart_linked(void)
+{
+	struct evd_sealer_cfg cfg = { .vehicle = "V1", .next_seq = 1, .log_id = { 9, 8, 7 } };
+	uint8_t buf[100] = { 1 }, h1[EVD_HASH_LEN], g[EVD_HASH_LEN], h[EVD_HASH_LEN], d[3][EVD_HASH_LEN];
+	struct rec_seal s1, s2;
+	evd_sealer_t *s;
+
+	CHECK(evd_sealer_new(&cfg, &s) == 0);
+	evd_sealer_add(s, 1, 5, buf, sizeof(buf));
+	buf[0] = 2;
+	evd_sealer_add(s, 6, 5, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 11, 1, &s1) == 0 && s1.version == REC_SEAL_VERSION && s1.ndigests == 2);
+	buf[0] = 1;
+	evd_digest(buf, sizeof(buf), d[0]);
+	buf[0] = 2;
+	evd_digest(buf, sizeof(buf), d[1]);
+	CHECK(!memcmp(s1.digests, d[0], EVD_HASH_LEN) && !memcmp(s1.digests + EVD_HASH_LEN, d[1], EVD_HASH_LEN));
+	memcpy(h, s1.chain_start, EVD_HASH_LEN);
+	evd_chain_step(h, d[0]);
+	evd_chain_step(h, d[1]);
+	CHECK(!memcmp(h, s1.chain_head, EVD_HASH_LEN));
+	evd_sealer_add(s, 11, 1, buf, 10); /* s1's Batch, taken */
+	evd_seal_hash(&s1, h1);
+	evd_sealer_add(s, 12, 5, buf, sizeof(buf)); /* then lost by the log */
+	CHECK(evd_sealer_restart(s, 17) == 0);
+	buf[0] = 3;
+	evd_sealer_add(s, 17, 4, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 21, 2, &s2) == 0);
+	evd_chain_genesis(cfg.log_id, 17, g);
+	evd_digest(buf, sizeof(buf), d[2]);
+	CHECK(s2.first_seq == 17 && !memcmp(s2.chain_start, g, EVD_HASH_LEN) && !memcmp(s2.prev_seal, h1, EVD_HASH_LEN));
+	CHECK(s2.ndigests == 1 && !memcmp(s2.digests, d[2], EVD_HASH_LEN));
+	evd_sealer_free(s);
+	puts("Seal v2: digest list folds to the head; a restart starts at its genesis, linked to the Seal before");
+}
+
 static void test_bad_args(void)
 {
 	struct evd_result res;
@@ -296,6 +336,7 @@ int main(void)
 	test_resume();
 	test_threaded();
 	test_refused_seal();
+	test_restart_linked();
 	test_bad_args();
 	tu_rm_rf(base);
 	free(base);
