@@ -374,6 +374,16 @@ def main():
         st = run("stat", "--data", d)
         check(case + " (stat)", st[0] == 1 and os.path.basename(name) in st[2] and os.path.basename(a.path) in st[2],
               "stat does not name both files", st)
+        # replay sends every CAN frame once: as many as the clean log's
+        board = os.path.join(base, "replay.ini")
+        open(board, "w").write("[board]\nvehicle = X\n[can vehicle]\ndriver = trace\nfile = /dev/null\n")
+        out = os.path.join(base, "replayed-" + how)
+        rp = run("replay", d, "--board", board, "--data", out)
+        n_rp = len(run("export", "--data", out, "--kind", "can", "--format", "csv")[1].splitlines())
+        n_clean = len(run("export", "--data", clean["plain"], "--kind", "can", "--format", "csv")[1].splitlines())
+        check(case + " (replay)", rp[0] == 1 and os.path.basename(name) in rp[2] and os.path.basename(a.path) in rp[2]
+              and n_rp == n_clean, "replay does not name both files or sends a frame twice (%d, clean %d)" %
+              (n_rp, n_clean), rp)
 
     # -- 2. the same frame twice inside one segment
     case = "a Batch repeated inside one segment"
