@@ -628,6 +628,19 @@ def main():
     check(case, res[0] == 1 and os.path.basename(s0.path) in res[2] and "00000000000000000000.seg" not in res[2] and
           "not tampering" not in res[1] and "not yet sealed" not in res[1], "no-Seal message", res)
 
+    # -- 15. a log of railmon before Seal v2 (version 1 Seals), written by
+    #        79186e9's sink (gen-evidence-log "small": 2 runs, 120 items, 2 KiB
+    #        segments, seed 7): readable, verifiable, and said to be old
+    case = "old-format log (Seal v1), --whole"
+    old = os.path.join(os.path.dirname(os.path.abspath(__file__)), "v1-seal-log")
+    res = verify(old, old + ".pub", whole=True)
+    row(case, res)
+    ex = run("export", "--data", old, "--order", "seq", "--format", "csv")
+    seqs = [line.split(",")[2] for line in ex[1].splitlines()[1:]]
+    check(case, res[0] == 0 and "verified: seq 1..273\n" in res[1] and "old format: 28 Seals of version 1" in res[1] and
+          ex[0] == 0 and len(seqs) == len(set(seqs)) and int(seqs[-1]) == 273, "an old log is not read as before",
+          (res[0] | ex[0], res[1] + ex[2], res[2]))
+
     shutil.rmtree(base)
     if REPORT:
         for c, rc, first in ROWS:

@@ -7,6 +7,8 @@
  *
  * gen-evidence-log DIR SECRET_KEY_FILE SHAPE SEED
  *   SHAPE plain:   3 runs, every one closed with its Seal
+ *   SHAPE small:   2 runs of 120 items in 2 KiB segments (v1-seal-log was
+ *                  made so, by the sink of before Seal v2)
  *   SHAPE restart: 4 runs; the 2nd ends without its Seal (a crash), the 3rd
  *                  starts a new chain (a writer that found no Seal to take
  *                  up), so the 2nd run's last records lie between chains
@@ -25,7 +27,7 @@ int main(int argc, char **argv)
 	size_t n;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: gen-evidence-log DIR SECRET_KEY_FILE plain|restart SEED\n");
+		fprintf(stderr, "usage: gen-evidence-log DIR SECRET_KEY_FILE plain|small|restart SEED\n");
 		return 2;
 	}
 	CHECK(evd_key_load_secret(argv[2], secret) == 0, "%s", argv[2]);
@@ -36,6 +38,10 @@ int main(int argc, char **argv)
 	g.items = 1200;
 	if (!strcmp(argv[3], "plain")) {
 		g.sessions = 3;
+	} else if (!strcmp(argv[3], "small")) {
+		g.sessions = 2;
+		g.items = 120;
+		g.segment_bytes = 2048;
 	} else if (!strcmp(argv[3], "restart")) {
 		g.sessions = 4;
 		g.crash_session = 2;
