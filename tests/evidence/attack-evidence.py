@@ -355,22 +355,26 @@ def main():
             r = Rec(a, a.frames.index([x for x in a.frames if x["first"] == f["first"]][0]))
             fl = put(r.batch, 6, 0, zz(unzz(get(r.batch, 6, 0)) + 7))
             f["payload"] = encode(fl)
-        forged.frames = [f, dict(off=0, first=f["first"] + f["count"], count=0, flags=F_SEAL, t0=f["t0"], t1=f["t1"],
-                                 payload=b"")]
+        # the rest of the segment too, its SEAL frame included: the copy
+        # ends where the next segment starts, so no seq is missing
+        k = [i for i, x in enumerate(a.frames) if x["first"] == f["first"]][0]
+        forged.frames = [f] + [dict(x) for x in a.frames[k + 1:]]
         name = os.path.join(d, "%020d.seg" % f["first"])
         assert os.path.basename(name) not in os.listdir(d) and name > a.path
         forged.write(name)
-        rep = (f["first"], f["first"] + f["count"] - 1)
+        rep = (f["first"], forged.frames[-1]["first"] - 1)
         res = verify(d, pub, whole=True)
         row(case, res)
         both = os.path.basename(a.path) in res[2] and os.path.basename(name) in res[2]
-        check(case, res[0] == 1 and both and ("seqs %d..%d repeated" % rep) in res[2],
+        check(case, res[0] == 1 and both and ("seqs %d..%d repeated" % (f["first"], f["first"] + f["count"] - 1))
+              in res[2],
               "verify must fail naming both files and seqs %d..%d" % rep, res)
         ex = run("export", "--data", d, "--order", "seq", "--format", "csv")
         seqs = [line.split(",")[2] for line in ex[1].splitlines()[1:]]
         check(case + " (export)", ex[0] == 1 and len(seqs) == len(set(seqs)) and
               os.path.basename(name) in ex[2] and os.path.basename(a.path) in ex[2] and
-              ("repeats records %d..%d" % rep) in ex[2], "export prints a seq twice or does not name both", ex)
+              ("repeats records %d..%d" % (f["first"], f["first"] + f["count"] - 1)) in ex[2],
+              "export prints a seq twice or does not name both", ex)
         st = run("stat", "--data", d)
         check(case + " (stat)", st[0] == 1 and os.path.basename(name) in st[2] and os.path.basename(a.path) in st[2],
               "stat does not name both files", st)
