@@ -211,7 +211,8 @@ enum evd_range_kind {
 	EVD_RANGE_HEAD,       /* before the first Seal's range (retention deleted
 	                         the Seal that covered them) */
 	EVD_RANGE_NO_SEAL,    /* the log has no Seal at all */
-	EVD_RANGE_DAMAGED,    /* unreadable, repeated or malformed records */
+	EVD_RANGE_DAMAGED,    /* unreadable, missing (a segment deleted), repeated
+	                         or malformed records */
 	EVD_RANGE_CHANGED,    /* proven changed: do not match their Seal (a Batch
 	                         whose digest the Seal does not list, a Batch the
 	                         Seal lists that is gone, a Seal Batch whose bytes

@@ -467,8 +467,10 @@ static int on_seal(evd_verifier_t *v, const struct stor_rec *rec, const struct r
 			c.found |= problem(v, &p, c.found ? NULL : ret);
 		} else if (complete) {
 			seal_problem(v, &c, EVD_PROBLEM_CHAIN); /* e.g. an empty range */
-		} else {
-			v->res.seals++; /* its range began before the log: retention */
+		} else if (list_ok) {
+			/* its range began before the log (retention): what is
+			   left of it is proven by the list */
+			v->res.seals++;
 			seal_time_seen(v, s->t_ns);
 		}
 	}

@@ -115,7 +115,7 @@ static const char *range_words(enum evd_range_kind k, bool problems)
 	case EVD_RANGE_BETWEEN: return "unproven, between chains: after one chain's last Seal, before the next chain";
 	case EVD_RANGE_HEAD: return "unproven, before the first Seal: the Seal that covered them is not in the log";
 	case EVD_RANGE_NO_SEAL: return "unproven: the log has no Seal";
-	case EVD_RANGE_DAMAGED: return "damaged: unreadable, repeated or malformed";
+	case EVD_RANGE_DAMAGED: return "damaged: unreadable, missing, repeated or malformed";
 	case EVD_RANGE_CHANGED: return "CHANGED: do not match their Seal";
 	case EVD_RANGE_UNPROVEN: return "unproven: their Seal does not verify (signature or link)";
 	case EVD_RANGE_NOT_STORED: return "not stored: no record holds these seqs, and the Seal's chain matches "

@@ -495,7 +495,7 @@ def main():
     res = verify(d, pub)
     row(case, res)
     check(case, res[0] == 1 and not verified_has(res[1], r.first) and
-          any(a <= r.first <= bb for a, bb in ranges(res[1]).get("damaged: unreadable, repeated or malformed", [])),
+          any(a <= r.first <= bb for a, bb in ranges(res[1]).get("damaged: unreadable, missing, repeated or malformed", [])),
           "the damaged seq is inside verified", res)
 
     # -- 8. frame header times forged: verify's times come from sealed content
