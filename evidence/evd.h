@@ -113,13 +113,15 @@ struct evd_sealer_cfg {
  * segments of the log and continues its chain through the records written
  * after it (a crash before the next seal: the next Seal covers them);
  * without one (a new log, or damage after it), a new chain starts at
- * next_seq.  0, -EINVAL, -ENOMEM.
+ * next_seq: its chain_start is the genesis of next_seq, and its prev_seal
+ * the last Seal found before the damage (zero when none was found).
+ * 0, -EINVAL, -ENOMEM.
  */
 int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret_sealer);
 evd_sealer_t *evd_sealer_free(evd_sealer_t *s);
 
 /* true when the last chain of the log was continued; false: a new chain
-   (prev_seal zero) starts at evd_sealer_first(). */
+   (chain_start the genesis of its first seq) starts at evd_sealer_first(). */
 bool evd_sealer_continued(const evd_sealer_t *s);
 uint64_t evd_sealer_first(const evd_sealer_t *s);
 
