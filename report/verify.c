@@ -44,7 +44,11 @@ static const char *fault_words(const struct stor_fault *f)
 
 static void problem_detail(const struct evd_problem *p, char *buf, size_t len)
 {
-	if (p->kind == EVD_PROBLEM_STORAGE && p->fault.kind == STOR_FAULT_REPEATED)
+	if (p->kind == EVD_PROBLEM_STORAGE && p->fault.kind == STOR_FAULT_REPEATED && p->fault.repeat_end > 1 &&
+	    p->fault.repeat_end - 1 == p->fault.lost_first)
+		snprintf(buf, len, "seq %" PRIu64 " repeated: already read from %020" PRIu64 ".seg (a segment copied or "
+		         "forged in); this copy is skipped", p->fault.lost_first, p->fault.other_segment);
+	else if (p->kind == EVD_PROBLEM_STORAGE && p->fault.kind == STOR_FAULT_REPEATED)
 		snprintf(buf, len, "seqs %" PRIu64 "..%" PRIu64 " repeated: already read from %020" PRIu64 ".seg (a "
 		         "segment copied or forged in); this copy is skipped", p->fault.lost_first,
 		         p->fault.repeat_end - 1, p->fault.other_segment);

@@ -321,6 +321,26 @@ def change_t0(r, delta=1000):
     r.set_batch(put(r.batch, 6, 0, zz(unzz(get(r.batch, 6, 0)) + delta)))
 
 
+def packed(b, signed):
+    out, i = [], 0
+    while i < len(b):
+        v, i = varint(b, i)
+        out.append(v)
+    return out
+
+
+def add_can(batch, can_id, data):
+    """One more CAN frame in the Batch's columns (CanFrames, field 8: packed
+    t_delta_ns (sint64), bus, id, flags, len, then the data bytes)."""
+    cf = fields(get(batch, 8, b""))
+    cols = {n: packed(get(cf, n, b""), n == 1) for n in range(1, 6)}
+    for n, v in ((1, zz(0)), (2, 0), (3, can_id), (4, 0), (5, len(data))):
+        cols[n].append(v)
+    cf = [(n, 2, b"".join(enc_varint(v) for v in cols[n])) for n in range(1, 6)]
+    cf.append((6, 2, get(fields(get(batch, 8, b"")), 6, b"") + data))
+    return put(batch, 8, 2, encode(cf))
+
+
 def data_recs(recs):
     return [r for r in recs if r.seal is None]
 
@@ -342,38 +362,49 @@ def main():
         row("clean log (%s), --whole" % shape, res)
         check("clean " + shape, res[0] == 0 and "problem" not in res[2], "a clean log fails", res)
 
-    # -- 1. a segment forged in between two segments, repeating seqs
+    # -- 1. a segment forged in between two segments, repeating seqs: the
+    #       last data Batch before the segment's closing Seal again, ending
+    #       where the next segment starts (no seq missing gives it away)
     for how in ("forged", "verbatim"):
         case = "overlapping segment (%s copy of a Batch)" % how
         d = fresh_copy(clean["plain"], base, "overlap-" + how)
         segs = load(d)
-        a = segs[1]
-        f = dict([x for x in a.frames if x["flags"] == F_DATA and x["first"] > a.first][0])
+        for a in segs[1:-1]:  # a segment that ends in a data Batch, then its Seal
+            data = [i for i, x in enumerate(a.frames) if x["flags"] == F_DATA]
+            bi, si = data[-2], data[-1]
+            if Rec(a, si).seal is not None and Rec(a, bi).seal is None:
+                break
+        assert Rec(a, si).seal is not None and Rec(a, bi).seal is None
+        f = dict(a.frames[bi])
+        end = a.frames[-1]["first"]  # the segment's SEAL frame: where the next one starts
         forged = Seg(a.path)
         forged.set_first(f["first"])
         if how == "forged":
-            r = Rec(a, a.frames.index([x for x in a.frames if x["first"] == f["first"]][0]))
-            fl = put(r.batch, 6, 0, zz(unzz(get(r.batch, 6, 0)) + 7))
-            f["payload"] = encode(fl)
-        # the rest of the segment too, its SEAL frame included: the copy
-        # ends where the next segment starts, so no seq is missing
-        k = [i for i, x in enumerate(a.frames) if x["first"] == f["first"]][0]
-        forged.frames = [f] + [dict(x) for x in a.frames[k + 1:]]
+            # the Batch with one more CAN frame: it covers the Seal's seq too
+            r = Rec(a, bi)
+            f["payload"] = encode(add_can(r.batch, 0x100, bytes.fromhex("DEADBEEF00000001")))
+            f["count"] += 1
+            forged.frames = [f]
+        else:
+            # verbatim, and the Seal's seq as a GAP (readers skip GAPs)
+            forged.frames = [f, dict(off=0, first=f["first"] + f["count"], count=end - f["first"] - f["count"],
+                                     flags=F_GAP, t0=f["t0"], t1=f["t1"], payload=b"")]
+        forged.frames.append(dict(off=0, first=end, count=0, flags=F_SEAL, t0=f["t0"], t1=f["t1"], payload=b""))
         name = os.path.join(d, "%020d.seg" % f["first"])
         assert os.path.basename(name) not in os.listdir(d) and name > a.path
         forged.write(name)
-        rep = (f["first"], forged.frames[-1]["first"] - 1)
+        rep = (f["first"], f["first"] + f["count"] - 1)
         res = verify(d, pub, whole=True)
         row(case, res)
         both = os.path.basename(a.path) in res[2] and os.path.basename(name) in res[2]
-        check(case, res[0] == 1 and both and ("seqs %d..%d repeated" % (f["first"], f["first"] + f["count"] - 1))
-              in res[2],
+        check(case, res[0] == 1 and both and
+              (("seqs %d..%d repeated" % rep) if rep[1] > rep[0] else "seq %d repeated" % rep[0]) in res[2],
               "verify must fail naming both files and seqs %d..%d" % rep, res)
         ex = run("export", "--data", d, "--order", "seq", "--format", "csv")
         seqs = [line.split(",")[2] for line in ex[1].splitlines()[1:]]
         check(case + " (export)", ex[0] == 1 and len(seqs) == len(set(seqs)) and
               os.path.basename(name) in ex[2] and os.path.basename(a.path) in ex[2] and
-              ("repeats records %d..%d" % (f["first"], f["first"] + f["count"] - 1)) in ex[2],
+              (("repeats records %d..%d" % rep) if rep[1] > rep[0] else "repeats record %d" % rep[0]) in ex[2],
               "export prints a seq twice or does not name both", ex)
         st = run("stat", "--data", d)
         check(case + " (stat)", st[0] == 1 and os.path.basename(name) in st[2] and os.path.basename(a.path) in st[2],
