@@ -133,10 +133,12 @@ void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const v
  * lost by the log after it took them (a full disk at the sync, an I/O
  * error), so no Seal could match them.  They stay unsealed, which verify
  * reports as such (between chains).  The new chain's first Seal (v2) has
- * the genesis of next_seq as chain_start and the last Seal the log took
- * as prev_seal: the restart is signed and linked.  0, -EINVAL.
+ * the genesis of next_seq as chain_start and, as prev_seal, the newest
+ * Seal the log took below lost_first, the first seq it lost (the restart
+ * is signed and linked to what the log still holds); lost_first 0 (not
+ * known) or no such Seal among the last few taken: zero.  0, -EINVAL.
  */
-int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq);
+int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq, uint64_t lost_first);
 
 /* Records added since the last Seal (0: nothing to seal). */
 uint64_t evd_sealer_pending(const evd_sealer_t *s);

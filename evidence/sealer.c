@@ -28,6 +28,11 @@
    then named by the whole range). */
 #define SEALER_DIGESTS_MAX 4096
 
+/* Seals the log took, newest last: a restart links to the newest one the
+   log did not lose since (the log loses at most what it took since its
+   last sync: a few Seals at most) */
+#define SEALER_TAKEN_MAX 8
+
 struct evd_sealer {
 	struct rec_seal proto;            /* vehicle, log id, boot id */
 	uint8_t secret[EVD_SECRET_LEN];
@@ -47,6 +52,11 @@ struct evd_sealer {
 	uint32_t ndigests;
 	bool digests_over;
 	uint8_t sealed[SEALER_DIGESTS_MAX][EVD_HASH_LEN];
+	struct {
+		uint64_t seq;                 /* the Seal Batch's seq */
+		uint8_t hash[EVD_HASH_LEN];
+	} taken[SEALER_TAKEN_MAX];
+	unsigned ntaken;
 	/* With a hasher, head and start are its thread's between a push and
 	   the next drain; the rest is the caller's. */
 	struct evd_hasher *hasher;
@@ -85,6 +95,16 @@ static void sealer_genesis(evd_sealer_t *s, uint64_t first_seq)
 	s->digests_over = false;
 }
 
+static void taken_push(evd_sealer_t *s, uint64_t seq, const uint8_t hash[EVD_HASH_LEN])
+{
+	if (s->ntaken == SEALER_TAKEN_MAX) {
+		memmove(s->taken, s->taken + 1, (SEALER_TAKEN_MAX - 1) * sizeof(s->taken[0]));
+		s->ntaken--;
+	}
+	s->taken[s->ntaken].seq = seq;
+	memcpy(s->taken[s->ntaken++].hash, hash, EVD_HASH_LEN);
+}
+
 /* The state after a Seal's own Batch: the next range starts behind it. */
 static void sealer_after_seal(evd_sealer_t *s, const struct rec_seal *seal, const uint8_t d[EVD_HASH_LEN])
 {
@@ -92,6 +112,7 @@ static void sealer_after_seal(evd_sealer_t *s, const struct rec_seal *seal, cons
 	evd_chain_step(s->head, d);
 	memcpy(s->start, s->head, EVD_HASH_LEN);
 	evd_seal_hash(seal, s->prev);
+	taken_push(s, seal->end_seq, s->prev);
 	s->range_first = seal->end_seq + 1;
 	s->pending = 0;
 	s->ndigests = 0;
@@ -228,12 +249,19 @@ int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret)
 	return 0;
 }
 
-int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq)
+int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq, uint64_t lost_first)
 {
 	if (!s || !next_seq)
 		return -EINVAL;
 	if (s->hasher)
 		evd_hasher_drain(s->hasher);
+	/* link to the newest Seal below what the log lost; none known: none */
+	memset(s->prev, 0, EVD_HASH_LEN);
+	for (unsigned i = s->ntaken; lost_first && i-- > 0;)
+		if (s->taken[i].seq < lost_first) {
+			memcpy(s->prev, s->taken[i].hash, EVD_HASH_LEN);
+			break;
+		}
 	sealer_genesis(s, next_seq);
 	s->seal_seq = 0;
 	s->continued = false;
@@ -278,6 +306,7 @@ void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const v
 		s->range_first = first_seq + count;
 		s->pending = 0;
 		memcpy(s->prev, s->prev_next, EVD_HASH_LEN);
+		taken_push(s, first_seq, s->prev);
 	} else {
 		s->pending += count;
 	}

@@ -293,7 +293,8 @@ static void test_restart_linked(void)
 	evd_sealer_add(s, 11, 1, buf, 10); /* s1's Batch, taken */
 	evd_seal_hash(&s1, h1);
 	evd_sealer_add(s, 12, 5, buf, sizeof(buf)); /* then lost by the log */
-	CHECK(evd_sealer_restart(s, 17) == 0);
+	/* lost from 12 on: s1 (seq 11) is the newest Seal the log holds */
+	CHECK(evd_sealer_restart(s, 17, 12) == 0);
 	buf[0] = 3;
 	evd_sealer_add(s, 17, 4, buf, sizeof(buf));
 	CHECK(evd_sealer_seal(s, 21, 2, &s2) == 0);
@@ -301,6 +302,21 @@ static void test_restart_linked(void)
 	evd_digest(buf, sizeof(buf), d[2]);
 	CHECK(s2.first_seq == 17 && !memcmp(s2.chain_start, g, EVD_HASH_LEN) && !memcmp(s2.prev_seal, h1, EVD_HASH_LEN));
 	CHECK(s2.ndigests == 1 && !memcmp(s2.digests, d[2], EVD_HASH_LEN));
+	evd_sealer_add(s, 21, 1, buf, 10); /* s2's Batch, taken */
+	/* lost from 11 on (s1's Batch too, and s2's): linked to no Seal, not to
+	   one the log lost; where the loss began not known: the same */
+	evd_sealer_add(s, 22, 1, buf, sizeof(buf));
+	CHECK(evd_sealer_restart(s, 23, 11) == 0);
+	evd_sealer_add(s, 23, 1, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 24, 4, &s2) == 0 && s2.first_seq == 23);
+	for (int i = 0; i < EVD_HASH_LEN; i++)
+		CHECK(!s2.prev_seal[i]);
+	evd_sealer_add(s, 24, 1, buf, 10);
+	CHECK(evd_sealer_restart(s, 25, 0) == 0);
+	evd_sealer_add(s, 25, 1, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 26, 5, &s2) == 0);
+	for (int i = 0; i < EVD_HASH_LEN; i++)
+		CHECK(!s2.prev_seal[i]);
 	evd_sealer_free(s);
 	puts("Seal v2: digest list folds to the head; a restart starts at its genesis, linked to the Seal before");
 }
