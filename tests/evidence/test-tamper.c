@@ -72,8 +72,8 @@ static void tamper_seal(const char *dir, const struct et_segs *segs, bool resign
 		i = et_rand(seed) % n;
 	while (!fr[i].seal);
 	p = et_payload(dir, segs, &fr[i]);
+	/* (the Seal's digest list points into b: freed after the reseal) */
 	CHECK(rec_batch_decode(p, fr[i].f.len, &b) == 0 && rec_batch_seal(b, &seal) == 0);
-	rec_batch_free(b);
 	/* what a forger wants a Seal to say: another head (for changed
 	   records), or another range */
 	if (et_rand(seed) % 2)
@@ -83,6 +83,7 @@ static void tamper_seal(const char *dir, const struct et_segs *segs, bool resign
 	if (resign)
 		CHECK(evd_seal_sign(&seal, key_b) == 0);
 	len = et_reseal(p, fr[i].f.len, &seal, &np);
+	rec_batch_free(b);
 	fr[i].f.len = (uint32_t)len;
 	et_rewrite(dir, segs->names[fr[i].seg], fr[i].off, &fr[i].f, np);
 	free(np);
