@@ -1025,11 +1025,11 @@ int rec_batch_seal(const rec_batch_t *b, struct rec_seal *ret)
 	    !seal_bytes(&m->chain_head, s.chain_head, REC_SEAL_HASH_LEN) ||
 	    !seal_bytes(&m->prev_seal, s.prev_seal, REC_SEAL_HASH_LEN) ||
 	    (m->signature.len != 0 && m->signature.len != REC_SEAL_SIG_LEN) ||
-	    m->batch_digests.len % REC_SEAL_HASH_LEN || (uint64_t)m->batch_digests.len / REC_SEAL_HASH_LEN > UINT32_MAX ||
-	    (m->version < 2 && m->batch_digests.len))
+	    m->batch_digests.len % REC_SEAL_HASH_LEN || (m->version < 2 && m->batch_digests.len))
 		return -EBADMSG;
 	s.version = m->version;
 	s.digests = m->batch_digests.len ? m->batch_digests.data : NULL;
+	/* a Batch is at most 1 MiB (a frame's limit): the count fits */
 	s.ndigests = (uint32_t)(m->batch_digests.len / REC_SEAL_HASH_LEN);
 	s.is_signed = m->signature.len == REC_SEAL_SIG_LEN;
 	if (s.is_signed)
