@@ -14,13 +14,15 @@ static const char verify_usage[] =
 	"Check a log (a vehicle's, or a ground log of `recv --log`) against its Seals: every\n"
 	"record in a sealed range is as the vehicle wrote it, none removed, added or\n"
 	"reordered, and every Seal is signed by the key (README \"Evidence\").\n"
-	"Exit 0: the sealed seq and time ranges are printed, and what no Seal covers yet\n"
-	"(the unsealed tail). Exit 1: the first problem names its segment file, offset and seq.\n\n"
+	"The log's seqs are printed as ranges in seq order: only 'verified: seq A..B' is proven;\n"
+	"every other range says why not (unsealed tail, between chains, before the first Seal,\n"
+	"damaged, CHANGED, unproven). Times come from sealed content only. Exit 0: no problem\n"
+	"found. Exit 1: each problem names its segment file, offset and seq.\n\n"
 	"  -d, --data DIR      the log directory\n"
 	"  -k, --pubkey FILE   the vehicle's public key (railmon keygen's FILE.pub)\n"
 	"      --unsigned      a board without a key: check the chain only (not authenticated)\n"
-	"      --whole         the log must reach back to its first record (nothing deleted by\n"
-	"                      retention): a missing oldest segment is then a problem\n"
+	"      --whole         the log must start at seq 1 with a chain (nothing deleted by\n"
+	"                      retention, nor up to a chain restart): otherwise a problem\n"
 	"  -h, --help          this text\n";
 
 int board_cmd_verify(int argc, char **argv)

@@ -113,13 +113,15 @@ struct evd_sealer_cfg {
  * segments of the log and continues its chain through the records written
  * after it (a crash before the next seal: the next Seal covers them);
  * without one (a new log, or damage after it), a new chain starts at
- * next_seq.  0, -EINVAL, -ENOMEM.
+ * next_seq: its chain_start is the genesis of next_seq, and its prev_seal
+ * the last Seal found before the damage (zero when none was found).
+ * 0, -EINVAL, -ENOMEM.
  */
 int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret_sealer);
 evd_sealer_t *evd_sealer_free(evd_sealer_t *s);
 
 /* true when the last chain of the log was continued; false: a new chain
-   (prev_seal zero) starts at evd_sealer_first(). */
+   (chain_start the genesis of its first seq) starts at evd_sealer_first(). */
 bool evd_sealer_continued(const evd_sealer_t *s);
 uint64_t evd_sealer_first(const evd_sealer_t *s);
 
@@ -127,12 +129,16 @@ uint64_t evd_sealer_first(const evd_sealer_t *s);
 void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const void *payload, size_t len);
 
 /*
- * Start a new chain at next_seq (prev_seal zero): Batches added since the
- * last Seal were lost by the log after it took them (a full disk at the
- * sync, an I/O error), so no Seal could match them.  They stay unsealed,
- * which verify reports as such.  0, -EINVAL.
+ * Start a new chain at next_seq: Batches added since the last Seal were
+ * lost by the log after it took them (a full disk at the sync, an I/O
+ * error), so no Seal could match them.  They stay unsealed, which verify
+ * reports as such (between chains).  The new chain's first Seal (v2) has
+ * the genesis of next_seq as chain_start and, as prev_seal, the newest
+ * Seal the log took below lost_first, the first seq it lost (the restart
+ * is signed and linked to what the log still holds); lost_first 0 (not
+ * known) or no such Seal among the last few taken: zero.  0, -EINVAL.
  */
-int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq);
+int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq, uint64_t lost_first);
 
 /* Records added since the last Seal (0: nothing to seal). */
 uint64_t evd_sealer_pending(const evd_sealer_t *s);
@@ -155,13 +161,19 @@ enum evd_problem_kind {
 	EVD_PROBLEM_SIGNATURE,   /* a Seal not signed by the key (another key,
 	                            altered), or not signed at all */
 	EVD_PROBLEM_CHAIN,       /* the records of a Seal's range do not hash to
-	                            its chain head: changed, removed, added */
+	                            its chain head: changed, removed, added.  With
+	                            the Seal's digest list (v2) the problem names
+	                            the first Batch that changed (segment, offset,
+	                            its seqs), else the Seal and its range; a Seal
+	                            Batch changed outside its signed Seal is named
+	                            at itself (the next Seal's link shows it) */
 	EVD_PROBLEM_SEAL_LINK,   /* a Seal that does not follow the one before it
 	                            (a seal removed, replaced or moved) */
 	EVD_PROBLEM_NO_SEAL,     /* the log has records but no Seal */
-	EVD_PROBLEM_HEAD,        /* --whole: the first Seal does not start its chain,
-	                            or records of its range are missing (the oldest
-	                            segments deleted) */
+	EVD_PROBLEM_HEAD,        /* --whole: the log does not start at seq 1 (its
+	                            oldest segments deleted, up to a chain restart
+	                            too), or its first Seal does not start a chain
+	                            (its range began before the log) */
 	EVD_PROBLEM_TAIL,        /* bytes after the last good frame of the newest,
 	                            open segment that are no frame: damage, or a
 	                            torn write of a power cut not yet recovered
@@ -177,28 +189,78 @@ struct evd_problem {
 	uint64_t range_first;    /* the seq range concerned, [first, end) */
 	uint64_t range_end;
 	struct stor_fault fault; /* STORAGE: what the reader said */
-	int err;                 /* -errno detail */
+	int err;                 /* -errno detail; CHAIN: 0 the Seal's whole range
+	                            (no digest list: the changed Batch cannot be
+	                            named), -EBADE this Batch is not one the Seal
+	                            lists (changed or added), -ENOENT these seqs
+	                            hold no record but the Seal lists a Batch there
+	                            (removed), -ESTALE this Seal Batch's bytes are
+	                            not those the next Seal's link went through
+	                            (changed outside its signed Seal), -EDOM the
+	                            Seal's range starts inside a Batch */
 };
+
+/*
+ * What verify proves, seq by seq: the log's seqs from its first to its
+ * last fall into ranges of these kinds, in seq order.  Only VERIFIED is
+ * proven (a signed Seal covers it through the chain, or it is a Seal's own
+ * record, whose signature covers its seq, range, head and time); every
+ * other kind is a reason it is not.
+ */
+enum evd_range_kind {
+	EVD_RANGE_VERIFIED = 0,
+	EVD_RANGE_TAIL,       /* after the last Seal: not sealed yet */
+	EVD_RANGE_BETWEEN,    /* between two chains: after the last Seal of one,
+	                         before the range of the next chain's first Seal */
+	EVD_RANGE_HEAD,       /* before the first Seal's range (retention deleted
+	                         the Seal that covered them) */
+	EVD_RANGE_NO_SEAL,    /* the log has no Seal at all */
+	EVD_RANGE_DAMAGED,    /* unreadable, missing (a segment deleted), repeated
+	                         or malformed records */
+	EVD_RANGE_CHANGED,    /* proven changed: do not match their Seal (a Batch
+	                         whose digest the Seal does not list, a Batch the
+	                         Seal lists that is gone, a Seal Batch whose bytes
+	                         the next Seal's link does not match) */
+	EVD_RANGE_UNPROVEN,   /* covered by a Seal that fails: its signature (not
+	                         this key, altered), its link, or its range */
+	EVD_RANGE_NOT_STORED, /* seqs no record holds, inside a Seal whose chain
+	                         matches: the writer dropped them (full disk) */
+	EVD_RANGE_KIND_MAX
+};
+
+struct evd_range {
+	uint64_t first, end;  /* [first, end) */
+	enum evd_range_kind kind;
+};
+
+/* Ranges a result lists (adjacent ones of a kind are merged); more are
+   counted in ranges_omitted, and in seqs[] always. */
+#define EVD_RANGES_MAX 64
 
 struct evd_result {
 	uint64_t records;         /* records read */
 	uint64_t seals;           /* Seals that verified */
-	uint64_t signed_seals;
-	uint64_t verified_first;  /* seq range proven by Seals: [first, end) */
+	uint64_t signed_seals;    /* ... whose signature verified with the key */
+	uint64_t bad_signatures;  /* Seals whose signature did not */
+	uint64_t v1_seals;        /* Seals of format version 1 (before issue 24) */
+	struct evd_range ranges[EVD_RANGES_MAX];
+	size_t nranges;
+	uint64_t ranges_omitted;
+	uint64_t seqs[EVD_RANGE_KIND_MAX]; /* seqs of each kind */
+	uint64_t verified_first;  /* the first and last verified seq: [first, end);
+	                             only ranges[] says which seqs between them are */
 	uint64_t verified_end;
-	int64_t verified_t_first; /* its time span */
-	int64_t verified_t_last;
-	uint64_t head_first;      /* records before the first Seal's range (their
-	                             Seal was deleted by retention): [first, end) */
+	int64_t verified_t_first; /* from sealed content only, never a frame header:
+	                             the earliest and latest t0_ns (its first */
+	int64_t verified_t_last;  /* record's time) of a verified data Batch */
+	int64_t seal_t_first;     /* the signed t_ns of the first and last Seal */
+	int64_t seal_t_last;      /* that verified */
+	uint64_t head_first;      /* the first and last HEAD seq: [first, end) */
 	uint64_t head_end;
-	uint64_t tail_first;      /* records after the last Seal: the unsealed tail */
+	uint64_t tail_first;      /* the unsealed tail: [first, end) */
 	uint64_t tail_end;
-	uint64_t unsealed;        /* records before a new chain, covered by no Seal
-	                             (a run that ended without sealing them, or a
-	                             chain the sink restarted after the log lost
-	                             records it had taken) */
-	uint64_t dropped;         /* seqs inside sealed ranges the writer never
-	                             stored (ENOSPC: not in the chain either) */
+	uint64_t unsealed;        /* seqs BETWEEN chains */
+	uint64_t dropped;         /* seqs NOT_STORED */
 	uint64_t problems;
 	struct evd_problem first; /* the first problem, if problems */
 };

@@ -22,6 +22,17 @@
    before, unless a crash cut a segment short. */
 #define SEALER_RESUME_SEGMENTS 3
 
+/* Batch digests a Seal lists (Seal v2 batch_digests): 128 KiB, some
+   hours of Batches at the default seal interval.  A range with more is
+   sealed without the list (the chain head still proves it; a mismatch is
+   then named by the whole range). */
+#define SEALER_DIGESTS_MAX 4096
+
+/* Seals the log took, newest last: a restart links to the newest one the
+   log did not lose since (the log loses at most what it took since its
+   last sync: a few Seals at most) */
+#define SEALER_TAKEN_MAX 8
+
 struct evd_sealer {
 	struct rec_seal proto;            /* vehicle, log id, boot id */
 	uint8_t secret[EVD_SECRET_LEN];
@@ -35,6 +46,17 @@ struct evd_sealer {
 	uint64_t seal_seq;                /* the Seal Batch expected next, 0: none */
 	uint64_t first;                   /* where this chain was taken up */
 	bool continued;
+	/* d(i) of the Batches since range_first (hasher side), and the copy
+	   the last Seal made lists (the caller's: valid until the next seal) */
+	uint8_t digests[SEALER_DIGESTS_MAX][EVD_HASH_LEN];
+	uint32_t ndigests;
+	bool digests_over;
+	uint8_t sealed[SEALER_DIGESTS_MAX][EVD_HASH_LEN];
+	struct {
+		uint64_t seq;                 /* the Seal Batch's seq */
+		uint8_t hash[EVD_HASH_LEN];
+	} taken[SEALER_TAKEN_MAX];
+	unsigned ntaken;
 	/* With a hasher, head and start are its thread's between a push and
 	   the next drain; the rest is the caller's. */
 	struct evd_hasher *hasher;
@@ -49,8 +71,38 @@ static void sealer_hash(void *ctx, const void *payload, size_t len, bool starts_
 
 	evd_digest(payload, len, d);
 	evd_chain_step(s->head, d);
-	if (starts_range)
+	if (starts_range) {
 		memcpy(s->start, s->head, EVD_HASH_LEN);
+		s->ndigests = 0;
+		s->digests_over = false;
+	} else if (s->ndigests < SEALER_DIGESTS_MAX) {
+		memcpy(s->digests[s->ndigests++], d, EVD_HASH_LEN);
+	} else {
+		s->digests_over = true;
+	}
+}
+
+/* A new chain at first_seq.  Seal v2: prev stays the last Seal the log
+   took (zero if none was found), so the new chain's first Seal signs its
+   link to what came before it. */
+static void sealer_genesis(evd_sealer_t *s, uint64_t first_seq)
+{
+	evd_chain_genesis(s->proto.log_id, first_seq, s->head);
+	memcpy(s->start, s->head, EVD_HASH_LEN);
+	s->range_first = s->first = first_seq;
+	s->pending = 0;
+	s->ndigests = 0;
+	s->digests_over = false;
+}
+
+static void taken_push(evd_sealer_t *s, uint64_t seq, const uint8_t hash[EVD_HASH_LEN])
+{
+	if (s->ntaken == SEALER_TAKEN_MAX) {
+		memmove(s->taken, s->taken + 1, (SEALER_TAKEN_MAX - 1) * sizeof(s->taken[0]));
+		s->ntaken--;
+	}
+	s->taken[s->ntaken].seq = seq;
+	memcpy(s->taken[s->ntaken++].hash, hash, EVD_HASH_LEN);
 }
 
 /* The state after a Seal's own Batch: the next range starts behind it. */
@@ -60,8 +112,11 @@ static void sealer_after_seal(evd_sealer_t *s, const struct rec_seal *seal, cons
 	evd_chain_step(s->head, d);
 	memcpy(s->start, s->head, EVD_HASH_LEN);
 	evd_seal_hash(seal, s->prev);
+	taken_push(s, seal->end_seq, s->prev);
 	s->range_first = seal->end_seq + 1;
 	s->pending = 0;
+	s->ndigests = 0;
+	s->digests_over = false;
 }
 
 /* The first seq of the oldest of the newest few segments, 0 if none. */
@@ -146,6 +201,10 @@ static void sealer_resume(evd_sealer_t *s, const char *dir, uint64_t next_seq)
 			found = true;
 		} else if (found) {
 			evd_chain_step(s->head, d);
+			if (s->ndigests < SEALER_DIGESTS_MAX)
+				memcpy(s->digests[s->ndigests++], d, EVD_HASH_LEN);
+			else
+				s->digests_over = true;
 			s->pending += rec.count;
 		}
 		expect = rec.first_seq + rec.count;
@@ -168,19 +227,16 @@ int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret)
 	memcpy(s->proto.vehicle, cfg->vehicle, strlen(cfg->vehicle) + 1);
 	memcpy(s->proto.log_id, cfg->log_id, REC_LOG_ID_LEN);
 	memcpy(s->proto.boot_id, cfg->boot_id, REC_BOOT_ID_LEN);
+	s->proto.version = REC_SEAL_VERSION;
 	if (cfg->secret) {
 		memcpy(s->secret, cfg->secret, EVD_SECRET_LEN);
 		s->has_secret = true;
 	}
 	if (cfg->dir)
 		sealer_resume(s, cfg->dir, cfg->next_seq);
-	if (!s->continued) {
-		evd_chain_genesis(s->proto.log_id, cfg->next_seq, s->head);
-		memcpy(s->start, s->head, EVD_HASH_LEN);
-		memset(s->prev, 0, EVD_HASH_LEN);
-		s->range_first = cfg->next_seq;
-		s->pending = 0;
-	}
+	/* not continued: prev is the last Seal found before the damage, if any */
+	if (!s->continued)
+		sealer_genesis(s, cfg->next_seq);
 	s->first = s->range_first;
 	if (cfg->threaded) {
 		int r = evd_hasher_new(SEALER_HASHER_BYTES, sealer_hash, s, &s->hasher);
@@ -193,17 +249,20 @@ int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret)
 	return 0;
 }
 
-int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq)
+int evd_sealer_restart(evd_sealer_t *s, uint64_t next_seq, uint64_t lost_first)
 {
 	if (!s || !next_seq)
 		return -EINVAL;
 	if (s->hasher)
 		evd_hasher_drain(s->hasher);
-	evd_chain_genesis(s->proto.log_id, next_seq, s->head);
-	memcpy(s->start, s->head, EVD_HASH_LEN);
+	/* link to the newest Seal below what the log lost; none known: none */
 	memset(s->prev, 0, EVD_HASH_LEN);
-	s->range_first = s->first = next_seq;
-	s->pending = 0;
+	for (unsigned i = s->ntaken; lost_first && i-- > 0;)
+		if (s->taken[i].seq < lost_first) {
+			memcpy(s->prev, s->taken[i].hash, EVD_HASH_LEN);
+			break;
+		}
+	sealer_genesis(s, next_seq);
 	s->seal_seq = 0;
 	s->continued = false;
 	return 0;
@@ -247,6 +306,7 @@ void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const v
 		s->range_first = first_seq + count;
 		s->pending = 0;
 		memcpy(s->prev, s->prev_next, EVD_HASH_LEN);
+		taken_push(s, first_seq, s->prev);
 	} else {
 		s->pending += count;
 	}
@@ -274,6 +334,11 @@ int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_
 	memcpy(seal.chain_head, s->head, EVD_HASH_LEN);
 	memcpy(seal.prev_seal, s->prev, EVD_HASH_LEN);
 	seal.is_signed = false;
+	if (!s->digests_over) {
+		memcpy(s->sealed, s->digests, (size_t)s->ndigests * EVD_HASH_LEN);
+		seal.digests = s->sealed[0];
+		seal.ndigests = s->ndigests;
+	}
 	if (s->has_secret)
 		evd_seal_sign(&seal, s->secret);
 	/* The next Seal links to this one only if the log takes its Batch

@@ -428,7 +428,7 @@ static void log_take(pl_sink_t *s)
 	   match them.  A new chain starts at the log's end (they and the
 	   records since the last Seal stay unsealed; the event says so). */
 	if (later && s->sealer) {
-		evd_sealer_restart(s->sealer, stor_log_next_seq(s->log));
+		evd_sealer_restart(s->sealer, stor_log_next_seq(s->log), ev.lost_first_seq);
 		s->chain_restarted = true;
 	}
 	stored = atomic_load_explicit(&s->records, memory_order_relaxed);

@@ -584,7 +584,7 @@ static Railmon__V1__Seal *encoder_seal_msg(rec_encoder_t *e, Railmon__V1__Seal *
 {
 	struct rec_seal *s = &e->seal;
 
-	m->version = REC_SEAL_VERSION;
+	m->version = s->version ? s->version : REC_SEAL_VERSION;
 	m->vehicle = s->vehicle;
 	m->log_id = (ProtobufCBinaryData){ REC_LOG_ID_LEN, s->log_id };
 	m->boot_id = (ProtobufCBinaryData){ REC_BOOT_ID_LEN, s->boot_id };
@@ -595,6 +595,8 @@ static Railmon__V1__Seal *encoder_seal_msg(rec_encoder_t *e, Railmon__V1__Seal *
 	m->chain_head = (ProtobufCBinaryData){ REC_SEAL_HASH_LEN, s->chain_head };
 	m->prev_seal = (ProtobufCBinaryData){ REC_SEAL_HASH_LEN, s->prev_seal };
 	m->signature = (ProtobufCBinaryData){ s->is_signed ? REC_SEAL_SIG_LEN : 0, s->signature };
+	m->batch_digests = (ProtobufCBinaryData){ (size_t)s->ndigests * REC_SEAL_HASH_LEN,
+	                                          (uint8_t *)s->digests };
 	return m;
 }
 
@@ -1015,15 +1017,20 @@ int rec_batch_seal(const rec_batch_t *b, struct rec_seal *ret)
 	m = b->msg->seal;
 	if (!m)
 		return -ENOENT;
-	if (m->version != REC_SEAL_VERSION || strlen(m->vehicle) > REC_SEAL_VEHICLE_MAX ||
+	if (m->version < REC_SEAL_VERSION_MIN || m->version > REC_SEAL_VERSION || strlen(m->vehicle) > REC_SEAL_VEHICLE_MAX ||
 	    m->first_seq == 0 || m->end_seq < m->first_seq ||
 	    !seal_bytes(&m->log_id, s.log_id, REC_LOG_ID_LEN) ||
 	    !seal_bytes(&m->boot_id, s.boot_id, REC_BOOT_ID_LEN) ||
 	    !seal_bytes(&m->chain_start, s.chain_start, REC_SEAL_HASH_LEN) ||
 	    !seal_bytes(&m->chain_head, s.chain_head, REC_SEAL_HASH_LEN) ||
 	    !seal_bytes(&m->prev_seal, s.prev_seal, REC_SEAL_HASH_LEN) ||
-	    (m->signature.len != 0 && m->signature.len != REC_SEAL_SIG_LEN))
+	    (m->signature.len != 0 && m->signature.len != REC_SEAL_SIG_LEN) ||
+	    m->batch_digests.len % REC_SEAL_HASH_LEN || (m->version < 2 && m->batch_digests.len))
 		return -EBADMSG;
+	s.version = m->version;
+	s.digests = m->batch_digests.len ? m->batch_digests.data : NULL;
+	/* a Batch is at most 1 MiB (a frame's limit): the count fits */
+	s.ndigests = (uint32_t)(m->batch_digests.len / REC_SEAL_HASH_LEN);
 	s.is_signed = m->signature.len == REC_SEAL_SIG_LEN;
 	if (s.is_signed)
 		memcpy(s.signature, m->signature.data, REC_SEAL_SIG_LEN);
@@ -1054,7 +1061,7 @@ int rec_seal_signed_bytes(const struct rec_seal *s, uint8_t buf[REC_SEAL_SIGNED_
 	if (vlen > REC_SEAL_VEHICLE_MAX)
 		return -EINVAL;
 	memcpy(p, magic, 8);
-	p = put_le(p + 8, REC_SEAL_VERSION, 4);
+	p = put_le(p + 8, s->version ? s->version : REC_SEAL_VERSION, 4);
 	*p++ = (uint8_t)vlen;
 	memcpy(p, s->vehicle, vlen);
 	p += vlen;

@@ -12,7 +12,13 @@
 
 #include "batch.h"
 
-#define REC_SEAL_VERSION 1
+/* 2: a new chain is the one whose chain_start is the genesis of its
+   first_seq (evd_chain_genesis), and its prev_seal links it to the last
+   Seal before it (zero only when the writer found none); batch_digests
+   lists the digest of every Batch of the range.  1: a new chain had
+   prev_seal zero, and there was no digest list.  Both are read. */
+#define REC_SEAL_VERSION 2
+#define REC_SEAL_VERSION_MIN 1
 #define REC_SEAL_HASH_LEN 32
 #define REC_SEAL_SIG_LEN 64
 /* vehicle at most 63 bytes (the board file's limit), so the canonical
@@ -22,6 +28,8 @@
                              3 * 8 + 3 * REC_SEAL_HASH_LEN)
 
 struct rec_seal {
+	uint32_t version;                      /* REC_SEAL_VERSION_MIN..REC_SEAL_VERSION;
+	                                          0 is taken as REC_SEAL_VERSION */
 	char vehicle[REC_SEAL_VEHICLE_MAX + 1];
 	uint8_t log_id[REC_LOG_ID_LEN];
 	uint8_t boot_id[REC_BOOT_ID_LEN];
@@ -33,6 +41,13 @@ struct rec_seal {
 	uint8_t prev_seal[REC_SEAL_HASH_LEN];  /* all zero: a new chain */
 	uint8_t signature[REC_SEAL_SIG_LEN];
 	bool is_signed;
+	/* v2: d(i) of each Batch of [first_seq, end_seq) in seq order,
+	   ndigests * REC_SEAL_HASH_LEN bytes; 0: not listed.  Not signed: the
+	   list folded from chain_start must give chain_head (which is), so it
+	   proves itself, and a mismatch names the Batch that changed.  Points
+	   into memory the writer or the decoded Batch owns. */
+	const uint8_t *digests;
+	uint32_t ndigests;
 };
 
 /*

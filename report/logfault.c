@@ -79,6 +79,14 @@ bool rpt_log_fault_print(FILE *out, const char *cmd, const char *dir, const stor
 		fprintf(out, "railmon %s: %s/%s: its header names another segment (renamed or copied in): skipped, "
 		        "%s lost\n", cmd, dir, name, range);
 		return true;
+	case STOR_FAULT_REPEATED:
+		range_text(why, sizeof(why), f.lost_first, f.repeat_end);
+		range_text(range, sizeof(range), f.repeat_end, f.lost_end);
+		fprintf(out, "railmon %s: %s/%s: the frame at offset %" PRIu64 " repeats %s, already read from "
+		        "%020" PRIu64 ".seg (a segment copied or forged in): a seq is never read twice; the frame is "
+		        "skipped%s%s\n", cmd, dir, name, f.offset, why, f.other_segment, f.repeat_end < f.lost_end ? ", and with it " : "",
+		        f.repeat_end < f.lost_end ? range : "");
+		return true;
 	case STOR_FAULT_MISSING:
 		fprintf(out, "railmon %s: %s: %s missing: no segment file holds them (deleted?) before %s\n", cmd, dir,
 		        range, name);

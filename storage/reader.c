@@ -23,6 +23,9 @@ struct stor_reader {
 	uint64_t chain_seq;    /* where the next segment must start for no seq to be
 				  missing; 0 = unknown (at the start, after a seek) */
 	uint64_t min_seq;      /* skip records entirely below this (seek) */
+	uint64_t last_end;     /* seq after the last record returned, 0: none since
+				  the start or a seek; below it is a repeat */
+	uint64_t last_seg;     /* the segment it came from */
 	int64_t min_t;         /* skip records with t_last below this (seek) */
 	bool by_time;
 	bool has_fault;
@@ -151,6 +154,9 @@ static int seg_open_next(stor_reader_t *r)
 		ret = seg_find(r, r->next_min_seg, &seq, &more, &next);
 		if (ret <= 0)
 			return ret;
+		/* (a segment that repeated seqs ended below what was read) */
+		if (r->chain_seq && r->chain_seq < r->last_end)
+			r->chain_seq = r->last_end;
 		if (r->chain_seq && seq > r->chain_seq) {
 			/* The previous segment ended before this one starts:
 			   the segments between them are gone.  Said once; the
@@ -250,7 +256,7 @@ static int seg_end(stor_reader_t *r)
 	}
 	/* Closed but never sealed: its end is not proven.  What it did not
 	   hold up to the next segment is lost (an abandoned segment). */
-	first = r->c.expect_seq;
+	first = r->c.expect_seq > r->last_end ? r->c.expect_seq : r->last_end;
 	off = r->c.off;
 	seg_close(r);
 	r->chain_seq = seq;
@@ -311,6 +317,17 @@ int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec)
 		}
 		if (ret == 1 && skip(r, &f))
 			continue;
+		if (ret == 1 && r->last_end && f.first_seq < r->last_end) {
+			/* Seqs already returned: whatever a segment's name
+			   and header say, a seq is read once (the frame is
+			   skipped whole; what it held above last_end is lost). */
+			uint64_t end = f.first_seq + f.count;
+
+			ret = fault(r, STOR_FAULT_REPEATED, -EEXIST, S_IFREG, r->cur_seg, off, f.first_seq, end);
+			r->fault.other_segment = r->last_seg;
+			r->fault.repeat_end = end < r->last_end ? end : r->last_end;
+			return ret;
+		}
 		if (ret == 1)
 			break;
 		ret = seg_end(r);
@@ -319,6 +336,8 @@ int stor_reader_next(stor_reader_t *r, struct stor_rec *ret_rec)
 		if (ret <= 0)
 			return ret;
 	}
+	r->last_end = f.first_seq + f.count;
+	r->last_seg = r->cur_seg;
 	*ret_rec = (struct stor_rec){
 		.first_seq = f.first_seq, .count = f.count,
 		.t_first_ns = f.t_first_ns, .t_last_ns = f.t_last_ns,
@@ -347,6 +366,7 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq)
 	r->min_seq = seq;
 	r->by_time = false;
 	r->chain_seq = 0;
+	r->last_end = 0;
 	return 0;
 }
 
@@ -395,6 +415,7 @@ int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns)
 	r->min_t = t_ns;
 	r->by_time = true;
 	r->chain_seq = 0;
+	r->last_end = 0;
 	return 0;
 }
 

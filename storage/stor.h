@@ -393,6 +393,12 @@ enum stor_fault_kind {
 				   (renamed or copied in): never read, skipped */
 	STOR_FAULT_MISSING,     /* no segment holds a seq range between two others
 				   (a deleted file): segment is the one after it */
+	STOR_FAULT_REPEATED,    /* a frame whose seqs were already read (a segment
+				   copied or forged in between two others): segment
+				   and offset are the frame's, other_segment the one
+				   the earlier copy came from, [lost_first,
+				   repeat_end) the repeated seqs; the frame is
+				   skipped whole, so no seq is returned twice */
 	STOR_FAULT_KIND_MAX
 };
 
@@ -409,6 +415,8 @@ struct stor_fault {
 	uint64_t lost_end;   /* equal: none; lost_end 0: from lost_first to the
 				end of the log (the newest segment could not be
 				read) */
+	uint64_t other_segment; /* REPEATED: see above */
+	uint64_t repeat_end;
 };
 
 /* The last fault (-EBADMSG) of stor_reader_next(), with the range of records

@@ -24,7 +24,7 @@ PKGS=(
 	# real peers
 	mosquitto mosquitto-clients socat can-utils
 	tmux # a real terminal for `railmon watch` (tests/board/test-watch.sh)
-	python3 python3-pymodbus python3-serial-asyncio python3-protobuf protobuf-compiler python3-paho-mqtt python3-can
+	python3 python3-pymodbus python3-serial-asyncio python3-protobuf python3-cryptography protobuf-compiler python3-paho-mqtt python3-can
 	openssl
 	python3-pandas # a consumer's load of `export --wide` (tests/board/test-export.py)
 	chromium # the dashboard in a real headless browser (tests/web, driven by puppeteer-core from npm)

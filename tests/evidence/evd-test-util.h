@@ -48,6 +48,11 @@ struct et_gen {
 	uint64_t retention_bytes; /* 0: keep everything */
 	const struct stor_dev_ops *ops; /* NULL: posix */
 	uint32_t seed;
+	unsigned crash_session;   /* 1-based: this run also ends without its Seal */
+	unsigned fresh_session;   /* 1-based: this run does not take up the log's
+	                             chain (as a writer that found no Seal to
+	                             continue): a new chain, and what the run before
+	                             left unsealed lies between the two */
 };
 
 static inline void et_feed(pl_sink_t *s, unsigned n, int64_t *t, uint32_t *seed)
@@ -75,7 +80,7 @@ static inline void et_feed(pl_sink_t *s, unsigned n, int64_t *t, uint32_t *seed)
 }
 
 /* One run of the sink over the log. 0, or the first -errno. */
-static inline int et_session(const struct et_gen *g, bool crash, int64_t *t, uint32_t *seed)
+static inline int et_session(const struct et_gen *g, bool crash, bool fresh, int64_t *t, uint32_t *seed)
 {
 	struct stor_log_cfg lc = { .dir = g->dir, .vehicle = "EVD-1", .segment_bytes = g->segment_bytes,
 	                           .sync_window_ms = 3600 * 1000, .ops = g->ops,
@@ -92,7 +97,7 @@ static inline int et_session(const struct et_gen *g, bool crash, int64_t *t, uin
 		return r;
 	r = pl_sink_new(&(struct pl_sink_cfg){ .log = log, .meta = &meta, .batch_max = 8 + et_rand(seed) % 40,
 	                                            .batch_ms = 30, .meta_interval_s = 3600, .deterministic = true,
-	                                            .seal_secret = g->secret, .log_dir = g->dir }, &s);
+	                                            .seal_secret = g->secret, .log_dir = fresh ? NULL : g->dir }, &s);
 	if (r < 0) {
 		stor_log_free(log);
 		return r;
@@ -114,7 +119,8 @@ static inline void et_generate(const struct et_gen *g)
 	uint32_t seed = g->seed;
 
 	for (unsigned k = 0; k < g->sessions; k++)
-		CHECK(et_session(g, g->crash_last && k + 1 == g->sessions, &t, &seed) == 0);
+		CHECK(et_session(g, (g->crash_last && k + 1 == g->sessions) || g->crash_session == k + 1,
+		                 g->fresh_session == k + 1, &t, &seed) == 0);
 }
 
 /* ------------------------------------------------------------ segments */

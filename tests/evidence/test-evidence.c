@@ -176,12 +176,12 @@ static void test_resume(void)
 	evd_key_public_of(secret, pub);
 	path(dir, sizeof(dir), "log");
 	CHECK(mkdir(dir, 0755) == 0);
-	CHECK(et_session(&g, false, &t, &seed) == 0);
-	CHECK(et_session(&g, true, &t, &seed) == 0);
+	CHECK(et_session(&g, false, false, &t, &seed) == 0);
+	CHECK(et_session(&g, true, false, &t, &seed) == 0);
 	CHECK(evd_verify_dir(dir, &(struct evd_verify_cfg){ .public_key = pub, .whole = true }, NULL, NULL, &res) == 0);
 	CHECK(res.tail_end > res.tail_first && res.verified_end == res.tail_first && !res.unsealed);
 	/* the next run seals the crash's tail: one chain, nothing unsealed */
-	CHECK(et_session(&g, false, &t, &seed) == 0);
+	CHECK(et_session(&g, false, false, &t, &seed) == 0);
 	CHECK(evd_verify_dir(dir, &(struct evd_verify_cfg){ .public_key = pub, .whole = true }, NULL, NULL, &res) == 0);
 	CHECK(res.tail_end == res.tail_first && !res.unsealed && res.verified_first == 1);
 	printf("resume: a crash's unsealed tail is sealed by the next run: seq 1..%" PRIu64 " verified, %" PRIu64
@@ -265,6 +265,62 @@ static void test_refused_seal(void)
 	puts("refused Seal: the next covers its range again, linked to the one before");
 }
 
+/* Seal v2: each Seal lists its range's Batch digests, which fold from its
+   chain_start to its head; a restart starts at the genesis of its first
+   seq and links to the last Seal the log took (signed: a restart cannot be
+   passed off as the start of the log). */
+static void test_restart_linked(void)
+{
+	struct evd_sealer_cfg cfg = { .vehicle = "V1", .next_seq = 1, .log_id = { 9, 8, 7 } };
+	uint8_t buf[100] = { 1 }, h1[EVD_HASH_LEN], g[EVD_HASH_LEN], h[EVD_HASH_LEN], d[3][EVD_HASH_LEN];
+	struct rec_seal s1, s2;
+	evd_sealer_t *s;
+
+	CHECK(evd_sealer_new(&cfg, &s) == 0);
+	evd_sealer_add(s, 1, 5, buf, sizeof(buf));
+	buf[0] = 2;
+	evd_sealer_add(s, 6, 5, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 11, 1, &s1) == 0 && s1.version == REC_SEAL_VERSION && s1.ndigests == 2);
+	buf[0] = 1;
+	evd_digest(buf, sizeof(buf), d[0]);
+	buf[0] = 2;
+	evd_digest(buf, sizeof(buf), d[1]);
+	CHECK(!memcmp(s1.digests, d[0], EVD_HASH_LEN) && !memcmp(s1.digests + EVD_HASH_LEN, d[1], EVD_HASH_LEN));
+	memcpy(h, s1.chain_start, EVD_HASH_LEN);
+	evd_chain_step(h, d[0]);
+	evd_chain_step(h, d[1]);
+	CHECK(!memcmp(h, s1.chain_head, EVD_HASH_LEN));
+	evd_sealer_add(s, 11, 1, buf, 10); /* s1's Batch, taken */
+	evd_seal_hash(&s1, h1);
+	evd_sealer_add(s, 12, 5, buf, sizeof(buf)); /* then lost by the log */
+	/* lost from 12 on: s1 (seq 11) is the newest Seal the log holds */
+	CHECK(evd_sealer_restart(s, 17, 12) == 0);
+	buf[0] = 3;
+	evd_sealer_add(s, 17, 4, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 21, 2, &s2) == 0);
+	evd_chain_genesis(cfg.log_id, 17, g);
+	evd_digest(buf, sizeof(buf), d[2]);
+	CHECK(s2.first_seq == 17 && !memcmp(s2.chain_start, g, EVD_HASH_LEN) && !memcmp(s2.prev_seal, h1, EVD_HASH_LEN));
+	CHECK(s2.ndigests == 1 && !memcmp(s2.digests, d[2], EVD_HASH_LEN));
+	evd_sealer_add(s, 21, 1, buf, 10); /* s2's Batch, taken */
+	/* lost from 11 on (s1's Batch too, and s2's): linked to no Seal, not to
+	   one the log lost; where the loss began not known: the same */
+	evd_sealer_add(s, 22, 1, buf, sizeof(buf));
+	CHECK(evd_sealer_restart(s, 23, 11) == 0);
+	evd_sealer_add(s, 23, 1, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 24, 4, &s2) == 0 && s2.first_seq == 23);
+	for (int i = 0; i < EVD_HASH_LEN; i++)
+		CHECK(!s2.prev_seal[i]);
+	evd_sealer_add(s, 24, 1, buf, 10);
+	CHECK(evd_sealer_restart(s, 25, 0) == 0);
+	evd_sealer_add(s, 25, 1, buf, sizeof(buf));
+	CHECK(evd_sealer_seal(s, 26, 5, &s2) == 0);
+	for (int i = 0; i < EVD_HASH_LEN; i++)
+		CHECK(!s2.prev_seal[i]);
+	evd_sealer_free(s);
+	puts("Seal v2: digest list folds to the head; a restart starts at its genesis, linked to the Seal before");
+}
+
 static void test_bad_args(void)
 {
 	struct evd_result res;
@@ -296,6 +352,7 @@ int main(void)
 	test_resume();
 	test_threaded();
 	test_refused_seal();
+	test_restart_linked();
 	test_bad_args();
 	tu_rm_rf(base);
 	free(base);

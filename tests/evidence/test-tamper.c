@@ -32,6 +32,7 @@ static const char *const kind_names[EVD_PROBLEM_KIND_MAX] = {
 };
 
 static uint8_t key_a[EVD_SECRET_LEN], key_b[EVD_SECRET_LEN], pub_a[EVD_PUBLIC_LEN];
+static uint64_t n_restarts; /* clean logs with a chain restart */
 
 /* The index of the last Seal's frame; the log has at least one. */
 static size_t last_seal(const struct et_frame *fr, size_t n)
@@ -71,8 +72,8 @@ static void tamper_seal(const char *dir, const struct et_segs *segs, bool resign
 		i = et_rand(seed) % n;
 	while (!fr[i].seal);
 	p = et_payload(dir, segs, &fr[i]);
+	/* (the Seal's digest list points into b: freed after the reseal) */
 	CHECK(rec_batch_decode(p, fr[i].f.len, &b) == 0 && rec_batch_seal(b, &seal) == 0);
-	rec_batch_free(b);
 	/* what a forger wants a Seal to say: another head (for changed
 	   records), or another range */
 	if (et_rand(seed) % 2)
@@ -82,6 +83,7 @@ static void tamper_seal(const char *dir, const struct et_segs *segs, bool resign
 	if (resign)
 		CHECK(evd_seal_sign(&seal, key_b) == 0);
 	len = et_reseal(p, fr[i].f.len, &seal, &np);
+	rec_batch_free(b);
 	fr[i].f.len = (uint32_t)len;
 	et_rewrite(dir, segs->names[fr[i].seg], fr[i].off, &fr[i].f, np);
 	free(np);
@@ -180,6 +182,28 @@ static bool trial(const char *dir, enum tamper t, uint32_t seed, enum evd_proble
 	return r == 1;
 }
 
+/* A clean log's ranges: in seq order, each after the one before, and of
+   the kinds a clean log has (nothing damaged, changed or unproven); the
+   seqs of all kinds add up to the span read. */
+static void ranges_ok(const struct evd_result *r, uint32_t seed)
+{
+	uint64_t sum = 0;
+
+	CHECK(r->nranges >= 1 && !r->ranges_omitted, "seed %u", seed);
+	for (size_t i = 0; i < r->nranges; i++) {
+		const struct evd_range *g = &r->ranges[i];
+
+		CHECK(g->end > g->first && (i == 0 || g->first == r->ranges[i - 1].end), "seed %u: range %zu", seed, i);
+		CHECK(g->kind == EVD_RANGE_VERIFIED || g->kind == EVD_RANGE_TAIL || g->kind == EVD_RANGE_BETWEEN ||
+		      g->kind == EVD_RANGE_HEAD || g->kind == EVD_RANGE_NOT_STORED,
+		      "seed %u: a clean log's range %" PRIu64 "..%" PRIu64 " of kind %d", seed, g->first, g->end - 1,
+		      g->kind);
+	}
+	for (int k = 0; k < EVD_RANGE_KIND_MAX; k++)
+		sum += r->seqs[k];
+	CHECK(sum == r->ranges[r->nranges - 1].end - r->ranges[0].first, "seed %u", seed);
+}
+
 /* A clean log of random shape: runs, crashes, retention. */
 static void clean(const char *dir, uint32_t seed, struct evd_result *tot)
 {
@@ -198,6 +222,13 @@ static void clean(const char *dir, uint32_t seed, struct evd_result *tot)
 	   verified; a daemon seals every seal_interval_s). */
 	if (!g.crash_last && et_rand(&seed) % 3 == 0)
 		g.retention_bytes = (2 + et_rand(&seed) % 3) * (uint64_t)g.segment_bytes;
+	/* A chain restart: a later run that does not take up the chain (as
+	   a writer that found no Seal to continue), after a run that crashed
+	   before sealing its last records: those lie between the chains. */
+	if (g.sessions > 2 && et_rand(&seed) % 3 == 0) {
+		g.fresh_session = 2 + et_rand(&seed) % (g.sessions - 1);
+		g.crash_session = g.fresh_session - 1;
+	}
 	CHECK(mkdir(dir, 0755) == 0);
 	et_generate(&g);
 	r = evd_verify_dir(dir, &(struct evd_verify_cfg){ .public_key = pub_a, .whole = !g.retention_bytes },
@@ -212,6 +243,9 @@ static void clean(const char *dir, uint32_t seed, struct evd_result *tot)
 	      g.retention_bytes, g.segment_bytes, g.sessions);
 	/* everything up to the last Seal verified; after it, the tail */
 	CHECK(res.tail_end == res.tail_first || res.verified_end == res.tail_first);
+	ranges_ok(&res, seed);
+	tot->unsealed += res.unsealed;
+	n_restarts += g.fresh_session != 0;
 	tot->records += res.records;
 	tot->seals += res.seals;
 	tot->tail_end += res.tail_end > res.tail_first;
@@ -263,8 +297,9 @@ int main(void)
 	for (unsigned k = 0; k < CLEAN; k++)
 		clean(dir, 7777777u + k, &tot);
 	printf("clean: %d random logs (1-4 runs, %" PRIu64 " with an unsealed tail after a crash, %" PRIu64
-	       " trimmed by retention), %" PRIu64 " records, %" PRIu64 " Seals: 0 false alarms\n",
-	       CLEAN, tot.tail_end, tot.head_end, tot.records, tot.seals);
+	       " trimmed by retention, %" PRIu64 " with a chain restart: %" PRIu64 " seqs between chains), %" PRIu64
+	       " records, %" PRIu64 " Seals: 0 false alarms\n",
+	       CLEAN, tot.tail_end, tot.head_end, n_restarts, tot.unsealed, tot.records, tot.seals);
 	for (int t = 0; t < T_MAX; t++)
 		CHECK(detected[t] == TRIALS, "%s: %u of %d detected", tamper_names[t], detected[t], TRIALS);
 	tu_rm_rf(base);

@@ -439,8 +439,11 @@ static void test_verify(void)
 	struct rpt_verify_out o = { .dir = "log" };
 	struct evd_problem p = { .kind = EVD_PROBLEM_CHAIN, .segment = 1, .offset = 512, .seq = 7, .range_first = 7,
 	                         .range_end = 10 };
-	struct evd_result r = { .seals = 2, .verified_first = 1, .verified_end = 10, .verified_t_first = T0,
-	                        .verified_t_last = T0 + S(1) / 2, .tail_first = 10, .tail_end = 12, .records = 11 };
+	struct evd_result r = { .seals = 2, .signed_seals = 2, .verified_first = 1, .verified_end = 10,
+	                        .verified_t_first = T0, .verified_t_last = T0 + S(1) / 2, .seal_t_first = T0 + S(1),
+	                        .seal_t_last = T0 + S(2), .tail_first = 10, .tail_end = 12, .records = 11,
+	                        .nranges = 2, .ranges = { { 1, 10, EVD_RANGE_VERIFIED }, { 10, 12, EVD_RANGE_TAIL } },
+	                        .seqs = { [EVD_RANGE_VERIFIED] = 9, [EVD_RANGE_TAIL] = 2 } };
 	uint8_t pk[EVD_PUBLIC_LEN] = { 0xab, 0xcd };
 
 	tlib_mem_open(&out);
@@ -453,10 +456,26 @@ static void test_verify(void)
 		rpt_verify_problem(&o, &p);
 	CHECK(o.printed == RPT_VERIFY_PRINT_MAX + 6);
 	rpt_verify_result(out.f, &r, pk);
-	CHECK_STR(tlib_mem_text(&out), "verified: seq 1..9 (2 seals, each signed by key abcd000000000000), "
-	          "time 2025-12-03T08:00:00.000Z .. 2025-12-03T08:00:00.500Z\n"
-	          "unsealed tail: seq 10..11 (after the last Seal: not yet sealed, not tampering)\n"
+	CHECK_STR(tlib_mem_text(&out), "verified: seq 1..9\n"
+	          "unsealed tail: after the last Seal, not yet sealed: seq 10..11\n"
+	          "verified: 9 seqs by 2 Seals, each signed by key abcd000000000000\n"
+	          "verified record times: 2025-12-03T08:00:00.000Z .. 2025-12-03T08:00:00.500Z (the first record of "
+	          "each verified Batch)\n"
+	          "sealed: 2025-12-03T08:00:01.000Z .. 2025-12-03T08:00:02.000Z (the verified Seals' signed times)\n"
 	          "11 records read, 0 problems\n");
+	/* after a problem, nothing is explained as a run that ended; a wrong
+	   key is said as such */
+	tlib_mem_close(&out);
+	tlib_mem_open(&out);
+	r = (struct evd_result){ .bad_signatures = 2, .records = 11, .problems = 2, .nranges = 2,
+	                         .ranges = { { 1, 10, EVD_RANGE_UNPROVEN }, { 10, 12, EVD_RANGE_TAIL } } };
+	rpt_verify_result(out.f, &r, pk);
+	CHECK_STR(tlib_mem_text(&out), "unproven: their Seal does not verify (signature or link): seq 1..9\n"
+	          "unsealed tail: after the last Seal, not proven: seq 10..11\n"
+	          "verified: nothing\n"
+	          "no Seal verifies with key abcd000000000000: the log was signed by another key (or every Seal was "
+	          "altered)\n"
+	          "11 records read, 2 problems\n");
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 }
