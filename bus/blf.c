@@ -433,11 +433,6 @@ static int find_object(struct bus_blf *b)
 	return bad(b, b->cont_off, "no object where one should start in container");
 }
 
-static bool fd_len_ok(unsigned len)
-{
-	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 || len == 64;
-}
-
 /* id with the BLF extended bit to acq_can.  An id above 0x7ff without the
    bit (vector_blf's and python-can's sample files hold such) needs 29 bits:
    no standard frame can carry it, so it is taken as extended, which the
@@ -458,7 +453,7 @@ static int fd_finish(struct bus_blf *b, struct acq_can *can, unsigned dlc, unsig
 		can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
 		return BUS_TRACE_FRAME;
 	}
-	if (fd ? !fd_len_ok(valid) : valid > 8)
+	if (fd ? !bus_trace_fd_len_ok(valid) : valid > 8)
 		return bad(b, b->cont_off, fd ? "CAN FD object: data length no DLC gives" :
 		                                 "classic frame in a CAN FD object with more than 8 data bytes");
 	can->len = (uint8_t)valid;
