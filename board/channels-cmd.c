@@ -53,7 +53,7 @@ int board_cmd_channels(int argc, char **argv)
 		case 'd': data = optarg; break;
 		case 1: json = true; break;
 		case 'h': fputs(channels_usage, stdout); return 0;
-		default: fputs(channels_usage, stderr); return 2;
+		default: return cli_see_help("channels");
 		}
 	}
 	if (optind < argc)

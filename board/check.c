@@ -53,7 +53,7 @@ int board_cmd_check(int argc, char **argv)
 		case 'k': keys = true; break;
 		case 'm': markdown = true; break;
 		case 'h': fputs(check_usage, stdout); return 0;
-		default: fputs(check_usage, stderr); return 2;
+		default: return cli_see_help("check");
 		}
 	}
 	if (markdown && !keys)

@@ -43,6 +43,10 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_da
 /* Print "railmon CMD: message" to stderr; returns 2 (usage error). */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* After a usage error's sentence (getopt's, or cli_fail's): print
+   "see 'railmon CMD --help'" to stderr; returns 2. */
+int cli_see_help(const char *cmd);
+
 /* A number of seconds >= 0 ("2", "0.5"): true and *ret, or false. */
 bool cli_parse_seconds(const char *s, double *ret);
 

@@ -49,7 +49,7 @@ int board_cmd_demo(int argc, char **argv)
 		case 'b': o.board = optarg; break;
 		case 1: o.live = false; break;
 		case 'h': fputs(demo_usage, stdout); return 0;
-		default: fputs(demo_usage, stderr); return 2;
+		default: return cli_see_help("demo");
 		}
 	}
 	if (optind < argc)
@@ -103,7 +103,7 @@ int board_cmd_run(int argc, char **argv)
 				return cli_fail("run", "--duration: expected seconds, not '%s'", optarg);
 			break;
 		case 'h': fputs(run_usage, stdout); return 0;
-		default: fputs(run_usage, stderr); return 2;
+		default: return cli_see_help("run");
 		}
 	}
 	if (optind < argc)

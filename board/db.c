@@ -50,7 +50,7 @@ static int db_parse(int argc, char **argv, struct db_opts *o)
 			o->older = true;
 			break;
 		case 'h': fputs(db_usage, stdout); return 1;
-		default: fputs(db_usage, stderr); return 2;
+		default: return cli_see_help("db");
 		}
 	}
 	if (optind >= argc)

@@ -53,7 +53,7 @@ static int decode_parse(int argc, char **argv, struct rpt_decode *d, const char 
 				return cli_fail("decode", "--format: expected text, csv or jsonl, not '%s'", optarg);
 			break;
 		case 'h': fputs(decode_usage, stdout); return -1;
-		default: fputs(decode_usage, stderr); return 2;
+		default: return cli_see_help("decode");
 		}
 	}
 	if (optind < argc)

@@ -140,8 +140,7 @@ int board_cmd_export(int argc, char **argv)
 			fputs(export_usage, stdout);
 			return 0;
 		} else if (c == '?' || (r = parse_option(&x, c, optarg)) == 2) {
-			fputs(export_usage, stderr);
-			return 2;
+			return cli_see_help("export");
 		}
 	}
 	if (r)

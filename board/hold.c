@@ -70,7 +70,7 @@ int board_cmd_hold(int argc, char **argv)
 		case 'b': board = optarg; break;
 		case 'd': data = optarg; break;
 		case 'h': fputs(hold_usage, stdout); return 0;
-		default: fputs(hold_usage, stderr); return 2;
+		default: return cli_see_help("hold");
 		}
 	}
 	if (optind >= argc)

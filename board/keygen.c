@@ -31,7 +31,7 @@ int board_cmd_keygen(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'p': pub = optarg; break;
 		case 'h': fputs(keygen_usage, stdout); return 0;
-		default: fputs(keygen_usage, stderr); return 2;
+		default: return cli_see_help("keygen");
 		}
 	}
 	if (optind < argc)

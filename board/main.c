@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "basic/nearest.h"
 #include "cli.h"
 #include "railmon-config.h"
 
@@ -49,6 +50,27 @@ static void usage(FILE *out)
 	             "  -V, --version  print the version\n");
 }
 
+/* A mistyped command: the sentence and the nearest command, not the
+   whole usage (which buries the sentence). */
+static int unknown_command(const char *name)
+{
+	enum { N = sizeof(commands) / sizeof(commands[0]) };
+	const char *names[N];
+	char near[256];
+	size_t first;
+
+	for (size_t i = 0; i < N; i++)
+		names[i] = commands[i].name;
+	basic_nearest_names(name, names, N, near, sizeof(near));
+	first = strcspn(near, ",");
+	if (first)
+		fprintf(stderr, "railmon: unknown command '%s'; did you mean %.*s?\n", name, (int)first, near);
+	else
+		fprintf(stderr, "railmon: unknown command '%s'\n", name);
+	fputs("see 'railmon --help'\n", stderr);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -66,7 +88,5 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "railmon: unknown command '%s'\n\n", argv[1]);
-	usage(stderr);
-	return 2;
+	return unknown_command(argv[1]);
 }

@@ -297,7 +297,7 @@ static int recv_option(int c, struct recv_opts *o)
 			return cli_fail("recv", "--window: expected a duration like 500ms or 5s, not '%s'", optarg);
 		break;
 	case 'h': fputs(recv_usage, stdout); return 1;
-	default: fputs(recv_usage, stderr); return 2;
+	default: return cli_see_help("recv");
 	}
 	return 0;
 }

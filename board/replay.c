@@ -154,7 +154,7 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
 		case 1: a->to_can = optarg; break;
 		case 2: a->force = true; break;
 		case 'h': fputs(replay_usage, stdout); return 0;
-		default: fputs(replay_usage, stderr); return 2;
+		default: return cli_see_help("replay");
 		}
 	}
 	if (optind != argc - 1)

@@ -126,7 +126,7 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 				r = cli_fail("serve", "--header-timeout: at most 3600 s, not '%s'", optarg);
 			break;
 		case 'h': fputs(serve_usage, stdout); return 1;
-		default: fputs(serve_usage, stderr); return 2;
+		default: return cli_see_help("serve");
 		}
 	}
 	if (r)

@@ -56,7 +56,7 @@ int board_cmd_stat(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'j': json = true; break;
 		case 'h': fputs(stat_usage, stdout); return 0;
-		default: fputs(stat_usage, stderr); return 2;
+		default: return cli_see_help("stat");
 		}
 	}
 	if (optind < argc)

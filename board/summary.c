@@ -76,8 +76,7 @@ int board_cmd_summary(int argc, char **argv)
 			fputs(summary_usage, stdout);
 			return 0;
 		} else if (c == '?' || (r = summary_option(&a, c, optarg)) == 2) {
-			fputs(summary_usage, stderr);
-			return 2;
+			return cli_see_help("summary");
 		}
 	}
 	if (r)

@@ -43,7 +43,7 @@ int board_cmd_verify(int argc, char **argv)
 		case 'u': unsig = true; break;
 		case 'w': cfg.whole = true; break;
 		case 'h': fputs(verify_usage, stdout); return 0;
-		default: fputs(verify_usage, stderr); return 2;
+		default: return cli_see_help("verify");
 		}
 	}
 	if (optind < argc)

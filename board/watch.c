@@ -175,7 +175,7 @@ static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_d
 		case '1': w->once = true; break;
 		case 'n': w->rw.view.color = false; break;
 		case 'h': fputs(watch_usage, stdout); return 1;
-		default: fputs(watch_usage, stderr); return 2;
+		default: return cli_see_help("watch");
 		}
 	}
 	if (optind < argc)
