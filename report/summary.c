@@ -16,11 +16,11 @@
 #include <time.h>
 
 #include "basic/escape.h"
-#include "basic/nearest.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/order.h"
+#include "report/channels.h"
 #include "report/logfault.h"
 #include "report/summary.h"
 #include "storage/stor.h"
@@ -40,6 +40,7 @@ struct rpt_summary {
 	size_t cap, n;
 	int64_t from_ns, to_ns, gap_ns;
 	const char *only[RPT_SUMMARY_ONLY_MAX];
+	char *resolved[RPT_SUMMARY_ONLY_MAX]; /* the dictionary's name for each */
 	size_t nonly;
 	rec_channels_t *names;
 	rec_order_t *order;
@@ -124,7 +125,7 @@ static bool wanted(const struct rpt_summary *s, const struct acq_item *it)
 		return true;
 	c = rec_channels_find(s->names, it->sample.channel);
 	for (size_t i = 0; c && i < s->nonly; i++)
-		if (!strcmp(c->name, s->only[i]))
+		if (!strcmp(c->name, s->resolved[i] ? s->resolved[i] : s->only[i]))
 			return true;
 	return false;
 }
@@ -263,34 +264,13 @@ int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out)
 	return 0;
 }
 
-int rpt_summary_unknown(const rpt_summary_t *s, const char *dir)
+int rpt_summary_resolve(rpt_summary_t *s, const char *dir)
 {
-	const struct rec_channel **list;
-	const char **names;
-	char near[512];
-	int n = rec_channels_sorted(s->names, &list), bad = 0;
+	int r = rpt_channels_learn_log(dir, s->names);
 
-	if (n < 0 || !(names = calloc(n ? (size_t)n : 1, sizeof(*names)))) {
-		free(n < 0 ? NULL : list);
-		return 0; /* no memory to check: the table says what there is */
-	}
-	for (int i = 0; i < n; i++)
-		names[i] = list[i]->name;
-	for (size_t k = 0; k < s->nonly; k++) {
-		int i = 0;
-
-		while (i < n && strcmp(names[i], s->only[k]))
-			i++;
-		if (i < n)
-			continue;
-		basic_nearest_names(s->only[k], names, (size_t)n, near, sizeof(near));
-		fprintf(s->err, "railmon summary: --channel '%s': %s has no such channel; nearest: %s\n", s->only[k], dir,
-		        *near ? near : "none near (`railmon channels --data DIR` lists them)");
-		bad++;
-	}
-	free(names);
-	free(list);
-	return bad;
+	if (r < 0)
+		return r; /* no log: rpt_summary_read says so */
+	return rpt_channels_resolve(s->err, "summary", dir, s->names, s->only, s->nonly, s->resolved);
 }
 
 int rpt_summary_new(const struct rpt_summary_opts *o, FILE *err, rpt_summary_t **ret_summary)
@@ -317,6 +297,8 @@ rpt_summary_t *rpt_summary_free(rpt_summary_t *s)
 	if (!s)
 		return NULL;
 	free(s->tab);
+	for (size_t i = 0; i < s->nonly; i++)
+		free(s->resolved[i]);
 	rec_order_free(s->order);
 	rec_channels_free(s->names);
 	free(s);
@@ -337,13 +319,16 @@ int rpt_summary_run(rpt_summary_t *s, const char *dir, bool json, FILE *out)
 {
 	uint64_t damaged;
 	size_t n;
-	int r = rpt_summary_read(s, dir);
+	int r = s->nonly ? rpt_summary_resolve(s, dir) : 0;
 
+	if (r == -ENOMEM)
+		fprintf(s->err, "railmon summary: out of memory\n");
+	if (r > 0 || r == -ENOMEM)
+		return 1;
+	r = rpt_summary_read(s, dir);
 	n = rpt_summary_channels(s);
 	if (r < 0)
 		fprintf(s->err, "railmon summary: %s: %s\n", dir, strerror(-r));
-	else if (s->nonly && rpt_summary_unknown(s, dir))
-		r = -ENOENT;
 	else if (!n)
 		fprintf(s->err, "railmon summary: %s: no samples%s\n", dir, s->nonly ? " of those channels" : "");
 	else

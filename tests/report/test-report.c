@@ -96,7 +96,7 @@ static void write_log(const char *dir, bool bad)
 
 static void test_summary(const char *dir)
 {
-	const char *only[] = { "Eng.Sped" };
+	const char *only[] = { "Eng.Sped" }, *bare[] = { "Speed" };
 	struct rpt_summary_opts o = { .from_ns = INT64_MIN, .to_ns = INT64_MAX };
 	struct tlib_mem out, err;
 	rpt_summary_t *s;
@@ -133,11 +133,26 @@ static void test_summary(const char *dir)
 	o.only = only;
 	o.nonly = 1;
 	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
-	CHECK(rpt_summary_read(s, dir) == 0);
-	CHECK(rpt_summary_channels(s) == 0);
-	CHECK(rpt_summary_unknown(s, dir) == 1);
+	CHECK(rpt_summary_resolve(s, dir) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon summary: --channel 'Eng.Sped': ") &&
 	      strstr(tlib_mem_text(&err), "has no such channel; nearest: Eng.Speed, Eng.Temp\n"), "%s", tlib_mem_text(&err));
+	rpt_summary_free(s);
+
+	/* the bare signal name, as export takes it (issue 28): the one resolver,
+	   so summary's rows are Eng.Speed's alone */
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	o.only = bare;
+	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
+	CHECK(rpt_summary_resolve(s, dir) == 0);
+	CHECK(rpt_summary_read(s, dir) == 0);
+	CHECK(rpt_summary_channels(s) == 1);
+	CHECK(rpt_summary_print(s, true, out.f) == 0);
+	CHECK(!strncmp(tlib_mem_text(&out), "{\"channel\":1,\"name\":\"Eng.Speed\",", 32) &&
+	      !strchr(tlib_mem_text(&out), '\n')[1], "%s", tlib_mem_text(&out));
+	CHECK_STR(tlib_mem_text(&err), "");
 	rpt_summary_free(s);
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
