@@ -206,7 +206,16 @@ static void test_export_cli(void)
 	x.format = REC_FORMAT_JSONL;
 	CHECK(rpt_export_check(&x) == 2);
 	CHECK(strstr(tlib_mem_text(&err), "railmon export: --wide writes CSV: no --format jsonl\n"), "%s", tlib_mem_text(&err));
-	x = (struct rpt_export){ .err = err.f, .format = REC_FORMAT_CANDUMP, .window_ns = REC_ORDER_WINDOW_NS };
+	/* --from at or after --to: no time between them, a usage error (issue 28:
+	   it wrote a header and "0 records written", exit 0) */
+	x = (struct rpt_export){ .err = err.f, .format = REC_FORMAT_CANDUMP, .window_ns = REC_ORDER_WINDOW_NS,
+	                         .from_ns = 2000, .to_ns = 1000 };
+	CHECK(rpt_export_check(&x) == 2 && !x.order);
+	CHECK(strstr(tlib_mem_text(&err), "railmon export: --from is not before --to: no time is between them\n"), "%s",
+	      tlib_mem_text(&err));
+	x.to_ns = 2000;
+	CHECK(rpt_export_check(&x) == 2 && !x.order);
+	x.to_ns = 2001;
 	CHECK(rpt_export_check(&x) == 0 && x.kinds == 1u << ACQ_ITEM_CAN && x.order);
 	tlib_mem_close(&err);
 
