@@ -316,8 +316,31 @@ static void test_decode_run(const char *src)
 	CHECK(strstr(tlib_mem_text(&err), "railmon decode: mem:4: ") &&
 	      strstr(tlib_mem_text(&err), "railmon decode: 3 frames, 3 decoded with train.dbc; 1 line not candump (said above)\n"),
 	      "%s", tlib_mem_text(&err));
+
+	/* an empty input, then an empty DBC: one sentence and exit 1, not 0
+	   (issue 28) */
+	tlib_mem_close(&err);
+	tlib_mem_open(&err);
+	d.err = err.f;
+	d.frames = d.decoded = d.bad = 0;
+	in = fopen("/dev/null", "re");
+	CHECK(in);
+	CHECK(rpt_decode_run(&d, in, "empty.log", "train.dbc") == 1);
+	fclose(in);
+	CHECK_STR(tlib_mem_text(&err), "railmon decode: empty.log is empty: no candump line to decode\n");
 	rpt_decode_release(&d);
 	CHECK(!d.samples && !d.dbc);
+	CHECK(bus_dbc_load_buffer("empty.dbc", "", 0, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
+	CHECK(rpt_decode_alloc(&d) == 0);
+	in = fmemopen(input, strlen(input), "r");
+	CHECK(in);
+	tlib_mem_close(&err);
+	tlib_mem_open(&err);
+	d.err = err.f;
+	CHECK(rpt_decode_run(&d, in, "mem", "empty.dbc") == 1);
+	fclose(in);
+	CHECK_STR(tlib_mem_text(&err), "railmon decode: empty.dbc defines no signal: nothing to decode with\n");
+	rpt_decode_release(&d);
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 }
