@@ -11,6 +11,7 @@
  * Usage: test-commands SOURCE_ROOT (for board/demo/train.dbc and .log).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,7 @@ static void test_decode_run(const char *src)
 /* replay's source: a trace railmon reads (what it holds said), or not. */
 static void test_trace_check(const char *dir, const char *src)
 {
+	static struct rpt_trace_info info; /* 2 KiB: off the stack */
 	char path[512];
 	struct tlib_mem err;
 
@@ -365,6 +367,30 @@ static void test_trace_check(const char *dir, const char *src)
 	CHECK_STR(tlib_mem_text(&err), "");
 	CHECK(rpt_trace_check(err.f, path, true) == -1);
 	CHECK(strstr(tlib_mem_text(&err), "train.log: candump, 8100 frames\n"), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
+
+	/* an empty trace: refused, not a log of 5 events and exit 0 (issue 28) */
+	tlib_mem_open(&err);
+	snprintf(path, sizeof(path), "%s/empty.log", dir);
+	write_file(path, "");
+	CHECK(rpt_trace_check(err.f, path, true) == 1);
+	CHECK(strstr(tlib_mem_text(&err), "empty.log holds no CAN frame: nothing to replay\n"), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
+
+	/* a damaged line: counted by the survey, and the replay that ran exits 1
+	   as decode of the same file does (issue 28) */
+	tlib_mem_open(&err);
+	snprintf(path, sizeof(path), "%s/damaged.log", dir);
+	write_file(path, "(1.000000) can0 123#00\njunk\n(2.000000) can0 123#01\n");
+	CHECK(rpt_trace_check_info(err.f, path, true, &info) == -1);
+	CHECK(info.frames == 2 && info.damaged == 1, "%" PRIu64 " %" PRIu64, info.frames, info.damaged);
+	CHECK(strstr(tlib_mem_text(&err), "damaged.log:2: "), "%s", tlib_mem_text(&err));
+	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 2) == 2);
+	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 0) == 1);
+	CHECK(strstr(tlib_mem_text(&err), "railmon replay: 1 damaged part of damaged.log skipped (the first named above); "
+	             "the rest replayed\n"), "%s", tlib_mem_text(&err));
+	info.damaged = 0;
+	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 0) == 0);
 	tlib_mem_close(&err);
 }
 
