@@ -22,6 +22,7 @@
 #include "record/order.h"
 #include "report/channels.h"
 #include "report/logfault.h"
+#include "report/say.h"
 #include "report/summary.h"
 #include "storage/stor.h"
 
@@ -192,21 +193,6 @@ static int stat_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* "2026-12-03T07:00:00.123Z" (ms: a summary, not the records) */
-static const char *short_time(int64_t t_ns, char *buf, size_t len)
-{
-	time_t sec = (time_t)(t_ns / 1000000000 - (t_ns % 1000000000 < 0));
-	int64_t ms = ((t_ns % 1000000000 + 1000000000) % 1000000000) / 1000000;
-	struct tm tm;
-	size_t n;
-
-	if (!gmtime_r(&sec, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)))
-		snprintf(buf, len, "%" PRId64, t_ns);
-	else
-		snprintf(buf + n, len - n, ".%03" PRId64 "Z", ms);
-	return buf;
-}
-
 static void num(double v, bool ok, char *buf)
 {
 	if (!ok || rec_format_double(v, buf, REC_DOUBLE_MAX) < 0)
@@ -219,8 +205,8 @@ static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bo
 	char first[40], last[40], mn[REC_DOUBLE_MAX], mx[REC_DOUBLE_MAX], mean[REC_DOUBLE_MAX];
 	double longest = c->count > 1 ? (double)c->max_dt_ns / 1e9 : 0;
 
-	short_time(c->first_ns, first, sizeof(first));
-	short_time(c->last_ns, last, sizeof(last));
+	rpt_say_time_ms(c->first_ns, first, sizeof(first));
+	rpt_say_time_ms(c->last_ns, last, sizeof(last));
 	num(c->min, c->valid, mn);
 	num(c->max, c->valid, mx);
 	num(c->valid ? c->sum / (double)c->valid : 0, c->valid, mean);
