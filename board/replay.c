@@ -275,5 +275,5 @@ int board_cmd_replay(int argc, char **argv)
 	}
 	r = board_run_daemon("replay", cfg, &opts, 0, true);
 	conf_free(cfg);
-	return r;
+	return S_ISDIR(sb.st_mode) ? r : rpt_trace_verdict(stderr, a.trace, &info, r);
 }

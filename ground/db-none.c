@@ -92,6 +92,11 @@ int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map)
 	return -ENOTSUP;
 }
 
+int grd_db_vehicle_known(grd_db_t *db, const char *vehicle)
+{
+	return -ENOTSUP;
+}
+
 int grd_db_status(grd_db_t *db, const char *vehicle, bool online)
 {
 	return -ENOTSUP;

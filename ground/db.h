@@ -281,3 +281,8 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
    channels, -ENOMEM, -ECONNREFUSED, -EIO. */
 struct rec_channels;
 int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map);
+
+/* Whether the database knows the vehicle (a row of vehicles: it sent a
+   Batch once), so that export of an unknown name is said, not an empty
+   answer.  1, 0, -ECONNREFUSED, -EIO. */
+int grd_db_vehicle_known(grd_db_t *db, const char *vehicle);

@@ -189,3 +189,22 @@ int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map)
 	PQclear(res);
 	return r < 0 ? r : n;
 }
+
+int grd_db_vehicle_known(grd_db_t *db, const char *vehicle)
+{
+	const char *v[1] = { vehicle };
+	PGresult *res;
+	int r = grd_db_connect(db);
+
+	if (r < 0)
+		return r;
+	res = PQexecParams(db->conn, "SELECT 1 FROM vehicles WHERE name = $1", 1, NULL, v, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		grd_db_fail(db, "vehicle", PQerrorMessage(db->conn));
+		PQclear(res);
+		return -EIO;
+	}
+	r = PQntuples(res) > 0;
+	PQclear(res);
+	return r;
+}

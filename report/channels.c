@@ -4,12 +4,14 @@
  * with its id, name, unit, bus, source, declared range and value table,
  * as a table or JSON lines, and the dictionaries a log carries.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/escape.h"
+#include "basic/nearest.h"
 #include "conf/config.h"
 #include "pipeline/channels.h"
 #include "record/batch.h"
@@ -101,6 +103,47 @@ int rpt_channels_learn_log(const char *dir, rec_channels_t *map)
 	}
 	stor_reader_free(rd);
 	return 0;
+}
+
+int rpt_channels_resolve(FILE *err, const char *cmd, const char *dir, const rec_channels_t *map,
+                         const char *const *want, size_t n, char **resolved)
+{
+	const struct rec_channel **list;
+	const char **names;
+	char near[512], why[1024];
+	int nl = rec_channels_sorted(map, &list), bad = 0;
+
+	if (nl < 0)
+		return -ENOMEM;
+	if (!(names = calloc(nl ? (size_t)nl : 1, sizeof(*names)))) {
+		free(list);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < nl; i++)
+		names[i] = list[i]->name;
+	for (size_t k = 0; k < n && bad >= 0; k++) {
+		uint32_t id;
+		int r = rec_channels_resolve(map, want[k], &id, why, sizeof(why));
+
+		if (r == 0) {
+			free(resolved[k]);
+			if (!(resolved[k] = strdup(rec_channels_find(map, id)->name)))
+				bad = -ENOMEM;
+			continue;
+		}
+		bad++;
+		if (r == -ENOTUNIQ) {
+			fprintf(err, "railmon %s: --channel: %s\n", cmd, why);
+			continue;
+		}
+		basic_nearest_names(want[k], names, (size_t)nl, near, sizeof(near));
+		fprintf(err, "railmon %s: --channel '%s': %s has no such channel%s%s%s\n", cmd, want[k], dir,
+		        nl ? "; nearest: " : " (its dictionary names none)", near,
+		        nl && !*near ? "none near (`railmon channels --data DIR` lists them)" : "");
+	}
+	free(names);
+	free(list);
+	return bad;
 }
 
 int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *path, bool json)

@@ -165,12 +165,21 @@ int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *
 {
 	int r;
 
+	/* nothing to do is no success (issue 28: exit 0 with nothing decoded) */
+	if (!bus_dbc_signal_count(d->dbc)) {
+		fprintf(d->err, "railmon decode: %s defines no signal: nothing to decode with\n", dbc_name);
+		return 1;
+	}
 	if (!d->text)
 		rec_format_header(d->out, d->fmt);
 	r = rpt_decode_stream(d, in, src);
 	fflush(d->out);
 	if (d->binary && !d->frames)
 		return 1; /* said in its one sentence */
+	if (r == 0 && !d->frames && !d->bad) {
+		fprintf(d->err, "railmon decode: %s is empty: no candump line to decode\n", src);
+		return 1;
+	}
 	fprintf(d->err, "railmon decode: %" PRIu64 " frames, %" PRIu64 " decoded with %s", d->frames, d->decoded,
 	        dbc_name);
 	if (d->bad)

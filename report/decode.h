@@ -46,7 +46,8 @@ int rpt_decode_alloc(struct rpt_decode *d);
 /* The header (rows), every line of in decoded (rpt_decode_stream), then
    the totals on d->err: frames, decoded with dbc_name, lines that are not
    candump, a read error.  The exit code: 1 if a line was bad or in could
-   not be read, else 0. */
+   not be read, and (one sentence) if the DBC defines no signal or in
+   holds no line at all; else 0. */
 int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *dbc_name);
 
 /* Frees d->samples and d->dbc (NULL after). */

@@ -20,6 +20,8 @@ int rpt_export_check(struct rpt_export *x)
 		                x->format == REC_FORMAT_JSONL ? "jsonl" : x->format == REC_FORMAT_INFLUX ? "influx" : "candump");
 	if (x->wide && x->window_ns < 0)
 		return rpt_fail(x->err, "export", "--wide needs time order: no --order seq");
+	if (x->from_ns >= x->to_ns) /* [from, to): an empty span would write a header and exit 0 */
+		return rpt_fail(x->err, "export", "--from is not before --to: no time is between them");
 	if (!x->kinds)
 		x->kinds = x->format == REC_FORMAT_CANDUMP || x->trace ? 1u << ACQ_ITEM_CAN
 		         : x->nchannel_filters || x->wide ? 1u << ACQ_ITEM_SAMPLE | 1u << ACQ_ITEM_TEXT

@@ -65,7 +65,14 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 	if (r < 0)
 		return r;
 	r = grd_db_check(db);
-	if (r == 0)
+	if (r == 0 && (r = grd_db_vehicle_known(db, vehicle)) == 0) {
+		/* an empty answer with exit 0 would look like a vehicle that sent nothing in the window */
+		fprintf(x->err, "railmon export: --vehicle %s: the database has no such vehicle (it never sent a Batch)\n",
+		        vehicle);
+		grd_db_free(db);
+		return 1;
+	}
+	if (r > 0)
 		r = grd_db_channels(db, vehicle, x->chans);
 	if (r < 0) {
 		say_db(x, db, r);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "basic/nearest.h"
+#include "report/channels.h"
 #include "report/export.h"
 #include "report/say.h"
 
@@ -84,46 +84,17 @@ int rpt_export_write_item(struct rpt_export *x, const struct acq_item *it)
 	return r;
 }
 
-/* Every --channel name is in the dictionaries read ahead: its qualified
-   name "Message.Signal", or a bare signal name where only one message has
-   it (rec_channels_resolve), kept in x->resolved; an ambiguous one is
-   refused with the candidates, an unknown one with the nearest names.
+/* Every --channel name is in the dictionaries read ahead, resolved as
+   every command resolves one (rpt_channels_resolve) into x->resolved.
    0, or the exit code. */
-static int check_channels(struct rpt_export *x, const struct rec_channel *const *list, size_t n)
+static int check_channels(struct rpt_export *x)
 {
-	const char **names = calloc(n ? n : 1, sizeof(*names));
-	char near[512], why[1024];
-	int bad = 0;
+	int bad = rpt_channels_resolve(x->err, "export", x->dir, x->chans, (const char *const *)x->channels,
+	                               x->nchannel_filters, x->resolved);
 
-	if (!names)
+	if (bad < 0)
 		return rpt_fail(x->err, "export", "out of memory");
-	for (size_t i = 0; i < n; i++)
-		names[i] = list[i]->name;
-	for (size_t k = 0; k < x->nchannel_filters; k++) {
-		uint32_t id;
-		int r = rec_channels_resolve(x->chans, x->channels[k], &id, why, sizeof(why));
-
-		if (r == 0) {
-			free(x->resolved[k]);
-			if (!(x->resolved[k] = strdup(rec_channels_find(x->chans, id)->name))) {
-				free(names);
-				return rpt_fail(x->err, "export", "out of memory");
-			}
-			continue;
-		}
-		if (r == -ENOTUNIQ) {
-			fprintf(x->err, "railmon export: --channel: %s\n", why);
-			bad = 1;
-			continue;
-		}
-		basic_nearest_names(x->channels[k], names, n, near, sizeof(near));
-		fprintf(x->err, "railmon export: --channel '%s': %s has no such channel%s%s%s\n", x->channels[k],
-		        x->dir, n ? "; nearest: " : " (its dictionary names none)", near, n && !*near ?
-		        "none near (`railmon channels --data DIR` lists them)" : "");
-		bad = 1;
-	}
-	free(names);
-	return bad;
+	return bad ? 1 : 0;
 }
 
 /* --wide's columns: the --channel ones in their order, else every one. */
@@ -159,7 +130,7 @@ int rpt_export_setup_output(struct rpt_export *x, const char *dir)
 		return rpt_fail(x->err, "export", "out of memory");
 	x->dir = dir;
 	if (x->nchannel_filters)
-		r = check_channels(x, list, (size_t)n);
+		r = check_channels(x);
 	if (!r && x->wide) {
 		int k = open_table(x, list, (size_t)n);
 

@@ -14,6 +14,7 @@
 #include "basic/escape.h"
 #include "record/batch.h"
 #include "report/logfault.h"
+#include "report/say.h"
 #include "report/stat.h"
 #include "storage/stor.h"
 
@@ -193,6 +194,9 @@ unsigned rpt_stat_lines(FILE *in, bool json, FILE *out)
 int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 {
 	struct rec_health last[64];
+	double rate[64] = { 0 }; /* each entry's last rate before the daemon stopped */
+	int64_t end_ns = INT64_MIN;
+	char when[32];
 	size_t nlast = 0;
 	stor_reader_t *rd;
 	struct stor_rec rec;
@@ -220,6 +224,7 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 			continue;
 		}
 		rec_batch_info(b, &info);
+		end_ns = rec.t_last_ns > end_ns ? rec.t_last_ns : end_ns;
 		for (size_t i = 0; i < info.nhealth; i++) {
 			struct rec_health h;
 			size_t k = 0;
@@ -228,8 +233,10 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 				k++;
 			if (k == nlast && nlast < 64)
 				nlast++;
-			if (k < nlast)
+			if (k < nlast) {
 				last[k] = h;
+				rate[k] = h.rate_hz > 0 ? h.rate_hz : rate[k];
+			}
 		}
 		rec_batch_free(b);
 	}
@@ -242,6 +249,14 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 		fprintf(err, "railmon stat: %s: no health records in the log\n", dir);
 		return -ENOENT;
 	}
+	/* No daemon runs on it (board/stat.c asked the socket first): a log
+	   whose last health entry, written as the daemon stopped, says rate 0
+	   would look like a live one with nothing coming in. */
+	fprintf(err, "railmon stat: %s: a recorded log, no daemon on it; it ended at %s (its last record); rates are "
+	        "the last each had while it ran, the rest as its last health entry says\n", dir,
+	        end_ns == INT64_MIN ? "an unknown time" : rpt_say_time_ms(end_ns, when, sizeof(when)));
+	for (size_t i = 0; i < nlast; i++)
+		last[i].rate_hz = last[i].rate_hz > 0 ? last[i].rate_hz : rate[i];
 	if (!json)
 		rpt_health_header(out);
 	for (size_t i = 0; i < nlast; i++) {

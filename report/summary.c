@@ -16,12 +16,13 @@
 #include <time.h>
 
 #include "basic/escape.h"
-#include "basic/nearest.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/order.h"
+#include "report/channels.h"
 #include "report/logfault.h"
+#include "report/say.h"
 #include "report/summary.h"
 #include "storage/stor.h"
 
@@ -40,6 +41,7 @@ struct rpt_summary {
 	size_t cap, n;
 	int64_t from_ns, to_ns, gap_ns;
 	const char *only[RPT_SUMMARY_ONLY_MAX];
+	char *resolved[RPT_SUMMARY_ONLY_MAX]; /* the dictionary's name for each */
 	size_t nonly;
 	rec_channels_t *names;
 	rec_order_t *order;
@@ -124,7 +126,7 @@ static bool wanted(const struct rpt_summary *s, const struct acq_item *it)
 		return true;
 	c = rec_channels_find(s->names, it->sample.channel);
 	for (size_t i = 0; c && i < s->nonly; i++)
-		if (!strcmp(c->name, s->only[i]))
+		if (!strcmp(c->name, s->resolved[i] ? s->resolved[i] : s->only[i]))
 			return true;
 	return false;
 }
@@ -191,21 +193,6 @@ static int stat_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* "2026-12-03T07:00:00.123Z" (ms: a summary, not the records) */
-static const char *short_time(int64_t t_ns, char *buf, size_t len)
-{
-	time_t sec = (time_t)(t_ns / 1000000000 - (t_ns % 1000000000 < 0));
-	int64_t ms = ((t_ns % 1000000000 + 1000000000) % 1000000000) / 1000000;
-	struct tm tm;
-	size_t n;
-
-	if (!gmtime_r(&sec, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)))
-		snprintf(buf, len, "%" PRId64, t_ns);
-	else
-		snprintf(buf + n, len - n, ".%03" PRId64 "Z", ms);
-	return buf;
-}
-
 static void num(double v, bool ok, char *buf)
 {
 	if (!ok || rec_format_double(v, buf, REC_DOUBLE_MAX) < 0)
@@ -218,8 +205,8 @@ static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bo
 	char first[40], last[40], mn[REC_DOUBLE_MAX], mx[REC_DOUBLE_MAX], mean[REC_DOUBLE_MAX];
 	double longest = c->count > 1 ? (double)c->max_dt_ns / 1e9 : 0;
 
-	short_time(c->first_ns, first, sizeof(first));
-	short_time(c->last_ns, last, sizeof(last));
+	rpt_say_time_ms(c->first_ns, first, sizeof(first));
+	rpt_say_time_ms(c->last_ns, last, sizeof(last));
 	num(c->min, c->valid, mn);
 	num(c->max, c->valid, mx);
 	num(c->valid ? c->sum / (double)c->valid : 0, c->valid, mean);
@@ -263,34 +250,13 @@ int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out)
 	return 0;
 }
 
-int rpt_summary_unknown(const rpt_summary_t *s, const char *dir)
+int rpt_summary_resolve(rpt_summary_t *s, const char *dir)
 {
-	const struct rec_channel **list;
-	const char **names;
-	char near[512];
-	int n = rec_channels_sorted(s->names, &list), bad = 0;
+	int r = rpt_channels_learn_log(dir, s->names);
 
-	if (n < 0 || !(names = calloc(n ? (size_t)n : 1, sizeof(*names)))) {
-		free(n < 0 ? NULL : list);
-		return 0; /* no memory to check: the table says what there is */
-	}
-	for (int i = 0; i < n; i++)
-		names[i] = list[i]->name;
-	for (size_t k = 0; k < s->nonly; k++) {
-		int i = 0;
-
-		while (i < n && strcmp(names[i], s->only[k]))
-			i++;
-		if (i < n)
-			continue;
-		basic_nearest_names(s->only[k], names, (size_t)n, near, sizeof(near));
-		fprintf(s->err, "railmon summary: --channel '%s': %s has no such channel; nearest: %s\n", s->only[k], dir,
-		        *near ? near : "none near (`railmon channels --data DIR` lists them)");
-		bad++;
-	}
-	free(names);
-	free(list);
-	return bad;
+	if (r < 0)
+		return r; /* no log: rpt_summary_read says so */
+	return rpt_channels_resolve(s->err, "summary", dir, s->names, s->only, s->nonly, s->resolved);
 }
 
 int rpt_summary_new(const struct rpt_summary_opts *o, FILE *err, rpt_summary_t **ret_summary)
@@ -317,6 +283,8 @@ rpt_summary_t *rpt_summary_free(rpt_summary_t *s)
 	if (!s)
 		return NULL;
 	free(s->tab);
+	for (size_t i = 0; i < s->nonly; i++)
+		free(s->resolved[i]);
 	rec_order_free(s->order);
 	rec_channels_free(s->names);
 	free(s);
@@ -337,13 +305,16 @@ int rpt_summary_run(rpt_summary_t *s, const char *dir, bool json, FILE *out)
 {
 	uint64_t damaged;
 	size_t n;
-	int r = rpt_summary_read(s, dir);
+	int r = s->nonly ? rpt_summary_resolve(s, dir) : 0;
 
+	if (r == -ENOMEM)
+		fprintf(s->err, "railmon summary: out of memory\n");
+	if (r > 0 || r == -ENOMEM)
+		return 1;
+	r = rpt_summary_read(s, dir);
 	n = rpt_summary_channels(s);
 	if (r < 0)
 		fprintf(s->err, "railmon summary: %s: %s\n", dir, strerror(-r));
-	else if (s->nonly && rpt_summary_unknown(s, dir))
-		r = -ENOENT;
 	else if (!n)
 		fprintf(s->err, "railmon summary: %s: no samples%s\n", dir, s->nonly ? " of those channels" : "");
 	else

@@ -34,9 +34,11 @@ rpt_summary_t *rpt_summary_free(rpt_summary_t *s);
    log cannot be opened, no memory). */
 int rpt_summary_read(rpt_summary_t *s, const char *dir);
 
-/* How many of the `only` names the log's dictionaries do not give, each
-   said on err with the nearest names. */
-int rpt_summary_unknown(const rpt_summary_t *s, const char *dir);
+/* Before rpt_summary_read: the `only` names resolved in the log's
+   dictionaries (read ahead) as export resolves them (bare signal names
+   too, rpt_channels_resolve).  How many are refused, each said on err,
+   or -errno (-ENOMEM; the log cannot be opened: read says so). */
+int rpt_summary_resolve(rpt_summary_t *s, const char *dir);
 
 /* The table (a header line, then a row per channel in id order) or one
    JSON object per channel, on out.  0 or -ENOMEM. */

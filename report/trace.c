@@ -65,6 +65,7 @@ int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fm
 		fprintf(out, "; objects that are no CAN frame skipped: %s", first);
 	fputc('\n', out);
 	bus_dev_free(dev);
+	info.damaged = bad;
 	if (ret_info)
 		*ret_info = info;
 	return n == -ENODATA ? 0 : n;
@@ -156,20 +157,32 @@ int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct co
 
 int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_trace_info *ret_info)
 {
+	struct rpt_trace_info mine, *info = ret_info ? ret_info : &mine;
 	enum bus_trace_format fmt;
 	int r;
 
-	if (ret_info)
-		*ret_info = (struct rpt_trace_info){ 0 };
+	*info = (struct rpt_trace_info){ 0 };
 	r = bus_trace_detect_file(trace, &fmt);
 	if (r == -EMEDIUMTYPE)
 		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
 		                BUS_TRACE_FORMATS);
-	if (r < 0 || (survey && (r = rpt_trace_survey_info(err, trace, fmt, ret_info)) < 0))
+	if (r < 0 || (survey && (r = rpt_trace_survey_info(err, trace, fmt, info)) < 0))
 		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
-	if (ret_info)
-		ret_info->fmt = fmt;
+	info->fmt = fmt;
+	if (survey && !info->frames) {
+		fprintf(err, "railmon replay: %s holds no CAN frame: nothing to replay\n", trace);
+		return 1;
+	}
 	return -1;
+}
+
+int rpt_trace_verdict(FILE *err, const char *trace, const struct rpt_trace_info *info, int r)
+{
+	if (r != 0 || !info->damaged)
+		return r;
+	fprintf(err, "railmon replay: %" PRIu64 " damaged part%s of %s skipped (the first named above); the rest "
+	        "replayed\n", info->damaged, info->damaged == 1 ? "" : "s", trace);
+	return 1;
 }
 
 int rpt_trace_check(FILE *err, const char *trace, bool survey)

@@ -18,6 +18,7 @@ struct conf_board;
 struct rpt_trace_info {
 	enum bus_trace_format fmt;
 	uint64_t frames;
+	uint64_t damaged; /* parts the replay skips (the first said by the survey) */
 	uint64_t chan[BUS_TRACE_CHANNELS];
 };
 
@@ -36,8 +37,10 @@ int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fm
 /*
  * A trace replay's source (not a log directory) must be a trace railmon
  * reads; with survey (not onto a CAN interface) what it holds is said
- * first (rpt_trace_survey), on err as what is wrong.  -1 to go on, else
- * the exit code (2).
+ * first (rpt_trace_survey), on err as what is wrong, and a trace with no
+ * frame (empty, or nothing but damage) is refused: a replay of it would
+ * store a log of events only.  -1 to go on, else the exit code (2; 1 for
+ * no frame).
  */
 int rpt_trace_check(FILE *err, const char *trace, bool survey);
 /* The same, with the survey's findings in *ret_info (zeroed if none). */
@@ -59,3 +62,8 @@ int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct 
  * replay would store nothing): -1 to go on, else the exit code (1).
  */
 int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct conf_board *cfg);
+
+/* After a replay of a trace that ran (exit code r): damaged parts make it
+   1, as export's of a damaged log, said in one sentence on err (the first
+   place was said by the survey).  The exit code. */
+int rpt_trace_verdict(FILE *err, const char *trace, const struct rpt_trace_info *info, int r);

@@ -125,12 +125,12 @@ def exported(data, tmp):
     return per_bus
 
 
-def replay(tmp, trace, name, ch_a="", ch_b=""):
+def replay(tmp, trace, name, ch_a="", ch_b="", expect_rc=0):
     board = os.path.join(tmp, name + ".ini")
     with open(board, "w", encoding="ascii") as f:
         f.write(BOARD.format(ch_a=ch_a, ch_b=ch_b))
     data = os.path.join(tmp, name + ".data")
-    p = run(["replay", trace, "--board", board, "--data", data])
+    p = run(["replay", trace, "--board", board, "--data", data], expect_rc)
     return data, p.stderr
 
 
@@ -221,8 +221,10 @@ def check_refusals(tmp, msgs):
     lines[9] = "garbage in line 10"
     with open(asc, "w", encoding="ascii") as f:
         f.write("\n".join(lines))
-    _, err = replay(tmp, asc, "bad-asc")
-    if f"1 damaged part skipped, the first: {asc}:10: malformed Vector ASC line" not in err:
+    # damaged parts: the rest replayed, and exit 1 as decode's and export's
+    _, err = replay(tmp, asc, "bad-asc", expect_rc=1)
+    if f"1 damaged part skipped, the first: {asc}:10: malformed Vector ASC line" not in err or \
+            f"1 damaged part of {asc} skipped (the first named above); the rest replayed" not in err:
         fail("damaged ASC: " + err)
     blf = os.path.join(tmp, "t.blf")
     w = can.BLFWriter(blf, max_container_size=4096)
@@ -234,7 +236,7 @@ def check_refusals(tmp, msgs):
     raw[144 + 32 + 21] ^= 0x5a
     with open(blf, "wb") as f:
         f.write(raw[:len(raw) - 100])  # and cut inside the last container
-    _, err = replay(tmp, blf, "bad-blf")
+    _, err = replay(tmp, blf, "bad-blf", expect_rc=1)
     if not re.search(r": Vector BLF, 1[34][0-9][0-9] frames: channel 1 [0-9]+, channel 2 [0-9]+; 2 damaged parts skipped, the first: " + re.escape(blf) +
                      ": offset 144: bad zlib data in container", err):
         fail("damaged BLF: " + err)

@@ -527,6 +527,13 @@ def test_export(pg, broker, tmp):
     check(pg.psql("SELECT string_agg(text, '|' ORDER BY seq) FROM texts") == 'EMU-4021|a\\b "5"', "texts table")
     r2 = subprocess.run([RAILMON, "export", "--db", pg.url], capture_output=True, text=True)
     check(r2.returncode == 2 and "--db needs --vehicle" in r2.stderr, "--vehicle required", r2.stderr)
+    # a vehicle the database does not know: one sentence and exit 1, not a
+    # header and "0 records written" with exit 0 (issue 28)
+    r3 = subprocess.run([RAILMON, "export", "--db", pg.url, "--vehicle", "emu55", "--format", "csv"],
+                        capture_output=True, text=True)
+    check(r3.returncode == 1 and r3.stdout == "" and r3.stderr ==
+          "railmon export: --vehicle emu55: the database has no such vehicle (it never sent a Batch)\n",
+          "unknown vehicle refused", r3.stdout, r3.stderr)
     print("export --db: the same lines as export of the ground log, in every format and filter: ok")
 
 

@@ -11,6 +11,7 @@
  * Usage: test-commands SOURCE_ROOT (for board/demo/train.dbc and .log).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,16 @@ static void test_export_cli(void)
 	x.format = REC_FORMAT_JSONL;
 	CHECK(rpt_export_check(&x) == 2);
 	CHECK(strstr(tlib_mem_text(&err), "railmon export: --wide writes CSV: no --format jsonl\n"), "%s", tlib_mem_text(&err));
-	x = (struct rpt_export){ .err = err.f, .format = REC_FORMAT_CANDUMP, .window_ns = REC_ORDER_WINDOW_NS };
+	/* --from at or after --to: no time between them, a usage error (issue 28:
+	   it wrote a header and "0 records written", exit 0) */
+	x = (struct rpt_export){ .err = err.f, .format = REC_FORMAT_CANDUMP, .window_ns = REC_ORDER_WINDOW_NS,
+	                         .from_ns = 2000, .to_ns = 1000 };
+	CHECK(rpt_export_check(&x) == 2 && !x.order);
+	CHECK(strstr(tlib_mem_text(&err), "railmon export: --from is not before --to: no time is between them\n"), "%s",
+	      tlib_mem_text(&err));
+	x.to_ns = 2000;
+	CHECK(rpt_export_check(&x) == 2 && !x.order);
+	x.to_ns = 2001;
 	CHECK(rpt_export_check(&x) == 0 && x.kinds == 1u << ACQ_ITEM_CAN && x.order);
 	tlib_mem_close(&err);
 
@@ -307,8 +317,31 @@ static void test_decode_run(const char *src)
 	CHECK(strstr(tlib_mem_text(&err), "railmon decode: mem:4: ") &&
 	      strstr(tlib_mem_text(&err), "railmon decode: 3 frames, 3 decoded with train.dbc; 1 line not candump (said above)\n"),
 	      "%s", tlib_mem_text(&err));
+
+	/* an empty input, then an empty DBC: one sentence and exit 1, not 0
+	   (issue 28) */
+	tlib_mem_close(&err);
+	tlib_mem_open(&err);
+	d.err = err.f;
+	d.frames = d.decoded = d.bad = 0;
+	in = fopen("/dev/null", "re");
+	CHECK(in);
+	CHECK(rpt_decode_run(&d, in, "empty.log", "train.dbc") == 1);
+	fclose(in);
+	CHECK_STR(tlib_mem_text(&err), "railmon decode: empty.log is empty: no candump line to decode\n");
 	rpt_decode_release(&d);
 	CHECK(!d.samples && !d.dbc);
+	CHECK(bus_dbc_load_buffer("empty.dbc", "", 0, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
+	CHECK(rpt_decode_alloc(&d) == 0);
+	in = fmemopen(input, strlen(input), "r");
+	CHECK(in);
+	tlib_mem_close(&err);
+	tlib_mem_open(&err);
+	d.err = err.f;
+	CHECK(rpt_decode_run(&d, in, "mem", "empty.dbc") == 1);
+	fclose(in);
+	CHECK_STR(tlib_mem_text(&err), "railmon decode: empty.dbc defines no signal: nothing to decode with\n");
+	rpt_decode_release(&d);
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 }
@@ -316,6 +349,7 @@ static void test_decode_run(const char *src)
 /* replay's source: a trace railmon reads (what it holds said), or not. */
 static void test_trace_check(const char *dir, const char *src)
 {
+	static struct rpt_trace_info info; /* 2 KiB: off the stack */
 	char path[512];
 	struct tlib_mem err;
 
@@ -333,6 +367,30 @@ static void test_trace_check(const char *dir, const char *src)
 	CHECK_STR(tlib_mem_text(&err), "");
 	CHECK(rpt_trace_check(err.f, path, true) == -1);
 	CHECK(strstr(tlib_mem_text(&err), "train.log: candump, 8100 frames\n"), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
+
+	/* an empty trace: refused, not a log of 5 events and exit 0 (issue 28) */
+	tlib_mem_open(&err);
+	snprintf(path, sizeof(path), "%s/empty.log", dir);
+	write_file(path, "");
+	CHECK(rpt_trace_check(err.f, path, true) == 1);
+	CHECK(strstr(tlib_mem_text(&err), "empty.log holds no CAN frame: nothing to replay\n"), "%s", tlib_mem_text(&err));
+	tlib_mem_close(&err);
+
+	/* a damaged line: counted by the survey, and the replay that ran exits 1
+	   as decode of the same file does (issue 28) */
+	tlib_mem_open(&err);
+	snprintf(path, sizeof(path), "%s/damaged.log", dir);
+	write_file(path, "(1.000000) can0 123#00\njunk\n(2.000000) can0 123#01\n");
+	CHECK(rpt_trace_check_info(err.f, path, true, &info) == -1);
+	CHECK(info.frames == 2 && info.damaged == 1, "%" PRIu64 " %" PRIu64, info.frames, info.damaged);
+	CHECK(strstr(tlib_mem_text(&err), "damaged.log:2: "), "%s", tlib_mem_text(&err));
+	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 2) == 2);
+	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 0) == 1);
+	CHECK(strstr(tlib_mem_text(&err), "railmon replay: 1 damaged part of damaged.log skipped (the first named above); "
+	             "the rest replayed\n"), "%s", tlib_mem_text(&err));
+	info.damaged = 0;
+	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 0) == 0);
 	tlib_mem_close(&err);
 }
 
