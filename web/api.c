@@ -327,8 +327,8 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 		" 'status', (SELECT json_build_object('state', s.state, 'since', extract(epoch from s.since)) FROM vehicle_status s"
 		"  WHERE s.vehicle_id = v.vehicle_id),"
 		/* what the receivers' door refused of it (issue 26), by reason */
-		" 'refusals', (SELECT json_agg(json_build_object('reason', d.reason, 'count', d.count, 'last_at', extract(epoch"
-		"  from d.last_at), 'detail', d.detail) ORDER BY d.reason) FROM door_refusals d WHERE d.vehicle_id = v.vehicle_id),"
+		" 'refusals', (SELECT json_agg(json_build_object('reason', d.reason, 'count', d.count, 'first_at',"
+		"  extract(epoch from d.first_at), 'last_at', extract(epoch from d.last_at), 'detail', d.detail) ORDER BY d.reason) FROM door_refusals d WHERE d.vehicle_id = v.vehicle_id),"
 		" 'health', (SELECT json_agg(json_build_object('name', h.name, 'kind', h.kind, 'bus', h.bus, 't', extract(epoch"
 		"  from h.t), 'age_s', extract(epoch from now() - h.t), 'items', h.items, 'rate_hz', h.rate_hz, 'drops', h.drops,"
 		"  'errors', h.errors, 'rx_dropped', h.rx_dropped, 'overruns', h.overruns, 'bad_input', h.bad_input,"

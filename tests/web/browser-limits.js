@@ -4,7 +4,9 @@
 // a comma is charted as one channel (one ch parameter per channel in the
 // page's URL); vehicles named "." and ".." get the API's "no such
 // vehicle" (their names go in a query, where fetch() resolves no "..");
-// a vehicle with more channels than an answer holds says it is truncated.
+// a vehicle with more channels than an answer holds says it is truncated;
+// the vehicle page says what the door refused of it (issue 26), per reason
+// in words, hostile detail as text, and nothing for a vehicle without.
 // An uncaught page error fails; exit status 0 when every check passed.
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -51,7 +53,29 @@ async function open(page, hash, ready) {
       const msg = await page.$eval('.error', e => e.textContent);
       check(msg.includes('no such vehicle'), `the vehicle page of "${name}": no such vehicle`, msg);
     }
+    // the door's refusals: one row per reason in words, the count, first
+    // and last time, and the last detail as text (hostile markup included)
+    await open(page, '#/vehicle/emu1', 'vehicle');
+    const refused = await page.$$eval('#refusals tbody tr', trs => trs.map(tr => ({
+      reason: tr.dataset.reason, what: tr.querySelector('.what').textContent, count: tr.querySelector('.count').textContent,
+      first: tr.querySelector('.first').textContent, last: tr.querySelector('.last').textContent,
+      detail: tr.querySelector('.detail').textContent, imgs: tr.querySelectorAll('img').length })));
+    const fmt = t => new Date(t * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+    check(JSON.stringify(refused.map(r => r.reason)) === '["dictionary","time"]', 'emu1: two reasons refused at the door', refused);
+    for (const r of refused) {
+      const w = want.refusals[r.reason];
+      check(r.what === w.what && r.count === w.count, `${r.reason}: "${r.what}" ${r.count} times`, r, w);
+      check(r.first === fmt(w.first) && r.last === fmt(w.last), `${r.reason}: first ${r.first}, last ${r.last}`, r, w);
+      check(r.detail === w.detail && r.imgs === 0, `${r.reason}: the last detail as text`, r, w);
+    }
+    check(await page.evaluate(() => window.pwned) === undefined && await page.$('#view img') === null,
+          'the hostile detail ran nothing and made no element');
+    check((await page.$eval('#door', e => e.previousElementSibling.textContent)).includes('CAN frames') &&
+          (await page.$eval('#door h3', e => e.textContent)) === 'Refused at the door', 'the block is headed "Refused at the door"');
+    if (want.shot) await page.screenshot({ path: want.shot, fullPage: true });
     await open(page, '#/vehicle/wide', 'vehicle');
+    check(await page.$eval('#door', e => e.innerHTML) === '' && await page.$('#refusals') === null,
+          'a vehicle with nothing refused: no block');
     const note = await page.$eval('#truncated', e => e.textContent);
     const rows = await page.$$eval('tr[data-channel]', trs => trs.length);
     check(rows === 1000 && note.includes('first 1000 channels'), 'a vehicle of 20,000 channels: 1000 shown, and said', rows, note);

@@ -19,8 +19,9 @@ PostgreSQL 15 (tests/ground/pg.py) filled here by SQL:
 - the Host header of the token-less server (DNS rebinding), a parameter
   that is not UTF-8 (400), vehicle names outside the rule (404 JSON, left
   out of /api/live), "." and ".." (a 404, also in the dashboard), a
-  channel named with a comma charted (headless Chromium,
-  browser-limits.js), the token's cookie Secure behind TLS, a token line
+  channel named with a comma charted, the door's refusals on the vehicle
+  page (headless Chromium, browser-limits.js; RAILMON_SHOT=FILE.png saves
+  that page), the token's cookie Secure behind TLS, a token line
   over 255 characters refused.
 
 Every wait is for an event (a socket closed, a backend waiting for a lock,
@@ -49,6 +50,8 @@ TOKEN = "limits-token-0123456789"
 NOW = time.time()
 BASE = NOW - 1800                 # the frames start here (s)
 TORQUE = (1 << 16) | 1
+REFUSED_AT = (1764788000, 1764790500)   # door_refusals' first_at, last_at (s)
+HOSTILE = "<img src=x onerror=\"window.pwned=1\"> over 20000 channels & 'quoted'"
 
 
 def check(cond, what, *context):
@@ -138,6 +141,13 @@ def fill(pg):
     pg.psql("INSERT INTO configs VALUES (%d, 1, 1, 'long', 'V', 0, 'x')" % vid["x" * 59])
     # each vehicle's dictionaries, as the receiver records them (channel_names reads the newest only)
     pg.psql("INSERT INTO dictionaries (vehicle_id, config_hash) SELECT DISTINCT vehicle_id, config_hash FROM configs")
+    # what the door refused of emu1 (the receiver's rows, written here as
+    # it writes them): the vehicle page says them; the last detail is
+    # hostile markup (a vehicle's own text), shown as text
+    pg.psql("INSERT INTO door_refusals (vehicle_id, reason, count, first_at, last_at, detail) VALUES "
+            "(%d, 'time', 3, to_timestamp(%d), to_timestamp(%d), 'record times 2262-04-11 outside the window'), "
+            "(%d, 'dictionary', 12345678901, to_timestamp(%d), to_timestamp(%d), '%s')"
+            % (e, REFUSED_AT[0], REFUSED_AT[1], e, REFUSED_AT[0] + 60, REFUSED_AT[1] + 60, HOSTILE.replace("'", "''")))
     pg.psql("ANALYZE")
 
 
@@ -242,12 +252,18 @@ def test_live_names(pg, srv):
 
 def test_browser(srv):
     env = dict(os.environ, NODE_PATH=NODE_MODULES)
-    want = {"from": NOW - 1000, "to": NOW}
+    want = {"from": NOW - 1000, "to": NOW, "shot": os.environ.get("RAILMON_SHOT", ""),
+            "refusals": {"time": {"count": "3", "first": REFUSED_AT[0], "last": REFUSED_AT[1],
+                                  "detail": "record times 2262-04-11 outside the window",
+                                  "what": "record times outside the accepted window"},
+                         "dictionary": {"count": "12345678901", "first": REFUSED_AT[0] + 60, "last": REFUSED_AT[1] + 60,
+                                        "detail": HOSTILE, "what": "a dictionary over the size, channel or rate limit"}}}
     p = start_peer(["node", os.path.join(HERE, "browser-limits.js"), "http://127.0.0.1:%d" % srv.port, json.dumps(want)],
                    env=env, stdout=subprocess.PIPE, text=True)
     out = p.communicate(timeout=120)[0]
     sys.stdout.write("".join("browser: " + line + "\n" for line in out.splitlines()))
-    check(p.returncode == 0, "the dashboard: a comma in a channel's name, vehicles named . and ..", out)
+    check(p.returncode == 0, "the dashboard: a comma in a channel's name, vehicles named . and .., refusals at the door",
+          out)
 
 
 def test_pool(pg):

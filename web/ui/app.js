@@ -147,15 +147,32 @@ function spark(canvas, pts) {
   if (pts.length === 1) ctx.arc((pts[0][0] - t0) / 3600 * (w - 2) + 1, h / 2, 1.5, 0, 7);
   ctx.stroke();
 }
+/* what the receivers' door refused of a vehicle (issue 26), in words; a
+   reason this page does not know yet is shown by its name */
+const REFUSED = {
+  'time': 'record times outside the accepted window',
+  'seq-jump': 'a Batch over 2^40 records (seq) from the rest of its log',
+  'dictionary': 'a dictionary over the size, channel or rate limit',
+  'gone-unasked': 'a gap-repair answer ("gone") for a range not asked for',
+};
+function refusalsBlock(rs) {
+  if (!rs) return '';
+  return `<h3>Refused at the door</h3><table id="refusals"><thead><tr><th>What</th><th>Times</th><th>First</th><th>Last</th>
+    <th>The last one</th></tr></thead><tbody>${rs.map(r => `<tr data-reason="${esc(r.reason)}">
+      <td class="what">${esc(REFUSED[r.reason] || r.reason)}</td><td class="num count warn">${esc(r.count)}</td>
+      <td class="first">${esc(fmtTime(r.first_at))}</td><td class="last">${esc(fmtTime(r.last_at))}</td>
+      <td class="detail">${esc(r.detail)}</td></tr>`).join('')}</tbody></table>`;
+}
 async function pageVehicle(name) {
   view.innerHTML = `<h2>${esc(name)} <span id="vstate"></span></h2><p><a href="#/chart?vehicle=${encodeURIComponent(name)}">chart</a> ·
-    <a href="#/frames?vehicle=${encodeURIComponent(name)}">CAN frames</a></p><div id="health"></div><div id="buses"></div>`;
+    <a href="#/frames?vehicle=${encodeURIComponent(name)}">CAN frames</a></p><div id="door"></div><div id="health"></div><div id="buses"></div>`;
   const draw = async () => {
     /* the name in the query: in a path, fetch() would resolve a vehicle
        named '..' or '.' away (/api/vehicle/../channels is /api/channels) */
     const d = await api(`/api/vehicle?vehicle=${encodeURIComponent(name)}`);
     $('#vstate').innerHTML = d.status ? `<span class="state ${d.status.state}">${d.status.state}</span>
       <small>since ${esc(fmtTime(d.status.since))}</small>` : '';
+    $('#door').innerHTML = refusalsBlock(d.refusals);
     $('#health').innerHTML = d.health ? `<h3>Health</h3><table id="health-parts"><thead><tr><th>Part</th><th>Kind</th><th>State</th>
       <th>Items</th><th>Rate</th><th>Drops</th><th>Errors</th><th>Backlog</th><th>Latency p99</th><th>Age</th></tr></thead><tbody>
       ${d.health.map(h => `<tr data-part="${esc(h.name)}">
