@@ -547,7 +547,7 @@ static void test_order(void)
 
 static char *wide_table(int64_t period, int64_t max_age, const struct acq_item *items, size_t n)
 {
-	static const struct rec_wide_column cols[] = { { 7, "speed", "km/h" }, { 3, "door, left", "" } };
+	static const struct rec_wide_column cols[] = { { 7, "speed", "km/h", false, 0 }, { 3, "door, left", "", false, 0 } };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -590,7 +590,7 @@ static void test_wide(void)
 	               "1970-01-01T00:00:03.000000000Z,3000000000,12,\n");
 	free(got);
 	{
-		const struct rec_wide_column dup[] = { { 1, "a", NULL }, { 1, "b", NULL } };
+		const struct rec_wide_column dup[] = { { 1, "a", NULL, false, 0 }, { 1, "b", NULL, false, 0 } };
 		rec_wide_t *w;
 
 		assert(rec_wide_new(stdout, dup, 2, 0, 1, &w) == -EINVAL);
