@@ -153,7 +153,9 @@ static int add_modbus(pl_channels_t *ch, size_t b)
 		c.unit = m->unit;
 		snprintf(c.source, sizeof(c.source), "modbus %s u%u %s %u", bc->name, m->unit_id,
 		         conf_mb_table_name(m->table), m->addr);
-		c.decimals = (int8_t)rec_format_decimals(m->scale, m->offset);
+		/* a float register has no resolution; an integer one its scale's */
+		c.decimals = (int8_t)(m->type == BUS_MB_F32 || m->type == BUS_MB_F64 ? -1 :
+		                      rec_format_decimals(m->scale, m->offset));
 		if ((r = add_channel(ch, &c)) < 0)
 			return r;
 	}
@@ -177,7 +179,7 @@ static int add_signals(pl_channels_t *ch, size_t b)
 		snprintf(c.name, sizeof(c.name), "%s.%s", si.message, si.name);
 		c.unit = si.unit ? si.unit : "";
 		snprintf(c.source, sizeof(c.source), "can %s %s", bc->name, si.message);
-		c.decimals = (int8_t)rec_format_decimals(si.scale, si.offset);
+		c.decimals = (int8_t)(si.is_float ? -1 : rec_format_decimals(si.scale, si.offset));
 		if ((r = add_channel(ch, &c)) < 0)
 			return r;
 	}

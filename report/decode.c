@@ -170,7 +170,8 @@ int rpt_decode_alloc(struct rpt_decode *d)
 		return -ENOMEM;
 	for (unsigned i = 0; i < bus_dbc_signal_count(d->dbc); i++) {
 		struct bus_dbc_signal_info si;
-		d->decimals[i] = (int8_t)(bus_dbc_signal_info(d->dbc, i, &si) == 0 ? rec_format_decimals(si.scale, si.offset) : -1);
+		d->decimals[i] = (int8_t)(bus_dbc_signal_info(d->dbc, i, &si) == 0 && !si.is_float ?
+		                                rec_format_decimals(si.scale, si.offset) : -1);
 	}
 	return 0;
 }
