@@ -95,6 +95,8 @@ int rec_format_decimals(double scale, double offset)
 	return ds > doff ? ds : doff;
 }
 
+static const double ten_to[16] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+
 int rec_format_value(double v, int decimals, char *buf, size_t len)
 {
 	int n, intdigits;
@@ -105,13 +107,18 @@ int rec_format_value(double v, int decimals, char *buf, size_t len)
 	if (!buf || len < REC_DOUBLE_MAX || !isfinite(v))
 		return -EINVAL;
 	a = fabs(v);
+	if (decimals > 15)
+		decimals = 15;
 	/* at most 15 significant digits (DBL_DIG): fewer decimals for a
-	   large value, the shortest round trip past 1e15 */
+	   large value, the shortest round trip past 1e15 (log10 only then:
+	   this runs once per value written) */
 	if (a >= 1e15)
 		return rec_format_double(v, buf, len);
-	intdigits = a < 1 ? 0 : (int)floor(log10(a)) + 1;
-	if (decimals > 15 - intdigits)
-		decimals = 15 - intdigits;
+	if (a >= ten_to[15 - decimals]) {
+		intdigits = (int)floor(log10(a)) + 1;
+		if (decimals > 15 - intdigits)
+			decimals = 15 - intdigits;
+	}
 	n = snprintf(buf, len, "%.*f", decimals, v);
 	if (decimals > 0) { /* "75.90" -> "75.9", "12.00" -> "12" */
 		while (buf[n - 1] == '0')
