@@ -760,7 +760,8 @@ int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_sig
 	m = &dbc->msgs[s->msg];
 	*ret_info = (struct bus_dbc_signal_info){
 		.message = m->name, .msg_id = m->id, .ext = m->ext, .name = s->name, .unit = s->unit,
-		.min = s->min, .max = s->max, .scale = s->scale, .offset = s->offset, .index = index,
+		.min = s->min, .max = s->max, .scale = s->scale, .offset = s->offset,
+		.is_float = s->valtype != DBC_INT, .index = index,
 		.line = s->line,
 	};
 	return 0;

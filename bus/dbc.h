@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ struct bus_dbc_signal_info {
 	const char *unit;
 	double min, max;
 	double scale, offset;
+	bool is_float;         /* SIG_VALTYPE_ float or double: the raw value is no integer */
 	unsigned index;        /* 0..bus_dbc_signal_count()-1, file order */
 	unsigned line;         /* where the file declares it, for messages */
 };

@@ -153,6 +153,9 @@ static int add_modbus(pl_channels_t *ch, size_t b)
 		c.unit = m->unit;
 		snprintf(c.source, sizeof(c.source), "modbus %s u%u %s %u", bc->name, m->unit_id,
 		         conf_mb_table_name(m->table), m->addr);
+		/* a float register has no resolution; an integer one its scale's */
+		c.decimals = (int8_t)(m->type == BUS_MB_F32 || m->type == BUS_MB_F64 ? -1 :
+		                      rec_format_decimals(m->scale, m->offset));
 		if ((r = add_channel(ch, &c)) < 0)
 			return r;
 	}
@@ -176,6 +179,7 @@ static int add_signals(pl_channels_t *ch, size_t b)
 		snprintf(c.name, sizeof(c.name), "%s.%s", si.message, si.name);
 		c.unit = si.unit ? si.unit : "";
 		snprintf(c.source, sizeof(c.source), "can %s %s", bc->name, si.message);
+		c.decimals = (int8_t)(si.is_float ? -1 : rec_format_decimals(si.scale, si.offset));
 		if ((r = add_channel(ch, &c)) < 0)
 			return r;
 	}
@@ -252,6 +256,8 @@ static int dict_entry(pl_channels_t *ch, size_t i)
 
 	*d = (struct rec_channel){ .id = c->id, .name = c->name, .unit = c->unit, .bus = c->bus, .source = c->source,
 	                           .bus_name = c->bus < ch->cfg->nbuses ? ch->cfg->buses[c->bus].name : NULL };
+	d->has_decimals = c->decimals >= 0;
+	d->decimals = c->decimals >= 0 ? (uint32_t)c->decimals : 0;
 	if (!dbc || bus_dbc_signal_info(dbc, c->id & 0xffff, &si) < 0)
 		return 0;
 	if (si.min < si.max) {

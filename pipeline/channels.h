@@ -32,6 +32,7 @@ struct pl_channel {
 	                             long as the channels and their cfg */
 	uint16_t bus;
 	char source[96];          /* "modbus traction u1 input 3" / "can vehicle SPEED" */
+	int8_t decimals;          /* the values' resolution (rec_format_decimals()), -1: none */
 };
 
 struct pl_live {

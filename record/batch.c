@@ -497,6 +497,8 @@ int rec_encoder_set_channels(rec_encoder_t *e, const struct rec_channel *channel
 		m->n_value_table = channels[k].value_table ? channels[k].nvalue_table : 0;
 		m->value_table = (char **)channels[k].value_table;
 		m->bus_name = (char *)(channels[k].bus_name ? channels[k].bus_name : "");
+		m->n_decimals = channels[k].has_decimals ? 1 : 0;
+		m->decimals = channels[k].has_decimals ? (uint32_t *)&channels[k].decimals : NULL;
 		e->ch_ptr[k] = m;
 		len = wire_field(railmon__v1__channel__get_packed_size(m));
 		if (used + len + WIRE_ITEM_LARGEST > REC_BATCH_MAX_BYTES)
@@ -952,6 +954,9 @@ int rec_batch_channel(const rec_batch_t *b, size_t i, struct rec_channel *ret)
 	ret->value_table = (const char *const *)c->value_table;
 	ret->nvalue_table = c->n_value_table;
 	ret->bus_name = c->bus_name;
+	/* more than 15 is no decimal resolution (a damaged or future log) */
+	ret->has_decimals = c->n_decimals >= 1 && c->decimals[0] <= 15;
+	ret->decimals = ret->has_decimals ? c->decimals[0] : 0;
 	return 0;
 }
 

@@ -45,6 +45,8 @@ struct rec_channel {
 	const char *const *value_table;  /* nvalue_table "VALUE LABEL" strings */
 	size_t nvalue_table;
 	const char *bus_name;            /* NULL or "": not given */
+	bool has_decimals;               /* the values' resolution is known: */
+	uint32_t decimals;               /* rec_format_decimals() of scale, offset */
 };
 
 #define REC_HEALTH_BUCKETS 24 /* log2 latency buckets: [0,1) us, then [2^(k-1), 2^k) us */

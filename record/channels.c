@@ -250,6 +250,8 @@ struct rec_names rec_channels_names(const rec_channels_t *m, const struct acq_it
 	if (c) {
 		nm.channel = c->name;
 		nm.unit = c->unit;
+		nm.has_decimals = c->has_decimals;
+		nm.decimals = c->decimals;
 		/* a text's label is its text (record/format.c) */
 		nm.label = it->kind == ACQ_ITEM_SAMPLE ? rec_channels_label(m, c->id, it->sample.value) : NULL;
 	}

@@ -74,6 +74,66 @@ int rec_format_double(double v, char *buf, size_t len)
 	return n;
 }
 
+int rec_format_decimals(double scale, double offset)
+{
+	int ds = -1, doff = -1;
+	char b[64];
+
+	if (!isfinite(scale) || !isfinite(offset) || scale == 0)
+		return -1;
+	/* The fewest decimals that write each exactly (as read from the DBC
+	   or board file text): raw * scale + offset has no more than the
+	   larger of the two, and past 15 no decimal text names the double. */
+	for (int d = 0; d <= 15 && (ds < 0 || doff < 0); d++) {
+		if (ds < 0 && snprintf(b, sizeof(b), "%.*f", d, scale) > 0 && strtod(b, NULL) == scale)
+			ds = d;
+		if (doff < 0 && snprintf(b, sizeof(b), "%.*f", d, offset) > 0 && strtod(b, NULL) == offset)
+			doff = d;
+	}
+	if (ds < 0 || doff < 0)
+		return -1;
+	return ds > doff ? ds : doff;
+}
+
+static const double ten_to[16] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+
+int rec_format_value(double v, int decimals, char *buf, size_t len)
+{
+	int n, intdigits;
+	double a;
+
+	if (decimals < 0)
+		return rec_format_double(v, buf, len);
+	if (!buf || len < REC_DOUBLE_MAX || !isfinite(v))
+		return -EINVAL;
+	a = fabs(v);
+	if (decimals > 15)
+		decimals = 15;
+	/* at most 15 significant digits (DBL_DIG): fewer decimals for a
+	   large value, the shortest round trip past 1e15 (log10 only then:
+	   this runs once per value written) */
+	if (a >= 1e15)
+		return rec_format_double(v, buf, len);
+	if (a >= ten_to[15 - decimals]) {
+		intdigits = (int)floor(log10(a)) + 1;
+		if (decimals > 15 - intdigits)
+			decimals = 15 - intdigits;
+	}
+	n = snprintf(buf, len, "%.*f", decimals, v);
+	if (decimals > 0) { /* "75.90" -> "75.9", "12.00" -> "12" */
+		while (buf[n - 1] == '0')
+			n--;
+		if (buf[n - 1] == '.')
+			n--;
+		buf[n] = 0;
+	}
+	if (n == 2 && buf[0] == '-' && buf[1] == '0') { /* -0.001 at 2 decimals */
+		buf[0] = '0';
+		buf[n = 1] = 0;
+	}
+	return n;
+}
+
 /* ---- one row, written as CSV fields or JSON keys in rec_columns' order ---- */
 
 struct row {
@@ -228,7 +288,7 @@ static void row_sample(struct row *w, const struct acq_item *it, const struct re
 	row_str(w, nm->channel);
 	row_str(w, nm->unit);
 	/* JSON has no NaN or infinity: the quality says invalid */
-	row_num(w, rec_format_double(it->sample.value, v, sizeof(v)) > 0 ? v : NULL);
+	row_num(w, rec_format_value(it->sample.value, nm->has_decimals ? (int)nm->decimals : -1, v, sizeof(v)) > 0 ? v : NULL);
 	row_str(w, quality_name(it->sample.quality));
 	row_str(w, nm->label);
 	row_none(w, 6);
@@ -340,7 +400,7 @@ static void influx_item(FILE *out, const struct acq_item *it, const struct rec_n
 		influx_tag(out, "channel", nm->channel && *nm->channel ? nm->channel : num);
 		influx_tag(out, "unit", nm->unit);
 		fputc(' ', out);
-		if (rec_format_double(it->sample.value, num, sizeof(num)) > 0)
+		if (rec_format_value(it->sample.value, nm->has_decimals ? (int)nm->decimals : -1, num, sizeof(num)) > 0)
 			fprintf(out, "value=%s,", num);
 		fprintf(out, "quality=\"%s\"", quality_name(it->sample.quality));
 		if (nm->label)

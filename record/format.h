@@ -9,8 +9,9 @@
  *   bus_name, channel, name, unit, value, quality, label, can_id, flags,
  *   data, event, arg, detail
  * A column that does not apply to a record's kind is empty in CSV and null
- * in JSON.  Values are written in the shortest form that reads back to the
- * same double; CAN ids as candump writes them (3 or 8 hex digits); flags
+ * in JSON.  Values are written at their channel's resolution when it is
+ * known, else in the shortest form that reads back to the same double
+ * (rec_format_value()); CAN ids as candump writes them (3 or 8 hex digits); flags
  * as names joined by '|' ("EXT|FD|BRS").
  *
  * One line per record, no allocation, safe on any field values: strings
@@ -44,6 +45,8 @@ struct rec_names {
 	const char *unit;      /* sample: unit, NULL if unknown */
 	const char *label;     /* sample: value-table label, NULL if none */
 	const char *bus_name;  /* the record's bus by name, NULL if unknown */
+	bool has_decimals;     /* sample: its channel's resolution is known */
+	unsigned decimals;     /* ... as decimals (rec_format_decimals()) */
 };
 
 #define REC_LOG_ID_MAX 16      /* bytes of a log id (REC_LOG_ID_LEN) */
@@ -69,6 +72,27 @@ struct rec_origin {
    "0.30000000000000004").  Returns the length, or -EINVAL for a
    non-finite v, NULL buf or len < REC_DOUBLE_MAX. */
 int rec_format_double(double v, char *buf, size_t len);
+
+/*
+ * The value rule (record/README.md "Output schema"): a channel whose
+ * physical value is raw * scale + offset (a DBC signal's factor and
+ * offset, a Modbus channel's scale and offset) has a decimal resolution:
+ * the fewest decimals that write scale exactly, or offset if it needs
+ * more (0.05 -> 2, 0.1 -> 1, 1 -> 0; 0.001 with -40.5 -> 3).  Its values
+ * are written at that resolution, trailing zeros dropped ("75.85", not
+ * 75.85000000000001; "12" for 12.00), at most 15 significant digits; the
+ * stored double does not change.  Values of no known resolution (a scale
+ * no 15 decimals write, a channel the dictionary says nothing of) keep
+ * the shortest round-trip form.
+ */
+
+/* Decimals of raw * scale + offset, -1 if none up to 15 write both exactly
+   (or scale is 0 or either is not finite). */
+int rec_format_decimals(double scale, double offset);
+
+/* v at decimals (rule above; < 0: rec_format_double()).  Returns the
+   length, or -EINVAL for a non-finite v, NULL buf or len < REC_DOUBLE_MAX. */
+int rec_format_value(double v, int decimals, char *buf, size_t len);
 
 /* A CAN item's id as every text output writes it: candump's 3 hex digits,
    8 for a 29-bit id.  Returns snprintf's length, -EINVAL for a non-CAN

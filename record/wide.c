@@ -24,6 +24,7 @@ struct rec_wide {
 	double *value;           /* per header column */
 	char (*text)[ACQ_TEXT_MAX + 1]; /* per column: a text channel's text ... */
 	bool *is_text;           /* ... when its last record was a text */
+	int8_t *decimals;        /* per column: rec_format_value()'s, -1 none */
 	int64_t *t;              /* time of value[i]; INT64_MIN: none */
 	int64_t period_ns, max_age_ns;
 	int64_t row_t;           /* per timestamp: the pending row's time */
@@ -87,16 +88,17 @@ int rec_wide_new(FILE *out, const struct rec_wide_column *cols, size_t n, int64_
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->by_id = calloc(n, sizeof(*w->by_id))) || !(w->value = calloc(n, sizeof(double))) ||
 	    !(w->text = calloc(n, sizeof(*w->text))) || !(w->is_text = calloc(n, sizeof(bool))) ||
-	    !(w->t = calloc(n, sizeof(int64_t)))) {
+	    !(w->t = calloc(n, sizeof(int64_t))) || !(w->decimals = calloc(n, sizeof(int8_t)))) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	*w = (struct rec_wide){ .out = out, .n = n, .by_id = w->by_id, .value = w->value, .t = w->t,
-	                        .text = w->text, .is_text = w->is_text,
+	                        .text = w->text, .is_text = w->is_text, .decimals = w->decimals,
 	                        .period_ns = period_ns, .max_age_ns = max_age_ns };
 	for (size_t i = 0; i < n; i++) {
 		w->by_id[i] = (struct wide_col){ cols[i].channel, i };
 		w->t[i] = INT64_MIN;
+		w->decimals[i] = (int8_t)(cols[i].has_decimals && cols[i].decimals <= 15 ? (int)cols[i].decimals : -1);
 	}
 	qsort(w->by_id, n, sizeof(*w->by_id), col_cmp);
 	for (size_t i = 1; i < n; i++)
@@ -116,6 +118,7 @@ fail:
 		free(w->text);
 		free(w->is_text);
 		free(w->t);
+		free(w->decimals);
 		free(w);
 	}
 	return r;
@@ -133,7 +136,7 @@ static void write_row(rec_wide_t *w, int64_t t, bool raster)
 		fputc(',', w->out);
 		if (held && w->is_text[i])
 			basic_csv_field(w->out, w->text[i]); /* a text channel's text, quoted as CSV needs */
-		else if (held && rec_format_double(w->value[i], v, sizeof(v)) > 0)
+		else if (held && rec_format_value(w->value[i], w->decimals[i], v, sizeof(v)) > 0)
 			fputs(v, w->out);
 	}
 	fputc('\n', w->out);
@@ -235,6 +238,7 @@ rec_wide_t *rec_wide_free(rec_wide_t *w)
 		free(w->text);
 		free(w->is_text);
 		free(w->t);
+		free(w->decimals);
 		free(w);
 	}
 	return NULL;

@@ -13,7 +13,8 @@
  * sample to the last, each channel holding its last value for at most
  * max_age; older than that it is empty, never invented.  A raster point at
  * which every column is empty (a gap in the whole log) gets no row.
- * Values are written as format.h writes them (shortest round trip); an
+ * Values are written as format.h writes them (rec_format_value(): at the
+ * column's resolution, else the shortest round trip); an
  * invalid (non-finite) value is empty.  A text channel's cell holds its
  * text (a CSV field, quoted when it needs it), held on the raster like a
  * value.  Not thread-safe.
@@ -32,6 +33,8 @@ struct rec_wide_column {
 	uint32_t channel;   /* channel id */
 	const char *name;   /* copied */
 	const char *unit;   /* copied; NULL or "" leaves out " [unit]" */
+	bool has_decimals;  /* the values' resolution is known (format.h's rule) */
+	unsigned decimals;
 };
 
 /*

@@ -15,6 +15,11 @@
 #include "record/format.h"
 #include "report/decode.h"
 
+/* Signal sig's resolution in decimals, -1 if none (or not known). */
+static int sig_decimals(const struct rpt_decode *d, uint32_t sig)
+{
+	return d->decimals && sig < bus_dbc_signal_count(d->dbc) ? d->decimals[sig] : -1;
+}
 
 /* "Traction(Speed: 12.5 km/h, Direction: 1 'Forward')" after the line */
 static void print_text(struct rpt_decode *d, const char *line, size_t len, const struct acq_item *s, int n)
@@ -30,7 +35,7 @@ static void print_text(struct rpt_decode *d, const char *line, size_t len, const
 		if (!i)
 			fprintf(d->out, " :: %s(", si.message);
 		fprintf(d->out, "%s%s: %s", i ? ", " : "", si.name,
-		                rec_format_double(s[i].sample.value, v, sizeof(v)) > 0 ? v : "invalid");
+		                rec_format_value(s[i].sample.value, sig_decimals(d, s[i].sample.channel), v, sizeof(v)) > 0 ? v : "invalid");
 		if (si.unit && *si.unit)
 			fprintf(d->out, " %s", si.unit);
 		if (bus_dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
@@ -59,6 +64,8 @@ static void print_rows(struct rpt_decode *d, const struct acq_item *frame, const
 			nm.channel = name;
 			nm.unit = si.unit;
 		}
+		nm.has_decimals = sig_decimals(d, s[i].sample.channel) >= 0;
+		nm.decimals = nm.has_decimals ? (unsigned)sig_decimals(d, s[i].sample.channel) : 0;
 		if (bus_dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
 			nm.label = label;
 		rec_format_item(d->out, d->fmt, &s[i], &nm, NULL);
@@ -158,7 +165,15 @@ int rpt_decode_alloc(struct rpt_decode *d)
 {
 	d->max = bus_dbc_decode_max(d->dbc);
 	d->samples = calloc(d->max ? d->max : 1, sizeof(*d->samples));
-	return d->samples ? 0 : -ENOMEM;
+	d->decimals = calloc(bus_dbc_signal_count(d->dbc) + 1, sizeof(*d->decimals));
+	if (!d->samples || !d->decimals)
+		return -ENOMEM;
+	for (unsigned i = 0; i < bus_dbc_signal_count(d->dbc); i++) {
+		struct bus_dbc_signal_info si;
+		d->decimals[i] = (int8_t)(bus_dbc_signal_info(d->dbc, i, &si) == 0 && !si.is_float ?
+		                                rec_format_decimals(si.scale, si.offset) : -1);
+	}
+	return 0;
 }
 
 int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *dbc_name)
@@ -194,6 +209,8 @@ int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *
 void rpt_decode_release(struct rpt_decode *d)
 {
 	free(d->samples);
+	free(d->decimals);
 	d->samples = NULL;
+	d->decimals = NULL;
 	d->dbc = bus_dbc_free(d->dbc);
 }

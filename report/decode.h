@@ -26,6 +26,7 @@ struct rpt_decode {
 	bus_dbc_t *dbc;
 	struct acq_item *samples;
 	unsigned max;
+	int8_t *decimals;      /* per signal, rec_format_decimals() (rpt_decode_alloc) */
 	bool text, decoded_only;
 	enum rec_format fmt;
 	uint64_t frames, decoded, bad;
@@ -39,8 +40,8 @@ struct rpt_decode {
    -EIO when in could not be read to its end. */
 int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src);
 
-/* d->samples for the most samples a frame of d->dbc decodes into.  0 or
-   -ENOMEM. */
+/* d->samples for the most samples a frame of d->dbc decodes into, and
+   d->decimals: each signal's resolution, worked out once.  0 or -ENOMEM. */
 int rpt_decode_alloc(struct rpt_decode *d);
 
 /* The header (rows), every line of in decoded (rpt_decode_stream), then
@@ -50,5 +51,5 @@ int rpt_decode_alloc(struct rpt_decode *d);
    holds no line at all; else 0. */
 int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *dbc_name);
 
-/* Frees d->samples and d->dbc (NULL after). */
+/* Frees d->samples, d->decimals and d->dbc (NULL after). */
 void rpt_decode_release(struct rpt_decode *d);

@@ -112,7 +112,8 @@ static int open_table(struct rpt_export *x, const struct rec_channel *const *lis
 		for (size_t j = 0; j < x->nchannel_filters && !take; j++)
 			take = !strcmp(list[i]->name, x->resolved[j]);
 		if (take && m < k)
-			cols[m++] = (struct rec_wide_column){ list[i]->id, list[i]->name, list[i]->unit };
+			cols[m++] = (struct rec_wide_column){ list[i]->id, list[i]->name, list[i]->unit, list[i]->has_decimals,
+			                                           list[i]->decimals };
 	}
 	r = m ? rec_wide_new(x->out, cols, m, x->raster_ns, x->max_age_ns, &x->table) : -ENODATA;
 	free(cols);

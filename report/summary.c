@@ -193,9 +193,10 @@ static int stat_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void num(double v, bool ok, char *buf)
+/* decimals: the channel's resolution (rec_format_value()), -1 none */
+static void num(double v, bool ok, int decimals, char *buf)
 {
-	if (!ok || rec_format_double(v, buf, REC_DOUBLE_MAX) < 0)
+	if (!ok || rec_format_value(v, decimals, buf, REC_DOUBLE_MAX) < 0)
 		strcpy(buf, "-");
 }
 
@@ -207,9 +208,13 @@ static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bo
 
 	rpt_say_time_ms(c->first_ns, first, sizeof(first));
 	rpt_say_time_ms(c->last_ns, last, sizeof(last));
-	num(c->min, c->valid, mn);
-	num(c->max, c->valid, mx);
-	num(c->valid ? c->sum / (double)c->valid : 0, c->valid, mean);
+	int dec = ch && ch->has_decimals ? (int)ch->decimals : -1;
+
+	/* min and max are values of the channel: at its resolution; the mean
+	   is not one, it keeps every digit */
+	num(c->min, c->valid, dec, mn);
+	num(c->max, c->valid, dec, mx);
+	num(c->valid ? c->sum / (double)c->valid : 0, c->valid, -1, mean);
 	if (!json) {
 		/* the table: 7 digits are plenty to read; --json has them all */
 		if (c->valid)

@@ -650,6 +650,54 @@ static void test_demo_board(void)
 	assert(strstr(err, "/nonexistent/demo.ini"));
 }
 
+/* The dictionary carries each channel's decimal resolution (record/format.h):
+   a Modbus channel's from its scale and offset, a DBC signal's from its
+   factor and offset; a float register or signal has none.  Catches a
+   dictionary that leaves it out (export of a log would fall back to the
+   shortest form) or gives a float channel one (its values cut). */
+static void test_resolution(void)
+{
+	static const struct { const char *name; bool has; unsigned dec; } want[] = {
+		{ "m.S", true, 2 }, { "m.T", true, 3 }, { "m.F", false, 0 },
+		{ "tenth", true, 1 }, { "quarter", true, 2 }, { "flt", false, 0 }, { "coil", true, 0 },
+	};
+	char path[512], err[CONF_ERR_MAX];
+	struct conf_board *c;
+	pl_channels_t *ch;
+	const struct rec_channel *d;
+
+	snprintf(path, sizeof(path), "%s/res.dbc", tmpdir);
+	write_file(path, "BO_ 256 m: 8 A\n SG_ S : 0|16@1+ (0.05,0) [0|0] \"\" B\n"
+	                 " SG_ T : 16|16@1+ (0.001,-40.5) [0|0] \"\" B\n SG_ F : 32|32@1+ (0.05,0) [0|0] \"\" B\n"
+	                 "SIG_VALTYPE_ 256 F : 1;\n");
+	snprintf(path, sizeof(path), "%s/res.ini", tmpdir);
+	write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = res.dbc\n"
+	                 "[modbus h]\ntransport = tcp\nhost = 127.0.0.1\n"
+	                 "[channel tenth]\nbus = h\ntable = input\naddress = 0\ntype = s16\nscale = 0.1\n"
+	                 "[channel quarter]\nbus = h\ntable = input\naddress = 1\nscale = 0.25\noffset = -40.5\n"
+	                 "[channel flt]\nbus = h\naddress = 2\ntype = f32\n"
+	                 "[channel coil]\nbus = h\ntable = coil\naddress = 3\n");
+	if (conf_load(path, &c, err, sizeof(err)) != 0 || pl_channels_new(c, &ch, err, sizeof(err)) != 0) {
+		fprintf(stderr, "resolution board: %s\n", err);
+		assert(0);
+	}
+	assert(pl_channels_list(ch, &(const struct pl_channel *){ NULL }) == sizeof(want) / sizeof(want[0]));
+	d = pl_channels_dictionary(ch);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (strcmp(d[i].name, want[i].name) || d[i].has_decimals != want[i].has || d[i].decimals != want[i].dec) {
+			fprintf(stderr, "resolution: %s has %d decimals %u, want %s %d %u\n", d[i].name, d[i].has_decimals,
+			        d[i].decimals, want[i].name, want[i].has, want[i].dec);
+			assert(0);
+		}
+	}
+	pl_channels_free(ch);
+	conf_free(c);
+	assert(unlink(path) == 0);
+	snprintf(path, sizeof(path), "%s/res.dbc", tmpdir);
+	assert(unlink(path) == 0);
+	puts("resolution: the dictionary's decimals: ok");
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
@@ -666,6 +714,7 @@ int main(void)
 	test_replay_boards();
 	test_files();
 	test_demo_board();
+	test_resolution();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");
 	return 0;

@@ -95,7 +95,8 @@ static void test_roundtrip(void)
 	struct acq_item *in = calloc(N, sizeof(*in)), *want = calloc(N, sizeof(*in));
 	static const char *const vt[] = { "0 stopped", "1 moving", "-2.5 error" };
 	struct rec_channel chans[2] = {
-		{ .id = 1, .name = "line_voltage", .unit = "V", .bus = 1, .source = "modbus", .bus_name = "traction" },
+		{ .id = 1, .name = "line_voltage", .unit = "V", .bus = 1, .source = "modbus", .bus_name = "traction",
+		  .has_decimals = true, .decimals = 0 }, /* a present 0 (scale 1), not "not known" */
 		{ .id = 2, .name = "speed", .unit = "km/h", .bus = 0, .source = "can:SPEED", .has_range = true,
 		  .min = -10, .max = 250.5, .value_table = vt, .nvalue_table = 3, .bus_name = "vehicle" } };
 	rec_encoder_t *enc;
@@ -136,8 +137,10 @@ static void test_roundtrip(void)
 	/* range, value table and bus name travel in the dictionary */
 	assert(c.has_range && c.min == -10 && c.max == 250.5 && !strcmp(c.bus_name, "vehicle"));
 	assert(c.nvalue_table == 3 && !strcmp(c.value_table[0], "0 stopped") && !strcmp(c.value_table[2], "-2.5 error"));
+	assert(!c.has_decimals); /* none given: not known (a log before the field) */
 	assert(rec_batch_channel(b, 0, &c) == 0 && !c.has_range && c.nvalue_table == 0 &&
 	       !strcmp(c.bus_name, "traction"));
+	assert(c.has_decimals && c.decimals == 0);
 	assert(rec_batch_channel(b, 2, &c) == -EINVAL);
 	order_like_batch(in, N, want);
 	for (size_t i = 0; i < N; i++) {

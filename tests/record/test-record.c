@@ -367,6 +367,56 @@ static void test_doubles(void)
 	printf("values: shortest round trip: ok\n");
 }
 
+/* The resolution rule (format.h): decimals of scale and offset, values at
+   them, at most 15 significant digits, no resolution: shortest form. */
+static void test_resolution(void)
+{
+	static const struct { double scale, offset; int want; } dec[] = {
+		{ 0.05, 0, 2 }, { 0.1, 0, 1 }, { 1, 0, 0 }, { 0.001, 0, 3 }, { 0.001, -40.5, 3 }, { 1, -40.5, 1 },
+		{ 0.5, -0.125, 3 }, { 10, 0, 0 }, { 0.0625, 0, 4 }, { 1e-15, 0, 15 }, { 1e-16, 0, -1 },
+		{ 1.0 / 3, 0, -1 }, { 0, 0, -1 }, { NAN, 0, -1 }, { 1, INFINITY, -1 },
+	};
+	static const struct { double v; int dec; const char *want; } val[] = {
+		{ 1517 * 0.05, 2, "75.85" },                 /* shortest: 75.85000000000001 */
+		{ 31491 * 0.001 - 40.5, 3, "-9.009" },
+		{ 9 * 0.001 - 0.018, 3, "-0.009" },            /* shortest: -0.008999999999999998 */
+		{ 4074 * 0.05, 2, "203.7" },                 /* shortest: 203.70000000000002 */
+		{ 240 * 0.05, 2, "12" }, { -0.0, 2, "0" }, { -0.001, 2, "0" }, { 0.004, 2, "0" },
+		{ 1e14 + 0.25, 3, "100000000000000" },       /* 15 significant digits */
+		{ 123456.789, 15, "123456.789" }, { 2e15, 2, "2e+15" } /* past 15 digits: shortest form */,
+		{ 1e300, 2, "1e+300" }, { 14993 * 0.1, -1, "1499.3000000000002" },
+	};
+	char buf[REC_DOUBLE_MAX];
+
+	for (size_t i = 0; i < sizeof(dec) / sizeof(dec[0]); i++)
+		if (rec_format_decimals(dec[i].scale, dec[i].offset) != dec[i].want) {
+			fprintf(stderr, "decimals(%.17g, %.17g) = %d, want %d\n", dec[i].scale, dec[i].offset,
+			        rec_format_decimals(dec[i].scale, dec[i].offset), dec[i].want);
+			abort();
+		}
+	for (size_t i = 0; i < sizeof(val) / sizeof(val[0]); i++) {
+		int n = rec_format_value(val[i].v, val[i].dec, buf, sizeof(buf));
+
+		CHECK_STR(buf, val[i].want); /* says both on a difference */
+		assert(n == (int)strlen(val[i].want));
+	}
+	/* every raw value of a 16-bit signal: the text is the decimal one,
+	   and reads back to the raw value */
+	for (int raw = 0; raw < 65536; raw++) {
+		double v = raw * 0.001 - 40.5;
+		char want[40];
+		int n = rec_format_value(v, 3, buf, sizeof(buf));
+
+		snprintf(want, sizeof(want), "%.3f", (raw - 40500) / 1000.0);
+		assert(n > 0 && strtod(buf, NULL) == strtod(want, NULL));
+		assert(lround((strtod(buf, NULL) + 40.5) / 0.001) == raw);
+	}
+	assert(rec_format_value(NAN, 2, buf, sizeof(buf)) == -EINVAL);
+	assert(rec_format_value(1, 2, buf, REC_DOUBLE_MAX - 1) == -EINVAL);
+	assert(rec_format_value(1, 2, NULL, REC_DOUBLE_MAX) == -EINVAL);
+	printf("values: at the channel's resolution: ok\n");
+}
+
 /* InfluxDB line protocol: tags escaped, a label as a string field, no
    value field for a non-finite value. */
 static void test_influx(void)
@@ -547,7 +597,7 @@ static void test_order(void)
 
 static char *wide_table(int64_t period, int64_t max_age, const struct acq_item *items, size_t n)
 {
-	static const struct rec_wide_column cols[] = { { 7, "speed", "km/h" }, { 3, "door, left", "" } };
+	static const struct rec_wide_column cols[] = { { 7, "speed", "km/h", false, 0 }, { 3, "door, left", "", false, 0 } };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -590,7 +640,7 @@ static void test_wide(void)
 	               "1970-01-01T00:00:03.000000000Z,3000000000,12,\n");
 	free(got);
 	{
-		const struct rec_wide_column dup[] = { { 1, "a", NULL }, { 1, "b", NULL } };
+		const struct rec_wide_column dup[] = { { 1, "a", NULL, false, 0 }, { 1, "b", NULL, false, 0 } };
 		rec_wide_t *w;
 
 		assert(rec_wide_new(stdout, dup, 2, 0, 1, &w) == -EINVAL);
@@ -708,6 +758,7 @@ int main(void)
 	test_candump();
 	test_influx();
 	test_doubles();
+	test_resolution();
 	test_origin();
 	test_one_schema();
 	test_order();
