@@ -173,13 +173,35 @@ static void proxy_stop(struct proxy *p)
 	close(p->efd);
 }
 
+static uint64_t cursor_now(upl_forwarder_t *f)
+{
+	struct upl_forward_stats st;
+
+	CHECK(upl_forwarder_stats(f, &st) == 0);
+	return st.cursor;
+}
+
 /* ---- producer: the collector appending to the log meanwhile ---- */
+
+/* How far the log may run ahead of the forwarder's cursor: 10 windows.
+   The producer is paced by the clock and the forwarder by the CPU it
+   gets; on a loaded CI machine (load ~22 on 2 cores) the forwarder, the
+   proxy, mosquitto and recv together moved ~7k records/s against the
+   producer's 10k/s, so without a cap every phase began with the backlog
+   the last one left, times 10/7: the catch-up waits never stalled (the
+   cursor always moved) but never ended within meson's 300 s either.
+   With the cap a phase drains at most this much, and there are still
+   live records in flight when an outage hits. */
+#define AHEAD_MAX (10 * INFLIGHT * ITEMS)
+
 struct producer {
 	struct memlog *log;
+	upl_forwarder_t *f;
 	struct gen g;
 	pthread_t t;
 	volatile bool stop;
 	volatile bool paused;
+	uint64_t held; /* ticks skipped because the log was AHEAD_MAX ahead */
 };
 
 static void *producer_main(void *arg)
@@ -189,31 +211,31 @@ static void *producer_main(void *arg)
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!p->stop) {
+		uint64_t next_seq;
+
 		/* 200 Batches/s of 50 records: 10k records/s, paced, not spun. */
 		next.tv_nsec += 5000000;
 		if (next.tv_nsec >= 1000000000) {
 			next.tv_sec++;
 			next.tv_nsec -= 1000000000;
 		}
-		if (!p->paused)
+		pthread_mutex_lock(&p->log->lock);
+		next_seq = p->log->next_seq;
+		pthread_mutex_unlock(&p->log->lock);
+		if (next_seq > cursor_now(p->f) + AHEAD_MAX)
+			__atomic_add_fetch(&p->held, 1, __ATOMIC_RELAXED);
+		else if (!p->paused)
 			CHECK(gen_batch(&p->g, p->log, ITEMS, 100000) == 0);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
 	return NULL;
 }
 
-static uint64_t cursor_now(upl_forwarder_t *f)
-{
-	struct upl_forward_stats st;
-
-	CHECK(upl_forwarder_stats(f, &st) == 0);
-	return st.cursor;
-}
-
 /* The forwarder catches up to seq end: it may take as long as the machine
-   needs (a backlog of 100,000 records drains in seconds when idle, several
-   times that on a loaded CI machine), but it must never stall: 0 once the
-   cursor reached end, -ETIMEDOUT after stall_ms without any progress. */
+   needs (the backlog, at most AHEAD_MAX records, drains in a second when
+   idle, several times that on a loaded CI machine), but it must never
+   stall: 0 once the cursor reached end, -ETIMEDOUT after stall_ms without
+   any progress. */
 static int wait_caught_up(upl_forwarder_t *f, uint64_t end, int stall_ms)
 {
 	uint64_t last = cursor_now(f);
@@ -267,6 +289,9 @@ int main(void)
 	uint64_t c1, c2, total, bound;
 	unsigned connects;
 
+	/* Line by line: if meson's timeout kills the test, its log shows how
+	   far it got (a full buffer into the pipe showed nothing at all). */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	fx_events_init(&ev);
 	CHECK(broker_init(&b, true, NULL) == 0);
@@ -291,6 +316,7 @@ int main(void)
 		.idle_poll_ms = 5, .on_event = fx_on_event, .event_ctx = &ev,
 	};
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
+	prod.f = f;
 	CHECK(pthread_create(&prod.t, NULL, producer_main, &prod) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 	expect_progress(f, rt.r, &log, &ev, 1);
@@ -388,6 +414,8 @@ int main(void)
 	printf("forwarder: connects %llu, failed %llu, ack timeouts %llu, resent %llu\n",
 	       (unsigned long long)fst.connects, (unsigned long long)fst.connect_fails,
 	       (unsigned long long)fst.ack_timeouts, (unsigned long long)fst.resent);
+	printf("producer held %llu ticks at %d records ahead of the cursor\n",
+	       (unsigned long long)__atomic_load_n(&prod.held, __ATOMIC_RELAXED), AHEAD_MAX);
 	printf("recv: connects %llu, messages %llu, subscribed %d\n", (unsigned long long)rst.connects,
 	       (unsigned long long)rst.messages, rst.subscribed);
 	fflush(stdout);
