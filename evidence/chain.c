@@ -64,7 +64,16 @@ void evd_seal_hash(const struct rec_seal *seal, uint8_t ret[EVD_HASH_LEN])
 	static const uint8_t none[REC_SEAL_SIG_LEN];
 	uint8_t buf[REC_SEAL_SIGNED_MAX];
 	crypto_generichash_state st;
-	int n = rec_seal_signed_bytes(seal, buf);
+	struct rec_seal link = *seal;
+	int n;
+
+	/* The link leaves the Seal Batch's own fields out (as zeros): the
+	   signature it hashes covers them already, and a Seal Batch changed
+	   outside its Seal message then fails its own signature while the
+	   next Seal still links to it, naming the change at that Batch
+	   (verify.c: -ESTALE) rather than breaking the next Seal too. */
+	memset(&link.batch, 0, sizeof(link.batch));
+	n = rec_seal_signed_bytes(&link, buf);
 
 	crypto_generichash_init(&st, NULL, 0, EVD_HASH_LEN);
 	crypto_generichash_update(&st, buf, n > 0 ? (size_t)n : 0);
