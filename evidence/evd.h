@@ -211,7 +211,8 @@ struct evd_problem {
  * What verify proves, seq by seq: the log's seqs from its first to its
  * last fall into ranges of these kinds, in seq order.  Only VERIFIED is
  * proven (a signed Seal covers it through the chain, or it is a Seal's own
- * record, whose signature covers its seq, range, head and time); every
+ * record, whose signature covers its seq, range, head and time, and v2 its
+ * Batch's schema_version, t0_ns, config_hash and mono_t0_ns); every
  * other kind is a reason it is not.
  */
 enum evd_range_kind {

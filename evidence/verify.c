@@ -9,7 +9,8 @@
  * entry then becomes a range of evd_range_kind, in seq order, so nothing
  * unproven is ever inside a verified range.  A Seal's own record is held
  * back one Seal more: the next Seal's link covers its Batch's bytes; the
- * last one is proven by its signature alone (its seq, range, head, time).
+ * last one is proven by its signature alone (its seq, range, head, time,
+ * and v2 its Batch's other fields: record/seal.h rec_seal_batch).
  */
 #include <errno.h>
 #include <stdlib.h>

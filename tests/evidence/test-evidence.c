@@ -91,6 +91,25 @@ static void test_signature(void)
 	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
 	t = s, t.vehicle[1] = '2';
 	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	/* v2: its own Batch's fields too (the last Seal has no later link) */
+	t = s, t.batch.config_hash ^= 1;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	t = s, t.batch.mono_t0_ns++;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	t = s, t.batch.t0_ns++;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	t = s, t.batch.schema_version++;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	/* ... which the link leaves to the signature: the next Seal still
+	   links to a Seal whose Batch changed (named at it, -ESTALE) */
+	t = s, t.batch.config_hash ^= 1;
+	evd_seal_hash(&t, h1);
+	CHECK(!memcmp(h1, h2, sizeof(h1)));
+	/* v1 signs no Batch field (old logs verify as before) */
+	t = s, t.version = 1;
+	CHECK(evd_seal_sign(&t, a) == 0);
+	t.batch.config_hash ^= 1;
+	CHECK(evd_seal_check(&t, pa) == 0);
 	t = s;
 	CHECK(evd_seal_sign(&t, b) == 0 && evd_seal_check(&t, pa) == -EKEYREJECTED);
 	CHECK(evd_seal_sign(NULL, a) == -EINVAL && evd_seal_check(&s, NULL) == -EINVAL);
