@@ -508,6 +508,24 @@ def main():
                                               (os.path.basename(r.seg.path), r.f["off"], r.first), res[2]) and
               not verified_has(res[1], r.first), "the last Seal Batch altered passes or is verified", res)
 
+    # -- 4c. the last Seal Batch's other bytes: the SEAL event's source
+    #        (Events field 2, packed) and an unknown field appended (a
+    #        reader must ignore it; the chain's digest would not)
+    for what in ("event source", "unknown field"):
+        case = "last Seal Batch altered outside its Seal (%s)" % what
+        d = fresh_copy(clean["plain"], base, "last-seal-" + what.replace(" ", "-"))
+        r = seals_of(records(load(d)))[-1]
+        if what == "event source":
+            ev = put(fields(get(r.batch, 10)), 2, 2, enc_varint(7))
+            r.set_batch(put(r.batch, 10, 2, encode(ev)))
+        else:
+            r.set_batch(r.batch + [(99, 0, 1)])
+        r.seg.write()
+        res = verify(d, pub)
+        row(case, res)
+        check(case, res[0] == 1 and ("%s: offset %d: seq %d:" % (os.path.basename(r.seg.path), r.f["off"], r.first))
+              in res[2] and not verified_has(res[1], r.first), "the last Seal Batch altered passes or is verified", res)
+
     # -- 5. a data Batch changed: the Batch named, its seqs only
     case = "data Batch changed (t0, CRC recomputed)"
     d = fresh_copy(clean["plain"], base, "batch")
