@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "evd-private.h"
 #include "evd.h"
 
 /* Batch.historical = true: field 7, varint 1.  The forwarder appends it to
@@ -20,7 +21,7 @@ int evd_init(void)
 	return sodium_init() < 0 ? -EIO : 0;
 }
 
-void evd_digest(const void *payload, size_t len, uint8_t ret[EVD_HASH_LEN])
+size_t evd_evidence_len(const void *payload, size_t len)
 {
 	const uint8_t *p = payload;
 
@@ -31,7 +32,12 @@ void evd_digest(const void *payload, size_t len, uint8_t ret[EVD_HASH_LEN])
 	while (len >= sizeof(historical_true) &&
 	       !memcmp(p + len - sizeof(historical_true), historical_true, sizeof(historical_true)))
 		len -= sizeof(historical_true);
-	crypto_generichash(ret, EVD_HASH_LEN, p, len, NULL, 0);
+	return len;
+}
+
+void evd_digest(const void *payload, size_t len, uint8_t ret[EVD_HASH_LEN])
+{
+	crypto_generichash(ret, EVD_HASH_LEN, payload, evd_evidence_len(payload, len), NULL, 0);
 }
 
 void evd_chain_step(uint8_t head[EVD_HASH_LEN], const uint8_t digest[EVD_HASH_LEN])
@@ -64,7 +70,16 @@ void evd_seal_hash(const struct rec_seal *seal, uint8_t ret[EVD_HASH_LEN])
 	static const uint8_t none[REC_SEAL_SIG_LEN];
 	uint8_t buf[REC_SEAL_SIGNED_MAX];
 	crypto_generichash_state st;
-	int n = rec_seal_signed_bytes(seal, buf);
+	struct rec_seal link = *seal;
+	int n;
+
+	/* The link leaves the Seal Batch's own fields out (as zeros): the
+	   signature it hashes covers them already, and a Seal Batch changed
+	   outside its Seal message then fails its own signature while the
+	   next Seal still links to it, naming the change at that Batch
+	   (verify.c: -ESTALE) rather than breaking the next Seal too. */
+	memset(&link.batch, 0, sizeof(link.batch));
+	n = rec_seal_signed_bytes(&link, buf);
 
 	crypto_generichash_init(&st, NULL, 0, EVD_HASH_LEN);
 	crypto_generichash_update(&st, buf, n > 0 ? (size_t)n : 0);

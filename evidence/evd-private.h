@@ -11,6 +11,10 @@
 
 struct evd_hasher;
 
+/* The bytes of a Batch the evidence covers: len without the trailing
+   Batch.historical fields a re-send appends (evd.h). */
+size_t evd_evidence_len(const void *payload, size_t len);
+
 /* What the hasher does with each Batch, on its own thread, in order. */
 typedef void (*evd_hash_fn)(void *ctx, const void *payload, size_t len, bool starts_range);
 

@@ -44,7 +44,8 @@ void evd_chain_genesis(const uint8_t log_id[REC_LOG_ID_LEN], uint64_t first_seq,
                        uint8_t ret_head[EVD_HASH_LEN]);
 
 /* What the next Seal's prev_seal holds: BLAKE2b-256 of this one's signed
-   bytes and signature (64 zeros when unsigned). */
+   bytes with its Batch's fields (rec_seal_batch) as zeros, and its
+   signature (64 zeros when unsigned), which covers those fields. */
 void evd_seal_hash(const struct rec_seal *seal, uint8_t ret_hash[EVD_HASH_LEN]);
 
 /* Sign seal (sets signature and is_signed).  0 or -EINVAL. */
@@ -101,6 +102,7 @@ struct evd_sealer_cfg {
 	uint8_t log_id[REC_LOG_ID_LEN];
 	uint8_t boot_id[REC_BOOT_ID_LEN];
 	const uint8_t *secret;            /* EVD_SECRET_LEN bytes (copied), NULL: unsigned */
+	uint64_t config_hash;             /* the Seal Batches' config_hash (signed) */
 	const char *dir;                  /* the log, to continue its chain; NULL: a new chain */
 	uint64_t next_seq;                /* the log's next seq */
 	bool threaded;                    /* hash on a thread of the sealer's own (a
@@ -148,9 +150,14 @@ uint64_t evd_sealer_pending(const evd_sealer_t *s);
  * Batch numbered end_seq (the log's next seq): that Batch, once the log
  * took it, must be added next; if the log refused it, the next Seal covers
  * the same range and more, linked to the Seal before.  Signed when the
- * sealer has a key.  0, -EINVAL (end_seq behind the chain).
+ * sealer has a key, over its own Batch's fields too (record/seal.h
+ * rec_seal_batch): that Batch holds its one SEAL record at t_ns (its
+ * t0_ns), the config's config_hash and mono_t0_ns (rec_mono_t0 of t_ns
+ * and the clock offset the Batch is written with; 0: none), so it must be
+ * encoded so.  0, -EINVAL (end_seq behind the chain).
  */
-int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_seal *ret_seal);
+int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, int64_t mono_t0_ns,
+                    struct rec_seal *ret_seal);
 
 /* ------------------------------------------------------------ verifier */
 
@@ -204,7 +211,8 @@ struct evd_problem {
  * What verify proves, seq by seq: the log's seqs from its first to its
  * last fall into ranges of these kinds, in seq order.  Only VERIFIED is
  * proven (a signed Seal covers it through the chain, or it is a Seal's own
- * record, whose signature covers its seq, range, head and time); every
+ * record, whose signature covers its seq, range, head and time, and v2 its
+ * Batch's schema_version, t0_ns, config_hash and mono_t0_ns); every
  * other kind is a reason it is not.
  */
 enum evd_range_kind {

@@ -228,6 +228,8 @@ int evd_sealer_new(const struct evd_sealer_cfg *cfg, evd_sealer_t **ret)
 	memcpy(s->proto.log_id, cfg->log_id, REC_LOG_ID_LEN);
 	memcpy(s->proto.boot_id, cfg->boot_id, REC_BOOT_ID_LEN);
 	s->proto.version = REC_SEAL_VERSION;
+	s->proto.batch.schema_version = REC_SCHEMA_VERSION;
+	s->proto.batch.config_hash = cfg->config_hash;
 	if (cfg->secret) {
 		memcpy(s->secret, cfg->secret, EVD_SECRET_LEN);
 		s->has_secret = true;
@@ -317,7 +319,7 @@ void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const v
 		sealer_hash(s, payload, len, starts);
 }
 
-int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_seal *ret)
+int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, int64_t mono_t0_ns, struct rec_seal *ret)
 {
 	struct rec_seal seal;
 
@@ -330,6 +332,8 @@ int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, struct rec_
 	seal.first_seq = s->range_first;
 	seal.end_seq = end_seq;
 	seal.t_ns = t_ns;
+	seal.batch.t0_ns = t_ns;
+	seal.batch.mono_t0_ns = mono_t0_ns;
 	memcpy(seal.chain_start, s->start, EVD_HASH_LEN);
 	memcpy(seal.chain_head, s->head, EVD_HASH_LEN);
 	memcpy(seal.prev_seal, s->prev, EVD_HASH_LEN);

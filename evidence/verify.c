@@ -9,15 +9,18 @@
  * entry then becomes a range of evd_range_kind, in seq order, so nothing
  * unproven is ever inside a verified range.  A Seal's own record is held
  * back one Seal more: the next Seal's link covers its Batch's bytes; the
- * last one is proven by its signature alone (its seq, range, head, time).
+ * last one is proven by its signature alone (its seq, range, head, time,
+ * and v2 its Batch's other fields: record/seal.h rec_seal_batch).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acquisition/acq-item.h"
+#include "evd-private.h"
 #include "evd.h"
 #include "record/batch.h"
+#include "record/seal.h"
 
 enum pend_kind {
 	PEND_REC = 0, /* a Batch in the chain */
@@ -516,13 +519,56 @@ static bool seal_batch_ok(const rec_batch_t *b, const struct rec_batch_info *inf
 	       info->boot_id_len == REC_BOOT_ID_LEN && !memcmp(info->boot_id, s->boot_id, REC_BOOT_ID_LEN);
 }
 
+/*
+ * v2: a Seal Batch is byte for byte what railmon's encoder makes of its
+ * signed Seal and signed Batch fields (the sink's pl_sink_seal), but the
+ * historical flag of a re-send.  Any other byte (an unknown field, an
+ * empty column, the event's source, the same values encoded otherwise)
+ * would change the chain's digest of the Batch, which no later Seal
+ * checks for the last one.  1 canonical, 0 not, -ENOMEM.
+ */
+static int seal_batch_canonical(const struct rec_seal *s, const struct stor_rec *rec)
+{
+	struct rec_batch_meta meta = { .vehicle = s->vehicle, .config_hash = s->batch.config_hash };
+	struct acq_item ev = { .kind = ACQ_ITEM_EVENT, .bus = ACQ_SOURCE_DAEMON, .t_ns = s->t_ns };
+	size_t len;
+	const uint8_t *buf;
+	rec_encoder_t *enc;
+	int64_t off = 0;
+	int r;
+
+	if (s->batch.mono_t0_ns && __builtin_sub_overflow(s->t_ns, s->batch.mono_t0_ns, &off))
+		return 0;
+	memcpy(meta.boot_id, s->boot_id, REC_BOOT_ID_LEN);
+	memcpy(meta.log_id, s->log_id, REC_LOG_ID_LEN);
+	r = rec_encoder_new(&meta, 1, &enc);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	ev.event = (struct acq_event){ .code = ACQ_EV_SEAL, .arg = (int64_t)(s->end_seq - s->first_seq),
+	                               .detail = s->is_signed };
+	if (s->batch.mono_t0_ns)
+		rec_encoder_set_clock_offset(enc, off);
+	r = rec_encoder_add(enc, &ev);
+	if (r >= 0)
+		r = rec_encoder_set_seal(enc, s);
+	if (r >= 0)
+		r = rec_encoder_finish(enc, s->end_seq, &buf, &len);
+	/* the payload is those bytes, then only historical flags: cut from
+	   the end, not compared by length, since the encoder's own last
+	   bytes (a digest's) may read as one */
+	r = r == -ENOMEM ? r : r == 1 && len <= rec->len && !memcmp(buf, rec->payload, len) &&
+	                       evd_evidence_len((const uint8_t *)rec->payload + len, rec->len - len) == 0;
+	rec_encoder_free(enc);
+	return r;
+}
+
 /* Decode and cross-check; 0 and the Seal (has_seal) if any, else a problem. */
 static int check_batch(evd_verifier_t *v, const struct stor_rec *rec, struct rec_seal *seal, bool *has_seal,
                        int64_t *t0, struct evd_problem *ret)
 {
 	struct rec_batch_info info;
 	rec_batch_t *b;
-	int r = rec_batch_decode(rec->payload, rec->len, &b);
+	int k, r = rec_batch_decode(rec->payload, rec->len, &b);
 
 	*has_seal = false;
 	*t0 = 0;
@@ -542,7 +588,10 @@ static int check_batch(evd_verifier_t *v, const struct stor_rec *rec, struct rec
 		*t0 = info.count ? info.t0_ns : 0;
 		r = rec_batch_seal(b, seal);
 		*has_seal = r == 0;
-		if (r == -EBADMSG || (r == 0 && !seal_batch_ok(b, &info, seal, rec)))
+		k = r == 0 && seal->version >= 2 ? seal_batch_canonical(seal, rec) : 1;
+		if (k < 0)
+			r = k;
+		else if (r == -EBADMSG || (r == 0 && (!seal_batch_ok(b, &info, seal, rec) || !k)))
 			r = malformed(v, rec, -EBADMSG, ret), *has_seal = false;
 		else
 			r = 0;

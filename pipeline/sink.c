@@ -300,22 +300,26 @@ int pl_sink_seal(pl_sink_t *s)
 	struct rec_seal seal;
 	const uint8_t *buf;
 	size_t len;
+	int64_t mono = 0;
 	int n, r;
 
 	if (!evd_sealer_pending(s->sealer))
 		return 0;
 	ev.t_ns = basic_realtime_ns();
 	rec.first_seq = stor_log_next_seq(s->log);
-	r = evd_sealer_seal(s->sealer, rec.first_seq, ev.t_ns, &seal);
-	if (r < 0)
-		return r;
-	ev.event = (struct acq_event){ .code = ACQ_EV_SEAL, .arg = (int64_t)(seal.end_seq - seal.first_seq),
-	                               .detail = seal.is_signed };
+	/* the Seal signs its own Batch's fields: the offset that Batch is
+	   written with is chosen first */
 	if (s->cw) {
 		int64_t off;
 		pl_clockwatch_which(s->cw, ev.t_ns, &off);
 		rec_encoder_set_clock_offset(s->seal_enc, off);
+		mono = rec_mono_t0(ev.t_ns, off);
 	}
+	r = evd_sealer_seal(s->sealer, rec.first_seq, ev.t_ns, mono, &seal);
+	if (r < 0)
+		return r;
+	ev.event = (struct acq_event){ .code = ACQ_EV_SEAL, .arg = (int64_t)(seal.end_seq - seal.first_seq),
+	                               .detail = seal.is_signed };
 	rec_encoder_add(s->seal_enc, &ev);
 	rec_encoder_set_seal(s->seal_enc, &seal);
 	n = rec_encoder_finish(s->seal_enc, rec.first_seq, &buf, &len);
@@ -624,7 +628,8 @@ static int sink_sealer(pl_sink_t *s, const struct rec_batch_meta *meta)
 {
 	/* With a second core the hashing runs beside the collector (the
 	   chain costs the collector a copy per Batch, not the hash). */
-	struct evd_sealer_cfg sc = { .vehicle = meta->vehicle, .secret = s->cfg.seal_secret,
+	struct evd_sealer_cfg sc = { .vehicle = meta->vehicle, .config_hash = meta->config_hash,
+	                             .secret = s->cfg.seal_secret,
 	                             .dir = s->cfg.log_dir, .next_seq = stor_log_next_seq(s->log),
 	                             .threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 };
 	int r;

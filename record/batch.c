@@ -659,6 +659,18 @@ static Railmon__V1__Texts *encoder_texts_msg(rec_encoder_t *e, Railmon__V1__Text
 	return tx;
 }
 
+int64_t rec_mono_t0(int64_t t0_ns, int64_t offset_ns)
+{
+	int64_t mono;
+
+	/* 0 stays "not known": a base of exactly 0 ns after boot cannot be
+	   told apart, and is given as 1 ns instead (an error of no weight);
+	   an offset that overflows is not known either. */
+	if (__builtin_sub_overflow(t0_ns, offset_ns, &mono))
+		return 0;
+	return mono ? mono : 1;
+}
+
 int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
 {
 	Railmon__V1__Batch b = RAILMON__V1__BATCH__INIT;
@@ -681,14 +693,8 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	b.log_id.data = e->log_id;
 	b.log_id.len = e->has_log_id ? REC_LOG_ID_LEN : 0;
 	b.t0_ns = count ? e->t0 : 0;
-	/* 0 stays "not known": a base of exactly 0 ns after boot cannot be
-	   told apart, and is given as 1 ns instead (an error of no weight). */
-	if (count && e->has_clock_offset) {
-		int64_t mono;
-		if (__builtin_sub_overflow(e->t0, e->clock_offset, &mono))
-			mono = 0;
-		b.mono_t0_ns = mono ? mono : 1;
-	}
+	if (count && e->has_clock_offset)
+		b.mono_t0_ns = rec_mono_t0(e->t0, e->clock_offset);
 	b.historical = e->historical;
 	b.can = encoder_can_msg(e, &can);
 	b.samples = encoder_samples_msg(e, &smp);
@@ -1043,6 +1049,8 @@ int rec_batch_seal(const rec_batch_t *b, struct rec_seal *ret)
 	s.first_seq = m->first_seq;
 	s.end_seq = m->end_seq;
 	s.t_ns = m->t_ns;
+	s.batch = (struct rec_seal_batch){ .schema_version = b->msg->schema_version, .t0_ns = b->msg->t0_ns,
+	                                   .config_hash = b->msg->config_hash, .mono_t0_ns = b->msg->mono_t0_ns };
 	*ret = s;
 	return 0;
 }
@@ -1081,5 +1089,11 @@ int rec_seal_signed_bytes(const struct rec_seal *s, uint8_t buf[REC_SEAL_SIGNED_
 	memcpy(p + REC_SEAL_HASH_LEN, s->chain_head, REC_SEAL_HASH_LEN);
 	memcpy(p + 2 * REC_SEAL_HASH_LEN, s->prev_seal, REC_SEAL_HASH_LEN);
 	p += 3 * REC_SEAL_HASH_LEN;
+	if ((s->version ? s->version : REC_SEAL_VERSION) >= 2) {
+		p = put_le(p, s->batch.schema_version, 4);
+		p = put_le(p, (uint64_t)s->batch.t0_ns, 8);
+		p = put_le(p, s->batch.config_hash, 8);
+		p = put_le(p, (uint64_t)s->batch.mono_t0_ns, 8);
+	}
 	return (int)(p - buf);
 }

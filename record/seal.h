@@ -25,7 +25,21 @@
    bytes have a fixed upper size */
 #define REC_SEAL_VEHICLE_MAX 63
 #define REC_SEAL_SIGNED_MAX (8 + 4 + 1 + REC_SEAL_VEHICLE_MAX + REC_LOG_ID_LEN + REC_BOOT_ID_LEN + \
-                             3 * 8 + 3 * REC_SEAL_HASH_LEN)
+                             3 * 8 + 3 * REC_SEAL_HASH_LEN + 4 + 3 * 8)
+
+/* v2: the fields of the Seal's own Batch that neither the Seal nor its
+   one SEAL record carry.  They are signed with the Seal, so the last
+   Seal of a chain (no later Seal links to its Batch's bytes) covers its
+   whole Batch by its signature alone.  The writer gives them before
+   signing (the values its encoder writes); rec_batch_seal reads them from
+   the Batch.  Batch.historical is not among them: it is the transport
+   flag a re-send appends, outside the evidence (evidence/evd.h). */
+struct rec_seal_batch {
+	uint32_t schema_version;
+	int64_t t0_ns;                         /* the SEAL record's base: t_ns */
+	uint64_t config_hash;
+	int64_t mono_t0_ns;                    /* 0: not known */
+};
 
 struct rec_seal {
 	uint32_t version;                      /* REC_SEAL_VERSION_MIN..REC_SEAL_VERSION;
@@ -48,12 +62,16 @@ struct rec_seal {
 	   into memory the writer or the decoded Batch owns. */
 	const uint8_t *digests;
 	uint32_t ndigests;
+	struct rec_seal_batch batch;           /* v2, signed; not in the Seal message */
 };
 
 /*
  * The bytes the signature covers: "RMSEAL1\0", version (4, LE), the
  * vehicle's length (1) and bytes, log id, boot id, first_seq, end_seq,
- * t_ns (8 each, LE), chain_start, chain_head, prev_seal.  Fixed by this
+ * t_ns (8 each, LE), chain_start, chain_head, prev_seal; version 2 and
+ * later then the Seal Batch's own fields (struct rec_seal_batch):
+ * schema_version (4, LE), t0_ns, config_hash, mono_t0_ns (8 each, LE).
+ * The signer and every verifier build them here.  Fixed by this
  * function, not by protobuf's encoding, so any reader can rebuild them.
  * buf holds REC_SEAL_SIGNED_MAX bytes.  Returns the length, or -EINVAL.
  */
@@ -71,3 +89,8 @@ int rec_encoder_set_seal(rec_encoder_t *enc, const struct rec_seal *seal);
  * range), -EINVAL.
  */
 int rec_batch_seal(const rec_batch_t *b, struct rec_seal *ret_seal);
+
+/* What a Batch's mono_t0_ns is for a base t0_ns written with the clock
+   offset (realtime - monotonic) offset_ns: what rec_encoder_finish writes
+   (and so what a Seal signs for its own Batch). */
+int64_t rec_mono_t0(int64_t t0_ns, int64_t offset_ns);

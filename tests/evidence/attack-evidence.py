@@ -222,19 +222,21 @@ def fold(h, ds):
     return h
 
 
-def signed_bytes(s):
+def signed_bytes(s, batch):
+    """record/seal.h: the Seal's fields, then (version 2) its own Batch's
+    schema_version (4), t0_ns, config_hash, mono_t0_ns (8 each, LE)."""
     veh = get(s, 2, b"")
-    return (b"RMSEAL1\0" + struct.pack("<I", get(s, 1, 0)) + bytes([len(veh)]) + veh + get(s, 3) + get(s, 4) +
-            struct.pack("<QQq", get(s, 5, 0), get(s, 6, 0), unzz(get(s, 7, 0))) + get(s, 8) + get(s, 9) +
-            get(s, 10))
+    out = (b"RMSEAL1\0" + struct.pack("<I", get(s, 1, 0)) + bytes([len(veh)]) + veh + get(s, 3) + get(s, 4) +
+           struct.pack("<QQq", get(s, 5, 0), get(s, 6, 0), unzz(get(s, 7, 0))) + get(s, 8) + get(s, 9) +
+           get(s, 10))
+    if get(s, 1, 0) >= 2:
+        out += struct.pack("<IqQq", get(batch, 1, 0), unzz(get(batch, 6, 0)), get(batch, 4, 0),
+                           unzz(get(batch, 15, 0)))
+    return out
 
 
-def seal_hash(s):
-    return b2(signed_bytes(s) + get(s, 11, b"\0" * 64))
-
-
-def sign(s, key):
-    return put(s, 11, 2, key.sign(signed_bytes(s)))
+def sign(s, key, batch):
+    return put(s, 11, 2, key.sign(signed_bytes(s, batch)))
 
 
 def key_of(path):
@@ -487,6 +489,43 @@ def main():
                                           (os.path.basename(r.seg.path), r.f["off"], r.first), res[2]) and
           not verified_has(res[1], r.first), "not named at itself", res)
 
+    # -- 4b. the last Seal's Batch altered outside its Seal message: no
+    #        later Seal links to it, so its own signature must cover its
+    #        Batch's fields (config_hash: fixed64 field 4; mono_t0_ns:
+    #        sint64 field 15)
+    for what, num, wt, alter in (("config hash", 4, 1, lambda v: (v or 0) ^ 0xFF),
+                                 ("mono_t0_ns", 15, 0, lambda v: zz(unzz(v or 0) + 1000))):
+        case = "last Seal Batch altered outside its Seal (%s)" % what
+        d = fresh_copy(clean["plain"], base, "last-seal-" + str(num))
+        r = seals_of(records(load(d)))[-1]
+        # (gen-evidence-log's sink is deterministic: no clock offset, so
+        # its Seal Batches carry no mono_t0_ns; the attacker adds one)
+        r.set_batch(put(r.batch, num, wt, alter(get(r.batch, num))))
+        r.seg.write()
+        res = verify(d, pub)
+        row(case, res)
+        check(case, res[0] == 1 and re.search(r"%s: offset %d: seq %d: a Seal not signed by this key" %
+                                              (os.path.basename(r.seg.path), r.f["off"], r.first), res[2]) and
+              not verified_has(res[1], r.first), "the last Seal Batch altered passes or is verified", res)
+
+    # -- 4c. the last Seal Batch's other bytes: the SEAL event's source
+    #        (Events field 2, packed) and an unknown field appended (a
+    #        reader must ignore it; the chain's digest would not)
+    for what in ("event source", "unknown field"):
+        case = "last Seal Batch altered outside its Seal (%s)" % what
+        d = fresh_copy(clean["plain"], base, "last-seal-" + what.replace(" ", "-"))
+        r = seals_of(records(load(d)))[-1]
+        if what == "event source":
+            ev = put(fields(get(r.batch, 10)), 2, 2, enc_varint(7))
+            r.set_batch(put(r.batch, 10, 2, encode(ev)))
+        else:
+            r.set_batch(r.batch + [(99, 0, 1)])
+        r.seg.write()
+        res = verify(d, pub)
+        row(case, res)
+        check(case, res[0] == 1 and ("%s: offset %d: seq %d:" % (os.path.basename(r.seg.path), r.f["off"], r.first))
+              in res[2] and not verified_has(res[1], r.first), "the last Seal Batch altered passes or is verified", res)
+
     # -- 5. a data Batch changed: the Batch named, its seqs only
     case = "data Batch changed (t0, CRC recomputed)"
     d = fresh_copy(clean["plain"], base, "batch")
@@ -555,7 +594,7 @@ def main():
     s = put(r.seal, 5, 0, first + inr[0].f["count"])
     s = put(s, 9, 2, fold(get(s, 8), [digest(x.f["payload"]) for x in inr[1:]]))
     s = put(s, 12, 2, b"".join(digest(x.f["payload"]) for x in inr[1:]))
-    r.set_seal(sign(s, vkey))
+    r.set_seal(sign(s, vkey, r.batch))
     r.seg.write()
     res = verify(d, pub)
     row(case, res)
@@ -575,7 +614,7 @@ def main():
     s = put(s, 8, 2, genesis(log_id, first + 1))
     s = put(s, 9, 2, fold(get(s, 8), [digest(x.f["payload"]) for x in inr[1:]]))
     s = put(s, 12, 2, b"".join(digest(x.f["payload"]) for x in inr[1:]))
-    r.set_seal(sign(s, vkey))
+    r.set_seal(sign(s, vkey, r.batch))
     r.seg.write()
     res = verify(d, pub)
     row(case, res)
@@ -610,7 +649,7 @@ def main():
     check(case, fresh, "no chain restart in the restart log", (0, "", ""))
     if fresh:
         r = fresh[0]
-        r.set_seal(sign(put(r.seal, 10, 2, b2(b"another Seal")), vkey))
+        r.set_seal(sign(put(r.seal, 10, 2, b2(b"another Seal")), vkey, r.batch))
         r.seg.write()
         res = verify(d, pub)
         row(case, res)
@@ -640,7 +679,7 @@ def main():
     d = fresh_copy(clean["plain"], base, "otherkey")
     segs = load(d)
     for r in seals_of(records(segs)):
-        r.set_seal(sign(r.seal, okey))
+        r.set_seal(sign(r.seal, okey, r.batch))
     for s in segs:
         s.write()
     res = verify(d, pub)

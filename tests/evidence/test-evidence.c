@@ -91,6 +91,25 @@ static void test_signature(void)
 	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
 	t = s, t.vehicle[1] = '2';
 	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	/* v2: its own Batch's fields too (the last Seal has no later link) */
+	t = s, t.batch.config_hash ^= 1;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	t = s, t.batch.mono_t0_ns++;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	t = s, t.batch.t0_ns++;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	t = s, t.batch.schema_version++;
+	CHECK(evd_seal_check(&t, pa) == -EKEYREJECTED);
+	/* ... which the link leaves to the signature: the next Seal still
+	   links to a Seal whose Batch changed (named at it, -ESTALE) */
+	t = s, t.batch.config_hash ^= 1;
+	evd_seal_hash(&t, h1);
+	CHECK(!memcmp(h1, h2, sizeof(h1)));
+	/* v1 signs no Batch field (old logs verify as before) */
+	t = s, t.version = 1;
+	CHECK(evd_seal_sign(&t, a) == 0);
+	t.batch.config_hash ^= 1;
+	CHECK(evd_seal_check(&t, pa) == 0);
 	t = s;
 	CHECK(evd_seal_sign(&t, b) == 0 && evd_seal_check(&t, pa) == -EKEYREJECTED);
 	CHECK(evd_seal_sign(NULL, a) == -EINVAL && evd_seal_check(&s, NULL) == -EINVAL);
@@ -227,7 +246,7 @@ static void test_threaded(void)
 			evd_sealer_add(b, seq, 3, p, len);
 			seq += 3;
 		}
-		CHECK(evd_sealer_seal(a, seq, 1, &sa) == 0 && evd_sealer_seal(b, seq, 1, &sb) == 0);
+		CHECK(evd_sealer_seal(a, seq, 1, 0, &sa) == 0 && evd_sealer_seal(b, seq, 1, 0, &sb) == 0);
 		CHECK(!memcmp(sa.chain_head, sb.chain_head, EVD_HASH_LEN) &&
 		      !memcmp(sa.chain_start, sb.chain_start, EVD_HASH_LEN) && sa.first_seq == sb.first_seq);
 		/* the Seal's own Batch starts the next range */
@@ -251,14 +270,14 @@ static void test_refused_seal(void)
 
 	CHECK(evd_sealer_new(&(struct evd_sealer_cfg){ .vehicle = "V1", .next_seq = 1 }, &s) == 0);
 	evd_sealer_add(s, 1, 5, buf, sizeof(buf));
-	CHECK(evd_sealer_seal(s, 6, 1, &s1) == 0);
+	CHECK(evd_sealer_seal(s, 6, 1, 0, &s1) == 0);
 	evd_sealer_add(s, 6, 1, buf, 10); /* s1's Batch, taken */
 	evd_seal_hash(&s1, h1);
 	evd_sealer_add(s, 7, 5, buf, sizeof(buf));
-	CHECK(evd_sealer_seal(s, 12, 2, &s2) == 0 && s2.first_seq == 7 && !memcmp(s2.prev_seal, h1, EVD_HASH_LEN));
+	CHECK(evd_sealer_seal(s, 12, 2, 0, &s2) == 0 && s2.first_seq == 7 && !memcmp(s2.prev_seal, h1, EVD_HASH_LEN));
 	/* s2's Batch refused: seq 12 is a gap */
 	evd_sealer_add(s, 13, 5, buf, sizeof(buf));
-	CHECK(evd_sealer_seal(s, 18, 3, &s3) == 0);
+	CHECK(evd_sealer_seal(s, 18, 3, 0, &s3) == 0);
 	CHECK(s3.first_seq == 7 && !memcmp(s3.prev_seal, h1, EVD_HASH_LEN) &&
 	      !memcmp(s3.chain_start, s2.chain_start, EVD_HASH_LEN));
 	evd_sealer_free(s);
@@ -280,7 +299,7 @@ static void test_restart_linked(void)
 	evd_sealer_add(s, 1, 5, buf, sizeof(buf));
 	buf[0] = 2;
 	evd_sealer_add(s, 6, 5, buf, sizeof(buf));
-	CHECK(evd_sealer_seal(s, 11, 1, &s1) == 0 && s1.version == REC_SEAL_VERSION && s1.ndigests == 2);
+	CHECK(evd_sealer_seal(s, 11, 1, 0, &s1) == 0 && s1.version == REC_SEAL_VERSION && s1.ndigests == 2);
 	buf[0] = 1;
 	evd_digest(buf, sizeof(buf), d[0]);
 	buf[0] = 2;
@@ -297,7 +316,7 @@ static void test_restart_linked(void)
 	CHECK(evd_sealer_restart(s, 17, 12) == 0);
 	buf[0] = 3;
 	evd_sealer_add(s, 17, 4, buf, sizeof(buf));
-	CHECK(evd_sealer_seal(s, 21, 2, &s2) == 0);
+	CHECK(evd_sealer_seal(s, 21, 2, 0, &s2) == 0);
 	evd_chain_genesis(cfg.log_id, 17, g);
 	evd_digest(buf, sizeof(buf), d[2]);
 	CHECK(s2.first_seq == 17 && !memcmp(s2.chain_start, g, EVD_HASH_LEN) && !memcmp(s2.prev_seal, h1, EVD_HASH_LEN));
@@ -308,13 +327,13 @@ static void test_restart_linked(void)
 	evd_sealer_add(s, 22, 1, buf, sizeof(buf));
 	CHECK(evd_sealer_restart(s, 23, 11) == 0);
 	evd_sealer_add(s, 23, 1, buf, sizeof(buf));
-	CHECK(evd_sealer_seal(s, 24, 4, &s2) == 0 && s2.first_seq == 23);
+	CHECK(evd_sealer_seal(s, 24, 4, 0, &s2) == 0 && s2.first_seq == 23);
 	for (int i = 0; i < EVD_HASH_LEN; i++)
 		CHECK(!s2.prev_seal[i]);
 	evd_sealer_add(s, 24, 1, buf, 10);
 	CHECK(evd_sealer_restart(s, 25, 0) == 0);
 	evd_sealer_add(s, 25, 1, buf, sizeof(buf));
-	CHECK(evd_sealer_seal(s, 26, 5, &s2) == 0);
+	CHECK(evd_sealer_seal(s, 26, 5, 0, &s2) == 0);
 	for (int i = 0; i < EVD_HASH_LEN; i++)
 		CHECK(!s2.prev_seal[i]);
 	evd_sealer_free(s);
@@ -331,7 +350,7 @@ static void test_bad_args(void)
 	CHECK(evd_sealer_new(NULL, &s) == -EINVAL);
 	CHECK(evd_sealer_new(&(struct evd_sealer_cfg){ .vehicle = "V", .next_seq = 0 }, &s) == -EINVAL);
 	CHECK(evd_sealer_new(&(struct evd_sealer_cfg){ .vehicle = "V", .next_seq = 5 }, &s) == 0);
-	CHECK(evd_sealer_pending(s) == 0 && evd_sealer_seal(s, 4, 0, &seal) == -EINVAL);
+	CHECK(evd_sealer_pending(s) == 0 && evd_sealer_seal(s, 4, 0, 0, &seal) == -EINVAL);
 	evd_sealer_free(s);
 	CHECK(evd_verifier_new(NULL, &v) == -EINVAL && evd_verifier_record(NULL, NULL, NULL) == -EINVAL &&
 	      evd_verifier_end(NULL, NULL, NULL) == -EINVAL && evd_verifier_result(NULL, &res) == -EINVAL);
