@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-plot.c - plot/'s grid and axes: points in any order give the same
+ * buckets, a one-sample spike survives a million samples, the grid's
+ * reach, what is left out is counted, the time and value ticks.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot/plot-private.h"
+#include "tests/lib/tlib.h"
+
+static const int64_t MS = 1000000, S = 1000000000;
+
+static plot_t *mk(void)
+{
+	struct plot_opts o = { .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	plot_t *p;
+	CHECK(plot_create(&p, &o) == 0);
+	return p;
+}
+
+/* the same points in time order and shuffled: the same buckets */
+static void test_order(void)
+{
+	enum { N = 100000 };
+	int64_t *t = malloc(N * sizeof(*t));
+	for (int i = 0; i < N; i++)
+		t[i] = 1764748800 * S + (int64_t)i * MS;
+	plot_t *a = mk(), *b = mk();
+	CHECK(plot_add_series(a, "x", "bar") == 0);
+	CHECK(plot_add_series(b, "x", "bar") == 0);
+	for (int i = 0; i < N; i++)
+		CHECK(plot_add_point(a, 0, t[i], sin(i / 300.0)) == 0);
+	srand(7);
+	int *idx = malloc(N * sizeof(*idx));
+	for (int i = 0; i < N; i++)
+		idx[i] = i;
+	for (int i = N - 1; i > 0; i--) {
+		int j = rand() % (i + 1), k = idx[i];
+		idx[i] = idx[j];
+		idx[j] = k;
+	}
+	for (int i = 0; i < N; i++)
+		CHECK(plot_add_point(b, 0, t[idx[i]], sin(idx[i] / 300.0)) == 0);
+	CHECK(a->origin == b->origin && a->width == b->width, "%lld/%lld vs %lld/%lld", (long long)a->origin,
+	      (long long)a->width, (long long)b->origin, (long long)b->width);
+	int used = 0;
+	for (int i = 0; i < PLOT_BUCKETS; i++) {
+		const struct plot_bucket *x = &a->s[0].b[i], *y = &b->s[0].b[i];
+		CHECK(x->n == y->n && x->t_first == y->t_first && x->t_last == y->t_last && x->min == y->min &&
+		      x->max == y->max && x->t_min == y->t_min && x->t_max == y->t_max && x->first == y->first &&
+		      x->last == y->last, "bucket %d", i);
+		used += x->n > 0;
+	}
+	/* 100 s over 4096 buckets of a power-of-two width: at least half used */
+	CHECK(used >= PLOT_BUCKETS / 2, "%d buckets used", used);
+	CHECK(plot_series_points(a, 0) == N && plot_series_points(b, 0) == N);
+	uint64_t total = 0;
+	for (int i = 0; i < PLOT_BUCKETS; i++)
+		total += a->s[0].b[i].n;
+	CHECK(total == N);
+	plot_free(a);
+	plot_free(b);
+	free(t);
+	free(idx);
+}
+
+/* one sample of 100 among a million zeros, and one of -50: both kept with
+   their times, whatever the grid merged */
+static void test_spike(void)
+{
+	plot_t *p = mk();
+	CHECK(plot_add_series(p, "flat", "") == 0);
+	int64_t t0 = -3600 * S; /* before the epoch too */
+	int64_t spike = t0 + 777777 * MS, dip = t0 + 3 * MS;
+	for (int i = 0; i < 1000000; i++) {
+		int64_t t = t0 + (int64_t)i * MS;
+		CHECK(plot_add_point(p, 0, t, t == spike ? 100 : t == dip ? -50 : 0) == 0);
+	}
+	int hi = 0, lo = 0;
+	for (int i = 0; i < PLOT_BUCKETS; i++) {
+		const struct plot_bucket *b = &p->s[0].b[i];
+		if (b->n && b->max == 100) {
+			CHECK(b->t_max == spike);
+			hi++;
+		}
+		if (b->n && b->min == -50) {
+			CHECK(b->t_min == dip);
+			lo++;
+		}
+	}
+	CHECK(hi == 1 && lo == 1, "%d %d", hi, lo);
+	int64_t a, b;
+	CHECK(plot_extent(p, &a, &b));
+	CHECK(a == t0 && b == t0 + 999999 * MS);
+	double vmin, vmax;
+	CHECK(plot_panel_range(p, 0, a, b, &vmin, &vmax));
+	CHECK(vmin < -50 && vmax > 100 && vmax < 110, "%g %g", vmin, vmax);
+	plot_free(p);
+}
+
+static void test_left_out(void)
+{
+	struct plot_opts o = { .from_ns = 10 * S, .to_ns = 20 * S };
+	plot_t *p;
+	CHECK(plot_create(&p, &o) == 0);
+	CHECK(plot_add_series(p, "a", "V") == 0);
+	CHECK(plot_add_series(p, "b", "V") == 1);
+	CHECK(plot_add_series(p, "c", "A") == 2);
+	CHECK(p->npanels == 2 && p->s[1].panel == 0 && p->s[2].panel == 1);
+	CHECK(plot_add_point(p, 0, 15 * S, NAN) == 0);
+	CHECK(plot_add_point(p, 0, 15 * S, INFINITY) == 0);
+	CHECK(plot_add_point(p, 0, 9 * S, 1) == 0);
+	CHECK(plot_add_point(p, 0, 20 * S, 1) == 0); /* to is exclusive */
+	CHECK(plot_add_point(p, 0, 10 * S, 1) == 0);
+	CHECK(plot_add_point(p, 3, 10 * S, 1) == -EINVAL);
+	CHECK(plot_add_event(p, 5 * S, "outside") == 0);
+	CHECK(plot_add_event(p, 12 * S, "inside") == 0);
+	struct plot_stats st;
+	plot_stats(p, &st);
+	CHECK(st.not_a_number == 2 && st.outside == 2 && st.points == 1 && st.events == 1, "%llu %llu %llu %llu",
+	      (unsigned long long)st.not_a_number, (unsigned long long)st.outside,
+	      (unsigned long long)st.points, (unsigned long long)st.events);
+	int64_t a, b;
+	CHECK(plot_extent(p, &a, &b) && a == 10 * S && b == 20 * S);
+	for (int i = 3; i < PLOT_SERIES_MAX; i++)
+		CHECK(plot_add_series(p, "more", "") == i);
+	CHECK(plot_add_series(p, "one too many", "") == -E2BIG);
+	plot_free(p);
+
+	/* the grid's reach: 2^62 ns from the first point */
+	p = mk();
+	CHECK(plot_add_series(p, "a", "") == 0);
+	CHECK(plot_add_point(p, 0, INT64_MIN + 10, 1) == 0);
+	CHECK(plot_add_point(p, 0, INT64_MAX - 10, 1) == 0);
+	CHECK(plot_add_point(p, 0, INT64_MIN + 10 + ((int64_t)1 << 61), 2) == 0);
+	plot_stats(p, &st);
+	CHECK(st.points == 2 && st.out_of_reach == 1, "%llu %llu", (unsigned long long)st.points,
+	      (unsigned long long)st.out_of_reach);
+	plot_free(p);
+
+	/* nothing to draw */
+	p = mk();
+	CHECK(plot_add_series(p, "a", "") == 0);
+	CHECK(plot_write(p, "/nonexistent/x.png", PLOT_PNG) == -ENOENT);
+	plot_free(p);
+	o = (struct plot_opts){ .from_ns = 5, .to_ns = 5 };
+	CHECK(plot_create(&p, &o) == -EINVAL && !p);
+	o = (struct plot_opts){ .width = 50, .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	CHECK(plot_create(&p, &o) == -EINVAL);
+}
+
+static void test_axes(void)
+{
+	CHECK(plot_time_step(0, 10 * S, 10) == S);
+	CHECK(plot_time_step(0, 3600 * S, 8) == 600 * S);
+	CHECK(plot_time_step(0, 86400 * S, 10) == 3 * 3600 * S);
+	CHECK(plot_time_step(0, 1000, 10) == 100);
+	CHECK(plot_time_step(0, 3 * 365 * 86400 * S, 2) == 2 * 31536000LL * S);
+	/* 00:07 UTC, 30-minute ticks: 00:30 UTC; at UTC+1, 01:30 local = 00:30 UTC;
+	   at UTC+0:45 (Chatham-like), 01:00 local = 00:15 UTC */
+	int64_t lo = 1764720000LL * S + 7 * 60 * S; /* 2025-12-03 00:07 UTC */
+	CHECK(plot_time_first_tick(lo, 1800 * S, 0) == 1764720000LL * S + 30 * 60 * S);
+	CHECK(plot_time_first_tick(lo, 1800 * S, 3600) == 1764720000LL * S + 30 * 60 * S);
+	CHECK(plot_time_first_tick(lo, 1800 * S, 2700) == 1764720000LL * S + 15 * 60 * S);
+	CHECK(plot_time_first_tick(-S - 1, S, 0) == -S);
+	CHECK(plot_time_first_tick(-S, S, 0) == -S);
+	char b[64];
+	plot_time_label(b, sizeof(b), 1764720000LL * S + 8 * 3600 * S + 15 * 60 * S, 600 * S, 0);
+	CHECK_STR(b, "08:15");
+	plot_time_label(b, sizeof(b), 1764720000LL * S + 8 * 3600 * S + 15 * 60 * S, 600 * S, 3600);
+	CHECK_STR(b, "09:15");
+	plot_time_label(b, sizeof(b), 1764720000LL * S + 30 * S, 10 * S, 0);
+	CHECK_STR(b, "00:00:30");
+	plot_time_label(b, sizeof(b), 1764720000LL * S + 30 * S + 250 * MS, 50 * MS, 0);
+	CHECK_STR(b, "00:00:30.250");
+	plot_time_label(b, sizeof(b), 1764720000LL * S + 30 * S + 250125000, 5000, 0);
+	CHECK_STR(b, "30.250125");
+	plot_time_label(b, sizeof(b), 1764720000LL * S, 86400 * S, 0);
+	CHECK_STR(b, "2025-12-03");
+	/* before the epoch: the instant at or before, as date(1) shows it */
+	plot_time_label(b, sizeof(b), -1, 1, 0);
+	CHECK_STR(b, "59.999999999");
+	plot_time_label(b, sizeof(b), -MS, MS, 0);
+	CHECK_STR(b, "23:59:59.999");
+	plot_time_label(b, sizeof(b), -86400 * S, 86400 * S, 0);
+	CHECK_STR(b, "1969-12-31");
+
+	CHECK(plot_value_step(0, 10, 5) == 2);
+	CHECK(fabs(plot_value_step(0, 0.37, 4) - 0.1) < 1e-12);
+	CHECK(plot_value_step(-1000, 1000, 4) == 500);
+	CHECK(plot_value_step(3, 3, 4) == 1);
+}
+
+static void test_bucket_points(void)
+{
+	/* falling then rising: first, min, max, last in time order */
+	struct plot_bucket k = { .t_first = 10, .t_min = 20, .t_max = 15, .t_last = 30,
+	                         .first = 5, .min = 1, .max = 9, .last = 4, .n = 9 };
+	int64_t t[4];
+	double v[4];
+	CHECK(plot_bucket_points(&k, t, v) == 4);
+	CHECK(t[0] == 10 && t[1] == 15 && t[2] == 20 && t[3] == 30);
+	CHECK(v[0] == 5 && v[1] == 9 && v[2] == 1 && v[3] == 4);
+	struct plot_bucket one = { 7, 7, 7, 7, 2, 2, 2, 2, 1 };
+	CHECK(plot_bucket_points(&one, t, v) == 1 && t[0] == 7 && v[0] == 2);
+}
+
+static void test_format_of(void)
+{
+	enum plot_format f;
+	CHECK(plot_format_of("a/b.png", &f) == 0 && f == PLOT_PNG);
+	CHECK(plot_format_of("b.SVG", &f) == 0 && f == PLOT_SVG);
+	CHECK(plot_format_of("x.html", &f) == 0 && f == PLOT_HTML);
+	CHECK(plot_format_of("x.jpg", &f) == -EINVAL);
+	CHECK(plot_format_of("png", &f) == -EINVAL);
+}
+
+int main(void)
+{
+	test_order();
+	test_spike();
+	test_left_out();
+	test_axes();
+	test_bucket_points();
+	test_format_of();
+	printf("plot: ok\n");
+	return 0;
+}
