@@ -27,6 +27,7 @@ static const struct {
 	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
 	{ "decode", board_cmd_decode, "decode a candump log with a DBC (no board file)" },
 	{ "channels", board_cmd_channels, "list the channels of a board file or a log (id, unit, range, values)" },
+	{ "plot", board_cmd_plot, "draw channels over time: a PNG, an SVG or a zoomable HTML page" },
 	{ "summary", board_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
 	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "db", board_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },

@@ -125,7 +125,7 @@ int plot_write_html(const plot_t *p, FILE *f)
 		return -ENOTSUP;
 	int64_t lo, hi;
 	if (!plot_extent(p, &lo, &hi))
-		return -ENOENT;
+		return -ENODATA;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"generator\" content=\"railmon plot\">\n<title>railmon plot</title>\n<style>\n", f);
 	fputs(plot_uplot_css, f);
@@ -176,7 +176,7 @@ int plot_write(const plot_t *p, const char *path, enum plot_format fmt)
 {
 	int64_t lo, hi;
 	if (!plot_extent(p, &lo, &hi))
-		return -ENOENT;
+		return -ENODATA;
 	if (fmt != PLOT_HTML)
 		return plot_draw_cairo(p, path, fmt);
 	if (!plot_uplot_js)

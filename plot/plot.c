@@ -227,6 +227,18 @@ uint64_t plot_series_points(const plot_t *p, int s)
 	return s >= 0 && s < p->nseries ? p->s[s].points : 0;
 }
 
+size_t plot_events_in_view(const plot_t *p)
+{
+	int64_t lo, hi;
+	size_t n = 0;
+
+	if (!plot_extent(p, &lo, &hi))
+		return 0;
+	for (size_t i = 0; i < p->nev; i++)
+		n += p->ev[i].t >= lo && p->ev[i].t <= hi;
+	return n;
+}
+
 int plot_format_of(const char *path, enum plot_format *f)
 {
 	const char *dot = strrchr(path, '.');

@@ -70,10 +70,14 @@ void plot_stats(const plot_t *p, struct plot_stats *st);
 /* Points kept for series s (its samples, whatever the grid merged). */
 uint64_t plot_series_points(const plot_t *p, int s);
 
+/* Events inside the time axis the picture will have (the others are kept
+   but not drawn: a replay's START is at the time of the replay). */
+size_t plot_events_in_view(const plot_t *p);
+
 /* PNG, SVG or HTML from the file name's ending; -EINVAL for another. */
 int plot_format_of(const char *path, enum plot_format *f);
 
-/* The picture written to path.  0, -ENOENT when there is nothing to draw
+/* The picture written to path.  0, -ENODATA when there is nothing to draw
    (no point in any series), -ENOTSUP when this build has no PNG/SVG
    (cairo) or HTML (uPlot) writer, or the -errno of the write. */
 int plot_write(const plot_t *p, const char *path, enum plot_format f);

@@ -47,7 +47,7 @@ static int db_item(void *ctx, const struct acq_item *it, const struct rec_names 
 
 static void say_db(const struct rpt_export *x, grd_db_t *db, int r)
 {
-	fprintf(x->err, "railmon export: --db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
+	rpt_export_say(x, "--db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
 	        *grd_db_error(db) ? grd_db_error(db) : strerror(-r));
 }
 
@@ -61,13 +61,13 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 
 	r = grd_db_new(&cfg, &db);
 	if (r == -ENOTSUP)
-		fprintf(x->err, "railmon export: --db: %s\n", GRD_DB_NOT_BUILT);
+		rpt_export_say(x, "--db: %s\n", GRD_DB_NOT_BUILT);
 	if (r < 0)
 		return r;
 	r = grd_db_check(db);
 	if (r == 0 && (r = grd_db_vehicle_known(db, vehicle)) == 0) {
 		/* an empty answer with exit 0 would look like a vehicle that sent nothing in the window */
-		fprintf(x->err, "railmon export: --vehicle %s: the database has no such vehicle (it never sent a Batch)\n",
+		rpt_export_say(x, "--vehicle %s: the database has no such vehicle (it never sent a Batch)\n",
 		        vehicle);
 		grd_db_free(db);
 		return 1;
@@ -90,7 +90,7 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 	if (r == 0) {
 		r = grd_db_export(db, &q, db_item, x);
 		if (r < 0 && r != -EIO && r != -ECONNREFUSED)
-			fprintf(x->err, "railmon export: write: %s\n", strerror(-r));
+			rpt_export_say(x, "write: %s\n", strerror(-r));
 		else if (r < 0)
 			say_db(x, db, r);
 		else

@@ -56,7 +56,7 @@ static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
 
 	r = rec_batch_decode(rec->payload, rec->len, &b);
 	if (r < 0) {
-		rpt_log_undecodable_print(x->err, "export", x->dir, rec, r);
+		rpt_log_undecodable_print(x->err, rpt_export_cmd(x), x->dir, rec, r);
 		x->damaged++;
 		return 0;
 	}
@@ -125,7 +125,7 @@ static int learn_clock(struct rpt_export *x, const char *dir)
 	if (k < 0 && k != -EBADMSG)
 		return k;
 	rec_timefix_counts(x->timefix, &runs, &steps);
-	fprintf(x->err, "railmon export: %s: corrected time: %" PRIu64 " run%s, %" PRIu64 " clock step%s between "
+	rpt_export_say(x, "%s: corrected time: %" PRIu64 " run%s, %" PRIu64 " clock step%s between "
 	        "Batches\n", dir, runs, runs == 1 ? "" : "s", steps, steps == 1 ? "" : "s");
 	return 0;
 }
@@ -139,12 +139,12 @@ static int export_log(struct rpt_export *x, const char *dir)
 	x->dir = dir; /* for the messages about what cannot be read */
 	r = stor_reader_open(dir, &rd);
 	if (r < 0) {
-		fprintf(x->err, "railmon export: %s: %s\n", dir, strerror(-r));
+		rpt_export_say(x, "%s: %s\n", dir, strerror(-r));
 		return r;
 	}
 	prescan_dictionary(x, dir);
 	if (x->corrected && (r = learn_clock(x, dir)) < 0) {
-		fprintf(x->err, "railmon export: %s: %s\n", dir, strerror(-r));
+		rpt_export_say(x, "%s: %s\n", dir, strerror(-r));
 		stor_reader_free(rd);
 		return r;
 	}
@@ -154,11 +154,11 @@ static int export_log(struct rpt_export *x, const char *dir)
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
 			/* Said with what it cost; the rest is still exported. */
-			x->damaged += rpt_log_fault_print(x->err, "export", dir, rd);
+			x->damaged += rpt_log_fault_print(x->err, rpt_export_cmd(x), dir, rd);
 			continue;
 		}
 		if (r < 0) {
-			fprintf(x->err, "railmon export: %s: %s\n", dir, strerror(-r));
+			rpt_export_say(x, "%s: %s\n", dir, strerror(-r));
 			break;
 		}
 		/* not break: a log's time need not rise (a replay's START event
@@ -167,15 +167,15 @@ static int export_log(struct rpt_export *x, const char *dir)
 			continue;
 		r = export_batch(x, &rec);
 		if (r < 0) {
-			fprintf(x->err, "railmon export: write: %s\n", strerror(-r));
+			rpt_export_say(x, "write: %s\n", strerror(-r));
 			break;
 		}
 	}
 	if (r == 0) /* the end: damage there is no frame fault (the reader cannot resynchronise) */
-		x->damaged += rpt_log_tail_print(x->err, "export", dir, rd);
+		x->damaged += rpt_log_tail_print(x->err, rpt_export_cmd(x), dir, rd);
 	stor_reader_free(rd);
 	if (r >= 0 && (r = rpt_export_drain(x)) < 0)
-		fprintf(x->err, "railmon export: write: %s\n", strerror(-r));
+		rpt_export_say(x, "write: %s\n", strerror(-r));
 	return r;
 }
 
@@ -272,7 +272,7 @@ int rpt_export_dir(struct rpt_export *x, const char *dir)
 	for (size_t i = 0; i < n; i++) {
 		int k;
 
-		fprintf(x->err, "railmon export: log %zu of %zu: %s\n", i + 1, n, logs[i].dir);
+		rpt_export_say(x, "log %zu of %zu: %s\n", i + 1, n, logs[i].dir);
 		k = export_log(x, logs[i].dir);
 		r = r < 0 ? r : k;
 		free(logs[i].dir);

@@ -7,6 +7,7 @@
  * ground database (export-db.c).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,21 @@
 #include "report/channels.h"
 #include "report/export.h"
 #include "report/say.h"
+
+const char *rpt_export_cmd(const struct rpt_export *x)
+{
+	return x->cmd ? x->cmd : "export";
+}
+
+void rpt_export_say(const struct rpt_export *x, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(x->err, "railmon %s: ", rpt_export_cmd(x));
+	va_start(ap, fmt);
+	vfprintf(x->err, fmt, ap);
+	va_end(ap);
+}
 
 /* name: the sample's channel name, NULL if unknown */
 static bool wanted(const struct rpt_export *x, const struct acq_item *it, const char *name)
@@ -37,6 +53,10 @@ static int emit(struct rpt_export *x, const struct acq_item *it)
 	struct rec_names nm = rec_channels_names(x->chans, it);
 	struct rec_origin o = { x->vehicle, x->log_id, x->log_id_len };
 
+	if (x->sink) {
+		x->written++;
+		return x->sink(x->sink_ctx, it, &nm);
+	}
 	if (x->tracew) {
 		if (it->kind != ACQ_ITEM_CAN) {
 			x->not_frames++;
@@ -89,11 +109,11 @@ int rpt_export_write_item(struct rpt_export *x, const struct acq_item *it)
    0, or the exit code. */
 static int check_channels(struct rpt_export *x)
 {
-	int bad = rpt_channels_resolve(x->err, "export", x->dir, x->chans, (const char *const *)x->channels,
+	int bad = rpt_channels_resolve(x->err, rpt_export_cmd(x), x->dir, x->chans, (const char *const *)x->channels,
 	                               x->nchannel_filters, x->resolved);
 
 	if (bad < 0)
-		return rpt_fail(x->err, "export", "out of memory");
+		return rpt_fail(x->err, rpt_export_cmd(x), "out of memory");
 	return bad ? 1 : 0;
 }
 
@@ -128,7 +148,7 @@ int rpt_export_setup_output(struct rpt_export *x, const char *dir)
 	int n = rec_channels_sorted(x->chans, &list), r = 0;
 
 	if (n < 0)
-		return rpt_fail(x->err, "export", "out of memory");
+		return rpt_fail(x->err, rpt_export_cmd(x), "out of memory");
 	x->dir = dir;
 	if (x->nchannel_filters)
 		r = check_channels(x);
@@ -136,10 +156,12 @@ int rpt_export_setup_output(struct rpt_export *x, const char *dir)
 		int k = open_table(x, list, (size_t)n);
 
 		if (k == -ENODATA)
-			r = rpt_fail(x->err, "export", "--wide: %s names no channels", dir);
+			r = rpt_fail(x->err, rpt_export_cmd(x), "--wide: %s names no channels", dir);
 		else if (k < 0)
-			r = rpt_fail(x->err, "export", "--wide: %s", strerror(-k));
-	} else if (!r && !x->trace) {
+			r = rpt_fail(x->err, rpt_export_cmd(x), "--wide: %s", strerror(-k));
+	} else if (!r && x->sink_setup) {
+		r = x->sink_setup(x->sink_ctx, x);
+	} else if (!r && !x->trace && !x->sink) {
 		rec_format_header(x->out, x->format);
 	}
 	free(list);

@@ -56,7 +56,22 @@ struct rpt_export {
 	bool corrected;          /* --corrected-time (docs/time.md): log sources only */
 	rec_timefix_t *timefix;  /* the log's runs and their reference offsets */
 	uint64_t uncorrected;    /* records without a monotonic base: as recorded */
+	const char *cmd;         /* the command in messages; NULL: "export" */
+	/* Instead of a writer (`railmon plot`): each record through the
+	   filters goes to sink with its names (its -errno stops the export),
+	   and sink_setup is called once the dictionaries are read and the
+	   --channel names resolved (x->resolved), before any record. */
+	int (*sink)(void *ctx, const struct acq_item *it, const struct rec_names *nm);
+	int (*sink_setup)(void *ctx, struct rpt_export *x);
+	void *sink_ctx;
 };
+
+/* The command the messages name ("export", or x->cmd). */
+const char *rpt_export_cmd(const struct rpt_export *x);
+
+/* "railmon CMD: " and the message on x->err. */
+__attribute__((format(printf, 2, 3)))
+void rpt_export_say(const struct rpt_export *x, const char *fmt, ...);
 
 /* One record through the filters (time, kind, --channel) and, in time
    order, to the output.  0 or -errno of the writer. */

@@ -12,6 +12,7 @@ BUILD=(
 	libsodium-dev # evidence: BLAKE2b hash chain, Ed25519 Seals (evidence/)
 	libpq-dev # the ground station's PostgreSQL client (ground/db.c)
 	libmicrohttpd-dev # railmon serve's HTTP server (web/server.c)
+	libcairo2-dev # railmon plot's PNG and SVG (plot/draw.c)
 	nodejs # npm ci of the dashboard's uPlot at build time (web/npm-ci.sh)
 )
 # Debian's nodejs comes without npm (a package of its own); NodeSource's
@@ -26,6 +27,7 @@ PKGS=(
 	tmux # a real terminal for `railmon watch` (tests/board/test-watch.sh)
 	python3 python3-pymodbus python3-serial-asyncio python3-protobuf python3-cryptography protobuf-compiler python3-paho-mqtt python3-can
 	openssl
+	python3-pil # the plot tests read the pictures back (tests/plot)
 	python3-pandas # a consumer's load of `export --wide` (tests/board/test-export.py)
 	chromium # the dashboard in a real headless browser (tests/web, driven by puppeteer-core from npm)
 	influxdb # --format influx into a real InfluxDB 1.x (tests/uplink/test-influx.py)

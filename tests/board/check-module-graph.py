@@ -22,12 +22,13 @@ ALLOWED = {
     "evidence": {"basic", "acquisition/acq-item.h", "storage", "record"},
     "ground": {"basic", "acquisition/acq-item.h", "storage", "record", "uplink"},
     "web": {"basic", "record", "bus", "acquisition/acq-item.h"},
+    "plot": {"basic"},
     "conf": {"basic", "bus"},
     "pipeline": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf", "evidence"},
     "report": {"basic", "acquisition/acq-item.h", "bus", "storage", "record", "ground", "evidence", "conf",
                "pipeline", "uplink/forward.h"},
     "board": {"basic", "acquisition", "bus", "storage", "record", "uplink", "ground", "web", "conf", "pipeline", "evidence",
-              "report"},
+              "report", "plot"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z]+)/([^"]+)"', re.M)
 

@@ -146,7 +146,7 @@ static void test_left_out(void)
 	/* nothing to draw */
 	p = mk();
 	CHECK(plot_add_series(p, "a", "") == 0);
-	CHECK(plot_write(p, "/nonexistent/x.png", PLOT_PNG) == -ENOENT);
+	CHECK(plot_write(p, "/nonexistent/x.png", PLOT_PNG) == -ENODATA);
 	plot_free(p);
 	o = (struct plot_opts){ .from_ns = 5, .to_ns = 5 };
 	CHECK(plot_create(&p, &o) == -EINVAL && !p);
