@@ -8,6 +8,7 @@
 #include <cairo.h>
 #include <cairo-svg.h>
 #include <errno.h>
+#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -261,6 +262,10 @@ int plot_draw_cairo(const plot_t *p, const char *path, enum plot_format fmt)
 		r = st == CAIRO_STATUS_WRITE_ERROR ? -EIO : -ENOMEM;
 out:
 	cairo_surface_destroy(sf);
+	/* the font caches cairo and fontconfig keep for the process: a picture
+	   is made once per command, and a leak checker must see none */
+	cairo_debug_reset_static_data();
+	FcFini();
 	if (fclose(out) != 0 && !r)
 		r = -errno;
 	if (r)

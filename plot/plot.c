@@ -122,7 +122,8 @@ static void bucket_merge(struct plot_bucket *into, const struct plot_bucket *b)
    theirs, its origin too).  false when t is beyond the widest grid. */
 static bool grid_reach(plot_t *p, int64_t t)
 {
-	if (t >= p->origin && t - p->origin < (int64_t)PLOT_BUCKETS * p->width) {
+	/* unsigned: t may be the whole int64_t range away from the origin */
+	if (t >= p->origin && (uint64_t)t - (uint64_t)p->origin < (uint64_t)PLOT_BUCKETS * (uint64_t)p->width) {
 		if (t < p->tmin)
 			p->tmin = t;
 		if (t > p->tmax)
@@ -185,7 +186,7 @@ int plot_add_point(plot_t *p, int s, int64_t t, double v)
 		p->st.out_of_reach++;
 		return 0;
 	}
-	struct plot_bucket *b = &p->s[s].b[(t - p->origin) / p->width];
+	struct plot_bucket *b = &p->s[s].b[((uint64_t)t - (uint64_t)p->origin) / (uint64_t)p->width];
 	struct plot_bucket one = { t, t, t, t, v, v, v, v, 1 };
 	bucket_merge(b, &one);
 	p->s[s].points++;
