@@ -534,6 +534,16 @@ def test_export(pg, broker, tmp):
     check(r3.returncode == 1 and r3.stdout == "" and r3.stderr ==
           "railmon export: --vehicle emu55: the database has no such vehicle (it never sent a Batch)\n",
           "unknown vehicle refused", r3.stdout, r3.stderr)
+    # plot --db draws the picture plot of the ground log draws, byte for byte
+    pics = []
+    nspeed = len(export(["--format", "csv", "--kind", "sample", "--channel", "speed", "--data", data]).splitlines()) - 1
+    for src in (["--data", data], ["--db", pg.url, "--vehicle", "emu5"]):
+        out = os.path.join(tmp, "plot-%d.png" % len(pics))
+        rp = subprocess.run([RAILMON, "plot", "-c", "speed", "--title", "emu5", "-o", out] + src,
+                            capture_output=True, text=True, timeout=60)
+        check(rp.returncode == 0 and "speed %d samples" % nspeed in rp.stderr, "plot " + " ".join(src), rp.stderr)
+        pics.append(open(out, "rb").read())
+    check(pics[0] == pics[1], "plot --db: the same picture as plot of the ground log")
     print("export --db: the same lines as export of the ground log, in every format and filter: ok")
 
 
