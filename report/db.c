@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "basic/clock.h"
 #include "ground/db.h"
@@ -66,6 +67,24 @@ static int db_prune(grd_db_t *db, uint64_t older_s, FILE *out, FILE *err)
 	return 0;
 }
 
+/* A fresh PostgreSQL has neither railmon's role nor its database: the
+   command that makes the missing one (README "Ground station on
+   PostgreSQL" has both), after libpq's own words. */
+static void db_connect_hint(const char *msg, FILE *err)
+{
+	char name[64];
+	const char *p;
+
+	if ((p = strstr(msg, "role \"")) && strstr(p, "\" does not exist") &&
+	    sscanf(p, "role \"%63[^\"]\"", name) == 1)
+		fprintf(err, "railmon db: the role is made once, as PostgreSQL's superuser: "
+		        "sudo -u postgres createuser %s\n", name);
+	else if ((p = strstr(msg, "database \"")) && strstr(p, "\" does not exist") &&
+	         sscanf(p, "database \"%63[^\"]\"", name) == 1)
+		fprintf(err, "railmon db: the database is made once, as PostgreSQL's superuser: "
+		        "sudo -u postgres createdb -O ROLE %s (ROLE: the user in --db)\n", name);
+}
+
 int rpt_db_run(const char *url, enum rpt_db_cmd cmd, uint64_t older_s, FILE *out, FILE *err)
 {
 	struct grd_db_cfg cfg = { .url = url };
@@ -78,6 +97,7 @@ int rpt_db_run(const char *url, enum rpt_db_cmd cmd, uint64_t older_s, FILE *out
 	}
 	if (grd_db_connect(db) < 0) {
 		fprintf(err, "railmon db: %s\n", grd_db_error(db));
+		db_connect_hint(grd_db_error(db), err);
 		grd_db_free(db);
 		return 1;
 	}

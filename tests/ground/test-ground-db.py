@@ -553,12 +553,32 @@ def test_readme_queries(pg):
     sec = sec[:sec.find("\n## ", 3) if "\n## " in sec[3:] else len(sec)]  # this section only
     queries = re.findall(r"```sql\n(.*?)```", sec, re.S)
     check(len(queries) == 3, "three example queries in the README", len(queries))
+    # the third names a channel as recv names a DBC signal, Message.Signal
+    # (the demo DBC's speed); this database's synthetic Batches call it speed
+    m = re.search(r"channel_name = '(\w+)\.(\w+)'", queries[2])
+    dbc = open(os.path.join(os.path.dirname(README), "board", "demo", "train.dbc")).read()
+    check(m and re.search(r"BO_ \d+ %s\b" % m.group(1), dbc) and re.search(r"SG_ %s\b" % m.group(2), dbc),
+          "the README's channel name is a qualified name of the demo DBC", queries[2])
+    queries[2] = queries[2].replace(m.group(0), "channel_name = 'speed'")
     results = [pg.rows(q) for q in queries]
     check(any(row[0] == "emu1" for row in results[0]), "latest values per vehicle", results[0])
     check(any(row[0] == "emu4" and row[4] == "10" for row in results[1]), "completeness shows emu4's gap",
           results[1])
     check(len(results[2]) > 0, "the time window query returns rows", results[2])
     print("README's three queries: ok")
+
+
+def test_db_init_hints(pg):
+    """db init against a fresh PostgreSQL without railmon's role or
+    database: libpq's words, then the one command that makes the missing
+    one (issue 28)."""
+    host = pg.url.split("host=")[1].split("&")[0]
+    for url, want in (("postgresql:///railmon_test?host=%s&user=nosuchrole" % host, "createuser nosuchrole"),
+                      ("postgresql:///nosuchdb?host=%s&user=railmon" % host, "createdb -O ROLE nosuchdb")):
+        r = subprocess.run([RAILMON, "db", "init", "--db", url], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 1 and "does not exist" in r.stderr and want in r.stderr, "db init says " + want,
+              r.stderr)
+    print("db init names the role or database to create: ok")
 
 
 def main():
@@ -569,6 +589,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ground-db-")
     try:
         test_schema(pg)
+        test_db_init_hints(pg)
         broker = Broker()
         test_exactly_once(pg, broker)
         test_names(pg, broker)
