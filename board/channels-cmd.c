@@ -23,7 +23,11 @@ static const char channels_usage[] =
 	"  -b, --board FILE   the channels a board file defines (its DBC files too)\n"
 	"  -d, --data DIR     the channels a log's dictionary names\n"
 	"      --json         one JSON object per channel instead of the table\n"
-	"  -h, --help         this text\n";
+	"  -h, --help         this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon channels --board /etc/railmon/board.ini\n"
+	"  railmon channels -d railmon-data --json\n";
 
 static int from_board(const char *path, bool json)
 {

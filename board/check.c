@@ -19,7 +19,11 @@ static const char check_usage[] =
 	"Validate a board file and the DBC files it names; print the acquisition plan.\n"
 	"The log's segment_size and retention_size are checked against the filesystem\n"
 	"holding the log directory (--data DIR, else [storage] dir), as `run` does.\n"
-	"--keys prints every board-file key instead (docs/board-keys.md is --markdown).\n";
+	"--keys prints every board-file key instead (docs/board-keys.md is --markdown).\n"
+	"\n"
+	"Examples:\n"
+	"  railmon check --board /etc/railmon/board.ini\n"
+	"  railmon check --keys --markdown > board-keys.md\n";
 
 /* The board's key: its public half, or why it cannot be used. */
 static void check_key(const struct conf_board *cfg, struct rpt_check_key *key, char *err, size_t errlen)

@@ -25,7 +25,11 @@ static const char db_usage[] =
 	"  -d, --db URL         libpq connection: postgresql://user@host/db or \"host=... dbname=...\"\n"
 	"                       (default: the environment, RAILMON_DB)\n"
 	"      --older-than D   for prune\n"
-	"  -h, --help           this text\n";
+	"  -h, --help           this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon db init --db postgresql://railmon@dbhost/railmon\n"
+	"  railmon db prune --older-than 90d --db postgresql://railmon@dbhost/railmon\n";
 
 struct db_opts {
 	const char *cmd, *url;

@@ -30,7 +30,11 @@ static const char decode_usage[] =
 	"                        csv or jsonl (export's schema: each frame, then its samples)\n"
 	"  -i, --input FILE      read FILE instead of stdin\n"
 	"      --decoded-only    leave out frames the DBC has no message for (text)\n"
-	"  -h, --help            this text\n";
+	"  -h, --help            this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon decode --dbc train.dbc < candump-2026-12-03.log\n"
+	"  candump -L can0 | railmon decode --dbc train.dbc --format csv\n";
 
 static int decode_parse(int argc, char **argv, struct rpt_decode *d, const char **ret_dbc, const char **ret_in)
 {

@@ -60,7 +60,12 @@ static const char export_usage[] =
 	"                        time plus its run's last trusted offset (docs/time.md)\n"
 	"      --db URL          read the ground's PostgreSQL database instead of a log\n"
 	"      --vehicle V       with --db: the vehicle (required)\n"
-	"  -h, --help            this text\n";
+	"  -h, --help            this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon export -d railmon-data -o all.csv\n"
+	"  railmon export -d railmon-data -c Speed -c BrakePipePressure --wide --raster 100ms -o speed.csv\n"
+	"  railmon export -d railmon-data -f blf -o can.blf\n";
 
 
 static int parse_option(struct rpt_export *x, int c, const char *arg)

@@ -28,7 +28,11 @@ static const char hold_usage[] =
 	"delete its data, oldest first, when the log needs the space).\n\n"
 	"  -b, --board FILE   the board file (its [storage] dir)\n"
 	"  -d, --data DIR     the log directory (default: the board's, else railmon-data)\n"
-	"  -h, --help         this text\n";
+	"  -h, --help         this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon hold list --board /etc/railmon/board.ini\n"
+	"  railmon hold release 3 --data /var/lib/railmon\n";
 
 static int hold_release(const char *dir, const char *arg)
 {

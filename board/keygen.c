@@ -15,7 +15,10 @@ static const char keygen_usage[] =
 	"hold to run `railmon verify --pubkey`.  An existing file is never overwritten.\n\n"
 	"  -o, --out FILE      the secret key file\n"
 	"  -p, --public FILE   the public key file (default: FILE.pub)\n"
-	"  -h, --help          this text\n";
+	"  -h, --help          this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon keygen --out /etc/railmon/vehicle.key\n";
 
 int board_cmd_keygen(int argc, char **argv)
 {

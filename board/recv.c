@@ -80,7 +80,12 @@ static const char recv_usage[] =
 	"  -T, --duration S       stop after S seconds (connected or not)\n"
 	"  -h, --help             this text\n"
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
-	"stderr at the end.  Exit status 1 if it never got connected.\n";
+	"stderr at the end.  Exit status 1 if it never got connected.\n"
+	"\n"
+	"Examples:\n"
+	"  railmon recv --broker mqtt://localhost --format csv -o records.csv\n"
+	"  railmon recv --broker mqtts://broker:8883 --ca ca.pem --cert ground.pem --key ground.key \\\n"
+	"      --db postgresql://railmon@dbhost/railmon --share ground\n";
 
 /* ---- options ---- */
 

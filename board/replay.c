@@ -60,7 +60,11 @@ static const char replay_usage[] =
 	"                     (no --board needed); only virtual interfaces (vcan, vxcan)\n"
 	"      --force        allow --to-can onto a physical CAN interface: railmon then\n"
 	"                     TRANSMITS on that bus\n"
-	"  -h, --help         this text\n";
+	"  -h, --help         this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon replay trace.asc --dbc train.dbc --data replayed\n"
+	"  railmon replay railmon-data --board board.ini --data redecoded\n";
 
 /* Send every frame of a trace onto a CAN interface, paced like the trace
    (or as fast as the interface takes them); the loop is bus/to-can.h's. */

@@ -32,7 +32,11 @@ static const char serve_usage[] =
 	"      --per-address N    connections from one client address at most (default 16, at most 128;\n"
 	"                         behind a reverse proxy every client has its address: see README)\n"
 	"      --header-timeout S a request's line and headers must come within S s (default 10)\n"
-	"  -h, --help             this text\n";
+	"  -h, --help             this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon serve --db postgresql:///railmon\n"
+	"  railmon serve --db postgresql:///railmon --listen 0.0.0.0:8080 --token-file /etc/railmon/token\n";
 
 struct serve_opts {
 	struct web_cfg cfg;

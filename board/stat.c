@@ -24,7 +24,11 @@ static const char stat_usage[] =
 	"  -s, --socket PATH  the daemon's stat socket (@NAME: abstract namespace)\n"
 	"  -d, --data DIR     the log directory (socket DIR/railmon.sock, else the log)\n"
 	"  -j, --json         print JSON lines instead of a table\n"
-	"  -h, --help         this text\n";
+	"  -h, --help         this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon stat --data /var/lib/railmon\n"
+	"  railmon stat -d railmon-data --json\n";
 
 static int stat_socket(const char *path, bool json)
 {

@@ -24,7 +24,11 @@ static const char summary_usage[] =
 	"      --gap DUR       an interval longer than DUR is a gap (default: longer than\n"
 	"                      5 times the channel's shortest interval)\n"
 	"      --json          one JSON object per channel\n"
-	"  -h, --help          this text\n";
+	"  -h, --help          this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon summary -d railmon-data -c Speed --gap 1s\n"
+	"  railmon summary -d railmon-data --from 2026-12-03T08:00:00Z --to 2026-12-03T09:00:00Z --json\n";
 
 
 /* The options: the summary's, and the --channel names it points to. */

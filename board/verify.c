@@ -23,7 +23,10 @@ static const char verify_usage[] =
 	"      --unsigned      a board without a key: check the chain only (not authenticated)\n"
 	"      --whole         the log must start at seq 1 with a chain (nothing deleted by\n"
 	"                      retention, nor up to a chain restart): otherwise a problem\n"
-	"  -h, --help          this text\n";
+	"  -h, --help          this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon verify --data /var/lib/railmon --pubkey vehicle.key.pub\n";
 
 int board_cmd_verify(int argc, char **argv)
 {

@@ -44,7 +44,11 @@ static const char watch_usage[] =
 	"  -n, --no-color        no colours (also with NO_COLOR set)\n"
 	"  -h, --help            this text\n\n"
 	"Marks: '*' changed within the last second (bold), '~' stale (dim).\n"
-	"Keys: q quit, s next sort, / filter (Enter: apply, Esc: clear), j/k or arrows scroll, space a page.\n";
+	"Keys: q quit, s next sort, / filter (Enter: apply, Esc: clear), j/k or arrows scroll, space a page.\n"
+	"\n"
+	"Examples:\n"
+	"  railmon watch --data /var/lib/railmon --filter Brake\n"
+	"  railmon watch -d railmon-data --once\n";
 
 struct watch {
 	struct rpt_watch rw;        /* the rows, the title, the table (report/watch.h) */

@@ -25,7 +25,7 @@ RAILMON, SRC = sys.argv[1], Path(sys.argv[2])
 
 # letter: {long option: commands} - today's conflicts, to be fixed
 KNOWN = {
-    "d": {"data": {"channels", "demo", "export", "hold", "replay", "run", "stat", "summary", "verify", "watch",
+    "d": {"data": {"channels", "demo", "export", "hold", "plot", "replay", "run", "stat", "summary", "verify", "watch",
                    "check"},
           "db": {"db", "recv", "serve"}},
     "f": {"format": {"decode", "export", "recv"}, "filter": {"watch"}},
@@ -33,7 +33,7 @@ KNOWN = {
     "k": {"kind": {"export"}, "pubkey": {"verify"}},
     "l": {"listen": {"serve"}, "log": {"recv"}},
     "n": {"count": {"recv"}, "no-color": {"watch"}},
-    "o": {"out": {"keygen"}, "output": {"export", "recv"}, "sort": {"watch"}},
+    "o": {"out": {"keygen"}, "output": {"export", "plot", "recv"}, "sort": {"watch"}},
     "s": {"socket": {"stat", "watch"}, "speed": {"replay"}},
     "t": {"duration": {"demo", "run"}, "token-file": {"serve"}, "topic": {"recv"}},
 }
