@@ -155,17 +155,23 @@ def test_time(pg, broker):
           "3 Batches refused, kept, counted; 100 days old accepted; a future partition pruned" % (after - before))
 
 
-def test_seq_jump(pg, broker):
+def test_seq_jump(pg, broker, tmp):
     r = recv(pg, broker)
     publish(broker.port, [data("jumpy", 1, 10), data("jumpy", 11, 10)])
     wait_for("jumpy", lambda: committed(pg, "jumpy") == 2)
     r.terminate()
-    # a restart: recv's memory is empty, the ledger is not
-    r = recv(pg, broker)
+    # a restart: recv's memory is empty, the ledger is not; with ground logs too, the jump (not in the
+    # ground log) is kept in refused/ and said (before: in neither, nothing said)
+    logdir = os.path.join(tmp, "jumplog")
+    r = recv(pg, broker, "--log", logdir)
     publish(broker.port, [data("jumpy", 2**62, 3), data("jumpy", 21, 10)])
     wait_for("jumpy's next", lambda: committed(pg, "jumpy") == 3)
     wait_for("the jump counted", lambda: door(pg, "jumpy", "seq-jump") == 1)
     rc, err = r.terminate()
+    kept = os.listdir(os.path.join(logdir, "refused"))
+    check(kept == ["jumpy.%s.%d-%d.seq-jump-db.1.batch" % (LOG.hex(), 2**62, 2**62 + 2)], "kept in refused/", kept)
+    check("seq %d..%d not in the ground log: implausible seq" % (2**62, 2**62 + 2) in err and
+          "not stored: 1 seq-jump-db;" in err, "said", err)
     missing = pg.psql("SELECT sum(missing) FROM completeness WHERE vehicle = 'jumpy'")
     check(missing == "0", "completeness exact after a restart", missing)
     check(pg.psql("SELECT sqlstate FROM refused WHERE vehicle = 'jumpy'") == "seq-jump", "kept in refused")
@@ -352,6 +358,35 @@ def test_refused_files(pg, broker, tmp):
           % (len(big), len(files), sum(sizes), 5 * len(big)))
 
 
+def test_log_window(broker, tmp):
+    """recv --log without a database: the same record time window as the database's door (before: a
+    ground log took any time); refused Batches kept in refused/ with the reason, counted, said."""
+    logdir = os.path.join(tmp, "windowlog")
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--log", logdir, "--format", "none",
+                       "--client-id", "door-window", "--max-age", "30d", "--max-skew", "1h"])
+    r.wait_subscribed()
+    now = time.time_ns()
+    publish(broker.port, [data("tmv", 1, 200, t0=now, step=DAY),                      # a day apart
+                          data("tmv", 201, 3, t0=now - 40 * DAY, historical=True),    # past --max-age 30d
+                          data("tmv", 204, 3, t0=now + 2 * 3600 * 10**9),             # past --max-skew 1h
+                          data("tmv", 207, 3, t0=now - 20 * DAY, historical=True),    # old, inside
+                          data("tmv", 210, 5, t0=now)])
+    wait_for("three refusals said", lambda: sum("not in the ground log: record times outside" in x
+                                                for x in r.lines) >= 3, 60)
+    wait_for("the ground log", lambda: os.path.isdir(os.path.join(logdir, "tmv", LOG.hex())))
+    rc, err = r.terminate()
+    exp = subprocess.run([RAILMON, "export", "--data", os.path.join(logdir, "tmv"), "--format", "csv",
+                          "--order", "seq"], capture_output=True, text=True, timeout=60)
+    seqs = [int(x.split(",")[2]) for x in exp.stdout.splitlines()[1:]]
+    check(seqs == list(range(207, 215)), "the ground log holds the Batches inside the window", seqs, exp.stderr)
+    kept = sorted(os.listdir(os.path.join(logdir, "refused")))
+    check([k.split(".")[2] + "." + k.split(".")[3] for k in kept] == ["1-200.time", "201-203.time", "204-206.time"],
+          "kept in refused/ with the reason", kept)
+    check("not stored: 3 time;" in err, "counted in the summary", err)
+    print("recv --log: the record time window (--max-age 30d, --max-skew 1h): 3 Batches refused, kept in refused/, "
+          "counted (before: all 5 in the ground log)")
+
+
 def test_load(pg, broker):
     """One hostile vehicle doing all of the above while 20 honest vehicles
     publish 20 Batches each: the honest ledger ends exact."""
@@ -420,7 +455,8 @@ def main():
         out = os.popen("%s db init --db '%s' 2>&1" % (RAILMON, pg.url)).read()
         check("applied 0007-door-limits" in out, "db init", out)
         test_time(pg, broker)
-        test_seq_jump(pg, broker)
+        test_seq_jump(pg, broker, tmp)
+        test_log_window(broker, tmp)
         test_dictionary(pg, broker)
         test_gone_and_names(pg, broker)
         test_refused_files(pg, broker, tmp)
