@@ -192,6 +192,8 @@ def test_seq_jump(pg, broker, tmp):
     publish(broker.port, [data("jumpy", 2**41 + 5, 5, log_id=late), data("jumpy", 2**41 + 10, 5, log_id=late)])
     wait_for("jumpy's logs", lambda: committed(pg, "jumpy") == 7)
     rc, err = r.terminate()
+    check("2 Batches over 2^40 records from their log's committed Batches (a log's first: from seq 1, until the "
+          "next confirms it)" in err, "the held first Batches said", err)
     rows = pg.rows("SELECT encode(log_id, 'hex'), min(first_seq), max(first_seq + count), sum(count) FROM batches "
                    "JOIN vehicles v USING (vehicle_id) WHERE v.name = 'jumpy' AND log_id IN ('\\x%s', '\\x%s') "
                    "GROUP BY 1 ORDER BY 1" % (lone.hex(), late.hex()))
