@@ -35,6 +35,9 @@ enum grd_why {
 	GRD_TOO_BIG,         /* over the log's 1 MiB frame limit */
 	GRD_BAD_NAME,        /* a vehicle id that cannot be a directory name */
 	GRD_LOG_ERROR,       /* the ground log could not open or append (errno printed) */
+	GRD_TIME,            /* record times outside the window (max_age_ns, max_skew_ns) */
+	GRD_JUMP_DB,         /* a seq jump from what recv remembers, left to the database's
+	                        ledger: not in the ground log or the text output */
 	GRD_WHY_MAX,
 	GRD_HAS_IT = GRD_WHY_MAX, /* not a refusal: the ground log holds these records already */
 	GRD_CONTINUED,       /* not a refusal: a new ground log after a gap of over 2^32 */
@@ -84,6 +87,9 @@ struct grd {
 	uint64_t kept_bytes;      /* written to keep_dir this run */
 	uint64_t keep_budget;     /* bytes kept at most per run; 0 = GRD_KEEP_BYTES_DEFAULT */
 	uint64_t keep_over;       /* refused Batches not kept: past the budget or GRD_KEEP_MAX files */
+	int64_t max_age_ns, max_skew_ns; /* a ground log's record time window (the database's
+	                             --max-age, --max-skew); both 0: none, one 0: its
+	                             database default (GRD_DB_MAX_AGE_NS, GRD_DB_MAX_SKEW_NS) */
 	grd_db_t *db;             /* with recv --db: every Batch committed before it is acknowledged */
 	uint64_t gone, gone_bad;  /* "gone" ranges recorded; answers malformed or not recorded */
 	uint64_t gone_unasked;    /* of gone_bad: ranges no receiver asked that vehicle for */
@@ -152,7 +158,9 @@ int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload,
 
 /* recv's on_jump with a database (ctx: struct grd): a Batch far from its
    log as the receiver remembers it goes to the database, whose ledger
-   decides (a seq jump against the committed Batches is refused there). */
+   decides (a seq jump against the committed Batches is refused there);
+   neither in a ground log nor in the text output, it is kept in the
+   refused directory and counted (GRD_JUMP_DB), as without a database. */
 int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
 
 /* recv's on_channels (ctx: struct grd): the retained dictionary into the

@@ -50,7 +50,10 @@ static const struct {
 	/* jump: the log has committed Batches and this one lies over
 	   GRD_DB_SEQ_JUMP records from all of them (the ledger remembers
 	   across restarts what uplink's receiver keeps in memory); written as
-	   differences, which cannot overflow a bigint. */
+	   differences, which cannot overflow a bigint.  A log's first Batch
+	   over 2^40 from seq 1 (where every log starts) is one too, unless
+	   confirmed: its neighbour is in the same group ($11), or the Batch
+	   ending where it starts was held so (refused as a seq-jump). */
 	{ "ledger", "WITH prev AS ((SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND "
 	            "log_id = $2::bytea AND first_seq <= $3::bigint ORDER BY first_seq DESC LIMIT 1) UNION ALL "
 	            "(SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
@@ -58,15 +61,18 @@ static const struct {
 	            "span AS (SELECT (SELECT first_seq FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
 	            "ORDER BY first_seq LIMIT 1) AS lo, (SELECT first_seq + count FROM batches WHERE vehicle_id = "
 	            "$1::integer AND log_id = $2::bytea ORDER BY first_seq DESC LIMIT 1) AS hi), "
-	            "j AS (SELECT coalesce($3::bigint - hi >= 1099511627776 OR lo - $4::bigint >= 1099511627776, false) "
-	            "AS jump FROM span), "
+	            "j AS (SELECT CASE WHEN lo IS NULL THEN $3::bigint > 1099511627776 AND NOT $11::boolean AND NOT "
+	            "EXISTS (SELECT 1 FROM refused r WHERE r.vehicle = (SELECT name FROM vehicles WHERE vehicle_id = "
+	            "$1::integer) AND r.log_id = $2::bytea AND r.sqlstate = 'seq-jump' AND r.first_seq + r.count = "
+	            "$3::bigint) ELSE coalesce($3::bigint - hi >= 1099511627776 OR lo - $4::bigint >= 1099511627776, "
+	            "false) END AS jump, lo IS NULL AS first FROM span), "
 	            "ins AS (INSERT INTO batches (vehicle_id, log_id, first_seq, count, t_first, t_last, historical, "
 	            "config_hash, digest) SELECT $1::integer, $2::bytea, $3::bigint, $5::integer, $6::timestamptz, "
 	            "$7::timestamptz, $8::boolean, $9::bigint, $10::bigint WHERE NOT EXISTS (SELECT 1 FROM prev p "
 	            "WHERE p.first_seq + p.count > $3::bigint AND p.first_seq < $4::bigint) AND NOT (SELECT jump FROM j) "
 	            "ON CONFLICT DO NOTHING RETURNING 1) "
-	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest, (SELECT jump FROM j) "
-	            "FROM (SELECT 1) o LEFT JOIN prev p ON true", 10 },
+	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest, (SELECT jump FROM j), "
+	            "(SELECT first FROM j) FROM (SELECT 1) o LEFT JOIN prev p ON true", 11 },
 	{ "conflict", "INSERT INTO conflicts (vehicle_id, log_id, first_seq, count, digest, reason, payload) "
 	              "SELECT $1, $2, $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM conflicts WHERE "
 	              "vehicle_id = $1 AND log_id = $2 AND first_seq = $3 AND digest = $5)", 7 },
@@ -154,7 +160,7 @@ int grd_db_prepare(grd_db_t *db)
 static PGresult *run(grd_db_t *db, const char *name, int n, const char *const *v, const int *lens,
                      ExecStatusType want)
 {
-	int fmts[10] = { 0 };
+	int fmts[12] = { 0 };
 	PGresult *res;
 
 	for (int i = 0; lens && i < n; i++)
@@ -516,7 +522,7 @@ static int pipe_enter(grd_db_t *db)
    with a length. */
 static int qsend(grd_db_t *db, const char *name, int n, const char *const *v, const int *lens)
 {
-	int fmts[10] = { 0 };
+	int fmts[12] = { 0 };
 
 	for (int i = 0; lens && i < n; i++)
 		fmts[i] = lens[i] > 0;
@@ -806,16 +812,35 @@ static int pipe_run_verdicts(grd_db_t *db, const char *what, const size_t *qs, c
 
 /* The Batch's ledger statement, into the open pipeline. */
 static int send_ledger(grd_db_t *db, const struct batch_key *k, const struct rec_batch_info *info,
-                       const struct grd_pending *p)
+                       const struct grd_pending *p, bool neighbour)
 {
 	char tf[48], tl[48];
-	const char *v[10] = { k->vid, k->log_id, k->first, k->end, k->count, tf, tl, info->historical ? "t" : "f",
-	                      k->hash, k->digest };
-	int lens[10] = { 0, k->log_id_len, 0, 0, 0, 0, 0, 0, 0, 0 };
+	const char *v[11] = { k->vid, k->log_id, k->first, k->end, k->count, tf, tl, info->historical ? "t" : "f",
+	                      k->hash, k->digest, neighbour ? "t" : "f" };
+	int lens[11] = { 0, k->log_id_len, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 	fmt_time(p->lo, tf);
 	fmt_time(p->hi, tl);
-	return qsend(db, "ledger", 10, v, lens);
+	return qsend(db, "ledger", 11, v, lens);
+}
+
+/* p[i] and p[j] (sorted by pending_cmp) of one log, p[j] starting where
+   p[i] ends, both let in so far. */
+static bool adjacent(const struct grd_pending *p, size_t i, size_t j)
+{
+	struct rec_batch_info a, b;
+
+	rec_batch_info(p[i].b, &a);
+	rec_batch_info(p[j].b, &b);
+	return p[i].vid == p[j].vid && !p[i].door && !p[j].door && a.count && a.log_id_len == b.log_id_len &&
+	       !memcmp(a.log_id, b.log_id, a.log_id_len) && a.first_seq + a.count == b.first_seq;
+}
+
+/* A Batch of the group right before or after p[i] in its log: what
+   confirms where a log's first Batch far from seq 1 lies ("ledger"). */
+static bool group_neighbour(const struct grd_pending *p, size_t n, size_t i)
+{
+	return (i > 0 && adjacent(p, i - 1, i)) || (i + 1 < n && adjacent(p, i, i + 1));
 }
 
 static void make_key(const struct rec_batch_info *info, int vid, uint64_t digest, struct batch_key *k)
@@ -940,6 +965,21 @@ static int prepare_group(grd_db_t *db, struct grd_pending *p, size_t n)
 	return r;
 }
 
+/* A seq jump in words: against the log's committed Batches, or its first
+   Batch far from seq 1 (first), held in refused for the next to confirm. */
+static void jump_words(struct grd_pending *p, const struct rec_batch_info *info, bool first)
+{
+	uint64_t last = info->first_seq + info->count - 1;
+
+	if (first)
+		snprintf(p->why, sizeof(p->why), "seq %" PRIu64 "..%" PRIu64 ": the first Batch of its log, over "
+		         "2^40 records from seq 1: held (kept in refused) until a Batch of its log from seq %" PRIu64
+		         " confirms it", info->first_seq, last, last + 1);
+	else
+		snprintf(p->why, sizeof(p->why), "seq %" PRIu64 "..%" PRIu64 " lies over 2^40 records from "
+		         "every Batch of its log in the ledger", info->first_seq, last);
+}
+
 /* Round trip 1: BEGIN and each Batch's ledger statement; then each
    Batch's outcome, and the conflicts recorded. */
 static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
@@ -955,7 +995,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 		rec_batch_info(p[i].b, &info);
 		make_key(&info, p[i].vid, p[i].digest, &k);
 		if (info.count && !p[i].door)
-			r = send_ledger(db, &k, &info, &p[i]);
+			r = send_ledger(db, &k, &info, &p[i], group_neighbour(p, n, i));
 	}
 	memset(db->keep, 0, (n + 1) * sizeof(*db->keep));
 	if (r == 0 || PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF) {
@@ -965,6 +1005,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 	for (size_t i = 0, q = 1; i < n; i++) {
 		struct rec_batch_info info;
 		struct batch_key k;
+		bool first;
 
 		rec_batch_info(p[i].b, &info);
 		/* Only a dictionary or health: nothing for the ledger (its
@@ -978,6 +1019,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 		}
 		if (r == 0 && !db->keep[q])
 			r = -EIO;
+		first = r == 0 && PQntuples(db->keep[q]) > 0 && PQgetvalue(db->keep[q], 0, 5)[0] == 't';
 		if (r == 0 && ledger_outcome(db->keep[q], info.first_seq, info.count, p[i].digest, &p[i].out) < 0) {
 			db->sqlstate[0] = 0; /* passes: the retry finds the other receiver's row */
 			r = -EAGAIN;
@@ -987,8 +1029,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 			r = record_conflict(db, &k, p[i].payload, p[i].len);
 		if (r == 0 && p[i].out == GRD_DB_LIMIT) {
 			p[i].door = 1 + GRD_DOOR_SEQ_JUMP;
-			snprintf(p[i].why, sizeof(p[i].why), "seq %" PRIu64 "..%" PRIu64 " lies over 2^40 records from "
-			         "every Batch of its log in the ledger", info.first_seq, info.first_seq + info.count - 1);
+			jump_words(&p[i], &info, first);
 			r = record_door(db, &k, &info, &p[i]);
 		}
 	}

@@ -43,11 +43,15 @@ static const char *const grd_why_texts[GRD_NOTE_MAX] = {
 	[GRD_BAD_NAME] = "vehicle id not usable as a directory name",
 	[GRD_LOG_ERROR] = "the ground log failed",
 	[GRD_CONTINUED] = "a gap of over 2^32 records (more than a log marks): continuing in a new ground log",
+	[GRD_TIME] = ("record times outside the window (--max-age behind the receiver's clock, --max-skew ahead "
+	              "of it or around the Batch's base)"),
+	[GRD_JUMP_DB] = ("implausible seq: more than 2^40 records away from what this receiver holds of its log "
+	                 "(the database's ledger decides for itself)"),
 };
 
 static const char *const grd_why_files[GRD_NOTE_MAX] = {
 	"conflict", "seq-jump", "vehicles", "nomem", "bad-vehicle", "late", "conflict-stored", "too-big", "bad-name",
-	"log-error", "has-it", "continued",
+	"log-error", "time", "seq-jump-db", "has-it", "continued",
 };
 
 const char *grd_why_text(enum grd_why why)
@@ -212,6 +216,10 @@ int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, 
 		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
 		return -EFBIG;
 	}
+	/* Not in a ground log nor the text output: kept and said, as a seq
+	   jump is without a database (the database keeps the payload of a
+	   vehicle's first GRD_DB_DOOR_PAYLOADS refusals only). */
+	ground_refuse(g, GRD_JUMP_DB, info, payload, len, 0);
 	return grd_db_store(g->db, payload, len, &out);
 }
 
@@ -420,6 +428,29 @@ struct grd_log *grd_log_get(struct grd *g, const struct rec_batch_info *info, vo
 	return *log_ctx;
 }
 
+/* The record times of a Batch for a ground log: within max_age_ns behind
+   the receiver's clock, max_skew_ns ahead of it and max_skew_ns around
+   the Batch's base (t0), the window the database's door keeps
+   (ingest.c).  Only when asked for (--max-age or --max-skew): a ground
+   log has no day partitions to protect, and a trace replayed on a
+   vehicle keeps its own, old times. */
+static bool ground_times_ok(const struct grd *g, const struct rec_batch_info *info, const void *payload,
+                            size_t len)
+{
+	int64_t now = basic_realtime_ns(), t0 = info->t0_ns;
+	int64_t age = g->max_age_ns > 0 ? g->max_age_ns : GRD_DB_MAX_AGE_NS;
+	int64_t skew = g->max_skew_ns > 0 ? g->max_skew_ns : GRD_DB_MAX_SKEW_NS;
+	struct stor_rec rec;
+
+	if (g->max_age_ns <= 0 && g->max_skew_ns <= 0)
+		return true;
+	if (!info->count || batch_span(payload, len, info->count, &rec) < 0)
+		return true; /* nothing to place, or what the log's own append refuses */
+	if ((t0 > INT64_MIN + skew && rec.t_first_ns < t0 - skew) || (t0 < INT64_MAX - skew && rec.t_last_ns > t0 + skew))
+		return false;
+	return rec.t_first_ns >= now - age && rec.t_last_ns <= now + skew;
+}
+
 /* recv's on_batch: a Batch with new records, payload as received. */
 int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
                          void **log_ctx)
@@ -436,6 +467,11 @@ int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload
 		gl->not_stored++;
 		ground_refuse(g, GRD_BAD_NAME, info, payload, len, 0);
 		return -EINVAL;
+	}
+	if (!ground_times_ok(g, info, payload, len)) {
+		gl->not_stored++;
+		ground_refuse(g, GRD_TIME, info, payload, len, 0);
+		return -ERANGE;
 	}
 	gl->used_ns = basic_mono_ns();
 	if (!gl->log)

@@ -124,6 +124,8 @@ static int receiver_outputs(grd_receiver_t *rc)
 	g->dir = o->logdir;
 	g->keep_dir = o->keep_dir;
 	g->keep_budget = o->keep_budget;
+	g->max_age_ns = o->limits.max_age_ns; /* the database's window for ground logs too */
+	g->max_skew_ns = o->limits.max_skew_ns;
 	g->on_note = o->on_note;
 	g->note_ctx = o->note_ctx;
 	return 0;

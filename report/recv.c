@@ -280,7 +280,8 @@ static void print_db(const struct grd *g, FILE *err)
 	if (st.batches[GRD_DB_LIMIT] || st.door[GRD_DOOR_DICTIONARY] || st.door[GRD_DOOR_GONE])
 		fprintf(err, "railmon recv: database: refused at the door (counted per vehicle and reason in table "
 		        "door_refusals): %" PRIu64 " Batches with record times outside the window (--max-age, "
-		        "--max-skew), %" PRIu64 " Batches over 2^40 records from their log's committed Batches, %"
+		        "--max-skew), %" PRIu64 " Batches over 2^40 records from their log's committed Batches (a "
+		        "log's first: from seq 1, until the next confirms it), %"
 		        PRIu64 " dictionaries over the limits (--max-channels, --max-configs), %" PRIu64 " \"gone\" "
 		        "answers for ranges not asked for; the Batches kept in table refused; the last: %s\n",
 		        st.door[GRD_DOOR_TIME], st.door[GRD_DOOR_SEQ_JUMP], st.door[GRD_DOOR_DICTIONARY],

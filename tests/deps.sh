@@ -30,6 +30,7 @@ PKGS=(
 	python3-pil # the plot tests read the pictures back (tests/plot)
 	python3-pandas # a consumer's load of `export --wide` (tests/board/test-export.py)
 	chromium # the dashboard in a real headless browser (tests/web, driven by puppeteer-core from npm)
+	nginx-light # the dashboard behind the README's reverse proxy (tests/web/test-web-proxy.py)
 	influxdb # --format influx into a real InfluxDB 1.x (tests/uplink/test-influx.py)
 	# a real PostgreSQL 15: the ground tests (tests/ground/pg.py) and the
 	# README's \copy ... FROM PROGRAM recipe (tests/board/test-postgres-recipe.sh)

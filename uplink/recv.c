@@ -51,6 +51,8 @@ struct stream {
 	size_t nranges, cap;
 	uint64_t floor;            /* 0, or where the remembered ranges begin */
 	uint64_t lowest, end;      /* span of the records counted; end 0: none yet */
+	uint64_t held_end;         /* end 0: where the last first Batch far from seq 1
+	                              ended (seq_jump(): the next one there confirms it) */
 	uint64_t records, duplicates, unverified, old, conflicts, seq_jumps;
 	struct digest *dig;        /* ring sorted by first_seq, non-overlapping */
 	size_t dig_head, ndig, dig_cap; /* dig_cap a power of two */
@@ -523,10 +525,22 @@ static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct rec_bat
 
 /* More than UPL_RECV_MAX_JUMP records away from everything seen of its log:
    no vehicle loses that many, so it would only make `missing` absurd. */
+/* A log's first Batch over UPL_RECV_MAX_JUMP from seq 1 (where every log
+   starts) has nothing to be checked against: held as a jump until the
+   next Batch of the log starts where it ended, which confirms where the
+   log lies (an honest vehicle whose log the ground first meets late, its
+   start pruned on board, sends one; a lone bogus seq does not). */
+static bool first_far(const struct stream *s, const struct rec_batch_info *info)
+{
+	return info->first_seq > UPL_RECV_MAX_JUMP && info->first_seq != s->held_end;
+}
+
 static bool seq_jump(const struct stream *s, const struct rec_batch_info *info)
 {
-	return s->end && (info->first_seq >= s->end + UPL_RECV_MAX_JUMP ||
-	                  info->first_seq + info->count + UPL_RECV_MAX_JUMP <= s->lowest);
+	if (!s->end)
+		return first_far(s, info);
+	return info->first_seq >= s->end + UPL_RECV_MAX_JUMP ||
+	       info->first_seq + info->count + UPL_RECV_MAX_JUMP <= s->lowest;
 }
 
 /* Hash of the records; *ret_seen: how many at or above the floor were
@@ -650,6 +664,7 @@ static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
 	struct rec_batch_info info;
 	struct stream *s;
 	uint64_t missing;
+	bool jump;
 	int ret;
 
 	if (rec_batch_info(b, &info) < 0 || !topic_matches(topic, info.vehicle))
@@ -668,12 +683,15 @@ static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
 		              payload, len, ret);
 	if (!info.count)
 		return 0;
-	if (seq_jump(s, &info) && r->cfg.on_jump) {
+	jump = seq_jump(s, &info);
+	if (jump && !s->end)
+		s->held_end = info.first_seq + info.count;
+	if (jump && r->cfg.on_jump) {
 		if (r->cfg.on_jump(r->cfg.ctx, &info, payload, len, &s->log_ctx) < 0)
 			r->st.sink_errors++;
 		return 0;
 	}
-	if (seq_jump(s, &info)) {
+	if (jump) {
 		s->seq_jumps++;
 		return refuse(r, UPL_RECV_SEQ_JUMP, &info, payload, len, -ERANGE);
 	}

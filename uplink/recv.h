@@ -73,7 +73,9 @@ typedef void (*upl_recv_channels_fn)(void *ctx, const struct rec_batch_info *inf
 /* Why a Batch was refused (nothing of it written, on_refused called). */
 enum upl_recv_refusal {
 	UPL_RECV_CONFLICT = 0,        /* records seen before, with other content */
-	UPL_RECV_SEQ_JUMP,            /* seq over UPL_RECV_MAX_JUMP away from its log */
+	UPL_RECV_SEQ_JUMP,            /* seq over UPL_RECV_MAX_JUMP away from its log (a
+	                                 log's first Batch: from seq 1, until the next
+	                                 Batch starts where it ended) */
 	UPL_RECV_TOO_MANY_VEHICLES,   /* a new vehicle past max_vehicles */
 	UPL_RECV_NO_MEMORY,           /* could not allocate its vehicle's or log's state */
 	UPL_RECV_BAD_VEHICLE,         /* a vehicle name against the rule (basic/name.h); also

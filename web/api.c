@@ -276,15 +276,18 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 		" cp AS MATERIALIZED (SELECT * FROM completeness WHERE day >= CAST((SELECT t FROM day0) AT TIME ZONE 'UTC' AS date)),"
 		" bl AS MATERIALIZED (SELECT vehicle_id, count(*) n FROM batches WHERE historical AND received_at > now() - interval '1 hour'"
 		"  GROUP BY 1)"
-		" SELECT coalesce(json_agg(json_build_object("
+		/* at most $4 vehicles (by name): the answer's rows and bytes bounded
+		   however many vehicles the database has (issue 26) */
+		" SELECT json_build_object('limit', $4::int, 'truncated', (SELECT count(*) > $4::int FROM (SELECT 1 FROM"
+		"  vehicles LIMIT $4::int + 1) k), 'vehicles', coalesce(json_agg(json_build_object("
 		" 'vehicle', v.name, 'first_seen', extract(epoch from v.first_seen), 'last_seen', extract(epoch from lb.seen),"
 		/* the retained status topic when a receiver heard it, else the last Batch */
 		" 'online', coalesce(vs.state = 'online', lb.seen > now() - make_interval(secs => $1::int)),"
 		" 'state_from', CASE WHEN vs.state IS NULL THEN 'last_batch' ELSE 'status' END,"
 		" 'state_since', extract(epoch from vs.since), 'age_s', extract(epoch from now() - lb.seen),"
 		" 'last_batch', lb.j, 'backlog_batches_1h', coalesce((SELECT n FROM bl WHERE bl.vehicle_id = v.vehicle_id), 0),"
-		" 'health', hl.j, 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]')"
-		" FROM vehicles v LEFT JOIN vehicle_status vs USING (vehicle_id)"
+		" 'health', hl.j, 'completeness', cm.j, 'gaps', gp.j, 'events', ev.j) ORDER BY v.name), '[]'))"
+		" FROM (SELECT * FROM vehicles ORDER BY name LIMIT $4::int) v LEFT JOIN vehicle_status vs USING (vehicle_id)"
 		HEALTH_SUMMARY
 		/* last seen: its newest Batch, or vehicles.last_seen (the receiver
 		   sets it when it first meets the vehicle, a dictionary included) */
@@ -304,17 +307,19 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 		"    AND NOT EXISTS (SELECT 1 FROM events c WHERE c.vehicle_id = e.vehicle_id AND c.source = e.source"
 		"     AND c.t > now() - make_interval(secs => $3::int) AND c.t >= e.t AND " WEB_EVENTS_CLEARED ")"
 		"    GROUP BY code, source ORDER BY max(t) DESC LIMIT 20) e) ev ON true";
-	char off[16], win[16];
-	long window;
-	const char *vals[3] = { off, srv->event_names, win };
+	char off[16], win[16], lim[16];
+	long window, limit;
+	const char *vals[4] = { off, srv->event_names, win, lim };
 
-	if (only(c, r, (const char *const[]){ "events_s", NULL }) < 0 ||
-	    int_arg(c, r, "events_s", 1, 7 * 86400, 600, &window) < 0)
+	if (only(c, r, (const char *const[]){ "events_s", "limit", NULL }) < 0 ||
+	    int_arg(c, r, "events_s", 1, 7 * 86400, 600, &window) < 0 ||
+	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 1000, &limit) < 0)
 		return 0;
 	(void)allowed;
 	snprintf(off, sizeof(off), "%u", srv->cfg.offline_after_s);
 	snprintf(win, sizeof(win), "%ld", window);
-	return query(srv, r, NULL, NULL, sql, 3, vals);
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	return query(srv, r, NULL, NULL, sql, 4, vals);
 }
 
 static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct web_reply *r, const char *vehicle)

@@ -155,23 +155,61 @@ def test_time(pg, broker):
           "3 Batches refused, kept, counted; 100 days old accepted; a future partition pruned" % (after - before))
 
 
-def test_seq_jump(pg, broker):
+def test_seq_jump(pg, broker, tmp):
     r = recv(pg, broker)
     publish(broker.port, [data("jumpy", 1, 10), data("jumpy", 11, 10)])
     wait_for("jumpy", lambda: committed(pg, "jumpy") == 2)
     r.terminate()
-    # a restart: recv's memory is empty, the ledger is not
-    r = recv(pg, broker)
+    # a restart: recv's memory is empty, the ledger is not; with ground logs too, the jump (not in the
+    # ground log) is kept in refused/ and said (before: in neither, nothing said)
+    logdir = os.path.join(tmp, "jumplog")
+    r = recv(pg, broker, "--log", logdir)
     publish(broker.port, [data("jumpy", 2**62, 3), data("jumpy", 21, 10)])
     wait_for("jumpy's next", lambda: committed(pg, "jumpy") == 3)
     wait_for("the jump counted", lambda: door(pg, "jumpy", "seq-jump") == 1)
     rc, err = r.terminate()
+    kept = os.listdir(os.path.join(logdir, "refused"))
+    check(kept == ["jumpy.%s.%d-%d.seq-jump-db.1.batch" % (LOG.hex(), 2**62, 2**62 + 2)], "kept in refused/", kept)
+    check("seq %d..%d not in the ground log: implausible seq" % (2**62, 2**62 + 2) in err and
+          "not stored: 1 seq-jump-db;" in err, "said", err)
     missing = pg.psql("SELECT sum(missing) FROM completeness WHERE vehicle = 'jumpy'")
     check(missing == "0", "completeness exact after a restart", missing)
     check(pg.psql("SELECT sqlstate FROM refused WHERE vehicle = 'jumpy'") == "seq-jump", "kept in refused")
     check("1 Batches over 2^40 records from their log's committed Batches" in err, "said", err)
     print("seq jump after a restart: refused against the ledger, completeness missing = %s (before: 4.6e18)"
           % missing)
+    # A log's first Batch: nothing committed to check it against.  A lone one at 2^62 is held (refused) and the
+    # log's real Batches from seq 1 go in (before: it became the log's first, 1..20 were refused as jumps and
+    # completeness said 4.6e18 missing); an honest log first met at 2^41 (its start pruned on board) loses its
+    # first Batch to refused only until the next one confirms where the log lies.
+    lone, late = bytes.fromhex("d1" * 16), bytes.fromhex("d2" * 16)
+    r = recv(pg, broker)
+    publish(broker.port, [data("jumpy", 2**62, 3, log_id=lone)])
+    wait_for("the lone first Batch held", lambda: door(pg, "jumpy", "seq-jump") == 2)
+    publish(broker.port, [data("jumpy", 1, 10, log_id=lone), data("jumpy", 11, 10, log_id=lone)])
+    publish(broker.port, [data("jumpy", 2**41, 5, log_id=late)])
+    wait_for("the late log's first Batch held", lambda: door(pg, "jumpy", "seq-jump") == 3)
+    publish(broker.port, [data("jumpy", 2**41 + 5, 5, log_id=late), data("jumpy", 2**41 + 10, 5, log_id=late)])
+    wait_for("jumpy's logs", lambda: committed(pg, "jumpy") == 7)
+    rc, err = r.terminate()
+    check("2 Batches over 2^40 records from their log's committed Batches (a log's first: from seq 1, until the "
+          "next confirms it)" in err, "the held first Batches said", err)
+    rows = pg.rows("SELECT encode(log_id, 'hex'), min(first_seq), max(first_seq + count), sum(count) FROM batches "
+                   "JOIN vehicles v USING (vehicle_id) WHERE v.name = 'jumpy' AND log_id IN ('\\x%s', '\\x%s') "
+                   "GROUP BY 1 ORDER BY 1" % (lone.hex(), late.hex()))
+    check(rows == [[lone.hex(), "1", "21", "20"], [late.hex(), str(2**41 + 5), str(2**41 + 15), "10"]],
+          "the lone far Batch out, the log from seq 1 in; the late log from its confirmed second Batch", rows)
+    missing = pg.psql("SELECT sum(missing) FROM completeness WHERE vehicle = 'jumpy'")
+    check(missing == "0", "completeness exact with a lone far first Batch", missing)
+    held = pg.rows("SELECT first_seq, sqlstate, length(payload) > 0 FROM refused WHERE vehicle = 'jumpy' AND log_id = "
+                   "'\\x%s'" % late.hex())
+    check(held == [[str(2**41), "seq-jump", "t"]], "the held first Batch kept in refused", held)
+    detail = pg.psql("SELECT detail FROM door_refusals JOIN vehicles v USING (vehicle_id) WHERE v.name = 'jumpy' "
+                     "AND reason = 'seq-jump'")
+    check("the first Batch of its log" in detail and "confirms it" in detail, "said so", detail)
+    print("a log's first Batch far from seq 1: a lone one at 2^62 held (refused, counted), the log from seq 1 "
+          "committed, completeness missing = %s (before: 4.6e18); a log first met at 2^41: its first Batch held, "
+          "the rest committed" % missing)
 
 
 def channels_msg(vehicle, config_hash, chans):
@@ -322,6 +360,35 @@ def test_refused_files(pg, broker, tmp):
           % (len(big), len(files), sum(sizes), 5 * len(big)))
 
 
+def test_log_window(broker, tmp):
+    """recv --log without a database: the same record time window as the database's door (before: a
+    ground log took any time); refused Batches kept in refused/ with the reason, counted, said."""
+    logdir = os.path.join(tmp, "windowlog")
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--log", logdir, "--format", "none",
+                       "--client-id", "door-window", "--max-age", "30d", "--max-skew", "1h"])
+    r.wait_subscribed()
+    now = time.time_ns()
+    publish(broker.port, [data("tmv", 1, 200, t0=now, step=DAY),                      # a day apart
+                          data("tmv", 201, 3, t0=now - 40 * DAY, historical=True),    # past --max-age 30d
+                          data("tmv", 204, 3, t0=now + 2 * 3600 * 10**9),             # past --max-skew 1h
+                          data("tmv", 207, 3, t0=now - 20 * DAY, historical=True),    # old, inside
+                          data("tmv", 210, 5, t0=now)])
+    wait_for("three refusals said", lambda: sum("not in the ground log: record times outside" in x
+                                                for x in r.lines) >= 3, 60)
+    wait_for("the ground log", lambda: os.path.isdir(os.path.join(logdir, "tmv", LOG.hex())))
+    rc, err = r.terminate()
+    exp = subprocess.run([RAILMON, "export", "--data", os.path.join(logdir, "tmv"), "--format", "csv",
+                          "--order", "seq"], capture_output=True, text=True, timeout=60)
+    seqs = [int(x.split(",")[2]) for x in exp.stdout.splitlines()[1:]]
+    check(seqs == list(range(207, 215)), "the ground log holds the Batches inside the window", seqs, exp.stderr)
+    kept = sorted(os.listdir(os.path.join(logdir, "refused")))
+    check([k.split(".")[2] + "." + k.split(".")[3] for k in kept] == ["1-200.time", "201-203.time", "204-206.time"],
+          "kept in refused/ with the reason", kept)
+    check("not stored: 3 time;" in err, "counted in the summary", err)
+    print("recv --log: the record time window (--max-age 30d, --max-skew 1h): 3 Batches refused, kept in refused/, "
+          "counted (before: all 5 in the ground log)")
+
+
 def test_load(pg, broker):
     """One hostile vehicle doing all of the above while 20 honest vehicles
     publish 20 Batches each: the honest ledger ends exact."""
@@ -329,12 +396,7 @@ def test_load(pg, broker):
     now = time.time_ns()
 
     def hostile():
-        # one honest-looking Batch first, committed: its log in the ledger, which the seq jumps are
-        # checked against (a jump that reaches the database before any Batch of its log is that
-        # log's first: a limit the README states)
-        publish(broker.port, [data("evil", 1, 5)], client_id="door-evil")
-        wait_for("the hostile vehicle's first Batch in the ledger", lambda: pg.psql(
-            "SELECT count(*) FROM batches JOIN vehicles v USING (vehicle_id) WHERE v.name = 'evil'") == "1", 120)
+        # the seq jumps may come before any Batch of its log: a log's first Batch far from seq 1 is held
         msgs = []
         for k in range(20):
             msgs += [data("evil", 10 + k * 300, 200, t0=now + k, step=DAY),     # a partition a day
@@ -395,7 +457,8 @@ def main():
         out = os.popen("%s db init --db '%s' 2>&1" % (RAILMON, pg.url)).read()
         check("applied 0007-door-limits" in out, "db init", out)
         test_time(pg, broker)
-        test_seq_jump(pg, broker)
+        test_seq_jump(pg, broker, tmp)
+        test_log_window(broker, tmp)
         test_dictionary(pg, broker)
         test_gone_and_names(pg, broker)
         test_refused_files(pg, broker, tmp)

@@ -601,6 +601,59 @@ static void test_bogus_seq(void)
 
 /* No fixed table: 5000 vehicles all tracked; past max_vehicles each new
    vehicle's Batch is refused and reported, never dropped silently. */
+/* A log's first Batch far from seq 1 has nothing to be checked against:
+   held as a jump until the next Batch starts where it ended (an honest
+   vehicle first met late); a lone one at 2^62 does not make the log's real
+   Batches from seq 1 jumps (before: it became the log's first, 1..10 was
+   refused and the log said nothing missing of a bogus span). */
+static void test_first_far(void)
+{
+	struct memlog l;
+	struct gen g;
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	uint64_t far = (UINT64_C(1) << 40) + 1;
+
+	memlog_init(&l);
+	CHECK(gen_init(&g, "tram8", 64, 1700000000000000000) == 0);
+	one_batch(&g, &l, UINT64_C(1) << 62, 5);           /* a lone bogus first Batch */
+	one_batch(&g, &l, 1, 10);                          /* the log's real start */
+	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == -ERANGE);
+	CHECK(upl_recv_feed(r, NULL, l.recs[1].buf, l.recs[1].len) == 10);
+	CHECK(upl_recv_vehicle(r, "tram8", &v) == 0 && v.next_seq == 11 && v.missing == 0);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.refused[UPL_RECV_SEQ_JUMP] == 1 && st.records == 10);
+	upl_recv_free(r);
+	gen_fini(&g);
+	memlog_fini(&l);
+
+	/* an honest log first met at 2^40 + 1: its first Batch held, the next
+	   one (where it ended) confirms it; 2^40 itself is not far */
+	r = feed_recv(NULL, &f, 0);
+	memlog_init(&l);
+	CHECK(gen_init(&g, "tram9", 64, 1700000000000000000) == 0);
+	one_batch(&g, &l, far, 5);
+	one_batch(&g, &l, far + 5, 5);
+	one_batch(&g, &l, far + 10, 5);
+	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == -ERANGE);
+	CHECK(upl_recv_feed(r, NULL, l.recs[1].buf, l.recs[1].len) == 5);
+	CHECK(upl_recv_feed(r, NULL, l.recs[2].buf, l.recs[2].len) == 5);
+	CHECK(upl_recv_vehicle(r, "tram9", &v) == 0 && v.next_seq == far + 15 && v.missing == 0);
+	upl_recv_free(r);
+	gen_fini(&g);
+	memlog_fini(&l);
+	r = feed_recv(NULL, &f, 0);
+	memlog_init(&l);
+	CHECK(gen_init(&g, "tram10", 64, 1700000000000000000) == 0);
+	one_batch(&g, &l, far - 1, 5);
+	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 5);
+	upl_recv_free(r);
+	gen_fini(&g);
+	memlog_fini(&l);
+	printf("a log's first Batch far from seq 1 held until the next one confirms it: ok\n");
+}
+
 static void test_many_vehicles(void)
 {
 	struct refusals f = { 0 };
@@ -969,6 +1022,7 @@ int main(int argc, char **argv)
 	test_forget();
 	test_unverified();
 	test_bogus_seq();
+	test_first_far();
 	test_many_vehicles();
 	test_end_to_end(argv[1], argv[2]);
 	test_password();

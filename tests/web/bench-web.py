@@ -175,7 +175,7 @@ def bench_fleet(pg, base):
     sql = measure(lambda: timed_psql(pg, "SELECT * FROM completeness"), 5)
     m = measure(lambda: timed_get(base + "/api/vehicles"), REPEAT)
     _, body = timed_get(base + "/api/vehicles")
-    check(len([v for v in json.loads(body) if v["vehicle"].startswith("emu")]) == 20, "20 vehicles")
+    check(len([v for v in json.loads(body)["vehicles"] if v["vehicle"].startswith("emu")]) == 20, "20 vehicles")
     rows = []
     row(rows, "psql SELECT * FROM completeness (the baseline)", sql, sql)
     row(rows, "/api/vehicles (state, health, completeness, gaps, events)", m, sql)

@@ -6,7 +6,8 @@
 // vehicle" (their names go in a query, where fetch() resolves no "..");
 // a vehicle with more channels than an answer holds says it is truncated;
 // the vehicle page says what the door refused of it (issue 26), per reason
-// in words, hostile detail as text, and nothing for a vehicle without.
+// in words, hostile detail as text, and nothing for a vehicle without; the
+// fleet overview says when /api/vehicles was truncated (its limit).
 // An uncaught page error fails; exit status 0 when every check passed.
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -81,6 +82,18 @@ async function open(page, hash, ready) {
     check(rows === 1000 && note.includes('first 1000 channels'), 'a vehicle of 20,000 channels: 1000 shown, and said', rows, note);
     await open(page, '#/vehicle/' + 'x'.repeat(59), 'vehicle');
     check(await page.$('tr[data-channel="long"]') !== null, 'a 59-character name: its page');
+    // the fleet overview, every vehicle (7): whole; then asked with limit=2 (as a fleet past the
+    // default 1000 would be answered): the first two shown and the page says it is truncated
+    await open(page, '#/', 'fleet');
+    check(await page.$$eval('tr[data-vehicle]', trs => trs.length) === 7 && await page.$('#truncated') === null,
+          'the fleet overview: 7 vehicles, not truncated');
+    await page.setRequestInterception(true);
+    page.on('request', r => r.url().endsWith('/api/vehicles') ? r.continue({ url: r.url() + '?limit=2' }) : r.continue());
+    await page.reload({ waitUntil: 'load' });  // the same URL: a goto would change nothing
+    await page.waitForFunction(() => document.body.dataset.ready === 'fleet', { timeout: 20000 });
+    const fleet = await page.$$eval('tr[data-vehicle]', trs => trs.map(t => t.dataset.vehicle));
+    const said = await page.$eval('#truncated', e => e.textContent);
+    check(fleet.length === 2 && said.includes('first 2 vehicles'), 'a truncated fleet answer: 2 shown, and said', fleet, said);
     check(pageErrors.length === 0, 'no page errors', pageErrors);
   } finally {
     await browser.close();

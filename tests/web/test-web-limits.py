@@ -191,6 +191,18 @@ def test_queries(pg, srv):
     check(st == 400 and w["param"] == "limit", "limit over 5000: 400", st, w)
     st, w, _ = srv.get("/api/vehicle/emu1/channels")
     check(st == 200 and len(w["channels"]) == 3 and not w["truncated"], "emu1: 3 channels, whole", st, w)
+    # the fleet overview: at most limit vehicles (default 1000, at most 5000), by name, and truncated
+    # (before: every vehicle the database had, a bare array)
+    st, f, _ = srv.get("/api/vehicles")
+    check(st == 200 and f["limit"] == 1000 and not f["truncated"] and len(f["vehicles"]) == 7,
+          "/api/vehicles: 7 vehicles, whole", st, f)
+    st, f, _ = srv.get("/api/vehicles?limit=3")
+    check(st == 200 and f["limit"] == 3 and f["truncated"] and [v["vehicle"] for v in f["vehicles"]] ==
+          sorted(n for n, in pg.rows("SELECT name FROM vehicles"))[:3], "/api/vehicles?limit=3: the first 3, truncated",
+          st, f)
+    for bad in ("0", "5001", "x"):
+        st, f, _ = srv.get("/api/vehicles?limit=" + bad)
+        check(st == 400 and f["param"] == "limit", "/api/vehicles?limit=%s: 400" % bad, st, f)
 
 
 def test_input(pg, srv):
@@ -303,7 +315,7 @@ def test_pool(pg):
         dt = time.monotonic() - t0
         with mu:
             answered = len(heavy)
-        check(st == 200 and len(b) == 7, "the overview answered (%.3f s) while 40 heavy requests hold or wait for "
+        check(st == 200 and len(b["vehicles"]) == 7, "the overview answered (%.3f s) while 40 heavy requests hold or wait for "
               "the pool" % dt, st, b)
         check(answered == 0, "... before any of them (it did not queue behind them)", answered, heavy[:3])
         end = time.monotonic() + 60
@@ -387,7 +399,7 @@ def test_slowloris(pg):
             st, b, _ = srv.get("/api/vehicles", {"Authorization": "Bearer " + TOKEN}, source="127.0.0.2", timeout=20)
         except OSError as e:
             st, b = 0, repr(e)
-        check(st == 200 and len(b) == 7, "a request with the token from 127.0.0.2 answered while 127.0.0.1 holds %d"
+        check(st == 200 and len(b["vehicles"]) == 7, "a request with the token from 127.0.0.2 answered while 127.0.0.1 holds %d"
               % held, st, b)
         check(held <= 16, "one address holds at most --per-address (16) connections", held)
         # the trickling ones are closed at the header timeout (3 s), though never idle

@@ -104,7 +104,7 @@ def fill(pg, broker):
 
 
 def test_vehicles(pg, srv):
-    vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
+    vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}
     check(sorted(vs) == sorted(r[0] for r in pg.rows("SELECT name FROM vehicles")), "every vehicle", vs)
     check(vs["emu1"]["online"] and vs["emu2"]["online"] and not vs["emu3"]["online"], "online/offline", vs)
     # last seen: the newest Batch (vehicles.last_seen is set when the receiver first meets a vehicle)
@@ -129,15 +129,15 @@ def test_vehicles(pg, srv):
     # a restart on the same bus after it ends it; on another bus it does not
     pg.psql("INSERT INTO events SELECT vehicle_id, t + interval '1 s', seq + 1, %d, 13, 0, 0 FROM events "
             "WHERE code = 10" % (ev[0]["source"] + 1))
-    check([e["name"] for e in {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu1"]["events"] or []] ==
+    check([e["name"] for e in {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}["emu1"]["events"] or []] ==
           ["CAN_BUS_OFF"],
           "a restart on another bus leaves the bus-off active")
     pg.psql("UPDATE events SET source = %d WHERE code = 13" % ev[0]["source"])
-    cleared = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu1"]["events"]
+    cleared = {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}["emu1"]["events"]
     pg.psql("DELETE FROM events WHERE code = 13")
     check(not cleared, "CAN_RESTARTED on its bus after the bus-off: no longer active", cleared)
     st, body, _ = srv.get("/api/vehicles?events_s=60")
-    check(st == 200 and not [v for v in body if v["events"]], "a 60 s window: the bus-off is not active", body)
+    check(st == 200 and not [v for v in body["vehicles"] if v["events"]], "a 60 s window: the bus-off is not active", body)
     print("vehicles: 3, online/offline, completeness, the hole and the event as in SQL")
     return vs
 
@@ -464,7 +464,7 @@ def test_real_vehicle(pg, srv, broker):
             " AND (SELECT count(*) FROM health JOIN vehicles v USING (vehicle_id) WHERE v.name = 'emu4') >= 3"
             " AND EXISTS (SELECT 1 FROM latest_values WHERE vehicle = 'emu4' AND channel_name LIKE '%.Direction')") == "t" or
             check(run.poll() is None, "emu4's railmon run ended", said()), 60)
-        vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
+        vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}
         e4 = vs["emu4"]
         check(e4["online"] and e4["state_from"] == "status" and e4["state_since"] and e4["health"], "emu4 online", e4)
         # a real run logs START, UPLINK_CONNECT, SEAL_CHAIN_NEW...: information,
@@ -505,16 +505,16 @@ def test_real_vehicle(pg, srv, broker):
         # the forwarder dies without a word: the broker publishes its will
         t0 = time.monotonic()
         stop_peer(run, signal.SIGKILL)
-        wait_for("emu4 offline", lambda: not {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu4"]["online"], 30)
+        wait_for("emu4 offline", lambda: not {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}["emu4"]["online"], 30)
         dt = time.monotonic() - t0
-        e4 = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}["emu4"]
+        e4 = {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}["emu4"]
         sql = pg.rows("SELECT state, extract(epoch from since) FROM vehicle_status JOIN vehicles USING (vehicle_id) "
                       "WHERE name = 'emu4'")[0]
         check(e4["state_from"] == "status" and sql[0] == "offline" and abs(e4["state_since"] - float(sql[1])) < 1e-5 and
               e4["age_s"] < 30, "emu4 offline from its will while its last Batch is recent", e4, sql)
         print("emu4's forwarder killed: offline in the overview %.2f s later (its will on the status topic)" % dt)
         # its health no longer moves: the overview's figures against SQL
-        vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
+        vs = {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}
         check_health(pg, vs)
         print("emu4's health: %s" % json.dumps(vs["emu4"]["health"]))
     except AssertionError:
@@ -601,7 +601,7 @@ def main():
         next_seq = test_live(pg, srv, broker, next_seq)
         test_token(pg)
         test_real_vehicle(pg, srv, broker)
-        vehicles = {v["vehicle"]: v for v in srv.ok("/api/vehicles")}
+        vehicles = {v["vehicle"]: v for v in srv.ok("/api/vehicles")["vehicles"]}
         test_browser(pg, srv, broker, next_seq, vehicles)
         err = srv.stop()
         srv = None

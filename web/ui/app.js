@@ -100,7 +100,9 @@ async function pageFleet() {
   view.innerHTML = `<h2>Fleet</h2><div class="controls"><input id="filter" placeholder="filter vehicles, events…"></div>
     <table id="fleet"></table><p class="note">Completeness: records received over records received plus missing in the
     ledger's holes (UTC day); a hole the vehicle answered "gone" for is explained (data it no longer had).</p>`;
-  const vs = await api('/api/vehicles');
+  const answer = await api('/api/vehicles'), vs = answer.vehicles;
+  if (answer.truncated)
+    view.insertAdjacentHTML('beforeend', `<p class="note" id="truncated">the first ${answer.limit} vehicles only (by name): a vehicle's page (#/vehicle/NAME) shows any other</p>`);
   const cols = [
     { key: 'vehicle', title: 'Vehicle', value: v => v.vehicle },
     { key: 'state', title: 'State', value: v => v.online ? 0 : 1 },
