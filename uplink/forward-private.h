@@ -160,38 +160,38 @@ static inline void emit(upl_forwarder_t *f, enum upl_fwd_event ev, int err)
 static const uint8_t historical_true[2] = { 7 << 3 | 0, 1 };
 
 /* fwd-slot.c */
-int slot_fill(struct slot *s, const struct upl_rec *rec, bool historical);
+int upl_fwd_slot_fill(struct slot *s, const struct upl_rec *rec, bool historical);
 /* Token bucket for backlog bytes; live records and re-sends pass. */
-bool rate_allows(upl_forwarder_t *f, const struct slot *s);
+bool upl_fwd_rate_allows(upl_forwarder_t *f, const struct slot *s);
 /* Publish s on the data topic (its events too, the first time); 0 or -errno. */
-int slot_publish(upl_forwarder_t *f, struct slot *s);
+int upl_fwd_slot_publish(upl_forwarder_t *f, struct slot *s);
 
 /* fwd-ahead.c */
-bool ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi);
-bool live_ack(upl_forwarder_t *f, int mid);
-bool live_adopt(upl_forwarder_t *f, struct slot *s);
-bool hold_ahead(const upl_forwarder_t *f);
-int live_publish(upl_forwarder_t *f);
+bool upl_fwd_ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi);
+bool upl_fwd_live_ack(upl_forwarder_t *f, int mid);
+bool upl_fwd_live_adopt(upl_forwarder_t *f, struct slot *s);
+bool upl_fwd_hold_ahead(const upl_forwarder_t *f);
+int upl_fwd_live_publish(upl_forwarder_t *f);
 
 /* fwd-window.c */
-void cursor_flush(upl_forwarder_t *f, bool force);
-void on_publish(struct mosquitto *mosq, void *arg, int mid);
-int window_publish(upl_forwarder_t *f);
-bool window_stalled(upl_forwarder_t *f);
-void window_rewind(upl_forwarder_t *f);
+void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force);
+void upl_fwd_on_publish(struct mosquitto *mosq, void *arg, int mid);
+int upl_fwd_window_publish(upl_forwarder_t *f);
+bool upl_fwd_window_stalled(upl_forwarder_t *f);
+void upl_fwd_window_rewind(upl_forwarder_t *f);
 
 /* fwd-resend.c */
-int resend_step(upl_forwarder_t *f);
+int upl_fwd_resend_step(upl_forwarder_t *f);
 
 /* fwd-conn.c */
-void on_connect(struct mosquitto *mosq, void *arg, int rc);
-void why_set(upl_forwarder_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void why_mosq(upl_forwarder_t *f, int rc, int sys_errno);
-void on_disconnect(struct mosquitto *mosq, void *arg, int rc);
-void on_log(struct mosquitto *mosq, void *arg, int level, const char *str);
-void conn_down(upl_forwarder_t *f, int err, bool failed_attempt);
-void conn_established(upl_forwarder_t *f);
-void forwarder_goodbye(upl_forwarder_t *f);
+void upl_fwd_on_connect(struct mosquitto *mosq, void *arg, int rc);
+void upl_fwd_why_set(upl_forwarder_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void upl_fwd_why_mosq(upl_forwarder_t *f, int rc, int sys_errno);
+void upl_fwd_on_disconnect(struct mosquitto *mosq, void *arg, int rc);
+void upl_fwd_on_log(struct mosquitto *mosq, void *arg, int level, const char *str);
+void upl_fwd_conn_down(upl_forwarder_t *f, int err, bool failed_attempt);
+void upl_fwd_conn_established(upl_forwarder_t *f);
+void upl_fwd_goodbye(upl_forwarder_t *f);
 
 /*
  * The events of a stored Batch as an event-only Batch for

@@ -327,10 +327,10 @@ static int conn_setup(upl_forwarder_t *f)
 	f->mosq = mosquitto_new(f->cfg.client_id, false, f);
 	if (!f->mosq)
 		return errno ? -errno : -ENOMEM;
-	mosquitto_connect_callback_set(f->mosq, on_connect);
-	mosquitto_disconnect_callback_set(f->mosq, on_disconnect);
-	mosquitto_log_callback_set(f->mosq, on_log);
-	mosquitto_publish_callback_set(f->mosq, on_publish);
+	mosquitto_connect_callback_set(f->mosq, upl_fwd_on_connect);
+	mosquitto_disconnect_callback_set(f->mosq, upl_fwd_on_disconnect);
+	mosquitto_log_callback_set(f->mosq, upl_fwd_on_log);
+	mosquitto_publish_callback_set(f->mosq, upl_fwd_on_publish);
 	if (f->cfg.resend_source.next)
 		mosquitto_message_callback_set(f->mosq, on_message);
 	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
@@ -342,12 +342,12 @@ static int conn_setup(upl_forwarder_t *f)
 	if (r == MOSQ_ERR_SUCCESS)
 		r = mosquitto_will_set(f->mosq, f->topic_status, sizeof(offline) - 1, offline, 1, true);
 	if (r != MOSQ_ERR_SUCCESS) {
-		why_mosq(f, r, errno);
+		upl_fwd_why_mosq(f, r, errno);
 		return upl_mqtt_errno(r);
 	}
 	r = f->cfg.use_tls ? upl_mqtt_tls_apply(f->mosq, &f->cfg.tls) : 0;
 	if (r < 0)
-		why_set(f, "cannot use the TLS files (ca_file, cert_file, key_file): %s", strerror(-r));
+		upl_fwd_why_set(f, "cannot use the TLS files (ca_file, cert_file, key_file): %s", strerror(-r));
 	return r;
 }
 
@@ -365,11 +365,11 @@ static void conn_start(upl_forwarder_t *f)
 		errno = 0;
 		rc = mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port, (int)f->cfg.keepalive_s);
 		if (rc != MOSQ_ERR_SUCCESS)
-			why_mosq(f, rc, errno);
+			upl_fwd_why_mosq(f, rc, errno);
 		r = upl_mqtt_errno(rc);
 	}
 	if (r < 0) {
-		conn_down(f, r, true);
+		upl_fwd_conn_down(f, r, true);
 		return;
 	}
 	f->conn = CONN_CONNECTING;
@@ -385,42 +385,42 @@ static int conn_step(upl_forwarder_t *f)
 	if (f->conn == CONN_CONNECTING && f->connack_rc > 0) {
 		/* The broker's reason beats the disconnect that follows it. */
 		f->why[0] = '\0';
-		why_set(f, "the broker refused the connection: %s", mosquitto_connack_string(f->connack_rc));
-		conn_down(f, upl_mqtt_connack_errno(f->connack_rc), true);
+		upl_fwd_why_set(f, "the broker refused the connection: %s", mosquitto_connack_string(f->connack_rc));
+		upl_fwd_conn_down(f, upl_mqtt_connack_errno(f->connack_rc), true);
 		return 0;
 	}
 	if (f->lost) {
-		conn_down(f, f->lost_err ? f->lost_err : -ECONNRESET, f->conn != CONN_UP);
+		upl_fwd_conn_down(f, f->lost_err ? f->lost_err : -ECONNRESET, f->conn != CONN_UP);
 		return 0;
 	}
 	if (f->conn == CONN_CONNECTING) {
 		if (f->connack_rc == 0) {
-			conn_established(f);
+			upl_fwd_conn_established(f);
 		} else if (basic_mono_ns() > f->deadline_ns) {
-			why_set(f, "no answer (CONNACK) within %u ms: the broker accepts TCP but does not speak MQTT",
+			upl_fwd_why_set(f, "no answer (CONNACK) within %u ms: the broker accepts TCP but does not speak MQTT",
 			        f->cfg.connect_timeout_ms);
-			conn_down(f, -ETIMEDOUT, true);
+			upl_fwd_conn_down(f, -ETIMEDOUT, true);
 			return 0;
 		} else {
 			return 20;
 		}
 	}
 	/* Live first: it is what the ground wants to see now. */
-	r = live_publish(f);
-	if (r == 0 && !hold_ahead(f))
-		r = window_publish(f);
+	r = upl_fwd_live_publish(f);
+	if (r == 0 && !upl_fwd_hold_ahead(f))
+		r = upl_fwd_window_publish(f);
 	if (r == 0 && f->cfg.resend_source.next)
-		r = resend_step(f);
+		r = upl_fwd_resend_step(f);
 	if (r < 0 && r != -ENOMEM) {
-		conn_down(f, r, false);
+		upl_fwd_conn_down(f, r, false);
 		return 0;
 	}
-	if (window_stalled(f)) {
-		why_set(f, "no PUBACK within %u ms: the broker stopped, or the connection is half-open",
+	if (upl_fwd_window_stalled(f)) {
+		upl_fwd_why_set(f, "no PUBACK within %u ms: the broker stopped, or the connection is half-open",
 		        f->cfg.ack_timeout_ms);
 		STAT_ADD(f, ack_timeouts, 1);
 		emit(f, UPL_FWD_ACK_TIMEOUT, -ETIMEDOUT);
-		conn_down(f, -ETIMEDOUT, false);
+		upl_fwd_conn_down(f, -ETIMEDOUT, false);
 		return 0;
 	}
 	return 20;
@@ -479,10 +479,10 @@ static void *forwarder_main(void *arg)
 				errno = e;
 				f->lost_err = upl_mqtt_errno(rc);
 			}
-			why_mosq(f, rc, e);
+			upl_fwd_why_mosq(f, rc, e);
 		}
 	}
-	forwarder_goodbye(f);
+	upl_fwd_goodbye(f);
 	return NULL;
 }
 

@@ -49,7 +49,7 @@ static void ahead_add(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
 }
 
 /* True if [lo, hi) was acknowledged live; drops ranges behind lo. */
-bool ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
+bool upl_fwd_ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
 {
 	while (f->nahead && f->ahead[0].hi <= lo) {
 		memmove(&f->ahead[0], &f->ahead[1], (f->nahead - 1) * sizeof(f->ahead[0]));
@@ -58,7 +58,7 @@ bool ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
 	return f->nahead && f->ahead[0].lo <= lo && hi <= f->ahead[0].hi;
 }
 
-bool live_ack(upl_forwarder_t *f, int mid)
+bool upl_fwd_live_ack(upl_forwarder_t *f, int mid)
 {
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
 		struct slot *s = &f->live[i];
@@ -119,7 +119,7 @@ static void live_read(upl_forwarder_t *f)
 		/* The hold reader has it (in flight or acknowledged): once is enough */
 		if (ahead_slot(f, rec.first_seq) || ahead_has(f, rec.first_seq, rec.first_seq + rec.count))
 			continue;
-		if (rec.payload && rec.len && slot_fill(s, &rec, false) == 0)
+		if (rec.payload && rec.len && upl_fwd_slot_fill(s, &rec, false) == 0)
 			s->used = true;
 	}
 }
@@ -132,7 +132,7 @@ static void live_read(upl_forwarder_t *f)
  * flight when the backlog catches up.  Not sent: the window sends it.
  * Returns true if s is already in flight.
  */
-bool live_adopt(upl_forwarder_t *f, struct slot *s)
+bool upl_fwd_live_adopt(upl_forwarder_t *f, struct slot *s)
 {
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
 		struct slot *l = &f->live[i];
@@ -239,7 +239,7 @@ static void hold_read(upl_forwarder_t *f)
 			return;
 		}
 		if (rec.payload && rec.len && !hold_has_gone(f, &rec)) {
-			if (slot_fill(s, &rec, rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns) < 0) {
+			if (upl_fwd_slot_fill(s, &rec, rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns) < 0) {
 				/* Read it again after a pause. */
 				src->seek(src->ctx, rec.first_seq);
 				f->hold_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
@@ -254,12 +254,12 @@ static void hold_read(upl_forwarder_t *f)
 
 /* True while the held window still has stored records to send: the
    backlog waits for them. */
-bool hold_ahead(const upl_forwarder_t *f)
+bool upl_fwd_hold_ahead(const upl_forwarder_t *f)
 {
 	return f->hold_on && !f->hold_caught_up;
 }
 
-int live_publish(upl_forwarder_t *f)
+int upl_fwd_live_publish(upl_forwarder_t *f)
 {
 	int r;
 
@@ -273,13 +273,13 @@ int live_publish(upl_forwarder_t *f)
 
 		if (!s->used || s->state != SLOT_STAGED)
 			continue;
-		if (i >= LIVE_SLOTS && !rate_allows(f, s))
+		if (i >= LIVE_SLOTS && !upl_fwd_rate_allows(f, s))
 			break;
 		if (!s->ever_sent && i < LIVE_SLOTS)
 			STAT_ADD(f, live_ahead, 1);
 		else if (!s->ever_sent)
 			STAT_ADD(f, hold_batches, 1);
-		r = slot_publish(f, s);
+		r = upl_fwd_slot_publish(f, s);
 		if (r < 0)
 			return r;
 	}

@@ -20,7 +20,7 @@
 #include <stdarg.h>
 
 
-void on_connect(struct mosquitto *mosq, void *arg, int rc)
+void upl_fwd_on_connect(struct mosquitto *mosq, void *arg, int rc)
 {
 	upl_forwarder_t *f = arg;
 
@@ -28,7 +28,7 @@ void on_connect(struct mosquitto *mosq, void *arg, int rc)
 }
 
 /* Remember the first reason a connection attempt or connection failed. */
-void why_set(upl_forwarder_t *f, const char *fmt, ...)
+void upl_fwd_why_set(upl_forwarder_t *f, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -40,15 +40,15 @@ void why_set(upl_forwarder_t *f, const char *fmt, ...)
 }
 
 /* A failed libmosquitto call, in its own words; errno as it left it. */
-void why_mosq(upl_forwarder_t *f, int rc, int sys_errno)
+void upl_fwd_why_mosq(upl_forwarder_t *f, int rc, int sys_errno)
 {
 	char text[sizeof(f->why)];
 
 	upl_mqtt_describe(rc, sys_errno, f->mosq_log, text, sizeof(text));
-	why_set(f, "%s", text);
+	upl_fwd_why_set(f, "%s", text);
 }
 
-void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
+void upl_fwd_on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 {
 	upl_forwarder_t *f = arg;
 	int e = errno;
@@ -57,15 +57,15 @@ void on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 	/* MOSQ_ERR_KEEPALIVE: no PINGRESP - an idle half-open connection. */
 	if (rc == MOSQ_ERR_KEEPALIVE) {
 		f->lost_err = -ETIMEDOUT;
-		why_set(f, "the broker stopped answering keepalive pings (%u s)", f->cfg.keepalive_s);
+		upl_fwd_why_set(f, "the broker stopped answering keepalive pings (%u s)", f->cfg.keepalive_s);
 	} else if (rc != MOSQ_ERR_SUCCESS) {
-		why_mosq(f, rc, e);
+		upl_fwd_why_mosq(f, rc, e);
 	}
 }
 
 /* libmosquitto's error lines carry what its return codes lose: OpenSSL's
    reason for a failed handshake.  Kept, not printed: modules do not log. */
-void on_log(struct mosquitto *mosq, void *arg, int level, const char *str)
+void upl_fwd_on_log(struct mosquitto *mosq, void *arg, int level, const char *str)
 {
 	upl_forwarder_t *f = arg;
 
@@ -81,7 +81,7 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
-void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
+void upl_fwd_conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 {
 	uint64_t delay;
 
@@ -98,8 +98,8 @@ void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 		emit(f, UPL_FWD_CONNECT_FAILED, err);
 	}
 	f->conn = CONN_DOWN;
-	window_rewind(f);
-	why_set(f, "%s", strerror(err < 0 ? -err : EIO));
+	upl_fwd_window_rewind(f);
+	upl_fwd_why_set(f, "%s", strerror(err < 0 ? -err : EIO));
 	pthread_mutex_lock(&f->lock);
 	f->st.connected = false;
 	if (failed_attempt)
@@ -123,7 +123,7 @@ void conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 	f->deadline_ns = basic_mono_ns() + (int64_t)delay * 1000000;
 }
 
-void conn_established(upl_forwarder_t *f)
+void upl_fwd_conn_established(upl_forwarder_t *f)
 {
 	static const char online[] = "online";
 
@@ -146,7 +146,7 @@ void conn_established(upl_forwarder_t *f)
 	emit(f, UPL_FWD_CONNECTED, 0);
 }
 
-void forwarder_goodbye(upl_forwarder_t *f)
+void upl_fwd_goodbye(upl_forwarder_t *f)
 {
 	static const char offline[] = "offline";
 	int64_t until = basic_mono_ns() + 500 * INT64_C(1000000);
@@ -164,7 +164,7 @@ void forwarder_goodbye(upl_forwarder_t *f)
 		mosquitto_destroy(f->mosq);
 	f->mosq = NULL;
 	f->conn = CONN_DOWN;
-	cursor_flush(f, true);
+	upl_fwd_cursor_flush(f, true);
 	pthread_mutex_lock(&f->lock);
 	f->st.connected = false;
 	pthread_mutex_unlock(&f->lock);

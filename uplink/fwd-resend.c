@@ -84,7 +84,7 @@ static bool same_log(const struct upl_rec *rec, const struct resend_req *req)
  * ground asks again if it is still missing later).  Off the window and the
  * cursor: a re-send is fire-and-forget, the ground's ledger tells.
  */
-int resend_step(upl_forwarder_t *f)
+int upl_fwd_resend_step(upl_forwarder_t *f)
 {
 	struct resend_req *req = &f->resend[0];
 	struct upl_source *src = &f->cfg.resend_source;

@@ -19,7 +19,7 @@
 #include "basic/clock.h"
 
 
-int slot_fill(struct slot *s, const struct upl_rec *rec, bool historical)
+int upl_fwd_slot_fill(struct slot *s, const struct upl_rec *rec, bool historical)
 {
 	uint32_t need = rec->len + (historical ? sizeof(historical_true) : 0);
 
@@ -45,7 +45,7 @@ int slot_fill(struct slot *s, const struct upl_rec *rec, bool historical)
 
 /* Token bucket for backlog bytes.  Live records pass freely: the cap only
    keeps a long backlog from saturating the cellular link. */
-bool rate_allows(upl_forwarder_t *f, const struct slot *s)
+bool upl_fwd_rate_allows(upl_forwarder_t *f, const struct slot *s)
 {
 	int64_t now;
 	double burst;
@@ -84,7 +84,7 @@ static void slot_publish_events(upl_forwarder_t *f, const struct slot *s)
 	rec_encoder_free(enc);
 }
 
-int slot_publish(upl_forwarder_t *f, struct slot *s)
+int upl_fwd_slot_publish(upl_forwarder_t *f, struct slot *s)
 {
 	int rc, mid;
 

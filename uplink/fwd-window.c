@@ -24,7 +24,7 @@ static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
 	return &f->slots[(f->head + k) % f->cfg.inflight];
 }
 
-void cursor_flush(upl_forwarder_t *f, bool force)
+void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
 {
 	int64_t now = basic_mono_ns();
 	int r;
@@ -69,14 +69,14 @@ static void window_advance(upl_forwarder_t *f)
 		pthread_cond_broadcast(&f->cond);
 	}
 	pthread_mutex_unlock(&f->lock);
-	cursor_flush(f, false);
+	upl_fwd_cursor_flush(f, false);
 }
 
-void on_publish(struct mosquitto *mosq, void *arg, int mid)
+void upl_fwd_on_publish(struct mosquitto *mosq, void *arg, int mid)
 {
 	upl_forwarder_t *f = arg;
 
-	if (live_ack(f, mid))
+	if (upl_fwd_live_ack(f, mid))
 		return;
 	for (unsigned k = 0; k < f->n; k++) {
 		struct slot *s = slot_at(f, k);
@@ -124,21 +124,21 @@ static int window_stage(upl_forwarder_t *f)
 		return 1;
 	f->backlogged = rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns;
 	/* Already delivered ahead of the backlog: acknowledged, skip it. */
-	if (ahead_covers(f, rec.first_seq, rec.first_seq + rec.count)) {
+	if (upl_fwd_ahead_covers(f, rec.first_seq, rec.first_seq + rec.count)) {
 		f->read_seq = rec.first_seq + rec.count;
 		STAT_ADD(f, skipped, rec.count);
 		window_advance(f);
 		return 1;
 	}
 	s = slot_at(f, f->n);
-	if (slot_fill(s, &rec, f->backlogged) < 0) {
+	if (upl_fwd_slot_fill(s, &rec, f->backlogged) < 0) {
 		/* The source has moved past this record: rewind it, or the
 		   record would be skipped for good.  Try again after a pause. */
 		f->cfg.source.seek(f->cfg.source.ctx, f->read_seq);
 		f->next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return -ENOMEM;
 	}
-	if (live_adopt(f, s))
+	if (upl_fwd_live_adopt(f, s))
 		STAT_ADD(f, skipped, rec.count);
 	f->n++;
 	f->read_seq = rec.first_seq + rec.count;
@@ -147,7 +147,7 @@ static int window_stage(upl_forwarder_t *f)
 
 /* Publish staged slots in order while the rate cap allows, staging new
    records from the log as the window frees up.  0 or -errno. */
-int window_publish(upl_forwarder_t *f)
+int upl_fwd_window_publish(upl_forwarder_t *f)
 {
 	for (;;) {
 		unsigned k;
@@ -161,9 +161,9 @@ int window_publish(upl_forwarder_t *f)
 				return r;
 			continue;
 		}
-		if (!rate_allows(f, slot_at(f, k)))
+		if (!upl_fwd_rate_allows(f, slot_at(f, k)))
 			return 0;
-		r = slot_publish(f, slot_at(f, k));
+		r = upl_fwd_slot_publish(f, slot_at(f, k));
 		if (r < 0)
 			return r;
 	}
@@ -171,7 +171,7 @@ int window_publish(upl_forwarder_t *f)
 
 /* True if the oldest unacknowledged message waited too long: the broker
    is stopped or the TCP connection is half-open. */
-bool window_stalled(upl_forwarder_t *f)
+bool upl_fwd_window_stalled(upl_forwarder_t *f)
 {
 	int64_t limit = basic_mono_ns() - (int64_t)f->cfg.ack_timeout_ms * 1000000;
 
@@ -188,7 +188,7 @@ bool window_stalled(upl_forwarder_t *f)
 }
 
 /* After a lost connection every unacknowledged message goes out again. */
-void window_rewind(upl_forwarder_t *f)
+void upl_fwd_window_rewind(upl_forwarder_t *f)
 {
 	for (unsigned k = 0; k < f->n; k++)
 		if (slot_at(f, k)->state == SLOT_SENT)
