@@ -17,7 +17,6 @@
 #include "mqtt-private.h"
 #include "basic/clock.h"
 
-
 /* Remember [lo, hi) as acknowledged; merge with neighbours.  When the set
    is full the range is simply forgotten: the backlog sends it again
    (a duplicate), which is safe. */

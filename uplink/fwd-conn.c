@@ -19,7 +19,6 @@
 #include "basic/clock.h"
 #include <stdarg.h>
 
-
 void upl_fwd_on_connect(struct mosquitto *mosq, void *arg, int rc)
 {
 	upl_forwarder_t *f = arg;

@@ -17,7 +17,6 @@
 #include "mqtt-private.h"
 #include "basic/clock.h"
 
-
 static void resend_pop(upl_forwarder_t *f)
 {
 	memmove(f->resend, f->resend + 1, (f->nresend - 1) * sizeof(f->resend[0]));

@@ -18,7 +18,6 @@
 #include "mqtt-private.h"
 #include "basic/clock.h"
 
-
 int upl_fwd_slot_fill(struct slot *s, const struct upl_rec *rec, bool historical)
 {
 	uint32_t need = rec->len + (historical ? sizeof(historical_true) : 0);

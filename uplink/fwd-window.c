@@ -18,7 +18,6 @@
 #include "mqtt-private.h"
 #include "basic/clock.h"
 
-
 static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
 {
 	return &f->slots[(f->head + k) % f->cfg.inflight];
