@@ -120,7 +120,7 @@ static int load_segments(stor_log_t *log)
 			   whoever put it there); if that fails, leave it out. */
 			note(log, set_aside(log, name, false));
 		} else {
-			r = segs_push(log, seqs[i], (uint64_t)st.st_size);
+			r = stor_log_segs_push(log, seqs[i], (uint64_t)st.st_size);
 		}
 	}
 	free(seqs);
@@ -193,7 +193,7 @@ static int recover_frames(stor_log_t *log, struct stor_cursor *c)
 	/* If the seal cannot be written the segment is abandoned (EIO) or
 	   left unsealed (ENOSPC), and the log goes on in a new segment: a
 	   reader reports the unproven end, nothing is lost. */
-	if (seg_close(log) < 0 && log->fd >= 0) {
+	if (stor_log_seg_close(log) < 0 && log->fd >= 0) {
 		log->ops->close(log->ops->ctx, log->fd);
 		log->fd = -1;
 	}
@@ -331,7 +331,7 @@ int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log)
 	log->confirmed_seq = log->next_seq;
 	/* A damaged holds file is an error at start, never "no holds": the
 	   caller names it (stor_holds_read() gives the line). */
-	holds_refresh(log, now_ns(log, CLOCK_REALTIME));
+	stor_log_holds_refresh(log, now_ns(log, CLOCK_REALTIME));
 	if (log->stats.hold_error) {
 		r = log->stats.hold_error;
 		stor_log_free(log);
@@ -339,11 +339,11 @@ int stor_log_open(const struct stor_log_cfg *cfg, stor_log_t **ret_log)
 	}
 	log_id_load(log, &derived);
 	if (derived)
-		(void)ensure_segment(log);
-	retention(log);
+		(void)stor_log_ensure_segment(log);
+	stor_log_retain(log);
 	/* A failure to create the first segment is not fatal: appends retry
 	   and count what they drop, and last_error tells why. */
-	(void)ensure_segment(log);
+	(void)stor_log_ensure_segment(log);
 	*ret_log = log;
 	return 0;
 }
@@ -353,7 +353,7 @@ stor_log_t *stor_log_free(stor_log_t *log)
 	if (!log)
 		return NULL;
 	if (log->fd >= 0)
-		(void)seg_close(log);
+		(void)stor_log_seg_close(log);
 	if (log->fd >= 0)
 		log->ops->close(log->ops->ctx, log->fd);
 	if (log->dirfd >= 0)

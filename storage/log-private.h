@@ -83,19 +83,19 @@ static inline void seg_name(char buf[STOR_SEG_NAME_LEN], uint64_t seq)
 }
 
 /* log-retention.c */
-uint64_t disk_bytes(const stor_log_t *log);
-void holds_refresh(stor_log_t *log, int64_t now);
-void window_alarm(stor_log_t *log, uint32_t level, uint64_t need);
-void retention(stor_log_t *log);
-int free_forwarded(stor_log_t *log);
+uint64_t stor_log_disk_bytes(const stor_log_t *log);
+void stor_log_holds_refresh(stor_log_t *log, int64_t now);
+void stor_log_window_alarm(stor_log_t *log, uint32_t level, uint64_t need);
+void stor_log_retain(stor_log_t *log);
+int stor_log_free_forwarded(stor_log_t *log);
 
 /* log-write.c */
-int segs_push(stor_log_t *log, uint64_t first_seq, uint64_t bytes);
-void buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload);
-uint64_t gap_frames(const stor_log_t *log);
-void buf_put_gap(stor_log_t *log);
-int flush(stor_log_t *log);
-int sync_now(stor_log_t *log);
-int seg_close(stor_log_t *log);
-int ensure_segment(stor_log_t *log);
-int roll(stor_log_t *log);
+int stor_log_segs_push(stor_log_t *log, uint64_t first_seq, uint64_t bytes);
+void stor_log_buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload);
+uint64_t stor_log_gap_frames(const stor_log_t *log);
+void stor_log_buf_put_gap(stor_log_t *log);
+int stor_log_flush(stor_log_t *log);
+int stor_log_sync_now(stor_log_t *log);
+int stor_log_seg_close(stor_log_t *log);
+int stor_log_ensure_segment(stor_log_t *log);
+int stor_log_roll(stor_log_t *log);

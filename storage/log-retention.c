@@ -76,7 +76,7 @@ static void delete_seg(stor_log_t *log, size_t i, bool recycle)
 	log->nsegs--;
 }
 
-uint64_t disk_bytes(const stor_log_t *log)
+uint64_t stor_log_disk_bytes(const stor_log_t *log)
 {
 	uint64_t sum = log->spare_bytes;
 
@@ -124,7 +124,7 @@ static void hold_fault(stor_log_t *log, int r, unsigned line)
  * the last good copy is not trusted either: retention deletes nothing
  * (see retention()).
  */
-void holds_refresh(stor_log_t *log, int64_t now)
+void stor_log_holds_refresh(stor_log_t *log, int64_t now)
 {
 	struct stat st = { 0 };
 	unsigned line = 0;
@@ -202,11 +202,11 @@ static uint64_t window_budget(stor_log_t *log)
 		return log->retention_bytes;
 	if (fstatvfs(log->dirfd, &v) < 0)
 		return UINT64_MAX;
-	return (uint64_t)v.f_bavail * v.f_frsize + disk_bytes(log);
+	return (uint64_t)v.f_bavail * v.f_frsize + stor_log_disk_bytes(log);
 }
 
 /* Raise an alarm once when it appears or gets worse (not every pass). */
-void window_alarm(stor_log_t *log, uint32_t level, uint64_t need)
+void stor_log_window_alarm(stor_log_t *log, uint32_t level, uint64_t need)
 {
 	if (level > log->window_level) {
 		if (level > log->ev.window_alarm)
@@ -245,7 +245,7 @@ static size_t victim(stor_log_t *log, int64_t young, int64_t recent, bool *ret_y
 	return deletable(log);
 }
 
-void retention(stor_log_t *log)
+void stor_log_retain(stor_log_t *log)
 {
 	int64_t now = now_ns(log, CLOCK_REALTIME);
 	int64_t cutoff = now - (int64_t)log->retention_age_s * 1000000000LL;
@@ -255,11 +255,11 @@ void retention(stor_log_t *log)
 	uint64_t need;
 
 	log->last_retention_ns = now_ns(log, CLOCK_MONOTONIC);
-	holds_refresh(log, now);
+	stor_log_holds_refresh(log, now);
 	/* A holds file we cannot read may name any segment: keep them all
 	   until it is readable again (the fault is an event). */
 	while (!log->stats.hold_error) {
-		bool over = log->retention_bytes && disk_bytes(log) > log->retention_bytes;
+		bool over = log->retention_bytes && stor_log_disk_bytes(log) > log->retention_bytes;
 		bool is_young;
 		size_t i = victim(log, young, recent, &is_young), n = log->nsegs;
 
@@ -276,13 +276,13 @@ void retention(stor_log_t *log)
 	need = window_need(log);
 	if (level == STOR_WINDOW_OK && need > window_budget(log))
 		level = STOR_WINDOW_PROJECTED;
-	window_alarm(log, level, need);
+	stor_log_window_alarm(log, level, need);
 	held_stats(log, now);
 }
 
 /* ENOSPC: free the spare, else the oldest segment that was forwarded, no
    hold keeps and the floor allows.  1 if something was freed. */
-int free_forwarded(stor_log_t *log)
+int stor_log_free_forwarded(stor_log_t *log)
 {
 	int64_t young = now_ns(log, CLOCK_REALTIME) - (int64_t)log->retention_min_age_s * 1000000000LL;
 	size_t n = log->nsegs, i;
@@ -301,7 +301,7 @@ int free_forwarded(stor_log_t *log)
 	   segments may go (INT64_MAX), the floor's may not. */
 	i = victim(log, young, INT64_MAX, &is_young);
 	if (is_young)
-		window_alarm(log, STOR_WINDOW_DUE, window_need(log));
+		stor_log_window_alarm(log, STOR_WINDOW_DUE, window_need(log));
 	if (i == deletable(log) || seg_end_seq(log, i) > log->forwarded_seq)
 		return 0;
 	delete_seg(log, i, false);

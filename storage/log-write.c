@@ -45,7 +45,7 @@ static int write_full(stor_log_t *log, const uint8_t *buf, size_t len, uint64_t 
 	return r;
 }
 
-int segs_push(stor_log_t *log, uint64_t first_seq, uint64_t bytes)
+int stor_log_segs_push(stor_log_t *log, uint64_t first_seq, uint64_t bytes)
 {
 	if (log->nsegs && log->segs[log->nsegs - 1].first_seq == first_seq) {
 		/* An empty segment recreated under the same name. */
@@ -95,7 +95,7 @@ static int seg_allocate(stor_log_t *log)
 
 	do {
 		r = log->ops->allocate(log->ops->ctx, log->fd, 0, (off_t)log->segment_bytes);
-	} while (r == -ENOSPC && free_forwarded(log) > 0);
+	} while (r == -ENOSPC && stor_log_free_forwarded(log) > 0);
 	if (r == -EOPNOTSUPP || r == -ENOSYS) {
 		log->prealloc = 0;
 		return 0; /* no preallocation on this fs: still correct, slower */
@@ -137,7 +137,7 @@ static int seg_write_header(stor_log_t *log, uint64_t first_seq)
 	stor_seg_hdr_encode(&h, buf);
 	do {
 		r = write_full(log, buf, sizeof(buf), 0, &done);
-	} while (r == -ENOSPC && free_forwarded(log) > 0);
+	} while (r == -ENOSPC && stor_log_free_forwarded(log) > 0);
 	log->salt = h.salt;
 	return r;
 }
@@ -192,7 +192,7 @@ static int seg_create(stor_log_t *log)
 			/* O_NOFOLLOW: never write through a symbolic link. */
 			r = log->ops->open(log->ops->ctx, log->dirfd, name,
 					   O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
-		} while (r == -ENOSPC && free_forwarded(log) > 0);
+		} while (r == -ENOSPC && stor_log_free_forwarded(log) > 0);
 		if (r < 0)
 			return note(log, r);
 		log->fd = r;
@@ -205,7 +205,7 @@ static int seg_create(stor_log_t *log)
 	if (r == 0)
 		r = log->ops->dirsync(log->ops->ctx, log->dirfd);
 	if (r == 0)
-		r = segs_push(log, first, log->prealloc > STOR_HDR_BYTES ?
+		r = stor_log_segs_push(log, first, log->prealloc > STOR_HDR_BYTES ?
 			      log->prealloc : STOR_HDR_BYTES);
 	if (r < 0) {
 		log->ops->close(log->ops->ctx, log->fd);
@@ -220,25 +220,25 @@ static int seg_create(stor_log_t *log)
 	return 0;
 }
 
-void buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload)
+void stor_log_buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload)
 {
 	stor_frame_encode(log->salt, f, payload, log->buf + log->buf_len);
 	log->buf_len += stor_frame_size(f->len);
 }
 
 /* GAP frames needed to mark the pending gap (one counts < 2^32 records). */
-uint64_t gap_frames(const stor_log_t *log)
+uint64_t stor_log_gap_frames(const stor_log_t *log)
 {
 	return (log->gap_count + UINT32_MAX - 1) / UINT32_MAX;
 }
 
 /* Mark the records dropped since the last frame, so the chain holds. */
-void buf_put_gap(stor_log_t *log)
+void stor_log_buf_put_gap(stor_log_t *log)
 {
 	while (log->gap_count) {
 		uint32_t n = log->gap_count > UINT32_MAX ? UINT32_MAX : (uint32_t)log->gap_count;
 
-		buf_put(log, &(struct stor_frame){ .flags = STOR_FRAME_GAP,
+		stor_log_buf_put(log, &(struct stor_frame){ .flags = STOR_FRAME_GAP,
 			.first_seq = log->gap_first, .count = n }, NULL);
 		log->gap_first += n;
 		log->gap_count -= n;
@@ -284,7 +284,7 @@ static void buf_drop_from(stor_log_t *log, size_t off)
 
 /* Write the buffer at woff.  On ENOSPC whole frames are kept, the rest are
    dropped and counted (never a partial record).  Other errors abandon. */
-int flush(stor_log_t *log)
+int stor_log_flush(stor_log_t *log)
 {
 	size_t done, whole;
 	uint64_t recs;
@@ -313,7 +313,7 @@ int flush(stor_log_t *log)
 		log->woff += whole;
 		memmove(log->buf, log->buf + whole, log->buf_len - whole);
 		log->buf_len -= whole;
-		if (free_forwarded(log) <= 0) {
+		if (stor_log_free_forwarded(log) <= 0) {
 			buf_drop_from(log, 0);
 			return note(log, -ENOSPC);
 		}
@@ -321,13 +321,13 @@ int flush(stor_log_t *log)
 	return 0;
 }
 
-int sync_now(stor_log_t *log)
+int stor_log_sync_now(stor_log_t *log)
 {
 	int r, rf;
 
 	if (log->fd < 0)
 		return 0;
-	rf = flush(log);
+	rf = stor_log_flush(log);
 	if (log->fd < 0)
 		return rf;
 	r = log->ops->datasync(log->ops->ctx, log->fd);
@@ -346,7 +346,7 @@ int sync_now(stor_log_t *log)
  * Close the active segment: seal frame, cut the unused preallocation,
  * fdatasync.  The seal lets a reader prove the segment ended cleanly.
  */
-int seg_close(stor_log_t *log)
+int stor_log_seg_close(stor_log_t *log)
 {
 	struct stor_frame seal = {
 		.flags = STOR_FRAME_SEAL,
@@ -359,14 +359,14 @@ int seg_close(stor_log_t *log)
 	if (log->fd < 0)
 		return 0;
 	/* Mark records dropped at the end, so the chain still holds. */
-	buf_put_gap(log);
-	buf_put(log, &seal, NULL);
-	r = flush(log);
+	stor_log_buf_put_gap(log);
+	stor_log_buf_put(log, &seal, NULL);
+	r = stor_log_flush(log);
 	if (r == -ENOSPC && log->fd >= 0) {
 		/* The seal was dropped with the buffer: the segment stays open
 		   (sealed later, or by recovery), but what was written must
 		   still become durable. */
-		(void)sync_now(log);
+		(void)stor_log_sync_now(log);
 		return r;
 	}
 	if (r == 0 && log->fd >= 0)
@@ -374,7 +374,7 @@ int seg_close(stor_log_t *log)
 	if (log->fd < 0)
 		return r;
 	if (r == 0)
-		r = sync_now(log);
+		r = stor_log_sync_now(log);
 	if (log->fd < 0)
 		return r;
 	log->segs[log->nsegs - 1].bytes = log->woff;
@@ -384,27 +384,27 @@ int seg_close(stor_log_t *log)
 	return note(log, r);
 }
 
-int ensure_segment(stor_log_t *log)
+int stor_log_ensure_segment(stor_log_t *log)
 {
 	if (log->fd >= 0)
 		return 0;
 	return seg_create(log);
 }
 
-int roll(stor_log_t *log)
+int stor_log_roll(stor_log_t *log)
 {
-	int r = seg_close(log);
+	int r = stor_log_seg_close(log);
 
 	/* No room for the seal: keep the segment open and try again at the
 	   next append, rather than leave a closed segment without a seal. */
 	if (r < 0 && log->fd >= 0)
 		return r;
 	if (r < 0 && r != -ENOSPC) {
-		retention(log);
+		stor_log_retain(log);
 		return r;
 	}
 	r = seg_create(log);
 	/* After the create, so the new segment's preallocation counts too. */
-	retention(log);
+	stor_log_retain(log);
 	return r;
 }

@@ -49,20 +49,20 @@ static bool rec_ok(const stor_log_t *log, const struct stor_rec *rec)
 /* Room for the frame (and a gap mark before it) in segment and buffer. */
 static int make_room(stor_log_t *log, uint64_t need)
 {
-	int r = ensure_segment(log);
+	int r = stor_log_ensure_segment(log);
 
 	if (r < 0)
 		return r;
 	if (log->woff + log->buf_len + need + SEAL_BYTES > log->segment_bytes &&
 	    log->woff + log->buf_len > STOR_HDR_BYTES) {
-		r = roll(log);
+		r = stor_log_roll(log);
 		if (r < 0)
 			return r;
 	}
 	if (log->buf_len + need + SEAL_BYTES > BUF_BYTES) {
-		r = flush(log);
+		r = stor_log_flush(log);
 		if (log->fd < 0)
-			return ensure_segment(log);
+			return stor_log_ensure_segment(log);
 		if (r == -ENOSPC)
 			return r;
 	}
@@ -75,7 +75,7 @@ bool stor_log_would_roll(const stor_log_t *log, uint32_t len)
 
 	if (!log || log->fd < 0)
 		return false;
-	need = stor_frame_size(len) + gap_frames(log) * STOR_FRAME_HDR_BYTES;
+	need = stor_frame_size(len) + stor_log_gap_frames(log) * STOR_FRAME_HDR_BYTES;
 	/* make_room()'s test: a segment with records that cannot take it */
 	return log->woff + log->buf_len + need + SEAL_BYTES > log->segment_bytes &&
 	       log->woff + log->buf_len > STOR_HDR_BYTES;
@@ -89,14 +89,14 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 
 	if (!log || !rec_ok(log, rec))
 		return -EINVAL;
-	need = stor_frame_size(rec->len) + gap_frames(log) * STOR_FRAME_HDR_BYTES;
+	need = stor_frame_size(rec->len) + stor_log_gap_frames(log) * STOR_FRAME_HDR_BYTES;
 	r = make_room(log, need);
 	if (r < 0)
 		return drop(log, rec->count, r);
-	buf_put_gap(log);
+	stor_log_buf_put_gap(log);
 	f = (struct stor_frame){ .len = rec->len, .first_seq = rec->first_seq,
 		.count = rec->count, .t_first_ns = rec->t_first_ns, .t_last_ns = rec->t_last_ns };
-	buf_put(log, &f, rec->payload);
+	stor_log_buf_put(log, &f, rec->payload);
 	log->next_seq += rec->count;
 	log->unsynced_records += rec->count;
 	log->stats.records += rec->count;
@@ -106,7 +106,7 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 	if (rec->t_last_ns > log->seg_tmax)
 		log->seg_tmax = rec->t_last_ns;
 	if (log->sync_window_ms == 0)
-		return sync_now(log);
+		return stor_log_sync_now(log);
 	if (!log->unsynced_since_ns)
 		log->unsynced_since_ns = now_ns(log, CLOCK_MONOTONIC);
 	return 0;
@@ -117,7 +117,7 @@ int stor_log_append(stor_log_t *log, const struct stor_rec *rec)
 static int after_sync(stor_log_t *log, int r)
 {
 	if (r < 0 && log->fd < 0)
-		(void)ensure_segment(log);
+		(void)stor_log_ensure_segment(log);
 	return r;
 }
 
@@ -125,7 +125,7 @@ int stor_log_sync(stor_log_t *log)
 {
 	if (!log)
 		return -EINVAL;
-	return after_sync(log, sync_now(log));
+	return after_sync(log, stor_log_sync_now(log));
 }
 
 int stor_log_tick(stor_log_t *log)
@@ -138,14 +138,14 @@ int stor_log_tick(stor_log_t *log)
 	now = now_ns(log, CLOCK_MONOTONIC);
 	if (log->unsynced_since_ns &&
 	    now - log->unsynced_since_ns >= (int64_t)log->sync_window_ms * NS_PER_MS)
-		r = after_sync(log, sync_now(log));
+		r = after_sync(log, stor_log_sync_now(log));
 	/* Once a second whatever is set: a hold a trigger made, or one
 	   released, is read and an expiry is noticed within a second, not at
 	   the next roll (with 16 MiB segments that can be hours).  The pass
 	   is a stat of the holds file and a walk of the cached segment
 	   times; the caller's thread (the collector), never a bus thread. */
 	if (now - log->last_retention_ns >= 1000 * NS_PER_MS)
-		retention(log);
+		stor_log_retain(log);
 	return r;
 }
 
@@ -184,7 +184,7 @@ int stor_log_stats(const stor_log_t *log, struct stor_stats *ret_stats)
 		return -EINVAL;
 	s = log->stats;
 	s.segments = log->nsegs;
-	s.disk_bytes = disk_bytes(log);
+	s.disk_bytes = stor_log_disk_bytes(log);
 	s.recovered_truncated_bytes = log->stats.recovered_truncated_bytes;
 	*ret_stats = s;
 	return 0;
