@@ -108,6 +108,8 @@ struct rec_encoder {
 	size_t out_size;
 };
 
-/* Upper bound of the packed Batch so far (fixed fields, records,
-   dictionary, health). */
-size_t rec_encoder_wire(const rec_encoder_t *e);
+/* The most bytes the Batch so far can pack into. */
+static inline size_t rec_encoder_wire(const rec_encoder_t *e)
+{
+	return e->wire_records + e->wire_dict + e->wire_health;
+}

@@ -214,12 +214,6 @@ static int encoder_add_text(rec_encoder_t *e, const struct acq_item *it)
 	return 0;
 }
 
-/* The most bytes the Batch so far can pack into. */
-size_t rec_encoder_wire(const rec_encoder_t *e)
-{
-	return e->wire_records + e->wire_dict + e->wire_health;
-}
-
 size_t rec_encoder_wire_max(const rec_encoder_t *e)
 {
 	return e ? rec_encoder_wire(e) : 0;

@@ -91,8 +91,19 @@ int stor_log_free_forwarded(stor_log_t *log);
 
 /* log-write.c */
 int stor_log_segs_push(stor_log_t *log, uint64_t first_seq, uint64_t bytes);
-void stor_log_buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload);
-uint64_t stor_log_gap_frames(const stor_log_t *log);
+
+static inline void stor_log_buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload)
+{
+	stor_frame_encode(log->salt, f, payload, log->buf + log->buf_len);
+	log->buf_len += stor_frame_size(f->len);
+}
+
+/* GAP frames needed to mark the pending gap (one counts < 2^32 records). */
+static inline uint64_t stor_log_gap_frames(const stor_log_t *log)
+{
+	return (log->gap_count + UINT32_MAX - 1) / UINT32_MAX;
+}
+
 void stor_log_buf_put_gap(stor_log_t *log);
 int stor_log_flush(stor_log_t *log);
 int stor_log_sync_now(stor_log_t *log);

@@ -220,18 +220,6 @@ static int seg_create(stor_log_t *log)
 	return 0;
 }
 
-void stor_log_buf_put(stor_log_t *log, const struct stor_frame *f, const void *payload)
-{
-	stor_frame_encode(log->salt, f, payload, log->buf + log->buf_len);
-	log->buf_len += stor_frame_size(f->len);
-}
-
-/* GAP frames needed to mark the pending gap (one counts < 2^32 records). */
-uint64_t stor_log_gap_frames(const stor_log_t *log)
-{
-	return (log->gap_count + UINT32_MAX - 1) / UINT32_MAX;
-}
-
 /* Mark the records dropped since the last frame, so the chain holds. */
 void stor_log_buf_put_gap(stor_log_t *log)
 {
