@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "forward.h"
+#include "cursor.h"
 
 #define CURSOR_MAGIC "railmon-cursor 1 "
 

@@ -1,11 +1,197 @@
 /* SPDX-License-Identifier: MIT */
-/* forward-private.h - helpers of the forwarder, shared only inside uplink/. */
+/*
+ * forward-private.h - the forwarder's state and the functions its files
+ * share, only inside uplink/: forward.c (the object, its thread and the
+ * requests it takes), fwd-conn.c (the MQTT connection), fwd-window.c (the
+ * backlog window and the cursor), fwd-ahead.c (live records and held
+ * windows ahead of it), fwd-resend.c (gap repair), fwd-slot.c (one
+ * message and its publication), fwd-events.c (the events topic).
+ */
 #pragma once
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fwd-types.h"
+#include "mqtt-private.h"
 #include "record/batch.h"
+
+enum slot_state {
+	SLOT_STAGED, /* read from the log, not yet published on this connection */
+	SLOT_SENT,   /* published, waiting for PUBACK */
+	SLOT_ACKED,  /* acknowledged, waiting for older slots before the cursor moves */
+};
+
+struct slot {
+	uint64_t first_seq;
+	uint32_t count;
+	int64_t t_last_ns;
+	enum slot_state state;
+	int mid;
+	int64_t sent_ns;   /* monotonic time of the last publish */
+	bool ever_sent;
+	bool used;         /* live slots only: holds a record */
+	void *buf;
+	uint32_t len;
+	uint32_t cap;
+};
+
+#define LIVE_SLOTS 8   /* live messages in flight ahead of the backlog */
+#define HOLD_SLOTS 4   /* held-window messages in flight ahead of the backlog */
+/* live[] holds both: [0, LIVE_SLOTS) from the live reader, the rest from
+   the hold reader, so taking over and skipping work the same for both */
+#define AHEAD_SLOTS (LIVE_SLOTS + HOLD_SLOTS)
+#define AHEAD_MAX 256  /* acknowledged live ranges the backlog must skip */
+/* A held window whose end is not stored yet (its post window is still
+   being recorded) is waited for this long past its end */
+#define HOLD_WAIT_NS (10 * INT64_C(1000000000))
+
+struct range {
+	uint64_t lo, hi; /* [lo, hi) */
+};
+
+enum conn_state {
+	CONN_DOWN,       /* waiting for the backoff to expire */
+	CONN_CONNECTING, /* TCP/TLS/CONNECT started, no CONNACK yet */
+	CONN_UP,
+};
+
+/* A held window [from_ns, to_ns] (upl_forwarder_hold()). */
+struct hold_req {
+	int64_t from_ns, to_ns;
+};
+
+/* One range the ground asked for again: [first, last] of log log_id. */
+struct resend_req {
+	uint8_t log_id[REC_LOG_ID_LEN];
+	uint64_t first, last;
+};
+
+struct upl_forwarder {
+	struct upl_forward_cfg cfg; /* strings point at our own copies */
+	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels;
+
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+
+	pthread_mutex_t lock; /* guards st */
+	pthread_cond_t cond;  /* signalled when st.cursor reaches wait_seq */
+	uint64_t wait_seq;    /* lowest target of a waiter, 0 = none */
+	struct upl_forward_stats st;
+	struct hold_req holdq[UPL_HOLD_MAX]; /* upl_forwarder_hold(), oldest first */
+	size_t nholdq;
+
+	/* Everything below belongs to the forwarder thread. */
+	struct mosquitto *mosq;
+	enum conn_state conn;
+	int connack_rc;          /* -1 until the CONNACK callback */
+	bool lost;               /* the disconnect callback fired */
+	int lost_err;            /* why, if mosquitto_loop() said so */
+	int64_t deadline_ns;     /* CONNACK due / next attempt */
+	unsigned fails;          /* consecutive failed attempts */
+	uint64_t rng;
+	char why[192];           /* the current failure in plain words, "" = none yet */
+	char mosq_log[160];      /* the last error libmosquitto logged (OpenSSL's reason) */
+	int cursor_damage;       /* reported once by the thread, see stats */
+
+	struct slot *slots;      /* ring of cfg.inflight slots, oldest at head */
+	unsigned head, n;
+	uint64_t read_seq;       /* seq after the last record taken from the log */
+	int64_t next_poll_ns;    /* log drained: look again at this time */
+	uint64_t cursor;         /* lowest unacknowledged seq (in memory) */
+	uint64_t cursor_written; /* value in the file */
+	int64_t cursor_due_ns;
+
+	double tokens;           /* backlog rate cap bucket, bytes */
+	int64_t tokens_ns;
+
+	/* Live records sent ahead of a backlog (cfg.live_source). */
+	bool live_on;            /* the live reader is positioned and in use */
+	bool backlogged;         /* the last record staged was older than the live window */
+	int64_t live_poll_ns;
+	struct slot live[AHEAD_SLOTS];
+	struct range ahead[AHEAD_MAX]; /* acked live and held ranges, sorted, disjoint */
+	size_t nahead;
+
+	/* The held window being sent (cfg.hold_source). */
+	bool hold_on;
+	bool hold_caught_up;     /* its reader reached the head of the log */
+	struct hold_req hold;
+	int64_t hold_poll_ns;
+
+	/* The ground's resend requests (cfg.resend_source), oldest first. */
+	struct resend_req resend[UPL_RESEND_MAX];
+	size_t nresend;
+	int64_t resend_next_ns;  /* rate limit: the next re-send not before */
+	void *resend_buf;        /* a Batch with the historical flag added */
+	size_t resend_cap;
+};
+
+static inline void stats_error(upl_forwarder_t *f, int err)
+{
+	pthread_mutex_lock(&f->lock);
+	f->st.last_error = err;
+	pthread_mutex_unlock(&f->lock);
+}
+
+#define STAT_ADD(f, field, v)                     \
+	do {                                      \
+		pthread_mutex_lock(&(f)->lock);   \
+		(f)->st.field += (v);             \
+		pthread_mutex_unlock(&(f)->lock); \
+	} while (0)
+
+static inline void emit(upl_forwarder_t *f, enum upl_fwd_event ev, int err)
+{
+	if (f->cfg.on_event)
+		f->cfg.on_event(f->cfg.event_ctx, ev, err);
+}
+
+/*
+ * Batch.historical (field 7, varint) = true, as two bytes appended to the
+ * stored Batch: protobuf parsers merge a concatenated message and the last
+ * value of a scalar field wins, so the flag is set without re-encoding and
+ * the stored records themselves stay byte for byte as logged.
+ */
+static const uint8_t historical_true[2] = { 7 << 3 | 0, 1 };
+
+/* fwd-slot.c */
+int upl_fwd_slot_fill(struct slot *s, const struct upl_rec *rec, bool historical);
+/* Token bucket for backlog bytes; live records and re-sends pass. */
+bool upl_fwd_rate_allows(upl_forwarder_t *f, const struct slot *s);
+/* Publish s on the data topic (its events too, the first time); 0 or -errno. */
+int upl_fwd_slot_publish(upl_forwarder_t *f, struct slot *s);
+
+/* fwd-ahead.c */
+bool upl_fwd_ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi);
+bool upl_fwd_live_ack(upl_forwarder_t *f, int mid);
+bool upl_fwd_live_adopt(upl_forwarder_t *f, struct slot *s);
+bool upl_fwd_hold_ahead(const upl_forwarder_t *f);
+int upl_fwd_live_publish(upl_forwarder_t *f);
+
+/* fwd-window.c */
+void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force);
+void upl_fwd_on_publish(struct mosquitto *mosq, void *arg, int mid);
+int upl_fwd_window_publish(upl_forwarder_t *f);
+bool upl_fwd_window_stalled(upl_forwarder_t *f);
+void upl_fwd_window_rewind(upl_forwarder_t *f);
+
+/* fwd-resend.c */
+int upl_fwd_resend_step(upl_forwarder_t *f);
+
+/* fwd-conn.c */
+void upl_fwd_on_connect(struct mosquitto *mosq, void *arg, int rc);
+void upl_fwd_why_set(upl_forwarder_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void upl_fwd_why_mosq(upl_forwarder_t *f, int rc, int sys_errno);
+void upl_fwd_on_disconnect(struct mosquitto *mosq, void *arg, int rc);
+void upl_fwd_on_log(struct mosquitto *mosq, void *arg, int level, const char *str);
+void upl_fwd_conn_down(upl_forwarder_t *f, int err, bool failed_attempt);
+void upl_fwd_conn_established(upl_forwarder_t *f);
+void upl_fwd_goodbye(upl_forwarder_t *f);
 
 /*
  * The events of a stored Batch as an event-only Batch for

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-storage-seek.c - where stor_reader_seek_seq() starts reading, not
+ * only what it returns.  A seek to a segment's first seq must open that
+ * segment and no other: starting one segment early returns the same
+ * records (the earlier segment's are all below the target and skipped),
+ * so only the segment files the reader opens tell, and a fault in the
+ * earlier segment.  The reader runs on counting ops (posix underneath)
+ * that note every segment file opened.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stor-test-util.h"
+
+#define MAX_SEGS 256
+
+struct counting {
+	const struct stor_dev_ops *posix;
+	uint64_t opened[MAX_SEGS]; /* first seqs of the segment files opened, in order */
+	size_t nopened;
+};
+
+static int c_open(void *ctx, int dirfd, const char *name, int flags, mode_t mode)
+{
+	struct counting *c = ctx;
+	unsigned long long seq;
+
+	if (sscanf(name, "%20llu.seg", &seq) == 1 && c->nopened < MAX_SEGS)
+		c->opened[c->nopened++] = seq;
+	return c->posix->open(c->posix->ctx, dirfd, name, flags, mode);
+}
+
+static ssize_t c_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
+{
+	struct counting *c = ctx;
+
+	return c->posix->pread(c->posix->ctx, fd, buf, len, off);
+}
+
+static int c_close(void *ctx, int fd)
+{
+	struct counting *c = ctx;
+
+	return c->posix->close(c->posix->ctx, fd);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The first seqs of the log's segment files, sorted; returns how many. */
+static size_t segments(const char *dir, uint64_t *ret, size_t max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d)) != NULL) {
+		unsigned long long seq;
+		char tail[8];
+
+		if (sscanf(e->d_name, "%20llu%7s", &seq, tail) == 2 && !strcmp(tail, ".seg")) {
+			CHECK(n < max);
+			ret[n++] = seq;
+		}
+	}
+	closedir(d);
+	qsort(ret, n, sizeof(ret[0]), cmp_u64);
+	return n;
+}
+
+/* A closed log of single records over many small segments. */
+static void write_log(const char *dir, uint64_t records)
+{
+	struct stor_log_cfg cfg = {
+		.dir = dir, .vehicle = "TEST-1", .config_hash = 0x1234,
+		.boot_id = { 1, 2, 3 }, .segment_bytes = 4096, .sync_window_ms = 1000,
+	};
+	stor_log_t *log;
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (uint64_t i = 0; i < records; i++)
+		CHECK(tu_append(log) == 0);
+	stor_log_free(log);
+}
+
+/*
+ * A seek to each segment's first seq (and to the seq before it, the last
+ * of the previous segment) opens exactly the segment holding it, and the
+ * record read says so.
+ */
+static void test_seek_segment_starts(const char *dir, const uint64_t *segs, size_t nsegs)
+{
+	struct stor_dev_ops ops = { .open = c_open, .pread = c_pread, .close = c_close };
+	struct counting c = { .posix = stor_dev_posix_ops() };
+	stor_reader_t *r;
+	struct stor_rec rec;
+
+	ops.ctx = &c;
+	CHECK(stor_reader_open_ops(dir, &ops, &r) == 0);
+	for (size_t k = 0; k < nsegs; k++) {
+		c.nopened = 0;
+		CHECK(stor_reader_seek_seq(r, segs[k]) == 0);
+		CHECK(stor_reader_next(r, &rec) == 1);
+		CHECK(rec.first_seq == segs[k] && tu_rec_ok(&rec), "seek %" PRIu64 ": read %" PRIu64, segs[k],
+		      rec.first_seq);
+		CHECK(rec.segment == segs[k], "seek %" PRIu64 ": record from segment %" PRIu64, segs[k],
+		      rec.segment);
+		CHECK(c.nopened == 1 && c.opened[0] == segs[k],
+		      "seek to segment %" PRIu64 "'s first seq opened %zu segment(s), the first %" PRIu64,
+		      segs[k], c.nopened, c.nopened ? c.opened[0] : 0);
+		if (k == 0)
+			continue;
+		/* The seq just before: the previous segment's last record. */
+		c.nopened = 0;
+		CHECK(stor_reader_seek_seq(r, segs[k] - 1) == 0);
+		CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == segs[k] - 1);
+		CHECK(rec.segment == segs[k - 1] && c.nopened == 1 && c.opened[0] == segs[k - 1]);
+		/* and on into the next segment, opened once */
+		CHECK(stor_reader_next(r, &rec) == 1 && rec.first_seq == segs[k] && rec.segment == segs[k]);
+		CHECK(c.nopened == 2 && c.opened[1] == segs[k]);
+	}
+	stor_reader_free(r);
+}
+
+/*
+ * The fault a reader started one segment early would meet: segment k-1
+ * with its header destroyed.  A seek to segment k's first seq reads it
+ * without a fault (the damage is not in what was asked for).
+ */
+static void test_seek_past_damage(const char *dir, const uint64_t *segs, size_t nsegs)
+{
+	size_t k = nsegs / 2;
+	char path[4096];
+	stor_reader_t *r;
+	struct stor_rec rec;
+	struct stor_fault fault;
+	int fd;
+	static const uint8_t junk[64] = { 0xa5 };
+
+	CHECK(k >= 1);
+	snprintf(path, sizeof(path), "%s/%020" PRIu64 ".seg", dir, segs[k - 1]);
+	fd = open(path, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk));
+	close(fd);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	CHECK(stor_reader_seek_seq(r, segs[k]) == 0);
+	CHECK(stor_reader_next(r, &rec) == 1, "seek past a damaged segment: a fault from it");
+	CHECK(rec.first_seq == segs[k] && rec.segment == segs[k]);
+	CHECK(stor_reader_fault(r, &fault) == -ENOENT);
+	/* The damage itself is seen by a reader that reads it. */
+	CHECK(stor_reader_seek_seq(r, segs[k - 1]) == 0);
+	CHECK(stor_reader_next(r, &rec) == -EBADMSG);
+	stor_reader_free(r);
+}
+
+int main(void)
+{
+	char *dir = tu_tmpdir_in("seekseg", true);
+	uint64_t segs[MAX_SEGS];
+	size_t nsegs;
+
+	write_log(dir, 2000);
+	nsegs = segments(dir, segs, MAX_SEGS);
+	CHECK(nsegs >= 8 && segs[0] == 1, "%zu segments", nsegs);
+	test_seek_segment_starts(dir, segs, nsegs);
+	test_seek_past_damage(dir, segs, nsegs);
+	tu_rm_rf(dir);
+	free(dir);
+	printf("seek: %zu segments, each first seq opens its own segment only\n", nsegs);
+	return 0;
+}

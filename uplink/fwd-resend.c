@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fwd-resend.c - gap repair: the ground's resend requests (queued by
+ * forward.c's message callback) answered from the log, one stored Batch
+ * (flagged historical) or one "gone" range at a time, at most
+ * cfg.resend_per_s a second, off the window and the cursor.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forward-private.h"
+#include "mqtt-private.h"
+#include "basic/clock.h"
+
+static void resend_pop(upl_forwarder_t *f)
+{
+	memmove(f->resend, f->resend + 1, (f->nresend - 1) * sizeof(f->resend[0]));
+	f->nresend--;
+}
+
+/* "gone": [first, last] of the log is no longer stored. */
+static int resend_gone(upl_forwarder_t *f, const struct resend_req *req, uint64_t first, uint64_t last)
+{
+	char msg[128];
+	int n = 0, rc;
+
+	for (int i = 0; i < REC_LOG_ID_LEN; i++)
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%02x", req->log_id[i]);
+	n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %" PRIu64 " %" PRIu64 "\n", first, last);
+	rc = mosquitto_publish(f->mosq, NULL, f->topic_gone, n, msg, 1, false);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(rc);
+	STAT_ADD(f, resend_gone, 1);
+	return 0;
+}
+
+/* The stored Batch again, flagged historical (as a backlog re-send). */
+static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
+{
+	size_t need = rec->len + sizeof(historical_true);
+	int rc;
+
+	if (need > f->resend_cap) {
+		void *b = realloc(f->resend_buf, need);
+		if (!b)
+			return -ENOMEM;
+		f->resend_buf = b;
+		f->resend_cap = need;
+	}
+	memcpy(f->resend_buf, rec->payload, rec->len);
+	memcpy((uint8_t *)f->resend_buf + rec->len, historical_true, sizeof(historical_true));
+	rc = mosquitto_publish(f->mosq, NULL, f->topic_data, (int)need, f->resend_buf, 1, false);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return upl_mqtt_errno(rc);
+	STAT_ADD(f, resend_batches, 1);
+	return 0;
+}
+
+/* Whether the stored Batch belongs to the requested log. */
+static bool same_log(const struct upl_rec *rec, const struct resend_req *req)
+{
+	struct rec_batch_info info;
+	rec_batch_t *b;
+	bool same;
+
+	if (rec_batch_decode(rec->payload, rec->len, &b) < 0)
+		return false;
+	same = rec_batch_info(b, &info) == 0 && info.log_id_len == REC_LOG_ID_LEN &&
+	       !memcmp(info.log_id, req->log_id, REC_LOG_ID_LEN);
+	rec_batch_free(b);
+	return same;
+}
+
+/*
+ * One step of the oldest request, at most cfg.resend_per_s a second: the
+ * stored Batch holding its first seq, or "gone" up to the first one still
+ * stored.  A range past the log's end is not written yet: dropped (the
+ * ground asks again if it is still missing later).  Off the window and the
+ * cursor: a re-send is fire-and-forget, the ground's ledger tells.
+ */
+int upl_fwd_resend_step(upl_forwarder_t *f)
+{
+	struct resend_req *req = &f->resend[0];
+	struct upl_source *src = &f->cfg.resend_source;
+	struct upl_rec rec = { 0 };
+	int64_t now = basic_mono_ns();
+	int r;
+
+	if (!f->nresend || now < f->resend_next_ns)
+		return 0;
+	f->resend_next_ns = now + 1000000000 / f->cfg.resend_per_s;
+	r = src->seek(src->ctx, req->first);
+	if (r == 0)
+		r = src->next(src->ctx, &rec);
+	if (r <= 0 || !rec.payload) {
+		/* Past the end (not written yet), or the log cannot be read: the
+		   ground asks again if it is still missing. */
+		if (r < 0 && r != -EBADMSG)
+			stats_error(f, r);
+		resend_pop(f);
+		return 0;
+	}
+	if (!same_log(&rec, req)) {
+		/* Another log of this vehicle (an old card): none of it is here. */
+		r = resend_gone(f, req, req->first, req->last);
+		resend_pop(f);
+		return r;
+	}
+	if (rec.first_seq > req->first) {
+		uint64_t last = rec.first_seq - 1 < req->last ? rec.first_seq - 1 : req->last;
+		r = resend_gone(f, req, req->first, last);
+		req->first = last + 1;
+	} else {
+		r = resend_batch(f, &rec);
+		req->first = rec.first_seq + rec.count;
+	}
+	if (r == 0 && req->first > req->last)
+		resend_pop(f);
+	return r == -ENOMEM ? 0 : r;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fwd-window.c - the backlog window: records read from the log at the
+ * cursor into a ring of cfg.inflight slots, published in order, moved out
+ * by PUBACKs, and the cursor (the lowest unacknowledged seq) written to its
+ * file.  After a lost connection every unacknowledged message goes again.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "forward-private.h"
+#include "mqtt-private.h"
+#include "basic/clock.h"
+
+static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
+{
+	return &f->slots[(f->head + k) % f->cfg.inflight];
+}
+
+void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
+{
+	int64_t now = basic_mono_ns();
+	int r;
+
+	if (f->cursor == f->cursor_written)
+		return;
+	if (!force && now < f->cursor_due_ns)
+		return;
+	r = upl_cursor_store(f->cfg.cursor_path, f->cursor);
+	if (r < 0) {
+		/* Keep going: the in-memory cursor is right, the file only lags
+		   (more duplicates after a crash).  Retry at most once a second:
+		   a path that cannot be written (a directory in its place) must
+		   not cost a create and an fsync per PUBACK. */
+		STAT_ADD(f, cursor_errors, 1);
+		stats_error(f, r);
+		f->cursor_due_ns = now + (f->cfg.cursor_interval_ms > 1000 ? f->cfg.cursor_interval_ms : 1000) *
+		                         INT64_C(1000000);
+		return;
+	}
+	f->cursor_written = f->cursor;
+	f->cursor_due_ns = now + (int64_t)f->cfg.cursor_interval_ms * 1000000;
+}
+
+/* Drop acknowledged slots from the head: the cursor may only move over a
+   contiguous run of acks, or a lost PUBACK for an older message would be
+   skipped for good. */
+static void window_advance(upl_forwarder_t *f)
+{
+	while (f->n && slot_at(f, 0)->state == SLOT_ACKED) {
+		f->head = (f->head + 1) % f->cfg.inflight;
+		f->n--;
+	}
+	f->cursor = f->n ? slot_at(f, 0)->first_seq : f->read_seq;
+	pthread_mutex_lock(&f->lock);
+	f->st.cursor = f->cursor;
+	f->st.inflight = f->n;
+	/* Wake waiters only when one is satisfied: a broadcast per PUBACK
+	   costs a context switch per message on a 2-core board. */
+	if (f->wait_seq && f->cursor >= f->wait_seq) {
+		f->wait_seq = 0;
+		pthread_cond_broadcast(&f->cond);
+	}
+	pthread_mutex_unlock(&f->lock);
+	upl_fwd_cursor_flush(f, false);
+}
+
+void upl_fwd_on_publish(struct mosquitto *mosq, void *arg, int mid)
+{
+	upl_forwarder_t *f = arg;
+
+	if (upl_fwd_live_ack(f, mid))
+		return;
+	for (unsigned k = 0; k < f->n; k++) {
+		struct slot *s = slot_at(f, k);
+
+		if (s->state == SLOT_SENT && s->mid == mid) {
+			s->state = SLOT_ACKED;
+			pthread_mutex_lock(&f->lock);
+			f->st.acked++;
+			f->st.acked_bytes += s->len;
+			pthread_mutex_unlock(&f->lock);
+			break;
+		}
+	}
+	window_advance(f);
+}
+
+/* Take the next record from the log into a free slot.  1 if one was
+   staged (or damage skipped), 0 if nothing can be taken now, -ENOMEM. */
+static int window_stage(upl_forwarder_t *f)
+{
+	struct upl_rec rec;
+	struct slot *s;
+	int r;
+
+	if (f->n == f->cfg.inflight || basic_mono_ns() < f->next_poll_ns)
+		return 0;
+	memset(&rec, 0, sizeof(rec));
+	r = f->cfg.source.next(f->cfg.source.ctx, &rec);
+	if (r <= 0) {
+		if (r < 0) {
+			STAT_ADD(f, source_errors, 1);
+			stats_error(f, r);
+		}
+		/* -EBADMSG: the source already skipped the damage, go on; anything
+		   else: retry after idle_poll_ms rather than spin on a failing
+		   disk.  Never a reason to drop the connection. */
+		if (r == -EBADMSG)
+			return 1;
+		f->next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		return 0;
+	}
+	/* Records wholly before the cursor were forwarded already (the source
+	   seeks to the record containing the cursor, which may start earlier). */
+	if (rec.first_seq + rec.count <= f->read_seq || !rec.payload || !rec.len)
+		return 1;
+	f->backlogged = rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns;
+	/* Already delivered ahead of the backlog: acknowledged, skip it. */
+	if (upl_fwd_ahead_covers(f, rec.first_seq, rec.first_seq + rec.count)) {
+		f->read_seq = rec.first_seq + rec.count;
+		STAT_ADD(f, skipped, rec.count);
+		window_advance(f);
+		return 1;
+	}
+	s = slot_at(f, f->n);
+	if (upl_fwd_slot_fill(s, &rec, f->backlogged) < 0) {
+		/* The source has moved past this record: rewind it, or the
+		   record would be skipped for good.  Try again after a pause. */
+		f->cfg.source.seek(f->cfg.source.ctx, f->read_seq);
+		f->next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		return -ENOMEM;
+	}
+	if (upl_fwd_live_adopt(f, s))
+		STAT_ADD(f, skipped, rec.count);
+	f->n++;
+	f->read_seq = rec.first_seq + rec.count;
+	return 1;
+}
+
+/* Publish staged slots in order while the rate cap allows, staging new
+   records from the log as the window frees up.  0 or -errno. */
+int upl_fwd_window_publish(upl_forwarder_t *f)
+{
+	for (;;) {
+		unsigned k;
+		int r;
+
+		for (k = 0; k < f->n && slot_at(f, k)->state != SLOT_STAGED; k++)
+			;
+		if (k == f->n) {
+			r = window_stage(f);
+			if (r <= 0)
+				return r;
+			continue;
+		}
+		if (!upl_fwd_rate_allows(f, slot_at(f, k)))
+			return 0;
+		r = upl_fwd_slot_publish(f, slot_at(f, k));
+		if (r < 0)
+			return r;
+	}
+}
+
+/* True if the oldest unacknowledged message waited too long: the broker
+   is stopped or the TCP connection is half-open. */
+bool upl_fwd_window_stalled(upl_forwarder_t *f)
+{
+	int64_t limit = basic_mono_ns() - (int64_t)f->cfg.ack_timeout_ms * 1000000;
+
+	for (unsigned k = 0; k < f->n; k++) {
+		struct slot *s = slot_at(f, k);
+
+		if (s->state == SLOT_SENT && s->sent_ns < limit)
+			return true;
+	}
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
+		if (f->live[i].used && f->live[i].state == SLOT_SENT && f->live[i].sent_ns < limit)
+			return true;
+	return false;
+}
+
+/* After a lost connection every unacknowledged message goes out again. */
+void upl_fwd_window_rewind(upl_forwarder_t *f)
+{
+	for (unsigned k = 0; k < f->n; k++)
+		if (slot_at(f, k)->state == SLOT_SENT)
+			slot_at(f, k)->state = SLOT_STAGED;
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
+		if (f->live[i].used && f->live[i].state == SLOT_SENT)
+			f->live[i].state = SLOT_STAGED;
+}
