@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <stddef.h>
 #include <stdio.h>
 
 /*
@@ -20,6 +21,17 @@
  * for a NULL stream, -EIO if the stream has an error.
  */
 int basic_json_string(FILE *out, const char *s);
+
+/*
+ * s as a JSON string, quotes included, into buf (len bytes, NUL-terminated),
+ * escaped as basic_json_string() does, except that a byte that does not
+ * start a well-formed UTF-8 sequence (basic/utf8.h) is written as \ufffd:
+ * for bytes from a client (the dashboard's errors and stream), where a
+ * JSON text must be UTF-8.  NULL is "".  Returns the length written (NUL
+ * not counted), -EINVAL (NULL buf), -ENOSPC (len too small; buf then
+ * holds a cut string, not to be used).
+ */
+int basic_json_string_buf(const char *s, char *buf, size_t len);
 
 /*
  * Write s as one CSV field (RFC 4180): as it is, or in double quotes with
