@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* utc.c - ns since the epoch as UTC text (floor before the epoch). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -39,4 +40,11 @@ int basic_utc_format(int64_t t_ns, unsigned digits, unsigned flags, char *buf, s
 		return -ENOSPC;
 	memcpy(buf, text, (size_t)n + 1);
 	return n;
+}
+
+const char *basic_utc_text(int64_t t_ns, unsigned digits, unsigned flags, char *buf, size_t len)
+{
+	if (buf && len && basic_utc_format(t_ns, digits, flags, buf, len) < 0)
+		snprintf(buf, len, "%" PRId64, t_ns);
+	return buf;
 }

@@ -32,3 +32,11 @@ enum {
  * written only on success.  No allocation, RT-safe.
  */
 int basic_utc_format(int64_t t_ns, unsigned digits, unsigned flags, char *buf, size_t len);
+
+/*
+ * basic_utc_format() for a line of text: buf (len at least
+ * BASIC_UTC_MAX), holding the time's text, or where it cannot be
+ * written, its ns as a decimal number (something true is always said).
+ * Returns buf, so it can stand in a printf's arguments.
+ */
+const char *basic_utc_text(int64_t t_ns, unsigned digits, unsigned flags, char *buf, size_t len);

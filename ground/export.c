@@ -17,25 +17,17 @@
 
 #include "db-private.h"
 #include "acquisition/acq-item.h"
+#include "basic/utc.h"
 #include "record/channels.h"
 #include "record/format.h"
 
+/* A bound of the query as a timestamptz (to the us), or +-infinity. */
 static void fmt_bound(int64_t t_ns, const char *inf, char out[48])
 {
-	int64_t us, s;
-	time_t tt;
-	struct tm tm;
-
-	if (t_ns == INT64_MIN || t_ns == INT64_MAX) {
+	if (t_ns == INT64_MIN || t_ns == INT64_MAX)
 		snprintf(out, 48, "%s", inf);
-		return;
-	}
-	us = t_ns / 1000 - (t_ns % 1000 < 0);
-	s = us / 1000000 - (us % 1000000 < 0);
-	tt = (time_t)s;
-	gmtime_r(&tt, &tm);
-	snprintf(out, 48, "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-	         tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(us - s * 1000000));
+	else
+		basic_utc_text(t_ns, 6, BASIC_UTC_SPACE | BASIC_UTC_PG, out, 48);
 }
 
 /* One row of the query below as an item and its names. */

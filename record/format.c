@@ -12,6 +12,7 @@
 #include "format.h"
 #include "names.h"
 #include "basic/escape.h"
+#include "basic/utc.h"
 
 _Static_assert(REC_LOG_ID_MAX == REC_LOG_ID_LEN, "a log id fits struct rec_origin");
 
@@ -21,28 +22,6 @@ static const char *const rec_columns[] = {
 	"value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail",
 };
 #define REC_NCOLUMNS (sizeof(rec_columns) / sizeof(rec_columns[0]))
-
-/* RFC 3339 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
-   buf (at least 32 bytes); the number of ns where the year does not fit. */
-static char *format_time(int64_t t_ns, char *buf, size_t len)
-{
-	int64_t sec = t_ns / 1000000000, ns = t_ns % 1000000000;
-	time_t tt;
-	struct tm tm;
-	size_t n;
-
-	if (ns < 0) {
-		ns += 1000000000;
-		sec--;
-	}
-	tt = (time_t)sec;
-	if (!gmtime_r(&tt, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))) {
-		snprintf(buf, len, "%" PRId64, t_ns);
-		return buf;
-	}
-	snprintf(buf + n, len - n, ".%09" PRId64 "Z", ns);
-	return buf;
-}
 
 /* CAN payloads in upper case (as candump), log ids in lower case (as
    the ground log's directory names). */
@@ -328,13 +307,14 @@ static void row_event(struct row *w, const struct acq_item *it)
 static void row_item(struct row *w, const struct acq_item *it, const struct rec_names *nm,
                      const struct rec_origin *o)
 {
-	char id[2 * REC_LOG_ID_MAX + 1], t[48];
+	char id[2 * REC_LOG_ID_MAX + 1], t[BASIC_UTC_MAX];
 
 	hex(o->log_id, o->log_id_len, false, id);
 	row_str(w, o->vehicle ? o->vehicle : "");
 	row_str(w, id);
 	row_u64(w, it->seq);
-	row_str(w, format_time(it->t_ns, t, sizeof(t)));
+	/* RFC 3339 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") */
+	row_str(w, basic_utc_text(it->t_ns, 9, 0, t, sizeof(t)));
 	row_i64(w, it->t_ns);
 	row_str(w, rec_kind_name(it->kind));
 	row_u64(w, it->bus);
