@@ -17,6 +17,7 @@
 
 #include "db-private.h"
 #include "acquisition/acq-item.h"
+#include "basic/hex.h"
 #include "basic/utc.h"
 #include "record/channels.h"
 #include "record/format.h"
@@ -44,12 +45,11 @@ static void row_item(PGresult *res, struct acq_item *it, struct rec_names *nm)
 		it->bus = (uint16_t)atoi(PQgetvalue(res, 0, 3));
 		it->can.id = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
 		it->can.flags = (uint8_t)atoi(PQgetvalue(res, 0, 5));
-		for (size_t i = 0; hex[2 * i] && hex[2 * i + 1] && i < ACQ_CAN_DATA_MAX; i++) {
-			unsigned v;
-			sscanf(hex + 2 * i, "%2x", &v);
-			it->can.data[i] = (uint8_t)v;
-			it->can.len = (uint8_t)(i + 1);
-		}
+		/* encode(data, 'hex'): whole bytes, at most a frame's */
+		ssize_t n = basic_hex_decode(hex, strnlen(hex, 2 * ACQ_CAN_DATA_MAX) & ~(size_t)1, it->can.data,
+		                             ACQ_CAN_DATA_MAX);
+
+		it->can.len = n > 0 ? (uint8_t)n : 0;
 	} else if (it->kind == ACQ_ITEM_SAMPLE) {
 		it->bus = (uint16_t)(strtoul(PQgetvalue(res, 0, 3), NULL, 10) >> 16);
 		it->sample.channel = (uint32_t)strtoul(PQgetvalue(res, 0, 3), NULL, 10);

@@ -12,6 +12,7 @@
 #include "format.h"
 #include "names.h"
 #include "basic/escape.h"
+#include "basic/hex.h"
 #include "basic/utc.h"
 
 _Static_assert(REC_LOG_ID_MAX == REC_LOG_ID_LEN, "a log id fits struct rec_origin");
@@ -22,19 +23,6 @@ static const char *const rec_columns[] = {
 	"value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail",
 };
 #define REC_NCOLUMNS (sizeof(rec_columns) / sizeof(rec_columns[0]))
-
-/* CAN payloads in upper case (as candump), log ids in lower case (as
-   the ground log's directory names). */
-static void hex(const uint8_t *d, size_t n, bool upper, char *out)
-{
-	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 15];
-	}
-	out[2 * n] = 0;
-}
 
 int rec_format_double(double v, char *buf, size_t len)
 {
@@ -242,7 +230,7 @@ static void row_can(struct row *w, const struct acq_item *it)
 
 	rec_format_can_id(it, id, sizeof(id));
 	rec_format_can_flags(it->can.flags, flags, sizeof(flags));
-	hex(it->can.data, it->can.len, true, data);
+	basic_hex_encode(it->can.data, it->can.len, true, data);
 	row_none(w, 6); /* channel .. label */
 	row_str(w, id);
 	row_str(w, flags);
@@ -309,7 +297,7 @@ static void row_item(struct row *w, const struct acq_item *it, const struct rec_
 {
 	char id[2 * REC_LOG_ID_MAX + 1], t[BASIC_UTC_MAX];
 
-	hex(o->log_id, o->log_id_len, false, id);
+	basic_hex_encode(o->log_id, o->log_id_len, false, id);
 	row_str(w, o->vehicle ? o->vehicle : "");
 	row_str(w, id);
 	row_u64(w, it->seq);
@@ -402,7 +390,7 @@ static void influx_item(FILE *out, const struct acq_item *it, const struct rec_n
 		rec_format_can_id(it, num, sizeof(num));
 		influx_tag(out, "can_id", num);
 		rec_format_can_flags(it->can.flags, flags, sizeof(flags));
-		hex(it->can.data, it->can.len, true, data);
+		basic_hex_encode(it->can.data, it->can.len, true, data);
 		fprintf(out, " data=\"%s\",flags=\"%s\"", data, flags);
 	} else {
 		event = rec_event_name(it->event.code);

@@ -26,6 +26,7 @@
 #include "forward.h"
 #include "forward-private.h"
 #include "mqtt-private.h"
+#include "range.h"
 #include "basic/clock.h"
 #include "basic/thread.h"
 #include "record/batch.h"
@@ -79,12 +80,6 @@ enum conn_state {
 /* A held window [from_ns, to_ns] (upl_forwarder_hold()). */
 struct hold_req {
 	int64_t from_ns, to_ns;
-};
-
-/* One range the ground asked for again: [first, last] of log log_id. */
-struct resend_req {
-	uint8_t log_id[REC_LOG_ID_LEN];
-	uint64_t first, last;
 };
 
 struct upl_forwarder {
@@ -141,7 +136,7 @@ struct upl_forwarder {
 	int64_t hold_poll_ns;
 
 	/* The ground's resend requests (cfg.resend_source), oldest first. */
-	struct resend_req resend[UPL_RESEND_MAX];
+	struct upl_range resend[UPL_RESEND_MAX];
 	size_t nresend;
 	int64_t resend_next_ns;  /* rate limit: the next re-send not before */
 	void *resend_buf;        /* a Batch with the historical flag added */
@@ -947,31 +942,6 @@ static void window_rewind(upl_forwarder_t *f)
 
 /* ---- gap repair: the ground's resend requests ---- */
 
-/* "<log id, 32 hex digits> <first seq> <last seq>": one range. */
-static bool resend_parse(const char *line, size_t n, struct resend_req *ret)
-{
-	char buf[128], hex[2 * REC_LOG_ID_LEN + 1];
-	unsigned long long a, b;
-	int used = 0;
-
-	if (n >= sizeof(buf))
-		return false;
-	memcpy(buf, line, n);
-	buf[n] = 0;
-	if (sscanf(buf, "%32s %llu %llu%n", hex, &a, &b, &used) != 3 || buf[used] || strlen(hex) != 32 ||
-	    a == 0 || b < a)
-		return false;
-	for (int i = 0; i < REC_LOG_ID_LEN; i++) {
-		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return false;
-		ret->log_id[i] = (uint8_t)v;
-	}
-	ret->first = a;
-	ret->last = b;
-	return true;
-}
-
 /* A request from the ground (the broker's ACL lets only the ground
    publish there): queue each range; the rest is refused and counted (the
    ground asks again for what is still missing). */
@@ -985,9 +955,9 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl ? nl : end) - p);
-		struct resend_req req;
+		struct upl_range req;
 
-		if (n && resend_parse(p, n, &req) && f->nresend < UPL_RESEND_MAX) {
+		if (n && upl_range_parse(p, n, &req) == 0 && f->nresend < UPL_RESEND_MAX) {
 			f->resend[f->nresend++] = req;
 			STAT_ADD(f, resend_requests, 1);
 		} else if (n) {
@@ -1004,14 +974,16 @@ static void resend_pop(upl_forwarder_t *f)
 }
 
 /* "gone": [first, last] of the log is no longer stored. */
-static int resend_gone(upl_forwarder_t *f, const struct resend_req *req, uint64_t first, uint64_t last)
+static int resend_gone(upl_forwarder_t *f, const struct upl_range *req, uint64_t first, uint64_t last)
 {
-	char msg[128];
-	int n = 0, rc;
+	struct upl_range gone = *req;
+	char msg[UPL_RANGE_LINE_MAX];
+	int n, rc;
 
-	for (int i = 0; i < REC_LOG_ID_LEN; i++)
-		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%02x", req->log_id[i]);
-	n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %" PRIu64 " %" PRIu64 "\n", first, last);
+	gone.first = first;
+	gone.last = last;
+	if ((n = upl_range_format(&gone, msg, sizeof(msg))) < 0)
+		return n;
 	rc = mosquitto_publish(f->mosq, NULL, f->topic_gone, n, msg, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
@@ -1042,7 +1014,7 @@ static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
 }
 
 /* Whether the stored Batch belongs to the requested log. */
-static bool same_log(const struct upl_rec *rec, const struct resend_req *req)
+static bool same_log(const struct upl_rec *rec, const struct upl_range *req)
 {
 	struct rec_batch_info info;
 	rec_batch_t *b;
@@ -1065,7 +1037,7 @@ static bool same_log(const struct upl_rec *rec, const struct resend_req *req)
  */
 static int resend_step(upl_forwarder_t *f)
 {
-	struct resend_req *req = &f->resend[0];
+	struct upl_range *req = &f->resend[0];
 	struct upl_source *src = &f->cfg.resend_source;
 	struct upl_rec rec = { 0 };
 	int64_t now = basic_mono_ns();
