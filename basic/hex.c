@@ -4,8 +4,7 @@
 
 #include "hex.h"
 
-/* The value of one hex digit, -1 for anything else. */
-static int digit(char c)
+int basic_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -23,7 +22,7 @@ ssize_t basic_hex_decode(const char *s, size_t len, uint8_t *out, size_t max)
 	if (len / 2 > max)
 		return -ENOSPC;
 	for (size_t i = 0; i < len / 2; i++) {
-		int hi = digit(s[2 * i]), lo = digit(s[2 * i + 1]);
+		int hi = basic_hex_digit(s[2 * i]), lo = basic_hex_digit(s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;

@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The value (0 to 15) of the hex digit c, either case; -1 for anything else. */
+int basic_hex_digit(char c);
+
 /*
  * The len hex digits at s (either case, nothing else: no sign, no "0x",
  * no blank) as len / 2 bytes into out (room for max).  Returns how many

@@ -120,6 +120,12 @@ static void test_hex(void)
 	uint8_t b[16];
 	char s[33];
 
+	for (int c = -128; c < 128; c++) {
+		int want = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+		           c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+		CHECK(basic_hex_digit((char)c) == want, "%d", c);
+	}
 	CHECK(basic_hex_decode("00ff7fA0", 8, b, sizeof(b)) == 4 && b[0] == 0 && b[1] == 0xff && b[2] == 0x7f &&
 	      b[3] == 0xa0);
 	CHECK(basic_hex_decode("", 0, b, sizeof(b)) == 0);
