@@ -13,38 +13,17 @@ ra was asked nothing.  A real PostgreSQL 15 and mosquitto.
 import os
 import signal
 import sys
-import threading
 
 RAILMON, PB2_DIR = sys.argv[1:3]
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
-import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, check  # noqa: E402
+from mqtt_peers import Broker, Listener, Recv, cleanup, check  # noqa: E402
 
 LOG = bytes.fromhex("d0" * 15 + "02")
-
-
-class Listener:
-    """Subscribes to railmon/+/resend and keeps what arrives."""
-
-    def __init__(self, port):
-        self.got = []
-        self.c = mqtt.Client(client_id="lines-listen-%d" % os.getpid(), clean_session=True)
-        self.c.on_message = lambda c, u, m: self.got.append((m.topic, m.payload.decode()))
-        subscribed = threading.Event()
-        self.c.on_subscribe = lambda *a: subscribed.set()
-        self.c.connect("127.0.0.1", port, 20)
-        self.c.loop_start()
-        self.c.subscribe("railmon/+/resend", qos=1)
-        check(subscribed.wait(20), "listener subscribed")
-
-    def stop(self):
-        self.c.loop_stop()
-        self.c.disconnect()
 
 
 def batches(pg, vehicle, log_hex, seqs, hours_ago):
