@@ -9,6 +9,14 @@
 #include "clock.h"
 #include "utc.h"
 
+/* v as exactly n decimal digits at p (leading zeros); past them. */
+static char *digits_at(char *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = n; i-- > 0; v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + n;
+}
+
 int basic_utc_format(int64_t t_ns, unsigned digits, unsigned flags, char *buf, size_t len)
 {
 	/* floor(t_ns / 1e9) and a fraction 0..999999999: t_ns % 1e9 is
@@ -16,30 +24,49 @@ int basic_utc_format(int64_t t_ns, unsigned digits, unsigned flags, char *buf, s
 	   name a later second (or print "-250"). */
 	int64_t sec = t_ns / BASIC_NS_PER_SEC - (t_ns % BASIC_NS_PER_SEC < 0);
 	int64_t frac = t_ns % BASIC_NS_PER_SEC; /* not t_ns - sec * 1e9: that overflows at INT64_MIN */
-	char text[BASIC_UTC_MAX];
+	char text[BASIC_UTC_MAX], *p = text;
 	time_t tt = (time_t)sec;
 	struct tm tm;
-	int n;
+	size_t n;
 
 	if (!buf || (digits != 0 && digits != 3 && digits != 6 && digits != 9) ||
 	    (flags & ~(unsigned)(BASIC_UTC_SPACE | BASIC_UTC_PG)))
 		return -EINVAL;
 	if (frac < 0)
 		frac += BASIC_NS_PER_SEC;
-	if ((int64_t)tt != sec || !gmtime_r(&tt, &tm))
+	/* int64 ns reach the years 1677 to 2262: always 4 digits */
+	if ((int64_t)tt != sec || !gmtime_r(&tt, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999)
 		return -EOVERFLOW;
-	n = snprintf(text, sizeof(text), "%04d-%02d-%02d%c%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-	             tm.tm_mday, flags & BASIC_UTC_SPACE ? ' ' : 'T', tm.tm_hour, tm.tm_min, tm.tm_sec);
+	/* digit by digit, not snprintf: export writes one per record */
+	p = digits_at(p, (uint64_t)(tm.tm_year + 1900), 4);
+	*p++ = '-';
+	p = digits_at(p, (uint64_t)tm.tm_mon + 1, 2);
+	*p++ = '-';
+	p = digits_at(p, (uint64_t)tm.tm_mday, 2);
+	*p++ = flags & BASIC_UTC_SPACE ? ' ' : 'T';
+	p = digits_at(p, (uint64_t)tm.tm_hour, 2);
+	*p++ = ':';
+	p = digits_at(p, (uint64_t)tm.tm_min, 2);
+	*p++ = ':';
+	p = digits_at(p, (uint64_t)tm.tm_sec, 2);
 	if (digits) {
 		for (unsigned d = digits; d < 9; d++)
 			frac /= 10; /* truncating a non-negative fraction: still the floor */
-		n += snprintf(text + n, sizeof(text) - (size_t)n, ".%0*lld", (int)digits, (long long)frac);
+		*p++ = '.';
+		p = digits_at(p, (uint64_t)frac, digits);
 	}
-	n += snprintf(text + n, sizeof(text) - (size_t)n, "%s", flags & BASIC_UTC_PG ? "+00" : "Z");
-	if ((size_t)n >= len)
+	if (flags & BASIC_UTC_PG) {
+		memcpy(p, "+00", 3);
+		p += 3;
+	} else {
+		*p++ = 'Z';
+	}
+	n = (size_t)(p - text);
+	if (n >= len)
 		return -ENOSPC;
-	memcpy(buf, text, (size_t)n + 1);
-	return n;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	return (int)n;
 }
 
 const char *basic_utc_text(int64_t t_ns, unsigned digits, unsigned flags, char *buf, size_t len)
