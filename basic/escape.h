@@ -2,12 +2,13 @@
 /*
  * escape.h - strings written into JSON and CSV text, one copy for the tree.
  *
- * Everything railmon writes as JSON or CSV (export, recv, stat --json)
- * puts its strings through these, so a name from a board file or from a
- * Batch received off the network cannot break a line or a document.
- * Neither allocates; both write bytes >= 0x20 other than the ones they
- * escape as they are (UTF-8 passes through; invalid UTF-8 is not
- * repaired).
+ * Everything railmon writes as JSON or CSV (export, recv, stat --json,
+ * the dashboard's answers) puts its strings through these, so a name from
+ * a board file or from a Batch received off the network cannot break a
+ * line or a document.  None allocates; the stream forms write bytes >=
+ * 0x20 other than the ones they escape as they are (UTF-8 passes through;
+ * invalid UTF-8 is not repaired), the buffer form writes bytes that are
+ * not UTF-8 as \ufffd.
  */
 #pragma once
 
