@@ -21,6 +21,7 @@
 #include "pipeline/daemon.h"
 #include "demo.h"
 #include "report/demo-say.h"
+#include "report/run-say.h"
 #include "report/statserver.h"
 #include "basic/clock.h"
 #include "bus/sim-train.h"
@@ -81,6 +82,7 @@ static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_boar
 {
 	struct pl_daemon_opts dopts = { .data_dir = o->data_dir };
 	char err[CONF_ERR_MAX], warn[256];
+	size_t sent, channels;
 	int r = conf_demo_load(o->board, port, cfg, err, sizeof(err));
 
 	if (r < 0) {
@@ -92,6 +94,8 @@ static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_boar
 		fprintf(stderr, "railmon demo: %s\n", err);
 		return r;
 	}
+	if (pl_daemon_uplink_dictionary(*d, &sent, &channels) == 0)
+		rpt_uplink_dictionary(stderr, sent, channels);
 	fprintf(stderr, "railmon demo: simulated Modbus devices on 127.0.0.1:%u, CAN trace %s, log in %s\n",
 	        port, (*cfg)->buses[0].can.device, pl_daemon_data_dir(*d));
 	r = pl_daemon_start(*d, warn, sizeof(warn));

@@ -172,6 +172,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 {
 	struct pl_daemon_opts o = rn->opts;
 	char err[CONF_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
+	size_t sent, channels;
 	int r;
 
 	o.reloaded_hash = reloaded_hash;
@@ -187,6 +188,8 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
 		return r;
 	}
+	if (pl_daemon_uplink_dictionary(rn->d, &sent, &channels) == 0)
+		rpt_uplink_dictionary(stderr, sent, channels);
 	rn->faults.log_dir = pl_daemon_data_dir(rn->d); /* the holds file is named with it */
 	r = pl_daemon_start(rn->d, warn, sizeof(warn));
 	if (r < 0) {

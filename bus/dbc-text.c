@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "dbc-private.h"
+#include "basic/utf8.h"
 
 /* CP1252 0x80..0x9F; 0 = undefined in CP1252, taken as Latin-1. */
 static const uint16_t cp1252_high[32] = {
@@ -22,43 +23,9 @@ static const uint16_t cp1252_high[32] = {
 	0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
 };
 
-/* Length of the UTF-8 sequence at p (RFC 3629: no overlongs, no
-   surrogates, at most U+10FFFF), 0 if it is not one. */
-static size_t utf8_seq(const unsigned char *p, size_t left)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (left < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 size_t dbc_utf8_invalid_at(const char *text, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)text;
-	size_t i = 0, n;
-
-	while (i < len && (n = utf8_seq(p + i, len - i)))
-		i += n;
-	return i;
+	return basic_utf8_valid(text, len);
 }
 
 int dbc_cp1252_to_utf8(const char *text, size_t len, char **ret_text, size_t *ret_len)

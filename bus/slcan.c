@@ -40,6 +40,7 @@
 #include "can-filter.h"
 #include "slcan.h"
 #include "basic/clock.h"
+#include "basic/hex.h"
 
 #define SLCAN_RX_BUF 4096
 #define SLCAN_CMD_TIMEOUT_MS 1000
@@ -49,23 +50,12 @@
 #define SLCAN_QUIET_MS 100
 #define SLCAN_DRAIN_MAX_MS 1000
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int hexnum(const char *s, unsigned n, uint32_t *ret)
 {
 	uint32_t v = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		int d = hexval(s[i]);
+		int d = basic_hex_digit(s[i]);
 
 		if (d < 0)
 			return -EBADMSG;

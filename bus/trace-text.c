@@ -14,6 +14,7 @@
 #include "candump.h"
 #include "trace-fmt.h"
 #include "trace.h"
+#include "basic/hex.h"
 
 static bool is_blank(char c)
 {
@@ -60,17 +61,6 @@ bool bus_tok_is(struct bus_tok t, const char *s)
 	return true;
 }
 
-static int digit_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return 99;
-}
-
 bool bus_tok_uint(struct bus_tok t, unsigned base, uint32_t max, uint32_t *ret)
 {
 	uint64_t v = 0;
@@ -78,9 +68,9 @@ bool bus_tok_uint(struct bus_tok t, unsigned base, uint32_t max, uint32_t *ret)
 	if (t.n == 0 || t.n > 16)
 		return false;
 	for (size_t i = 0; i < t.n; i++) {
-		int d = digit_val(t.p[i]);
+		int d = basic_hex_digit(t.p[i]);
 
-		if (d >= (int)base)
+		if (d < 0 || d >= (int)base)
 			return false;
 		v = v * base + (unsigned)d;
 		if (v > max)

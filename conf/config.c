@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/hash.h"
 #include "basic/parse.h"
 #include "config-schema.h"
 #include "config.h"
@@ -393,15 +394,6 @@ static int validate(struct basic_ini *ini)
 
 /* -------------------------------------------------------------- parse */
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* [board], [storage] and [uplink] have their defaults when not written. */
 static int single_defaults(struct conf_board *c, const char *name, char *err, size_t errlen)
 {
@@ -437,7 +429,7 @@ int conf_parse(const char *name, const char *text, struct conf_board **ret_cfg, 
 	if (r == 0)
 		r = basic_ini_parse(name, text, &ops, &p, err, errlen);
 	if (r == 0) {
-		priv->pub.hash = fnv1a(text);
+		priv->pub.hash = basic_fnv1a_str(text);
 		*ret_cfg = &priv->pub;
 		priv = NULL;
 	}

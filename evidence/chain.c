@@ -10,6 +10,7 @@
 
 #include "evd-private.h"
 #include "evd.h"
+#include "basic/hex.h"
 
 /* Batch.historical = true: field 7, varint 1.  The forwarder appends it to
    a Batch it re-sends from its backlog (uplink/forward.c). */
@@ -246,8 +247,7 @@ int evd_key_is_secret(const char *path)
 
 const char *evd_key_id(const uint8_t pk[EVD_PUBLIC_LEN], char buf[17])
 {
-	for (int i = 0; i < 8; i++)
-		snprintf(buf + 2 * i, 3, "%02x", pk[i]);
+	basic_hex_encode(pk, 8, false, buf);
 	return buf;
 }
 

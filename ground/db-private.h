@@ -204,8 +204,6 @@ int grd_rollup_copy(grd_db_t *db, bool *ret_merge);
 /* The statements (no parameters) that merge rollup_group into rollup_1s
    and rollup_1min, in key order. */
 extern const char *const grd_rollup_merge[2];
-/* Well-formed UTF-8 (what the database takes as text): ground/ingest.c. */
-bool grd_utf8_ok(const char *s);
 /* ch's value table as a PostgreSQL text[] literal in *ret_literal (to
    free), or NULL for none: only the entries "NUMBER LABEL" whose label is
    well-formed UTF-8 (the others are left out and counted in bad_names).

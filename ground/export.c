@@ -17,25 +17,18 @@
 
 #include "db-private.h"
 #include "acquisition/acq-item.h"
+#include "basic/hex.h"
+#include "basic/utc.h"
 #include "record/channels.h"
 #include "record/format.h"
 
+/* A bound of the query as a timestamptz (to the us), or +-infinity. */
 static void fmt_bound(int64_t t_ns, const char *inf, char out[48])
 {
-	int64_t us, s;
-	time_t tt;
-	struct tm tm;
-
-	if (t_ns == INT64_MIN || t_ns == INT64_MAX) {
+	if (t_ns == INT64_MIN || t_ns == INT64_MAX)
 		snprintf(out, 48, "%s", inf);
-		return;
-	}
-	us = t_ns / 1000 - (t_ns % 1000 < 0);
-	s = us / 1000000 - (us % 1000000 < 0);
-	tt = (time_t)s;
-	gmtime_r(&tt, &tm);
-	snprintf(out, 48, "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-	         tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(us - s * 1000000));
+	else
+		basic_utc_text(t_ns, 6, BASIC_UTC_SPACE | BASIC_UTC_PG, out, 48);
 }
 
 /* One row of the query below as an item and its names. */
@@ -52,12 +45,11 @@ static void row_item(PGresult *res, struct acq_item *it, struct rec_names *nm)
 		it->bus = (uint16_t)atoi(PQgetvalue(res, 0, 3));
 		it->can.id = (uint32_t)strtoul(PQgetvalue(res, 0, 4), NULL, 10);
 		it->can.flags = (uint8_t)atoi(PQgetvalue(res, 0, 5));
-		for (size_t i = 0; hex[2 * i] && hex[2 * i + 1] && i < ACQ_CAN_DATA_MAX; i++) {
-			unsigned v;
-			sscanf(hex + 2 * i, "%2x", &v);
-			it->can.data[i] = (uint8_t)v;
-			it->can.len = (uint8_t)(i + 1);
-		}
+		/* encode(data, 'hex'): whole bytes, at most a frame's */
+		ssize_t n = basic_hex_decode(hex, strnlen(hex, 2 * ACQ_CAN_DATA_MAX) & ~(size_t)1, it->can.data,
+		                             ACQ_CAN_DATA_MAX);
+
+		it->can.len = n > 0 ? (uint8_t)n : 0;
 	} else if (it->kind == ACQ_ITEM_SAMPLE) {
 		it->bus = (uint16_t)(strtoul(PQgetvalue(res, 0, 3), NULL, 10) >> 16);
 		it->sample.channel = (uint32_t)strtoul(PQgetvalue(res, 0, 3), NULL, 10);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "db-private.h"
+#include "basic/utf8.h"
 #include "record/batch.h"
 
 /* An entry is replaced only by one written at the same time or later: a
@@ -147,7 +148,7 @@ static bool entry_ok(const char *e)
 	char num[48], *end;
 	double v;
 
-	if (!sp || sp == e || (size_t)(sp - e) >= sizeof(num) || !sp[1] || !grd_utf8_ok(sp + 1))
+	if (!sp || sp == e || (size_t)(sp - e) >= sizeof(num) || !sp[1] || !basic_utf8_ok(sp + 1))
 		return false;
 	memcpy(num, e, (size_t)(sp - e));
 	num[sp - e] = 0;

@@ -29,7 +29,10 @@
 #include "db-private.h"
 #include "acquisition/acq-item.h"
 #include "basic/clock.h"
+#include "basic/hash.h"
 #include "basic/parse.h"
+#include "basic/utc.h"
+#include "basic/utf8.h"
 
 #define NS_PER_DAY (INT64_C(86400) * 1000000000)
 
@@ -185,13 +188,7 @@ static int64_t floordiv(int64_t a, int64_t b)
 /* A timestamptz in UTC, to the microsecond (PostgreSQL's resolution). */
 static void fmt_time(int64_t t_ns, char out[48])
 {
-	int64_t us = floordiv(t_ns, 1000), s = floordiv(us, 1000000);
-	time_t tt = (time_t)s;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	snprintf(out, 48, "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-	         tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(us - s * 1000000));
+	basic_utc_text(t_ns, 6, BASIC_UTC_SPACE | BASIC_UTC_PG, out, 48);
 }
 
 static void fmt_day(int64_t day, char out[16], const char *fmt)
@@ -312,47 +309,36 @@ static void check_times(const grd_db_t *db, struct grd_pending *p, const struct 
 
 /* ---- the digest ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * UINT64_C(0x100000001b3);
-	return h;
-}
-
 static uint64_t digest_item(uint64_t h, const struct acq_item *it)
 {
-	h = fnv(h, &it->t_ns, sizeof(it->t_ns));
-	h = fnv(h, &it->kind, sizeof(it->kind));
-	h = fnv(h, &it->bus, sizeof(it->bus));
+	h = basic_fnv1a(h, &it->t_ns, sizeof(it->t_ns));
+	h = basic_fnv1a(h, &it->kind, sizeof(it->kind));
+	h = basic_fnv1a(h, &it->bus, sizeof(it->bus));
 	if (it->kind == ACQ_ITEM_CAN) {
-		h = fnv(h, &it->can.id, sizeof(it->can.id));
-		h = fnv(h, &it->can.flags, 1);
-		h = fnv(h, &it->can.len, 1);
-		h = fnv(h, it->can.data, it->can.len);
+		h = basic_fnv1a(h, &it->can.id, sizeof(it->can.id));
+		h = basic_fnv1a(h, &it->can.flags, 1);
+		h = basic_fnv1a(h, &it->can.len, 1);
+		h = basic_fnv1a(h, it->can.data, it->can.len);
 	} else if (it->kind == ACQ_ITEM_SAMPLE) {
-		h = fnv(h, &it->sample.channel, sizeof(it->sample.channel));
-		h = fnv(h, &it->sample.quality, sizeof(it->sample.quality));
-		h = fnv(h, &it->sample.value, sizeof(it->sample.value));
+		h = basic_fnv1a(h, &it->sample.channel, sizeof(it->sample.channel));
+		h = basic_fnv1a(h, &it->sample.quality, sizeof(it->sample.quality));
+		h = basic_fnv1a(h, &it->sample.value, sizeof(it->sample.value));
 	} else if (it->kind == ACQ_ITEM_TEXT) {
-		h = fnv(h, &it->text.channel, sizeof(it->text.channel));
-		h = fnv(h, &it->text.quality, 1);
-		h = fnv(h, &it->text.len, 1);
-		h = fnv(h, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
+		h = basic_fnv1a(h, &it->text.channel, sizeof(it->text.channel));
+		h = basic_fnv1a(h, &it->text.quality, 1);
+		h = basic_fnv1a(h, &it->text.len, 1);
+		h = basic_fnv1a(h, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
 	} else {
-		h = fnv(h, &it->event.code, sizeof(it->event.code));
-		h = fnv(h, &it->event.detail, sizeof(it->event.detail));
-		h = fnv(h, &it->event.arg, sizeof(it->event.arg));
+		h = basic_fnv1a(h, &it->event.code, sizeof(it->event.code));
+		h = basic_fnv1a(h, &it->event.detail, sizeof(it->event.detail));
+		h = basic_fnv1a(h, &it->event.arg, sizeof(it->event.arg));
 	}
 	return h;
 }
 
-#define DIGEST_SEED UINT64_C(0xcbf29ce484222325)
-
 uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count)
 {
-	uint64_t h = DIGEST_SEED;
+	uint64_t h = BASIC_FNV1A_SEED;
 
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
@@ -369,7 +355,7 @@ uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count)
 static void scan(struct grd_pending *p, uint32_t count)
 {
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	uint64_t h = DIGEST_SEED;
+	uint64_t h = BASIC_FNV1A_SEED;
 
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
@@ -700,38 +686,6 @@ static int record_door(grd_db_t *db, const struct batch_key *k, const struct rec
 	return 0;
 }
 
-/* Well-formed UTF-8 (no overlongs, surrogates or code points past
-   U+10FFFF): the database refuses anything else in text, and a Batch it
-   refuses for ever would stop the receiver. */
-static bool utf8_ok(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	while (*s) {
-		unsigned c = *s, n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 :
-		             (c & 0xf8) == 0xf0 ? 3 : 4;
-		uint32_t cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
-
-		if (n == 4)
-			return false;
-		for (unsigned i = 1; i <= n; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		s += n + 1;
-	}
-	return true;
-}
-
-bool grd_utf8_ok(const char *s)
-{
-	return utf8_ok(s);
-}
-
 /* The Batch's channel dictionary, into the open pipeline: first the
    door's verdict (statement "dict", its answer the *ret_q-th of the
    pipeline), then the entries, which obey it. */
@@ -759,7 +713,7 @@ static int send_dictionary(grd_db_t *db, const struct batch_key *k, const rec_ba
 
 		if (rec_batch_channel(b, i, &ch) < 0)
 			continue;
-		if (!utf8_ok(ch.name) || !utf8_ok(ch.unit) || !utf8_ok(ch.source)) {
+		if (!basic_utf8_ok(ch.name) || !basic_utf8_ok(ch.unit) || !basic_utf8_ok(ch.source)) {
 			pthread_mutex_lock(&db->lock);
 			db->st.bad_names++;
 			pthread_mutex_unlock(&db->lock);
@@ -1146,9 +1100,9 @@ int grd_ingest_refuse(grd_db_t *db, const struct grd_pending *p, const char *sql
 	                     sqlstate, reason, p->payload };
 	int lens[7] = { 0, (int)info.log_id_len, 0, 0, 0, 0, (int)p->len };
 	/* The vehicle's name as the Batch says: it may be what failed. */
-	if (!utf8_ok(info.vehicle))
+	if (!basic_utf8_ok(info.vehicle))
 		v[0] = "(not UTF-8)";
-	if (!utf8_ok(reason))
+	if (!basic_utf8_ok(reason))
 		v[5] = "(not UTF-8)";
 	if (grd_db_prepare(db) < 0)
 		return -EIO;

@@ -20,6 +20,7 @@
 
 #include "ground.h"
 #include "basic/clock.h"
+#include "basic/hex.h"
 #include "basic/name.h"
 #include "uplink/recv.h"
 
@@ -81,9 +82,7 @@ static void safe_name(char *out, size_t size, const char *s)
 /* "" for a Batch without a log id. */
 void grd_log_id_hex(const uint8_t *id, size_t len, char out[2 * REC_LOG_ID_LEN + 1])
 {
-	out[0] = 0;
-	for (size_t i = 0; i < len && i < REC_LOG_ID_LEN; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
+	basic_hex_encode(id, len < REC_LOG_ID_LEN ? len : REC_LOG_ID_LEN, false, out);
 }
 
 /* Write the payload as received to the refused directory, or its first

@@ -13,7 +13,9 @@
 
 #include "db-private.h"
 #include "ground.h"
+#include "basic/hex.h"
 #include "basic/name.h"
+#include "uplink/range.h"
 
 int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max)
 {
@@ -103,30 +105,6 @@ int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t
 	return r;
 }
 
-/* "<32 hex> <first> <last>" */
-static bool parse_range(const char *line, size_t n, uint8_t id[REC_LOG_ID_LEN], uint64_t *first, uint64_t *last)
-{
-	char buf[128], hex[2 * REC_LOG_ID_LEN + 1];
-	unsigned long long a, b;
-	int used = 0;
-
-	if (n >= sizeof(buf))
-		return false;
-	memcpy(buf, line, n);
-	buf[n] = 0;
-	if (sscanf(buf, "%32s %llu %llu%n", hex, &a, &b, &used) != 3 || buf[used] || strlen(hex) != 32 || !a || b < a)
-		return false;
-	for (int i = 0; i < REC_LOG_ID_LEN; i++) {
-		unsigned x;
-		if (sscanf(hex + 2 * i, "%2x", &x) != 1)
-			return false;
-		id[i] = (uint8_t)x;
-	}
-	*first = a;
-	*last = b;
-	return true;
-}
-
 void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len)
 {
 	struct grd *g = ctx;
@@ -140,13 +118,11 @@ void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len)
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl ? nl : end) - p);
-		uint8_t id[REC_LOG_ID_LEN];
-		uint64_t first, last;
-
+		struct upl_range rg;
 		int r = -EINVAL;
 
-		if (n && parse_range(p, n, id, &first, &last) && g->db)
-			r = grd_db_gone(g->db, vehicle, id, sizeof(id), first, last);
+		if (n && upl_range_parse(p, n, &rg) == 0 && g->db)
+			r = grd_db_gone(g->db, vehicle, rg.log_id, sizeof(rg.log_id), rg.first, rg.last);
 		g->gone += r == 0;
 		g->gone_bad += n && r < 0;
 		g->gone_unasked += n && r == -EPERM;
@@ -160,7 +136,7 @@ void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len)
 int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret_asked)
 {
 	struct grd_hole *h = calloc(GRD_REPAIR_MAX, sizeof(*h));
-	char *msg = malloc(GRD_RESEND_LINES * 80), topic[96];
+	char *msg = malloc(GRD_RESEND_LINES * UPL_RANGE_LINE_MAX), topic[96];
 	size_t used = 0, lines = 0;
 	uint64_t asked = 0;
 	int n, err = 0;
@@ -172,14 +148,19 @@ int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret
 	}
 	n = grd_db_holes(db, grace_s, h, GRD_REPAIR_MAX);
 	for (int i = 0; i < n; i++) {
-		if (!h[i].log_id[0])
-			continue; /* a sender without log ids cannot be asked by range */
-		used += (size_t)snprintf(msg + used, 80, "%s %" PRIu64 " %" PRIu64 "\n", h[i].log_id, h[i].first,
-		                         h[i].last);
-		lines++;
-		asked++;
+		struct upl_range rg = { .first = h[i].first, .last = h[i].last };
+		int len;
+
+		/* a sender without log ids cannot be asked by range (and its hole
+		   must not keep the lines before it from being sent, below) */
+		if (basic_hex_decode(h[i].log_id, strlen(h[i].log_id), rg.log_id, sizeof(rg.log_id)) == REC_LOG_ID_LEN &&
+		    (len = upl_range_format(&rg, msg + used, UPL_RANGE_LINE_MAX)) >= 0) {
+			used += (size_t)len;
+			lines++;
+			asked++;
+		}
 		/* the holes come oldest first, not by vehicle: send when it changes */
-		if (lines == GRD_RESEND_LINES || i + 1 == n || strcmp(h[i + 1].vehicle, h[i].vehicle) != 0) {
+		if (lines && (lines == GRD_RESEND_LINES || i + 1 == n || strcmp(h[i + 1].vehicle, h[i].vehicle) != 0)) {
 			snprintf(topic, sizeof(topic), "railmon/%s/resend", h[i].vehicle);
 			if (upl_recv_publish(r, topic, msg, used) < 0)
 				err = -ENOBUFS;

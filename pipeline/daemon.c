@@ -465,6 +465,17 @@ int pl_daemon_uplink_stats(struct pl_daemon *d, struct upl_forward_stats *ret_st
 	return d->up.fwd ? upl_forwarder_stats(d->up.fwd, ret_stats) : -ENOENT;
 }
 
+int pl_daemon_uplink_dictionary(const struct pl_daemon *d, size_t *ret_sent, size_t *ret_channels)
+{
+	if (!d || !ret_sent || !ret_channels)
+		return -EINVAL;
+	if (!d->up.fwd || !d->up.dict_channels)
+		return -ENOENT;
+	*ret_sent = d->up.dict_sent;
+	*ret_channels = d->up.dict_channels;
+	return 0;
+}
+
 int pl_daemon_uplink(struct pl_daemon *d, uint64_t *ret_cursor, bool *ret_connected, bool *ret_insecure)
 {
 	struct upl_forward_stats st;

@@ -103,6 +103,12 @@ struct upl_forward_stats;
 /* The forwarder's counters (uplink/forward.h): connection failures and
    their reason, cursor damage found at start.  -ENOENT without [uplink]. */
 int pl_daemon_uplink_stats(struct pl_daemon *d, struct upl_forward_stats *ret_stats);
+
+/* How many of the board's channels the retained channels message names
+   (*ret_sent) of how many it has (*ret_channels): fewer when the
+   dictionary is over 1 MiB, which board/ says (rpt_uplink_dictionary).
+   -ENOENT without [uplink] or without channels. */
+int pl_daemon_uplink_dictionary(const struct pl_daemon *d, size_t *ret_sent, size_t *ret_channels);
 /*
  * The presence of bus b's device; any thread.  CAN devices that go away are
  * closed and reopened by their source's thread with backoff; Modbus links

@@ -78,7 +78,7 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
    the retained channels message.  As much of it as one Batch holds (about
    10,000 channels in 1 MiB); more is said.  NULL on failure (then no
    retained message: names wait for a Batch's dictionary). */
-static rec_encoder_t *dictionary_batch(const struct conf_board *cfg, stor_log_t *log,
+static rec_encoder_t *dictionary_batch(struct pl_forwarder *f, const struct conf_board *cfg, stor_log_t *log,
                                        const struct pl_channels *ch, const uint8_t **ret_buf, size_t *ret_len)
 {
 	struct rec_batch_meta meta = { .vehicle = cfg->vehicle, .config_hash = cfg->hash };
@@ -94,9 +94,8 @@ static rec_encoder_t *dictionary_batch(const struct conf_board *cfg, stor_log_t 
 	k = rec_encoder_set_channels(enc, pl_channels_dictionary(ch), n);
 	if (k <= 0 || rec_encoder_finish(enc, 0, ret_buf, ret_len) < 0)
 		return rec_encoder_free(enc);
-	if ((size_t)k < n)
-		fprintf(stderr, "railmon: uplink: the retained channels message holds %d of %zu channels (1 MiB); "
-		        "the others are named by the Batches' dictionaries\n", k, n);
+	f->dict_sent = (size_t)k; /* fewer than n: said by board/ */
+	f->dict_channels = n;
 	return enc;
 }
 
@@ -135,7 +134,7 @@ int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, cons
 	fc.on_event = fwd_event;
 	fc.event_ctx = events;
 	/* the forwarder copies it */
-	dict = dictionary_batch(cfg, log, ch, (const uint8_t **)&fc.channels_msg, &fc.channels_len);
+	dict = dictionary_batch(f, cfg, log, ch, (const uint8_t **)&fc.channels_msg, &fc.channels_len);
 	r = upl_forwarder_new(&fc, &f->fwd);
 	rec_encoder_free(dict);
 	if (r < 0)

@@ -20,13 +20,18 @@ struct pl_forwarder {
 	stor_reader_t *reader, *live_reader, *resend_reader, *hold_reader;
 	char client[96];               /* MQTT client id: railmon-<vehicle> */
 	char cursor[BUS_PATH_MAX + 32];
+	/* The retained channels message names dict_sent of the board's
+	   dict_channels channels: fewer when the dictionary is over 1 MiB
+	   (the others are named by the Batches' dictionaries); board/ says
+	   so (rpt_uplink_dictionary), this module prints nothing. */
+	size_t dict_sent, dict_channels;
 };
 
 /*
  * Set up f for cfg's [uplink] (nothing without one) over the log in dir;
  * its events go into events (its only producer; must outlive it).  The
  * channel dictionary of ch (NULL: none) goes out retained on
- * railmon/<vehicle>/channels at every connect.  Not
+ * railmon/<vehicle>/channels at every connect (how much of it: f->dict_*).  Not
  * started.  0, or -errno with the message in err; close f either way.
  */
 int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,

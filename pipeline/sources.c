@@ -13,7 +13,7 @@
    in acq_source_cfg): at most 1,000 wakeups/s per bus instead of one per
    frame, for at most 1 ms more latency, the same as the collector's own
    idle wait, far inside a Batch's batch_ms. */
-#define BOARD_RX_COALESCE_NS (1000 * 1000)
+#define PL_RX_COALESCE_NS (1000 * 1000)
 
 struct pl_sources {
 	const struct conf_board *cfg;
@@ -83,7 +83,7 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 		.stamp_latency = can && !trace,
 		/* A live CAN bus, or a trace paced as one, is read once per
 		   burst (acq_source_cfg). */
-		.coalesce_ns = can && (!trace || bc->can.trace_speed > 0) ? BOARD_RX_COALESCE_NS : 0,
+		.coalesce_ns = can && (!trace || bc->can.trace_speed > 0) ? PL_RX_COALESCE_NS : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
 	};

@@ -12,6 +12,8 @@
 #include "format.h"
 #include "names.h"
 #include "basic/escape.h"
+#include "basic/hex.h"
+#include "basic/utc.h"
 
 _Static_assert(REC_LOG_ID_MAX == REC_LOG_ID_LEN, "a log id fits struct rec_origin");
 
@@ -21,41 +23,6 @@ static const char *const rec_columns[] = {
 	"value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail",
 };
 #define REC_NCOLUMNS (sizeof(rec_columns) / sizeof(rec_columns[0]))
-
-/* RFC 3339 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") into
-   buf (at least 32 bytes); the number of ns where the year does not fit. */
-static char *format_time(int64_t t_ns, char *buf, size_t len)
-{
-	int64_t sec = t_ns / 1000000000, ns = t_ns % 1000000000;
-	time_t tt;
-	struct tm tm;
-	size_t n;
-
-	if (ns < 0) {
-		ns += 1000000000;
-		sec--;
-	}
-	tt = (time_t)sec;
-	if (!gmtime_r(&tt, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))) {
-		snprintf(buf, len, "%" PRId64, t_ns);
-		return buf;
-	}
-	snprintf(buf + n, len - n, ".%09" PRId64 "Z", ns);
-	return buf;
-}
-
-/* CAN payloads in upper case (as candump), log ids in lower case (as
-   the ground log's directory names). */
-static void hex(const uint8_t *d, size_t n, bool upper, char *out)
-{
-	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 15];
-	}
-	out[2 * n] = 0;
-}
 
 int rec_format_double(double v, char *buf, size_t len)
 {
@@ -263,7 +230,7 @@ static void row_can(struct row *w, const struct acq_item *it)
 
 	rec_format_can_id(it, id, sizeof(id));
 	rec_format_can_flags(it->can.flags, flags, sizeof(flags));
-	hex(it->can.data, it->can.len, true, data);
+	basic_hex_encode(it->can.data, it->can.len, true, data);
 	row_none(w, 6); /* channel .. label */
 	row_str(w, id);
 	row_str(w, flags);
@@ -328,13 +295,14 @@ static void row_event(struct row *w, const struct acq_item *it)
 static void row_item(struct row *w, const struct acq_item *it, const struct rec_names *nm,
                      const struct rec_origin *o)
 {
-	char id[2 * REC_LOG_ID_MAX + 1], t[48];
+	char id[2 * REC_LOG_ID_MAX + 1], t[BASIC_UTC_MAX];
 
-	hex(o->log_id, o->log_id_len, false, id);
+	basic_hex_encode(o->log_id, o->log_id_len, false, id);
 	row_str(w, o->vehicle ? o->vehicle : "");
 	row_str(w, id);
 	row_u64(w, it->seq);
-	row_str(w, format_time(it->t_ns, t, sizeof(t)));
+	/* RFC 3339 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") */
+	row_str(w, basic_utc_text(it->t_ns, 9, 0, t, sizeof(t)));
 	row_i64(w, it->t_ns);
 	row_str(w, rec_kind_name(it->kind));
 	row_u64(w, it->bus);
@@ -422,7 +390,7 @@ static void influx_item(FILE *out, const struct acq_item *it, const struct rec_n
 		rec_format_can_id(it, num, sizeof(num));
 		influx_tag(out, "can_id", num);
 		rec_format_can_flags(it->can.flags, flags, sizeof(flags));
-		hex(it->can.data, it->can.len, true, data);
+		basic_hex_encode(it->can.data, it->can.len, true, data);
 		fprintf(out, " data=\"%s\",flags=\"%s\"", data, flags);
 	} else {
 		event = rec_event_name(it->event.code);

@@ -11,6 +11,7 @@
 #include "format.h"
 #include "wide.h"
 #include "basic/escape.h"
+#include "basic/utc.h"
 
 struct wide_col {
 	uint32_t channel;
@@ -42,22 +43,12 @@ static int col_cmp(const void *a, const void *b)
 	return x->channel < y->channel ? -1 : x->channel > y->channel;
 }
 
+/* the row's time as export's rows write it (record/format.c), and in ns */
 static void put_time(FILE *out, int64_t t_ns)
 {
-	int64_t sec = t_ns / 1000000000, ns = t_ns % 1000000000;
-	time_t tt;
-	struct tm tm;
-	char buf[40];
+	char buf[BASIC_UTC_MAX];
 
-	if (ns < 0) {
-		ns += 1000000000;
-		sec--;
-	}
-	tt = (time_t)sec;
-	if (gmtime_r(&tt, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
-		fprintf(out, "%s.%09" PRId64 "Z,%" PRId64, buf, ns, t_ns);
-	else
-		fprintf(out, ",%" PRId64, t_ns);
+	fprintf(out, "%s,%" PRId64, basic_utc_text(t_ns, 9, 0, buf, sizeof(buf)), t_ns);
 }
 
 static int write_header(rec_wide_t *w, const struct rec_wide_column *cols)

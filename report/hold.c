@@ -12,22 +12,10 @@
 #include <time.h>
 
 #include "basic/clock.h"
+#include "basic/utc.h"
 #include "report/hold.h"
 #include "report/say.h"
 #include "storage/stor.h"
-
-/* "2026-12-03 19:09:14.250Z" (UTC) */
-static const char *utc(int64_t ns, char *buf, size_t len)
-{
-	time_t s = (time_t)(ns / BASIC_NS_PER_SEC);
-	struct tm tm;
-
-	if (!gmtime_r(&s, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
-		snprintf(buf, len, "%" PRId64, ns);
-	else
-		snprintf(buf + strlen(buf), len - strlen(buf), ".%03dZ", (int)(ns / BASIC_NS_PER_MS % 1000));
-	return buf;
-}
 
 static const char *span(int64_t ns, char *buf, size_t len)
 {
@@ -76,7 +64,7 @@ static void print_gone(FILE *out, const struct stor_hold_extent *e)
 	}
 	if (e->missing_before_seq)
 		fprintf(out, "      gone: the window before %s (the oldest record on disk is seq %" PRIu64 "; older ones "
-		        "were deleted)\n", utc(e->missing_before_ns, t, sizeof(t)), e->missing_before_seq);
+		        "were deleted)\n", basic_utc_text(e->missing_before_ns, 3, BASIC_UTC_SPACE, t, sizeof(t)), e->missing_before_seq);
 }
 
 static void print_hold(FILE *out, const struct stor_hold *h, const struct stor_hold_extent *e, int64_t now)
@@ -88,14 +76,14 @@ static void print_hold(FILE *out, const struct stor_hold *h, const struct stor_h
 	if (!h->expiry_ns)
 		snprintf(exp, sizeof(exp), "at release");
 	else
-		snprintf(exp, sizeof(exp), "%s%s", utc(h->expiry_ns, tmp, sizeof(tmp)),
+		snprintf(exp, sizeof(exp), "%s%s", basic_utc_text(h->expiry_ns, 3, BASIC_UTC_SPACE, tmp, sizeof(tmp)),
 		         h->expiry_ns <= now ? " (ended)" : "");
 	if (e->nranges)
 		ranges(e->range, e->nranges, recs, sizeof(recs));
 	else
 		snprintf(recs, sizeof(recs), "none on disk");
 	fprintf(out, "%-5" PRIu32 " %-20s %-24s -%s +%-6s %-23s %8" PRIu32 " %12" PRIu64 "  %s\n", h->id, h->trigger,
-	        utc(h->t_ns, t, sizeof(t)), pre, post, recs, e->segments, e->bytes, exp);
+	        basic_utc_text(h->t_ns, 3, BASIC_UTC_SPACE, t, sizeof(t)), pre, post, recs, e->segments, e->bytes, exp);
 	print_gone(out, e);
 }
 

@@ -24,6 +24,13 @@ void rpt_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, c
 	        cfg->nbuses, cfg->nbuses == 1 ? "" : "es", cfg->hash, data_dir);
 }
 
+void rpt_uplink_dictionary(FILE *out, size_t sent, size_t channels)
+{
+	if (sent < channels)
+		fprintf(out, "railmon: uplink: the retained channels message holds %zu of %zu channels (1 MiB); "
+		        "the others are named by the Batches' dictionaries\n", sent, channels);
+}
+
 void rpt_broker_url(const struct conf_uplink *up, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s://%s:%u", up->tls ? "mqtts" : "mqtt", up->host, up->port);

@@ -30,6 +30,10 @@ struct rpt_run_counts {
 void rpt_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, const char *data_dir,
                      const char *warn, const char *log_warning);
 
+/* A retained channels message cut to sent of the board's channels names
+   (over 1 MiB: pl_daemon_uplink_dictionary); nothing when all are in it. */
+void rpt_uplink_dictionary(FILE *out, size_t sent, size_t channels);
+
 /* The broker as messages name it: "mqtt[s]://host:port". */
 void rpt_broker_url(const struct conf_uplink *up, char *buf, size_t len);
 

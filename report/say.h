@@ -16,8 +16,3 @@ int rpt_fail(FILE *out, const char *cmd, const char *fmt, ...) __attribute__((fo
 
 /* The same with a va_list (board/'s cli_fail says it on stderr). */
 int rpt_vfail(FILE *out, const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
-
-/* "2026-12-03T07:00:00.123Z" into buf (32 bytes), for what a summary or a
-   sentence says (ms: not the records' own times); the number of ns where
-   the year does not fit.  Returns buf. */
-const char *rpt_say_time_ms(int64_t t_ns, char *buf, size_t len);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "basic/escape.h"
+#include "basic/utc.h"
 #include "record/batch.h"
 #include "report/logfault.h"
 #include "report/say.h"
@@ -196,7 +197,7 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 	struct rec_health last[64];
 	double rate[64] = { 0 }; /* each entry's last rate before the daemon stopped */
 	int64_t end_ns = INT64_MIN;
-	char when[32];
+	char when[BASIC_UTC_MAX];
 	size_t nlast = 0;
 	stor_reader_t *rd;
 	struct stor_rec rec;
@@ -254,7 +255,7 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 	   would look like a live one with nothing coming in. */
 	fprintf(err, "railmon stat: %s: a recorded log, no daemon on it; it ended at %s (its last record); rates are "
 	        "the last each had while it ran, the rest as its last health entry says\n", dir,
-	        end_ns == INT64_MIN ? "an unknown time" : rpt_say_time_ms(end_ns, when, sizeof(when)));
+	        end_ns == INT64_MIN ? "an unknown time" : basic_utc_text(end_ns, 3, 0, when, sizeof(when)));
 	for (size_t i = 0; i < nlast; i++)
 		last[i].rate_hz = last[i].rate_hz > 0 ? last[i].rate_hz : rate[i];
 	if (!json)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "basic/escape.h"
+#include "basic/utc.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
@@ -206,8 +207,9 @@ static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bo
 	char first[40], last[40], mn[REC_DOUBLE_MAX], mx[REC_DOUBLE_MAX], mean[REC_DOUBLE_MAX];
 	double longest = c->count > 1 ? (double)c->max_dt_ns / 1e9 : 0;
 
-	rpt_say_time_ms(c->first_ns, first, sizeof(first));
-	rpt_say_time_ms(c->last_ns, last, sizeof(last));
+	/* to the ms: what a summary says, not the records' own times */
+	basic_utc_text(c->first_ns, 3, 0, first, sizeof(first));
+	basic_utc_text(c->last_ns, 3, 0, last, sizeof(last));
 	int dec = ch && ch->has_decimals ? (int)ch->decimals : -1;
 
 	/* min and max are values of the channel: at its resolution; the mean

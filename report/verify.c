@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/utc.h"
 #include "report/verify.h"
 
 
@@ -96,19 +97,6 @@ void rpt_verify_problem(void *ctx, const struct evd_problem *p)
 		        o->dir, p->segment, p->offset, p->seq, what, range);
 }
 
-static char *time_text(int64_t t_ns, char *buf, size_t len)
-{
-	time_t tt = (time_t)(t_ns / 1000000000);
-	struct tm tm;
-	size_t n;
-
-	if (t_ns < 0 || !gmtime_r(&tt, &tm) || !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)))
-		snprintf(buf, len, "%" PRId64 " ns", t_ns);
-	else
-		snprintf(buf + n, len - n, ".%03dZ", (int)(t_ns / 1000000 % 1000));
-	return buf;
-}
-
 /* Why each kind of range is not verified (no problem found, problems). */
 static const char *range_words(enum evd_range_kind k, bool problems)
 {
@@ -150,10 +138,10 @@ void rpt_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
 		/* times from sealed content only: frame headers no Seal covers */
 		if (r->verified_t_last)
 			fprintf(out, "verified record times: %s .. %s (the first record of each verified Batch)\n",
-			        time_text(r->verified_t_first, a, sizeof(a)), time_text(r->verified_t_last, b, sizeof(b)));
+			        basic_utc_text(r->verified_t_first, 3, 0, a, sizeof(a)), basic_utc_text(r->verified_t_last, 3, 0, b, sizeof(b)));
 		if (r->seal_t_last)
 			fprintf(out, "sealed: %s .. %s (the verified Seals' signed times)\n",
-			        time_text(r->seal_t_first, a, sizeof(a)), time_text(r->seal_t_last, b, sizeof(b)));
+			        basic_utc_text(r->seal_t_first, 3, 0, a, sizeof(a)), basic_utc_text(r->seal_t_last, 3, 0, b, sizeof(b)));
 	}
 	else
 		fprintf(out, "verified: nothing\n");

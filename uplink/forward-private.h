@@ -17,6 +17,7 @@
 
 #include "fwd-types.h"
 #include "mqtt-private.h"
+#include "range.h"
 #include "record/batch.h"
 
 enum slot_state {
@@ -62,12 +63,6 @@ enum conn_state {
 /* A held window [from_ns, to_ns] (upl_forwarder_hold()). */
 struct hold_req {
 	int64_t from_ns, to_ns;
-};
-
-/* One range the ground asked for again: [first, last] of log log_id. */
-struct resend_req {
-	uint8_t log_id[REC_LOG_ID_LEN];
-	uint64_t first, last;
 };
 
 struct upl_forwarder {
@@ -124,7 +119,7 @@ struct upl_forwarder {
 	int64_t hold_poll_ns;
 
 	/* The ground's resend requests (cfg.resend_source), oldest first. */
-	struct resend_req resend[UPL_RESEND_MAX];
+	struct upl_range resend[UPL_RESEND_MAX];
 	size_t nresend;
 	int64_t resend_next_ns;  /* rate limit: the next re-send not before */
 	void *resend_buf;        /* a Batch with the historical flag added */

@@ -31,6 +31,7 @@
 #include "forward.h"
 #include "forward-private.h"
 #include "mqtt-private.h"
+#include "range.h"
 #include "basic/clock.h"
 #include "basic/thread.h"
 #include "record/batch.h"
@@ -266,31 +267,6 @@ int upl_forwarder_hold(upl_forwarder_t *f, int64_t from_ns, int64_t to_ns)
 
 /* ---- gap repair: the ground's resend requests ---- */
 
-/* "<log id, 32 hex digits> <first seq> <last seq>": one range. */
-static bool resend_parse(const char *line, size_t n, struct resend_req *ret)
-{
-	char buf[128], hex[2 * REC_LOG_ID_LEN + 1];
-	unsigned long long a, b;
-	int used = 0;
-
-	if (n >= sizeof(buf))
-		return false;
-	memcpy(buf, line, n);
-	buf[n] = 0;
-	if (sscanf(buf, "%32s %llu %llu%n", hex, &a, &b, &used) != 3 || buf[used] || strlen(hex) != 32 ||
-	    a == 0 || b < a)
-		return false;
-	for (int i = 0; i < REC_LOG_ID_LEN; i++) {
-		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return false;
-		ret->log_id[i] = (uint8_t)v;
-	}
-	ret->first = a;
-	ret->last = b;
-	return true;
-}
-
 /* A request from the ground (the broker's ACL lets only the ground
    publish there): queue each range; the rest is refused and counted (the
    ground asks again for what is still missing). */
@@ -304,9 +280,9 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl ? nl : end) - p);
-		struct resend_req req;
+		struct upl_range req;
 
-		if (n && resend_parse(p, n, &req) && f->nresend < UPL_RESEND_MAX) {
+		if (n && upl_range_parse(p, n, &req) == 0 && f->nresend < UPL_RESEND_MAX) {
 			f->resend[f->nresend++] = req;
 			STAT_ADD(f, resend_requests, 1);
 		} else if (n) {

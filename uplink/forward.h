@@ -10,8 +10,8 @@
  * atomically) only to the lowest sequence number not yet acknowledged.
  *
  * The log is reached through struct upl_source, not through storage/:
- * modules never include each other, so board/ wires a stor_reader_t into
- * it (see uplink/README.md).  The forwarder never touches acquisition: a
+ * modules never include each other, so pipeline/forwarder.c wires a
+ * stor_reader_t into it (see uplink/README.md).  The forwarder never touches acquisition: a
  * stalled link only makes the backlog grow on flash.
  *
  * Nothing here logs.  Conditions the board must report (insecure TLS at

@@ -24,14 +24,16 @@ static void resend_pop(upl_forwarder_t *f)
 }
 
 /* "gone": [first, last] of the log is no longer stored. */
-static int resend_gone(upl_forwarder_t *f, const struct resend_req *req, uint64_t first, uint64_t last)
+static int resend_gone(upl_forwarder_t *f, const struct upl_range *req, uint64_t first, uint64_t last)
 {
-	char msg[128];
-	int n = 0, rc;
+	struct upl_range gone = *req;
+	char msg[UPL_RANGE_LINE_MAX];
+	int n, rc;
 
-	for (int i = 0; i < REC_LOG_ID_LEN; i++)
-		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%02x", req->log_id[i]);
-	n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %" PRIu64 " %" PRIu64 "\n", first, last);
+	gone.first = first;
+	gone.last = last;
+	if ((n = upl_range_format(&gone, msg, sizeof(msg))) < 0)
+		return n;
 	rc = mosquitto_publish(f->mosq, NULL, f->topic_gone, n, msg, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
@@ -62,7 +64,7 @@ static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
 }
 
 /* Whether the stored Batch belongs to the requested log. */
-static bool same_log(const struct upl_rec *rec, const struct resend_req *req)
+static bool same_log(const struct upl_rec *rec, const struct upl_range *req)
 {
 	struct rec_batch_info info;
 	rec_batch_t *b;
@@ -85,7 +87,7 @@ static bool same_log(const struct upl_rec *rec, const struct resend_req *req)
  */
 int upl_fwd_resend_step(upl_forwarder_t *f)
 {
-	struct resend_req *req = &f->resend[0];
+	struct upl_range *req = &f->resend[0];
 	struct upl_source *src = &f->cfg.resend_source;
 	struct upl_rec rec = { 0 };
 	int64_t now = basic_mono_ns();

@@ -28,6 +28,7 @@
 #include "mqtt-private.h"
 #include "recv.h"
 #include "basic/clock.h"
+#include "basic/hash.h"
 #include "basic/name.h"
 
 struct range {
@@ -97,23 +98,9 @@ struct upl_recv {
 
 /* ---- vehicles ---- */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static uint64_t name_hash(const char *name)
-{
-	return fnv1a(0xcbf29ce484222325ull, name, strlen(name));
-}
-
 static struct vehicle **vehicle_slot(struct vehicle **tab, size_t cap, const char *name)
 {
-	size_t i = (size_t)name_hash(name) & (cap - 1);
+	size_t i = (size_t)basic_fnv1a_str(name) & (cap - 1);
 
 	while (tab[i] && strcmp(tab[i]->name, name) != 0)
 		i = (i + 1) & (cap - 1);

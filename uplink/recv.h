@@ -12,17 +12,18 @@
  *   differently) is a conflict: refused whole, counted and handed to
  *   on_refused so it can be kept for inspection;
  * - gaps are the holes between the ranges seen (a late Batch may fill one).
- * Every record to write out is handed to on_record (board/ writes it as
- * text with record/'s formatter, as export does), and/or every Batch with
- * new records is handed unchanged to on_batch (board/ appends it to a
- * local railmon log per (vehicle, log id), so export and replay work on
- * the ground).  Nothing here formats or writes files.
+ * Every record to write out is handed to on_record (ground/text.c writes
+ * it as text with record/'s formatter, as export does), and/or every
+ * Batch with new records is handed unchanged to on_batch (ground/logs.c
+ * appends it to a local railmon log per (vehicle, log id), so export and
+ * replay work on the ground, and commits it to the ground database;
+ * ground/receiver.c wires them).  Nothing here formats or writes files.
  *
  * Memory is bounded per log (UPL_RECV_MAX_RANGES ranges, the contents of
  * the last UPL_RECV_MAX_DIGESTS Batches) and in the number of vehicles
  * (max_vehicles).  Anything refused is counted with its reason.
  * Malformed payloads are counted and skipped, never fatal.  Nothing here
- * logs; board/ prints the stats.
+ * logs; ground/receiver.c hands the stats on and report/recv.c says them.
  */
 #pragma once
 

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "basic/name.h"
+#include "basic/utf8.h"
 #include "web/web-private.h"
 
 #define WEB_PX_MAX 5000          /* pixel columns a series may ask for */
@@ -49,8 +50,8 @@ static enum MHD_Result check_key(void *cls, enum MHD_ValueKind kind, const char 
 
 	/* PostgreSQL refuses text that is not UTF-8 (a 500 with its message
 	   before): the parameter is bad input */
-	if (!web_utf8_ok(key) || (value && !web_utf8_ok(value))) {
-		a->unknown = web_utf8_ok(key) ? key : "?";
+	if (!basic_utf8_ok(key) || (value && !basic_utf8_ok(value))) {
+		a->unknown = basic_utf8_ok(key) ? key : "?";
 		a->bad_utf8 = true;
 		return MHD_NO;
 	}
@@ -364,7 +365,7 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 	if (only(c, r, (const char *const[]){ "vehicle", "limit", NULL }) < 0 ||
 	    int_arg(c, r, "limit", 1, WEB_LIMIT_MAX, 1000, &limit) < 0)
 		return 0;
-	if (!web_utf8_ok(vehicle) || !basic_vehicle_name_ok(vehicle))
+	if (!basic_utf8_ok(vehicle) || !basic_vehicle_name_ok(vehicle))
 		return web_reply_error(r, 404, "vehicle", "no such vehicle (a name is 1-59 of A-Z a-z 0-9 . _ -)");
 	snprintf(stale, sizeof(stale), "%u", srv->cfg.stale_after_s);
 	snprintf(lim, sizeof(lim), "%ld", limit);

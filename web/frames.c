@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/escape.h"
 #include "bus/dbc.h"
 #include "web/web-private.h"
 
@@ -75,7 +76,7 @@ static void put_str(FILE *b, const char *s)
 {
 	char tmp[512];
 
-	if (web_json_string(s ? s : "", tmp, sizeof(tmp)) < 0)
+	if (basic_json_string_buf(s ? s : "", tmp, sizeof(tmp)) < 0)
 		fputs("null", b);
 	else
 		fputs(tmp, b);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/escape.h"
 #include "basic/name.h"
 #include "web/web-private.h"
 
@@ -32,7 +33,7 @@ static bool queue(struct live *l, const char *event, const char *vehicle)
 {
 	char q[600];
 
-	if (!basic_vehicle_name_ok(vehicle) || web_json_string(vehicle, q, sizeof(q)) < 0)
+	if (!basic_vehicle_name_ok(vehicle) || basic_json_string_buf(vehicle, q, sizeof(q)) < 0)
 		return false;
 	/* a burst bigger than the buffer waits for the next call */
 	if (l->len + strlen(q) + 64 < sizeof(l->out))

@@ -24,28 +24,6 @@
    elsewhere (depots are often offline, and nothing should leak out). */
 #define WEB_CSP "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
 
-int web_reply_error(struct web_reply *r, unsigned status, const char *param, const char *fmt, ...)
-{
-	char why[512], qwhy[1100], qparam[300];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	if (web_json_string(why, qwhy, sizeof(qwhy)) < 0)
-		strcpy(qwhy, "\"(reason too long)\"");
-	if (!param || web_json_string(param, qparam, sizeof(qparam)) < 0)
-		strcpy(qparam, "null");
-	free(r->body);
-	r->status = status;
-	r->type = "application/json";
-	r->body = NULL;
-	if (asprintf(&r->body, "{\"error\":%s,\"param\":%s,\"status\":%u}\n", qwhy, qparam, status) < 0)
-		r->body = NULL;
-	r->len = r->body ? strlen(r->body) : 0;
-	return 0;
-}
-
 static int split_listen(const char *listen, char *host, size_t host_len, char *port, size_t port_len)
 {
 	const char *colon;

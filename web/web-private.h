@@ -87,11 +87,6 @@ void web_pool_budget_reset(PGconn *conn);
 int web_reply_error(struct web_reply *r, unsigned status, const char *param, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Well-formed UTF-8 (what the database takes as text). */
-bool web_utf8_ok(const char *s);
-
-/* s as a JSON string (quoted, escaped) into buf: its length, or -ENOSPC. */
-int web_json_string(const char *s, char *buf, size_t len);
 
 /* The /api/ handlers: fill r (an error reply included); 0, or -ENOMEM. */
 int web_api(web_server_t *srv, struct MHD_Connection *conn, const char *url, struct web_reply *r);

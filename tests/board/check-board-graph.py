@@ -1,14 +1,25 @@
 #!/usr/bin/python3
-"""check-board-graph.py BOARD_DIR - no circle between the files of board/.
+"""check-board-graph.py DIR - no circle between the files of one folder.
 
-A file is its unit: x.c with x.h.  Unit A depends on unit B when a file of
-A includes B's header (#include "b.h"), or when A's code names a function
-that B defines (a call, or the function handed over as a callback).  The
-graph of these edges must have no circle: every file can then be read,
-tested and replaced from the bottom up (daemon.c needs sink.c, sink.c does
-not need daemon.c).  Read from the sources, no build needed: comments and
-strings are blanked, function definitions are found at the start of a
-line (the house style), static ones are private to their file.
+Run on every folder of C (tests/board/meson.build), board/ first.
+The graph is of files.  A file of code (x.c) depends on
+- each header it includes (#include "y.h"), and on that header's code
+  (y.c): including a header is using what it declares;
+- each file whose function its code names (a call, or the function
+  handed over as a callback).
+A header depends only on the headers it includes: it holds types and
+declarations, no code, so a private header that includes its module's
+public one (bus-private.h, bus.h) is no circle with the file that
+includes both.  A header that declares functions of several files (a
+module's public header, format.h; acq-private.h) is partly each one's own
+header: a file that includes the header declaring its own functions does
+not depend on the header's code by that include (it needs its own
+declarations); what its code uses of other files still counts.
+This graph must have no circle: every file can then be read, tested and
+replaced from the bottom up (daemon.c needs sink.c, sink.c does not need
+daemon.c).  Read from the sources, no build needed: comments and strings
+are blanked, function definitions are found at the start of a line (the
+house style), static ones are private to their file.
 
 The two signal flags are data, not functions: main.c owns them (no globals
 elsewhere) and cli.c's handler sets them; reading a flag is not a call.
@@ -42,23 +53,31 @@ def load(board):
 
 
 def edges_of(names, raw, code):
-    edges = {unit(f): {} for f in names}
-    for f in names:
-        for m in INCLUDE.finditer(raw[f]):
-            if m.group(1) in raw and unit(m.group(1)) != unit(f):
-                edges[unit(f)].setdefault(unit(m.group(1)), f'{f} includes {m.group(1)}')
+    edges = {f: {} for f in names}
     defs = {}
     for f in names:
         if f.endswith('.c'):
             for m in DEF.finditer(code[f]):
-                defs.setdefault(m.group(1), unit(f))
+                defs.setdefault(m.group(1), f)
+    # the files whose functions each header declares
+    declares = {h: {defs[n] for n in IDENT.findall(code[h]) if n in defs}
+                for h in names if h.endswith('.h')}
+    for f in names:
+        for m in INCLUDE.finditer(raw[f]):
+            h = m.group(1)
+            if h not in raw or h == f:
+                continue
+            edges[f].setdefault(h, f'{f} includes {h}')
+            impl = unit(h) + '.c'
+            if f.endswith('.c') and impl in raw and impl != f and f not in declares[h]:
+                edges[f].setdefault(impl, f'{f} includes {h}, the header of {impl}')
     for f in names:
         if not f.endswith('.c'):
             continue
         for name in set(IDENT.findall(code[f])):
             owner = defs.get(name)
-            if owner and owner != unit(f):
-                edges[unit(f)].setdefault(owner, f'{f} uses {name}() of {owner}.c')
+            if owner and owner != f:
+                edges[f].setdefault(owner, f'{f} uses {name}() of {owner}')
     return edges, defs
 
 
@@ -114,6 +133,7 @@ def shortest_circle(edges, comp, start):
 
 def main():
     board = sys.argv[1]
+    folder = os.path.basename(os.path.normpath(board)) + '/'
     names, raw, code = load(board)
     edges, defs = edges_of(names, raw, code)
     bad = components(edges)
@@ -128,7 +148,7 @@ def main():
     if bad:
         print(f'FAIL: circles between the files of {board}')
         return 1
-    print(f'board/: {len(edges)} units, {len(defs)} public functions, {nedges} dependencies, no circle')
+    print(f'{folder}: {len(edges)} files, {len(defs)} public functions, {nedges} dependencies, no circle')
     return 0
 
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz-web-text: railmon serve's handling of a client's bytes (web/text.c):
+/* fuzz-web-text: railmon serve's handling of a client's bytes (web/text.c,
+   and basic_json_string_buf of basic/escape.c):
    a time parameter parses to a time in range or is refused, and any
    string becomes one JSON string: quoted, its quotes and backslashes
    escaped, no raw control character, valid UTF-8 (bytes that are not
@@ -11,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/escape.h"
+#include "basic/utf8.h"
 #include "web/web-private.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	if (web_parse_time(s, &t) == 0)
 		assert(isfinite(t) && t >= 946684800.0 && t <= 4102444800.0);
-	n = web_json_string(s, out, sizeof(out));
+	n = basic_json_string_buf(s, out, sizeof(out));
 	if (n >= 0) {
 		assert((size_t)n == strlen(out) && n >= 2 && out[0] == '"' && out[n - 1] == '"');
 		for (int i = 1; i < n - 1; i++) {

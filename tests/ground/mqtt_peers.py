@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """mqtt_peers.py - the ground tests' MQTT side: a real mosquitto (stopped
 by the test, dies with it), `railmon recv` in the background with its
-stderr collected, and a QoS 1 publisher (paho-mqtt)."""
+stderr collected, a QoS 1 publisher and a listener to gap repair's
+requests (paho-mqtt)."""
 import os
 import shutil
 import signal
@@ -116,3 +117,27 @@ def publish(port, msgs, client_id=None):
     finally:
         c.disconnect()
         c.loop_stop()
+
+
+class Listener:
+    """Subscribes to railmon/+/resend (gap repair's requests) and keeps what arrives."""
+
+    def __init__(self, port):
+        self.got = []
+        self.event = threading.Event()
+        self.c = mqtt.Client(client_id="listen-%d-%d" % (os.getpid(), id(self)), clean_session=True)
+        self.c.on_message = self._on
+        subscribed = threading.Event()
+        self.c.on_subscribe = lambda *a: subscribed.set()
+        self.c.connect("127.0.0.1", port, 20)
+        self.c.loop_start()
+        self.c.subscribe("railmon/+/resend", qos=1)
+        check(subscribed.wait(20), "listener subscribed")
+
+    def _on(self, client, userdata, m):
+        self.got.append((m.topic, m.payload.decode()))
+        self.event.set()
+
+    def stop(self):
+        self.c.loop_stop()
+        self.c.disconnect()

@@ -51,10 +51,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 import railmon_pb2  # noqa: E402
-import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+from mqtt_peers import Broker, Listener, Recv, cleanup, publish, check  # noqa: E402
 
 DAY = 86400 * 10**9
 LOG = bytes.fromhex("d0" * 15 + "01")
@@ -241,30 +240,6 @@ def test_dictionary(pg, broker):
     check("3 dictionaries over the limits" in err and "1 malformed payloads" in err, "said", err)
     print("dictionaries: one of %d bytes refused undecoded, 5000 channels (limit 1000) and 2 new config hashes "
           "past 3 a day refused, counted; channel_names from the newest only" % len(huge[1]))
-
-
-class Listener:
-    """Subscribes to railmon/+/resend and keeps what arrives."""
-
-    def __init__(self, port):
-        self.got = []
-        self.event = threading.Event()
-        self.c = mqtt.Client(client_id="door-listen-%d" % os.getpid(), clean_session=True)
-        self.c.on_message = self._on
-        subscribed = threading.Event()
-        self.c.on_subscribe = lambda *a: subscribed.set()
-        self.c.connect("127.0.0.1", port, 20)
-        self.c.loop_start()
-        self.c.subscribe("railmon/+/resend", qos=1)
-        check(subscribed.wait(20), "listener subscribed")
-
-    def _on(self, client, userdata, m):
-        self.got.append((m.topic, m.payload.decode()))
-        self.event.set()
-
-    def stop(self):
-        self.c.loop_stop()
-        self.c.disconnect()
 
 
 def gone_msg(vehicle, first, last):

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "tlib.h"
+#include "basic/escape.h"
+#include "basic/utf8.h"
 #include "web/web-private.h"
 
 static void test_bad_args(void)
@@ -70,22 +72,22 @@ static void test_json(void)
 {
 	char out[64];
 
-	CHECK(web_json_string("emu1", out, sizeof(out)) == 6 && !strcmp(out, "\"emu1\""));
-	CHECK(web_json_string("a\"b\\c\n", out, sizeof(out)) > 0 && !strcmp(out, "\"a\\\"b\\\\c\\u000a\""), "%s", out);
-	CHECK(web_json_string("caf\xc3\xa9", out, sizeof(out)) > 0 && !strcmp(out, "\"caf\xc3\xa9\""), "UTF-8 kept");
-	CHECK(web_json_string("x\xff" "y", out, sizeof(out)) > 0 && !strcmp(out, "\"x\\ufffdy\""), "%s", out);
-	CHECK(web_json_string("\xed\xa0\x80", out, sizeof(out)) > 0 && !strcmp(out, "\"\\ufffd\\ufffd\\ufffd\""),
+	CHECK(basic_json_string_buf("emu1", out, sizeof(out)) == 6 && !strcmp(out, "\"emu1\""));
+	CHECK(basic_json_string_buf("a\"b\\c\n", out, sizeof(out)) > 0 && !strcmp(out, "\"a\\\"b\\\\c\\u000a\""), "%s", out);
+	CHECK(basic_json_string_buf("caf\xc3\xa9", out, sizeof(out)) > 0 && !strcmp(out, "\"caf\xc3\xa9\""), "UTF-8 kept");
+	CHECK(basic_json_string_buf("x\xff" "y", out, sizeof(out)) > 0 && !strcmp(out, "\"x\\ufffdy\""), "%s", out);
+	CHECK(basic_json_string_buf("\xed\xa0\x80", out, sizeof(out)) > 0 && !strcmp(out, "\"\\ufffd\\ufffd\\ufffd\""),
 	      "a surrogate is not UTF-8: %s", out);
-	CHECK(web_json_string("0123456789", out, 8) == -ENOSPC);
+	CHECK(basic_json_string_buf("0123456789", out, 8) == -ENOSPC);
 }
 
 /* The vehicle-name rule at its limits, and the UTF-8 check behind the
    400 for a parameter PostgreSQL would refuse. */
 static void test_names(void)
 {
-	CHECK(web_utf8_ok("") && web_utf8_ok("caf\xc3\xa9") && web_utf8_ok("\xf0\x9f\x9a\x86"));
-	CHECK(!web_utf8_ok("\xff") && !web_utf8_ok("\xc3") && !web_utf8_ok("\xc0\xaf"), "a lone byte, a cut or overlong form");
-	CHECK(!web_utf8_ok("\xed\xa0\x80") && !web_utf8_ok("\xf4\x90\x80\x80"), "a surrogate, past U+10FFFF");
+	CHECK(basic_utf8_ok("") && basic_utf8_ok("caf\xc3\xa9") && basic_utf8_ok("\xf0\x9f\x9a\x86"));
+	CHECK(!basic_utf8_ok("\xff") && !basic_utf8_ok("\xc3") && !basic_utf8_ok("\xc0\xaf"), "a lone byte, a cut or overlong form");
+	CHECK(!basic_utf8_ok("\xed\xa0\x80") && !basic_utf8_ok("\xf4\x90\x80\x80"), "a surrogate, past U+10FFFF");
 }
 
 static void test_assets(void)
