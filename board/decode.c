@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "bus/candump.h"
-#include "bus/dbc.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
 #include "record/format.h"
 #include "report/decode.h"
 

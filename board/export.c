@@ -27,7 +27,7 @@
 #include "record/format.h"
 #include "record/names.h"
 #include "record/order.h"
-#include "record/trace-write.h"
+#include "trace/trace-write.h"
 #include "record/wide.h"
 #include "report/export.h"
 

@@ -25,7 +25,7 @@
 #include "report/logfault.h"
 #include "report/trace.h"
 #include "bus/to-can.h"
-#include "bus/trace.h"
+#include "trace/trace.h"
 #include "storage/stor.h"
 
 static const char replay_usage[] =

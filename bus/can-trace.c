@@ -48,9 +48,10 @@
 #include "acquisition/acq-pace.h"
 #include "bus-private.h"
 #include "can-filter.h"
-#include "candump.h"
-#include "trace-fmt.h"
-#include "trace.h"
+#include "can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace-fmt.h"
+#include "trace/trace.h"
 #include "basic/clock.h"
 
 #define TRACE_BUF_SIZE (64 * 1024)

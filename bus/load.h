@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "bus.h"
-#include "dbc.h"
+#include "dbc/dbc.h"
 #include "regmap.h"
 
 /* Above this share of its time a bus queues frames, a serial line falls

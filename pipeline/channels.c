@@ -12,7 +12,7 @@
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
-#include "bus/j1939.h"
+#include "dbc/j1939.h"
 
 /* Items one J1939 frame adds besides its message's samples: every session
    timed out, the session it ends, the changes of a DM1. */

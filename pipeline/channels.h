@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "acquisition/acq-item.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "conf/config.h"
 
 /* A channel as the daemon knows it: Modbus register or DBC signal.  A

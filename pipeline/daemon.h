@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "acquisition/source.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "pipeline/channels.h"
 #include "pipeline/logsource.h"
 #include "conf/config.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "logsource.h"
-#include "bus/trace.h"
+#include "trace/trace.h"
 #include "sources.h"
 
 /* A live CAN bus's frames gather this long between two reads (coalesce_ns

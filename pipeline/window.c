@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "storage/stor.h"
 #include "watch.h"
 #include "window.h"

@@ -10,6 +10,7 @@
 
 #include "batch.h"
 #include "format.h"
+#include "trace/candump.h"
 #include "names.h"
 #include "basic/escape.h"
 

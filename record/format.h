@@ -137,13 +137,3 @@ int rec_format_header(FILE *out, enum rec_format fmt);
 int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
                     const struct rec_names *names, const struct rec_origin *origin);
 
-/*
- * Format a CAN item as one candump line ending in '\n', NUL-terminated, in
- * buf (REC_CANDUMP_LINE_MAX with an interface name of up to 15 characters
- * is always enough).  Returns the length without the NUL, -ENOBUFS if buf
- * is too small (nothing useful written), -EINVAL for NULL arguments, an
- * empty or blank-containing ifname, a non-CAN item, a negative t_ns, or a
- * frame the format cannot express (id/length out of range, FD with
- * RTR/ERR).  bus_candump_parse() reads the line back to the same item.
- */
-int rec_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);

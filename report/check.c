@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "bus/load.h"
 #include "bus/regmap.h"
 #include "check.h"

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "conf/config.h"
 #include "evidence/evd.h"
 

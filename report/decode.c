@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus/candump.h"
-#include "bus/dbc.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
 #include "record/format.h"
 #include "report/decode.h"
 

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "acquisition/acq-item.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "record/format.h"
 
 #define RPT_DECODE_BAD_SAID 10 /* bad lines said one by one, then only counted */

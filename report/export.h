@@ -24,7 +24,7 @@
 #include "record/format.h"
 #include "record/order.h"
 #include "record/timefix.h"
-#include "record/trace-write.h"
+#include "trace/trace-write.h"
 #include "record/wide.h"
 
 #define RPT_EXPORT_FILTER_MAX 64

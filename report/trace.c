@@ -12,8 +12,9 @@
 
 #include "bus/bus.h"
 #include "conf/config-types.h"
-#include "bus/candump.h"
-#include "bus/trace.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace.h"
 #include "report/say.h"
 #include "report/trace.h"
 

@@ -8,8 +8,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "bus/candump.h"
-#include "bus/trace.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace.h"
 
 struct conf_board;
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "web/web-private.h"
 
 struct web_dbc {

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "bus/bus.h"
-#include "bus/candump.h"
-#include "bus/dbc-private.h"
-#include "bus/dbc.h"
-#include "record/trace-write.h"
+#include "trace/candump.h"
+#include "dbc/dbc-private.h"
+#include "dbc/dbc.h"
+#include "trace/trace-write.h"
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"

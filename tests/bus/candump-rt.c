@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus/candump.h"
+#include "trace/candump.h"
 #include "record/format.h"
 
 static void dump(const struct acq_item *it, const char *ifname)

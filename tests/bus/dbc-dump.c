@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus/candump.h"
-#include "bus/dbc.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
 
 static int dump_frame(const bus_dbc_t *dbc, const struct acq_item *f, unsigned long lineno, struct acq_item *out)
 {

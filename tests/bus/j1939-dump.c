@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus/candump.h"
-#include "bus/j1939.h"
+#include "trace/candump.h"
+#include "dbc/j1939.h"
 
 static const char *const kinds[] = { "?", "abort", "timeout", "sequence", "replaced", "no_room", "malformed" };
 

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "bus/bus.h"
-#include "bus/candump.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
 #include "record/format.h"
 #include "railmon-config.h"
 

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bus/candump.h"
-#include "bus/dbc.h"
-#include "bus/j1939.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
+#include "dbc/j1939.h"
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"

@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "bus/bus.h"
-#include "bus/trace-fmt.h"
-#include "bus/trace.h"
-#include "record/trace-write.h"
+#include "trace/trace-fmt.h"
+#include "trace/trace.h"
+#include "trace/trace-write.h"
 #include "tests/lib/tlib.h"
 
 #define NS 1000000000LL

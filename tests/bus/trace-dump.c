@@ -16,8 +16,9 @@
 #include <string.h>
 
 #include "bus/bus.h"
-#include "bus/candump.h"
-#include "bus/trace.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace.h"
 
 int main(int argc, char **argv)
 {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/trace-fmt.h"
+#include "trace/trace-fmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

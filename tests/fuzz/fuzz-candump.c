@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/candump.h"
+#include "trace/candump.h"
 #include "record/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

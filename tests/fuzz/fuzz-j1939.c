@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/j1939.h"
+#include "dbc/j1939.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

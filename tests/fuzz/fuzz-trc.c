@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/candump.h"
-#include "bus/trace-fmt.h"
-#include "bus/trace.h"
+#include "trace/candump.h"
+#include "trace/trace-fmt.h"
+#include "trace/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,6 +15,7 @@
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
+#include "trace/candump.h"
 #include "record/names.h"
 #include "record/order.h"
 #include "record/wide.h"

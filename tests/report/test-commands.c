@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "conf/config.h"
 #include "report/channels.h"
 #include "report/check.h"

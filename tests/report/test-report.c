@@ -19,7 +19,7 @@
 
 #include "record/batch.h"
 #include "record/order.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "report/channels.h"
 #include "report/decode.h"
 #include "report/export.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format.h"
+#include "candump.h"
 
 /* The grammar's constants (linux/can.h values; bus/candump.c reads them). */
 #define CD_ERR_FLAG 0x20000000u

@@ -16,7 +16,6 @@
 #include <stddef.h>
 
 #include "acquisition/acq-item.h"
-#include "bus.h"
 
 #define BUS_CANDUMP_LINE_MAX 256 /* longest valid line incl. NUL (FD, 64 B) */
 
@@ -46,34 +45,12 @@ int bus_candump_parse_screen(const char *line, size_t len, struct acq_item *ret_
 bool bus_candump_screen_cont(const char *line, size_t len);
 
 /*
- * Trace driver (bus_can_trace_ops, BUS_CAN_TRACE; see bus/CAN.md): after
- * recv() counted a malformed line (stats.bad_input, ACQ_EV_CAN_BAD_LINE
- * event with detail = line number), writes "file:line: malformed candump
- * line" of the FIRST such line into buf (for board/ to print).  Returns 0,
- * -ENOENT if no bad line was seen yet, -EINVAL if dev is not a trace
- * device or buf is NULL/empty.  Not synchronised with the RX thread: call
- * it from the thread that runs recv() or after that thread stopped.
+ * Format a CAN item as one candump line ending in '\n', NUL-terminated, in
+ * buf (REC_CANDUMP_LINE_MAX with an interface name of up to 15 characters
+ * is always enough).  Returns the length without the NUL, -ENOBUFS if buf
+ * is too small (nothing useful written), -EINVAL for NULL arguments, an
+ * empty or blank-containing ifname, a non-CAN item, a negative t_ns, or a
+ * frame the format cannot express (id/length out of range, FD with
+ * RTR/ERR).  bus_candump_parse() reads the line back to the same item.
  */
-int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len);
-
-/* Channels of an ASC, BLF or TRC file are 1..BUS_TRACE_CHANNELS-1 */
-#define BUS_TRACE_CHANNELS 256
-
-/*
- * Trace driver: the frames read so far on each channel, before the
- * device's channel and filters chose (counts[c], channel c, for c below
- * n; a candump log's frames all count as channel 0).  For what `replay`
- * says a trace holds.  Returns 0; -EINVAL as bus_can_trace_first_bad.
- * Same threading rule as bus_can_trace_first_bad.
- */
-int bus_can_trace_channels(const bus_dev_t *dev, uint64_t *counts, size_t n);
-
-/*
- * Trace driver, BLF: the objects of the file's first pass that are no CAN
- * frame and were skipped (not damage), counted by type, as "2 of type 96
- * (global marker), 1 of type 160" into buf (a looping trace: of the pass
- * read last, or being read).  Returns 0, -ENOENT if none was
- * skipped (or the trace is no BLF file), -EINVAL as bus_can_trace_first_bad;
- * the same threading rule.
- */
-int bus_can_trace_skipped(const bus_dev_t *dev, char *buf, size_t len);
+int rec_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);
