@@ -70,7 +70,7 @@ static int parse_option(struct rpt_export *x, int c, const char *arg)
 
 	switch (c) {
 	case 'f':
-		x->trace = rec_trace_format_parse(arg, &x->tfmt) == 0;
+		x->trace = trace_write_format_parse(arg, &x->tfmt) == 0;
 		if (!x->trace && rec_format_parse(arg, &x->format) < 0)
 			return cli_fail("export", "--format: expected csv, jsonl, candump, influx, asc or blf, not '%s'",
 			                arg);
@@ -157,9 +157,9 @@ int board_cmd_export(int argc, char **argv)
 	}
 	if (output && !(x.out = fopen(output, "we")))
 		r = cli_fail("export", "%s: %s", output, strerror(errno));
-	else if (x.trace && x.tfmt == REC_TRACE_BLF && !output && isatty(STDOUT_FILENO))
+	else if (x.trace && x.tfmt == TRACE_WRITE_BLF && !output && isatty(STDOUT_FILENO))
 		r = cli_fail("export", "--format blf is binary: give -o FILE or redirect the output");
-	else if (x.trace && rec_tracew_new(x.out, x.tfmt, &x.tracew) < 0)
+	else if (x.trace && trace_writer_new(x.out, x.tfmt, &x.tracew) < 0)
 		r = cli_fail("export", "out of memory");
 	else
 		r = db ? rpt_export_db(&x, db, vehicle) : rpt_export_dir(&x, dir);

@@ -114,7 +114,7 @@ int pl_daemon_uplink_stats(struct pl_daemon *d, struct upl_forward_stats *ret_st
 int pl_daemon_bus_link(const struct pl_daemon *d, size_t b, struct acq_link_state *ret_link);
 
 /* The DBC of bus b as the daemon loaded it, NULL if none. */
-const bus_dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b);
+const dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b);
 
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */

@@ -35,10 +35,6 @@ enum rec_format {
 	REC_FORMAT_MAX
 };
 
-/* The longest candump line rec_candump_format() writes, NUL included,
-   with an interface name of up to 15 characters. */
-#define REC_CANDUMP_LINE_MAX 256
-
 /* What the caller knows about a record besides the item itself. */
 struct rec_names {
 	const char *channel;   /* sample: channel name, NULL if unknown */

@@ -51,7 +51,7 @@ static bool item_formattable(const struct acq_item *item, const char *ifname)
 	return (can->flags & (ACQ_CAN_EXT | ACQ_CAN_ERR)) ? can->id <= CD_EFF_MASK : can->id <= CD_SFF_MASK;
 }
 
-int rec_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len)
+int trace_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len)
 {
 	const struct acq_can *can;
 	size_t n;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * candump.c - one candump log line -> one struct acq_item (the trace
- * driver's input).  Writing a line is record/'s (rec_candump_format in
+ * driver's input).  Writing a line is record/'s (trace_candump_format in
  * record/candump.c); the round-trip tests hold the two to one grammar.
  *
  * The grammar is the one can-utils' lib.c writes and reads:
@@ -221,10 +221,10 @@ static int parse_tail(struct cursor *c, struct acq_can *can)
 	return c->p == c->end ? 0 : -EBADMSG;
 }
 
-int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
+int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
                       char *ifname, size_t ifname_len)
 {
-	char name[BUS_CANDUMP_LINE_MAX];
+	char name[TRACE_CANDUMP_LINE_MAX];
 	struct acq_item it = { .kind = ACQ_ITEM_CAN };
 	struct cursor c;
 	int64_t t_ns;

@@ -3,7 +3,7 @@
  * candump.h - candump log lines: "(sec.usec) iface ID#data", FD "ID##Fdata",
  * remote "ID#R[len]", error frames (CAN_ERR_FLAG in the id), and the trace
  * driver that reads them as a CAN source (bus_can_trace_ops).  Writing
- * such lines is record/'s (record/format.h: rec_candump_format), with the
+ * such lines is record/'s (record/format.h: trace_candump_format), with the
  * other text formats of records.
  *
  * Timestamps have microsecond resolution (1 to 6 fraction digits are read,
@@ -17,7 +17,10 @@
 
 #include "acquisition/acq-item.h"
 
-#define BUS_CANDUMP_LINE_MAX 256 /* longest valid line incl. NUL (FD, 64 B) */
+/* The longest valid line, NUL included (FD, 64 bytes, an interface name
+   of up to 15 characters): what trace_candump_parse reads and
+   trace_candump_format writes. */
+#define TRACE_CANDUMP_LINE_MAX 256
 
 /*
  * Parse one line (with or without the trailing newline; len bounds the
@@ -27,7 +30,7 @@
  * (nothing written); -EINVAL for NULL line/ret_item or ifname_len 0.
  * No allocation; safe on any input; RT-safe.
  */
-int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
+int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
                       char *ifname, size_t ifname_len);
 
 /*
@@ -35,22 +38,22 @@ int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
  * default "  can0  123   [8]  11 22 ...", with -ta/-td/-tz/-tA stamps,
  * -x's "TX B E" columns, FD "[64]", "remote request", -a, -i, -S, -8
  * and an error frame's "ERRORFRAME" (candump-screen.c says each shape).
- * Same contract as bus_candump_parse.  -td/-tz stamps are taken as they
+ * Same contract as trace_candump_parse.  -td/-tz stamps are taken as they
  * are printed (seconds), -tA as local time.
  */
-int bus_candump_parse_screen(const char *line, size_t len, struct acq_item *ret_item, char *ifname,
+int trace_candump_parse_screen(const char *line, size_t len, struct acq_item *ret_item, char *ifname,
                              size_t ifname_len);
 /* A line that continues the one before: -e's description of an error
    frame, indented by a tab. */
-bool bus_candump_screen_cont(const char *line, size_t len);
+bool trace_candump_screen_cont(const char *line, size_t len);
 
 /*
  * Format a CAN item as one candump line ending in '\n', NUL-terminated, in
- * buf (REC_CANDUMP_LINE_MAX with an interface name of up to 15 characters
+ * buf (TRACE_CANDUMP_LINE_MAX with an interface name of up to 15 characters
  * is always enough).  Returns the length without the NUL, -ENOBUFS if buf
  * is too small (nothing useful written), -EINVAL for NULL arguments, an
  * empty or blank-containing ifname, a non-CAN item, a negative t_ns, or a
  * frame the format cannot express (id/length out of range, FD with
- * RTR/ERR).  bus_candump_parse() reads the line back to the same item.
+ * RTR/ERR).  trace_candump_parse() reads the line back to the same item.
  */
-int rec_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);
+int trace_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);

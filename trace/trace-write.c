@@ -24,9 +24,9 @@ enum {
 	BLF_CAN_FD_MESSAGE = 100,
 };
 
-struct rec_tracew {
+struct trace_writer {
 	FILE *out;
-	enum rec_trace_format fmt;
+	enum trace_write_format fmt;
 	bool started;
 	int64_t start_ns;     /* first frame, cut to the ms */
 	int64_t last_ns;      /* BLF: the stop time */
@@ -39,31 +39,31 @@ struct rec_tracew {
 	uint64_t objects, uncompressed;
 };
 
-int rec_trace_format_parse(const char *name, enum rec_trace_format *ret_fmt)
+int trace_write_format_parse(const char *name, enum trace_write_format *ret_fmt)
 {
 	if (!name || !ret_fmt)
 		return -EINVAL;
 	if (!strcmp(name, "asc"))
-		*ret_fmt = REC_TRACE_ASC;
+		*ret_fmt = TRACE_WRITE_ASC;
 	else if (!strcmp(name, "blf"))
-		*ret_fmt = REC_TRACE_BLF;
+		*ret_fmt = TRACE_WRITE_BLF;
 	else
 		return -EINVAL;
 	return 0;
 }
 
-int rec_tracew_new(FILE *out, enum rec_trace_format fmt, rec_tracew_t **ret_w)
+int trace_writer_new(FILE *out, enum trace_write_format fmt, trace_writer_t **ret_w)
 {
-	rec_tracew_t *w;
+	trace_writer_t *w;
 
-	if (!out || !ret_w || (fmt != REC_TRACE_ASC && fmt != REC_TRACE_BLF))
+	if (!out || !ret_w || (fmt != TRACE_WRITE_ASC && fmt != TRACE_WRITE_BLF))
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->out = out;
 	w->fmt = fmt;
-	if (fmt == REC_TRACE_BLF) {
+	if (fmt == TRACE_WRITE_BLF) {
 		w->zcap = compressBound(BLF_CONTAINER);
 		w->buf = malloc(BLF_CONTAINER);
 		w->zbuf = malloc(w->zcap);
@@ -102,7 +102,7 @@ static void asc_date(FILE *out, int64_t t_ns)
 	        tm.tm_hour < 12 ? "am" : "pm", tm.tm_year + 1900);
 }
 
-static void asc_header(rec_tracew_t *w)
+static void asc_header(trace_writer_t *w)
 {
 	fputs("date ", w->out);
 	asc_date(w->out, w->start_ns);
@@ -112,7 +112,7 @@ static void asc_header(rec_tracew_t *w)
 	fputs("\n   0.000000 Start of measurement\n", w->out);
 }
 
-static void asc_frame(rec_tracew_t *w, const struct acq_item *it, int64_t rel)
+static void asc_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 {
 	const struct acq_can *c = &it->can;
 	unsigned ch = it->bus + 1u;
@@ -180,7 +180,7 @@ static void systemtime(uint8_t *p, int64_t t_ns)
 	le16(p + 14, (uint16_t)(t_ns / 1000000 % 1000));
 }
 
-static void blf_header(rec_tracew_t *w, uint64_t file_size)
+static void blf_header(trace_writer_t *w, uint64_t file_size)
 {
 	uint8_t h[BLF_HEADER_SIZE] = { 'L', 'O', 'G', 'G' };
 	static const uint8_t app[8] = { 5, 0, 0, 0, 2, 6, 8, 1 }; /* application, BL version: python-can's */
@@ -196,7 +196,7 @@ static void blf_header(rec_tracew_t *w, uint64_t file_size)
 	fwrite(h, 1, sizeof(h), w->out);
 }
 
-static int blf_flush(rec_tracew_t *w)
+static int blf_flush(trace_writer_t *w)
 {
 	uint8_t h[32] = { 'L', 'O', 'B', 'J' }, pad[4] = { 0 };
 	uLongf zlen = w->zcap;
@@ -260,7 +260,7 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 	return 16;
 }
 
-static int blf_frame(rec_tracew_t *w, const struct acq_item *it, int64_t rel)
+static int blf_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 {
 	uint8_t obj[BLF_OBJ_HEADER + 84] = { 'L', 'O', 'B', 'J' };
 	uint32_t type;
@@ -293,7 +293,7 @@ static bool frame_ok(const struct acq_can *c)
 	       c->len == 24 || c->len == 32 || c->len == 48 || c->len == 64;
 }
 
-int rec_tracew_frame(rec_tracew_t *w, const struct acq_item *it)
+int trace_writer_frame(trace_writer_t *w, const struct acq_item *it)
 {
 	int64_t rel;
 
@@ -302,26 +302,26 @@ int rec_tracew_frame(rec_tracew_t *w, const struct acq_item *it)
 	if (!w->started) {
 		w->started = true;
 		w->start_ns = it->t_ns - it->t_ns % 1000000;
-		if (w->fmt == REC_TRACE_ASC)
+		if (w->fmt == TRACE_WRITE_ASC)
 			asc_header(w);
 		else
 			blf_header(w, 0); /* rewritten at close where the output seeks */
 	}
 	rel = it->t_ns > w->start_ns ? it->t_ns - w->start_ns : 0;
-	if (w->fmt == REC_TRACE_ASC)
+	if (w->fmt == TRACE_WRITE_ASC)
 		asc_frame(w, it, rel);
 	else if (blf_frame(w, it, rel) < 0)
 		w->failed = true;
 	return ferror(w->out) || w->failed ? -EIO : 0;
 }
 
-int rec_tracew_close(rec_tracew_t *w)
+int trace_writer_close(trace_writer_t *w)
 {
 	int r = 0;
 
 	if (!w)
 		return 0;
-	if (w->fmt == REC_TRACE_ASC) {
+	if (w->fmt == TRACE_WRITE_ASC) {
 		if (!w->started)
 			asc_header(w); /* no frame: an empty measurement at the epoch */
 		fputs("End TriggerBlock\n", w->out);
