@@ -2,7 +2,7 @@
 /*
  * export.c - `railmon export`: the log as CSV, JSON lines, candump or
  * InfluxDB line protocol, or its CAN frames as a Vector ASC or BLF trace
- * (record/trace-write.h).
+ * (trace/trace-write.h).
  *
  * The options; the engine is report/export.h (the log or a ground vehicle
  * directory of logs, export-log.c; the ground database, export-db.c; the

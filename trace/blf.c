@@ -37,6 +37,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "spec.h"
 #include "trace-fmt.h"
 
 #define BLF_FILE_HEADER_MIN 72
@@ -44,30 +45,6 @@
 #define BLF_OBJ_BASE 16
 #define BLF_CHUNK (64 * 1024)
 #define BLF_UBUF (2 * TRACE_BLF_CONTAINER_MAX) /* a spanning object's head + a container */
-
-enum {
-	BLF_CAN_MESSAGE = 1,
-	BLF_CAN_ERROR = 2,
-	BLF_LOG_CONTAINER = 10,
-	BLF_CAN_ERROR_EXT = 73,
-	BLF_CAN_MESSAGE2 = 86,
-	BLF_CAN_FD_MESSAGE = 100,
-	BLF_CAN_FD_MESSAGE_64 = 101,
-	BLF_CAN_FD_ERROR_64 = 104,
-};
-
-#define BLF_TIME_TEN_MICS 1 /* object flags: stamps in 10 us, else in ns */
-
-#define BLF_ID_EXT 0x80000000u
-#define BLF_MSG_TX 0x01
-#define BLF_MSG_RTR 0x80
-#define BLF_FD_EDL 0x01
-#define BLF_FD_BRS 0x02
-#define BLF_FD_ESI 0x04
-#define BLF_FD64_RTR 0x0010u
-#define BLF_FD64_EDL 0x1000u
-#define BLF_FD64_BRS 0x2000u
-#define BLF_FD64_ESI 0x4000u
 
 enum { NEED_MORE = 2 }; /* beside TRACE_SKIP/FRAME: next container please */
 
@@ -368,7 +345,7 @@ static int load_next(struct trace_blf *b, trace_blf_read_fn fn, void *ctx)
 		b->eof = true;
 		return bad(b, b->cont_off, "object size smaller than its header");
 	}
-	if (type == BLF_LOG_CONTAINER) {
+	if (type == TRACE_BLF_LOG_CONTAINER) {
 		r = read_container(b, fn, ctx, size - BLF_OBJ_BASE);
 	} else if (size > TRACE_BLF_CONTAINER_MAX) {
 		r = skip(b, fn, ctx, size - BLF_OBJ_BASE, b->cont_off, "file ends inside an object");
@@ -441,7 +418,7 @@ static int find_object(struct trace_blf *b)
 static void set_id(struct acq_can *can, uint32_t raw)
 {
 	can->id = raw & 0x1fffffffu;
-	if ((raw & BLF_ID_EXT) || can->id > 0x7ff)
+	if ((raw & TRACE_BLF_ID_EXT) || can->id > 0x7ff)
 		can->flags |= ACQ_CAN_EXT;
 }
 
@@ -467,7 +444,7 @@ static int decode_msg(struct trace_blf *b, const uint8_t *p, size_t len, struct 
 	if (len < 16)
 		return bad(b, b->cont_off, "CAN message object shorter than its fields");
 	*ret_chan = le16(p);
-	can->flags |= (p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
+	can->flags |= (p[2] & TRACE_BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & TRACE_BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
 	set_id(can, le32(p + 4));
 	/* a DLC above 8 (9..15 say 8 bytes in classic CAN) cannot fail: the
 	   hot path of most files, kept short */
@@ -488,16 +465,16 @@ static int decode_fd(struct trace_blf *b, const uint8_t *p, size_t len, struct a
 
 	if (len < 20)
 		return bad(b, b->cont_off, "CAN FD message object shorter than its fields");
-	fd = p[13] & BLF_FD_EDL;
+	fd = p[13] & TRACE_BLF_FD_EDL;
 	valid = p[14];
 	if (valid > 64 || len < 20 + valid)
 		return bad(b, b->cont_off, "CAN FD message object: more valid bytes than it holds");
 	*ret_chan = le16(p);
-	can->flags |= p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0;
+	can->flags |= p[2] & TRACE_BLF_MSG_TX ? ACQ_CAN_TX : 0;
 	/* the remote bit is only CAN's: an FD frame has none (Vector's docs) */
 	if (fd)
-		can->flags |= ACQ_CAN_FD | (p[13] & BLF_FD_BRS ? ACQ_CAN_BRS : 0) | (p[13] & BLF_FD_ESI ? ACQ_CAN_ESI : 0);
-	else if (p[2] & BLF_MSG_RTR)
+		can->flags |= ACQ_CAN_FD | (p[13] & TRACE_BLF_FD_BRS ? ACQ_CAN_BRS : 0) | (p[13] & TRACE_BLF_FD_ESI ? ACQ_CAN_ESI : 0);
+	else if (p[2] & TRACE_BLF_MSG_RTR)
 		can->flags |= ACQ_CAN_RTR;
 	set_id(can, le32(p + 4));
 	if (fd_finish(b, can, p[3], valid, fd) < 0)
@@ -526,7 +503,7 @@ static int decode_fd64(struct trace_blf *b, const uint8_t *o, size_t hsize, size
 	if (size - hsize < 40)
 		return bad(b, b->cont_off, "CAN FD 64 object shorter than its fields");
 	flags = le32(p + 12);
-	fd = flags & BLF_FD64_EDL;
+	fd = flags & TRACE_BLF_FD64_EDL;
 	valid = p[2];
 	if (valid > 64)
 		return bad(b, b->cont_off, "CAN FD 64 object: more than 64 valid bytes");
@@ -539,9 +516,9 @@ static int decode_fd64(struct trace_blf *b, const uint8_t *o, size_t hsize, size
 	*ret_chan = p[0];
 	can->flags |= p[34] ? ACQ_CAN_TX : 0;
 	if (fd)
-		can->flags |= ACQ_CAN_FD | (flags & BLF_FD64_BRS ? ACQ_CAN_BRS : 0) |
-		              (flags & BLF_FD64_ESI ? ACQ_CAN_ESI : 0);
-	else if (flags & BLF_FD64_RTR)
+		can->flags |= ACQ_CAN_FD | (flags & TRACE_BLF_FD64_BRS ? ACQ_CAN_BRS : 0) |
+		              (flags & TRACE_BLF_FD64_ESI ? ACQ_CAN_ESI : 0);
+	else if (flags & TRACE_BLF_FD64_RTR)
 		can->flags |= ACQ_CAN_RTR;
 	set_id(can, le32(p + 4));
 	memcpy(can->data, p + 40, held);
@@ -570,13 +547,13 @@ static void count_skip(struct trace_blf *b, uint32_t type)
 static bool is_can_type(uint32_t type)
 {
 	switch (type) {
-	case BLF_CAN_MESSAGE:
-	case BLF_CAN_ERROR:
-	case BLF_CAN_ERROR_EXT:
-	case BLF_CAN_MESSAGE2:
-	case BLF_CAN_FD_MESSAGE:
-	case BLF_CAN_FD_MESSAGE_64:
-	case BLF_CAN_FD_ERROR_64:
+	case TRACE_BLF_CAN_MESSAGE:
+	case TRACE_BLF_CAN_ERROR:
+	case TRACE_BLF_CAN_ERROR_EXT:
+	case TRACE_BLF_CAN_MESSAGE2:
+	case TRACE_BLF_CAN_FD_MESSAGE:
+	case TRACE_BLF_CAN_FD_MESSAGE_64:
+	case TRACE_BLF_CAN_FD_ERROR_64:
 		return true;
 	default:
 		return false;
@@ -589,7 +566,7 @@ static bool object_time(const struct trace_blf *b, const uint8_t *o, int64_t *re
 	uint64_t ts = le64(o + 24);
 
 	/* at most half of int64's ns after a start in 1970-2116: no overflow */
-	if (le32(o + 16) == BLF_TIME_TEN_MICS) {
+	if (le32(o + 16) == TRACE_BLF_TIME_TEN_MICS) {
 		if (ts > (uint64_t)INT64_MAX / 2 / 10000)
 			return false;
 		ts *= 10000;
@@ -608,7 +585,7 @@ static int decode_error(struct trace_blf *b, uint32_t type, const uint8_t *p, si
 {
 	if (len < 2)
 		return bad(b, b->cont_off, "CAN error object shorter than its channel");
-	*ret_chan = type == BLF_CAN_FD_ERROR_64 ? p[0] : le16(p);
+	*ret_chan = type == TRACE_BLF_CAN_FD_ERROR_64 ? p[0] : le16(p);
 	can->flags = ACQ_CAN_ERR;
 	can->id = TRACE_ERR_ID;
 	return TRACE_FRAME;
@@ -637,14 +614,14 @@ static int decode_object(struct trace_blf *b, const uint8_t *o, struct acq_item 
 	if (!object_time(b, o, &it.t_ns))
 		return bad(b, b->cont_off, "CAN object time stamp out of range");
 	switch (type) {
-	case BLF_CAN_MESSAGE:
-	case BLF_CAN_MESSAGE2:
+	case TRACE_BLF_CAN_MESSAGE:
+	case TRACE_BLF_CAN_MESSAGE2:
 		r = decode_msg(b, o + hsize, size - hsize, &it.can, ret_chan);
 		break;
-	case BLF_CAN_FD_MESSAGE:
+	case TRACE_BLF_CAN_FD_MESSAGE:
 		r = decode_fd(b, o + hsize, size - hsize, &it.can, ret_chan);
 		break;
-	case BLF_CAN_FD_MESSAGE_64:
+	case TRACE_BLF_CAN_FD_MESSAGE_64:
 		r = decode_fd64(b, o, hsize, size, &it.can, ret_chan);
 		break;
 	default:

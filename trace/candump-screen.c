@@ -26,10 +26,10 @@
 #include <string.h>
 
 #include "candump.h"
+#include "spec.h"
 #include "trace-fmt.h"
 
 #define SCREEN_TOKS_MAX 80 /* stamp 2, iface, TX B E, id, len, 64 bytes, tail */
-#define CD_ERR_FLAG 0x20000000u
 
 /* "(123.456789)" or "(2015-07-10" "08:17:32.249713)": tokens used, 0 if none */
 static size_t screen_stamp(const struct trace_tok *t, size_t n, int64_t *ret_ns)
@@ -157,7 +157,7 @@ static bool screen_id(struct trace_tok t, struct acq_can *can)
 	if (!tok_hex(t, 8, &id) || (id & 0xc0000000u))
 		return false;
 	can->id = id & 0x1fffffffu;
-	can->flags |= (id & CD_ERR_FLAG) ? ACQ_CAN_ERR : ACQ_CAN_EXT;
+	can->flags |= (id & TRACE_CD_ERR_FLAG) ? ACQ_CAN_ERR : ACQ_CAN_EXT;
 	return true;
 }
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * candump.h - candump log lines: "(sec.usec) iface ID#data", FD "ID##Fdata",
- * remote "ID#R[len]", error frames (CAN_ERR_FLAG in the id), and the trace
- * driver that reads them as a CAN source (bus_can_trace_ops).  Writing
- * such lines is record/'s (record/format.h: trace_candump_format), with the
- * other text formats of records.
+ * remote "ID#R[len]", error frames (CAN_ERR_FLAG in the id): read
+ * (candump.c; bus/'s trace driver replays them as a CAN source) and
+ * written (candump-write.c: what record/'s text writer prints for
+ * `export --format candump`), and candump's screen output read
+ * (candump-screen.c).
  *
  * Timestamps have microsecond resolution (1 to 6 fraction digits are read,
  * 6 are written), so read-write-read is exact.  A trailing " T" marks a

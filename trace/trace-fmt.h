@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace-fmt.h - private to bus/: the readers of the trace driver's formats
+ * trace-fmt.h - the readers of the trace formats
  * other than candump (asc.c, trc.c, blf.c) and the text helpers they share
  * (trace-text.c).  Each reader gives frames as struct acq_item (kind CAN,
  * t_ns, bus = 0) and the channel the file names (1-based as Vector and
@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "acquisition/acq-item.h"
+#include "spec.h"
 
 /* An error frame of a trace: the formats say there was one, not its class;
    an error frame on the wire is a bus error (SocketCAN's CAN_ERR_BUSERROR,
@@ -49,11 +50,6 @@ bool trace_tok_time_ns(struct trace_tok t, int scale_exp, int64_t *ret_ns);
 /* local time (as the tools that write traces keep it) to Unix ns; 0 for
    a date before 1970 or after 2116 (what no trace is from) */
 int64_t trace_local_ns(int year, int mon, int day, int hour, int min, int sec, int msec);
-/* DLC 0..15 of CAN FD to its length */
-unsigned trace_dlc_len(unsigned dlc);
-/* a length a CAN FD frame can have: 0..8, 12, 16, 20, 24, 32, 48, 64 */
-bool trace_fd_len_ok(unsigned len);
-
 /* ---- Vector ASC (asc.c) ---- */
 
 struct trace_asc {

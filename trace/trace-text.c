@@ -142,18 +142,6 @@ int64_t trace_local_ns(int year, int mon, int day, int hour, int min, int sec, i
 	return (int64_t)t * 1000000000 + (int64_t)msec * 1000000;
 }
 
-unsigned trace_dlc_len(unsigned dlc)
-{
-	static const unsigned char len[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64 };
-
-	return dlc < 16 ? len[dlc] : 64;
-}
-
-bool trace_fd_len_ok(unsigned len)
-{
-	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 || len == 64;
-}
-
 /* ---- detection ---- */
 
 static bool starts_with_ci(const char *s, size_t len, const char *pre)

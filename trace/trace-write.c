@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace-write.c - Vector ASC and BLF writers (trace-write.h).  The layouts
- * are those bus/asc.c and bus/blf.c read (see there), and python-can's.
+ * are those asc.c and blf.c read (see there; BLF's numbers are spec.h's,
+ * for both), and python-can's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,18 +12,12 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "spec.h"
 #include "trace-write.h"
 
 #define BLF_HEADER_SIZE 144
 #define BLF_CONTAINER 131072 /* uncompressed bytes per container, as Vector's tools */
 #define BLF_OBJ_HEADER 32    /* base + version 1 header */
-
-enum {
-	BLF_CAN_MESSAGE = 1,
-	BLF_LOG_CONTAINER = 10,
-	BLF_CAN_ERROR_EXT = 73,
-	BLF_CAN_FD_MESSAGE = 100,
-};
 
 struct trace_writer {
 	FILE *out;
@@ -129,7 +124,8 @@ static void asc_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 		static const uint8_t dlc_of[65] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11,
 			12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14,
 			14, 14, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15 };
-		unsigned flags = 0x1000u | ((c->flags & ACQ_CAN_BRS) ? 0x2000u : 0) | ((c->flags & ACQ_CAN_ESI) ? 0x4000u : 0);
+		unsigned flags = TRACE_BLF_FD64_EDL | ((c->flags & ACQ_CAN_BRS) ? TRACE_BLF_FD64_BRS : 0) |
+		                 ((c->flags & ACQ_CAN_ESI) ? TRACE_BLF_FD64_ESI : 0);
 
 		fprintf(w->out, "CANFD %3u %-4s %8s %32s %d %d %x %2u", ch, dir, id, "", !!(c->flags & ACQ_CAN_BRS),
 		        !!(c->flags & ACQ_CAN_ESI), dlc_of[c->len], c->len);
@@ -210,7 +206,7 @@ static int blf_flush(trace_writer_t *w)
 	le16(h + 4, 16);
 	le16(h + 6, 1);
 	le32(h + 8, size);
-	le32(h + 12, BLF_LOG_CONTAINER);
+	le32(h + 12, TRACE_BLF_LOG_CONTAINER);
 	le16(h + 16, 2); /* zlib */
 	le32(h + 24, (uint32_t)w->fill);
 	fwrite(h, 1, sizeof(h), w->out);
@@ -224,13 +220,14 @@ static int blf_flush(trace_writer_t *w)
 /* The object body of a frame into b; its type in *ret_type, its size returned. */
 static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_t *ret_type)
 {
-	uint32_t id = c->id | ((c->flags & ACQ_CAN_EXT) ? 0x80000000u : 0);
-	uint8_t flags = (uint8_t)(((c->flags & ACQ_CAN_TX) ? 0x01 : 0) | ((c->flags & ACQ_CAN_RTR) ? 0x80 : 0));
+	uint32_t id = c->id | ((c->flags & ACQ_CAN_EXT) ? TRACE_BLF_ID_EXT : 0);
+	uint8_t flags = (uint8_t)(((c->flags & ACQ_CAN_TX) ? TRACE_BLF_MSG_TX : 0) |
+	                          ((c->flags & ACQ_CAN_RTR) ? TRACE_BLF_MSG_RTR : 0));
 
 	if (c->flags & ACQ_CAN_ERR) {
 		memset(b, 0, 32);
 		le16(b, (uint16_t)ch);
-		*ret_type = BLF_CAN_ERROR_EXT;
+		*ret_type = TRACE_BLF_CAN_ERROR_EXT;
 		return 32;
 	}
 	if (c->flags & ACQ_CAN_FD) {
@@ -243,10 +240,11 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 		b[2] = flags;
 		b[3] = dlc_of[c->len];
 		le32(b + 4, id);
-		b[13] = (uint8_t)(0x01 | ((c->flags & ACQ_CAN_BRS) ? 0x02 : 0) | ((c->flags & ACQ_CAN_ESI) ? 0x04 : 0));
+		b[13] = (uint8_t)(TRACE_BLF_FD_EDL | ((c->flags & ACQ_CAN_BRS) ? TRACE_BLF_FD_BRS : 0) |
+		                  ((c->flags & ACQ_CAN_ESI) ? TRACE_BLF_FD_ESI : 0));
 		b[14] = c->len;
 		memcpy(b + 20, c->data, c->len);
-		*ret_type = BLF_CAN_FD_MESSAGE;
+		*ret_type = TRACE_BLF_CAN_FD_MESSAGE;
 		return 84;
 	}
 	memset(b, 0, 16);
@@ -256,7 +254,7 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 	le32(b + 4, id);
 	if (!(c->flags & ACQ_CAN_RTR))
 		memcpy(b + 8, c->data, c->len);
-	*ret_type = BLF_CAN_MESSAGE;
+	*ret_type = TRACE_BLF_CAN_MESSAGE;
 	return 16;
 }
 
@@ -285,7 +283,7 @@ static int blf_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 
 static bool frame_ok(const struct acq_can *c)
 {
-	if (c->len > ((c->flags & ACQ_CAN_FD) ? 64 : 8) || c->id > ((c->flags & ACQ_CAN_EXT) ? 0x1fffffffu : 0x7ffu))
+	if (c->len > ((c->flags & ACQ_CAN_FD) ? 64 : 8) || c->id > ((c->flags & ACQ_CAN_EXT) ? TRACE_CD_EFF_MASK : TRACE_CD_SFF_MASK))
 		return false;
 	if ((c->flags & ACQ_CAN_FD) && (c->flags & ACQ_CAN_RTR))
 		return false;

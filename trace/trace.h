@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.h - the trace file formats the trace driver (bus_can_trace_ops,
- * candump.h) reads, told apart by content, never by file name: a candump
+ * trace.h - the trace file formats trace/ reads (and bus/'s trace driver,
+ * bus_can_trace_ops, replays), told apart by content, never by file name: a candump
  * log, Vector ASC, Vector BLF (zlib-compressed containers) and PEAK TRC
  * 1.0 to 2.1 (a text one may be gzip-compressed: trace_format_detect_file
  * and the driver inflate it).  A file that is none of them is refused at open with

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * j1939-dump LOG - run a candump log through the J1939 transport
- * reassembler (bus/j1939.h) and print what it makes of it, one line each:
+ * reassembler (dbc/j1939.h) and print what it makes of it, one line each:
  *   msg <t_us> <pgn hex> sa=<hex> da=<hex> prio=<n> bam=<0|1> len=<n> <data hex>
  *   fault <t_us> <kind> sa=<hex> da=<hex> pgn=<hex> reason=<n> expected=<n> got=<n>/<n>
  * then, at the end of the log (every open session times out there),

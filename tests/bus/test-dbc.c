@@ -307,7 +307,7 @@ static void test_malformed(void)
 }
 
 /*
- * Multiplexing as cantools reads it (bus/dbc.h), worked out by hand from
+ * Multiplexing as cantools reads it (dbc/dbc.h), worked out by hand from
  * its rules: Ext has two signals marked M ("M", "m3M") and no SG_MUL_VAL_,
  * so cantools decodes every signal of it in every frame (railmon used to
  * hang A and B from Top, and a production file lost 50 signals that way);

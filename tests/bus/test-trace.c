@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-trace: the trace formats other than candump (bus/trace-fmt.h) line
+ * test-trace: the trace formats other than candump (trace/trace-fmt.h) line
  * by line and byte by byte, what python-can does not write (TRC 1.0 to
  * 2.0 as PEAK's format description shows them, ASC in decimal, relative
  * stamps, German dates, CANFD lines of classic frames, BLF CAN_MESSAGE2

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz-blf: the BLF reader (bus/blf.c) on arbitrary files: it must end
+ * fuzz-blf: the BLF reader (trace/blf.c) on arbitrary files: it must end
  * (every call reads on or says the end), never read or write out of
  * bounds, and give only frames that are frames (lengths, ids, flags), and
  * count the objects it skips by type (each type once, each count > 0),

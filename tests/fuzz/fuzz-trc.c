@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-trc: the text trace readers on arbitrary files: each line through
- * the PEAK TRC reader (bus/trc.c) and, with its own state, the Vector ASC
- * reader (bus/asc.c) and the parser of candump's screen output
- * (bus/candump-screen.c), and the whole input through the detection: no
+ * the PEAK TRC reader (trace/trc.c) and, with its own state, the Vector ASC
+ * reader (trace/asc.c) and the parser of candump's screen output
+ * (trace/candump-screen.c), and the whole input through the detection: no
  * out-of-bounds access, and only frames that are frames.
  */
 #include <assert.h>
