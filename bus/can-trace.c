@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * can-trace.c - a trace file as a CAN source (BUS_CAN_TRACE).
+ * can-trace.c - a trace file as a CAN source (BUS_CAN_TRACE).  One job,
+ * the driver (open, gzip, pacing, loop, channels, damage), so one file;
+ * the formats themselves are trace/'s.
  *
  * cfg->can.device is the file: a candump log, Vector ASC or BLF, or PEAK
  * TRC, told apart by its first 64 KiB at the first open (trace.h); a file

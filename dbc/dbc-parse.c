@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dbc-parse.c - DBC text to struct dbc (messages, signals, VAL_,
- * SIG_VALTYPE_, SG_MUL_VAL_).  Comments (CM_) are checked for syntax and
+ * SIG_VALTYPE_, SG_MUL_VAL_).  One job, the grammar, so one file.  Comments (CM_) are checked for syntax and
  * dropped; attributes and the other sections are skipped to their ';'.
  *
  * A small lexer over the whole file: strings may span lines (CM_ texts

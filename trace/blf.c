@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * blf.c - Vector BLF (binary logging format) to frames (trace-fmt.h).
+ * One job, the reader (containers, objects, damage), so one file; the
+ * writer is trace-write.c's, the numbers spec.h's.
  *
  * No official specification exists; the layout is the one of Toby
  * Lorenz's vector_blf library, which python-can's reader and writer follow
