@@ -119,8 +119,8 @@ enum acq_event_code {
 	                               4 cursor reset) */
 	ACQ_EV_UPLINK_CONNECT = 51,
 	ACQ_EV_CONFIG_RELOAD = 60,  /* arg = new config hash (low 63 bits) */
-	/* J1939 (bus/j1939.h), bus = the CAN bus: a transport session that
-	   ended without its message, arg = kind (enum bus_j1939_fault_kind) |
+	/* J1939 (dbc/j1939.h), bus = the CAN bus: a transport session that
+	   ended without its message, arg = kind (enum dbc_j1939_fault_kind) |
 	   reason << 8 | expected seq << 16 | packets got << 24 | packets
 	   announced << 32 | destination address << 40, detail = PGN |
 	   source address << 24 */

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "bus/candump.h"
-#include "bus/dbc.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
 #include "record/format.h"
 #include "report/decode.h"
 
@@ -77,13 +77,13 @@ int board_cmd_decode(int argc, char **argv)
 
 	if (r)
 		return r < 0 ? 0 : r;
-	if ((r = bus_dbc_load(dbc, &d.dbc, err, sizeof(err))) < 0) {
+	if ((r = dbc_load(dbc, &d.dbc, err, sizeof(err))) < 0) {
 		fprintf(stderr, "railmon decode: %s\n", err[0] ? err : strerror(-r));
 		return 1;
 	}
 	/* what the lenient load accepted, each with its file:line */
-	for (unsigned i = 0; i < bus_dbc_warning_count(d.dbc); i++)
-		fprintf(stderr, "railmon decode: warning: %s\n", bus_dbc_warning(d.dbc, i));
+	for (unsigned i = 0; i < dbc_warning_count(d.dbc); i++)
+		fprintf(stderr, "railmon decode: warning: %s\n", dbc_warning(d.dbc, i));
 	if (rpt_decode_alloc(&d) < 0 || (input && !(in = fopen(input, "re")))) {
 		r = d.samples ? cli_fail("decode", "%s: %s", input, strerror(errno)) : cli_fail("decode", "out of memory");
 		rpt_decode_release(&d);

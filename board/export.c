@@ -2,7 +2,7 @@
 /*
  * export.c - `railmon export`: the log as CSV, JSON lines, candump or
  * InfluxDB line protocol, or its CAN frames as a Vector ASC or BLF trace
- * (record/trace-write.h).
+ * (trace/trace-write.h).
  *
  * The options; the engine is report/export.h (the log or a ground vehicle
  * directory of logs, export-log.c; the ground database, export-db.c; the
@@ -27,7 +27,7 @@
 #include "record/format.h"
 #include "record/names.h"
 #include "record/order.h"
-#include "record/trace-write.h"
+#include "trace/trace-write.h"
 #include "record/wide.h"
 #include "report/export.h"
 
@@ -75,7 +75,7 @@ static int parse_option(struct rpt_export *x, int c, const char *arg)
 
 	switch (c) {
 	case 'f':
-		x->trace = rec_trace_format_parse(arg, &x->tfmt) == 0;
+		x->trace = trace_write_format_parse(arg, &x->tfmt) == 0;
 		if (!x->trace && rec_format_parse(arg, &x->format) < 0)
 			return cli_fail("export", "--format: expected csv, jsonl, candump, influx, asc or blf, not '%s'",
 			                arg);
@@ -162,9 +162,9 @@ int board_cmd_export(int argc, char **argv)
 	}
 	if (output && !(x.out = fopen(output, "we")))
 		r = cli_fail("export", "%s: %s", output, strerror(errno));
-	else if (x.trace && x.tfmt == REC_TRACE_BLF && !output && isatty(STDOUT_FILENO))
+	else if (x.trace && x.tfmt == TRACE_WRITE_BLF && !output && isatty(STDOUT_FILENO))
 		r = cli_fail("export", "--format blf is binary: give -o FILE or redirect the output");
-	else if (x.trace && rec_tracew_new(x.out, x.tfmt, &x.tracew) < 0)
+	else if (x.trace && trace_writer_new(x.out, x.tfmt, &x.tracew) < 0)
 		r = cli_fail("export", "out of memory");
 	else
 		r = db ? rpt_export_db(&x, db, vehicle) : rpt_export_dir(&x, dir);

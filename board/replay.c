@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * replay.c - `railmon replay`: a trace (candump, Vector ASC/BLF, PEAK TRC:
- * bus/trace.h) or a railmon log through the
+ * trace/trace.h) or a railmon log through the
  * same decode and store path as live data (a daemon whose buses are trace
  * sources, or whose one source is the log: logsource.h), or a trace onto a
  * CAN interface.
@@ -25,7 +25,7 @@
 #include "report/logfault.h"
 #include "report/trace.h"
 #include "bus/to-can.h"
-#include "bus/trace.h"
+#include "trace/trace.h"
 #include "storage/stor.h"
 
 static const char replay_usage[] =

@@ -136,12 +136,12 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
    replay --dbc has no board file for check, so decode is named too. */
 #define RUN_DBC_WARNINGS_SHOWN 5
 
-static void dbc_warnings(const struct runner *rn, size_t b, const bus_dbc_t *dbc)
+static void dbc_warnings(const struct runner *rn, size_t b, const dbc_t *dbc)
 {
-	unsigned n = bus_dbc_warning_count(dbc);
+	unsigned n = dbc_warning_count(dbc);
 
 	for (unsigned i = 0; i < n && i < RUN_DBC_WARNINGS_SHOWN; i++)
-		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, bus_dbc_warning(dbc, i));
+		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, dbc_warning(dbc, i));
 	if (n > RUN_DBC_WARNINGS_SHOWN)
 		fprintf(stderr, "railmon %s: warning: dbc %s: %u more warnings ('railmon check --board FILE' or "
 		        "'railmon decode --dbc %s < /dev/null' lists them)\n", rn->cmd, rn->cfg->buses[b].can.dbc,
@@ -156,7 +156,7 @@ static void load_warnings(struct runner *rn)
 
 	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
 		const struct bus_cfg *bc = &rn->cfg->buses[b];
-		const bus_dbc_t *dbc = pl_daemon_dbc(rn->d, b);
+		const dbc_t *dbc = pl_daemon_dbc(rn->d, b);
 
 		if (rpt_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);

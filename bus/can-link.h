@@ -72,3 +72,15 @@ struct bus_can_linkinfo {
  * past len; no allocation.
  */
 int bus_can_link_parse(const void *buf, size_t len, struct bus_can_linkinfo *ret_info);
+
+/*
+ * can-link.c: one RTM_GETLINK for the interface, parsed; its reply waited
+ * for at most 500 ms (-ETIMEDOUT), an error reply (the interface went
+ * away meanwhile) an error.  0 or -errno.
+ */
+int bus_can_link_query(int ifindex, struct bus_can_linkinfo *ret_info);
+/* can-link.c: CAP_NET_ADMIN in the effective set: may we change the link? */
+bool bus_can_may_admin(void);
+/* can-link.c: the interface's counters that mean "frame lost before any
+   socket" (rx_dropped, over, fifo).  0, -EIO without stats, or -errno. */
+int bus_can_netdev_drops(int ifindex, uint64_t *ret_drops);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * can-trace.c - a trace file as a CAN source (BUS_CAN_TRACE).
+ * can-trace.c - a trace file as a CAN source (BUS_CAN_TRACE).  One job,
+ * the driver (open, gzip, pacing, loop, channels, damage), so one file;
+ * the formats themselves are trace/'s.
  *
  * cfg->can.device is the file: a candump log, Vector ASC or BLF, or PEAK
  * TRC, told apart by its first 64 KiB at the first open (trace.h); a file
@@ -48,9 +50,10 @@
 #include "acquisition/acq-pace.h"
 #include "bus-private.h"
 #include "can-filter.h"
-#include "candump.h"
-#include "trace-fmt.h"
-#include "trace.h"
+#include "can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace-fmt.h"
+#include "trace/trace.h"
 #include "basic/clock.h"
 
 #define TRACE_BUF_SIZE (64 * 1024)
@@ -76,13 +79,13 @@ struct trace {
 	unsigned long lineno;
 	unsigned long first_bad;   /* line (BLF: offset + 1); 0 = none */
 	char first_why[96];        /* BLF: what was wrong there */
-	enum bus_trace_format fmt; /* found at the first open */
+	enum trace_format fmt; /* found at the first open */
 	bool detected;
 	int detect_err;            /* a read error while detecting at open: the
 	                              first recv() says the file gone */
-	struct bus_asc asc;
-	struct bus_trc trc;
-	struct bus_blf *blf;
+	struct trace_asc asc;
+	struct trace_trc trc;
+	struct trace_blf *blf;
 	/* timeline */
 	bool have_first;
 	bool first_pass;
@@ -291,10 +294,10 @@ static int trace_rewind(bus_dev_t *dev, struct trace *tr)
 	}
 	tr->lineno = 0;
 	tr->pass_frames = 0;
-	bus_asc_init(&tr->asc);
-	bus_trc_init(&tr->trc);
+	trace_asc_init(&tr->asc);
+	trace_trc_init(&tr->trc);
 	if (tr->blf)
-		bus_blf_reset(tr->blf);
+		trace_blf_reset(tr->blf);
 	return 0;
 }
 
@@ -304,9 +307,9 @@ static void trace_bad_at(bus_dev_t *dev, struct trace *tr, uint64_t where, struc
 	uint64_t count = bus_stat_add(&dev->stats.bad_input, 1);
 
 	if (!tr->first_bad) {
-		tr->first_bad = (unsigned long)where + (tr->fmt == BUS_TRACE_BLF);
+		tr->first_bad = (unsigned long)where + (tr->fmt == TRACE_BLF);
 		if (tr->blf)
-			snprintf(tr->first_why, sizeof(tr->first_why), "%s", bus_blf_why(tr->blf, NULL));
+			snprintf(tr->first_why, sizeof(tr->first_why), "%s", trace_blf_why(tr->blf, NULL));
 	}
 	*ret_item = (struct acq_item){
 		.t_ns = dev->cfg.can.trace_speed > 0 ? basic_now_ns(CLOCK_REALTIME) : tr->last_t_ns,
@@ -363,8 +366,8 @@ static bool trace_wanted(const bus_dev_t *dev, struct trace *tr, const char *ifn
                          const struct acq_can *can)
 {
 	if (tr->first_pass)
-		tr->chan_frames[tr->fmt == BUS_TRACE_CANDUMP || chan >= BUS_TRACE_CHANNELS ? 0 : chan]++;
-	if (tr->fmt == BUS_TRACE_CANDUMP) {
+		tr->chan_frames[tr->fmt == TRACE_CANDUMP || chan >= BUS_TRACE_CHANNELS ? 0 : chan]++;
+	if (tr->fmt == TRACE_CANDUMP) {
 		if (dev->cfg.can.ifname[0] && strcmp(ifname, dev->cfg.can.ifname) != 0)
 			return false;
 	} else if (dev->cfg.can.trace_channel && chan != dev->cfg.can.trace_channel) {
@@ -378,11 +381,11 @@ static int trace_fetch_blf(bus_dev_t *dev, struct trace *tr, struct acq_item *re
 	unsigned chan = 0;
 
 	for (;;) {
-		int r = bus_blf_next(tr->blf, trace_blf_read, tr, ret_item, &chan);
+		int r = trace_blf_next(tr->blf, trace_blf_read, tr, ret_item, &chan);
 		uint64_t off;
 
 		if (r == -EBADMSG) {
-			bus_blf_why(tr->blf, &off);
+			trace_blf_why(tr->blf, &off);
 			trace_bad_at(dev, tr, off, ret_item);
 			return 0;
 		}
@@ -401,34 +404,34 @@ static int trace_fetch_blf(bus_dev_t *dev, struct trace *tr, struct acq_item *re
 	}
 }
 
-/* One line of a text format: BUS_TRACE_FRAME, BUS_TRACE_SKIP or -EBADMSG. */
+/* One line of a text format: TRACE_FRAME, TRACE_SKIP or -EBADMSG. */
 static int trace_parse_line(struct trace *tr, const char *line, size_t len, struct acq_item *ret_item,
                             char *ifname, unsigned *ret_chan)
 {
 	switch (tr->fmt) {
-	case BUS_TRACE_ASC:
-		return bus_asc_line(&tr->asc, line, len, ret_item, ret_chan);
-	case BUS_TRACE_TRC:
-		return bus_trc_line(&tr->trc, line, len, ret_item, ret_chan);
+	case TRACE_ASC:
+		return trace_asc_line(&tr->asc, line, len, ret_item, ret_chan);
+	case TRACE_TRC:
+		return trace_trc_line(&tr->trc, line, len, ret_item, ret_chan);
 	default:
 		if (line_blank(line, len))
-			return BUS_TRACE_SKIP;
+			return TRACE_SKIP;
 		/* the parser stops at a NUL like at the end of a C string: in a
 		   file a NUL byte is garbage, not the end of the line */
-		if (memchr(line, '\0', len) || bus_candump_parse(line, len, ret_item, ifname, BUS_CANDUMP_LINE_MAX) < 0)
+		if (memchr(line, '\0', len) || trace_candump_parse(line, len, ret_item, ifname, TRACE_CANDUMP_LINE_MAX) < 0)
 			return -EBADMSG;
-		return BUS_TRACE_FRAME;
+		return TRACE_FRAME;
 	}
 }
 
 /* Next item from the file: a frame or a bad-line event; -ENODATA at the end. */
 static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_item)
 {
-	char ifname[BUS_CANDUMP_LINE_MAX] = "";
+	char ifname[TRACE_CANDUMP_LINE_MAX] = "";
 	const char *line;
 	size_t len;
 
-	if (tr->fmt == BUS_TRACE_BLF)
+	if (tr->fmt == TRACE_BLF)
 		return trace_fetch_blf(dev, tr, ret_item);
 	for (;;) {
 		unsigned chan = 1;
@@ -458,7 +461,7 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 			trace_bad_line(dev, tr, ret_item);
 			return 0;
 		}
-		if (r != BUS_TRACE_FRAME || !trace_wanted(dev, tr, ifname, chan, &ret_item->can))
+		if (r != TRACE_FRAME || !trace_wanted(dev, tr, ifname, chan, &ret_item->can))
 			continue;
 		trace_note_frame(dev, tr, ret_item);
 		return 0;
@@ -553,7 +556,7 @@ static void trace_close(bus_dev_t *dev)
 	if (!tr)
 		return;
 	trace_release(dev);
-	bus_blf_free(tr->blf);
+	trace_blf_free(tr->blf);
 	if (tr->gz)
 		inflateEnd(&tr->zs);
 	free(tr->zin);
@@ -599,19 +602,19 @@ static int trace_detect(struct trace *tr)
 	for (;;) {
 		if (!tr->gz && tr->fill >= 2 && (r = trace_gz_start(tr)) < 0)
 			return r;
-		tr->fmt = bus_trace_detect(tr->buf, tr->fill);
-		if ((tr->fmt != BUS_TRACE_UNKNOWN && tr->fmt != BUS_TRACE_EMPTY) || tr->eof || tr->fill == TRACE_BUF_SIZE)
+		tr->fmt = trace_format_detect(tr->buf, tr->fill);
+		if ((tr->fmt != TRACE_UNKNOWN && tr->fmt != TRACE_EMPTY) || tr->eof || tr->fill == TRACE_BUF_SIZE)
 			break;
 		if ((r = trace_fill(tr)) < 0)
 			return r;
 	}
 	tr->detected = true;
-	bus_asc_init(&tr->asc);
-	bus_trc_init(&tr->trc);
-	if (tr->fmt == BUS_TRACE_UNKNOWN)
+	trace_asc_init(&tr->asc);
+	trace_trc_init(&tr->trc);
+	if (tr->fmt == TRACE_UNKNOWN)
 		return -EMEDIUMTYPE;
-	if (tr->fmt == BUS_TRACE_BLF)
-		return bus_blf_new(&tr->blf);
+	if (tr->fmt == TRACE_BLF)
+		return trace_blf_new(&tr->blf);
 	return 0;
 }
 
@@ -683,13 +686,13 @@ int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len)
 	tr = dev->priv;
 	if (!tr->first_bad)
 		return -ENOENT;
-	if (tr->fmt == BUS_TRACE_BLF)
+	if (tr->fmt == TRACE_BLF)
 		snprintf(buf, len, "%s: offset %lu: %s", dev->cfg.can.device, tr->first_bad - 1, tr->first_why);
 	else if (tr->first_why[0])
 		snprintf(buf, len, "%s:%lu: %s", dev->cfg.can.device, tr->first_bad, tr->first_why);
 	else
 		snprintf(buf, len, "%s:%lu: malformed %s line", dev->cfg.can.device, tr->first_bad,
-		         bus_trace_format_name(tr->fmt == BUS_TRACE_EMPTY ? BUS_TRACE_CANDUMP : tr->fmt));
+		         trace_format_name(tr->fmt == TRACE_EMPTY ? TRACE_CANDUMP : tr->fmt));
 	return 0;
 }
 
@@ -708,15 +711,15 @@ int bus_can_trace_channels(const bus_dev_t *dev, uint64_t *counts, size_t n)
 int bus_can_trace_skipped(const bus_dev_t *dev, char *buf, size_t len)
 {
 	const struct trace *tr;
-	struct bus_blf_skip sk;
+	struct trace_blf_skip sk;
 	size_t at = 0;
 
 	if (!dev || dev->ops != &bus_can_trace_ops || !dev->priv || !buf || len == 0)
 		return -EINVAL;
 	tr = dev->priv;
 	buf[0] = '\0';
-	for (size_t i = 0; tr->blf && bus_blf_skipped(tr->blf, i, &sk) == 0 && at < len; i++) {
-		const char *name = bus_blf_type_name(sk.type);
+	for (size_t i = 0; tr->blf && trace_blf_skipped(tr->blf, i, &sk) == 0 && at < len; i++) {
+		const char *name = trace_blf_type_name(sk.type);
 		int n;
 
 		if (sk.other)

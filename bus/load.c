@@ -14,7 +14,7 @@ double bus_can_frame_seconds(unsigned len, bool ext, double bitrate, double dbit
 	return (ext ? 49 : 29) / bitrate + (8.0 * len + (len > 16 ? 26 : 22)) / dbitrate;
 }
 
-int bus_can_load(const struct bus_can_cfg *cfg, const bus_dbc_t *dbc, struct bus_can_load *ret)
+int bus_can_load(const struct bus_can_cfg *cfg, const dbc_t *dbc, struct bus_can_load *ret)
 {
 	double bitrate, dbitrate, seconds = 0;
 	struct bus_can_load l = { 0 };
@@ -23,10 +23,10 @@ int bus_can_load(const struct bus_can_cfg *cfg, const bus_dbc_t *dbc, struct bus
 		return -EINVAL;
 	bitrate = cfg->bitrate ? cfg->bitrate : CAN_BITRATE_DEFAULT;
 	dbitrate = cfg->dbitrate ? cfg->dbitrate : bitrate;
-	l.messages = bus_dbc_message_count(dbc);
+	l.messages = dbc_message_count(dbc);
 	for (unsigned i = 0; i < l.messages; i++) {
-		struct bus_dbc_message_info m;
-		if (bus_dbc_message_info(dbc, i, &m) < 0 || !m.cycle_ms)
+		struct dbc_message_info m;
+		if (dbc_message_info(dbc, i, &m) < 0 || !m.cycle_ms)
 			continue;
 		l.cyclic++;
 		l.frames_s += 1000.0 / m.cycle_ms;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "bus.h"
-#include "dbc.h"
+#include "dbc/dbc.h"
 #include "regmap.h"
 
 /* Above this share of its time a bus queues frames, a serial line falls
@@ -38,7 +38,7 @@ struct bus_can_load {
  * 0: the nominal rate).  Filters do not count: the load is the bus's, not
  * what passes them.  0, or -EINVAL for NULL.
  */
-int bus_can_load(const struct bus_can_cfg *cfg, const bus_dbc_t *dbc, struct bus_can_load *ret_load);
+int bus_can_load(const struct bus_can_cfg *cfg, const dbc_t *dbc, struct bus_can_load *ret_load);
 
 /* Bytes of one read transaction on the wire, request and response ADU:
    TCP MBAP (7) + PDU, RTU unit + PDU + CRC.  count registers, or bits for

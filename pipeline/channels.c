@@ -12,11 +12,11 @@
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
-#include "bus/j1939.h"
+#include "dbc/j1939.h"
 
 /* Items one J1939 frame adds besides its message's samples: every session
    timed out, the session it ends, the changes of a DM1. */
-#define J1939_ITEMS_MAX (BUS_J1939_SESSIONS + 1 + BUS_J1939_DTC_EVENTS)
+#define J1939_ITEMS_MAX (DBC_J1939_SESSIONS + 1 + DBC_J1939_DTC_EVENTS)
 
 #define LIVE_TEXT_WORDS (ACQ_TEXT_MAX / 8)
 
@@ -36,8 +36,8 @@ struct live_slot {
 
 struct pl_channels {
 	const struct conf_board *cfg;
-	bus_dbc_t *dbc[CONF_BUSES_MAX];
-	bus_j1939_t *j1939[CONF_BUSES_MAX]; /* j1939 = true buses */
+	dbc_t *dbc[CONF_BUSES_MAX];
+	dbc_j1939_t *j1939[CONF_BUSES_MAX]; /* j1939 = true buses */
 	size_t decode_max;                 /* the largest message of any DBC */
 	struct pl_channel *list;
 	struct rec_channel *dict;
@@ -51,15 +51,15 @@ struct pl_channels {
 
 /* A signal whose name the channel table would cut: two long names would
    become one, so say so instead.  Units are not cut (struct pl_channel). */
-static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, size_t whylen)
+static int dbc_check_names(const dbc_t *dbc, const char *path, char *why, size_t whylen)
 {
 	const size_t name_max = sizeof(((struct pl_channel *)0)->name) - 1;
 
-	for (unsigned i = 0; i < bus_dbc_signal_count(dbc); i++) {
-		struct bus_dbc_signal_info si;
+	for (unsigned i = 0; i < dbc_signal_count(dbc); i++) {
+		struct dbc_signal_info si;
 		size_t n;
 
-		if (bus_dbc_signal_info(dbc, i, &si) < 0)
+		if (dbc_signal_info(dbc, i, &si) < 0)
 			return -EINVAL;
 		n = strlen(si.message) + 1 + strlen(si.name); /* "Message.Signal" */
 		if (n > name_max) {
@@ -72,36 +72,36 @@ static int dbc_check_names(const bus_dbc_t *dbc, const char *path, char *why, si
 }
 
 /* What makes a DBC that parsed useless or dangerous for this board. */
-static int dbc_check_board(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *err, size_t errlen)
+static int dbc_check_board(const struct conf_board *cfg, size_t b, const dbc_t *dbc, char *err, size_t errlen)
 {
 	const struct bus_cfg *bc = &cfg->buses[b];
 	int line = cfg->dbc_line[b];
 
-	if (bus_dbc_signal_count(dbc) > CONF_BUS_CHANNELS_MAX) {
+	if (dbc_signal_count(dbc) > CONF_BUS_CHANNELS_MAX) {
 		/* channel ids are bus << 16 | signal index: more would collide
 		   with the next bus's */
 		snprintf(err, errlen, "%s:%d: [can %s]: %s: %u signals, but a bus has channel ids for %u "
 		         "(split the DBC over buses)", cfg->path, line, bc->name, bc->can.dbc,
-		         bus_dbc_signal_count(dbc), CONF_BUS_CHANNELS_MAX);
+		         dbc_signal_count(dbc), CONF_BUS_CHANNELS_MAX);
 		return -E2BIG;
 	}
 	return 0;
 }
 
-int pl_dbc_load(const struct conf_board *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen)
+int pl_dbc_load(const struct conf_board *cfg, size_t b, dbc_t **ret_dbc, char *err, size_t errlen)
 {
 	const struct bus_cfg *bc;
 	char why[CONF_ERR_MAX];
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 	int r;
 
 	if (!cfg || b >= cfg->nbuses || cfg->buses[b].kind != BUS_KIND_CAN || !cfg->buses[b].can.dbc[0] ||
 	    !ret_dbc || !err || !errlen)
 		return -EINVAL;
 	bc = &cfg->buses[b];
-	r = bus_dbc_load_flags(bc->can.dbc, bc->can.dbc_strict ? BUS_DBC_STRICT : 0, &dbc, why, sizeof(why));
+	r = dbc_load_flags(bc->can.dbc, bc->can.dbc_strict ? DBC_STRICT : 0, &dbc, why, sizeof(why));
 	if (r == 0 && (r = dbc_check_names(dbc, bc->can.dbc, why, sizeof(why))) < 0) {
-		dbc = bus_dbc_free(dbc);
+		dbc = dbc_free(dbc);
 		r = -EBADMSG; /* reported like a syntax error: the DBC's line first */
 	}
 	if (r == -EBADMSG) {
@@ -115,7 +115,7 @@ int pl_dbc_load(const struct conf_board *cfg, size_t b, bus_dbc_t **ret_dbc, cha
 	}
 	r = dbc_check_board(cfg, b, dbc, err, errlen);
 	if (r < 0) {
-		bus_dbc_free(dbc);
+		dbc_free(dbc);
 		return r;
 	}
 	*ret_dbc = dbc;
@@ -165,13 +165,13 @@ static int add_modbus(pl_channels_t *ch, size_t b)
 static int add_signals(pl_channels_t *ch, size_t b)
 {
 	const struct bus_cfg *bc = &ch->cfg->buses[b];
-	unsigned n = bus_dbc_signal_count(ch->dbc[b]);
+	unsigned n = dbc_signal_count(ch->dbc[b]);
 	struct pl_channel c;
 	int r;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct bus_dbc_signal_info si;
-		if (bus_dbc_signal_info(ch->dbc[b], i, &si) < 0)
+		struct dbc_signal_info si;
+		if (dbc_signal_info(ch->dbc[b], i, &si) < 0)
 			return -EINVAL;
 		memset(&c, 0, sizeof(c));
 		c.id = (uint32_t)b << 16 | i;
@@ -196,12 +196,12 @@ static int build(pl_channels_t *ch, char *err, size_t errlen)
 		ch->base[b] = ch->n;
 		if (bc->kind == BUS_KIND_MODBUS) {
 			r = add_modbus(ch, b);
-		} else if (bc->can.j1939 && (r = bus_j1939_new(&ch->j1939[b])) < 0) {
+		} else if (bc->can.j1939 && (r = dbc_j1939_new(&ch->j1939[b])) < 0) {
 			snprintf(err, errlen, "[can %s]: j1939: %s", bc->name, strerror(-r));
 		} else if (bc->can.dbc[0]) {
 			r = pl_dbc_load(cfg, b, &ch->dbc[b], err, errlen);
-			if (r >= 0 && bus_dbc_decode_max(ch->dbc[b]) > ch->decode_max)
-				ch->decode_max = bus_dbc_decode_max(ch->dbc[b]);
+			if (r >= 0 && dbc_decode_max(ch->dbc[b]) > ch->decode_max)
+				ch->decode_max = dbc_decode_max(ch->dbc[b]);
 			if (r >= 0)
 				r = add_signals(ch, b);
 		}
@@ -209,21 +209,21 @@ static int build(pl_channels_t *ch, char *err, size_t errlen)
 	}
 	/* a J1939 frame may time sessions out, end one, and carry a DM1 */
 	for (size_t b = 0; b < cfg->nbuses && r >= 0; b++)
-		if (ch->j1939[b] && ch->decode_max < J1939_ITEMS_MAX + bus_dbc_decode_max(ch->dbc[b]))
-			ch->decode_max = J1939_ITEMS_MAX + bus_dbc_decode_max(ch->dbc[b]);
+		if (ch->j1939[b] && ch->decode_max < J1939_ITEMS_MAX + dbc_decode_max(ch->dbc[b]))
+			ch->decode_max = J1939_ITEMS_MAX + dbc_decode_max(ch->dbc[b]);
 	return r;
 }
 
 /* A DBC signal's value table as the dictionary carries it: "VALUE LABEL"
    strings (railmon.proto Channel.value_table), one allocation. */
-static int dict_value_table(const bus_dbc_t *dbc, unsigned sig, struct rec_channel *d)
+static int dict_value_table(const dbc_t *dbc, unsigned sig, struct rec_channel *d)
 {
 	double v;
 	const char *label;
 	size_t n = 0, bytes = 0;
 	char **tab, *p, num[REC_DOUBLE_MAX];
 
-	while (bus_dbc_value_entry(dbc, sig, (unsigned)n, &v, &label) == 0) {
+	while (dbc_value_entry(dbc, sig, (unsigned)n, &v, &label) == 0) {
 		rec_format_double(v, num, sizeof(num));
 		bytes += strlen(num) + 1 + strlen(label) + 1;
 		n++;
@@ -235,7 +235,7 @@ static int dict_value_table(const bus_dbc_t *dbc, unsigned sig, struct rec_chann
 		return -ENOMEM;
 	p = (char *)(tab + n);
 	for (size_t i = 0; i < n; i++) {
-		bus_dbc_value_entry(dbc, sig, (unsigned)i, &v, &label);
+		dbc_value_entry(dbc, sig, (unsigned)i, &v, &label);
 		rec_format_double(v, num, sizeof(num));
 		tab[i] = p;
 		p += sprintf(p, "%s %s", num, label) + 1;
@@ -251,14 +251,14 @@ static int dict_entry(pl_channels_t *ch, size_t i)
 {
 	const struct pl_channel *c = &ch->list[i];
 	struct rec_channel *d = &ch->dict[i];
-	const bus_dbc_t *dbc = c->bus < CONF_BUSES_MAX ? ch->dbc[c->bus] : NULL;
-	struct bus_dbc_signal_info si;
+	const dbc_t *dbc = c->bus < CONF_BUSES_MAX ? ch->dbc[c->bus] : NULL;
+	struct dbc_signal_info si;
 
 	*d = (struct rec_channel){ .id = c->id, .name = c->name, .unit = c->unit, .bus = c->bus, .source = c->source,
 	                           .bus_name = c->bus < ch->cfg->nbuses ? ch->cfg->buses[c->bus].name : NULL };
 	d->has_decimals = c->decimals >= 0;
 	d->decimals = c->decimals >= 0 ? (uint32_t)c->decimals : 0;
-	if (!dbc || bus_dbc_signal_info(dbc, c->id & 0xffff, &si) < 0)
+	if (!dbc || dbc_signal_info(dbc, c->id & 0xffff, &si) < 0)
 		return 0;
 	if (si.min < si.max) {
 		d->has_range = true;
@@ -305,8 +305,8 @@ pl_channels_t *pl_channels_free(pl_channels_t *ch)
 	if (!ch)
 		return NULL;
 	for (size_t b = 0; b < CONF_BUSES_MAX; b++) {
-		bus_dbc_free(ch->dbc[b]);
-		bus_j1939_free(ch->j1939[b]);
+		dbc_free(ch->dbc[b]);
+		dbc_j1939_free(ch->j1939[b]);
 	}
 	for (size_t i = 0; ch->dict && i < ch->n; i++)
 		free((void *)ch->dict[i].value_table);
@@ -343,7 +343,7 @@ static void j1939_event(struct acq_item *o, const struct acq_item *frame, uint32
 	o->event.detail = detail;
 }
 
-static void j1939_fault_event(struct acq_item *o, const struct acq_item *frame, const struct bus_j1939_fault *f)
+static void j1939_fault_event(struct acq_item *o, const struct acq_item *frame, const struct dbc_j1939_fault *f)
 {
 	j1939_event(o, frame, ACQ_EV_J1939_TP_FAULT,
 	            (int64_t)f->kind | (int64_t)f->reason << 8 | (int64_t)f->expected << 16 | (int64_t)(f->got & 0xff) << 24 |
@@ -354,17 +354,17 @@ static void j1939_fault_event(struct acq_item *o, const struct acq_item *frame, 
 static int j1939_payload(pl_channels_t *ch, const struct acq_item *frame, uint32_t pgn, uint8_t sa,
                          const uint8_t *data, size_t len, struct acq_item *out, size_t max)
 {
-	struct bus_j1939_dtc dtc[BUS_J1939_DTC_EVENTS];
-	const bus_dbc_t *dbc = ch->dbc[frame->bus];
+	struct dbc_j1939_dtc dtc[DBC_J1939_DTC_EVENTS];
+	const dbc_t *dbc = ch->dbc[frame->bus];
 	int n = 0, k;
 
-	if (dbc && (n = bus_dbc_decode_pgn(dbc, pgn, data, len, frame->t_ns, frame->bus, (uint32_t)frame->bus << 16,
+	if (dbc && (n = dbc_decode_pgn(dbc, pgn, data, len, frame->t_ns, frame->bus, (uint32_t)frame->bus << 16,
 	                                   out, max)) < 0)
 		return n;
-	if (pgn != BUS_J1939_PGN_DM1)
+	if (pgn != DBC_J1939_PGN_DM1)
 		return n;
-	k = bus_j1939_dm1(ch->j1939[frame->bus], sa, data, len, dtc,
-	                  max - (size_t)n < BUS_J1939_DTC_EVENTS ? max - (size_t)n : BUS_J1939_DTC_EVENTS);
+	k = dbc_j1939_dm1(ch->j1939[frame->bus], sa, data, len, dtc,
+	                  max - (size_t)n < DBC_J1939_DTC_EVENTS ? max - (size_t)n : DBC_J1939_DTC_EVENTS);
 	for (int i = 0; i < k; i++)
 		j1939_event(&out[n++], frame, dtc[i].active ? ACQ_EV_J1939_DTC_ACTIVE : ACQ_EV_J1939_DTC_CLEARED,
 		            (int64_t)dtc[i].spn | (int64_t)dtc[i].fmi << 19 | (int64_t)dtc[i].oc << 24 |
@@ -375,21 +375,21 @@ static int j1939_payload(pl_channels_t *ch, const struct acq_item *frame, uint32
 /* A frame of a j1939 = true bus: sessions first (timeouts, then this frame), then its payload. */
 static int decode_j1939(pl_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
 {
-	bus_j1939_t *j = ch->j1939[it->bus];
-	struct bus_j1939_fault f;
-	struct bus_j1939_msg m;
-	struct bus_j1939_id id;
+	dbc_j1939_t *j = ch->j1939[it->bus];
+	struct dbc_j1939_fault f;
+	struct dbc_j1939_msg m;
+	struct dbc_j1939_id id;
 	size_t n = 0;
 	int r;
 
-	while (n < max && bus_j1939_expire(j, it->t_ns, &f) == 1)
+	while (n < max && dbc_j1939_expire(j, it->t_ns, &f) == 1)
 		j1939_fault_event(&out[n++], it, &f);
-	r = bus_j1939_feed(j, it, &m, &f);
+	r = dbc_j1939_feed(j, it, &m, &f);
 	if (r == 2 && n < max)
 		j1939_fault_event(&out[n++], it, &f);
 	if (r == 1)
 		r = j1939_payload(ch, it, m.id.pgn, m.id.sa, m.data, m.len, out + n, max - n);
-	else if ((id = bus_j1939_id_parse(it->can.id)).pgn != BUS_J1939_PGN_TP_CM && id.pgn != BUS_J1939_PGN_TP_DT)
+	else if ((id = dbc_j1939_id_parse(it->can.id)).pgn != DBC_J1939_PGN_TP_CM && id.pgn != DBC_J1939_PGN_TP_DT)
 		r = j1939_payload(ch, it, id.pgn, id.sa, it->can.data, it->can.len, out + n, max - n);
 	else
 		r = 0;
@@ -404,7 +404,7 @@ int pl_channels_decode(pl_channels_t *ch, const struct acq_item *it, struct acq_
 		return decode_j1939(ch, it, out, max);
 	if (!ch->dbc[it->bus])
 		return 0;
-	return bus_dbc_decode(ch->dbc[it->bus], it, (uint32_t)it->bus << 16, out, max);
+	return dbc_decode(ch->dbc[it->bus], it, (uint32_t)it->bus << 16, out, max);
 }
 
 size_t pl_channels_decode_max(const pl_channels_t *ch)
@@ -412,7 +412,7 @@ size_t pl_channels_decode_max(const pl_channels_t *ch)
 	return ch ? ch->decode_max : 0;
 }
 
-const bus_dbc_t *pl_channels_dbc(const pl_channels_t *ch, size_t b)
+const dbc_t *pl_channels_dbc(const pl_channels_t *ch, size_t b)
 {
 	return ch && b < CONF_BUSES_MAX ? ch->dbc[b] : NULL;
 }
@@ -529,7 +529,7 @@ const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double va
 	if (!ch || i >= ch->n)
 		return NULL;
 	b = ch->list[i].bus;
-	if (!ch->dbc[b] || bus_dbc_value_label(ch->dbc[b], ch->list[i].id & 0xffff, value, &label) < 0)
+	if (!ch->dbc[b] || dbc_value_label(ch->dbc[b], ch->list[i].id & 0xffff, value, &label) < 0)
 		return NULL;
 	return label;
 }
@@ -550,7 +550,7 @@ int pl_channels_label_value(const pl_channels_t *ch, size_t i, const char *label
 	b = ch->list[i].bus;
 	if (!ch->dbc[b])
 		return -ENOENT;
-	for (unsigned k = 0; bus_dbc_value_entry(ch->dbc[b], ch->list[i].id & 0xffff, k, &v, &l) == 0; k++) {
+	for (unsigned k = 0; dbc_value_entry(ch->dbc[b], ch->list[i].id & 0xffff, k, &v, &l) == 0; k++) {
 		if (!strcmp(l, label)) {
 			*ret_value = v;
 			return 0;

@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "acquisition/acq-item.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "conf/config.h"
 
 /* A channel as the daemon knows it: Modbus register or DBC signal.  A
@@ -76,7 +76,7 @@ int pl_channels_decode(pl_channels_t *ch, const struct acq_item *frame, struct a
 size_t pl_channels_decode_max(const pl_channels_t *ch);
 
 /* The DBC of bus b, NULL if none. */
-const bus_dbc_t *pl_channels_dbc(const pl_channels_t *ch, size_t b);
+const dbc_t *pl_channels_dbc(const pl_channels_t *ch, size_t b);
 
 /* Note a sample as its channel's latest value (the collector thread);
    samples of channels not on this board are ignored. */
@@ -107,14 +107,14 @@ const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double va
 /*
  * Load the DBC of CAN bus b of cfg as `run` and `check` do.  Errors name the
  * board file and the line of the bus's 'dbc =' (a DBC's own syntax errors
- * keep its file:line first).  Refuses, besides what bus_dbc_load() refuses,
+ * keep its file:line first).  Refuses, besides what dbc_load() refuses,
  * a DBC that defines no message (it would decode nothing), one with more
  * signals than a bus has channel ids (CONF_BUS_CHANNELS_MAX), and a
  * qualified name "Message.Signal" longer than struct pl_channel holds
  * (cut, two names could become one); units are kept whole.  A DBC that
- * defines no message loads with a warning (bus_dbc_warning()): the bus
+ * defines no message loads with a warning (dbc_warning()): the bus
  * logs raw frames only.  The bus's dbc_strict chooses
- * a strict load; a lenient one's warnings are bus_dbc_warning()'s.  0 and the database in *ret_dbc (free with
- * bus_dbc_free), or -errno.
+ * a strict load; a lenient one's warnings are dbc_warning()'s.  0 and the database in *ret_dbc (free with
+ * dbc_free), or -errno.
  */
-int pl_dbc_load(const struct conf_board *cfg, size_t b, bus_dbc_t **ret_dbc, char *err, size_t errlen);
+int pl_dbc_load(const struct conf_board *cfg, size_t b, dbc_t **ret_dbc, char *err, size_t errlen);

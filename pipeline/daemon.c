@@ -424,7 +424,7 @@ const char *pl_daemon_value_label(const struct pl_daemon *d, size_t i, double va
 	return d ? pl_channels_value_label(d->ch, i, value) : NULL;
 }
 
-const bus_dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b)
+const dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b)
 {
 	return d ? pl_channels_dbc(d->ch, b) : NULL;
 }

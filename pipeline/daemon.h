@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "acquisition/source.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "pipeline/channels.h"
 #include "pipeline/logsource.h"
 #include "conf/config.h"
@@ -120,7 +120,7 @@ int pl_daemon_uplink_dictionary(const struct pl_daemon *d, size_t *ret_sent, siz
 int pl_daemon_bus_link(const struct pl_daemon *d, size_t b, struct acq_link_state *ret_link);
 
 /* The DBC of bus b as the daemon loaded it, NULL if none. */
-const bus_dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b);
+const dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b);
 
 /* Monotonic ns of the collector's last tick: the pipeline is alive while
    this keeps moving (what the watchdogs are kicked on). */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "logsource.h"
-#include "bus/trace.h"
+#include "trace/trace.h"
 #include "sources.h"
 
 /* A live CAN bus's frames gather this long between two reads (coalesce_ns
@@ -106,7 +106,7 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 		r = s->opts.absent_ok ? bus_dev_new_absent_ok(bc, &s->dev[b]) : bus_dev_new(bc, &s->dev[b]);
 	if (r == -EMEDIUMTYPE && bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE) {
 		snprintf(err, errlen, "%s: bus '%s': %s: not a trace in any format railmon reads (tried %s)", s->cfg->path,
-		         bc->name, bc->can.device, BUS_TRACE_FORMATS);
+		         bc->name, bc->can.device, TRACE_FORMATS);
 		return r;
 	}
 	if (r < 0) {

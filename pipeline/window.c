@@ -5,20 +5,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "storage/stor.h"
 #include "watch.h"
 #include "window.h"
 
 static void can_rate(const pl_channels_t *ch, size_t b, struct pl_window *w)
 {
-	const bus_dbc_t *dbc = pl_channels_dbc(ch, b);
-	struct bus_dbc_message_info m;
+	const dbc_t *dbc = pl_channels_dbc(ch, b);
+	struct dbc_message_info m;
 
 	if (!dbc)
 		return;
-	for (unsigned i = 0; i < bus_dbc_message_count(dbc); i++) {
-		if (bus_dbc_message_info(dbc, i, &m) < 0)
+	for (unsigned i = 0; i < dbc_message_count(dbc); i++) {
+		if (dbc_message_info(dbc, i, &m) < 0)
 			continue;
 		if (!m.cycle_ms) {
 			w->can_uncounted++;
@@ -134,16 +134,16 @@ int pl_window_check(const struct conf_board *cfg, const pl_channels_t *ch, const
 static unsigned cycle_of(const pl_channels_t *ch, size_t i)
 {
 	const struct pl_channel *list;
-	const bus_dbc_t *dbc;
-	struct bus_dbc_signal_info si;
-	struct bus_dbc_message_info mi;
+	const dbc_t *dbc;
+	struct dbc_signal_info si;
+	struct dbc_message_info mi;
 
 	pl_channels_list(ch, &list);
 	dbc = pl_channels_dbc(ch, list[i].bus);
-	if (!dbc || bus_dbc_signal_info(dbc, list[i].id & 0xffff, &si) < 0)
+	if (!dbc || dbc_signal_info(dbc, list[i].id & 0xffff, &si) < 0)
 		return 0;
-	for (unsigned k = 0; k < bus_dbc_message_count(dbc); k++)
-		if (bus_dbc_message_info(dbc, k, &mi) == 0 && mi.id == si.msg_id && mi.ext == si.ext)
+	for (unsigned k = 0; k < dbc_message_count(dbc); k++)
+		if (dbc_message_info(dbc, k, &mi) == 0 && mi.id == si.msg_id && mi.ext == si.ext)
 			return mi.cycle_ms;
 	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "batch.h"
 #include "format.h"
+#include "trace/candump.h"
 #include "names.h"
 #include "basic/escape.h"
 #include "basic/hex.h"
@@ -404,10 +405,10 @@ static void influx_item(FILE *out, const struct acq_item *it, const struct rec_n
 /* candump on interface "can<bus>", as the trace driver reads it back. */
 static int candump_item(FILE *out, const struct acq_item *it)
 {
-	char line[REC_CANDUMP_LINE_MAX], ifname[16];
+	char line[TRACE_CANDUMP_LINE_MAX], ifname[16];
 
 	snprintf(ifname, sizeof(ifname), "can%u", it->bus);
-	if (rec_candump_format(it, ifname, line, sizeof(line)) < 0)
+	if (trace_candump_format(it, ifname, line, sizeof(line)) < 0)
 		return -EINVAL;
 	return fputs(line, out) < 0 ? -EIO : 0;
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "bus/load.h"
 #include "bus/regmap.h"
 #include "check.h"
@@ -62,7 +62,7 @@ static const char can_busy[] = "above 70%: frames will queue";
 static const char line_busy[] = "TOO BUSY: lengthen periods";
 
 /* Bus load from the DBC's cycle times (bus/load.h). */
-static void check_can_load(FILE *out, const struct bus_can_cfg *c, const bus_dbc_t *dbc)
+static void check_can_load(FILE *out, const struct bus_can_cfg *c, const dbc_t *dbc)
 {
 	struct bus_can_load l;
 
@@ -80,7 +80,7 @@ static int check_can(FILE *out, FILE *err, const struct conf_board *cfg, const s
 {
 	const struct bus_can_cfg *c = &b->can;
 	char msg[CONF_ERR_MAX];
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 
 	fprintf(out, "  [can %s] driver %s, %s%s%s, %s", b->name, can_drivers[c->driver],
 	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device, c->fd ? ", CAN FD" : "",
@@ -98,14 +98,14 @@ static int check_can(FILE *out, FILE *err, const struct conf_board *cfg, const s
 		fprintf(err, "railmon check: %s\n", msg);
 		return -EINVAL;
 	}
-	fprintf(out, "    DBC %s: %u messages, %u signals\n", c->dbc, bus_dbc_message_count(dbc), bus_dbc_signal_count(dbc));
-	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
-		fprintf(out, "    warning: %s\n", bus_dbc_warning(dbc, i));
-	if (bus_dbc_warning_count(dbc))
-		fprintf(out, "    %u DBC warning%s (dbc_strict = true refuses the file instead)\n", bus_dbc_warning_count(dbc),
-		       bus_dbc_warning_count(dbc) == 1 ? "" : "s");
+	fprintf(out, "    DBC %s: %u messages, %u signals\n", c->dbc, dbc_message_count(dbc), dbc_signal_count(dbc));
+	for (unsigned i = 0; i < dbc_warning_count(dbc); i++)
+		fprintf(out, "    warning: %s\n", dbc_warning(dbc, i));
+	if (dbc_warning_count(dbc))
+		fprintf(out, "    %u DBC warning%s (dbc_strict = true refuses the file instead)\n", dbc_warning_count(dbc),
+		       dbc_warning_count(dbc) == 1 ? "" : "s");
 	check_can_load(out, c, dbc);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	return 0;
 }
 
@@ -188,7 +188,7 @@ static int check_modbus(FILE *out, FILE *err, const struct bus_cfg *b)
 	return 0;
 }
 
-bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len)
+bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const dbc_t *dbc, char *buf, size_t len)
 {
 	const struct bus_cfg *bc = &cfg->buses[b];
 	struct bus_mb_regmap *map;

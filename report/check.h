@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "conf/config.h"
 #include "evidence/evd.h"
 
@@ -40,7 +40,7 @@ int rpt_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
  * ("[can vehicle]: about 85% of the bus at 500 kbit/s (above 70%: frames
  * will queue)").  A Modbus TCP bus is never over.
  */
-bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len);
+bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const dbc_t *dbc, char *buf, size_t len);
 
 /*
  * Whether Modbus channel c's address looks like Modicon notation (30001 and

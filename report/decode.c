@@ -10,35 +10,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus/candump.h"
-#include "bus/dbc.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
 #include "record/format.h"
 #include "report/decode.h"
 
 /* Signal sig's resolution in decimals, -1 if none (or not known). */
 static int sig_decimals(const struct rpt_decode *d, uint32_t sig)
 {
-	return d->decimals && sig < bus_dbc_signal_count(d->dbc) ? d->decimals[sig] : -1;
+	return d->decimals && sig < dbc_signal_count(d->dbc) ? d->decimals[sig] : -1;
 }
 
 /* "Traction(Speed: 12.5 km/h, Direction: 1 'Forward')" after the line */
 static void print_text(struct rpt_decode *d, const char *line, size_t len, const struct acq_item *s, int n)
 {
-	struct bus_dbc_signal_info si;
+	struct dbc_signal_info si;
 	char v[REC_DOUBLE_MAX];
 
 	fwrite(line, 1, len, d->out);
 	for (int i = 0; i < n; i++) {
 		const char *label = NULL;
 
-		bus_dbc_signal_info(d->dbc, s[i].sample.channel, &si);
+		dbc_signal_info(d->dbc, s[i].sample.channel, &si);
 		if (!i)
 			fprintf(d->out, " :: %s(", si.message);
 		fprintf(d->out, "%s%s: %s", i ? ", " : "", si.name,
 		                rec_format_value(s[i].sample.value, sig_decimals(d, s[i].sample.channel), v, sizeof(v)) > 0 ? v : "invalid");
 		if (si.unit && *si.unit)
 			fprintf(d->out, " %s", si.unit);
-		if (bus_dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
+		if (dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
 			fprintf(d->out, " '%s'", label);
 		if (s[i].sample.quality == ACQ_Q_OUT_OF_RANGE)
 			fputs(" (out of range)", d->out);
@@ -51,7 +51,7 @@ static void print_text(struct rpt_decode *d, const char *line, size_t len, const
    name the qualified Message.Signal, as run and replay name it. */
 static void print_rows(struct rpt_decode *d, const struct acq_item *frame, const struct acq_item *s, int n)
 {
-	struct bus_dbc_signal_info si;
+	struct dbc_signal_info si;
 	char name[256];
 
 	rec_format_item(d->out, d->fmt, frame, NULL, NULL);
@@ -59,14 +59,14 @@ static void print_rows(struct rpt_decode *d, const struct acq_item *frame, const
 		struct rec_names nm = { 0 };
 		const char *label = NULL;
 
-		if (bus_dbc_signal_info(d->dbc, s[i].sample.channel, &si) == 0) {
+		if (dbc_signal_info(d->dbc, s[i].sample.channel, &si) == 0) {
 			snprintf(name, sizeof(name), "%s.%s", si.message, si.name);
 			nm.channel = name;
 			nm.unit = si.unit;
 		}
 		nm.has_decimals = sig_decimals(d, s[i].sample.channel) >= 0;
 		nm.decimals = nm.has_decimals ? (unsigned)sig_decimals(d, s[i].sample.channel) : 0;
-		if (bus_dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
+		if (dbc_value_label(d->dbc, s[i].sample.channel, s[i].sample.value, &label) == 0)
 			nm.label = label;
 		rec_format_item(d->out, d->fmt, &s[i], &nm, NULL);
 	}
@@ -123,11 +123,11 @@ static void decode_line(struct rpt_decode *d, char *line, size_t len, uint64_t l
 	}
 	if (memchr(line, 0x1b, len))
 		len = strip_colour(line, len);
-	if (d->after_error && bus_candump_screen_cont(line, len))
+	if (d->after_error && trace_candump_screen_cont(line, len))
 		return; /* -e: the error frame said in words */
 	d->after_error = false;
-	if (bus_candump_parse(line, len, &frame, NULL, 0) < 0 &&
-	    bus_candump_parse_screen(line, len, &frame, NULL, 0) < 0) {
+	if (trace_candump_parse(line, len, &frame, NULL, 0) < 0 &&
+	    trace_candump_parse_screen(line, len, &frame, NULL, 0) < 0) {
 		if (d->bad++ < RPT_DECODE_BAD_SAID)
 			fprintf(d->err, "railmon decode: %s:%" PRIu64 ": not a candump line: %.*s\n", src, lineno,
 			        (int)(len && line[len - 1] == '\n' ? len - 1 : len), line);
@@ -136,7 +136,7 @@ static void decode_line(struct rpt_decode *d, char *line, size_t len, uint64_t l
 	d->frames++;
 	d->after_error = frame.can.flags & ACQ_CAN_ERR;
 	frame.seq = ++d->seq;
-	n = bus_dbc_decode(d->dbc, &frame, 0, d->samples, d->max);
+	n = dbc_decode(d->dbc, &frame, 0, d->samples, d->max);
 	if (n < 0)
 		n = 0;
 	for (int i = 0; i < n; i++)
@@ -163,14 +163,14 @@ int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src)
 
 int rpt_decode_alloc(struct rpt_decode *d)
 {
-	d->max = bus_dbc_decode_max(d->dbc);
+	d->max = dbc_decode_max(d->dbc);
 	d->samples = calloc(d->max ? d->max : 1, sizeof(*d->samples));
-	d->decimals = calloc(bus_dbc_signal_count(d->dbc) + 1, sizeof(*d->decimals));
+	d->decimals = calloc(dbc_signal_count(d->dbc) + 1, sizeof(*d->decimals));
 	if (!d->samples || !d->decimals)
 		return -ENOMEM;
-	for (unsigned i = 0; i < bus_dbc_signal_count(d->dbc); i++) {
-		struct bus_dbc_signal_info si;
-		d->decimals[i] = (int8_t)(bus_dbc_signal_info(d->dbc, i, &si) == 0 && !si.is_float ?
+	for (unsigned i = 0; i < dbc_signal_count(d->dbc); i++) {
+		struct dbc_signal_info si;
+		d->decimals[i] = (int8_t)(dbc_signal_info(d->dbc, i, &si) == 0 && !si.is_float ?
 		                                rec_format_decimals(si.scale, si.offset) : -1);
 	}
 	return 0;
@@ -181,7 +181,7 @@ int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *
 	int r;
 
 	/* nothing to do is no success (issue 28: exit 0 with nothing decoded) */
-	if (!bus_dbc_signal_count(d->dbc)) {
+	if (!dbc_signal_count(d->dbc)) {
 		fprintf(d->err, "railmon decode: %s defines no signal: nothing to decode with\n", dbc_name);
 		return 1;
 	}
@@ -212,5 +212,5 @@ void rpt_decode_release(struct rpt_decode *d)
 	free(d->decimals);
 	d->samples = NULL;
 	d->decimals = NULL;
-	d->dbc = bus_dbc_free(d->dbc);
+	d->dbc = dbc_free(d->dbc);
 }

@@ -2,7 +2,7 @@
 /*
  * decode.h - `railmon decode`'s decoder: candump lines decoded with a
  * DBC, no board file.  Every shape candump writes: its log (-l, -L) and
- * what it prints on the terminal (bus_candump_parse_screen).  Text: each line, then `Message(Signal: value unit
+ * what it prints on the terminal (trace_candump_parse_screen).  Text: each line, then `Message(Signal: value unit
  * 'label', ...)` (a frame the DBC does not describe: the line alone);
  * rows: the frame and its samples in export's schema (channel = signal
  * index, named Message.Signal).  board/decode.c parses the options, loads
@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "acquisition/acq-item.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "record/format.h"
 
 #define RPT_DECODE_BAD_SAID 10 /* bad lines said one by one, then only counted */
@@ -23,7 +23,7 @@
 struct rpt_decode {
 	FILE *out;             /* the decoded lines or rows */
 	FILE *err;             /* "railmon decode: SRC:LINE: not a candump line" */
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 	struct acq_item *samples;
 	unsigned max;
 	int8_t *decimals;      /* per signal, rec_format_decimals() (rpt_decode_alloc) */
@@ -36,7 +36,7 @@ struct rpt_decode {
 };
 
 /* Every line of in (src names it in messages) decoded onto d->out; d->dbc
-   and d->samples (d->max, bus_dbc_decode_max) are the caller's.  0, or
+   and d->samples (d->max, dbc_decode_max) are the caller's.  0, or
    -EIO when in could not be read to its end. */
 int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src);
 

@@ -54,7 +54,7 @@ void rpt_export_summary(const struct rpt_export *x)
 int rpt_export_finish(struct rpt_export *x, int r)
 {
 	if (x->tracew) {
-		int k = rec_tracew_close(x->tracew);
+		int k = trace_writer_close(x->tracew);
 
 		if (k < 0)
 			rpt_export_say(x, "write: %s\n", strerror(-k));

@@ -63,7 +63,7 @@ static int emit(struct rpt_export *x, const struct acq_item *it)
 			return 0;
 		}
 		x->written++;
-		return rec_tracew_frame(x->tracew, it);
+		return trace_writer_frame(x->tracew, it);
 	}
 	x->written++;
 	if (x->table)

@@ -24,7 +24,7 @@
 #include "record/format.h"
 #include "record/order.h"
 #include "record/timefix.h"
-#include "record/trace-write.h"
+#include "trace/trace-write.h"
 #include "record/wide.h"
 
 #define RPT_EXPORT_FILTER_MAX 64
@@ -39,8 +39,8 @@ struct rpt_export {
 	char *resolved[RPT_EXPORT_FILTER_MAX]; /* the dictionary's name for each */
 	size_t nchannel_filters;
 	bool trace;              /* --format asc|blf: the CAN frames as a trace */
-	enum rec_trace_format tfmt;
-	rec_tracew_t *tracew;
+	enum trace_write_format tfmt;
+	trace_writer_t *tracew;
 	uint64_t not_frames;     /* records a trace cannot hold (samples, events) */
 	rec_channels_t *chans;   /* what the dictionaries read so far name */
 	const char *dir;

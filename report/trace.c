@@ -12,14 +12,15 @@
 
 #include "bus/bus.h"
 #include "conf/config-types.h"
-#include "bus/candump.h"
-#include "bus/trace.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace.h"
 #include "report/say.h"
 #include "report/trace.h"
 
-static bool has_channels(enum bus_trace_format fmt)
+static bool has_channels(enum trace_format fmt)
 {
-	return fmt == BUS_TRACE_ASC || fmt == BUS_TRACE_BLF || fmt == BUS_TRACE_TRC;
+	return fmt == TRACE_ASC || fmt == TRACE_BLF || fmt == TRACE_TRC;
 }
 
 /* "channel 1 8, channel 2 4" of the channels with frames */
@@ -34,7 +35,7 @@ static void say_channels(FILE *out, const struct rpt_trace_info *info)
 		}
 }
 
-int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct rpt_trace_info *ret_info)
+int rpt_trace_survey_info(FILE *out, const char *trace, enum trace_format fmt, struct rpt_trace_info *ret_info)
 {
 	struct bus_cfg in = { .kind = BUS_KIND_CAN };
 	struct acq_item items[256];
@@ -54,7 +55,7 @@ int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fm
 			bad += items[i].kind == ACQ_ITEM_EVENT && items[i].event.code == ACQ_EV_CAN_BAD_LINE;
 		}
 	bus_can_trace_channels(dev, info.chan, BUS_TRACE_CHANNELS);
-	fprintf(out, "railmon replay: %s: %s, %" PRIu64 " frames", trace, bus_trace_format_name(fmt), info.frames);
+	fprintf(out, "railmon replay: %s: %s, %" PRIu64 " frames", trace, trace_format_name(fmt), info.frames);
 	if (info.frames && has_channels(fmt)) {
 		fputs(": ", out);
 		say_channels(out, &info);
@@ -71,7 +72,7 @@ int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fm
 	return n == -ENODATA ? 0 : n;
 }
 
-int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
+int rpt_trace_survey(FILE *out, const char *trace, enum trace_format fmt)
 {
 	return rpt_trace_survey_info(out, trace, fmt, NULL);
 }
@@ -83,7 +84,7 @@ int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct 
 	if (!has_channels(info->fmt) || cfg->nbuses != 1) {
 		if (channel)
 			return rpt_fail(err, "replay", "--channel: a %s has no numbered channels",
-			                bus_trace_format_name(info->fmt));
+			                trace_format_name(info->fmt));
 		return -1;
 	}
 	for (size_t c = 1; c < BUS_TRACE_CHANNELS; c++)
@@ -158,14 +159,14 @@ int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct co
 int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_trace_info *ret_info)
 {
 	struct rpt_trace_info mine, *info = ret_info ? ret_info : &mine;
-	enum bus_trace_format fmt;
+	enum trace_format fmt;
 	int r;
 
 	*info = (struct rpt_trace_info){ 0 };
-	r = bus_trace_detect_file(trace, &fmt);
+	r = trace_format_detect_file(trace, &fmt);
 	if (r == -EMEDIUMTYPE)
 		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
-		                BUS_TRACE_FORMATS);
+		                TRACE_FORMATS);
 	if (r < 0 || (survey && (r = rpt_trace_survey_info(err, trace, fmt, info)) < 0))
 		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
 	info->fmt = fmt;

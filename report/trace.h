@@ -8,15 +8,16 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "bus/candump.h"
-#include "bus/trace.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace.h"
 
 struct conf_board;
 
 /* What a survey found: the format, the frames, and the frames of each
    channel (ASC, BLF, TRC: 1..255; a candump log's all in chan[0]). */
 struct rpt_trace_info {
-	enum bus_trace_format fmt;
+	enum trace_format fmt;
 	uint64_t frames;
 	uint64_t damaged; /* parts the replay skips (the first said by the survey) */
 	uint64_t chan[BUS_TRACE_CHANNELS];
@@ -28,11 +29,11 @@ struct rpt_trace_info {
  * first: PLACE" (file:line, or a BLF file offset): what the replay then
  * skips.  0, or -errno if the trace cannot be read.
  */
-int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt);
+int rpt_trace_survey(FILE *out, const char *trace, enum trace_format fmt);
 /* The same, and what it found in *ret_info (NULL: not kept).  The
    frames of each channel are said too, where the format has channels:
    "..., 12 frames: channel 1 8, channel 2 4". */
-int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct rpt_trace_info *ret_info);
+int rpt_trace_survey_info(FILE *out, const char *trace, enum trace_format fmt, struct rpt_trace_info *ret_info);
 
 /*
  * A trace replay's source (not a log directory) must be a trace railmon

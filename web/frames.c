@@ -20,12 +20,12 @@
 #include <string.h>
 
 #include "basic/escape.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "web/web-private.h"
 
 struct web_dbc {
 	unsigned bus;
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 };
 
 int web_dbc_open(web_server_t *srv, const struct web_cfg *cfg, char *err, size_t err_len)
@@ -47,7 +47,7 @@ int web_dbc_open(web_server_t *srv, const struct web_cfg *cfg, char *err, size_t
 		for (unsigned j = 0; j < srv->ndbc; j++)
 			if (srv->dbcs[j].bus == bus)
 				return snprintf(err, err_len, "--dbc %s: bus %lu has a DBC file already", spec, bus), -EINVAL;
-		r = bus_dbc_load(eq + 1, &srv->dbcs[srv->ndbc].dbc, why, sizeof(why));
+		r = dbc_load(eq + 1, &srv->dbcs[srv->ndbc].dbc, why, sizeof(why));
 		if (r < 0)
 			return snprintf(err, err_len, "--dbc %s: %s", spec, why[0] ? why : strerror(-r)), -EINVAL;
 		srv->dbcs[srv->ndbc++].bus = (unsigned)bus;
@@ -58,13 +58,13 @@ int web_dbc_open(web_server_t *srv, const struct web_cfg *cfg, char *err, size_t
 void web_dbc_close(web_server_t *srv)
 {
 	for (unsigned i = 0; i < srv->ndbc; i++)
-		bus_dbc_free(srv->dbcs[i].dbc);
+		dbc_free(srv->dbcs[i].dbc);
 	free(srv->dbcs);
 	srv->dbcs = NULL;
 	srv->ndbc = 0;
 }
 
-static const bus_dbc_t *dbc_of(const web_server_t *srv, unsigned bus)
+static const dbc_t *dbc_of(const web_server_t *srv, unsigned bus)
 {
 	for (unsigned i = 0; i < srv->ndbc; i++)
 		if (srv->dbcs[i].bus == bus)
@@ -99,22 +99,22 @@ static int unhex(const char *s, uint8_t *data, size_t max)
 }
 
 /* One frame's signals: {"tus":..,"seq":..,"d":[{"name","value","unit","label","quality"}]} */
-static void decode_one(const bus_dbc_t *dbc, const struct acq_item *f, const char *tus, const char *seq,
+static void decode_one(const dbc_t *dbc, const struct acq_item *f, const char *tus, const char *seq,
                        struct acq_item *out, size_t max, FILE *b, bool *first)
 {
-	int n = bus_dbc_decode(dbc, f, 0, out, max);
+	int n = dbc_decode(dbc, f, 0, out, max);
 
 	if (n <= 0)
 		return;
 	fprintf(b, "%s{\"tus\":%s,\"seq\":%s,\"d\":[", *first ? "" : ",", tus, seq);
 	*first = false;
 	for (int i = 0, put = 0; i < n; i++) {
-		struct bus_dbc_signal_info si;
+		struct dbc_signal_info si;
 		const char *label = NULL;
 		char name[256];
 		double v = out[i].sample.value;
 
-		if (bus_dbc_signal_info(dbc, out[i].sample.channel, &si) < 0)
+		if (dbc_signal_info(dbc, out[i].sample.channel, &si) < 0)
 			continue;
 		snprintf(name, sizeof(name), "%s.%s", si.message, si.name);
 		/* a comma before every signal written but the first: a
@@ -127,7 +127,7 @@ static void decode_one(const bus_dbc_t *dbc, const struct acq_item *f, const cha
 			fprintf(b, ",\"value\":null,\"unit\":");
 		put_str(b, si.unit);
 		fprintf(b, ",\"quality\":%u,\"label\":", (unsigned)out[i].sample.quality);
-		if (bus_dbc_value_label(dbc, si.index, v, &label) == 0)
+		if (dbc_value_label(dbc, si.index, v, &label) == 0)
 			put_str(b, label);
 		else
 			fprintf(b, "null");
@@ -161,7 +161,7 @@ int web_frames_decode(web_server_t *srv, const struct web_reply *req, const char
 	for (unsigned i = 0; i < srv->ndbc; i++) {
 		size_t l = strlen(buses);
 		snprintf(buses + l, sizeof(buses) - l, "%s%u", i ? "," : "", srv->dbcs[i].bus);
-		max = bus_dbc_decode_max(srv->dbcs[i].dbc) > max ? bus_dbc_decode_max(srv->dbcs[i].dbc) : max;
+		max = dbc_decode_max(srv->dbcs[i].dbc) > max ? dbc_decode_max(srv->dbcs[i].dbc) : max;
 	}
 	strcat(buses, "}");
 	conn = web_pool_get(srv, true, req->deadline_ns, &busy, err, sizeof(err));
@@ -188,7 +188,7 @@ int web_frames_decode(web_server_t *srv, const struct web_reply *req, const char
 	for (int i = 0; out && b && i < PQntuples(res); i++) {
 		struct acq_item f = { .kind = ACQ_ITEM_CAN };
 		int len = unhex(PQgetvalue(res, i, 5), f.can.data, sizeof(f.can.data));
-		const bus_dbc_t *dbc = dbc_of(srv, (unsigned)atoi(PQgetvalue(res, i, 2)));
+		const dbc_t *dbc = dbc_of(srv, (unsigned)atoi(PQgetvalue(res, i, 2)));
 
 		if (len < 0 || !dbc)
 			continue;

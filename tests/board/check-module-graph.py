@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 """check-module-graph.py SOURCE_ROOT - every `#include "module/..."` in a
 module's sources is one DESIGN.md's module rules allow, so the module
-graph stays one way (basic <- acquisition <- {bus, storage, record,
-uplink} <- {conf <- pipeline, ground} <- report <- board; uplink may use record, conf uses
-bus only, ground uses storage, record and uplink; web uses record, and bus for serve --dbc; report uses pipeline and
+graph stays one way (basic <- acquisition <- {trace, dbc} <- {bus, storage, record,
+uplink} <- {conf <- pipeline, ground} <- report <- board; bus reads traces and decodes
+with dbc, record writes candump lines with trace, uplink may use record, conf uses
+bus only, ground uses storage, record and uplink; web uses record, and dbc for serve --dbc; report uses pipeline and
 conf, and of uplink only the forwarder's counters (forward.h, for the stat socket): pipeline
 never includes report).  Prints each include that is not allowed and exits 1."""
 import os
@@ -15,19 +16,21 @@ import sys
 ALLOWED = {
     "basic": set(),
     "acquisition": {"basic"},
-    "bus": {"basic", "acquisition/acq-item.h", "acquisition/acq-latency.h", "acquisition/acq-pace.h"},
+    "trace": {"basic", "acquisition/acq-item.h"},
+    "dbc": {"basic", "acquisition/acq-item.h"},
+    "bus": {"basic", "acquisition/acq-item.h", "acquisition/acq-latency.h", "acquisition/acq-pace.h", "trace", "dbc"},
     "storage": {"basic"},
-    "record": {"basic", "acquisition/acq-item.h"},
+    "record": {"basic", "acquisition/acq-item.h", "trace"},
     "uplink": {"basic", "acquisition/acq-item.h", "record"},
     "evidence": {"basic", "acquisition/acq-item.h", "storage", "record"},
     "ground": {"basic", "acquisition/acq-item.h", "storage", "record", "uplink"},
-    "web": {"basic", "record", "bus", "acquisition/acq-item.h"},
+    "web": {"basic", "record", "dbc", "acquisition/acq-item.h"},
     "plot": {"basic"},
     "conf": {"basic", "bus"},
-    "pipeline": {"basic", "acquisition", "bus", "storage", "record", "uplink", "conf", "evidence"},
-    "report": {"basic", "acquisition/acq-item.h", "bus", "storage", "record", "ground", "evidence", "conf",
+    "pipeline": {"basic", "acquisition", "trace", "dbc", "bus", "storage", "record", "uplink", "conf", "evidence"},
+    "report": {"basic", "acquisition/acq-item.h", "trace", "dbc", "bus", "storage", "record", "ground", "evidence", "conf",
                "pipeline", "uplink/forward.h"},
-    "board": {"basic", "acquisition", "bus", "storage", "record", "uplink", "ground", "web", "conf", "pipeline", "evidence",
+    "board": {"basic", "acquisition", "trace", "dbc", "bus", "storage", "record", "uplink", "ground", "web", "conf", "pipeline", "evidence",
               "report", "plot"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z]+)/([^"]+)"', re.M)

@@ -359,7 +359,7 @@ static void test_dbc_files(void)
 	};
 	char path[256], board[512], err[CONF_ERR_MAX], want[600];
 	struct conf_board *c;
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 
 	alarm(20);
 	snprintf(path, sizeof(path), "%s/dir.dbc", tmpdir);
@@ -429,10 +429,10 @@ static void test_dbc_files(void)
 			snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
 			write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = nomsg.dbc\n");
 			assert(conf_load(path, &c, err, sizeof(err)) == 0);
-			assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && bus_dbc_message_count(dbc) == 0);
+			assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && dbc_message_count(dbc) == 0);
 			snprintf(want, sizeof(want), "%s/nomsg.dbc:1: defines no message (BO_); nothing will be decoded", tmpdir);
-			assert(bus_dbc_warning_count(dbc) == 1 && !strcmp(bus_dbc_warning(dbc, 0), want));
-			bus_dbc_free(dbc);
+			assert(dbc_warning_count(dbc) == 1 && !strcmp(dbc_warning(dbc, 0), want));
+			dbc_free(dbc);
 			conf_free(c);
 		}
 		snprintf(path, sizeof(path), "%s/unit.dbc", tmpdir);
@@ -457,8 +457,8 @@ static void test_dbc_files(void)
 	snprintf(path, sizeof(path), "%s/b.ini", tmpdir);
 	write_file(path, "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = good.dbc\n");
 	assert(conf_load(path, &c, err, sizeof(err)) == 0);
-	assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && bus_dbc_signal_count(dbc) == 1);
-	bus_dbc_free(dbc);
+	assert(pl_dbc_load(c, 0, &dbc, err, sizeof(err)) == 0 && dbc_signal_count(dbc) == 1);
+	dbc_free(dbc);
 	assert(pl_dbc_load(c, 1, &dbc, err, sizeof(err)) == -EINVAL);
 	assert(pl_dbc_load(NULL, 0, &dbc, err, sizeof(err)) == -EINVAL);
 	conf_free(c);

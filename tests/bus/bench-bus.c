@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "bus/bus.h"
-#include "bus/candump.h"
-#include "bus/dbc-private.h"
-#include "bus/dbc.h"
-#include "record/trace-write.h"
+#include "trace/candump.h"
+#include "dbc/dbc-private.h"
+#include "dbc/dbc.h"
+#include "trace/trace-write.h"
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
@@ -77,8 +77,8 @@ static uint64_t naive_raw(const struct dbc_sig *s, const struct acq_item *f, int
 	return raw;
 }
 
-/* Same output as bus_dbc_decode for integer signals and simple multiplexing. */
-static int naive_decode(const struct bus_dbc *dbc, const struct acq_item *f, struct acq_item *out)
+/* Same output as dbc_decode for integer signals and simple multiplexing. */
+static int naive_decode(const struct dbc *dbc, const struct acq_item *f, struct acq_item *out)
 {
 	const struct dbc_msg *m = NULL;
 	int n = 0, ok;
@@ -115,12 +115,12 @@ static int naive_decode(const struct bus_dbc *dbc, const struct acq_item *f, str
 }
 
 /* Both decoders must agree before their speeds mean anything. */
-static int cross_check(const bus_dbc_t *dbc, const struct acq_item *frames, size_t n)
+static int cross_check(const dbc_t *dbc, const struct acq_item *frames, size_t n)
 {
 	struct acq_item a[64], b[64];
 
 	for (size_t i = 0; i < n; i++) {
-		int na = bus_dbc_decode(dbc, &frames[i], 0, a, 64), nb = naive_decode(dbc, &frames[i], b);
+		int na = dbc_decode(dbc, &frames[i], 0, a, 64), nb = naive_decode(dbc, &frames[i], b);
 
 		for (int j = 0; na == nb && j < na; j++) {
 			int k = 0;
@@ -138,14 +138,14 @@ static int cross_check(const bus_dbc_t *dbc, const struct acq_item *frames, size
 	return 0;
 }
 
-typedef int (*decode_fn)(const bus_dbc_t *dbc, const struct acq_item *f, struct acq_item *out);
+typedef int (*decode_fn)(const dbc_t *dbc, const struct acq_item *f, struct acq_item *out);
 
-static int fast_decode(const bus_dbc_t *dbc, const struct acq_item *f, struct acq_item *out)
+static int fast_decode(const dbc_t *dbc, const struct acq_item *f, struct acq_item *out)
 {
-	return bus_dbc_decode(dbc, f, 0, out, 64);
+	return dbc_decode(dbc, f, 0, out, 64);
 }
 
-static void run_decode(const char *name, decode_fn fn, const bus_dbc_t *dbc, const struct acq_item *frames,
+static void run_decode(const char *name, decode_fn fn, const dbc_t *dbc, const struct acq_item *frames,
                        size_t n, double *ret_fps, double *ret_sps)
 {
 	static struct acq_item out[64];
@@ -227,17 +227,17 @@ static double run_fgets(void)
 }
 
 /* The demo frames as ASC or BLF (record/'s writers) in path. */
-static void write_trace(const char *path, enum rec_trace_format fmt, const struct acq_item *frames, size_t n)
+static void write_trace(const char *path, enum trace_write_format fmt, const struct acq_item *frames, size_t n)
 {
 	FILE *f = fopen(path, "w");
-	rec_tracew_t *w;
+	trace_writer_t *w;
 
-	if (!f || rec_tracew_new(f, fmt, &w) < 0)
+	if (!f || trace_writer_new(f, fmt, &w) < 0)
 		exit(1);
 	for (size_t i = 0; i < n; i++)
-		if (rec_tracew_frame(w, &frames[i]) < 0)
+		if (trace_writer_frame(w, &frames[i]) < 0)
 			exit(1);
-	if (rec_tracew_close(w) < 0 || fclose(f) != 0)
+	if (trace_writer_close(w) < 0 || fclose(f) != 0)
 		exit(1);
 }
 
@@ -272,8 +272,8 @@ static void run_formats(const struct acq_item *frames, size_t n)
 	snprintf(asc, sizeof(asc), "%s/t.asc", dir);
 	snprintf(blf, sizeof(blf), "%s/t.blf", dir);
 	snprintf(trc, sizeof(trc), "%s/t.trc", dir);
-	write_trace(asc, REC_TRACE_ASC, frames, n);
-	write_trace(blf, REC_TRACE_BLF, frames, n);
+	write_trace(asc, TRACE_WRITE_ASC, frames, n);
+	write_trace(blf, TRACE_WRITE_BLF, frames, n);
 	write_trc(trc, frames, n);
 	printf("\ntrace formats, the %zu frames of %s in each\n", n, DEMO_LOG);
 	printf("%-28s %14s %14s\n", "format (trace driver)", "frames/s", "vs candump");
@@ -295,15 +295,15 @@ int main(void)
 {
 	static struct acq_item frames[MAX_FRAMES];
 	double fps, sps, nfps, nsps, trace, base;
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 	size_t n = load_frames(frames);
 
-	if (bus_dbc_load(DEMO_DBC, &dbc, NULL, 0) < 0 || n == 0 || cross_check(dbc, frames, n) < 0)
+	if (dbc_load(DEMO_DBC, &dbc, NULL, 0) < 0 || n == 0 || cross_check(dbc, frames, n) < 0)
 		return 1;
-	printf("DBC decode, %s (%u signals), %zu frames of %s\n", DEMO_DBC, bus_dbc_signal_count(dbc), n, DEMO_LOG);
+	printf("DBC decode, %s (%u signals), %zu frames of %s\n", DEMO_DBC, dbc_signal_count(dbc), n, DEMO_LOG);
 	printf("%-28s %14s %14s\n", "decoder", "frames/s", "signals/s");
 	run_decode("naive bit walk (baseline)", (decode_fn)naive_decode, dbc, frames, n, &nfps, &nsps);
-	run_decode("bus_dbc_decode", fast_decode, dbc, frames, n, &fps, &sps);
+	run_decode("dbc_decode", fast_decode, dbc, frames, n, &fps, &sps);
 	printf("%-28s %14.1fx %13.1fx\n", "ratio", fps / nfps, sps / nsps);
 	printf("\ntrace read, %s\n", DEMO_LOG);
 	printf("%-28s %14s\n", "reader", "lines/s");
@@ -313,6 +313,6 @@ int main(void)
 	printf("%-28s %14.0f\n", "trace driver (parse, speed 0)", trace);
 	printf("%-28s %14.2fx\n", "ratio", trace / base);
 	run_formats(frames, n);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	return 0;
 }

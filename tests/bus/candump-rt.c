@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * candump-rt IN OUT - read a candump log with bus_candump_parse, write it
- * back with rec_candump_format (what `railmon export --format candump`
+ * candump-rt IN OUT - read a candump log with trace_candump_parse, write it
+ * back with trace_candump_format (what `railmon export --format candump`
  * does), and print every frame as "t_ns iface id flags len hex" on stdout.
  * A test helper for test-candump-interop.py.  Exit 1 naming file:line on
  * the first malformed line.
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus/candump.h"
+#include "trace/candump.h"
 #include "record/format.h"
 
 static void dump(const struct acq_item *it, const char *ifname)
@@ -22,7 +22,7 @@ static void dump(const struct acq_item *it, const char *ifname)
 
 int main(int argc, char **argv)
 {
-	char line[BUS_CANDUMP_LINE_MAX + 2], out[REC_CANDUMP_LINE_MAX + 16], ifname[32];
+	char line[TRACE_CANDUMP_LINE_MAX + 2], out[TRACE_CANDUMP_LINE_MAX + 16], ifname[32];
 	unsigned long lineno = 0;
 	FILE *in, *o;
 	int r = 0;
@@ -42,13 +42,13 @@ int main(int argc, char **argv)
 		int n;
 
 		lineno++;
-		if (bus_candump_parse(line, strlen(line), &it, ifname, sizeof(ifname)) < 0) {
+		if (trace_candump_parse(line, strlen(line), &it, ifname, sizeof(ifname)) < 0) {
 			fprintf(stderr, "%s:%lu: malformed candump line\n", argv[1], lineno);
 			r = 1;
 			break;
 		}
 		dump(&it, ifname);
-		n = rec_candump_format(&it, ifname, out, sizeof(out));
+		n = trace_candump_format(&it, ifname, out, sizeof(out));
 		if (n < 0 || fputs(out, o) < 0) {
 			fprintf(stderr, "%s:%lu: cannot format\n", argv[1], lineno);
 			r = 1;

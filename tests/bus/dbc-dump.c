@@ -3,7 +3,7 @@
  * dbc-dump [-s] DBC LOG - decode every frame of a candump log and print one
  * line per sample: "<line> <message>.<signal> <value %.17g> <quality> <label|->",
  * and each warning of the DBC's load on stderr ("warning: file:line: ...").
- * -s loads strictly (BUS_DBC_STRICT).  A test helper: test-dbc-ref.py
+ * -s loads strictly (DBC_STRICT).  A test helper: test-dbc-ref.py
  * and test-dbc-corpus.py compare its output with an independent Python
  * decoder.  Exit 1 with "file:line: ..." on a bad DBC or log line.
  */
@@ -12,22 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus/candump.h"
-#include "bus/dbc.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
 
-static int dump_frame(const bus_dbc_t *dbc, const struct acq_item *f, unsigned long lineno, struct acq_item *out)
+static int dump_frame(const dbc_t *dbc, const struct acq_item *f, unsigned long lineno, struct acq_item *out)
 {
-	int n = bus_dbc_decode(dbc, f, 0, out, bus_dbc_decode_max(dbc));
+	int n = dbc_decode(dbc, f, 0, out, dbc_decode_max(dbc));
 
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
-		struct bus_dbc_signal_info info;
+		struct dbc_signal_info info;
 		const char *label = "-";
 
-		if (bus_dbc_signal_info(dbc, out[i].sample.channel, &info) < 0)
+		if (dbc_signal_info(dbc, out[i].sample.channel, &info) < 0)
 			return -EIO;
-		(void)bus_dbc_value_label(dbc, info.index, out[i].sample.value, &label);
+		(void)dbc_value_label(dbc, info.index, out[i].sample.value, &label);
 		printf("%lu %s.%s %.17g %u %s\n", lineno, info.message, info.name, out[i].sample.value,
 		       out[i].sample.quality, label);
 	}
@@ -36,9 +36,9 @@ static int dump_frame(const bus_dbc_t *dbc, const struct acq_item *f, unsigned l
 
 int main(int argc, char **argv)
 {
-	char err[512], line[BUS_CANDUMP_LINE_MAX + 2];
+	char err[512], line[TRACE_CANDUMP_LINE_MAX + 2];
 	struct acq_item *out;
-	bus_dbc_t *dbc = NULL;
+	dbc_t *dbc = NULL;
 	unsigned long lineno = 0;
 	FILE *f;
 	int r;
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	unsigned flags = 0;
 
 	if (argc == 4 && strcmp(argv[1], "-s") == 0) {
-		flags = BUS_DBC_STRICT;
+		flags = DBC_STRICT;
 		argv++;
 		argc--;
 	}
@@ -54,26 +54,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dbc-dump [-s] DBC LOG\n");
 		return 2;
 	}
-	r = bus_dbc_load_flags(argv[1], flags, &dbc, err, sizeof(err));
+	r = dbc_load_flags(argv[1], flags, &dbc, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
-		fprintf(stderr, "warning: %s\n", bus_dbc_warning(dbc, i));
+	for (unsigned i = 0; i < dbc_warning_count(dbc); i++)
+		fprintf(stderr, "warning: %s\n", dbc_warning(dbc, i));
 	f = fopen(argv[2], "re");
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", argv[2], strerror(errno));
-		bus_dbc_free(dbc);
+		dbc_free(dbc);
 		return 1;
 	}
 	/* room for every sample of the largest message */
-	out = calloc(bus_dbc_decode_max(dbc) + 1, sizeof(*out));
+	out = calloc(dbc_decode_max(dbc) + 1, sizeof(*out));
 	while (out && fgets(line, sizeof(line), f)) {
 		struct acq_item it;
 
 		lineno++;
-		if (bus_candump_parse(line, strlen(line), &it, NULL, 0) < 0 || dump_frame(dbc, &it, lineno, out) < 0) {
+		if (trace_candump_parse(line, strlen(line), &it, NULL, 0) < 0 || dump_frame(dbc, &it, lineno, out) < 0) {
 			fprintf(stderr, "%s:%lu: bad frame\n", argv[2], lineno);
 			r = -1;
 			break;
@@ -85,6 +85,6 @@ int main(int argc, char **argv)
 		r = -1;
 	}
 	free(out);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	return r < 0 ? 1 : 0;
 }

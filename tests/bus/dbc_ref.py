@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Reference DBC decoder for the tests, written from the DBC semantics and
-independent of bus/dbc.c: it walks the signal bit by bit (Motorola by the
+independent of dbc/dbc-load.c: it walks the signal bit by bit (Motorola by the
 classic "sawtooth" walk from the MSB), where the C decoder precompiles
 shifts and masks.
 
@@ -23,7 +23,7 @@ Semantics checked against the C decoder:
 - quality 2 when phys is NaN/inf, 1 when outside [min, max] unless both are
   0, else 0.
 
-What a lenient load does with production files (bus/dbc.h), from the text:
+What a lenient load does with production files (dbc/dbc.h), from the text:
 - a file that is not UTF-8 is CP1252 (bytes CP1252 leaves undefined are
   Latin-1); `//` starts a comment outside strings;
 - VECTOR__INDEPENDENT_SIG_MSG (0xC0000000 or 0x40000000) is not on the bus;

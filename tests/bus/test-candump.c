@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "bus/bus.h"
-#include "bus/candump.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
 #include "record/format.h"
 #include "railmon-config.h"
 
@@ -103,11 +104,11 @@ static void test_parse_format(void)
 	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
 		const struct good *g = &goods[i];
 		struct acq_item it, it2;
-		char ifname[16], buf[REC_CANDUMP_LINE_MAX];
+		char ifname[16], buf[TRACE_CANDUMP_LINE_MAX];
 		uint8_t data[64] = { 0 };
 		int n;
 
-		if (bus_candump_parse(g->line, strlen(g->line), &it, ifname, sizeof(ifname)) != 0) {
+		if (trace_candump_parse(g->line, strlen(g->line), &it, ifname, sizeof(ifname)) != 0) {
 			fprintf(stderr, "rejected good line %zu: %s\n", i, g->line);
 			assert(0);
 		}
@@ -115,25 +116,25 @@ static void test_parse_format(void)
 		assert(it.can.id == g->id && it.can.flags == g->flags && it.can.len == g->len);
 		hex2bin(g->hex, data);
 		assert((g->flags & ACQ_CAN_RTR) || memcmp(it.can.data, data, it.can.len) == 0);
-		n = rec_candump_format(&it, ifname, buf, sizeof(buf));
+		n = trace_candump_format(&it, ifname, buf, sizeof(buf));
 		assert(n > 0 && (size_t)n == strlen(buf));
 		if (strcmp(buf, g->canon ? g->canon : g->line) != 0) {
 			fprintf(stderr, "format mismatch: '%s' vs '%s'\n", buf, g->canon ? g->canon : g->line);
 			assert(0);
 		}
 		/* the round trip gives the identical frame */
-		assert(bus_candump_parse(buf, (size_t)n, &it2, NULL, 0) == 0);
+		assert(trace_candump_parse(buf, (size_t)n, &it2, NULL, 0) == 0);
 		assert(memcmp(&it, &it2, sizeof(it)) == 0);
 		/* a buffer one byte short is refused, never truncated */
-		assert(rec_candump_format(&it, ifname, buf, (size_t)n) == -ENOBUFS);
+		assert(trace_candump_format(&it, ifname, buf, (size_t)n) == -ENOBUFS);
 		/* len bounds the line: a cut line is either valid shorter or malformed, never read past */
-		(void)bus_candump_parse(g->line, strlen(g->line) / 2, &it2, NULL, 0);
+		(void)trace_candump_parse(g->line, strlen(g->line) / 2, &it2, NULL, 0);
 	}
 	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
 		struct acq_item it = { .seq = 77 };
 		char ifname[16] = "keep";
 
-		if (bus_candump_parse(bads[i], strlen(bads[i]), &it, ifname, sizeof(ifname)) != -EBADMSG) {
+		if (trace_candump_parse(bads[i], strlen(bads[i]), &it, ifname, sizeof(ifname)) != -EBADMSG) {
 			fprintf(stderr, "accepted bad line '%s'\n", bads[i]);
 			assert(0);
 		}
@@ -144,34 +145,34 @@ static void test_parse_format(void)
 static void test_bad_args(void)
 {
 	struct acq_item it = { .kind = ACQ_ITEM_CAN, .can = { .id = 1, .len = 1 } };
-	char buf[REC_CANDUMP_LINE_MAX], small[4];
+	char buf[TRACE_CANDUMP_LINE_MAX], small[4];
 	const char *l = "(1.0) can0 123#00";
 
-	assert(bus_candump_parse(NULL, 5, &it, NULL, 0) == -EINVAL);
-	assert(bus_candump_parse(l, strlen(l), NULL, NULL, 0) == -EINVAL);
-	assert(bus_candump_parse(l, strlen(l), &it, buf, 0) == -EINVAL);
+	assert(trace_candump_parse(NULL, 5, &it, NULL, 0) == -EINVAL);
+	assert(trace_candump_parse(l, strlen(l), NULL, NULL, 0) == -EINVAL);
+	assert(trace_candump_parse(l, strlen(l), &it, buf, 0) == -EINVAL);
 	/* interface name longer than the caller's buffer */
-	assert(bus_candump_parse(l, strlen(l), &it, small, sizeof(small)) == -EBADMSG);
-	assert(rec_candump_format(NULL, "can0", buf, sizeof(buf)) == -EINVAL);
-	assert(rec_candump_format(&it, NULL, buf, sizeof(buf)) == -EINVAL);
-	assert(rec_candump_format(&it, "", buf, sizeof(buf)) == -EINVAL);
-	assert(rec_candump_format(&it, "a b", buf, sizeof(buf)) == -EINVAL);
-	assert(rec_candump_format(&it, "can0", NULL, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_parse(l, strlen(l), &it, small, sizeof(small)) == -EBADMSG);
+	assert(trace_candump_format(NULL, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, NULL, buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "a b", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "can0", NULL, sizeof(buf)) == -EINVAL);
 	it.can.len = 9;
-	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.can.len = 1;
 	it.can.id = 0x800;
-	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.can.id = 1;
 	it.kind = ACQ_ITEM_SAMPLE;
-	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.kind = ACQ_ITEM_CAN;
 	it.can.flags = ACQ_CAN_FD;
 	it.can.len = 9;
-	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	it.can.len = 1;
 	it.t_ns = -1;
-	assert(rec_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
+	assert(trace_candump_format(&it, "can0", buf, sizeof(buf)) == -EINVAL);
 	assert(bus_can_trace_first_bad(NULL, buf, sizeof(buf)) == -EINVAL);
 	assert(bus_can_trace_skipped(NULL, buf, sizeof(buf)) == -EINVAL);
 }
@@ -550,7 +551,7 @@ static void test_screen(void)
 		uint8_t want[64] = { 0 };
 		char ifname[16];
 
-		if (bus_candump_parse_screen(g->line, strlen(g->line), &it, ifname, sizeof(ifname)) != 0) {
+		if (trace_candump_parse_screen(g->line, strlen(g->line), &it, ifname, sizeof(ifname)) != 0) {
 			fprintf(stderr, "screen line refused: '%s'\n", g->line);
 			abort();
 		}
@@ -565,13 +566,13 @@ static void test_screen(void)
 	for (size_t i = 0; i < sizeof(screen_bads) / sizeof(screen_bads[0]); i++) {
 		struct acq_item it;
 
-		if (bus_candump_parse_screen(screen_bads[i], strlen(screen_bads[i]), &it, NULL, 0) != -EBADMSG) {
+		if (trace_candump_parse_screen(screen_bads[i], strlen(screen_bads[i]), &it, NULL, 0) != -EBADMSG) {
 			fprintf(stderr, "screen line accepted: '%s'\n", screen_bads[i]);
 			abort();
 		}
 	}
-	assert(bus_candump_parse_screen(NULL, 0, &(struct acq_item){ 0 }, NULL, 0) == -EINVAL);
-	assert(bus_candump_screen_cont("\tbus-error", 10) && !bus_candump_screen_cont("  can0", 6));
+	assert(trace_candump_parse_screen(NULL, 0, &(struct acq_item){ 0 }, NULL, 0) == -EINVAL);
+	assert(trace_candump_screen_cont("\tbus-error", 10) && !trace_candump_screen_cont("  can0", 6));
 	printf("screen: %zu shapes candump prints (stamps -ta/-td/-N/-tA, -x, FD, remote, -a, -8, -i, -S, "
 	       "error frame), %zu refused\n", sizeof(screens) / sizeof(screens[0]),
 	       sizeof(screen_bads) / sizeof(screen_bads[0]));

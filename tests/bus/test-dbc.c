@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bus/candump.h"
-#include "bus/dbc.h"
-#include "bus/j1939.h"
+#include "trace/candump.h"
+#include "dbc/dbc.h"
+#include "dbc/j1939.h"
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
@@ -25,7 +25,7 @@ static struct acq_item frame(const char *line)
 {
 	struct acq_item it;
 
-	assert(bus_candump_parse(line, strlen(line), &it, NULL, 0) == 0);
+	assert(trace_candump_parse(line, strlen(line), &it, NULL, 0) == 0);
 	it.bus = 2;
 	return it;
 }
@@ -36,21 +36,21 @@ struct expect {
 	enum acq_quality q;
 };
 
-static void check(const bus_dbc_t *dbc, const char *line, const struct expect *e, size_t ne)
+static void check(const dbc_t *dbc, const char *line, const struct expect *e, size_t ne)
 {
 	struct acq_item f = frame(line), out[64];
-	int n = bus_dbc_decode(dbc, &f, 1000, out, 64);
+	int n = dbc_decode(dbc, &f, 1000, out, 64);
 
 	if (n != (int)ne) {
 		fprintf(stderr, "%s: %d samples, want %zu\n", line, n, ne);
 		assert(0);
 	}
 	for (size_t i = 0; i < ne; i++) {
-		struct bus_dbc_signal_info info;
+		struct dbc_signal_info info;
 		int j;
 
 		for (j = 0; j < n; j++) {
-			assert(bus_dbc_signal_info(dbc, out[j].sample.channel - 1000, &info) == 0);
+			assert(dbc_signal_info(dbc, out[j].sample.channel - 1000, &info) == 0);
 			if (strcmp(info.name, e[i].name) == 0)
 				break;
 		}
@@ -67,17 +67,17 @@ static void check(const bus_dbc_t *dbc, const char *line, const struct expect *e
 static void test_demo(void)
 {
 	char err[256];
-	bus_dbc_t *dbc = NULL;
-	struct bus_dbc_signal_info info;
+	dbc_t *dbc = NULL;
+	struct dbc_signal_info info;
 	const char *label;
 	unsigned idx;
 
-	if (bus_dbc_load(DEMO_DBC, &dbc, err, sizeof(err)) != 0) {
+	if (dbc_load(DEMO_DBC, &dbc, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		assert(0);
 	}
-	assert(bus_dbc_signal_count(dbc) == 32);
-	assert(bus_dbc_signal_info(dbc, 0, &info) == 0);
+	assert(dbc_signal_count(dbc) == 32);
+	assert(dbc_signal_info(dbc, 0, &info) == 0);
 	assert(strcmp(info.name, "Speed") == 0 && strcmp(info.unit, "km/h") == 0 && info.msg_id == 0x100);
 	assert(strcmp(info.message, "VehicleSpeed") == 0 && !info.ext && info.max == 250 && info.scale == 0.01);
 	check(dbc, "(1.0) can0 100#0000FAFF04000001",
@@ -118,86 +118,86 @@ static void test_demo(void)
 	{
 		/* bytes past len are whatever the ring slot held: they must not matter */
 		struct acq_item f = frame("(1.0) can0 310#3A98"), a[8], b[8];
-		int na = bus_dbc_decode(dbc, &f, 0, a, 8), nb;
+		int na = dbc_decode(dbc, &f, 0, a, 8), nb;
 
 		memset(f.can.data + f.can.len, 0xff, sizeof(f.can.data) - f.can.len);
-		nb = bus_dbc_decode(dbc, &f, 0, b, 8);
+		nb = dbc_decode(dbc, &f, 0, b, 8);
 		assert(na == 1 && nb == 1 && a[0].sample.value == b[0].sample.value);
 		assert(a[0].sample.channel == b[0].sample.channel && a[0].sample.quality == b[0].sample.quality);
 	}
-	assert(bus_dbc_signal_find(dbc, 0x200, 0, "Car2Door3", &idx) == 0);
-	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "locked") == 0);
-	assert(bus_dbc_value_label(dbc, idx, 3.0, &label) == 0 && strcmp(label, "fault") == 0);
-	assert(bus_dbc_value_label(dbc, idx, 4.0, &label) == -ENOENT);
-	assert(bus_dbc_signal_find(dbc, 0x18ff0121, 1, "TractionMode", &idx) == 0);
-	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "electric brake") == 0);
-	assert(bus_dbc_signal_find(dbc, 0x18ff0121, 0, "TractionMode", &idx) == -ENOENT);
-	assert(bus_dbc_signal_find(dbc, 0x100, 0, "Speed", &idx) == 0);
-	assert(bus_dbc_value_label(dbc, idx, 2.0, &label) == -ENOENT);
-	bus_dbc_free(dbc);
+	assert(dbc_signal_find(dbc, 0x200, 0, "Car2Door3", &idx) == 0);
+	assert(dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "locked") == 0);
+	assert(dbc_value_label(dbc, idx, 3.0, &label) == 0 && strcmp(label, "fault") == 0);
+	assert(dbc_value_label(dbc, idx, 4.0, &label) == -ENOENT);
+	assert(dbc_signal_find(dbc, 0x18ff0121, 1, "TractionMode", &idx) == 0);
+	assert(dbc_value_label(dbc, idx, 2.0, &label) == 0 && strcmp(label, "electric brake") == 0);
+	assert(dbc_signal_find(dbc, 0x18ff0121, 0, "TractionMode", &idx) == -ENOENT);
+	assert(dbc_signal_find(dbc, 0x100, 0, "Speed", &idx) == 0);
+	assert(dbc_value_label(dbc, idx, 2.0, &label) == -ENOENT);
+	dbc_free(dbc);
 }
 
 static void test_bad_args(void)
 {
 	struct acq_item f = frame("(1.0) can0 100#00"), out[4];
-	struct bus_dbc_signal_info info;
-	bus_dbc_t *dbc = NULL;
+	struct dbc_signal_info info;
+	dbc_t *dbc = NULL;
 	const char *label;
 	unsigned idx;
 
-	assert(bus_dbc_load(NULL, &dbc, NULL, 0) == -EINVAL);
-	assert(bus_dbc_load("", &dbc, NULL, 0) == -EINVAL);
-	assert(bus_dbc_load(DEMO_DBC, NULL, NULL, 0) == -EINVAL);
-	assert(bus_dbc_load("/nonexistent/x.dbc", &dbc, NULL, 0) == -ENOENT);
-	assert(bus_dbc_free(NULL) == NULL);
-	assert(bus_dbc_load_buffer(NULL, "", 0, &dbc, NULL, 0) == -EINVAL);
-	assert(bus_dbc_load_buffer("x", NULL, 1, &dbc, NULL, 0) == -EINVAL);
-	assert(bus_dbc_load_buffer("x", "", 0, NULL, NULL, 0) == -EINVAL);
+	assert(dbc_load(NULL, &dbc, NULL, 0) == -EINVAL);
+	assert(dbc_load("", &dbc, NULL, 0) == -EINVAL);
+	assert(dbc_load(DEMO_DBC, NULL, NULL, 0) == -EINVAL);
+	assert(dbc_load("/nonexistent/x.dbc", &dbc, NULL, 0) == -ENOENT);
+	assert(dbc_free(NULL) == NULL);
+	assert(dbc_load_buffer(NULL, "", 0, &dbc, NULL, 0) == -EINVAL);
+	assert(dbc_load_buffer("x", NULL, 1, &dbc, NULL, 0) == -EINVAL);
+	assert(dbc_load_buffer("x", "", 0, NULL, NULL, 0) == -EINVAL);
 	/* an empty database is valid and decodes nothing */
-	assert(bus_dbc_load_buffer("x", NULL, 0, &dbc, NULL, 0) == 0 && bus_dbc_signal_count(dbc) == 0);
-	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == 0);
-	dbc = bus_dbc_free(dbc);
+	assert(dbc_load_buffer("x", NULL, 0, &dbc, NULL, 0) == 0 && dbc_signal_count(dbc) == 0);
+	assert(dbc_decode(dbc, &f, 0, out, 4) == 0);
+	dbc = dbc_free(dbc);
 	{
 		/* not NUL-terminated: the parser must stop at len */
 		static const char txt[] = "BO_ 256 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" B\nXX";
 		char err[128];
 
-		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 3, &dbc, err, sizeof(err)) == 0);
-		assert(bus_dbc_signal_count(dbc) == 1);
-		dbc = bus_dbc_free(dbc);
-		assert(bus_dbc_load_buffer("mem", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == -EBADMSG);
+		assert(dbc_load_buffer("mem", txt, sizeof(txt) - 3, &dbc, err, sizeof(err)) == 0);
+		assert(dbc_signal_count(dbc) == 1);
+		dbc = dbc_free(dbc);
+		assert(dbc_load_buffer("mem", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == -EBADMSG);
 		assert(strcmp(err, "mem:3: unknown keyword 'XX'") == 0);
 	}
-	assert(bus_dbc_signal_count(NULL) == 0);
-	assert(bus_dbc_load(DEMO_DBC, &dbc, NULL, 0) == 0);
-	assert(bus_dbc_signal_info(NULL, 0, &info) == -EINVAL);
-	assert(bus_dbc_signal_info(dbc, 32, &info) == -EINVAL);
-	assert(bus_dbc_signal_info(dbc, 0, NULL) == -EINVAL);
-	assert(bus_dbc_decode(NULL, &f, 0, out, 4) == -EINVAL);
-	assert(bus_dbc_decode(dbc, NULL, 0, out, 4) == -EINVAL);
-	assert(bus_dbc_decode(dbc, &f, 0, NULL, 4) == -EINVAL);
-	assert(bus_dbc_decode(dbc, &f, 0, out, 0) == 0);
-	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == 0); /* 1-byte frame: no signal fits */
+	assert(dbc_signal_count(NULL) == 0);
+	assert(dbc_load(DEMO_DBC, &dbc, NULL, 0) == 0);
+	assert(dbc_signal_info(NULL, 0, &info) == -EINVAL);
+	assert(dbc_signal_info(dbc, 32, &info) == -EINVAL);
+	assert(dbc_signal_info(dbc, 0, NULL) == -EINVAL);
+	assert(dbc_decode(NULL, &f, 0, out, 4) == -EINVAL);
+	assert(dbc_decode(dbc, NULL, 0, out, 4) == -EINVAL);
+	assert(dbc_decode(dbc, &f, 0, NULL, 4) == -EINVAL);
+	assert(dbc_decode(dbc, &f, 0, out, 0) == 0);
+	assert(dbc_decode(dbc, &f, 0, out, 2) == 0); /* 1-byte frame: no signal fits */
 	f = frame("(1.0) can0 100#0000FAFF04000001");
 	/* 5 signals do not fit in 2: an error, not 2 samples and 3 lost */
-	assert(bus_dbc_decode(dbc, &f, 0, out, 2) == -ENOBUFS);
-	assert(bus_dbc_decode_max(dbc) >= 5 && bus_dbc_decode_max(NULL) == 0);
+	assert(dbc_decode(dbc, &f, 0, out, 2) == -ENOBUFS);
+	assert(dbc_decode_max(dbc) >= 5 && dbc_decode_max(NULL) == 0);
 	f.can.len = 65;
-	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
+	assert(dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
 	f.can.len = 8;
 	f.kind = ACQ_ITEM_EVENT;
-	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
+	assert(dbc_decode(dbc, &f, 0, out, 4) == -EINVAL);
 	f.kind = ACQ_ITEM_CAN;
 	f.can.flags = ACQ_CAN_RTR;
-	assert(bus_dbc_decode(dbc, &f, 0, out, 4) == 0);
-	assert(bus_dbc_value_label(NULL, 0, 0, &label) == -EINVAL);
-	assert(bus_dbc_value_label(dbc, 99, 0, &label) == -EINVAL);
-	assert(bus_dbc_value_label(dbc, 0, NAN, &label) == -EINVAL);
-	assert(bus_dbc_value_label(dbc, 0, 0, NULL) == -EINVAL);
-	assert(bus_dbc_signal_find(NULL, 0x100, 0, "Speed", &idx) == -EINVAL);
-	assert(bus_dbc_signal_find(dbc, 0x100, 0, NULL, &idx) == -EINVAL);
-	assert(bus_dbc_signal_find(dbc, 0x100, 0, "Speed", NULL) == -EINVAL);
-	bus_dbc_free(dbc);
+	assert(dbc_decode(dbc, &f, 0, out, 4) == 0);
+	assert(dbc_value_label(NULL, 0, 0, &label) == -EINVAL);
+	assert(dbc_value_label(dbc, 99, 0, &label) == -EINVAL);
+	assert(dbc_value_label(dbc, 0, NAN, &label) == -EINVAL);
+	assert(dbc_value_label(dbc, 0, 0, NULL) == -EINVAL);
+	assert(dbc_signal_find(NULL, 0x100, 0, "Speed", &idx) == -EINVAL);
+	assert(dbc_signal_find(dbc, 0x100, 0, NULL, &idx) == -EINVAL);
+	assert(dbc_signal_find(dbc, 0x100, 0, "Speed", NULL) == -EINVAL);
+	dbc_free(dbc);
 }
 
 static char tmpdir[] = "/tmp/test-dbc-XXXXXX";
@@ -274,30 +274,30 @@ static void test_malformed(void)
 	char path[512], err[512], want[600];
 
 	for (size_t i = 0; i < sizeof(bad_dbcs) / sizeof(bad_dbcs[0]); i++) {
-		bus_dbc_t *dbc = NULL;
+		dbc_t *dbc = NULL;
 		FILE *f;
 		int r;
 
 		snprintf(path, sizeof(path), "%s/bad%zu.dbc", tmpdir, i);
 		f = fopen(path, "w");
 		assert(f && fputs(bad_dbcs[i].text, f) >= 0 && fclose(f) == 0);
-		r = bus_dbc_load_flags(path, BUS_DBC_STRICT, &dbc, err, sizeof(err));
+		r = dbc_load_flags(path, DBC_STRICT, &dbc, err, sizeof(err));
 		snprintf(want, sizeof(want), "%s:%u: ", path, bad_dbcs[i].line);
 		if (r != -EBADMSG || dbc || strncmp(err, want, strlen(want)) != 0 || !strstr(err, bad_dbcs[i].what)) {
 			fprintf(stderr, "case %zu: r=%d err='%s', want '%s...%s'\n", i, r, err, want, bad_dbcs[i].what);
 			assert(0);
 		}
 		/* lenient: the same error, or a load with exactly one warning */
-		r = bus_dbc_load(path, &dbc, err, sizeof(err));
+		r = dbc_load(path, &dbc, err, sizeof(err));
 		if (bad_dbcs[i].warn) {
 			snprintf(want, sizeof(want), "%s:%u: %s", path, bad_dbcs[i].line, bad_dbcs[i].warn);
-			if (r != 0 || bus_dbc_warning_count(dbc) != 1 || strcmp(bus_dbc_warning(dbc, 0), want) != 0) {
+			if (r != 0 || dbc_warning_count(dbc) != 1 || strcmp(dbc_warning(dbc, 0), want) != 0) {
 				fprintf(stderr, "case %zu lenient: r=%d '%s', want '%s'\n", i, r,
-				        dbc ? bus_dbc_warning(dbc, 0) : err, want);
+				        dbc ? dbc_warning(dbc, 0) : err, want);
 				assert(0);
 			}
-			assert(bus_dbc_warning(dbc, 1) == NULL && bus_dbc_warning(NULL, 0) == NULL);
-			dbc = bus_dbc_free(dbc);
+			assert(dbc_warning(dbc, 1) == NULL && dbc_warning(NULL, 0) == NULL);
+			dbc = dbc_free(dbc);
 		} else if (r != -EBADMSG || dbc || strncmp(err, want, strlen(want)) != 0) {
 			fprintf(stderr, "case %zu lenient: r=%d err='%s', want '%s'\n", i, r, err, want);
 			assert(0);
@@ -307,7 +307,7 @@ static void test_malformed(void)
 }
 
 /*
- * Multiplexing as cantools reads it (bus/dbc.h), worked out by hand from
+ * Multiplexing as cantools reads it (dbc/dbc.h), worked out by hand from
  * its rules: Ext has two signals marked M ("M", "m3M") and no SG_MUL_VAL_,
  * so cantools decodes every signal of it in every frame (railmon used to
  * hang A and B from Top, and a production file lost 50 signals that way);
@@ -348,18 +348,18 @@ static void test_cantools_mux(void)
 		"t.dbc:21: signal 'Y': multiplexor cycle in message Cycle; signal skipped",
 	};
 	char err[256];
-	bus_dbc_t *dbc = NULL;
+	dbc_t *dbc = NULL;
 
-	if (bus_dbc_load_buffer("t.dbc", text, strlen(text), &dbc, err, sizeof(err)) != 0) {
+	if (dbc_load_buffer("t.dbc", text, strlen(text), &dbc, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		assert(0);
 	}
 	for (unsigned i = 0; i < sizeof(warns) / sizeof(warns[0]); i++)
-		if (!bus_dbc_warning(dbc, i) || strcmp(bus_dbc_warning(dbc, i), warns[i]) != 0) {
-			fprintf(stderr, "warning %u: '%s', want '%s'\n", i, bus_dbc_warning(dbc, i), warns[i]);
+		if (!dbc_warning(dbc, i) || strcmp(dbc_warning(dbc, i), warns[i]) != 0) {
+			fprintf(stderr, "warning %u: '%s', want '%s'\n", i, dbc_warning(dbc, i), warns[i]);
 			assert(0);
 		}
-	assert(bus_dbc_warning_count(dbc) == sizeof(warns) / sizeof(warns[0]));
+	assert(dbc_warning_count(dbc) == sizeof(warns) / sizeof(warns[0]));
 	check(dbc, "(1.0) can0 200#0102030400000000",
 	      (const struct expect[]){ { "Top", 1, 0 }, { "Sub", 2, 0 }, { "A", 3, 0 }, { "Bb", 4, 0 } }, 4);
 	check(dbc, "(1.0) can0 201#0102030000000000", (const struct expect[]){ { "Sel", 1, 0 }, { "C", 2, 0 } }, 2);
@@ -369,21 +369,21 @@ static void test_cantools_mux(void)
 	check(dbc, "(1.0) can0 202#0209000000000000", (const struct expect[]){ { "Sel", 2, 0 } }, 1);
 	check(dbc, "(1.0) can0 203#0000070000000000", (const struct expect[]){ { "Z", 7, 0 } }, 1);
 	/* strict: the first of them is the error */
-	assert(bus_dbc_load_buffer_flags("t.dbc", text, strlen(text), BUS_DBC_STRICT, &dbc, err, sizeof(err)) == -EBADMSG);
+	assert(dbc_load_buffer_flags("t.dbc", text, strlen(text), DBC_STRICT, &dbc, err, sizeof(err)) == -EBADMSG);
 	assert(strncmp(err, warns[0], strlen("t.dbc:9: signal 'Sub': m3 but")) == 0);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	/* 255 SG_MUL_VAL_ ranges and an N none covers: 256 would wrap the
 	   op's 8-bit count to 0 and silently never decode S */
 	{
 		char big[8192], *p = big;
-		bus_dbc_t *d = NULL;
+		dbc_t *d = NULL;
 
 		p += sprintf(p, HDR "BO_ 256 M: 8 A\n SG_ X M : 0|8@1+ (1,0) [0|0] \"\" B\n"
 		             " SG_ S m1000 : 8|8@1+ (1,0) [0|0] \"\" B\nSG_MUL_VAL_ 256 S X 0-0");
 		for (int i = 1; i < 255; i++)
 			p += sprintf(p, ", %d-%d", 2 * i, 2 * i);
 		strcpy(p, ";\n");
-		assert(bus_dbc_load_buffer("r.dbc", big, strlen(big), &d, err, sizeof(err)) == -EBADMSG && !d);
+		assert(dbc_load_buffer("r.dbc", big, strlen(big), &d, err, sizeof(err)) == -EBADMSG && !d);
 		assert(strcmp(err, "r.dbc:10: too many multiplexor ranges") == 0);
 	}
 }
@@ -404,21 +404,21 @@ static void test_numbers(void)
 		"BA_ \"GenMsgCycleTime\" BO_ 257 1e3;\n"
 		"BA_ \"GenMsgCycleTime\" BO_ 258 \"250.9\";\n"
 		"VAL_ 256 S +1 \"one\";\n";
-	struct bus_dbc_message_info mi;
+	struct dbc_message_info mi;
 	const char *label;
 	char err[256];
-	bus_dbc_t *dbc = NULL;
+	dbc_t *dbc = NULL;
 
-	if (bus_dbc_load_buffer_flags("n.dbc", text, strlen(text), BUS_DBC_STRICT, &dbc, err, sizeof(err)) != 0) {
+	if (dbc_load_buffer_flags("n.dbc", text, strlen(text), DBC_STRICT, &dbc, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		assert(0);
 	}
-	assert(bus_dbc_message_info(dbc, 0, &mi) == 0 && mi.id == 256 && mi.dlc == 8 && mi.cycle_ms == 100);
-	assert(bus_dbc_message_info(dbc, 1, &mi) == 0 && mi.cycle_ms == 1000);
-	assert(bus_dbc_message_info(dbc, 2, &mi) == 0 && mi.cycle_ms == 250);
+	assert(dbc_message_info(dbc, 0, &mi) == 0 && mi.id == 256 && mi.dlc == 8 && mi.cycle_ms == 100);
+	assert(dbc_message_info(dbc, 1, &mi) == 0 && mi.cycle_ms == 1000);
+	assert(dbc_message_info(dbc, 2, &mi) == 0 && mi.cycle_ms == 250);
 	check(dbc, "(1.0) can0 100#0100000000000000", (const struct expect[]){ { "S", 1, 0 } }, 1);
-	assert(bus_dbc_value_label(dbc, 0, 1, &label) == 0 && strcmp(label, "one") == 0);
-	bus_dbc_free(dbc);
+	assert(dbc_value_label(dbc, 0, 1, &label) == 0 && strcmp(label, "one") == 0);
+	dbc_free(dbc);
 }
 
 /* The demo DBC with a UTF-8 BOM and CRLF line ends loads the same. */
@@ -426,7 +426,7 @@ static void test_bom_crlf(void)
 {
 	FILE *in = fopen(DEMO_DBC, "r"), *out;
 	char path[512], err[256];
-	bus_dbc_t *dbc = NULL;
+	dbc_t *dbc = NULL;
 	int c;
 
 	snprintf(path, sizeof(path), "%s/crlf.dbc", tmpdir);
@@ -436,14 +436,14 @@ static void test_bom_crlf(void)
 		assert((c == '\n' ? fputc('\r', out) : 0) != EOF && fputc(c, out) != EOF);
 	fclose(in);
 	assert(fclose(out) == 0);
-	if (bus_dbc_load(path, &dbc, err, sizeof(err)) != 0) {
+	if (dbc_load(path, &dbc, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		assert(0);
 	}
-	assert(bus_dbc_signal_count(dbc) == 32);
+	assert(dbc_signal_count(dbc) == 32);
 	check(dbc, "(1.0) can0 300#075BCD1500100000",
 	      (const struct expect[]){ { "Odometer", 123456.789, 0 }, { "TripDistance", 4096, 0 } }, 2);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	unlink(path);
 }
 
@@ -455,11 +455,11 @@ static void test_bom_crlf(void)
 static void test_scaled_mux(void)
 {
 	char err[256];
-	bus_dbc_t *dbc = NULL;
+	dbc_t *dbc = NULL;
 	const char *label;
 	unsigned idx;
 
-	if (bus_dbc_load(FULL_DBC, &dbc, err, sizeof(err)) != 0) {
+	if (dbc_load(FULL_DBC, &dbc, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		assert(0);
 	}
@@ -476,10 +476,10 @@ static void test_scaled_mux(void)
 	check(dbc, "(1.0) can0 0C9#04FDFF0000000000",
 	      (const struct expect[]){ { "Page", -2, 0 }, { "PageB", -3, 0 }, { "Common", 0, 0 } }, 3);
 	/* the value table is keyed by raw values too */
-	assert(bus_dbc_signal_find(dbc, 201, 0, "Page", &idx) == 0);
-	assert(bus_dbc_value_label(dbc, idx, -4, &label) == 0 && !strcmp(label, "page A"));
-	assert(bus_dbc_value_label(dbc, idx, 490, &label) == 0 && !strcmp(label, "page C"));
-	assert(bus_dbc_value_label(dbc, idx, 3, &label) == -ENOENT);
+	assert(dbc_signal_find(dbc, 201, 0, "Page", &idx) == 0);
+	assert(dbc_value_label(dbc, idx, -4, &label) == 0 && !strcmp(label, "page A"));
+	assert(dbc_value_label(dbc, idx, 490, &label) == 0 && !strcmp(label, "page C"));
+	assert(dbc_value_label(dbc, idx, 3, &label) == -ENOENT);
 	/* SMux: Motorola, signed, (0.1,-1.5).  0xC8 is raw 200 (signed -56,
 	   physical -7.1): Q200 (m200), big-endian signed 0xFF38 = -200 */
 	check(dbc, "(1.0) can0 00000201#C8FF380000000000",
@@ -495,12 +495,12 @@ static void test_scaled_mux(void)
 	/* raw 1 (-1.4): Q1 (m1) */
 	check(dbc, "(1.0) can0 00000201#0112340000000000",
 	      (const struct expect[]){ { "SMux", -1.4, 0 }, { "Q1", 0x1234, 0 } }, 2);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 }
 
 /*
  * A CAN FD message of 64 bytes holding 512 one-bit signals: every one is
- * decoded, in a buffer sized with bus_dbc_decode_max() (the daemon once
+ * decoded, in a buffer sized with dbc_decode_max() (the daemon once
  * decoded into 256 and silently lost the rest of the frame).
  */
 static void test_wide_message(void)
@@ -508,18 +508,18 @@ static void test_wide_message(void)
 	size_t cap = 64 + 512 * 64, len = 0;
 	char *txt = malloc(cap), err[256];
 	struct acq_item f = { .kind = ACQ_ITEM_CAN, .t_ns = 42, .bus = 3 }, *out;
-	bus_dbc_t *dbc = NULL;
+	dbc_t *dbc = NULL;
 
 	assert(txt);
 	len += (size_t)snprintf(txt + len, cap - len, "BO_ 291 Wide: 64 ECU\n");
 	for (unsigned i = 0; i < 512; i++)
 		len += (size_t)snprintf(txt + len, cap - len, " SG_ Bit%03u : %u|1@1+ (1,0) [0|0] \"\" LOGGER\n", i, i);
 	assert(len < cap);
-	if (bus_dbc_load_buffer("wide", txt, len, &dbc, err, sizeof(err)) != 0) {
+	if (dbc_load_buffer("wide", txt, len, &dbc, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		assert(0);
 	}
-	assert(bus_dbc_signal_count(dbc) == 512 && bus_dbc_decode_max(dbc) == 512);
+	assert(dbc_signal_count(dbc) == 512 && dbc_decode_max(dbc) == 512);
 	out = calloc(512, sizeof(*out));
 	assert(out);
 	f.can.id = 0x123;
@@ -527,20 +527,20 @@ static void test_wide_message(void)
 	f.can.len = 64;
 	for (unsigned i = 0; i < 64; i++)
 		f.can.data[i] = (uint8_t)(i * 37 + 11);
-	assert(bus_dbc_decode(dbc, &f, 7u << 16, out, 512) == 512);
+	assert(dbc_decode(dbc, &f, 7u << 16, out, 512) == 512);
 	for (unsigned i = 0; i < 512; i++) {
 		assert(out[i].kind == ACQ_ITEM_SAMPLE && out[i].t_ns == 42 && out[i].bus == 3);
 		assert(out[i].sample.channel == (7u << 16 | i) && out[i].sample.quality == ACQ_Q_GOOD);
 		assert(out[i].sample.value == (double)((f.can.data[i / 8] >> (i % 8)) & 1));
 	}
 	/* one short: refused, never 511 of 512 */
-	assert(bus_dbc_decode(dbc, &f, 0, out, 511) == -ENOBUFS);
+	assert(dbc_decode(dbc, &f, 0, out, 511) == -ENOBUFS);
 	/* a shorter frame holds fewer signals: those fit in less room */
 	f.can.len = 32;
-	assert(bus_dbc_decode(dbc, &f, 0, out, 256) == 256);
+	assert(dbc_decode(dbc, &f, 0, out, 256) == 256);
 	free(out);
 	free(txt);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	printf("512 one-bit signals of a 64-byte frame decoded\n");
 }
 
@@ -550,42 +550,42 @@ static void test_j1939(void)
 	static const char txt[] = "BO_ 2566841600 EngineHours: 16 ECU\n SG_ Tail : 96|32@1+ (1,0) [0|0] \"\" B\n"
 	                          " SG_ Head : 0|8@1+ (1,0) [0|0] \"\" B\n"
 	                          "BO_ 2566841617 Again: 8 ECU\n SG_ X : 0|8@1+ (1,0) [0|0] \"\" B\n";
-	struct bus_j1939_dtc dtc[BUS_J1939_DTC_EVENTS];
-	struct bus_j1939_stats st;
-	struct bus_j1939_fault f;
-	struct bus_j1939_msg m;
+	struct dbc_j1939_dtc dtc[DBC_J1939_DTC_EVENTS];
+	struct dbc_j1939_stats st;
+	struct dbc_j1939_fault f;
+	struct dbc_j1939_msg m;
 	struct acq_item out[4], it = { .kind = ACQ_ITEM_CAN };
-	uint8_t data[BUS_J1939_TP_MAX + 1] = { 0x2a };
-	bus_dbc_t *dbc = NULL;
-	bus_j1939_t *j = NULL;
+	uint8_t data[DBC_J1939_TP_MAX + 1] = { 0x2a };
+	dbc_t *dbc = NULL;
+	dbc_j1939_t *j = NULL;
 	char err[256];
 
-	assert(bus_dbc_load_buffer("j.dbc", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == 0);
+	assert(dbc_load_buffer("j.dbc", txt, sizeof(txt) - 1, &dbc, err, sizeof(err)) == 0);
 	data[12] = 0x78;
 	/* PGN 0xFEE5 from any source: the first message of the PGN; Tail
 	   (bytes 12-15) only in a message long enough */
-	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0x30000, out, 4) == 2);
+	assert(dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0x30000, out, 4) == 2);
 	assert(out[0].sample.channel == 0x30000 && out[0].sample.value == 0x78 && out[0].t_ns == 5 && out[0].bus == 3);
 	assert(out[1].sample.channel == 0x30001 && out[1].sample.value == 0x2a);
-	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 8, 5, 3, 0, out, 4) == 1);
-	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, out, 1) == -ENOBUFS);
-	assert(bus_dbc_decode_pgn(dbc, 0xFEE6, data, 16, 5, 3, 0, out, 4) == 0);
-	assert(bus_dbc_decode_pgn(NULL, 0xFEE5, data, 16, 5, 3, 0, out, 4) == -EINVAL);
-	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, NULL, 16, 5, 3, 0, out, 4) == -EINVAL);
-	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, NULL, 4) == -EINVAL);
-	assert(bus_dbc_decode_pgn(dbc, 0xFEE5, data, BUS_J1939_TP_MAX + 1, 5, 3, 0, out, 4) == -EINVAL);
-	assert(bus_dbc_load_buffer_flags("j.dbc", txt, sizeof(txt) - 1, 2, &dbc, err, sizeof(err)) == -EINVAL);
-	assert(bus_dbc_warning_count(NULL) == 0 && bus_dbc_warning(NULL, 0) == NULL);
-	bus_dbc_free(dbc);
+	assert(dbc_decode_pgn(dbc, 0xFEE5, data, 8, 5, 3, 0, out, 4) == 1);
+	assert(dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, out, 1) == -ENOBUFS);
+	assert(dbc_decode_pgn(dbc, 0xFEE6, data, 16, 5, 3, 0, out, 4) == 0);
+	assert(dbc_decode_pgn(NULL, 0xFEE5, data, 16, 5, 3, 0, out, 4) == -EINVAL);
+	assert(dbc_decode_pgn(dbc, 0xFEE5, NULL, 16, 5, 3, 0, out, 4) == -EINVAL);
+	assert(dbc_decode_pgn(dbc, 0xFEE5, data, 16, 5, 3, 0, NULL, 4) == -EINVAL);
+	assert(dbc_decode_pgn(dbc, 0xFEE5, data, DBC_J1939_TP_MAX + 1, 5, 3, 0, out, 4) == -EINVAL);
+	assert(dbc_load_buffer_flags("j.dbc", txt, sizeof(txt) - 1, 2, &dbc, err, sizeof(err)) == -EINVAL);
+	assert(dbc_warning_count(NULL) == 0 && dbc_warning(NULL, 0) == NULL);
+	dbc_free(dbc);
 
-	assert(bus_j1939_new(NULL) == -EINVAL);
-	assert(bus_j1939_new(&j) == 0);
-	assert(bus_j1939_feed(NULL, &it, &m, &f) == -EINVAL && bus_j1939_feed(j, NULL, &m, &f) == -EINVAL);
-	assert(bus_j1939_feed(j, &it, NULL, &f) == -EINVAL && bus_j1939_feed(j, &it, &m, NULL) == -EINVAL);
-	assert(bus_j1939_feed(j, &it, &m, &f) == 0); /* a standard frame: not J1939 */
-	assert(bus_j1939_expire(NULL, 0, &f) == -EINVAL && bus_j1939_expire(j, 0, NULL) == -EINVAL);
-	assert(bus_j1939_dm1(NULL, 0, data, 6, dtc, 4) == -EINVAL && bus_j1939_dm1(j, 0, NULL, 6, dtc, 4) == -EINVAL);
-	assert(bus_j1939_dm1(j, 0, data, 6, NULL, 4) == -EINVAL);
+	assert(dbc_j1939_new(NULL) == -EINVAL);
+	assert(dbc_j1939_new(&j) == 0);
+	assert(dbc_j1939_feed(NULL, &it, &m, &f) == -EINVAL && dbc_j1939_feed(j, NULL, &m, &f) == -EINVAL);
+	assert(dbc_j1939_feed(j, &it, NULL, &f) == -EINVAL && dbc_j1939_feed(j, &it, &m, NULL) == -EINVAL);
+	assert(dbc_j1939_feed(j, &it, &m, &f) == 0); /* a standard frame: not J1939 */
+	assert(dbc_j1939_expire(NULL, 0, &f) == -EINVAL && dbc_j1939_expire(j, 0, NULL) == -EINVAL);
+	assert(dbc_j1939_dm1(NULL, 0, data, 6, dtc, 4) == -EINVAL && dbc_j1939_dm1(j, 0, NULL, 6, dtc, 4) == -EINVAL);
+	assert(dbc_j1939_dm1(j, 0, data, 6, NULL, 4) == -EINVAL);
 	/* 300 codes from one source: 256 tracked, 64 reported, the rest counted */
 	memset(data, 0, sizeof(data));
 	for (unsigned i = 0; i < 300; i++) {
@@ -593,18 +593,18 @@ static void test_j1939(void)
 		data[3 + 4 * i] = (uint8_t)((i + 1) >> 8);
 		data[4 + 4 * i] = 5;
 	}
-	assert(bus_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, BUS_J1939_DTC_EVENTS) == BUS_J1939_DTC_EVENTS);
+	assert(dbc_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, DBC_J1939_DTC_EVENTS) == DBC_J1939_DTC_EVENTS);
 	assert(dtc[0].spn == 1 && dtc[0].fmi == 5 && dtc[0].sa == 7 && dtc[0].active);
-	bus_j1939_stats(j, &st);
-	assert(st.dtc_lost == (256 - BUS_J1939_DTC_EVENTS) + (300 - 256));
+	dbc_j1939_stats(j, &st);
+	assert(st.dtc_lost == (256 - DBC_J1939_DTC_EVENTS) + (300 - 256));
 	/* the same DM1 again: nothing new; then none: the 256 tracked clear */
-	assert(bus_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, BUS_J1939_DTC_EVENTS) == 0);
-	assert(bus_j1939_dm1(j, 7, data, 2, dtc, BUS_J1939_DTC_EVENTS) == BUS_J1939_DTC_EVENTS);
+	assert(dbc_j1939_dm1(j, 7, data, 2 + 4 * 300, dtc, DBC_J1939_DTC_EVENTS) == 0);
+	assert(dbc_j1939_dm1(j, 7, data, 2, dtc, DBC_J1939_DTC_EVENTS) == DBC_J1939_DTC_EVENTS);
 	assert(!dtc[0].active);
 	/* another source's codes are its own: room again */
 	data[2] = 9;
-	assert(bus_j1939_dm1(j, 8, data, 6, dtc, BUS_J1939_DTC_EVENTS) == 1 && dtc[0].sa == 8 && dtc[0].spn == 9);
-	bus_j1939_free(j);
+	assert(dbc_j1939_dm1(j, 8, data, 6, dtc, DBC_J1939_DTC_EVENTS) == 1 && dtc[0].sa == 8 && dtc[0].spn == 9);
+	dbc_j1939_free(j);
 }
 
 int main(void)

@@ -32,9 +32,9 @@ static void test_can_load(void)
 	struct bus_can_cfg cfg = { 0 };
 	struct bus_can_load l;
 	char why[256];
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 
-	assert(bus_dbc_load(RAILMON_SOURCE_DIR "/board/demo/train.dbc", &dbc, why, sizeof(why)) == 0);
+	assert(dbc_load(RAILMON_SOURCE_DIR "/board/demo/train.dbc", &dbc, why, sizeof(why)) == 0);
 	assert(bus_can_load(NULL, dbc, &l) == -EINVAL);
 	assert(bus_can_load(&cfg, NULL, &l) == -EINVAL);
 	assert(bus_can_load(&cfg, dbc, NULL) == -EINVAL);
@@ -47,7 +47,7 @@ static void test_can_load(void)
 	cfg.bitrate = 10000;
 	assert(bus_can_load(&cfg, dbc, &l) == 0 && l.bitrate == 10000 && l.load > BUS_LOAD_WARN);
 	printf("demo DBC: %.1f%% of 500 kbit/s, %.0f%% of 10 kbit/s\n", l.load * 2, l.load * 100);
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 }
 
 static void test_mb_adu(void)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-trace: the trace formats other than candump (bus/trace-fmt.h) line
+ * test-trace: the trace formats other than candump (trace/trace-fmt.h) line
  * by line and byte by byte, what python-can does not write (TRC 1.0 to
  * 2.0 as PEAK's format description shows them, ASC in decimal, relative
  * stamps, German dates, CANFD lines of classic frames, BLF CAN_MESSAGE2
@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "bus/bus.h"
-#include "bus/trace-fmt.h"
-#include "bus/trace.h"
-#include "record/trace-write.h"
+#include "trace/trace-fmt.h"
+#include "trace/trace.h"
+#include "trace/trace-write.h"
 #include "tests/lib/tlib.h"
 
 #define NS 1000000000LL
@@ -41,12 +41,12 @@ static int line_of(int (*fn)(void *, const char *, size_t, struct acq_item *, un
 
 static int asc(void *st, const char *l, size_t n, struct acq_item *it, unsigned *ch)
 {
-	return bus_asc_line(st, l, n, it, ch);
+	return trace_asc_line(st, l, n, it, ch);
 }
 
 static int trc(void *st, const char *l, size_t n, struct acq_item *it, unsigned *ch)
 {
-	return bus_trc_line(st, l, n, it, ch);
+	return trace_trc_line(st, l, n, it, ch);
 }
 
 static void expect(const struct acq_item *it, int64_t t_ns, uint32_t id, uint8_t flags, uint8_t len, const char *hex)
@@ -66,49 +66,49 @@ static void expect(const struct acq_item *it, int64_t t_ns, uint32_t id, uint8_t
 
 static void test_asc(void)
 {
-	struct bus_asc st;
+	struct trace_asc st;
 	struct acq_item it;
 	unsigned ch;
 	/* 2026-12-03 15:30:00.250 UTC */
 	const int64_t t0 = 1796311800LL * NS + 250000000;
 
-	bus_asc_init(&st);
-	assert(line_of(asc, &st, "date Thu Dec 3 03:30:00.250 pm 2026", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "base hex  timestamps absolute", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "// version 13.0.0", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "Begin Triggerblock Thu Dec 3 15:30:00.250 2026", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "   0.000000 Start of measurement", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "   0.001000 1  Statistic: D 0 R 0 XD 0 XR 0 E 0 O 0 B 0.00%", &it, &ch) == BUS_TRACE_SKIP);
+	trace_asc_init(&st);
+	assert(line_of(asc, &st, "date Thu Dec 3 03:30:00.250 pm 2026", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "base hex  timestamps absolute", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "// version 13.0.0", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "Begin Triggerblock Thu Dec 3 15:30:00.250 2026", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "   0.000000 Start of measurement", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "   0.001000 1  Statistic: D 0 R 0 XD 0 XR 0 E 0 O 0 B 0.00%", &it, &ch) == TRACE_SKIP);
 	/* Vector's own classic line, with the trailing length/bit count */
 	assert(line_of(asc, &st, "   0.010000 2  1F3             Rx   d 3 01 A2 FF  Length = 0 BitCount = 0 ID = 499",
-	               &it, &ch) == BUS_TRACE_FRAME);
+	               &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + 10000000, 0x1f3, 0, 3, "01a2ff");
 	assert(ch == 2);
-	assert(line_of(asc, &st, "   0.020000 1  18FEF100x       Tx   d 8 00 01 02 03 04 05 06 07", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   0.020000 1  18FEF100x       Tx   d 8 00 01 02 03 04 05 06 07", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + 20000000, 0x18fef100, ACQ_CAN_EXT | ACQ_CAN_TX, 8, "0001020304050607");
 	/* DLC 9..15 of a classic frame: 8 bytes */
-	assert(line_of(asc, &st, "   0.021 1  100 Rx d F 00 01 02 03 04 05 06 07", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   0.021 1  100 Rx d F 00 01 02 03 04 05 06 07", &it, &ch) == TRACE_FRAME);
 	assert(it.can.len == 8);
-	assert(line_of(asc, &st, "   0.030000 1  123             Rx   r", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   0.030000 1  123             Rx   r", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + 30000000, 0x123, ACQ_CAN_RTR, 0, "");
-	assert(line_of(asc, &st, "   0.031 1  123 Rx r 5", &it, &ch) == BUS_TRACE_FRAME && it.can.len == 5);
-	assert(line_of(asc, &st, "   0.040000 3  ErrorFrame", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   0.031 1  123 Rx r 5", &it, &ch) == TRACE_FRAME && it.can.len == 5);
+	assert(line_of(asc, &st, "   0.040000 3  ErrorFrame", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + 40000000, 0x80, ACQ_CAN_ERR, 0, ""); /* CAN_ERR_BUSERROR */
 	assert(ch == 3);
 	/* CANFD with a symbolic name, BRS and ESI */
 	assert(line_of(asc, &st, "   0.050000 CANFD   4 Rx 1abx  EngineData 1 1 9 12 00 01 02 03 04 05 06 07 08 09 0a 0b"
-	               "  130000  130 3000 1234 46500250 4b000150 0 0", &it, &ch) == BUS_TRACE_FRAME);
+	               "  130000  130 3000 1234 46500250 4b000150 0 0", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + 50000000, 0x1ab, ACQ_CAN_EXT | ACQ_CAN_FD | ACQ_CAN_BRS | ACQ_CAN_ESI, 12,
 	       "000102030405060708090a0b");
 	assert(ch == 4);
 	/* a CANFD line without EDL in its flags is a classic frame (RTR 0x10) */
-	assert(line_of(asc, &st, "   0.060000 CANFD   1 Tx 12  0 0 2 2 aa bb  0 0 0 0 0 0 0 0", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   0.060000 CANFD   1 Tx 12  0 0 2 2 aa bb  0 0 0 0 0 0 0 0", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + 60000000, 0x12, ACQ_CAN_TX, 2, "aabb");
-	assert(line_of(asc, &st, "   0.061 CANFD 1 Rx 12 0 0 3 0 0 0 10", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   0.061 CANFD 1 Rx 12 0 0 3 0 0 0 10", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + 61000000, 0x12, ACQ_CAN_RTR, 3, "");
-	assert(line_of(asc, &st, "   0.062 CANFD 2 Rx ErrorFrame 0 0", &it, &ch) == BUS_TRACE_FRAME && ch == 2 &&
+	assert(line_of(asc, &st, "   0.062 CANFD 2 Rx ErrorFrame 0 0", &it, &ch) == TRACE_FRAME && ch == 2 &&
 	       it.can.flags == ACQ_CAN_ERR);
-	assert(line_of(asc, &st, "End TriggerBlock", &it, &ch) == BUS_TRACE_SKIP);
+	assert(line_of(asc, &st, "End TriggerBlock", &it, &ch) == TRACE_SKIP);
 	/* malformed: each -EBADMSG, never a frame */
 	static const char *const bad[] = {
 		"hello world",
@@ -128,26 +128,26 @@ static void test_asc(void)
 		}
 
 	/* base dec, relative stamps, a German month */
-	bus_asc_init(&st);
-	assert(line_of(asc, &st, "date Do Dez 3 15:30:00.250 2026", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "base dec  timestamps relative", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "no internal events logged", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "   1.000000 1  291 Rx d 2 1 255", &it, &ch) == BUS_TRACE_FRAME);
+	trace_asc_init(&st);
+	assert(line_of(asc, &st, "date Do Dez 3 15:30:00.250 2026", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "base dec  timestamps relative", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "no internal events logged", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "   1.000000 1  291 Rx d 2 1 255", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + NS, 291, 0, 2, "01ff");
-	assert(line_of(asc, &st, "   0.500000 1  Statistic: D 0", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "   0.250000 1  16777216x Rx d 0", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "   0.500000 1  Statistic: D 0", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "   0.250000 1  16777216x Rx d 0", &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + NS + 750000000, 16777216, ACQ_CAN_EXT, 0, "");
 	/* base dec: a CANFD line's DLC in decimal too (as python-can reads it) */
 	assert(line_of(asc, &st, "   0.000001 CANFD 1 Rx 291 0 0 10 16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 255 0 0 1000",
-	               &it, &ch) == BUS_TRACE_FRAME);
+	               &it, &ch) == TRACE_FRAME);
 	expect(&it, t0 + NS + 750001000, 291, ACQ_CAN_FD, 16, "000102030405060708090a0b0c0d0eff");
 	/* a date past 2116 or stamps near int64's end: no overflow, refused or epoch */
-	bus_asc_init(&st);
-	assert(line_of(asc, &st, "date Fri Dec 31 23:59:59.999 9999", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "   1.5 1 10 Rx d 0", &it, &ch) == BUS_TRACE_FRAME && it.t_ns == 1500000000);
+	trace_asc_init(&st);
+	assert(line_of(asc, &st, "date Fri Dec 31 23:59:59.999 9999", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "   1.5 1 10 Rx d 0", &it, &ch) == TRACE_FRAME && it.t_ns == 1500000000);
 	assert(line_of(asc, &st, "   9999999999.5 1 10 Rx d 0", &it, &ch) == -EBADMSG);
-	assert(line_of(asc, &st, "base hex  timestamps relative", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(asc, &st, "   2000000000.0 1 10 Rx d 0", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(asc, &st, "base hex  timestamps relative", &it, &ch) == TRACE_SKIP);
+	assert(line_of(asc, &st, "   2000000000.0 1 10 Rx d 0", &it, &ch) == TRACE_FRAME);
 	assert(line_of(asc, &st, "   2000000000.0 1 10 Rx d 0", &it, &ch) == -EBADMSG);
 	printf("asc: header, classic, extended, remote, error, FD (name, BRS, ESI), classic in CANFD, "
 	       "dec base, relative stamps, German date, %zu malformed lines refused\n", sizeof(bad) / sizeof(bad[0]));
@@ -156,69 +156,69 @@ static void test_asc(void)
 /* Lines of each TRC version as PEAK's format description shows them. */
 static void test_trc(void)
 {
-	struct bus_trc st;
+	struct trace_trc st;
 	struct acq_item it;
 	unsigned ch;
 
 	/* 1.0: no version line, integer ms */
-	bus_trc_init(&st);
-	assert(line_of(trc, &st, ";   Start time: 12.09.2018 14:47:59.345", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(trc, &st, "     1)      1841  0001  8  00 00 00 00 00 00 00 00", &it, &ch) == BUS_TRACE_FRAME);
+	trace_trc_init(&st);
+	assert(line_of(trc, &st, ";   Start time: 12.09.2018 14:47:59.345", &it, &ch) == TRACE_SKIP);
+	assert(line_of(trc, &st, "     1)      1841  0001  8  00 00 00 00 00 00 00 00", &it, &ch) == TRACE_FRAME);
 	expect(&it, 1841000000, 1, 0, 8, "0000000000000000");
 	assert(ch == 1);
-	assert(line_of(trc, &st, "     2)      1842  00000100  2  01 02", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(trc, &st, "     2)      1842  00000100  2  01 02", &it, &ch) == TRACE_FRAME);
 	expect(&it, 1842000000, 0x100, ACQ_CAN_EXT, 2, "0102");
-	assert(line_of(trc, &st, "     3)      1843  FFFFFFFF  4  00 00 00 08", &it, &ch) == BUS_TRACE_SKIP);
+	assert(line_of(trc, &st, "     3)      1843  FFFFFFFF  4  00 00 00 08", &it, &ch) == TRACE_SKIP);
 
 	/* 1.1: type column, 0.1 ms, RTR */
-	bus_trc_init(&st);
-	assert(line_of(trc, &st, ";$FILEVERSION=1.1", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(trc, &st, "     1)      1059.9  Rx         0300  8  00 00 00 00 04 00 00 00", &it, &ch) == BUS_TRACE_FRAME);
+	trace_trc_init(&st);
+	assert(line_of(trc, &st, ";$FILEVERSION=1.1", &it, &ch) == TRACE_SKIP);
+	assert(line_of(trc, &st, "     1)      1059.9  Rx         0300  8  00 00 00 00 04 00 00 00", &it, &ch) == TRACE_FRAME);
 	expect(&it, 1059900000, 0x300, 0, 8, "0000000004000000");
-	assert(line_of(trc, &st, "     2)      1283.2  Tx     1C000000  1  44", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(trc, &st, "     2)      1283.2  Tx     1C000000  1  44", &it, &ch) == TRACE_FRAME);
 	expect(&it, 1283200000, 0x1c000000, ACQ_CAN_EXT | ACQ_CAN_TX, 1, "44");
-	assert(line_of(trc, &st, "     3)      1300.0  Rx         0100  3  RTR", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(trc, &st, "     3)      1300.0  Rx         0100  3  RTR", &it, &ch) == TRACE_FRAME);
 	expect(&it, 1300000000, 0x100, ACQ_CAN_RTR, 3, "");
-	assert(line_of(trc, &st, "     4)      1400.0  Warng  FFFFFFFF  4  00 00 00 08  BUSHEAVY", &it, &ch) == BUS_TRACE_SKIP);
+	assert(line_of(trc, &st, "     4)      1400.0  Warng  FFFFFFFF  4  00 00 00 08  BUSHEAVY", &it, &ch) == TRACE_SKIP);
 
 	/* 1.2: bus column; 1.3: and a reserved one */
-	bus_trc_init(&st);
-	assert(line_of(trc, &st, ";$FILEVERSION=1.2", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(trc, &st, "     1)      1841.001 2  Rx         0001  1  AA", &it, &ch) == BUS_TRACE_FRAME);
+	trace_trc_init(&st);
+	assert(line_of(trc, &st, ";$FILEVERSION=1.2", &it, &ch) == TRACE_SKIP);
+	assert(line_of(trc, &st, "     1)      1841.001 2  Rx         0001  1  AA", &it, &ch) == TRACE_FRAME);
 	expect(&it, 1841001000, 1, 0, 1, "aa");
 	assert(ch == 2);
-	bus_trc_init(&st);
-	assert(line_of(trc, &st, ";$FILEVERSION=1.3", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(trc, &st, "     1)      1841.001 3  Tx         0001 -  1  BB", &it, &ch) == BUS_TRACE_FRAME);
+	trace_trc_init(&st);
+	assert(line_of(trc, &st, ";$FILEVERSION=1.3", &it, &ch) == TRACE_SKIP);
+	assert(line_of(trc, &st, "     1)      1841.001 3  Tx         0001 -  1  BB", &it, &ch) == TRACE_FRAME);
 	expect(&it, 1841001000, 1, ACQ_CAN_TX, 1, "bb");
 	assert(ch == 3);
 
 	/* 2.0: default columns N,O,T,I,d,l,D, FD types, start time (2018-05-08 15:36:38.1456 UTC) */
-	bus_trc_init(&st);
-	assert(line_of(trc, &st, ";$FILEVERSION=2.0", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(trc, &st, ";$STARTTIME=43228.6504415972", &it, &ch) == BUS_TRACE_SKIP);
+	trace_trc_init(&st);
+	assert(line_of(trc, &st, ";$FILEVERSION=2.0", &it, &ch) == TRACE_SKIP);
+	assert(line_of(trc, &st, ";$STARTTIME=43228.6504415972", &it, &ch) == TRACE_SKIP);
 	{
 		const int64_t start = 1525793798LL * NS + 153980800; /* 43228.650441597 days */
 
 		assert(line_of(trc, &st, "      1      1059.900 DT     0300 Rx 7  00 00 00 00 04 00 00", &it, &ch) ==
-		       BUS_TRACE_FRAME);
+		       TRACE_FRAME);
 		assert(it.t_ns == start + 1059900000);
 		assert(it.can.id == 0x300 && it.can.len == 7 && ch == 1);
 	}
 	assert(line_of(trc, &st, "      2      1060.000 FB     0400 Tx 12 00 01 02 03 04 05 06 07 08 09 0A 0B", &it, &ch) ==
-	       BUS_TRACE_FRAME);
+	       TRACE_FRAME);
 	assert(it.can.flags == (ACQ_CAN_FD | ACQ_CAN_BRS | ACQ_CAN_TX) && it.can.len == 12 && it.can.data[11] == 0x0b);
-	assert(line_of(trc, &st, "      3      1061.000 RR     0100 Rx 4", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(trc, &st, "      3      1061.000 RR     0100 Rx 4", &it, &ch) == TRACE_FRAME);
 	assert(it.can.flags == ACQ_CAN_RTR && it.can.len == 4);
-	assert(line_of(trc, &st, "      4      1062.000 ER          Rx 04 00 02 00 00", &it, &ch) == BUS_TRACE_FRAME);
+	assert(line_of(trc, &st, "      4      1062.000 ER          Rx 04 00 02 00 00", &it, &ch) == TRACE_FRAME);
 	assert(it.can.flags == ACQ_CAN_ERR);
-	assert(line_of(trc, &st, "      5      1063.000 ST          Rx 00 00 00 08", &it, &ch) == BUS_TRACE_SKIP);
+	assert(line_of(trc, &st, "      5      1063.000 ST          Rx 00 00 00 08", &it, &ch) == TRACE_SKIP);
 	/* 2.1: bus, reserved, DLC; FD by DLC */
-	bus_trc_init(&st);
-	assert(line_of(trc, &st, ";$FILEVERSION=2.1", &it, &ch) == BUS_TRACE_SKIP);
-	assert(line_of(trc, &st, ";$COLUMNS=N,O,T,B,I,d,R,L,D", &it, &ch) == BUS_TRACE_SKIP);
+	trace_trc_init(&st);
+	assert(line_of(trc, &st, ";$FILEVERSION=2.1", &it, &ch) == TRACE_SKIP);
+	assert(line_of(trc, &st, ";$COLUMNS=N,O,T,B,I,d,R,L,D", &it, &ch) == TRACE_SKIP);
 	assert(line_of(trc, &st, "      1         2.500 BI  2 18FF0000 Rx -  13   00 01 02 03 04 05 06 07 08 09 0A 0B"
-	               " 0C 0D 0E 0F 10 11 12 13 14 15 16 17 18 19 1A 1B 1C 1D 1E 1F", &it, &ch) == BUS_TRACE_FRAME);
+	               " 0C 0D 0E 0F 10 11 12 13 14 15 16 17 18 19 1A 1B 1C 1D 1E 1F", &it, &ch) == TRACE_FRAME);
 	expect(&it, 2500000, 0x18ff0000, ACQ_CAN_EXT | ACQ_CAN_FD | ACQ_CAN_BRS | ACQ_CAN_ESI, 32,
 	       "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
 	assert(ch == 2);
@@ -413,19 +413,19 @@ static ssize_t mem_read(void *ctx, void *buf, size_t len)
 /* Read a whole file: frames into it[], reasons of the -EBADMSG into why (joined by '|'). */
 static int blf_read_all(const struct blob *f, struct acq_item *it, unsigned *ch, int max, char *why, size_t why_len)
 {
-	struct bus_blf *b;
+	struct trace_blf *b;
 	struct mem m = { f->p, f->n, 0 };
 	int n = 0, r;
 
 	why[0] = 0;
-	assert(bus_blf_new(&b) == 0);
+	assert(trace_blf_new(&b) == 0);
 	for (int guard = 0; guard < 1000; guard++) {
-		r = bus_blf_next(b, mem_read, &m, &it[n], &ch[n]);
-		if (r == BUS_TRACE_FRAME && n < max - 1) {
+		r = trace_blf_next(b, mem_read, &m, &it[n], &ch[n]);
+		if (r == TRACE_FRAME && n < max - 1) {
 			n++;
 		} else if (r == -EBADMSG) {
 			uint64_t off;
-			const char *w = bus_blf_why(b, &off);
+			const char *w = trace_blf_why(b, &off);
 
 			snprintf(why + strlen(why), why_len - strlen(why), "%s@%llu|", w, (unsigned long long)off);
 		} else {
@@ -433,7 +433,7 @@ static int blf_read_all(const struct blob *f, struct acq_item *it, unsigned *ch,
 			break;
 		}
 	}
-	bus_blf_free(b);
+	trace_blf_free(b);
 	return n;
 }
 
@@ -478,7 +478,7 @@ static void test_blf(void)
 	n = blf_read_all(&f, it, ch, 16, why, sizeof(why));
 	assert(n == 6 && why[0] == 0);
 	expect_blf_frames(it, ch, 0);
-	assert(bus_trace_detect(f.p, f.n) == BUS_TRACE_BLF);
+	assert(trace_format_detect(f.p, f.n) == TRACE_BLF);
 
 	/* bad zlib in the first container: said at its offset (144), the
 	   object it split is lost, the second container's frames follow */
@@ -556,26 +556,26 @@ static void test_blf(void)
 	/* the marker is counted by its type, once in each pass (a reset
 	   starts the count again) */
 	{
-		struct bus_blf *b;
-		struct bus_blf_skip sk;
+		struct trace_blf *b;
+		struct trace_blf_skip sk;
 		struct mem m;
 		struct acq_item item;
 		unsigned chan;
 
 		blf_header(&f);
 		blf_container(&f, &in, 0, in.n, 2);
-		assert(bus_blf_new(&b) == 0);
+		assert(trace_blf_new(&b) == 0);
 		for (int pass = 0; pass < 2; pass++) {
 			m = (struct mem){ f.p, f.n, 0 };
-			while (bus_blf_next(b, mem_read, &m, &item, &chan) > 0)
+			while (trace_blf_next(b, mem_read, &m, &item, &chan) > 0)
 				;
-			assert(bus_blf_skipped(b, 0, &sk) == 0 && sk.type == 96 && sk.count == 1);
-			assert(bus_blf_skipped(b, 1, &sk) == -ENOENT);
-			bus_blf_reset(b);
+			assert(trace_blf_skipped(b, 0, &sk) == 0 && sk.type == 96 && sk.count == 1);
+			assert(trace_blf_skipped(b, 1, &sk) == -ENOENT);
+			trace_blf_reset(b);
 		}
-		assert(bus_blf_skipped(NULL, 0, &sk) == -EINVAL && bus_blf_skipped(b, 0, NULL) == -EINVAL);
-		assert(strcmp(bus_blf_type_name(96), "global marker") == 0 && bus_blf_type_name(160) == NULL);
-		bus_blf_free(b);
+		assert(trace_blf_skipped(NULL, 0, &sk) == -EINVAL && trace_blf_skipped(b, 0, NULL) == -EINVAL);
+		assert(strcmp(trace_blf_type_name(96), "global marker") == 0 && trace_blf_type_name(160) == NULL);
+		trace_blf_free(b);
 	}
 	printf("blf: CAN_MESSAGE(2), CAN_FD_MESSAGE(_64), CAN_ERROR_EXT, marker skipped, zlib and stored "
 	       "containers, object across containers; bad zlib, cut container, cut header, unknown "
@@ -586,24 +586,24 @@ static void test_detect(void)
 {
 	static const struct {
 		const char *text;
-		enum bus_trace_format fmt;
+		enum trace_format fmt;
 	} cases[] = {
-		{ "(1.000000) can0 123#00\n", BUS_TRACE_CANDUMP },
-		{ "junk\n(1.000000) can0 123#00\n", BUS_TRACE_CANDUMP },
-		{ "date Thu Dec 3 15:30:00 2026\nbase hex timestamps absolute\n", BUS_TRACE_ASC },
-		{ "// a comment\n   0.010000 1  1F3 Rx d 1 00\n", BUS_TRACE_ASC },
-		{ ";$FILEVERSION=2.1\n", BUS_TRACE_TRC },
-		{ ";##########\n;   Start time: 1.1.2020\n     1)      1841  0001  8  00 00 00 00 00 00 00 00\n", BUS_TRACE_TRC },
-		{ "", BUS_TRACE_EMPTY },
-		{ "\n  \r\n", BUS_TRACE_EMPTY },
-		{ "hello\nworld\n", BUS_TRACE_UNKNOWN },
-		{ "\x7f" "ELF\x02\x01\x01", BUS_TRACE_UNKNOWN },
-		{ "LOGG", BUS_TRACE_BLF },
+		{ "(1.000000) can0 123#00\n", TRACE_CANDUMP },
+		{ "junk\n(1.000000) can0 123#00\n", TRACE_CANDUMP },
+		{ "date Thu Dec 3 15:30:00 2026\nbase hex timestamps absolute\n", TRACE_ASC },
+		{ "// a comment\n   0.010000 1  1F3 Rx d 1 00\n", TRACE_ASC },
+		{ ";$FILEVERSION=2.1\n", TRACE_TRC },
+		{ ";##########\n;   Start time: 1.1.2020\n     1)      1841  0001  8  00 00 00 00 00 00 00 00\n", TRACE_TRC },
+		{ "", TRACE_EMPTY },
+		{ "\n  \r\n", TRACE_EMPTY },
+		{ "hello\nworld\n", TRACE_UNKNOWN },
+		{ "\x7f" "ELF\x02\x01\x01", TRACE_UNKNOWN },
+		{ "LOGG", TRACE_BLF },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (bus_trace_detect(cases[i].text, strlen(cases[i].text)) != cases[i].fmt) {
-			fprintf(stderr, "detect case %zu: %d\n", i, bus_trace_detect(cases[i].text, strlen(cases[i].text)));
+		if (trace_format_detect(cases[i].text, strlen(cases[i].text)) != cases[i].fmt) {
+			fprintf(stderr, "detect case %zu: %d\n", i, trace_format_detect(cases[i].text, strlen(cases[i].text)));
 			abort();
 		}
 	printf("detect: %zu cases by content\n", sizeof(cases) / sizeof(cases[0]));
@@ -677,41 +677,41 @@ static void test_writers(void)
 	size_t n = writer_frames(f);
 	unsigned ch;
 
-	for (int fmt = REC_TRACE_ASC; fmt <= REC_TRACE_BLF; fmt++) {
+	for (int fmt = TRACE_WRITE_ASC; fmt <= TRACE_WRITE_BLF; fmt++) {
 		FILE *out = tmpfile();
-		rec_tracew_t *w;
+		trace_writer_t *w;
 		static struct blob file;
 		size_t k = 0;
 
-		assert(out && rec_tracew_new(out, (enum rec_trace_format)fmt, &w) == 0);
+		assert(out && trace_writer_new(out, (enum trace_write_format)fmt, &w) == 0);
 		for (size_t i = 0; i < n; i++)
-			assert(rec_tracew_frame(w, &f[i]) == 0);
+			assert(trace_writer_frame(w, &f[i]) == 0);
 		/* what a trace cannot hold is refused, the file goes on */
 		it = (struct acq_item){ .kind = ACQ_ITEM_SAMPLE };
-		assert(rec_tracew_frame(w, &it) == -EINVAL);
+		assert(trace_writer_frame(w, &it) == -EINVAL);
 		it = f[3];
 		it.can.flags |= ACQ_CAN_RTR; /* FD has no remote frames */
-		assert(rec_tracew_frame(w, &it) == -EINVAL);
+		assert(trace_writer_frame(w, &it) == -EINVAL);
 		it.can = (struct acq_can){ .id = 0x800, .len = 1 };
-		assert(rec_tracew_frame(w, &it) == -EINVAL);
-		assert(rec_tracew_close(w) == 0);
+		assert(trace_writer_frame(w, &it) == -EINVAL);
+		assert(trace_writer_close(w) == 0);
 		rewind(out);
 		file.n = fread(file.p, 1, sizeof(file.p), out);
 		fclose(out);
-		if (fmt == REC_TRACE_ASC) {
-			struct bus_asc st;
+		if (fmt == TRACE_WRITE_ASC) {
+			struct trace_asc st;
 			const char *s = (const char *)file.p, *end = s + file.n;
 
-			assert(bus_trace_detect(file.p, file.n) == BUS_TRACE_ASC);
-			bus_asc_init(&st);
+			assert(trace_format_detect(file.p, file.n) == TRACE_ASC);
+			trace_asc_init(&st);
 			while (s < end) {
 				const char *nl = memchr(s, '\n', (size_t)(end - s));
 				int r;
 
 				assert(nl); /* every line ends */
-				r = bus_asc_line(&st, s, (size_t)(nl - s), &it, &ch);
+				r = trace_asc_line(&st, s, (size_t)(nl - s), &it, &ch);
 				assert(r >= 0);
-				if (r == BUS_TRACE_FRAME) {
+				if (r == TRACE_FRAME) {
 					assert(k < n && it.can.id == f[k].can.id && it.can.flags == f[k].can.flags);
 					assert(it.can.len == f[k].can.len && ch == f[k].bus + 1u);
 					assert((it.can.flags & ACQ_CAN_RTR) || memcmp(it.can.data, f[k].can.data, it.can.len) == 0);
@@ -721,19 +721,19 @@ static void test_writers(void)
 				s = nl + 1;
 			}
 		} else {
-			struct bus_blf *b;
+			struct trace_blf *b;
 			struct mem m = { file.p, file.n, 0 };
 			int r;
 
-			assert(bus_trace_detect(file.p, file.n) == BUS_TRACE_BLF && bus_blf_new(&b) == 0);
-			while ((r = bus_blf_next(b, mem_read, &m, &it, &ch)) == BUS_TRACE_FRAME) {
+			assert(trace_format_detect(file.p, file.n) == TRACE_BLF && trace_blf_new(&b) == 0);
+			while ((r = trace_blf_next(b, mem_read, &m, &it, &ch)) == TRACE_FRAME) {
 				assert(k < n && it.can.id == f[k].can.id && it.can.flags == f[k].can.flags);
 				assert(it.can.len == f[k].can.len && ch == f[k].bus + 1u && it.t_ns == f[k].t_ns);
 				assert((it.can.flags & ACQ_CAN_RTR) || memcmp(it.can.data, f[k].can.data, it.can.len) == 0);
 				k++;
 			}
 			assert(r == 0);
-			bus_blf_free(b);
+			trace_blf_free(b);
 		}
 		assert(k == n);
 	}

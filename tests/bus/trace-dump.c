@@ -16,14 +16,15 @@
 #include <string.h>
 
 #include "bus/bus.h"
-#include "bus/candump.h"
-#include "bus/trace.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace.h"
 
 int main(int argc, char **argv)
 {
 	struct bus_cfg cfg = { .kind = BUS_KIND_CAN };
 	struct acq_item it[256];
-	enum bus_trace_format fmt = BUS_TRACE_UNKNOWN;
+	enum trace_format fmt = TRACE_UNKNOWN;
 	bus_dev_t *dev = NULL;
 	char bad[512];
 	int n, r;
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 	r = bus_dev_new(&cfg, &dev);
 	if (r < 0) {
 		fprintf(stderr, "trace-dump: %s: %s%s%s\n", argv[1], strerror(-r),
-		        r == -EMEDIUMTYPE ? "; tried " : "", r == -EMEDIUMTYPE ? BUS_TRACE_FORMATS : "");
+		        r == -EMEDIUMTYPE ? "; tried " : "", r == -EMEDIUMTYPE ? TRACE_FORMATS : "");
 		return 3;
 	}
 	while ((n = bus_dev_recv(dev, it, 256, 0)) > 0) {
@@ -53,8 +54,8 @@ int main(int argc, char **argv)
 			printf("\n");
 		}
 	}
-	if (bus_trace_detect_file(argv[1], &fmt) == 0)
-		printf("format %s\n", bus_trace_format_name(fmt));
+	if (trace_format_detect_file(argv[1], &fmt) == 0)
+		printf("format %s\n", trace_format_name(fmt));
 	if (bus_can_trace_first_bad(dev, bad, sizeof(bad)) == 0)
 		printf("bad %s\n", bad);
 	if (bus_can_trace_skipped(dev, bad, sizeof(bad)) == 0)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz-blf: the BLF reader (bus/blf.c) on arbitrary files: it must end
+ * fuzz-blf: the BLF reader (trace/blf.c) on arbitrary files: it must end
  * (every call reads on or says the end), never read or write out of
  * bounds, and give only frames that are frames (lengths, ids, flags), and
  * count the objects it skips by type (each type once, each count > 0),
- * and read it again the same after bus_blf_reset.
+ * and read it again the same after trace_blf_reset.
  * Seeds: tests/bus/blf_vector.py's files (one per object class) and
  * record/'s writer's.
  */
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/trace-fmt.h"
+#include "trace/trace-fmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,23 +46,23 @@ static void check_frame(const struct acq_can *c)
 	assert(c->id <= ((c->flags & ACQ_CAN_EXT) ? 0x1fffffffu : 0x7ffu));
 }
 
-static void check_skipped(const struct bus_blf *blf)
+static void check_skipped(const struct trace_blf *blf)
 {
-	struct bus_blf_skip sk, prev[BUS_BLF_SKIP_TYPES + 1];
+	struct trace_blf_skip sk, prev[TRACE_BLF_SKIP_TYPES + 1];
 	size_t i;
 
-	for (i = 0; bus_blf_skipped(blf, i, &sk) == 0; i++) {
-		assert(i <= BUS_BLF_SKIP_TYPES && sk.count > 0);
-		assert(sk.other == (i == BUS_BLF_SKIP_TYPES));
+	for (i = 0; trace_blf_skipped(blf, i, &sk) == 0; i++) {
+		assert(i <= TRACE_BLF_SKIP_TYPES && sk.count > 0);
+		assert(sk.other == (i == TRACE_BLF_SKIP_TYPES));
 		for (size_t k = 0; k < i; k++)
 			assert(sk.other || prev[k].type != sk.type);
 		prev[i] = sk;
 	}
-	assert(bus_blf_skipped(blf, i, &sk) == -ENOENT);
+	assert(trace_blf_skipped(blf, i, &sk) == -ENOENT);
 }
 
 /* One pass over the input: the frames it gave. */
-static size_t read_pass(struct bus_blf *blf, const uint8_t *data, size_t size)
+static size_t read_pass(struct trace_blf *blf, const uint8_t *data, size_t size)
 {
 	struct mem m = { data, size, 0 };
 	struct acq_item it;
@@ -71,12 +71,12 @@ static size_t read_pass(struct bus_blf *blf, const uint8_t *data, size_t size)
 	int r;
 
 	do {
-		r = bus_blf_next(blf, mem_read, &m, &it, &ch);
-		if (r == BUS_TRACE_FRAME) {
+		r = trace_blf_next(blf, mem_read, &m, &it, &ch);
+		if (r == TRACE_FRAME) {
 			check_frame(&it.can);
 			frames++;
 		} else if (r == -EBADMSG) {
-			assert(bus_blf_why(blf, NULL)[0] != 0);
+			assert(trace_blf_why(blf, NULL)[0] != 0);
 		}
 		/* each object is at least 16 bytes, each error reads on: bounded */
 		assert(++calls <= size + 8);
@@ -84,27 +84,27 @@ static size_t read_pass(struct bus_blf *blf, const uint8_t *data, size_t size)
 	return frames;
 }
 
-/* A pass over the input, then a second after bus_blf_reset as a looping
+/* A pass over the input, then a second after trace_blf_reset as a looping
    replay reads: the same frames, the same counts.  One reader for all
    inputs (2 MiB of buffers): the reset clears what the last input left. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct bus_blf *blf;
-	struct bus_blf_skip first[BUS_BLF_SKIP_TYPES + 1], sk;
+	static struct trace_blf *blf;
+	struct trace_blf_skip first[TRACE_BLF_SKIP_TYPES + 1], sk;
 	size_t frames, n = 0;
 
 	if (!blf)
-		assert(bus_blf_new(&blf) == 0);
-	bus_blf_reset(blf);
+		assert(trace_blf_new(&blf) == 0);
+	trace_blf_reset(blf);
 	frames = read_pass(blf, data, size);
 	check_skipped(blf);
-	while (bus_blf_skipped(blf, n, &first[n]) == 0)
+	while (trace_blf_skipped(blf, n, &first[n]) == 0)
 		n++;
-	bus_blf_reset(blf);
+	trace_blf_reset(blf);
 	assert(read_pass(blf, data, size) == frames);
 	for (size_t i = 0; i < n; i++)
-		assert(bus_blf_skipped(blf, i, &sk) == 0 && sk.other == first[i].other && sk.type == first[i].type &&
+		assert(trace_blf_skipped(blf, i, &sk) == 0 && sk.other == first[i].other && sk.type == first[i].type &&
 		       sk.count == first[i].count);
-	assert(bus_blf_skipped(blf, n, &sk) == -ENOENT);
+	assert(trace_blf_skipped(blf, n, &sk) == -ENOENT);
 	return 0;
 }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -16,34 +16,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct acq_item frame = { .kind = ACQ_ITEM_CAN }, out[64];
 	char err[256];
-	bus_dbc_t *dbc = NULL;
+	dbc_t *dbc = NULL;
 	unsigned n;
 
 	/* every input read strictly, then leniently (the one decoded below) */
-	if (bus_dbc_load_buffer_flags("fuzz.dbc", (const char *)data, size, BUS_DBC_STRICT, &dbc, err, sizeof(err)) == 0)
-		dbc = bus_dbc_free(dbc);
-	if (bus_dbc_load_buffer("fuzz.dbc", (const char *)data, size, &dbc, err, sizeof(err)) < 0)
+	if (dbc_load_buffer_flags("fuzz.dbc", (const char *)data, size, DBC_STRICT, &dbc, err, sizeof(err)) == 0)
+		dbc = dbc_free(dbc);
+	if (dbc_load_buffer("fuzz.dbc", (const char *)data, size, &dbc, err, sizeof(err)) < 0)
 		return 0;
-	for (unsigned i = 0; i < bus_dbc_warning_count(dbc); i++)
-		if (!bus_dbc_warning(dbc, i))
+	for (unsigned i = 0; i < dbc_warning_count(dbc); i++)
+		if (!dbc_warning(dbc, i))
 			__builtin_trap();
-	n = bus_dbc_signal_count(dbc);
+	n = dbc_signal_count(dbc);
 	for (unsigned i = 0; i < n; i++) {
-		struct bus_dbc_signal_info info;
+		struct dbc_signal_info info;
 		const char *label;
 
-		if (bus_dbc_signal_info(dbc, i, &info) == 0) {
+		if (dbc_signal_info(dbc, i, &info) == 0) {
 			frame.can.id = info.msg_id;
 			frame.can.flags = info.ext ? ACQ_CAN_EXT : 0;
 			frame.can.len = 64;
 			memset(frame.can.data, 0, sizeof(frame.can.data));
 			memcpy(frame.can.data, data, size < 64 ? size : 64);
-			(void)bus_dbc_decode(dbc, &frame, 0, out, 64);
+			(void)dbc_decode(dbc, &frame, 0, out, 64);
 			frame.can.len = (uint8_t)(i % 65);
-			(void)bus_dbc_decode(dbc, &frame, 0, out, i % 64);
-			(void)bus_dbc_value_label(dbc, i, (double)(i % 7), &label);
+			(void)dbc_decode(dbc, &frame, 0, out, i % 64);
+			(void)dbc_value_label(dbc, i, (double)(i % 7), &label);
 		}
 	}
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	return 0;
 }

@@ -10,21 +10,21 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/j1939.h"
+#include "dbc/j1939.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct acq_item it = { .kind = ACQ_ITEM_CAN };
-	struct bus_j1939_stats st;
-	struct bus_j1939_msg m;
-	struct bus_j1939_fault f;
+	struct dbc_j1939_stats st;
+	struct dbc_j1939_msg m;
+	struct dbc_j1939_fault f;
 	uint64_t faults = 0, msgs = 0, total = 0;
-	bus_j1939_t *j = NULL;
+	dbc_j1939_t *j = NULL;
 	int64_t t = 0;
 
-	if (bus_j1939_new(&j) < 0)
+	if (dbc_j1939_new(&j) < 0)
 		return 0;
 	for (size_t o = 0; o + 13 <= size; o += 13) {
 		const uint8_t *r = data + o;
@@ -39,31 +39,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(it.can.data, r + 4, 8);
 		t += (int64_t)r[12] * 10000000; /* 0..2.55 s: timeouts happen */
 		it.t_ns = t;
-		while ((k = bus_j1939_expire(j, t, &f)) == 1)
+		while ((k = dbc_j1939_expire(j, t, &f)) == 1)
 			faults++;
 		if (k != 0)
 			__builtin_trap();
-		k = bus_j1939_feed(j, &it, &m, &f);
+		k = dbc_j1939_feed(j, &it, &m, &f);
 		if (k == 1) {
-			if (m.len < 9 || m.len > BUS_J1939_TP_MAX)
+			if (m.len < 9 || m.len > DBC_J1939_TP_MAX)
 				__builtin_trap();
 			for (unsigned i = 0; i < m.len; i++)
 				total += m.data[i]; /* every byte readable (ASan) */
 			msgs++;
 		} else if (k == 2) {
-			if (f.kind < 1 || f.kind >= BUS_J1939_FAULT_MAX)
+			if (f.kind < 1 || f.kind >= DBC_J1939_FAULT_MAX)
 				__builtin_trap();
 			faults++;
 		} else if (k != 0) {
 			__builtin_trap();
 		}
 	}
-	bus_j1939_stats(j, &st);
-	for (int k = 1; k < BUS_J1939_FAULT_MAX; k++)
+	dbc_j1939_stats(j, &st);
+	for (int k = 1; k < DBC_J1939_FAULT_MAX; k++)
 		faults -= st.faults[k];
 	if (faults != 0 || msgs != st.messages)
 		__builtin_trap();
 	(void)total;
-	bus_j1939_free(j);
+	dbc_j1939_free(j);
 	return 0;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-trc: the text trace readers on arbitrary files: each line through
- * the PEAK TRC reader (bus/trc.c) and, with its own state, the Vector ASC
- * reader (bus/asc.c) and the parser of candump's screen output
- * (bus/candump-screen.c), and the whole input through the detection: no
+ * the PEAK TRC reader (trace/trc.c) and, with its own state, the Vector ASC
+ * reader (trace/asc.c) and the parser of candump's screen output
+ * (trace/candump-screen.c), and the whole input through the detection: no
  * out-of-bounds access, and only frames that are frames.
  */
 #include <assert.h>
@@ -12,16 +12,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bus/candump.h"
-#include "bus/trace-fmt.h"
-#include "bus/trace.h"
+#include "trace/candump.h"
+#include "trace/trace-fmt.h"
+#include "trace/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(int r, const struct acq_item *it, unsigned ch)
 {
-	assert(r == BUS_TRACE_FRAME || r == BUS_TRACE_SKIP || r == -EBADMSG);
-	if (r != BUS_TRACE_FRAME)
+	assert(r == TRACE_FRAME || r == TRACE_SKIP || r == -EBADMSG);
+	if (r != TRACE_FRAME)
 		return;
 	assert(it->kind == ACQ_ITEM_CAN && ch <= 255);
 	assert(it->can.len <= ACQ_CAN_DATA_MAX);
@@ -33,30 +33,30 @@ static void check(int r, const struct acq_item *it, unsigned ch)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data, *end = s + size;
-	struct bus_trc trc;
-	struct bus_asc asc;
+	struct trace_trc trc;
+	struct trace_asc asc;
 	struct acq_item it;
 	unsigned ch;
 
-	(void)bus_trace_detect(data, size);
-	bus_trc_init(&trc);
-	bus_asc_init(&asc);
+	(void)trace_format_detect(data, size);
+	trace_trc_init(&trc);
+	trace_asc_init(&asc);
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
 
 		ch = 0;
-		check(bus_trc_line(&trc, s, n, &it, &ch), &it, ch);
+		check(trace_trc_line(&trc, s, n, &it, &ch), &it, ch);
 		ch = 0;
-		check(bus_asc_line(&asc, s, n, &it, &ch), &it, ch);
+		check(trace_asc_line(&asc, s, n, &it, &ch), &it, ch);
 		{
 			char ifname[16];
-			int r = bus_candump_parse_screen(s, n, &it, ifname, sizeof(ifname));
+			int r = trace_candump_parse_screen(s, n, &it, ifname, sizeof(ifname));
 
 			assert(r == 0 || r == -EBADMSG);
-			check(r == 0 ? BUS_TRACE_FRAME : -EBADMSG, &it, 0);
+			check(r == 0 ? TRACE_FRAME : -EBADMSG, &it, 0);
 			assert(r != 0 || strlen(ifname) < sizeof(ifname));
-			(void)bus_candump_screen_cont(s, n);
+			(void)trace_candump_screen_cont(s, n);
 		}
 		s += n + (nl != NULL);
 	}

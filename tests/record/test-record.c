@@ -15,6 +15,7 @@
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
+#include "trace/candump.h"
 #include "record/names.h"
 #include "record/order.h"
 #include "record/wide.h"
@@ -446,7 +447,7 @@ static void test_influx(void)
 static void test_candump(void)
 {
 	struct acq_item can = can_item(), smp = sample_item(1, 0);
-	char buf[REC_CANDUMP_LINE_MAX];
+	char buf[TRACE_CANDUMP_LINE_MAX];
 	int r;
 	char *got;
 
@@ -462,9 +463,9 @@ static void test_candump(void)
 	assert(r == -EINVAL && !*got);
 	free(got);
 	can = can_item();
-	assert(rec_candump_format(&can, "vcan0", buf, sizeof(buf)) == 37);
+	assert(trace_candump_format(&can, "vcan0", buf, sizeof(buf)) == 37);
 	CHECK_STR(buf, "(1764748800.123456) vcan0 123#01ABFF\n");
-	assert(rec_candump_format(&can, "vcan0", buf, 37) == -ENOBUFS);
+	assert(trace_candump_format(&can, "vcan0", buf, 37) == -ENOBUFS);
 	printf("candump: ok\n");
 }
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "conf/config.h"
 #include "report/channels.h"
 #include "report/check.h"
@@ -107,7 +107,7 @@ static void test_check_can(const char *dir, const char *src)
 	struct rpt_check_key key = { .r = 1 }, bad = { .r = -EPERM, .err = "b.ini:3: key k: readable by others" };
 	struct conf_board *cfg;
 	struct tlib_mem out, err;
-	bus_dbc_t *dbc;
+	dbc_t *dbc;
 
 	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.dbc", src);
 	snprintf(board, sizeof(board), "[board]\nvehicle = CAN-1\n[can slow]\ndriver = trace\nfile = t.log\n"
@@ -136,12 +136,12 @@ static void test_check_can(const char *dir, const char *src)
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 
-	CHECK(bus_dbc_load(dbcpath, &dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
+	CHECK(dbc_load(dbcpath, &dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
 	CHECK(rpt_bus_load_warning(cfg, 0, dbc, buf, sizeof(buf)));
 	CHECK(!strncmp(buf, "[can slow]: about ", 18) && strstr(buf, "% of the bus at 10 kbit/s (above 70%: frames will "
 	                                                              "queue)"), "%s", buf);
 	CHECK(!rpt_bus_load_warning(cfg, 0, NULL, buf, sizeof(buf)));
-	bus_dbc_free(dbc);
+	dbc_free(dbc);
 	conf_free(cfg);
 }
 
@@ -303,7 +303,7 @@ static void test_decode_run(const char *src)
 	fclose(f);
 	strcat(input, "junk\n");
 	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.dbc", src);
-	CHECK(bus_dbc_load(dbcpath, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
+	CHECK(dbc_load(dbcpath, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
 	CHECK(rpt_decode_alloc(&d) == 0 && d.samples && d.max > 0);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
@@ -331,7 +331,7 @@ static void test_decode_run(const char *src)
 	CHECK_STR(tlib_mem_text(&err), "railmon decode: empty.log is empty: no candump line to decode\n");
 	rpt_decode_release(&d);
 	CHECK(!d.samples && !d.dbc);
-	CHECK(bus_dbc_load_buffer("empty.dbc", "", 0, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
+	CHECK(dbc_load_buffer("empty.dbc", "", 0, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
 	CHECK(rpt_decode_alloc(&d) == 0);
 	in = fmemopen(input, strlen(input), "r");
 	CHECK(in);

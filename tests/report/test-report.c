@@ -19,7 +19,7 @@
 
 #include "record/batch.h"
 #include "record/order.h"
-#include "bus/dbc.h"
+#include "dbc/dbc.h"
 #include "report/channels.h"
 #include "report/decode.h"
 #include "report/export.h"
@@ -418,8 +418,8 @@ static void test_decode(const char *dir)
 	CHECK(f = fopen(path, "w"));
 	fputs(dbc_text, f);
 	fclose(f);
-	CHECK(bus_dbc_load(path, &d.dbc, why, sizeof(why)) == 0, "%s", why);
-	d.max = bus_dbc_decode_max(d.dbc);
+	CHECK(dbc_load(path, &d.dbc, why, sizeof(why)) == 0, "%s", why);
+	d.max = dbc_decode_max(d.dbc);
 	CHECK(d.samples = calloc(d.max, sizeof(*d.samples)));
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
@@ -449,7 +449,7 @@ static void test_decode(const char *dir)
 	test_decode_screen(&d);
 	test_decode_binary(&d);
 	free(d.samples);
-	bus_dbc_free(d.dbc);
+	dbc_free(d.dbc);
 }
 
 /* verify's words for a problem and a result. */
@@ -505,7 +505,7 @@ static void test_verify(void)
 static void test_trace_survey(const char *dir)
 {
 	char path[256], want[1024];
-	enum bus_trace_format fmt;
+	enum trace_format fmt;
 	struct tlib_mem err;
 	FILE *f;
 
@@ -513,11 +513,11 @@ static void test_trace_survey(const char *dir)
 	CHECK(f = fopen(path, "w"));
 	fputs("(1.000000) can0 123#0A\n(1.5) can0 12#\n(2.000000) can0 123#00\n(3.000000) can0 456#01\n", f);
 	fclose(f);
-	CHECK(bus_trace_detect_file(path, &fmt) == 0);
+	CHECK(trace_format_detect_file(path, &fmt) == 0);
 	tlib_mem_open(&err);
 	CHECK(rpt_trace_survey(err.f, path, fmt) == 0);
 	snprintf(want, sizeof(want), "railmon replay: %s: %s, 3 frames; 1 damaged part skipped, the first: %s:2", path,
-	         bus_trace_format_name(fmt), path);
+	         trace_format_name(fmt), path);
 	CHECK(!strncmp(tlib_mem_text(&err), want, strlen(want)), "%s", tlib_mem_text(&err));
 	tlib_mem_close(&err);
 	snprintf(path, sizeof(path), "%s/none.candump", dir);

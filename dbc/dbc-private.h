@@ -105,7 +105,7 @@ struct dbc_ext_key {
 	unsigned msg;
 };
 
-struct bus_dbc {
+struct dbc {
 	struct dbc_msg *msgs;
 	unsigned nmsgs, capmsgs;
 	struct dbc_sig *sigs;
@@ -116,22 +116,25 @@ struct bus_dbc {
 	unsigned npgn;
 	unsigned next;
 	unsigned decode_max;        /* signals of the largest message */
-	unsigned flags;             /* BUS_DBC_* */
+	unsigned flags;             /* DBC_* */
 	struct dbc_warning *warnings; /* sorted by line once loaded */
 	unsigned nwarnings, capwarnings;
 };
 
+/* dbc-warn.c: "path:line: " and the text into errbuf; returns -EBADMSG. */
+__attribute__((format(printf, 5, 6)))
+int dbc_err(char *errbuf, size_t errlen, const char *path, unsigned line, const char *fmt, ...);
 /*
- * Something a lenient load accepts with a warning and a strict one refuses:
+ * dbc-warn.c: something a lenient load accepts with a warning and a strict one refuses:
  * strict, writes "path:line: text" into errbuf and returns -EBADMSG;
  * lenient, keeps "path:line: text; action" and returns 0 (or -ENOMEM).
  */
 __attribute__((format(printf, 7, 8)))
-int dbc_warn(struct bus_dbc *dbc, const char *path, unsigned line, const char *action, char *errbuf,
+int dbc_warn(struct dbc *dbc, const char *path, unsigned line, const char *action, char *errbuf,
              size_t errlen, const char *fmt, ...);
 
 /* dbc-parse.c: fill msgs/sigs from the text; errors "path:line: ..." */
-int dbc_parse(struct bus_dbc *dbc, const char *path, const char *text, size_t len,
+int dbc_parse(struct dbc *dbc, const char *path, const char *text, size_t len,
               char *errbuf, size_t errlen);
 /* dbc-text.c: offset of the first byte that is not valid UTF-8 (len if
    none); CP1252 to UTF-8 (malloc'd). */

@@ -21,7 +21,7 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
 }
 
-size_t bus_tok_split(const char *line, size_t len, struct bus_tok *toks, size_t max)
+size_t trace_tok_split(const char *line, size_t len, struct trace_tok *toks, size_t max)
 {
 	size_t n = 0, i = 0;
 
@@ -37,12 +37,12 @@ size_t bus_tok_split(const char *line, size_t len, struct bus_tok *toks, size_t 
 		s = i;
 		while (i < len && !is_blank(line[i]))
 			i++;
-		toks[n++] = (struct bus_tok){ line + s, i - s };
+		toks[n++] = (struct trace_tok){ line + s, i - s };
 	}
 	return n;
 }
 
-bool bus_tok_is(struct bus_tok t, const char *s)
+bool trace_tok_is(struct trace_tok t, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -61,7 +61,7 @@ bool bus_tok_is(struct bus_tok t, const char *s)
 	return true;
 }
 
-bool bus_tok_uint(struct bus_tok t, unsigned base, uint32_t max, uint32_t *ret)
+bool trace_tok_uint(struct trace_tok t, unsigned base, uint32_t max, uint32_t *ret)
 {
 	uint64_t v = 0;
 
@@ -80,7 +80,7 @@ bool bus_tok_uint(struct bus_tok t, unsigned base, uint32_t max, uint32_t *ret)
 	return true;
 }
 
-bool bus_tok_time_ns(struct bus_tok t, int scale_exp, int64_t *ret_ns)
+bool trace_tok_time_ns(struct trace_tok t, int scale_exp, int64_t *ret_ns)
 {
 	int64_t ip = 0, frac = 0, scale = 1;
 	size_t i = 0;
@@ -116,14 +116,14 @@ bool bus_tok_time_ns(struct bus_tok t, int scale_exp, int64_t *ret_ns)
 	return true;
 }
 
-int64_t bus_trace_local_ns(int year, int mon, int day, int hour, int min, int sec, int msec)
+int64_t trace_local_ns(int year, int mon, int day, int hour, int min, int sec, int msec)
 {
 	struct tm tm = { .tm_year = year - 1900, .tm_mon = mon - 1, .tm_mday = day, .tm_hour = hour,
 	                 .tm_min = min, .tm_sec = sec, .tm_isdst = -1 };
 	time_t t;
 
 	/* years 1970 to 2116: half of int64's nanoseconds, so a start plus
-	   an offset (bus_tok_time_ns) stays in range */
+	   an offset (trace_tok_time_ns) stays in range */
 	if (year < 1970 || year > 2116)
 		return 0;
 	t = mktime(&tm);
@@ -132,31 +132,19 @@ int64_t bus_trace_local_ns(int year, int mon, int day, int hour, int min, int se
 	return (int64_t)t * 1000000000 + (int64_t)msec * 1000000;
 }
 
-unsigned bus_trace_dlc_len(unsigned dlc)
-{
-	static const unsigned char len[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64 };
-
-	return dlc < 16 ? len[dlc] : 64;
-}
-
-bool bus_trace_fd_len_ok(unsigned len)
-{
-	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 || len == 64;
-}
-
 /* ---- detection ---- */
 
 static bool starts_with_ci(const char *s, size_t len, const char *pre)
 {
 	size_t n = strlen(pre);
 
-	return len >= n && bus_tok_is((struct bus_tok){ s, n }, pre);
+	return len >= n && trace_tok_is((struct trace_tok){ s, n }, pre);
 }
 
 /* A line only one format has, or UNKNOWN (comments, garbage). */
-static enum bus_trace_format line_format(const char *s, size_t len)
+static enum trace_format line_format(const char *s, size_t len)
 {
-	struct bus_tok tok[4];
+	struct trace_tok tok[4];
 	struct acq_item it;
 	int64_t ns;
 	size_t n;
@@ -164,51 +152,51 @@ static enum bus_trace_format line_format(const char *s, size_t len)
 	while (len && is_blank(*s))
 		s++, len--;
 	if (starts_with_ci(s, len, ";$FILEVERSION"))
-		return BUS_TRACE_TRC;
+		return TRACE_TRC;
 	if (starts_with_ci(s, len, "date ") || starts_with_ci(s, len, "base hex") ||
 	    starts_with_ci(s, len, "base dec") || starts_with_ci(s, len, "begin triggerblock"))
-		return BUS_TRACE_ASC;
+		return TRACE_ASC;
 	if (len && s[0] == '(')
-		return bus_candump_parse(s, len, &it, NULL, 0) == 0 ? BUS_TRACE_CANDUMP : BUS_TRACE_UNKNOWN;
-	n = bus_tok_split(s, len, tok, 4);
+		return trace_candump_parse(s, len, &it, NULL, 0) == 0 ? TRACE_CANDUMP : TRACE_UNKNOWN;
+	n = trace_tok_split(s, len, tok, 4);
 	if (n >= 3 && tok[0].n > 1 && tok[0].p[tok[0].n - 1] == ')' &&
-	    bus_tok_uint((struct bus_tok){ tok[0].p, tok[0].n - 1 }, 10, UINT32_MAX, &(uint32_t){ 0 }) &&
-	    bus_tok_time_ns(tok[1], 6, &ns))
-		return BUS_TRACE_TRC; /* "   1)      1841.0 ..." of TRC 1.x */
+	    trace_tok_uint((struct trace_tok){ tok[0].p, tok[0].n - 1 }, 10, UINT32_MAX, &(uint32_t){ 0 }) &&
+	    trace_tok_time_ns(tok[1], 6, &ns))
+		return TRACE_TRC; /* "   1)      1841.0 ..." of TRC 1.x */
 	/* an ASC event line without a header: "0.001234 1 123 Rx d ..." */
-	if (n >= 3 && bus_tok_time_ns(tok[0], 9, &ns) &&
-	    ((n >= 4 && bus_tok_is(tok[1], "CANFD")) ||
-	     (bus_tok_uint(tok[1], 10, 255, &(uint32_t){ 0 }) &&
-	      (bus_tok_is(tok[2], "ErrorFrame") ||
-	       (n >= 4 && (bus_tok_is(tok[3], "Rx") || bus_tok_is(tok[3], "Tx")))))))
-		return BUS_TRACE_ASC;
-	return BUS_TRACE_UNKNOWN;
+	if (n >= 3 && trace_tok_time_ns(tok[0], 9, &ns) &&
+	    ((n >= 4 && trace_tok_is(tok[1], "CANFD")) ||
+	     (trace_tok_uint(tok[1], 10, 255, &(uint32_t){ 0 }) &&
+	      (trace_tok_is(tok[2], "ErrorFrame") ||
+	       (n >= 4 && (trace_tok_is(tok[3], "Rx") || trace_tok_is(tok[3], "Tx")))))))
+		return TRACE_ASC;
+	return TRACE_UNKNOWN;
 }
 
-enum bus_trace_format bus_trace_detect(const void *head, size_t len)
+enum trace_format trace_format_detect(const void *head, size_t len)
 {
 	const char *s = head, *end = s + len;
 	bool blank = true;
 
 	if (len >= 4 && memcmp(s, "LOGG", 4) == 0)
-		return BUS_TRACE_BLF;
+		return TRACE_BLF;
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
-		enum bus_trace_format f = line_format(s, n);
+		enum trace_format f = line_format(s, n);
 
-		if (f != BUS_TRACE_UNKNOWN)
+		if (f != TRACE_UNKNOWN)
 			return f;
 		for (size_t i = 0; i < n && blank; i++)
 			blank = is_blank(s[i]);
 		s += n + (nl != NULL);
 	}
-	return blank ? BUS_TRACE_EMPTY : BUS_TRACE_UNKNOWN;
+	return blank ? TRACE_EMPTY : TRACE_UNKNOWN;
 }
 
 /* gzread reads a file that is not gzip as it is: one path for .asc and
    .asc.gz, as the trace driver reads them. */
-int bus_trace_detect_file(const char *path, enum bus_trace_format *ret_fmt)
+int trace_format_detect_file(const char *path, enum trace_format *ret_fmt)
 {
 	char *buf;
 	size_t fill = 0;
@@ -225,9 +213,9 @@ int bus_trace_detect_file(const char *path, enum bus_trace_format *ret_fmt)
 		close(fd);
 		return -ENOMEM;
 	}
-	buf = malloc(BUS_TRACE_DETECT_LEN);
-	while (buf && fill < BUS_TRACE_DETECT_LEN) {
-		int n = gzread(gz, buf + fill, (unsigned)(BUS_TRACE_DETECT_LEN - fill));
+	buf = malloc(TRACE_DETECT_LEN);
+	while (buf && fill < TRACE_DETECT_LEN) {
+		int n = gzread(gz, buf + fill, (unsigned)(TRACE_DETECT_LEN - fill));
 
 		if (n < 0) {
 			int e = 0;
@@ -244,21 +232,21 @@ int bus_trace_detect_file(const char *path, enum bus_trace_format *ret_fmt)
 	if (!buf)
 		return -ENOMEM;
 	if (r == 0) {
-		*ret_fmt = bus_trace_detect(buf, fill);
-		r = *ret_fmt == BUS_TRACE_UNKNOWN ? -EMEDIUMTYPE : 0;
+		*ret_fmt = trace_format_detect(buf, fill);
+		r = *ret_fmt == TRACE_UNKNOWN ? -EMEDIUMTYPE : 0;
 	}
 	free(buf);
 	return r;
 }
 
-const char *bus_trace_format_name(enum bus_trace_format fmt)
+const char *trace_format_name(enum trace_format fmt)
 {
 	switch (fmt) {
-	case BUS_TRACE_EMPTY: return "empty";
-	case BUS_TRACE_CANDUMP: return "candump";
-	case BUS_TRACE_ASC: return "Vector ASC";
-	case BUS_TRACE_BLF: return "Vector BLF";
-	case BUS_TRACE_TRC: return "PEAK TRC";
+	case TRACE_EMPTY: return "empty";
+	case TRACE_CANDUMP: return "candump";
+	case TRACE_ASC: return "Vector ASC";
+	case TRACE_BLF: return "Vector BLF";
+	case TRACE_TRC: return "PEAK TRC";
 	default: return "unknown";
 	}
 }

@@ -23,23 +23,23 @@
 
 #include "acquisition/acq-item.h"
 
-enum rec_trace_format {
-	REC_TRACE_ASC = 0,
-	REC_TRACE_BLF,
+enum trace_write_format {
+	TRACE_WRITE_ASC = 0,
+	TRACE_WRITE_BLF,
 };
 
-typedef struct rec_tracew rec_tracew_t;
+typedef struct trace_writer trace_writer_t;
 
 /* "asc", "blf" -> *ret_fmt: 0 or -EINVAL. */
-int rec_trace_format_parse(const char *name, enum rec_trace_format *ret_fmt);
+int trace_write_format_parse(const char *name, enum trace_write_format *ret_fmt);
 
 /* A writer onto out (not closed by the writer).  0, -EINVAL, -ENOMEM. */
-int rec_tracew_new(FILE *out, enum rec_trace_format fmt, rec_tracew_t **ret_w);
+int trace_writer_new(FILE *out, enum trace_write_format fmt, trace_writer_t **ret_w);
 
 /* One CAN frame.  0; -EINVAL for a record that is no CAN frame or a frame
    out of range (id, length); -EIO if the stream has an error. */
-int rec_tracew_frame(rec_tracew_t *w, const struct acq_item *it);
+int trace_writer_frame(trace_writer_t *w, const struct acq_item *it);
 
 /* Finish the file (ASC: "End TriggerBlock"; BLF: the last container and
    the header) and free w.  0 or -EIO.  NULL: nothing. */
-int rec_tracew_close(rec_tracew_t *w);
+int trace_writer_close(trace_writer_t *w);

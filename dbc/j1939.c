@@ -3,7 +3,7 @@
  * j1939.c - J1939-21 transport protocol reassembly (j1939.h).
  *
  * A fixed table of sessions, each with its 1785-byte buffer, allocated
- * once; looked up by a linear scan of BUS_J1939_SESSIONS entries (32 pairs
+ * once; looked up by a linear scan of DBC_J1939_SESSIONS entries (32 pairs
  * talking at once is already far more than a locomotive's engine bus has).
  */
 #include <errno.h>
@@ -28,7 +28,7 @@ struct session {
 	uint16_t size;
 	uint32_t pgn;
 	int64_t deadline_ns;
-	uint8_t data[BUS_J1939_TP_MAX];
+	uint8_t data[DBC_J1939_TP_MAX];
 };
 
 struct dtc_slot {
@@ -38,14 +38,14 @@ struct dtc_slot {
 };
 
 struct bus_j1939 {
-	struct session s[BUS_J1939_SESSIONS];
-	struct dtc_slot dtc[BUS_J1939_DTC_MAX];
-	struct bus_j1939_stats stats;
+	struct session s[DBC_J1939_SESSIONS];
+	struct dtc_slot dtc[DBC_J1939_DTC_MAX];
+	struct dbc_j1939_stats stats;
 };
 
-struct bus_j1939_id bus_j1939_id_parse(uint32_t id)
+struct dbc_j1939_id dbc_j1939_id_parse(uint32_t id)
 {
-	struct bus_j1939_id r = {
+	struct dbc_j1939_id r = {
 		.priority = (uint8_t)((id >> 26) & 7), .sa = (uint8_t)id, .da = 0xff,
 	};
 	uint32_t pf = (id >> 16) & 0xff, ps = (id >> 8) & 0xff, dp = (id >> 24) & 3;
@@ -59,9 +59,9 @@ struct bus_j1939_id bus_j1939_id_parse(uint32_t id)
 	return r;
 }
 
-int bus_j1939_new(bus_j1939_t **ret_j)
+int dbc_j1939_new(dbc_j1939_t **ret_j)
 {
-	bus_j1939_t *j;
+	dbc_j1939_t *j;
 
 	if (!ret_j)
 		return -EINVAL;
@@ -72,31 +72,31 @@ int bus_j1939_new(bus_j1939_t **ret_j)
 	return 0;
 }
 
-bus_j1939_t *bus_j1939_free(bus_j1939_t *j)
+dbc_j1939_t *dbc_j1939_free(dbc_j1939_t *j)
 {
 	free(j);
 	return NULL;
 }
 
-void bus_j1939_stats(const bus_j1939_t *j, struct bus_j1939_stats *ret_stats)
+void dbc_j1939_stats(const dbc_j1939_t *j, struct dbc_j1939_stats *ret_stats)
 {
 	if (j && ret_stats)
 		*ret_stats = j->stats;
 }
 
-static struct session *find(bus_j1939_t *j, uint8_t sa, uint8_t da)
+static struct session *find(dbc_j1939_t *j, uint8_t sa, uint8_t da)
 {
-	for (unsigned i = 0; i < BUS_J1939_SESSIONS; i++)
+	for (unsigned i = 0; i < DBC_J1939_SESSIONS; i++)
 		if (j->s[i].open && j->s[i].sa == sa && j->s[i].da == da)
 			return &j->s[i];
 	return NULL;
 }
 
 /* End s with a fault of kind; returns 2 (feed's "fault"). */
-static int fault(bus_j1939_t *j, struct session *s, enum bus_j1939_fault_kind kind, uint8_t reason,
-                 struct bus_j1939_fault *f)
+static int fault(dbc_j1939_t *j, struct session *s, enum dbc_j1939_fault_kind kind, uint8_t reason,
+                 struct dbc_j1939_fault *f)
 {
-	*f = (struct bus_j1939_fault){ .kind = (uint8_t)kind, .sa = s->sa, .da = s->da, .reason = reason,
+	*f = (struct dbc_j1939_fault){ .kind = (uint8_t)kind, .sa = s->sa, .da = s->da, .reason = reason,
 	                               .expected = s->next, .pgn = s->pgn, .got = (uint16_t)(s->next - 1),
 	                               .total = s->total };
 	s->open = false;
@@ -105,10 +105,10 @@ static int fault(bus_j1939_t *j, struct session *s, enum bus_j1939_fault_kind ki
 }
 
 /* A fault with no session behind it (refused announcement, odd frame). */
-static int fault_at(bus_j1939_t *j, enum bus_j1939_fault_kind kind, uint8_t sa, uint8_t da, uint8_t reason,
-                    uint32_t pgn, struct bus_j1939_fault *f)
+static int fault_at(dbc_j1939_t *j, enum dbc_j1939_fault_kind kind, uint8_t sa, uint8_t da, uint8_t reason,
+                    uint32_t pgn, struct dbc_j1939_fault *f)
 {
-	*f = (struct bus_j1939_fault){ .kind = (uint8_t)kind, .sa = sa, .da = da, .reason = reason, .pgn = pgn };
+	*f = (struct dbc_j1939_fault){ .kind = (uint8_t)kind, .sa = sa, .da = da, .reason = reason, .pgn = pgn };
 	j->stats.faults[kind]++;
 	return 2;
 }
@@ -119,8 +119,8 @@ static uint32_t cm_pgn(const uint8_t *d)
 }
 
 /* RTS or BAM: a new session of the pair (a running one is replaced). */
-static int announce(bus_j1939_t *j, const struct bus_j1939_id *id, const uint8_t *d, int64_t t_ns,
-                    struct bus_j1939_fault *f)
+static int announce(dbc_j1939_t *j, const struct dbc_j1939_id *id, const uint8_t *d, int64_t t_ns,
+                    struct dbc_j1939_fault *f)
 {
 	bool bam = d[0] == CM_BAM;
 	unsigned size = d[1] | (unsigned)d[2] << 8, total = d[3];
@@ -128,16 +128,16 @@ static int announce(bus_j1939_t *j, const struct bus_j1939_id *id, const uint8_t
 	int r = 0;
 
 	/* J1939-21: 9..1785 bytes in ceil(size/7) packets; BAM goes to all */
-	if (size < 9 || size > BUS_J1939_TP_MAX || total != (size + 6) / 7 || bam != (id->da == 0xff))
-		return fault_at(j, BUS_J1939_MALFORMED, id->sa, id->da, d[0], cm_pgn(d), f);
+	if (size < 9 || size > DBC_J1939_TP_MAX || total != (size + 6) / 7 || bam != (id->da == 0xff))
+		return fault_at(j, DBC_J1939_MALFORMED, id->sa, id->da, d[0], cm_pgn(d), f);
 	if (s) {
-		r = fault(j, s, BUS_J1939_REPLACED, d[0], f);
+		r = fault(j, s, DBC_J1939_REPLACED, d[0], f);
 	} else {
-		for (unsigned i = 0; i < BUS_J1939_SESSIONS && !s; i++)
+		for (unsigned i = 0; i < DBC_J1939_SESSIONS && !s; i++)
 			if (!j->s[i].open)
 				s = &j->s[i];
 		if (!s)
-			return fault_at(j, BUS_J1939_NO_ROOM, id->sa, id->da, d[0], cm_pgn(d), f);
+			return fault_at(j, DBC_J1939_NO_ROOM, id->sa, id->da, d[0], cm_pgn(d), f);
 	}
 	s->open = true;
 	s->bam = bam;
@@ -149,13 +149,13 @@ static int announce(bus_j1939_t *j, const struct bus_j1939_id *id, const uint8_t
 	s->size = (uint16_t)size;
 	s->pgn = cm_pgn(d);
 	/* BAM: the first packet within T1; RTS: the CTS, then the packet, within T2/T3 */
-	s->deadline_ns = t_ns + (bam ? BUS_J1939_T1_NS : BUS_J1939_T2_NS);
+	s->deadline_ns = t_ns + (bam ? DBC_J1939_T1_NS : DBC_J1939_T2_NS);
 	return r;
 }
 
 /* CTS, EndOfMsgAck, Abort: sent by either side, about the pair's session. */
-static int control(bus_j1939_t *j, const struct bus_j1939_id *id, const uint8_t *d, int64_t t_ns,
-                   struct bus_j1939_fault *f)
+static int control(dbc_j1939_t *j, const struct dbc_j1939_id *id, const uint8_t *d, int64_t t_ns,
+                   struct dbc_j1939_fault *f)
 {
 	/* the receiver answers: its SA is the session's DA */
 	struct session *s = find(j, id->da, id->sa);
@@ -164,7 +164,7 @@ static int control(bus_j1939_t *j, const struct bus_j1939_id *id, const uint8_t 
 		if (!s)
 			s = find(j, id->sa, id->da); /* the originator gives up */
 		if (s && (cm_pgn(d) == s->pgn))
-			return fault(j, s, BUS_J1939_ABORT, d[1], f);
+			return fault(j, s, DBC_J1939_ABORT, d[1], f);
 		j->stats.ctl++;
 		return 0;
 	}
@@ -172,24 +172,24 @@ static int control(bus_j1939_t *j, const struct bus_j1939_id *id, const uint8_t 
 	if (d[0] != CM_CTS || !s || s->bam || cm_pgn(d) != s->pgn)
 		return 0;
 	if (d[1] == 0) { /* hold the connection open */
-		s->deadline_ns = t_ns + BUS_J1939_T2_NS;
+		s->deadline_ns = t_ns + DBC_J1939_T2_NS;
 		return 0;
 	}
 	if (d[2] < 1 || d[2] > s->total || d[2] > s->next)
-		return fault(j, s, BUS_J1939_MALFORMED, d[0], f);
+		return fault(j, s, DBC_J1939_MALFORMED, d[0], f);
 	/* may ask for packets again: they come in order from there */
 	s->next = d[2];
-	s->deadline_ns = t_ns + BUS_J1939_T2_NS;
+	s->deadline_ns = t_ns + DBC_J1939_T2_NS;
 	return 0;
 }
 
-static int tp_cm(bus_j1939_t *j, const struct acq_item *it, const struct bus_j1939_id *id,
-                 struct bus_j1939_fault *f)
+static int tp_cm(dbc_j1939_t *j, const struct acq_item *it, const struct dbc_j1939_id *id,
+                 struct dbc_j1939_fault *f)
 {
 	const uint8_t *d = it->can.data;
 
 	if (it->can.len != 8)
-		return fault_at(j, BUS_J1939_MALFORMED, id->sa, id->da, it->can.len ? d[0] : 0, 0, f);
+		return fault_at(j, DBC_J1939_MALFORMED, id->sa, id->da, it->can.len ? d[0] : 0, 0, f);
 	switch (d[0]) {
 	case CM_RTS:
 	case CM_BAM:
@@ -199,12 +199,12 @@ static int tp_cm(bus_j1939_t *j, const struct acq_item *it, const struct bus_j19
 	case CM_ABORT:
 		return control(j, id, d, it->t_ns, f);
 	default:
-		return fault_at(j, BUS_J1939_MALFORMED, id->sa, id->da, d[0], cm_pgn(d), f);
+		return fault_at(j, DBC_J1939_MALFORMED, id->sa, id->da, d[0], cm_pgn(d), f);
 	}
 }
 
-static int tp_dt(bus_j1939_t *j, const struct acq_item *it, const struct bus_j1939_id *id,
-                 struct bus_j1939_msg *m, struct bus_j1939_fault *f)
+static int tp_dt(dbc_j1939_t *j, const struct acq_item *it, const struct dbc_j1939_id *id,
+                 struct dbc_j1939_msg *m, struct dbc_j1939_fault *f)
 {
 	struct session *s = find(j, id->sa, id->da);
 	unsigned off, n;
@@ -215,55 +215,55 @@ static int tp_dt(bus_j1939_t *j, const struct acq_item *it, const struct bus_j19
 		return 0;
 	}
 	if (it->can.len < 1)
-		return fault(j, s, BUS_J1939_MALFORMED, 0, f);
+		return fault(j, s, DBC_J1939_MALFORMED, 0, f);
 	seq = it->can.data[0];
 	if (seq != s->next)
-		return fault(j, s, BUS_J1939_SEQUENCE, seq, f);
+		return fault(j, s, DBC_J1939_SEQUENCE, seq, f);
 	off = (unsigned)(seq - 1) * 7;
 	n = s->size - off < 7 ? s->size - off : 7;
 	/* J1939 frames are 8 bytes; a shorter one would leave a hole */
 	if (it->can.len < 1 + n)
-		return fault(j, s, BUS_J1939_MALFORMED, seq, f);
+		return fault(j, s, DBC_J1939_MALFORMED, seq, f);
 	memcpy(s->data + off, it->can.data + 1, n);
-	s->deadline_ns = it->t_ns + BUS_J1939_T1_NS;
+	s->deadline_ns = it->t_ns + DBC_J1939_T1_NS;
 	if (seq < s->total) {
 		s->next++;
 		return 0;
 	}
 	s->open = false;
 	j->stats.messages++;
-	*m = (struct bus_j1939_msg){
+	*m = (struct dbc_j1939_msg){
 		.id = { .pgn = s->pgn, .priority = s->priority, .sa = s->sa, .da = s->da },
 		.len = s->size, .data = s->data, .bam = s->bam, .t_ns = it->t_ns,
 	};
 	return 1;
 }
 
-int bus_j1939_feed(bus_j1939_t *j, const struct acq_item *it, struct bus_j1939_msg *ret_msg,
-                   struct bus_j1939_fault *ret_fault)
+int dbc_j1939_feed(dbc_j1939_t *j, const struct acq_item *it, struct dbc_j1939_msg *ret_msg,
+                   struct dbc_j1939_fault *ret_fault)
 {
-	struct bus_j1939_id id;
+	struct dbc_j1939_id id;
 
 	if (!j || !it || !ret_msg || !ret_fault)
 		return -EINVAL;
 	if (it->kind != ACQ_ITEM_CAN || (it->can.flags & (ACQ_CAN_RTR | ACQ_CAN_ERR)) ||
 	    !(it->can.flags & ACQ_CAN_EXT) || it->can.len > ACQ_CAN_DATA_MAX)
 		return 0;
-	id = bus_j1939_id_parse(it->can.id);
-	if (id.pgn == BUS_J1939_PGN_TP_CM)
+	id = dbc_j1939_id_parse(it->can.id);
+	if (id.pgn == DBC_J1939_PGN_TP_CM)
 		return tp_cm(j, it, &id, ret_fault);
-	if (id.pgn == BUS_J1939_PGN_TP_DT)
+	if (id.pgn == DBC_J1939_PGN_TP_DT)
 		return tp_dt(j, it, &id, ret_msg, ret_fault);
 	return 0;
 }
 
-int bus_j1939_expire(bus_j1939_t *j, int64_t now_ns, struct bus_j1939_fault *ret_fault)
+int dbc_j1939_expire(dbc_j1939_t *j, int64_t now_ns, struct dbc_j1939_fault *ret_fault)
 {
 	if (!j || !ret_fault)
 		return -EINVAL;
-	for (unsigned i = 0; i < BUS_J1939_SESSIONS; i++)
+	for (unsigned i = 0; i < DBC_J1939_SESSIONS; i++)
 		if (j->s[i].open && now_ns > j->s[i].deadline_ns) {
-			fault(j, &j->s[i], BUS_J1939_TIMEOUT, 0, ret_fault);
+			fault(j, &j->s[i], DBC_J1939_TIMEOUT, 0, ret_fault);
 			return 1;
 		}
 	return 0;
@@ -271,35 +271,35 @@ int bus_j1939_expire(bus_j1939_t *j, int64_t now_ns, struct bus_j1939_fault *ret
 
 /* ------------------------------------------------------------ DM1 */
 
-static struct dtc_slot *dtc_find(bus_j1939_t *j, uint8_t sa, uint32_t spn, uint8_t fmi)
+static struct dtc_slot *dtc_find(dbc_j1939_t *j, uint8_t sa, uint32_t spn, uint8_t fmi)
 {
-	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++)
+	for (unsigned i = 0; i < DBC_J1939_DTC_MAX; i++)
 		if (j->dtc[i].used && j->dtc[i].sa == sa && j->dtc[i].spn == spn && j->dtc[i].fmi == fmi)
 			return &j->dtc[i];
 	return NULL;
 }
 
-static struct dtc_slot *dtc_free_slot(bus_j1939_t *j)
+static struct dtc_slot *dtc_free_slot(dbc_j1939_t *j)
 {
-	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++)
+	for (unsigned i = 0; i < DBC_J1939_DTC_MAX; i++)
 		if (!j->dtc[i].used)
 			return &j->dtc[i];
 	return NULL;
 }
 
 /* Report a change into out[*n], or count it when out is full. */
-static void dtc_report(bus_j1939_t *j, const struct dtc_slot *d, bool active, uint16_t lamps,
-                       struct bus_j1939_dtc *out, size_t max, size_t *n)
+static void dtc_report(dbc_j1939_t *j, const struct dtc_slot *d, bool active, uint16_t lamps,
+                       struct dbc_j1939_dtc *out, size_t max, size_t *n)
 {
 	if (*n == max) {
 		j->stats.dtc_lost++;
 		return;
 	}
-	out[(*n)++] = (struct bus_j1939_dtc){ .spn = d->spn, .fmi = d->fmi, .oc = d->oc, .sa = d->sa,
+	out[(*n)++] = (struct dbc_j1939_dtc){ .spn = d->spn, .fmi = d->fmi, .oc = d->oc, .sa = d->sa,
 	                                      .active = active, .lamps = lamps };
 }
 
-int bus_j1939_dm1(bus_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, struct bus_j1939_dtc *out,
+int dbc_j1939_dm1(dbc_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, struct dbc_j1939_dtc *out,
                   size_t max)
 {
 	uint16_t lamps;
@@ -308,7 +308,7 @@ int bus_j1939_dm1(bus_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, s
 	if (!j || (!data && len) || (!out && max))
 		return -EINVAL;
 	lamps = len >= 2 ? (uint16_t)(data[0] | data[1] << 8) : 0;
-	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++)
+	for (unsigned i = 0; i < DBC_J1939_DTC_MAX; i++)
 		if (j->dtc[i].sa == sa)
 			j->dtc[i].seen = false;
 	/* SPN conversion method 4 (J1939-73): SPN bits 0-15 in bytes 0-1,
@@ -333,7 +333,7 @@ int bus_j1939_dm1(bus_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, s
 		s->oc = oc;
 		s->seen = true;
 	}
-	for (unsigned i = 0; i < BUS_J1939_DTC_MAX; i++) {
+	for (unsigned i = 0; i < DBC_J1939_DTC_MAX; i++) {
 		struct dtc_slot *s = &j->dtc[i];
 
 		if (s->used && s->sa == sa && !s->seen) {

@@ -13,12 +13,12 @@
  * - aborted: TP.CM_Abort from either side;
  * - out of sequence: a packet that is not the next one (a lost packet
  *   shows as the one after it);
- * - timed out (bus_j1939_expire): T1 750 ms between packets, T2/T3
+ * - timed out (dbc_j1939_expire): T1 750 ms between packets, T2/T3
  *   1250 ms around a CTS or before the first packet, as J1939-21 gives them;
  * - replaced: a new BAM or RTS of the same pair before the end;
- * - no room: BUS_J1939_SESSIONS are open already (the new one is refused).
+ * - no room: DBC_J1939_SESSIONS are open already (the new one is refused).
  *
- * Everything is allocated by bus_j1939_new(); feed and expire do not
+ * Everything is allocated by dbc_j1939_new(); feed and expire do not
  * allocate and are meant for the collector, one thread per reassembler.
  */
 #pragma once
@@ -28,92 +28,92 @@
 
 #include "acquisition/acq-item.h"
 
-#define BUS_J1939_TP_MAX 1785     /* 255 packets of 7 bytes */
-#define BUS_J1939_SESSIONS 32     /* open at once, per bus */
-#define BUS_J1939_PGN_TP_CM 0xEC00u
-#define BUS_J1939_PGN_TP_DT 0xEB00u
-#define BUS_J1939_T1_NS 750000000LL  /* between two TP.DT */
-#define BUS_J1939_T2_NS 1250000000LL /* after a CTS, or RTS/BAM, to the next TP.DT */
+#define DBC_J1939_TP_MAX 1785     /* 255 packets of 7 bytes */
+#define DBC_J1939_SESSIONS 32     /* open at once, per bus */
+#define DBC_J1939_PGN_TP_CM 0xEC00u
+#define DBC_J1939_PGN_TP_DT 0xEB00u
+#define DBC_J1939_T1_NS 750000000LL  /* between two TP.DT */
+#define DBC_J1939_T2_NS 1250000000LL /* after a CTS, or RTS/BAM, to the next TP.DT */
 
 /* The parts of a 29-bit J1939 id. */
-struct bus_j1939_id {
+struct dbc_j1939_id {
 	uint32_t pgn;     /* PDU1 (PF < 240): PS is the destination, not part of the PGN */
 	uint8_t priority;
 	uint8_t sa, da;   /* da = 0xFF for PDU2 (broadcast) */
 };
 
 /* Split a frame id (without flags); any 29-bit value is one. */
-struct bus_j1939_id bus_j1939_id_parse(uint32_t id);
+struct dbc_j1939_id dbc_j1939_id_parse(uint32_t id);
 
 /* A reassembled message; data valid until the next feed or expire. */
-struct bus_j1939_msg {
-	struct bus_j1939_id id;   /* priority of the TP.CM that announced it */
+struct dbc_j1939_msg {
+	struct dbc_j1939_id id;   /* priority of the TP.CM that announced it */
 	uint16_t len;
 	const uint8_t *data;
 	bool bam;
 	int64_t t_ns;             /* the last packet's */
 };
 
-enum bus_j1939_fault_kind {
-	BUS_J1939_ABORT = 1,      /* reason: the abort's reason byte */
-	BUS_J1939_TIMEOUT = 2,
-	BUS_J1939_SEQUENCE = 3,   /* reason: the sequence number seen (expected in .expected) */
-	BUS_J1939_REPLACED = 4,
-	BUS_J1939_NO_ROOM = 5,
-	BUS_J1939_MALFORMED = 6,  /* a TP.CM or TP.DT that makes no sense (length, size/packets, control byte, address) */
-	BUS_J1939_FAULT_MAX
+enum dbc_j1939_fault_kind {
+	DBC_J1939_ABORT = 1,      /* reason: the abort's reason byte */
+	DBC_J1939_TIMEOUT = 2,
+	DBC_J1939_SEQUENCE = 3,   /* reason: the sequence number seen (expected in .expected) */
+	DBC_J1939_REPLACED = 4,
+	DBC_J1939_NO_ROOM = 5,
+	DBC_J1939_MALFORMED = 6,  /* a TP.CM or TP.DT that makes no sense (length, size/packets, control byte, address) */
+	DBC_J1939_FAULT_MAX
 };
 
 /* A session that ended without its message, or a refused announcement. */
-struct bus_j1939_fault {
-	uint8_t kind;             /* enum bus_j1939_fault_kind */
+struct dbc_j1939_fault {
+	uint8_t kind;             /* enum dbc_j1939_fault_kind */
 	uint8_t sa, da;
 	uint8_t reason;
-	uint8_t expected;         /* BUS_J1939_SEQUENCE: the sequence number wanted */
+	uint8_t expected;         /* DBC_J1939_SEQUENCE: the sequence number wanted */
 	uint32_t pgn;             /* of the announced message (0 if unknown) */
 	uint16_t got, total;      /* packets received, announced */
 };
 
-struct bus_j1939_stats {
+struct dbc_j1939_stats {
 	uint64_t messages;        /* reassembled */
-	uint64_t faults[BUS_J1939_FAULT_MAX];
+	uint64_t faults[DBC_J1939_FAULT_MAX];
 	uint64_t stray_dt;        /* TP.DT outside any session (counted, not faults) */
 	uint64_t ctl;             /* CTS and EndOfMsgAck seen */
 	uint64_t dtc_lost;        /* DTC changes not reported, or not tracked for lack of room */
 };
 
-typedef struct bus_j1939 bus_j1939_t;
+typedef struct bus_j1939 dbc_j1939_t;
 
 /* 0, -EINVAL, -ENOMEM. */
-int bus_j1939_new(bus_j1939_t **ret_j);
-bus_j1939_t *bus_j1939_free(bus_j1939_t *j);
+int dbc_j1939_new(dbc_j1939_t **ret_j);
+dbc_j1939_t *dbc_j1939_free(dbc_j1939_t *j);
 
 /*
  * One frame (a CAN item; anything that is not an extended TP.CM or TP.DT
  * is ignored and returns 0).  Returns 1 with *ret_msg when the frame
  * completes a message, 2 with *ret_fault when it ends a session without
  * one (abort, sequence, replaced, malformed TP.DT) or is refused (no room, malformed TP.CM), 0
- * otherwise, -EINVAL on bad arguments.  Call bus_j1939_expire() with the
+ * otherwise, -EINVAL on bad arguments.  Call dbc_j1939_expire() with the
  * frame's time first, so a late packet finds its session already timed out.
  */
-int bus_j1939_feed(bus_j1939_t *j, const struct acq_item *frame, struct bus_j1939_msg *ret_msg,
-                   struct bus_j1939_fault *ret_fault);
+int dbc_j1939_feed(dbc_j1939_t *j, const struct acq_item *frame, struct dbc_j1939_msg *ret_msg,
+                   struct dbc_j1939_fault *ret_fault);
 
 /* Time out one session silent too long at now_ns: 1 with *ret_fault
    (call again until 0), 0 when none is, -EINVAL. */
-int bus_j1939_expire(bus_j1939_t *j, int64_t now_ns, struct bus_j1939_fault *ret_fault);
+int dbc_j1939_expire(dbc_j1939_t *j, int64_t now_ns, struct dbc_j1939_fault *ret_fault);
 
 /*
  * DM1 (active diagnostic trouble codes, PGN 0xFECA): each DTC is tracked
  * per source address, so a DM1 that no longer lists one clears it.
- * BUS_J1939_DTC_MAX codes of all sources at once; more are counted
+ * DBC_J1939_DTC_MAX codes of all sources at once; more are counted
  * (dtc_lost) and not tracked.
  */
-#define BUS_J1939_PGN_DM1 0xFECAu
-#define BUS_J1939_DTC_MAX 256
-#define BUS_J1939_DTC_EVENTS 64   /* changes one DM1 reports at most */
+#define DBC_J1939_PGN_DM1 0xFECAu
+#define DBC_J1939_DTC_MAX 256
+#define DBC_J1939_DTC_EVENTS 64   /* changes one DM1 reports at most */
 
-struct bus_j1939_dtc {
+struct dbc_j1939_dtc {
 	uint32_t spn;             /* 19 bits */
 	uint8_t fmi;              /* 5 bits */
 	uint8_t oc;               /* occurrence count, 7 bits */
@@ -128,8 +128,8 @@ struct bus_j1939_dtc {
  * are applied and counted in dtc_lost, not reported).  Returns how many.
  * "No DTC" (SPN 0 / all ones) entries are not DTCs.  -EINVAL.
  */
-int bus_j1939_dm1(bus_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, struct bus_j1939_dtc *out,
+int dbc_j1939_dm1(dbc_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, struct dbc_j1939_dtc *out,
                   size_t max);
 
-/* Counters since bus_j1939_new(). */
-void bus_j1939_stats(const bus_j1939_t *j, struct bus_j1939_stats *ret_stats);
+/* Counters since dbc_j1939_new(). */
+void dbc_j1939_stats(const dbc_j1939_t *j, struct dbc_j1939_stats *ret_stats);

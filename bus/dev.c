@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* bus.c - driver selection and the logic every backend shares. */
+/* dev.c - the device (bus_dev_t) every driver is: driver selection and the
+   logic every backend shares (bus.h is its contract, bus-private.h the
+   backends' side). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

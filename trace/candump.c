@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * candump.c - one candump log line -> one struct acq_item (the trace
- * driver's input).  Writing a line is record/'s (rec_candump_format in
- * record/candump.c); the round-trip tests hold the two to one grammar.
+ * driver's input).  Writing a line is candump-write.c's, beside it, on the
+ * same constants (spec.h); the round-trip tests hold the two to one grammar.
  *
  * The grammar is the one can-utils' lib.c writes and reads:
  *   "(" sec "." usec ")" SP iface SP id "#" data            classic
@@ -20,17 +20,9 @@
 #include <string.h>
 
 #include "candump.h"
+#include "spec.h"
 
-#define CD_EFF_FLAG 0x80000000u
-#define CD_RTR_FLAG 0x40000000u
-#define CD_ERR_FLAG 0x20000000u
-#define CD_SFF_MASK 0x000007ffu
-#define CD_EFF_MASK 0x1fffffffu
 
-/* CAN FD flags nibble, as struct canfd_frame.flags */
-#define CD_FD_BRS 0x01
-#define CD_FD_ESI 0x02
-#define CD_FD_FDF 0x04
 
 struct cursor {
 	const char *p;
@@ -52,12 +44,6 @@ static inline int hexval(char c)
 static inline bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static bool valid_fd_len(unsigned len)
-{
-	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 ||
-	       len == 32 || len == 48 || len == 64;
 }
 
 /*
@@ -129,14 +115,14 @@ static int parse_id(struct cursor *c, struct acq_can *can)
 		return -EBADMSG;
 	c->p++;
 	if (n == 3) {
-		if (id > CD_SFF_MASK)
+		if (id > TRACE_CD_SFF_MASK)
 			return -EBADMSG;
 		can->id = id;
 	} else if (n == 8) {
-		if (id & (CD_EFF_FLAG | CD_RTR_FLAG))
+		if (id & (TRACE_CD_EFF_FLAG | TRACE_CD_RTR_FLAG))
 			return -EBADMSG;
-		can->id = id & CD_EFF_MASK;
-		can->flags |= (id & CD_ERR_FLAG) ? ACQ_CAN_ERR : ACQ_CAN_EXT;
+		can->id = id & TRACE_CD_EFF_MASK;
+		can->flags |= (id & TRACE_CD_ERR_FLAG) ? ACQ_CAN_ERR : ACQ_CAN_EXT;
 	} else {
 		return -EBADMSG;
 	}
@@ -190,10 +176,10 @@ static int parse_payload(struct cursor *c, struct acq_can *can)
 		if (c->end - c->p < 2 || (v = hexval(c->p[1])) < 0)
 			return -EBADMSG;
 		can->flags |= ACQ_CAN_FD;
-		can->flags |= (v & CD_FD_BRS) ? ACQ_CAN_BRS : 0;
-		can->flags |= (v & CD_FD_ESI) ? ACQ_CAN_ESI : 0;
+		can->flags |= (v & TRACE_CD_FD_BRS) ? ACQ_CAN_BRS : 0;
+		can->flags |= (v & TRACE_CD_FD_ESI) ? ACQ_CAN_ESI : 0;
 		c->p += 2;
-		if (parse_bytes(c, can, ACQ_CAN_DATA_MAX) < 0 || !valid_fd_len(can->len))
+		if (parse_bytes(c, can, ACQ_CAN_DATA_MAX) < 0 || !trace_fd_len_ok(can->len))
 			return -EBADMSG;
 		return 0;
 	}
@@ -221,10 +207,10 @@ static int parse_tail(struct cursor *c, struct acq_can *can)
 	return c->p == c->end ? 0 : -EBADMSG;
 }
 
-int bus_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
+int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
                       char *ifname, size_t ifname_len)
 {
-	char name[BUS_CANDUMP_LINE_MAX];
+	char name[TRACE_CANDUMP_LINE_MAX];
 	struct acq_item it = { .kind = ACQ_ITEM_CAN };
 	struct cursor c;
 	int64_t t_ns;

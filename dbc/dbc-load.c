@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dbc.c - load a DBC (parsing is in dbc-parse.c), precompile every signal
- * into a struct dbc_op, and decode frames table-driven.
+ * dbc-load.c - load a DBC: read the file (CP1252 or UTF-8, dbc-text.c),
+ * parse it (dbc-parse.c), check and resolve multiplexing, precompile every
+ * signal into a struct dbc_op and build the look-up indices that
+ * dbc-decode.c reads.  One job, the load, so one file.
  *
- * Decode is: one table lookup for the id (a direct 2048-entry table for
+ * Decode (dbc-decode.c) is: one table lookup for the id (a direct 2048-entry table for
  * standard ids, binary search for extended ones), two 64-bit loads of the
  * first 8 payload bytes (little- and big-endian), then per signal a shift
  * and a mask.  Signals beyond byte 8 (CAN FD) take a byte loop.
@@ -13,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,53 +97,6 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, const c
 	return 0;
 }
 
-__attribute__((format(printf, 5, 6)))
-static int lerr(char *errbuf, size_t errlen, const char *path, unsigned line, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (errbuf && errlen) {
-		n = snprintf(errbuf, errlen, "%s:%u: ", path, line);
-		if (n >= 0 && (size_t)n < errlen) {
-			va_start(ap, fmt);
-			vsnprintf(errbuf + n, errlen - (size_t)n, fmt, ap);
-			va_end(ap);
-		}
-	}
-	return -EBADMSG;
-}
-
-int dbc_warn(struct bus_dbc *dbc, const char *path, unsigned line, const char *action, char *errbuf,
-             size_t errlen, const char *fmt, ...)
-{
-	char text[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (dbc->flags & BUS_DBC_STRICT)
-		return lerr(errbuf, errlen, path, line, "%s", text);
-	if (dbc->nwarnings == dbc->capwarnings) {
-		unsigned ncap = dbc->capwarnings ? dbc->capwarnings * 2 : 16;
-		struct dbc_warning *w = realloc(dbc->warnings, ncap * sizeof(*w));
-
-		if (!w)
-			return -ENOMEM;
-		dbc->warnings = w;
-		dbc->capwarnings = ncap;
-	}
-	n = asprintf(&dbc->warnings[dbc->nwarnings].text, "%s:%u: %s; %s", path, line, text, action);
-	if (n < 0)
-		return -ENOMEM;
-	dbc->warnings[dbc->nwarnings].line = line;
-	dbc->warnings[dbc->nwarnings].seq = dbc->nwarnings;
-	dbc->nwarnings++;
-	return 0;
-}
-
 /* Motorola: big-endian bit index (0 = MSB of byte 0) of the signal's MSB. */
 static unsigned be_msb(const struct dbc_sig *s)
 {
@@ -174,7 +128,7 @@ static unsigned compile_layout(const struct dbc_sig *s, struct dbc_op *op)
 	return last_bit / 8 + 1;
 }
 
-static void compile_sig(struct bus_dbc *dbc, unsigned i, struct dbc_op *op)
+static void compile_sig(struct dbc *dbc, unsigned i, struct dbc_op *op)
 {
 	const struct dbc_sig *s = &dbc->sigs[i];
 
@@ -196,7 +150,7 @@ static void compile_sig(struct bus_dbc *dbc, unsigned i, struct dbc_op *op)
 }
 
 /* Each multiplexor gets a slot for its raw value; dependents point to their parent's. */
-static int assign_slots(const struct bus_dbc *dbc, struct dbc_msg *m, const int *parent, const char *path,
+static int assign_slots(const struct dbc *dbc, struct dbc_msg *m, const int *parent, const char *path,
                         char *errbuf, size_t errlen)
 {
 	unsigned nslots = 0;
@@ -211,7 +165,7 @@ static int assign_slots(const struct bus_dbc *dbc, struct dbc_msg *m, const int 
 		if (!selects)
 			continue;
 		if (nslots == DBC_MUX_SLOTS)
-			return lerr(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
+			return dbc_err(errbuf, errlen, path, m->line, "message %s has more than %d multiplexors",
 			            m->name, DBC_MUX_SLOTS);
 		op->mux_slot = (int8_t)nslots++;
 	}
@@ -231,7 +185,7 @@ static int assign_slots(const struct bus_dbc *dbc, struct dbc_msg *m, const int 
  * a multiplexor is always decoded before the signals it selects.
  * parent[] holds absolute signal indices, -1 for none.
  */
-static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops, const int *parent,
+static int order_ops(struct dbc *dbc, struct dbc_msg *m, struct dbc_op *ops, const int *parent,
                      const char *path, char *errbuf, size_t errlen)
 {
 	unsigned *depth = calloc(m->nsig ? m->nsig : 1, sizeof(*depth));
@@ -248,7 +202,7 @@ static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops,
 			p = parent[p - (int)m->first];
 		}
 		if (depth[i] > m->nsig)
-			r = lerr(errbuf, errlen, path, dbc->sigs[m->first + i].line, "multiplexor cycle in message %s", m->name);
+			r = dbc_err(errbuf, errlen, path, dbc->sigs[m->first + i].line, "multiplexor cycle in message %s", m->name);
 		if (depth[i] > maxdepth)
 			maxdepth = depth[i];
 	}
@@ -263,7 +217,7 @@ static int order_ops(struct bus_dbc *dbc, struct dbc_msg *m, struct dbc_op *ops,
 	return r == 0 ? assign_slots(dbc, m, parent, path, errbuf, errlen) : r;
 }
 
-static int compile_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
+static int compile_msg(struct dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
 {
 	struct dbc_op *ops = calloc(m->nsig ? m->nsig : 1, sizeof(*ops));
 	int *parent = calloc(m->nsig ? m->nsig : 1, sizeof(*parent));
@@ -273,7 +227,7 @@ static int compile_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path,
 		struct dbc_sig *s = &dbc->sigs[m->first + i];
 
 		if (s->is_mux && s->valtype != DBC_INT)
-			r = lerr(errbuf, errlen, path, s->line, "multiplexor '%s' must be an integer", s->name);
+			r = dbc_err(errbuf, errlen, path, s->line, "multiplexor '%s' must be an integer", s->name);
 		compile_sig(dbc, m->first + i, &ops[i]);
 		parent[i] = s->parent;
 	}
@@ -293,7 +247,7 @@ static bool sig_fits(const struct dbc_sig *s, unsigned dlc)
 }
 
 /* The signal of m named name, -1 if none. */
-static int sig_named(const struct bus_dbc *dbc, const struct dbc_msg *m, const char *name)
+static int sig_named(const struct dbc *dbc, const struct dbc_msg *m, const char *name)
 {
 	for (unsigned i = m->first; i < m->first + m->nsig; i++)
 		if (strcmp(dbc->sigs[i].name, name) == 0)
@@ -321,7 +275,7 @@ static int add_value(struct dbc_sig *s, uint64_t v)
 
 /* The multiplexor of marked signal s when the message has none or several
    (nmux) marked M: only SG_MUL_VAL_ can name it. */
-static int resolve_named(struct bus_dbc *dbc, const struct dbc_msg *m, struct dbc_sig *s, unsigned nmux,
+static int resolve_named(struct dbc *dbc, const struct dbc_msg *m, struct dbc_sig *s, unsigned nmux,
                          const char *path, char *errbuf, size_t errlen)
 {
 	char action[160];
@@ -365,7 +319,7 @@ static int resolve_named(struct bus_dbc *dbc, const struct dbc_msg *m, struct db
  * What a writer may not have meant is warned about.  Then signals in a
  * multiplexor cycle are skipped.
  */
-static int resolve_msg(struct bus_dbc *dbc, const struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
+static int resolve_msg(struct dbc *dbc, const struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
 {
 	unsigned nmux = 0;
 	int top = -1, r = 0;
@@ -397,7 +351,7 @@ static int resolve_msg(struct bus_dbc *dbc, const struct dbc_msg *m, const char 
 			}
 			s->parent = top;
 			if (r == 0 && s->muxed && !s->is_mux && (r = add_value(s, s->mux_val)) == -E2BIG)
-				r = lerr(errbuf, errlen, path, s->mul_line, "too many multiplexor ranges");
+				r = dbc_err(errbuf, errlen, path, s->mul_line, "too many multiplexor ranges");
 		}
 	}
 	for (unsigned i = m->first; r == 0 && i < m->first + m->nsig; i++) {
@@ -420,7 +374,7 @@ static int resolve_msg(struct bus_dbc *dbc, const struct dbc_msg *m, const char 
  * whose multiplexor was marked, each with a warning.  Strict: the first
  * is an error.
  */
-static int prune_msg(struct bus_dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
+static int prune_msg(struct dbc *dbc, struct dbc_msg *m, const char *path, char *errbuf, size_t errlen)
 {
 	bool changed = true;
 	int r = resolve_msg(dbc, m, path, errbuf, errlen);
@@ -464,7 +418,7 @@ static void sig_free(struct dbc_sig *s)
 
 /* Drop the marked signals; messages keep their signals contiguous, and
    parents (never dropped when a child is kept) follow their signal. */
-static int compact(struct bus_dbc *dbc)
+static int compact(struct dbc *dbc)
 {
 	unsigned *moved = calloc(dbc->nsigs ? dbc->nsigs : 1, sizeof(*moved));
 	unsigned k = 0;
@@ -493,7 +447,7 @@ static int compact(struct bus_dbc *dbc)
 	return 0;
 }
 
-static int prune(struct bus_dbc *dbc, const char *path, char *errbuf, size_t errlen)
+static int prune(struct dbc *dbc, const char *path, char *errbuf, size_t errlen)
 {
 	int r = 0;
 
@@ -503,7 +457,7 @@ static int prune(struct bus_dbc *dbc, const char *path, char *errbuf, size_t err
 }
 
 /* The long names replace the short ones once nothing refers by name any more. */
-static void apply_long_names(struct bus_dbc *dbc)
+static void apply_long_names(struct dbc *dbc)
 {
 	for (unsigned i = 0; i < dbc->nmsgs; i++)
 		if (dbc->msgs[i].long_name) {
@@ -530,7 +484,7 @@ static unsigned line_of(const char *text, size_t off)
 }
 
 /* Text that is not UTF-8 is CP1252 (Vector's tools): converted, with a note. */
-static int to_utf8(struct bus_dbc *dbc, const char *name, const char **text, size_t *len, char **ret_buf,
+static int to_utf8(struct dbc *dbc, const char *name, const char **text, size_t *len, char **ret_buf,
                    char *errbuf, size_t errlen)
 {
 	size_t off = 0;
@@ -540,7 +494,7 @@ static int to_utf8(struct bus_dbc *dbc, const char *name, const char **text, siz
 	off = dbc_utf8_invalid_at(*text, *len);
 	if (off == *len)
 		return 0;
-	if (!(dbc->flags & BUS_DBC_STRICT) &&
+	if (!(dbc->flags & DBC_STRICT) &&
 	    (r = dbc_warn(dbc, name, line_of(*text, off), "read as CP1252", errbuf, errlen,
 	                  "not UTF-8 (byte 0x%02x)", (unsigned char)(*text)[off])) < 0)
 		return r;
@@ -579,7 +533,7 @@ static int cmp_label(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
-static int build_index(struct bus_dbc *dbc)
+static int build_index(struct dbc *dbc)
 {
 	unsigned next = 0, k;
 
@@ -602,7 +556,7 @@ static int build_index(struct bus_dbc *dbc)
 		return -ENOMEM;
 	for (unsigned i = 0; i < dbc->nmsgs; i++)
 		if (dbc->msgs[i].ext)
-			dbc->pgn_index[dbc->npgn++] = (struct dbc_ext_key){ bus_j1939_id_parse(dbc->msgs[i].id).pgn, i };
+			dbc->pgn_index[dbc->npgn++] = (struct dbc_ext_key){ dbc_j1939_id_parse(dbc->msgs[i].id).pgn, i };
 	/* stable for equal PGNs (file order), then one entry per PGN */
 	qsort(dbc->pgn_index, dbc->npgn, sizeof(*dbc->pgn_index), cmp_pgn);
 	k = 0;
@@ -616,14 +570,14 @@ static int build_index(struct bus_dbc *dbc)
 	return 0;
 }
 
-int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, unsigned flags,
-                              bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+int dbc_load_buffer_flags(const char *name, const char *text, size_t len, unsigned flags,
+                              dbc_t **ret_dbc, char *errbuf, size_t errlen)
 {
-	struct bus_dbc *dbc;
+	struct dbc *dbc;
 	char *converted = NULL;
 	int r;
 
-	if (!name || !ret_dbc || (!text && len) || (flags & ~BUS_DBC_STRICT))
+	if (!name || !ret_dbc || (!text && len) || (flags & ~DBC_STRICT))
 		return -EINVAL;
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
@@ -642,7 +596,7 @@ int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, un
 	if (r == 0)
 		r = prune(dbc, name, errbuf, errlen);
 	if (r == 0 && dbc->nmsgs >= UINT16_MAX)
-		r = lerr(errbuf, errlen, name, 1, "too many messages");
+		r = dbc_err(errbuf, errlen, name, 1, "too many messages");
 	for (unsigned i = 0; r == 0 && i < dbc->nmsgs; i++)
 		r = compile_msg(dbc, &dbc->msgs[i], name, errbuf, errlen);
 	if (r == 0)
@@ -652,25 +606,25 @@ int bus_dbc_load_buffer_flags(const char *name, const char *text, size_t len, un
 	if (r == 0)
 		apply_long_names(dbc);
 	if (r < 0) {
-		bus_dbc_free(dbc);
+		dbc_free(dbc);
 		return r;
 	}
 	*ret_dbc = dbc;
 	return 0;
 }
 
-int bus_dbc_load_buffer(const char *name, const char *text, size_t len, bus_dbc_t **ret_dbc,
+int dbc_load_buffer(const char *name, const char *text, size_t len, dbc_t **ret_dbc,
                         char *errbuf, size_t errlen)
 {
-	return bus_dbc_load_buffer_flags(name, text, len, 0, ret_dbc, errbuf, errlen);
+	return dbc_load_buffer_flags(name, text, len, 0, ret_dbc, errbuf, errlen);
 }
 
-int bus_dbc_load(const char *path, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+int dbc_load(const char *path, dbc_t **ret_dbc, char *errbuf, size_t errlen)
 {
-	return bus_dbc_load_flags(path, 0, ret_dbc, errbuf, errlen);
+	return dbc_load_flags(path, 0, ret_dbc, errbuf, errlen);
 }
 
-int bus_dbc_load_flags(const char *path, unsigned flags, bus_dbc_t **ret_dbc, char *errbuf, size_t errlen)
+int dbc_load_flags(const char *path, unsigned flags, dbc_t **ret_dbc, char *errbuf, size_t errlen)
 {
 	const char *why;
 	char *text = NULL;
@@ -685,12 +639,12 @@ int bus_dbc_load_flags(const char *path, unsigned flags, bus_dbc_t **ret_dbc, ch
 			snprintf(errbuf, errlen, "%s: %s", path, why ? why : strerror(-r));
 		return r;
 	}
-	r = bus_dbc_load_buffer_flags(path, text, len, flags, ret_dbc, errbuf, errlen);
+	r = dbc_load_buffer_flags(path, text, len, flags, ret_dbc, errbuf, errlen);
 	free(text);
 	return r;
 }
 
-bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
+dbc_t *dbc_free(dbc_t *dbc)
 {
 	if (!dbc)
 		return NULL;
@@ -710,329 +664,4 @@ bus_dbc_t *bus_dbc_free(bus_dbc_t *dbc)
 	free(dbc->pgn_index);
 	free(dbc);
 	return NULL;
-}
-
-unsigned bus_dbc_warning_count(const bus_dbc_t *dbc)
-{
-	return dbc ? dbc->nwarnings : 0;
-}
-
-const char *bus_dbc_warning(const bus_dbc_t *dbc, unsigned i)
-{
-	return dbc && i < dbc->nwarnings ? dbc->warnings[i].text : NULL;
-}
-
-unsigned bus_dbc_signal_count(const bus_dbc_t *dbc)
-{
-	return dbc ? dbc->nsigs : 0;
-}
-
-unsigned bus_dbc_decode_max(const bus_dbc_t *dbc)
-{
-	return dbc ? dbc->decode_max : 0;
-}
-
-unsigned bus_dbc_message_count(const bus_dbc_t *dbc)
-{
-	return dbc ? dbc->nmsgs : 0;
-}
-
-int bus_dbc_message_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_message_info *ret_info)
-{
-	const struct dbc_msg *m;
-
-	if (!dbc || !ret_info || index >= dbc->nmsgs)
-		return -EINVAL;
-	m = &dbc->msgs[index];
-	*ret_info = (struct bus_dbc_message_info){ .name = m->name, .id = m->id, .ext = m->ext, .dlc = m->dlc,
-	                                            .cycle_ms = m->cycle_ms, .nsignals = m->nsig };
-	return 0;
-}
-
-int bus_dbc_signal_info(const bus_dbc_t *dbc, unsigned index, struct bus_dbc_signal_info *ret_info)
-{
-	const struct dbc_sig *s;
-	const struct dbc_msg *m;
-
-	if (!dbc || !ret_info || index >= dbc->nsigs)
-		return -EINVAL;
-	s = &dbc->sigs[index];
-	m = &dbc->msgs[s->msg];
-	*ret_info = (struct bus_dbc_signal_info){
-		.message = m->name, .msg_id = m->id, .ext = m->ext, .name = s->name, .unit = s->unit,
-		.min = s->min, .max = s->max, .scale = s->scale, .offset = s->offset,
-		.is_float = s->valtype != DBC_INT, .index = index,
-		.line = s->line,
-	};
-	return 0;
-}
-
-int bus_dbc_signal_find(const bus_dbc_t *dbc, uint32_t msg_id, int ext, const char *name,
-                        unsigned *ret_index)
-{
-	if (!dbc || !name || !ret_index)
-		return -EINVAL;
-	for (unsigned i = 0; i < dbc->nsigs; i++) {
-		const struct dbc_msg *m = &dbc->msgs[dbc->sigs[i].msg];
-
-		if (m->id == msg_id && m->ext == !!ext && strcmp(dbc->sigs[i].name, name) == 0) {
-			*ret_index = i;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-int bus_dbc_value_label(const bus_dbc_t *dbc, unsigned index, double value, const char **ret_label)
-{
-	const struct dbc_sig *s;
-	double raw;
-	int64_t key;
-	unsigned lo = 0, hi;
-
-	if (!dbc || !ret_label || index >= dbc->nsigs || !isfinite(value))
-		return -EINVAL;
-	s = &dbc->sigs[index];
-	raw = round((value - s->offset) / s->scale);
-	if (!(raw >= -9.2e18 && raw <= 9.2e18))
-		return -ENOENT;
-	key = (int64_t)raw;
-	hi = s->nlabels;
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-
-		if (s->labels[mid].value == key) {
-			*ret_label = s->labels[mid].label;
-			return 0;
-		}
-		if (s->labels[mid].value < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -ENOENT;
-}
-
-int bus_dbc_value_entry(const bus_dbc_t *dbc, unsigned index, unsigned i, double *ret_value,
-                        const char **ret_label)
-{
-	const struct dbc_sig *s;
-
-	if (!dbc || !ret_value || !ret_label || index >= dbc->nsigs)
-		return -EINVAL;
-	s = &dbc->sigs[index];
-	if (i >= s->nlabels)
-		return -ENOENT;
-	*ret_value = (double)s->labels[i].value * s->scale + s->offset;
-	*ret_label = s->labels[i].label;
-	return 0;
-}
-
-static const struct dbc_msg *lookup(const struct bus_dbc *dbc, const struct acq_can *can)
-{
-	unsigned lo = 0, hi = dbc->next;
-
-	if (!(can->flags & ACQ_CAN_EXT))
-		return can->id < 2048 && dbc->std_index[can->id] ? &dbc->msgs[dbc->std_index[can->id] - 1] : NULL;
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-
-		if (dbc->ext_index[mid].id == can->id)
-			return &dbc->msgs[dbc->ext_index[mid].msg];
-		if (dbc->ext_index[mid].id < can->id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-static uint64_t extract_slow(const struct dbc_op *op, const uint8_t *d)
-{
-	unsigned n = op->nbytes < 8 ? op->nbytes : 8;
-	uint64_t v = 0;
-
-	if (op->kind == DBC_OP_LE_SLOW) {
-		for (unsigned i = 0; i < n; i++)
-			v |= (uint64_t)d[op->first + i] << (8 * i);
-		v >>= op->shift;
-		if (op->nbytes > 8) /* 9 bytes: shift >= 1 */
-			v |= (uint64_t)d[op->first + 8] << (64 - op->shift);
-		return v & op->mask;
-	}
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | d[op->first + i];
-	if (op->nbytes > 8)
-		v = v << (8 - op->shift) | d[op->first + 8] >> op->shift;
-	else
-		v >>= op->shift;
-	return v & op->mask;
-}
-
-/* IEEE float/double signals and 64-bit unsigned ones (rare). */
-static double physical_slow(const struct dbc_op *op, uint64_t raw)
-{
-	double v;
-
-	if (op->valtype == DBC_FLOAT) {
-		uint32_t u = (uint32_t)raw;
-		float f;
-
-		memcpy(&f, &u, sizeof(f));
-		v = f;
-	} else if (op->valtype == DBC_DOUBLE) {
-		memcpy(&v, &raw, sizeof(v));
-	} else {
-		v = (double)raw;
-	}
-	return v * op->scale + op->offset;
-}
-
-/*
- * Sign extension by moving the sign bit to bit 63 and back (sext =
- * 64 - size); unsigned signals below 64 bits have sext = 0 and fit int64
- * as they are.  int64 -> double is one instruction, uint64 -> double is
- * not.
- */
-static inline double physical_int(const struct dbc_op *op, uint64_t raw)
-{
-	return (double)((int64_t)(raw << op->sext) >> op->sext) * op->scale + op->offset;
-}
-
-static bool mux_match(const struct dbc_op *op, uint64_t v)
-{
-	for (unsigned i = 0; i < op->nranges; i++)
-		if (v >= op->ranges[i].lo && v <= op->ranges[i].hi)
-			return true;
-	return false;
-}
-
-_Static_assert(ACQ_Q_GOOD == 0 && ACQ_Q_OUT_OF_RANGE == 1, "quality computed as a comparison");
-
-/*
- * What every sample of one frame shares, in locals: the project builds
- * with -fno-strict-aliasing, so without restrict a store into out[] could
- * alias the frame and the ops and everything would be reloaded for each
- * signal.
- */
-struct frame_ctx {
-	int64_t t_ns;
-	uint32_t channel_base;
-	uint16_t bus;
-	unsigned len;
-	uint64_t w[2];          /* first 8 bytes: w[DBC_OP_LE], w[DBC_OP_BE] */
-	const uint8_t *data;
-};
-
-/* The samples written, or -ENOBUFS when out[] cannot take them all. */
-static int decode_ops(const struct dbc_op *restrict ops, unsigned nops, const struct frame_ctx *restrict fc,
-                      struct acq_item *restrict out, size_t max)
-{
-	uint64_t mux[DBC_MUX_SLOTS];
-	unsigned active = 0;
-	size_t n = 0;
-
-	for (unsigned i = 0; i < nops; i++) {
-		const struct dbc_op *op = &ops[i];
-		struct acq_item *o;
-		uint32_t q;
-		uint64_t raw;
-		double v;
-
-		if (op->need_len > fc->len)
-			continue;
-		if (op->parent_slot >= 0 &&
-		    (!(active & (1u << op->parent_slot)) || !mux_match(op, mux[op->parent_slot])))
-			continue;
-		/* A short buffer is an error, not a shorter frame: signals
-		   dropped here would be lost without a trace. */
-		if (n == max)
-			return -ENOBUFS;
-		raw = op->kind <= DBC_OP_BE ? (fc->w[op->kind] >> op->shift) & op->mask : extract_slow(op, fc->data);
-		if (op->mux_slot >= 0) {
-			/* the raw value selects, never the physical one (DBC
-			   convention; a scaled multiplexor shows the difference) */
-			mux[op->mux_slot] = raw;
-			active |= 1u << op->mux_slot;
-		}
-		/* min/max are -inf/+inf when the signal declares no range */
-		if (!op->slow_value) {
-			v = physical_int(op, raw);
-			q = (uint32_t)((v < op->min) | (v > op->max));
-		} else {
-			v = physical_slow(op, raw);
-			q = !isfinite(v) ? ACQ_Q_INVALID : (uint32_t)((v < op->min) | (v > op->max));
-		}
-		/* only the sample's fields: zeroing the whole union would cost
-		   more than the decode itself */
-		o = &out[n++];
-		o->t_ns = fc->t_ns;
-		o->seq = 0;
-		o->kind = ACQ_ITEM_SAMPLE;
-		o->bus = fc->bus;
-		o->reserved = 0;
-		o->sample.channel = fc->channel_base + op->index;
-		o->sample.quality = q;
-		o->sample.value = v;
-	}
-	return (int)n;
-}
-
-int bus_dbc_decode(const bus_dbc_t *dbc, const struct acq_item *frame, uint32_t channel_base,
-                   struct acq_item *out, size_t max)
-{
-	const struct dbc_msg *m;
-	struct frame_ctx fc;
-
-	if (!dbc || !frame || (!out && max) || frame->kind != ACQ_ITEM_CAN || frame->can.len > ACQ_CAN_DATA_MAX)
-		return -EINVAL;
-	if (frame->can.flags & (ACQ_CAN_RTR | ACQ_CAN_ERR))
-		return 0;
-	m = lookup(dbc, &frame->can);
-	if (!m)
-		return 0;
-	fc = (struct frame_ctx){ .t_ns = frame->t_ns, .channel_base = channel_base, .bus = frame->bus,
-	                         .len = frame->can.len, .data = frame->can.data };
-	/*
-	 * data[] always has 64 bytes; bytes past len only ever land in bits
-	 * the masks drop, since signals not inside len are skipped.
-	 */
-	memcpy(&fc.w[0], frame->can.data, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	fc.w[0] = __builtin_bswap64(fc.w[0]);
-#endif
-	fc.w[1] = __builtin_bswap64(fc.w[0]);
-	return decode_ops(m->ops, m->nsig, &fc, out, max);
-}
-
-int bus_dbc_decode_pgn(const bus_dbc_t *dbc, uint32_t pgn, const uint8_t *data, size_t len, int64_t t_ns,
-                       uint16_t bus, uint32_t channel_base, struct acq_item *out, size_t max)
-{
-	const struct dbc_msg *m = NULL;
-	unsigned lo = 0, hi;
-	struct frame_ctx fc;
-
-	if (!dbc || (!data && len) || (!out && max) || len > BUS_J1939_TP_MAX)
-		return -EINVAL;
-	hi = dbc->npgn;
-	while (lo < hi && !m) {
-		unsigned mid = lo + (hi - lo) / 2;
-
-		if (dbc->pgn_index[mid].id == pgn)
-			m = &dbc->msgs[dbc->pgn_index[mid].msg];
-		else if (dbc->pgn_index[mid].id < pgn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!m)
-		return 0;
-	fc = (struct frame_ctx){ .t_ns = t_ns, .channel_base = channel_base, .bus = bus, .len = (unsigned)len,
-	                         .data = data };
-	memcpy(&fc.w[0], data, len < 8 ? len : 8); /* bytes past len only reach masked-off bits */
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	fc.w[0] = __builtin_bswap64(fc.w[0]);
-#endif
-	fc.w[1] = __builtin_bswap64(fc.w[0]);
-	return decode_ops(m->ops, m->nsig, &fc, out, max);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * blf.c - Vector BLF (binary logging format) to frames (trace-fmt.h).
+ * One job, the reader (containers, objects, damage), so one file; the
+ * writer is trace-write.c's, the numbers spec.h's.
  *
  * No official specification exists; the layout is the one of Toby
  * Lorenz's vector_blf library, which python-can's reader and writer follow
@@ -23,13 +25,13 @@
  * CAN_FD_MESSAGE_64 (101), CAN_ERROR (2), CAN_ERROR_EXT (73) and
  * CAN_FD_ERROR_64 (104) as error frames.  Other objects (markers,
  * statistics, other buses, types no one knows) are skipped before their
- * header is looked at, and counted by type (bus_blf_skipped).
+ * header is looked at, and counted by type (trace_blf_skipped).
  *
- * Damage is said (bus_blf_why) and read past: a container whose zlib data
+ * Damage is said (trace_blf_why) and read past: a container whose zlib data
  * is bad is skipped and the objects resume at the next "LOBJ"; a file
  * that ends inside a container or an object, or whose next object has no
  * signature, ends there.  Buffers and the inflate state are allocated in
- * bus_blf_new; reading never allocates.
+ * trace_blf_new; reading never allocates.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,41 +39,18 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "spec.h"
 #include "trace-fmt.h"
 
 #define BLF_FILE_HEADER_MIN 72
 #define BLF_FILE_HEADER_MAX 4096
 #define BLF_OBJ_BASE 16
 #define BLF_CHUNK (64 * 1024)
-#define BLF_UBUF (2 * BUS_BLF_CONTAINER_MAX) /* a spanning object's head + a container */
+#define BLF_UBUF (2 * TRACE_BLF_CONTAINER_MAX) /* a spanning object's head + a container */
 
-enum {
-	BLF_CAN_MESSAGE = 1,
-	BLF_CAN_ERROR = 2,
-	BLF_LOG_CONTAINER = 10,
-	BLF_CAN_ERROR_EXT = 73,
-	BLF_CAN_MESSAGE2 = 86,
-	BLF_CAN_FD_MESSAGE = 100,
-	BLF_CAN_FD_MESSAGE_64 = 101,
-	BLF_CAN_FD_ERROR_64 = 104,
-};
+enum { NEED_MORE = 2 }; /* beside TRACE_SKIP/FRAME: next container please */
 
-#define BLF_TIME_TEN_MICS 1 /* object flags: stamps in 10 us, else in ns */
-
-#define BLF_ID_EXT 0x80000000u
-#define BLF_MSG_TX 0x01
-#define BLF_MSG_RTR 0x80
-#define BLF_FD_EDL 0x01
-#define BLF_FD_BRS 0x02
-#define BLF_FD_ESI 0x04
-#define BLF_FD64_RTR 0x0010u
-#define BLF_FD64_EDL 0x1000u
-#define BLF_FD64_BRS 0x2000u
-#define BLF_FD64_ESI 0x4000u
-
-enum { NEED_MORE = 2 }; /* beside BUS_TRACE_SKIP/FRAME: next container please */
-
-struct bus_blf {
+struct trace_blf {
 	z_stream zs;
 	uint8_t *cbuf;          /* compressed bytes of the container being read */
 	uint8_t *ubuf;          /* object stream: [upos, ufill) not yet parsed */
@@ -86,7 +65,7 @@ struct bus_blf {
 	                           it is kept and read, the cut said once */
 	char why[96];
 	uint64_t why_off;
-	struct bus_blf_skip skip[BUS_BLF_SKIP_TYPES]; /* this pass's */
+	struct trace_blf_skip skip[TRACE_BLF_SKIP_TYPES]; /* this pass's */
 	size_t nskip;
 	uint64_t skip_other;    /* skipped objects of types beyond skip[] */
 };
@@ -106,9 +85,9 @@ static uint64_t le64(const uint8_t *p)
 	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-int bus_blf_new(struct bus_blf **ret_blf)
+int trace_blf_new(struct trace_blf **ret_blf)
 {
-	struct bus_blf *b;
+	struct trace_blf *b;
 
 	if (!ret_blf)
 		return -EINVAL;
@@ -127,7 +106,7 @@ int bus_blf_new(struct bus_blf **ret_blf)
 	return 0;
 }
 
-void bus_blf_free(struct bus_blf *blf)
+void trace_blf_free(struct trace_blf *blf)
 {
 	if (!blf)
 		return;
@@ -137,7 +116,7 @@ void bus_blf_free(struct bus_blf *blf)
 	free(blf);
 }
 
-void bus_blf_reset(struct bus_blf *blf)
+void trace_blf_reset(struct trace_blf *blf)
 {
 	blf->upos = blf->ufill = 0;
 	blf->off = blf->cont_off = 0;
@@ -147,7 +126,7 @@ void bus_blf_reset(struct bus_blf *blf)
 	blf->skip_other = 0;
 }
 
-const char *bus_blf_type_name(uint32_t type)
+const char *trace_blf_type_name(uint32_t type)
 {
 	/* the types Vector's tools write beside CAN frames most (vector_blf's
 	   ObjectType list); the others are said by number */
@@ -168,7 +147,7 @@ const char *bus_blf_type_name(uint32_t type)
 	return NULL;
 }
 
-int bus_blf_skipped(const struct bus_blf *blf, size_t i, struct bus_blf_skip *ret_skip)
+int trace_blf_skipped(const struct trace_blf *blf, size_t i, struct trace_blf_skip *ret_skip)
 {
 	if (!blf || !ret_skip)
 		return -EINVAL;
@@ -177,20 +156,20 @@ int bus_blf_skipped(const struct bus_blf *blf, size_t i, struct bus_blf_skip *re
 		return 0;
 	}
 	if (i == blf->nskip && blf->skip_other) {
-		*ret_skip = (struct bus_blf_skip){ .other = true, .count = blf->skip_other };
+		*ret_skip = (struct trace_blf_skip){ .other = true, .count = blf->skip_other };
 		return 0;
 	}
 	return -ENOENT;
 }
 
-const char *bus_blf_why(const struct bus_blf *blf, uint64_t *ret_off)
+const char *trace_blf_why(const struct trace_blf *blf, uint64_t *ret_off)
 {
 	if (ret_off)
 		*ret_off = blf->why_off;
 	return blf->why;
 }
 
-static int bad(struct bus_blf *b, uint64_t off, const char *why)
+static int bad(struct trace_blf *b, uint64_t off, const char *why)
 {
 	snprintf(b->why, sizeof(b->why), "%s", why);
 	b->why_off = off;
@@ -198,7 +177,7 @@ static int bad(struct bus_blf *b, uint64_t off, const char *why)
 }
 
 /* Up to len bytes (fewer only at the end of the file), or -errno. */
-static ssize_t read_full(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, void *buf, size_t len)
+static ssize_t read_full(struct trace_blf *b, trace_blf_read_fn fn, void *ctx, void *buf, size_t len)
 {
 	size_t got = 0;
 
@@ -216,7 +195,7 @@ static ssize_t read_full(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, void 
 }
 
 /* Read and drop len bytes; -EBADMSG if the file ends first. */
-static int skip(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint64_t len, uint64_t at, const char *what)
+static int skip(struct trace_blf *b, trace_blf_read_fn fn, void *ctx, uint64_t len, uint64_t at, const char *what)
 {
 	while (len > 0) {
 		size_t n = len > BLF_CHUNK ? BLF_CHUNK : (size_t)len;
@@ -233,7 +212,7 @@ static int skip(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint64_t len, 
 	return 0;
 }
 
-static int read_header(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
+static int read_header(struct trace_blf *b, trace_blf_read_fn fn, void *ctx)
 {
 	uint8_t h[BLF_FILE_HEADER_MIN];
 	ssize_t n = read_full(b, fn, ctx, h, sizeof(h));
@@ -252,13 +231,13 @@ static int read_header(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 		return bad(b, 4, "file header size out of range");
 	}
 	if (le16(h + 40) >= 1970) /* SYSTEMTIME of the start; 0: not said */
-		b->start_ns = bus_trace_local_ns(le16(h + 40), le16(h + 42), le16(h + 46), le16(h + 48),
+		b->start_ns = trace_local_ns(le16(h + 40), le16(h + 42), le16(h + 46), le16(h + 48),
 		                                 le16(h + 50), le16(h + 52), le16(h + 54) % 1000);
 	return skip(b, fn, ctx, size - BLF_FILE_HEADER_MIN, 0, "truncated file header");
 }
 
 /* Inflate clen bytes of the file into ubuf + ufill, exactly usize out. */
-static int inflate_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint64_t clen, size_t usize)
+static int inflate_container(struct trace_blf *b, trace_blf_read_fn fn, void *ctx, uint64_t clen, size_t usize)
 {
 	int zr = Z_OK;
 
@@ -300,7 +279,7 @@ static int inflate_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, u
 }
 
 /* The body of the container whose 16-byte header is hdr, at cont_off. */
-static int read_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint64_t payload)
+static int read_container(struct trace_blf *b, trace_blf_read_fn fn, void *ctx, uint64_t payload)
 {
 	uint8_t ch[16];
 	ssize_t n;
@@ -321,10 +300,10 @@ static int read_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint
 	payload -= sizeof(ch);
 	method = le16(ch);
 	usize = le32(ch + 8);
-	if (usize > BUS_BLF_CONTAINER_MAX || (method == 0 && payload != usize) || (method != 0 && method != 2)) {
+	if (usize > TRACE_BLF_CONTAINER_MAX || (method == 0 && payload != usize) || (method != 0 && method != 2)) {
 		int r = skip(b, fn, ctx, payload, b->cont_off, "file ends inside a container");
 
-		return r < 0 ? r : bad(b, b->cont_off, usize > BUS_BLF_CONTAINER_MAX ? "container larger than 1 MiB" :
+		return r < 0 ? r : bad(b, b->cont_off, usize > TRACE_BLF_CONTAINER_MAX ? "container larger than 1 MiB" :
 		                                       method == 0 ? "stored container size mismatch" :
 		                                                     "unknown compression method");
 	}
@@ -343,7 +322,7 @@ static int read_container(struct bus_blf *b, bus_blf_read_fn fn, void *ctx, uint
 }
 
 /* The next object of the file into ubuf: 1 loaded, 0 at the end. */
-static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
+static int load_next(struct trace_blf *b, trace_blf_read_fn fn, void *ctx)
 {
 	uint8_t h[BLF_OBJ_BASE];
 	uint32_t size, type;
@@ -368,9 +347,9 @@ static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 		b->eof = true;
 		return bad(b, b->cont_off, "object size smaller than its header");
 	}
-	if (type == BLF_LOG_CONTAINER) {
+	if (type == TRACE_BLF_LOG_CONTAINER) {
 		r = read_container(b, fn, ctx, size - BLF_OBJ_BASE);
-	} else if (size > BUS_BLF_CONTAINER_MAX) {
+	} else if (size > TRACE_BLF_CONTAINER_MAX) {
 		r = skip(b, fn, ctx, size - BLF_OBJ_BASE, b->cont_off, "file ends inside an object");
 		r = r < 0 ? r : bad(b, b->cont_off, "object larger than 1 MiB");
 	} else {
@@ -400,7 +379,7 @@ static int load_next(struct bus_blf *b, bus_blf_read_fn fn, void *ctx)
 }
 
 /* Find the next "LOBJ": within 8 bytes (padding), anywhere after damage. */
-static int find_object(struct bus_blf *b)
+static int find_object(struct trace_blf *b)
 {
 	for (;;) {
 		size_t avail = b->ufill - b->upos, zeros = 0;
@@ -441,70 +420,70 @@ static int find_object(struct bus_blf *b)
 static void set_id(struct acq_can *can, uint32_t raw)
 {
 	can->id = raw & 0x1fffffffu;
-	if ((raw & BLF_ID_EXT) || can->id > 0x7ff)
+	if ((raw & TRACE_BLF_ID_EXT) || can->id > 0x7ff)
 		can->flags |= ACQ_CAN_EXT;
 }
 
 /* The length of an FD object's frame (a remote frame's from its DLC); the
    caller copies the data. */
-static int fd_finish(struct bus_blf *b, struct acq_can *can, unsigned dlc, unsigned valid, bool fd)
+static int fd_finish(struct trace_blf *b, struct acq_can *can, unsigned dlc, unsigned valid, bool fd)
 {
 	if (can->flags & ACQ_CAN_RTR) {
 		can->len = (uint8_t)(dlc > 8 ? 8 : dlc);
-		return BUS_TRACE_FRAME;
+		return TRACE_FRAME;
 	}
-	if (fd ? !bus_trace_fd_len_ok(valid) : valid > 8)
+	if (fd ? !trace_fd_len_ok(valid) : valid > 8)
 		return bad(b, b->cont_off, fd ? "CAN FD object: data length no DLC gives" :
 		                                 "classic frame in a CAN FD object with more than 8 data bytes");
 	can->len = (uint8_t)valid;
-	return BUS_TRACE_FRAME;
+	return TRACE_FRAME;
 }
 
 /* CAN_MESSAGE, CAN_MESSAGE2: u16 channel, u8 flags, u8 dlc, u32 id, 8 data
    (CAN_MESSAGE2 then frame length, bit count, reserved) */
-static int decode_msg(struct bus_blf *b, const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+static int decode_msg(struct trace_blf *b, const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
 {
 	if (len < 16)
 		return bad(b, b->cont_off, "CAN message object shorter than its fields");
 	*ret_chan = le16(p);
-	can->flags |= (p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
+	can->flags |= (p[2] & TRACE_BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & TRACE_BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
 	set_id(can, le32(p + 4));
 	/* a DLC above 8 (9..15 say 8 bytes in classic CAN) cannot fail: the
 	   hot path of most files, kept short */
 	can->len = (uint8_t)(p[3] > 8 ? 8 : p[3]);
 	if (!(can->flags & ACQ_CAN_RTR))
 		memcpy(can->data, p + 8, can->len);
-	return BUS_TRACE_FRAME;
+	return TRACE_FRAME;
 }
 
 /* CAN_FD_MESSAGE: u16 channel, u8 flags, u8 dlc, u32 id, u32 frame length,
    u8 bit count, u8 FD flags, u8 valid bytes, 5 pad, 64 data, 4 reserved.
    The data length is the valid bytes, for a classic frame too (what
    python-can and vector_blf read); the DLC only a remote frame's length. */
-static int decode_fd(struct bus_blf *b, const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
+static int decode_fd(struct trace_blf *b, const uint8_t *p, size_t len, struct acq_can *can, unsigned *ret_chan)
 {
 	bool fd;
 	unsigned valid;
 
 	if (len < 20)
 		return bad(b, b->cont_off, "CAN FD message object shorter than its fields");
-	fd = p[13] & BLF_FD_EDL;
+	fd = p[13] & TRACE_BLF_FD_EDL;
 	valid = p[14];
 	if (valid > 64 || len < 20 + valid)
 		return bad(b, b->cont_off, "CAN FD message object: more valid bytes than it holds");
 	*ret_chan = le16(p);
-	can->flags |= p[2] & BLF_MSG_TX ? ACQ_CAN_TX : 0;
+	can->flags |= p[2] & TRACE_BLF_MSG_TX ? ACQ_CAN_TX : 0;
 	/* the remote bit is only CAN's: an FD frame has none (Vector's docs) */
 	if (fd)
-		can->flags |= ACQ_CAN_FD | (p[13] & BLF_FD_BRS ? ACQ_CAN_BRS : 0) | (p[13] & BLF_FD_ESI ? ACQ_CAN_ESI : 0);
-	else if (p[2] & BLF_MSG_RTR)
+		can->flags |= ACQ_CAN_FD | (p[13] & TRACE_BLF_FD_BRS ? ACQ_CAN_BRS : 0) | (p[13] & TRACE_BLF_FD_ESI ? ACQ_CAN_ESI : 0);
+	else if (p[2] & TRACE_BLF_MSG_RTR)
 		can->flags |= ACQ_CAN_RTR;
 	set_id(can, le32(p + 4));
 	if (fd_finish(b, can, p[3], valid, fd) < 0)
 		return -EBADMSG;
 	if (!(can->flags & ACQ_CAN_RTR))
 		memcpy(can->data, p + 20, can->len);
-	return BUS_TRACE_FRAME;
+	return TRACE_FRAME;
 }
 
 /* CAN_FD_MESSAGE_64: u8 channel, u8 dlc, u8 valid bytes, u8 tx count,
@@ -514,7 +493,7 @@ static int decode_fd(struct bus_blf *b, const uint8_t *p, size_t len, struct acq
    1905: 64 valid, 48 held): the data ends at the ext data offset (from the
    object's start) or the object's end, and CANoe and binlog.dll read the
    bytes missing as 0. */
-static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t size, struct acq_can *can,
+static int decode_fd64(struct trace_blf *b, const uint8_t *o, size_t hsize, size_t size, struct acq_can *can,
                        unsigned *ret_chan)
 {
 	const uint8_t *p = o + hsize;
@@ -526,7 +505,7 @@ static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t
 	if (size - hsize < 40)
 		return bad(b, b->cont_off, "CAN FD 64 object shorter than its fields");
 	flags = le32(p + 12);
-	fd = flags & BLF_FD64_EDL;
+	fd = flags & TRACE_BLF_FD64_EDL;
 	valid = p[2];
 	if (valid > 64)
 		return bad(b, b->cont_off, "CAN FD 64 object: more than 64 valid bytes");
@@ -539,9 +518,9 @@ static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t
 	*ret_chan = p[0];
 	can->flags |= p[34] ? ACQ_CAN_TX : 0;
 	if (fd)
-		can->flags |= ACQ_CAN_FD | (flags & BLF_FD64_BRS ? ACQ_CAN_BRS : 0) |
-		              (flags & BLF_FD64_ESI ? ACQ_CAN_ESI : 0);
-	else if (flags & BLF_FD64_RTR)
+		can->flags |= ACQ_CAN_FD | (flags & TRACE_BLF_FD64_BRS ? ACQ_CAN_BRS : 0) |
+		              (flags & TRACE_BLF_FD64_ESI ? ACQ_CAN_ESI : 0);
+	else if (flags & TRACE_BLF_FD64_RTR)
 		can->flags |= ACQ_CAN_RTR;
 	set_id(can, le32(p + 4));
 	memcpy(can->data, p + 40, held);
@@ -550,7 +529,7 @@ static int decode_fd64(struct bus_blf *b, const uint8_t *o, size_t hsize, size_t
 }
 
 /* Count an object that is no CAN frame by its type. */
-static void count_skip(struct bus_blf *b, uint32_t type)
+static void count_skip(struct trace_blf *b, uint32_t type)
 {
 	size_t i;
 
@@ -558,11 +537,11 @@ static void count_skip(struct bus_blf *b, uint32_t type)
 		if (b->skip[i].type == type)
 			break;
 	if (i == b->nskip) {
-		if (b->nskip == BUS_BLF_SKIP_TYPES) {
+		if (b->nskip == TRACE_BLF_SKIP_TYPES) {
 			b->skip_other++;
 			return;
 		}
-		b->skip[b->nskip++] = (struct bus_blf_skip){ .type = type };
+		b->skip[b->nskip++] = (struct trace_blf_skip){ .type = type };
 	}
 	b->skip[i].count++;
 }
@@ -570,13 +549,13 @@ static void count_skip(struct bus_blf *b, uint32_t type)
 static bool is_can_type(uint32_t type)
 {
 	switch (type) {
-	case BLF_CAN_MESSAGE:
-	case BLF_CAN_ERROR:
-	case BLF_CAN_ERROR_EXT:
-	case BLF_CAN_MESSAGE2:
-	case BLF_CAN_FD_MESSAGE:
-	case BLF_CAN_FD_MESSAGE_64:
-	case BLF_CAN_FD_ERROR_64:
+	case TRACE_BLF_CAN_MESSAGE:
+	case TRACE_BLF_CAN_ERROR:
+	case TRACE_BLF_CAN_ERROR_EXT:
+	case TRACE_BLF_CAN_MESSAGE2:
+	case TRACE_BLF_CAN_FD_MESSAGE:
+	case TRACE_BLF_CAN_FD_MESSAGE_64:
+	case TRACE_BLF_CAN_FD_ERROR_64:
 		return true;
 	default:
 		return false;
@@ -584,12 +563,12 @@ static bool is_can_type(uint32_t type)
 }
 
 /* the object's stamp as Unix ns; false if out of range */
-static bool object_time(const struct bus_blf *b, const uint8_t *o, int64_t *ret_ns)
+static bool object_time(const struct trace_blf *b, const uint8_t *o, int64_t *ret_ns)
 {
 	uint64_t ts = le64(o + 24);
 
 	/* at most half of int64's ns after a start in 1970-2116: no overflow */
-	if (le32(o + 16) == BLF_TIME_TEN_MICS) {
+	if (le32(o + 16) == TRACE_BLF_TIME_TEN_MICS) {
 		if (ts > (uint64_t)INT64_MAX / 2 / 10000)
 			return false;
 		ts *= 10000;
@@ -603,19 +582,19 @@ static bool object_time(const struct bus_blf *b, const uint8_t *o, int64_t *ret_
 /* CAN_ERROR (u16 channel), CAN_ERROR_EXT (u16 channel), CAN_FD_ERROR_64
    (u8 channel): an error frame; the objects' error codes are Vector's, not
    SocketCAN's CAN_ERR_* classes, so it is said as a bus error. */
-static int decode_error(struct bus_blf *b, uint32_t type, const uint8_t *p, size_t len, struct acq_can *can,
+static int decode_error(struct trace_blf *b, uint32_t type, const uint8_t *p, size_t len, struct acq_can *can,
                         unsigned *ret_chan)
 {
 	if (len < 2)
 		return bad(b, b->cont_off, "CAN error object shorter than its channel");
-	*ret_chan = type == BLF_CAN_FD_ERROR_64 ? p[0] : le16(p);
+	*ret_chan = type == TRACE_BLF_CAN_FD_ERROR_64 ? p[0] : le16(p);
 	can->flags = ACQ_CAN_ERR;
-	can->id = BUS_TRACE_ERR_ID;
-	return BUS_TRACE_FRAME;
+	can->id = TRACE_ERR_ID;
+	return TRACE_FRAME;
 }
 
 /* One whole object at o: a frame, SKIP for other objects, -EBADMSG. */
-static int decode_object(struct bus_blf *b, const uint8_t *o, struct acq_item *ret_item, unsigned *ret_chan)
+static int decode_object(struct trace_blf *b, const uint8_t *o, struct acq_item *ret_item, unsigned *ret_chan)
 {
 	uint16_t hsize = le16(o + 4), hver = le16(o + 6);
 	uint32_t size = le32(o + 8), type = le32(o + 12);
@@ -625,7 +604,7 @@ static int decode_object(struct bus_blf *b, const uint8_t *o, struct acq_item *r
 	if (!is_can_type(type)) {
 		/* markers, statistics, other buses: said by type, not damage */
 		count_skip(b, type);
-		return BUS_TRACE_SKIP;
+		return TRACE_SKIP;
 	}
 	/* version 1: flags, client index, object version, stamp; version 2:
 	   flags, stamp status, reserved, object version, stamp, original stamp;
@@ -637,27 +616,27 @@ static int decode_object(struct bus_blf *b, const uint8_t *o, struct acq_item *r
 	if (!object_time(b, o, &it.t_ns))
 		return bad(b, b->cont_off, "CAN object time stamp out of range");
 	switch (type) {
-	case BLF_CAN_MESSAGE:
-	case BLF_CAN_MESSAGE2:
+	case TRACE_BLF_CAN_MESSAGE:
+	case TRACE_BLF_CAN_MESSAGE2:
 		r = decode_msg(b, o + hsize, size - hsize, &it.can, ret_chan);
 		break;
-	case BLF_CAN_FD_MESSAGE:
+	case TRACE_BLF_CAN_FD_MESSAGE:
 		r = decode_fd(b, o + hsize, size - hsize, &it.can, ret_chan);
 		break;
-	case BLF_CAN_FD_MESSAGE_64:
+	case TRACE_BLF_CAN_FD_MESSAGE_64:
 		r = decode_fd64(b, o, hsize, size, &it.can, ret_chan);
 		break;
 	default:
 		r = decode_error(b, type, o + hsize, size - hsize, &it.can, ret_chan);
 		break;
 	}
-	if (r == BUS_TRACE_FRAME)
+	if (r == TRACE_FRAME)
 		*ret_item = it;
 	return r;
 }
 
 /* The next object in ubuf: FRAME, SKIP, NEED_MORE or -EBADMSG. */
-static int next_object(struct bus_blf *b, struct acq_item *ret_item, unsigned *ret_chan)
+static int next_object(struct trace_blf *b, struct acq_item *ret_item, unsigned *ret_chan)
 {
 	const uint8_t *o;
 	uint32_t size;
@@ -669,7 +648,7 @@ static int next_object(struct bus_blf *b, struct acq_item *ret_item, unsigned *r
 		return NEED_MORE;
 	o = b->ubuf + b->upos;
 	size = le32(o + 8);
-	if (size < BLF_OBJ_BASE || size > BUS_BLF_CONTAINER_MAX) {
+	if (size < BLF_OBJ_BASE || size > TRACE_BLF_CONTAINER_MAX) {
 		b->resync = true;
 		b->upos += 4;
 		return bad(b, b->cont_off, "object size out of range in container");
@@ -681,10 +660,10 @@ static int next_object(struct bus_blf *b, struct acq_item *ret_item, unsigned *r
 	return decode_object(b, o, ret_item, ret_chan);
 }
 
-int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_item *ret_item,
+int trace_blf_next(struct trace_blf *blf, trace_blf_read_fn fn, void *ctx, struct acq_item *ret_item,
                  unsigned *ret_chan)
 {
-	struct bus_blf *b = blf;
+	struct trace_blf *b = blf;
 	int r;
 
 	if (!b || !fn || !ret_item || !ret_chan)
@@ -693,9 +672,9 @@ int bus_blf_next(struct bus_blf *blf, bus_blf_read_fn fn, void *ctx, struct acq_
 		return r;
 	for (;;) {
 		r = next_object(b, ret_item, ret_chan);
-		if (r == BUS_TRACE_FRAME || r < 0)
+		if (r == TRACE_FRAME || r < 0)
 			return r;
-		if (r == BUS_TRACE_SKIP)
+		if (r == TRACE_SKIP)
 			continue;
 		if (b->eof) {
 			bool left = false;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * candump.c - one CAN record as one candump log line, as can-utils' lib.c
- * writes it (see bus/candump.c, the parser, for the grammar): what
+ * candump-write.c - one CAN record as one candump log line, as can-utils'
+ * lib.c writes it (see candump.c, the parser, for the grammar): what
  * `export --format candump` and `recv --format candump` print, and what
  * `replay` and candump tools read back.
  */
@@ -11,29 +11,16 @@
 #include <string.h>
 
 #include "candump.h"
+#include "spec.h"
 
-/* The grammar's constants (linux/can.h values; bus/candump.c reads them). */
-#define CD_ERR_FLAG 0x20000000u
-#define CD_SFF_MASK 0x000007ffu
-#define CD_EFF_MASK 0x1fffffffu
-#define CD_FD_BRS 0x01
-#define CD_FD_ESI 0x02
-#define CD_FD_FDF 0x04
-
-/* The payload lengths a CAN FD DLC can say. */
-static bool valid_fd_len(unsigned len)
-{
-	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 ||
-	       len == 32 || len == 48 || len == 64;
-}
 
 static int format_id(const struct acq_can *can, char *buf, size_t len)
 {
 	if (can->flags & ACQ_CAN_ERR)
-		return snprintf(buf, len, "%08X#", (can->id & CD_EFF_MASK) | CD_ERR_FLAG);
+		return snprintf(buf, len, "%08X#", (can->id & TRACE_CD_EFF_MASK) | TRACE_CD_ERR_FLAG);
 	if (can->flags & ACQ_CAN_EXT)
-		return snprintf(buf, len, "%08X#", can->id & CD_EFF_MASK);
-	return snprintf(buf, len, "%03X#", can->id & CD_SFF_MASK);
+		return snprintf(buf, len, "%08X#", can->id & TRACE_CD_EFF_MASK);
+	return snprintf(buf, len, "%03X#", can->id & TRACE_CD_SFF_MASK);
 }
 
 static bool item_formattable(const struct acq_item *item, const char *ifname)
@@ -43,15 +30,15 @@ static bool item_formattable(const struct acq_item *item, const char *ifname)
 	if (item->kind != ACQ_ITEM_CAN || item->t_ns < 0 || !ifname || !*ifname || strchr(ifname, ' '))
 		return false;
 	if (can->flags & ACQ_CAN_FD)
-		return !(can->flags & (ACQ_CAN_RTR | ACQ_CAN_ERR)) && valid_fd_len(can->len);
+		return !(can->flags & (ACQ_CAN_RTR | ACQ_CAN_ERR)) && trace_fd_len_ok(can->len);
 	if (can->len > 8 || (can->flags & (ACQ_CAN_BRS | ACQ_CAN_ESI)))
 		return false;
 	if ((can->flags & ACQ_CAN_RTR) && (can->flags & ACQ_CAN_ERR))
 		return false;
-	return (can->flags & (ACQ_CAN_EXT | ACQ_CAN_ERR)) ? can->id <= CD_EFF_MASK : can->id <= CD_SFF_MASK;
+	return (can->flags & (ACQ_CAN_EXT | ACQ_CAN_ERR)) ? can->id <= TRACE_CD_EFF_MASK : can->id <= TRACE_CD_SFF_MASK;
 }
 
-int rec_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len)
+int trace_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len)
 {
 	const struct acq_can *can;
 	size_t n;
@@ -72,8 +59,8 @@ int rec_candump_format(const struct acq_item *item, const char *ifname, char *bu
 	if (can->flags & ACQ_CAN_RTR)
 		r = snprintf(buf + n, len - n, can->len ? "R%u" : "R", can->len);
 	else if (can->flags & ACQ_CAN_FD)
-		r = snprintf(buf + n, len - n, "#%X", CD_FD_FDF | ((can->flags & ACQ_CAN_BRS) ? CD_FD_BRS : 0) |
-		             ((can->flags & ACQ_CAN_ESI) ? CD_FD_ESI : 0));
+		r = snprintf(buf + n, len - n, "#%X", TRACE_CD_FD_FDF | ((can->flags & ACQ_CAN_BRS) ? TRACE_CD_FD_BRS : 0) |
+		             ((can->flags & ACQ_CAN_ESI) ? TRACE_CD_FD_ESI : 0));
 	else
 		r = 0;
 	if (r < 0 || (size_t)r >= len - n)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dbc-parse.c - DBC text to struct bus_dbc (messages, signals, VAL_,
- * SIG_VALTYPE_, SG_MUL_VAL_).  Comments (CM_) are checked for syntax and
+ * dbc-parse.c - DBC text to struct dbc (messages, signals, VAL_,
+ * SIG_VALTYPE_, SG_MUL_VAL_).  One job, the grammar, so one file.  Comments (CM_) are checked for syntax and
  * dropped; attributes and the other sections are skipped to their ';'.
  *
  * A small lexer over the whole file: strings may span lines (CM_ texts
@@ -39,7 +39,7 @@ struct tok {
 };
 
 struct parser {
-	struct bus_dbc *dbc;
+	struct dbc *dbc;
 	const char *path;
 	const char *start, *p, *end;
 	unsigned line;
@@ -309,7 +309,7 @@ static int parse_bu(struct parser *ps)
 	return r < 0 ? r : 0;
 }
 
-static struct dbc_msg *find_msg(struct bus_dbc *dbc, uint32_t id, bool ext)
+static struct dbc_msg *find_msg(struct dbc *dbc, uint32_t id, bool ext)
 {
 	for (unsigned i = 0; i < dbc->nmsgs; i++)
 		if (dbc->msgs[i].id == id && dbc->msgs[i].ext == ext)
@@ -317,7 +317,7 @@ static struct dbc_msg *find_msg(struct bus_dbc *dbc, uint32_t id, bool ext)
 	return NULL;
 }
 
-static struct dbc_sig *find_sig(struct bus_dbc *dbc, const struct dbc_msg *m, const char *name, size_t len)
+static struct dbc_sig *find_sig(struct dbc *dbc, const struct dbc_msg *m, const char *name, size_t len)
 {
 	for (unsigned i = m->first; i < m->first + m->nsig; i++)
 		if (strlen(dbc->sigs[i].name) == len && memcmp(dbc->sigs[i].name, name, len) == 0)
@@ -377,7 +377,7 @@ static int grow(void **arr, unsigned *cap, unsigned n, size_t elem)
 
 static int parse_bo(struct parser *ps, unsigned line)
 {
-	struct bus_dbc *dbc = ps->dbc;
+	struct dbc *dbc = ps->dbc;
 	struct dbc_msg *m;
 	struct tok name;
 	uint32_t id;
@@ -480,7 +480,7 @@ static int parse_phys(struct parser *ps, struct dbc_sig *s)
 
 static int parse_sg(struct parser *ps, unsigned line)
 {
-	struct bus_dbc *dbc = ps->dbc;
+	struct dbc *dbc = ps->dbc;
 	struct dbc_sig sig = { .line = line }, *s;
 	struct tok name, t;
 	int r;
@@ -882,7 +882,7 @@ static int parse_statement(struct parser *ps, const struct tok *kw)
 	return perr(ps, line, "unknown keyword '%.*s'", (int)(kw->len > 40 ? 40 : kw->len), kw->s);
 }
 
-int dbc_parse(struct bus_dbc *dbc, const char *path, const char *text, size_t len,
+int dbc_parse(struct dbc *dbc, const char *path, const char *text, size_t len,
               char *errbuf, size_t errlen)
 {
 	struct parser ps = {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace-write.c - Vector ASC and BLF writers (trace-write.h).  The layouts
- * are those bus/asc.c and bus/blf.c read (see there), and python-can's.
+ * are those asc.c and blf.c read (see there; BLF's numbers are spec.h's,
+ * for both), and python-can's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,22 +12,16 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "spec.h"
 #include "trace-write.h"
 
 #define BLF_HEADER_SIZE 144
 #define BLF_CONTAINER 131072 /* uncompressed bytes per container, as Vector's tools */
 #define BLF_OBJ_HEADER 32    /* base + version 1 header */
 
-enum {
-	BLF_CAN_MESSAGE = 1,
-	BLF_LOG_CONTAINER = 10,
-	BLF_CAN_ERROR_EXT = 73,
-	BLF_CAN_FD_MESSAGE = 100,
-};
-
-struct rec_tracew {
+struct trace_writer {
 	FILE *out;
-	enum rec_trace_format fmt;
+	enum trace_write_format fmt;
 	bool started;
 	int64_t start_ns;     /* first frame, cut to the ms */
 	int64_t last_ns;      /* BLF: the stop time */
@@ -39,31 +34,31 @@ struct rec_tracew {
 	uint64_t objects, uncompressed;
 };
 
-int rec_trace_format_parse(const char *name, enum rec_trace_format *ret_fmt)
+int trace_write_format_parse(const char *name, enum trace_write_format *ret_fmt)
 {
 	if (!name || !ret_fmt)
 		return -EINVAL;
 	if (!strcmp(name, "asc"))
-		*ret_fmt = REC_TRACE_ASC;
+		*ret_fmt = TRACE_WRITE_ASC;
 	else if (!strcmp(name, "blf"))
-		*ret_fmt = REC_TRACE_BLF;
+		*ret_fmt = TRACE_WRITE_BLF;
 	else
 		return -EINVAL;
 	return 0;
 }
 
-int rec_tracew_new(FILE *out, enum rec_trace_format fmt, rec_tracew_t **ret_w)
+int trace_writer_new(FILE *out, enum trace_write_format fmt, trace_writer_t **ret_w)
 {
-	rec_tracew_t *w;
+	trace_writer_t *w;
 
-	if (!out || !ret_w || (fmt != REC_TRACE_ASC && fmt != REC_TRACE_BLF))
+	if (!out || !ret_w || (fmt != TRACE_WRITE_ASC && fmt != TRACE_WRITE_BLF))
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->out = out;
 	w->fmt = fmt;
-	if (fmt == REC_TRACE_BLF) {
+	if (fmt == TRACE_WRITE_BLF) {
 		w->zcap = compressBound(BLF_CONTAINER);
 		w->buf = malloc(BLF_CONTAINER);
 		w->zbuf = malloc(w->zcap);
@@ -102,7 +97,7 @@ static void asc_date(FILE *out, int64_t t_ns)
 	        tm.tm_hour < 12 ? "am" : "pm", tm.tm_year + 1900);
 }
 
-static void asc_header(rec_tracew_t *w)
+static void asc_header(trace_writer_t *w)
 {
 	fputs("date ", w->out);
 	asc_date(w->out, w->start_ns);
@@ -112,7 +107,7 @@ static void asc_header(rec_tracew_t *w)
 	fputs("\n   0.000000 Start of measurement\n", w->out);
 }
 
-static void asc_frame(rec_tracew_t *w, const struct acq_item *it, int64_t rel)
+static void asc_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 {
 	const struct acq_can *c = &it->can;
 	unsigned ch = it->bus + 1u;
@@ -129,7 +124,8 @@ static void asc_frame(rec_tracew_t *w, const struct acq_item *it, int64_t rel)
 		static const uint8_t dlc_of[65] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11,
 			12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14,
 			14, 14, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15 };
-		unsigned flags = 0x1000u | ((c->flags & ACQ_CAN_BRS) ? 0x2000u : 0) | ((c->flags & ACQ_CAN_ESI) ? 0x4000u : 0);
+		unsigned flags = TRACE_BLF_FD64_EDL | ((c->flags & ACQ_CAN_BRS) ? TRACE_BLF_FD64_BRS : 0) |
+		                 ((c->flags & ACQ_CAN_ESI) ? TRACE_BLF_FD64_ESI : 0);
 
 		fprintf(w->out, "CANFD %3u %-4s %8s %32s %d %d %x %2u", ch, dir, id, "", !!(c->flags & ACQ_CAN_BRS),
 		        !!(c->flags & ACQ_CAN_ESI), dlc_of[c->len], c->len);
@@ -180,7 +176,7 @@ static void systemtime(uint8_t *p, int64_t t_ns)
 	le16(p + 14, (uint16_t)(t_ns / 1000000 % 1000));
 }
 
-static void blf_header(rec_tracew_t *w, uint64_t file_size)
+static void blf_header(trace_writer_t *w, uint64_t file_size)
 {
 	uint8_t h[BLF_HEADER_SIZE] = { 'L', 'O', 'G', 'G' };
 	static const uint8_t app[8] = { 5, 0, 0, 0, 2, 6, 8, 1 }; /* application, BL version: python-can's */
@@ -196,7 +192,7 @@ static void blf_header(rec_tracew_t *w, uint64_t file_size)
 	fwrite(h, 1, sizeof(h), w->out);
 }
 
-static int blf_flush(rec_tracew_t *w)
+static int blf_flush(trace_writer_t *w)
 {
 	uint8_t h[32] = { 'L', 'O', 'B', 'J' }, pad[4] = { 0 };
 	uLongf zlen = w->zcap;
@@ -210,7 +206,7 @@ static int blf_flush(rec_tracew_t *w)
 	le16(h + 4, 16);
 	le16(h + 6, 1);
 	le32(h + 8, size);
-	le32(h + 12, BLF_LOG_CONTAINER);
+	le32(h + 12, TRACE_BLF_LOG_CONTAINER);
 	le16(h + 16, 2); /* zlib */
 	le32(h + 24, (uint32_t)w->fill);
 	fwrite(h, 1, sizeof(h), w->out);
@@ -224,13 +220,14 @@ static int blf_flush(rec_tracew_t *w)
 /* The object body of a frame into b; its type in *ret_type, its size returned. */
 static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_t *ret_type)
 {
-	uint32_t id = c->id | ((c->flags & ACQ_CAN_EXT) ? 0x80000000u : 0);
-	uint8_t flags = (uint8_t)(((c->flags & ACQ_CAN_TX) ? 0x01 : 0) | ((c->flags & ACQ_CAN_RTR) ? 0x80 : 0));
+	uint32_t id = c->id | ((c->flags & ACQ_CAN_EXT) ? TRACE_BLF_ID_EXT : 0);
+	uint8_t flags = (uint8_t)(((c->flags & ACQ_CAN_TX) ? TRACE_BLF_MSG_TX : 0) |
+	                          ((c->flags & ACQ_CAN_RTR) ? TRACE_BLF_MSG_RTR : 0));
 
 	if (c->flags & ACQ_CAN_ERR) {
 		memset(b, 0, 32);
 		le16(b, (uint16_t)ch);
-		*ret_type = BLF_CAN_ERROR_EXT;
+		*ret_type = TRACE_BLF_CAN_ERROR_EXT;
 		return 32;
 	}
 	if (c->flags & ACQ_CAN_FD) {
@@ -243,10 +240,11 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 		b[2] = flags;
 		b[3] = dlc_of[c->len];
 		le32(b + 4, id);
-		b[13] = (uint8_t)(0x01 | ((c->flags & ACQ_CAN_BRS) ? 0x02 : 0) | ((c->flags & ACQ_CAN_ESI) ? 0x04 : 0));
+		b[13] = (uint8_t)(TRACE_BLF_FD_EDL | ((c->flags & ACQ_CAN_BRS) ? TRACE_BLF_FD_BRS : 0) |
+		                  ((c->flags & ACQ_CAN_ESI) ? TRACE_BLF_FD_ESI : 0));
 		b[14] = c->len;
 		memcpy(b + 20, c->data, c->len);
-		*ret_type = BLF_CAN_FD_MESSAGE;
+		*ret_type = TRACE_BLF_CAN_FD_MESSAGE;
 		return 84;
 	}
 	memset(b, 0, 16);
@@ -256,11 +254,11 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 	le32(b + 4, id);
 	if (!(c->flags & ACQ_CAN_RTR))
 		memcpy(b + 8, c->data, c->len);
-	*ret_type = BLF_CAN_MESSAGE;
+	*ret_type = TRACE_BLF_CAN_MESSAGE;
 	return 16;
 }
 
-static int blf_frame(rec_tracew_t *w, const struct acq_item *it, int64_t rel)
+static int blf_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 {
 	uint8_t obj[BLF_OBJ_HEADER + 84] = { 'L', 'O', 'B', 'J' };
 	uint32_t type;
@@ -285,7 +283,7 @@ static int blf_frame(rec_tracew_t *w, const struct acq_item *it, int64_t rel)
 
 static bool frame_ok(const struct acq_can *c)
 {
-	if (c->len > ((c->flags & ACQ_CAN_FD) ? 64 : 8) || c->id > ((c->flags & ACQ_CAN_EXT) ? 0x1fffffffu : 0x7ffu))
+	if (c->len > ((c->flags & ACQ_CAN_FD) ? 64 : 8) || c->id > ((c->flags & ACQ_CAN_EXT) ? TRACE_CD_EFF_MASK : TRACE_CD_SFF_MASK))
 		return false;
 	if ((c->flags & ACQ_CAN_FD) && (c->flags & ACQ_CAN_RTR))
 		return false;
@@ -293,7 +291,7 @@ static bool frame_ok(const struct acq_can *c)
 	       c->len == 24 || c->len == 32 || c->len == 48 || c->len == 64;
 }
 
-int rec_tracew_frame(rec_tracew_t *w, const struct acq_item *it)
+int trace_writer_frame(trace_writer_t *w, const struct acq_item *it)
 {
 	int64_t rel;
 
@@ -302,26 +300,26 @@ int rec_tracew_frame(rec_tracew_t *w, const struct acq_item *it)
 	if (!w->started) {
 		w->started = true;
 		w->start_ns = it->t_ns - it->t_ns % 1000000;
-		if (w->fmt == REC_TRACE_ASC)
+		if (w->fmt == TRACE_WRITE_ASC)
 			asc_header(w);
 		else
 			blf_header(w, 0); /* rewritten at close where the output seeks */
 	}
 	rel = it->t_ns > w->start_ns ? it->t_ns - w->start_ns : 0;
-	if (w->fmt == REC_TRACE_ASC)
+	if (w->fmt == TRACE_WRITE_ASC)
 		asc_frame(w, it, rel);
 	else if (blf_frame(w, it, rel) < 0)
 		w->failed = true;
 	return ferror(w->out) || w->failed ? -EIO : 0;
 }
 
-int rec_tracew_close(rec_tracew_t *w)
+int trace_writer_close(trace_writer_t *w)
 {
 	int r = 0;
 
 	if (!w)
 		return 0;
-	if (w->fmt == REC_TRACE_ASC) {
+	if (w->fmt == TRACE_WRITE_ASC) {
 		if (!w->started)
 			asc_header(w); /* no frame: an empty measurement at the epoch */
 		fputs("End TriggerBlock\n", w->out);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * candump.h - candump log lines: "(sec.usec) iface ID#data", FD "ID##Fdata",
+ * remote "ID#R[len]", error frames (CAN_ERR_FLAG in the id): read
+ * (candump.c; bus/'s trace driver replays them as a CAN source) and
+ * written (candump-write.c: what record/'s text writer prints for
+ * `export --format candump`), and candump's screen output read
+ * (candump-screen.c).
+ *
+ * Timestamps have microsecond resolution (1 to 6 fraction digits are read,
+ * 6 are written), so read-write-read is exact.  A trailing " T" marks a
+ * frame we sent (ACQ_CAN_TX), " R" one received (python-can writes both).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "acquisition/acq-item.h"
+
+/* The longest valid line, NUL included (FD, 64 bytes, an interface name
+   of up to 15 characters): what trace_candump_parse reads and
+   trace_candump_format writes. */
+#define TRACE_CANDUMP_LINE_MAX 256
+
+/*
+ * Parse one line (with or without the trailing newline; len bounds the
+ * read, a NUL before len ends it) into *ret_item (kind CAN, t_ns, bus = 0) and copy the interface
+ * name into ifname (may be NULL: not copied).  Returns 0; -EBADMSG for a
+ * malformed line or an interface name that does not fit ifname_len
+ * (nothing written); -EINVAL for NULL line/ret_item or ifname_len 0.
+ * No allocation; safe on any input; RT-safe.
+ */
+int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
+                      char *ifname, size_t ifname_len);
+
+/*
+ * One line of what candump prints on the terminal (not -l/-L): the
+ * default "  can0  123   [8]  11 22 ...", with -ta/-td/-tz/-tA stamps,
+ * -x's "TX B E" columns, FD "[64]", "remote request", -a, -i, -S, -8
+ * and an error frame's "ERRORFRAME" (candump-screen.c says each shape).
+ * Same contract as trace_candump_parse.  -td/-tz stamps are taken as they
+ * are printed (seconds), -tA as local time.
+ */
+int trace_candump_parse_screen(const char *line, size_t len, struct acq_item *ret_item, char *ifname,
+                             size_t ifname_len);
+/* A line that continues the one before: -e's description of an error
+   frame, indented by a tab. */
+bool trace_candump_screen_cont(const char *line, size_t len);
+
+/*
+ * Format a CAN item as one candump line ending in '\n', NUL-terminated, in
+ * buf (TRACE_CANDUMP_LINE_MAX with an interface name of up to 15 characters
+ * is always enough).  Returns the length without the NUL, -ENOBUFS if buf
+ * is too small (nothing useful written), -EINVAL for NULL arguments, an
+ * empty or blank-containing ifname, a non-CAN item, a negative t_ns, or a
+ * frame the format cannot express (id/length out of range, FD with
+ * RTR/ERR).  trace_candump_parse() reads the line back to the same item.
+ */
+int trace_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);
