@@ -26,7 +26,6 @@
 #include <stdio.h>
 
 #include "acquisition/acq-item.h"
-#include "candump.h"
 
 enum rec_format {
 	REC_FORMAT_CSV = 0,   /* a header line, then one row per record */
