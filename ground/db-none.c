@@ -56,6 +56,12 @@ int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outc
 	return -ENOTSUP;
 }
 
+int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
+                       enum grd_db_outcome *ret_outcome)
+{
+	return -ENOTSUP;
+}
+
 int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b)
 {
 	return -ENOTSUP;

@@ -31,7 +31,7 @@ struct grd_pending {
 	size_t len;
 	int vid;
 	enum grd_db_outcome out;
-	uint64_t digest;          /* of its records (grd_batch_digest()) */
+	uint64_t digest;          /* of its records (record/digest.h, REC_DIGEST_SEED) */
 	int64_t lo, hi;           /* its first and last record times (ns) */
 	int door;                 /* 1 + enum grd_db_door when refused at the door, 0 */
 	char why[400];            /* that refusal in words */

@@ -666,30 +666,43 @@ int grd_db_flush(grd_db_t *db, bool force)
 
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
 {
-	struct grd_pending *p;
-	grd_db_t *w;
-	rec_batch_t *b;
+	rec_batch_t *b = NULL;
 	int r;
 
 	if (!db || (!payload && len) || !ret_outcome)
 		return -EINVAL;
-	r = workers_start(db);
-	if (r < 0)
-		return r;
 	if (rec_batch_decode(payload, len, &b) < 0) {
 		pthread_mutex_lock(&db->lock);
 		db->st.bad++;
 		pthread_mutex_unlock(&db->lock);
 		return -EBADMSG;
 	}
+	r = grd_db_store_batch(db, &b, payload, len, ret_outcome);
+	rec_batch_free(b);
+	return r;
+}
+
+int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
+                       enum grd_db_outcome *ret_outcome)
+{
+	struct grd_pending *p;
+	grd_db_t *w;
+	int r;
+
+	if (!db || !b || !*b || (!payload && len) || !ret_outcome)
+		return -EINVAL;
+	r = workers_start(db);
+	if (r < 0)
+		return r;
 	w = db->work[db->fill];
 	p = &w->pend[w->npend];
-	*p = (struct grd_pending){ .b = b, .len = len, .out = GRD_DB_QUEUED, .payload = malloc(len ? len : 1) };
-	if (!p->payload) {
-		rec_batch_free(b);
+	*p = (struct grd_pending){ .len = len, .out = GRD_DB_QUEUED, .payload = malloc(len ? len : 1) };
+	if (!p->payload)
 		return -ENOMEM;
-	}
 	memcpy(p->payload, payload, len);
+	/* Ours from here: the group frees it once committed. */
+	p->b = *b;
+	*b = NULL;
 	if (w->npend++ == 0) {
 		struct timespec now;
 

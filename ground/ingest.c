@@ -30,6 +30,7 @@
 #include "acquisition/acq-item.h"
 #include "basic/clock.h"
 #include "basic/parse.h"
+#include "record/digest.h"
 
 #define NS_PER_DAY (INT64_C(86400) * 1000000000)
 
@@ -306,70 +307,19 @@ static void check_times(const grd_db_t *db, struct grd_pending *p, const struct 
 
 /* ---- the digest ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * UINT64_C(0x100000001b3);
-	return h;
-}
-
-static uint64_t digest_item(uint64_t h, const struct acq_item *it)
-{
-	h = fnv(h, &it->t_ns, sizeof(it->t_ns));
-	h = fnv(h, &it->kind, sizeof(it->kind));
-	h = fnv(h, &it->bus, sizeof(it->bus));
-	if (it->kind == ACQ_ITEM_CAN) {
-		h = fnv(h, &it->can.id, sizeof(it->can.id));
-		h = fnv(h, &it->can.flags, 1);
-		h = fnv(h, &it->can.len, 1);
-		h = fnv(h, it->can.data, it->can.len);
-	} else if (it->kind == ACQ_ITEM_SAMPLE) {
-		h = fnv(h, &it->sample.channel, sizeof(it->sample.channel));
-		h = fnv(h, &it->sample.quality, sizeof(it->sample.quality));
-		h = fnv(h, &it->sample.value, sizeof(it->sample.value));
-	} else if (it->kind == ACQ_ITEM_TEXT) {
-		h = fnv(h, &it->text.channel, sizeof(it->text.channel));
-		h = fnv(h, &it->text.quality, 1);
-		h = fnv(h, &it->text.len, 1);
-		h = fnv(h, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
-	} else {
-		h = fnv(h, &it->event.code, sizeof(it->event.code));
-		h = fnv(h, &it->event.detail, sizeof(it->event.detail));
-		h = fnv(h, &it->event.arg, sizeof(it->event.arg));
-	}
-	return h;
-}
-
-#define DIGEST_SEED UINT64_C(0xcbf29ce484222325)
-
-uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count)
-{
-	uint64_t h = DIGEST_SEED;
-
-	for (uint32_t i = 0; i < count; i++) {
-		struct acq_item it;
-
-		rec_batch_item(b, i, &it);
-		h = digest_item(h, &it);
-	}
-	return h;
-}
-
 /* The digest and the first and last record times of p's Batch, in one
    pass over its records (each record is unpacked once here, and once more
    only if the Batch is new). */
 static void scan(struct grd_pending *p, uint32_t count)
 {
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	uint64_t h = DIGEST_SEED;
+	uint64_t h = REC_DIGEST_SEED;
 
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 
 		rec_batch_item(p->b, i, &it);
-		h = digest_item(h, &it);
+		h = rec_item_digest(h, &it);
 		lo = it.t_ns < lo ? it.t_ns : lo;
 		hi = it.t_ns > hi ? it.t_ns : hi;
 	}

@@ -27,6 +27,7 @@
 
 #include "mqtt-private.h"
 #include "recv.h"
+#include "record/digest.h"
 #include "basic/clock.h"
 #include "basic/name.h"
 
@@ -406,87 +407,15 @@ static int digest_add(struct stream *s, uint64_t first, uint32_t count, uint64_t
 	return 0;
 }
 
-/* One 64-bit word into the hash: multiply-xorshift, word at a time (a byte
-   loop cost more than all the rest of a Batch's bookkeeping). */
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v * 0x9e3779b97f4a7c15ull;
-	h = (h << 31 | h >> 33) * 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
-
-/* Every field of the record (no padding bytes). */
-static uint64_t item_hash(uint64_t h, const struct acq_item *it)
-{
-	uint64_t w;
-
-	h = mix(h, (uint64_t)it->t_ns);
-	h = mix(h, (uint64_t)it->kind << 32 | it->bus);
-	if (it->kind == ACQ_ITEM_CAN) {
-		h = mix(h, (uint64_t)it->can.id << 16 | (uint64_t)it->can.flags << 8 | it->can.len);
-		for (size_t i = 0; i < it->can.len; i += 8) {
-			w = 0;
-			memcpy(&w, it->can.data + i, it->can.len - i < 8 ? it->can.len - i : 8);
-			h = mix(h, w);
-		}
-		return h;
-	}
-	if (it->kind == ACQ_ITEM_SAMPLE) {
-		memcpy(&w, &it->sample.value, sizeof(w));
-		h = mix(h, (uint64_t)it->sample.channel << 32 | it->sample.quality);
-		return mix(h, w);
-	}
-	if (it->kind == ACQ_ITEM_TEXT) {
-		h = mix(h, (uint64_t)it->text.channel << 32 | (uint64_t)it->text.quality << 8 | it->text.len);
-		for (size_t i = 0; i < it->text.len && i < ACQ_TEXT_MAX; i += 8) {
-			w = 0;
-			memcpy(&w, it->text.text + i, it->text.len - i < 8 ? it->text.len - i : 8);
-			h = mix(h, w);
-		}
-		return h;
-	}
-	h = mix(h, (uint64_t)it->event.code << 32 | it->event.detail);
-	return mix(h, (uint64_t)it->event.arg);
-}
-
-static bool item_eq(const struct acq_item *x, const struct acq_item *y)
-{
-	if (x->kind != y->kind || x->t_ns != y->t_ns || x->bus != y->bus || x->seq != y->seq)
-		return false;
-	if (x->kind == ACQ_ITEM_CAN)
-		return x->can.id == y->can.id && x->can.flags == y->can.flags && x->can.len == y->can.len &&
-		       memcmp(x->can.data, y->can.data, x->can.len) == 0;
-	if (x->kind == ACQ_ITEM_SAMPLE)
-		return x->sample.channel == y->sample.channel && x->sample.quality == y->sample.quality &&
-		       memcmp(&x->sample.value, &y->sample.value, sizeof(x->sample.value)) == 0;
-	if (x->kind == ACQ_ITEM_TEXT)
-		return x->text.channel == y->text.channel && x->text.quality == y->text.quality &&
-		       x->text.len == y->text.len && memcmp(x->text.text, y->text.text, x->text.len) == 0;
-	return x->event.code == y->event.code && x->event.arg == y->event.arg &&
-	       x->event.detail == y->event.detail;
-}
-
 int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen)
 {
 	rec_batch_t *ba = NULL, *bb = NULL;
-	struct rec_batch_info ia, ib;
 	int same = -EBADMSG;
 
 	if ((!a && alen) || (!b && blen))
 		return -EINVAL;
-	if (rec_batch_decode(a, alen, &ba) < 0 || rec_batch_decode(b, blen, &bb) < 0)
-		goto out;
-	rec_batch_info(ba, &ia);
-	rec_batch_info(bb, &ib);
-	same = ia.first_seq == ib.first_seq && ia.count == ib.count;
-	for (uint32_t i = 0; same && i < ia.count; i++) {
-		struct acq_item x, y;
-
-		rec_batch_item(ba, i, &x);
-		rec_batch_item(bb, i, &y);
-		same = item_eq(&x, &y);
-	}
-out:
+	if (rec_batch_decode(a, alen, &ba) == 0 && rec_batch_decode(b, blen, &bb) == 0)
+		same = rec_batch_same_records(ba, bb);
 	rec_batch_free(ba);
 	rec_batch_free(bb);
 	return same;
@@ -513,11 +442,11 @@ static bool topic_matches(const char *topic, const char *vehicle)
 }
 
 static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct rec_batch_info *info,
-                  const void *payload, size_t len, int err)
+                  rec_batch_t **b, const void *payload, size_t len, int err)
 {
 	r->st.refused[why]++;
 	if (r->cfg.on_refused)
-		r->cfg.on_refused(r->cfg.ctx, why, info, payload, len);
+		r->cfg.on_refused(r->cfg.ctx, why, info, b, payload, len);
 	return err;
 }
 
@@ -529,24 +458,20 @@ static bool seq_jump(const struct stream *s, const struct rec_batch_info *info)
 	                  info->first_seq + info->count + UPL_RECV_MAX_JUMP <= s->lowest);
 }
 
-/* Hash of the records; *ret_seen: how many at or above the floor were
-   received before. */
+/* Digest of the records (record/digest.h, from the receiver's own seed);
+   *ret_seen: how many at or above the floor were received before. */
 static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const rec_batch_t *b,
                            const struct rec_batch_info *info, uint32_t *ret_seen)
 {
-	uint64_t h = r->hash_seed;
 	uint32_t seen = 0;
 
 	for (uint32_t i = 0; i < info->count; i++) {
-		struct acq_item it;
 		uint64_t seq = info->first_seq + i;
 
-		rec_batch_item(b, i, &it);
-		h = item_hash(h, &it);
 		seen += seq >= s->floor && range_covered(s, seq);
 	}
 	*ret_seen = seen;
-	return h;
+	return rec_batch_digest(b, info->count, r->hash_seed);
 }
 
 /* Hand what is new to on_record; how many in *ret_written, counts by
@@ -595,12 +520,13 @@ static int stream_write(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
 	return 0;
 }
 
-static int stream_feed(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
+static int stream_feed(upl_recv_t *r, struct stream *s, rec_batch_t **bp,
                        const struct rec_batch_info *info, const void *payload, size_t len)
 {
 	uint64_t hash, written;
 	uint32_t seen;
 	enum seen cmp = SEEN_UNKNOWN;
+	const rec_batch_t *b = *bp;
 	int err;
 
 	hash = batch_scan(r, s, b, info, &seen);
@@ -614,7 +540,7 @@ static int stream_feed(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
 	if (cmp == SEEN_OTHER) {
 		s->conflicts++;
 		r->st.conflict_records += info->count;
-		return refuse(r, UPL_RECV_CONFLICT, info, payload, len, -EEXIST);
+		return refuse(r, UPL_RECV_CONFLICT, info, bp, payload, len, -EEXIST);
 	}
 	err = stream_write(r, s, b, info, &written);
 	if (err == 0 && info->first_seq >= s->floor)
@@ -622,7 +548,7 @@ static int stream_feed(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
 	if (err < 0)
 		return err;
 	if (written && r->cfg.on_batch &&
-	    r->cfg.on_batch(r->cfg.ctx, info, payload, len, &s->log_ctx) < 0)
+	    r->cfg.on_batch(r->cfg.ctx, info, bp, payload, len, &s->log_ctx) < 0)
 		r->st.sink_errors++;
 	if (written)
 		r->st.batches++;
@@ -644,7 +570,7 @@ static void missing_sub(upl_recv_t *r, uint64_t v)
 	r->missing.lo -= v;
 }
 
-static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
+static int feed_batch(upl_recv_t *r, const char *topic, rec_batch_t **b,
                       const void *payload, size_t len)
 {
 	struct rec_batch_info info;
@@ -652,7 +578,7 @@ static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
 	uint64_t missing;
 	int ret;
 
-	if (rec_batch_info(b, &info) < 0 || !topic_matches(topic, info.vehicle))
+	if (rec_batch_info(*b, &info) < 0 || !topic_matches(topic, info.vehicle))
 		return -EBADMSG;
 	/* seq 0 is never assigned, and every seq is below 2^63 (railmon.proto):
 	   a Batch out there is malformed, not 2^63 records missing.  (The
@@ -661,26 +587,26 @@ static int feed_batch(upl_recv_t *r, const char *topic, const rec_batch_t *b,
 		return -EBADMSG;
 	/* The door: a name against the rule gets no vehicle, no log, no row. */
 	if (!basic_vehicle_name_ok(info.vehicle))
-		return refuse(r, UPL_RECV_BAD_VEHICLE, &info, payload, len, -EPERM);
+		return refuse(r, UPL_RECV_BAD_VEHICLE, &info, b, payload, len, -EPERM);
 	ret = stream_get(r, &info, &s);
 	if (ret < 0)
 		return refuse(r, ret == -EUSERS ? UPL_RECV_TOO_MANY_VEHICLES : UPL_RECV_NO_MEMORY, &info,
-		              payload, len, ret);
+		              b, payload, len, ret);
 	if (!info.count)
 		return 0;
 	if (seq_jump(s, &info) && r->cfg.on_jump) {
-		if (r->cfg.on_jump(r->cfg.ctx, &info, payload, len, &s->log_ctx) < 0)
+		if (r->cfg.on_jump(r->cfg.ctx, &info, b, payload, len, &s->log_ctx) < 0)
 			r->st.sink_errors++;
 		return 0;
 	}
 	if (seq_jump(s, &info)) {
 		s->seq_jumps++;
-		return refuse(r, UPL_RECV_SEQ_JUMP, &info, payload, len, -ERANGE);
+		return refuse(r, UPL_RECV_SEQ_JUMP, &info, b, payload, len, -ERANGE);
 	}
 	missing = stream_missing(s);
 	ret = stream_feed(r, s, b, &info, payload, len);
 	if (ret == -ENOMEM)
-		ret = refuse(r, UPL_RECV_NO_MEMORY, &info, payload, len, ret);
+		ret = refuse(r, UPL_RECV_NO_MEMORY, &info, b, payload, len, ret);
 	missing_add(r, stream_missing(s));
 	missing_sub(r, missing);
 	r->st.missing = r->missing.hi ? UINT64_MAX : r->missing.lo;
@@ -698,7 +624,7 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 	r->st.messages++;
 	ret = rec_batch_decode(payload, len, &b);
 	if (ret == 0)
-		ret = feed_batch(r, topic, b, payload, len);
+		ret = feed_batch(r, topic, &b, payload, len);
 	if (ret == -EBADMSG || ret == -EINVAL) {
 		r->st.bad++;
 		ret = -EBADMSG;

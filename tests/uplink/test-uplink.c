@@ -332,7 +332,7 @@ struct refusals {
 	const void *last_payload;
 };
 
-static void count_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
+static void count_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
                           const void *payload, size_t len)
 {
 	struct refusals *f = ctx;
