@@ -134,7 +134,7 @@ struct grd_db_stats {
 
 typedef struct grd_db grd_db_t;
 
-/* What a railmon built without libpq says (ground/db-none.c: every grd_db
+/* What a railmon built without libpq says (ground/without-libpq.c: every grd_db
    call is -ENOTSUP there). */
 #define GRD_DB_NOT_BUILT "this railmon was built without PostgreSQL (libpq): the ground database " \
 	"needs a build with libpq-dev (a vehicle's build needs none)"

@@ -2,7 +2,7 @@
 /*
  * dispatch.c - where each Batch the receiver hands over goes: the
  * callbacks `railmon recv` wires to uplink's receiver (ground/receiver.c)
- * send it on to the database (ground/db.c), the ground logs and the
+ * send it on to the database (ground/commit.c), the ground logs and the
  * refused files (ground/logs.c) and the text output's names
  * (ground/text.c).  The receiver decodes each payload once: the decoded
  * Batch comes with it and goes on to the database, which keeps it until

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db-none.c - the ground database API of a railmon built without libpq
+ * without-libpq.c - the ground database API of a railmon built without libpq
  * (meson -Dpostgresql=disabled, or no libpq-dev at build time: the ARM
  * cross builds, whose multiarch libpq-dev cannot sit beside the build
  * machine's).  A vehicle's railmon never talks to PostgreSQL; this build
