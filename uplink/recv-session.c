@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv.c - the ground side's MQTT receiver: the session (connect,
+ * recv-session.c - the ground side's MQTT receiver: the session (connect,
  * subscribe, reconnect with backoff, the reasons a connection failed in
  * plain words), the topics told apart (data, channels, status, aux), each
  * data payload decoded once and handed to the ledger (ledger.c: per-log
