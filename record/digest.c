@@ -8,7 +8,7 @@
 
 #include "digest.h"
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+uint64_t rec_fnv1a(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *c = p;
 
@@ -19,27 +19,27 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 
 uint64_t rec_item_digest(uint64_t h, const struct acq_item *it)
 {
-	h = fnv(h, &it->t_ns, sizeof(it->t_ns));
-	h = fnv(h, &it->kind, sizeof(it->kind));
-	h = fnv(h, &it->bus, sizeof(it->bus));
+	h = rec_fnv1a(h, &it->t_ns, sizeof(it->t_ns));
+	h = rec_fnv1a(h, &it->kind, sizeof(it->kind));
+	h = rec_fnv1a(h, &it->bus, sizeof(it->bus));
 	if (it->kind == ACQ_ITEM_CAN) {
-		h = fnv(h, &it->can.id, sizeof(it->can.id));
-		h = fnv(h, &it->can.flags, 1);
-		h = fnv(h, &it->can.len, 1);
-		h = fnv(h, it->can.data, it->can.len);
+		h = rec_fnv1a(h, &it->can.id, sizeof(it->can.id));
+		h = rec_fnv1a(h, &it->can.flags, 1);
+		h = rec_fnv1a(h, &it->can.len, 1);
+		h = rec_fnv1a(h, it->can.data, it->can.len);
 	} else if (it->kind == ACQ_ITEM_SAMPLE) {
-		h = fnv(h, &it->sample.channel, sizeof(it->sample.channel));
-		h = fnv(h, &it->sample.quality, sizeof(it->sample.quality));
-		h = fnv(h, &it->sample.value, sizeof(it->sample.value));
+		h = rec_fnv1a(h, &it->sample.channel, sizeof(it->sample.channel));
+		h = rec_fnv1a(h, &it->sample.quality, sizeof(it->sample.quality));
+		h = rec_fnv1a(h, &it->sample.value, sizeof(it->sample.value));
 	} else if (it->kind == ACQ_ITEM_TEXT) {
-		h = fnv(h, &it->text.channel, sizeof(it->text.channel));
-		h = fnv(h, &it->text.quality, 1);
-		h = fnv(h, &it->text.len, 1);
-		h = fnv(h, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
+		h = rec_fnv1a(h, &it->text.channel, sizeof(it->text.channel));
+		h = rec_fnv1a(h, &it->text.quality, 1);
+		h = rec_fnv1a(h, &it->text.len, 1);
+		h = rec_fnv1a(h, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
 	} else {
-		h = fnv(h, &it->event.code, sizeof(it->event.code));
-		h = fnv(h, &it->event.detail, sizeof(it->event.detail));
-		h = fnv(h, &it->event.arg, sizeof(it->event.arg));
+		h = rec_fnv1a(h, &it->event.code, sizeof(it->event.code));
+		h = rec_fnv1a(h, &it->event.detail, sizeof(it->event.detail));
+		h = rec_fnv1a(h, &it->event.arg, sizeof(it->event.arg));
 	}
 	return h;
 }

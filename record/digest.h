@@ -14,11 +14,16 @@
  */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "batch.h"
 
 #define REC_DIGEST_SEED UINT64_C(0xcbf29ce484222325) /* FNV-1a's offset basis */
+
+/* h extended by n bytes (FNV-1a; from REC_DIGEST_SEED for a fresh hash):
+   also the receiver's hash of vehicle names. */
+uint64_t rec_fnv1a(uint64_t h, const void *p, size_t n);
 
 /* h extended by one record's fields. */
 uint64_t rec_item_digest(uint64_t h, const struct acq_item *it);

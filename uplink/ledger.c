@@ -70,18 +70,9 @@ struct vehicle {
 
 /* ---- vehicles ---- */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t name_hash(const char *name)
 {
-	return fnv1a(0xcbf29ce484222325ull, name, strlen(name));
+	return rec_fnv1a(REC_DIGEST_SEED, name, strlen(name));
 }
 
 static struct vehicle **vehicle_slot(struct vehicle **tab, size_t cap, const char *name)
