@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db-private.h - what ground/db.c (connection, schema, retry) and
- * ground/ingest.c (one Batch's transaction) share.
+ * db-private.h - what the files of the database side share: conn.c (the
+ * connection, statements, pipeline), schema.c, commit.c (groups, retries,
+ * committers), ingest.c (a group's transaction), copy.c, dictionary.c,
+ * health.c, rollup.c, export.c and repair.c.
  */
 #pragma once
 
@@ -31,7 +33,7 @@ struct grd_pending {
 	size_t len;
 	int vid;
 	enum grd_db_outcome out;
-	uint64_t digest;          /* of its records (grd_batch_digest()) */
+	uint64_t digest;          /* of its records (record/digest.h, REC_DIGEST_SEED) */
 	int64_t lo, hi;           /* its first and last record times (ns) */
 	int door;                 /* 1 + enum grd_db_door when refused at the door, 0 */
 	char why[400];            /* that refusal in words */
@@ -44,6 +46,12 @@ struct grd_buf {
 };
 
 struct grd_point;
+
+/* floor(a / b) for b > 0 */
+static inline int64_t grd_floordiv(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
 
 /* Room for n more bytes in b: 0 or -ENOMEM. */
 static inline int grd_buf_room(struct grd_buf *b, size_t n)
@@ -179,6 +187,45 @@ int grd_db_exec(grd_db_t *db, const char *what, const char *sql);
 /* Forget what a new connection (or a prune) may have changed: the
    partitions known, the prepared statements. */
 void grd_db_forget(grd_db_t *db);
+/* Run a prepared statement; params are text except those with a length
+   (binary).  Its result, or NULL (failed: kept by grd_db_fail_res()). */
+PGresult *grd_db_run(grd_db_t *db, const char *name, int n, const char *const *v, const int *lens,
+                     ExecStatusType want);
+/* libpq's pipeline (conn.c): enter it; a prepared statement or one
+   without parameters into it (counted in db->nq); send it and read every
+   answer, the rows of statement q into keep[q] (keep may be NULL; the
+   caller clears them).  0, -EIO, -ECONNREFUSED (the connection is lost). */
+int grd_pipe_enter(grd_db_t *db);
+int grd_qsend(grd_db_t *db, const char *name, int n, const char *const *v, const int *lens);
+int grd_qsend_sql(grd_db_t *db, const char *what, const char *sql);
+int grd_pipe_run(grd_db_t *db, const char *what, PGresult **keep);
+
+/* A Batch's key as the statements' text parameters (conn.c). */
+struct grd_batch_key {
+	char vid[16], first[24], end[24], count[16], digest[24], hash[24];
+	const char *log_id;
+	int log_id_len;
+};
+void grd_batch_key_make(const struct rec_batch_info *info, int vid, uint64_t digest, struct grd_batch_key *k);
+
+/* A new Batch's records into db->copy's buffers (rows counted in n[]: 0
+   samples, 1 can_frames, 2 events, 3 texts) and its samples into the
+   rollups, in one pass; then each buffer by its COPY (copy.c).  0,
+   -ENOMEM, -EIO. */
+int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
+                  uint64_t n[4]);
+int grd_copy_table(grd_db_t *db, const char *table, struct grd_buf *b);
+
+/* The Batch's channel dictionary into the open pipeline (dictionary.c):
+   the door's verdict first (its answer the *ret_q-th of the pipeline),
+   then the entries, which obey it.  0 or -errno. */
+int grd_send_dictionary(grd_db_t *db, const struct grd_batch_key *k, const rec_batch_t *b, size_t n,
+                        bool historical, size_t *ret_q);
+/* grd_pipe_run(), then the door's verdicts on the n dictionaries sent
+   (answers qs[i], of vehicles[i]) counted and said. */
+int grd_pipe_run_verdicts(grd_db_t *db, const char *what, const size_t *qs, const char *const *vehicles,
+                          size_t n);
+
 /* One try at the transaction of the group p[0..n): 0 with each p[i].out,
    or -errno (rolled back by the caller; grd_db_permanent() tells whether
    to retry). */
@@ -207,7 +254,7 @@ extern const char *const grd_rollup_merge[2];
 /* ch's value table as a PostgreSQL text[] literal in *ret_literal (to
    free), or NULL for none: only the entries "NUMBER LABEL" whose label is
    well-formed UTF-8 (the others are left out and counted in bad_names).
-   0 or -ENOMEM (ground/health.c). */
+   0 or -ENOMEM (ground/dictionary.c). */
 struct rec_channel;
 int grd_value_table(grd_db_t *db, const struct rec_channel *ch, char **ret_literal);
 /* The Health entries of b (vehicle vid) into the health table, into the

@@ -7,7 +7,8 @@
  *
  * Exactly once: a Batch is committed keyed by (vehicle, log id,
  * first_seq) in the `batches` ledger.  The same key with
- * the same records (digest and count) is a duplicate and changes nothing;
+ * the same records (digest and count; record/digest.h with
+ * REC_DIGEST_SEED) is a duplicate and changes nothing;
  * the same key or an overlapping range with other records is a conflict,
  * kept whole in `conflicts`, never in the data tables.
  *
@@ -133,7 +134,7 @@ struct grd_db_stats {
 
 typedef struct grd_db grd_db_t;
 
-/* What a railmon built without libpq says (ground/db-none.c: every grd_db
+/* What a railmon built without libpq says (ground/without-libpq.c: every grd_db
    call is -ENOTSUP there). */
 #define GRD_DB_NOT_BUILT "this railmon was built without PostgreSQL (libpq): the ground database " \
 	"needs a build with libpq-dev (a vehicle's build needs none)"
@@ -185,6 +186,16 @@ int grd_db_check(grd_db_t *db);
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome);
 
 /*
+ * The same for a Batch decoded already (the receiver decodes each payload
+ * once): *b is taken (set NULL: the group frees it once committed) unless
+ * this fails before queueing it (-EINVAL, -ENOMEM, or the committers'
+ * start: then *b is the caller's still).  payload is copied (kept whole
+ * if the Batch is a conflict or refused).
+ */
+int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
+                       enum grd_db_outcome *ret_outcome);
+
+/*
  * Store the channel dictionary of b (a record-less Batch such as the
  * retained railmon/<vehicle>/channels message) into configs now, in a
  * transaction of its own, retrying what passes: samples committed by id
@@ -220,11 +231,6 @@ void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
    -ENOENT (no such vehicle: none is made), -ECONNREFUSED, -EIO
    (grd_db_error()). */
 int grd_db_status(grd_db_t *db, const char *vehicle, bool online);
-
-/* The digest the ledger keeps of a Batch's records (FNV-1a over each
-   record's fields, seq order): equal for the same records however the
-   Batch was encoded (live or historical). */
-uint64_t grd_batch_digest(const rec_batch_t *b, uint32_t count);
 
 /* ---- gap repair (ground/repair.c) ---- */
 

@@ -143,25 +143,34 @@ void grd_text_free(struct grd *g);
    the first time: NULL if out of memory. */
 struct grd_log *grd_log_get(struct grd *g, const struct rec_batch_info *info, void **log_ctx);
 
-/* recv's on_batch (ctx: struct grd): append the Batch to its ground
-   log; what the log cannot take is kept, counted and said. */
-int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
-                        void **log_ctx);
+/* A Batch with new records (b as the receiver decoded it) into its
+   ground log (ground/logs.c); what the log cannot take is kept, counted
+   and said. */
+int grd_append(struct grd *g, const struct rec_batch_info *info, const rec_batch_t *b, const void *payload,
+               size_t len, void **log_ctx);
+
+/* Count a refused Batch, keep it as a file (ground/logs.c, within the
+   run's budget) and hand it to on_note. */
+void grd_refuse(struct grd *g, enum grd_why why, const struct rec_batch_info *info, const void *payload,
+                size_t len, int err);
 
 /*
- * recv's on_batch with a database (ctx: struct grd): the Batch into the
- * database's group (grd_db_store(): a full group waits through an outage,
- * so the receiver reads and acknowledges nothing more meanwhile), then
- * append it to its ground log if g->dir.
+ * recv's on_batch (ctx: struct grd; ground/dispatch.c): append the Batch
+ * to its ground log if g->dir, then hand the decoded Batch (*b taken) to
+ * the database's group (grd_db_store_batch(): a full group waits through
+ * an outage, so the receiver reads and acknowledges nothing more
+ * meanwhile).
  */
-int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+int grd_batch(void *ctx, const struct rec_batch_info *info, rec_batch_t **b, const void *payload, size_t len,
+              void **log_ctx);
 
 /* recv's on_jump with a database (ctx: struct grd): a Batch far from its
    log as the receiver remembers it goes to the database, whose ledger
    decides (a seq jump against the committed Batches is refused there);
    neither in a ground log nor in the text output, it is kept in the
    refused directory and counted (GRD_JUMP_DB), as without a database. */
-int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx);
+int grd_jump(void *ctx, const struct rec_batch_info *info, rec_batch_t **b, const void *payload, size_t len,
+             void **log_ctx);
 
 /* recv's on_channels (ctx: struct grd): the retained dictionary into the
    text output's names (g->text) and the database's configs (g->db). */
@@ -201,8 +210,8 @@ int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret
 
 /* recv's on_refused (ctx: struct grd): keep, count and say it; a conflict
    goes to the database's conflicts too. */
-void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
-                          const void *payload, size_t len);
+void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
+                 const void *payload, size_t len);
 
 /* Close (sync) every ground log and free the per-log state (not g->text:
    grd_text_free()). */

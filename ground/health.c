@@ -4,7 +4,8 @@
  * Health) into the health table (migration 0006): the newest entry of each
  * part of each vehicle, in the transaction of the Batch that carries it,
  * so the dashboard reads "is this train's recorder healthy" from a few
- * rows per vehicle instead of decoding Batches.
+ * rows per vehicle instead of decoding Batches; and a vehicle's retained
+ * status into vehicle_status.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -138,63 +139,4 @@ int grd_db_status(grd_db_t *db, const char *vehicle, bool online)
 		r = -ENOENT; /* a name no Batch brought: no vehicle is made from a status message */
 	PQclear(res);
 	return r;
-}
-
-/* "VALUE LABEL": VALUE a finite number (what value_label() in SQL reads),
-   LABEL not empty and well-formed UTF-8. */
-static bool entry_ok(const char *e)
-{
-	const char *sp = strchr(e, ' ');
-	char num[48], *end;
-	double v;
-
-	if (!sp || sp == e || (size_t)(sp - e) >= sizeof(num) || !sp[1] || !basic_utf8_ok(sp + 1))
-		return false;
-	memcpy(num, e, (size_t)(sp - e));
-	num[sp - e] = 0;
-	v = strtod(num, &end);
-	return *end == 0 && isfinite(v) && strspn(num, "+-0123456789.eE") == strlen(num);
-}
-
-int grd_value_table(grd_db_t *db, const struct rec_channel *ch, char **ret_literal)
-{
-	size_t cap = 3, used = 0, kept = 0, bad = 0;
-	char *out;
-
-	*ret_literal = NULL;
-	for (size_t i = 0; i < ch->nvalue_table; i++)
-		cap += 2 * strlen(ch->value_table[i]) + 3; /* quoted, every byte escaped at worst, a comma */
-	if (!ch->nvalue_table || !(out = malloc(cap)))
-		return ch->nvalue_table ? -ENOMEM : 0;
-	out[used++] = '{';
-	for (size_t i = 0; i < ch->nvalue_table; i++) {
-		const char *e = ch->value_table[i];
-
-		if (!entry_ok(e)) {
-			bad++;
-			continue;
-		}
-		if (kept++)
-			out[used++] = ',';
-		out[used++] = '"';
-		for (; *e; e++) {
-			if (*e == '"' || *e == '\\')
-				out[used++] = '\\';
-			out[used++] = *e;
-		}
-		out[used++] = '"';
-	}
-	out[used++] = '}';
-	out[used] = 0;
-	if (bad) {
-		pthread_mutex_lock(&db->lock);
-		db->st.bad_names += bad;
-		pthread_mutex_unlock(&db->lock);
-	}
-	if (!kept) {
-		free(out);
-		out = NULL;
-	}
-	*ret_literal = out;
-	return 0;
 }

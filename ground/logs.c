@@ -22,7 +22,7 @@
 #include "basic/clock.h"
 #include "basic/hex.h"
 #include "basic/name.h"
-#include "uplink/recv.h"
+#include "record/digest.h"
 
 #define GRD_KEEP_MAX 10000  /* refused Batches written out per run */
 /* Each file at most a whole Batch as railmon makes them (record/batch.h):
@@ -130,7 +130,7 @@ fail:
 }
 
 /* Count, keep and hand to on_note (board/ says it, at a rate it chooses). */
-static void ground_refuse(struct grd *g, enum grd_why why, const struct rec_batch_info *info,
+void grd_refuse(struct grd *g, enum grd_why why, const struct rec_batch_info *info,
                           const void *payload, size_t len, int err)
 {
 	char path[PATH_MAX + 160];
@@ -147,79 +147,6 @@ static void ground_refuse(struct grd *g, enum grd_why why, const struct rec_batc
 		struct grd_note n = { why, info, kept, err, NULL, g->refused[why], g->db != NULL, cut, len };
 		g->on_note(g->note_ctx, &n);
 	}
-}
-
-/* recv's on_refused: the receiver would not take the Batch. */
-void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
-                         const void *payload, size_t len)
-{
-	struct grd *g = ctx;
-	enum grd_db_outcome out;
-
-	_Static_assert((int)GRD_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
-	ground_refuse(g, (enum grd_why)why, info, payload, len, 0);
-	/* The database decides for itself (its ledger may not hold what this
-	   receiver remembers): it keeps a real conflict in its conflicts table. */
-	if (g->db && why == UPL_RECV_CONFLICT)
-		grd_db_store(g->db, payload, len, &out); /* stopped: counted in its stats.cancelled */
-}
-
-void grd_channels(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b)
-{
-	struct grd *g = ctx;
-
-	if (g->text)
-		grd_text_channels(ctx, info, b);
-	if (g->db && grd_db_dictionary(g->db, b) == -EPERM)
-		g->dict_refused++;
-}
-
-void grd_idle(void *ctx)
-{
-	struct grd *g = ctx;
-
-	if (g->db)
-		grd_db_flush(g->db, false);
-	if (g->db && g->status)
-		grd_status_retry(g);
-}
-
-int grd_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
-{
-	struct grd *g = ctx;
-	enum grd_db_outcome out;
-	int r = 0;
-
-	if (g->db && len > REC_BATCH_MAX_BYTES) {
-		/* No railmon makes one (record/batch.h): refused once, counted and
-		   kept, neither in the database nor in a ground log. */
-		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
-		return -EFBIG;
-	}
-	if (g->db)
-		r = grd_db_store(g->db, payload, len, &out);
-	if (g->dir) {
-		int k = grd_append(ctx, info, payload, len, log_ctx);
-		r = r < 0 ? r : k;
-	}
-	return r;
-}
-
-int grd_jump(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
-{
-	struct grd *g = ctx;
-	enum grd_db_outcome out;
-
-	/* The ledger decides (ground/ingest.c), not a ground log. */
-	if (len > REC_BATCH_MAX_BYTES) {
-		ground_refuse(g, GRD_TOO_BIG, info, payload, len, 0);
-		return -EFBIG;
-	}
-	/* Not in a ground log nor the text output: kept and said, as a seq
-	   jump is without a database (the database keeps the payload of a
-	   vehicle's first GRD_DB_DOOR_PAYLOADS refusals only). */
-	ground_refuse(g, GRD_JUMP_DB, info, payload, len, 0);
-	return grd_db_store(g->db, payload, len, &out);
 }
 
 /* ---- ground logs ---- */
@@ -328,6 +255,20 @@ static int ground_open(struct grd *g, struct grd_log *gl, const struct rec_batch
 	return r;
 }
 
+/* Whether the Batch stored in rec holds b's records (the one decode of
+   the stored side: the Batch received is decoded once, by the receiver). */
+static bool same_as_stored(const struct stor_rec *rec, const rec_batch_t *b)
+{
+	rec_batch_t *stored;
+	bool same;
+
+	if (rec_batch_decode(rec->payload, rec->len, &stored) < 0)
+		return false;
+	same = rec_batch_same_records(stored, b) == 1;
+	rec_batch_free(stored);
+	return same;
+}
+
 /*
  * A Batch behind the ground log's end (recv restarted and forgot what it
  * had received, or a late Batch): the ground log holds the same records
@@ -335,7 +276,7 @@ static int ground_open(struct grd *g, struct grd_log *gl, const struct rec_batch
  * (late: the log only appends).
  */
 static enum grd_why ground_behind(const struct grd_log *gl, const struct rec_batch_info *info,
-                                     const void *payload, size_t len)
+                                  const rec_batch_t *b)
 {
 	enum grd_why why = GRD_LATE;
 	stor_reader_t *rd;
@@ -348,22 +289,15 @@ static enum grd_why ground_behind(const struct grd_log *gl, const struct rec_bat
 		while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
 			;
 		if (k == 1 && rec.first_seq < info->first_seq + info->count)
-			why = rec.first_seq == info->first_seq &&
-			      upl_recv_same_records(rec.payload, rec.len, payload, len) == 1 ?
-			      GRD_HAS_IT : GRD_DIFFERS;
+			why = rec.first_seq == info->first_seq && same_as_stored(&rec, b) ? GRD_HAS_IT : GRD_DIFFERS;
 	}
 	stor_reader_free(rd);
 	return why;
 }
 
 /* Time span of the records, which the log frame carries. */
-static int batch_span(const void *payload, size_t len, uint32_t count, struct stor_rec *rec)
+static void batch_span(const rec_batch_t *b, uint32_t count, struct stor_rec *rec)
 {
-	rec_batch_t *b;
-	int r = rec_batch_decode(payload, len, &b);
-
-	if (r < 0)
-		return r;
 	rec->t_first_ns = INT64_MAX;
 	rec->t_last_ns = INT64_MIN;
 	for (uint32_t i = 0; i < count; i++) {
@@ -373,12 +307,10 @@ static int batch_span(const void *payload, size_t len, uint32_t count, struct st
 		rec->t_first_ns = it.t_ns < rec->t_first_ns ? it.t_ns : rec->t_first_ns;
 		rec->t_last_ns = it.t_ns > rec->t_last_ns ? it.t_ns : rec->t_last_ns;
 	}
-	rec_batch_free(b);
-	return 0;
 }
 
-static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, const void *payload,
-                        size_t len)
+static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, const rec_batch_t *b,
+                        const void *payload, size_t len)
 {
 	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
 	                        .len = (uint32_t)len };
@@ -388,14 +320,14 @@ static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, c
 	   hole).  Ahead: records that never came are marked as a gap, so the
 	   log says so. */
 	if (info->first_seq < stor_log_next_seq(gl->log))
-		return ground_behind(gl, info, payload, len);
+		return ground_behind(gl, info, b);
 	if (len > (1u << 20))
 		return GRD_TOO_BIG;
 	r = stor_log_skip(gl->log, info->first_seq);
-	if (r == 0)
-		r = batch_span(payload, len, info->count, &rec);
-	if (r == 0)
+	if (r == 0) {
+		batch_span(b, info->count, &rec);
 		r = stor_log_append(gl->log, &rec);
+	}
 	stor_log_tick(gl->log);
 	return r;
 }
@@ -433,8 +365,7 @@ struct grd_log *grd_log_get(struct grd *g, const struct rec_batch_info *info, vo
    (ingest.c).  Only when asked for (--max-age or --max-skew): a ground
    log has no day partitions to protect, and a trace replayed on a
    vehicle keeps its own, old times. */
-static bool ground_times_ok(const struct grd *g, const struct rec_batch_info *info, const void *payload,
-                            size_t len)
+static bool ground_times_ok(const struct grd *g, const struct rec_batch_info *info, const rec_batch_t *b)
 {
 	int64_t now = basic_realtime_ns(), t0 = info->t0_ns;
 	int64_t age = g->max_age_ns > 0 ? g->max_age_ns : GRD_DB_MAX_AGE_NS;
@@ -443,49 +374,49 @@ static bool ground_times_ok(const struct grd *g, const struct rec_batch_info *in
 
 	if (g->max_age_ns <= 0 && g->max_skew_ns <= 0)
 		return true;
-	if (!info->count || batch_span(payload, len, info->count, &rec) < 0)
-		return true; /* nothing to place, or what the log's own append refuses */
+	if (!info->count)
+		return true; /* nothing to place */
+	batch_span(b, info->count, &rec);
 	if ((t0 > INT64_MIN + skew && rec.t_first_ns < t0 - skew) || (t0 < INT64_MAX - skew && rec.t_last_ns > t0 + skew))
 		return false;
 	return rec.t_first_ns >= now - age && rec.t_last_ns <= now + skew;
 }
 
-/* recv's on_batch: a Batch with new records, payload as received. */
-int grd_append(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len,
-                         void **log_ctx)
+/* A Batch with new records into its ground log, payload as received. */
+int grd_append(struct grd *g, const struct rec_batch_info *info, const rec_batch_t *b, const void *payload,
+               size_t len, void **log_ctx)
 {
-	struct grd *g = ctx;
 	struct grd_log *gl = grd_log_get(g, info, log_ctx);
 	int r = 0;
 
 	if (!gl) {
-		ground_refuse(g, GRD_NO_MEMORY, info, payload, len, -ENOMEM);
+		grd_refuse(g, GRD_NO_MEMORY, info, payload, len, -ENOMEM);
 		return -ENOMEM;
 	}
 	if (gl->unusable) {
 		gl->not_stored++;
-		ground_refuse(g, GRD_BAD_NAME, info, payload, len, 0);
+		grd_refuse(g, GRD_BAD_NAME, info, payload, len, 0);
 		return -EINVAL;
 	}
-	if (!ground_times_ok(g, info, payload, len)) {
+	if (!ground_times_ok(g, info, b)) {
 		gl->not_stored++;
-		ground_refuse(g, GRD_TIME, info, payload, len, 0);
+		grd_refuse(g, GRD_TIME, info, payload, len, 0);
 		return -ERANGE;
 	}
 	gl->used_ns = basic_mono_ns();
 	if (!gl->log)
 		r = ground_open(g, gl, info);
 	if (r == 0)
-		r = ground_store(gl, info, payload, len);
+		r = ground_store(gl, info, b, payload, len);
 	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
-		r = ground_store(gl, info, payload, len);
+		r = ground_store(gl, info, b, payload, len);
 	if (r == GRD_HAS_IT) {
 		g->had++;
 		return 0;
 	}
 	if (r != 0) {
 		gl->not_stored++;
-		ground_refuse(g, r > 0 ? (enum grd_why)r : GRD_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
+		grd_refuse(g, r > 0 ? (enum grd_why)r : GRD_LOG_ERROR, info, payload, len, r > 0 ? 0 : r);
 		return r > 0 ? -EALREADY : r;
 	}
 	gl->stored++;

@@ -39,3 +39,7 @@ int upl_mqtt_tls_apply(struct mosquitto *mosq, const struct upl_tls_cfg *tls);
 /* strdup(s), NULL for NULL; clears *ok when out of memory (so a run of
    copies is checked once). */
 char *upl_strdup_opt(const char *s, bool *ok);
+
+/* Whether the vehicle level of railmon/<vehicle>/<kind> names vehicle
+   (topic NULL: not checked). */
+bool upl_topic_vehicle_matches(const char *topic, const char *vehicle);

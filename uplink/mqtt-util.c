@@ -127,3 +127,21 @@ char *upl_strdup_opt(const char *s, bool *ok)
 		*ok = false;
 	return d;
 }
+
+/* The vehicle level of railmon/<vehicle>/<kind> must name the Batch's
+   vehicle: otherwise one vehicle could inject records into another's
+   sequence space. */
+bool upl_topic_vehicle_matches(const char *topic, const char *vehicle)
+{
+	const char *a, *b;
+
+	if (!topic)
+		return true;
+	a = strchr(topic, '/');
+	if (!a)
+		return false;
+	b = strchr(a + 1, '/');
+	if (!b)
+		return false;
+	return (size_t)(b - a - 1) == strlen(vehicle) && !strncmp(a + 1, vehicle, (size_t)(b - a - 1));
+}

@@ -42,13 +42,16 @@
 
 /*
  * Called once per Batch that carries at least one record written out,
- * with the payload exactly as received.  *log_ctx is one pointer per
- * (vehicle, log id) for the callback's own use (its ground log), NULL the
- * first time; upl_recv_log() gives it back.  Runs on the thread in
- * upl_recv_run() (or upl_recv_feed()'s caller).  A negative return is
- * counted in stats.sink_errors.
+ * with the payload exactly as received and *b, the Batch as the receiver
+ * decoded it (each payload is decoded once, here): the callback may keep
+ * it past the call by taking it (*b = NULL; it frees it later with
+ * rec_batch_free()), otherwise the receiver frees it after the call.
+ * *log_ctx is one pointer per (vehicle, log id) for the callback's own
+ * use (its ground log), NULL the first time; upl_recv_log() gives it
+ * back.  Runs on the thread in upl_recv_run() (or upl_recv_feed()'s
+ * caller).  A negative return is counted in stats.sink_errors.
  */
-typedef int (*upl_recv_batch_fn)(void *ctx, const struct rec_batch_info *info,
+typedef int (*upl_recv_batch_fn)(void *ctx, const struct rec_batch_info *info, rec_batch_t **b,
                                  const void *payload, size_t len, void **log_ctx);
 
 /*
@@ -84,9 +87,10 @@ enum upl_recv_refusal {
 	UPL_RECV_REFUSAL_MAX
 };
 
-/* A refused Batch, payload as received (same thread as on_batch). */
+/* A refused Batch, payload as received and *b decoded, which the
+   callback may take as on_batch's (same thread as on_batch). */
 typedef void (*upl_recv_refused_fn)(void *ctx, enum upl_recv_refusal why,
-                                    const struct rec_batch_info *info,
+                                    const struct rec_batch_info *info, rec_batch_t **b,
                                     const void *payload, size_t len);
 
 /* What went wrong with the last connection attempt or session. */

@@ -137,7 +137,7 @@ struct live_watch {
 	uint64_t backlog_batches, backlog_historical, live_historical;
 };
 
-static int watch_batch(void *ctx, const struct rec_batch_info *info, const void *p, size_t len,
+static int watch_batch(void *ctx, const struct rec_batch_info *info, rec_batch_t **b, const void *p, size_t len,
                        void **log_ctx)
 {
 	struct live_watch *w = ctx;

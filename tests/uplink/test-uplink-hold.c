@@ -42,7 +42,8 @@ struct arrivals {
 	size_t n;
 };
 
-static int on_batch(void *ctx, const struct rec_batch_info *info, const void *payload, size_t len, void **log_ctx)
+static int on_batch(void *ctx, const struct rec_batch_info *info, rec_batch_t **b, const void *payload, size_t len,
+                    void **log_ctx)
 {
 	struct arrivals *a = ctx;
 

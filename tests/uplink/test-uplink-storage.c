@@ -20,7 +20,7 @@
 #include "stor-source.h"
 
 /* recv -> ground log: every new Batch appended unchanged. */
-static int ground_append(void *ctx, const struct rec_batch_info *info, const void *payload,
+static int ground_append(void *ctx, const struct rec_batch_info *info, rec_batch_t **bp, const void *payload,
                          size_t len, void **log_ctx)
 {
 	stor_log_t *log = ctx;

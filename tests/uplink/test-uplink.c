@@ -332,7 +332,7 @@ struct refusals {
 	const void *last_payload;
 };
 
-static void count_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info,
+static void count_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
                           const void *payload, size_t len)
 {
 	struct refusals *f = ctx;
@@ -534,6 +534,66 @@ static void test_forget(void)
 	memlog_fini(&l);
 	printf("ranges forgotten past %d: first seq, records and missing stay exact: ok\n",
 	       UPL_RECV_MAX_RANGES);
+}
+
+/* Seqs arriving backwards or shuffled, past the UPL_RECV_MAX_RANGES cap:
+   a range touching the next one up ([5, 6) then [4, 5)) must merge with
+   it, or every one-record Batch stays a range of its own, the cap is
+   passed and the oldest are forgotten (records counted old, written
+   again).  Ascending input never shows it: there a new range only
+   touches the one below, found by range_find. */
+static void test_merge_backwards(void)
+{
+	enum { N = 2 * UPL_RECV_MAX_RANGES + 100 };
+	static size_t order[N];
+	struct memlog l;
+	struct gen g;
+	struct refusals f = { 0 };
+	struct upl_recv_stats st;
+	struct upl_recv_vehicle v;
+	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	memlog_init(&l);
+	CHECK(gen_init(&g, "tram7", 4, 1700000000000000000) == 0);
+	for (size_t i = 0; i < N; i++)
+		one_batch(&g, &l, 1 + (uint64_t)i, 1);
+	/* Descending: each Batch touches the range above it. */
+	for (size_t i = N; i-- > 0;)
+		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(v.first_seq == 1 && v.next_seq == N + 1 && v.records == N && v.missing == 0);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == 0);
+	/* All again, shuffled (xorshift, fixed seed): every one a duplicate,
+	   nothing written a second time. */
+	for (size_t i = 0; i < N; i++)
+		order[i] = i;
+	for (size_t i = N - 1; i > 0; i--) {
+		size_t j, t;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		j = (size_t)(x % (i + 1));
+		t = order[i], order[i] = order[j], order[j] = t;
+	}
+	for (size_t i = 0; i < N; i++)
+		CHECK(upl_recv_feed(r, NULL, l.recs[order[i]].buf, l.recs[order[i]].len) == 0);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == N);
+	upl_recv_free(r);
+
+	/* A fresh receiver, the same Batches in that shuffled order: the
+	   holes close as they come, one range at the end. */
+	r = feed_recv(NULL, &f, 0);
+	for (size_t i = 0; i < N; i++)
+		CHECK(upl_recv_feed(r, NULL, l.recs[order[i]].buf, l.recs[order[i]].len) == 1);
+	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(v.first_seq == 1 && v.next_seq == N + 1 && v.records == N && v.missing == 0);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == 0);
+	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 0);
+	CHECK(upl_recv_stats(r, &st) == 0 && st.old == 0 && st.duplicates == 1);
+	upl_recv_free(r);
+	gen_fini(&g);
+	memlog_fini(&l);
+	printf("%d one-record Batches backwards and shuffled: touching ranges merged, none forgotten: ok\n", N);
 }
 
 /* A re-send of a Batch older than the last UPL_RECV_MAX_DIGESTS: its
@@ -1020,6 +1080,7 @@ int main(int argc, char **argv)
 	test_new_log();
 	test_conflicts();
 	test_forget();
+	test_merge_backwards();
 	test_unverified();
 	test_bogus_seq();
 	test_first_far();

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db-none.c - the ground database API of a railmon built without libpq
+ * without-libpq.c - the ground database API of a railmon built without libpq
  * (meson -Dpostgresql=disabled, or no libpq-dev at build time: the ARM
  * cross builds, whose multiarch libpq-dev cannot sit beside the build
  * machine's).  A vehicle's railmon never talks to PostgreSQL; this build
@@ -52,6 +52,12 @@ int grd_db_check(grd_db_t *db)
 }
 
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
+{
+	return -ENOTSUP;
+}
+
+int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
+                       enum grd_db_outcome *ret_outcome)
 {
 	return -ENOTSUP;
 }

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db.c - the connection, the migrations, the retention by day, and the
- * retry loop of grd_db_store() (the Batch's transaction is ingest.c's).
+ * commit.c - Batches into the ground database in groups: grd_db_store()
+ * and its group, the retry loop (what passes is retried, a permanent
+ * error tried Batch by Batch and recorded in refused), the committers
+ * (threads with a connection each) and the counters of them all.  One
+ * group's transaction is ingest.c's, the connection conn.c's, the schema
+ * schema.c's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,286 +93,6 @@ grd_db_t *grd_db_free(grd_db_t *db)
 	pthread_cond_destroy(&db->wcond);
 	free(db);
 	return NULL;
-}
-
-const char *grd_db_door_name(enum grd_db_door why)
-{
-	static const char *const names[GRD_DOOR_MAX] = { "time", "seq-jump", "dictionary", "gone-unasked" };
-
-	return why < GRD_DOOR_MAX ? names[why] : "?";
-}
-
-void grd_db_door_count(grd_db_t *db, enum grd_db_door why, const char *words)
-{
-	pthread_mutex_lock(&db->lock);
-	db->st.door[why]++;
-	if (db->parent)
-		db->door_stamp = __atomic_add_fetch(&db->parent->stamp, 1, __ATOMIC_RELAXED);
-	else
-		db->door_stamp = __atomic_add_fetch(&db->stamp, 1, __ATOMIC_RELAXED);
-	snprintf(db->st.last_door, sizeof(db->st.last_door), "%s", words);
-	pthread_mutex_unlock(&db->lock);
-}
-
-const char *grd_db_error(const grd_db_t *db)
-{
-	return db->error;
-}
-
-/* Keep libpq's message (one line, without its trailing newline). */
-void grd_db_fail(grd_db_t *db, const char *what, const char *msg)
-{
-	size_t n;
-
-	db->sqlstate[0] = 0;
-	snprintf(db->error, sizeof(db->error), "%s%s%s", what, *what ? ": " : "", msg ? msg : "");
-	n = strlen(db->error);
-	while (n && (db->error[n - 1] == '\n' || db->error[n - 1] == ' '))
-		db->error[--n] = 0;
-	for (char *p = db->error; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	pthread_mutex_lock(&db->lock);
-	if (db->parent)
-		db->err_stamp = __atomic_add_fetch(&db->parent->stamp, 1, __ATOMIC_RELAXED);
-	db->st.failures++;
-	db->st.down = true;
-	snprintf(db->st.error, sizeof(db->st.error), "%s", db->error);
-	pthread_mutex_unlock(&db->lock);
-}
-
-void grd_db_fail_res(grd_db_t *db, const char *what, const PGresult *res)
-{
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	const char *msg = res ? PQresultErrorMessage(res) : NULL;
-
-	grd_db_fail(db, what, msg && *msg ? msg : PQerrorMessage(db->conn));
-	snprintf(db->sqlstate, sizeof(db->sqlstate), "%s", state ? state : "");
-}
-
-bool grd_db_permanent(const grd_db_t *db)
-{
-	static const char transient[][3] = { "08", "25", "40", "53", "55", "57", "58" };
-
-	/* No SQLSTATE: the connection or the client failed, not the data. */
-	if (!db->sqlstate[0] || !db->conn || PQstatus(db->conn) != CONNECTION_OK)
-		return false;
-	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
-		if (!strncmp(db->sqlstate, transient[i], 2))
-			return false;
-	return true;
-}
-
-/* Notices ("relation already exists, skipping") are not ours to print. */
-static void quiet(void *arg, const char *msg)
-{
-}
-
-int grd_db_connect(grd_db_t *db)
-{
-	if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
-		return 0;
-	if (db->conn) {
-		PQfinish(db->conn);
-		db->conn = NULL;
-	}
-	grd_db_forget(db);
-	db->conn = PQconnectdb(db->cfg.url);
-	if (!db->conn) {
-		grd_db_fail(db, "connect", "out of memory");
-		return -ECONNREFUSED;
-	}
-	if (PQstatus(db->conn) != CONNECTION_OK) {
-		grd_db_fail(db, "connect", PQerrorMessage(db->conn));
-		PQfinish(db->conn);
-		db->conn = NULL;
-		return -ECONNREFUSED;
-	}
-	PQsetNoticeProcessor(db->conn, quiet, NULL);
-	pthread_mutex_lock(&db->lock);
-	db->st.connects++;
-	pthread_mutex_unlock(&db->lock);
-	return 0;
-}
-
-/* Run sql (no parameters); 0 or -EIO (a lost connection: -ECONNREFUSED). */
-int grd_db_exec(grd_db_t *db, const char *what, const char *sql)
-{
-	PGresult *res = PQexec(db->conn, sql);
-	ExecStatusType s = PQresultStatus(res);
-	int r = 0;
-
-	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
-		grd_db_fail_res(db, what, res);
-		r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-	}
-	PQclear(res);
-	return r;
-}
-
-/* ---- schema ---- */
-
-static int read_version(grd_db_t *db, int *ret_version)
-{
-	PGresult *res = PQexec(db->conn, "SELECT to_regclass('schema_migrations') IS NOT NULL");
-	int r = 0, v = 0;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		goto fail;
-	if (PQgetvalue(res, 0, 0)[0] == 't') {
-		PQclear(res);
-		res = PQexec(db->conn, "SELECT coalesce(max(version), 0) FROM schema_migrations");
-		if (PQresultStatus(res) != PGRES_TUPLES_OK)
-			goto fail;
-		v = atoi(PQgetvalue(res, 0, 0));
-	}
-	PQclear(res);
-	*ret_version = v;
-	return 0;
-fail:
-	grd_db_fail(db, "schema version", PQerrorMessage(db->conn));
-	r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-	PQclear(res);
-	return r;
-}
-
-int grd_db_version(grd_db_t *db, int *ret_version)
-{
-	int r = grd_db_connect(db);
-
-	return r < 0 ? r : read_version(db, ret_version);
-}
-
-static int apply(grd_db_t *db, const struct grd_migration *m)
-{
-	char sql[256], what[96];
-	int r;
-
-	snprintf(what, sizeof(what), "migration %04d-%s", m->version, m->name);
-	r = grd_db_exec(db, what, m->sql);
-	if (r < 0)
-		return r;
-	snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations (version, name) VALUES (%d, '%s')", m->version,
-	         m->name);
-	return grd_db_exec(db, what, sql);
-}
-
-int grd_db_migrate(grd_db_t *db, bool init)
-{
-	int r = grd_db_connect(db), v = 0, n = 0;
-
-	if (r < 0)
-		return r;
-	/* The lock makes two migrators (two receivers started at once) apply
-	   each version once: the second waits, then finds nothing to do. */
-	r = grd_db_exec(db, "migrate", "BEGIN; CREATE TABLE IF NOT EXISTS schema_migrations ("
-	                "version integer PRIMARY KEY, name text NOT NULL, "
-	                "applied_at timestamptz NOT NULL DEFAULT now()); "
-	                "LOCK TABLE schema_migrations IN EXCLUSIVE MODE");
-	if (r == 0)
-		r = read_version(db, &v);
-	if (r == 0 && init && v > 0)
-		r = -EEXIST;
-	if (r == 0 && (size_t)v > grd_migrations_n)
-		r = -EPROTO;
-	for (size_t i = (size_t)v; r == 0 && i < grd_migrations_n; i++, n++)
-		r = apply(db, &grd_migrations[i]);
-	if (r == 0)
-		r = grd_db_exec(db, "migrate", "COMMIT");
-	if (r < 0 && db->conn && PQstatus(db->conn) == CONNECTION_OK)
-		PQclear(PQexec(db->conn, "ROLLBACK"));
-	if (r == -EEXIST || r == -EPROTO)
-		snprintf(db->error, sizeof(db->error), "the database's schema is at version %d", v);
-	return r < 0 ? r : n;
-}
-
-int grd_db_check(grd_db_t *db)
-{
-	int v, r = grd_db_version(db, &v);
-
-	if (r < 0)
-		return r;
-	snprintf(db->error, sizeof(db->error), "the database's schema is at version %d, this railmon's at %zu", v,
-	         grd_migrations_n);
-	if (v == 0)
-		return -ENOENT;
-	if ((size_t)v < grd_migrations_n)
-		return -ESTALE;
-	if ((size_t)v > grd_migrations_n)
-		return -EPROTO;
-	db->error[0] = 0;
-	return 0;
-}
-
-/* ---- retention ---- */
-
-static const char *const grd_day_tables[] = { "samples", "can_frames", "events", "texts" };
-
-/* Drop the child tables of each day table that the WHERE clause (on
-   c.relname, given the table's name twice) picks; how many in *ret_n. */
-static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
-{
-	char sql[320];
-	PGresult *res;
-	int r = 0;
-
-	for (size_t t = 0; t < sizeof(grd_day_tables) / sizeof(grd_day_tables[0]); t++) {
-		/* The child tables of the parent, from the catalog. */
-		int k = snprintf(sql, sizeof(sql), "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = "
-		                 "i.inhrelid WHERE i.inhparent = '%s'::regclass AND ", grd_day_tables[t]);
-		snprintf(sql + k, sizeof(sql) - (size_t)k, cond, grd_day_tables[t]);
-		res = PQexec(db->conn, sql);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			grd_db_fail(db, "prune", PQerrorMessage(db->conn));
-			PQclear(res);
-			return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-		}
-		for (int i = 0; i < PQntuples(res) && r == 0; i++) {
-			snprintf(sql, sizeof(sql), "DROP TABLE \"%s\"", PQgetvalue(res, i, 0));
-			r = grd_db_exec(db, "prune", sql);
-			*ret_n += r == 0;
-		}
-		PQclear(res);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_future)
-{
-	/* Partitions are named <table>_pYYYYMMDD for the day they hold (UTC). */
-	time_t cut = (time_t)(cutoff_ns / 1000000000), fut = (time_t)(future_ns / 1000000000);
-	struct tm tm;
-	char day[16], after[16], cond[160], sql[256];
-	int r = grd_db_connect(db), n = 0, nf = 0;
-
-	if (r < 0)
-		return r;
-	gmtime_r(&cut, &tm);
-	strftime(day, sizeof(day), "%Y%m%d", &tm);
-	gmtime_r(&fut, &tm);
-	strftime(after, sizeof(after), "%Y%m%d", &tm);
-	/* A day ends at or before the cutoff: its name sorts before the
-	   cutoff's day (8 digits: up to year 9999). */
-	snprintf(cond, sizeof(cond), "c.relname < '%%s_p%s'", day);
-	r = prune_where(db, cond, &n);
-	/* Days that begin after future_ns's day: no record the door lets in
-	   (--max-skew) falls there; made before the door, or by a bad clock. */
-	snprintf(cond, sizeof(cond), "c.relname > '%%s_p%s'", after);
-	if (r == 0)
-		r = prune_where(db, cond, &nf);
-	if (r < 0)
-		return r;
-	/* The 1 s rollups go with the raw days; the 1 min ones are kept. */
-	snprintf(sql, sizeof(sql), "DELETE FROM rollup_1s WHERE t < '%.4s-%.2s-%.2s 00:00:00+00' OR t >= "
-	         "'%.4s-%.2s-%.2s 00:00:00+00'::timestamptz + interval '1 day'", day, day + 4, day + 6, after,
-	         after + 4, after + 6);
-	r = grd_db_exec(db, "prune", sql);
-	grd_db_forget(db); /* the partitions this connection knew may be gone */
-	if (ret_future)
-		*ret_future = nf;
-	return r < 0 ? r : n + nf;
 }
 
 /* ---- the retry loop ---- */
@@ -666,30 +390,43 @@ int grd_db_flush(grd_db_t *db, bool force)
 
 int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
 {
-	struct grd_pending *p;
-	grd_db_t *w;
-	rec_batch_t *b;
+	rec_batch_t *b = NULL;
 	int r;
 
 	if (!db || (!payload && len) || !ret_outcome)
 		return -EINVAL;
-	r = workers_start(db);
-	if (r < 0)
-		return r;
 	if (rec_batch_decode(payload, len, &b) < 0) {
 		pthread_mutex_lock(&db->lock);
 		db->st.bad++;
 		pthread_mutex_unlock(&db->lock);
 		return -EBADMSG;
 	}
+	r = grd_db_store_batch(db, &b, payload, len, ret_outcome);
+	rec_batch_free(b);
+	return r;
+}
+
+int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
+                       enum grd_db_outcome *ret_outcome)
+{
+	struct grd_pending *p;
+	grd_db_t *w;
+	int r;
+
+	if (!db || !b || !*b || (!payload && len) || !ret_outcome)
+		return -EINVAL;
+	r = workers_start(db);
+	if (r < 0)
+		return r;
 	w = db->work[db->fill];
 	p = &w->pend[w->npend];
-	*p = (struct grd_pending){ .b = b, .len = len, .out = GRD_DB_QUEUED, .payload = malloc(len ? len : 1) };
-	if (!p->payload) {
-		rec_batch_free(b);
+	*p = (struct grd_pending){ .len = len, .out = GRD_DB_QUEUED, .payload = malloc(len ? len : 1) };
+	if (!p->payload)
 		return -ENOMEM;
-	}
 	memcpy(p->payload, payload, len);
+	/* Ours from here: the group frees it once committed. */
+	p->b = *b;
+	*b = NULL;
 	if (w->npend++ == 0) {
 		struct timespec now;
 

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * copy.c - a group's new records as PostgreSQL's binary COPY rows, one
+ * buffer per table (samples, can_frames, events, texts), their samples
+ * gathered for the rollups in the same pass, and each buffer sent by one
+ * COPY FROM STDIN.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libpq-fe.h>
+
+#include "db-private.h"
+#include "acquisition/acq-item.h"
+
+/* ---- COPY BINARY ---- */
+
+/* The copy buffer of a record's table: 0 samples, 1 can_frames, 2 events,
+   3 texts. */
+static int table_of(const struct acq_item *it)
+{
+	return it->kind == ACQ_ITEM_SAMPLE ? 0 : it->kind == ACQ_ITEM_CAN ? 1 : it->kind == ACQ_ITEM_TEXT ? 3 : 2;
+}
+
+/* One row of its kind's table (table_of()). */
+static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
+{
+	int k = table_of(it);
+	struct grd_buf *b = &db->copy[k];
+	int64_t t_pg = grd_floordiv(it->t_ns, 1000) - GRD_PG_EPOCH_US;
+
+	if (grd_buf_room(b, 19 + 2 + 7 * 12 + (ACQ_CAN_DATA_MAX > ACQ_TEXT_MAX ? ACQ_CAN_DATA_MAX : ACQ_TEXT_MAX)) < 0)
+		return -ENOMEM;
+	if (!b->used)
+		grd_copy_head(b);
+	if (k == 0) {
+		grd_put16(b, 6);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f64(b, it->sample.channel);
+		grd_fdouble(b, it->sample.value);
+		grd_f16(b, (int16_t)it->sample.quality);
+	} else if (k == 1) {
+		unsigned len = it->can.len < ACQ_CAN_DATA_MAX ? it->can.len : ACQ_CAN_DATA_MAX;
+
+		grd_put16(b, 7);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f32(b, it->bus);
+		grd_f64(b, it->can.id);
+		grd_f16(b, (int16_t)it->can.flags);
+		grd_put32(b, len);
+		memcpy(b->p + b->used, it->can.data, len);
+		b->used += len;
+	} else if (k == 3) {
+		/* text: the bytes as they are (printable ASCII, record/batch.c) */
+		unsigned len = it->text.len < ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX;
+
+		grd_put16(b, 6);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f64(b, it->text.channel);
+		grd_put32(b, len);
+		memcpy(b->p + b->used, it->text.text, len);
+		b->used += len;
+		grd_f16(b, (int16_t)it->text.quality);
+	} else {
+		grd_put16(b, 7);
+		grd_f32(b, vid);
+		grd_f64(b, t_pg);
+		grd_f64(b, (int64_t)it->seq);
+		grd_f32(b, it->bus);
+		grd_f32(b, (int32_t)it->event.code);
+		grd_f64(b, it->event.arg);
+		grd_f64(b, it->event.detail);
+	}
+	return 0;
+}
+
+/* A new Batch's records into the copy buffers (rows counted in n[]) and
+   its samples into the rollups, in one pass. */
+int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
+                    uint64_t n[4])
+{
+	if (grd_rollup_reserve(db, count) < 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count; i++) {
+		struct acq_item it;
+
+		rec_batch_item(b, i, &it);
+		it.seq = first_seq + i; /* CAN frames, samples, events: the Batch's order */
+		if (add_row(db, vid, &it) < 0)
+			return -ENOMEM;
+		grd_rollup_item(db, vid, &it);
+		n[table_of(&it)]++;
+	}
+	return 0;
+}
+
+int grd_copy_table(grd_db_t *db, const char *table, struct grd_buf *b)
+{
+	char sql[128];
+	PGresult *res;
+	int r = 0;
+
+	if (!b->used)
+		return 0;
+	if (grd_buf_room(b, 2) < 0)
+		return -ENOMEM;
+	grd_put16(b, 0xffff); /* the end */
+	snprintf(sql, sizeof(sql), "COPY %s FROM STDIN (FORMAT binary)", table);
+	res = PQexec(db->conn, sql);
+	if (PQresultStatus(res) != PGRES_COPY_IN) {
+		grd_db_fail_res(db, sql, res);
+		PQclear(res);
+		return -EIO;
+	}
+	PQclear(res);
+	if (PQputCopyData(db->conn, b->p, (int)b->used) != 1 || PQputCopyEnd(db->conn, NULL) != 1) {
+		grd_db_fail(db, sql, PQerrorMessage(db->conn));
+		return -EIO;
+	}
+	while ((res = PQgetResult(db->conn))) {
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			grd_db_fail_res(db, sql, res);
+			r = -EIO;
+		}
+		PQclear(res);
+	}
+	return r;
+}
+

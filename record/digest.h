@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * digest.h - "the same records?", once for every ledger: the receiver's
+ * in memory (uplink/recv.c: a re-send or a conflict) and the ground
+ * database's (ground/, kept in batches.digest), and the ground log's
+ * check of a Batch behind its end (ground/logs.c).
+ *
+ * Records, not bytes: a backlog re-send carries Batch.historical too, and
+ * the same records encode alike whatever else the Batch holds.  The
+ * digest is FNV-1a over each record's fields in seq order (no padding
+ * bytes); its value with REC_DIGEST_SEED is what the ground database
+ * stores, so it never changes.  A receiver that must not let a sender aim
+ * at a collision starts from a seed of its own (a random one).
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+
+#define REC_DIGEST_SEED UINT64_C(0xcbf29ce484222325) /* FNV-1a's offset basis (basic/hash.h) */
+
+
+/* h extended by one record's fields. */
+uint64_t rec_item_digest(uint64_t h, const struct acq_item *it);
+
+/* The first count records of b from seed. */
+uint64_t rec_batch_digest(const rec_batch_t *b, uint32_t count, uint64_t seed);
+
+/* Whether two decoded Batches hold the same records under the same seqs
+   (every field compared, not a digest): 1 or 0, -EINVAL for NULL. */
+int rec_batch_same_records(const rec_batch_t *a, const rec_batch_t *b);

@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ledger.c - the receiver's memory per (vehicle, log id): which seqs
+ * arrived, which Batches (by their records' digest), the records to hand
+ * to on_record and the Batches to on_batch, and the views and waits on
+ * it (upl_recv_log(), upl_recv_vehicle(), upl_recv_wait_seq()).
+ *
+ * Vehicles are found by name in an open-addressing hash table that grows
+ * up to max_vehicles; each vehicle has its logs (one per log id, few).
+ * Sequence tracking keeps, per log, the sorted set of ranges seen.  A
+ * record inside a range was received before; the holes between ranges are
+ * the gaps.  The set is bounded: past UPL_RECV_MAX_RANGES ranges the
+ * oldest is forgotten and everything below the oldest range kept (the
+ * floor) is summarised by the counts, so a hostile or broken sender can
+ * cost memory only up to a fixed limit.  To tell a re-send from a
+ * conflict, each log also keeps the digest (record/digest.h, from the
+ * receiver's random seed) of the records of its last UPL_RECV_MAX_DIGESTS
+ * Batches.
+ *
+ * It is the ground's bookkeeping, kept here beside the MQTT session
+ * because upl_recv's contract (recv.h) includes it and uplink/ may not
+ * call ground/ (DESIGN.md, the module graph): see uplink/README.md.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mqtt-private.h"
+#include "recv-private.h"
+#include "basic/clock.h"
+#include "basic/hash.h"
+#include "basic/name.h"
+#include "record/digest.h"
+
+struct range {
+	uint64_t lo, hi; /* [lo, hi) */
+};
+
+/* One accepted Batch, by the records it holds (not its bytes: a backlog
+   re-send carries two more bytes, Batch.historical). */
+struct digest {
+	uint64_t first_seq;
+	uint64_t hash;
+	uint32_t count;
+};
+
+/* One (vehicle, log id). */
+struct stream {
+	const char *vehicle;       /* the vehicle's name */
+	uint8_t log_id[REC_LOG_ID_LEN];
+	size_t log_id_len;
+	struct range *ranges;      /* sorted, disjoint, not touching */
+	size_t nranges, cap;
+	uint64_t floor;            /* 0, or where the remembered ranges begin */
+	uint64_t lowest, end;      /* span of the records counted; end 0: none yet */
+	uint64_t held_end;         /* end 0: where the last first Batch far from seq 1
+	                              ended (seq_jump(): the next one there confirms it) */
+	uint64_t records, duplicates, unverified, old, conflicts, seq_jumps;
+	struct digest *dig;        /* ring sorted by first_seq, non-overlapping */
+	size_t dig_head, ndig, dig_cap; /* dig_cap a power of two */
+	void *log_ctx;
+	struct stream *next;       /* the vehicle's logs, newest first */
+};
+
+struct vehicle {
+	char *name;
+	struct stream *logs;       /* newest first */
+	size_t nlogs;
+};
+
+/* ---- vehicles ---- */
+
+static uint64_t name_hash(const char *name)
+{
+	return basic_fnv1a_str(name);
+}
+
+static struct vehicle **vehicle_slot(struct vehicle **tab, size_t cap, const char *name)
+{
+	size_t i = (size_t)name_hash(name) & (cap - 1);
+
+	while (tab[i] && strcmp(tab[i]->name, name) != 0)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static struct vehicle *vehicle_find(const upl_recv_t *r, const char *name)
+{
+	return r->tab_cap ? *vehicle_slot(r->tab, r->tab_cap, name) : NULL;
+}
+
+/* Keep the table at most half full, so probes stay short. */
+static int vehicles_grow(upl_recv_t *r)
+{
+	size_t cap = r->tab_cap ? r->tab_cap * 2 : 64;
+	struct vehicle **tab;
+
+	if ((r->st.vehicles + 1) * 2 <= r->tab_cap)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->tab_cap; i++)
+		if (r->tab[i])
+			*vehicle_slot(tab, cap, r->tab[i]->name) = r->tab[i];
+	free(r->tab);
+	r->tab = tab;
+	r->tab_cap = cap;
+	return 0;
+}
+
+static int vehicle_add(upl_recv_t *r, const char *name, struct vehicle **ret)
+{
+	struct vehicle *v;
+
+	if (r->st.vehicles >= r->cfg.max_vehicles)
+		return -EUSERS;
+	if (vehicles_grow(r) < 0)
+		return -ENOMEM;
+	v = calloc(1, sizeof(*v));
+	if (!v || !(v->name = strdup(name))) {
+		free(v);
+		return -ENOMEM;
+	}
+	*vehicle_slot(r->tab, r->tab_cap, name) = v;
+	r->st.vehicles++;
+	*ret = v;
+	return 0;
+}
+
+static bool same_log(const struct stream *s, const struct rec_batch_info *info)
+{
+	return s->log_id_len == info->log_id_len &&
+	       (!info->log_id_len || memcmp(s->log_id, info->log_id, info->log_id_len) == 0);
+}
+
+static int stream_add(upl_recv_t *r, struct vehicle *v, const struct rec_batch_info *info,
+                      struct stream **ret)
+{
+	struct stream *s;
+
+	if (r->nlogs == r->logs_cap) {
+		size_t cap = r->logs_cap ? r->logs_cap * 2 : 64;
+		struct stream **n = realloc(r->logs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->logs = n;
+		r->logs_cap = cap;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->vehicle = v->name;
+	s->log_id_len = info->log_id_len;
+	if (info->log_id_len)
+		memcpy(s->log_id, info->log_id, info->log_id_len);
+	s->next = v->logs;
+	v->logs = s;
+	v->nlogs++;
+	r->logs[r->nlogs++] = s;
+	r->st.logs = r->nlogs;
+	*ret = s;
+	return 0;
+}
+
+/* The log of this Batch: -EUSERS past max_vehicles, -ENOMEM. */
+static int stream_get(upl_recv_t *r, const struct rec_batch_info *info, struct stream **ret)
+{
+	struct vehicle *v = vehicle_find(r, info->vehicle);
+	int err;
+
+	if (!v && (err = vehicle_add(r, info->vehicle, &v)) < 0)
+		return err;
+	for (struct stream *s = v->logs; s; s = s->next)
+		if (same_log(s, info)) {
+			*ret = s;
+			return 0;
+		}
+	return stream_add(r, v, info, ret);
+}
+
+static void stream_free(struct stream *s)
+{
+	free(s->ranges);
+	free(s->dig);
+	free(s);
+}
+
+/* ---- sequence ranges ---- */
+
+/* Index of the first range with hi >= seq (so it contains or touches seq). */
+static size_t range_find(const struct stream *s, uint64_t seq)
+{
+	size_t lo = 0, hi = s->nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ranges[mid].hi < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool range_covered(const struct stream *s, uint64_t seq)
+{
+	size_t i = range_find(s, seq + 1);
+
+	return i < s->nranges && s->ranges[i].lo <= seq;
+}
+
+/* Room for one more range: one over UPL_RECV_MAX_RANGES, so a range is
+   inserted first and the oldest forgotten after (it may be the new one). */
+static int range_reserve(struct stream *s)
+{
+	struct range *n;
+	size_t cap;
+
+	if (s->nranges < s->cap)
+		return 0;
+	cap = s->cap ? s->cap * 2 : 4;
+	if (cap > UPL_RECV_MAX_RANGES + 1)
+		cap = UPL_RECV_MAX_RANGES + 1;
+	n = realloc(s->ranges, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->ranges = n;
+	s->cap = cap;
+	return 0;
+}
+
+static struct digest *dig_at(const struct stream *s, size_t i)
+{
+	return &s->dig[(s->dig_head + i) & (s->dig_cap - 1)];
+}
+
+/* Digests wholly below the floor can never be consulted again. */
+static void digests_drop_below(struct stream *s, uint64_t seq)
+{
+	while (s->ndig && dig_at(s, 0)->first_seq + dig_at(s, 0)->count <= seq) {
+		s->dig_head = (s->dig_head + 1) & (s->dig_cap - 1);
+		s->ndig--;
+	}
+}
+
+/*
+ * Forget the oldest range.  Its records stay counted in records, and the
+ * holes below the new floor stay counted as missing: a record that comes
+ * later below the floor cannot be told from a re-send, so it is written
+ * (loss is worse than a duplicate) and counted in old, not in records.
+ */
+static void range_forget_oldest(struct stream *s)
+{
+	memmove(s->ranges, s->ranges + 1, (s->nranges - 1) * sizeof(*s->ranges));
+	s->nranges--;
+	s->floor = s->ranges[0].lo;
+	digests_drop_below(s, s->floor);
+}
+
+/* Add [lo, hi), merging with every range it overlaps or touches.  The
+   caller has already counted which records were new. */
+static int range_insert(struct stream *s, uint64_t lo, uint64_t hi)
+{
+	size_t i, j;
+	int r = range_reserve(s);
+
+	if (r < 0)
+		return r;
+	i = j = range_find(s, lo);
+	while (j < s->nranges && s->ranges[j].lo <= hi)
+		j++;
+	if (i == j) {
+		memmove(s->ranges + i + 1, s->ranges + i, (s->nranges - i) * sizeof(*s->ranges));
+		s->ranges[i] = (struct range){ lo, hi };
+		s->nranges++;
+	} else {
+		/* Ranges i..j-1 collapse into one. */
+		if (s->ranges[i].lo < lo)
+			lo = s->ranges[i].lo;
+		if (s->ranges[j - 1].hi > hi)
+			hi = s->ranges[j - 1].hi;
+		s->ranges[i] = (struct range){ lo, hi };
+		memmove(s->ranges + i + 1, s->ranges + j, (s->nranges - j) * sizeof(*s->ranges));
+		s->nranges -= j - i - 1;
+	}
+	while (s->nranges > UPL_RECV_MAX_RANGES)
+		range_forget_oldest(s);
+	return 0;
+}
+
+static uint64_t stream_missing(const struct stream *s)
+{
+	return s->end ? s->end - s->lowest - s->records : 0;
+}
+
+/* ---- Batch contents ---- */
+
+/* Index of the first digest that ends after seq. */
+static size_t dig_find(const struct stream *s, uint64_t seq)
+{
+	size_t lo = 0, hi = s->ndig;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct digest *d = dig_at(s, mid);
+
+		if (d->first_seq + d->count <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+enum seen { SEEN_UNKNOWN, SEEN_SAME, SEEN_OTHER };
+
+/* Compare a Batch whose records were (partly) seen before with the Batches
+   remembered in its range. */
+static enum seen digest_check(const struct stream *s, uint64_t first, uint32_t count,
+                              uint64_t hash)
+{
+	size_t i = dig_find(s, first);
+	const struct digest *d;
+
+	if (i >= s->ndig || (d = dig_at(s, i))->first_seq >= first + count)
+		return SEEN_UNKNOWN;
+	/* A re-send is the same stored frame: same range, same records.
+	   Anything else over a range already received is a conflict. */
+	if (d->first_seq == first && d->count == count && d->hash == hash)
+		return SEEN_SAME;
+	return SEEN_OTHER;
+}
+
+static int digest_grow(struct stream *s)
+{
+	size_t cap = s->dig_cap ? s->dig_cap * 2 : 8;
+	struct digest *n = malloc(cap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ndig; i++)
+		n[i] = *dig_at(s, i);
+	free(s->dig);
+	s->dig = n;
+	s->dig_cap = cap;
+	s->dig_head = 0;
+	return 0;
+}
+
+/* Remember a Batch; past UPL_RECV_MAX_DIGESTS the lowest goes. */
+static int digest_add(struct stream *s, uint64_t first, uint32_t count, uint64_t hash)
+{
+	size_t at = dig_find(s, first);
+
+	if (s->ndig == UPL_RECV_MAX_DIGESTS) {
+		if (at == 0)
+			return 0; /* older than all kept: not worth keeping */
+		s->dig_head = (s->dig_head + 1) & (s->dig_cap - 1);
+		s->ndig--;
+		at--;
+	}
+	if (s->ndig == s->dig_cap && digest_grow(s) < 0)
+		return -ENOMEM;
+	/* Batches mostly come in order: the loop rarely runs. */
+	for (size_t i = s->ndig; i > at; i--)
+		*dig_at(s, i) = *dig_at(s, i - 1);
+	*dig_at(s, at) = (struct digest){ first, hash, count };
+	s->ndig++;
+	return 0;
+}
+
+int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen)
+{
+	rec_batch_t *ba = NULL, *bb = NULL;
+	int same = -EBADMSG;
+
+	if ((!a && alen) || (!b && blen))
+		return -EINVAL;
+	if (rec_batch_decode(a, alen, &ba) == 0 && rec_batch_decode(b, blen, &bb) == 0)
+		same = rec_batch_same_records(ba, bb);
+	rec_batch_free(ba);
+	rec_batch_free(bb);
+	return same;
+}
+
+/* ---- one payload ---- */
+
+static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct rec_batch_info *info,
+                  rec_batch_t **b, const void *payload, size_t len, int err)
+{
+	r->st.refused[why]++;
+	if (r->cfg.on_refused)
+		r->cfg.on_refused(r->cfg.ctx, why, info, b, payload, len);
+	return err;
+}
+
+/* More than UPL_RECV_MAX_JUMP records away from everything seen of its log:
+   no vehicle loses that many, so it would only make `missing` absurd. */
+/* A log's first Batch over UPL_RECV_MAX_JUMP from seq 1 (where every log
+   starts) has nothing to be checked against: held as a jump until the
+   next Batch of the log starts where it ended, which confirms where the
+   log lies (an honest vehicle whose log the ground first meets late, its
+   start pruned on board, sends one; a lone bogus seq does not). */
+static bool first_far(const struct stream *s, const struct rec_batch_info *info)
+{
+	return info->first_seq > UPL_RECV_MAX_JUMP && info->first_seq != s->held_end;
+}
+
+static bool seq_jump(const struct stream *s, const struct rec_batch_info *info)
+{
+	if (!s->end)
+		return first_far(s, info);
+	return info->first_seq >= s->end + UPL_RECV_MAX_JUMP ||
+	       info->first_seq + info->count + UPL_RECV_MAX_JUMP <= s->lowest;
+}
+
+/* Digest of the records (record/digest.h, from the receiver's own seed);
+   *ret_seen: how many at or above the floor were received before. */
+static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const rec_batch_t *b,
+                           const struct rec_batch_info *info, uint32_t *ret_seen)
+{
+	uint32_t seen = 0;
+
+	for (uint32_t i = 0; i < info->count; i++) {
+		uint64_t seq = info->first_seq + i;
+
+		seen += seq >= s->floor && range_covered(s, seq);
+	}
+	*ret_seen = seen;
+	return rec_batch_digest(b, info->count, r->hash_seed);
+}
+
+/* Hand what is new to on_record; how many in *ret_written, counts by
+   kind.  A record on_record fails for is still counted as received (the
+   seq tracking is about what arrived, not what was printed). */
+static int stream_write(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
+                        const struct rec_batch_info *info, uint64_t *ret_written)
+{
+	uint64_t fresh = 0, old = 0, unverified = 0;
+	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
+	uint64_t end = info->first_seq + info->count;
+	bool failed = false;
+
+	for (uint32_t i = 0; i < info->count; i++) {
+		uint64_t seq = info->first_seq + i;
+		struct acq_item it;
+
+		if (seq >= s->floor && range_covered(s, seq)) {
+			unverified++;
+			continue;
+		}
+		rec_batch_item(b, i, &it);
+		if (r->cfg.on_record &&
+		    r->cfg.on_record(r->cfg.ctx, info, b, &it, fresh + old == 0, &s->log_ctx) < 0)
+			failed = true;
+		if (seq < s->floor)
+			old++;
+		else
+			fresh++;
+	}
+	r->st.sink_errors += failed;
+	if (end > lo && range_insert(s, lo, end) < 0)
+		return -ENOMEM;
+	if (end > lo) {
+		s->lowest = s->end && s->lowest < lo ? s->lowest : lo;
+		s->end = s->end > end ? s->end : end;
+	}
+	s->records += fresh;
+	s->old += old;
+	s->unverified += unverified;
+	s->duplicates += unverified;
+	r->st.old += old;
+	r->st.unverified += unverified;
+	r->st.duplicates += unverified;
+	*ret_written = fresh + old;
+	return 0;
+}
+
+static int stream_feed(upl_recv_t *r, struct stream *s, rec_batch_t **bp,
+                       const struct rec_batch_info *info, const void *payload, size_t len)
+{
+	uint64_t hash, written;
+	uint32_t seen;
+	enum seen cmp = SEEN_UNKNOWN;
+	const rec_batch_t *b = *bp;
+	int err;
+
+	hash = batch_scan(r, s, b, info, &seen);
+	if (seen)
+		cmp = digest_check(s, info->first_seq, info->count, hash);
+	if (cmp == SEEN_SAME) {
+		s->duplicates += info->count;
+		r->st.duplicates += info->count;
+		return 0;
+	}
+	if (cmp == SEEN_OTHER) {
+		s->conflicts++;
+		r->st.conflict_records += info->count;
+		return refuse(r, UPL_RECV_CONFLICT, info, bp, payload, len, -EEXIST);
+	}
+	err = stream_write(r, s, b, info, &written);
+	if (err == 0 && info->first_seq >= s->floor)
+		err = digest_add(s, info->first_seq, info->count, hash);
+	if (err < 0)
+		return err;
+	if (written && r->cfg.on_batch &&
+	    r->cfg.on_batch(r->cfg.ctx, info, bp, payload, len, &s->log_ctx) < 0)
+		r->st.sink_errors++;
+	if (written)
+		r->st.batches++;
+	r->st.records += written;
+	return (int)(written > INT32_MAX ? INT32_MAX : written);
+}
+
+/* r->missing += v and -= v with the carry into the high word; the sum
+   never goes below zero (what is taken off was added before). */
+static void missing_add(upl_recv_t *r, uint64_t v)
+{
+	r->missing.lo += v;
+	r->missing.hi += r->missing.lo < v;
+}
+
+static void missing_sub(upl_recv_t *r, uint64_t v)
+{
+	r->missing.hi -= r->missing.lo < v;
+	r->missing.lo -= v;
+}
+
+int upl_ledger_feed(upl_recv_t *r, const char *topic, rec_batch_t **b,
+                      const void *payload, size_t len)
+{
+	struct rec_batch_info info;
+	struct stream *s;
+	uint64_t missing;
+	bool jump;
+	int ret;
+
+	if (rec_batch_info(*b, &info) < 0 || !upl_topic_vehicle_matches(topic, info.vehicle))
+		return -EBADMSG;
+	/* seq 0 is never assigned, and every seq is below 2^63 (railmon.proto):
+	   a Batch out there is malformed, not 2^63 records missing.  (The
+	   decoder already refused first_seq + count overflowing.) */
+	if (info.first_seq == 0 || info.first_seq + info.count > UPL_RECV_SEQ_LIMIT)
+		return -EBADMSG;
+	/* The door: a name against the rule gets no vehicle, no log, no row. */
+	if (!basic_vehicle_name_ok(info.vehicle))
+		return refuse(r, UPL_RECV_BAD_VEHICLE, &info, b, payload, len, -EPERM);
+	ret = stream_get(r, &info, &s);
+	if (ret < 0)
+		return refuse(r, ret == -EUSERS ? UPL_RECV_TOO_MANY_VEHICLES : UPL_RECV_NO_MEMORY, &info,
+		              b, payload, len, ret);
+	if (!info.count)
+		return 0;
+	jump = seq_jump(s, &info);
+	if (jump && !s->end)
+		s->held_end = info.first_seq + info.count;
+	if (jump && r->cfg.on_jump) {
+		if (r->cfg.on_jump(r->cfg.ctx, &info, b, payload, len, &s->log_ctx) < 0)
+			r->st.sink_errors++;
+		return 0;
+	}
+	if (jump) {
+		s->seq_jumps++;
+		return refuse(r, UPL_RECV_SEQ_JUMP, &info, b, payload, len, -ERANGE);
+	}
+	missing = stream_missing(s);
+	ret = stream_feed(r, s, b, &info, payload, len);
+	if (ret == -ENOMEM)
+		ret = refuse(r, UPL_RECV_NO_MEMORY, &info, b, payload, len, ret);
+	missing_add(r, stream_missing(s));
+	missing_sub(r, missing);
+	r->st.missing = r->missing.hi ? UINT64_MAX : r->missing.lo;
+	return ret;
+}
+
+/* Everything the ledger holds (upl_recv_free()). */
+void upl_ledger_free(upl_recv_t *r)
+{
+	for (size_t i = 0; i < r->nlogs; i++)
+		stream_free(r->logs[i]);
+	free(r->logs);
+	for (size_t i = 0; i < r->tab_cap; i++) {
+		if (r->tab[i])
+			free(r->tab[i]->name);
+		free(r->tab[i]);
+	}
+	free(r->tab);
+}
+
+/* ---- views and waits ---- */
+
+static void log_view(const struct stream *s, struct upl_recv_log *ret)
+{
+	*ret = (struct upl_recv_log){
+		.vehicle = s->vehicle, .log_id_len = s->log_id_len,
+		.first_seq = s->lowest, .next_seq = s->end, .records = s->records,
+		.duplicates = s->duplicates, .unverified = s->unverified, .old = s->old,
+		.missing = stream_missing(s), .conflicts = s->conflicts, .seq_jumps = s->seq_jumps,
+		.log_ctx = s->log_ctx,
+	};
+	memcpy(ret->log_id, s->log_id, sizeof(ret->log_id));
+}
+
+int upl_recv_log(upl_recv_t *r, size_t i, struct upl_recv_log *ret)
+{
+	int err = -ENOENT;
+
+	if (!r || !ret)
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	if (i < r->nlogs) {
+		log_view(r->logs[i], ret);
+		err = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *ret)
+{
+	const struct vehicle *v;
+	int err = -ENOENT;
+
+	if (!r || !name || !ret)
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	v = vehicle_find(r, name);
+	/* A vehicle whose Batches were all empty or refused has no record. */
+	if (v && v->logs && v->logs->end) {
+		const struct stream *s = v->logs;
+
+		*ret = (struct upl_recv_vehicle){ s->lowest, s->end, s->records, s->duplicates,
+		                                  stream_missing(s), v->nlogs };
+		err = 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+static bool vehicle_reached(const upl_recv_t *r, const char *name, uint64_t seq)
+{
+	const struct vehicle *v = vehicle_find(r, name);
+
+	return v && v->logs && v->logs->end >= seq && stream_missing(v->logs) == 0;
+}
+
+int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	if (!r || !vehicle)
+		return -EINVAL;
+	ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
+	pthread_mutex_lock(&r->lock);
+	while (!vehicle_reached(r, vehicle, seq) && err == 0)
+		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+	err = vehicle_reached(r, vehicle, seq) ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
