@@ -54,7 +54,7 @@ enum acq_quality {
 };
 
 struct acq_sample {
-	uint32_t channel; /* board-wide channel id, see board/README */
+	uint32_t channel; /* board-wide channel id, see cli/README */
 	uint32_t quality; /* enum acq_quality */
 	double value;     /* physical value after scale and offset */
 };

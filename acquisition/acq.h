@@ -5,7 +5,7 @@
  * Realtime threads (one per CAN bus, one per Modbus link) only wait, read,
  * timestamp and push into their own SPSC ring of struct acq_item.  The
  * collector thread (normal priority) drains every ring and hands the items
- * to a sink callback (board/ decodes, encodes, stores).  Nothing in this
+ * to a sink callback (cli/ decodes, encodes, stores).  Nothing in this
  * module knows about buses, files or protobuf.
  */
 #pragma once
@@ -36,7 +36,7 @@ typedef struct acq_thread acq_thread_t;
  * Start fn(arg) on a new thread configured by cfg.  If SCHED_FIFO or the
  * affinity is refused (no CAP_SYS_NICE, rlimit), the thread still starts at
  * normal priority and *ret_degraded (if not NULL) is set to the -errno of
- * the refusal so board/ can warn; 0 when everything was granted.
+ * the refusal so cli/ can warn; 0 when everything was granted.
  * Returns 0 or -errno (thread could not be created at all).
  */
 int acq_thread_start(const struct acq_thread_cfg *cfg, void *(*fn)(void *), void *arg,

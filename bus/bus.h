@@ -2,7 +2,7 @@
 /*
  * bus.h - one interface for every train bus driver.
  *
- * A bus device is opened from a fully validated struct bus_cfg (board/
+ * A bus device is opened from a fully validated struct bus_cfg (cli/
  * parses the board file into it), then driven by exactly one thread:
  * the realtime RX thread for CAN, the poll thread for Modbus.  Drivers
  * never log and never allocate after open(); they return -errno and expose

@@ -2,7 +2,7 @@
 /*
  * receiver.c - `railmon recv`'s receiver wired up (receiver.h): the
  * database and gap repair, the text output, the ground logs, the MQTT
- * thread, the wait and the end.  board/recv.c parses the options and
+ * thread, the wait and the end.  cli/recv.c parses the options and
  * report/recv.c says what happens; nothing here prints.
  */
 #include <errno.h>

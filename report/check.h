@@ -4,7 +4,7 @@
  * plan (the log and its filesystem, the evidence key, the recorder, the
  * uplink, each bus with its DBC or its Modbus request plan and what they
  * cost on the wire), and the load and Modicon warnings `run` says too.
- * board/check.c parses the options and reads the key; this writes to the
+ * cli/check.c parses the options and reads the key; this writes to the
  * streams it gives.
  */
 #pragma once
@@ -18,7 +18,7 @@
 #include "conf/config.h"
 #include "evidence/evd.h"
 
-/* The board's evidence key as board/ read it: the plan says which. */
+/* The board's evidence key as cli/ read it: the plan says which. */
 struct rpt_check_key {
 	int r;                                /* >0 a key, 0 none (unsigned), <0 it cannot be used */
 	const char *err;                      /* r < 0: "FILE:LINE: key PATH: why" */

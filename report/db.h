@@ -2,7 +2,7 @@
 /*
  * db.h - `railmon db`'s answers (report/db.c): the ground database's
  * schema applied, its version said, its old day partitions dropped
- * (ground/db.h does the work), on the streams the caller gives (board/
+ * (ground/db.h does the work), on the streams the caller gives (cli/
  * gives stdout and stderr).
  */
 #pragma once

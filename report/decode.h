@@ -5,7 +5,7 @@
  * what it prints on the terminal (bus_candump_parse_screen).  Text: each line, then `Message(Signal: value unit
  * 'label', ...)` (a frame the DBC does not describe: the line alone);
  * rows: the frame and its samples in export's schema (channel = signal
- * index, named Message.Signal).  board/decode.c parses the options, loads
+ * index, named Message.Signal).  cli/decode.c parses the options, loads
  * the DBC and opens the input.
  */
 #pragma once

@@ -4,7 +4,7 @@
  * running daemon, in the words the journal has always had: the uplink's
  * cursor and connection, the periodic status, a bus's device going and
  * coming back, the log refusing records, the exit verdict.  Written to
- * the stream the caller gives (board/ gives stderr); pipeline/runner.h
+ * the stream the caller gives (cli/ gives stderr); pipeline/runner.h
  * decides when.
  * Counters come in as plain values, so nothing here needs the daemon.
  */

@@ -249,7 +249,7 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 		fprintf(err, "railmon stat: %s: no health records in the log\n", dir);
 		return -ENOENT;
 	}
-	/* No daemon runs on it (board/stat.c asked the socket first): a log
+	/* No daemon runs on it (cli/stat.c asked the socket first): a log
 	   whose last health entry, written as the daemon stopped, says rate 0
 	   would look like a live one with nothing coming in. */
 	fprintf(err, "railmon stat: %s: a recorded log, no daemon on it; it ended at %s (its last record); rates are "

@@ -3,8 +3,8 @@
  * statserver.c - the stat socket of a running daemon (statserver.h): JSON lines,
  * one per health entry then a "daemon" line; or, asked "channels", one per
  * channel with its latest value (`railmon watch`).  The client side is
- * board/stat.c's and board/watch.c's (rpt_stat_open).  Apart from
- * board/stat.c, so that what links the demo does not link the command
+ * cli/stat.c's and cli/watch.c's (rpt_stat_open).  Apart from
+ * cli/stat.c, so that what links the demo does not link the command
  * line's signal flags.
  */
 #include <errno.h>

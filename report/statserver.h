@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * statserver.h - the stat socket of a running daemon (statserver.c) and
- * what its clients (board/stat.c, board/watch.c) share with it.
+ * what its clients (cli/stat.c, cli/watch.c) share with it.
  */
 #pragma once
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # What building railmon needs, and nothing else: `deps.sh --build`
-# (board/demo.sh) installs only these.
+# (cli/demo.sh) installs only these.
 BUILD=(
 	gcc libc6-dev meson ninja-build pkg-config
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler

@@ -10,7 +10,7 @@
  * atomically) only to the lowest sequence number not yet acknowledged.
  *
  * The log is reached through struct upl_source, not through storage/:
- * modules never include each other, so board/ wires a stor_reader_t into
+ * modules never include each other, so cli/ wires a stor_reader_t into
  * it (see uplink/README.md).  The forwarder never touches acquisition: a
  * stalled link only makes the backlog grow on flash.
  *

@@ -12,9 +12,9 @@
  *   differently) is a conflict: refused whole, counted and handed to
  *   on_refused so it can be kept for inspection;
  * - gaps are the holes between the ranges seen (a late Batch may fill one).
- * Every record to write out is handed to on_record (board/ writes it as
+ * Every record to write out is handed to on_record (cli/ writes it as
  * text with record/'s formatter, as export does), and/or every Batch with
- * new records is handed unchanged to on_batch (board/ appends it to a
+ * new records is handed unchanged to on_batch (cli/ appends it to a
  * local railmon log per (vehicle, log id), so export and replay work on
  * the ground).  Nothing here formats or writes files.
  *
@@ -22,7 +22,7 @@
  * the last UPL_RECV_MAX_DIGESTS Batches) and in the number of vehicles
  * (max_vehicles).  Anything refused is counted with its reason.
  * Malformed payloads are counted and skipped, never fatal.  Nothing here
- * logs; board/ prints the stats.
+ * logs; cli/ prints the stats.
  */
 #pragma once
 

@@ -51,8 +51,8 @@ TCK=$(getconf CLK_TCK)
 board() { # NAME DBC(0|1) SOCKET
 	local d0="" d1=""
 	if [ "$2" = 1 ]; then
-		d0="dbc = $SRC/board/demo/train.dbc"
-		d1="dbc = $SRC/board/vehicles/emu-traction.dbc"
+		d0="dbc = $SRC/cli/demo/train.dbc"
+		d1="dbc = $SRC/cli/vehicles/emu-traction.dbc"
 	fi
 	cat > "$T/$1.ini" <<EOF
 [board]

@@ -19,10 +19,10 @@ now() { date +%s.%N; }
 
 "$PY" "$SRC/tests/board/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
 frames=$(wc -l < "$T/load.log")
-sed "s|^dbc = .*||" "$SRC/board/vehicles/emu-regional.ini" > "$T/nodbc.ini"
+sed "s|^dbc = .*||" "$SRC/cli/vehicles/emu-regional.ini" > "$T/nodbc.ini"
 sed -i "s|\.\./demo/train.dbc||; s|emu-traction.dbc||" "$T/nodbc.ini"
-cp "$SRC/board/vehicles/emu-regional.ini" "$T/dbc.ini"
-sed -i "s|\.\./demo/train.dbc|$SRC/board/demo/train.dbc|; s|emu-traction.dbc|$SRC/board/vehicles/emu-traction.dbc|" "$T/dbc.ini"
+cp "$SRC/cli/vehicles/emu-regional.ini" "$T/dbc.ini"
+sed -i "s|\.\./demo/train.dbc|$SRC/cli/demo/train.dbc|; s|emu-traction.dbc|$SRC/cli/vehicles/emu-traction.dbc|" "$T/dbc.ini"
 
 best() { # label cmd...: best wall time of 3 runs
 	local b=1000000 t0 t1 d

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check-board-graph.py BOARD_DIR - no circle between the files of board/.
+"""check-board-graph.py BOARD_DIR - no circle between the files of cli/.
 
 A file is its unit: x.c with x.h.  Unit A depends on unit B when a file of
 A includes B's header (#include "b.h"), or when A's code names a function
@@ -128,7 +128,7 @@ def main():
     if bad:
         print(f'FAIL: circles between the files of {board}')
         return 1
-    print(f'board/: {len(edges)} units, {len(defs)} public functions, {nedges} dependencies, no circle')
+    print(f'cli/: {len(edges)} units, {len(defs)} public functions, {nedges} dependencies, no circle')
     return 0
 
 

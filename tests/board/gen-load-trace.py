@@ -2,7 +2,7 @@
 """gen-load-trace.py SECONDS LOAD OUT [SEED]
 
 Write a candump log of two 500 kbit/s CAN buses (can0: the vehicle bus of
-board/demo/train.dbc, can1: the traction bus of board/vehicles/emu-traction.dbc,
+cli/demo/train.dbc, can1: the traction bus of cli/vehicles/emu-traction.dbc,
 sent as classic 8-byte frames so the load figure is simple) at LOAD (0..1)
 bus load each, for SECONDS.  Frame times follow each bus's bit time, so
 the trace is what a logger on a busy train bus would see.  Deterministic for

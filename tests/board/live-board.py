@@ -9,9 +9,9 @@ import re
 import sys
 
 src, trace, out = sys.argv[1:4]
-s = open(f"{src}/board/vehicles/emu-regional.ini").read()
-s = s.replace("../demo/train.dbc", f"{src}/board/demo/train.dbc")
-s = s.replace("emu-traction.dbc", f"{src}/board/vehicles/emu-traction.dbc")
+s = open(f"{src}/cli/vehicles/emu-regional.ini").read()
+s = s.replace("../demo/train.dbc", f"{src}/cli/demo/train.dbc")
+s = s.replace("emu-traction.dbc", f"{src}/cli/vehicles/emu-traction.dbc")
 s = re.sub(r"driver = socketcan\n", f"driver = trace\nfile = {trace}\nspeed = 1\n", s)
 s = re.sub(r"\n\[modbus hvac\].*", "\n", s, flags=re.S)
 s = re.sub(r"^(hw_watchdog.*|stat_socket.*|dir = .*|rt_priority = .*)$", "", s, flags=re.M)

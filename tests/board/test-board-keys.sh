@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$RAILMON" check --keys --markdown > "$T/keys.md" || fail "railmon check --keys --markdown failed"
 if ! diff -u "$DOC" "$T/keys.md"; then
 	echo "FAIL: docs/board-keys.md is not current. Regenerate it with"
-	echo "  build/board/railmon check --keys --markdown > docs/board-keys.md"
+	echo "  build/cli/railmon check --keys --markdown > docs/board-keys.md"
 	exit 1
 fi
 "$RAILMON" check --keys > "$T/keys.txt" || fail "railmon check --keys failed"

@@ -633,9 +633,9 @@ static void test_demo_board(void)
 	/* this test runs from the build tree: the board of its source tree */
 	unsetenv("RAILMON_PKGDATADIR");
 	assert(conf_demo_board_path(buf, sizeof(buf), &why) == 0);
-	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/board/demo.ini") && !strcmp(why, "the source tree of this build"));
+	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/cli/demo.ini") && !strcmp(why, "the source tree of this build"));
 	assert(conf_demo_board(NULL, buf, sizeof(buf), err, sizeof(err)) == 0);
-	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/board/demo.ini"));
+	assert(!strcmp(buf, RAILMON_SOURCE_DIR "/cli/demo.ini"));
 
 	assert(conf_demo_load(buf, 40123, &cfg, err, sizeof(err)) == 0);
 	for (size_t b = 0; b < cfg->nbuses; b++)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test-demo-setup.sh SRCDIR - what board/demo.sh builds with: `meson setup
+# test-demo-setup.sh SRCDIR - what cli/demo.sh builds with: `meson setup
 # -Dtests=false` configures railmon alone, needing only the packages of
 # `tests/deps.sh --build` (no sqlite3, protoc, python peers): no test, no
 # benchmark, the railmon executable; and deps.sh --build lists exactly the
@@ -20,8 +20,8 @@ for d in libmodbus libsocketcan libprotobuf-c inih libmosquitto; do
 done
 grep -qi sqlite <<<"$deps" && fail "sqlite3 is a dependency of the demo build"
 meson introspect --targets "$T/b" | grep -q '"name": "railmon"' || fail "no railmon target"
-grep -q 'deps.sh --build' "$SRC/board/demo.sh" || fail "demo.sh does not install with --build"
-grep -q -- '-Dtests=false' "$SRC/board/demo.sh" || fail "demo.sh does not build without the tests"
+grep -q 'deps.sh --build' "$SRC/cli/demo.sh" || fail "demo.sh does not install with --build"
+grep -q -- '-Dtests=false' "$SRC/cli/demo.sh" || fail "demo.sh does not build without the tests"
 # the build group, and only it, with --build (the script's own list, read by bash)
 build=$(bash -c 'set -euo pipefail; source <(sed -n "/^BUILD=(/,/^)/p" "$1"); echo "${BUILD[*]}"' _ "$SRC/tests/deps.sh")
 for p in meson ninja-build libmodbus-dev libmosquitto-dev protobuf-c-compiler; do

@@ -50,7 +50,7 @@ echo "demo: stat shows rates on the demo log; the hint runs as printed: $hint"
 "$RAILMON" export --data "$T/log" --format candump > "$T/frames.log" 2>>"$T/export.err" || fail "export candump"
 "$RAILMON" export --data "$T/log" --format jsonl -c line_voltage > "$T/lv.jsonl" 2>>"$T/export.err" || fail "export -c"
 
-/usr/bin/python3 - "$T" "$SRC/board/demo/train.log" "$records" "$can" <<'PY'
+/usr/bin/python3 - "$T" "$SRC/cli/demo/train.log" "$records" "$can" <<'PY'
 import csv, json, sys
 T, trace, records, can = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rows = list(csv.DictReader(open(f"{T}/all.csv")))
@@ -82,9 +82,9 @@ PY
 
 # --- replay the whole trace as fast as possible, twice: every frame stored,
 #     and the same records both times (boot id and pid aside)
-frames=$(grep -c . "$SRC/board/demo/train.log")
+frames=$(grep -c . "$SRC/cli/demo/train.log")
 for i in 1 2; do
-	"$RAILMON" replay "$SRC/board/demo/train.log" --board "$SRC/board/demo.ini" --data "$T/replay$i" \
+	"$RAILMON" replay "$SRC/cli/demo/train.log" --board "$SRC/cli/demo.ini" --data "$T/replay$i" \
 		2> "$T/replay$i.err" || { cat "$T/replay$i.err"; fail "replay $i"; }
 	# without the log id (column 2): each replay makes a new log
 	"$RAILMON" export --data "$T/replay$i" --kind can --kind sample 2>/dev/null | cut -d, -f1,3- > "$T/replay$i.csv"
@@ -93,13 +93,13 @@ got=$("$RAILMON" export --data "$T/replay1" --format candump 2>/dev/null | wc -l
 [ "$got" -eq "$frames" ] || fail "replay stored $got of $frames frames"
 cmp -s "$T/replay1.csv" "$T/replay2.csv" || fail "two replays of the same trace differ"
 "$RAILMON" export --data "$T/replay1" --format candump 2>/dev/null | cut -d' ' -f1,3 > "$T/replayed.log"
-cut -d' ' -f1,3 "$SRC/board/demo/train.log" | cmp -s - "$T/replayed.log" || fail "replayed frames or timestamps differ from the trace"
+cut -d' ' -f1,3 "$SRC/cli/demo/train.log" | cmp -s - "$T/replayed.log" || fail "replayed frames or timestamps differ from the trace"
 echo "replay: $frames frames stored with their original timestamps, two runs identical"
 
 # --- replay the demo's own log, twice: same frames and Modbus samples as
 #     recorded, CAN decoded again, identical both times
 for i in 1 2; do
-	"$RAILMON" replay "$T/log" --board "$SRC/board/demo.ini" --data "$T/relog$i" 2> "$T/relog$i.err" ||
+	"$RAILMON" replay "$T/log" --board "$SRC/cli/demo.ini" --data "$T/relog$i" 2> "$T/relog$i.err" ||
 		{ cat "$T/relog$i.err"; fail "log replay $i"; }
 	"$RAILMON" export --data "$T/relog$i" --kind can --kind sample 2>/dev/null | cut -d, -f1,3- > "$T/relog$i.csv"
 done
@@ -137,18 +137,18 @@ PY
 # --- bad input: clear errors, no crash
 if "$RAILMON" run --board /nonexistent.ini 2> "$T/err"; then fail "run with a missing board file succeeded"; fi
 grep -q '/nonexistent.ini: No such file' "$T/err" || fail "missing board file: $(cat "$T/err")"
-printf '[board]\nvehicle = x\n[can a]\ndriver = trace\nfile = %s\ndbc = %s\n' "$SRC/board/demo/train.log" "$T/bad.dbc" > "$T/b.ini"
+printf '[board]\nvehicle = x\n[can a]\ndriver = trace\nfile = %s\ndbc = %s\n' "$SRC/cli/demo/train.log" "$T/bad.dbc" > "$T/b.ini"
 printf 'BO_ 100 X: 8 N\n SG_ S : 0|8@1+ (1,0) [0|1] "" N\nnonsense here\n' > "$T/bad.dbc"
 if "$RAILMON" check --board "$T/b.ini" > /dev/null 2> "$T/err"; then fail "check accepted a bad DBC"; fi
 grep -q "bad.dbc:3:" "$T/err" || fail "bad DBC error lacks file:line: $(cat "$T/err")"
-for b in "$SRC/board/demo.ini" "$SRC"/board/vehicles/*.ini; do
+for b in "$SRC/cli/demo.ini" "$SRC"/cli/vehicles/*.ini; do
 	"$RAILMON" check --board "$b" > "$T/check.out" || fail "railmon check $b"
 	grep -q '^ok$' "$T/check.out" || fail "check of $b did not say ok"
 done
 echo "check: every shipped board file validates"
 # the plan: cycle times from the DBC (20+40+100+50+100+100 ms -> 125 frames/s),
 # the Modbus requests merged from the channels
-"$RAILMON" check --board "$SRC/board/demo.ini" > "$T/check.out"
+"$RAILMON" check --board "$SRC/cli/demo.ini" > "$T/check.out"
 grep -q "6 of 6 messages cyclic: 125 frames/s, about 3% of the bus at 500 kbit/s" "$T/check.out" ||
 	{ cat "$T/check.out"; fail "check: CAN bus load estimate"; }
 grep -q "10 channels in 4 requests: 16.0 requests/s" "$T/check.out" || fail "check: Modbus request plan"

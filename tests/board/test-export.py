@@ -159,7 +159,7 @@ def test_unknown_channel(data):
 
 
 def test_offline(tmp):
-    trace, dbc = os.path.join(SRC, "board/demo/train.log"), os.path.join(SRC, "board/demo/train.dbc")
+    trace, dbc = os.path.join(SRC, "cli/demo/train.log"), os.path.join(SRC, "cli/demo/train.dbc")
     # replay with no board file: ./railmon-data by default, the vehicle id given
     run(["replay", trace, "--dbc", dbc, "--vehicle", "EMU-7"], cwd=tmp)
     data = os.path.join(tmp, "railmon-data")
@@ -208,7 +208,7 @@ def test_offline(tmp):
 
 
 def test_channels_summary(tmp, data, recs):
-    board = os.path.join(SRC, "board/demo.ini")
+    board = os.path.join(SRC, "cli/demo.ini")
     fromb = [json.loads(x) for x in run(["channels", "--board", board, "--json"]).stdout.splitlines()]
     froml = [json.loads(x) for x in run(["channels", "--data", data, "--json"]).stdout.splitlines()]
     door = [c for c in fromb if c["name"] == "DoorStatus.Car1Door1"]
@@ -232,11 +232,11 @@ def test_channels_summary(tmp, data, recs):
         assert g["gaps"] == 0 and g["invalid"] == sum(r["quality"] == "invalid" for r in s), g
         assert g["out_of_range"] == sum(r["quality"] == "out_of_range" for r in s), g
     # a trace with 2 s of VehicleSpeed (0x100, every 20 ms) cut out: one gap
-    trace = os.path.join(SRC, "board/demo/train.log")
+    trace = os.path.join(SRC, "cli/demo/train.log")
     cut = os.path.join(tmp, "gap.log")
     with open(trace) as f, open(cut, "w") as o:
         o.writelines(x for x in f if not (" 100#" in x and 1764748820 <= float(x[1:x.index(")")]) < 1764748822))
-    run(["replay", cut, "--dbc", os.path.join(SRC, "board/demo/train.dbc"), "--data", os.path.join(tmp, "gap")])
+    run(["replay", cut, "--dbc", os.path.join(SRC, "cli/demo/train.dbc"), "--data", os.path.join(tmp, "gap")])
     g = [json.loads(x) for x in run(["summary", "--data", os.path.join(tmp, "gap"), "-c", "VehicleSpeed.Speed", "--json"]).stdout
          .splitlines()]
     assert len(g) == 1 and g[0]["gaps"] == 1 and 2.0 <= g[0]["longest_interval_s"] <= 2.03, g
@@ -267,7 +267,7 @@ def test_damaged_tail(tmp, data):
         r = run(cmd + ["--data", bad], ok=False)
         assert r.returncode == 1, (cmd, r.returncode, r.stderr)
         assert want in r.stderr and "nothing after it was read" in r.stderr, (cmd, r.stderr)
-    r = run(["replay", bad, "--board", os.path.join(SRC, "board/demo.ini"), "--data", os.path.join(tmp, "re")],
+    r = run(["replay", bad, "--board", os.path.join(SRC, "cli/demo.ini"), "--data", os.path.join(tmp, "re")],
             ok=False)
     assert r.returncode == 1 and want in r.stderr and "1 unreadable part" in r.stderr, (r.returncode, r.stderr)
     r = run(["export", "--format", "csv", "--data", bad], ok=False)
@@ -285,7 +285,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="railmon-export-")
     try:
         data = os.path.join(tmp, "log")
-        run(["replay", os.path.join(SRC, "board/demo/train.log"), "--board", os.path.join(SRC, "board/demo.ini"),
+        run(["replay", os.path.join(SRC, "cli/demo/train.log"), "--board", os.path.join(SRC, "cli/demo.ini"),
              "--data", data])
         recs = test_order(data)
         test_wide(data, recs)

@@ -27,7 +27,7 @@ psql -q -h "$DIR" -U railmon postgres -c 'CREATE DATABASE railmon_test' >/dev/nu
 mkdir "$DIR/work" "$DIR/bin"
 ln -s "$RAILMON" "$DIR/bin/railmon"
 cd "$DIR/work"
-"$RAILMON" replay "$SRC/board/demo/train.log" --dbc "$SRC/board/demo/train.dbc" 2>/dev/null
+"$RAILMON" replay "$SRC/cli/demo/train.log" --dbc "$SRC/cli/demo/train.dbc" 2>/dev/null
 awk '/postgres-recipe/ {m = 1; next} m && /^```sql/ {b = 1; next} b && /^```/ {exit} b {print}' \
 	"$SRC/README.md" > recipe.sql
 grep -q 'FROM PROGRAM' recipe.sql || fail "the README's recipe not found"

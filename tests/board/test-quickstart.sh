@@ -1,6 +1,6 @@
 #!/bin/bash
 # test-quickstart.sh SRCDIR - README "Quick start"'s first command, run as a
-# new user runs it: `bash board/demo.sh --duration 5 --no-live` in a fresh
+# new user runs it: `bash cli/demo.sh --duration 5 --no-live` in a fresh
 # `git clone` of SRCDIR (its committed HEAD: nothing of this build tree, no
 # build-demo/ left from before). demo.sh installs what building needs (a
 # no-op where it is all there: tests/deps.sh --build), builds build-demo/
@@ -25,13 +25,13 @@ echo "clone: $(git -C "$T/railmon" log --oneline -1)"
 
 start=$SECONDS
 cd "$T/railmon"
-start_peer timeout 1200 bash board/demo.sh --duration 5 --no-live > "$T/demo.out" 2>&1
+start_peer timeout 1200 bash cli/demo.sh --duration 5 --no-live > "$T/demo.out" 2>&1
 rc=0
 wait "$LIB_PID" || rc=$?
 cd "$T"
 echo "demo.sh: exit $rc after $((SECONDS - start)) s (build and a 5 s demo)"
-[ "$rc" -eq 0 ] || fail "bash board/demo.sh --duration 5 --no-live exited $rc"
-grep -q '^demo.sh: built build-demo/board/railmon' "$T/demo.out" || fail "demo.sh did not say it built railmon"
+[ "$rc" -eq 0 ] || fail "bash cli/demo.sh --duration 5 --no-live exited $rc"
+grep -q '^demo.sh: built build-demo/cli/railmon' "$T/demo.out" || fail "demo.sh did not say it built railmon"
 
 demo_log=$(sed -n 's/^log: //p' "$T/demo.out")
 [ -n "$demo_log" ] && [ -d "$demo_log" ] || fail "no log directory named on a 'log:' line"
@@ -47,7 +47,7 @@ frames=${BASH_REMATCH[6]} samples=${BASH_REMATCH[7]} drops=${BASH_REMATCH[8]} re
 [ "$drops" -eq 0 ] || fail "$drops ring drops"
 [ "$refused" -eq 0 ] || fail "$refused records refused by the log"
 
-RAILMON="$T/railmon/build-demo/board/railmon"
+RAILMON="$T/railmon/build-demo/cli/railmon"
 "$RAILMON" verify --data "$demo_log" --unsigned > "$T/verify.out" 2>&1 || { cat "$T/verify.out"; fail "verify of the demo's log"; }
 echo "verify: $(tail -n 1 "$T/verify.out")"
 "$RAILMON" export --data "$demo_log" --format csv > "$T/all.csv" 2> "$T/export.err" || { cat "$T/export.err"; fail "export"; }

@@ -17,13 +17,13 @@ lib_init rss /var/tmp
 fail() { echo "FAIL: $*"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
 
 "$PY" "$SRC/tests/board/gen-load-trace.py" "$((SECS + 30))" 0.35 "$T/load.log" > /dev/null
-cp "$SRC/board/vehicles/emu-regional.ini" "$T/board.ini"
+cp "$SRC/cli/vehicles/emu-regional.ini" "$T/board.ini"
 "$PY" - "$T/board.ini" "$T/load.log" "$SRC" <<'PY'
 import re, sys
 p, trace, src = sys.argv[1:4]
 s = open(p).read()
-s = s.replace("../demo/train.dbc", f"{src}/board/demo/train.dbc")
-s = s.replace("emu-traction.dbc", f"{src}/board/vehicles/emu-traction.dbc")
+s = s.replace("../demo/train.dbc", f"{src}/cli/demo/train.dbc")
+s = s.replace("emu-traction.dbc", f"{src}/cli/vehicles/emu-traction.dbc")
 s = re.sub(r"driver = socketcan\n", f"driver = trace\nfile = {trace}\nspeed = 1\n", s)
 s = re.sub(r"\n\[modbus hvac\].*", "\n", s, flags=re.S)
 s = re.sub(r"\n\[uplink\].*?(?=\n\[)", "\n", s, flags=re.S)

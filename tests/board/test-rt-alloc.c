@@ -35,7 +35,7 @@
 #include "acquisition/acq.h"
 #include "conf/config.h"
 #include "pipeline/daemon.h"
-#include "board/demo.h"
+#include "cli/demo.h"
 #include "bus/sim-train.h"
 #include "railmon-config.h"
 
@@ -255,7 +255,7 @@ static int fds_on(const char *path)
 
 int main(int argc, char **argv)
 {
-	char path[] = RAILMON_SOURCE_DIR "/board/demo.ini", err[CONF_ERR_MAX], warn[256];
+	char path[] = RAILMON_SOURCE_DIR "/cli/demo.ini", err[CONF_ERR_MAX], warn[256];
 	char dir[] = "/tmp/railmon-rt-alloc.XXXXXX";
 	char trace[sizeof(dir) + 16], tmp[sizeof(dir) + 16], real[BUS_PATH_MAX] = "";
 	struct pl_daemon_opts opts = { .lock_memory = true };

@@ -72,8 +72,8 @@ retention_size = 192K
 broker = mqtt://127.0.0.1:$dead
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 speed = 0
 loop = true
 INI

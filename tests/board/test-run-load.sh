@@ -19,8 +19,8 @@ vehicle = LOAD
 segment_size = 1M
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 speed = 1
 bitrate = 10000
 BOARD

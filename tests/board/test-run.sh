@@ -22,8 +22,8 @@ health_interval_s = 1
 sync_window_ms = 50
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 speed = 4
 loop = true
 EOF

@@ -3,7 +3,7 @@
 """test-short-options.py RAILMON SRC - every short option means one thing
 across all commands (issue 28).
 
-The truth is the source: each command's getopt_long option table (board/*.c,
+The truth is the source: each command's getopt_long option table (cli/*.c,
 `{ "long", ..., NULL, 'x' }`) and its optstring (which letters are accepted
 short).  For every letter the long options it stands for are collected over
 all commands; a letter standing for two long options is a conflict, and so
@@ -49,7 +49,7 @@ SEE = re.compile(r'cli_see_help\("([a-z]+)"\)')
 def tables():
     """{command: {letter: long}} of the short options each command accepts."""
     out = {}
-    for f in sorted((SRC / "board").glob("*.c")):
+    for f in sorted((SRC / "cli").glob("*.c")):
         text = f.read_text()
         # one chunk per option table: its entries, its getopt_long, its command
         for chunk in text.split("struct option")[1:]:

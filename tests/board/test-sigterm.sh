@@ -21,8 +21,8 @@ sync_window_ms = 50
 segment_size = 256K
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 speed = 20
 EOF
 
@@ -55,7 +55,7 @@ PY
 
 "$RAILMON" export --data "$T/log" --format jsonl --order seq > "$T/all.jsonl" 2> "$T/export.err"
 if grep -q damaged "$T/export.err"; then cat "$T/export.err"; echo "FAIL: damaged frames"; exit 1; fi
-"$PY" - "$T/all.jsonl" "$T/acquired" "$SRC/board/demo/train.log" <<'PY'
+"$PY" - "$T/all.jsonl" "$T/acquired" "$SRC/cli/demo/train.log" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 acquired = list(map(int, open(sys.argv[2]).read().split()))

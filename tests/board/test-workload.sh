@@ -53,13 +53,13 @@ wait_for 20 grep -q subscribed "$T/recv.err" || fail "railmon recv did not subsc
 stop_broker    # the train enters a tunnel
 
 # --- the vehicle
-"$PY" - "$SRC/board/vehicles/emu-regional.ini" "$T/board.ini" "$T/load.log" "$mbport" "$BPORT" "$SRC" <<'PY'
+"$PY" - "$SRC/cli/vehicles/emu-regional.ini" "$T/board.ini" "$T/load.log" "$mbport" "$BPORT" "$SRC" <<'PY'
 import re, sys
 src, out, trace, mbport, bport, srcdir = sys.argv[1:]
 s = open(src).read()
 s = re.sub(r"driver = socketcan\n", f"driver = trace\nfile = {trace}\nspeed = 10\n", s)
-s = s.replace("dbc = ../demo/train.dbc", f"dbc = {srcdir}/board/demo/train.dbc")
-s = s.replace("dbc = emu-traction.dbc", f"dbc = {srcdir}/board/vehicles/emu-traction.dbc")
+s = s.replace("dbc = ../demo/train.dbc", f"dbc = {srcdir}/cli/demo/train.dbc")
+s = s.replace("dbc = emu-traction.dbc", f"dbc = {srcdir}/cli/vehicles/emu-traction.dbc")
 s = re.sub(r"^(hw_watchdog.*|stat_socket.*|dir = .*|rt_priority = .*|collector_cpu.*|cpu = .*|dbitrate.*)$", "", s, flags=re.M)
 # 10x a busy train is 50,000 frames/s: a 65536-slot ring rides out 1.3 s
 # of collector stall on a shared 2-core machine

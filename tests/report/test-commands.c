@@ -8,7 +8,7 @@
  * of channels, decode, summary and verify on what cannot be read;
  * replay's trace check and keygen.
  *
- * Usage: test-commands SOURCE_ROOT (for board/demo/train.dbc and .log).
+ * Usage: test-commands SOURCE_ROOT (for cli/demo/train.dbc and .log).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -109,7 +109,7 @@ static void test_check_can(const char *dir, const char *src)
 	struct tlib_mem out, err;
 	bus_dbc_t *dbc;
 
-	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.dbc", src);
+	snprintf(dbcpath, sizeof(dbcpath), "%s/cli/demo/train.dbc", src);
 	snprintf(board, sizeof(board), "[board]\nvehicle = CAN-1\n[can slow]\ndriver = trace\nfile = t.log\n"
 	         "bitrate = 10000\ndbc = %s\n[can other]\ndriver = trace\nfile = t.log\ndbc = %s/missing.dbc\n",
 	         dbcpath, dir);
@@ -274,7 +274,7 @@ static void test_channels_of_board(const char *dir, const char *src)
 	struct tlib_mem out, err;
 
 	snprintf(board, sizeof(board), "[board]\nvehicle = C\n[can x]\ndriver = trace\nfile = t.log\n"
-	         "dbc = %s/board/demo/train.dbc\n", src);
+	         "dbc = %s/cli/demo/train.dbc\n", src);
 	cfg = load(dir, "ch.ini", board);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
@@ -295,14 +295,14 @@ static void test_decode_run(const char *src)
 	struct tlib_mem out, err;
 	FILE *f, *in;
 
-	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.log", src);
+	snprintf(dbcpath, sizeof(dbcpath), "%s/cli/demo/train.log", src);
 	f = fopen(dbcpath, "re");
 	CHECK(f);
 	for (int i = 0; i < 3 && fgets(line, sizeof(line), f); i++)
 		strcat(input, line);
 	fclose(f);
 	strcat(input, "junk\n");
-	snprintf(dbcpath, sizeof(dbcpath), "%s/board/demo/train.dbc", src);
+	snprintf(dbcpath, sizeof(dbcpath), "%s/cli/demo/train.dbc", src);
 	CHECK(bus_dbc_load(dbcpath, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
 	CHECK(rpt_decode_alloc(&d) == 0 && d.samples && d.max > 0);
 	tlib_mem_open(&out);
@@ -362,7 +362,7 @@ static void test_trace_check(const char *dir, const char *src)
 	CHECK(strstr(tlib_mem_text(&err), ": not a trace in any format railmon reads (tried "), "%s", tlib_mem_text(&err));
 	tlib_mem_close(&err);
 	tlib_mem_open(&err);
-	snprintf(path, sizeof(path), "%s/board/demo/train.log", src);
+	snprintf(path, sizeof(path), "%s/cli/demo/train.log", src);
 	CHECK(rpt_trace_check(err.f, path, false) == -1);
 	CHECK_STR(tlib_mem_text(&err), "");
 	CHECK(rpt_trace_check(err.f, path, true) == -1);

@@ -33,6 +33,6 @@ fi
 # pipefail: a failing ninja fails the pipe
 if ! ninja -j2 -C build-demo 2>&1 | tee -a "$log" | progress; then failed; fi
 rm -f "$log"
-echo "demo.sh: built build-demo/board/railmon"
+echo "demo.sh: built build-demo/cli/railmon"
 [ $# -gt 0 ] || set -- --duration 30
-exec build-demo/board/railmon demo "$@"
+exec build-demo/cli/railmon demo "$@"

@@ -164,7 +164,7 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
 }
 
 /* A log replay's unreadable parts, said the way export and stat say them
-   (called on the replay thread; only board/ prints). */
+   (called on the replay thread; only cli/ prints). */
 static bool replay_reader_fault(void *ctx, const char *dir, const stor_reader_t *rd)
 {
 	return rpt_log_fault_print(stderr, "replay", dir, rd);

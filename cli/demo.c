@@ -4,7 +4,7 @@
  *
  * A libmodbus TCP server on a free loopback port plays the traction
  * converter, HVAC and door controller (bus/sim-train.h); the vehicle CAN
- * bus is the candump trace shipped in board/demo/.  Both are acquired by the real daemon
+ * bus is the candump trace shipped in cli/demo/.  Both are acquired by the real daemon
  * (realtime threads, rings, collector, DBC, Batches, flash log) and shown
  * as a live table.
  */

@@ -23,7 +23,7 @@ static const char demo_usage[] =
 	"  -t, --duration S   stop after S seconds (default: until Ctrl-C)\n"
 	"  -d, --data DIR     log directory (default: a new directory under /tmp)\n"
 	"  -b, --board FILE   demo board file (default: " RAILMON_PKGDATADIR "/demo.ini,\n"
-	"                     or board/demo.ini of the source tree for a build tree's\n"
+	"                     or cli/demo.ini of the source tree for a build tree's\n"
 	"                     binary; RAILMON_PKGDATADIR in the environment overrides)\n"
 	"      --no-live      print the table only at the end\n"
 	"  -h, --help         this text\n";
