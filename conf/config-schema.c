@@ -5,7 +5,7 @@
  * them, and `railmon check --keys` prints them (docs/board-keys.md).
  *
  * The error words of a key (.expect) are part of the interface: scripts
- * and tests/board/test-board.c match them, so a key keeps its words when it
+ * and tests/conf/test-board.c match them, so a key keeps its words when it
  * moves between tables or types.
  */
 #include <ctype.h>

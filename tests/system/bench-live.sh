@@ -34,7 +34,7 @@ if [ "$1" != --in-vm ]; then
 	VMRUN=$1 RAILMON=$2 SRC=$3 SECS=${4:-20} LOAD=${5:-2.2} BASE=${6:-}
 	trace=$(mktemp "${TMPDIR:-/tmp}/railmon-bench-live.XXXXXX")
 	trap 'rm -f "$trace"' EXIT
-	/usr/bin/python3 "$SRC/tests/board/gen-load-trace.py" "$SECS" "$LOAD" "$trace" > /dev/null
+	/usr/bin/python3 "$SRC/tests/system/gen-load-trace.py" "$SECS" "$LOAD" "$trace" > /dev/null
 	bash "$VMRUN" --timeout 1200 "$0" --in-vm "$trace" "$RAILMON" "$SRC" "$SECS" "$LOAD" "$BASE"
 	exit
 fi

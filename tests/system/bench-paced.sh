@@ -16,8 +16,8 @@ OLD=$(realpath "${RAILMON_BEFORE:-$1}")
 T=$(mktemp -d /var/tmp/railmon-bench-paced.XXXXXX)
 trap 'kill ${pid[new]:-} ${pid[old]:-} 2>/dev/null; rm -rf "$T"' EXIT
 declare -A pid
-/usr/bin/python3 $SRC/tests/board/gen-load-trace.py $((SECS+10)) 0.7 $T/load.log > /dev/null
-/usr/bin/python3 "$SRC/tests/board/live-board.py" "$SRC" "$T/load.log" "$T/live.ini"
+/usr/bin/python3 $SRC/tests/system/gen-load-trace.py $((SECS+10)) 0.7 $T/load.log > /dev/null
+/usr/bin/python3 "$SRC/tests/system/live-board.py" "$SRC" "$T/load.log" "$T/live.ini"
 for n in new old; do b=NEW; [ $n = old ] && b=OLD
   "${!b}" run --board $T/live.ini --data $T/$n --duration $((SECS+4)) 2> $T/$n.err & pid[$n]=$!; done
 sleep 2

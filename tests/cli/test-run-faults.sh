@@ -7,7 +7,7 @@
 # in the log; retention deleting records the uplink never sent (a broker
 # that is not there, a 192 KiB budget) likewise, summed to the records the
 # LOG_RETENTION events count.  The rate limit over minutes:
-# tests/board/test-faults.c (suite board).  And a Modbus address written in
+# tests/pipeline/test-faults.c (suite pipeline).  And a Modbus address written in
 # Modicon notation (40011): check and run warn with the protocol address it
 # means, the pymodbus device answers exception 2 (illegal data address),
 # said once; the address check proposes reads the register's value.

@@ -16,7 +16,7 @@ SECS=${3:-600}
 lib_init rss /var/tmp
 fail() { echo "FAIL: $*"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
 
-"$PY" "$SRC/tests/board/gen-load-trace.py" "$((SECS + 30))" 0.35 "$T/load.log" > /dev/null
+"$PY" "$SRC/tests/system/gen-load-trace.py" "$((SECS + 30))" 0.35 "$T/load.log" > /dev/null
 cp "$SRC/cli/vehicles/emu-regional.ini" "$T/board.ini"
 "$PY" - "$T/board.ini" "$T/load.log" "$SRC" <<'PY'
 import re, sys

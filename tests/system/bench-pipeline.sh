@@ -17,7 +17,7 @@ SRC=$(realpath "$2")
 lib_init bench /var/tmp
 now() { date +%s.%N; }
 
-"$PY" "$SRC/tests/board/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
+"$PY" "$SRC/tests/system/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
 frames=$(wc -l < "$T/load.log")
 sed "s|^dbc = .*||" "$SRC/cli/vehicles/emu-regional.ini" > "$T/nodbc.ini"
 sed -i "s|\.\./demo/train.dbc||; s|emu-traction.dbc||" "$T/nodbc.ini"
@@ -46,7 +46,7 @@ printf '%-34s %10.3f %14.0f %13.2fx\n' "replay with DBC decoding" "$t_dbc" "$(ec
 printf 'with DBC: %s records stored (frames + decoded samples), %.0f records/s\n' "$records" "$(echo "$records / $t_dbc" | bc -l)"
 
 # live: the trace paced at real time, 20 s
-"$PY" "$SRC/tests/board/live-board.py" "$SRC" "$T/load.log" "$T/live.ini"
+"$PY" "$SRC/tests/system/live-board.py" "$SRC" "$T/load.log" "$T/live.ini"
 "$RAILMON" run --board "$T/live.ini" --data "$T/live" --duration 20 2> "$T/live.err" &
 pid=$!
 ticks=$(getconf CLK_TCK)

@@ -5,7 +5,7 @@
  * minute, then "no more"; driven on a clock of the test's own, so the
  * minutes pass at once.  Every kind on a bus and on the log: CAN bus-off,
  * Modbus timeouts and exceptions, log I/O faults, retention of unsent
- * records.  The same through the real daemon: tests/board/test-run-faults.sh.
+ * records.  The same through the real daemon: tests/cli/test-run-faults.sh.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -21,7 +21,7 @@ lib_init workload /var/tmp
 fail() { echo "FAIL: $*"; tail -5 "$T"/*.err 2>/dev/null || true; exit 1; }
 SECS=$((MIN * 60))
 
-"$PY" "$SRC/tests/board/gen-load-trace.py" $SECS 0.7 "$T/load.log"
+"$PY" "$SRC/tests/system/gen-load-trace.py" $SECS 0.7 "$T/load.log"
 frames=$(wc -l < "$T/load.log")
 
 # --- peers: Modbus devices, a broker with persistent sessions
