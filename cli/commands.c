@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "pipeline/daemon.h"
-#include "demo.h"
+#include "demo-cmd.h"
 #include "railmon-config.h"
 
 /* ------------------------------------------------------------------ demo */

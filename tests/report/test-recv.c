@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "ground/receiver.h"
-#include "report/db.h"
-#include "report/recv.h"
+#include "cli/db-say.h"
+#include "cli/recv-say.h"
 #include "tlib.h"
 
 static char tmp[] = "/tmp/test-recv.XXXXXX";

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/demo-say.h"
-#include "report/run-say.h"
+#include "cli/demo-say.h"
+#include "cli/run-say.h"
 #include "tlib.h"
 
 /* Two buses: CAN over SocketCAN, Modbus TCP. */

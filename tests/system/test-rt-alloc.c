@@ -35,7 +35,7 @@
 #include "acquisition/acq.h"
 #include "conf/config.h"
 #include "pipeline/daemon.h"
-#include "cli/demo.h"
+#include "cli/demo-cmd.h"
 #include "bus/sim-train.h"
 #include "railmon-config.h"
 

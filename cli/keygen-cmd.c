@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "report/keygen.h"
+#include "cli/keygen-say.h"
 
 static const char keygen_usage[] =
 	"Usage: railmon keygen --out FILE [--public FILE]\n"

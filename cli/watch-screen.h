@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "livetable.h"
+#include "cli/live-table.h"
 
 struct rpt_watch {
 	const char *sock;            /* named in the title */

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "evidence/evd.h"
-#include "report/verify.h"
+#include "cli/verify-say.h"
 
 static const char verify_usage[] =
 	"Usage: railmon verify --data DIR --pubkey FILE [--whole]\n"

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "report/stat.h"
-#include "report/statserver.h"
+#include "cli/stat-table.h"
+#include "pipeline/statserver.h"
 
 static const char stat_usage[] =
 	"Usage: railmon stat [--socket PATH | --data DIR] [--json]\n"

@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "pipeline/logdir.h"
-#include "report/hold.h"
+#include "cli/hold-list.h"
 #include "storage/stor.h"
 
 static const char hold_usage[] =

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "evidence/evd.h"
-#include "report/keygen.h"
+#include "cli/keygen-say.h"
 
 int rpt_keygen(FILE *out, FILE *err, const char *secret, const char *pub)
 {

@@ -15,7 +15,7 @@
 #include "bus/candump.h"
 #include "bus/trace.h"
 #include "report/say.h"
-#include "report/trace.h"
+#include "cli/replay-trace.h"
 
 static bool has_channels(enum bus_trace_format fmt)
 {

@@ -13,7 +13,7 @@
 #include "bus/candump.h"
 #include "bus/dbc.h"
 #include "record/format.h"
-#include "report/decode.h"
+#include "cli/decode-run.h"
 
 /* Signal sig's resolution in decimals, -1 if none (or not known). */
 static int sig_decimals(const struct rpt_decode *d, uint32_t sig)

@@ -9,7 +9,7 @@
 
 #include "basic/clock.h"
 #include "ground/db.h"
-#include "report/db.h"
+#include "cli/db-say.h"
 
 static int db_migrate(grd_db_t *db, bool init, FILE *out, FILE *err)
 {

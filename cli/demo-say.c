@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "basic/clock.h"
-#include "demo-say.h"
+#include "cli/demo-say.h"
 
 /* The daemon's channels as the live table's rows (the same table as
    `railmon watch` draws from a daemon's socket). */

@@ -19,9 +19,9 @@
 #include "conf/config.h"
 #include "conf/demo.h"
 #include "pipeline/daemon.h"
-#include "demo.h"
-#include "report/demo-say.h"
-#include "report/statserver.h"
+#include "demo-cmd.h"
+#include "cli/demo-say.h"
+#include "pipeline/statserver.h"
 #include "basic/clock.h"
 #include "bus/sim-train.h"
 

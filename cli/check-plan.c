@@ -8,7 +8,7 @@
 #include "bus/dbc.h"
 #include "bus/load.h"
 #include "bus/regmap.h"
-#include "check.h"
+#include "cli/check-plan.h"
 #include "conf/config.h"
 #include "conf/config-schema.h"
 #include "pipeline/channels.h"

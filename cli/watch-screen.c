@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "basic/clock.h"
-#include "watch.h"
+#include "cli/watch-screen.h"
 
 #define WATCH_ROWS_MAX (1u << 20) /* channels a daemon can have: 16 buses x 65,536 */
 

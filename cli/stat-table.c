@@ -15,7 +15,7 @@
 #include "record/batch.h"
 #include "report/logfault.h"
 #include "report/say.h"
-#include "report/stat.h"
+#include "cli/stat-table.h"
 #include "storage/stor.h"
 
 /* Names come from the board file or, with --data, from a recorded or

@@ -27,8 +27,8 @@
 
 #include "basic/clock.h"
 #include "cli.h"
-#include "report/statserver.h"
-#include "report/watch.h"
+#include "pipeline/statserver.h"
+#include "cli/watch-screen.h"
 
 static const char watch_usage[] =
 	"Usage: railmon watch [--socket PATH | --data DIR] [OPTIONS]\n"

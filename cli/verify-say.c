@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "report/verify.h"
+#include "cli/verify-say.h"
 
 
 static const char *problem_words[EVD_PROBLEM_KIND_MAX] = {

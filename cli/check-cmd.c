@@ -11,7 +11,7 @@
 #include "conf/config.h"
 #include "conf/config-schema.h"
 #include "pipeline/evidence.h"
-#include "report/check.h"
+#include "cli/check-plan.h"
 
 static const char check_usage[] =
 	"Usage: railmon check --board FILE [--data DIR]\n"

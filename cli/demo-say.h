@@ -12,8 +12,8 @@
 
 #include "conf/config-types.h"
 #include "pipeline/channels.h"
-#include "report/livetable.h"
-#include "report/run-say.h"
+#include "cli/live-table.h"
+#include "cli/run-say.h"
 
 /* The live table of `demo`: its rows (one per channel) and its view. */
 struct rpt_demo_view {

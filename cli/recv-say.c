@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "basic/clock.h"
-#include "report/recv.h"
+#include "cli/recv-say.h"
 #include "report/say.h"
 
 void rpt_recv_note(void *ctx, const struct grd_note *n)

@@ -16,15 +16,15 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
-#include "report/check.h"
+#include "cli/check-plan.h"
 #include "cli.h"
 #include "conf/config.h"
 #include "pipeline/daemon.h"
 #include "pipeline/faults.h"
 #include "pipeline/notify.h"
 #include "pipeline/runner.h"
-#include "report/run-say.h"
-#include "report/statserver.h"
+#include "cli/run-say.h"
+#include "pipeline/statserver.h"
 #include "storage/stor.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"

@@ -25,7 +25,7 @@
 #include "basic/timeparse.h"
 #include "ground/receiver.h"
 #include "record/order.h"
-#include "report/recv.h"
+#include "cli/recv-say.h"
 
 #define RECV_PASSWORD_MAX 1024
 

@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "basic/escape.h"
-#include "report/livetable.h"
+#include "cli/live-table.h"
 
 #define CHANGED_NS 1000000000ll /* a changed value stays marked this long */
 

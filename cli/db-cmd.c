@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "basic/parse.h"
-#include "report/db.h"
+#include "cli/db-say.h"
 
 static const char db_usage[] =
 	"Usage: railmon db COMMAND [--db URL] [OPTIONS]\n"

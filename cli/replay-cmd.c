@@ -23,7 +23,7 @@
 #include "pipeline/daemon.h"
 #include "pipeline/logdir.h"
 #include "report/logfault.h"
-#include "report/trace.h"
+#include "cli/replay-trace.h"
 #include "bus/to-can.h"
 #include "bus/trace.h"
 #include "storage/stor.h"

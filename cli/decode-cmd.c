@@ -19,7 +19,7 @@
 #include "bus/candump.h"
 #include "bus/dbc.h"
 #include "record/format.h"
-#include "report/decode.h"
+#include "cli/decode-run.h"
 
 static const char decode_usage[] =
 	"Usage: railmon decode --dbc FILE [OPTIONS] < candump.log\n"

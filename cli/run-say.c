@@ -8,7 +8,7 @@
 
 #include "pipeline/faults.h"
 #include "storage/stor.h"
-#include "run-say.h"
+#include "cli/run-say.h"
 
 void rpt_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, const char *data_dir,
                      const char *warn, const char *log_warning)

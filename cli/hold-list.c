@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "basic/clock.h"
-#include "report/hold.h"
+#include "cli/hold-list.h"
 #include "report/say.h"
 #include "storage/stor.h"
 
