@@ -60,14 +60,14 @@ static void demo_table(struct pl_daemon *d, struct rpt_demo_view *dv, FILE *out,
 
 /* The daemon's stat socket, as `run` serves it: `railmon watch --data DIR`
    and `railmon stat --data DIR` work on a running demo too. */
-static struct rpt_stat_server *demo_stat(struct pl_daemon *d)
+static struct pl_stat_server *demo_stat(struct pl_daemon *d)
 {
-	struct rpt_stat_server *srv = NULL;
+	struct pl_stat_server *srv = NULL;
 	char sock[BUS_PATH_MAX + 16];
 	int r;
 
 	snprintf(sock, sizeof(sock), "%s/railmon.sock", pl_daemon_data_dir(d));
-	r = rpt_stat_server_start(d, sock, &srv);
+	r = pl_stat_server_start(d, sock, &srv);
 	if (r < 0)
 		fprintf(stderr, "railmon demo: warning: no stat socket %s: %s\n", sock, strerror(-r));
 	else
@@ -111,7 +111,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	struct bus_sim_train *srv = NULL;
 	struct conf_board *cfg = NULL;
 	struct pl_daemon *d = NULL;
-	struct rpt_stat_server *stat = NULL;
+	struct pl_stat_server *stat = NULL;
 	struct rpt_demo_view dv = { 0 };
 	const struct pl_channel *ch;
 	struct pl_daemon_stats st;
@@ -146,7 +146,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 		}
 		usleep(50000);
 	}
-	stat = rpt_stat_server_free(stat);
+	stat = pl_stat_server_free(stat);
 	pl_daemon_stop(d);
 	if (o->ansi && o->live)
 		fputs("\n\n", stdout); /* below the live table */

@@ -376,13 +376,8 @@ static bool json_num(const char *line, const char *key, double *ret)
 	return true;
 }
 
-void rpt_live_clock_json(FILE *out, const struct rpt_live_clock *c)
-{
-	fprintf(out, "{\"clock\":\"%s\",\"clock_max_error_us\":%" PRIu64 "}\n", c->unsynced ? "unsynced" : "synced",
-	        c->max_error_us);
-}
 
-int rpt_live_clock_parse(const char *line, struct rpt_live_clock *ret)
+int rpt_live_clock_parse(const char *line, struct pl_stat_clock *ret)
 {
 	char state[16];
 	double max_us = 0;
@@ -391,7 +386,7 @@ int rpt_live_clock_parse(const char *line, struct rpt_live_clock *ret)
 		return -EBADMSG;
 	json_num(line, "clock_max_error_us", &max_us);
 	/* anything but "synced" is not to be trusted */
-	*ret = (struct rpt_live_clock){ .unsynced = strcmp(state, "synced") != 0,
+	*ret = (struct pl_stat_clock){ .unsynced = strcmp(state, "synced") != 0,
 	                                .max_error_us = max_us > 0 ? (uint64_t)max_us : 0 };
 	return 0;
 }
@@ -470,32 +465,4 @@ bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *v, const 
 	if (v->scroll >= nrows)
 		v->scroll = nrows ? nrows - 1 : 0;
 	return true;
-}
-
-void rpt_live_json(FILE *f, const struct rpt_live_value *v, int64_t now_ns)
-{
-	fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", v->id);
-	basic_json_string(f, v->name);
-	fputs(",\"unit\":", f);
-	basic_json_string(f, v->unit);
-	fputs(",\"source\":", f);
-	basic_json_string(f, v->source);
-	if (!v->t_ns) {
-		fputs(",\"value\":null,\"age_ms\":null}\n", f);
-		return;
-	}
-	if (v->text) {
-		fputs(",\"value\":null,\"text\":", f); /* a text channel (Modbus type = string) */
-		basic_json_string(f, v->text);
-	} else if (isfinite(v->value))
-		fprintf(f, ",\"value\":%.17g", v->value);
-	else
-		fprintf(f, ",\"value\":\"%s\"", isnan(v->value) ? "nan" : v->value < 0 ? "-inf" : "inf");
-	fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, v->t_ns,
-	        (double)(now_ns - v->t_ns) / 1e6, v->quality);
-	if (v->label && !v->text) {
-		fputs(",\"label\":", f);
-		basic_json_string(f, v->label);
-	}
-	fputs("}\n", f);
 }

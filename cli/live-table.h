@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pipeline/statserver.h"
+
 struct rpt_live_row {
 	uint32_t id;               /* bus << 16 | n */
 	char name[128];
@@ -76,41 +78,16 @@ void rpt_live_value_text(double v, char *buf, size_t len);
 int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret_sort);
 const char *rpt_live_sort_name(enum rpt_live_sort s);
 
-/* A channel's latest value as a daemon knows it. */
-struct rpt_live_value {
-	uint32_t id;
-	const char *name, *unit, *source;
-	const char *label;         /* the value table's text for value, NULL if none */
-	double value;
-	int64_t t_ns;              /* CLOCK_REALTIME of the sample; 0: never received */
-	uint32_t quality;
-	const char *text;          /* a text channel's text (Modbus type = string), else NULL */
-};
-
-/* One line of the stat socket's "channels" answer: id, name, unit, source,
-   then value ("nan", "inf", "-inf" as strings), t_ns, age_ms (now_ns, the
-   daemon's realtime clock, minus t_ns), quality and label, or value and
-   age_ms null for a channel never received. */
-void rpt_live_json(FILE *out, const struct rpt_live_value *v, int64_t now_ns);
 
 /* A row from the stat socket's "channels" answer (one JSON line per
    channel: id, name, unit, source, label, value, age_ms, quality; our own
    escapes).  0, or -EBADMSG for a line without an id. */
 int rpt_live_row_parse(const char *line, struct rpt_live_row *ret_row);
 
-/* The clock the "channels" answer's times and ages are on (docs/time.md):
-   its first line, {"clock":"synced"|"unsynced","clock_max_error_us":N},
-   from the kernel's adjtimex word on CLOCK_REALTIME. */
-struct rpt_live_clock {
-	bool unsynced;
-	uint64_t max_error_us;
-};
+/* The clock line of the "channels" answer (pipeline/statserver.h) read
+   back.  0, or -EBADMSG for a line that is not it (a channel's). */
 
-void rpt_live_clock_json(FILE *out, const struct rpt_live_clock *c);
-
-/* That line read back.  0, or -EBADMSG for a line that is not it (a
-   channel's). */
-int rpt_live_clock_parse(const char *line, struct rpt_live_clock *ret_clock);
+int rpt_live_clock_parse(const char *line, struct pl_stat_clock *ret_clock);
 
 /* watch's keys: what is being typed as a filter. */
 struct rpt_live_keys {

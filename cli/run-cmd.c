@@ -45,7 +45,7 @@ struct runner {
 	struct pl_daemon_opts opts;
 	bool no_service;
 	struct pl_daemon *d;
-	struct rpt_stat_server *stat;
+	struct pl_stat_server *stat;
 	bool started;              /* a daemon ran before: this is a restart */
 	struct pl_watchdogs dogs;
 	struct pl_uplink_watch up;
@@ -212,7 +212,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
 	else
 		snprintf(sock, sizeof(sock), "%s/railmon.sock", pl_daemon_data_dir(rn->d));
-	r = rpt_stat_server_start(rn->d, sock, &rn->stat);
+	r = pl_stat_server_start(rn->d, sock, &rn->stat);
 	if (r < 0)
 		fprintf(stderr, "railmon %s: warning: no stat socket %s: %s\n", rn->cmd, sock, strerror(-r));
 	return 0;
@@ -286,7 +286,7 @@ static void runner_stop(struct runner *rn)
 {
 	struct pl_daemon_stats st;
 
-	rn->stat = rpt_stat_server_free(rn->stat);
+	rn->stat = pl_stat_server_free(rn->stat);
 	if (!rn->d)
 		return;
 	pl_daemon_stop(rn->d);

@@ -30,7 +30,7 @@ static int stat_socket(const char *path, bool json)
 {
 	FILE *f;
 	/* no request: the health, at once */
-	int r = rpt_stat_open(path, NULL, &f);
+	int r = pl_stat_open(path, NULL, &f);
 
 	if (r < 0)
 		return r;

@@ -16,38 +16,9 @@
 #include "report/logfault.h"
 #include "report/say.h"
 #include "cli/stat-table.h"
+#include "pipeline/statserver.h"
 #include "storage/stor.h"
 
-/* Names come from the board file or, with --data, from a recorded or
-   received log: escaped, so no name can break the line. */
-void rpt_health_json(FILE *f, const struct rec_health *h)
-{
-	uint64_t txn = 0;
-
-	fputs("{\"name\":", f);
-	basic_json_string(f, h->name);
-	fputs(",\"kind\":", f);
-	basic_json_string(f, h->kind);
-	fprintf(f, ",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
-	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
-	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
-	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64
-	        ",\"state\":",
-	        h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
-	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
-	        h->latency_p999_us, h->latency_max_ns);
-	basic_json_string(f, h->state);
-	for (size_t k = 0; k < REC_HEALTH_BUCKETS; k++)
-		txn += h->transaction_us_buckets[k];
-	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64 ",\"transaction_count\":%"
-	        PRIu64 ",\"transaction_p99_us\":%u,\"transaction_max_ns\":%" PRIu64, h->reopens, h->window_alarm,
-	        h->window_s, txn, h->transaction_p99_us, h->transaction_max_ns);
-	if (!strcmp(h->kind, "clock"))
-		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
-		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,
-		        h->clock_est_error_us, h->clock_status);
-	fputs("}\n", f);
-}
 
 void rpt_health_header(FILE *out)
 {
@@ -261,7 +232,7 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 		rpt_health_header(out);
 	for (size_t i = 0; i < nlast; i++) {
 		if (json)
-			rpt_health_json(out, &last[i]);
+			pl_stat_health_json(out, &last[i]);
 		else
 			rpt_health_row(out, &last[i]);
 	}

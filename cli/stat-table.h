@@ -12,8 +12,6 @@
 
 struct rec_health;
 
-/* One health entry as the socket's JSON line (names escaped). */
-void rpt_health_json(FILE *out, const struct rec_health *h);
 
 /* The table's header line, and one entry as its row: backlog only for
    the log and the uplink, latency only once measured, a bus's device

@@ -60,7 +60,7 @@ struct watch {
 static int watch_fetch(struct watch *w)
 {
 	FILE *f;
-	int r = rpt_stat_open(w->rw.sock, "channels\n", &f);
+	int r = pl_stat_open(w->rw.sock, "channels\n", &f);
 
 	if (r < 0)
 		return r;

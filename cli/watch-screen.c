@@ -28,7 +28,7 @@ static int rows_grow(struct rpt_watch *w)
 
 /* The daemon's clock: an unsynchronised one is said in the title, since
    every time and age on the screen is on it (docs/time.md). */
-static void watch_clock(struct rpt_watch *w, const struct rpt_live_clock *c)
+static void watch_clock(struct rpt_watch *w, const struct pl_stat_clock *c)
 {
 	w->clock[0] = 0;
 	if (c->unsynced)
@@ -38,7 +38,7 @@ static void watch_clock(struct rpt_watch *w, const struct rpt_live_clock *c)
 
 int rpt_watch_read(struct rpt_watch *w, FILE *f)
 {
-	struct rpt_live_clock clock;
+	struct pl_stat_clock clock;
 	char line[1024];
 	int r = 0;
 

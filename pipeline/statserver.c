@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * statserver.c - the stat socket of a running daemon (statserver.h): JSON lines,
- * one per health entry then a "daemon" line; or, asked "channels", one per
- * channel with its latest value (`railmon watch`).  The client side is
- * cli/stat.c's and cli/watch.c's (rpt_stat_open).  Apart from
- * cli/stat.c, so that what links the demo does not link the command
- * line's signal flags.
+ * statserver.c - the stat socket of a running daemon (statserver.h): its
+ * thread, its lines and the client's open.  JSON lines, one per health
+ * entry then a "daemon" line; or, asked "channels", the clock line and
+ * one line per channel with its latest value (`railmon watch`).  The
+ * clients are cli/stat-cmd.c and cli/watch-cmd.c (pl_stat_open); run and
+ * demo start the server.  Here, beside the daemon whose state it says,
+ * because it is a thread of the running daemon, not a command's words.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,8 +29,6 @@
 #include "pipeline/statserver.h"
 #include "uplink/forward.h"
 #include "record/batch.h"
-#include "cli/live-table.h"
-#include "cli/stat-table.h"
 #include "basic/clock.h"
 #include "basic/thread.h"
 #include "basic/escape.h"
@@ -39,7 +38,7 @@
    touched): 20 KiB while serving stat, stat --json and watch. */
 #define STAT_STACK_BYTES (256 * 1024)
 
-struct rpt_stat_server {
+struct pl_stat_server {
 	struct pl_daemon *d;
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -47,9 +46,74 @@ struct rpt_stat_server {
 	int stop_fd;       /* eventfd: readable once the server is to stop */
 };
 
+/* Names come from the board file or, with --data, from a recorded or
+   received log: escaped, so no name can break the line. */
+void pl_stat_health_json(FILE *f, const struct rec_health *h)
+{
+	uint64_t txn = 0;
+
+	fputs("{\"name\":", f);
+	basic_json_string(f, h->name);
+	fputs(",\"kind\":", f);
+	basic_json_string(f, h->kind);
+	fprintf(f, ",\"bus\":%u,\"items\":%" PRIu64 ",\"rate_hz\":%.1f,"
+	        "\"drops\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overruns\":%" PRIu64 ",\"rx_dropped\":%" PRIu64
+	        ",\"bad_input\":%" PRIu64 ",\"backlog\":%" PRIu64 ",\"ring_fill_pct\":%u,\"latency_count\":%" PRIu64
+	        ",\"latency_p50_us\":%u,\"latency_p99_us\":%u,\"latency_p999_us\":%u,\"latency_max_ns\":%" PRIu64
+	        ",\"state\":",
+	        h->bus, h->items, h->rate_hz, h->drops, h->errors, h->overruns, h->rx_dropped,
+	        h->bad_input, h->backlog, h->ring_fill_pct, h->latency_count, h->latency_p50_us, h->latency_p99_us,
+	        h->latency_p999_us, h->latency_max_ns);
+	basic_json_string(f, h->state);
+	for (size_t k = 0; k < REC_HEALTH_BUCKETS; k++)
+		txn += h->transaction_us_buckets[k];
+	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64 ",\"transaction_count\":%"
+	        PRIu64 ",\"transaction_p99_us\":%u,\"transaction_max_ns\":%" PRIu64, h->reopens, h->window_alarm,
+	        h->window_s, txn, h->transaction_p99_us, h->transaction_max_ns);
+	if (!strcmp(h->kind, "clock"))
+		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
+		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,
+		        h->clock_est_error_us, h->clock_status);
+	fputs("}\n", f);
+}
+
+void pl_stat_live_json(FILE *f, const struct pl_stat_value *v, int64_t now_ns)
+{
+	fprintf(f, "{\"id\":%" PRIu32 ",\"name\":", v->id);
+	basic_json_string(f, v->name);
+	fputs(",\"unit\":", f);
+	basic_json_string(f, v->unit);
+	fputs(",\"source\":", f);
+	basic_json_string(f, v->source);
+	if (!v->t_ns) {
+		fputs(",\"value\":null,\"age_ms\":null}\n", f);
+		return;
+	}
+	if (v->text) {
+		fputs(",\"value\":null,\"text\":", f); /* a text channel (Modbus type = string) */
+		basic_json_string(f, v->text);
+	} else if (isfinite(v->value))
+		fprintf(f, ",\"value\":%.17g", v->value);
+	else
+		fprintf(f, ",\"value\":\"%s\"", isnan(v->value) ? "nan" : v->value < 0 ? "-inf" : "inf");
+	fprintf(f, ",\"t_ns\":%" PRId64 ",\"age_ms\":%.1f,\"quality\":%" PRIu32, v->t_ns,
+	        (double)(now_ns - v->t_ns) / 1e6, v->quality);
+	if (v->label && !v->text) {
+		fputs(",\"label\":", f);
+		basic_json_string(f, v->label);
+	}
+	fputs("}\n", f);
+}
+
+void pl_stat_clock_json(FILE *out, const struct pl_stat_clock *c)
+{
+	fprintf(out, "{\"clock\":\"%s\",\"clock_max_error_us\":%" PRIu64 "}\n", c->unsynced ? "unsynced" : "synced",
+	        c->max_error_us);
+}
+
 /* "@name" is Linux's abstract namespace: no file, nothing to clean up, and
    it works where the filesystem cannot hold sockets (9p, read-only roots). */
-socklen_t rpt_stat_addr(const char *path, struct sockaddr_un *sa)
+socklen_t pl_stat_addr(const char *path, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
@@ -59,7 +123,7 @@ socklen_t rpt_stat_addr(const char *path, struct sockaddr_un *sa)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
 }
 
-int rpt_stat_open(const char *path, const char *request, FILE **ret_f)
+int pl_stat_open(const char *path, const char *request, FILE **ret_f)
 {
 	struct sockaddr_un sa;
 	socklen_t salen;
@@ -69,7 +133,7 @@ int rpt_stat_open(const char *path, const char *request, FILE **ret_f)
 
 	if (!*path || strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	salen = rpt_stat_addr(path, &sa);
+	salen = pl_stat_addr(path, &sa);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -100,12 +164,12 @@ static void channels_json(FILE *f, struct pl_daemon *d)
 
 	/* First the clock the ages and times are on (watch's title). */
 	if (pl_clock_sync_read(&cs) == 0)
-		rpt_live_clock_json(f, &(struct rpt_live_clock){ .unsynced = cs.unsynced,
+		pl_stat_clock_json(f, &(struct pl_stat_clock){ .unsynced = cs.unsynced,
 		                                                 .max_error_us = cs.max_error_us });
 
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live lv = { 0 };
-		struct rpt_live_value v = { .id = ch[i].id, .name = ch[i].name, .unit = ch[i].unit,
+		struct pl_stat_value v = { .id = ch[i].id, .name = ch[i].name, .unit = ch[i].unit,
 		                            .source = ch[i].source };
 
 		pl_daemon_live(d, i, &lv);
@@ -118,7 +182,7 @@ static void channels_json(FILE *f, struct pl_daemon *d)
 			else
 				v.label = pl_daemon_value_label(d, i, lv.value);
 		}
-		rpt_live_json(f, &v, now);
+		pl_stat_live_json(f, &v, now);
 	}
 }
 
@@ -139,7 +203,7 @@ static bool wants_channels(int c)
 	return !strncmp(req, "channels", 8);
 }
 
-static void serve_one(struct rpt_stat_server *s, int c)
+static void serve_one(struct pl_stat_server *s, int c)
 {
 	struct rec_health h[PL_HEALTH_MAX];
 	struct pl_daemon_stats st;
@@ -161,7 +225,7 @@ static void serve_one(struct rpt_stat_server *s, int c)
 	}
 	n = pl_daemon_health(s->d, h, PL_HEALTH_MAX);
 	for (size_t i = 0; i < n; i++)
-		rpt_health_json(f, &h[i]);
+		pl_stat_health_json(f, &h[i]);
 	pl_daemon_stats(s->d, &st);
 	fprintf(f, "{\"name\":\"daemon\",\"records\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",\"next_seq\":%" PRIu64
 	        ",\"ring_drops\":%" PRIu64 ",\"log_dropped\":%" PRIu64, st.records, st.first_seq, st.next_seq,
@@ -180,7 +244,7 @@ static void serve_one(struct rpt_stat_server *s, int c)
 
 static void *stat_main(void *p)
 {
-	struct rpt_stat_server *s = p;
+	struct pl_stat_server *s = p;
 
 	/* Asleep until a client or the stop: no wakeups on an idle board. */
 	for (;;) {
@@ -200,9 +264,9 @@ static void *stat_main(void *p)
 	return NULL;
 }
 
-int rpt_stat_server_start(struct pl_daemon *d, const char *path, struct rpt_stat_server **ret)
+int pl_stat_server_start(struct pl_daemon *d, const char *path, struct pl_stat_server **ret)
 {
-	struct rpt_stat_server *s;
+	struct pl_stat_server *s;
 	struct sockaddr_un sa;
 	socklen_t salen;
 	int r;
@@ -220,7 +284,7 @@ int rpt_stat_server_start(struct pl_daemon *d, const char *path, struct rpt_stat
 		free(s);
 		return r;
 	}
-	salen = rpt_stat_addr(path, &sa);
+	salen = pl_stat_addr(path, &sa);
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
 		r = -errno;
@@ -250,7 +314,7 @@ int rpt_stat_server_start(struct pl_daemon *d, const char *path, struct rpt_stat
 	return 0;
 }
 
-struct rpt_stat_server *rpt_stat_server_free(struct rpt_stat_server *s)
+struct pl_stat_server *pl_stat_server_free(struct pl_stat_server *s)
 {
 	if (!s)
 		return NULL;

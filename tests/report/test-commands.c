@@ -149,21 +149,21 @@ static void test_check_can(const char *dir, const char *src)
    rows, values that age while the daemon is away, --once without escapes. */
 static void test_watch(void)
 {
-	struct rpt_live_value v[] = {
+	struct pl_stat_value v[] = {
 		{ .id = 1, .name = "Eng.Speed", .unit = "km/h", .source = "can0", .value = 20, .t_ns = 1000000000 },
 		{ .id = 2, .name = "Eng.Temp", .unit = "degC", .source = "can0", .value = 99.5, .t_ns = 2000000000 },
 	};
-	struct rpt_live_clock clock = { .unsynced = true, .max_error_us = 16000 };
+	struct pl_stat_clock clock = { .unsynced = true, .max_error_us = 16000 };
 	struct rpt_watch w = { .sock = "/run/x.sock", .view = { .width = 100, .stale_s = 5 } };
 	struct tlib_mem answer, out;
 	int64_t age;
 	FILE *f;
 
 	tlib_mem_open(&answer);
-	rpt_live_clock_json(answer.f, &clock);
-	rpt_live_json(answer.f, &v[0], 3000000000);
+	pl_stat_clock_json(answer.f, &clock);
+	pl_stat_live_json(answer.f, &v[0], 3000000000);
 	fputs("not a channel\n", answer.f);
-	rpt_live_json(answer.f, &v[1], 3000000000);
+	pl_stat_live_json(answer.f, &v[1], 3000000000);
 	f = fmemopen((void *)tlib_mem_text(&answer), strlen(tlib_mem_text(&answer)), "r");
 	CHECK(f);
 	CHECK(rpt_watch_read(&w, f) == 0);

@@ -289,7 +289,7 @@ static void test_stat(const char *dir)
 	                        .clock_unsynced = true, .clock_max_error_us = 16000000, .clock_est_error_us = 500,
 	                        .clock_status = 0x40 };
 	tlib_mem_open(&out);
-	rpt_health_json(out.f, &c);
+	pl_stat_health_json(out.f, &c);
 	CHECK(strstr(tlib_mem_text(&out), "\"transaction_max_ns\":0,\"clock_unsynced\":true,\"clock_max_error_us\":16000000,"
 	             "\"clock_est_error_us\":500,\"clock_status\":64}\n"), "%s", tlib_mem_text(&out));
 	snprintf(lines, sizeof(lines), "%s", tlib_mem_text(&out));
@@ -302,7 +302,7 @@ static void test_stat(const char *dir)
 	             "estimated 500 us, status 0x0040\n"), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
-	rpt_health_json(out.f, &h);
+	pl_stat_health_json(out.f, &h);
 	CHECK(!strstr(tlib_mem_text(&out), "clock_"), "a bus's entry has no clock fields: %s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
 
@@ -573,25 +573,25 @@ static void test_livetable(void)
 	CHECK(rpt_live_row_parse("{\"name\":\"x\"}", &rows[1]) == -EBADMSG);
 
 	/* the daemon's line and watch's parser agree: a round trip */
-	struct rpt_live_value lv = { 7, "Door \"A\"", "", "mb 3", "Open", 1, T0, ACQ_Q_GOOD, NULL };
-	struct rpt_live_value never = { 8, "Door.B", "", "mb 3", NULL, 0, 0, 0, NULL };
-	struct rpt_live_value txt = { 9, "vehicle_number", "", "mb 1", NULL, 0, T0, ACQ_Q_GOOD, "EMU-4021" };
+	struct pl_stat_value lv = { 7, "Door \"A\"", "", "mb 3", "Open", 1, T0, ACQ_Q_GOOD, NULL };
+	struct pl_stat_value never = { 8, "Door.B", "", "mb 3", NULL, 0, 0, 0, NULL };
+	struct pl_stat_value txt = { 9, "vehicle_number", "", "mb 1", NULL, 0, T0, ACQ_Q_GOOD, "EMU-4021" };
 	tlib_mem_open(&out);
-	rpt_live_json(out.f, &lv, T0 + S(2));
+	pl_stat_live_json(out.f, &lv, T0 + S(2));
 	CHECK_STR(tlib_mem_text(&out), "{\"id\":7,\"name\":\"Door \\\"A\\\"\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":1,"
 	          "\"t_ns\":1764748800000000000,\"age_ms\":2000.0,\"quality\":0,\"label\":\"Open\"}\n");
 	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[0]) == 0 && rows[0].id == 7 && rows[0].value == 1 &&
 	      rows[0].age_ns == S(2) && !strcmp(rows[0].name, "Door \"A\"") && !strcmp(rows[0].label, "Open"));
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
-	rpt_live_json(out.f, &never, T0);
+	pl_stat_live_json(out.f, &never, T0);
 	CHECK_STR(tlib_mem_text(&out), "{\"id\":8,\"name\":\"Door.B\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":null,"
 	          "\"age_ms\":null}\n");
 	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].age_ns == -1);
 	tlib_mem_close(&out);
 	/* a text channel: value null, the text in "text", parsed into the label */
 	tlib_mem_open(&out);
-	rpt_live_json(out.f, &txt, T0 + S(1));
+	pl_stat_live_json(out.f, &txt, T0 + S(1));
 	CHECK_STR(tlib_mem_text(&out), "{\"id\":9,\"name\":\"vehicle_number\",\"unit\":\"\",\"source\":\"mb 1\",\"value\":null,"
 	          "\"text\":\"EMU-4021\",\"t_ns\":1764748800000000000,\"age_ms\":1000.0,\"quality\":0}\n");
 	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].text && !strcmp(rows[1].label, "EMU-4021") &&
@@ -600,9 +600,9 @@ static void test_livetable(void)
 
 	/* the clock line first in the "channels" answer (watch's title,
 	   docs/time.md): written, read back, and no row of its own */
-	struct rpt_live_clock clk = { .unsynced = true, .max_error_us = 16000000 }, back;
+	struct pl_stat_clock clk = { .unsynced = true, .max_error_us = 16000000 }, back;
 	tlib_mem_open(&out);
-	rpt_live_clock_json(out.f, &clk);
+	pl_stat_clock_json(out.f, &clk);
 	CHECK_STR(tlib_mem_text(&out), "{\"clock\":\"unsynced\",\"clock_max_error_us\":16000000}\n");
 	CHECK(rpt_live_clock_parse(tlib_mem_text(&out), &back) == 0 && back.unsynced && back.max_error_us == 16000000);
 	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == -EBADMSG);

@@ -128,7 +128,7 @@ def main():
     if bad:
         print(f'FAIL: circles between the files of {board}')
         return 1
-    print(f'cli/: {len(edges)} units, {len(defs)} public functions, {nedges} dependencies, no circle')
+    print(f'{os.path.basename(os.path.normpath(board))}/: {len(edges)} units, {len(defs)} public functions, {nedges} dependencies, no circle')
     return 0
 
 
