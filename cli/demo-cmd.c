@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * demo.c - `railmon demo`: a simulated train on this machine, end to end.
+ * demo-cmd.c - `railmon demo`: a simulated train on this machine, end to end.
  *
  * A libmodbus TCP server on a free loopback port plays the traction
  * converter, HVAC and door controller (bus/sim-train.h); the vehicle CAN
  * bus is the candump trace shipped in cli/demo/.  Both are acquired by the real daemon
  * (realtime threads, rings, collector, DBC, Batches, flash log) and shown
- * as a live table.
+ * as a live table.  Its options are parsed at the end of this file
+ * (board_cmd_demo).
  */
+#include <errno.h>
 #include <limits.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +22,9 @@
 #include "conf/config.h"
 #include "conf/demo.h"
 #include "pipeline/daemon.h"
+#include "cli.h"
 #include "demo-cmd.h"
+#include "railmon-config.h"
 #include "cli/demo-say.h"
 #include "pipeline/statserver.h"
 #include "basic/clock.h"
@@ -161,4 +166,61 @@ out:
 	conf_free(cfg);
 	bus_sim_train_free(srv);
 	return r;
+}
+
+/* ------------------------------------------------------- the options */
+
+static const char demo_usage[] =
+	"Usage: railmon demo [OPTIONS]\n"
+	"A simulated train on this machine: a Modbus TCP traction converter, HVAC and\n"
+	"door controller on loopback, and the vehicle CAN bus replayed from a candump\n"
+	"trace, acquired, decoded, logged and shown live.\n\n"
+	"  -t, --duration S   stop after S seconds (default: until Ctrl-C)\n"
+	"  -d, --data DIR     log directory (default: a new directory under /tmp)\n"
+	"  -b, --board FILE   demo board file (default: " RAILMON_PKGDATADIR "/demo.ini,\n"
+	"                     or cli/demo.ini of the source tree for a build tree's\n"
+	"                     binary; RAILMON_PKGDATADIR in the environment overrides)\n"
+	"      --no-live      print the table only at the end\n"
+	"  -h, --help         this text\n";
+
+int board_cmd_demo(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "duration", required_argument, NULL, 't' }, { "data", required_argument, NULL, 'd' },
+		{ "board", required_argument, NULL, 'b' }, { "no-live", no_argument, NULL, 1 },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	struct demo_opts o = { .live = true };
+	char tmpl[] = "/tmp/railmon-demo.XXXXXX";
+	int c;
+
+	while ((c = getopt_long(argc, argv, "t:d:b:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (!cli_parse_seconds(optarg, &o.duration_s))
+				return cli_fail("demo", "--duration: expected seconds, not '%s'", optarg);
+			break;
+		case 'd': o.data_dir = optarg; break;
+		case 'b': o.board = optarg; break;
+		case 1: o.live = false; break;
+		case 'h': fputs(demo_usage, stdout); return 0;
+		default: return cli_see_help("demo");
+		}
+	}
+	if (optind < argc)
+		return cli_fail("demo", "unexpected argument '%s'", argv[optind]);
+	if (!o.data_dir) {
+		if (!mkdtemp(tmpl))
+			return cli_fail("demo", "mkdtemp: %s", strerror(errno));
+		o.data_dir = tmpl;
+	}
+	o.ansi = o.live && isatty(STDOUT_FILENO);
+	board_install_signals();
+	if (board_demo_run(&o, &board_stop_requested) < 0) {
+		/* the directory made above, if nothing went into it (no demo board) */
+		if (o.data_dir == tmpl)
+			rmdir(tmpl);
+		return 1;
+	}
+	return 0;
 }

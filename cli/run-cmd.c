@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * run.c - the daemon's life: start, status, SIGHUP reload, watchdogs, stop.
+ * run-cmd.c - `railmon run`, the daemon's life: start, status, SIGHUP reload, watchdogs, stop.
  *
  * The main thread only supervises: the pipeline runs on the daemon's own
  * threads.  A reload validates the new board file completely first; only
  * then is the running daemon stopped (its rings drained, its last Batch
  * closed and synced) and a new one started on the same log, so sequence
- * numbers continue and nothing confirmed is lost.
+ * numbers continue and nothing confirmed is lost.  `run`'s options are
+ * parsed at the end of this file (board_cmd_run); replay runs its daemon
+ * through board_run_daemon too.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,4 +429,50 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_da
 	if (rn.cfg != rn.orig)
 		conf_free(rn.cfg);
 	return rpt_run_verdict(stderr, cmd, &rn.totals, rc);
+}
+
+/* ------------------------------------------------------- the options */
+
+static const char run_usage[] =
+	"Usage: railmon run --board FILE [OPTIONS]\n"
+	"Acquire every bus of the board file, log to flash, until SIGTERM or SIGINT.\n\n"
+	"  -b, --board FILE   board file (required)\n"
+	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
+	"  -t, --duration S   stop after S seconds\n"
+	"  -h, --help         this text\n";
+
+int board_cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
+		{ "duration", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	const char *board = NULL, *data = NULL;
+	struct conf_board *cfg;
+	double duration = 0;
+	int c, r;
+
+	/* At once, not when the daemon starts: a SIGTERM while the board and
+	   its DBCs load is then a clean stop right after the start. */
+	board_install_signals();
+	while ((c = getopt_long(argc, argv, "b:d:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': board = optarg; break;
+		case 'd': data = optarg; break;
+		case 't':
+			if (!cli_parse_seconds(optarg, &duration))
+				return cli_fail("run", "--duration: expected seconds, not '%s'", optarg);
+			break;
+		case 'h': fputs(run_usage, stdout); return 0;
+		default: return cli_see_help("run");
+		}
+	}
+	if (optind < argc)
+		return cli_fail("run", "unexpected argument '%s'", argv[optind]);
+	if ((r = cli_load_board("run", board, &cfg)) != 0)
+		return r;
+	r = board_run_daemon("run", cfg, &(struct pl_daemon_opts){ .data_dir = data, .lock_memory = true },
+	                     duration, false);
+	conf_free(cfg);
+	return r;
 }
