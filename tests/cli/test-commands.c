@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-commands.c - what the commands' report/ halves say, called from C
+ * test-commands.c - what the commands say (cli/), called from C
  * on streams in memory: check's plan (report/check.h) on board files the
  * test writes, with the load and Modicon warnings `run` gives too;
  * watch's screen (report/watch.h) from a "channels" answer; export's
