@@ -37,7 +37,7 @@ static int from_board(const char *path, bool json)
 	return r;
 }
 
-int board_cmd_channels(int argc, char **argv)
+int cli_cmd_channels(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },

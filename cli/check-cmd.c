@@ -22,7 +22,7 @@ static const char check_usage[] =
 	"--keys prints every board-file key instead (docs/board-keys.md is --markdown).\n";
 
 /* The board's key: its public half, or why it cannot be used. */
-static void check_key(const struct conf_board *cfg, struct rpt_check_key *key, char *err, size_t errlen)
+static void check_key(const struct conf_board *cfg, struct cli_check_key *key, char *err, size_t errlen)
 {
 	uint8_t secret[EVD_SECRET_LEN];
 
@@ -33,7 +33,7 @@ static void check_key(const struct conf_board *cfg, struct rpt_check_key *key, c
 	explicit_bzero(secret, sizeof(secret));
 }
 
-int board_cmd_check(int argc, char **argv)
+int cli_cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = { { "board", required_argument, NULL, 'b' },
 		                              { "data", required_argument, NULL, 'd' },
@@ -41,7 +41,7 @@ int board_cmd_check(int argc, char **argv)
 		                              { "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *board = NULL, *data = NULL;
 	bool keys = false, markdown = false;
-	struct rpt_check_key key;
+	struct cli_check_key key;
 	struct conf_board *cfg;
 	char err[CONF_ERR_MAX];
 	int c, r;
@@ -65,7 +65,7 @@ int board_cmd_check(int argc, char **argv)
 	if ((r = cli_load_board("check", board, &cfg)) != 0)
 		return r;
 	check_key(cfg, &key, err, sizeof(err));
-	r = rpt_check_board(stdout, stderr, cfg, data, &key);
+	r = cli_check_board(stdout, stderr, cfg, data, &key);
 	conf_free(cfg);
 	return r;
 }

@@ -37,7 +37,7 @@ static int check_storage(FILE *out, FILE *err, const struct conf_board *cfg, con
 }
 
 /* The evidence chain: signed with the board's key, or unsigned (said). */
-static int check_evidence(FILE *out, FILE *err, const struct conf_board *cfg, const struct rpt_check_key *key)
+static int check_evidence(FILE *out, FILE *err, const struct conf_board *cfg, const struct cli_check_key *key)
 {
 	char id[17];
 
@@ -134,7 +134,7 @@ static void check_requests(FILE *out, const struct bus_mb_cfg *m, const struct b
 	fputc('\n', out);
 }
 
-bool rpt_mb_modicon_warning(const struct bus_mb_channel *c, char *buf, size_t len)
+bool cli_mb_modicon_warning(const struct bus_mb_channel *c, char *buf, size_t len)
 {
 	unsigned a = c->addr, base = a >= 40001 && a <= 49999 ? 40001 : a >= 30001 && a <= 39999 ? 30001 : 0;
 	enum bus_mb_table t = base == 40001 ? BUS_MB_HOLDING : BUS_MB_INPUT;
@@ -175,7 +175,7 @@ static int check_modbus(FILE *out, FILE *err, const struct bus_cfg *b)
 		       conf_mb_table_name(c->table), c->addr, conf_mb_type_name(c->type),
 		       conf_mb_order_name(c->order), c->scale, c->offset,
 		       c->unit, c->period_ms);
-		if (rpt_mb_modicon_warning(c, warn, sizeof(warn)))
+		if (cli_mb_modicon_warning(c, warn, sizeof(warn)))
 			fprintf(out, "    warning: %s\n", warn);
 	}
 	r = bus_mb_regmap_new(m->channels, m->nchannels, m->max_gap, &map);
@@ -188,7 +188,7 @@ static int check_modbus(FILE *out, FILE *err, const struct bus_cfg *b)
 	return 0;
 }
 
-bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len)
+bool cli_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len)
 {
 	const struct bus_cfg *bc = &cfg->buses[b];
 	struct bus_mb_regmap *map;
@@ -213,8 +213,8 @@ bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_
 	return over;
 }
 
-int rpt_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
-                    const struct rpt_check_key *key)
+int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
+                    const struct cli_check_key *key)
 {
 	char note[1024], msg[CONF_ERR_MAX];
 	int r, bad = 0;

@@ -19,7 +19,7 @@
 #include "evidence/evd.h"
 
 /* The board's evidence key as cli/ read it: the plan says which. */
-struct rpt_check_key {
+struct cli_check_key {
 	int r;                                /* >0 a key, 0 none (unsigned), <0 it cannot be used */
 	const char *err;                      /* r < 0: "FILE:LINE: key PATH: why" */
 	uint8_t public_key[EVD_PUBLIC_LEN];   /* r > 0: the key's public half */
@@ -30,8 +30,8 @@ struct rpt_check_key {
  * is wrong on err ("railmon check: why"), "ok" last when nothing is.
  * Returns 0, or 1 when anything was wrong (the exit status).
  */
-int rpt_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
-                    const struct rpt_check_key *key);
+int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
+                    const struct cli_check_key *key);
 
 /*
  * Whether bus b of cfg is over BUS_LOAD_WARN (bus/load.h) by its DBC's
@@ -40,7 +40,7 @@ int rpt_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
  * ("[can vehicle]: about 85% of the bus at 500 kbit/s (above 70%: frames
  * will queue)").  A Modbus TCP bus is never over.
  */
-bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len);
+bool cli_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_t *dbc, char *buf, size_t len);
 
 /*
  * Whether Modbus channel c's address looks like Modicon notation (30001 and
@@ -48,4 +48,4 @@ bool rpt_bus_load_warning(const struct conf_board *cfg, size_t b, const bus_dbc_
  * rather than the 0-based protocol address railmon takes; then true, with
  * the warning and the address it probably means in buf.
  */
-bool rpt_mb_modicon_warning(const struct bus_mb_channel *c, char *buf, size_t len);
+bool cli_mb_modicon_warning(const struct bus_mb_channel *c, char *buf, size_t len);

@@ -48,12 +48,12 @@ int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cf
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
-		board_reload_requested = 1;
+		cli_reload_requested = 1;
 	else
-		board_stop_requested = 1;
+		cli_stop_requested = 1;
 }
 
-void board_install_signals(void)
+void cli_install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 

@@ -10,22 +10,22 @@
 
 struct conf_board;
 
-int board_cmd_demo(int argc, char **argv);
-int board_cmd_run(int argc, char **argv);
-int board_cmd_check(int argc, char **argv);
-int board_cmd_export(int argc, char **argv);
-int board_cmd_replay(int argc, char **argv);
-int board_cmd_stat(int argc, char **argv);
-int board_cmd_recv(int argc, char **argv);
-int board_cmd_db(int argc, char **argv);
-int board_cmd_serve(int argc, char **argv);
-int board_cmd_watch(int argc, char **argv);
-int board_cmd_decode(int argc, char **argv);
-int board_cmd_channels(int argc, char **argv);
-int board_cmd_summary(int argc, char **argv);
-int board_cmd_keygen(int argc, char **argv);
-int board_cmd_verify(int argc, char **argv);
-int board_cmd_hold(int argc, char **argv);
+int cli_cmd_demo(int argc, char **argv);
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_check(int argc, char **argv);
+int cli_cmd_export(int argc, char **argv);
+int cli_cmd_replay(int argc, char **argv);
+int cli_cmd_stat(int argc, char **argv);
+int cli_cmd_recv(int argc, char **argv);
+int cli_cmd_db(int argc, char **argv);
+int cli_cmd_serve(int argc, char **argv);
+int cli_cmd_watch(int argc, char **argv);
+int cli_cmd_decode(int argc, char **argv);
+int cli_cmd_channels(int argc, char **argv);
+int cli_cmd_summary(int argc, char **argv);
+int cli_cmd_keygen(int argc, char **argv);
+int cli_cmd_verify(int argc, char **argv);
+int cli_cmd_hold(int argc, char **argv);
 
 /*
  * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with
@@ -35,7 +35,7 @@ int board_cmd_hold(int argc, char **argv);
  * watchdog while the pipeline is alive.  Returns the exit code.
  */
 struct pl_daemon_opts;
-int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
+int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
                      double duration_s, bool until_sources_done);
 
 /* The helpers every command shares (cli.c). */
@@ -56,8 +56,8 @@ bool cli_parse_seconds(const char *s, double *ret);
 int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cfg);
 
 /* Set by SIGINT/SIGTERM and SIGHUP (main.c owns them: the only globals),
-   once board_install_signals() (cli.c) has put the handlers in place;
+   once cli_install_signals() (cli.c) has put the handlers in place;
    it also ignores SIGPIPE. */
-extern volatile sig_atomic_t board_stop_requested;
-extern volatile sig_atomic_t board_reload_requested;
-void board_install_signals(void);
+extern volatile sig_atomic_t cli_stop_requested;
+extern volatile sig_atomic_t cli_reload_requested;
+void cli_install_signals(void);

@@ -71,13 +71,13 @@ static int db_parse(int argc, char **argv, struct db_opts *o)
 	return 0;
 }
 
-int board_cmd_db(int argc, char **argv)
+int cli_cmd_db(int argc, char **argv)
 {
 	struct db_opts o = { 0 };
 	int rc = db_parse(argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	return rpt_db_run(o.url, !strcmp(o.cmd, "init") ? RPT_DB_INIT : !strcmp(o.cmd, "migrate") ? RPT_DB_MIGRATE :
-	                  !strcmp(o.cmd, "status") ? RPT_DB_STATUS : RPT_DB_PRUNE, o.older_s, stdout, stderr);
+	return cli_db_run(o.url, !strcmp(o.cmd, "init") ? CLI_DB_INIT : !strcmp(o.cmd, "migrate") ? CLI_DB_MIGRATE :
+	                  !strcmp(o.cmd, "status") ? CLI_DB_STATUS : CLI_DB_PRUNE, o.older_s, stdout, stderr);
 }

@@ -66,7 +66,7 @@ static int db_prune(grd_db_t *db, uint64_t older_s, FILE *out, FILE *err)
 	return 0;
 }
 
-int rpt_db_run(const char *url, enum rpt_db_cmd cmd, uint64_t older_s, FILE *out, FILE *err)
+int cli_db_run(const char *url, enum cli_db_cmd cmd, uint64_t older_s, FILE *out, FILE *err)
 {
 	struct grd_db_cfg cfg = { .url = url };
 	grd_db_t *db;
@@ -81,9 +81,9 @@ int rpt_db_run(const char *url, enum rpt_db_cmd cmd, uint64_t older_s, FILE *out
 		grd_db_free(db);
 		return 1;
 	}
-	if (cmd == RPT_DB_INIT || cmd == RPT_DB_MIGRATE)
-		rc = db_migrate(db, cmd == RPT_DB_INIT, out, err);
-	else if (cmd == RPT_DB_STATUS)
+	if (cmd == CLI_DB_INIT || cmd == CLI_DB_MIGRATE)
+		rc = db_migrate(db, cmd == CLI_DB_INIT, out, err);
+	else if (cmd == CLI_DB_STATUS)
 		rc = db_status(db, out, err);
 	else
 		rc = db_prune(db, older_s, out, err);

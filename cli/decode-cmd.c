@@ -32,7 +32,7 @@ static const char decode_usage[] =
 	"      --decoded-only    leave out frames the DBC has no message for (text)\n"
 	"  -h, --help            this text\n";
 
-static int decode_parse(int argc, char **argv, struct rpt_decode *d, const char **ret_dbc, const char **ret_in)
+static int decode_parse(int argc, char **argv, struct cli_decode *d, const char **ret_dbc, const char **ret_in)
 {
 	static const struct option opts[] = {
 		{ "dbc", required_argument, NULL, 'D' }, { "format", required_argument, NULL, 'f' },
@@ -63,9 +63,9 @@ static int decode_parse(int argc, char **argv, struct rpt_decode *d, const char 
 	return 0;
 }
 
-int board_cmd_decode(int argc, char **argv)
+int cli_cmd_decode(int argc, char **argv)
 {
-	struct rpt_decode d = { .out = stdout, .err = stderr };
+	struct cli_decode d = { .out = stdout, .err = stderr };
 	const char *dbc = NULL, *input = NULL;
 	char err[256];
 	FILE *in = stdin;
@@ -80,14 +80,14 @@ int board_cmd_decode(int argc, char **argv)
 	/* what the lenient load accepted, each with its file:line */
 	for (unsigned i = 0; i < bus_dbc_warning_count(d.dbc); i++)
 		fprintf(stderr, "railmon decode: warning: %s\n", bus_dbc_warning(d.dbc, i));
-	if (rpt_decode_alloc(&d) < 0 || (input && !(in = fopen(input, "re")))) {
+	if (cli_decode_alloc(&d) < 0 || (input && !(in = fopen(input, "re")))) {
 		r = d.samples ? cli_fail("decode", "%s: %s", input, strerror(errno)) : cli_fail("decode", "out of memory");
-		rpt_decode_release(&d);
+		cli_decode_release(&d);
 		return r;
 	}
-	r = rpt_decode_run(&d, in, input ? input : "stdin", dbc);
+	r = cli_decode_run(&d, in, input ? input : "stdin", dbc);
 	if (input)
 		fclose(in);
-	rpt_decode_release(&d);
+	cli_decode_release(&d);
 	return r;
 }

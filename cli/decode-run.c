@@ -16,13 +16,13 @@
 #include "cli/decode-run.h"
 
 /* Signal sig's resolution in decimals, -1 if none (or not known). */
-static int sig_decimals(const struct rpt_decode *d, uint32_t sig)
+static int sig_decimals(const struct cli_decode *d, uint32_t sig)
 {
 	return d->decimals && sig < bus_dbc_signal_count(d->dbc) ? d->decimals[sig] : -1;
 }
 
 /* "Traction(Speed: 12.5 km/h, Direction: 1 'Forward')" after the line */
-static void print_text(struct rpt_decode *d, const char *line, size_t len, const struct acq_item *s, int n)
+static void print_text(struct cli_decode *d, const char *line, size_t len, const struct acq_item *s, int n)
 {
 	struct bus_dbc_signal_info si;
 	char v[REC_DOUBLE_MAX];
@@ -49,7 +49,7 @@ static void print_text(struct rpt_decode *d, const char *line, size_t len, const
 
 /* The frame and its samples as export's rows: channel = signal index,
    name the qualified Message.Signal, as run and replay name it. */
-static void print_rows(struct rpt_decode *d, const struct acq_item *frame, const struct acq_item *s, int n)
+static void print_rows(struct cli_decode *d, const struct acq_item *frame, const struct acq_item *s, int n)
 {
 	struct bus_dbc_signal_info si;
 	char name[256];
@@ -106,7 +106,7 @@ static size_t strip_colour(char *line, size_t len)
 	return o;
 }
 
-static void decode_line(struct rpt_decode *d, char *line, size_t len, uint64_t lineno, const char *src)
+static void decode_line(struct cli_decode *d, char *line, size_t len, uint64_t lineno, const char *src)
 {
 	struct acq_item frame;
 	int n;
@@ -128,7 +128,7 @@ static void decode_line(struct rpt_decode *d, char *line, size_t len, uint64_t l
 	d->after_error = false;
 	if (bus_candump_parse(line, len, &frame, NULL, 0) < 0 &&
 	    bus_candump_parse_screen(line, len, &frame, NULL, 0) < 0) {
-		if (d->bad++ < RPT_DECODE_BAD_SAID)
+		if (d->bad++ < CLI_DECODE_BAD_SAID)
 			fprintf(d->err, "railmon decode: %s:%" PRIu64 ": not a candump line: %.*s\n", src, lineno,
 			        (int)(len && line[len - 1] == '\n' ? len - 1 : len), line);
 		return;
@@ -148,7 +148,7 @@ static void decode_line(struct rpt_decode *d, char *line, size_t len, uint64_t l
 		print_rows(d, &frame, d->samples, n);
 }
 
-int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src)
+int cli_decode_stream(struct cli_decode *d, FILE *in, const char *src)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -161,7 +161,7 @@ int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src)
 	return ferror(in) ? -EIO : 0;
 }
 
-int rpt_decode_alloc(struct rpt_decode *d)
+int cli_decode_alloc(struct cli_decode *d)
 {
 	d->max = bus_dbc_decode_max(d->dbc);
 	d->samples = calloc(d->max ? d->max : 1, sizeof(*d->samples));
@@ -176,7 +176,7 @@ int rpt_decode_alloc(struct rpt_decode *d)
 	return 0;
 }
 
-int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *dbc_name)
+int cli_decode_run(struct cli_decode *d, FILE *in, const char *src, const char *dbc_name)
 {
 	int r;
 
@@ -187,7 +187,7 @@ int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *
 	}
 	if (!d->text)
 		rec_format_header(d->out, d->fmt);
-	r = rpt_decode_stream(d, in, src);
+	r = cli_decode_stream(d, in, src);
 	fflush(d->out);
 	if (d->binary && !d->frames)
 		return 1; /* said in its one sentence */
@@ -199,14 +199,14 @@ int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *
 	        dbc_name);
 	if (d->bad)
 		fprintf(d->err, "; %" PRIu64 " line%s not candump (%s)", d->bad, d->bad == 1 ? "" : "s",
-		        d->bad > RPT_DECODE_BAD_SAID ? "the first ones said above" : "said above");
+		        d->bad > CLI_DECODE_BAD_SAID ? "the first ones said above" : "said above");
 	fputc('\n', d->err);
 	if (r < 0)
 		fprintf(d->err, "railmon decode: reading %s: %s\n", src, strerror(-r));
 	return r < 0 || d->bad || d->binary ? 1 : 0;
 }
 
-void rpt_decode_release(struct rpt_decode *d)
+void cli_decode_release(struct cli_decode *d)
 {
 	free(d->samples);
 	free(d->decimals);

@@ -18,15 +18,15 @@
 #include "bus/dbc.h"
 #include "record/format.h"
 
-#define RPT_DECODE_BAD_SAID 10 /* bad lines said one by one, then only counted */
+#define CLI_DECODE_BAD_SAID 10 /* bad lines said one by one, then only counted */
 
-struct rpt_decode {
+struct cli_decode {
 	FILE *out;             /* the decoded lines or rows */
 	FILE *err;             /* "railmon decode: SRC:LINE: not a candump line" */
 	bus_dbc_t *dbc;
 	struct acq_item *samples;
 	unsigned max;
-	int8_t *decimals;      /* per signal, rec_format_decimals() (rpt_decode_alloc) */
+	int8_t *decimals;      /* per signal, rec_format_decimals() (cli_decode_alloc) */
 	bool text, decoded_only;
 	enum rec_format fmt;
 	uint64_t frames, decoded, bad;
@@ -38,18 +38,18 @@ struct rpt_decode {
 /* Every line of in (src names it in messages) decoded onto d->out; d->dbc
    and d->samples (d->max, bus_dbc_decode_max) are the caller's.  0, or
    -EIO when in could not be read to its end. */
-int rpt_decode_stream(struct rpt_decode *d, FILE *in, const char *src);
+int cli_decode_stream(struct cli_decode *d, FILE *in, const char *src);
 
 /* d->samples for the most samples a frame of d->dbc decodes into, and
    d->decimals: each signal's resolution, worked out once.  0 or -ENOMEM. */
-int rpt_decode_alloc(struct rpt_decode *d);
+int cli_decode_alloc(struct cli_decode *d);
 
-/* The header (rows), every line of in decoded (rpt_decode_stream), then
+/* The header (rows), every line of in decoded (cli_decode_stream), then
    the totals on d->err: frames, decoded with dbc_name, lines that are not
    candump, a read error.  The exit code: 1 if a line was bad or in could
    not be read, and (one sentence) if the DBC defines no signal or in
    holds no line at all; else 0. */
-int rpt_decode_run(struct rpt_decode *d, FILE *in, const char *src, const char *dbc_name);
+int cli_decode_run(struct cli_decode *d, FILE *in, const char *src, const char *dbc_name);
 
 /* Frees d->samples, d->decimals and d->dbc (NULL after). */
-void rpt_decode_release(struct rpt_decode *d);
+void cli_decode_release(struct cli_decode *d);

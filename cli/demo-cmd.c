@@ -7,7 +7,7 @@
  * bus is the candump trace shipped in cli/demo/.  Both are acquired by the real daemon
  * (realtime threads, rings, collector, DBC, Batches, flash log) and shown
  * as a live table.  Its options are parsed at the end of this file
- * (board_cmd_demo).
+ * (cli_cmd_demo).
  */
 #include <errno.h>
 #include <limits.h>
@@ -31,10 +31,10 @@
 #include "bus/sim-train.h"
 
 /* The daemon's counters as report/run-say.h takes them. */
-static struct rpt_run_counts demo_counts(const struct pl_daemon *d, struct pl_daemon_stats *st)
+static struct cli_run_counts demo_counts(const struct pl_daemon *d, struct pl_daemon_stats *st)
 {
 	pl_daemon_stats(d, st);
-	return (struct rpt_run_counts){ .records = st->records, .batches = st->batches, .first_seq = st->first_seq,
+	return (struct cli_run_counts){ .records = st->records, .batches = st->batches, .first_seq = st->first_seq,
 	                                .next_seq = st->next_seq, .ring_drops = st->ring_drops,
 	                                .log_dropped = st->log_dropped, .bus_rx = st->bus_rx,
 	                                .bus_errors = st->bus_errors };
@@ -42,11 +42,11 @@ static struct rpt_run_counts demo_counts(const struct pl_daemon *d, struct pl_da
 
 /* The daemon's channels as the live table's rows (the same table as
    `railmon watch` draws from a daemon's socket), drawn on out. */
-static void demo_table(struct pl_daemon *d, struct rpt_demo_view *dv, FILE *out, bool live, double elapsed)
+static void demo_table(struct pl_daemon *d, struct cli_demo_view *dv, FILE *out, bool live, double elapsed)
 {
 	const struct pl_channel *ch;
 	struct pl_daemon_stats st;
-	struct rpt_run_counts c;
+	struct cli_run_counts c;
 	size_t n = pl_daemon_channels(d, &ch);
 	int64_t now = basic_realtime_ns();
 
@@ -57,10 +57,10 @@ static void demo_table(struct pl_daemon *d, struct rpt_demo_view *dv, FILE *out,
 
 		pl_daemon_live(d, i, &lv);
 		label = !lv.t_ns ? NULL : lv.is_text ? lv.text : pl_daemon_value_label(d, i, lv.value);
-		rpt_demo_row(&ch[i], &lv, label, now, &dv->rows[i]);
+		cli_demo_row(&ch[i], &lv, label, now, &dv->rows[i]);
 	}
 	c = demo_counts(d, &st);
-	rpt_demo_table(dv, n, &c, elapsed, live, out);
+	cli_demo_table(dv, n, &c, elapsed, live, out);
 }
 
 /* The daemon's stat socket, as `run` serves it: `railmon watch --data DIR`
@@ -109,7 +109,7 @@ static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_boar
 	return 0;
 }
 
-int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
+int cli_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 {
 	struct demo_opts with_board = *opts, *o = &with_board;
 	char board[PATH_MAX], err[PATH_MAX + 160];
@@ -117,10 +117,10 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	struct conf_board *cfg = NULL;
 	struct pl_daemon *d = NULL;
 	struct pl_stat_server *stat = NULL;
-	struct rpt_demo_view dv = { 0 };
+	struct cli_demo_view dv = { 0 };
 	const struct pl_channel *ch;
 	struct pl_daemon_stats st;
-	struct rpt_run_counts c;
+	struct cli_run_counts c;
 	int64_t t0, next_draw = 0;
 	uint16_t port;
 	int r;
@@ -138,7 +138,7 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	}
 	r = demo_start(o, port, &cfg, &d);
 	if (r >= 0)
-		r = rpt_demo_view_new(pl_daemon_channels(d, &ch), o->ansi, &dv);
+		r = cli_demo_view_new(pl_daemon_channels(d, &ch), o->ansi, &dv);
 	if (r < 0)
 		goto out;
 	stat = demo_stat(d);
@@ -158,10 +158,10 @@ int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	dv.view.color = false;
 	demo_table(d, &dv, stdout, false, (double)(basic_mono_ns() - t0) / 1e9);
 	c = demo_counts(d, &st);
-	rpt_demo_summary(stdout, cfg, &c, (double)(basic_mono_ns() - t0) / 1e9, pl_daemon_data_dir(d));
+	cli_demo_summary(stdout, cfg, &c, (double)(basic_mono_ns() - t0) / 1e9, pl_daemon_data_dir(d));
 	r = 0;
 out:
-	rpt_demo_view_free(&dv);
+	cli_demo_view_free(&dv);
 	pl_daemon_free(d);
 	conf_free(cfg);
 	bus_sim_train_free(srv);
@@ -183,7 +183,7 @@ static const char demo_usage[] =
 	"      --no-live      print the table only at the end\n"
 	"  -h, --help         this text\n";
 
-int board_cmd_demo(int argc, char **argv)
+int cli_cmd_demo(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "duration", required_argument, NULL, 't' }, { "data", required_argument, NULL, 'd' },
@@ -215,8 +215,8 @@ int board_cmd_demo(int argc, char **argv)
 		o.data_dir = tmpl;
 	}
 	o.ansi = o.live && isatty(STDOUT_FILENO);
-	board_install_signals();
-	if (board_demo_run(&o, &board_stop_requested) < 0) {
+	cli_install_signals();
+	if (cli_demo_run(&o, &cli_stop_requested) < 0) {
 		/* the directory made above, if nothing went into it (no demo board) */
 		if (o.data_dir == tmpl)
 			rmdir(tmpl);

@@ -16,4 +16,4 @@ struct demo_opts {
 
 /* Run the demo until duration_s or *stop; prints the table and a summary.
    Returns 0 or -errno (messages already printed). */
-int board_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop);
+int cli_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop);

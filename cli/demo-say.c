@@ -14,10 +14,10 @@
 
 /* The daemon's channels as the live table's rows (the same table as
    `railmon watch` draws from a daemon's socket). */
-void rpt_demo_row(const struct pl_channel *ch, const struct pl_live *lv, const char *label, int64_t now,
-                  struct rpt_live_row *ret_row)
+void cli_demo_row(const struct pl_channel *ch, const struct pl_live *lv, const char *label, int64_t now,
+                  struct cli_live_row *ret_row)
 {
-	struct rpt_live_row *r = ret_row;
+	struct cli_live_row *r = ret_row;
 
 	memset(r, 0, sizeof(*r));
 	r->id = ch->id;
@@ -32,7 +32,7 @@ void rpt_demo_row(const struct pl_channel *ch, const struct pl_live *lv, const c
 		snprintf(r->label, sizeof(r->label), "%s", label);
 }
 
-void rpt_demo_table(struct rpt_demo_view *dv, size_t n, const struct rpt_run_counts *c, double elapsed,
+void cli_demo_table(struct cli_demo_view *dv, size_t n, const struct cli_run_counts *c, double elapsed,
                     bool live, FILE *out)
 {
 	struct winsize ws;
@@ -49,24 +49,24 @@ void rpt_demo_table(struct rpt_demo_view *dv, size_t n, const struct rpt_run_cou
 		dv->view.width = ws.ws_col;
 		dv->view.height = ws.ws_row;
 	}
-	rpt_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
+	cli_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
 	if (!dv->view.clear)
 		fputc('\n', out);
 }
 
-int rpt_demo_view_new(size_t nchannels, bool ansi, struct rpt_demo_view *dv)
+int cli_demo_view_new(size_t nchannels, bool ansi, struct cli_demo_view *dv)
 {
 	dv->max = nchannels ? nchannels : 1;
 	dv->rows = calloc(dv->max, sizeof(*dv->rows));
 	if (!dv->rows)
 		return -ENOMEM;
-	dv->view = (struct rpt_live_view){ .stale_s = 5, .color = ansi && !getenv("NO_COLOR") };
-	return rpt_livetable_new(dv->max, &dv->table);
+	dv->view = (struct cli_live_view){ .stale_s = 5, .color = ansi && !getenv("NO_COLOR") };
+	return cli_livetable_new(dv->max, &dv->table);
 }
 
-void rpt_demo_view_free(struct rpt_demo_view *dv)
+void cli_demo_view_free(struct cli_demo_view *dv)
 {
-	dv->table = rpt_livetable_free(dv->table);
+	dv->table = cli_livetable_free(dv->table);
 	free(dv->rows);
 	dv->rows = NULL;
 }
@@ -112,7 +112,7 @@ static void demo_hint(FILE *out, const char *dir)
 	        qexe, qdir);
 }
 
-void rpt_demo_summary(FILE *out, const struct conf_board *cfg, const struct rpt_run_counts *c, double elapsed,
+void cli_demo_summary(FILE *out, const struct conf_board *cfg, const struct cli_run_counts *c, double elapsed,
                       const char *data_dir)
 {
 	uint64_t per_kind[BUS_KIND_MAX] = { 0 };

@@ -109,7 +109,7 @@ static int parse_option(struct rpt_export *x, int c, const char *arg)
 	return 2;
 }
 
-int board_cmd_export(int argc, char **argv)
+int cli_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'f' },

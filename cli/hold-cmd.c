@@ -42,7 +42,7 @@ static int hold_release(const char *dir, const char *arg)
 		return cli_fail("hold", "release: '%s' is not a hold id (see `railmon hold list`)", arg);
 	r = stor_hold_release(dir, (uint32_t)id, &line);
 	if (r == -EBADMSG)
-		return rpt_hold_damaged(stderr, dir, line);
+		return cli_hold_damaged(stderr, dir, line);
 	if (r == -ENOENT) {
 		fprintf(stderr, "railmon hold: %s: no hold %llu (released or expired already?)\n", dir, id);
 		return 1;
@@ -55,7 +55,7 @@ static int hold_release(const char *dir, const char *arg)
 	return 0;
 }
 
-int board_cmd_hold(int argc, char **argv)
+int cli_cmd_hold(int argc, char **argv)
 {
 	static const struct option opts[] = { { "board", required_argument, NULL, 'b' },
 		                              { "data", required_argument, NULL, 'd' },
@@ -81,7 +81,7 @@ int board_cmd_hold(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", pl_data_dir(cfg, data));
 	conf_free(cfg);
 	if (!strcmp(verb, "list") && optind == argc)
-		r = rpt_hold_list(dir, stdout, stderr);
+		r = cli_hold_list(dir, stdout, stderr);
 	else if (!strcmp(verb, "release") && optind + 1 == argc)
 		r = hold_release(dir, argv[optind]);
 	else

@@ -42,7 +42,7 @@ static const char *span(int64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-int rpt_hold_damaged(FILE *err, const char *dir, unsigned line)
+int cli_hold_damaged(FILE *err, const char *dir, unsigned line)
 {
 	fprintf(err, "railmon hold: %s/%s:%u: the holds file is damaged (its CRC does not match, or a line is "
 	        "cut): the windows it holds cannot be trusted, and retention deletes nothing while it is so. "
@@ -99,7 +99,7 @@ static void print_hold(FILE *out, const struct stor_hold *h, const struct stor_h
 	print_gone(out, e);
 }
 
-int rpt_hold_list(const char *dir, FILE *out, FILE *err)
+int cli_hold_list(const char *dir, FILE *out, FILE *err)
 {
 	struct stor_holds *h = malloc(sizeof(*h));
 	struct stor_hold_extent *ext = NULL;
@@ -111,7 +111,7 @@ int rpt_hold_list(const char *dir, FILE *out, FILE *err)
 	r = stor_holds_read(dir, h, &line);
 	if (r == -EBADMSG) {
 		free(h);
-		return rpt_hold_damaged(err, dir, line);
+		return cli_hold_damaged(err, dir, line);
 	}
 	if (r == 0 && h->n)
 		ext = calloc(h->n, sizeof(*ext));

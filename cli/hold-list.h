@@ -12,8 +12,8 @@
    0; 1 with the reason said on err (a damaged holds file named by its
    line, or -errno of reading it); 2 when out of memory, as a usage error
    says it. */
-int rpt_hold_list(const char *dir, FILE *out, FILE *err);
+int cli_hold_list(const char *dir, FILE *out, FILE *err);
 
 /* "railmon hold: DIR/holds:LINE: the holds file is damaged ..." on err;
    returns 1 (the exit code). */
-int rpt_hold_damaged(FILE *err, const char *dir, unsigned line);
+int cli_hold_damaged(FILE *err, const char *dir, unsigned line);

@@ -17,7 +17,7 @@ static const char keygen_usage[] =
 	"  -p, --public FILE   the public key file (default: FILE.pub)\n"
 	"  -h, --help          this text\n";
 
-int board_cmd_keygen(int argc, char **argv)
+int cli_cmd_keygen(int argc, char **argv)
 {
 	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
 		                              { "public", required_argument, NULL, 'p' },
@@ -43,5 +43,5 @@ int board_cmd_keygen(int argc, char **argv)
 			return cli_fail("keygen", "--out: name too long");
 		pub = pubname;
 	}
-	return rpt_keygen(stdout, stderr, out, pub);
+	return cli_keygen(stdout, stderr, out, pub);
 }

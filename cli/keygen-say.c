@@ -8,7 +8,7 @@
 #include "evidence/evd.h"
 #include "cli/keygen-say.h"
 
-int rpt_keygen(FILE *out, FILE *err, const char *secret, const char *pub)
+int cli_keygen(FILE *out, FILE *err, const char *secret, const char *pub)
 {
 	char id[17];
 	uint8_t pk[EVD_PUBLIC_LEN];

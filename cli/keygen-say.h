@@ -10,4 +10,4 @@
 /* The secret key into the file secret (0600), the public key into pub,
    neither overwritten; where each goes (the board file, the ground) on
    out, why not on err.  The exit code: 0, or 1. */
-int rpt_keygen(FILE *out, FILE *err, const char *secret, const char *pub);
+int cli_keygen(FILE *out, FILE *err, const char *secret, const char *pub);

@@ -22,16 +22,16 @@ struct seen {
 	int64_t changed_ns;
 };
 
-struct rpt_livetable {
+struct cli_livetable {
 	struct seen *seen;
 	size_t nseen;           /* slots, a power of two, at least 2 x max */
 	size_t max;
 	size_t *order;          /* row indices, sorted */
 };
 
-int rpt_livetable_new(size_t max_rows, rpt_livetable_t **ret)
+int cli_livetable_new(size_t max_rows, cli_livetable_t **ret)
 {
-	rpt_livetable_t *t;
+	cli_livetable_t *t;
 	size_t slots = 16;
 
 	if (!ret || !max_rows || max_rows > (1u << 24))
@@ -44,14 +44,14 @@ int rpt_livetable_new(size_t max_rows, rpt_livetable_t **ret)
 	t->seen = calloc(slots, sizeof(*t->seen));
 	t->order = calloc(max_rows, sizeof(*t->order));
 	if (!t->seen || !t->order)
-		return rpt_livetable_free(t), -ENOMEM;
+		return cli_livetable_free(t), -ENOMEM;
 	t->nseen = slots;
 	t->max = max_rows;
 	*ret = t;
 	return 0;
 }
 
-rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t)
+cli_livetable_t *cli_livetable_free(cli_livetable_t *t)
 {
 	if (!t)
 		return NULL;
@@ -61,7 +61,7 @@ rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t)
 	return NULL;
 }
 
-static struct seen *seen_slot(rpt_livetable_t *t, uint32_t id)
+static struct seen *seen_slot(cli_livetable_t *t, uint32_t id)
 {
 	size_t i = (id * 2654435761u) & (t->nseen - 1);
 
@@ -83,7 +83,7 @@ static double text_key(const char *s)
 
 /* True while the value of row r differs from what was drawn before, for
    CHANGED_NS after each change.  The first sight of a value is no change. */
-static bool row_changed(rpt_livetable_t *t, const struct rpt_live_row *r, int64_t now)
+static bool row_changed(cli_livetable_t *t, const struct cli_live_row *r, int64_t now)
 {
 	struct seen *s = seen_slot(t, r->id);
 	double v = r->text ? text_key(r->label) : r->value;
@@ -103,7 +103,7 @@ static bool row_changed(rpt_livetable_t *t, const struct rpt_live_row *r, int64_
 	return s->changed_ns && now - s->changed_ns < CHANGED_NS;
 }
 
-void rpt_live_value_text(double v, char *buf, size_t len)
+void cli_live_value_text(double v, char *buf, size_t len)
 {
 	if (isnan(v)) {
 		snprintf(buf, len, "nan");
@@ -124,42 +124,42 @@ void rpt_live_value_text(double v, char *buf, size_t len)
 	}
 }
 
-static const char *const sort_names[RPT_LIVE_SORT_MAX] = { "id", "name", "age", "source" };
+static const char *const sort_names[CLI_LIVE_SORT_MAX] = { "id", "name", "age", "source" };
 
-int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret)
+int cli_live_sort_parse(const char *s, enum cli_live_sort *ret)
 {
-	for (int i = 0; s && i < RPT_LIVE_SORT_MAX; i++)
+	for (int i = 0; s && i < CLI_LIVE_SORT_MAX; i++)
 		if (!strcmp(s, sort_names[i])) {
-			*ret = (enum rpt_live_sort)i;
+			*ret = (enum cli_live_sort)i;
 			return 0;
 		}
 	return -EINVAL;
 }
 
-const char *rpt_live_sort_name(enum rpt_live_sort s)
+const char *cli_live_sort_name(enum cli_live_sort s)
 {
-	return s < RPT_LIVE_SORT_MAX ? sort_names[s] : "?";
+	return s < CLI_LIVE_SORT_MAX ? sort_names[s] : "?";
 }
 
 struct sort_ctx {
-	const struct rpt_live_row *rows;
-	enum rpt_live_sort by;
+	const struct cli_live_row *rows;
+	enum cli_live_sort by;
 };
 
 static int row_cmp(const void *a, const void *b, void *p)
 {
 	const struct sort_ctx *c = p;
-	const struct rpt_live_row *x = &c->rows[*(const size_t *)a], *y = &c->rows[*(const size_t *)b];
+	const struct cli_live_row *x = &c->rows[*(const size_t *)a], *y = &c->rows[*(const size_t *)b];
 	int r = 0;
 
 	switch (c->by) {
-	case RPT_LIVE_SORT_NAME:
+	case CLI_LIVE_SORT_NAME:
 		r = strcasecmp(x->name, y->name);
 		break;
-	case RPT_LIVE_SORT_SOURCE:
+	case CLI_LIVE_SORT_SOURCE:
 		r = strcasecmp(x->source, y->source);
 		break;
-	case RPT_LIVE_SORT_AGE: {
+	case CLI_LIVE_SORT_AGE: {
 		/* never received last */
 		uint64_t ax = x->age_ns < 0 ? UINT64_MAX : (uint64_t)x->age_ns;
 		uint64_t ay = y->age_ns < 0 ? UINT64_MAX : (uint64_t)y->age_ns;
@@ -172,7 +172,7 @@ static int row_cmp(const void *a, const void *b, void *p)
 	return r ? r : (x->id > y->id) - (x->id < y->id);
 }
 
-static bool row_passes(const struct rpt_live_row *r, const char *filter)
+static bool row_passes(const struct cli_live_row *r, const char *filter)
 {
 	return !filter[0] || strcasestr(r->name, filter) || strcasestr(r->source, filter) ||
 	       (r->unit[0] && strcasestr(r->unit, filter));
@@ -229,7 +229,7 @@ static void name_field(FILE *out, const char *s, int w)
 		fprintf(out, "%-*s", w, s);
 }
 
-static void draw_row(FILE *out, const struct rpt_live_row *r, const struct cols *c, bool changed, bool stale,
+static void draw_row(FILE *out, const struct cli_live_row *r, const struct cols *c, bool changed, bool stale,
                      bool color)
 {
 	char value[32], age[24], label[80];
@@ -241,7 +241,7 @@ static void draw_row(FILE *out, const struct rpt_live_row *r, const struct cols 
 		if (r->text)
 			value[0] = 0; /* the text is in the label column */
 		else
-			rpt_live_value_text(r->value, value, sizeof(value));
+			cli_live_value_text(r->value, value, sizeof(value));
 		if (r->age_ns < 100 * 1000000000ll)
 			snprintf(age, sizeof(age), "%.1fs", (double)r->age_ns / 1e9);
 		else
@@ -272,13 +272,13 @@ static void draw_row(FILE *out, const struct rpt_live_row *r, const struct cols 
 }
 
 /* End a line: clear what an older, longer line left there. */
-static void eol(FILE *out, const struct rpt_live_view *v)
+static void eol(FILE *out, const struct cli_live_view *v)
 {
 	fputs(v->clear ? "\033[K\n" : "\n", out);
 }
 
-size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, size_t n,
-                          const struct rpt_live_view *v, int64_t now, FILE *out)
+size_t cli_livetable_draw(cli_livetable_t *t, const struct cli_live_row *rows, size_t n,
+                          const struct cli_live_view *v, int64_t now, FILE *out)
 {
 	int width = v->width > 0 ? v->width : 80;
 	struct cols c = cols_for(width);
@@ -307,7 +307,7 @@ size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, s
 	        "label", c.age, "age", "source");
 	eol(out, v);
 	for (size_t k = 0; k < shown; k++) {
-		const struct rpt_live_row *r = &rows[t->order[k]];
+		const struct cli_live_row *r = &rows[t->order[k]];
 		bool changed = row_changed(t, r, now); /* every row: a change off screen is still one */
 		if (k < first || k >= first + body)
 			continue;
@@ -322,7 +322,7 @@ size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, s
 	         shown == 1 ? "" : "s");
 	if (shown != n)
 		snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), " (filter '%s' of %zu)", v->filter, n);
-	snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), ", sort %s%s%s", rpt_live_sort_name(v->sort),
+	snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot), ", sort %s%s%s", cli_live_sort_name(v->sort),
 	         v->keys ? "; " : "", v->keys ? v->keys : "");
 	fprintf(out, "%.*s", width, foot);
 	if (v->clear)
@@ -377,7 +377,7 @@ static bool json_num(const char *line, const char *key, double *ret)
 }
 
 
-int rpt_live_clock_parse(const char *line, struct pl_stat_clock *ret)
+int cli_live_clock_parse(const char *line, struct pl_stat_clock *ret)
 {
 	char state[16];
 	double max_us = 0;
@@ -391,7 +391,7 @@ int rpt_live_clock_parse(const char *line, struct pl_stat_clock *ret)
 	return 0;
 }
 
-int rpt_live_row_parse(const char *line, struct rpt_live_row *r)
+int cli_live_row_parse(const char *line, struct cli_live_row *r)
 {
 	double v;
 
@@ -413,13 +413,13 @@ int rpt_live_row_parse(const char *line, struct rpt_live_row *r)
 	return 0;
 }
 
-static size_t page(const struct rpt_live_view *v)
+static size_t page(const struct cli_live_view *v)
 {
 	return v->height > 4 ? (size_t)v->height - 3 : 1;
 }
 
 /* A key typed while editing the filter. */
-static void key_edit(struct rpt_live_keys *k, struct rpt_live_view *v, int c)
+static void key_edit(struct cli_live_keys *k, struct cli_live_view *v, int c)
 {
 	size_t n = strlen(k->edit);
 
@@ -438,7 +438,7 @@ static void key_edit(struct rpt_live_keys *k, struct rpt_live_view *v, int c)
 	v->scroll = 0;
 }
 
-bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *v, const unsigned char *buf, size_t n,
+bool cli_live_keys_feed(struct cli_live_keys *k, struct cli_live_view *v, const unsigned char *buf, size_t n,
                         size_t nrows)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -453,7 +453,7 @@ bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *v, const 
 		}
 		switch (c) {
 		case 'q': return false;
-		case 's': v->sort = (enum rpt_live_sort)((v->sort + 1) % RPT_LIVE_SORT_MAX); break;
+		case 's': v->sort = (enum cli_live_sort)((v->sort + 1) % CLI_LIVE_SORT_MAX); break;
 		case '/': k->editing = true; k->edit[0] = 0; break;
 		case 'j': v->scroll++; break;
 		case 'k': v->scroll -= v->scroll > 0; break;

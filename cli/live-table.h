@@ -20,7 +20,7 @@
 
 #include "pipeline/statserver.h"
 
-struct rpt_live_row {
+struct cli_live_row {
 	uint32_t id;               /* bus << 16 | n */
 	char name[128];
 	char unit[128];            /* a DBC's unit (up to 49 characters in real files) */
@@ -32,17 +32,17 @@ struct rpt_live_row {
 	bool text;                 /* a text channel: label holds its text, value is unused */
 };
 
-enum rpt_live_sort {
-	RPT_LIVE_SORT_ID,        /* board order: bus, then channel */
-	RPT_LIVE_SORT_NAME,
-	RPT_LIVE_SORT_AGE,       /* freshest first */
-	RPT_LIVE_SORT_SOURCE,
-	RPT_LIVE_SORT_MAX
+enum cli_live_sort {
+	CLI_LIVE_SORT_ID,        /* board order: bus, then channel */
+	CLI_LIVE_SORT_NAME,
+	CLI_LIVE_SORT_AGE,       /* freshest first */
+	CLI_LIVE_SORT_SOURCE,
+	CLI_LIVE_SORT_MAX
 };
 
-struct rpt_live_view {
+struct cli_live_view {
 	int width, height;         /* the terminal's; <= 0: 80 x unlimited rows */
-	enum rpt_live_sort sort;
+	enum cli_live_sort sort;
 	char filter[64];           /* case-insensitive substring of name, source or
 	                              unit; "" shows every channel */
 	double stale_s;            /* older than this: marked stale (> 0) */
@@ -53,12 +53,12 @@ struct rpt_live_view {
 	const char *keys;          /* the last line's help, NULL: none */
 };
 
-typedef struct rpt_livetable rpt_livetable_t;
+typedef struct cli_livetable cli_livetable_t;
 
 /* A table that remembers the values it showed (for "changed"), for up to
    max_rows channels.  0, -EINVAL, -ENOMEM. */
-int rpt_livetable_new(size_t max_rows, rpt_livetable_t **ret_table);
-rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t);
+int cli_livetable_new(size_t max_rows, cli_livetable_t **ret_table);
+cli_livetable_t *cli_livetable_free(cli_livetable_t *t);
 
 /*
  * Draw rows (n, in any order; the table sorts a copy of the order) on out
@@ -66,31 +66,31 @@ rpt_livetable_t *rpt_livetable_free(rpt_livetable_t *t);
  * drawn for the same id before is "changed" for one second.  Returns the
  * number of rows that pass the filter.
  */
-size_t rpt_livetable_draw(rpt_livetable_t *t, const struct rpt_live_row *rows, size_t n,
-                          const struct rpt_live_view *view, int64_t now_ns, FILE *out);
+size_t cli_livetable_draw(cli_livetable_t *t, const struct cli_live_row *rows, size_t n,
+                          const struct cli_live_view *view, int64_t now_ns, FILE *out);
 
 /* A value as the table prints it: an integral value as an integer (a
    flag is 1, not 1.000), else the shortest text that reads back the same,
    at most 10 significant digits; "nan", "inf" as such. */
-void rpt_live_value_text(double v, char *buf, size_t len);
+void cli_live_value_text(double v, char *buf, size_t len);
 
 /* "name", "id", "age", "source" -> the sort; -EINVAL for another word. */
-int rpt_live_sort_parse(const char *s, enum rpt_live_sort *ret_sort);
-const char *rpt_live_sort_name(enum rpt_live_sort s);
+int cli_live_sort_parse(const char *s, enum cli_live_sort *ret_sort);
+const char *cli_live_sort_name(enum cli_live_sort s);
 
 
 /* A row from the stat socket's "channels" answer (one JSON line per
    channel: id, name, unit, source, label, value, age_ms, quality; our own
    escapes).  0, or -EBADMSG for a line without an id. */
-int rpt_live_row_parse(const char *line, struct rpt_live_row *ret_row);
+int cli_live_row_parse(const char *line, struct cli_live_row *ret_row);
 
 /* The clock line of the "channels" answer (pipeline/statserver.h) read
    back.  0, or -EBADMSG for a line that is not it (a channel's). */
 
-int rpt_live_clock_parse(const char *line, struct pl_stat_clock *ret_clock);
+int cli_live_clock_parse(const char *line, struct pl_stat_clock *ret_clock);
 
 /* watch's keys: what is being typed as a filter. */
-struct rpt_live_keys {
+struct cli_live_keys {
 	bool editing;              /* after '/', until Enter (apply) or Esc (clear) */
 	char edit[64];
 };
@@ -100,5 +100,5 @@ struct rpt_live_keys {
  * of a table of nrows: q quit, s the next sort, / a filter, j/k or the
  * arrows scroll, space a page, g the top.  Returns false for q.
  */
-bool rpt_live_keys_feed(struct rpt_live_keys *k, struct rpt_live_view *view, const unsigned char *buf, size_t n,
+bool cli_live_keys_feed(struct cli_live_keys *k, struct cli_live_view *view, const unsigned char *buf, size_t n,
                         size_t nrows);

@@ -12,30 +12,30 @@
 #include "cli.h"
 #include "railmon-config.h"
 
-volatile sig_atomic_t board_stop_requested;
-volatile sig_atomic_t board_reload_requested;
+volatile sig_atomic_t cli_stop_requested;
+volatile sig_atomic_t cli_reload_requested;
 
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 	const char *help;
 } commands[] = {
-	{ "demo", board_cmd_demo, "a simulated train on this machine, end to end" },
-	{ "run", board_cmd_run, "acquire the buses of a board file and log them (the onboard daemon)" },
-	{ "check", board_cmd_check, "validate a board file and print the acquisition plan" },
-	{ "replay", board_cmd_replay, "feed a candump trace or a railmon log through decode and storage" },
-	{ "export", board_cmd_export, "print the log as CSV, JSON lines or candump" },
-	{ "decode", board_cmd_decode, "decode a candump log with a DBC (no board file)" },
-	{ "channels", board_cmd_channels, "list the channels of a board file or a log (id, unit, range, values)" },
-	{ "summary", board_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
-	{ "recv", board_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
-	{ "db", board_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
-	{ "serve", board_cmd_serve, "ground side: the fleet dashboard in the browser over the database" },
-	{ "stat", board_cmd_stat, "health of a running daemon or of a recorded log" },
-	{ "watch", board_cmd_watch, "the live values of a running daemon's channels" },
-	{ "keygen", board_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
-	{ "verify", board_cmd_verify, "check a log against its signed Seals (evidence)" },
-	{ "hold", board_cmd_hold, "list or release the event holds retention keeps (triggers)" },
+	{ "demo", cli_cmd_demo, "a simulated train on this machine, end to end" },
+	{ "run", cli_cmd_run, "acquire the buses of a board file and log them (the onboard daemon)" },
+	{ "check", cli_cmd_check, "validate a board file and print the acquisition plan" },
+	{ "replay", cli_cmd_replay, "feed a candump trace or a railmon log through decode and storage" },
+	{ "export", cli_cmd_export, "print the log as CSV, JSON lines or candump" },
+	{ "decode", cli_cmd_decode, "decode a candump log with a DBC (no board file)" },
+	{ "channels", cli_cmd_channels, "list the channels of a board file or a log (id, unit, range, values)" },
+	{ "summary", cli_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
+	{ "recv", cli_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
+	{ "db", cli_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
+	{ "serve", cli_cmd_serve, "ground side: the fleet dashboard in the browser over the database" },
+	{ "stat", cli_cmd_stat, "health of a running daemon or of a recorded log" },
+	{ "watch", cli_cmd_watch, "the live values of a running daemon's channels" },
+	{ "keygen", cli_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
+	{ "verify", cli_cmd_verify, "check a log against its signed Seals (evidence)" },
+	{ "hold", cli_cmd_hold, "list or release the event holds retention keeps (triggers)" },
 };
 
 static void usage(FILE *out)

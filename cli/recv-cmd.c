@@ -101,7 +101,7 @@ struct recv_opts {
 	char host[128], client_id[128];
 	char *password;           /* ours: from a file, the environment or argv */
 	bool password_argv;
-	struct rpt_recv_say say;
+	struct cli_recv_say say;
 };
 
 /* mqtt://host[:port] or mqtts://host[:port] */
@@ -366,7 +366,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 
 /* ---- running ---- */
 
-int board_cmd_recv(int argc, char **argv)
+int cli_cmd_recv(int argc, char **argv)
 {
 	struct recv_opts o = { 0 };
 	grd_receiver_t *rc = NULL;
@@ -376,9 +376,9 @@ int board_cmd_recv(int argc, char **argv)
 		.out = stdout, .output = o.output, .text = o.text, .fmt = o.fmt,
 		.window_ns = o.seq_order ? -1 : o.window_ns, .logdir = o.logdir, .keep_dir = o.keep_dir,
 		.keep_budget = o.keep_budget, .limits = o.limits,
-		.on_note = rpt_recv_note, .note_ctx = &o.say, .stop = &board_stop_requested,
+		.on_note = cli_recv_note, .note_ctx = &o.say, .stop = &cli_stop_requested,
 	};
-	struct rpt_recv x = {
+	struct cli_recv x = {
 		.err = stderr, .host = o.cfg.host, .port = o.cfg.port, .topic = o.cfg.topic,
 		.insecure = o.cfg.tls.insecure, .count = o.count, .duration_s = o.duration, .window_ns = o.window_ns,
 	};
@@ -388,10 +388,10 @@ int board_cmd_recv(int argc, char **argv)
 		free(o.password);
 		return r == 1 ? 0 : r; /* 1: --help */
 	}
-	r = rpt_recv_open(&x, &cfg, &rc);
+	r = cli_recv_open(&x, &cfg, &rc);
 	if (r == 0) {
-		board_install_signals();
-		r = rpt_recv_run(&x, rc);
+		cli_install_signals();
+		r = cli_recv_run(&x, rc);
 	}
 	grd_receiver_free(rc);
 	free(o.password);

@@ -12,9 +12,9 @@
 #include "cli/recv-say.h"
 #include "report/say.h"
 
-void rpt_recv_note(void *ctx, const struct grd_note *n)
+void cli_recv_note(void *ctx, const struct grd_note *n)
 {
-	struct rpt_recv_say *say = ctx;
+	struct cli_recv_say *say = ctx;
 	const struct rec_batch_info *info = n->info;
 	int64_t now = basic_mono_ns();
 	char id[2 * REC_LOG_ID_LEN + 1];
@@ -29,14 +29,14 @@ void rpt_recv_note(void *ctx, const struct grd_note *n)
 		        info->first_seq, n->dir);
 		return;
 	}
-	if (say->printed[n->why] >= RPT_RECV_PRINT_BURST && now - say->printed_ns[n->why] < RPT_RECV_PRINT_EVERY_NS)
+	if (say->printed[n->why] >= CLI_RECV_PRINT_BURST && now - say->printed_ns[n->why] < CLI_RECV_PRINT_EVERY_NS)
 		return;
-	if (say->printed[n->why] < RPT_RECV_PRINT_BURST && n->kept && n->cut)
+	if (say->printed[n->why] < CLI_RECV_PRINT_BURST && n->kept && n->cut)
 		fprintf(say->err, "railmon recv: %s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; its first %zu "
 		        "of %zu bytes kept in %s\n", info->vehicle, id[0] ? id : "(none)", info->first_seq,
 		        info->first_seq + info->count - (info->count > 0), what, grd_why_text(n->why),
 		        n->err ? ": " : "", n->err ? strerror(-n->err) : "", n->len - n->cut, n->len, n->kept);
-	else if (say->printed[n->why] < RPT_RECV_PRINT_BURST)
+	else if (say->printed[n->why] < CLI_RECV_PRINT_BURST)
 		fprintf(say->err, "railmon recv: %.*s log %.8s: seq %" PRIu64 "..%" PRIu64 " %s: %s%s%s; %s%s\n",
 		        /* a name against the rule may be long: its start says enough */
 		        n->why == GRD_BAD_VEHICLE ? 64 : 1024, info->vehicle, id[0] ? id : "(none)", info->first_seq,
@@ -53,7 +53,7 @@ void rpt_recv_note(void *ctx, const struct grd_note *n)
 /* ---- setting up ---- */
 
 /* A failed step of grd_receiver_setup() in the words recv always used. */
-static int say_setup(const struct rpt_recv *x, const struct grd_receiver_cfg *cfg, grd_receiver_t *rc, int r)
+static int say_setup(const struct cli_recv *x, const struct grd_receiver_cfg *cfg, grd_receiver_t *rc, int r)
 {
 	grd_db_t *db = grd_receiver_grd(rc)->db;
 
@@ -76,7 +76,7 @@ static int say_setup(const struct rpt_recv *x, const struct grd_receiver_cfg *cf
 	}
 }
 
-int rpt_recv_open(const struct rpt_recv *x, const struct grd_receiver_cfg *cfg, grd_receiver_t **ret_rc)
+int cli_recv_open(const struct cli_recv *x, const struct grd_receiver_cfg *cfg, grd_receiver_t **ret_rc)
 {
 	grd_receiver_t *rc;
 	enum grd_receiver_step step;
@@ -103,7 +103,7 @@ int rpt_recv_open(const struct rpt_recv *x, const struct grd_receiver_cfg *cfg, 
 /* ---- running ---- */
 
 /* Connection trouble, said once when it starts or changes, then at most
-   every RPT_RECV_PRINT_EVERY_NS while it lasts. */
+   every CLI_RECV_PRINT_EVERY_NS while it lasts. */
 struct conn_report {
 	uint64_t seen;
 	enum grd_receiver_fail fail;
@@ -123,13 +123,13 @@ struct db_report {
 
 /* What the wait says as it goes. */
 struct watch {
-	const struct rpt_recv *x;
+	const struct cli_recv *x;
 	grd_db_t *db;
 	struct conn_report conn;
 	struct db_report dbr;
 };
 
-static void report_connection(struct conn_report *c, const struct grd_receiver_stats *st, const struct rpt_recv *o)
+static void report_connection(struct conn_report *c, const struct grd_receiver_stats *st, const struct cli_recv *o)
 {
 	uint64_t n = st->connect_failures + st->disconnects;
 	bool changed = st->fail != c->fail || strcmp(st->fail_text, c->text) != 0;
@@ -140,7 +140,7 @@ static void report_connection(struct conn_report *c, const struct grd_receiver_s
 		fprintf(err, "railmon recv: subscribed to %s on %s:%d\n", o->topic ? o->topic : "railmon/+/data",
 		        o->host, o->port);
 	c->subscribed = st->subscribed;
-	if (n == c->seen || (!changed && now - c->printed_ns < RPT_RECV_PRINT_EVERY_NS))
+	if (n == c->seen || (!changed && now - c->printed_ns < CLI_RECV_PRINT_EVERY_NS))
 		return;
 	if (st->fail == GRD_RECEIVER_FAIL_RESOLVE)
 		fprintf(err, "railmon recv: cannot resolve the broker's host name '%s': %s", o->host, st->fail_text);
@@ -161,7 +161,7 @@ static void report_connection(struct conn_report *c, const struct grd_receiver_s
 	c->printed_ns = now;
 }
 
-/* The database down (said when it starts, then every RPT_RECV_PRINT_EVERY_NS
+/* The database down (said when it starts, then every CLI_RECV_PRINT_EVERY_NS
    while it lasts), and back; nothing without a database. */
 static void report_db(struct db_report *d, grd_db_t *db, FILE *err)
 {
@@ -171,7 +171,7 @@ static void report_db(struct db_report *d, grd_db_t *db, FILE *err)
 	if (!db)
 		return;
 	grd_db_stats(db, &st);
-	if (st.down && st.failures != d->failures && (!d->down || now - d->printed_ns >= RPT_RECV_PRINT_EVERY_NS)) {
+	if (st.down && st.failures != d->failures && (!d->down || now - d->printed_ns >= CLI_RECV_PRINT_EVERY_NS)) {
 		fprintf(err, "railmon recv: database: %s (%" PRIu64 " failed attempts so far; retrying, and "
 		        "acknowledging nothing more until it commits)\n", st.error, st.failures);
 		d->printed_ns = now;
@@ -179,7 +179,7 @@ static void report_db(struct db_report *d, grd_db_t *db, FILE *err)
 	}
 	if (d->down && !st.down)
 		fprintf(err, "railmon recv: database: committing again\n");
-	if (st.batches[GRD_DB_REFUSED] != d->refused && (!d->refused || now - d->refused_ns >= RPT_RECV_PRINT_EVERY_NS)) {
+	if (st.batches[GRD_DB_REFUSED] != d->refused && (!d->refused || now - d->refused_ns >= CLI_RECV_PRINT_EVERY_NS)) {
 		fprintf(err, "railmon recv: database: refused for good (kept in table refused, %" PRIu64 " so far): "
 		        "%s\n", st.batches[GRD_DB_REFUSED], st.last_refused);
 		d->refused = st.batches[GRD_DB_REFUSED];
@@ -318,7 +318,7 @@ static void summary(grd_receiver_t *rc, FILE *err)
 	}
 }
 
-int rpt_recv_run(const struct rpt_recv *x, grd_receiver_t *rc)
+int cli_recv_run(const struct cli_recv *x, grd_receiver_t *rc)
 {
 	const struct grd *g = grd_receiver_grd(rc);
 	struct watch w = { .x = x, .db = g->db };

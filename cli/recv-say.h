@@ -14,22 +14,22 @@
 
 #include "ground/receiver.h"
 
-#define RPT_RECV_PRINT_EVERY_NS (10 * INT64_C(1000000000)) /* repeated messages at most this often */
-#define RPT_RECV_PRINT_BURST 20     /* refusals printed one by one, per reason */
+#define CLI_RECV_PRINT_EVERY_NS (10 * INT64_C(1000000000)) /* repeated messages at most this often */
+#define CLI_RECV_PRINT_BURST 20     /* refusals printed one by one, per reason */
 
 /* Refusals said so far, per reason, and where. */
-struct rpt_recv_say {
+struct cli_recv_say {
 	FILE *err;
 	int64_t printed_ns[GRD_NOTE_MAX];
 	uint64_t printed[GRD_NOTE_MAX];
 };
 
-/* grd's on_note (ctx: struct rpt_recv_say): the first RPT_RECV_PRINT_BURST
-   of each reason one by one, then a count every RPT_RECV_PRINT_EVERY_NS. */
-void rpt_recv_note(void *ctx, const struct grd_note *n);
+/* grd's on_note (ctx: struct cli_recv_say): the first CLI_RECV_PRINT_BURST
+   of each reason one by one, then a count every CLI_RECV_PRINT_EVERY_NS. */
+void cli_recv_note(void *ctx, const struct grd_note *n);
 
 /* What recv's run needs to say it: the broker as given, and its limits. */
-struct rpt_recv {
+struct cli_recv {
 	FILE *err;
 	const char *host;
 	int port;
@@ -45,7 +45,7 @@ struct rpt_recv {
  * on x->err as recv says it.  0 and *ret_rc, or the exit code (2: a
  * setup error, 1: the MQTT client).
  */
-int rpt_recv_open(const struct rpt_recv *x, const struct grd_receiver_cfg *cfg, grd_receiver_t **ret_rc);
+int cli_recv_open(const struct cli_recv *x, const struct grd_receiver_cfg *cfg, grd_receiver_t **ret_rc);
 
 /*
  * Run rc until *stop, --count or --duration: the connection and the
@@ -53,4 +53,4 @@ int rpt_recv_open(const struct rpt_recv *x, const struct grd_receiver_cfg *cfg, 
  * the summary per vehicle and log, gap repair).  The exit code: 1 if it
  * never got connected or the MQTT client could not be set up, else 0.
  */
-int rpt_recv_run(const struct rpt_recv *x, grd_receiver_t *rc);
+int cli_recv_run(const struct cli_recv *x, grd_receiver_t *rc);

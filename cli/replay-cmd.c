@@ -83,8 +83,8 @@ static int replay_to_can(const char *trace, const char *ifname, double speed, bo
 		bus_dev_free(src);
 		return 1;
 	}
-	board_install_signals();
-	r = bus_can_forward(src, dst, &board_stop_requested, &sent);
+	cli_install_signals();
+	r = bus_can_forward(src, dst, &cli_stop_requested, &sent);
 	bus_dev_free(src);
 	bus_dev_free(dst);
 	if (r < 0) {
@@ -222,23 +222,23 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 
 /* The channel of a --dbc (or --channel) replay, then which bus reads
    which.  -1 to go on, else the exit status. */
-static int replay_channels(const struct replay_args *a, const struct rpt_trace_info *info, struct conf_board *cfg)
+static int replay_channels(const struct replay_args *a, const struct cli_trace_info *info, struct conf_board *cfg)
 {
 	int r;
 
 	if (a->channel && !a->dbc && cfg->nbuses != 1)
 		return cli_fail("replay", "--channel: %s has %zu CAN buses; each takes its channel from its "
 		                "'channel =' (or the n-th channel n)", a->board, cfg->nbuses);
-	if ((a->dbc || a->channel) && (r = rpt_trace_pick_channel(stderr, info, cfg, a->channel)) >= 0)
+	if ((a->dbc || a->channel) && (r = cli_trace_pick_channel(stderr, info, cfg, a->channel)) >= 0)
 		return r;
-	return rpt_trace_plan(stderr, info, cfg);
+	return cli_trace_plan(stderr, info, cfg);
 }
 
-int board_cmd_replay(int argc, char **argv)
+int cli_cmd_replay(int argc, char **argv)
 {
 	struct replay_args a = { .vehicle = "replay" };
 	struct pl_daemon_opts opts = { 0 };
-	static struct rpt_trace_info info; /* 2 KiB of counts: off the stack */
+	static struct cli_trace_info info; /* 2 KiB of counts: off the stack */
 	struct conf_board *cfg;
 	struct stat sb;
 	int r;
@@ -248,7 +248,7 @@ int board_cmd_replay(int argc, char **argv)
 		return r;
 	if (stat(a.trace, &sb) < 0)
 		return cli_fail("replay", "%s: %s", a.trace, strerror(errno));
-	if (!S_ISDIR(sb.st_mode) && (r = rpt_trace_check_info(stderr, a.trace, !a.to_can, &info)) >= 0)
+	if (!S_ISDIR(sb.st_mode) && (r = cli_trace_check_info(stderr, a.trace, !a.to_can, &info)) >= 0)
 		return r;
 	if (a.channel && (a.to_can || S_ISDIR(sb.st_mode)))
 		return cli_fail("replay", "--channel chooses a channel of a trace replayed into a log");
@@ -273,7 +273,7 @@ int board_cmd_replay(int argc, char **argv)
 		conf_free(cfg);
 		return r;
 	}
-	r = board_run_daemon("replay", cfg, &opts, 0, true);
+	r = cli_run_daemon("replay", cfg, &opts, 0, true);
 	conf_free(cfg);
-	return S_ISDIR(sb.st_mode) ? r : rpt_trace_verdict(stderr, a.trace, &info, r);
+	return S_ISDIR(sb.st_mode) ? r : cli_trace_verdict(stderr, a.trace, &info, r);
 }

@@ -23,7 +23,7 @@ static bool has_channels(enum bus_trace_format fmt)
 }
 
 /* "channel 1 8, channel 2 4" of the channels with frames */
-static void say_channels(FILE *out, const struct rpt_trace_info *info)
+static void say_channels(FILE *out, const struct cli_trace_info *info)
 {
 	bool first = true;
 
@@ -34,11 +34,11 @@ static void say_channels(FILE *out, const struct rpt_trace_info *info)
 		}
 }
 
-int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct rpt_trace_info *ret_info)
+int cli_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct cli_trace_info *ret_info)
 {
 	struct bus_cfg in = { .kind = BUS_KIND_CAN };
 	struct acq_item items[256];
-	struct rpt_trace_info info = { .fmt = fmt };
+	struct cli_trace_info info = { .fmt = fmt };
 	uint64_t bad = 0;
 	bus_dev_t *dev = NULL;
 	char first[PATH_MAX + 128];
@@ -71,12 +71,12 @@ int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fm
 	return n == -ENODATA ? 0 : n;
 }
 
-int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
+int cli_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt)
 {
-	return rpt_trace_survey_info(out, trace, fmt, NULL);
+	return cli_trace_survey_info(out, trace, fmt, NULL);
 }
 
-int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct conf_board *cfg, uint32_t channel)
+int cli_trace_pick_channel(FILE *err, const struct cli_trace_info *info, struct conf_board *cfg, uint32_t channel)
 {
 	size_t held = 0, only = 0;
 
@@ -108,7 +108,7 @@ int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct 
 }
 
 /* The frames bus b of a trace replay gets */
-static uint64_t bus_frames(const struct rpt_trace_info *info, const struct bus_cfg *b)
+static uint64_t bus_frames(const struct cli_trace_info *info, const struct bus_cfg *b)
 {
 	uint64_t sum = 0;
 
@@ -119,7 +119,7 @@ static uint64_t bus_frames(const struct rpt_trace_info *info, const struct bus_c
 	return sum;
 }
 
-int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct conf_board *cfg)
+int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct conf_board *cfg)
 {
 	static const char lead[] = "railmon replay: ";
 	uint64_t read = 0;
@@ -155,18 +155,18 @@ int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct co
 	return -1;
 }
 
-int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_trace_info *ret_info)
+int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_trace_info *ret_info)
 {
-	struct rpt_trace_info mine, *info = ret_info ? ret_info : &mine;
+	struct cli_trace_info mine, *info = ret_info ? ret_info : &mine;
 	enum bus_trace_format fmt;
 	int r;
 
-	*info = (struct rpt_trace_info){ 0 };
+	*info = (struct cli_trace_info){ 0 };
 	r = bus_trace_detect_file(trace, &fmt);
 	if (r == -EMEDIUMTYPE)
 		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
 		                BUS_TRACE_FORMATS);
-	if (r < 0 || (survey && (r = rpt_trace_survey_info(err, trace, fmt, info)) < 0))
+	if (r < 0 || (survey && (r = cli_trace_survey_info(err, trace, fmt, info)) < 0))
 		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
 	info->fmt = fmt;
 	if (survey && !info->frames) {
@@ -176,7 +176,7 @@ int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_t
 	return -1;
 }
 
-int rpt_trace_verdict(FILE *err, const char *trace, const struct rpt_trace_info *info, int r)
+int cli_trace_verdict(FILE *err, const char *trace, const struct cli_trace_info *info, int r)
 {
 	if (r != 0 || !info->damaged)
 		return r;
@@ -185,7 +185,7 @@ int rpt_trace_verdict(FILE *err, const char *trace, const struct rpt_trace_info 
 	return 1;
 }
 
-int rpt_trace_check(FILE *err, const char *trace, bool survey)
+int cli_trace_check(FILE *err, const char *trace, bool survey)
 {
-	return rpt_trace_check_info(err, trace, survey, NULL);
+	return cli_trace_check_info(err, trace, survey, NULL);
 }

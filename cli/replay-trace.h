@@ -15,7 +15,7 @@ struct conf_board;
 
 /* What a survey found: the format, the frames, and the frames of each
    channel (ASC, BLF, TRC: 1..255; a candump log's all in chan[0]). */
-struct rpt_trace_info {
+struct cli_trace_info {
 	enum bus_trace_format fmt;
 	uint64_t frames;
 	uint64_t damaged; /* parts the replay skips (the first said by the survey) */
@@ -28,23 +28,23 @@ struct rpt_trace_info {
  * first: PLACE" (file:line, or a BLF file offset): what the replay then
  * skips.  0, or -errno if the trace cannot be read.
  */
-int rpt_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt);
+int cli_trace_survey(FILE *out, const char *trace, enum bus_trace_format fmt);
 /* The same, and what it found in *ret_info (NULL: not kept).  The
    frames of each channel are said too, where the format has channels:
    "..., 12 frames: channel 1 8, channel 2 4". */
-int rpt_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct rpt_trace_info *ret_info);
+int cli_trace_survey_info(FILE *out, const char *trace, enum bus_trace_format fmt, struct cli_trace_info *ret_info);
 
 /*
  * A trace replay's source (not a log directory) must be a trace railmon
  * reads; with survey (not onto a CAN interface) what it holds is said
- * first (rpt_trace_survey), on err as what is wrong, and a trace with no
+ * first (cli_trace_survey), on err as what is wrong, and a trace with no
  * frame (empty, or nothing but damage) is refused: a replay of it would
  * store a log of events only.  -1 to go on, else the exit code (2; 1 for
  * no frame).
  */
-int rpt_trace_check(FILE *err, const char *trace, bool survey);
+int cli_trace_check(FILE *err, const char *trace, bool survey);
 /* The same, with the survey's findings in *ret_info (zeroed if none). */
-int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_trace_info *ret_info);
+int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_trace_info *ret_info);
 
 /*
  * The channel of the one CAN bus of a --dbc replay (cfg from
@@ -53,7 +53,7 @@ int rpt_trace_check_info(FILE *err, const char *trace, bool survey, struct rpt_t
  * none given: refused, naming them, asking for --channel N.  -1 to go
  * on, else the exit code (2), said on err.
  */
-int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct conf_board *cfg, uint32_t channel);
+int cli_trace_pick_channel(FILE *err, const struct cli_trace_info *info, struct conf_board *cfg, uint32_t channel);
 
 /*
  * Which bus of cfg (after conf_replay_trace) reads which channel, with
@@ -61,9 +61,9 @@ int rpt_trace_pick_channel(FILE *err, const struct rpt_trace_info *info, struct 
  * on out.  A trace with frames none of which a bus reads is refused (the
  * replay would store nothing): -1 to go on, else the exit code (1).
  */
-int rpt_trace_plan(FILE *out, const struct rpt_trace_info *info, const struct conf_board *cfg);
+int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct conf_board *cfg);
 
 /* After a replay of a trace that ran (exit code r): damaged parts make it
    1, as export's of a damaged log, said in one sentence on err (the first
    place was said by the survey).  The exit code. */
-int rpt_trace_verdict(FILE *err, const char *trace, const struct rpt_trace_info *info, int r);
+int cli_trace_verdict(FILE *err, const char *trace, const struct cli_trace_info *info, int r);

@@ -7,8 +7,8 @@
  * then is the running daemon stopped (its rings drained, its last Batch
  * closed and synced) and a new one started on the same log, so sequence
  * numbers continue and nothing confirmed is lost.  `run`'s options are
- * parsed at the end of this file (board_cmd_run); replay runs its daemon
- * through board_run_daemon too.
+ * parsed at the end of this file (cli_cmd_run); replay runs its daemon
+ * through cli_run_daemon too.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -69,7 +69,7 @@ static void uplink_start_warnings(struct runner *rn)
 	if (pl_daemon_uplink_stats(rn->d, &st) < 0 || !st.cursor_damage)
 		return;
 	pl_daemon_stats(rn->d, &ds);
-	rpt_uplink_cursor_warning(stderr, rn->cmd, pl_daemon_data_dir(rn->d), &st, ds.first_seq);
+	cli_uplink_cursor_warning(stderr, rn->cmd, pl_daemon_data_dir(rn->d), &st, ds.first_seq);
 }
 
 /* Connection trouble, said once when it starts, then at most once a
@@ -82,13 +82,13 @@ static void uplink_watch(struct runner *rn, int64_t now)
 	if (!rn->d || pl_daemon_uplink_stats(rn->d, &st) < 0)
 		return;
 	if (pl_uplink_watch_step(&rn->up, &st, now, &news))
-		rpt_uplink_news(stderr, rn->cmd, rn->broker, &news, st.last_error_text);
+		cli_uplink_news(stderr, rn->cmd, rn->broker, &news, st.last_error_text);
 }
 
 /* The daemon's counters as report/run-say.h takes them. */
-static struct rpt_run_counts run_counts(const struct pl_daemon_stats *st)
+static struct cli_run_counts run_counts(const struct pl_daemon_stats *st)
 {
-	return (struct rpt_run_counts){ .records = st->records, .batches = st->batches, .first_seq = st->first_seq,
+	return (struct cli_run_counts){ .records = st->records, .batches = st->batches, .first_seq = st->first_seq,
 	                                .next_seq = st->next_seq, .ring_drops = st->ring_drops,
 	                                .log_dropped = st->log_dropped, .bus_rx = st->bus_rx,
 	                                .bus_errors = st->bus_errors };
@@ -99,18 +99,18 @@ static void print_status(struct runner *rn)
 	struct pl_daemon_stats st;
 	struct upl_forward_stats up;
 	struct acq_link_state links[CONF_BUSES_MAX] = { 0 };
-	struct rpt_run_counts c;
+	struct cli_run_counts c;
 	char status[256];
 
 	pl_daemon_stats(rn->d, &st);
 	c = run_counts(&st);
 	for (size_t b = 0; b < rn->cfg->nbuses; b++)
 		pl_daemon_bus_link(rn->d, b, &links[b]);
-	rpt_run_status(stderr, rn->cfg, &c, links);
+	cli_run_status(stderr, rn->cfg, &c, links);
 	/* the uplink's part of the summary: what is still to be sent, and why */
 	if (pl_daemon_uplink_stats(rn->d, &up) >= 0)
-		rpt_uplink_status(stderr, rn->broker, &up, st.next_seq);
-	rpt_run_status_text(&c, status, sizeof(status));
+		cli_uplink_status(stderr, rn->broker, &up, st.next_seq);
+	cli_run_status_text(&c, status, sizeof(status));
 	pl_notify(status);
 }
 
@@ -128,7 +128,7 @@ static void report_link(struct runner *rn, size_t b, int64_t now)
 
 	if (pl_daemon_bus_link(rn->d, b, &l) < 0 || !pl_link_watch_step(&rn->seen[b], &l, now, &lost))
 		return;
-	rpt_link_words(&rn->cfg->buses[b], &l, lost, msg, sizeof(msg));
+	cli_link_words(&rn->cfg->buses[b], &l, lost, msg, sizeof(msg));
 	fprintf(stderr, "railmon %s: %s\n", rn->cmd, msg);
 	snprintf(status, sizeof(status), "STATUS=%s", msg);
 	pl_notify(status);
@@ -161,11 +161,11 @@ static void load_warnings(struct runner *rn)
 		const struct bus_cfg *bc = &rn->cfg->buses[b];
 		const bus_dbc_t *dbc = pl_daemon_dbc(rn->d, b);
 
-		if (rpt_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
+		if (cli_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
 			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
 		dbc_warnings(rn, b, dbc);
 		for (size_t i = 0; bc->kind == BUS_KIND_MODBUS && i < bc->mb.nchannels; i++)
-			if (rpt_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
+			if (cli_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
 				fprintf(stderr, "railmon %s: warning: [modbus %s] %s\n", rn->cmd, bc->name, modicon);
 	}
 }
@@ -198,10 +198,10 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 		return r;
 	}
 	rn->started = true;
-	rpt_run_started(stderr, rn->cmd, rn->cfg, pl_daemon_data_dir(rn->d), warn, pl_daemon_log_warning(rn->d));
+	cli_run_started(stderr, rn->cmd, rn->cfg, pl_daemon_data_dir(rn->d), warn, pl_daemon_log_warning(rn->d));
 	/* A new daemon has a new forwarder: its counters start again. */
 	memset(&rn->up, 0, sizeof(rn->up));
-	rpt_broker_url(&rn->cfg->uplink, rn->broker, sizeof(rn->broker));
+	cli_broker_url(&rn->cfg->uplink, rn->broker, sizeof(rn->broker));
 	uplink_start_warnings(rn);
 	if (rn->no_service) {
 		/* a replay is a command: no stat socket, no watchdogs, no bus
@@ -234,12 +234,12 @@ static void runner_log_watch(struct runner *rn, int64_t now)
 		rn->totals.log_error = st.log_error;
 	switch (pl_refuse_watch_step(&rn->refuse, st.log_dropped, st.log_unreported, now)) {
 	case PL_REFUSE_REFUSING:
-		rpt_log_refusing(stderr, rn->cmd, st.log_error, rn->totals.refused + st.log_dropped, status,
+		cli_log_refusing(stderr, rn->cmd, st.log_error, rn->totals.refused + st.log_dropped, status,
 		                 sizeof(status));
 		pl_notify(status);
 		break;
 	case PL_REFUSE_RECOVERED:
-		rpt_log_recovered(stderr, rn->cmd, rn->totals.refused + st.log_dropped);
+		cli_log_recovered(stderr, rn->cmd, rn->totals.refused + st.log_dropped);
 		pl_notify("STATUS=the log takes records again");
 		break;
 	default:
@@ -309,7 +309,7 @@ static void runner_reload(struct runner *rn)
 	struct conf_board *next, *prev = rn->cfg;
 	char err[CONF_ERR_MAX];
 
-	board_reload_requested = 0;
+	cli_reload_requested = 0;
 	if (conf_load(prev->path, &next, err, sizeof(err)) < 0) {
 		fprintf(stderr, "railmon %s: reload refused, keeping the running configuration: %s\n", rn->cmd, err);
 		return;
@@ -353,9 +353,9 @@ static void await_round(const sigset_t *sigs, int64_t ns)
 	int sig = sigtimedwait(sigs, NULL, &ts);
 
 	if (sig == SIGHUP)
-		board_reload_requested = 1;
+		cli_reload_requested = 1;
 	else if (sig > 0)
-		board_stop_requested = 1;
+		cli_stop_requested = 1;
 }
 
 /* How long the main thread may sleep: a round, less where the duration
@@ -371,7 +371,7 @@ static int64_t round_ns(const struct runner *rn, int64_t now, int64_t end)
 	return ns;
 }
 
-int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
+int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
                      double duration_s, bool until_sources_done)
 {
 	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts, .dogs = { .hwdog = -1 },
@@ -380,7 +380,7 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_da
 	int64_t t0, end, next_status;
 	sigset_t sigs, old;
 
-	board_install_signals();
+	cli_install_signals();
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -396,7 +396,7 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_da
 	t0 = basic_mono_ns();
 	end = duration_s > 0 ? t0 + (int64_t)(duration_s * 1e9) : 0;
 	next_status = t0 + STATUS_PERIOD_NS;
-	while (!board_stop_requested) {
+	while (!cli_stop_requested) {
 		if (!rn.d) {
 			rc = 1; /* a reload and the fallback both failed */
 			break;
@@ -406,7 +406,7 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_da
 			break;
 		if (until_sources_done && pl_daemon_sources_done(rn.d))
 			break;
-		if (board_reload_requested && !until_sources_done)
+		if (cli_reload_requested && !until_sources_done)
 			runner_reload(&rn);
 		if (rn.d)
 			pl_watchdogs_kick(&rn.dogs, now, pl_daemon_heartbeat(rn.d));
@@ -428,7 +428,7 @@ int board_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_da
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		conf_free(rn.cfg);
-	return rpt_run_verdict(stderr, cmd, &rn.totals, rc);
+	return cli_run_verdict(stderr, cmd, &rn.totals, rc);
 }
 
 /* ------------------------------------------------------- the options */
@@ -441,7 +441,7 @@ static const char run_usage[] =
 	"  -t, --duration S   stop after S seconds\n"
 	"  -h, --help         this text\n";
 
-int board_cmd_run(int argc, char **argv)
+int cli_cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
@@ -454,7 +454,7 @@ int board_cmd_run(int argc, char **argv)
 
 	/* At once, not when the daemon starts: a SIGTERM while the board and
 	   its DBCs load is then a clean stop right after the start. */
-	board_install_signals();
+	cli_install_signals();
 	while ((c = getopt_long(argc, argv, "b:d:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': board = optarg; break;
@@ -471,7 +471,7 @@ int board_cmd_run(int argc, char **argv)
 		return cli_fail("run", "unexpected argument '%s'", argv[optind]);
 	if ((r = cli_load_board("run", board, &cfg)) != 0)
 		return r;
-	r = board_run_daemon("run", cfg, &(struct pl_daemon_opts){ .data_dir = data, .lock_memory = true },
+	r = cli_run_daemon("run", cfg, &(struct pl_daemon_opts){ .data_dir = data, .lock_memory = true },
 	                     duration, false);
 	conf_free(cfg);
 	return r;

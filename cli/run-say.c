@@ -10,7 +10,7 @@
 #include "storage/stor.h"
 #include "cli/run-say.h"
 
-void rpt_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, const char *data_dir,
+void cli_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, const char *data_dir,
                      const char *warn, const char *log_warning)
 {
 	if (warn[0])
@@ -24,13 +24,13 @@ void rpt_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, c
 	        cfg->nbuses, cfg->nbuses == 1 ? "" : "es", cfg->hash, data_dir);
 }
 
-void rpt_broker_url(const struct conf_uplink *up, char *buf, size_t len)
+void cli_broker_url(const struct conf_uplink *up, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s://%s:%u", up->tls ? "mqtts" : "mqtt", up->host, up->port);
 }
 
 /* The cursor damage codes of uplink/forward.h, in plain words. */
-void rpt_cursor_damage_words(int err, uint64_t damaged_seq, uint64_t log_next, char *buf, size_t len)
+void cli_cursor_damage_words(int err, uint64_t damaged_seq, uint64_t log_next, char *buf, size_t len)
 {
 	switch (err) {
 	case -ENODATA:
@@ -58,19 +58,19 @@ void rpt_cursor_damage_words(int err, uint64_t damaged_seq, uint64_t log_next, c
 	}
 }
 
-void rpt_uplink_cursor_warning(FILE *out, const char *cmd, const char *data_dir,
+void cli_uplink_cursor_warning(FILE *out, const char *cmd, const char *data_dir,
                                const struct upl_forward_stats *st, uint64_t log_first)
 {
 	char words[256];
 
 	if (!st->cursor_damage)
 		return;
-	rpt_cursor_damage_words(st->cursor_damage, st->cursor_damaged_seq, log_first, words, sizeof(words));
+	cli_cursor_damage_words(st->cursor_damage, st->cursor_damaged_seq, log_first, words, sizeof(words));
 	fprintf(out, "railmon %s: warning: the uplink cursor %s/uplink.cursor %s; sending the whole log again "
 	        "from its oldest record (the ground gets duplicates, nothing is lost)\n", cmd, data_dir, words);
 }
 
-void rpt_uplink_news(FILE *out, const char *cmd, const char *broker, const struct pl_uplink_news *n,
+void cli_uplink_news(FILE *out, const char *cmd, const char *broker, const struct pl_uplink_news *n,
                      const char *error_text)
 {
 	switch (n->conn) {
@@ -99,7 +99,7 @@ void rpt_uplink_news(FILE *out, const char *cmd, const char *broker, const struc
 }
 
 /* The uplink's part of the summary: what is still to be sent, and why. */
-void rpt_uplink_status(FILE *out, const char *broker, const struct upl_forward_stats *st, uint64_t next_seq)
+void cli_uplink_status(FILE *out, const char *broker, const struct upl_forward_stats *st, uint64_t next_seq)
 {
 	fprintf(out, "railmon: uplink to %s: %s, %" PRIu64 " records not yet acknowledged (from seq %" PRIu64 "), %"
 	        PRIu64 " failed connection attempts", broker, st->connected ? "connected" : "not connected",
@@ -111,7 +111,7 @@ void rpt_uplink_status(FILE *out, const char *broker, const struct upl_forward_s
 	fputc('\n', out);
 }
 
-void rpt_run_status(FILE *out, const struct conf_board *cfg, const struct rpt_run_counts *c,
+void cli_run_status(FILE *out, const struct conf_board *cfg, const struct cli_run_counts *c,
                     const struct acq_link_state *links)
 {
 	fprintf(out, "railmon: %" PRIu64 " records stored (seq %" PRIu64 "..%" PRIu64 "), %" PRIu64
@@ -130,7 +130,7 @@ void rpt_run_status(FILE *out, const struct conf_board *cfg, const struct rpt_ru
 	fputc('\n', out);
 }
 
-void rpt_run_status_text(const struct rpt_run_counts *c, char *buf, size_t len)
+void cli_run_status_text(const struct cli_run_counts *c, char *buf, size_t len)
 {
 	snprintf(buf, len, "STATUS=%" PRIu64 " records stored, %" PRIu64 " ring drops, %" PRIu64
 	         " refused by the log", c->records, c->ring_drops, c->log_dropped);
@@ -148,7 +148,7 @@ static const char *gone_words(int cause)
 	}
 }
 
-void rpt_link_words(const struct bus_cfg *bc, const struct acq_link_state *l, uint64_t lost, char *buf,
+void cli_link_words(const struct bus_cfg *bc, const struct acq_link_state *l, uint64_t lost, char *buf,
                     size_t len)
 {
 	char where[BUS_PATH_MAX + 32], extra[64] = "";
@@ -172,7 +172,7 @@ void rpt_link_words(const struct bus_cfg *bc, const struct acq_link_state *l, ui
 		         l->attempts, l->attempts == 1 ? "" : "s", strerror(-l->reopen_err));
 }
 
-void rpt_log_refusing(FILE *out, const char *cmd, int err, uint64_t total, char *status, size_t statuslen)
+void cli_log_refusing(FILE *out, const char *cmd, int err, uint64_t total, char *status, size_t statuslen)
 {
 	fprintf(out, "railmon %s: THE LOG IS REFUSING RECORDS (%s): %" PRIu64 " refused so far; they are counted "
 	        "and written as one event once the log accepts records again\n", cmd, err ? strerror(-err) : "error",
@@ -181,7 +181,7 @@ void rpt_log_refusing(FILE *out, const char *cmd, int err, uint64_t total, char 
 	         err ? strerror(-err) : "error", total);
 }
 
-void rpt_log_recovered(FILE *out, const char *cmd, uint64_t total)
+void cli_log_recovered(FILE *out, const char *cmd, uint64_t total)
 {
 	fprintf(out, "railmon %s: the log takes records again; %" PRIu64 " were refused, counted in its "
 	        "LOG_DROPPED events\n", cmd, total);
@@ -189,7 +189,7 @@ void rpt_log_recovered(FILE *out, const char *cmd, uint64_t total)
 
 /* The exit status says whether the run kept everything: a replay that
    skipped parts of its source log, or stopped early, is not a success. */
-int rpt_run_verdict(FILE *out, const char *cmd, const struct pl_run_totals *t, int rc)
+int cli_run_verdict(FILE *out, const char *cmd, const struct pl_run_totals *t, int rc)
 {
 	if (t->refused) {
 		/* A recorder that lost records did not succeed. */

@@ -159,7 +159,7 @@ static void say_stats(web_server_t *srv)
 		fprintf(stderr, "railmon serve: last failure: %s", st.last_error);
 }
 
-int board_cmd_serve(int argc, char **argv)
+int cli_cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { 0 };
 	web_server_t *srv;
@@ -168,7 +168,7 @@ int board_cmd_serve(int argc, char **argv)
 
 	if (r)
 		return r == 1 ? 0 : r;
-	board_install_signals();
+	cli_install_signals();
 	r = web_server_new(&o.cfg, err, sizeof(err), &srv);
 	if (r < 0) {
 		fprintf(stderr, "railmon serve: %s\n", err);
@@ -177,7 +177,7 @@ int board_cmd_serve(int argc, char **argv)
 	printf("railmon serve: listening on %s, port %u (read-only, %s)\n", o.cfg.listen ? o.cfg.listen : "127.0.0.1:8080",
 	       web_server_port(srv), o.cfg.token ? "token required" : "no token: loopback only");
 	fflush(stdout);
-	while (!board_stop_requested)
+	while (!cli_stop_requested)
 		nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
 	say_stats(srv);
 	srv = web_server_free(srv);

@@ -34,12 +34,12 @@ static int stat_socket(const char *path, bool json)
 
 	if (r < 0)
 		return r;
-	rpt_stat_lines(f, json, stdout);
+	cli_stat_lines(f, json, stdout);
 	fclose(f);
 	return 0;
 }
 
-int board_cmd_stat(int argc, char **argv)
+int cli_cmd_stat(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' }, { "data", required_argument, NULL, 'd' },
@@ -75,7 +75,7 @@ int board_cmd_stat(int argc, char **argv)
 		return 1;
 	}
 	/* No daemon on that log: show what the log itself recorded. */
-	r = rpt_stat_log(dir, json, stdout, stderr);
+	r = cli_stat_log(dir, json, stdout, stderr);
 	if (r < 0 && r != -ENOENT)
 		fprintf(stderr, "railmon stat: %s: %s\n", dir, strerror(-r));
 	return r != 0 ? 1 : 0;

@@ -20,7 +20,7 @@
 #include "storage/stor.h"
 
 
-void rpt_health_header(FILE *out)
+void cli_health_header(FILE *out)
 {
 	fprintf(out, "%-14s %-9s %12s %9s %7s %7s %8s %6s %9s %7s %7s %8s %9s  %-9s %7s\n", "name", "kind", "items", "rate/s",
 	            "drops", "errors", "overruns", "ring%", "backlog", "p50us", "p99us", "p99.9us", "max us", "state",
@@ -29,7 +29,7 @@ void rpt_health_header(FILE *out)
 
 /* backlog: the log's records not yet synced, the uplink's not yet
    acknowledged by the broker; "-" for the rest. */
-void rpt_health_row(FILE *out, const struct rec_health *h)
+void cli_health_row(FILE *out, const struct rec_health *h)
 {
 	bool has_backlog = !strcmp(h->kind, "log") || !strcmp(h->kind, "uplink");
 
@@ -125,16 +125,16 @@ static void row_from_json(FILE *out, const char *line)
 		snprintf(rate, sizeof(rate), "%s", p + 10);
 		h.rate_hz = strtod(rate, NULL);
 	}
-	rpt_health_row(out, &h);
+	cli_health_row(out, &h);
 }
 
-unsigned rpt_stat_lines(FILE *in, bool json, FILE *out)
+unsigned cli_stat_lines(FILE *in, bool json, FILE *out)
 {
 	char line[1024];
 	unsigned rows = 0;
 
 	if (!json)
-		rpt_health_header(out);
+		cli_health_header(out);
 	while (fgets(line, sizeof(line), in)) {
 		uint64_t records = 0, next = 0, drops = 0, refused = 0, unsent = 0;
 		char up[32];
@@ -162,7 +162,7 @@ unsigned rpt_stat_lines(FILE *in, bool json, FILE *out)
 	return rows;
 }
 
-int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
+int cli_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 {
 	struct rec_health last[64];
 	double rate[64] = { 0 }; /* each entry's last rate before the daemon stopped */
@@ -229,12 +229,12 @@ int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 	for (size_t i = 0; i < nlast; i++)
 		last[i].rate_hz = last[i].rate_hz > 0 ? last[i].rate_hz : rate[i];
 	if (!json)
-		rpt_health_header(out);
+		cli_health_header(out);
 	for (size_t i = 0; i < nlast; i++) {
 		if (json)
 			pl_stat_health_json(out, &last[i]);
 		else
-			rpt_health_row(out, &last[i]);
+			cli_health_row(out, &last[i]);
 	}
 	if (skipped)
 		fprintf(err, "railmon stat: %s: %" PRIu64 " unreadable part%s of the log skipped (see above): the health "

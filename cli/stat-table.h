@@ -16,15 +16,15 @@ struct rec_health;
 /* The table's header line, and one entry as its row: backlog only for
    the log and the uplink, latency only once measured, a bus's device
    state and reopens, the uplink's state. */
-void rpt_health_header(FILE *out);
-void rpt_health_row(FILE *out, const struct rec_health *h);
+void cli_health_header(FILE *out);
+void cli_health_row(FILE *out, const struct rec_health *h);
 
 /* The lines a daemon's stat socket sent (in, to its end): copied (json)
    or as the table, the "daemon" line as a sentence.  Returns the lines
    read. */
-unsigned rpt_stat_lines(FILE *in, bool json, FILE *out);
+unsigned cli_stat_lines(FILE *in, bool json, FILE *out);
 
 /* The latest Health entries in the log in dir, one per name, on out;
    unreadable parts said on err.  0, 1 if parts of the log could not be
    read, or -errno (-ENOENT: no health entries, said). */
-int rpt_stat_log(const char *dir, bool json, FILE *out, FILE *err);
+int cli_stat_log(const char *dir, bool json, FILE *out, FILE *err);

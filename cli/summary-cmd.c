@@ -54,7 +54,7 @@ static int summary_option(struct summary_args *s, int c, const char *arg)
 	return 2;
 }
 
-int board_cmd_summary(int argc, char **argv)
+int cli_cmd_summary(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' }, { "from", required_argument, NULL, 1 },

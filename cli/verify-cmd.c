@@ -25,7 +25,7 @@ static const char verify_usage[] =
 	"                      retention, nor up to a chain restart): otherwise a problem\n"
 	"  -h, --help          this text\n";
 
-int board_cmd_verify(int argc, char **argv)
+int cli_cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = { { "data", required_argument, NULL, 'd' },
 		                              { "pubkey", required_argument, NULL, 'k' },
@@ -52,5 +52,5 @@ int board_cmd_verify(int argc, char **argv)
 		return cli_fail("verify", "--data DIR is required");
 	if (!key == !unsig)
 		return cli_fail("verify", "give --pubkey FILE (a signed log) or --unsigned (a board without a key)");
-	return rpt_verify_run(stdout, stderr, dir, key, &cfg);
+	return cli_verify_run(stdout, stderr, dir, key, &cfg);
 }

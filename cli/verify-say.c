@@ -76,12 +76,12 @@ static void problem_detail(const struct evd_problem *p, char *buf, size_t len)
 		snprintf(buf, len, "%s", problem_words[p->kind]);
 }
 
-void rpt_verify_problem(void *ctx, const struct evd_problem *p)
+void cli_verify_problem(void *ctx, const struct evd_problem *p)
 {
-	struct rpt_verify_out *o = ctx;
+	struct cli_verify_out *o = ctx;
 	char what[320], range[64] = "";
 
-	if (o->printed++ >= RPT_VERIFY_PRINT_MAX)
+	if (o->printed++ >= CLI_VERIFY_PRINT_MAX)
 		return;
 	problem_detail(p, what, sizeof(what));
 	if (p->range_end > p->range_first)
@@ -128,7 +128,7 @@ static const char *range_words(enum evd_range_kind k, bool problems)
 	}
 }
 
-void rpt_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
+void cli_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
 {
 	char a[48], b[48], id[17];
 
@@ -168,10 +168,10 @@ void rpt_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
 	            r->problems == 1 ? "" : "s");
 }
 
-int rpt_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const struct evd_verify_cfg *vcfg)
+int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const struct evd_verify_cfg *vcfg)
 {
 	struct evd_verify_cfg c = *vcfg, *cfg = &c;
-	struct rpt_verify_out vo = { .err = err, .dir = dir };
+	struct cli_verify_out vo = { .err = err, .dir = dir };
 	uint8_t pk[EVD_PUBLIC_LEN];
 	struct evd_result res;
 	int r;
@@ -191,13 +191,13 @@ int rpt_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const
 			        "public half (railmon keygen's FILE.pub), and whoever holds the secret key can sign a "
 			        "forged log: keep it on the vehicle\n", key);
 	}
-	r = evd_verify_dir(dir, cfg, rpt_verify_problem, &vo, &res);
+	r = evd_verify_dir(dir, cfg, cli_verify_problem, &vo, &res);
 	if (r < 0) {
 		fprintf(err, "railmon verify: %s: %s\n", dir, strerror(-r));
 		return 1;
 	}
-	if (vo.printed > RPT_VERIFY_PRINT_MAX)
-		fprintf(err, "railmon verify: ... %" PRIu64 " more problems\n", vo.printed - RPT_VERIFY_PRINT_MAX);
-	rpt_verify_result(out, &res, cfg->public_key);
+	if (vo.printed > CLI_VERIFY_PRINT_MAX)
+		fprintf(err, "railmon verify: ... %" PRIu64 " more problems\n", vo.printed - CLI_VERIFY_PRINT_MAX);
+	cli_verify_result(out, &res, cfg->public_key);
 	return r ? 1 : 0;
 }

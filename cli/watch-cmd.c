@@ -47,7 +47,7 @@ static const char watch_usage[] =
 	"Keys: q quit, s next sort, / filter (Enter: apply, Esc: clear), j/k or arrows scroll, space a page.\n";
 
 struct watch {
-	struct rpt_watch rw;        /* the rows, the title, the table (report/watch.h) */
+	struct cli_watch rw;        /* the rows, the title, the table (report/watch.h) */
 	double interval_s;
 	bool once;
 	struct termios saved;
@@ -64,7 +64,7 @@ static int watch_fetch(struct watch *w)
 
 	if (r < 0)
 		return r;
-	r = rpt_watch_read(&w->rw, f);
+	r = cli_watch_read(&w->rw, f);
 	fclose(f);
 	return r;
 }
@@ -114,7 +114,7 @@ static bool keys(struct watch *w)
 	/* the terminal is gone (EOF, EIO after a hangup): nobody to draw for */
 	if (w->raw && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)))
 		return false;
-	return rpt_live_keys_feed(&w->rw.keys, &w->rw.view, buf, n > 0 ? (size_t)n : 0, w->rw.nrows);
+	return cli_live_keys_feed(&w->rw.keys, &w->rw.view, buf, n > 0 ? (size_t)n : 0, w->rw.nrows);
 }
 
 static int watch_loop(struct watch *w)
@@ -124,13 +124,13 @@ static int watch_loop(struct watch *w)
 	w->rw.drawn = basic_mono_ns();
 	term_raw(w);
 	/* SIGHUP is the terminal hanging up here, not a reload */
-	while (!board_stop_requested && !board_reload_requested && !ferror(stdout)) {
+	while (!cli_stop_requested && !cli_reload_requested && !ferror(stdout)) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		int64_t now = basic_mono_ns();
 		if (now >= next) {
 			int r = watch_fetch(w);
 			term_size(w);
-			if (rpt_watch_frame(&w->rw, r, now, stdout) < 0)
+			if (cli_watch_frame(&w->rw, r, now, stdout) < 0)
 				break;
 			next = now + (int64_t)(w->interval_s * 1e9);
 		}
@@ -160,7 +160,7 @@ static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_d
 		case 's': w->rw.sock = optarg; break;
 		case 'd': *ret_dir = optarg; break;
 		case 'o':
-			if (rpt_live_sort_parse(optarg, &w->rw.view.sort) < 0)
+			if (cli_live_sort_parse(optarg, &w->rw.view.sort) < 0)
 				return cli_fail("watch", "--sort: expected id, name, age or source, not '%s'", optarg);
 			break;
 		case 'f': snprintf(w->rw.view.filter, sizeof(w->rw.view.filter), "%s", optarg); break;
@@ -185,7 +185,7 @@ static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_d
 	return 0;
 }
 
-int board_cmd_watch(int argc, char **argv)
+int cli_cmd_watch(int argc, char **argv)
 {
 	struct watch w = { .interval_s = 0.5, .rw.view = { .stale_s = 5, .color = true, .clear = true } };
 	const char *dir = NULL;
@@ -207,19 +207,19 @@ int board_cmd_watch(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "railmon watch: %s: %s%s\n", w.rw.sock, strerror(-r),
 		        r == -ENOENT || r == -ECONNREFUSED ? " (is `railmon run` running on this log? --socket, --data)" : "");
-		rpt_watch_release(&w.rw);
+		cli_watch_release(&w.rw);
 		return 1;
 	}
 	if (w.once) {
 		w.rw.view.clear = false;
 		w.rw.view.height = 0;
 		term_size(&w);
-		rpt_watch_once(&w.rw, stdout);
+		cli_watch_once(&w.rw, stdout);
 	} else {
-		board_install_signals();
+		cli_install_signals();
 		w.rw.view.keys = "q quit, s sort, / filter, j/k scroll";
 		r = watch_loop(&w);
 	}
-	rpt_watch_release(&w.rw);
+	cli_watch_release(&w.rw);
 	return r < 0 ? 1 : 0;
 }

@@ -64,14 +64,14 @@ static const char rtu_board[] =
    them. */
 static void test_check_modbus(const char *dir)
 {
-	struct rpt_check_key key = { .r = 0 };
+	struct cli_check_key key = { .r = 0 };
 	struct conf_board *cfg = load(dir, "rtu.ini", rtu_board);
 	struct tlib_mem out, err;
 	char buf[320];
 
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_check_board(out.f, err.f, cfg, dir, &key) == 0, "%s", tlib_mem_text(&err));
+	CHECK(cli_check_board(out.f, err.f, cfg, dir, &key) == 0, "%s", tlib_mem_text(&err));
 	CHECK_STR(tlib_mem_text(&err), "");
 	CHECK(strstr(tlib_mem_text(&out), "  [modbus line] RTU /dev/ttyS9 1200 8E1, timeout "), "%s", tlib_mem_text(&out));
 	CHECK(strstr(tlib_mem_text(&out), "    warning: channel 'a': address 40001 looks like Modicon notation (holding register 1, "
@@ -86,14 +86,14 @@ static void test_check_modbus(const char *dir)
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 
-	CHECK(rpt_bus_load_warning(cfg, 0, NULL, buf, sizeof(buf)));
+	CHECK(cli_bus_load_warning(cfg, 0, NULL, buf, sizeof(buf)));
 	CHECK(!strncmp(buf, "[modbus line]: ", 15) && strstr(buf, "% of the line at 1200 baud (TOO BUSY: lengthen periods)"),
 	      "%s", buf);
-	CHECK(rpt_mb_modicon_warning(&cfg->buses[0].mb.channels[1], buf, sizeof(buf)));
+	CHECK(cli_mb_modicon_warning(&cfg->buses[0].mb.channels[1], buf, sizeof(buf)));
 	CHECK(strstr(buf, "(input register 5, numbered from 1)") && strstr(buf, "'address = 4'") &&
 	      !strstr(buf, "the channel says"), "%s", buf);
-	CHECK(!rpt_mb_modicon_warning(&cfg->buses[0].mb.channels[2], buf, sizeof(buf)));
-	CHECK(rpt_mb_modicon_warning(&cfg->buses[0].mb.channels[3], buf, sizeof(buf)));
+	CHECK(!cli_mb_modicon_warning(&cfg->buses[0].mb.channels[2], buf, sizeof(buf)));
+	CHECK(cli_mb_modicon_warning(&cfg->buses[0].mb.channels[3], buf, sizeof(buf)));
 	CHECK_STR(buf, "channel 'd': address 52000: railmon takes the 0-based protocol address; if this is Modicon "
 	               "notation (3xxxx, 4xxxx), convert it");
 	conf_free(cfg);
@@ -104,7 +104,7 @@ static void test_check_modbus(const char *dir)
 static void test_check_can(const char *dir, const char *src)
 {
 	char board[1024], dbcpath[512], buf[320], errbuf[256];
-	struct rpt_check_key key = { .r = 1 }, bad = { .r = -EPERM, .err = "b.ini:3: key k: readable by others" };
+	struct cli_check_key key = { .r = 1 }, bad = { .r = -EPERM, .err = "b.ini:3: key k: readable by others" };
 	struct conf_board *cfg;
 	struct tlib_mem out, err;
 	bus_dbc_t *dbc;
@@ -116,7 +116,7 @@ static void test_check_can(const char *dir, const char *src)
 	cfg = load(dir, "can.ini", board);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_check_board(out.f, err.f, cfg, dir, &key) == 1);
+	CHECK(cli_check_board(out.f, err.f, cfg, dir, &key) == 1);
 	snprintf(buf, sizeof(buf), "  [can slow] driver trace, %s/t.log, listen-only, 10000 bit/s\n", dir);
 	CHECK(strstr(tlib_mem_text(&out), buf), "%s", tlib_mem_text(&out));
 	CHECK(strstr(tlib_mem_text(&out), "    DBC "), "%s", tlib_mem_text(&out));
@@ -130,17 +130,17 @@ static void test_check_can(const char *dir, const char *src)
 
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_check_board(out.f, err.f, cfg, dir, &bad) == 1);
+	CHECK(cli_check_board(out.f, err.f, cfg, dir, &bad) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon check: b.ini:3: key k: readable by others\n"), "%s", tlib_mem_text(&err));
 	CHECK(!strstr(tlib_mem_text(&out), "  evidence:"), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 
 	CHECK(bus_dbc_load(dbcpath, &dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
-	CHECK(rpt_bus_load_warning(cfg, 0, dbc, buf, sizeof(buf)));
+	CHECK(cli_bus_load_warning(cfg, 0, dbc, buf, sizeof(buf)));
 	CHECK(!strncmp(buf, "[can slow]: about ", 18) && strstr(buf, "% of the bus at 10 kbit/s (above 70%: frames will "
 	                                                              "queue)"), "%s", buf);
-	CHECK(!rpt_bus_load_warning(cfg, 0, NULL, buf, sizeof(buf)));
+	CHECK(!cli_bus_load_warning(cfg, 0, NULL, buf, sizeof(buf)));
 	bus_dbc_free(dbc);
 	conf_free(cfg);
 }
@@ -154,7 +154,7 @@ static void test_watch(void)
 		{ .id = 2, .name = "Eng.Temp", .unit = "degC", .source = "can0", .value = 99.5, .t_ns = 2000000000 },
 	};
 	struct pl_stat_clock clock = { .unsynced = true, .max_error_us = 16000 };
-	struct rpt_watch w = { .sock = "/run/x.sock", .view = { .width = 100, .stale_s = 5 } };
+	struct cli_watch w = { .sock = "/run/x.sock", .view = { .width = 100, .stale_s = 5 } };
 	struct tlib_mem answer, out;
 	int64_t age;
 	FILE *f;
@@ -166,30 +166,30 @@ static void test_watch(void)
 	pl_stat_live_json(answer.f, &v[1], 3000000000);
 	f = fmemopen((void *)tlib_mem_text(&answer), strlen(tlib_mem_text(&answer)), "r");
 	CHECK(f);
-	CHECK(rpt_watch_read(&w, f) == 0);
+	CHECK(cli_watch_read(&w, f) == 0);
 	fclose(f);
 	tlib_mem_close(&answer);
 	CHECK(w.nrows == 2 && !strcmp(w.rows[0].name, "Eng.Speed") && !strcmp(w.rows[1].name, "Eng.Temp"));
 	CHECK_STR(w.clock, "  clock unsynced (max error 16 ms)");
 
 	tlib_mem_open(&out);
-	CHECK(rpt_watch_frame(&w, 0, 10000000000, out.f) == 0);
+	CHECK(cli_watch_frame(&w, 0, 10000000000, out.f) == 0);
 	CHECK(w.table && strstr(w.title, "railmon watch /run/x.sock  ") && strstr(w.title, "  clock unsynced"),
 	      "%s", w.title);
 	CHECK(strstr(tlib_mem_text(&out), "Eng.Speed") && strstr(tlib_mem_text(&out), "Eng.Temp"), "%s", tlib_mem_text(&out));
 	age = w.rows[0].age_ns;
 	/* the daemon is away: the same rows, two seconds older */
-	CHECK(rpt_watch_frame(&w, -ECONNREFUSED, 12000000000, out.f) == 0);
+	CHECK(cli_watch_frame(&w, -ECONNREFUSED, 12000000000, out.f) == 0);
 	CHECK(w.rows[0].age_ns == age + 2000000000, "%lld", (long long)w.rows[0].age_ns);
 	CHECK(strstr(w.title, ": Connection refused (retrying)"), "%s", w.title);
 	tlib_mem_close(&out);
 
 	tlib_mem_open(&out);
-	rpt_watch_once(&w, out.f);
+	cli_watch_once(&w, out.f);
 	CHECK(strstr(tlib_mem_text(&out), "Eng.Speed") && strstr(tlib_mem_text(&out), "Eng.Temp") && !strchr(tlib_mem_text(&out), '\033'),
 	      "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
-	rpt_watch_release(&w);
+	cli_watch_release(&w);
 	CHECK(!w.rows && !w.table && !w.nrows);
 }
 
@@ -256,10 +256,10 @@ static void test_not_there(void)
 	CHECK(rpt_summary_run(s, "/nonexistent-railmon", false, out.f) == 1);
 	rpt_summary_free(s);
 	CHECK(strstr(tlib_mem_text(&err), "railmon summary: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
-	CHECK(rpt_verify_run(out.f, err.f, "/nonexistent-railmon", "/nonexistent-railmon.pub", &vc) == 1);
+	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", "/nonexistent-railmon.pub", &vc) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon.pub: "), "%s", tlib_mem_text(&err));
 	CHECK(!vc.public_key, "the caller's cfg is left as it was");
-	CHECK(rpt_verify_run(out.f, err.f, "/nonexistent-railmon", NULL, &vc) == 1);
+	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", NULL, &vc) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
 	CHECK_STR(tlib_mem_text(&out), "");
 	tlib_mem_close(&out);
@@ -290,7 +290,7 @@ static void test_channels_of_board(const char *dir, const char *src)
    counted in the totals. */
 static void test_decode_run(const char *src)
 {
-	struct rpt_decode d = { .fmt = REC_FORMAT_CSV };
+	struct cli_decode d = { .fmt = REC_FORMAT_CSV };
 	char dbcpath[512], errbuf[256], line[256], input[1024] = "";
 	struct tlib_mem out, err;
 	FILE *f, *in;
@@ -304,14 +304,14 @@ static void test_decode_run(const char *src)
 	strcat(input, "junk\n");
 	snprintf(dbcpath, sizeof(dbcpath), "%s/cli/demo/train.dbc", src);
 	CHECK(bus_dbc_load(dbcpath, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
-	CHECK(rpt_decode_alloc(&d) == 0 && d.samples && d.max > 0);
+	CHECK(cli_decode_alloc(&d) == 0 && d.samples && d.max > 0);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
 	d.out = out.f;
 	d.err = err.f;
 	in = fmemopen(input, strlen(input), "r");
 	CHECK(in);
-	CHECK(rpt_decode_run(&d, in, "mem", "train.dbc") == 1);
+	CHECK(cli_decode_run(&d, in, "mem", "train.dbc") == 1);
 	fclose(in);
 	CHECK(!strncmp(tlib_mem_text(&out), "vehicle,log_id,seq,", 19), "%s", tlib_mem_text(&out));
 	CHECK(strstr(tlib_mem_text(&err), "railmon decode: mem:4: ") &&
@@ -326,22 +326,22 @@ static void test_decode_run(const char *src)
 	d.frames = d.decoded = d.bad = 0;
 	in = fopen("/dev/null", "re");
 	CHECK(in);
-	CHECK(rpt_decode_run(&d, in, "empty.log", "train.dbc") == 1);
+	CHECK(cli_decode_run(&d, in, "empty.log", "train.dbc") == 1);
 	fclose(in);
 	CHECK_STR(tlib_mem_text(&err), "railmon decode: empty.log is empty: no candump line to decode\n");
-	rpt_decode_release(&d);
+	cli_decode_release(&d);
 	CHECK(!d.samples && !d.dbc);
 	CHECK(bus_dbc_load_buffer("empty.dbc", "", 0, &d.dbc, errbuf, sizeof(errbuf)) == 0, "%s", errbuf);
-	CHECK(rpt_decode_alloc(&d) == 0);
+	CHECK(cli_decode_alloc(&d) == 0);
 	in = fmemopen(input, strlen(input), "r");
 	CHECK(in);
 	tlib_mem_close(&err);
 	tlib_mem_open(&err);
 	d.err = err.f;
-	CHECK(rpt_decode_run(&d, in, "mem", "empty.dbc") == 1);
+	CHECK(cli_decode_run(&d, in, "mem", "empty.dbc") == 1);
 	fclose(in);
 	CHECK_STR(tlib_mem_text(&err), "railmon decode: empty.dbc defines no signal: nothing to decode with\n");
-	rpt_decode_release(&d);
+	cli_decode_release(&d);
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 }
@@ -349,23 +349,23 @@ static void test_decode_run(const char *src)
 /* replay's source: a trace railmon reads (what it holds said), or not. */
 static void test_trace_check(const char *dir, const char *src)
 {
-	static struct rpt_trace_info info; /* 2 KiB: off the stack */
+	static struct cli_trace_info info; /* 2 KiB: off the stack */
 	char path[512];
 	struct tlib_mem err;
 
 	tlib_mem_open(&err);
-	CHECK(rpt_trace_check(err.f, "/nonexistent-railmon.log", true) == 2);
+	CHECK(cli_trace_check(err.f, "/nonexistent-railmon.log", true) == 2);
 	CHECK_STR(tlib_mem_text(&err), "railmon replay: /nonexistent-railmon.log: No such file or directory\n");
 	snprintf(path, sizeof(path), "%s/garbage.log", dir);
 	write_file(path, "garbage\n");
-	CHECK(rpt_trace_check(err.f, path, true) == 2);
+	CHECK(cli_trace_check(err.f, path, true) == 2);
 	CHECK(strstr(tlib_mem_text(&err), ": not a trace in any format railmon reads (tried "), "%s", tlib_mem_text(&err));
 	tlib_mem_close(&err);
 	tlib_mem_open(&err);
 	snprintf(path, sizeof(path), "%s/cli/demo/train.log", src);
-	CHECK(rpt_trace_check(err.f, path, false) == -1);
+	CHECK(cli_trace_check(err.f, path, false) == -1);
 	CHECK_STR(tlib_mem_text(&err), "");
-	CHECK(rpt_trace_check(err.f, path, true) == -1);
+	CHECK(cli_trace_check(err.f, path, true) == -1);
 	CHECK(strstr(tlib_mem_text(&err), "train.log: candump, 8100 frames\n"), "%s", tlib_mem_text(&err));
 	tlib_mem_close(&err);
 
@@ -373,7 +373,7 @@ static void test_trace_check(const char *dir, const char *src)
 	tlib_mem_open(&err);
 	snprintf(path, sizeof(path), "%s/empty.log", dir);
 	write_file(path, "");
-	CHECK(rpt_trace_check(err.f, path, true) == 1);
+	CHECK(cli_trace_check(err.f, path, true) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "empty.log holds no CAN frame: nothing to replay\n"), "%s", tlib_mem_text(&err));
 	tlib_mem_close(&err);
 
@@ -382,15 +382,15 @@ static void test_trace_check(const char *dir, const char *src)
 	tlib_mem_open(&err);
 	snprintf(path, sizeof(path), "%s/damaged.log", dir);
 	write_file(path, "(1.000000) can0 123#00\njunk\n(2.000000) can0 123#01\n");
-	CHECK(rpt_trace_check_info(err.f, path, true, &info) == -1);
+	CHECK(cli_trace_check_info(err.f, path, true, &info) == -1);
 	CHECK(info.frames == 2 && info.damaged == 1, "%" PRIu64 " %" PRIu64, info.frames, info.damaged);
 	CHECK(strstr(tlib_mem_text(&err), "damaged.log:2: "), "%s", tlib_mem_text(&err));
-	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 2) == 2);
-	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 0) == 1);
+	CHECK(cli_trace_verdict(err.f, "damaged.log", &info, 2) == 2);
+	CHECK(cli_trace_verdict(err.f, "damaged.log", &info, 0) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon replay: 1 damaged part of damaged.log skipped (the first named above); "
 	             "the rest replayed\n"), "%s", tlib_mem_text(&err));
 	info.damaged = 0;
-	CHECK(rpt_trace_verdict(err.f, "damaged.log", &info, 0) == 0);
+	CHECK(cli_trace_verdict(err.f, "damaged.log", &info, 0) == 0);
 	tlib_mem_close(&err);
 }
 
@@ -404,11 +404,11 @@ static void test_keygen(const char *dir)
 	snprintf(pub, sizeof(pub), "%s/v.key.pub", dir);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_keygen(out.f, err.f, secret, pub) == 0, "%s", tlib_mem_text(&err));
+	CHECK(cli_keygen(out.f, err.f, secret, pub) == 0, "%s", tlib_mem_text(&err));
 	CHECK(strstr(tlib_mem_text(&out), "(0600): name it in the board file, [board] key = ") &&
 	      strstr(tlib_mem_text(&out), ", key id "), "%s", tlib_mem_text(&out));
 	CHECK(access(secret, R_OK) == 0 && access(pub, R_OK) == 0);
-	CHECK(rpt_keygen(out.f, err.f, secret, pub) == 1);
+	CHECK(cli_keygen(out.f, err.f, secret, pub) == 1);
 	CHECK_STR(tlib_mem_text(&err), "railmon keygen: a key file exists (never overwritten): remove it first, or choose another "
 	                      "name\n");
 	tlib_mem_close(&out);

@@ -35,9 +35,9 @@ static struct grd_receiver_cfg closed_cfg(void)
 	};
 }
 
-static struct rpt_recv closed_words(FILE *err)
+static struct cli_recv closed_words(FILE *err)
 {
-	return (struct rpt_recv){ .err = err, .host = "127.0.0.1", .port = 1, .duration_s = 0.3 };
+	return (struct cli_recv){ .err = err, .host = "127.0.0.1", .port = 1, .duration_s = 0.3 };
 }
 
 static void test_bad_args(void)
@@ -77,8 +77,8 @@ static void test_setup_steps(void)
 	CHECK(grd_receiver_failed(rc) == GRD_RECEIVER_OUTPUT);
 	rc = grd_receiver_free(rc);
 	tlib_mem_open(&err);
-	struct rpt_recv x = closed_words(err.f);
-	CHECK(rpt_recv_open(&x, &cfg, &rc) == 2);
+	struct cli_recv x = closed_words(err.f);
+	CHECK(cli_recv_open(&x, &cfg, &rc) == 2);
 	snprintf(want, sizeof(want), "railmon recv: %s: No such file or directory\n", path);
 	CHECK_STR(tlib_mem_text(&err), want);
 	tlib_mem_close(&err);
@@ -92,7 +92,7 @@ static void test_setup_steps(void)
 	cfg.logdir = logdir;
 	tlib_mem_open(&err);
 	x.err = err.f;
-	CHECK(rpt_recv_open(&x, &cfg, &rc) == 2);
+	CHECK(cli_recv_open(&x, &cfg, &rc) == 2);
 	snprintf(want, sizeof(want), "railmon recv: --log %s: No such file or directory\n", logdir);
 	CHECK_STR(tlib_mem_text(&err), want);
 	tlib_mem_close(&err);
@@ -108,7 +108,7 @@ static void test_setup_steps(void)
 	tlib_mem_open(&err);
 	x.err = err.f;
 	x.insecure = true;
-	CHECK(rpt_recv_open(&x, &cfg, &rc) == 1);
+	CHECK(cli_recv_open(&x, &cfg, &rc) == 1);
 	CHECK_STR(tlib_mem_text(&err), "railmon recv: WARNING: --insecure: the broker's host name is NOT checked\n"
 	                      "railmon recv: Invalid argument\n");
 	tlib_mem_close(&err);
@@ -130,13 +130,13 @@ static void test_setup_steps(void)
 	tlib_mem_open(&err);
 	x.err = err.f;
 	if (r == 0) {
-		CHECK(rpt_recv_open(&x, &cfg, &rc) == 0);
+		CHECK(cli_recv_open(&x, &cfg, &rc) == 0);
 		CHECK(!strncmp(tlib_mem_text(&err), "railmon recv: database: ", 24) &&
 		      strstr(tlib_mem_text(&err), " (retrying when Batches come; none is acknowledged before it is committed)\n"),
 		      "%s", tlib_mem_text(&err));
 		rc = grd_receiver_free(rc);
 	} else {
-		CHECK(rpt_recv_open(&x, &cfg, &rc) == 2);
+		CHECK(cli_recv_open(&x, &cfg, &rc) == 2);
 		CHECK_STR(tlib_mem_text(&err), "railmon recv: --db: " GRD_DB_NOT_BUILT "\n");
 	}
 	tlib_mem_close(&err);
@@ -201,9 +201,9 @@ static void test_run_words(void)
 	const char *t;
 
 	tlib_mem_open(&err);
-	struct rpt_recv x = closed_words(err.f);
-	CHECK(rpt_recv_open(&x, &cfg, &rc) == 0);
-	CHECK(rpt_recv_run(&x, rc) == 1, "exit 1: never connected");
+	struct cli_recv x = closed_words(err.f);
+	CHECK(cli_recv_open(&x, &cfg, &rc) == 0);
+	CHECK(cli_recv_run(&x, rc) == 1, "exit 1: never connected");
 	rc = grd_receiver_free(rc);
 	t = tlib_mem_text(&err);
 	CHECK(!strncmp(t, "railmon recv: cannot connect to 127.0.0.1:1: ", 45), "%s", t);
@@ -219,10 +219,10 @@ static void test_db_words(void)
 {
 	struct tlib_mem out, err;
 
-	for (int cmd = RPT_DB_INIT; cmd < RPT_DB_CMD_MAX; cmd++) {
+	for (int cmd = CLI_DB_INIT; cmd < CLI_DB_CMD_MAX; cmd++) {
 		tlib_mem_open(&out);
 		tlib_mem_open(&err);
-		CHECK(rpt_db_run("postgresql://127.0.0.1:1/railmon?connect_timeout=2", (enum rpt_db_cmd)cmd, 86400,
+		CHECK(cli_db_run("postgresql://127.0.0.1:1/railmon?connect_timeout=2", (enum cli_db_cmd)cmd, 86400,
 		                 out.f, err.f) == 1);
 		CHECK_STR(tlib_mem_text(&out), "");
 		CHECK(!strncmp(tlib_mem_text(&err), "railmon db: ", 12) && tlib_mem_text(&err)[strlen(tlib_mem_text(&err)) - 1] == '\n' &&
