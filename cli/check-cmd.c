@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* check.c - `railmon check`: validate a board file and print the acquisition
-   plan; the options and the board's key here, the plan report/check.h's. */
+/* check-cmd.c - `railmon check`: validate a board file and print the acquisition
+   plan; the options and the board's key here, the plan cli/check-plan.h's. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* check.c - what `railmon check` says about a board file (check.h). */
+/* check-plan.c - what `railmon check` says about a board file (check-plan.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

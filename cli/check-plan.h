@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * check.h - what `railmon check` says about a board file: the acquisition
+ * check-plan.h - what `railmon check` says about a board file: the acquisition
  * plan (the log and its filesystem, the evidence key, the recorder, the
  * uplink, each bus with its DBC or its Modbus request plan and what they
  * cost on the wire), and the load and Modicon warnings `run` says too.
- * cli/check.c parses the options and reads the key; this writes to the
+ * cli/check-cmd.c parses the options and reads the key; this writes to the
  * streams it gives.
  */
 #pragma once

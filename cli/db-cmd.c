@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db.c - `railmon db init|migrate|status|prune`: the ground database's
+ * db-cmd.c - `railmon db init|migrate|status|prune`: the ground database's
  * schema (ground/db.h applies the migrations) and its retention by day.
- * This file: the options; the answers are report/db.c.
+ * This file: the options; the answers are cli/db-say.c.
  */
 #include <getopt.h>
 #include <stdio.h>

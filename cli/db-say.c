@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db.c - `railmon db`'s answers (db.h): the migrations applied, the
+ * db-say.c - `railmon db`'s answers (db-say.h): the migrations applied, the
  * schema's version, the partitions pruned.
  */
 #include <errno.h>

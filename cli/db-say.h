@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db.h - `railmon db`'s answers (report/db.c): the ground database's
+ * db-say.h - `railmon db`'s answers (cli/db-say.c): the ground database's
  * schema applied, its version said, its old day partitions dropped
  * (ground/db.h does the work), on the streams the caller gives (cli/
  * gives stdout and stderr).

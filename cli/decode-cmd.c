@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode.c - `railmon decode --dbc FILE < candump.log`: every frame of a
+ * decode-cmd.c - `railmon decode --dbc FILE < candump.log`: every frame of a
  * candump log (or of candump's screen output) decoded with a DBC, no board file, like `cantools decode`:
  * the frame, then its message and signals (value, unit, value-table
  * label) on one line; or, with --format csv/jsonl, the frame and its
  * samples as rows of export's schema.  Lines that are not candump lines
  * are said with their line number and counted; the exit status is 1 if
  * any was.  The options, the DBC and the input here; the decoding and the
- * totals are report/decode.h's.
+ * totals are cli/decode-run.h's.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode.c - what `railmon decode` prints (decode.h): each candump line
+ * decode-run.c - what `railmon decode` prints (decode-run.h): each candump line
  * decoded with a DBC, as text (like `cantools decode`) or as export's
  * rows, the frame and then its samples.
  */

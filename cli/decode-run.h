@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode.h - `railmon decode`'s decoder: candump lines decoded with a
+ * decode-run.h - `railmon decode`'s decoder: candump lines decoded with a
  * DBC, no board file.  Every shape candump writes: its log (-l, -L) and
  * what it prints on the terminal (bus_candump_parse_screen).  Text: each line, then `Message(Signal: value unit
  * 'label', ...)` (a frame the DBC does not describe: the line alone);
  * rows: the frame and its samples in export's schema (channel = signal
- * index, named Message.Signal).  cli/decode.c parses the options, loads
+ * index, named Message.Signal).  cli/decode-cmd.c parses the options, loads
  * the DBC and opens the input.
  */
 #pragma once

@@ -30,7 +30,7 @@
 #include "basic/clock.h"
 #include "bus/sim-train.h"
 
-/* The daemon's counters as report/run-say.h takes them. */
+/* The daemon's counters as cli/run-say.h takes them. */
 static struct cli_run_counts demo_counts(const struct pl_daemon *d, struct pl_daemon_stats *st)
 {
 	pl_daemon_stats(d, st);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * demo-say.h - `railmon demo`'s live table and closing summary, written
- * to the stream the caller gives (cli/demo.c gives stdout).
+ * to the stream the caller gives (cli/demo-cmd.c gives stdout).
  */
 #pragma once
 

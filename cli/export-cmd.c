@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * export.c - `railmon export`: the log as CSV, JSON lines, candump or
+ * export-cmd.c - `railmon export`: the log as CSV, JSON lines, candump or
  * InfluxDB line protocol, or its CAN frames as a Vector ASC or BLF trace
  * (record/trace-write.h).
  *

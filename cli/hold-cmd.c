@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hold.c - `railmon hold list|release`: the event holds of a log (the
+ * hold-cmd.c - `railmon hold list|release`: the event holds of a log (the
  * windows retention keeps around an incident, storage/hold.c).  Options
- * and release's words only: the list is report/hold.c's, the holds file
+ * and release's words only: the list is cli/hold-list.c's, the holds file
  * and what each hold keeps are storage's.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hold.c - the event holds of a log as `railmon hold list` shows them
- * (hold.h).  The holds file and what each hold keeps are storage's.
+ * hold-list.c - the event holds of a log as `railmon hold list` shows them
+ * (hold-list.h).  The holds file and what each hold keeps are storage's.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hold.h - what `railmon hold list` shows: the event holds of a log (the
+ * hold-list.h - what `railmon hold list` shows: the event holds of a log (the
  * windows retention keeps around an incident, storage/hold.c), one line
  * each with what it keeps on disk now, written to the caller's streams.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* keygen.c - `railmon keygen`: the vehicle's Ed25519 key pair; the options
-   here, making the keys and the words report/keygen.h's. */
+/* keygen-cmd.c - `railmon keygen`: the vehicle's Ed25519 key pair; the options
+   here, making the keys and the words cli/keygen-say.h's. */
 #include <getopt.h>
 #include <stdio.h>
 

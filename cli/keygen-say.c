@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* keygen.c - the vehicle's key pair made and said (keygen.h). */
+/* keygen-say.c - the vehicle's key pair made and said (keygen-say.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

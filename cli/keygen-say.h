@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * keygen.h - `railmon keygen`: the vehicle's Ed25519 key pair made
+ * keygen-say.h - `railmon keygen`: the vehicle's Ed25519 key pair made
  * (evidence/evd.h) and what to do with each half said.
  */
 #pragma once

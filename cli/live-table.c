@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * livetable.c - the live table of `watch` and `demo` (livetable.h).
+ * live-table.c - the live table of `watch` and `demo` (live-table.h).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * livetable.h - the live table of channel values that `railmon watch`
+ * live-table.h - the live table of channel values that `railmon watch`
  * (from a daemon's stat socket) and `railmon demo` (from its own daemon)
  * draw: value, unit, value-table label, age and source per channel, sized
  * to the terminal, sorted, filtered, with changed and stale values marked

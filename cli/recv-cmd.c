@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv.c - `railmon recv`: the ground side.  Subscribes to the vehicles'
+ * recv-cmd.c - `railmon recv`: the ground side.  Subscribes to the vehicles'
  * data topic, decodes and checks every Batch (gaps, duplicates and
  * conflicts by sequence number per vehicle and log id), writes the
  * records as `export` does (record/format.h: JSON lines, CSV or candump,
@@ -11,7 +11,7 @@
  * the refused directory, counted and said: nothing is dropped without a
  * word (ground/logs.c); the text output in time order per Batch is
  * ground/text.c.  This file: the options; the receiver's wiring is
- * ground/receiver.c, what it says report/recv.c.
+ * ground/receiver.c, what it says cli/recv-say.c.
  */
 #include <errno.h>
 #include <getopt.h>

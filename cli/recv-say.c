@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv.c - recv's words for what the ground station reports (recv.h):
+ * recv-say.c - recv's words for what the ground station reports (recv-say.h):
  * its setup, the connection, the database, refusals and the summary.
  */
 #include <errno.h>

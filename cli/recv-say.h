@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv.h - what `railmon recv` says about the ground station
- * (report/recv.c), on the stream its caller gives (cli/ gives stderr):
+ * recv-say.h - what `railmon recv` says about the ground station
+ * (cli/recv-say.c), on the stream its caller gives (cli/ gives stderr):
  * the steps that fail, refusals as they come, the connection and the
  * database going down and back, and the totals at the end.  The receiver
  * itself is ground/receiver.h.

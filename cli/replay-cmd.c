@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay.c - `railmon replay`: a trace (candump, Vector ASC/BLF, PEAK TRC:
+ * replay-cmd.c - `railmon replay`: a trace (candump, Vector ASC/BLF, PEAK TRC:
  * bus/trace.h) or a railmon log through the
  * same decode and store path as live data (a daemon whose buses are trace
  * sources, or whose one source is the log: logsource.h), or a trace onto a

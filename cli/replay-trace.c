@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.c - what a trace holds, said before `railmon replay` reads it
- * (trace.h).  An incident investigator must know what a replay left out;
+ * replay-trace.c - what a trace holds, said before `railmon replay` reads it
+ * (replay-trace.h).  An incident investigator must know what a replay left out;
  * the daemon's summary has only counts.
  */
 #include <errno.h>

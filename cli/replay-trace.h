@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.h - what a trace (candump, Vector ASC/BLF, PEAK TRC) holds, said
+ * replay-trace.h - what a trace (candump, Vector ASC/BLF, PEAK TRC) holds, said
  * before a replay.
  */
 #pragma once

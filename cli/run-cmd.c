@@ -85,7 +85,7 @@ static void uplink_watch(struct runner *rn, int64_t now)
 		cli_uplink_news(stderr, rn->cmd, rn->broker, &news, st.last_error_text);
 }
 
-/* The daemon's counters as report/run-say.h takes them. */
+/* The daemon's counters as cli/run-say.h takes them. */
 static struct cli_run_counts run_counts(const struct pl_daemon_stats *st)
 {
 	return (struct cli_run_counts){ .records = st->records, .batches = st->batches, .first_seq = st->first_seq,

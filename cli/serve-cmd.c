@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * serve.c - `railmon serve`: options and wiring only; the dashboard is
+ * serve-cmd.c - `railmon serve`: options and wiring only; the dashboard is
  * web/ (web/web.h, docs/dashboard-api.md).
  */
 #include <errno.h>

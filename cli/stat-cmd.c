@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stat.c - `railmon stat`: health of a running daemon (over its unix
+ * stat-cmd.c - `railmon stat`: health of a running daemon (over its unix
  * socket) or of a recorded log (the Health entries its Batches carry).
  *
  * The socket speaks JSON lines: one line per health entry, then a "daemon"
  * line with the record counters, then the server closes.  Any tool can read
  * it (`socat - UNIX-CONNECT:PATH`); `railmon stat` formats it as a table
- * (report/stat.h).
+ * (cli/stat-table.h).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stat.c - what `railmon stat` shows (stat.h): health entries as the
+ * stat-table.c - what `railmon stat` shows (stat-table.h): health entries as the
  * table or as the stat socket's JSON lines, read from a daemon's socket
  * lines or from the Health entries a recorded log's Batches carry.
  */
@@ -220,7 +220,7 @@ int cli_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 		fprintf(err, "railmon stat: %s: no health records in the log\n", dir);
 		return -ENOENT;
 	}
-	/* No daemon runs on it (cli/stat.c asked the socket first): a log
+	/* No daemon runs on it (cli/stat-cmd.c asked the socket first): a log
 	   whose last health entry, written as the daemon stopped, says rate 0
 	   would look like a live one with nothing coming in. */
 	fprintf(err, "railmon stat: %s: a recorded log, no daemon on it; it ended at %s (its last record); rates are "

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stat.h - what `railmon stat` shows: health entries (record/batch.h's
+ * stat-table.h - what `railmon stat` shows: health entries (record/batch.h's
  * struct rec_health) as a table or as the stat socket's JSON lines (one
  * per entry, then a "daemon" line with the record counters), read from a
  * daemon's socket or from the Health entries a recorded log carries.

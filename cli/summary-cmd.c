@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * summary.c - `railmon summary --data DIR`: the options; what it says per
+ * summary-cmd.c - `railmon summary --data DIR`: the options; what it says per
  * channel is report/summary.h's.
  */
 #include <getopt.h>

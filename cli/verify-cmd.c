@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* verify.c - `railmon verify`: a log against its Seals (README "Evidence");
-   the options here, the check and what it says are report/verify.h's. */
+/* verify-cmd.c - `railmon verify`: a log against its Seals (README "Evidence");
+   the options here, the check and what it says are cli/verify-say.h's. */
 #include <getopt.h>
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * verify.c - what `railmon verify` says (verify.h): each problem named by
+ * verify-say.c - what `railmon verify` says (verify-say.h): each problem named by
  * segment file, offset and seq, and the verified, unverified and unsealed
  * ranges of the result.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * verify.h - what `railmon verify` says about a log checked against its
+ * verify-say.h - what `railmon verify` says about a log checked against its
  * Seals (evidence/evd.h's evd_verify_dir): the problems on a stream, the
  * first CLI_VERIFY_PRINT_MAX one by one, and the result.
  */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * watch.c - `railmon watch`: the live values of a running daemon's
+ * watch-cmd.c - `railmon watch`: the live values of a running daemon's
  * channels, from its stat socket (a "channels" request: one JSON line per
  * channel, statserver.c), drawn by the table the demo draws
- * (report/livetable.h); the rows, title and frames are report/watch.h's,
+ * (cli/live-table.h); the rows, title and frames are cli/watch-screen.h's,
  * the options, the socket and the terminal are here.
  *
  * On a terminal the screen is redrawn in place every --interval, with keys
@@ -47,7 +47,7 @@ static const char watch_usage[] =
 	"Keys: q quit, s next sort, / filter (Enter: apply, Esc: clear), j/k or arrows scroll, space a page.\n";
 
 struct watch {
-	struct cli_watch rw;        /* the rows, the title, the table (report/watch.h) */
+	struct cli_watch rw;        /* the rows, the title, the table (cli/watch-screen.h) */
 	double interval_s;
 	bool once;
 	struct termios saved;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* watch.c - the screen of `railmon watch` (watch.h). */
+/* watch-screen.c - the screen of `railmon watch` (watch-screen.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

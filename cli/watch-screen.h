@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * watch.h - the screen of `railmon watch`: the rows read from a daemon's
+ * watch-screen.h - the screen of `railmon watch`: the rows read from a daemon's
  * "channels" answer, the daemon's clock, the title, and the live table
- * (livetable.h) drawn on the stream the caller gives.  cli/watch.c owns
+ * (livetable.h) drawn on the stream the caller gives.  cli/watch-cmd.c owns
  * the options, the socket and the terminal (raw mode, size, keys, poll).
  */
 #pragma once

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-commands.c - what the commands say (cli/), called from C
- * on streams in memory: check's plan (report/check.h) on board files the
+ * on streams in memory: check's plan (cli/check-plan.h) on board files the
  * test writes, with the load and Modicon warnings `run` gives too;
- * watch's screen (report/watch.h) from a "channels" answer; export's
+ * watch's screen (cli/watch-screen.h) from a "channels" answer; export's
  * option checks and totals (export-cli.c); and the exit codes and words
  * of channels, decode, summary and verify on what cannot be read;
  * replay's trace check and keygen.

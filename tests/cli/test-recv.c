@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-recv.c - recv's receiver (ground/receiver.h) and its words
- * (report/recv.h) without a broker: bad arguments, each setup step that
+ * (cli/recv-say.h) without a broker: bad arguments, each setup step that
  * fails (the output, the log directory, the MQTT client, the database)
  * named and said as `railmon recv` says it, byte for byte from a memory
  * stream; a receiver that cannot reach its broker runs until --duration,
  * says why and that it never connected, and ends with the summary; a stop
  * already requested ends the wait at once.  And `railmon db`'s answers
- * (report/db.h) when the database cannot be reached: a failure on the
+ * (cli/db-say.h) when the database cannot be reached: a failure on the
  * error stream, nothing on the output.
  */
 #include <errno.h>
@@ -60,7 +60,7 @@ static void test_bad_args(void)
 	rc = grd_receiver_free(rc);
 }
 
-/* Each failing step: named by the receiver, said by report/recv.c. */
+/* Each failing step: named by the receiver, said by cli/recv-say.c. */
 static void test_setup_steps(void)
 {
 	struct grd_receiver_cfg cfg = closed_cfg();

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-run-say.c - report/run-say.c and demo-say.c: the words `run`,
+ * test-run-say.c - cli/run-say.c and demo-say.c: the words `run`,
  * `replay` and `demo` say about a running daemon, written into memory and
  * compared with the texts operators and the journal have always had.
  */

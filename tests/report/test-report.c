@@ -158,7 +158,7 @@ static void test_summary(const char *dir)
 	tlib_mem_close(&err);
 }
 
-/* export's engine as cli/export.c sets it up: CSV of one channel named
+/* export's engine as cli/export-cmd.c sets it up: CSV of one channel named
    by its bare signal name, in time order. */
 static void test_export(const char *dir, bool bad)
 {
