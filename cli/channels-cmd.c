@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "conf/config.h"
-#include "report/channels.h"
+#include "report/log-channels.h"
 
 static const char channels_usage[] =
 	"Usage: railmon channels --board FILE | --data DIR [--json]\n"

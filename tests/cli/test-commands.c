@@ -19,7 +19,7 @@
 
 #include "bus/dbc.h"
 #include "conf/config.h"
-#include "report/channels.h"
+#include "report/log-channels.h"
 #include "cli/check-plan.h"
 #include "cli/decode-run.h"
 #include "report/export.h"

@@ -20,7 +20,7 @@
 #include "record/batch.h"
 #include "record/order.h"
 #include "bus/dbc.h"
-#include "report/channels.h"
+#include "report/log-channels.h"
 #include "cli/decode-run.h"
 #include "report/export.h"
 #include "cli/hold-list.h"

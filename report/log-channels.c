@@ -16,7 +16,7 @@
 #include "pipeline/channels.h"
 #include "record/batch.h"
 #include "record/format.h"
-#include "report/channels.h"
+#include "report/log-channels.h"
 #include "report/say.h"
 #include "storage/stor.h"
 
