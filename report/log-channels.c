@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * channels.c - `railmon channels`' listing (channels.h): every channel
+ * log-channels.c - `railmon channels`' listing (log-channels.h): every channel
  * with its id, name, unit, bus, source, declared range and value table,
  * as a table or JSON lines, and the dictionaries a log carries.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * channels.h - `railmon channels`' listing, from a board file's
+ * log-channels.h - `railmon channels`' listing, from a board file's
  * dictionary or from the dictionaries a log carries.
  */
 #pragma once
