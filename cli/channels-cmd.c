@@ -4,7 +4,7 @@
  * channel with its id, name, unit, bus, source, declared range and value
  * table (like `cantools dump`), from a board file (what `run` would
  * record) or from the dictionary a log carries (what was recorded); the
- * options and the board file here, the listing is report/channels.h's.
+ * options and the board file here, the listing is report/log-channels.h's.
  */
 #include <errno.h>
 #include <getopt.h>
