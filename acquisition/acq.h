@@ -37,7 +37,7 @@ typedef struct acq_thread acq_thread_t;
  * affinity is refused (no CAP_SYS_NICE, rlimit), the thread still starts at
  * normal priority and *ret_degraded (if not NULL) is set to the -errno of
  * the refusal, so the caller can say so (pl_sources_start, pipeline/sources.c,
- * words it and board/ prints them); 0 when everything was granted.
+ * words it and cli/ prints them); 0 when everything was granted.
  * Returns 0 or -errno (thread could not be created at all).
  */
 int acq_thread_start(const struct acq_thread_cfg *cfg, void *(*fn)(void *), void *arg,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bus-private.h - shared between bus/ backends only: the device structure
- * and the driver interface.  Nothing outside bus/ includes it (board/ and
+ * and the driver interface.  Nothing outside bus/ includes it (cli/ and
  * the tests go through bus.h), so a driver's state can change without
  * touching its users.
  */

@@ -80,7 +80,7 @@ struct bus_mb_regmap {
 /*
  * Check one channel of the board file: table, type, order, bit number,
  * address range, period, finite scale/offset, bit types only on bit tables.
- * Returns 0 or -EINVAL.  board/ calls it to report file:line.
+ * Returns 0 or -EINVAL.  cli/ calls it to report file:line.
  */
 int bus_mb_channel_check(const struct bus_mb_channel *ch);
 

@@ -2,7 +2,7 @@
 /*
  * sim-train.h - the simulated train of `railmon demo`: its Modbus TCP
  * devices (libmodbus server on a free 127.0.0.1 port, own thread): unit 1
- * traction converter, unit 2 HVAC, unit 3 doors, as board/demo.ini maps
+ * traction converter, unit 2 HVAC, unit 3 doors, as cli/demo.ini maps
  * them.  Tests use it as a peer.
  */
 #pragma once

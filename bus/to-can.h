@@ -3,7 +3,7 @@
  * to-can.h - a trace sent onto a CAN interface (`railmon replay --to-can`):
  * whether the interface is virtual, the two devices, and the loop that
  * copies the trace's frames onto the bus at the trace's pace.  Nothing
- * here prints; board/replay.c says what happened.
+ * here prints; cli/replay-cmd.c says what happened.
  */
 #pragma once
 

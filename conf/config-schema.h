@@ -3,7 +3,7 @@
  * config-schema.h - the board file's sections and keys as data (one
  * basic/ini-schema.h table per kind of section), shared by config.c (the
  * parse and the checks across keys) and config-schema.c (the tables, the
- * few keys with their own code, the key reference).  Private to board/.
+ * few keys with their own code, the key reference).  Private to cli/.
  */
 #pragma once
 

@@ -5,7 +5,7 @@
  * Parsed with libinih and validated completely before anything starts;
  * every error names "file:line: what is wrong".  The keys are the tables
  * of config-schema.c (docs/board-keys.md, `railmon check --keys`); the
- * examples are under board/.
+ * examples are under cli/.
  */
 #pragma once
 

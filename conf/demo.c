@@ -39,7 +39,7 @@ int conf_demo_board_path(char *buf, size_t len, const char **ret_why)
 		n = snprintf(buf, len, "%s/demo.ini", env);
 		why = "RAILMON_PKGDATADIR";
 	} else if (demo_in_build_tree()) {
-		n = snprintf(buf, len, "%s/board/demo.ini", RAILMON_SOURCE_DIR);
+		n = snprintf(buf, len, "%s/cli/demo.ini", RAILMON_SOURCE_DIR);
 		why = "the source tree of this build";
 	} else {
 		n = snprintf(buf, len, "%s/demo.ini", RAILMON_PKGDATADIR);

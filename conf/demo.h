@@ -12,7 +12,7 @@
 
 /* The demo board `railmon demo` runs without --board, into buf: the
    environment's RAILMON_PKGDATADIR/demo.ini; else, for a binary inside the
-   build tree it was built in, board/demo.ini of its source tree; else the
+   build tree it was built in, cli/demo.ini of its source tree; else the
    installed PKGDATADIR/demo.ini.  *ret_why says which (static text).
    Returns 0, or -ENAMETOOLONG. */
 int conf_demo_board_path(char *buf, size_t len, const char **ret_why);

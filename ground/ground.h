@@ -4,7 +4,7 @@
  * recv`: the per-log state recv's callbacks share (its pointer is recv's
  * log_ctx), the records as text (ground/text.c), a railmon log per
  * (vehicle, log id) and refused Batches kept as files (ground/logs.c).
- * The database is ground/db.h.  Nothing here prints: what board/ should
+ * The database is ground/db.h.  Nothing here prints: what cli/ should
  * say comes to on_note.
  */
 #pragma once
@@ -44,7 +44,7 @@ enum grd_why {
 	GRD_NOTE_MAX
 };
 
-/* What board/ may say: a refusal (why < GRD_WHY_MAX) or GRD_CONTINUED. */
+/* What cli/ may say: a refusal (why < GRD_WHY_MAX) or GRD_CONTINUED. */
 struct grd_note {
 	enum grd_why why;
 	const struct rec_batch_info *info;

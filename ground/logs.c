@@ -3,7 +3,7 @@
  * logs.c - what `railmon recv` keeps on the ground in files: a railmon
  * log per (vehicle, log id) with --log, so export, stat and replay work
  * there as on the train, and every Batch that is refused or that a ground
- * log cannot take, kept as a file, counted and handed to on_note (board/
+ * log cannot take, kept as a file, counted and handed to on_note (cli/
  * says it).
  */
 #include <ctype.h>
@@ -129,7 +129,7 @@ fail:
 	return NULL;
 }
 
-/* Count, keep and hand to on_note (board/ says it, at a rate it chooses). */
+/* Count, keep and hand to on_note (cli/ says it, at a rate it chooses). */
 void grd_refuse(struct grd *g, enum grd_why why, const struct rec_batch_info *info,
                           const void *payload, size_t len, int err)
 {

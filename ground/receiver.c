@@ -2,8 +2,8 @@
 /*
  * receiver.c - `railmon recv`'s receiver wired up (receiver.h): the
  * database and gap repair, the text output, the ground logs, the MQTT
- * thread, the wait and the end.  board/recv.c parses the options and
- * report/recv.c says what happens; nothing here prints.
+ * thread, the wait and the end.  cli/recv-cmd.c parses the options and
+ * cli/recv-say.c says what happens; nothing here prints.
  */
 #include <errno.h>
 #include <limits.h>
@@ -213,7 +213,7 @@ static void plain_stats(const struct upl_recv_stats *u, struct grd_receiver_stat
 }
 
 /* Gap repair every half grace period (at least 1 s): a database that
-   cannot be reached is said by report/recv.c already. */
+   cannot be reached is said by cli/recv-say.c already. */
 static void receiver_repair(grd_receiver_t *rc)
 {
 	double after = rc->cfg.repair_after;

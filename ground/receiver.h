@@ -6,7 +6,7 @@
  * its thread, the wait until stop, --count or --duration, and the end.
  * It prints nothing: the steps that fail are named (enum
  * grd_receiver_step), and what there is to say comes out as plain counters
- * (struct grd_receiver_stats, struct grd_receiver_log) that report/recv.h
+ * (struct grd_receiver_stats, struct grd_receiver_log) that cli/recv-say.h
  * puts in words.
  */
 #pragma once

@@ -45,7 +45,7 @@ struct pl_daemon {
 	bool running, stopped;
 	const char *replay_log;
 	double replay_speed;
-	struct pl_logsource_faults replay_faults; /* said by the caller (only board/ prints) */
+	struct pl_logsource_faults replay_faults; /* said by the caller (only cli/ prints) */
 	bool absent_ok;          /* open: an absent CAN device starts gone */
 	uint64_t reloaded_hash;
 	uint8_t boot_id[REC_BOOT_ID_LEN];

@@ -23,7 +23,7 @@ struct pl_forwarder {
 	/* The retained channels message names dict_sent of the board's
 	   dict_channels channels: fewer when the dictionary is over 1 MiB
 	   (the others are named by the Batches' dictionaries); board/ says
-	   so (rpt_uplink_dictionary), this module prints nothing. */
+	   so (cli_uplink_dictionary), this module prints nothing. */
 	size_t dict_sent, dict_channels;
 };
 

@@ -8,7 +8,7 @@
  * kept, by bus index; samples decoded from CAN, the old run's start and
  * stop and the daemon's own events, its seal events among them, are left
  * out (this run makes its own, and seals its own log).  Unreadable parts are
- * handed to the caller's callbacks (board/ says them on stderr), counted,
+ * handed to the caller's callbacks (cli/ says them on stderr), counted,
  * and skipped.
  */
 #pragma once

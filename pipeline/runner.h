@@ -7,7 +7,7 @@
  *
  * Each watch is a small struct the caller zeroes (or sets up) and steps
  * with the daemon's counters and the monotonic time; what it returns says
- * what to tell the operator, in report/run-say.h's words.  They take plain
+ * what to tell the operator, in cli/run-say.h's words.  They take plain
  * counters, not the daemon, so any caller (and the tests) can step them.
  * Main thread only; no allocation.
  */

@@ -14,7 +14,7 @@
 #include "conf/config.h"
 
 /* Bytes a record takes in the log, Batch, frame and dictionary included:
-   measured on the demo (board/demo/train.log replayed, 8,100 frames:
+   measured on the demo (cli/demo/train.log replayed, 8,100 frames:
    142,312 bytes raw only, 589,320 with its DBC's 41,413 samples). */
 #define PL_BYTES_PER_FRAME 18.0
 #define PL_BYTES_PER_SAMPLE 11.0

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/channels.h"
+#include "report/log-channels.h"
 #include "report/export.h"
 #include "report/say.h"
 

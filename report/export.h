@@ -5,7 +5,7 @@
  * directory of logs (export-log.c) and the ground database (export-db.c,
  * `export --db URL --vehicle V`), so both write the same formats: CSV and
  * JSON lines of one schema, candump, influx, --wide/--raster, and the
- * ASC/BLF traces of the CAN frames.  board/export.c parses the options
+ * ASC/BLF traces of the CAN frames.  cli/export-cmd.c parses the options
  * into struct rpt_export; the checks of their combinations, the end of
  * the output and the totals are export-cli.c's.
  *

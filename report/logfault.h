@@ -15,7 +15,7 @@
 /*
  * After stor_reader_next() returned -EBADMSG: print "railmon CMD: DIR/NAME:
  * what was found: records A..B skipped" on out (the
- * caller's stream: board/ gives stderr).  Returns true when records
+ * caller's stream: cli/ gives stderr).  Returns true when records
  * were (or may have been) skipped, false when nothing was lost (a damaged
  * header copy read through the other one, an unproven end with nothing
  * missing after it): the caller's exit status depends on it.

@@ -21,7 +21,7 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/order.h"
-#include "report/channels.h"
+#include "report/log-channels.h"
 #include "report/logfault.h"
 #include "report/say.h"
 #include "report/summary.h"

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # What building railmon needs, and nothing else: `deps.sh --build`
-# (board/demo.sh) installs only these.
+# (cli/demo.sh) installs only these.
 BUILD=(
 	gcc libc6-dev meson ninja-build pkg-config
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
@@ -24,16 +24,16 @@ PKGS=(
 	clang libclang-rt-14-dev
 	# real peers
 	mosquitto mosquitto-clients socat can-utils
-	tmux # a real terminal for `railmon watch` (tests/board/test-watch.sh)
+	tmux # a real terminal for `railmon watch` (tests/cli/test-watch.sh)
 	python3 python3-pymodbus python3-serial-asyncio python3-protobuf python3-cryptography protobuf-compiler python3-paho-mqtt python3-can
 	openssl
 	python3-pil # the plot tests read the pictures back (tests/plot)
-	python3-pandas # a consumer's load of `export --wide` (tests/board/test-export.py)
+	python3-pandas # a consumer's load of `export --wide` (tests/cli/test-export.py)
 	chromium # the dashboard in a real headless browser (tests/web, driven by puppeteer-core from npm)
 	nginx-light # the dashboard behind the README's reverse proxy (tests/web/test-web-proxy.py)
 	influxdb # --format influx into a real InfluxDB 1.x (tests/uplink/test-influx.py)
 	# a real PostgreSQL 15: the ground tests (tests/ground/pg.py) and the
-	# README's \copy ... FROM PROGRAM recipe (tests/board/test-postgres-recipe.sh)
+	# README's \copy ... FROM PROGRAM recipe (tests/cli/test-postgres-recipe.sh)
 	postgresql postgresql-client
 	# the CAN VM (Debian's own kernel under qemu)
 	qemu-system-x86 busybox-static cpio kmod zstd xz-utils

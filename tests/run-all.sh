@@ -79,12 +79,12 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 cross_log() {
 	local t0=$SECONDS result=FAIL
 	echo "=== cross-log"
-	if [ -x "$OUT/normal/board/railmon" ] && [ -x "$OUT/aarch64/board/railmon" ] &&
-	   [ -x "$OUT/armhf/board/railmon" ] &&
+	if [ -x "$OUT/normal/cli/railmon" ] && [ -x "$OUT/aarch64/cli/railmon" ] &&
+	   [ -x "$OUT/armhf/cli/railmon" ] &&
 	   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 bash tests/cross/test-cross-log.sh "$ROOT" \
-		"x86-64=$OUT/normal/board/railmon" \
-		"aarch64=qemu-aarch64-static $OUT/aarch64/board/railmon" \
-		"armhf=qemu-arm-static $OUT/armhf/board/railmon"; then
+		"x86-64=$OUT/normal/cli/railmon" \
+		"aarch64=qemu-aarch64-static $OUT/aarch64/cli/railmon" \
+		"armhf=qemu-arm-static $OUT/armhf/cli/railmon"; then
 		result=OK
 	else
 		status=1

@@ -23,7 +23,7 @@
  * the last UPL_RECV_MAX_DIGESTS Batches) and in the number of vehicles
  * (max_vehicles).  Anything refused is counted with its reason.
  * Malformed payloads are counted and skipped, never fatal.  Nothing here
- * logs; ground/receiver.c hands the stats on and report/recv.c says them.
+ * logs; ground/receiver.c hands the stats on and cli/recv-say.c says them.
  */
 #pragma once
 

@@ -23,8 +23,8 @@
 #include "trace/trace-write.h"
 #include "railmon-config.h"
 
-#define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
-#define DEMO_LOG RAILMON_SOURCE_DIR "/board/demo/train.log"
+#define DEMO_DBC RAILMON_SOURCE_DIR "/cli/demo/train.dbc"
+#define DEMO_LOG RAILMON_SOURCE_DIR "/cli/demo/train.log"
 #define MAX_FRAMES 20000
 
 /* CPU time of this thread: the machine is shared, wall time is not ours */

@@ -446,7 +446,7 @@ static void test_demo_trace(void)
 {
 	struct acq_item it[256];
 	struct bus_stats st;
-	bus_dev_t *dev = open_trace(RAILMON_SOURCE_DIR "/board/demo/train.log", "can0", 0, false);
+	bus_dev_t *dev = open_trace(RAILMON_SOURCE_DIR "/cli/demo/train.log", "can0", 0, false);
 	int64_t prev = 0, first = 0;
 	size_t total = 0;
 	int n;

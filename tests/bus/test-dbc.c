@@ -18,7 +18,7 @@
 #include "dbc/j1939.h"
 #include "railmon-config.h"
 
-#define DEMO_DBC RAILMON_SOURCE_DIR "/board/demo/train.dbc"
+#define DEMO_DBC RAILMON_SOURCE_DIR "/cli/demo/train.dbc"
 #define FULL_DBC RAILMON_SOURCE_DIR "/tests/bus/dbc/full.dbc"
 
 static struct acq_item frame(const char *line)

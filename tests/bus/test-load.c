@@ -34,11 +34,11 @@ static void test_can_load(void)
 	char why[256];
 	dbc_t *dbc;
 
-	assert(dbc_load(RAILMON_SOURCE_DIR "/board/demo/train.dbc", &dbc, why, sizeof(why)) == 0);
+	assert(dbc_load(RAILMON_SOURCE_DIR "/cli/demo/train.dbc", &dbc, why, sizeof(why)) == 0);
 	assert(bus_can_load(NULL, dbc, &l) == -EINVAL);
 	assert(bus_can_load(&cfg, NULL, &l) == -EINVAL);
 	assert(bus_can_load(&cfg, dbc, NULL) == -EINVAL);
-	/* what `railmon check --board board/demo.ini` prints: 6 of 6 messages
+	/* what `railmon check --board cli/demo.ini` prints: 6 of 6 messages
 	   cyclic, 125 frames/s, about 3% of the bus at 500 kbit/s (the default) */
 	assert(bus_can_load(&cfg, dbc, &l) == 0);
 	assert(l.messages == 6 && l.cyclic == 6 && near(l.frames_s, 125) && l.bitrate == 500000);

@@ -6,7 +6,7 @@
  * frames reaching a vcan interface are tests/vm/test-run-vcan.sh's (the
  * host kernel has no CAN).
  *
- * Usage: test-to-can SOURCE_ROOT (for board/demo/train.log).
+ * Usage: test-to-can SOURCE_ROOT (for cli/demo/train.log).
  */
 #include <errno.h>
 #include <signal.h>
@@ -48,7 +48,7 @@ static void test_forward(const char *src)
 	char trace[512];
 	int r;
 
-	snprintf(trace, sizeof(trace), "%s/board/demo/train.log", src);
+	snprintf(trace, sizeof(trace), "%s/cli/demo/train.log", src);
 	bus_to_can_cfgs(trace, "unused", 0, &in, &out);
 	CHECK(bus_dev_new(&in, &a) == 0 && bus_dev_new(&in, &b) == 0);
 	r = bus_can_forward(a, b, &stop, &sent);

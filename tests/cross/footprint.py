@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """footprint.py - binary size and resident memory of `railmon run` with
-board/vehicles/emu-regional.ini (two CAN buses with their DBCs, a Modbus
+cli/vehicles/emu-regional.ini (two CAN buses with their DBCs, a Modbus
 RTU link, 11 channels, the uplink, 8192-slot rings, 1 s Batches) on each
 target, for README's Targets table.  A report, not a test: it asserts only
 that railmon ran.
@@ -35,8 +35,8 @@ import time
 
 
 def board(src, tmp, pty):
-    text = open(os.path.join(src, 'board/vehicles/emu-regional.ini')).read()
-    vdir = os.path.join(src, 'board/vehicles')
+    text = open(os.path.join(src, 'cli/vehicles/emu-regional.ini')).read()
+    vdir = os.path.join(src, 'cli/vehicles')
     out, section = [], None
     sock = socket.socket()
     sock.bind(('127.0.0.1', 0))
@@ -62,7 +62,7 @@ def board(src, tmp, pty):
         elif key == 'broker':
             line = 'broker = mqtt://127.0.0.1:%d' % port
         elif key == 'driver' and section == 'can':
-            line = 'driver = trace\nfile = %s\nloop = true' % os.path.join(src, 'board/demo/train.log')
+            line = 'driver = trace\nfile = %s\nloop = true' % os.path.join(src, 'cli/demo/train.log')
         elif key == 'dbc':
             line = 'dbc = ' + os.path.normpath(os.path.join(vdir, line.split('=')[1].split(';')[0].strip()))
         elif key == 'device':

@@ -9,8 +9,8 @@
 # Run by tests/run-all.sh after the cross builds (stage cross-log).
 #
 # usage: test-cross-log.sh SRC TARGET=COMMAND...
-#   COMMAND runs that target's railmon, e.g. native=build/board/railmon
-#   aarch64="qemu-aarch64-static build-aarch64/board/railmon"
+#   COMMAND runs that target's railmon, e.g. native=build/cli/railmon
+#   aarch64="qemu-aarch64-static build-aarch64/cli/railmon"
 set -uo pipefail
 SRC=$1; shift
 . "$SRC/tests/lib/lib.sh"
@@ -27,7 +27,7 @@ done
 # every target writes its own log
 for w in "${names[@]}"; do
 	# shellcheck disable=SC2086 # COMMAND is a wrapper and a path
-	${cmd[$w]} replay "$SRC/board/demo/train.log" --board "$SRC/board/demo.ini" \
+	${cmd[$w]} replay "$SRC/cli/demo/train.log" --board "$SRC/cli/demo.ini" \
 		-d "$T/log-$w" >"$T/replay-$w.out" 2>&1 || { cat "$T/replay-$w.out"; fail "$w: replay"; }
 	# the same number of records on every target (the trace's 8100 frames,
 	# their samples, the run's events and Seals)

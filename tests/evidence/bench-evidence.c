@@ -49,7 +49,7 @@ static double children_s(void)
 	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 }
 
-/* The demo vehicle's messages (board/demo/train.dbc), random payloads. */
+/* The demo vehicle's messages (cli/demo/train.dbc), random payloads. */
 static struct acq_item *make_items(void)
 {
 	static const uint32_t ids[] = { 256, 288, 512, 768, 784, 0x18ff0021 | 0x80000000u };
@@ -76,8 +76,8 @@ static struct acq_item *make_items(void)
 static pl_channels_t *demo_channels(struct conf_board **ret_cfg)
 {
 	static const char text[] = "[board]\nvehicle = BENCH\n[can vehicle]\ndriver = trace\nfile = "
-	                           RAILMON_SOURCE_DIR "/board/demo/train.log\ndbc = " RAILMON_SOURCE_DIR
-	                           "/board/demo/train.dbc\n";
+	                           RAILMON_SOURCE_DIR "/cli/demo/train.log\ndbc = " RAILMON_SOURCE_DIR
+	                           "/cli/demo/train.dbc\n";
 	char err[512];
 	pl_channels_t *ch;
 

@@ -30,7 +30,7 @@ grep -q 'never overwritten' "$T/keygen2.err" || fail "keygen's refusal does not 
 set +e; "$RAILMON" keygen > /dev/null 2>&1; rc=$?; set -e
 [ $rc = 2 ] || fail "keygen without --out: exit $rc, not 2"
 
-head -2000 "$SRC/board/demo/train.log" > "$T/trace.log"
+head -2000 "$SRC/cli/demo/train.log" > "$T/trace.log"
 board() { # NAME KEY BROKER_URL
 	{
 		printf '[board]\nvehicle = EV-1\nbatch_ms = 50\n'
@@ -38,7 +38,7 @@ board() { # NAME KEY BROKER_URL
 		printf '[storage]\nsegment_size = 64K\nsync_window_ms = 50\n'
 		[ -z "$3" ] || printf '[uplink]\nbroker = %s\n' "$3"
 		printf '[can vehicle]\ndriver = trace\nfile = %s\ndbc = %s\nspeed = 0\n' \
-			"$T/trace.log" "$SRC/board/demo/train.dbc"
+			"$T/trace.log" "$SRC/cli/demo/train.dbc"
 	} > "$T/$1.ini"
 }
 BPORT=$(free_port)

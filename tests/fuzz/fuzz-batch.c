@@ -41,7 +41,7 @@ static FILE *devnull(void)
 	return out;
 }
 
-/* As board/recv.c's on_record does it. */
+/* As cli/recv-cmd.c's on_record does it. */
 static int write_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
                         const struct acq_item *it, bool first, void **log_ctx)
 {

@@ -556,7 +556,7 @@ def test_readme_queries(pg):
     # the third names a channel as recv names a DBC signal, Message.Signal
     # (the demo DBC's speed); this database's synthetic Batches call it speed
     m = re.search(r"channel_name = '(\w+)\.(\w+)'", queries[2])
-    dbc = open(os.path.join(os.path.dirname(README), "board", "demo", "train.dbc")).read()
+    dbc = open(os.path.join(os.path.dirname(README), "cli", "demo", "train.dbc")).read()
     check(m and re.search(r"BO_ \d+ %s\b" % m.group(1), dbc) and re.search(r"SG_ %s\b" % m.group(2), dbc),
           "the README's channel name is a qualified name of the demo DBC", queries[2])
     queries[2] = queries[2].replace(m.group(0), "channel_name = 'speed'")

@@ -5,7 +5,7 @@ The retained railmon/<vehicle>/channels message is one Batch (1 MiB at
 most): with a board whose DBC names more than that holds, the forwarder
 sends what fits and `railmon run` says so, in these words, once, before
 the start's other lines.  pipeline/ prints nothing: it counts
-(pl_daemon_uplink_dictionary) and board/ says it (rpt_uplink_dictionary).
+(pl_daemon_uplink_dictionary) and board/ says it (cli_uplink_dictionary).
 The broker is a port nobody listens on: the dictionary is built when the
 uplink is set up, not when it connects.  A small DBC says nothing.
 """
@@ -45,7 +45,7 @@ def run(tmp, dbc_path, name):
     with open(board, "w") as f:
         f.write("[board]\nvehicle = DICT-1\nrt_priority = 0\n[storage]\ndir = %s/%s-log\n"
                 "[uplink]\nbroker = mqtt://127.0.0.1:%d\n"
-                "[can vehicle]\ndriver = trace\nfile = %s/board/demo/train.log\ndbc = %s\n"
+                "[can vehicle]\ndriver = trace\nfile = %s/cli/demo/train.log\ndbc = %s\n"
                 % (tmp, name, free_port(), SRC, dbc_path))
     r = subprocess.run([RAILMON, "run", "--board", board, "--duration", "1"], capture_output=True, text=True,
                        timeout=120)
@@ -69,7 +69,7 @@ def main():
         assert total == NMSG * NSIG and 0 < held < total, (held, total)
         start = [i for i, x in enumerate(lines) if x.startswith("railmon run: vehicle DICT-1")]
         assert start and said[0] < start[0], r.stderr
-        small = run(tmp, os.path.join(SRC, "board/demo/train.dbc"), "small")
+        small = run(tmp, os.path.join(SRC, "cli/demo/train.dbc"), "small")
         assert small.returncode == 0 and "retained channels message" not in small.stderr, small.stderr
         print(f"a {total}-channel dictionary: the retained message holds {held}, said once before the start; "
               "the demo's DBC: nothing said")

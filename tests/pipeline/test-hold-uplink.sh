@@ -41,7 +41,7 @@ broker = mqtt://127.0.0.1:$PPORT
 [can vehicle]
 driver = trace
 file = $T/trace.log
-dbc = $SRC/board/demo/train.dbc
+dbc = $SRC/cli/demo/train.dbc
 speed = 1
 [trigger Emergency]
 when = EmergencyBrake == 1

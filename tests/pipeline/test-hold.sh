@@ -25,8 +25,8 @@ segment_size = 64K
 retention_min_age = 48h
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 speed = 1
 loop = true
 [trigger Start]
@@ -82,8 +82,8 @@ vehicle = HOLD-TEST
 batch_ms = 100
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 speed = 1
 loop = true
 [trigger Start]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test-recorder-board.sh RAILMON SRCDIR - the example locomotive event
-# recorder (board/vehicles/loco-recorder.ini, its DBC) passes `railmon
+# recorder (cli/vehicles/loco-recorder.ini, its DBC) passes `railmon
 # check`: every 49 CFR 229.135 element it names is a signal of the DBC and
 # required, its triggers resolve, the 48 h window fits its retention_size
 # with the figures said; the same board with a budget too small, a window
@@ -13,7 +13,7 @@ SRC=$2
 lib_init recorder
 fail() { echo "FAIL: $*"; for f in "$T"/*.out "$T"/*.err; do [ -s "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
 
-cp "$SRC/board/vehicles/loco-recorder.ini" "$SRC/board/vehicles/loco-recorder.dbc" "$T/"
+cp "$SRC/cli/vehicles/loco-recorder.ini" "$SRC/cli/vehicles/loco-recorder.dbc" "$T/"
 "$RAILMON" keygen --out "$T/loco.key" > /dev/null 2> "$T/keygen.err" || fail keygen
 sed -i "s|^; key = .*|key = $T/loco.key|" "$T/loco-recorder.ini"
 "$RAILMON" check --board "$T/loco-recorder.ini" --data "$T/log" > "$T/check.out" 2> "$T/check.err" || fail "check of the example"

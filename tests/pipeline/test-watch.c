@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-watch.c - pipeline/watch.c, triggers and required channels, on the
- * demo's DBC (board/demo/train.dbc) through a real board file, the real
+ * demo's DBC (cli/demo/train.dbc) through a real board file, the real
  * channel list and a real holds file:
  *   - a channel condition fires on its rising edge only, with a number or a
  *     value-table label; an invalid sample neither fires nor re-arms;
@@ -32,7 +32,7 @@ static char root[PATH_MAX];
 
 static const char board_fmt[] =
 	"[board]\nvehicle = W-1\n"
-	"[can vehicle]\ndriver = trace\nfile = %s/board/demo/train.log\ndbc = %s/board/demo/train.dbc\n"
+	"[can vehicle]\ndriver = trace\nfile = %s/cli/demo/train.log\ndbc = %s/cli/demo/train.dbc\n"
 	"[trigger EmergencyBrake]\nwhen = EmergencyBrake == 1\npre = 10m\npost = 2m\nhold = 30d\n"
 	"[trigger Overspeed]\nwhen = Speed > 160\npre = 1m\npost = 1m\n"
 	"[trigger Reverse]\nwhen = Direction == reverse\n"

@@ -77,7 +77,7 @@ def main():
 def replay_uncorrected(T):
     """A replay keeps the trace's times and carries no monotonic base: the
     correction leaves its records as recorded, and says how many."""
-    subprocess.run([RAILMON, "replay", f"{SRC}/board/demo/train.log", "--dbc", f"{SRC}/board/demo/train.dbc",
+    subprocess.run([RAILMON, "replay", f"{SRC}/cli/demo/train.log", "--dbc", f"{SRC}/cli/demo/train.dbc",
                     "--data", f"{T}/replay"], capture_output=True, check=True)
     plain = subprocess.run([RAILMON, "export", "--data", f"{T}/replay", "--format", "jsonl", "-k", "can"],
                            capture_output=True, text=True, check=True)
@@ -93,8 +93,8 @@ def replay_uncorrected(T):
 def record_and_check(T):
     with open(f"{T}/board.ini", "w") as f:
         f.write(f"[board]\nvehicle = RUN-TIMES\nbatch_ms = 100\n[storage]\nsync_window_ms = 50\n"
-                f"[can vehicle]\ndriver = trace\nfile = {SRC}/board/demo/train.log\n"
-                f"dbc = {SRC}/board/demo/train.dbc\nspeed = 20\n")
+                f"[can vehicle]\ndriver = trace\nfile = {SRC}/cli/demo/train.log\n"
+                f"dbc = {SRC}/cli/demo/train.dbc\nspeed = 20\n")
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(f"{T}/notify.sock")
     notify.settimeout(30)

@@ -20,16 +20,16 @@
 #include "record/batch.h"
 #include "record/order.h"
 #include "dbc/dbc.h"
-#include "report/channels.h"
-#include "report/decode.h"
+#include "report/log-channels.h"
+#include "cli/decode-run.h"
 #include "report/export.h"
-#include "report/hold.h"
-#include "report/livetable.h"
+#include "cli/hold-list.h"
+#include "cli/live-table.h"
 #include "report/logfault.h"
-#include "report/stat.h"
+#include "cli/stat-table.h"
 #include "report/summary.h"
-#include "report/trace.h"
-#include "report/verify.h"
+#include "cli/replay-trace.h"
+#include "cli/verify-say.h"
 #include "storage/stor.h"
 #include "tlib.h"
 
@@ -158,7 +158,7 @@ static void test_summary(const char *dir)
 	tlib_mem_close(&err);
 }
 
-/* export's engine as board/export.c sets it up: CSV of one channel named
+/* export's engine as cli/export-cmd.c sets it up: CSV of one channel named
    by its bare signal name, in time order. */
 static void test_export(const char *dir, bool bad)
 {
@@ -263,7 +263,7 @@ static void test_stat(const char *dir)
 
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_stat_log(dir, true, out.f, err.f) == 0);
+	CHECK(cli_stat_log(dir, true, out.f, err.f) == 0);
 	CHECK(!strncmp(tlib_mem_text(&out), want, strlen(want)) && !strchr(strchr(tlib_mem_text(&out), '\n') + 1, '\n'), "%s", tlib_mem_text(&out));
 	CHECK(strstr(tlib_mem_text(&out), "\"state\":\"up\",\"reopens\":0,\"window_alarm\":0,\"window_s\":0,\"transaction_count\":0,\"transaction_p99_us\":0,\"transaction_max_ns\":0}\n"), "%s", tlib_mem_text(&out));
 	CHECK(strstr(tlib_mem_text(&err), ": a recorded log, no daemon on it; it ended at 2025-12-03T08:00:02.000Z (its last "
@@ -275,7 +275,7 @@ static void test_stat(const char *dir)
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
 	CHECK(in = fmemopen(lines, strlen(lines), "r"));
-	CHECK(rpt_stat_lines(in, false, out.f) == 2);
+	CHECK(cli_stat_lines(in, false, out.f) == 2);
 	fclose(in);
 	CHECK(!strncmp(tlib_mem_text(&out), "name ", 5) && strstr(tlib_mem_text(&out), "\ncan0           can                300      12.5"),
 	      "%s", tlib_mem_text(&out));
@@ -289,25 +289,25 @@ static void test_stat(const char *dir)
 	                        .clock_unsynced = true, .clock_max_error_us = 16000000, .clock_est_error_us = 500,
 	                        .clock_status = 0x40 };
 	tlib_mem_open(&out);
-	rpt_health_json(out.f, &c);
+	pl_stat_health_json(out.f, &c);
 	CHECK(strstr(tlib_mem_text(&out), "\"transaction_max_ns\":0,\"clock_unsynced\":true,\"clock_max_error_us\":16000000,"
 	             "\"clock_est_error_us\":500,\"clock_status\":64}\n"), "%s", tlib_mem_text(&out));
 	snprintf(lines, sizeof(lines), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
 	CHECK(in = fmemopen(lines, strlen(lines), "r"));
-	CHECK(rpt_stat_lines(in, false, out.f) == 1);
+	CHECK(cli_stat_lines(in, false, out.f) == 1);
 	fclose(in);
 	CHECK(strstr(tlib_mem_text(&out), "\nclock          clock     2 steps this run; unsynced, max error 16000000 us, "
 	             "estimated 500 us, status 0x0040\n"), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
-	rpt_health_json(out.f, &h);
+	pl_stat_health_json(out.f, &h);
 	CHECK(!strstr(tlib_mem_text(&out), "clock_"), "a bus's entry has no clock fields: %s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
 
 	/* no health entries: said, -ENOENT */
-	CHECK(rpt_stat_log("/nonexistent-railmon-log", false, stdout, err.f) < 0);
+	CHECK(cli_stat_log("/nonexistent-railmon-log", false, stdout, err.f) < 0);
 	tlib_mem_close(&err);
 }
 
@@ -344,7 +344,7 @@ static void test_channels(const char *dir)
 /* What candump prints on the terminal (not its log format), in each
    shape, decoded like its log lines; -e's tab lines after an error frame
    and -c's colours are no bad lines. */
-static void test_decode_screen(struct rpt_decode *d0)
+static void test_decode_screen(struct cli_decode *d0)
 {
 	static const char lines[] =
 		"  can0  123   [1]  0A\n"
@@ -358,7 +358,7 @@ static void test_decode_screen(struct rpt_decode *d0)
 		"  can0  20000080   [8]  00 00 00 00 00 00 00 00   ERRORFRAME\n"
 		"\tbus-error\n"
 		"\033[1;31m  can0  123   [1]  11\033[0m\n";
-	struct rpt_decode d = { .text = true, .dbc = d0->dbc, .samples = d0->samples, .max = d0->max };
+	struct cli_decode d = { .text = true, .dbc = d0->dbc, .samples = d0->samples, .max = d0->max };
 	struct tlib_mem out, err;
 	FILE *in;
 
@@ -367,7 +367,7 @@ static void test_decode_screen(struct rpt_decode *d0)
 	d.out = out.f;
 	d.err = err.f;
 	CHECK(in = fmemopen((void *)lines, strlen(lines), "r"));
-	CHECK(rpt_decode_stream(&d, in, "screen") == 0);
+	CHECK(cli_decode_stream(&d, in, "screen") == 0);
 	fclose(in);
 	CHECK_STR(tlib_mem_text(&err), "");
 	CHECK(d.frames == 10 && d.decoded == 8 && d.bad == 0, "%" PRIu64 " %" PRIu64 " %" PRIu64, d.frames, d.decoded, d.bad);
@@ -379,10 +379,10 @@ static void test_decode_screen(struct rpt_decode *d0)
 }
 
 /* A binary file on stdin (a BLF trace): one sentence, not its bytes. */
-static void test_decode_binary(struct rpt_decode *d0)
+static void test_decode_binary(struct cli_decode *d0)
 {
 	static const char blf[] = "LOGG\x90\0\0\0\x01\0\0\0\n\x02\0\0\0LOBJ\0\0\n\n\x07\x08";
-	struct rpt_decode d = { .text = true, .dbc = d0->dbc, .samples = d0->samples, .max = d0->max };
+	struct cli_decode d = { .text = true, .dbc = d0->dbc, .samples = d0->samples, .max = d0->max };
 	struct tlib_mem out, err;
 	FILE *in;
 
@@ -391,7 +391,7 @@ static void test_decode_binary(struct rpt_decode *d0)
 	d.out = out.f;
 	d.err = err.f;
 	CHECK(in = fmemopen((void *)blf, sizeof(blf) - 1, "r"));
-	CHECK(rpt_decode_stream(&d, in, "t.blf") == 0);
+	CHECK(cli_decode_stream(&d, in, "t.blf") == 0);
 	fclose(in);
 	CHECK_STR(tlib_mem_text(&err), "railmon decode: t.blf:1: binary data, not candump text (candump -l, -L or its "
 	          "screen output); nothing more read\n");
@@ -409,7 +409,7 @@ static void test_decode(const char *dir)
 		"BO_ 291 Eng: 1 ECU\n SG_ Speed : 0|8@1+ (1,0) [0|200] \"km/h\" ECU\n\n"
 		"VAL_ 291 Speed 0 \"Stop\" ;\n";
 	static const char lines[] = "(1.000000) can0 123#0A\n(2.000000) can0 123#00\njunk\n(3.000000) can0 456#01\n";
-	struct rpt_decode d = { .text = true };
+	struct cli_decode d = { .text = true };
 	struct tlib_mem out, err;
 	char path[512], why[256];
 	FILE *f, *in;
@@ -426,7 +426,7 @@ static void test_decode(const char *dir)
 	d.out = out.f;
 	d.err = err.f;
 	CHECK(in = fmemopen((void *)lines, strlen(lines), "r"));
-	CHECK(rpt_decode_stream(&d, in, "t.log") == 0);
+	CHECK(cli_decode_stream(&d, in, "t.log") == 0);
 	fclose(in);
 	CHECK_STR(tlib_mem_text(&out), "(1.000000) can0 123#0A :: Eng(Speed: 10 km/h)\n"
 	                      "(2.000000) can0 123#00 :: Eng(Speed: 0 km/h 'Stop')\n"
@@ -437,10 +437,10 @@ static void test_decode(const char *dir)
 	/* rows: the frame, then its sample named Message.Signal */
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
-	d = (struct rpt_decode){ .out = out.f, .err = err.f, .dbc = d.dbc, .samples = d.samples, .max = d.max,
+	d = (struct cli_decode){ .out = out.f, .err = err.f, .dbc = d.dbc, .samples = d.samples, .max = d.max,
 	                         .fmt = REC_FORMAT_JSONL };
 	CHECK(in = fmemopen((void *)lines, 23, "r"));
-	CHECK(rpt_decode_stream(&d, in, "t.log") == 0);
+	CHECK(cli_decode_stream(&d, in, "t.log") == 0);
 	fclose(in);
 	CHECK(strstr(tlib_mem_text(&out), "\"seq\":2,") && strstr(tlib_mem_text(&out), "\"name\":\"Eng.Speed\"") &&
 	      strstr(tlib_mem_text(&out), "\"unit\":\"km/h\"") && strstr(tlib_mem_text(&out), "\"value\":10"), "%s", tlib_mem_text(&out));
@@ -456,7 +456,7 @@ static void test_decode(const char *dir)
 static void test_verify(void)
 {
 	struct tlib_mem out, err;
-	struct rpt_verify_out o = { .dir = "log" };
+	struct cli_verify_out o = { .dir = "log" };
 	struct evd_problem p = { .kind = EVD_PROBLEM_CHAIN, .segment = 1, .offset = 512, .seq = 7, .range_first = 7,
 	                         .range_end = 10 };
 	struct evd_result r = { .seals = 2, .signed_seals = 2, .verified_first = 1, .verified_end = 10,
@@ -469,13 +469,13 @@ static void test_verify(void)
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
 	o.err = err.f;
-	rpt_verify_problem(&o, &p);
+	cli_verify_problem(&o, &p);
 	CHECK_STR(tlib_mem_text(&err), "railmon verify: log/00000000000000000001.seg: offset 512: seq 7: the records of a Seal's "
 	          "range do not hash to its chain head (changed, removed, added or reordered), records 7..9\n");
-	for (int i = 0; i < RPT_VERIFY_PRINT_MAX + 5; i++)
-		rpt_verify_problem(&o, &p);
-	CHECK(o.printed == RPT_VERIFY_PRINT_MAX + 6);
-	rpt_verify_result(out.f, &r, pk);
+	for (int i = 0; i < CLI_VERIFY_PRINT_MAX + 5; i++)
+		cli_verify_problem(&o, &p);
+	CHECK(o.printed == CLI_VERIFY_PRINT_MAX + 6);
+	cli_verify_result(out.f, &r, pk);
 	CHECK_STR(tlib_mem_text(&out), "verified: seq 1..9\n"
 	          "unsealed tail: after the last Seal, not yet sealed: seq 10..11\n"
 	          "verified: 9 seqs by 2 Seals, each signed by key abcd000000000000\n"
@@ -489,7 +489,7 @@ static void test_verify(void)
 	tlib_mem_open(&out);
 	r = (struct evd_result){ .bad_signatures = 2, .records = 11, .problems = 2, .nranges = 2,
 	                         .ranges = { { 1, 10, EVD_RANGE_UNPROVEN }, { 10, 12, EVD_RANGE_TAIL } } };
-	rpt_verify_result(out.f, &r, pk);
+	cli_verify_result(out.f, &r, pk);
 	CHECK_STR(tlib_mem_text(&out), "unproven: their Seal does not verify (signature or link): seq 1..9\n"
 	          "unsealed tail: after the last Seal, not proven: seq 10..11\n"
 	          "verified: nothing\n"
@@ -515,41 +515,41 @@ static void test_trace_survey(const char *dir)
 	fclose(f);
 	CHECK(trace_format_detect_file(path, &fmt) == 0);
 	tlib_mem_open(&err);
-	CHECK(rpt_trace_survey(err.f, path, fmt) == 0);
+	CHECK(cli_trace_survey(err.f, path, fmt) == 0);
 	snprintf(want, sizeof(want), "railmon replay: %s: %s, 3 frames; 1 damaged part skipped, the first: %s:2", path,
 	         trace_format_name(fmt), path);
 	CHECK(!strncmp(tlib_mem_text(&err), want, strlen(want)), "%s", tlib_mem_text(&err));
 	tlib_mem_close(&err);
 	snprintf(path, sizeof(path), "%s/none.candump", dir);
 	tlib_mem_open(&err);
-	CHECK(rpt_trace_survey(err.f, path, fmt) == -ENOENT);
+	CHECK(cli_trace_survey(err.f, path, fmt) == -ENOENT);
 	tlib_mem_close(&err);
 }
 
 static void test_livetable(void)
 {
-	struct rpt_live_row rows[] = {
+	struct cli_live_row rows[] = {
 		{ .id = 2, .name = "Eng.Temp", .unit = "degC", .source = "can0", .value = 99.5, .age_ns = S(9) },
 		{ .id = 1, .name = "Eng.Speed", .unit = "km/h", .source = "can0", .value = 20, .age_ns = S(1) / 10 },
 	};
-	struct rpt_live_view v = { .width = 80, .sort = RPT_LIVE_SORT_NAME, .stale_s = 5, .title = "test" };
-	enum rpt_live_sort sort;
-	rpt_livetable_t *t;
+	struct cli_live_view v = { .width = 80, .sort = CLI_LIVE_SORT_NAME, .stale_s = 5, .title = "test" };
+	enum cli_live_sort sort;
+	cli_livetable_t *t;
 	char buf[32];
 	struct tlib_mem out;
 
-	CHECK(rpt_livetable_new(0, &t) == -EINVAL);
-	CHECK(rpt_livetable_new(4, &t) == 0);
-	rpt_live_value_text(1.0, buf, sizeof(buf));
+	CHECK(cli_livetable_new(0, &t) == -EINVAL);
+	CHECK(cli_livetable_new(4, &t) == 0);
+	cli_live_value_text(1.0, buf, sizeof(buf));
 	CHECK_STR(buf, "1");
-	rpt_live_value_text(0.1, buf, sizeof(buf));
+	cli_live_value_text(0.1, buf, sizeof(buf));
 	CHECK_STR(buf, "0.1");
-	CHECK(rpt_live_sort_parse("age", &sort) == 0 && sort == RPT_LIVE_SORT_AGE);
-	CHECK(rpt_live_sort_parse("colour", &sort) == -EINVAL);
-	CHECK_STR(rpt_live_sort_name(RPT_LIVE_SORT_SOURCE), "source");
+	CHECK(cli_live_sort_parse("age", &sort) == 0 && sort == CLI_LIVE_SORT_AGE);
+	CHECK(cli_live_sort_parse("colour", &sort) == -EINVAL);
+	CHECK_STR(cli_live_sort_name(CLI_LIVE_SORT_SOURCE), "source");
 
 	tlib_mem_open(&out);
-	CHECK(rpt_livetable_draw(t, rows, 2, &v, S(100), out.f) == 2);
+	CHECK(cli_livetable_draw(t, rows, 2, &v, S(100), out.f) == 2);
 	/* by name: Speed before Temp; Temp is older than 5 s: marked stale */
 	CHECK(strstr(tlib_mem_text(&out), "Eng.Speed") && strstr(tlib_mem_text(&out), "Eng.Temp") &&
 	      strstr(tlib_mem_text(&out), "Eng.Speed") < strstr(tlib_mem_text(&out), "Eng.Temp"), "%s", tlib_mem_text(&out));
@@ -559,64 +559,64 @@ static void test_livetable(void)
 
 	tlib_mem_open(&out);
 	strcpy(v.filter, "TEMP");
-	CHECK(rpt_livetable_draw(t, rows, 2, &v, S(100), out.f) == 1);
+	CHECK(cli_livetable_draw(t, rows, 2, &v, S(100), out.f) == 1);
 	CHECK(!strstr(tlib_mem_text(&out), "Eng.Speed"), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
-	rpt_livetable_free(t);
+	cli_livetable_free(t);
 
 	/* a row as the stat socket's "channels" answer gives it */
-	CHECK(rpt_live_row_parse("{\"id\":65537,\"name\":\"Eng.\\\"Speed\\u0041\",\"unit\":\"km/h\",\"value\":\"nan\","
+	CHECK(cli_live_row_parse("{\"id\":65537,\"name\":\"Eng.\\\"Speed\\u0041\",\"unit\":\"km/h\",\"value\":\"nan\","
 	                         "\"age_ms\":250,\"quality\":2}", &rows[0]) == 0);
 	CHECK(rows[0].id == 65537 && isnan(rows[0].value) && rows[0].age_ns == 250000000 && rows[0].quality == 2);
 	CHECK_STR(rows[0].name, "Eng.\"SpeedA");
-	CHECK(rpt_live_row_parse("{\"id\":1,\"name\":\"x\",\"value\":null}", &rows[1]) == 0 && rows[1].age_ns == -1);
-	CHECK(rpt_live_row_parse("{\"name\":\"x\"}", &rows[1]) == -EBADMSG);
+	CHECK(cli_live_row_parse("{\"id\":1,\"name\":\"x\",\"value\":null}", &rows[1]) == 0 && rows[1].age_ns == -1);
+	CHECK(cli_live_row_parse("{\"name\":\"x\"}", &rows[1]) == -EBADMSG);
 
 	/* the daemon's line and watch's parser agree: a round trip */
-	struct rpt_live_value lv = { 7, "Door \"A\"", "", "mb 3", "Open", 1, T0, ACQ_Q_GOOD, NULL };
-	struct rpt_live_value never = { 8, "Door.B", "", "mb 3", NULL, 0, 0, 0, NULL };
-	struct rpt_live_value txt = { 9, "vehicle_number", "", "mb 1", NULL, 0, T0, ACQ_Q_GOOD, "EMU-4021" };
+	struct pl_stat_value lv = { 7, "Door \"A\"", "", "mb 3", "Open", 1, T0, ACQ_Q_GOOD, NULL };
+	struct pl_stat_value never = { 8, "Door.B", "", "mb 3", NULL, 0, 0, 0, NULL };
+	struct pl_stat_value txt = { 9, "vehicle_number", "", "mb 1", NULL, 0, T0, ACQ_Q_GOOD, "EMU-4021" };
 	tlib_mem_open(&out);
-	rpt_live_json(out.f, &lv, T0 + S(2));
+	pl_stat_live_json(out.f, &lv, T0 + S(2));
 	CHECK_STR(tlib_mem_text(&out), "{\"id\":7,\"name\":\"Door \\\"A\\\"\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":1,"
 	          "\"t_ns\":1764748800000000000,\"age_ms\":2000.0,\"quality\":0,\"label\":\"Open\"}\n");
-	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[0]) == 0 && rows[0].id == 7 && rows[0].value == 1 &&
+	CHECK(cli_live_row_parse(tlib_mem_text(&out), &rows[0]) == 0 && rows[0].id == 7 && rows[0].value == 1 &&
 	      rows[0].age_ns == S(2) && !strcmp(rows[0].name, "Door \"A\"") && !strcmp(rows[0].label, "Open"));
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
-	rpt_live_json(out.f, &never, T0);
+	pl_stat_live_json(out.f, &never, T0);
 	CHECK_STR(tlib_mem_text(&out), "{\"id\":8,\"name\":\"Door.B\",\"unit\":\"\",\"source\":\"mb 3\",\"value\":null,"
 	          "\"age_ms\":null}\n");
-	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].age_ns == -1);
+	CHECK(cli_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].age_ns == -1);
 	tlib_mem_close(&out);
 	/* a text channel: value null, the text in "text", parsed into the label */
 	tlib_mem_open(&out);
-	rpt_live_json(out.f, &txt, T0 + S(1));
+	pl_stat_live_json(out.f, &txt, T0 + S(1));
 	CHECK_STR(tlib_mem_text(&out), "{\"id\":9,\"name\":\"vehicle_number\",\"unit\":\"\",\"source\":\"mb 1\",\"value\":null,"
 	          "\"text\":\"EMU-4021\",\"t_ns\":1764748800000000000,\"age_ms\":1000.0,\"quality\":0}\n");
-	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].text && !strcmp(rows[1].label, "EMU-4021") &&
+	CHECK(cli_live_row_parse(tlib_mem_text(&out), &rows[1]) == 0 && rows[1].text && !strcmp(rows[1].label, "EMU-4021") &&
 	      rows[1].age_ns == S(1));
 	tlib_mem_close(&out);
 
 	/* the clock line first in the "channels" answer (watch's title,
 	   docs/time.md): written, read back, and no row of its own */
-	struct rpt_live_clock clk = { .unsynced = true, .max_error_us = 16000000 }, back;
+	struct pl_stat_clock clk = { .unsynced = true, .max_error_us = 16000000 }, back;
 	tlib_mem_open(&out);
-	rpt_live_clock_json(out.f, &clk);
+	pl_stat_clock_json(out.f, &clk);
 	CHECK_STR(tlib_mem_text(&out), "{\"clock\":\"unsynced\",\"clock_max_error_us\":16000000}\n");
-	CHECK(rpt_live_clock_parse(tlib_mem_text(&out), &back) == 0 && back.unsynced && back.max_error_us == 16000000);
-	CHECK(rpt_live_row_parse(tlib_mem_text(&out), &rows[1]) == -EBADMSG);
+	CHECK(cli_live_clock_parse(tlib_mem_text(&out), &back) == 0 && back.unsynced && back.max_error_us == 16000000);
+	CHECK(cli_live_row_parse(tlib_mem_text(&out), &rows[1]) == -EBADMSG);
 	tlib_mem_close(&out);
-	CHECK(rpt_live_clock_parse("{\"clock\":\"synced\",\"clock_max_error_us\":120}", &back) == 0 &&
+	CHECK(cli_live_clock_parse("{\"clock\":\"synced\",\"clock_max_error_us\":120}", &back) == 0 &&
 	      !back.unsynced && back.max_error_us == 120);
-	CHECK(rpt_live_clock_parse("{\"id\":7,\"name\":\"clock\"}", &back) == -EBADMSG);
+	CHECK(cli_live_clock_parse("{\"id\":7,\"name\":\"clock\"}", &back) == -EBADMSG);
 
 	/* watch's keys on a 20-line terminal and a table of 40 rows */
-	struct rpt_live_keys k = { 0 };
-	struct rpt_live_view kv = { .height = 20 };
-#define FEED(s) rpt_live_keys_feed(&k, &kv, (const unsigned char *)(s), strlen(s), 40)
-	CHECK(FEED("ss") && kv.sort == RPT_LIVE_SORT_AGE);
-	CHECK(FEED("ss") && kv.sort == RPT_LIVE_SORT_ID);
+	struct cli_live_keys k = { 0 };
+	struct cli_live_view kv = { .height = 20 };
+#define FEED(s) cli_live_keys_feed(&k, &kv, (const unsigned char *)(s), strlen(s), 40)
+	CHECK(FEED("ss") && kv.sort == CLI_LIVE_SORT_AGE);
+	CHECK(FEED("ss") && kv.sort == CLI_LIVE_SORT_ID);
 	CHECK(FEED("jj\033[B") && kv.scroll == 3);
 	CHECK(FEED("\033[Ak") && kv.scroll == 1);
 	CHECK(FEED(" ") && kv.scroll == 18);
@@ -650,7 +650,7 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 0);
+	CHECK(cli_hold_list(empty_dir, out.f, err.f) == 0);
 	snprintf(want, sizeof(want), "%s: no holds\n", empty_dir);
 	CHECK_STR(tlib_mem_text(&out), want);
 	CHECK_STR(tlib_mem_text(&err), "");
@@ -660,7 +660,7 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 	CHECK(stor_hold_add(empty_dir, &h1, &id) == 0 && id == 1);
 	CHECK(stor_hold_add(empty_dir, &h2, &id) == 0 && id == 2);
 	tlib_mem_open(&out);
-	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 0);
+	CHECK(cli_hold_list(empty_dir, out.f, err.f) == 0);
 	CHECK_STR(tlib_mem_text(&out),
 	          "id    trigger              fired (UTC)              window        records                 segments"
 	          "        bytes  expires\n"
@@ -677,7 +677,7 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 	CHECK(ext[0].end_seq - ext[0].first_seq == 7, "%llu..%llu", (unsigned long long)ext[0].first_seq,
 	      (unsigned long long)ext[0].end_seq);
 	tlib_mem_open(&out);
-	CHECK(rpt_hold_list(log_dir, out.f, err.f) == 0);
+	CHECK(cli_hold_list(log_dir, out.f, err.f) == 0);
 	snprintf(recs, sizeof(recs), "%llu-%llu", (unsigned long long)ext[0].first_seq,
 	         (unsigned long long)ext[0].end_seq - 1);
 	snprintf(want, sizeof(want), "\n1     Start                2025-12-03 08:00:00.000Z -1m +10s    %-23s        1 %12llu"
@@ -693,7 +693,7 @@ static void test_hold(const char *log_dir, const char *empty_dir)
 	fseek(f, strstr(file, "hold 2 Moving 1") - file + 14, SEEK_SET);
 	CHECK(fputc('9', f) == '9' && fclose(f) == 0);
 	tlib_mem_open(&out);
-	CHECK(rpt_hold_list(empty_dir, out.f, err.f) == 1);
+	CHECK(cli_hold_list(empty_dir, out.f, err.f) == 1);
 	CHECK_STR(tlib_mem_text(&out), "");
 	CHECK(strstr(tlib_mem_text(&err), "/holds:") && strstr(tlib_mem_text(&err), ": the holds file is damaged (its CRC does not match"),
 	      "%s", tlib_mem_text(&err));
@@ -751,7 +751,7 @@ static void test_hold_gone(const char *dir)
 	CHECK(stor_hold_add(dir, &h, &id) == 0);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_hold_list(dir, out.f, err.f) == 0);
+	CHECK(cli_hold_list(dir, out.f, err.f) == 0);
 	printf("%s", tlib_mem_text(&out));
 	snprintf(want, sizeof(want), " %llu-%llu ", (unsigned long long)first[4], (unsigned long long)first[5] - 1);
 	CHECK(strstr(tlib_mem_text(&out), want), "kept %s:\n%s", want, tlib_mem_text(&out));

@@ -28,12 +28,12 @@ health_interval_s = 1
 segment_size = 64K
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 EOF
 
 # Paced (3 s), so the log holds health records (every second) after the damage.
-"$RAILMON" replay "$SRC/board/demo/train.log" --board "$T/board.ini" --data "$T/good" --speed 20 \
+"$RAILMON" replay "$SRC/cli/demo/train.log" --board "$T/board.ini" --data "$T/good" --speed 20 \
 	2> "$T/setup.err" || fail "making the test log"
 "$RAILMON" export --data "$T/good" --format jsonl > "$T/good.jsonl" 2>> "$T/setup.err" || fail "export of the good log"
 total=$(wc -l < "$T/good.jsonl")
@@ -133,7 +133,7 @@ echo "newest segment a FIFO or a directory: said, records $lfirst.. to the end l
 
 # A writer on that log: the directory is set aside, the log goes on after
 # the last real segment (it used to refuse to open: "Is a directory").
-"$RAILMON" replay "$SRC/board/demo/train.log" --board "$T/board.ini" --data "$T/last-dir" --append 2> "$T/writer.err" \
+"$RAILMON" replay "$SRC/cli/demo/train.log" --board "$T/board.ini" --data "$T/last-dir" --append 2> "$T/writer.err" \
 	|| fail "replay into a log whose newest segment is a directory: exit $?"
 [ -d "$T/last-dir/$last.damaged" ] || fail "the directory was not set aside as $last.damaged"
 "$RAILMON" export --data "$T/last-dir" --format jsonl --order seq > "$T/writer.jsonl" 2> "$T/writer-export.err" \
@@ -146,7 +146,7 @@ PY
 echo "writer: a directory in place of the newest segment set aside, the log goes on"
 
 # A paced replay across an hour's gap between two records stops on SIGTERM.
-"$PY" - "$SRC/board/demo/train.log" "$T/gap.log" <<'PY'
+"$PY" - "$SRC/cli/demo/train.log" "$T/gap.log" <<'PY'
 import sys
 lines = [l for l in open(sys.argv[1]) if l.strip()][:200]
 with open(sys.argv[2], "w") as out:

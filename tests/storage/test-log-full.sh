@@ -33,8 +33,8 @@ sync_window_ms = 20
 segment_size = 256K
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
-dbc = $SRC/board/demo/train.dbc
+file = $SRC/cli/demo/train.log
+dbc = $SRC/cli/demo/train.dbc
 speed = 10
 loop = true
 EOF

@@ -21,7 +21,7 @@ board() { # FILE [STORAGE KEY LINES...]: a looping trace at 10x, the log on the 
 		printf '[board]\nvehicle = SPACE-TEST\nbatch_ms = 100\n[storage]\nsync_window_ms = 50\n'
 		for l in "$@"; do printf '%s\n' "$l"; done
 		printf '[can vehicle]\ndriver = trace\nfile = %s\ndbc = %s\nspeed = 10\nloop = true\n' \
-			"$SRC/board/demo/train.log" "$SRC/board/demo/train.dbc"
+			"$SRC/cli/demo/train.log" "$SRC/cli/demo/train.dbc"
 	} > "$f"
 }
 

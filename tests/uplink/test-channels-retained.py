@@ -48,7 +48,7 @@ def main():
         with open(board, "w") as f:
             f.write("[board]\nvehicle = RET-1\nrt_priority = 0\nbatch_ms = 200\nmeta_interval_s = 3600\n"
                     "[storage]\ndir = %s/log\n[uplink]\nbroker = mqtt://127.0.0.1:%d\n"
-                    "[can vehicle]\ndriver = trace\nfile = %s/board/demo/train.log\ndbc = %s/board/demo/train.dbc\n"
+                    "[can vehicle]\ndriver = trace\nfile = %s/cli/demo/train.log\ndbc = %s/cli/demo/train.dbc\n"
                     "speed = 1\n" % (tmp, port, SRC, SRC))
         run = start_peer([RAILMON, "run", "--board", board, "--duration", "30"], stderr=subprocess.PIPE, text=True)
         # the retained dictionary, as any MQTT client gets it

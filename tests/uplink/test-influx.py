@@ -79,7 +79,7 @@ class Influx:
 
 
 def test_export(tmp, db):
-    trace, dbc = os.path.join(SRC, "board/demo/train.log"), os.path.join(SRC, "board/demo/train.dbc")
+    trace, dbc = os.path.join(SRC, "cli/demo/train.log"), os.path.join(SRC, "cli/demo/train.dbc")
     data = os.path.join(tmp, "log")
     subprocess.run([RAILMON, "replay", trace, "--dbc", dbc, "--data", data, "--vehicle", "EMU-7.a"], check=True,
                    capture_output=True, timeout=60)

@@ -35,7 +35,7 @@ start_broker() {
 
 # The first 1000 frames of the demo trace (with DBC decoding about 12,000
 # records per run): enough Batches, and quick to export under ASan.
-head -1000 "$SRC/board/demo/train.log" > "$T/trace.log"
+head -1000 "$SRC/cli/demo/train.log" > "$T/trace.log"
 
 # board NAME VEHICLE [BROKER_URL]: the trace read as fast as possible, with
 # an uplink if a URL is given
@@ -45,7 +45,7 @@ board() {
 		printf '[storage]\nsync_window_ms = 50\n'
 		[ -z "${3:-}" ] || printf '[uplink]\nbroker = %s\n' "$3"
 		printf '[can vehicle]\ndriver = trace\nfile = %s\ndbc = %s\nspeed = 0\n' \
-			"$T/trace.log" "$SRC/board/demo/train.dbc"
+			"$T/trace.log" "$SRC/cli/demo/train.dbc"
 	} > "$T/$1.ini"
 }
 

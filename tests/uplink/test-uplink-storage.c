@@ -2,7 +2,7 @@
 /*
  * test-uplink-storage.c - the whole store-and-forward path on the real
  * flash log: vehicle log (storage/) -> stor_reader -> forwarder -> mosquitto
- * -> recv -> ground log (stor_log_append), wired the way board/ wires it
+ * -> recv -> ground log (stor_log_append), wired the way cli/ wires it
  * (uplink/README.md).  The ground log must end up holding the vehicle's
  * Batches byte for byte, while the vehicle keeps appending (the reader
  * follows the live log) and across a forwarder restart from its cursor.

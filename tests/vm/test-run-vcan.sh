@@ -15,7 +15,7 @@ SRC=$2
 lib_init run-vcan
 fail() { echo "FAIL: $*"; cat "$T/run.err" 2>/dev/null || true; exit 1; }
 N=2000
-head -n $N "$SRC/board/demo/train.log" > "$T/part.log"
+head -n $N "$SRC/cli/demo/train.log" > "$T/part.log"
 
 cat > "$T/board.ini" <<EOF
 [board]
@@ -26,7 +26,7 @@ health_interval_s = 1
 [can vehicle]
 driver = socketcan
 interface = vcan0
-dbc = $SRC/board/demo/train.dbc
+dbc = $SRC/cli/demo/train.dbc
 EOF
 "$RAILMON" run --board "$T/board.ini" --data "$T/log" 2> "$T/run.err" &
 rpid=$!

@@ -23,7 +23,7 @@ hw_watchdog_timeout_s = 3
 stat_socket = @railmon-wdog-test
 [can vehicle]
 driver = trace
-file = $SRC/board/demo/train.log
+file = $SRC/cli/demo/train.log
 loop = true
 EOI
 "$RAILMON" run --board "$T/board.ini" --data "$T/log" 2> "$T/run.err" &

@@ -415,7 +415,7 @@ def test_token(pg):
     print("token: non-loopback refused without one; 401 without it, 200 with it (header, cookie)")
 
 
-DEMO = os.path.join(HERE, "..", "..", "board", "demo")
+DEMO = os.path.join(HERE, "..", "..", "cli", "demo")
 
 
 def dbc_value_tables(path):

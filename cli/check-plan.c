@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* check-plan.c - what `railmon check` says about a board file (check-plan.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dbc/dbc.h"
+#include "bus/load.h"
+#include "bus/regmap.h"
+#include "cli/check-plan.h"
+#include "conf/config.h"
+#include "conf/config-schema.h"
+#include "pipeline/channels.h"
+#include "pipeline/logdir.h"
+#include "pipeline/window.h"
+#include "storage/stor.h"
+
+/* The log's sizes against its filesystem: refused as `run` would refuse. */
+static int check_storage(FILE *out, FILE *err, const struct conf_board *cfg, const char *data)
+{
+	const char *dir = pl_data_dir(cfg, data);
+	char msg[CONF_ERR_MAX], warn[512];
+	struct stor_space sp;
+	char fs[32], avail[32];
+
+	if (pl_log_check_space(cfg, dir, msg, sizeof(msg), warn, sizeof(warn)) < 0) {
+		fprintf(err, "railmon check: %s\n", msg);
+		return -EINVAL;
+	}
+	if (stor_space_query(dir, &sp) == 0)
+		fprintf(out, "  log filesystem: %s, %s free for the log\n", conf_size_text(sp.fs_bytes, fs, sizeof(fs)),
+		       conf_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail)));
+	if (warn[0])
+		fprintf(out, "  WARNING: %s\n", warn);
+	return 0;
+}
+
+/* The evidence chain: signed with the board's key, or unsigned (said). */
+static int check_evidence(FILE *out, FILE *err, const struct conf_board *cfg, const struct cli_check_key *key)
+{
+	char id[17];
+
+	if (key->r < 0) {
+		fprintf(err, "railmon check: %s\n", key->err);
+		return key->r;
+	}
+	if (key->r == 0) {
+		fprintf(out, "  evidence: hash chain and Seals every %u s, UNSIGNED (no [board] key): tamper-evident, "
+		        "not authenticated\n", cfg->seal_interval_s);
+		return 0;
+	}
+	fprintf(out, "  evidence: hash chain and Seals every %u s, signed with %s (key id %s)\n", cfg->seal_interval_s,
+	        cfg->key, evd_key_id(key->public_key, id));
+	return 0;
+}
+
+static const char *const can_drivers[] = { "socketcan", "slcan", "trace" };
+
+/* The words of a load warning, in check's plan and in run's warning. */
+static const char can_busy[] = "above 70%: frames will queue";
+static const char line_busy[] = "TOO BUSY: lengthen periods";
+
+/* Bus load from the DBC's cycle times (bus/load.h). */
+static void check_can_load(FILE *out, const struct bus_can_cfg *c, const dbc_t *dbc)
+{
+	struct bus_can_load l;
+
+	bus_can_load(c, dbc, &l);
+	if (!l.cyclic) {
+		fprintf(out, "    no GenMsgCycleTime in the DBC: bus load not estimated\n");
+		return;
+	}
+	fprintf(out, "    %u of %u messages cyclic: %.0f frames/s, about %.0f%% of the bus at %.0f kbit/s%s%s%s\n", l.cyclic,
+	       l.messages, l.frames_s, l.load * 100, l.bitrate / 1000, l.load > BUS_LOAD_WARN ? " (" : "",
+	       l.load > BUS_LOAD_WARN ? can_busy : "", l.load > BUS_LOAD_WARN ? ")" : "");
+}
+
+static int check_can(FILE *out, FILE *err, const struct conf_board *cfg, const struct bus_cfg *b)
+{
+	const struct bus_can_cfg *c = &b->can;
+	char msg[CONF_ERR_MAX];
+	dbc_t *dbc;
+
+	fprintf(out, "  [can %s] driver %s, %s%s%s, %s", b->name, can_drivers[c->driver],
+	       c->driver == BUS_CAN_SOCKETCAN ? c->ifname : c->device, c->fd ? ", CAN FD" : "",
+	       c->j1939 ? ", J1939 (transport, PGN, DM1)" : "", c->listen_only ? "listen-only" : "NORMAL MODE (may transmit)");
+	if (c->bitrate)
+		fprintf(out, ", %u bit/s", c->bitrate);
+	if (c->nfilters)
+		fprintf(out, ", %u filters", c->nfilters);
+	fputc('\n', out);
+	if (!c->dbc[0]) {
+		fprintf(out, "    no DBC: raw frames only\n");
+		return 0;
+	}
+	if (pl_dbc_load(cfg, b->index, &dbc, msg, sizeof(msg)) < 0) {
+		fprintf(err, "railmon check: %s\n", msg);
+		return -EINVAL;
+	}
+	fprintf(out, "    DBC %s: %u messages, %u signals\n", c->dbc, dbc_message_count(dbc), dbc_signal_count(dbc));
+	for (unsigned i = 0; i < dbc_warning_count(dbc); i++)
+		fprintf(out, "    warning: %s\n", dbc_warning(dbc, i));
+	if (dbc_warning_count(dbc))
+		fprintf(out, "    %u DBC warning%s (dbc_strict = true refuses the file instead)\n", dbc_warning_count(dbc),
+		       dbc_warning_count(dbc) == 1 ? "" : "s");
+	check_can_load(out, c, dbc);
+	dbc_free(dbc);
+	return 0;
+}
+
+/* The request plan the driver will poll (bus/regmap.c merges neighbours),
+   and what it costs on the wire (bus/load.h). */
+static void check_requests(FILE *out, const struct bus_mb_cfg *m, const struct bus_mb_regmap *map)
+{
+	struct bus_mb_load l;
+
+	for (size_t g = 0; g < map->ngroups; g++) {
+		const struct bus_mb_group *gr = &map->groups[g];
+		for (size_t k = gr->first_req; k < gr->first_req + gr->nreqs; k++) {
+			const struct bus_mb_request *q = &map->reqs[k];
+			fprintf(out, "    request: unit %u FC%u %s %u..%u (%u channel%s) every %u ms\n", q->unit_id, q->table,
+			       conf_mb_table_name(q->table), q->addr, q->addr + q->count - 1, q->nslots,
+			       q->nslots == 1 ? "" : "s", gr->period_ms);
+		}
+	}
+	bus_mb_load(m, map, &l);
+	fprintf(out, "    %zu channels in %zu requests: %.1f requests/s, %.0f bytes/s", m->nchannels, map->nreqs,
+	       l.requests_s, l.bytes_s);
+	if (m->rtu)
+		fprintf(out, ", %.1f%% of the line at %u baud%s%s%s", l.line_load * 100, m->baud,
+		       l.line_load > BUS_LOAD_WARN ? " (" : "", l.line_load > BUS_LOAD_WARN ? line_busy : "",
+		       l.line_load > BUS_LOAD_WARN ? ")" : "");
+	fputc('\n', out);
+}
+
+bool cli_mb_modicon_warning(const struct bus_mb_channel *c, char *buf, size_t len)
+{
+	unsigned a = c->addr, base = a >= 40001 && a <= 49999 ? 40001 : a >= 30001 && a <= 39999 ? 30001 : 0;
+	enum bus_mb_table t = base == 40001 ? BUS_MB_HOLDING : BUS_MB_INPUT;
+
+	if (a < 30001)
+		return false;
+	if (!base) {
+		snprintf(buf, len, "channel '%s': address %u: railmon takes the 0-based protocol address; if this is "
+		         "Modicon notation (3xxxx, 4xxxx), convert it", c->name, a);
+		return true;
+	}
+	snprintf(buf, len, "channel '%s': address %u looks like Modicon notation (%s register %u, numbered from 1); "
+	         "railmon takes the 0-based protocol address: for that register write 'table = %s' and "
+	         "'address = %u'%s%s", c->name, a, conf_mb_table_name(t), a - base + 1, conf_mb_table_name(t),
+	         a - base, c->table != t ? " (the channel says table = " : "",
+	         c->table != t ? conf_mb_table_name(c->table) : "");
+	if (c->table != t)
+		snprintf(buf + strlen(buf), len - strlen(buf), ")");
+	return true;
+}
+
+static int check_modbus(FILE *out, FILE *err, const struct bus_cfg *b)
+{
+	char warn[320];
+
+	const struct bus_mb_cfg *m = &b->mb;
+	struct bus_mb_regmap *map;
+	int r;
+
+	if (m->rtu)
+		fprintf(out, "  [modbus %s] RTU %s %u %u%c%u%s, timeout %u ms\n", b->name, m->device, m->baud, m->data_bits,
+		       m->parity, m->stop_bits, m->rs485 ? " RS-485" : "", m->response_timeout_ms);
+	else
+		fprintf(out, "  [modbus %s] TCP %s:%u, timeout %u ms\n", b->name, m->host, m->port, m->response_timeout_ms);
+	for (size_t i = 0; i < m->nchannels; i++) {
+		const struct bus_mb_channel *c = &m->channels[i];
+		fprintf(out, "    %-24s unit %3u %-8s %5u %-3s %s scale %g offset %g %-6s every %u ms\n", c->name, c->unit_id,
+		       conf_mb_table_name(c->table), c->addr, conf_mb_type_name(c->type),
+		       conf_mb_order_name(c->order), c->scale, c->offset,
+		       c->unit, c->period_ms);
+		if (cli_mb_modicon_warning(c, warn, sizeof(warn)))
+			fprintf(out, "    warning: %s\n", warn);
+	}
+	r = bus_mb_regmap_new(m->channels, m->nchannels, m->max_gap, &map);
+	if (r < 0) {
+		fprintf(err, "railmon check: [modbus %s]: cannot plan requests: %s\n", b->name, strerror(-r));
+		return r;
+	}
+	check_requests(out, m, map);
+	bus_mb_regmap_free(map);
+	return 0;
+}
+
+bool cli_bus_load_warning(const struct conf_board *cfg, size_t b, const dbc_t *dbc, char *buf, size_t len)
+{
+	const struct bus_cfg *bc = &cfg->buses[b];
+	struct bus_mb_regmap *map;
+	struct bus_can_load cl;
+	struct bus_mb_load ml;
+	bool over = false;
+
+	if (bc->kind == BUS_KIND_CAN && dbc && bus_can_load(&bc->can, dbc, &cl) == 0 && cl.load > BUS_LOAD_WARN) {
+		snprintf(buf, len, "[can %s]: about %.0f%% of the bus at %.0f kbit/s (%s)", bc->name, cl.load * 100,
+		         cl.bitrate / 1000, can_busy);
+		return true;
+	}
+	if (bc->kind != BUS_KIND_MODBUS || !bc->mb.rtu ||
+	    bus_mb_regmap_new(bc->mb.channels, bc->mb.nchannels, bc->mb.max_gap, &map) < 0)
+		return false;
+	if (bus_mb_load(&bc->mb, map, &ml) == 0 && ml.line_load > BUS_LOAD_WARN) {
+		snprintf(buf, len, "[modbus %s]: %.1f%% of the line at %u baud (%s)", bc->name, ml.line_load * 100,
+		         bc->mb.baud, line_busy);
+		over = true;
+	}
+	bus_mb_regmap_free(map);
+	return over;
+}
+
+int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
+                    const struct cli_check_key *key)
+{
+	char note[1024], msg[CONF_ERR_MAX];
+	int r, bad = 0;
+
+	fprintf(out, "%s: vehicle %s, config hash %016" PRIx64 "\n", cfg->path, cfg->vehicle, cfg->hash);
+	fprintf(out, "  log %s, segments %" PRIu64 " KiB, sync window %u ms, batches every %u ms\n",
+	        pl_data_dir(cfg, data), cfg->storage.segment_bytes >> 10,
+	        cfg->storage.sync_window_ms, cfg->batch_ms);
+	bad |= check_storage(out, err, cfg, data) < 0;
+	bad |= check_evidence(out, err, cfg, key) < 0;
+	/* triggers, required channels, retention_min_age (pipeline/window.h) */
+	if ((r = pl_recorder_check(cfg, pl_data_dir(cfg, data), note, sizeof(note), msg, sizeof(msg))) < 0)
+		fprintf(err, "railmon check: %s\n", msg);
+	else if (note[0])
+		fprintf(out, "  %s\n", note);
+	bad |= r < 0;
+	if (cfg->uplink.enabled)
+		fprintf(out, "  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host,
+		        cfg->uplink.port, cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");
+	for (size_t i = 0; i < cfg->nbuses; i++) {
+		if (cfg->buses[i].kind == BUS_KIND_CAN)
+			bad |= check_can(out, err, cfg, &cfg->buses[i]) < 0;
+		else
+			bad |= check_modbus(out, err, &cfg->buses[i]) < 0;
+	}
+	if (bad)
+		return 1;
+	fprintf(out, "ok\n");
+	return 0;
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plot.c - `railmon plot`: channels of a log (or of the ground database)
+ * drawn over time into a PNG, an SVG or one zoomable HTML page.
+ *
+ * The records come through export's engine (report/export.h: the same
+ * sources, time window and channel names as `export`) into a sink that
+ * hands samples and events to plot/ (plot.h: bounded memory whatever
+ * the log's length, so a day of data draws in the memory of a minute).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/timeparse.h"
+#include "cli.h"
+#include "plot/plot.h"
+#include "record/channels.h"
+#include "record/names.h"
+#include "report/export.h"
+
+static const char plot_usage[] =
+	"Usage: railmon plot -c CHANNEL [-c CHANNEL ...] -o FILE [OPTIONS]\n"
+	"Draw channels of the log over time: a PNG or SVG picture, or one HTML page\n"
+	"(zoomable, all charts together; it opens offline).  Channels of one unit share\n"
+	"a panel; events (START, STOP, faults, triggers; not the Seals) are dashed\n"
+	"lines.  Each pixel column shows the first, last, lowest and highest sample it\n"
+	"holds, so a one-sample spike shows on a day of data; a line breaks where\n"
+	"samples stop for more than 20 of their usual spacings.  Samples of quality\n"
+	"invalid are left out (and counted); out-of-range ones are drawn.\n"
+	"\n"
+	"  -d, --data DIR      log directory (default: railmon-data), or a vehicle's\n"
+	"                      directory of a ground log (recv --log)\n"
+	"      --db URL        read the ground's PostgreSQL database instead of a log\n"
+	"      --vehicle V     with --db: the vehicle (required)\n"
+	"  -c, --channel NAME  a channel (repeatable, at most 32): Message.Signal, or the\n"
+	"                      bare signal name where only one message has it\n"
+	"  -o, --output FILE   the picture: FILE.png, FILE.svg or FILE.html\n"
+	"      --from TIME     only samples at or after TIME\n"
+	"      --to TIME       only samples before TIME\n"
+	"                      TIME: 2026-12-03T07:00:00Z, 2026-12-03T08:00:00+01:00,\n"
+	"                      2026-12-03 08:00:00 (local time, TZ) or Unix seconds\n"
+	"      --local         the time axis in local time (TZ) instead of UTC\n"
+	"      --size WxH      the picture's size in pixels (default 1200 wide, 260 high\n"
+	"                      a panel)\n"
+	"      --title TEXT    a title above the picture (default: the source)\n"
+	"      --no-events     no event lines\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon plot -d railmon-data -c VehicleSpeed.Speed -c BrakePipePressure -o run.png\n"
+	"  railmon plot -c Speed --from 2026-12-03T08:00:00Z --to 2026-12-03T08:10:00Z -o speed.html\n"
+	"  railmon plot --db postgresql:///railmon --vehicle emu-4711 -c Speed -o day.svg\n";
+
+struct plot_run {
+	plot_t *p;
+	const char *resolved[RPT_EXPORT_FILTER_MAX];
+	int series[RPT_EXPORT_FILTER_MAX];
+	size_t n;
+	bool events;
+	uint64_t invalid, events_seen;
+};
+
+/* The Seals' events mark bookkeeping every few seconds, not the train. */
+static bool event_worth_a_line(uint32_t code)
+{
+	return code != ACQ_EV_SEAL && code != ACQ_EV_SEAL_CHAIN_NEW && code != ACQ_EV_SEAL_UNSIGNED;
+}
+
+static int plot_sink(void *ctx, const struct acq_item *it, const struct rec_names *nm)
+{
+	struct plot_run *pr = ctx;
+
+	if (it->kind == ACQ_ITEM_EVENT) {
+		if (!pr->events || !event_worth_a_line(it->event.code))
+			return 0;
+		pr->events_seen++;
+		return plot_add_event(pr->p, it->t_ns, rec_event_name(it->event.code));
+	}
+	if (it->kind != ACQ_ITEM_SAMPLE || !nm->channel)
+		return 0;
+	for (size_t i = 0; i < pr->n; i++) {
+		if (strcmp(nm->channel, pr->resolved[i]))
+			continue;
+		if (it->sample.quality == ACQ_Q_INVALID) {
+			pr->invalid++;
+			return 0;
+		}
+		return plot_add_point(pr->p, pr->series[i], it->t_ns, it->sample.value);
+	}
+	return 0;
+}
+
+/* Once the dictionaries are read: a series per --channel, in the order
+   given, with the unit the dictionary says. */
+static int plot_setup(void *ctx, struct rpt_export *x)
+{
+	struct plot_run *pr = ctx;
+	const struct rec_channel **list;
+	int n = rec_channels_sorted(x->chans, &list);
+
+	if (n < 0)
+		return cli_fail("plot", "out of memory");
+	for (size_t i = 0; i < x->nchannel_filters; i++) {
+		const char *unit = "";
+		bool dup = false;
+
+		for (size_t j = 0; j < pr->n; j++)
+			dup = dup || !strcmp(pr->resolved[j], x->resolved[i]);
+		if (dup)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (!strcmp(list[k]->name, x->resolved[i]) && list[k]->unit)
+				unit = list[k]->unit;
+		int s = plot_add_series(pr->p, x->resolved[i], unit);
+		if (s < 0) {
+			free(list);
+			return cli_fail("plot", "%s", strerror(-s));
+		}
+		pr->resolved[pr->n] = x->resolved[i];
+		pr->series[pr->n++] = s;
+	}
+	free(list);
+	return 0;
+}
+
+static int parse_size(const char *arg, struct plot_opts *o)
+{
+	char *end;
+	long w = strtol(arg, &end, 10), h;
+
+	if (end == arg || (*end != 'x' && *end != 'X'))
+		return -EINVAL;
+	arg = end + 1;
+	h = strtol(arg, &end, 10);
+	if (end == arg || *end || w < 200 || w > 20000 || h < 120 || h > 20000)
+		return -EINVAL;
+	o->width = (int)w;
+	o->height = (int)h;
+	return 0;
+}
+
+/* What was drawn, on stderr: the picture, the samples per channel, what
+   was left out. */
+static void plot_say(const struct plot_run *pr, const char *output)
+{
+	struct plot_stats st;
+
+	plot_stats(pr->p, &st);
+	fprintf(stderr, "railmon plot: %s: ", output);
+	for (size_t i = 0; i < pr->n; i++)
+		fprintf(stderr, "%s%s %" PRIu64 " samples", i ? ", " : "", pr->resolved[i],
+		        plot_series_points(pr->p, pr->series[i]));
+	size_t ev = plot_events_in_view(pr->p);
+	fprintf(stderr, "; %zu event%s marked", ev, ev == 1 ? "" : "s");
+	if (st.events > ev)
+		fprintf(stderr, " (%" PRIu64 " more outside the samples' time)", st.events - ev);
+	fputc('\n', stderr);
+	if (pr->invalid)
+		fprintf(stderr, "railmon plot: %" PRIu64 " samples of quality invalid left out\n", pr->invalid);
+	if (st.not_a_number)
+		fprintf(stderr, "railmon plot: %" PRIu64 " samples that are not a number left out\n", st.not_a_number);
+	if (st.out_of_reach)
+		fprintf(stderr, "railmon plot: %" PRIu64 " samples more than 146 years from the rest left out\n",
+		        st.out_of_reach);
+	if (st.events_dropped)
+		fprintf(stderr, "railmon plot: %" PRIu64 " events over the %d drawn left out\n", st.events_dropped,
+		        PLOT_EVENTS_MAX);
+}
+
+int cli_cmd_plot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "data", required_argument, NULL, 'd' }, { "channel", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' }, { "from", required_argument, NULL, 1 },
+		{ "to", required_argument, NULL, 2 }, { "db", required_argument, NULL, 3 },
+		{ "vehicle", required_argument, NULL, 4 }, { "local", no_argument, NULL, 5 },
+		{ "size", required_argument, NULL, 6 }, { "title", required_argument, NULL, 7 },
+		{ "no-events", no_argument, NULL, 8 }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	struct rpt_export x = { .out = stdout, .err = stderr, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
+	                        .window_ns = -1, .cmd = "plot" };
+	struct plot_opts po = { .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	struct plot_run pr = { .events = true };
+	const char *dir = "railmon-data", *output = NULL, *db = NULL, *vehicle = NULL, *title = NULL;
+	enum plot_format fmt;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "d:c:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dir = optarg; break;
+		case 'o': output = optarg; break;
+		case 3: db = optarg; break;
+		case 4: vehicle = optarg; break;
+		case 5: po.local_time = true; break;
+		case 7: title = optarg; break;
+		case 8: pr.events = false; break;
+		case 'c':
+			if (x.nchannel_filters >= PLOT_SERIES_MAX)
+				return cli_fail("plot", "--channel: at most %d in one picture", PLOT_SERIES_MAX);
+			x.channels[x.nchannel_filters++] = optarg;
+			break;
+		case 1:
+		case 2:
+			if (basic_parse_time(optarg, c == 1 ? &x.from_ns : &x.to_ns) < 0)
+				return cli_fail("plot", "--%s: cannot read time '%s' (2026-12-03T07:00:00Z, "
+				                "2026-12-03T08:00:00+01:00, local 2026-12-03 08:00:00, or Unix seconds)",
+				                c == 1 ? "from" : "to", optarg);
+			break;
+		case 6:
+			if (parse_size(optarg, &po) < 0)
+				return cli_fail("plot", "--size: expected WIDTHxHEIGHT in pixels, 200x120 to "
+				                "20000x20000, not '%s'", optarg);
+			break;
+		case 'h':
+			fputs(plot_usage, stdout);
+			return 0;
+		default:
+			return cli_see_help("plot");
+		}
+	}
+	if (optind < argc)
+		return cli_fail("plot", "unexpected argument '%s'", argv[optind]);
+	if (!x.nchannel_filters)
+		return cli_fail("plot", "which channels? give -c NAME (railmon channels -d DIR lists them)");
+	if (!output)
+		return cli_fail("plot", "where to? give -o FILE.png, FILE.svg or FILE.html");
+	if (plot_format_of(output, &fmt) < 0)
+		return cli_fail("plot", "-o %s: the name must end in .png, .svg or .html (it says the format)", output);
+	if (!db != !vehicle)
+		return cli_fail("plot", db ? "--db needs --vehicle V" : "--vehicle is for --db");
+	if (x.from_ns >= x.to_ns)
+		return cli_fail("plot", "--from is not before --to: no time is between them");
+	po.from_ns = x.from_ns;
+	po.to_ns = x.to_ns;
+	po.title = title ? title : db ? vehicle : dir;
+	if ((r = plot_create(&pr.p, &po)) < 0)
+		return cli_fail("plot", "%s", strerror(-r));
+	x.kinds = 1u << ACQ_ITEM_SAMPLE | (pr.events ? 1u << ACQ_ITEM_EVENT : 0);
+	x.sink = plot_sink;
+	x.sink_setup = plot_setup;
+	x.sink_ctx = &pr;
+	if (rec_channels_new(&x.chans) < 0) {
+		plot_free(pr.p);
+		return cli_fail("plot", "out of memory");
+	}
+	r = db ? rpt_export_db(&x, db, vehicle) : rpt_export_dir(&x, dir);
+	if (r == 0) {
+		int w = plot_write(pr.p, output, fmt);
+
+		if (w == -ENODATA) {
+			fprintf(stderr, "railmon plot: %s: no sample of ", db ? vehicle : dir);
+			for (size_t i = 0; i < pr.n; i++)
+				fprintf(stderr, "%s%s", i ? (i + 1 == pr.n ? " or " : ", ") : "", pr.resolved[i]);
+			fprintf(stderr, " %s: nothing to draw, %s not written\n",
+			        x.from_ns != INT64_MIN || x.to_ns != INT64_MAX ? "between --from and --to" : "in the log",
+			        output);
+			r = 1;
+		} else if (w == -ENOTSUP) {
+			fprintf(stderr, "railmon plot: %s: this railmon was built without %s\n", output,
+			        fmt == PLOT_HTML ? "uPlot (npm at build time)" : "cairo (libcairo2-dev)");
+			r = 1;
+		} else if (w < 0) {
+			fprintf(stderr, "railmon plot: %s: %s\n", output, strerror(-w));
+			r = 1;
+		} else {
+			plot_say(&pr, output);
+		}
+	}
+	rpt_export_release(&x);
+	plot_free(pr.p);
+	return r > 0 ? r : r < 0 || x.damaged ? 1 : 0;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * replay-trace.c - what a trace holds, said before `railmon replay` reads it
+ * (replay-trace.h).  An incident investigator must know what a replay left out;
+ * the daemon's summary has only counts.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bus/bus.h"
+#include "conf/config-types.h"
+#include "bus/can-trace.h"
+#include "trace/candump.h"
+#include "trace/trace.h"
+#include "report/say.h"
+#include "cli/replay-trace.h"
+
+static bool has_channels(enum trace_format fmt)
+{
+	return fmt == TRACE_ASC || fmt == TRACE_BLF || fmt == TRACE_TRC;
+}
+
+/* "channel 1 8, channel 2 4" of the channels with frames */
+static void say_channels(FILE *out, const struct cli_trace_info *info)
+{
+	bool first = true;
+
+	for (size_t c = 1; c < BUS_TRACE_CHANNELS; c++)
+		if (info->chan[c]) {
+			fprintf(out, "%schannel %zu %" PRIu64, first ? "" : ", ", c, info->chan[c]);
+			first = false;
+		}
+}
+
+int cli_trace_survey_info(FILE *out, const char *trace, enum trace_format fmt, struct cli_trace_info *ret_info)
+{
+	struct bus_cfg in = { .kind = BUS_KIND_CAN };
+	struct acq_item items[256];
+	struct cli_trace_info info = { .fmt = fmt };
+	uint64_t bad = 0;
+	bus_dev_t *dev = NULL;
+	char first[PATH_MAX + 128];
+	int n;
+
+	in.can.driver = BUS_CAN_TRACE;
+	snprintf(in.can.device, sizeof(in.can.device), "%s", trace);
+	if ((n = bus_dev_new(&in, &dev)) < 0)
+		return n;
+	while ((n = bus_dev_recv(dev, items, 256, 0)) > 0)
+		for (int i = 0; i < n; i++) {
+			info.frames += items[i].kind == ACQ_ITEM_CAN;
+			bad += items[i].kind == ACQ_ITEM_EVENT && items[i].event.code == ACQ_EV_CAN_BAD_LINE;
+		}
+	bus_can_trace_channels(dev, info.chan, BUS_TRACE_CHANNELS);
+	fprintf(out, "railmon replay: %s: %s, %" PRIu64 " frames", trace, trace_format_name(fmt), info.frames);
+	if (info.frames && has_channels(fmt)) {
+		fputs(": ", out);
+		say_channels(out, &info);
+	}
+	if (bad && bus_can_trace_first_bad(dev, first, sizeof(first)) == 0)
+		fprintf(out, "; %" PRIu64 " damaged part%s skipped, the first: %s", bad, bad == 1 ? "" : "s", first);
+	if (bus_can_trace_skipped(dev, first, sizeof(first)) == 0)
+		fprintf(out, "; objects that are no CAN frame skipped: %s", first);
+	fputc('\n', out);
+	bus_dev_free(dev);
+	info.damaged = bad;
+	if (ret_info)
+		*ret_info = info;
+	return n == -ENODATA ? 0 : n;
+}
+
+int cli_trace_survey(FILE *out, const char *trace, enum trace_format fmt)
+{
+	return cli_trace_survey_info(out, trace, fmt, NULL);
+}
+
+int cli_trace_pick_channel(FILE *err, const struct cli_trace_info *info, struct conf_board *cfg, uint32_t channel)
+{
+	size_t held = 0, only = 0;
+
+	if (!has_channels(info->fmt) || cfg->nbuses != 1) {
+		if (channel)
+			return rpt_fail(err, "replay", "--channel: a %s has no numbered channels",
+			                trace_format_name(info->fmt));
+		return -1;
+	}
+	for (size_t c = 1; c < BUS_TRACE_CHANNELS; c++)
+		if (info->chan[c]) {
+			held++;
+			only = only ? only : c;
+		}
+	if (channel && (channel >= BUS_TRACE_CHANNELS || !info->chan[channel])) {
+		fprintf(err, "railmon replay: --channel %" PRIu32 ": the trace has no frame on it; it holds ", channel);
+		say_channels(err, info);
+		fputc('\n', err);
+		return 2;
+	}
+	if (!channel && held > 1) {
+		fputs("railmon replay: the trace holds several channels (", err);
+		say_channels(err, info);
+		fputs("); --dbc decodes one bus: give --channel N\n", err);
+		return 2;
+	}
+	cfg->buses[0].can.trace_channel = channel ? channel : (uint32_t)only;
+	return -1;
+}
+
+/* The frames bus b of a trace replay gets */
+static uint64_t bus_frames(const struct cli_trace_info *info, const struct bus_cfg *b)
+{
+	uint64_t sum = 0;
+
+	if (b->can.trace_channel)
+		return b->can.trace_channel < BUS_TRACE_CHANNELS ? info->chan[b->can.trace_channel] : 0;
+	for (size_t c = 0; c < BUS_TRACE_CHANNELS; c++)
+		sum += info->chan[c];
+	return sum;
+}
+
+int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct conf_board *cfg)
+{
+	static const char lead[] = "railmon replay: ";
+	uint64_t read = 0;
+
+	if (!has_channels(info->fmt))
+		return -1; /* candump: buses go by interface, said by the daemon */
+	for (size_t i = 0; i < cfg->nbuses; i++) {
+		const struct bus_cfg *b = &cfg->buses[i];
+		uint64_t k = bus_frames(info, b);
+
+		read += k;
+		if (b->can.trace_channel)
+			fprintf(out, "%sbus %s reads channel %" PRIu32 ": %" PRIu64 " frames\n", lead, b->name,
+			        b->can.trace_channel, k);
+		else
+			fprintf(out, "%sbus %s reads every channel: %" PRIu64 " frames\n", lead, b->name, k);
+	}
+	for (size_t c = 1; c < BUS_TRACE_CHANNELS; c++) {
+		bool taken = false;
+
+		for (size_t i = 0; i < cfg->nbuses; i++)
+			taken |= cfg->buses[i].can.trace_channel == 0 || cfg->buses[i].can.trace_channel == c;
+		if (info->chan[c] && !taken) {
+			fprintf(out, "%schannel %zu: %" PRIu64 " frames no bus reads (a bus's 'channel = %zu' would)\n",
+			        lead, c, info->chan[c], c);
+		}
+	}
+	if (info->frames && !read) {
+		fprintf(out, "%snone of the trace's %" PRIu64 " frames is on a channel a bus reads: nothing to "
+		        "replay\n", lead, info->frames);
+		return 1;
+	}
+	return -1;
+}
+
+int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_trace_info *ret_info)
+{
+	struct cli_trace_info mine, *info = ret_info ? ret_info : &mine;
+	enum trace_format fmt;
+	int r;
+
+	*info = (struct cli_trace_info){ 0 };
+	r = trace_format_detect_file(trace, &fmt);
+	if (r == -EMEDIUMTYPE)
+		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
+		                TRACE_FORMATS);
+	if (r < 0 || (survey && (r = cli_trace_survey_info(err, trace, fmt, info)) < 0))
+		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
+	info->fmt = fmt;
+	if (survey && !info->frames) {
+		fprintf(err, "railmon replay: %s holds no CAN frame: nothing to replay\n", trace);
+		return 1;
+	}
+	return -1;
+}
+
+int cli_trace_verdict(FILE *err, const char *trace, const struct cli_trace_info *info, int r)
+{
+	if (r != 0 || !info->damaged)
+		return r;
+	fprintf(err, "railmon replay: %" PRIu64 " damaged part%s of %s skipped (the first named above); the rest "
+	        "replayed\n", info->damaged, info->damaged == 1 ? "" : "s", trace);
+	return 1;
+}
+
+int cli_trace_check(FILE *err, const char *trace, bool survey)
+{
+	return cli_trace_check_info(err, trace, survey, NULL);
+}

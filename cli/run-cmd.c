@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run-cmd.c - `railmon run`, the daemon's life: start, status, SIGHUP reload, watchdogs, stop.
+ *
+ * The main thread only supervises: the pipeline runs on the daemon's own
+ * threads.  A reload validates the new board file completely first; only
+ * then is the running daemon stopped (its rings drained, its last Batch
+ * closed and synced) and a new one started on the same log, so sequence
+ * numbers continue and nothing confirmed is lost.  `run`'s options are
+ * parsed at the end of this file (cli_cmd_run); replay runs its daemon
+ * through cli_run_daemon too.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acquisition/acq.h"
+#include "cli/check-plan.h"
+#include "cli.h"
+#include "conf/config.h"
+#include "pipeline/daemon.h"
+#include "pipeline/faults.h"
+#include "pipeline/notify.h"
+#include "pipeline/runner.h"
+#include "cli/run-say.h"
+#include "pipeline/statserver.h"
+#include "storage/stor.h"
+#include "uplink/forward.h"
+#include "basic/clock.h"
+
+#define STATUS_PERIOD_NS (60 * 1000000000ll)
+/* The main loop's round: the watchdogs, the status, the faults and the
+   log's refusals all work on second scales, and a signal ends the wait at
+   once, so 4 wakeups/s instead of 50 on an idle board (issue 12).  A
+   replay polls for its sources' end every 20 ms, or a short replay would
+   end up to a round late. */
+#define ROUND_NS (250 * BASIC_NS_PER_MS)
+#define ROUND_REPLAY_NS (20 * BASIC_NS_PER_MS)
+
+struct runner {
+	const char *cmd;
+	struct conf_board *cfg;
+	struct conf_board *orig;    /* the caller's; never freed here */
+	struct pl_daemon_opts opts;
+	bool no_service;
+	struct pl_daemon *d;
+	struct pl_stat_server *stat;
+	bool started;              /* a daemon ran before: this is a restart */
+	struct pl_watchdogs dogs;
+	struct pl_uplink_watch up;
+	char broker[160];          /* mqtt[s]://host:port, for messages */
+	struct pl_link_seen seen[CONF_BUSES_MAX]; /* of the running daemon */
+	struct pl_fault_reporter faults;     /* what was said of its faults */
+	struct pl_run_totals totals; /* over every daemon of this run (reloads) */
+	/* The log refusing records is said loudly, not only counted. */
+	struct pl_refuse_watch refuse; /* of the current daemon */
+};
+
+/* Acquisition never waits for the cursor: say what is wrong with it. */
+static void uplink_start_warnings(struct runner *rn)
+{
+	struct upl_forward_stats st;
+	struct pl_daemon_stats ds;
+
+	if (pl_daemon_uplink_stats(rn->d, &st) < 0 || !st.cursor_damage)
+		return;
+	pl_daemon_stats(rn->d, &ds);
+	cli_uplink_cursor_warning(stderr, rn->cmd, pl_daemon_data_dir(rn->d), &st, ds.first_seq);
+}
+
+/* Connection trouble, said once when it starts, then at most once a
+   minute while it lasts, and when the link is back. */
+static void uplink_watch(struct runner *rn, int64_t now)
+{
+	struct upl_forward_stats st;
+	struct pl_uplink_news news;
+
+	if (!rn->d || pl_daemon_uplink_stats(rn->d, &st) < 0)
+		return;
+	if (pl_uplink_watch_step(&rn->up, &st, now, &news))
+		cli_uplink_news(stderr, rn->cmd, rn->broker, &news, st.last_error_text);
+}
+
+/* The daemon's counters as cli/run-say.h takes them. */
+static struct cli_run_counts run_counts(const struct pl_daemon_stats *st)
+{
+	return (struct cli_run_counts){ .records = st->records, .batches = st->batches, .first_seq = st->first_seq,
+	                                .next_seq = st->next_seq, .ring_drops = st->ring_drops,
+	                                .log_dropped = st->log_dropped, .bus_rx = st->bus_rx,
+	                                .bus_errors = st->bus_errors };
+}
+
+static void print_status(struct runner *rn)
+{
+	struct pl_daemon_stats st;
+	struct upl_forward_stats up;
+	struct acq_link_state links[CONF_BUSES_MAX] = { 0 };
+	struct cli_run_counts c;
+	char status[256];
+
+	pl_daemon_stats(rn->d, &st);
+	c = run_counts(&st);
+	for (size_t b = 0; b < rn->cfg->nbuses; b++)
+		pl_daemon_bus_link(rn->d, b, &links[b]);
+	cli_run_status(stderr, rn->cfg, &c, links);
+	/* the uplink's part of the summary: what is still to be sent, and why */
+	if (pl_daemon_uplink_stats(rn->d, &up) >= 0)
+		cli_uplink_status(stderr, rn->broker, &up, st.next_seq);
+	cli_run_status_text(&c, status, sizeof(status));
+	pl_notify(status);
+}
+
+/*
+ * Say on stderr (the journal) when a bus's device goes away, fails to
+ * reopen in a new way, and comes back; and put it in the service status.
+ * At most one line per bus per second: a device that flaps is summed up
+ * ("3 losses since the last message"), never a line per attempt.
+ */
+static void report_link(struct runner *rn, size_t b, int64_t now)
+{
+	struct acq_link_state l;
+	char msg[BUS_PATH_MAX + 256], status[BUS_PATH_MAX + 272];
+	uint64_t lost;
+
+	if (pl_daemon_bus_link(rn->d, b, &l) < 0 || !pl_link_watch_step(&rn->seen[b], &l, now, &lost))
+		return;
+	cli_link_words(&rn->cfg->buses[b], &l, lost, msg, sizeof(msg));
+	fprintf(stderr, "railmon %s: %s\n", rn->cmd, msg);
+	snprintf(status, sizeof(status), "STATUS=%s", msg);
+	pl_notify(status);
+}
+
+/* The first DBC warnings whole (file:line: what; what was done), then
+   their count: a production file can have hundreds, said at every start.
+   replay --dbc has no board file for check, so decode is named too. */
+#define RUN_DBC_WARNINGS_SHOWN 5
+
+static void dbc_warnings(const struct runner *rn, size_t b, const dbc_t *dbc)
+{
+	unsigned n = dbc_warning_count(dbc);
+
+	for (unsigned i = 0; i < n && i < RUN_DBC_WARNINGS_SHOWN; i++)
+		fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, dbc_warning(dbc, i));
+	if (n > RUN_DBC_WARNINGS_SHOWN)
+		fprintf(stderr, "railmon %s: warning: dbc %s: %u more warnings ('railmon check --board FILE' or "
+		        "'railmon decode --dbc %s < /dev/null' lists them)\n", rn->cmd, rn->cfg->buses[b].can.dbc,
+		        n - RUN_DBC_WARNINGS_SHOWN, rn->cfg->buses[b].can.dbc);
+}
+
+/* A bus too busy for its poll periods or its bitrate, a Modbus address in
+   Modicon notation: said at every start, with the words `check` uses. */
+static void load_warnings(struct runner *rn)
+{
+	char msg[BUS_NAME_MAX + 128], modicon[320];
+
+	for (size_t b = 0; b < rn->cfg->nbuses; b++) {
+		const struct bus_cfg *bc = &rn->cfg->buses[b];
+		const dbc_t *dbc = pl_daemon_dbc(rn->d, b);
+
+		if (cli_bus_load_warning(rn->cfg, b, dbc, msg, sizeof(msg)))
+			fprintf(stderr, "railmon %s: warning: %s\n", rn->cmd, msg);
+		dbc_warnings(rn, b, dbc);
+		for (size_t i = 0; bc->kind == BUS_KIND_MODBUS && i < bc->mb.nchannels; i++)
+			if (cli_mb_modicon_warning(&bc->mb.channels[i], modicon, sizeof(modicon)))
+				fprintf(stderr, "railmon %s: warning: [modbus %s] %s\n", rn->cmd, bc->name, modicon);
+	}
+}
+
+/* Create and start a daemon for rn->cfg; with a stat socket beside it. */
+static int runner_start(struct runner *rn, uint64_t reloaded_hash)
+{
+	struct pl_daemon_opts o = rn->opts;
+	char err[CONF_ERR_MAX], warn[256], sock[BUS_PATH_MAX + 16];
+	size_t sent, channels;
+	int r;
+
+	o.reloaded_hash = reloaded_hash;
+	/* The first start refuses a device that is not there (a wrong path is
+	   said at once; the service manager restarts us).  A restart (reload,
+	   or the fallback to the old file) must not stop recording the other
+	   buses because one adapter is unplugged: that one starts gone. */
+	o.absent_ok = rn->started;
+	memset(rn->seen, 0, sizeof(rn->seen)); /* a new daemon counts from 0 */
+	rn->faults = (struct pl_fault_reporter){ .cmd = rn->cmd, .cfg = rn->cfg };
+	r = pl_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
+		return r;
+	}
+	if (pl_daemon_uplink_dictionary(rn->d, &sent, &channels) == 0)
+		cli_uplink_dictionary(stderr, sent, channels);
+	rn->faults.log_dir = pl_daemon_data_dir(rn->d); /* the holds file is named with it */
+	r = pl_daemon_start(rn->d, warn, sizeof(warn));
+	if (r < 0) {
+		fprintf(stderr, "railmon %s: cannot start: %s\n", rn->cmd, strerror(-r));
+		rn->d = pl_daemon_free(rn->d);
+		return r;
+	}
+	rn->started = true;
+	cli_run_started(stderr, rn->cmd, rn->cfg, pl_daemon_data_dir(rn->d), warn, pl_daemon_log_warning(rn->d));
+	/* A new daemon has a new forwarder: its counters start again. */
+	memset(&rn->up, 0, sizeof(rn->up));
+	cli_broker_url(&rn->cfg->uplink, rn->broker, sizeof(rn->broker));
+	uplink_start_warnings(rn);
+	if (rn->no_service) {
+		/* a replay is a command: no stat socket, no watchdogs, no bus
+		   load; what its DBC's load accepted is still said */
+		for (size_t b = 0; b < rn->cfg->nbuses; b++)
+			dbc_warnings(rn, b, pl_daemon_dbc(rn->d, b));
+		return 0;
+	}
+	load_warnings(rn);
+	if (rn->cfg->stat_socket[0])
+		snprintf(sock, sizeof(sock), "%s", rn->cfg->stat_socket);
+	else
+		snprintf(sock, sizeof(sock), "%s/railmon.sock", pl_daemon_data_dir(rn->d));
+	r = pl_stat_server_start(rn->d, sock, &rn->stat);
+	if (r < 0)
+		fprintf(stderr, "railmon %s: warning: no stat socket %s: %s\n", rn->cmd, sock, strerror(-r));
+	return 0;
+}
+
+/* Watch the log's refusals (every round, 250 ms; pipeline/runner.h): a
+   daemon must never store nothing for minutes without saying so. */
+static void runner_log_watch(struct runner *rn, int64_t now)
+{
+	struct pl_daemon_stats st;
+	char status[256];
+
+	if (!rn->d || pl_daemon_stats(rn->d, &st) < 0)
+		return;
+	if (st.log_error)
+		rn->totals.log_error = st.log_error;
+	switch (pl_refuse_watch_step(&rn->refuse, st.log_dropped, st.log_unreported, now)) {
+	case PL_REFUSE_REFUSING:
+		cli_log_refusing(stderr, rn->cmd, st.log_error, rn->totals.refused + st.log_dropped, status,
+		                 sizeof(status));
+		pl_notify(status);
+		break;
+	case PL_REFUSE_RECOVERED:
+		cli_log_recovered(stderr, rn->cmd, rn->totals.refused + st.log_dropped);
+		pl_notify("STATUS=the log takes records again");
+		break;
+	default:
+		break;
+	}
+}
+
+/* The faults the sink noted (faults.h): the first at once, then a summary
+   a minute, on stderr and in the service status. */
+static void runner_faults(struct runner *rn, int64_t now, bool final)
+{
+	char last[600], status[620];
+
+	if (!rn->d)
+		return;
+	last[0] = 0;
+	if (pl_faults_report(pl_daemon_faults(rn->d), &rn->faults, now, final, stderr, last, sizeof(last)) > 0) {
+		snprintf(status, sizeof(status), "STATUS=%s", last);
+		pl_notify(status);
+	}
+}
+
+/* A holds file that could not be read during the run (retention deleted
+   nothing while it was so) makes the exit status 1, and whether it still
+   cannot be read at the stop is said with it. */
+static void runner_holds_verdict(struct runner *rn)
+{
+	const struct pl_fault_slot *s = &pl_daemon_faults(rn->d)->slot[PL_FAULT_SOURCES - 1][PL_FAULT_HOLD];
+	struct stor_holds *h;
+	unsigned line = 0;
+
+	if (!atomic_load_explicit(&s->count, memory_order_acquire)) {
+		rn->totals.hold_error_now = 0; /* readable for this daemon's life */
+		return;
+	}
+	rn->totals.hold_error = (int)atomic_load_explicit(&s->arg, memory_order_relaxed);
+	rn->totals.hold_error_line = atomic_load_explicit(&s->detail, memory_order_relaxed);
+	snprintf(rn->totals.holds_dir, sizeof(rn->totals.holds_dir), "%s", pl_daemon_data_dir(rn->d));
+	h = malloc(sizeof(*h));
+	rn->totals.hold_error_now = h ? stor_holds_read(rn->totals.holds_dir, h, &line) : -ENOMEM;
+	if (rn->totals.hold_error_now == -EBADMSG)
+		rn->totals.hold_error_line = line;
+	free(h);
+}
+
+static void runner_stop(struct runner *rn)
+{
+	struct pl_daemon_stats st;
+
+	rn->stat = pl_stat_server_free(rn->stat);
+	if (!rn->d)
+		return;
+	pl_daemon_stop(rn->d);
+	runner_faults(rn, basic_mono_ns(), true); /* what the last minute held */
+	print_status(rn);
+	pl_daemon_stats(rn->d, &st);
+	pl_run_totals_add(&rn->totals, st.replay_skipped, st.replay_error, st.log_dropped, st.log_unreported,
+	                  st.log_error);
+	runner_holds_verdict(rn);
+	rn->refuse.seen = 0;
+	rn->d = pl_daemon_free(rn->d);
+}
+
+/* SIGHUP: swap in the new board file only if it is valid and starts. */
+static void runner_reload(struct runner *rn)
+{
+	struct conf_board *next, *prev = rn->cfg;
+	char err[CONF_ERR_MAX];
+
+	cli_reload_requested = 0;
+	if (conf_load(prev->path, &next, err, sizeof(err)) < 0) {
+		fprintf(stderr, "railmon %s: reload refused, keeping the running configuration: %s\n", rn->cmd, err);
+		return;
+	}
+	pl_notify("RELOADING=1");
+	runner_stop(rn);
+	rn->cfg = next;
+	if (runner_start(rn, next->hash) < 0) {
+		/* The new file parsed but does not start (a device missing):
+		   go back to what worked rather than stop recording. */
+		fprintf(stderr, "railmon %s: reload failed, restarting with the previous configuration\n", rn->cmd);
+		rn->cfg = prev;
+		conf_free(next);
+		if (runner_start(rn, 0) < 0)
+			return;
+	} else {
+		if (prev != rn->orig)
+			conf_free(prev);
+		fprintf(stderr, "railmon %s: reloaded %s\n", rn->cmd, next->path);
+	}
+	pl_notify("READY=1");
+}
+
+static void runner_watchdog_setup(struct runner *rn)
+{
+	int r = pl_watchdogs_open(&rn->dogs, rn->cfg->hw_watchdog, (int)rn->cfg->hw_watchdog_timeout_s,
+	                          basic_mono_ns());
+
+	if (r < 0)
+		fprintf(stderr, "railmon %s: warning: hardware watchdog %s: %s\n", rn->cmd, rn->cfg->hw_watchdog,
+		        strerror(-r));
+}
+
+/* Until the next round or a signal.  The signals are blocked in this
+   thread before the daemon's threads start (they inherit the mask), so
+   they stay pending for this wait and never interrupt a realtime thread's
+   sleep. */
+static void await_round(const sigset_t *sigs, int64_t ns)
+{
+	struct timespec ts = basic_ns_to_ts(ns > 0 ? ns : 0);
+	int sig = sigtimedwait(sigs, NULL, &ts);
+
+	if (sig == SIGHUP)
+		cli_reload_requested = 1;
+	else if (sig > 0)
+		cli_stop_requested = 1;
+}
+
+/* How long the main thread may sleep: a round, less where the duration
+   ends or the service manager's watchdog wants its kick sooner. */
+static int64_t round_ns(const struct runner *rn, int64_t now, int64_t end)
+{
+	int64_t ns = rn->no_service ? ROUND_REPLAY_NS : ROUND_NS;
+
+	if (rn->dogs.period && rn->dogs.period / 4 < ns)
+		ns = rn->dogs.period / 4;
+	if (end && end - now < ns)
+		ns = end - now;
+	return ns;
+}
+
+int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
+                     double duration_s, bool until_sources_done)
+{
+	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts, .dogs = { .hwdog = -1 },
+	                     .no_service = until_sources_done };
+	int rc = 0;
+	int64_t t0, end, next_status;
+	sigset_t sigs, old;
+
+	cli_install_signals();
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	if (runner_start(&rn, 0) < 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return 1;
+	}
+	if (!rn.no_service)
+		runner_watchdog_setup(&rn);
+	pl_notify("READY=1");
+	t0 = basic_mono_ns();
+	end = duration_s > 0 ? t0 + (int64_t)(duration_s * 1e9) : 0;
+	next_status = t0 + STATUS_PERIOD_NS;
+	while (!cli_stop_requested) {
+		if (!rn.d) {
+			rc = 1; /* a reload and the fallback both failed */
+			break;
+		}
+		int64_t now = basic_mono_ns();
+		if (end && now >= end)
+			break;
+		if (until_sources_done && pl_daemon_sources_done(rn.d))
+			break;
+		if (cli_reload_requested && !until_sources_done)
+			runner_reload(&rn);
+		if (rn.d)
+			pl_watchdogs_kick(&rn.dogs, now, pl_daemon_heartbeat(rn.d));
+		uplink_watch(&rn, now);
+		for (size_t b = 0; rn.d && b < rn.cfg->nbuses; b++)
+			report_link(&rn, b, now);
+		runner_log_watch(&rn, now);
+		runner_faults(&rn, now, false);
+		if (!until_sources_done && now >= next_status) {
+			print_status(&rn);
+			next_status = now + STATUS_PERIOD_NS;
+		}
+		await_round(&sigs, round_ns(&rn, basic_mono_ns(), end));
+	}
+	pl_notify("STOPPING=1");
+	runner_stop(&rn);
+	pl_watchdogs_close(&rn.dogs);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
+	if (rn.cfg != rn.orig)
+		conf_free(rn.cfg);
+	return cli_run_verdict(stderr, cmd, &rn.totals, rc);
+}
+
+/* ------------------------------------------------------- the options */
+
+static const char run_usage[] =
+	"Usage: railmon run --board FILE [OPTIONS]\n"
+	"Acquire every bus of the board file, log to flash, until SIGTERM or SIGINT.\n\n"
+	"  -b, --board FILE   board file (required)\n"
+	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
+	"  -t, --duration S   stop after S seconds\n"
+	"  -h, --help         this text\n";
+
+int cli_cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "board", required_argument, NULL, 'b' }, { "data", required_argument, NULL, 'd' },
+		{ "duration", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	const char *board = NULL, *data = NULL;
+	struct conf_board *cfg;
+	double duration = 0;
+	int c, r;
+
+	/* At once, not when the daemon starts: a SIGTERM while the board and
+	   its DBCs load is then a clean stop right after the start. */
+	cli_install_signals();
+	while ((c = getopt_long(argc, argv, "b:d:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': board = optarg; break;
+		case 'd': data = optarg; break;
+		case 't':
+			if (!cli_parse_seconds(optarg, &duration))
+				return cli_fail("run", "--duration: expected seconds, not '%s'", optarg);
+			break;
+		case 'h': fputs(run_usage, stdout); return 0;
+		default: return cli_see_help("run");
+		}
+	}
+	if (optind < argc)
+		return cli_fail("run", "unexpected argument '%s'", argv[optind]);
+	if ((r = cli_load_board("run", board, &cfg)) != 0)
+		return r;
+	r = cli_run_daemon("run", cfg, &(struct pl_daemon_opts){ .data_dir = data, .lock_memory = true },
+	                     duration, false);
+	conf_free(cfg);
+	return r;
+}

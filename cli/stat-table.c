@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stat-table.c - what `railmon stat` shows (stat-table.h): health entries as the
+ * table or as the stat socket's JSON lines, read from a daemon's socket
+ * lines or from the Health entries a recorded log's Batches carry.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/escape.h"
+#include "basic/utc.h"
+#include "record/batch.h"
+#include "report/logfault.h"
+#include "report/say.h"
+#include "cli/stat-table.h"
+#include "pipeline/statserver.h"
+#include "storage/stor.h"
+
+
+void cli_health_header(FILE *out)
+{
+	fprintf(out, "%-14s %-9s %12s %9s %7s %7s %8s %6s %9s %7s %7s %8s %9s  %-9s %7s\n", "name", "kind", "items", "rate/s",
+	            "drops", "errors", "overruns", "ring%", "backlog", "p50us", "p99us", "p99.9us", "max us", "state",
+	            "reopens");
+}
+
+/* backlog: the log's records not yet synced, the uplink's not yet
+   acknowledged by the broker; "-" for the rest. */
+void cli_health_row(FILE *out, const struct rec_health *h)
+{
+	bool has_backlog = !strcmp(h->kind, "log") || !strcmp(h->kind, "uplink");
+
+	/* The clock (docs/time.md): steps this run, and the kernel's word on
+	   CLOCK_REALTIME in a line of its own (the columns are a bus's). */
+	if (!strcmp(h->kind, "clock")) {
+		fprintf(out, "%-14s %-9s %" PRIu64 " step%s this run; %s, max error %" PRIu64 " us, estimated %" PRIu64
+		        " us, status 0x%04x\n", h->name, h->kind, h->items, h->items == 1 ? "" : "s",
+		        h->state[0] ? h->state : "unknown", h->clock_max_error_us, h->clock_est_error_us,
+		        h->clock_status);
+		return;
+	}
+	fprintf(out, "%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
+	            h->rate_hz, h->drops, h->errors, h->overruns, h->ring_fill_pct);
+	if (has_backlog)
+		fprintf(out, " %9" PRIu64, h->backlog);
+	else
+		fprintf(out, " %9s", "-");
+	if (h->latency_count)
+		fprintf(out, " %7u %7u %8u %9.0f", h->latency_p50_us, h->latency_p99_us, h->latency_p999_us,
+		            (double)h->latency_max_ns / 1e3);
+	else
+		fprintf(out, " %7s %7s %8s %9s", "-", "-", "-", "-");
+	/* Buses: whether the device is there, and how often it came back;
+	   the uplink: connected or offline. */
+	if (h->state[0] && strcmp(h->kind, "uplink"))
+		fprintf(out, "  %-9s %7" PRIu64 "\n", h->state, h->reopens);
+	else if (h->state[0])
+		fprintf(out, "  %-9s %7s\n", h->state, "-");
+	else
+		fprintf(out, "  %-9s %7s\n", "-", "-");
+}
+
+/* Minimal reader for our own JSON lines: numeric and string fields by key. */
+static bool json_u64(const char *line, const char *key, uint64_t *ret)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return false;
+	*ret = strtoull(p + strlen(pat), NULL, 10);
+	return true;
+}
+
+static void json_str(const char *line, const char *key, char *out, size_t len)
+{
+	char pat[64];
+	const char *p, *e;
+
+	out[0] = 0;
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	if (!(p = strstr(line, pat)))
+		return;
+	p += strlen(pat);
+	e = strchr(p, '"');
+	if (e)
+		snprintf(out, len, "%.*s", (int)(e - p), p);
+}
+
+static void row_from_json(FILE *out, const char *line)
+{
+	struct rec_health h = { 0 };
+	uint64_t v;
+	char rate[32];
+	const char *p = strstr(line, "\"rate_hz\":");
+
+	json_str(line, "name", h.name, sizeof(h.name));
+	json_str(line, "kind", h.kind, sizeof(h.kind));
+	json_str(line, "state", h.state, sizeof(h.state));
+	json_u64(line, "reopens", &h.reopens);
+	json_u64(line, "items", &h.items);
+	json_u64(line, "drops", &h.drops);
+	json_u64(line, "errors", &h.errors);
+	json_u64(line, "overruns", &h.overruns);
+	json_u64(line, "backlog", &h.backlog);
+	json_u64(line, "latency_count", &h.latency_count);
+	json_u64(line, "latency_max_ns", &h.latency_max_ns);
+	json_u64(line, "clock_max_error_us", &h.clock_max_error_us);
+	json_u64(line, "clock_est_error_us", &h.clock_est_error_us);
+	if (json_u64(line, "clock_status", &v))
+		h.clock_status = (uint32_t)v;
+	if (json_u64(line, "ring_fill_pct", &v))
+		h.ring_fill_pct = (uint32_t)v;
+	if (json_u64(line, "latency_p50_us", &v))
+		h.latency_p50_us = (uint32_t)v;
+	if (json_u64(line, "latency_p99_us", &v))
+		h.latency_p99_us = (uint32_t)v;
+	if (json_u64(line, "latency_p999_us", &v))
+		h.latency_p999_us = (uint32_t)v;
+	if (p) {
+		snprintf(rate, sizeof(rate), "%s", p + 10);
+		h.rate_hz = strtod(rate, NULL);
+	}
+	cli_health_row(out, &h);
+}
+
+unsigned cli_stat_lines(FILE *in, bool json, FILE *out)
+{
+	char line[1024];
+	unsigned rows = 0;
+
+	if (!json)
+		cli_health_header(out);
+	while (fgets(line, sizeof(line), in)) {
+		uint64_t records = 0, next = 0, drops = 0, refused = 0, unsent = 0;
+		char up[32];
+		rows++;
+		if (json)
+			fputs(line, out);
+		else if (strstr(line, "\"name\":\"daemon\"")) {
+			json_u64(line, "records", &records);
+			json_u64(line, "next_seq", &next);
+			json_u64(line, "ring_drops", &drops);
+			json_u64(line, "log_dropped", &refused);
+			if (rows == 1)
+				fprintf(out, "(no health entries yet: the daemon makes them every health_interval_s)\n");
+			fprintf(out, "daemon: %" PRIu64 " records stored this run, next seq %" PRIu64 ", %" PRIu64 " ring drops, %"
+			            PRIu64 " refused by the log", records, next, drops, refused);
+			json_str(line, "uplink", up, sizeof(up));
+			json_u64(line, "unsent", &unsent);
+			if (up[0])
+				fprintf(out, "; uplink %s, %" PRIu64 " record%s not yet acknowledged", up, unsent, unsent == 1 ? "" : "s");
+			fputc('\n', out);
+		} else {
+			row_from_json(out, line);
+		}
+	}
+	return rows;
+}
+
+int cli_stat_log(const char *dir, bool json, FILE *out, FILE *err)
+{
+	struct rec_health last[64];
+	double rate[64] = { 0 }; /* each entry's last rate before the daemon stopped */
+	int64_t end_ns = INT64_MIN;
+	char when[BASIC_UTC_MAX];
+	size_t nlast = 0;
+	stor_reader_t *rd;
+	struct stor_rec rec;
+	uint64_t skipped = 0;
+	int r;
+
+	r = stor_reader_open(dir, &rd);
+	if (r < 0)
+		return r;
+	while ((r = stor_reader_next(rd, &rec)) != 0) {
+		rec_batch_t *b;
+		struct rec_batch_info info;
+		if (r == -EBADMSG) {
+			/* The health shown may be older than the log's end:
+			   say what was skipped, then show what could be read. */
+			skipped += rpt_log_fault_print(err, "stat", dir, rd);
+			continue;
+		}
+		if (r < 0)
+			break;
+		r = rec_batch_decode(rec.payload, rec.len, &b);
+		if (r < 0) {
+			rpt_log_undecodable_print(err, "stat", dir, &rec, r);
+			skipped++;
+			continue;
+		}
+		rec_batch_info(b, &info);
+		end_ns = rec.t_last_ns > end_ns ? rec.t_last_ns : end_ns;
+		for (size_t i = 0; i < info.nhealth; i++) {
+			struct rec_health h;
+			size_t k = 0;
+			rec_batch_health(b, i, &h);
+			while (k < nlast && strcmp(last[k].name, h.name))
+				k++;
+			if (k == nlast && nlast < 64)
+				nlast++;
+			if (k < nlast) {
+				last[k] = h;
+				rate[k] = h.rate_hz > 0 ? h.rate_hz : rate[k];
+			}
+		}
+		rec_batch_free(b);
+	}
+	if (r == 0)
+		skipped += rpt_log_tail_print(err, "stat", dir, rd);
+	stor_reader_free(rd);
+	if (r < 0)
+		fprintf(err, "railmon stat: %s: %s\n", dir, strerror(-r));
+	if (!nlast) {
+		fprintf(err, "railmon stat: %s: no health records in the log\n", dir);
+		return -ENOENT;
+	}
+	/* No daemon runs on it (cli/stat-cmd.c asked the socket first): a log
+	   whose last health entry, written as the daemon stopped, says rate 0
+	   would look like a live one with nothing coming in. */
+	fprintf(err, "railmon stat: %s: a recorded log, no daemon on it; it ended at %s (its last record); rates are "
+	        "the last each had while it ran, the rest as its last health entry says\n", dir,
+	        end_ns == INT64_MIN ? "an unknown time" : basic_utc_text(end_ns, 3, 0, when, sizeof(when)));
+	for (size_t i = 0; i < nlast; i++)
+		last[i].rate_hz = last[i].rate_hz > 0 ? last[i].rate_hz : rate[i];
+	if (!json)
+		cli_health_header(out);
+	for (size_t i = 0; i < nlast; i++) {
+		if (json)
+			pl_stat_health_json(out, &last[i]);
+		else
+			cli_health_row(out, &last[i]);
+	}
+	if (skipped)
+		fprintf(err, "railmon stat: %s: %" PRIu64 " unreadable part%s of the log skipped (see above): the health "
+		        "shown is the latest that could be read\n", dir, skipped, skipped == 1 ? "" : "s");
+	return r < 0 || skipped ? 1 : 0;
+}

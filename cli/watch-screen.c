@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* watch-screen.c - the screen of `railmon watch` (watch-screen.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "basic/clock.h"
+#include "cli/watch-screen.h"
+
+#define WATCH_ROWS_MAX (1u << 20) /* channels a daemon can have: 16 buses x 65,536 */
+
+static int rows_grow(struct cli_watch *w)
+{
+	size_t cap = w->cap ? 2 * w->cap : 256;
+	struct cli_live_row *n;
+
+	if (cap > WATCH_ROWS_MAX)
+		return -E2BIG;
+	n = realloc(w->rows, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	w->rows = n;
+	w->cap = cap;
+	return 0;
+}
+
+/* The daemon's clock: an unsynchronised one is said in the title, since
+   every time and age on the screen is on it (docs/time.md). */
+static void watch_clock(struct cli_watch *w, const struct pl_stat_clock *c)
+{
+	w->clock[0] = 0;
+	if (c->unsynced)
+		snprintf(w->clock, sizeof(w->clock), "  clock unsynced (max error %.0f ms)",
+		         (double)c->max_error_us / 1e3);
+}
+
+int cli_watch_read(struct cli_watch *w, FILE *f)
+{
+	struct pl_stat_clock clock;
+	char line[1024];
+	int r = 0;
+
+	w->nrows = 0;
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		if (w->nrows == w->cap)
+			r = rows_grow(w);
+		if (cli_live_clock_parse(line, &clock) == 0)
+			watch_clock(w, &clock);
+		else if (r == 0 && cli_live_row_parse(line, &w->rows[w->nrows]) == 0)
+			w->nrows++;
+	}
+	return r;
+}
+
+void cli_watch_title(struct cli_watch *w, int err)
+{
+	char now[40];
+	time_t sec = (time_t)(basic_realtime_ns() / 1000000000);
+	struct tm tm;
+
+	strftime(now, sizeof(now), "%Y-%m-%d %H:%M:%S", localtime_r(&sec, &tm));
+	if (err)
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s: %s (retrying)", w->sock, now, strerror(-err));
+	else if (w->keys.editing)
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->keys.edit);
+	else
+		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s%s", w->sock, now, w->clock);
+	w->view.title = w->title;
+}
+
+/* The table remembers what it drew per channel; a reload of the daemon may
+   bring more channels: a bigger table then (the marks start again). */
+static int table_fit(cli_livetable_t **t, size_t *max, size_t n)
+{
+	if (*t && n <= *max)
+		return 0;
+	*t = cli_livetable_free(*t);
+	*max = n > 64 ? 2 * n : 128;
+	return cli_livetable_new(*max, t);
+}
+
+int cli_watch_frame(struct cli_watch *w, int err, int64_t now_ns, FILE *out)
+{
+	if (err == 0 && table_fit(&w->table, &w->max, w->nrows) < 0)
+		return -ENOMEM;
+	if (err < 0) /* the daemon is away: its last values keep ageing */
+		for (size_t i = 0; i < w->nrows; i++)
+			w->rows[i].age_ns += w->rows[i].age_ns >= 0 ? now_ns - w->drawn : 0;
+	cli_watch_title(w, err < 0 ? err : 0);
+	cli_livetable_draw(w->table, w->rows, w->nrows, &w->view, now_ns, out);
+	w->drawn = now_ns;
+	return 0;
+}
+
+void cli_watch_once(struct cli_watch *w, FILE *out)
+{
+	cli_livetable_t *t = NULL;
+	int r = cli_livetable_new(w->nrows ? w->nrows : 1, &t);
+
+	w->view.height = 0; /* every channel */
+	cli_watch_title(w, 0);
+	if (r == 0)
+		cli_livetable_draw(t, w->rows, w->nrows, &w->view, basic_mono_ns(), out);
+	cli_livetable_free(t);
+}
+
+void cli_watch_release(struct cli_watch *w)
+{
+	w->table = cli_livetable_free(w->table);
+	free(w->rows);
+	w->rows = NULL;
+	w->nrows = w->cap = 0;
+}

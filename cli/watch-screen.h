@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * watch-screen.h - the screen of `railmon watch`: the rows read from a daemon's
+ * "channels" answer, the daemon's clock, the title, and the live table
+ * (livetable.h) drawn on the stream the caller gives.  cli/watch-cmd.c owns
+ * the options, the socket and the terminal (raw mode, size, keys, poll).
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/live-table.h"
+
+struct cli_watch {
+	const char *sock;            /* named in the title */
+	struct cli_live_view view;
+	struct cli_live_row *rows;   /* the last answer's channels (owned) */
+	size_t nrows, cap;
+	char title[256];
+	char clock[64];              /* the daemon's clock, when not synchronised */
+	struct cli_live_keys keys;   /* q, s, /, scrolling; a filter being typed */
+	cli_livetable_t *table;      /* the screen's table (owned), sized by cli_watch_frame */
+	size_t max;                  /* the rows the table holds */
+	int64_t drawn;               /* monotonic time of the last frame */
+};
+
+/* Read a daemon's "channels" answer from f to its end into w's rows (the
+   clock line into w->clock).  0; -E2BIG past 2^20 channels, -ENOMEM (the
+   rows read until then are kept). */
+int cli_watch_read(struct cli_watch *w, FILE *f);
+
+/* The title line: the socket and the local time, the filter being typed,
+   or err (< 0: why the daemon did not answer, "(retrying)"). */
+void cli_watch_title(struct cli_watch *w, int err);
+
+/*
+ * One frame at monotonic now_ns after a read that returned err: when the
+ * daemon did not answer its last values keep ageing; the table grows with
+ * the daemon's channels; the title; the table on out.  0, or -ENOMEM.
+ */
+int cli_watch_frame(struct cli_watch *w, int err, int64_t now_ns, FILE *out);
+
+/* The table once, every channel, no escapes (--once, not a terminal). */
+void cli_watch_once(struct cli_watch *w, FILE *out);
+
+/* Free w's rows and table (w itself is the caller's). */
+void cli_watch_release(struct cli_watch *w);

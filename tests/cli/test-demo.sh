@@ -1,0 +1,155 @@
+#!/bin/bash
+# test-demo.sh RAILMON SRCDIR - the spine end to end:
+#  * `railmon demo` acquires both buses (candump trace + real libmodbus TCP
+#    server) through the realtime threads, rings, collector, DBC, Batches and
+#    the flash log, and stops by itself with the record count;
+#  * `railmon export` gives back contiguous sequence numbers, the trace's
+#    frames in order, plausible Modbus values, valid JSON and candump;
+#  * `railmon replay` of the whole trace stores every frame, deterministically.
+set -euo pipefail
+RAILMON=$1
+SRC=$2
+. "$(dirname "$0")/../lib/lib.sh"
+lib_init demo
+fail() { echo "FAIL: $*"; exit 1; }
+
+# --- the demo, 6 s, no live redraw
+"$RAILMON" demo --duration 6 --no-live --data "$T/log" > "$T/demo.out" 2> "$T/demo.err" ||
+	{ cat "$T/demo.err"; fail "railmon demo exited non-zero"; }
+summary=$(grep 'railmon demo: stopped after' "$T/demo.out") || fail "no summary line"
+echo "$summary"
+read -r records can mb drops refused < <(echo "$summary" |
+	sed -E 's/.*: ([0-9]+) records stored .* ([0-9]+) CAN frames and ([0-9]+) Modbus samples acquired, ([0-9]+) ring drops, ([0-9]+) records refused.*/\1 \2 \3 \4 \5/')
+[ "$can" -gt 100 ] || fail "only $can CAN frames in 6 s"
+[ "$mb" -gt 50 ] || fail "only $mb Modbus samples in 6 s"
+[ "$drops" -eq 0 ] || fail "$drops ring drops"
+[ "$refused" -eq 0 ] || fail "$refused records refused by the log"
+# the final table shows values from both buses
+grep -qE '^[ *~] VehicleSpeed\.Speed +[0-9.-]+ +km/h' "$T/demo.out" || fail "no decoded CAN speed in the table"
+grep -qE '^[ *~] line_voltage +1[45][0-9][0-9](\.[0-9]+)? +V' "$T/demo.out" || fail "no Modbus line voltage in the table"
+grep -qE '^[ *~] DoorStatus\.Car1Door1 .*(closed|open|locked)' "$T/demo.out" || fail "door state label missing"
+
+# the demo's log holds Health records like run's: stat works on it, with
+# real rates for the buses, the collector and the log
+"$RAILMON" stat --data "$T/log" > "$T/stat.out" || fail "stat on the demo log: $(cat "$T/stat.out")"
+for n in vehicle traction collector log; do
+	rate=$(awk -v n=$n '$1 == n { print $4 }' "$T/stat.out")
+	awk -v r="${rate:-0}" 'BEGIN { exit !(r > 0) }' || fail "stat: rate of $n is '${rate:-}': $(cat "$T/stat.out")"
+done
+# the closing hint is a command that works as printed, from anywhere
+hint=$(sed -n 's/^try: //p' "$T/demo.out")
+[ -n "$hint" ] || fail "no closing hint"
+(cd / && env -i PATH=/usr/bin:/bin bash -c "$hint" > "$T/hint.out") || fail "the closing hint failed: $hint"
+[ "$(grep -c "^DEMO-" "$T/hint.out")" -ge 9 ] && head -1 "$T/hint.out" | grep -q '^vehicle,log_id,seq,' \
+	|| fail "the hint printed no records: $(head -3 "$T/hint.out")"
+echo "demo: stat shows rates on the demo log; the hint runs as printed: $hint"
+
+# --- export: CSV, JSON lines, candump
+"$RAILMON" export --data "$T/log" > "$T/all.csv" 2>"$T/export.err" || fail "export csv"
+"$RAILMON" export --data "$T/log" --format jsonl > "$T/all.jsonl" 2>>"$T/export.err" || fail "export jsonl"
+"$RAILMON" export --data "$T/log" --format candump > "$T/frames.log" 2>>"$T/export.err" || fail "export candump"
+"$RAILMON" export --data "$T/log" --format jsonl -c line_voltage > "$T/lv.jsonl" 2>>"$T/export.err" || fail "export -c"
+
+/usr/bin/python3 - "$T" "$SRC/cli/demo/train.log" "$records" "$can" <<'PY'
+import csv, json, sys
+T, trace, records, can = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rows = list(csv.DictReader(open(f"{T}/all.csv")))
+js = [json.loads(l) for l in open(f"{T}/all.jsonl")]
+assert len(rows) == len(js) == records, (len(rows), len(js), records)
+seqs = sorted(int(r["seq"]) for r in rows)
+assert seqs == list(range(seqs[0], seqs[0] + records)), "sequence numbers not contiguous"
+assert [j["seq"] for j in js] == [int(r["seq"]) for r in rows]
+kinds = {k: sum(1 for j in js if j["kind"] == k) for k in ("can", "sample", "event")}
+assert kinds["can"] == can, (kinds, can)
+# the evidence chain's own events (SEAL_CHAIN_NEW, SEAL_UNSIGNED, SEAL) aside
+events = [j["event"] for j in js if j["kind"] == "event" and not j["event"].startswith("SEAL")]
+assert events[0] == "START" and events[-1] == "STOP", events
+assert "MB_CONNECT" in events, events
+# the CAN frames are the trace's first frames, in order, payload for payload
+want = [l.split()[2] for l in open(trace) if l.strip()][:can]
+got = [l.split()[2] for l in open(f"{T}/frames.log")]
+assert got == want, f"frame {next(i for i,(a,b) in enumerate(zip(got,want)) if a!=b)} differs"
+# Modbus values are what the simulated converter serves
+lv = [json.loads(l) for l in open(f"{T}/lv.jsonl")]
+assert len(lv) > 20 and all(j["name"] == "line_voltage" and j["unit"] == "V" for j in lv)
+assert all(1400 < j["value"] < 1600 for j in lv), [j["value"] for j in lv][:5]
+# decoded CAN samples carry names and units from the DBC
+speed = [j for j in js if j["kind"] == "sample" and j["name"] == "VehicleSpeed.Speed"]
+assert speed and all(j["unit"] == "km/h" and 0 <= j["value"] <= 250 for j in speed)
+print(f"export: {records} records, contiguous seq, {can} frames identical to the trace, "
+      f"{len(lv)} line_voltage samples in range")
+PY
+
+# --- replay the whole trace as fast as possible, twice: every frame stored,
+#     and the same records both times (boot id and pid aside)
+frames=$(grep -c . "$SRC/cli/demo/train.log")
+for i in 1 2; do
+	"$RAILMON" replay "$SRC/cli/demo/train.log" --board "$SRC/cli/demo.ini" --data "$T/replay$i" \
+		2> "$T/replay$i.err" || { cat "$T/replay$i.err"; fail "replay $i"; }
+	# without the log id (column 2): each replay makes a new log
+	"$RAILMON" export --data "$T/replay$i" --kind can --kind sample 2>/dev/null | cut -d, -f1,3- > "$T/replay$i.csv"
+done
+got=$("$RAILMON" export --data "$T/replay1" --format candump 2>/dev/null | wc -l)
+[ "$got" -eq "$frames" ] || fail "replay stored $got of $frames frames"
+cmp -s "$T/replay1.csv" "$T/replay2.csv" || fail "two replays of the same trace differ"
+"$RAILMON" export --data "$T/replay1" --format candump 2>/dev/null | cut -d' ' -f1,3 > "$T/replayed.log"
+cut -d' ' -f1,3 "$SRC/cli/demo/train.log" | cmp -s - "$T/replayed.log" || fail "replayed frames or timestamps differ from the trace"
+echo "replay: $frames frames stored with their original timestamps, two runs identical"
+
+# --- replay the demo's own log, twice: same frames and Modbus samples as
+#     recorded, CAN decoded again, identical both times
+for i in 1 2; do
+	"$RAILMON" replay "$T/log" --board "$SRC/cli/demo.ini" --data "$T/relog$i" 2> "$T/relog$i.err" ||
+		{ cat "$T/relog$i.err"; fail "log replay $i"; }
+	"$RAILMON" export --data "$T/relog$i" --kind can --kind sample 2>/dev/null | cut -d, -f1,3- > "$T/relog$i.csv"
+done
+cmp -s "$T/relog1.csv" "$T/relog2.csv" || fail "two replays of the same log differ"
+"$RAILMON" export --data "$T/relog1" --format candump 2>/dev/null > "$T/relog.can"
+cmp -s "$T/frames.log" "$T/relog.can" || fail "log replay changed the CAN frames"
+/usr/bin/python3 - "$T/all.jsonl" "$T/relog1.csv" <<'PY'
+import csv, json, sys
+orig = [(j["time_ns"], j["name"], j["value"]) for j in map(json.loads, open(sys.argv[1]))
+        if j["kind"] == "sample"]
+rep = [(int(r["time_ns"]), r["name"], float(r["value"])) for r in csv.DictReader(open(sys.argv[2]))
+       if r["kind"] == "sample"]
+assert sorted(orig) == sorted(rep), (len(orig), len(rep))
+print(f"log replay: {len(rep)} samples (Modbus kept, CAN decoded again) identical to the recording")
+PY
+
+# --- the recording's seal events are not fed back: the replay's log holds
+#     only the seals of its own chain (one SEAL_CHAIN_NEW from seq 1, its own
+#     times), and verifies against them
+"$RAILMON" export --data "$T/relog1" --format jsonl --kind event 2>/dev/null > "$T/relog-events.jsonl"
+/usr/bin/python3 - "$T/all.jsonl" "$T/relog-events.jsonl" <<'PY'
+import json, sys
+def seals(path):
+    return [j for j in map(json.loads, open(path)) if j["kind"] == "event" and j["event"].startswith("SEAL")]
+orig, rep = seals(sys.argv[1]), seals(sys.argv[2])
+assert orig, "the demo's log has no seal events to replay"
+assert not {j["time_ns"] for j in orig} & {j["time_ns"] for j in rep}, "a recorded seal event was replayed"
+new = [j for j in rep if j["event"] == "SEAL_CHAIN_NEW"]
+assert len(new) == 1 and new[0]["arg"] == 1, new
+assert any(j["event"] == "SEAL" for j in rep), "the replay sealed nothing"
+print(f"log replay: the recording's {len(orig)} seal events left out, {len(rep)} of the replay's own")
+PY
+"$RAILMON" verify --data "$T/relog1" --unsigned > "$T/verify.out" 2>&1 || { cat "$T/verify.out"; fail "verify of the replayed log"; }
+
+# --- bad input: clear errors, no crash
+if "$RAILMON" run --board /nonexistent.ini 2> "$T/err"; then fail "run with a missing board file succeeded"; fi
+grep -q '/nonexistent.ini: No such file' "$T/err" || fail "missing board file: $(cat "$T/err")"
+printf '[board]\nvehicle = x\n[can a]\ndriver = trace\nfile = %s\ndbc = %s\n' "$SRC/cli/demo/train.log" "$T/bad.dbc" > "$T/b.ini"
+printf 'BO_ 100 X: 8 N\n SG_ S : 0|8@1+ (1,0) [0|1] "" N\nnonsense here\n' > "$T/bad.dbc"
+if "$RAILMON" check --board "$T/b.ini" > /dev/null 2> "$T/err"; then fail "check accepted a bad DBC"; fi
+grep -q "bad.dbc:3:" "$T/err" || fail "bad DBC error lacks file:line: $(cat "$T/err")"
+for b in "$SRC/cli/demo.ini" "$SRC"/cli/vehicles/*.ini; do
+	"$RAILMON" check --board "$b" > "$T/check.out" || fail "railmon check $b"
+	grep -q '^ok$' "$T/check.out" || fail "check of $b did not say ok"
+done
+echo "check: every shipped board file validates"
+# the plan: cycle times from the DBC (20+40+100+50+100+100 ms -> 125 frames/s),
+# the Modbus requests merged from the channels
+"$RAILMON" check --board "$SRC/cli/demo.ini" > "$T/check.out"
+grep -q "6 of 6 messages cyclic: 125 frames/s, about 3% of the bus at 500 kbit/s" "$T/check.out" ||
+	{ cat "$T/check.out"; fail "check: CAN bus load estimate"; }
+grep -q "10 channels in 4 requests: 16.0 requests/s" "$T/check.out" || fail "check: Modbus request plan"
+echo "PASS"
