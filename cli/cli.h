@@ -23,7 +23,7 @@ int cli_cmd_watch(int argc, char **argv);
 int cli_cmd_decode(int argc, char **argv);
 int cli_cmd_channels(int argc, char **argv);
 int cli_cmd_summary(int argc, char **argv);
-int board_cmd_plot(int argc, char **argv);
+int cli_cmd_plot(int argc, char **argv);
 int cli_cmd_keygen(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
 int cli_cmd_hold(int argc, char **argv);

@@ -27,7 +27,7 @@ static const struct {
 	{ "export", cli_cmd_export, "print the log as CSV, JSON lines or candump" },
 	{ "decode", cli_cmd_decode, "decode a candump log with a DBC (no board file)" },
 	{ "channels", cli_cmd_channels, "list the channels of a board file or a log (id, unit, range, values)" },
-	{ "plot", board_cmd_plot, "draw channels over time: a PNG, an SVG or a zoomable HTML page" },
+	{ "plot", cli_cmd_plot, "draw channels over time: a PNG, an SVG or a zoomable HTML page" },
 	{ "summary", cli_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
 	{ "recv", cli_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "db", cli_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
