@@ -184,7 +184,11 @@ static const char demo_usage[] =
 	"                     or cli/demo.ini of the source tree for a build tree's\n"
 	"                     binary; RAILMON_PKGDATADIR in the environment overrides)\n"
 	"      --no-live      print the table only at the end\n"
-	"  -h, --help         this text\n";
+	"  -h, --help         this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon demo --duration 30\n"
+	"  railmon demo --data demo-data --no-live   (then: railmon export -d demo-data)\n";
 
 int cli_cmd_demo(int argc, char **argv)
 {

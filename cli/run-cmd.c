@@ -442,7 +442,11 @@ static const char run_usage[] =
 	"  -b, --board FILE   board file (required)\n"
 	"  -d, --data DIR     log directory (overrides [storage] dir)\n"
 	"  -t, --duration S   stop after S seconds\n"
-	"  -h, --help         this text\n";
+	"  -h, --help         this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon run --board /etc/railmon/board.ini\n"
+	"  railmon run --board board.ini --data /tmp/try --duration 60\n";
 
 int cli_cmd_run(int argc, char **argv)
 {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * verify.c - the verifier (evd.h): a log, record by record in seq order,
- * against its Seals.
+ * against its Seals.  One job over ~600 lines: every path from a record to
+ * a range or a problem must be read together, so nothing unproven can end
+ * up inside a verified range (the tamper matrix checks that invariant).
  *
  * Everything since the last Seal is kept (a digest and a location per
  * Batch, a few hundred bytes a second; and the seqs the reader could not

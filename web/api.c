@@ -7,6 +7,8 @@
  * or time, an absurd range or too many points is a 400 that names it.
  * Each query's rows are bounded by the parameters (px, limit, the span a
  * source may cover) and its time by the pool's statement timeout.
+ * One job over ~600 lines: the API's endpoints, each a parameter check and
+ * one query, kept side by side so their limits read alike.
  */
 #include <errno.h>
 #include <math.h>

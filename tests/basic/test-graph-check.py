@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test-graph-check.py CHECK_SCRIPT - the file-circle check (check-board-graph.py)
+"""test-graph-check.py CHECK_SCRIPT - the file-circle check (check-file-graph.py)
 on folders written here, so each rule is seen to hold both ways:
 
 - a call circle (a.c calls b.c, b.c calls a.c) fails, and so does an

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check-board-graph.py DIR - no circle between the files of one folder.
+"""check-file-graph.py DIR - no circle between the files of one folder.
 
 Run on every folder of C (tests/system/meson.build).
 The graph is of files.  A file of code (x.c) depends on
