@@ -43,7 +43,12 @@ def runs_of(recs):
     return runs
 
 
-def check(recs, label):
+def check(recs, label, back_ns=0):
+    """back_ns: how far a frame may lie before the one logged before it.
+    The plain times rise strictly; --corrected-time moves each Batch by the
+    clock offset read for it, a reading two clocks apart by up to the time
+    between their reads on a loaded machine, so it agrees "to within the
+    slew of a run" (docs/time.md), not to the nanosecond."""
     runs = runs_of(recs)
     assert len(runs) == RUNS, f"{label}: {len(runs)} runs, not {RUNS}"
     frames = 0
@@ -59,7 +64,9 @@ def check(recs, label):
                           f"{(start[0] - early[0]['time_ns']) / 1e6:.3f} ms before: {early[0]}"
         assert not late, f"{label}: run {i}: {len(late)} records after STOP: {late[0]}"
         t = [r["time_ns"] for r in run if r["kind"] == "can"]
-        assert t == sorted(t), f"{label}: run {i}: frames do not rise in time"
+        worst = max((a - b for a, b in zip(t, t[1:])), default=0)
+        assert worst <= back_ns, f"{label}: run {i}: frames do not rise in time (one {worst} ns before the " \
+                                 f"frame logged before it; {back_ns} ns allowed)"
         frames += len(t)
     return frames
 
@@ -113,10 +120,10 @@ def record_and_check(T):
                 p.kill()
                 p.wait()
         assert p.returncode == 0, (p.returncode, err)
-    for extra, label in (([], "export"), (["--corrected-time"], "export --corrected-time")):
+    for extra, label, back in (([], "export", 0), (["--corrected-time"], "export --corrected-time", 1000000)):
         out = subprocess.run([RAILMON, "export", "--data", f"{T}/log", "--format", "jsonl", "--order", "seq", *extra],
                              capture_output=True, text=True, check=True)
-        n = check([json.loads(l) for l in out.stdout.splitlines()], label)
+        n = check([json.loads(l) for l in out.stdout.splitlines()], label, back)
         print(f"{label}: {RUNS} runs of a trace paced at 20x, {n} frames, every record of a run between its "
               "START and its STOP")
 
