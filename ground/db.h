@@ -82,6 +82,20 @@ struct grd_db_cfg {
 #define GRD_DB_WORKERS 2
 #define GRD_DB_MAX_AGE_NS (INT64_C(366) * 86400 * 1000000000)
 #define GRD_DB_MAX_SKEW_NS (INT64_C(86400) * 1000000000)
+
+/* The door's record-time window, one rule for the database (ingest.c)
+   and the ground logs (logs.c): records from lo to hi lie more than skew
+   from their Batch's base t0 (written so nothing overflows) ... */
+static inline bool grd_times_far_base(int64_t lo, int64_t hi, int64_t t0, int64_t skew)
+{
+	return (t0 > INT64_MIN + skew && lo < t0 - skew) || (t0 < INT64_MAX - skew && hi > t0 + skew);
+}
+
+/* ... or inside: within age behind now, skew ahead of it, skew around t0. */
+static inline bool grd_times_in_window(int64_t lo, int64_t hi, int64_t t0, int64_t now, int64_t age, int64_t skew)
+{
+	return lo >= now - age && hi <= now + skew && !grd_times_far_base(lo, hi, t0, skew);
+}
 #define GRD_DB_MAX_CHANNELS 20000
 #define GRD_DB_MAX_CONFIGS_DAY 10
 #define GRD_DB_SEQ_JUMP (INT64_C(1) << 40) /* as uplink's UPL_RECV_MAX_JUMP */

@@ -142,12 +142,11 @@ static int make_days(grd_db_t *db, const struct grd_pending *p, uint32_t count)
 static void check_times(const grd_db_t *db, struct grd_pending *p, const struct rec_batch_info *info)
 {
 	int64_t now = basic_realtime_ns(), age = db->cfg.max_age_ns, skew = db->cfg.max_skew_ns;
-	bool far_base = (info->t0_ns > INT64_MIN + skew && p->lo < info->t0_ns - skew) ||
-	                (info->t0_ns < INT64_MAX - skew && p->hi > info->t0_ns + skew);
+	bool far_base = grd_times_far_base(p->lo, p->hi, info->t0_ns, skew);
 	char lo[48], hi[48], base[48], a[BASIC_SIZE_TEXT_MAX], k[BASIC_SIZE_TEXT_MAX];
 
 	p->door = 0;
-	if (!info->count || (p->lo >= now - age && p->hi <= now + skew && !far_base))
+	if (!info->count || grd_times_in_window(p->lo, p->hi, info->t0_ns, now, age, skew))
 		return;
 	p->door = 1 + GRD_DOOR_TIME;
 	fmt_time(p->lo, lo);

@@ -377,9 +377,7 @@ static bool ground_times_ok(const struct grd *g, const struct rec_batch_info *in
 	if (!info->count)
 		return true; /* nothing to place */
 	batch_span(b, info->count, &rec);
-	if ((t0 > INT64_MIN + skew && rec.t_first_ns < t0 - skew) || (t0 < INT64_MAX - skew && rec.t_last_ns > t0 + skew))
-		return false;
-	return rec.t_first_ns >= now - age && rec.t_last_ns <= now + skew;
+	return grd_times_in_window(rec.t_first_ns, rec.t_last_ns, t0, now, age, skew);
 }
 
 /* A Batch with new records into its ground log, payload as received. */
