@@ -1,5 +1,5 @@
 #!/bin/bash
-# test-postgres-recipe.sh RAILMON SRC - README's PostgreSQL recipe (the
+# test-postgres-recipe.sh RAILMON SRC - docs/commands/export.md's PostgreSQL recipe (the
 # fenced block after the postgres-recipe marker), run exactly as written
 # by psql against a throwaway PostgreSQL 15 server (recipe of
 # /work/shared/recipes: initdb, pg_ctl on a socket in a temp dir, stopped
@@ -29,7 +29,7 @@ ln -s "$RAILMON" "$DIR/bin/railmon"
 cd "$DIR/work"
 "$RAILMON" replay "$SRC/cli/demo/train.log" --dbc "$SRC/cli/demo/train.dbc" 2>/dev/null
 awk '/postgres-recipe/ {m = 1; next} m && /^```sql/ {b = 1; next} b && /^```/ {exit} b {print}' \
-	"$SRC/README.md" > recipe.sql
+	"$SRC/docs/commands/export.md" > recipe.sql
 grep -q 'FROM PROGRAM' recipe.sql || fail "the README's recipe not found"
 PATH=$DIR/bin:$PATH psql -X -v ON_ERROR_STOP=1 -h "$DIR" -U railmon railmon_test -f recipe.sql > recipe.out ||
 	fail "the recipe failed: $(cat recipe.out)"

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""test-web-proxy.py RAILMON README - `railmon serve` behind a real nginx
+"""test-web-proxy.py RAILMON DASHBOARD_MD - `railmon serve` behind a real nginx
 (Debian's nginx-light) as the README's reverse-proxy example deploys it:
 TLS terminated by nginx with a certificate made here by openssl, serve on
 loopback with --token-file and --per-address 128, the proxy sending
 X-Forwarded-Proto.  The nginx configuration is the README's block (read
-from README.md), with only paths, ports and the test's timeout changed, so
+from docs/dashboard.md, the README's before issue 28), with only paths, ports and the test's timeout changed, so
 the documented deployment is the one tested:
 
 - over TLS through nginx: /?token= sets the token cookie with Secure (the
