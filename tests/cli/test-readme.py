@@ -128,6 +128,19 @@ def static_checks():
               "`railmon %s` has its page docs/commands/%s.md" % (c, c))
     for c in in_table:
         check(c in commands, "the Commands row %s is a command of railmon --help" % c)
+    for c in commands:
+        page = os.path.join(SRC, "docs", "commands", c + ".md")
+        if not os.path.isfile(page):
+            continue
+        helptext = subprocess.run([RAILMON, c, "--help"], capture_output=True, text=True).stdout
+        sec = open(page, encoding="utf-8").read().split("\n## Options\n", 1)
+        listed = set(re.findall(r"^- `(--[a-z][a-z0-9-]*)", sec[1].split("\n## ", 1)[0], re.M)) if len(sec) > 1 else set()
+        described = set(re.findall(r"^\s+(?:-\S, )?(--[a-z][a-z0-9-]*)", helptext, re.M))
+        check(described <= listed, "docs/commands/%s.md lists every option of `railmon %s --help` (%d)"
+              % (c, c, len(described)), "missing: %s" % " ".join(sorted(described - listed)))
+        stale = {o for o in listed if o != "--help" and not re.search(re.escape(o) + r"\b", helptext)}
+        check(not stale, "docs/commands/%s.md lists no option `railmon %s --help` lacks" % (c, c),
+              "not in --help: %s" % " ".join(sorted(stale)))
 
     pages = [README] + [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(SRC, "docs"))
                         for f in sorted(fs) if f.endswith(".md")]
