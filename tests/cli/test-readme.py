@@ -159,6 +159,22 @@ def static_checks():
                 bad.append(where + " (no such heading)")
     check(not bad, "%d relative links in README.md and docs/ point to what exists" % count, *bad)
 
+    # command lines use long options: short letters may change, long names stay
+    shorts = []
+    for p in pages:
+        fence = None
+        for no, line in enumerate(open(p, encoding="utf-8"), 1):
+            if line.startswith("```"):
+                fence = line[3:].strip() if fence is None else None
+                continue
+            if fence != "sh":
+                continue
+            for seg in re.findall(r"(?:^|[|;&(]\s*|\$ )(?:\S*/)?railmon ([^|;&<>#]*)", line):
+                for tok in seg.split():
+                    if re.match(r"^-[A-Za-z0-9]$", tok):
+                        shorts.append("%s:%d: %s" % (os.path.relpath(p, SRC), no, line.strip()))
+    check(not shorts, "railmon command lines in README.md and docs/ use long options", *shorts)
+
     qs = text[text.index("\n## Quick start\n"):].split("\n## ", 2)[1]
     cmds = re.findall(r"^(bash tests/\S+)", qs, re.M)
     ci = open(os.path.join(SRC, ".ci", "run")).read()
