@@ -33,8 +33,8 @@ static const char recv_usage[] =
 	"Usage: railmon recv --broker URL [OPTIONS]\n"
 	"Receive railmon records from an MQTT broker (QoS 1, persistent session).\n\n"
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
-	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
-	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
+	"      --topic TOPIC      subscription (default railmon/+/data)\n"
+	"      --client-id ID     session name (default railmon-recv-<host name>)\n"
 	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only), influx\n"
 	"                         (InfluxDB line protocol) or none;\n"
 	"                         export's schema\n"
@@ -43,11 +43,11 @@ static const char recv_usage[] =
 	"      --window DUR       how far out of time order records may be (default 5s);\n"
 	"                         a log's records wait at most that long\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
-	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
+	"      --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
 	"      --refused DIR      keep refused Batches here (default DIR/refused with --log,\n"
 	"                         else ./railmon-refused)\n"
-	"  -d, --db URL           also commit every Batch to PostgreSQL (`railmon db init` first;\n"
+	"      --db URL           also commit every Batch to PostgreSQL (`railmon db init` first;\n"
 	"                         docs/ground-schema.md); the format defaults to none then.\n"
 	"                         A Batch is acknowledged to the broker only once committed,\n"
 	"                         and while the database is down recv waits and reads nothing\n"
@@ -78,7 +78,7 @@ static const char recv_usage[] =
 	"                         (first line) or the environment (RAILMON_MQTT_PASSWORD)\n"
 	"      --password PASS    also works, but other users can see it (ps)\n"
 	"  -n, --count N          stop after N new records\n"
-	"  -T, --duration S       stop after S seconds (connected or not)\n"
+	"  -t, --duration S       stop after S seconds (connected or not)\n"
 	"  -h, --help             this text\n"
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n"
@@ -224,9 +224,9 @@ static int recv_check(struct recv_opts *o)
 static int recv_option(int c, struct recv_opts *o)
 {
 	switch (c) {
-	case 't': o->cfg.topic = optarg; break;
-	case 'i': o->cfg.client_id = optarg; break;
-	case 'd': o->db_url = optarg; break;
+	case 18: o->cfg.topic = optarg; break;
+	case 19: o->cfg.client_id = optarg; break;
+	case 21: o->db_url = optarg; break;
 	case 9: o->share = optarg; break;
 	case 10:
 		if (!cli_parse_seconds(optarg, &o->repair_after))
@@ -239,7 +239,7 @@ static int recv_option(int c, struct recv_opts *o)
 			return cli_fail("recv", "--format: expected jsonl, csv, candump, influx or none, not '%s'", optarg);
 		break;
 	case 'o': o->output = optarg; break;
-	case 'l': o->logdir = optarg; break;
+	case 20: o->logdir = optarg; break;
 	case 1: o->cfg.tls.ca_file = optarg; break;
 	case 2: o->cfg.tls.cert_file = optarg; break;
 	case 3: o->cfg.tls.key_file = optarg; break;
@@ -289,7 +289,7 @@ static int recv_option(int c, struct recv_opts *o)
 		if (!parse_count(optarg, 1, &o->count))
 			return cli_fail("recv", "--count: expected a number >= 1, not '%s'", optarg);
 		break;
-	case 'T':
+	case 't':
 		if (!cli_parse_seconds(optarg, &o->duration))
 			return cli_fail("recv", "--duration: expected seconds, not '%s'", optarg);
 		break;
@@ -311,20 +311,20 @@ static int recv_option(int c, struct recv_opts *o)
 static int recv_parse(int argc, char **argv, struct recv_opts *o)
 {
 	static const struct option opts[] = {
-		{ "broker", required_argument, NULL, 'B' }, { "topic", required_argument, NULL, 't' },
-		{ "client-id", required_argument, NULL, 'i' }, { "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' }, { "log", required_argument, NULL, 'l' },
+		{ "broker", required_argument, NULL, 'B' }, { "topic", required_argument, NULL, 18 },
+		{ "client-id", required_argument, NULL, 19 }, { "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' }, { "log", required_argument, NULL, 20 },
 		{ "ca", required_argument, NULL, 1 }, { "cert", required_argument, NULL, 2 },
 		{ "key", required_argument, NULL, 3 }, { "insecure", no_argument, NULL, 4 },
 		{ "username", required_argument, NULL, 'u' }, { "password", required_argument, NULL, 5 },
 		{ "password-file", required_argument, NULL, 6 }, { "refused", required_argument, NULL, 7 },
-		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 'd' },
+		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 21 },
 		{ "share", required_argument, NULL, 9 }, { "repair-after", required_argument, NULL, 10 },
 		{ "order", required_argument, NULL, 11 }, { "window", required_argument, NULL, 12 },
 		{ "refused-max", required_argument, NULL, 13 }, { "max-age", required_argument, NULL, 14 },
 		{ "max-skew", required_argument, NULL, 15 }, { "max-channels", required_argument, NULL, 16 },
 		{ "max-configs", required_argument, NULL, 17 },
-		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
+		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	bool broker = false;
@@ -334,7 +334,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 	o->text = true;
 	o->repair_after = 60;
 	o->window_ns = REC_ORDER_WINDOW_NS;
-	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "B:f:o:u:n:t:h", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
 				return cli_fail("recv", "--broker: expected mqtt://host[:port] or mqtts://..., not '%s'", optarg);
