@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct conf_board;
 
@@ -38,6 +39,13 @@ int cli_cmd_hold(int argc, char **argv);
 struct pl_daemon_opts;
 int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
                      double duration_s, bool until_sources_done);
+
+/* As cli_run_daemon(), drawing pg (cli/progress.h; NULL: none) as it goes:
+   with CLI_PROGRESS_FRAMES the frames the buses read of total, else the
+   records stored (a rate line).  Cleared before the closing words. */
+struct cli_progress;
+int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
+                            double duration_s, bool until_sources_done, struct cli_progress *pg, uint64_t total);
 
 /* The helpers every command shares (cli.c). */
 

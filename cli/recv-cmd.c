@@ -79,6 +79,8 @@ static const char recv_usage[] =
 	"      --password PASS    also works, but other users can see it (ps)\n"
 	"  -n, --count N          stop after N new records\n"
 	"  -t, --duration S       stop after S seconds (connected or not)\n"
+	"  -q, --quiet            no progress line (on a terminal: records received, of\n"
+	"                         --count if given, and their rate)\n"
 	"  -h, --help             this text\n"
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n"
@@ -97,7 +99,7 @@ struct recv_opts {
 	uint64_t count;
 	double duration;
 	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
-	bool format_given;
+	bool format_given, quiet;
 	double repair_after;      /* gap repair's grace period, s; 0 = off */
 	uint64_t keep_budget;     /* --refused-max */
 	struct grd_db_cfg limits; /* --max-age, --max-skew, --max-channels, --max-configs */
@@ -285,6 +287,7 @@ static int recv_option(int c, struct recv_opts *o)
 		*(c == 16 ? &o->limits.max_channels : &o->limits.max_configs_day) = (unsigned)n;
 		break;
 	}
+	case 'q': o->quiet = true; break;
 	case 'n':
 		if (!parse_count(optarg, 1, &o->count))
 			return cli_fail("recv", "--count: expected a number >= 1, not '%s'", optarg);
@@ -324,7 +327,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 		{ "refused-max", required_argument, NULL, 13 }, { "max-age", required_argument, NULL, 14 },
 		{ "max-skew", required_argument, NULL, 15 }, { "max-channels", required_argument, NULL, 16 },
 		{ "max-configs", required_argument, NULL, 17 },
-		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 't' },
+		{ "count", required_argument, NULL, 'n' }, { "quiet", no_argument, NULL, 'q' }, { "duration", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	bool broker = false;
@@ -334,7 +337,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 	o->text = true;
 	o->repair_after = 60;
 	o->window_ns = REC_ORDER_WINDOW_NS;
-	while ((c = getopt_long(argc, argv, "B:f:o:u:n:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "B:f:o:u:n:t:qh", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
 				return cli_fail("recv", "--broker: expected mqtt://host[:port] or mqtts://..., not '%s'", optarg);
@@ -387,6 +390,7 @@ int cli_cmd_recv(int argc, char **argv)
 	struct cli_recv x = {
 		.err = stderr, .host = o.cfg.host, .port = o.cfg.port, .topic = o.cfg.topic,
 		.insecure = o.cfg.tls.insecure, .count = o.count, .duration_s = o.duration, .window_ns = o.window_ns,
+		.quiet = o.quiet,
 	};
 
 	o.say.err = stderr;

@@ -42,6 +42,9 @@ static int db_item(void *ctx, const struct acq_item *it, const struct rec_names 
 	}
 	if (r >= 0)
 		r = rpt_export_write_item(x, it);
+	/* the callback per 4096 records: the rows come one by one, not in Batches */
+	if (x->progress && (++x->progress_n & 4095) == 0)
+		x->progress(x->progress_ctx, x->progress_n, 0);
 	return r < 0 ? r : ferror(x->out) ? -EIO : 0;
 }
 

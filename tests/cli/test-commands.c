@@ -256,10 +256,10 @@ static void test_not_there(void)
 	CHECK(rpt_summary_run(s, "/nonexistent-railmon", false, out.f) == 1);
 	rpt_summary_free(s);
 	CHECK(strstr(tlib_mem_text(&err), "railmon summary: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
-	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", "/nonexistent-railmon.pub", &vc) == 1);
+	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", "/nonexistent-railmon.pub", &vc, false) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon.pub: "), "%s", tlib_mem_text(&err));
 	CHECK(!vc.public_key, "the caller's cfg is left as it was");
-	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", NULL, &vc) == 1);
+	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", NULL, &vc, false) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
 	CHECK_STR(tlib_mem_text(&out), "");
 	tlib_mem_close(&out);
