@@ -429,6 +429,7 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 			break;
 		}
 		int64_t now = basic_mono_ns();
+		run_progress(&rn, pg, total); /* first: a replay done at once still shows where it got */
 		if (end && now >= end)
 			break;
 		if (until_sources_done && pl_daemon_sources_done(rn.d))
@@ -442,7 +443,6 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 			report_link(&rn, b, now);
 		runner_log_watch(&rn, now);
 		runner_faults(&rn, now, false);
-		run_progress(&rn, pg, total);
 		if (!until_sources_done && now >= next_status) {
 			print_status(&rn);
 			next_status = now + STATUS_PERIOD_NS;
