@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct conf_board;
 
@@ -63,6 +64,11 @@ bool cli_parse_seconds(const char *s, double *ret);
    (free with conf_free), or the exit code with the message printed
    (2: no --board, 1: the file is wrong). */
 int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cfg);
+
+/* The width a table printed on f may take: a terminal's (TIOCGWINSZ, else
+   $COLUMNS, else 80); 0 when f is no terminal (a file, a pipe: never cut,
+   the same bytes whatever the terminal the command ran in). */
+int cli_term_width(FILE *f);
 
 /* Set by SIGINT/SIGTERM and SIGHUP (main.c owns them: the only globals),
    once cli_install_signals() (cli.c) has put the handlers in place;

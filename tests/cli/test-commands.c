@@ -250,7 +250,7 @@ static void test_not_there(void)
 
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_channels_of_log(out.f, err.f, "/nonexistent-railmon", false) == 1);
+	CHECK(rpt_channels_of_log(out.f, err.f, "/nonexistent-railmon", false, 0) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon channels: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
 	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
 	CHECK(rpt_summary_run(s, "/nonexistent-railmon", false, out.f) == 1);
@@ -278,7 +278,7 @@ static void test_channels_of_board(const char *dir, const char *src)
 	cfg = load(dir, "ch.ini", board);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_channels_of_board(out.f, err.f, cfg, "ch.ini", true) == 0, "%s", tlib_mem_text(&err));
+	CHECK(rpt_channels_of_board(out.f, err.f, cfg, "ch.ini", true, 0) == 0, "%s", tlib_mem_text(&err));
 	CHECK(strstr(tlib_mem_text(&err), "railmon channels: ") && strstr(tlib_mem_text(&err), " channels in ch.ini\n"), "%s", tlib_mem_text(&err));
 	CHECK(strstr(tlib_mem_text(&out), "{\""), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);
