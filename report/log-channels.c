@@ -214,6 +214,7 @@ int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, co
 		for (size_t i = 0; i < n; i++)
 			list[i] = &dict[i];
 		rpt_channels_print(out, list, n, json, width);
+		fflush(out); /* the count after the table, also when both go to one file */
 		fprintf(err, "railmon channels: %zu channels in %s\n", n, path);
 	}
 	free(list);
@@ -238,6 +239,7 @@ int rpt_channels_of_log(FILE *out, FILE *err, const char *dir, bool json, int wi
 	n = rec_channels_sorted(map, &list);
 	if (n >= 0)
 		rpt_channels_print(out, list, (size_t)n, json, width);
+	fflush(out); /* the count after the table, also when both go to one file */
 	if (n == 0)
 		fprintf(err, "railmon channels: %s: no channel dictionary in the log\n", dir);
 	else if (n > 0)
