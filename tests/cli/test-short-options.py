@@ -7,7 +7,7 @@ The truth is the source: each command's getopt_long option table (cli/*.c,
 `{ "long", ..., NULL, 'x' }`) and its optstring (which letters are accepted
 short).  For every letter the long options it stands for are collected over
 all commands; a letter standing for two long options is a conflict, and so
-is one long option under two letters (recv -T, -t elsewhere, --duration).
+is one long option under two letters (as recv -T was, with -t elsewhere, for --duration).
 
 Issue 28 resolved the ten conflicts there were; KNOWN and KNOWN_LONG are
 empty and any conflict fails (a new command or option reusing a letter).
