@@ -32,6 +32,19 @@ static const char *unit_name(const struct cli_progress *p)
 void cli_progress_update(void *ctx, uint64_t done, uint64_t total)
 {
 	struct cli_progress *p = ctx;
+
+	if (p && total && done >= total) {
+		/* a part done (one log of a ground directory): off the screen
+		   before what is said next ("log 2 of 3") */
+		cli_progress_clear(p);
+		p->t0_ns = basic_mono_ns(); /* the next part's rate from its own start */
+		return;
+	}
+	cli_progress_show(p, done, total);
+}
+
+void cli_progress_show(struct cli_progress *p, uint64_t done, uint64_t total)
+{
 	int64_t now;
 	double s, rate;
 	char d[32], t[32], r[32];

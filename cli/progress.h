@@ -35,8 +35,12 @@ void cli_progress_init(struct cli_progress *p, FILE *err, const char *cmd, enum 
 
 /* The engines' callback (ctx: a struct cli_progress): done of total
    (total 0: unknown, a rate line).  Draws on the first call, then at most
-   every 250 ms. */
+   every 250 ms; done == total clears the line (that part is over). */
 void cli_progress_update(void *ctx, uint64_t done, uint64_t total);
+
+/* The same without the clear at done == total (replay: all frames read,
+   the daemon still storing them). */
+void cli_progress_show(struct cli_progress *p, uint64_t done, uint64_t total);
 
 /* Clear the line if one was drawn (before other words go to the terminal,
    and at the end). */

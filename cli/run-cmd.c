@@ -389,7 +389,7 @@ static void run_progress(const struct runner *rn, struct cli_progress *pg, uint6
 			done += ds.bus_rx[b];
 	else
 		done = ds.records;
-	cli_progress_update(pg, total && done > total ? total : done, total);
+	cli_progress_show(pg, total && done > total ? total : done, total);
 }
 
 int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,

@@ -9,6 +9,8 @@ a pseudo-terminal (python3 pty: stderr is its slave, stdout a file):
 - `export --data LOG -o FILE` draws "\\rexport: A MB of B MB (P%), R MB/s,
   H:MM:SS left\\e[K" with B the log's segment bytes, and clears the line
   ("\\r\\e[K") before its closing total; at most one redraw per 250 ms;
+- the same over a ground vehicle directory of two logs: "log 2 of 2" and
+  every other line said start on a line of their own (the line cleared);
 - `verify --data LOG --unsigned` the same with "verify:", the verdict on
   stdout untouched;
 - `replay TRACE --dbc` "replay: N of 8100 frames (P%), R frames/s, ... left";
@@ -131,6 +133,19 @@ def main():
             fail(f"export --quiet under a terminal said {err!r} ({rc})")
         if open(csv, "rb").read() != want:
             fail("export --quiet wrote other records")
+
+        # a ground vehicle directory of two logs: each log's line is cleared
+        # before "log 2 of 2" is said, never glued to it
+        ground = os.path.join(tmp, "ground")
+        for sub in ("a", "b"):
+            shutil.copytree(log, os.path.join(ground, sub))
+        err, rc, secs = under_pty(["export", "--data", ground, "-o", csv], os.devnull)
+        check_bar("export", err, secs)
+        said = [m.start() for m in re.finditer(rb"railmon export: ", err)]
+        if len(said) < 3 or any(k and not (err[:k].endswith(b"\n") or err[:k].endswith(CLEAR)) for k in said):
+            fail(f"export of two logs: a line glued to the progress: {err!r}")
+        if b"log 2 of 2" not in err:
+            fail(f"export of two logs said no 'log 2 of 2': {err!r}")
 
         # verify: the same bytes, its verdict on stdout as without a terminal
         vout = os.path.join(tmp, "verify.out")
