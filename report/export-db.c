@@ -91,6 +91,8 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 	}
 	r = rpt_export_setup_output(x, where);
 	if (r == 0) {
+		if (x->progress) /* the line from the start: the query's first rows can take a while */
+			x->progress(x->progress_ctx, 0, 0);
 		r = grd_db_export(db, &q, db_item, x);
 		if (r < 0 && r != -EIO && r != -ECONNREFUSED)
 			rpt_export_say(x, "write: %s\n", strerror(-r));
