@@ -14,6 +14,7 @@ a pseudo-terminal (python3 pty: stderr is its slave, stdout a file):
 - `verify --data LOG --unsigned` the same with "verify:", the verdict on
   stdout untouched;
 - `replay TRACE --dbc` "replay: N of 8100 frames (P%), R frames/s, ... left";
+  `replay LOG --board` (no total) "replay: N records, R records/s";
 - with --quiet none of that: export says nothing at all on a good run,
   verify and replay no progress (their other words stay).
 Without a terminal (stderr a pipe), no \\r and no escape in any of them,
@@ -175,6 +176,16 @@ def main():
         no_bar("replay --quiet under a terminal", err)
         if rc or b"records stored" not in err:
             fail(f"replay --quiet lost its summary: {err!r}")
+        # replay of a log: no total known, a rate line of the records stored
+        board = os.path.join(tmp, "board.ini")
+        with open(board, "w") as f:
+            f.write(f"[board]\nvehicle = T\n[can vehicle]\ndriver = trace\nfile = {TRACE}\ndbc = {DBC}\n")
+        err, rc, _ = under_pty(["replay", log, "--board", board, "--data", os.path.join(tmp, "r4")], os.devnull)
+        rate = list(re.finditer(rb"\rreplay: \d+ records, \d+ records/s\x1b\[K", err))
+        if rc or not rate or not err[rate[-1].end():].startswith(CLEAR):
+            fail(f"replay of a log under a terminal: no rate line, or not cleared: {err!r}")
+        err, rc = piped(["replay", log, "--board", board, "--data", os.path.join(tmp, "r5")])
+        no_bar("replay of a log without a terminal", err)
         print(f"ok: export {ndraw} draws, replay {len(draws)}; progress lines for export, verify and replay under a pty, "
               f"none without one or with --quiet; log {seg_bytes} bytes")
     finally:
