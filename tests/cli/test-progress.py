@@ -179,7 +179,9 @@ def main():
         # replay of a log: no total known, a rate line of the records stored
         board = os.path.join(tmp, "board.ini")
         with open(board, "w") as f:
-            f.write(f"[board]\nvehicle = T\n[can vehicle]\ndriver = trace\nfile = {TRACE}\ndbc = {DBC}\n")
+            # a board file names paths from its own directory: absolute ones
+            f.write(f"[board]\nvehicle = T\n[can vehicle]\ndriver = trace\nfile = {os.path.abspath(TRACE)}\n"
+                    f"dbc = {os.path.abspath(DBC)}\n")
         err, rc, _ = under_pty(["replay", log, "--board", board, "--data", os.path.join(tmp, "r4")], os.devnull)
         rate = list(re.finditer(rb"\rreplay: \d+ records, \d+ records/s\x1b\[K", err))
         if rc or not rate or not err[rate[-1].end():].startswith(CLEAR):
