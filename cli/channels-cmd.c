@@ -36,7 +36,7 @@ static int from_board(const char *path, bool json)
 
 	if (r)
 		return r;
-	r = rpt_channels_of_board(stdout, stderr, cfg, path, json);
+	r = rpt_channels_of_board(stdout, stderr, cfg, path, json, cli_term_width(stdout));
 	conf_free(cfg);
 	return r;
 }
@@ -64,5 +64,5 @@ int cli_cmd_channels(int argc, char **argv)
 		return cli_fail("channels", "unexpected argument '%s'", argv[optind]);
 	if (!board == !data)
 		return cli_fail("channels", "give --board FILE or --data DIR (one of them)");
-	return board ? from_board(board, json) : rpt_channels_of_log(stdout, stderr, data, json);
+	return board ? from_board(board, json) : rpt_channels_of_log(stdout, stderr, data, json, cli_term_width(stdout));
 }

@@ -7,6 +7,8 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 struct conf_board;
 
@@ -39,6 +41,13 @@ struct pl_daemon_opts;
 int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
                      double duration_s, bool until_sources_done);
 
+/* As cli_run_daemon(), drawing pg (cli/progress.h; NULL: none) as it goes:
+   with CLI_PROGRESS_FRAMES the frames the buses read of total, else the
+   records stored (a rate line).  Cleared before the closing words. */
+struct cli_progress;
+int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
+                            double duration_s, bool until_sources_done, struct cli_progress *pg, uint64_t total);
+
 /* The helpers every command shares (cli.c). */
 
 /* Print "railmon CMD: message" to stderr; returns 2 (usage error). */
@@ -55,6 +64,11 @@ bool cli_parse_seconds(const char *s, double *ret);
    (free with conf_free), or the exit code with the message printed
    (2: no --board, 1: the file is wrong). */
 int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cfg);
+
+/* The width a table printed on f may take: a terminal's (TIOCGWINSZ, else
+   $COLUMNS, else 80); 0 when f is no terminal (a file, a pipe: never cut,
+   the same bytes whatever the terminal the command ran in). */
+int cli_term_width(FILE *f);
 
 /* Set by SIGINT/SIGTERM and SIGHUP (main.c owns them: the only globals),
    once cli_install_signals() (cli.c) has put the handlers in place;

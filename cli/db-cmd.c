@@ -22,7 +22,7 @@ static const char db_usage[] =
 	"  status               the schema's version against this railmon's\n"
 	"  prune --older-than D drop the day partitions of samples, CAN frames and events\n"
 	"                       older than D (\"90d\", \"12h\"); the Batch ledger is kept\n\n"
-	"  -d, --db URL         libpq connection: postgresql://user@host/db or \"host=... dbname=...\"\n"
+	"      --db URL         libpq connection: postgresql://user@host/db or \"host=... dbname=...\"\n"
 	"                       (default: the environment, RAILMON_DB)\n"
 	"      --older-than D   for prune\n"
 	"  -h, --help           this text\n"
@@ -40,14 +40,14 @@ struct db_opts {
 static int db_parse(int argc, char **argv, struct db_opts *o)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' }, { "older-than", required_argument, NULL, 1 },
+		{ "db", required_argument, NULL, 2 }, { "older-than", required_argument, NULL, 1 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': o->url = optarg; break;
+		case 2: o->url = optarg; break;
 		case 1:
 			if (basic_parse_duration(optarg, &o->older_s) < 0 || !o->older_s)
 				return cli_fail("db", "--older-than: expected a duration like 90d or 12h, not '%s'", optarg);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "basic/clock.h"
+#include "cli.h"
 #include "cli/demo-say.h"
 
 /* The daemon's channels as the live table's rows (the same table as
@@ -44,11 +45,11 @@ void cli_demo_table(struct cli_demo_view *dv, size_t n, const struct cli_run_cou
 	dv->view.title = title;
 	dv->view.clear = live && dv->view.color;
 	dv->view.height = 0;
-	dv->view.width = 0;
-	if (dv->view.clear && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
-		dv->view.width = ws.ws_col;
+	/* the terminal's width also for the closing table (not live): 0, the
+	   fixed 80 columns, when out is no terminal */
+	dv->view.width = cli_term_width(out);
+	if (dv->view.clear && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col)
 		dv->view.height = ws.ws_row;
-	}
 	cli_livetable_draw(dv->table, dv->rows, n, &dv->view, basic_mono_ns(), out);
 	if (!dv->view.clear)
 		fputc('\n', out);

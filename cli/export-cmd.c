@@ -30,6 +30,7 @@
 #include "trace/trace-write.h"
 #include "record/wide.h"
 #include "report/export.h"
+#include "cli/progress.h"
 
 static const char export_usage[] =
 	"Usage: railmon export [OPTIONS]\n"
@@ -60,6 +61,8 @@ static const char export_usage[] =
 	"                        time plus its run's last trusted offset (docs/time.md)\n"
 	"      --db URL          read the ground's PostgreSQL database instead of a log\n"
 	"      --vehicle V       with --db: the vehicle (required)\n"
+	"  -q, --quiet           no progress line (shown on a terminal), no totals when\n"
+	"                        all went well\n"
 	"  -h, --help            this text\n"
 	"\n"
 	"Examples:\n"
@@ -124,15 +127,17 @@ int cli_cmd_export(int argc, char **argv)
 		{ "wide", no_argument, NULL, 4 }, { "raster", required_argument, NULL, 5 },
 		{ "max-age", required_argument, NULL, 6 }, { "window", required_argument, NULL, 7 },
 		{ "db", required_argument, NULL, 8 }, { "vehicle", required_argument, NULL, 9 },
-		{ "corrected-time", no_argument, NULL, 10 },
+		{ "corrected-time", no_argument, NULL, 10 }, { "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	struct rpt_export x = { .out = stdout, .err = stderr, .from_ns = INT64_MIN, .to_ns = INT64_MAX,
 	                        .window_ns = REC_ORDER_WINDOW_NS, .max_age_ns = 5000000000LL };
 	const char *dir = "railmon-data", *output = NULL, *db = NULL, *vehicle = NULL;
+	struct cli_progress pg;
+	bool quiet = false;
 	int c, r = 0;
 
-	while (r == 0 && (c = getopt_long(argc, argv, "d:f:o:k:c:h", opts, NULL)) != -1) {
+	while (r == 0 && (c = getopt_long(argc, argv, "d:f:o:k:c:qh", opts, NULL)) != -1) {
 		if (c == 'd') {
 			dir = optarg;
 		} else if (c == 8 || c == 9) {
@@ -141,6 +146,8 @@ int cli_cmd_export(int argc, char **argv)
 			output = optarg;
 		} else if (c == 10) {
 			x.corrected = true;
+		} else if (c == 'q') {
+			quiet = true;
 		} else if (c == 'h') {
 			fputs(export_usage, stdout);
 			return 0;
@@ -166,12 +173,19 @@ int cli_cmd_export(int argc, char **argv)
 		r = cli_fail("export", "--format blf is binary: give -o FILE or redirect the output");
 	else if (x.trace && trace_writer_new(x.out, x.tfmt, &x.tracew) < 0)
 		r = cli_fail("export", "out of memory");
-	else
+	else {
+		/* a log: bytes of its segments; the database: records, no total */
+		cli_progress_init(&pg, stderr, "export", db ? CLI_PROGRESS_RECORDS : CLI_PROGRESS_BYTES, quiet);
+		x.progress = cli_progress_update;
+		x.progress_ctx = &pg;
 		r = db ? rpt_export_db(&x, db, vehicle) : rpt_export_dir(&x, dir);
+		cli_progress_clear(&pg);
+	}
 	r = rpt_export_finish(&x, r);
 	if (output && x.out)
 		fclose(x.out);
-	if (r <= 0)
+	/* --quiet: the totals only of a run that failed or skipped damage */
+	if (r < 0 || (r == 0 && (!quiet || x.damaged)))
 		rpt_export_summary(&x);
 	rpt_export_release(&x);
 	return r > 0 ? r : r < 0 || x.damaged ? 1 : 0;

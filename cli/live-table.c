@@ -12,6 +12,7 @@
 
 #include "basic/escape.h"
 #include "cli/live-table.h"
+#include "report/say.h"
 
 #define CHANGED_NS 1000000000ll /* a changed value stays marked this long */
 
@@ -205,14 +206,40 @@ static struct cols cols_for(int w)
 	return c;
 }
 
-/* One line, never wider than the terminal: cut with '~' at the end of a
-   cut field, so a long name does not shift the columns. */
+/* The columns of the other fields and the spaces between them. */
+static int others(const struct cols *c)
+{
+	return 2 + 1 + c->value + 2 + c->unit + 1 + c->label + 1 + c->age + 2;
+}
+
+/* On a terminal of w columns: the name column as wide as the longest name
+   shown (at least cols_for's), as far as the others and 12 columns of
+   source leave room; the source takes the rest. */
+static void fit_names(struct cols *c, int w, const struct cli_live_row *rows, const size_t *order, size_t n)
+{
+	int longest = 0, room = w - others(c) - 12;
+
+	for (size_t k = 0; k < n; k++) {
+		int len = (int)strlen(rows[order[k]].name);
+
+		longest = len > longest ? len : longest;
+	}
+	if (longest > c->name && room > c->name)
+		c->name = longest < room ? longest : room;
+	c->source = w - others(c) - c->name;
+	if (c->source < 4)
+		c->source = 4;
+}
+
+/* One line, never wider than the terminal: cut with RPT_CUT_MARK at the
+   end of a cut field (one mark for "cut" in every table; '~' is "stale"),
+   so a long text does not shift the columns. */
 static void field(FILE *out, const char *s, int w, bool right)
 {
 	int n = (int)strlen(s);
 
 	if (n > w)
-		fprintf(out, "%.*s~", w - 1, s);
+		fprintf(out, "%.*s%c", w - 1, s, RPT_CUT_MARK);
 	else
 		fprintf(out, right ? "%*s" : "%-*s", w, s);
 }
@@ -224,7 +251,7 @@ static void name_field(FILE *out, const char *s, int w)
 	int n = (int)strlen(s);
 
 	if (n > w)
-		fprintf(out, "~%s", s + n - (w - 1));
+		fprintf(out, "%c%s", RPT_CUT_MARK, s + n - (w - 1));
 	else
 		fprintf(out, "%-*s", w, s);
 }
@@ -292,6 +319,8 @@ size_t cli_livetable_draw(cli_livetable_t *t, const struct cli_live_row *rows, s
 		if (row_passes(&rows[i], v->filter))
 			t->order[shown++] = i;
 	qsort_r(t->order, shown, sizeof(*t->order), row_cmp, &ctx);
+	if (v->width > 0) /* a terminal's width known: names as long as it lets them be */
+		fit_names(&c, width, rows, t->order, shown);
 	/* title, header, rows, footer */
 	body = v->height > 3 ? (size_t)v->height - 3 : shown;
 	first = v->scroll < shown ? v->scroll : 0;
@@ -299,7 +328,7 @@ size_t cli_livetable_draw(cli_livetable_t *t, const struct cli_live_row *rows, s
 		first = shown - body;
 	if (v->clear)
 		fputs("\033[H", out);
-	else
+	else if (v->width <= 0)
 		c.source = 0; /* appended text (a file, a pipe): the whole source */
 	fprintf(out, "%.*s", width, v->title ? v->title : "railmon");
 	eol(out, v);

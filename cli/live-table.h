@@ -9,7 +9,11 @@
  * Plain ANSI escapes, no curses: the screen is redrawn whole (cursor home,
  * each line cleared to its end), which any terminal and tmux understand.
  * Without colour (not a terminal, NO_COLOR) the marks are still there as
- * the first column: '*' changed within the last second, '~' stale.
+ * the first column: '*' changed within the last second, '~' stale.  A
+ * text cut to its column ends in '>' (report/say.h RPT_CUT_MARK), a name
+ * loses its start instead: '>' then leads.  With view.width > 0 the name
+ * column is as wide as the longest name shown, as far as the terminal
+ * lets it; width <= 0 (80, not a terminal) keeps the fixed columns.
  */
 #pragma once
 

@@ -33,8 +33,8 @@ static const char recv_usage[] =
 	"Usage: railmon recv --broker URL [OPTIONS]\n"
 	"Receive railmon records from an MQTT broker (QoS 1, persistent session).\n\n"
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
-	"  -t, --topic TOPIC      subscription (default railmon/+/data)\n"
-	"  -i, --client-id ID     session name (default railmon-recv-<host name>)\n"
+	"      --topic TOPIC      subscription (default railmon/+/data)\n"
+	"      --client-id ID     session name (default railmon-recv-<host name>)\n"
 	"  -f, --format FMT       jsonl (default), csv, candump (CAN frames only), influx\n"
 	"                         (InfluxDB line protocol) or none;\n"
 	"                         export's schema\n"
@@ -43,11 +43,11 @@ static const char recv_usage[] =
 	"      --window DUR       how far out of time order records may be (default 5s);\n"
 	"                         a log's records wait at most that long\n"
 	"  -o, --output FILE      records to FILE instead of stdout\n"
-	"  -l, --log DIR          also append every Batch to a railmon log per vehicle and\n"
+	"      --log DIR          also append every Batch to a railmon log per vehicle and\n"
 	"                         log id: DIR/<vehicle>/<log id>/ (`export --data DIR/<vehicle>`)\n"
 	"      --refused DIR      keep refused Batches here (default DIR/refused with --log,\n"
 	"                         else ./railmon-refused)\n"
-	"  -d, --db URL           also commit every Batch to PostgreSQL (`railmon db init` first;\n"
+	"      --db URL           also commit every Batch to PostgreSQL (`railmon db init` first;\n"
 	"                         docs/ground-schema.md); the format defaults to none then.\n"
 	"                         A Batch is acknowledged to the broker only once committed,\n"
 	"                         and while the database is down recv waits and reads nothing\n"
@@ -78,7 +78,9 @@ static const char recv_usage[] =
 	"                         (first line) or the environment (RAILMON_MQTT_PASSWORD)\n"
 	"      --password PASS    also works, but other users can see it (ps)\n"
 	"  -n, --count N          stop after N new records\n"
-	"  -T, --duration S       stop after S seconds (connected or not)\n"
+	"  -t, --duration S       stop after S seconds (connected or not)\n"
+	"  -q, --quiet            no progress line (on a terminal: records received, of\n"
+	"                         --count if given, and their rate)\n"
 	"  -h, --help             this text\n"
 	"A summary (records, duplicates, missing, refused, per vehicle and log) goes to\n"
 	"stderr at the end.  Exit status 1 if it never got connected.\n"
@@ -97,7 +99,7 @@ struct recv_opts {
 	uint64_t count;
 	double duration;
 	const char *output, *logdir, *keep_dir, *password_file, *db_url, *share;
-	bool format_given;
+	bool format_given, quiet;
 	double repair_after;      /* gap repair's grace period, s; 0 = off */
 	uint64_t keep_budget;     /* --refused-max */
 	struct grd_db_cfg limits; /* --max-age, --max-skew, --max-channels, --max-configs */
@@ -224,9 +226,9 @@ static int recv_check(struct recv_opts *o)
 static int recv_option(int c, struct recv_opts *o)
 {
 	switch (c) {
-	case 't': o->cfg.topic = optarg; break;
-	case 'i': o->cfg.client_id = optarg; break;
-	case 'd': o->db_url = optarg; break;
+	case 18: o->cfg.topic = optarg; break;
+	case 19: o->cfg.client_id = optarg; break;
+	case 21: o->db_url = optarg; break;
 	case 9: o->share = optarg; break;
 	case 10:
 		if (!cli_parse_seconds(optarg, &o->repair_after))
@@ -239,7 +241,7 @@ static int recv_option(int c, struct recv_opts *o)
 			return cli_fail("recv", "--format: expected jsonl, csv, candump, influx or none, not '%s'", optarg);
 		break;
 	case 'o': o->output = optarg; break;
-	case 'l': o->logdir = optarg; break;
+	case 20: o->logdir = optarg; break;
 	case 1: o->cfg.tls.ca_file = optarg; break;
 	case 2: o->cfg.tls.cert_file = optarg; break;
 	case 3: o->cfg.tls.key_file = optarg; break;
@@ -285,11 +287,12 @@ static int recv_option(int c, struct recv_opts *o)
 		*(c == 16 ? &o->limits.max_channels : &o->limits.max_configs_day) = (unsigned)n;
 		break;
 	}
+	case 'q': o->quiet = true; break;
 	case 'n':
 		if (!parse_count(optarg, 1, &o->count))
 			return cli_fail("recv", "--count: expected a number >= 1, not '%s'", optarg);
 		break;
-	case 'T':
+	case 't':
 		if (!cli_parse_seconds(optarg, &o->duration))
 			return cli_fail("recv", "--duration: expected seconds, not '%s'", optarg);
 		break;
@@ -311,20 +314,20 @@ static int recv_option(int c, struct recv_opts *o)
 static int recv_parse(int argc, char **argv, struct recv_opts *o)
 {
 	static const struct option opts[] = {
-		{ "broker", required_argument, NULL, 'B' }, { "topic", required_argument, NULL, 't' },
-		{ "client-id", required_argument, NULL, 'i' }, { "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' }, { "log", required_argument, NULL, 'l' },
+		{ "broker", required_argument, NULL, 'B' }, { "topic", required_argument, NULL, 18 },
+		{ "client-id", required_argument, NULL, 19 }, { "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' }, { "log", required_argument, NULL, 20 },
 		{ "ca", required_argument, NULL, 1 }, { "cert", required_argument, NULL, 2 },
 		{ "key", required_argument, NULL, 3 }, { "insecure", no_argument, NULL, 4 },
 		{ "username", required_argument, NULL, 'u' }, { "password", required_argument, NULL, 5 },
 		{ "password-file", required_argument, NULL, 6 }, { "refused", required_argument, NULL, 7 },
-		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 'd' },
+		{ "max-vehicles", required_argument, NULL, 8 }, { "db", required_argument, NULL, 21 },
 		{ "share", required_argument, NULL, 9 }, { "repair-after", required_argument, NULL, 10 },
 		{ "order", required_argument, NULL, 11 }, { "window", required_argument, NULL, 12 },
 		{ "refused-max", required_argument, NULL, 13 }, { "max-age", required_argument, NULL, 14 },
 		{ "max-skew", required_argument, NULL, 15 }, { "max-channels", required_argument, NULL, 16 },
 		{ "max-configs", required_argument, NULL, 17 },
-		{ "count", required_argument, NULL, 'n' }, { "duration", required_argument, NULL, 'T' },
+		{ "count", required_argument, NULL, 'n' }, { "quiet", no_argument, NULL, 'q' }, { "duration", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	bool broker = false;
@@ -334,7 +337,7 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
 	o->text = true;
 	o->repair_after = 60;
 	o->window_ns = REC_ORDER_WINDOW_NS;
-	while ((c = getopt_long(argc, argv, "B:t:i:f:o:l:u:n:T:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "B:f:o:u:n:t:qh", opts, NULL)) != -1) {
 		if (c == 'B') {
 			if (parse_broker(optarg, o) < 0)
 				return cli_fail("recv", "--broker: expected mqtt://host[:port] or mqtts://..., not '%s'", optarg);
@@ -387,6 +390,7 @@ int cli_cmd_recv(int argc, char **argv)
 	struct cli_recv x = {
 		.err = stderr, .host = o.cfg.host, .port = o.cfg.port, .topic = o.cfg.topic,
 		.insecure = o.cfg.tls.insecure, .count = o.count, .duration_s = o.duration, .window_ns = o.window_ns,
+		.quiet = o.quiet,
 	};
 
 	o.say.err = stderr;

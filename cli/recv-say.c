@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "basic/clock.h"
+#include "cli/progress.h"
 #include "cli/recv-say.h"
 #include "report/say.h"
 
@@ -127,6 +129,7 @@ struct watch {
 	grd_db_t *db;
 	struct conn_report conn;
 	struct db_report dbr;
+	struct cli_progress pg;   /* records received (of --count) */
 };
 
 static void report_connection(struct conn_report *c, const struct grd_receiver_stats *st, const struct cli_recv *o)
@@ -193,10 +196,28 @@ static void report_db(struct db_report *d, grd_db_t *db, FILE *err)
 static void on_pass(void *ctx, const struct grd_receiver_stats *st)
 {
 	struct watch *w = ctx;
+	struct cli_recv x = *w->x;
+	char *buf = NULL;
+	size_t len = 0;
+	/* with a progress line drawn, what is said goes through a buffer: if
+	   anything, the line is cleared first (no message glued to it) */
+	FILE *m = w->pg.drawn ? open_memstream(&buf, &len) : NULL;
 
-	report_db(&w->dbr, w->db, w->x->err);
+	if (m)
+		x.err = m;
+	report_db(&w->dbr, w->db, x.err);
 	if (st)
-		report_connection(&w->conn, st, w->x);
+		report_connection(&w->conn, st, &x);
+	if (m) {
+		fclose(m);
+		if (len) {
+			cli_progress_clear(&w->pg);
+			fwrite(buf, 1, len, w->x->err);
+		}
+		free(buf);
+	}
+	if (st && st->subscribed)
+		cli_progress_update(&w->pg, st->records, w->x->count);
 }
 
 /* ---- the summary ---- */
@@ -328,11 +349,13 @@ int cli_recv_run(const struct cli_recv *x, grd_receiver_t *rc)
 	uint64_t late, asked;
 	int ret;
 
+	cli_progress_init(&w.pg, x->err, "recv", CLI_PROGRESS_RECORDS, x->quiet);
 	if ((ret = grd_receiver_start(rc)) < 0) {
 		fprintf(x->err, "railmon recv: cannot start the receiver thread: %s\n", strerror(-ret));
 		return 1;
 	}
 	connected = grd_receiver_wait(rc, x->count, x->duration_s, on_pass, &w, &st) > 0;
+	cli_progress_clear(&w.pg);
 	if (!connected && st.fail != GRD_RECEIVER_FAIL_NONE)
 		fprintf(x->err, "railmon recv: never connected to %s:%d: %s\n", x->host, x->port, st.fail_text);
 	else if (!connected)

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -38,6 +39,7 @@ struct cli_recv {
 	uint64_t count;           /* --count, 0: none */
 	double duration_s;        /* --duration, 0: none */
 	int64_t window_ns;        /* --window, for the late records' line */
+	bool quiet;               /* --quiet: no progress line */
 };
 
 /*

@@ -23,6 +23,7 @@
 #include "pipeline/daemon.h"
 #include "pipeline/logdir.h"
 #include "report/logfault.h"
+#include "cli/progress.h"
 #include "cli/replay-trace.h"
 #include "bus/to-can.h"
 #include "trace/trace.h"
@@ -60,6 +61,8 @@ static const char replay_usage[] =
 	"                     (no --board needed); only virtual interfaces (vcan, vxcan)\n"
 	"      --force        allow --to-can onto a physical CAN interface: railmon then\n"
 	"                     TRANSMITS on that bus\n"
+	"  -q, --quiet        no progress line (shown on a terminal: a trace's frames\n"
+	"                     read of its total, a log's records stored)\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"Examples:\n"
@@ -116,7 +119,7 @@ static int dbc_board(const char *trace, const char *dbc, const char *vehicle, st
 /* What the command line asked for. */
 struct replay_args {
 	const char *board, *data, *trace, *to_can, *dbc, *vehicle;
-	bool force, append;
+	bool force, append, quiet;
 	uint32_t channel;
 	double speed;
 };
@@ -130,17 +133,18 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
 		{ "speed", required_argument, NULL, 's' }, { "to-can", required_argument, NULL, 1 },
 		{ "force", no_argument, NULL, 2 }, { "dbc", required_argument, NULL, 'D' },
 		{ "vehicle", required_argument, NULL, 3 }, { "append", no_argument, NULL, 4 },
-		{ "channel", required_argument, NULL, 5 },
+		{ "channel", required_argument, NULL, 5 }, { "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "b:d:s:D:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:d:s:D:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': a->board = optarg; break;
 		case 'D': a->dbc = optarg; break;
 		case 3: a->vehicle = optarg; break;
 		case 4: a->append = true; break;
+		case 'q': a->quiet = true; break;
 		case 5: {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -277,7 +281,14 @@ int cli_cmd_replay(int argc, char **argv)
 		conf_free(cfg);
 		return r;
 	}
-	r = cli_run_daemon("replay", cfg, &opts, 0, true);
+	{
+		struct cli_progress pg;
+
+		cli_progress_init(&pg, stderr, "replay", S_ISDIR(sb.st_mode) ? CLI_PROGRESS_RECORDS : CLI_PROGRESS_FRAMES,
+		                  a.quiet);
+		r = cli_run_daemon_progress("replay", cfg, &opts, 0, true, &pg,
+		                            S_ISDIR(sb.st_mode) ? 0 : cli_trace_frames_read(&info, cfg));
+	}
 	conf_free(cfg);
 	return S_ISDIR(sb.st_mode) ? r : cli_trace_verdict(stderr, a.trace, &info, r);
 }

@@ -120,6 +120,17 @@ static uint64_t bus_frames(const struct cli_trace_info *info, const struct bus_c
 	return sum;
 }
 
+uint64_t cli_trace_frames_read(const struct cli_trace_info *info, const struct conf_board *cfg)
+{
+	uint64_t read = 0;
+
+	if (!has_channels(info->fmt))
+		return info->frames; /* candump: each bus its interface's frames */
+	for (size_t i = 0; i < cfg->nbuses; i++)
+		read += bus_frames(info, &cfg->buses[i]);
+	return read;
+}
+
 int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct conf_board *cfg)
 {
 	static const char lead[] = "railmon replay: ";

@@ -64,6 +64,9 @@ int cli_trace_pick_channel(FILE *err, const struct cli_trace_info *info, struct 
  */
 int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct conf_board *cfg);
 
+/* The frames of the trace cfg's buses read (replay's progress total). */
+uint64_t cli_trace_frames_read(const struct cli_trace_info *info, const struct conf_board *cfg);
+
 /* After a replay of a trace that ran (exit code r): damaged parts make it
    1, as export's of a damaged log, said in one sentence on err (the first
    place was said by the survey).  The exit code. */

@@ -26,6 +26,7 @@
 #include "pipeline/faults.h"
 #include "pipeline/notify.h"
 #include "pipeline/runner.h"
+#include "cli/progress.h"
 #include "cli/run-say.h"
 #include "pipeline/statserver.h"
 #include "storage/stor.h"
@@ -374,8 +375,31 @@ static int64_t round_ns(const struct runner *rn, int64_t now, int64_t end)
 	return ns;
 }
 
+/* The progress line of a replay: the frames its buses read, or the
+   records stored, from the daemon's counters. */
+static void run_progress(const struct runner *rn, struct cli_progress *pg, uint64_t total)
+{
+	struct pl_daemon_stats ds;
+	uint64_t done = 0;
+
+	if (!pg || !rn->d || pl_daemon_stats(rn->d, &ds) < 0)
+		return;
+	if (pg->unit == CLI_PROGRESS_FRAMES)
+		for (size_t b = 0; b < rn->cfg->nbuses; b++)
+			done += ds.bus_rx[b];
+	else
+		done = ds.records;
+	cli_progress_show(pg, total && done > total ? total : done, total);
+}
+
 int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
                      double duration_s, bool until_sources_done)
+{
+	return cli_run_daemon_progress(cmd, cfg, opts, duration_s, until_sources_done, NULL, 0);
+}
+
+int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struct pl_daemon_opts *opts,
+                            double duration_s, bool until_sources_done, struct cli_progress *pg, uint64_t total)
 {
 	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts, .dogs = { .hwdog = -1 },
 	                     .no_service = until_sources_done };
@@ -405,6 +429,7 @@ int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daem
 			break;
 		}
 		int64_t now = basic_mono_ns();
+		run_progress(&rn, pg, total); /* first: a replay done at once still shows where it got */
 		if (end && now >= end)
 			break;
 		if (until_sources_done && pl_daemon_sources_done(rn.d))
@@ -425,6 +450,7 @@ int cli_run_daemon(const char *cmd, struct conf_board *cfg, const struct pl_daem
 		await_round(&sigs, round_ns(&rn, basic_mono_ns(), end));
 	}
 	pl_notify("STOPPING=1");
+	cli_progress_clear(pg);
 	runner_stop(&rn);
 	pl_watchdogs_close(&rn.dogs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -18,10 +18,10 @@
 static const char serve_usage[] =
 	"Usage: railmon serve --db URL [--listen HOST:PORT] [--token-file FILE] [OPTIONS]\n"
 	"The fleet dashboard in the browser over the ground database (read-only).\n\n"
-	"  -d, --db URL           libpq connection (default: RAILMON_DB)\n"
+	"      --db URL           libpq connection (default: RAILMON_DB)\n"
 	"  -l, --listen HOST:PORT where to listen (default 127.0.0.1:8080; port 0: any free port);\n"
 	"                         anything but loopback needs --token-file, and TLS from a reverse proxy\n"
-	"  -t, --token-file FILE  clients must give this file's first line (Authorization: Bearer,\n"
+	"      --token-file FILE  clients must give this file's first line (Authorization: Bearer,\n"
 	"                         or open /?token=... once); the file must not be readable by others\n"
 	"      --pool N           database connections at most (default 4)\n"
 	"      --budget S         each query's time budget in seconds (default 5)\n"
@@ -91,8 +91,8 @@ static int uint_opt(const char *name, const char *v, double scale, unsigned *ret
 static int serve_parse(int argc, char **argv, struct serve_opts *o)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' }, { "listen", required_argument, NULL, 'l' },
-		{ "token-file", required_argument, NULL, 't' }, { "pool", required_argument, NULL, 1 },
+		{ "db", required_argument, NULL, 8 }, { "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 9 }, { "pool", required_argument, NULL, 1 },
 		{ "budget", required_argument, NULL, 2 }, { "offline-after", required_argument, NULL, 3 },
 		{ "stale-after", required_argument, NULL, 4 }, { "dbc", required_argument, NULL, 5 },
 		{ "per-address", required_argument, NULL, 6 }, { "header-timeout", required_argument, NULL, 7 },
@@ -100,11 +100,11 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
 	};
 	int c, r = 0;
 
-	while (r == 0 && (c = getopt_long(argc, argv, "d:l:t:h", opts, NULL)) != -1) {
+	while (r == 0 && (c = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': o->cfg.db_url = optarg; break;
+		case 8: o->cfg.db_url = optarg; break;
 		case 'l': o->cfg.listen = optarg; break;
-		case 't': o->token_file = optarg; break;
+		case 9: o->token_file = optarg; break;
 		case 1:
 			o->cfg.pool = (unsigned)atoi(optarg);
 			if (o->cfg.pool < 1 || o->cfg.pool > 64)

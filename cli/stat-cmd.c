@@ -21,7 +21,7 @@ static const char stat_usage[] =
 	"Usage: railmon stat [--socket PATH | --data DIR] [--json]\n"
 	"Health of a running railmon (its stat socket, default DIR/railmon.sock) or,\n"
 	"with --data and no daemon, of a recorded log (the latest Health entries).\n\n"
-	"  -s, --socket PATH  the daemon's stat socket (@NAME: abstract namespace)\n"
+	"      --socket PATH  the daemon's stat socket (@NAME: abstract namespace)\n"
 	"  -d, --data DIR     the log directory (socket DIR/railmon.sock, else the log)\n"
 	"  -j, --json         print JSON lines instead of a table\n"
 	"  -h, --help         this text\n"
@@ -46,7 +46,7 @@ static int stat_socket(const char *path, bool json)
 int cli_cmd_stat(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' }, { "data", required_argument, NULL, 'd' },
+		{ "socket", required_argument, NULL, 1 }, { "data", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	const char *sock = NULL, *dir = NULL;
@@ -54,9 +54,9 @@ int cli_cmd_stat(int argc, char **argv)
 	bool json = false;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "s:d:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:jh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': sock = optarg; break;
+		case 1: sock = optarg; break;
 		case 'd': dir = optarg; break;
 		case 'j': json = true; break;
 		case 'h': fputs(stat_usage, stdout); return 0;

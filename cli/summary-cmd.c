@@ -88,6 +88,7 @@ int cli_cmd_summary(int argc, char **argv)
 		return r;
 	if (optind < argc)
 		return cli_fail("summary", "unexpected argument '%s'", argv[optind]);
+	a.o.width = cli_term_width(stdout); /* a terminal's: lines cut there; a file or pipe: never */
 	if (rpt_summary_new(&a.o, stderr, &s) < 0)
 		return cli_fail("summary", "out of memory");
 	r = rpt_summary_run(s, dir, json, stdout);

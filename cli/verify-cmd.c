@@ -19,10 +19,11 @@ static const char verify_usage[] =
 	"damaged, CHANGED, unproven). Times come from sealed content only. Exit 0: no problem\n"
 	"found. Exit 1: each problem names its segment file, offset and seq.\n\n"
 	"  -d, --data DIR      the log directory\n"
-	"  -k, --pubkey FILE   the vehicle's public key (railmon keygen's FILE.pub)\n"
+	"      --pubkey FILE   the vehicle's public key (railmon keygen's FILE.pub)\n"
 	"      --unsigned      a board without a key: check the chain only (not authenticated)\n"
 	"      --whole         the log must start at seq 1 with a chain (nothing deleted by\n"
 	"                      retention, nor up to a chain restart): otherwise a problem\n"
+	"  -q, --quiet         no progress line (shown on a terminal)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Examples:\n"
@@ -31,20 +32,22 @@ static const char verify_usage[] =
 int cli_cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = { { "data", required_argument, NULL, 'd' },
-		                              { "pubkey", required_argument, NULL, 'k' },
+		                              { "pubkey", required_argument, NULL, 1 },
 		                              { "unsigned", no_argument, NULL, 'u' }, { "whole", no_argument, NULL, 'w' },
+		                              { "quiet", no_argument, NULL, 'q' },
 		                              { "help", no_argument, NULL, 'h' }, { 0 } };
 	struct evd_verify_cfg cfg = { 0 };
 	const char *dir = NULL, *key = NULL;
-	bool unsig = false;
+	bool unsig = false, quiet = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:k:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dir = optarg; break;
-		case 'k': key = optarg; break;
+		case 1: key = optarg; break;
 		case 'u': unsig = true; break;
 		case 'w': cfg.whole = true; break;
+		case 'q': quiet = true; break;
 		case 'h': fputs(verify_usage, stdout); return 0;
 		default: return cli_see_help("verify");
 		}
@@ -55,5 +58,5 @@ int cli_cmd_verify(int argc, char **argv)
 		return cli_fail("verify", "--data DIR is required");
 	if (!key == !unsig)
 		return cli_fail("verify", "give --pubkey FILE (a signed log) or --unsigned (a board without a key)");
-	return cli_verify_run(stdout, stderr, dir, key, &cfg);
+	return cli_verify_run(stdout, stderr, dir, key, &cfg, quiet);
 }

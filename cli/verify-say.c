@@ -84,6 +84,7 @@ void cli_verify_problem(void *ctx, const struct evd_problem *p)
 
 	if (o->printed++ >= CLI_VERIFY_PRINT_MAX)
 		return;
+	cli_progress_clear(o->progress); /* the problem on a line of its own; the progress is drawn again after */
 	problem_detail(p, what, sizeof(what));
 	if (p->range_end > p->range_first)
 		snprintf(range, sizeof(range), ", records %" PRIu64 "..%" PRIu64, p->range_first, p->range_end - 1);
@@ -156,10 +157,12 @@ void cli_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
 	            r->problems == 1 ? "" : "s");
 }
 
-int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const struct evd_verify_cfg *vcfg)
+int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const struct evd_verify_cfg *vcfg,
+                   bool quiet)
 {
 	struct evd_verify_cfg c = *vcfg, *cfg = &c;
-	struct cli_verify_out vo = { .err = err, .dir = dir };
+	struct cli_progress pg;
+	struct cli_verify_out vo = { .err = err, .dir = dir, .progress = &pg };
 	uint8_t pk[EVD_PUBLIC_LEN];
 	struct evd_result res;
 	int r;
@@ -179,7 +182,11 @@ int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const
 			        "public half (railmon keygen's FILE.pub), and whoever holds the secret key can sign a "
 			        "forged log: keep it on the vehicle\n", key);
 	}
+	cli_progress_init(&pg, err, "verify", CLI_PROGRESS_BYTES, quiet);
+	cfg->progress = cli_progress_update;
+	cfg->progress_ctx = &pg;
 	r = evd_verify_dir(dir, cfg, cli_verify_problem, &vo, &res);
+	cli_progress_clear(&pg);
 	if (r < 0) {
 		fprintf(err, "railmon verify: %s: %s\n", dir, strerror(-r));
 		return 1;

@@ -34,16 +34,17 @@ static const char watch_usage[] =
 	"Usage: railmon watch [--socket PATH | --data DIR] [OPTIONS]\n"
 	"The live values of a running railmon's channels (value, unit, label, age,\n"
 	"source), through its stat socket (default DIR/railmon.sock).\n\n"
-	"  -s, --socket PATH     the daemon's stat socket (@NAME: abstract namespace)\n"
+	"      --socket PATH     the daemon's stat socket (@NAME: abstract namespace)\n"
 	"  -d, --data DIR        the daemon's log directory (its socket DIR/railmon.sock)\n"
-	"  -o, --sort KEY        id (board order, default), name, age (freshest first), source\n"
-	"  -f, --filter TEXT     only channels whose name, source or unit holds TEXT\n"
-	"  -i, --interval S      redraw every S seconds (default 0.5)\n"
+	"      --sort KEY        id (board order, default), name, age (freshest first), source\n"
+	"      --filter TEXT     only channels whose name, source or unit holds TEXT\n"
+	"      --interval S      redraw every S seconds (default 0.5)\n"
 	"  -S, --stale S         mark values older than S seconds as stale (default 5)\n"
 	"  -1, --once            print the table once and exit (also when stdout is not a terminal)\n"
-	"  -n, --no-color        no colours (also with NO_COLOR set)\n"
+	"      --no-color        no colours (also with NO_COLOR set)\n"
 	"  -h, --help            this text\n\n"
-	"Marks: '*' changed within the last second (bold), '~' stale (dim).\n"
+	"Marks: '*' changed within the last second (bold), '~' stale (dim); '>' a text cut\n"
+	"to fit its column (a name loses its start: '>' leads).\n"
 	"Keys: q quit, s next sort, / filter (Enter: apply, Esc: clear), j/k or arrows scroll, space a page.\n"
 	"\n"
 	"Examples:\n"
@@ -151,24 +152,24 @@ static int watch_loop(struct watch *w)
 static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_dir)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' }, { "data", required_argument, NULL, 'd' },
-		{ "sort", required_argument, NULL, 'o' }, { "filter", required_argument, NULL, 'f' },
-		{ "interval", required_argument, NULL, 'i' }, { "stale", required_argument, NULL, 'S' },
-		{ "once", no_argument, NULL, '1' }, { "no-color", no_argument, NULL, 'n' },
+		{ "socket", required_argument, NULL, 2 }, { "data", required_argument, NULL, 'd' },
+		{ "sort", required_argument, NULL, 3 }, { "filter", required_argument, NULL, 4 },
+		{ "interval", required_argument, NULL, 5 }, { "stale", required_argument, NULL, 'S' },
+		{ "once", no_argument, NULL, '1' }, { "no-color", no_argument, NULL, 6 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:d:o:f:i:S:1nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:S:1h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': w->rw.sock = optarg; break;
+		case 2: w->rw.sock = optarg; break;
 		case 'd': *ret_dir = optarg; break;
-		case 'o':
+		case 3:
 			if (cli_live_sort_parse(optarg, &w->rw.view.sort) < 0)
 				return cli_fail("watch", "--sort: expected id, name, age or source, not '%s'", optarg);
 			break;
-		case 'f': snprintf(w->rw.view.filter, sizeof(w->rw.view.filter), "%s", optarg); break;
-		case 'i':
+		case 4: snprintf(w->rw.view.filter, sizeof(w->rw.view.filter), "%s", optarg); break;
+		case 5:
 			if (!cli_parse_seconds(optarg, &w->interval_s) || w->interval_s < 0.05)
 				return cli_fail("watch", "--interval: expected seconds >= 0.05, not '%s'", optarg);
 			break;
@@ -177,7 +178,7 @@ static int watch_opts(struct watch *w, int argc, char **argv, const char **ret_d
 				return cli_fail("watch", "--stale: expected seconds > 0, not '%s'", optarg);
 			break;
 		case '1': w->once = true; break;
-		case 'n': w->rw.view.color = false; break;
+		case 6: w->rw.view.color = false; break;
 		case 'h': fputs(watch_usage, stdout); return 1;
 		default: return cli_see_help("watch");
 		}

@@ -280,6 +280,10 @@ struct evd_verify_cfg {
 	                              (every seal counts as unauthenticated) */
 	bool whole;                /* the log must reach back to the start of its
 	                              first chain (no retention) */
+	/* evd_verify_dir: how far through the log (bytes of its segments,
+	   storage/stor.h stor_progress), per record read; NULL: not called */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 int evd_verifier_new(const struct evd_verify_cfg *cfg, evd_verifier_t **ret_verifier);

@@ -682,6 +682,7 @@ int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_proble
 	evd_verifier_t *v;
 	stor_reader_t *rd;
 	struct stor_rec rec;
+	struct stor_progress pg;
 	int r, k = 0;
 
 	if (!dir || !cfg || !ret)
@@ -690,8 +691,10 @@ int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_proble
 	if (r < 0)
 		return r;
 	r = evd_verifier_new(cfg, &v);
+	stor_progress_init(&pg, dir, cfg->progress, cfg->progress_ctx); /* failing: no progress, nothing else */
 	while (r >= 0 && (k = stor_reader_next(rd, &rec)) != 0) {
 		if (k == 1) {
+			stor_progress_at(&pg, rec.segment, rec.offset);
 			r = evd_verifier_record(v, &rec, &p);
 		} else if (k == -EBADMSG) {
 			struct stor_fault f;
@@ -716,6 +719,7 @@ int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_proble
 		evd_verifier_result(v, ret);
 		r = ret->problems ? 1 : 0;
 	}
+	stor_progress_end(&pg);
 	evd_verifier_free(v);
 	stor_reader_free(rd);
 	return r;

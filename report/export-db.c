@@ -42,6 +42,9 @@ static int db_item(void *ctx, const struct acq_item *it, const struct rec_names 
 	}
 	if (r >= 0)
 		r = rpt_export_write_item(x, it);
+	/* the callback per 4096 records: the rows come one by one, not in Batches */
+	if (x->progress && (++x->progress_n & 4095) == 0)
+		x->progress(x->progress_ctx, x->progress_n, 0);
 	return r < 0 ? r : ferror(x->out) ? -EIO : 0;
 }
 
@@ -88,6 +91,8 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 	}
 	r = rpt_export_setup_output(x, where);
 	if (r == 0) {
+		if (x->progress) /* the line from the start: the query's first rows can take a while */
+			x->progress(x->progress_ctx, 0, 0);
 		r = grd_db_export(db, &q, db_item, x);
 		if (r < 0 && r != -EIO && r != -ECONNREFUSED)
 			rpt_export_say(x, "write: %s\n", strerror(-r));

@@ -134,6 +134,7 @@ static int export_log(struct rpt_export *x, const char *dir)
 {
 	stor_reader_t *rd;
 	struct stor_rec rec;
+	struct stor_progress pg;
 	int r;
 
 	x->dir = dir; /* for the messages about what cannot be read */
@@ -151,6 +152,7 @@ static int export_log(struct rpt_export *x, const char *dir)
 	/* corrected times are not the stored ones the seek and skip go by */
 	if (x->from_ns > INT64_MIN && !x->corrected)
 		stor_reader_seek_time(rd, x->from_ns);
+	stor_progress_init(&pg, dir, x->progress, x->progress_ctx); /* failing: no progress, the export goes on */
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
 			/* Said with what it cost; the rest is still exported. */
@@ -163,6 +165,7 @@ static int export_log(struct rpt_export *x, const char *dir)
 		}
 		/* not break: a log's time need not rise (a replay's START event
 		   has the time of the replay, its records the trace's; a clock step) */
+		stor_progress_at(&pg, rec.segment, rec.offset);
 		if (rec.t_first_ns >= x->to_ns && !x->corrected)
 			continue;
 		r = export_batch(x, &rec);
@@ -173,6 +176,7 @@ static int export_log(struct rpt_export *x, const char *dir)
 	}
 	if (r == 0) /* the end: damage there is no frame fault (the reader cannot resynchronise) */
 		x->damaged += rpt_log_tail_print(x->err, rpt_export_cmd(x), dir, rd);
+	stor_progress_end(&pg);
 	stor_reader_free(rd);
 	if (r >= 0 && (r = rpt_export_drain(x)) < 0)
 		rpt_export_say(x, "write: %s\n", strerror(-r));

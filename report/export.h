@@ -64,6 +64,12 @@ struct rpt_export {
 	int (*sink)(void *ctx, const struct acq_item *it, const struct rec_names *nm);
 	int (*sink_setup)(void *ctx, struct rpt_export *x);
 	void *sink_ctx;
+	/* How far through a log (bytes of its segments, storage/stor.h
+	   stor_progress): called per Batch read, NULL: not at all.  The
+	   caller draws it (cli/progress.h). */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	uint64_t progress_n;     /* --db: records read (no total: a rate line) */
 };
 
 /* The command the messages name ("export", or x->cmd). */

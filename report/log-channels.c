@@ -61,13 +61,55 @@ static void print_json(FILE *out, const struct rec_channel *c)
 	fputs("}}\n", out);
 }
 
-void rpt_channels_print(FILE *out, const struct rec_channel *const *list, size_t n, bool json)
+static const char *or_dash(const char *s)
 {
+	return s && *s ? s : "-";
+}
+
+/* The columns of the table: at least the widths they always had, wider
+   for the longest text present, so no long name shifts the columns. */
+struct chan_cols {
+	int bus, name, unit, range, source;
+};
+
+static void grow(int *w, const char *s)
+{
+	int n = (int)strlen(s);
+
+	*w = n > *w ? n : *w;
+}
+
+static struct chan_cols chan_cols(const struct rec_channel *const *list, size_t n)
+{
+	struct chan_cols w = { 12, 28, 8, 16, 32 };
 	char range[2 * REC_DOUBLE_MAX + 4];
 
-	if (!json)
-		fprintf(out, "%-8s %-12s %-28s %-8s %-16s %-32s %s\n", "id", "bus", "name", "unit", "range", "source",
-		            "value table");
+	for (size_t i = 0; i < n; i++) {
+		print_range(list[i], range, sizeof(range));
+		grow(&w.bus, or_dash(list[i]->bus_name));
+		grow(&w.name, list[i]->name);
+		grow(&w.unit, or_dash(list[i]->unit));
+		grow(&w.range, range);
+		grow(&w.source, or_dash(list[i]->source));
+	}
+	return w;
+}
+
+void rpt_channels_print(FILE *out, const struct rec_channel *const *list, size_t n, bool json, int width)
+{
+	char range[2 * REC_DOUBLE_MAX + 4], *line = NULL;
+	struct chan_cols w = chan_cols(list, json ? 0 : n);
+	size_t len;
+	FILE *m;
+
+	if (!json && (m = open_memstream(&line, &len))) {
+		fprintf(m, "%-8s %-*s %-*s %-*s %-*s %-*s %s", "id", w.bus, "bus", w.name, "name", w.unit, "unit",
+		        w.range, "range", w.source, "source", "value table");
+		fclose(m);
+		rpt_line_fit(out, line, width);
+		free(line);
+		line = NULL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct rec_channel *c = list[i];
 
@@ -75,12 +117,18 @@ void rpt_channels_print(FILE *out, const struct rec_channel *const *list, size_t
 			print_json(out, c);
 			continue;
 		}
+		/* the row into memory, then out whole or cut to the terminal */
+		if (!(m = open_memstream(&line, &len)))
+			return;
 		print_range(c, range, sizeof(range));
-		fprintf(out, "%-8" PRIu32 " %-12s %-28s %-8s %-16s %-32s ", c->id, c->bus_name && *c->bus_name ? c->bus_name : "-",
-		            c->name, c->unit && *c->unit ? c->unit : "-", range, c->source && *c->source ? c->source : "-");
+		fprintf(m, "%-8" PRIu32 " %-*s %-*s %-*s %-*s %-*s ", c->id, w.bus, or_dash(c->bus_name), w.name, c->name,
+		        w.unit, or_dash(c->unit), w.range, range, w.source, or_dash(c->source));
 		for (size_t k = 0; k < c->nvalue_table; k++)
-			fprintf(out, "%s%s", k ? ", " : "", c->value_table[k]);
-		fputc('\n', out);
+			fprintf(m, "%s%s", k ? ", " : "", c->value_table[k]);
+		fclose(m);
+		rpt_line_fit(out, line, width);
+		free(line);
+		line = NULL;
 	}
 }
 
@@ -146,7 +194,8 @@ int rpt_channels_resolve(FILE *err, const char *cmd, const char *dir, const rec_
 	return bad;
 }
 
-int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *path, bool json)
+int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *path, bool json,
+                          int width)
 {
 	pl_channels_t *ch;
 	const struct rec_channel **list;
@@ -164,7 +213,8 @@ int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, co
 	if (list) {
 		for (size_t i = 0; i < n; i++)
 			list[i] = &dict[i];
-		rpt_channels_print(out, list, n, json);
+		rpt_channels_print(out, list, n, json, width);
+		fflush(out); /* the count after the table, also when both go to one file */
 		fprintf(err, "railmon channels: %zu channels in %s\n", n, path);
 	}
 	free(list);
@@ -172,7 +222,7 @@ int rpt_channels_of_board(FILE *out, FILE *err, const struct conf_board *cfg, co
 	return list ? 0 : rpt_fail(err, "channels", "out of memory");
 }
 
-int rpt_channels_of_log(FILE *out, FILE *err, const char *dir, bool json)
+int rpt_channels_of_log(FILE *out, FILE *err, const char *dir, bool json, int width)
 {
 	rec_channels_t *map;
 	const struct rec_channel **list;
@@ -188,7 +238,8 @@ int rpt_channels_of_log(FILE *out, FILE *err, const char *dir, bool json)
 	}
 	n = rec_channels_sorted(map, &list);
 	if (n >= 0)
-		rpt_channels_print(out, list, (size_t)n, json);
+		rpt_channels_print(out, list, (size_t)n, json, width);
+	fflush(out); /* the count after the table, also when both go to one file */
 	if (n == 0)
 		fprintf(err, "railmon channels: %s: no channel dictionary in the log\n", dir);
 	else if (n > 0)

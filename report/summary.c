@@ -48,6 +48,12 @@ struct rpt_summary {
 	rec_order_t *order;
 	uint64_t damaged;
 	FILE *err;
+	int width;               /* rpt_summary_opts.width */
+};
+
+/* The table's name and unit columns. */
+struct sum_cols {
+	int name, unit;
 };
 
 static struct chan_stat *stat_get(struct rpt_summary *s, uint32_t id)
@@ -201,7 +207,34 @@ static void num(double v, bool ok, int decimals, char *buf)
 		strcpy(buf, "-");
 }
 
-static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bool json, FILE *out)
+static const char *row_name(const struct rec_channel *ch)
+{
+	return ch && *ch->name ? ch->name : "?";
+}
+
+static const char *row_unit(const struct rec_channel *ch)
+{
+	return ch && *ch->unit ? ch->unit : "-";
+}
+
+/* The name and unit columns: at least 28 and 6 wide as they always were,
+   wider for the longest present, so a long name shifts no column. */
+static struct sum_cols size_columns(const struct rpt_summary *s, const struct chan_stat *const *v, size_t k)
+{
+	struct sum_cols w = { 28, 6 };
+
+	for (size_t i = 0; i < k; i++) {
+		const struct rec_channel *ch = rec_channels_find(s->names, v[i]->id);
+		int n = (int)strlen(row_name(ch)), u = (int)strlen(row_unit(ch));
+
+		w.name = n > w.name ? (n < 255 ? n : 255) : w.name;
+		w.unit = u > w.unit ? (u < 255 ? u : 255) : w.unit;
+	}
+	return w;
+}
+
+static void print_row(const struct rpt_summary *s, const struct chan_stat *c, const struct sum_cols *w, bool json,
+                      FILE *out)
 {
 	const struct rec_channel *ch = rec_channels_find(s->names, c->id);
 	char first[40], last[40], mn[REC_DOUBLE_MAX], mx[REC_DOUBLE_MAX], mean[REC_DOUBLE_MAX];
@@ -219,11 +252,14 @@ static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bo
 	num(c->valid ? c->sum / (double)c->valid : 0, c->valid, -1, mean);
 	if (!json) {
 		/* the table: 7 digits are plenty to read; --json has them all */
+		char line[1024]; /* the name and unit are at most 255 characters each */
+
 		if (c->valid)
 			snprintf(mean, sizeof(mean), "%.7g", c->sum / (double)c->valid);
-		fprintf(out, "%-8" PRIu32 " %-28s %-6s %9" PRIu64 "  %s  %s  %12s %12s %12s %5" PRIu64 " %9.3f %7" PRIu64
-		            " %7" PRIu64 "\n", c->id, ch && *ch->name ? ch->name : "?", ch && *ch->unit ? ch->unit : "-",
-		            c->count, first, last, mn, mx, mean, c->gaps, longest, c->out_of_range, c->invalid);
+		snprintf(line, sizeof(line), "%-8" PRIu32 " %-*s %-*s %9" PRIu64 "  %s  %s  %12s %12s %12s %5" PRIu64
+		         " %9.3f %7" PRIu64 " %7" PRIu64, c->id, w->name, row_name(ch), w->unit, row_unit(ch), c->count,
+		         first, last, mn, mx, mean, c->gaps, longest, c->out_of_range, c->invalid);
+		rpt_line_fit(out, line, s->width);
 		return;
 	}
 	fprintf(out, "{\"channel\":%" PRIu32 ",\"name\":", c->id);
@@ -239,6 +275,8 @@ static void print_row(const struct rpt_summary *s, const struct chan_stat *c, bo
 
 int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out)
 {
+	char head[1024];
+	struct sum_cols w;
 	const struct chan_stat **v = calloc(s->n ? s->n : 1, sizeof(*v));
 	size_t k = 0;
 
@@ -248,11 +286,15 @@ int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out)
 		if (s->tab[i].used)
 			v[k++] = &s->tab[i];
 	qsort(v, k, sizeof(*v), stat_cmp);
-	if (!json)
-		fprintf(out, "%-8s %-28s %-6s %9s  %-24s  %-24s  %12s %12s %12s %5s %9s %7s %7s\n", "id", "name", "unit", "samples",
-		            "first", "last", "min", "max", "mean", "gaps", "longest", "out_rng", "invalid");
+	w = size_columns(s, v, k);
+	if (!json) {
+		snprintf(head, sizeof(head), "%-8s %-*s %-*s %9s  %-24s  %-24s  %12s %12s %12s %5s %9s %7s %7s", "id",
+		         w.name, "name", w.unit, "unit", "samples", "first", "last", "min", "max", "mean", "gaps",
+		         "longest", "out_rng", "invalid");
+		rpt_line_fit(out, head, s->width);
+	}
 	for (size_t i = 0; i < k; i++)
-		print_row(s, v[i], json, out);
+		print_row(s, v[i], &w, json, out);
 	free(v);
 	return 0;
 }
@@ -276,7 +318,7 @@ int rpt_summary_new(const struct rpt_summary_opts *o, FILE *err, rpt_summary_t *
 	if (!s)
 		return -ENOMEM;
 	*s = (struct rpt_summary){ .from_ns = o->from_ns, .to_ns = o->to_ns, .gap_ns = o->gap_ns, .nonly = o->nonly,
-	                           .err = err };
+	                           .err = err, .width = o->width };
 	for (size_t i = 0; i < o->nonly; i++)
 		s->only[i] = o->only[i];
 	if (rec_channels_new(&s->names) < 0 || rec_order_new(REC_ORDER_MAX_ITEMS, REC_ORDER_WINDOW_NS, &s->order) < 0)

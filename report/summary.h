@@ -20,6 +20,8 @@ struct rpt_summary_opts {
 	int64_t gap_ns;              /* 0: 5 times the channel's shortest interval */
 	const char *const *only;     /* channel names (kept, not copied), or none */
 	size_t nonly;                /* <= RPT_SUMMARY_ONLY_MAX */
+	int width;                   /* the table: a terminal's columns, lines cut
+	                                there (report/say.h rpt_line_fit); 0 never */
 };
 
 typedef struct rpt_summary rpt_summary_t;
@@ -40,8 +42,9 @@ int rpt_summary_read(rpt_summary_t *s, const char *dir);
    or -errno (-ENOMEM; the log cannot be opened: read says so). */
 int rpt_summary_resolve(rpt_summary_t *s, const char *dir);
 
-/* The table (a header line, then a row per channel in id order) or one
-   JSON object per channel, on out.  0 or -ENOMEM. */
+/* The table (a header line, then a row per channel in id order; the name
+   and unit columns as wide as the longest, cut to the options' width) or
+   one JSON object per channel, on out.  0 or -ENOMEM. */
 int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out);
 
 /* `railmon summary` on the log in dir: read it, then the table or JSON

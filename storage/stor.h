@@ -425,6 +425,33 @@ struct stor_fault {
 int stor_reader_fault(const stor_reader_t *r, struct stor_fault *ret_fault);
 
 /*
+ * Progress through a log for a long command's progress line (only cli/
+ * prints it): fn(ctx, done, total) in bytes of the log's segment files,
+ * as listed when init ran.  stor_progress_init() lists them (fn NULL:
+ * nothing, every call below does nothing); 0 or -errno (then fn is never
+ * called).  stor_progress_at() is called per record read (a Batch: not per
+ * sample) with the stor_rec's segment and offset; O(1) on average, as the
+ * reader goes forward.  stor_progress_end() says done == total once and
+ * frees the list.  Not RT-safe (init allocates).
+ */
+typedef void (*stor_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+struct stor_progress {
+	stor_progress_fn fn;
+	void *ctx;
+	struct stor_progress_seg {
+		uint64_t first_seq, bytes;
+	} *seg;
+	size_t n, i;       /* segments; the first not wholly behind the reader */
+	uint64_t base;     /* bytes of the segments before seg[i] */
+	uint64_t total;
+};
+
+int stor_progress_init(struct stor_progress *p, const char *dir, stor_progress_fn fn, void *ctx);
+void stor_progress_at(struct stor_progress *p, uint64_t segment, uint64_t offset);
+void stor_progress_end(struct stor_progress *p);
+
+/*
  * Holds: time windows around an incident that retention keeps, persisted
  * in the file STOR_HOLDS_NAME in the log directory (storage/DESIGN.md
  * "Holds").  A segment is held when its time span [the end of the segment

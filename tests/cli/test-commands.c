@@ -250,16 +250,16 @@ static void test_not_there(void)
 
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_channels_of_log(out.f, err.f, "/nonexistent-railmon", false) == 1);
+	CHECK(rpt_channels_of_log(out.f, err.f, "/nonexistent-railmon", false, 0) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon channels: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
 	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
 	CHECK(rpt_summary_run(s, "/nonexistent-railmon", false, out.f) == 1);
 	rpt_summary_free(s);
 	CHECK(strstr(tlib_mem_text(&err), "railmon summary: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
-	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", "/nonexistent-railmon.pub", &vc) == 1);
+	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", "/nonexistent-railmon.pub", &vc, false) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon.pub: "), "%s", tlib_mem_text(&err));
 	CHECK(!vc.public_key, "the caller's cfg is left as it was");
-	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", NULL, &vc) == 1);
+	CHECK(cli_verify_run(out.f, err.f, "/nonexistent-railmon", NULL, &vc, false) == 1);
 	CHECK(strstr(tlib_mem_text(&err), "railmon verify: /nonexistent-railmon: "), "%s", tlib_mem_text(&err));
 	CHECK_STR(tlib_mem_text(&out), "");
 	tlib_mem_close(&out);
@@ -278,7 +278,7 @@ static void test_channels_of_board(const char *dir, const char *src)
 	cfg = load(dir, "ch.ini", board);
 	tlib_mem_open(&out);
 	tlib_mem_open(&err);
-	CHECK(rpt_channels_of_board(out.f, err.f, cfg, "ch.ini", true) == 0, "%s", tlib_mem_text(&err));
+	CHECK(rpt_channels_of_board(out.f, err.f, cfg, "ch.ini", true, 0) == 0, "%s", tlib_mem_text(&err));
 	CHECK(strstr(tlib_mem_text(&err), "railmon channels: ") && strstr(tlib_mem_text(&err), " channels in ch.ini\n"), "%s", tlib_mem_text(&err));
 	CHECK(strstr(tlib_mem_text(&out), "{\""), "%s", tlib_mem_text(&out));
 	tlib_mem_close(&out);

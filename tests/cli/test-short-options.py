@@ -7,14 +7,16 @@ The truth is the source: each command's getopt_long option table (cli/*.c,
 `{ "long", ..., NULL, 'x' }`) and its optstring (which letters are accepted
 short).  For every letter the long options it stands for are collected over
 all commands; a letter standing for two long options is a conflict, and so
-is one long option under two letters (recv -T, -t elsewhere, --duration).
+is one long option under two letters (as recv -T was, with -t elsewhere, for --duration).
 
-Today's conflicts are listed in KNOWN (the table issue 28 asks for) until
-they are resolved: the test fails on any conflict not listed (a new command
-or option reusing a letter), and on a listed one that is gone or changed
-(so the list stays true and shrinks as conflicts are fixed).  It also checks
-that every "-x, --long" line of each command's --help (what help2man puts in
-the man page) names the long option the table gives that letter.
+Issue 28 resolved the ten conflicts there were; KNOWN and KNOWN_LONG are
+empty and any conflict fails (a new command or option reusing a letter).
+The one table of letters is cli/README.md's: every letter a command accepts
+must be its row's long option there, with the command listed in the row
+("every command" for -h), and every row must be used by some command.  It
+also checks that every "-x, --long" line of each command's --help (what
+help2man puts in the man page) names the long option the table gives that
+letter.
 """
 import re
 import subprocess
@@ -23,23 +25,15 @@ from pathlib import Path
 
 RAILMON, SRC = sys.argv[1], Path(sys.argv[2])
 
-# letter: {long option: commands} - today's conflicts, to be fixed
-KNOWN = {
-    "d": {"data": {"channels", "demo", "export", "hold", "plot", "replay", "run", "stat", "summary", "verify", "watch",
-                   "check"},
-          "db": {"db", "recv", "serve"}},
-    "f": {"format": {"decode", "export", "recv"}, "filter": {"watch"}},
-    "i": {"client-id": {"recv"}, "input": {"decode"}, "interval": {"watch"}},
-    "k": {"kind": {"export"}, "pubkey": {"verify"}},
-    "l": {"listen": {"serve"}, "log": {"recv"}},
-    "n": {"count": {"recv"}, "no-color": {"watch"}},
-    "o": {"out": {"keygen"}, "output": {"export", "plot", "recv"}, "sort": {"watch"}},
-    "s": {"socket": {"stat", "watch"}, "speed": {"replay"}},
-    "t": {"duration": {"demo", "run"}, "token-file": {"serve"}, "topic": {"recv"}},
-}
+# letter: {long option: commands} - conflicts tolerated: none since issue 28
+# (kept so a conflict, if one is ever accepted, is listed here, said and kept true)
+KNOWN = {}
 
-# long option: its letters - one long option under two letters, listed too
-KNOWN_LONG = {"duration": {"t", "T"}}
+# long option: its letters - one long option under two letters: none
+KNOWN_LONG = {}
+
+# the table of short options, written once (cli/README.md): "| `-x` | `--long` | commands |"
+ROW = re.compile(r"^\| `-(.)` \| `--([a-z0-9-]+)` \| ([^|]*) \|$", re.M)
 
 ENTRY = re.compile(r'\{\s*"([a-z0-9-]+)",\s*\w+,\s*NULL,\s*\'(.)\'\s*\}')
 OPTSTRING = re.compile(r'getopt_long\([^"]*"([^"]*)"')
@@ -93,6 +87,20 @@ def main():
         for c, name in re.findall(r"^\s+-([A-Za-z0-9]), --([a-z0-9-]+)", text, re.M):
             if opts.get(c) != name:
                 bad.append(f"{cmd} --help: -{c} is --{name}, the table says --{opts.get(c)}")
+    # the documented table says the same
+    doc = {c: (name, cmds.strip()) for c, name, cmds in ROW.findall((SRC / "cli" / "README.md").read_text())}
+    assert doc, "cli/README.md has no table of short options"
+    for cmd, opts in t.items():
+        for c, name in opts.items():
+            if c not in doc:
+                bad.append(f"{cmd} -{c} (--{name}) is not in cli/README.md's table")
+            elif doc[c][0] != name:
+                bad.append(f"{cmd} -{c} is --{name}, cli/README.md's table says --{doc[c][0]}")
+    for c, (name, cmds) in doc.items():
+        users = sorted(cmd for cmd, opts in t.items() if opts.get(c) == name)
+        want = sorted(t) if cmds == "every command" else sorted(x.strip() for x in cmds.split(","))
+        if users != want:
+            bad.append(f"cli/README.md: -{c} --{name} lists {want}, the commands accepting it are {users}")
     for line in sorted(f"-{c}: " + ", ".join(f"--{n} ({' '.join(sorted(cs))})" for n, cs in sorted(m.items()))
                        for c, m in conflicts.items()):
         print("conflict", line)
@@ -100,7 +108,7 @@ def main():
         print("FAIL:\n  " + "\n  ".join(bad))
         sys.exit(1)
     print(f"ok: {len(t)} commands, {sum(len(o) for o in t.values())} short options, "
-          f"{len(conflicts)} letters in conflict (listed)")
+          f"{len(conflicts)} letters in conflict, {len(doc)} letters in cli/README.md's table")
 
 
 main()

@@ -33,12 +33,14 @@ path (and dies with this script).
 """
 import json
 import os
+import pty
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 
 RAILMON, PB2_DIR, README = sys.argv[1:4]
@@ -525,6 +527,33 @@ def test_export(pg, broker, tmp):
                                                                   (42, "vehicle_number", 'a\\b "5"')],
           "texts stored in the texts table and exported", texts)
     check(pg.psql("SELECT string_agg(text, '|' ORDER BY seq) FROM texts") == 'EMU-4021|a\\b "5"', "texts table")
+    # under a terminal: a rate line of the records read (no total known),
+    # cleared before the totals; none with --quiet (issue 28)
+    for quiet in ([], ["--quiet"]):
+        m, s = pty.openpty()
+        attrs = termios.tcgetattr(s)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(s, termios.TCSANOW, attrs)
+        p = subprocess.Popen([RAILMON, "export", "--db", pg.url, "--vehicle", "emu5", "-o", os.devnull] + quiet,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=s)
+        os.close(s)
+        got = b""
+        while True:
+            try:
+                chunk = os.read(m, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+        os.close(m)
+        check(p.wait(60) == 0, "export --db under a terminal", got)
+        bar = list(re.finditer(rb"\rexport: \d+ records, \d+ records/s\x1b\[K", got))
+        if quiet:
+            check(got == b"", "export --db --quiet: nothing said", got)
+        else:
+            check(bar and got[bar[-1].end():].startswith(b"\r\x1b[Krailmon export: "),
+                  "export --db: a rate line, cleared before the totals", got)
     r2 = subprocess.run([RAILMON, "export", "--db", pg.url], capture_output=True, text=True)
     check(r2.returncode == 2 and "--db needs --vehicle" in r2.stderr, "--vehicle required", r2.stderr)
     # a vehicle the database does not know: one sentence and exit 1, not a

@@ -325,14 +325,14 @@ static void test_channels(const char *dir)
 	n = rec_channels_sorted(map, &list);
 	CHECK(n == 2);
 	tlib_mem_open(&out);
-	rpt_channels_print(out.f, list, 2, true);
+	rpt_channels_print(out.f, list, 2, true, 0);
 	CHECK_STR(tlib_mem_text(&out), "{\"id\":1,\"bus\":0,\"bus_name\":\"\",\"name\":\"Eng.Speed\",\"unit\":\"km/h\","
 	          "\"source\":\"test\",\"min\":null,\"max\":null,\"value_table\":{}}\n"
 	          "{\"id\":2,\"bus\":0,\"bus_name\":\"\",\"name\":\"Eng.Temp\",\"unit\":\"degC\","
 	          "\"source\":\"test\",\"min\":null,\"max\":null,\"value_table\":{}}\n");
 	tlib_mem_close(&out);
 	tlib_mem_open(&out);
-	rpt_channels_print(out.f, list, 2, false);
+	rpt_channels_print(out.f, list, 2, false, 0);
 	CHECK(!strncmp(tlib_mem_text(&out), "id       bus          name", 26) &&
 	      strstr(tlib_mem_text(&out), "\n1        -            Eng.Speed                    km/h     -                test"),
 	      "%s", tlib_mem_text(&out));

@@ -34,12 +34,14 @@ dies with this script: PR_SET_PDEATHSIG).
 """
 import json
 import os
+import pty
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 
@@ -668,6 +670,53 @@ def test_acl(tmp):
     print("ACL example: a vehicle cannot publish for another: ok")
 
 
+def recv_on_pty(args, nrec, port, msgs):
+    """recv with stderr on a pseudo-terminal (no \\n -> \\r\\n): once it
+    says it subscribed, msgs are published; (exit code, stderr bytes)."""
+    m, s = pty.openpty()
+    attrs = termios.tcgetattr(s)
+    attrs[1] &= ~termios.OPOST
+    termios.tcsetattr(s, termios.TCSANOW, attrs)
+    # --duration: a bound, should the records never come (then the checks say so)
+    proc = start_peer([RAILMON, "recv"] + args + ["--count", str(nrec), "--duration", "30"], stdout=subprocess.DEVNULL,
+                      stderr=s)
+    os.close(s)
+    got, published = b"", False
+    while True:
+        try:
+            b = os.read(m, 65536)
+        except OSError:  # EIO: recv exited, the pty's last holder
+            break
+        if not b:
+            break
+        got += b
+        if not published and b"subscribed to" in got:
+            publish(port, msgs)
+            published = True
+    os.close(m)
+    return proc.wait(30), got
+
+
+def test_progress(tmp, b):
+    """Under a terminal recv draws "recv: N of COUNT records (P%), R
+    records/s, T left", cleared before its summary; --quiet draws nothing."""
+    msgs = [("railmon/tram9/data", batch("tram9", ID_A, 1 + 40 * i, 40, T0 + i * 10**9)) for i in range(5)]
+    base = ["--broker", "mqtt://127.0.0.1:%d" % b.port, "--format", "none"]
+    rc, err = recv_on_pty(base + ["--client-id", "ground-progress"], 200, b.port, msgs)
+    bar = list(re.finditer(rb"\rrecv: (\d+) of 200 records \((\d+)%\), \d+ records/s, \d+:\d\d:\d\d left\x1b\[K", err))
+    check(rc == 0 and bar, "a progress line under a terminal", err.decode(errors="replace"))
+    after = err[bar[-1].end():]
+    check(after.startswith(b"\r\x1b[K") and b"railmon recv: " in after, "the line cleared before the summary",
+          err.decode(errors="replace"))
+    check(err.find(b"subscribed to") < bar[0].start(), "no progress before the subscription", err)
+    msgs = [("railmon/tram8/data", batch("tram8", ID_A, 1 + 40 * i, 40, T0 + i * 10**9)) for i in range(5)]
+    rc, err = recv_on_pty(base + ["--client-id", "ground-progress-q", "-q"], 200, b.port, msgs)
+    check(rc == 0 and b"\r" not in err and b"\x1b" not in err, "--quiet: no progress bytes", err)
+    rc, err = run_recv(base + ["--client-id", "ground-progress-p", "--duration", "0.5"])
+    check("\r" not in err and "\x1b" not in err, "no progress without a terminal", err)
+    print(f"progress under a pty ({len(bar)} draws, cleared), none with --quiet or without a terminal: ok")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="railmon-recv-cli-")
     b = None
@@ -685,6 +734,7 @@ def main():
         test_same_as_export(tmp, b)
         test_order_across_batches(tmp, b)
         test_order_quiet_log(tmp, b)
+        test_progress(tmp, b)
         test_acl(tmp)
     finally:
         stop_peers(signal.SIGKILL)
