@@ -27,6 +27,7 @@
 #include <math.h>
 #include <net/if.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@
 #include "conf/config.h"
 #include "dbc/dbc.h"
 #include "pipeline/channels.h"
+#include "report/say.h"
 
 static const char monitor_usage[] =
 	"Usage: railmon monitor SOURCE --dbc FILE [OPTIONS]\n"
@@ -119,6 +121,19 @@ struct monitor {
 
 /* ---------------------------------------------------------------- options */
 
+/* A usage error (a bad option value, a source spelt wrong): its sentence
+   and the --help pointer (issue 28), as export says it.  2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rpt_vfail(stderr, "monitor", fmt, ap);
+	va_end(ap);
+	return cli_see_help("monitor");
+}
+
 static int monitor_opts(struct monitor *m, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -140,25 +155,25 @@ static int monitor_opts(struct monitor *m, int argc, char **argv)
 			errno = 0;
 			m->speed = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(m->speed >= 0 && m->speed <= 1000))
-				return cli_fail("monitor", "--speed: expected 0 (as fast as it reads) or a factor up to 1000, "
+				return usage_error("--speed: expected 0 (as fast as it reads) or a factor up to 1000, "
 				                "not '%s'", optarg);
 			break;
 		case OPT_DURATION:
 			if (!cli_parse_seconds(optarg, &m->duration_s) || m->duration_s <= 0)
-				return cli_fail("monitor", "--duration: expected seconds > 0, not '%s'", optarg);
+				return usage_error("--duration: expected seconds > 0, not '%s'", optarg);
 			break;
 		case OPT_SORT:
 			if (cli_live_sort_parse(optarg, &m->view.sort) < 0)
-				return cli_fail("monitor", "--sort: expected id, name, age or source, not '%s'", optarg);
+				return usage_error("--sort: expected id, name, age or source, not '%s'", optarg);
 			break;
 		case OPT_FILTER: snprintf(m->view.filter, sizeof(m->view.filter), "%s", optarg); break;
 		case OPT_INTERVAL:
 			if (!cli_parse_seconds(optarg, &m->interval_s) || m->interval_s < 0.05)
-				return cli_fail("monitor", "--interval: expected seconds >= 0.05, not '%s'", optarg);
+				return usage_error("--interval: expected seconds >= 0.05, not '%s'", optarg);
 			break;
 		case 'S':
 			if (!cli_parse_seconds(optarg, &m->view.stale_s) || m->view.stale_s <= 0)
-				return cli_fail("monitor", "--stale: expected seconds > 0, not '%s'", optarg);
+				return usage_error("--stale: expected seconds > 0, not '%s'", optarg);
 			break;
 		case '1': m->once = true; break;
 		case OPT_NO_COLOR: m->view.color = false; break;
@@ -167,12 +182,12 @@ static int monitor_opts(struct monitor *m, int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return cli_fail("monitor", "which bus? give an interface (can0), slcan:TTY or a trace file"), cli_see_help("monitor");
+		return usage_error("which bus? give an interface (can0), slcan:TTY or a trace file");
 	m->source = argv[optind++];
 	if (optind < argc)
-		return cli_fail("monitor", "unexpected argument '%s' (one source at a time)", argv[optind]);
+		return usage_error("unexpected argument '%s' (one source at a time)", argv[optind]);
 	if (!m->dbc)
-		return cli_fail("monitor", "--dbc FILE is required");
+		return usage_error("--dbc FILE is required");
 	return 0;
 }
 
@@ -205,17 +220,17 @@ static int source_section(const struct monitor *m, char *sec, size_t len)
 			errno = 0;
 			baud = strtoul(at + 1, &end, 10);
 			if (errno || end == at + 1 || *end || baud < 1000 || baud > 20000000)
-				return cli_fail("monitor", "%s: expected a baud rate from 1000 to 20000000 after '@', not '%s'",
+				return usage_error("%s: expected a baud rate from 1000 to 20000000 after '@', not '%s'",
 				                m->source, at + 1);
 		}
 		if (!tty[0])
-			return cli_fail("monitor", "%s: expected slcan:TTY[@BAUD], as slcan:/dev/ttyACM0", m->source);
+			return usage_error("%s: expected slcan:TTY[@BAUD], as slcan:/dev/ttyACM0", m->source);
 		if (!realpath(tty, path)) {
 			fprintf(stderr, "railmon monitor: %s: %s\n", tty, strerror(errno));
 			return 1;
 		}
 		if (!board_safe(path))
-			return cli_fail("monitor", "%s: a path with newline ; # [ or ] in it cannot be used", tty);
+			return usage_error("%s: a path with newline ; # [ or ] in it cannot be used", tty);
 		snprintf(sec, len, "[can slcan]\ndriver = slcan\ndevice = %s\nserial_baud = %lu\n", path, baud);
 		return 0;
 	}
@@ -226,12 +241,12 @@ static int source_section(const struct monitor *m, char *sec, size_t len)
 			return 1;
 		}
 		if (!board_safe(path))
-			return cli_fail("monitor", "%s: a path with newline ; # [ or ] in it cannot be used", m->source);
+			return usage_error("%s: a path with newline ; # [ or ] in it cannot be used", m->source);
 		snprintf(sec, len, "[can trace]\ndriver = trace\nfile = %s\nspeed = %.17g\n", path, m->speed);
 		return 0;
 	}
 	if (strlen(m->source) > 15 || !board_safe(m->source) || strpbrk(m->source, " \t="))
-		return cli_fail("monitor", "%s: no such interface, slcan:TTY or trace file", m->source);
+		return usage_error("%s: no such interface, slcan:TTY or trace file", m->source);
 	snprintf(sec, len, "[can bus]\ndriver = socketcan\ninterface = %s\n", m->source);
 	return 0;
 }
@@ -271,7 +286,7 @@ static int monitor_setup(struct monitor *m)
 	}
 	if (asprintf(&text, "[board]\nvehicle = monitor\nrt_priority = 0\n\n[storage]\ndir = railmon-data\n\n%s"
 	             "dbc = %s\nj1939 = %s\n", sec, dpath, m->j1939 ? "true" : "false") < 0)
-		return cli_fail("monitor", "out of memory"), 1;
+		return fputs("railmon monitor: out of memory\n", stderr), 1;
 	r = conf_parse("(monitor)", text, &m->cfg, err, sizeof(err));
 	free(text);
 	if (r < 0) {
@@ -288,7 +303,7 @@ static int monitor_setup(struct monitor *m)
 	m->items = calloc(MONITOR_ITEMS, sizeof(*m->items));
 	m->out = calloc(m->outmax ? m->outmax : 1, sizeof(*m->out));
 	if (!m->rows || !m->items || !m->out || cli_livetable_new(m->nch ? m->nch : 1, &m->table) < 0)
-		return cli_fail("monitor", "out of memory"), 1;
+		return fputs("railmon monitor: out of memory\n", stderr), 1;
 	return 0;
 }
 
@@ -370,6 +385,13 @@ static int monitor_read(struct monitor *m, int timeout_ms)
 
 /* ----------------------------------------------------------------- screen */
 
+/* Why the device went, in words: a tty's hang-up is the adapter unplugged
+   or its pty closed, not a "broken pipe". */
+static const char *gone_text(int cause)
+{
+	return cause == -EPIPE ? "hung up" : strerror(-cause);
+}
+
 static uint64_t monitor_errors(const struct monitor *m)
 {
 	struct bus_stats st = { 0 };
@@ -425,7 +447,7 @@ static void monitor_title(struct monitor *m)
 	if (m->ended)
 		snprintf(state, sizeof(state), "  (end of trace)");
 	else if (m->gone)
-		snprintf(state, sizeof(state), "  (gone: %s)", strerror(-m->gone));
+		snprintf(state, sizeof(state), "  (gone: %s)", gone_text(m->gone));
 	/* the counts first: a narrow terminal cuts the source, not them */
 	snprintf(m->title, sizeof(m->title),
 	         "monitor %" PRIu64 " frame%s, %" PRIu64 " decoded, %" PRIu64 " not in the DBC, %" PRIu64
@@ -552,7 +574,7 @@ static int monitor_verdict(struct monitor *m)
 
 	bus_dev_stats(m->dev, &st);
 	if (m->gone) {
-		fprintf(stderr, "railmon monitor: %s: the device is gone (%s)\n", m->source, strerror(-m->gone));
+		fprintf(stderr, "railmon monitor: %s: the device is gone (%s)\n", m->source, gone_text(m->gone));
 		r = 1;
 	}
 	if (c->driver == BUS_CAN_TRACE && st.bad_input) {
