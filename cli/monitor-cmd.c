@@ -44,6 +44,7 @@
 #include "cli/live-table.h"
 #include "conf/config.h"
 #include "dbc/dbc.h"
+#include "dbc/j1939.h"
 #include "pipeline/channels.h"
 #include "report/say.h"
 
@@ -338,6 +339,13 @@ static int monitor_open(struct monitor *m)
 
 /* --------------------------------------------------------------- reading */
 
+static bool j1939_transport(uint32_t id)
+{
+	uint32_t pgn = dbc_j1939_id_parse(id).pgn;
+
+	return pgn == DBC_J1939_PGN_TP_CM || pgn == DBC_J1939_PGN_TP_DT;
+}
+
 static void take(struct monitor *m, const struct acq_item *it)
 {
 	int n;
@@ -355,12 +363,10 @@ static void take(struct monitor *m, const struct acq_item *it)
 	for (int i = 0; i < n; i++)
 		if (m->out[i].kind == ACQ_ITEM_SAMPLE)
 			pl_channels_set_live(m->ch, &m->out[i]);
-	/* J1939: a transport packet before the last of its message decodes
-	   into nothing too, and counts here */
 	if (n > 0)
 		m->decoded++;
-	else
-		m->unknown++;
+	else if (!m->j1939 || !(it->can.flags & ACQ_CAN_EXT) || !j1939_transport(it->can.id))
+		m->unknown++; /* a J1939 transport packet is part of a message, not unknown */
 }
 
 /* Read what the bus has within timeout_ms.  0, or -1 once it ended. */

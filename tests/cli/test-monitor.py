@@ -18,6 +18,7 @@
   `t123...` lines; monitor on a terminal (a pty here) draws the values;
   the adapter closes (socat's stdin, socat ends, the pty hangs up):
   monitor says the device is gone, prints the final table, exit 1;
+- --j1939: a PGN from another source address, a BAM reassembled;
 - bad input: no DBC file, a DBC with a syntax error (file:line), an
   interface that does not exist, --speed -1, no source: one sentence
   (and the --help pointer for a usage error), exit 1 or 2, no usage;
@@ -228,6 +229,40 @@ def test_traces(railmon, d):
     return dbc
 
 
+J1939_DBC = DBC + """
+BO_ 2566852608 Prop: 16 ECU
+ SG_ Big : 96|16@1+ (0.5,0) [0|32767.5] "l" Vector__XXX
+"""
+
+
+def test_j1939(railmon, d):
+    """--j1939: CCVS from another source address (0x17) matched by PGN, and
+    a 16-byte message of PGN 0xFF10 in a BAM (TP.CM + 3 TP.DT)
+    reassembled; without --j1939 neither decodes (ids differ from the DBC's)."""
+    dbc = d / "j1939.dbc"
+    dbc.write_text(J1939_DBC)
+    payload = bytes(12) + struct.pack("<H", 4321) + bytes(2)  # Big = 4321 * 0.5
+    lines = [("18FEF117", bytes([0xFF]) + struct.pack("<H", 25600) + bytes(5)),  # 100 km/h
+             ("1CECFF00", bytes([0x20, 16, 0, 3, 0xFF, 0x10, 0xFF, 0x00]))]   # BAM: 16 bytes, 3 packets
+    for k in range(3):
+        lines.append(("1CEBFF00", bytes([k + 1]) + (payload[7 * k:7 * k + 7] + b"\xff" * 7)[:7]))
+    log = d / "j1939.log"
+    log.write_text("".join(f"(1764748800.{10 * (i + 1):06d}) can0 {cid}#{data.hex().upper()}\n"
+                           for i, (cid, data) in enumerate(lines)))
+    r = run(railmon, "monitor", str(log), "--dbc", str(dbc), "--speed", "0", "--j1939")
+    assert r.returncode == 0, r.stderr
+    title, rows, _ = parse_table(r.stdout)
+    assert rows["CCVS.WheelSpeed"][0] == "100" and rows["Prop.Big"][0] == "2160.5", rows
+    # frames 5: CCVS and the last TP.DT decode; the other packets are no unknown frames
+    assert title.group(1, 2, 3, 4) == ("5", "2", "0", "0"), title.group(0)
+    r = run(railmon, "monitor", str(log), "--dbc", str(dbc), "--speed", "0")
+    assert r.returncode == 1 and "no signal of" in r.stderr, (r.returncode, r.stderr)
+    title, rows, _ = parse_table(r.stdout)
+    assert rows["CCVS.WheelSpeed"][0] == "-" and rows["Prop.Big"][0] == "-", rows
+    assert title.group(1, 2, 3) == ("5", "0", "5"), title.group(0)
+    print("ok: --j1939: a PGN from another source address and a BAM's 16 bytes decoded; not without it")
+
+
 def test_bad_input(railmon, d, dbc):
     bad = d / "bad.dbc"
     bad.write_text(DBC.replace("BO_ 1024 Unused", "BO_ 1024 Unused\n garbage here\nBO_ 1025 X"))
@@ -354,6 +389,7 @@ def main():
     d = Path(tempfile.mkdtemp(prefix="test-monitor."))
     try:
         dbc = test_traces(railmon, d)
+        test_j1939(railmon, d)
         test_bad_input(railmon, d, dbc)
         test_help(railmon)
         if shutil.which("socat"):
