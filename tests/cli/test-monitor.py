@@ -303,8 +303,8 @@ def test_help(railmon):
 def slcan_adapter(sock):
     """An slcan adapter on socat's pipes: answers the driver's set-up ("C"
     with BELL as on a closed channel, then CR), which must open the channel
-    listen-only, then sends two Drive frames (the second's values are the
-    last) and one frame the DBC does not have."""
+    listen-only, then sends a frame the DBC does not have and two Drive
+    frames (the second's values are the last)."""
     buf, cmds = b"", []
     while not cmds or cmds[-1] not in ("L", "O"):
         chunk = os.read(sock.stdout.fileno(), 256)
@@ -316,13 +316,64 @@ def slcan_adapter(sock):
             sock.stdin.write(b"\a" if cmd == b"C" else b"\r")
             sock.stdin.flush()
     assert cmds[-1] == "L", f"not opened listen-only: {cmds}"
+    sock.stdin.write(b"t7FF20102\r")  # not in the DBC; first: once the values show, all was read
     for raw in ((100, 0, 0, 0, 0), (1517, 1, 60, 1, 12345)):
         sock.stdin.write(b"t1238" + drive_frame(*raw).hex().upper().encode() + b"\r")
-    sock.stdin.write(b"t7FF20102\r")  # not in the DBC
     sock.stdin.flush()
 
 
 ESC = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+SLCAN_WANT = {"Drive.Speed": "75.85", "Drive.Direction": "1", "Drive.Temp": "20", "Drive.Flag": "1",
+              "Drive.Pressure": "123.45"}
+
+
+class Live:
+    """monitor on a terminal: a pty of 160 x 40 as its stdin and stdout,
+    read on a thread; stderr into a file.  Also for tests/vm/'s test."""
+
+    def __init__(self, argv, errpath):
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+        self.err = open(errpath, "w+")
+        self.proc = railmon_test.start_peer(argv, stdin=slave, stdout=slave, stderr=self.err,
+                                            start_new_session=True)
+        os.close(slave)
+        self.screen = bytearray()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:
+                return  # EIO: monitor closed the terminal
+            if not chunk:
+                return
+            self.screen.extend(chunk)
+
+    def last_screen(self):
+        """The last frame drawn in place, without escapes ("" before the first)."""
+        text = self.screen.decode(errors="replace")
+        return ESC.sub("", text.split("\x1b[H")[-1]) if "\x1b[H" in text else ""
+
+    def wait_values(self, what, want, also=""):
+        """Wait for a frame that shows every name: value of want (and the text also)."""
+        def shows():
+            s = self.last_screen()
+            got = {m.group(2): m.group(3) for m in map(ROW.match, s.splitlines()) if m}
+            return all(got.get(k) == v for k, v in want.items()) and also in s and s
+        return railmon_test.wait_for(what, shows)
+
+    def end(self):
+        """Wait for monitor to exit: its code, stderr, and the final table
+        it printed after leaving the alternate screen."""
+        code = self.proc.wait(timeout=30)
+        self.reader.join(timeout=10)
+        self.err.seek(0)
+        final = ESC.sub("", self.screen.decode(errors="replace").split("\x1b[?1049l")[-1])
+        os.close(self.master)
+        return code, self.err.read(), final.replace("\r\n", "\n").strip("\n")
 
 
 def test_slcan(railmon, d, dbc):
@@ -333,53 +384,19 @@ def test_slcan(railmon, d, dbc):
     socat = railmon_test.start_peer(["socat", f"PTY,link={a},raw,echo=0", "STDIO"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     railmon_test.wait_for("socat's pty", a.exists)
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
-    err = open(d / "monitor.err", "w+")
-    mon = railmon_test.start_peer([railmon, "monitor", f"slcan:{a}", "--dbc", str(dbc), "--interval", "0.1"],
-                                  stdin=slave, stdout=slave, stderr=err, start_new_session=True)
-    os.close(slave)
-    screen = bytearray()
-
-    def read_screen():
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                return  # EIO: monitor closed the terminal
-            if not chunk:
-                return
-            screen.extend(chunk)
-    reader = threading.Thread(target=read_screen, daemon=True)
-    reader.start()
+    mon = Live([railmon, "monitor", f"slcan:{a}", "--dbc", str(dbc), "--interval", "0.1"], d / "monitor.err")
     slcan_adapter(socat)
-
-    def last_screen():
-        text = screen.decode(errors="replace")
-        return ESC.sub("", text.split("\x1b[H")[-1]) if "\x1b[H" in text else ""
-    want = {"Drive.Speed": "75.85", "Drive.Direction": "1", "Drive.Temp": "20", "Drive.Flag": "1",
-            "Drive.Pressure": "123.45"}
-
-    def shows_values():
-        s = last_screen()
-        got = {m.group(2): m.group(3) for m in map(ROW.match, s.splitlines()) if m}
-        return all(got.get(k) == v for k, v in want.items()) and "forward" in s and s
-    s = railmon_test.wait_for("the live screen with the writer's values", shows_values)
+    s = mon.wait_values("the live screen with the adapter's values", SLCAN_WANT, "forward")
     assert re.search(r"monitor 3 frames, 2 decoded, 1 not in the DBC, 0 errors", s), s.splitlines()[0]
     assert "q quit" in s, "no keys line on the live screen"
     socat.stdin.close()
-    code = mon.wait(timeout=30)
-    reader.join(timeout=10)
-    err.seek(0)
-    said = err.read()
+    code, said, final = mon.end()
     assert code == 1, f"monitor exit {code} when the device went: {said}"
     assert re.fullmatch(rf"railmon monitor: slcan:{re.escape(str(a))}: the device is gone \(hung up\)\n", said), said
-    final = ESC.sub("", screen.decode(errors="replace").split("\x1b[?1049l")[-1]).replace("\r\n", "\n")
-    title, rows, _ = parse_table(final.strip("\n"))
+    title, rows, _ = parse_table(final)
     assert title.group(1, 2, 3) == ("3", "2", "1") and "(gone: hung up)" in title.group(5), title.group(0)
-    assert {k: rows[k][0] for k in want} == want, rows
+    assert {k: rows[k][0] for k in SLCAN_WANT} == SLCAN_WANT, rows
     assert socat.wait(timeout=30) == 0, "socat did not end at the end of its input"
-    os.close(master)
     print("ok: slcan through socat: the live screen shows the values; the adapter goes: "
           "'the device is gone', the final table, exit 1")
 
