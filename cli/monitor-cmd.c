@@ -31,9 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +40,7 @@
 #include "bus/can-trace.h"
 #include "cli.h"
 #include "cli/live-table.h"
+#include "cli/watch-screen.h"
 #include "conf/config.h"
 #include "dbc/dbc.h"
 #include "dbc/j1939.h"
@@ -116,8 +115,7 @@ struct monitor {
 	int gone;                    /* the device's cause (-errno), 0 while there */
 	bool ended;                  /* the end of the trace */
 	char title[320];
-	struct termios saved;
-	bool raw;
+	struct cli_term term;        /* raw mode, the alternate screen (cli/watch-screen.h) */
 };
 
 /* ---------------------------------------------------------------- options */
@@ -469,55 +467,16 @@ static void monitor_draw(struct monitor *m, cli_livetable_t *t, FILE *out)
 	cli_livetable_draw(t, m->rows, m->nch, &m->view, basic_mono_ns(), out);
 }
 
-/* ------------------------------------------------------------- terminal */
-
-static void term_size(struct monitor *m)
-{
-	struct winsize ws;
-
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row) {
-		m->view.width = ws.ws_col;
-		m->view.height = ws.ws_row;
-	}
-}
-
-static void term_raw(struct monitor *m)
-{
-	struct termios t;
-
-	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &m->saved) == 0) {
-		t = m->saved;
-		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-		t.c_cc[VMIN] = 0;
-		t.c_cc[VTIME] = 0;
-		m->raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
-	}
-	fputs("\033[?1049h\033[?25l", stdout); /* the alternate screen, cursor hidden */
-}
-
-static void term_restore(struct monitor *m)
-{
-	fputs("\033[?25h\033[?1049l", stdout);
-	fflush(stdout);
-	if (m->raw)
-		tcsetattr(STDIN_FILENO, TCSANOW, &m->saved);
-}
-
 /* Keys waiting on stdin; false when the user quits or the terminal went. */
 static bool monitor_keys(struct monitor *m)
 {
 	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
-	unsigned char buf[32];
-	ssize_t n;
 
-	if (!m->raw || poll(&pfd, 1, 0) <= 0)
+	if (!m->term.raw || poll(&pfd, 1, 0) <= 0)
 		return true;
 	if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
 		return false;
-	n = read(STDIN_FILENO, buf, sizeof(buf));
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		return false;
-	return cli_live_keys_feed(&m->keys, &m->view, buf, n > 0 ? (size_t)n : 0, m->nch);
+	return cli_term_keys(&m->term, &m->keys, &m->view, m->nch);
 }
 
 /* ------------------------------------------------------------------- run */
@@ -530,14 +489,14 @@ static void monitor_loop(struct monitor *m, bool live)
 	int64_t stop = m->duration_s > 0 ? start + (int64_t)(m->duration_s * 1e9) : INT64_MAX;
 
 	if (live)
-		term_raw(m);
+		cli_term_raw(&m->term);
 	while (!cli_stop_requested && !ferror(stdout)) {
 		int64_t now = basic_mono_ns(), wait;
 
 		if (now >= stop)
 			break;
 		if (live && now >= next) {
-			term_size(m);
+			cli_term_size(&m->view);
 			monitor_draw(m, m->table, stdout);
 			next = now + (int64_t)(m->interval_s * 1e9);
 		}
@@ -550,8 +509,10 @@ static void monitor_loop(struct monitor *m, bool live)
 		if (live && !monitor_keys(m))
 			break;
 	}
+	if (live && !m->term.raw)
+		fputc('\n', stdout); /* no alternate screen: the final table below the last frame */
 	if (live)
-		term_restore(m);
+		cli_term_restore(&m->term);
 }
 
 /* The final table: every channel, no escapes. */
@@ -631,7 +592,7 @@ int cli_cmd_monitor(int argc, char **argv)
 	if (live)
 		m.view.keys = "q quit, s sort, / filter, j/k scroll";
 	monitor_loop(&m, live);
-	term_size(&m);
+	cli_term_size(&m.view);
 	monitor_final(&m);
 	r = monitor_verdict(&m);
 	monitor_release(&m);
