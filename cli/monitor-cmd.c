@@ -58,6 +58,9 @@ static const char monitor_usage[] =
 	"  TRACE                 a trace file (candump log, Vector ASC or BLF, PEAK TRC)\n"
 	"                        played at --speed\n\n"
 	"  -D, --dbc FILE        the CAN database (required)\n"
+	"      --bitrate N       set the bus's bit rate first (slcan: 10000 to 1000000, its\n"
+	"                        S0-S8; SocketCAN: through the link, as root); default:\n"
+	"                        as the adapter or interface is set up\n"
 	"      --j1939           a J1939 bus: messages matched by PGN, multi-frame\n"
 	"                        messages (BAM, RTS/CTS) reassembled\n"
 	"      --speed X         trace: X times real time (default 1); 0 = as fast as it reads\n"
@@ -91,12 +94,14 @@ enum monitor_opt {
 	OPT_FILTER,
 	OPT_INTERVAL,
 	OPT_NO_COLOR,
+	OPT_BITRATE,
 };
 
 #define MONITOR_ITEMS 256 /* items read from the bus at once */
 
 struct monitor {
 	const char *source, *dbc;
+	unsigned long bitrate;       /* 0: leave it */
 	bool j1939, once;
 	double speed, duration_s, interval_s;
 	struct cli_live_view view;
@@ -141,7 +146,7 @@ static int monitor_opts(struct monitor *m, int argc, char **argv)
 		{ "sort", required_argument, NULL, OPT_SORT }, { "filter", required_argument, NULL, OPT_FILTER },
 		{ "interval", required_argument, NULL, OPT_INTERVAL }, { "stale", required_argument, NULL, 'S' },
 		{ "once", no_argument, NULL, '1' }, { "no-color", no_argument, NULL, OPT_NO_COLOR },
-		{ "help", no_argument, NULL, 'h' }, { 0 }
+		{ "bitrate", required_argument, NULL, OPT_BITRATE }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char *end;
 	int c;
@@ -150,6 +155,12 @@ static int monitor_opts(struct monitor *m, int argc, char **argv)
 		switch (c) {
 		case 'D': m->dbc = optarg; break;
 		case OPT_J1939: m->j1939 = true; break;
+		case OPT_BITRATE:
+			errno = 0;
+			m->bitrate = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || m->bitrate < 1000 || m->bitrate > 20000000)
+				return usage_error("--bitrate: expected a rate from 1000 to 20000000, not '%s'", optarg);
+			break;
 		case OPT_SPEED:
 			errno = 0;
 			m->speed = strtod(optarg, &end);
@@ -198,6 +209,14 @@ static bool board_safe(const char *s)
 	return !strpbrk(s, "\n;#[]");
 }
 
+/* --bitrate as the board key (slcan: its S command; SocketCAN: the link's). */
+static int bitrate_line(const struct monitor *m, char *sec, size_t len)
+{
+	if (m->bitrate)
+		snprintf(sec + strlen(sec), len - strlen(sec), "bitrate = %lu\n", m->bitrate);
+	return 0;
+}
+
 /*
  * The [can] section a board file would have for m->source: a trace
  * (an existing file), slcan:TTY[@BAUD], or an interface.  0, or the exit
@@ -231,7 +250,7 @@ static int source_section(const struct monitor *m, char *sec, size_t len)
 		if (!board_safe(path))
 			return usage_error("%s: a path with newline ; # [ or ] in it cannot be used", tty);
 		snprintf(sec, len, "[can slcan]\ndriver = slcan\ndevice = %s\nserial_baud = %lu\n", path, baud);
-		return 0;
+		return bitrate_line(m, sec, len);
 	}
 	if (stat(m->source, &st) == 0 || strchr(m->source, '/') || strchr(m->source, '.')) {
 		/* a path: a trace (an interface name has neither '/' nor '.') */
@@ -241,13 +260,15 @@ static int source_section(const struct monitor *m, char *sec, size_t len)
 		}
 		if (!board_safe(path))
 			return usage_error("%s: a path with newline ; # [ or ] in it cannot be used", m->source);
+		if (m->bitrate)
+			return usage_error("--bitrate is for a bus, not a trace (%s)", m->source);
 		snprintf(sec, len, "[can trace]\ndriver = trace\nfile = %s\nspeed = %.17g\n", path, m->speed);
 		return 0;
 	}
 	if (strlen(m->source) > 15 || !board_safe(m->source) || strpbrk(m->source, " \t="))
 		return usage_error("%s: no such interface, slcan:TTY or trace file", m->source);
 	snprintf(sec, len, "[can bus]\ndriver = socketcan\ninterface = %s\n", m->source);
-	return 0;
+	return bitrate_line(m, sec, len);
 }
 
 /* The DBC on its own first: its syntax errors as file:line, its warnings,
@@ -328,6 +349,9 @@ static int monitor_open(struct monitor *m)
 	else if (c->driver == BUS_CAN_TRACE && r == -EMEDIUMTYPE)
 		fprintf(stderr, "railmon monitor: %s: not a trace railmon reads (candump log, ASC, BLF or TRC)\n",
 		        m->source);
+	else if (c->driver == BUS_CAN_SLCAN && r == -EINVAL && c->bitrate)
+		fprintf(stderr, "railmon monitor: %s: --bitrate %" PRIu32 ": an slcan adapter has 10000, 20000, 50000, "
+		        "100000, 125000, 250000, 500000, 800000 or 1000000\n", m->source, c->bitrate);
 	else if (c->driver == BUS_CAN_SLCAN && r == -ETIMEDOUT)
 		fprintf(stderr, "railmon monitor: %s: the adapter does not answer its set-up commands\n", m->source);
 	else
@@ -581,6 +605,9 @@ int cli_cmd_monitor(int argc, char **argv)
 	if (getenv("NO_COLOR") || !isatty(STDOUT_FILENO))
 		m.view.color = false;
 	live = !m.once && isatty(STDOUT_FILENO);
+	/* before the open: a SIGTERM while an adapter is set up still ends
+	   with the final table */
+	cli_install_signals();
 	r = monitor_setup(&m);
 	if (r == 0)
 		r = monitor_open(&m);
@@ -588,7 +615,6 @@ int cli_cmd_monitor(int argc, char **argv)
 		monitor_release(&m);
 		return r;
 	}
-	cli_install_signals();
 	if (live)
 		m.view.keys = "q quit, s sort, / filter, j/k scroll";
 	monitor_loop(&m, live);

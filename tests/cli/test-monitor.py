@@ -300,11 +300,9 @@ def test_help(railmon):
 
 # ------------------------------------------------------------------ slcan
 
-def slcan_adapter(sock):
-    """An slcan adapter on socat's pipes: answers the driver's set-up ("C"
-    with BELL as on a closed channel, then CR), which must open the channel
-    listen-only, then sends a frame the DBC does not have and two Drive
-    frames (the second's values are the last)."""
+def slcan_setup(sock):
+    """The driver's set-up commands up to "L" or "O", answered ("C" with
+    BELL as on a closed channel, then CR); a "C" said again counts once."""
     buf, cmds = b"", []
     while not cmds or cmds[-1] not in ("L", "O"):
         chunk = os.read(sock.stdout.fileno(), 256)
@@ -312,14 +310,33 @@ def slcan_adapter(sock):
         buf += chunk
         while b"\r" in buf:
             cmd, _, buf = buf.partition(b"\r")
-            cmds.append(cmd.decode())
+            if not (cmd == b"C" and cmds[-1:] == ["C"]):
+                cmds.append(cmd.decode())
             sock.stdin.write(b"\a" if cmd == b"C" else b"\r")
             sock.stdin.flush()
-    assert cmds[-1] == "L", f"not opened listen-only: {cmds}"
+    return cmds
+
+
+def slcan_adapter(sock, want):
+    """An slcan adapter on socat's pipes: the set-up must be want (listen-only,
+    never "O"); then a frame the DBC does not have and two Drive frames (the
+    second's values are the last)."""
+    cmds = slcan_setup(sock)
+    assert cmds == want, f"set-up {cmds}, want {want}"
     sock.stdin.write(b"t7FF20102\r")  # not in the DBC; first: once the values show, all was read
     for raw in ((100, 0, 0, 0, 0), (1517, 1, 60, 1, 12345)):
         sock.stdin.write(b"t1238" + drive_frame(*raw).hex().upper().encode() + b"\r")
     sock.stdin.flush()
+
+
+def socat_pty(path):
+    """socat: a pty at path for monitor, its other end on socat's stdin and
+    stdout, where the adapter (this test) speaks; closing socat's stdin
+    ends socat, which hangs the pty up: an adapter unplugged."""
+    socat = railmon_test.start_peer(["socat", f"PTY,link={path},raw,echo=0", "STDIO"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    railmon_test.wait_for("socat's pty", path.exists)
+    return socat
 
 
 ESC = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -377,28 +394,49 @@ class Live:
 
 
 def test_slcan(railmon, d, dbc):
-    # socat: a pty for monitor, its other end on socat's stdin and stdout,
-    # which the adapter (this test) speaks on; closing socat's stdin ends
-    # socat, which hangs the pty up: an adapter unplugged
     a = d / "pty-monitor"
-    socat = railmon_test.start_peer(["socat", f"PTY,link={a},raw,echo=0", "STDIO"], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    railmon_test.wait_for("socat's pty", a.exists)
-    mon = Live([railmon, "monitor", f"slcan:{a}", "--dbc", str(dbc), "--interval", "0.1"], d / "monitor.err")
-    slcan_adapter(socat)
+    socat = socat_pty(a)
+    mon = Live([railmon, "monitor", f"slcan:{a}@57600", "--dbc", str(dbc), "--interval", "0.1",
+                "--bitrate", "500000"], d / "monitor.err")
+    slcan_adapter(socat, ["C", "S6", "L"])
     s = mon.wait_values("the live screen with the adapter's values", SLCAN_WANT, "forward")
     assert re.search(r"monitor 3 frames, 2 decoded, 1 not in the DBC, 0 errors", s), s.splitlines()[0]
     assert "q quit" in s, "no keys line on the live screen"
     socat.stdin.close()
     code, said, final = mon.end()
     assert code == 1, f"monitor exit {code} when the device went: {said}"
-    assert re.fullmatch(rf"railmon monitor: slcan:{re.escape(str(a))}: the device is gone \(hung up\)\n", said), said
+    assert re.fullmatch(rf"railmon monitor: slcan:{re.escape(str(a))}@57600: the device is gone \(hung up\)\n",
+                        said), said
     title, rows, _ = parse_table(final)
     assert title.group(1, 2, 3) == ("3", "2", "1") and "(gone: hung up)" in title.group(5), title.group(0)
     assert {k: rows[k][0] for k in SLCAN_WANT} == SLCAN_WANT, rows
     assert socat.wait(timeout=30) == 0, "socat did not end at the end of its input"
     print("ok: slcan through socat: the live screen shows the values; the adapter goes: "
           "'the device is gone', the final table, exit 1")
+
+    # a rate slcan has no S command for: said (the driver refuses it before a command)
+    b = d / "pty-2"
+    socat = socat_pty(b)
+    mon = subprocess.Popen([railmon, "monitor", f"slcan:{b}", "--dbc", str(dbc), "--bitrate", "33333"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=railmon_test.die_with_us)
+    out, said = mon.communicate(timeout=30)
+    assert mon.returncode == 1 and out == "", (mon.returncode, out)
+    assert said == f"railmon monitor: slcan:{b}: --bitrate 33333: an slcan adapter has 10000, 20000, 50000, " \
+                   "100000, 125000, 250000, 500000, 800000 or 1000000\n", said
+    # without --bitrate the adapter's rate is left ("C", "L"); not on a
+    # terminal, SIGTERM ends it: the final table, nothing seen said, exit 1
+    mon = subprocess.Popen([railmon, "monitor", f"slcan:{b}", "--dbc", str(dbc)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, preexec_fn=railmon_test.die_with_us)
+    assert slcan_setup(socat) == ["C", "L"]
+    mon.terminate()
+    out, said = mon.communicate(timeout=30)
+    assert mon.returncode == 1, mon.returncode
+    assert said == f"railmon monitor: slcan:{b}: no signal of {dbc} seen (0 frames, none of them in it)\n", said
+    title, rows, _ = parse_table(out)
+    assert title.group(1) == "0" and all(v == "-" for v, _ in rows.values()), out
+    socat.stdin.close()
+    print("ok: slcan: --bitrate 500000 is S6, 33333 is said, none is no S; SIGTERM: the final table")
 
 
 def main():
