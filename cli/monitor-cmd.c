@@ -102,7 +102,7 @@ enum monitor_opt {
 struct monitor {
 	const char *source, *dbc;
 	unsigned long bitrate;       /* 0: leave it */
-	bool j1939, once;
+	bool j1939, once, speed_given;
 	double speed, duration_s, interval_s;
 	struct cli_live_view view;
 	struct cli_live_keys keys;
@@ -162,6 +162,7 @@ static int monitor_opts(struct monitor *m, int argc, char **argv)
 				return usage_error("--bitrate: expected a rate from 1000 to 20000000, not '%s'", optarg);
 			break;
 		case OPT_SPEED:
+			m->speed_given = true;
 			errno = 0;
 			m->speed = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(m->speed >= 0 && m->speed <= 1000))
@@ -249,11 +250,16 @@ static int source_section(const struct monitor *m, char *sec, size_t len)
 		}
 		if (!board_safe(path))
 			return usage_error("%s: a path with newline ; # [ or ] in it cannot be used", tty);
+		if (m->speed_given)
+			return usage_error("--speed is for a trace, not a bus (%s)", m->source);
 		snprintf(sec, len, "[can slcan]\ndriver = slcan\ndevice = %s\nserial_baud = %lu\n", path, baud);
 		return bitrate_line(m, sec, len);
 	}
 	if (stat(m->source, &st) == 0 || strchr(m->source, '/') || strchr(m->source, '.')) {
 		/* a path: a trace (an interface name has neither '/' nor '.') */
+		if (stat(m->source, &st) == 0 && S_ISCHR(st.st_mode))
+			return usage_error("%s is a device, not a trace: an slcan adapter is slcan:%s", m->source,
+			                   m->source);
 		if (!realpath(m->source, path)) {
 			fprintf(stderr, "railmon monitor: %s: %s\n", m->source, strerror(errno));
 			return 1;
@@ -267,6 +273,8 @@ static int source_section(const struct monitor *m, char *sec, size_t len)
 	}
 	if (strlen(m->source) > 15 || !board_safe(m->source) || strpbrk(m->source, " \t="))
 		return usage_error("%s: no such interface, slcan:TTY or trace file", m->source);
+	if (m->speed_given)
+		return usage_error("--speed is for a trace, not a bus (%s)", m->source);
 	snprintf(sec, len, "[can bus]\ndriver = socketcan\ninterface = %s\n", m->source);
 	return bitrate_line(m, sec, len);
 }
@@ -275,7 +283,7 @@ static int source_section(const struct monitor *m, char *sec, size_t len)
    and nothing to show refused (issue 28: no silent success). */
 static int check_dbc(const struct monitor *m)
 {
-	char err[512];
+	char err[512] = "";
 	dbc_t *dbc = NULL;
 	int r = dbc_load(m->dbc, &dbc, err, sizeof(err));
 
@@ -283,11 +291,11 @@ static int check_dbc(const struct monitor *m)
 		fprintf(stderr, "railmon monitor: %s\n", err[0] ? err : strerror(-r));
 		return 1;
 	}
-	for (unsigned i = 0; i < dbc_warning_count(dbc); i++)
-		fprintf(stderr, "railmon monitor: warning: %s\n", dbc_warning(dbc, i));
 	r = dbc_signal_count(dbc) ? 0 : 1;
-	if (r)
+	if (r) /* one sentence, not the load's warning that says it too */
 		fprintf(stderr, "railmon monitor: %s defines no signal: nothing to monitor\n", m->dbc);
+	for (unsigned i = 0; !r && i < dbc_warning_count(dbc); i++)
+		fprintf(stderr, "railmon monitor: warning: %s\n", dbc_warning(dbc, i));
 	dbc_free(dbc);
 	return r;
 }
@@ -295,7 +303,7 @@ static int check_dbc(const struct monitor *m)
 /* The one-bus board, its channels, and the buffers. */
 static int monitor_setup(struct monitor *m)
 {
-	char sec[PATH_MAX + 128], dpath[PATH_MAX], err[CONF_ERR_MAX], *text = NULL;
+	char sec[PATH_MAX + 128], dpath[PATH_MAX], err[CONF_ERR_MAX] = "", *text = NULL;
 	int r;
 
 	if ((r = check_dbc(m)) || (r = source_section(m, sec, sizeof(sec))))

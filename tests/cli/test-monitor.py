@@ -209,6 +209,21 @@ def test_traces(railmon, d):
         assert close(float(rows[name][0]), last[name]), f"--speed 1000: {name}"
     print("ok: --speed 1000 --once --filter --sort")
 
+    # ages at --speed 0 are on the trace's clock (its newest frame), stale
+    # ones marked: Drive 12.3 s before the end (> --stale 5), CCVS 0.3 s
+    ages = d / "ages.log"
+    ages.write_text(f"(1764748800.000000) can0 123#{drive_frame(1517, 1, 60, 1, 12345).hex().upper()}\n"
+                    "(1764748812.000000) can1 18FEF100#FF00640000000000\n"
+                    "(1764748812.300000) can0 7FF#01\n")
+    r = run(railmon, "monitor", str(ages), "--dbc", str(dbc), "--speed", "0")
+    assert r.returncode == 0, r.stderr
+    marks = {m.group(2): (m.group(1), m.group(4).split()) for m in map(ROW.match, r.stdout.splitlines()[2:-1])}
+    assert marks["Drive.Speed"][0] == "~" and "12.3s" in marks["Drive.Speed"][1], marks["Drive.Speed"]
+    assert marks["CCVS.WheelSpeed"][0] == " " and "0.3s" in marks["CCVS.WheelSpeed"][1], marks["CCVS.WheelSpeed"]
+    r = run(railmon, "monitor", str(ages), "--dbc", str(dbc), "--speed", "0", "--stale", "20")
+    assert ROW.match(r.stdout.splitlines()[2]).group(1) == " ", "--stale 20: Drive still marked stale"
+    print("ok: ages on the trace's clock at --speed 0, '~' past --stale")
+
     # nothing of the DBC in the trace: said, exit 1
     stray = d / "stray.log"
     stray.write_text("".join(f"({1764748800 + k}.000000) can0 7FF#0102\n" for k in range(5)))
@@ -266,15 +281,24 @@ def test_j1939(railmon, d):
 def test_bad_input(railmon, d, dbc):
     bad = d / "bad.dbc"
     bad.write_text(DBC.replace("BO_ 1024 Unused", "BO_ 1024 Unused\n garbage here\nBO_ 1025 X"))
+    empty = d / "empty.dbc"
+    empty.write_text('VERSION ""\n')
     cases = [
         (["monitor", "can0", "--dbc", str(d / "none.dbc")], 1, r"^railmon monitor: .*none\.dbc: No such file"),
         (["monitor", "can0", "--dbc", str(bad)], 1, r"^railmon monitor: .*bad\.dbc:20: "),
+        (["monitor", "can0", "--dbc", str(empty)], 1, r"^railmon monitor: .*empty\.dbc defines no signal: nothing to "
+                                                      r"monitor$"),
         (["monitor", "nosuch0", "--dbc", str(dbc)], 1, r"^railmon monitor: nosuch0: no such device$"),
         (["monitor", str(d / "none.log"), "--dbc", str(dbc)], 1, r"none\.log: No such file or directory$"),
         (["monitor", "slcan:" + str(d / "nosuchtty"), "--dbc", str(dbc)], 1, r"nosuchtty: No such file"),
         (["monitor", "can0", "--dbc", str(dbc), "--speed", "-1"], 2, r"^railmon monitor: --speed: expected .*'-1'$"),
         (["monitor", "slcan:/dev/null@12", "--dbc", str(dbc)], 2, r"expected a baud rate .* not '12'$"),
         (["monitor", "--dbc", str(dbc)], 2, r"^railmon monitor: which bus\?"),
+        (["monitor", "/dev/null", "--dbc", str(dbc)], 2, r"^railmon monitor: /dev/null is a device, not a trace: "
+                                                         r"an slcan adapter is slcan:/dev/null$"),
+        (["monitor", "can0", "--dbc", str(dbc), "--speed", "2"], 2, r"--speed is for a trace, not a bus \(can0\)$"),
+        (["monitor", str(dbc), "--dbc", str(dbc), "--bitrate", "500000"], 2, r"--bitrate is for a bus, not a trace"),
+        (["monitor", str(dbc), "--dbc", str(dbc)], 1, r"test\.dbc: not a trace railmon reads \(candump log, ASC, BLF"),
         (["monitor", "can0"], 2, r"^railmon monitor: --dbc FILE is required$"),
     ]
     for argv, code, pat in cases:
