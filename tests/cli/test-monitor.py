@@ -19,6 +19,7 @@
   the adapter closes (socat's stdin, socat ends, the pty hangs up):
   monitor says the device is gone, prints the final table, exit 1;
 - --j1939: a PGN from another source address, a BAM reassembled;
+- keys on the live screen of a trace at --speed 1: s, / filter, q;
 - bad input: no DBC file, a DBC with a syntax error (file:line), an
   interface that does not exist, --speed -1, no source: one sentence
   (and the --help pointer for a usage error), exit 1 or 2, no usage;
@@ -463,6 +464,27 @@ def test_slcan(railmon, d, dbc):
     print("ok: slcan: --bitrate 500000 is S6, 33333 is said, none is no S; SIGTERM: the final table")
 
 
+def test_keys(railmon, d, dbc):
+    """A trace at --speed 1 on a terminal: 's' sorts by name, '/' filters,
+    'q' quits: exit 0 and the final table as the screen last was."""
+    log = d / "long.log"
+    log.write_text("".join(f"({1764748800 + k}.000000) can0 123#{drive_frame(k, 1, 0, 0, 0).hex().upper()}\n"
+                           for k in range(120)))
+    mon = Live([railmon, "monitor", str(log), "--dbc", str(dbc), "--interval", "0.1"], d / "keys.err")
+    railmon_test.wait_for("the first frame", lambda: "1-7 of 7 channels, sort id" in mon.last_screen())
+    os.write(mon.master, b"s")
+    railmon_test.wait_for("sort name", lambda: "1-7 of 7 channels, sort name" in mon.last_screen())
+    os.write(mon.master, b"/drive\r")
+    railmon_test.wait_for("the filter", lambda: "(filter 'drive' of 7), sort name" in mon.last_screen())
+    os.write(mon.master, b"q")
+    code, said, final = mon.end()
+    assert code == 0 and said == "", (code, said)
+    title, rows, foot = parse_table(final)
+    assert list(rows) == sorted(k for k in rows if k.startswith("Drive.")) and len(rows) == 5, list(rows)
+    assert foot == "1-5 of 5 channels (filter 'drive' of 7), sort name", foot
+    print("ok: keys on a trace at --speed 1: s, / filter, q; the final table as the screen was")
+
+
 def main():
     railmon = sys.argv[1]
     d = Path(tempfile.mkdtemp(prefix="test-monitor."))
@@ -471,6 +493,7 @@ def main():
         test_j1939(railmon, d)
         test_bad_input(railmon, d, dbc)
         test_help(railmon)
+        test_keys(railmon, d, dbc)
         if shutil.which("socat"):
             test_slcan(railmon, d, dbc)
         else:
