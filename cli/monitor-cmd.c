@@ -119,6 +119,7 @@ struct monitor {
 	int64_t last_t_ns;           /* the newest frame's time: "now" of a trace read as fast as it goes */
 	int gone;                    /* the device's cause (-errno), 0 while there */
 	bool ended;                  /* the end of the trace */
+	bool key_seen;               /* a key was read: draw now */
 	char title[320];
 	struct cli_term term;        /* raw mode, the alternate screen (cli/watch-screen.h) */
 };
@@ -508,6 +509,7 @@ static bool monitor_keys(struct monitor *m)
 		return true;
 	if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
 		return false;
+	m->key_seen = true; /* drawn at once, as watch does */
 	return cli_term_keys(&m->term, &m->keys, &m->view, m->nch);
 }
 
@@ -522,7 +524,8 @@ static void monitor_loop(struct monitor *m, bool live)
 
 	if (live)
 		cli_term_raw(&m->term);
-	while (!cli_stop_requested && !ferror(stdout)) {
+	/* SIGHUP is the terminal hanging up, not a reload */
+	while (!cli_stop_requested && !cli_reload_requested && !ferror(stdout)) {
 		int64_t now = basic_mono_ns(), wait;
 
 		if (now >= stop)
@@ -540,6 +543,9 @@ static void monitor_loop(struct monitor *m, bool live)
 			break;
 		if (live && !monitor_keys(m))
 			break;
+		if (m->key_seen)
+			next = 0;
+		m->key_seen = false;
 	}
 	if (live && !m->term.raw)
 		fputc('\n', stdout); /* no alternate screen: the final table below the last frame */
