@@ -482,14 +482,14 @@ static void monitor_title(struct monitor *m)
 		return;
 	}
 	if (m->ended)
-		snprintf(state, sizeof(state), "  (end of trace)");
+		snprintf(state, sizeof(state), ", trace ended");
 	else if (m->gone)
-		snprintf(state, sizeof(state), "  (gone: %s)", gone_text(m->gone));
-	/* the counts first: a narrow terminal cuts the source, not them */
+		snprintf(state, sizeof(state), ", gone: %s", gone_text(m->gone));
+	/* the counts and the state first: a narrow terminal cuts the source, not them */
 	snprintf(m->title, sizeof(m->title),
 	         "monitor %" PRIu64 " frame%s, %" PRIu64 " decoded, %" PRIu64 " not in the DBC, %" PRIu64
-	         " error%s  %s%s",
-	         m->frames, m->frames == 1 ? "" : "s", m->decoded, m->unknown, e, e == 1 ? "" : "s", m->source, state);
+	         " error%s%s  %s",
+	         m->frames, m->frames == 1 ? "" : "s", m->decoded, m->unknown, e, e == 1 ? "" : "s", state, m->source);
 	m->view.title = m->title;
 }
 

@@ -132,7 +132,7 @@ def run(railmon, *args, **kw):
 
 
 ROW = re.compile(r"^(.) (\S+)\s+(\S+)\s+(.*?)\s*$")
-TITLE = re.compile(r"^monitor (\d+) frames?, (\d+) decoded, (\d+) not in the DBC, (\d+) errors?  (.*)$")
+TITLE = re.compile(r"^monitor (\d+) frames?, (\d+) decoded, (\d+) not in the DBC, (\d+) errors?(, (?:trace ended|gone: .*?))?  (.*)$")
 
 
 def parse_table(text):
@@ -195,6 +195,7 @@ def test_traces(railmon, d):
         title, rows, foot = parse_table(r.stdout)
         assert title.group(1, 2, 3, 4) == (str(n), str(ndec), str(n - ndec), "0"), \
             f"{fmt}: title {title.group(0)!r}, want {n} frames, {ndec} decoded"
+        assert title.group(5) == ", trace ended" and str(p).startswith(title.group(6)), f"{fmt}: {title.group(0)!r}"
         check_values(fmt, rows, last, decoded)
         assert foot.startswith("1-7 of 7 channels, sort id"), f"{fmt}: footer {foot!r}"
     print(f"ok: blf, asc, candump at --speed 0: {len(last)} signals' last values as made and as decode says,"
@@ -433,7 +434,7 @@ def test_slcan(railmon, d, dbc):
     assert re.fullmatch(rf"railmon monitor: slcan:{re.escape(str(a))}@57600: the device is gone \(hung up\)\n",
                         said), said
     title, rows, _ = parse_table(final)
-    assert title.group(1, 2, 3) == ("3", "2", "1") and "(gone: hung up)" in title.group(5), title.group(0)
+    assert title.group(1, 2, 3) == ("3", "2", "1") and title.group(5) == ", gone: hung up", title.group(0)
     assert {k: rows[k][0] for k in SLCAN_WANT} == SLCAN_WANT, rows
     assert socat.wait(timeout=30) == 0, "socat did not end at the end of its input"
     print("ok: slcan through socat: the live screen shows the values; the adapter goes: "
@@ -459,7 +460,7 @@ def test_slcan(railmon, d, dbc):
     assert mon.returncode == 1, mon.returncode
     assert said == f"railmon monitor: slcan:{b}: no signal of {dbc} seen (0 frames, none of them in it)\n", said
     title, rows, _ = parse_table(out)
-    assert title.group(1) == "0" and all(v == "-" for v, _ in rows.values()), out
+    assert title.group(1) == "0" and title.group(5) is None and all(v == "-" for v, _ in rows.values()), out
     socat.stdin.close()
     print("ok: slcan: --bitrate 500000 is S6, 33333 is said, none is no S; SIGTERM: the final table")
 
