@@ -20,6 +20,7 @@
   monitor says the device is gone, prints the final table, exit 1;
 - --j1939: a PGN from another source address, a BAM reassembled;
 - keys on the live screen of a trace at --speed 1: s, / filter, q;
+  --duration ending it off a terminal;
 - bad input: no DBC file, a DBC with a syntax error (file:line), an
   interface that does not exist, --speed -1, no source: one sentence
   (and the --help pointer for a usage error), exit 1 or 2, no usage;
@@ -469,8 +470,8 @@ def test_keys(railmon, d, dbc):
     """A trace at --speed 1 on a terminal: 's' sorts by name, '/' filters,
     'q' quits: exit 0 and the final table as the screen last was."""
     log = d / "long.log"
-    log.write_text("".join(f"({1764748800 + k}.000000) can0 123#{drive_frame(k, 1, 0, 0, 0).hex().upper()}\n"
-                           for k in range(120)))
+    log.write_text("".join(f"({1764748800 + 30 * k}.000000) can0 123#{drive_frame(k, 1, 0, 0, 0).hex().upper()}\n"
+                           for k in range(20)))
     mon = Live([railmon, "monitor", str(log), "--dbc", str(dbc), "--interval", "0.1"], d / "keys.err")
     railmon_test.wait_for("the first frame", lambda: "1-7 of 7 channels, sort id" in mon.last_screen())
     os.write(mon.master, b"s")
@@ -484,6 +485,14 @@ def test_keys(railmon, d, dbc):
     assert list(rows) == sorted(k for k in rows if k.startswith("Drive.")) and len(rows) == 5, list(rows)
     assert foot == "1-5 of 5 channels (filter 'drive' of 7), sort name", foot
     print("ok: keys on a trace at --speed 1: s, / filter, q; the final table as the screen was")
+
+    # --duration ends a paced trace: its first frame is in the table, the
+    # next one (30 s of the trace later) is not, and that is no error
+    r = run(railmon, "monitor", str(log), "--dbc", str(dbc), "--duration", "1", "--interval", "0.1")
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    title, rows, _ = parse_table(r.stdout)
+    assert title.group(1, 2, 5) == ("1", "1", None) and rows["Drive.Speed"][0] == "0", r.stdout
+    print("ok: --duration 1 on a paced trace: the table of its first frame, exit 0")
 
 
 def main():
