@@ -22,6 +22,7 @@ int cli_cmd_recv(int argc, char **argv);
 int cli_cmd_db(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_watch(int argc, char **argv);
+int cli_cmd_monitor(int argc, char **argv);
 int cli_cmd_decode(int argc, char **argv);
 int cli_cmd_channels(int argc, char **argv);
 int cli_cmd_summary(int argc, char **argv);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * live-table.h - the live table of channel values that `railmon watch`
- * (from a daemon's stat socket) and `railmon demo` (from its own daemon)
- * draw: value, unit, value-table label, age and source per channel, sized
+ * (from a daemon's stat socket), `railmon demo` (from its own daemon) and
+ * `railmon monitor` (from a bus decoded in the command) draw: value, unit, value-table label, age and source per channel, sized
  * to the terminal, sorted, filtered, with changed and stale values marked
  * (cansniffer and `cantools monitor` are the models).
  *

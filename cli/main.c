@@ -34,6 +34,7 @@ static const struct {
 	{ "serve", cli_cmd_serve, "ground side: the fleet dashboard in the browser over the database" },
 	{ "stat", cli_cmd_stat, "health of a running daemon or of a recorded log" },
 	{ "watch", cli_cmd_watch, "the live values of a running daemon's channels" },
+	{ "monitor", cli_cmd_monitor, "the live decoded values of a CAN bus or trace with only a DBC" },
 	{ "keygen", cli_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
 	{ "verify", cli_cmd_verify, "check a log against its signed Seals (evidence)" },
 	{ "hold", cli_cmd_hold, "list or release the event holds retention keeps (triggers)" },

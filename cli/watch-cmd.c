@@ -4,7 +4,8 @@
  * channels, from its stat socket (a "channels" request: one JSON line per
  * channel, statserver.c), drawn by the table the demo draws
  * (cli/live-table.h); the rows, title and frames are cli/watch-screen.h's,
- * the options, the socket and the terminal are here.
+ * and so is the terminal's set-up (shared with monitor); the options, the
+ * socket and the poll are here.
  *
  * On a terminal the screen is redrawn in place every --interval, with keys
  * (q quit, s sort, / filter, arrows or j/k scroll); with --once, or when
@@ -18,10 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,8 +54,7 @@ struct watch {
 	struct cli_watch rw;        /* the rows, the title, the table (cli/watch-screen.h) */
 	double interval_s;
 	bool once;
-	struct termios saved;
-	bool raw;
+	struct cli_term term;       /* raw mode, the alternate screen (cli/watch-screen.h) */
 };
 
 /* ---------------------------------------------------------------- fetch */
@@ -74,78 +72,31 @@ static int watch_fetch(struct watch *w)
 	return r;
 }
 
-/* ------------------------------------------------------------- terminal */
-
-static void term_size(struct watch *w)
-{
-	struct winsize ws;
-
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row) {
-		w->rw.view.width = ws.ws_col;
-		w->rw.view.height = ws.ws_row;
-	}
-}
-
-static void term_raw(struct watch *w)
-{
-	struct termios t;
-
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &w->saved) < 0)
-		return;
-	t = w->saved;
-	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-	t.c_cc[VMIN] = 0;
-	t.c_cc[VTIME] = 0;
-	if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0)
-		w->raw = true;
-	/* the alternate screen, cursor hidden: the shell's screen comes back */
-	fputs("\033[?1049h\033[?25l", stdout);
-}
-
-static void term_restore(struct watch *w)
-{
-	fputs("\033[?25h\033[?1049l", stdout);
-	fflush(stdout);
-	if (w->raw)
-		tcsetattr(STDIN_FILENO, TCSANOW, &w->saved);
-}
-
-/* Keys waiting on stdin; false when the user quits. */
-static bool keys(struct watch *w)
-{
-	unsigned char buf[32];
-	ssize_t n = w->raw ? read(STDIN_FILENO, buf, sizeof(buf)) : 0;
-
-	/* the terminal is gone (EOF, EIO after a hangup): nobody to draw for */
-	if (w->raw && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)))
-		return false;
-	return cli_live_keys_feed(&w->rw.keys, &w->rw.view, buf, n > 0 ? (size_t)n : 0, w->rw.nrows);
-}
-
 static int watch_loop(struct watch *w)
 {
 	int64_t next = 0;
 
 	w->rw.drawn = basic_mono_ns();
-	term_raw(w);
+	cli_term_raw(&w->term);
 	/* SIGHUP is the terminal hanging up here, not a reload */
 	while (!cli_stop_requested && !cli_reload_requested && !ferror(stdout)) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		int64_t now = basic_mono_ns();
 		if (now >= next) {
 			int r = watch_fetch(w);
-			term_size(w);
+			cli_term_size(&w->rw.view);
 			if (cli_watch_frame(&w->rw, r, now, stdout) < 0)
 				break;
 			next = now + (int64_t)(w->interval_s * 1e9);
 		}
-		if (poll(&pfd, w->raw ? 1 : 0, (int)((next - now) / 1000000 + 1)) > 0 &&
-		    ((pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) || !keys(w)))
+		if (poll(&pfd, w->term.raw ? 1 : 0, (int)((next - now) / 1000000 + 1)) > 0 &&
+		    ((pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) ||
+		     !cli_term_keys(&w->term, &w->rw.keys, &w->rw.view, w->rw.nrows)))
 			break;
-		if (w->raw && pfd.revents)
+		if (w->term.raw && pfd.revents)
 			next = 0; /* a key: draw at once */
 	}
-	term_restore(w);
+	cli_term_restore(&w->term);
 	return 0;
 }
 
@@ -218,7 +169,7 @@ int cli_cmd_watch(int argc, char **argv)
 	if (w.once) {
 		w.rw.view.clear = false;
 		w.rw.view.height = 0;
-		term_size(&w);
+		cli_term_size(&w.rw.view);
 		cli_watch_once(&w.rw, stdout);
 	} else {
 		cli_install_signals();

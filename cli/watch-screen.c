@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "basic/clock.h"
 #include "cli/watch-screen.h"
@@ -112,4 +114,51 @@ void cli_watch_release(struct cli_watch *w)
 	free(w->rows);
 	w->rows = NULL;
 	w->nrows = w->cap = 0;
+}
+
+/* ------------------------------------------------------------- terminal */
+
+void cli_term_size(struct cli_live_view *view)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row) {
+		view->width = ws.ws_col;
+		view->height = ws.ws_row;
+	}
+}
+
+void cli_term_raw(struct cli_term *term)
+{
+	struct termios t;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &term->saved) < 0)
+		return;
+	t = term->saved;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0)
+		term->raw = true;
+	/* the alternate screen, cursor hidden: the shell's screen comes back */
+	fputs("\033[?1049h\033[?25l", stdout);
+}
+
+void cli_term_restore(struct cli_term *term)
+{
+	fputs("\033[?25h\033[?1049l", stdout);
+	fflush(stdout);
+	if (term->raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &term->saved);
+}
+
+bool cli_term_keys(struct cli_term *term, struct cli_live_keys *keys, struct cli_live_view *view, size_t nrows)
+{
+	unsigned char buf[32];
+	ssize_t n = term->raw ? read(STDIN_FILENO, buf, sizeof(buf)) : 0;
+
+	/* the terminal is gone (EOF, EIO after a hangup): nobody to draw for */
+	if (term->raw && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)))
+		return false;
+	return cli_live_keys_feed(keys, view, buf, n > 0 ? (size_t)n : 0, nrows);
 }

@@ -2,14 +2,17 @@
 /*
  * watch-screen.h - the screen of `railmon watch`: the rows read from a daemon's
  * "channels" answer, the daemon's clock, the title, and the live table
- * (livetable.h) drawn on the stream the caller gives.  cli/watch-cmd.c owns
- * the options, the socket and the terminal (raw mode, size, keys, poll).
+ * (livetable.h) drawn on the stream the caller gives; and the terminal a
+ * live table is drawn on (size, raw mode, alternate screen, keys), which
+ * `railmon monitor` shares.  cli/watch-cmd.c owns the options, the socket
+ * and the poll.
  */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <termios.h>
 
 #include "cli/live-table.h"
 
@@ -47,3 +50,26 @@ void cli_watch_once(struct cli_watch *w, FILE *out);
 
 /* Free w's rows and table (w itself is the caller's). */
 void cli_watch_release(struct cli_watch *w);
+
+/* The terminal of a live screen (watch, monitor): stdin's settings
+   before raw mode. */
+struct cli_term {
+	struct termios saved;
+	bool raw;                    /* stdin is in raw mode: keys are read */
+};
+
+/* stdout's size into view (left as it is when stdout is no terminal). */
+void cli_term_size(struct cli_live_view *view);
+
+/* When stdin is a terminal: raw (no echo, no line editing, reads that do
+   not wait), the alternate screen, the cursor hidden.  Else nothing: the
+   screen is drawn in place on the normal one. */
+void cli_term_raw(struct cli_term *t);
+
+/* The normal screen and cursor back, stdin as it was. */
+void cli_term_restore(struct cli_term *t);
+
+/* Keys waiting on stdin (poll said so) applied to keys and view of a
+   table of nrows (cli_live_keys_feed).  False when the user quits or the
+   terminal is gone (EOF, EIO after a hang-up). */
+bool cli_term_keys(struct cli_term *t, struct cli_live_keys *keys, struct cli_live_view *view, size_t nrows);
