@@ -68,8 +68,8 @@ static int db_prune(grd_db_t *db, uint64_t older_s, FILE *out, FILE *err)
 }
 
 /* A fresh PostgreSQL has neither railmon's role nor its database: the
-   command that makes the missing one (README "Ground station on
-   PostgreSQL" has both), after libpq's own words. */
+   command that makes the missing one (docs/ground.md "PostgreSQL"
+   has both), after libpq's own words. */
 static void db_connect_hint(const char *msg, FILE *err)
 {
 	char name[64];

@@ -37,7 +37,7 @@ static const char export_usage[] =
 	"Print what the flash log recorded.\n\n"
 	"  -d, --data DIR        log directory (default: railmon-data)\n"
 	"  -f, --format FMT      csv (default), jsonl, candump or influx (line protocol);\n"
-	"                        CSV and JSON lines have one schema (README \"Output schema\");\n"
+	"                        CSV and JSON lines have one schema (record/README.md \"Output schema\");\n"
 	"                        or a Vector trace of the CAN frames: asc or blf\n"
 	"                        (channel = bus + 1; blf is binary: give -o FILE)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"

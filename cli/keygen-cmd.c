@@ -9,7 +9,7 @@
 
 static const char keygen_usage[] =
 	"Usage: railmon keygen --output FILE [--public FILE]\n"
-	"Make the vehicle's Ed25519 key pair for the evidence Seals (README \"Evidence\").\n"
+	"Make the vehicle's Ed25519 key pair for the evidence Seals (docs/evidence.md).\n"
 	"The secret key goes to FILE (mode 0600; name it in the board file: [board] key = FILE),\n"
 	"the public key to FILE.pub (or --public): it is what the ground and investigators\n"
 	"hold to run `railmon verify --pubkey`.  An existing file is never overwritten.\n\n"

@@ -30,7 +30,7 @@ static const char serve_usage[] =
 	"      --dbc BUS=FILE     the CAN frame view also decodes bus index BUS's frames with this DBC\n"
 	"                         (repeatable, one file per bus)\n"
 	"      --per-address N    connections from one client address at most (default 16, at most 128;\n"
-	"                         behind a reverse proxy every client has its address: see README)\n"
+	"                         behind a reverse proxy every client has its address: see docs/dashboard.md)\n"
 	"      --header-timeout S a request's line and headers must come within S s (default 10)\n"
 	"  -h, --help             this text\n"
 	"\n"

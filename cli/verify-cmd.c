@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* verify-cmd.c - `railmon verify`: a log against its Seals (README "Evidence");
+/* verify-cmd.c - `railmon verify`: a log against its Seals (docs/evidence.md);
    the options here, the check and what it says are cli/verify-say.h's. */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@ static const char verify_usage[] =
 	"       railmon verify --data DIR --unsigned [--whole]\n"
 	"Check a log (a vehicle's, or a ground log of `recv --log`) against its Seals: every\n"
 	"record in a sealed range is as the vehicle wrote it, none removed, added or\n"
-	"reordered, and every Seal is signed by the key (README \"Evidence\").\n"
+	"reordered, and every Seal is signed by the key (docs/evidence.md).\n"
 	"The log's seqs are printed as ranges in seq order: only 'verified: seq A..B' is proven;\n"
 	"every other range says why not (unsealed tail, between chains, before the first Seal,\n"
 	"damaged, CHANGED, unproven). Times come from sealed content only. Exit 0: no problem\n"
