@@ -176,8 +176,13 @@ int cli_stat_log(const char *dir, bool json, FILE *out, FILE *err)
 	int r;
 
 	r = stor_reader_open(dir, &rd);
-	if (r < 0)
-		return r;
+	if (r < 0) {
+		/* Neither a daemon's socket nor a log: say both, so a mistyped
+		   directory is not an exit 1 without a word. */
+		fprintf(err, "railmon stat: %s: no daemon running on it and no log to read (%s)\n", dir,
+			strerror(-r));
+		return -ENOENT;
+	}
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		rec_batch_t *b;
 		struct rec_batch_info info;

@@ -56,3 +56,11 @@ echo "ok: a mistyped command gets the nearest one"
 run
 [ "$rc" = 2 ] && grep -q "^Commands:" "$T/err" || fail "no command: exit $rc, or no usage"
 echo "ok: no command: the usage"
+
+# stat of a directory with neither a daemon's socket nor a log: exit 1 with
+# one sentence naming it (it used to exit 1 without a word)
+run stat --data "$T/no-such-dir"
+[ "$rc" = 1 ] || fail "stat of a missing directory: exit $rc, want 1"
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q "$T/no-such-dir: no daemon running on it and no log to read" "$T/err" ||
+	fail "stat of a missing directory: '$(cat "$T/err")'"
+echo "ok: stat of a missing directory says so"
