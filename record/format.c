@@ -65,6 +65,67 @@ int rec_format_decimals(double scale, double offset)
 
 static const double ten_to[16] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
 
+/* u in decimal at the end of a room of 20: its first digit */
+static char *u64_digits(uint64_t u, char end[20])
+{
+	char *p = end + 20;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	return p;
+}
+
+/*
+ * What snprintf("%.*f", d, v) writes, then cut as rec_format_value() cuts
+ * it, without printf: v * 10^d rounded to the nearest integer m, ties to
+ * even as glibc rounds the exact binary value (10^d is exact up to 10^15,
+ * fma gives the product's rounding error exactly, so the fraction's
+ * distance to one half has its true sign), then m's digits with the point
+ * d from the end.  a = |v|, a * 10^d < 2^50.
+ */
+static int fixed_text(double v, double a, int d, char *buf)
+{
+	double p = ten_to[d], r = a * p, err = fma(a, p, -r), fl = floor(r), c = (r - fl - 0.5) + err;
+	uint64_t m = (uint64_t)fl;
+	char digits[20], *q = buf, *s;
+	size_t n;
+
+	if (c > 0 || (c == 0 && (m & 1)))
+		m++;
+	if (!m) { /* "-0.00" is written "0" */
+		buf[0] = '0';
+		buf[1] = 0;
+		return 1;
+	}
+	while (d > 0 && m % 10 == 0) { /* "75.90" -> "75.9", "12.00" -> "12" */
+		m /= 10;
+		d--;
+	}
+	s = u64_digits(m, digits);
+	n = (size_t)(digits + 20 - s);
+	if (signbit(v))
+		*q++ = '-';
+	if (n <= (size_t)d) { /* 0.05: "0." and the zeros before the digits */
+		*q++ = '0';
+		*q++ = '.';
+		memset(q, '0', (size_t)d - n);
+		q += (size_t)d - n;
+		memcpy(q, s, n);
+		q += n;
+	} else {
+		memcpy(q, s, n - (size_t)d);
+		q += n - (size_t)d;
+		if (d) {
+			*q++ = '.';
+			memcpy(q, s + n - (size_t)d, (size_t)d);
+			q += d;
+		}
+	}
+	*q = 0;
+	return (int)(q - buf);
+}
+
 int rec_format_value(double v, int decimals, char *buf, size_t len)
 {
 	int n, intdigits;
@@ -87,6 +148,8 @@ int rec_format_value(double v, int decimals, char *buf, size_t len)
 		if (decimals > 15 - intdigits)
 			decimals = 15 - intdigits;
 	}
+	if (a * ten_to[decimals] < 0x1p50)
+		return fixed_text(v, a, decimals, buf);
 	n = snprintf(buf, len, "%.*f", decimals, v);
 	if (decimals > 0) { /* "75.90" -> "75.9", "12.00" -> "12" */
 		while (buf[n - 1] == '0')

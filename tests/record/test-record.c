@@ -418,6 +418,84 @@ static void test_resolution(void)
 	printf("values: at the channel's resolution: ok\n");
 }
 
+/* rec_format_value() as it was written with printf before it wrote the
+   digits by hand (issue 29): "%.*f", trailing zeros cut, "-0" as "0". */
+static void value_by_printf(double v, int decimals, char *buf, size_t len)
+{
+	double a = fabs(v);
+	int n;
+
+	if (decimals > 15)
+		decimals = 15;
+	if (a >= 1e15) {
+		rec_format_double(v, buf, len);
+		return;
+	}
+	if (a >= pow(10, 15 - decimals)) {
+		int intdigits = (int)floor(log10(a)) + 1;
+
+		if (decimals > 15 - intdigits)
+			decimals = 15 - intdigits;
+	}
+	n = snprintf(buf, len, "%.*f", decimals, v);
+	if (decimals > 0) {
+		while (buf[n - 1] == '0')
+			n--;
+		if (buf[n - 1] == '.')
+			n--;
+		buf[n] = 0;
+	}
+	if (n == 2 && buf[0] == '-' && buf[1] == '0')
+		buf[n = 1] = 0, buf[0] = '0';
+}
+
+/* The digits by hand against printf's on values of every kind: raw *
+   scale + offset of DBC-like signals, random doubles of every magnitude,
+   and exact halves (x.5, x.125 at fewer decimals: ties, which glibc
+   rounds to even on the exact binary value). */
+static void test_value_digits(void)
+{
+	static const double scales[] = { 0.05, 0.1, 0.001, 0.01, 0.5, 0.25, 0.0625, 1, 10, 0.125, 0.2, 1e-6 };
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	char got[REC_DOUBLE_MAX], want[REC_DOUBLE_MAX];
+	long n = 0;
+
+	for (long i = 0; i < 3000000; i++) {
+		double v;
+		int d;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		d = (int)(x % 17);
+		switch ((x >> 8) % 4) {
+		case 0: /* a signal: raw * scale + offset */
+			v = (double)(int32_t)(x >> 32) / (1 << (x >> 20) % 16) * scales[(x >> 12) % 12] - (double)((x >> 40) % 100) / 2;
+			break;
+		case 1: { /* any finite double */
+			uint64_t bits = x * 0x2545f4914f6cdd1du;
+
+			memcpy(&v, &bits, sizeof(v));
+			if (!isfinite(v))
+				continue;
+			break;
+		}
+		case 2: /* magnitudes around the 15-digit limits */
+			v = ldexp((double)(x >> 11), (int)((x >> 3) % 120) - 100) * ((x & 4) ? -1 : 1);
+			break;
+		default: /* a tie at d decimals (exact in binary for small d) */
+			v = ((double)((x >> 16) % 2000000) + 0.5) / pow(10, d % 4) * ((x & 8) ? -1 : 1);
+			break;
+		}
+		rec_format_value(v, d, got, sizeof(got));
+		value_by_printf(v, d, want, sizeof(want));
+		if (strcmp(got, want)) {
+			fprintf(stderr, "rec_format_value(%.17g, %d) = %s, printf: %s\n", v, d, got, want);
+			abort();
+		}
+		n++;
+	}
+	printf("values: %ld digits by hand as printf writes them: ok\n", n);
+}
+
 /* InfluxDB line protocol: tags escaped, a label as a string field, no
    value field for a non-finite value. */
 static void test_influx(void)
@@ -760,6 +838,7 @@ int main(void)
 	test_influx();
 	test_doubles();
 	test_resolution();
+	test_value_digits();
 	test_origin();
 	test_one_schema();
 	test_order();
