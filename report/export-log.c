@@ -285,6 +285,7 @@ void rpt_export_release(struct rpt_export *x)
 {
 	rec_wide_free(x->table);
 	x->table = NULL;
+	x->writer = rec_writer_free(x->writer);
 	rec_order_free(x->order);
 	x->order = NULL;
 	rec_channels_free(x->chans);
