@@ -179,6 +179,10 @@ struct rec_writer {
 	int64_t utc_sec;
 	size_t utc_len;          /* 0: none yet */
 	char utc[BASIC_UTC_MAX];
+	/* JSON lines: each column's ',"name":' made once (rec_writer_new;
+	   length 0: not made, written piece by piece) */
+	char key[REC_NCOLUMNS][16];
+	uint8_t key_len[REC_NCOLUMNS];
 };
 
 #define REC_WRITER_BLOCK (256 * 1024)
@@ -237,14 +241,47 @@ static void w_i64(struct rec_writer *w, int64_t v)
 	w_u64(w, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
+/* s copied to the buffer up to its end or a byte special in stops (a
+   256-entry table): scanned and copied in one pass, these are short
+   names where a memcpy call costs more than the bytes.  The bytes left,
+   s itself if the buffer cannot hold them all. */
+static const char *w_plain(struct rec_writer *w, const char *s, const bool *stops)
+{
+	char *p = w->buf + w->n, *end = w->buf + w->cap;
+	const char *s0 = s;
+
+	while (*s && !stops[(unsigned char)*s] && p < end)
+		*p++ = *s++;
+	if (p == end && *s) /* too long for the room left: the slow way */
+		return s0;
+	w->n = (size_t)(p - w->buf);
+	return s;
+}
+
+/* 1 for the bytes a CSV field is quoted for; for JSON: '"', '\' and below 0x20 */
+static const bool csv_stop[256] = { [','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1 };
+static const bool json_stop[256] = {
+	[0x01] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
 /* s as one CSV field, as basic_csv_field() writes it */
 static void w_csv(struct rec_writer *w, const char *s)
 {
-	size_t k = strcspn(s, ",\"\r\n");
+	const char *rest = w_plain(w, s, csv_stop);
+	size_t k = 0;
 
-	if (!s[k]) {
-		w_mem(w, s, k);
+	if (!*rest)
 		return;
+	if (rest == s) { /* longer than the room left */
+		while (s[k] && !csv_stop[(unsigned char)s[k]])
+			k++;
+		if (!s[k]) {
+			w_mem(w, s, k);
+			return;
+		}
+	} else { /* plain so far: the bytes copied are taken back */
+		w->n -= (size_t)(rest - s);
 	}
 	w_c(w, '"');
 	for (; *s; s++) {
@@ -263,13 +300,18 @@ static void w_json(struct rec_writer *w, const char *s)
 
 	w_c(w, '"');
 	while (s && *s) {
-		size_t k = 0;
+		const char *rest = w_plain(w, s, json_stop);
 		unsigned char c;
 
-		while (s[k] && s[k] != '"' && s[k] != '\\' && (unsigned char)s[k] >= 0x20)
-			k++;
-		w_mem(w, s, k);
-		s += k;
+		if (rest == s) {
+			size_t k = 0;
+
+			while (s[k] && !json_stop[(unsigned char)s[k]])
+				k++;
+			w_mem(w, s, k);
+			rest = s + k;
+		}
+		s = rest;
 		c = (unsigned char)*s;
 		if (!c)
 			break;
@@ -323,7 +365,9 @@ static void w_time(struct rec_writer *w, int64_t t_ns)
 
 static void row_key(struct rec_writer *w)
 {
-	if (w->fmt == REC_FORMAT_JSONL) {
+	if (w->fmt == REC_FORMAT_JSONL && w->key_len[w->col]) {
+		w_mem(w, w->key[w->col], w->key_len[w->col]);
+	} else if (w->fmt == REC_FORMAT_JSONL) {
 		const char *k = rec_columns[w->col];
 
 		w_c(w, w->col ? ',' : '{');
@@ -739,6 +783,11 @@ int rec_writer_new(FILE *out, enum rec_format fmt, rec_writer_t **ret_writer)
 	w->out = out;
 	w->fmt = fmt;
 	w->cap = REC_WRITER_BLOCK;
+	for (size_t i = 0; i < REC_NCOLUMNS; i++) {
+		int n = snprintf(w->key[i], sizeof(w->key[i]), "%s\"%s\":", i ? "," : "{", rec_columns[i]);
+
+		w->key_len[i] = (uint8_t)(n > 0 && (size_t)n < sizeof(w->key[i]) ? n : 0);
+	}
 	*ret_writer = w;
 	return 0;
 }
