@@ -24,6 +24,7 @@
 #define ORDER_RUNS 8
 /* a queue that empties keeps its room up to this many keys for the next run */
 #define ORDER_RUN_KEEP 1024
+#define ORDER_UNKNOWN SIZE_MAX
 
 struct order_key {
 	int64_t t_ns;
@@ -40,6 +41,7 @@ struct order_run {
 struct rec_order {
 	struct order_run run[ORDER_RUNS]; /* the first nruns are in use */
 	size_t nruns;
+	size_t oldest_at;        /* oldest()'s answer, ORDER_UNKNOWN after a change */
 	struct order_key *heap;  /* what no queue took */
 	size_t nheap, heap_cap;
 	struct acq_item *slot;   /* the records held */
@@ -63,6 +65,7 @@ int rec_order_new(size_t max_items, int64_t window_ns, rec_order_t **ret_order)
 	o->max = max_items;
 	o->window_ns = window_ns;
 	o->recent_ns = INT64_MIN;
+	o->oldest_at = ORDER_UNKNOWN;
 	*ret_order = o;
 	return 0;
 }
@@ -170,11 +173,17 @@ static void heap_pop(rec_order_t *o)
 }
 
 /* The oldest key held: a queue's head (its index) or the heap's top (nruns). */
-static size_t oldest(const rec_order_t *o, const struct order_key **ret)
+static size_t oldest(rec_order_t *o, const struct order_key **ret)
 {
 	const struct order_key *best = o->nheap ? &o->heap[0] : NULL;
 	size_t at = o->nruns;
 
+	/* rec_order_next() asks, then rec_order_pop(): once */
+	if (o->oldest_at != ORDER_UNKNOWN) {
+		at = o->oldest_at;
+		*ret = at == o->nruns ? &o->heap[0] : &o->run[at].k[o->run[at].head];
+		return at;
+	}
 	for (size_t i = 0; i < o->nruns; i++) {
 		const struct order_key *h = &o->run[i].k[o->run[i].head];
 
@@ -184,6 +193,7 @@ static size_t oldest(const rec_order_t *o, const struct order_key **ret)
 		}
 	}
 	*ret = best;
+	o->oldest_at = at;
 	return at;
 }
 
@@ -217,6 +227,7 @@ int rec_order_push(rec_order_t *o, const struct acq_item *it)
 			o->nruns--;
 		return r;
 	}
+	o->oldest_at = ORDER_UNKNOWN;
 	o->nfree--;
 	o->slot[k.slot] = *it;
 	o->n++;
@@ -239,6 +250,7 @@ int rec_order_pop(rec_order_t *o, struct acq_item *ret_item)
 		return 0;
 	at = oldest(o, &k);
 	s = k->slot;
+	o->oldest_at = ORDER_UNKNOWN;
 	if (at == o->nruns) {
 		heap_pop(o);
 	} else {
