@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/escape.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
@@ -260,6 +261,90 @@ static void got_has(enum rec_format fmt, const struct acq_item *it, const char *
 	assert(r == 0 && strlen(got) >= strlen(tail));
 	CHECK_STR(got + strlen(got) - strlen(tail), tail);
 	free(got);
+}
+
+/* s through the stream escapers of basic/escape.c (not format.c's) */
+static char *escaped_by_basic(const char *s, bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert(f);
+	assert((json ? basic_json_string(f, s) : basic_csv_field(f, s)) == 0);
+	assert(fclose(f) == 0);
+	return buf;
+}
+
+/*
+ * Names of 0 to 3000 bytes with every byte that needs escaping, at every
+ * place of the output buffers (rec_format_item's 1 KiB, rec_writer's
+ * 256 KiB blocks), in CSV, JSON lines and influx: each line is the line
+ * with a short name whose name field is the one basic/escape.c's
+ * escapers write, and the writer's stream is rec_format_item's lines
+ * one after another.
+ */
+static void test_writer_blocks(void)
+{
+	static const char specials[] = ",\"\r\n\\= \x01\x1f\t{}";
+	enum rec_format fmts[] = { REC_FORMAT_CSV, REC_FORMAT_JSONL, REC_FORMAT_INFLUX };
+	uint64_t x = 0x2545f4914f6cdd1du;
+
+	for (size_t fi = 0; fi < 3; fi++) {
+		char *whole = NULL, *lines = NULL;
+		size_t wlen = 0, llen = 0;
+		FILE *fw = open_memstream(&whole, &wlen), *fl = open_memstream(&lines, &llen);
+		rec_writer_t *w;
+		static char name[3001];
+
+		assert(fw && fl && rec_writer_new(fw, fmts[fi], &w) == 0);
+		for (int i = 0; i < 2000; i++) {
+			struct acq_item it = sample_item(i * 0.05, ACQ_Q_GOOD);
+			struct rec_names nm = { .channel = name, .unit = "V", .bus_name = "b", .has_decimals = true, .decimals = 2 };
+			size_t n;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			n = (size_t)(x % (i % 10 ? 40 : 3001));
+			for (size_t k = 0; k < n; k++)
+				name[k] = (x >> (k % 50)) % 5 ? (char)('a' + k % 26) : specials[(x >> 3 ^ k) % (sizeof(specials) - 1)];
+			name[n] = 0;
+			it.t_ns = (int64_t)(x % 4000000000000u) - 1000000000000; /* seconds change, some before 1970 */
+			it.seq = (uint64_t)i;
+			assert(rec_writer_item(w, &it, &nm, NULL) == 0);
+			assert(rec_format_item(fl, fmts[fi], &it, &nm, NULL) == 0);
+			if (fmts[fi] != REC_FORMAT_INFLUX) {
+				/* the same line with the name "@@", its field replaced by the escaper's */
+				bool json = fmts[fi] == REC_FORMAT_JSONL;
+				char *line = NULL, *want = NULL, *got = NULL, *esc = escaped_by_basic(name, json), *at;
+				size_t a = 0, b = 0, c = 0;
+				FILE *f1 = open_memstream(&line, &a), *f2 = open_memstream(&got, &c);
+				struct rec_names short_nm = nm;
+
+				short_nm.channel = "@@";
+				assert(rec_format_item(f1, fmts[fi], &it, &short_nm, NULL) == 0 && fclose(f1) == 0);
+				assert(rec_format_item(f2, fmts[fi], &it, &nm, NULL) == 0 && fclose(f2) == 0);
+				at = strstr(line, json ? "\"@@\"" : "@@");
+				assert(at);
+				FILE *f3 = open_memstream(&want, &b);
+				fprintf(f3, "%.*s%s%s", (int)(at - line), line, esc, at + (json ? 4 : 2));
+				assert(fclose(f3) == 0);
+				CHECK_STR(got, want);
+				free(line);
+				free(want);
+				free(got);
+				free(esc);
+			}
+		}
+		assert(rec_writer_flush(w) == 0);
+		rec_writer_free(w);
+		assert(fclose(fw) == 0 && fclose(fl) == 0);
+		assert(wlen == llen && wlen > 300000 && !memcmp(whole, lines, wlen));
+		free(whole);
+		free(lines);
+	}
+	assert(rec_writer_new(NULL, REC_FORMAT_CSV, &(rec_writer_t *){ 0 }) == -EINVAL);
+	assert(rec_writer_free(NULL) == NULL && rec_writer_flush(NULL) == 0);
+	printf("writer: long names at every buffer place, escaped as basic/escape.c does: ok\n");
 }
 
 static void test_csv(void)
@@ -918,6 +1003,7 @@ int main(void)
 	test_influx();
 	test_doubles();
 	test_resolution();
+	test_writer_blocks();
 	test_value_digits();
 	test_origin();
 	test_one_schema();
