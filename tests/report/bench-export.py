@@ -10,8 +10,9 @@ other: journey i shifted by i * 60 s) replayed with the demo DBC
 For each format (csv in time order, csv --order seq, jsonl, --wide,
 --wide --raster 100ms, influx, and csv of a --from/--to window of a tenth
 of the log) one table row: seconds (best of 3 on the small log, one run on
-the large one), M records/s, MB/s of output, peak RSS (wait4's ru_maxrss of
-the export alone), and ratios against the floor - `cat` of the same number
+the large one) of wall clock and of CPU (user + system: the machine may be
+shared, and "on one core" is records per CPU second), M records/s, MB/s of
+output, peak RSS (wait4's ru_maxrss of the export alone), and ratios against the floor - `cat` of the same number
 of output bytes from the page cache, in the same run - and, when an older
 railmon is given (third argument or BASE_RAILMON; the issue's closing
 note uses /tmp/cmp-base/build/cli/railmon), against that binary's time on
@@ -60,7 +61,7 @@ def make_trace(path, journeys):
 
 
 def run(cmd, out=subprocess.DEVNULL):
-    """wall seconds and peak RSS (KiB) of cmd alone (wait4)."""
+    """wall seconds, peak RSS (KiB) of cmd alone (wait4), its stderr, its CPU seconds."""
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
     err = p.stderr.read()
@@ -69,6 +70,7 @@ def run(cmd, out=subprocess.DEVNULL):
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         sys.exit('FAIL: %s exited %d: %s' % (' '.join(cmd), p.returncode, err.decode()[-500:]))
+    run.cpu = ru.ru_utime + ru.ru_stime
     return wall, ru.ru_maxrss, err.decode()
 
 
@@ -94,11 +96,11 @@ def records(railmon, data, opts):
 
 
 def best(cmd, n):
+    """the best wall seconds of n runs, the peak RSS, the best CPU seconds"""
     b = None
     for _ in range(n):
         w, rss, _ = run(cmd)
-        if b is None or w < b[0]:
-            b = (w, rss)
+        b = (w, rss, run.cpu) if b is None else (min(b[0], w), max(b[1], rss), min(b[2], run.cpu))
     return b
 
 
@@ -121,9 +123,14 @@ def bench(T, journeys, tries):
     fmts = FORMATS + [('csv --from/--to (1/10)', ['--format', 'csv', '--from', str(w0), '--to', str(w1)])]
     nrec = records(RAILMON, data, ['--order', 'seq'])
     print('\n%d journeys: %d records in the log (%.1f MB), best of %d' % (journeys, nrec, logmb, tries))
-    hdr = '%-24s %9s %8s %8s %9s %8s' % ('format', 'seconds', 'Mrec/s', 'MB/s', 'RSS MB', 'vs cat')
+    hdr = '%-24s %7s %7s %7s %7s %7s %7s %7s' % ('format', 'wall s', 'cpu s', 'Mrec/s', 'Mrec/s', 'MB/s',
+                                                 'RSS MB', 'vs cat')
     if BASE:
-        hdr += ' %9s %8s %11s' % ('base s', 'base RSS', 'speed-up')
+        hdr += ' %7s %7s %7s %8s %8s' % ('base', 'base', 'base', 'speed-up', 'speed-up')
+    print(hdr)
+    hdr = '%-24s %7s %7s %7s %7s %7s %7s %7s' % ('', '', '', 'wall', 'cpu', 'wall', '', 'wall')
+    if BASE:
+        hdr += ' %7s %7s %7s %8s %8s' % ('wall s', 'cpu s', 'RSS MB', 'wall', 'cpu')
     print(hdr)
     chunk = os.path.join(T, 'chunk')
     rows = {}
@@ -136,19 +143,21 @@ def bench(T, journeys, tries):
             with open(chunk, 'wb') as f:
                 subprocess.run(cmd, stdout=f, stderr=subprocess.DEVNULL, check=True)
                 f.truncate(min(f.tell(), 64 << 20))
-        w, rss = best(cmd, tries)
+        w, rss, cpu = best(cmd, tries)
         tc = cat_time(chunk, nbytes, tries)
-        line = '%-24s %9.3f %8.2f %8.0f %9.1f %7.1fx' % (label, w, n / w / 1e6, nbytes / w / 1e6, rss / 1024, w / tc)
+        line = '%-24s %7.3f %7.3f %7.2f %7.2f %7.0f %7.1f %6.1fx' % (label, w, cpu, n / w / 1e6, n / cpu / 1e6,
+                                                                  nbytes / w / 1e6, rss / 1024, w / tc)
         if BASE:
             bcmd = [BASE, 'export', '--data', data] + opts
             bbytes = out_bytes(bcmd)
             if bbytes != nbytes:
                 sys.exit('FAIL: %s: %d bytes, the base wrote %d' % (label, nbytes, bbytes))
-            bw, brss = best(bcmd, tries)
-            line += ' %9.3f %8.1f %10.2fx' % (bw, brss / 1024, bw / w)
-        rows[label] = w
+            bw, brss, bcpu = best(bcmd, tries)
+            line += ' %7.3f %7.3f %7.1f %7.2fx %7.2fx' % (bw, bcpu, brss / 1024, bw / w, bcpu / cpu)
+        rows[label] = (w, cpu)
         print(line, flush=True)
-    print('time order / seq order: %.2f' % (rows['csv (time order)'] / rows['csv --order seq']))
+    t, q = rows['csv (time order)'], rows['csv --order seq']
+    print('time order / seq order: %.2f wall, %.2f cpu' % (t[0] / q[0], t[1] / q[1]))
     shutil.rmtree(data)
     return rows
 
@@ -163,8 +172,8 @@ def main():
         small = bench(T, 20, 3)
         if os.environ.get('BENCH_EXPORT_SMALL') != '1':
             large = bench(T, 200, 1)
-            print('\ngrowth, 10x the log: seconds x%s' % ', '.join(
-                ' %s %.1f' % (k, large[k] / small[k]) for k in small))
+            print('\ngrowth, 10x the log (cpu seconds):%s' % ','.join(
+                ' %s x%.1f' % (k, large[k][1] / small[k][1]) for k in small))
     finally:
         shutil.rmtree(T, ignore_errors=True)
 
