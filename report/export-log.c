@@ -151,6 +151,8 @@ static int export_log(struct rpt_export *x, const char *dir)
 	/* corrected times are not the stored ones the seek and skip go by */
 	if (x->from_ns > INT64_MIN && !x->corrected)
 		stor_reader_seek_time(rd, x->from_ns);
+	if (x->to_ns < INT64_MAX && !x->corrected) /* segments sealed as all after --to: not read */
+		stor_reader_limit_time(rd, x->to_ns);
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
 			/* Said with what it cost; the rest is still exported. */
