@@ -12,7 +12,7 @@ For each format (csv in time order, csv --order seq, jsonl, --wide,
 of the log) one table row: seconds (best of 3 on the small log, one run on
 the large one) of wall clock and of CPU (user + system: the machine may be
 shared, and "on one core" is records per CPU second), M records/s, MB/s of
-output, peak RSS (wait4's ru_maxrss of the export alone), and ratios against the floor - `cat` of the same number
+output, peak RSS (VmHWM of the export, polled), and ratios against the floor - `cat` of the same number
 of output bytes from the page cache, in the same run - and, when an older
 railmon is given (third argument or BASE_RAILMON; the issue's closing
 note uses /tmp/cmp-base/build/cli/railmon), against that binary's time on
@@ -60,18 +60,42 @@ def make_trace(path, journeys):
     return t0, t0 + journeys * JOURNEY_S
 
 
-def run(cmd, out=subprocess.DEVNULL):
-    """wall seconds, peak RSS (KiB) of cmd alone (wait4), its stderr, its CPU seconds."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        sys.exit('FAIL: %s exited %d: %s' % (' '.join(cmd), p.returncode, err.decode()[-500:]))
+def hwm(pid):
+    """VmHWM (KiB) of pid's own memory since its exec, 0 if gone"""
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            for ln in f:
+                if ln.startswith('VmHWM:'):
+                    return int(ln.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run(cmd):
+    """wall seconds, peak RSS (KiB) of cmd, its stderr; run.cpu: its CPU
+    seconds.  The peak is VmHWM read every 5 ms while it runs (it only
+    grows; bounded memory is reached early): wait4's ru_maxrss would count
+    this Python's RSS, which the child had before its exec."""
+    with tempfile.TemporaryFile() as err, open(os.devnull, 'wb') as null:
+        t0 = time.monotonic()
+        pid = os.posix_spawnp(cmd[0], cmd, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, null.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        peak = 0
+        while True:
+            peak = max(peak, hwm(pid))
+            done, status, ru = os.wait4(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.005)
+        wall = time.monotonic() - t0
+        err.seek(0)
+        text = err.read().decode()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit('FAIL: %s exited %d: %s' % (' '.join(cmd), code, text[-500:]))
     run.cpu = ru.ru_utime + ru.ru_stime
-    return wall, ru.ru_maxrss, err.decode()
+    return wall, peak, text
 
 
 def out_bytes(cmd):
