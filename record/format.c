@@ -197,6 +197,17 @@ struct rec_writer {
 	   length 0: not made, written piece by piece) */
 	char key[REC_NCOLUMNS][16];
 	uint8_t key_len[REC_NCOLUMNS];
+	/* the vehicle and log id columns as written for the last origin
+	   (rec_writer only; same for every record of a log): pfx_len 0 none */
+	uint64_t flushes;        /* blocks written: a prefix cut by one is not kept */
+	char pfx_vehicle[128];
+	uint8_t pfx_log_id[REC_LOG_ID_MAX];
+	size_t pfx_log_id_len, pfx_len;
+	bool pfx_cache;
+	char pfx[512];
+	/* time_ns: the seconds' digits of utc_sec ("1764748800"), pfx_sec_len 0 none */
+	size_t sec_len;
+	char sec_digits[20];
 };
 
 #define REC_WRITER_BLOCK (256 * 1024)
@@ -206,6 +217,7 @@ static void w_flush(struct rec_writer *w)
 	if (w->n && fwrite(w->buf, 1, w->n, w->out) != w->n)
 		w->failed = true;
 	w->n = 0;
+	w->flushes++;
 }
 
 /* Room for k more bytes (k at most the smallest buffer, 1024) */
@@ -364,6 +376,7 @@ static void w_time(struct rec_writer *w, int64_t t_ns)
 		w->utc_len = (size_t)n - 11; /* without ".123456789Z" */
 		memcpy(w->utc, t, w->utc_len);
 		w->utc_sec = sec;
+		w->sec_len = 0;
 	}
 	p = w_room(w, w->utc_len + 11);
 	memcpy(p, w->utc, w->utc_len);
@@ -595,15 +608,67 @@ static void row_event(struct rec_writer *w, const struct acq_item *it)
 	row_u64(w, it->event.detail);
 }
 
+/* The vehicle and log id columns: the same text for every record of a
+   log, kept from the first (rec_writer's) */
+static void row_origin(struct rec_writer *w, const struct rec_origin *o)
+{
+	const char *v = o->vehicle ? o->vehicle : "";
+	char id[2 * REC_LOG_ID_MAX + 1];
+	size_t start = w->n, vlen;
+	uint64_t flushes = w->flushes;
+
+	if (w->pfx_len && o->log_id_len == w->pfx_log_id_len && !strcmp(v, w->pfx_vehicle) &&
+	    !memcmp(o->log_id ? (const void *)o->log_id : "", w->pfx_log_id, o->log_id_len)) {
+		w_mem(w, w->pfx, w->pfx_len);
+		w->col = 2;
+		return;
+	}
+	basic_hex_encode(o->log_id, o->log_id_len, false, id);
+	row_str(w, v);
+	row_str(w, id);
+	vlen = strlen(v);
+	if (w->pfx_cache && w->flushes == flushes && w->n - start <= sizeof(w->pfx) && vlen < sizeof(w->pfx_vehicle)) {
+		w->pfx_len = w->n - start;
+		memcpy(w->pfx, w->buf + start, w->pfx_len);
+		memcpy(w->pfx_vehicle, v, vlen + 1);
+		w->pfx_log_id_len = o->log_id_len;
+		if (o->log_id_len)
+			memcpy(w->pfx_log_id, o->log_id, o->log_id_len);
+	}
+}
+
+/* time_ns: the digits of its second, made once per second as the time's
+   text is (w_time() ran for this t_ns), then the nine of its fraction */
+static void w_time_ns(struct rec_writer *w, int64_t t_ns)
+{
+	const int64_t ns = 1000000000;
+	int64_t sec = t_ns / ns, frac = t_ns % ns;
+	char *p;
+
+	if (t_ns < ns || !w->utc_len || sec != w->utc_sec) { /* (before 1970 + 1 s: as it is) */
+		w_i64(w, t_ns);
+		return;
+	}
+	if (!w->sec_len) {
+		char d[20], *s = u64_digits((uint64_t)sec, d);
+
+		w->sec_len = (size_t)(d + 20 - s);
+		memcpy(w->sec_digits, s, w->sec_len);
+	}
+	p = w_room(w, w->sec_len + 9);
+	memcpy(p, w->sec_digits, w->sec_len);
+	p += w->sec_len;
+	for (int i = 9; i > 1; i -= 2, frac /= 100)
+		memcpy(p + i - 2, two_digits + 2 * (frac % 100), 2);
+	p[0] = (char)('0' + frac);
+	w->n += w->sec_len + 9;
+}
+
 static void row_item(struct rec_writer *w, const struct acq_item *it, const struct rec_names *nm,
                      const struct rec_origin *o)
 {
-	char id[2 * REC_LOG_ID_MAX + 1];
-
 	w->col = 0;
-	basic_hex_encode(o->log_id, o->log_id_len, false, id);
-	row_str(w, o->vehicle ? o->vehicle : "");
-	row_str(w, id);
+	row_origin(w, o);
 	row_u64(w, it->seq);
 	row_key(w);
 	if (w->fmt == REC_FORMAT_JSONL)
@@ -611,7 +676,8 @@ static void row_item(struct rec_writer *w, const struct acq_item *it, const stru
 	w_time(w, it->t_ns);
 	if (w->fmt == REC_FORMAT_JSONL)
 		w_c(w, '"');
-	row_i64(w, it->t_ns);
+	row_key(w);
+	w_time_ns(w, it->t_ns);
 	row_str(w, rec_kind_name(it->kind));
 	row_u64(w, it->bus);
 	row_str(w, nm->bus_name);
@@ -806,6 +872,7 @@ int rec_writer_new(FILE *out, enum rec_format fmt, rec_writer_t **ret_writer)
 	w->out = out;
 	w->fmt = fmt;
 	w->cap = REC_WRITER_BLOCK;
+	w->pfx_cache = true;
 	for (size_t i = 0; i < REC_NCOLUMNS; i++) {
 		int n = snprintf(w->key[i], sizeof(w->key[i]), "%s\"%s\":", i ? "," : "{", rec_columns[i]);
 

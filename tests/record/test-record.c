@@ -289,6 +289,14 @@ static void test_writer_blocks(void)
 	static const char specials[] = ",\"\r\n\\= \x01\x1f\t{}";
 	enum rec_format fmts[] = { REC_FORMAT_CSV, REC_FORMAT_JSONL, REC_FORMAT_INFLUX };
 	uint64_t x = 0x2545f4914f6cdd1du;
+	static const uint8_t id1[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, id2[16] = { 0xff, 2 };
+	static char long_vehicle[200];
+	struct rec_origin origins[4] = { { NULL, NULL, 0 }, { "V,\"1", id1, 16 }, { "V,\"1", id2, 16 },
+	                                 { long_vehicle, id1, 8 } };
+	const struct rec_origin *o;
+	int64_t t = 0;
+
+	memset(long_vehicle, 'v', sizeof(long_vehicle) - 1);
 
 	for (size_t fi = 0; fi < 3; fi++) {
 		char *whole = NULL, *lines = NULL;
@@ -308,10 +316,14 @@ static void test_writer_blocks(void)
 			for (size_t k = 0; k < n; k++)
 				name[k] = (x >> (k % 50)) % 5 ? (char)('a' + k % 26) : specials[(x >> 3 ^ k) % (sizeof(specials) - 1)];
 			name[n] = 0;
-			it.t_ns = (int64_t)(x % 4000000000000u) - 1000000000000; /* seconds change, some before 1970 */
+			/* seconds change (some before 1970), or the time stays in its second */
+			t = i % 3 ? (int64_t)(x % 4000000000000u) - 1000000000000 : t - t % 1000000000 + (int64_t)(x % 1000000000);
+			it.t_ns = t;
 			it.seq = (uint64_t)i;
-			assert(rec_writer_item(w, &it, &nm, NULL) == 0);
-			assert(rec_format_item(fl, fmts[fi], &it, &nm, NULL) == 0);
+			/* origins: none, two log ids of one vehicle, a vehicle too long to keep */
+			o = &origins[(i / 7) % 4];
+			assert(rec_writer_item(w, &it, &nm, o) == 0);
+			assert(rec_format_item(fl, fmts[fi], &it, &nm, o) == 0);
 			if (fmts[fi] != REC_FORMAT_INFLUX) {
 				/* the same line with the name "@@", its field replaced by the escaper's */
 				bool json = fmts[fi] == REC_FORMAT_JSONL;
@@ -321,8 +333,8 @@ static void test_writer_blocks(void)
 				struct rec_names short_nm = nm;
 
 				short_nm.channel = "@@";
-				assert(rec_format_item(f1, fmts[fi], &it, &short_nm, NULL) == 0 && fclose(f1) == 0);
-				assert(rec_format_item(f2, fmts[fi], &it, &nm, NULL) == 0 && fclose(f2) == 0);
+				assert(rec_format_item(f1, fmts[fi], &it, &short_nm, o) == 0 && fclose(f1) == 0);
+				assert(rec_format_item(f2, fmts[fi], &it, &nm, o) == 0 && fclose(f2) == 0);
 				at = strstr(line, json ? "\"@@\"" : "@@");
 				assert(at);
 				FILE *f3 = open_memstream(&want, &b);
