@@ -57,8 +57,12 @@ int rec_order_new(size_t max_items, int64_t window_ns, rec_order_t **ret_order)
 {
 	rec_order_t *o;
 
-	if (!ret_order || !max_items || (uint64_t)max_items > UINT32_MAX || window_ns < 0)
+	if (!ret_order || !max_items || window_ns < 0)
 		return -EINVAL;
+#if SIZE_MAX > UINT32_MAX
+	if (max_items > UINT32_MAX) /* slots are numbered in 32 bits */
+		return -EINVAL;
+#endif
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
