@@ -557,7 +557,7 @@ static void test_value_digits(void)
 	char got[REC_DOUBLE_MAX], want[REC_DOUBLE_MAX];
 	long n = 0;
 
-	for (long i = 0; i < 3000000; i++) {
+	for (long i = 0; i < 1000000; i++) {
 		double v;
 		int d;
 
@@ -760,7 +760,7 @@ static void test_order_runs(void)
 	uint64_t x = 88172645463325252u;
 	size_t total = 0;
 
-	for (int round = 0; round < 400; round++) {
+	for (int round = 0; round < 160; round++) {
 		struct ref_order ref = { .max = 1 + (size_t)round % 7 * 40, .window = 50 + round % 5 * 100, .recent = INT64_MIN };
 		size_t runs = 1 + (size_t)round % 40;
 		int64_t tail[40] = { 0 };
