@@ -65,6 +65,81 @@ int rec_format_decimals(double scale, double offset)
 
 static const double ten_to[16] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
 
+/* "00" to "99": two digits a division */
+static const char two_digits[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* u in decimal at the end of a room of 20: its first digit */
+static char *u64_digits(uint64_t u, char end[20])
+{
+	char *p = end + 20;
+
+	while (u >= 100) {
+		p -= 2;
+		memcpy(p, two_digits + 2 * (u % 100), 2);
+		u /= 100;
+	}
+	if (u >= 10) {
+		p -= 2;
+		memcpy(p, two_digits + 2 * u, 2);
+	} else {
+		*--p = (char)('0' + u);
+	}
+	return p;
+}
+
+/*
+ * What snprintf("%.*f", d, v) writes, then cut as rec_format_value() cuts
+ * it, without printf: v * 10^d rounded to the nearest integer m, ties to
+ * even as glibc rounds the exact binary value (10^d is exact up to 10^15,
+ * fma gives the product's rounding error exactly, so the fraction's
+ * distance to one half has its true sign), then m's digits with the point
+ * d from the end.  a = |v|, a * 10^d < 2^50.
+ */
+static int fixed_text(double v, double a, int d, char *buf)
+{
+	double p = ten_to[d], r = a * p, err = fma(a, p, -r), fl = floor(r), c = (r - fl - 0.5) + err;
+	uint64_t m = (uint64_t)fl;
+	char digits[20], *q = buf, *s;
+	size_t n;
+
+	if (c > 0 || (c == 0 && (m & 1)))
+		m++;
+	if (!m) { /* "-0.00" is written "0" */
+		buf[0] = '0';
+		buf[1] = 0;
+		return 1;
+	}
+	while (d > 0 && m % 10 == 0) { /* "75.90" -> "75.9", "12.00" -> "12" */
+		m /= 10;
+		d--;
+	}
+	s = u64_digits(m, digits);
+	n = (size_t)(digits + 20 - s);
+	if (signbit(v))
+		*q++ = '-';
+	if (n <= (size_t)d) { /* 0.05: "0." and the zeros before the digits */
+		*q++ = '0';
+		*q++ = '.';
+		memset(q, '0', (size_t)d - n);
+		q += (size_t)d - n;
+		memcpy(q, s, n);
+		q += n;
+	} else {
+		memcpy(q, s, n - (size_t)d);
+		q += n - (size_t)d;
+		if (d) {
+			*q++ = '.';
+			memcpy(q, s + n - (size_t)d, (size_t)d);
+			q += d;
+		}
+	}
+	*q = 0;
+	return (int)(q - buf);
+}
+
 int rec_format_value(double v, int decimals, char *buf, size_t len)
 {
 	int n, intdigits;
@@ -87,6 +162,8 @@ int rec_format_value(double v, int decimals, char *buf, size_t len)
 		if (decimals > 15 - intdigits)
 			decimals = 15 - intdigits;
 	}
+	if (a * ten_to[decimals] < 0x1p50)
+		return fixed_text(v, a, decimals, buf);
 	n = snprintf(buf, len, "%.*f", decimals, v);
 	if (decimals > 0) { /* "75.90" -> "75.9", "12.00" -> "12" */
 		while (buf[n - 1] == '0')
@@ -102,68 +179,289 @@ int rec_format_value(double v, int decimals, char *buf, size_t len)
 	return n;
 }
 
-/* ---- one row, written as CSV fields or JSON keys in rec_columns' order ---- */
+/* ---- the output buffer: one fwrite per block, not a stdio call per field ---- */
 
-struct row {
+struct rec_writer {
 	FILE *out;
-	bool json;
-	unsigned col;
+	enum rec_format fmt;
+	char *buf;
+	size_t n, cap;
+	bool failed;             /* a block was not written whole */
+	unsigned col;            /* the row's next column */
+	/* the date and time to the second of the last record written
+	   ("2026-12-03T07:00:00"): gmtime once per second, not per record */
+	int64_t utc_sec;
+	size_t utc_len;          /* 0: none yet */
+	char utc[BASIC_UTC_MAX];
+	/* JSON lines: each column's ',"name":' made once (rec_writer_new;
+	   length 0: not made, written piece by piece) */
+	char key[REC_NCOLUMNS][16];
+	uint8_t key_len[REC_NCOLUMNS];
+	/* the vehicle and log id columns as written for the last origin
+	   (rec_writer only; same for every record of a log): pfx_len 0 none */
+	uint64_t flushes;        /* blocks written: a prefix cut by one is not kept */
+	char pfx_vehicle[128];
+	uint8_t pfx_log_id[REC_LOG_ID_MAX];
+	size_t pfx_log_id_len, pfx_len;
+	bool pfx_cache;
+	char pfx[512];
+	/* time_ns: the seconds' digits of utc_sec ("1764748800"), pfx_sec_len 0 none */
+	size_t sec_len;
+	char sec_digits[20];
 };
 
-static void row_key(struct row *w)
+#define REC_WRITER_BLOCK (256 * 1024)
+
+static void w_flush(struct rec_writer *w)
 {
-	if (w->json)
-		fprintf(w->out, "%s\"%s\":", w->col ? "," : "{", rec_columns[w->col]);
-	else if (w->col)
-		fputc(',', w->out);
+	if (w->n && fwrite(w->buf, 1, w->n, w->out) != w->n)
+		w->failed = true;
+	w->n = 0;
+	w->flushes++;
+}
+
+/* Room for k more bytes (k at most the smallest buffer, 1024) */
+static inline char *w_room(struct rec_writer *w, size_t k)
+{
+	if (w->cap - w->n < k)
+		w_flush(w);
+	return w->buf + w->n;
+}
+
+static inline void w_mem(struct rec_writer *w, const char *s, size_t k)
+{
+	if (w->cap - w->n < k) {
+		w_flush(w);
+		if (k > w->cap) {
+			if (fwrite(s, 1, k, w->out) != k)
+				w->failed = true;
+			return;
+		}
+	}
+	memcpy(w->buf + w->n, s, k);
+	w->n += k;
+}
+
+static inline void w_c(struct rec_writer *w, char c)
+{
+	*w_room(w, 1) = c;
+	w->n++;
+}
+
+static void w_str(struct rec_writer *w, const char *s)
+{
+	w_mem(w, s, strlen(s));
+}
+
+static void w_u64(struct rec_writer *w, uint64_t v)
+{
+	char d[20], *s = u64_digits(v, d);
+
+	w_mem(w, s, (size_t)(d + 20 - s));
+}
+
+static void w_i64(struct rec_writer *w, int64_t v)
+{
+	if (v < 0)
+		w_c(w, '-');
+	w_u64(w, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* s copied to the buffer up to its end or a byte special in stops (a
+   256-entry table): scanned and copied in one pass, these are short
+   names where a memcpy call costs more than the bytes.  The bytes left,
+   s itself if the buffer cannot hold them all. */
+static const char *w_plain(struct rec_writer *w, const char *s, const bool *stops)
+{
+	char *p = w->buf + w->n, *end = w->buf + w->cap;
+	const char *s0 = s;
+
+	while (*s && !stops[(unsigned char)*s] && p < end)
+		*p++ = *s++;
+	if (p == end && *s) /* too long for the room left: the slow way */
+		return s0;
+	w->n = (size_t)(p - w->buf);
+	return s;
+}
+
+/* 1 for the bytes a CSV field is quoted for; for JSON: '"', '\' and below 0x20 */
+static const bool csv_stop[256] = { [','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1 };
+static const bool json_stop[256] = {
+	[0x01] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+/* s as one CSV field, as basic_csv_field() writes it */
+static void w_csv(struct rec_writer *w, const char *s)
+{
+	const char *rest = w_plain(w, s, csv_stop);
+	size_t k = 0;
+
+	if (!*rest)
+		return;
+	if (rest == s) { /* longer than the room left */
+		while (s[k] && !csv_stop[(unsigned char)s[k]])
+			k++;
+		if (!s[k]) {
+			w_mem(w, s, k);
+			return;
+		}
+	} else { /* plain so far: the bytes copied are taken back */
+		w->n -= (size_t)(rest - s);
+	}
+	w_c(w, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			w_c(w, '"');
+		w_c(w, *s);
+	}
+	w_c(w, '"');
+}
+
+/* s as a JSON string, as basic_json_string() writes it: '"' and '\'
+   escaped, bytes below 0x20 as \u00xx, the rest as they are */
+static void w_json(struct rec_writer *w, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	w_c(w, '"');
+	while (s && *s) {
+		const char *rest = w_plain(w, s, json_stop);
+		unsigned char c;
+
+		if (rest == s) {
+			size_t k = 0;
+
+			while (s[k] && !json_stop[(unsigned char)s[k]])
+				k++;
+			w_mem(w, s, k);
+			rest = s + k;
+		}
+		s = rest;
+		c = (unsigned char)*s;
+		if (!c)
+			break;
+		if (c == '"' || c == '\\') {
+			w_c(w, '\\');
+			w_c(w, (char)c);
+		} else {
+			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+			w_mem(w, e, sizeof(e));
+		}
+		s++;
+	}
+	w_c(w, '"');
+}
+
+/* RFC 3339 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z"), as
+   basic_utc_text() writes it; the part to the second made once per second */
+static void w_time(struct rec_writer *w, int64_t t_ns)
+{
+	const int64_t ns = 1000000000;
+	int64_t sec = t_ns / ns - (t_ns % ns < 0), frac = t_ns % ns;
+	char *p;
+
+	if (frac < 0)
+		frac += ns;
+	if (!w->utc_len || sec != w->utc_sec) {
+		char t[BASIC_UTC_MAX];
+		int n = basic_utc_format(t_ns, 9, 0, t, sizeof(t));
+
+		if (n < 11) { /* a time the C library cannot break down: its ns */
+			w->utc_len = 0;
+			w_str(w, basic_utc_text(t_ns, 9, 0, t, sizeof(t)));
+			return;
+		}
+		w->utc_len = (size_t)n - 11; /* without ".123456789Z" */
+		memcpy(w->utc, t, w->utc_len);
+		w->utc_sec = sec;
+		w->sec_len = 0;
+	}
+	p = w_room(w, w->utc_len + 11);
+	memcpy(p, w->utc, w->utc_len);
+	p += w->utc_len;
+	*p++ = '.';
+	for (int i = 9; i > 1; i -= 2, frac /= 100)
+		memcpy(p + i - 2, two_digits + 2 * (frac % 100), 2);
+	p[0] = (char)('0' + frac);
+	p[9] = 'Z';
+	w->n += w->utc_len + 11;
+}
+
+/* ---- one row, written as CSV fields or JSON keys in rec_columns' order ---- */
+
+static void row_key(struct rec_writer *w)
+{
+	if (w->fmt == REC_FORMAT_JSONL && w->key_len[w->col]) {
+		/* all 16 bytes of the key's room: a copy of fixed size, inlined */
+		memcpy(w_room(w, sizeof(w->key[0])), w->key[w->col], sizeof(w->key[0]));
+		w->n += w->key_len[w->col];
+	} else if (w->fmt == REC_FORMAT_JSONL) {
+		const char *k = rec_columns[w->col];
+
+		w_c(w, w->col ? ',' : '{');
+		w_c(w, '"');
+		w_str(w, k);
+		w_c(w, '"');
+		w_c(w, ':');
+	} else if (w->col) {
+		w_c(w, ',');
+	}
 	w->col++;
 }
 
 /* A text field; NULL: not applicable (empty in CSV, null in JSON). */
-static void row_str(struct row *w, const char *s)
+static void row_str(struct rec_writer *w, const char *s)
 {
 	row_key(w);
-	if (!s)
-		fputs(w->json ? "null" : "", w->out);
-	else if (w->json)
-		basic_json_string(w->out, s);
-	else
-		basic_csv_field(w->out, s);
+	if (w->fmt == REC_FORMAT_JSONL)
+		s ? w_json(w, s) : w_mem(w, "null", 4);
+	else if (s)
+		w_csv(w, s);
 }
 
 /* A number, already written as text (no escaping needed); NULL as above. */
-static void row_num(struct row *w, const char *num)
+static void row_num(struct rec_writer *w, const char *num)
 {
 	row_key(w);
-	fputs(num ? num : (w->json ? "null" : ""), w->out);
+	if (num)
+		w_str(w, num);
+	else if (w->fmt == REC_FORMAT_JSONL)
+		w_mem(w, "null", 4);
 }
 
-static void row_u64(struct row *w, uint64_t v)
+static void row_u64(struct rec_writer *w, uint64_t v)
 {
-	char b[24];
-
-	snprintf(b, sizeof(b), "%" PRIu64, v);
-	row_num(w, b);
+	row_key(w);
+	w_u64(w, v);
 }
 
-static void row_i64(struct row *w, int64_t v)
+static void row_i64(struct rec_writer *w, int64_t v)
 {
-	char b[24];
-
-	snprintf(b, sizeof(b), "%" PRId64, v);
-	row_num(w, b);
+	row_key(w);
+	w_i64(w, v);
 }
 
 /* n columns that do not apply to this kind of record */
-static void row_none(struct row *w, unsigned n)
+static void row_none(struct rec_writer *w, unsigned n)
 {
+	if (w->fmt != REC_FORMAT_JSONL && w->col) { /* n commas at once */
+		memset(w_room(w, n), ',', n);
+		w->n += n;
+		w->col += n;
+		return;
+	}
 	while (n--)
 		row_num(w, NULL);
 }
 
-static void row_end(struct row *w)
+static void row_end(struct rec_writer *w)
 {
-	fputs(w->json ? "}\n" : "\n", w->out);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_mem(w, "}\n", 2);
+	else
+		w_c(w, '\n');
 }
 
 /* A quality a newer sender may use: a word all the same. */
@@ -225,15 +523,32 @@ int rec_format_can_flags(unsigned flags, char *buf, size_t len)
 	return (int)n;
 }
 
-static void row_can(struct row *w, const struct acq_item *it)
+/* The id's hex digits (as %0*X writes them: at least width) */
+static void w_hex_id(struct rec_writer *w, uint32_t id, unsigned width)
 {
-	char id[12], flags[REC_CAN_FLAGS_MAX], data[2 * ACQ_CAN_DATA_MAX + 1];
+	static const char hex[] = "0123456789ABCDEF";
+	char d[8], *p = d + 8;
 
-	rec_format_can_id(it, id, sizeof(id));
+	do
+		*--p = hex[id & 15];
+	while ((id >>= 4) || (unsigned)(d + 8 - p) < width);
+	w_mem(w, p, (size_t)(d + 8 - p));
+}
+
+static void row_can(struct rec_writer *w, const struct acq_item *it)
+{
+	char flags[REC_CAN_FLAGS_MAX], data[2 * ACQ_CAN_DATA_MAX + 1];
+
 	rec_format_can_flags(it->can.flags, flags, sizeof(flags));
 	basic_hex_encode(it->can.data, it->can.len, true, data);
 	row_none(w, 6); /* channel .. label */
-	row_str(w, id);
+	row_key(w);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
+	/* as candump writes them: 3 hex digits, 8 for a 29-bit id */
+	w_hex_id(w, it->can.id, (it->can.flags & ACQ_CAN_EXT) ? 8 : 3);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
 	row_str(w, flags);
 	row_str(w, data);
 	row_none(w, 3);
@@ -248,7 +563,7 @@ static void text_copy(const struct acq_item *it, char out[ACQ_TEXT_MAX + 1])
 	out[n] = 0;
 }
 
-static void row_sample(struct row *w, const struct acq_item *it, const struct rec_names *nm)
+static void row_sample(struct rec_writer *w, const struct acq_item *it, const struct rec_names *nm)
 {
 	char v[REC_DOUBLE_MAX];
 
@@ -266,7 +581,7 @@ static void row_sample(struct row *w, const struct acq_item *it, const struct re
    The schema stays one for every kind (no column only texts use), and
    label is already the column that holds a value as text (a value-table
    entry's), a string in CSV, JSON and InfluxDB alike. */
-static void row_text(struct row *w, const struct acq_item *it, const struct rec_names *nm)
+static void row_text(struct rec_writer *w, const struct acq_item *it, const struct rec_names *nm)
 {
 	char text[ACQ_TEXT_MAX + 1];
 
@@ -280,7 +595,7 @@ static void row_text(struct row *w, const struct acq_item *it, const struct rec_
 	row_none(w, 6);
 }
 
-static void row_event(struct row *w, const struct acq_item *it)
+static void row_event(struct rec_writer *w, const struct acq_item *it)
 {
 	const char *event = rec_event_name(it->event.code);
 	char code[16];
@@ -293,18 +608,76 @@ static void row_event(struct row *w, const struct acq_item *it)
 	row_u64(w, it->event.detail);
 }
 
-static void row_item(struct row *w, const struct acq_item *it, const struct rec_names *nm,
+/* The vehicle and log id columns: the same text for every record of a
+   log, kept from the first (rec_writer's) */
+static void row_origin(struct rec_writer *w, const struct rec_origin *o)
+{
+	const char *v = o->vehicle ? o->vehicle : "";
+	char id[2 * REC_LOG_ID_MAX + 1];
+	size_t start = w->n, vlen;
+	uint64_t flushes = w->flushes;
+
+	if (w->pfx_len && o->log_id_len == w->pfx_log_id_len && !strcmp(v, w->pfx_vehicle) &&
+	    !memcmp(o->log_id ? (const void *)o->log_id : "", w->pfx_log_id, o->log_id_len)) {
+		w_mem(w, w->pfx, w->pfx_len);
+		w->col = 2;
+		return;
+	}
+	basic_hex_encode(o->log_id, o->log_id_len, false, id);
+	row_str(w, v);
+	row_str(w, id);
+	vlen = strlen(v);
+	if (w->pfx_cache && w->flushes == flushes && w->n - start <= sizeof(w->pfx) && vlen < sizeof(w->pfx_vehicle)) {
+		w->pfx_len = w->n - start;
+		memcpy(w->pfx, w->buf + start, w->pfx_len);
+		memcpy(w->pfx_vehicle, v, vlen + 1);
+		w->pfx_log_id_len = o->log_id_len;
+		if (o->log_id_len)
+			memcpy(w->pfx_log_id, o->log_id, o->log_id_len);
+	}
+}
+
+/* time_ns: the digits of its second, made once per second as the time's
+   text is (w_time() ran for this t_ns), then the nine of its fraction */
+static void w_time_ns(struct rec_writer *w, int64_t t_ns)
+{
+	const int64_t ns = 1000000000;
+	int64_t sec = t_ns / ns, frac = t_ns % ns;
+	char *p;
+
+	if (t_ns < ns || !w->utc_len || sec != w->utc_sec) { /* (before 1970 + 1 s: as it is) */
+		w_i64(w, t_ns);
+		return;
+	}
+	if (!w->sec_len) {
+		char d[20], *s = u64_digits((uint64_t)sec, d);
+
+		w->sec_len = (size_t)(d + 20 - s);
+		memcpy(w->sec_digits, s, w->sec_len);
+	}
+	p = w_room(w, w->sec_len + 9);
+	memcpy(p, w->sec_digits, w->sec_len);
+	p += w->sec_len;
+	for (int i = 9; i > 1; i -= 2, frac /= 100)
+		memcpy(p + i - 2, two_digits + 2 * (frac % 100), 2);
+	p[0] = (char)('0' + frac);
+	w->n += w->sec_len + 9;
+}
+
+static void row_item(struct rec_writer *w, const struct acq_item *it, const struct rec_names *nm,
                      const struct rec_origin *o)
 {
-	char id[2 * REC_LOG_ID_MAX + 1], t[BASIC_UTC_MAX];
-
-	basic_hex_encode(o->log_id, o->log_id_len, false, id);
-	row_str(w, o->vehicle ? o->vehicle : "");
-	row_str(w, id);
+	w->col = 0;
+	row_origin(w, o);
 	row_u64(w, it->seq);
-	/* RFC 3339 UTC with nanoseconds ("2026-12-03T07:00:00.123456789Z") */
-	row_str(w, basic_utc_text(it->t_ns, 9, 0, t, sizeof(t)));
-	row_i64(w, it->t_ns);
+	row_key(w);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
+	w_time(w, it->t_ns);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
+	row_key(w);
+	w_time_ns(w, it->t_ns);
 	row_str(w, rec_kind_name(it->kind));
 	row_u64(w, it->bus);
 	row_str(w, nm->bus_name);
@@ -323,112 +696,216 @@ static void row_item(struct row *w, const struct acq_item *it, const struct rec_
 
 /* A measurement, tag key or tag value: ',', '=' and ' ' escaped; a field
    string (quoted): '"' and '\\' escaped.  Line breaks as \n either way. */
-static void influx_text(FILE *out, const char *s, bool field)
+static void influx_text(struct rec_writer *w, const char *s, bool field)
 {
-	for (; s && *s; s++) {
-		if (*s == '\n' || *s == '\r')
-			fputs(*s == '\n' ? "\\n" : "\\r", out);
-		else if (field ? (*s == '"' || *s == '\\') : (*s == ',' || *s == '=' || *s == ' ' || *s == '\\'))
-			fprintf(out, "\\%c", *s);
-		else
-			fputc(*s, out);
+	while (s && *s) {
+		size_t k = 0;
+
+		while (s[k] && s[k] != '\n' && s[k] != '\r' && s[k] != '\\' &&
+		       (field ? s[k] != '"' : (s[k] != ',' && s[k] != '=' && s[k] != ' ')))
+			k++;
+		w_mem(w, s, k);
+		s += k;
+		if (!*s)
+			break;
+		w_c(w, '\\');
+		w_c(w, *s == '\n' ? 'n' : *s == '\r' ? 'r' : *s);
+		s++;
 	}
 }
 
 /* ",key=value" unless value is empty (InfluxDB refuses empty tags) */
-static void influx_tag(FILE *out, const char *key, const char *value)
+static void influx_tag(struct rec_writer *w, const char *key, const char *value)
 {
 	if (!value || !*value)
 		return;
-	fprintf(out, ",%s=", key);
-	influx_text(out, value, false);
+	w_c(w, ',');
+	w_str(w, key);
+	w_c(w, '=');
+	influx_text(w, value, false);
 }
 
-static void influx_str(FILE *out, const char *sep, const char *key, const char *value)
+static void influx_str(struct rec_writer *w, const char *sep, const char *key, const char *value)
 {
-	fprintf(out, "%s%s=\"", sep, key);
-	influx_text(out, value ? value : "", true);
-	fputc('"', out);
+	w_str(w, sep);
+	w_str(w, key);
+	w_mem(w, "=\"", 2);
+	influx_text(w, value ? value : "", true);
+	w_c(w, '"');
 }
 
-static void influx_item(FILE *out, const struct acq_item *it, const struct rec_names *nm,
+/* a tag of a number where there is no name */
+static void influx_tag_or_u64(struct rec_writer *w, const char *key, const char *name, unsigned v)
+{
+	if (name && *name) {
+		influx_tag(w, key, name);
+		return;
+	}
+	w_c(w, ',');
+	w_str(w, key);
+	w_c(w, '=');
+	w_u64(w, v);
+}
+
+static void influx_item(struct rec_writer *w, const struct acq_item *it, const struct rec_names *nm,
                         const struct rec_origin *o)
 {
 	static const char *const measurement[] = { "railmon_can", "railmon", "railmon_event", "railmon" };
-	char num[REC_DOUBLE_MAX], bus[12];
-	const char *event = NULL;
+	char num[REC_DOUBLE_MAX];
 
 	_Static_assert(ACQ_ITEM_CAN == 0 && ACQ_ITEM_SAMPLE == 1 && ACQ_ITEM_EVENT == 2 && ACQ_ITEM_TEXT == 3,
 	               "measurement names");
-	snprintf(bus, sizeof(bus), "%u", it->bus);
-	fputs(measurement[it->kind], out);
-	influx_tag(out, "vehicle", o->vehicle);
-	influx_tag(out, "bus", nm->bus_name && *nm->bus_name ? nm->bus_name : bus);
+	w_str(w, measurement[it->kind]);
+	influx_tag(w, "vehicle", o->vehicle);
+	influx_tag_or_u64(w, "bus", nm->bus_name, it->bus);
 	if (it->kind == ACQ_ITEM_SAMPLE) {
-		snprintf(num, sizeof(num), "%u", it->sample.channel);
-		influx_tag(out, "channel", nm->channel && *nm->channel ? nm->channel : num);
-		influx_tag(out, "unit", nm->unit);
-		fputc(' ', out);
-		if (rec_format_value(it->sample.value, nm->has_decimals ? (int)nm->decimals : -1, num, sizeof(num)) > 0)
-			fprintf(out, "value=%s,", num);
-		fprintf(out, "quality=\"%s\"", quality_name(it->sample.quality));
+		influx_tag_or_u64(w, "channel", nm->channel, it->sample.channel);
+		influx_tag(w, "unit", nm->unit);
+		w_c(w, ' ');
+		if (rec_format_value(it->sample.value, nm->has_decimals ? (int)nm->decimals : -1, num, sizeof(num)) > 0) {
+			w_mem(w, "value=", 6);
+			w_str(w, num);
+			w_c(w, ',');
+		}
+		influx_str(w, "", "quality", quality_name(it->sample.quality));
 		if (nm->label)
-			influx_str(out, ",", "label", nm->label);
+			influx_str(w, ",", "label", nm->label);
 	} else if (it->kind == ACQ_ITEM_TEXT) {
 		char text[ACQ_TEXT_MAX + 1];
 
 		/* a text channel's series: the text as the string field label,
 		   as in CSV and JSON lines */
 		text_copy(it, text);
-		snprintf(num, sizeof(num), "%u", it->text.channel);
-		influx_tag(out, "channel", nm->channel && *nm->channel ? nm->channel : num);
-		influx_tag(out, "unit", nm->unit);
-		fprintf(out, " quality=\"%s\"", quality_name(it->text.quality));
-		influx_str(out, ",", "label", text);
+		influx_tag_or_u64(w, "channel", nm->channel, it->text.channel);
+		influx_tag(w, "unit", nm->unit);
+		influx_str(w, " ", "quality", quality_name(it->text.quality));
+		influx_str(w, ",", "label", text);
 	} else if (it->kind == ACQ_ITEM_CAN) {
 		char data[2 * ACQ_CAN_DATA_MAX + 1], flags[REC_CAN_FLAGS_MAX];
 
-		rec_format_can_id(it, num, sizeof(num));
-		influx_tag(out, "can_id", num);
+		w_mem(w, ",can_id=", 8);
+		w_hex_id(w, it->can.id, (it->can.flags & ACQ_CAN_EXT) ? 8 : 3);
 		rec_format_can_flags(it->can.flags, flags, sizeof(flags));
 		basic_hex_encode(it->can.data, it->can.len, true, data);
-		fprintf(out, " data=\"%s\",flags=\"%s\"", data, flags);
+		w_mem(w, " data=\"", 7);
+		w_str(w, data);
+		w_mem(w, "\",flags=\"", 9);
+		w_str(w, flags);
+		w_c(w, '"');
 	} else {
-		event = rec_event_name(it->event.code);
-		snprintf(num, sizeof(num), "%u", it->event.code);
-		influx_tag(out, "event", event ? event : num);
-		fprintf(out, " arg=%" PRId64 "i,detail=%" PRIu32 "i", it->event.arg, it->event.detail);
+		const char *event = rec_event_name(it->event.code);
+
+		if (event)
+			influx_tag(w, "event", event);
+		else
+			influx_tag_or_u64(w, "event", NULL, it->event.code);
+		w_mem(w, " arg=", 5);
+		w_i64(w, it->event.arg);
+		w_mem(w, "i,detail=", 9);
+		w_u64(w, it->event.detail);
+		w_c(w, 'i');
 	}
-	fprintf(out, ",seq=%" PRIu64 "i %" PRId64 "\n", it->seq, it->t_ns);
+	w_mem(w, ",seq=", 5);
+	w_u64(w, it->seq);
+	w_mem(w, "i ", 2);
+	w_i64(w, it->t_ns);
+	w_c(w, '\n');
 }
 
 /* candump on interface "can<bus>", as the trace driver reads it back. */
-static int candump_item(FILE *out, const struct acq_item *it)
+static int candump_item(struct rec_writer *w, const struct acq_item *it)
 {
 	char line[TRACE_CANDUMP_LINE_MAX], ifname[16];
 
 	snprintf(ifname, sizeof(ifname), "can%u", it->bus);
 	if (trace_candump_format(it, ifname, line, sizeof(line)) < 0)
 		return -EINVAL;
-	return fputs(line, out) < 0 ? -EIO : 0;
+	w_str(w, line);
+	return 0;
+}
+
+static int writer_item(struct rec_writer *w, const struct acq_item *it, const struct rec_names *names,
+                       const struct rec_origin *origin)
+{
+	static const struct rec_names none;
+	static const struct rec_origin nowhere;
+
+	if (!it || it->kind >= ACQ_ITEM_KIND_MAX || (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX) ||
+	    (origin && (origin->log_id_len > REC_LOG_ID_MAX || (origin->log_id_len && !origin->log_id))))
+		return -EINVAL;
+	if (w->fmt == REC_FORMAT_CANDUMP)
+		return candump_item(w, it);
+	if (w->fmt == REC_FORMAT_INFLUX)
+		influx_item(w, it, names ? names : &none, origin ? origin : &nowhere);
+	else
+		row_item(w, it, names ? names : &none, origin ? origin : &nowhere);
+	return 0;
 }
 
 int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
                     const struct rec_names *names, const struct rec_origin *origin)
 {
-	static const struct rec_names none;
-	static const struct rec_origin nowhere;
-	struct row w = { out, fmt == REC_FORMAT_JSONL, 0 };
+	char line[1024];
+	struct rec_writer w = { .out = out, .fmt = fmt, .buf = line, .cap = sizeof(line) };
+	int r;
 
-	if (!out || !it || fmt >= REC_FORMAT_MAX || it->kind >= ACQ_ITEM_KIND_MAX ||
-	    (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX) ||
-	    (origin && (origin->log_id_len > REC_LOG_ID_MAX || (origin->log_id_len && !origin->log_id))))
+	if (!out || fmt >= REC_FORMAT_MAX)
 		return -EINVAL;
-	if (fmt == REC_FORMAT_CANDUMP)
-		return candump_item(out, it);
-	if (fmt == REC_FORMAT_INFLUX)
-		influx_item(out, it, names ? names : &none, origin ? origin : &nowhere);
-	else
-		row_item(&w, it, names ? names : &none, origin ? origin : &nowhere);
-	return ferror(out) ? -EIO : 0;
+	r = writer_item(&w, it, names, origin);
+	if (r < 0)
+		return r;
+	w_flush(&w);
+	return w.failed || ferror(out) ? -EIO : 0;
+}
+
+int rec_writer_new(FILE *out, enum rec_format fmt, rec_writer_t **ret_writer)
+{
+	rec_writer_t *w;
+
+	if (!out || fmt >= REC_FORMAT_MAX || !ret_writer)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->buf = malloc(REC_WRITER_BLOCK))) {
+		free(w);
+		return -ENOMEM;
+	}
+	w->out = out;
+	w->fmt = fmt;
+	w->cap = REC_WRITER_BLOCK;
+	w->pfx_cache = true;
+	for (size_t i = 0; i < REC_NCOLUMNS; i++) {
+		int n = snprintf(w->key[i], sizeof(w->key[i]), "%s\"%s\":", i ? "," : "{", rec_columns[i]);
+
+		w->key_len[i] = (uint8_t)(n > 0 && (size_t)n < sizeof(w->key[i]) ? n : 0);
+	}
+	*ret_writer = w;
+	return 0;
+}
+
+int rec_writer_item(rec_writer_t *w, const struct acq_item *it, const struct rec_names *names,
+                    const struct rec_origin *origin)
+{
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	r = writer_item(w, it, names, origin);
+	return r < 0 ? r : w->failed ? -EIO : 0;
+}
+
+int rec_writer_flush(rec_writer_t *w)
+{
+	if (!w)
+		return 0;
+	w_flush(w);
+	return w->failed || ferror(w->out) ? -EIO : 0;
+}
+
+rec_writer_t *rec_writer_free(rec_writer_t *w)
+{
+	if (w) {
+		free(w->buf);
+		free(w);
+	}
+	return NULL;
 }

@@ -133,3 +133,19 @@ int rec_format_header(FILE *out, enum rec_format fmt);
 int rec_format_item(FILE *out, enum rec_format fmt, const struct acq_item *it,
                     const struct rec_names *names, const struct rec_origin *origin);
 
+/*
+ * The same lines through one output buffer (export's path): a block of
+ * 256 KiB goes to out in one fwrite when full and at rec_writer_flush(),
+ * so out sees nothing of a record before then; nothing else may write to
+ * out meanwhile.  rec_writer_item() returns what rec_format_item() does
+ * (-EIO once a block could not be written whole).
+ */
+typedef struct rec_writer rec_writer_t;
+
+int rec_writer_new(FILE *out, enum rec_format fmt, rec_writer_t **ret_writer);
+int rec_writer_item(rec_writer_t *w, const struct acq_item *it, const struct rec_names *names,
+                    const struct rec_origin *origin);
+/* What the buffer holds out to the stream (not fflush'd).  0 or -EIO. */
+int rec_writer_flush(rec_writer_t *w);
+/* Frees without writing: flush first.  Returns NULL. */
+rec_writer_t *rec_writer_free(rec_writer_t *w);

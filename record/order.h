@@ -5,8 +5,9 @@
  * A Batch holds its CAN frames, then its samples, then its events, and
  * the buses' rings drain at their own pace, so a log read in seq order
  * steps back in time (up to a collect period or so).  rec_order is a
- * merge over a time window: records go into a min-heap keyed on (time,
- * seq), and one comes out once it is older than the last record pushed
+ * merge over a time window: records are held in (time, seq) order (a few
+ * sorted queues, a min-heap for what they do not take: order.c), and the
+ * oldest comes out once it is older than the last record pushed
  * minus the window, or when the heap is full (memory stays bounded; the
  * records that then come out of order are counted as late).  The last
  * record, not the newest: a log's time need not rise (a replay's START

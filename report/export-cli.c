@@ -63,6 +63,8 @@ int rpt_export_finish(struct rpt_export *x, int r)
 			rpt_export_say(x, "%" PRIu64 " records that are no CAN frame left out of the trace\n",
 			        x->not_frames);
 	}
+	if (x->writer && rec_writer_flush(x->writer) < 0 && r >= 0)
+		r = -EIO;
 	if (x->table && rec_wide_finish(x->table) < 0 && r >= 0)
 		r = -EIO;
 	if (x->out && fflush(x->out) != 0 && r >= 0)

@@ -152,6 +152,8 @@ static int export_log(struct rpt_export *x, const char *dir)
 	/* corrected times are not the stored ones the seek and skip go by */
 	if (x->from_ns > INT64_MIN && !x->corrected)
 		stor_reader_seek_time(rd, x->from_ns);
+	if (x->to_ns < INT64_MAX && !x->corrected) /* segments sealed as all after --to: not read */
+		stor_reader_limit_time(rd, x->to_ns);
 	stor_progress_init(&pg, dir, x->progress, x->progress_ctx); /* failing: no progress, the export goes on */
 	while ((r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
@@ -289,6 +291,7 @@ void rpt_export_release(struct rpt_export *x)
 {
 	rec_wide_free(x->table);
 	x->table = NULL;
+	x->writer = rec_writer_free(x->writer);
 	rec_order_free(x->order);
 	x->order = NULL;
 	rec_channels_free(x->chans);

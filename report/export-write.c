@@ -68,7 +68,13 @@ static int emit(struct rpt_export *x, const struct acq_item *it)
 	x->written++;
 	if (x->table)
 		return rec_wide_add(x->table, it);
-	return rec_format_item(x->out, x->format, it, &nm, &o);
+	if (!x->writer) {
+		int r = rec_writer_new(x->out, x->format, &x->writer);
+
+		if (r < 0)
+			return r;
+	}
+	return rec_writer_item(x->writer, it, &nm, &o);
 }
 
 /* Everything the order still holds (end of a log, or a new origin). */
@@ -77,18 +83,21 @@ int rpt_export_drain(struct rpt_export *x)
 	struct acq_item it;
 	int r = 0;
 
-	while (r >= 0 && rec_order_pop(x->order, &it) == 1)
+	while (r >= 0 && x->order && rec_order_pop(x->order, &it) == 1)
 		r = emit(x, &it);
+	if (r >= 0 && x->writer)
+		r = rec_writer_flush(x->writer);
 	return r;
 }
 
 int rpt_export_write_item(struct rpt_export *x, const struct acq_item *it)
 {
-	struct rec_names nm = rec_channels_names(x->chans, it);
 	struct acq_item due;
 	int r = 0;
 
-	if (!wanted(x, it, nm.channel))
+	/* the names only for a --channel filter: emit() looks them up for
+	   what it writes */
+	if (!wanted(x, it, x->nchannel_filters ? rec_channels_names(x->chans, it).channel : NULL))
 		return 0;
 	if (!x->order)
 		return emit(x, it);

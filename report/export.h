@@ -50,6 +50,7 @@ struct rpt_export {
 	bool wide;
 	int64_t raster_ns, max_age_ns;
 	rec_wide_t *table;       /* --wide: made once the first dictionary is read */
+	rec_writer_t *writer;    /* csv, jsonl, candump, influx: out's buffer, made at the first record */
 	char *vehicle;           /* the origin of the records in order */
 	uint8_t log_id[REC_LOG_ID_LEN];
 	size_t log_id_len;
@@ -83,7 +84,8 @@ void rpt_export_say(const struct rpt_export *x, const char *fmt, ...);
    order, to the output.  0 or -errno of the writer. */
 int rpt_export_write_item(struct rpt_export *x, const struct acq_item *it);
 
-/* Everything the order still holds out.  0 or -errno. */
+/* Everything the order still holds out, and the writer's buffer to
+   x->out.  0 or -errno. */
 int rpt_export_drain(struct rpt_export *x);
 
 /* Once x->chans holds the dictionaries: the --channel check, --wide's

@@ -27,6 +27,8 @@ struct stor_reader {
 				  the start or a seek; below it is a repeat */
 	uint64_t last_seg;     /* the segment it came from */
 	int64_t min_t;         /* skip records with t_last below this (seek) */
+	int64_t max_t;         /* skip closed segments sealed as all at or after this
+				  (stor_reader_limit_time); INT64_MAX: none */
 	bool by_time;
 	bool has_fault;
 	struct stor_fault fault;
@@ -43,6 +45,7 @@ int stor_reader_open_ops(const char *dir, const struct stor_dev_ops *ops,
 	if (!r)
 		return -ENOMEM;
 	r->ops = ops ? ops : stor_dev_posix_ops();
+	r->max_t = INT64_MAX;
 	r->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dirfd < 0) {
 		int e = -errno;
@@ -143,6 +146,8 @@ static int seg_load(stor_reader_t *r, uint64_t seq, uint32_t *ret_type)
 	return ret;
 }
 
+static bool loaded_seal(stor_reader_t *r, struct stor_frame *f);
+
 static int seg_open_next(stor_reader_t *r)
 {
 	uint64_t seq, next;
@@ -191,6 +196,19 @@ static int seg_open_next(stor_reader_t *r)
 			if (ret < 0)
 				return ret;
 			continue; /* wholly below the seek target */
+		}
+		if (more && r->max_t != INT64_MAX) {
+			struct stor_frame f;
+
+			/* all its records at or after the limit (its seal's
+			   t_first is the oldest): not one frame read; its
+			   records end where the next segment starts */
+			if (loaded_seal(r, &f) && f.t_first_ns >= r->max_t) {
+				r->ops->close(r->ops->ctx, r->c.fd);
+				stor_cursor_done(&r->c);
+				r->chain_seq = next;
+				continue;
+			}
 		}
 		r->c.live_tail = !more;
 		r->cur_seg = seq;
@@ -372,24 +390,40 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq)
 
 /* Newest record time of a closed segment, from its seal; INT64_MAX if it
    cannot be proven (no good seal): then the segment must be scanned. */
-static int64_t seal_t_last(stor_reader_t *r, uint64_t seq)
+/* The seal frame at the end of the segment loaded in r->c, if it has a
+   good one. */
+static bool loaded_seal(stor_reader_t *r, struct stor_frame *f)
 {
 	uint8_t tail[STOR_FRAME_HDR_BYTES];
+
+	return r->c.file_size >= (uint64_t)r->c.hdr.hdr_bytes + STOR_FRAME_HDR_BYTES &&
+	       r->ops->pread(r->ops->ctx, r->c.fd, tail, sizeof(tail),
+			     (off_t)(r->c.file_size - sizeof(tail))) == sizeof(tail) &&
+	       stor_frame_peek(tail, f) == 0 && (f->flags & STOR_FRAME_SEAL) &&
+	       stor_frame_crc_ok(r->c.hdr.salt, tail, f);
+}
+
+static int64_t seal_t_last(stor_reader_t *r, uint64_t seq)
+{
 	struct stor_frame f;
 	int64_t t = INT64_MAX;
 	uint32_t type;
 
 	if (seg_load(r, seq, &type) < 0)
 		return t;
-	if (r->c.file_size >= (uint64_t)r->c.hdr.hdr_bytes + STOR_FRAME_HDR_BYTES &&
-	    r->ops->pread(r->ops->ctx, r->c.fd, tail, sizeof(tail),
-			  (off_t)(r->c.file_size - sizeof(tail))) == sizeof(tail) &&
-	    stor_frame_peek(tail, &f) == 0 && (f.flags & STOR_FRAME_SEAL) &&
-	    stor_frame_crc_ok(r->c.hdr.salt, tail, &f))
+	if (loaded_seal(r, &f))
 		t = f.t_last_ns;
 	r->ops->close(r->ops->ctx, r->c.fd);
 	stor_cursor_done(&r->c);
 	return t;
+}
+
+int stor_reader_limit_time(stor_reader_t *r, int64_t t_ns)
+{
+	if (!r)
+		return -EINVAL;
+	r->max_t = t_ns;
+	return 0;
 }
 
 int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns)

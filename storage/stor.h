@@ -335,6 +335,13 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq);
    scanned (times need not be monotonic).  Returns 0, -EINVAL or -errno. */
 int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
 
+/* Records whose t_first_ns is at or after t_ns are not wanted (export
+   --to): a closed segment whose seal proves all of them are is skipped
+   with its header and seal read, none of its frames; the others are read
+   whole (times need not rise).  INT64_MAX (the default): no limit.
+   Returns 0 or -EINVAL. */
+int stor_reader_limit_time(stor_reader_t *r, int64_t t_ns);
+
 /*
  * Next record.  Returns 1 and fills *ret_rec, 0 at the end (for now: call
  * again later to follow a live log), or -EBADMSG when something was skipped:

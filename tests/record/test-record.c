@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/escape.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
@@ -262,6 +263,102 @@ static void got_has(enum rec_format fmt, const struct acq_item *it, const char *
 	free(got);
 }
 
+/* s through the stream escapers of basic/escape.c (not format.c's) */
+static char *escaped_by_basic(const char *s, bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert(f);
+	assert((json ? basic_json_string(f, s) : basic_csv_field(f, s)) == 0);
+	assert(fclose(f) == 0);
+	return buf;
+}
+
+/*
+ * Names of 0 to 3000 bytes with every byte that needs escaping, at every
+ * place of the output buffers (rec_format_item's 1 KiB, rec_writer's
+ * 256 KiB blocks), in CSV, JSON lines and influx: each line is the line
+ * with a short name whose name field is the one basic/escape.c's
+ * escapers write, and the writer's stream is rec_format_item's lines
+ * one after another.
+ */
+static void test_writer_blocks(void)
+{
+	static const char specials[] = ",\"\r\n\\= \x01\x1f\t{}";
+	enum rec_format fmts[] = { REC_FORMAT_CSV, REC_FORMAT_JSONL, REC_FORMAT_INFLUX };
+	uint64_t x = 0x2545f4914f6cdd1du;
+	static const uint8_t id1[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, id2[16] = { 0xff, 2 };
+	static char long_vehicle[200];
+	struct rec_origin origins[4] = { { NULL, NULL, 0 }, { "V,\"1", id1, 16 }, { "V,\"1", id2, 16 },
+	                                 { long_vehicle, id1, 8 } };
+	const struct rec_origin *o;
+	int64_t t = 0;
+
+	memset(long_vehicle, 'v', sizeof(long_vehicle) - 1);
+
+	for (size_t fi = 0; fi < 3; fi++) {
+		char *whole = NULL, *lines = NULL;
+		size_t wlen = 0, llen = 0;
+		FILE *fw = open_memstream(&whole, &wlen), *fl = open_memstream(&lines, &llen);
+		rec_writer_t *w;
+		static char name[3001];
+
+		assert(fw && fl && rec_writer_new(fw, fmts[fi], &w) == 0);
+		for (int i = 0; i < 2000; i++) {
+			struct acq_item it = sample_item(i * 0.05, ACQ_Q_GOOD);
+			struct rec_names nm = { .channel = name, .unit = "V", .bus_name = "b", .has_decimals = true, .decimals = 2 };
+			size_t n;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			n = (size_t)(x % (i % 10 ? 40 : 3001));
+			for (size_t k = 0; k < n; k++)
+				name[k] = (x >> (k % 50)) % 5 ? (char)('a' + k % 26) : specials[(x >> 3 ^ k) % (sizeof(specials) - 1)];
+			name[n] = 0;
+			/* seconds change (some before 1970), or the time stays in its second */
+			t = i % 3 ? (int64_t)(x % 4000000000000u) - 1000000000000 : t - t % 1000000000 + (int64_t)(x % 1000000000);
+			it.t_ns = t;
+			it.seq = (uint64_t)i;
+			/* origins: none, two log ids of one vehicle, a vehicle too long to keep */
+			o = &origins[(i / 7) % 4];
+			assert(rec_writer_item(w, &it, &nm, o) == 0);
+			assert(rec_format_item(fl, fmts[fi], &it, &nm, o) == 0);
+			if (fmts[fi] != REC_FORMAT_INFLUX) {
+				/* the same line with the name "@@", its field replaced by the escaper's */
+				bool json = fmts[fi] == REC_FORMAT_JSONL;
+				char *line = NULL, *want = NULL, *got = NULL, *esc = escaped_by_basic(name, json), *at;
+				size_t a = 0, b = 0, c = 0;
+				FILE *f1 = open_memstream(&line, &a), *f2 = open_memstream(&got, &c);
+				struct rec_names short_nm = nm;
+
+				short_nm.channel = "@@";
+				assert(rec_format_item(f1, fmts[fi], &it, &short_nm, o) == 0 && fclose(f1) == 0);
+				assert(rec_format_item(f2, fmts[fi], &it, &nm, o) == 0 && fclose(f2) == 0);
+				at = strstr(line, json ? "\"@@\"" : "@@");
+				assert(at);
+				FILE *f3 = open_memstream(&want, &b);
+				fprintf(f3, "%.*s%s%s", (int)(at - line), line, esc, at + (json ? 4 : 2));
+				assert(fclose(f3) == 0);
+				CHECK_STR(got, want);
+				free(line);
+				free(want);
+				free(got);
+				free(esc);
+			}
+		}
+		assert(rec_writer_flush(w) == 0);
+		rec_writer_free(w);
+		assert(fclose(fw) == 0 && fclose(fl) == 0);
+		assert(wlen == llen && wlen > 300000 && !memcmp(whole, lines, wlen));
+		free(whole);
+		free(lines);
+	}
+	assert(rec_writer_new(NULL, REC_FORMAT_CSV, &(rec_writer_t *){ 0 }) == -EINVAL);
+	assert(rec_writer_free(NULL) == NULL && rec_writer_flush(NULL) == 0);
+	printf("writer: long names at every buffer place, escaped as basic/escape.c does: ok\n");
+}
+
 static void test_csv(void)
 {
 	struct acq_item can = can_item(), smp = sample_item(1499.3, ACQ_Q_GOOD), ev = event_item(ACQ_EV_CAN_GONE);
@@ -418,6 +515,84 @@ static void test_resolution(void)
 	printf("values: at the channel's resolution: ok\n");
 }
 
+/* rec_format_value() as it was written with printf before it wrote the
+   digits by hand (issue 29): "%.*f", trailing zeros cut, "-0" as "0". */
+static void value_by_printf(double v, int decimals, char *buf, size_t len)
+{
+	double a = fabs(v);
+	int n;
+
+	if (decimals > 15)
+		decimals = 15;
+	if (a >= 1e15) {
+		rec_format_double(v, buf, len);
+		return;
+	}
+	if (a >= pow(10, 15 - decimals)) {
+		int intdigits = (int)floor(log10(a)) + 1;
+
+		if (decimals > 15 - intdigits)
+			decimals = 15 - intdigits;
+	}
+	n = snprintf(buf, len, "%.*f", decimals, v);
+	if (decimals > 0) {
+		while (buf[n - 1] == '0')
+			n--;
+		if (buf[n - 1] == '.')
+			n--;
+		buf[n] = 0;
+	}
+	if (n == 2 && buf[0] == '-' && buf[1] == '0')
+		buf[n = 1] = 0, buf[0] = '0';
+}
+
+/* The digits by hand against printf's on values of every kind: raw *
+   scale + offset of DBC-like signals, random doubles of every magnitude,
+   and exact halves (x.5, x.125 at fewer decimals: ties, which glibc
+   rounds to even on the exact binary value). */
+static void test_value_digits(void)
+{
+	static const double scales[] = { 0.05, 0.1, 0.001, 0.01, 0.5, 0.25, 0.0625, 1, 10, 0.125, 0.2, 1e-6 };
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	char got[REC_DOUBLE_MAX], want[REC_DOUBLE_MAX];
+	long n = 0;
+
+	for (long i = 0; i < 1000000; i++) {
+		double v;
+		int d;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		d = (int)(x % 17);
+		switch ((x >> 8) % 4) {
+		case 0: /* a signal: raw * scale + offset */
+			v = (double)(int32_t)(x >> 32) / (1 << (x >> 20) % 16) * scales[(x >> 12) % 12] - (double)((x >> 40) % 100) / 2;
+			break;
+		case 1: { /* any finite double */
+			uint64_t bits = x * 0x2545f4914f6cdd1du;
+
+			memcpy(&v, &bits, sizeof(v));
+			if (!isfinite(v))
+				continue;
+			break;
+		}
+		case 2: /* magnitudes around the 15-digit limits */
+			v = ldexp((double)(x >> 11), (int)((x >> 3) % 120) - 100) * ((x & 4) ? -1 : 1);
+			break;
+		default: /* a tie at d decimals (exact in binary for small d) */
+			v = ((double)((x >> 16) % 2000000) + 0.5) / pow(10, d % 4) * ((x & 8) ? -1 : 1);
+			break;
+		}
+		rec_format_value(v, d, got, sizeof(got));
+		value_by_printf(v, d, want, sizeof(want));
+		if (strcmp(got, want)) {
+			fprintf(stderr, "rec_format_value(%.17g, %d) = %s, printf: %s\n", v, d, got, want);
+			abort();
+		}
+		n++;
+	}
+	printf("values: %ld digits by hand as printf writes them: ok\n", n);
+}
+
 /* InfluxDB line protocol: tags escaped, a label as a string field, no
    value field for a non-finite value. */
 static void test_influx(void)
@@ -549,6 +724,86 @@ static struct acq_item at(int64_t t_ns, uint64_t seq, uint32_t channel, double v
 {
 	return (struct acq_item){ .t_ns = t_ns, .seq = seq, .kind = ACQ_ITEM_SAMPLE,
 	                          .sample = { .channel = channel, .value = v } };
+}
+
+/* The order's reference: the oldest (t, seq) of what is held, found by
+   looking at every one, with rec_order's window and bound. */
+struct ref_order {
+	struct acq_item held[300];
+	size_t n, max;
+	int64_t window, recent;
+};
+
+static bool ref_oldest(struct ref_order *r, bool due_only, struct acq_item *ret)
+{
+	size_t m = 0;
+
+	if (!r->n)
+		return false;
+	for (size_t i = 1; i < r->n; i++)
+		if (r->held[i].t_ns < r->held[m].t_ns || (r->held[i].t_ns == r->held[m].t_ns && r->held[i].seq < r->held[m].seq))
+			m = i;
+	if (due_only && r->n < r->max && r->held[m].t_ns >= r->recent - r->window)
+		return false;
+	*ret = r->held[m];
+	r->held[m] = r->held[--r->n];
+	return true;
+}
+
+/* Against the reference, as export drives it (push; full: the oldest out
+   first; then what is due), on logs of 1 to 40 interleaved sorted runs
+   (more than the order's queues: the rest goes to its heap), equal times,
+   random disorder, and bounds that fill: every record comes out in the
+   same order. */
+static void test_order_runs(void)
+{
+	uint64_t x = 88172645463325252u;
+	size_t total = 0;
+
+	for (int round = 0; round < 160; round++) {
+		struct ref_order ref = { .max = 1 + (size_t)round % 7 * 40, .window = 50 + round % 5 * 100, .recent = INT64_MIN };
+		size_t runs = 1 + (size_t)round % 40;
+		int64_t tail[40] = { 0 };
+		uint64_t seq = 0;
+		rec_order_t *o;
+		struct acq_item it, a, b;
+
+		assert(rec_order_new(ref.max, ref.window, &o) == 0);
+		for (int i = 0; i < 3000; i++) {
+			size_t k;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			k = (size_t)(x % runs);
+			tail[k] += (int64_t)(x >> 20) % (round % 3 ? 20 : 2); /* 0: equal times */
+			it = at(round % 4 == 3 ? (int64_t)((x >> 30) % 1000) : tail[k], ++seq, 1, (double)i);
+			if (rec_order_push(o, &it) == -ENOBUFS) {
+				assert(ref.n == ref.max);
+				assert(rec_order_pop(o, &a) == 1 && ref_oldest(&ref, false, &b));
+				assert(a.t_ns == b.t_ns && a.seq == b.seq && a.sample.value == b.sample.value);
+				assert(rec_order_push(o, &it) == 0);
+			}
+			assert(ref.n < ref.max);
+			ref.held[ref.n++] = it;
+			ref.recent = it.t_ns;
+			for (;;) {
+				int got = rec_order_next(o, &a);
+
+				assert(got == ref_oldest(&ref, true, &b));
+				if (!got)
+					break;
+				assert(a.t_ns == b.t_ns && a.seq == b.seq && a.sample.value == b.sample.value);
+				total++;
+			}
+			assert(rec_order_count(o) == ref.n);
+		}
+		while (rec_order_pop(o, &a) == 1) {
+			assert(ref_oldest(&ref, false, &b) && a.t_ns == b.t_ns && a.seq == b.seq);
+			total++;
+		}
+		assert(ref.n == 0);
+		rec_order_free(o);
+	}
+	printf("time order: %zu records as the reference gives them (1 to 40 runs, bounds, ties): ok\n", total);
 }
 
 static void test_order(void)
@@ -760,9 +1015,12 @@ int main(void)
 	test_influx();
 	test_doubles();
 	test_resolution();
+	test_writer_blocks();
+	test_value_digits();
 	test_origin();
 	test_one_schema();
 	test_order();
+	test_order_runs();
 	test_wide();
 	test_bad_args();
 	return 0;

@@ -22,6 +22,8 @@
 struct counting {
 	const struct stor_dev_ops *posix;
 	uint64_t opened[MAX_SEGS]; /* first seqs of the segment files opened, in order */
+	int fd[MAX_SEGS];          /* ... their fds */
+	uint64_t bytes[MAX_SEGS];  /* ... the bytes read from each */
 	size_t nopened;
 };
 
@@ -30,16 +32,27 @@ static int c_open(void *ctx, int dirfd, const char *name, int flags, mode_t mode
 	struct counting *c = ctx;
 	unsigned long long seq;
 
-	if (sscanf(name, "%20llu.seg", &seq) == 1 && c->nopened < MAX_SEGS)
+	int fd = c->posix->open(c->posix->ctx, dirfd, name, flags, mode);
+
+	if (sscanf(name, "%20llu.seg", &seq) == 1 && c->nopened < MAX_SEGS) {
+		c->fd[c->nopened] = fd;
+		c->bytes[c->nopened] = 0;
 		c->opened[c->nopened++] = seq;
-	return c->posix->open(c->posix->ctx, dirfd, name, flags, mode);
+	}
+	return fd;
 }
 
 static ssize_t c_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
 {
 	struct counting *c = ctx;
+	ssize_t n = c->posix->pread(c->posix->ctx, fd, buf, len, off);
 
-	return c->posix->pread(c->posix->ctx, fd, buf, len, off);
+	for (size_t i = c->nopened; i-- > 0;)
+		if (c->fd[i] == fd) {
+			c->bytes[i] += n > 0 ? (uint64_t)n : 0;
+			break;
+		}
+	return n;
 }
 
 static int c_close(void *ctx, int fd)
@@ -79,11 +92,11 @@ static size_t segments(const char *dir, uint64_t *ret, size_t max)
 }
 
 /* A closed log of single records over many small segments. */
-static void write_log(const char *dir, uint64_t records)
+static void write_log(const char *dir, uint64_t records, uint64_t segment_bytes)
 {
 	struct stor_log_cfg cfg = {
 		.dir = dir, .vehicle = "TEST-1", .config_hash = 0x1234,
-		.boot_id = { 1, 2, 3 }, .segment_bytes = 4096, .sync_window_ms = 1000,
+		.boot_id = { 1, 2, 3 }, .segment_bytes = segment_bytes, .sync_window_ms = 1000,
 	};
 	stor_log_t *log;
 
@@ -163,17 +176,83 @@ static void test_seek_past_damage(const char *dir, const uint64_t *segs, size_t 
 	stor_reader_free(r);
 }
 
+/*
+ * export --from/--to on a log of many segments: a seek to the window's
+ * start and a limit at its end read the frames of the segments that can
+ * hold it and the newest (not sealed: its times are not proven), and of
+ * the closed segments after the window only the header and seal; the
+ * records are those of the window's segments, every one, and no fault.
+ */
+static void test_limit_time(const char *dir, const uint64_t *segs, size_t nsegs)
+{
+	struct stor_dev_ops ops = { .open = c_open, .pread = c_pread, .close = c_close };
+	struct counting c = { .posix = stor_dev_posix_ops() };
+	size_t a = 1, b = nsegs / 2;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint64_t want = segs[a], small = UINT64_MAX, large = 0;
+	int k;
+
+	ops.ctx = &c;
+	CHECK(stor_reader_open_ops(dir, &ops, &r) == 0);
+	CHECK(stor_reader_seek_time(r, tu_time(segs[a])) == 0);
+	CHECK(stor_reader_limit_time(r, tu_time(segs[b])) == 0);
+	c.nopened = 0;
+	while ((k = stor_reader_next(r, &rec)) == 1) {
+		if (want == segs[b]) /* after the window: the newest segment's */
+			want = segs[nsegs - 1];
+		CHECK(rec.first_seq == want && tu_rec_ok(&rec), "read %" PRIu64 ", want %" PRIu64, rec.first_seq, want);
+		want++;
+	}
+	CHECK(k == 0, "no fault: %d", k);
+	CHECK(want > segs[nsegs - 1], "the newest segment read too");
+	/* each segment from a on opened once: the window's and the newest
+	   read whole, the ones after the window their header and seal */
+	CHECK(c.nopened == nsegs - a, "%zu segments opened", c.nopened);
+	for (size_t i = 0; i < c.nopened; i++) {
+		bool skipped = c.opened[i] >= segs[b] && c.opened[i] != segs[nsegs - 1];
+
+		CHECK(c.opened[i] == segs[a + i]);
+		if (skipped && c.bytes[i] > large)
+			large = c.bytes[i];
+		if (!skipped && c.opened[i] != segs[nsegs - 1] && c.bytes[i] < small)
+			small = c.bytes[i];
+	}
+	CHECK(large > 0 && large * 2 < small, "segments after the window: up to %" PRIu64 " bytes read, the "
+	      "window's at least %" PRIu64, large, small);
+	/* without the limit, every segment's frames are read */
+	CHECK(stor_reader_seek_time(r, tu_time(segs[a])) == 0 && stor_reader_limit_time(r, INT64_MAX) == 0);
+	c.nopened = 0;
+	while (stor_reader_next(r, &rec) == 1)
+		;
+	for (size_t i = 0; i + 1 < c.nopened; i++)
+		CHECK(c.bytes[i] > 2 * large, "segment %" PRIu64 ": %" PRIu64 " bytes", c.opened[i], c.bytes[i]);
+	CHECK(stor_reader_limit_time(NULL, 0) == -EINVAL);
+	stor_reader_free(r);
+	printf("limit time: segments %zu..%zu of %zu read, the %zu after the window %" PRIu64 " bytes each at most "
+	       "(the others %" PRIu64 " at least)\n", a, b - 1, nsegs, nsegs - 1 - b, large, small);
+}
+
 int main(void)
 {
 	char *dir = tu_tmpdir_in("seekseg", true);
 	uint64_t segs[MAX_SEGS];
 	size_t nsegs;
 
-	write_log(dir, 2000);
+	write_log(dir, 2000, 4096);
 	nsegs = segments(dir, segs, MAX_SEGS);
 	CHECK(nsegs >= 8 && segs[0] == 1, "%zu segments", nsegs);
 	test_seek_segment_starts(dir, segs, nsegs);
 	test_seek_past_damage(dir, segs, nsegs);
+	tu_rm_rf(dir);
+	free(dir);
+	/* segments of 1 MiB: a skipped one costs its header's first read
+	   (the reader's window, 256 KiB) and the seal, a read one all of it */
+	dir = tu_tmpdir_in("seeklimit", true);
+	write_log(dir, 52000, 1 << 20);
+	nsegs = segments(dir, segs, MAX_SEGS);
+	CHECK(nsegs >= 6, "%zu segments", nsegs);
+	test_limit_time(dir, segs, nsegs);
 	tu_rm_rf(dir);
 	free(dir);
 	printf("seek: %zu segments, each first seq opens its own segment only\n", nsegs);
