@@ -295,10 +295,12 @@ typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const struct 
  */
 int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn fn, void *ctx);
 
-/* The vehicle's channel dictionary (the latest name, unit, bus and source
-   of each channel: view channel_names) put into map, so export resolves
-   --channel and makes --wide's columns as from a log.  Returns how many
-   channels, -ENOMEM, -ECONNREFUSED, -EIO. */
+/* The vehicle's channel dictionary (its newest, view channel_names: each
+   channel's name, unit, bus, source, value table, bus name and decimals)
+   put into map, so export resolves --channel, makes --wide's columns and
+   writes bus_name, label and the value's digits as from a log (rows
+   stored before schema version 8 have no bus name and no decimals).
+   Returns how many channels, -ENOMEM, -ECONNREFUSED, -EIO. */
 struct rec_channels;
 int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map);
 

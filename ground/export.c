@@ -148,14 +148,58 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 	return cb < 0 ? cb : (int)(n > INT32_MAX ? INT32_MAX : n);
 }
 
+/* The rows of channel i (one per value-table entry, or one without) into
+   map: the entry as the Batch's dictionary gave it.  The index of the
+   next channel's first row. */
+static int put_channel(PGresult *res, int i, int n, struct rec_channels *map, int *r)
+{
+	const char *id_text = PQgetvalue(res, i, 0);
+	int k = i;
+	size_t nvt = 0;
+	const char **vt;
+
+	while (k < n && !strcmp(PQgetvalue(res, k, 0), id_text))
+		nvt += !PQgetisnull(res, k++, 7);
+	vt = calloc(nvt ? nvt : 1, sizeof(*vt));
+	if (!vt) {
+		*r = -ENOMEM;
+		return n;
+	}
+	nvt = 0;
+	for (int j = i; j < k; j++)
+		if (!PQgetisnull(res, j, 7))
+			vt[nvt++] = PQgetvalue(res, j, 7);
+	struct rec_channel c = {
+		.id = (uint32_t)strtoul(id_text, NULL, 10),
+		.name = PQgetvalue(res, i, 1),
+		.unit = PQgetvalue(res, i, 2),
+		.bus = (uint32_t)strtoul(PQgetvalue(res, i, 3), NULL, 10),
+		.source = PQgetvalue(res, i, 4),
+		.value_table = vt,
+		.nvalue_table = nvt,
+		/* NULL: not given, or stored before schema version 8 */
+		.bus_name = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5),
+		.has_decimals = !PQgetisnull(res, i, 6),
+		.decimals = (uint32_t)strtoul(PQgetvalue(res, i, 6), NULL, 10),
+	};
+
+	*r = rec_channels_put(map, &c);
+	*r = *r == -EINVAL ? 0 : *r; /* a name the map cannot hold: that channel stays unnamed */
+	free(vt);
+	return k;
+}
+
 int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map)
 {
+	/* one row per value-table entry (in its order: the first entry for
+	   a value is the label, as in the log), one for a channel without */
 	static const char sql[] =
-		"SELECT n.channel, n.name, n.unit, n.bus, n.source FROM channel_names n "
-		"JOIN vehicles v ON v.vehicle_id = n.vehicle_id WHERE v.name = $1 ORDER BY n.channel";
+		"SELECT n.channel, n.name, n.unit, n.bus, n.source, n.bus_name, n.decimals, e.entry FROM channel_names n "
+		"JOIN vehicles v ON v.vehicle_id = n.vehicle_id LEFT JOIN LATERAL unnest(n.value_table) "
+		"WITH ORDINALITY AS e(entry, i) ON true WHERE v.name = $1 ORDER BY n.channel, e.i";
 	const char *v[1] = { vehicle };
 	PGresult *res;
-	int r = grd_db_connect(db), n;
+	int r = grd_db_connect(db), n, nch = 0;
 
 	if (r < 0)
 		return r;
@@ -166,20 +210,10 @@ int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map)
 		return -EIO;
 	}
 	n = PQntuples(res);
-	for (int i = 0; i < n && r >= 0; i++) {
-		struct rec_channel c = {
-			.id = (uint32_t)strtoul(PQgetvalue(res, i, 0), NULL, 10),
-			.name = PQgetvalue(res, i, 1),
-			.unit = PQgetvalue(res, i, 2),
-			.bus = (uint32_t)strtoul(PQgetvalue(res, i, 3), NULL, 10),
-			.source = PQgetvalue(res, i, 4),
-		};
-
-		r = rec_channels_put(map, &c);
-		r = r == -EINVAL ? 0 : r; /* a name the map cannot hold: that channel stays unnamed */
-	}
+	for (int i = 0; i < n && r >= 0; nch++)
+		i = put_channel(res, i, n, map, &r);
 	PQclear(res);
-	return r < 0 ? r : n;
+	return r < 0 ? r : nch;
 }
 
 int grd_db_vehicle_known(grd_db_t *db, const char *vehicle)
