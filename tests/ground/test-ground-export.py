@@ -63,16 +63,23 @@ VAL_ 273 Mode 0 "release" 1 "service" 2 "emergency" 3 "fault" ;
 '''
 
 
-def brake_trace(path, first_line):
+def brake_trace(path, traction):
     """500 frames of BrakeCommand over the 7 s of the demo trace's first
     1000 frames, on its clock: Mode cycling
     through its table (and one raw value without a label), pressures with
     two decimals."""
-    t0 = float(first_line.split(")")[0][1:])
+    taken = {int(x.split(")")[0][1:].replace(".", "")) for x in traction}  # us
+    t = min(taken) + 500
     with open(path, "w") as f:
         for i in range(500):
+            # never within 2 us of a traction frame: the database's times
+            # (us) keep the two buses' records apart as the log's (ns) do,
+            # so --wide has the same rows from both
+            while any(u in taken for u in range(t - 2, t + 3)):
+                t += 3
             data = bytes([i % 5, (i * 37) & 0xff, (i * 37 >> 8) & 0x3, (i * 11) & 0xff, 0, 0, 0, 0])
-            f.write("(%.6f) can1 111#%s\n" % (t0 + 0.0005 + i * 0.014, data.hex().upper()))
+            f.write("(%d.%06d) can1 111#%s\n" % (t // 10**6, t % 10**6, data.hex().upper()))
+            t += 14000
 
 
 def run(args, rc=0):
@@ -162,7 +169,7 @@ def vehicle_log(tmp, broker):
     lines = ["(%.6f)%s" % (float(x.split(")")[0][1:]) + shift, x.split(")", 1)[1]) for x in lines]
     with open(os.path.join(tmp, "traction.log"), "w") as f:
         f.writelines(lines)
-    brake_trace(os.path.join(tmp, "brake.log"), lines[0])
+    brake_trace(os.path.join(tmp, "brake.log"), lines)
     with open(os.path.join(tmp, "brake.dbc"), "w") as f:
         f.write(BRAKE_DBC)
     board = os.path.join(tmp, "board.ini")
