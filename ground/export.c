@@ -279,6 +279,19 @@ static char *copy_sql(const char *vid, const char *from, const char *to, unsigne
 	return sql;
 }
 
+/* Asks the server to stop the COPY (its rows end with an error, which
+   the caller's own error stands for). */
+static void cancel(grd_db_t *db)
+{
+	PGcancel *c = PQgetCancel(db->conn);
+	char why[128];
+
+	if (c) {
+		PQcancel(c, why, sizeof(why));
+		PQfreeCancel(c);
+	}
+}
+
 /* The COPY's rows to fn, in the order they come.  Returns the rows read,
    or fn's negative return, -EIO, -EPROTO, -ENOMEM. */
 static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void *ctx)
@@ -324,10 +337,12 @@ static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void 
 			g = ledger_find(l, (int64_t)it.seq, it.t_ns / 1000);
 			cb = fn(ctx, &it, g ? g->id : NULL, g ? g->id_len : 0);
 			n++;
+			if (cb < 0)
+				cancel(db); /* (a closed pipe): not the rest of a day */
 		}
 		PQfreemem(buf);
 	}
-	if (len == -2) {
+	if (len == -2 && cb >= 0) {
 		grd_db_fail(db, "export", PQerrorMessage(db->conn));
 		return -EIO;
 	}
