@@ -12,6 +12,9 @@ gives (issue 28), on a real PostgreSQL 15 (pg.py) and a real mosquitto:
   compared record by record and field by field (times cut to the
   database's microseconds) in csv and jsonl; influx, --wide and --raster
   line by line;
+- a second run (another log: another log id, seq from 1 again): export of
+  the ground's logs of both (recv --log) and export --db give each record
+  its own log's id;
 - a database made by schema version 7 (migrations 0001-0007) holding the
   same rows, upgraded by `db migrate`: export --db then gives every record
   and label, bus_name empty (version 7 did not keep it) and values in
@@ -156,9 +159,10 @@ def lines_cut(text, fmt):
     return out
 
 
-def vehicle_log(tmp, broker):
-    """The traces through a real `railmon run` with an uplink; returns the
-    vehicle log's directory once the run has stopped cleanly."""
+def vehicle_log(tmp, broker, name):
+    """The traces through a real `railmon run` with an uplink into a new
+    log (tmp/name); returns its directory once the run has stopped
+    cleanly."""
     demo = os.path.join(SRC, "cli", "demo")
     # the demo trace moved to a minute ago: the ground's door takes a
     # Batch whose records lie within a day of each other (the run's own
@@ -180,7 +184,7 @@ def vehicle_log(tmp, broker):
                 "[can traction]\ndriver = trace\nfile = %s/traction.log\ndbc = %s/train.dbc\nspeed = 1\n"
                 "[can brake]\ndriver = trace\nfile = %s/brake.log\ndbc = %s/brake.dbc\nspeed = 1\n"
                 % (VEHICLE, broker.port, tmp, demo, tmp, tmp))
-    data = os.path.join(tmp, "vehicle")
+    data = os.path.join(tmp, name)
     err = open(os.path.join(tmp, "run.err"), "w")
     p = start_peer([RAILMON, "run", "--board", board, "--data", data], stdout=subprocess.DEVNULL, stderr=err)
 
@@ -197,23 +201,22 @@ def vehicle_log(tmp, broker):
     return data
 
 
-def test_export(pg, broker, tmp):
-    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--client-id", "g28"])
-    r.wait_subscribed()
-    data = vehicle_log(tmp, broker)
+def stored(pg):
+    return pg.psql("SELECT coalesce(sum(count), 0) FROM batches b JOIN vehicles v USING (vehicle_id) "
+                   "WHERE v.name = '%s'" % VEHICLE)
+
+
+def test_export(pg, broker, tmp, r):
+    data = vehicle_log(tmp, broker, "vehicle")
     total = len(run(["export", "--data", data, "--format", "jsonl"]).splitlines())
     # the clean stop forwarded everything: the ledger holds every record
-    def stored():
-        return pg.psql("SELECT coalesce(sum(count), 0) FROM batches b JOIN vehicles v USING (vehicle_id) "
-                       "WHERE v.name = '%s'" % VEHICLE)
     try:
-        wait_for("every record in the database", lambda: stored() == str(total), 60)
+        wait_for("every record in the database", lambda: stored(pg) == str(total), 60)
     except AssertionError:
-        check(False, "the database holds %s of the log's %d records" % (stored(), total), *r.lines[-30:],
+        check(False, "the database holds %s of the log's %d records" % (stored(pg), total), *r.lines[-30:],
               pg.psql("SELECT reason, count, detail FROM door_refusals"),
               open(os.path.join(tmp, "run.err")).read()[-3000:],
               run(["export", "--data", data, "--format", "csv", "--order", "seq"])[:1500])
-    r.terminate()
     db = ["--db", pg.url, "--vehicle", VEHICLE]
     # both buses read in real time: the log's records are in time order
     # within export's window, so its time order is the database's
@@ -246,7 +249,26 @@ def test_export(pg, broker, tmp):
         check(len(a) > 10 and sorted(a) == sorted(b), "export --db " + " ".join(args) + " as from the log",
               "\n".join(sorted(set(a) ^ set(b))[:20]))
         print("export %s: %d lines, the same from the database" % (" ".join(args), len(a)))
-    return data
+    return total
+
+
+def test_two_logs(pg, broker, tmp, r, logdir, before):
+    """The vehicle's second log (another run: another log id, seq from 1
+    again, later times): each record's log id is its own log's, from the
+    database as from the ground's logs of both (recv --log)."""
+    data = vehicle_log(tmp, broker, "vehicle2")
+    total = before + len(run(["export", "--data", data, "--format", "jsonl"]).splitlines())
+    wait_for("both logs in the database", lambda: stored(pg) == str(total), 60)
+    r.terminate()
+    ground = os.path.join(logdir, VEHICLE)
+    for fmt in ("csv", "jsonl"):
+        log = records(fmt, run(["export", "--data", ground, "--format", fmt]))
+        dbr = records(fmt, run(["export", "--format", fmt, "--db", pg.url, "--vehicle", VEHICLE]))
+        ids = {x["log_id"] for x in dbr}
+        check(len(ids) == 2 and "" not in ids, "two log ids from the database", ids)
+        compare("export --db of two logs --format " + fmt, log, dbr)
+    print("two logs of the vehicle: %d records, each with its log's id, the same from the database" % total)
+    return ground
 
 
 def copy_table(pg, table, old):
@@ -326,8 +348,13 @@ def main():
         out = run(["db", "init", "--db", pg.url])
         check("applied 0008-export-fields" in out, "db init", out)
         broker = Broker()
-        data = test_export(pg, broker, tmp)
-        test_upgraded(pg, data)
+        logdir = os.path.join(tmp, "ground")
+        r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--log", logdir,
+                           "--client-id", "g28"])
+        r.wait_subscribed()
+        total = test_export(pg, broker, tmp, r)
+        ground = test_two_logs(pg, broker, tmp, r, logdir, total)
+        test_upgraded(pg, ground)
     finally:
         stop_peers(signal.SIGKILL)
         cleanup()
