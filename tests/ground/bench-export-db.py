@@ -12,7 +12,8 @@ timing assertions):
   rows in time order (the SELECT export runs);
 - `railmon export --db URL --vehicle V --format csv` of them, and
   --format jsonl; each best of 3, all to /dev/null; the ratio
-  floor / export (goal: >= 0.8);
+  floor / export (goal: >= 0.8); export's peak memory (bounded: the same
+  for any N but for the ledger's Batches, 40 bytes each);
 - with RAILMON_BEFORE=path/to/an/older/railmon (schema version 7): the
   same rows in a database of version 7 exported by it, then that database
   upgraded (`db migrate`) and exported by this railmon: the bytes must be
@@ -20,9 +21,11 @@ timing assertions):
   times side by side.
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 RAILMON = sys.argv[1]
@@ -37,6 +40,7 @@ from mqtt_peers import check  # noqa: E402
 N = int(os.environ.get("RAILMON_BENCH_RECORDS", "1000000"))
 BEFORE = os.environ.get("RAILMON_BEFORE")
 T0 = "2026-12-01 00:00:00+00"
+TMP = tempfile.mkdtemp(prefix="bench-export-db-")
 
 # The rows of the database, in time order: the SELECT that export --db's
 # COPY runs, as CSV (the floor).
@@ -75,11 +79,21 @@ def load(pg, db, version8):
     q("VACUUM ANALYZE")
 
 
-def timed(argv, url_db=None):
+RSS = {}
+
+
+def timed(argv):
+    """Seconds argv takes; its peak resident memory kept in RSS (KiB)."""
+    # GNU time's own child: this script's memory (a fork of it) is not
+    # counted in (wait4's ru_maxrss of a child forked from here would be)
+    rss = os.path.join(TMP, "rss")
     t0 = time.monotonic()
-    r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
+    r = subprocess.run(["/usr/bin/time", "-o", rss, "-f", "%M"] + argv, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=1800)
     dt = time.monotonic() - t0
     check(r.returncode == 0, " ".join(argv), r.stderr[-2000:])
+    with open(rss) as f:
+        RSS[argv[0]] = max(RSS.get(argv[0], 0), int(f.read().split()[-1]))
     return dt
 
 
@@ -146,12 +160,14 @@ def main():
                   % (BEFORE, t_before, N / t_before, t_floor / t_before))
         print("| `export --db --format csv` | %.2f s | %.0f | %.2fx |" % (t_csv, N / t_csv, t_floor / t_csv))
         print("| `export --db --format jsonl` | %.2f s | %.0f | %.2fx |" % (t_jsonl, N / t_jsonl, t_floor / t_jsonl))
+        print("peak memory of export --db: %d KiB (psql: %d KiB)" % (RSS[RAILMON], RSS["psql"]))
         if t_before:
             print("byte-identical to RAILMON_BEFORE on a version 7 database upgraded: yes (%d bytes)"
                   % len(now_out.stdout))
     finally:
         stop_peers(signal.SIGKILL)
         pg.fini()
+        shutil.rmtree(TMP, ignore_errors=True)
 
 
 main()
