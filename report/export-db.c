@@ -33,7 +33,9 @@ static int db_item(void *ctx, const struct acq_item *it, const uint8_t *log_id, 
 	}
 	if (r >= 0)
 		r = rpt_export_write_item(x, it);
-	return r < 0 ? r : ferror(x->out) ? -EIO : 0;
+	/* the stream's errno (ENOSPC, EPIPE...), said as the output's, not
+	   the database's */
+	return r < 0 ? r : ferror(x->out) ? -(errno > 0 ? errno : EIO) : 0;
 }
 
 static void say_db(const struct rpt_export *x, grd_db_t *db, int r)
@@ -88,7 +90,9 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 		x->order = NULL;
 		r = grd_db_export(db, &q, db_item, x);
 		x->order = order;
-		if (r < 0 && r != -EIO && r != -ECONNREFUSED)
+		if (r < 0 && ferror(x->out))
+			rpt_export_say(x, "write: %s\n", strerror(-r));
+		else if (r < 0 && r != -EIO && r != -ECONNREFUSED)
 			rpt_export_say(x, "write: %s\n", strerror(-r));
 		else if (r < 0)
 			say_db(x, db, r);

@@ -238,6 +238,13 @@ def test_export(pg, broker, tmp, r):
         compare("export --db --format " + fmt, log, dbr)
         print("%s: %d records, %d with a bus name, %d labels: the same from the database, field by field"
               % (fmt, len(log), nbus, nlabel))
+    # an output that cannot be written is said as the output's fault, not
+    # the database's
+    with open("/dev/full", "w") as full:
+        f = subprocess.run([RAILMON, "export", "--format", "csv"] + db, stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    check(f.returncode == 1 and "railmon export: write: " in f.stderr and "--db:" not in f.stderr,
+          "export --db > /dev/full", f.returncode, f.stderr)
     # a filter on the channel named on the second bus
     mode = ["--format", "jsonl", "--kind", "sample", "--channel", "Mode"]
     compare("export --db " + " ".join(mode), records("jsonl", run(["export", "--data", data] + mode)),
