@@ -277,6 +277,11 @@ struct grd_export_query {
 	const char *vehicle;
 	int64_t from_ns, to_ns;   /* [from, to); INT64_MIN / INT64_MAX: open */
 	unsigned kinds;           /* bit per acq_item_kind */
+	/* samples and texts of these channel ids only (export's --channel,
+	   resolved: a day of one channel reads that channel's rows, not the
+	   vehicle's); nchannels 0: every channel */
+	const uint32_t *channels;
+	size_t nchannels;
 };
 
 struct acq_item;

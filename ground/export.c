@@ -253,29 +253,40 @@ static int load_ledger(grd_db_t *db, const char *vid, const char *from, const ch
 /* The COPY statement of the window: the four tables' rows in time order.
    COPY takes no parameters: the vehicle is its id (a number), the bounds
    timestamptz literals of digits, and the kinds constants. */
-static char *copy_sql(const char *vid, const char *from, const char *to, unsigned kinds)
+static char *copy_sql(const char *vid, const char *from, const char *to, const struct grd_export_query *q)
 {
-	char *sql = NULL;
+	char *sql = NULL, *chans = NULL;
 	const char *w = "vehicle_id = %s AND t >= '%s' AND t < '%s'";
 	char where[160];
+	unsigned kinds = q->kinds;
+	size_t used = 0;
 
 	snprintf(where, sizeof(where), w, vid, from, to);
+	/* " AND channel IN (1,2,...)" (numbers: nothing to quote), or "" */
+	if (!(chans = malloc(q->nchannels * 11 + 24)))
+		return NULL;
+	chans[0] = 0;
+	for (size_t i = 0; i < q->nchannels; i++)
+		used += (size_t)sprintf(chans + used, "%s%" PRIu32, i ? "," : " AND channel IN (", q->channels[i]);
+	if (q->nchannels)
+		strcpy(chans + used, ")");
 	if (asprintf(&sql,
 	             "COPY (SELECT * FROM ("
 	             "SELECT 0::int2 AS kind, t, seq, bus::int8 AS a, can_id::int8 AS b, flags::int8 AS c, "
 	             "NULL::float8 AS v, data AS d, NULL::text AS x FROM can_frames WHERE %s AND %s "
 	             "UNION ALL SELECT 1::int2, t, seq, channel, quality::int8, NULL, value, NULL, NULL "
-	             "FROM samples WHERE %s AND %s "
+	             "FROM samples WHERE %s AND %s%s "
 	             "UNION ALL SELECT 2::int2, t, seq, source::int8, code::int8, arg, detail::float8, NULL, NULL "
 	             "FROM events WHERE %s AND %s "
 	             "UNION ALL SELECT 3::int2, t, seq, channel, quality::int8, NULL, NULL, NULL, text "
-	             "FROM texts WHERE %s AND %s"
+	             "FROM texts WHERE %s AND %s%s"
 	             ") r ORDER BY t, seq) TO STDOUT (FORMAT binary)",
 	             kinds & (1u << ACQ_ITEM_CAN) ? "true" : "false", where,
-	             kinds & (1u << ACQ_ITEM_SAMPLE) ? "true" : "false", where,
+	             kinds & (1u << ACQ_ITEM_SAMPLE) ? "true" : "false", where, chans,
 	             kinds & (1u << ACQ_ITEM_EVENT) ? "true" : "false", where,
-	             kinds & (1u << ACQ_ITEM_TEXT) ? "true" : "false", where) < 0)
-		return NULL;
+	             kinds & (1u << ACQ_ITEM_TEXT) ? "true" : "false", where, chans) < 0)
+		sql = NULL;
+	free(chans);
 	return sql;
 }
 
@@ -378,7 +389,7 @@ int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn 
 	snprintf(vid, sizeof(vid), "%" PRId64, (int64_t)strtoll(PQgetvalue(res, 0, 0), NULL, 10));
 	PQclear(res);
 	r = load_ledger(db, vid, from, to, &l);
-	if (r == 0 && !(sql = copy_sql(vid, from, to, q->kinds)))
+	if (r == 0 && !(sql = copy_sql(vid, from, to, q)))
 		r = -ENOMEM;
 	if (r == 0) {
 		res = PQexec(db->conn, sql);

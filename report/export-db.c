@@ -38,6 +38,35 @@ static int db_item(void *ctx, const struct acq_item *it, const uint8_t *log_id, 
 	return r < 0 ? r : ferror(x->out) ? -(errno > 0 ? errno : EIO) : 0;
 }
 
+/* The ids of the channels export's --channel names (x->resolved, once
+   the output is set up): every entry of the dictionary with one of those
+   names, as the filter compares names.  *ret malloc'd (NULL: no
+   --channel, every channel).  Its count, or -ENOMEM. */
+static int channel_ids(const struct rpt_export *x, uint32_t **ret)
+{
+	const struct rec_channel **list;
+	int n, k = 0;
+
+	*ret = NULL;
+	if (!x->nchannel_filters)
+		return 0;
+	n = rec_channels_sorted(x->chans, &list);
+	if (n < 0)
+		return n;
+	if (!(*ret = malloc(((size_t)n + 1) * sizeof(**ret)))) {
+		free(list);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		for (size_t j = 0; j < x->nchannel_filters; j++)
+			if (x->resolved[j] && !strcmp(list[i]->name, x->resolved[j])) {
+				(*ret)[k++] = list[i]->id;
+				break;
+			}
+	free(list);
+	return k;
+}
+
 static void say_db(const struct rpt_export *x, grd_db_t *db, int r)
 {
 	rpt_export_say(x, "--db: %s\n", r == -EIO && !*grd_db_error(db) ? strerror(EIO) :
@@ -47,7 +76,7 @@ static void say_db(const struct rpt_export *x, grd_db_t *db, int r)
 int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 {
 	struct grd_db_cfg cfg = { .url = url };
-	struct grd_export_query q = { vehicle, x->from_ns, x->to_ns, x->kinds };
+	struct grd_export_query q = { .vehicle = vehicle, .from_ns = x->from_ns, .to_ns = x->to_ns, .kinds = x->kinds };
 	char *where = NULL;
 	grd_db_t *db;
 	int r;
@@ -86,9 +115,16 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 		   at a tenth of the export's time.  Set aside, not freed: it is
 		   the caller's (and says no record late). */
 		rec_order_t *order = x->order;
+		uint32_t *ids = NULL;
+		int k = channel_ids(x, &ids);
 
 		x->order = NULL;
-		r = grd_db_export(db, &q, db_item, x);
+		q.channels = ids;
+		q.nchannels = k > 0 ? (size_t)k : 0;
+		/* (k 0: every channel is read; the filter in
+		   rpt_export_write_item() still picks, as it always does) */
+		r = k < 0 ? k : grd_db_export(db, &q, db_item, x);
+		free(ids);
 		x->order = order;
 		if (r < 0 && ferror(x->out))
 			rpt_export_say(x, "write: %s\n", strerror(-r));

@@ -245,10 +245,16 @@ def test_export(pg, broker, tmp, r):
                            text=True, timeout=60)
     check(f.returncode == 1 and "railmon export: write: " in f.stderr and "--db:" not in f.stderr,
           "export --db > /dev/full", f.returncode, f.stderr)
-    # a filter on the channel named on the second bus
-    mode = ["--format", "jsonl", "--kind", "sample", "--channel", "Mode"]
-    compare("export --db " + " ".join(mode), records("jsonl", run(["export", "--data", data] + mode)),
-            records("jsonl", run(["export"] + mode + db)), least=400)
+    # --channel (given to the database's query as channel ids): one on the
+    # second bus, then three on both buses, CAN frames and events too
+    for mode in (["--format", "jsonl", "--kind", "sample", "--channel", "Mode"],
+                 ["--format", "jsonl", "--channel", "Mode", "--channel", "Direction", "--channel",
+                  "BrakeCommand.CylinderPressure"]):
+        a = records("jsonl", run(["export", "--data", data] + mode))
+        check({x["name"] for x in a if x["kind"] == "sample"} == set(n for n in (
+              ["BrakeCommand.Mode"] + (["VehicleSpeed.Direction", "BrakeCommand.CylinderPressure"]
+                                       if len(mode) > 6 else []))), "the channels asked for", mode)
+        compare("export --db " + " ".join(mode), a, records("jsonl", run(["export"] + mode + db)), least=400)
     for args in (["--format", "influx"], ["--format", "csv", "--wide"],
                  ["--format", "csv", "--wide", "--raster", "100ms"]):
         a = lines_cut(run(["export", "--data", data] + args), args[1])
