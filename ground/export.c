@@ -303,8 +303,9 @@ static void cancel(grd_db_t *db)
 	}
 }
 
-/* The COPY's rows to fn, in the order they come.  Returns the rows read,
-   or fn's negative return, -EIO, -EPROTO, -ENOMEM. */
+/* The COPY's rows to fn, in the order they come, to its end.  Returns the
+   rows read, or fn's negative return, -EIO, -EPROTO (a row not as asked:
+   the COPY is cancelled). */
 static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void *ctx)
 {
 	static const uint8_t sig[11] = "PGCOPY\n\377\r\n";
@@ -319,13 +320,14 @@ static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void 
 		const uint8_t *p = (const uint8_t *)buf;
 		size_t left = (size_t)len;
 
-		if (header) { /* signature, flags, header extension */
+		if (header && cb >= 0) { /* signature, flags, header extension */
 			if (left < 19 || memcmp(p, sig, sizeof(sig)) || left - 19 < rd32(p + 15)) {
-				PQfreemem(buf);
-				return -EPROTO;
+				cb = -EPROTO;
+				cancel(db);
+			} else {
+				left -= 19 + rd32(p + 15);
+				p += 19 + rd32(p + 15);
 			}
-			left -= 19 + rd32(p + 15);
-			p += 19 + rd32(p + 15);
 			header = false;
 		}
 		if (left >= 2 && rd16(p) == 0xffff) { /* the trailer */
@@ -341,15 +343,18 @@ static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void 
 
 			if (r == 0)
 				r = row_item(f, flen, &it);
-			if (r < 0) {
-				PQfreemem(buf);
-				return r;
+			if (r == 0) {
+				g = ledger_find(l, (int64_t)it.seq, it.t_ns / 1000);
+				cb = fn(ctx, &it, g ? g->id : NULL, g ? g->id_len : 0);
+				n++;
+			} else {
+				cb = r;
 			}
-			g = ledger_find(l, (int64_t)it.seq, it.t_ns / 1000);
-			cb = fn(ctx, &it, g ? g->id : NULL, g ? g->id_len : 0);
-			n++;
+			/* fn's error (an output that cannot be written) or a row
+			   not as asked: the server stops, the rest is read out
+			   (libpq leaves the COPY only at its end) */
 			if (cb < 0)
-				cancel(db); /* (a closed pipe): not the rest of a day */
+				cancel(db);
 		}
 		PQfreemem(buf);
 	}
@@ -357,6 +362,8 @@ static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void 
 		grd_db_fail(db, "export", PQerrorMessage(db->conn));
 		return -EIO;
 	}
+	if (cb == -EPROTO)
+		grd_db_fail(db, "export", "a row of the COPY is not as asked (binary, 9 fields)");
 	return cb < 0 ? cb : n;
 }
 

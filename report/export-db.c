@@ -128,7 +128,7 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 		x->order = order;
 		if (r < 0 && ferror(x->out))
 			rpt_export_say(x, "write: %s\n", strerror(-r));
-		else if (r < 0 && r != -EIO && r != -ECONNREFUSED)
+		else if (r < 0 && r != -EIO && r != -ECONNREFUSED && r != -EPROTO)
 			rpt_export_say(x, "write: %s\n", strerror(-r));
 		else if (r < 0)
 			say_db(x, db, r);
