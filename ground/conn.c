@@ -180,11 +180,12 @@ static const struct {
 	/* clock_timestamp(): two dictionaries in one group are told apart
 	   (now() is the transaction's start). */
 	{ "channel", "INSERT INTO configs (vehicle_id, config_hash, channel, name, unit, bus, source, updated_at, "
-	             "value_table) SELECT $1::integer, $2::bigint, $3::bigint, $4::text, $5::text, $6::integer, $7::text, "
-	             "clock_timestamp(), $8::text[] WHERE "
+	             "value_table, bus_name, decimals) SELECT $1::integer, $2::bigint, $3::bigint, $4::text, $5::text, "
+	             "$6::integer, $7::text, clock_timestamp(), $8::text[], $9::text, $10::integer WHERE "
 	             "current_setting('railmon.dict', true) = 'ok' ON CONFLICT (vehicle_id, "
 	             "config_hash, channel) DO UPDATE SET name = excluded.name, unit = excluded.unit, bus = excluded.bus, "
-	             "source = excluded.source, updated_at = excluded.updated_at, value_table = excluded.value_table", 8 },
+	             "source = excluded.source, updated_at = excluded.updated_at, value_table = excluded.value_table, "
+	             "bus_name = excluded.bus_name, decimals = excluded.decimals", 10 },
 	{ "day", "INSERT INTO ledger_days AS d (vehicle_id, log_id, day, batches, records, min_first, max_end) "
 	         "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (vehicle_id, log_id, day) DO UPDATE SET "
 	         "batches = d.batches + excluded.batches, records = d.records + excluded.records, "

@@ -277,28 +277,35 @@ struct grd_export_query {
 	const char *vehicle;
 	int64_t from_ns, to_ns;   /* [from, to); INT64_MIN / INT64_MAX: open */
 	unsigned kinds;           /* bit per acq_item_kind */
+	/* samples and texts of these channel ids only (export's --channel,
+	   resolved: a day of one channel reads that channel's rows, not the
+	   vehicle's); nchannels 0: every channel */
+	const uint32_t *channels;
+	size_t nchannels;
 };
 
 struct acq_item;
-struct rec_names;
-/* One record, in time order, with the log id of its Batch in lower-case
-   hex ("" if the ledger has none); names and log_id_hex valid during the
-   call.  < 0 stops. */
-typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const struct rec_names *names,
-                             const char *log_id_hex);
+/* One record, in time order, with the log id of its Batch (log_id_len
+   bytes; NULL and 0 if the ledger has none), valid during the call.  The
+   record's names are the dictionary's (grd_db_channels()).  < 0 stops. */
+typedef int (*grd_export_fn)(void *ctx, const struct acq_item *it, const uint8_t *log_id, size_t log_id_len);
 
 /*
  * Every record of q->vehicle in the window (applied to the microsecond,
  * rounded outwards: filter exactly in fn), in time order (then seq), to
- * fn, streamed row by row.  Times are the database's, to the microsecond.  Returns the number of records
- * (saturated at INT32_MAX), fn's negative return, -ECONNREFUSED, -EIO.
+ * fn, streamed by one COPY.  Times are the database's, to the
+ * microsecond.  Returns the number of records (saturated at INT32_MAX;
+ * 0 for a vehicle the database does not know), fn's negative return,
+ * -ECONNREFUSED, -EIO, -EPROTO (a COPY row not as asked), -ENOMEM.
  */
 int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn fn, void *ctx);
 
-/* The vehicle's channel dictionary (the latest name, unit, bus and source
-   of each channel: view channel_names) put into map, so export resolves
-   --channel and makes --wide's columns as from a log.  Returns how many
-   channels, -ENOMEM, -ECONNREFUSED, -EIO. */
+/* The vehicle's channel dictionary (its newest, view channel_names: each
+   channel's name, unit, bus, source, value table, bus name and decimals)
+   put into map, so export resolves --channel, makes --wide's columns and
+   writes bus_name, label and the value's digits as from a log (rows
+   stored before schema version 8 have no bus name and no decimals).
+   Returns how many channels, -ENOMEM, -ECONNREFUSED, -EIO. */
 struct rec_channels;
 int grd_db_channels(grd_db_t *db, const char *vehicle, struct rec_channels *map);
 

@@ -41,14 +41,15 @@ int grd_send_dictionary(grd_db_t *db, const struct grd_batch_key *k, const rec_b
 		return r;
 	for (size_t i = 0; i < n; i++) {
 		struct rec_channel ch;
-		char id[16], bus[16];
+		char id[16], bus[16], dec[16];
 
 		if (rec_batch_channel(b, i, &ch) < 0)
 			continue;
 		/* well-formed UTF-8 only (basic_utf8_ok): the database refuses
 		   anything else in text, and a Batch it refuses for ever would
 		   stop the receiver */
-		if (!basic_utf8_ok(ch.name) || !basic_utf8_ok(ch.unit) || !basic_utf8_ok(ch.source)) {
+		if (!basic_utf8_ok(ch.name) || !basic_utf8_ok(ch.unit) || !basic_utf8_ok(ch.source) ||
+		    !basic_utf8_ok(ch.bus_name)) {
 			pthread_mutex_lock(&db->lock);
 			db->st.bad_names++;
 			pthread_mutex_unlock(&db->lock);
@@ -59,10 +60,14 @@ int grd_send_dictionary(grd_db_t *db, const struct grd_batch_key *k, const rec_b
 		char *vt = NULL;
 		if (grd_value_table(db, &ch, &vt) < 0)
 			return -ENOMEM;
-		const char *v[8] = { k->vid, k->hash, id, ch.name ? ch.name : "", ch.unit ? ch.unit : "", bus,
-		                     ch.source ? ch.source : "", vt };
+		snprintf(dec, sizeof(dec), "%" PRIu32, ch.decimals);
+		/* bus name and decimals NULL when not given: export --db then
+		   writes what export of the log writes without them */
+		const char *v[10] = { k->vid, k->hash, id, ch.name ? ch.name : "", ch.unit ? ch.unit : "", bus,
+		                      ch.source ? ch.source : "", vt, ch.bus_name && *ch.bus_name ? ch.bus_name : NULL,
+		                      ch.has_decimals ? dec : NULL };
 		/* libpq copies the parameters into its output buffer at once */
-		r = grd_qsend(db, "channel", 8, v, NULL);
+		r = grd_qsend(db, "channel", 10, v, NULL);
 		free(vt);
 		if (r < 0)
 			return r;
