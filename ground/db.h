@@ -98,7 +98,7 @@ static inline bool grd_times_in_window(int64_t lo, int64_t hi, int64_t t0, int64
 }
 #define GRD_DB_MAX_CHANNELS 20000
 #define GRD_DB_MAX_CONFIGS_DAY 10
-#define GRD_DB_SEQ_JUMP (INT64_C(1) << 40) /* as uplink's UPL_RECV_MAX_JUMP */
+#define GRD_DB_SEQ_JUMP (INT64_C(1) << 40) /* as the ledger's GRD_LEDGER_MAX_JUMP */
 #define GRD_DB_DOOR_PAYLOADS 100 /* refused at the door: payloads kept per vehicle and reason */
 
 /* What the door refuses (table door_refusals, per vehicle and reason). */

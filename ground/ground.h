@@ -19,13 +19,14 @@
 #include "storage/stor.h"
 #include "uplink/recv.h"
 #include "db.h"
+#include "ledger.h"
 
 #define GRD_KEEP_BYTES_DEFAULT (UINT64_C(64) << 20) /* refused Batches kept per run, bytes */
 
 /* Why a Batch is not in a ground log (its records may still be in the
    text output), or was refused by the receiver. */
 enum grd_why {
-	GRD_CONFLICT = 0,    /* = UPL_RECV_CONFLICT ... UPL_RECV_NO_MEMORY */
+	GRD_CONFLICT = 0,    /* = GRD_LEDGER_CONFLICT ... GRD_LEDGER_BAD_VEHICLE */
 	GRD_SEQ_JUMP,
 	GRD_TOO_MANY_VEHICLES,
 	GRD_NO_MEMORY,
@@ -210,7 +211,7 @@ int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret
 
 /* recv's on_refused (ctx: struct grd): keep, count and say it; a conflict
    goes to the database's conflicts too. */
-void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
+void grd_refused(void *ctx, enum grd_ledger_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
                  const void *payload, size_t len);
 
 /* Close (sync) every ground log and free the per-log state (not g->text:
