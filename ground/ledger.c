@@ -14,9 +14,9 @@
  * oldest is forgotten and everything below the oldest range kept (the
  * floor) is summarised by the counts, so a hostile or broken sender can
  * cost memory only up to a fixed limit.  To tell a re-send from a
- * conflict, each log also keeps the digest (record/digest.h, from the
- * ledger's random seed) of the records of its last GRD_LEDGER_MAX_DIGESTS
- * Batches.
+ * conflict, each log also keeps a keyed hash (record/digest.h
+ * rec_batch_hash(), from the ledger's random seed) of the records of its
+ * last GRD_LEDGER_MAX_DIGESTS Batches.
  *
  * The receiver's session (uplink/recv-session.c) decodes each payload and
  * hands it to grd_ledger_feed(); the ledger has its own lock, held
@@ -438,7 +438,9 @@ static bool seq_jump(const struct stream *s, const struct rec_batch_info *info)
 	       info->first_seq + info->count + GRD_LEDGER_MAX_JUMP <= s->lowest;
 }
 
-/* Digest of the records (record/digest.h, from the ledger's own seed);
+/* The records' keyed hash (record/digest.h rec_batch_hash(), from the
+   ledger's own seed: kept in memory only, so not the database's FNV-1a
+   digest, which costs twice as much);
    *ret_seen: how many at or above the floor were received before. */
 static uint64_t batch_scan(const grd_ledger_t *r, const struct stream *s, const rec_batch_t *b,
                            const struct rec_batch_info *info, uint32_t *ret_seen)
@@ -451,7 +453,7 @@ static uint64_t batch_scan(const grd_ledger_t *r, const struct stream *s, const 
 		seen += seq >= s->floor && range_covered(s, seq);
 	}
 	*ret_seen = seen;
-	return rec_batch_digest(b, info->count, r->hash_seed);
+	return rec_batch_hash(b, info->count, r->hash_seed);
 }
 
 /* Hand what is new to on_record; how many in *ret_written, counts by
