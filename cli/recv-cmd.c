@@ -10,7 +10,7 @@
  * that is refused, or that a ground log cannot take, is kept as a file in
  * the refused directory, counted and said: nothing is dropped without a
  * word (ground/logs.c); the text output in time order per Batch is
- * ground/text.c.  This file: the options; the receiver's wiring is
+ * ground/recv-text.c.  This file: the options; the receiver's wiring is
  * ground/receiver.c, what it says cli/recv-say.c.
  */
 #include <errno.h>

@@ -241,7 +241,7 @@ int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_fu
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
 
 /* The vehicle's state from its retained status topic into vehicle_status
-   (ground/health.c), for a vehicle the database has (from a Batch): 0,
+   (ground/health-table.c), for a vehicle the database has (from a Batch): 0,
    -ENOENT (no such vehicle: none is made), -ECONNREFUSED, -EIO
    (grd_db_error()). */
 int grd_db_status(grd_db_t *db, const char *vehicle, bool online);

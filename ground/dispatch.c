@@ -5,7 +5,7 @@
  * receiver (ground/receiver.c)
  * send it on to the database (ground/commit.c), the ground logs and the
  * refused files (ground/logs.c) and the text output's names
- * (ground/text.c).  The receiver decodes each payload once: the decoded
+ * (ground/recv-text.c).  The receiver decodes each payload once: the decoded
  * Batch comes with it and goes on to the database, which keeps it until
  * its group commits, and to the ground log (its time span, the check of a
  * Batch behind the log's end), so nothing here decodes.

@@ -2,7 +2,7 @@
 /*
  * ground.h - libground (prefix grd_), the ground station behind `railmon
  * recv`: the per-log state recv's callbacks share (its pointer is recv's
- * log_ctx), the records as text (ground/text.c), a railmon log per
+ * log_ctx), the records as text (ground/recv-text.c), a railmon log per
  * (vehicle, log id) and refused Batches kept as files (ground/logs.c).
  * The database is ground/db.h.  Nothing here prints: what cli/ should
  * say comes to on_note.
@@ -65,8 +65,8 @@ typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);
    ground log with --log. */
 struct grd_log {
 	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
-	uint64_t names_gen;       /* the retained dictionary names has taken (text.c) */
-	size_t text_idx;          /* text.c: 1 + its index in the text output's logs, 0: none yet */
+	uint64_t names_gen;       /* the retained dictionary names has taken (recv-text.c) */
+	size_t text_idx;          /* recv-text.c: 1 + its index in the text output's logs, 0: none yet */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
@@ -77,7 +77,7 @@ struct grd_log {
 struct grd {
 	FILE *out;                /* the records as text, in fmt (with --format other than none) */
 	enum rec_format fmt;
-	struct grd_text *text;    /* text.c's: a Batch's records put in time order */
+	struct grd_text *text;    /* recv-text.c's: a Batch's records put in time order */
 	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
 	const char *keep_dir;     /* refused Batches go here */
 	struct grd_log **logs; /* every ground log, to close them */

@@ -13,7 +13,7 @@
  *   differently) is a conflict: refused whole, counted and handed to
  *   on_refused so it can be kept for inspection;
  * - gaps are the holes between the ranges seen (a late Batch may fill one).
- * Every record to write out is handed to on_record (ground/text.c writes
+ * Every record to write out is handed to on_record (ground/recv-text.c writes
  * it as text), and every Batch with new records to on_batch (ground/
  * dispatch.c: the ground log and the database).  Nothing here formats or
  * writes files.
