@@ -149,7 +149,7 @@ struct grd_db {
 	PGresult **keep;          /* the ledger statements' answers: cfg.group_max + 1 */
 	size_t nq;                /* statements in the open pipeline */
 	bool pipe_failed;         /* one of them failed (kept in error, sqlstate) */
-	/* grd_db_store()'s committers, started at its first Batch: each a
+	/* grd_db_store_batch()'s committers, started at its first Batch: each a
 	   grd_db of its own (connection, group, buffers) on a thread of its
 	   own, so that one group is committed while the next is decoded and
 	   the database works on two groups at once (on two cores).  The

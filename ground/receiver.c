@@ -279,7 +279,7 @@ int grd_receiver_wait(grd_receiver_t *rc, uint64_t count, double duration_s, grd
 
 int grd_receiver_stop(grd_receiver_t *rc)
 {
-	/* A commit waiting for the database gives up now (grd_db_store()). */
+	/* A commit waiting for the database gives up now (grd_db_store_batch()). */
 	*rc->cfg.stop = 1;
 	if (!rc->started)
 		return 0;
