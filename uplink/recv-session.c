@@ -156,17 +156,6 @@ int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret)
 	return 0;
 }
 
-int upl_recv_stats_try(upl_recv_t *r, struct upl_recv_stats *ret)
-{
-	if (!r || !ret)
-		return -EINVAL;
-	if (pthread_mutex_trylock(&r->lock) != 0)
-		return -EBUSY;
-	*ret = r->st;
-	pthread_mutex_unlock(&r->lock);
-	return 0;
-}
-
 int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms)
 {
 	struct timespec ts;

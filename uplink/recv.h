@@ -141,6 +141,3 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms);
 
 int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret_stats);
-
-/* The same without waiting: -EBUSY while the lock is held (briefly). */
-int upl_recv_stats_try(upl_recv_t *r, struct upl_recv_stats *ret_stats);
