@@ -33,25 +33,47 @@ static inline int64_t basic_mono_ns(void)
 	return basic_now_ns(CLOCK_MONOTONIC);
 }
 
+/* One reading of both clocks: monotonic before and after the realtime. */
+struct basic_clock_reading {
+	int64_t mono_before, real, mono_after;
+};
+
 /*
- * Both clocks at one instant: monotonic read before and after the
- * realtime, again (at most 4 times) when more than 200 us came between
- * them (a preemption), so realtime - monotonic is not off by a scheduling
- * delay.  *ret_mono is the middle of the two monotonic reads.  RT-safe.
+ * Of n >= 1 readings, the one whose monotonic reads lie closest together
+ * (the tightest bracket: the realtime read was least likely preempted, so
+ * realtime - monotonic is off by the least); the first of equals.
+ * *ret_mono is the middle of its two monotonic reads.
+ */
+static inline void basic_clock_pair_pick(const struct basic_clock_reading *r, int n, int64_t *ret_real,
+                                         int64_t *ret_mono)
+{
+	int best = 0;
+
+	for (int i = 1; i < n; i++)
+		if (r[i].mono_after - r[i].mono_before < r[best].mono_after - r[best].mono_before)
+			best = i;
+	*ret_real = r[best].real;
+	*ret_mono = r[best].mono_before + (r[best].mono_after - r[best].mono_before) / 2;
+}
+
+#define BASIC_CLOCK_PAIR_READS 4
+
+/*
+ * Both clocks at one instant: BASIC_CLOCK_PAIR_READS readings, the
+ * tightest kept (basic_clock_pair_pick()), so a preemption inside one
+ * reading does not put its scheduling delay into realtime - monotonic (a
+ * reading kept because it came last would).  RT-safe: 12 vDSO reads.
  */
 static inline void basic_clock_pair(int64_t *ret_real, int64_t *ret_mono)
 {
-	int64_t m0 = 0, r = 0, m1 = 0;
+	struct basic_clock_reading r[BASIC_CLOCK_PAIR_READS];
 
-	for (int i = 0; i < 4; i++) {
-		m0 = basic_mono_ns();
-		r = basic_realtime_ns();
-		m1 = basic_mono_ns();
-		if (m1 - m0 <= 200000)
-			break;
+	for (int i = 0; i < BASIC_CLOCK_PAIR_READS; i++) {
+		r[i].mono_before = basic_mono_ns();
+		r[i].real = basic_realtime_ns();
+		r[i].mono_after = basic_mono_ns();
 	}
-	*ret_real = r;
-	*ret_mono = m0 + (m1 - m0) / 2;
+	basic_clock_pair_pick(r, BASIC_CLOCK_PAIR_READS, ret_real, ret_mono);
 }
 
 /* ns >= 0 only: a negative time has no timespec the kernel accepts. */

@@ -10,7 +10,7 @@
  * that is refused, or that a ground log cannot take, is kept as a file in
  * the refused directory, counted and said: nothing is dropped without a
  * word (ground/logs.c); the text output in time order per Batch is
- * ground/text.c.  This file: the options; the receiver's wiring is
+ * ground/recv-text.c.  This file: the options; the receiver's wiring is
  * ground/receiver.c, what it says cli/recv-say.c.
  */
 #include <errno.h>
@@ -94,6 +94,7 @@ static const char recv_usage[] =
 
 struct recv_opts {
 	struct upl_recv_cfg cfg;
+	size_t max_vehicles;
 	enum rec_format fmt;
 	bool text;                /* --format other than none */
 	uint64_t count;
@@ -262,7 +263,7 @@ static int recv_option(int c, struct recv_opts *o)
 		uint64_t n;
 		if (!parse_count(optarg, 1, &n) || n > SIZE_MAX)
 			return cli_fail("recv", "--max-vehicles: expected a number >= 1, not '%s'", optarg);
-		o->cfg.max_vehicles = (size_t)n;
+		o->max_vehicles = (size_t)n;
 		break;
 	}
 	case 13:
@@ -381,7 +382,7 @@ int cli_cmd_recv(int argc, char **argv)
 	grd_receiver_t *rc = NULL;
 	int r = recv_parse(argc, argv, &o);
 	struct grd_receiver_cfg cfg = {
-		.recv = o.cfg, .db_url = o.db_url, .repair_after = o.repair_after, .share = o.share,
+		.recv = o.cfg, .max_vehicles = o.max_vehicles, .db_url = o.db_url, .repair_after = o.repair_after, .share = o.share,
 		.out = stdout, .output = o.output, .text = o.text, .fmt = o.fmt,
 		.window_ns = o.seq_order ? -1 : o.window_ns, .logdir = o.logdir, .keep_dir = o.keep_dir,
 		.keep_budget = o.keep_budget, .limits = o.limits,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * commit.c - Batches into the ground database in groups: grd_db_store()
+ * commit.c - Batches into the ground database in groups: grd_db_store_batch()
  * and its group, the retry loop (what passes is retried, a permanent
  * error tried Batch by Batch and recorded in refused), the committers
  * (threads with a connection each) and the counters of them all.  One
@@ -388,24 +388,6 @@ int grd_db_flush(grd_db_t *db, bool force)
 	return r;
 }
 
-int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
-{
-	rec_batch_t *b = NULL;
-	int r;
-
-	if (!db || (!payload && len) || !ret_outcome)
-		return -EINVAL;
-	if (rec_batch_decode(payload, len, &b) < 0) {
-		pthread_mutex_lock(&db->lock);
-		db->st.bad++;
-		pthread_mutex_unlock(&db->lock);
-		return -EBADMSG;
-	}
-	r = grd_db_store_batch(db, &b, payload, len, ret_outcome);
-	rec_batch_free(b);
-	return r;
-}
-
 int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
                        enum grd_db_outcome *ret_outcome)
 {
@@ -442,7 +424,7 @@ int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_
 	return hand_over(db, false);
 }
 
-/* The counters of the parent (decoding, dictionaries) and its workers
+/* The counters of the parent (dictionaries) and its workers
    (groups), the newest error and refusal. */
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)
 {

@@ -5,7 +5,7 @@
  * counters, the prepared statements and their parameters, libpq's
  * pipeline (statements sent without waiting, answers read at the end),
  * and the vehicle ids met.  Everything else in the database side builds
- * on it (ingest.c, copy.c, dictionary.c, health.c, rollup.c, schema.c,
+ * on it (ingest.c, copy.c, dictionary.c, health-table.c, rollup.c, schema.c,
  * commit.c); it uses none of them.
  */
 #include <errno.h>

@@ -3,7 +3,7 @@
  * db-private.h - what the files of the database side share: conn.c (the
  * connection, statements, pipeline), schema.c, commit.c (groups, retries,
  * committers), ingest.c (a group's transaction), copy.c, dictionary.c,
- * health.c, rollup.c, export.c and repair.c.
+ * health-table.c, rollup.c, export.c and repair.c.
  */
 #pragma once
 
@@ -149,7 +149,7 @@ struct grd_db {
 	PGresult **keep;          /* the ledger statements' answers: cfg.group_max + 1 */
 	size_t nq;                /* statements in the open pipeline */
 	bool pipe_failed;         /* one of them failed (kept in error, sqlstate) */
-	/* grd_db_store()'s committers, started at its first Batch: each a
+	/* grd_db_store_batch()'s committers, started at its first Batch: each a
 	   grd_db of its own (connection, group, buffers) on a thread of its
 	   own, so that one group is committed while the next is decoded and
 	   the database works on two groups at once (on two cores).  The
@@ -259,5 +259,5 @@ struct rec_channel;
 int grd_value_table(grd_db_t *db, const struct rec_channel *ch, char **ret_literal);
 /* The Health entries of b (vehicle vid) into the health table, into the
    open pipeline of the group's last round trip (its answers read with
-   the others): 0 or -EIO (ground/health.c). */
+   the others): 0 or -EIO (ground/health-table.c). */
 int grd_health_store(grd_db_t *db, int vid, const rec_batch_t *b);

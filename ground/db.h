@@ -12,7 +12,7 @@
  * the same key or an overlapping range with other records is a conflict,
  * kept whole in `conflicts`, never in the data tables.
  *
- * Groups: grd_db_store() keeps a Batch in memory and commits the group
+ * Groups: grd_db_store_batch() keeps a Batch in memory and commits the group
  * of at most cfg.group_max Batches, or what came within cfg.group_ms, in
  * one transaction (one COPY BINARY per table, one rollup merge), each
  * Batch still keyed on its own: a duplicate or a conflict in a group is
@@ -23,7 +23,7 @@
  * asks the vehicles for again (docs/ground-schema.md, "Acknowledgement").
  * Committers: cfg.workers groups are committed at once, each by a thread
  * with a connection of its own, while the next group is decoded; when all
- * are busy, grd_db_store() waits (nothing more is read).  At most
+ * are busy, grd_db_store_batch() waits (nothing more is read).  At most
  * cfg.workers + 1 groups are in memory.
  *
  * Errors: a lost connection and the SQLSTATE classes that pass (08, 25,
@@ -58,7 +58,7 @@ extern const size_t grd_migrations_n;
 
 struct grd_db_cfg {
 	const char *url;          /* libpq connection string or postgresql:// URI */
-	const volatile sig_atomic_t *stop; /* optional: set -> grd_db_store() gives up */
+	const volatile sig_atomic_t *stop; /* optional: set -> grd_db_store_batch() gives up */
 	unsigned backoff_max_ms;  /* retry delay cap through an outage; 0 = 5000 */
 	unsigned group_max;       /* Batches per transaction; 0 = GRD_DB_GROUP_MAX */
 	unsigned group_ms;        /* commit a group at the latest this long after its
@@ -98,7 +98,7 @@ static inline bool grd_times_in_window(int64_t lo, int64_t hi, int64_t t0, int64
 }
 #define GRD_DB_MAX_CHANNELS 20000
 #define GRD_DB_MAX_CONFIGS_DAY 10
-#define GRD_DB_SEQ_JUMP (INT64_C(1) << 40) /* as uplink's UPL_RECV_MAX_JUMP */
+#define GRD_DB_SEQ_JUMP (INT64_C(1) << 40) /* as the ledger's GRD_LEDGER_MAX_JUMP */
 #define GRD_DB_DOOR_PAYLOADS 100 /* refused at the door: payloads kept per vehicle and reason */
 
 /* What the door refuses (table door_refusals, per vehicle and reason). */
@@ -113,7 +113,7 @@ enum grd_db_door {
 /* The door's reasons as the database keeps them (door_refusals.reason). */
 const char *grd_db_door_name(enum grd_db_door why);
 
-/* What grd_db_store() found. */
+/* What grd_db_store_batch() found. */
 enum grd_db_outcome {
 	GRD_DB_COMMITTED = 0,     /* new: its records are in the data tables */
 	GRD_DB_DUPLICATE,         /* committed before with the same records */
@@ -127,7 +127,6 @@ enum grd_db_outcome {
 struct grd_db_stats {
 	uint64_t batches[GRD_DB_OUTCOME_MAX]; /* by outcome */
 	uint64_t samples, can_frames, events; /* rows committed */
-	uint64_t bad;             /* payloads that did not decode (nothing stored) */
 	uint64_t bad_names;       /* dictionary entries not stored: a name, unit or source
 	                             that is not UTF-8 (the Batch's records are stored);
 	                             value-table entries and Health entries left out */
@@ -188,23 +187,17 @@ int grd_db_migrate(grd_db_t *db, bool init);
 int grd_db_check(grd_db_t *db);
 
 /*
- * Take one Batch (payload as received) into the group, and commit the
- * group if it is full or older than cfg.group_ms, retrying with backoff
- * through connection and server failures until it is committed, or
- * cfg.stop is set (-ECANCELED: stats.cancelled Batches dropped).
- * *ret_outcome: GRD_DB_QUEUED (each Batch's outcome is counted in
- * stats.batches when its group commits).  -EBADMSG: the
- * payload does not decode (stats.bad).  Bounded memory: at most
- * (cfg.workers + 1) * cfg.group_max Batches and their rows.
- */
-int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome);
-
-/*
- * The same for a Batch decoded already (the receiver decodes each payload
- * once): *b is taken (set NULL: the group frees it once committed) unless
- * this fails before queueing it (-EINVAL, -ENOMEM, or the committers'
- * start: then *b is the caller's still).  payload is copied (kept whole
- * if the Batch is a conflict or refused).
+ * Take one Batch into the group, decoded already (the receiver decodes
+ * each payload once; payload as received), and commit the group if it is
+ * full or older than cfg.group_ms, retrying with backoff through
+ * connection and server failures until it is committed, or cfg.stop is
+ * set (-ECANCELED: stats.cancelled Batches dropped).  *ret_outcome:
+ * GRD_DB_QUEUED (each Batch's outcome is counted in stats.batches when its
+ * group commits).  *b is taken (set NULL: the group frees it once
+ * committed) unless this fails before queueing it (-EINVAL, -ENOMEM, or
+ * the committers' start: then *b is the caller's still).  payload is
+ * copied (kept whole if the Batch is a conflict or refused).  Bounded
+ * memory: at most (cfg.workers + 1) * cfg.group_max Batches and their rows.
  */
 int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
                        enum grd_db_outcome *ret_outcome);
@@ -221,7 +214,7 @@ int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b);
 /*
  * Commit the group if it is older than cfg.group_ms, or (force) whatever
  * it holds: call it at least every group_ms while idle, and with force
- * before the end.  0, or -ECANCELED as grd_db_store() (with force and the
+ * before the end.  0, or -ECANCELED as grd_db_store_batch() (with force and the
  * stop set: one try, no waiting).
  */
 int grd_db_flush(grd_db_t *db, bool force);
@@ -241,7 +234,7 @@ int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_fu
 void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
 
 /* The vehicle's state from its retained status topic into vehicle_status
-   (ground/health.c), for a vehicle the database has (from a Batch): 0,
+   (ground/health-table.c), for a vehicle the database has (from a Batch): 0,
    -ENOENT (no such vehicle: none is made), -ECONNREFUSED, -EIO
    (grd_db_error()). */
 int grd_db_status(grd_db_t *db, const char *vehicle, bool online);

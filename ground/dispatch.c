@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch.c - where each Batch the receiver hands over goes: the
- * callbacks `railmon recv` wires to uplink's receiver (ground/receiver.c)
+ * dispatch.c - where each Batch the ledger hands over goes: the
+ * callbacks `railmon recv` wires to the ground's ledger behind uplink's
+ * receiver (ground/receiver.c)
  * send it on to the database (ground/commit.c), the ground logs and the
  * refused files (ground/logs.c) and the text output's names
- * (ground/text.c).  The receiver decodes each payload once: the decoded
+ * (ground/recv-text.c).  The receiver decodes each payload once: the decoded
  * Batch comes with it and goes on to the database, which keeps it until
  * its group commits, and to the ground log (its time span, the check of a
  * Batch behind the log's end), so nothing here decodes.
@@ -13,18 +14,18 @@
 
 #include "ground.h"
 
-/* recv's on_refused: the receiver would not take the Batch. */
-void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
+/* The ledger's on_refused: it would not take the Batch. */
+void grd_refused(void *ctx, enum grd_ledger_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
                  const void *payload, size_t len)
 {
 	struct grd *g = ctx;
 	enum grd_db_outcome out;
 
-	_Static_assert((int)GRD_NO_MEMORY == (int)UPL_RECV_NO_MEMORY, "refusal reasons line up");
+	_Static_assert((int)GRD_NO_MEMORY == (int)GRD_LEDGER_NO_MEMORY, "refusal reasons line up");
 	grd_refuse(g, (enum grd_why)why, info, payload, len, 0);
 	/* The database decides for itself (its ledger may not hold what this
 	   receiver remembers): it keeps a real conflict in its conflicts table. */
-	if (g->db && why == UPL_RECV_CONFLICT)
+	if (g->db && why == GRD_LEDGER_CONFLICT)
 		grd_db_store_batch(g->db, b, payload, len, &out); /* stopped: counted in its stats.cancelled */
 }
 

@@ -2,7 +2,7 @@
 /*
  * ground.h - libground (prefix grd_), the ground station behind `railmon
  * recv`: the per-log state recv's callbacks share (its pointer is recv's
- * log_ctx), the records as text (ground/text.c), a railmon log per
+ * log_ctx), the records as text (ground/recv-text.c), a railmon log per
  * (vehicle, log id) and refused Batches kept as files (ground/logs.c).
  * The database is ground/db.h.  Nothing here prints: what cli/ should
  * say comes to on_note.
@@ -19,13 +19,14 @@
 #include "storage/stor.h"
 #include "uplink/recv.h"
 #include "db.h"
+#include "ledger.h"
 
 #define GRD_KEEP_BYTES_DEFAULT (UINT64_C(64) << 20) /* refused Batches kept per run, bytes */
 
 /* Why a Batch is not in a ground log (its records may still be in the
    text output), or was refused by the receiver. */
 enum grd_why {
-	GRD_CONFLICT = 0,    /* = UPL_RECV_CONFLICT ... UPL_RECV_NO_MEMORY */
+	GRD_CONFLICT = 0,    /* = GRD_LEDGER_CONFLICT ... GRD_LEDGER_BAD_VEHICLE */
 	GRD_SEQ_JUMP,
 	GRD_TOO_MANY_VEHICLES,
 	GRD_NO_MEMORY,
@@ -64,8 +65,8 @@ typedef void (*grd_note_fn)(void *ctx, const struct grd_note *note);
    ground log with --log. */
 struct grd_log {
 	rec_channels_t *names;    /* what its dictionaries say; NULL until a record is written */
-	uint64_t names_gen;       /* the retained dictionary names has taken (text.c) */
-	size_t text_idx;          /* text.c: 1 + its index in the text output's logs, 0: none yet */
+	uint64_t names_gen;       /* the retained dictionary names has taken (recv-text.c) */
+	size_t text_idx;          /* recv-text.c: 1 + its index in the text output's logs, 0: none yet */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
@@ -76,7 +77,7 @@ struct grd_log {
 struct grd {
 	FILE *out;                /* the records as text, in fmt (with --format other than none) */
 	enum rec_format fmt;
-	struct grd_text *text;    /* text.c's: a Batch's records put in time order */
+	struct grd_text *text;    /* recv-text.c's: a Batch's records put in time order */
 	const char *dir;          /* one log per (vehicle, log id) below it; NULL: none */
 	const char *keep_dir;     /* refused Batches go here */
 	struct grd_log **logs; /* every ground log, to close them */
@@ -210,7 +211,7 @@ int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret
 
 /* recv's on_refused (ctx: struct grd): keep, count and say it; a conflict
    goes to the database's conflicts too. */
-void grd_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
+void grd_refused(void *ctx, enum grd_ledger_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
                  const void *payload, size_t len);
 
 /* Close (sync) every ground log and free the per-log state (not g->text:

@@ -22,6 +22,8 @@ struct grd_receiver {
 	struct grd_receiver_cfg cfg;
 	struct grd g;
 	upl_recv_t *r;
+	grd_ledger_t *ledger;     /* behind r: the receiver hands it each decoded Batch */
+	struct grd_ledger_cfg lcfg;
 	enum grd_receiver_step failed;
 	bool db_waiting;
 	FILE *out;                /* cfg.out or the file cfg.output */
@@ -111,7 +113,7 @@ static int receiver_outputs(grd_receiver_t *rc)
 		g->fmt = o->fmt;
 		if (grd_text_new(g, o->window_ns) < 0)
 			return fail(rc, GRD_RECEIVER_TEXT, -ENOMEM);
-		o->recv.on_record = grd_text_record;
+		rc->lcfg.on_record = grd_text_record;
 		o->recv.on_tick = o->window_ns < 0 ? NULL : grd_text_tick;
 		rec_format_header(g->out, g->fmt);
 	}
@@ -140,16 +142,23 @@ int grd_receiver_setup(grd_receiver_t *rc)
 		return r;
 	if ((r = receiver_outputs(rc)) < 0)
 		return r;
-	o->recv.on_refused = grd_refused;
+	rc->lcfg.on_refused = grd_refused;
+	rc->lcfg.ctx = &rc->g;
+	rc->lcfg.max_vehicles = o->max_vehicles;
 	o->recv.ctx = &rc->g;
 	o->recv.on_channels = o->text || rc->g.db ? grd_channels : NULL; /* retained dictionaries: names, configs */
 	o->recv.on_idle = grd_idle; /* a database group that is due is committed between messages */
 	if (o->logdir || rc->g.db)
-		o->recv.on_batch = grd_batch;
+		rc->lcfg.on_batch = grd_batch;
 	if (rc->g.db)
-		o->recv.on_jump = grd_jump; /* the ledger remembers across restarts */
+		rc->lcfg.on_jump = grd_jump; /* the database's ledger remembers across restarts */
 	if (o->logdir)
 		raise_fd_limit();
+	r = grd_ledger_new(&rc->lcfg, &rc->ledger);
+	if (r < 0)
+		return fail(rc, GRD_RECEIVER_MQTT, r);
+	o->recv.on_data = grd_ledger_feed;
+	o->recv.data_ctx = rc->ledger;
 	r = upl_recv_new(&o->recv, &rc->r);
 	return r < 0 ? fail(rc, GRD_RECEIVER_MQTT, r) : 0;
 }
@@ -191,16 +200,18 @@ int grd_receiver_start(grd_receiver_t *rc)
 	return 0;
 }
 
-/* upl_recv_stats in recv's terms: the failures it tells apart, the
-   refusals by grd_why. */
-static void plain_stats(const struct upl_recv_stats *u, struct grd_receiver_stats *st)
+/* The session's and the ledger's counters in recv's terms: the failures
+   it tells apart, the refusals by grd_why (a dictionary of a vehicle name
+   against the rule is counted with the Batches so refused). */
+static void plain_stats(const struct upl_recv_stats *u, const struct grd_ledger_stats *l,
+                        struct grd_receiver_stats *st)
 {
-	_Static_assert((int)GRD_LATE == (int)UPL_RECV_REFUSAL_MAX, "grd_why's refusals are the receiver's");
+	_Static_assert((int)GRD_LATE == (int)GRD_LEDGER_REFUSAL_MAX, "grd_why's refusals are the ledger's");
 	*st = (struct grd_receiver_stats){
-		.messages = u->messages, .records = u->records, .duplicates = u->duplicates,
-		.missing = u->missing, .bad = u->bad, .vehicles = u->vehicles, .logs = u->logs,
-		.unverified = u->unverified, .old = u->old, .conflict_records = u->conflict_records,
-		.sink_errors = u->sink_errors, .connects = u->connects,
+		.messages = u->messages, .records = l->records, .duplicates = l->duplicates,
+		.missing = l->missing, .bad = u->bad, .vehicles = l->vehicles, .logs = l->logs,
+		.unverified = l->unverified, .old = l->old, .conflict_records = l->conflict_records,
+		.sink_errors = l->sink_errors, .connects = u->connects,
 		.connect_failures = u->connect_failures, .disconnects = u->disconnects,
 		.subscribed = u->subscribed,
 		.fail = u->fail == UPL_RECV_FAIL_NONE ? GRD_RECEIVER_FAIL_NONE :
@@ -208,7 +219,8 @@ static void plain_stats(const struct upl_recv_stats *u, struct grd_receiver_stat
 		        u->fail == UPL_RECV_FAIL_LOST ? GRD_RECEIVER_FAIL_LOST :
 		        u->fail == UPL_RECV_FAIL_TLS ? GRD_RECEIVER_FAIL_TLS : GRD_RECEIVER_FAIL_OTHER,
 	};
-	memcpy(st->refused, u->refused, sizeof(st->refused));
+	memcpy(st->refused, l->refused, sizeof(st->refused));
+	st->refused[GRD_BAD_VEHICLE] += u->channels_refused;
 	memcpy(st->fail_text, u->fail_text, sizeof(st->fail_text));
 }
 
@@ -234,37 +246,40 @@ int grd_receiver_wait(grd_receiver_t *rc, uint64_t count, double duration_s, grd
 {
 	int64_t end = duration_s > 0 ? basic_mono_ns() + (int64_t)(duration_s * 1e9) : INT64_MAX;
 	struct upl_recv_stats st;
+	struct grd_ledger_stats lst;
 	struct grd_receiver_stats plain;
 	bool connected = false;
 
 	while (!*rc->cfg.stop && !atomic_load(&rc->done) && basic_mono_ns() < end) {
 		receiver_repair(rc);
 		/* Busy: a Batch is being committed, perhaps waiting for the database. */
-		if (upl_recv_stats_try(rc->r, &st) < 0) {
+		if (grd_ledger_stats_try(rc->ledger, &lst) < 0) {
 			if (on_pass)
 				on_pass(ctx, NULL);
 			usleep(100000);
 			continue;
 		}
-		plain_stats(&st, &plain);
+		upl_recv_stats(rc->r, &st);
+		plain_stats(&st, &lst, &plain);
 		if (on_pass)
 			on_pass(ctx, &plain);
 		connected = connected || st.connects > 0;
-		if (count && st.records >= count)
+		if (count && lst.records >= count)
 			break;
 		if (count)
-			upl_recv_wait_records(rc->r, count, 100);
+			grd_ledger_wait_records(rc->ledger, count, 100);
 		else
 			usleep(100000);
 	}
 	upl_recv_stats(rc->r, &st);
-	plain_stats(&st, ret_last);
+	grd_ledger_stats(rc->ledger, &lst);
+	plain_stats(&st, &lst, ret_last);
 	return connected || st.connects > 0;
 }
 
 int grd_receiver_stop(grd_receiver_t *rc)
 {
-	/* A commit waiting for the database gives up now (grd_db_store()). */
+	/* A commit waiting for the database gives up now (grd_db_store_batch()). */
 	*rc->cfg.stop = 1;
 	if (!rc->started)
 		return 0;
@@ -295,15 +310,17 @@ int grd_receiver_finish(grd_receiver_t *rc, uint64_t *ret_late)
 void grd_receiver_stats(grd_receiver_t *rc, struct grd_receiver_stats *ret_stats)
 {
 	struct upl_recv_stats st;
+	struct grd_ledger_stats lst;
 
 	upl_recv_stats(rc->r, &st);
-	plain_stats(&st, ret_stats);
+	grd_ledger_stats(rc->ledger, &lst);
+	plain_stats(&st, &lst, ret_stats);
 }
 
 int grd_receiver_log(grd_receiver_t *rc, size_t i, struct grd_receiver_log *ret_log)
 {
-	struct upl_recv_log l;
-	int r = upl_recv_log(rc->r, i, &l);
+	struct grd_ledger_log l;
+	int r = grd_ledger_log(rc->ledger, i, &l);
 
 	if (r < 0)
 		return r;
@@ -330,6 +347,7 @@ grd_receiver_t *grd_receiver_free(grd_receiver_t *rc)
 	grd_free(&rc->g); /* the ground logs, the database */
 	grd_text_free(&rc->g);
 	upl_recv_free(rc->r);
+	grd_ledger_free(rc->ledger);
 	grd_db_free(rc->repair_db);
 	if (rc->cfg.output && rc->out && rc->out != rc->cfg.out)
 		fclose(rc->out);

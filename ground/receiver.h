@@ -20,8 +20,9 @@
 
 /* What recv's command line gives; strings must outlive the receiver. */
 struct grd_receiver_cfg {
-	struct upl_recv_cfg recv; /* broker, session, TLS, topic, max_vehicles; the
-	                             callbacks and ctx are set by grd_receiver_setup() */
+	struct upl_recv_cfg recv; /* broker, session, TLS, topic; the callbacks and
+	                             ctx are set by grd_receiver_setup() */
+	size_t max_vehicles;      /* the ledger's; 0 = GRD_LEDGER_MAX_VEHICLES_DEFAULT */
 	const char *db_url;       /* NULL: no database */
 	double repair_after;      /* gap repair's grace period, s; 0 = off */
 	const char *share;        /* shared subscription's group, or NULL */
@@ -63,10 +64,10 @@ enum grd_receiver_fail {
 	GRD_RECEIVER_FAIL_MAX
 };
 
-#define GRD_RECEIVER_MAX_DIGESTS UPL_RECV_MAX_DIGESTS /* Batch contents compared per log */
-#define GRD_RECEIVER_MAX_RANGES UPL_RECV_MAX_RANGES   /* seq ranges remembered per log */
+#define GRD_RECEIVER_MAX_DIGESTS GRD_LEDGER_MAX_DIGESTS /* Batch contents compared per log */
+#define GRD_RECEIVER_MAX_RANGES GRD_LEDGER_MAX_RANGES /* seq ranges remembered per log */
 
-/* The receiver's counters (struct upl_recv_stats' meaning); refused[] is
+/* The receiver's counters (struct upl_recv_stats' and grd_ledger_stats' meaning); refused[] is
    indexed by enum grd_why GRD_CONFLICT .. GRD_NO_MEMORY. */
 struct grd_receiver_stats {
 	uint64_t messages, records, duplicates, missing, bad, vehicles, logs;
@@ -79,7 +80,7 @@ struct grd_receiver_stats {
 	bool subscribed;
 };
 
-/* One (vehicle, log id) the receiver saw (struct upl_recv_log's meaning). */
+/* One (vehicle, log id) the receiver saw (struct grd_ledger_log's meaning). */
 struct grd_receiver_log {
 	const char *vehicle;      /* valid until grd_receiver_free() */
 	char log_id[2 * REC_LOG_ID_LEN + 1]; /* hex, "" for none */

@@ -51,11 +51,6 @@ int grd_db_check(grd_db_t *db)
 	return -ENOTSUP;
 }
 
-int grd_db_store(grd_db_t *db, const void *payload, size_t len, enum grd_db_outcome *ret_outcome)
-{
-	return -ENOTSUP;
-}
-
 int grd_db_store_batch(grd_db_t *db, rec_batch_t **b, const void *payload, size_t len,
                        enum grd_db_outcome *ret_outcome)
 {

@@ -49,6 +49,65 @@ uint64_t rec_batch_digest(const rec_batch_t *b, uint32_t count, uint64_t seed)
 	return h;
 }
 
+/* One 64-bit word into the hash: multiply, rotate, multiply, xorshift. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v * UINT64_C(0x9e3779b97f4a7c15);
+	h = (h << 31 | h >> 33) * UINT64_C(0xbf58476d1ce4e5b9);
+	return h ^ (h >> 29);
+}
+
+/* len bytes (up to 64) a word at a time, the last word zero-padded; the
+   length is mixed in by the caller. */
+static uint64_t mix_bytes(uint64_t h, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, p + i, len - i < 8 ? len - i : 8);
+		h = mix(h, w);
+	}
+	return h;
+}
+
+uint64_t rec_item_hash(uint64_t h, const struct acq_item *it)
+{
+	uint64_t w;
+
+	h = mix(h, (uint64_t)it->t_ns);
+	h = mix(h, (uint64_t)it->kind << 32 | it->bus);
+	if (it->kind == ACQ_ITEM_CAN) {
+		h = mix(h, (uint64_t)it->can.id << 16 | (uint64_t)it->can.flags << 8 | it->can.len);
+		return mix_bytes(h, it->can.data, it->can.len <= sizeof(it->can.data) ? it->can.len : sizeof(it->can.data));
+	}
+	if (it->kind == ACQ_ITEM_SAMPLE) {
+		memcpy(&w, &it->sample.value, sizeof(w));
+		h = mix(h, (uint64_t)it->sample.channel << 32 | it->sample.quality);
+		return mix(h, w);
+	}
+	if (it->kind == ACQ_ITEM_TEXT) {
+		size_t n = it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX;
+
+		h = mix(h, (uint64_t)it->text.channel << 32 | (uint64_t)it->text.quality << 8 | it->text.len);
+		return mix_bytes(h, (const uint8_t *)it->text.text, n);
+	}
+	h = mix(h, (uint64_t)it->event.code << 32 | it->event.detail);
+	return mix(h, (uint64_t)it->event.arg);
+}
+
+uint64_t rec_batch_hash(const rec_batch_t *b, uint32_t count, uint64_t key)
+{
+	uint64_t h = key;
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct acq_item it;
+
+		rec_batch_item(b, i, &it);
+		h = rec_item_hash(h, &it);
+	}
+	return h;
+}
+
 static bool item_eq(const struct acq_item *x, const struct acq_item *y)
 {
 	if (x->kind != y->kind || x->t_ns != y->t_ns || x->bus != y->bus || x->seq != y->seq)

@@ -65,6 +65,61 @@ struct hold_req {
 	int64_t from_ns, to_ns;
 };
 
+/* The connection (fwd-conn.c): its state, its failures, its backoff. */
+struct fwd_net {
+	struct mosquitto *mosq;
+	enum conn_state state;
+	int connack_rc;          /* -1 until the CONNACK callback */
+	bool lost;               /* the disconnect callback fired */
+	int lost_err;            /* why, if mosquitto_loop() said so */
+	int64_t deadline_ns;     /* CONNACK due / next attempt */
+	unsigned fails;          /* consecutive failed attempts */
+	uint64_t rng;
+	char why[192];           /* the current failure in plain words, "" = none yet */
+	char mosq_log[160];      /* the last error libmosquitto logged (OpenSSL's reason) */
+};
+
+/* The backlog window and the cursor (fwd-window.c; fwd-slot.c's rate cap). */
+struct fwd_window {
+	struct slot *slots;      /* ring of cfg.inflight slots, oldest at head */
+	unsigned head, n;
+	uint64_t read_seq;       /* seq after the last record taken from the log */
+	int64_t next_poll_ns;    /* log drained: look again at this time */
+	uint64_t cursor;         /* lowest unacknowledged seq (in memory) */
+	uint64_t cursor_written; /* value in the file */
+	int64_t cursor_due_ns;
+	int cursor_damage;       /* reported once by the thread, see stats */
+	double tokens;           /* backlog rate cap bucket, bytes */
+	int64_t tokens_ns;
+};
+
+/* Live records sent ahead of a backlog (fwd-ahead.c, cfg.live_source). */
+struct fwd_live {
+	bool on;                 /* the live reader is positioned and in use */
+	bool backlogged;         /* the last record staged was older than the live window */
+	int64_t poll_ns;
+	struct slot slot[AHEAD_SLOTS];
+	struct range ahead[AHEAD_MAX]; /* acked live and held ranges, sorted, disjoint */
+	size_t nahead;
+};
+
+/* The held window being sent (fwd-ahead.c, cfg.hold_source). */
+struct fwd_hold {
+	bool on;
+	bool caught_up;          /* its reader reached the head of the log */
+	struct hold_req req;
+	int64_t poll_ns;
+};
+
+/* The ground's resend requests (fwd-resend.c, cfg.resend_source), oldest first. */
+struct fwd_resend {
+	struct upl_range req[UPL_RESEND_MAX];
+	size_t n;
+	int64_t next_ns;         /* rate limit: the next re-send not before */
+	void *buf;               /* a Batch with the historical flag added */
+	size_t cap;
+};
+
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
 	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels;
@@ -80,50 +135,13 @@ struct upl_forwarder {
 	struct hold_req holdq[UPL_HOLD_MAX]; /* upl_forwarder_hold(), oldest first */
 	size_t nholdq;
 
-	/* Everything below belongs to the forwarder thread. */
-	struct mosquitto *mosq;
-	enum conn_state conn;
-	int connack_rc;          /* -1 until the CONNACK callback */
-	bool lost;               /* the disconnect callback fired */
-	int lost_err;            /* why, if mosquitto_loop() said so */
-	int64_t deadline_ns;     /* CONNACK due / next attempt */
-	unsigned fails;          /* consecutive failed attempts */
-	uint64_t rng;
-	char why[192];           /* the current failure in plain words, "" = none yet */
-	char mosq_log[160];      /* the last error libmosquitto logged (OpenSSL's reason) */
-	int cursor_damage;       /* reported once by the thread, see stats */
-
-	struct slot *slots;      /* ring of cfg.inflight slots, oldest at head */
-	unsigned head, n;
-	uint64_t read_seq;       /* seq after the last record taken from the log */
-	int64_t next_poll_ns;    /* log drained: look again at this time */
-	uint64_t cursor;         /* lowest unacknowledged seq (in memory) */
-	uint64_t cursor_written; /* value in the file */
-	int64_t cursor_due_ns;
-
-	double tokens;           /* backlog rate cap bucket, bytes */
-	int64_t tokens_ns;
-
-	/* Live records sent ahead of a backlog (cfg.live_source). */
-	bool live_on;            /* the live reader is positioned and in use */
-	bool backlogged;         /* the last record staged was older than the live window */
-	int64_t live_poll_ns;
-	struct slot live[AHEAD_SLOTS];
-	struct range ahead[AHEAD_MAX]; /* acked live and held ranges, sorted, disjoint */
-	size_t nahead;
-
-	/* The held window being sent (cfg.hold_source). */
-	bool hold_on;
-	bool hold_caught_up;     /* its reader reached the head of the log */
-	struct hold_req hold;
-	int64_t hold_poll_ns;
-
-	/* The ground's resend requests (cfg.resend_source), oldest first. */
-	struct upl_range resend[UPL_RESEND_MAX];
-	size_t nresend;
-	int64_t resend_next_ns;  /* rate limit: the next re-send not before */
-	void *resend_buf;        /* a Batch with the historical flag added */
-	size_t resend_cap;
+	/* Everything below belongs to the forwarder thread, each part to the
+	   file named at its type. */
+	struct fwd_net net;
+	struct fwd_window win;
+	struct fwd_live live;
+	struct fwd_hold hold;
+	struct fwd_resend resend;
 };
 
 static inline void stats_error(upl_forwarder_t *f, int err)

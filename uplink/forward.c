@@ -153,7 +153,7 @@ static void cursor_start(upl_forwarder_t *f, uint64_t *ret_seq)
 		r = -EOVERFLOW;
 	}
 	if (r < 0) {
-		f->cursor_damage = f->st.cursor_damage = r;
+		f->win.cursor_damage = f->st.cursor_damage = r;
 		seq = 1;
 	}
 	*ret_seq = seq;
@@ -164,13 +164,13 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	if (!f)
 		return NULL;
 	upl_forwarder_stop(f);
-	if (f->mosq)
-		mosquitto_destroy(f->mosq);
-	for (unsigned i = 0; f->slots && i < f->cfg.inflight; i++)
-		free(f->slots[i].buf);
+	if (f->net.mosq)
+		mosquitto_destroy(f->net.mosq);
+	for (unsigned i = 0; f->win.slots && i < f->cfg.inflight; i++)
+		free(f->win.slots[i].buf);
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
-		free(f->live[i].buf);
-	free(f->slots);
+		free(f->live.slot[i].buf);
+	free(f->win.slots);
 	free((char *)f->cfg.host);
 	free((char *)f->cfg.client_id);
 	free((char *)f->cfg.vehicle);
@@ -185,7 +185,7 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->topic_events);
 	free(f->topic_resend);
 	free(f->topic_gone);
-	free(f->resend_buf);
+	free(f->resend.buf);
 	free(f->topic_channels);
 	free((void *)f->cfg.channels_msg);
 	pthread_cond_destroy(&f->cond);
@@ -212,8 +212,8 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 	pthread_cond_init(&f->cond, NULL);
 	r = cfg_copy(f, cfg);
 	if (r == 0) {
-		f->slots = calloc(f->cfg.inflight, sizeof(*f->slots));
-		if (!f->slots)
+		f->win.slots = calloc(f->cfg.inflight, sizeof(*f->win.slots));
+		if (!f->win.slots)
 			r = -ENOMEM;
 	}
 	if (r < 0) {
@@ -221,14 +221,14 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 		return r;
 	}
 	cursor_start(f, &cursor);
-	f->cursor = f->cursor_written = f->read_seq = cursor;
+	f->win.cursor = f->win.cursor_written = f->win.read_seq = cursor;
 	/* A reset cursor is written again at the first chance (at the latest
 	   at stop), so the damage is reported once, not at every start. */
-	if (f->cursor_damage)
-		f->cursor_written = 0;
+	if (f->win.cursor_damage)
+		f->win.cursor_written = 0;
 	f->st.cursor = cursor;
 	f->st.insecure = f->cfg.use_tls && f->cfg.tls.insecure;
-	f->rng = (uint64_t)basic_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;
+	f->net.rng = (uint64_t)basic_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;
 	upl_mqtt_lib_init();
 	*ret_fwd = f;
 	return 0;
@@ -282,8 +282,8 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 		size_t n = (size_t)((nl ? nl : end) - p);
 		struct upl_range req;
 
-		if (n && upl_range_parse(p, n, &req) == 0 && f->nresend < UPL_RESEND_MAX) {
-			f->resend[f->nresend++] = req;
+		if (n && upl_range_parse(p, n, &req) == 0 && f->resend.n < UPL_RESEND_MAX) {
+			f->resend.req[f->resend.n++] = req;
 			STAT_ADD(f, resend_requests, 1);
 		} else if (n) {
 			STAT_ADD(f, resend_refused, 1);
@@ -300,28 +300,28 @@ static int conn_setup(upl_forwarder_t *f)
 	int r;
 
 	/* clean_session false: the broker keeps our session across drops. */
-	f->mosq = mosquitto_new(f->cfg.client_id, false, f);
-	if (!f->mosq)
+	f->net.mosq = mosquitto_new(f->cfg.client_id, false, f);
+	if (!f->net.mosq)
 		return errno ? -errno : -ENOMEM;
-	mosquitto_connect_callback_set(f->mosq, upl_fwd_on_connect);
-	mosquitto_disconnect_callback_set(f->mosq, upl_fwd_on_disconnect);
-	mosquitto_log_callback_set(f->mosq, upl_fwd_on_log);
-	mosquitto_publish_callback_set(f->mosq, upl_fwd_on_publish);
+	mosquitto_connect_callback_set(f->net.mosq, upl_fwd_on_connect);
+	mosquitto_disconnect_callback_set(f->net.mosq, upl_fwd_on_disconnect);
+	mosquitto_log_callback_set(f->net.mosq, upl_fwd_on_log);
+	mosquitto_publish_callback_set(f->net.mosq, upl_fwd_on_publish);
 	if (f->cfg.resend_source.next)
-		mosquitto_message_callback_set(f->mosq, on_message);
-	mosquitto_int_option(f->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+		mosquitto_message_callback_set(f->net.mosq, on_message);
+	mosquitto_int_option(f->net.mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	/* Room for our window plus event and status messages, so libmosquitto
 	   never queues a data message behind them. */
-	r = mosquitto_max_inflight_messages_set(f->mosq, f->cfg.inflight * 2 + 2);
+	r = mosquitto_max_inflight_messages_set(f->net.mosq, f->cfg.inflight * 2 + 2);
 	if (r == MOSQ_ERR_SUCCESS && f->cfg.username)
-		r = mosquitto_username_pw_set(f->mosq, f->cfg.username, f->cfg.password);
+		r = mosquitto_username_pw_set(f->net.mosq, f->cfg.username, f->cfg.password);
 	if (r == MOSQ_ERR_SUCCESS)
-		r = mosquitto_will_set(f->mosq, f->topic_status, sizeof(offline) - 1, offline, 1, true);
+		r = mosquitto_will_set(f->net.mosq, f->topic_status, sizeof(offline) - 1, offline, 1, true);
 	if (r != MOSQ_ERR_SUCCESS) {
 		upl_fwd_why_mosq(f, r, errno);
 		return upl_mqtt_errno(r);
 	}
-	r = f->cfg.use_tls ? upl_mqtt_tls_apply(f->mosq, &f->cfg.tls) : 0;
+	r = f->cfg.use_tls ? upl_mqtt_tls_apply(f->net.mosq, &f->cfg.tls) : 0;
 	if (r < 0)
 		upl_fwd_why_set(f, "cannot use the TLS files (ca_file, cert_file, key_file): %s", strerror(-r));
 	return r;
@@ -335,11 +335,11 @@ static void conn_start(upl_forwarder_t *f)
 	if (r == 0) {
 		int rc;
 
-		f->connack_rc = -1;
-		f->lost = false;
-		f->lost_err = 0;
+		f->net.connack_rc = -1;
+		f->net.lost = false;
+		f->net.lost_err = 0;
 		errno = 0;
-		rc = mosquitto_connect_async(f->mosq, f->cfg.host, f->cfg.port, (int)f->cfg.keepalive_s);
+		rc = mosquitto_connect_async(f->net.mosq, f->cfg.host, f->cfg.port, (int)f->cfg.keepalive_s);
 		if (rc != MOSQ_ERR_SUCCESS)
 			upl_fwd_why_mosq(f, rc, errno);
 		r = upl_mqtt_errno(rc);
@@ -348,8 +348,8 @@ static void conn_start(upl_forwarder_t *f)
 		upl_fwd_conn_down(f, r, true);
 		return;
 	}
-	f->conn = CONN_CONNECTING;
-	f->deadline_ns = basic_mono_ns() + (int64_t)f->cfg.connect_timeout_ms * 1000000;
+	f->net.state = CONN_CONNECTING;
+	f->net.deadline_ns = basic_mono_ns() + (int64_t)f->cfg.connect_timeout_ms * 1000000;
 }
 
 /* One step while connecting or connected.  Returns the poll timeout (ms)
@@ -358,21 +358,21 @@ static int conn_step(upl_forwarder_t *f)
 {
 	int r;
 
-	if (f->conn == CONN_CONNECTING && f->connack_rc > 0) {
+	if (f->net.state == CONN_CONNECTING && f->net.connack_rc > 0) {
 		/* The broker's reason beats the disconnect that follows it. */
-		f->why[0] = '\0';
-		upl_fwd_why_set(f, "the broker refused the connection: %s", mosquitto_connack_string(f->connack_rc));
-		upl_fwd_conn_down(f, upl_mqtt_connack_errno(f->connack_rc), true);
+		f->net.why[0] = '\0';
+		upl_fwd_why_set(f, "the broker refused the connection: %s", mosquitto_connack_string(f->net.connack_rc));
+		upl_fwd_conn_down(f, upl_mqtt_connack_errno(f->net.connack_rc), true);
 		return 0;
 	}
-	if (f->lost) {
-		upl_fwd_conn_down(f, f->lost_err ? f->lost_err : -ECONNRESET, f->conn != CONN_UP);
+	if (f->net.lost) {
+		upl_fwd_conn_down(f, f->net.lost_err ? f->net.lost_err : -ECONNRESET, f->net.state != CONN_UP);
 		return 0;
 	}
-	if (f->conn == CONN_CONNECTING) {
-		if (f->connack_rc == 0) {
+	if (f->net.state == CONN_CONNECTING) {
+		if (f->net.connack_rc == 0) {
 			upl_fwd_conn_established(f);
-		} else if (basic_mono_ns() > f->deadline_ns) {
+		} else if (basic_mono_ns() > f->net.deadline_ns) {
 			upl_fwd_why_set(f, "no answer (CONNACK) within %u ms: the broker accepts TCP but does not speak MQTT",
 			        f->cfg.connect_timeout_ms);
 			upl_fwd_conn_down(f, -ETIMEDOUT, true);
@@ -407,28 +407,28 @@ static void *forwarder_main(void *arg)
 	upl_forwarder_t *f = arg;
 
 	{
-		int r = f->cfg.source.seek(f->cfg.source.ctx, f->cursor);
+		int r = f->cfg.source.seek(f->cfg.source.ctx, f->win.cursor);
 
 		if (r < 0)
 			stats_error(f, r);
 	}
-	f->tokens_ns = basic_mono_ns();
+	f->win.tokens_ns = basic_mono_ns();
 	/* Into the record log through the board, with the reason. */
-	if (f->cursor_damage)
-		emit(f, UPL_FWD_CURSOR_RESET, f->cursor_damage);
+	if (f->win.cursor_damage)
+		emit(f, UPL_FWD_CURSOR_RESET, f->win.cursor_damage);
 	if (f->cfg.live_source.next) {
 		int r = f->cfg.live_source.seek_time(f->cfg.live_source.ctx,
 		                                     basic_realtime_ns() - f->cfg.live_window_ns);
 
-		f->live_on = r == 0;
+		f->live.on = r == 0;
 		if (r < 0)
 			stats_error(f, r);
 	}
 	while (!atomic_load(&f->stop)) {
 		int timeout;
 
-		if (f->conn == CONN_DOWN) {
-			int64_t wait = f->deadline_ns - basic_mono_ns();
+		if (f->net.state == CONN_DOWN) {
+			int64_t wait = f->net.deadline_ns - basic_mono_ns();
 
 			if (wait <= 0) {
 				conn_start(f);
@@ -440,20 +440,20 @@ static void *forwarder_main(void *arg)
 			continue;
 		}
 		timeout = conn_step(f);
-		if (f->conn == CONN_DOWN)
+		if (f->net.state == CONN_DOWN)
 			continue;
 		/* mosquitto_loop also sends keepalive pings and notices a broker
 		   that stopped answering them. */
 		errno = 0;
-		int rc = mosquitto_loop(f->mosq, timeout, 1);
+		int rc = mosquitto_loop(f->net.mosq, timeout, 1);
 
 		if (rc != MOSQ_ERR_SUCCESS) {
 			int e = errno;
 
-			f->lost = true;
-			if (!f->lost_err) {
+			f->net.lost = true;
+			if (!f->net.lost_err) {
 				errno = e;
-				f->lost_err = upl_mqtt_errno(rc);
+				f->net.lost_err = upl_mqtt_errno(rc);
 			}
 			upl_fwd_why_mosq(f, rc, e);
 		}

@@ -24,43 +24,43 @@ static void ahead_add(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
 {
 	size_t i = 0;
 
-	while (i < f->nahead && f->ahead[i].hi < lo)
+	while (i < f->live.nahead && f->live.ahead[i].hi < lo)
 		i++;
-	if (i < f->nahead && f->ahead[i].lo <= hi) {
-		if (lo < f->ahead[i].lo)
-			f->ahead[i].lo = lo;
-		if (hi > f->ahead[i].hi)
-			f->ahead[i].hi = hi;
+	if (i < f->live.nahead && f->live.ahead[i].lo <= hi) {
+		if (lo < f->live.ahead[i].lo)
+			f->live.ahead[i].lo = lo;
+		if (hi > f->live.ahead[i].hi)
+			f->live.ahead[i].hi = hi;
 		/* It may now touch the next one. */
-		if (i + 1 < f->nahead && f->ahead[i + 1].lo <= f->ahead[i].hi) {
-			f->ahead[i].hi = f->ahead[i + 1].hi;
-			memmove(&f->ahead[i + 1], &f->ahead[i + 2],
-			        (f->nahead - i - 2) * sizeof(f->ahead[0]));
-			f->nahead--;
+		if (i + 1 < f->live.nahead && f->live.ahead[i + 1].lo <= f->live.ahead[i].hi) {
+			f->live.ahead[i].hi = f->live.ahead[i + 1].hi;
+			memmove(&f->live.ahead[i + 1], &f->live.ahead[i + 2],
+			        (f->live.nahead - i - 2) * sizeof(f->live.ahead[0]));
+			f->live.nahead--;
 		}
 		return;
 	}
-	if (f->nahead == AHEAD_MAX)
+	if (f->live.nahead == AHEAD_MAX)
 		return;
-	memmove(&f->ahead[i + 1], &f->ahead[i], (f->nahead - i) * sizeof(f->ahead[0]));
-	f->ahead[i] = (struct range){ lo, hi };
-	f->nahead++;
+	memmove(&f->live.ahead[i + 1], &f->live.ahead[i], (f->live.nahead - i) * sizeof(f->live.ahead[0]));
+	f->live.ahead[i] = (struct range){ lo, hi };
+	f->live.nahead++;
 }
 
 /* True if [lo, hi) was acknowledged live; drops ranges behind lo. */
 bool upl_fwd_ahead_covers(upl_forwarder_t *f, uint64_t lo, uint64_t hi)
 {
-	while (f->nahead && f->ahead[0].hi <= lo) {
-		memmove(&f->ahead[0], &f->ahead[1], (f->nahead - 1) * sizeof(f->ahead[0]));
-		f->nahead--;
+	while (f->live.nahead && f->live.ahead[0].hi <= lo) {
+		memmove(&f->live.ahead[0], &f->live.ahead[1], (f->live.nahead - 1) * sizeof(f->live.ahead[0]));
+		f->live.nahead--;
 	}
-	return f->nahead && f->ahead[0].lo <= lo && hi <= f->ahead[0].hi;
+	return f->live.nahead && f->live.ahead[0].lo <= lo && hi <= f->live.ahead[0].hi;
 }
 
 bool upl_fwd_live_ack(upl_forwarder_t *f, int mid)
 {
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
-		struct slot *s = &f->live[i];
+		struct slot *s = &f->live.slot[i];
 
 		if (s->used && s->state == SLOT_SENT && s->mid == mid) {
 			ahead_add(f, s->first_seq, s->first_seq + s->count);
@@ -79,7 +79,7 @@ bool upl_fwd_live_ack(upl_forwarder_t *f, int mid)
 static bool ahead_slot(const upl_forwarder_t *f, uint64_t seq)
 {
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
-		if (f->live[i].used && f->live[i].first_seq == seq)
+		if (f->live.slot[i].used && f->live.slot[i].first_seq == seq)
 			return true;
 	return false;
 }
@@ -87,8 +87,8 @@ static bool ahead_slot(const upl_forwarder_t *f, uint64_t seq)
 /* ahead_covers() without dropping anything: for readers other than the backlog. */
 static bool ahead_has(const upl_forwarder_t *f, uint64_t lo, uint64_t hi)
 {
-	for (size_t i = 0; i < f->nahead; i++)
-		if (f->ahead[i].lo <= lo && hi <= f->ahead[i].hi)
+	for (size_t i = 0; i < f->live.nahead; i++)
+		if (f->live.ahead[i].lo <= lo && hi <= f->live.ahead[i].hi)
 			return true;
 	return false;
 }
@@ -97,22 +97,22 @@ static bool ahead_has(const upl_forwarder_t *f, uint64_t lo, uint64_t hi)
    backlog reader has caught up with the live one. */
 static void live_read(upl_forwarder_t *f)
 {
-	for (unsigned i = 0; i < LIVE_SLOTS && f->live_on; i++) {
-		struct slot *s = &f->live[i];
+	for (unsigned i = 0; i < LIVE_SLOTS && f->live.on; i++) {
+		struct slot *s = &f->live.slot[i];
 		struct upl_rec rec = { 0 };
 		int r;
 
 		if (s->used)
 			continue;
-		if (basic_mono_ns() < f->live_poll_ns)
+		if (basic_mono_ns() < f->live.poll_ns)
 			return;
 		r = f->cfg.live_source.next(f->cfg.live_source.ctx, &rec);
 		if (r <= 0) {
-			f->live_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+			f->live.poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 			return;
 		}
-		if (rec.first_seq < f->read_seq) {
-			f->live_on = false;
+		if (rec.first_seq < f->win.read_seq) {
+			f->live.on = false;
 			return;
 		}
 		/* The hold reader has it (in flight or acknowledged): once is enough */
@@ -134,7 +134,7 @@ static void live_read(upl_forwarder_t *f)
 bool upl_fwd_live_adopt(upl_forwarder_t *f, struct slot *s)
 {
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
-		struct slot *l = &f->live[i];
+		struct slot *l = &f->live.slot[i];
 		void *buf = s->buf;
 		uint32_t cap = s->cap;
 
@@ -162,24 +162,24 @@ static bool hold_take(upl_forwarder_t *f)
 	int r;
 
 	pthread_mutex_lock(&f->lock);
-	f->hold_on = f->nholdq > 0;
-	if (f->hold_on) {
-		f->hold = f->holdq[0];
+	f->hold.on = f->nholdq > 0;
+	if (f->hold.on) {
+		f->hold.req = f->holdq[0];
 		memmove(f->holdq, f->holdq + 1, (f->nholdq - 1) * sizeof(f->holdq[0]));
 		f->nholdq--;
 	}
 	pthread_mutex_unlock(&f->lock);
-	if (!f->hold_on)
+	if (!f->hold.on)
 		return false;
-	f->hold_caught_up = false;
-	r = src->seek_time(src->ctx, f->hold.from_ns);
+	f->hold.caught_up = false;
+	r = src->seek_time(src->ctx, f->hold.req.from_ns);
 	if (r < 0) {
 		/* Nothing lost: the backlog still sends it, only not first. */
 		STAT_ADD(f, source_errors, 1);
 		stats_error(f, r);
-		f->hold_on = false;
+		f->hold.on = false;
 	}
-	return f->hold_on;
+	return f->hold.on;
 }
 
 /* A record already on its way: the backlog has taken it (acknowledged or in
@@ -187,15 +187,15 @@ static bool hold_take(upl_forwarder_t *f)
    there (sent live, or by an earlier hold). */
 static bool hold_has_gone(const upl_forwarder_t *f, const struct upl_rec *rec)
 {
-	return rec->first_seq + rec->count <= f->read_seq || ahead_slot(f, rec->first_seq) ||
+	return rec->first_seq + rec->count <= f->win.read_seq || ahead_slot(f, rec->first_seq) ||
 	       ahead_has(f, rec->first_seq, rec->first_seq + rec->count);
 }
 
 static struct slot *hold_free_slot(upl_forwarder_t *f)
 {
 	for (unsigned i = LIVE_SLOTS; i < AHEAD_SLOTS; i++)
-		if (!f->live[i].used)
-			return &f->live[i];
+		if (!f->live.slot[i].used)
+			return &f->live.slot[i];
 	return NULL;
 }
 
@@ -217,7 +217,7 @@ static void hold_read(upl_forwarder_t *f)
 		struct upl_rec rec = { 0 };
 		int r;
 
-		if (!s || (!f->hold_on && !hold_take(f)) || basic_mono_ns() < f->hold_poll_ns)
+		if (!s || (!f->hold.on && !hold_take(f)) || basic_mono_ns() < f->hold.poll_ns)
 			return;
 		r = src->next(src->ctx, &rec);
 		if (r < 0)
@@ -225,29 +225,29 @@ static void hold_read(upl_forwarder_t *f)
 		if (r == -EBADMSG) /* the source skipped the damage */
 			continue;
 		if (r <= 0) {
-			f->hold_caught_up = true;
-			if (basic_realtime_ns() < f->hold.to_ns + HOLD_WAIT_NS)
-				f->hold_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+			f->hold.caught_up = true;
+			if (basic_realtime_ns() < f->hold.req.to_ns + HOLD_WAIT_NS)
+				f->hold.poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 			else
-				f->hold_on = false;
+				f->hold.on = false;
 			return;
 		}
-		f->hold_caught_up = false;
-		if (rec.t_first_ns && rec.t_first_ns > f->hold.to_ns) {
-			f->hold_on = false; /* wholly past the window */
+		f->hold.caught_up = false;
+		if (rec.t_first_ns && rec.t_first_ns > f->hold.req.to_ns) {
+			f->hold.on = false; /* wholly past the window */
 			return;
 		}
 		if (rec.payload && rec.len && !hold_has_gone(f, &rec)) {
 			if (upl_fwd_slot_fill(s, &rec, rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns) < 0) {
 				/* Read it again after a pause. */
 				src->seek(src->ctx, rec.first_seq);
-				f->hold_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+				f->hold.poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 				return;
 			}
 			s->used = true;
 		}
-		if (rec.t_last_ns > f->hold.to_ns)
-			f->hold_on = false;
+		if (rec.t_last_ns > f->hold.req.to_ns)
+			f->hold.on = false;
 	}
 }
 
@@ -255,20 +255,20 @@ static void hold_read(upl_forwarder_t *f)
    backlog waits for them. */
 bool upl_fwd_hold_ahead(const upl_forwarder_t *f)
 {
-	return f->hold_on && !f->hold_caught_up;
+	return f->hold.on && !f->hold.caught_up;
 }
 
 int upl_fwd_live_publish(upl_forwarder_t *f)
 {
 	int r;
 
-	if (f->live_on && f->backlogged)
+	if (f->live.on && f->live.backlogged)
 		live_read(f);
 	if (f->cfg.hold_source.next)
 		hold_read(f);
 	/* Live first, then the held window (rate capped as the backlog is). */
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
-		struct slot *s = &f->live[i];
+		struct slot *s = &f->live.slot[i];
 
 		if (!s->used || s->state != SLOT_STAGED)
 			continue;

@@ -23,7 +23,7 @@ void upl_fwd_on_connect(struct mosquitto *mosq, void *arg, int rc)
 {
 	upl_forwarder_t *f = arg;
 
-	f->connack_rc = rc;
+	f->net.connack_rc = rc;
 }
 
 /* Remember the first reason a connection attempt or connection failed. */
@@ -31,19 +31,19 @@ void upl_fwd_why_set(upl_forwarder_t *f, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (f->why[0])
+	if (f->net.why[0])
 		return;
 	va_start(ap, fmt);
-	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	vsnprintf(f->net.why, sizeof(f->net.why), fmt, ap);
 	va_end(ap);
 }
 
 /* A failed libmosquitto call, in its own words; errno as it left it. */
 void upl_fwd_why_mosq(upl_forwarder_t *f, int rc, int sys_errno)
 {
-	char text[sizeof(f->why)];
+	char text[sizeof(f->net.why)];
 
-	upl_mqtt_describe(rc, sys_errno, f->mosq_log, text, sizeof(text));
+	upl_mqtt_describe(rc, sys_errno, f->net.mosq_log, text, sizeof(text));
 	upl_fwd_why_set(f, "%s", text);
 }
 
@@ -52,10 +52,10 @@ void upl_fwd_on_disconnect(struct mosquitto *mosq, void *arg, int rc)
 	upl_forwarder_t *f = arg;
 	int e = errno;
 
-	f->lost = true;
+	f->net.lost = true;
 	/* MOSQ_ERR_KEEPALIVE: no PINGRESP - an idle half-open connection. */
 	if (rc == MOSQ_ERR_KEEPALIVE) {
-		f->lost_err = -ETIMEDOUT;
+		f->net.lost_err = -ETIMEDOUT;
 		upl_fwd_why_set(f, "the broker stopped answering keepalive pings (%u s)", f->cfg.keepalive_s);
 	} else if (rc != MOSQ_ERR_SUCCESS) {
 		upl_fwd_why_mosq(f, rc, e);
@@ -69,7 +69,7 @@ void upl_fwd_on_log(struct mosquitto *mosq, void *arg, int level, const char *st
 	upl_forwarder_t *f = arg;
 
 	if (level == MOSQ_LOG_ERR)
-		snprintf(f->mosq_log, sizeof(f->mosq_log), "%s", str);
+		snprintf(f->net.mosq_log, sizeof(f->net.mosq_log), "%s", str);
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -84,19 +84,19 @@ void upl_fwd_conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 {
 	uint64_t delay;
 
-	if (f->mosq) {
+	if (f->net.mosq) {
 		/* Fresh client next time: whatever state libmosquitto kept about
 		   a dead socket is discarded with it. */
-		mosquitto_destroy(f->mosq);
-		f->mosq = NULL;
+		mosquitto_destroy(f->net.mosq);
+		f->net.mosq = NULL;
 	}
-	if (f->conn == CONN_UP) {
-		f->fails = 0;
+	if (f->net.state == CONN_UP) {
+		f->net.fails = 0;
 		emit(f, UPL_FWD_DISCONNECTED, err);
 	} else {
 		emit(f, UPL_FWD_CONNECT_FAILED, err);
 	}
-	f->conn = CONN_DOWN;
+	f->net.state = CONN_DOWN;
 	upl_fwd_window_rewind(f);
 	upl_fwd_why_set(f, "%s", strerror(err < 0 ? -err : EIO));
 	pthread_mutex_lock(&f->lock);
@@ -105,38 +105,38 @@ void upl_fwd_conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 		f->st.connect_fails++;
 	if (err)
 		f->st.last_error = err;
-	snprintf(f->st.last_error_text, sizeof(f->st.last_error_text), "%s", f->why);
+	snprintf(f->st.last_error_text, sizeof(f->st.last_error_text), "%s", f->net.why);
 	pthread_mutex_unlock(&f->lock);
-	f->why[0] = '\0';
-	f->mosq_log[0] = '\0';
+	f->net.why[0] = '\0';
+	f->net.mosq_log[0] = '\0';
 	/* Exponential backoff with jitter in [d/2, d]: a depot full of trains
 	   coming back at once must not reconnect in lockstep. */
 	delay = f->cfg.backoff_min_ms;
-	for (unsigned i = 0; i < f->fails && delay < f->cfg.backoff_max_ms; i++)
+	for (unsigned i = 0; i < f->net.fails && delay < f->cfg.backoff_max_ms; i++)
 		delay *= 2;
 	if (delay > f->cfg.backoff_max_ms)
 		delay = f->cfg.backoff_max_ms;
-	delay = delay / 2 + xorshift(&f->rng) % (delay / 2 + 1);
-	if (f->fails < 64)
-		f->fails++;
-	f->deadline_ns = basic_mono_ns() + (int64_t)delay * 1000000;
+	delay = delay / 2 + xorshift(&f->net.rng) % (delay / 2 + 1);
+	if (f->net.fails < 64)
+		f->net.fails++;
+	f->net.deadline_ns = basic_mono_ns() + (int64_t)delay * 1000000;
 }
 
 void upl_fwd_conn_established(upl_forwarder_t *f)
 {
 	static const char online[] = "online";
 
-	f->conn = CONN_UP;
+	f->net.state = CONN_UP;
 	/* Retained, so a consumer arriving later sees the state at once; the
 	   will replaces it with "offline" if we vanish. */
-	mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(online) - 1, online, 1, true);
+	mosquitto_publish(f->net.mosq, NULL, f->topic_status, sizeof(online) - 1, online, 1, true);
 	if (f->cfg.resend_source.next)
-		mosquitto_subscribe(f->mosq, NULL, f->topic_resend, 1);
+		mosquitto_subscribe(f->net.mosq, NULL, f->topic_resend, 1);
 	/* Retained too: the dictionary for a consumer that starts mid-stream
 	   (the Batches carry it only now and then).  A failure costs nothing
 	   but names until the next dictionary in a Batch. */
 	if (f->cfg.channels_msg)
-		mosquitto_publish(f->mosq, NULL, f->topic_channels, (int)f->cfg.channels_len, f->cfg.channels_msg, 1,
+		mosquitto_publish(f->net.mosq, NULL, f->topic_channels, (int)f->cfg.channels_len, f->cfg.channels_msg, 1,
 		                  true);
 	pthread_mutex_lock(&f->lock);
 	f->st.connects++;
@@ -150,19 +150,19 @@ void upl_fwd_goodbye(upl_forwarder_t *f)
 	static const char offline[] = "offline";
 	int64_t until = basic_mono_ns() + 500 * INT64_C(1000000);
 
-	if (f->conn == CONN_UP) {
+	if (f->net.state == CONN_UP) {
 		/* A clean DISCONNECT suppresses the will, so say it ourselves. */
-		mosquitto_publish(f->mosq, NULL, f->topic_status, sizeof(offline) - 1, offline, 1, true);
-		while (mosquitto_want_write(f->mosq) && basic_mono_ns() < until)
-			if (mosquitto_loop(f->mosq, 20, 1) != MOSQ_ERR_SUCCESS)
+		mosquitto_publish(f->net.mosq, NULL, f->topic_status, sizeof(offline) - 1, offline, 1, true);
+		while (mosquitto_want_write(f->net.mosq) && basic_mono_ns() < until)
+			if (mosquitto_loop(f->net.mosq, 20, 1) != MOSQ_ERR_SUCCESS)
 				break;
-		mosquitto_disconnect(f->mosq);
-		mosquitto_loop(f->mosq, 20, 1);
+		mosquitto_disconnect(f->net.mosq);
+		mosquitto_loop(f->net.mosq, 20, 1);
 	}
-	if (f->mosq)
-		mosquitto_destroy(f->mosq);
-	f->mosq = NULL;
-	f->conn = CONN_DOWN;
+	if (f->net.mosq)
+		mosquitto_destroy(f->net.mosq);
+	f->net.mosq = NULL;
+	f->net.state = CONN_DOWN;
 	upl_fwd_cursor_flush(f, true);
 	pthread_mutex_lock(&f->lock);
 	f->st.connected = false;

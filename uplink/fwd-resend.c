@@ -19,8 +19,8 @@
 
 static void resend_pop(upl_forwarder_t *f)
 {
-	memmove(f->resend, f->resend + 1, (f->nresend - 1) * sizeof(f->resend[0]));
-	f->nresend--;
+	memmove(f->resend.req, f->resend.req + 1, (f->resend.n - 1) * sizeof(f->resend.req[0]));
+	f->resend.n--;
 }
 
 /* "gone": [first, last] of the log is no longer stored. */
@@ -34,7 +34,7 @@ static int resend_gone(upl_forwarder_t *f, const struct upl_range *req, uint64_t
 	gone.last = last;
 	if ((n = upl_range_format(&gone, msg, sizeof(msg))) < 0)
 		return n;
-	rc = mosquitto_publish(f->mosq, NULL, f->topic_gone, n, msg, 1, false);
+	rc = mosquitto_publish(f->net.mosq, NULL, f->topic_gone, n, msg, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
 	STAT_ADD(f, resend_gone, 1);
@@ -47,16 +47,16 @@ static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
 	size_t need = rec->len + sizeof(historical_true);
 	int rc;
 
-	if (need > f->resend_cap) {
-		void *b = realloc(f->resend_buf, need);
+	if (need > f->resend.cap) {
+		void *b = realloc(f->resend.buf, need);
 		if (!b)
 			return -ENOMEM;
-		f->resend_buf = b;
-		f->resend_cap = need;
+		f->resend.buf = b;
+		f->resend.cap = need;
 	}
-	memcpy(f->resend_buf, rec->payload, rec->len);
-	memcpy((uint8_t *)f->resend_buf + rec->len, historical_true, sizeof(historical_true));
-	rc = mosquitto_publish(f->mosq, NULL, f->topic_data, (int)need, f->resend_buf, 1, false);
+	memcpy(f->resend.buf, rec->payload, rec->len);
+	memcpy((uint8_t *)f->resend.buf + rec->len, historical_true, sizeof(historical_true));
+	rc = mosquitto_publish(f->net.mosq, NULL, f->topic_data, (int)need, f->resend.buf, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
 	STAT_ADD(f, resend_batches, 1);
@@ -87,15 +87,15 @@ static bool same_log(const struct upl_rec *rec, const struct upl_range *req)
  */
 int upl_fwd_resend_step(upl_forwarder_t *f)
 {
-	struct upl_range *req = &f->resend[0];
+	struct upl_range *req = &f->resend.req[0];
 	struct upl_source *src = &f->cfg.resend_source;
 	struct upl_rec rec = { 0 };
 	int64_t now = basic_mono_ns();
 	int r;
 
-	if (!f->nresend || now < f->resend_next_ns)
+	if (!f->resend.n || now < f->resend.next_ns)
 		return 0;
-	f->resend_next_ns = now + 1000000000 / f->cfg.resend_per_s;
+	f->resend.next_ns = now + 1000000000 / f->cfg.resend_per_s;
 	r = src->seek(src->ctx, req->first);
 	if (r == 0)
 		r = src->next(src->ctx, &rec);

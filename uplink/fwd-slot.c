@@ -55,15 +55,15 @@ bool upl_fwd_rate_allows(upl_forwarder_t *f, const struct slot *s)
 		return true;
 	now = basic_mono_ns();
 	burst = (double)f->cfg.rate_bytes_s / 4;
-	f->tokens += (double)(now - f->tokens_ns) * 1e-9 * (double)f->cfg.rate_bytes_s;
-	if (f->tokens > burst)
-		f->tokens = burst;
-	f->tokens_ns = now;
+	f->win.tokens += (double)(now - f->win.tokens_ns) * 1e-9 * (double)f->cfg.rate_bytes_s;
+	if (f->win.tokens > burst)
+		f->win.tokens = burst;
+	f->win.tokens_ns = now;
 	/* Allowing a message when the bucket is non-negative and letting it go
 	   into debt keeps Batches larger than the burst from stalling. */
-	if (f->tokens < 0)
+	if (f->win.tokens < 0)
 		return false;
-	f->tokens -= s->len;
+	f->win.tokens -= s->len;
 	return true;
 }
 
@@ -77,7 +77,7 @@ static void slot_publish_events(upl_forwarder_t *f, const struct slot *s)
 
 	if (upl_events_batch(s->buf, s->len, &enc, &buf, &len) <= 0)
 		return;
-	if (mosquitto_publish(f->mosq, NULL, f->topic_events, (int)len, buf, 1, false) ==
+	if (mosquitto_publish(f->net.mosq, NULL, f->topic_events, (int)len, buf, 1, false) ==
 	    MOSQ_ERR_SUCCESS)
 		STAT_ADD(f, events_published, 1);
 	rec_encoder_free(enc);
@@ -87,7 +87,7 @@ int upl_fwd_slot_publish(upl_forwarder_t *f, struct slot *s)
 {
 	int rc, mid;
 
-	rc = mosquitto_publish(f->mosq, &mid, f->topic_data, (int)s->len, s->buf, 1, false);
+	rc = mosquitto_publish(f->net.mosq, &mid, f->topic_data, (int)s->len, s->buf, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
 	if (f->cfg.publish_events && !s->ever_sent)

@@ -20,7 +20,7 @@
 
 static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
 {
-	return &f->slots[(f->head + k) % f->cfg.inflight];
+	return &f->win.slots[(f->win.head + k) % f->cfg.inflight];
 }
 
 void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
@@ -28,11 +28,11 @@ void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
 	int64_t now = basic_mono_ns();
 	int r;
 
-	if (f->cursor == f->cursor_written)
+	if (f->win.cursor == f->win.cursor_written)
 		return;
-	if (!force && now < f->cursor_due_ns)
+	if (!force && now < f->win.cursor_due_ns)
 		return;
-	r = upl_cursor_store(f->cfg.cursor_path, f->cursor);
+	r = upl_cursor_store(f->cfg.cursor_path, f->win.cursor);
 	if (r < 0) {
 		/* Keep going: the in-memory cursor is right, the file only lags
 		   (more duplicates after a crash).  Retry at most once a second:
@@ -40,12 +40,12 @@ void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
 		   not cost a create and an fsync per PUBACK. */
 		STAT_ADD(f, cursor_errors, 1);
 		stats_error(f, r);
-		f->cursor_due_ns = now + (f->cfg.cursor_interval_ms > 1000 ? f->cfg.cursor_interval_ms : 1000) *
+		f->win.cursor_due_ns = now + (f->cfg.cursor_interval_ms > 1000 ? f->cfg.cursor_interval_ms : 1000) *
 		                         INT64_C(1000000);
 		return;
 	}
-	f->cursor_written = f->cursor;
-	f->cursor_due_ns = now + (int64_t)f->cfg.cursor_interval_ms * 1000000;
+	f->win.cursor_written = f->win.cursor;
+	f->win.cursor_due_ns = now + (int64_t)f->cfg.cursor_interval_ms * 1000000;
 }
 
 /* Drop acknowledged slots from the head: the cursor may only move over a
@@ -53,17 +53,17 @@ void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
    skipped for good. */
 static void window_advance(upl_forwarder_t *f)
 {
-	while (f->n && slot_at(f, 0)->state == SLOT_ACKED) {
-		f->head = (f->head + 1) % f->cfg.inflight;
-		f->n--;
+	while (f->win.n && slot_at(f, 0)->state == SLOT_ACKED) {
+		f->win.head = (f->win.head + 1) % f->cfg.inflight;
+		f->win.n--;
 	}
-	f->cursor = f->n ? slot_at(f, 0)->first_seq : f->read_seq;
+	f->win.cursor = f->win.n ? slot_at(f, 0)->first_seq : f->win.read_seq;
 	pthread_mutex_lock(&f->lock);
-	f->st.cursor = f->cursor;
-	f->st.inflight = f->n;
+	f->st.cursor = f->win.cursor;
+	f->st.inflight = f->win.n;
 	/* Wake waiters only when one is satisfied: a broadcast per PUBACK
 	   costs a context switch per message on a 2-core board. */
-	if (f->wait_seq && f->cursor >= f->wait_seq) {
+	if (f->wait_seq && f->win.cursor >= f->wait_seq) {
 		f->wait_seq = 0;
 		pthread_cond_broadcast(&f->cond);
 	}
@@ -77,7 +77,7 @@ void upl_fwd_on_publish(struct mosquitto *mosq, void *arg, int mid)
 
 	if (upl_fwd_live_ack(f, mid))
 		return;
-	for (unsigned k = 0; k < f->n; k++) {
+	for (unsigned k = 0; k < f->win.n; k++) {
 		struct slot *s = slot_at(f, k);
 
 		if (s->state == SLOT_SENT && s->mid == mid) {
@@ -100,7 +100,7 @@ static int window_stage(upl_forwarder_t *f)
 	struct slot *s;
 	int r;
 
-	if (f->n == f->cfg.inflight || basic_mono_ns() < f->next_poll_ns)
+	if (f->win.n == f->cfg.inflight || basic_mono_ns() < f->win.next_poll_ns)
 		return 0;
 	memset(&rec, 0, sizeof(rec));
 	r = f->cfg.source.next(f->cfg.source.ctx, &rec);
@@ -114,33 +114,33 @@ static int window_stage(upl_forwarder_t *f)
 		   disk.  Never a reason to drop the connection. */
 		if (r == -EBADMSG)
 			return 1;
-		f->next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		f->win.next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return 0;
 	}
 	/* Records wholly before the cursor were forwarded already (the source
 	   seeks to the record containing the cursor, which may start earlier). */
-	if (rec.first_seq + rec.count <= f->read_seq || !rec.payload || !rec.len)
+	if (rec.first_seq + rec.count <= f->win.read_seq || !rec.payload || !rec.len)
 		return 1;
-	f->backlogged = rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns;
+	f->live.backlogged = rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns;
 	/* Already delivered ahead of the backlog: acknowledged, skip it. */
 	if (upl_fwd_ahead_covers(f, rec.first_seq, rec.first_seq + rec.count)) {
-		f->read_seq = rec.first_seq + rec.count;
+		f->win.read_seq = rec.first_seq + rec.count;
 		STAT_ADD(f, skipped, rec.count);
 		window_advance(f);
 		return 1;
 	}
-	s = slot_at(f, f->n);
-	if (upl_fwd_slot_fill(s, &rec, f->backlogged) < 0) {
+	s = slot_at(f, f->win.n);
+	if (upl_fwd_slot_fill(s, &rec, f->live.backlogged) < 0) {
 		/* The source has moved past this record: rewind it, or the
 		   record would be skipped for good.  Try again after a pause. */
-		f->cfg.source.seek(f->cfg.source.ctx, f->read_seq);
-		f->next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
+		f->cfg.source.seek(f->cfg.source.ctx, f->win.read_seq);
+		f->win.next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return -ENOMEM;
 	}
 	if (upl_fwd_live_adopt(f, s))
 		STAT_ADD(f, skipped, rec.count);
-	f->n++;
-	f->read_seq = rec.first_seq + rec.count;
+	f->win.n++;
+	f->win.read_seq = rec.first_seq + rec.count;
 	return 1;
 }
 
@@ -152,9 +152,9 @@ int upl_fwd_window_publish(upl_forwarder_t *f)
 		unsigned k;
 		int r;
 
-		for (k = 0; k < f->n && slot_at(f, k)->state != SLOT_STAGED; k++)
+		for (k = 0; k < f->win.n && slot_at(f, k)->state != SLOT_STAGED; k++)
 			;
-		if (k == f->n) {
+		if (k == f->win.n) {
 			r = window_stage(f);
 			if (r <= 0)
 				return r;
@@ -174,14 +174,14 @@ bool upl_fwd_window_stalled(upl_forwarder_t *f)
 {
 	int64_t limit = basic_mono_ns() - (int64_t)f->cfg.ack_timeout_ms * 1000000;
 
-	for (unsigned k = 0; k < f->n; k++) {
+	for (unsigned k = 0; k < f->win.n; k++) {
 		struct slot *s = slot_at(f, k);
 
 		if (s->state == SLOT_SENT && s->sent_ns < limit)
 			return true;
 	}
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
-		if (f->live[i].used && f->live[i].state == SLOT_SENT && f->live[i].sent_ns < limit)
+		if (f->live.slot[i].used && f->live.slot[i].state == SLOT_SENT && f->live.slot[i].sent_ns < limit)
 			return true;
 	return false;
 }
@@ -189,10 +189,10 @@ bool upl_fwd_window_stalled(upl_forwarder_t *f)
 /* After a lost connection every unacknowledged message goes out again. */
 void upl_fwd_window_rewind(upl_forwarder_t *f)
 {
-	for (unsigned k = 0; k < f->n; k++)
+	for (unsigned k = 0; k < f->win.n; k++)
 		if (slot_at(f, k)->state == SLOT_SENT)
 			slot_at(f, k)->state = SLOT_STAGED;
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
-		if (f->live[i].used && f->live[i].state == SLOT_SENT)
-			f->live[i].state = SLOT_STAGED;
+		if (f->live.slot[i].used && f->live.slot[i].state == SLOT_SENT)
+			f->live.slot[i].state = SLOT_STAGED;
 }

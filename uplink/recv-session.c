@@ -3,9 +3,9 @@
  * recv-session.c - the ground side's MQTT receiver: the session (connect,
  * subscribe, reconnect with backoff, the reasons a connection failed in
  * plain words), the topics told apart (data, channels, status, aux), each
- * data payload decoded once and handed to the ledger (ledger.c: per-log
- * sequence tracking, which calls on_record and on_batch), the publish
- * queue of gap repair, the counters and the waits on them.
+ * data payload decoded once and handed to on_data (the ground's ledger,
+ * ground/ledger.c), the publish queue of gap repair, the counters and
+ * the wait for the subscription.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,13 +15,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "mqtt-private.h"
 #include "recv-private.h"
 #include "basic/clock.h"
 #include "basic/name.h"
+
+/* The decoded Batch of a data payload to on_data: -EBADMSG for one whose
+   vehicle is not the topic's. */
+static int feed_data(upl_recv_t *r, const char *topic, rec_batch_t **b, const void *payload, size_t len)
+{
+	struct rec_batch_info info;
+
+	if (rec_batch_info(*b, &info) < 0 || !upl_topic_vehicle_matches(topic, info.vehicle))
+		return -EBADMSG;
+	return r->cfg.on_data ? r->cfg.on_data(r->cfg.data_ctx, b, payload, len) : 0;
+}
 
 int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t len)
 {
@@ -32,15 +42,16 @@ int upl_recv_feed(upl_recv_t *r, const char *topic, const void *payload, size_t 
 		return -EINVAL;
 	pthread_mutex_lock(&r->lock);
 	r->st.messages++;
+	pthread_mutex_unlock(&r->lock);
 	ret = rec_batch_decode(payload, len, &b);
 	if (ret == 0)
-		ret = upl_ledger_feed(r, topic, &b, payload, len);
+		ret = feed_data(r, topic, &b, payload, len);
 	if (ret == -EBADMSG || ret == -EINVAL) {
+		pthread_mutex_lock(&r->lock);
 		r->st.bad++;
+		pthread_mutex_unlock(&r->lock);
 		ret = -EBADMSG;
 	}
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
 	rec_batch_free(b);
 	return ret;
 }
@@ -64,7 +75,6 @@ upl_recv_t *upl_recv_free(upl_recv_t *r)
 {
 	if (!r)
 		return NULL;
-	upl_ledger_free(r);
 	free((char *)r->cfg.host);
 	free((char *)r->cfg.client_id);
 	free((char *)r->cfg.topic);
@@ -119,13 +129,6 @@ int upl_recv_new(const struct upl_recv_cfg *cfg, upl_recv_t **ret_recv)
 		r->cfg.keepalive_s = 20;
 	if (!r->cfg.backoff_max_ms)
 		r->cfg.backoff_max_ms = 16000;
-	if (!r->cfg.max_vehicles)
-		r->cfg.max_vehicles = UPL_RECV_MAX_VEHICLES_DEFAULT;
-	/* A seed no sender knows, so no sender can make two different Batches
-	   hash alike on purpose.  Without entropy the hash is still a good
-	   checksum against accidents. */
-	if (getrandom(&r->hash_seed, sizeof(r->hash_seed), GRND_NONBLOCK) != sizeof(r->hash_seed))
-		r->hash_seed = (uint64_t)basic_mono_ns();
 	if (!ok) {
 		upl_recv_free(r);
 		return -ENOMEM;
@@ -153,17 +156,6 @@ int upl_recv_stats(upl_recv_t *r, struct upl_recv_stats *ret)
 	return 0;
 }
 
-int upl_recv_stats_try(upl_recv_t *r, struct upl_recv_stats *ret)
-{
-	if (!r || !ret)
-		return -EINVAL;
-	if (pthread_mutex_trylock(&r->lock) != 0)
-		return -EBUSY;
-	*ret = r->st;
-	pthread_mutex_unlock(&r->lock);
-	return 0;
-}
-
 int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms)
 {
 	struct timespec ts;
@@ -176,22 +168,6 @@ int upl_recv_wait_subscribed(upl_recv_t *r, unsigned timeout_ms)
 	while (!r->st.subscribed && err == 0)
 		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
 	err = r->st.subscribed ? 0 : -ETIMEDOUT;
-	pthread_mutex_unlock(&r->lock);
-	return err;
-}
-
-int upl_recv_wait_records(upl_recv_t *r, uint64_t n, unsigned timeout_ms)
-{
-	struct timespec ts;
-	int err = 0;
-
-	if (!r)
-		return -EINVAL;
-	ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
-	pthread_mutex_lock(&r->lock);
-	while (r->st.records < n && err == 0)
-		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
-	err = r->st.records >= n ? 0 : -ETIMEDOUT;
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }
@@ -306,14 +282,15 @@ static void feed_channels(upl_recv_t *r, const char *topic, const void *payload,
 		pthread_mutex_unlock(&r->lock);
 		return;
 	}
-	pthread_mutex_lock(&r->lock);
 	if (rec_batch_info(b, &info) == 0 && upl_topic_vehicle_matches(topic, info.vehicle) && info.nchannels) {
-		if (basic_vehicle_name_ok(info.vehicle))
+		if (basic_vehicle_name_ok(info.vehicle)) {
 			r->cfg.on_channels(r->cfg.ctx, &info, b);
-		else
-			r->st.refused[UPL_RECV_BAD_VEHICLE]++;
+		} else {
+			pthread_mutex_lock(&r->lock);
+			r->st.channels_refused++;
+			pthread_mutex_unlock(&r->lock);
+		}
 	}
-	pthread_mutex_unlock(&r->lock);
 	rec_batch_free(b);
 }
 

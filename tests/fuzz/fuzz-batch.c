@@ -3,14 +3,15 @@
  * fuzz-batch.c - libFuzzer target: arbitrary bytes on railmon/<v>/data.
  *
  * Drives what `railmon recv` does with a message: upl_recv_feed()
- * decodes and validates the Batch and tracks sequence ranges, and each
- * record it hands out goes through record/'s writer in the format the
+ * decodes and validates the Batch and hands it to the ground's ledger
+ * (grd_ledger_feed(), ground/ledger.c), which tracks sequence ranges, and
+ * each record it hands out goes through record/'s writer in the format the
  * first byte picks (CSV, JSON lines or candump, to /dev/null), named
  * from the Batch's own dictionary, with the vehicle and log id it
  * claims.  Each input is fed twice (the second time it is all
  * duplicates) and then as the tail of itself, so the range bookkeeping
  * sees overlaps; the first byte also picks the topic check.  A fresh
- * receiver per input keeps runs reproducible.
+ * receiver and ledger per input keep runs reproducible.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/timefix.h"
+#include "ground/ledger.h"
 #include "uplink/recv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -58,17 +60,23 @@ static int write_record(void *ctx, const struct rec_batch_info *info, const rec_
 static void feed(const uint8_t *data, size_t size, enum rec_format fmt)
 {
 	struct sink s = { devnull(), fmt, NULL };
-	struct upl_recv_cfg cfg = { .client_id = "fuzz", .on_record = write_record, .ctx = &s };
+	struct grd_ledger_cfg lcfg = { .on_record = write_record, .ctx = &s };
+	struct upl_recv_cfg cfg = { .client_id = "fuzz", .on_data = grd_ledger_feed };
 	const char *topic = size && (data[0] & 1) ? "railmon/tram7/data" : NULL;
+	grd_ledger_t *l;
 	upl_recv_t *r;
 
-	if (rec_channels_new(&s.names) < 0 || upl_recv_new(&cfg, &r) < 0)
+	if (rec_channels_new(&s.names) < 0 || grd_ledger_new(&lcfg, &l) < 0)
+		abort();
+	cfg.data_ctx = l;
+	if (upl_recv_new(&cfg, &r) < 0)
 		abort();
 	upl_recv_feed(r, topic, data, size);
 	upl_recv_feed(r, topic, data, size);
 	if (size > 1)
 		upl_recv_feed(r, NULL, data + 1, size - 1);
 	upl_recv_free(r);
+	grd_ledger_free(l);
 	rec_channels_free(s.names);
 }
 

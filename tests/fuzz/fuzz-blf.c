@@ -5,7 +5,7 @@
  * bounds, and give only frames that are frames (lengths, ids, flags), and
  * count the objects it skips by type (each type once, each count > 0),
  * and read it again the same after trace_blf_reset.
- * Seeds: tests/bus/blf_vector.py's files (one per object class) and
+ * Seeds: tests/trace/blf_vector.py's files (one per object class) and
  * record/'s writer's.
  */
 #include <assert.h>

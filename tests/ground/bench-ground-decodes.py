@@ -17,15 +17,11 @@ import tempfile
 import time
 
 RAILMON, PB2_DIR, PRELOAD = sys.argv[1:4]
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, PB2_DIR)
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
-import railmon_pb2  # noqa: E402
-from railmon_test import stop_peers  # noqa: E402
+import ground_paths  # noqa: E402
+railmon_pb2 = ground_paths.paths(PB2_DIR)
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+from mqtt_peers import Broker, Recv, publish, check, sample_batch, stop_all  # noqa: E402
 
 V, B, S, AGAIN = 4, 50, 100, 20
 T0 = (time.time_ns() // 1000) * 1000
@@ -33,14 +29,7 @@ LOG = bytes.fromhex("c0" * 15 + "01")
 
 
 def batch(vehicle, k):
-    first = 1 + k * S
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first, vehicle=vehicle, t0_ns=T0 + k * 10**9, log_id=LOG,
-                          config_hash=7)
-    for i in range(S):
-        b.samples.t_delta_ns.append(1000 if i else 0)
-        b.samples.channel.append(i % 50)
-        b.samples.value.append(float(first + i) * 0.5)
-    return b.SerializeToString()
+    return sample_batch(railmon_pb2, vehicle, k, S, T0, LOG)
 
 
 def counted(path):
@@ -108,12 +97,7 @@ def main():
         for name, (n1, n2) in rows:
             print("| %s | %.2f (%d) | %.2f (%d) |" % (name, n1 / (V * B), n1, n2 / AGAIN, n2))
     finally:
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
-        subprocess.run(["rm", "-rf", tmp])
+        stop_all(broker, pg, tmp)
 
 
 main()

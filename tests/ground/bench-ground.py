@@ -32,15 +32,12 @@ import tempfile
 import time
 
 RAILMON, PB2_DIR = sys.argv[1:3]
-sys.path.insert(0, PB2_DIR)
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
-import railmon_pb2  # noqa: E402
-from railmon_test import stop_peers, wait_for  # noqa: E402
+import ground_paths  # noqa: E402
+railmon_pb2 = ground_paths.paths(PB2_DIR)
+from railmon_test import wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+from mqtt_peers import Broker, Recv, publish, check, sample_batch, stop_all  # noqa: E402
 
 VEHICLES, BATCHES, SAMPLES = 4, int(os.environ.get("RAILMON_BENCH_BATCHES", "400")), 1000
 T0 = (time.time_ns() // 1000) * 1000
@@ -48,14 +45,7 @@ LOG = bytes.fromhex("b0" * 15 + "01")
 
 
 def batch(vehicle, k):
-    first = 1 + k * SAMPLES
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first, vehicle=vehicle, t0_ns=T0 + k * 10**9,
-                          log_id=LOG, config_hash=7)
-    for i in range(SAMPLES):
-        b.samples.t_delta_ns.append(1000 if i else 0)
-        b.samples.channel.append(i % 50)
-        b.samples.value.append(float(first + i) * 0.5)
-    return b.SerializeToString()
+    return sample_batch(railmon_pb2, vehicle, k, SAMPLES, T0, LOG)
 
 
 def fresh_db(pg, name, railmon=RAILMON):
@@ -226,12 +216,7 @@ def main():
         print("| completeness view over that day (ledger_days) | %.3f s | %.2fx of the count |"
               % (t_view, t_view / t_count))
     finally:
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
-        subprocess.run(["rm", "-rf", tmp])
+        stop_all(broker, pg, tmp)
 
 
 main()

@@ -25,6 +25,35 @@ def cleanup():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def sample_batch(pb2, vehicle, k, n, t0, log_id, config_hash=7, channels=50, scale=0.5):
+    """The k-th Batch of a vehicle's log of n samples each: seqs 1 + k * n
+    .. (k + 1) * n, one Batch a second from t0, the samples 1 us apart over
+    `channels` channels, each value its seq times `scale` (the benchmarks'
+    and test-ground-once's load); pb2 is the generated railmon_pb2."""
+    first = 1 + k * n
+    b = pb2.Batch(schema_version=1, first_seq=first, vehicle=vehicle, t0_ns=t0 + k * 10**9, log_id=log_id,
+                  config_hash=config_hash)
+    for i in range(n):
+        b.samples.t_delta_ns.append(1000 if i else 0)
+        b.samples.channel.append(i % channels)
+        b.samples.value.append(float(first + i) * scale)
+    return b.SerializeToString()
+
+
+def stop_all(broker, pg, tmp=None):
+    """The end of a ground script on every exit path: every peer killed,
+    what the receivers left removed, the broker and PostgreSQL stopped,
+    the scratch directory removed."""
+    from railmon_test import stop_peers
+    stop_peers(signal.SIGKILL)
+    cleanup()
+    if broker:
+        broker.stop()
+    pg.fini()
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def check(cond, what, *context):
     if not cond:
         for c in context:

@@ -44,12 +44,10 @@ import termios
 import time
 
 RAILMON, PB2_DIR, README = sys.argv[1:4]
-sys.path.insert(0, PB2_DIR)
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
-import railmon_pb2  # noqa: E402
+import ground_paths  # noqa: E402
+railmon_pb2 = ground_paths.paths(PB2_DIR)
+HERE = ground_paths.HERE
 import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402

@@ -45,12 +45,9 @@ import time
 import urllib.request
 
 RAILMON, PB2_DIR = sys.argv[1:3]
-sys.path.insert(0, PB2_DIR)
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
-import railmon_pb2  # noqa: E402
+import ground_paths  # noqa: E402
+railmon_pb2 = ground_paths.paths(PB2_DIR)
 from railmon_test import start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
 from mqtt_peers import Broker, Listener, Recv, cleanup, publish, check  # noqa: E402

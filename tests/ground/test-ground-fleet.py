@@ -30,9 +30,8 @@ import time
 
 RAILMON, FLEET = sys.argv[1:3]
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
+import ground_paths  # noqa: E402
+ground_paths.paths()
 from railmon_test import start_peer, stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402
 from mqtt_peers import Broker, Recv, check, cleanup  # noqa: E402

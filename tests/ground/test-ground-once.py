@@ -17,7 +17,6 @@ Python encoder.  Each of the two guards is seen on its own:
 Receivers end on --count (new records): each commits its last group
 before it exits, so nothing here waits a fixed time.
 """
-import os
 import re
 import signal
 import subprocess
@@ -25,15 +24,11 @@ import sys
 import time
 
 RAILMON, PB2_DIR = sys.argv[1:3]
-sys.path.insert(0, PB2_DIR)
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
-import railmon_pb2  # noqa: E402
-from railmon_test import stop_peers, wait_for  # noqa: E402
+import ground_paths  # noqa: E402
+railmon_pb2 = ground_paths.paths(PB2_DIR)
 from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+from mqtt_peers import Broker, Recv, publish, check, sample_batch, stop_all  # noqa: E402
 
 N = 100  # records per Batch
 T0 = (time.time_ns() // 1000) * 1000
@@ -44,14 +39,7 @@ TOPIC = "railmon/%s/data" % VEHICLE
 
 def batch(k):
     """Batch k: seqs 1 + k * N .. (k + 1) * N, N samples."""
-    first = 1 + k * N
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first, vehicle=VEHICLE, t0_ns=T0 + k * 10**9,
-                          log_id=LOG, config_hash=3)
-    for i in range(N):
-        b.samples.t_delta_ns.append(1000 if i else 0)
-        b.samples.channel.append(i % 7)
-        b.samples.value.append(float(first + i) * 0.25)
-    return b.SerializeToString()
+    return sample_batch(railmon_pb2, VEHICLE, k, N, T0, LOG, config_hash=3, channels=7, scale=0.25)
 
 
 def totals(err):
@@ -140,11 +128,7 @@ def main():
         check(seqs == str(4 * N), "no seq twice", seqs)
         print("one receiver restarted, the same Batch again: a duplicate in the database, its rows once: ok")
     finally:
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
+        stop_all(broker, pg)
 
 
 main()

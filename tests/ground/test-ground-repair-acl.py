@@ -27,9 +27,8 @@ import time
 
 FLEET, ACL = sys.argv[1:3]
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
+import ground_paths  # noqa: E402
+ground_paths.paths()
 import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import free_port, start_peer, stop_peers, wait_for  # noqa: E402
 from mqtt_peers import check  # noqa: E402

@@ -28,12 +28,9 @@ import sys
 import time
 
 RAILMON, PB2_DIR = sys.argv[1:3]
-sys.path.insert(0, PB2_DIR)
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
-import railmon_pb2  # noqa: E402
+import ground_paths  # noqa: E402
+railmon_pb2 = ground_paths.paths(PB2_DIR)
 import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import stop_peers, wait_for  # noqa: E402
 from pg import Postgres  # noqa: E402

@@ -55,6 +55,75 @@ static rec_batch_t *batch(uint64_t first_seq, double value, bool historical)
 	return b;
 }
 
+/* A record of each kind with every field set to something not zero. */
+static void kinds(struct acq_item k[4])
+{
+	memset(k, 0, 4 * sizeof(*k));
+	for (int i = 0; i < 4; i++) {
+		k[i].t_ns = T0 + i;
+		k[i].bus = 2;
+	}
+	k[0].kind = ACQ_ITEM_CAN;
+	k[0].can.id = 0x1abcdef;
+	k[0].can.flags = 1;
+	k[0].can.len = 12;
+	memcpy(k[0].can.data, "ABCDEFGHIJKL", 12);
+	k[1].kind = ACQ_ITEM_SAMPLE;
+	k[1].sample = (struct acq_sample){ .channel = 7, .quality = 2, .value = -3.25 };
+	k[2].kind = ACQ_ITEM_TEXT;
+	k[2].text.channel = 9;
+	k[2].text.quality = 1;
+	k[2].text.len = 11;
+	memcpy(k[2].text.text, "hello world", 11);
+	k[3].kind = ACQ_ITEM_EVENT;
+	k[3].event = (struct acq_event){ .code = 3, .detail = 4, .arg = -6 };
+}
+
+/* The in-memory ledger's keyed hash (rec_item_hash): every field of every
+   kind changes it, every byte of a frame's or a text's payload too (both
+   sides of a word boundary), and so does the key.  A field left out would
+   let the ground's ledger take a Batch with other records for a re-send
+   and drop it silently. */
+static void test_hash(void)
+{
+	struct acq_item k[4], m;
+	unsigned changed = 0, tried = 0;
+
+	kinds(k);
+#define DIFFERS(i, change) do { \
+		m = k[i]; change; tried++; \
+		if (rec_item_hash(42, &m) != rec_item_hash(42, &k[i])) \
+			changed++; \
+		else \
+			fprintf(stderr, "hash: %s of kind %d left out\n", #change, (int)k[i].kind); \
+	} while (0)
+	for (int i = 0; i < 4; i++) {
+		DIFFERS(i, m.t_ns++);
+		DIFFERS(i, m.bus++);
+		assert(rec_item_hash(42, &k[i]) != rec_item_hash(43, &k[i]));
+	}
+	DIFFERS(0, m.kind = ACQ_ITEM_SAMPLE);
+	DIFFERS(0, m.can.id ^= 0x1000000);
+	DIFFERS(0, m.can.flags = 0);
+	DIFFERS(0, m.can.len = 11);
+	for (int b = 0; b < 12; b++)
+		DIFFERS(0, m.can.data[b] ^= 0x80);
+	DIFFERS(1, m.sample.channel++);
+	DIFFERS(1, m.sample.quality++);
+	DIFFERS(1, m.sample.value = -3.0);
+	DIFFERS(2, m.text.channel++);
+	DIFFERS(2, m.text.quality = 0);
+	DIFFERS(2, m.text.len = 10);
+	for (int b = 0; b < 11; b++)
+		DIFFERS(2, m.text.text[b] ^= 0x20);
+	DIFFERS(3, m.event.code++);
+	DIFFERS(3, m.event.detail++);
+	DIFFERS(3, m.event.arg = 6);
+#undef DIFFERS
+	assert(changed == tried);
+	printf("keyed hash: each of %u field and byte changes gives another hash: ok\n", tried);
+}
+
 int main(void)
 {
 	rec_batch_t *a = batch(10, 1.5, false), *hist = batch(10, 1.5, true), *other = batch(10, 1.25, false);
@@ -81,6 +150,17 @@ int main(void)
 	/* Fewer records: another digest. */
 	assert(rec_batch_digest(a, 2, REC_DIGEST_SEED) != rec_batch_digest(a, 3, REC_DIGEST_SEED));
 	assert(rec_batch_same_records(NULL, a) == -EINVAL && rec_batch_same_records(a, NULL) == -EINVAL);
+	/* The in-memory ledger's keyed hash: the Batch's is its records' in
+	   order, a historical re-send the same, one value or the key other not. */
+	h = 77;
+	for (int i = 0; i < 3; i++)
+		h = rec_item_hash(h, &it[i]);
+	assert(rec_batch_hash(a, 3, 77) == h);
+	assert(rec_batch_hash(hist, 3, 77) == rec_batch_hash(a, 3, 77));
+	assert(rec_batch_hash(other, 3, 77) != rec_batch_hash(a, 3, 77));
+	assert(rec_batch_hash(a, 3, 78) != rec_batch_hash(a, 3, 77));
+	assert(rec_batch_hash(a, 2, 77) != rec_batch_hash(a, 3, 77));
+	test_hash();
 	rec_batch_free(a);
 	rec_batch_free(hist);
 	rec_batch_free(other);

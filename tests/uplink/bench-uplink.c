@@ -95,8 +95,8 @@ static void bench_size(const char *what, int kind_mix)
 	struct memlog log;
 	struct gen g;
 	struct fx_text text = { .fmt = REC_FORMAT_JSONL };
-	struct upl_recv_cfg rc = { .client_id = "size", .on_record = fx_text_record, .ctx = &text };
-	upl_recv_t *r;
+	struct fx_gnd_cfg rc = { .client_id = "size", .on_record = fx_text_record, .ctx = &text };
+	fx_gnd_t *r;
 	char *json;
 	size_t json_len, nrec = 0, compact = 0;
 	char line[256];
@@ -104,7 +104,7 @@ static void bench_size(const char *what, int kind_mix)
 	memlog_init(&log);
 	CHECK(gen_init(&g, "tram7", 1000, 1700000000000000000) == 0);
 	text.out = open_memstream(&json, &json_len);
-	CHECK(text.out && upl_recv_new(&rc, &r) == 0);
+	CHECK(text.out && fx_gnd_new(&rc, &r) == 0);
 	for (int b = 0; b < 100; b++) {
 		const uint8_t *buf;
 		size_t len;
@@ -139,13 +139,13 @@ static void bench_size(const char *what, int kind_mix)
 		}
 		CHECK(rec_encoder_finish(g.enc, log.next_seq, &buf, &len) == 1000);
 		CHECK(memlog_append(&log, 1000, g.t_ns, buf, len) == 0);
-		CHECK(upl_recv_feed(r, NULL, buf, len) == 1000);
+		CHECK(fx_gnd_feed(r, NULL, buf, len) == 1000);
 		nrec += 1000;
 	}
 	fflush(text.out);
 	printf("%-28s %8.1f %12.1f %12.1f %8.1fx\n", what, (double)log.bytes / nrec,
 	       (double)json_len / nrec, (double)compact / nrec, (double)json_len / log.bytes);
-	upl_recv_free(r);
+	fx_gnd_free(r);
 	fclose(text.out);
 	free(json);
 	gen_fini(&g);

@@ -390,20 +390,20 @@ static void *fx_recv_main(void *arg)
 {
 	struct fx_recv *rt = arg;
 
-	CHECK(upl_recv_run(rt->r) == 0);
+	CHECK(fx_gnd_run(rt->r) == 0);
 	return NULL;
 }
 
-void fx_recv_start(struct fx_recv *rt, const struct upl_recv_cfg *cfg)
+void fx_recv_start(struct fx_recv *rt, const struct fx_gnd_cfg *cfg)
 {
-	CHECK(upl_recv_new(cfg, &rt->r) == 0);
+	CHECK(fx_gnd_new(cfg, &rt->r) == 0);
 	CHECK(pthread_create(&rt->t, NULL, fx_recv_main, rt) == 0);
-	CHECK(upl_recv_wait_subscribed(rt->r, 10000) == 0);
+	CHECK(fx_gnd_wait_subscribed(rt->r, 10000) == 0);
 }
 
 void fx_recv_stop(struct fx_recv *rt)
 {
-	upl_recv_stop(rt->r);
+	fx_gnd_stop(rt->r);
 	pthread_join(rt->t, NULL);
-	rt->r = upl_recv_free(rt->r);
+	rt->r = fx_gnd_free(rt->r);
 }

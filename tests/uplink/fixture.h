@@ -17,6 +17,7 @@
 #include "record/format.h"
 #include "uplink/forward.h"
 #include "uplink/recv.h"
+#include "ground-end.h"
 #include "tlib.h"
 
 struct broker {
@@ -93,7 +94,7 @@ struct fx_text {
 	enum rec_format fmt;
 };
 
-/* An upl_recv_record_fn writing through record/'s formatter with the
+/* An grd_ledger_record_fn writing through record/'s formatter with the
    origin columns (no channel names: the generator sends no dictionary);
    ctx is a struct fx_text. */
 int fx_text_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
@@ -116,11 +117,11 @@ int fx_events_wait(struct fx_events *e, enum upl_fwd_event ev, unsigned n, unsig
 
 /* ---- recv (the subscriber) on its own thread ---- */
 struct fx_recv {
-	upl_recv_t *r;
+	fx_gnd_t *r;
 	pthread_t t;
 };
 
 /* Create recv from cfg, run it on a thread and wait (bounded) until it is
    subscribed; CHECKs on failure.  fx_recv_stop() stops, joins and frees. */
-void fx_recv_start(struct fx_recv *rt, const struct upl_recv_cfg *cfg);
+void fx_recv_start(struct fx_recv *rt, const struct fx_gnd_cfg *cfg);
 void fx_recv_stop(struct fx_recv *rt);

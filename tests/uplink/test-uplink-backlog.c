@@ -166,13 +166,13 @@ int main(void)
 	struct acq a = { 0 };
 	struct fx_recv rt;
 	struct live_watch watch = { 0 };
-	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-backlog-recv",
+	struct fx_gnd_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-backlog-recv",
 	                           .on_batch = watch_batch, .ctx = &watch };
-	struct upl_recv_vehicle half;
+	struct grd_ledger_vehicle half;
 	stor_reader_t *live_reader;
 	struct upl_forward_cfg fc;
 	struct upl_forward_stats st;
-	struct upl_recv_stats rs;
+	struct fx_gnd_stats rs;
 	upl_forwarder_t *f;
 	char cursor[256], dir[256];
 	uint64_t backlog_end, backlog_bytes, total;
@@ -238,7 +238,7 @@ int main(void)
 	CHECK(upl_forwarder_start(f) == 0);
 	/* Halfway through the backlog, live records are already on the ground. */
 	CHECK(upl_forwarder_wait_cursor(f, backlog_end / 2, 50000) == 0);
-	CHECK(upl_recv_vehicle(rt.r, "tram7", &half) == 0);
+	CHECK(fx_gnd_vehicle(rt.r, "tram7", &half) == 0);
 	printf("half the backlog sent: recv has seq up to %llu, the backlog ends at %llu\n",
 	       (unsigned long long)half.next_seq - 1, (unsigned long long)backlog_end - 1);
 	CHECK(half.next_seq > backlog_end);
@@ -257,9 +257,9 @@ int main(void)
 	CHECK(stor_log_sync(log) == 0);
 	total = stor_log_next_seq(log) - 1;
 	CHECK(upl_forwarder_wait_cursor(f, total + 1, 20000) == 0);
-	CHECK(upl_recv_wait_records(rt.r, total, 20000) == 0);
+	CHECK(fx_gnd_wait_records(rt.r, total, 20000) == 0);
 	CHECK(upl_forwarder_stats(f, &st) == 0);
-	CHECK(upl_recv_stats(rt.r, &rs) == 0);
+	CHECK(fx_gnd_stats(rt.r, &rs) == 0);
 
 	ratio = HOUR_S / (drain_ns / 1e9);
 	rate = backlog_bytes / (drain_ns / 1e9);

@@ -64,10 +64,10 @@ static void make_damage(const char *path, const struct damage *dm)
 }
 
 /* A log of BATCHES Batches, a damaged cursor: every record must arrive. */
-static void damage_case(int port, upl_recv_t *r, const char *dir, const struct damage *dm)
+static void damage_case(int port, fx_gnd_t *r, const char *dir, const struct damage *dm)
 {
 	struct upl_forward_stats st;
-	struct upl_recv_vehicle v;
+	struct grd_ledger_vehicle v;
 	struct fx_events ev;
 	struct upl_forward_cfg c;
 	struct memlog log;
@@ -91,8 +91,8 @@ static void damage_case(int port, upl_recv_t *r, const char *dir, const struct d
 	CHECK(fx_events_wait(&ev, UPL_FWD_CURSOR_RESET, 1, 10000) == 0);
 	CHECK(fx_events_get(&ev, UPL_FWD_CURSOR_RESET) == 1);
 	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
-	CHECK(upl_recv_wait_seq(r, dm->name, log.next_seq, 20000) == 0);
-	CHECK(upl_recv_vehicle(r, dm->name, &v) == 0);
+	CHECK(fx_gnd_wait_seq(r, dm->name, log.next_seq, 20000) == 0);
+	CHECK(fx_gnd_vehicle(r, dm->name, &v) == 0);
 	CHECK(v.first_seq == 1 && v.next_seq == log.next_seq && v.records == log.next_seq - 1 && v.missing == 0);
 	CHECK(upl_forwarder_stop(f) == 0);
 	CHECK(upl_forwarder_stats(f, &st) == 0);
@@ -112,7 +112,7 @@ static void damage_case(int port, upl_recv_t *r, const char *dir, const struct d
 	memlog_fini(&log);
 }
 
-static void test_damage(int port, upl_recv_t *r, const char *dir)
+static void test_damage(int port, fx_gnd_t *r, const char *dir)
 {
 	static const struct damage cases[] = {
 		{ "empty", "", 0, -ENODATA },
@@ -167,9 +167,9 @@ static void test_no_damage(const char *dir)
  * write the final value.  A forwarder restarted from that file resends
  * nothing already acknowledged.
  */
-static void test_stop_writes_cursor(int port, upl_recv_t *r, const char *dir)
+static void test_stop_writes_cursor(int port, fx_gnd_t *r, const char *dir)
 {
-	struct upl_recv_vehicle v;
+	struct grd_ledger_vehicle v;
 	struct upl_forward_stats st;
 	struct upl_forward_cfg c;
 	struct fx_events ev;
@@ -210,9 +210,9 @@ static void test_stop_writes_cursor(int port, upl_recv_t *r, const char *dir)
 	CHECK(upl_forwarder_stats(f, &st) == 0 && st.cursor == end && st.cursor_damage == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
-	CHECK(upl_recv_wait_seq(r, "stop", log.next_seq, 20000) == 0);
+	CHECK(fx_gnd_wait_seq(r, "stop", log.next_seq, 20000) == 0);
 	CHECK(upl_forwarder_stats(f, &st) == 0);
-	CHECK(upl_recv_vehicle(r, "stop", &v) == 0);
+	CHECK(fx_gnd_vehicle(r, "stop", &v) == 0);
 	printf("restart: %llu messages published, recv has %llu records, %llu duplicates\n",
 	       (unsigned long long)st.published, (unsigned long long)v.records, (unsigned long long)v.duplicates);
 	CHECK(st.published == 3 && v.records == log.next_seq - 1 && v.duplicates == 0 && v.missing == 0);
@@ -223,7 +223,7 @@ static void test_stop_writes_cursor(int port, upl_recv_t *r, const char *dir)
 
 int main(void)
 {
-	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-cursor-recv" };
+	struct fx_gnd_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-cursor-recv" };
 	struct fx_recv rt;
 	struct broker b;
 	char dir[160];

@@ -88,10 +88,10 @@ static void append(stor_log_t *log, struct gen *gen, int64_t t0)
 int main(void)
 {
 	struct arrivals arr = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-hold-recv", .keepalive_s = 5,
+	struct fx_gnd_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-hold-recv", .keepalive_s = 5,
 	                           .backoff_max_ms = 200, .on_batch = on_batch, .ctx = &arr };
 	struct upl_forward_stats st;
-	struct upl_recv_vehicle v;
+	struct grd_ledger_vehicle v;
 	struct upl_forward_cfg fc;
 	stor_reader_t *rd, *hold_rd;
 	upl_forwarder_t *f;
@@ -136,7 +136,7 @@ int main(void)
 	   acknowledgements may still be unread by the broker then, which
 	   delivers those Batches again after its restart: recv must count
 	   them as duplicates, not as records (the check below). */
-	CHECK(upl_recv_wait_seq(rt.r, "loco7", base, 20000) == 0);
+	CHECK(fx_gnd_wait_seq(rt.r, "loco7", base, 20000) == 0);
 
 	/* The outage: the backlog builds, a trigger fires inside it. */
 	CHECK(broker_signal(&b, SIGTERM) == 0);
@@ -150,9 +150,9 @@ int main(void)
 	CHECK(broker_start(&b) == 0);
 
 	CHECK(upl_forwarder_wait_cursor(f, base + BACKLOG * ITEMS, 30000) == 0);
-	CHECK(upl_recv_wait_seq(rt.r, "loco7", base + BACKLOG * ITEMS, 30000) == 0);
+	CHECK(fx_gnd_wait_seq(rt.r, "loco7", base + BACKLOG * ITEMS, 30000) == 0);
 	CHECK(upl_forwarder_stats(f, &st) == 0);
-	CHECK(upl_recv_vehicle(rt.r, "loco7", &v) == 0);
+	CHECK(fx_gnd_vehicle(rt.r, "loco7", &v) == 0);
 
 	pthread_mutex_lock(&arr.lock);
 	printf("arrival order after the outage (Batch index in the backlog, h = historical):");

@@ -101,10 +101,10 @@ static void append(stor_log_t *log, struct gen *gen, int64_t t0)
  * their PUBACKs held back by a stopped broker (in_flight) or received
  * (acknowledged), then the backlog is let through them.
  */
-static void meet(struct broker *b, upl_recv_t *r, const char *vehicle, bool in_flight)
+static void meet(struct broker *b, fx_gnd_t *r, const char *vehicle, bool in_flight)
 {
 	struct upl_forward_stats st;
-	struct upl_recv_vehicle v;
+	struct grd_ledger_vehicle v;
 	struct upl_forward_cfg fc;
 	struct gate gate = { 0 };
 	stor_reader_t *live_rd;
@@ -152,9 +152,9 @@ static void meet(struct broker *b, upl_recv_t *r, const char *vehicle, bool in_f
 	if (in_flight)
 		CHECK(broker_signal(b, SIGCONT) == 0);
 	CHECK(upl_forwarder_wait_cursor(f, 6 * ITEMS + 1, 20000) == 0);
-	CHECK(upl_recv_wait_seq(r, vehicle, 6 * ITEMS + 1, 20000) == 0);
+	CHECK(fx_gnd_wait_seq(r, vehicle, 6 * ITEMS + 1, 20000) == 0);
 	CHECK(upl_forwarder_stats(f, &st) == 0);
-	CHECK(upl_recv_vehicle(r, vehicle, &v) == 0);
+	CHECK(fx_gnd_vehicle(r, vehicle, &v) == 0);
 	printf("live %s when the backlog reached it: %llu messages published for 6 Batches, "
 	       "%llu backlog records skipped, recv: %llu records, %llu duplicates\n",
 	       in_flight ? "in flight" : "acknowledged", (unsigned long long)published,
@@ -173,7 +173,7 @@ static void meet(struct broker *b, upl_recv_t *r, const char *vehicle, bool in_f
 
 int main(void)
 {
-	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-live-recv" };
+	struct fx_gnd_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-live-recv" };
 	struct fx_recv rt;
 	struct broker b;
 

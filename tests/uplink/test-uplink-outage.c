@@ -258,7 +258,7 @@ static int wait_caught_up(upl_forwarder_t *f, uint64_t end, int stall_ms)
  * slower subscriber loses acknowledged data - the broker's durability,
  * not the forwarder's.  Outages still hit while live records are in flight.
  */
-static void expect_progress(upl_forwarder_t *f, upl_recv_t *r, struct memlog *log,
+static void expect_progress(upl_forwarder_t *f, fx_gnd_t *r, struct memlog *log,
                             struct fx_events *ev, unsigned connects)
 {
 	uint64_t target;
@@ -268,7 +268,7 @@ static void expect_progress(upl_forwarder_t *f, upl_recv_t *r, struct memlog *lo
 	target = log->next_seq;
 	pthread_mutex_unlock(&log->lock);
 	CHECK(wait_caught_up(f, target, 20000) == 0);
-	CHECK(upl_recv_wait_seq(r, "tram9", cursor_now(f), 20000) == 0);
+	CHECK(fx_gnd_wait_seq(r, "tram9", cursor_now(f), 20000) == 0);
 }
 
 int main(void)
@@ -279,11 +279,11 @@ int main(void)
 	struct producer prod = { .log = &log };
 	struct fx_events ev;
 	struct fx_recv rt;
-	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-outage-recv",
+	struct fx_gnd_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-outage-recv",
 	                           .keepalive_s = 5, .backoff_max_ms = 200 };
 	struct upl_forward_cfg fc;
 	struct upl_forward_stats fst;
-	struct upl_recv_stats rst;
+	struct fx_gnd_stats rst;
 	upl_forwarder_t *f;
 	char cursor_path[256];
 	uint64_t c1, c2, total, bound;
@@ -341,7 +341,7 @@ int main(void)
 		uint64_t end = log.next_seq;
 		pthread_mutex_unlock(&log.lock);
 		CHECK(wait_caught_up(f, end, 20000) == 0);
-		CHECK(upl_recv_wait_seq(rt.r, "tram9", end, 20000) == 0);
+		CHECK(fx_gnd_wait_seq(rt.r, "tram9", end, 20000) == 0);
 		CHECK(broker_signal(&b, SIGKILL) == 0);
 		CHECK(broker_start(&b) == 0);
 		prod.paused = false;
@@ -402,9 +402,9 @@ int main(void)
 	pthread_join(prod.t, NULL);
 	total = log.next_seq - 1;
 	CHECK(wait_caught_up(f, log.next_seq, 30000) == 0);
-	upl_recv_wait_records(rt.r, total, 30000);
+	fx_gnd_wait_records(rt.r, total, 30000);
 	CHECK(upl_forwarder_stats(f, &fst) == 0);
-	CHECK(upl_recv_stats(rt.r, &rst) == 0);
+	CHECK(fx_gnd_stats(rt.r, &rst) == 0);
 	/* Each reconnect of either side can repeat at most one window. */
 	bound = (fst.connects + rst.connects) * (INFLIGHT + 20) * ITEMS;
 	printf("records %llu, received %llu, missing %llu, duplicates %llu (bound %llu)\n",

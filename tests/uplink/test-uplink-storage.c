@@ -136,7 +136,7 @@ int main(void)
 	struct broker b;
 	struct gen g;
 	struct fx_recv rt;
-	struct upl_recv_stats rs;
+	struct fx_gnd_stats rs;
 	struct upl_forward_stats fs;
 	char vdir[256], gdir[256], cursor[256];
 	stor_log_t *vlog, *glog;
@@ -160,7 +160,7 @@ int main(void)
 		vehicle_append(&g, vlog, 50);
 	CHECK(stor_log_sync(vlog) == 0);
 
-	struct upl_recv_cfg rc = { .host = "127.0.0.1", .port = b.port,
+	struct fx_gnd_cfg rc = { .host = "127.0.0.1", .port = b.port,
 	                           .client_id = "railmon-storage-recv",
 	                           .on_batch = ground_append, .ctx = glog };
 	fx_recv_start(&rt, &rc);
@@ -189,13 +189,13 @@ int main(void)
 	upl_forwarder_free(f);
 	stor_reader_free(reader);
 
-	CHECK(upl_recv_wait_records(rt.r, stor_log_next_seq(vlog) - 1, 20000) == 0);
-	upl_recv_stop(rt.r);
+	CHECK(fx_gnd_wait_records(rt.r, stor_log_next_seq(vlog) - 1, 20000) == 0);
+	fx_gnd_stop(rt.r);
 	pthread_join(rt.t, NULL);
-	CHECK(upl_recv_stats(rt.r, &rs) == 0);
+	CHECK(fx_gnd_stats(rt.r, &rs) == 0);
 	CHECK(rs.records == 410 * 50 && rs.duplicates == 0 && rs.missing == 0);
 	CHECK(rs.sink_errors == 0 && rs.batches == 410);
-	upl_recv_free(rt.r);
+	fx_gnd_free(rt.r);
 	stor_log_free(glog);
 	stor_log_free(vlog);
 	n = compare_logs(vdir, gdir);

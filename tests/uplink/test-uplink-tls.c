@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	struct memlog log;
 	struct gen g;
 	struct fx_recv rt;
-	struct upl_recv_stats rs;
+	struct fx_gnd_stats rs;
 	int p_good, p_host, p_expired;
 
 	if (argc != 2) {
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 	snprintf(cursor, sizeof(cursor), "%s/tls.cursor", b.dir);
 
 	/* recv over TLS with its own client certificate. */
-	struct upl_recv_cfg rc = {
+	struct fx_gnd_cfg rc = {
 		.host = "127.0.0.1", .port = p_good, .client_id = "railmon-tls-recv",
 		.use_tls = true,
 		.tls = { .ca_file = cert("ca.pem"), .cert_file = cert("client.pem"),
@@ -175,8 +175,8 @@ int main(int argc, char **argv)
 				CHECK(gen_batch(&g, &log, 50, 1000000) == 0);
 		run_case(&cases[i], &log, cursor);
 	}
-	CHECK(upl_recv_wait_records(rt.r, log.next_seq - 1, 20000) == 0);
-	CHECK(upl_recv_stats(rt.r, &rs) == 0);
+	CHECK(fx_gnd_wait_records(rt.r, log.next_seq - 1, 20000) == 0);
+	CHECK(fx_gnd_stats(rt.r, &rs) == 0);
 	CHECK(rs.records == log.next_seq - 1 && rs.missing == 0);
 	printf("recv over TLS: %llu records\n", (unsigned long long)rs.records);
 	fx_recv_stop(&rt);

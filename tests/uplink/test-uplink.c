@@ -55,12 +55,12 @@ static void test_bad_args(void)
 	struct memlog log;
 	struct upl_forward_cfg c;
 	struct upl_forward_stats fst;
-	struct upl_recv_stats rst;
-	struct upl_recv_vehicle rv;
-	struct upl_recv_log rl;
-	struct upl_recv_cfg rc = { .client_id = "x" };
+	struct fx_gnd_stats rst;
+	struct grd_ledger_vehicle rv;
+	struct grd_ledger_log rl;
+	struct fx_gnd_cfg rc = { .client_id = "x" };
 	upl_forwarder_t *f = NULL;
-	upl_recv_t *r = NULL;
+	fx_gnd_t *r = NULL;
 	uint64_t seq;
 	char cur[256];
 
@@ -131,46 +131,46 @@ static void test_bad_args(void)
 	CHECK(upl_cursor_store(NULL, 5) == -EINVAL);
 	CHECK(upl_cursor_store(cur, 0) == -EINVAL);
 
-	CHECK(upl_recv_new(NULL, &r) == -EINVAL);
-	CHECK(upl_recv_new(&rc, NULL) == -EINVAL);
+	CHECK(fx_gnd_new(NULL, &r) == -EINVAL);
+	CHECK(fx_gnd_new(&rc, NULL) == -EINVAL);
 	rc.client_id = NULL;
-	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	CHECK(fx_gnd_new(&rc, &r) == -EINVAL);
 	rc.client_id = "x";
 	rc.tls.insecure = true;
-	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	CHECK(fx_gnd_new(&rc, &r) == -EINVAL);
 	rc.tls.insecure = false;
 	rc.use_tls = true;
-	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	CHECK(fx_gnd_new(&rc, &r) == -EINVAL);
 	rc.use_tls = false;
 	rc.tls.key_file = "/nonexistent/key.pem"; /* TLS files without TLS */
-	CHECK(upl_recv_new(&rc, &r) == -EINVAL);
+	CHECK(fx_gnd_new(&rc, &r) == -EINVAL);
 	rc.tls.key_file = NULL;
-	CHECK(upl_recv_new(&rc, &r) == 0);
-	CHECK(upl_recv_run(r) == -EINVAL); /* no host */
-	CHECK(upl_recv_feed(NULL, NULL, "", 0) == -EINVAL);
-	CHECK(upl_recv_feed(r, NULL, NULL, 5) == -EINVAL);
-	CHECK(upl_recv_stats(NULL, &rst) == -EINVAL);
-	CHECK(upl_recv_stats(r, NULL) == -EINVAL);
-	CHECK(upl_recv_vehicle(NULL, "v", &rv) == -EINVAL);
-	CHECK(upl_recv_vehicle(r, NULL, &rv) == -EINVAL);
-	CHECK(upl_recv_vehicle(r, "v", NULL) == -EINVAL);
-	CHECK(upl_recv_vehicle(r, "nobody", &rv) == -ENOENT);
-	CHECK(upl_recv_log(NULL, 0, &rl) == -EINVAL);
-	CHECK(upl_recv_log(r, 0, NULL) == -EINVAL);
-	CHECK(upl_recv_log(r, 0, &rl) == -ENOENT);
-	CHECK(upl_recv_same_records(NULL, 3, "", 0) == -EINVAL);
-	CHECK(upl_recv_same_records("", 0, NULL, 3) == -EINVAL);
-	CHECK(upl_recv_same_records("\xff\xff", 2, "", 0) == -EBADMSG);
-	CHECK(upl_recv_run(NULL) == -EINVAL);
-	CHECK(upl_recv_stop(NULL) == -EINVAL);
-	CHECK(upl_recv_wait_subscribed(NULL, 1) == -EINVAL);
-	CHECK(upl_recv_wait_records(NULL, 1, 1) == -EINVAL);
-	CHECK(upl_recv_wait_seq(NULL, "v", 1, 1) == -EINVAL);
-	CHECK(upl_recv_wait_seq(r, NULL, 1, 1) == -EINVAL);
-	CHECK(upl_recv_wait_seq(r, "v", 1, 1) == -ETIMEDOUT);
-	CHECK(upl_recv_wait_subscribed(r, 1) == -ETIMEDOUT);
-	CHECK(upl_recv_free(r) == NULL);
-	CHECK(upl_recv_free(NULL) == NULL);
+	CHECK(fx_gnd_new(&rc, &r) == 0);
+	CHECK(fx_gnd_run(r) == -EINVAL); /* no host */
+	CHECK(fx_gnd_feed(NULL, NULL, "", 0) == -EINVAL);
+	CHECK(fx_gnd_feed(r, NULL, NULL, 5) == -EINVAL);
+	CHECK(fx_gnd_stats(NULL, &rst) == -EINVAL);
+	CHECK(fx_gnd_stats(r, NULL) == -EINVAL);
+	CHECK(fx_gnd_vehicle(NULL, "v", &rv) == -EINVAL);
+	CHECK(fx_gnd_vehicle(r, NULL, &rv) == -EINVAL);
+	CHECK(fx_gnd_vehicle(r, "v", NULL) == -EINVAL);
+	CHECK(fx_gnd_vehicle(r, "nobody", &rv) == -ENOENT);
+	CHECK(fx_gnd_log(NULL, 0, &rl) == -EINVAL);
+	CHECK(fx_gnd_log(r, 0, NULL) == -EINVAL);
+	CHECK(fx_gnd_log(r, 0, &rl) == -ENOENT);
+	CHECK(grd_ledger_same_records(NULL, 3, "", 0) == -EINVAL);
+	CHECK(grd_ledger_same_records("", 0, NULL, 3) == -EINVAL);
+	CHECK(grd_ledger_same_records("\xff\xff", 2, "", 0) == -EBADMSG);
+	CHECK(fx_gnd_run(NULL) == -EINVAL);
+	CHECK(fx_gnd_stop(NULL) == -EINVAL);
+	CHECK(fx_gnd_wait_subscribed(NULL, 1) == -EINVAL);
+	CHECK(fx_gnd_wait_records(NULL, 1, 1) == -EINVAL);
+	CHECK(fx_gnd_wait_seq(NULL, "v", 1, 1) == -EINVAL);
+	CHECK(fx_gnd_wait_seq(r, NULL, 1, 1) == -EINVAL);
+	CHECK(fx_gnd_wait_seq(r, "v", 1, 1) == -ETIMEDOUT);
+	CHECK(fx_gnd_wait_subscribed(r, 1) == -ETIMEDOUT);
+	CHECK(fx_gnd_free(r) == NULL);
+	CHECK(fx_gnd_free(NULL) == NULL);
 	memlog_fini(&log);
 	printf("bad arguments: ok\n");
 }
@@ -250,10 +250,10 @@ static void test_feed(void)
 	struct memlog log;
 	struct gen g;
 	struct fx_text text = { .fmt = REC_FORMAT_JSONL };
-	struct upl_recv_cfg rc = { .client_id = "feed", .on_record = fx_text_record, .ctx = &text };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	upl_recv_t *r;
+	struct fx_gnd_cfg rc = { .client_id = "feed", .on_record = fx_text_record, .ctx = &text };
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	fx_gnd_t *r;
 	char line[512];
 	uint64_t total = 0;
 	static const char origin_json[] =
@@ -268,27 +268,27 @@ static void test_feed(void)
 		total += log.recs[i].count;
 	text.out = tmpfile();
 	CHECK(text.out);
-	CHECK(upl_recv_new(&rc, &r) == 0);
+	CHECK(fx_gnd_new(&rc, &r) == 0);
 
 	/* 0, 1, then 3 (gap at 2), 3 again (duplicate), 2 fills the gap. */
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[0].buf, log.recs[0].len) == 40);
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[1].buf, log.recs[1].len) == 40);
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[3].buf, log.recs[3].len) == 40);
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", log.recs[0].buf, log.recs[0].len) == 40);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", log.recs[1].buf, log.recs[1].len) == 40);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", log.recs[3].buf, log.recs[3].len) == 40);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0);
 	CHECK(v.first_seq == 1 && v.next_seq == 161 && v.missing == 40 && v.records == 120);
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[3].buf, log.recs[3].len) == 0);
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[2].buf, log.recs[2].len) == 40);
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", log.recs[3].buf, log.recs[3].len) == 0);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", log.recs[2].buf, log.recs[2].len) == 40);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0);
 	CHECK(v.missing == 0 && v.duplicates == 40 && v.records == 160);
 	/* A Batch on another vehicle's topic would poison its sequence space. */
-	CHECK(upl_recv_feed(r, "railmon/tram8/data", log.recs[4].buf, log.recs[4].len) == -EBADMSG);
-	CHECK(upl_recv_feed(r, "nonsense", log.recs[4].buf, log.recs[4].len) == -EBADMSG);
+	CHECK(fx_gnd_feed(r, "railmon/tram8/data", log.recs[4].buf, log.recs[4].len) == -EBADMSG);
+	CHECK(fx_gnd_feed(r, "nonsense", log.recs[4].buf, log.recs[4].len) == -EBADMSG);
 	/* Malformed bytes: counted, not fatal. */
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", "\xff\xff\xff\xff", 4) == -EBADMSG);
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", log.recs[4].buf, log.recs[4].len / 2) == -EBADMSG);
-	CHECK(upl_recv_feed(r, NULL, log.recs[4].buf, log.recs[4].len) == 40);
-	CHECK(upl_recv_feed(r, NULL, log.recs[5].buf, log.recs[5].len) == 40);
-	CHECK(upl_recv_stats(r, &st) == 0);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", "\xff\xff\xff\xff", 4) == -EBADMSG);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", log.recs[4].buf, log.recs[4].len / 2) == -EBADMSG);
+	CHECK(fx_gnd_feed(r, NULL, log.recs[4].buf, log.recs[4].len) == 40);
+	CHECK(fx_gnd_feed(r, NULL, log.recs[5].buf, log.recs[5].len) == 40);
+	CHECK(fx_gnd_stats(r, &st) == 0);
 	CHECK(st.records == total && st.duplicates == 40 && st.bad == 4 && st.missing == 0);
 	CHECK(st.vehicles == 1 && st.messages == 11 && st.batches == 6);
 	CHECK(count_lines(text.out) == total);
@@ -298,16 +298,16 @@ static void test_feed(void)
 	CHECK(strncmp(line, origin_json, strlen(origin_json)) == 0);
 	CHECK(strstr(line, ",\"time\":\"2023-11-14T22:13:20."));
 	CHECK(strstr(line, ",\"time_ns\":17000000000"));
-	upl_recv_free(r);
+	fx_gnd_free(r);
 	fclose(text.out);
 
 	/* CSV: one row per record; the callback gets every new Batch. */
 	text.fmt = REC_FORMAT_CSV;
 	text.out = tmpfile();
 	CHECK(text.out && rec_format_header(text.out, REC_FORMAT_CSV) == 0);
-	CHECK(upl_recv_new(&rc, &r) == 0);
+	CHECK(fx_gnd_new(&rc, &r) == 0);
 	for (size_t i = 0; i < log.n; i++)
-		CHECK(upl_recv_feed(r, NULL, log.recs[i].buf, log.recs[i].len) == 40);
+		CHECK(fx_gnd_feed(r, NULL, log.recs[i].buf, log.recs[i].len) == 40);
 	CHECK(count_lines(text.out) == total + 1);
 	rewind(text.out);
 	CHECK(fgets(line, sizeof(line), text.out));
@@ -315,7 +315,7 @@ static void test_feed(void)
 	CHECK(fgets(line, sizeof(line), text.out));
 	CHECK(strncmp(line, origin_csv, strlen(origin_csv)) == 0 && strstr(line, ",2023-11-14T22:13:20.") &&
 	      strstr(line, ",17000000000"));
-	upl_recv_free(r);
+	fx_gnd_free(r);
 	fclose(text.out);
 	gen_fini(&g);
 	memlog_fini(&log);
@@ -326,13 +326,13 @@ static void test_feed(void)
 
 struct refusals {
 	struct fx_text text;        /* the records written, if text.out */
-	unsigned n[UPL_RECV_REFUSAL_MAX];
+	unsigned n[GRD_LEDGER_REFUSAL_MAX];
 	size_t last_len;
 	uint64_t last_first;
 	const void *last_payload;
 };
 
-static void count_refused(void *ctx, enum upl_recv_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
+static void count_refused(void *ctx, enum grd_ledger_refusal why, const struct rec_batch_info *info, rec_batch_t **b,
                           const void *payload, size_t len)
 {
 	struct refusals *f = ctx;
@@ -351,14 +351,14 @@ static int refusals_record(void *ctx, const struct rec_batch_info *info, const r
 	return fx_text_record(&f->text, info, b, it, first, log_ctx);
 }
 
-static upl_recv_t *feed_recv(FILE *out, struct refusals *f, size_t max_vehicles)
+static fx_gnd_t *feed_recv(FILE *out, struct refusals *f, size_t max_vehicles)
 {
-	struct upl_recv_cfg rc = { .client_id = "feed", .on_record = out ? refusals_record : NULL,
+	struct fx_gnd_cfg rc = { .client_id = "feed", .on_record = out ? refusals_record : NULL,
 	                           .on_refused = count_refused, .ctx = f, .max_vehicles = max_vehicles };
-	upl_recv_t *r;
+	fx_gnd_t *r;
 
 	f->text = (struct fx_text){ out, REC_FORMAT_JSONL };
-	CHECK(upl_recv_new(&rc, &r) == 0);
+	CHECK(fx_gnd_new(&rc, &r) == 0);
 	return r;
 }
 
@@ -371,11 +371,11 @@ static void test_new_log(void)
 	struct memlog la, lb, lc;
 	struct gen ga, gb, gc;
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	struct upl_recv_log l;
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	struct grd_ledger_log l;
 	FILE *out = tmpfile();
-	upl_recv_t *r = feed_recv(out, &f, 0);
+	fx_gnd_t *r = feed_recv(out, &f, 0);
 	char line[512];
 
 	memlog_init(&la);
@@ -390,30 +390,30 @@ static void test_new_log(void)
 		CHECK(gen_batch(&gc, &lc, 20, 1000000) == 0);
 	}
 	for (int i = 0; i < 3; i++)
-		CHECK(upl_recv_feed(r, "railmon/tram7/data", la.recs[i].buf, la.recs[i].len) == 40);
+		CHECK(fx_gnd_feed(r, "railmon/tram7/data", la.recs[i].buf, la.recs[i].len) == 40);
 	/* Same seqs 1..90, another log: new records, not duplicates. */
 	for (int i = 0; i < 3; i++)
-		CHECK(upl_recv_feed(r, "railmon/tram7/data", lb.recs[i].buf, lb.recs[i].len) == 30);
+		CHECK(fx_gnd_feed(r, "railmon/tram7/data", lb.recs[i].buf, lb.recs[i].len) == 30);
 	for (int i = 0; i < 3; i++)
-		CHECK(upl_recv_feed(r, "railmon/tram7/data", lc.recs[i].buf, lc.recs[i].len) == 20);
+		CHECK(fx_gnd_feed(r, "railmon/tram7/data", lc.recs[i].buf, lc.recs[i].len) == 20);
 	/* Re-sends of each stay duplicates of their own log. */
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", la.recs[1].buf, la.recs[1].len) == 0);
-	CHECK(upl_recv_feed(r, "railmon/tram7/data", lb.recs[0].buf, lb.recs[0].len) == 0);
-	CHECK(upl_recv_stats(r, &st) == 0);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", la.recs[1].buf, la.recs[1].len) == 0);
+	CHECK(fx_gnd_feed(r, "railmon/tram7/data", lb.recs[0].buf, lb.recs[0].len) == 0);
+	CHECK(fx_gnd_stats(r, &st) == 0);
 	CHECK(st.records == 270 && st.duplicates == 70 && st.missing == 0 && st.vehicles == 1 && st.logs == 3);
-	CHECK(st.refused[UPL_RECV_CONFLICT] == 0 && f.n[UPL_RECV_CONFLICT] == 0);
-	CHECK(upl_recv_log(r, 0, &l) == 0 && l.log_id_len == 16 && l.log_id[0] == 0x1d);
+	CHECK(st.refused[GRD_LEDGER_CONFLICT] == 0 && f.n[GRD_LEDGER_CONFLICT] == 0);
+	CHECK(fx_gnd_log(r, 0, &l) == 0 && l.log_id_len == 16 && l.log_id[0] == 0x1d);
 	CHECK(l.first_seq == 1 && l.next_seq == 121 && l.records == 120 && l.duplicates == 40);
-	CHECK(upl_recv_log(r, 1, &l) == 0 && l.log_id_len == 16 && l.log_id[0] == 0xbb);
+	CHECK(fx_gnd_log(r, 1, &l) == 0 && l.log_id_len == 16 && l.log_id[0] == 0xbb);
 	CHECK(l.first_seq == 1 && l.next_seq == 91 && l.records == 90 && l.duplicates == 30);
-	CHECK(upl_recv_log(r, 2, &l) == 0 && l.log_id_len == 0 && l.records == 60 && !strcmp(l.vehicle, "tram7"));
-	CHECK(upl_recv_log(r, 3, &l) == -ENOENT);
+	CHECK(fx_gnd_log(r, 2, &l) == 0 && l.log_id_len == 0 && l.records == 60 && !strcmp(l.vehicle, "tram7"));
+	CHECK(fx_gnd_log(r, 3, &l) == -ENOENT);
 	/* The vehicle view is its newest log. */
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0 && v.logs == 3 && v.records == 60 && v.next_seq == 61);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0 && v.logs == 3 && v.records == 60 && v.next_seq == 61);
 	/* Each JSON line names its log. */
 	rewind(out);
 	CHECK(fgets(line, sizeof(line), out) && strstr(line, "\"log_id\":\"1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d01\""));
-	upl_recv_free(r);
+	fx_gnd_free(r);
 	fclose(out);
 	gen_fini(&ga);
 	gen_fini(&gb);
@@ -440,9 +440,9 @@ static void test_conflicts(void)
 	struct memlog real, forged;
 	struct gen gr, gf;
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	fx_gnd_t *r = feed_recv(NULL, &f, 0);
 	uint8_t *hist;
 
 	memlog_init(&real);
@@ -457,36 +457,36 @@ static void test_conflicts(void)
 	one_batch(&gf, &forged, 81, 40); /* recs[2]: 81..120, forged first */
 	one_batch(&gr, &real, 81, 40);  /* recs[2]: 81..120, the real one after */
 
-	CHECK(upl_recv_feed(r, NULL, real.recs[0].buf, real.recs[0].len) == 40);
-	CHECK(upl_recv_feed(r, NULL, forged.recs[0].buf, forged.recs[0].len) == -EEXIST);
-	CHECK(f.n[UPL_RECV_CONFLICT] == 1 && f.last_first == 1 && f.last_len == forged.recs[0].len);
-	CHECK(upl_recv_feed(r, NULL, real.recs[1].buf, real.recs[1].len) == 40);
-	CHECK(upl_recv_feed(r, NULL, forged.recs[1].buf, forged.recs[1].len) == -EEXIST);
+	CHECK(fx_gnd_feed(r, NULL, real.recs[0].buf, real.recs[0].len) == 40);
+	CHECK(fx_gnd_feed(r, NULL, forged.recs[0].buf, forged.recs[0].len) == -EEXIST);
+	CHECK(f.n[GRD_LEDGER_CONFLICT] == 1 && f.last_first == 1 && f.last_len == forged.recs[0].len);
+	CHECK(fx_gnd_feed(r, NULL, real.recs[1].buf, real.recs[1].len) == 40);
+	CHECK(fx_gnd_feed(r, NULL, forged.recs[1].buf, forged.recs[1].len) == -EEXIST);
 	/* A QoS 1 re-send, and a backlog re-send with Batch.historical appended. */
-	CHECK(upl_recv_feed(r, NULL, real.recs[0].buf, real.recs[0].len) == 0);
+	CHECK(fx_gnd_feed(r, NULL, real.recs[0].buf, real.recs[0].len) == 0);
 	hist = malloc(real.recs[1].len + 2);
 	CHECK(hist);
 	memcpy(hist, real.recs[1].buf, real.recs[1].len);
 	hist[real.recs[1].len] = 7 << 3;
 	hist[real.recs[1].len + 1] = 1;
-	CHECK(upl_recv_feed(r, NULL, hist, real.recs[1].len + 2) == 0);
+	CHECK(fx_gnd_feed(r, NULL, hist, real.recs[1].len + 2) == 0);
 	/* The same comparison for a ground log: records, not bytes. */
-	CHECK(upl_recv_same_records(real.recs[1].buf, real.recs[1].len, hist, real.recs[1].len + 2) == 1);
-	CHECK(upl_recv_same_records(real.recs[0].buf, real.recs[0].len, forged.recs[0].buf,
+	CHECK(grd_ledger_same_records(real.recs[1].buf, real.recs[1].len, hist, real.recs[1].len + 2) == 1);
+	CHECK(grd_ledger_same_records(real.recs[0].buf, real.recs[0].len, forged.recs[0].buf,
 	                            forged.recs[0].len) == 0);
-	CHECK(upl_recv_same_records(real.recs[0].buf, real.recs[0].len, real.recs[1].buf, real.recs[1].len) == 0);
+	CHECK(grd_ledger_same_records(real.recs[0].buf, real.recs[0].len, real.recs[1].buf, real.recs[1].len) == 0);
 	free(hist);
-	CHECK(f.n[UPL_RECV_CONFLICT] == 2);
+	CHECK(f.n[GRD_LEDGER_CONFLICT] == 2);
 	/* The forged one came first: the real one is refused as a conflict,
 	   reported and handed over, never silently dropped. */
-	CHECK(upl_recv_feed(r, NULL, forged.recs[2].buf, forged.recs[2].len) == 40);
-	CHECK(upl_recv_feed(r, NULL, real.recs[2].buf, real.recs[2].len) == -EEXIST);
-	CHECK(f.n[UPL_RECV_CONFLICT] == 3 && f.last_first == 81);
-	CHECK(upl_recv_stats(r, &st) == 0);
+	CHECK(fx_gnd_feed(r, NULL, forged.recs[2].buf, forged.recs[2].len) == 40);
+	CHECK(fx_gnd_feed(r, NULL, real.recs[2].buf, real.recs[2].len) == -EEXIST);
+	CHECK(f.n[GRD_LEDGER_CONFLICT] == 3 && f.last_first == 81);
+	CHECK(fx_gnd_stats(r, &st) == 0);
 	CHECK(st.records == 120 && st.duplicates == 80 && st.unverified == 0 && st.bad == 0);
-	CHECK(st.refused[UPL_RECV_CONFLICT] == 3 && st.conflict_records == 120 && st.missing == 0);
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0 && v.records == 120 && v.duplicates == 80);
-	upl_recv_free(r);
+	CHECK(st.refused[GRD_LEDGER_CONFLICT] == 3 && st.conflict_records == 120 && st.missing == 0);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0 && v.records == 120 && v.duplicates == 80);
+	fx_gnd_free(r);
 	gen_fini(&gr);
 	gen_fini(&gf);
 	memlog_fini(&real);
@@ -494,7 +494,7 @@ static void test_conflicts(void)
 	printf("conflicts refused and reported, re-sends silent duplicates: ok\n");
 }
 
-/* Past UPL_RECV_MAX_RANGES the oldest ranges are forgotten; the counts
+/* Past GRD_LEDGER_MAX_RANGES the oldest ranges are forgotten; the counts
    keep their documented meaning: lowest seq seen, distinct records seen,
    holes between them. */
 static void test_forget(void)
@@ -503,40 +503,40 @@ static void test_forget(void)
 	struct memlog l;
 	struct gen g;
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	fx_gnd_t *r = feed_recv(NULL, &f, 0);
 
 	memlog_init(&l);
 	CHECK(gen_init(&g, "tram7", 4, 1700000000000000000) == 0);
 	/* One-record Batches at seq 1, 3, 5, ...: a hole between each. */
 	for (int i = 0; i < N; i++) {
 		one_batch(&g, &l, 1 + 2 * (uint64_t)i, 1);
-		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
+		CHECK(fx_gnd_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
 	}
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0);
 	CHECK(v.first_seq == 1 && v.next_seq == 2 * N && v.records == N && v.missing == N - 1);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.missing == N - 1 && st.old == 0);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.records == N && st.missing == N - 1 && st.old == 0);
 	/* seq 1 again: its range is forgotten, so it cannot be told from a
 	   late record: written (counted in old), the counts stay exact. */
-	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 1);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 1);
 	/* The newest one again: remembered, a duplicate. */
-	CHECK(upl_recv_feed(r, NULL, l.recs[N - 1].buf, l.recs[N - 1].len) == 0);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[N - 1].buf, l.recs[N - 1].len) == 0);
 	/* A hole above the remembered floor filled: one missing less. */
 	one_batch(&g, &l, 2 * N - 2, 1);
-	CHECK(upl_recv_feed(r, NULL, l.recs[N].buf, l.recs[N].len) == 1);
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[N].buf, l.recs[N].len) == 1);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0);
 	CHECK(v.first_seq == 1 && v.next_seq == 2 * N && v.records == N + 1 && v.missing == N - 2);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N + 2 && st.old == 1 && st.duplicates == 1);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.records == N + 2 && st.old == 1 && st.duplicates == 1);
 	CHECK(st.missing == N - 2);
-	upl_recv_free(r);
+	fx_gnd_free(r);
 	gen_fini(&g);
 	memlog_fini(&l);
 	printf("ranges forgotten past %d: first seq, records and missing stay exact: ok\n",
-	       UPL_RECV_MAX_RANGES);
+	       GRD_LEDGER_MAX_RANGES);
 }
 
-/* Seqs arriving backwards or shuffled, past the UPL_RECV_MAX_RANGES cap:
+/* Seqs arriving backwards or shuffled, past the GRD_LEDGER_MAX_RANGES cap:
    a range touching the next one up ([5, 6) then [4, 5)) must merge with
    it, or every one-record Batch stays a range of its own, the cap is
    passed and the oldest are forgotten (records counted old, written
@@ -544,14 +544,14 @@ static void test_forget(void)
    touches the one below, found by range_find. */
 static void test_merge_backwards(void)
 {
-	enum { N = 2 * UPL_RECV_MAX_RANGES + 100 };
+	enum { N = 2 * GRD_LEDGER_MAX_RANGES + 100 };
 	static size_t order[N];
 	struct memlog l;
 	struct gen g;
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	fx_gnd_t *r = feed_recv(NULL, &f, 0);
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 
 	memlog_init(&l);
@@ -560,10 +560,10 @@ static void test_merge_backwards(void)
 		one_batch(&g, &l, 1 + (uint64_t)i, 1);
 	/* Descending: each Batch touches the range above it. */
 	for (size_t i = N; i-- > 0;)
-		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+		CHECK(fx_gnd_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0);
 	CHECK(v.first_seq == 1 && v.next_seq == N + 1 && v.records == N && v.missing == 0);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == 0);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == 0);
 	/* All again, shuffled (xorshift, fixed seed): every one a duplicate,
 	   nothing written a second time. */
 	for (size_t i = 0; i < N; i++)
@@ -576,49 +576,49 @@ static void test_merge_backwards(void)
 		t = order[i], order[i] = order[j], order[j] = t;
 	}
 	for (size_t i = 0; i < N; i++)
-		CHECK(upl_recv_feed(r, NULL, l.recs[order[i]].buf, l.recs[order[i]].len) == 0);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == N);
-	upl_recv_free(r);
+		CHECK(fx_gnd_feed(r, NULL, l.recs[order[i]].buf, l.recs[order[i]].len) == 0);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == N);
+	fx_gnd_free(r);
 
 	/* A fresh receiver, the same Batches in that shuffled order: the
 	   holes close as they come, one range at the end. */
 	r = feed_recv(NULL, &f, 0);
 	for (size_t i = 0; i < N; i++)
-		CHECK(upl_recv_feed(r, NULL, l.recs[order[i]].buf, l.recs[order[i]].len) == 1);
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0);
+		CHECK(fx_gnd_feed(r, NULL, l.recs[order[i]].buf, l.recs[order[i]].len) == 1);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0);
 	CHECK(v.first_seq == 1 && v.next_seq == N + 1 && v.records == N && v.missing == 0);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == 0);
-	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 0);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.old == 0 && st.duplicates == 1);
-	upl_recv_free(r);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.records == N && st.old == 0 && st.duplicates == 0);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 0);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.old == 0 && st.duplicates == 1);
+	fx_gnd_free(r);
 	gen_fini(&g);
 	memlog_fini(&l);
 	printf("%d one-record Batches backwards and shuffled: touching ranges merged, none forgotten: ok\n", N);
 }
 
-/* A re-send of a Batch older than the last UPL_RECV_MAX_DIGESTS: its
+/* A re-send of a Batch older than the last GRD_LEDGER_MAX_DIGESTS: its
    records were received (skipped) but cannot be compared any more:
    counted apart, so a summary can say so. */
 static void test_unverified(void)
 {
-	enum { N = UPL_RECV_MAX_DIGESTS + 50 };
+	enum { N = GRD_LEDGER_MAX_DIGESTS + 50 };
 	struct memlog l;
 	struct gen g;
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	struct fx_gnd_stats st;
+	fx_gnd_t *r = feed_recv(NULL, &f, 0);
 
 	memlog_init(&l);
 	CHECK(gen_init(&g, "tram7", 4, 1700000000000000000) == 0);
 	for (int i = 0; i < N; i++) {
 		one_batch(&g, &l, 1 + (uint64_t)i, 1);
-		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
+		CHECK(fx_gnd_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == 1);
 	}
-	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 0);
-	CHECK(upl_recv_feed(r, NULL, l.recs[N - 1].buf, l.recs[N - 1].len) == 0);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.duplicates == 2 && st.unverified == 1);
-	CHECK(st.records == N && st.missing == 0 && st.refused[UPL_RECV_CONFLICT] == 0);
-	upl_recv_free(r);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 0);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[N - 1].buf, l.recs[N - 1].len) == 0);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.duplicates == 2 && st.unverified == 1);
+	CHECK(st.records == N && st.missing == 0 && st.refused[GRD_LEDGER_CONFLICT] == 0);
+	fx_gnd_free(r);
 	gen_fini(&g);
 	memlog_fini(&l);
 	printf("re-send older than the Batches remembered: skipped, counted unverified: ok\n");
@@ -631,9 +631,9 @@ static void test_bogus_seq(void)
 	struct memlog l;
 	struct gen g;
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	fx_gnd_t *r = feed_recv(NULL, &f, 0);
 
 	memlog_init(&l);
 	CHECK(gen_init(&g, "tram7", 64, 1700000000000000000) == 0);
@@ -643,17 +643,17 @@ static void test_bogus_seq(void)
 	one_batch(&g, &l, (UINT64_C(1) << 63) - 1, 2);     /* ends past 2^63 */
 	one_batch(&g, &l, UINT64_C(1) << 62, 5);           /* far from 1..10 */
 	one_batch(&g, &l, 11 + (UINT64_C(1) << 39), 5);    /* a gap, but a plausible one */
-	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 10);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 10);
 	for (int i = 1; i <= 3; i++)
-		CHECK(upl_recv_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == -EBADMSG);
-	CHECK(upl_recv_feed(r, NULL, l.recs[4].buf, l.recs[4].len) == -ERANGE);
-	CHECK(upl_recv_stats(r, &st) == 0);
-	CHECK(st.bad == 3 && st.refused[UPL_RECV_SEQ_JUMP] == 1 && f.n[UPL_RECV_SEQ_JUMP] == 1);
+		CHECK(fx_gnd_feed(r, NULL, l.recs[i].buf, l.recs[i].len) == -EBADMSG);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[4].buf, l.recs[4].len) == -ERANGE);
+	CHECK(fx_gnd_stats(r, &st) == 0);
+	CHECK(st.bad == 3 && st.refused[GRD_LEDGER_SEQ_JUMP] == 1 && f.n[GRD_LEDGER_SEQ_JUMP] == 1);
 	CHECK(st.missing == 0 && st.records == 10);
-	CHECK(upl_recv_vehicle(r, "tram7", &v) == 0 && v.next_seq == 11 && v.missing == 0);
-	CHECK(upl_recv_feed(r, NULL, l.recs[5].buf, l.recs[5].len) == 5);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.missing == UINT64_C(1) << 39);
-	upl_recv_free(r);
+	CHECK(fx_gnd_vehicle(r, "tram7", &v) == 0 && v.next_seq == 11 && v.missing == 0);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[5].buf, l.recs[5].len) == 5);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.missing == UINT64_C(1) << 39);
+	fx_gnd_free(r);
 	gen_fini(&g);
 	memlog_fini(&l);
 	printf("bogus seq refused (malformed, implausible), missing stays true: ok\n");
@@ -671,20 +671,20 @@ static void test_first_far(void)
 	struct memlog l;
 	struct gen g;
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	upl_recv_t *r = feed_recv(NULL, &f, 0);
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	fx_gnd_t *r = feed_recv(NULL, &f, 0);
 	uint64_t far = (UINT64_C(1) << 40) + 1;
 
 	memlog_init(&l);
 	CHECK(gen_init(&g, "tram8", 64, 1700000000000000000) == 0);
 	one_batch(&g, &l, UINT64_C(1) << 62, 5);           /* a lone bogus first Batch */
 	one_batch(&g, &l, 1, 10);                          /* the log's real start */
-	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == -ERANGE);
-	CHECK(upl_recv_feed(r, NULL, l.recs[1].buf, l.recs[1].len) == 10);
-	CHECK(upl_recv_vehicle(r, "tram8", &v) == 0 && v.next_seq == 11 && v.missing == 0);
-	CHECK(upl_recv_stats(r, &st) == 0 && st.refused[UPL_RECV_SEQ_JUMP] == 1 && st.records == 10);
-	upl_recv_free(r);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == -ERANGE);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[1].buf, l.recs[1].len) == 10);
+	CHECK(fx_gnd_vehicle(r, "tram8", &v) == 0 && v.next_seq == 11 && v.missing == 0);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.refused[GRD_LEDGER_SEQ_JUMP] == 1 && st.records == 10);
+	fx_gnd_free(r);
 	gen_fini(&g);
 	memlog_fini(&l);
 
@@ -696,19 +696,19 @@ static void test_first_far(void)
 	one_batch(&g, &l, far, 5);
 	one_batch(&g, &l, far + 5, 5);
 	one_batch(&g, &l, far + 10, 5);
-	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == -ERANGE);
-	CHECK(upl_recv_feed(r, NULL, l.recs[1].buf, l.recs[1].len) == 5);
-	CHECK(upl_recv_feed(r, NULL, l.recs[2].buf, l.recs[2].len) == 5);
-	CHECK(upl_recv_vehicle(r, "tram9", &v) == 0 && v.next_seq == far + 15 && v.missing == 0);
-	upl_recv_free(r);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == -ERANGE);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[1].buf, l.recs[1].len) == 5);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[2].buf, l.recs[2].len) == 5);
+	CHECK(fx_gnd_vehicle(r, "tram9", &v) == 0 && v.next_seq == far + 15 && v.missing == 0);
+	fx_gnd_free(r);
 	gen_fini(&g);
 	memlog_fini(&l);
 	r = feed_recv(NULL, &f, 0);
 	memlog_init(&l);
 	CHECK(gen_init(&g, "tram10", 64, 1700000000000000000) == 0);
 	one_batch(&g, &l, far - 1, 5);
-	CHECK(upl_recv_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 5);
-	upl_recv_free(r);
+	CHECK(fx_gnd_feed(r, NULL, l.recs[0].buf, l.recs[0].len) == 5);
+	fx_gnd_free(r);
 	gen_fini(&g);
 	memlog_fini(&l);
 	printf("a log's first Batch far from seq 1 held until the next one confirms it: ok\n");
@@ -717,9 +717,9 @@ static void test_first_far(void)
 static void test_many_vehicles(void)
 {
 	struct refusals f = { 0 };
-	struct upl_recv_stats st;
-	struct upl_recv_vehicle v;
-	upl_recv_t *r = feed_recv(NULL, &f, 0), *capped = feed_recv(NULL, &f, 100);
+	struct fx_gnd_stats st;
+	struct grd_ledger_vehicle v;
+	fx_gnd_t *r = feed_recv(NULL, &f, 0), *capped = feed_recv(NULL, &f, 100);
 	rec_encoder_t *enc;
 	char name[32];
 
@@ -733,16 +733,16 @@ static void test_many_vehicles(void)
 		CHECK(rec_encoder_new(&meta, 1, &enc) == 0);
 		CHECK(rec_encoder_add(enc, &it) == 0);
 		CHECK(rec_encoder_finish(enc, 1, &buf, &len) == 1);
-		CHECK(upl_recv_feed(r, NULL, buf, len) == 1);
-		CHECK(upl_recv_feed(capped, NULL, buf, len) == (i < 100 ? 1 : -EUSERS));
+		CHECK(fx_gnd_feed(r, NULL, buf, len) == 1);
+		CHECK(fx_gnd_feed(capped, NULL, buf, len) == (i < 100 ? 1 : -EUSERS));
 		rec_encoder_free(enc);
 	}
-	CHECK(upl_recv_stats(r, &st) == 0 && st.vehicles == 5000 && st.records == 5000 && st.bad == 0);
-	CHECK(upl_recv_vehicle(r, "veh-4999", &v) == 0 && v.records == 1);
-	CHECK(upl_recv_stats(capped, &st) == 0 && st.vehicles == 100 && st.records == 100);
-	CHECK(st.refused[UPL_RECV_TOO_MANY_VEHICLES] == 4900 && f.n[UPL_RECV_TOO_MANY_VEHICLES] == 4900);
-	upl_recv_free(r);
-	upl_recv_free(capped);
+	CHECK(fx_gnd_stats(r, &st) == 0 && st.vehicles == 5000 && st.records == 5000 && st.bad == 0);
+	CHECK(fx_gnd_vehicle(r, "veh-4999", &v) == 0 && v.records == 1);
+	CHECK(fx_gnd_stats(capped, &st) == 0 && st.vehicles == 100 && st.records == 100);
+	CHECK(st.refused[GRD_LEDGER_TOO_MANY_VEHICLES] == 4900 && f.n[GRD_LEDGER_TOO_MANY_VEHICLES] == 4900);
+	fx_gnd_free(r);
+	fx_gnd_free(capped);
 	printf("5000 vehicles tracked; past max_vehicles refused and counted: ok\n");
 }
 
@@ -776,7 +776,7 @@ static void read_status(int port, char *ret, size_t size)
 }
 
 struct recv_thread {
-	upl_recv_t *r;
+	fx_gnd_t *r;
 	pthread_t t;
 	int ret;
 };
@@ -785,7 +785,7 @@ static void *recv_main(void *arg)
 {
 	struct recv_thread *rt = arg;
 
-	rt->ret = upl_recv_run(rt->r);
+	rt->ret = fx_gnd_run(rt->r);
 	return NULL;
 }
 
@@ -892,16 +892,16 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	struct memlog log;
 	struct gen g;
 	struct recv_thread rt = { 0 }, ev_rt = { 0 };
-	struct upl_recv_cfg ev_rc = { .host = "127.0.0.1", .client_id = "railmon-test-events",
+	struct fx_gnd_cfg ev_rc = { .host = "127.0.0.1", .client_id = "railmon-test-events",
 	                              .topic = "railmon/+/events" };
-	struct upl_recv_stats ev_st;
+	struct fx_gnd_stats ev_st;
 	uint64_t nevents;
 	struct fx_text text = { .fmt = REC_FORMAT_JSONL };
-	struct upl_recv_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-test-recv",
+	struct fx_gnd_cfg rc = { .host = "127.0.0.1", .client_id = "railmon-test-recv",
 	                           .on_record = fx_text_record, .ctx = &text };
 	struct upl_forward_cfg c;
 	struct upl_forward_stats fst;
-	struct upl_recv_stats rst;
+	struct fx_gnd_stats rst;
 	upl_forwarder_t *f;
 	char cur[256], out_c[256], out_py[256], status[32];
 	uint64_t seq, total = 0;
@@ -922,13 +922,13 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	rc.port = b.port;
 	text.out = fopen(out_c, "w");
 	CHECK(text.out);
-	CHECK(upl_recv_new(&rc, &rt.r) == 0);
+	CHECK(fx_gnd_new(&rc, &rt.r) == 0);
 	CHECK(pthread_create(&rt.t, NULL, recv_main, &rt) == 0);
-	CHECK(upl_recv_wait_subscribed(rt.r, 10000) == 0);
+	CHECK(fx_gnd_wait_subscribed(rt.r, 10000) == 0);
 	ev_rc.port = b.port;
-	CHECK(upl_recv_new(&ev_rc, &ev_rt.r) == 0);
+	CHECK(fx_gnd_new(&ev_rc, &ev_rt.r) == 0);
 	CHECK(pthread_create(&ev_rt.t, NULL, recv_main, &ev_rt) == 0);
-	CHECK(upl_recv_wait_subscribed(ev_rt.r, 10000) == 0);
+	CHECK(fx_gnd_wait_subscribed(ev_rt.r, 10000) == 0);
 
 	path_in(cur, sizeof(cur), "e2e.cursor");
 	c = fwd_cfg(&log, b.port, cur);
@@ -943,7 +943,7 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 		CHECK(gen_batch(&g, &log, 200, 1000000) == 0);
 	CHECK(log.next_seq - 1 == total);
 	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
-	CHECK(upl_recv_wait_records(rt.r, total, 20000) == 0);
+	CHECK(fx_gnd_wait_records(rt.r, total, 20000) == 0);
 	read_status(b.port, status, sizeof(status));
 	CHECK(strcmp(status, "online") == 0);
 	CHECK(upl_forwarder_stats(f, &fst) == 0);
@@ -952,13 +952,13 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	/* Every event also went out on .../events, once, with its own seq. */
 	nevents = count_events(&log);
 	CHECK(nevents > 0 && fst.events_published > 0);
-	CHECK(upl_recv_wait_records(ev_rt.r, nevents, 20000) == 0);
-	CHECK(upl_recv_stats(ev_rt.r, &ev_st) == 0);
+	CHECK(fx_gnd_wait_records(ev_rt.r, nevents, 20000) == 0);
+	CHECK(fx_gnd_stats(ev_rt.r, &ev_st) == 0);
 	CHECK(ev_st.records == nevents && ev_st.duplicates == 0 && ev_st.bad == 0);
 	CHECK(ev_st.batches == fst.events_published);
-	upl_recv_stop(ev_rt.r);
+	fx_gnd_stop(ev_rt.r);
 	pthread_join(ev_rt.t, NULL);
-	upl_recv_free(ev_rt.r);
+	fx_gnd_free(ev_rt.r);
 	CHECK(upl_forwarder_stop(f) == 0);
 	/* The persisted cursor is exactly past the last acknowledged record. */
 	CHECK(upl_cursor_load(cur, &seq) == 0 && seq == log.next_seq);
@@ -982,16 +982,16 @@ static void test_end_to_end(const char *script, const char *pb2_dir)
 	CHECK(upl_forwarder_new(&c, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 	CHECK(upl_forwarder_wait_cursor(f, log.next_seq, 20000) == 0);
-	CHECK(upl_recv_wait_records(rt.r, total, 20000) == 0);
+	CHECK(fx_gnd_wait_records(rt.r, total, 20000) == 0);
 	CHECK(upl_forwarder_stats(f, &fst) == 0 && fst.acked == 1);
 	upl_forwarder_free(f);
 
-	upl_recv_stop(rt.r);
+	fx_gnd_stop(rt.r);
 	pthread_join(rt.t, NULL);
 	CHECK(rt.ret == 0);
-	CHECK(upl_recv_stats(rt.r, &rst) == 0);
+	CHECK(fx_gnd_stats(rt.r, &rst) == 0);
 	CHECK(rst.records == total && rst.duplicates == 0 && rst.missing == 0 && rst.bad == 0);
-	upl_recv_free(rt.r);
+	fx_gnd_free(rt.r);
 	fclose(text.out);
 	test_flaky_source(b.port);
 	gen_fini(&g);

@@ -19,7 +19,7 @@
 #include "railmon-config.h"
 
 #define DEMO_DBC RAILMON_SOURCE_DIR "/cli/demo/train.dbc"
-#define FULL_DBC RAILMON_SOURCE_DIR "/tests/bus/dbc/full.dbc"
+#define FULL_DBC RAILMON_SOURCE_DIR "/tests/dbc/full.dbc"
 
 static struct acq_item frame(const char *line)
 {
@@ -448,7 +448,7 @@ static void test_bom_crlf(void)
 }
 
 /*
- * Scaled multiplexors (tests/bus/dbc/full.dbc, messages 201 and 0x80000201):
+ * Scaled multiplexors (tests/dbc/full.dbc, messages 201 and 0x80000201):
  * per the DBC convention a multiplexor selects by its RAW value, never the
  * physical one.  Worked out by hand from the DBC text.
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""test-dbc-corpus.py DBC-DUMP DIR [N]: every DBC of DIR (tests/bus/dbc/corpus,
+"""test-dbc-corpus.py DBC-DUMP DIR [N]: every DBC of DIR (tests/dbc/corpus,
 one file per case of a production file railmon loads leniently) is
 
 - loaded with exactly the warnings of NAME.warnings beside it (none when

@@ -1,35 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ledger.c - the receiver's memory per (vehicle, log id): which seqs
- * arrived, which Batches (by their records' digest), the records to hand
- * to on_record and the Batches to on_batch, and the views and waits on
- * it (upl_recv_log(), upl_recv_vehicle(), upl_recv_wait_seq()).
+ * ledger.c - the ground's memory per (vehicle, log id) of what the
+ * receiver brought: which seqs arrived, which Batches (by their records'
+ * digest), the records to hand to on_record and the Batches to on_batch,
+ * and the views and waits on it (grd_ledger_log(), grd_ledger_vehicle(),
+ * grd_ledger_wait_seq()).
  *
  * Vehicles are found by name in an open-addressing hash table that grows
  * up to max_vehicles; each vehicle has its logs (one per log id, few).
  * Sequence tracking keeps, per log, the sorted set of ranges seen.  A
  * record inside a range was received before; the holes between ranges are
- * the gaps.  The set is bounded: past UPL_RECV_MAX_RANGES ranges the
+ * the gaps.  The set is bounded: past GRD_LEDGER_MAX_RANGES ranges the
  * oldest is forgotten and everything below the oldest range kept (the
  * floor) is summarised by the counts, so a hostile or broken sender can
  * cost memory only up to a fixed limit.  To tell a re-send from a
- * conflict, each log also keeps the digest (record/digest.h, from the
- * receiver's random seed) of the records of its last UPL_RECV_MAX_DIGESTS
- * Batches.
+ * conflict, each log also keeps a keyed hash (record/digest.h
+ * rec_batch_hash(), from the ledger's random seed) of the records of its
+ * last GRD_LEDGER_MAX_DIGESTS Batches.
  *
- * It is the ground's bookkeeping, kept here beside the MQTT session
- * because upl_recv's contract (recv.h) includes it and uplink/ may not
- * call ground/ (DESIGN.md, the module graph): see uplink/README.md.
+ * The receiver's session (uplink/recv-session.c) decodes each payload and
+ * hands it to grd_ledger_feed(); the ledger has its own lock, held
+ * through the callbacks, so the session's counters never wait for a
+ * database.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
-#include "mqtt-private.h"
-#include "recv-private.h"
+#include "ledger.h"
 #include "basic/clock.h"
 #include "basic/hash.h"
 #include "basic/name.h"
@@ -71,6 +73,22 @@ struct vehicle {
 	size_t nlogs;
 };
 
+struct grd_ledger {
+	struct grd_ledger_cfg cfg;
+	uint64_t hash_seed;        /* keys the record hashes: not guessable by a sender */
+
+	pthread_mutex_t lock;      /* guards everything below, held through the callbacks */
+	pthread_cond_t cond;       /* signalled when records change */
+	struct grd_ledger_stats st;
+	struct vehicle **tab;      /* hash table of vehicles, tab_cap a power of two */
+	size_t tab_cap;
+	struct stream **logs;      /* every log, in the order first seen */
+	size_t nlogs, logs_cap;
+	/* Sum over logs, which may pass 2^64; st.missing saturates.  Two
+	   words, not unsigned __int128: 32-bit targets (armhf) have none. */
+	struct { uint64_t lo, hi; } missing;
+};
+
 /* ---- vehicles ---- */
 
 static uint64_t name_hash(const char *name)
@@ -87,13 +105,13 @@ static struct vehicle **vehicle_slot(struct vehicle **tab, size_t cap, const cha
 	return &tab[i];
 }
 
-static struct vehicle *vehicle_find(const upl_recv_t *r, const char *name)
+static struct vehicle *vehicle_find(const grd_ledger_t *r, const char *name)
 {
 	return r->tab_cap ? *vehicle_slot(r->tab, r->tab_cap, name) : NULL;
 }
 
 /* Keep the table at most half full, so probes stay short. */
-static int vehicles_grow(upl_recv_t *r)
+static int vehicles_grow(grd_ledger_t *r)
 {
 	size_t cap = r->tab_cap ? r->tab_cap * 2 : 64;
 	struct vehicle **tab;
@@ -112,7 +130,7 @@ static int vehicles_grow(upl_recv_t *r)
 	return 0;
 }
 
-static int vehicle_add(upl_recv_t *r, const char *name, struct vehicle **ret)
+static int vehicle_add(grd_ledger_t *r, const char *name, struct vehicle **ret)
 {
 	struct vehicle *v;
 
@@ -137,7 +155,7 @@ static bool same_log(const struct stream *s, const struct rec_batch_info *info)
 	       (!info->log_id_len || memcmp(s->log_id, info->log_id, info->log_id_len) == 0);
 }
 
-static int stream_add(upl_recv_t *r, struct vehicle *v, const struct rec_batch_info *info,
+static int stream_add(grd_ledger_t *r, struct vehicle *v, const struct rec_batch_info *info,
                       struct stream **ret)
 {
 	struct stream *s;
@@ -168,7 +186,7 @@ static int stream_add(upl_recv_t *r, struct vehicle *v, const struct rec_batch_i
 }
 
 /* The log of this Batch: -EUSERS past max_vehicles, -ENOMEM. */
-static int stream_get(upl_recv_t *r, const struct rec_batch_info *info, struct stream **ret)
+static int stream_get(grd_ledger_t *r, const struct rec_batch_info *info, struct stream **ret)
 {
 	struct vehicle *v = vehicle_find(r, info->vehicle);
 	int err;
@@ -215,7 +233,7 @@ static bool range_covered(const struct stream *s, uint64_t seq)
 	return i < s->nranges && s->ranges[i].lo <= seq;
 }
 
-/* Room for one more range: one over UPL_RECV_MAX_RANGES, so a range is
+/* Room for one more range: one over GRD_LEDGER_MAX_RANGES, so a range is
    inserted first and the oldest forgotten after (it may be the new one). */
 static int range_reserve(struct stream *s)
 {
@@ -225,8 +243,8 @@ static int range_reserve(struct stream *s)
 	if (s->nranges < s->cap)
 		return 0;
 	cap = s->cap ? s->cap * 2 : 4;
-	if (cap > UPL_RECV_MAX_RANGES + 1)
-		cap = UPL_RECV_MAX_RANGES + 1;
+	if (cap > GRD_LEDGER_MAX_RANGES + 1)
+		cap = GRD_LEDGER_MAX_RANGES + 1;
 	n = realloc(s->ranges, cap * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -289,7 +307,7 @@ static int range_insert(struct stream *s, uint64_t lo, uint64_t hi)
 		memmove(s->ranges + i + 1, s->ranges + j, (s->nranges - j) * sizeof(*s->ranges));
 		s->nranges -= j - i - 1;
 	}
-	while (s->nranges > UPL_RECV_MAX_RANGES)
+	while (s->nranges > GRD_LEDGER_MAX_RANGES)
 		range_forget_oldest(s);
 	return 0;
 }
@@ -353,12 +371,12 @@ static int digest_grow(struct stream *s)
 	return 0;
 }
 
-/* Remember a Batch; past UPL_RECV_MAX_DIGESTS the lowest goes. */
+/* Remember a Batch; past GRD_LEDGER_MAX_DIGESTS the lowest goes. */
 static int digest_add(struct stream *s, uint64_t first, uint32_t count, uint64_t hash)
 {
 	size_t at = dig_find(s, first);
 
-	if (s->ndig == UPL_RECV_MAX_DIGESTS) {
+	if (s->ndig == GRD_LEDGER_MAX_DIGESTS) {
 		if (at == 0)
 			return 0; /* older than all kept: not worth keeping */
 		s->dig_head = (s->dig_head + 1) & (s->dig_cap - 1);
@@ -375,7 +393,7 @@ static int digest_add(struct stream *s, uint64_t first, uint32_t count, uint64_t
 	return 0;
 }
 
-int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen)
+int grd_ledger_same_records(const void *a, size_t alen, const void *b, size_t blen)
 {
 	rec_batch_t *ba = NULL, *bb = NULL;
 	int same = -EBADMSG;
@@ -391,7 +409,7 @@ int upl_recv_same_records(const void *a, size_t alen, const void *b, size_t blen
 
 /* ---- one payload ---- */
 
-static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct rec_batch_info *info,
+static int refuse(grd_ledger_t *r, enum grd_ledger_refusal why, const struct rec_batch_info *info,
                   rec_batch_t **b, const void *payload, size_t len, int err)
 {
 	r->st.refused[why]++;
@@ -400,29 +418,31 @@ static int refuse(upl_recv_t *r, enum upl_recv_refusal why, const struct rec_bat
 	return err;
 }
 
-/* More than UPL_RECV_MAX_JUMP records away from everything seen of its log:
+/* More than GRD_LEDGER_MAX_JUMP records away from everything seen of its log:
    no vehicle loses that many, so it would only make `missing` absurd. */
-/* A log's first Batch over UPL_RECV_MAX_JUMP from seq 1 (where every log
+/* A log's first Batch over GRD_LEDGER_MAX_JUMP from seq 1 (where every log
    starts) has nothing to be checked against: held as a jump until the
    next Batch of the log starts where it ended, which confirms where the
    log lies (an honest vehicle whose log the ground first meets late, its
    start pruned on board, sends one; a lone bogus seq does not). */
 static bool first_far(const struct stream *s, const struct rec_batch_info *info)
 {
-	return info->first_seq > UPL_RECV_MAX_JUMP && info->first_seq != s->held_end;
+	return info->first_seq > GRD_LEDGER_MAX_JUMP && info->first_seq != s->held_end;
 }
 
 static bool seq_jump(const struct stream *s, const struct rec_batch_info *info)
 {
 	if (!s->end)
 		return first_far(s, info);
-	return info->first_seq >= s->end + UPL_RECV_MAX_JUMP ||
-	       info->first_seq + info->count + UPL_RECV_MAX_JUMP <= s->lowest;
+	return info->first_seq >= s->end + GRD_LEDGER_MAX_JUMP ||
+	       info->first_seq + info->count + GRD_LEDGER_MAX_JUMP <= s->lowest;
 }
 
-/* Digest of the records (record/digest.h, from the receiver's own seed);
+/* The records' keyed hash (record/digest.h rec_batch_hash(), from the
+   ledger's own seed: kept in memory only, so not the database's FNV-1a
+   digest, which costs twice as much);
    *ret_seen: how many at or above the floor were received before. */
-static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const rec_batch_t *b,
+static uint64_t batch_scan(const grd_ledger_t *r, const struct stream *s, const rec_batch_t *b,
                            const struct rec_batch_info *info, uint32_t *ret_seen)
 {
 	uint32_t seen = 0;
@@ -433,13 +453,13 @@ static uint64_t batch_scan(const upl_recv_t *r, const struct stream *s, const re
 		seen += seq >= s->floor && range_covered(s, seq);
 	}
 	*ret_seen = seen;
-	return rec_batch_digest(b, info->count, r->hash_seed);
+	return rec_batch_hash(b, info->count, r->hash_seed);
 }
 
 /* Hand what is new to on_record; how many in *ret_written, counts by
    kind.  A record on_record fails for is still counted as received (the
    seq tracking is about what arrived, not what was printed). */
-static int stream_write(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
+static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
                         const struct rec_batch_info *info, uint64_t *ret_written)
 {
 	uint64_t fresh = 0, old = 0, unverified = 0;
@@ -482,7 +502,7 @@ static int stream_write(upl_recv_t *r, struct stream *s, const rec_batch_t *b,
 	return 0;
 }
 
-static int stream_feed(upl_recv_t *r, struct stream *s, rec_batch_t **bp,
+static int stream_feed(grd_ledger_t *r, struct stream *s, rec_batch_t **bp,
                        const struct rec_batch_info *info, const void *payload, size_t len)
 {
 	uint64_t hash, written;
@@ -502,7 +522,7 @@ static int stream_feed(upl_recv_t *r, struct stream *s, rec_batch_t **bp,
 	if (cmp == SEEN_OTHER) {
 		s->conflicts++;
 		r->st.conflict_records += info->count;
-		return refuse(r, UPL_RECV_CONFLICT, info, bp, payload, len, -EEXIST);
+		return refuse(r, GRD_LEDGER_CONFLICT, info, bp, payload, len, -EEXIST);
 	}
 	err = stream_write(r, s, b, info, &written);
 	if (err == 0 && info->first_seq >= s->floor)
@@ -520,20 +540,20 @@ static int stream_feed(upl_recv_t *r, struct stream *s, rec_batch_t **bp,
 
 /* r->missing += v and -= v with the carry into the high word; the sum
    never goes below zero (what is taken off was added before). */
-static void missing_add(upl_recv_t *r, uint64_t v)
+static void missing_add(grd_ledger_t *r, uint64_t v)
 {
 	r->missing.lo += v;
 	r->missing.hi += r->missing.lo < v;
 }
 
-static void missing_sub(upl_recv_t *r, uint64_t v)
+static void missing_sub(grd_ledger_t *r, uint64_t v)
 {
 	r->missing.hi -= r->missing.lo < v;
 	r->missing.lo -= v;
 }
 
-int upl_ledger_feed(upl_recv_t *r, const char *topic, rec_batch_t **b,
-                      const void *payload, size_t len)
+/* One Batch through the ledger, r->lock held. */
+static int ledger_feed(grd_ledger_t *r, rec_batch_t **b, const void *payload, size_t len)
 {
 	struct rec_batch_info info;
 	struct stream *s;
@@ -541,19 +561,19 @@ int upl_ledger_feed(upl_recv_t *r, const char *topic, rec_batch_t **b,
 	bool jump;
 	int ret;
 
-	if (rec_batch_info(*b, &info) < 0 || !upl_topic_vehicle_matches(topic, info.vehicle))
+	if (rec_batch_info(*b, &info) < 0)
 		return -EBADMSG;
 	/* seq 0 is never assigned, and every seq is below 2^63 (railmon.proto):
 	   a Batch out there is malformed, not 2^63 records missing.  (The
 	   decoder already refused first_seq + count overflowing.) */
-	if (info.first_seq == 0 || info.first_seq + info.count > UPL_RECV_SEQ_LIMIT)
+	if (info.first_seq == 0 || info.first_seq + info.count > GRD_LEDGER_SEQ_LIMIT)
 		return -EBADMSG;
 	/* The door: a name against the rule gets no vehicle, no log, no row. */
 	if (!basic_vehicle_name_ok(info.vehicle))
-		return refuse(r, UPL_RECV_BAD_VEHICLE, &info, b, payload, len, -EPERM);
+		return refuse(r, GRD_LEDGER_BAD_VEHICLE, &info, b, payload, len, -EPERM);
 	ret = stream_get(r, &info, &s);
 	if (ret < 0)
-		return refuse(r, ret == -EUSERS ? UPL_RECV_TOO_MANY_VEHICLES : UPL_RECV_NO_MEMORY, &info,
+		return refuse(r, ret == -EUSERS ? GRD_LEDGER_TOO_MANY_VEHICLES : GRD_LEDGER_NO_MEMORY, &info,
 		              b, payload, len, ret);
 	if (!info.count)
 		return 0;
@@ -567,21 +587,61 @@ int upl_ledger_feed(upl_recv_t *r, const char *topic, rec_batch_t **b,
 	}
 	if (jump) {
 		s->seq_jumps++;
-		return refuse(r, UPL_RECV_SEQ_JUMP, &info, b, payload, len, -ERANGE);
+		return refuse(r, GRD_LEDGER_SEQ_JUMP, &info, b, payload, len, -ERANGE);
 	}
 	missing = stream_missing(s);
 	ret = stream_feed(r, s, b, &info, payload, len);
 	if (ret == -ENOMEM)
-		ret = refuse(r, UPL_RECV_NO_MEMORY, &info, b, payload, len, ret);
+		ret = refuse(r, GRD_LEDGER_NO_MEMORY, &info, b, payload, len, ret);
 	missing_add(r, stream_missing(s));
 	missing_sub(r, missing);
 	r->st.missing = r->missing.hi ? UINT64_MAX : r->missing.lo;
 	return ret;
 }
 
-/* Everything the ledger holds (upl_recv_free()). */
-void upl_ledger_free(upl_recv_t *r)
+int grd_ledger_feed(void *ledger, rec_batch_t **b, const void *payload, size_t len)
 {
+	grd_ledger_t *r = ledger;
+	int ret;
+
+	if (!r || !b || !*b || (!payload && len))
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	ret = ledger_feed(r, b, payload, len);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* ---- lifetime ---- */
+
+int grd_ledger_new(const struct grd_ledger_cfg *cfg, grd_ledger_t **ret)
+{
+	grd_ledger_t *r;
+
+	if (!cfg || !ret)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	r->cfg = *cfg;
+	if (!r->cfg.max_vehicles)
+		r->cfg.max_vehicles = GRD_LEDGER_MAX_VEHICLES_DEFAULT;
+	/* A seed no sender knows, so no sender can make two different Batches
+	   hash alike on purpose.  Without entropy the hash is still a good
+	   checksum against accidents. */
+	if (getrandom(&r->hash_seed, sizeof(r->hash_seed), GRND_NONBLOCK) != sizeof(r->hash_seed))
+		r->hash_seed = (uint64_t)basic_mono_ns();
+	*ret = r;
+	return 0;
+}
+
+grd_ledger_t *grd_ledger_free(grd_ledger_t *r)
+{
+	if (!r)
+		return NULL;
 	for (size_t i = 0; i < r->nlogs; i++)
 		stream_free(r->logs[i]);
 	free(r->logs);
@@ -591,13 +651,54 @@ void upl_ledger_free(upl_recv_t *r)
 		free(r->tab[i]);
 	}
 	free(r->tab);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	return NULL;
+}
+
+int grd_ledger_stats(grd_ledger_t *r, struct grd_ledger_stats *ret)
+{
+	if (!r || !ret)
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	*ret = r->st;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int grd_ledger_stats_try(grd_ledger_t *r, struct grd_ledger_stats *ret)
+{
+	if (!r || !ret)
+		return -EINVAL;
+	if (pthread_mutex_trylock(&r->lock) != 0)
+		return -EBUSY;
+	*ret = r->st;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int grd_ledger_wait_records(grd_ledger_t *r, uint64_t n, unsigned timeout_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	if (!r)
+		return -EINVAL;
+	ts = basic_deadline_ms(CLOCK_REALTIME, timeout_ms);
+	pthread_mutex_lock(&r->lock);
+	while (r->st.records < n && err == 0)
+		err = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+	err = r->st.records >= n ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&r->lock);
+	return err;
 }
 
 /* ---- views and waits ---- */
 
-static void log_view(const struct stream *s, struct upl_recv_log *ret)
+static void log_view(const struct stream *s, struct grd_ledger_log *ret)
 {
-	*ret = (struct upl_recv_log){
+	*ret = (struct grd_ledger_log){
 		.vehicle = s->vehicle, .log_id_len = s->log_id_len,
 		.first_seq = s->lowest, .next_seq = s->end, .records = s->records,
 		.duplicates = s->duplicates, .unverified = s->unverified, .old = s->old,
@@ -607,7 +708,7 @@ static void log_view(const struct stream *s, struct upl_recv_log *ret)
 	memcpy(ret->log_id, s->log_id, sizeof(ret->log_id));
 }
 
-int upl_recv_log(upl_recv_t *r, size_t i, struct upl_recv_log *ret)
+int grd_ledger_log(grd_ledger_t *r, size_t i, struct grd_ledger_log *ret)
 {
 	int err = -ENOENT;
 
@@ -622,7 +723,7 @@ int upl_recv_log(upl_recv_t *r, size_t i, struct upl_recv_log *ret)
 	return err;
 }
 
-int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *ret)
+int grd_ledger_vehicle(grd_ledger_t *r, const char *name, struct grd_ledger_vehicle *ret)
 {
 	const struct vehicle *v;
 	int err = -ENOENT;
@@ -635,7 +736,7 @@ int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *r
 	if (v && v->logs && v->logs->end) {
 		const struct stream *s = v->logs;
 
-		*ret = (struct upl_recv_vehicle){ s->lowest, s->end, s->records, s->duplicates,
+		*ret = (struct grd_ledger_vehicle){ s->lowest, s->end, s->records, s->duplicates,
 		                                  stream_missing(s), v->nlogs };
 		err = 0;
 	}
@@ -643,14 +744,14 @@ int upl_recv_vehicle(upl_recv_t *r, const char *name, struct upl_recv_vehicle *r
 	return err;
 }
 
-static bool vehicle_reached(const upl_recv_t *r, const char *name, uint64_t seq)
+static bool vehicle_reached(const grd_ledger_t *r, const char *name, uint64_t seq)
 {
 	const struct vehicle *v = vehicle_find(r, name);
 
 	return v && v->logs && v->logs->end >= seq && stream_missing(v->logs) == 0;
 }
 
-int upl_recv_wait_seq(upl_recv_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms)
+int grd_ledger_wait_seq(grd_ledger_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms)
 {
 	struct timespec ts;
 	int err = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * text.c - recv's records as text (ground.h, grd_text_*): each vehicle
+ * recv-text.c - recv's records as text (ground.h, grd_text_*): each vehicle
  * log's new records in time order across its Batches, merged over a window
  * as export merges a log (record/order.h), or in arrival order (--order
  * seq), through export's writer (record/format.h),

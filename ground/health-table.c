@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * health.c - the Health entries a Batch carries (record/railmon.proto,
+ * health-table.c - the Health entries a Batch carries (record/railmon.proto,
  * Health) into the health table (migration 0006): the newest entry of each
  * part of each vehicle, in the transaction of the Batch that carries it,
  * so the dashboard reads "is this train's recorder healthy" from a few

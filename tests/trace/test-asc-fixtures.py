@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """test-asc-fixtures.py TRACE-DUMP RAILMON FIXTURE-DIR
 
-The Vector ASC fixtures in tests/bus/asc/, written by hand from the
+The Vector ASC fixtures in tests/trace/asc/, written by hand from the
 grammar CANoe writes (one file per class: a remote frame without DLC,
 classic lines with FD lengths, CANoe's CANFD layouts and flags, error
 frames only, several trigger blocks, relative stamps in base dec, frames

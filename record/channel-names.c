@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * channels.c - channel id -> name and unit, open addressing with linear
+ * channel-names.c - channel id -> name and unit, open addressing with linear
  * probing.  Ids are dense per bus (bus << 16 | 0, 1, 2, ...): a
  * multiplicative hash spreads them over the whole table, so runs stay
  * short at a load of at most one half.
