@@ -224,7 +224,7 @@ static int64_t cycle(struct rig *g, unsigned k)
 	CHECK(acq_source_link(g->src, &link) == 0);
 	printf("slcan cycle %u: blind %.1f ms after the return (first frame logged: number %" PRIu64
 	       "; back after %" PRIu32 " reopen attempts, the last failed one: %s; %" PRIu32 " ms gone; %" PRIu64
-	       " frames logged before the unplug's GONE)\n",
+	       " frames logged so far)\n",
 	       k + 1, (double)blind / BASIC_NS_PER_MS, g->first_after_number - g->expect_from, g->back_attempts,
 	       strerror(-link.reopen_err), g->back_gone_ms, frames);
 	CHECK(g->back_gone_ms >= OUTAGE_MS, "BACK says gone %" PRIu32 " ms, the outage was %d ms", g->back_gone_ms,
