@@ -11,6 +11,8 @@
 #include <stdatomic.h>
 #include <sys/inotify.h>
 
+#include <linux/netlink.h>
+
 #include "basic/counter.h"
 #include "bus.h"
 
@@ -139,6 +141,22 @@ int bus_path_watch_init(struct bus_path_watch *w, const char *path);
 void bus_path_watch_done(struct bus_path_watch *w);
 int bus_path_watch_wait(struct bus_path_watch *w, int timeout_ms);
 void bus_path_watch_flush(struct bus_path_watch *w);
+
+/*
+ * The return of a SocketCAN interface (dev-watch.c): rtnetlink link
+ * events, as bus_path_watch's functions (wait: 1 when an RTM_NEWLINK says
+ * the interface of that name is up).
+ */
+struct bus_link_watch {
+	int fd;
+	char ifname[16];
+	_Alignas(struct nlmsghdr) char buf[8192];
+};
+
+int bus_link_watch_init(struct bus_link_watch *w, const char *ifname);
+void bus_link_watch_done(struct bus_link_watch *w);
+int bus_link_watch_wait(struct bus_link_watch *w, int timeout_ms);
+void bus_link_watch_flush(struct bus_link_watch *w);
 
 /* One ops table per backend; bus.c picks one from the cfg. */
 extern const struct bus_ops bus_can_socket_ops;

@@ -17,13 +17,23 @@
  * directory that goes away itself (by-id, when its last adapter is
  * unplugged) ends its watch (IN_IGNORED); the wait then adds it again each
  * time it is called, and the directory's return counts as the path's.
+ *
+ * A SocketCAN interface that went down or was deleted is watched the same
+ * way with rtnetlink: a socket in the RTNLGRP_LINK group (opened at open)
+ * hears every RTM_NEWLINK, and one for our name with IFF_UP is the sign
+ * (a re-created interface has a new index: the name is what stays).
  */
 #include <errno.h>
 #include <limits.h>
+#include <net/if.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include "bus-private.h"
 
@@ -115,4 +125,93 @@ void bus_path_watch_flush(struct bus_path_watch *w)
 {
 	if (w->fd >= 0)
 		(void)watch_read(w);
+}
+
+/* ------------------------------------------------------------ links */
+
+int bus_link_watch_init(struct bus_link_watch *w, const char *ifname)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK };
+
+	memset(w, 0, sizeof(*w));
+	if (strlen(ifname) >= sizeof(w->ifname)) {
+		w->fd = -1;
+		return -ENAMETOOLONG;
+	}
+	strcpy(w->ifname, ifname);
+	w->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (w->fd < 0)
+		return -errno;
+	if (bind(w->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(w->fd);
+		w->fd = -1;
+		return r;
+	}
+	return 0;
+}
+
+void bus_link_watch_done(struct bus_link_watch *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+}
+
+/* One RTM_NEWLINK: our name, up? */
+static bool link_msg_up(const struct bus_link_watch *w, const struct nlmsghdr *nh)
+{
+	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
+	int len = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*ifi));
+
+	if (nh->nlmsg_type != RTM_NEWLINK || len < 0 || !(ifi->ifi_flags & IFF_UP))
+		return false;
+	for (const struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == IFLA_IFNAME)
+			return !strncmp(RTA_DATA(a), w->ifname, RTA_PAYLOAD(a)) &&
+			       strnlen(RTA_DATA(a), RTA_PAYLOAD(a)) == strlen(w->ifname);
+	return false;
+}
+
+/* Read what is queued; 1 when our interface was said up.  An overrun
+   socket (ENOBUFS: events lost) is a sign too: the reopen will tell. */
+static int link_read(struct bus_link_watch *w)
+{
+	int hit = 0;
+	ssize_t n;
+
+	while ((n = recv(w->fd, w->buf, sizeof(w->buf), 0)) != 0) {
+		if (n < 0) {
+			if (errno == ENOBUFS)
+				hit = 1;
+			if (errno == EINTR || errno == ENOBUFS)
+				continue;
+			break;
+		}
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)w->buf; NLMSG_OK(nh, (size_t)n);
+		     nh = NLMSG_NEXT(nh, n))
+			if (link_msg_up(w, nh))
+				hit = 1;
+	}
+	return hit;
+}
+
+int bus_link_watch_wait(struct bus_link_watch *w, int timeout_ms)
+{
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+	int r;
+
+	if (w->fd < 0)
+		return -EOPNOTSUPP;
+	r = poll(&p, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r == 0 ? 0 : link_read(w);
+}
+
+void bus_link_watch_flush(struct bus_link_watch *w)
+{
+	if (w->fd >= 0)
+		(void)link_read(w);
 }
