@@ -189,10 +189,17 @@ static int link_read(struct bus_link_watch *w)
 				continue;
 			break;
 		}
-		for (struct nlmsghdr *nh = (struct nlmsghdr *)w->buf; NLMSG_OK(nh, (size_t)n);
-		     nh = NLMSG_NEXT(nh, n))
+		/* By hand, not NLMSG_NEXT: its length may step below 0, which
+		   a size_t would wrap. */
+		for (size_t off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
+			const struct nlmsghdr *nh = (const struct nlmsghdr *)(w->buf + off);
+
+			if (nh->nlmsg_len < sizeof(*nh) || nh->nlmsg_len > (size_t)n - off)
+				break;
 			if (link_msg_up(w, nh))
 				hit = 1;
+			off += NLMSG_ALIGN(nh->nlmsg_len);
+		}
 	}
 	return hit;
 }
