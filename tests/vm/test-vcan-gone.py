@@ -173,8 +173,11 @@ def run(T, rm, err):
     first = min(r["time_ns"] for r in recs if r["kind"] == "can" and int(r["can_id"], 16) == 0x124
                 and r["time_ns"] >= t_before)
     blind_ms = (first - t_after) / 1e6
-    print(f"socketcan blind time after vcan0 came up: {blind_ms:.1f} ms after `ip link set up` returned "
-          f"({(first - t_before) / 1e6:.1f} ms after it started; goal <= 200 ms)")
+    # the link came up while `ip` ran: the blind time is at most the first
+    # figure; the second is negative when a frame was logged before `ip`
+    # had even returned (a process start under TCG takes 100s of ms)
+    print(f"socketcan blind time after vcan0 came up: first frame logged {(first - t_before) / 1e6:.1f} ms after "
+          f"`ip link set vcan0 up` started, {blind_ms:.1f} ms after it returned (goal <= 200 ms)")
     assert blind_ms <= 1000, f"blind {blind_ms:.1f} ms after the return (fails above 1 s)"
 
 
