@@ -208,22 +208,85 @@ static void publish_watermark(acq_source_t *s, int64_t t)
 		atomic_store_explicit(&s->watermark, t, memory_order_release);
 }
 
+/* A reopen that failed because the device is not there (its path or
+   interface missing, down): its return is a sign ops->await sees. */
+static bool absent(int r)
+{
+	return r == -ENOENT || r == -ENODEV || r == -ENXIO || r == -ENETDOWN;
+}
+
+/*
+ * Wait until due, or, when watch, until ops->await sees a sign of the
+ * device's return; in slices of SRC_TIMEOUT_MS, so a stop is seen.  True
+ * when it is time to try the reopen, false when stopping.
+ */
+static bool await_back(acq_source_t *s, int64_t due, bool watch)
+{
+	for (;;) {
+		int64_t now = basic_mono_ns(), left = due - now;
+		int w = -1;
+
+		if (stopping(s))
+			return false;
+		if (left <= 0)
+			return true;
+		if (left > SRC_TIMEOUT_MS * MS_NS)
+			left = SRC_TIMEOUT_MS * MS_NS;
+		if (watch)
+			w = s->cfg.ops->await(s->cfg.ctx, (int)((left + MS_NS - 1) / MS_NS));
+		if (w > 0)
+			return !stopping(s);
+		if (w < 0) /* nothing watched (now): a timed wait */
+			basic_sleep_until(CLOCK_MONOTONIC, now + left);
+	}
+}
+
+/*
+ * When to try again after a reopen that failed with r, and whether a sign
+ * of the device's return may come first (*watch).  Absent, with a watch:
+ * its return is the sign; the timed retry is only a safety net (a sign
+ * missed, a watch that failed), at the longest step, and it does not
+ * grow the backoff.  There but failing (an adapter that does not answer,
+ * permissions): only the timed steps retry it, a sign of its path would
+ * be no news; its steps start from the shortest when it has just come
+ * back, since the waits for its return said nothing about it.
+ */
+static int64_t retry_due(acq_source_t *s, int r, bool *watch)
+{
+	int64_t now = basic_mono_ns(), step;
+
+	if (s->cfg.ops->await && absent(r)) {
+		*watch = true;
+		return now + jitter(s, BACKOFF_MAX_NS);
+	}
+	if (*watch && s->cfg.ops->await)
+		s->backoff_ns = BACKOFF_MIN_NS; /* it was absent until now */
+	*watch = false;
+	step = s->backoff_ns;
+	s->backoff_ns = s->backoff_ns * 2 < BACKOFF_MAX_NS ? s->backoff_ns * 2 : BACKOFF_MAX_NS;
+	return now + jitter(s, step);
+}
+
 /*
  * The device went away (recv said -ENODEV): say so (an event, the state
- * for stat and run), close it at once, and reopen it after a bounded,
- * jittered, exponential wait until it is back or we stop.  The thread
- * then sleeps all but a few microseconds per attempt.  A device that
- * delivered nothing and was up for less than the longest wait keeps its
- * step, so one that opens and fails again at once (a flapping hub, a file
- * that opens but does not read) is retried every few seconds, not ten
- * times a second.  Reopening allocates nothing: the drivers keep their
- * buffers across release().
+ * for stat and run), close it at once, and reopen it until it is back or
+ * we stop.  An absent device is reopened as soon as ops->await sees it
+ * return (a tty path created, an interface up), so the bus is not lost
+ * for a backoff step after the return; besides, and alone for a device
+ * that is there but fails to open (an adapter that does not answer), a
+ * bounded, jittered, exponential wait.  The thread then sleeps all but a
+ * few microseconds per attempt.  A device that delivered nothing and was
+ * up for less than the longest wait keeps its step, so one that opens and
+ * fails again at once (a flapping hub, a file that opens but does not
+ * read) is retried every few seconds, not ten times a second.  Reopening
+ * allocates nothing: the drivers keep their buffers across release().
  */
 static void gone(acq_source_t *s)
 {
-	int64_t t0 = basic_mono_ns(), back = atomic_load_explicit(&s->back_ns, memory_order_relaxed), ms;
+	int64_t t0 = basic_mono_ns(), back = atomic_load_explicit(&s->back_ns, memory_order_relaxed), ms, due;
 	int cause = s->cfg.ops->gone_cause ? s->cfg.ops->gone_cause(s->cfg.ctx) : -ENODEV;
 	uint32_t attempts = 0;
+	bool watch = s->cfg.ops->await != NULL;
 	int r;
 
 	if (!back || t0 - back >= BACKOFF_MAX_NS || s->backoff_ns < BACKOFF_MIN_NS)
@@ -235,15 +298,17 @@ static void gone(acq_source_t *s)
 	if (!quiesce(s))
 		return;
 	s->cfg.ops->release(s->cfg.ctx);
+	due = basic_mono_ns() + jitter(s, s->backoff_ns);
+	s->backoff_ns = s->backoff_ns * 2 < BACKOFF_MAX_NS ? s->backoff_ns * 2 : BACKOFF_MAX_NS;
 	do {
-		if (!pause_ns(s, jitter(s, s->backoff_ns)))
+		if (!await_back(s, due, watch))
 			return; /* stopping: leave it closed */
-		s->backoff_ns = s->backoff_ns * 2 < BACKOFF_MAX_NS ? s->backoff_ns * 2 : BACKOFF_MAX_NS;
 		r = s->cfg.ops->reopen(s->cfg.ctx);
 		atomic_store_explicit(&s->attempts, ++attempts, memory_order_relaxed);
 		if (r < 0) {
 			atomic_store_explicit(&s->reopen_err, r, memory_order_relaxed);
 			atomic_store_explicit(&s->link, ACQ_LINK_REOPENING, memory_order_relaxed);
+			due = retry_due(s, r, &watch);
 		}
 	} while (r < 0);
 	back = basic_mono_ns();

@@ -11,8 +11,10 @@
  * source needs, once for all of them:
  *  - an error pauses 10 ms, doubling to 1 s: no error path spins;
  *  - a device that goes away (recv says -ENODEV) is announced
- *    (ACQ_EV_CAN_GONE, arg = the cause), released at once, reopened after
- *    jittered waits doubling from 100 ms to 5 s, and announced back
+ *    (ACQ_EV_CAN_GONE, arg = the cause), released at once, reopened as
+ *    soon as it returns (ops->await: watched, not polled) or else after
+ *    jittered waits doubling from 100 ms to 5 s (a device that is there
+ *    but fails to open always waits those), and announced back
  *    (ACQ_EV_CAN_BACK, arg = attempts, detail = ms gone); its presence is
  *    published for any thread (acq_source_link());
  *  - at stop, what the device already holds is read and pushed (bounded);
@@ -61,6 +63,15 @@ struct acq_source_ops {
 	int (*release)(void *ctx);
 	/* Open it again into those buffers: 0, or -errno while still away. */
 	int (*reopen)(void *ctx);
+	/*
+	 * While released: wait up to timeout_ms for a sign that the device
+	 * is back (its path created again, its interface up): 1 (reopen
+	 * now), 0 (none yet), or -errno when nothing is watched.  With it, a
+	 * device that is absent is reopened as it returns; the timed waits
+	 * below remain for one that is there but fails to open, and as a
+	 * slow safety net.  No allocation.
+	 */
+	int (*await)(void *ctx, int timeout_ms);
 	/* Told which items went into the ring after each recv (a source that
 	   keeps counts of its own, e.g. per bus of a log replay). */
 	void (*pushed)(void *ctx, const struct acq_item *items, size_t n);

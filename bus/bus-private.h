@@ -9,6 +9,9 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <sys/inotify.h>
+
+#include <linux/netlink.h>
 
 #include "basic/counter.h"
 #include "bus.h"
@@ -61,6 +64,9 @@ struct bus_ops {
 	 */
 	void (*release)(bus_dev_t *dev);
 	int (*reopen)(bus_dev_t *dev);
+	/* While released: wait up to timeout_ms for the device to come back
+	   (bus.h: bus_dev_await); NULL for drivers with nothing to watch. */
+	int (*await_back)(bus_dev_t *dev, int timeout_ms);
 	/* Wakeup-latency histogram of a driver that paces itself (Modbus);
 	   NULL member for drivers that wait on their bus instead. */
 	const struct acq_latency *(*latency)(const bus_dev_t *dev);
@@ -111,6 +117,46 @@ static inline int bus_open_absent(bus_dev_t *dev, int r)
 		return r;
 	}
 }
+
+/*
+ * The return of a serial device's path, watched instead of polled
+ * (dev-watch.c): inotify on the path's directory.  init() at open (may
+ * allocate: an inotify instance), done() at close; wait() on the thread
+ * that reopens, no allocation: up to timeout_ms for the path to be
+ * created, moved in or changed; 1 when it was (try the reopen now), 0 on
+ * timeout or other names, -EOPNOTSUPP when nothing is watched (no
+ * inotify, the directory is missing too: the caller's timed retries
+ * decide).  flush() forgets what is queued (at release: what happened
+ * while the device was there says nothing of its return).
+ */
+struct bus_path_watch {
+	int fd, wd;
+	char dir[256];
+	char name[256];
+	/* Room for several events at once; aligned as the kernel writes them. */
+	_Alignas(struct inotify_event) char buf[4096];
+};
+
+int bus_path_watch_init(struct bus_path_watch *w, const char *path);
+void bus_path_watch_done(struct bus_path_watch *w);
+int bus_path_watch_wait(struct bus_path_watch *w, int timeout_ms);
+void bus_path_watch_flush(struct bus_path_watch *w);
+
+/*
+ * The return of a SocketCAN interface (dev-watch.c): rtnetlink link
+ * events, as bus_path_watch's functions (wait: 1 when an RTM_NEWLINK says
+ * the interface of that name is up).
+ */
+struct bus_link_watch {
+	int fd;
+	char ifname[16];
+	_Alignas(struct nlmsghdr) char buf[8192];
+};
+
+int bus_link_watch_init(struct bus_link_watch *w, const char *ifname);
+void bus_link_watch_done(struct bus_link_watch *w);
+int bus_link_watch_wait(struct bus_link_watch *w, int timeout_ms);
+void bus_link_watch_flush(struct bus_link_watch *w);
 
 /* One ops table per backend; bus.c picks one from the cfg. */
 extern const struct bus_ops bus_can_socket_ops;

@@ -234,6 +234,17 @@ int bus_dev_gone_cause(const bus_dev_t *dev);
 int bus_dev_release(bus_dev_t *dev);
 int bus_dev_reopen(bus_dev_t *dev);
 /*
+ * While the device is released: wait up to timeout_ms for a sign that it
+ * is back, watched, not polled (slcan: its tty path created or moved in
+ * again, inotify; SocketCAN: the interface added or up again, rtnetlink
+ * link events).  Returns 1 when there was one (reopen now), 0 when
+ * timeout_ms passed without one, -EOPNOTSUPP when this device has nothing
+ * to watch (the caller's timed retries alone decide), -EINVAL for NULL.
+ * From the thread that reopens; no allocation; a sign is a hint, the
+ * reopen says whether the device is really there.
+ */
+int bus_dev_await(bus_dev_t *dev, int timeout_ms);
+/*
  * bus_dev_new() for a device that may be away right now (a daemon that
  * restarts its pipeline while an adapter is unplugged): when a driver that
  * can reopen finds the device absent (-ENOENT, -ENODEV, -ENXIO, -EIO,

@@ -51,6 +51,7 @@ struct cs_priv {
 	_Atomic uint32_t sock_drops; /* socket drop count already accounted */
 	uint64_t netdev_drops;    /* interface drop counters already accounted
 	                             (check() only, and attach) */
+	struct bus_link_watch watch; /* the interface, while it is away */
 	int rcvtimeo_ms;          /* the socket's SO_RCVTIMEO now (-1: none,
 	                             a new socket's): set again only when recv's
 	                             timeout changes, so not per call */

@@ -217,8 +217,11 @@ static void cs_release(bus_dev_t *dev)
 {
 	struct cs_priv *p = dev->priv;
 
-	if (p->fd >= 0)
+	if (p->fd >= 0) {
 		close(p->fd);
+		/* Link events while it was there say nothing of a return. */
+		bus_link_watch_flush(&p->watch);
+	}
 	p->fd = -1;
 }
 
@@ -229,6 +232,7 @@ static void cs_close(bus_dev_t *dev)
 	if (!p)
 		return;
 	cs_release(dev);
+	bus_link_watch_done(&p->watch);
 	free(p);
 	dev->priv = NULL;
 }
@@ -274,6 +278,13 @@ static int cs_reopen(bus_dev_t *dev)
 	return cs_attach(dev, true);
 }
 
+static int cs_await(bus_dev_t *dev, int timeout_ms)
+{
+	struct cs_priv *p = dev->priv;
+
+	return bus_link_watch_wait(&p->watch, timeout_ms);
+}
+
 static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	struct cs_priv *p;
@@ -285,7 +296,10 @@ static int cs_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	if (!p)
 		return -ENOMEM;
 	dev->priv = p;
+	p->fd = -1;
 	cs_buffers_init(p);
+	/* Without rtnetlink the timed retries alone reopen it. */
+	(void)bus_link_watch_init(&p->watch, cfg->can.ifname);
 	/* A link that is down at start is accepted as before: the socket
 	   receives once it comes up. */
 	r = bus_open_absent(dev, cs_attach(dev, false));
@@ -337,4 +351,5 @@ const struct bus_ops bus_can_socket_ops = {
 	.close = cs_close,
 	.release = cs_release,
 	.reopen = cs_reopen,
+	.await_back = cs_await,
 };

@@ -135,6 +135,15 @@ int bus_dev_reopen(bus_dev_t *dev)
 	return r;
 }
 
+int bus_dev_await(bus_dev_t *dev, int timeout_ms)
+{
+	if (!dev)
+		return -EINVAL;
+	if (!dev->ops->await_back)
+		return -EOPNOTSUPP;
+	return dev->ops->await_back(dev, timeout_ms);
+}
+
 int bus_dev_stats(const bus_dev_t *dev, struct bus_stats *ret_stats)
 {
 	if (!dev || !ret_stats)

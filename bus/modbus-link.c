@@ -12,6 +12,9 @@
  * response timeout inside libmodbus, so a dead peer never stalls the
  * thread longer than one attempt.  DISCONNECT is emitted when the link goes
  * down (or first fails), CONNECT (arg = attempts) when it comes back.
+ * An RTU tty that is not there at all is not retried on those steps: its
+ * path is watched (dev-watch.c) and the connect follows its return at
+ * the next due group; a slow timed retry stays as a safety net.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,11 +54,34 @@ void bus_mb_link_down(bus_dev_t *dev, int err)
 		p->down_reported = true;
 		p->backoff_ns = MB_BACKOFF_MIN_NS;
 	}
+	if (p->watch && p->watch->fd >= 0 && (err == ENOENT || err == ENODEV || err == ENXIO)) {
+		/* No tty at the path: its return is watched (a sign is looked
+		   for at each due group, bus_mb_link_ensure); the timed retry
+		   is only a safety net, at the longest step, and the backoff
+		   does not grow for a device that is not there. */
+		p->absent = true;
+		jitter = (int64_t)(rng_next(p) % (uint64_t)(MB_BACKOFF_MAX_NS / 2 + 1));
+		p->retry_at_ns = now + MB_BACKOFF_MAX_NS / 2 + jitter;
+		return;
+	}
+	if (p->absent) /* there again but failing: its own steps, from the start */
+		p->backoff_ns = MB_BACKOFF_MIN_NS;
+	p->absent = false;
 	/* Jitter over the upper half of the step spreads the reconnects of many
 	   boards after a switch reboot. */
 	jitter = (int64_t)(rng_next(p) % (uint64_t)(p->backoff_ns / 2 + 1));
 	p->retry_at_ns = now + p->backoff_ns / 2 + jitter;
 	p->backoff_ns = p->backoff_ns * 2 > MB_BACKOFF_MAX_NS ? MB_BACKOFF_MAX_NS : p->backoff_ns * 2;
+}
+
+/* Whether a reconnect is due: its time has come, or the tty of an absent
+   RTU device was seen coming back (looked at without waiting: the poll
+   groups' schedule paces the thread). */
+static bool link_due(struct mb_priv *p)
+{
+	if (basic_now_ns(CLOCK_MONOTONIC) >= p->retry_at_ns)
+		return true;
+	return p->absent && p->watch && bus_path_watch_wait(p->watch, 0) > 0;
 }
 
 static int link_open(struct mb_priv *p)
@@ -83,7 +109,7 @@ bool bus_mb_link_ensure(bus_dev_t *dev)
 
 	if (p->connected)
 		return true;
-	if (basic_now_ns(CLOCK_MONOTONIC) < p->retry_at_ns)
+	if (!link_due(p))
 		return false;
 	p->attempts++;
 	r = link_open(p);
@@ -92,6 +118,10 @@ bool bus_mb_link_ensure(bus_dev_t *dev)
 		return false;
 	}
 	p->connected = true;
+	p->absent = false;
+	/* Names made while it is there are no sign of a return. */
+	if (p->watch)
+		bus_path_watch_flush(p->watch);
 	event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_CONNECT, p->attempts, 0);
 	p->down_reported = false;
 	p->attempts = 0;

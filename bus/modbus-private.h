@@ -100,6 +100,8 @@ struct mb_priv {
 	int64_t retry_at_ns;
 	int64_t backoff_ns;
 	uint64_t rng;              /* xorshift64 state for the backoff jitter */
+	struct bus_path_watch *watch; /* RTU: its tty's path, while it is away */
+	bool absent;               /* the last connect found no device */
 	int64_t resp_ns;           /* response timeout */
 	struct mb_rtu *rtu;        /* RTU only */
 	uint16_t tid;

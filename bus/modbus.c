@@ -364,6 +364,9 @@ static void mb_close(bus_dev_t *dev)
 		modbus_free(p->ctx);
 	}
 	bus_mb_regmap_free(p->map);
+	if (p->watch)
+		bus_path_watch_done(p->watch);
+	free(p->watch);
 	free(p->texts);
 	free(p->next_ns);
 	free(p->pending);
@@ -409,6 +412,17 @@ static int mb_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	p->resp_ns = (int64_t)c->response_timeout_ms * MB_NS_PER_MS;
 	if (p->rtu)
 		p->rtu->gap_ns = rtu_gap_ns(c);
+	/* RTU: the tty's return is watched, not polled (dev-watch.c); without
+	   inotify the timed retries alone reconnect it. */
+	if (c->rtu) {
+		p->watch = malloc(sizeof(*p->watch));
+		if (!p->watch) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		if (bus_path_watch_init(p->watch, c->device) < 0)
+			p->watch->fd = -1;
+	}
 	p->bus = cfg->index;
 	p->rng = (uint64_t)basic_now_ns(CLOCK_REALTIME) | 1;
 	return 0;

@@ -122,6 +122,7 @@ struct slcan {
 	size_t line_len;
 	bool overlong;       /* current line exceeded the maximum: garbage */
 	int64_t rx_stamp;    /* CLOCK_REALTIME of the last read() */
+	struct bus_path_watch watch; /* the tty's path, while it is away */
 };
 
 
@@ -285,6 +286,9 @@ static void slcan_release(bus_dev_t *dev)
 		(void)!write(sl->fd, "C\r", 2);
 		close(sl->fd);
 		sl->fd = -1;
+		/* Names made while the adapter was there are no sign of its
+		   return. */
+		bus_path_watch_flush(&sl->watch);
 	}
 	/* A line cut by the unplug is half a frame: not worth a report. */
 	sl->rx_pos = sl->rx_fill = sl->line_len = 0;
@@ -298,6 +302,7 @@ static void slcan_close(bus_dev_t *dev)
 	if (!sl)
 		return;
 	slcan_release(dev);
+	bus_path_watch_done(&sl->watch);
 	free(sl->rx);
 	free(sl);
 	dev->priv = NULL;
@@ -328,6 +333,13 @@ static int slcan_reopen(bus_dev_t *dev)
 	return slcan_attach(dev);
 }
 
+static int slcan_await(bus_dev_t *dev, int timeout_ms)
+{
+	struct slcan *sl = dev->priv;
+
+	return bus_path_watch_wait(&sl->watch, timeout_ms);
+}
+
 static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	const struct bus_can_cfg *can = &cfg->can;
@@ -345,6 +357,9 @@ static int slcan_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 		return -ENOMEM;
 	dev->priv = sl;
 	sl->fd = -1;
+	/* Without inotify the device is still reopened, by timed retries. */
+	if (bus_path_watch_init(&sl->watch, can->device) < 0)
+		sl->watch.fd = -1;
 	sl->rx = malloc(SLCAN_RX_BUF);
 	r = sl->rx ? bus_open_absent(dev, slcan_attach(dev)) : -ENOMEM;
 	if (r < 0)
@@ -458,4 +473,5 @@ const struct bus_ops bus_can_slcan_ops = {
 	.close = slcan_close,
 	.release = slcan_release,
 	.reopen = slcan_reopen,
+	.await_back = slcan_await,
 };

@@ -13,6 +13,7 @@
 #include "conf/config-schema.h"
 #include "pipeline/channels.h"
 #include "pipeline/logdir.h"
+#include "pipeline/rtenv.h"
 #include "pipeline/window.h"
 #include "storage/stor.h"
 
@@ -53,6 +54,21 @@ static int check_evidence(FILE *out, FILE *err, const struct conf_board *cfg, co
 	fprintf(out, "  evidence: hash chain and Seals every %u s, signed with %s (key id %s)\n", cfg->seal_interval_s,
 	        cfg->key, evd_key_id(key->public_key, id));
 	return 0;
+}
+
+/* A board that asks for SCHED_FIFO: what its tail depends on here, and
+   what it lacks (warnings, not refusals: the board may be checked on
+   another machine than the one it runs on). */
+static void check_realtime(FILE *out, const struct conf_board *cfg)
+{
+	struct pl_rt_env e;
+	char text[2048];
+
+	if (cfg->rt_priority <= 0 || pl_rt_env_read("/", &e) < 0)
+		return;
+	pl_rt_env_say(&e, cfg->rt_priority, cfg->cpu_latency_us, text, sizeof(text));
+	for (char *save, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		fprintf(out, "  %s\n", l);
 }
 
 static const char *const can_drivers[] = { "socketcan", "slcan", "trace" };
@@ -225,6 +241,7 @@ int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
 	        cfg->storage.sync_window_ms, cfg->batch_ms);
 	bad |= check_storage(out, err, cfg, data) < 0;
 	bad |= check_evidence(out, err, cfg, key) < 0;
+	check_realtime(out, cfg);
 	/* triggers, required channels, retention_min_age (pipeline/window.h) */
 	if ((r = pl_recorder_check(cfg, pl_data_dir(cfg, data), note, sizeof(note), msg, sizeof(msg))) < 0)
 		fprintf(err, "railmon check: %s\n", msg);

@@ -172,7 +172,7 @@ void cli_link_words(const struct bus_cfg *bc, const struct acq_link_state *l, ui
 		         bc->name, where, (double)(l->back_ns - l->gone_ns) / 1e9, l->attempts, l->attempts == 1 ? "" : "s",
 		         l->reopens, extra);
 	else if (lost)
-		snprintf(buf, len, "bus '%s' (%s) is gone: %s%s; recording the rest, reopening every 0.1-5 s%s",
+		snprintf(buf, len, "bus '%s' (%s) is gone: %s%s; recording the rest, reopening as soon as it returns%s",
 		         bc->name, where, strerror(-l->cause), gone_words(l->cause), extra);
 	else
 		snprintf(buf, len, "bus '%s' (%s) still gone after %u attempt%s: reopen: %s", bc->name, where,

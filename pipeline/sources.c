@@ -57,13 +57,19 @@ static int dev_reopen(void *ctx)
 	return bus_dev_reopen(ctx);
 }
 
+static int dev_await(void *ctx, int timeout_ms)
+{
+	return bus_dev_await(ctx, timeout_ms);
+}
+
 static const struct acq_source_ops dev_ops = {
 	.recv = dev_recv, .gone_cause = dev_gone_cause, .release = dev_release, .reopen = dev_reopen,
+	.await = dev_await,
 };
 /* SocketCAN: link checks (netlink) too, on the monitor's thread. */
 static const struct acq_source_ops dev_check_ops = {
 	.recv = dev_recv, .check = dev_check, .gone_cause = dev_gone_cause, .release = dev_release,
-	.reopen = dev_reopen,
+	.reopen = dev_reopen, .await = dev_await,
 };
 
 /* How bus b's source treats its items: live buses drop when their ring is

@@ -101,6 +101,9 @@ struct fake {
 	_Atomic uint64_t queued;    /* items only a timeout of 0 gets (drain) */
 	_Atomic int fail;           /* != 0: recv returns it */
 	atomic_bool present;        /* false: recv says -ENODEV, reopen -ENOENT */
+	_Atomic int reopen_err;     /* != 0 (present): reopen fails with it */
+	atomic_bool sign;           /* await: the device's return was seen */
+	_Atomic uint64_t awaits;    /* await calls */
 	_Atomic int64_t t_base, t_step; /* stamps: base + seq * step; base 0: now */
 	/* what happened */
 	_Atomic uint64_t calls, releases, reopens, checks, pushed;
@@ -179,7 +182,25 @@ static int fake_reopen(void *ctx)
 		atomic_store(&f->overlap, true);
 	if (!atomic_load(&f->present))
 		return -ENOENT;
+	if (atomic_load(&f->reopen_err))
+		return atomic_load(&f->reopen_err);
 	atomic_fetch_add(&f->reopens, 1);
+	return 0;
+}
+
+/* A watch (inotify, rtnetlink) as a flag: blocks up to timeout_ms as the
+   real one does, 1 as soon as the test raises sign. */
+static int fake_await(void *ctx, int timeout_ms)
+{
+	struct fake *f = ctx;
+	int64_t end = basic_mono_ns() + (int64_t)timeout_ms * 1000000;
+
+	atomic_fetch_add(&f->awaits, 1);
+	do {
+		if (atomic_exchange(&f->sign, false))
+			return 1;
+		tlib_sleep_ms(1);
+	} while (basic_mono_ns() < end);
 	return 0;
 }
 
@@ -214,6 +235,8 @@ static void fake_pushed(void *ctx, const struct acq_item *items, size_t n)
 static const struct acq_source_ops fake_ops = { .recv = fake_recv, .pushed = fake_pushed };
 static const struct acq_source_ops fake_gone_ops = { .recv = fake_recv, .check = fake_check,
 	.gone_cause = fake_gone_cause, .release = fake_release, .reopen = fake_reopen, .pushed = fake_pushed };
+static const struct acq_source_ops fake_watch_ops = { .recv = fake_recv, .gone_cause = fake_gone_cause,
+	.release = fake_release, .reopen = fake_reopen, .await = fake_await, .pushed = fake_pushed };
 
 struct rig {
 	struct fake f;
@@ -447,6 +470,73 @@ static void test_gone_cycle(void)
 	assert(atomic_load(&g.f.check_on_rx) == 0 && atomic_load(&g.f.check_elsewhere) == 0);
 	assert(!atomic_load(&g.f.overlap));
 	acq_monitor_free(m);
+	rig_done(&g);
+}
+
+/*
+ * A device whose return is watched (ops->await): while it is absent the
+ * loop waits for a sign, not for backoff steps (one timed attempt first,
+ * then only a safety net seconds later); a sign reopens it at once; a
+ * device that is there but fails to open is retried on timed steps only,
+ * signs ignored (the watch is not even asked); a stop ends a wait for a
+ * sign.
+ */
+static void test_gone_watched(void)
+{
+	struct rig g;
+	struct acq_link_state l;
+	uint64_t awaits;
+	uint32_t attempts;
+
+	rig_init(&g, 1 << 12, &(struct acq_source_cfg){ .ops = &fake_watch_ops, .bus = 2, .seed = 7 });
+	atomic_store(&g.f.gate, UINT64_MAX);
+	atomic_store(&g.f.per_call, 1);
+	atomic_store(&g.f.gap_us, 1000);
+	assert(acq_source_start(g.src, &(struct acq_thread_cfg){ .name = "rx-watch", .cpu = -1 }, NULL) == 0);
+	assert(WAIT_FOR(atomic_load(&g.f.next) >= 10, 5000));
+
+	/* absent: the first timed attempt, then waits for a sign (at least
+	   five calls of up to 100 ms each: the old steps of 100, 200, 400 ms
+	   would have made three more attempts by then) */
+	atomic_store(&g.f.present, false);
+	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_REOPENING, 5000));
+	awaits = atomic_load(&g.f.awaits);
+	assert(WAIT_FOR(atomic_load(&g.f.awaits) >= awaits + 5, 5000));
+	assert(acq_source_link(g.src, &l) == 0 && l.reopen_err == -ENOENT);
+	attempts = l.attempts;
+	printf("source, watched: absent, %" PRIu32 " reopen attempt(s) over %" PRIu64 " waits for a sign\n", attempts,
+	       atomic_load(&g.f.awaits) - awaits);
+	assert(attempts <= 2);
+	/* it returns: reopened on the sign, by one attempt */
+	atomic_store(&g.f.present, true);
+	atomic_store(&g.f.sign, true);
+	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_UP && l.reopens == 1, 5000));
+	assert(l.attempts == attempts + 1);
+
+	/* there but failing: timed steps, the watch is not asked */
+	atomic_store(&g.f.reopen_err, -EIO);
+	atomic_store(&g.f.present, false);
+	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.losses == 2 && l.reopen_err == -ENOENT, 5000));
+	atomic_store(&g.f.present, true);
+	atomic_store(&g.f.sign, true);
+	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.reopen_err == -EIO, 5000));
+	awaits = atomic_load(&g.f.awaits);
+	attempts = l.attempts;
+	atomic_store(&g.f.sign, true); /* no news for a device that is there */
+	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.attempts >= attempts + 2, 5000));
+	assert(atomic_load(&g.f.awaits) == awaits && atomic_load(&g.f.sign));
+	atomic_store(&g.f.reopen_err, 0);
+	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_UP && l.reopens == 2, 5000));
+
+	/* a stop ends a wait for a sign */
+	atomic_store(&g.f.sign, false);
+	atomic_store(&g.f.present, false);
+	awaits = atomic_load(&g.f.awaits);
+	assert(WAIT_FOR(atomic_load(&g.f.awaits) > awaits + 1, 5000));
+	assert(acq_source_stop(g.src) == 0);
+	assert(acq_source_link(g.src, &l) == 0 && l.state != ACQ_LINK_UP);
+	printf("source, watched: reopened on the sign; a device there but failing retried on timed steps, "
+	       "signs ignored; a stop ends the wait\n");
 	rig_done(&g);
 }
 
@@ -723,6 +813,7 @@ int main(void)
 	test_drain_at_stop();
 	test_error_pauses();
 	test_gone_cycle();
+	test_gone_watched();
 	test_latency();
 	test_coalesce();
 	test_collector_period();

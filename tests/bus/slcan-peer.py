@@ -17,6 +17,11 @@ whose 8 data bytes are the numbers FIRST..FIRST+COUNT-1 (big-endian), prints
 "SENT <count>", then stays plugged in until the driver's closing "C" or the
 pty goes away (its socat was killed: an unplug).  The numbers let a test
 tell which frames were logged across unplugs and replugs.
+
+slcan-peer.py --stream PTY FIRST: the same adapter on a busy bus: after
+the init commands it sends frames numbered FIRST, FIRST+1, ... without end
+(bursts of 8, about one burst per millisecond), until the driver's
+closing "C" or the pty goes away.  Prints "STREAMING" before the first.
 """
 import os
 import random
@@ -107,7 +112,32 @@ def serial(pty, first, count, want_init):
         sys.exit("peer: expected the closing C, got %r" % cmd)
 
 
+def stream_frames(pty, first, want_init):
+    fd = os.open(pty, os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd, termios.TCSANOW)
+    print("OPEN", flush=True)
+    buf = answer_init(fd, want_init)
+    print("STREAMING", flush=True)
+    k = first
+    try:
+        while True:
+            os.write(fd, b"".join(b"t1238%016X\r" % (k + i) for i in range(8)))
+            k += 8
+            # the wait between bursts also hears a closing "C"
+            if select.select([fd], [], [], 0.001)[0]:
+                chunk = os.read(fd, 256)
+                if not chunk or b"C\r" in buf + chunk:
+                    return
+                buf += chunk
+    except OSError:
+        return  # EIO: socat is gone, the adapter was unplugged
+
+
 def main():
+    if sys.argv[1] == "--stream":
+        init = sys.argv[4] if len(sys.argv) > 4 else "C,S6,L"
+        stream_frames(sys.argv[2], int(sys.argv[3]), init.split(","))
+        return
     if sys.argv[1] == "--serial":
         init = sys.argv[5] if len(sys.argv) > 5 else "C,S6,L"
         serial(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), init.split(","))
