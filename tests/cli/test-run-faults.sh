@@ -117,7 +117,7 @@ grep -qF "railmon run: warning: [modbus plc] $want" "$T/modicon.err" || fail "ru
 has_lines "$T/modicon.err" "bus 'plc' (modbus tcp 127.0.0.1:$pyport): unit 1 answers address 40011 with exception 2 (illegal data address: no such register on the device; check the address (0-based))" 1 \
 	|| fail "the exception is not said once"
 modicon_board 10 > "$T/fixed.ini"
-"$RAILMON" check --board "$T/fixed.ini" | grep -q warning && fail "check warns for address 10"
+"$RAILMON" check --board "$T/fixed.ini" | grep warning >/dev/null && fail "check warns for address 10"
 "$RAILMON" run --board "$T/fixed.ini" --data "$T/fixed" --duration 1 2> "$T/fixed.err" || fail "run exited $?"
 grep -q 'warning\|exception' "$T/fixed.err" && fail "address 10: $(cat "$T/fixed.err")"
 "$RAILMON" export --data "$T/fixed" --kind sample > "$T/fixed.csv" 2>/dev/null || fail "export"

@@ -51,7 +51,7 @@ has_lines "$T/list.out" '^2 *Moving .* -30s +30s .* 20[0-9-]* [0-9:.]*Z$' || fai
 has_lines "$T/export.jsonl" '"event":"TRIGGER","arg":1,"detail":0' || fail "TRIGGER event of hold 1"
 has_lines "$T/export.jsonl" '"event":"TRIGGER","arg":2,"detail":1' || fail "TRIGGER event of hold 2"
 # TripDistance: stale between its frames (every 100 ms), fresh at each
-id=$("$RAILMON" channels --board "$T/board.ini" 2> /dev/null | awk '$3 == "Odometer.TripDistance" {print $1; exit}')
+id=$("$RAILMON" channels --board "$T/board.ini" 2> /dev/null | awk '$3 == "Odometer.TripDistance" && id == "" {id = $1} END {print id}')
 [ -n "$id" ] || fail "no channel id for Odometer.TripDistance"
 grep -q "\"event\":\"CHANNEL_STALE\",\"arg\":[0-9-]*,\"detail\":$((id))}" "$T/export.jsonl" || fail "CHANNEL_STALE for channel $id"
 grep -q "\"event\":\"CHANNEL_FRESH\",\"arg\":[0-9]*,\"detail\":$((id))}" "$T/export.jsonl" || fail "CHANNEL_FRESH for channel $id"
