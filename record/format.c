@@ -275,89 +275,39 @@ static void w_i64(struct rec_writer *w, int64_t v)
 	w_u64(w, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
-/* s copied to the buffer up to its end or a byte special in stops (a
-   256-entry table): scanned and copied in one pass, these are short
-   names where a memcpy call costs more than the bytes.  The bytes left,
-   s itself if the buffer cannot hold them all. */
-static const char *w_plain(struct rec_writer *w, const char *s, const bool *stops)
-{
-	char *p = w->buf + w->n, *end = w->buf + w->cap;
-	const char *s0 = s;
-
-	while (*s && !stops[(unsigned char)*s] && p < end)
-		*p++ = *s++;
-	if (p == end && *s) /* too long for the room left: the slow way */
-		return s0;
-	w->n = (size_t)(p - w->buf);
-	return s;
-}
-
-/* 1 for the bytes a CSV field is quoted for; for JSON: '"', '\' and below 0x20 */
-static const bool csv_stop[256] = { [','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1 };
-static const bool json_stop[256] = {
-	[0x01] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
-};
-
-/* s as one CSV field, as basic_csv_field() writes it */
+/* s as one CSV field (basic/escape.h's escaper, straight into the block) */
 static void w_csv(struct rec_writer *w, const char *s)
 {
-	const char *rest = w_plain(w, s, csv_stop);
-	size_t k = 0;
+	size_t n = basic_csv_field_into(s, w->buf + w->n, w->cap - w->n);
+	bool quoted;
 
-	if (!*rest)
+	if (n || !*s) { /* the usual case: all of it in the block's room */
+		w->n += n;
 		return;
-	if (rest == s) { /* longer than the room left */
-		while (s[k] && !csv_stop[(unsigned char)s[k]])
-			k++;
-		if (!s[k]) {
-			w_mem(w, s, k);
-			return;
-		}
-	} else { /* plain so far: the bytes copied are taken back */
-		w->n -= (size_t)(rest - s);
 	}
-	w_c(w, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			w_c(w, '"');
-		w_c(w, *s);
+	quoted = basic_csv_quoted(s); /* near the block's end: in steps */
+
+	if (quoted)
+		w_c(w, '"');
+	while (*s) {
+		w->n += basic_csv_escape(&s, w->buf + w->n, w->cap - w->n, quoted);
+		if (*s) /* the block is full: write it and go on */
+			w_flush(w);
 	}
-	w_c(w, '"');
+	if (quoted)
+		w_c(w, '"');
 }
 
-/* s as a JSON string, as basic_json_string() writes it: '"' and '\'
-   escaped, bytes below 0x20 as \u00xx, the rest as they are */
+/* s as a JSON string, as basic_json_string() writes it (the same escaper,
+   straight into the block): '"' and '\' escaped, bytes below 0x20 as
+   \u00xx, the rest as they are */
 static void w_json(struct rec_writer *w, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-
 	w_c(w, '"');
-	while (s && *s) {
-		const char *rest = w_plain(w, s, json_stop);
-		unsigned char c;
-
-		if (rest == s) {
-			size_t k = 0;
-
-			while (s[k] && !json_stop[(unsigned char)s[k]])
-				k++;
-			w_mem(w, s, k);
-			rest = s + k;
-		}
-		s = rest;
-		c = (unsigned char)*s;
-		if (!c)
-			break;
-		if (c == '"' || c == '\\') {
-			w_c(w, '\\');
-			w_c(w, (char)c);
-		} else {
-			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-
-			w_mem(w, e, sizeof(e));
-		}
-		s++;
+	while (*s) {
+		w->n += basic_json_escape(&s, w->buf + w->n, w->cap - w->n, 0);
+		if (*s)
+			w_flush(w);
 	}
 	w_c(w, '"');
 }
