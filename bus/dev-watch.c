@@ -101,24 +101,36 @@ static int watch_read(struct bus_path_watch *w)
 	return hit;
 }
 
-int bus_path_watch_wait(struct bus_path_watch *w, int timeout_ms)
+/* The one wait of both watches: poll fd for up to timeout_ms.  1 when it
+   has something to read, 0 on a timeout or a signal (the caller's loop
+   looks again), -errno; -EOPNOTSUPP with no fd (the caller waits a timed
+   step instead). */
+static int watch_poll(int fd, int timeout_ms)
 {
-	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int r;
 
-	if (w->fd < 0)
+	if (fd < 0)
 		return -EOPNOTSUPP;
-	if (w->wd < 0) {
+	r = poll(&p, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r > 0;
+}
+
+int bus_path_watch_wait(struct bus_path_watch *w, int timeout_ms)
+{
+	int r;
+
+	if (w->fd >= 0 && w->wd < 0) {
 		/* The directory went with the device: its return is a change
 		   to look at; until then, a timed wait (no watch to wake us). */
 		if (watch_add(w) == 0)
 			return 1;
 		return -EOPNOTSUPP;
 	}
-	r = poll(&p, 1, timeout_ms);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	return r == 0 ? 0 : watch_read(w);
+	r = watch_poll(w->fd, timeout_ms);
+	return r == 1 ? watch_read(w) : r;
 }
 
 void bus_path_watch_flush(struct bus_path_watch *w)
@@ -206,15 +218,9 @@ static int link_read(struct bus_link_watch *w)
 
 int bus_link_watch_wait(struct bus_link_watch *w, int timeout_ms)
 {
-	struct pollfd p = { .fd = w->fd, .events = POLLIN };
-	int r;
+	int r = watch_poll(w->fd, timeout_ms);
 
-	if (w->fd < 0)
-		return -EOPNOTSUPP;
-	r = poll(&p, 1, timeout_ms);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	return r == 0 ? 0 : link_read(w);
+	return r == 1 ? link_read(w) : r;
 }
 
 void bus_link_watch_flush(struct bus_link_watch *w)
