@@ -31,6 +31,7 @@
 #include "acquisition/source.h"
 #include "basic/clock.h"
 #include "bus/bus.h"
+#include "modbus-peers/mb-expect.h"
 #include "modbus-peers/peer.h"
 #include "tlib.h"
 
@@ -289,9 +290,8 @@ static int64_t rtu_cycle(struct rig *g, struct peer *srv, unsigned k)
    (its own reconnects inside recv: CONNECT/DISCONNECT tell). */
 static void rtu_run(const char *py, const char *dir, unsigned cycles, int64_t *blind)
 {
-	struct bus_mb_channel ch = { .id = 7, .unit_id = 1, .table = BUS_MB_HOLDING, .type = BUS_MB_U16,
-	                             .scale = 1, .period_ms = 20 };
-	struct bus_cfg cfg = { .kind = BUS_KIND_MODBUS, .index = 1 };
+	struct bus_mb_channel ch = mb_chan(7, 1, BUS_MB_HOLDING, 0, BUS_MB_U16, 20);
+	struct bus_cfg cfg;
 	struct acq_thread_cfg tcfg = { .name = "blind-mb", .cpu = -1 };
 	struct acq_source_cfg sc = { .ops = &rig_ops, .seed = 31 };
 	static struct rig g;
@@ -302,16 +302,8 @@ static void rtu_run(const char *py, const char *dir, unsigned cycles, int64_t *b
 	snprintf(g.a, sizeof(g.a), "%s/mb-a", dir);
 	snprintf(g.a_new, sizeof(g.a_new), "%s/mb-a.new", dir);
 	snprintf(g.b, sizeof(g.b), "%s/mb-b", dir);
-	cfg.mb.rtu = true;
-	snprintf(cfg.mb.device, sizeof(cfg.mb.device), "%s", g.a);
-	cfg.mb.baud = 115200;
-	cfg.mb.parity = 'N';
-	cfg.mb.data_bits = 8;
-	cfg.mb.stop_bits = 1;
-	cfg.mb.response_timeout_ms = 100;
-	cfg.mb.byte_timeout_ms = 20;
-	cfg.mb.channels = &ch;
-	cfg.mb.nchannels = 1;
+	cfg = mb_rtu_cfg(g.a, &ch, 1, 100, 20);
+	cfg.index = 1;
 	rtu_plug(&g, &srv);
 	CHECK(bus_dev_new(&cfg, &g.dev) == 0);
 	rig_start(&g, &sc, &tcfg);

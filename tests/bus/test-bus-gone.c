@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bus/bus.h"
+#include "modbus-peers/mb-expect.h"
 #include "modbus-peers/peer.h"
 
 #define MAX_ITEMS 4096
@@ -301,9 +302,8 @@ static void test_modbus_rtu(const char *dir, const char *py)
 {
 	char a[200], b[200];
 	char *argv[] = { "/usr/bin/python3", (char *)py, "--rtu", b, NULL };
-	struct bus_mb_channel ch = { .id = 7, .unit_id = 1, .table = BUS_MB_HOLDING, .type = BUS_MB_U16,
-	                             .scale = 1, .period_ms = 20 };
-	struct bus_cfg cfg = { .kind = BUS_KIND_MODBUS, .index = 3 };
+	struct bus_mb_channel ch = mb_chan(7, 1, BUS_MB_HOLDING, 0, BUS_MB_U16, 20);
+	struct bus_cfg cfg;
 	struct tlib_peer socat;
 	struct peer srv;
 	struct mb_tally t;
@@ -312,16 +312,8 @@ static void test_modbus_rtu(const char *dir, const char *py)
 
 	snprintf(a, sizeof(a), "%s/mb-a", dir);
 	snprintf(b, sizeof(b), "%s/mb-b", dir);
-	cfg.mb.rtu = true;
-	snprintf(cfg.mb.device, sizeof(cfg.mb.device), "%s", a);
-	cfg.mb.baud = 115200;
-	cfg.mb.parity = 'N';
-	cfg.mb.data_bits = 8;
-	cfg.mb.stop_bits = 1;
-	cfg.mb.response_timeout_ms = 100;
-	cfg.mb.byte_timeout_ms = 20;
-	cfg.mb.channels = &ch;
-	cfg.mb.nchannels = 1;
+	cfg = mb_rtu_cfg(a, &ch, 1, 100, 20);
+	cfg.index = 3;
 	tlib_socat_pty_pair(&socat, a, b);
 	peer_start(&srv, argv);
 	assert(bus_dev_new(&cfg, &dev) == 0);
