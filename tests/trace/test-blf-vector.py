@@ -21,19 +21,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blf_vector  # noqa: E402
+from can_frames import trace_board  # noqa: E402
 
 TRACE_DUMP, RAILMON = sys.argv[1], sys.argv[2]
-BOARD = """[board]
-vehicle = BLF-TEST
-rt_priority = 0
-[storage]
-dir = railmon-data
-segment_size = 1M
-[can a]
-driver = trace
-file = none.log
-fd = true
-"""
 
 
 def dump(path, channel):
@@ -86,7 +76,7 @@ def check_replay(tmp):
         f.write(data)
     board = os.path.join(tmp, "board.ini")
     with open(board, "w", encoding="ascii") as f:
-        f.write(BOARD)
+        f.write(trace_board("BLF-TEST", [("a", "")]))
     p = subprocess.run([RAILMON, "replay", path, "--board", board, "--data", os.path.join(tmp, "data")],
                        capture_output=True, text=True, check=False)
     per_ch = ", ".join(f"channel {c} {n}" for c, n in sorted(Counter(w[5] for w in want).items()))

@@ -31,49 +31,14 @@ import tempfile
 
 import can
 
-FD_LENS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from can_frames import random_message, trace_board  # noqa: E402
+
 RAILMON = sys.argv[1]
-BOARD = """[board]
-vehicle = TRACE-TEST
-rt_priority = 0
-[storage]
-dir = railmon-data
-segment_size = 1M
-[can a]
-driver = trace
-file = none.log
-fd = true
-{ch_a}
-[can b]
-driver = trace
-file = none.log
-fd = true
-{ch_b}
-"""
 
 
 def fail(msg):
     sys.exit("FAIL: " + msg)
-
-
-def random_message(rng, t, classic_only):
-    kind = 1.0 if classic_only else rng.random()
-    ext = rng.random() < 0.4
-    ident = rng.randrange(1 << 29) if ext else rng.randrange(1 << 11)
-    rx = rng.random() < 0.8
-    ch = rng.randrange(2)
-    if kind < 0.05:
-        return can.Message(timestamp=t, is_error_frame=True, is_extended_id=False, channel=ch)
-    if kind < 0.15:
-        return can.Message(timestamp=t, arbitration_id=ident, is_extended_id=ext, is_remote_frame=True,
-                           dlc=rng.randrange(9), is_rx=rx, channel=ch)
-    if kind < 0.45:
-        return can.Message(timestamp=t, arbitration_id=ident, is_extended_id=ext, is_fd=True,
-                           bitrate_switch=rng.random() < 0.5, error_state_indicator=rng.random() < 0.3,
-                           data=bytes(rng.randrange(256) for _ in range(rng.choice(FD_LENS))), is_rx=rx,
-                           channel=ch)
-    return can.Message(timestamp=t, arbitration_id=ident, is_extended_id=ext,
-                       data=bytes(rng.randrange(256) for _ in range(rng.randrange(9))), is_rx=rx, channel=ch)
 
 
 def key(m, t0=0.0):
@@ -128,7 +93,7 @@ def exported(data, tmp):
 def replay(tmp, trace, name, ch_a="", ch_b="", expect_rc=0):
     board = os.path.join(tmp, name + ".ini")
     with open(board, "w", encoding="ascii") as f:
-        f.write(BOARD.format(ch_a=ch_a, ch_b=ch_b))
+        f.write(trace_board("TRACE-TEST", [("a", ch_a), ("b", ch_b)]))
     data = os.path.join(tmp, name + ".data")
     p = run(["replay", trace, "--board", board, "--data", data], expect_rc)
     return data, p.stderr
@@ -211,7 +176,7 @@ def check_refusals(tmp, msgs):
     # the same file as a trace bus of `railmon run`
     board = os.path.join(tmp, "junk.ini")
     with open(board, "w", encoding="ascii") as f:
-        f.write(BOARD.format(ch_a="", ch_b="").replace("none.log", junk))
+        f.write(trace_board("TRACE-TEST", [("a", ""), ("b", "")], trace=junk))
     p = run(["run", "--board", board, "--data", os.path.join(tmp, "jr"), "--duration", "1"], 1)
     if f"bus 'a': {junk}: not a trace in any format railmon reads (tried candump log" not in p.stderr:
         fail("run with a junk trace: " + p.stderr)
@@ -249,8 +214,8 @@ def main():
     msgs, classic = [], []
     for _ in range(1500):
         t += rng.randrange(1, 20000) / 1e6
-        msgs.append(random_message(rng, round(t, 6), False))
-        classic.append(random_message(rng, round(t, 6), True))
+        msgs.append(random_message(rng, round(t, 6), 2))
+        classic.append(random_message(rng, round(t, 6), 2, classic_only=True))
     with tempfile.TemporaryDirectory() as tmp:
         data = check_replay(tmp, "asc", can.ASCWriter, lambda p: can.ASCReader(p, relative_timestamp=False),
                             msgs, False)
