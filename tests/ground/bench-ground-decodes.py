@@ -10,18 +10,15 @@ run (before/after).  Figures, no assertions beyond the database holding
 every record once.
 """
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 RAILMON, PB2_DIR, PRELOAD = sys.argv[1:4]
 sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, publish, check, sample_batch, stop_all  # noqa: E402
+from mqtt_peers import Recv, publish, check, sample_batch, ground_peers  # noqa: E402
 
 V, B, S, AGAIN = 4, 50, 100, 20
 T0 = (time.time_ns() // 1000) * 1000
@@ -79,12 +76,7 @@ def run(pg, broker, railmon, tag, tmp):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = None
-    tmp = tempfile.mkdtemp(prefix="bench-decodes-")
-    try:
-        broker = Broker()
+    with ground_peers("bench-decodes-") as (pg, broker, tmp):
         rows = []
         before = os.environ.get("RAILMON_BEFORE")
         if before:
@@ -96,8 +88,6 @@ def main():
         print("|---|---|---|")
         for name, (n1, n2) in rows:
             print("| %s | %.2f (%d) | %.2f (%d) |" % (name, n1 / (V * B), n1, n2 / AGAIN, n2))
-    finally:
-        stop_all(broker, pg, tmp)
 
 
 main()

@@ -25,10 +25,8 @@ every record: the receiver and the database are measured, not the
 publisher.
 """
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 RAILMON, PB2_DIR = sys.argv[1:3]
@@ -36,8 +34,7 @@ sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
 from railmon_test import wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, publish, check, sample_batch, stop_all  # noqa: E402
+from mqtt_peers import Recv, publish, check, sample_batch, ground_peers  # noqa: E402
 
 VEHICLES, BATCHES, SAMPLES = 4, int(os.environ.get("RAILMON_BENCH_BATCHES", "400")), 1000
 T0 = (time.time_ns() // 1000) * 1000
@@ -163,12 +160,7 @@ def export_time(railmon, url):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = None
-    tmp = tempfile.mkdtemp(prefix="bench-ground-")
-    try:
-        broker = Broker()
+    with ground_peers("bench-ground-") as (pg, broker, tmp):
         msgs = [("railmon/bv%d/data" % v, batch("bv%d" % v, k)) for k in range(BATCHES) for v in range(VEHICLES)]
         total = VEHICLES * BATCHES * SAMPLES
         one_url = fresh_db(pg, "one")
@@ -215,8 +207,6 @@ def main():
               "the count |" % (t_old, t_old / t_count))
         print("| completeness view over that day (ledger_days) | %.3f s | %.2fx of the count |"
               % (t_view, t_view / t_count))
-    finally:
-        stop_all(broker, pg, tmp)
 
 
 main()

@@ -3,6 +3,7 @@
 by the test, dies with it), `railmon recv` in the background with its
 stderr collected, a QoS 1 publisher and a listener to gap repair's
 requests (paho-mqtt)."""
+import contextlib
 import os
 import shutil
 import signal
@@ -52,6 +53,27 @@ def stop_all(broker, pg, tmp=None):
     pg.fini()
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def ground_peers(tmp_prefix=None, broker=True):
+    """A ground script's main() set up and torn down in one place: meson's
+    timeout (SIGTERM) made an exit that runs the teardown, a PostgreSQL,
+    a mosquitto (broker=False: none), a scratch directory (tmp_prefix: its
+    name's prefix; None: none).  Yields (pg, broker, tmp); on every exit
+    path stop_all() (peers killed, receivers' directories, broker,
+    PostgreSQL and the scratch directory gone)."""
+    from pg import Postgres
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
+    pg = Postgres()
+    b = None
+    tmp = tempfile.mkdtemp(prefix=tmp_prefix) if tmp_prefix else None
+    try:
+        if broker:
+            b = Broker()
+        yield pg, b, tmp
+    finally:
+        stop_all(b, pg, tmp)
 
 
 def check(cond, what, *context):

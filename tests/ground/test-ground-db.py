@@ -35,11 +35,8 @@ import json
 import os
 import pty
 import re
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import termios
 import time
 
@@ -49,9 +46,8 @@ import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
 HERE = ground_paths.HERE
 import paho.mqtt.client as mqtt  # noqa: E402
-from railmon_test import stop_peers, wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+from railmon_test import wait_for  # noqa: E402
+from mqtt_peers import Recv, publish, check, ground_peers  # noqa: E402
 
 NOW_NS = time.time_ns()
 LOG_A = bytes.fromhex("a1" * 15 + "01")
@@ -611,15 +607,9 @@ def test_db_init_hints(pg):
 
 
 def main():
-    # meson's timeout is a SIGTERM: run the finally below
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = None
-    tmp = tempfile.mkdtemp(prefix="ground-db-")
-    try:
+    with ground_peers("ground-db-") as (pg, broker, tmp):
         test_schema(pg)
         test_db_init_hints(pg)
-        broker = Broker()
         test_exactly_once(pg, broker)
         test_names(pg, broker)
         test_outage(pg, broker)
@@ -630,13 +620,6 @@ def main():
         test_prune_and_views(pg, broker)
         test_export(pg, broker, tmp)
         test_readme_queries(pg)
-    finally:
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 main()

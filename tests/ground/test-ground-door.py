@@ -34,12 +34,10 @@ Every server, broker and receiver started here is stopped on every exit path.
 """
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -48,9 +46,8 @@ RAILMON, PB2_DIR = sys.argv[1:3]
 sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
-from railmon_test import start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Listener, Recv, cleanup, publish, check  # noqa: E402
+from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
+from mqtt_peers import Listener, Recv, publish, check, ground_peers  # noqa: E402
 
 DAY = 86400 * 10**9
 LOG = bytes.fromhex("d0" * 15 + "01")
@@ -420,12 +417,7 @@ def test_load(pg, broker):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = None
-    tmp = tempfile.mkdtemp(prefix="ground-door-")
-    try:
-        broker = Broker()
+    with ground_peers("ground-door-") as (pg, broker, tmp):
         out = os.popen("%s db init --db '%s' 2>&1" % (RAILMON, pg.url)).read()
         check("applied 0007-door-limits" in out, "db init", out)
         test_time(pg, broker)
@@ -435,13 +427,6 @@ def main():
         test_gone_and_names(pg, broker)
         test_refused_files(pg, broker, tmp)
         test_load(pg, broker)
-    finally:
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
-        shutil.rmtree(tmp, ignore_errors=True)
     print("ground-door: all checks passed")
 
 

@@ -27,21 +27,17 @@ import csv
 import io
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 RAILMON, SRC = sys.argv[1:3]
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, HERE)
-from railmon_test import start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, check  # noqa: E402
+import ground_paths  # noqa: E402
+ground_paths.paths()
+HERE = ground_paths.HERE
+from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
+from mqtt_peers import Recv, check, ground_peers  # noqa: E402
 
 VEHICLE = "exp28"
 
@@ -355,14 +351,9 @@ def test_upgraded(pg, data):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = None
-    tmp = tempfile.mkdtemp(prefix="ground-export-")
-    try:
+    with ground_peers("ground-export-") as (pg, broker, tmp):
         out = run(["db", "init", "--db", pg.url])
         check("applied 0008-export-fields" in out, "db init", out)
-        broker = Broker()
         logdir = os.path.join(tmp, "ground")
         r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--log", logdir,
                            "--client-id", "g28"])
@@ -370,13 +361,6 @@ def main():
         total = test_export(pg, broker, tmp, r)
         ground = test_two_logs(pg, broker, tmp, r, logdir, total)
         test_upgraded(pg, ground)
-    finally:
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 main()

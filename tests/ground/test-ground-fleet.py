@@ -21,20 +21,16 @@ replayed.  Every peer is stopped on every exit path.
 """
 import os
 import random
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 RAILMON, FLEET = sys.argv[1:3]
 sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 ground_paths.paths()
-from railmon_test import start_peer, stop_peers, wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, check, cleanup  # noqa: E402
+from railmon_test import start_peer, wait_for  # noqa: E402
+from mqtt_peers import Recv, check, ground_peers  # noqa: E402
 
 VEHICLES, BATCHES, RECORDS, SECONDS = 20, 30, 40, 15.0
 RECEIVERS = 3
@@ -110,17 +106,12 @@ def test_gone(pg, broker, tmp):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
     seed = int(os.environ.get("RAILMON_FLEET_SEED", time.time_ns() % 1000000))
     print("seed %d (RAILMON_FLEET_SEED)" % seed)
     rng = random.Random(seed)
-    pg = Postgres()
-    broker = None
-    tmp = tempfile.mkdtemp(prefix="fleet-")
-    try:
+    with ground_peers("fleet-") as (pg, broker, tmp):
         r = subprocess.run([RAILMON, "db", "init", "--db", pg.url], capture_output=True, text=True)
         check(r.returncode == 0, "db init", r.stderr)
-        broker = Broker()
         test_gone(pg, broker, tmp)
         recvs = [start_recv(pg, broker.port, k) for k in range(RECEIVERS)]
         for x in recvs:
@@ -160,13 +151,6 @@ def main():
         print("%d vehicles x %d Batches x %d records, %d receiver kills, one broker restart: complete in "
               "%.1f s; %s Batches came as re-sends (historical); the last receivers asked for %d ranges"
               % (VEHICLES, BATCHES, RECORDS, kills, took, hist, asked))
-    finally:
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 main()

@@ -32,7 +32,6 @@ Every server, broker and receiver started here is stopped on every exit path.
 """
 import http.client
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -43,9 +42,8 @@ RAILMON, PB2_DIR = sys.argv[1:3]
 sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
-from railmon_test import start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
+from mqtt_peers import Recv, publish, check, ground_peers  # noqa: E402
 
 LATENCY_BUDGET_S = 2.0
 DAY = 86400 * 10**9
@@ -268,59 +266,53 @@ def run(pg, broker, srv, prefix, hostile):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = srv = r = None
-    try:
-        broker = Broker()
-        out = os.popen("%s db init --db '%s' 2>&1" % (RAILMON, pg.url)).read()
-        check("applied" in out, "db init", out)
-        r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--client-id",
-                           "load-recv", "--max-channels", "1000", "--max-configs", "3"])
-        r.wait_subscribed()
-        # each run's first vehicle, there before the poller starts (its page and chart are then 200s)
-        for prefix in ("base", "load"):
-            publish(broker.port, [("railmon/%s0/channels" % prefix, channels_one(prefix + "0"))])
-        wait_for("the first vehicles", lambda: pg.psql("SELECT count(*) FROM channel_names n JOIN vehicles v "
-                                                        "USING (vehicle_id) WHERE v.name IN ('base0', 'load0')") == "2")
-        srv = Serve(pg.url)
-        base, took_b, _ = run(pg, broker, srv, "base", False)
-        load, took_l, heavy = run(pg, broker, srv, "load", True)
-        rc, err = r.terminate()
-        r = None
-        refused = {why: pg.psql("SELECT coalesce(sum(count), 0) FROM door_refusals JOIN vehicles v USING "
-                                "(vehicle_id) WHERE v.name = 'evil' AND reason = '%s'" % why)
-                   for why in ("time", "seq-jump", "dictionary", "gone-unasked")}
-        check(refused == {"time": "20", "seq-jump": "21", "dictionary": "20", "gone-unasked": "20"},
-              "the hostile vehicle refused at the door, counted per reason", refused)
-        print("dashboard p95 (s), %d/%d/%d requests: baseline fleet %.3f, vehicle %.3f, chart %.3f; hostile fleet "
-              "%.3f, vehicle %.3f, chart %.3f (ratios %.1f, %.1f, %.1f); budget %.1f s" % (
-                  base["fleet"][1], base["vehicle"][1], base["series"][1],
-                  base["fleet"][0], base["vehicle"][0], base["series"][0],
-                  load["fleet"][0], load["vehicle"][0], load["series"][0],
-                  load["fleet"][0] / base["fleet"][0], load["vehicle"][0] / base["vehicle"][0],
-                  load["series"][0] / base["series"][0], LATENCY_BUDGET_S))
-        print("honest publishing until the ledger was complete: baseline %.1f s, hostile %.1f s; the hostile's heavy "
-              "requests answered %s; refused at the door %s" % (took_b, took_l, heavy, refused))
-        for run_name, figures in (("baseline", base), ("hostile", load)):
-            for k, (p, n) in figures.items():
-                check(n >= 5 and p <= LATENCY_BUDGET_S, "the %s run: the dashboard's %s p95 within %.1f s"
-                      % (run_name, k, LATENCY_BUDGET_S), p, n)
-        check(heavy.get(200, 0) > 0 and heavy["slowloris header lines"] > 0, "the hostile's requests and slow "
-              "connections were there", heavy)
-        err = srv.stop()
-        srv = None
-        print(err.strip().splitlines()[0] if err.strip() else "serve said nothing")
-    finally:
-        if r:
-            r.terminate()
-        if srv:
-            srv.stop()
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
+    with ground_peers() as (pg, broker, _):
+        srv = r = None
+        try:
+            out = os.popen("%s db init --db '%s' 2>&1" % (RAILMON, pg.url)).read()
+            check("applied" in out, "db init", out)
+            r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--client-id",
+                               "load-recv", "--max-channels", "1000", "--max-configs", "3"])
+            r.wait_subscribed()
+            # each run's first vehicle, there before the poller starts (its page and chart are then 200s)
+            for prefix in ("base", "load"):
+                publish(broker.port, [("railmon/%s0/channels" % prefix, channels_one(prefix + "0"))])
+            wait_for("the first vehicles", lambda: pg.psql("SELECT count(*) FROM channel_names n JOIN vehicles v "
+                                                            "USING (vehicle_id) WHERE v.name IN ('base0', 'load0')")
+                     == "2")
+            srv = Serve(pg.url)
+            base, took_b, _ = run(pg, broker, srv, "base", False)
+            load, took_l, heavy = run(pg, broker, srv, "load", True)
+            rc, err = r.terminate()
+            r = None
+            refused = {why: pg.psql("SELECT coalesce(sum(count), 0) FROM door_refusals JOIN vehicles v USING "
+                                    "(vehicle_id) WHERE v.name = 'evil' AND reason = '%s'" % why)
+                       for why in ("time", "seq-jump", "dictionary", "gone-unasked")}
+            check(refused == {"time": "20", "seq-jump": "21", "dictionary": "20", "gone-unasked": "20"},
+                  "the hostile vehicle refused at the door, counted per reason", refused)
+            print("dashboard p95 (s), %d/%d/%d requests: baseline fleet %.3f, vehicle %.3f, chart %.3f; hostile fleet "
+                  "%.3f, vehicle %.3f, chart %.3f (ratios %.1f, %.1f, %.1f); budget %.1f s" % (
+                      base["fleet"][1], base["vehicle"][1], base["series"][1],
+                      base["fleet"][0], base["vehicle"][0], base["series"][0],
+                      load["fleet"][0], load["vehicle"][0], load["series"][0],
+                      load["fleet"][0] / base["fleet"][0], load["vehicle"][0] / base["vehicle"][0],
+                      load["series"][0] / base["series"][0], LATENCY_BUDGET_S))
+            print("honest publishing until the ledger was complete: baseline %.1f s, hostile %.1f s; the hostile's "
+                  "heavy requests answered %s; refused at the door %s" % (took_b, took_l, heavy, refused))
+            for run_name, figures in (("baseline", base), ("hostile", load)):
+                for k, (p, n) in figures.items():
+                    check(n >= 5 and p <= LATENCY_BUDGET_S, "the %s run: the dashboard's %s p95 within %.1f s"
+                          % (run_name, k, LATENCY_BUDGET_S), p, n)
+            check(heavy.get(200, 0) > 0 and heavy["slowloris header lines"] > 0, "the hostile's requests and slow "
+                  "connections were there", heavy)
+            err = srv.stop()
+            srv = None
+            print(err.strip().splitlines()[0] if err.strip() else "serve said nothing")
+        finally:
+            if r:
+                r.terminate()
+            if srv:
+                srv.stop()
     print("ground-load: all checks passed")
 
 

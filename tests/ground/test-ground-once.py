@@ -18,7 +18,6 @@ Receivers end on --count (new records): each commits its last group
 before it exits, so nothing here waits a fixed time.
 """
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -27,8 +26,7 @@ RAILMON, PB2_DIR = sys.argv[1:3]
 sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, publish, check, sample_batch, stop_all  # noqa: E402
+from mqtt_peers import Recv, publish, check, sample_batch, ground_peers  # noqa: E402
 
 N = 100  # records per Batch
 T0 = (time.time_ns() // 1000) * 1000
@@ -59,11 +57,7 @@ def samples(pg):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = None
-    try:
-        broker = Broker()
+    with ground_peers() as (pg, broker, _):
         r = subprocess.run([RAILMON, "db", "init", "--db", pg.url], capture_output=True, text=True)
         check(r.returncode == 0, "db init", r.stderr)
 
@@ -127,8 +121,6 @@ def main():
         seqs = pg.psql("SELECT count(DISTINCT seq) FROM samples")
         check(seqs == str(4 * N), "no seq twice", seqs)
         print("one receiver restarted, the same Batch again: a duplicate in the database, its rows once: ok")
-    finally:
-        stop_all(broker, pg)
 
 
 main()

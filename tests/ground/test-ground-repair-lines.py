@@ -11,16 +11,14 @@ check for a change of vehicle, ra's line was sent with rb's, to rb, and
 ra was asked nothing.  A real PostgreSQL 15 and mosquitto.
 """
 import os
-import signal
 import sys
 
 RAILMON, PB2_DIR = sys.argv[1:3]
 sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 ground_paths.paths()
-from railmon_test import stop_peers, wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Listener, Recv, cleanup, check  # noqa: E402
+from railmon_test import wait_for  # noqa: E402
+from mqtt_peers import Listener, Recv, check, ground_peers  # noqa: E402
 
 LOG = bytes.fromhex("d0" * 15 + "02")
 
@@ -34,40 +32,35 @@ def batches(pg, vehicle, log_hex, seqs, hours_ago):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed (timeout?)"))
-    pg = Postgres()
-    broker = listen = None
-    try:
-        broker = Broker()
-        out = os.popen("%s db init --db '%s' 2>&1" % (RAILMON, pg.url)).read()
-        check("applied 0001-init" in out, "db init", out)
-        batches(pg, "ra", LOG.hex(), (1, 11), 3)
-        batches(pg, "ra", "", (1, 11), 2)  # a sender without log ids: log_id is empty
-        batches(pg, "rb", LOG.hex(), (1, 21), 1)
-        holes = pg.psql("SELECT string_agg(v.name || ':' || encode(g.log_id, 'hex') || ':' || g.from_seq || '..' || "
-                        "g.to_seq, ' ' ORDER BY g.received_after) FROM gaps g JOIN vehicles v USING (vehicle_id)")
-        check(holes == "ra:%s:6..10 ra::6..10 rb:%s:6..20" % (LOG.hex(), LOG.hex()), "the holes, oldest first", holes)
-        listen = Listener(broker.port)
-        r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--client-id",
-                           "lines-recv", "--repair-after", "1"])
-        r.wait_subscribed()
-        wait_for("a resend to each vehicle", lambda: {"railmon/ra/resend", "railmon/rb/resend"} <=
-                 {t for t, _ in listen.got}, 30)
-        r.terminate()
-        first = {}
-        for t, p in listen.got:
-            first.setdefault(t, p)
-        check(first["railmon/ra/resend"] == "%s 6 10\n" % LOG.hex(), "ra asked for its hole only", listen.got)
-        check(first["railmon/rb/resend"] == "%s 6 20\n" % LOG.hex(), "rb asked for its hole only", listen.got)
-        check(set(first) == {"railmon/ra/resend", "railmon/rb/resend"}, "no other topic", listen.got)
-    finally:
-        if listen:
-            listen.stop()
-        stop_peers(signal.SIGKILL)
-        cleanup()
-        if broker:
-            broker.stop()
-        pg.fini()
+    with ground_peers() as (pg, broker, _):
+        listen = None
+        try:
+            out = os.popen("%s db init --db '%s' 2>&1" % (RAILMON, pg.url)).read()
+            check("applied 0001-init" in out, "db init", out)
+            batches(pg, "ra", LOG.hex(), (1, 11), 3)
+            batches(pg, "ra", "", (1, 11), 2)  # a sender without log ids: log_id is empty
+            batches(pg, "rb", LOG.hex(), (1, 21), 1)
+            holes = pg.psql("SELECT string_agg(v.name || ':' || encode(g.log_id, 'hex') || ':' || g.from_seq || "
+                            "'..' || g.to_seq, ' ' ORDER BY g.received_after) FROM gaps g JOIN vehicles v "
+                            "USING (vehicle_id)")
+            check(holes == "ra:%s:6..10 ra::6..10 rb:%s:6..20" % (LOG.hex(), LOG.hex()), "the holes, oldest first",
+                  holes)
+            listen = Listener(broker.port)
+            r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--client-id",
+                               "lines-recv", "--repair-after", "1"])
+            r.wait_subscribed()
+            wait_for("a resend to each vehicle", lambda: {"railmon/ra/resend", "railmon/rb/resend"} <=
+                     {t for t, _ in listen.got}, 30)
+            r.terminate()
+            first = {}
+            for t, p in listen.got:
+                first.setdefault(t, p)
+            check(first["railmon/ra/resend"] == "%s 6 10\n" % LOG.hex(), "ra asked for its hole only", listen.got)
+            check(first["railmon/rb/resend"] == "%s 6 20\n" % LOG.hex(), "rb asked for its hole only", listen.got)
+            check(set(first) == {"railmon/ra/resend", "railmon/rb/resend"}, "no other topic", listen.got)
+        finally:
+            if listen:
+                listen.stop()
     print("gap repair: ra's line on ra's topic though its last hole has no log id, rb's alone on rb's")
 
 

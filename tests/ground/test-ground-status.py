@@ -32,9 +32,8 @@ sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
 import paho.mqtt.client as mqtt  # noqa: E402
-from railmon_test import stop_peers, wait_for  # noqa: E402
-from pg import Postgres  # noqa: E402
-from mqtt_peers import Broker, Recv, cleanup, publish, check  # noqa: E402
+from railmon_test import wait_for  # noqa: E402
+from mqtt_peers import Recv, publish, check, ground_peers  # noqa: E402
 
 LOG = bytes.fromhex("5a" * 15 + "01")
 
@@ -193,21 +192,12 @@ def test_health(pg, broker):
 
 
 def main():
-    pg = Postgres()
-    broker = None
-    try:
-        broker = Broker()
+    with ground_peers() as (pg, broker, _):
         out = subprocess.run([RAILMON, "db", "init", "--db", pg.url], capture_output=True, text=True)
         check(out.returncode == 0, "db init", out.stderr)
         test_status(pg, broker)
         test_status_outage(pg, broker)
         test_health(pg, broker)
-    finally:
-        stop_peers()
-        if broker:
-            broker.stop()
-        cleanup()
-        pg.fini()
     print("ground-status: all checks passed")
 
 
