@@ -41,6 +41,28 @@ def sample_batch(pb2, vehicle, k, n, t0, log_id, config_hash=7, channels=50, sca
     return b.SerializeToString()
 
 
+def vehicle_batch(pb2, vehicle, first_seq, n, log_id, t0=None, step=1000, historical=False, channels=None,
+                  unit="", config_hash=0x77):
+    """A Batch of n samples on channel 1, seqs first_seq.., step ns apart
+    from t0 (None: now), each value its seq; channels: (id, name) pairs put
+    in its dictionary with unit (the door and load tests' vehicles, honest
+    and hostile); pb2 is the generated railmon_pb2."""
+    b = pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0 or time.time_ns(),
+                  log_id=log_id, config_hash=config_hash, historical=historical)
+    for i in range(n):
+        b.samples.t_delta_ns.append(0 if i == 0 else step)
+        b.samples.channel.append(1)
+        b.samples.value.append(float(first_seq + i))
+    for cid, name in channels or []:
+        b.channels.add(id=cid, name=name, unit=unit, bus=0, source="test")
+    return b.SerializeToString()
+
+
+def vehicle_data(pb2, vehicle, first_seq, n, **kw):
+    """vehicle_batch's Batch with its topic: a (topic, payload) for publish()."""
+    return ("railmon/%s/data" % vehicle, vehicle_batch(pb2, vehicle, first_seq, n, **kw))
+
+
 def stop_all(broker, pg, tmp=None):
     """The end of a ground script on every exit path: every peer killed,
     what the receivers left removed, the broker and PostgreSQL stopped,

@@ -33,6 +33,7 @@ publish 20 Batches each; the honest ledger ends exact.
 Every server, broker and receiver started here is stopped on every exit path.
 """
 import json
+import functools
 import os
 import signal
 import stat
@@ -47,7 +48,7 @@ sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
 from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
-from mqtt_peers import Listener, Recv, publish, check, ground_peers  # noqa: E402
+from mqtt_peers import Listener, Recv, publish, check, ground_peers, vehicle_batch, vehicle_data  # noqa: E402
 
 DAY = 86400 * 10**9
 LOG = bytes.fromhex("d0" * 15 + "01")
@@ -56,20 +57,9 @@ V60 = "w" * 60
 V64 = "x" * 64
 
 
-def batch(vehicle, first_seq, n, t0=None, step=1000, log_id=LOG, historical=False, channels=None, config_hash=0x77):
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0 or time.time_ns(),
-                          log_id=log_id, config_hash=config_hash, historical=historical)
-    for i in range(n):
-        b.samples.t_delta_ns.append(0 if i == 0 else step)
-        b.samples.channel.append(1)
-        b.samples.value.append(float(first_seq + i))
-    for cid, name in channels or []:
-        b.channels.add(id=cid, name=name, unit="", bus=0, source="test")
-    return b.SerializeToString()
-
-
-def data(vehicle, *args, **kw):
-    return ("railmon/%s/data" % vehicle, batch(vehicle, *args, **kw))
+# this test's vehicles' Batches and (topic, Batch) pairs: log LOG
+batch = functools.partial(vehicle_batch, railmon_pb2, log_id=LOG)
+data = functools.partial(vehicle_data, railmon_pb2, log_id=LOG)
 
 
 def partitions(pg):

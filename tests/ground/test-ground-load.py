@@ -31,6 +31,7 @@ against each other on a shared box).
 Every server, broker and receiver started here is stopped on every exit path.
 """
 import http.client
+import functools
 import os
 import socket
 import subprocess
@@ -43,7 +44,7 @@ sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
 from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
-from mqtt_peers import Recv, publish, check, ground_peers  # noqa: E402
+from mqtt_peers import Recv, publish, check, ground_peers, vehicle_data  # noqa: E402
 
 LATENCY_BUDGET_S = 2.0
 DAY = 86400 * 10**9
@@ -51,20 +52,8 @@ LOG = bytes.fromhex("e0" * 15 + "01")
 HONEST, BATCHES, PER = 20, 20, 50
 
 
-def batch(vehicle, first_seq, n, t0=None, step=1000, log_id=LOG, channels=None, config_hash=0x77):
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0 or time.time_ns(),
-                          log_id=log_id, config_hash=config_hash)
-    for i in range(n):
-        b.samples.t_delta_ns.append(0 if i == 0 else step)
-        b.samples.channel.append(1)
-        b.samples.value.append(float(first_seq + i))
-    for cid, name in channels or []:
-        b.channels.add(id=cid, name=name, unit="km/h", bus=0, source="test")
-    return b.SerializeToString()
-
-
-def data(vehicle, *args, **kw):
-    return ("railmon/%s/data" % vehicle, batch(vehicle, *args, **kw))
+# this test's vehicles' (topic, Batch) pairs: log LOG, unit "km/h"
+data = functools.partial(vehicle_data, railmon_pb2, log_id=LOG, unit="km/h")
 
 
 def channels_msg(vehicle, config_hash, n):
