@@ -103,15 +103,7 @@ int rec_wide_new(FILE *out, const struct rec_wide_column *cols, size_t n, int64_
 	*ret_wide = w;
 	return 0;
 fail:
-	if (w) {
-		free(w->by_id);
-		free(w->value);
-		free(w->text);
-		free(w->is_text);
-		free(w->t);
-		free(w->decimals);
-		free(w);
-	}
+	rec_wide_free(w);
 	return r;
 }
 
