@@ -73,6 +73,18 @@ static void *hasher_main(void *arg)
 	return NULL;
 }
 
+/* What evd_hasher_new set up, undone (the thread is not running: never
+   started, or joined). */
+static void hasher_destroy(struct evd_hasher *h)
+{
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->work);
+	pthread_cond_destroy(&h->room);
+	pthread_cond_destroy(&h->idle);
+	free(h->buf);
+	free(h);
+}
+
 int evd_hasher_new(size_t cap, evd_hash_fn fn, void *ctx, struct evd_hasher **ret)
 {
 	struct evd_hasher *h;
@@ -97,12 +109,7 @@ int evd_hasher_new(size_t cap, evd_hash_fn fn, void *ctx, struct evd_hasher **re
 	pthread_cond_init(&h->idle, NULL);
 	r = basic_thread_create(&h->thread, "hasher", HASHER_STACK_BYTES, hasher_main, h);
 	if (r < 0) {
-		pthread_mutex_destroy(&h->mu);
-		pthread_cond_destroy(&h->work);
-		pthread_cond_destroy(&h->room);
-		pthread_cond_destroy(&h->idle);
-		free(h->buf);
-		free(h);
+		hasher_destroy(h);
 		return r;
 	}
 	*ret = h;
@@ -171,11 +178,6 @@ struct evd_hasher *evd_hasher_free(struct evd_hasher *h)
 	pthread_cond_signal(&h->work);
 	pthread_mutex_unlock(&h->mu);
 	pthread_join(h->thread, NULL);
-	pthread_mutex_destroy(&h->mu);
-	pthread_cond_destroy(&h->work);
-	pthread_cond_destroy(&h->room);
-	pthread_cond_destroy(&h->idle);
-	free(h->buf);
-	free(h);
+	hasher_destroy(h);
 	return NULL;
 }
