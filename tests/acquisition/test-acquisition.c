@@ -5,7 +5,6 @@
  * the thread runtime.
  */
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "acquisition/acq.h"
+#include "tlib.h"
 
 ACQ_RING_DEFINE(u64, uint64_t)
 
@@ -352,29 +352,6 @@ static void test_thread(void)
 	assert(degraded == 0 || degraded == -EPERM);
 }
 
-/* Descriptors of this process open on path. */
-static int fds_on(const char *path)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert(d);
-	while ((e = readdir(d))) {
-		char link[300], target[256];
-		ssize_t len;
-
-		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = 0;
-		n += !strcmp(target, path);
-	}
-	closedir(d);
-	return n;
-}
-
 /*
  * The PM QoS request: while held at 0 the kernel's limit (the smallest of
  * every process's requests) is 0; a larger request never raises another's;
@@ -394,11 +371,11 @@ static void test_cpu_latency(void)
 	assert(acq_cpu_latency_current() == 0);
 	assert(acq_cpu_latency_new(500000, &q2) == 0);
 	assert(acq_cpu_latency_current() == 0); /* the smallest request wins */
-	assert(fds_on("/dev/cpu_dma_latency") == 2);
+	assert(tlib_fds_on("/dev/cpu_dma_latency") == 2);
 	assert(acq_cpu_latency_free(q) == NULL);
 	assert(acq_cpu_latency_current() <= 500000);
 	assert(acq_cpu_latency_free(q2) == NULL);
-	assert(fds_on("/dev/cpu_dma_latency") == 0);
+	assert(tlib_fds_on("/dev/cpu_dma_latency") == 0);
 	printf("PM QoS: limit %lld us before, 0 while held\n", (long long)before);
 }
 

@@ -7,6 +7,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,8 +189,25 @@ static void test_peer_dies_with_test(void)
 	printf("peer: killed when its test dies: ok\n");
 }
 
+/* tlib_fds_on counts this process's descriptors on one path, and only them */
+static void test_fds_on(void)
+{
+	int before = tlib_fds_on("/dev/null"), a = open("/dev/null", O_RDONLY), b = open("/dev/null", O_RDONLY);
+	int z = open("/dev/zero", O_RDONLY);
+
+	CHECK(a >= 0 && b >= 0 && z >= 0);
+	CHECK(tlib_fds_on("/dev/null") == before + 2, "%d then %d", before, tlib_fds_on("/dev/null"));
+	close(a);
+	CHECK(tlib_fds_on("/dev/null") == before + 1);
+	CHECK(tlib_fds_on("/dev/zero") == 1 && tlib_fds_on("/nonexistent") == 0);
+	close(b);
+	close(z);
+	CHECK(tlib_fds_on("/dev/null") == before && tlib_fds_on("/dev/zero") == 0);
+}
+
 int main(void)
 {
+	test_fds_on();
 	test_check();
 	test_wait_for();
 	test_peer_lines();

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tlib.c - see tlib.h. */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -356,4 +357,27 @@ void tlib_mem_close(struct tlib_mem *m)
 {
 	fclose(m->f);
 	free(m->buf);
+}
+
+int tlib_fds_on(const char *path)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		tlib_check_abort(__FILE__, __LINE__, "opendir(\"/proc/self/fd\")", "%s", strerror(errno));
+	while ((e = readdir(d))) {
+		char link[300], target[256];
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		n += !strcmp(target, path);
+	}
+	closedir(d);
+	return n;
 }

@@ -140,6 +140,10 @@ int tlib_run(char *const argv[], unsigned timeout_s);
    socat does not come up).  Stop it with tlib_peer_stop(). */
 void tlib_socat_pty_pair(struct tlib_peer *p, const char *a, const char *b);
 
+/* How many descriptors of this process are open on path (by
+   /proc/self/fd's links): what a test holds open, released or leaked. */
+int tlib_fds_on(const char *path);
+
 /* A stream into memory (open_memstream), for what report/ writes to the
    caller's FILE*: tlib_mem_text() reads back what was written so far. */
 struct tlib_mem {

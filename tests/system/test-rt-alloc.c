@@ -38,6 +38,7 @@
 #include "cli/demo-cmd.h"
 #include "bus/sim-train.h"
 #include "railmon-config.h"
+#include "tlib.h"
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -230,29 +231,6 @@ static int main_socketcan(const char *ifname)
 	return 0;
 }
 
-/* Descriptors of this process open on path. */
-static int fds_on(const char *path)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert(dir);
-	while ((e = readdir(dir))) {
-		char link[300], target[256];
-		ssize_t len;
-
-		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = 0;
-		n += !strcmp(target, path);
-	}
-	closedir(dir);
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	char path[] = RAILMON_SOURCE_DIR "/cli/demo.ini", err[CONF_ERR_MAX], warn[256];
@@ -294,7 +272,7 @@ int main(int argc, char **argv)
 	/* Realtime asked (and cpu_latency_us left at 0): the CPUs are kept
 	   out of deep idle states while it runs, and let go at the stop. */
 	assert(cfg->cpu_latency_us == 0 && acq_cpu_latency_current() == 0);
-	assert(fds_on("/dev/cpu_dma_latency") == 1);
+	assert(tlib_fds_on("/dev/cpu_dma_latency") == 1);
 	/* Warm-up: connections made, first polls done.  Then count: the
 	   trace is gone for 1 s, then readable. */
 	usleep(500000);
@@ -306,7 +284,7 @@ int main(int argc, char **argv)
 	pl_daemon_stats(d, &st);
 	pl_daemon_bus_link(d, can, &link);
 	pl_daemon_stop(d);
-	assert(fds_on("/dev/cpu_dma_latency") == 0);
+	assert(tlib_fds_on("/dev/cpu_dma_latency") == 0);
 	printf("while armed: %ld allocations in all threads, %ld in realtime threads; "
 	       "%llu CAN frames and %llu Modbus items acquired; the trace was lost %llu times, reopened %llu\n",
 	       atomic_load(&all_allocs), atomic_load(&rt_allocs), (unsigned long long)st.bus_rx[can],
