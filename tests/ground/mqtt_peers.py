@@ -107,16 +107,19 @@ def check(cond, what, *context):
 
 class Broker:
     """mosquitto on a free loopback port, without persistence (a restart
-    loses every session and queued message)."""
+    loses every session and queued message); its files in a directory of
+    its own (under tmp if given).  extra: configuration lines in place of
+    "allow_anonymous true" (passwords, an ACL, TLS: test-recv-cli.py)."""
 
-    def __init__(self, port=None):
+    def __init__(self, port=None, tmp=None, extra=None):
         self.port = port or free_port()
-        self.dir = tempfile.mkdtemp(prefix="broker-")
+        self.dir = tempfile.mkdtemp(prefix="broker-", dir=tmp)
         self.conf = os.path.join(self.dir, "mosquitto.conf")
         with open(self.conf, "w") as f:
-            f.write("listener %d 127.0.0.1\nuser root\npersistence false\nallow_anonymous true\n"
+            f.write("listener %d 127.0.0.1\nuser root\npersistence false\n"
                     "max_queued_messages 1000000\nmax_inflight_messages 0\nlog_dest stderr\n"
                     "log_type error\nlog_type warning\nlog_type notice\nlog_type information\n" % self.port)
+            f.write(extra or "allow_anonymous true\n")
         self.start()
 
     def start(self):
@@ -179,14 +182,17 @@ class Recv:
         shutil.rmtree(self.cwd, ignore_errors=True)
 
 
-def publish(port, msgs, client_id=None):
-    """Publish (topic, payload) pairs with QoS 1, in order, each acknowledged."""
+def publish(port, msgs, client_id=None, user=None, password=None, retain=False):
+    """Publish (topic, payload) pairs with QoS 1, in order, each acknowledged
+    (as user with password if given; retained if retain)."""
     c = mqtt.Client(client_id=client_id or "test-pub-%d" % os.getpid(), clean_session=True)
+    if user:
+        c.username_pw_set(user, password)
     c.connect("127.0.0.1", port, 20)
     c.loop_start()
     try:
         for topic, payload in msgs:
-            c.publish(topic, payload, qos=1).wait_for_publish(20)
+            c.publish(topic, payload, qos=1, retain=retain).wait_for_publish(20)
     finally:
         c.disconnect()
         c.loop_stop()

@@ -48,11 +48,13 @@ import time
 RAILMON, PB2_DIR, ACL_FILE, GEN_CERTS = sys.argv[1:5]
 sys.path.insert(0, PB2_DIR)
 import railmon_pb2  # noqa: E402
-import paho.mqtt.client as mqtt  # noqa: E402
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+# the ground tests' mosquitto and publisher (as tests/web's test does)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ground"))
 from railmon_test import die_with_us, free_port, start_peer, stop_peer, stop_peers  # noqa: E402
+from mqtt_peers import Broker, check, publish  # noqa: E402
 
 T0 = 1_700_000_000_000_000_000
 ID_A = bytes.fromhex("a1" * 15 + "01")
@@ -60,36 +62,6 @@ ID_B = bytes.fromhex("b2" * 15 + "02")
 # README "Output schema": the CSV header and the JSON keys, in order
 SCHEMA = ["vehicle", "log_id", "seq", "time", "time_ns", "kind", "bus", "bus_name", "channel", "name", "unit",
           "value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail"]
-
-
-def check(cond, what, *context):
-    if not cond:
-        for c in context:
-            sys.stderr.write(str(c) + "\n")
-        raise AssertionError(what)
-
-
-class Broker:
-    def __init__(self, tmp, extra=""):
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="broker-", dir=tmp)
-        conf = os.path.join(self.dir, "mosquitto.conf")
-        with open(conf, "w") as f:
-            f.write("listener %d 127.0.0.1\nuser root\npersistence false\n"
-                    "max_queued_messages 1000000\nmax_inflight_messages 0\n"
-                    "log_dest stderr\nlog_type all\n" % self.port)
-            f.write(extra or "allow_anonymous true\n")
-        self.proc = start_peer(["mosquitto", "-c", conf], stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 10
-        for line in self.proc.stderr:
-            if " running" in line:
-                break
-            check(time.monotonic() < deadline and "Error" not in line, "mosquitto did not start", line)
-        # keep draining its log so it never blocks on a full pipe
-        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
-
-    def stop(self):
-        stop_peer(self.proc, signal.SIGKILL)
 
 
 class Recv:
@@ -158,21 +130,6 @@ def big_batch(vehicle, log_id, first_seq, n):
     return b.SerializeToString()
 
 
-def publish(port, msgs, user=None, password=None, retain=False):
-    """Publish (topic, payload) pairs with QoS 1, in order, each acknowledged."""
-    c = mqtt.Client(client_id="test-pub-%d" % os.getpid(), clean_session=True)
-    if user:
-        c.username_pw_set(user, password)
-    c.connect("127.0.0.1", port, 20)
-    c.loop_start()
-    try:
-        for topic, payload in msgs:
-            c.publish(topic, payload, qos=1, retain=retain).wait_for_publish(20)
-    finally:
-        c.disconnect()
-        c.loop_stop()
-
-
 def export(data):
     """The ground log as it holds it: seq order (these Batches all start at T0)."""
     r = subprocess.run([RAILMON, "export", "--data", data, "--format", "jsonl", "--order", "seq"], capture_output=True,
@@ -197,8 +154,8 @@ def test_cannot_connect():
 def test_tls(tmp):
     certs = os.path.join(tmp, "certs")
     subprocess.run(["bash", GEN_CERTS, certs], check=True, stdout=subprocess.DEVNULL)
-    b = Broker(tmp, "allow_anonymous true\ncafile %s/ca.pem\ncertfile %s/server.pem\nkeyfile %s/server.key\n"
-               % (certs, certs, certs))
+    b = Broker(tmp=tmp, extra="allow_anonymous true\ncafile %s/ca.pem\ncertfile %s/server.pem\n"
+               "keyfile %s/server.key\n" % (certs, certs, certs))
     try:
         rc, err = run_recv(["--broker", "mqtts://127.0.0.1:%d" % b.port, "--ca", certs + "/wrongca.pem",
                             "--duration", "2", "--format", "none"])
@@ -240,7 +197,7 @@ def test_option_words(tmp):
 def test_password(tmp):
     pwfile = os.path.join(tmp, "passwd")
     subprocess.run(["mosquitto_passwd", "-c", "-b", pwfile, "ground", "s3cret-pw"], check=True)
-    b = Broker(tmp, "allow_anonymous false\npassword_file %s\n" % pwfile)
+    b = Broker(tmp=tmp, extra="allow_anonymous false\npassword_file %s\n" % pwfile)
     try:
         url = "mqtt://127.0.0.1:%d" % b.port
         good = os.path.join(tmp, "pw-good")
@@ -646,7 +603,7 @@ def test_acl(tmp):
     pwfile = os.path.join(tmp, "acl-passwd")
     for i, (user, pw) in enumerate((("ground", "g-pw"), ("tram7", "t7-pw"))):
         subprocess.run(["mosquitto_passwd", "-b"] + (["-c"] if i == 0 else []) + [pwfile, user, pw], check=True)
-    b = Broker(tmp, "allow_anonymous false\npassword_file %s\nacl_file %s\n" % (pwfile, ACL_FILE))
+    b = Broker(tmp=tmp, extra="allow_anonymous false\npassword_file %s\nacl_file %s\n" % (pwfile, ACL_FILE))
     try:
         out = os.path.join(tmp, "acl.jsonl")
         r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "-u", "ground", "--client-id", "ground-acl", "-o", out,
@@ -654,11 +611,13 @@ def test_acl(tmp):
         # the vehicle's retained dictionary names channel 7 for the ground
         d = railmon_pb2.Batch(schema_version=1, first_seq=1, vehicle="tram7", t0_ns=T0, log_id=ID_A)
         d.channels.add(id=7, name="line_voltage", unit="V", bus=0, source="test")
-        publish(b.port, [("railmon/tram7/channels", d.SerializeToString())], "tram7", "t7-pw", retain=True)
+        publish(b.port, [("railmon/tram7/channels", d.SerializeToString())], user="tram7", password="t7-pw",
+                retain=True)
         r.wait_subscribed()
         publish(b.port, [("railmon/tram7/data", batch("tram7", ID_A, 1, 10)),
                          ("railmon/tram8/data", batch("tram8", ID_A, 1, 10)),   # not its topic: dropped
-                         ("railmon/tram7/data", batch("tram7", ID_A, 11, 5))], "tram7", "t7-pw")
+                         ("railmon/tram7/data", batch("tram7", ID_A, 11, 5))], user="tram7",
+                password="t7-pw")
         rc, err = r.finish()
         with open(out) as f:
             lines = f.read().splitlines()
@@ -725,7 +684,7 @@ def main():
         test_tls(tmp)
         test_option_words(tmp)
         test_password(tmp)
-        b = Broker(tmp)
+        b = Broker(tmp=tmp)
         test_logs_and_conflicts(tmp, b)
         test_restart(tmp, b)
         test_late_join(tmp, b)
