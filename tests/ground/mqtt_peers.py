@@ -41,6 +41,20 @@ def sample_batch(pb2, vehicle, k, n, t0, log_id, config_hash=7, channels=50, sca
     return b.SerializeToString()
 
 
+def big_batch(pb2, vehicle, log_id, first_seq, n, t0):
+    """A Batch of n CAN FD frames of 64 bytes each, 1 us apart from t0: over
+    1 MiB for n > ~16,000 (the size recv refuses to store as it is)."""
+    b = pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0, log_id=log_id)
+    for i in range(n):
+        b.can.t_delta_ns.append(1000)
+        b.can.bus.append(0)
+        b.can.id.append(0x100 + i % 50)
+        b.can.flags.append(2)
+        b.can.len.append(64)
+    b.can.data = bytes(range(64)) * n
+    return b.SerializeToString()
+
+
 def vehicle_batch(pb2, vehicle, first_seq, n, log_id, t0=None, step=1000, historical=False, channels=None,
                   unit="", config_hash=0x77):
     """A Batch of n samples on channel 1, seqs first_seq.., step ns apart

@@ -47,7 +47,7 @@ railmon_pb2 = ground_paths.paths(PB2_DIR)
 HERE = ground_paths.HERE
 import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import wait_for  # noqa: E402
-from mqtt_peers import Recv, publish, check, ground_peers  # noqa: E402
+from mqtt_peers import Recv, big_batch, publish, check, ground_peers  # noqa: E402
 
 NOW_NS = time.time_ns()
 LOG_A = bytes.fromhex("a1" * 15 + "01")
@@ -282,25 +282,13 @@ def test_transient(pg, broker):
     print("a transient SQLSTATE (the session ended by the server) retried: nothing lost, nothing refused: ok")
 
 
-def big_batch(vehicle, first_seq, n):
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=NOW_NS, log_id=LOG_A)
-    for i in range(n):
-        b.can.t_delta_ns.append(1000)
-        b.can.bus.append(0)
-        b.can.id.append(0x100 + i % 50)
-        b.can.flags.append(2)
-        b.can.len.append(64)
-    b.can.data = bytes(range(64)) * n
-    return b.SerializeToString()
-
-
 def test_bad_input(pg, broker):
     """Malformed and oversize Batches: counted, said, stored nowhere, and
     the receiver goes on."""
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url,
                        "--client-id", "ground-6"])
     r.wait_subscribed()
-    big = big_batch("emu6", 1, 17000)
+    big = big_batch(railmon_pb2, "emu6", LOG_A, 1, 17000, NOW_NS)
     check(len(big) > 1 << 20, "over 1 MiB", len(big))
     # a dictionary name that is not UTF-8 (the database would refuse it for
     # ever): that entry is left out, the records and the other names stored

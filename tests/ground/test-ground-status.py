@@ -31,7 +31,6 @@ RAILMON, PB2_DIR = sys.argv[1:3]
 sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
-import paho.mqtt.client as mqtt  # noqa: E402
 from railmon_test import wait_for  # noqa: E402
 from mqtt_peers import Recv, publish, check, ground_peers  # noqa: E402
 
@@ -39,15 +38,8 @@ LOG = bytes.fromhex("5a" * 15 + "01")
 
 
 def retain(port, msgs):
-    c = mqtt.Client(client_id="test-status-%d" % os.getpid(), clean_session=True)
-    c.connect("127.0.0.1", port, 20)
-    c.loop_start()
-    try:
-        for topic, payload in msgs:
-            c.publish(topic, payload, qos=1, retain=True).wait_for_publish(20)
-    finally:
-        c.loop_stop()
-        c.disconnect()
+    """Publish msgs retained (a vehicle's last will and status)."""
+    publish(port, msgs, client_id="test-status-%d" % os.getpid(), retain=True)
 
 
 def status(pg, vehicle):

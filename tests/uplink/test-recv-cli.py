@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 # the ground tests' mosquitto and publisher (as tests/web's test does)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ground"))
 from railmon_test import die_with_us, free_port, start_peer, stop_peer, stop_peers  # noqa: E402
-from mqtt_peers import Broker, check, publish  # noqa: E402
+from mqtt_peers import Broker, big_batch, check, publish  # noqa: E402
 
 T0 = 1_700_000_000_000_000_000
 ID_A = bytes.fromhex("a1" * 15 + "01")
@@ -115,18 +115,6 @@ def batch(vehicle, log_id, first_seq, n, t0=T0, salt=0):
         b.samples.t_delta_ns.append(1000000 if i else 0)
         b.samples.channel.append(7)
         b.samples.value.append(float(first_seq + i + salt))
-    return b.SerializeToString()
-
-
-def big_batch(vehicle, log_id, first_seq, n):
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=T0, log_id=log_id)
-    for i in range(n):
-        b.can.t_delta_ns.append(1000)
-        b.can.bus.append(0)
-        b.can.id.append(0x100 + i % 50)
-        b.can.flags.append(2)
-        b.can.len.append(64)
-    b.can.data = bytes(range(64)) * n
     return b.SerializeToString()
 
 
@@ -342,7 +330,7 @@ def test_late_join(tmp, b):
 
 def test_too_big(tmp, b):
     data = os.path.join(tmp, "ground-big")
-    big = big_batch("tram9", ID_A, 1, 20000)
+    big = big_batch(railmon_pb2, "tram9", ID_A, 1, 20000, T0)
     check(len(big) > 1 << 20, "the Batch is over 1 MiB")
     last = batch("tram9", ID_A, 20001, 5)
     r = Recv(["--broker", "mqtt://127.0.0.1:%d" % b.port, "--client-id", "ground-big", "--log", data,
