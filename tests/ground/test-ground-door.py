@@ -48,7 +48,8 @@ sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
 from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
-from mqtt_peers import Listener, Recv, publish, check, ground_peers, vehicle_batch, vehicle_data  # noqa: E402
+from mqtt_peers import (Listener, Recv, big_batch, publish, check, ground_peers, vehicle_batch,  # noqa: E402
+                        vehicle_data)
 
 DAY = 86400 * 10**9
 LOG = bytes.fromhex("d0" * 15 + "01")
@@ -279,22 +280,11 @@ def test_refused_files(pg, broker, tmp):
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--log", logdir, "--format", "none",
                        "--client-id", "door-files", "--refused-max", "3M"])
     r.wait_subscribed()
-    big = batch("fat", 1, 1, t0=time.time_ns())
-    # an oversize Batch: 1.5 MB of CAN data (records do not matter: refused by size)
-    b = railmon_pb2.Batch(schema_version=1, first_seq=1, vehicle="fat", t0_ns=time.time_ns(), log_id=LOG)
-    for i in range(23000):
-        b.can.t_delta_ns.append(1000)
-        b.can.bus.append(0)
-        b.can.id.append(0x100)
-        b.can.flags.append(2)
-        b.can.len.append(64)
-    b.can.data = bytes(range(64)) * 23000
-    big = b.SerializeToString()
+    # oversize Batches: 1.5 MB of CAN data each (records do not matter: refused by size)
+    now = time.time_ns()
+    msgs = [("railmon/fat/data", big_batch(railmon_pb2, "fat", LOG, 1 + k * 23000, 23000, now)) for k in range(5)]
+    big = msgs[0][1]
     check(len(big) > 3 << 19, "over 1.5 MiB", len(big))
-    msgs = []
-    for k in range(5):
-        b.first_seq = 1 + k * 23000
-        msgs.append(("railmon/fat/data", b.SerializeToString()))
     # the name rule's limit in a ground log: 59 bytes get a directory, 60 and ".." none
     msgs += [data(V59, 1, 3), data(V60, 1, 3), data("..", 1, 3)]
     publish(broker.port, msgs)

@@ -44,7 +44,7 @@ sys.dont_write_bytecode = True
 import ground_paths  # noqa: E402
 railmon_pb2 = ground_paths.paths(PB2_DIR)
 from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
-from mqtt_peers import Recv, publish, check, ground_peers, vehicle_data  # noqa: E402
+from mqtt_peers import Recv, big_batch, publish, check, ground_peers, vehicle_data  # noqa: E402
 
 LATENCY_BUDGET_S = 2.0
 DAY = 86400 * 10**9
@@ -65,15 +65,8 @@ def channels_msg(vehicle, config_hash, n):
 
 
 def oversize(vehicle, first_seq):
-    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=time.time_ns(), log_id=LOG)
-    for _ in range(23000):
-        b.can.t_delta_ns.append(1000)
-        b.can.bus.append(0)
-        b.can.id.append(0x100)
-        b.can.flags.append(2)
-        b.can.len.append(64)
-    b.can.data = bytes(range(64)) * 23000
-    return ("railmon/%s/data" % vehicle, b.SerializeToString())
+    """1.5 MB of CAN frames: refused by size."""
+    return ("railmon/%s/data" % vehicle, big_batch(railmon_pb2, vehicle, LOG, first_seq, 23000, time.time_ns()))
 
 
 class Serve:
