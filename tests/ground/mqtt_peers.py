@@ -154,16 +154,21 @@ class Broker:
 
 
 class Recv:
-    """railmon recv in the background; its stderr collected line by line."""
+    """railmon recv in the background; its stderr collected line by line.
+    env: variables added to the environment, which never passes on a
+    RAILMON_MQTT_PASSWORD of the caller's (recv would log in with it)."""
 
-    def __init__(self, railmon, args):
+    def __init__(self, railmon, args, env=None):
         self.lines = []
         # refused Batches are kept in ./railmon-refused: not in the source tree
         self.cwd = tempfile.mkdtemp(prefix="recv-")
         _DIRS.append(self.cwd)
         self.subscribed = threading.Event()
+        e = dict(os.environ)
+        e.pop("RAILMON_MQTT_PASSWORD", None)
+        e.update(env or {})
         self.proc = start_peer([railmon, "recv"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, cwd=self.cwd)
+                               text=True, cwd=self.cwd, env=e)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 

@@ -32,6 +32,7 @@ paho-mqtt:
 Every broker and receiver started here is killed on every exit path (and
 dies with this script: PR_SET_PDEATHSIG).
 """
+import functools
 import json
 import os
 import pty
@@ -42,7 +43,6 @@ import subprocess
 import sys
 import tempfile
 import termios
-import threading
 import time
 
 RAILMON, PB2_DIR, ACL_FILE, GEN_CERTS = sys.argv[1:5]
@@ -53,7 +53,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 # the ground tests' mosquitto and publisher (as tests/web's test does)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ground"))
-from railmon_test import die_with_us, free_port, start_peer, stop_peer, stop_peers  # noqa: E402
+from railmon_test import die_with_us, free_port, start_peer, stop_peers  # noqa: E402
+import mqtt_peers  # noqa: E402
 from mqtt_peers import Broker, big_batch, check, publish  # noqa: E402
 
 T0 = 1_700_000_000_000_000_000
@@ -64,43 +65,8 @@ SCHEMA = ["vehicle", "log_id", "seq", "time", "time_ns", "kind", "bus", "bus_nam
           "value", "quality", "label", "can_id", "flags", "data", "event", "arg", "detail"]
 
 
-class Recv:
-    """railmon recv in the background; its stderr collected line by line."""
-
-    def __init__(self, args, env=None):
-        self.lines = []
-        self.subscribed = threading.Event()
-        e = dict(os.environ)
-        e.pop("RAILMON_MQTT_PASSWORD", None)
-        e.update(env or {})
-        self.proc = start_peer([RAILMON, "recv"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, env=e)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            if "subscribed to" in line:
-                self.subscribed.set()
-
-    def wait_subscribed(self):
-        check(self.subscribed.wait(20), "railmon recv did not subscribe", *self.lines)
-
-    def finish(self, timeout=60):
-        """Wait for it to exit by itself: (exit code, stderr)."""
-        try:
-            rc = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            stop_peer(self.proc, signal.SIGKILL)
-            self.reader.join(5)
-            check(False, "railmon recv did not exit by itself", *self.lines)
-        self.reader.join(5)
-        return rc, "".join(self.lines)
-
-    def terminate(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.finish(20)
+# recv of this build, as mqtt_peers.Recv(RAILMON, args, env=None)
+Recv = functools.partial(mqtt_peers.Recv, RAILMON)
 
 
 def run_recv(args, timeout=30):
@@ -685,6 +651,7 @@ def main():
         test_acl(tmp)
     finally:
         stop_peers(signal.SIGKILL)
+        mqtt_peers.cleanup()  # the receivers' working directories
         if not os.environ.get("RAILMON_KEEP_TMP"):
             shutil.rmtree(tmp, ignore_errors=True)
     return 0
