@@ -18,7 +18,7 @@ static const char summary_usage[] =
 	"invalid samples.\n\n"
 	"  -d, --data DIR      log directory (default: railmon-data)\n"
 	"      --db URL        the ground's PostgreSQL database instead of a log: whole\n"
-	"                      minutes from its summary rollup, the rest from its rows\n"
+	"                      seconds from its summary rollup, the rest from its rows\n"
 	"      --vehicle V     with --db: the vehicle (required)\n"
 	"      --raw           with --db: every row, not the rollup (same answer, slower)\n"
 	"      --from TIME     only samples at or after TIME (as export's)\n"

@@ -467,11 +467,15 @@ def test_prune_and_views(pg, broker):
     view = pg.rows("SELECT vehicle, day, batches, records, missing FROM completeness ORDER BY 1, 2")
     check(view == exact and len(view) >= 10, "completeness = the ledger's own figures", view, exact)
     before = int(pg.psql("SELECT count(*) FROM samples"))
+    check(pg.psql("SELECT sum(n_all) FROM rollup_summary_1s WHERE t < now() - interval '90 days'") == "8",
+          "summary's rollup holds the old day")
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
     check(rc == 0 and "dropped 4 day partitions" in out, "prune drops the old day (samples, can_frames, events, texts)", out)
     check(int(pg.psql("SELECT count(*) FROM samples")) == before - 8, "only the old day's samples gone")
     check(pg.psql("SELECT count(*) FROM samples WHERE t < now() - interval '90 days'") == "0", "old gone")
     check(pg.psql("SELECT count(*) FROM rollup_1s WHERE t < now() - interval '90 days'") == "0", "old 1 s gone")
+    check(pg.psql("SELECT count(*) FROM rollup_summary_1s WHERE t < now() - interval '90 days'") == "0",
+          "summary's rollup of the old day gone with its rows")
     check(pg.psql("SELECT sum(n) FROM rollup_1min WHERE t < now() - interval '90 days'") == "8", "1 min kept")
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
     check(rc == 0 and "dropped 0 day partitions" in out, "prune again: nothing", out)
