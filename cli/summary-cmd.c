@@ -13,10 +13,14 @@
 #include "report/summary.h"
 
 static const char summary_usage[] =
-	"Usage: railmon summary [--data DIR] [OPTIONS]\n"
+	"Usage: railmon summary [--data DIR | --db URL --vehicle V] [OPTIONS]\n"
 	"Per channel: samples, first/last time, min/max/mean, gaps, out-of-range and\n"
 	"invalid samples.\n\n"
 	"  -d, --data DIR      log directory (default: railmon-data)\n"
+	"      --db URL        the ground's PostgreSQL database instead of a log: whole\n"
+	"                      seconds from its summary rollup, the rest from its rows\n"
+	"      --vehicle V     with --db: the vehicle (required)\n"
+	"      --raw           with --db: every row, not the rollup (same answer, slower)\n"
 	"      --from TIME     only samples at or after TIME (as export's)\n"
 	"      --to TIME       only samples before TIME\n"
 	"  -c, --channel NAME  only this channel (repeatable): Message.Signal, or the bare\n"
@@ -28,13 +32,16 @@ static const char summary_usage[] =
 	"\n"
 	"Examples:\n"
 	"  railmon summary -d railmon-data -c Speed --gap 1s\n"
-	"  railmon summary -d railmon-data --from 2026-12-03T08:00:00Z --to 2026-12-03T09:00:00Z --json\n";
+	"  railmon summary -d railmon-data --from 2026-12-03T08:00:00Z --to 2026-12-03T09:00:00Z --json\n"
+	"  railmon summary --db postgresql:///railmon --vehicle emu-4711 -c Speed --from 2026-12-03T00:00:00Z\n";
 
 
 /* The options: the summary's, and the --channel names it points to. */
 struct summary_args {
 	struct rpt_summary_opts o;
 	const char *only[RPT_SUMMARY_ONLY_MAX];
+	const char *db, *vehicle;
+	bool raw;
 };
 
 static int summary_option(struct summary_args *s, int c, const char *arg)
@@ -48,6 +55,15 @@ static int summary_option(struct summary_args *s, int c, const char *arg)
 	case 3:
 		if (basic_parse_duration_ns(arg, &s->o.gap_ns) < 0)
 			return cli_fail("summary", "--gap: expected a duration like 500ms or 2s, not '%s'", arg);
+		return 0;
+	case 5:
+		s->db = arg;
+		return 0;
+	case 6:
+		s->vehicle = arg;
+		return 0;
+	case 7:
+		s->raw = true;
 		return 0;
 	case 'c':
 		if (s->o.nonly >= RPT_SUMMARY_ONLY_MAX)
@@ -64,7 +80,8 @@ int cli_cmd_summary(int argc, char **argv)
 		{ "data", required_argument, NULL, 'd' }, { "from", required_argument, NULL, 1 },
 		{ "to", required_argument, NULL, 2 }, { "gap", required_argument, NULL, 3 },
 		{ "channel", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 4 },
-		{ "help", no_argument, NULL, 'h' }, { 0 }
+		{ "db", required_argument, NULL, 5 }, { "vehicle", required_argument, NULL, 6 },
+		{ "raw", no_argument, NULL, 7 }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	struct summary_args a = { .o = { .from_ns = INT64_MIN, .to_ns = INT64_MAX, .only = a.only } };
 	rpt_summary_t *s;
@@ -88,10 +105,14 @@ int cli_cmd_summary(int argc, char **argv)
 		return r;
 	if (optind < argc)
 		return cli_fail("summary", "unexpected argument '%s'", argv[optind]);
+	if (!a.db != !a.vehicle)
+		return cli_fail("summary", a.db ? "--db needs --vehicle V" : "--vehicle is for --db");
+	if (a.raw && !a.db)
+		return cli_fail("summary", "--raw is for --db");
 	a.o.width = cli_term_width(stdout); /* a terminal's: lines cut there; a file or pipe: never */
 	if (rpt_summary_new(&a.o, stderr, &s) < 0)
 		return cli_fail("summary", "out of memory");
-	r = rpt_summary_run(s, dir, json, stdout);
+	r = a.db ? rpt_summary_run_db(s, a.db, a.vehicle, a.raw, json, stdout) : rpt_summary_run(s, dir, json, stdout);
 	rpt_summary_free(s);
 	return r;
 }

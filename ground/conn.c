@@ -252,7 +252,10 @@ int grd_db_prepare(grd_db_t *db)
 	if (!db->prepared && (grd_db_exec(db, "timezone", "SET TimeZone = 'UTC'") < 0 ||
 	                      grd_db_exec(db, "rollup", "CREATE TEMP TABLE IF NOT EXISTS rollup_group (vehicle_id "
 	                                  "integer, channel bigint, t timestamptz, n bigint, vmin double precision, "
-	                                  "vmax double precision, vsum double precision) ON COMMIT DELETE ROWS") < 0))
+	                                  "vmax double precision, vsum double precision, n_all bigint, n_oor bigint, n_inv bigint, "
+	                                  "a_min double precision, a_max double precision, a_sum double precision, "
+	                                  "t_first timestamptz, t_last timestamptz, dt_min bigint, dt_max bigint) "
+	                                  "ON COMMIT DELETE ROWS") < 0))
 		return -EIO;
 	db->prepared = true;
 	return 0;

@@ -241,16 +241,18 @@ int grd_db_prepare(grd_db_t *db);
 int grd_db_vehicle_id(grd_db_t *db, const char *name, int *ret_id);
 /* Room for n more samples in the group's rollups: 0 or -ENOMEM. */
 int grd_rollup_reserve(grd_db_t *db, size_t n);
-/* Gather one record of vehicle vid for the group's rollups (good, finite
-   samples only), into room reserved. */
+/* Gather one record of vehicle vid for the group's rollups (every sample:
+   the dashboard's rollups take the good ones, summary's all), into room
+   reserved. */
 void grd_rollup_item(grd_db_t *db, int vid, const struct acq_item *it);
 /* The 1 s aggregates of the samples gathered, copied into the temporary
    table rollup_group in the open transaction; then forgotten.  0 (nothing
    gathered: *ret_merge false), -ENOMEM, -EIO. */
 int grd_rollup_copy(grd_db_t *db, bool *ret_merge);
-/* The statements (no parameters) that merge rollup_group into rollup_1s
-   and rollup_1min, in key order. */
-extern const char *const grd_rollup_merge[2];
+/* The statements (no parameters) that merge rollup_group into rollup_1s,
+   rollup_1min and rollup_summary_1s, in key order. */
+#define GRD_ROLLUP_MERGES 3
+extern const char *const grd_rollup_merge[GRD_ROLLUP_MERGES];
 /* ch's value table as a PostgreSQL text[] literal in *ret_literal (to
    free), or NULL for none: only the entries "NUMBER LABEL" whose label is
    well-formed UTF-8 (the others are left out and counted in bad_names).

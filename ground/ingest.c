@@ -499,7 +499,7 @@ static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merg
 
 	for (size_t i = 0; qs && i < n; i++)
 		qs[i] = SIZE_MAX;
-	for (int i = 0; r == 0 && merge && i < 2; i++)
+	for (int i = 0; r == 0 && merge && i < GRD_ROLLUP_MERGES; i++)
 		r = grd_qsend_sql(db, "rollup", grd_rollup_merge[i]);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct rec_batch_info info;

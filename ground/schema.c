@@ -173,6 +173,11 @@ int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_fu
 	         "'%.4s-%.2s-%.2s 00:00:00+00'::timestamptz + interval '1 day'", day, day + 4, day + 6, after,
 	         after + 4, after + 6);
 	r = grd_db_exec(db, "prune", sql);
+	/* summary's too: it answers what the raw rows would (migration 9) */
+	if (r == 0 && snprintf(sql, sizeof(sql), "DELETE FROM rollup_summary_1s WHERE t < '%.4s-%.2s-%.2s 00:00:00+00' "
+	                       "OR t >= '%.4s-%.2s-%.2s 00:00:00+00'::timestamptz + interval '1 day'", day, day + 4,
+	                       day + 6, after, after + 4, after + 6) > 0)
+		r = grd_db_exec(db, "prune", sql);
 	grd_db_forget(db); /* the partitions this connection knew may be gone */
 	if (ret_future)
 		*ret_future = nf;

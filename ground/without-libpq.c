@@ -13,6 +13,7 @@
 
 #include "db.h"
 #include "ground.h"
+#include "rollup.h"
 
 int grd_db_new(const struct grd_db_cfg *cfg, grd_db_t **ret_db)
 {
@@ -109,5 +110,17 @@ void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len)
 
 int grd_repair_pass(grd_db_t *db, upl_recv_t *r, unsigned grace_s, uint64_t *ret_asked)
 {
+	return -ENOTSUP;
+}
+
+int grd_db_summary_rollups(grd_db_t *db, const char *vehicle, uint32_t channel, int64_t from_ns, int64_t to_ns,
+                           struct grd_summary_row *rows, size_t max)
+{
+	return -ENOTSUP;
+}
+
+int grd_db_summary_channels(grd_db_t *db, const char *vehicle, int64_t from_ns, int64_t to_ns, uint32_t **ret_ids)
+{
+	*ret_ids = NULL;
 	return -ENOTSUP;
 }

@@ -17,6 +17,8 @@
 
 #include "basic/escape.h"
 #include "basic/utc.h"
+#include "ground/db.h"
+#include "ground/rollup.h"
 #include "record/batch.h"
 #include "record/channels.h"
 #include "record/format.h"
@@ -49,6 +51,8 @@ struct rpt_summary {
 	uint64_t damaged;
 	FILE *err;
 	int width;               /* rpt_summary_opts.width */
+	uint64_t rollup_seconds, raw_reads; /* --db: seconds taken from the
+	                                       rollup; raw reads instead */
 };
 
 /* The table's name and unit columns. */
@@ -191,6 +195,253 @@ int rpt_summary_read(rpt_summary_t *s, const char *dir)
 	while (r >= 0 && rec_order_pop(s->order, &due) == 1)
 		r = take(s, &due);
 	return r;
+}
+
+/* ---- the ground database (--db) ---- */
+
+/* A raw read of the database: the samples of one window [from, to), to
+   the nanosecond (the database's window is rounded outwards). */
+struct db_window {
+	struct rpt_summary *s;
+	int64_t from_ns, to_ns;
+};
+
+static int db_item(void *ctx, const struct acq_item *it, const uint8_t *log_id, size_t len)
+{
+	struct db_window *w = ctx;
+
+	(void)log_id;
+	(void)len;
+	if (it->t_ns < w->from_ns || it->t_ns >= w->to_ns || !wanted(w->s, it))
+		return 0;
+	return take(w->s, it);
+}
+
+static int db_raw(struct rpt_summary *s, grd_db_t *db, const char *vehicle, const uint32_t *ids, size_t nids,
+                  int64_t from_ns, int64_t to_ns)
+{
+	struct db_window w = { s, from_ns, to_ns };
+	struct grd_export_query q = { .vehicle = vehicle, .from_ns = from_ns, .to_ns = to_ns,
+	                              .kinds = 1u << ACQ_ITEM_SAMPLE, .channels = ids, .nchannels = nids };
+
+	if (from_ns >= to_ns)
+		return 0;
+	int r = grd_db_export(db, &q, db_item, &w);
+	return r < 0 ? r : 0;
+}
+
+/* The limit take() judges an interval by, with the shortest one m. */
+static int64_t gap_limit(const struct rpt_summary *s, int64_t m)
+{
+	return s->gap_ns ? s->gap_ns : m < INT64_MAX / SUMMARY_GAP_FACTOR ? m * SUMMARY_GAP_FACTOR : INT64_MAX;
+}
+
+/* A second of the rollup taken as take() would take its samples one by
+   one; false (nothing taken) when it cannot say the same: its intervals
+   are not known, or one inside it may be a gap (longer than the limit
+   the shortest interval so far gives: take() judges each interval by the
+   shortest one before it, never shorter than the one after the second,
+   so a second whose longest interval is within that limit has none). */
+static bool take_second(struct rpt_summary *s, struct chan_stat *c, const struct grd_summary_row *m)
+{
+	int64_t din = c->count ? m->t_first_ns - c->last_ns : 0;
+	int64_t shortest = c->min_dt_ns;
+
+	if (m->dt_max_ns < 0)
+		return false;
+	if (din > 0 && din < shortest)
+		shortest = din;
+	if (m->dt_min_ns < shortest)
+		shortest = m->dt_min_ns;
+	if (m->dt_max_ns > gap_limit(s, shortest))
+		return false;
+	if (c->count) {
+		/* the interval into the second, as take() judges it */
+		c->gaps += din > gap_limit(s, c->min_dt_ns) && c->count > 1;
+		c->max_dt_ns = din > c->max_dt_ns ? din : c->max_dt_ns;
+	} else {
+		c->first_ns = m->t_first_ns;
+	}
+	c->min_dt_ns = shortest;
+	c->max_dt_ns = m->dt_max_ns > c->max_dt_ns ? m->dt_max_ns : c->max_dt_ns;
+	c->last_ns = m->t_last_ns;
+	c->count += m->n_all;
+	c->out_of_range += m->n_oor;
+	c->invalid += m->n_inv;
+	if (m->n_all > m->n_inv) {
+		c->valid += m->n_all - m->n_inv;
+		c->sum += m->a_sum;
+		c->min = m->a_min < c->min ? m->a_min : c->min;
+		c->max = m->a_max > c->max ? m->a_max : c->max;
+	}
+	return true;
+}
+
+#define SUMMARY_SECOND_NS INT64_C(1000000000)
+#define SUMMARY_MINUTE_NS (60 * SUMMARY_SECOND_NS)
+#define SUMMARY_PAGE 8192 /* rollup rows asked at once: bounded memory */
+
+/* t rounded down (up) to a multiple of unit; the open ends stay open. */
+static int64_t round_down(int64_t t, int64_t unit)
+{
+	if (t == INT64_MIN || t == INT64_MAX)
+		return t;
+	return (t / unit - (t % unit < 0)) * unit;
+}
+
+static int64_t round_up(int64_t t, int64_t unit)
+{
+	int64_t d = round_down(t, unit);
+
+	return d == t ? t : d + unit;
+}
+
+/* One channel over [from, to): the raw rows of the partial seconds at the
+   edges, the rollup's whole seconds between, in time order.  Where the
+   rollup cannot answer as the raw rows would, the raw rows from there to
+   the next minute: one read for a run of such seconds (an irregular
+   channel), not one each. */
+static int db_channel(struct rpt_summary *s, grd_db_t *db, const char *vehicle, uint32_t id,
+                      struct grd_summary_row *page)
+{
+	int64_t lo = round_up(s->from_ns, SUMMARY_SECOND_NS), hi = round_down(s->to_ns, SUMMARY_SECOND_NS);
+	int64_t at = lo, raw_to = INT64_MIN;
+	int r, n = 0;
+
+	if (lo >= hi) /* no whole second: all raw */
+		return db_raw(s, db, vehicle, &id, 1, s->from_ns, s->to_ns);
+	r = db_raw(s, db, vehicle, &id, 1, s->from_ns, lo);
+	while (r == 0 && (n = grd_db_summary_rollups(db, vehicle, id, at, hi, page, SUMMARY_PAGE)) > 0) {
+		for (int i = 0; r == 0 && i < n; i++) {
+			struct chan_stat *c;
+
+			if (page[i].t_ns < raw_to) /* read raw already */
+				continue;
+			if (!(c = stat_get(s, id)))
+				return -ENOMEM;
+			if (take_second(s, c, &page[i])) {
+				s->rollup_seconds++;
+				continue;
+			}
+			raw_to = round_down(page[i].t_ns, SUMMARY_MINUTE_NS) + SUMMARY_MINUTE_NS;
+			raw_to = raw_to < hi ? raw_to : hi;
+			s->raw_reads++;
+			r = db_raw(s, db, vehicle, &id, 1, page[i].t_ns, raw_to);
+		}
+		at = page[n - 1].t_ns + SUMMARY_SECOND_NS;
+	}
+	if (r == 0 && n < 0)
+		r = n;
+	return r < 0 ? r : db_raw(s, db, vehicle, &id, 1, hi, s->to_ns);
+}
+
+/* The ids the summary is about: those of the --channel names in the
+   dictionary, or every channel with a rollup row in the range (the
+   partial seconds at its edges: those around them).  Count or -errno. */
+static int db_channel_ids(struct rpt_summary *s, grd_db_t *db, const char *vehicle, uint32_t **ret)
+{
+	const struct rec_channel **list;
+	int n, k = 0;
+
+	if (!s->nonly)
+		return grd_db_summary_channels(db, vehicle, round_down(s->from_ns, SUMMARY_SECOND_NS),
+		                               round_up(s->to_ns, SUMMARY_SECOND_NS), ret);
+	n = rec_channels_sorted(s->names, &list);
+	if (n < 0)
+		return n;
+	if (!(*ret = malloc(((size_t)n + 1) * sizeof(**ret)))) {
+		free(list);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		for (size_t j = 0; j < s->nonly; j++)
+			if (!strcmp(list[i]->name, s->resolved[j] ? s->resolved[j] : s->only[j])) {
+				(*ret)[k++] = list[i]->id;
+				break;
+			}
+	free(list);
+	return k;
+}
+
+int rpt_summary_read_db(rpt_summary_t *s, grd_db_t *db, const char *vehicle, bool raw)
+{
+	uint32_t *ids = NULL;
+	struct grd_summary_row *page = NULL;
+	/* raw and no --channel: every channel's rows, no list needed */
+	int n = raw && !s->nonly ? 0 : db_channel_ids(s, db, vehicle, &ids), r = 0;
+
+	if (n < 0)
+		return n;
+	if (raw) /* every sample row, as before the rollup (the benchmark's baseline) */
+		r = n || !s->nonly ? db_raw(s, db, vehicle, ids, s->nonly ? (size_t)n : 0, s->from_ns, s->to_ns) : 0;
+	else if (!(page = malloc(SUMMARY_PAGE * sizeof(*page))))
+		r = -ENOMEM;
+	for (int i = 0; !raw && r == 0 && i < n; i++)
+		r = db_channel(s, db, vehicle, ids[i], page);
+	free(page);
+	free(ids);
+	return r;
+}
+
+void rpt_summary_db_counts(const rpt_summary_t *s, uint64_t *ret_rollup, uint64_t *ret_raw)
+{
+	*ret_rollup = s->rollup_seconds;
+	*ret_raw = s->raw_reads;
+}
+
+/* The database's words for r: its own message, else errno's. */
+static const char *db_why(grd_db_t *db, int r)
+{
+	return *grd_db_error(db) ? grd_db_error(db) : strerror(-r);
+}
+
+int rpt_summary_run_db(rpt_summary_t *s, const char *url, const char *vehicle, bool raw, bool json, FILE *out)
+{
+	struct grd_db_cfg cfg = { .url = url };
+	char where[128];
+	grd_db_t *db;
+	size_t n;
+	int r = grd_db_new(&cfg, &db);
+
+	if (r == -ENOTSUP)
+		fprintf(s->err, "railmon summary: --db: %s\n", GRD_DB_NOT_BUILT);
+	else if (r < 0)
+		fprintf(s->err, "railmon summary: --db: %s\n", strerror(-r));
+	if (r < 0)
+		return 1;
+	r = grd_db_check(db);
+	if (r == 0 && (r = grd_db_vehicle_known(db, vehicle)) == 0) {
+		fprintf(s->err, "railmon summary: --vehicle %s: the database has no such vehicle (it never sent a "
+		        "Batch)\n", vehicle);
+		grd_db_free(db);
+		return 1;
+	}
+	if (r > 0)
+		r = grd_db_channels(db, vehicle, s->names);
+	snprintf(where, sizeof(where), "vehicle %s in the database", vehicle);
+	if (r >= 0 && s->nonly && (r = rpt_channels_resolve(s->err, "summary", where, s->names, s->only, s->nonly,
+	                                                     s->resolved)) > 0) {
+		grd_db_free(db);
+		return 1;
+	}
+	if (r >= 0)
+		r = rpt_summary_read_db(s, db, vehicle, raw);
+	n = rpt_summary_channels(s);
+	if (r == -ENOMEM)
+		fprintf(s->err, "railmon summary: out of memory\n");
+	else if (r < 0)
+		fprintf(s->err, "railmon summary: --db: %s\n", db_why(db, r));
+	else if (!n)
+		fprintf(s->err, "railmon summary: %s: no samples%s%s\n", where, s->nonly ? " of those channels" : "",
+		        s->from_ns != INT64_MIN || s->to_ns != INT64_MAX ? " between --from and --to" : "");
+	else
+		r = rpt_summary_print(s, json, out);
+	if (r >= 0 && n && !raw) /* what the rollup saved, and where it could not */
+		fprintf(s->err, "railmon summary: --db: %" PRIu64 " second%s from the rollup, %" PRIu64
+		        " read%s of the rows where it could not say\n", s->rollup_seconds, s->rollup_seconds == 1 ? "" : "s",
+		        s->raw_reads, s->raw_reads == 1 ? "" : "s");
+	grd_db_free(db);
+	return r < 0 || !n ? 1 : 0;
 }
 
 static int stat_cmp(const void *a, const void *b)

@@ -53,6 +53,27 @@ int rpt_summary_print(const rpt_summary_t *s, bool json, FILE *out);
    for any of these, else 0. */
 int rpt_summary_run(rpt_summary_t *s, const char *dir, bool json, FILE *out);
 
+/* The samples of vehicle in the ground database db (its dictionary in the
+   summary already, grd_db_channels(), and the `only` names resolved in
+   it): the same statistics as of a log of them, from rollup_summary_1s
+   (ground/rollup.h) for the range's whole seconds and the raw rows for
+   the partial seconds at its edges and where the rollup cannot answer
+   exactly (a possible gap inside a second, intervals not known: from
+   there to the next minute).  raw: the
+   raw rows only (what the rollup is measured and checked against).  0 or
+   -errno (the database's: grd_db_error()). */
+struct grd_db;
+int rpt_summary_read_db(rpt_summary_t *s, struct grd_db *db, const char *vehicle, bool raw);
+/* Seconds rpt_summary_read_db() took from the rollup, and its raw reads
+   where the rollup could not answer. */
+void rpt_summary_db_counts(const rpt_summary_t *s, uint64_t *ret_rollup, uint64_t *ret_raw);
+
+/* `railmon summary --db URL --vehicle V`: connect, check the schema and
+   the vehicle, resolve --channel in its dictionary, read (raw as above),
+   then the table or JSON on out, or on err why not.  The exit code: 0, or
+   1 (nothing to say, the database cannot answer). */
+int rpt_summary_run_db(rpt_summary_t *s, const char *url, const char *vehicle, bool raw, bool json, FILE *out);
+
 /* Channels with a sample; unreadable parts of the log skipped. */
 size_t rpt_summary_channels(const rpt_summary_t *s);
 uint64_t rpt_summary_damaged(const rpt_summary_t *s);

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rollup.h - reading rollup_summary_1s (migration 0009, written by
+ * rollup.c with each group): what `railmon summary --db` takes instead of
+ * the raw rows of every whole second of its range (report/summary.c).
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ground/db.h"
+
+/* One second of one channel, over every sample in it (times in ns, to
+   the microsecond the database holds). */
+struct grd_summary_row {
+	int64_t t_ns;                 /* the second's start */
+	uint64_t n_all, n_oor, n_inv; /* samples; out-of-range; invalid or not finite */
+	double a_min, a_max, a_sum;   /* over the n_all - n_inv others (min and max
+	                                 only when there are some) */
+	int64_t t_first_ns, t_last_ns;
+	int64_t dt_min_ns;            /* shortest positive interval inside the
+	                                 second; INT64_MAX: none */
+	int64_t dt_max_ns;            /* longest; -1: not known (read the raw rows) */
+};
+
+/*
+ * The seconds of channel of vehicle starting in [from_ns, to_ns)
+ * (INT64_MIN / INT64_MAX: open), in time order, at most max of them into
+ * rows (the caller asks again from after the last one).  Returns how many
+ * (0: none left, or a vehicle the database does not know), -EINVAL,
+ * -ECONNREFUSED, -EIO (grd_db_error() says why).
+ */
+int grd_db_summary_rollups(grd_db_t *db, const char *vehicle, uint32_t channel, int64_t from_ns, int64_t to_ns,
+                           struct grd_summary_row *rows, size_t max);
+
+/*
+ * The channels of vehicle with a sample in a second starting in
+ * [from_ns, to_ns), ascending, into *ret_ids (malloc'd, free() it).
+ * Returns how many, -ENOMEM, -ECONNREFUSED, -EIO.
+ */
+int grd_db_summary_channels(grd_db_t *db, const char *vehicle, int64_t from_ns, int64_t to_ns, uint32_t **ret_ids);
