@@ -116,6 +116,7 @@ static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
 	struct acq_item it;
 	int r;
 
+	x->batches_decoded++;
 	r = rec_batch_decode(rec->payload, rec->len, &b);
 	if (r < 0) {
 		rpt_log_undecodable_print(x->err, rpt_export_cmd(x), x->dir, rec, r);
@@ -231,10 +232,8 @@ static int export_log(struct rpt_export *x, const char *dir)
 		   has the time of the replay, its records the trace's; a clock step) */
 		stor_progress_at(&pg, rec.segment, rec.offset);
 		/* corrected times are not the stored spans: those Batches are read */
-		if (!x->corrected && rpt_batch_outside(&rec, x->from_ns, x->to_ns)) {
-			x->batches_skipped++;
+		if (!x->corrected && rpt_batch_outside(&rec, x->from_ns, x->to_ns))
 			continue;
-		}
 		r = export_batch(x, &rec);
 		if (r < 0) {
 			rpt_export_say(x, "write: %s\n", strerror(-r));

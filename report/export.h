@@ -47,8 +47,8 @@ struct rpt_export {
 	rec_channels_t *chans;   /* what the dictionaries read so far name */
 	const char *dir;
 	uint64_t written, damaged; /* records written; faults that cost records */
-	uint64_t batches_skipped; /* Batches --from/--to passed over undecoded: the
-				     frame's time span misses the range */
+	uint64_t batches_decoded; /* of a log: --from/--to passes over the Batches
+				     whose span misses the range (rpt_batch_outside) */
 	rec_order_t *order;      /* time order (NULL: --order seq) */
 	int64_t window_ns;
 	bool wide;
