@@ -8,7 +8,9 @@
  * ones, the far-future one) must write exactly the lines of the full
  * export whose time_ns is in [from, to), in the same order (seq order;
  * in time order the same lines), while decoding no Batch whose span
- * misses the range unless it carries a channel dictionary.
+ * misses the range unless it carries a channel dictionary; and summary's
+ * words for every third range as on the same records logged with a
+ * dictionary in every Batch (none can be passed over there).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "record/batch.h"
 #include "record/order.h"
 #include "report/export.h"
+#include "report/summary.h"
 #include "storage/stor.h"
 #include "tlib.h"
 
@@ -52,7 +55,9 @@ static int64_t rand_in(int64_t lo, int64_t hi) /* [lo, hi) */
 static int64_t times[NBATCH * (PER + 1)];
 static size_t ntimes;
 
-static void write_log(const char *dir, struct span *spans)
+/* every_dict: each Batch carries the dictionary (so none is ever passed
+   over: the full scan, for summary); the records are the same */
+static void write_log(const char *dir, struct span *spans, bool every_dict)
 {
 	static const struct rec_channel chans[] = {
 		{ .id = 1, .name = "A.Speed", .unit = "km/h", .source = "test" },
@@ -66,6 +71,8 @@ static void write_log(const char *dir, struct span *spans)
 	const uint8_t *buf;
 	size_t len;
 
+	rng = 0x9e3779b97f4a7c15ULL;
+	ntimes = 0;
 	CHECK(stor_log_open(&cfg, &log) == 0);
 	CHECK(rec_encoder_new(&meta, PER + 1, &enc) == 0);
 	for (int b = 0; b < NBATCH; b++) {
@@ -74,8 +81,8 @@ static void write_log(const char *dir, struct span *spans)
 		int64_t base = T0 + S(b < STEP_AT ? b : b - 100), lo = INT64_MAX, hi = INT64_MIN;
 		int n = PER + (b % 50 == 0);
 
-		if (dict)
-			CHECK(rec_encoder_set_channels(enc, chans, b ? 3 : 2) == (b ? 3 : 2));
+		if (dict || every_dict)
+			CHECK(rec_encoder_set_channels(enc, chans, b >= 250 ? 3 : 2) == (b >= 250 ? 3 : 2));
 		for (int i = 0; i < n; i++) {
 			/* two buses' records interleaved, each Batch 1.5 s wide:
 			   not in time order, overlapping the next Batch */
@@ -124,6 +131,32 @@ static char *export_range(const char *dir, int64_t from, int64_t to, bool seq, u
 	CHECK(text);
 	*ret_decoded = x.batches_decoded;
 	rpt_export_release(&x);
+	tlib_mem_close(&out);
+	tlib_mem_close(&err);
+	return text;
+}
+
+/* summary's table and JSON of [from, to), and what it said on err */
+static char *summary_range(const char *dir, int64_t from, int64_t to)
+{
+	struct rpt_summary_opts o = { .from_ns = from, .to_ns = to };
+	struct tlib_mem out, err;
+	rpt_summary_t *s;
+	char *text;
+
+	tlib_mem_open(&out);
+	tlib_mem_open(&err);
+	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
+	CHECK(rpt_summary_run(s, dir, false, out.f) >= 0);
+	rpt_summary_free(s);
+	CHECK(rpt_summary_new(&o, err.f, &s) == 0);
+	CHECK(rpt_summary_run(s, dir, true, out.f) >= 0);
+	rpt_summary_free(s);
+	/* both streams ("no samples" of an empty range, on err), the log's
+	   directory name cut out (the two logs' names differ) */
+	CHECK(asprintf(&text, "%s--\n%s", tlib_mem_text(&out), tlib_mem_text(&err)) > 0);
+	for (char *p; (p = strstr(text, dir));)
+		memmove(p, p + strlen(dir), strlen(p + strlen(dir)) + 1);
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 	return text;
@@ -222,12 +255,13 @@ static void pick(int k, int64_t *from, int64_t *to)
 int main(void)
 {
 	static struct span spans[NBATCH];
-	char dir[] = "/tmp/test-export-range.XXXXXX";
+	char dir[] = "/tmp/test-export-range.XXXXXX", all[] = "/tmp/test-export-range.XXXXXX";
 	uint64_t decoded, empty = 0, inside = 0;
 	char *full_seq, *full_time;
 
-	CHECK(mkdtemp(dir));
-	write_log(dir, spans);
+	CHECK(mkdtemp(dir) && mkdtemp(all));
+	write_log(all, spans, true);
+	write_log(dir, spans, false);
 	full_seq = export_range(dir, INT64_MIN, INT64_MAX, true, &decoded);
 	CHECK(decoded == NBATCH, "%" PRIu64, decoded);
 	full_time = export_range(dir, INT64_MIN, INT64_MAX, false, &decoded);
@@ -252,6 +286,13 @@ int main(void)
 		want_t = filter(full_time, from, to, &lines);
 		got_t = export_range(dir, from, to, false, &decoded);
 		CHECK(same_lines(want_t, got_t), "time order [%" PRId64 ", %" PRId64 ")", from, to);
+		if (i % 3 == 0) { /* summary: as on the log where no Batch can be passed over */
+			char *a = summary_range(dir, from, to), *b = summary_range(all, from, to);
+
+			CHECK(!strcmp(a, b), "summary [%" PRId64 ", %" PRId64 "):\n%s\nfull scan:\n%s", from, to, a, b);
+			free(a);
+			free(b);
+		}
 		free(want);
 		free(got);
 		free(want_t);
@@ -263,6 +304,6 @@ int main(void)
 	       empty, inside);
 	free(full_seq);
 	free(full_time);
-	CHECK(tlib_run((char *const[]){ "rm", "-rf", dir, NULL }, 30) == 0);
+	CHECK(tlib_run((char *const[]){ "rm", "-rf", dir, all, NULL }, 30) == 0);
 	return 0;
 }
