@@ -22,9 +22,11 @@
 #include "names.h"
 #include "basic/escape.h"
 #include "basic/hex.h"
+#include "basic/shortest.h"
 #include "basic/utc.h"
 
 _Static_assert(REC_LOG_ID_MAX == REC_LOG_ID_LEN, "a log id fits struct rec_origin");
+_Static_assert(REC_DOUBLE_MAX >= BASIC_SHORTEST_MAX, "basic_shortest_g() writes into a value's room");
 
 /* The one schema: CSV's header and JSON's keys, in this order. */
 static const char *const rec_columns[] = {
@@ -39,6 +41,11 @@ int rec_format_double(double v, char *buf, size_t len)
 
 	if (!buf || len < REC_DOUBLE_MAX || !isfinite(v))
 		return -EINVAL;
+	/* the same text in integers, without printf and strtod, for what it
+	   covers (|v| within ~1e+-22, normal) */
+	n = basic_shortest_g(v, buf);
+	if (n >= 0)
+		return n;
 	/* Any 15-digit decimal names one double (DBL_DIG): when 15 digits read
 	   back to v, %.15g (trailing zeros dropped) is the shortest form; else
 	   16, and 17 always do.  A subnormal has fewer digits: try them all. */

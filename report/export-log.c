@@ -47,6 +47,68 @@ static int set_origin(struct rpt_export *x, const struct rec_batch_info *info)
 	return 0;
 }
 
+/* A protobuf varint at *p (below end): 0, or -1 when cut or over 10 bytes. */
+static int varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 70; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Does the encoded Batch hold field 11 (channels, railmon.proto)?  Only
+   the top-level fields are walked, their contents jumped over: a few
+   dozen bytes read whatever the Batch's size.  -1: the fields do not
+   walk (the decode will say why). */
+static int carries_dictionary(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	uint64_t key, n;
+
+	while (p < end) {
+		if (varint(&p, end, &key) < 0)
+			return -1;
+		if (key >> 3 == 11)
+			return 1;
+		switch (key & 7) {
+		case 0:
+			if (varint(&p, end, &n) < 0)
+				return -1;
+			break;
+		case 1:
+		case 5:
+			n = (key & 7) == 1 ? 8 : 4;
+			if ((uint64_t)(end - p) < n)
+				return -1;
+			p += n;
+			break;
+		case 2:
+			if (varint(&p, end, &n) < 0 || (uint64_t)(end - p) < n)
+				return -1;
+			p += n;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+bool rpt_batch_outside(const struct stor_rec *rec, int64_t from_ns, int64_t to_ns)
+{
+	if (!rec || (rec->t_last_ns >= from_ns && rec->t_first_ns < to_ns))
+		return false;
+	return carries_dictionary(rec->payload, rec->len) == 0;
+}
+
 static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
 {
 	rec_batch_t *b;
@@ -54,6 +116,7 @@ static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
 	struct acq_item it;
 	int r;
 
+	x->batches_decoded++;
 	r = rec_batch_decode(rec->payload, rec->len, &b);
 	if (r < 0) {
 		rpt_log_undecodable_print(x->err, rpt_export_cmd(x), x->dir, rec, r);
@@ -168,7 +231,8 @@ static int export_log(struct rpt_export *x, const char *dir)
 		/* not break: a log's time need not rise (a replay's START event
 		   has the time of the replay, its records the trace's; a clock step) */
 		stor_progress_at(&pg, rec.segment, rec.offset);
-		if (rec.t_first_ns >= x->to_ns && !x->corrected)
+		/* corrected times are not the stored spans: those Batches are read */
+		if (!x->corrected && rpt_batch_outside(&rec, x->from_ns, x->to_ns))
 			continue;
 		r = export_batch(x, &rec);
 		if (r < 0) {

@@ -27,6 +27,8 @@
 #include "trace/trace-write.h"
 #include "record/wide.h"
 
+struct stor_rec;
+
 #define RPT_EXPORT_FILTER_MAX 64
 
 struct rpt_export {
@@ -45,6 +47,8 @@ struct rpt_export {
 	rec_channels_t *chans;   /* what the dictionaries read so far name */
 	const char *dir;
 	uint64_t written, damaged; /* records written; faults that cost records */
+	uint64_t batches_decoded; /* of a log: --from/--to passes over the Batches
+				     whose span misses the range (rpt_batch_outside) */
 	rec_order_t *order;      /* time order (NULL: --order seq) */
 	int64_t window_ns;
 	bool wide;
@@ -116,6 +120,17 @@ int rpt_export_finish(struct rpt_export *x, int r);
 /* The totals on err: late records, uncorrected times, rows, records
    written and unreadable parts skipped. */
 void rpt_export_summary(const struct rpt_export *x);
+
+/*
+ * Can a stored Batch be passed over undecoded for [from_ns, to_ns)?  Its
+ * frame's t_first_ns..t_last_ns is the least and greatest time of its
+ * records (whatever their order in it), so a span that misses the range
+ * proves no record in it is wanted.  But a Batch that carries a channel
+ * dictionary is read all the same (names learned from it may be needed
+ * for later records), and so is one whose fields cannot be walked (its
+ * decode says what is wrong).  For export, plot and summary.
+ */
+bool rpt_batch_outside(const struct stor_rec *rec, int64_t from_ns, int64_t to_ns);
 
 /* Frees what the export made (order, dictionaries, wide table, names);
    x's options and streams stay the caller's. */

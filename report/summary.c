@@ -24,6 +24,7 @@
 #include "record/format.h"
 #include "record/order.h"
 #include "report/log-channels.h"
+#include "report/export.h"
 #include "report/logfault.h"
 #include "report/say.h"
 #include "report/summary.h"
@@ -186,7 +187,8 @@ int rpt_summary_read(rpt_summary_t *s, const char *dir)
 			r = 0;
 			continue;
 		}
-		if (r > 0)
+		/* a Batch whose span misses --from/--to: not decoded */
+		if (r > 0 && !rpt_batch_outside(&rec, s->from_ns, s->to_ns))
 			r = feed_batch(s, &rec, dir);
 	}
 	if (r == 0)

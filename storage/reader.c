@@ -29,6 +29,9 @@ struct stor_reader {
 	int64_t min_t;         /* skip records with t_last below this (seek) */
 	int64_t max_t;         /* skip closed segments sealed as all at or after this
 				  (stor_reader_limit_time); INT64_MAX: none */
+	uint64_t beyond_seg;   /* with max_t: from this segment on, every one is
+				  sealed as all at or after it (UINT64_MAX: none) */
+	uint64_t beyond_newest; /* ... as found with this newest segment, 0: not yet */
 	bool by_time;
 	bool has_fault;
 	struct stor_fault fault;
@@ -46,6 +49,7 @@ int stor_reader_open_ops(const char *dir, const struct stor_dev_ops *ops,
 		return -ENOMEM;
 	r->ops = ops ? ops : stor_dev_posix_ops();
 	r->max_t = INT64_MAX;
+	r->beyond_seg = UINT64_MAX;
 	r->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->dirfd < 0) {
 		int e = -errno;
@@ -148,6 +152,50 @@ static int seg_load(stor_reader_t *r, uint64_t seq, uint32_t *ret_type)
 
 static bool loaded_seal(stor_reader_t *r, struct stor_frame *f);
 
+/*
+ * The run of segments at the end of the log whose seals prove all their
+ * records at or after max_t (r->beyond_seg), found from the newest one
+ * back, again whenever a newer segment appeared.  Only those are skipped
+ * by the limit: a segment before a clock step back can hold records of
+ * the wanted time in a later one, and Batches the caller must read
+ * before them (a channel dictionary); past the run, no later record is
+ * in time.  A newest segment without a seal (a live log) is read whole
+ * anyway and does not end the run: a step back inside it is the one case
+ * left (storage/DESIGN.md).  Uses r->c: called while no segment is open.
+ */
+static int find_beyond(stor_reader_t *r)
+{
+	uint64_t *seqs;
+	size_t n;
+	int ret = stor_seg_list(r->dirfd, &seqs, &n);
+
+	if (ret < 0)
+		return ret;
+	if (n && seqs[n - 1] != r->beyond_newest) {
+		r->beyond_newest = seqs[n - 1];
+		r->beyond_seg = UINT64_MAX;
+		for (size_t i = n; i-- > 0;) {
+			struct stor_frame f;
+			uint32_t type;
+			bool beyond, sealed;
+
+			if (seg_load(r, seqs[i], &type) < 0)
+				break;
+			sealed = loaded_seal(r, &f);
+			beyond = sealed && f.t_first_ns >= r->max_t;
+			r->ops->close(r->ops->ctx, r->c.fd);
+			stor_cursor_done(&r->c);
+			if (i == n - 1 && !sealed)
+				continue; /* the live tail: read whole anyway */
+			if (!beyond)
+				break;
+			r->beyond_seg = seqs[i];
+		}
+	}
+	free(seqs);
+	return 0;
+}
+
 static int seg_open_next(stor_reader_t *r)
 {
 	uint64_t seq, next;
@@ -174,6 +222,19 @@ static int seg_open_next(stor_reader_t *r)
 				return ret;
 		}
 		r->next_min_seg = seq + 1;
+		if (more && r->max_t != INT64_MAX) {
+			if ((ret = find_beyond(r)) < 0)
+				return ret;
+			if (seq >= r->beyond_seg) {
+				/* its header and seal were read there: all its
+				   records at or after the limit (the seal's
+				   t_first is the oldest), and so are all after
+				   it; not one frame read, not opened again.  Its
+				   records end where the next segment starts. */
+				r->chain_seq = next;
+				continue;
+			}
+		}
 		ret = seg_load(r, seq, &type);
 		if (ret == -ENOENT || ((ret == -EBADMSG || ret == -ENODATA) && !more)) {
 			/* Deleted by retention meanwhile (the chain says if a
@@ -196,19 +257,6 @@ static int seg_open_next(stor_reader_t *r)
 			if (ret < 0)
 				return ret;
 			continue; /* wholly below the seek target */
-		}
-		if (more && r->max_t != INT64_MAX) {
-			struct stor_frame f;
-
-			/* all its records at or after the limit (its seal's
-			   t_first is the oldest): not one frame read; its
-			   records end where the next segment starts */
-			if (loaded_seal(r, &f) && f.t_first_ns >= r->max_t) {
-				r->ops->close(r->ops->ctx, r->c.fd);
-				stor_cursor_done(&r->c);
-				r->chain_seq = next;
-				continue;
-			}
 		}
 		r->c.live_tail = !more;
 		r->cur_seg = seq;
@@ -423,6 +471,8 @@ int stor_reader_limit_time(stor_reader_t *r, int64_t t_ns)
 	if (!r)
 		return -EINVAL;
 	r->max_t = t_ns;
+	r->beyond_newest = 0;
+	r->beyond_seg = UINT64_MAX;
 	return 0;
 }
 

@@ -8,8 +8,8 @@ other: journey i shifted by i * 60 s) replayed with the demo DBC
 ~10 M records: the cost must grow linearly and the memory stay bounded).
 
 For each format (csv in time order, csv --order seq, jsonl, --wide,
---wide --raster 100ms, influx, and csv of a --from/--to window of a tenth
-of the log) one table row: seconds (best of 3 on the small log, one run on
+--wide --raster 100ms, influx, and csv of a --from/--to window of a 24th
+of the log - an hour of a day - with its cost against the whole) one table row: seconds (best of 3 on the small log, one run on
 the large one) of wall clock and of CPU (user + system: the machine may be
 shared, and "on one core" is records per CPU second), M records/s, MB/s of
 output, peak RSS (VmHWM of the export, polled), and ratios against the floor - `cat` of the same number
@@ -19,11 +19,14 @@ note uses /tmp/cmp-base/build/cli/railmon), against that binary's time on
 the same log, run side by side.  Output goes to /dev/null; its bytes are
 counted once per format through a pipe.
 
-Figures only: this asserts that every export exits 0 and (with a base)
+Then `verify --unsigned` of the same log: MB/s of log (and against the
+base); and csv of the journeys decoded with every DBC factor divided by 3
+(no resolution: the shortest round-trip number path, basic/shortest.c).  Figures only: this asserts that every export exits 0 and (with a base)
 writes the same number of bytes, never a time.  BENCH_EXPORT_SMALL=1 runs
 the small log only.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +38,7 @@ SRC = os.path.realpath(sys.argv[2])
 BASE = sys.argv[3] if len(sys.argv) > 3 else os.environ.get('BASE_RAILMON', '')
 BASE = os.path.realpath(BASE) if BASE else ''
 JOURNEY_S = 60
+WINDOW = 'csv --from/--to (1/24)'
 
 FORMATS = [  # label, export options
     ('csv (time order)', ['--format', 'csv']),
@@ -134,17 +138,61 @@ def cat_time(chunk, nbytes, n):
     return best(['cat'] + [chunk] * reps, n)[0]
 
 
+def verify_row(data, logmb, tries):
+    """`verify --unsigned` of the same log (issue 29: it stays at least at
+    today's MB/s): MB/s of log read, against the base build"""
+    w, rss, cpu = best([RAILMON, 'verify', '--data', data, '--unsigned', '-q'], tries)
+    line = '%-24s %7.3f %7.3f %7s %7s %7.0f %7.1f %7s' % ('verify (MB/s of log)', w, cpu, '', '', logmb / w,
+                                                         rss / 1024, '')
+    if BASE:
+        bw, brss, bcpu = best([BASE, 'verify', '--data', data, '--unsigned', '-q'], tries)
+        line += ' %7.3f %7.3f %7.1f %7.2fx %7.2fx' % (bw, bcpu, brss / 1024, bw / w, bcpu / cpu)
+    print(line + '  (log %.0f MB/s cpu)' % (logmb / cpu), flush=True)
+
+
+def thirds_dbc(path):
+    """the demo DBC with every factor divided by 3: no 15 decimals write
+    one, so every value goes the shortest round-trip way
+    (rec_format_double), not the one at the signal's resolution"""
+    text = open(os.path.join(SRC, 'cli/demo/train.dbc')).read()
+    text = re.sub(r'^( SG_ .*?\()([^,()]+),', lambda m: '%s%r,' % (m.group(1), float(m.group(2)) / 3),
+                  text, flags=re.M)
+    with open(path, 'w') as f:
+        f.write(text)
+
+
+def shortest_row(T, trace, tries):
+    """csv of the same journeys decoded with thirds_dbc(): the number path
+    without a resolution, against the base build"""
+    dbc, data = os.path.join(T, 'thirds.dbc'), os.path.join(T, 'thirds')
+    thirds_dbc(dbc)
+    run([RAILMON, 'replay', trace, '--dbc', dbc, '--data', data])
+    cmd = [RAILMON, 'export', '--data', data, '--format', 'csv']
+    nbytes = out_bytes(cmd)
+    n = records(RAILMON, data, [])
+    w, rss, cpu = best(cmd, tries)
+    line = '%-24s %7.3f %7.3f %7.2f %7.2f %7.0f %7.1f %7s' % ('csv, values 1/3 factor', w, cpu, n / w / 1e6,
+                                                             n / cpu / 1e6, nbytes / w / 1e6, rss / 1024, '')
+    if BASE:
+        bcmd = [BASE, 'export', '--data', data, '--format', 'csv']
+        if out_bytes(bcmd) != nbytes:
+            sys.exit('FAIL: csv of 1/3 factors: the base wrote another number of bytes')
+        bw, brss, bcpu = best(bcmd, tries)
+        line += ' %7.3f %7.3f %7.1f %7.2fx %7.2fx' % (bw, bcpu, brss / 1024, bw / w, bcpu / cpu)
+    print(line, flush=True)
+    shutil.rmtree(data)
+
+
 def bench(T, journeys, tries):
     trace = os.path.join(T, 'trace%d.log' % journeys)
     data = os.path.join(T, 'log%d' % journeys)
     t0, t1 = make_trace(trace, journeys)
     run([RAILMON, 'replay', trace, '--dbc', os.path.join(SRC, 'cli/demo/train.dbc'), '--data', data])
-    os.unlink(trace)
     logmb = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(data) for f in fs) / 1e6
-    # a tenth of the log, in its middle
+    # a 24th of the log (an hour of a day), in its middle
     w0 = int(t0 + (t1 - t0) * 0.45)
-    w1 = w0 + int((t1 - t0) / 10)
-    fmts = FORMATS + [('csv --from/--to (1/10)', ['--format', 'csv', '--from', str(w0), '--to', str(w1)])]
+    w1 = w0 + int((t1 - t0) / 24)
+    fmts = FORMATS + [(WINDOW, ['--format', 'csv', '--from', str(w0), '--to', str(w1)])]
     nrec = records(RAILMON, data, ['--order', 'seq'])
     print('\n%d journeys: %d records in the log (%.1f MB), best of %d' % (journeys, nrec, logmb, tries))
     hdr = '%-24s %7s %7s %7s %7s %7s %7s %7s' % ('format', 'wall s', 'cpu s', 'Mrec/s', 'Mrec/s', 'MB/s',
@@ -182,6 +230,12 @@ def bench(T, journeys, tries):
         print(line, flush=True)
     t, q = rows['csv (time order)'], rows['csv --order seq']
     print('time order / seq order: %.2f wall, %.2f cpu' % (t[0] / q[0], t[1] / q[1]))
+    h = rows[WINDOW]
+    print('the 1/24 window / the whole csv (time order): %.3f wall, %.3f cpu (1/24 = 0.042)'
+          % (h[0] / t[0], h[1] / t[1]))
+    verify_row(data, logmb, tries)
+    shortest_row(T, trace, tries)
+    os.unlink(trace)
     shutil.rmtree(data)
     return rows
 
