@@ -268,8 +268,8 @@ const char *trace_format_name(enum trace_format fmt)
 	case TRACE_ASC: return "Vector ASC";
 	case TRACE_BLF: return "Vector BLF";
 	case TRACE_TRC: return "PEAK TRC";
-	case TRACE_PCAP: return "pcap capture";
-	case TRACE_PCAPNG: return "pcapng capture";
+	case TRACE_PCAP: return "pcap";
+	case TRACE_PCAPNG: return "pcapng";
 	default: return "unknown";
 	}
 }

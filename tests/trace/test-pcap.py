@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""test-pcap.py PCAP_DUMP WORKDIR
+"""test-pcap.py PCAP_DUMP WORKDIR RAILMON
 
 trace/pcap.c on captures made here, in a pair of network namespaces (root):
 a sender in A sends UDP to port 17224 unicast, to a multicast group, over
@@ -17,7 +17,8 @@ and damaged captures give counted errors naming the packet: overlapping
 fragments and a never-completed datagram (sent raw by the sender), a
 snap length that cuts packets, a TCP segment taken out of the file (a
 gap), segments swapped and repeated (no gap: put back in order), a file
-cut in the middle of a packet.
+cut in the middle of a packet.  `railmon replay` tells a capture from a
+CAN trace (and says it does not replay it yet).
 """
 import json
 import os
@@ -31,6 +32,7 @@ import time
 
 DUMP = sys.argv[1]
 WORK = sys.argv[2]
+RAILMON = sys.argv[3]
 TAG = str(os.getpid())
 NSA, NSB = "rmpa" + TAG, "rmpb" + TAG
 A, B = "192.0.2.1", "192.0.2.2"
@@ -488,6 +490,12 @@ def main():
         fail("snaplen: cut %s, tshark %d, note %r" % (st["cut"], len(cut_frames), note))
     print("ok snaplen: %s cut, as tshark; %s" % (st["cut"], note))
     damaged(WORK + "/eth.pcap", eth_rows)
+    for f, name in (("eth.pcap", "pcap"), ("eth.pcapng", "pcapng")):
+        r = subprocess.run([RAILMON, "replay", WORK + "/" + f, "--dbc", os.devnull, "--data", WORK + "/data"],
+                           capture_output=True, text=True)
+        if r.returncode != 2 or "a packet capture (%s), not a CAN trace" % name not in r.stderr:
+            fail("replay of %s: exit %d, %r" % (f, r.returncode, r.stderr))
+    print("ok replay: %s" % r.stderr.strip())
     print("PASS")
 
 
