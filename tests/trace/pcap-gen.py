@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""pcap-gen.py DIR - small captures written byte by byte from the formats'
+"""pcap-gen.py DIR [--seeds] - small captures written byte by byte from the formats'
 specifications (pcap: the tcpdump.org file format, both magics; pcapng:
 draft-ietf-opsawg-pcapng, SHB/IDB/EPB with if_tsresol), for test-pcap.c's
 checks and the fuzzer's seeds (tests/fuzz/corpus/pcap).  Each file's
@@ -16,6 +16,9 @@ expected reader view is in the C test; the traffic:
                never completed, one that completes after another's timeout
   sll.pcap     Linux cooked SLL with a VLAN tag; sll2.pcap: SLL2
   two.pcapng   two Ethernet interfaces, if_tsresol 9 (ns) and 6 (us)
+
+With --seeds, DIR gets each file twice with fuzz-pcap's first byte before
+it (0: the default bounds, 15: the smallest): tests/fuzz/corpus/pcap.
 """
 import os
 import struct
@@ -131,4 +134,13 @@ def main(d):
             block(6, body + b"\0" * (-len(body) % 4))
 
 
-main(sys.argv[1])
+if len(sys.argv) > 2 and sys.argv[2] == "--seeds":
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        main(tmp)
+        for name in sorted(os.listdir(tmp)):
+            for bounds in (0, 15):
+                with open(os.path.join(sys.argv[1], "%s-%d" % (name, bounds)), "wb") as f:
+                    f.write(bytes([bounds]) + open(os.path.join(tmp, name), "rb").read())
+else:
+    main(sys.argv[1])
