@@ -14,6 +14,8 @@ expected reader view is in the C test; the traffic:
                last ACK
   frag.pcap    raw IPv4 (LINKTYPE_RAW): overlapping fragments, a datagram
                never completed, one that completes after another's timeout
+  conns.pcap   two connections interleaved, neither closed (SYN, SYN, a
+               segment of each): the capture's end closes them
   sll.pcap     Linux cooked SLL with a VLAN tag; sll2.pcap: SLL2
   two.pcapng   two Ethernet interfaces, if_tsresol 9 (ns) and 6 (us)
 
@@ -101,6 +103,10 @@ def main(d):
     pcap(os.path.join(d, "tcp.pcap"), 1, [(t + i * 1001, eth(ip(A, B, 6, x) if x[2:4] == b"\x43\x49" else
                                                            ip(B, A, 6, x))) for i, x in enumerate(segs)],
          nano=True)
+
+    two = [ip(A, B, 6, tcp(50001, 17225, 100, 0, 0x02)), ip(A, B, 6, tcp(50002, 17225, 200, 0, 0x02)),
+           ip(A, B, 6, tcp(50001, 17225, 101, 1, 0x18, b"one")), ip(A, B, 6, tcp(50002, 17225, 201, 1, 0x18, b"two"))]
+    pcap(os.path.join(d, "conns.pcap"), 1, [(t + i, eth(x)) for i, x in enumerate(two)])
 
     d1 = udp(40010, 17224, bytes(120))
     pk = [ip(A, B, 17, d1[:64], 10, 0, True), ip(A, B, 17, d1[32:], 10, 4, False),   # overlap

@@ -116,6 +116,52 @@ static void test_tcp(void)
 	CHECK(st.tcp_gaps == 1 && st.tcp_gap_bytes == 7 && st.tcp_retrans == 7 + 14);
 }
 
+/* Two connections at once: both followed, closed by the capture's end;
+   with room for one, the first is let go when the second begins, and its
+   bytes that come later begin a third, mid-stream. */
+static void test_conns(void)
+{
+	static const struct { enum trace_pcap_kind kind; uint32_t conn; uint64_t packet; int end; const char *data; }
+	two[] = {
+		{ TRACE_PCAP_TCP_OPEN, 1, 1, 0, NULL }, { TRACE_PCAP_TCP_OPEN, 2, 2, 0, NULL },
+		{ TRACE_PCAP_TCP_DATA, 1, 3, 0, "one" }, { TRACE_PCAP_TCP_DATA, 2, 4, 0, "two" },
+		{ TRACE_PCAP_TCP_CLOSE, 1, 4, TRACE_PCAP_END_CAPTURE, NULL },
+		{ TRACE_PCAP_TCP_CLOSE, 2, 4, TRACE_PCAP_END_CAPTURE, NULL },
+	}, one[] = {
+		{ TRACE_PCAP_TCP_OPEN, 1, 1, 0, NULL },
+		{ TRACE_PCAP_TCP_CLOSE, 1, 2, TRACE_PCAP_END_EVICTED, NULL }, { TRACE_PCAP_TCP_OPEN, 2, 2, 0, NULL },
+		{ TRACE_PCAP_TCP_CLOSE, 2, 3, TRACE_PCAP_END_EVICTED, NULL }, { TRACE_PCAP_TCP_OPEN, 3, 3, 0, NULL },
+		{ TRACE_PCAP_TCP_DATA, 3, 3, 0, "one" },
+		{ TRACE_PCAP_TCP_CLOSE, 3, 4, TRACE_PCAP_END_EVICTED, NULL }, { TRACE_PCAP_TCP_OPEN, 4, 4, 0, NULL },
+		{ TRACE_PCAP_TCP_DATA, 4, 4, 0, "two" },
+		{ TRACE_PCAP_TCP_CLOSE, 4, 4, TRACE_PCAP_END_CAPTURE, NULL },
+	};
+	struct trace_pcap_cfg cfg = { .conns = 1 };
+	struct trace_pcap_event e;
+	struct trace_pcap_stats st;
+
+	for (int k = 0; k < 2; k++) {
+		trace_pcap_t *p = open_file("conns.pcap", k ? &cfg : NULL);
+		size_t n = k ? sizeof(one) / sizeof(one[0]) : sizeof(two) / sizeof(two[0]);
+
+		for (size_t i = 0; i < n; i++) {
+			const __typeof__(two[0]) *w = k ? &one[i] : &two[i];
+
+			CHECK(next(p, &e) == 1 && e.kind == w->kind && e.conn == w->conn && e.packet == w->packet);
+			if (w->kind == TRACE_PCAP_TCP_CLOSE)
+				CHECK((int)e.end == w->end);
+			if (w->data)
+				CHECK(e.len == 3 && memcmp(e.data, w->data, 3) == 0);
+			if (w->kind == TRACE_PCAP_TCP_OPEN)
+				CHECK(e.syn == (w->packet < 3));
+		}
+		CHECK(next(p, &e) == 0);
+		trace_pcap_stats(p, &st);
+		CHECK(st.tcp_evicted == (k ? 3u : 0u) && st.tcp_bytes == 6);
+		trace_pcap_free(p);
+	}
+}
+
 static void test_frag(void)
 {
 	struct trace_pcap_cfg cfg = { .frag_timeout_ns = 60ULL * 1000000000ULL };
@@ -254,6 +300,7 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	test_udp();
 	test_tcp();
+	test_conns();
 	test_frag();
 	test_links();
 	test_cut_and_detect();
