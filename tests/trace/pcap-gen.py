@@ -8,7 +8,7 @@ expected reader view is in the C test; the traffic:
 
   udp.pcap     Ethernet, us: a PD datagram untagged, one 802.1Q VLAN 5, one
                802.1ad 100 + 802.1Q 7, a 3000-byte datagram in 3 fragments
-               sent last-first, a datagram to port 9999 (not ours), an ARP
+               sent last-first (the middle one twice: a repeat, not an overlap), a datagram to port 9999 (not ours), an ARP
   tcp.pcap     Ethernet, ns magic: SYN, SYN-ACK, 3 segments with the 2nd and
                3rd swapped and the 1st repeated, a reply, FIN both ways, the
                last ACK
@@ -83,7 +83,7 @@ def main(d):
     pkts = [eth(ip(A, B, 17, udp(40001, 17224, b"pd untagged"))),
             eth(ip(A, B, 17, udp(40002, 17224, b"pd vlan 5")), (5,)),
             eth(ip(A, B, 17, udp(40003, 17225, b"md qinq")), (100, 7)),
-            eth(frags[2]), eth(frags[1]), eth(frags[0]),
+            eth(frags[2]), eth(frags[1]), eth(frags[1]), eth(frags[0]),
             eth(ip(A, B, 17, udp(40004, 9999, b"not ours"))),
             eth(bytes(28), etype=0x0806)]
     pcap(os.path.join(d, "udp.pcap"), 1, [(t + i * 1000, p) for i, p in enumerate(pkts)])
