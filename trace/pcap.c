@@ -13,6 +13,16 @@
  * the arena (bytes copied out of a connection's window), both valid until
  * that next read.
  */
+
+/* libpcap hands each packet's header as a struct pcap_pkthdr holding a
+   struct timeval, so this file must see the time_t the library was built
+   with.  railmon builds with _TIME_BITS=64 (meson.build), but Debian 12's
+   32-bit libpcap (armhf) has a 32-bit time_t: with a 64-bit one here the
+   header's caplen and len would be read from the wrong place.  Where
+   time_t is 64 bits anyway (amd64, arm64) this changes nothing.  The
+   times go out of here as uint64_t ns, never as a time_t. */
+#undef _TIME_BITS
+
 #include "trace/pcap.h"
 #include "trace/spec.h"
 
