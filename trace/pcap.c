@@ -89,6 +89,7 @@ struct trace_pcap {
 	bool ended, failed;
 	uint32_t next_conn_id;
 	struct frag *frags;
+	unsigned frags_used;  /* how many in reassembly: none, and no packet looks at the pool */
 	struct conn *conns;
 	struct trace_pcap_event q[QUEUE_MAX];
 	unsigned qhead, qlen;
@@ -505,12 +506,13 @@ static void frag_drop(trace_pcap_t *p, struct frag *f, uint64_t *counter, const 
 	(*counter)++;
 	note(p, "IPv4 datagram id %u (first fragment in packet %" PRIu64 ") %s", f->id, f->first_packet, why);
 	f->used = false;
+	p->frags_used--;
 }
 
 /* Datagrams whose time ran out by now (capture time): incomplete. */
 static void frag_expire(trace_pcap_t *p, bool all)
 {
-	for (unsigned i = 0; i < p->cfg.frags; i++) {
+	for (unsigned i = 0; p->frags_used && i < p->cfg.frags; i++) {
 		struct frag *f = &p->frags[i];
 
 		if (f->used && (all || p->t - f->t0 > p->cfg.frag_timeout_ns))
@@ -537,6 +539,7 @@ static struct frag *frag_slot(trace_pcap_t *p, uint32_t src, uint32_t dst, uint1
 		f = oldest;
 		frag_drop(p, f, &p->st.frag_incomplete, "incomplete: more datagrams in reassembly than room for");
 	}
+	p->frags_used++;
 	*f = (struct frag){ .used = true, .src = src, .dst = dst, .id = id, .proto = proto, .vlan = p->vlan,
 	                    .t0 = p->t, .first_packet = p->pkt, .buf = f->buf };
 	return f;
@@ -610,6 +613,7 @@ static void ipv4(trace_pcap_t *p, const uint8_t *b, size_t caplen, bool cut)
 
 		if (frag_add(p, f, (uint32_t)(fo & 0x1fff) * 8, b + hl, (uint32_t)(tot - hl), fo & 0x2000)) {
 			f->used = false;
+			p->frags_used--;
 			l4(p, b[9], src, dst, f->buf, f->total);
 		}
 		return;
