@@ -3,12 +3,16 @@
 """test-pcap.py PCAP_DUMP WORKDIR RAILMON
 
 trace/pcap.c on captures made here, in a pair of network namespaces (root):
-a sender in A sends UDP to port 17224 unicast, to a multicast group, over
-an 802.1Q VLAN (id 5), datagrams larger than the MTU (fragmented), and
-opens a TCP connection to port 17225 with several messages each way; B
-receives and answers.  Captured in B by tcpdump (classic pcap, microsecond;
-`-i any` as Linux cooked SLL2 and, with -y, SLL; --nano for nanoseconds)
-and dumpcap (pcapng, two interfaces in one file).  For each capture
+a sender in A sends UDP to port 17224 unicast, to a multicast group,
+datagrams larger than the MTU (fragmented), frames tagged 802.1Q VLAN 5
+and 802.1ad 100 + 802.1Q 7 (written whole to vA with AF_PACKET: the
+kernel here has no 8021q, so no VLAN subinterface), and opens a TCP
+connection to port 17225 with several messages each way; B receives and
+answers.  Captured in B by tcpdump (classic pcap, microsecond; `-i any` as
+Linux cooked SLL2 and, with -y, SLL; --nano for nanoseconds) and dumpcap
+(pcapng with nanosecond if_tsresol, vB and lo: two interfaces in one file).
+Linux's `-i any` shows no VLAN tag (it is in the skb, not the frame) and
+no Q-in-Q frame; tshark reads the same there.  For each capture
 pcap-dump's lines must equal:
   - tshark's view of the same file (its own IP reassembly, its own TCP
     follow), datagram by datagram, time to the ns, VLAN id included;
