@@ -611,7 +611,8 @@ static int trace_detect(struct trace *tr)
 	tr->detected = true;
 	trace_asc_init(&tr->asc);
 	trace_trc_init(&tr->trc);
-	if (tr->fmt == TRACE_UNKNOWN)
+	/* a packet capture holds no CAN frame (trace/pcap.h reads it) */
+	if (tr->fmt == TRACE_UNKNOWN || tr->fmt == TRACE_PCAP || tr->fmt == TRACE_PCAPNG)
 		return -EMEDIUMTYPE;
 	if (tr->fmt == TRACE_BLF)
 		return trace_blf_new(&tr->blf);

@@ -178,6 +178,9 @@ int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_t
 	if (r == -EMEDIUMTYPE)
 		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
 		                TRACE_FORMATS);
+	if (r == 0 && (fmt == TRACE_PCAP || fmt == TRACE_PCAPNG))
+		return rpt_fail(err, "replay", "%s: a packet capture (%s), not a CAN trace: replaying its TRDP "
+		                "telegrams needs TRDP records in the log (issue 31)", trace, trace_format_name(fmt));
 	if (r < 0 || (survey && (r = cli_trace_survey_info(err, trace, fmt, info)) < 0))
 		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
 	info->fmt = fmt;

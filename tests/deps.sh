@@ -13,6 +13,7 @@ BUILD=(
 	libpq-dev # the ground station's PostgreSQL client (ground/db.c)
 	libmicrohttpd-dev # railmon serve's HTTP server (web/server.c)
 	libcairo2-dev # railmon plot's PNG and SVG (plot/draw.c)
+	libpcap-dev # packet captures, pcap and pcapng, of TRDP traffic (trace/pcap.c)
 	nodejs # npm ci of the dashboard's uPlot at build time (web/npm-ci.sh)
 )
 # Debian's nodejs comes without npm (a package of its own); NodeSource's
@@ -28,6 +29,8 @@ PKGS=(
 	python3 python3-pymodbus python3-serial-asyncio python3-protobuf python3-cryptography protobuf-compiler python3-paho-mqtt python3-can
 	openssl
 	python3-pil # the plot tests read the pictures back (tests/plot)
+	# captures made in the pcap test and read by independent readers (tests/trace/test-pcap.py)
+	tcpdump wireshark-common tshark
 	python3-pandas # a consumer's load of `export --wide` (tests/cli/test-export.py)
 	chromium # the dashboard in a real headless browser (tests/web, driven by puppeteer-core from npm)
 	nginx-light # the dashboard behind the README's reverse proxy (tests/web/test-web-proxy.py)
@@ -58,7 +61,7 @@ PKGS+=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user-static)
 for a in "${CROSS_ARCHES[@]}"; do
 	PKGS+=("libmodbus-dev:$a" "libsocketcan-dev:$a" "libprotobuf-c-dev:$a" "libinih-dev:$a"
 	       "libmosquitto-dev:$a" "libsqlite3-dev:$a" "pkgconf:$a"
-	       "zlib1g-dev:$a" "libsodium-dev:$a")
+	       "zlib1g-dev:$a" "libsodium-dev:$a" "libpcap-dev:$a")
 done
 # the armhf stage runs with UBSan: its runtime where the target's loader looks
 # (crossbuild-essential puts one only under /usr/arm-linux-gnueabihf)

@@ -67,3 +67,14 @@ static inline bool trace_fd_len_ok(unsigned len)
 {
 	return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 || len == 48 || len == 64;
 }
+
+/* ---- packet captures (pcap.c; told apart in trace-text.c) ---- */
+
+/* classic pcap's magic, as written by a host of either byte order:
+   microsecond and nanosecond timestamps (tcpdump --nano) */
+#define TRACE_PCAP_MAGIC_US 0xa1b2c3d4u
+#define TRACE_PCAP_MAGIC_NS 0xa1b23c4du
+/* pcapng: the Section Header Block's type (a palindrome: the same in
+   either byte order) and its byte-order magic after the block's length */
+#define TRACE_PCAPNG_SHB 0x0a0d0d0au
+#define TRACE_PCAPNG_BOM 0x1a2b3c4du

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 
 #include "candump.h"
 #include "trace-fmt.h"
+#include "spec.h"
 #include "trace.h"
 #include "basic/hex.h"
 
@@ -180,6 +182,25 @@ enum trace_format trace_format_detect(const void *head, size_t len)
 
 	if (len >= 4 && memcmp(s, "LOGG", 4) == 0)
 		return TRACE_BLF;
+	if (len >= 4) {
+		const unsigned char *u = head;
+		uint32_t be = (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+		uint32_t le = (uint32_t)u[3] << 24 | (uint32_t)u[2] << 16 | (uint32_t)u[1] << 8 | u[0];
+
+		if (be == TRACE_PCAP_MAGIC_US || le == TRACE_PCAP_MAGIC_US || be == TRACE_PCAP_MAGIC_NS ||
+		    le == TRACE_PCAP_MAGIC_NS)
+			return TRACE_PCAP;
+		/* the SHB type alone could start a text line ("\n\r\r\n"): the
+		   byte-order magic at offset 8 makes it sure */
+		if (be == TRACE_PCAPNG_SHB && len >= 12) {
+			const unsigned char *m = u + 8;
+
+			be = (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3];
+			le = (uint32_t)m[3] << 24 | (uint32_t)m[2] << 16 | (uint32_t)m[1] << 8 | m[0];
+			if (be == TRACE_PCAPNG_BOM || le == TRACE_PCAPNG_BOM)
+				return TRACE_PCAPNG;
+		}
+	}
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -247,6 +268,8 @@ const char *trace_format_name(enum trace_format fmt)
 	case TRACE_ASC: return "Vector ASC";
 	case TRACE_BLF: return "Vector BLF";
 	case TRACE_TRC: return "PEAK TRC";
+	case TRACE_PCAP: return "pcap";
+	case TRACE_PCAPNG: return "pcapng";
 	default: return "unknown";
 	}
 }

@@ -5,7 +5,10 @@
  * log, Vector ASC, Vector BLF (zlib-compressed containers) and PEAK TRC
  * 1.0 to 2.1 (a text one may be gzip-compressed: trace_format_detect_file
  * and the driver inflate it).  A file that is none of them is refused at open with
- * -EMEDIUMTYPE; callers name TRACE_FORMATS in their message.
+ * -EMEDIUMTYPE; callers name TRACE_FORMATS in their message.  Packet captures
+ * (pcap, pcapng) are told too, by their magic numbers, so a capture is
+ * named as one rather than as garbage; they hold no CAN frames and are read
+ * by trace/pcap.h, not by the trace driver.
  */
 #pragma once
 
@@ -18,6 +21,8 @@ enum trace_format {
 	TRACE_ASC,
 	TRACE_BLF,
 	TRACE_TRC,
+	TRACE_PCAP,    /* a packet capture (classic pcap): not CAN, read by trace/pcap.h */
+	TRACE_PCAPNG,  /* a packet capture (pcapng) */
 };
 
 /* what a refusal names as tried */
@@ -28,7 +33,7 @@ enum trace_format {
 
 /*
  * The format of a file that starts with head[0..len): BLF by its "LOGG"
- * signature; a text format by its first line that only that format has
+ * signature, pcap and pcapng by their magic numbers (either byte order); a text format by its first line that only that format has
  * (a TRC ";$FILEVERSION" or "N)" line, an ASC "date"/"base"/"Begin
  * Triggerblock" line or event line, a valid candump line).  Comment lines
  * of either kind and garbage lines are looked past.  Pure; any input.
