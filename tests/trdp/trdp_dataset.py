@@ -171,7 +171,7 @@ class Config:
         if n >= 2 and rng.random() < 0.5:
             units[0:2] = [0xd83d, 0xde00]                 # a pair: U+1F600
         if n > 3 and rng.random() < 0.5:
-            units[-1] = 0                                 # ends early
+            units[rng.randrange(1, n)] = 0                # ends early: what follows is not text
         data = b"".join(struct.pack(">H", u) for u in units)
         cut = units.index(0) if 0 in units else n
         return data, data[:2 * cut].decode("utf-16-be", "replace")
