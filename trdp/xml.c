@@ -412,7 +412,7 @@ static bool is_length(const struct trdp_element *e)
 /* The type attribute: a name, a number, or a data set (a pending ref). */
 static int element_type(struct xstate *x, struct trdp_element *e, const char *value, size_t ds, size_t el)
 {
-	uint32_t n;
+	uint32_t n = 0;
 	struct ref *rf;
 
 	for (size_t i = 0; i < sizeof(type_names) / sizeof(type_names[0]); i++)
