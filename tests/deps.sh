@@ -10,6 +10,7 @@ BUILD=(
 	libmodbus-dev libsocketcan-dev libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev libmosquitto-dev zlib1g-dev
 	libsodium-dev # evidence: BLAKE2b hash chain, Ed25519 Seals (evidence/)
+	libexpat1-dev # the TRDP device XML configuration (trdp/xml.c), a train's Ethernet
 	libpq-dev # the ground station's PostgreSQL client (ground/db.c)
 	libmicrohttpd-dev # railmon serve's HTTP server (web/server.c)
 	libcairo2-dev # railmon plot's PNG and SVG (plot/draw.c)
@@ -61,7 +62,8 @@ PKGS+=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user-static)
 for a in "${CROSS_ARCHES[@]}"; do
 	PKGS+=("libmodbus-dev:$a" "libsocketcan-dev:$a" "libprotobuf-c-dev:$a" "libinih-dev:$a"
 	       "libmosquitto-dev:$a" "libsqlite3-dev:$a" "pkgconf:$a"
-	       "zlib1g-dev:$a" "libsodium-dev:$a" "libpcap-dev:$a")
+	       "zlib1g-dev:$a" "libsodium-dev:$a" "libpcap-dev:$a"
+	       "libexpat1-dev:$a") # trdp/xml.c reads the TRDP device XML on the vehicle too
 done
 # the armhf stage runs with UBSan: its runtime where the target's loader looks
 # (crossbuild-essential puts one only under /usr/arm-linux-gnueabihf)

@@ -6,7 +6,7 @@ graph stays one way (basic <- acquisition <- {trace, dbc} <- {bus, storage, reco
 uplink} <- {conf <- pipeline, ground} <- report <- cli; bus reads traces and decodes
 with dbc, record writes candump lines with trace, uplink may use record, conf uses
 bus only, ground uses storage, record and uplink; web uses record, and dbc for serve --dbc;
-plot uses basic only; report (the export engine and what reads a log for summary) uses
+plot uses basic only; trdp (TRDP's XML and data sets, pure as dbc is) uses basic only; report (the export engine and what reads a log for summary) uses
 ground and conf, and of pipeline only the channel dictionary of a board (channels.h):
 pipeline never includes report or cli).  Prints each include that is not allowed and exits 1.
 """
@@ -20,6 +20,7 @@ ALLOWED = {
     "acquisition": {"basic"},
     "trace": {"basic", "acquisition/acq-item.h"},
     "dbc": {"basic", "acquisition/acq-item.h"},
+    "trdp": {"basic"},
     "bus": {"basic", "acquisition/acq-item.h", "acquisition/acq-latency.h", "acquisition/acq-pace.h", "trace", "dbc"},
     "storage": {"basic"},
     "record": {"basic", "acquisition/acq-item.h", "trace"},
