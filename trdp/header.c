@@ -211,3 +211,33 @@ const char *trdp_msg_type_name(uint16_t msg_type, char buf[static 3])
 	buf[2] = 0;
 	return buf;
 }
+
+int trdp_telegram_fill(enum trdp_kind kind, const void *buf, size_t len, struct acq_trdp *ret_t)
+{
+	struct trdp_header h;
+
+	if (!buf || !ret_t)
+		return -EINVAL;
+	int r = trdp_header_parse(kind, buf, len, &h);
+	if (r < 0)
+		return r;
+	struct acq_trdp *t = ret_t;
+	t->com_id = t->seq = t->etb_topo = t->op_trn_topo = 0;
+	t->msg_type = 0;
+	memset(t->session_id, 0, sizeof(t->session_id));
+	/* a short header or a wrong FCS: no field is to be trusted */
+	if (r != TRDP_HDR_SHORT && r != TRDP_HDR_BAD_FCS) {
+		t->com_id = h.com_id;
+		t->seq = h.seq;
+		t->etb_topo = h.etb_topo;
+		t->op_trn_topo = h.op_trn_topo;
+		t->msg_type = h.msg_type;
+		if (kind == TRDP_KIND_MD)
+			memcpy(t->session_id, h.session_id, sizeof(t->session_id));
+	}
+	t->flags = (uint16_t)((t->flags & ACQ_TRDP_TCP) | (kind == TRDP_KIND_MD ? ACQ_TRDP_MD : 0) |
+	                      (unsigned)r << ACQ_TRDP_RESULT_SHIFT);
+	t->data = buf;
+	t->len = (uint32_t)(len < ACQ_TRDP_LEN_MAX ? len : ACQ_TRDP_LEN_MAX);
+	return r;
+}

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acquisition/acq-item.h"
+
 #define TRDP_PD_HEADER_SIZE 40u
 #define TRDP_MD_HEADER_SIZE 116u
 #define TRDP_PD_DATA_MAX 1432u  /* the stack's TRDP_MAX_PD_DATA_SIZE */
@@ -132,3 +134,14 @@ const char *trdp_header_result_name(int result);
 /* "Pd", "Mn", ...: the two letters; "??" when not printable ASCII letters.
    buf gets 3 bytes (NUL-terminated); returns buf. */
 const char *trdp_msg_type_name(uint16_t msg_type, char buf[static 3]);
+
+/*
+ * A received telegram as the record of its raw bytes (struct acq_trdp):
+ * the header parsed and validated as trdp_header_parse() does, its fields
+ * (0 when the FCS was wrong or the bytes too short), the kind and the
+ * result in flags, data = buf and len (capped at ACQ_TRDP_LEN_MAX; the
+ * addresses and ports are the caller's).  Returns the enum
+ * trdp_header_result, -EINVAL for NULL or an unknown kind.  RT-safe; buf
+ * must outlive the record.
+ */
+int trdp_telegram_fill(enum trdp_kind kind, const void *buf, size_t len, struct acq_trdp *ret_t);

@@ -19,7 +19,7 @@ ALLOWED = {
     "basic": set(),
     "acquisition": {"basic"},
     "trace": {"basic", "acquisition/acq-item.h"},
-    "trdp": {"basic"},
+    "trdp": {"basic", "acquisition/acq-item.h"},
     "dbc": {"basic", "acquisition/acq-item.h"},
     "bus": {"basic", "acquisition/acq-item.h", "acquisition/acq-latency.h", "acquisition/acq-pace.h", "trace", "dbc"},
     "storage": {"basic"},
