@@ -179,6 +179,9 @@ enum acq_event_code {
 	ACQ_EV_CLOCK_UNSYNCED = 92, /* kernel: CLOCK_REALTIME unsynchronised; arg = max error
 	                               in us, detail = timex.status */
 	ACQ_EV_CLOCK_SYNCED = 93,   /* synchronised again; arg = est. error in us, detail = status */
+	ACQ_EV_TRDP_BAD_HEADER = 100, /* arg = telegrams refused since the last one (at most one a
+	                                 second), detail = the last one's trdp_header_result */
+	ACQ_EV_TRDP_TOPOLOGY = 101, /* arg = etbTopoCnt << 32 | opTrnTopoCnt, detail = ComId */
 	ACQ_EV_CODE_MAX
 };
 
