@@ -7,14 +7,19 @@ refused (recorded raw, result 2, no fields) and counted; sequence gaps,
 repeats and topology changes counted as the publisher made them.
 
   test-trdp-bus.py TRDP-LISTEN loopback   unicast PD and MD on 127.0.0.1
+  test-trdp-bus.py RAILMON netns          railmon run across two network
+                                          namespaces (root): multicast and
+                                          unicast, the interface down and up
 """
 import json
 import os
 import socket
 import subprocess
 import sys
+import shutil
 import tempfile
 import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUB = os.path.join(HERE, "trdp_pub.py")
@@ -125,10 +130,117 @@ def run_loopback(listen):
     return 1 if bad else 0
 
 
+def sh(*args, check=True):
+    return subprocess.run(list(args), check=check, capture_output=True, text=True)
+
+
+def wait_for(what, cond, timeout_s=20.0):
+    """Until cond() is true (polled, not a fixed sleep), or fail naming what."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise SystemExit("timed out waiting for " + what)
+
+
+def export(railmon, ns, log):
+    r = sh("ip", "netns", "exec", ns, railmon, "export", "--data", log, "--format", "jsonl", check=False)
+    return [json.loads(x) for x in r.stdout.splitlines()] if r.returncode == 0 else []
+
+
+def run_netns(railmon):
+    """railmon run in namespace B logs what trdp_pub.py sends from A over a
+    veth pair, to a multicast group it joined and to its own address;
+    export gives back every telegram as sent; the interface going down and
+    up is GONE and BACK, and the group is joined again after it."""
+    if os.geteuid() != 0:
+        print("netns: needs root (CI runs as root)")
+        return 77
+    a, b = "rmA%d" % os.getpid(), "rmB%d" % os.getpid()
+    va, vb = "vA%d" % (os.getpid() % 100000), "vB%d" % (os.getpid() % 100000)
+    tmp = tempfile.mkdtemp(prefix="trdp-netns-")
+    rm = None
+    try:
+        sh("ip", "netns", "add", a)
+        sh("ip", "netns", "add", b)
+        sh("ip", "link", "add", va, "type", "veth", "peer", "name", vb)
+        sh("ip", "link", "set", va, "netns", a)
+        sh("ip", "link", "set", vb, "netns", b)
+        for ns, dev, addr in ((a, va, "192.0.2.1/24"), (b, vb, "192.0.2.2/24")):
+            sh("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "-n", ns, "route", "add", "239.0.0.0/8", "dev", dev)
+        board = os.path.join(tmp, "trdp.ini")
+        with open(board, "w") as f:
+            f.write("[board]\nvehicle = netns\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
+        log = os.path.join(tmp, "log")
+        rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # joined: the group is in the namespace's IGMP table (0100C1EF)
+        wait_for("railmon to join 239.193.0.1",
+                 lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "pd2.jsonl")]
+        pub = ["ip", "netns", "exec", a, sys.executable, PUB]
+        sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "200",
+           "--cycle-ms", "10", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
+           "--topo", "120:3:4", "--log", logs[0])
+        sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
+           "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
+        sh("ip", "-n", b, "link", "set", vb, "down")
+        wait_for("a CAN_GONE event of the TRDP bus",
+                 lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in export(railmon, b, log)))
+        sh("ip", "-n", b, "link", "set", vb, "up")
+        wait_for("a CAN_BACK event of the TRDP bus",
+                 lambda: any(x.get("event") == "CAN_BACK" and x["bus"] == 0 for x in export(railmon, b, log)))
+        wait_for("railmon to join 239.193.0.1 again",
+                 lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+        sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
+           "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[2])
+        n_sent = sum(1 for f in logs for _ in open(f))
+        wait_for("every telegram in the log",
+                 lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
+        rm.send_signal(2)
+        out, _ = rm.communicate(timeout=30)
+        rm = None
+        sent = [json.loads(x) for f in logs for x in open(f)]
+        lines = export(railmon, b, log)
+    finally:
+        if rm:
+            rm.kill()
+            rm.wait()
+        sh("ip", "netns", "del", a, check=False)
+        sh("ip", "netns", "del", b, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+    bad = compare(sent, lines)
+    nbad = sum(1 for s in sent if s.get("bad_fcs"))
+    events = [x for x in lines if x["kind"] == "event" and x["bus"] == 0]
+    names = [e["event"] for e in events]
+    topo = [e for e in events if e["event"] == "TRDP_TOPOLOGY"]
+    if len(topo) != 1 or topo[0]["arg"] != (3 << 32 | 4):
+        print("TRDP_TOPOLOGY events: %s (want one, arg %d)" % (topo, 3 << 32 | 4))
+        bad += 1
+    refused = sum(e["arg"] for e in events if e["event"] == "TRDP_BAD_HEADER")
+    if not 0 < refused <= nbad:
+        print("TRDP_BAD_HEADER events count %d refused (of %d)" % (refused, nbad))
+        bad += 1
+    for want in ("CAN_GONE", "CAN_BACK"):
+        if want not in names:
+            print("no %s event" % want)
+            bad += 1
+    print("netns: %d telegrams sent (%d multicast, %d bad FCS), %d recorded, events %s; %d wrong"
+          % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")), nbad,
+             sum(1 for x in lines if x["kind"] == "trdp"), sorted(set(names)), bad))
+    return 1 if bad else 0
+
+
 def main():
-    listen, mode = sys.argv[1], sys.argv[2]
+    tool, mode = sys.argv[1], sys.argv[2]
     if mode == "loopback":
-        return run_loopback(listen)
+        return run_loopback(tool)
+    if mode == "netns":
+        return run_netns(tool)
     raise SystemExit("unknown mode " + mode)
 
 
