@@ -206,6 +206,10 @@ def run_netns(railmon):
         rm = None
         sent = [json.loads(x) for f in logs for x in open(f)]
         lines = export(railmon, b, log)
+        # a replay of the log records the same telegrams again
+        log2 = os.path.join(tmp, "replayed")
+        r = sh(railmon, "replay", log, "--board", board, "--data", log2, check=False)
+        replayed = export(railmon, b, log2)
     finally:
         if rm:
             rm.kill()
@@ -214,6 +218,14 @@ def run_netns(railmon):
         sh("ip", "netns", "del", b, check=False)
         shutil.rmtree(tmp, ignore_errors=True)
     bad = compare(sent, lines)
+    keys = ("time_ns", "data", "flags", "src", "src_port", "dst", "dst_port", "com_id", "seq_counter", "etb_topo",
+            "op_trn_topo", "result")
+    again = [tuple(x.get(k) for k in keys) for x in replayed if x["kind"] == "trdp"]
+    first = [tuple(x.get(k) for k in keys) for x in lines if x["kind"] == "trdp"]
+    if r.returncode != 0 or again != first:
+        print("replay: exit %d, %d telegrams, %d the same as the log's %d: %s" % (
+            r.returncode, len(again), sum(1 for x, y in zip(again, first) if x == y), len(first), r.stderr[-500:]))
+        bad += 1
     nbad = sum(1 for s in sent if s.get("bad_fcs"))
     events = [x for x in lines if x["kind"] == "event" and x["bus"] == 0]
     names = [e["event"] for e in events]
@@ -229,9 +241,10 @@ def run_netns(railmon):
         if want not in names:
             print("no %s event" % want)
             bad += 1
-    print("netns: %d telegrams sent (%d multicast, %d bad FCS), %d recorded, events %s; %d wrong"
-          % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")), nbad,
-             sum(1 for x in lines if x["kind"] == "trdp"), sorted(set(names)), bad))
+    print("netns: %d telegrams sent (%d multicast, %d bad FCS), %d recorded, %d replayed alike, events %s; "
+          "%d wrong" % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")), nbad,
+                        sum(1 for x in lines if x["kind"] == "trdp"),
+                        sum(1 for x, y in zip(again, first) if x == y), sorted(set(names)), bad))
     return 1 if bad else 0
 
 
