@@ -203,7 +203,9 @@ def run_netns(railmon):
                  lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
         rm.send_signal(2)
         out, _ = rm.communicate(timeout=30)
-        rm = None
+        code, rm = rm.returncode, None
+        if code != 0:
+            raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
         sent = [json.loads(x) for f in logs for x in open(f)]
         lines = export(railmon, b, log)
         # a replay of the log records the same telegrams again
