@@ -130,6 +130,28 @@ def run_loopback(listen):
     return 1 if bad else 0
 
 
+def run_overflow(listen):
+    """A receiver that falls behind (its output not read while 3,000
+    telegrams of 1,000 bytes come at once): the socket overflows, and
+    every telegram is either received or counted dropped (SO_RXQ_OVFL,
+    and the socket's counter read at the idle wait after the last one)."""
+    pd = free_port()
+    n = 3000
+    lst = subprocess.Popen([listen, str(pd), "0", str(n), "1000"], stdout=subprocess.PIPE, text=True)
+    assert lst.stdout.readline().strip() == "ready"
+    subprocess.run([sys.executable, PUB, "pd", "--dest", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(pd),
+                    "--count", str(n), "--cycle-ms", "0", "--size", "1000"], check=True)
+    out = lst.stdout.read().splitlines()
+    assert lst.wait(timeout=60) == 0
+    got = sum(1 for x in out if '"kind":"trdp"' in x)
+    stats = json.loads(out[-1])["stats"]
+    print("overflow: %d sent, %d received, %d counted dropped" % (n, got, stats["rx_dropped"]))
+    if got + stats["rx_dropped"] != n or got != stats["telegrams"]:
+        print("overflow: received and dropped do not add up to what was sent")
+        return 1
+    return 0
+
+
 def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
@@ -253,7 +275,7 @@ def run_netns(railmon):
 def main():
     tool, mode = sys.argv[1], sys.argv[2]
     if mode == "loopback":
-        return run_loopback(tool)
+        return run_loopback(tool) | run_overflow(tool)
     if mode == "netns":
         return run_netns(tool)
     raise SystemExit("unknown mode " + mode)
