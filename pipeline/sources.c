@@ -347,6 +347,14 @@ void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *re
 		.latency = lat ? lat : (s->replay ? NULL : acq_source_latency(s->src[b])),
 		.transaction = bus_dev_transaction(s->dev[b]),
 	};
+	struct bus_trdp_stats ts;
+	if (bc->kind == BUS_KIND_TRDP && bus_dev_trdp_stats(s->dev[b], &ts) == 0) {
+		ret->trdp = true;
+		ret->seq_gaps = ts.seq_gaps;
+		ret->seq_repeats = ts.seq_repeats;
+		ret->seq_back = ts.seq_back;
+		ret->topology_changes = ts.topology_changes;
+	}
 }
 
 uint64_t pl_sources_replay_skipped(const pl_sources_t *s)

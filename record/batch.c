@@ -288,6 +288,10 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.reopens = m->reopens;
 	h.window_alarm = m->window_alarm;
 	h.window_s = m->window_s;
+	h.trdp_seq_gaps = m->trdp_seq_gaps;
+	h.trdp_seq_repeats = m->trdp_seq_repeats;
+	h.trdp_seq_back = m->trdp_seq_back;
+	h.trdp_topology_changes = m->trdp_topology_changes;
 	h.clock_unsynced = m->clock_unsynced;
 	h.clock_max_error_us = m->clock_max_error_us;
 	h.clock_est_error_us = m->clock_est_error_us;

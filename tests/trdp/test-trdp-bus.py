@@ -223,6 +223,19 @@ def run_netns(railmon):
         n_sent = sum(1 for f in logs for _ in open(f))
         wait_for("every telegram in the log",
                  lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
+        # stat's row of the bus: its sequence counters and topology as sent
+        want_seq = dict(zip(("seq_gaps", "seq_repeats", "seq_back", "topology_changes"),
+                            expected_counts([json.loads(x) for f in logs for x in open(f)])))
+
+        def trdp_row():
+            r = sh("ip", "netns", "exec", b, railmon, "stat", "--data", log, "--json", check=False)
+            rows = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+            return next((x for x in rows if x.get("kind") == "trdp"), {})
+        wait_for("stat's trdp row to say %s" % want_seq,
+                 lambda: all(trdp_row().get(k) == v for k, v in want_seq.items()))
+        row = trdp_row()
+        print("stat: " + ", ".join("%s %s" % (k, row.get(k)) for k in
+                                   ("items", "rx_dropped", "bad_input") + tuple(want_seq)))
         rm.send_signal(2)
         out, _ = rm.communicate(timeout=30)
         code, rm = rm.returncode, None
