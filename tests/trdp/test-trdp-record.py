@@ -42,6 +42,11 @@ def build(rnd):
             sid = bytes(rnd.getrandbits(8) for _ in range(16))
             wire = tp.md_header(dataset_len=size, session=sid, src_uri=b"a", dst_uri=b"b", **f) + tp.pad4(data)
             out.append(("md", case - 4, wire, "ok", f, sid))
+    # the largest MD telegram: a header and 65,388 bytes of data set
+    f = dict(seq=7, com_id=8, etb=9, optrn=10)
+    sid = bytes(range(100, 116))
+    big = bytes(rnd.getrandbits(8) for _ in range(65388))
+    out.append(("md", 0, tp.md_header(dataset_len=len(big), session=sid, **f) + big, "ok", f, sid))
     out.append(("pd", 0, b"\x01\x02\x03", "short", None, None))
     out.append(("md", 0, tp.pd_header(1, 2, 0), "short", None, None))
     return out
