@@ -186,10 +186,17 @@ static void trdp_release(bus_dev_t *dev)
 	close_socks(priv(dev));
 }
 
+static int link_state(bus_dev_t *dev);
+
 static int trdp_reopen(bus_dev_t *dev)
 {
 	struct trdp_priv *p = priv(dev);
 	int r = open_socks(dev);
+
+	/* A group can be joined on an interface that is down: back only
+	   once it is up, or it would be gone again at the first wait. */
+	if (r == 0 && (r = link_state(dev)) < 0)
+		close_socks(p);
 
 	if (r == 0) {
 		memset(p->ovfl_last, 0, sizeof(p->ovfl_last));
