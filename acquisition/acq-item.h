@@ -22,6 +22,7 @@ enum acq_item_kind {
 	ACQ_ITEM_SAMPLE = 1, /* a decoded physical value of one channel */
 	ACQ_ITEM_EVENT = 2,  /* something that happened: fault, state change */
 	ACQ_ITEM_TEXT = 3,   /* the text of a text channel (Modbus type = string) */
+	ACQ_ITEM_TRDP = 4,   /* a raw TRDP telegram (struct acq_trdp) */
 	ACQ_ITEM_KIND_MAX
 };
 
@@ -72,6 +73,38 @@ struct acq_text {
 	uint8_t len;      /* bytes of text, 0..ACQ_TEXT_MAX, not NUL-terminated */
 	char text[ACQ_TEXT_MAX];
 };
+
+/*
+ * A raw TRDP telegram (trdp/header.h has the header's layout).  A telegram
+ * (up to 1472 bytes of UDP payload, 65504 of MD) does not fit the item, so
+ * the item carries the header's fields and points at the bytes: into the
+ * TRDP bus's byte ring on the live path (valid until the collector has
+ * consumed the item: acquisition/README.md), into the decoded Batch for a
+ * reader (valid until rec_batch_free()).  Whoever keeps an item longer
+ * copies the bytes (record/order.c does).  Mirrors railmon.proto
+ * TrdpTelegrams.
+ */
+enum {
+	ACQ_TRDP_MD = 1u << 0,  /* message data, else process data */
+	ACQ_TRDP_TCP = 1u << 1, /* MD over TCP */
+};
+#define ACQ_TRDP_RESULT_SHIFT 8 /* flags >> 8: the header's enum trdp_header_result */
+#define ACQ_TRDP_SESSION_LEN 16
+
+struct acq_trdp {
+	uint32_t src_ip, dst_ip;     /* IPv4, host order */
+	uint16_t src_port, dst_port;
+	uint32_t com_id;
+	uint32_t seq;                /* sequenceCounter */
+	uint32_t etb_topo, op_trn_topo;
+	uint16_t msg_type;           /* 'Pd' 0x5064, ... */
+	uint16_t flags;              /* ACQ_TRDP_* | header result << ACQ_TRDP_RESULT_SHIFT */
+	uint32_t len;                /* bytes at data: the whole telegram */
+	const uint8_t *data;
+	uint8_t session_id[ACQ_TRDP_SESSION_LEN]; /* MD only */
+};
+/* The largest telegram recorded: an MD header and the largest data set. */
+#define ACQ_TRDP_LEN_MAX (116u + 65388u)
 
 /*
  * Events.  `source` is the bus index the event belongs to (0xffff for the
@@ -146,6 +179,9 @@ enum acq_event_code {
 	ACQ_EV_CLOCK_UNSYNCED = 92, /* kernel: CLOCK_REALTIME unsynchronised; arg = max error
 	                               in us, detail = timex.status */
 	ACQ_EV_CLOCK_SYNCED = 93,   /* synchronised again; arg = est. error in us, detail = status */
+	ACQ_EV_TRDP_BAD_HEADER = 100, /* arg = telegrams refused since the last one (at most one a
+	                                 second), detail = the last one's trdp_header_result */
+	ACQ_EV_TRDP_TOPOLOGY = 101, /* arg = etbTopoCnt << 32 | opTrnTopoCnt, detail = ComId */
 	ACQ_EV_CODE_MAX
 };
 
@@ -169,5 +205,10 @@ struct acq_item {
 		struct acq_sample sample;
 		struct acq_event event;
 		struct acq_text text;
+		struct acq_trdp trdp;
 	};
 };
+
+/* A telegram's fields fit beside a CAN frame: the ring's element does not
+   grow with TRDP. */
+_Static_assert(sizeof(struct acq_trdp) <= sizeof(struct acq_can) + 4, "acq_trdp fits the item's union");

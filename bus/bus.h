@@ -28,6 +28,7 @@ struct acq_latency; /* acquisition/acq-latency.h */
 enum bus_kind {
 	BUS_KIND_CAN = 0,
 	BUS_KIND_MODBUS = 1,
+	BUS_KIND_TRDP = 2,
 	BUS_KIND_MAX
 };
 
@@ -149,6 +150,43 @@ struct bus_mb_cfg {
 	size_t nchannels;
 };
 
+#define BUS_TRDP_GROUPS_MAX 16
+
+struct acq_bytes; /* acquisition/acq-bytes.h */
+
+/* A TRDP bus (IEC 61375-2-3): UDP process data and message data. */
+struct bus_trdp_cfg {
+	char ifname[BUS_NAME_MAX];  /* interface the groups are joined on; "" = the
+	                               kernel's choice (the default route's) */
+	uint32_t bind_ip;           /* local address to receive on, host order; 0 =
+	                               any (needed for multicast: a socket bound to
+	                               a unicast address gets no group traffic) */
+	uint32_t groups[BUS_TRDP_GROUPS_MAX]; /* multicast groups joined, host order */
+	unsigned ngroups;
+	uint16_t pd_port;           /* 17224; 0 = no process data */
+	uint16_t md_port;           /* 17225 (UDP); 0 = no message data */
+	char xml[BUS_PATH_MAX];     /* the device's TRDP XML; "" none (raw only) */
+	/* Where the telegrams' bytes go (acq-bytes.h): set by the pipeline,
+	   whose sink releases them; NULL = the driver's own ring (a driver
+	   used alone: tests, check), released by bus_dev_trdp_release().
+	   Must outlive the device. */
+	struct acq_bytes *bytes;
+	size_t bytes_size;          /* own ring's size when bytes is NULL; 0 = 4 MiB */
+};
+
+/* A TRDP bus's own counters (bus_dev_trdp_stats()). */
+struct bus_trdp_stats {
+	uint64_t telegrams;         /* received, any header */
+	uint64_t refused[8];        /* by enum trdp_header_result (trdp/header.h),
+	                               [0] = the valid ones */
+	uint64_t seq_gaps;          /* telegrams missed by sequence counter */
+	uint64_t seq_repeats;       /* a counter repeated */
+	uint64_t seq_back;          /* a counter that went back (a restarted sender) */
+	uint64_t topology_changes;
+	uint64_t bytes_drops;       /* dropped: no room in the byte ring */
+	uint64_t untracked;         /* telegrams of senders past the tracking table */
+};
+
 struct bus_cfg {
 	enum bus_kind kind;
 	char name[BUS_NAME_MAX];  /* section name in the board file */
@@ -156,6 +194,7 @@ struct bus_cfg {
 	union {
 		struct bus_can_cfg can;
 		struct bus_mb_cfg mb;
+		struct bus_trdp_cfg trdp;
 	};
 };
 
@@ -268,3 +307,12 @@ const struct acq_latency *bus_dev_latency(const bus_dev_t *dev);
 /* Its transaction times, request sent -> reply read (Modbus), in the same
    kind of histogram and on the same terms; NULL if it has none. */
 const struct acq_latency *bus_dev_transaction(const bus_dev_t *dev);
+
+/* A TRDP bus's counters (sequence counters, refusals by reason); any
+   thread, as bus_dev_stats().  -EINVAL for NULL or another kind of bus. */
+int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret_stats);
+/* A TRDP bus on its own byte ring (cfg.bytes NULL): the telegram items
+   handed out so far are consumed up to and including it; its bytes may be
+   overwritten from now on.  -EINVAL for NULL, another bus, or a ring the
+   pipeline owns. */
+int bus_dev_trdp_release(bus_dev_t *dev, const struct acq_item *it);

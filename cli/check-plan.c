@@ -204,6 +204,36 @@ static int check_modbus(FILE *out, FILE *err, const struct bus_cfg *b)
 	return 0;
 }
 
+static void ipv4_text(uint32_t ip, char buf[static 16])
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255u, (ip >> 8) & 255u, ip & 255u);
+}
+
+/* A TRDP bus: where it listens, the groups it joins, its XML. */
+static int check_trdp(FILE *out, const struct bus_cfg *b)
+{
+	const struct bus_trdp_cfg *t = &b->trdp;
+	char ip[16];
+
+	fprintf(out, "  [trdp %s] interface %s", b->name, t->ifname[0] ? t->ifname : "(by route)");
+	if (t->bind_ip) {
+		ipv4_text(t->bind_ip, ip);
+		fprintf(out, ", bound to %s", ip);
+	}
+	fprintf(out, ", PD UDP %s%u, MD UDP %s%u", t->pd_port ? "" : "off ", t->pd_port, t->md_port ? "" : "off ",
+	        t->md_port);
+	fprintf(out, ", groups");
+	for (unsigned g = 0; g < t->ngroups; g++) {
+		ipv4_text(t->groups[g], ip);
+		fprintf(out, "%s%s", g ? ", " : " ", ip);
+	}
+	if (!t->ngroups)
+		fprintf(out, " none (unicast only)");
+	fprintf(out, "\n    raw telegrams recorded%s%s%s\n", t->xml[0] ? "; XML " : " (no XML: nothing decoded)",
+	        t->xml, t->xml[0] ? " (stored: its data sets are not decoded yet)" : "");
+	return 0;
+}
+
 bool cli_bus_load_warning(const struct conf_board *cfg, size_t b, const dbc_t *dbc, char *buf, size_t len)
 {
 	const struct bus_cfg *bc = &cfg->buses[b];
@@ -254,6 +284,8 @@ int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
 	for (size_t i = 0; i < cfg->nbuses; i++) {
 		if (cfg->buses[i].kind == BUS_KIND_CAN)
 			bad |= check_can(out, err, cfg, &cfg->buses[i]) < 0;
+		else if (cfg->buses[i].kind == BUS_KIND_TRDP)
+			bad |= check_trdp(out, &cfg->buses[i]) < 0;
 		else
 			bad |= check_modbus(out, err, &cfg->buses[i]) < 0;
 	}

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include "basic/name.h"
 #include "basic/parse.h"
 #include "config-schema.h"
@@ -107,6 +109,45 @@ static int add_filter(struct basic_ini *ini, const struct basic_ini_key *key, vo
 	c->filters[c->nfilters].id = (uint32_t)id | (ext ? 0x80000000u : 0);
 	c->filters[c->nfilters].mask = (uint32_t)mask | (ext ? 0x80000000u : 0);
 	c->nfilters++;
+	return 0;
+}
+
+/* An IPv4 address in dotted form, host order into *ret. */
+static int ipv4(const char *value, uint32_t *ret)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, value, &a) != 1)
+		return -EINVAL;
+	*ret = ntohl(a.s_addr);
+	return 0;
+}
+
+/* bind = ADDRESS: the local address TRDP telegrams are received on */
+static int set_trdp_bind(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	struct bus_trdp_cfg *c = &((struct conf_pending_bus *)base)->bus.trdp;
+
+	if (ipv4(value, &c->bind_ip) < 0 || (c->bind_ip >> 28) == 0xe)
+		return basic_ini_bad(ini, key, value, "expected a unicast IPv4 address like 192.0.2.2");
+	return 0;
+}
+
+/* group = ADDRESS: a multicast group joined (224.0.0.0/4) */
+static int add_trdp_group(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	struct bus_trdp_cfg *c = &((struct conf_pending_bus *)base)->bus.trdp;
+	uint32_t g;
+
+	if (c->ngroups >= BUS_TRDP_GROUPS_MAX)
+		return basic_ini_fail(ini, "group: at most %d groups per bus", BUS_TRDP_GROUPS_MAX);
+	if (ipv4(value, &g) < 0 || (g >> 28) != 0xe)
+		return basic_ini_bad(ini, key, value, "expected an IPv4 multicast group (224.0.0.0 to 239.255.255.255) "
+		                     "like 239.193.0.1");
+	for (unsigned i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == g)
+			return basic_ini_bad(ini, key, value, "given twice");
+	c->groups[c->ngroups++] = g;
 	return 0;
 }
 
@@ -279,6 +320,26 @@ static const struct basic_ini_key can_keys[] = {
 	  .doc_def = "none (every frame)",
 	  .help = "A hardware filter, like candump's (0x100/0x7ff); may be given up to 32 times. An id above "
 	          "0x7ff or written with 8 hex digits is extended." },
+	{ "cpu", BASIC_INI_INT, 0, P(cpu), .min = -1, .max = 1023, .def = "-1", .expect = cpu_expect,
+	  .help = cpu_help },
+};
+
+static const struct basic_ini_key trdp_keys[] = {
+	{ "interface", BASIC_INI_STRING, BASIC_INI_NONEMPTY, P(bus.trdp.ifname), .max = 15, .doc_def = "none",
+	  .help = "The Ethernet interface the multicast groups are joined on (eth1); without it the kernel "
+	          "picks one by its routes." },
+	{ "bind", BASIC_INI_CUSTOM, 0, .hook = set_trdp_bind, .syntax = "ADDRESS", .doc_def = "any",
+	  .help = "Receive only telegrams sent to this local IPv4 address (unicast only: a socket bound to "
+	          "an address gets no multicast)." },
+	{ "group", BASIC_INI_CUSTOM, BASIC_INI_REPEAT, .hook = add_trdp_group, .syntax = "ADDRESS",
+	  .doc_def = "none (unicast only)",
+	  .help = "A multicast group to join (239.193.0.1); may be given up to 16 times." },
+	{ "pd_port", BASIC_INI_UINT, 0, P(bus.trdp.pd_port), .min = 0, .max = 65535, .def = "17224",
+	  .help = "UDP port of process data; 0 = none." },
+	{ "md_port", BASIC_INI_UINT, 0, P(bus.trdp.md_port), .min = 0, .max = 65535, .def = "17225",
+	  .help = "UDP port of message data; 0 = none." },
+	{ "xml", BASIC_INI_PATH, BASIC_INI_NONEMPTY, P(bus.trdp.xml), .doc_def = "none (raw telegrams only)",
+	  .help = "The device's TRDP XML configuration (its telegrams and data sets)." },
 	{ "cpu", BASIC_INI_INT, 0, P(cpu), .min = -1, .max = 1023, .def = "-1", .expect = cpu_expect,
 	  .help = cpu_help },
 };
@@ -458,6 +519,8 @@ static const struct basic_ini_table tables[CONF_SEC_MAX] = {
 	                       LEN(uplink_keys) },
 	[CONF_SEC_CAN] = { "can NAME", "A CAN bus. Up to 16 buses (CAN and Modbus) per board file.", can_keys,
 	                    LEN(can_keys) },
+	[CONF_SEC_TRDP] = { "trdp NAME", "A TRDP bus (IEC 61375-2-3, the train's Ethernet): process and message "
+	                     "data received over UDP and recorded raw.", trdp_keys, LEN(trdp_keys) },
 	[CONF_SEC_MODBUS] = { "modbus NAME", "A Modbus link (TCP or RTU) and the defaults of its channels.",
 	                       modbus_keys, LEN(modbus_keys) },
 	[CONF_SEC_CHANNEL] = { "channel NAME", "A Modbus value read periodically. Up to 4096 per board file.",

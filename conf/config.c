@@ -68,7 +68,7 @@ static int defaults(struct basic_ini *ini, enum conf_section s, void *base)
 static int new_bus(struct basic_ini *ini, struct parser *p, enum bus_kind kind, const char *name,
                    struct basic_ini_section *ret)
 {
-	enum conf_section s = kind == BUS_KIND_CAN ? CONF_SEC_CAN : CONF_SEC_MODBUS;
+	enum conf_section s = kind == BUS_KIND_CAN ? CONF_SEC_CAN : kind == BUS_KIND_TRDP ? CONF_SEC_TRDP : CONF_SEC_MODBUS;
 	struct conf_pending_bus *b;
 
 	if (!valid_name(name))
@@ -88,7 +88,8 @@ static int new_bus(struct basic_ini *ini, struct parser *p, enum bus_kind kind, 
 		return -EINVAL;
 	p->nbuses++;
 	*ret = (struct basic_ini_section){ .table = conf_schema_table(s), .base = b };
-	snprintf(ret->title, sizeof(ret->title), "%s %s", kind == BUS_KIND_CAN ? "can" : "modbus", name);
+	snprintf(ret->title, sizeof(ret->title), "%s %s",
+	         kind == BUS_KIND_CAN ? "can" : kind == BUS_KIND_TRDP ? "trdp" : "modbus", name);
 	return 0;
 }
 
@@ -192,11 +193,13 @@ static int open_section(struct basic_ini *ini, const char *section, struct basic
 	}
 	if (sscanf(section, "%31s %95s", kind, name) != 2)
 		return basic_ini_fail(ini, "unknown section [%s] (expected board, storage, uplink, can NAME, modbus NAME, "
-		                      "channel NAME, trigger NAME, signal NAME)", section);
+		                      "trdp NAME, channel NAME, trigger NAME, signal NAME)", section);
 	if (!strcmp(kind, "can"))
 		return new_bus(ini, p, BUS_KIND_CAN, name, ret);
 	if (!strcmp(kind, "modbus"))
 		return new_bus(ini, p, BUS_KIND_MODBUS, name, ret);
+	if (!strcmp(kind, "trdp"))
+		return new_bus(ini, p, BUS_KIND_TRDP, name, ret);
 	if (!strcmp(kind, "channel"))
 		return new_channel(ini, p, name, ret);
 	if (!strcmp(kind, "trigger"))
@@ -277,6 +280,19 @@ static int validate_bus(struct basic_ini *ini, struct parser *p, const struct bu
 		if (!c->listen_only && !c->allow_normal_mode && c->driver != BUS_CAN_TRACE)
 			return basic_ini_fail_at(ini, line, "[can %s]: listen_only = false also needs allow_normal_mode = "
 			                         "true (railmon is read-only towards the train)", b->name);
+		return 0;
+	}
+	if (b->kind == BUS_KIND_TRDP) {
+		const struct bus_trdp_cfg *t = &b->trdp;
+		if (!t->pd_port && !t->md_port)
+			return basic_ini_fail_at(ini, line, "[trdp %s]: pd_port and md_port are both 0: nothing to "
+			                         "receive", b->name);
+		if (t->pd_port && t->pd_port == t->md_port)
+			return basic_ini_fail_at(ini, line, "[trdp %s]: pd_port and md_port are the same port %u",
+			                         b->name, t->pd_port);
+		if (t->bind_ip && t->ngroups)
+			return basic_ini_fail_at(ini, line, "[trdp %s]: bind = an address receives no multicast: leave "
+			                         "bind out and name the interface the groups are joined on", b->name);
 		return 0;
 	}
 	if (b->mb.rtu && !b->mb.device[0])

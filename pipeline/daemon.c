@@ -55,6 +55,7 @@ struct pl_daemon {
 	struct acq_ring *ring_ptr[CONF_BUSES_MAX + 1]; /* + the uplink event ring */
 	uint16_t ring_bus[CONF_BUSES_MAX + 1];
 	acq_source_t *ring_src[CONF_BUSES_MAX + 1];
+	struct acq_bytes *bytes[CONF_BUSES_MAX];  /* TRDP buses' telegram bytes (sources) */
 	acq_collector_t *col;
 	acq_cpu_latency_t *pm_qos; /* held while a realtime run runs */
 
@@ -88,6 +89,7 @@ static int open_buses(struct pl_daemon *d, char *err, size_t errlen)
 		d->ring_ptr[b] = pl_sources_ring(d->src, b);
 		d->ring_bus[b] = (uint16_t)b;
 		d->ring_src[b] = pl_sources_source(d->src, b);
+		d->bytes[b] = pl_sources_bytes(d->src, b);
 	}
 	return r;
 }
@@ -151,6 +153,7 @@ static int open_sink(struct pl_daemon *d, char *err, size_t errlen)
 	                                             .seal_secret = r == 1 ? secret : NULL,
 	                                             .seal_interval_s = d->cfg->seal_interval_s,
 	                                             .log_dir = d->data_dir, .watch = d->watch,
+	                                             .bytes = d->bytes, .nbytes = d->cfg->nbuses,
 	                                             .clock_step_ns = (int64_t)d->cfg->clock_step_ms * BASIC_NS_PER_MS },
 	                   &d->sink);
 	explicit_bzero(secret, sizeof(secret));

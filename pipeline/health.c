@@ -105,7 +105,11 @@ static void transaction(pl_health_t *h, struct rec_health *e, const struct acq_l
 static void bus_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, double dt,
                       struct rec_health *e)
 {
-	entry(e, in->name, in->modbus ? "modbus" : "can", (uint32_t)b);
+	entry(e, in->name, in->modbus ? "modbus" : in->trdp ? "trdp" : "can", (uint32_t)b);
+	e->trdp_seq_gaps = in->seq_gaps;
+	e->trdp_seq_repeats = in->seq_repeats;
+	e->trdp_seq_back = in->seq_back;
+	e->trdp_topology_changes = in->topology_changes;
 	e->items = in->items;
 	e->drops = in->drops;
 	e->errors = in->errors;

@@ -24,7 +24,9 @@ struct rec_health;
 /* What the daemon knows about one bus, gathered for a health entry. */
 struct pl_health_bus {
 	const char *name;
-	bool modbus;                     /* else CAN */
+	bool modbus;                     /* else CAN, or TRDP: */
+	bool trdp;
+	uint64_t seq_gaps, seq_repeats, seq_back, topology_changes; /* TRDP */
 	uint64_t items;                  /* produced by its source */
 	uint64_t drops;                  /* refused by its ring */
 	uint64_t errors;                 /* failed reads + the driver's errors */

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "acquisition/acq-bytes.h"
 #include "basic/counter.h"
 #include "logsource.h"
 #include "storage/stor.h"
@@ -20,6 +22,7 @@ struct pl_logsource {
 	rec_batch_t *batch;       /* the Batch being handed out */
 	size_t pos, count;        /* its next item, its items */
 	int error;                /* what ended it early; read after done */
+	struct acq_bytes *bytes;  /* TRDP telegrams' bytes go here (set_bytes) */
 	/* Any thread: */
 	_Atomic uint64_t items[CONF_BUSES_MAX];
 	_Atomic uint64_t skipped;
@@ -98,6 +101,26 @@ static bool next_batch(pl_logsource_t *ls)
 	return false;
 }
 
+/* A telegram's bytes out of its Batch (freed before the item is
+   consumed) into the byte ring the sink releases. */
+static int copy_bytes(pl_logsource_t *ls, struct acq_item *it)
+{
+	uint8_t *p;
+
+	if (!(p = acq_bytes_reserve(ls->bytes, it->trdp.len ? it->trdp.len : 1)))
+		return -ENOBUFS;
+	if (it->trdp.len)
+		memcpy(p, it->trdp.data, it->trdp.len);
+	it->trdp.data = p;
+	return 0;
+}
+
+void pl_logsource_set_bytes(pl_logsource_t *ls, struct acq_bytes *bytes)
+{
+	if (ls)
+		ls->bytes = bytes;
+}
+
 static int ls_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms)
 {
 	pl_logsource_t *ls = ctx;
@@ -110,12 +133,22 @@ static int ls_recv(void *ctx, struct acq_item *items, size_t max, int timeout_ms
 		}
 		while (n < max && ls->pos < ls->count) {
 			rec_batch_item(ls->batch, ls->pos++, &items[n]);
-			if (wanted(ls, &items[n]))
-				items[n++].seq = 0;
+			if (!wanted(ls, &items[n]))
+				continue;
+			if (items[n].kind == ACQ_ITEM_TRDP && copy_bytes(ls, &items[n]) < 0) {
+				/* no room until the sink releases some: the same item
+				   next time (a replay waits, never drops) */
+				ls->pos--;
+				acq_bytes_commit(ls->bytes);
+				return (int)n;
+			}
+			items[n++].seq = 0;
 		}
 		if (ls->pos >= ls->count)
 			ls->batch = rec_batch_free(ls->batch);
 	}
+	if (ls->bytes)
+		acq_bytes_commit(ls->bytes);
 	return n || !ls->ended ? (int)n : -ENODATA;
 }
 

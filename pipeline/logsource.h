@@ -42,6 +42,12 @@ extern const struct acq_source_ops pl_logsource_ops;
 /* A source over the log in dir for the buses of cfg (both must outlive it).
    Nothing is opened yet: the source's own thread opens the log.  0,
    -EINVAL, -ENOMEM. */
+struct acq_bytes;
+/* Where the log's TRDP telegrams' bytes are copied for the sink to
+   release (the source's Batch is freed while its items wait in the ring);
+   set before the source runs, must outlive it. */
+void pl_logsource_set_bytes(pl_logsource_t *ls, struct acq_bytes *bytes);
+
 int pl_logsource_new(const struct conf_board *cfg, const char *dir, const struct pl_logsource_faults *faults,
                      pl_logsource_t **ret_source);
 pl_logsource_t *pl_logsource_free(pl_logsource_t *ls);

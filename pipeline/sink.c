@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acquisition/acq-bytes.h"
 #include "basic/clock.h"
 #include "basic/counter.h"
 #include "pipeline/clockwatch.h"
@@ -92,6 +93,11 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct acq_item *it = &items[i];
 		pl_sink_encode(s, it);
+		/* encoded (its bytes copied into the Batch) or refused: either
+		   way its bytes are free now, and those of items the ring
+		   dropped before it */
+		if (it->kind == ACQ_ITEM_TRDP && it->bus < s->cfg.nbytes && s->cfg.bytes[it->bus] && it->trdp.data)
+			acq_bytes_release(s->cfg.bytes[it->bus], it->trdp.data + (it->trdp.len ? it->trdp.len : 1));
 		pl_faults_note_item(s->cfg.faults, it);
 		if (it->kind == ACQ_ITEM_CAN)
 			decode_frame(s, it);

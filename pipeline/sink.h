@@ -60,6 +60,11 @@ struct pl_sink_cfg {
 	int64_t clock_step_ns;
 	struct pl_watch *watch;              /* the caller's: triggers and required channels
 	                                        (watch.h) see every item; NULL: none */
+	/* Per bus, where its TRDP telegrams' bytes are (pl_sources_bytes()):
+	   released once a telegram is encoded; nbytes entries, NULL ones for
+	   buses without.  The caller's; outlive the sink. */
+	struct acq_bytes *const *bytes;
+	size_t nbytes;
 };
 
 #define PL_SINK_CLOCK_STEP_NS 10000000ll /* 10 ms */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "logsource.h"
+#include "acquisition/acq-bytes.h"
 #include "trace/trace.h"
 #include "sources.h"
 
@@ -14,6 +15,10 @@
    frame, for at most 1 ms more latency, the same as the collector's own
    idle wait, far inside a Batch's batch_ms. */
 #define PL_RX_COALESCE_NS (1000 * 1000)
+/* A TRDP bus's telegram bytes (acquisition/acq-bytes.h): 8 MiB, 5,000
+   full-size PD telegrams or 60,000 of 100 bytes, more than its item ring
+   holds; the pages of a board's unused room are never touched. */
+#define PL_TRDP_BYTES (8u << 20)
 
 struct pl_sources {
 	const struct conf_board *cfg;
@@ -22,6 +27,10 @@ struct pl_sources {
 	bus_dev_t *dev[CONF_BUSES_MAX];
 	struct acq_ring ring[CONF_BUSES_MAX];
 	struct acq_item *ring_buf[CONF_BUSES_MAX];
+	/* TRDP buses: their telegrams' bytes beside the item ring; a log
+	   replay has one, bytes[0], for every bus (sink.c releases them) */
+	struct acq_bytes bytes[CONF_BUSES_MAX];
+	uint8_t *bytes_buf[CONF_BUSES_MAX];
 	/* One source per bus; a log replay has one, src[0], for every bus. */
 	acq_source_t *src[CONF_BUSES_MAX];
 	pl_logsource_t *replay;
@@ -79,22 +88,23 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 {
 	const struct bus_cfg *bc = &s->cfg->buses[b];
 	bool can = bc->kind == BUS_KIND_CAN, trace = can && bc->can.driver == BUS_CAN_TRACE;
+	bool live = (can && !trace) || bc->kind == BUS_KIND_TRDP;
 	struct acq_source_cfg sc = {
 		.ops = bus_dev_has_check(s->dev[b]) ? &dev_check_ops : &dev_ops,
 		.ctx = s->dev[b],
 		.ring = &s->ring[b],
 		.bus = (uint16_t)b,
 		.backpressure = trace && bc->can.trace_speed == 0,
-		.drain_at_stop = can && !trace,
-		.stamp_latency = can && !trace,
-		/* A live CAN bus, or a trace paced as one, is read once per
-		   burst (acq_source_cfg). */
-		.coalesce_ns = can && (!trace || bc->can.trace_speed > 0) ? PL_RX_COALESCE_NS : 0,
+		.drain_at_stop = live,
+		.stamp_latency = live,
+		/* A live CAN or TRDP bus, or a trace paced as one, is read once
+		   per burst (acq_source_cfg). */
+		.coalesce_ns = live || (trace && bc->can.trace_speed > 0) ? PL_RX_COALESCE_NS : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
 	};
 
-	if (!can) { /* Modbus reconnects inside its driver: its events tell */
+	if (bc->kind == BUS_KIND_MODBUS) { /* Modbus reconnects inside its driver: its events tell */
 		sc.link_down_code = ACQ_EV_MB_DISCONNECT;
 		sc.link_up_code = ACQ_EV_MB_CONNECT;
 	}
@@ -102,12 +112,28 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 }
 
 /* Open bus b's device (none for a log replay), its ring and its source. */
+static int open_bytes(pl_sources_t *s, size_t b)
+{
+	if (!(s->bytes_buf[b] = malloc(PL_TRDP_BYTES)))
+		return -ENOMEM;
+	return acq_bytes_init(&s->bytes[b], s->bytes_buf[b], PL_TRDP_BYTES);
+}
+
 static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 {
 	const struct bus_cfg *bc = &s->cfg->buses[b];
+	struct bus_cfg trdp;
 	struct acq_source_cfg sc;
 	int r = 0;
 
+	if (bc->kind == BUS_KIND_TRDP && !s->opts.replay_log) {
+		/* the driver writes its telegrams' bytes into our ring */
+		if ((r = open_bytes(s, b)) < 0)
+			return r;
+		trdp = *bc;
+		trdp.trdp.bytes = &s->bytes[b];
+		bc = &trdp;
+	}
 	if (!s->opts.replay_log)
 		r = s->opts.absent_ok ? bus_dev_new_absent_ok(bc, &s->dev[b]) : bus_dev_new(bc, &s->dev[b]);
 	if (r == -EMEDIUMTYPE && bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE) {
@@ -137,8 +163,13 @@ static int open_replay(pl_sources_t *s)
 {
 	int r = pl_logsource_new(s->cfg, s->opts.replay_log, &s->opts.replay_faults, &s->replay);
 
+	/* the log's TRDP telegrams are copied out of their Batch into bytes[0]
+	   (the Batch is freed while its items wait in the ring) */
+	if (r >= 0)
+		r = open_bytes(s, 0);
 	if (r < 0)
 		return r;
+	pl_logsource_set_bytes(s->replay, &s->bytes[0]);
 	s->waits = true;
 	return acq_source_new(&(struct acq_source_cfg){ .ops = &pl_logsource_ops, .ctx = s->replay,
 	                                                .ring = &s->ring[0], .keep_bus = true, .backpressure = true,
@@ -185,6 +216,7 @@ pl_sources_t *pl_sources_free(pl_sources_t *s)
 		acq_source_free(s->src[b]);
 		bus_dev_free(s->dev[b]);
 		free(s->ring_buf[b]);
+		free(s->bytes_buf[b]);
 	}
 	pl_logsource_free(s->replay);
 	free(s);
@@ -194,6 +226,15 @@ pl_sources_t *pl_sources_free(pl_sources_t *s)
 struct acq_ring *pl_sources_ring(pl_sources_t *s, size_t b)
 {
 	return s && b < s->cfg->nbuses ? &s->ring[b] : NULL;
+}
+
+struct acq_bytes *pl_sources_bytes(pl_sources_t *s, size_t b)
+{
+	if (!s || b >= CONF_BUSES_MAX)
+		return NULL;
+	if (s->replay)
+		return s->bytes_buf[0] ? &s->bytes[0] : NULL;
+	return s->bytes_buf[b] ? &s->bytes[b] : NULL;
 }
 
 acq_source_t *pl_sources_source(pl_sources_t *s, size_t b)
@@ -306,6 +347,14 @@ void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *re
 		.latency = lat ? lat : (s->replay ? NULL : acq_source_latency(s->src[b])),
 		.transaction = bus_dev_transaction(s->dev[b]),
 	};
+	struct bus_trdp_stats ts;
+	if (bc->kind == BUS_KIND_TRDP && bus_dev_trdp_stats(s->dev[b], &ts) == 0) {
+		ret->trdp = true;
+		ret->seq_gaps = ts.seq_gaps;
+		ret->seq_repeats = ts.seq_repeats;
+		ret->seq_back = ts.seq_back;
+		ret->topology_changes = ts.topology_changes;
+	}
 }
 
 uint64_t pl_sources_replay_skipped(const pl_sources_t *s)

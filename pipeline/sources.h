@@ -41,6 +41,10 @@ pl_sources_t *pl_sources_free(pl_sources_t *s);
    (its link checks are merged by time; NULL in a log replay). */
 struct acq_ring *pl_sources_ring(pl_sources_t *s, size_t b);
 acq_source_t *pl_sources_source(pl_sources_t *s, size_t b);
+/* Where bus b's TRDP telegrams' bytes are (acquisition/acq-bytes.h), for
+   the sink to release once it encoded them; a log replay's one ring for
+   every bus; NULL for a bus without.  Lives as long as s. */
+struct acq_bytes *pl_sources_bytes(pl_sources_t *s, size_t b);
 
 /* Start the threads: SCHED_FIFO at cfg's rt_priority for live buses (a
    refusal is said in warn, and they run at normal priority).  0 or -errno. */

@@ -70,6 +70,10 @@ void pl_stat_health_json(FILE *f, const struct rec_health *h)
 	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64 ",\"transaction_count\":%"
 	        PRIu64 ",\"transaction_p99_us\":%u,\"transaction_max_ns\":%" PRIu64, h->reopens, h->window_alarm,
 	        h->window_s, txn, h->transaction_p99_us, h->transaction_max_ns);
+	if (!strcmp(h->kind, "trdp"))
+		fprintf(f, ",\"seq_gaps\":%" PRIu64 ",\"seq_repeats\":%" PRIu64 ",\"seq_back\":%" PRIu64
+		        ",\"topology_changes\":%" PRIu64, h->trdp_seq_gaps, h->trdp_seq_repeats, h->trdp_seq_back,
+		        h->trdp_topology_changes);
 	if (!strcmp(h->kind, "clock"))
 		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
 		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,

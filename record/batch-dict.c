@@ -81,6 +81,10 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->reopens = h->reopens;
 	m->window_alarm = h->window_alarm;
 	m->window_s = h->window_s;
+	m->trdp_seq_gaps = h->trdp_seq_gaps;
+	m->trdp_seq_repeats = h->trdp_seq_repeats;
+	m->trdp_seq_back = h->trdp_seq_back;
+	m->trdp_topology_changes = h->trdp_topology_changes;
 	m->clock_unsynced = h->clock_unsynced;
 	m->clock_max_error_us = h->clock_max_error_us;
 	m->clock_est_error_us = h->clock_est_error_us;

@@ -29,6 +29,10 @@
 #define WIRE_EVENT_MAX (10 + 3 + 5 + 10 + 5)
 /* a text: t/channel/quality and the string's tag, length and bytes */
 #define WIRE_TEXT_MAX (10 + 5 + 5 + 2 + ACQ_TEXT_MAX)
+/* a TRDP telegram: t/bus, 2 fixed32 addresses, ports, 7 uint32 columns
+   (com_id, seq, topology counters, type, flags, len), the session id; its
+   bytes are added by length */
+#define WIRE_TRDP_MAX (10 + 3 + 2 * 4 + 5 + 6 * 5 + 3 + ACQ_TRDP_SESSION_LEN)
 /* Texts a Batch holds at most: they change seldom (stored on change and
    now and then), and their columns are allocated at creation. */
 #define TEXTS_MAX 1024
@@ -83,6 +87,15 @@ struct rec_encoder {
 	char **tx_ptr;
 	bool tx_any_bad;
 	int64_t tx_prev;
+	/* TRDP telegram columns; the bytes concatenated in tr_data (room for
+	   WIRE_RECORDS_MAX and one largest telegram, allocated at creation) */
+	size_t ntr;
+	int64_t *tr_dt;
+	uint32_t *tr_bus, *tr_src, *tr_dst, *tr_ports, *tr_com, *tr_seq, *tr_etb, *tr_optrn,
+		*tr_type, *tr_flags, *tr_len;
+	uint8_t *tr_data, *tr_session;
+	size_t tr_data_len, tr_data_cap, tr_nsession;
+	int64_t tr_prev;
 
 	size_t nchannels;
 	/* The dictionary's protobuf messages, sized by set_channels(): finish
@@ -113,3 +126,12 @@ static inline size_t rec_encoder_wire(const rec_encoder_t *e)
 {
 	return e->wire_records + e->wire_dict + e->wire_health;
 }
+
+/* batch-trdp.c: the TRDP telegram columns (railmon.proto TrdpTelegrams) */
+int rec_trdp_encoder_alloc(rec_encoder_t *e);
+void rec_trdp_encoder_free(rec_encoder_t *e);
+size_t rec_trdp_wire_max(const struct acq_item *it);
+int rec_trdp_encoder_check(const rec_encoder_t *e, const struct acq_item *it);
+int rec_trdp_encoder_add(rec_encoder_t *e, const struct acq_item *it, int64_t dt);
+void rec_trdp_encoder_reset(rec_encoder_t *e);
+Railmon__V1__TrdpTelegrams *rec_trdp_encoder_msg(rec_encoder_t *e, Railmon__V1__TrdpTelegrams *m);

@@ -44,6 +44,7 @@ rec_encoder_t *rec_encoder_free(rec_encoder_t *e)
 	free(e->tx_q);
 	free(e->tx_buf);
 	free(e->tx_ptr);
+	rec_trdp_encoder_free(e);
 	free(e->ch_msg);
 	free(e->ch_ptr);
 	free(e->ch_range);
@@ -101,7 +102,7 @@ int rec_encoder_new(const struct rec_batch_meta *meta, size_t max_items, rec_enc
 	if (!e->vehicle || !e->can_dt || !e->can_bus || !e->can_id || !e->can_flags || !e->can_len ||
 	    !e->can_data || !e->smp_dt || !e->smp_ch || !e->smp_q || !e->smp_val || !e->ev_dt ||
 	    !e->ev_arg || !e->ev_src || !e->ev_code || !e->ev_detail || !e->out || !e->tx_dt || !e->tx_ch ||
-	    !e->tx_q || !e->tx_buf || !e->tx_ptr) {
+	    !e->tx_q || !e->tx_buf || !e->tx_ptr || rec_trdp_encoder_alloc(e) < 0) {
 		rec_encoder_free(e);
 		return -ENOMEM;
 	}
@@ -111,7 +112,7 @@ int rec_encoder_new(const struct rec_batch_meta *meta, size_t max_items, rec_enc
 
 size_t rec_encoder_count(const rec_encoder_t *e)
 {
-	return e ? e->ncan + e->nsmp + e->nev + e->ntx : 0;
+	return e ? e->ncan + e->nsmp + e->nev + e->ntx + e->ntr : 0;
 }
 
 void rec_encoder_span(const rec_encoder_t *e, int64_t *ret_first_ns, int64_t *ret_last_ns)
@@ -229,6 +230,8 @@ static size_t item_wire_max(const struct acq_item *it)
 		return WIRE_SAMPLE_MAX;
 	case ACQ_ITEM_TEXT:
 		return WIRE_TEXT_MAX;
+	case ACQ_ITEM_TRDP:
+		return rec_trdp_wire_max(it);
 	default:
 		return WIRE_EVENT_MAX;
 	}
@@ -249,6 +252,11 @@ int rec_encoder_add(rec_encoder_t *e, const struct acq_item *it)
 	if (rec_encoder_count(e) &&
 	    (e->wire_records + w > WIRE_RECORDS_MAX || rec_encoder_wire(e) + w > REC_BATCH_MAX_BYTES))
 		return -ENOBUFS;
+	/* A telegram can be far larger than the room the dictionary and
+	   health leave for a Batch's first record (WIRE_ITEM_LARGEST): with
+	   them in the Batch it waits for the next one, which has room. */
+	if (it->kind == ACQ_ITEM_TRDP && rec_encoder_wire(e) + w > REC_BATCH_MAX_BYTES)
+		return -ENOBUFS;
 	switch (it->kind) {
 	case ACQ_ITEM_CAN:
 		r = encoder_add_can(e, it);
@@ -262,6 +270,12 @@ int rec_encoder_add(rec_encoder_t *e, const struct acq_item *it)
 	case ACQ_ITEM_TEXT:
 		r = encoder_add_text(e, it);
 		break;
+	case ACQ_ITEM_TRDP:
+		/* checked before the time delta moves the column's base */
+		r = rec_trdp_encoder_check(e, it);
+		if (r == 0)
+			r = rec_trdp_encoder_add(e, it, encoder_delta(e, &e->tr_prev, e->ntr, it->t_ns));
+		break;
 	default:
 		r = -EINVAL;
 	}
@@ -273,6 +287,7 @@ int rec_encoder_add(rec_encoder_t *e, const struct acq_item *it)
 static void encoder_reset(rec_encoder_t *e)
 {
 	e->ncan = e->nsmp = e->nev = e->ntx = 0;
+	rec_trdp_encoder_reset(e);
 	e->can_data_len = 0;
 	e->smp_any_bad = e->tx_any_bad = false;
 	e->nchannels = 0;
@@ -405,6 +420,7 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	Railmon__V1__Events ev = RAILMON__V1__EVENTS__INIT;
 	Railmon__V1__Seal seal = RAILMON__V1__SEAL__INIT;
 	Railmon__V1__Texts tx = RAILMON__V1__TEXTS__INIT;
+	Railmon__V1__TrdpTelegrams tr = RAILMON__V1__TRDP_TELEGRAMS__INIT;
 	size_t need, count;
 
 	if (!e || !ret_buf || !ret_len)
@@ -426,6 +442,7 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	b.samples = encoder_samples_msg(e, &smp);
 	b.events = encoder_events_msg(e, &ev);
 	b.texts = encoder_texts_msg(e, &tx);
+	b.trdp = rec_trdp_encoder_msg(e, &tr);
 	/* the dictionary's messages were filled by set_channels() */
 	b.n_channels = e->nchannels;
 	b.channels = e->nchannels ? e->ch_ptr : NULL;

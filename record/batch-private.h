@@ -8,11 +8,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acquisition/acq-item.h"
 #include "railmon.pb-c.h"
 
 struct rec_batch {
 	Railmon__V1__Batch *msg;
-	size_t ncan, nsmp, nev, ntx;
+	size_t ncan, nsmp, nev, ntx, ntr;
 	int64_t *t;            /* absolute time of every record, in record order */
 	uint32_t *can_off;     /* offset of each frame's payload in can->data */
+	uint32_t *tr_off;      /* offset of each TRDP telegram in trdp->data */
+	uint32_t *tr_sess;     /* index of each MD telegram's session id */
 };
+
+/* batch-trdp.c: the TRDP telegrams' checks and records */
+int rec_trdp_batch_check(struct rec_batch *b);
+void rec_trdp_batch_item(const struct rec_batch *b, size_t i, struct acq_item *it);

@@ -24,6 +24,8 @@ rec_batch_t *rec_batch_free(rec_batch_t *b)
 		railmon__v1__batch__free_unpacked(b->msg, NULL);
 	free(b->t);
 	free(b->can_off);
+	free(b->tr_off);
+	free(b->tr_sess);
 	free(b);
 	return NULL;
 }
@@ -105,7 +107,10 @@ static int batch_check_columns(rec_batch_t *b)
 			if (e->source[i] > 0xffff)
 				return -EBADMSG;
 	}
-	return batch_check_texts(b);
+	r = batch_check_texts(b);
+	if (r < 0)
+		return r;
+	return rec_trdp_batch_check(b);
 }
 
 static int batch_validate(rec_batch_t *b)
@@ -121,7 +126,7 @@ static int batch_validate(rec_batch_t *b)
 	   logs that are not the same. */
 	if (m->log_id.len != 0 && m->log_id.len != REC_LOG_ID_LEN)
 		return -EBADMSG;
-	count = (uint64_t)b->ncan + b->nsmp + b->nev + b->ntx;
+	count = (uint64_t)b->ncan + b->nsmp + b->nev + b->ntx + b->ntr;
 	if (count > UINT32_MAX || __builtin_add_overflow(m->first_seq, count, &end))
 		return -EBADMSG;
 	b->t = calloc(count ? count : 1, sizeof(int64_t));
@@ -130,7 +135,8 @@ static int batch_validate(rec_batch_t *b)
 	if ((m->can && !batch_times(m->t0_ns, m->can->t_delta_ns, b->ncan, b->t)) ||
 	    (m->samples && !batch_times(m->t0_ns, m->samples->t_delta_ns, b->nsmp, b->t + b->ncan)) ||
 	    (m->events && !batch_times(m->t0_ns, m->events->t_delta_ns, b->nev, b->t + b->ncan + b->nsmp)) ||
-	    (m->texts && !batch_times(m->t0_ns, m->texts->t_delta_ns, b->ntx, b->t + b->ncan + b->nsmp + b->nev)))
+	    (m->texts && !batch_times(m->t0_ns, m->texts->t_delta_ns, b->ntx, b->t + b->ncan + b->nsmp + b->nev)) ||
+	    (m->trdp && !batch_times(m->t0_ns, m->trdp->t_delta_ns, b->ntr, b->t + b->ncan + b->nsmp + b->nev + b->ntx)))
 		return -EBADMSG;
 	return 0;
 }
@@ -165,7 +171,7 @@ int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret)
 		return -EINVAL;
 	ret->schema_version = b->msg->schema_version;
 	ret->first_seq = b->msg->first_seq;
-	ret->count = (uint32_t)(b->ncan + b->nsmp + b->nev + b->ntx);
+	ret->count = (uint32_t)(b->ncan + b->nsmp + b->nev + b->ntx + b->ntr);
 	ret->vehicle = b->msg->vehicle;
 	ret->config_hash = b->msg->config_hash;
 	ret->boot_id = b->msg->boot_id.data;
@@ -185,7 +191,7 @@ int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret)
 	const Railmon__V1__Batch *m;
 	struct acq_item it = { 0 };
 
-	if (!b || !ret || i >= b->ncan + b->nsmp + b->nev + b->ntx)
+	if (!b || !ret || i >= b->ncan + b->nsmp + b->nev + b->ntx + b->ntr)
 		return -EINVAL;
 	m = b->msg;
 	it.t_ns = b->t[i];
@@ -205,7 +211,9 @@ int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret)
 		it.sample.channel = m->samples->channel[i];
 		it.sample.value = m->samples->value[i];
 		it.sample.quality = m->samples->n_quality ? m->samples->quality[i] : ACQ_Q_GOOD;
-	} else if ((i -= b->nsmp) >= b->nev) {
+	} else if ((i -= b->nsmp) >= b->nev + b->ntx) {
+		rec_trdp_batch_item(b, i - b->nev - b->ntx, &it);
+	} else if (i >= b->nev) {
 		i -= b->nev;
 		it.kind = ACQ_ITEM_TEXT;
 		it.bus = (uint16_t)(m->texts->channel[i] >> 16);
@@ -280,6 +288,10 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.reopens = m->reopens;
 	h.window_alarm = m->window_alarm;
 	h.window_s = m->window_s;
+	h.trdp_seq_gaps = m->trdp_seq_gaps;
+	h.trdp_seq_repeats = m->trdp_seq_repeats;
+	h.trdp_seq_back = m->trdp_seq_back;
+	h.trdp_topology_changes = m->trdp_topology_changes;
 	h.clock_unsynced = m->clock_unsynced;
 	h.clock_max_error_us = m->clock_max_error_us;
 	h.clock_est_error_us = m->clock_est_error_us;

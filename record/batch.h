@@ -75,6 +75,8 @@ struct rec_health {
 	uint64_t transaction_us_buckets[REC_HEALTH_BUCKETS];
 	uint32_t transaction_p99_us;
 	uint64_t transaction_max_ns;
+	/* a TRDP bus: sequence counters and topology (railmon.proto) */
+	uint64_t trdp_seq_gaps, trdp_seq_repeats, trdp_seq_back, trdp_topology_changes;
 };
 
 typedef struct rec_encoder rec_encoder_t;

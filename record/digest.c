@@ -28,6 +28,17 @@ uint64_t rec_item_digest(uint64_t h, const struct acq_item *it)
 		h = basic_fnv1a(h, &it->text.quality, 1);
 		h = basic_fnv1a(h, &it->text.len, 1);
 		h = basic_fnv1a(h, it->text.text, it->text.len <= ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX);
+	} else if (it->kind == ACQ_ITEM_TRDP) {
+		/* the fields the Batch holds, then the telegram's bytes (never
+		   the pointer to them) */
+		const struct acq_trdp *t = &it->trdp;
+		uint32_t f[9] = { t->src_ip, t->dst_ip, (uint32_t)t->src_port << 16 | t->dst_port, t->com_id, t->seq,
+			          t->etb_topo, t->op_trn_topo, (uint32_t)t->msg_type << 16 | t->flags, t->len };
+		h = basic_fnv1a(h, f, sizeof(f));
+		if (t->data)
+			h = basic_fnv1a(h, t->data, t->len);
+		if (t->flags & ACQ_TRDP_MD)
+			h = basic_fnv1a(h, t->session_id, sizeof(t->session_id));
 	} else {
 		h = basic_fnv1a(h, &it->event.code, sizeof(it->event.code));
 		h = basic_fnv1a(h, &it->event.detail, sizeof(it->event.detail));
@@ -91,6 +102,18 @@ uint64_t rec_item_hash(uint64_t h, const struct acq_item *it)
 		h = mix(h, (uint64_t)it->text.channel << 32 | (uint64_t)it->text.quality << 8 | it->text.len);
 		return mix_bytes(h, (const uint8_t *)it->text.text, n);
 	}
+	if (it->kind == ACQ_ITEM_TRDP) {
+		const struct acq_trdp *t = &it->trdp;
+
+		h = mix(h, (uint64_t)t->src_ip << 32 | t->dst_ip);
+		h = mix(h, (uint64_t)t->src_port << 48 | (uint64_t)t->dst_port << 32 | t->com_id);
+		h = mix(h, (uint64_t)t->seq << 32 | t->etb_topo);
+		h = mix(h, (uint64_t)t->op_trn_topo << 32 | (uint64_t)t->msg_type << 16 | t->flags);
+		h = mix(h, t->len);
+		if (t->flags & ACQ_TRDP_MD)
+			h = mix_bytes(h, t->session_id, sizeof(t->session_id));
+		return t->data ? mix_bytes(h, t->data, t->len) : h;
+	}
 	h = mix(h, (uint64_t)it->event.code << 32 | it->event.detail);
 	return mix(h, (uint64_t)it->event.arg);
 }
@@ -121,6 +144,16 @@ static bool item_eq(const struct acq_item *x, const struct acq_item *y)
 	if (x->kind == ACQ_ITEM_TEXT)
 		return x->text.channel == y->text.channel && x->text.quality == y->text.quality &&
 		       x->text.len == y->text.len && memcmp(x->text.text, y->text.text, x->text.len) == 0;
+	if (x->kind == ACQ_ITEM_TRDP) {
+		const struct acq_trdp *a = &x->trdp, *b = &y->trdp;
+
+		return a->src_ip == b->src_ip && a->dst_ip == b->dst_ip && a->src_port == b->src_port &&
+		       a->dst_port == b->dst_port && a->com_id == b->com_id && a->seq == b->seq &&
+		       a->etb_topo == b->etb_topo && a->op_trn_topo == b->op_trn_topo &&
+		       a->msg_type == b->msg_type && a->flags == b->flags && a->len == b->len &&
+		       (!a->len || memcmp(a->data, b->data, a->len) == 0) &&
+		       memcmp(a->session_id, b->session_id, sizeof(a->session_id)) == 0;
+	}
 	return x->event.code == y->event.code && x->event.arg == y->event.arg &&
 	       x->event.detail == y->event.detail;
 }

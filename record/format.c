@@ -573,6 +573,101 @@ static void row_event(struct rec_writer *w, const struct acq_item *it)
 	row_u64(w, it->event.detail);
 }
 
+/* a string literal, its length counted by the compiler */
+#define W_LIT(w, lit) w_mem(w, lit, sizeof(lit) - 1)
+
+/* The telegram's bytes as hex, a piece at a time (up to 65,504 bytes). */
+static void w_hex_bytes(struct rec_writer *w, const uint8_t *p, size_t n)
+{
+	char hex[2 * 256 + 1];
+
+	while (n) {
+		size_t k = n < 256 ? n : 256;
+
+		basic_hex_encode(p, k, false, hex);
+		w_mem(w, hex, 2 * k);
+		p += k;
+		n -= k;
+	}
+}
+
+static void w_ipv4(struct rec_writer *w, uint32_t ip)
+{
+	for (int shift = 24; shift >= 0; shift -= 8) {
+		w_u64(w, (ip >> shift) & 0xffu);
+		if (shift)
+			w_c(w, '.');
+	}
+}
+
+/* "Pd", "Mn|TCP", "Pd|bad-fcs": the type's letters, how it came, and why
+   its header was refused (the result names of trdp/header.h; record/
+   does not include trdp/, so the names are the wire contract's here) */
+static void w_trdp_flags(struct rec_writer *w, const struct acq_trdp *t)
+{
+	static const char *const results[] = { "", "short", "bad-fcs", "bad-version", "bad-type",
+		                                "too-long", "truncated" };
+	unsigned a = t->msg_type >> 8, b = t->msg_type & 0xffu, r = t->flags >> ACQ_TRDP_RESULT_SHIFT;
+
+	w_c(w, a >= 0x20 && a < 0x7f && a != '"' && a != '\\' && a != ',' ? (char)a : '?');
+	w_c(w, b >= 0x20 && b < 0x7f && b != '"' && b != '\\' && b != ',' ? (char)b : '?');
+	if (t->flags & ACQ_TRDP_TCP)
+		W_LIT(w, "|TCP");
+	if (r) {
+		w_c(w, '|');
+		w_str(w, r < sizeof(results) / sizeof(results[0]) ? results[r] : "invalid");
+	}
+}
+
+/* A raw TRDP telegram: in the common columns its type and flags and its
+   bytes (header, data set, padding: every field is in there), and in JSON
+   lines the header's fields as keys after the common ones. */
+static void row_trdp(struct rec_writer *w, const struct acq_item *it)
+{
+	const struct acq_trdp *t = &it->trdp;
+
+	row_none(w, 7); /* channel .. can_id */
+	row_key(w);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
+	w_trdp_flags(w, t);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
+	row_key(w);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
+	if (t->data)
+		w_hex_bytes(w, t->data, t->len);
+	if (w->fmt == REC_FORMAT_JSONL)
+		w_c(w, '"');
+	row_none(w, 3);
+	if (w->fmt != REC_FORMAT_JSONL)
+		return;
+	W_LIT(w, ",\"src\":\"");
+	w_ipv4(w, t->src_ip);
+	W_LIT(w, "\",\"src_port\":");
+	w_u64(w, t->src_port);
+	W_LIT(w, ",\"dst\":\"");
+	w_ipv4(w, t->dst_ip);
+	W_LIT(w, "\",\"dst_port\":");
+	w_u64(w, t->dst_port);
+	W_LIT(w, ",\"com_id\":");
+	w_u64(w, t->com_id);
+	W_LIT(w, ",\"seq_counter\":");
+	w_u64(w, t->seq);
+	W_LIT(w, ",\"etb_topo\":");
+	w_u64(w, t->etb_topo);
+	W_LIT(w, ",\"op_trn_topo\":");
+	w_u64(w, t->op_trn_topo);
+	W_LIT(w, ",\"result\":");
+	w_u64(w, t->flags >> ACQ_TRDP_RESULT_SHIFT);
+	if (t->flags & ACQ_TRDP_MD) {
+		W_LIT(w, ",\"session_id\":\"");
+		w_hex_bytes(w, t->session_id, ACQ_TRDP_SESSION_LEN);
+		w_c(w, '"');
+	}
+}
+
 /* The vehicle and log id columns: the same text for every record of a
    log, kept from the first (rec_writer's) */
 static void row_origin(struct rec_writer *w, const struct rec_origin *o)
@@ -652,6 +747,8 @@ static void row_item(struct rec_writer *w, const struct acq_item *it, const stru
 		row_sample(w, it, nm);
 	else if (it->kind == ACQ_ITEM_TEXT)
 		row_text(w, it, nm);
+	else if (it->kind == ACQ_ITEM_TRDP)
+		row_trdp(w, it);
 	else
 		row_event(w, it);
 	row_end(w);
@@ -715,11 +812,12 @@ static void influx_tag_or_u64(struct rec_writer *w, const char *key, const char 
 static void influx_item(struct rec_writer *w, const struct acq_item *it, const struct rec_names *nm,
                         const struct rec_origin *o)
 {
-	static const char *const measurement[] = { "railmon_can", "railmon", "railmon_event", "railmon" };
+	static const char *const measurement[] = { "railmon_can", "railmon", "railmon_event", "railmon",
+		                                    "railmon_trdp" };
 	char num[REC_DOUBLE_MAX];
 
-	_Static_assert(ACQ_ITEM_CAN == 0 && ACQ_ITEM_SAMPLE == 1 && ACQ_ITEM_EVENT == 2 && ACQ_ITEM_TEXT == 3,
-	               "measurement names");
+	_Static_assert(ACQ_ITEM_CAN == 0 && ACQ_ITEM_SAMPLE == 1 && ACQ_ITEM_EVENT == 2 && ACQ_ITEM_TEXT == 3 &&
+	               ACQ_ITEM_TRDP == 4 && ACQ_ITEM_KIND_MAX == 5, "measurement names");
 	w_str(w, measurement[it->kind]);
 	influx_tag(w, "vehicle", o->vehicle);
 	influx_tag_or_u64(w, "bus", nm->bus_name, it->bus);
@@ -757,6 +855,17 @@ static void influx_item(struct rec_writer *w, const struct acq_item *it, const s
 		w_mem(w, "\",flags=\"", 9);
 		w_str(w, flags);
 		w_c(w, '"');
+	} else if (it->kind == ACQ_ITEM_TRDP) {
+		W_LIT(w, ",com_id=");
+		w_u64(w, it->trdp.com_id);
+		W_LIT(w, " data=\"");
+		if (it->trdp.data)
+			w_hex_bytes(w, it->trdp.data, it->trdp.len);
+		W_LIT(w, "\",flags=\"");
+		w_trdp_flags(w, &it->trdp);
+		W_LIT(w, "\",seq_counter=");
+		w_u64(w, it->trdp.seq);
+		w_c(w, 'i');
 	} else {
 		const char *event = rec_event_name(it->event.code);
 
@@ -796,6 +905,7 @@ static int writer_item(struct rec_writer *w, const struct acq_item *it, const st
 	static const struct rec_origin nowhere;
 
 	if (!it || it->kind >= ACQ_ITEM_KIND_MAX || (it->kind == ACQ_ITEM_CAN && it->can.len > ACQ_CAN_DATA_MAX) ||
+	    (it->kind == ACQ_ITEM_TRDP && (it->trdp.len > ACQ_TRDP_LEN_MAX || (it->trdp.len && !it->trdp.data))) ||
 	    (origin && (origin->log_id_len > REC_LOG_ID_MAX || (origin->log_id_len && !origin->log_id))))
 		return -EINVAL;
 	if (w->fmt == REC_FORMAT_CANDUMP)

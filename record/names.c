@@ -11,6 +11,7 @@ static const char *const kind_names[ACQ_ITEM_KIND_MAX] = {
 	[ACQ_ITEM_SAMPLE] = "sample",
 	[ACQ_ITEM_EVENT] = "event",
 	[ACQ_ITEM_TEXT] = "text",
+	[ACQ_ITEM_TRDP] = "trdp",
 };
 
 /* railmon.proto's Quality, lower case without the QUALITY_ prefix. */

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "order.h"
 
@@ -51,6 +52,7 @@ struct rec_order {
 	int64_t recent_ns, last_out_ns; /* the last record pushed; taken out */
 	bool any_out;
 	uint64_t late;
+	uint8_t *out_bytes;      /* the bytes of the TRDP telegram taken out last */
 };
 
 int rec_order_new(size_t max_items, int64_t window_ns, rec_order_t **ret_order)
@@ -80,6 +82,11 @@ rec_order_t *rec_order_free(rec_order_t *o)
 		for (size_t i = 0; i < ORDER_RUNS; i++)
 			free(o->run[i].k);
 		free(o->heap);
+		/* the copies of the telegrams still held */
+		for (size_t i = 0; i < o->cap; i++)
+			if (o->slot[i].kind == ACQ_ITEM_TRDP)
+				free((void *)o->slot[i].trdp.data);
+		free(o->out_bytes);
 		free(o->slot);
 		free(o->free_slot);
 		free(o);
@@ -102,6 +109,8 @@ static int grow_slots(rec_order_t *o)
 	if (!(p = realloc(o->slot, cap * sizeof(*o->slot))))
 		return -ENOMEM;
 	o->slot = p;
+	/* kind 0 (CAN): a slot not in use owns no telegram's copy */
+	memset(o->slot + o->cap, 0, (cap - o->cap) * sizeof(*o->slot));
 	if (!(p = realloc(o->free_slot, cap * sizeof(*o->free_slot))))
 		return -ENOMEM;
 	o->free_slot = p;
@@ -213,6 +222,14 @@ int rec_order_push(rec_order_t *o, const struct acq_item *it)
 		return -ENOBUFS;
 	if (o->n == o->cap && (r = grow_slots(o)) < 0)
 		return r;
+	/* A telegram points at bytes its reader frees with its Batch: the
+	   order keeps a copy while it holds the record. */
+	uint8_t *copy = NULL;
+	if (it->kind == ACQ_ITEM_TRDP && it->trdp.len) {
+		if (!it->trdp.data || !(copy = malloc(it->trdp.len)))
+			return it->trdp.data ? -ENOMEM : -EINVAL;
+		memcpy(copy, it->trdp.data, it->trdp.len);
+	}
 	k = (struct order_key){ it->t_ns, it->seq, 0 };
 	/* the queue whose last key is the latest not after k, else a new
 	   queue, else the heap */
@@ -229,11 +246,14 @@ int rec_order_push(rec_order_t *o, const struct acq_item *it)
 	if (r < 0) {
 		if (fit && !fit->n) /* the new queue stays empty: not in use */
 			o->nruns--;
+		free(copy);
 		return r;
 	}
 	o->oldest_at = ORDER_UNKNOWN;
 	o->nfree--;
 	o->slot[k.slot] = *it;
+	if (it->kind == ACQ_ITEM_TRDP)
+		o->slot[k.slot].trdp.data = copy;
 	o->n++;
 	if (o->any_out && it->t_ns < o->last_out_ns)
 		o->late++;
@@ -274,6 +294,13 @@ int rec_order_pop(rec_order_t *o, struct acq_item *ret_item)
 		}
 	}
 	*ret_item = o->slot[s];
+	/* the copy lives until the next record comes out */
+	free(o->out_bytes);
+	o->out_bytes = NULL;
+	if (ret_item->kind == ACQ_ITEM_TRDP) {
+		o->out_bytes = (uint8_t *)ret_item->trdp.data;
+		o->slot[s].kind = ACQ_ITEM_KIND_MAX; /* a free slot owns no copy */
+	}
 	o->free_slot[o->nfree++] = s;
 	o->n--;
 	o->any_out = true;

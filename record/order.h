@@ -34,7 +34,9 @@ typedef struct rec_order rec_order_t;
 int rec_order_new(size_t max_items, int64_t window_ns, rec_order_t **ret_order);
 rec_order_t *rec_order_free(rec_order_t *o);
 
-/* Take a copy of it.  0; -ENOBUFS when full (take one out first with
+/* Take a copy of it (of a TRDP telegram's bytes too: they live until the
+   next rec_order_next()/rec_order_pop() after it came out, or
+   rec_order_free()).  0; -ENOBUFS when full (take one out first with
    rec_order_next()); -ENOMEM; -EINVAL. */
 int rec_order_push(rec_order_t *o, const struct acq_item *it);
 

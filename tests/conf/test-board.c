@@ -213,7 +213,44 @@ static const struct {
 	  "t.ini:6: unknown key 'bogus' in [channel c]" },
 	{ "[board]\nvehicle = a\n[modbus  m]\nbogus = 1\n", "t.ini:4: unknown key 'bogus' in [modbus m]" },
 	{ "[board]\nvehicle = a\n[uplink]\ninflight = 0\n", "t.ini:4: inflight: expected 1 to 65535: '0'" },
+	/* [trdp NAME] */
+	{ "[board]\nvehicle = a\n[trdp t]\ngroup = 192.0.2.1\n",
+	  "t.ini:4: group: expected an IPv4 multicast group (224.0.0.0 to 239.255.255.255) like 239.193.0.1" },
+	{ "[board]\nvehicle = a\n[trdp t]\ngroup = 239.193.0.1\ngroup = 239.193.0.1\n", "t.ini:5: group: given twice" },
+	{ "[board]\nvehicle = a\n[trdp t]\nbind = 239.1.1.1\n", "t.ini:4: bind: expected a unicast IPv4 address" },
+	{ "[board]\nvehicle = a\n[trdp t]\nbind = 192.0.2.300\n", "t.ini:4: bind: expected a unicast IPv4 address" },
+	{ "[board]\nvehicle = a\n[trdp t]\npd_port = 0\nmd_port = 0\n",
+	  "t.ini:3: [trdp t]: pd_port and md_port are both 0: nothing to receive" },
+	{ "[board]\nvehicle = a\n[trdp t]\npd_port = 17225\n", "t.ini:3: [trdp t]: pd_port and md_port are the same" },
+	{ "[board]\nvehicle = a\n[trdp t]\nbind = 192.0.2.2\ngroup = 239.193.0.1\n",
+	  "t.ini:3: [trdp t]: bind = an address receives no multicast" },
+	{ "[board]\nvehicle = a\n[trdp t]\npd_port = 70000\n", "t.ini:4: pd_port: expected 0 to 65535" },
+	{ "[board]\nvehicle = a\n[trdp t]\ninterface = eth0\n[can t]\ninterface = can0\n",
+	  "t.ini:5: bus 't' is defined twice" },
 };
+
+/* A [trdp] section into struct bus_trdp_cfg: defaults, groups in order,
+   host-order addresses. */
+static void test_trdp(void)
+{
+	static const char text[] = "[board]\nvehicle = a\n[can c]\ninterface = can0\n[trdp ecn]\ninterface = eth1\n"
+	                           "group = 239.193.0.1\ngroup = 239.255.0.7\nmd_port = 0\nxml = dev.xml\n"
+	                           "[trdp uni]\nbind = 192.0.2.2\npd_port = 20000\n";
+	struct conf_board *c = NULL;
+	char err[CONF_ERR_MAX] = "";
+
+	assert(conf_parse("/etc/railmon/t.ini", text, &c, err, sizeof(err)) == 0);
+	assert(c->nbuses == 3 && c->buses[1].kind == BUS_KIND_TRDP && c->buses[1].index == 1);
+	const struct bus_trdp_cfg *t = &c->buses[1].trdp;
+	assert(!strcmp(c->buses[1].name, "ecn") && !strcmp(t->ifname, "eth1") && t->bind_ip == 0);
+	assert(t->ngroups == 2 && t->groups[0] == 0xefc10001u && t->groups[1] == 0xefff0007u);
+	assert(t->pd_port == 17224 && t->md_port == 0 && strstr(t->xml, "dev.xml"));
+	t = &c->buses[2].trdp;
+	assert(t->bind_ip == 0xc0000202u && t->pd_port == 20000 && t->md_port == 17225 && t->ngroups == 0);
+	assert(t->ifname[0] == 0 && t->xml[0] == 0 && t->bytes == NULL);
+	conf_free(c);
+	printf("a board with two TRDP buses read\n");
+}
 
 static void test_bad(void)
 {
@@ -703,6 +740,7 @@ int main(void)
 	assert(mkdtemp(tmpdir));
 	test_good();
 	test_bad();
+	test_trdp();
 	test_long_line();
 	test_layout();
 	test_many_keys();

@@ -1,0 +1,298 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The TRDP bus driver against trdp_pub.py, a publisher written from the
+specification: every telegram it logged as sent must be received once, in
+order, with every header field, its addresses and its bytes; bad FCS
+refused (recorded raw, result 2, no fields) and counted; sequence gaps,
+repeats and topology changes counted as the publisher made them.
+
+  test-trdp-bus.py TRDP-LISTEN loopback   unicast PD and MD on 127.0.0.1
+  test-trdp-bus.py RAILMON netns          railmon run across two network
+                                          namespaces (root): multicast and
+                                          unicast, the interface down and up
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import shutil
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PUB = os.path.join(HERE, "trdp_pub.py")
+RESULT_BAD_FCS = 2
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def expected_counts(sent):
+    """What the receiver's sequence tracking must count: over the valid
+    telegrams of each (sender, ComId, kind), as the publisher sent them."""
+    last, gaps, repeats, back, topo, prev_topo = {}, 0, 0, 0, 0, None
+    for s in sent:
+        if s.get("bad_fcs"):
+            continue
+        key = (s["src"], s["com_id"], s["kind"])
+        if key in last:
+            skip = (s["seq"] - (last[key] + 1)) & 0xFFFFFFFF
+            if skip == 0xFFFFFFFF:
+                repeats += 1
+            elif 0 < skip < 0x80000000:
+                gaps += skip
+            elif skip:
+                back += 1
+        last[key] = s["seq"]
+        t = (s["etb"], s["optrn"])
+        if prev_topo is not None and t != prev_topo:
+            topo += 1
+        prev_topo = t
+    return gaps, repeats, back, topo
+
+
+def compare(sent, lines, src_override=None):
+    """Telegram records in the order sent; returns the number of mismatches."""
+    got = [x for x in lines if x.get("kind") == "trdp"]
+    bad = 0
+    if len(got) != len(sent):
+        print("received %d telegrams, sent %d" % (len(got), len(sent)))
+        bad += 1
+    for i, (s, g) in enumerate(zip(sent, got)):
+        want = {"data": s["payload"], "dst": s["dst"], "dst_port": s["dport"],
+                "src": src_override or s["src"]}
+        if s.get("bad_fcs"):
+            want.update(result=RESULT_BAD_FCS, com_id=0, seq_counter=0, etb_topo=0, op_trn_topo=0)
+        else:
+            want.update(result=0, com_id=s["com_id"], seq_counter=s["seq"], etb_topo=s["etb"],
+                        op_trn_topo=s["optrn"])
+            want["flags"] = s["msg_type"] + ("|TCP" if s.get("tcp") else "")
+        if s["kind"] == "md" and not s.get("bad_fcs"):
+            want["session_id"] = s["session"]
+        diff = {k: (g.get(k), v) for k, v in want.items() if g.get(k) != v}
+        if diff:
+            bad += 1
+            if bad < 10:
+                print("telegram %d: %s" % (i, diff))
+    return bad
+
+
+def run_loopback(listen):
+    pd, md = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = [os.path.join(tmp, "pd.jsonl"), os.path.join(tmp, "md.jsonl")]
+        n_pd, n_md = 400, 20
+        lst = subprocess.Popen([listen, str(pd), str(md), str(n_pd + n_md), "5000"], stdout=subprocess.PIPE,
+                               text=True)
+        assert lst.stdout.readline().strip() == "ready"
+        # read as it comes: a listener blocked on a full pipe would let
+        # the socket overflow
+        out_lines = []
+        reader = threading.Thread(target=lambda: out_lines.extend(lst.stdout))
+        reader.start()
+        subprocess.run([sys.executable, PUB, "pd", "--dest", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(pd), "--count", str(n_pd),
+                        "--cycle-ms", "0.2", "--size", "100", "--bad-fcs", "25", "--skip-seq", "100:3",
+                        "--repeat-seq", "210", "--topo", "300:5:6", "--first-seq", "4294967000",
+                        "--log", logs[0]], check=True)
+        subprocess.run([sys.executable, PUB, "md", "--dest", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(md), "--count", str(n_md),
+                        "--cycle-ms", "1", "--size", "3000", "--com-id", "77", "--etb", "5", "--optrn", "6",
+                        "--log", logs[1]], check=True)
+        assert lst.wait(timeout=60) == 0, lst.returncode
+        reader.join()
+        sent = [json.loads(x) for f in logs for x in open(f)]
+    lines = [json.loads(x) for x in out_lines]
+    stats = lines[-1]["stats"]
+    bad = compare(sent, lines)
+    gaps, repeats, back, topo = expected_counts(sent)
+    nbad = sum(1 for s in sent if s.get("bad_fcs"))
+    want = {"telegrams": len(sent), "ok": len(sent) - nbad, "bad_fcs": nbad, "gaps": gaps, "repeats": repeats,
+            "back": back, "topology": topo, "bad_input": nbad, "bytes_drops": 0, "rx_dropped": 0}
+    for k, v in want.items():
+        if stats.get(k) != v:
+            print("counter %s: got %s, want %s" % (k, stats.get(k), v))
+            bad += 1
+    events = [x for x in lines if x.get("kind") == "event"]
+    ntopo = sum(1 for e in events if e["event"] == "TRDP_TOPOLOGY")
+    nbadev = sum(e["arg"] for e in events if e["event"] == "TRDP_BAD_HEADER")
+    if ntopo != topo or not 0 < nbadev <= nbad:
+        print("events: %d TRDP_TOPOLOGY (want %d), TRDP_BAD_HEADER for %d (of %d)" % (ntopo, topo, nbadev, nbad))
+        bad += 1
+    print("loopback: %d telegrams sent (%d bad FCS), %d received; gaps %d, repeats %d, back %d, topology %d; "
+          "%d wrong" % (len(sent), nbad, stats["telegrams"], stats["gaps"], stats["repeats"], stats["back"],
+                        stats["topology"], bad))
+    return 1 if bad else 0
+
+
+def run_overflow(listen):
+    """A receiver that falls behind (its output not read while 3,000
+    telegrams of 1,000 bytes come at once): the socket overflows, and
+    every telegram is either received or counted dropped (SO_RXQ_OVFL,
+    and the socket's counter read at the idle wait after the last one)."""
+    pd = free_port()
+    n = 3000
+    lst = subprocess.Popen([listen, str(pd), "0", str(n), "1000"], stdout=subprocess.PIPE, text=True)
+    assert lst.stdout.readline().strip() == "ready"
+    subprocess.run([sys.executable, PUB, "pd", "--dest", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(pd),
+                    "--count", str(n), "--cycle-ms", "0", "--size", "1000"], check=True)
+    out = lst.stdout.read().splitlines()
+    assert lst.wait(timeout=60) == 0
+    got = sum(1 for x in out if '"kind":"trdp"' in x)
+    stats = json.loads(out[-1])["stats"]
+    print("overflow: %d sent, %d received, %d counted dropped" % (n, got, stats["rx_dropped"]))
+    if got + stats["rx_dropped"] != n or got != stats["telegrams"]:
+        print("overflow: received and dropped do not add up to what was sent")
+        return 1
+    return 0
+
+
+def sh(*args, check=True):
+    return subprocess.run(list(args), check=check, capture_output=True, text=True)
+
+
+def wait_for(what, cond, timeout_s=20.0):
+    """Until cond() is true (polled, not a fixed sleep), or fail naming what."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise SystemExit("timed out waiting for " + what)
+
+
+def export(railmon, ns, log):
+    r = sh("ip", "netns", "exec", ns, railmon, "export", "--data", log, "--format", "jsonl", check=False)
+    return [json.loads(x) for x in r.stdout.splitlines()] if r.returncode == 0 else []
+
+
+def run_netns(railmon):
+    """railmon run in namespace B logs what trdp_pub.py sends from A over a
+    veth pair, to a multicast group it joined and to its own address;
+    export gives back every telegram as sent; the interface going down and
+    up is GONE and BACK, and the group is joined again after it."""
+    if os.geteuid() != 0:
+        print("netns: needs root (CI runs as root)")
+        return 77
+    a, b = "rmA%d" % os.getpid(), "rmB%d" % os.getpid()
+    va, vb = "vA%d" % (os.getpid() % 100000), "vB%d" % (os.getpid() % 100000)
+    tmp = tempfile.mkdtemp(prefix="trdp-netns-")
+    rm = None
+    try:
+        sh("ip", "netns", "add", a)
+        sh("ip", "netns", "add", b)
+        sh("ip", "link", "add", va, "type", "veth", "peer", "name", vb)
+        sh("ip", "link", "set", va, "netns", a)
+        sh("ip", "link", "set", vb, "netns", b)
+        for ns, dev, addr in ((a, va, "192.0.2.1/24"), (b, vb, "192.0.2.2/24")):
+            sh("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "-n", ns, "route", "add", "239.0.0.0/8", "dev", dev)
+        board = os.path.join(tmp, "trdp.ini")
+        with open(board, "w") as f:
+            f.write("[board]\nvehicle = netns\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
+        log = os.path.join(tmp, "log")
+        rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # joined: the group is in the namespace's IGMP table (0100C1EF)
+        wait_for("railmon to join 239.193.0.1",
+                 lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "pd2.jsonl")]
+        pub = ["ip", "netns", "exec", a, sys.executable, PUB]
+        sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "200",
+           "--cycle-ms", "10", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
+           "--topo", "120:3:4", "--log", logs[0])
+        sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
+           "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
+        sh("ip", "-n", b, "link", "set", vb, "down")
+        wait_for("a CAN_GONE event of the TRDP bus",
+                 lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in export(railmon, b, log)))
+        sh("ip", "-n", b, "link", "set", vb, "up")
+        wait_for("a CAN_BACK event of the TRDP bus",
+                 lambda: any(x.get("event") == "CAN_BACK" and x["bus"] == 0 for x in export(railmon, b, log)))
+        wait_for("railmon to join 239.193.0.1 again",
+                 lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+        sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
+           "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[2])
+        n_sent = sum(1 for f in logs for _ in open(f))
+        wait_for("every telegram in the log",
+                 lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
+        # stat's row of the bus: its sequence counters and topology as sent
+        want_seq = dict(zip(("seq_gaps", "seq_repeats", "seq_back", "topology_changes"),
+                            expected_counts([json.loads(x) for f in logs for x in open(f)])))
+
+        def trdp_row():
+            r = sh("ip", "netns", "exec", b, railmon, "stat", "--data", log, "--json", check=False)
+            rows = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+            return next((x for x in rows if x.get("kind") == "trdp"), {})
+        wait_for("stat's trdp row to say %s" % want_seq,
+                 lambda: all(trdp_row().get(k) == v for k, v in want_seq.items()))
+        row = trdp_row()
+        print("stat: " + ", ".join("%s %s" % (k, row.get(k)) for k in
+                                   ("items", "rx_dropped", "bad_input") + tuple(want_seq)))
+        rm.send_signal(2)
+        out, _ = rm.communicate(timeout=30)
+        code, rm = rm.returncode, None
+        if code != 0:
+            raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
+        sent = [json.loads(x) for f in logs for x in open(f)]
+        lines = export(railmon, b, log)
+        # a replay of the log records the same telegrams again
+        log2 = os.path.join(tmp, "replayed")
+        r = sh(railmon, "replay", log, "--board", board, "--data", log2, check=False)
+        replayed = export(railmon, b, log2)
+    finally:
+        if rm:
+            rm.kill()
+            rm.wait()
+        sh("ip", "netns", "del", a, check=False)
+        sh("ip", "netns", "del", b, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+    bad = compare(sent, lines)
+    keys = ("time_ns", "data", "flags", "src", "src_port", "dst", "dst_port", "com_id", "seq_counter", "etb_topo",
+            "op_trn_topo", "result")
+    again = [tuple(x.get(k) for k in keys) for x in replayed if x["kind"] == "trdp"]
+    first = [tuple(x.get(k) for k in keys) for x in lines if x["kind"] == "trdp"]
+    if r.returncode != 0 or again != first:
+        print("replay: exit %d, %d telegrams, %d the same as the log's %d: %s" % (
+            r.returncode, len(again), sum(1 for x, y in zip(again, first) if x == y), len(first), r.stderr[-500:]))
+        bad += 1
+    nbad = sum(1 for s in sent if s.get("bad_fcs"))
+    events = [x for x in lines if x["kind"] == "event" and x["bus"] == 0]
+    names = [e["event"] for e in events]
+    topo = [e for e in events if e["event"] == "TRDP_TOPOLOGY"]
+    if len(topo) != 1 or topo[0]["arg"] != (3 << 32 | 4):
+        print("TRDP_TOPOLOGY events: %s (want one, arg %d)" % (topo, 3 << 32 | 4))
+        bad += 1
+    refused = sum(e["arg"] for e in events if e["event"] == "TRDP_BAD_HEADER")
+    if not 0 < refused <= nbad:
+        print("TRDP_BAD_HEADER events count %d refused (of %d)" % (refused, nbad))
+        bad += 1
+    for want in ("CAN_GONE", "CAN_BACK"):
+        if names.count(want) != 1:
+            print("%d %s events, want one (the interface went down once)" % (names.count(want), want))
+            bad += 1
+    print("netns: %d telegrams sent (%d multicast, %d bad FCS), %d recorded, %d replayed alike, events %s; "
+          "%d wrong" % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")), nbad,
+                        sum(1 for x in lines if x["kind"] == "trdp"),
+                        sum(1 for x, y in zip(again, first) if x == y), sorted(set(names)), bad))
+    return 1 if bad else 0
+
+
+def main():
+    tool, mode = sys.argv[1], sys.argv[2]
+    if mode == "loopback":
+        return run_loopback(tool) | run_overflow(tool)
+    if mode == "netns":
+        return run_netns(tool)
+    raise SystemExit("unknown mode " + mode)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
