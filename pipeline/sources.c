@@ -280,7 +280,7 @@ int pl_sources_link(const pl_sources_t *s, size_t b, struct acq_link_state *ret)
 	if (!s || !ret || b >= s->cfg->nbuses)
 		return -EINVAL;
 	if (s->replay) {
-		*ret = (struct acq_link_state){ .state = ACQ_LINK_UP };
+		*ret = (struct acq_link_state){ .state = ACQ_LINK_UP, .blind_ms = ACQ_BLIND_UNKNOWN };
 		return 0;
 	}
 	return acq_source_link(s->src[b], ret);
