@@ -23,9 +23,9 @@
 
 void cli_health_header(FILE *out)
 {
-	fprintf(out, "%-14s %-9s %12s %9s %7s %7s %8s %6s %9s %7s %7s %8s %9s  %-9s %7s\n", "name", "kind", "items", "rate/s",
-	            "drops", "errors", "overruns", "ring%", "backlog", "p50us", "p99us", "p99.9us", "max us", "state",
-	            "reopens");
+	fprintf(out, "%-14s %-9s %12s %9s %7s %7s %8s %6s %9s %7s %7s %8s %9s  %-9s %7s %8s\n", "name", "kind", "items",
+	            "rate/s", "drops", "errors", "overruns", "ring%", "backlog", "p50us", "p99us", "p99.9us", "max us", "state",
+	            "reopens", "blind ms");
 }
 
 /* backlog: the log's records not yet synced, the uplink's not yet
@@ -54,14 +54,17 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 		            (double)h->latency_max_ns / 1e3);
 	else
 		fprintf(out, " %7s %7s %8s %9s", "-", "-", "-", "-");
-	/* Buses: whether the device is there, and how often it came back;
-	   the uplink: connected or offline. */
-	if (h->state[0] && strcmp(h->kind, "uplink"))
-		fprintf(out, "  %-9s %7" PRIu64 "\n", h->state, h->reopens);
+	/* Buses: whether the device is there, how often it came back, and
+	   how long it went unheard after its last return (when that was
+	   seen); the uplink: connected or offline. */
+	if (h->state[0] && strcmp(h->kind, "uplink") && h->reopens && h->blind_ms != UINT32_MAX)
+		fprintf(out, "  %-9s %7" PRIu64 " %8" PRIu32 "\n", h->state, h->reopens, h->blind_ms);
+	else if (h->state[0] && strcmp(h->kind, "uplink"))
+		fprintf(out, "  %-9s %7" PRIu64 " %8s\n", h->state, h->reopens, "-");
 	else if (h->state[0])
-		fprintf(out, "  %-9s %7s\n", h->state, "-");
+		fprintf(out, "  %-9s %7s %8s\n", h->state, "-", "-");
 	else
-		fprintf(out, "  %-9s %7s\n", "-", "-");
+		fprintf(out, "  %-9s %7s %8s\n", "-", "-", "-");
 }
 
 /* Minimal reader for our own JSON lines: numeric and string fields by key. */
@@ -103,6 +106,7 @@ static void row_from_json(FILE *out, const char *line)
 	json_str(line, "kind", h.kind, sizeof(h.kind));
 	json_str(line, "state", h.state, sizeof(h.state));
 	json_u64(line, "reopens", &h.reopens);
+	h.blind_ms = json_u64(line, "blind_ms", &v) && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 	json_u64(line, "items", &h.items);
 	json_u64(line, "drops", &h.drops);
 	json_u64(line, "errors", &h.errors);

@@ -301,7 +301,7 @@ void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *re
 		.name = bc->name, .modbus = bc->kind == BUS_KIND_MODBUS, .items = c.items, .drops = c.drops,
 		.errors = c.errors, .rx_dropped = st.rx_dropped, .bad_input = st.bad_input,
 		.ring_fill_pct = (uint32_t)(acq_ring_count(&s->ring[b]) * 100 / s->cfg->ring_slots),
-		.state = l.state, .reopens = l.reopens,
+		.state = l.state, .reopens = l.reopens, .blind_ms = l.blind_ms,
 		/* A driver that paces itself (Modbus) measures its own wakeups. */
 		.latency = lat ? lat : (s->replay ? NULL : acq_source_latency(s->src[b])),
 		.transaction = bus_dev_transaction(s->dev[b]),

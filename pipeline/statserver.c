@@ -70,6 +70,9 @@ void pl_stat_health_json(FILE *f, const struct rec_health *h)
 	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64 ",\"transaction_count\":%"
 	        PRIu64 ",\"transaction_p99_us\":%u,\"transaction_max_ns\":%" PRIu64, h->reopens, h->window_alarm,
 	        h->window_s, txn, h->transaction_p99_us, h->transaction_max_ns);
+	/* a bus that came back, its return seen: how long it went unheard */
+	if (h->state[0] && h->reopens && h->blind_ms != UINT32_MAX)
+		fprintf(f, ",\"blind_ms\":%" PRIu32, h->blind_ms);
 	if (!strcmp(h->kind, "clock"))
 		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
 		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,
