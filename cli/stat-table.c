@@ -133,10 +133,43 @@ static void row_from_json(FILE *out, const char *line)
 	cli_health_row(out, &h);
 }
 
+/* A signed field of the daemon line (a negative cpu_latency_us). */
+static bool json_int(const char *line, const char *key, int *ret)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return false;
+	*ret = (int)strtol(p + strlen(pat), NULL, 10);
+	return true;
+}
+
+static void daemon_rt(const char *line, struct cli_stat_daemon *d)
+{
+	if (!d)
+		return;
+	d->seen = true;
+	d->rt_priority = 0;
+	d->cpu_latency_us = -1;
+	json_int(line, "rt_priority", &d->rt_priority);
+	json_int(line, "cpu_latency_us", &d->cpu_latency_us);
+	d->pm_qos_held = strstr(line, "\"pm_qos_held\":true") != NULL;
+}
+
 unsigned cli_stat_lines(FILE *in, bool json, FILE *out)
+{
+	return cli_stat_lines_daemon(in, json, out, NULL);
+}
+
+unsigned cli_stat_lines_daemon(FILE *in, bool json, FILE *out, struct cli_stat_daemon *ret_daemon)
 {
 	char line[1024];
 	unsigned rows = 0;
+
+	if (ret_daemon)
+		ret_daemon->seen = false;
 
 	if (!json)
 		cli_health_header(out);
@@ -144,6 +177,8 @@ unsigned cli_stat_lines(FILE *in, bool json, FILE *out)
 		uint64_t records = 0, next = 0, drops = 0, refused = 0, unsent = 0;
 		char up[32];
 		rows++;
+		if (strstr(line, "\"name\":\"daemon\""))
+			daemon_rt(line, ret_daemon);
 		if (json)
 			fputs(line, out);
 		else if (strstr(line, "\"name\":\"daemon\"")) {

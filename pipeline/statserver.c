@@ -212,7 +212,8 @@ static void serve_one(struct pl_stat_server *s, int c)
 	struct pl_daemon_stats st;
 	struct upl_forward_stats us;
 	uint64_t cursor;
-	bool connected, insecure;
+	bool connected, insecure, qos_held;
+	int rt_priority, cpu_latency_us;
 	size_t n;
 	bool channels = wants_channels(c);
 	FILE *f = fdopen(c, "w");
@@ -237,6 +238,10 @@ static void serve_one(struct pl_stat_server *s, int c)
 	if (pl_daemon_uplink(s->d, &cursor, &connected, &insecure) == 0)
 		fprintf(f, ",\"uplink\":\"%s\",\"unsent\":%" PRIu64, connected ? "connected" : "offline",
 		        st.next_seq > cursor ? st.next_seq - cursor : 0);
+	/* what the board asked of realtime, for stat to hold the machine to */
+	pl_daemon_rt(s->d, &rt_priority, &cpu_latency_us, &qos_held);
+	fprintf(f, ",\"rt_priority\":%d,\"cpu_latency_us\":%d,\"pm_qos_held\":%s", rt_priority, cpu_latency_us,
+	        qos_held ? "true" : "false");
 	/* held windows sent ahead of the backlog (issue 17) */
 	if (pl_daemon_uplink_stats(s->d, &us) == 0)
 		fprintf(f, ",\"hold_requests\":%" PRIu64 ",\"hold_batches\":%" PRIu64 ",\"hold_refused\":%" PRIu64,
