@@ -74,6 +74,11 @@ struct acq_text {
 	char text[ACQ_TEXT_MAX];
 };
 
+/* The BACK and CONNECT events' detail (and acq_link_state.blind_ms) when
+   the device's return was not seen: no watch, a timed retry, the first
+   connect. */
+#define ACQ_BLIND_UNKNOWN UINT32_MAX
+
 /*
  * A raw TRDP telegram (trdp/header.h has the header's layout).  A telegram
  * (up to 1472 bytes of UDP payload, 65504 of MD) does not fit the item, so
@@ -126,13 +131,18 @@ enum acq_event_code {
 	ACQ_EV_CAN_ERROR_ACTIVE = 17, /* back to error-active */
 	ACQ_EV_CAN_GONE = 18,       /* device gone (unplugged, pty closed, interface
 	                               deleted or down, file unreadable); arg = -errno */
-	ACQ_EV_CAN_BACK = 19,       /* reopened; arg = attempts, detail = ms it was gone */
+	ACQ_EV_CAN_BACK = 19,       /* reopened; arg = attempts, detail = ms blind after
+	                               its return: from the sign of it (a watch) to
+	                               the reopen, ACQ_BLIND_UNKNOWN if not seen
+	                               (how long it was gone: from CAN_GONE's stamp) */
 	ACQ_EV_MB_TIMEOUT = 20,     /* arg = register address, detail = unit<<8|fc */
 	ACQ_EV_MB_EXCEPTION = 21,   /* arg = register address, detail = unit<<8|exception code */
 	ACQ_EV_MB_CRC = 22,         /* arg = register address, detail = unit<<8|fc */
 	ACQ_EV_MB_BAD_REPLY = 23,   /* wrong unit id, length, tid; arg = address */
 	ACQ_EV_MB_DISCONNECT = 24,  /* arg = -errno */
-	ACQ_EV_MB_CONNECT = 25,     /* (re)connected; arg = attempts it took */
+	ACQ_EV_MB_CONNECT = 25,     /* (re)connected; arg = attempts it took, detail =
+	                               ms blind after an RTU tty's return, as
+	                               CAN_BACK's (ACQ_BLIND_UNKNOWN if not seen) */
 	ACQ_EV_MB_OVERRUN = 26,     /* poll period missed; arg = periods skipped */
 	ACQ_EV_MB_LATE_REPLY = 27,  /* RTU reply that came after its response timeout,
 	                               recognised and thrown away; arg = ms after its

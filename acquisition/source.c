@@ -53,6 +53,7 @@ struct acq_source {
 	_Atomic int cause, reopen_err;
 	_Atomic uint32_t attempts;
 	_Atomic int64_t gone_ns, back_ns;
+	_Atomic uint32_t blind_ms;
 	int64_t backoff_ns;        /* source thread: the next reopen step */
 	uint64_t rng;              /* source thread: jitter */
 	struct acq_pace pace;      /* source thread: pace_speed > 0 */
@@ -129,9 +130,10 @@ static void link_lost(acq_source_t *s, int cause, int64_t now)
 	                      memory_order_release);
 }
 
-static void link_back(acq_source_t *s, uint32_t attempts, int64_t now)
+static void link_back(acq_source_t *s, uint32_t attempts, uint32_t blind_ms, int64_t now)
 {
 	atomic_store_explicit(&s->attempts, attempts, memory_order_relaxed);
+	atomic_store_explicit(&s->blind_ms, blind_ms, memory_order_relaxed);
 	atomic_store_explicit(&s->back_ns, now, memory_order_relaxed);
 	/* seq_cst (a release): the monitor that sees UP sees the device as
 	   reopen() left it. */
@@ -150,7 +152,7 @@ static void follow_link(acq_source_t *s, const struct acq_item *items, int n)
 			link_lost(s, (int)items[i].event.arg, basic_mono_ns());
 		else if (items[i].event.code == s->cfg.link_up_code &&
 		         atomic_load_explicit(&s->link, memory_order_relaxed) != ACQ_LINK_UP)
-			link_back(s, (uint32_t)items[i].event.arg, basic_mono_ns());
+			link_back(s, (uint32_t)items[i].event.arg, items[i].event.detail, basic_mono_ns());
 	}
 }
 
@@ -218,9 +220,11 @@ static bool absent(int r)
 /*
  * Wait until due, or, when watch, until ops->await sees a sign of the
  * device's return; in slices of SRC_TIMEOUT_MS, so a stop is seen.  True
- * when it is time to try the reopen, false when stopping.
+ * when it is time to try the reopen, false when stopping.  A sign sets
+ * *sign_ns (CLOCK_MONOTONIC) if it is 0: the first sign is when the
+ * device came back, the start of the blind time.
  */
-static bool await_back(acq_source_t *s, int64_t due, bool watch)
+static bool await_back(acq_source_t *s, int64_t due, bool watch, int64_t *sign_ns)
 {
 	for (;;) {
 		int64_t now = basic_mono_ns(), left = due - now;
@@ -228,14 +232,22 @@ static bool await_back(acq_source_t *s, int64_t due, bool watch)
 
 		if (stopping(s))
 			return false;
-		if (left <= 0)
+		if (left <= 0) {
+			/* A sign already there when the timed step comes
+			   still starts the blind time. */
+			if (watch && !*sign_ns && s->cfg.ops->await(s->cfg.ctx, 0) > 0)
+				*sign_ns = now;
 			return true;
+		}
 		if (left > SRC_TIMEOUT_MS * MS_NS)
 			left = SRC_TIMEOUT_MS * MS_NS;
 		if (watch)
 			w = s->cfg.ops->await(s->cfg.ctx, (int)((left + MS_NS - 1) / MS_NS));
-		if (w > 0)
+		if (w > 0) {
+			if (!*sign_ns)
+				*sign_ns = basic_mono_ns();
 			return !stopping(s);
+		}
 		if (w < 0) /* nothing watched (now): a timed wait */
 			basic_sleep_until(CLOCK_MONOTONIC, now + left);
 	}
@@ -283,9 +295,9 @@ static int64_t retry_due(acq_source_t *s, int r, bool *watch)
  */
 static void gone(acq_source_t *s)
 {
-	int64_t t0 = basic_mono_ns(), back = atomic_load_explicit(&s->back_ns, memory_order_relaxed), ms, due;
+	int64_t t0 = basic_mono_ns(), back = atomic_load_explicit(&s->back_ns, memory_order_relaxed), due, sign = 0;
 	int cause = s->cfg.ops->gone_cause ? s->cfg.ops->gone_cause(s->cfg.ctx) : -ENODEV;
-	uint32_t attempts = 0;
+	uint32_t attempts = 0, blind = ACQ_BLIND_UNKNOWN;
 	bool watch = s->cfg.ops->await != NULL;
 	int r;
 
@@ -301,20 +313,28 @@ static void gone(acq_source_t *s)
 	due = basic_mono_ns() + jitter(s, s->backoff_ns);
 	s->backoff_ns = s->backoff_ns * 2 < BACKOFF_MAX_NS ? s->backoff_ns * 2 : BACKOFF_MAX_NS;
 	do {
-		if (!await_back(s, due, watch))
+		if (!await_back(s, due, watch, &sign))
 			return; /* stopping: leave it closed */
 		r = s->cfg.ops->reopen(s->cfg.ctx);
 		atomic_store_explicit(&s->attempts, ++attempts, memory_order_relaxed);
 		if (r < 0) {
+			/* Not there after all (a sign of another name's
+			   change): the blind time starts at the next sign.
+			   There but failing: it started at this one. */
+			if (absent(r))
+				sign = 0;
 			atomic_store_explicit(&s->reopen_err, r, memory_order_relaxed);
 			atomic_store_explicit(&s->link, ACQ_LINK_REOPENING, memory_order_relaxed);
 			due = retry_due(s, r, &watch);
 		}
 	} while (r < 0);
 	back = basic_mono_ns();
-	link_back(s, attempts, back);
-	ms = (back - t0) / MS_NS;
-	event(s, ACQ_EV_CAN_BACK, attempts, ms < UINT32_MAX ? (uint32_t)ms : UINT32_MAX);
+	if (sign)
+		blind = (back - sign) / MS_NS < ACQ_BLIND_UNKNOWN ? (uint32_t)((back - sign) / MS_NS) : ACQ_BLIND_UNKNOWN - 1;
+	link_back(s, attempts, blind, back);
+	/* How long it was gone is the time between the GONE and BACK events;
+	   the blind time after its return is known only here. */
+	event(s, ACQ_EV_CAN_BACK, attempts, blind);
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -483,6 +503,7 @@ int acq_source_new(const struct acq_source_cfg *cfg, acq_source_t **ret)
 	s->backoff_ns = BACKOFF_MIN_NS;
 	s->rng = cfg->seed | 1; /* xorshift must not start at 0 */
 	atomic_init(&s->watermark, INT64_MIN);
+	atomic_init(&s->blind_ms, ACQ_BLIND_UNKNOWN);
 	*ret = s;
 	return 0;
 }
@@ -556,6 +577,7 @@ int acq_source_link(const acq_source_t *s, struct acq_link_state *ret)
 	ret->attempts = atomic_load_explicit(&m->attempts, memory_order_relaxed);
 	ret->gone_ns = atomic_load_explicit(&m->gone_ns, memory_order_relaxed);
 	ret->back_ns = atomic_load_explicit(&m->back_ns, memory_order_relaxed);
+	ret->blind_ms = atomic_load_explicit(&m->blind_ms, memory_order_relaxed);
 	return 0;
 }
 

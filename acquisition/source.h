@@ -15,7 +15,9 @@
  *    soon as it returns (ops->await: watched, not polled) or else after
  *    jittered waits doubling from 100 ms to 5 s (a device that is there
  *    but fails to open always waits those), and announced back
- *    (ACQ_EV_CAN_BACK, arg = attempts, detail = ms gone); its presence is
+ *    (ACQ_EV_CAN_BACK, arg = attempts, detail = ms blind after its return:
+ *    from the sign of it to the reopen; ACQ_BLIND_UNKNOWN when no sign was
+ *    seen); its presence is
  *    published for any thread (acq_source_link());
  *  - at stop, what the device already holds is read and pushed (bounded);
  *  - a recorded source is paced at X times real time (acq-pace.h);
@@ -122,7 +124,14 @@ struct acq_link_state {
 	uint32_t attempts;        /* reopen attempts (this or the last time) */
 	int64_t gone_ns;          /* CLOCK_MONOTONIC it went away (the last time) */
 	int64_t back_ns;          /* CLOCK_MONOTONIC it came back, 0 = never */
+	uint32_t blind_ms;        /* the last return: ms from the sign of the
+	                             device's return (ops->await, or the
+	                             driver's own watch) to the reopen, the
+	                             time the bus went unheard after it was
+	                             there again; ACQ_BLIND_UNKNOWN: reopened
+	                             on a timed step, its return not seen */
 };
+
 
 struct acq_source_stats {
 	uint64_t items;           /* received and handed to the ring (the ring

@@ -11,7 +11,10 @@
  * per due group at most; TCP connects are non-blocking and bounded by the
  * response timeout inside libmodbus, so a dead peer never stalls the
  * thread longer than one attempt.  DISCONNECT is emitted when the link goes
- * down (or first fails), CONNECT (arg = attempts) when it comes back.
+ * down (or first fails), CONNECT (arg = attempts, detail = the ms from the
+ * watch's sign of the tty's return to the connect, ACQ_BLIND_UNKNOWN when
+ * no return was seen: the first connect, TCP, a timed retry) when it
+ * comes back.
  * An RTU tty that is not there at all is not retried on those steps: its
  * path is watched (dev-watch.c) and the connect follows its return at
  * the next due group; a slow timed retry stays as a safety net.
@@ -60,6 +63,7 @@ void bus_mb_link_down(bus_dev_t *dev, int err)
 		   is only a safety net, at the longest step, and the backoff
 		   does not grow for a device that is not there. */
 		p->absent = true;
+		p->sign_ns = 0; /* not there: the blind time starts at the next sign */
 		jitter = (int64_t)(rng_next(p) % (uint64_t)(MB_BACKOFF_MAX_NS / 2 + 1));
 		p->retry_at_ns = now + MB_BACKOFF_MAX_NS / 2 + jitter;
 		return;
@@ -74,14 +78,29 @@ void bus_mb_link_down(bus_dev_t *dev, int err)
 	p->backoff_ns = p->backoff_ns * 2 > MB_BACKOFF_MAX_NS ? MB_BACKOFF_MAX_NS : p->backoff_ns * 2;
 }
 
-/* Whether a reconnect is due: its time has come, or the tty of an absent
-   RTU device was seen coming back (looked at without waiting: the poll
-   groups' schedule paces the thread). */
+/* Whether a reconnect is due: the tty of an absent RTU device was seen
+   coming back (looked at without waiting: the poll groups' schedule paces
+   the thread), or the time has come.  The watch first: a return seen in
+   the same group as a timed retry is still the start of the blind time. */
 static bool link_due(struct mb_priv *p)
 {
-	if (basic_now_ns(CLOCK_MONOTONIC) >= p->retry_at_ns)
+	if (p->absent && p->watch && bus_path_watch_wait(p->watch, 0) > 0) {
+		if (!p->sign_ns)
+			p->sign_ns = basic_now_ns(CLOCK_MONOTONIC);
 		return true;
-	return p->absent && p->watch && bus_path_watch_wait(p->watch, 0) > 0;
+	}
+	return basic_now_ns(CLOCK_MONOTONIC) >= p->retry_at_ns;
+}
+
+/* CONNECT's detail: ms from the sign of the tty's return to now. */
+static uint32_t link_blind_ms(const struct mb_priv *p)
+{
+	int64_t ms;
+
+	if (!p->sign_ns)
+		return ACQ_BLIND_UNKNOWN;
+	ms = (basic_now_ns(CLOCK_MONOTONIC) - p->sign_ns) / MB_NS_PER_MS;
+	return ms < ACQ_BLIND_UNKNOWN ? (uint32_t)ms : ACQ_BLIND_UNKNOWN - 1;
 }
 
 static int link_open(struct mb_priv *p)
@@ -122,7 +141,8 @@ bool bus_mb_link_ensure(bus_dev_t *dev)
 	/* Names made while it is there are no sign of a return. */
 	if (p->watch)
 		bus_path_watch_flush(p->watch);
-	event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_CONNECT, p->attempts, 0);
+	event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_CONNECT, p->attempts, link_blind_ms(p));
+	p->sign_ns = 0;
 	p->down_reported = false;
 	p->attempts = 0;
 	p->backoff_ns = MB_BACKOFF_MIN_NS;

@@ -102,6 +102,9 @@ struct mb_priv {
 	uint64_t rng;              /* xorshift64 state for the backoff jitter */
 	struct bus_path_watch *watch; /* RTU: its tty's path, while it is away */
 	bool absent;               /* the last connect found no device */
+	int64_t sign_ns;           /* CLOCK_MONOTONIC the watch saw the absent
+	                              tty return (0: not seen): CONNECT's blind
+	                              time starts there */
 	int64_t resp_ns;           /* response timeout */
 	struct mb_rtu *rtu;        /* RTU only */
 	uint16_t tid;

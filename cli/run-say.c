@@ -158,19 +158,23 @@ static const char *gone_words(int cause)
 void cli_link_words(const struct bus_cfg *bc, const struct acq_link_state *l, uint64_t lost, char *buf,
                     size_t len)
 {
-	char where[BUS_PATH_MAX + 32], extra[64] = "";
+	char where[BUS_PATH_MAX + 32], extra[64] = "", blind[64] = "";
 
 	pl_bus_where(bc, where, sizeof(where));
 	if (lost > 1)
 		snprintf(extra, sizeof(extra), " (%" PRIu64 " losses since the last message)", lost);
+	/* The bus unheard after the device was there again (issue 30's blind
+	   time); unknown when its return was not seen, only a timed retry. */
+	if (l->state == ACQ_LINK_UP && l->blind_ms != ACQ_BLIND_UNKNOWN)
+		snprintf(blind, sizeof(blind), ", read again %" PRIu32 " ms after it reappeared", l->blind_ms);
 	if (l->state == ACQ_LINK_UP && lost) /* gone and back within a second: say why here */
-		snprintf(buf, len, "bus '%s' (%s) is back after %.1f s, reopen #%" PRIu64 "%s; it was gone: %s%s",
-		         bc->name, where, (double)(l->back_ns - l->gone_ns) / 1e9, l->reopens, extra, strerror(-l->cause),
-		         gone_words(l->cause));
+		snprintf(buf, len, "bus '%s' (%s) is back after %.1f s, reopen #%" PRIu64 "%s%s; it was gone: %s%s",
+		         bc->name, where, (double)(l->back_ns - l->gone_ns) / 1e9, l->reopens, blind, extra,
+		         strerror(-l->cause), gone_words(l->cause));
 	else if (l->state == ACQ_LINK_UP)
-		snprintf(buf, len, "bus '%s' (%s) is back after %.1f s (%u attempt%s), reopen #%" PRIu64 "%s",
+		snprintf(buf, len, "bus '%s' (%s) is back after %.1f s (%u attempt%s), reopen #%" PRIu64 "%s%s",
 		         bc->name, where, (double)(l->back_ns - l->gone_ns) / 1e9, l->attempts, l->attempts == 1 ? "" : "s",
-		         l->reopens, extra);
+		         l->reopens, blind, extra);
 	else if (lost)
 		snprintf(buf, len, "bus '%s' (%s) is gone: %s%s; recording the rest, reopening as soon as it returns%s",
 		         bc->name, where, strerror(-l->cause), gone_words(l->cause), extra);

@@ -12,8 +12,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "cli.h"
+#include "cli/stat-rt.h"
 #include "cli/stat-table.h"
 #include "pipeline/statserver.h"
 
@@ -32,14 +34,23 @@ static const char stat_usage[] =
 
 static int stat_socket(const char *path, bool json)
 {
+	struct cli_stat_daemon d;
+	struct ucred peer = { 0 };
+	socklen_t plen = sizeof(peer);
 	FILE *f;
 	/* no request: the health, at once */
 	int r = pl_stat_open(path, NULL, &f);
 
 	if (r < 0)
 		return r;
-	cli_stat_lines(f, json, stdout);
+	/* The daemon's pid, from the kernel (a socket says whose it is):
+	   its threads' scheduling is read back from it. */
+	if (getsockopt(fileno(f), SOL_SOCKET, SO_PEERCRED, &peer, &plen) < 0)
+		peer.pid = 0;
+	cli_stat_lines_daemon(f, json, stdout, &d);
 	fclose(f);
+	if (!json && d.seen && peer.pid > 0)
+		(void)cli_stat_realtime(stdout, peer.pid, &d, "/", "");
 	return 0;
 }
 

@@ -23,9 +23,9 @@
 
 void cli_health_header(FILE *out)
 {
-	fprintf(out, "%-14s %-9s %12s %9s %7s %7s %8s %6s %9s %7s %7s %8s %9s  %-9s %7s\n", "name", "kind", "items", "rate/s",
-	            "drops", "errors", "overruns", "ring%", "backlog", "p50us", "p99us", "p99.9us", "max us", "state",
-	            "reopens");
+	fprintf(out, "%-14s %-9s %12s %9s %7s %7s %8s %6s %9s %7s %7s %8s %9s  %-9s %7s %8s\n", "name", "kind", "items",
+	            "rate/s", "drops", "errors", "overruns", "ring%", "backlog", "p50us", "p99us", "p99.9us", "max us", "state",
+	            "reopens", "blind ms");
 }
 
 /* backlog: the log's records not yet synced, the uplink's not yet
@@ -54,14 +54,17 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 		            (double)h->latency_max_ns / 1e3);
 	else
 		fprintf(out, " %7s %7s %8s %9s", "-", "-", "-", "-");
-	/* Buses: whether the device is there, and how often it came back;
-	   the uplink: connected or offline. */
-	if (h->state[0] && strcmp(h->kind, "uplink"))
-		fprintf(out, "  %-9s %7" PRIu64 "\n", h->state, h->reopens);
+	/* Buses: whether the device is there, how often it came back, and
+	   how long it went unheard after its last return (when that was
+	   seen); the uplink: connected or offline. */
+	if (h->state[0] && strcmp(h->kind, "uplink") && h->reopens && h->blind_ms != UINT32_MAX)
+		fprintf(out, "  %-9s %7" PRIu64 " %8" PRIu32 "\n", h->state, h->reopens, h->blind_ms);
+	else if (h->state[0] && strcmp(h->kind, "uplink"))
+		fprintf(out, "  %-9s %7" PRIu64 " %8s\n", h->state, h->reopens, "-");
 	else if (h->state[0])
-		fprintf(out, "  %-9s %7s\n", h->state, "-");
+		fprintf(out, "  %-9s %7s %8s\n", h->state, "-", "-");
 	else
-		fprintf(out, "  %-9s %7s\n", "-", "-");
+		fprintf(out, "  %-9s %7s %8s\n", "-", "-", "-");
 }
 
 /* Minimal reader for our own JSON lines: numeric and string fields by key. */
@@ -103,6 +106,7 @@ static void row_from_json(FILE *out, const char *line)
 	json_str(line, "kind", h.kind, sizeof(h.kind));
 	json_str(line, "state", h.state, sizeof(h.state));
 	json_u64(line, "reopens", &h.reopens);
+	h.blind_ms = json_u64(line, "blind_ms", &v) && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 	json_u64(line, "items", &h.items);
 	json_u64(line, "drops", &h.drops);
 	json_u64(line, "errors", &h.errors);
@@ -129,10 +133,43 @@ static void row_from_json(FILE *out, const char *line)
 	cli_health_row(out, &h);
 }
 
+/* A signed field of the daemon line (a negative cpu_latency_us). */
+static bool json_int(const char *line, const char *key, int *ret)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return false;
+	*ret = (int)strtol(p + strlen(pat), NULL, 10);
+	return true;
+}
+
+static void daemon_rt(const char *line, struct cli_stat_daemon *d)
+{
+	if (!d)
+		return;
+	d->seen = true;
+	d->rt_priority = 0;
+	d->cpu_latency_us = -1;
+	json_int(line, "rt_priority", &d->rt_priority);
+	json_int(line, "cpu_latency_us", &d->cpu_latency_us);
+	d->pm_qos_held = strstr(line, "\"pm_qos_held\":true") != NULL;
+}
+
 unsigned cli_stat_lines(FILE *in, bool json, FILE *out)
+{
+	return cli_stat_lines_daemon(in, json, out, NULL);
+}
+
+unsigned cli_stat_lines_daemon(FILE *in, bool json, FILE *out, struct cli_stat_daemon *ret_daemon)
 {
 	char line[1024];
 	unsigned rows = 0;
+
+	if (ret_daemon)
+		ret_daemon->seen = false;
 
 	if (!json)
 		cli_health_header(out);
@@ -140,6 +177,8 @@ unsigned cli_stat_lines(FILE *in, bool json, FILE *out)
 		uint64_t records = 0, next = 0, drops = 0, refused = 0, unsent = 0;
 		char up[32];
 		rows++;
+		if (strstr(line, "\"name\":\"daemon\""))
+			daemon_rt(line, ret_daemon);
 		if (json)
 			fputs(line, out);
 		else if (strstr(line, "\"name\":\"daemon\"")) {

@@ -24,6 +24,17 @@ void cli_health_row(FILE *out, const struct rec_health *h);
    read. */
 unsigned cli_stat_lines(FILE *in, bool json, FILE *out);
 
+/* What the "daemon" line says of realtime (seen: there was one). */
+struct cli_stat_daemon {
+	bool seen;
+	int rt_priority, cpu_latency_us;
+	bool pm_qos_held;
+};
+
+/* cli_stat_lines, and the daemon line's realtime fields into *ret_daemon
+   (may be NULL). */
+unsigned cli_stat_lines_daemon(FILE *in, bool json, FILE *out, struct cli_stat_daemon *ret_daemon);
+
 /* The latest Health entries in the log in dir, one per name, on out;
    unreadable parts said on err.  0, 1 if parts of the log could not be
    read, or -errno (-ENOENT: no health entries, said). */

@@ -432,6 +432,13 @@ const dbc_t *pl_daemon_dbc(const struct pl_daemon *d, size_t b)
 	return d ? pl_channels_dbc(d->ch, b) : NULL;
 }
 
+void pl_daemon_rt(const struct pl_daemon *d, int *ret_rt_priority, int *ret_cpu_latency_us, bool *ret_qos_held)
+{
+	*ret_rt_priority = d->cfg->rt_priority;
+	*ret_cpu_latency_us = d->cfg->cpu_latency_us;
+	*ret_qos_held = d->pm_qos != NULL;
+}
+
 int pl_daemon_stats(const struct pl_daemon *d, struct pl_daemon_stats *ret)
 {
 	struct pl_sink_stats ss;

@@ -89,6 +89,11 @@ int pl_daemon_live(const struct pl_daemon *d, size_t i, struct pl_live *ret_live
 /* Counters; safe to call while running (each counter read atomically). */
 int pl_daemon_stats(const struct pl_daemon *d, struct pl_daemon_stats *ret_stats);
 
+/* What the board asked of realtime (rt_priority, cpu_latency_us) and
+   whether the PM QoS request is held now: for `stat` to say what the
+   tail depends on.  Any thread (set at start, cleared at stop). */
+void pl_daemon_rt(const struct pl_daemon *d, int *ret_rt_priority, int *ret_cpu_latency_us, bool *ret_qos_held);
+
 struct rec_health;
 /* The latest health entries (one per bus, "collector", "log"), copied into
    ret; returns how many.  Empty until the first health_interval_s. */

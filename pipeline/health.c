@@ -119,6 +119,7 @@ static void bus_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, 
 	e->rate_hz = dt > 0 ? (double)(in->items - h->prev_items[b]) / dt : 0;
 	h->prev_items[b] = in->items;
 	e->reopens = in->reopens;
+	e->blind_ms = in->blind_ms;
 	snprintf(e->state, sizeof(e->state), "%s", acq_link_name(in->state));
 	if (in->latency)
 		latency(h, e, in->latency);

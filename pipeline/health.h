@@ -34,6 +34,7 @@ struct pl_health_bus {
 	uint32_t ring_fill_pct;
 	enum acq_link state;
 	uint64_t reopens;
+	uint32_t blind_ms;               /* acq_link_state.blind_ms */
 	const struct acq_latency *latency; /* NULL: none */
 	const struct acq_latency *transaction; /* Modbus request -> reply; NULL: none */
 };

@@ -321,7 +321,7 @@ int pl_sources_link(const pl_sources_t *s, size_t b, struct acq_link_state *ret)
 	if (!s || !ret || b >= s->cfg->nbuses)
 		return -EINVAL;
 	if (s->replay) {
-		*ret = (struct acq_link_state){ .state = ACQ_LINK_UP };
+		*ret = (struct acq_link_state){ .state = ACQ_LINK_UP, .blind_ms = ACQ_BLIND_UNKNOWN };
 		return 0;
 	}
 	return acq_source_link(s->src[b], ret);
@@ -342,7 +342,7 @@ void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *re
 		.name = bc->name, .modbus = bc->kind == BUS_KIND_MODBUS, .items = c.items, .drops = c.drops,
 		.errors = c.errors, .rx_dropped = st.rx_dropped, .bad_input = st.bad_input,
 		.ring_fill_pct = (uint32_t)(acq_ring_count(&s->ring[b]) * 100 / s->cfg->ring_slots),
-		.state = l.state, .reopens = l.reopens,
+		.state = l.state, .reopens = l.reopens, .blind_ms = l.blind_ms,
 		/* A driver that paces itself (Modbus) measures its own wakeups. */
 		.latency = lat ? lat : (s->replay ? NULL : acq_source_latency(s->src[b])),
 		.transaction = bus_dev_transaction(s->dev[b]),

@@ -70,6 +70,9 @@ void pl_stat_health_json(FILE *f, const struct rec_health *h)
 	fprintf(f, ",\"reopens\":%" PRIu64 ",\"window_alarm\":%u,\"window_s\":%" PRIu64 ",\"transaction_count\":%"
 	        PRIu64 ",\"transaction_p99_us\":%u,\"transaction_max_ns\":%" PRIu64, h->reopens, h->window_alarm,
 	        h->window_s, txn, h->transaction_p99_us, h->transaction_max_ns);
+	/* a bus that came back, its return seen: how long it went unheard */
+	if (h->state[0] && h->reopens && h->blind_ms != UINT32_MAX)
+		fprintf(f, ",\"blind_ms\":%" PRIu32, h->blind_ms);
 	if (!strcmp(h->kind, "trdp"))
 		fprintf(f, ",\"seq_gaps\":%" PRIu64 ",\"seq_repeats\":%" PRIu64 ",\"seq_back\":%" PRIu64
 		        ",\"topology_changes\":%" PRIu64, h->trdp_seq_gaps, h->trdp_seq_repeats, h->trdp_seq_back,
@@ -213,7 +216,8 @@ static void serve_one(struct pl_stat_server *s, int c)
 	struct pl_daemon_stats st;
 	struct upl_forward_stats us;
 	uint64_t cursor;
-	bool connected, insecure;
+	bool connected, insecure, qos_held;
+	int rt_priority, cpu_latency_us;
 	size_t n;
 	bool channels = wants_channels(c);
 	FILE *f = fdopen(c, "w");
@@ -238,6 +242,10 @@ static void serve_one(struct pl_stat_server *s, int c)
 	if (pl_daemon_uplink(s->d, &cursor, &connected, &insecure) == 0)
 		fprintf(f, ",\"uplink\":\"%s\",\"unsent\":%" PRIu64, connected ? "connected" : "offline",
 		        st.next_seq > cursor ? st.next_seq - cursor : 0);
+	/* what the board asked of realtime, for stat to hold the machine to */
+	pl_daemon_rt(s->d, &rt_priority, &cpu_latency_us, &qos_held);
+	fprintf(f, ",\"rt_priority\":%d,\"cpu_latency_us\":%d,\"pm_qos_held\":%s", rt_priority, cpu_latency_us,
+	        qos_held ? "true" : "false");
 	/* held windows sent ahead of the backlog (issue 17) */
 	if (pl_daemon_uplink_stats(s->d, &us) == 0)
 		fprintf(f, ",\"hold_requests\":%" PRIu64 ",\"hold_batches\":%" PRIu64 ",\"hold_refused\":%" PRIu64,

@@ -79,6 +79,8 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->rate_hz = h->rate_hz;
 	m->state = h->state;
 	m->reopens = h->reopens;
+	/* 0 on the wire (left off) is "not known": an older log reads so */
+	m->blind_ms_plus1 = h->reopens && h->blind_ms < UINT32_MAX ? h->blind_ms + 1 : 0;
 	m->window_alarm = h->window_alarm;
 	m->window_s = h->window_s;
 	m->trdp_seq_gaps = h->trdp_seq_gaps;

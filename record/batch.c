@@ -286,6 +286,7 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.rate_hz = m->rate_hz;
 	snprintf(h.state, sizeof(h.state), "%s", m->state);
 	h.reopens = m->reopens;
+	h.blind_ms = m->blind_ms_plus1 ? m->blind_ms_plus1 - 1 : UINT32_MAX;
 	h.window_alarm = m->window_alarm;
 	h.window_s = m->window_s;
 	h.trdp_seq_gaps = m->trdp_seq_gaps;

@@ -65,6 +65,10 @@ struct rec_health {
 	double rate_hz;
 	char state[12];       /* bus device: "up", "gone", "reopening"; "" otherwise */
 	uint64_t reopens;     /* bus device: times it came back after going away */
+	uint32_t blind_ms;    /* bus device: ms it went unheard after its last
+	                         return (from the sign of it to the reopen);
+	                         UINT32_MAX: not seen, never gone (on the wire
+	                         blind_ms_plus1, 0 for that) */
 	uint32_t window_alarm; /* log: enum stor_window_alarm (0 kept, 1 projected, 2 due) */
 	uint64_t window_s;    /* log: age of the oldest record kept, seconds */
 	/* the "clock" entry: the kernel's sync state (adjtimex), docs/time.md */

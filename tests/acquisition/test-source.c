@@ -461,7 +461,9 @@ static void test_gone_cycle(void)
 	n = pop_all(&g, out, sizeof(out) / sizeof(out[0]));
 	for (size_t k = 0; k < 3; k++) {
 		assert((ev = find_event(out, n, ACQ_EV_CAN_GONE, k)) && ev->event.arg == -EPIPE && ev->bus == 5);
-		assert((ev = find_event(out, n, ACQ_EV_CAN_BACK, k)) && ev->event.arg >= 2 && ev->event.detail >= 150);
+		/* no watch: reopened on a timed step, the return not seen */
+		assert((ev = find_event(out, n, ACQ_EV_CAN_BACK, k)) && ev->event.arg >= 2 &&
+		       ev->event.detail == ACQ_BLIND_UNKNOWN);
 	}
 	/* the checks ran on the monitor's thread, never on the loop's, and
 	   never while the device was released or reopened */
@@ -487,6 +489,7 @@ static void test_gone_watched(void)
 	struct acq_link_state l;
 	uint64_t awaits;
 	uint32_t attempts;
+	int64_t t_sign, t_failed;
 
 	rig_init(&g, 1 << 12, &(struct acq_source_cfg){ .ops = &fake_watch_ops, .bus = 2, .seed = 7 });
 	atomic_store(&g.f.gate, UINT64_MAX);
@@ -512,14 +515,19 @@ static void test_gone_watched(void)
 	atomic_store(&g.f.sign, true);
 	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_UP && l.reopens == 1, 5000));
 	assert(l.attempts == attempts + 1);
+	/* the blind time runs from the sign: seen, and short of the 5 s the
+	   safety net's step would take (a bound only a wrong start reaches) */
+	assert(l.blind_ms != ACQ_BLIND_UNKNOWN && l.blind_ms < 5000);
 
 	/* there but failing: timed steps, the watch is not asked */
 	atomic_store(&g.f.reopen_err, -EIO);
 	atomic_store(&g.f.present, false);
 	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.losses == 2 && l.reopen_err == -ENOENT, 5000));
 	atomic_store(&g.f.present, true);
+	t_sign = basic_mono_ns();
 	atomic_store(&g.f.sign, true);
 	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.reopen_err == -EIO, 5000));
+	t_failed = basic_mono_ns(); /* the sign was taken before this */
 	awaits = atomic_load(&g.f.awaits);
 	attempts = l.attempts;
 	atomic_store(&g.f.sign, true); /* no news for a device that is there */
@@ -527,6 +535,11 @@ static void test_gone_watched(void)
 	assert(atomic_load(&g.f.awaits) == awaits && atomic_load(&g.f.sign));
 	atomic_store(&g.f.reopen_err, 0);
 	assert(WAIT_FOR(acq_source_link(g.src, &l) == 0 && l.state == ACQ_LINK_UP && l.reopens == 2, 5000));
+	/* there but failing from the sign on: blind from the sign, over the
+	   failed attempts' timed steps, not from the last of them (ms are
+	   truncated: one ms of slack) */
+	assert(l.blind_ms != ACQ_BLIND_UNKNOWN && (int64_t)l.blind_ms * MS <= l.back_ns - t_sign &&
+	       (int64_t)l.blind_ms * MS + MS >= l.back_ns - t_failed);
 
 	/* a stop ends a wait for a sign */
 	atomic_store(&g.f.sign, false);

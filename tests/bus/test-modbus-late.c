@@ -8,7 +8,8 @@
  *
  * Response timeout R = 20 ms, byte timeout 5 ms.  First one slave, two
  * one-register reads of the same shape (holding 0 and 100) every 5 ms, and
- * one fault each, on a fresh line:
+ * one fault each, at its second request and again at a few percent of the
+ * later ones, on a fresh line:
  *   - the second request answered 30 ms late: the drain after the timeout
  *     hears it and throws it away (one LATE_REPLY), no probe needed;
  *   - answered 200 ms late by a slave deaf while busy: later than any
@@ -37,6 +38,15 @@
  * the line runs flat out.  Every register holds a value naming its unit and
  * address (mb-values.h): every sample is checked against the register it
  * claims, and the run ends with a table of what happened on the line.
+ * Why again: a loaded machine can hide one fault for good, and the
+ * scenario would wait for it until its bound (CI's armhf stage under
+ * qemu-arm: 2 runs in 22 beside stress-ng, in "30 ms late" and in "never
+ * answered, probes refused"): a thread held off past its 20 ms deadline
+ * reads the 30 ms late reply as there in time (it is the only answer
+ * owed, so taking it is right); a thread held off for most of a second
+ * forgets what the dropped request was owed (MB_OWED_LIFE) in the middle
+ * of its probes.  A scenario waits for its fault to be seen, whichever
+ * draw that is; what it asserts holds for any number of them.
  * Passes with 0 misattributed values and good values from every unit; the
  * healthy unit's longest wait between two values is printed (not asserted:
  * this machine is shared).
@@ -86,6 +96,9 @@ struct tally {
    scenario waits for has happened (never a fixed time: on a loaded
    machine a fixed time holds fewer transactions), or this many
    transactions. */
+#define SCENARIO_RUNS 5         /* runs of a scenario whose fault the load hid */
+#define SCENARIO_BOUND_MS 15000 /* each; 5 x 15 s stay within meson's 90 s */
+
 struct line_run {
 	const char *name;
 	const char *const *slaves;                              /* NULL-terminated */
@@ -227,8 +240,10 @@ static void print_table(const struct tally *t)
 	       (unsigned long long)sum.wrong, (double)t->u[4].worst_gap_ns / 1e6);
 }
 
-/* Run one line: start socat and the slaves, poll, stop them, tally. */
-static void run_line(const char *slaves_path, const struct line_run *lr, struct tally *t)
+/* Run one line: start socat and the slaves, poll, stop them, tally.
+   false: a scenario's run that did not get what it waits for within
+   SCENARIO_BOUND_MS (its tally is what it got). */
+static bool run_line(const char *slaves_path, const struct line_run *lr, struct tally *t)
 {
 	char dir[] = "/tmp/test-modbus-late-XXXXXX", a[64], b[64], timeout_arg[16];
 	char *argv[8 + 2 * UNITS + 1];
@@ -239,6 +254,7 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 	bus_dev_t *dev;
 	int64_t t0;
 	int n = 0;
+	bool reached = true;
 
 	memset(t, 0, sizeof(*t));
 	assert(mkdtemp(dir));
@@ -272,9 +288,14 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 				event(t, &it[i]);
 		}
 		assert(bus_dev_stats(dev, &st) == 0);
-		/* a bound that only a stalled driver reaches (a scenario takes
-		   well under a second on an idle machine) */
-		assert(tlib_mono_ms() - t0 < (lr->target ? 20 * 60 * 1000 : 60 * 1000));
+		/* a bound that only a stalled driver reaches (the mix), or a
+		   scenario whose fault the load hid (one takes well under a
+		   second on an idle machine; see scenarios()) */
+		if (!lr->target && tlib_mono_ms() - t0 >= SCENARIO_BOUND_MS) {
+			reached = false;
+			break;
+		}
+		assert(tlib_mono_ms() - t0 < 20 * 60 * 1000);
 	}
 	t->tx = st.tx_frames;
 	t->secs = (double)(tlib_mono_ms() - t0) / 1000;
@@ -285,6 +306,7 @@ static void run_line(const char *slaves_path, const struct line_run *lr, struct 
 	for (int fc = 0; fc < 256; fc++)
 		assert(!t->fc[fc] || (fc >= 1 && fc <= 4));
 	assert(t->disconnects == 0 && t->other == 0);
+	return reached;
 }
 
 /* The scenarios read single holding registers: any other request is a
@@ -322,17 +344,44 @@ static bool scenario_done(const struct tally *t, int i)
 	}
 }
 
+/*
+ * What the slave did that the scenario is about (its side, read when it
+ * stops).  The driver's side can be reached without it on a loaded machine:
+ * replies made late by the load are late replies too, and two of 150-250 ms
+ * end "150 ms late, requests queued" before the slave queued anything.
+ * Such a run proved nothing about the scenario, and is made again, as is
+ * one that did not get what it waits for within SCENARIO_BOUND_MS (under
+ * qemu-arm beside stress-ng the load hid the fault of "150 ms late" and of
+ * "never answered, probes refused" in spite of its repeats); at most
+ * SCENARIO_RUNS runs, so a driver that never gets there still fails.
+ */
+static bool scenario_exercised(const struct tally *t, int i)
+{
+	const struct unit_tally *u = &t->u[1];
+
+	switch (i) {
+	case 0: return u->late_sent >= 1;
+	case 1: return u->ignored >= 1;
+	case 2: return u->queued >= 1;
+	case 3: return probes(t) >= 1;
+	default: return probes(t) >= 2;
+	}
+}
+
+
 /* One slave, one fault at its second request, two same-shaped reads. */
 static void scenarios(const char *slaves_path)
 {
+	/* each fault at the second request, and again at a few percent of
+	   the later ones (see the top: one can be hidden by the load) */
 	static const struct {
 		const char *name, *slave;
 	} sc[] = {
-		{ "30 ms late", "1:queue:late#2@30" },
-		{ "200 ms late, deaf while busy", "1:deaf:late#2@200" },
-		{ "150 ms late, requests queued", "1:queue:late#2@150" },
-		{ "never answered", "1:queue:drop#2" },
-		{ "never answered, probes refused", "1:queue:drop#2,max=1,only=3" },
+		{ "30 ms late", "1:queue:late#2@30,late=3@30-30" },
+		{ "200 ms late, deaf while busy", "1:deaf:late#2@200,late=1@200-200" },
+		{ "150 ms late, requests queued", "1:queue:late#2@150,late=1@150-150" },
+		{ "never answered", "1:queue:drop#2,drop=1@0-0" },
+		{ "never answered, probes refused", "1:queue:drop#2,drop=3@0-0,max=1,only=3" },
 	};
 	const struct bus_mb_channel ch[2] = {
 		mb_chan(1, 1, BUS_MB_HOLDING, 0, BUS_MB_U16, 5),
@@ -345,7 +394,22 @@ static void scenarios(const char *slaves_path)
 		struct line_run lr = { sc[i].name, slaves, ch, 2, scenario_done, (int)i, 0 };
 		const struct unit_tally *u = &t.u[1];
 
-		run_line(slaves_path, &lr, &t);
+		for (int run = 1;; run++) {
+			bool reached = run_line(slaves_path, &lr, &t);
+
+			if (reached && scenario_exercised(&t, (int)i))
+				break;
+			printf("%-30s run %d: %s (%llu requests, %llu timeouts, %llu late replies seen; the slave: "
+			       "%llu late sent, %llu ignored, %llu queued, %llu probes): again\n",
+			       sc[i].name, run, reached ? "the slave's side of the fault did not happen"
+			                                : "not seen within the bound", (unsigned long long)t.tx,
+			       (unsigned long long)u->timeouts, (unsigned long long)u->late_seen,
+			       (unsigned long long)u->late_sent, (unsigned long long)u->ignored,
+			       (unsigned long long)u->queued, (unsigned long long)probes(&t));
+			/* whatever the load did, nothing is credited wrongly */
+			assert(u->wrong == 0 && u->crc == 0 && u->bad == 0);
+			assert(run < SCENARIO_RUNS);
+		}
 		printf("%-30s %3llu requests, %llu timeouts, %llu late replies recognised (the latest %lld ms after "
 		       "its request), %llu probes, %llu ignored, %llu queued, %llu good values, %llu misattributed\n",
 		       sc[i].name, (unsigned long long)t.tx, (unsigned long long)u->timeouts,

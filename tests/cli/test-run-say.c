@@ -130,13 +130,23 @@ static void test_link(const struct conf_board *cfg)
 	cli_link_words(&cfg->buses[0], &l, 0, buf, sizeof(buf));
 	CHECK_STR(buf, "bus 'vehicle' (socketcan can0) still gone after 1 attempt: reopen: No such file or directory");
 	l = (struct acq_link_state){ .state = ACQ_LINK_UP, .reopens = 4, .attempts = 3, .gone_ns = 1000000000,
-	                             .back_ns = 3500000000 };
+	                             .back_ns = 3500000000, .blind_ms = ACQ_BLIND_UNKNOWN };
 	cli_link_words(&cfg->buses[1], &l, 0, buf, sizeof(buf));
 	CHECK_STR(buf, "bus 'traction' (modbus tcp 10.0.0.2:502) is back after 2.5 s (3 attempts), reopen #4");
 	l.cause = -EPIPE;
 	cli_link_words(&cfg->buses[1], &l, 1, buf, sizeof(buf));
 	CHECK_STR(buf, "bus 'traction' (modbus tcp 10.0.0.2:502) is back after 2.5 s, reopen #4; it was gone: Broken pipe "
 	          "(the tty hung up: adapter unplugged or its pty closed)");
+	/* its return seen: the blind time after it, 0 ms included */
+	l.blind_ms = 0;
+	cli_link_words(&cfg->buses[1], &l, 0, buf, sizeof(buf));
+	CHECK_STR(buf, "bus 'traction' (modbus tcp 10.0.0.2:502) is back after 2.5 s (3 attempts), reopen #4, read again "
+	          "0 ms after it reappeared");
+	l.blind_ms = 104;
+	cli_link_words(&cfg->buses[0], &l, 2, buf, sizeof(buf));
+	CHECK_STR(buf, "bus 'vehicle' (socketcan can0) is back after 2.5 s, reopen #4, read again 104 ms after it "
+	          "reappeared (2 losses since the last message); it was gone: Broken pipe (the tty hung up: adapter "
+	          "unplugged or its pty closed)");
 }
 
 static void test_refusals_and_verdict(void)

@@ -154,6 +154,14 @@ type = u16
     print("stat when back:", {b: (st[b]["state"], st[b]["reopens"]) for b in ("vehicle", "recorder", "hvac")})
     assert st["vehicle"]["state"] == "up" and st["vehicle"]["reopens"] == 1, st
     assert st["hvac"]["reopens"] == 1 and st["recorder"]["reopens"] >= 1, st
+    # the serial devices' returns were watched: how long each bus went
+    # unheard after it (checked against the BACK/CONNECT events below)
+    blind = {b: st[b].get("blind_ms") for b in ("vehicle", "hvac")}
+    print("stat's blind time after the return, ms:", blind)
+    assert all(isinstance(v, int) for v in blind.values()), st
+    table = subprocess.run([RAILMON, "stat", "--socket", sock], capture_output=True, text=True, check=True).stdout
+    assert "blind ms" in table.splitlines()[0], table
+    assert re.search(rf"^vehicle .* up +1 +{blind['vehicle']}$", table, re.M), table
     rm.send_signal(signal.SIGTERM)
     assert rm.wait(30) == 0, "railmon run failed"
     for line in stderr_lines(err, r"bus '.*' \(.*\) is (gone|back)|still gone"):
@@ -173,6 +181,10 @@ type = u16
     assert recorder and recorder[0][1:] == ("CAN_GONE", -5) and recorder[-1][1] == "CAN_BACK", recorder
     hvac = [e[1] for e in ev if e[0] == 2 and e[1] in ("MB_DISCONNECT", "MB_CONNECT")]
     assert hvac == ["MB_CONNECT", "MB_DISCONNECT", "MB_DISCONNECT", "MB_CONNECT"], hvac  # one per daemon
+    # BACK and CONNECT carry the blind time stat showed (detail)
+    back = [r for r in recs if r["kind"] == "event" and r["event"] in ("CAN_BACK", "MB_CONNECT")]
+    assert [r["detail"] for r in back if r["bus"] == 0] == [blind["vehicle"]], back
+    assert [r["detail"] for r in back if r["bus"] == 2][-1] == blind["hvac"], back
     assert [e[1] for e in ev if e[0] == 65535].count("CONFIG_RELOAD") == 1
     samples = [r for r in recs if r["kind"] == "sample" and r["name"] == "hvac_temp"]
     assert samples and all(r["value"] == 1000 for r in samples)
