@@ -15,6 +15,7 @@ A UINT32 length above 65535 gives -ERANGE.  SEED=n repeats a run.
 """
 import os
 import random
+import shlex
 import subprocess
 import sys
 
@@ -27,7 +28,9 @@ RUNS = int(os.environ.get("RUNS", "150"))  # payloads per telegram
 
 
 def run_dump(dump, xml, lines):
-    out = subprocess.run([dump, xml, "--decode"], input="".join(lines), capture_output=True, text=True,
+    # a cross build's tool runs under meson's exe_wrapper (qemu-user)
+    wrap = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+    out = subprocess.run(wrap + [dump, xml, "--decode"], input="".join(lines), capture_output=True, text=True,
                          check=True).stdout.splitlines()
     blocks, cur = [], None
     for line in out:

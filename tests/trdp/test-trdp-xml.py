@@ -9,6 +9,7 @@ also loads the TCNopen stack's example files fetched there (never
 committed): all but the two the reference's rules refuse must load.
 """
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -115,7 +116,9 @@ def line_col(text, needle):
 
 
 def load(dump, path):
-    r = subprocess.run([dump, path], capture_output=True, text=True, timeout=30)
+    # a cross build's tool runs under meson's exe_wrapper (qemu-user)
+    wrap = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+    r = subprocess.run(wrap + [dump, path], capture_output=True, text=True, timeout=30)
     return r.returncode, r.stdout
 
 
