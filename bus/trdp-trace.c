@@ -186,7 +186,8 @@ static int drain(bus_dev_t *dev, struct stream *s, bool closing, struct acq_item
 			break;
 		}
 		r = trdp_md_frame_len(s->buf + at, s->fill - at, &len, &res);
-		if (r == -EAGAIN && !closing) {
+		/* the rest of the message is still to come */
+		if (!closing && (r == -EAGAIN || (r == 0 && len > s->fill - at))) {
 			r = 0;
 			break;
 		}
