@@ -286,6 +286,14 @@ static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_
 	}
 }
 
+/* An event whose deliver() stopped draining a stream is delivered again
+   after it (doing again what it did is harmless: the drained stream is
+   closed, or empty). */
+static bool redo(const struct trace_pcap_event *e)
+{
+	return e->kind == TRACE_PCAP_TCP_CLOSE || e->kind == TRACE_PCAP_TCP_GAP;
+}
+
 static int tt_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct capture *c = cap(dev);
@@ -299,11 +307,10 @@ static int tt_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeo
 		struct stream *s = c->draining;
 		if (drain(dev, s, c->drain_close, items, max, &n) < 0)
 			return (int)n;
-		if (c->have_ev && c->ev.kind == TRACE_PCAP_TCP_CLOSE) {
-			/* the close of the other direction is still to do */
-		} else {
+		/* a close or gap is delivered again: its other direction, or
+		   the stream marked broken after its bytes went */
+		if (!c->have_ev || !redo(&c->ev))
 			c->have_ev = false;
-		}
 	}
 	while (n + 3 <= max) {
 		if (!c->have_ev) {
@@ -327,8 +334,8 @@ static int tt_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeo
 		r = deliver(dev, &c->ev, items, max, &n);
 		if (r == -ENOBUFS && c->draining) {
 			/* the event's bytes are in its stream: done with the event
-			   unless it is a close whose other direction is left */
-			if (c->ev.kind != TRACE_PCAP_TCP_CLOSE)
+			   unless it is to be done again when the stream drained */
+			if (!redo(&c->ev))
 				c->have_ev = false;
 			break;
 		}

@@ -8,7 +8,9 @@ there, not only those a kernel happens to make:
 - MD over TCP: a message cut over three segments (recorded once, when
   its last byte came, at that packet's time), two messages and a half in
   one segment, then a message with a bad header FCS: recorded raw and
-  refused, and the rest of that direction passed over;
+  refused, and the rest of that direction passed over; a connection with
+  bytes never captured (a gap: damage, exit 1): the message cut by it
+  refused, the rest passed over;
 - an MD reply over UDP from port 17225 to the requester's ephemeral port;
 - PD to 17224, one with a bad FCS (refused, counted), one over an 802.1Q
   VLAN; a datagram to another port (not TRDP: not recorded).
@@ -28,7 +30,7 @@ import trdp_pub  # noqa: E402
 
 CLIENT, SERVER, GROUP = "10.0.0.1", "10.0.0.2", "239.193.0.1"
 T0 = 1764900000  # capture seconds
-RESULT_BAD_FCS = 2
+RESULT_SHORT, RESULT_BAD_FCS = 1, 2
 
 
 def ip4(a):
@@ -85,10 +87,11 @@ def main():
         packets.append((len(packets) * 1000 + 17, frame))
         return T0 * 10**9 + packets[-1][0] * 1000
 
-    def expect(t_ns, wire, kind, src, sport, dst, dport, com_id=0, seq=0, msg="", tcp_=False, bad=False, sid=None):
+    def expect(t_ns, wire, kind, src, sport, dst, dport, com_id=0, seq=0, msg="", tcp_=False, bad=False, sid=None,
+               result=RESULT_BAD_FCS):
         r = {"time_ns": t_ns, "data": wire.hex(), "src": src, "src_port": sport, "dst": dst, "dst_port": dport,
              "com_id": 0 if bad else com_id, "seq_counter": 0 if bad else seq, "etb_topo": 0 if bad else 1,
-             "op_trn_topo": 0 if bad else 2, "result": RESULT_BAD_FCS if bad else 0}
+             "op_trn_topo": 0 if bad else 2, "result": result if bad else 0}
         if not bad:
             r["flags"] = msg + ("|TCP" if tcp_ else "")
         if kind == "md" and not bad:
@@ -126,6 +129,22 @@ def main():
     fin_seq = isn + 1 + len(stream) + len(more)
     add(tcp(CLIENT, 40002, SERVER, 17225, fin_seq, isn2 + 1, FIN | ACK, b"", ident + 1))
     add(tcp(SERVER, 17225, CLIENT, 40002, isn2 + 1, fin_seq + 1, FIN | ACK, b"", 202))
+    # a second connection whose segment was never captured: the message
+    # before the gap recorded, a message cut by it refused (truncated),
+    # what follows it passed over (its framing is lost), the gap dropped
+    g0, gsid = md(20, 2004, 64)
+    g1, _ = md(21, 2004, 400)
+    gisn = 9000
+    add(tcp(CLIENT, 40006, SERVER, 17225, gisn, 0, SYN, b"", 500))
+    add(tcp(SERVER, 17225, CLIENT, 40006, gisn2 := 7000, gisn + 1, SYN | ACK, b"", 501))
+    tg = add(tcp(CLIENT, 40006, SERVER, 17225, gisn + 1, gisn2 + 1, PSH | ACK, g0 + g1[:100], 502))
+    expect(tg, g0, "md", CLIENT, 40006, SERVER, 17225, 2004, 20, "Mn", tcp_=True, sid=gsid)
+    expect(tg, g1[:100], "md", CLIENT, 40006, SERVER, 17225, tcp_=True, bad=True, result=RESULT_SHORT)
+    # g1[100:200] never captured
+    add(tcp(CLIENT, 40006, SERVER, 17225, gisn + 1 + len(g0) + 200, gisn2 + 1, PSH | ACK, g1[200:], 503))
+    fin = gisn + 1 + len(g0) + len(g1)
+    add(tcp(CLIENT, 40006, SERVER, 17225, fin, gisn2 + 1, FIN | ACK, b"", 504))
+    add(tcp(SERVER, 17225, CLIENT, 40006, gisn2 + 1, fin + 1, FIN | ACK, b"", 505))
     # an MD reply over UDP: from 17225 to the requester's ephemeral port
     reply, sid = md(3, 2003, 40, msg_type="Mp")
     t = add(udp(SERVER, 17225, CLIENT, 40004, reply, 400))
@@ -140,8 +159,9 @@ def main():
         out = os.path.join(tmp, "log")
         r = subprocess.run([railmon, "replay", cap, "--data", out, "--quiet"], capture_output=True, text=True)
         print(r.stderr.strip())
-        if r.returncode != 0:
-            print("replay exit %d" % r.returncode)
+        # the gap is damage: said, the rest replayed, exit 1
+        if r.returncode != 1 or "100 bytes of TCP connection 2 never seen" not in r.stderr:
+            print("replay exit %d, want 1 and the gap named" % r.returncode)
             return 1
         e = subprocess.run([railmon, "export", "--data", out, "--format", "jsonl"], capture_output=True,
                            text=True, check=True)
@@ -158,8 +178,9 @@ def main():
             bad += 1
             print("record %d: %s" % (i, {k: (str(a)[:80], str(b)[:80]) for k, (a, b) in diff.items()}))
     row = next((json.loads(x) for x in rows.stdout.splitlines() if '"kind":"trdp"' in x.replace(" ", "")), {})
-    if row.get("bad_input") != 2:
-        print("stat's trdp row: bad_input %s, want 2 (the two bad FCS)" % row.get("bad_input"))
+    if row.get("bad_input") != 3 or row.get("rx_dropped") != 1:
+        print("stat's trdp row: bad_input %s, want 3 (two bad FCS, one cut by the gap), rx_dropped %s, want 1 "
+              "(the gap)" % (row.get("bad_input"), row.get("rx_dropped")))
         bad += 1
     print("capture written by hand: %d packets, %d records as expected of %d; %d wrong" % (
         len(packets), len(recs) - bad if len(recs) >= bad else 0, len(want), bad))
