@@ -36,49 +36,8 @@
 #include "acquisition/acq-bytes.h"
 #include "basic/clock.h"
 #include "bus-private.h"
+#include "trdp-private.h"
 #include "trdp/header.h"
-
-#define TRDP_BURST 32
-/* A PD datagram is at most its header and 1432 bytes; a longer one is
-   still taken whole up to this, and flagged too long. */
-#define PD_SLOT 2048u
-/* The largest UDP payload: an MD telegram is at most 65504 bytes. */
-#define MD_SLOT 65536u
-#define OWN_BYTES_DEFAULT (4u << 20)
-#define TRACK_MAX 1024u /* senders x ComIds followed, a power of 2 */
-#define TRACK_PROBE 8
-#define BAD_EVENT_NS 1000000000LL
-
-enum { SOCK_PD, SOCK_MD, SOCK_N };
-
-struct track {
-	uint32_t src, com_id, last_seq;
-	uint8_t used, kind;
-};
-
-struct trdp_priv {
-	int fd[SOCK_N];
-	int ifindex;
-	struct acq_bytes own;
-	uint8_t *own_buf;
-	struct acq_bytes *bytes;
-	uint32_t ovfl_last[SOCK_N];
-	struct mmsghdr msg[TRDP_BURST];
-	struct iovec iov[TRDP_BURST];
-	struct sockaddr_in from[TRDP_BURST];
-	_Alignas(struct cmsghdr) char cmsg[TRDP_BURST][256];
-	uint8_t scratch[MD_SLOT]; /* what is read to be dropped: no room */
-	struct track track[TRACK_MAX];
-	bool topo_seen;
-	uint32_t etb, optrn;
-	uint64_t bad_since;
-	int bad_reason;
-	int64_t bad_last_ns;
-	int next_sock; /* the socket read first next time: fairness */
-	/* counters: written by the RX thread, read by any (bus_counters' rule) */
-	_Atomic uint64_t st_telegrams, st_refused[8], st_gaps, st_repeats, st_back, st_topo, st_bytes_drops,
-		st_untracked;
-};
 
 static struct trdp_priv *priv(const bus_dev_t *dev)
 {
@@ -145,7 +104,7 @@ static int open_socks(bus_dev_t *dev)
 	return r;
 }
 
-static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+int bus_trdp_priv_new(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	const struct bus_trdp_cfg *c = &cfg->trdp;
 	struct trdp_priv *p;
@@ -166,7 +125,25 @@ static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 		acq_bytes_init(&p->own, p->own_buf, size);
 		p->bytes = &p->own;
 	}
-	return bus_open_absent(dev, open_socks(dev));
+	return 0;
+}
+
+void bus_trdp_priv_free(bus_dev_t *dev)
+{
+	struct trdp_priv *p = priv(dev);
+
+	if (!p)
+		return;
+	free(p->own_buf);
+	free(p);
+	dev->priv = NULL;
+}
+
+static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+{
+	int r = bus_trdp_priv_new(dev, cfg);
+
+	return r < 0 ? r : bus_open_absent(dev, open_socks(dev));
 }
 
 static void trdp_close(bus_dev_t *dev)
@@ -176,9 +153,7 @@ static void trdp_close(bus_dev_t *dev)
 	if (!p)
 		return;
 	close_socks(p);
-	free(p->own_buf);
-	free(p);
-	dev->priv = NULL;
+	bus_trdp_priv_free(dev);
 }
 
 static void trdp_release(bus_dev_t *dev)
@@ -300,30 +275,24 @@ static void read_cmsgs(bus_dev_t *dev, int sock, struct msghdr *mh, struct acq_i
 	}
 }
 
-/* One received datagram as an item (and the events it causes) at out;
-   returns the items written (1 to 3). */
-static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct acq_item *out)
+size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, bool cut,
+                         uint32_t src_ip, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                         struct acq_item *out)
 {
 	struct trdp_priv *p = priv(dev);
-	struct msghdr *mh = &p->msg[j].msg_hdr;
 	struct acq_item *it = out;
 	size_t n = 1;
 
-	memset(it, 0, sizeof(*it));
-	it->kind = ACQ_ITEM_TRDP;
-	it->bus = dev->cfg.index;
-	it->t_ns = basic_realtime_ns(); /* unless the kernel says */
-	read_cmsgs(dev, sock, mh, it);
-	int r = trdp_telegram_fill(sock == SOCK_MD ? TRDP_KIND_MD : TRDP_KIND_PD, data, p->msg[j].msg_len,
-	                           &it->trdp);
+	int r = trdp_telegram_fill(kind, data, len, &it->trdp);
 	/* cut by our slot: longer than any telegram of its kind may be */
-	if (mh->msg_flags & MSG_TRUNC) {
+	if (cut) {
 		r = TRDP_HDR_TOO_LONG;
 		it->trdp.flags = (uint16_t)((it->trdp.flags & 0xffu) | (unsigned)r << ACQ_TRDP_RESULT_SHIFT);
 	}
-	it->trdp.src_ip = ntohl(p->from[j].sin_addr.s_addr);
-	it->trdp.src_port = ntohs(p->from[j].sin_port);
-	it->trdp.dst_port = sock == SOCK_MD ? dev->cfg.trdp.md_port : dev->cfg.trdp.pd_port;
+	it->trdp.src_ip = src_ip;
+	it->trdp.src_port = src_port;
+	it->trdp.dst_ip = dst_ip;
+	it->trdp.dst_port = dst_port;
 	basic_counter_add(&p->st_telegrams, 1);
 	basic_counter_add(&p->st_refused[r & 7], 1);
 	if (r != TRDP_HDR_OK) {
@@ -339,7 +308,7 @@ static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct
 		return n;
 	}
 	bus_stat_add(&dev->stats.rx_frames, 1);
-	follow_seq(p, &it->trdp, (unsigned)sock);
+	follow_seq(p, &it->trdp, (unsigned)kind);
 	if (p->topo_seen && (it->trdp.etb_topo != p->etb || it->trdp.op_trn_topo != p->optrn)) {
 		basic_counter_add(&p->st_topo, 1);
 		out[n++] = event_item(it->t_ns, it->bus, ACQ_EV_TRDP_TOPOLOGY,
@@ -350,6 +319,25 @@ static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct
 	p->etb = it->trdp.etb_topo;
 	p->optrn = it->trdp.op_trn_topo;
 	return n;
+}
+
+/* One received datagram as an item (and the events it causes) at out;
+   returns the items written (1 to 3). */
+static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct acq_item *out)
+{
+	struct trdp_priv *p = priv(dev);
+	struct msghdr *mh = &p->msg[j].msg_hdr;
+	struct acq_item *it = out;
+
+	memset(it, 0, sizeof(*it));
+	it->kind = ACQ_ITEM_TRDP;
+	it->bus = dev->cfg.index;
+	it->t_ns = basic_realtime_ns(); /* unless the kernel says */
+	read_cmsgs(dev, sock, mh, it);
+	return bus_trdp_telegram(dev, sock == SOCK_MD ? TRDP_KIND_MD : TRDP_KIND_PD, data, p->msg[j].msg_len,
+	                         (mh->msg_flags & MSG_TRUNC) != 0, ntohl(p->from[j].sin_addr.s_addr),
+	                         ntohs(p->from[j].sin_port), it->trdp.dst_ip,
+	                         sock == SOCK_MD ? dev->cfg.trdp.md_port : dev->cfg.trdp.pd_port, out);
 }
 
 /* Read what a socket has for lack of room, and count it dropped. */
