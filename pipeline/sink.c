@@ -93,6 +93,9 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct acq_item *it = &items[i];
 		pl_sink_encode(s, it);
+		/* a telegram is decoded before its bytes go back to the ring */
+		if (it->kind == ACQ_ITEM_TRDP)
+			decode_frame(s, it);
 		/* encoded (its bytes copied into the Batch) or refused: either
 		   way its bytes are free now, and those of items the ring
 		   dropped before it */
