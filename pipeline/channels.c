@@ -572,15 +572,35 @@ static int decode_j1939(pl_channels_t *ch, const struct acq_item *it, struct acq
 
 /* ------------------------------------------------------------ TRDP */
 
-/* The longest prefix of s[0..len) that fits max bytes and ends on a UTF-8
-   character's boundary (the decoder's text is UTF-8). */
-static size_t utf8_cut(const char *s, size_t len, size_t max)
+/*
+ * A decoded text (UTF-8) as a text item: a text item holds printable ASCII
+ * only (acq-item.h; the Batch refuses anything else), so each character
+ * that is not becomes one '?', and the first ACQ_TEXT_MAX characters are
+ * kept.  Either makes the quality INVALID: the text is not the one sent.
+ */
+static void trdp_text_item(struct acq_text *t, const char *s, size_t len)
 {
-	if (len <= max)
-		return len;
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
+	size_t i = 0, n = 0;
+	bool exact = true;
+
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		size_t step = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+
+		if (n == ACQ_TEXT_MAX) {
+			exact = false;
+			break;
+		}
+		if (c >= 0x20 && c <= 0x7e) {
+			t->text[n++] = (char)c;
+		} else {
+			t->text[n++] = '?';
+			exact = false;
+		}
+		i += step;
+	}
+	t->len = (uint8_t)n;
+	t->quality = exact ? ACQ_Q_GOOD : ACQ_Q_INVALID;
 }
 
 /*
@@ -631,13 +651,9 @@ static int decode_trdp(pl_channels_t *ch, const struct acq_item *it, struct acq_
 		}
 		id = (uint32_t)it->bus << 16 | (m->first[v->leaf] + v->index);
 		if (v->type == TRDP_TYPE_CHAR8 || v->type == TRDP_TYPE_UTF16) {
-			size_t len = utf8_cut(ch->ttext + v->text_off, v->text_len, ACQ_TEXT_MAX);
 			out[n] = (struct acq_item){ .kind = ACQ_ITEM_TEXT, .t_ns = it->t_ns, .bus = it->bus };
 			out[n].text.channel = id;
-			/* a text cut to the item's room is not the one sent */
-			out[n].text.quality = len < v->text_len ? ACQ_Q_INVALID : ACQ_Q_GOOD;
-			out[n].text.len = (uint8_t)len;
-			memcpy(out[n].text.text, ch->ttext + v->text_off, len);
+			trdp_text_item(&out[n].text, ch->ttext + v->text_off, v->text_len);
 		} else {
 			out[n] = (struct acq_item){ .kind = ACQ_ITEM_SAMPLE, .t_ns = it->t_ns, .bus = it->bus };
 			out[n].sample.channel = id;

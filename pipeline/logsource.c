@@ -45,7 +45,9 @@ static bool wanted(const pl_logsource_t *ls, const struct acq_item *it)
 {
 	if (it->bus >= ls->cfg->nbuses)
 		return false;
-	if (it->kind == ACQ_ITEM_SAMPLE)
+	/* samples and texts of CAN and TRDP buses are decoded again from
+	   their frames and telegrams: only Modbus ones go through as recorded */
+	if (it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT)
 		return ls->cfg->buses[it->bus].kind == BUS_KIND_MODBUS;
 	if (it->kind == ACQ_ITEM_EVENT)
 		return it->event.code != ACQ_EV_START && it->event.code != ACQ_EV_STOP &&
