@@ -49,7 +49,14 @@ struct trdp_tel_map {
 	uint32_t *first;     /* per leaf: its first channel (a dynamic leaf has nslots) */
 	uint32_t *nslots;    /* per leaf: 1, or a dynamic leaf's channels */
 	size_t nchannels;    /* the telegram's channels: the most samples it gives */
+	/* PD supervision (TRDP_TIMEOUT / TRDP_BACK) by the telegrams' receive
+	   times, so a replay of the log gives the same events */
+	int64_t timeout_ns;  /* the XML's timeout, else 3 cycles; 0: none (not PD) */
+	int64_t last_ns;     /* the last one's receive time */
+	uint8_t state;       /* TEL_* */
 };
+
+enum { TEL_NEVER, TEL_LIVE, TEL_TIMED_OUT };
 
 /* A TRDP bus with an XML: its telegrams' plans and where their values go. */
 struct trdp_bus {
@@ -323,8 +330,11 @@ static int add_trdp(pl_channels_t *ch, size_t b, char *err, size_t errlen)
 				         strerror(-r));
 			return r;
 		}
-		if (tb->map[i].nchannels > ch->decode_max)
-			ch->decode_max = tb->map[i].nchannels;
+		if (t->pd && (t->timeout_us || t->cycle_us))
+			tb->map[i].timeout_ns = (int64_t)(t->timeout_us ? t->timeout_us : 3ull * t->cycle_us) * 1000;
+		/* a telegram's samples, and the timeouts and return it may show */
+		if (tb->map[i].nchannels + tb->cfg->n_telegrams + 1 > ch->decode_max)
+			ch->decode_max = tb->map[i].nchannels + tb->cfg->n_telegrams + 1;
 		/* the decode scratch: the largest data set a header allows */
 		nv = trdp_plan_values_max(t->plan, TRDP_MD_DATA_MAX);
 		nt = trdp_plan_text_max(TRDP_MD_DATA_MAX);
@@ -603,6 +613,40 @@ static void trdp_text_item(struct acq_text *t, const char *s, size_t len)
 	t->quality = exact ? ACQ_Q_GOOD : ACQ_Q_INVALID;
 }
 
+static void trdp_event(struct acq_item *o, int64_t t_ns, uint16_t bus, uint32_t code, int64_t arg, uint32_t comid)
+{
+	*o = (struct acq_item){ .kind = ACQ_ITEM_EVENT, .t_ns = t_ns, .bus = bus };
+	o->event = (struct acq_event){ .code = code, .arg = arg, .detail = comid };
+}
+
+/* TRDP_TIMEOUT for each telegram of bus b silent for more than its
+   timeout + grace at now (up to max); stamped when it timed out. */
+static size_t trdp_expire(pl_channels_t *ch, size_t b, int64_t now_ns, int64_t grace_ns, struct acq_item *out,
+                          size_t max)
+{
+	struct trdp_bus *tb = ch->trdp[b];
+	size_t n = 0;
+
+	for (size_t i = 0; tb && i < tb->cfg->n_telegrams && n < max; i++) {
+		struct trdp_tel_map *m = &tb->map[i];
+		if (m->state != TEL_LIVE || !m->timeout_ns || now_ns - m->last_ns <= m->timeout_ns + grace_ns)
+			continue;
+		m->state = TEL_TIMED_OUT;
+		trdp_event(&out[n++], m->last_ns + m->timeout_ns, (uint16_t)b, ACQ_EV_TRDP_TIMEOUT,
+		           m->timeout_ns / 1000000, tb->cfg->telegrams[i].comid);
+	}
+	return n;
+}
+
+size_t pl_channels_tick(pl_channels_t *ch, int64_t now_ns, int64_t grace_ns, struct acq_item *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t b = 0; ch && b < ch->cfg->nbuses && n < max; b++)
+		n += trdp_expire(ch, b, now_ns, grace_ns, out + n, max - n);
+	return n;
+}
+
 /*
  * A valid telegram of a bus with an XML: its data set (datasetLength bytes
  * after the header, never the padding after them) decoded with its
@@ -616,6 +660,7 @@ static int decode_trdp(pl_channels_t *ch, const struct acq_item *it, struct acq_
 	const struct trdp_telegram *t;
 	const struct trdp_tel_map *m;
 	struct trdp_decode_result res;
+	struct trdp_tel_map *tm;
 	struct trdp_header h;
 	size_t hsize, n = 0;
 	int kind, r;
@@ -625,20 +670,30 @@ static int decode_trdp(pl_channels_t *ch, const struct acq_item *it, struct acq_
 	kind = it->trdp.flags & ACQ_TRDP_MD ? TRDP_KIND_MD : TRDP_KIND_PD;
 	if (trdp_header_parse((enum trdp_kind)kind, it->trdp.data, it->trdp.len, &h) != TRDP_HDR_OK)
 		return 0;
+	/* the timeouts this telegram's time shows, as a tick would have */
+	n = trdp_expire(ch, it->bus, it->t_ns, 0, out, max);
 	if (!(t = trdp_config_find(tb->cfg, h.com_id))) {
 		tb->counts.unknown++;
-		return 0;
+		return (int)n;
+	}
+	tm = &tb->map[t - tb->cfg->telegrams];
+	if (kind == TRDP_KIND_PD) {
+		if (tm->state == TEL_TIMED_OUT && n < max)
+			trdp_event(&out[n++], it->t_ns, it->bus, ACQ_EV_TRDP_BACK, (it->t_ns - tm->last_ns) / 1000000,
+			           t->comid);
+		tm->state = TEL_LIVE;
+		tm->last_ns = it->t_ns;
 	}
 	if (!t->plan)
-		return 0;
-	m = &tb->map[t - tb->cfg->telegrams];
+		return (int)n;
+	m = tm;
 	hsize = kind == TRDP_KIND_MD ? TRDP_MD_HEADER_SIZE : TRDP_PD_HEADER_SIZE;
 	r = trdp_plan_decode(t->plan, it->trdp.data + hsize, h.dataset_len, ch->tvalues, ch->ntvalues, ch->ttext,
 	                     ch->nttext, &res);
 	if (r < 0) {
 		/* never part of a data set: a short one says nothing for sure */
 		tb->counts.bad++;
-		return 0;
+		return (int)n;
 	}
 	tb->counts.decoded++;
 	for (size_t k = 0; k < res.count && n < max; k++) {

@@ -83,6 +83,17 @@ struct pl_trdp_counts {
 	                            array over its maximum): not decoded */
 	uint64_t past_channels;  /* variable-array items past the channels they have */
 };
+/*
+ * PD supervision on the collector: TRDP_TIMEOUT events (into out, up to
+ * max; returns how many) for each telegram of a TRDP bus's XML with a PD
+ * timeout (the XML's, else 3 cycles) that was received and is silent for
+ * more than its timeout + grace at now.  pl_channels_decode() does the same
+ * by each telegram's receive time (grace 0) and gives TRDP_BACK on a
+ * telegram's return, so a replay, which does not tick, gives the same
+ * events between telegrams; a tick only adds those of a silence at the end.
+ */
+size_t pl_channels_tick(pl_channels_t *ch, int64_t now_ns, int64_t grace_ns, struct acq_item *out, size_t max);
+
 /* The counts of TRDP bus b: 0, or -EINVAL (no XML on it). */
 int pl_channels_trdp_counts(const pl_channels_t *ch, size_t b, struct pl_trdp_counts *ret_counts);
 

@@ -6,7 +6,10 @@ headers around payloads the independent encoder (trdp_dataset.py: struct
 sent over loopback UDP (no root) to `railmon run`; export's samples and
 texts, matched to their telegram by its receive time, must equal the
 encoder's values (names, numbers after scale and offset, texts).  Then a
-replay of the log decodes the same samples again.
+replay of the log decodes the same samples again.  PD supervision: a
+silence of AllTypes past its XML timeout gives TRDP_TIMEOUT (waited for),
+its return TRDP_BACK; every telegram's events must be those its receive
+times give (timeout: the XML's, else 3 cycles), in the replay too.
 
     test-trdp-decode.py RAILMON SRCDIR
 """
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trdp_dataset  # noqa: E402
@@ -121,6 +125,51 @@ def compare(sent, got):
     return bad, n
 
 
+def timeouts(xml):
+    """{ComId: timeout ns} of the PD telegrams: the XML's, else 3 cycles."""
+    out = {}
+    for t in ET.parse(xml).getroot().iter("telegram"):
+        pd = t.find("pd-parameter")
+        comid = int(t.get("com-id"))
+        if pd is None or comid in out:
+            continue
+        us = int(pd.get("timeout", "0")) or 3 * int(pd.get("cycle", "0"))
+        if us:
+            out[comid] = us * 1000
+    return out
+
+
+def supervision(lines, tmo):
+    """The TRDP_TIMEOUT and TRDP_BACK events the telegrams' receive times
+    give, and those a silence after the bus's last telegram may give (a
+    live tick's only)."""
+    times = {}
+    # any telegram of the bus shows the silence of the others by its time
+    last_any = max(x["time_ns"] for x in lines if x["kind"] == "trdp")
+    for x in lines:
+        if x["kind"] == "trdp" and com_id_of(x) in tmo:
+            times.setdefault(com_id_of(x), []).append(x["time_ns"])
+    want, tail = set(), set()
+    for comid, ts in times.items():
+        ts.sort()
+        t = tmo[comid]
+        for a, b in zip(ts, ts[1:]):
+            if b - a > t:
+                want.add((a + t, "TRDP_TIMEOUT", t // 1000000, comid))
+                want.add((b, "TRDP_BACK", (b - a) // 1000000, comid))
+        (want if last_any - ts[-1] > t else tail).add((ts[-1] + t, "TRDP_TIMEOUT", t // 1000000, comid))
+    return want, tail
+
+
+def event_list(lines):
+    return sorted((x["time_ns"], x["event"], x["arg"], x["detail"]) for x in lines
+                  if x["kind"] == "event" and x["event"] in ("TRDP_TIMEOUT", "TRDP_BACK"))
+
+
+def events_of(lines):
+    return set(event_list(lines))
+
+
 def main():
     railmon, srcdir = sys.argv[1], sys.argv[2]
     seed = int(os.environ.get("SEED", random.randrange(1 << 30)))
@@ -162,6 +211,17 @@ def main():
         total = sum(len(v) for v in sent.values())
         wait_for("the %d telegrams logged" % total,
                  lambda: sum(1 for x in export(railmon, log) if x["kind"] == "trdp" and com_id_of(x) != 106) >= total)
+        # silence: AllTypes (timeout 300 ms) times out, then it is back
+        wait_for("TRDP_TIMEOUT of ComId 100", lambda: any(
+            x["kind"] == "event" and x["event"] == "TRDP_TIMEOUT" and x["detail"] == 100
+            for x in export(railmon, log)))
+        payload, want = cfg.encode(100, rng)
+        send(100, payload)
+        sent[100].append(want)
+        total += 1
+        wait_for("TRDP_BACK of ComId 100", lambda: any(
+            x["kind"] == "event" and x["event"] == "TRDP_BACK" and x["detail"] == 100
+            for x in export(railmon, log)))
         rm.send_signal(signal.SIGTERM)
         out, _ = rm.communicate(timeout=30)
         code, rm = rm.returncode, None
@@ -184,13 +244,26 @@ def main():
     again = [tuple(x.get(k) for k in keys) for x in replayed if x["kind"] in ("sample", "text")]
     if sorted(live, key=repr) != sorted(again, key=repr):
         bad.append("replay: %d samples and texts, the live log %d, or different ones" % (len(again), len(live)))
+    tmo = timeouts(os.path.join(srcdir, "all-types.xml"))
+    want, tail = supervision(lines, tmo)
+    got = events_of(lines)
+    if not want <= got or got - want - tail:
+        bad.append("live events: missing %s, not wanted %s" % (sorted(want - got), sorted(got - want - tail)))
+    if not [e for e in want if e[1] == "TRDP_BACK" and e[3] == 100]:
+        bad.append("no TRDP_BACK of ComId 100 in %s" % sorted(got))
+    # each once: decoded again from the telegrams' times, not also copied
+    if len(event_list(lines)) != len(got):
+        bad.append("live events twice: %s" % event_list(lines))
+    if event_list(replayed) != sorted(want):
+        bad.append("replay events: %s, want %s" % (event_list(replayed), sorted(want)))
     for b in bad[:30]:
         print(b)
     if bad:
         print("SEED=%d: %d mismatches" % (seed, len(bad)))
         return 1
     print("SEED=%d: %d telegrams of %d ComIds, %d values decoded equal to the Python encoder's; "
-          "replay decoded the same %d samples and texts" % (seed, total, len(sent), n, len(again)))
+          "replay decoded the same %d samples and texts; %d TRDP_TIMEOUT/BACK events as the receive times "
+          "give, live and replayed" % (seed, total, len(sent), n, len(again), len(want)))
     return 0
 
 
