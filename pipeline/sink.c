@@ -47,6 +47,8 @@ static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 
 	for (int k = 0; k < n; k++) {
 		pl_sink_encode(s, &s->decoded[k]);
+		/* a decoder's events (TRDP_TIMEOUT) are said as the sources' are */
+		pl_faults_note_item(s->cfg.faults, &s->decoded[k]);
 		pl_channels_set_live(s->ch, &s->decoded[k]);
 		watch_item(s, &s->decoded[k]);
 	}
@@ -186,6 +188,7 @@ static void trdp_tick(pl_sink_t *s)
 		n = pl_channels_tick(s->ch, basic_realtime_ns(), TRDP_TICK_GRACE_NS, s->decoded, s->decoded_max);
 		for (size_t k = 0; k < n; k++) {
 			pl_sink_encode(s, &s->decoded[k]);
+			pl_faults_note_item(s->cfg.faults, &s->decoded[k]);
 			watch_item(s, &s->decoded[k]);
 		}
 	} while (n == s->decoded_max);

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -227,6 +228,11 @@ def main():
         code, rm = rm.returncode, None
         if code != 0:
             raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
+        # run says it in words
+        said = r"railmon run: bus 'ecn' \(trdp UDP %d\): no telegram of ComId (100|101|104) within its " \
+               r"timeout of (300|60|5) ms: its channels are stale" % port
+        if not re.search(said, out):
+            raise SystemExit("railmon run did not say %r:\n%s" % (said, out[-3000:]))
         lines = export(railmon, log)
         log2 = os.path.join(tmp, "replayed")
         r = subprocess.run([railmon, "replay", log, "--board", board, "--data", log2], capture_output=True, text=True)
