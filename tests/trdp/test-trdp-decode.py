@@ -33,7 +33,9 @@ import trdp_pub  # noqa: E402
 from trdp_dataset import same_number  # noqa: E402
 
 ACQ_TEXT_MAX = 64  # acquisition/acq-item.h: a text item's bytes
+DYN_CHANNELS = 16  # pipeline/channels.c: a variable array's items with a channel
 PER_COMID = 4
+VAR_ONLY = 103     # all-types.xml's Var: every array in it variable
 
 
 def free_port():
@@ -206,7 +208,13 @@ def main():
         sent = {}
         for k in range(PER_COMID):
             for comid in comids:
-                payload, want = cfg.encode(comid, rng)
+                # the last Var has arrays longer than their channels: the
+                # items past them are decoded but not kept (counted)
+                long_var = comid == VAR_ONLY and k == PER_COMID - 1
+                payload, want = cfg.encode(comid, rng, var_max=DYN_CHANNELS + 6 if long_var else 5)
+                if long_var:
+                    want = [w for w in want if not re.search(r"\[(\d+)\]$", w.name)
+                            or int(re.search(r"\[(\d+)\]$", w.name).group(1)) < DYN_CHANNELS]
                 send(comid, payload)
                 sent.setdefault(comid, []).append(want)
         total = sum(len(v) for v in sent.values())
