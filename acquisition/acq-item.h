@@ -192,6 +192,11 @@ enum acq_event_code {
 	ACQ_EV_TRDP_BAD_HEADER = 100, /* arg = telegrams refused since the last one (at most one a
 	                                 second), detail = the last one's trdp_header_result */
 	ACQ_EV_TRDP_TOPOLOGY = 101, /* arg = etbTopoCnt << 32 | opTrnTopoCnt, detail = ComId */
+	ACQ_EV_TRDP_TIMEOUT = 102,  /* no telegram of a ComId within its timeout (the XML's, else
+	                               3 cycles): its channels are stale; stamped at the last
+	                               one + the timeout; arg = the timeout in ms, detail = ComId */
+	ACQ_EV_TRDP_BACK = 103,     /* its telegrams again; arg = ms since the last one before,
+	                               detail = ComId */
 	ACQ_EV_CODE_MAX
 };
 

@@ -16,6 +16,9 @@
 #include "pipeline/rtenv.h"
 #include "pipeline/window.h"
 #include "storage/stor.h"
+#include "trdp/dataset.h"
+#include "trdp/header.h"
+#include "trdp/xml.h"
 
 /* The log's sizes against its filesystem: refused as `run` would refuse. */
 static int check_storage(FILE *out, FILE *err, const struct conf_board *cfg, const char *data)
@@ -209,11 +212,58 @@ static void ipv4_text(uint32_t ip, char buf[static 16])
 	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255u, (ip >> 8) & 255u, ip & 255u);
 }
 
-/* A TRDP bus: where it listens, the groups it joins, its XML. */
-static int check_trdp(FILE *out, const struct bus_cfg *b)
+/*
+ * The TRDP plan: each telegram of the XML with its ComId, cycle, timeout
+ * (the XML's, else the 3 cycles the receiver takes), the bytes of its data
+ * set ("+" when a variable array may add more) and, for PD, the bytes a
+ * second it puts on the wire: the 40-byte header and the data set padded
+ * to 4, once per cycle (UDP/IP headers not counted).
+ */
+static void check_trdp_plan(FILE *out, const struct bus_trdp_cfg *t, const struct trdp_config *tc)
+{
+	double total = 0;
+	size_t channels = 0;
+
+	fprintf(out, "    XML %s: %zu telegrams, %zu data sets", t->xml, tc->n_telegrams, tc->n_datasets);
+	if (tc->merged || tc->renamed)
+		fprintf(out, " (%zu merged, %zu renamed)", tc->merged, tc->renamed);
+	fputc('\n', out);
+	fprintf(out, "    %-24s %10s %10s %10s %8s %9s %8s\n", "telegram", "ComId", "cycle ms", "timeout ms", "bytes",
+	        "bytes/s", "leaves");
+	for (size_t i = 0; i < tc->n_telegrams; i++) {
+		const struct trdp_telegram *tg = &tc->telegrams[i];
+		size_t bytes = tg->plan ? trdp_plan_min_bytes(tg->plan) : 0, leaves = tg->plan ? trdp_plan_leaves(tg->plan) : 0;
+		bool var = false;
+		char cyc[24] = "-", tmo[24] = "-", bps[24] = "-";
+
+		for (size_t l = 0; l < leaves; l++) {
+			struct trdp_leaf_info li;
+			if (trdp_plan_leaf(tg->plan, l, &li) == 0 && li.dynamic)
+				var = true;
+		}
+		if (tg->pd && tg->cycle_us) {
+			double rate = (TRDP_PD_HEADER_SIZE + ((bytes + 3) & ~(size_t)3)) * 1e6 / tg->cycle_us;
+			snprintf(cyc, sizeof(cyc), "%.3g", tg->cycle_us / 1000.0);
+			snprintf(bps, sizeof(bps), "%.0f%s", rate, var ? "+" : "");
+			total += rate;
+		}
+		if (tg->pd && (tg->timeout_us || tg->cycle_us))
+			snprintf(tmo, sizeof(tmo), "%.3g%s", (tg->timeout_us ? tg->timeout_us : 3.0 * tg->cycle_us) / 1000.0,
+			         tg->timeout_us ? "" : " (3c)");
+		fprintf(out, "    %-24s %10" PRIu32 " %10s %10s %7zu%s %9s %8zu\n", tg->name, tg->comid, cyc, tmo, bytes,
+		        var ? "+" : " ", bps, leaves);
+		channels += leaves;
+	}
+	fprintf(out, "    %zu leaves (channels; a variable array has up to its items' own), PD %.0f bytes/s%s\n",
+	        channels, total, tc->n_telegrams ? "" : " (no telegram)");
+}
+
+/* A TRDP bus: where it listens, the groups it joins, its XML's plan. */
+static int check_trdp(FILE *out, FILE *err, const struct conf_board *cfg, const struct bus_cfg *b)
 {
 	const struct bus_trdp_cfg *t = &b->trdp;
-	char ip[16];
+	char ip[16], msg[CONF_ERR_MAX];
+	struct trdp_config *tc;
 
 	fprintf(out, "  [trdp %s] interface %s", b->name, t->ifname[0] ? t->ifname : "(by route)");
 	if (t->bind_ip) {
@@ -229,8 +279,17 @@ static int check_trdp(FILE *out, const struct bus_cfg *b)
 	}
 	if (!t->ngroups)
 		fprintf(out, " none (unicast only)");
-	fprintf(out, "\n    raw telegrams recorded%s%s%s\n", t->xml[0] ? "; XML " : " (no XML: nothing decoded)",
-	        t->xml, t->xml[0] ? " (stored: its data sets are not decoded yet)" : "");
+	fputc('\n', out);
+	if (!t->xml[0]) {
+		fprintf(out, "    no XML: raw telegrams only\n");
+		return 0;
+	}
+	if (pl_trdp_load(cfg, b->index, &tc, msg, sizeof(msg)) < 0) {
+		fprintf(err, "railmon check: %s\n", msg);
+		return -EINVAL;
+	}
+	check_trdp_plan(out, t, tc);
+	trdp_config_free(tc);
 	return 0;
 }
 
@@ -285,7 +344,7 @@ int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
 		if (cfg->buses[i].kind == BUS_KIND_CAN)
 			bad |= check_can(out, err, cfg, &cfg->buses[i]) < 0;
 		else if (cfg->buses[i].kind == BUS_KIND_TRDP)
-			bad |= check_trdp(out, &cfg->buses[i]) < 0;
+			bad |= check_trdp(out, err, cfg, &cfg->buses[i]) < 0;
 		else
 			bad |= check_modbus(out, err, &cfg->buses[i]) < 0;
 	}

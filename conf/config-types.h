@@ -102,7 +102,7 @@ struct conf_board {
 	size_t nrequired;
 	struct bus_cfg buses[CONF_BUSES_MAX];
 	int bus_cpu[CONF_BUSES_MAX];
-	int dbc_line[CONF_BUSES_MAX]; /* line of a CAN bus's 'dbc =', for messages */
+	int dbc_line[CONF_BUSES_MAX]; /* line of a CAN bus's 'dbc =' or a TRDP bus's 'xml =', for messages */
 	size_t nbuses;
 	uint64_t hash;             /* FNV-1a of the board file bytes (and DBCs) */
 };

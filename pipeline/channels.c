@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* channels.c - a board's channels, DBC decoding and latest values (channels.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,9 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "dbc/j1939.h"
+#include "trdp/dataset.h"
+#include "trdp/header.h"
+#include "trdp/xml.h"
 
 /* Items one J1939 frame adds besides its message's samples: every session
    timed out, the session it ends, the changes of a DM1. */
@@ -34,8 +38,41 @@ struct live_slot {
 	_Atomic bool is_text;
 };
 
+/* Items of a variable array that get channels of their own: a UINT16
+   length could give 65,535 channels per leaf (the bus has ids for 65,536
+   in all), so the items after these are decoded but not kept, and
+   counted (pl_channels_trdp_counts). */
+#define TRDP_DYN_CHANNELS 16u
+
+/* A telegram's leaves as channel numbers on its bus (id & 0xffff). */
+struct trdp_tel_map {
+	uint32_t *first;     /* per leaf: its first channel (a dynamic leaf has nslots) */
+	uint32_t *nslots;    /* per leaf: 1, or a dynamic leaf's channels */
+	size_t nchannels;    /* the telegram's channels: the most samples it gives */
+	/* PD supervision (TRDP_TIMEOUT / TRDP_BACK) by the telegrams' receive
+	   times, so a replay of the log gives the same events */
+	int64_t timeout_ns;  /* the XML's timeout, else 3 cycles; 0: none (not PD) */
+	int64_t last_ns;     /* the last one's receive time */
+	uint8_t state;       /* TEL_* */
+};
+
+enum { TEL_NEVER, TEL_LIVE, TEL_TIMED_OUT };
+
+/* A TRDP bus with an XML: its telegrams' plans and where their values go. */
+struct trdp_bus {
+	struct trdp_config *cfg;
+	struct trdp_tel_map *map; /* per telegram of cfg */
+	struct pl_trdp_counts counts;
+};
+
 struct pl_channels {
 	const struct conf_board *cfg;
+	struct trdp_bus *trdp[CONF_BUSES_MAX]; /* TRDP buses with xml = */
+	/* the collector's scratch for one telegram's decode (allocated once) */
+	struct trdp_value *tvalues;
+	size_t ntvalues;
+	char *ttext;
+	size_t nttext;
 	dbc_t *dbc[CONF_BUSES_MAX];
 	dbc_j1939_t *j1939[CONF_BUSES_MAX]; /* j1939 = true buses */
 	size_t decode_max;                 /* the largest message of any DBC */
@@ -186,6 +223,142 @@ static int add_signals(pl_channels_t *ch, size_t b)
 	return 0;
 }
 
+
+/* ------------------------------------------------------------ TRDP */
+
+/* Load the XML of TRDP bus b; errors keep the XML's file:line:column
+   first (that is where the fix goes), then the board file's line. */
+int pl_trdp_load(const struct conf_board *cfg, size_t b, struct trdp_config **ret, char *err, size_t errlen)
+{
+	const struct bus_cfg *bc;
+	char why[CONF_ERR_MAX];
+	int r;
+
+	if (!cfg || b >= cfg->nbuses || cfg->buses[b].kind != BUS_KIND_TRDP || !cfg->buses[b].trdp.xml[0] || !ret ||
+	    !err || !errlen)
+		return -EINVAL;
+	bc = &cfg->buses[b];
+	r = trdp_config_load(bc->trdp.xml, ret, why, sizeof(why));
+
+	if (r == -EINVAL)
+		snprintf(err, errlen, "%s (the xml of [trdp %s], %s:%d)", why, bc->name, cfg->path, cfg->dbc_line[b]);
+	else if (r < 0)
+		snprintf(err, errlen, "%s:%d: [trdp %s]: xml %s", cfg->path, cfg->dbc_line[b], bc->name, why);
+	return r;
+}
+
+static int trdp_type_float(uint32_t type)
+{
+	return type == TRDP_TYPE_REAL32 || type == TRDP_TYPE_REAL64 || type == TRDP_TYPE_TIMEDATE32 || type == TRDP_TYPE_TIMEDATE48 ||
+	       type == TRDP_TYPE_TIMEDATE64;
+}
+
+/* One telegram's leaves as channels `Telegram.Element`, a variable
+   array's first TRDP_DYN_CHANNELS items each a channel of its own. */
+static int add_trdp_telegram(pl_channels_t *ch, size_t b, const struct trdp_telegram *t, struct trdp_tel_map *m,
+                             char *err, size_t errlen)
+{
+	const struct bus_cfg *bc = &ch->cfg->buses[b];
+	size_t nl = trdp_plan_leaves(t->plan);
+	struct pl_channel c;
+	int r;
+
+	m->first = calloc(nl ? nl : 1, sizeof(*m->first));
+	m->nslots = calloc(nl ? nl : 1, sizeof(*m->nslots));
+	if (!m->first || !m->nslots)
+		return -ENOMEM;
+	for (size_t l = 0; l < nl; l++) {
+		struct trdp_leaf_info li;
+		uint32_t k;
+
+		if ((r = trdp_plan_leaf(t->plan, l, &li)) < 0)
+			return r;
+		m->first[l] = (uint32_t)(ch->n - ch->base[b]);
+		m->nslots[l] = !li.dynamic ? 1 : li.max_items < TRDP_DYN_CHANNELS ? li.max_items : TRDP_DYN_CHANNELS;
+		for (k = 0; k < m->nslots[l]; k++) {
+			memset(&c, 0, sizeof(c));
+			if (ch->n - ch->base[b] >= CONF_BUS_CHANNELS_MAX) {
+				snprintf(err, errlen, "%s: more than %u channels on [trdp %s] (split the XML over buses)",
+				         bc->trdp.xml, CONF_BUS_CHANNELS_MAX, bc->name);
+				return -E2BIG;
+			}
+			c.id = (uint32_t)b << 16 | (uint32_t)(ch->n - ch->base[b]);
+			c.bus = (uint16_t)b;
+			r = trdp_plan_value_name(t->plan, (uint32_t)l, k, c.name, sizeof(c.name));
+			if (r < 0)
+				return r;
+			if ((size_t)r >= sizeof(c.name)) {
+				/* cut, two names could become one */
+				snprintf(err, errlen, "%s:%u:%u: telegram %s: a channel name of %d characters (at most %zu)",
+				         bc->trdp.xml, t->line, t->column, t->name, r, sizeof(c.name) - 1);
+				return -ENAMETOOLONG;
+			}
+			c.unit = li.unit ? li.unit : "";
+			snprintf(c.source, sizeof(c.source), "trdp %s ComId %" PRIu32, bc->name, t->comid);
+			c.decimals = (int8_t)(li.text || trdp_type_float(li.type) ? -1 :
+			                      rec_format_decimals(li.scale, li.offset));
+			if ((r = add_channel(ch, &c)) < 0)
+				return r;
+		}
+		m->nchannels += m->nslots[l];
+	}
+	return 0;
+}
+
+static int add_trdp(pl_channels_t *ch, size_t b, char *err, size_t errlen)
+{
+	struct trdp_bus *tb = calloc(1, sizeof(*tb));
+	int r;
+
+	if (!tb)
+		return -ENOMEM;
+	ch->trdp[b] = tb;
+	if ((r = pl_trdp_load(ch->cfg, b, &tb->cfg, err, errlen)) < 0)
+		return r;
+	tb->map = calloc(tb->cfg->n_telegrams ? tb->cfg->n_telegrams : 1, sizeof(*tb->map));
+	if (!tb->map)
+		return -ENOMEM;
+	for (size_t i = 0; i < tb->cfg->n_telegrams; i++) {
+		const struct trdp_telegram *t = &tb->cfg->telegrams[i];
+		size_t nv, nt;
+
+		if (!t->plan)
+			continue;
+		if ((r = add_trdp_telegram(ch, b, t, &tb->map[i], err, errlen)) < 0) {
+			if (r == -ENOMEM || r == -EINVAL)
+				snprintf(err, errlen, "%s: [trdp %s]: %s", ch->cfg->path, ch->cfg->buses[b].name,
+				         strerror(-r));
+			return r;
+		}
+		if (t->pd && (t->timeout_us || t->cycle_us))
+			tb->map[i].timeout_ns = (int64_t)(t->timeout_us ? t->timeout_us : 3ull * t->cycle_us) * 1000;
+		/* a telegram's samples, and the timeouts and return it may show */
+		if (tb->map[i].nchannels + tb->cfg->n_telegrams + 1 > ch->decode_max)
+			ch->decode_max = tb->map[i].nchannels + tb->cfg->n_telegrams + 1;
+		/* the decode scratch: the largest data set a header allows */
+		nv = trdp_plan_values_max(t->plan, TRDP_MD_DATA_MAX);
+		nt = trdp_plan_text_max(TRDP_MD_DATA_MAX);
+		if (nv > ch->ntvalues)
+			ch->ntvalues = nv;
+		if (nt > ch->nttext)
+			ch->nttext = nt;
+	}
+	return 0;
+}
+
+static void trdp_bus_free(struct trdp_bus *tb)
+{
+	if (!tb)
+		return;
+	for (size_t i = 0; tb->map && tb->cfg && i < tb->cfg->n_telegrams; i++) {
+		free(tb->map[i].first);
+		free(tb->map[i].nslots);
+	}
+	free(tb->map);
+	trdp_config_free(tb->cfg);
+	free(tb);
+}
+
 static int build(pl_channels_t *ch, char *err, size_t errlen)
 {
 	const struct conf_board *cfg = ch->cfg;
@@ -196,6 +369,9 @@ static int build(pl_channels_t *ch, char *err, size_t errlen)
 		ch->base[b] = ch->n;
 		if (bc->kind == BUS_KIND_MODBUS) {
 			r = add_modbus(ch, b);
+		} else if (bc->kind == BUS_KIND_TRDP) {
+			if (bc->trdp.xml[0])
+				r = add_trdp(ch, b, err, errlen);
 		} else if (bc->can.j1939 && (r = dbc_j1939_new(&ch->j1939[b])) < 0) {
 			snprintf(err, errlen, "[can %s]: j1939: %s", bc->name, strerror(-r));
 		} else if (bc->can.dbc[0]) {
@@ -284,6 +460,11 @@ int pl_channels_new(const struct conf_board *cfg, pl_channels_t **ret, char *err
 		ch->live = calloc(ch->n ? ch->n : 1, sizeof(*ch->live));
 		ch->dict = calloc(ch->n ? ch->n : 1, sizeof(*ch->dict));
 		r = ch->live && ch->dict ? 0 : -ENOMEM;
+		if (r >= 0 && ch->ntvalues) {
+			ch->tvalues = calloc(ch->ntvalues, sizeof(*ch->tvalues));
+			ch->ttext = malloc(ch->nttext ? ch->nttext : 1);
+			r = ch->tvalues && ch->ttext ? 0 : -ENOMEM;
+		}
 	}
 	if (r < 0) {
 		pl_channels_free(ch);
@@ -307,7 +488,10 @@ pl_channels_t *pl_channels_free(pl_channels_t *ch)
 	for (size_t b = 0; b < CONF_BUSES_MAX; b++) {
 		dbc_free(ch->dbc[b]);
 		dbc_j1939_free(ch->j1939[b]);
+		trdp_bus_free(ch->trdp[b]);
 	}
+	free(ch->tvalues);
+	free(ch->ttext);
 	for (size_t i = 0; ch->dict && i < ch->n; i++)
 		free((void *)ch->dict[i].value_table);
 	free(ch->list);
@@ -396,9 +580,161 @@ static int decode_j1939(pl_channels_t *ch, const struct acq_item *it, struct acq
 	return r < 0 ? r : (int)n + r;
 }
 
+/* ------------------------------------------------------------ TRDP */
+
+/*
+ * A decoded text (UTF-8) as a text item: a text item holds printable ASCII
+ * only (acq-item.h; the Batch refuses anything else), so each character
+ * that is not becomes one '?', and the first ACQ_TEXT_MAX characters are
+ * kept.  Either makes the quality INVALID: the text is not the one sent.
+ */
+static void trdp_text_item(struct acq_text *t, const char *s, size_t len)
+{
+	size_t i = 0, n = 0;
+	bool exact = true;
+
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		size_t step = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+
+		if (n == ACQ_TEXT_MAX) {
+			exact = false;
+			break;
+		}
+		if (c >= 0x20 && c <= 0x7e) {
+			t->text[n++] = (char)c;
+		} else {
+			t->text[n++] = '?';
+			exact = false;
+		}
+		i += step;
+	}
+	t->len = (uint8_t)n;
+	t->quality = exact ? ACQ_Q_GOOD : ACQ_Q_INVALID;
+}
+
+static void trdp_event(struct acq_item *o, int64_t t_ns, uint16_t bus, uint32_t code, int64_t arg, uint32_t comid)
+{
+	*o = (struct acq_item){ .kind = ACQ_ITEM_EVENT, .t_ns = t_ns, .bus = bus };
+	o->event = (struct acq_event){ .code = code, .arg = arg, .detail = comid };
+}
+
+/* TRDP_TIMEOUT for each telegram of bus b silent for more than its
+   timeout + grace at now (up to max); stamped when it timed out. */
+static size_t trdp_expire(pl_channels_t *ch, size_t b, int64_t now_ns, int64_t grace_ns, struct acq_item *out,
+                          size_t max)
+{
+	struct trdp_bus *tb = ch->trdp[b];
+	size_t n = 0;
+
+	for (size_t i = 0; tb && i < tb->cfg->n_telegrams && n < max; i++) {
+		struct trdp_tel_map *m = &tb->map[i];
+		if (m->state != TEL_LIVE || !m->timeout_ns || now_ns - m->last_ns <= m->timeout_ns + grace_ns)
+			continue;
+		m->state = TEL_TIMED_OUT;
+		trdp_event(&out[n++], m->last_ns + m->timeout_ns, (uint16_t)b, ACQ_EV_TRDP_TIMEOUT,
+		           m->timeout_ns / 1000000, tb->cfg->telegrams[i].comid);
+	}
+	return n;
+}
+
+size_t pl_channels_tick(pl_channels_t *ch, int64_t now_ns, int64_t grace_ns, struct acq_item *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t b = 0; ch && b < ch->cfg->nbuses && n < max; b++)
+		n += trdp_expire(ch, b, now_ns, grace_ns, out + n, max - n);
+	return n;
+}
+
+/*
+ * A valid telegram of a bus with an XML: its data set (datasetLength bytes
+ * after the header, never the padding after them) decoded with its
+ * telegram's plan into samples and texts at the telegram's receive time.
+ * Items of a variable array past its channels, and telegrams whose data
+ * set is short, are counted, not decoded.
+ */
+static int decode_trdp(pl_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
+{
+	struct trdp_bus *tb = ch->trdp[it->bus];
+	const struct trdp_telegram *t;
+	const struct trdp_tel_map *m;
+	struct trdp_decode_result res;
+	struct trdp_tel_map *tm;
+	struct trdp_header h;
+	size_t hsize, n = 0;
+	int kind, r;
+
+	if (!tb || !it->trdp.data || (it->trdp.flags >> ACQ_TRDP_RESULT_SHIFT) != TRDP_HDR_OK)
+		return 0;
+	kind = it->trdp.flags & ACQ_TRDP_MD ? TRDP_KIND_MD : TRDP_KIND_PD;
+	if (trdp_header_parse((enum trdp_kind)kind, it->trdp.data, it->trdp.len, &h) != TRDP_HDR_OK)
+		return 0;
+	/* the timeouts this telegram's time shows, as a tick would have */
+	n = trdp_expire(ch, it->bus, it->t_ns, 0, out, max);
+	if (!(t = trdp_config_find(tb->cfg, h.com_id))) {
+		tb->counts.unknown++;
+		return (int)n;
+	}
+	tm = &tb->map[t - tb->cfg->telegrams];
+	if (kind == TRDP_KIND_PD) {
+		if (tm->state == TEL_TIMED_OUT && n < max)
+			trdp_event(&out[n++], it->t_ns, it->bus, ACQ_EV_TRDP_BACK, (it->t_ns - tm->last_ns) / 1000000,
+			           t->comid);
+		tm->state = TEL_LIVE;
+		tm->last_ns = it->t_ns;
+	}
+	if (!t->plan)
+		return (int)n;
+	m = tm;
+	hsize = kind == TRDP_KIND_MD ? TRDP_MD_HEADER_SIZE : TRDP_PD_HEADER_SIZE;
+	r = trdp_plan_decode(t->plan, it->trdp.data + hsize, h.dataset_len, ch->tvalues, ch->ntvalues, ch->ttext,
+	                     ch->nttext, &res);
+	if (r < 0) {
+		/* never part of a data set: a short one says nothing for sure */
+		tb->counts.bad++;
+		return (int)n;
+	}
+	tb->counts.decoded++;
+	for (size_t k = 0; k < res.count && n < max; k++) {
+		const struct trdp_value *v = &ch->tvalues[k];
+		uint32_t id;
+
+		if (v->index >= m->nslots[v->leaf]) {
+			tb->counts.past_channels++;
+			continue;
+		}
+		id = (uint32_t)it->bus << 16 | (m->first[v->leaf] + v->index);
+		if (v->type == TRDP_TYPE_CHAR8 || v->type == TRDP_TYPE_UTF16) {
+			out[n] = (struct acq_item){ .kind = ACQ_ITEM_TEXT, .t_ns = it->t_ns, .bus = it->bus };
+			out[n].text.channel = id;
+			trdp_text_item(&out[n].text, ch->ttext + v->text_off, v->text_len);
+		} else {
+			out[n] = (struct acq_item){ .kind = ACQ_ITEM_SAMPLE, .t_ns = it->t_ns, .bus = it->bus };
+			out[n].sample.channel = id;
+			out[n].sample.quality = v->value == v->value ? ACQ_Q_GOOD : ACQ_Q_INVALID;
+			out[n].sample.value = v->value;
+		}
+		n++;
+	}
+	return (int)n;
+}
+
+int pl_channels_trdp_counts(const pl_channels_t *ch, size_t b, struct pl_trdp_counts *ret)
+{
+	if (!ch || b >= CONF_BUSES_MAX || !ch->trdp[b] || !ret)
+		return -EINVAL;
+	*ret = ch->trdp[b]->counts;
+	return 0;
+}
+
 int pl_channels_decode(pl_channels_t *ch, const struct acq_item *it, struct acq_item *out, size_t max)
 {
-	if (it->bus >= ch->cfg->nbuses || (it->can.flags & (ACQ_CAN_ERR | ACQ_CAN_RTR)))
+	if (it->bus >= ch->cfg->nbuses)
+		return 0;
+	if (it->kind == ACQ_ITEM_TRDP)
+		return decode_trdp(ch, it, out, max);
+	if (it->kind != ACQ_ITEM_CAN || (it->can.flags & (ACQ_CAN_ERR | ACQ_CAN_RTR)))
 		return 0;
 	if (ch->j1939[it->bus] && (it->can.flags & ACQ_CAN_EXT))
 		return decode_j1939(ch, it, out, max);

@@ -75,6 +75,28 @@ const struct rec_channel *pl_channels_dictionary(const pl_channels_t *ch);
 int pl_channels_decode(pl_channels_t *ch, const struct acq_item *frame, struct acq_item *out, size_t max);
 size_t pl_channels_decode_max(const pl_channels_t *ch);
 
+/* What the decoding of a TRDP bus's telegrams did (the collector counts). */
+struct pl_trdp_counts {
+	uint64_t decoded;        /* telegrams decoded into samples */
+	uint64_t unknown;        /* valid telegrams of a ComId the XML does not have */
+	uint64_t bad;            /* data sets shorter than the plan (or a variable
+	                            array over its maximum): not decoded */
+	uint64_t past_channels;  /* variable-array items past the channels they have */
+};
+/*
+ * PD supervision on the collector: TRDP_TIMEOUT events (into out, up to
+ * max; returns how many) for each telegram of a TRDP bus's XML with a PD
+ * timeout (the XML's, else 3 cycles) that was received and is silent for
+ * more than its timeout + grace at now.  pl_channels_decode() does the same
+ * by each telegram's receive time (grace 0) and gives TRDP_BACK on a
+ * telegram's return, so a replay, which does not tick, gives the same
+ * events between telegrams; a tick only adds those of a silence at the end.
+ */
+size_t pl_channels_tick(pl_channels_t *ch, int64_t now_ns, int64_t grace_ns, struct acq_item *out, size_t max);
+
+/* The counts of TRDP bus b: 0, or -EINVAL (no XML on it). */
+int pl_channels_trdp_counts(const pl_channels_t *ch, size_t b, struct pl_trdp_counts *ret_counts);
+
 /* The DBC of bus b, NULL if none. */
 const dbc_t *pl_channels_dbc(const pl_channels_t *ch, size_t b);
 
@@ -118,3 +140,13 @@ const char *pl_channels_value_label(const pl_channels_t *ch, size_t i, double va
  * dbc_free), or -errno.
  */
 int pl_dbc_load(const struct conf_board *cfg, size_t b, dbc_t **ret_dbc, char *err, size_t errlen);
+
+/*
+ * Load the XML of TRDP bus b of cfg as `run` and `check` do
+ * (trdp_config_load).  Errors in the XML keep its file:line:column first,
+ * then name the board file's line of 'xml ='; others name that line
+ * first.  0 and the configuration in *ret_cfg (free with
+ * trdp_config_free), or -errno.
+ */
+struct trdp_config;
+int pl_trdp_load(const struct conf_board *cfg, size_t b, struct trdp_config **ret_cfg, char *err, size_t errlen);

@@ -48,6 +48,9 @@ void pl_faults_note_item(struct pl_faults *f, const struct acq_item *it)
 	case ACQ_EV_CLOCK_STEP:
 		pl_faults_note(f, ACQ_SOURCE_DAEMON, PL_FAULT_CLOCK_STEP, 1, it->event.arg, it->event.detail);
 		break;
+	case ACQ_EV_TRDP_TIMEOUT:
+		pl_faults_note(f, it->bus, PL_FAULT_TRDP_TIMEOUT, 1, it->event.arg, it->event.detail);
+		break;
 	default:
 		break;
 	}
@@ -57,7 +60,9 @@ void pl_bus_where(const struct bus_cfg *bc, char *buf, size_t len)
 {
 	static const char *const can_drivers[BUS_CAN_DRIVER_MAX] = { "socketcan", "slcan", "trace" };
 
-	if (bc->kind == BUS_KIND_MODBUS && bc->mb.rtu)
+	if (bc->kind == BUS_KIND_TRDP)
+		snprintf(buf, len, "trdp UDP %u%s%s", bc->trdp.pd_port, bc->trdp.ifname[0] ? " on " : "", bc->trdp.ifname);
+	else if (bc->kind == BUS_KIND_MODBUS && bc->mb.rtu)
 		snprintf(buf, len, "modbus rtu %s", bc->mb.device);
 	else if (bc->kind == BUS_KIND_MODBUS)
 		snprintf(buf, len, "modbus tcp %s:%u", bc->mb.host, bc->mb.port);
@@ -168,6 +173,11 @@ static void first_words(const struct pl_fault_reporter *rep, enum pl_fault k, in
 		snprintf(buf, len, "CLOCK_REALTIME stepped by %+.3f s (within %u ms): records after it carry the new "
 		         "time (a CLOCK_STEP event; export --corrected-time, docs/time.md)", (double)arg / 1e9, detail);
 		break;
+	case PL_FAULT_TRDP_TIMEOUT:
+		snprintf(buf, len, "no telegram of ComId %u within its timeout of %" PRId64 " ms: its channels are stale "
+		         "until it is back (TRDP_TIMEOUT and TRDP_BACK events; check the sender and the groups joined)",
+		         detail, arg);
+		break;
 	default:
 		snprintf(buf, len, "fault");
 		break;
@@ -187,6 +197,7 @@ static const char *fault_plural(enum pl_fault k)
 		[PL_FAULT_HOLD] = "failed reads of the holds file (one a second while it lasts)",
 		[PL_FAULT_TRIGGER] = "holds not written",
 		[PL_FAULT_CLOCK_STEP] = "clock steps",
+		[PL_FAULT_TRDP_TIMEOUT] = "TRDP telegram timeouts",
 	};
 	return words[k];
 }

@@ -37,6 +37,8 @@ enum pl_fault {
 	                             second (each failed read) while it lasts */
 	PL_FAULT_TRIGGER,         /* a trigger's hold not written: arg = -errno, detail = trigger */
 	PL_FAULT_CLOCK_STEP,      /* arg = step in ns, detail = window ms (docs/time.md) */
+	PL_FAULT_TRDP_TIMEOUT,    /* a TRDP telegram silent past its timeout: arg = timeout ms,
+	                             detail = ComId (TRDP_TIMEOUT) */
 	PL_FAULT_MAX
 };
 

@@ -45,8 +45,15 @@ static bool wanted(const pl_logsource_t *ls, const struct acq_item *it)
 {
 	if (it->bus >= ls->cfg->nbuses)
 		return false;
-	if (it->kind == ACQ_ITEM_SAMPLE)
+	/* samples and texts of CAN and TRDP buses are decoded again from
+	   their frames and telegrams: only Modbus ones go through as recorded */
+	if (it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT)
 		return ls->cfg->buses[it->bus].kind == BUS_KIND_MODBUS;
+	/* a TRDP bus's supervision is decoded again from its telegrams' times
+	   (pl_channels_decode); a silence at the log's end, which only a live
+	   tick saw, is not replayed */
+	if (it->kind == ACQ_ITEM_EVENT && (it->event.code == ACQ_EV_TRDP_TIMEOUT || it->event.code == ACQ_EV_TRDP_BACK))
+		return false;
 	if (it->kind == ACQ_ITEM_EVENT)
 		return it->event.code != ACQ_EV_START && it->event.code != ACQ_EV_STOP &&
 		       !is_seal_event(it->event.code);

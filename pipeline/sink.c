@@ -47,6 +47,8 @@ static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 
 	for (int k = 0; k < n; k++) {
 		pl_sink_encode(s, &s->decoded[k]);
+		/* a decoder's events (TRDP_TIMEOUT) are said as the sources' are */
+		pl_faults_note_item(s->cfg.faults, &s->decoded[k]);
 		pl_channels_set_live(s->ch, &s->decoded[k]);
 		watch_item(s, &s->decoded[k]);
 	}
@@ -93,6 +95,9 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct acq_item *it = &items[i];
 		pl_sink_encode(s, it);
+		/* a telegram is decoded before its bytes go back to the ring */
+		if (it->kind == ACQ_ITEM_TRDP)
+			decode_frame(s, it);
 		/* encoded (its bytes copied into the Batch) or refused: either
 		   way its bytes are free now, and those of items the ring
 		   dropped before it */
@@ -167,6 +172,28 @@ static void watch_tick(pl_sink_t *s)
 	}
 }
 
+/* TRDP telegrams silent past their timeout (not in a replay: its clock is
+   the log's, and the records' times give the same events between
+   telegrams).  The grace covers the collector's lag behind the kernel's
+   receive stamps, so a telegram still in a ring is not called missing. */
+#define TRDP_TICK_GRACE_NS (200 * BASIC_NS_PER_MS)
+
+static void trdp_tick(pl_sink_t *s)
+{
+	size_t n;
+
+	if (!s->ch || s->cfg.deterministic || !s->decoded_max)
+		return;
+	do {
+		n = pl_channels_tick(s->ch, basic_realtime_ns(), TRDP_TICK_GRACE_NS, s->decoded, s->decoded_max);
+		for (size_t k = 0; k < n; k++) {
+			pl_sink_encode(s, &s->decoded[k]);
+			pl_faults_note_item(s->cfg.faults, &s->decoded[k]);
+			watch_item(s, &s->decoded[k]);
+		}
+	} while (n == s->decoded_max);
+}
+
 int pl_sink_tick(pl_sink_t *s)
 {
 	/* A quiet board has passes without records: the tick still reads the
@@ -175,6 +202,7 @@ int pl_sink_tick(pl_sink_t *s)
 	if (s->step_pending)
 		clock_step_event(s);
 	clock_sync(s);
+	trdp_tick(s);
 	watch_tick(s);
 	pl_sink_log_take(s);
 	pl_sink_hold_watch(s);

@@ -31,10 +31,11 @@ ALLOWED = {
     "web": {"basic", "record", "dbc", "acquisition/acq-item.h"},
     "plot": {"basic"},
     "conf": {"basic", "bus"},
-    "pipeline": {"basic", "acquisition", "trace", "dbc", "bus", "storage", "record", "uplink", "conf", "evidence"},
+    "pipeline": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "conf",
+                 "evidence"},
     "report": {"basic", "acquisition/acq-item.h", "trace", "storage", "record", "ground", "conf", "pipeline/channels.h"},
-    "cli": {"basic", "acquisition", "trace", "dbc", "bus", "storage", "record", "uplink", "ground", "web", "conf",
-            "pipeline", "evidence", "report", "plot"},
+    "cli": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "ground", "web",
+            "conf", "pipeline", "evidence", "report", "plot"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z]+)/([^"]+)"', re.M)
 

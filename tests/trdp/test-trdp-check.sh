@@ -1,11 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# railmon check prints a TRDP bus: interface, address, ports, groups, XML.
+# railmon check prints a TRDP bus: interface, address, ports, groups, and
+# the plan of its XML (telegrams, ComId, cycle, timeout, bytes, bytes/s);
+# an XML in error fails check with its file:line:column and the board's line.
 # Usage: test-trdp-check.sh RAILMON
 set -euo pipefail
 railmon=$1
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+cp "$here/all-types.xml" "$dir/consist.xml"
 cat > "$dir/b.ini" <<'INI'
 [board]
 vehicle = t1
@@ -22,14 +26,35 @@ bind = 192.0.2.2
 INI
 out=$("$railmon" check "$dir/b.ini" 2>&1)
 want1="  [trdp ecn] interface eth1, PD UDP 17224, MD UDP off 0, groups 239.193.0.1, 239.193.0.2"
-want2="    raw telegrams recorded; XML $dir/consist.xml (stored: its data sets are not decoded yet)"
+want2="    XML $dir/consist.xml: 8 telegrams, 9 data sets (1 merged, 10 renamed)"
 want3="  [trdp uni] interface (by route), bound to 192.0.2.2, PD UDP 17224, MD UDP 17225, groups none (unicast only)"
-want4="    raw telegrams recorded (no XML: nothing decoded)"
-for w in "$want1" "$want2" "$want3" "$want4"; do
+want4="    no XML: raw telegrams only"
+# 40 header bytes + 64 padded to 64, 10 times a second; the timeout the
+# XML's; ByNumber has none: 3 cycles; Nested's variable array: "+"
+want5="    AllTypes                        100        100        300      64       1040       16"
+want6="    ByNumber                        101         20    60 (3c)      76       5800       20"
+want7="    Nested                          104          1          5      77+   120000+       35"
+want8="    Arrays                          102          -          -     217          -       45"
+for w in "$want1" "$want2" "$want3" "$want4" "$want5" "$want6" "$want7" "$want8"; do
 	if ! grep -qxF -- "$w" <<<"$out"; then
 		printf 'missing line:\n%s\nin:\n%s\n' "$w" "$out"
 		exit 1
 	fi
 done
 tail -1 <<<"$out" | grep -qx ok
-echo "check: both TRDP buses said"
+# an XML in error: check fails, naming the XML's line and column first
+sed 's/name="i16" type="INT16"/name="i16" type="INT17"/' "$here/all-types.xml" > "$dir/consist.xml"
+if out=$("$railmon" check "$dir/b.ini" 2>&1); then
+	printf 'check passed a bad XML:\n%s\n' "$out"
+	exit 1
+fi
+want="railmon check: $dir/consist.xml:39:7: element \"i16\": type \"INT17\" is no type and no data set (the xml of [trdp ecn], $dir/b.ini:10)"
+if ! grep -qxF -- "$want" <<<"$out"; then
+	printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"
+	exit 1
+fi
+rm "$dir/consist.xml"
+out=$("$railmon" check "$dir/b.ini" 2>&1) && exit 1
+want="railmon check: $dir/b.ini:10: [trdp ecn]: xml $dir/consist.xml: No such file or directory"
+grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
+echo "check: both TRDP buses said, the XML's plan, its errors"
