@@ -248,17 +248,20 @@ def run_tcp(listen):
     one connection, two connections at once, messages sent byte by byte
     (TCP_NODELAY: segments of one byte), a bad FCS (the header recorded
     raw, the connection closed: the publisher waits for it), connections
-    that end mid-header and mid-data-set (recorded refused, counted cut)."""
+    that end mid-header, mid-data-set and in the padding after it
+    (recorded refused, counted cut)."""
     md = free_port()
-    runs = [  # (name, extra arguments)
-        ("one", ["--count", "10", "--size", "3000"]),
-        ("bytes", ["--count", "3", "--size", "37", "--split", "1"]),
-        ("badfcs", ["--count", "3", "--bad-fcs", "3", "--size", "64"]),
-        ("cuthead", ["--count", "2", "--cut", "50", "--size", "64"]),
-        ("cutdata", ["--count", "1", "--cut", "300", "--size", "500"]),
+    runs = [  # (name, extra arguments); a ComId each: sequence counters start again
+        ("one", ["--count", "10", "--size", "3000", "--com-id", "70"]),
+        ("bytes", ["--count", "3", "--size", "37", "--split", "1", "--com-id", "71"]),
+        ("badfcs", ["--count", "3", "--bad-fcs", "3", "--size", "64", "--com-id", "72"]),
+        ("cuthead", ["--count", "2", "--cut", "50", "--size", "64", "--com-id", "73"]),
+        ("cutdata", ["--count", "1", "--cut", "300", "--size", "500", "--com-id", "74"]),
+        # only the padding after the data set missing: still cut
+        ("cutpad", ["--count", "1", "--cut", str(MD_HEADER + 37), "--size", "37", "--com-id", "75"]),
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        n_rec = 10 + 3 + 3 + 3 + 2 + 2 * 10
+        n_rec = 10 + 3 + 3 + 3 + 2 + 2 + 2 * 10
         lst = subprocess.Popen([listen, "0", str(md), str(n_rec), "5000"], stdout=subprocess.PIPE, text=True)
         assert lst.stdout.readline().strip() == "ready"
         out_lines = []
@@ -279,8 +282,8 @@ def run_tcp(listen):
     nconn = len(runs) + 2
     ok = sum(1 for s in sent if not s["bad_fcs"] and not s["cut"])
     want = {"telegrams": len(sent), "ok": ok, "bad_fcs": 1, "bad_input": len(sent) - ok, "tcp_accepted": nconn,
-            "tcp_refused": 0, "tcp_bad_header": 1, "tcp_cut": 2, "tcp_messages": ok, "rx_dropped": 0,
-            "bytes_drops": 0, "rx_errors": 0, "gaps": 0, "repeats": 0}
+            "tcp_refused": 0, "tcp_bad_header": 1, "tcp_cut": 3, "tcp_messages": ok, "rx_dropped": 0,
+            "bytes_drops": 0, "rx_errors": 0, "gaps": 0, "repeats": 0, "back": 0}
     # every connection closed by the time the last record came, but the
     # listener may stop at its last record before it saw the last close
     if not nconn - 1 <= stats.get("tcp_closed", -1) <= nconn:
