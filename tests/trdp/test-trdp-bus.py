@@ -376,13 +376,16 @@ def run_netns(railmon):
         # joined: the group is in the namespace's IGMP table (0100C1EF)
         wait_for("railmon to join 239.193.0.1",
                  lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
-        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "pd2.jsonl")]
+        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl")]
         pub = ["ip", "netns", "exec", a, sys.executable, PUB]
         sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "200",
            "--cycle-ms", "10", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
            "--topo", "120:3:4", "--log", logs[0])
         sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
            "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
+        # MD over TCP to railmon's listener, one message sent in pieces
+        sh(*pub, "md", "--tcp", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
+           "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--split", "1000", "--log", logs[2])
         sh("ip", "-n", b, "link", "set", vb, "down")
         wait_for("a CAN_GONE event of the TRDP bus",
                  lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in export(railmon, b, log)))
@@ -392,7 +395,7 @@ def run_netns(railmon):
         wait_for("railmon to join 239.193.0.1 again",
                  lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
         sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
-           "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[2])
+           "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[3])
         n_sent = sum(1 for f in logs for _ in open(f))
         wait_for("every telegram in the log",
                  lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
@@ -451,8 +454,9 @@ def run_netns(railmon):
         if names.count(want) != 1:
             print("%d %s events, want one (the interface went down once)" % (names.count(want), want))
             bad += 1
-    print("netns: %d telegrams sent (%d multicast, %d bad FCS), %d recorded, %d replayed alike, events %s; "
-          "%d wrong" % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")), nbad,
+    print("netns: %d telegrams sent (%d multicast, %d MD over TCP, %d bad FCS), %d recorded, %d replayed alike, "
+          "events %s; %d wrong" % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")),
+                                   sum(1 for s in sent if s.get("tcp")), nbad,
                         sum(1 for x in lines if x["kind"] == "trdp"),
                         sum(1 for x, y in zip(again, first) if x == y), sorted(set(names)), bad))
     return 1 if bad else 0
