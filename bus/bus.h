@@ -192,6 +192,9 @@ struct bus_trdp_stats {
 	uint64_t tcp_bad_header;    /* connections closed by us on an invalid header */
 	uint64_t tcp_cut;           /* connections that ended mid-message */
 	uint64_t tcp_messages;      /* valid messages framed */
+	int tcp_listen_error;       /* -errno of the TCP listener's last open (-EADDRINUSE:
+	                               a stack on this host has the port; UDP goes on),
+	                               0 listening or md_port 0 */
 };
 
 struct bus_cfg {

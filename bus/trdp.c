@@ -114,7 +114,7 @@ struct trdp_priv {
 	/* counters: written by the RX thread, read by any (bus_counters' rule) */
 	_Atomic uint64_t st_telegrams, st_refused[8], st_gaps, st_repeats, st_back, st_topo, st_bytes_drops,
 		st_untracked, st_tcp_accepted, st_tcp_refused, st_tcp_closed, st_tcp_bad, st_tcp_cut,
-		st_tcp_messages;
+		st_tcp_messages, st_tcp_listen_error;
 };
 
 static struct trdp_priv *priv(const bus_dev_t *dev)
@@ -219,8 +219,13 @@ static int open_socks(bus_dev_t *dev)
 		r = open_sock(c, p->ifindex, c->pd_port, &p->fd[SOCK_PD]);
 	if (r == 0 && c->md_port)
 		r = open_sock(c, p->ifindex, c->md_port, &p->fd[SOCK_MD]);
+	/* A TRDP stack on this host (the device's own) may hold the TCP
+	   port: its MD connections are its own, not ours to take.  UDP is
+	   shared (REUSEADDR) and goes on; the error is kept for the stats,
+	   and the listener tried again at each reopen. */
 	if (r == 0 && c->md_port)
-		r = open_listener(c, &p->lfd);
+		atomic_store_explicit(&p->st_tcp_listen_error, (uint64_t)-open_listener(c, &p->lfd),
+		                      memory_order_relaxed);
 	if (r < 0)
 		close_socks(p);
 	/* joining a group on an interface that is down: ENODEV, gone */
@@ -718,6 +723,7 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 		.tcp_bad_header = basic_counter_get(&p->st_tcp_bad),
 		.tcp_cut = basic_counter_get(&p->st_tcp_cut),
 		.tcp_messages = basic_counter_get(&p->st_tcp_messages),
+		.tcp_listen_error = -(int)basic_counter_get(&p->st_tcp_listen_error),
 	};
 	for (int i = 0; i < 8; i++)
 		ret->refused[i] = basic_counter_get(&p->st_refused[i]);

@@ -13,6 +13,7 @@ repeats and topology changes counted as the publisher made them.
                                           namespaces (root): multicast and
                                           unicast, the interface down and up
 """
+import errno
 import json
 import os
 import socket
@@ -326,6 +327,27 @@ def run_tcp_full(listen):
     return 0
 
 
+def run_tcp_taken(listen):
+    """The TCP port held by another listener (a TRDP stack on this host):
+    the bus opens all the same, MD over UDP still comes, the listener's
+    error is kept (-EADDRINUSE)."""
+    md = free_port()
+    other = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    other.bind(("0.0.0.0", md))
+    other.listen(1)
+    lst = subprocess.Popen([listen, "0", str(md), "3", "5000"], stdout=subprocess.PIPE, text=True)
+    assert lst.stdout.readline().strip() == "ready"
+    subprocess.run([sys.executable, PUB, "md", "--dest", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(md),
+                    "--count", "3", "--cycle-ms", "1"], check=True)
+    out = lst.stdout.read().splitlines()
+    assert lst.wait(timeout=60) == 0
+    other.close()
+    stats = json.loads(out[-1])["stats"]
+    got = sum(1 for x in out if '"kind":"trdp"' in x)
+    print("tcp port taken: listener error %d, %d MD over UDP received of 3" % (stats["tcp_listen_error"], got))
+    return 0 if stats["tcp_listen_error"] == -errno.EADDRINUSE and got == 3 else 1
+
+
 def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
@@ -466,7 +488,7 @@ def run_netns(railmon):
 def main():
     tool, mode = sys.argv[1], sys.argv[2]
     if mode == "loopback":
-        return run_loopback(tool) | run_overflow(tool) | run_tcp(tool) | run_tcp_full(tool)
+        return run_loopback(tool) | run_overflow(tool) | run_tcp(tool) | run_tcp_full(tool) | run_tcp_taken(tool)
     if mode == "netns":
         return run_netns(tool)
     raise SystemExit("unknown mode " + mode)

@@ -84,10 +84,10 @@ int main(int argc, char **argv)
 	       ",\"bytes_drops\":%" PRIu64 ",\"rx_dropped\":%" PRIu64 ",\"bad_input\":%" PRIu64
 	       ",\"tcp_accepted\":%" PRIu64 ",\"tcp_refused\":%" PRIu64 ",\"tcp_closed\":%" PRIu64
 	       ",\"tcp_bad_header\":%" PRIu64 ",\"tcp_cut\":%" PRIu64 ",\"tcp_messages\":%" PRIu64
-	       ",\"rx_errors\":%" PRIu64 "}}\n",
+	       ",\"rx_errors\":%" PRIu64 ",\"tcp_listen_error\":%d}}\n",
 	       st.telegrams, st.refused[0], st.refused[2], st.seq_gaps, st.seq_repeats, st.seq_back,
 	       st.topology_changes, st.bytes_drops, bs.rx_dropped, bs.bad_input, st.tcp_accepted, st.tcp_refused,
-	       st.tcp_closed, st.tcp_bad_header, st.tcp_cut, st.tcp_messages, bs.rx_errors);
+	       st.tcp_closed, st.tcp_bad_header, st.tcp_cut, st.tcp_messages, bs.rx_errors, st.tcp_listen_error);
 	/* bad arguments */
 	CHECK(bus_dev_trdp_stats(NULL, &st) == -EINVAL);
 	CHECK(bus_dev_trdp_release(dev, NULL) == -EINVAL);
