@@ -164,3 +164,4 @@ extern const struct bus_ops bus_can_slcan_ops;
 extern const struct bus_ops bus_can_trace_ops;
 extern const struct bus_ops bus_modbus_ops;
 extern const struct bus_ops bus_trdp_ops;
+extern const struct bus_ops bus_trdp_trace_ops;

@@ -172,6 +172,10 @@ struct bus_trdp_cfg {
 	   Must outlive the device. */
 	struct acq_bytes *bytes;
 	size_t bytes_size;          /* own ring's size when bytes is NULL; 0 = 4 MiB */
+	/* A replay: a packet capture (pcap, pcapng) read instead of the
+	   network (bus/trdp-trace.c); "" = live */
+	char capture[BUS_PATH_MAX];
+	double trace_speed;         /* capture: 0 = as fast as possible, 1 = real time */
 };
 
 /* A TRDP bus's own counters (bus_dev_trdp_stats()). */

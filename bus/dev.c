@@ -26,7 +26,7 @@ static const struct bus_ops *bus_ops_for(const struct bus_cfg *cfg)
 	if (cfg->kind == BUS_KIND_MODBUS)
 		return &bus_modbus_ops;
 	if (cfg->kind == BUS_KIND_TRDP)
-		return &bus_trdp_ops;
+		return cfg->trdp.capture[0] ? &bus_trdp_trace_ops : &bus_trdp_ops;
 	return NULL;
 }
 

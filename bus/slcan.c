@@ -5,7 +5,8 @@
  * The driver opens the tty raw, closes the channel ("C"), sets the bitrate
  * ("S0".."S8"), and opens it listen-only ("L") unless the board file
  * explicitly allows normal mode ("O").  Each command must be answered by
- * CR (BELL = refused) within SLCAN_CMD_TIMEOUT_MS.  Then recv() reads
+ * CR (BELL = refused) within SLCAN_CMD_TIMEOUT_MS; the first, "C", is
+ * sent again every SLCAN_C_RETRY_MS within that time.  Then recv() reads
  * lines: frames become items, bare CRs (late acknowledgements) are
  * skipped, anything else is counted in stats.bad_input and reported as an
  * ACQ_EV_CAN_BAD_LINE event (arg = count so far), and reading resyncs at
@@ -49,6 +50,14 @@
    streaming is set up anyway; its frames are skipped as stray bytes). */
 #define SLCAN_QUIET_MS 100
 #define SLCAN_DRAIN_MAX_MS 1000
+/* The first "C" is sent again every SLCAN_C_RETRY_MS within the command
+   timeout: an adapter whose path appears before its firmware listens
+   (a USB adapter still booting, a peer not yet reading) loses what came
+   before, and waiting the whole second for that lost "C" left the bus
+   blind for over a second after the device was ready (issue 30).  Only
+   "C" is repeated: the drain after it swallows the extra answers, which
+   after "S" or "L" would be read as the answer to the next command. */
+#define SLCAN_C_RETRY_MS 50
 
 static int hexnum(const char *s, unsigned n, uint32_t *ret)
 {
@@ -199,17 +208,23 @@ static int write_all(int fd, const char *s, size_t len)
 	return 0;
 }
 
-/* Send one command; 0 on CR, -EIO on BELL, -ETIMEDOUT without answer. */
-static int slcan_command(int fd, const char *cmd)
+/* Send one command and wait up to timeout_ms for its answer: 0 on CR,
+   -EIO on BELL, -ETIMEDOUT without answer. */
+static int slcan_command_wait(int fd, const char *cmd, int timeout_ms)
 {
+	int64_t end = basic_mono_ns() + (int64_t)timeout_ms * 1000000;
 	char c;
 	int r = write_all(fd, cmd, strlen(cmd));
 
 	while (r == 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = end - basic_mono_ns();
 		ssize_t n;
 
-		r = poll(&p, 1, SLCAN_CMD_TIMEOUT_MS);
+		/* stray bytes must not stretch the wait: the deadline is fixed */
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)((left + 999999) / 1000000));
 		if (r < 0 && errno == EINTR) {
 			r = 0;
 			continue;
@@ -229,6 +244,26 @@ static int slcan_command(int fd, const char *cmd)
 			return -EIO;
 		r = 0; /* stray bytes before the answer (a frame of an open channel) */
 	}
+	return r;
+}
+
+static int slcan_command(int fd, const char *cmd)
+{
+	return slcan_command_wait(fd, cmd, SLCAN_CMD_TIMEOUT_MS);
+}
+
+/* "C", sent again every SLCAN_C_RETRY_MS until answered, within the same
+   SLCAN_CMD_TIMEOUT_MS a single command gets. */
+static int slcan_close_channel(int fd)
+{
+	int64_t end = basic_mono_ns() + (int64_t)SLCAN_CMD_TIMEOUT_MS * 1000000;
+	int r;
+
+	do {
+		int64_t left_ms = (end - basic_mono_ns()) / 1000000;
+
+		r = slcan_command_wait(fd, "C\r", left_ms < SLCAN_C_RETRY_MS ? (int)left_ms : SLCAN_C_RETRY_MS);
+	} while (r == -ETIMEDOUT && basic_mono_ns() < end);
 	return r;
 }
 
@@ -260,7 +295,7 @@ static int slcan_setup(const struct bus_can_cfg *can, int fd)
 	int code, r;
 
 	/* "C" on a closed channel is answered with BELL: that is fine */
-	r = slcan_command(fd, "C\r");
+	r = slcan_close_channel(fd);
 	if (r < 0 && r != -EIO)
 		return r;
 	slcan_drain(fd);

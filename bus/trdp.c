@@ -52,70 +52,11 @@
 #include "acquisition/acq-bytes.h"
 #include "basic/clock.h"
 #include "bus-private.h"
+#include "trdp-private.h"
 #include "trdp/header.h"
 
-#define TRDP_BURST 32
-/* A PD datagram is at most its header and 1432 bytes; a longer one is
-   still taken whole up to this, and flagged too long. */
-#define PD_SLOT 2048u
-/* The largest UDP payload: an MD telegram is at most 65504 bytes. */
-#define MD_SLOT 65536u
-#define OWN_BYTES_DEFAULT (4u << 20)
-#define TRACK_MAX 1024u /* senders x ComIds followed, a power of 2 */
-#define TRACK_PROBE 8
-#define BAD_EVENT_NS 1000000000LL
-#define TCP_CONN_MAX 16u
-/* The largest MD message in a TCP stream: header and data set, padded to 4. */
-#define TCP_MSG_MAX ((TRDP_MD_HEADER_SIZE + TRDP_MD_DATA_MAX + 3u) & ~3u)
 /* Messages read from one connection at one wakeup: the others' turn. */
 #define TCP_MSGS_PER_WAKE 8
-
-enum { SOCK_PD, SOCK_MD, SOCK_N };
-
-struct track {
-	uint32_t src, com_id, last_seq;
-	uint8_t used, kind;
-};
-
-/* One accepted MD connection: its own framing state and buffer. */
-struct tcp_conn {
-	int fd; /* -1: free */
-	uint32_t src_ip, dst_ip; /* host order */
-	uint16_t src_port;
-	size_t have; /* bytes of the current message in buf */
-	size_t need; /* its length once the header is read, else 0 */
-	int64_t t_ns; /* kernel receive time of the last read */
-	uint8_t *buf; /* TCP_MSG_MAX bytes of priv's tcp_buf */
-};
-
-struct trdp_priv {
-	int fd[SOCK_N];
-	int lfd; /* MD over TCP: the listening socket, -1 none */
-	struct tcp_conn conn[TCP_CONN_MAX];
-	uint8_t *tcp_buf;
-	_Alignas(struct cmsghdr) char tcp_cmsg[256];
-	int ifindex;
-	struct acq_bytes own;
-	uint8_t *own_buf;
-	struct acq_bytes *bytes;
-	uint32_t ovfl_last[SOCK_N];
-	struct mmsghdr msg[TRDP_BURST];
-	struct iovec iov[TRDP_BURST];
-	struct sockaddr_in from[TRDP_BURST];
-	_Alignas(struct cmsghdr) char cmsg[TRDP_BURST][256];
-	uint8_t scratch[MD_SLOT]; /* what is read to be dropped: no room */
-	struct track track[TRACK_MAX];
-	bool topo_seen;
-	uint32_t etb, optrn;
-	uint64_t bad_since;
-	int bad_reason;
-	int64_t bad_last_ns;
-	int next_sock; /* the socket read first next time: fairness */
-	/* counters: written by the RX thread, read by any (bus_counters' rule) */
-	_Atomic uint64_t st_telegrams, st_refused[8], st_gaps, st_repeats, st_back, st_topo, st_bytes_drops,
-		st_untracked, st_tcp_accepted, st_tcp_refused, st_tcp_closed, st_tcp_bad, st_tcp_cut,
-		st_tcp_messages, st_tcp_listen_error;
-};
 
 static struct trdp_priv *priv(const bus_dev_t *dev)
 {
@@ -232,7 +173,7 @@ static int open_socks(bus_dev_t *dev)
 	return r;
 }
 
-static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+int bus_trdp_priv_new(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	const struct bus_trdp_cfg *c = &cfg->trdp;
 	struct trdp_priv *p;
@@ -244,16 +185,10 @@ static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 	if (!p)
 		return -ENOMEM;
 	dev->priv = p;
+	/* no socket, no connection: tcp_buf is the live driver's (trdp_open) */
 	p->fd[SOCK_PD] = p->fd[SOCK_MD] = p->lfd = -1;
 	for (unsigned i = 0; i < TCP_CONN_MAX; i++)
 		p->conn[i].fd = -1;
-	if (c->md_port) {
-		/* every connection's framing buffer now: none per message */
-		if (!(p->tcp_buf = malloc((size_t)TCP_CONN_MAX * TCP_MSG_MAX)))
-			return -ENOMEM;
-		for (unsigned i = 0; i < TCP_CONN_MAX; i++)
-			p->conn[i].buf = p->tcp_buf + (size_t)i * TCP_MSG_MAX;
-	}
 	p->bytes = c->bytes;
 	if (!p->bytes) {
 		size_t size = c->bytes_size ? c->bytes_size : OWN_BYTES_DEFAULT;
@@ -262,7 +197,39 @@ static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 		acq_bytes_init(&p->own, p->own_buf, size);
 		p->bytes = &p->own;
 	}
-	return bus_open_absent(dev, open_socks(dev));
+	return 0;
+}
+
+void bus_trdp_priv_free(bus_dev_t *dev)
+{
+	struct trdp_priv *p = priv(dev);
+
+	if (!p)
+		return;
+	free(p->tcp_buf);
+	free(p->own_buf);
+	free(p);
+	dev->priv = NULL;
+}
+
+static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
+{
+	int r = bus_trdp_priv_new(dev, cfg);
+	struct trdp_priv *p = priv(dev);
+
+	if (r == 0 && cfg->trdp.md_port) {
+		/* MD over TCP: every connection's framing buffer now, none per
+		   message (a capture, trdp-trace.c, frames its own streams) */
+		if (!(p->tcp_buf = malloc((size_t)TCP_CONN_MAX * TCP_MSG_MAX)))
+			r = -ENOMEM;
+		for (unsigned i = 0; r == 0 && i < TCP_CONN_MAX; i++)
+			p->conn[i].buf = p->tcp_buf + (size_t)i * TCP_MSG_MAX;
+	}
+	if (r == 0)
+		r = bus_open_absent(dev, open_socks(dev));
+	if (r < 0)
+		bus_trdp_priv_free(dev); /* bus_dev_new() frees only the device */
+	return r;
 }
 
 static void trdp_close(bus_dev_t *dev)
@@ -272,10 +239,7 @@ static void trdp_close(bus_dev_t *dev)
 	if (!p)
 		return;
 	close_socks(p);
-	free(p->tcp_buf);
-	free(p->own_buf);
-	free(p);
-	dev->priv = NULL;
+	bus_trdp_priv_free(dev);
 }
 
 static void trdp_release(bus_dev_t *dev)
@@ -397,42 +361,25 @@ static void read_cmsgs(bus_dev_t *dev, int sock, struct msghdr *mh, struct acq_i
 	}
 }
 
-static size_t judge(bus_dev_t *dev, int sock, int r, struct acq_item *out);
-
-/* One received datagram as an item (and the events it causes) at out;
-   returns the items written (1 to 3). */
-static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct acq_item *out)
-{
-	struct trdp_priv *p = priv(dev);
-	struct msghdr *mh = &p->msg[j].msg_hdr;
-	struct acq_item *it = out;
-
-	memset(it, 0, sizeof(*it));
-	it->kind = ACQ_ITEM_TRDP;
-	it->bus = dev->cfg.index;
-	it->t_ns = basic_realtime_ns(); /* unless the kernel says */
-	read_cmsgs(dev, sock, mh, it);
-	int r = trdp_telegram_fill(sock == SOCK_MD ? TRDP_KIND_MD : TRDP_KIND_PD, data, p->msg[j].msg_len,
-	                           &it->trdp);
-	/* cut by our slot: longer than any telegram of its kind may be */
-	if (mh->msg_flags & MSG_TRUNC) {
-		r = TRDP_HDR_TOO_LONG;
-		it->trdp.flags = (uint16_t)((it->trdp.flags & 0xffu) | (unsigned)r << ACQ_TRDP_RESULT_SHIFT);
-	}
-	it->trdp.src_ip = ntohl(p->from[j].sin_addr.s_addr);
-	it->trdp.src_port = ntohs(p->from[j].sin_port);
-	it->trdp.dst_port = sock == SOCK_MD ? dev->cfg.trdp.md_port : dev->cfg.trdp.pd_port;
-	return judge(dev, sock, r, out);
-}
-
-/* A filled telegram item at out[0] with its header's result r: counted,
-   followed, and the events it causes after it; returns the items (1-3). */
-static size_t judge(bus_dev_t *dev, int sock, int r, struct acq_item *out)
+size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, int cut,
+                         uint32_t src_ip, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
+                         struct acq_item *out)
 {
 	struct trdp_priv *p = priv(dev);
 	struct acq_item *it = out;
 	size_t n = 1;
 
+	int r = trdp_telegram_fill(kind, data, len, &it->trdp);
+	/* cut: by our receive slot (longer than any telegram of its kind may
+	   be), or by the peer closing a TCP connection mid-message */
+	if (cut != TRDP_HDR_OK) {
+		r = cut;
+		it->trdp.flags = (uint16_t)((it->trdp.flags & 0xffu) | (unsigned)r << ACQ_TRDP_RESULT_SHIFT);
+	}
+	it->trdp.src_ip = src_ip;
+	it->trdp.src_port = src_port;
+	it->trdp.dst_ip = dst_ip;
+	it->trdp.dst_port = dst_port;
 	basic_counter_add(&p->st_telegrams, 1);
 	basic_counter_add(&p->st_refused[r & 7], 1);
 	if (r != TRDP_HDR_OK) {
@@ -448,7 +395,7 @@ static size_t judge(bus_dev_t *dev, int sock, int r, struct acq_item *out)
 		return n;
 	}
 	bus_stat_add(&dev->stats.rx_frames, 1);
-	follow_seq(p, &it->trdp, (unsigned)sock);
+	follow_seq(p, &it->trdp, (unsigned)kind);
 	if (p->topo_seen && (it->trdp.etb_topo != p->etb || it->trdp.op_trn_topo != p->optrn)) {
 		basic_counter_add(&p->st_topo, 1);
 		out[n++] = event_item(it->t_ns, it->bus, ACQ_EV_TRDP_TOPOLOGY,
@@ -459,6 +406,25 @@ static size_t judge(bus_dev_t *dev, int sock, int r, struct acq_item *out)
 	p->etb = it->trdp.etb_topo;
 	p->optrn = it->trdp.op_trn_topo;
 	return n;
+}
+
+/* One received datagram as an item (and the events it causes) at out;
+   returns the items written (1 to 3). */
+static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct acq_item *out)
+{
+	struct trdp_priv *p = priv(dev);
+	struct msghdr *mh = &p->msg[j].msg_hdr;
+	struct acq_item *it = out;
+
+	memset(it, 0, sizeof(*it));
+	it->kind = ACQ_ITEM_TRDP;
+	it->bus = dev->cfg.index;
+	it->t_ns = basic_realtime_ns(); /* unless the kernel says */
+	read_cmsgs(dev, sock, mh, it);
+	return bus_trdp_telegram(dev, sock == SOCK_MD ? TRDP_KIND_MD : TRDP_KIND_PD, data, p->msg[j].msg_len,
+	                         mh->msg_flags & MSG_TRUNC ? TRDP_HDR_TOO_LONG : TRDP_HDR_OK,
+	                         ntohl(p->from[j].sin_addr.s_addr), ntohs(p->from[j].sin_port), it->trdp.dst_ip,
+	                         sock == SOCK_MD ? dev->cfg.trdp.md_port : dev->cfg.trdp.pd_port, out);
 }
 
 /* Read what a socket has for lack of room, and count it dropped. */
@@ -553,10 +519,11 @@ static void tcp_accept(bus_dev_t *dev)
 }
 
 /* The connection's buf[0..len) as a raw record at out (the bytes copied
-   into the byte ring), its header's result forced to `force` when that is
-   not TRDP_HDR_OK (a message cut by the peer); returns the items written,
-   0 when the ring had no room (counted dropped). */
-static size_t tcp_record(bus_dev_t *dev, struct tcp_conn *c, size_t len, int force, struct acq_item *out)
+   into the byte ring), through the bookkeeping every telegram goes through
+   (bus_trdp_telegram), refused as `cut` when that is not TRDP_HDR_OK (a
+   message cut by the peer); returns the items written, 0 when the ring
+   had no room (counted dropped). */
+static size_t tcp_record(bus_dev_t *dev, struct tcp_conn *c, size_t len, int cut, struct acq_item *out)
 {
 	struct trdp_priv *p = priv(dev);
 	uint8_t *dst = acq_bytes_reserve(p->bytes, len ? len : 1);
@@ -574,18 +541,11 @@ static size_t tcp_record(bus_dev_t *dev, struct tcp_conn *c, size_t len, int for
 	out->bus = dev->cfg.index;
 	out->t_ns = c->t_ns ? c->t_ns : basic_realtime_ns();
 	out->trdp.flags = ACQ_TRDP_TCP;
-	int r = trdp_telegram_fill(TRDP_KIND_MD, dst, len, &out->trdp);
-	if (force != TRDP_HDR_OK && r == TRDP_HDR_OK) {
-		r = force;
-		out->trdp.flags = (uint16_t)((out->trdp.flags & 0xffu) | (unsigned)r << ACQ_TRDP_RESULT_SHIFT);
-	}
-	out->trdp.src_ip = c->src_ip;
-	out->trdp.src_port = c->src_port;
-	out->trdp.dst_ip = c->dst_ip;
-	out->trdp.dst_port = dev->cfg.trdp.md_port;
-	if (r == TRDP_HDR_OK)
+	size_t n = bus_trdp_telegram(dev, TRDP_KIND_MD, dst, len, cut, c->src_ip, c->src_port, c->dst_ip,
+	                             dev->cfg.trdp.md_port, out);
+	if ((out->trdp.flags >> ACQ_TRDP_RESULT_SHIFT) == TRDP_HDR_OK)
 		basic_counter_add(&p->st_tcp_messages, 1);
-	return judge(dev, SOCK_MD, r, out);
+	return n;
 }
 
 /* The kernel's receive time of what one read consumed, into c->t_ns. */

@@ -35,7 +35,9 @@ static const char replay_usage[] =
 	"Feed recorded data through the same decode and store path as live data.\n"
 	"SOURCE is a trace (a candump log, Vector ASC or BLF, PEAK TRC 1.0 to 2.1,\n"
 	"told apart by content; a text one may be gzip-compressed, .asc.gz) or a\n"
-	"railmon log directory.\n"
+	"railmon log directory, or a packet capture (pcap, pcapng) replayed as TRDP\n"
+	"telegrams: into the board's [trdp] bus, or without --board one TRDP bus on\n"
+	"the standard ports (raw telegrams).\n"
 	"Before it starts, replay says the trace's frames on each channel and which\n"
 	"bus reads which; frames no bus reads are said, and a replay that would\n"
 	"store none of them is refused.\n"
@@ -51,7 +53,8 @@ static const char replay_usage[] =
 	"                     reads the trace's one channel, or --channel N of several\n"
 	"      --channel N    with --dbc (or a board of one CAN bus): only channel N of\n"
 	"                     an ASC, BLF or TRC trace\n"
-	"      --vehicle ID   with --dbc: the vehicle id the log carries (default replay)\n"
+	"      --vehicle ID   with --dbc, or a capture without --board: the vehicle id\n"
+	"                     the log carries (default replay)\n"
 	"  -d, --data DIR     log directory (overrides [storage] dir; with --dbc the\n"
 	"                     default is ./railmon-data)\n"
 	"      --append       add to the log already in DIR (refused without it: the\n"
@@ -116,10 +119,19 @@ static int dbc_board(const char *trace, const char *dbc, const char *vehicle, st
 	return r < 0 ? cli_fail("replay", "%s", err) : 0;
 }
 
+/* A capture without --board: one TRDP bus.  0 or the exit code. */
+static int capture_board(const char *capture, const char *vehicle, struct conf_board **ret_cfg)
+{
+	char err[CONF_ERR_MAX + PATH_MAX];
+	int r = conf_replay_capture_board(capture, vehicle, ret_cfg, err, sizeof(err));
+
+	return r < 0 ? cli_fail("replay", "%s", err) : 0;
+}
+
 /* What the command line asked for. */
 struct replay_args {
 	const char *board, *data, *trace, *to_can, *dbc, *vehicle;
-	bool force, append, quiet;
+	bool force, append, quiet, capture;
 	uint32_t channel;
 	double speed;
 };
@@ -218,7 +230,14 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 		conf_free(cfg);
 		return 1;
 	}
-	if (!S_ISDIR(sb->st_mode)) {
+	if (a->capture) {
+		size_t n = conf_replay_capture(cfg, a->trace, a->speed);
+		if (n != 1) {
+			conf_free(cfg);
+			return cli_fail("replay", "%s has %zu [trdp] buses: a capture is replayed into one",
+			                a->board ? a->board : "the default board", n);
+		}
+	} else if (!S_ISDIR(sb->st_mode)) {
 		conf_replay_trace(cfg, a->trace, a->speed);
 		if (!cfg->nbuses) {
 			conf_free(cfg);
@@ -258,6 +277,10 @@ int cli_cmd_replay(int argc, char **argv)
 		return cli_fail("replay", "%s: %s", a.trace, strerror(errno));
 	if (!S_ISDIR(sb.st_mode) && (r = cli_trace_check_info(stderr, a.trace, !a.to_can, &info)) >= 0)
 		return r;
+	a.capture = !S_ISDIR(sb.st_mode) && (info.fmt == TRACE_PCAP || info.fmt == TRACE_PCAPNG);
+	if (a.capture && (a.dbc || a.channel))
+		return cli_fail("replay", "%s: a packet capture holds TRDP telegrams: no --dbc, no --channel (a "
+		                "--board's [trdp] bus decodes them with its XML)", a.trace);
 	if (a.channel && (a.to_can || S_ISDIR(sb.st_mode)))
 		return cli_fail("replay", "--channel chooses a channel of a trace replayed into a log");
 	if (a.to_can) {
@@ -269,15 +292,18 @@ int cli_cmd_replay(int argc, char **argv)
 		return cli_fail("replay", "--board or --dbc, not both (a board file names its DBC files)");
 	if (a.dbc && S_ISDIR(sb.st_mode))
 		return cli_fail("replay", "--dbc replays a candump trace; a log directory needs its --board");
-	if (!a.board && !a.dbc)
+	if (!a.board && !a.dbc && !a.capture)
 		return cli_fail("replay", "--board FILE or --dbc FILE is required");
-	r = a.dbc ? dbc_board(a.trace, a.dbc, a.vehicle, &cfg) : cli_load_board("replay", a.board, &cfg);
+	if (a.capture && !a.board)
+		r = capture_board(a.trace, a.vehicle, &cfg);
+	else
+		r = a.dbc ? dbc_board(a.trace, a.dbc, a.vehicle, &cfg) : cli_load_board("replay", a.board, &cfg);
 	if (r != 0)
 		return r;
 	r = replay_target(&a, &sb, cfg, &opts);
 	if (r >= 0)
 		return r;
-	if (!S_ISDIR(sb.st_mode) && (r = replay_channels(&a, &info, cfg)) >= 0) {
+	if (!S_ISDIR(sb.st_mode) && !a.capture && (r = replay_channels(&a, &info, cfg)) >= 0) {
 		conf_free(cfg);
 		return r;
 	}
@@ -287,7 +313,7 @@ int cli_cmd_replay(int argc, char **argv)
 		cli_progress_init(&pg, stderr, "replay", S_ISDIR(sb.st_mode) ? CLI_PROGRESS_RECORDS : CLI_PROGRESS_FRAMES,
 		                  a.quiet);
 		r = cli_run_daemon_progress("replay", cfg, &opts, 0, true, &pg,
-		                            S_ISDIR(sb.st_mode) ? 0 : cli_trace_frames_read(&info, cfg));
+		                            S_ISDIR(sb.st_mode) || a.capture ? 0 : cli_trace_frames_read(&info, cfg));
 	}
 	conf_free(cfg);
 	return S_ISDIR(sb.st_mode) ? r : cli_trace_verdict(stderr, a.trace, &info, r);

@@ -14,6 +14,7 @@
 #include "conf/config-types.h"
 #include "bus/can-trace.h"
 #include "trace/candump.h"
+#include "trace/pcap.h"
 #include "trace/trace.h"
 #include "report/say.h"
 #include "cli/replay-trace.h"
@@ -167,6 +168,38 @@ int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct co
 	return -1;
 }
 
+/* A packet capture read once at the standard TRDP ports: what it holds
+   for a TRDP bus, its first damage.  -1 to go on, else the exit code. */
+static int cli_capture_survey(FILE *err, const char *trace, struct cli_trace_info *info)
+{
+	struct trace_pcap_cfg pcfg = { .udp_src_port = TRACE_PCAP_PORT_MD };
+	struct trace_pcap_event ev;
+	struct trace_pcap_stats st;
+	trace_pcap_t *pc;
+	char why[256];
+	int r = trace_pcap_open(trace, &pcfg, &pc, why, sizeof(why));
+
+	if (r < 0)
+		return rpt_fail(err, "replay", "%s: %s", trace, why[0] ? why : strerror(-r));
+	while ((r = trace_pcap_next(pc, &ev)) > 0)
+		;
+	trace_pcap_stats(pc, &st);
+	fprintf(err, "railmon replay: %s: %s capture (%s), %" PRIu64 " packets: %" PRIu64 " UDP datagrams and %"
+	        PRIu64 " TCP stream bytes on the TRDP ports\n", trace, trace_format_name(info->fmt),
+	        trace_pcap_link_name(pc), st.packets, st.udp_datagrams, st.tcp_bytes);
+	if (r < 0 || trace_pcap_note(pc)[0]) {
+		info->damaged = 1;
+		fprintf(err, "railmon replay: %s\n", r < 0 ? trace_pcap_error(pc) : trace_pcap_note(pc));
+	}
+	info->frames = st.udp_datagrams + (st.tcp_bytes ? 1 : 0);
+	trace_pcap_free(pc);
+	if (!info->frames) {
+		fprintf(err, "railmon replay: %s holds no TRDP traffic: nothing to replay\n", trace);
+		return 1;
+	}
+	return -1;
+}
+
 int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_trace_info *ret_info)
 {
 	struct cli_trace_info mine, *info = ret_info ? ret_info : &mine;
@@ -178,9 +211,13 @@ int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_t
 	if (r == -EMEDIUMTYPE)
 		return rpt_fail(err, "replay", "%s: not a trace in any format railmon reads (tried %s)", trace,
 		                TRACE_FORMATS);
-	if (r == 0 && (fmt == TRACE_PCAP || fmt == TRACE_PCAPNG))
-		return rpt_fail(err, "replay", "%s: a packet capture (%s), not a CAN trace: replaying its TRDP "
-		                "telegrams needs TRDP records in the log (issue 31)", trace, trace_format_name(fmt));
+	if (r == 0 && (fmt == TRACE_PCAP || fmt == TRACE_PCAPNG) && !survey)
+		return rpt_fail(err, "replay", "%s: a packet capture (%s) holds no CAN frame to send", trace,
+		                trace_format_name(fmt));
+	if (r == 0 && (fmt == TRACE_PCAP || fmt == TRACE_PCAPNG)) {
+		info->fmt = fmt;
+		return cli_capture_survey(err, trace, info);
+	}
 	if (r < 0 || (survey && (r = cli_trace_survey_info(err, trace, fmt, info)) < 0))
 		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));
 	info->fmt = fmt;

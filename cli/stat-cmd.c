@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "basic/escape.h"
 #include "cli.h"
 #include "cli/stat-rt.h"
 #include "cli/stat-table.h"
@@ -31,6 +33,37 @@ static const char stat_usage[] =
 	"Examples:\n"
 	"  railmon stat --data /var/lib/railmon\n"
 	"  railmon stat -d railmon-data --json\n";
+
+/*
+ * --json: the realtime lines the table ends with, as one more JSON line
+ * (name "realtime": pid, warnings, and the lines as the table prints
+ * them), so a script sees what the tail depends on without parsing text.
+ */
+static void stat_realtime_json(FILE *out, pid_t pid, const struct cli_stat_daemon *d)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int warnings;
+	bool first = true;
+
+	if (!m)
+		return;
+	warnings = cli_stat_realtime(m, pid, d, "/", "");
+	if (fclose(m) != 0 || !text) {
+		free(text);
+		return;
+	}
+	fprintf(out, "{\"name\":\"realtime\",\"pid\":%d,\"warnings\":%d,\"lines\":[", (int)pid,
+	        warnings < 0 ? 0 : warnings);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), first = false) {
+		if (!first)
+			fputc(',', out);
+		basic_json_string(out, line);
+	}
+	fputs("]}\n", out);
+	free(text);
+}
 
 static int stat_socket(const char *path, bool json)
 {
@@ -51,6 +84,8 @@ static int stat_socket(const char *path, bool json)
 	fclose(f);
 	if (!json && d.seen && peer.pid > 0)
 		(void)cli_stat_realtime(stdout, peer.pid, &d, "/", "");
+	else if (d.seen && peer.pid > 0)
+		stat_realtime_json(stdout, peer.pid, &d);
 	return 0;
 }
 

@@ -95,7 +95,7 @@ static void json_str(const char *line, const char *key, char *out, size_t len)
 		snprintf(out, len, "%.*s", (int)(e - p), p);
 }
 
-static void row_from_json(FILE *out, const char *line)
+void cli_stat_health_parse(const char *line, struct rec_health *ret)
 {
 	struct rec_health h = { 0 };
 	uint64_t v;
@@ -130,6 +130,14 @@ static void row_from_json(FILE *out, const char *line)
 		snprintf(rate, sizeof(rate), "%s", p + 10);
 		h.rate_hz = strtod(rate, NULL);
 	}
+	*ret = h;
+}
+
+static void row_from_json(FILE *out, const char *line)
+{
+	struct rec_health h;
+
+	cli_stat_health_parse(line, &h);
 	cli_health_row(out, &h);
 }
 

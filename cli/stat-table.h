@@ -19,6 +19,10 @@ struct rec_health;
 void cli_health_header(FILE *out);
 void cli_health_row(FILE *out, const struct rec_health *h);
 
+/* One health line of the stat socket (pl_stat_health_json) into *ret:
+   the fields the table shows; blind_ms UINT32_MAX when the line has none. */
+void cli_stat_health_parse(const char *line, struct rec_health *ret);
+
 /* The lines a daemon's stat socket sent (in, to its end): copied (json)
    or as the table, the "daemon" line as a sentence.  Returns the lines
    read. */

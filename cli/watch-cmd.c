@@ -69,7 +69,16 @@ static int watch_fetch(struct watch *w)
 		return r;
 	r = cli_watch_read(&w->rw, f);
 	fclose(f);
-	return r;
+	if (r < 0)
+		return r;
+	/* and the buses' state (no request: the health lines stat reads) */
+	if (pl_stat_open(w->rw.sock, NULL, &f) < 0) {
+		w->rw.buses[0] = 0; /* gone in between: the next fetch says so */
+		return 0;
+	}
+	cli_watch_read_buses(&w->rw, f);
+	fclose(f);
+	return 0;
 }
 
 static int watch_loop(struct watch *w)

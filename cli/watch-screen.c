@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* watch-screen.c - the screen of `railmon watch` (watch-screen.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 #include <unistd.h>
 
 #include "basic/clock.h"
+#include "cli/stat-table.h"
 #include "cli/watch-screen.h"
+#include "record/batch.h"
 
 #define WATCH_ROWS_MAX (1u << 20) /* channels a daemon can have: 16 buses x 65,536 */
 
@@ -56,6 +59,39 @@ int cli_watch_read(struct cli_watch *w, FILE *f)
 	return r;
 }
 
+/* A bus in stat's sense: a device state, not the uplink's or the clock's. */
+static bool health_is_bus(const struct rec_health *h)
+{
+	return h->state[0] && strcmp(h->kind, "uplink") && strcmp(h->kind, "clock");
+}
+
+unsigned cli_watch_read_buses(struct cli_watch *w, FILE *f)
+{
+	char line[1024], item[160], blind[32];
+	struct rec_health h;
+	unsigned n = 0;
+	size_t at;
+
+	w->buses[0] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "\"name\":\"daemon\""))
+			continue;
+		cli_stat_health_parse(line, &h);
+		/* a bus that never went away is said by its channels' ages */
+		if (!health_is_bus(&h) || (!strcmp(h.state, "up") && !h.reopens))
+			continue;
+		blind[0] = 0;
+		if (h.reopens && h.blind_ms != UINT32_MAX)
+			snprintf(blind, sizeof(blind), ", blind %" PRIu32 " ms", h.blind_ms);
+		snprintf(item, sizeof(item), "%s %s, %" PRIu64 " reopen%s%s", h.name, h.state, h.reopens,
+		         h.reopens == 1 ? "" : "s", blind);
+		at = strlen(w->buses);
+		snprintf(w->buses + at, sizeof(w->buses) - at, "%s%s", at ? "; " : "", item);
+		n++;
+	}
+	return n;
+}
+
 void cli_watch_title(struct cli_watch *w, int err)
 {
 	char now[40];
@@ -68,7 +104,9 @@ void cli_watch_title(struct cli_watch *w, int err)
 	else if (w->keys.editing)
 		snprintf(w->title, sizeof(w->title), "railmon watch %s  filter: %s_", w->sock, w->keys.edit);
 	else
-		snprintf(w->title, sizeof(w->title), "railmon watch %s  %s%s", w->sock, now, w->clock);
+		/* the buses first: a long socket path must not cut them off */
+		snprintf(w->title, sizeof(w->title), "railmon watch %s%s%s  %s%s", w->buses,
+		         w->buses[0] ? "  " : "", w->sock, now, w->clock);
 	w->view.title = w->title;
 }
 
@@ -106,6 +144,9 @@ void cli_watch_once(struct cli_watch *w, FILE *out)
 	if (r == 0)
 		cli_livetable_draw(t, w->rows, w->nrows, &w->view, basic_mono_ns(), out);
 	cli_livetable_free(t);
+	/* the title is cut to 80 columns here: the buses whole */
+	if (w->buses[0])
+		fprintf(out, "buses: %s\n", w->buses);
 }
 
 void cli_watch_release(struct cli_watch *w)

@@ -16,6 +16,17 @@
    trace and are left out. */
 void conf_replay_trace(struct conf_board *cfg, const char *path, double speed);
 
+/* Turn every TRDP bus of cfg into a reader of the packet capture at path
+   (bus/trdp-trace.c), paced at speed; every other bus is left out (a
+   capture holds no CAN frame).  Returns the TRDP buses kept. */
+size_t conf_replay_capture(struct conf_board *cfg, const char *path, double speed);
+
+/* The board a capture replayed without --board has: one TRDP bus on the
+   standard ports, raw telegrams only (vehicle id vehicle, the log in
+   ./railmon-data).  0; -EBADMSG (err says why), -errno. */
+int conf_replay_capture_board(const char *capture, const char *vehicle, struct conf_board **ret_cfg, char *err,
+                              size_t errlen);
+
 /* The board file a one-bus replay of trace decoded with dbc would have
    (vehicle id vehicle, the log in ./railmon-data).  0; -EBADMSG when it
    does not parse (err: "--dbc DBC: why"); else -errno with err the whole

@@ -103,6 +103,8 @@ static bool daemon_is_replay(const struct conf_board *cfg, const char *replay_lo
 {
 	if (replay_log)
 		return true;
+	if (cfg->nbuses == 1 && cfg->buses[0].kind == BUS_KIND_TRDP && cfg->buses[0].trdp.capture[0])
+		return cfg->buses[0].trdp.trace_speed == 0; /* a packet capture */
 	return cfg->nbuses == 1 && cfg->buses[0].kind == BUS_KIND_CAN && cfg->buses[0].can.driver == BUS_CAN_TRACE &&
 	       cfg->buses[0].can.trace_speed == 0 && !cfg->buses[0].can.trace_loop;
 }

@@ -87,19 +87,21 @@ static const struct acq_source_ops dev_check_ops = {
 static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 {
 	const struct bus_cfg *bc = &s->cfg->buses[b];
-	bool can = bc->kind == BUS_KIND_CAN, trace = can && bc->can.driver == BUS_CAN_TRACE;
-	bool live = (can && !trace) || bc->kind == BUS_KIND_TRDP;
+	bool can = bc->kind == BUS_KIND_CAN, capture = bc->kind == BUS_KIND_TRDP && bc->trdp.capture[0];
+	bool trace = (can && bc->can.driver == BUS_CAN_TRACE) || capture;
+	bool live = !trace && (can || bc->kind == BUS_KIND_TRDP);
+	double speed = capture ? bc->trdp.trace_speed : can ? bc->can.trace_speed : 0;
 	struct acq_source_cfg sc = {
 		.ops = bus_dev_has_check(s->dev[b]) ? &dev_check_ops : &dev_ops,
 		.ctx = s->dev[b],
 		.ring = &s->ring[b],
 		.bus = (uint16_t)b,
-		.backpressure = trace && bc->can.trace_speed == 0,
+		.backpressure = trace && speed == 0,
 		.drain_at_stop = live,
 		.stamp_latency = live,
 		/* A live CAN or TRDP bus, or a trace paced as one, is read once
 		   per burst (acq_source_cfg). */
-		.coalesce_ns = live || (trace && bc->can.trace_speed > 0) ? PL_RX_COALESCE_NS : 0,
+		.coalesce_ns = live || (trace && speed > 0) ? PL_RX_COALESCE_NS : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
 	};

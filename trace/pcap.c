@@ -472,6 +472,7 @@ static void udp(trace_pcap_t *p, uint32_t src, uint32_t dst, const uint8_t *b, s
 	dport = be16(b + 2);
 	for (size_t i = 0; i < p->cfg.n_udp_ports; i++)
 		want |= p->cfg.udp_ports[i] == dport;
+	want |= p->cfg.udp_src_port && be16(b) == p->cfg.udp_src_port;
 	if (!want) {
 		p->st.other_proto++;
 		return;

@@ -36,6 +36,9 @@ struct trace_pcap_cfg {
 	   given: 17224 and 17225 */
 	uint16_t udp_ports[TRACE_PCAP_UDP_PORTS_MAX];
 	size_t n_udp_ports;
+	/* also the UDP datagrams from this source port (0: none): MD replies
+	   sent from 17225 to the requester's ephemeral port */
+	uint16_t udp_src_port;
 	uint16_t tcp_port;          /* either end of a connection; 0: 17225 */
 	unsigned frags;             /* 0: TRACE_PCAP_FRAGS */
 	uint64_t frag_timeout_ns;   /* 0: TRACE_PCAP_FRAG_TIMEOUT_NS */

@@ -22,6 +22,12 @@ slcan-peer.py --stream PTY FIRST: the same adapter on a busy bus: after
 the init commands it sends frames numbered FIRST, FIRST+1, ... without end
 (bursts of 8, about one burst per millisecond), until the driver's
 closing "C" or the pty goes away.  Prints "STREAMING" before the first.
+
+slcan-peer.py --stream PTY FIRST INIT LATE_MS: the same, from an adapter
+that is not ready when its path appears (a USB adapter whose firmware is
+still booting): LATE_MS after "OPEN" it throws away whatever the driver
+sent so far, unanswered, prints "READY <CLOCK_REALTIME ns>" and only then
+answers the init commands.
 """
 import os
 import random
@@ -112,10 +118,15 @@ def serial(pty, first, count, want_init):
         sys.exit("peer: expected the closing C, got %r" % cmd)
 
 
-def stream_frames(pty, first, want_init):
+def stream_frames(pty, first, want_init, late_ms=0):
     fd = os.open(pty, os.O_RDWR | os.O_NOCTTY)
     tty.setraw(fd, termios.TCSANOW)
     print("OPEN", flush=True)
+    if late_ms:
+        time.sleep(late_ms / 1000)  # the scenario: booting this long
+        # what came while booting is lost, as in an adapter's firmware
+        termios.tcflush(fd, termios.TCIFLUSH)
+        print("READY %d" % time.time_ns(), flush=True)
     buf = answer_init(fd, want_init)
     print("STREAMING", flush=True)
     k = first
@@ -136,7 +147,8 @@ def stream_frames(pty, first, want_init):
 def main():
     if sys.argv[1] == "--stream":
         init = sys.argv[4] if len(sys.argv) > 4 else "C,S6,L"
-        stream_frames(sys.argv[2], int(sys.argv[3]), init.split(","))
+        late = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+        stream_frames(sys.argv[2], int(sys.argv[3]), init.split(","), late)
         return
     if sys.argv[1] == "--serial":
         init = sys.argv[5] if len(sys.argv) > 5 else "C,S6,L"

@@ -12,6 +12,15 @@
  * goal is 200 ms.  A source that polled for the device with its backoff
  * (100 ms doubling to 5 s) would be blind for up to 5 s here.
  *
+ * Then one return of an adapter that is not ready when its path appears
+ * (slcan-peer.py --stream ... LATE_MS: it loses what the driver sent in
+ * its first LATE_MS, as a booting adapter does): the driver's first "C"
+ * goes unanswered, and a driver that waited its whole 1 s command timeout
+ * for it (and then its reopen backoff) was blind for over a second; one
+ * that sends "C" again soon reads the bus about its drain (100 ms) after
+ * the adapter is ready.  Both figures are printed: from the path's return
+ * and from the adapter's readiness (its READY stamp).
+ *
  * The same for a Modbus RTU device (pymodbus-server.py --rtu over a socat
  * pty pair, one register polled every 20 ms, read at the driver level):
  * the blind time is the first good sample after the return (its stamp:
@@ -40,6 +49,7 @@
 #define OUTAGE_MS 5000       /* the scenario: unplugged this long */
 #define BLIND_FAIL_NS (1000 * BASIC_NS_PER_MS)
 #define NUMBERS_PER_PLUG 100000000u
+#define LATE_MS 100          /* the late adapter: not ready this long */
 
 struct rig {
 	const char *script;
@@ -60,6 +70,7 @@ struct rig {
 	bool modbus;             /* samples and CONNECT/DISCONNECT, not frames */
 	bool armed;              /* Modbus: the next sample is the first after
 	                            the return */
+	int late_ms;             /* slcan: the next adapter plugged is late */
 };
 
 /* The bus device as a source, as pipeline/sources.c makes it. */
@@ -176,11 +187,12 @@ static void rig_free(struct rig *g)
  */
 static int64_t plug(struct rig *g, uint64_t first)
 {
-	char f[32], line[128];
-	char *argv[] = { "/usr/bin/python3", (char *)g->script, "--stream", g->b, f, NULL };
+	char f[32], late[16], line[128];
+	char *argv[] = { "/usr/bin/python3", (char *)g->script, "--stream", g->b, f, "C,S6,L", late, NULL };
 	int64_t t;
 
 	snprintf(f, sizeof(f), "%" PRIu64, first);
+	snprintf(late, sizeof(late), "%d", g->late_ms);
 	tlib_socat_pty_pair(&g->socat, g->a_new, g->b);
 	CHECK(tlib_peer_start(&g->adapter, argv, TLIB_PEER_STDIN | TLIB_PEER_STDOUT) == 0);
 	CHECK(tlib_peer_readline(&g->adapter, line, sizeof(line), WAIT_MS) == 0 && !strcmp(line, "OPEN"),
@@ -231,6 +243,22 @@ static void back_blind_check(const struct rig *g, int64_t blind_ns, uint32_t lin
 	      link_blind_ms, g->back_blind_ms);
 }
 
+/* The late adapter's READY stamp (printed before it answered anything,
+   so already in the pipe): the blind time from its readiness. */
+static void late_report(struct rig *g, int64_t blind)
+{
+	char line[128];
+	long long ready_ns = 0;
+
+	CHECK(tlib_peer_readline(&g->adapter, line, sizeof(line), WAIT_MS) == 0 &&
+	      sscanf(line, "READY %lld", &ready_ns) == 1, "the late adapter did not say READY: %s", line);
+	printf("slcan late adapter (ready %d ms after its path appeared, lost what came before): blind %.1f ms "
+	       "after the return, %.1f ms after it was ready\n", g->late_ms, (double)blind / BASIC_NS_PER_MS,
+	       (double)(g->first_after_ns - (int64_t)ready_ns) / BASIC_NS_PER_MS);
+	/* frames are only sent after READY; a stamp before it is a wrong clock */
+	CHECK(g->first_after_ns > (int64_t)ready_ns, "first frame stamped before the adapter was ready");
+}
+
 /* One unplug, outage and replug; returns the blind time in ns. */
 static int64_t cycle(struct rig *g, unsigned k)
 {
@@ -255,6 +283,8 @@ static int64_t cycle(struct rig *g, unsigned k)
 	POP_UNTIL(g, g->back == back + 1, "the BACK event");
 	blind = g->first_after_ns - t_back;
 	CHECK(acq_source_link(g->src, &link) == 0);
+	if (g->late_ms)
+		late_report(g, blind);
 	printf("slcan cycle %u: blind %.1f ms after the return (first frame logged: number %" PRIu64
 	       "; back after %" PRIu32 " reopen attempts, the last failed one: %s; %.0f ms gone; BACK says blind %"
 	       PRIu32 " ms from the watch's sign; %" PRIu64 " frames logged so far)\n",
@@ -402,6 +432,10 @@ int main(int argc, char **argv)
 	for (unsigned k = 0; k < cycles; k++)
 		blind[k] = cycle(&g, k);
 	summary("slcan", blind, cycles);
+	/* and once an adapter that is ready a little after its path is back
+	   (not in the summary: its blind time includes its boot) */
+	g.late_ms = LATE_MS;
+	cycle(&g, cycles);
 	rig_free(&g);
 	tlib_peer_stop(&g.adapter, 2000);
 	tlib_peer_stop(&g.socat, 2000);

@@ -25,6 +25,8 @@
 #include "report/export.h"
 #include "cli/keygen-say.h"
 #include "cli/live-table.h"
+#include "pipeline/statserver.h"
+#include "record/batch.h"
 #include "report/summary.h"
 #include "cli/replay-trace.h"
 #include "cli/verify-say.h"
@@ -191,6 +193,64 @@ static void test_watch(void)
 	tlib_mem_close(&out);
 	cli_watch_release(&w);
 	CHECK(!w.rows && !w.table && !w.nrows);
+}
+
+/* watch's buses from a daemon's health answer (stat's JSON lines): a bus
+   that came back with its reopens and blind time, one whose return was
+   not seen without a blind time, one gone; a bus that never went away,
+   the uplink, the clock and the daemon line not said.  First in the
+   title, whole after the --once table. */
+static void test_watch_buses(void)
+{
+	struct rec_health h[] = {
+		{ .name = "vehicle", .kind = "can", .state = "up", .reopens = 1, .blind_ms = 117 },
+		{ .name = "steady", .kind = "can", .state = "up", .reopens = 0, .blind_ms = UINT32_MAX },
+		{ .name = "recorder", .kind = "can", .state = "up", .reopens = 4, .blind_ms = UINT32_MAX },
+		{ .name = "hvac", .kind = "modbus", .state = "gone", .reopens = 0, .blind_ms = UINT32_MAX },
+		{ .name = "uplink", .kind = "uplink", .state = "offline", .reopens = 2, .blind_ms = UINT32_MAX },
+		{ .name = "clock", .kind = "clock", .state = "unsynced", .reopens = 3, .blind_ms = UINT32_MAX },
+	};
+	const char *want = "vehicle up, 1 reopen, blind 117 ms; recorder up, 4 reopens; hvac gone, 0 reopens";
+	struct cli_watch w = { .sock = "/run/x.sock", .view = { .width = 200 } };
+	struct tlib_mem answer, out;
+	FILE *f;
+
+	tlib_mem_open(&answer);
+	for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
+		pl_stat_health_json(answer.f, &h[i]);
+	fputs("{\"name\":\"daemon\",\"records\":5,\"reopens\":9,\"state\":\"up\"}\n", answer.f);
+	f = fmemopen((void *)tlib_mem_text(&answer), strlen(tlib_mem_text(&answer)), "r");
+	CHECK(f);
+	CHECK(cli_watch_read_buses(&w, f) == 3);
+	fclose(f);
+	tlib_mem_close(&answer);
+	CHECK_STR(w.buses, want);
+	cli_watch_title(&w, 0);
+	CHECK(!strncmp(w.title, "railmon watch vehicle up, 1 reopen, blind 117 ms; ", 50) &&
+	      strstr(w.title, "hvac gone, 0 reopens  /run/x.sock  "), "%s", w.title);
+	tlib_mem_open(&out);
+	cli_watch_once(&w, out.f);
+	{
+		/* the last line, after the table */
+		const char *text = tlib_mem_text(&out), *last = "buses: vehicle up, 1 reopen, blind 117 ms; "
+		                                                   "recorder up, 4 reopens; hvac gone, 0 reopens\n";
+
+		CHECK(strlen(text) >= strlen(last) && !strcmp(text + strlen(text) - strlen(last), last) &&
+		      (strlen(text) == strlen(last) || text[strlen(text) - strlen(last) - 1] == '\n'), "%s", text);
+	}
+	tlib_mem_close(&out);
+	cli_watch_release(&w);
+
+	/* every bus back and steady: nothing said, the title as before */
+	tlib_mem_open(&answer);
+	pl_stat_health_json(answer.f, &h[1]);
+	f = fmemopen((void *)tlib_mem_text(&answer), strlen(tlib_mem_text(&answer)), "r");
+	CHECK(f);
+	CHECK(cli_watch_read_buses(&w, f) == 0 && !w.buses[0]);
+	fclose(f);
+	tlib_mem_close(&answer);
+	cli_watch_title(&w, 0);
+	CHECK(!strncmp(w.title, "railmon watch /run/x.sock  ", 27), "%s", w.title);
 }
 
 /* export's option combinations, its default kinds and its totals. */
@@ -424,6 +484,7 @@ int main(int argc, char **argv)
 	test_check_modbus(dir);
 	test_check_can(dir, argv[1]);
 	test_watch();
+	test_watch_buses();
 	test_export_cli();
 	test_not_there();
 	test_channels_of_board(dir, argv[1]);

@@ -14,7 +14,8 @@ Checks, while the devices are gone: a plain-words line on stderr per bus,
 `railmon stat` showing them gone/reopening, and every RX thread (named
 rx-<bus>) using at most MAX_CPU_PCT of a CPU (the unfixed loop spun at
 100%); a SIGHUP then restarts the pipeline with the adapter still away
-(the bus starts gone instead of failing the reload).  After they are back: a "back" line, stat "up" with 1 reopen, and
+(the bus starts gone instead of failing the reload).  After they are back: a "back" line, stat "up" with 1 reopen and the blind
+time (so does `railmon watch`; `stat --json` has the realtime lines), and
 in `railmon export` every frame sent before the unplug and after the
 replug, each exactly once, with CAN_GONE / CAN_BACK and MB_DISCONNECT /
 MB_CONNECT events naming the bus.  Every peer is stopped on every exit.
@@ -162,6 +163,27 @@ type = u16
     table = subprocess.run([RAILMON, "stat", "--socket", sock], capture_output=True, text=True, check=True).stdout
     assert "blind ms" in table.splitlines()[0], table
     assert re.search(rf"^vehicle .* up +1 +{blind['vehicle']}$", table, re.M), table
+    # watch says the same per bus: in its title (first, so a long socket
+    # path does not cut it off) and, with --once, whole after the table
+    watch = subprocess.run([RAILMON, "watch", "--socket", sock, "--once"], capture_output=True, text=True,
+                           check=True).stdout
+    said = re.search(r"^buses: (.*)$", watch, re.M)
+    assert said, watch
+    buses = dict(b.split(" ", 1) for b in said.group(1).split("; "))
+    print("watch's buses:", buses)
+    assert buses["vehicle"] == f"up, 1 reopen, blind {blind['vehicle']} ms", buses
+    assert buses["hvac"] == f"up, 1 reopen, blind {blind['hvac']} ms", buses
+    assert watch.startswith(f"railmon watch vehicle up, 1 reopen, blind {blind['vehicle']} ms"), watch
+    # stat --json: the realtime lines the table ends with, as a "realtime"
+    # line (the daemon's pid, its warnings counted)
+    js = subprocess.run([RAILMON, "stat", "--socket", sock, "--json"], capture_output=True, text=True,
+                        check=True).stdout
+    rt = [j for j in map(json.loads, js.splitlines()) if j.get("name") == "realtime"]
+    lines = table.splitlines()
+    tail = lines[next(i for i, l in enumerate(lines) if l.startswith("daemon: ")) + 1:]
+    print("stat --json realtime:", rt)
+    assert len(rt) == 1 and rt[0]["pid"] == rm.pid and rt[0]["lines"] == tail, (rt, tail)
+    assert tail[0].startswith("realtime: daemon ") and rt[0]["warnings"] == sum(l.startswith("WARNING") for l in tail)
     rm.send_signal(signal.SIGTERM)
     assert rm.wait(30) == 0, "railmon run failed"
     for line in stderr_lines(err, r"bus '.*' \(.*\) is (gone|back)|still gone"):

@@ -22,7 +22,7 @@ fragments and a never-completed datagram (sent raw by the sender), a
 snap length that cuts packets, a TCP segment taken out of the file (a
 gap), segments swapped and repeated (no gap: put back in order), a file
 cut in the middle of a packet.  `railmon replay` tells a capture from a
-CAN trace (and says it does not replay it yet).
+CAN trace (a capture goes to a TRDP bus: --dbc is refused).
 """
 import json
 import os
@@ -497,7 +497,10 @@ def main():
     for f, name in (("eth.pcap", "pcap"), ("eth.pcapng", "pcapng")):
         r = subprocess.run([RAILMON, "replay", WORK + "/" + f, "--dbc", os.devnull, "--data", WORK + "/data"],
                            capture_output=True, text=True)
-        if r.returncode != 2 or "a packet capture (%s), not a CAN trace" % name not in r.stderr:
+        # a capture is a TRDP bus's (tests/trdp/test-trdp-capture.py): said
+        # what it holds, and a CAN bus's --dbc refused
+        if r.returncode != 2 or "%s: %s capture (EN10MB)" % (f, name) not in r.stderr or \
+                "a packet capture holds TRDP telegrams: no --dbc" not in r.stderr:
             fail("replay of %s: exit %d, %r" % (f, r.returncode, r.stderr))
     print("ok replay: %s" % r.stderr.strip())
     print("PASS")
