@@ -164,7 +164,7 @@ struct bus_trdp_cfg {
 	uint32_t groups[BUS_TRDP_GROUPS_MAX]; /* multicast groups joined, host order */
 	unsigned ngroups;
 	uint16_t pd_port;           /* 17224; 0 = no process data */
-	uint16_t md_port;           /* 17225 (UDP); 0 = no message data */
+	uint16_t md_port;           /* 17225, UDP and a TCP listener; 0 = no message data */
 	char xml[BUS_PATH_MAX];     /* the device's TRDP XML; "" none (raw only) */
 	/* Where the telegrams' bytes go (acq-bytes.h): set by the pipeline,
 	   whose sink releases them; NULL = the driver's own ring (a driver
@@ -189,6 +189,16 @@ struct bus_trdp_stats {
 	uint64_t topology_changes;
 	uint64_t bytes_drops;       /* dropped: no room in the byte ring */
 	uint64_t untracked;         /* telegrams of senders past the tracking table */
+	/* MD over TCP */
+	uint64_t tcp_accepted;      /* connections taken */
+	uint64_t tcp_refused;       /* connections closed at once: all slots taken */
+	uint64_t tcp_closed;        /* taken connections closed (peer, bad header, gone) */
+	uint64_t tcp_bad_header;    /* connections closed by us on an invalid header */
+	uint64_t tcp_cut;           /* connections that ended mid-message */
+	uint64_t tcp_messages;      /* valid messages framed */
+	int tcp_listen_error;       /* -errno of the TCP listener's last open (-EADDRINUSE:
+	                               a stack on this host has the port; UDP goes on),
+	                               0 listening or md_port 0 */
 };
 
 struct bus_cfg {

@@ -27,6 +27,9 @@
 #define TRACK_MAX 1024u /* senders x ComIds followed, a power of 2 */
 #define TRACK_PROBE 8
 #define BAD_EVENT_NS 1000000000LL
+#define TCP_CONN_MAX 16u /* MD over TCP: connections taken at once */
+/* The largest MD message in a TCP stream: header and data set, padded to 4. */
+#define TCP_MSG_MAX ((TRDP_MD_HEADER_SIZE + TRDP_MD_DATA_MAX + 3u) & ~3u)
 
 enum { SOCK_PD, SOCK_MD, SOCK_N };
 
@@ -35,8 +38,27 @@ struct track {
 	uint8_t used, kind;
 };
 
+/* One accepted MD connection (live bus only): its own framing state and
+   buffer. */
+struct tcp_conn {
+	int fd; /* -1: free */
+	uint32_t src_ip, dst_ip; /* host order */
+	uint16_t src_port;
+	size_t have; /* bytes of the current message in buf */
+	size_t need; /* its length once the header is read, else 0 */
+	int64_t t_ns; /* kernel receive time of the last read */
+	uint8_t *buf; /* TCP_MSG_MAX bytes of priv's tcp_buf */
+};
+
 struct trdp_priv {
 	int fd[SOCK_N];
+	/* MD over TCP, live bus only (a capture opens no socket): the
+	   listening socket (-1 none), the connections, their buffers (NULL
+	   on a capture) */
+	int lfd;
+	struct tcp_conn conn[TCP_CONN_MAX];
+	uint8_t *tcp_buf;
+	_Alignas(struct cmsghdr) char tcp_cmsg[256];
 	int ifindex;
 	struct acq_bytes own;
 	uint8_t *own_buf;
@@ -57,23 +79,27 @@ struct trdp_priv {
 	void *trace;   /* trdp-trace.c's reader; NULL on a live bus */
 	/* counters: written by the RX thread, read by any (bus_counters' rule) */
 	_Atomic uint64_t st_telegrams, st_refused[8], st_gaps, st_repeats, st_back, st_topo, st_bytes_drops,
-		st_untracked;
+		st_untracked, st_tcp_accepted, st_tcp_refused, st_tcp_closed, st_tcp_bad, st_tcp_cut,
+		st_tcp_messages, st_tcp_listen_error;
 };
 
-/* The device state of cfg (no socket open yet) in dev->priv, with its byte
-   ring (cfg's, or its own).  0, -EINVAL, -ENOMEM. */
+/* The device state of cfg (no socket open yet, lfd and conn[].fd -1) in
+   dev->priv, with its byte ring (cfg's, or its own).  0, -EINVAL, -ENOMEM. */
 int bus_trdp_priv_new(bus_dev_t *dev, const struct bus_cfg *cfg);
-/* Frees what bus_trdp_priv_new() made (not the sockets, not trace). */
+/* Frees what bus_trdp_priv_new() made and tcp_buf (not the sockets, not
+   trace). */
 void bus_trdp_priv_free(bus_dev_t *dev);
 
 /*
  * One telegram of kind (enum trdp_kind) at data[0..len), already in the
  * byte ring, as the item at out (whose kind, bus, t_ns and trdp.flags'
  * ACQ_TRDP_TCP the caller set): the header checked (trdp_telegram_fill;
- * cut true: it was cut by the receive slot, refused too long), the
- * addresses set, counted, sequence and topology followed, and the events
- * it causes after it.  Returns the items written (1 to 3).
+ * cut not TRDP_HDR_OK: the telegram was cut, and is refused with that
+ * result - TRDP_HDR_TOO_LONG by the receive slot, TRDP_HDR_SHORT or
+ * TRDP_HDR_TRUNCATED by a TCP peer closing mid-message), the addresses
+ * set, counted, sequence and topology followed, and the events it causes
+ * after it.  Returns the items written (1 to 3).
  */
-size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, bool cut,
+size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, int cut,
                          uint32_t src_ip, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
                          struct acq_item *out);

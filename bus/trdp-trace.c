@@ -147,7 +147,8 @@ static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, const uint8_t *da
 	it->bus = dev->cfg.index;
 	it->t_ns = c->pacing ? basic_realtime_ns() : (int64_t)time_ns;
 	it->trdp.flags = tcp ? ACQ_TRDP_TCP : 0;
-	*n += bus_trdp_telegram(dev, kind, at, keep, len > slot, src, sport, dst, dport, it);
+	*n += bus_trdp_telegram(dev, kind, at, keep, len > slot ? TRDP_HDR_TOO_LONG : TRDP_HDR_OK, src, sport, dst,
+	                        dport, it);
 	return 0;
 }
 

@@ -18,6 +18,22 @@
  * flags are read (one ioctl per timeout, not per telegram) and a down or
  * deleted interface is gone (-ENETDOWN, -ENODEV).  reopen() opens the
  * sockets and joins the groups again once it is up.
+ *
+ * MD over TCP: a listening socket on md_port beside the UDP one; each
+ * accepted connection (at most TCP_CONN_MAX at once, the others accepted
+ * and closed at once, counted) is framed on its own (trdp_md_frame_len():
+ * the 116-byte header, then datasetLength padded to 4) in a buffer of the
+ * largest message allocated at open.  Reads stop at the end of the message
+ * being framed, so each read's kernel receive time (SO_TIMESTAMPNS, which
+ * TCP reports per recvmsg: the newest segment the read consumed) is that
+ * of the segment that carried the message's last byte.  A complete message
+ * is copied into the byte ring and becomes the same raw record as one over
+ * UDP, flagged ACQ_TRDP_TCP.  A header that fails validation is recorded
+ * raw (its 116 bytes, with the reason) and the connection closed: without
+ * framing there is no way to find the next message in the stream.  A
+ * connection that ends mid-message gives its bytes as a refused record
+ * (short, or truncated) and is counted.  Read-only towards the train: we
+ * never send anything on a connection, no MD reply, no confirmation.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,9 +55,20 @@
 #include "trdp-private.h"
 #include "trdp/header.h"
 
+/* Messages read from one connection at one wakeup: the others' turn. */
+#define TCP_MSGS_PER_WAKE 8
+
 static struct trdp_priv *priv(const bus_dev_t *dev)
 {
 	return dev->priv;
+}
+
+static void conn_close(struct trdp_priv *p, struct tcp_conn *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	c->have = c->need = 0;
+	basic_counter_add(&p->st_tcp_closed, 1);
 }
 
 static void close_socks(struct trdp_priv *p)
@@ -51,6 +78,41 @@ static void close_socks(struct trdp_priv *p)
 			close(p->fd[i]);
 		p->fd[i] = -1;
 	}
+	/* gone: what a connection held of a message is lost with it, and
+	   counted as cut (the peer's stack sends it again on a new one) */
+	for (unsigned i = 0; i < TCP_CONN_MAX; i++) {
+		if (p->conn[i].fd < 0)
+			continue;
+		if (p->conn[i].have)
+			basic_counter_add(&p->st_tcp_cut, 1);
+		conn_close(p, &p->conn[i]);
+	}
+	if (p->lfd >= 0)
+		close(p->lfd);
+	p->lfd = -1;
+}
+
+/* MD over TCP: the listening socket on the bus's address and md_port. */
+static int open_listener(const struct bus_trdp_cfg *c, int *ret_fd)
+{
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(c->md_port),
+		                  .sin_addr.s_addr = htonl(c->bind_ip) };
+
+	if (fd < 0)
+		return -errno;
+	/* REUSEADDR: listen again at once after a restart, while the old
+	   connections are in TIME_WAIT.  Accepted sockets inherit the
+	   timestamp option. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, (int)TCP_CONN_MAX) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
 }
 
 /* One UDP socket on port with every option the receive path reads, the
@@ -98,6 +160,13 @@ static int open_socks(bus_dev_t *dev)
 		r = open_sock(c, p->ifindex, c->pd_port, &p->fd[SOCK_PD]);
 	if (r == 0 && c->md_port)
 		r = open_sock(c, p->ifindex, c->md_port, &p->fd[SOCK_MD]);
+	/* A TRDP stack on this host (the device's own) may hold the TCP
+	   port: its MD connections are its own, not ours to take.  UDP is
+	   shared (REUSEADDR) and goes on; the error is kept for the stats,
+	   and the listener tried again at each reopen. */
+	if (r == 0 && c->md_port)
+		atomic_store_explicit(&p->st_tcp_listen_error, (uint64_t)-open_listener(c, &p->lfd),
+		                      memory_order_relaxed);
 	if (r < 0)
 		close_socks(p);
 	/* joining a group on an interface that is down: ENODEV, gone */
@@ -116,7 +185,10 @@ int bus_trdp_priv_new(bus_dev_t *dev, const struct bus_cfg *cfg)
 	if (!p)
 		return -ENOMEM;
 	dev->priv = p;
-	p->fd[SOCK_PD] = p->fd[SOCK_MD] = -1;
+	/* no socket, no connection: tcp_buf is the live driver's (trdp_open) */
+	p->fd[SOCK_PD] = p->fd[SOCK_MD] = p->lfd = -1;
+	for (unsigned i = 0; i < TCP_CONN_MAX; i++)
+		p->conn[i].fd = -1;
 	p->bytes = c->bytes;
 	if (!p->bytes) {
 		size_t size = c->bytes_size ? c->bytes_size : OWN_BYTES_DEFAULT;
@@ -134,6 +206,7 @@ void bus_trdp_priv_free(bus_dev_t *dev)
 
 	if (!p)
 		return;
+	free(p->tcp_buf);
 	free(p->own_buf);
 	free(p);
 	dev->priv = NULL;
@@ -142,8 +215,21 @@ void bus_trdp_priv_free(bus_dev_t *dev)
 static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	int r = bus_trdp_priv_new(dev, cfg);
+	struct trdp_priv *p = priv(dev);
 
-	return r < 0 ? r : bus_open_absent(dev, open_socks(dev));
+	if (r == 0 && cfg->trdp.md_port) {
+		/* MD over TCP: every connection's framing buffer now, none per
+		   message (a capture, trdp-trace.c, frames its own streams) */
+		if (!(p->tcp_buf = malloc((size_t)TCP_CONN_MAX * TCP_MSG_MAX)))
+			r = -ENOMEM;
+		for (unsigned i = 0; r == 0 && i < TCP_CONN_MAX; i++)
+			p->conn[i].buf = p->tcp_buf + (size_t)i * TCP_MSG_MAX;
+	}
+	if (r == 0)
+		r = bus_open_absent(dev, open_socks(dev));
+	if (r < 0)
+		bus_trdp_priv_free(dev); /* bus_dev_new() frees only the device */
+	return r;
 }
 
 static void trdp_close(bus_dev_t *dev)
@@ -275,7 +361,7 @@ static void read_cmsgs(bus_dev_t *dev, int sock, struct msghdr *mh, struct acq_i
 	}
 }
 
-size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, bool cut,
+size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, int cut,
                          uint32_t src_ip, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
                          struct acq_item *out)
 {
@@ -284,9 +370,10 @@ size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *dat
 	size_t n = 1;
 
 	int r = trdp_telegram_fill(kind, data, len, &it->trdp);
-	/* cut by our slot: longer than any telegram of its kind may be */
-	if (cut) {
-		r = TRDP_HDR_TOO_LONG;
+	/* cut: by our receive slot (longer than any telegram of its kind may
+	   be), or by the peer closing a TCP connection mid-message */
+	if (cut != TRDP_HDR_OK) {
+		r = cut;
 		it->trdp.flags = (uint16_t)((it->trdp.flags & 0xffu) | (unsigned)r << ACQ_TRDP_RESULT_SHIFT);
 	}
 	it->trdp.src_ip = src_ip;
@@ -335,8 +422,8 @@ static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct
 	it->t_ns = basic_realtime_ns(); /* unless the kernel says */
 	read_cmsgs(dev, sock, mh, it);
 	return bus_trdp_telegram(dev, sock == SOCK_MD ? TRDP_KIND_MD : TRDP_KIND_PD, data, p->msg[j].msg_len,
-	                         (mh->msg_flags & MSG_TRUNC) != 0, ntohl(p->from[j].sin_addr.s_addr),
-	                         ntohs(p->from[j].sin_port), it->trdp.dst_ip,
+	                         mh->msg_flags & MSG_TRUNC ? TRDP_HDR_TOO_LONG : TRDP_HDR_OK,
+	                         ntohl(p->from[j].sin_addr.s_addr), ntohs(p->from[j].sin_port), it->trdp.dst_ip,
 	                         sock == SOCK_MD ? dev->cfg.trdp.md_port : dev->cfg.trdp.pd_port, out);
 }
 
@@ -395,10 +482,144 @@ static int read_burst(bus_dev_t *dev, int sock, struct acq_item *items, size_t m
 	return (int)n;
 }
 
+/* ---- MD over TCP ---- */
+
+/* Take the connections waiting; beyond TCP_CONN_MAX accept and close
+   them (a connection left in the backlog would look open to the peer). */
+static void tcp_accept(bus_dev_t *dev)
+{
+	struct trdp_priv *p = priv(dev);
+
+	for (;;) {
+		struct sockaddr_in peer, self;
+		socklen_t plen = sizeof(peer), slen = sizeof(self);
+		int fd = accept4(p->lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			/* EAGAIN: all taken; ECONNABORTED: gone before we came */
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+				bus_stat_add(&dev->stats.rx_errors, 1);
+			if (errno == ECONNABORTED || errno == EINTR)
+				continue;
+			return;
+		}
+		struct tcp_conn *c = NULL;
+		for (unsigned i = 0; i < TCP_CONN_MAX && !c; i++)
+			if (p->conn[i].fd < 0)
+				c = &p->conn[i];
+		if (!c || getsockname(fd, (struct sockaddr *)&self, &slen) < 0) {
+			close(fd);
+			basic_counter_add(&p->st_tcp_refused, 1);
+			continue;
+		}
+		basic_counter_add(&p->st_tcp_accepted, 1);
+		*c = (struct tcp_conn){ .fd = fd, .src_ip = ntohl(peer.sin_addr.s_addr),
+			                .dst_ip = ntohl(self.sin_addr.s_addr), .src_port = ntohs(peer.sin_port),
+			                .buf = c->buf };
+	}
+}
+
+/* The connection's buf[0..len) as a raw record at out (the bytes copied
+   into the byte ring), through the bookkeeping every telegram goes through
+   (bus_trdp_telegram), refused as `cut` when that is not TRDP_HDR_OK (a
+   message cut by the peer); returns the items written, 0 when the ring
+   had no room (counted dropped). */
+static size_t tcp_record(bus_dev_t *dev, struct tcp_conn *c, size_t len, int cut, struct acq_item *out)
+{
+	struct trdp_priv *p = priv(dev);
+	uint8_t *dst = acq_bytes_reserve(p->bytes, len ? len : 1);
+
+	if (!dst) {
+		acq_bytes_drop(p->bytes, 1);
+		basic_counter_add(&p->st_bytes_drops, 1);
+		bus_stat_add(&dev->stats.rx_dropped, 1);
+		return 0;
+	}
+	memcpy(dst, c->buf, len);
+	acq_bytes_commit(p->bytes);
+	memset(out, 0, sizeof(*out));
+	out->kind = ACQ_ITEM_TRDP;
+	out->bus = dev->cfg.index;
+	out->t_ns = c->t_ns ? c->t_ns : basic_realtime_ns();
+	out->trdp.flags = ACQ_TRDP_TCP;
+	size_t n = bus_trdp_telegram(dev, TRDP_KIND_MD, dst, len, cut, c->src_ip, c->src_port, c->dst_ip,
+	                             dev->cfg.trdp.md_port, out);
+	if ((out->trdp.flags >> ACQ_TRDP_RESULT_SHIFT) == TRDP_HDR_OK)
+		basic_counter_add(&p->st_tcp_messages, 1);
+	return n;
+}
+
+/* The kernel's receive time of what one read consumed, into c->t_ns. */
+static void tcp_stamp(struct tcp_conn *c, struct msghdr *mh)
+{
+	for (struct cmsghdr *m = CMSG_FIRSTHDR(mh); m; m = CMSG_NXTHDR(mh, m)) {
+		if (m->cmsg_level == SOL_SOCKET && m->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+			memcpy(&ts, CMSG_DATA(m), sizeof(ts));
+			c->t_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		}
+	}
+}
+
+/* What one connection has, message by message, into out[0..max); returns
+   the items written.  Each read asks for no more than the rest of the
+   message being framed (its header first), so a message is complete
+   exactly when a read ends it, and the read's time is its last byte's. */
+static size_t tcp_read(bus_dev_t *dev, struct tcp_conn *c, struct acq_item *out, size_t max)
+{
+	struct trdp_priv *p = priv(dev);
+	size_t n = 0;
+
+	for (int msgs = 0; msgs < TCP_MSGS_PER_WAKE && n + 3 <= max;) {
+		size_t want = c->need ? c->need : TRDP_MD_HEADER_SIZE;
+		struct iovec iov = { c->buf + c->have, want - c->have };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = p->tcp_cmsg,
+			             .msg_controllen = sizeof(p->tcp_cmsg) };
+		ssize_t got = recvmsg(c->fd, &mh, MSG_DONTWAIT);
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			break;
+		if (got <= 0) {
+			/* the peer closed (0) or reset: a message begun is cut */
+			if (got < 0 && errno != ECONNRESET)
+				bus_stat_add(&dev->stats.rx_errors, 1);
+			if (c->have) {
+				basic_counter_add(&p->st_tcp_cut, 1);
+				n += tcp_record(dev, c, c->have,
+				                c->have < TRDP_MD_HEADER_SIZE ? TRDP_HDR_SHORT : TRDP_HDR_TRUNCATED,
+				                out + n);
+			}
+			conn_close(p, c);
+			break;
+		}
+		tcp_stamp(c, &mh);
+		c->have += (size_t)got;
+		if (c->have < want)
+			continue;
+		if (!c->need) {
+			int why = TRDP_HDR_OK;
+			if (trdp_md_frame_len(c->buf, c->have, &c->need, &why) < 0) {
+				/* no framing past a bad header: its bytes, and close */
+				basic_counter_add(&p->st_tcp_bad, 1);
+				n += tcp_record(dev, c, c->have, TRDP_HDR_OK, out + n);
+				conn_close(p, c);
+				break;
+			}
+			if (c->have < c->need)
+				continue;
+		}
+		n += tcp_record(dev, c, c->need, TRDP_HDR_OK, out + n);
+		c->have = c->need = 0;
+		msgs++;
+	}
+	return n;
+}
+
 static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int timeout_ms)
 {
 	struct trdp_priv *p = priv(dev);
-	struct pollfd pfd[SOCK_N];
+	/* the UDP sockets, the listening socket, the connections (fd -1:
+	   poll skips it) */
+	struct pollfd pfd[SOCK_N + 1 + TCP_CONN_MAX];
+	const int npfd = (int)(sizeof(pfd) / sizeof(pfd[0]));
 	int n = 0, r;
 
 	if (max < 3)
@@ -407,7 +628,10 @@ static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int tim
 		return bus_gone(dev, dev->gone_cause ? dev->gone_cause : -ENODEV);
 	for (int i = 0; i < SOCK_N; i++)
 		pfd[i] = (struct pollfd){ .fd = p->fd[i], .events = POLLIN };
-	r = poll(pfd, SOCK_N, timeout_ms);
+	pfd[SOCK_N] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
+	for (unsigned i = 0; i < TCP_CONN_MAX; i++)
+		pfd[SOCK_N + 1 + i] = (struct pollfd){ .fd = p->conn[i].fd, .events = POLLIN };
+	r = poll(pfd, (nfds_t)npfd, timeout_ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (r == 0) {
@@ -415,9 +639,19 @@ static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int tim
 		r = link_state(dev);
 		return r < 0 ? bus_gone(dev, r) : 0;
 	}
-	for (int k = 0; k < SOCK_N; k++) {
-		int i = (p->next_sock + k) % SOCK_N;
-		if (!(pfd[i].revents & (POLLIN | POLLERR)))
+	/* PD, MD over UDP, MD over TCP in turn first: none starves the
+	   others of item room */
+	for (int k = 0; k <= SOCK_N; k++) {
+		int i = (p->next_sock + k) % (SOCK_N + 1);
+		if (i == SOCK_N) {
+			if (pfd[SOCK_N].revents & POLLIN)
+				tcp_accept(dev);
+			for (unsigned c = 0; c < TCP_CONN_MAX && (size_t)n + 3 <= max; c++)
+				if (p->conn[c].fd >= 0 && pfd[SOCK_N + 1 + c].revents)
+					n += (int)tcp_read(dev, &p->conn[c], items + n, max - (size_t)n);
+			continue;
+		}
+		if (!(pfd[i].revents & (POLLIN | POLLERR)) || (size_t)n + 3 > max)
 			continue;
 		r = read_burst(dev, i, items + n, max - (size_t)n);
 		if (r < 0) {
@@ -426,7 +660,7 @@ static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int tim
 		}
 		n += r;
 	}
-	p->next_sock = (p->next_sock + 1) % SOCK_N;
+	p->next_sock = (p->next_sock + 1) % (SOCK_N + 1);
 	return n;
 }
 
@@ -443,6 +677,13 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 		.topology_changes = basic_counter_get(&p->st_topo),
 		.bytes_drops = basic_counter_get(&p->st_bytes_drops),
 		.untracked = basic_counter_get(&p->st_untracked),
+		.tcp_accepted = basic_counter_get(&p->st_tcp_accepted),
+		.tcp_refused = basic_counter_get(&p->st_tcp_refused),
+		.tcp_closed = basic_counter_get(&p->st_tcp_closed),
+		.tcp_bad_header = basic_counter_get(&p->st_tcp_bad),
+		.tcp_cut = basic_counter_get(&p->st_tcp_cut),
+		.tcp_messages = basic_counter_get(&p->st_tcp_messages),
+		.tcp_listen_error = -(int)basic_counter_get(&p->st_tcp_listen_error),
 	};
 	for (int i = 0; i < 8; i++)
 		ret->refused[i] = basic_counter_get(&p->st_refused[i]);

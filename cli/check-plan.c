@@ -270,7 +270,7 @@ static int check_trdp(FILE *out, FILE *err, const struct conf_board *cfg, const 
 		ipv4_text(t->bind_ip, ip);
 		fprintf(out, ", bound to %s", ip);
 	}
-	fprintf(out, ", PD UDP %s%u, MD UDP %s%u", t->pd_port ? "" : "off ", t->pd_port, t->md_port ? "" : "off ",
+	fprintf(out, ", PD UDP %s%u, MD UDP and TCP %s%u", t->pd_port ? "" : "off ", t->pd_port, t->md_port ? "" : "off ",
 	        t->md_port);
 	fprintf(out, ", groups");
 	for (unsigned g = 0; g < t->ngroups; g++) {

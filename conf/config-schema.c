@@ -337,7 +337,7 @@ static const struct basic_ini_key trdp_keys[] = {
 	{ "pd_port", BASIC_INI_UINT, 0, P(bus.trdp.pd_port), .min = 0, .max = 65535, .def = "17224",
 	  .help = "UDP port of process data; 0 = none." },
 	{ "md_port", BASIC_INI_UINT, 0, P(bus.trdp.md_port), .min = 0, .max = 65535, .def = "17225",
-	  .help = "UDP port of message data; 0 = none." },
+	  .help = "Port of message data: UDP, and a TCP listener (MD over TCP, never answered); 0 = none." },
 	{ "xml", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.trdp.xml),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw telegrams only)",
 	  .help = "The device's TRDP XML configuration (its telegrams and data sets)." },
@@ -521,7 +521,7 @@ static const struct basic_ini_table tables[CONF_SEC_MAX] = {
 	[CONF_SEC_CAN] = { "can NAME", "A CAN bus. Up to 16 buses (CAN and Modbus) per board file.", can_keys,
 	                    LEN(can_keys) },
 	[CONF_SEC_TRDP] = { "trdp NAME", "A TRDP bus (IEC 61375-2-3, the train's Ethernet): process and message "
-	                     "data received over UDP and recorded raw.", trdp_keys, LEN(trdp_keys) },
+	                     "data received over UDP, message data also over TCP, recorded raw.", trdp_keys, LEN(trdp_keys) },
 	[CONF_SEC_MODBUS] = { "modbus NAME", "A Modbus link (TCP or RTU) and the defaults of its channels.",
 	                       modbus_keys, LEN(modbus_keys) },
 	[CONF_SEC_CHANNEL] = { "channel NAME", "A Modbus value read periodically. Up to 4096 per board file.",

@@ -6,11 +6,14 @@ order, with every header field, its addresses and its bytes; bad FCS
 refused (recorded raw, result 2, no fields) and counted; sequence gaps,
 repeats and topology changes counted as the publisher made them.
 
-  test-trdp-bus.py TRDP-LISTEN loopback   unicast PD and MD on 127.0.0.1
+  test-trdp-bus.py TRDP-LISTEN loopback   unicast PD and MD on 127.0.0.1,
+                                          and MD over TCP (connections at
+                                          once, split, bad FCS, cut, full)
   test-trdp-bus.py RAILMON netns          railmon run across two network
                                           namespaces (root): multicast and
                                           unicast, the interface down and up
 """
+import errno
 import json
 import os
 import socket
@@ -24,14 +27,25 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUB = os.path.join(HERE, "trdp_pub.py")
 RESULT_BAD_FCS = 2
+RESULT_SHORT, RESULT_TRUNCATED = 1, 6
+MD_HEADER = 116
 
 
 def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A port free for UDP and for TCP (MD listens on both)."""
+    while True:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            t.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+            t.close()
 
 
 def expected_counts(sent):
@@ -152,6 +166,188 @@ def run_overflow(listen):
     return 0
 
 
+def tcp_expected(s):
+    """The record a message the publisher sent over TCP must give."""
+    want = {"data": s["payload"], "src": s["src"], "src_port": s["sport"], "dst": s["dst"],
+            "dst_port": s["dport"]}
+    if s["bad_fcs"]:
+        # the header alone: no framing past it, the connection closed
+        want.update(data=s["payload"][:2 * MD_HEADER], result=RESULT_BAD_FCS, com_id=0, flags="??|TCP|bad-fcs")
+    elif s["cut"] and len(s["payload"]) < 2 * MD_HEADER:
+        want.update(result=RESULT_SHORT, com_id=0, flags="??|TCP|short")
+    else:
+        want.update(com_id=s["com_id"], seq_counter=s["seq"], etb_topo=s["etb"], op_trn_topo=s["optrn"],
+                    session_id=s["session"])
+        want.update(result=RESULT_TRUNCATED, flags="Mn|TCP|truncated") if s["cut"] else \
+            want.update(result=0, flags="Mn|TCP")
+    return want
+
+
+def compare_tcp(sent, got):
+    """Per connection (the publisher's port), in the order sent; the
+    record's kernel time not before the publisher began sending its last
+    bytes (a time taken when the header came would be)."""
+    bad = 0
+    by_conn = {}
+    for g in got:
+        by_conn.setdefault(g.get("src_port"), []).append(g)
+    for port in sorted({s["sport"] for s in sent}):
+        mine = [s for s in sent if s["sport"] == port]
+        recs = by_conn.pop(port, [])
+        if len(recs) != len(mine):
+            print("tcp connection %d: %d records, %d messages sent" % (port, len(recs), len(mine)))
+            bad += 1
+        for s, g in zip(mine, recs):
+            diff = {k: (g.get(k), v) for k, v in tcp_expected(s).items() if g.get(k) != v}
+            if g.get("time_ns", 0) < s["t_last_ns"]:
+                diff["time_ns"] = (g.get("time_ns"), ">= %d" % s["t_last_ns"])
+            if diff:
+                bad += 1
+                if bad < 10:
+                    print("tcp connection %d message %d: %s" % (port, s["i"], diff))
+    if by_conn:
+        print("tcp records of connections nobody opened: %s" % sorted(by_conn))
+        bad += 1
+    return bad
+
+
+def two_at_once(md):
+    """Two connections open together, their messages interleaved: the
+    first half of A's message, all of B's, the rest of A's - each
+    connection framed on its own.  Returns the messages as trdp_pub logs
+    them."""
+    sys.path.insert(0, HERE)
+    import trdp_pub
+    conns = [socket.create_connection(("127.0.0.1", md), source_address=("127.0.0.1", 0)) for _ in range(2)]
+    for c in conns:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sent = []
+    for i in range(10):
+        wires = []
+        for k, c in enumerate(conns):
+            com_id, size = 78 + k, 500 + k
+            data = trdp_pub.payload_for(com_id, i, size)
+            sid = bytes(15) + bytes([i])
+            wire = trdp_pub.md_header(i, com_id, size, etb=1, optrn=2, session=sid) + trdp_pub.pad4(data)
+            wires.append(wire)
+            src = c.getsockname()
+            sent.append(dict(i=i, src=src[0], sport=src[1], dst="127.0.0.1", dport=md, seq=i, com_id=com_id,
+                             etb=1, optrn=2, session=sid.hex(), bad_fcs=False, cut=False,
+                             t_last_ns=time.time_ns(), payload=wire.hex()))
+        half = len(wires[0]) // 2
+        conns[0].sendall(wires[0][:half])
+        conns[1].sendall(wires[1])
+        sent[-2]["t_last_ns"] = time.time_ns()
+        conns[0].sendall(wires[0][half:])
+    for c in conns:
+        c.close()
+    return sent
+
+
+def run_tcp(listen):
+    """MD over TCP into the driver's listening socket: several messages on
+    one connection, two connections at once, messages sent byte by byte
+    (TCP_NODELAY: segments of one byte), a bad FCS (the header recorded
+    raw, the connection closed: the publisher waits for it), connections
+    that end mid-header, mid-data-set and in the padding after it
+    (recorded refused, counted cut)."""
+    md = free_port()
+    runs = [  # (name, extra arguments); a ComId each: sequence counters start again
+        ("one", ["--count", "10", "--size", "3000", "--com-id", "70"]),
+        ("bytes", ["--count", "3", "--size", "37", "--split", "1", "--com-id", "71"]),
+        ("badfcs", ["--count", "3", "--bad-fcs", "3", "--size", "64", "--com-id", "72"]),
+        ("cuthead", ["--count", "2", "--cut", "50", "--size", "64", "--com-id", "73"]),
+        ("cutdata", ["--count", "1", "--cut", "300", "--size", "500", "--com-id", "74"]),
+        # only the padding after the data set missing: still cut
+        ("cutpad", ["--count", "1", "--cut", str(MD_HEADER + 37), "--size", "37", "--com-id", "75"]),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        n_rec = 10 + 3 + 3 + 3 + 2 + 2 + 2 * 10
+        lst = subprocess.Popen([listen, "0", str(md), str(n_rec), "5000"], stdout=subprocess.PIPE, text=True)
+        assert lst.stdout.readline().strip() == "ready"
+        out_lines = []
+        reader = threading.Thread(target=lambda: out_lines.extend(lst.stdout))
+        reader.start()
+        for name, extra in runs:
+            subprocess.run([sys.executable, PUB, "md", "--tcp", "--dest", "127.0.0.1", "--bind", "127.0.0.1",
+                            "--port", str(md), "--cycle-ms", "1", "--log", os.path.join(tmp, name + ".jsonl")]
+                           + extra, check=True)
+        sent = [json.loads(x) for name, _ in runs for x in open(os.path.join(tmp, name + ".jsonl"))]
+        sent += two_at_once(md)
+        assert lst.wait(timeout=60) == 0, lst.returncode
+        reader.join()
+    lines = [json.loads(x) for x in out_lines]
+    stats = lines[-1]["stats"]
+    got = [x for x in lines if x.get("kind") == "trdp"]
+    bad = compare_tcp(sent, got)
+    nconn = len(runs) + 2
+    ok = sum(1 for s in sent if not s["bad_fcs"] and not s["cut"])
+    want = {"telegrams": len(sent), "ok": ok, "bad_fcs": 1, "bad_input": len(sent) - ok, "tcp_accepted": nconn,
+            "tcp_refused": 0, "tcp_bad_header": 1, "tcp_cut": 3, "tcp_messages": ok, "rx_dropped": 0,
+            "bytes_drops": 0, "rx_errors": 0, "gaps": 0, "repeats": 0, "back": 0}
+    # every connection is closed by its peer, but the listener stops at its
+    # last record, which may be before it saw the two last ones close (the
+    # two at once); the others closed before those two opened
+    if not nconn - 2 <= stats.get("tcp_closed", -1) <= nconn:
+        print("counter tcp_closed: got %s, want %d to %d" % (stats.get("tcp_closed"), nconn - 2, nconn))
+        bad += 1
+    for k, v in want.items():
+        if stats.get(k) != v:
+            print("counter %s: got %s, want %s" % (k, stats.get(k), v))
+            bad += 1
+    print("tcp: %d connections, %d messages sent (%d valid), %d records; closed on bad header %d, cut %d; "
+          "%d wrong" % (nconn, len(sent), ok, len(got), stats["tcp_bad_header"], stats["tcp_cut"], bad))
+    return 1 if bad else 0
+
+
+def run_tcp_full(listen):
+    """Connections beyond the driver's 16: the 17th is closed at once and
+    counted, the 16 taken still carry their messages."""
+    md = free_port()
+    lst = subprocess.Popen([listen, "0", str(md), "16", "5000"], stdout=subprocess.PIPE, text=True)
+    assert lst.stdout.readline().strip() == "ready"
+    sys.path.insert(0, HERE)
+    import trdp_pub
+    conns = [socket.create_connection(("127.0.0.1", md)) for _ in range(17)]
+    # the accept queue is in connect order: the 17th is the one refused
+    closed = trdp_pub.wait_closed(conns[16])
+    for i, c in enumerate(conns[:16]):
+        data = trdp_pub.payload_for(90, i, 20)
+        c.sendall(trdp_pub.md_header(i, 90, len(data)) + trdp_pub.pad4(data))
+    out = lst.stdout.read().splitlines()
+    for c in conns:
+        c.close()
+    assert lst.wait(timeout=60) == 0
+    stats = json.loads(out[-1])["stats"]
+    got = sorted(json.loads(x)["seq_counter"] for x in out if '"kind":"trdp"' in x)
+    print("tcp full: 17 connections, the 17th closed by the driver: %s; accepted %d, refused %d, "
+          "%d messages recorded" % (closed, stats["tcp_accepted"], stats["tcp_refused"], len(got)))
+    if not closed or stats["tcp_accepted"] != 16 or stats["tcp_refused"] != 1 or got != list(range(16)):
+        return 1
+    return 0
+
+
+def run_tcp_taken(listen):
+    """The TCP port held by another listener (a TRDP stack on this host):
+    the bus opens all the same, MD over UDP still comes, the listener's
+    error is kept (-EADDRINUSE)."""
+    md = free_port()
+    other = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    other.bind(("0.0.0.0", md))
+    other.listen(1)
+    lst = subprocess.Popen([listen, "0", str(md), "3", "5000"], stdout=subprocess.PIPE, text=True)
+    assert lst.stdout.readline().strip() == "ready"
+    subprocess.run([sys.executable, PUB, "md", "--dest", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(md),
+                    "--count", "3", "--cycle-ms", "1"], check=True)
+    out = lst.stdout.read().splitlines()
+    assert lst.wait(timeout=60) == 0
+    other.close()
+    stats = json.loads(out[-1])["stats"]
+    got = sum(1 for x in out if '"kind":"trdp"' in x)
+    print("tcp port taken: listener error %d, %d MD over UDP received of 3" % (stats["tcp_listen_error"], got))
+    return 0 if stats["tcp_listen_error"] == -errno.EADDRINUSE and got == 3 else 1
+
+
 def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
@@ -203,13 +399,16 @@ def run_netns(railmon):
         # joined: the group is in the namespace's IGMP table (0100C1EF)
         wait_for("railmon to join 239.193.0.1",
                  lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
-        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "pd2.jsonl")]
+        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl")]
         pub = ["ip", "netns", "exec", a, sys.executable, PUB]
         sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "200",
            "--cycle-ms", "10", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
            "--topo", "120:3:4", "--log", logs[0])
         sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
            "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
+        # MD over TCP to railmon's listener, one message sent in pieces
+        sh(*pub, "md", "--tcp", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
+           "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--split", "1000", "--log", logs[2])
         sh("ip", "-n", b, "link", "set", vb, "down")
         wait_for("a CAN_GONE event of the TRDP bus",
                  lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in export(railmon, b, log)))
@@ -219,7 +418,7 @@ def run_netns(railmon):
         wait_for("railmon to join 239.193.0.1 again",
                  lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
         sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
-           "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[2])
+           "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[3])
         n_sent = sum(1 for f in logs for _ in open(f))
         wait_for("every telegram in the log",
                  lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
@@ -278,8 +477,9 @@ def run_netns(railmon):
         if names.count(want) != 1:
             print("%d %s events, want one (the interface went down once)" % (names.count(want), want))
             bad += 1
-    print("netns: %d telegrams sent (%d multicast, %d bad FCS), %d recorded, %d replayed alike, events %s; "
-          "%d wrong" % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")), nbad,
+    print("netns: %d telegrams sent (%d multicast, %d MD over TCP, %d bad FCS), %d recorded, %d replayed alike, "
+          "events %s; %d wrong" % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")),
+                                   sum(1 for s in sent if s.get("tcp")), nbad,
                         sum(1 for x in lines if x["kind"] == "trdp"),
                         sum(1 for x, y in zip(again, first) if x == y), sorted(set(names)), bad))
     return 1 if bad else 0
@@ -288,7 +488,7 @@ def run_netns(railmon):
 def main():
     tool, mode = sys.argv[1], sys.argv[2]
     if mode == "loopback":
-        return run_loopback(tool) | run_overflow(tool)
+        return run_loopback(tool) | run_overflow(tool) | run_tcp(tool) | run_tcp_full(tool) | run_tcp_taken(tool)
     if mode == "netns":
         return run_netns(tool)
     raise SystemExit("unknown mode " + mode)

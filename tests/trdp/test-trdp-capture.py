@@ -17,10 +17,11 @@ stamp of the same skb: the same instant, truncated to microseconds by a
 microsecond capture).  The topology and bad-header events and stat's
 sequence counters of the replays are the live bus's.
 
-MD over TCP (which the live bus does not receive: no listening socket yet)
-is checked against the publisher's own log: a listener in B takes the
-connection, and the replay frames every message out of the captured
-stream with the sent header fields and bytes.
+MD over TCP goes to the live bus's listener (railmon run in B takes the
+connection): the live log's TCP records are the publisher's messages, and
+the replay frames the same records out of the captured stream (the time:
+the capture's stamp of the segment that carried the message's last byte,
+the live one the kernel's receive time of the read that ended it).
 
   test-trdp-capture.py RAILMON     (root: network namespaces)
 """
@@ -99,8 +100,14 @@ def pcapng_resolution_ns(path):
     raise SystemExit("%s: no interface description block" % path)
 
 
-def compare_records(name, live, replayed, resolution_ns):
-    """Live and replayed TRDP records one by one; returns the mismatches."""
+def compare_records(name, live, replayed, resolution_ns, sent=None):
+    """Live and replayed TRDP records one by one; returns the mismatches.
+    sent (MD over TCP, the publisher's log in the records' order): the time
+    is not one stamp of one skb - the live one is the TCP socket's receive
+    time of the segment that ended the message, taken after the packet
+    socket's stamp of it (1-3 us later on a veth) - so the replayed time
+    must lie between the sender's start of sending the message's last bytes
+    and the live time."""
     a = [x for x in live if x["kind"] == "trdp"]
     b = [x for x in replayed if x["kind"] == "trdp"]
     bad = 0
@@ -111,8 +118,12 @@ def compare_records(name, live, replayed, resolution_ns):
     for i, (x, y) in enumerate(zip(a, b)):
         keys = (set(x) | set(y)) - NOT_TELEGRAM
         diff = {k: (x.get(k), y.get(k)) for k in keys if x.get(k) != y.get(k)}
+        if sent is not None:
+            lo = sent[i]["t_last_ns"] - sent[i]["t_last_ns"] % resolution_ns if i < len(sent) else 0
+            if not lo <= y["time_ns"] <= x["time_ns"]:
+                diff["time_ns"] = (x["time_ns"], y["time_ns"], ">= %d" % lo)
         # the capture's stamp is the live one truncated to its resolution
-        if y["time_ns"] != x["time_ns"] - x["time_ns"] % resolution_ns:
+        elif y["time_ns"] != x["time_ns"] - x["time_ns"] % resolution_ns:
             diff["time_ns"] = (x["time_ns"], y["time_ns"])
         exact += y["time_ns"] == x["time_ns"]
         if diff:
@@ -121,6 +132,10 @@ def compare_records(name, live, replayed, resolution_ns):
                 print("%s: record %d: %s" % (name, i, diff))
     print("%s: %d records, %d alike (%d to the nanosecond), %d wrong" % (name, len(b), len(b) - bad, exact, bad))
     return bad, len(b)
+
+
+def is_tcp(x):
+    return x["kind"] == "trdp" and "TCP" in x.get("flags", "")
 
 
 def events(lines, code):
@@ -174,17 +189,11 @@ def main():
         procs.append(rm)
         wait_for("railmon to join 239.193.0.1",
                  lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
-        # MD over TCP: a listener in B reads whole connections (railmon's
-        # bus has no TCP socket; the capture has the stream)
-        sink = subprocess.Popen(["ip", "netns", "exec", b, sys.executable, "-c",
-                                 "import socket,sys\n"
-                                 "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-                                 "s.bind(('192.0.2.2', 17225)); s.listen(4); print('ready', flush=True)\n"
-                                 "c,_=s.accept()\n"
-                                 "while c.recv(65536): pass\n"
-                                 "c.close()\n"], stdout=subprocess.PIPE, text=True)
-        procs.append(sink)
-        assert sink.stdout.readline().strip() == "ready"
+        # MD over TCP: railmon's own listener takes the connection (port
+        # 17225 = 0x4349, state 0A LISTEN in /proc/net/tcp)
+        wait_for("railmon to listen on TCP 17225",
+                 lambda: any(x.split()[1].endswith(":4349") and x.split()[3] == "0A"
+                             for x in sh("ip", "netns", "exec", b, "cat", "/proc/net/tcp").stdout.splitlines()[1:]))
         logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "tcp.jsonl")]
         pub = ["ip", "netns", "exec", a, sys.executable, PUB]
         sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "150",
@@ -194,11 +203,11 @@ def main():
            "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
         sh(*pub, "md", "--tcp", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "6", "--cycle-ms", "1",
            "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--log", logs[2])
-        sink.wait(timeout=30)
         sent = [json.loads(x) for f in logs[:2] for x in open(f)]
         sent_tcp = [json.loads(x) for x in open(logs[2])]
-        wait_for("every UDP telegram in the live log",
-                 lambda: sum(1 for x in export(railmon, log, True) if x["kind"] == "trdp") >= len(sent))
+        wait_for("every telegram (UDP and TCP) in the live log",
+                 lambda: sum(1 for x in export(railmon, log, True) if x["kind"] == "trdp")
+                 >= len(sent) + len(sent_tcp))
         rm.send_signal(signal.SIGINT)
         out, _ = rm.communicate(timeout=30)
         if rm.returncode != 0:
@@ -211,8 +220,14 @@ def main():
                      lambda: os.path.exists(path) and tail in open(path, "rb").read(), 60)
         for p in procs[:3]:
             stop(p)
-        live = export(railmon, log)
+        live_all = export(railmon, log)
+        live = [x for x in live_all if not is_tcp(x)]
+        live_tcp = [x for x in live_all if is_tcp(x)]
         bad = compare(sent, live)  # the live log is what was sent
+        n_bad = compare(sent_tcp, live_tcp)
+        if n_bad:
+            print("live: MD over TCP: %d wrong" % n_bad)
+        bad += n_bad
         gaps, repeats, back, topo = expected_counts(sent)
         live_row = stat_row(railmon, log)
         resolution = {"pcap": 1000, "pcap-nano": 1, "pcapng": None}
@@ -231,16 +246,21 @@ def main():
                 # dumpcap's pcapng: its interface's if_tsresol decides
                 # what can be equal
                 res = pcapng_resolution_ns(path)
-            udp = [x for x in replayed if not (x["kind"] == "trdp" and "TCP" in x.get("flags", ""))]
-            tcp = [x for x in replayed if x["kind"] == "trdp" and "TCP" in x.get("flags", "")]
+            udp = [x for x in replayed if not is_tcp(x)]
+            tcp = [x for x in replayed if is_tcp(x)]
             n_bad, n = compare_records("%s (resolution %d ns)" % (name, res), live, udp, res)
             bad += n_bad
             total += n
-            # MD over TCP: the messages as sent, framed from the stream
+            # MD over TCP: the messages as sent, framed from the stream,
+            # and the live bus's records of them
             n_bad = compare(sent_tcp, tcp)
             if n_bad:
                 print("%s: MD over TCP: %d wrong" % (name, n_bad))
             bad += n_bad
+            n_bad, n = compare_records("%s MD over TCP (resolution %d ns)" % (name, res), live_tcp, tcp, res,
+                                       sent_tcp)
+            bad += n_bad
+            total += n
             for code in ("TRDP_TOPOLOGY", "TRDP_BAD_HEADER"):
                 if events(live, code) != events(replayed, code):
                     print("%s: %s events %s, live %s" % (name, code, events(replayed, code), events(live, code)))
@@ -258,12 +278,15 @@ def main():
             print("replay without --board: exit %d: %s" % (r.returncode, r.stderr[-500:]))
             bad += 1
         else:
-            replayed = [x for x in export(railmon, out) if not (x["kind"] == "trdp" and "TCP" in x.get("flags", ""))]
-            bad += compare_records("pcapng without --board", live, replayed, pcapng_resolution_ns(caps["pcapng"]))[0]
+            replayed = export(railmon, out)
+            res = pcapng_resolution_ns(caps["pcapng"])
+            bad += compare_records("pcapng without --board", live, [x for x in replayed if not is_tcp(x)], res)[0]
+            bad += compare_records("pcapng without --board, MD over TCP", live_tcp,
+                                   [x for x in replayed if is_tcp(x)], res, sent_tcp)[0]
         nbad = sum(1 for s in sent if s.get("bad_fcs"))
+        n_live = sum(1 for x in live_all if x["kind"] == "trdp")
         print("capture: %d telegrams sent over UDP (%d bad FCS) and %d over TCP, %d live records, %d replayed "
-              "records compared over 3 captures; %d wrong" % (len(sent), nbad, len(sent_tcp),
-                                                              sum(1 for x in live if x["kind"] == "trdp"), total, bad))
+              "records compared over 3 captures; %d wrong" % (len(sent), nbad, len(sent_tcp), n_live, total, bad))
         return 1 if bad else 0
     finally:
         for p in procs:

@@ -25,9 +25,9 @@ xml = consist.xml
 bind = 192.0.2.2
 INI
 out=$("$railmon" check "$dir/b.ini" 2>&1)
-want1="  [trdp ecn] interface eth1, PD UDP 17224, MD UDP off 0, groups 239.193.0.1, 239.193.0.2"
+want1="  [trdp ecn] interface eth1, PD UDP 17224, MD UDP and TCP off 0, groups 239.193.0.1, 239.193.0.2"
 want2="    XML $dir/consist.xml: 8 telegrams, 9 data sets (1 merged, 10 renamed)"
-want3="  [trdp uni] interface (by route), bound to 192.0.2.2, PD UDP 17224, MD UDP 17225, groups none (unicast only)"
+want3="  [trdp uni] interface (by route), bound to 192.0.2.2, PD UDP 17224, MD UDP and TCP 17225, groups none (unicast only)"
 want4="    no XML: raw telegrams only"
 # 40 header bytes + 64 padded to 64, 10 times a second; the timeout the
 # XML's; ByNumber has none: 3 cycles; Nested's variable array: "+"

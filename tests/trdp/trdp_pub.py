@@ -16,6 +16,11 @@ Faults on request: --bad-fcs N (every Nth telegram's FCS inverted),
 --skip-seq AT:N (sequence counter jumps by N at telegram AT), --repeat-seq
 AT (telegram AT repeats the previous counter), --silence AT:MS (a pause
 before telegram AT), --topo AT:ETB:OPTRN (topology counters change at AT).
+MD over TCP also: --split N (each message sent N bytes at a time, with
+TCP_NODELAY, so it arrives in that many segments), --cut N (then the first
+N bytes of one more message, and close), and a bad FCS is the last message
+sent: the receiver must close the connection, which the publisher waits
+for (exit 1 if it does not within 30 s).
 """
 import argparse
 import json
@@ -130,30 +135,70 @@ def run_pd(a, out):
         t_next += a.cycle_ms / 1000.0
 
 
+def send_split(s, wire, n):
+    """wire in pieces of n bytes, each its own segment (TCP_NODELAY), with
+    a pause after each so the receiver reads them apart."""
+    t = time.time_ns()
+    for k in range(0, len(wire), n):
+        t = time.time_ns()
+        s.sendall(wire[k:k + n])
+        time.sleep(0.0002)
+    return t
+
+
+def wait_closed(s, timeout_s=30.0):
+    """True once the peer closed the connection (EOF or reset)."""
+    s.settimeout(timeout_s)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
 def run_md(a, out):
     session = bytes(range(16))
     if a.tcp:
         s = socket.create_connection((a.dest[0], a.port),
                                      source_address=(a.bind, 0) if a.bind else None)
+        if a.split:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     else:
         s = udp_socket(a.bind)
-    for i in range(a.count):
+    src = s.getsockname()
+    closed_ok = True
+    for i in range(a.count + (1 if a.cut else 0)):
         data = payload_for(a.com_id, i, a.size)
         sid = session[:15] + bytes([i & 0xFF])
+        bad = a.bad_fcs > 0 and (i + 1) % a.bad_fcs == 0
         head = md_header(a.first_seq + i, a.com_id, len(data), etb=a.etb, optrn=a.optrn,
-                         session=sid, src_uri=b"pub", dst_uri=b"railmon")
+                         session=sid, src_uri=b"pub", dst_uri=b"railmon", bad_fcs=bad)
         wire = head + pad4(data)
-        if a.tcp:
+        cut = a.tcp and i == a.count
+        if cut:
+            wire = wire[:a.cut]
+        # the time the last bytes began to go: a receive time cannot be before
+        t_last = time.time_ns()
+        if a.tcp and a.split:
+            t_last = send_split(s, wire, a.split)
+        elif a.tcp:
             s.sendall(wire)
         else:
             for d in a.dest:
                 s.sendto(wire, (d, a.port))
-        log_line(out, i=i, kind="md", tcp=a.tcp, src=s.getsockname()[0], dst=a.dest[0],
+        log_line(out, i=i, kind="md", tcp=a.tcp, src=src[0], sport=src[1], dst=a.dest[0],
                  dport=a.port, seq=a.first_seq + i, version=PROTO_VERSION, msg_type="Mn",
                  com_id=a.com_id, etb=a.etb, optrn=a.optrn, dataset_len=len(data),
-                 session=sid.hex(), payload=wire.hex())
+                 session=sid.hex(), bad_fcs=bad, cut=cut, t_last_ns=t_last, payload=wire.hex())
+        if a.tcp and bad:
+            # no framing after a bad header: the receiver closes
+            closed_ok = wait_closed(s)
+            break
         time.sleep(a.cycle_ms / 1000.0)
     s.close()
+    if not closed_ok:
+        raise SystemExit("trdp_pub: the receiver did not close the connection after a bad FCS")
 
 
 def main(argv):
@@ -175,6 +220,8 @@ def main(argv):
     p.add_argument("--silence", action="append", default=[], help="AT:MS")
     p.add_argument("--topo", action="append", default=[], help="AT:ETB:OPTRN")
     p.add_argument("--tcp", action="store_true", help="md: over TCP")
+    p.add_argument("--split", type=int, default=0, help="md --tcp: send N bytes at a time")
+    p.add_argument("--cut", type=int, default=0, help="md --tcp: then N bytes of one more message, and close")
     p.add_argument("--log", help="JSON lines of what was sent ('-' stdout)")
     a = p.parse_args(argv)
     if a.port is None:
