@@ -50,23 +50,33 @@ static void put_f32_cdab(uint16_t *regs, float f)
 }
 
 /* A 60 s station-to-station cycle: doors open, accelerate, cruise, brake. */
+void bus_sim_train_journey(const struct bus_sim_train *s, struct bus_sim_journey *ret)
+{
+	double now = (double)basic_mono_ns() / 1e9 - s->t0, t = fmod(now, 60.0);
+	struct bus_sim_journey j = { .t = t, .now = now, .accel = t >= 6 && t < 24, .cruise = t >= 24 && t < 40,
+	                             .brake = t >= 40 && t < 54, .doors_open = t < 5 || t >= 56 };
+
+	j.current_a = j.accel ? 820 - 10 * (t - 6) : j.brake ? -350 : j.cruise ? 120 : 15;
+	j.voltage_v = 1500 + 40 * sin(now / 7.0) - j.current_a * 0.05;
+	j.cabin_c = 21.8 + 0.6 * sin(now / 20.0);
+	*ret = j;
+}
+
 static void simulate(struct bus_sim_train *s)
 {
-	double t = fmod((double)basic_mono_ns() / 1e9 - s->t0, 60.0), now = (double)basic_mono_ns() / 1e9 - s->t0;
 	uint16_t *in = s->map->tab_input_registers, *hold = s->map->tab_registers;
-	bool accel = t >= 6 && t < 24, brake = t >= 40 && t < 54, doors_open = t < 5 || t >= 56;
-	double current = accel ? 820 - 10 * (t - 6) : brake ? -350 : (t >= 24 && t < 40) ? 120 : 15;
-	double voltage = 1500 + 40 * sin(now / 7.0) - current * 0.05;
+	struct bus_sim_journey j;
 
-	in[0] = (uint16_t)(voltage * 10);
-	in[1] = (uint16_t)(int16_t)current;
-	put_u32(&in[2], (uint32_t)(1234567 + now * 12.5));
-	put_f32_cdab(&in[4], (float)(62.0 + 8 * sin(now / 30.0) + (accel ? 3 : 0)));
-	in[6] = (uint16_t)((brake ? 2.8 : doors_open ? 1.2 : 0.0) * 100);
+	bus_sim_train_journey(s, &j);
+	in[0] = (uint16_t)(j.voltage_v * 10);
+	in[1] = (uint16_t)(int16_t)j.current_a;
+	put_u32(&in[2], (uint32_t)(1234567 + j.now * 12.5));
+	put_f32_cdab(&in[4], (float)(62.0 + 8 * sin(j.now / 30.0) + (j.accel ? 3 : 0)));
+	in[6] = (uint16_t)((j.brake ? 2.8 : j.doors_open ? 1.2 : 0.0) * 100);
 	hold[10] = 215;
-	hold[11] = (uint16_t)(int16_t)(218 + 6 * sin(now / 20.0));
-	s->map->tab_input_bits[0] = !doors_open;
-	s->map->tab_input_bits[1] = !doors_open;
+	hold[11] = (uint16_t)(int16_t)(218 + 6 * sin(j.now / 20.0)); /* cabin_c in 0.1 degC */
+	s->map->tab_input_bits[0] = !j.doors_open;
+	s->map->tab_input_bits[1] = !j.doors_open;
 	s->map->tab_bits[0] = 1;
 }
 

@@ -4,7 +4,9 @@
  *
  * A libmodbus TCP server on a free loopback port plays the traction
  * converter, HVAC and door controller (bus/sim-train.h); the vehicle CAN
- * bus is the candump trace shipped in cli/demo/.  Both are acquired by the real daemon
+ * bus is the candump trace shipped in cli/demo/; the consist network's
+ * TRDP process data (doors, HVAC, traction: cli/demo/consist.xml) comes
+ * from a publisher on loopback (demo-trdp.h).  All are acquired by the real daemon
  * (realtime threads, rings, collector, DBC, Batches, flash log) and shown
  * as a live table.  Its options are parsed at the end of this file
  * (cli_cmd_demo).
@@ -29,6 +31,7 @@
 #include "pipeline/statserver.h"
 #include "basic/clock.h"
 #include "bus/sim-train.h"
+#include "cli/demo-trdp.h"
 
 /* The daemon's counters as cli/run-say.h takes them. */
 static struct cli_run_counts demo_counts(const struct pl_daemon *d, struct pl_daemon_stats *st)
@@ -81,16 +84,22 @@ static struct pl_stat_server *demo_stat(struct pl_daemon *d)
 	return srv;
 }
 
-static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_board **cfg,
-                      struct pl_daemon **d)
+static int demo_start(const struct demo_opts *o, uint16_t port, const struct bus_sim_train *srv,
+                      struct conf_board **cfg, struct pl_daemon **d, struct cli_demo_trdp **pub)
 {
 	struct pl_daemon_opts dopts = { .data_dir = o->data_dir };
 	char err[CONF_ERR_MAX], warn[256];
 	size_t sent, channels;
+	uint16_t trdp_port;
 	int r = conf_demo_load(o->board, port, cfg, err, sizeof(err));
 
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: %s\n", err);
+		return r;
+	}
+	r = cli_demo_trdp_ports(*cfg, &trdp_port);
+	if (r < 0) {
+		fprintf(stderr, "railmon demo: no free UDP port on 127.0.0.1 for the TRDP consist: %s\n", strerror(-r));
 		return r;
 	}
 	r = pl_daemon_new(*cfg, &dopts, d, err, sizeof(err));
@@ -109,6 +118,16 @@ static int demo_start(const struct demo_opts *o, uint16_t port, struct conf_boar
 	}
 	if (warn[0])
 		fprintf(stderr, "railmon demo: warning: %s\n", warn);
+	/* after the start: the daemon's socket is bound, nothing sent is lost */
+	if (trdp_port) {
+		r = cli_demo_trdp_start(srv, trdp_port, pub);
+		if (r < 0) {
+			fprintf(stderr, "railmon demo: cannot start the simulated TRDP consist: %s\n", strerror(-r));
+			return r;
+		}
+		fprintf(stderr, "railmon demo: simulated TRDP consist (doors, HVAC, traction) publishing to "
+		        "127.0.0.1:%u\n", trdp_port);
+	}
 	return 0;
 }
 
@@ -117,6 +136,7 @@ int cli_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	struct demo_opts with_board = *opts, *o = &with_board;
 	char board[PATH_MAX], err[PATH_MAX + 160];
 	struct bus_sim_train *srv = NULL;
+	struct cli_demo_trdp *pub = NULL;
 	struct conf_board *cfg = NULL;
 	struct pl_daemon *d = NULL;
 	struct pl_stat_server *stat = NULL;
@@ -139,7 +159,7 @@ int cli_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 		fprintf(stderr, "railmon demo: cannot start the simulated Modbus devices: %s\n", strerror(-r));
 		return r;
 	}
-	r = demo_start(o, port, &cfg, &d);
+	r = demo_start(o, port, srv, &cfg, &d, &pub);
 	if (r >= 0)
 		r = cli_demo_view_new(pl_daemon_channels(d, &ch), o->ansi, &dv);
 	if (r < 0)
@@ -155,6 +175,7 @@ int cli_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 		usleep(50000);
 	}
 	stat = pl_stat_server_free(stat);
+	pub = cli_demo_trdp_free(pub);
 	pl_daemon_stop(d);
 	if (o->ansi && o->live)
 		fputs("\n\n", stdout); /* below the live table */
@@ -164,6 +185,7 @@ int cli_demo_run(const struct demo_opts *opts, volatile sig_atomic_t *stop)
 	cli_demo_summary(stdout, cfg, &c, (double)(basic_mono_ns() - t0) / 1e9, pl_daemon_data_dir(d));
 	r = 0;
 out:
+	cli_demo_trdp_free(pub);
 	cli_demo_view_free(&dv);
 	pl_daemon_free(d);
 	conf_free(cfg);
@@ -176,8 +198,9 @@ out:
 static const char demo_usage[] =
 	"Usage: railmon demo [OPTIONS]\n"
 	"A simulated train on this machine: a Modbus TCP traction converter, HVAC and\n"
-	"door controller on loopback, and the vehicle CAN bus replayed from a candump\n"
-	"trace, acquired, decoded, logged and shown live.\n\n"
+	"door controller on loopback, the vehicle CAN bus replayed from a candump\n"
+	"trace, and the consist's TRDP process data (doors, HVAC, traction) published\n"
+	"on loopback, acquired, decoded, logged and shown live.\n\n"
 	"  -t, --duration S   stop after S seconds (default: until Ctrl-C)\n"
 	"  -d, --data DIR     log directory (default: a new directory under /tmp)\n"
 	"  -b, --board FILE   demo board file (default: " RAILMON_PKGDATADIR "/demo.ini,\n"

@@ -121,10 +121,12 @@ void cli_demo_summary(FILE *out, const struct conf_board *cfg, const struct cli_
 	for (size_t b = 0; b < cfg->nbuses; b++)
 		per_kind[cfg->buses[b].kind] += c->bus_rx[b];
 	fprintf(out, "railmon demo: stopped after %.1f s: %llu records stored (seq %llu..%llu) in %llu batches, "
-	        "%llu CAN frames and %llu Modbus samples acquired, %llu ring drops, %llu records refused by the log\n",
+	        "%llu CAN frames, %llu Modbus samples and %llu TRDP telegrams acquired, %llu ring drops, %llu records "
+	        "refused by the log\n",
 	        elapsed, (unsigned long long)c->records, (unsigned long long)c->first_seq,
 	        (unsigned long long)(c->next_seq - 1), (unsigned long long)c->batches,
 	        (unsigned long long)per_kind[BUS_KIND_CAN], (unsigned long long)per_kind[BUS_KIND_MODBUS],
+	        (unsigned long long)per_kind[BUS_KIND_TRDP],
 	        (unsigned long long)c->ring_drops, (unsigned long long)c->log_dropped);
 	demo_hint(out, data_dir);
 }

@@ -37,13 +37,14 @@ demo_log=$(sed -n 's/^log: //p' "$T/demo.out")
 [ -n "$demo_log" ] && [ -d "$demo_log" ] || fail "no log directory named on a 'log:' line"
 summary=$(grep '^railmon demo: stopped after' "$T/demo.out") || fail "no summary line"
 echo "summary: $summary"
-re='stopped after ([0-9.]+) s: ([0-9]+) records stored \(seq ([0-9]+)\.\.([0-9]+)\) in ([0-9]+) batches, ([0-9]+) CAN frames and ([0-9]+) Modbus samples acquired, ([0-9]+) ring drops, ([0-9]+) records refused by the log'
+re='stopped after ([0-9.]+) s: ([0-9]+) records stored \(seq ([0-9]+)\.\.([0-9]+)\) in ([0-9]+) batches, ([0-9]+) CAN frames, ([0-9]+) Modbus samples and ([0-9]+) TRDP telegrams acquired, ([0-9]+) ring drops, ([0-9]+) records refused by the log'
 [[ $summary =~ $re ]] || fail "summary line not in the expected words: $summary"
 records=${BASH_REMATCH[2]} first=${BASH_REMATCH[3]} last=${BASH_REMATCH[4]}
-frames=${BASH_REMATCH[6]} samples=${BASH_REMATCH[7]} drops=${BASH_REMATCH[8]} refused=${BASH_REMATCH[9]}
+frames=${BASH_REMATCH[6]} samples=${BASH_REMATCH[7]} telegrams=${BASH_REMATCH[8]} drops=${BASH_REMATCH[9]} refused=${BASH_REMATCH[10]}
 [ "$records" -gt 0 ] || fail "no records stored"
 [ "$first" -eq 1 ] && [ $((last - first + 1)) -eq "$records" ] || fail "seq $first..$last is not $records records"
-[ "$frames" -gt 0 ] && [ "$samples" -gt 0 ] || fail "CAN frames $frames, Modbus samples $samples: both should be > 0"
+[ "$frames" -gt 0 ] && [ "$samples" -gt 0 ] && [ "$telegrams" -gt 0 ] ||
+	fail "CAN frames $frames, Modbus samples $samples, TRDP telegrams $telegrams: all should be > 0"
 [ "$drops" -eq 0 ] || fail "$drops ring drops"
 [ "$refused" -eq 0 ] || fail "$refused records refused by the log"
 

@@ -197,7 +197,9 @@ static void test_refusals_and_verdict(void)
 static void test_demo(const struct conf_board *cfg)
 {
 	char dir[] = "/tmp/test-run-say-XXXXXX", quoted[64], want[2 * 4096 + 512], exe[4096];
-	uint64_t rx[2] = { 900, 60 };
+	/* the demo's three kinds of bus: a TRDP bus after the two */
+	uint64_t rx[3] = { 900, 60, 340 };
+	struct conf_board *demo = malloc(sizeof(*demo));
 	struct cli_run_counts c = { .records = 1200, .batches = 6, .first_seq = 1, .next_seq = 1201, .bus_rx = rx };
 	struct pl_channel ch = { .id = 1, .name = "speed", .unit = "km/h", .source = "can vehicle Speed" };
 	struct pl_live lv = { .t_ns = 1000, .value = 42.5 };
@@ -211,10 +213,16 @@ static void test_demo(const struct conf_board *cfg)
 	CHECK(mkdtemp(dir));
 	snprintf(quoted, sizeof(quoted), "%s/it's", dir);
 	CHECK(mkdir(quoted, 0700) == 0);
+	CHECK(demo);
+	memcpy(demo, cfg, sizeof(*demo));
+	demo->nbuses = 3;
+	demo->buses[2].kind = BUS_KIND_TRDP;
 	tlib_mem_open(&m);
-	cli_demo_summary(m.f, cfg, &c, 2.04, quoted);
+	cli_demo_summary(m.f, demo, &c, 2.04, quoted);
+	free(demo);
 	snprintf(want, sizeof(want), "railmon demo: stopped after 2.0 s: 1200 records stored (seq 1..1200) in 6 batches, "
-	         "900 CAN frames and 60 Modbus samples acquired, 0 ring drops, 0 records refused by the log\n"
+	         "900 CAN frames, 60 Modbus samples and 340 TRDP telegrams acquired, 0 ring drops, 0 records refused by "
+	         "the log\n"
 	         "log: %s\ntry: %s export --data '%s/it'\\''s' --format csv | head\n     %s stat --data '%s/it'\\''s'\n",
 	         quoted, exe, dir, exe, dir);
 	CHECK_STR(tlib_mem_text(&m), want);

@@ -26,7 +26,7 @@ meson install -C "$BUILD" --no-rebuild --destdir "$root" --quiet >"$T/install.lo
 p=$root$PREFIX
 share=$p/share/railmon
 
-want=(bin/railmon share/railmon/demo.ini share/railmon/demo/train.log share/railmon/demo/train.dbc
+want=(bin/railmon share/railmon/demo.ini share/railmon/demo/train.log share/railmon/demo/train.dbc share/railmon/demo/consist.xml
       share/railmon/railmon.proto share/railmon/vehicles/emu-regional.ini share/railmon/vehicles/loco-tcp.ini
       share/railmon/vehicles/emu-traction.dbc share/railmon/vehicles/loco-engine.dbc
       lib/sysusers.d/railmon.conf lib/tmpfiles.d/railmon.conf share/bash-completion/completions/railmon
