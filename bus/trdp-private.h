@@ -18,6 +18,7 @@
 #include "trdp/header.h"
 
 #define TRDP_BURST 32
+#define TRDP_RCVBUF (2 << 20) /* a UDP socket's receive buffer, bytes (open_sock) */
 /* A PD datagram is at most its header and 1432 bytes; a longer one is
    still taken whole up to this, and flagged too long. */
 #define PD_SLOT 2048u

@@ -106,6 +106,9 @@ for _ in $(seq 1 100); do
 	prev=$cur
 done
 r1=$(ticks /proc/$rpid/stat) x1=$(ticks "$rxtask") d1=$(ticks /proc/$tpid/stat)
+# the kernel's own count in the receiving namespace: datagrams delivered to
+# a socket, and dropped for a full receive buffer
+udp=$(ip netns exec "$RX" nstat -az UdpInDatagrams UdpRcvbufErrors 2> /dev/null | awk '/^Udp/ { printf "%s %s  ", $1, $2 }')
 wait_gone() { for _ in $(seq 1 300); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done; return 1; }
 kill -INT "$tpid"
 wait_gone "$tpid" || fail "tcpdump did not stop"
@@ -115,10 +118,17 @@ wait "$rpid" || { cat "$T/run.err"; fail "railmon run exited non-zero"; }
 captured=$(sed -nE 's/^([0-9]+) packets? captured.*/\1/p' "$T/tcpdump.err")
 kdrop=$(sed -nE 's/^([0-9]+) packets? dropped by kernel.*/\1/p' "$T/tcpdump.err")
 got=$("$RAILMON" export --data "$T/log" --format jsonl 2> /dev/null | grep -c '"kind": *"trdp"' || true)
-# the bus's own row: items received, drops (socket overflow, no room in the
-# byte ring), ring overruns
-read -r items drops overruns < <("$RAILMON" stat --data "$T/log" 2> /dev/null | awk '$1 == "bench" { print $3, $5, $7 }')
-echo "railmon stat, bus bench: $items telegrams, $drops drops, $overruns ring overruns; its log holds $got"
+# the bus's own counters (its last Health entry): telegrams, ring drops,
+# kernel drops (SO_RXQ_OVFL: the socket's buffer full), sequence gaps
+"$RAILMON" stat --data "$T/log" --json 2> /dev/null | /usr/bin/python3 -c '
+import json, sys
+for line in sys.stdin:
+    j = json.loads(line)
+    if j.get("name") == "bench":
+        print("railmon stat, bus bench: %d telegrams, %d ring drops, %d kernel drops (socket buffer), %d sequence gaps"
+              % (j["items"], j["drops"], j["rx_dropped"], j.get("seq_gaps", -1)))'
+echo "railmon's log holds $got telegrams"
+echo "kernel (receiving namespace): $udp"
 
 /usr/bin/python3 - "$sent" "$got" "$captured" "$kdrop" "$r0" "$r1" "$x0" "$x1" "$d0" "$d1" "$TCK" "$RATE" "$DATA" "$SECS" <<'PY'
 import sys
@@ -138,5 +148,5 @@ print("goal (no drop, railmon <= 2x tcpdump per packet): " + ("met" if ok else "
 PY
 if [ -s "$T/perf.data" ]; then
 	echo "perf: railmon run's top symbols during the traffic (self, all threads)"
-	perf report -i "$T/perf.data" --no-children --sort sym --stdio 2> /dev/null | grep -E '^ +[0-9]' | head -25
+	perf report -i "$T/perf.data" --no-children --sort comm,dso,sym -g none --stdio 2> /dev/null | grep -E '^ +[0-9]' | head -30
 fi
