@@ -428,8 +428,9 @@ static size_t telegram(bus_dev_t *dev, int sock, size_t j, uint8_t *data, struct
 	memset(it, 0, sizeof(*it));
 	it->kind = ACQ_ITEM_TRDP;
 	it->bus = dev->cfg.index;
-	it->t_ns = basic_realtime_ns(); /* unless the kernel says */
 	read_cmsgs(dev, sock, mh, it);
+	if (!it->t_ns) /* the kernel said nothing: no clock read per telegram otherwise */
+		it->t_ns = basic_realtime_ns();
 	return bus_trdp_telegram(dev, sock == SOCK_MD ? TRDP_KIND_MD : TRDP_KIND_PD, data, p->msg[j].msg_len,
 	                         mh->msg_flags & MSG_TRUNC ? TRDP_HDR_TOO_LONG : TRDP_HDR_OK,
 	                         ntohl(p->from[j].sin_addr.s_addr), ntohs(p->from[j].sin_port), it->trdp.dst_ip,
