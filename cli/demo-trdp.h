@@ -14,9 +14,11 @@
 
 struct cli_demo_trdp;
 
-/* Give every TRDP bus of cfg bound to 127.0.0.1 a free UDP port for its
-   process data (several demos, and the tests, run side by side), into
-   *ret_port (0 when cfg has no such bus).  Returns 0 or -errno. */
+/* Put the TRDP buses of cfg bound to 127.0.0.1 on a free UDP port for
+   their process data (several demos, and the tests, run side by side), into
+   *ret_port (0 when cfg has no such bus).  One port for all: the demo
+   board has one such bus, and the publisher sends to one port.  Returns 0
+   or -errno. */
 int cli_demo_trdp_ports(struct conf_board *cfg, uint16_t *ret_port);
 
 /* Start publishing to 127.0.0.1:port from a thread of its own: Doors and
