@@ -36,6 +36,7 @@
 #include "conf/config.h"
 #include "pipeline/daemon.h"
 #include "cli/demo-cmd.h"
+#include "cli/demo-trdp.h"
 #include "bus/sim-train.h"
 #include "railmon-config.h"
 #include "tlib.h"
@@ -239,11 +240,12 @@ int main(int argc, char **argv)
 	struct pl_daemon_opts opts = { .lock_memory = true };
 	struct acq_link_state link = { 0 };
 	struct pl_daemon_stats st;
-	size_t can = 0;
+	size_t can = 0, mb = 0, trdp = SIZE_MAX;
 	struct bus_sim_train *srv;
+	struct cli_demo_trdp *pub = NULL;
 	struct pl_daemon *d;
 	struct conf_board *cfg;
-	uint16_t port;
+	uint16_t port, trdp_port;
 
 	test_counter();
 	if (argc > 1)
@@ -256,9 +258,16 @@ int main(int argc, char **argv)
 	snprintf(trace, sizeof(trace), "%s/trace.log", dir);
 	snprintf(tmp, sizeof(tmp), "%s/trace.tmp", dir);
 	assert(symlink("/proc/self/mem", trace) == 0);
+	/* the demo's TRDP consist on a free port, published as in the demo */
+	assert(cli_demo_trdp_ports(cfg, &trdp_port) == 0);
 	for (size_t b = 0; b < cfg->nbuses; b++) {
 		if (cfg->buses[b].kind == BUS_KIND_MODBUS) {
 			cfg->buses[b].mb.port = port;
+			mb = b;
+			continue;
+		}
+		if (cfg->buses[b].kind == BUS_KIND_TRDP) {
+			trdp = b;
 			continue;
 		}
 		can = b;
@@ -269,6 +278,7 @@ int main(int argc, char **argv)
 	assert(real[0]);
 	assert(pl_daemon_new(cfg, &opts, &d, err, sizeof(err)) == 0);
 	assert(pl_daemon_start(d, warn, sizeof(warn)) == 0);
+	assert(!trdp_port || cli_demo_trdp_start(srv, trdp_port, &pub) == 0);
 	/* Realtime asked (and cpu_latency_us left at 0): the CPUs are kept
 	   out of deep idle states while it runs, and let go at the stop. */
 	assert(cfg->cpu_latency_us == 0 && acq_cpu_latency_current() == 0);
@@ -281,18 +291,20 @@ int main(int argc, char **argv)
 	assert(symlink(real, tmp) == 0 && rename(tmp, trace) == 0);
 	usleep(4000000);
 	atomic_store(&armed, false);
+	pub = cli_demo_trdp_free(pub);
 	pl_daemon_stats(d, &st);
 	pl_daemon_bus_link(d, can, &link);
 	pl_daemon_stop(d);
 	assert(tlib_fds_on("/dev/cpu_dma_latency") == 0);
 	printf("while armed: %ld allocations in all threads, %ld in realtime threads; "
-	       "%llu CAN frames and %llu Modbus items acquired; the trace was lost %llu times, reopened %llu\n",
+	       "%llu CAN frames, %llu Modbus items and %llu TRDP telegrams acquired; the trace was lost %llu times, "
+	       "reopened %llu\n",
 	       atomic_load(&all_allocs), atomic_load(&rt_allocs), (unsigned long long)st.bus_rx[can],
-	       (unsigned long long)st.bus_rx[1 - can], (unsigned long long)link.losses,
-	       (unsigned long long)link.reopens);
+	       (unsigned long long)st.bus_rx[mb], trdp == SIZE_MAX ? 0ull : (unsigned long long)st.bus_rx[trdp],
+	       (unsigned long long)link.losses, (unsigned long long)link.reopens);
 	/* The realtime threads did real work, lost and reopened a device,
 	   without a single allocation. */
-	assert(st.bus_rx[can] > 1000 && st.bus_rx[1 - can] > 50);
+	assert(st.bus_rx[can] > 1000 && st.bus_rx[mb] > 50 && (trdp == SIZE_MAX || st.bus_rx[trdp] > 50));
 	assert(link.losses >= 1 && link.reopens >= 1 && link.state == ACQ_LINK_UP);
 	assert(atomic_load(&rt_allocs) == 0);
 	pl_daemon_free(d);
