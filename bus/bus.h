@@ -181,6 +181,7 @@ struct bus_trdp_cfg {
 /* A TRDP bus's own counters (bus_dev_trdp_stats()). */
 struct bus_trdp_stats {
 	uint64_t telegrams;         /* received, any header */
+	uint64_t bytes;             /* their bytes (headers, data sets, padding) */
 	uint64_t refused[8];        /* by enum trdp_header_result (trdp/header.h),
 	                               [0] = the valid ones */
 	uint64_t seq_gaps;          /* telegrams missed by sequence counter */
