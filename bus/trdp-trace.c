@@ -152,6 +152,57 @@ static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, const uint8_t *da
 	return 0;
 }
 
+int bus_trdp_capture_owner(const struct bus_cfg *buses, size_t n, bool tcp, uint32_t src, uint16_t sport,
+                           uint32_t dst, uint16_t dport, int *ret_first)
+{
+	int best = -1, best_score = 0, first = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct bus_trdp_cfg *t = &buses[i].trdp;
+		bool md = t->md_port && (dport == t->md_port || sport == t->md_port);
+		if (buses[i].kind != BUS_KIND_TRDP || !(md || (!tcp && t->pd_port && dport == t->pd_port)))
+			continue;
+		if (first < 0)
+			first = (int)i;
+		/* the address it was sent to: TCP's server is the MD port's end */
+		uint32_t to = tcp && dport != t->md_port ? src : dst;
+		bool group = (to >> 28) == 0xe;
+		int score = 0;
+		if (t->bind_ip)
+			score = t->bind_ip == to ? 3 : 0;
+		else if (group)
+			for (unsigned g = 0; g < t->ngroups && !score; g++)
+				score = t->groups[g] == to ? 2 : 0;
+		else
+			score = 1;
+		if (score > best_score) {
+			best = (int)i;
+			best_score = score;
+		}
+	}
+	if (ret_first)
+		*ret_first = first;
+	return best;
+}
+
+/* Whether the capture's datagram or connection e is this bus's: always
+   when the capture is replayed into this bus alone; else by
+   bus_trdp_capture_owner(), counting here what no bus takes (on the first
+   bus whose ports it is on, so once). */
+static bool ours(bus_dev_t *dev, const struct trace_pcap_event *e, bool count)
+{
+	const struct bus_trdp_cfg *t = &dev->cfg.trdp;
+	int first, owner;
+
+	if (!t->capture_buses)
+		return true;
+	owner = bus_trdp_capture_owner(t->capture_buses, t->capture_nbuses, e->proto == 6, e->src, e->sport, e->dst,
+	                               e->dport, &first);
+	if (owner < 0 && count && first == (int)dev->cfg.index)
+		basic_counter_add(&priv(dev)->st_capture_unmatched, 1);
+	return owner == (int)dev->cfg.index;
+}
+
 static struct stream *stream_of(struct capture *c, const struct trace_pcap_event *e, bool make)
 {
 	struct stream *free_one = NULL;
@@ -231,6 +282,9 @@ static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_
 	const struct bus_trdp_cfg *t = &dev->cfg.trdp;
 	struct stream *s;
 
+	/* another bus's (a capture into several), or no bus's: counted once */
+	if (!ours(dev, e, e->kind == TRACE_PCAP_UDP || e->kind == TRACE_PCAP_TCP_OPEN))
+		return 0;
 	switch (e->kind) {
 	case TRACE_PCAP_UDP: {
 		/* the port decides the kind, as the socket does live; an MD

@@ -685,6 +685,7 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 		.tcp_bad_header = basic_counter_get(&p->st_tcp_bad),
 		.tcp_cut = basic_counter_get(&p->st_tcp_cut),
 		.tcp_messages = basic_counter_get(&p->st_tcp_messages),
+		.capture_unmatched = basic_counter_get(&p->st_capture_unmatched),
 		.tcp_listen_error = -(int)basic_counter_get(&p->st_tcp_listen_error),
 	};
 	for (int i = 0; i < 8; i++)

@@ -55,6 +55,10 @@ static void trdp_rows(FILE *out, const struct rec_health *h)
 	fprintf(out, "\n  %-12s %" PRIu64 " telegrams, %" PRIu64 " of a ComId not in the XML, %" PRIu64
 	        " short data sets, %" PRIu64 " array items past their channels\n", "decoded", h->trdp_decoded,
 	        h->trdp_unknown_comid, h->trdp_short_payload, h->trdp_past_channels);
+	/* a capture replayed into several buses: what none of them took */
+	if (h->trdp_capture_unmatched)
+		fprintf(out, "  %-12s %" PRIu64 " datagrams and TCP connections on its ports addressed to no bus\n",
+		        "capture", h->trdp_capture_unmatched);
 }
 
 /* backlog: the log's records not yet synced, the uplink's not yet
@@ -159,6 +163,7 @@ static void trdp_parse(const char *line, struct rec_health *h)
 		{ "unknown_comid", &h->trdp_unknown_comid },
 		{ "short_payload", &h->trdp_short_payload },
 		{ "past_channels", &h->trdp_past_channels },
+		{ "capture_unmatched", &h->trdp_capture_unmatched },
 	};
 	const char *p = strstr(line, "\"telegrams_hz\":");
 	uint64_t v;

@@ -138,6 +138,7 @@ static void trdp_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in,
 	e->trdp_unknown_comid = c->unknown;
 	e->trdp_short_payload = c->bad;
 	e->trdp_past_channels = c->past_channels;
+	e->trdp_capture_unmatched = t->capture_unmatched;
 	e->trdp_timeouts = c->timeouts;
 	e->trdp_backs = c->backs;
 }

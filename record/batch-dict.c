@@ -109,6 +109,7 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->trdp_unknown_comid = h->trdp_unknown_comid;
 	m->trdp_short_payload = h->trdp_short_payload;
 	m->trdp_past_channels = h->trdp_past_channels;
+	m->trdp_capture_unmatched = h->trdp_capture_unmatched;
 	m->trdp_telegrams_hz = h->trdp_telegrams_hz;
 	m->trdp_tcp_listen_errno = h->trdp_tcp_listen_errno;
 	m->clock_unsynced = h->clock_unsynced;

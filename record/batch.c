@@ -315,6 +315,7 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.trdp_unknown_comid = m->trdp_unknown_comid;
 	h.trdp_short_payload = m->trdp_short_payload;
 	h.trdp_past_channels = m->trdp_past_channels;
+	h.trdp_capture_unmatched = m->trdp_capture_unmatched;
 	h.trdp_telegrams_hz = m->trdp_telegrams_hz;
 	h.trdp_tcp_listen_errno = m->trdp_tcp_listen_errno;
 	h.clock_unsynced = m->clock_unsynced;
