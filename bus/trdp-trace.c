@@ -21,7 +21,10 @@
  * bytes never captured) is recorded up to there as one refused telegram
  * and the rest of that direction is passed over until the connection
  * ends; what is left at its end, short of a whole message, is recorded
- * refused too.  Everything is allocated at open.
+ * refused too, as the live listener's cut (short of the header, else
+ * truncated: also a whole data set whose padding is missing), and counted
+ * as it counts (tcp_cut, tcp_messages, tcp_bad_header; no connection
+ * counters).  Everything is allocated at open.
  */
 #include <errno.h>
 #include <math.h>
@@ -128,8 +131,9 @@ static void tt_close(bus_dev_t *dev)
 
 /* One telegram's bytes into the byte ring and its item(s) at out.  -ENOBUFS
    when the ring has no room (the caller waits: a replay loses nothing). */
-static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, const uint8_t *data, size_t len, uint64_t time_ns,
-                uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, struct acq_item *out, size_t *n)
+static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, int cut, const uint8_t *data, size_t len,
+                uint64_t time_ns, uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, struct acq_item *out,
+                size_t *n)
 {
 	struct trdp_priv *p = priv(dev);
 	struct capture *c = cap(dev);
@@ -147,8 +151,11 @@ static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, const uint8_t *da
 	it->bus = dev->cfg.index;
 	it->t_ns = c->pacing ? basic_realtime_ns() : (int64_t)time_ns;
 	it->trdp.flags = tcp ? ACQ_TRDP_TCP : 0;
-	*n += bus_trdp_telegram(dev, kind, at, keep, len > slot ? TRDP_HDR_TOO_LONG : TRDP_HDR_OK, src, sport, dst,
-	                        dport, it);
+	*n += bus_trdp_telegram(dev, kind, at, keep, len > slot ? TRDP_HDR_TOO_LONG : cut, src, sport, dst, dport,
+	                        it);
+	/* MD over TCP counted as the live listener counts it (trdp.c) */
+	if (tcp && (it->trdp.flags >> ACQ_TRDP_RESULT_SHIFT) == TRDP_HDR_OK)
+		basic_counter_add(&p->st_tcp_messages, 1);
 	return 0;
 }
 
@@ -244,17 +251,26 @@ static int drain(bus_dev_t *dev, struct stream *s, bool closing, struct acq_item
 			break;
 		}
 		/* a bad header, or the connection's end short of a message:
-		   what is there, refused; the stream cannot be framed on */
+		   what is there, refused; the stream cannot be framed on.  The
+		   end short of a message is the live driver's cut (trdp.c
+		   tcp_read): short of the header, or truncated - also when only
+		   the padding after a whole data set is missing, since the
+		   framing says the message is longer */
+		int cut = TRDP_HDR_OK;
 		if (r < 0 || len > s->fill - at) {
+			if (r >= 0 || r == -EAGAIN)
+				cut = s->fill - at < TRDP_MD_HEADER_SIZE ? TRDP_HDR_SHORT : TRDP_HDR_TRUNCATED;
 			len = s->fill - at;
 			s->broken = true;
 		}
-		r = emit(dev, TRDP_KIND_MD, true, s->buf + at, len, s->time_ns, s->src, s->sport, s->dst, s->dport, out,
-		         n);
+		r = emit(dev, TRDP_KIND_MD, true, cut, s->buf + at, len, s->time_ns, s->src, s->sport, s->dst, s->dport,
+		         out, n);
 		if (r < 0) {
 			s->broken = false;
 			break;
 		}
+		if (s->broken)
+			basic_counter_add(cut != TRDP_HDR_OK ? &priv(dev)->st_tcp_cut : &priv(dev)->st_tcp_bad, 1);
 		at += len;
 	}
 	if (at) {
@@ -290,7 +306,8 @@ static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_
 		/* the port decides the kind, as the socket does live; an MD
 		   reply comes from the MD port */
 		enum trdp_kind kind = e->dport == t->pd_port && t->pd_port ? TRDP_KIND_PD : TRDP_KIND_MD;
-		return emit(dev, kind, false, e->data, e->len, e->time_ns, e->src, e->sport, e->dst, e->dport, out, n);
+		return emit(dev, kind, false, TRDP_HDR_OK, e->data, e->len, e->time_ns, e->src, e->sport, e->dst,
+		            e->dport, out, n);
 	}
 	case TRACE_PCAP_TCP_DATA:
 		if (!(s = stream_of(c, e, true))) {
