@@ -547,40 +547,25 @@ int conf_load(const char *path, struct conf_board **ret_cfg, char *err, size_t e
 }
 
 /* h with the file at path hashed in: tag, its bytes, their count (LE); or
-   'E' and the errno when it cannot be read whole. */
+   'E' and the errno when it cannot be read (read as the board file is:
+   a FIFO or a directory is not read, and refused by its loader). */
 static uint64_t hash_file(uint64_t h, char tag, const char *path)
 {
-	unsigned char buf[16384], le[8];
-	uint64_t n = 0;
-	ssize_t k = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), e = 0;
-	struct stat st;
+	char *text = NULL, why[CONF_ERR_MAX];
+	size_t n = 0;
+	unsigned char le[8];
+	int r = read_board_file(path, &text, &n, why, sizeof(why));
 
-	/* a FIFO or a directory is refused by its loader: not read here */
-	if (fd < 0 || fstat(fd, &st) < 0)
-		e = errno;
-	else if (!S_ISREG(st.st_mode))
-		e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 	h = basic_fnv1a(h, &tag, 1);
-	while (!e && (k = read(fd, buf, sizeof(buf))) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			e = errno;
-			break;
-		}
-		h = basic_fnv1a(h, buf, (size_t)k);
-		n += (uint64_t)k;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (e) {
-		/* what was read of it is in h: still defined by what is there */
+	if (r < 0) {
 		h = basic_fnv1a(h, "E", 1);
-		n = (uint64_t)e;
+		n = (size_t)-r;
+	} else {
+		h = basic_fnv1a(h, text, n);
 	}
+	free(text);
 	for (int i = 0; i < 8; i++)
-		le[i] = (unsigned char)(n >> (8 * i));
+		le[i] = (unsigned char)((uint64_t)n >> (8 * i));
 	return basic_fnv1a(h, le, sizeof(le));
 }
 
