@@ -17,8 +17,9 @@
  * the caller drains and keeps the capture times, so a replay is
  * deterministic.  recv() returns -ENODATA at the end of the capture.
  *
- * A TCP stream that cannot be framed any more (a bad header, a gap of
- * bytes never captured) is recorded up to there as one refused telegram
+ * A TCP stream that cannot be framed any more (a bad header: its 116
+ * bytes, as live; a gap of bytes never captured) is recorded up to there
+ * as one refused telegram
  * and the rest of that direction is passed over until the connection
  * ends; what is left at its end, short of a whole message, is recorded
  * refused too, as the live listener's cut (short of the header, else
@@ -261,6 +262,11 @@ static int drain(bus_dev_t *dev, struct stream *s, bool closing, struct acq_item
 			if (r >= 0 || r == -EAGAIN)
 				cut = s->fill - at < TRDP_MD_HEADER_SIZE ? TRDP_HDR_SHORT : TRDP_HDR_TRUNCATED;
 			len = s->fill - at;
+			/* a bad header: its 116 bytes, as the live listener reads
+			   no further (what follows is not framed, whatever the
+			   segments held) */
+			if (r < 0 && r != -EAGAIN && len > TRDP_MD_HEADER_SIZE)
+				len = TRDP_MD_HEADER_SIZE;
 			s->broken = true;
 		}
 		r = emit(dev, TRDP_KIND_MD, true, cut, s->buf + at, len, s->time_ns, s->src, s->sport, s->dst, s->dport,

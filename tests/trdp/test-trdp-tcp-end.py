@@ -14,6 +14,10 @@ whole messages and then the first N bytes of a third:
                    (the framing says 140: the reference stack drops it too)
   before padding   22-byte data set, 138 of 140: truncated
 
+and a fifth connection whose third message has a bad header FCS: live
+records its 116 header bytes refused and closes; the capture (the whole
+message captured) must record the same 116 bytes and pass over the rest.
+
     test-trdp-tcp-end.py RAILMON
 """
 import importlib.util
@@ -38,7 +42,8 @@ CASES = [("mid-header", 3001, 24, 50), ("mid-data-set", 3002, 24, 130), ("in the
          ("before padding", 3004, 22, 138)]
 RESULT = {"short": 1, "truncated": 6}
 WANT_RESULT = [RESULT["short"], RESULT["truncated"], RESULT["truncated"], RESULT["truncated"]]
-COUNTS = ("telegrams", "bytes", "bad_short", "bad_truncated", "bad_fcs", "tcp_cut", "tcp_messages", "seq_gaps",
+COUNTS = ("telegrams", "bytes", "bad_short", "bad_truncated", "bad_fcs", "tcp_cut", "tcp_messages", "tcp_bad_header",
+          "seq_gaps",
           "seq_repeats", "seq_back", "topology_changes", "bad_input", "unknown_comid")
 
 
@@ -106,8 +111,14 @@ def main():
                             "--cut", str(cut), "--log", md_log], check=True)
             with open(md_log) as f:
                 sent.append([json.loads(x) for x in f])
+        md_log = os.path.join(tmp, "md-bad.jsonl")
+        subprocess.run([sys.executable, pub, "md", "--tcp", "--dest", "127.0.0.1", "--port", str(md_port),
+                        "--com-id", "3005", "--size", "24", "--count", "3", "--cycle-ms", "1", "--bad-fcs", "3",
+                        "--log", md_log], check=True)
+        with open(md_log) as f:
+            sent_bad = [json.loads(x) for x in f]
         # the probe connection above (no bytes) counts nothing but itself
-        n = sum(len(s) for s in sent)
+        n = sum(len(s) for s in sent) + len(sent_bad)
         wait_for("the live bus to count the %d telegrams and %d cuts" % (n, len(CASES)),
                  lambda: (lambda r: r.get("telegrams") == n and r.get("tcp_cut") == len(CASES))(
                      stat_row(railmon, log)))
@@ -125,7 +136,7 @@ def main():
         # the board on it; the records' port mapped back to compare
         cap_port = 17225
         packets, ident = [], 1
-        for k, msgs in enumerate(sent):
+        for k, msgs in enumerate(sent + [sent_bad]):
             src, sport, dst = msgs[0]["src"], msgs[0]["sport"], msgs[0]["dst"]
             isn, isn2 = 1000 + k * 100000, 9000 + k * 100000
             frames = [capfile.tcp(src, sport, dst, cap_port, isn, 0, SYN, b"", ident),
@@ -174,8 +185,12 @@ def main():
     if live != replayed:
         for x in sorted(set(live) ^ set(replayed))[:10]:
             bad.append("%s only: %s" % ("live" if x in live else "replay", x[:300]))
-    want_counts = {"telegrams": sum(len(s) for s in sent), "bad_short": 1, "bad_truncated": 3,
-                   "tcp_cut": len(CASES), "tcp_messages": 2 * len(CASES)}
+    bad_head = sent_bad[-1]["payload"][:2 * 116]
+    got = [json.loads(x) for x in live if json.loads(x)["data"] == bad_head]
+    if not sent_bad[-1]["bad_fcs"] or [g.get("result") for g in got] != [2]:
+        bad.append("bad FCS over TCP: live recorded %s for its header, want result 2" % [g.get("result") for g in got])
+    want_counts = {"telegrams": sum(len(s) for s in sent) + len(sent_bad), "bad_short": 1, "bad_truncated": 3,
+                   "bad_fcs": 1, "tcp_cut": len(CASES), "tcp_messages": 2 * len(CASES) + 2, "tcp_bad_header": 1}
     for k in COUNTS:
         if live_row.get(k) != replay_row.get(k) or (k in want_counts and live_row.get(k) != want_counts[k]):
             bad.append("stat %s: live %r, replay %r, sent %r" % (k, live_row.get(k), replay_row.get(k),
@@ -184,8 +199,8 @@ def main():
         print(b)
     if bad:
         return 1
-    print("MD over TCP ending mid-header, mid-data-set, in the padding and before it: live and the capture's "
-          "replay give the same %d records and counts %s" % (len(live), {k: live_row.get(k) for k in COUNTS}))
+    print("MD over TCP ending mid-header, mid-data-set, in the padding and before it, and a bad header: live and the "
+          "capture's replay give the same %d records and counts %s" % (len(live), {k: live_row.get(k) for k in COUNTS}))
     return 0
 
 
