@@ -176,11 +176,18 @@ struct bus_trdp_cfg {
 	   network (bus/trdp-trace.c); "" = live */
 	char capture[BUS_PATH_MAX];
 	double trace_speed;         /* capture: 0 = as fast as possible, 1 = real time */
+	/* A capture replayed into several TRDP buses (conf_replay_capture):
+	   the board's buses, this one among them at its index, so each takes
+	   only what is addressed to it (bus_trdp_capture_owner()); NULL: all
+	   of the capture on its ports.  Must outlive the device. */
+	const struct bus_cfg *capture_buses;
+	size_t capture_nbuses;
 };
 
 /* A TRDP bus's own counters (bus_dev_trdp_stats()). */
 struct bus_trdp_stats {
 	uint64_t telegrams;         /* received, any header */
+	uint64_t bytes;             /* their bytes (headers, data sets, padding) */
 	uint64_t refused[8];        /* by enum trdp_header_result (trdp/header.h),
 	                               [0] = the valid ones */
 	uint64_t seq_gaps;          /* telegrams missed by sequence counter */
@@ -196,6 +203,9 @@ struct bus_trdp_stats {
 	uint64_t tcp_bad_header;    /* connections closed by us on an invalid header */
 	uint64_t tcp_cut;           /* connections that ended mid-message */
 	uint64_t tcp_messages;      /* valid messages framed */
+	uint64_t capture_unmatched; /* a capture into several buses: UDP datagrams and TCP
+	                               connections on this bus's ports (and on no earlier
+	                               bus's) addressed to no bus of the board */
 	int tcp_listen_error;       /* -errno of the TCP listener's last open (-EADDRINUSE:
 	                               a stack on this host has the port; UDP goes on),
 	                               0 listening or md_port 0 */
@@ -325,6 +335,21 @@ const struct acq_latency *bus_dev_transaction(const bus_dev_t *dev);
 /* A TRDP bus's counters (sequence counters, refusals by reason); any
    thread, as bus_dev_stats().  -EINVAL for NULL or another kind of bus. */
 int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret_stats);
+
+/*
+ * Which TRDP bus of buses[0..n) a captured UDP datagram or TCP connection
+ * (addresses and ports, host order) is for, as the live buses' sockets
+ * would have it: on the bus's ports (UDP: to its PD or MD port, or from
+ * its MD port, an MD reply; TCP: its MD port at either end), then by the
+ * address it was sent to (TCP: the end on the MD port): the bus bound to
+ * that address first; else, for a multicast group, a bus bound to any
+ * address that joins the group; else, for a unicast address, a bus bound
+ * to any address.  Ties go to the first in board order.  Returns its
+ * index, or -1 when none takes it; *ret_first (may be NULL) is the first
+ * bus whose ports it is on (-1 none): the one that counts it unmatched.
+ */
+int bus_trdp_capture_owner(const struct bus_cfg *buses, size_t n, bool tcp, uint32_t src, uint16_t sport,
+                           uint32_t dst, uint16_t dport, int *ret_first);
 /* A TRDP bus on its own byte ring (cfg.bytes NULL): the telegram items
    handed out so far are consumed up to and including it; its bytes may be
    overwritten from now on.  -EINVAL for NULL, another bus, or a ring the

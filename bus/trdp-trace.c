@@ -17,11 +17,15 @@
  * the caller drains and keeps the capture times, so a replay is
  * deterministic.  recv() returns -ENODATA at the end of the capture.
  *
- * A TCP stream that cannot be framed any more (a bad header, a gap of
- * bytes never captured) is recorded up to there as one refused telegram
+ * A TCP stream that cannot be framed any more (a bad header: its 116
+ * bytes, as live; a gap of bytes never captured) is recorded up to there
+ * as one refused telegram
  * and the rest of that direction is passed over until the connection
  * ends; what is left at its end, short of a whole message, is recorded
- * refused too.  Everything is allocated at open.
+ * refused too, as the live listener's cut (short of the header, else
+ * truncated: also a whole data set whose padding is missing), and counted
+ * as it counts (tcp_cut, tcp_messages, tcp_bad_header; no connection
+ * counters).  Everything is allocated at open.
  */
 #include <errno.h>
 #include <math.h>
@@ -128,8 +132,9 @@ static void tt_close(bus_dev_t *dev)
 
 /* One telegram's bytes into the byte ring and its item(s) at out.  -ENOBUFS
    when the ring has no room (the caller waits: a replay loses nothing). */
-static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, const uint8_t *data, size_t len, uint64_t time_ns,
-                uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, struct acq_item *out, size_t *n)
+static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, int cut, const uint8_t *data, size_t len,
+                uint64_t time_ns, uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, struct acq_item *out,
+                size_t *n)
 {
 	struct trdp_priv *p = priv(dev);
 	struct capture *c = cap(dev);
@@ -147,9 +152,63 @@ static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, const uint8_t *da
 	it->bus = dev->cfg.index;
 	it->t_ns = c->pacing ? basic_realtime_ns() : (int64_t)time_ns;
 	it->trdp.flags = tcp ? ACQ_TRDP_TCP : 0;
-	*n += bus_trdp_telegram(dev, kind, at, keep, len > slot ? TRDP_HDR_TOO_LONG : TRDP_HDR_OK, src, sport, dst,
-	                        dport, it);
+	*n += bus_trdp_telegram(dev, kind, at, keep, len > slot ? TRDP_HDR_TOO_LONG : cut, src, sport, dst, dport,
+	                        it);
+	/* MD over TCP counted as the live listener counts it (trdp.c) */
+	if (tcp && (it->trdp.flags >> ACQ_TRDP_RESULT_SHIFT) == TRDP_HDR_OK)
+		basic_counter_add(&p->st_tcp_messages, 1);
 	return 0;
+}
+
+int bus_trdp_capture_owner(const struct bus_cfg *buses, size_t n, bool tcp, uint32_t src, uint16_t sport,
+                           uint32_t dst, uint16_t dport, int *ret_first)
+{
+	int best = -1, best_score = 0, first = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct bus_trdp_cfg *t = &buses[i].trdp;
+		bool md = t->md_port && (dport == t->md_port || sport == t->md_port);
+		if (buses[i].kind != BUS_KIND_TRDP || !(md || (!tcp && t->pd_port && dport == t->pd_port)))
+			continue;
+		if (first < 0)
+			first = (int)i;
+		/* the address it was sent to: TCP's server is the MD port's end */
+		uint32_t to = tcp && dport != t->md_port ? src : dst;
+		bool group = (to >> 28) == 0xe;
+		int score = 0;
+		if (t->bind_ip)
+			score = t->bind_ip == to ? 3 : 0;
+		else if (group)
+			for (unsigned g = 0; g < t->ngroups && !score; g++)
+				score = t->groups[g] == to ? 2 : 0;
+		else
+			score = 1;
+		if (score > best_score) {
+			best = (int)i;
+			best_score = score;
+		}
+	}
+	if (ret_first)
+		*ret_first = first;
+	return best;
+}
+
+/* Whether the capture's datagram or connection e is this bus's: always
+   when the capture is replayed into this bus alone; else by
+   bus_trdp_capture_owner(), counting here what no bus takes (on the first
+   bus whose ports it is on, so once). */
+static bool ours(bus_dev_t *dev, const struct trace_pcap_event *e, bool count)
+{
+	const struct bus_trdp_cfg *t = &dev->cfg.trdp;
+	int first, owner;
+
+	if (!t->capture_buses)
+		return true;
+	owner = bus_trdp_capture_owner(t->capture_buses, t->capture_nbuses, e->proto == 6, e->src, e->sport, e->dst,
+	                               e->dport, &first);
+	if (owner < 0 && count && first == (int)dev->cfg.index)
+		basic_counter_add(&priv(dev)->st_capture_unmatched, 1);
+	return owner == (int)dev->cfg.index;
 }
 
 static struct stream *stream_of(struct capture *c, const struct trace_pcap_event *e, bool make)
@@ -193,17 +252,31 @@ static int drain(bus_dev_t *dev, struct stream *s, bool closing, struct acq_item
 			break;
 		}
 		/* a bad header, or the connection's end short of a message:
-		   what is there, refused; the stream cannot be framed on */
+		   what is there, refused; the stream cannot be framed on.  The
+		   end short of a message is the live driver's cut (trdp.c
+		   tcp_read): short of the header, or truncated - also when only
+		   the padding after a whole data set is missing, since the
+		   framing says the message is longer */
+		int cut = TRDP_HDR_OK;
 		if (r < 0 || len > s->fill - at) {
+			if (r >= 0 || r == -EAGAIN)
+				cut = s->fill - at < TRDP_MD_HEADER_SIZE ? TRDP_HDR_SHORT : TRDP_HDR_TRUNCATED;
 			len = s->fill - at;
+			/* a bad header: its 116 bytes, as the live listener reads
+			   no further (what follows is not framed, whatever the
+			   segments held) */
+			if (r < 0 && r != -EAGAIN && len > TRDP_MD_HEADER_SIZE)
+				len = TRDP_MD_HEADER_SIZE;
 			s->broken = true;
 		}
-		r = emit(dev, TRDP_KIND_MD, true, s->buf + at, len, s->time_ns, s->src, s->sport, s->dst, s->dport, out,
-		         n);
+		r = emit(dev, TRDP_KIND_MD, true, cut, s->buf + at, len, s->time_ns, s->src, s->sport, s->dst, s->dport,
+		         out, n);
 		if (r < 0) {
 			s->broken = false;
 			break;
 		}
+		if (s->broken)
+			basic_counter_add(cut != TRDP_HDR_OK ? &priv(dev)->st_tcp_cut : &priv(dev)->st_tcp_bad, 1);
 		at += len;
 	}
 	if (at) {
@@ -231,12 +304,16 @@ static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_
 	const struct bus_trdp_cfg *t = &dev->cfg.trdp;
 	struct stream *s;
 
+	/* another bus's (a capture into several), or no bus's: counted once */
+	if (!ours(dev, e, e->kind == TRACE_PCAP_UDP || e->kind == TRACE_PCAP_TCP_OPEN))
+		return 0;
 	switch (e->kind) {
 	case TRACE_PCAP_UDP: {
 		/* the port decides the kind, as the socket does live; an MD
 		   reply comes from the MD port */
 		enum trdp_kind kind = e->dport == t->pd_port && t->pd_port ? TRDP_KIND_PD : TRDP_KIND_MD;
-		return emit(dev, kind, false, e->data, e->len, e->time_ns, e->src, e->sport, e->dst, e->dport, out, n);
+		return emit(dev, kind, false, TRDP_HDR_OK, e->data, e->len, e->time_ns, e->src, e->sport, e->dst,
+		            e->dport, out, n);
 	}
 	case TRACE_PCAP_TCP_DATA:
 		if (!(s = stream_of(c, e, true))) {

@@ -401,6 +401,7 @@ size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *dat
 	it->trdp.dst_ip = dst_ip;
 	it->trdp.dst_port = dst_port;
 	basic_counter_add(&p->st_telegrams, 1);
+	basic_counter_add(&p->st_bytes, len);
 	basic_counter_add(&p->st_refused[r & 7], 1);
 	if (r != TRDP_HDR_OK) {
 		bus_stat_add(&dev->stats.bad_input, 1);
@@ -703,6 +704,7 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 	struct trdp_priv *p = priv(dev);
 	*ret = (struct bus_trdp_stats){
 		.telegrams = basic_counter_get(&p->st_telegrams),
+		.bytes = basic_counter_get(&p->st_bytes),
 		.seq_gaps = basic_counter_get(&p->st_gaps),
 		.seq_repeats = basic_counter_get(&p->st_repeats),
 		.seq_back = basic_counter_get(&p->st_back),
@@ -715,6 +717,7 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 		.tcp_bad_header = basic_counter_get(&p->st_tcp_bad),
 		.tcp_cut = basic_counter_get(&p->st_tcp_cut),
 		.tcp_messages = basic_counter_get(&p->st_tcp_messages),
+		.capture_unmatched = basic_counter_get(&p->st_capture_unmatched),
 		.tcp_listen_error = -(int)basic_counter_get(&p->st_tcp_listen_error),
 	};
 	for (int i = 0; i < 8; i++)

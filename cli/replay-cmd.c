@@ -232,10 +232,15 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 	}
 	if (a->capture) {
 		size_t n = conf_replay_capture(cfg, a->trace, a->speed);
-		if (n != 1) {
+		if (n == 0) {
 			conf_free(cfg);
-			return cli_fail("replay", "%s has %zu [trdp] buses: a capture is replayed into one",
-			                a->board ? a->board : "the default board", n);
+			return cli_fail("replay", "%s has no [trdp] bus to replay the capture into",
+			                a->board ? a->board : "the default board");
+		}
+		int r = n > 1 ? cli_capture_split(stderr, a->trace, cfg) : -1;
+		if (r >= 0) {
+			conf_free(cfg);
+			return r;
 		}
 	} else if (!S_ISDIR(sb->st_mode)) {
 		conf_replay_trace(cfg, a->trace, a->speed);

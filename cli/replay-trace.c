@@ -200,6 +200,60 @@ static int cli_capture_survey(FILE *err, const char *trace, struct cli_trace_inf
 	return -1;
 }
 
+int cli_capture_split(FILE *out, const char *trace, const struct conf_board *cfg)
+{
+	uint64_t took[CONF_BUSES_MAX] = { 0 }, none = 0, all = 0;
+	uint32_t none_to = 0;
+	uint16_t none_port = 0;
+
+	/* each bus's ports read as its driver reads them (bus/trdp-trace.c) */
+	for (size_t b = 0; b < cfg->nbuses; b++) {
+		const struct bus_trdp_cfg *t = &cfg->buses[b].trdp;
+		struct trace_pcap_cfg pcfg = { .tcp_port = t->md_port, .udp_src_port = t->md_port };
+		struct trace_pcap_event ev;
+		trace_pcap_t *pc;
+		char why[256] = "";
+		int first, owner, r;
+
+		if (t->pd_port)
+			pcfg.udp_ports[pcfg.n_udp_ports++] = t->pd_port;
+		if (t->md_port)
+			pcfg.udp_ports[pcfg.n_udp_ports++] = t->md_port;
+		if ((r = trace_pcap_open(trace, &pcfg, &pc, why, sizeof(why))) < 0)
+			return rpt_fail(out, "replay", "%s: %s", trace, why[0] ? why : strerror(-r));
+		while (trace_pcap_next(pc, &ev) > 0) {
+			if (ev.kind != TRACE_PCAP_UDP && ev.kind != TRACE_PCAP_TCP_OPEN)
+				continue;
+			owner = bus_trdp_capture_owner(cfg->buses, cfg->nbuses, ev.proto == 6, ev.src, ev.sport, ev.dst,
+			                               ev.dport, &first);
+			if (owner == (int)b)
+				took[b]++;
+			if (owner < 0 && first == (int)b && !none++) {
+				none_to = ev.dst;
+				none_port = ev.dport;
+			}
+		}
+		trace_pcap_free(pc);
+		all += took[b];
+	}
+	fprintf(out, "railmon replay: %s into %zu [trdp] buses by the address each telegram was sent to (bind, "
+	        "group): ", trace, cfg->nbuses);
+	for (size_t b = 0; b < cfg->nbuses; b++)
+		fprintf(out, "%s'%s' %" PRIu64, b ? ", " : "", cfg->buses[b].name, took[b]);
+	fprintf(out, " UDP datagrams and TCP connections");
+	if (none)
+		fprintf(out, "; %" PRIu64 " on their ports addressed to none of them (the first to %u.%u.%u.%u:%u), "
+		        "counted (stat: capture_unmatched) and not replayed", none, none_to >> 24, none_to >> 16 & 255,
+		        none_to >> 8 & 255, none_to & 255, none_port);
+	fputc('\n', out);
+	if (!all) {
+		fprintf(out, "railmon replay: %s: none of its TRDP traffic is addressed to a bus of the board: nothing "
+		        "to replay\n", trace);
+		return 1;
+	}
+	return -1;
+}
+
 int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_trace_info *ret_info)
 {
 	struct cli_trace_info mine, *info = ret_info ? ret_info : &mine;

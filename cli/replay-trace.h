@@ -64,6 +64,16 @@ int cli_trace_pick_channel(FILE *err, const struct cli_trace_info *info, struct 
  */
 int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct conf_board *cfg);
 
+/*
+ * A capture replayed into several TRDP buses (cfg after
+ * conf_replay_capture): the UDP datagrams and TCP connections each bus
+ * takes (by the address they were sent to: bus_trdp_capture_owner(), as
+ * the buses' drivers take them) and those on their ports addressed to none
+ * (the first such address named), on out.  A capture none of which a bus
+ * takes is refused: -1 to go on, else the exit code (1; 2 unreadable).
+ */
+int cli_capture_split(FILE *out, const char *trace, const struct conf_board *cfg);
+
 /* The frames of the trace cfg's buses read (replay's progress total). */
 uint64_t cli_trace_frames_read(const struct cli_trace_info *info, const struct conf_board *cfg);
 

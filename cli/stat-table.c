@@ -28,6 +28,39 @@ void cli_health_header(FILE *out)
 	            "reopens", "blind ms");
 }
 
+/* A TRDP bus's own counters under its row, a line for each part: what
+   came, what was refused and why, what its sequence counters and timeouts
+   say, MD over TCP, and what the XML decoded. */
+static void trdp_rows(FILE *out, const struct rec_health *h)
+{
+	uint64_t bad = h->trdp_bad_short + h->trdp_bad_fcs + h->trdp_bad_version + h->trdp_bad_type +
+	               h->trdp_bad_too_long + h->trdp_bad_truncated;
+
+	fprintf(out, "  %-12s %" PRIu64 " telegrams (%.1f/s), %" PRIu64 " bytes, %" PRIu64 " socket drops, %" PRIu64
+	        " byte ring drops\n", "telegrams", h->trdp_telegrams, h->trdp_telegrams_hz, h->trdp_bytes,
+	        h->rx_dropped, h->trdp_byte_ring_drops);
+	fprintf(out, "  %-12s %" PRIu64 ": FCS %" PRIu64 ", version %" PRIu64 ", type %" PRIu64 ", length %" PRIu64
+	        " (over the maximum %" PRIu64 ", over the bytes %" PRIu64 "), short %" PRIu64 "\n", "bad header", bad,
+	        h->trdp_bad_fcs, h->trdp_bad_version, h->trdp_bad_type, h->trdp_bad_too_long + h->trdp_bad_truncated,
+	        h->trdp_bad_too_long, h->trdp_bad_truncated, h->trdp_bad_short);
+	fprintf(out, "  %-12s gaps %" PRIu64 ", repeats %" PRIu64 ", back %" PRIu64 ", untracked %" PRIu64
+	        "; timeouts %" PRIu64 ", back after one %" PRIu64 "; topology changes %" PRIu64 "\n", "sequence",
+	        h->trdp_seq_gaps, h->trdp_seq_repeats, h->trdp_seq_back, h->trdp_untracked, h->trdp_timeouts,
+	        h->trdp_backs, h->trdp_topology_changes);
+	fprintf(out, "  %-12s %" PRIu64 " connections (%" PRIu64 " refused, %" PRIu64 " closed), %" PRIu64
+	        " messages, %" PRIu64 " cut, %" PRIu64 " bad header", "MD over TCP", h->trdp_tcp_accepted,
+	        h->trdp_tcp_refused, h->trdp_tcp_closed, h->trdp_tcp_messages, h->trdp_tcp_cut, h->trdp_tcp_bad_header);
+	if (h->trdp_tcp_listen_errno)
+		fprintf(out, "; not listening: %s", strerror((int)h->trdp_tcp_listen_errno));
+	fprintf(out, "\n  %-12s %" PRIu64 " telegrams, %" PRIu64 " of a ComId not in the XML, %" PRIu64
+	        " short data sets, %" PRIu64 " array items past their channels\n", "decoded", h->trdp_decoded,
+	        h->trdp_unknown_comid, h->trdp_short_payload, h->trdp_past_channels);
+	/* a capture replayed into several buses: what none of them took */
+	if (h->trdp_capture_unmatched)
+		fprintf(out, "  %-12s %" PRIu64 " datagrams and TCP connections on its ports addressed to no bus\n",
+		        "capture", h->trdp_capture_unmatched);
+}
+
 /* backlog: the log's records not yet synced, the uplink's not yet
    acknowledged by the broker; "-" for the rest. */
 void cli_health_row(FILE *out, const struct rec_health *h)
@@ -65,6 +98,8 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 		fprintf(out, "  %-9s %7s %8s\n", h->state, "-", "-");
 	else
 		fprintf(out, "  %-9s %7s %8s\n", "-", "-", "-");
+	if (!strcmp(h->kind, "trdp"))
+		trdp_rows(out, h);
 }
 
 /* Minimal reader for our own JSON lines: numeric and string fields by key. */
@@ -93,6 +128,52 @@ static void json_str(const char *line, const char *key, char *out, size_t len)
 	e = strchr(p, '"');
 	if (e)
 		snprintf(out, len, "%.*s", (int)(e - p), p);
+}
+
+/* A TRDP bus's counters, as pipeline/statserver.c writes them. */
+static void trdp_parse(const char *line, struct rec_health *h)
+{
+	const struct {
+		const char *key;
+		uint64_t *v;
+	} keys[] = {
+		{ "telegrams", &h->trdp_telegrams },
+		{ "bytes", &h->trdp_bytes },
+		{ "seq_gaps", &h->trdp_seq_gaps },
+		{ "seq_repeats", &h->trdp_seq_repeats },
+		{ "seq_back", &h->trdp_seq_back },
+		{ "topology_changes", &h->trdp_topology_changes },
+		{ "bad_short", &h->trdp_bad_short },
+		{ "bad_fcs", &h->trdp_bad_fcs },
+		{ "bad_version", &h->trdp_bad_version },
+		{ "bad_type", &h->trdp_bad_type },
+		{ "bad_too_long", &h->trdp_bad_too_long },
+		{ "bad_truncated", &h->trdp_bad_truncated },
+		{ "byte_ring_drops", &h->trdp_byte_ring_drops },
+		{ "untracked", &h->trdp_untracked },
+		{ "timeouts", &h->trdp_timeouts },
+		{ "backs", &h->trdp_backs },
+		{ "tcp_accepted", &h->trdp_tcp_accepted },
+		{ "tcp_refused", &h->trdp_tcp_refused },
+		{ "tcp_closed", &h->trdp_tcp_closed },
+		{ "tcp_bad_header", &h->trdp_tcp_bad_header },
+		{ "tcp_cut", &h->trdp_tcp_cut },
+		{ "tcp_messages", &h->trdp_tcp_messages },
+		{ "decoded", &h->trdp_decoded },
+		{ "unknown_comid", &h->trdp_unknown_comid },
+		{ "short_payload", &h->trdp_short_payload },
+		{ "past_channels", &h->trdp_past_channels },
+		{ "capture_unmatched", &h->trdp_capture_unmatched },
+	};
+	const char *p = strstr(line, "\"telegrams_hz\":");
+	uint64_t v;
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		json_u64(line, keys[k].key, keys[k].v);
+	if (json_u64(line, "tcp_listen_errno", &v))
+		h->trdp_tcp_listen_errno = (uint32_t)v;
+	if (p)
+		h->trdp_telegrams_hz = strtod(p + strlen("\"telegrams_hz\":"), NULL);
 }
 
 void cli_stat_health_parse(const char *line, struct rec_health *ret)
@@ -130,6 +211,8 @@ void cli_stat_health_parse(const char *line, struct rec_health *ret)
 		snprintf(rate, sizeof(rate), "%s", p + 10);
 		h.rate_hz = strtod(rate, NULL);
 	}
+	if (!strcmp(h.kind, "trdp"))
+		trdp_parse(line, &h);
 	*ret = h;
 }
 
@@ -173,7 +256,7 @@ unsigned cli_stat_lines(FILE *in, bool json, FILE *out)
 
 unsigned cli_stat_lines_daemon(FILE *in, bool json, FILE *out, struct cli_stat_daemon *ret_daemon)
 {
-	char line[1024];
+	char line[4096]; /* a TRDP bus's line is about 1,300 bytes */
 	unsigned rows = 0;
 
 	if (ret_daemon)

@@ -67,7 +67,7 @@ static bool health_is_bus(const struct rec_health *h)
 
 unsigned cli_watch_read_buses(struct cli_watch *w, FILE *f)
 {
-	char line[1024], item[160], blind[32];
+	char line[4096], item[320], blind[32], trdp[160];
 	struct rec_health h;
 	unsigned n = 0;
 	size_t at;
@@ -77,14 +77,22 @@ unsigned cli_watch_read_buses(struct cli_watch *w, FILE *f)
 		if (strstr(line, "\"name\":\"daemon\""))
 			continue;
 		cli_stat_health_parse(line, &h);
-		/* a bus that never went away is said by its channels' ages */
-		if (!health_is_bus(&h) || (!strcmp(h.state, "up") && !h.reopens))
+		/* a bus that never went away is said by its channels' ages; a
+		   TRDP bus also by its telegrams: what a channel's age cannot
+		   say (refused headers, sequence gaps, timeouts) */
+		if (!health_is_bus(&h) || (!strcmp(h.state, "up") && !h.reopens && strcmp(h.kind, "trdp")))
 			continue;
-		blind[0] = 0;
+		blind[0] = trdp[0] = 0;
 		if (h.reopens && h.blind_ms != UINT32_MAX)
 			snprintf(blind, sizeof(blind), ", blind %" PRIu32 " ms", h.blind_ms);
-		snprintf(item, sizeof(item), "%s %s, %" PRIu64 " reopen%s%s", h.name, h.state, h.reopens,
-		         h.reopens == 1 ? "" : "s", blind);
+		if (!strcmp(h.kind, "trdp"))
+			snprintf(trdp, sizeof(trdp), ", %.1f telegrams/s, %" PRIu64 " bad, %" PRIu64 " gaps, %" PRIu64
+			         " repeats, %" PRIu64 " timeouts", h.trdp_telegrams_hz,
+			         h.trdp_bad_short + h.trdp_bad_fcs + h.trdp_bad_version + h.trdp_bad_type +
+			                 h.trdp_bad_too_long + h.trdp_bad_truncated,
+			         h.trdp_seq_gaps, h.trdp_seq_repeats, h.trdp_timeouts);
+		snprintf(item, sizeof(item), "%s %s, %" PRIu64 " reopen%s%s%s", h.name, h.state, h.reopens,
+		         h.reopens == 1 ? "" : "s", blind, trdp);
 		at = strlen(w->buses);
 		snprintf(w->buses + at, sizeof(w->buses) - at, "%s%s", at ? "; " : "", item);
 		n++;

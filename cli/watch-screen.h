@@ -21,9 +21,10 @@ struct cli_watch {
 	struct cli_live_view view;
 	struct cli_live_row *rows;   /* the last answer's channels (owned) */
 	size_t nrows, cap;
-	char title[512];
+	char title[1024];
 	char clock[64];              /* the daemon's clock, when not synchronised */
-	char buses[256];             /* buses that went away: state, reopens, blind time */
+	char buses[512];             /* buses that went away: state, reopens, blind time;
+	                                TRDP buses: telegrams/s, bad, gaps, repeats, timeouts */
 	struct cli_live_keys keys;   /* q, s, /, scrolling; a filter being typed */
 	cli_livetable_t *table;      /* the screen's table (owned), sized by cli_watch_frame */
 	size_t max;                  /* the rows the table holds */
@@ -38,9 +39,11 @@ int cli_watch_read(struct cli_watch *w, FILE *f);
 /* Read a daemon's health answer (no request: stat's JSON lines) from f
    to its end: each bus that went away or came back (a state other than
    "up", or reopens) into w->buses, e.g. "vehicle up, 1 reopen, blind
-   117 ms" - stat's state, reopens and blind ms columns; the title shows
-   it (its start, cut to the width) and --once prints it whole.  Returns
-   the buses said. */
+   117 ms" - stat's state, reopens and blind ms columns - and every TRDP
+   bus with its telegrams/s, refused headers, sequence gaps and repeats and
+   timeouts (what its channels' ages cannot say); the title shows it (its
+   start, cut to the width) and --once prints it whole.  Returns the buses
+   said. */
 unsigned cli_watch_read_buses(struct cli_watch *w, FILE *f);
 
 /* The title line: the socket and the local time, the filter being typed,

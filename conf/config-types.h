@@ -104,5 +104,6 @@ struct conf_board {
 	int bus_cpu[CONF_BUSES_MAX];
 	int dbc_line[CONF_BUSES_MAX]; /* line of a CAN bus's 'dbc =' or a TRDP bus's 'xml =', for messages */
 	size_t nbuses;
-	uint64_t hash;             /* FNV-1a of the board file bytes (and DBCs) */
+	uint64_t hash;             /* FNV-1a of the board file bytes, then its buses'
+	                              DBC and TRDP XML files (conf_hash_files) */
 };

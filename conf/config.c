@@ -541,7 +541,45 @@ int conf_load(const char *path, struct conf_board **ret_cfg, char *err, size_t e
 	}
 	r = conf_parse(path, text, ret_cfg, err, errlen);
 	free(text);
+	if (r == 0)
+		conf_hash_files(*ret_cfg);
 	return r;
+}
+
+/* h with the file at path hashed in: tag, its bytes, their count (LE); or
+   'E' and the errno when it cannot be read (read as the board file is:
+   a FIFO or a directory is not read, and refused by its loader). */
+static uint64_t hash_file(uint64_t h, char tag, const char *path)
+{
+	char *text = NULL, why[CONF_ERR_MAX];
+	size_t n = 0;
+	unsigned char le[8];
+	int r = read_board_file(path, &text, &n, why, sizeof(why));
+
+	h = basic_fnv1a(h, &tag, 1);
+	if (r < 0) {
+		h = basic_fnv1a(h, "E", 1);
+		n = (size_t)-r;
+	} else {
+		h = basic_fnv1a(h, text, n);
+	}
+	free(text);
+	for (int i = 0; i < 8; i++)
+		le[i] = (unsigned char)((uint64_t)n >> (8 * i));
+	return basic_fnv1a(h, le, sizeof(le));
+}
+
+void conf_hash_files(struct conf_board *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->nbuses; i++) {
+		const struct bus_cfg *b = &cfg->buses[i];
+		if (b->kind == BUS_KIND_CAN && b->can.dbc[0])
+			cfg->hash = hash_file(cfg->hash, 'D', b->can.dbc);
+		else if (b->kind == BUS_KIND_TRDP && b->trdp.xml[0])
+			cfg->hash = hash_file(cfg->hash, 'X', b->trdp.xml);
+	}
 }
 
 struct conf_board *conf_free(struct conf_board *cfg)

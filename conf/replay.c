@@ -53,6 +53,11 @@ size_t conf_replay_capture(struct conf_board *cfg, const char *path, double spee
 		cfg->buses[k++] = b;
 	}
 	cfg->nbuses = k;
+	/* several: each takes what is addressed to it (bus/trdp-trace.c) */
+	for (size_t i = 0; k > 1 && i < k; i++) {
+		cfg->buses[i].trdp.capture_buses = cfg->buses;
+		cfg->buses[i].trdp.capture_nbuses = k;
+	}
 	return k;
 }
 

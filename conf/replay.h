@@ -17,6 +17,8 @@
 void conf_replay_trace(struct conf_board *cfg, const char *path, double speed);
 
 /* Turn every TRDP bus of cfg into a reader of the packet capture at path
+   (several: each takes the telegrams addressed to it, by its bind address
+   and groups: bus_trdp_capture_owner())
    (bus/trdp-trace.c), paced at speed; every other bus is left out (a
    capture holds no CAN frame).  Returns the TRDP buses kept. */
 size_t conf_replay_capture(struct conf_board *cfg, const char *path, double speed);

@@ -632,6 +632,7 @@ static size_t trdp_expire(pl_channels_t *ch, size_t b, int64_t now_ns, int64_t g
 		if (m->state != TEL_LIVE || !m->timeout_ns || now_ns - m->last_ns <= m->timeout_ns + grace_ns)
 			continue;
 		m->state = TEL_TIMED_OUT;
+		tb->counts.timeouts++;
 		trdp_event(&out[n++], m->last_ns + m->timeout_ns, (uint16_t)b, ACQ_EV_TRDP_TIMEOUT,
 		           m->timeout_ns / 1000000, tb->cfg->telegrams[i].comid);
 	}
@@ -678,9 +679,11 @@ static int decode_trdp(pl_channels_t *ch, const struct acq_item *it, struct acq_
 	}
 	tm = &tb->map[t - tb->cfg->telegrams];
 	if (kind == TRDP_KIND_PD) {
-		if (tm->state == TEL_TIMED_OUT && n < max)
+		if (tm->state == TEL_TIMED_OUT && n < max) {
+			tb->counts.backs++;
 			trdp_event(&out[n++], it->t_ns, it->bus, ACQ_EV_TRDP_BACK, (it->t_ns - tm->last_ns) / 1000000,
 			           t->comid);
+		}
 		tm->state = TEL_LIVE;
 		tm->last_ns = it->t_ns;
 	}

@@ -82,6 +82,8 @@ struct pl_trdp_counts {
 	uint64_t bad;            /* data sets shorter than the plan (or a variable
 	                            array over its maximum): not decoded */
 	uint64_t past_channels;  /* variable-array items past the channels they have */
+	uint64_t timeouts;       /* TRDP_TIMEOUT events given */
+	uint64_t backs;          /* TRDP_BACK events given */
 };
 /*
  * PD supervision on the collector: TRDP_TIMEOUT events (into out, up to

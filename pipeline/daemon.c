@@ -193,8 +193,12 @@ static void health_tick(struct pl_daemon *d, int64_t now)
 	struct pl_health_bus buses[CONF_BUSES_MAX];
 	struct pl_sink_stats st;
 
-	for (size_t b = 0; b < d->cfg->nbuses; b++)
+	for (size_t b = 0; b < d->cfg->nbuses; b++) {
 		pl_sources_health(d->src, b, &buses[b]);
+		/* the collector's own (this thread): -EINVAL, zeros, without XML */
+		if (buses[b].trdp && pl_channels_trdp_counts(d->ch, b, &buses[b].trdp_decode) < 0)
+			buses[b].trdp_decode = (struct pl_trdp_counts){ 0 };
+	}
 	pl_sink_stats(d->sink, &st);
 	pl_health_tick(d->health, &(struct pl_health_input){ .buses = buses, .nbuses = d->cfg->nbuses,
 	                                                          .collector_items = st.items, .log = d->log,

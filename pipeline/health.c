@@ -11,6 +11,7 @@
 #include "conf/config.h"
 #include "health.h"
 #include "record/batch.h"
+#include "trdp/header.h"
 #include "uplink/forward.h"
 
 #define HEALTH_MAX PL_HEALTH_MAX
@@ -19,6 +20,7 @@ struct pl_health {
 	struct acq_latency *snap;   /* 16 KiB scratch for latency snapshots */
 	int64_t prev_ns;            /* the last tick, 0 = none */
 	uint64_t prev_items[CONF_BUSES_MAX];
+	uint64_t prev_telegrams[CONF_BUSES_MAX]; /* TRDP */
 	uint64_t prev_acked;
 	uint64_t prev_collector, prev_log;
 	pthread_mutex_t lock;       /* guards entries[] for readers (stat) */
@@ -102,14 +104,51 @@ static void transaction(pl_health_t *h, struct rec_health *e, const struct acq_l
 	log2_buckets(snap, e->transaction_us_buckets);
 }
 
+/* A TRDP bus: the driver's counters (refusals by reason: trdp/header.h's
+   enum) and the collector's decode counts. */
+static void trdp_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, double dt, struct rec_health *e)
+{
+	const struct bus_trdp_stats *t = &in->trdp_rx;
+	const struct pl_trdp_counts *c = &in->trdp_decode;
+
+	e->trdp_seq_gaps = t->seq_gaps;
+	e->trdp_seq_repeats = t->seq_repeats;
+	e->trdp_seq_back = t->seq_back;
+	e->trdp_topology_changes = t->topology_changes;
+	e->trdp_telegrams = t->telegrams;
+	e->trdp_telegrams_hz = dt > 0 ? (double)(t->telegrams - h->prev_telegrams[b]) / dt : 0;
+	h->prev_telegrams[b] = t->telegrams;
+	e->trdp_bytes = t->bytes;
+	e->trdp_bad_short = t->refused[TRDP_HDR_SHORT];
+	e->trdp_bad_fcs = t->refused[TRDP_HDR_BAD_FCS];
+	e->trdp_bad_version = t->refused[TRDP_HDR_BAD_VERSION];
+	e->trdp_bad_type = t->refused[TRDP_HDR_BAD_TYPE];
+	e->trdp_bad_too_long = t->refused[TRDP_HDR_TOO_LONG];
+	e->trdp_bad_truncated = t->refused[TRDP_HDR_TRUNCATED];
+	e->trdp_byte_ring_drops = t->bytes_drops;
+	e->trdp_untracked = t->untracked;
+	e->trdp_tcp_accepted = t->tcp_accepted;
+	e->trdp_tcp_refused = t->tcp_refused;
+	e->trdp_tcp_closed = t->tcp_closed;
+	e->trdp_tcp_bad_header = t->tcp_bad_header;
+	e->trdp_tcp_cut = t->tcp_cut;
+	e->trdp_tcp_messages = t->tcp_messages;
+	e->trdp_tcp_listen_errno = (uint32_t)-t->tcp_listen_error;
+	e->trdp_decoded = c->decoded;
+	e->trdp_unknown_comid = c->unknown;
+	e->trdp_short_payload = c->bad;
+	e->trdp_past_channels = c->past_channels;
+	e->trdp_capture_unmatched = t->capture_unmatched;
+	e->trdp_timeouts = c->timeouts;
+	e->trdp_backs = c->backs;
+}
+
 static void bus_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in, double dt,
                       struct rec_health *e)
 {
 	entry(e, in->name, in->modbus ? "modbus" : in->trdp ? "trdp" : "can", (uint32_t)b);
-	e->trdp_seq_gaps = in->seq_gaps;
-	e->trdp_seq_repeats = in->seq_repeats;
-	e->trdp_seq_back = in->seq_back;
-	e->trdp_topology_changes = in->topology_changes;
+	if (in->trdp)
+		trdp_entry(h, b, in, dt, e);
 	e->items = in->items;
 	e->drops = in->drops;
 	e->errors = in->errors;

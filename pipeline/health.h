@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #include "acquisition/source.h"
+#include "bus/bus.h"
 #include "conf/config.h"
+#include "pipeline/channels.h"
 #include "sink.h"
 
 struct upl_forwarder;
@@ -26,7 +28,9 @@ struct pl_health_bus {
 	const char *name;
 	bool modbus;                     /* else CAN, or TRDP: */
 	bool trdp;
-	uint64_t seq_gaps, seq_repeats, seq_back, topology_changes; /* TRDP */
+	struct bus_trdp_stats trdp_rx;   /* TRDP: the driver's counters */
+	struct pl_trdp_counts trdp_decode; /* TRDP with an XML: the collector's
+	                                    decode counts (0 without XML) */
 	uint64_t items;                  /* produced by its source */
 	uint64_t drops;                  /* refused by its ring */
 	uint64_t errors;                 /* failed reads + the driver's errors */

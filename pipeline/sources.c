@@ -352,10 +352,7 @@ void pl_sources_health(const pl_sources_t *s, size_t b, struct pl_health_bus *re
 	struct bus_trdp_stats ts;
 	if (bc->kind == BUS_KIND_TRDP && bus_dev_trdp_stats(s->dev[b], &ts) == 0) {
 		ret->trdp = true;
-		ret->seq_gaps = ts.seq_gaps;
-		ret->seq_repeats = ts.seq_repeats;
-		ret->seq_back = ts.seq_back;
-		ret->topology_changes = ts.topology_changes;
+		ret->trdp_rx = ts;
 	}
 }
 

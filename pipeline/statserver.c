@@ -46,6 +46,28 @@ struct pl_stat_server {
 	int stop_fd;       /* eventfd: readable once the server is to stop */
 };
 
+/* A TRDP bus's counters (railmon.proto's Health says each); the keys are
+   cli/stat-table.c's to read back, none a suffix of another after a quote. */
+static void trdp_json(FILE *f, const struct rec_health *h)
+{
+	fprintf(f, ",\"telegrams\":%" PRIu64 ",\"telegrams_hz\":%.1f,\"bytes\":%" PRIu64 ",\"seq_gaps\":%" PRIu64
+	        ",\"seq_repeats\":%" PRIu64 ",\"seq_back\":%" PRIu64 ",\"topology_changes\":%" PRIu64,
+	        h->trdp_telegrams, h->trdp_telegrams_hz, h->trdp_bytes, h->trdp_seq_gaps, h->trdp_seq_repeats,
+	        h->trdp_seq_back, h->trdp_topology_changes);
+	fprintf(f, ",\"bad_short\":%" PRIu64 ",\"bad_fcs\":%" PRIu64 ",\"bad_version\":%" PRIu64 ",\"bad_type\":%"
+	        PRIu64 ",\"bad_too_long\":%" PRIu64 ",\"bad_truncated\":%" PRIu64 ",\"byte_ring_drops\":%" PRIu64
+	        ",\"untracked\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"backs\":%" PRIu64, h->trdp_bad_short,
+	        h->trdp_bad_fcs, h->trdp_bad_version, h->trdp_bad_type, h->trdp_bad_too_long, h->trdp_bad_truncated,
+	        h->trdp_byte_ring_drops, h->trdp_untracked, h->trdp_timeouts, h->trdp_backs);
+	fprintf(f, ",\"tcp_accepted\":%" PRIu64 ",\"tcp_refused\":%" PRIu64 ",\"tcp_closed\":%" PRIu64
+	        ",\"tcp_bad_header\":%" PRIu64 ",\"tcp_cut\":%" PRIu64 ",\"tcp_messages\":%" PRIu64
+	        ",\"tcp_listen_errno\":%" PRIu32, h->trdp_tcp_accepted, h->trdp_tcp_refused, h->trdp_tcp_closed,
+	        h->trdp_tcp_bad_header, h->trdp_tcp_cut, h->trdp_tcp_messages, h->trdp_tcp_listen_errno);
+	fprintf(f, ",\"decoded\":%" PRIu64 ",\"unknown_comid\":%" PRIu64 ",\"short_payload\":%" PRIu64
+	        ",\"past_channels\":%" PRIu64 ",\"capture_unmatched\":%" PRIu64, h->trdp_decoded, h->trdp_unknown_comid,
+	        h->trdp_short_payload, h->trdp_past_channels, h->trdp_capture_unmatched);
+}
+
 /* Names come from the board file or, with --data, from a recorded or
    received log: escaped, so no name can break the line. */
 void pl_stat_health_json(FILE *f, const struct rec_health *h)
@@ -74,9 +96,7 @@ void pl_stat_health_json(FILE *f, const struct rec_health *h)
 	if (h->state[0] && h->reopens && h->blind_ms != UINT32_MAX)
 		fprintf(f, ",\"blind_ms\":%" PRIu32, h->blind_ms);
 	if (!strcmp(h->kind, "trdp"))
-		fprintf(f, ",\"seq_gaps\":%" PRIu64 ",\"seq_repeats\":%" PRIu64 ",\"seq_back\":%" PRIu64
-		        ",\"topology_changes\":%" PRIu64, h->trdp_seq_gaps, h->trdp_seq_repeats, h->trdp_seq_back,
-		        h->trdp_topology_changes);
+		trdp_json(f, h);
 	if (!strcmp(h->kind, "clock"))
 		fprintf(f, ",\"clock_unsynced\":%s,\"clock_max_error_us\":%" PRIu64 ",\"clock_est_error_us\":%" PRIu64
 		        ",\"clock_status\":%u", h->clock_unsynced ? "true" : "false", h->clock_max_error_us,

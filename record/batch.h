@@ -81,6 +81,18 @@ struct rec_health {
 	uint64_t transaction_max_ns;
 	/* a TRDP bus: sequence counters and topology (railmon.proto) */
 	uint64_t trdp_seq_gaps, trdp_seq_repeats, trdp_seq_back, trdp_topology_changes;
+	/* the rest of a TRDP bus's counters since the daemon started (railmon.proto
+	   says each): received, refused by reason, MD over TCP, decoded */
+	uint64_t trdp_telegrams, trdp_bytes;
+	double trdp_telegrams_hz;
+	uint64_t trdp_bad_short, trdp_bad_fcs, trdp_bad_version, trdp_bad_type, trdp_bad_too_long,
+		trdp_bad_truncated;
+	uint64_t trdp_byte_ring_drops, trdp_untracked, trdp_timeouts, trdp_backs;
+	uint64_t trdp_tcp_accepted, trdp_tcp_refused, trdp_tcp_closed, trdp_tcp_bad_header, trdp_tcp_cut,
+		trdp_tcp_messages;
+	uint32_t trdp_tcp_listen_errno; /* errno of the TCP listener's last open, 0 listening */
+	uint64_t trdp_decoded, trdp_unknown_comid, trdp_short_payload, trdp_past_channels;
+	uint64_t trdp_capture_unmatched; /* a capture into several buses: addressed to none */
 };
 
 typedef struct rec_encoder rec_encoder_t;

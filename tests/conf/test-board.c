@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/hash.h"
 #include "conf/config-schema.h"
 #include "conf/config.h"
 #include "conf/demo.h"
@@ -354,6 +355,88 @@ static void write_file(const char *path, const char *text)
 	FILE *f = fopen(path, "w");
 
 	assert(f && fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/*
+ * The config hash covers the files the board refers to (conf_hash_files):
+ * the ground keys a vehicle's channel dictionary by it, and TRDP channel
+ * ids come from the XML, so one byte changed in the DBC or the XML under
+ * the same board file must give another hash, the same files the same.
+ */
+static void test_config_hash(void)
+{
+	static const char dbc[] = "VERSION \"\"\nBO_ 256 M: 8 X\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" X\n";
+	static const char xml[] = "<device><data-set-list/></device>\n";
+	static const char text[] = "[board]\nvehicle = a\n[can x]\ndriver = trace\nfile = t.log\ndbc = h.dbc\n"
+	                           "[trdp t]\nbind = 127.0.0.1\nxml = h.xml\n";
+	char board[256], dpath[256], xpath[256], err[CONF_ERR_MAX] = "", changed[sizeof(xml)];
+	struct conf_board *c = NULL;
+	uint64_t h, h_board, h_xml, h_dbc, h_none;
+
+	snprintf(board, sizeof(board), "%s/hash.ini", tmpdir);
+	snprintf(dpath, sizeof(dpath), "%s/h.dbc", tmpdir);
+	snprintf(xpath, sizeof(xpath), "%s/h.xml", tmpdir);
+	write_file(board, text);
+	write_file(dpath, dbc);
+	write_file(xpath, xml);
+#define LOAD(var)                                                                 \
+	do {                                                                      \
+		assert(conf_load(board, &c, err, sizeof(err)) == 0);              \
+		var = c->hash;                                                    \
+		c = conf_free(c);                                                 \
+	} while (0)
+	LOAD(h);
+	LOAD(h_board);
+	assert(h == h_board); /* same files, same hash */
+	/* the board text alone (conf_parse reads no file) is not it */
+	assert(conf_parse(board, text, &c, err, sizeof(err)) == 0 && c->hash == basic_fnv1a_str(text));
+	assert(c->hash != h);
+	conf_hash_files(c);
+	assert(c->hash == h);
+	c = conf_free(c);
+	/* one byte of the XML */
+	memcpy(changed, xml, sizeof(xml));
+	changed[2] ^= 1;
+	write_file(xpath, changed);
+	LOAD(h_xml);
+	assert(h_xml != h);
+	write_file(xpath, xml);
+	LOAD(h);
+	assert(h == h_board); /* back: the same again */
+	/* one byte of the DBC */
+	{
+		char d2[sizeof(dbc)];
+		memcpy(d2, dbc, sizeof(dbc));
+		d2[sizeof(dbc) - 3] ^= 1;
+		write_file(dpath, d2);
+	}
+	LOAD(h_dbc);
+	assert(h_dbc != h && h_dbc != h_xml);
+	write_file(dpath, dbc);
+	/* the XML's bytes moved into the DBC and the DBC's gone: not the same
+	   (each file is delimited by its tag and length) */
+	{
+		char both[sizeof(dbc) + sizeof(xml)];
+		snprintf(both, sizeof(both), "%s%s", dbc, xml);
+		write_file(dpath, both);
+		write_file(xpath, "");
+		LOAD(h);
+		assert(h != h_board && h != h_xml && h != h_dbc);
+		write_file(dpath, dbc);
+		write_file(xpath, xml);
+	}
+	/* a file missing: the board still loads (its loader says it), the
+	   hash is defined and not that of the file there */
+	assert(unlink(xpath) == 0);
+	LOAD(h_none);
+	LOAD(h);
+	assert(h_none == h && h_none != h_board);
+	write_file(xpath, xml);
+	LOAD(h);
+	assert(h == h_board);
+#undef LOAD
+	assert(unlink(xpath) == 0 && unlink(dpath) == 0 && unlink(board) == 0);
+	printf("config hash: the board file, its DBC and its TRDP XML (one byte changed in either: another hash)\n");
 }
 
 /* A board file that is not a regular file: said, and a FIFO must not block
@@ -746,6 +829,7 @@ int main(void)
 	test_many_keys();
 	test_board_not_file();
 	test_dbc_files();
+	test_config_hash();
 	test_tcp_unit_zero();
 	test_retention_limit();
 	test_schema();

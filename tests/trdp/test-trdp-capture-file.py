@@ -7,8 +7,8 @@ there, not only those a kernel happens to make:
 
 - MD over TCP: a message cut over three segments (recorded once, when
   its last byte came, at that packet's time), two messages and a half in
-  one segment, then a message with a bad header FCS: recorded raw and
-  refused, and the rest of that direction passed over; a connection with
+  one segment, then a message with a bad header FCS: its header recorded
+  raw and refused, and the rest of that direction passed over; a connection with
   bytes never captured (a gap: damage, exit 1): the message cut by it
   refused, the rest passed over;
 - an MD reply over UDP from port 17225 to the requester's ephemeral port;
@@ -123,7 +123,8 @@ def main():
         at, ident = c, ident + 1
     for k, t in ((0, times[2]), (1, times[3]), (2, times[3]), (3, times[4])):
         expect(t, m[k][0], "md", CLIENT, 40002, SERVER, 17225, 2002, k, "Mn", tcp_=True, sid=m[k][1])
-    expect(times[5], bad_m, "md", CLIENT, 40002, SERVER, 17225, tcp_=True, bad=True)
+    # its header only, as the live listener reads no further
+    expect(times[5], bad_m[:116], "md", CLIENT, 40002, SERVER, 17225, tcp_=True, bad=True)
     # after the bad header: passed over until the end
     more, _ = md(10, 2002, 32)
     add(tcp(CLIENT, 40002, SERVER, 17225, isn + 1 + len(stream), isn2 + 1, PSH | ACK, more, ident))
