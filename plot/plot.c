@@ -114,6 +114,32 @@ static void bucket_merge(struct plot_bucket *into, const struct plot_bucket *b)
 	into->n = into->n + b->n < into->n ? UINT32_MAX : into->n + b->n;
 }
 
+/* The narrowest grid from width *w up (a power of two) whose origin is a
+   multiple of its width and whose PLOT_BUCKETS buckets hold [lo, hi]
+   (hi - lo at most 2^62); false past WIDTH_MAX. */
+static bool grid_fit(int64_t lo, int64_t hi, int64_t *w, int64_t *o)
+{
+	for (;;) {
+		*o = floor_div(lo, *w) * *w;
+		if (hi - *o < (int64_t)PLOT_BUCKETS * *w)
+			return true;
+		if (*w > WIDTH_MAX / 2)
+			return false;
+		*w *= 2;
+	}
+}
+
+int plot_grid_for(int64_t lo, int64_t hi, int64_t *ret_origin, int64_t *ret_width)
+{
+	int64_t w = 1, o;
+
+	if (lo > hi || (uint64_t)hi - (uint64_t)lo > ((uint64_t)1 << 62) || !grid_fit(lo, hi, &w, &o))
+		return -ERANGE;
+	*ret_origin = o;
+	*ret_width = w;
+	return 0;
+}
+
 /* The grid widened until it holds t: the narrowest grid whose width is a
    power of two and whose origin is a multiple of it that spans every point
    so far.  That grid depends on the points' extent only, never on their
@@ -137,14 +163,8 @@ static bool grid_reach(plot_t *p, int64_t t)
 		return false;
 	/* from the present width: a wider extent never has a narrower grid */
 	int64_t w = p->width, o;
-	for (;;) {
-		o = floor_div(lo, w) * w;
-		if (hi - o < (int64_t)PLOT_BUCKETS * w)
-			break;
-		if (w > WIDTH_MAX / 2)
-			return false;
-		w *= 2;
-	}
+	if (!grid_fit(lo, hi, &w, &o))
+		return false;
 	p->tmin = lo;
 	p->tmax = hi;
 	int64_t ratio = w / p->width, shift = (p->origin - o) / p->width;
@@ -191,6 +211,15 @@ int plot_add_point(plot_t *p, int s, int64_t t, double v)
 	bucket_merge(b, &one);
 	p->s[s].points++;
 	p->st.points++;
+	return 0;
+}
+
+int plot_add_unseen(plot_t *p, int s, uint64_t n)
+{
+	if (s < 0 || s >= p->nseries)
+		return -EINVAL;
+	p->s[s].points += n;
+	p->st.points += n;
 	return 0;
 }
 

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.c - which seconds of the ground database plot --db reads raw,
+ * from the rollup's seconds (plot.h, "which seconds ... the picture
+ * needs", says the rule and why it draws the same picture).  Memory: the
+ * chosen seconds not yet handed out, at most the ones of a bucket plus
+ * what the caller leaves between plot_plan_due() calls.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot/plot.h"
+
+#define SECOND_NS INT64_C(1000000000)
+/* the last time a second can hold: the database keeps microseconds */
+#define SECOND_LAST_NS (SECOND_NS - 1000)
+
+/* One of the open bucket's four candidates: a second, its samples. */
+struct cand {
+	int64_t t;
+	uint64_t n;
+	bool set;
+};
+
+struct plot_plan {
+	int64_t origin, width, from, to;
+	int64_t last_t;          /* the last second taken (INT64_MIN: none) */
+	int64_t bucket;          /* the open bucket */
+	bool open;
+	uint64_t sum;            /* samples of the open bucket's unforced seconds */
+	double lo, hi;           /* their lowest and highest values */
+	struct cand first, last, min, max;
+	int64_t *secs;           /* chosen, not handed out */
+	size_t n, cap, given;    /* given: handed out by the last due() */
+	uint64_t unseen, seconds, read;
+};
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+int plot_plan_new(plot_plan_t **ret, int64_t origin, int64_t width, int64_t from_ns, int64_t to_ns)
+{
+	plot_plan_t *pl;
+
+	if (width <= 0 || (width & (width - 1)) || from_ns >= to_ns)
+		return -EINVAL;
+	if (!(pl = calloc(1, sizeof(*pl))))
+		return -ENOMEM;
+	*pl = (struct plot_plan){ .origin = origin, .width = width, .from = from_ns, .to = to_ns,
+	                          .last_t = INT64_MIN };
+	*ret = pl;
+	return 0;
+}
+
+plot_plan_t *plot_plan_free(plot_plan_t *pl)
+{
+	if (pl) {
+		free(pl->secs);
+		free(pl);
+	}
+	return NULL;
+}
+
+static int choose(plot_plan_t *pl, int64_t t)
+{
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? pl->cap * 2 : 1024;
+		int64_t *s = realloc(pl->secs, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		pl->secs = s;
+		pl->cap = cap;
+	}
+	pl->secs[pl->n++] = t;
+	pl->read++;
+	return 0;
+}
+
+/* The open bucket's candidates chosen (one second may be several of
+   them: chosen once); the samples of its other unforced seconds unseen. */
+static int close_bucket(plot_plan_t *pl)
+{
+	const struct cand *c[4] = { &pl->first, &pl->min, &pl->max, &pl->last };
+	uint64_t chosen = 0;
+	int r = 0;
+
+	for (int i = 0; i < 4 && r == 0; i++) {
+		bool dup = !c[i]->set;
+		for (int j = 0; j < i && !dup; j++)
+			dup = c[j]->set && c[j]->t == c[i]->t;
+		if (dup)
+			continue;
+		chosen += c[i]->n;
+		r = choose(pl, c[i]->t);
+	}
+	pl->unseen += pl->sum - chosen;
+	pl->sum = 0;
+	pl->first.set = pl->last.set = pl->min.set = pl->max.set = false;
+	return r;
+}
+
+int plot_plan_take(plot_plan_t *pl, const struct plot_second *sec)
+{
+	int64_t t = sec->t_ns;
+
+	if (t <= pl->last_t || floor_div(t, SECOND_NS) * SECOND_NS != t || t > INT64_MAX - SECOND_NS)
+		return -EINVAL;
+	pl->last_t = t;
+	pl->seconds++;
+	int64_t b = floor_div(t - pl->origin, pl->width), b_end = floor_div(t + SECOND_LAST_NS - pl->origin, pl->width);
+	int r = 0;
+
+	if (!pl->open || b != pl->bucket) {
+		if (pl->open && (r = close_bucket(pl)) < 0)
+			return r;
+		pl->open = true;
+		pl->bucket = b;
+	}
+	/* read whole: cut by the window, across a bucket's edge, or with a
+	   sample the raw path counts apart */
+	if (t < pl->from || pl->to < INT64_MIN + SECOND_NS || t > pl->to - SECOND_NS || b_end != b || sec->n_bad || !sec->n)
+		return choose(pl, t);
+	struct cand me = { t, sec->n, true };
+	if (!pl->first.set)
+		pl->first = me;
+	pl->last = me;
+	/* strictly lower (higher): an equal value later loses to the earlier */
+	if (!pl->min.set || sec->min < pl->lo) {
+		pl->min = me;
+		pl->lo = sec->min;
+	}
+	if (!pl->max.set || sec->max > pl->hi) {
+		pl->max = me;
+		pl->hi = sec->max;
+	}
+	pl->sum += sec->n;
+	return 0;
+}
+
+int plot_plan_end(plot_plan_t *pl)
+{
+	int r = pl->open ? close_bucket(pl) : 0;
+
+	pl->open = false;
+	return r;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+size_t plot_plan_due(plot_plan_t *pl, const int64_t **ret_secs)
+{
+	size_t k = 0;
+
+	/* the ones handed out last time forgotten */
+	memmove(pl->secs, pl->secs + pl->given, (pl->n - pl->given) * sizeof(*pl->secs));
+	pl->n -= pl->given;
+	qsort(pl->secs, pl->n, sizeof(*pl->secs), cmp_i64);
+	/* final: before the open bucket's start (its candidates and forced
+	   seconds are at or after it) */
+	if (!pl->open)
+		k = pl->n;
+	else
+		while (k < pl->n && pl->secs[k] < pl->origin + pl->bucket * pl->width)
+			k++;
+	pl->given = k;
+	*ret_secs = pl->secs;
+	return k;
+}
+
+void plot_plan_counts(const plot_plan_t *pl, uint64_t *ret_unseen, uint64_t *ret_seconds, uint64_t *ret_read)
+{
+	*ret_unseen = pl->unseen;
+	*ret_seconds = pl->seconds;
+	*ret_read = pl->read;
+}
