@@ -76,7 +76,7 @@ struct plot_run {
 	int64_t from_ns, to_ns;
 	uint32_t ids[RPT_EXPORT_FILTER_MAX]; /* each series' channel id */
 	bool rolled;              /* the samples came through the rollup */
-	uint64_t seconds, seconds_read;
+	uint64_t seconds, seconds_read, seconds_bad;
 };
 
 /* The narrowest grid bucket (plot.h) the rollup is read for: 2^32 ns,
@@ -162,7 +162,9 @@ static int edge_of(struct plot_run *pr, grd_db_t *db, uint32_t id, bool last, in
 	while ((r = grd_db_rollup_valid_second(db, pr->vehicle, id, lo, hi, last, &sec)) == 1) {
 		struct edge e = { .pr = pr, .last = last };
 
-		if ((r = grd_db_samples_of(db, pr->vehicle, id, &sec, 1, edge_row, &e)) < 0)
+		bool whole = true;
+
+		if ((r = grd_db_samples_of(db, pr->vehicle, id, &sec, &whole, 1, edge_row, &e)) < 0)
 			return r;
 		if (e.found) {
 			*ret_t = e.t;
@@ -213,14 +215,20 @@ static int feed_row(void *ctx, const struct grd_sample *s)
 /* The seconds whose choice is final, read raw into the picture. */
 static int feed_due(struct plot_run *pr, grd_db_t *db, size_t i, plot_plan_t *pl)
 {
-	const int64_t *secs;
-	size_t n = plot_plan_due(pl, &secs);
+	const struct plot_read *due;
+	size_t n = plot_plan_due(pl, &due);
 	struct feed f = { pr, i };
+	int64_t secs[GRD_SAMPLE_SECONDS_MAX];
+	bool whole[GRD_SAMPLE_SECONDS_MAX];
 	int r = 0;
 
 	for (size_t k = 0; k < n && r >= 0; k += GRD_SAMPLE_SECONDS_MAX) {
 		size_t m = n - k < GRD_SAMPLE_SECONDS_MAX ? n - k : GRD_SAMPLE_SECONDS_MAX;
-		r = grd_db_samples_of(db, pr->vehicle, pr->ids[i], secs + k, m, feed_row, &f);
+		for (size_t j = 0; j < m; j++) {
+			secs[j] = due[k + j].t_ns;
+			whole[j] = due[k + j].whole;
+		}
+		r = grd_db_samples_of(db, pr->vehicle, pr->ids[i], secs, whole, m, feed_row, &f);
 	}
 	return r < 0 ? r : 0;
 }
@@ -232,7 +240,7 @@ static int series_through_rollup(struct plot_run *pr, grd_db_t *db, size_t i, in
 	struct grd_summary_row *page = malloc(PLOT_ROLLUP_PAGE * sizeof(*page));
 	plot_plan_t *pl = NULL;
 	int64_t at = sec_floor(pr->from_ns);
-	uint64_t unseen, secs, read;
+	struct plot_plan_counts c;
 	int r = page ? plot_plan_new(&pl, origin, width, pr->from_ns, pr->to_ns) : -ENOMEM;
 
 	while (r >= 0 && (r = grd_db_summary_rollups(db, pr->vehicle, pr->ids[i], at, pr->to_ns, page,
@@ -252,10 +260,11 @@ static int series_through_rollup(struct plot_run *pr, grd_db_t *db, size_t i, in
 	if (r >= 0)
 		r = feed_due(pr, db, i, pl);
 	if (r >= 0) {
-		plot_plan_counts(pl, &unseen, &secs, &read);
-		r = plot_add_unseen(pr->p, pr->series[i], unseen);
-		pr->seconds += secs;
-		pr->seconds_read += read;
+		plot_plan_counts(pl, &c);
+		r = plot_add_unseen(pr->p, pr->series[i], c.unseen);
+		pr->seconds += c.seconds;
+		pr->seconds_read += c.whole;
+		pr->seconds_bad += c.bad;
 	}
 	plot_plan_free(pl);
 	free(page);
@@ -383,7 +392,8 @@ static void plot_say(const struct plot_run *pr, const char *output)
 		        st.out_of_reach);
 	if (pr->rolled) /* what the rollup saved: the rows of the other seconds */
 		fprintf(stderr, "railmon plot: --db: %" PRIu64 " second%s from the rollup, the rows of %" PRIu64
-		        " read\n", pr->seconds, pr->seconds == 1 ? "" : "s", pr->seconds_read);
+		        " read (and the invalid or NaN ones of %" PRIu64 " more)\n", pr->seconds,
+		        pr->seconds == 1 ? "" : "s", pr->seconds_read, pr->seconds_bad);
 	if (st.events_dropped)
 		fprintf(stderr, "railmon plot: %" PRIu64 " events over the %d drawn left out\n", st.events_dropped,
 		        PLOT_EVENTS_MAX);

@@ -67,9 +67,11 @@ typedef int (*grd_sample_fn)(void *ctx, const struct grd_sample *s);
 /*
  * The raw rows of channel of vehicle in the n seconds starting at secs
  * (ascending, each a multiple of 10^9 ns, n at most
- * GRD_SAMPLE_SECONDS_MAX: the answer is held whole), in time order then
- * seq, as grd_db_export() gives them, to fn (< 0 stops).  Returns the
- * rows, fn's negative return, -EINVAL, -ECONNREFUSED, -EIO.
+ * GRD_SAMPLE_SECONDS_MAX: the answer is held whole): all of them where
+ * whole[i], else the invalid (quality 2) and not-finite ones only; in
+ * time order then seq, as grd_db_export() gives them, to fn (< 0 stops).
+ * Returns the rows, fn's negative return, -EINVAL, -ENOMEM,
+ * -ECONNREFUSED, -EIO.
  */
-int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const int64_t *secs, size_t n,
-                      grd_sample_fn fn, void *ctx);
+int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const int64_t *secs, const bool *whole,
+                      size_t n, grd_sample_fn fn, void *ctx);

@@ -131,8 +131,8 @@ int grd_db_rollup_valid_second(grd_db_t *db, const char *vehicle, uint32_t chann
 	return -ENOTSUP;
 }
 
-int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const int64_t *secs, size_t n,
-                      grd_sample_fn fn, void *ctx)
+int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const int64_t *secs, const bool *whole,
+                      size_t n, grd_sample_fn fn, void *ctx)
 {
 	return -ENOTSUP;
 }

@@ -3,7 +3,7 @@
  * plan.c - which seconds of the ground database plot --db reads raw,
  * from the rollup's seconds (plot.h, "which seconds ... the picture
  * needs", says the rule and why it draws the same picture).  Memory: the
- * chosen seconds not yet handed out, at most the ones of a bucket plus
+ * seconds chosen and not yet handed out: those of the open bucket and
  * what the caller leaves between plot_plan_due() calls.
  */
 #include <errno.h>
@@ -17,11 +17,12 @@
 /* the last time a second can hold: the database keeps microseconds */
 #define SECOND_LAST_NS (SECOND_NS - 1000)
 
-/* One of the open bucket's four candidates: a second, its samples. */
+/* One of the open bucket's four candidates: a second, its valid samples,
+   whether it was chosen for its invalid or NaN ones already. */
 struct cand {
 	int64_t t;
 	uint64_t n;
-	bool set;
+	bool bad, set;
 };
 
 struct plot_plan {
@@ -29,12 +30,12 @@ struct plot_plan {
 	int64_t last_t;          /* the last second taken (INT64_MIN: none) */
 	int64_t bucket;          /* the open bucket */
 	bool open;
-	uint64_t sum;            /* samples of the open bucket's unforced seconds */
+	uint64_t sum;            /* valid samples of the open bucket's unforced seconds */
 	double lo, hi;           /* their lowest and highest values */
 	struct cand first, last, min, max;
-	int64_t *secs;           /* chosen, not handed out */
+	struct plot_read *reads; /* chosen, not handed out */
 	size_t n, cap, given;    /* given: handed out by the last due() */
-	uint64_t unseen, seconds, read;
+	uint64_t unseen, seconds, whole, bad;
 };
 
 static int64_t floor_div(int64_t a, int64_t b)
@@ -60,29 +61,32 @@ int plot_plan_new(plot_plan_t **ret, int64_t origin, int64_t width, int64_t from
 plot_plan_t *plot_plan_free(plot_plan_t *pl)
 {
 	if (pl) {
-		free(pl->secs);
+		free(pl->reads);
 		free(pl);
 	}
 	return NULL;
 }
 
-static int choose(plot_plan_t *pl, int64_t t)
+static int choose(plot_plan_t *pl, int64_t t, bool whole)
 {
 	if (pl->n == pl->cap) {
 		size_t cap = pl->cap ? pl->cap * 2 : 1024;
-		int64_t *s = realloc(pl->secs, cap * sizeof(*s));
+		struct plot_read *s = realloc(pl->reads, cap * sizeof(*s));
 		if (!s)
 			return -ENOMEM;
-		pl->secs = s;
+		pl->reads = s;
 		pl->cap = cap;
 	}
-	pl->secs[pl->n++] = t;
-	pl->read++;
+	pl->reads[pl->n++] = (struct plot_read){ t, whole };
+	pl->whole += whole;
+	pl->bad += !whole;
 	return 0;
 }
 
-/* The open bucket's candidates chosen (one second may be several of
-   them: chosen once); the samples of its other unforced seconds unseen. */
+/* The open bucket's candidates chosen whole (one second may be several of
+   them: chosen once; one chosen for its bad samples already is read whole
+   instead, due() merges the two); the valid samples of its other unforced
+   seconds unseen. */
 static int close_bucket(plot_plan_t *pl)
 {
 	const struct cand *c[4] = { &pl->first, &pl->min, &pl->max, &pl->last };
@@ -96,7 +100,8 @@ static int close_bucket(plot_plan_t *pl)
 		if (dup)
 			continue;
 		chosen += c[i]->n;
-		r = choose(pl, c[i]->t);
+		pl->bad -= c[i]->bad;
+		r = choose(pl, c[i]->t, true);
 	}
 	pl->unseen += pl->sum - chosen;
 	pl->sum = 0;
@@ -108,11 +113,13 @@ int plot_plan_take(plot_plan_t *pl, const struct plot_second *sec)
 {
 	int64_t t = sec->t_ns;
 
-	if (t <= pl->last_t || floor_div(t, SECOND_NS) * SECOND_NS != t || t > INT64_MAX - SECOND_NS)
+	if (t <= pl->last_t || floor_div(t, SECOND_NS) * SECOND_NS != t || t > INT64_MAX - SECOND_NS ||
+	    sec->n_bad > sec->n)
 		return -EINVAL;
 	pl->last_t = t;
 	pl->seconds++;
 	int64_t b = floor_div(t - pl->origin, pl->width), b_end = floor_div(t + SECOND_LAST_NS - pl->origin, pl->width);
+	uint64_t valid = sec->n - sec->n_bad;
 	int r = 0;
 
 	if (!pl->open || b != pl->bucket) {
@@ -121,11 +128,16 @@ int plot_plan_take(plot_plan_t *pl, const struct plot_second *sec)
 		pl->open = true;
 		pl->bucket = b;
 	}
-	/* read whole: cut by the window, across a bucket's edge, or with a
-	   sample the raw path counts apart */
-	if (t < pl->from || pl->to < INT64_MIN + SECOND_NS || t > pl->to - SECOND_NS || b_end != b || sec->n_bad || !sec->n)
-		return choose(pl, t);
-	struct cand me = { t, sec->n, true };
+	/* read whole: cut by the window or across a bucket's edge */
+	if (t < pl->from || pl->to < INT64_MIN + SECOND_NS || t > pl->to - SECOND_NS || b_end != b)
+		return choose(pl, t, true);
+	/* its invalid and NaN samples read, to be counted apart as the raw
+	   path counts them (they draw nothing) */
+	if (sec->n_bad && (r = choose(pl, t, false)) < 0)
+		return r;
+	if (!valid)
+		return 0;
+	struct cand me = { t, valid, sec->n_bad > 0, true };
 	if (!pl->first.set)
 		pl->first = me;
 	pl->last = me;
@@ -138,7 +150,7 @@ int plot_plan_take(plot_plan_t *pl, const struct plot_second *sec)
 		pl->max = me;
 		pl->hi = sec->max;
 	}
-	pl->sum += sec->n;
+	pl->sum += valid;
 	return 0;
 }
 
@@ -150,35 +162,40 @@ int plot_plan_end(plot_plan_t *pl)
 	return r;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* by time, a whole read before a bad-only one of the same second */
+static int cmp_read(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	const struct plot_read *x = a, *y = b;
+
+	if (x->t_ns != y->t_ns)
+		return (x->t_ns > y->t_ns) - (x->t_ns < y->t_ns);
+	return (int)y->whole - (int)x->whole;
 }
 
-size_t plot_plan_due(plot_plan_t *pl, const int64_t **ret_secs)
+size_t plot_plan_due(plot_plan_t *pl, const struct plot_read **ret_reads)
 {
-	size_t k = 0;
+	size_t k = 0, m = 0;
 
 	/* the ones handed out last time forgotten */
-	memmove(pl->secs, pl->secs + pl->given, (pl->n - pl->given) * sizeof(*pl->secs));
+	memmove(pl->reads, pl->reads + pl->given, (pl->n - pl->given) * sizeof(*pl->reads));
 	pl->n -= pl->given;
-	qsort(pl->secs, pl->n, sizeof(*pl->secs), cmp_i64);
+	qsort(pl->reads, pl->n, sizeof(*pl->reads), cmp_read);
 	/* final: before the open bucket's start (its candidates and forced
-	   seconds are at or after it) */
-	if (!pl->open)
-		k = pl->n;
-	else
-		while (k < pl->n && pl->secs[k] < pl->origin + pl->bucket * pl->width)
-			k++;
-	pl->given = k;
-	*ret_secs = pl->secs;
-	return k;
+	   seconds are at or after it); a second once, whole if ever whole */
+	while (k < pl->n && (!pl->open || pl->reads[k].t_ns < pl->origin + pl->bucket * pl->width)) {
+		if (!m || pl->reads[m - 1].t_ns != pl->reads[k].t_ns)
+			pl->reads[m++] = pl->reads[k];
+		k++;
+	}
+	memmove(pl->reads + m, pl->reads + k, (pl->n - k) * sizeof(*pl->reads));
+	pl->n -= k - m;
+	pl->given = m;
+	*ret_reads = pl->reads;
+	return m;
 }
 
-void plot_plan_counts(const plot_plan_t *pl, uint64_t *ret_unseen, uint64_t *ret_seconds, uint64_t *ret_read)
+void plot_plan_counts(const plot_plan_t *pl, struct plot_plan_counts *ret)
 {
-	*ret_unseen = pl->unseen;
-	*ret_seconds = pl->seconds;
-	*ret_read = pl->read;
+	*ret = (struct plot_plan_counts){ .unseen = pl->unseen, .seconds = pl->seconds, .whole = pl->whole,
+	                                  .bad = pl->bad };
 }

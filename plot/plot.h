@@ -129,20 +129,27 @@ double plot_value_step(double lo, double hi, int n);
  * draws: a grid bucket's first, last, lowest or highest sample (with its
  * time, which no rollup holds).  A second is read whole when
  *   - it is not wholly inside [from, to) (the window cuts it),
- *   - it crosses a bucket's edge (its samples go to two buckets),
- *   - it has a sample that is invalid or not a number (said apart, as
- *     the raw path counts them), or
+ *   - it crosses a bucket's edge (its samples go to two buckets), or
  *   - among its bucket's other seconds it is the first, the last, the
  *     earliest with the bucket's lowest value or the earliest with the
  *     highest (ties: the earliest sample wins, as in plot_add_point).
- * Each other second's samples are none of those four points: they are
- * counted (plot_add_unseen), not read.  Given the seconds read in time
- * order (then seq), the grid ends in the same buckets as from every row.
+ * Of any other second with samples that are invalid or not a number,
+ * those only are read (the raw path counts the two apart; they draw
+ * nothing).  Each other sample is none of those four points: counted
+ * (plot_add_unseen), not read.  Given the rows read in time order (then
+ * seq), the grid ends in the same buckets as from every row.
  */
 struct plot_second {
 	int64_t t_ns;        /* the second's start (a multiple of 10^9 ns) */
 	uint64_t n, n_bad;   /* samples; invalid or not finite */
 	double min, max;     /* over the n - n_bad others */
+};
+
+/* A second to read: all its rows, or (whole false) its invalid and
+   not-finite ones only. */
+struct plot_read {
+	int64_t t_ns;
+	bool whole;
 };
 
 typedef struct plot_plan plot_plan_t;
@@ -154,16 +161,19 @@ int plot_plan_new(plot_plan_t **ret, int64_t origin, int64_t width, int64_t from
 plot_plan_t *plot_plan_free(plot_plan_t *pl);
 
 /* The next second of the rollup, in time order (later than the last).
-   0, -EINVAL (out of order), -ENOMEM. */
+   0, -EINVAL (out of order, n_bad > n), -ENOMEM. */
 int plot_plan_take(plot_plan_t *pl, const struct plot_second *sec);
 
 /* The seconds to read whose choice is final (all of them after
-   plot_plan_end), ascending, from *ret_secs (valid until the next call;
-   the plan forgets them).  Their count. */
-size_t plot_plan_due(plot_plan_t *pl, const int64_t **ret_secs);
+   plot_plan_end), ascending, each once, from *ret_reads (valid until the
+   next call; the plan forgets them).  Their count. */
+size_t plot_plan_due(plot_plan_t *pl, const struct plot_read **ret_reads);
 /* The last bucket closed: every second's choice final. */
 int plot_plan_end(plot_plan_t *pl);
 
-/* Samples of the seconds not to be read (plot_add_unseen); seconds
-   taken, seconds chosen to read. */
-void plot_plan_counts(const plot_plan_t *pl, uint64_t *ret_unseen, uint64_t *ret_seconds, uint64_t *ret_read);
+struct plot_plan_counts {
+	uint64_t unseen;     /* valid samples not read (plot_add_unseen) */
+	uint64_t seconds;    /* seconds taken */
+	uint64_t whole, bad; /* seconds read whole; for their bad samples only */
+};
+void plot_plan_counts(const plot_plan_t *pl, struct plot_plan_counts *ret);
