@@ -52,10 +52,9 @@ static const char plot_usage[] =
 	"      --title TEXT    a title above the picture (default: the source)\n"
 	"      --no-events     no event lines\n"
 	"      --raw           with --db: every sample row, not the per-second rollup\n"
-	"                      (by default a picture whose buckets span 4.3 s or more,\n"
-	"                      about 5 hours of samples, reads the rollup and the rows of\n"
-	"                      only the seconds that can hold a drawn point: the same\n"
-	"                      picture)\n"
+	"                      (by default a picture of about 10 hours or more, buckets\n"
+	"                      of 17 s, reads the rollup and the rows of only the\n"
+	"                      seconds that can hold a drawn point: the same picture)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Examples:\n"
@@ -79,12 +78,14 @@ struct plot_run {
 	uint64_t seconds, seconds_read, seconds_bad;
 };
 
-/* The narrowest grid bucket (plot.h) the rollup is read for: 2^32 ns,
-   4.3 s, so a bucket holds at least 3 whole seconds besides the one
-   across its edge, of which at most 4 are read; a picture of about 5
-   hours or more.  Narrower, nearly every second would be read: the raw
-   rows cost no more. */
-#define PLOT_DB_ROLLUP_WIDTH_NS (INT64_C(1) << 32)
+/* The narrowest grid bucket (plot.h) the rollup is read for: 2^34 ns,
+   17 s, a picture of about 10 hours or more.  Up to 5 seconds of a
+   bucket are read whole (its first, last, lowest, highest and the one
+   across its edge; about 4 in the ground-plot test's day), so at 17
+   seconds a bucket about a quarter of the rows is read; at 8.6 s it
+   would be half, and the rollup's rows and the raw query's scan of the
+   span cost besides: the raw rows, then. */
+#define PLOT_DB_ROLLUP_WIDTH_NS (INT64_C(1) << 34)
 #define PLOT_SECOND_NS INT64_C(1000000000)
 #define PLOT_ROLLUP_PAGE 8192
 
@@ -161,7 +162,6 @@ static int edge_of(struct plot_run *pr, grd_db_t *db, uint32_t id, bool last, in
 
 	while ((r = grd_db_rollup_valid_second(db, pr->vehicle, id, lo, hi, last, &sec)) == 1) {
 		struct edge e = { .pr = pr, .last = last };
-
 		bool whole = true;
 
 		if ((r = grd_db_samples_of(db, pr->vehicle, id, &sec, &whole, 1, edge_row, &e)) < 0)

@@ -12,8 +12,9 @@ out-of-range samples, pauses between seconds and inside one):
   the lines on stderr (samples drawn, invalid and NaN ones left out) too;
 - the rollup is what answered: its line on stderr says the seconds taken
   from it and the rows of how many read, far fewer than the day's;
-- a short window (10 minutes: buckets narrower than 4.3 s) reads the raw
-  rows: no rollup line, the same picture as --raw;
+- a shorter window (10 minutes; 6 hours: buckets of 2^33 ns, narrower
+  than the rule's 2^34) reads the raw rows: no rollup line, the same
+  picture as --raw;
 - --raw without --db is a usage error.
 """
 import os
@@ -87,6 +88,8 @@ def main():
             same(pg, "03:00:00.25 to 21:30:00.75", cut, out, True)
         short = day + ["--from", plot_day.DAY + "T12:00:00Z", "--to", plot_day.DAY + "T12:10:00Z"]
         same(pg, "10 minutes", short, "short.svg", False)
+        six = day + ["--from", plot_day.DAY + "T06:00:00Z", "--to", plot_day.DAY + "T12:00:00Z"]
+        same(pg, "6 hours", six, "six.svg", False)
         r = subprocess.run([RAILMON, "plot", "-c", "Speed", "-o", os.path.join(TMP, "x.svg"), "--raw"],
                            capture_output=True, text=True, timeout=60)
         check(r.returncode == 2 and "--raw is for --db" in r.stderr, "--raw without --db", r.stderr)
