@@ -7,8 +7,9 @@ the database costs without the rollup), in one run on one machine,
 printed as a ratio table (no timing assertions):
 
 - a day of Vehicle.Speed at RAILMON_BENCH_HZ (100: 8.64 M samples) and
-  Vehicle.Pressure at 1 Hz (plot_day.py: 1% invalid, a NaN a minute,
-  pauses), loaded by SQL into a PostgreSQL 15 started here (pg.py), the
+  Vehicle.Pressure at 1 Hz (plot_day.py: one sample in
+  RAILMON_BENCH_INVALID_EVERY (100) invalid, a NaN a minute, pauses),
+  loaded by SQL into a PostgreSQL 15 started here (pg.py), the
   rollup built by `railmon db migrate`'s backfill;
 - plot --db of the day (SVG) and of 03:00:00.25 to 21:30:00.75 (PNG),
   rollup and --raw interleaved, best of 3 each, the pictures compared
@@ -31,6 +32,9 @@ from mqtt_peers import check  # noqa: E402
 import plot_day  # noqa: E402
 
 HZ = int(os.environ.get("RAILMON_BENCH_HZ", "100"))
+# one Speed sample in this many invalid: 100 puts one in every second at
+# 100 Hz, whose invalid rows the rollup path then reads in every second
+INVALID = int(os.environ.get("RAILMON_BENCH_INVALID_EVERY", "100"))
 TMP = tempfile.mkdtemp(prefix="bench-plot-db-")
 RSS = {}
 
@@ -54,8 +58,9 @@ def main():
     pg = Postgres()
     try:
         t0 = time.monotonic()
-        rows = plot_day.load(pg, RAILMON, SRC, HZ)
-        print("loaded %d samples and built the rollup in %.1f s" % (rows, time.monotonic() - t0))
+        rows = plot_day.load(pg, RAILMON, SRC, HZ, INVALID)
+        print("loaded %d samples (1 in %d of Speed invalid) and built the rollup in %.1f s"
+              % (rows, INVALID, time.monotonic() - t0))
         base = [RAILMON, "plot", "--db", pg.url, "--vehicle", "day", "-c", "Speed"]
         cut = ["--from", plot_day.DAY + "T03:00:00.25Z", "--to", plot_day.DAY + "T21:30:00.75Z"]
         cases = [("a day of Vehicle.Speed (%d Hz), SVG" % HZ, "day.svg", []),

@@ -8,8 +8,8 @@ backfill builds rollup_summary_1s from the rows (test-ground-summary.py
 checks the backfill gives what the receiver maintains):
 - Vehicle.Speed at HZ: integer values of a slow wave with noise (many
   equal lowest and highest values in a bucket: ties), a NaN a minute, 1%
-  invalid, 0.4% out-of-range, a 3 s pause every hour between seconds and a
-  0.6 s one inside a second;
+  invalid (one in invalid_every), 0.4% out-of-range, a 3 s pause every
+  hour between seconds and a 0.6 s one inside a second;
 - Vehicle.Pressure at 1 Hz, half a second into each second.
 """
 import os
@@ -21,8 +21,9 @@ DAY = "2026-12-01"
 T0 = DAY + " 00:00:00+00"
 
 
-def load(pg, railmon, src, hz):
-    """The day into pg; returns the number of sample rows."""
+def load(pg, railmon, src, hz, invalid_every=100):
+    """The day into pg (one Speed sample in invalid_every invalid);
+    returns the number of sample rows."""
     mig = os.path.join(src, "ground", "migrations")
     names = sorted(f for f in os.listdir(mig) if f.endswith(".sql"))
     check(names[8] == "0009-summary-rollup.sql", "migration 9 is the summary rollup", names)
@@ -46,10 +47,10 @@ def load(pg, railmon, src, hz):
       "(i * %d + (i %% 3) * 7) * interval '1 microsecond', i + 1, 1, "
       "CASE WHEN i %% (60 * %d) = 17 THEN 'NaN'::float8 "
       "ELSE round(40 * sin(i / (300.0 * %d)) + (i * 7919 %% 5)) END, "
-      "CASE WHEN i %% 100 = 3 THEN 2 WHEN i %% 250 = 7 THEN 1 ELSE 0 END FROM generate_series(0::bigint, %d) i "
+      "CASE WHEN i %% %d = 3 THEN 2 WHEN i %% 250 = 7 THEN 1 ELSE 0 END FROM generate_series(0::bigint, %d) i "
       "WHERE NOT ((i * %d) %% 3600000000 BETWEEN 1800000000 AND 1802999999 "
       "OR (i * %d) %% 3600000000 BETWEEN 2700200000 AND 2700799999)"
-      % (T0, step, hz, hz, n - 1, step, step))
+      % (T0, step, hz, hz, invalid_every, n - 1, step, step))
     q("INSERT INTO samples (vehicle_id, t, seq, channel, value, quality) SELECT 1, timestamptz '%s' + "
       "k * interval '1 second' + interval '500 milliseconds', %d + k, 2, (k %% 40) * 0.5, 0 "
       "FROM generate_series(0, 86399) k" % (T0, n + 1))
