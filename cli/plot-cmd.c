@@ -308,7 +308,11 @@ static int plot_db_rollup(struct plot_run *pr, struct rpt_export *x)
 		return 0;
 	if ((r = grd_db_new(&cfg, &db)) < 0)
 		return cli_fail("plot", "--db: %s", strerror(-r));
-	r = samples_through_rollup(pr, db);
+	/* one snapshot: a Batch committed meanwhile cannot make the rollup
+	   and the rows read after it disagree */
+	r = grd_db_snapshot(db);
+	if (r == 0)
+		r = samples_through_rollup(pr, db);
 	if (r < 0)
 		fprintf(stderr, "railmon plot: --db: %s\n", *grd_db_error(db) ? grd_db_error(db) : strerror(-r));
 	else if (r > 0)

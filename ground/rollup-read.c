@@ -239,3 +239,10 @@ int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const
 	PQclear(res);
 	return r < 0 ? r : rows;
 }
+
+int grd_db_snapshot(grd_db_t *db)
+{
+	int r = grd_db_connect(db);
+
+	return r < 0 ? r : grd_db_exec(db, "snapshot", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+}

@@ -45,6 +45,14 @@ int grd_db_summary_channels(grd_db_t *db, const char *vehicle, int64_t from_ns, 
 /* ---- plot --db (cli/plot-cmd.c, plot/plan.c) ---- */
 
 /*
+ * Every statement of db from here on sees one snapshot of the database (a
+ * read-only REPEATABLE READ transaction, ended when db is freed), so the
+ * rollup and the raw rows read in several statements agree while
+ * receivers commit.  0, -ECONNREFUSED, -EIO.
+ */
+int grd_db_snapshot(grd_db_t *db);
+
+/*
  * The first (last: the last) second of channel of vehicle starting in
  * [from_ns, to_ns) with a sample that is valid (quality not invalid, a
  * finite value), from rollup_summary_1s, into *ret_t_ns.  1, 0 (none),

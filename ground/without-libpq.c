@@ -136,3 +136,8 @@ int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const
 {
 	return -ENOTSUP;
 }
+
+int grd_db_snapshot(grd_db_t *db)
+{
+	return -ENOTSUP;
+}

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot/plot.h"
+#include "plot/plot-private.h"
 
 #define SECOND_NS INT64_C(1000000000)
 /* the last time a second can hold: the database keeps microseconds */
@@ -37,12 +37,6 @@ struct plot_plan {
 	size_t n, cap, given;    /* given: handed out by the last due() */
 	uint64_t unseen, seconds, whole, bad;
 };
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
 
 int plot_plan_new(plot_plan_t **ret, int64_t origin, int64_t width, int64_t from_ns, int64_t to_ns)
 {
@@ -113,12 +107,13 @@ int plot_plan_take(plot_plan_t *pl, const struct plot_second *sec)
 {
 	int64_t t = sec->t_ns;
 
-	if (t <= pl->last_t || floor_div(t, SECOND_NS) * SECOND_NS != t || t > INT64_MAX - SECOND_NS ||
+	if (t <= pl->last_t || plot_floor_div(t, SECOND_NS) * SECOND_NS != t || t > INT64_MAX - SECOND_NS ||
 	    sec->n_bad > sec->n)
 		return -EINVAL;
 	pl->last_t = t;
 	pl->seconds++;
-	int64_t b = floor_div(t - pl->origin, pl->width), b_end = floor_div(t + SECOND_LAST_NS - pl->origin, pl->width);
+	int64_t b = plot_floor_div(t - pl->origin, pl->width);
+	int64_t b_end = plot_floor_div(t + SECOND_LAST_NS - pl->origin, pl->width);
 	uint64_t valid = sec->n - sec->n_bad;
 	int r = 0;
 

@@ -16,12 +16,6 @@
    and the arithmetic of origin + i * width stays inside int64_t. */
 #define WIDTH_MAX ((int64_t)1 << 50)
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 int plot_create(plot_t **out, const struct plot_opts *o)
 {
 	*out = NULL;
@@ -120,7 +114,7 @@ static void bucket_merge(struct plot_bucket *into, const struct plot_bucket *b)
 static bool grid_fit(int64_t lo, int64_t hi, int64_t *w, int64_t *o)
 {
 	for (;;) {
-		*o = floor_div(lo, *w) * *w;
+		*o = plot_floor_div(lo, *w) * *w;
 		if (hi - *o < (int64_t)PLOT_BUCKETS * *w)
 			return true;
 		if (*w > WIDTH_MAX / 2)
@@ -356,7 +350,7 @@ int64_t plot_utc_offset(const plot_t *p, int64_t t)
 {
 	if (!p->o.local_time)
 		return 0;
-	time_t s = (time_t)floor_div(t, 1000000000);
+	time_t s = (time_t)plot_floor_div(t, 1000000000);
 	struct tm tm;
 	if (!localtime_r(&s, &tm))
 		return 0;
@@ -440,7 +434,7 @@ int64_t plot_time_first_tick(int64_t lo, int64_t step, int64_t utc_off_s)
 {
 	int64_t off = utc_off_s * S;
 	/* ticks on multiples of the step in the zone's time: (t + off) % step == 0 */
-	int64_t k = floor_div(lo + off, step);
+	int64_t k = plot_floor_div(lo + off, step);
 	int64_t t = k * step - off;
 	return t < lo ? t + step : t;
 }
@@ -448,7 +442,7 @@ int64_t plot_time_first_tick(int64_t lo, int64_t step, int64_t utc_off_s)
 void plot_time_label(char *buf, size_t n, int64_t t, int64_t step, int64_t utc_off_s)
 {
 	int64_t z = t + utc_off_s * S;
-	int64_t sec = floor_div(z, S), frac = z - sec * S;
+	int64_t sec = plot_floor_div(z, S), frac = z - sec * S;
 	time_t ts = (time_t)sec;
 	struct tm tm;
 	if (!gmtime_r(&ts, &tm)) {
