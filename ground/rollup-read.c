@@ -145,3 +145,104 @@ int grd_db_summary_channels(grd_db_t *db, const char *vehicle, int64_t from_ns, 
 	*ret_ids = ids;
 	return n;
 }
+
+int grd_db_rollup_valid_second(grd_db_t *db, const char *vehicle, uint32_t channel, int64_t from_ns, int64_t to_ns,
+                               bool last, int64_t *ret_t_ns)
+{
+	/* the primary key's order, from either end: one row read */
+	static const char *const sql[2] = {
+		"SELECT t FROM rollup_summary_1s WHERE vehicle_id = (SELECT vehicle_id FROM vehicles WHERE name = $1) "
+		"AND channel = $2 AND t >= to_timestamp($3::float8) AND t < to_timestamp($4::float8) AND n_all > n_inv "
+		"ORDER BY t LIMIT 1",
+		"SELECT t FROM rollup_summary_1s WHERE vehicle_id = (SELECT vehicle_id FROM vehicles WHERE name = $1) "
+		"AND channel = $2 AND t >= to_timestamp($3::float8) AND t < to_timestamp($4::float8) AND n_all > n_inv "
+		"ORDER BY t DESC LIMIT 1",
+	};
+	char ch[16], from[40], to[40];
+	const char *v[4] = { vehicle, ch, from, to };
+	PGresult *res;
+	int n;
+
+	if (!vehicle || !ret_t_ns)
+		return -EINVAL;
+	snprintf(ch, sizeof(ch), "%" PRIu32, channel);
+	bound_text(from_ns, from);
+	bound_text(to_ns, to);
+	if (!(res = ask(db, sql[last], 4, v, 1)))
+		return db->conn ? -EIO : -ECONNREFUSED;
+	n = PQntuples(res) == 1 && field_ok(res, 0, 0);
+	if (n)
+		*ret_t_ns = ns_of(res, 0, 0, 0);
+	PQclear(res);
+	return n;
+}
+
+/* "{s,s,...}": the seconds since the epoch, a float8[] literal; and
+   "{t,f,...}" of whole, a bool[] */
+static char *seconds_array(const int64_t *secs, const bool *whole, size_t n)
+{
+	char *a = malloc(n * 24 + 3), *p = a;
+
+	if (!a)
+		return NULL;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++) {
+		if (whole)
+			p += sprintf(p, "%s%c", i ? "," : "", whole[i] ? 't' : 'f');
+		else
+			p += sprintf(p, "%s%" PRId64, i ? "," : "", grd_floordiv(secs[i], 1000000000));
+	}
+	strcpy(p, "}");
+	return a;
+}
+
+int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const int64_t *secs, const bool *whole,
+                      size_t n, grd_sample_fn fn, void *ctx)
+{
+	/* One scan of the seconds' span (the day's partition, its BRIN index
+	   on t), the rows of the seconds asked picked by a hash of them:
+	   a probe per second would read a BRIN range of all channels each.
+	   NaN = NaN in PostgreSQL's float8, so the list finds it. */
+	static const char sql[] =
+		"SELECT s.t, s.seq, s.value, s.quality::int8 FROM samples s JOIN (SELECT to_timestamp(x) AS sec, "
+		"bool_or(w) AS w FROM unnest($3::float8[], $4::bool[]) u(x, w) GROUP BY 1) k "
+		"ON date_bin('1 second', s.t, timestamptz 'epoch') = k.sec "
+		"WHERE s.vehicle_id = (SELECT vehicle_id FROM vehicles WHERE name = $1) AND s.channel = $2 "
+		"AND s.t >= to_timestamp($5::float8) AND s.t < to_timestamp($6::float8) "
+		"AND (k.w OR s.quality = 2 OR s.value IN ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)) "
+		"ORDER BY s.t, s.seq";
+	char ch[16], from[40], to[40], *arr, *warr;
+	const char *v[6] = { vehicle, ch, NULL, NULL, from, to };
+	PGresult *res;
+	int rows, r = 0;
+
+	if (!vehicle || !fn || !secs || !whole || !n || n > GRD_SAMPLE_SECONDS_MAX)
+		return -EINVAL;
+	snprintf(ch, sizeof(ch), "%" PRIu32, channel);
+	bound_text(secs[0], from);
+	bound_text(secs[n - 1] + 1000000000, to);
+	arr = seconds_array(secs, NULL, n);
+	warr = seconds_array(secs, whole, n);
+	v[2] = arr;
+	v[3] = warr;
+	res = arr && warr ? ask(db, sql, 6, v, 1) : NULL;
+	free(arr);
+	free(warr);
+	if (!res)
+		return !arr || !warr ? -ENOMEM : db->conn ? -EIO : -ECONNREFUSED;
+	rows = PQntuples(res);
+	for (int i = 0; i < rows && r >= 0; i++) {
+		struct grd_sample s = { .t_ns = ns_of(res, i, 0, 0), .seq = u64_of(res, i, 1),
+		                        .value = double_of(res, i, 2), .quality = (int)u64_of(res, i, 3) };
+		r = fn(ctx, &s);
+	}
+	PQclear(res);
+	return r < 0 ? r : rows;
+}
+
+int grd_db_snapshot(grd_db_t *db)
+{
+	int r = grd_db_connect(db);
+
+	return r < 0 ? r : grd_db_exec(db, "snapshot", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+}

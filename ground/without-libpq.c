@@ -124,3 +124,20 @@ int grd_db_summary_channels(grd_db_t *db, const char *vehicle, int64_t from_ns, 
 	*ret_ids = NULL;
 	return -ENOTSUP;
 }
+
+int grd_db_rollup_valid_second(grd_db_t *db, const char *vehicle, uint32_t channel, int64_t from_ns, int64_t to_ns,
+                               bool last, int64_t *ret_t_ns)
+{
+	return -ENOTSUP;
+}
+
+int grd_db_samples_of(grd_db_t *db, const char *vehicle, uint32_t channel, const int64_t *secs, const bool *whole,
+                      size_t n, grd_sample_fn fn, void *ctx)
+{
+	return -ENOTSUP;
+}
+
+int grd_db_snapshot(grd_db_t *db)
+{
+	return -ENOTSUP;
+}

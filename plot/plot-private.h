@@ -7,6 +7,13 @@
 
 #include "plot/plot.h"
 
+/* a / b rounded towards minus infinity (times before the epoch) */
+static inline int64_t plot_floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
 /* One grid bucket of one series: its first, last, lowest and highest
    point (M4).  n == 0: empty. */
 struct plot_bucket {

@@ -16,12 +16,6 @@
    and the arithmetic of origin + i * width stays inside int64_t. */
 #define WIDTH_MAX ((int64_t)1 << 50)
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 int plot_create(plot_t **out, const struct plot_opts *o)
 {
 	*out = NULL;
@@ -114,6 +108,32 @@ static void bucket_merge(struct plot_bucket *into, const struct plot_bucket *b)
 	into->n = into->n + b->n < into->n ? UINT32_MAX : into->n + b->n;
 }
 
+/* The narrowest grid from width *w up (a power of two) whose origin is a
+   multiple of its width and whose PLOT_BUCKETS buckets hold [lo, hi]
+   (hi - lo at most 2^62); false past WIDTH_MAX. */
+static bool grid_fit(int64_t lo, int64_t hi, int64_t *w, int64_t *o)
+{
+	for (;;) {
+		*o = plot_floor_div(lo, *w) * *w;
+		if (hi - *o < (int64_t)PLOT_BUCKETS * *w)
+			return true;
+		if (*w > WIDTH_MAX / 2)
+			return false;
+		*w *= 2;
+	}
+}
+
+int plot_grid_for(int64_t lo, int64_t hi, int64_t *ret_origin, int64_t *ret_width)
+{
+	int64_t w = 1, o;
+
+	if (lo > hi || (uint64_t)hi - (uint64_t)lo > ((uint64_t)1 << 62) || !grid_fit(lo, hi, &w, &o))
+		return -ERANGE;
+	*ret_origin = o;
+	*ret_width = w;
+	return 0;
+}
+
 /* The grid widened until it holds t: the narrowest grid whose width is a
    power of two and whose origin is a multiple of it that spans every point
    so far.  That grid depends on the points' extent only, never on their
@@ -137,14 +157,8 @@ static bool grid_reach(plot_t *p, int64_t t)
 		return false;
 	/* from the present width: a wider extent never has a narrower grid */
 	int64_t w = p->width, o;
-	for (;;) {
-		o = floor_div(lo, w) * w;
-		if (hi - o < (int64_t)PLOT_BUCKETS * w)
-			break;
-		if (w > WIDTH_MAX / 2)
-			return false;
-		w *= 2;
-	}
+	if (!grid_fit(lo, hi, &w, &o))
+		return false;
 	p->tmin = lo;
 	p->tmax = hi;
 	int64_t ratio = w / p->width, shift = (p->origin - o) / p->width;
@@ -191,6 +205,15 @@ int plot_add_point(plot_t *p, int s, int64_t t, double v)
 	bucket_merge(b, &one);
 	p->s[s].points++;
 	p->st.points++;
+	return 0;
+}
+
+int plot_add_unseen(plot_t *p, int s, uint64_t n)
+{
+	if (s < 0 || s >= p->nseries)
+		return -EINVAL;
+	p->s[s].points += n;
+	p->st.points += n;
 	return 0;
 }
 
@@ -327,7 +350,7 @@ int64_t plot_utc_offset(const plot_t *p, int64_t t)
 {
 	if (!p->o.local_time)
 		return 0;
-	time_t s = (time_t)floor_div(t, 1000000000);
+	time_t s = (time_t)plot_floor_div(t, 1000000000);
 	struct tm tm;
 	if (!localtime_r(&s, &tm))
 		return 0;
@@ -411,7 +434,7 @@ int64_t plot_time_first_tick(int64_t lo, int64_t step, int64_t utc_off_s)
 {
 	int64_t off = utc_off_s * S;
 	/* ticks on multiples of the step in the zone's time: (t + off) % step == 0 */
-	int64_t k = floor_div(lo + off, step);
+	int64_t k = plot_floor_div(lo + off, step);
 	int64_t t = k * step - off;
 	return t < lo ? t + step : t;
 }
@@ -419,7 +442,7 @@ int64_t plot_time_first_tick(int64_t lo, int64_t step, int64_t utc_off_s)
 void plot_time_label(char *buf, size_t n, int64_t t, int64_t step, int64_t utc_off_s)
 {
 	int64_t z = t + utc_off_s * S;
-	int64_t sec = floor_div(z, S), frac = z - sec * S;
+	int64_t sec = plot_floor_div(z, S), frac = z - sec * S;
 	time_t ts = (time_t)sec;
 	struct tm tm;
 	if (!gmtime_r(&ts, &tm)) {

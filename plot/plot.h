@@ -63,6 +63,27 @@ int plot_add_series(plot_t *p, const char *name, const char *unit);
    Points left out are counted, not refused: the picture goes on. */
 int plot_add_point(plot_t *p, int s, int64_t t_ns, double v);
 
+/*
+ * n points of series s counted but not given: samples the caller knows
+ * are none of their grid bucket's first, last, lowest or highest (plot
+ * --db's rollup read, cli/plot-cmd.c), so the picture is the one all
+ * points would draw: the points given are the ones that set each bucket,
+ * in time order (then seq), and those counted here only weigh in the
+ * series' count (its gap limit, its dots, the count said).  0, -EINVAL
+ * for a series that is not there.
+ */
+int plot_add_unseen(plot_t *p, int s, uint64_t n);
+
+/*
+ * The grid a set of points spanning [lo, hi] ends in, whatever their
+ * order: bucket i of every series covers [origin + i * width, + width),
+ * width a power of two (ns).  What the picture draws of a bucket is its
+ * first, last, lowest and highest point, so a reader choosing which
+ * samples to give (plot_add_unseen) must know it.  0, or -ERANGE for
+ * lo > hi or a span beyond the grid's reach (~146 years).
+ */
+int plot_grid_for(int64_t lo, int64_t hi, int64_t *ret_origin, int64_t *ret_width);
+
 /* An event (a vertical line, labelled while there are few).  0 or -ENOMEM. */
 int plot_add_event(plot_t *p, int64_t t_ns, const char *label);
 
@@ -97,3 +118,62 @@ void plot_time_label(char *buf, size_t n, int64_t t, int64_t step, int64_t utc_o
 /* A value axis: a round step (1, 2 or 5 x 10^k) for about n ticks over
    [lo, hi]. */
 double plot_value_step(double lo, double hi, int n);
+
+/* ---- which seconds of a database the picture needs (plan.c) ---- */
+
+/*
+ * plot --db over a long time reads the ground's per-second rollup
+ * (rollup_summary_1s: per channel and second the samples, the ones that
+ * are invalid or not a number, the lowest and highest of the others) and
+ * the raw rows of only the seconds that can hold a point the picture
+ * draws: a grid bucket's first, last, lowest or highest sample (with its
+ * time, which no rollup holds).  A second is read whole when
+ *   - it is not wholly inside [from, to) (the window cuts it),
+ *   - it crosses a bucket's edge (its samples go to two buckets), or
+ *   - among its bucket's other seconds it is the first, the last, the
+ *     earliest with the bucket's lowest value or the earliest with the
+ *     highest (ties: the earliest sample wins, as in plot_add_point).
+ * Of any other second with samples that are invalid or not a number,
+ * those only are read (the raw path counts the two apart; they draw
+ * nothing).  Each other sample is none of those four points: counted
+ * (plot_add_unseen), not read.  Given the rows read in time order (then
+ * seq), the grid ends in the same buckets as from every row.
+ */
+struct plot_second {
+	int64_t t_ns;        /* the second's start (a multiple of 10^9 ns) */
+	uint64_t n, n_bad;   /* samples; invalid or not finite */
+	double min, max;     /* over the n - n_bad others */
+};
+
+/* A second to read: all its rows, or (whole false) its invalid and
+   not-finite ones only. */
+struct plot_read {
+	int64_t t_ns;
+	bool whole;
+};
+
+typedef struct plot_plan plot_plan_t;
+
+/* A plan for one series on the grid (origin, width) (plot_grid_for of
+   the span of every valid sample of the picture) and the window [from,
+   to).  0, -EINVAL (width not a power of two), -ENOMEM. */
+int plot_plan_new(plot_plan_t **ret, int64_t origin, int64_t width, int64_t from_ns, int64_t to_ns);
+plot_plan_t *plot_plan_free(plot_plan_t *pl);
+
+/* The next second of the rollup, in time order (later than the last).
+   0, -EINVAL (out of order, n_bad > n), -ENOMEM. */
+int plot_plan_take(plot_plan_t *pl, const struct plot_second *sec);
+
+/* The seconds to read whose choice is final (all of them after
+   plot_plan_end), ascending, each once, from *ret_reads (valid until the
+   next call; the plan forgets them).  Their count. */
+size_t plot_plan_due(plot_plan_t *pl, const struct plot_read **ret_reads);
+/* The last bucket closed: every second's choice final. */
+int plot_plan_end(plot_plan_t *pl);
+
+struct plot_plan_counts {
+	uint64_t unseen;     /* valid samples not read (plot_add_unseen) */
+	uint64_t seconds;    /* seconds taken */
+	uint64_t whole, bad; /* seconds read whole; for their bad samples only */
+};
+void plot_plan_counts(const plot_plan_t *pl, struct plot_plan_counts *ret);

@@ -80,7 +80,7 @@ static void say_db(const struct rpt_export *x, grd_db_t *db, int r)
 int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 {
 	struct grd_db_cfg cfg = { .url = url };
-	struct grd_export_query q = { .vehicle = vehicle, .from_ns = x->from_ns, .to_ns = x->to_ns, .kinds = x->kinds };
+	struct grd_export_query q = { .vehicle = vehicle, .from_ns = x->from_ns, .to_ns = x->to_ns };
 	char *where = NULL;
 	grd_db_t *db;
 	int r;
@@ -125,6 +125,9 @@ int rpt_export_db(struct rpt_export *x, const char *url, const char *vehicle)
 		int k = channel_ids(x, &ids);
 
 		x->order = NULL;
+		/* the kinds as the setup left them (plot --db drew the samples
+		   from the rollup there: its events only are read here) */
+		q.kinds = x->kinds;
 		q.channels = ids;
 		q.nchannels = k > 0 ? (size_t)k : 0;
 		/* (k 0: every channel is read; the filter in

@@ -220,6 +220,175 @@ static void test_format_of(void)
 	CHECK(plot_format_of("png", &f) == -EINVAL);
 }
 
+/* ---- plan.c: the rollup's seconds and the raw rows of the chosen ones
+   give the picture of every row ---- */
+
+struct smp {
+	int64_t t;
+	double v;
+	bool invalid;
+};
+
+static bool same_grid(const plot_t *a, const plot_t *b)
+{
+	if (a->origin != b->origin || a->width != b->width || a->s[0].points != b->s[0].points)
+		return false;
+	for (int i = 0; i < PLOT_BUCKETS; i++) {
+		const struct plot_bucket *x = &a->s[0].b[i], *y = &b->s[0].b[i];
+		if (!x->n != !y->n)
+			return false;
+		if (x->n && (x->t_first != y->t_first || x->t_last != y->t_last || x->t_min != y->t_min ||
+		             x->t_max != y->t_max || memcmp(&x->first, &y->first, sizeof(double)) ||
+		             memcmp(&x->last, &y->last, sizeof(double)) || x->min != y->min || x->max != y->max))
+			return false;
+	}
+	return true;
+}
+
+/* The samples of one second as the ground's rollup sums them: every one,
+   window or not (rollup_summary_1s is per whole second). */
+static struct plot_second second_of(const struct smp *m, size_t n, int64_t sec)
+{
+	struct plot_second r = { .t_ns = sec };
+	for (size_t i = 0; i < n; i++) {
+		bool bad = m[i].invalid || !isfinite(m[i].v);
+		r.n++;
+		r.n_bad += bad;
+		if (!bad && (r.n - r.n_bad == 1 || m[i].v < r.min))
+			r.min = m[i].v;
+		if (!bad && (r.n - r.n_bad == 1 || m[i].v > r.max))
+			r.max = m[i].v;
+	}
+	return r;
+}
+
+/* The raw rows of the seconds read, in time order: whole, or their
+   invalid and NaN ones only; invalid ones counted as the command does. */
+static void feed_seconds(plot_t *p, const struct smp *m, size_t nm, const struct plot_read *rd, size_t n,
+                         int64_t from, int64_t to, size_t *at, uint64_t *invalid)
+{
+	for (size_t k = 0; k < n; k++) {
+		while (*at < nm && m[*at].t < rd[k].t_ns)
+			(*at)++;
+		CHECK(*at < nm && m[*at].t < rd[k].t_ns + S, "second %lld chosen has samples", (long long)rd[k].t_ns);
+		for (; *at < nm && m[*at].t < rd[k].t_ns + S; (*at)++) {
+			if (m[*at].t < from || m[*at].t >= to || (!rd[k].whole && !m[*at].invalid && isfinite(m[*at].v)))
+				continue;
+			if (m[*at].invalid)
+				(*invalid)++;
+			else
+				CHECK(plot_add_point(p, 0, m[*at].t, m[*at].v) == 0);
+		}
+	}
+}
+
+/* hours of 10 Hz samples with few distinct values (ties between seconds
+   of a bucket), NaN, invalid ones, pauses; a window cutting seconds */
+static void plan_case(int64_t t0, int hours, int64_t from, int64_t to, unsigned seed, bool dense_ties)
+{
+	size_t cap = (size_t)hours * 3600 * 10, nm = 0;
+	struct smp *m = malloc(cap * sizeof(*m));
+	srand(seed);
+	for (int64_t sec = 0; sec < hours * 3600; sec++) {
+		if (sec % 1000 >= 990) /* a 10 s pause every 1000 s */
+			continue;
+		for (int k = 0; k < 10; k++) {
+			int64_t t = t0 + sec * S + k * 100 * MS + (rand() % 50) * 1000; /* us, as the database */
+			double v = dense_ties ? (double)(rand() % 5) : sin((double)nm / 777.0) * 100 + rand() % 3;
+			if (rand() % 5000 == 0)
+				v = NAN;
+			m[nm++] = (struct smp){ t, v, rand() % 300 == 0 || sec % 777 == 5 /* a second all invalid */ };
+		}
+	}
+	struct plot_opts o = { .from_ns = from, .to_ns = to };
+	plot_t *all, *some;
+	CHECK(plot_create(&all, &o) == 0 && plot_create(&some, &o) == 0);
+	CHECK(plot_add_series(all, "x", "") == 0 && plot_add_series(some, "x", "") == 0);
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	uint64_t inv_all = 0, inv_some = 0;
+	for (size_t i = 0; i < nm; i++) {
+		inv_all += m[i].invalid && m[i].t >= from && m[i].t < to;
+		if (!m[i].invalid && m[i].t >= from && m[i].t < to) {
+			CHECK(plot_add_point(all, 0, m[i].t, m[i].v) == 0);
+			if (isfinite(m[i].v)) {
+				lo = m[i].t < lo ? m[i].t : lo;
+				hi = m[i].t > hi ? m[i].t : hi;
+			}
+		}
+	}
+	int64_t origin, width;
+	CHECK(plot_grid_for(lo, hi, &origin, &width) == 0);
+	CHECK(origin == all->origin && width == all->width, "grid %lld/%lld vs %lld/%lld", (long long)origin,
+	      (long long)width, (long long)all->origin, (long long)all->width);
+	plot_plan_t *pl;
+	CHECK(plot_plan_new(&pl, origin, width, from, to) == 0);
+	size_t i = 0, at = 0;
+	const struct plot_read *rd;
+	/* the rollup's seconds overlapping the window, due ones read as they come */
+	while (i < nm) {
+		int64_t sec = (m[i].t / S - (m[i].t % S < 0)) * S;
+		size_t j = i;
+		while (j < nm && m[j].t < sec + S)
+			j++;
+		if (sec + S > from && sec < to) {
+			struct plot_second ps = second_of(m + i, j - i, sec);
+			CHECK(plot_plan_take(pl, &ps) == 0);
+			if ((j & 63) == 0) {
+				size_t n = plot_plan_due(pl, &rd);
+				feed_seconds(some, m, nm, rd, n, from, to, &at, &inv_some);
+			}
+		}
+		i = j;
+	}
+	CHECK(plot_plan_end(pl) == 0);
+	size_t n = plot_plan_due(pl, &rd);
+	feed_seconds(some, m, nm, rd, n, from, to, &at, &inv_some);
+	struct plot_plan_counts c;
+	plot_plan_counts(pl, &c);
+	CHECK(plot_add_unseen(some, 0, c.unseen) == 0);
+	CHECK(same_grid(all, some), "hours %d seed %u: not the picture of every sample", hours, seed);
+	CHECK(inv_all == inv_some, "invalid: %llu of every row, %llu read", (unsigned long long)inv_all,
+	      (unsigned long long)inv_some);
+	/* what it saved: at most 5 seconds a bucket read whole */
+	CHECK(c.whole < c.seconds / 2 && c.whole <= 5 * (uint64_t)PLOT_BUCKETS + 2, "%llu of %llu seconds read",
+	      (unsigned long long)c.whole, (unsigned long long)c.seconds);
+	struct plot_stats sa, sb;
+	plot_stats(all, &sa);
+	plot_stats(some, &sb);
+	CHECK(sa.not_a_number == sb.not_a_number && sa.points == sb.points);
+	plot_plan_free(pl);
+	plot_free(all);
+	plot_free(some);
+	free(m);
+}
+
+static void test_plan(void)
+{
+	int64_t t0 = 1764720000LL * S;
+	/* a day, no window; a window cutting seconds at both ends */
+	plan_case(t0, 24, INT64_MIN, INT64_MAX, 1, true);
+	plan_case(t0, 24, INT64_MIN, INT64_MAX, 2, false);
+	plan_case(t0, 12, t0 + 3600 * S + 250 * MS, t0 + 11 * 3600 * S + 730 * MS, 3, true);
+	/* before the epoch: floor, not truncation */
+	plan_case(-86400 * S, 8, INT64_MIN, INT64_MAX, 4, true);
+
+	plot_plan_t *pl;
+	CHECK(plot_plan_new(&pl, 0, 3, INT64_MIN, INT64_MAX) == -EINVAL);
+	CHECK(plot_plan_new(&pl, 0, 1 << 30, 5, 5) == -EINVAL);
+	CHECK(plot_plan_new(&pl, 0, 1LL << 33, INT64_MIN, INT64_MAX) == 0);
+	struct plot_second a = { .t_ns = 10 * S, .n = 1, .min = 1, .max = 1 }, b = a;
+	CHECK(plot_plan_take(pl, &a) == 0);
+	CHECK(plot_plan_take(pl, &b) == -EINVAL); /* not later */
+	b.t_ns = 11 * S + 1;
+	CHECK(plot_plan_take(pl, &b) == -EINVAL); /* not a second's start */
+	plot_plan_free(pl);
+	int64_t o, w;
+	CHECK(plot_grid_for(5, 4, &o, &w) == -ERANGE);
+	CHECK(plot_grid_for(0, 4095, &o, &w) == 0 && o == 0 && w == 1);
+	CHECK(plot_grid_for(0, 4096, &o, &w) == 0 && o == 0 && w == 2);
+	CHECK(plot_grid_for(INT64_MIN / 2, INT64_MAX / 2 + 2, &o, &w) == -ERANGE);
+}
+
 int main(void)
 {
 	test_order();
@@ -228,6 +397,7 @@ int main(void)
 	test_axes();
 	test_bucket_points();
 	test_format_of();
+	test_plan();
 	printf("plot: ok\n");
 	return 0;
 }
