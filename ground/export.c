@@ -138,11 +138,6 @@ static const struct ledger_log *ledger_find(struct ledger *l, int64_t seq, int64
 	return NULL;
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-	return (uint64_t)basic_get_be32(p) << 32 | basic_get_be32(p + 4);
-}
-
 #define EXPORT_COLS 9 /* kind, t, seq, a, b, c, v, data, text: the query below */
 
 /* One row of the binary COPY (p, its n bytes) into its fields: start and
@@ -171,7 +166,7 @@ static int split_row(const uint8_t *p, size_t n, const uint8_t *f[EXPORT_COLS], 
 
 static int64_t i64_at(const uint8_t *f, int32_t len)
 {
-	return len == 8 ? (int64_t)rd64(f) : 0;
+	return len == 8 ? (int64_t)basic_get_be64(f) : 0;
 }
 
 /* A row's fields as an item: the meaning of a, b, c, v by kind as the
@@ -184,14 +179,14 @@ static int row_item(const uint8_t *const f[EXPORT_COLS], const int32_t len[EXPOR
 	if (len[0] != 2 || len[1] != 8 || len[2] != 8)
 		return -EPROTO;
 	if (len[6] == 8) {
-		uint64_t bits = rd64(f[6]);
+		uint64_t bits = basic_get_be64(f[6]);
 
 		memcpy(&v, &bits, sizeof(v));
 	}
 	memset(it, 0, sizeof(*it));
 	it->kind = basic_get_be16(f[0]);
-	it->t_ns = ((int64_t)rd64(f[1]) + GRD_PG_EPOCH_US) * 1000;
-	it->seq = rd64(f[2]);
+	it->t_ns = ((int64_t)basic_get_be64(f[1]) + GRD_PG_EPOCH_US) * 1000;
+	it->seq = basic_get_be64(f[2]);
 	if (it->kind == ACQ_ITEM_CAN) {
 		it->bus = (uint16_t)a;
 		it->can.id = (uint32_t)b;
