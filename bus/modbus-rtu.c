@@ -64,6 +64,7 @@
 
 #include "modbus-private.h"
 #include "basic/clock.h"
+#include "basic/byteorder.h"
 
 /* ---- RTU: the serial line ---- */
 
@@ -108,9 +109,7 @@ static int line_read(int fd, uint8_t *buf, size_t n)
 /* The frame's CRC (its last two bytes, low byte first) is right. */
 static bool frame_crc_ok(const uint8_t *b, size_t len)
 {
-	uint16_t crc = bus_mb_crc16(b, len - 2);
-
-	return b[len - 2] == (uint8_t)crc && b[len - 1] == (uint8_t)(crc >> 8);
+	return basic_get_le16(b + len - 2) == bus_mb_crc16(b, len - 2);
 }
 
 /*
@@ -242,7 +241,7 @@ static bool late_reply(bus_dev_t *dev, const struct rtu_frame *f)
 	}
 	bus_stat_add(&dev->stats.bad_input, 1);
 	event_push(p, basic_now_ns(CLOCK_REALTIME), ACQ_EV_MB_LATE_REPLY, late / MB_NS_PER_MS,
-	           (uint32_t)f->len << 16 | (uint32_t)b[0] << 8 | b[1]);
+	           (uint32_t)f->len << 16 | basic_get_be16(b));
 	return true;
 }
 

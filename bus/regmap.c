@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "regmap.h"
+#include "basic/byteorder.h"
 
 static bool table_is_bits(unsigned table)
 {
@@ -197,7 +198,7 @@ static uint64_t assemble(const uint8_t *w, unsigned nregs, enum bus_mb_order ord
 
 	for (unsigned i = 0; i < nregs; i++) {
 		unsigned k = word_swap ? nregs - 1 - i : i;
-		uint16_t reg = (uint16_t)(w[2 * k] << 8 | w[2 * k + 1]);
+		uint16_t reg = basic_get_be16(w + 2 * k);
 
 		if (byte_swap)
 			reg = (uint16_t)(reg >> 8 | reg << 8);
@@ -347,9 +348,9 @@ static enum bus_mb_verdict check_mbap(const struct bus_mb_expect *exp, const uin
 	if (adu[2] || adu[3])
 		return BUS_MB_REPLY_BAD_PROTOCOL;
 	/* The length field counts the unit id and the PDU. */
-	if ((size_t)(adu[4] << 8 | adu[5]) != len - 6)
+	if ((size_t)basic_get_be16(adu + 4) != len - 6)
 		return BUS_MB_REPLY_BAD_LENGTH;
-	if ((uint16_t)(adu[0] << 8 | adu[1]) != exp->tid)
+	if (basic_get_be16(adu) != exp->tid)
 		return BUS_MB_REPLY_STALE;
 	return BUS_MB_REPLY_OK;
 }
@@ -404,8 +405,8 @@ int bus_mb_request_build(const struct bus_mb_expect *exp, uint16_t addr, uint8_t
 	if (!exp || !buf || size < BUS_MB_ADU_MAX || !expect_valid(exp))
 		return -EINVAL;
 	if (exp->tcp) {
-		buf[n++] = (uint8_t)(exp->tid >> 8);
-		buf[n++] = (uint8_t)exp->tid;
+		basic_put_be16(buf + n, exp->tid);
+		n += 2;
 		buf[n++] = 0;
 		buf[n++] = 0;
 		buf[n++] = 0;
@@ -413,9 +414,8 @@ int bus_mb_request_build(const struct bus_mb_expect *exp, uint16_t addr, uint8_t
 	}
 	buf[n++] = exp->unit_id;
 	buf[n++] = exp->function;
-	buf[n++] = (uint8_t)(addr >> 8);
-	buf[n++] = (uint8_t)addr;
-	buf[n++] = (uint8_t)(exp->count >> 8);
-	buf[n++] = (uint8_t)exp->count;
+	basic_put_be16(buf + n, addr);
+	basic_put_be16(buf + n + 2, exp->count);
+	n += 4;
 	return (int)n;
 }

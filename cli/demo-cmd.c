@@ -84,6 +84,18 @@ static struct pl_stat_server *demo_stat(struct pl_daemon *d)
 	return srv;
 }
 
+/* The CAN trace the demo replays: its board's first CAN bus read from a
+   trace, wherever that section stands (a --board may list a Modbus or
+   TRDP bus first, whose configuration is another member of the union);
+   NULL for none. */
+static const char *demo_trace(const struct conf_board *cfg)
+{
+	for (size_t b = 0; b < cfg->nbuses; b++)
+		if (cfg->buses[b].kind == BUS_KIND_CAN && cfg->buses[b].can.driver == BUS_CAN_TRACE)
+			return cfg->buses[b].can.device;
+	return NULL;
+}
+
 static int demo_start(const struct demo_opts *o, uint16_t port, const struct bus_sim_train *srv,
                       struct conf_board **cfg, struct pl_daemon **d, struct cli_demo_trdp **pub)
 {
@@ -109,8 +121,9 @@ static int demo_start(const struct demo_opts *o, uint16_t port, const struct bus
 	}
 	if (pl_daemon_uplink_dictionary(*d, &sent, &channels) == 0)
 		cli_uplink_dictionary(stderr, sent, channels);
-	fprintf(stderr, "railmon demo: simulated Modbus devices on 127.0.0.1:%u, CAN trace %s, log in %s\n",
-	        port, (*cfg)->buses[0].can.device, pl_daemon_data_dir(*d));
+	fprintf(stderr, "railmon demo: simulated Modbus devices on 127.0.0.1:%u, %s%s, log in %s\n", port,
+	        demo_trace(*cfg) ? "CAN trace " : "no CAN trace", demo_trace(*cfg) ? demo_trace(*cfg) : "",
+	        pl_daemon_data_dir(*d));
 	r = pl_daemon_start(*d, warn, sizeof(warn));
 	if (r < 0) {
 		fprintf(stderr, "railmon demo: cannot start: %s\n", strerror(-r));

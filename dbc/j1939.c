@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "j1939.h"
+#include "basic/byteorder.h"
 
 enum {
 	CM_RTS = 16,
@@ -123,7 +124,7 @@ static int announce(dbc_j1939_t *j, const struct dbc_j1939_id *id, const uint8_t
                     struct dbc_j1939_fault *f)
 {
 	bool bam = d[0] == CM_BAM;
-	unsigned size = d[1] | (unsigned)d[2] << 8, total = d[3];
+	unsigned size = basic_get_le16(d + 1), total = d[3];
 	struct session *s = find(j, id->sa, id->da);
 	int r = 0;
 
@@ -307,7 +308,7 @@ int dbc_j1939_dm1(dbc_j1939_t *j, uint8_t sa, const uint8_t *data, size_t len, s
 
 	if (!j || (!data && len) || (!out && max))
 		return -EINVAL;
-	lamps = len >= 2 ? (uint16_t)(data[0] | data[1] << 8) : 0;
+	lamps = len >= 2 ? basic_get_le16(data) : 0;
 	for (unsigned i = 0; i < DBC_J1939_DTC_MAX; i++)
 		if (j->dtc[i].sa == sa)
 			j->dtc[i].seen = false;

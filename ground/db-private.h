@@ -7,7 +7,6 @@
  */
 #pragma once
 
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 
 #include "db.h"
 #include "acquisition/acq-item.h"
+#include "basic/byteorder.h"
 
 #define GRD_DAYS_KNOWN 64       /* day partitions remembered as existing */
 #define GRD_VEHICLE_NAME_MAX 64
@@ -72,22 +72,19 @@ static inline int grd_buf_room(struct grd_buf *b, size_t n)
 /* PostgreSQL's binary COPY (network order), into room made beforehand. */
 static inline void grd_put16(struct grd_buf *b, uint16_t v)
 {
-	v = htobe16(v);
-	memcpy(b->p + b->used, &v, 2);
+	basic_put_be16(b->p + b->used, v);
 	b->used += 2;
 }
 
 static inline void grd_put32(struct grd_buf *b, uint32_t v)
 {
-	v = htobe32(v);
-	memcpy(b->p + b->used, &v, 4);
+	basic_put_be32(b->p + b->used, v);
 	b->used += 4;
 }
 
 static inline void grd_put64(struct grd_buf *b, uint64_t v)
 {
-	v = htobe64(v);
-	memcpy(b->p + b->used, &v, 8);
+	basic_put_be64(b->p + b->used, v);
 	b->used += 8;
 }
 

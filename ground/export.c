@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/byteorder.h"
 #include "db-private.h"
 #include "acquisition/acq-item.h"
 #include "basic/hex.h"
@@ -137,22 +138,6 @@ static const struct ledger_log *ledger_find(struct ledger *l, int64_t seq, int64
 	return NULL;
 }
 
-/* Big-endian fields of a binary COPY row. */
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return (uint64_t)rd32(p) << 32 | rd32(p + 4);
-}
-
 #define EXPORT_COLS 9 /* kind, t, seq, a, b, c, v, data, text: the query below */
 
 /* One row of the binary COPY (p, its n bytes) into its fields: start and
@@ -162,12 +147,12 @@ static int split_row(const uint8_t *p, size_t n, const uint8_t *f[EXPORT_COLS], 
 {
 	size_t o = 2;
 
-	if (n < 2 || rd16(p) != EXPORT_COLS)
+	if (n < 2 || basic_get_be16(p) != EXPORT_COLS)
 		return -EPROTO;
 	for (int i = 0; i < EXPORT_COLS; i++) {
 		if (o + 4 > n)
 			return -EPROTO;
-		len[i] = (int32_t)rd32(p + o);
+		len[i] = (int32_t)basic_get_be32(p + o);
 		o += 4;
 		f[i] = p + o;
 		if (len[i] > 0) {
@@ -181,7 +166,7 @@ static int split_row(const uint8_t *p, size_t n, const uint8_t *f[EXPORT_COLS], 
 
 static int64_t i64_at(const uint8_t *f, int32_t len)
 {
-	return len == 8 ? (int64_t)rd64(f) : 0;
+	return len == 8 ? (int64_t)basic_get_be64(f) : 0;
 }
 
 /* A row's fields as an item: the meaning of a, b, c, v by kind as the
@@ -194,14 +179,14 @@ static int row_item(const uint8_t *const f[EXPORT_COLS], const int32_t len[EXPOR
 	if (len[0] != 2 || len[1] != 8 || len[2] != 8)
 		return -EPROTO;
 	if (len[6] == 8) {
-		uint64_t bits = rd64(f[6]);
+		uint64_t bits = basic_get_be64(f[6]);
 
 		memcpy(&v, &bits, sizeof(v));
 	}
 	memset(it, 0, sizeof(*it));
-	it->kind = rd16(f[0]);
-	it->t_ns = ((int64_t)rd64(f[1]) + GRD_PG_EPOCH_US) * 1000;
-	it->seq = rd64(f[2]);
+	it->kind = basic_get_be16(f[0]);
+	it->t_ns = ((int64_t)basic_get_be64(f[1]) + GRD_PG_EPOCH_US) * 1000;
+	it->seq = basic_get_be64(f[2]);
 	if (it->kind == ACQ_ITEM_CAN) {
 		it->bus = (uint16_t)a;
 		it->can.id = (uint32_t)b;
@@ -321,16 +306,16 @@ static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void 
 		size_t left = (size_t)len;
 
 		if (header && cb >= 0) { /* signature, flags, header extension */
-			if (left < 19 || memcmp(p, sig, sizeof(sig)) || left - 19 < rd32(p + 15)) {
+			if (left < 19 || memcmp(p, sig, sizeof(sig)) || left - 19 < basic_get_be32(p + 15)) {
 				cb = -EPROTO;
 				cancel(db);
 			} else {
-				left -= 19 + rd32(p + 15);
-				p += 19 + rd32(p + 15);
+				left -= 19 + basic_get_be32(p + 15);
+				p += 19 + basic_get_be32(p + 15);
 			}
 			header = false;
 		}
-		if (left >= 2 && rd16(p) == 0xffff) { /* the trailer */
+		if (left >= 2 && basic_get_be16(p) == 0xffff) { /* the trailer */
 			PQfreemem(buf);
 			continue;
 		}

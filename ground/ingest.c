@@ -63,8 +63,32 @@ static bool day_known(const grd_db_t *db, int64_t day)
 	return false;
 }
 
+/* One day partition, CREATE TABLE IF NOT EXISTS: the check of IF NOT
+   EXISTS comes before the wait for the parent's lock, so another receiver
+   making the same partition meanwhile (a fleet's receivers on a new day)
+   makes this fail once that one commits: 42P07, or 23505 on the catalog's
+   unique index.  The partition is there then, and the statement again
+   finds it (the failure neither said nor counted). */
+static int make_partition(grd_db_t *db, const char *sql)
+{
+	for (int tries = 0;; tries++) {
+		PGresult *res = PQexec(db->conn, sql);
+		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		bool made = PQresultStatus(res) == PGRES_COMMAND_OK;
+		int r = 0;
+
+		if (!made && !(state && (!strcmp(state, "42P07") || !strcmp(state, "23505")) && tries < 3)) {
+			grd_db_fail_res(db, "partition", res);
+			r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+		}
+		PQclear(res);
+		if (made || r < 0)
+			return r;
+	}
+}
+
 /* The day's partition of each table; another receiver may make it at the
-   same moment (then this fails and the retry finds it there). */
+   same moment (make_partition). */
 static int make_day(grd_db_t *db, int64_t day)
 {
 	static const char *const tables[] = { "samples", "can_frames", "events", "texts" };
@@ -85,13 +109,8 @@ static int make_day(grd_db_t *db, int64_t day)
 	for (size_t t = 0; !made && r == 0 && t < sizeof(tables) / sizeof(tables[0]); t++) {
 		snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS %s_p%s PARTITION OF %s FOR VALUES FROM "
 		         "('%s 00:00:00+00') TO ('%s 00:00:00+00')", tables[t], name, tables[t], from, to);
-		r = grd_db_exec(db, "partition", sql);
+		r = make_partition(db, sql);
 	}
-	/* Two receivers making the same day at once: one fails on the
-	   catalog's unique index (23505) or finds the table made (42P07);
-	   that passes, the next try finds the partition there. */
-	if (r < 0 && (!strncmp(db->sqlstate, "23", 2) || !strcmp(db->sqlstate, "42P07")))
-		db->sqlstate[0] = 0;
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&db->lock);

@@ -13,6 +13,7 @@
 
 #include "db-private.h"
 #include "ground/rollup.h"
+#include "basic/byteorder.h"
 
 /* A bound as to_timestamp() takes it: seconds from the epoch (exact
    for any microsecond of a realistic time, |us| < 2^53), or an
@@ -33,12 +34,7 @@ static void bound_text(int64_t t_ns, char out[40])
    five times the rows' scan). */
 static int64_t be64_at(PGresult *res, int i, int col)
 {
-	const uint8_t *p = (const uint8_t *)PQgetvalue(res, i, col);
-	uint64_t v = 0;
-
-	for (int k = 0; k < 8; k++)
-		v = v << 8 | p[k];
-	return (int64_t)v;
+	return (int64_t)basic_get_be64(PQgetvalue(res, i, col));
 }
 
 static bool field_ok(PGresult *res, int i, int col)

@@ -4,7 +4,6 @@
  * encoding and checking, and the cursor that walks and resynchronises.
  */
 #include <dirent.h>
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,36 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/byteorder.h"
 #include "crc32c.h"
 #include "stor-private.h"
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
 
 void stor_seg_name(char buf[STOR_SEG_NAME_LEN], uint64_t first_seq)
 {
@@ -71,15 +43,15 @@ static void hdr_copy_encode(const struct stor_seg_hdr *h, uint8_t *out)
 {
 	memset(out, 0, STOR_HDR_COPY_BYTES);
 	memcpy(out, STOR_SEG_MAGIC, 8);
-	put32(out + 8, STOR_SEG_VERSION);
-	put32(out + 12, STOR_HDR_BYTES);
-	put64(out + 16, h->first_seq);
-	put64(out + 24, h->salt);
-	put64(out + 32, h->config_hash);
+	basic_put_le32(out + 8, STOR_SEG_VERSION);
+	basic_put_le32(out + 12, STOR_HDR_BYTES);
+	basic_put_le64(out + 16, h->first_seq);
+	basic_put_le64(out + 24, h->salt);
+	basic_put_le64(out + 32, h->config_hash);
 	memcpy(out + 40, h->boot_id, 16);
-	put64(out + 56, (uint64_t)h->created_ns);
+	basic_put_le64(out + 56, (uint64_t)h->created_ns);
 	memcpy(out + 64, h->vehicle, strnlen(h->vehicle, STOR_VEHICLE_MAX));
-	put32(out + 124, stor_crc32c(0, out, 124));
+	basic_put_le32(out + 124, stor_crc32c(0, out, 124));
 }
 
 /* The log id block's CRC covers the salt, as a frame's does: a block left
@@ -88,7 +60,7 @@ static uint32_t id_block_crc(uint64_t salt, const uint8_t *in)
 {
 	uint8_t s[8];
 
-	put64(s, salt);
+	basic_put_le64(s, salt);
 	return stor_crc32c(stor_crc32c(0, s, 8), in, 124);
 }
 
@@ -97,7 +69,7 @@ static void id_block_encode(const struct stor_seg_hdr *h, uint8_t *out)
 	memset(out, 0, STOR_HDR_COPY_BYTES);
 	memcpy(out, STOR_SEG_ID_MAGIC, 8);
 	memcpy(out + 8, h->log_id, STOR_LOG_ID_BYTES);
-	put32(out + 124, id_block_crc(h->salt, out));
+	basic_put_le32(out + 124, id_block_crc(h->salt, out));
 }
 
 void stor_seg_hdr_encode(const struct stor_seg_hdr *h, uint8_t out[STOR_HDR_BYTES])
@@ -115,20 +87,20 @@ static int hdr_copy_decode(const uint8_t *in, struct stor_seg_hdr *ret_hdr)
 {
 	struct stor_seg_hdr h = {0};
 
-	if (memcmp(in, STOR_SEG_MAGIC, 8) != 0 || get32(in + 124) != stor_crc32c(0, in, 124))
+	if (memcmp(in, STOR_SEG_MAGIC, 8) != 0 || basic_get_le32(in + 124) != stor_crc32c(0, in, 124))
 		return -EBADMSG;
-	h.version = get32(in + 8);
-	h.hdr_bytes = get32(in + 12);
+	h.version = basic_get_le32(in + 8);
+	h.hdr_bytes = basic_get_le32(in + 12);
 	/* Version 1 has no log id blocks: its frames start right after the
 	   two header copies. */
 	if (!(h.version == STOR_SEG_VERSION && h.hdr_bytes == STOR_HDR_BYTES) &&
 	    !(h.version == STOR_SEG_VERSION_V1 && h.hdr_bytes == STOR_HDR_V1_BYTES))
 		return -EBADMSG;
-	h.first_seq = get64(in + 16);
-	h.salt = get64(in + 24);
-	h.config_hash = get64(in + 32);
+	h.first_seq = basic_get_le64(in + 16);
+	h.salt = basic_get_le64(in + 24);
+	h.config_hash = basic_get_le64(in + 32);
 	memcpy(h.boot_id, in + 40, 16);
-	h.created_ns = (int64_t)get64(in + 56);
+	h.created_ns = (int64_t)basic_get_le64(in + 56);
 	memcpy(h.vehicle, in + 64, STOR_VEHICLE_MAX);
 	*ret_hdr = h;
 	return 0;
@@ -136,7 +108,7 @@ static int hdr_copy_decode(const uint8_t *in, struct stor_seg_hdr *ret_hdr)
 
 static bool id_block_decode(const uint8_t *in, struct stor_seg_hdr *h)
 {
-	if (memcmp(in, STOR_SEG_ID_MAGIC, 8) != 0 || get32(in + 124) != id_block_crc(h->salt, in))
+	if (memcmp(in, STOR_SEG_ID_MAGIC, 8) != 0 || basic_get_le32(in + 124) != id_block_crc(h->salt, in))
 		return false;
 	memcpy(h->log_id, in + 8, STOR_LOG_ID_BYTES);
 	h->has_log_id = true;
@@ -190,7 +162,7 @@ static uint32_t frame_crc(uint64_t salt, const uint8_t *in, uint32_t len)
 
 	/* The salt is in the CRC but not in the frame: a frame of an older
 	   generation of this file (other salt) can never validate. */
-	put64(s, salt);
+	basic_put_le64(s, salt);
 	crc = stor_crc32c(0, s, 8);
 	crc = stor_crc32c(crc, in, 4);
 	return stor_crc32c(crc, in + 8, stor_frame_size(len) - 8);
@@ -201,27 +173,27 @@ void stor_frame_encode(uint64_t salt, const struct stor_frame *f, const void *pa
 {
 	uint64_t size = stor_frame_size(f->len);
 
-	put32(out, f->len);
-	put64(out + 8, f->first_seq);
-	put32(out + 16, f->count);
-	put32(out + 20, f->flags);
-	put64(out + 24, (uint64_t)f->t_first_ns);
-	put64(out + 32, (uint64_t)f->t_last_ns);
+	basic_put_le32(out, f->len);
+	basic_put_le64(out + 8, f->first_seq);
+	basic_put_le32(out + 16, f->count);
+	basic_put_le32(out + 20, f->flags);
+	basic_put_le64(out + 24, (uint64_t)f->t_first_ns);
+	basic_put_le64(out + 32, (uint64_t)f->t_last_ns);
 	if (f->len)
 		memcpy(out + STOR_FRAME_HDR_BYTES, payload, f->len);
 	memset(out + STOR_FRAME_HDR_BYTES + f->len, 0, size - STOR_FRAME_HDR_BYTES - f->len);
-	put32(out + 4, frame_crc(salt, out, f->len));
+	basic_put_le32(out + 4, frame_crc(salt, out, f->len));
 }
 
 int stor_frame_peek(const uint8_t *in, struct stor_frame *ret_f)
 {
 	struct stor_frame f = {
-		.len = get32(in),
-		.first_seq = get64(in + 8),
-		.count = get32(in + 16),
-		.flags = get32(in + 20),
-		.t_first_ns = (int64_t)get64(in + 24),
-		.t_last_ns = (int64_t)get64(in + 32),
+		.len = basic_get_le32(in),
+		.first_seq = basic_get_le64(in + 8),
+		.count = basic_get_le32(in + 16),
+		.flags = basic_get_le32(in + 20),
+		.t_first_ns = (int64_t)basic_get_le64(in + 24),
+		.t_last_ns = (int64_t)basic_get_le64(in + 32),
 	};
 	bool seal = f.flags & STOR_FRAME_SEAL;
 
@@ -241,7 +213,7 @@ int stor_frame_peek(const uint8_t *in, struct stor_frame *ret_f)
 
 bool stor_frame_crc_ok(uint64_t salt, const uint8_t *in, const struct stor_frame *f)
 {
-	return get32(in + 4) == frame_crc(salt, in, f->len);
+	return basic_get_le32(in + 4) == frame_crc(salt, in, f->len);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "basic/byteorder.h"
 #include "spec.h"
 #include "trace-fmt.h"
 
@@ -69,21 +70,6 @@ struct trace_blf {
 	size_t nskip;
 	uint64_t skip_other;    /* skipped objects of types beyond skip[] */
 };
-
-static uint16_t le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
 
 int trace_blf_new(struct trace_blf **ret_blf)
 {
@@ -225,14 +211,14 @@ static int read_header(struct trace_blf *b, trace_blf_read_fn fn, void *ctx)
 		b->eof = true;
 		return bad(b, 0, (size_t)n < sizeof(h) ? "truncated file header" : "no LOGG signature");
 	}
-	size = le32(h + 4);
+	size = basic_get_le32(h + 4);
 	if (size < BLF_FILE_HEADER_MIN || size > BLF_FILE_HEADER_MAX) {
 		b->eof = true;
 		return bad(b, 4, "file header size out of range");
 	}
-	if (le16(h + 40) >= 1970) /* SYSTEMTIME of the start; 0: not said */
-		b->start_ns = trace_local_ns(le16(h + 40), le16(h + 42), le16(h + 46), le16(h + 48),
-		                                 le16(h + 50), le16(h + 52), le16(h + 54) % 1000);
+	if (basic_get_le16(h + 40) >= 1970) /* SYSTEMTIME of the start; 0: not said */
+		b->start_ns = trace_local_ns(basic_get_le16(h + 40), basic_get_le16(h + 42), basic_get_le16(h + 46), basic_get_le16(h + 48),
+		                                 basic_get_le16(h + 50), basic_get_le16(h + 52), basic_get_le16(h + 54) % 1000);
 	return skip(b, fn, ctx, size - BLF_FILE_HEADER_MIN, 0, "truncated file header");
 }
 
@@ -298,8 +284,8 @@ static int read_container(struct trace_blf *b, trace_blf_read_fn fn, void *ctx, 
 		return bad(b, b->cont_off, "file ends inside a container");
 	}
 	payload -= sizeof(ch);
-	method = le16(ch);
-	usize = le32(ch + 8);
+	method = basic_get_le16(ch);
+	usize = basic_get_le32(ch + 8);
 	if (usize > TRACE_BLF_CONTAINER_MAX || (method == 0 && payload != usize) || (method != 0 && method != 2)) {
 		int r = skip(b, fn, ctx, payload, b->cont_off, "file ends inside a container");
 
@@ -341,8 +327,8 @@ static int load_next(struct trace_blf *b, trace_blf_read_fn fn, void *ctx)
 		return bad(b, b->cont_off, (size_t)n < sizeof(h) ? "file ends inside an object header" :
 		                                                   "no LOBJ signature: the file ends here");
 	}
-	size = le32(h + 8);
-	type = le32(h + 12);
+	size = basic_get_le32(h + 8);
+	type = basic_get_le32(h + 12);
 	if (size < BLF_OBJ_BASE) {
 		b->eof = true;
 		return bad(b, b->cont_off, "object size smaller than its header");
@@ -445,9 +431,9 @@ static int decode_msg(struct trace_blf *b, const uint8_t *p, size_t len, struct 
 {
 	if (len < 16)
 		return bad(b, b->cont_off, "CAN message object shorter than its fields");
-	*ret_chan = le16(p);
+	*ret_chan = basic_get_le16(p);
 	can->flags |= (p[2] & TRACE_BLF_MSG_TX ? ACQ_CAN_TX : 0) | (p[2] & TRACE_BLF_MSG_RTR ? ACQ_CAN_RTR : 0);
-	set_id(can, le32(p + 4));
+	set_id(can, basic_get_le32(p + 4));
 	/* a DLC above 8 (9..15 say 8 bytes in classic CAN) cannot fail: the
 	   hot path of most files, kept short */
 	can->len = (uint8_t)(p[3] > 8 ? 8 : p[3]);
@@ -471,14 +457,14 @@ static int decode_fd(struct trace_blf *b, const uint8_t *p, size_t len, struct a
 	valid = p[14];
 	if (valid > 64 || len < 20 + valid)
 		return bad(b, b->cont_off, "CAN FD message object: more valid bytes than it holds");
-	*ret_chan = le16(p);
+	*ret_chan = basic_get_le16(p);
 	can->flags |= p[2] & TRACE_BLF_MSG_TX ? ACQ_CAN_TX : 0;
 	/* the remote bit is only CAN's: an FD frame has none (Vector's docs) */
 	if (fd)
 		can->flags |= ACQ_CAN_FD | (p[13] & TRACE_BLF_FD_BRS ? ACQ_CAN_BRS : 0) | (p[13] & TRACE_BLF_FD_ESI ? ACQ_CAN_ESI : 0);
 	else if (p[2] & TRACE_BLF_MSG_RTR)
 		can->flags |= ACQ_CAN_RTR;
-	set_id(can, le32(p + 4));
+	set_id(can, basic_get_le32(p + 4));
 	if (fd_finish(b, can, p[3], valid, fd) < 0)
 		return -EBADMSG;
 	if (!(can->flags & ACQ_CAN_RTR))
@@ -504,7 +490,7 @@ static int decode_fd64(struct trace_blf *b, const uint8_t *o, size_t hsize, size
 
 	if (size - hsize < 40)
 		return bad(b, b->cont_off, "CAN FD 64 object shorter than its fields");
-	flags = le32(p + 12);
+	flags = basic_get_le32(p + 12);
 	fd = flags & TRACE_BLF_FD64_EDL;
 	valid = p[2];
 	if (valid > 64)
@@ -522,7 +508,7 @@ static int decode_fd64(struct trace_blf *b, const uint8_t *o, size_t hsize, size
 		              (flags & TRACE_BLF_FD64_ESI ? ACQ_CAN_ESI : 0);
 	else if (flags & TRACE_BLF_FD64_RTR)
 		can->flags |= ACQ_CAN_RTR;
-	set_id(can, le32(p + 4));
+	set_id(can, basic_get_le32(p + 4));
 	memcpy(can->data, p + 40, held);
 	memset(can->data + held, 0, valid - held);
 	return fd_finish(b, can, p[1], valid, fd);
@@ -565,10 +551,10 @@ static bool is_can_type(uint32_t type)
 /* the object's stamp as Unix ns; false if out of range */
 static bool object_time(const struct trace_blf *b, const uint8_t *o, int64_t *ret_ns)
 {
-	uint64_t ts = le64(o + 24);
+	uint64_t ts = basic_get_le64(o + 24);
 
 	/* at most half of int64's ns after a start in 1970-2116: no overflow */
-	if (le32(o + 16) == TRACE_BLF_TIME_TEN_MICS) {
+	if (basic_get_le32(o + 16) == TRACE_BLF_TIME_TEN_MICS) {
 		if (ts > (uint64_t)INT64_MAX / 2 / 10000)
 			return false;
 		ts *= 10000;
@@ -587,7 +573,7 @@ static int decode_error(struct trace_blf *b, uint32_t type, const uint8_t *p, si
 {
 	if (len < 2)
 		return bad(b, b->cont_off, "CAN error object shorter than its channel");
-	*ret_chan = type == TRACE_BLF_CAN_FD_ERROR_64 ? p[0] : le16(p);
+	*ret_chan = type == TRACE_BLF_CAN_FD_ERROR_64 ? p[0] : basic_get_le16(p);
 	can->flags = ACQ_CAN_ERR;
 	can->id = TRACE_ERR_ID;
 	return TRACE_FRAME;
@@ -596,8 +582,8 @@ static int decode_error(struct trace_blf *b, uint32_t type, const uint8_t *p, si
 /* One whole object at o: a frame, SKIP for other objects, -EBADMSG. */
 static int decode_object(struct trace_blf *b, const uint8_t *o, struct acq_item *ret_item, unsigned *ret_chan)
 {
-	uint16_t hsize = le16(o + 4), hver = le16(o + 6);
-	uint32_t size = le32(o + 8), type = le32(o + 12);
+	uint16_t hsize = basic_get_le16(o + 4), hver = basic_get_le16(o + 6);
+	uint32_t size = basic_get_le32(o + 8), type = basic_get_le32(o + 12);
 	struct acq_item it = { .kind = ACQ_ITEM_CAN };
 	int r;
 
@@ -647,7 +633,7 @@ static int next_object(struct trace_blf *b, struct acq_item *ret_item, unsigned 
 	if (b->ufill - b->upos < BLF_OBJ_BASE)
 		return NEED_MORE;
 	o = b->ubuf + b->upos;
-	size = le32(o + 8);
+	size = basic_get_le32(o + 8);
 	if (size < BLF_OBJ_BASE || size > TRACE_BLF_CONTAINER_MAX) {
 		b->resync = true;
 		b->upos += 4;

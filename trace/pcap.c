@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/byteorder.h"
+
 #define FRAG_RUNS 16          /* received pieces kept apart per datagram: more is "too scattered" */
 #define FRAG_BUF 65536        /* an IPv4 datagram's payload is at most 65515 bytes */
 #define OOO_MAX 8             /* out-of-order intervals held per direction */
@@ -103,16 +105,6 @@ struct trace_pcap {
 };
 
 /* ---- helpers ---- */
-
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static int32_t seq_diff(uint32_t a, uint32_t b)
 {
@@ -410,13 +402,13 @@ static void tcp(trace_pcap_t *p, uint32_t src, uint32_t dst, const uint8_t *b, s
 		note(p, "TCP header cut or wrong");
 		return;
 	}
-	sport = be16(b);
-	dport = be16(b + 2);
+	sport = basic_get_be16(b);
+	dport = basic_get_be16(b + 2);
 	if (sport != p->cfg.tcp_port && dport != p->cfg.tcp_port) {
 		p->st.other_proto++;
 		return;
 	}
-	seq = be32(b + 4);
+	seq = basic_get_be32(b + 4);
 	fl = b[13];
 	n = (uint32_t)(len - hl);
 	c = conn_find(p, src, dst, sport, dport, &d);
@@ -464,15 +456,15 @@ static void udp(trace_pcap_t *p, uint32_t src, uint32_t dst, const uint8_t *b, s
 	uint16_t dport, ulen;
 	bool want = false;
 
-	if (len < 8 || (ulen = be16(b + 4)) < 8 || ulen > len) {
+	if (len < 8 || (ulen = basic_get_be16(b + 4)) < 8 || ulen > len) {
 		p->st.bad_ip++;
 		note(p, "UDP length wrong");
 		return;
 	}
-	dport = be16(b + 2);
+	dport = basic_get_be16(b + 2);
 	for (size_t i = 0; i < p->cfg.n_udp_ports; i++)
 		want |= p->cfg.udp_ports[i] == dport;
-	want |= p->cfg.udp_src_port && be16(b) == p->cfg.udp_src_port;
+	want |= p->cfg.udp_src_port && basic_get_be16(b) == p->cfg.udp_src_port;
 	if (!want) {
 		p->st.other_proto++;
 		return;
@@ -484,7 +476,7 @@ static void udp(trace_pcap_t *p, uint32_t src, uint32_t dst, const uint8_t *b, s
 	e->proto = 17;
 	e->src = src;
 	e->dst = dst;
-	e->sport = be16(b);
+	e->sport = basic_get_be16(b);
 	e->dport = dport;
 	e->data = b + 8;
 	e->len = ulen - 8u;
@@ -595,22 +587,22 @@ static void ipv4(trace_pcap_t *p, const uint8_t *b, size_t caplen, bool cut)
 	uint16_t fo;
 	uint32_t src, dst;
 
-	if (caplen < 20 || (b[0] >> 4) != 4 || (hl = (size_t)(b[0] & 15) * 4) < 20 || (tot = be16(b + 2)) < hl ||
+	if (caplen < 20 || (b[0] >> 4) != 4 || (hl = (size_t)(b[0] & 15) * 4) < 20 || (tot = basic_get_be16(b + 2)) < hl ||
 	    tot > caplen) {
-		if (cut && caplen >= 20 && (b[0] >> 4) == 4 && be16(b + 2) > caplen) {
+		if (cut && caplen >= 20 && (b[0] >> 4) == 4 && basic_get_be16(b + 2) > caplen) {
 			p->st.cut++;
-			note(p, "captured %zu bytes of a %u-byte IPv4 datagram (snap length)", caplen, be16(b + 2));
+			note(p, "captured %zu bytes of a %u-byte IPv4 datagram (snap length)", caplen, basic_get_be16(b + 2));
 		} else {
 			p->st.bad_ip++;
 			note(p, "IPv4 header wrong");
 		}
 		return;
 	}
-	src = be32(b + 12);
-	dst = be32(b + 16);
-	fo = be16(b + 6);
+	src = basic_get_be32(b + 12);
+	dst = basic_get_be32(b + 16);
+	fo = basic_get_be16(b + 6);
 	if (fo & 0x3fff) { /* MF or an offset: a fragment */
-		struct frag *f = frag_slot(p, src, dst, be16(b + 4), b[9]);
+		struct frag *f = frag_slot(p, src, dst, basic_get_be16(b + 4), b[9]);
 
 		if (frag_add(p, f, (uint32_t)(fo & 0x1fff) * 8, b + hl, (uint32_t)(tot - hl), fo & 0x2000)) {
 			f->used = false;
@@ -630,8 +622,8 @@ static void ethertype(trace_pcap_t *p, uint16_t type, const uint8_t *b, size_t l
 			p->st.other_link++;
 			return;
 		}
-		p->vlan = be16(b) & 0xfff;
-		type = be16(b + 2);
+		p->vlan = basic_get_be16(b) & 0xfff;
+		type = basic_get_be16(b + 2);
 		b += 4;
 		len -= 4;
 	}
@@ -646,19 +638,19 @@ static void link_layer(trace_pcap_t *p, const uint8_t *b, size_t len, bool cut)
 	switch (p->dlt) {
 	case DLT_EN10MB:
 		if (len >= 14)
-			ethertype(p, be16(b + 12), b + 14, len - 14, cut);
+			ethertype(p, basic_get_be16(b + 12), b + 14, len - 14, cut);
 		else
 			p->st.other_link++;
 		break;
 	case DLT_LINUX_SLL: /* 16 bytes, the protocol last */
 		if (len >= 16)
-			ethertype(p, be16(b + 14), b + 16, len - 16, cut);
+			ethertype(p, basic_get_be16(b + 14), b + 16, len - 16, cut);
 		else
 			p->st.other_link++;
 		break;
 	case DLT_LINUX_SLL2: /* 20 bytes, the protocol first */
 		if (len >= 20)
-			ethertype(p, be16(b), b + 20, len - 20, cut);
+			ethertype(p, basic_get_be16(b), b + 20, len - 20, cut);
 		else
 			p->st.other_link++;
 		break;
@@ -793,7 +785,7 @@ static int open_file(FILE *f, const char *name, const struct trace_pcap_cfg *cfg
 	}
 	/* the magic says which format, and so what an offset can name */
 	if (fread(m, 1, 4, f) == 4)
-		p->ng = be32(m) == TRACE_PCAPNG_SHB;
+		p->ng = basic_get_be32(m) == TRACE_PCAPNG_SHB;
 	rewind(f);
 	r = setup(p, cfg);
 	if (r < 0) {

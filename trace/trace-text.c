@@ -16,6 +16,7 @@
 #include "trace-fmt.h"
 #include "spec.h"
 #include "trace.h"
+#include "basic/byteorder.h"
 #include "basic/hex.h"
 
 static bool is_blank(char c)
@@ -184,8 +185,7 @@ enum trace_format trace_format_detect(const void *head, size_t len)
 		return TRACE_BLF;
 	if (len >= 4) {
 		const unsigned char *u = head;
-		uint32_t be = (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
-		uint32_t le = (uint32_t)u[3] << 24 | (uint32_t)u[2] << 16 | (uint32_t)u[1] << 8 | u[0];
+		uint32_t be = basic_get_be32(u), le = basic_get_le32(u);
 
 		if (be == TRACE_PCAP_MAGIC_US || le == TRACE_PCAP_MAGIC_US || be == TRACE_PCAP_MAGIC_NS ||
 		    le == TRACE_PCAP_MAGIC_NS)
@@ -195,8 +195,8 @@ enum trace_format trace_format_detect(const void *head, size_t len)
 		if (be == TRACE_PCAPNG_SHB && len >= 12) {
 			const unsigned char *m = u + 8;
 
-			be = (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3];
-			le = (uint32_t)m[3] << 24 | (uint32_t)m[2] << 16 | (uint32_t)m[1] << 8 | m[0];
+			be = basic_get_be32(m);
+			le = basic_get_le32(m);
 			if (be == TRACE_PCAPNG_BOM || le == TRACE_PCAPNG_BOM)
 				return TRACE_PCAPNG;
 		}

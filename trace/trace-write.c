@@ -12,6 +12,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "basic/byteorder.h"
 #include "spec.h"
 #include "trace-write.h"
 
@@ -142,38 +143,20 @@ static void asc_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 
 /* ---- BLF ---- */
 
-static void le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void le32(uint8_t *p, uint32_t v)
-{
-	le16(p, (uint16_t)v);
-	le16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void le64(uint8_t *p, uint64_t v)
-{
-	le32(p, (uint32_t)v);
-	le32(p + 4, (uint32_t)(v >> 32));
-}
-
 static void systemtime(uint8_t *p, int64_t t_ns)
 {
 	struct tm tm;
 
 	if (t_ns <= 0 || !local_tm(t_ns, &tm))
 		return; /* zeros: no time */
-	le16(p, (uint16_t)(tm.tm_year + 1900));
-	le16(p + 2, (uint16_t)(tm.tm_mon + 1));
-	le16(p + 4, (uint16_t)tm.tm_wday);
-	le16(p + 6, (uint16_t)tm.tm_mday);
-	le16(p + 8, (uint16_t)tm.tm_hour);
-	le16(p + 10, (uint16_t)tm.tm_min);
-	le16(p + 12, (uint16_t)tm.tm_sec);
-	le16(p + 14, (uint16_t)(t_ns / 1000000 % 1000));
+	basic_put_le16(p, (uint16_t)(tm.tm_year + 1900));
+	basic_put_le16(p + 2, (uint16_t)(tm.tm_mon + 1));
+	basic_put_le16(p + 4, (uint16_t)tm.tm_wday);
+	basic_put_le16(p + 6, (uint16_t)tm.tm_mday);
+	basic_put_le16(p + 8, (uint16_t)tm.tm_hour);
+	basic_put_le16(p + 10, (uint16_t)tm.tm_min);
+	basic_put_le16(p + 12, (uint16_t)tm.tm_sec);
+	basic_put_le16(p + 14, (uint16_t)(t_ns / 1000000 % 1000));
 }
 
 static void blf_header(trace_writer_t *w, uint64_t file_size)
@@ -181,11 +164,11 @@ static void blf_header(trace_writer_t *w, uint64_t file_size)
 	uint8_t h[BLF_HEADER_SIZE] = { 'L', 'O', 'G', 'G' };
 	static const uint8_t app[8] = { 5, 0, 0, 0, 2, 6, 8, 1 }; /* application, BL version: python-can's */
 
-	le32(h + 4, BLF_HEADER_SIZE);
+	basic_put_le32(h + 4, BLF_HEADER_SIZE);
 	memcpy(h + 8, app, sizeof(app));
-	le64(h + 16, file_size);
-	le64(h + 24, w->uncompressed + BLF_HEADER_SIZE);
-	le32(h + 32, (uint32_t)w->objects);
+	basic_put_le64(h + 16, file_size);
+	basic_put_le64(h + 24, w->uncompressed + BLF_HEADER_SIZE);
+	basic_put_le32(h + 32, (uint32_t)w->objects);
 	systemtime(h + 40, w->start_ns);
 	if (file_size)
 		systemtime(h + 56, w->last_ns);
@@ -203,12 +186,12 @@ static int blf_flush(trace_writer_t *w)
 	if (compress2(w->zbuf, &zlen, w->buf, w->fill, Z_DEFAULT_COMPRESSION) != Z_OK)
 		return -EIO;
 	size = (uint32_t)(sizeof(h) + zlen);
-	le16(h + 4, 16);
-	le16(h + 6, 1);
-	le32(h + 8, size);
-	le32(h + 12, TRACE_BLF_LOG_CONTAINER);
-	le16(h + 16, 2); /* zlib */
-	le32(h + 24, (uint32_t)w->fill);
+	basic_put_le16(h + 4, 16);
+	basic_put_le16(h + 6, 1);
+	basic_put_le32(h + 8, size);
+	basic_put_le32(h + 12, TRACE_BLF_LOG_CONTAINER);
+	basic_put_le16(h + 16, 2); /* zlib */
+	basic_put_le32(h + 24, (uint32_t)w->fill);
 	fwrite(h, 1, sizeof(h), w->out);
 	fwrite(w->zbuf, 1, zlen, w->out);
 	fwrite(pad, 1, size % 4, w->out);
@@ -226,7 +209,7 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 
 	if (c->flags & ACQ_CAN_ERR) {
 		memset(b, 0, 32);
-		le16(b, (uint16_t)ch);
+		basic_put_le16(b, (uint16_t)ch);
 		*ret_type = TRACE_BLF_CAN_ERROR_EXT;
 		return 32;
 	}
@@ -236,10 +219,10 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 			14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15 };
 
 		memset(b, 0, 84);
-		le16(b, (uint16_t)ch);
+		basic_put_le16(b, (uint16_t)ch);
 		b[2] = flags;
 		b[3] = dlc_of[c->len];
-		le32(b + 4, id);
+		basic_put_le32(b + 4, id);
 		b[13] = (uint8_t)(TRACE_BLF_FD_EDL | ((c->flags & ACQ_CAN_BRS) ? TRACE_BLF_FD_BRS : 0) |
 		                  ((c->flags & ACQ_CAN_ESI) ? TRACE_BLF_FD_ESI : 0));
 		b[14] = c->len;
@@ -248,10 +231,10 @@ static size_t blf_body(const struct acq_can *c, unsigned ch, uint8_t *b, uint32_
 		return 84;
 	}
 	memset(b, 0, 16);
-	le16(b, (uint16_t)ch);
+	basic_put_le16(b, (uint16_t)ch);
 	b[2] = flags;
 	b[3] = c->len;
-	le32(b + 4, id);
+	basic_put_le32(b + 4, id);
 	if (!(c->flags & ACQ_CAN_RTR))
 		memcpy(b + 8, c->data, c->len);
 	*ret_type = TRACE_BLF_CAN_MESSAGE;
@@ -266,12 +249,12 @@ static int blf_frame(trace_writer_t *w, const struct acq_item *it, int64_t rel)
 	size_t size = BLF_OBJ_HEADER + body;
 	int r;
 
-	le16(obj + 4, BLF_OBJ_HEADER);
-	le16(obj + 6, 1);
-	le32(obj + 8, (uint32_t)size);
-	le32(obj + 12, type);
-	le32(obj + 16, 2); /* stamps in ns */
-	le64(obj + 24, (uint64_t)rel);
+	basic_put_le16(obj + 4, BLF_OBJ_HEADER);
+	basic_put_le16(obj + 6, 1);
+	basic_put_le32(obj + 8, (uint32_t)size);
+	basic_put_le32(obj + 12, type);
+	basic_put_le32(obj + 16, 2); /* stamps in ns */
+	basic_put_le64(obj + 24, (uint64_t)rel);
 	if (w->fill + size > BLF_CONTAINER && (r = blf_flush(w)) < 0)
 		return r;
 	memcpy(w->buf + w->fill, obj, size); /* bodies are multiples of 4: no padding */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/byteorder.h"
 #include "basic/utf8.h"
 #include "dataset.h"
 
@@ -433,15 +434,6 @@ struct decode {
 	uint32_t index;        /* the loop's item, 0 outside */
 };
 
-static uint64_t be(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static int short_payload(struct decode *d, uint32_t leaf, size_t need)
 {
 	d->res->offset = (uint32_t)d->pos;
@@ -469,7 +461,7 @@ static void read_number(struct decode *d, const struct leaf *l, struct trdp_valu
 {
 	const uint8_t *p = d->p + d->pos;
 	size_t size = trdp_type_size(l->type);
-	uint64_t u = be(p, size);
+	uint64_t u = basic_get_ben(p, size);
 	double x;
 
 	v->type = l->type;
@@ -575,13 +567,13 @@ static int char8_text(struct decode *d, const uint8_t *p, size_t n)
 static int utf16_text(struct decode *d, const uint8_t *p, size_t units)
 {
 	for (size_t i = 0; i < units; i++) {
-		uint32_t c = (uint32_t)be(p + 2 * i, 2);
+		uint32_t c = (uint32_t)basic_get_ben(p + 2 * i, 2);
 		int r;
 
 		if (c == 0)
 			break;
 		if (c >= 0xd800 && c <= 0xdbff && i + 1 < units) {
-			uint32_t lo = (uint32_t)be(p + 2 * i + 2, 2);
+			uint32_t lo = (uint32_t)basic_get_ben(p + 2 * i + 2, 2);
 
 			if (lo >= 0xdc00 && lo <= 0xdfff) {
 				c = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "basic/byteorder.h"
+
 /* Byte offsets of the fields both kinds share. */
 enum {
 	OFF_SEQ = 0,
@@ -29,21 +31,6 @@ enum {
 	OFF_MD_SRC_URI = 48,
 	OFF_MD_DST_URI = 80,
 };
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
 
 uint32_t trdp_fcs(const void *buf, size_t len)
 {
@@ -92,25 +79,25 @@ static void fill_header(enum trdp_kind kind, const uint8_t *p, struct trdp_heade
 {
 	memset(h, 0, sizeof(*h));
 	h->kind = (uint8_t)kind;
-	h->seq = get_be32(p + OFF_SEQ);
-	h->version = get_be16(p + OFF_VERSION);
-	h->msg_type = get_be16(p + OFF_TYPE);
-	h->com_id = get_be32(p + OFF_COMID);
-	h->etb_topo = get_be32(p + OFF_ETB);
-	h->op_trn_topo = get_be32(p + OFF_OPTRN);
-	h->dataset_len = get_be32(p + OFF_DSLEN);
+	h->seq = basic_get_be32(p + OFF_SEQ);
+	h->version = basic_get_be16(p + OFF_VERSION);
+	h->msg_type = basic_get_be16(p + OFF_TYPE);
+	h->com_id = basic_get_be32(p + OFF_COMID);
+	h->etb_topo = basic_get_be32(p + OFF_ETB);
+	h->op_trn_topo = basic_get_be32(p + OFF_OPTRN);
+	h->dataset_len = basic_get_be32(p + OFF_DSLEN);
 	if (kind == TRDP_KIND_PD) {
-		h->reserved = get_be32(p + OFF_PD_RESERVED);
-		h->reply_com_id = get_be32(p + OFF_PD_REPLY_COMID);
-		h->reply_ip = get_be32(p + OFF_PD_REPLY_IP);
-		h->fcs = get_le32(p + TRDP_PD_HEADER_SIZE - 4);
+		h->reserved = basic_get_be32(p + OFF_PD_RESERVED);
+		h->reply_com_id = basic_get_be32(p + OFF_PD_REPLY_COMID);
+		h->reply_ip = basic_get_be32(p + OFF_PD_REPLY_IP);
+		h->fcs = basic_get_le32(p + TRDP_PD_HEADER_SIZE - 4);
 	} else {
-		h->reply_status = (int32_t)get_be32(p + OFF_MD_STATUS);
+		h->reply_status = (int32_t)basic_get_be32(p + OFF_MD_STATUS);
 		memcpy(h->session_id, p + OFF_MD_SESSION, TRDP_SESSION_ID_SIZE);
-		h->reply_timeout_us = get_be32(p + OFF_MD_TIMEOUT);
+		h->reply_timeout_us = basic_get_be32(p + OFF_MD_TIMEOUT);
 		memcpy(h->source_uri, p + OFF_MD_SRC_URI, TRDP_URI_SIZE);
 		memcpy(h->dest_uri, p + OFF_MD_DST_URI, TRDP_URI_SIZE);
-		h->fcs = get_le32(p + TRDP_MD_HEADER_SIZE - 4);
+		h->fcs = basic_get_le32(p + TRDP_MD_HEADER_SIZE - 4);
 	}
 }
 
@@ -126,7 +113,7 @@ int trdp_header_parse(enum trdp_kind kind, const void *buf, size_t len, struct t
 		return TRDP_HDR_SHORT;
 	/* The FCS first, as the stack does: a header with a wrong FCS says
 	   nothing trustworthy, not even its ComId. */
-	if (trdp_fcs(p, hlen - 4) != get_le32(p + hlen - 4))
+	if (trdp_fcs(p, hlen - 4) != basic_get_le32(p + hlen - 4))
 		return TRDP_HDR_BAD_FCS;
 	struct trdp_header h;
 	fill_header(kind, p, &h);

@@ -24,9 +24,23 @@ die_with_us: a preexec_fn for subprocess.run of a child that must not
 outlive this test either.
 
 free_port(): a loopback TCP port nobody listens on now.
+
+Two hosts on one Ethernet (root; /work/shared/recipes/netns-multicast.md):
+with netns_pair(tag) as net: network namespaces net.a and net.b joined by
+a veth pair (net.dev_a in a, net.dev_b in b: "vA", "vB"), addresses
+net.addr_a and net.addr_b (192.0.2.1, .2 /24), lo up and 239.0.0.0/8
+routed out of the veth (multicast).  Both namespaces, and with them the
+links, are removed on leaving however it is left: an exception, or the
+SIGTERM of meson's timeout (raised as SystemExit inside the block).  On
+entering, namespaces of the same tag whose process is gone (SIGKILLed)
+are removed.  netns_names(tag): the two names netns_pair(tag) gives in
+this process.  netns_exec(ns, *argv): argv as run inside namespace ns.
 """
+import collections
+import contextlib
 import ctypes
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -109,3 +123,61 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+NetPair = collections.namedtuple("NetPair", "a b dev_a dev_b addr_a addr_b")
+
+
+def netns_names(tag):
+    return "%sa%d" % (tag, os.getpid()), "%sb%d" % (tag, os.getpid())
+
+
+def netns_exec(ns, *argv):
+    return ["ip", "netns", "exec", ns] + list(argv)
+
+
+def _ip(*args, check=True):
+    return subprocess.run(["ip"] + list(args), check=check, capture_output=True, text=True)
+
+
+def _netns_sweep(tag):
+    """Namespaces <tag>a<pid>/<tag>b<pid> of a test run that is gone."""
+    for line in _ip("netns", "list").stdout.splitlines():
+        m = re.fullmatch(re.escape(tag) + r"[ab](\d+)", line.split(" ")[0])
+        if m and not os.path.exists("/proc/" + m.group(1)):
+            _ip("netns", "del", m.group(0), check=False)
+
+
+def _term_exit(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def netns_pair(tag, dev_a="vA", dev_b="vB", addr_a="192.0.2.1", addr_b="192.0.2.2", prefix=24):
+    _netns_sweep(tag)
+    a, b = netns_names(tag)
+    # meson stops a test that overran with SIGTERM (SIGKILL 0.5 s later):
+    # as an exception, the finally below still deletes the namespaces
+    old_term = signal.signal(signal.SIGTERM, _term_exit)
+    try:
+        _ip("netns", "add", a)
+        _ip("netns", "add", b)
+        # each end made inside its namespace: no end is ever left in the
+        # host's, and deleting the namespaces deletes the link
+        _ip("link", "add", dev_a, "netns", a, "type", "veth", "peer", "name", dev_b, "netns", b)
+        for ns, dev, addr in ((a, dev_a, addr_a), (b, dev_b, addr_b)):
+            _ip("-n", ns, "link", "set", "lo", "up")
+            _ip("-n", ns, "addr", "add", "%s/%d" % (addr, prefix), "dev", dev)
+            _ip("-n", ns, "link", "set", dev, "up")
+            _ip("-n", ns, "route", "add", "239.0.0.0/8", "dev", dev)
+        yield NetPair(a, b, dev_a, dev_b, addr_a, addr_b)
+    finally:
+        # a second SIGTERM must not cut the clean-up short: held until the
+        # old handler is back, then it acts as it would have
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            for ns in (a, b):
+                _ip("netns", "del", ns, check=False)
+        finally:
+            signal.signal(signal.SIGTERM, old_term)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})

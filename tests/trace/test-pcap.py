@@ -34,11 +34,13 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from railmon_test import netns_names, netns_pair  # noqa: E402
+
 DUMP = sys.argv[1]
 WORK = sys.argv[2]
 RAILMON = sys.argv[3]
-TAG = str(os.getpid())
-NSA, NSB = "rmpa" + TAG, "rmpb" + TAG
+NSA, NSB = netns_names("rmp")
 A, B = "192.0.2.1", "192.0.2.2"
 VA, VB = "198.51.100.1", "198.51.100.2"
 GROUP = "239.193.0.1"
@@ -52,25 +54,6 @@ def fail(msg):
 def sh(*args, ns=None, check=True, **kw):
     cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
     return subprocess.run(cmd, check=check, **kw)
-
-
-def setup():
-    sh("ip", "netns", "add", NSA)
-    sh("ip", "netns", "add", NSB)
-    sh("ip", "link", "add", "vA" + TAG[-4:], "type", "veth", "peer", "name", "vB" + TAG[-4:])
-    sh("ip", "link", "set", "vA" + TAG[-4:], "netns", NSA, "name", "vA")
-    sh("ip", "link", "set", "vB" + TAG[-4:], "netns", NSB, "name", "vB")
-    for ns, dev, ip in ((NSA, "vA", A), (NSB, "vB", B)):
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
-        sh("ip", "-n", ns, "addr", "add", ip + "/24", "dev", dev)
-        sh("ip", "-n", ns, "link", "set", dev, "up")
-        sh("ip", "-n", ns, "route", "add", "239.0.0.0/8", "dev", dev)
-    return sh("cat", "/sys/class/net/vB/address", ns=NSB, capture_output=True, text=True).stdout.strip()
-
-
-def cleanup():
-    for ns in (NSA, NSB):
-        subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
 
 
 RECEIVER = r"""
@@ -441,9 +424,9 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     for f in os.listdir(WORK):
         os.unlink(os.path.join(WORK, f))
-    cleanup()
-    try:
-        mac_b = setup()
+    with netns_pair("rmp") as net:
+        mac_b = sh("cat", "/sys/class/net/%s/address" % net.dev_b, ns=NSB, capture_output=True,
+                   text=True).stdout.strip()
         files = {
             "tcpdump pcap (us)": ["tcpdump", "--immediate-mode", "-U", "-B", "65536", "-i", "vB", "-w", WORK + "/eth.pcap"],
             "tcpdump pcap (ns)": ["tcpdump", "--immediate-mode", "-U", "-B", "65536", "--nano", "-i", "vB", "-w", WORK + "/eth-ns.pcap"],
@@ -469,8 +452,6 @@ def main():
         wait_capturing(files, "end")
         for p in caps.values():
             stop_capture(p)
-    finally:
-        cleanup()
 
     for what, args in files.items():
         if "snaplen" in what:

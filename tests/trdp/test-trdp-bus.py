@@ -26,6 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUB = os.path.join(HERE, "trdp_pub.py")
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from railmon_test import netns_pair  # noqa: E402
 RESULT_BAD_FCS = 2
 RESULT_SHORT, RESULT_TRUNCATED = 1, 6
 MD_HEADER = 116
@@ -375,84 +377,72 @@ def run_netns(railmon):
     if os.geteuid() != 0:
         print("netns: needs root (CI runs as root)")
         return 77
-    a, b = "rmA%d" % os.getpid(), "rmB%d" % os.getpid()
-    va, vb = "vA%d" % (os.getpid() % 100000), "vB%d" % (os.getpid() % 100000)
-    tmp = tempfile.mkdtemp(prefix="trdp-netns-")
     rm = None
-    try:
-        sh("ip", "netns", "add", a)
-        sh("ip", "netns", "add", b)
-        sh("ip", "link", "add", va, "type", "veth", "peer", "name", vb)
-        sh("ip", "link", "set", va, "netns", a)
-        sh("ip", "link", "set", vb, "netns", b)
-        for ns, dev, addr in ((a, va, "192.0.2.1/24"), (b, vb, "192.0.2.2/24")):
-            sh("ip", "-n", ns, "addr", "add", addr, "dev", dev)
-            sh("ip", "-n", ns, "link", "set", dev, "up")
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
-            sh("ip", "-n", ns, "route", "add", "239.0.0.0/8", "dev", dev)
-        board = os.path.join(tmp, "trdp.ini")
-        with open(board, "w") as f:
-            f.write("[board]\nvehicle = netns\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
-        log = os.path.join(tmp, "log")
-        rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        # joined: the group is in the namespace's IGMP table (0100C1EF)
-        wait_for("railmon to join 239.193.0.1",
-                 lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
-        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl")]
-        pub = ["ip", "netns", "exec", a, sys.executable, PUB]
-        sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "200",
-           "--cycle-ms", "10", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
-           "--topo", "120:3:4", "--log", logs[0])
-        sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
-           "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
-        # MD over TCP to railmon's listener, one message sent in pieces
-        sh(*pub, "md", "--tcp", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
-           "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--split", "1000", "--log", logs[2])
-        sh("ip", "-n", b, "link", "set", vb, "down")
-        wait_for("a CAN_GONE event of the TRDP bus",
-                 lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in export(railmon, b, log)))
-        sh("ip", "-n", b, "link", "set", vb, "up")
-        wait_for("a CAN_BACK event of the TRDP bus",
-                 lambda: any(x.get("event") == "CAN_BACK" and x["bus"] == 0 for x in export(railmon, b, log)))
-        wait_for("railmon to join 239.193.0.1 again",
-                 lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
-        sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
-           "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[3])
-        n_sent = sum(1 for f in logs for _ in open(f))
-        wait_for("every telegram in the log",
-                 lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
-        # stat's row of the bus: its sequence counters and topology as sent
-        want_seq = dict(zip(("seq_gaps", "seq_repeats", "seq_back", "topology_changes"),
-                            expected_counts([json.loads(x) for f in logs for x in open(f)])))
+    with netns_pair("rmtb") as net:
+        a, b, vb = net.a, net.b, net.dev_b
+        tmp = tempfile.mkdtemp(prefix="trdp-netns-")
+        try:
+            board = os.path.join(tmp, "trdp.ini")
+            with open(board, "w") as f:
+                f.write("[board]\nvehicle = netns\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
+            log = os.path.join(tmp, "log")
+            rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            # joined: the group is in the namespace's IGMP table (0100C1EF)
+            wait_for("railmon to join 239.193.0.1",
+                     lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+            logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl")]
+            pub = ["ip", "netns", "exec", a, sys.executable, PUB]
+            sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "200",
+               "--cycle-ms", "10", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
+               "--topo", "120:3:4", "--log", logs[0])
+            sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
+               "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
+            # MD over TCP to railmon's listener, one message sent in pieces
+            sh(*pub, "md", "--tcp", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
+               "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--split", "1000", "--log", logs[2])
+            sh("ip", "-n", b, "link", "set", vb, "down")
+            wait_for("a CAN_GONE event of the TRDP bus",
+                     lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in export(railmon, b, log)))
+            sh("ip", "-n", b, "link", "set", vb, "up")
+            wait_for("a CAN_BACK event of the TRDP bus",
+                     lambda: any(x.get("event") == "CAN_BACK" and x["bus"] == 0 for x in export(railmon, b, log)))
+            wait_for("railmon to join 239.193.0.1 again",
+                     lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+            sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
+               "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[3])
+            n_sent = sum(1 for f in logs for _ in open(f))
+            wait_for("every telegram in the log",
+                     lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
+            # stat's row of the bus: its sequence counters and topology as sent
+            want_seq = dict(zip(("seq_gaps", "seq_repeats", "seq_back", "topology_changes"),
+                                expected_counts([json.loads(x) for f in logs for x in open(f)])))
 
-        def trdp_row():
-            r = sh("ip", "netns", "exec", b, railmon, "stat", "--data", log, "--json", check=False)
-            rows = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
-            return next((x for x in rows if x.get("kind") == "trdp"), {})
-        wait_for("stat's trdp row to say %s" % want_seq,
-                 lambda: all(trdp_row().get(k) == v for k, v in want_seq.items()))
-        row = trdp_row()
-        print("stat: " + ", ".join("%s %s" % (k, row.get(k)) for k in
-                                   ("items", "rx_dropped", "bad_input") + tuple(want_seq)))
-        rm.send_signal(2)
-        out, _ = rm.communicate(timeout=30)
-        code, rm = rm.returncode, None
-        if code != 0:
-            raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
-        sent = [json.loads(x) for f in logs for x in open(f)]
-        lines = export(railmon, b, log)
-        # a replay of the log records the same telegrams again
-        log2 = os.path.join(tmp, "replayed")
-        r = sh(railmon, "replay", log, "--board", board, "--data", log2, check=False)
-        replayed = export(railmon, b, log2)
-    finally:
-        if rm:
-            rm.kill()
-            rm.wait()
-        sh("ip", "netns", "del", a, check=False)
-        sh("ip", "netns", "del", b, check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
+            def trdp_row():
+                r = sh("ip", "netns", "exec", b, railmon, "stat", "--data", log, "--json", check=False)
+                rows = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+                return next((x for x in rows if x.get("kind") == "trdp"), {})
+            wait_for("stat's trdp row to say %s" % want_seq,
+                     lambda: all(trdp_row().get(k) == v for k, v in want_seq.items()))
+            row = trdp_row()
+            print("stat: " + ", ".join("%s %s" % (k, row.get(k)) for k in
+                                       ("items", "rx_dropped", "bad_input") + tuple(want_seq)))
+            rm.send_signal(2)
+            out, _ = rm.communicate(timeout=30)
+            code, rm = rm.returncode, None
+            if code != 0:
+                raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
+            sent = [json.loads(x) for f in logs for x in open(f)]
+            lines = export(railmon, b, log)
+            # a replay of the log records the same telegrams again
+            log2 = os.path.join(tmp, "replayed")
+            r = sh(railmon, "replay", log, "--board", board, "--data", log2, check=False)
+            replayed = export(railmon, b, log2)
+        finally:
+            if rm:
+                rm.kill()
+                rm.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
     bad = compare(sent, lines)
     keys = ("time_ns", "data", "flags", "src", "src_port", "dst", "dst_port", "com_id", "seq_counter", "etb_topo",
             "op_trn_topo", "result")

@@ -42,6 +42,8 @@ _spec = importlib.util.spec_from_file_location("trdp_bus_test", os.path.join(HER
 bus_test = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bus_test)
 sh, wait_for, expected_counts, compare = bus_test.sh, bus_test.wait_for, bus_test.expected_counts, bus_test.compare
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from railmon_test import netns_pair  # noqa: E402
 
 # Fields of an exported record that are the log's, not the telegram's.
 NOT_TELEGRAM = {"time_ns", "time", "seq", "record", "log_id"}
@@ -157,145 +159,132 @@ def main():
         if not shutil.which(tool):
             print("%s missing (tests/deps.sh installs it)" % tool)
             return 77
-    pid = os.getpid()
-    a, b = "rcA%d" % pid, "rcB%d" % pid
-    va, vb = "cA%d" % (pid % 100000), "cB%d" % (pid % 100000)
-    tmp = tempfile.mkdtemp(prefix="trdp-capture-")
-    os.chmod(tmp, 0o755)  # dumpcap may drop to its own user for the file
-    procs = []
-    try:
-        sh("ip", "netns", "add", a)
-        sh("ip", "netns", "add", b)
-        sh("ip", "link", "add", va, "type", "veth", "peer", "name", vb)
-        sh("ip", "link", "set", va, "netns", a)
-        sh("ip", "link", "set", vb, "netns", b)
-        for ns, dev, addr in ((a, va, "192.0.2.1/24"), (b, vb, "192.0.2.2/24")):
-            sh("ip", "-n", ns, "addr", "add", addr, "dev", dev)
-            sh("ip", "-n", ns, "link", "set", dev, "up")
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
-            sh("ip", "-n", ns, "route", "add", "239.0.0.0/8", "dev", dev)
-        board = os.path.join(tmp, "trdp.ini")
-        with open(board, "w") as f:
-            f.write("[board]\nvehicle = capture\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
-        caps = {"pcap": os.path.join(tmp, "micro.pcap"), "pcap-nano": os.path.join(tmp, "nano.pcap"),
-                "pcapng": os.path.join(tmp, "dumpcap.pcapng")}
-        procs.append(start_capture(b, ["tcpdump", "-i", vb, "-U", "-w", caps["pcap"]], "listening on"))
-        procs.append(start_capture(b, ["tcpdump", "-i", vb, "-U", "--nano", "-w", caps["pcap-nano"]],
-                                   "listening on"))
-        procs.append(start_capture(b, ["dumpcap", "-i", vb, "-q", "-w", caps["pcapng"]], "Capturing on"))
-        log = os.path.join(tmp, "live")
-        rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        procs.append(rm)
-        wait_for("railmon to join 239.193.0.1",
-                 lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
-        # MD over TCP: railmon's own listener takes the connection (port
-        # 17225 = 0x4349, state 0A LISTEN in /proc/net/tcp)
-        wait_for("railmon to listen on TCP 17225",
-                 lambda: any(x.split()[1].endswith(":4349") and x.split()[3] == "0A"
-                             for x in sh("ip", "netns", "exec", b, "cat", "/proc/net/tcp").stdout.splitlines()[1:]))
-        logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "tcp.jsonl")]
-        pub = ["ip", "netns", "exec", a, sys.executable, PUB]
-        sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "150",
-           "--cycle-ms", "5", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
-           "--topo", "120:3:4", "--log", logs[0])
-        sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "5",
-           "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
-        sh(*pub, "md", "--tcp", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "6", "--cycle-ms", "1",
-           "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--log", logs[2])
-        sent = [json.loads(x) for f in logs[:2] for x in open(f)]
-        sent_tcp = [json.loads(x) for x in open(logs[2])]
-        wait_for("every telegram (UDP and TCP) in the live log",
-                 lambda: sum(1 for x in export(railmon, log, True) if x["kind"] == "trdp")
-                 >= len(sent) + len(sent_tcp))
-        rm.send_signal(signal.SIGINT)
-        out, _ = rm.communicate(timeout=30)
-        if rm.returncode != 0:
-            raise SystemExit("railmon run exited %d:\n%s" % (rm.returncode, out[-3000:]))
-        # the captures run behind at load: stopped once each file holds
-        # the last bytes sent (the TCP stream's), so all before them
-        tail = bytes.fromhex(sent_tcp[-1]["payload"])[-32:]
-        for name, path in caps.items():
-            wait_for("%s to hold the last message" % name,
-                     lambda: os.path.exists(path) and tail in open(path, "rb").read(), 60)
-        for p in procs[:3]:
-            stop(p)
-        live_all = export(railmon, log)
-        live = [x for x in live_all if not is_tcp(x)]
-        live_tcp = [x for x in live_all if is_tcp(x)]
-        bad = compare(sent, live)  # the live log is what was sent
-        n_bad = compare(sent_tcp, live_tcp)
-        if n_bad:
-            print("live: MD over TCP: %d wrong" % n_bad)
-        bad += n_bad
-        gaps, repeats, back, topo = expected_counts(sent)
-        live_row = stat_row(railmon, log)
-        resolution = {"pcap": 1000, "pcap-nano": 1, "pcapng": None}
-        total = 0
-        for name, path in caps.items():
-            out = os.path.join(tmp, "replay-" + name)
-            r = sh(railmon, "replay", path, "--board", board, "--data", out, "--quiet", check=False)
-            print("%s: replay exit %d: %s" % (name, r.returncode, r.stderr.strip().splitlines()[:1]))
-            if r.returncode != 0:
-                print(r.stderr[-1000:])
-                bad += 1
-                continue
-            replayed = export(railmon, out)
-            res = resolution[name]
-            if res is None:
-                # dumpcap's pcapng: its interface's if_tsresol decides
-                # what can be equal
-                res = pcapng_resolution_ns(path)
-            udp = [x for x in replayed if not is_tcp(x)]
-            tcp = [x for x in replayed if is_tcp(x)]
-            n_bad, n = compare_records("%s (resolution %d ns)" % (name, res), live, udp, res)
-            bad += n_bad
-            total += n
-            # MD over TCP: the messages as sent, framed from the stream,
-            # and the live bus's records of them
-            n_bad = compare(sent_tcp, tcp)
+    with netns_pair("rmtc") as net:
+        a, b, vb = net.a, net.b, net.dev_b
+        tmp = tempfile.mkdtemp(prefix="trdp-capture-")
+        os.chmod(tmp, 0o755)  # dumpcap may drop to its own user for the file
+        procs = []
+        try:
+            board = os.path.join(tmp, "trdp.ini")
+            with open(board, "w") as f:
+                f.write("[board]\nvehicle = capture\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
+            caps = {"pcap": os.path.join(tmp, "micro.pcap"), "pcap-nano": os.path.join(tmp, "nano.pcap"),
+                    "pcapng": os.path.join(tmp, "dumpcap.pcapng")}
+            procs.append(start_capture(b, ["tcpdump", "-i", vb, "-U", "-w", caps["pcap"]], "listening on"))
+            procs.append(start_capture(b, ["tcpdump", "-i", vb, "-U", "--nano", "-w", caps["pcap-nano"]],
+                                       "listening on"))
+            procs.append(start_capture(b, ["dumpcap", "-i", vb, "-q", "-w", caps["pcapng"]], "Capturing on"))
+            log = os.path.join(tmp, "live")
+            rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            procs.append(rm)
+            wait_for("railmon to join 239.193.0.1",
+                     lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+            # MD over TCP: railmon's own listener takes the connection (port
+            # 17225 = 0x4349, state 0A LISTEN in /proc/net/tcp)
+            wait_for("railmon to listen on TCP 17225",
+                     lambda: any(x.split()[1].endswith(":4349") and x.split()[3] == "0A"
+                                 for x in sh("ip", "netns", "exec", b, "cat", "/proc/net/tcp").stdout.splitlines()[1:]))
+            logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "tcp.jsonl")]
+            pub = ["ip", "netns", "exec", a, sys.executable, PUB]
+            sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "150",
+               "--cycle-ms", "5", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
+               "--topo", "120:3:4", "--log", logs[0])
+            sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "5",
+               "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
+            sh(*pub, "md", "--tcp", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "6", "--cycle-ms", "1",
+               "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--log", logs[2])
+            sent = [json.loads(x) for f in logs[:2] for x in open(f)]
+            sent_tcp = [json.loads(x) for x in open(logs[2])]
+            wait_for("every telegram (UDP and TCP) in the live log",
+                     lambda: sum(1 for x in export(railmon, log, True) if x["kind"] == "trdp")
+                     >= len(sent) + len(sent_tcp))
+            rm.send_signal(signal.SIGINT)
+            out, _ = rm.communicate(timeout=30)
+            if rm.returncode != 0:
+                raise SystemExit("railmon run exited %d:\n%s" % (rm.returncode, out[-3000:]))
+            # the captures run behind at load: stopped once each file holds
+            # the last bytes sent (the TCP stream's), so all before them
+            tail = bytes.fromhex(sent_tcp[-1]["payload"])[-32:]
+            for name, path in caps.items():
+                wait_for("%s to hold the last message" % name,
+                         lambda: os.path.exists(path) and tail in open(path, "rb").read(), 60)
+            for p in procs[:3]:
+                stop(p)
+            live_all = export(railmon, log)
+            live = [x for x in live_all if not is_tcp(x)]
+            live_tcp = [x for x in live_all if is_tcp(x)]
+            bad = compare(sent, live)  # the live log is what was sent
+            n_bad = compare(sent_tcp, live_tcp)
             if n_bad:
-                print("%s: MD over TCP: %d wrong" % (name, n_bad))
+                print("live: MD over TCP: %d wrong" % n_bad)
             bad += n_bad
-            n_bad, n = compare_records("%s MD over TCP (resolution %d ns)" % (name, res), live_tcp, tcp, res,
-                                       sent_tcp)
-            bad += n_bad
-            total += n
-            for code in ("TRDP_TOPOLOGY", "TRDP_BAD_HEADER"):
-                if events(live, code) != events(replayed, code):
-                    print("%s: %s events %s, live %s" % (name, code, events(replayed, code), events(live, code)))
+            gaps, repeats, back, topo = expected_counts(sent)
+            live_row = stat_row(railmon, log)
+            resolution = {"pcap": 1000, "pcap-nano": 1, "pcapng": None}
+            total = 0
+            for name, path in caps.items():
+                out = os.path.join(tmp, "replay-" + name)
+                r = sh(railmon, "replay", path, "--board", board, "--data", out, "--quiet", check=False)
+                print("%s: replay exit %d: %s" % (name, r.returncode, r.stderr.strip().splitlines()[:1]))
+                if r.returncode != 0:
+                    print(r.stderr[-1000:])
                     bad += 1
-            row = stat_row(railmon, out)
-            want = {"seq_gaps": gaps, "seq_repeats": repeats, "seq_back": back, "topology_changes": topo}
-            for k, v in want.items():
-                if row.get(k) != v or live_row.get(k) != v:
-                    print("%s: stat %s: replay %s, live %s, sent %s" % (name, k, row.get(k), live_row.get(k), v))
-                    bad += 1
-        # without --board: the default TRDP bus records the same telegrams
-        out = os.path.join(tmp, "replay-default")
-        r = sh(railmon, "replay", caps["pcapng"], "--data", out, "--vehicle", "capture", "--quiet", check=False)
-        if r.returncode != 0:
-            print("replay without --board: exit %d: %s" % (r.returncode, r.stderr[-500:]))
-            bad += 1
-        else:
-            replayed = export(railmon, out)
-            res = pcapng_resolution_ns(caps["pcapng"])
-            bad += compare_records("pcapng without --board", live, [x for x in replayed if not is_tcp(x)], res)[0]
-            bad += compare_records("pcapng without --board, MD over TCP", live_tcp,
-                                   [x for x in replayed if is_tcp(x)], res, sent_tcp)[0]
-        nbad = sum(1 for s in sent if s.get("bad_fcs"))
-        n_live = sum(1 for x in live_all if x["kind"] == "trdp")
-        print("capture: %d telegrams sent over UDP (%d bad FCS) and %d over TCP, %d live records, %d replayed "
-              "records compared over 3 captures; %d wrong" % (len(sent), nbad, len(sent_tcp), n_live, total, bad))
-        return 1 if bad else 0
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        sh("ip", "netns", "del", a, check=False)
-        sh("ip", "netns", "del", b, check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
+                    continue
+                replayed = export(railmon, out)
+                res = resolution[name]
+                if res is None:
+                    # dumpcap's pcapng: its interface's if_tsresol decides
+                    # what can be equal
+                    res = pcapng_resolution_ns(path)
+                udp = [x for x in replayed if not is_tcp(x)]
+                tcp = [x for x in replayed if is_tcp(x)]
+                n_bad, n = compare_records("%s (resolution %d ns)" % (name, res), live, udp, res)
+                bad += n_bad
+                total += n
+                # MD over TCP: the messages as sent, framed from the stream,
+                # and the live bus's records of them
+                n_bad = compare(sent_tcp, tcp)
+                if n_bad:
+                    print("%s: MD over TCP: %d wrong" % (name, n_bad))
+                bad += n_bad
+                n_bad, n = compare_records("%s MD over TCP (resolution %d ns)" % (name, res), live_tcp, tcp, res,
+                                           sent_tcp)
+                bad += n_bad
+                total += n
+                for code in ("TRDP_TOPOLOGY", "TRDP_BAD_HEADER"):
+                    if events(live, code) != events(replayed, code):
+                        print("%s: %s events %s, live %s" % (name, code, events(replayed, code), events(live, code)))
+                        bad += 1
+                row = stat_row(railmon, out)
+                want = {"seq_gaps": gaps, "seq_repeats": repeats, "seq_back": back, "topology_changes": topo}
+                for k, v in want.items():
+                    if row.get(k) != v or live_row.get(k) != v:
+                        print("%s: stat %s: replay %s, live %s, sent %s" % (name, k, row.get(k), live_row.get(k), v))
+                        bad += 1
+            # without --board: the default TRDP bus records the same telegrams
+            out = os.path.join(tmp, "replay-default")
+            r = sh(railmon, "replay", caps["pcapng"], "--data", out, "--vehicle", "capture", "--quiet", check=False)
+            if r.returncode != 0:
+                print("replay without --board: exit %d: %s" % (r.returncode, r.stderr[-500:]))
+                bad += 1
+            else:
+                replayed = export(railmon, out)
+                res = pcapng_resolution_ns(caps["pcapng"])
+                bad += compare_records("pcapng without --board", live, [x for x in replayed if not is_tcp(x)], res)[0]
+                bad += compare_records("pcapng without --board, MD over TCP", live_tcp,
+                                       [x for x in replayed if is_tcp(x)], res, sent_tcp)[0]
+            nbad = sum(1 for s in sent if s.get("bad_fcs"))
+            n_live = sum(1 for x in live_all if x["kind"] == "trdp")
+            print("capture: %d telegrams sent over UDP (%d bad FCS) and %d over TCP, %d live records, %d replayed "
+                  "records compared over 3 captures; %d wrong" % (len(sent), nbad, len(sent_tcp), n_live, total, bad))
+            return 1 if bad else 0
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
