@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*"; cat "$T/demo.err" 2>/dev/null || true; exit 1; }
 "$PY" - "$SRC/cli/demo.ini" "$SRC/cli" "$T/board.ini" <<'PY'
 import sys
 src, cli, out = sys.argv[1:4]
-s = open(src).read().replace("demo/train.", cli + "/demo/train.")
+s = open(src).read().replace("demo/train.", cli + "/demo/train.").replace("demo/consist.", cli + "/demo/consist.")
 i, j, k = s.index("[can vehicle]"), s.index("[modbus traction]"), s.index("[channel ")
 open(out, "w").write(s[:i] + s[j:k] + s[i:j] + s[k:])
 PY
