@@ -108,7 +108,8 @@ def test_schema(pg):
     rc, out = db("migrate", "--db", old)
     check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\napplied 0005-groups-refused-days\n"
                                      "applied 0006-health-status-values\napplied 0007-door-limits\n"
-                                     "applied 0008-export-fields\napplied 0009-summary-rollup",
+                                     "applied 0008-export-fields\napplied 0009-summary-rollup\n"
+                                     "applied 0010-trdp-telegrams",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
