@@ -17,9 +17,6 @@
 
 /* ---- COPY BINARY ---- */
 
-const char *const grd_copy_tables[GRD_COPY_TABLES] = { "samples", "can_frames", "events", "texts",
-	                                                     "trdp_telegrams" };
-
 /* The copy buffer of a record's table (GRD_COPY_*).  By kind, every kind
    named: a kind this file does not know would otherwise land in another
    table's columns (a telegram's addresses read as an event's code). */

@@ -40,7 +40,8 @@ struct grd_pending {
 };
 
 /* The tables a record goes to, one per acq_item kind, in the order of
-   grd_copy_tables[] (copy.c): a group's rows are sent table by table. */
+   grd_copy_tables[] (schema.c): a group's rows are sent table by table
+   (copy.c), and they are the day tables (ingest.c, prune). */
 enum {
 	GRD_COPY_SAMPLES,
 	GRD_COPY_CAN,

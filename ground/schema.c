@@ -110,6 +110,11 @@ int grd_db_check(grd_db_t *db)
 
 /* ---- retention ---- */
 
+/* The day tables, a record kind each (copy.c fills them, ingest.c makes
+   their days, prune drops them), in GRD_COPY_*'s order. */
+const char *const grd_copy_tables[GRD_COPY_TABLES] = { "samples", "can_frames", "events", "texts",
+	                                                     "trdp_telegrams" };
+
 /* Drop the child tables of each day table that the WHERE clause (on
    c.relname, given the table's name twice) picks; how many in *ret_n. */
 static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
@@ -118,7 +123,6 @@ static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
 	PGresult *res;
 	int r = 0;
 
-	/* the day tables: those a record goes to (copy.c) */
 	for (size_t t = 0; t < GRD_COPY_TABLES; t++) {
 		/* The child tables of the parent, from the catalog. */
 		int k = snprintf(sql, sizeof(sql), "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = "

@@ -120,7 +120,7 @@ def test_schema(pg):
           "applied 0005-groups-refused-days" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
           == "1 init,2 gap-repair,3 rollups,4 texts,5 groups-refused-days,6 health-status-values,7 door-limits,"
-          "8 export-fields,9 summary-rollup",
+          "8 export-fields,9 summary-rollup,10 trdp-telegrams",
           "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
@@ -455,7 +455,11 @@ def test_prune_and_views(pg, broker):
     check(pg.psql("SELECT sum(n_all) FROM rollup_summary_1s WHERE t < now() - interval '90 days'") == "8",
           "summary's rollup holds the old day")
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
-    check(rc == 0 and "dropped 4 day partitions" in out, "prune drops the old day (samples, can_frames, events, texts)", out)
+    check(rc == 0 and "dropped 5 day partitions" in out,
+          "prune drops the old day (samples, can_frames, events, texts, trdp_telegrams)", out)
+    check(pg.psql("SELECT count(*) FROM pg_inherits WHERE inhparent = 'trdp_telegrams'::regclass AND "
+                  "inhrelid::regclass::text < 'trdp_telegrams_p%s'" % time.strftime("%Y%m%d", time.gmtime(
+                      time.time() - 90 * 86400))) == "0", "the old day's trdp_telegrams partition gone")
     check(int(pg.psql("SELECT count(*) FROM samples")) == before - 8, "only the old day's samples gone")
     check(pg.psql("SELECT count(*) FROM samples WHERE t < now() - interval '90 days'") == "0", "old gone")
     check(pg.psql("SELECT count(*) FROM rollup_1s WHERE t < now() - interval '90 days'") == "0", "old 1 s gone")
