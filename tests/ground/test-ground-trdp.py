@@ -15,7 +15,8 @@ ground (issue 31), on a real PostgreSQL 15 and a real mosquitto:
 - the Batches as mosquitto carried them, decoded by protoc's Python
   code (not railmon's decoder), hold the same telegrams;
 - `export --db` gives the vehicle export's records (telegrams, samples
-  by their channel names, events), `summary --db` answers, the ground
+  by their channel names, events), `summary --db` answers, the dashboard
+  (`serve --db`) shows the log's events and a TRDP channel's series, the ground
   log (recv --log) exports as the vehicle log does, and recv says how
   many telegrams it stored;
 - a receiver restarted, sent every Batch again: duplicates to the
@@ -33,6 +34,8 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.parse
+import urllib.request
 
 RAILMON, PB2_DIR, SRC = sys.argv[1:4]
 sys.dont_write_bytecode = True
@@ -301,6 +304,34 @@ def test_export(pg, log):
           r.returncode, r.stdout[-2000:], r.stderr[-2000:])
 
 
+def test_dashboard(pg, log):
+    """railmon serve over the database holding telegrams: the vehicle's
+    events are the log's (no telegram among them), a decoded TRDP channel
+    has its series."""
+    srv = start_peer([RAILMON, "serve", "--db", pg.url, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+    try:
+        line = srv.stdout.readline()
+        check("port " in line, "railmon serve started", line)
+        base = "http://127.0.0.1:%d" % int(line.split("port ")[1].split()[0])
+
+        def get(path):
+            with urllib.request.urlopen(base + path, timeout=30) as r:
+                return json.loads(r.read())
+        t = [x["time_ns"] / 1e9 for x in log]
+        span = "from=%.3f&to=%.3f" % (min(t) - 1, max(t) + 1)
+        ev = get("/api/events?vehicle=%s&%s" % (VEHICLE, span))["events"]
+        want = sorted(x["event"] for x in log if x["kind"] == "event")
+        check(sorted(e["name"] for e in ev) == want, "the dashboard's events are the log's", ev[:5], want[:5])
+        name = next(x["name"] for x in log if x["kind"] == "sample")
+        n = sum(1 for x in log if x.get("name") == name)
+        series = get("/api/series?vehicle=%s&channel=%s&%s&px=1000" % (VEHICLE, urllib.parse.quote(name), span))
+        check(series["rows"] == n, "the dashboard's series of " + name, series.get("rows"), n)
+        print("dashboard: %d events as the log's, %s's %d samples" % (len(ev), name, n))
+    finally:
+        check(stop_peer(srv) == 0, "railmon serve exits 0", srv.stderr.read()[-2000:])
+
+
 def test_ground_log(logdir, log):
     ground = jsonl(["--data", os.path.join(logdir, VEHICLE)])
     check(ground == log, "the ground log exports as the vehicle log, line by line", len(ground), len(log))
@@ -347,6 +378,7 @@ def main():
         data, sent = vehicle_log(tmp, broker)
         log = test_stored(pg, data, sent, capture)
         test_export(pg, log)
+        test_dashboard(pg, log)
         rc, err = r.terminate()
         m = re.search(r"database: \d+ Batches committed \(.*?(\d+) TRDP telegrams\)", err)
         check(rc == 0 and m and int(m.group(1)) == sent, "recv says the telegrams it stored", rc, err[-3000:])
