@@ -15,7 +15,8 @@ ground (issue 31), on a real PostgreSQL 15 and a real mosquitto:
 - the Batches as mosquitto carried them, decoded by protoc's Python
   code (not railmon's decoder), hold the same telegrams;
 - `export --db` gives the vehicle export's records (telegrams, samples
-  by their channel names, events), `summary --db` answers, the dashboard
+  by their channel names, events), `summary --db` answers as `summary`
+  of the vehicle log, the dashboard
   (`serve --db`) shows the log's events and a TRDP channel's series, the ground
   log (recv --log) exports as the vehicle log does, and recv says how
   many telegrams it stored;
@@ -50,6 +51,7 @@ from mqtt_peers import Recv, check, ground_peers, publish  # noqa: E402
 
 VEHICLE = "trdp31"
 TOPIC = "railmon/%s/data" % VEHICLE
+DATA = []
 ROUNDS = 30  # PD telegrams of each data set
 
 
@@ -302,6 +304,14 @@ def test_export(pg, log):
     r = subprocess.run([RAILMON, "summary"] + db, capture_output=True, text=True, timeout=120)
     check(r.returncode == 0 and any(n in r.stdout for n in names), "summary --db with telegrams stored",
           r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+    # the vehicle log's summary, but for the columns of times (the
+    # database's are to the us: a rounding to the ms may differ)
+    def cols(text):
+        return [x.split()[:4] + x.split()[6:10] + x.split()[11:] for x in text.splitlines()]
+    want = run(["summary", "--data", DATA[0]])
+    check(cols(r.stdout) == cols(want) and len(want.splitlines()) > 200, "summary --db as summary of the log",
+          r.stdout[:2000], want[:2000])
+    print("summary --db: %d channels as summary of the vehicle log" % (len(want.splitlines()) - 1))
 
 
 def test_dashboard(pg, log):
@@ -376,6 +386,7 @@ def main():
                            "--client-id", "g31"])
         r.wait_subscribed()
         data, sent = vehicle_log(tmp, broker)
+        DATA.append(data)
         log = test_stored(pg, data, sent, capture)
         test_export(pg, log)
         test_dashboard(pg, log)
