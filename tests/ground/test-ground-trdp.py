@@ -147,6 +147,10 @@ def send_telegrams(pd_port, md_port, xml, log):
             payload, _ = cfg.encode(comid, rng)
             pd(comid, payload, etb=k // 10, optrn=0x10000 + k // 15)
             sent += 1
+        # in bursts the socket's buffer holds at any load (a datagram
+        # costs the kernel over 1 KB of it): loopback drops none then
+        if k % 5 == 4:
+            wait_for("%d telegrams logged" % sent, lambda: logged(True) >= sent, 60, 0.05)
     pd(100, b"\x01\x02\x03\x04", bad_fcs=True)
     sent += 1
     for k in range(3):
@@ -160,7 +164,12 @@ def send_telegrams(pd_port, md_port, xml, log):
         sent += 2
     s.close()
     wait_for("the %d telegrams in the vehicle log" % sent, lambda: logged(True) >= sent, 60, 0.2)
-    check(logged(True) == sent, "each telegram logged once", logged(True), sent)
+    if logged(True) != sent:
+        recs = [x for x in jsonl(["--data", log, "--kind", "trdp"]) if x["com_id"] != 106]
+        by = {}
+        for x in recs:
+            by[(x["flags"], x["com_id"])] = by.get((x["flags"], x["com_id"]), 0) + 1
+        check(False, "each telegram logged once", len(recs), sent, sorted(by.items()))
     return logged()
 
 
