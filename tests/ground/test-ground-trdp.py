@@ -21,7 +21,9 @@ ground (issue 31), on a real PostgreSQL 15 and a real mosquitto:
   log (recv --log) exports as the vehicle log does, and recv says how
   many telegrams it stored;
 - a receiver restarted, sent every Batch again: duplicates to the
-  database, every telegram still once.
+  database, every telegram still once;
+- recv's text output (no database) of the same Batches: the vehicle
+  export's lines.
 
 Every server, broker and railmon started here is stopped on every exit
 path (and dies with this script).
@@ -357,19 +359,25 @@ def test_ground_log(logdir, log):
     print("ground log: %d records as the vehicle log's" % len(ground))
 
 
-def test_resend(pg, broker, capture, total_tel):
-    """A restarted receiver (a session of its own, its memory gone) gets
-    every Batch again: the database's ledger says duplicate."""
+def unique_batches(capture):
+    """The Batches with records the broker carried, each once (a re-send
+    from the vehicle's backlog left out), and their records."""
     ranges, batches = {}, []
     for raw in capture.got:
         b = railmon_pb2.Batch()
         b.ParseFromString(raw)
         n = (len(b.can.t_delta_ns) + len(b.samples.t_delta_ns) + len(b.events.t_delta_ns)
              + len(b.texts.t_delta_ns) + len(b.trdp.com_id))
-        if n and b.first_seq not in ranges:  # a re-send from the vehicle's backlog once
+        if n and b.first_seq not in ranges:
             ranges[b.first_seq] = n
             batches.append(raw)
-    records = sum(ranges.values())
+    return batches, sum(ranges.values())
+
+
+def test_resend(pg, broker, capture, total_tel):
+    """A restarted receiver (a session of its own, its memory gone) gets
+    every Batch again: the database's ledger says duplicate."""
+    batches, records = unique_batches(capture)
     r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url, "--client-id", "g31b",
                        "--repair-after", "0", "--count", str(records)])
     r.wait_subscribed()
@@ -384,6 +392,27 @@ def test_resend(pg, broker, capture, total_tel):
           len(got), total_tel)
     print("receiver restarted, %d Batches sent again: %s duplicates, %d telegrams once each"
           % (len(batches), m.group(3), total_tel))
+
+
+def test_text(broker, capture, tmp, log):
+    """recv's text output (no database): every record of the Batches sent
+    again, telegrams too, as the vehicle's export writes them (its time
+    order holds telegrams' bytes until their turn)."""
+    batches, records = unique_batches(capture)
+    out = os.path.join(tmp, "recv.jsonl")
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--client-id", "g31t", "--format", "jsonl",
+                       "--output", out, "--count", str(records)])
+    r.wait_subscribed()
+    publish(broker.port, [(TOPIC, p) for p in batches])
+    rc, err = r.finish(120)
+    check(rc == 0, "recv --format jsonl", err)
+    with open(out) as f:
+        got = [json.loads(x) for x in f]
+    key = lambda x: (x["seq"], x["kind"])  # noqa: E731
+    check(sorted(got, key=key) == sorted(log, key=key), "recv's JSON lines are the vehicle export's", len(got),
+          len(log))
+    print("recv --format jsonl: %d records (%d telegrams) as the vehicle export's" %
+          (len(got), sum(1 for x in got if x["kind"] == "trdp")))
 
 
 def main():
@@ -404,6 +433,7 @@ def main():
         check(rc == 0 and m and int(m.group(1)) == sent, "recv says the telegrams it stored", rc, err[-3000:])
         test_ground_log(logdir, log)
         test_resend(pg, broker, capture, sent)
+        test_text(broker, capture, tmp, log)
         capture.stop()
 
 
