@@ -23,7 +23,9 @@ ground (issue 31), on a real PostgreSQL 15 and a real mosquitto:
 - a receiver restarted, sent every Batch again: duplicates to the
   database, every telegram still once;
 - recv's text output (no database) of the same Batches: the vehicle
-  export's lines.
+  export's lines;
+- the telegrams in the Batch's own transaction: a role that may not
+  write trdp_telegrams gets each Batch with telegrams refused whole.
 
 Every server, broker and railmon started here is stopped on every exit
 path (and dies with this script).
@@ -394,6 +396,58 @@ def test_resend(pg, broker, capture, total_tel):
           % (len(batches), m.group(3), total_tel))
 
 
+def test_atomic(pg, broker, capture):
+    """The telegrams in the Batch's transaction: the same Batches as
+    another vehicle, to a receiver whose role may not write trdp_telegrams
+    (a permanent error, 42501): each Batch with telegrams refused whole
+    (kept in refused; neither its ledger row nor any sample or event of
+    it stored), the others committed."""
+    pg.psql("CREATE ROLE ingest LOGIN; GRANT ALL ON ALL TABLES IN SCHEMA public TO ingest; "
+            "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ingest; REVOKE INSERT ON trdp_telegrams FROM ingest")
+    batches, _ = unique_batches(capture)
+    other, with_tel, without = VEHICLE + "x", [], []
+    msgs = []
+    for raw in batches:
+        b = railmon_pb2.Batch()
+        b.ParseFromString(raw)
+        b.vehicle = other
+        (with_tel if len(b.trdp.com_id) else without).append(b.first_seq)
+        msgs.append(("railmon/%s/data" % other, b.SerializeToString()))
+    check(with_tel and without, "Batches with telegrams and without", with_tel, without)
+    r = Recv(RAILMON, ["--broker", "mqtt://127.0.0.1:%d" % broker.port, "--db", pg.url.replace("user=railmon",
+                       "user=ingest"), "--client-id", "g31x", "--repair-after", "0"])
+    r.wait_subscribed()
+    publish(broker.port, msgs)
+    vid = "(SELECT vehicle_id FROM vehicles WHERE name = '%s')" % other
+
+    def done():
+        return int(pg.psql("SELECT count(*) FROM refused WHERE vehicle = '%s'" % other)) == len(with_tel) and \
+            int(pg.psql("SELECT count(*) FROM batches WHERE vehicle_id = %s" % vid)) == len(without)
+    try:
+        wait_for("the Batches refused or committed", done, 60, 0.2)
+    finally:
+        rc, err = r.terminate()
+    refused = pg.rows("SELECT first_seq, sqlstate FROM refused WHERE vehicle = '%s' ORDER BY first_seq" % other)
+    check(refused == [[str(f), "42501"] for f in sorted(with_tel)], "each Batch with telegrams refused", refused,
+          with_tel, err[-2000:])
+    check(rc == 0 and "permission denied" in err, "said in the server's words", err[-2000:])
+    committed = sorted(int(x[0]) for x in pg.rows("SELECT first_seq FROM batches WHERE vehicle_id = %s" % vid))
+    check(committed == sorted(without), "the Batches without telegrams committed", committed, without)
+    # nothing of a refused Batch: its records' seqs are none of the rows'
+    stored = {int(x[0]) for t in ("samples", "events", "texts", "can_frames", "trdp_telegrams")
+              for x in pg.rows("SELECT seq FROM %s WHERE vehicle_id = %s" % (t, vid))}
+    for raw in batches:
+        b = railmon_pb2.Batch()
+        b.ParseFromString(raw)
+        n = (len(b.can.t_delta_ns) + len(b.samples.t_delta_ns) + len(b.events.t_delta_ns)
+             + len(b.texts.t_delta_ns) + len(b.trdp.com_id))
+        seqs = set(range(b.first_seq, b.first_seq + n))
+        check(not (seqs & stored) if b.first_seq in with_tel else seqs <= stored,
+              "Batch %d: all its rows or none" % b.first_seq, len(seqs & stored), n)
+    print("a role that may not write trdp_telegrams: %d Batches with telegrams refused whole (nothing of them "
+          "stored), %d without committed" % (len(with_tel), len(without)))
+
+
 def test_text(broker, capture, tmp, log):
     """recv's text output (no database): every record of the Batches sent
     again, telegrams too, as the vehicle's export writes them (its time
@@ -434,6 +488,7 @@ def main():
         test_ground_log(logdir, log)
         test_resend(pg, broker, capture, sent)
         test_text(broker, capture, tmp, log)
+        test_atomic(pg, broker, capture)
         capture.stop()
 
 
