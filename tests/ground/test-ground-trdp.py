@@ -30,6 +30,8 @@ ground (issue 31), on a real PostgreSQL 15 and a real mosquitto:
 Every server, broker and railmon started here is stopped on every exit
 path (and dies with this script).
 """
+import csv
+import io
 import json
 import os
 import random
@@ -314,6 +316,17 @@ def test_export(pg, log):
     check(by_key(only) == tel and len(tel) > 100, "export --db --kind trdp", len(only), len(tel))
     print("export --db: %d records (%d telegrams, %d channels) as the vehicle's export, line by line"
           % (len(got), len(tel), len(names)))
+    # CSV: the telegram in the common columns (its type and flags, its bytes)
+    def rows(args):
+        out = []
+        for x in csv.DictReader(io.StringIO(run(["export", "--format", "csv", "--kind", "trdp"] + args))):
+            x = cut_us(dict(x, time_ns=int(x["time_ns"])))
+            out.append(x)
+        return by_key([dict(x, seq=int(x["seq"])) for x in out])
+    a, b = rows(["--data", DATA[0]]), rows(db)
+    check(a == b and len(a) == len(tel), "export --db --format csv --kind trdp", len(a), len(b),
+          next((x, y) for x, y in zip(a, b) if x != y) if a != b and len(a) == len(b) else None)
+    print("export --db --format csv: %d telegrams as the vehicle's" % len(b))
     r = subprocess.run([RAILMON, "summary"] + db, capture_output=True, text=True, timeout=120)
     check(r.returncode == 0 and any(n in r.stdout for n in names), "summary --db with telegrams stored",
           r.returncode, r.stdout[-2000:], r.stderr[-2000:])
