@@ -286,10 +286,10 @@ static void print_db(const struct grd *g, FILE *err)
 		return;
 	grd_db_stats(g->db, &st);
 	fprintf(err, "railmon recv: database: %" PRIu64 " Batches committed (%" PRIu64 " samples, %" PRIu64
-	        " CAN frames, %" PRIu64 " events), %" PRIu64 " duplicates, %" PRIu64 " conflicts kept in "
-	        "conflicts, %" PRIu64 " connections, %" PRIu64 " failed attempts\n", st.batches[GRD_DB_COMMITTED],
-	        st.samples, st.can_frames, st.events, st.batches[GRD_DB_DUPLICATE], st.batches[GRD_DB_CONFLICT],
-	        st.connects, st.failures);
+	        " CAN frames, %" PRIu64 " events, %" PRIu64 " TRDP telegrams), %" PRIu64 " duplicates, %" PRIu64
+	        " conflicts kept in conflicts, %" PRIu64 " connections, %" PRIu64 " failed attempts\n",
+	        st.batches[GRD_DB_COMMITTED], st.samples, st.can_frames, st.events, st.trdp_telegrams,
+	        st.batches[GRD_DB_DUPLICATE], st.batches[GRD_DB_CONFLICT], st.connects, st.failures);
 	if (st.bad_names)
 		fprintf(err, "railmon recv: database: %" PRIu64 " channel dictionary, value-table or Health entries not "
 		        "stored: a name, unit, source or label that is not UTF-8, a value that is not a number\n",

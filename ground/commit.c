@@ -445,6 +445,7 @@ void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats)
 		t->samples += w->st.samples;
 		t->can_frames += w->st.can_frames;
 		t->events += w->st.events;
+		t->trdp_telegrams += w->st.trdp_telegrams;
 		t->bad_names += w->st.bad_names;
 		t->connects += w->st.connects;
 		t->failures += w->st.failures;

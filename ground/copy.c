@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * copy.c - a group's new records as PostgreSQL's binary COPY rows, one
- * buffer per table (samples, can_frames, events, texts), their samples
- * gathered for the rollups in the same pass, and each buffer sent by one
- * COPY FROM STDIN.
+ * buffer per table (samples, can_frames, events, texts, trdp_telegrams),
+ * their samples gathered for the rollups in the same pass, and each
+ * buffer sent by one COPY FROM STDIN.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,11 +17,78 @@
 
 /* ---- COPY BINARY ---- */
 
-/* The copy buffer of a record's table: 0 samples, 1 can_frames, 2 events,
-   3 texts. */
+/* The copy buffer of a record's table (GRD_COPY_*).  By kind, every kind
+   named: a kind this file does not know would otherwise land in another
+   table's columns (a telegram's addresses read as an event's code). */
 static int table_of(const struct acq_item *it)
 {
-	return it->kind == ACQ_ITEM_SAMPLE ? 0 : it->kind == ACQ_ITEM_CAN ? 1 : it->kind == ACQ_ITEM_TEXT ? 3 : 2;
+	_Static_assert(ACQ_ITEM_KIND_MAX == 5, "a table for each record kind");
+	switch (it->kind) {
+	case ACQ_ITEM_SAMPLE:
+		return GRD_COPY_SAMPLES;
+	case ACQ_ITEM_CAN:
+		return GRD_COPY_CAN;
+	case ACQ_ITEM_TEXT:
+		return GRD_COPY_TEXTS;
+	case ACQ_ITEM_TRDP:
+		return GRD_COPY_TRDP;
+	default:
+		return GRD_COPY_EVENTS;
+	}
+}
+
+/* An IPv4 address (host order) as inet's binary form: family
+   (PGSQL_AF_INET, AF_INET + 0 in PostgreSQL's utils/inet.h), prefix bits,
+   is_cidr, address length, the address in network order. */
+static void put_inet(struct grd_buf *b, uint32_t ip)
+{
+	grd_put32(b, 8);
+	grd_put16(b, 2 << 8 | 32);
+	grd_put16(b, 0 << 8 | 4);
+	grd_put32(b, ip);
+}
+
+/* A raw TRDP telegram: a row of trdp_telegrams (migration 0010), its
+   columns in the table's order. */
+static int add_trdp(struct grd_buf *b, int vid, int64_t t_pg, const struct acq_item *it)
+{
+	const struct acq_trdp *t = &it->trdp;
+	bool md = t->flags & ACQ_TRDP_MD;
+	/* record/batch-trdp.c's decoder refuses a Batch with any other (an
+	   error here would be retried as the database's, for ever) */
+	uint32_t len = t->data && t->len <= ACQ_TRDP_LEN_MAX ? t->len : 0;
+
+	if (grd_buf_room(b, 19 + 2 + 16 * 4 + 12 * 8 + len + ACQ_TRDP_SESSION_LEN) < 0)
+		return -ENOMEM;
+	if (!b->used)
+		grd_copy_head(b);
+	grd_put16(b, 16);
+	grd_f32(b, vid);
+	grd_f64(b, t_pg);
+	grd_f64(b, (int64_t)it->seq);
+	grd_f32(b, it->bus);
+	put_inet(b, t->src_ip);
+	grd_f32(b, t->src_port);
+	put_inet(b, t->dst_ip);
+	grd_f32(b, t->dst_port);
+	grd_f64(b, t->com_id);
+	grd_f64(b, t->seq);
+	grd_f64(b, t->etb_topo);
+	grd_f64(b, t->op_trn_topo);
+	grd_f32(b, t->msg_type);
+	grd_f32(b, t->flags);
+	grd_put32(b, len);
+	if (len)
+		memcpy(b->p + b->used, t->data, len);
+	b->used += len;
+	if (md) {
+		grd_put32(b, ACQ_TRDP_SESSION_LEN);
+		memcpy(b->p + b->used, t->session_id, ACQ_TRDP_SESSION_LEN);
+		b->used += ACQ_TRDP_SESSION_LEN;
+	} else {
+		grd_put32(b, UINT32_MAX); /* NULL: PD has no session */
+	}
+	return 0;
 }
 
 /* One row of its kind's table (table_of()). */
@@ -31,11 +98,13 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 	struct grd_buf *b = &db->copy[k];
 	int64_t t_pg = grd_floordiv(it->t_ns, 1000) - GRD_PG_EPOCH_US;
 
+	if (k == GRD_COPY_TRDP)
+		return add_trdp(b, vid, t_pg, it);
 	if (grd_buf_room(b, 19 + 2 + 7 * 12 + (ACQ_CAN_DATA_MAX > ACQ_TEXT_MAX ? ACQ_CAN_DATA_MAX : ACQ_TEXT_MAX)) < 0)
 		return -ENOMEM;
 	if (!b->used)
 		grd_copy_head(b);
-	if (k == 0) {
+	if (k == GRD_COPY_SAMPLES) {
 		grd_put16(b, 6);
 		grd_f32(b, vid);
 		grd_f64(b, t_pg);
@@ -43,7 +112,7 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 		grd_f64(b, it->sample.channel);
 		grd_fdouble(b, it->sample.value);
 		grd_f16(b, (int16_t)it->sample.quality);
-	} else if (k == 1) {
+	} else if (k == GRD_COPY_CAN) {
 		unsigned len = it->can.len < ACQ_CAN_DATA_MAX ? it->can.len : ACQ_CAN_DATA_MAX;
 
 		grd_put16(b, 7);
@@ -56,7 +125,7 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 		grd_put32(b, len);
 		memcpy(b->p + b->used, it->can.data, len);
 		b->used += len;
-	} else if (k == 3) {
+	} else if (k == GRD_COPY_TEXTS) {
 		/* text: the bytes as they are (printable ASCII, record/batch.c) */
 		unsigned len = it->text.len < ACQ_TEXT_MAX ? it->text.len : ACQ_TEXT_MAX;
 
@@ -85,17 +154,20 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 /* A new Batch's records into the copy buffers (rows counted in n[]) and
    its samples into the rollups, in one pass. */
 int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
-                    uint64_t n[4])
+                    uint64_t n[GRD_COPY_TABLES])
 {
+	int r;
+
 	if (grd_rollup_reserve(db, count) < 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 
 		rec_batch_item(b, i, &it);
-		it.seq = first_seq + i; /* CAN frames, samples, events: the Batch's order */
-		if (add_row(db, vid, &it) < 0)
-			return -ENOMEM;
+		it.seq = first_seq + i; /* CAN frames, samples, events, texts, telegrams: the Batch's order */
+		r = add_row(db, vid, &it);
+		if (r < 0)
+			return r;
 		grd_rollup_item(db, vid, &it);
 		n[table_of(&it)]++;
 	}

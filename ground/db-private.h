@@ -39,6 +39,19 @@ struct grd_pending {
 	char why[400];            /* that refusal in words */
 };
 
+/* The tables a record goes to, one per acq_item kind, in the order of
+   grd_copy_tables[] (schema.c): a group's rows are sent table by table
+   (copy.c), and they are the day tables (ingest.c, prune). */
+enum {
+	GRD_COPY_SAMPLES,
+	GRD_COPY_CAN,
+	GRD_COPY_EVENTS,
+	GRD_COPY_TEXTS,
+	GRD_COPY_TRDP,
+	GRD_COPY_TABLES
+};
+extern const char *const grd_copy_tables[GRD_COPY_TABLES];
+
 /* A growing byte buffer (one table's COPY rows of a group). */
 struct grd_buf {
 	char *p;
@@ -142,7 +155,7 @@ struct grd_db {
 	struct grd_pending *pend; /* the group: at most cfg.group_max Batches */
 	size_t npend;
 	int64_t pend_since_ns;    /* CLOCK_MONOTONIC of its first Batch */
-	struct grd_buf copy[4];   /* samples, can_frames, events, texts: COPY BINARY rows of a group */
+	struct grd_buf copy[GRD_COPY_TABLES]; /* COPY BINARY rows of a group, by table (grd_copy_tables) */
 	PGresult **keep;          /* the ledger statements' answers: cfg.group_max + 1 */
 	size_t nq;                /* statements in the open pipeline */
 	bool pipe_failed;         /* one of them failed (kept in error, sqlstate) */
@@ -205,12 +218,11 @@ struct grd_batch_key {
 };
 void grd_batch_key_make(const struct rec_batch_info *info, int vid, uint64_t digest, struct grd_batch_key *k);
 
-/* A new Batch's records into db->copy's buffers (rows counted in n[]: 0
-   samples, 1 can_frames, 2 events, 3 texts) and its samples into the
-   rollups, in one pass; then each buffer by its COPY (copy.c).  0,
-   -ENOMEM, -EIO. */
+/* A new Batch's records into db->copy's buffers (rows counted in n[], by
+   table: grd_copy_tables) and its samples into the rollups, in one pass;
+   then each buffer by its COPY (copy.c).  0, -ENOMEM, -EIO. */
 int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
-                  uint64_t n[4]);
+                  uint64_t n[GRD_COPY_TABLES]);
 int grd_copy_table(grd_db_t *db, const char *table, struct grd_buf *b);
 
 /* The Batch's channel dictionary into the open pipeline (dictionary.c):

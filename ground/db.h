@@ -126,7 +126,7 @@ enum grd_db_outcome {
 
 struct grd_db_stats {
 	uint64_t batches[GRD_DB_OUTCOME_MAX]; /* by outcome */
-	uint64_t samples, can_frames, events; /* rows committed */
+	uint64_t samples, can_frames, events, trdp_telegrams; /* rows committed */
 	uint64_t bad_names;       /* dictionary entries not stored: a name, unit or source
 	                             that is not UTF-8 (the Batch's records are stored);
 	                             value-table entries and Health entries left out */
@@ -220,13 +220,13 @@ int grd_db_dictionary(grd_db_t *db, const rec_batch_t *b);
 int grd_db_flush(grd_db_t *db, bool force);
 
 /*
- * Drop the day partitions of samples, can_frames, events and texts that
- * end at or before cutoff_ns (CLOCK_REALTIME), or begin after the day of
- * future_ns (the receiver's clock plus its --max-skew: nothing the door
- * lets in lands there), and the 1 s rollups of those days (the 1 min
- * rollups are kept).  Returns the number of partitions dropped (of them
- * *ret_future the future ones; ret_future may be NULL), -ECONNREFUSED,
- * -EIO.
+ * Drop the day partitions of samples, can_frames, events, texts and
+ * trdp_telegrams that end at or before cutoff_ns (CLOCK_REALTIME), or
+ * begin after the day of future_ns (the receiver's clock plus its
+ * --max-skew: nothing the door lets in lands there), and the 1 s rollups
+ * of those days (the 1 min rollups are kept).  Returns the number of
+ * partitions dropped (of them *ret_future the future ones; ret_future may
+ * be NULL), -ECONNREFUSED, -EIO.
  */
 int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_future);
 

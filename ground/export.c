@@ -7,7 +7,8 @@
  * id of the Batch that brought it (the ledger's entry whose seq range and
  * times hold it, read ahead for the window and searched here), named by
  * the vehicle's channel dictionary (read ahead: names, units, value
- * tables, bus names, decimals).  The window is applied here to the
+ * tables, bus names, decimals).  Raw TRDP telegrams come back as the
+ * items the vehicle's export writes (record/format.c, one writer).  The window is applied here to the
  * microsecond, rounded outwards; the caller applies it exactly.
  */
 #include <errno.h>
@@ -138,7 +139,7 @@ static const struct ledger_log *ledger_find(struct ledger *l, int64_t seq, int64
 	return NULL;
 }
 
-#define EXPORT_COLS 9 /* kind, t, seq, a, b, c, v, data, text: the query below */
+#define EXPORT_COLS 13 /* kind, t, seq, a, b, c, v, data, text, e, f, g, s: the query below */
 
 /* One row of the binary COPY (p, its n bytes) into its fields: start and
    length of each (-1: NULL).  0, or -EPROTO if it is not a row of
@@ -169,6 +170,41 @@ static int64_t i64_at(const uint8_t *f, int32_t len)
 	return len == 8 ? (int64_t)basic_get_be64(f) : 0;
 }
 
+/* A telegram's row (copy_sql(): a bus, b com_id, c etbTopoCnt << 32 |
+   opTrnTopoCnt, data the telegram, e source << 32 | destination address,
+   f sequenceCounter << 32 | msg_type << 16 | flags, g source port << 16 |
+   destination port, s the MD session id) as an item whose bytes are the
+   row's: valid while the row is. */
+static int row_trdp(const uint8_t *const f[EXPORT_COLS], const int32_t len[EXPORT_COLS], struct acq_item *it)
+{
+	uint64_t c = (uint64_t)i64_at(f[5], len[5]), e = (uint64_t)i64_at(f[9], len[9]);
+	uint64_t x = (uint64_t)i64_at(f[10], len[10]), g = (uint64_t)i64_at(f[11], len[11]);
+	struct acq_trdp *t = &it->trdp;
+
+	if (len[7] < 0 || (uint32_t)len[7] > ACQ_TRDP_LEN_MAX || (len[12] >= 0 && len[12] != ACQ_TRDP_SESSION_LEN))
+		return -EPROTO;
+	memset(it, 0, sizeof(*it));
+	it->kind = ACQ_ITEM_TRDP;
+	it->t_ns = ((int64_t)basic_get_be64(f[1]) + GRD_PG_EPOCH_US) * 1000;
+	it->seq = basic_get_be64(f[2]);
+	it->bus = (uint16_t)i64_at(f[3], len[3]);
+	t->com_id = (uint32_t)i64_at(f[4], len[4]);
+	t->etb_topo = (uint32_t)(c >> 32);
+	t->op_trn_topo = (uint32_t)c;
+	t->src_ip = (uint32_t)(e >> 32);
+	t->dst_ip = (uint32_t)e;
+	t->seq = (uint32_t)(x >> 32);
+	t->msg_type = (uint16_t)(x >> 16);
+	t->flags = (uint16_t)x;
+	t->src_port = (uint16_t)(g >> 16);
+	t->dst_port = (uint16_t)g;
+	t->len = (uint32_t)len[7];
+	t->data = t->len ? f[7] : NULL;
+	if (len[12] == ACQ_TRDP_SESSION_LEN)
+		memcpy(t->session_id, f[12], ACQ_TRDP_SESSION_LEN);
+	return 0;
+}
+
 /* A row's fields as an item: the meaning of a, b, c, v by kind as the
    query gives them. */
 static int row_item(const uint8_t *const f[EXPORT_COLS], const int32_t len[EXPORT_COLS], struct acq_item *it)
@@ -178,6 +214,8 @@ static int row_item(const uint8_t *const f[EXPORT_COLS], const int32_t len[EXPOR
 
 	if (len[0] != 2 || len[1] != 8 || len[2] != 8)
 		return -EPROTO;
+	if (basic_get_be16(f[0]) == ACQ_ITEM_TRDP)
+		return row_trdp(f, len, it);
 	if (len[6] == 8) {
 		uint64_t bits = basic_get_be64(f[6]);
 
@@ -235,7 +273,8 @@ static int load_ledger(grd_db_t *db, const char *vid, const char *from, const ch
 	return r;
 }
 
-/* The COPY statement of the window: the four tables' rows in time order.
+/* The COPY statement of the window: the five tables' rows in time order
+   (e, f, g, s: a telegram's header fields packed, its session id).
    COPY takes no parameters: the vehicle is its id (a number), the bounds
    timestamptz literals of digits, and the kinds constants. */
 static char *copy_sql(const char *vid, const char *from, const char *to, const struct grd_export_query *q)
@@ -258,18 +297,29 @@ static char *copy_sql(const char *vid, const char *from, const char *to, const s
 	if (asprintf(&sql,
 	             "COPY (SELECT * FROM ("
 	             "SELECT 0::int2 AS kind, t, seq, bus::int8 AS a, can_id::int8 AS b, flags::int8 AS c, "
-	             "NULL::float8 AS v, data AS d, NULL::text AS x FROM can_frames WHERE %s AND %s "
-	             "UNION ALL SELECT 1::int2, t, seq, channel, quality::int8, NULL, value, NULL, NULL "
-	             "FROM samples WHERE %s AND %s%s "
-	             "UNION ALL SELECT 2::int2, t, seq, source::int8, code::int8, arg, detail::float8, NULL, NULL "
-	             "FROM events WHERE %s AND %s "
-	             "UNION ALL SELECT 3::int2, t, seq, channel, quality::int8, NULL, NULL, NULL, text "
-	             "FROM texts WHERE %s AND %s%s"
+	             "NULL::float8 AS v, data AS d, NULL::text AS x, NULL::int8 AS e, NULL::int8 AS f, "
+	             "NULL::int8 AS g, NULL::bytea AS s FROM can_frames WHERE %s AND %s "
+	             "UNION ALL SELECT 1::int2, t, seq, channel, quality::int8, NULL, value, NULL, NULL, NULL, NULL, "
+	             "NULL, NULL FROM samples WHERE %s AND %s%s "
+	             "UNION ALL SELECT 2::int2, t, seq, source::int8, code::int8, arg, detail::float8, NULL, NULL, "
+	             "NULL, NULL, NULL, NULL FROM events WHERE %s AND %s "
+	             "UNION ALL SELECT 3::int2, t, seq, channel, quality::int8, NULL, NULL, NULL, text, NULL, NULL, "
+	             "NULL, NULL FROM texts WHERE %s AND %s%s "
+	             /* inet - inet: the address as a number; a shift past
+	                bit 63 wraps (PostgreSQL is built with -fwrapv) and
+	                row_trdp() reads the bits back unsigned.  Every shift
+	                in parentheses: SQL's << and | bind alike, left to
+	                right. */
+	             "UNION ALL SELECT 4::int2, t, seq, bus::int8, com_id, (etb_topo << 32) | op_trn_topo, NULL, "
+	             "payload, NULL, ((src_ip - inet '0.0.0.0') << 32) | (dst_ip - inet '0.0.0.0'), "
+	             "(seq_counter << 32) | (msg_type::int8 << 16) | flags::int8, (src_port::int8 << 16) | dst_port, "
+	             "session_id FROM trdp_telegrams WHERE %s AND %s"
 	             ") r ORDER BY t, seq) TO STDOUT (FORMAT binary)",
 	             kinds & (1u << ACQ_ITEM_CAN) ? "true" : "false", where,
 	             kinds & (1u << ACQ_ITEM_SAMPLE) ? "true" : "false", where, chans,
 	             kinds & (1u << ACQ_ITEM_EVENT) ? "true" : "false", where,
-	             kinds & (1u << ACQ_ITEM_TEXT) ? "true" : "false", where, chans) < 0)
+	             kinds & (1u << ACQ_ITEM_TEXT) ? "true" : "false", where, chans,
+	             kinds & (1u << ACQ_ITEM_TRDP) ? "true" : "false", where) < 0)
 		sql = NULL;
 	free(chans);
 	return sql;
@@ -348,7 +398,7 @@ static int64_t copy_rows(grd_db_t *db, struct ledger *l, grd_export_fn fn, void 
 		return -EIO;
 	}
 	if (cb == -EPROTO)
-		grd_db_fail(db, "export", "a row of the COPY is not as asked (binary, 9 fields)");
+		grd_db_fail(db, "export", "a row of the COPY is not as asked (binary, 13 fields)");
 	return cb < 0 ? cb : n;
 }
 

@@ -11,7 +11,8 @@
  *    rows of the ones before it, so a Batch twice in one group is a
  *    duplicate the second time.
  * 2. The records of the new Batches by one COPY BINARY per table into the
- *    day partitions,
+ *    day partitions (samples, can_frames, events, texts, trdp_telegrams:
+ *    copy.c),
  * 3. and the group's 1 s aggregates into the rollups' staging table;
  * 4. the rollup merges, the channel dictionaries, the per-day ledger
  *    summary (ledger_days: its rows are locked only for the commit), the
@@ -91,8 +92,7 @@ static int make_partition(grd_db_t *db, const char *sql)
    same moment (make_partition). */
 static int make_day(grd_db_t *db, int64_t day)
 {
-	static const char *const tables[] = { "samples", "can_frames", "events", "texts" };
-	char name[16], from[16], to[16], sql[320];
+	char name[16], from[16], to[16], sql[400];
 	int r = 0;
 
 	fmt_day(day, name, "%Y%m%d");
@@ -101,14 +101,14 @@ static int make_day(grd_db_t *db, int64_t day)
 	/* Made already (by another receiver, or a migration): nothing to do,
 	   and a role that may write but not create tables goes on. */
 	snprintf(sql, sizeof(sql), "SELECT to_regclass('samples_p%s') IS NOT NULL AND to_regclass('can_frames_p%s') "
-	         "IS NOT NULL AND to_regclass('events_p%s') IS NOT NULL AND to_regclass('texts_p%s') IS NOT NULL", name,
-	         name, name, name);
+	         "IS NOT NULL AND to_regclass('events_p%s') IS NOT NULL AND to_regclass('texts_p%s') IS NOT NULL AND "
+	         "to_regclass('trdp_telegrams_p%s') IS NOT NULL", name, name, name, name, name);
 	PGresult *res = PQexec(db->conn, sql);
 	bool made = PQresultStatus(res) == PGRES_TUPLES_OK && PQgetvalue(res, 0, 0)[0] == 't';
 	PQclear(res);
-	for (size_t t = 0; !made && r == 0 && t < sizeof(tables) / sizeof(tables[0]); t++) {
+	for (size_t t = 0; !made && r == 0 && t < GRD_COPY_TABLES; t++) {
 		snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS %s_p%s PARTITION OF %s FOR VALUES FROM "
-		         "('%s 00:00:00+00') TO ('%s 00:00:00+00')", tables[t], name, tables[t], from, to);
+		         "('%s 00:00:00+00') TO ('%s 00:00:00+00')", grd_copy_tables[t], name, grd_copy_tables[t], from, to);
 		r = make_partition(db, sql);
 	}
 	if (r < 0)
@@ -480,7 +480,8 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 }
 
 /* Round trips 2 and 3: the new Batches' records and rollups. */
-static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t rows[4], bool *ret_merge)
+static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t rows[GRD_COPY_TABLES],
+                      bool *ret_merge)
 {
 	int r = 0;
 
@@ -494,14 +495,8 @@ static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t ro
 		if (p[i].out == GRD_DB_COMMITTED && info.count)
 			r = grd_copy_rows(db, p[i].vid, p[i].b, info.first_seq, info.count, rows);
 	}
-	if (r == 0)
-		r = grd_copy_table(db, "samples", &db->copy[0]);
-	if (r == 0)
-		r = grd_copy_table(db, "can_frames", &db->copy[1]);
-	if (r == 0)
-		r = grd_copy_table(db, "events", &db->copy[2]);
-	if (r == 0)
-		r = grd_copy_table(db, "texts", &db->copy[3]);
+	for (size_t t = 0; r == 0 && t < GRD_COPY_TABLES; t++)
+		r = grd_copy_table(db, grd_copy_tables[t], &db->copy[t]);
 	if (r == 0)
 		r = grd_rollup_copy(db, ret_merge);
 	return r;
@@ -552,7 +547,7 @@ static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merg
 
 int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n)
 {
-	uint64_t rows[4] = { 0, 0, 0, 0 };
+	uint64_t rows[GRD_COPY_TABLES] = { 0 };
 	bool merge = false;
 	int r = grd_db_prepare(db);
 
@@ -568,9 +563,10 @@ int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n)
 		r = finish_group(db, p, n, merge);
 	if (r == 0) {
 		pthread_mutex_lock(&db->lock);
-		db->st.samples += rows[0];
-		db->st.can_frames += rows[1];
-		db->st.events += rows[2];
+		db->st.samples += rows[GRD_COPY_SAMPLES];
+		db->st.can_frames += rows[GRD_COPY_CAN];
+		db->st.events += rows[GRD_COPY_EVENTS];
+		db->st.trdp_telegrams += rows[GRD_COPY_TRDP];
 		pthread_mutex_unlock(&db->lock);
 	}
 	return r;

@@ -110,7 +110,10 @@ int grd_db_check(grd_db_t *db)
 
 /* ---- retention ---- */
 
-static const char *const grd_day_tables[] = { "samples", "can_frames", "events", "texts" };
+/* The day tables, a record kind each (copy.c fills them, ingest.c makes
+   their days, prune drops them), in GRD_COPY_*'s order. */
+const char *const grd_copy_tables[GRD_COPY_TABLES] = { "samples", "can_frames", "events", "texts",
+	                                                     "trdp_telegrams" };
 
 /* Drop the child tables of each day table that the WHERE clause (on
    c.relname, given the table's name twice) picks; how many in *ret_n. */
@@ -120,11 +123,11 @@ static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
 	PGresult *res;
 	int r = 0;
 
-	for (size_t t = 0; t < sizeof(grd_day_tables) / sizeof(grd_day_tables[0]); t++) {
+	for (size_t t = 0; t < GRD_COPY_TABLES; t++) {
 		/* The child tables of the parent, from the catalog. */
 		int k = snprintf(sql, sizeof(sql), "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = "
-		                 "i.inhrelid WHERE i.inhparent = '%s'::regclass AND ", grd_day_tables[t]);
-		snprintf(sql + k, sizeof(sql) - (size_t)k, cond, grd_day_tables[t]);
+		                 "i.inhrelid WHERE i.inhparent = '%s'::regclass AND ", grd_copy_tables[t]);
+		snprintf(sql + k, sizeof(sql) - (size_t)k, cond, grd_copy_tables[t]);
 		res = PQexec(db->conn, sql);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 			grd_db_fail(db, "prune", PQerrorMessage(db->conn));

@@ -108,7 +108,8 @@ def test_schema(pg):
     rc, out = db("migrate", "--db", old)
     check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\napplied 0005-groups-refused-days\n"
                                      "applied 0006-health-status-values\napplied 0007-door-limits\n"
-                                     "applied 0008-export-fields\napplied 0009-summary-rollup",
+                                     "applied 0008-export-fields\napplied 0009-summary-rollup\n"
+                                     "applied 0010-trdp-telegrams",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
@@ -119,7 +120,7 @@ def test_schema(pg):
           "applied 0005-groups-refused-days" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
           == "1 init,2 gap-repair,3 rollups,4 texts,5 groups-refused-days,6 health-status-values,7 door-limits,"
-          "8 export-fields,9 summary-rollup",
+          "8 export-fields,9 summary-rollup,10 trdp-telegrams",
           "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
@@ -454,7 +455,11 @@ def test_prune_and_views(pg, broker):
     check(pg.psql("SELECT sum(n_all) FROM rollup_summary_1s WHERE t < now() - interval '90 days'") == "8",
           "summary's rollup holds the old day")
     rc, out = db("prune", "--older-than", "90d", "--db", pg.url)
-    check(rc == 0 and "dropped 4 day partitions" in out, "prune drops the old day (samples, can_frames, events, texts)", out)
+    check(rc == 0 and "dropped 5 day partitions" in out,
+          "prune drops the old day (samples, can_frames, events, texts, trdp_telegrams)", out)
+    check(pg.psql("SELECT count(*) FROM pg_inherits WHERE inhparent = 'trdp_telegrams'::regclass AND "
+                  "inhrelid::regclass::text < 'trdp_telegrams_p%s'" % time.strftime("%Y%m%d", time.gmtime(
+                      time.time() - 90 * 86400))) == "0", "the old day's trdp_telegrams partition gone")
     check(int(pg.psql("SELECT count(*) FROM samples")) == before - 8, "only the old day's samples gone")
     check(pg.psql("SELECT count(*) FROM samples WHERE t < now() - interval '90 days'") == "0", "old gone")
     check(pg.psql("SELECT count(*) FROM rollup_1s WHERE t < now() - interval '90 days'") == "0", "old 1 s gone")
