@@ -190,7 +190,11 @@ static bool sample_passes(const struct chan_state *s, double v, uint32_t q, int6
 		return true;
 	if ((f & UPL_POL_CHANGE) && !isnan(v) && v != s->value)
 		return true;
-	if ((f & UPL_POL_DEADBAND) && !isnan(v) && fabs(v - s->value) >= s->pol.deadband)
+	/* A step of exactly the deadband (a multiple of the signal's
+	   resolution, the usual choice) must go: scaled values carry binary
+	   noise (67.8 - 62.8 is 4.99999999999999 or 5.00000000000001 as it
+	   falls), so "moved by X" allows a relative 1e-9 below X. */
+	if ((f & UPL_POL_DEADBAND) && !isnan(v) && fabs(v - s->value) >= s->pol.deadband * (1 - 1e-9))
 		return true;
 	return (f & UPL_POL_EVERY) && t - s->t_ns >= s->pol.every_ns;
 }
