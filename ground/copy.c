@@ -93,7 +93,9 @@ int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_se
 		struct acq_item it;
 
 		rec_batch_item(b, i, &it);
-		it.seq = first_seq + i; /* CAN frames, samples, events: the Batch's order */
+		/* CAN frames, samples, events: the Batch's order (a reduced
+		   Batch's records carry their own seqs) */
+		it.seq = rec_batch_seq(b, i) ? rec_batch_seq(b, i) : first_seq + i;
 		if (add_row(db, vid, &it) < 0)
 			return -ENOMEM;
 		grd_rollup_item(db, vid, &it);

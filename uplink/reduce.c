@@ -317,6 +317,24 @@ static int finish(upl_reducer_t *r, const struct rec_batch_info *info, size_t ke
 	return 0;
 }
 
+/* The last sample of the Batch whose channel is not `none` (its state
+   updated as sent), else its last record. */
+static int last_sendable(upl_reducer_t *r, const rec_batch_t *b, uint32_t count, struct acq_item *ret)
+{
+	for (uint32_t i = count; i-- > 0;) {
+		struct chan_state *s;
+
+		if (rec_batch_item(b, i, ret) < 0)
+			return -EBADMSG;
+		if (ret->kind != ACQ_ITEM_SAMPLE || !(s = state_find(r, ret->sample.channel)) ||
+		    (s->pol.flags & UPL_POL_NONE))
+			continue;
+		*s = (struct chan_state){ s->id, s->pol, true, ret->sample.quality, ret->sample.value, ret->t_ns };
+		return 0;
+	}
+	return rec_batch_item(b, count - 1, ret) < 0 ? -EBADMSG : 0;
+}
+
 static int reduce(upl_reducer_t *r, const rec_batch_t *b, const struct rec_batch_info *info,
                   const uint8_t **ret_buf, size_t *ret_len)
 {
@@ -337,6 +355,20 @@ static int reduce(upl_reducer_t *r, const rec_batch_t *b, const struct rec_batch
 			return -EBADMSG;
 		if (!record_kept(r, &it))
 			continue;
+		err = rec_encoder_add(r->enc, &it);
+		if (err < 0)
+			return err;
+		r->seqs[kept++] = it.seq;
+	}
+	/* Nothing passed: the last record goes anyway, so the Batch has a
+	   time (t0) that places its range on the ground's day, and the
+	   ground's value of its channel is only fresher for it. */
+	if (!kept && info->count) {
+		struct acq_item it;
+
+		err = last_sendable(r, b, info->count, &it);
+		if (err < 0)
+			return err;
 		err = rec_encoder_add(r->enc, &it);
 		if (err < 0)
 			return err;

@@ -35,7 +35,9 @@ import tempfile
 RAILMON, SRC, PB2_DIR = sys.argv[1:4]
 sys.path.insert(0, PB2_DIR)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ground"))
 import railmon_pb2  # noqa: E402
+from pg import Postgres  # noqa: E402
 from railmon_test import die_with_us, free_port, start_peer, stop_peers, wait_for  # noqa: E402
 
 T = tempfile.mkdtemp(prefix="railmon-reduce-")
@@ -63,6 +65,8 @@ def fail(msg):
             print("---", f)
             print(open(os.path.join(T, f), errors="replace").read()[-3000:])
     stop_peers()
+    if "pg" in globals():
+        pg.fini()
     sys.exit(1)
 
 
@@ -164,6 +168,14 @@ if not wait_for("mosquitto listening", port_open, 20):
 sub = start_peer(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(PORT), "-q", "1", "-t", "railmon/+/data",
                   "-t", "probe", "-F", "%t %x"], stdout=open(os.path.join(T, "sub.out"), "w"),
                  stderr=open(os.path.join(T, "sub.err"), "w"))
+# a second ground: recv --db into a throwaway PostgreSQL
+pg = Postgres()
+if subprocess.run([RAILMON, "db", "init", "--db", pg.url], capture_output=True).returncode:
+    fail("db init failed")
+recv_db = start_peer([RAILMON, "recv", "--broker", f"mqtt://127.0.0.1:{PORT}", "--format", "none", "--db", pg.url,
+                      "--client-id", "ground-reduce-db"], stderr=open(os.path.join(T, "recv-db.err"), "w"))
+if not wait_for("recv --db subscribed", lambda: "subscribed" in open(os.path.join(T, "recv-db.err")).read(), 30):
+    fail("recv --db did not subscribe")
 recv_err = open(os.path.join(T, "recv.err"), "w")
 recv = start_peer([RAILMON, "recv", "--broker", f"mqtt://127.0.0.1:{PORT}", "--format", "none", "--log",
                    f"{T}/ground", "--client-id", "ground-reduce"], stderr=recv_err)
@@ -183,6 +195,13 @@ record_and_forward("RED-1", "uplink = change, every 10s\nuplink_frames = none\n"
 # the ground has taken everything: recv says its summary at the end
 recv.terminate()
 recv.wait(timeout=60)
+last_red = export(f"{T}/RED-1")[-1]["seq"]
+if not wait_for("the database has RED-1's last seq", lambda: pg.psql(
+        "SELECT coalesce(max(first_seq + count), 0) FROM batches JOIN vehicles USING (vehicle_id) "
+        "WHERE name = 'RED-1'").strip() == str(int(last_red) + 1), 60):
+    fail("recv --db never committed RED-1's last Batch")
+recv_db.terminate()
+recv_db.wait(timeout=60)
 sub.terminate()
 sub.wait(timeout=10)
 said = open(os.path.join(T, "recv.err")).read()
@@ -272,11 +291,25 @@ print(f"reduced: {reduced} reduced Batches; {len(gred)} of {len(vred)} records s
 print("  largest error per deadband signal:",
       ", ".join(f"{k} {worst.get(k, 0):.4g}/{d}" for k, d in DEADBANDS.items()))
 
+# (b) the database: the reduced samples stored once each, as sent; no hole
+# in its ledger (no gap repair asked), completeness without missing
+want = sorted(int(r["seq"]) for r in gred if r["kind"] == "sample")
+got = [int(x) for x in pg.psql("SELECT seq FROM samples JOIN vehicles USING (vehicle_id) WHERE name = 'RED-1' "
+                                "ORDER BY seq").split()]
+if got != want:
+    fail(f"RED-1: the database holds {len(got)} samples ({len(set(got))} seqs), the ground received {len(want)}")
+gaps = pg.psql("SELECT count(*) FROM gaps JOIN vehicles USING (vehicle_id) WHERE name = 'RED-1'").strip()
+missing = pg.psql("SELECT coalesce(sum(missing), 0) FROM completeness WHERE vehicle = 'RED-1'").strip()
+if gaps != "0" or missing != "0":
+    fail(f"RED-1: the database's ledger has {gaps} gaps, completeness {missing} missing")
+print(f"database: {len(got)} samples stored once each (as received), 0 gaps, completeness 0 missing")
+
 # --- 3. bytes over the air
 ball, bred = sum(map(len, pay_all)), sum(map(len, pay_red))
 print(f"bytes on railmon/<vehicle>/data for the journey: all {ball}, reduced {bred}, {ball / bred:.1f}x fewer")
 if ball < 10 * bred:
     fail(f"the reduced stream is only {ball / bred:.1f}x smaller than all")
 stop_peers()
+pg.fini()
 shutil.rmtree(T)
 print("uplink-reduce: ok")
