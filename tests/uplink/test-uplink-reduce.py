@@ -291,6 +291,16 @@ print(f"reduced: {reduced} reduced Batches; {len(gred)} of {len(vred)} records s
 print("  largest error per deadband signal:",
       ", ".join(f"{k} {worst.get(k, 0):.4g}/{d}" for k, d in DEADBANDS.items()))
 
+# evidence: the ground log's reduced Batches are named as such, the Seals
+# (sent whole) and the Batches they list verify, nothing is called changed
+gdir = os.path.join(T, "ground", "RED-1")
+logdir = os.path.join(gdir, os.listdir(gdir)[0])
+p = subprocess.run([RAILMON, "verify", "--unsigned", "--data", logdir], capture_output=True, text=True)
+if p.returncode != 0 or "reduced: the uplink sent these seqs reduced" not in p.stdout or "CHANGED" in p.stdout \
+   or "verified: seq" not in p.stdout:
+    fail(f"RED-1: verify of the ground log (exit {p.returncode}):\n{p.stdout}{p.stderr}")
+print("evidence: verify of the ground log names the reduced ranges, verifies the Seals' own, exit 0")
+
 # (b) the database: the reduced samples stored once each, as sent; no hole
 # in its ledger (no gap repair asked), completeness without missing
 want = sorted(int(r["seq"]) for r in gred if r["kind"] == "sample")
