@@ -318,7 +318,8 @@ static int finish(upl_reducer_t *r, const struct rec_batch_info *info, size_t ke
 }
 
 /* The last sample of the Batch whose channel is not `none` (its state
-   updated as sent), else its last record. */
+   updated as sent); -ENOENT if there is none (then nothing goes: a
+   `none` is never broken). */
 static int last_sendable(upl_reducer_t *r, const rec_batch_t *b, uint32_t count, struct acq_item *ret)
 {
 	for (uint32_t i = count; i-- > 0;) {
@@ -332,7 +333,7 @@ static int last_sendable(upl_reducer_t *r, const rec_batch_t *b, uint32_t count,
 		*s = (struct chan_state){ s->id, s->pol, true, ret->sample.quality, ret->sample.value, ret->t_ns };
 		return 0;
 	}
-	return rec_batch_item(b, count - 1, ret) < 0 ? -EBADMSG : 0;
+	return -ENOENT;
 }
 
 static int reduce(upl_reducer_t *r, const rec_batch_t *b, const struct rec_batch_info *info,
@@ -360,19 +361,20 @@ static int reduce(upl_reducer_t *r, const rec_batch_t *b, const struct rec_batch
 			return err;
 		r->seqs[kept++] = it.seq;
 	}
-	/* Nothing passed: the last record goes anyway, so the Batch has a
-	   time (t0) that places its range on the ground's day, and the
-	   ground's value of its channel is only fresher for it. */
+	/* Nothing passed: the last sample not `none` goes anyway, so the
+	   Batch has a time (t0) that places its range on the ground's day
+	   (the database's ledger), and the ground's value of its channel is
+	   only fresher for it.  Without one the Batch goes with no record:
+	   the range alone. */
 	if (!kept && info->count) {
 		struct acq_item it;
 
-		err = last_sendable(r, b, info->count, &it);
-		if (err < 0)
-			return err;
-		err = rec_encoder_add(r->enc, &it);
-		if (err < 0)
-			return err;
-		r->seqs[kept++] = it.seq;
+		if (last_sendable(r, b, info->count, &it) == 0) {
+			err = rec_encoder_add(r->enc, &it);
+			if (err < 0)
+				return err;
+			r->seqs[kept++] = it.seq;
+		}
 	}
 	err = carry_extras(r, b, info);
 	if (err == 0)
