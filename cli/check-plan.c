@@ -339,8 +339,11 @@ static int check_uplink_reduce(FILE *out, FILE *err, const struct conf_board *cf
 	char msg[CONF_ERR_MAX], a[96];
 	pl_channels_t *ch = NULL;
 	size_t n;
-	int r = pl_channels_new(cfg, &ch, msg, sizeof(msg));
+	int r;
 
+	if (!pl_uplink_reduces(cfg))
+		return 0; /* nothing loaded, nothing said: check as before */
+	r = pl_channels_new(cfg, &ch, msg, sizeof(msg));
 	if (r == 0)
 		r = pl_uplink_reduce(cfg, ch, &rc, msg, sizeof(msg));
 	if (r < 0) {

@@ -38,7 +38,7 @@ static struct upl_policy policy_of(const struct conf_uplink_policy *p)
 	return (struct upl_policy){ p->flags, p->deadband, (int64_t)p->every_ms * 1000000 };
 }
 
-static bool conf_reduces(const struct conf_board *cfg)
+bool pl_uplink_reduces(const struct conf_board *cfg)
 {
 	for (size_t i = 0; i < cfg->npolicies; i++)
 		if (cfg->policies[i].pol.flags)
@@ -82,7 +82,7 @@ int pl_uplink_reduce(const struct conf_board *cfg, const struct pl_channels *ch,
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	if (!conf_reduces(cfg))
+	if (!pl_uplink_reduces(cfg))
 		return 0;
 	chans = calloc(n ? n : 1, sizeof(*chans));
 	if (!chans || reduce_frames(cfg, ret) < 0) {

@@ -37,6 +37,10 @@ struct pl_forwarder {
 int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
                          const struct pl_channels *ch, struct acq_ring *events, char *err, size_t errlen);
 
+/* Does cfg reduce anything on the uplink (a policy or a bus's frames not
+   all)?  Without, the stored Batches go as they are. */
+bool pl_uplink_reduces(const struct conf_board *cfg);
+
 /*
  * The uplink's reduction of cfg (`uplink =` of buses, [channel] and
  * [signal] sections, `uplink_frames =` of CAN buses) as the forwarder takes

@@ -192,6 +192,22 @@ if not wait_for("mosquitto_sub subscribed", lambda: subprocess.run(
 
 signals = "".join(f"[signal {s}]\nuplink = deadband {d}, every 10s\n" for s, d in DEADBANDS.items())
 signals += "".join(f"[signal {s}]\nuplink = none\n" for s in NONE)
+# check says every channel's policy, and refuses one naming no channel
+p = subprocess.run([RAILMON, "check", "--board", board("RED-1", "uplink = change, every 10s\nuplink_frames = none\n"
+                                                         + signals)], capture_output=True, text=True)
+if p.returncode or "uplink reduced (the log keeps every record" not in p.stdout or \
+   "[vehicle] channels change, every 10s, frames none" not in p.stdout or \
+   not any(ln.split()[:1] == ["VehicleSpeed.Speed"] and "deadband 0.5, every 10s (line" in ln
+           for ln in p.stdout.splitlines()) or \
+   not any(ln.split()[:1] == ["VehicleSpeed.Direction"] and ln.endswith("change, every 10s")
+           for ln in p.stdout.splitlines()):
+    fail(f"check of the reducing board:\n{p.stdout}{p.stderr}")
+path = board("BAD-1", "[signal NoSuch]\nuplink = none\n")
+p = subprocess.run([RAILMON, "check", "--board", path], capture_output=True, text=True)
+if p.returncode == 0 or f"{path}:16: uplink: no channel 'NoSuch'" not in p.stderr:
+    fail(f"check of a policy naming no channel (exit {p.returncode}):\n{p.stderr}")
+print("check: every channel's policy said; a policy naming no channel refused at its line")
+
 record_and_forward("ALL-1", "")
 record_and_forward("RED-1", "uplink = change, every 10s\nuplink_frames = none\n" + signals)
 
