@@ -12,6 +12,7 @@
 #include "conf/config.h"
 #include "conf/config-schema.h"
 #include "pipeline/channels.h"
+#include "pipeline/forwarder.h"
 #include "pipeline/logdir.h"
 #include "pipeline/rtenv.h"
 #include "pipeline/window.h"
@@ -318,6 +319,75 @@ bool cli_bus_load_warning(const struct conf_board *cfg, size_t b, const dbc_t *d
 	return over;
 }
 
+static const char *reduce_text(const struct upl_policy *p, char *buf, size_t len)
+{
+	struct conf_uplink_policy c = { p->flags, p->deadband, (uint64_t)(p->every_ns / 1000000) };
+
+	return conf_uplink_policy_text(&c, buf, len);
+}
+
+/*
+ * The uplink's reduction, when the board has one: each bus's default and
+ * raw frames, then every channel with what the uplink sends of it (its
+ * own policy marked with its line).  Nothing for a board that sends
+ * everything, so its output is as before reduction existed.
+ */
+static int check_uplink_reduce(FILE *out, FILE *err, const struct conf_board *cfg)
+{
+	const struct pl_channel *list;
+	struct upl_reduce_cfg rc;
+	char msg[CONF_ERR_MAX], a[96];
+	pl_channels_t *ch = NULL;
+	size_t n;
+	int r;
+
+	if (!pl_uplink_reduces(cfg))
+		return 0; /* nothing loaded, nothing said: check as before */
+	r = pl_channels_new(cfg, &ch, msg, sizeof(msg));
+	if (r == 0)
+		r = pl_uplink_reduce(cfg, ch, &rc, msg, sizeof(msg));
+	if (r < 0) {
+		fprintf(err, "railmon check: %s\n", msg);
+		pl_channels_free(ch);
+		return r;
+	}
+	if (r == 0) {
+		pl_channels_free(ch);
+		return 0;
+	}
+	fprintf(out, "  uplink reduced (the log keeps every record; events and Health always sent):\n");
+	for (size_t b = 0; b < cfg->nbuses && b < UPL_REDUCE_BUSES; b++) {
+		const struct conf_uplink_frames *f = &cfg->bus_frames[b];
+
+		fprintf(out, "    [%s] channels %s", cfg->buses[b].name, reduce_text(&rc.bus_default[b], a, sizeof(a)));
+		if (cfg->buses[b].kind == BUS_KIND_CAN) {
+			fprintf(out, ", frames %s", f->none ? "none" : f->nranges ? "ids" : "all");
+			for (size_t i = 0; i < f->nranges; i++)
+				fprintf(out, f->ranges[i].lo == f->ranges[i].hi ? " 0x%" PRIX32 : " 0x%" PRIX32 "-0x%" PRIX32,
+				        f->ranges[i].lo, f->ranges[i].hi);
+		}
+		fputc('\n', out);
+	}
+	n = pl_channels_list(ch, &list);
+	for (size_t i = 0; i < n; i++) {
+		int line = 0;
+
+		for (size_t k = 0; k < cfg->npolicies && !line; k++) {
+			size_t j;
+
+			if (pl_channels_find(ch, cfg->policies[k].channel, &j, NULL, 0) == 0 && j == i)
+				line = cfg->policies[k].line;
+		}
+		fprintf(out, "    %-32s %s", list[i].name, reduce_text(&rc.chans[i].pol, a, sizeof(a)));
+		if (line)
+			fprintf(out, " (line %d)", line);
+		fputc('\n', out);
+	}
+	pl_uplink_reduce_free(&rc);
+	pl_channels_free(ch);
+	return 0;
+}
+
 int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
                     const struct cli_check_key *key)
 {
@@ -340,6 +410,7 @@ int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
 	if (cfg->uplink.enabled)
 		fprintf(out, "  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host,
 		        cfg->uplink.port, cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");
+	bad |= check_uplink_reduce(out, err, cfg) < 0;
 	for (size_t i = 0; i < cfg->nbuses; i++) {
 		if (cfg->buses[i].kind == BUS_KIND_CAN)
 			bad |= check_can(out, err, cfg, &cfg->buses[i]) < 0;

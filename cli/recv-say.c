@@ -259,6 +259,10 @@ static void print_totals(const struct grd_receiver_stats *st, FILE *err)
 	fprintf(err, "railmon recv: %" PRIu64 " messages, %" PRIu64 " records, %" PRIu64 " duplicates skipped, %"
 	        PRIu64 " missing, %" PRIu64 " malformed payloads, %" PRIu64 " vehicles, %" PRIu64 " logs\n",
 	        st->messages, st->records, st->duplicates, st->missing, st->bad, st->vehicles, st->logs);
+	/* only a reducing vehicle has any: the line stays as it was otherwise */
+	if (st->on_board)
+		fprintf(err, "railmon recv: %" PRIu64 " records on board: sent reduced (uplink = policies), in the "
+		        "vehicles' logs, not missing\n", st->on_board);
 	if (st->unverified || st->old)
 		fprintf(err, "railmon recv: %" PRIu64 " of the duplicates skipped without comparing them (their "
 		        "Batch is older than the last %d kept per log); %" PRIu64 " records below the %d seq ranges "
@@ -333,6 +337,8 @@ static void summary(grd_receiver_t *rc, FILE *err)
 		fprintf(err, "railmon recv: %s log %s: seq %" PRIu64 "..%" PRIu64 ", %" PRIu64 " missing, %" PRIu64
 		        " duplicates, %" PRIu64 " conflicts", l.vehicle, l.log_id[0] ? l.log_id : "(none)", l.first_seq,
 		        l.next_seq - 1, l.missing, l.duplicates, l.conflicts);
+		if (l.on_board)
+			fprintf(err, ", %" PRIu64 " on board (sent reduced)", l.on_board);
 		if (gl)
 			fprintf(err, "; ground log %s: %" PRIu64 " Batches stored, %" PRIu64 " not", gl->dir,
 			        gl->stored, gl->not_stored);

@@ -113,6 +113,8 @@ static const char *range_words(enum evd_range_kind k, bool problems)
 	case EVD_RANGE_UNPROVEN: return "unproven: their Seal does not verify (signature or link)";
 	case EVD_RANGE_NOT_STORED: return "not stored: no record holds these seqs, and the Seal's chain matches "
 	                                  "without them (the writer's drops)";
+	case EVD_RANGE_REDUCED: return "reduced: the uplink sent these seqs reduced (new content, no Seal covers "
+	                               "it); the vehicle's log holds them whole";
 	default: return "verified";
 	}
 }

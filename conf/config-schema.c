@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -148,6 +149,158 @@ static int add_trdp_group(struct basic_ini *ini, const struct basic_ini_key *key
 		if (c->groups[i] == g)
 			return basic_ini_bad(ini, key, value, "given twice");
 	c->groups[c->ngroups++] = g;
+	return 0;
+}
+
+/* ------------------------------------------------------------- uplink = */
+
+static const char policy_syntax[] = "all | change | deadband X | every DURATION | none";
+static const char policy_words[] = "expected all, none, or change, deadband X, every DURATION combined with ',' "
+                                   "(like 'deadband 0.5, every 10s')";
+
+/* every DURATION: "10s", "5m", "1h" (basic_parse_duration) or "500ms". */
+static int policy_every(const char *v, uint64_t *ret_ms)
+{
+	size_t n = strlen(v);
+	uint64_t x;
+
+	if (n > 2 && !strcmp(v + n - 2, "ms")) {
+		char num[32];
+
+		if (n - 2 >= sizeof(num))
+			return -EINVAL;
+		memcpy(num, v, n - 2);
+		num[n - 2] = 0;
+		if (basic_parse_u64(num, 1, UINT32_MAX, &x) < 0)
+			return -EINVAL;
+		*ret_ms = x;
+		return 0;
+	}
+	if (basic_parse_duration(v, &x) < 0 || !x || x > 365 * 86400)
+		return -EINVAL;
+	*ret_ms = x * 1000;
+	return 0;
+}
+
+/* One part of a policy ("change", "deadband 0.5", "every 10s"). */
+static int policy_part(char *part, struct conf_uplink_policy *p)
+{
+	char word[16], arg[48], extra[2];
+	int n = sscanf(part, "%15s %47s %1s", word, arg, extra);
+
+	if (n == 1 && !strcmp(word, "change") && !(p->flags & CONF_UPLINK_CHANGE)) {
+		p->flags |= CONF_UPLINK_CHANGE;
+		return 0;
+	}
+	if (n == 2 && !strcmp(word, "deadband") && !(p->flags & CONF_UPLINK_DEADBAND)) {
+		if (basic_parse_double(arg, &p->deadband) < 0 || !(p->deadband > 0) || p->deadband > 1e300)
+			return -EINVAL;
+		p->flags |= CONF_UPLINK_DEADBAND;
+		return 0;
+	}
+	if (n == 2 && !strcmp(word, "every") && !(p->flags & CONF_UPLINK_EVERY)) {
+		if (policy_every(arg, &p->every_ms) < 0)
+			return -EINVAL;
+		p->flags |= CONF_UPLINK_EVERY;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* uplink = all | none | change, deadband X, every DURATION (any of the three) */
+static int set_uplink(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	struct conf_uplink_policy p = { 0 };
+	char buf[160];
+
+	if (!strcmp(value, "all") || !strcmp(value, "none")) {
+		p.flags = value[0] == 'n' ? CONF_UPLINK_NONE : CONF_UPLINK_ALL;
+		memcpy((char *)base + key->offset, &p, sizeof(p));
+		return 0;
+	}
+	if (strlen(value) >= sizeof(buf))
+		return basic_ini_bad(ini, key, value, policy_words);
+	memcpy(buf, value, strlen(value) + 1);
+	/* strtok_r would take "change," or "change,,every 1s": an empty part
+	   is a typo, not nothing */
+	for (char *part = buf, *comma; part; part = comma ? comma + 1 : NULL) {
+		comma = strchr(part, ',');
+		if (comma)
+			*comma = 0;
+		if (policy_part(part, &p) < 0)
+			return basic_ini_bad(ini, key, value, policy_words);
+	}
+	if (!p.flags)
+		return basic_ini_bad(ini, key, value, policy_words);
+	memcpy((char *)base + key->offset, &p, sizeof(p));
+	return 0;
+}
+
+const char *conf_uplink_policy_text(const struct conf_uplink_policy *p, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = 0;
+	if (!p->flags || p->flags & CONF_UPLINK_NONE) {
+		snprintf(buf, len, "%s", p->flags ? "none" : "all");
+		return buf;
+	}
+	if (p->flags & CONF_UPLINK_CHANGE)
+		k += (size_t)snprintf(buf + k, len - k, "change");
+	if (k < len && p->flags & CONF_UPLINK_DEADBAND)
+		k += (size_t)snprintf(buf + k, len - k, "%sdeadband %.17g", k ? ", " : "", p->deadband);
+	if (k < len && p->flags & CONF_UPLINK_EVERY) {
+		if (p->every_ms % 1000)
+			snprintf(buf + k, len - k, "%severy %" PRIu64 "ms", k ? ", " : "", p->every_ms);
+		else
+			snprintf(buf + k, len - k, "%severy %" PRIu64 "s", k ? ", " : "", p->every_ms / 1000);
+	}
+	return buf;
+}
+
+/* uplink_frames = all | none | ids ID|LO-HI ... (a CAN bus's raw frames) */
+static int set_uplink_frames(struct basic_ini *ini, const struct basic_ini_key *key, void *base,
+                             const char *value)
+{
+	static const char words[] = "expected all, none, or ids followed by identifiers and ranges "
+	                            "(like 'ids 0x100 0x200-0x2FF')";
+	struct conf_uplink_frames *f = &((struct conf_pending_bus *)base)->frames;
+	char buf[512], *save = NULL, *tok;
+
+	memset(f, 0, sizeof(*f));
+	if (!strcmp(value, "all"))
+		return 0;
+	if (!strcmp(value, "none")) {
+		f->none = true;
+		return 0;
+	}
+	if (strlen(value) >= sizeof(buf))
+		return basic_ini_bad(ini, key, value, "is too long");
+	memcpy(buf, value, strlen(value) + 1);
+	tok = strtok_r(buf, " \t", &save);
+	if (!tok || strcmp(tok, "ids"))
+		return basic_ini_bad(ini, key, value, words);
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		char *dash = strchr(tok, '-');
+		uint64_t lo, hi;
+
+		if (dash)
+			*dash = 0;
+		if (basic_parse_u64(tok, 0, 0x1fffffff, &lo) < 0 ||
+		    basic_parse_u64(dash ? dash + 1 : tok, lo, 0x1fffffff, &hi) < 0)
+			return basic_ini_bad(ini, key, value, "expected identifiers like 0x100 or ranges like "
+			                     "0x200-0x2FF (low first, 29 bits at most)");
+		if (f->nranges >= CONF_FRAME_RANGES_MAX)
+			return basic_ini_fail(ini, "uplink_frames: at most %d identifiers and ranges",
+			                      CONF_FRAME_RANGES_MAX);
+		f->ranges[f->nranges].lo = (uint32_t)lo;
+		f->ranges[f->nranges].hi = (uint32_t)hi;
+		f->nranges++;
+	}
+	if (!f->nranges)
+		return basic_ini_bad(ini, key, value, words);
 	return 0;
 }
 
@@ -320,6 +473,13 @@ static const struct basic_ini_key can_keys[] = {
 	  .doc_def = "none (every frame)",
 	  .help = "A hardware filter, like candump's (0x100/0x7ff); may be given up to 32 times. An id above "
 	          "0x7ff or written with 8 hex digits is extended." },
+	{ "uplink", BASIC_INI_CUSTOM, 0, P(uplink), .hook = set_uplink, .syntax = policy_syntax, .doc_def = "all",
+	  .help = "What the uplink sends of the bus's channels' samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
+	{ "uplink_frames", BASIC_INI_CUSTOM, 0, .hook = set_uplink_frames, .syntax = "all | none | ids ID|LO-HI ...",
+	  .doc_def = "all",
+	  .help = "The bus's raw frames on the uplink (the log keeps them all): all, none, or ids and ranges "
+	          "('ids 0x100 0x200-0x2FF'). Only when a policy of the board is not all: else the stored Batches "
+	          "go as they are." },
 	{ "cpu", BASIC_INI_INT, 0, P(cpu), .min = -1, .max = 1023, .def = "-1", .expect = cpu_expect,
 	  .help = cpu_help },
 };
@@ -375,6 +535,8 @@ static const struct basic_ini_key modbus_keys[] = {
 	  .help = "Registers a merged request may read and throw away between two channels." },
 	{ "period_ms", BASIC_INI_UINT, 0, P(period_ms), .min = 1, .max = 3600000, .def = "1000",
 	  .help = "Poll period of the channels that do not set their own." },
+	{ "uplink", BASIC_INI_CUSTOM, 0, P(uplink), .hook = set_uplink, .syntax = policy_syntax, .doc_def = "all",
+	  .help = "What the uplink sends of the bus's channels' samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
 	{ "cpu", BASIC_INI_INT, 0, P(cpu), .min = -1, .max = 1023, .def = "-1", .expect = cpu_expect,
 	  .help = cpu_help },
 };
@@ -440,6 +602,9 @@ static const struct basic_ini_key channel_keys[] = {
 	  .doc_def = "not required",
 	  .help = "The channel must be read at least this often (milliseconds): a CHANNEL_STALE event names it "
 	          "when it was not, CHANNEL_FRESH when it is back." },
+	{ "uplink", BASIC_INI_CUSTOM, BASIC_INI_LINE, C(uplink), BASIC_INI_LINE_AT(struct conf_pending_channel,
+	  uplink_line), .hook = set_uplink, .syntax = policy_syntax, .doc_def = "the bus's uplink",
+	  .help = "What the uplink sends of this channel's samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
 };
 
 #undef C
@@ -507,10 +672,13 @@ static const struct basic_ini_key trigger_keys[] = {
 #undef T
 
 static const struct basic_ini_key signal_keys[] = {
-	{ "required_within_ms", BASIC_INI_UINT, BASIC_INI_REQUIRED, BASIC_INI_FIELD(struct conf_required, within_ms),
-	  .min = 1, .max = 86400000,
+	{ "required_within_ms", BASIC_INI_UINT, 0, BASIC_INI_FIELD(struct conf_pending_signal, within_ms),
+	  .min = 1, .max = 86400000, .doc_def = "not required",
 	  .help = "The signal must be received at least this often (milliseconds): a CHANNEL_STALE event "
 	          "names it when it was not, CHANNEL_FRESH when it is back." },
+	{ "uplink", BASIC_INI_CUSTOM, BASIC_INI_LINE, BASIC_INI_FIELD(struct conf_pending_signal, uplink),
+	  BASIC_INI_LINE_AT(struct conf_pending_signal, uplink_line), .hook = set_uplink, .syntax = policy_syntax,
+	  .doc_def = "the bus's uplink", .help = "What the uplink sends of this signal's samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
 };
 
 static const struct basic_ini_table tables[CONF_SEC_MAX] = {
@@ -529,8 +697,8 @@ static const struct basic_ini_table tables[CONF_SEC_MAX] = {
 	[CONF_SEC_TRIGGER] = { "trigger NAME", "A condition that holds the log around the moment it becomes true "
 	                        "(an event record; retention keeps [t - pre, t + post]). Up to 64.",
 	                        trigger_keys, LEN(trigger_keys) },
-	[CONF_SEC_SIGNAL] = { "signal NAME", "A signal of a CAN bus's DBC (its name, or Message.Signal) that must "
-	                       "be received in time.", signal_keys, LEN(signal_keys) },
+	[CONF_SEC_SIGNAL] = { "signal NAME", "A signal of a CAN bus's DBC (its name, or Message.Signal): that it must "
+	                       "be received in time, what the uplink sends of it.", signal_keys, LEN(signal_keys) },
 };
 
 const struct basic_ini_table *conf_schema_table(enum conf_section s)

@@ -39,6 +39,8 @@ struct conf_pending_bus {
 	int line;           /* of the [section] header */
 	int dbc_line;       /* conf_board.dbc_line */
 	uint32_t period_ms; /* Modbus: its channels' default period */
+	struct conf_uplink_policy uplink;  /* its channels' default */
+	struct conf_uplink_frames frames;  /* CAN: its raw frames */
 };
 
 /* A [channel NAME] section while the file is read (the lines are 0 for a
@@ -50,7 +52,21 @@ struct conf_pending_channel {
 	int unit_line, table_line, address_line;
 	uint32_t required_ms; /* required_within_ms, 0 = not required */
 	int required_line;
+	struct conf_uplink_policy uplink;
+	int uplink_line;      /* 0: the bus's default */
 };
+
+/* A [signal NAME] section while the file is read. */
+struct conf_pending_signal {
+	char name[128];
+	uint32_t within_ms;   /* required_within_ms, 0 = not required */
+	struct conf_uplink_policy uplink;
+	int line, uplink_line;
+};
+
+/* The policy as `uplink =` says it ("deadband 0.5, every 10s"), for
+   `check` and messages. */
+const char *conf_uplink_policy_text(const struct conf_uplink_policy *p, char *buf, size_t len);
 
 /* The table of one kind of section; NULL past CONF_SEC_MAX. */
 const struct basic_ini_table *conf_schema_table(enum conf_section s);

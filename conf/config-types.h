@@ -59,6 +59,43 @@ struct conf_required {
 	int line;
 };
 
+/*
+ * What the uplink sends of a channel's samples (`uplink =` of a
+ * [channel], a [signal] or a bus, uplink/README.md "Reduction"); the log
+ * keeps every record whatever it says.  CONF_UPLINK_ALL (0) is today's
+ * stream: the stored Batches as they are.  CHANGE, DEADBAND and EVERY
+ * combine: a sample goes when any of them says so.
+ */
+enum {
+	CONF_UPLINK_ALL = 0,
+	CONF_UPLINK_NONE = 1 << 0,
+	CONF_UPLINK_CHANGE = 1 << 1,   /* the value (or its quality) differs from the last sent */
+	CONF_UPLINK_DEADBAND = 1 << 2, /* |value - last sent| >= deadband */
+	CONF_UPLINK_EVERY = 1 << 3,    /* every_ms passed since the last sent sample */
+};
+
+struct conf_uplink_policy {
+	unsigned flags;      /* CONF_UPLINK_*; 0 = all */
+	double deadband;
+	uint64_t every_ms;
+};
+
+/* A channel's own policy: a [channel] or a [signal] with `uplink =`. */
+#define CONF_POLICIES_MAX 1024
+struct conf_channel_policy {
+	char channel[128];
+	struct conf_uplink_policy pol;
+	int line;
+};
+
+/* A bus's raw frames on the uplink (`uplink_frames =` of a [can] bus). */
+#define CONF_FRAME_RANGES_MAX 32
+struct conf_uplink_frames {
+	bool none;           /* none; else all, or only ids in the ranges */
+	size_t nranges;      /* 0 and !none: all */
+	struct { uint32_t lo, hi; } ranges[CONF_FRAME_RANGES_MAX]; /* identifiers, inclusive */
+};
+
 struct conf_uplink {
 	bool enabled;
 	char host[128];
@@ -100,6 +137,10 @@ struct conf_board {
 	size_t ntriggers;
 	struct conf_required required[CONF_REQUIRED_MAX];
 	size_t nrequired;
+	struct conf_channel_policy policies[CONF_POLICIES_MAX];
+	size_t npolicies;
+	struct conf_uplink_policy bus_uplink[CONF_BUSES_MAX];   /* each bus's default */
+	struct conf_uplink_frames bus_frames[CONF_BUSES_MAX];
 	struct bus_cfg buses[CONF_BUSES_MAX];
 	int bus_cpu[CONF_BUSES_MAX];
 	int dbc_line[CONF_BUSES_MAX]; /* line of a CAN bus's 'dbc =' or a TRDP bus's 'xml =', for messages */

@@ -28,6 +28,8 @@ struct parser {
 	size_t nbuses;
 	struct conf_pending_channel *chans; /* CONF_CHANNELS_MAX */
 	size_t nchans;
+	struct conf_pending_signal *sigs;   /* CONF_REQUIRED_MAX + CONF_POLICIES_MAX */
+	size_t nsigs;
 	bool seen[CONF_SEC_UPLINK + 1];     /* [board], [storage], [uplink] */
 };
 
@@ -162,16 +164,63 @@ static int new_required(struct basic_ini *ini, struct parser *p, const char *nam
 	return 0;
 }
 
+#define SIGNALS_MAX (CONF_REQUIRED_MAX + CONF_POLICIES_MAX)
+
 static int new_signal(struct basic_ini *ini, struct parser *p, const char *name, struct basic_ini_section *ret)
 {
-	struct conf_required *rq;
-	int r = new_required(ini, p, name, basic_ini_line(ini), &rq);
+	struct conf_pending_signal *ps;
 
-	if (r < 0)
-		return r;
-	*ret = (struct basic_ini_section){ .table = conf_schema_table(CONF_SEC_SIGNAL), .base = rq };
+	if (strlen(name) >= sizeof(ps->name))
+		return basic_ini_fail(ini, "channel name '%s' is too long", name);
+	if (p->nsigs >= SIGNALS_MAX)
+		return basic_ini_fail(ini, "at most %d [signal] sections", SIGNALS_MAX);
+	ps = &p->sigs[p->nsigs++];
+	memset(ps, 0, sizeof(*ps));
+	strcpy(ps->name, name);
+	ps->line = basic_ini_line(ini);
+	*ret = (struct basic_ini_section){ .table = conf_schema_table(CONF_SEC_SIGNAL), .base = ps };
 	snprintf(ret->title, sizeof(ret->title), "signal %s", name);
 	return 0;
+}
+
+/* A channel's own uplink policy (a [channel] or [signal] with uplink =). */
+static int add_policy(struct basic_ini *ini, struct parser *p, const char *name,
+                      const struct conf_uplink_policy *pol, int line)
+{
+	struct conf_board *c = p->cfg;
+	struct conf_channel_policy *cp;
+
+	for (size_t i = 0; i < c->npolicies; i++)
+		if (!strcmp(c->policies[i].channel, name))
+			return basic_ini_fail_at(ini, line, "'%s' has two uplink policies (first at line %d)", name,
+			                         c->policies[i].line);
+	if (c->npolicies >= CONF_POLICIES_MAX)
+		return basic_ini_fail_at(ini, line, "at most %d channels with an uplink policy of their own (set the "
+		                         "bus's uplink = instead)", CONF_POLICIES_MAX);
+	cp = &c->policies[c->npolicies++];
+	snprintf(cp->channel, sizeof(cp->channel), "%s", name);
+	cp->pol = *pol;
+	cp->line = line;
+	return 0;
+}
+
+/* [signal NAME]: a required signal, a policy, or both; nothing is a mistake. */
+static int validate_signal(struct basic_ini *ini, struct parser *p, const struct conf_pending_signal *ps)
+{
+	struct conf_required *rq;
+	int r;
+
+	if (!ps->within_ms && !ps->uplink_line)
+		return basic_ini_fail_at(ini, ps->line, "[signal %s]: missing 'required_within_ms =' or 'uplink ='",
+		                         ps->name);
+	if (ps->uplink_line && (r = add_policy(ini, p, ps->name, &ps->uplink, ps->uplink_line)) < 0)
+		return r;
+	if (!ps->within_ms)
+		return 0;
+	r = new_required(ini, p, ps->name, ps->line, &rq);
+	if (r == 0)
+		rq->within_ms = ps->within_ms;
+	return r;
 }
 
 /* A [section] header: what it declares, and the table of its keys. */
@@ -251,6 +300,12 @@ static int validate_channel(struct basic_ini *ini, struct parser *p, struct conf
 		return basic_ini_fail_at(ini, pc->line, "channel '%s': address + size runs past register 65535", ch->name);
 	if (!ch->period_ms)
 		ch->period_ms = p->buses[b->index].period_ms;
+	if (pc->uplink_line) {
+		int r = add_policy(ini, p, ch->name, &pc->uplink, pc->uplink_line);
+
+		if (r < 0)
+			return r;
+	}
 	if (pc->required_ms) {
 		struct conf_required *rq;
 		int r = new_required(ini, p, ch->name, pc->required_line, &rq);
@@ -313,6 +368,8 @@ static void move_buses(struct parser *p)
 		c->buses[i] = p->buses[i].bus;
 		c->bus_cpu[i] = p->buses[i].cpu;
 		c->dbc_line[i] = p->buses[i].dbc_line;
+		c->bus_uplink[i] = p->buses[i].uplink;
+		c->bus_frames[i] = p->buses[i].frames;
 	}
 	c->nbuses = p->nbuses;
 }
@@ -390,6 +447,11 @@ static int validate(struct basic_ini *ini)
 	if (!c->vehicle[0])
 		return basic_ini_fail_at(ini, 1, "missing [board] vehicle = ID");
 	move_buses(p);
+	/* before the channels: required_within_ms of [signal] sections came
+	   first in the list (check's order) */
+	for (size_t i = 0; i < p->nsigs; i++)
+		if ((r = validate_signal(ini, p, &p->sigs[i])) < 0)
+			return r;
 	for (size_t i = 0; i < p->nchans; i++)
 		if ((r = validate_channel(ini, p, &p->chans[i])) < 0)
 			return r;
@@ -435,7 +497,8 @@ int conf_parse(const char *name, const char *text, struct conf_board **ret_cfg, 
 	priv = calloc(1, sizeof(*priv));
 	p.buses = calloc(CONF_BUSES_MAX, sizeof(*p.buses));
 	p.chans = calloc(CONF_CHANNELS_MAX, sizeof(*p.chans));
-	if (!priv || !p.buses || !p.chans) {
+	p.sigs = calloc(SIGNALS_MAX, sizeof(*p.sigs));
+	if (!priv || !p.buses || !p.chans || !p.sigs) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -450,6 +513,7 @@ int conf_parse(const char *name, const char *text, struct conf_board **ret_cfg, 
 		priv = NULL;
 	}
 out:
+	free(p.sigs);
 	free(p.chans);
 	free(p.buses);
 	conf_free(priv ? &priv->pub : NULL);

@@ -233,6 +233,9 @@ enum evd_range_kind {
 	                         this key, altered), its link, or its range */
 	EVD_RANGE_NOT_STORED, /* seqs no record holds, inside a Seal whose chain
 	                         matches: the writer dropped them (full disk) */
+	EVD_RANGE_REDUCED,    /* a ground log's reduced Batches (the uplink's
+	                         policies): new content no Seal covers; the
+	                         vehicle's log holds these seqs whole */
 	EVD_RANGE_KIND_MAX
 };
 

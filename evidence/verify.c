@@ -29,6 +29,7 @@ enum pend_kind {
 	PEND_BAD,     /* ... that contradicts its frame or log (still chained) */
 	PEND_LOST,    /* seqs the reader could not read */
 	PEND_MISSING, /* seqs no record holds */
+	PEND_REDUCED, /* a reduced Batch (a ground log's): no Seal covers it */
 };
 
 struct pend {
@@ -307,7 +308,11 @@ static void seal_time_seen(evd_verifier_t *v, int64_t t)
 /* An entry of a range, whose Batches are proven (VERIFIED) or not (kind). */
 static void entry_range(evd_verifier_t *v, const struct pend *e, enum evd_range_kind kind)
 {
-	if (e->kind == PEND_LOST)
+	/* whatever the Seal says of its range: the forwarder made this Batch,
+	   the vehicle's log holds the records it was made from */
+	if (e->kind == PEND_REDUCED)
+		kind = EVD_RANGE_REDUCED;
+	else if (e->kind == PEND_LOST)
 		kind = EVD_RANGE_DAMAGED;
 	else if (e->kind == PEND_BAD)
 		kind = EVD_RANGE_DAMAGED;
@@ -320,6 +325,15 @@ static void entry_range(evd_verifier_t *v, const struct pend *e, enum evd_range_
 	range_add(v, e->seq, e->seq + e->count, kind);
 }
 
+/* Does the range [from, npend) hold a reduced Batch (a ground log's)? */
+static bool range_reduced(const evd_verifier_t *v, size_t from)
+{
+	for (size_t i = from; i < v->npend; i++)
+		if (v->pend[i].kind == PEND_REDUCED)
+			return true;
+	return false;
+}
+
 /*
  * The entries of a Seal's range [from, npend), its chain head not matched:
  * with a digest list that proves itself, each Batch it lists is verified
@@ -329,12 +343,18 @@ static void entry_range(evd_verifier_t *v, const struct pend *e, enum evd_range_
 static size_t range_by_list(evd_verifier_t *v, size_t from, bool list_ok, bool complete)
 {
 	size_t pos = 0, bad = v->npend;
+	bool reduced = range_reduced(v, from);
 
 	for (size_t i = from; i < v->npend; i++) {
 		struct pend *e = &v->pend[i];
 		enum evd_range_kind k;
 
-		if (!list_ok)
+		if (e->kind == PEND_REDUCED)
+			k = EVD_RANGE_REDUCED; /* never the Seal's: not a change */
+		else if (!list_ok && reduced)
+			k = EVD_RANGE_UNPROVEN; /* the chain went through the vehicle's
+			                           Batches, not these: nothing to fold */
+		else if (!list_ok)
 			k = complete ? EVD_RANGE_CHANGED : EVD_RANGE_HEAD;
 		else if (e->kind == PEND_REC || e->kind == PEND_BAD)
 			k = list_find(v, &pos, e->d) ? EVD_RANGE_VERIFIED : EVD_RANGE_CHANGED;
@@ -470,10 +490,11 @@ static int on_seal(evd_verifier_t *v, const struct stor_rec *rec, const struct r
 				p.range_end = s->end_seq;
 			}
 			c.found |= problem(v, &p, c.found ? NULL : ret);
-		} else if (complete) {
+		} else if (complete && !range_reduced(v, from)) {
 			seal_problem(v, &c, EVD_PROBLEM_CHAIN); /* e.g. an empty range */
 		} else if (list_ok) {
-			/* its range began before the log (retention): what is
+			/* its range began before the log (retention), or holds a
+			   ground log's reduced Batches (named as such): what else is
 			   left of it is proven by the list */
 			v->res.seals++;
 			seal_time_seen(v, s->t_ns);
@@ -566,7 +587,7 @@ static int seal_batch_canonical(const struct rec_seal *s, const struct stor_rec 
 
 /* Decode and cross-check; 0 and the Seal (has_seal) if any, else a problem. */
 static int check_batch(evd_verifier_t *v, const struct stor_rec *rec, struct rec_seal *seal, bool *has_seal,
-                       int64_t *t0, struct evd_problem *ret)
+                       int64_t *t0, bool *reduced, struct evd_problem *ret)
 {
 	struct rec_batch_info info;
 	rec_batch_t *b;
@@ -574,10 +595,13 @@ static int check_batch(evd_verifier_t *v, const struct stor_rec *rec, struct rec
 
 	*has_seal = false;
 	*t0 = 0;
+	*reduced = false;
 	if (r < 0)
 		return r == -ENOMEM ? r : malformed(v, rec, r, ret);
 	rec_batch_info(b, &info);
-	if (info.first_seq != rec->first_seq || info.count != rec->count) {
+	/* a reduced Batch's frame (a ground log's) spans its source range */
+	*reduced = info.reduced;
+	if (info.first_seq != rec->first_seq || info.end_seq - info.first_seq != rec->count) {
 		r = malformed(v, rec, -ERANGE, ret);
 	} else if (info.log_id_len == REC_LOG_ID_LEN && v->have_log_id &&
 	           memcmp(info.log_id, v->log_id, REC_LOG_ID_LEN)) {
@@ -609,7 +633,7 @@ int evd_verifier_record(evd_verifier_t *v, const struct stor_rec *rec, struct ev
 {
 	struct pend e = { 0 };
 	struct rec_seal seal;
-	bool has_seal;
+	bool has_seal, reduced;
 	int r, k;
 
 	if (!v || !rec)
@@ -630,14 +654,14 @@ int evd_verifier_record(evd_verifier_t *v, const struct stor_rec *rec, struct ev
 	e = (struct pend){ .seq = rec->first_seq, .count = rec->count, .segment = rec->segment,
 	                   .offset = rec->offset };
 	evd_digest(rec->payload, rec->len, e.d);
-	r = check_batch(v, rec, &seal, &has_seal, &e.t0, ret);
+	r = check_batch(v, rec, &seal, &has_seal, &e.t0, &reduced, ret);
 	if (r < 0)
 		return r;
 	if (has_seal && r == 0) {
 		k = on_seal(v, rec, &seal, e.d, ret);
 		return k < 0 ? k : k | r;
 	}
-	e.kind = r ? PEND_BAD : PEND_REC;
+	e.kind = r ? PEND_BAD : reduced ? PEND_REDUCED : PEND_REC;
 	return pend_add(v, &e) < 0 ? -ENOMEM : r;
 }
 

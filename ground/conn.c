@@ -409,8 +409,10 @@ void grd_batch_key_make(const struct rec_batch_info *info, int vid, uint64_t dig
 {
 	snprintf(k->vid, sizeof(k->vid), "%d", vid);
 	snprintf(k->first, sizeof(k->first), "%" PRIu64, info->first_seq);
-	snprintf(k->end, sizeof(k->end), "%" PRIu64, info->first_seq + info->count);
-	snprintf(k->count, sizeof(k->count), "%" PRIu32, info->count);
+	/* the seq range the Batch accounts for: a reduced one's whole source
+	   range (its other seqs are on the vehicle), else its records */
+	snprintf(k->end, sizeof(k->end), "%" PRIu64, info->end_seq);
+	snprintf(k->count, sizeof(k->count), "%" PRIu64, info->end_seq - info->first_seq);
 	snprintf(k->digest, sizeof(k->digest), "%" PRId64, (int64_t)digest);
 	snprintf(k->hash, sizeof(k->hash), "%" PRId64, (int64_t)info->config_hash);
 	/* A Batch without a log id (railmon before log ids) is keyed under an

@@ -164,7 +164,9 @@ int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_se
 		struct acq_item it;
 
 		rec_batch_item(b, i, &it);
-		it.seq = first_seq + i; /* CAN frames, samples, events, texts, telegrams: the Batch's order */
+		/* CAN frames, samples, events, texts, telegrams: the Batch's order
+		   (a reduced Batch's records carry their own seqs) */
+		it.seq = rec_batch_seq(b, i) ? rec_batch_seq(b, i) : first_seq + i;
 		r = add_row(db, vid, &it);
 		if (r < 0)
 			return r;

@@ -289,8 +289,8 @@ static bool adjacent(const struct grd_pending *p, size_t i, size_t j)
 
 	rec_batch_info(p[i].b, &a);
 	rec_batch_info(p[j].b, &b);
-	return p[i].vid == p[j].vid && !p[i].door && !p[j].door && a.count && a.log_id_len == b.log_id_len &&
-	       !memcmp(a.log_id, b.log_id, a.log_id_len) && a.first_seq + a.count == b.first_seq;
+	return p[i].vid == p[j].vid && !p[i].door && !p[j].door && a.end_seq > a.first_seq &&
+	       a.log_id_len == b.log_id_len && !memcmp(a.log_id, b.log_id, a.log_id_len) && a.end_seq == b.first_seq;
 }
 
 /* A Batch of the group right before or after p[i] in its log: what
@@ -304,7 +304,7 @@ static bool group_neighbour(const struct grd_pending *p, size_t n, size_t i)
    Batch far from seq 1 (first), held in refused for the next to confirm. */
 static void jump_words(struct grd_pending *p, const struct rec_batch_info *info, bool first)
 {
-	uint64_t last = info->first_seq + info->count - 1;
+	uint64_t last = info->end_seq - 1;
 
 	if (first)
 		snprintf(p->why, sizeof(p->why), "seq %" PRIu64 "..%" PRIu64 ": the first Batch of its log, over "
@@ -357,9 +357,11 @@ static int sum_day(grd_db_t *db, struct day_sum *d, int vid, const struct rec_ba
 	if (!d->batches)
 		*d = (struct day_sum){ vid, info->log_id, info->log_id_len, day, 0, 0, UINT64_MAX, 0 };
 	d->batches++;
-	d->records += info->count;
+	/* a reduced Batch accounts for its whole source range (kept on the
+	   vehicle, not missing) */
+	d->records += info->end_seq - info->first_seq;
 	d->min_first = info->first_seq < d->min_first ? info->first_seq : d->min_first;
-	d->max_end = info->first_seq + info->count > d->max_end ? info->first_seq + info->count : d->max_end;
+	d->max_end = info->end_seq > d->max_end ? info->end_seq : d->max_end;
 	return r;
 }
 
@@ -463,7 +465,8 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 		if (r == 0 && !db->keep[q])
 			r = -EIO;
 		first = r == 0 && PQntuples(db->keep[q]) > 0 && PQgetvalue(db->keep[q], 0, 5)[0] == 't';
-		if (r == 0 && ledger_outcome(db->keep[q], info.first_seq, info.count, p[i].digest, &p[i].out) < 0) {
+		if (r == 0 && ledger_outcome(db->keep[q], info.first_seq, (uint32_t)(info.end_seq - info.first_seq),
+		                             p[i].digest, &p[i].out) < 0) {
 			db->sqlstate[0] = 0; /* passes: the retry finds the other receiver's row */
 			r = -EAGAIN;
 		}

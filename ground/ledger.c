@@ -61,6 +61,8 @@ struct stream {
 	uint64_t held_end;         /* end 0: where the last first Batch far from seq 1
 	                              ended (seq_jump(): the next one there confirms it) */
 	uint64_t records, duplicates, unverified, old, conflicts, seq_jumps;
+	uint64_t on_board;         /* seqs of reduced ranges not sent: kept on board */
+	uint64_t reduced;          /* reduced Batches with something new */
 	struct digest *dig;        /* ring sorted by first_seq, non-overlapping */
 	size_t dig_head, ndig, dig_cap; /* dig_cap a power of two */
 	void *log_ctx;
@@ -314,7 +316,21 @@ static int range_insert(struct stream *s, uint64_t lo, uint64_t hi)
 
 static uint64_t stream_missing(const struct stream *s)
 {
-	return s->end ? s->end - s->lowest - s->records : 0;
+	return s->end ? s->end - s->lowest - s->records - s->on_board : 0;
+}
+
+/* Seqs of [lo, hi) no range covers yet. */
+static uint64_t range_uncovered(const struct stream *s, uint64_t lo, uint64_t hi)
+{
+	uint64_t n = hi - lo;
+
+	for (size_t i = range_find(s, lo + 1); i < s->nranges && s->ranges[i].lo < hi; i++) {
+		uint64_t a = s->ranges[i].lo > lo ? s->ranges[i].lo : lo;
+		uint64_t b = s->ranges[i].hi < hi ? s->ranges[i].hi : hi;
+
+		n -= b > a ? b - a : 0;
+	}
+	return n;
 }
 
 /* ---- Batch contents ---- */
@@ -435,7 +451,7 @@ static bool seq_jump(const struct stream *s, const struct rec_batch_info *info)
 	if (!s->end)
 		return first_far(s, info);
 	return info->first_seq >= s->end + GRD_LEDGER_MAX_JUMP ||
-	       info->first_seq + info->count + GRD_LEDGER_MAX_JUMP <= s->lowest;
+	       info->end_seq + GRD_LEDGER_MAX_JUMP <= s->lowest;
 }
 
 /* The records' keyed hash (record/digest.h rec_batch_hash(), from the
@@ -448,7 +464,7 @@ static uint64_t batch_scan(const grd_ledger_t *r, const struct stream *s, const 
 	uint32_t seen = 0;
 
 	for (uint32_t i = 0; i < info->count; i++) {
-		uint64_t seq = info->first_seq + i;
+		uint64_t seq = rec_batch_seq(b, i);
 
 		seen += seq >= s->floor && range_covered(s, seq);
 	}
@@ -464,11 +480,11 @@ static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
 {
 	uint64_t fresh = 0, old = 0, unverified = 0;
 	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
-	uint64_t end = info->first_seq + info->count;
+	uint64_t end = info->end_seq, span = end > lo ? range_uncovered(s, lo, end) : 0;
 	bool failed = false;
 
 	for (uint32_t i = 0; i < info->count; i++) {
-		uint64_t seq = info->first_seq + i;
+		uint64_t seq = rec_batch_seq(b, i);
 		struct acq_item it;
 
 		if (seq >= s->floor && range_covered(s, seq)) {
@@ -492,6 +508,14 @@ static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
 		s->end = s->end > end ? s->end : end;
 	}
 	s->records += fresh;
+	/* a reduced Batch: the seqs of its range it does not bring are on
+	   board, not missing (a full Batch brings them all: span == fresh) */
+	if (info->reduced && span > fresh) {
+		s->on_board += span - fresh;
+		r->st.on_board += span - fresh;
+	}
+	s->reduced += info->reduced && span;
+	r->st.reduced += info->reduced && span;
 	s->old += old;
 	s->unverified += unverified;
 	s->duplicates += unverified;
@@ -512,7 +536,10 @@ static int stream_feed(grd_ledger_t *r, struct stream *s, rec_batch_t **bp,
 	int err;
 
 	hash = batch_scan(r, s, b, info, &seen);
-	if (seen)
+	/* A reduced Batch is the forwarder's choice of the moment (a restart
+	   chooses again from other last values): never a conflict, and no
+	   digest of the log's own Batch either. */
+	if (seen && !info->reduced)
 		cmp = digest_check(s, info->first_seq, info->count, hash);
 	if (cmp == SEEN_SAME) {
 		s->duplicates += info->count;
@@ -525,7 +552,7 @@ static int stream_feed(grd_ledger_t *r, struct stream *s, rec_batch_t **bp,
 		return refuse(r, GRD_LEDGER_CONFLICT, info, bp, payload, len, -EEXIST);
 	}
 	err = stream_write(r, s, b, info, &written);
-	if (err == 0 && info->first_seq >= s->floor)
+	if (err == 0 && info->first_seq >= s->floor && !info->reduced)
 		err = digest_add(s, info->first_seq, info->count, hash);
 	if (err < 0)
 		return err;
@@ -566,7 +593,7 @@ static int ledger_feed(grd_ledger_t *r, rec_batch_t **b, const void *payload, si
 	/* seq 0 is never assigned, and every seq is below 2^63 (railmon.proto):
 	   a Batch out there is malformed, not 2^63 records missing.  (The
 	   decoder already refused first_seq + count overflowing.) */
-	if (info.first_seq == 0 || info.first_seq + info.count > GRD_LEDGER_SEQ_LIMIT)
+	if (info.first_seq == 0 || info.end_seq > GRD_LEDGER_SEQ_LIMIT)
 		return -EBADMSG;
 	/* The door: a name against the rule gets no vehicle, no log, no row. */
 	if (!basic_vehicle_name_ok(info.vehicle))
@@ -575,11 +602,11 @@ static int ledger_feed(grd_ledger_t *r, rec_batch_t **b, const void *payload, si
 	if (ret < 0)
 		return refuse(r, ret == -EUSERS ? GRD_LEDGER_TOO_MANY_VEHICLES : GRD_LEDGER_NO_MEMORY, &info,
 		              b, payload, len, ret);
-	if (!info.count)
+	if (!info.count && !info.reduced)
 		return 0;
 	jump = seq_jump(s, &info);
 	if (jump && !s->end)
-		s->held_end = info.first_seq + info.count;
+		s->held_end = info.end_seq;
 	if (jump && r->cfg.on_jump) {
 		if (r->cfg.on_jump(r->cfg.ctx, &info, b, payload, len, &s->log_ctx) < 0)
 			r->st.sink_errors++;
@@ -703,6 +730,7 @@ static void log_view(const struct stream *s, struct grd_ledger_log *ret)
 		.first_seq = s->lowest, .next_seq = s->end, .records = s->records,
 		.duplicates = s->duplicates, .unverified = s->unverified, .old = s->old,
 		.missing = stream_missing(s), .conflicts = s->conflicts, .seq_jumps = s->seq_jumps,
+		.on_board = s->on_board, .reduced = s->reduced,
 		.log_ctx = s->log_ctx,
 	};
 	memcpy(ret->log_id, s->log_id, sizeof(ret->log_id));

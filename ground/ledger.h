@@ -106,6 +106,8 @@ struct grd_ledger_stats {
 	uint64_t old;           /* records below the ranges remembered (past
 	                           GRD_LEDGER_MAX_RANGES): written again, may be duplicates */
 	uint64_t missing;       /* records in the holes of all logs now (saturates) */
+	uint64_t on_board;      /* records of reduced Batches' ranges not sent: on board */
+	uint64_t reduced;       /* reduced Batches with something new */
 	uint64_t refused[GRD_LEDGER_REFUSAL_MAX]; /* Batches refused, by reason */
 	uint64_t conflict_records; /* records in the conflicting Batches */
 	uint64_t vehicles;      /* distinct vehicle ids */
@@ -129,7 +131,9 @@ struct grd_ledger_log {
 	uint64_t duplicates;
 	uint64_t unverified;
 	uint64_t old;
-	uint64_t missing;       /* next_seq - first_seq - records */
+	uint64_t missing;       /* next_seq - first_seq - records - on_board */
+	uint64_t on_board;      /* seqs the vehicle sent reduced: in its log, not here */
+	uint64_t reduced;       /* reduced Batches with something new */
 	uint64_t conflicts;     /* Batches refused as conflicts */
 	uint64_t seq_jumps;     /* Batches refused: too far from the rest */
 	void *log_ctx;          /* what on_record or on_batch stored */

@@ -288,7 +288,7 @@ static enum grd_why ground_behind(const struct grd_log *gl, const struct rec_bat
 	if (stor_reader_seek_seq(rd, info->first_seq) == 0) {
 		while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
 			;
-		if (k == 1 && rec.first_seq < info->first_seq + info->count)
+		if (k == 1 && rec.first_seq < info->end_seq)
 			why = rec.first_seq == info->first_seq && same_as_stored(&rec, b) ? GRD_HAS_IT : GRD_DIFFERS;
 	}
 	stor_reader_free(rd);
@@ -312,8 +312,10 @@ static void batch_span(const rec_batch_t *b, uint32_t count, struct stor_rec *re
 static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, const rec_batch_t *b,
                         const void *payload, size_t len)
 {
-	struct stor_rec rec = { .first_seq = info->first_seq, .count = info->count, .payload = payload,
-	                        .len = (uint32_t)len };
+	/* a reduced Batch's frame covers its whole source range: the seqs it
+	   does not bring are on the vehicle, not a gap of the ground log */
+	struct stor_rec rec = { .first_seq = info->first_seq, .count = (uint32_t)(info->end_seq - info->first_seq),
+	                        .payload = payload, .len = (uint32_t)len };
 	int r;
 
 	/* Behind: the log appends in seq order only (a late Batch filling a

@@ -210,6 +210,7 @@ static void plain_stats(const struct upl_recv_stats *u, const struct grd_ledger_
 	*st = (struct grd_receiver_stats){
 		.messages = u->messages, .records = l->records, .duplicates = l->duplicates,
 		.missing = l->missing, .bad = u->bad, .vehicles = l->vehicles, .logs = l->logs,
+		.on_board = l->on_board,
 		.unverified = l->unverified, .old = l->old, .conflict_records = l->conflict_records,
 		.sink_errors = l->sink_errors, .connects = u->connects,
 		.connect_failures = u->connect_failures, .disconnects = u->disconnects,
@@ -326,7 +327,7 @@ int grd_receiver_log(grd_receiver_t *rc, size_t i, struct grd_receiver_log *ret_
 		return r;
 	*ret_log = (struct grd_receiver_log){
 		.vehicle = l.vehicle, .first_seq = l.first_seq, .next_seq = l.next_seq, .missing = l.missing,
-		.duplicates = l.duplicates, .conflicts = l.conflicts, .ground = l.log_ctx,
+		.duplicates = l.duplicates, .conflicts = l.conflicts, .ground = l.log_ctx, .on_board = l.on_board,
 	};
 	grd_log_id_hex(l.log_id, l.log_id_len, ret_log->log_id);
 	return 0;

@@ -71,6 +71,7 @@ enum grd_receiver_fail {
    indexed by enum grd_why GRD_CONFLICT .. GRD_NO_MEMORY. */
 struct grd_receiver_stats {
 	uint64_t messages, records, duplicates, missing, bad, vehicles, logs;
+	uint64_t on_board;     /* seqs vehicles sent reduced: in their logs, not here */
 	uint64_t unverified, old;
 	uint64_t refused[GRD_LATE];
 	uint64_t conflict_records, sink_errors;
@@ -85,6 +86,7 @@ struct grd_receiver_log {
 	const char *vehicle;      /* valid until grd_receiver_free() */
 	char log_id[2 * REC_LOG_ID_LEN + 1]; /* hex, "" for none */
 	uint64_t first_seq, next_seq, missing, duplicates, conflicts;
+	uint64_t on_board;     /* seqs sent reduced: in the vehicle's log, not here */
 	const struct grd_log *ground; /* its ground log's state, or NULL */
 };
 

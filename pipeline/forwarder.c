@@ -2,6 +2,7 @@
 /* forwarder.c - the uplink forwarder over a running railmon's log (forwarder.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "basic/clock.h"
@@ -29,6 +30,92 @@ static int fwd_next(void *ctx, struct upl_rec *ret)
 	if (k == 1)
 		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len, r.t_first_ns };
 	return k;
+}
+
+static struct upl_policy policy_of(const struct conf_uplink_policy *p)
+{
+	/* the bits are the same (conf/ and uplink/ do not see each other) */
+	return (struct upl_policy){ p->flags, p->deadband, (int64_t)p->every_ms * 1000000 };
+}
+
+bool pl_uplink_reduces(const struct conf_board *cfg)
+{
+	for (size_t i = 0; i < cfg->npolicies; i++)
+		if (cfg->policies[i].pol.flags)
+			return true;
+	for (size_t b = 0; b < cfg->nbuses; b++)
+		if (cfg->bus_uplink[b].flags || cfg->bus_frames[b].none || cfg->bus_frames[b].nranges)
+			return true;
+	return false;
+}
+
+static int reduce_frames(const struct conf_board *cfg, struct upl_reduce_cfg *rc)
+{
+	struct upl_frame_range *r;
+	size_t n = 0;
+
+	for (size_t b = 0; b < cfg->nbuses && b < UPL_REDUCE_BUSES; b++)
+		n += cfg->bus_frames[b].nranges;
+	r = calloc(n ? n : 1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	n = 0;
+	for (size_t b = 0; b < cfg->nbuses && b < UPL_REDUCE_BUSES; b++) {
+		const struct conf_uplink_frames *f = &cfg->bus_frames[b];
+
+		rc->bus_default[b] = policy_of(&cfg->bus_uplink[b]);
+		rc->frames[b] = f->none ? UPL_FRAMES_NONE : f->nranges ? UPL_FRAMES_IDS : UPL_FRAMES_ALL;
+		for (size_t i = 0; i < f->nranges; i++)
+			r[n++] = (struct upl_frame_range){ (uint16_t)b, f->ranges[i].lo, f->ranges[i].hi };
+	}
+	rc->ranges = r;
+	rc->nranges = n;
+	return 0;
+}
+
+int pl_uplink_reduce(const struct conf_board *cfg, const struct pl_channels *ch, struct upl_reduce_cfg *ret,
+                     char *err, size_t errlen)
+{
+	const struct pl_channel *list = NULL;
+	struct upl_reduce_chan *chans;
+	size_t n = ch ? pl_channels_list(ch, &list) : 0;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!pl_uplink_reduces(cfg))
+		return 0;
+	chans = calloc(n ? n : 1, sizeof(*chans));
+	if (!chans || reduce_frames(cfg, ret) < 0) {
+		free(chans);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		chans[i] = (struct upl_reduce_chan){ list[i].id, list[i].bus < UPL_REDUCE_BUSES
+		                                     ? ret->bus_default[list[i].bus] : (struct upl_policy){ 0 } };
+	ret->chans = chans;
+	ret->nchans = n;
+	for (size_t k = 0; k < cfg->npolicies; k++) {
+		const struct conf_channel_policy *p = &cfg->policies[k];
+		char why[256] = "";
+		size_t i = 0;
+
+		r = ch ? pl_channels_find(ch, p->channel, &i, why, sizeof(why)) : -ENOENT;
+		if (r < 0) {
+			snprintf(err, errlen, "%s:%d: uplink: %s channel '%s'%s%s", cfg->path, p->line,
+			         r == -ENOTUNIQ ? "more than one" : "no", p->channel, why[0] ? ": " : "", why);
+			pl_uplink_reduce_free(ret);
+			return r == -ENOTUNIQ ? r : -ENOENT;
+		}
+		chans[i].pol = policy_of(&p->pol);
+	}
+	return 1;
+}
+
+void pl_uplink_reduce_free(struct upl_reduce_cfg *rc)
+{
+	free((void *)rc->chans);
+	free((void *)rc->ranges);
+	memset(rc, 0, sizeof(*rc));
 }
 
 /* Forwarder thread (normal priority) -> event ring: a single producer. */
@@ -104,15 +191,22 @@ int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, cons
 {
 	const struct conf_uplink *u = &cfg->uplink;
 	struct upl_forward_cfg fc = { 0 };
+	struct upl_reduce_cfg red;
 	rec_encoder_t *dict;
 	int r;
 
 	memset(f, 0, sizeof(*f));
 	if (!u->enabled)
 		return 0;
-	r = open_readers(f, dir, u->live_ahead, &fc, err, errlen);
+	r = pl_uplink_reduce(cfg, ch, &red, err, errlen);
 	if (r < 0)
 		return r;
+	fc.reduce = r ? &red : NULL;
+	r = open_readers(f, dir, u->live_ahead, &fc, err, errlen);
+	if (r < 0) {
+		pl_uplink_reduce_free(&red);
+		return r;
+	}
 	snprintf(f->client, sizeof(f->client), "railmon-%s", cfg->vehicle);
 	snprintf(f->cursor, sizeof(f->cursor), "%s/uplink.cursor", dir);
 	fc.host = u->host;
@@ -136,6 +230,7 @@ int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, cons
 	/* the forwarder copies it */
 	dict = dictionary_batch(f, cfg, log, ch, (const uint8_t **)&fc.channels_msg, &fc.channels_len);
 	r = upl_forwarder_new(&fc, &f->fwd);
+	pl_uplink_reduce_free(&red); /* the forwarder copied it */
 	rec_encoder_free(dict);
 	if (r < 0)
 		snprintf(err, errlen, "%s: [uplink]: %s", cfg->path, strerror(-r));

@@ -37,5 +37,22 @@ struct pl_forwarder {
 int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
                          const struct pl_channels *ch, struct acq_ring *events, char *err, size_t errlen);
 
+/* Does cfg reduce anything on the uplink (a policy or a bus's frames not
+   all)?  Without, the stored Batches go as they are. */
+bool pl_uplink_reduces(const struct conf_board *cfg);
+
+/*
+ * The uplink's reduction of cfg (`uplink =` of buses, [channel] and
+ * [signal] sections, `uplink_frames =` of CAN buses) as the forwarder takes
+ * it: every channel of ch with its own policy or its bus's.  *ret_cfg's
+ * arrays are allocated (pl_uplink_reduce_free()).  Returns 1 when
+ * something is reduced, 0 when everything goes as stored (then nothing is
+ * allocated), -ENOENT/-ENOTUNIQ with "file:line: ..." in err for a policy
+ * naming no channel of the board, -ENOMEM.
+ */
+int pl_uplink_reduce(const struct conf_board *cfg, const struct pl_channels *ch, struct upl_reduce_cfg *ret_cfg,
+                     char *err, size_t errlen);
+void pl_uplink_reduce_free(struct upl_reduce_cfg *rc);
+
 /* Free the forwarder and its readers (stop it first); f may be zeroed. */
 void pl_forwarder_close(struct pl_forwarder *f);

@@ -18,6 +18,8 @@ struct rec_batch {
 	uint32_t *can_off;     /* offset of each frame's payload in can->data */
 	uint32_t *tr_off;      /* offset of each TRDP telegram in trdp->data */
 	uint32_t *tr_sess;     /* index of each MD telegram's session id */
+	uint64_t *seq;         /* a reduced Batch: each record's seq (NULL: contiguous) */
+	uint64_t end_seq;      /* the range covered ends here (reduced: source_end_seq) */
 };
 
 /* batch-trdp.c: the TRDP telegrams' checks and records */

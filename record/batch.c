@@ -26,6 +26,7 @@ rec_batch_t *rec_batch_free(rec_batch_t *b)
 	free(b->can_off);
 	free(b->tr_off);
 	free(b->tr_sess);
+	free(b->seq);
 	free(b);
 	return NULL;
 }
@@ -113,6 +114,38 @@ static int batch_check_columns(rec_batch_t *b)
 	return rec_trdp_batch_check(b);
 }
 
+/*
+ * A reduced Batch (railmon.proto: reduced, source_end_seq, seq_delta): one
+ * delta per record, seqs strictly increasing inside [first_seq,
+ * source_end_seq), a range no longer than 2^32 (what a Batch's count can
+ * say).  Any of the fields without reduced is malformed: a consumer would
+ * number the records contiguously.
+ */
+static int batch_check_reduced(rec_batch_t *b, uint64_t count)
+{
+	const Railmon__V1__Batch *m = b->msg;
+	uint64_t seq = m->first_seq;
+
+	if (!m->reduced) {
+		b->end_seq = m->first_seq + count;
+		return m->n_seq_delta || m->source_end_seq ? -EBADMSG : 0;
+	}
+	if (m->n_seq_delta != count || m->source_end_seq <= m->first_seq ||
+	    m->source_end_seq - m->first_seq > UINT32_MAX)
+		return -EBADMSG;
+	b->seq = calloc(count ? count : 1, sizeof(*b->seq));
+	if (!b->seq)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		if ((i && !m->seq_delta[i]) || m->seq_delta[i] >= m->source_end_seq - seq)
+			return -EBADMSG;
+		seq += m->seq_delta[i];
+		b->seq[i] = seq;
+	}
+	b->end_seq = m->source_end_seq;
+	return 0;
+}
+
 static int batch_validate(rec_batch_t *b)
 {
 	const Railmon__V1__Batch *m = b->msg;
@@ -129,6 +162,9 @@ static int batch_validate(rec_batch_t *b)
 	count = (uint64_t)b->ncan + b->nsmp + b->nev + b->ntx + b->ntr;
 	if (count > UINT32_MAX || __builtin_add_overflow(m->first_seq, count, &end))
 		return -EBADMSG;
+	r = batch_check_reduced(b, count);
+	if (r < 0)
+		return r;
 	b->t = calloc(count ? count : 1, sizeof(int64_t));
 	if (!b->t)
 		return -ENOMEM;
@@ -181,6 +217,8 @@ int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret)
 	ret->t0_ns = b->msg->t0_ns;
 	ret->mono_t0_ns = b->msg->mono_t0_ns;
 	ret->historical = b->msg->historical;
+	ret->reduced = b->msg->reduced;
+	ret->end_seq = b->end_seq;
 	ret->nchannels = b->msg->n_channels;
 	ret->nhealth = b->msg->n_health;
 	return 0;
@@ -195,7 +233,7 @@ int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret)
 		return -EINVAL;
 	m = b->msg;
 	it.t_ns = b->t[i];
-	it.seq = m->first_seq + i;
+	it.seq = b->seq ? b->seq[i] : m->first_seq + i;
 	if (i < b->ncan) {
 		it.kind = ACQ_ITEM_CAN;
 		it.bus = (uint16_t)m->can->bus[i];
@@ -230,6 +268,13 @@ int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret)
 	}
 	*ret = it;
 	return 0;
+}
+
+uint64_t rec_batch_seq(const rec_batch_t *b, size_t i)
+{
+	if (!b || i >= b->ncan + b->nsmp + b->nev + b->ntx + b->ntr)
+		return 0;
+	return b->seq ? b->seq[i] : b->msg->first_seq + i;
 }
 
 int rec_batch_channel(const rec_batch_t *b, size_t i, struct rec_channel *ret)

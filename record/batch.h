@@ -174,6 +174,10 @@ struct rec_batch_info {
 	int64_t t0_ns;
 	int64_t mono_t0_ns;      /* CLOCK_MONOTONIC at t0_ns; 0: not known */
 	bool historical;
+	bool reduced;            /* the uplink's reduced stream: count records of the
+	                            log's [first_seq, end_seq), not contiguous */
+	uint64_t end_seq;        /* the seq range covered ends here: first_seq + count,
+	                            or a reduced Batch's source_end_seq */
 	size_t nchannels;        /* dictionary entries carried */
 	size_t nhealth;          /* health entries carried */
 };
@@ -185,8 +189,27 @@ rec_batch_t *rec_batch_free(rec_batch_t *b);
 
 int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret_info);
 
-/* Record i (0 <= i < count) as an acq_item with seq = first_seq + i. */
+/* Record i (0 <= i < count) as an acq_item with seq = first_seq + i (a
+   reduced Batch: the seq its seq_delta gives). */
 int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret_item);
+
+/* The seq of record i: first_seq + i, or a reduced Batch's own (0 past
+   the records). */
+uint64_t rec_batch_seq(const rec_batch_t *b, size_t i);
+
+/*
+ * The fields that make an encoded Batch (bytes rec_encoder_finish() gave,
+ * numbered from first_seq) a reduced one: appended to it, they are merged
+ * by every protobuf parser.  seqs[0..n) are the records' seqs in record
+ * order (strictly increasing, the first >= first_seq), end_seq the end of
+ * the log range [first_seq, end_seq) they were kept from.  Written into
+ * buf (cap bytes; REC_REDUCED_TAIL_MAX(n) is always enough).  Returns the
+ * bytes written, -EINVAL (seqs not inside the range or not increasing) or
+ * -ENOBUFS.
+ */
+#define REC_REDUCED_TAIL_MAX(n) (3 + 2 + 10 + 2 + 10 + (size_t)(n) * 10)
+int rec_reduced_tail(uint64_t first_seq, uint64_t end_seq, const uint64_t *seqs, size_t n, uint8_t *buf,
+                     size_t cap);
 
 /* Dictionary entry i; strings live as long as the batch. */
 int rec_batch_channel(const rec_batch_t *b, size_t i, struct rec_channel *ret_channel);

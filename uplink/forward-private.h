@@ -142,6 +142,10 @@ struct upl_forwarder {
 	struct fwd_live live;
 	struct fwd_hold hold;
 	struct fwd_resend resend;
+	/* the reduced stream (NULL: none): one per path, each reads the log
+	   in seq order; the backlog's starts again when it skips records
+	   sent ahead of it (its last values are not the ground's then) */
+	upl_reducer_t *red_backlog, *red_live;
 };
 
 static inline void stats_error(upl_forwarder_t *f, int err)
@@ -173,7 +177,10 @@ static inline void emit(upl_forwarder_t *f, enum upl_fwd_event ev, int err)
 static const uint8_t historical_true[2] = { 7 << 3 | 0, 1 };
 
 /* fwd-slot.c */
-int upl_fwd_slot_fill(struct slot *s, const struct upl_rec *rec, bool historical);
+/* The stored record into s, reduced by red (NULL: as stored), flagged
+   historical; 0 or -ENOMEM. */
+int upl_fwd_slot_fill(upl_forwarder_t *f, upl_reducer_t *red, struct slot *s, const struct upl_rec *rec,
+                      bool historical);
 /* Token bucket for backlog bytes; live records and re-sends pass. */
 bool upl_fwd_rate_allows(upl_forwarder_t *f, const struct slot *s);
 /* Publish s on the data topic (its events too, the first time); 0 or -errno. */

@@ -171,6 +171,8 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
 		free(f->live.slot[i].buf);
 	free(f->win.slots);
+	upl_reducer_free(f->red_backlog);
+	upl_reducer_free(f->red_live);
 	free((char *)f->cfg.host);
 	free((char *)f->cfg.client_id);
 	free((char *)f->cfg.vehicle);
@@ -215,6 +217,14 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 		f->win.slots = calloc(f->cfg.inflight, sizeof(*f->win.slots));
 		if (!f->win.slots)
 			r = -ENOMEM;
+	}
+	/* Only a policy that reduces makes a reducer: without one the stored
+	   Batches go as they are, byte for byte, as before reduction existed. */
+	f->cfg.reduce = NULL;
+	if (r == 0 && upl_reduce_cfg_active(cfg->reduce)) {
+		r = upl_reducer_new(cfg->reduce, &f->red_backlog);
+		if (r == 0 && cfg->live_source.next)
+			r = upl_reducer_new(cfg->reduce, &f->red_live);
 	}
 	if (r < 0) {
 		upl_forwarder_free(f);

@@ -116,9 +116,11 @@ static void live_read(upl_forwarder_t *f)
 			return;
 		}
 		/* The hold reader has it (in flight or acknowledged): once is enough */
-		if (ahead_slot(f, rec.first_seq) || ahead_has(f, rec.first_seq, rec.first_seq + rec.count))
+		if (ahead_slot(f, rec.first_seq) || ahead_has(f, rec.first_seq, rec.first_seq + rec.count)) {
+			upl_reducer_reset(f->red_live); /* went whole, by a held window */
 			continue;
-		if (rec.payload && rec.len && upl_fwd_slot_fill(s, &rec, false) == 0)
+		}
+		if (rec.payload && rec.len && upl_fwd_slot_fill(f, f->red_live, s, &rec, false) == 0)
 			s->used = true;
 	}
 }
@@ -238,7 +240,7 @@ static void hold_read(upl_forwarder_t *f)
 			return;
 		}
 		if (rec.payload && rec.len && !hold_has_gone(f, &rec)) {
-			if (upl_fwd_slot_fill(s, &rec, rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns) < 0) {
+			if (upl_fwd_slot_fill(f, NULL, s, &rec, rec.t_last_ns < basic_realtime_ns() - f->cfg.live_window_ns) < 0) {
 				/* Read it again after a pause. */
 				src->seek(src->ctx, rec.first_seq);
 				f->hold.poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;

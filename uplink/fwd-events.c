@@ -29,6 +29,7 @@ int upl_events_batch(const void *buf, size_t len, rec_encoder_t **ret_enc,
 	struct rec_batch_info info;
 	rec_encoder_t *enc = NULL;
 	rec_batch_t *b;
+	uint64_t first_seq = 0;
 	uint32_t first;
 	int r;
 
@@ -52,11 +53,15 @@ int upl_events_batch(const void *buf, size_t len, rec_encoder_t **ret_enc,
 		struct acq_item it;
 
 		r = rec_batch_item(b, i, &it);
+		/* its own seq: in a reduced Batch the records before it are not
+		   contiguous (the events always are: every one is kept) */
+		if (r == 0 && i == first)
+			first_seq = it.seq;
 		if (r == 0)
 			r = rec_encoder_add(enc, &it);
 	}
 	if (r == 0)
-		r = rec_encoder_finish(enc, info.first_seq + first, ret_buf, ret_len);
+		r = rec_encoder_finish(enc, first_seq, ret_buf, ret_len);
 	if (r > 0) {
 		*ret_enc = enc;
 		enc = NULL;

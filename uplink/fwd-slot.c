@@ -18,10 +18,40 @@
 #include "mqtt-private.h"
 #include "basic/clock.h"
 
-int upl_fwd_slot_fill(struct slot *s, const struct upl_rec *rec, bool historical)
+/* The reduced Batch of rec (reduce.h), or the stored bytes when it goes
+   whole; the stats count both. */
+static void slot_reduce(upl_forwarder_t *f, upl_reducer_t *red, const struct upl_rec *rec, const void **ret_buf,
+                        uint32_t *ret_len)
 {
-	uint32_t need = rec->len + (historical ? sizeof(historical_true) : 0);
+	struct upl_reduce_stats a, b;
+	const uint8_t *buf;
+	size_t len;
 
+	upl_reducer_stats(red, &a);
+	if (upl_reducer_batch(red, rec->payload, rec->len, &buf, &len) == 1 && len <= UINT32_MAX) {
+		*ret_buf = buf;
+		*ret_len = (uint32_t)len;
+	}
+	upl_reducer_stats(red, &b);
+	pthread_mutex_lock(&f->lock);
+	f->st.reduce_batches += b.batches - a.batches;
+	f->st.reduce_records_in += b.records_in - a.records_in;
+	f->st.reduce_records_out += b.records_out - a.records_out;
+	f->st.reduce_bytes_in += b.bytes_in - a.bytes_in;
+	f->st.reduce_bytes_out += b.bytes_out - a.bytes_out;
+	f->st.reduce_whole += (b.whole - a.whole) + (b.errors - a.errors);
+	pthread_mutex_unlock(&f->lock);
+}
+
+int upl_fwd_slot_fill(upl_forwarder_t *f, upl_reducer_t *red, struct slot *s, const struct upl_rec *rec,
+                      bool historical)
+{
+	const void *payload = rec->payload;
+	uint32_t len = rec->len, need;
+
+	if (red)
+		slot_reduce(f, red, rec, &payload, &len);
+	need = len + (historical ? sizeof(historical_true) : 0);
 	if (s->cap < need) {
 		void *nb = realloc(s->buf, need);
 
@@ -30,9 +60,9 @@ int upl_fwd_slot_fill(struct slot *s, const struct upl_rec *rec, bool historical
 		s->buf = nb;
 		s->cap = need;
 	}
-	memcpy(s->buf, rec->payload, rec->len);
+	memcpy(s->buf, payload, len);
 	if (historical)
-		memcpy((uint8_t *)s->buf + rec->len, historical_true, sizeof(historical_true));
+		memcpy((uint8_t *)s->buf + len, historical_true, sizeof(historical_true));
 	s->len = need;
 	s->first_seq = rec->first_seq;
 	s->count = rec->count;

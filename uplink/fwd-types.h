@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mqtt.h"
+#include "reduce.h"
 
 /* One stored record as the source hands it over. */
 struct upl_rec {
@@ -118,6 +119,13 @@ struct upl_forward_cfg {
 	                               connect, so a consumer starting mid-stream
 	                               names channels at once.  Copied. */
 	size_t channels_len;
+	const struct upl_reduce_cfg *reduce; /* optional: the reduced stream
+	                               (reduce.h, README "Reduction"): when it
+	                               reduces anything, the Batches of the
+	                               backlog and live paths are sent reduced;
+	                               held windows and gap repair send the
+	                               stored Batches whole.  NULL or all-pass:
+	                               the stored Batches as they are.  Copied. */
 };
 
 #define UPL_RESEND_MAX 64           /* requested ranges queued; more are refused */
@@ -150,6 +158,11 @@ struct upl_forward_stats {
 	uint64_t hold_requests;   /* held windows taken by upl_forwarder_hold() */
 	uint64_t hold_batches;    /* stored Batches sent for them ahead of the backlog */
 	uint64_t hold_refused;    /* windows refused: past UPL_HOLD_MAX, or no hold_source */
+	/* the reduced stream (cfg.reduce): stored Batches reduced, their
+	   records and bytes in and out, Batches sent whole instead (Seals,
+	   failures) */
+	uint64_t reduce_batches, reduce_records_in, reduce_records_out;
+	uint64_t reduce_bytes_in, reduce_bytes_out, reduce_whole;
 	int last_error;         /* -errno of the last failure, 0 if none */
 	char last_error_text[192]; /* the same in plain words: the system's or
 	                           libmosquitto's text ("Connection refused",

@@ -126,19 +126,23 @@ static int window_stage(upl_forwarder_t *f)
 	if (upl_fwd_ahead_covers(f, rec.first_seq, rec.first_seq + rec.count)) {
 		f->win.read_seq = rec.first_seq + rec.count;
 		STAT_ADD(f, skipped, rec.count);
+		upl_reducer_reset(f->red_backlog);
 		window_advance(f);
 		return 1;
 	}
 	s = slot_at(f, f->win.n);
-	if (upl_fwd_slot_fill(s, &rec, f->live.backlogged) < 0) {
+	if (upl_fwd_slot_fill(f, f->red_backlog, s, &rec, f->live.backlogged) < 0) {
 		/* The source has moved past this record: rewind it, or the
 		   record would be skipped for good.  Try again after a pause. */
 		f->cfg.source.seek(f->cfg.source.ctx, f->win.read_seq);
 		f->win.next_poll_ns = basic_mono_ns() + (int64_t)f->cfg.idle_poll_ms * 1000000;
 		return -ENOMEM;
 	}
-	if (upl_fwd_live_adopt(f, s))
+	if (upl_fwd_live_adopt(f, s)) {
+		/* what goes is the live path's version of it */
+		upl_reducer_reset(f->red_backlog);
 		STAT_ADD(f, skipped, rec.count);
+	}
 	f->win.n++;
 	f->win.read_seq = rec.first_seq + rec.count;
 	return 1;

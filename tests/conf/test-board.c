@@ -154,6 +154,22 @@ static const struct {
 	  "t.ini:8: channel 'c' is defined twice (first at line 5)" },
 	{ "[board]\nvehicle = a\n[uplink]\nbroker = http://x\n", "t.ini:4: broker: scheme must be mqtt:// or mqtts://" },
 	{ "[board]\nvehicle = a\n[uplink]\nbroker = x:99999\n", "t.ini:4: broker: bad port" },
+	/* uplink = (issue 32): each wrong policy said at its line */
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = deadband\n", "t.ini:8: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = all, change\n", "t.ini:8: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = deadband -1\n", "t.ini:8: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = deadband 0.5, deadband 1\n", "t.ini:8: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = every 0s\n", "t.ini:8: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = every 10 s\n", "t.ini:8: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = sometimes\n", "t.ini:8: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\nuplink = change,\n", "t.ini:5: uplink: expected all, none, or change, deadband X, every DURATION combined with ','" },
+	{ "[board]\nvehicle = a\n[can x]\ninterface = can0\nuplink_frames = ids 0x300-0x200\n",
+	  "t.ini:5: uplink_frames: expected identifiers like 0x100 or ranges like 0x200-0x2FF" },
+	{ "[board]\nvehicle = a\n[can x]\ninterface = can0\nuplink_frames = some\n",
+	  "t.ini:5: uplink_frames: expected all, none, or ids" },
+	{ "[board]\nvehicle = a\n[can x]\ninterface = can0\nuplink_frames = ids\n",
+	  "t.ini:5: uplink_frames: expected all, none, or ids" },
+	{ "[board]\nvehicle = a\n[modbus m]\nhost = h\n[channel c]\nbus = m\naddress = 1\nuplink = change\n[signal c]\nuplink = none\n", "t.ini:8: 'c' has two uplink policies (first at line 10)" },
 	{ "[storage]\ndir = /x\n", "t.ini:1: missing [board] vehicle" },
 	{ "[board]\nvehicle = a\n[can a]\ninterface=can0\n[modbus a]\nhost = h\n", "t.ini:5: bus 'a' is defined twice" },
 	/* keys after a refused section must not reach a bus that was never made
@@ -818,6 +834,43 @@ static void test_resolution(void)
 	puts("resolution: the dictionary's decimals: ok");
 }
 
+/* uplink = and uplink_frames = as the forwarder gets them, and as check
+   says them back.  Catches: parts not combined, every in the wrong unit,
+   a bus default not copied to conf_board, frame ranges lost. */
+static void test_uplink_policy(void)
+{
+	static const char text[] =
+		"[board]\nvehicle = a\n[can v]\ninterface = can0\nuplink = every 1m\n"
+		"uplink_frames = ids 0x100 0x200-0x2FF\n"
+		"[modbus m]\nhost = h\nuplink = none\n[channel c]\nbus = m\naddress = 1\n"
+		"uplink = deadband 0.5, every 10s\n[channel d]\nbus = m\naddress = 2\n"
+		"[signal Speed]\nuplink = change, every 250ms\n[signal Brake]\nrequired_within_ms = 100\n";
+	struct conf_board *c;
+	char err[CONF_ERR_MAX], t[96];
+
+	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == 0);
+	assert(c->bus_uplink[0].flags == CONF_UPLINK_EVERY && c->bus_uplink[0].every_ms == 60000);
+	assert(c->bus_frames[0].nranges == 2 && !c->bus_frames[0].none && c->bus_frames[0].ranges[0].lo == 0x100 &&
+	       c->bus_frames[0].ranges[0].hi == 0x100 && c->bus_frames[0].ranges[1].lo == 0x200 &&
+	       c->bus_frames[0].ranges[1].hi == 0x2ff);
+	assert(c->bus_uplink[1].flags == CONF_UPLINK_NONE && !c->bus_frames[1].nranges);
+	/* the signals' first (their section order), then the channels' */
+	assert(c->npolicies == 2);
+	assert(!strcmp(c->policies[0].channel, "Speed") && c->policies[0].line == 18 &&
+	       c->policies[0].pol.flags == (CONF_UPLINK_CHANGE | CONF_UPLINK_EVERY) && c->policies[0].pol.every_ms == 250);
+	assert(!strcmp(c->policies[1].channel, "c") && c->policies[1].line == 13 &&
+	       c->policies[1].pol.flags == (CONF_UPLINK_DEADBAND | CONF_UPLINK_EVERY) &&
+	       c->policies[1].pol.deadband == 0.5 && c->policies[1].pol.every_ms == 10000);
+	assert(!strcmp(conf_uplink_policy_text(&c->policies[1].pol, t, sizeof(t)), "deadband 0.5, every 10s"));
+	assert(!strcmp(conf_uplink_policy_text(&c->policies[0].pol, t, sizeof(t)), "change, every 250ms"));
+	assert(!strcmp(conf_uplink_policy_text(&c->bus_uplink[1], t, sizeof(t)), "none"));
+	assert(!strcmp(conf_uplink_policy_text(&c->bus_uplink[2], t, sizeof(t)), "all"));
+	/* a [signal] with required_within_ms only is required, as before */
+	assert(c->nrequired == 1 && !strcmp(c->required[0].channel, "Brake") && c->required[0].within_ms == 100);
+	conf_free(c);
+	puts("uplink policies: parsed, combined, said back");
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
@@ -837,6 +890,7 @@ int main(void)
 	test_files();
 	test_demo_board();
 	test_resolution();
+	test_uplink_policy();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");
 	return 0;

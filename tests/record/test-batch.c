@@ -534,8 +534,86 @@ static void test_health_roundtrip(void)
 	puts("health: wakeup and transaction histograms round-trip apart");
 }
 
+/* A reduced Batch (railmon.proto 18-20): the encoder's bytes + rec_reduced_tail
+   decode with each record's own seq and the source range; what breaks the
+   rules is -EBADMSG.  Catches: seqs taken as first_seq + i, end_seq left at
+   first_seq + count, a tail that drops the first delta 0, a decoder that
+   accepts seq_delta without reduced or a seq past source_end_seq. */
+static void test_reduced(void)
+{
+	struct rec_batch_meta meta = { .vehicle = "V1" };
+	const uint64_t seqs[] = { 100, 103, 104, 120 }; /* of [100, 130) */
+	uint8_t buf[4096], tail[256];
+	const uint8_t *out;
+	struct rec_batch_info info;
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	size_t len;
+	int k;
+
+	assert(rec_encoder_new(&meta, 16, &enc) == 0);
+	for (int i = 0; i < 4; i++) {
+		struct acq_item it = { .kind = i == 3 ? ACQ_ITEM_EVENT : ACQ_ITEM_SAMPLE, .t_ns = 1000 + i, .bus = 0 };
+
+		if (i == 3)
+			it.event.code = 1;
+		else
+			it.sample = (struct acq_sample){ .channel = (uint32_t)i, .value = i * 1.5 };
+		assert(rec_encoder_add(enc, &it) == 0);
+	}
+	assert(rec_encoder_finish(enc, 100, &out, &len) == 4);
+	memcpy(buf, out, len);
+	k = rec_reduced_tail(100, 130, seqs, 4, tail, sizeof(tail));
+	assert(k > 0 && (size_t)k <= REC_REDUCED_TAIL_MAX(4));
+	memcpy(buf + len, tail, (size_t)k);
+	assert(rec_batch_decode(buf, len + (size_t)k, &b) == 0);
+	assert(rec_batch_info(b, &info) == 0 && info.reduced && info.first_seq == 100 && info.count == 4 &&
+	       info.end_seq == 130);
+	for (size_t i = 0; i < 4; i++) {
+		struct acq_item it;
+
+		assert(rec_batch_item(b, i, &it) == 0 && it.seq == seqs[i] && rec_batch_seq(b, i) == seqs[i]);
+	}
+	rec_batch_free(b);
+	/* the plain Batch says its end too */
+	assert(rec_batch_decode(buf, len, &b) == 0 && rec_batch_info(b, &info) == 0 && !info.reduced &&
+	       info.end_seq == 104);
+	rec_batch_free(b);
+	/* bad tails are refused when written */
+	assert(rec_reduced_tail(100, 130, (const uint64_t[]){ 100, 100 }, 2, tail, sizeof(tail)) == -EINVAL);
+	assert(rec_reduced_tail(100, 130, (const uint64_t[]){ 130 }, 1, tail, sizeof(tail)) == -EINVAL);
+	assert(rec_reduced_tail(100, 130, (const uint64_t[]){ 99 }, 1, tail, sizeof(tail)) == -EINVAL);
+	assert(rec_reduced_tail(100, 100, NULL, 0, tail, sizeof(tail)) == -EINVAL);
+	assert(rec_reduced_tail(100, 130, seqs, 4, tail, 4) == -ENOBUFS);
+	/* and when read: 3 deltas for 4 records; a seq past the end (source end
+	   121 <= 120 is refused below by the writer itself); source_end_seq or seq_delta without reduced */
+	k = rec_reduced_tail(100, 130, seqs, 3, tail, sizeof(tail));
+	memcpy(buf + len, tail, (size_t)k);
+	assert(rec_batch_decode(buf, len + (size_t)k, &b) == -EBADMSG);
+	k = rec_reduced_tail(100, 121, seqs, 4, tail, sizeof(tail));
+	memcpy(buf + len, tail, (size_t)k);
+	assert(rec_batch_decode(buf, len + (size_t)k, &b) == 0);
+	rec_batch_free(b);
+	tail[k - 1] = 0x7f; /* the last delta 16 -> 127: seq 231, past 121 */
+	memcpy(buf + len, tail, (size_t)k);
+	assert(rec_batch_decode(buf, len + (size_t)k, &b) == -EBADMSG);
+	k = rec_reduced_tail(100, 130, seqs, 4, tail, sizeof(tail));
+	memcpy(buf + len, tail + 2, (size_t)k - 2); /* without "reduced = 1" */
+	assert(rec_batch_decode(buf, len + (size_t)k - 2, &b) == -EBADMSG);
+	/* a reduced Batch with no record: the range alone */
+	assert(rec_encoder_finish(enc, 7, &out, &len) == 0);
+	memcpy(buf, out, len);
+	k = rec_reduced_tail(7, 9, NULL, 0, tail, sizeof(tail));
+	memcpy(buf + len, tail, (size_t)k);
+	assert(rec_batch_decode(buf, len + (size_t)k, &b) == 0 && rec_batch_info(b, &info) == 0 && info.reduced &&
+	       info.count == 0 && info.first_seq == 7 && info.end_seq == 9);
+	rec_batch_free(b);
+	rec_encoder_free(enc);
+}
+
 int main(void)
 {
+	test_reduced();
 	test_roundtrip();
 	test_texts();
 	test_malformed();
