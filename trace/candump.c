@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,14 @@
 
 
 
+/*
+ * The parsers below keep the read position in a local pointer and store
+ * the payload into a local array: the project builds with
+ * -fno-strict-aliasing, so a byte stored through a struct's pointer could
+ * alias a cursor kept in memory, and every step reloaded it (a replay
+ * parses each line once per bus and once in the survey: this is the
+ * replay's hottest loop).
+ */
 struct cursor {
 	const char *p;
 	const char *end;
@@ -46,6 +55,22 @@ static inline bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+static inline bool is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
+/* What one line holds, parsed; copied into the caller's item on success. */
+struct parsed {
+	int64_t t_ns;
+	uint32_t id;
+	uint8_t flags;
+	uint8_t len;
+	const char *ifname;    /* in the line, ifname_len bytes */
+	size_t ifname_len;
+	uint8_t data[ACQ_CAN_DATA_MAX];
+};
+
 /*
  * "(sec.frac)": up to 10 digits of seconds so sec * 1e9 fits int64, and
  * 1 to 6 fraction digits: the format has microsecond resolution, and
@@ -53,141 +78,141 @@ static inline bool is_blank(char c)
  */
 static int parse_stamp(struct cursor *c, int64_t *ret_ns)
 {
+	const char *p = c->p, *end = c->end, *lim;
 	int64_t sec = 0, frac = 0;
-	int nsec = 0, nfrac = 0;
+	int nfrac;
 
-	if (c->p >= c->end || *c->p++ != '(')
+	if (p >= end || *p++ != '(')
 		return -EBADMSG;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && nsec < 10) {
-		sec = sec * 10 + (*c->p++ - '0');
-		nsec++;
-	}
-	if (nsec == 0 || c->p >= c->end || *c->p++ != '.')
+	lim = end - p > 10 ? p + 10 : end;
+	for (; p < lim && is_digit(*p); p++)
+		sec = sec * 10 + (*p - '0');
+	if (p == c->p + 1 || p >= end || *p++ != '.')
 		return -EBADMSG;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && nfrac < 6) {
-		frac = frac * 10 + (*c->p++ - '0');
-		nfrac++;
-	}
-	if (nfrac == 0 || c->p >= c->end || *c->p++ != ')')
+	lim = end - p > 6 ? p + 6 : end;
+	for (nfrac = 0; p < lim && is_digit(*p); p++, nfrac++)
+		frac = frac * 10 + (*p - '0');
+	if (nfrac == 0 || p >= end || *p++ != ')')
 		return -EBADMSG;
 	for (int i = nfrac; i < 9; i++)
 		frac *= 10;
 	if (sec > INT64_MAX / 1000000000 - 1)
 		return -EBADMSG;
 	*ret_ns = sec * 1000000000 + frac;
+	c->p = p;
 	return 0;
 }
 
-static int parse_iface(struct cursor *c, char *ifname, size_t ifname_len)
+static int parse_iface(struct cursor *c, struct parsed *f, size_t ifname_len)
 {
-	const char *s;
+	const char *p = c->p, *end = c->end, *s;
 	size_t n;
 
-	if (c->p >= c->end || *c->p++ != ' ')
+	if (p >= end || *p++ != ' ')
 		return -EBADMSG;
-	s = c->p;
-	while (c->p < c->end && *c->p > ' ' && *c->p != 0x7f)
-		c->p++;
-	n = (size_t)(c->p - s);
-	if (n == 0 || c->p >= c->end || *c->p++ != ' ')
+	s = p;
+	while (p < end && *p > ' ' && *p != 0x7f)
+		p++;
+	n = (size_t)(p - s);
+	if (n == 0 || p >= end || *p++ != ' ' || n >= ifname_len)
 		return -EBADMSG;
-	if (ifname) {
-		if (n >= ifname_len)
-			return -EBADMSG;
-		memcpy(ifname, s, n);
-		ifname[n] = '\0';
-	}
+	f->ifname = s;
+	f->ifname_len = n;
+	c->p = p;
 	return 0;
 }
 
 /* 3 hex digits: standard id; 8: extended, or an error frame if CAN_ERR_FLAG. */
-static int parse_id(struct cursor *c, struct acq_can *can)
+static int parse_id(struct cursor *c, struct parsed *f)
 {
+	const char *p = c->p, *end = c->end, *s = p;
 	uint32_t id = 0;
-	int n = 0, v;
+	int v;
 
-	while (c->p < c->end && (v = hexval(*c->p)) >= 0 && n < 9) {
+	while (p < end && p - s < 9 && (v = hexval(*p)) >= 0) {
 		id = id << 4 | (uint32_t)v;
-		c->p++;
-		n++;
+		p++;
 	}
-	if (c->p >= c->end || *c->p != '#')
+	if (p >= end || *p != '#')
 		return -EBADMSG;
-	c->p++;
-	if (n == 3) {
+	if (p - s == 3) {
 		if (id > TRACE_CD_SFF_MASK)
 			return -EBADMSG;
-		can->id = id;
-	} else if (n == 8) {
+		f->id = id;
+	} else if (p - s == 8) {
 		if (id & (TRACE_CD_EFF_FLAG | TRACE_CD_RTR_FLAG))
 			return -EBADMSG;
-		can->id = id & TRACE_CD_EFF_MASK;
-		can->flags |= (id & TRACE_CD_ERR_FLAG) ? ACQ_CAN_ERR : ACQ_CAN_EXT;
+		f->id = id & TRACE_CD_EFF_MASK;
+		f->flags |= (id & TRACE_CD_ERR_FLAG) ? ACQ_CAN_ERR : ACQ_CAN_EXT;
 	} else {
 		return -EBADMSG;
 	}
+	c->p = p + 1;
 	return 0;
 }
 
-static int parse_bytes(struct cursor *c, struct acq_can *can, unsigned max)
+static int parse_bytes(struct cursor *c, struct parsed *f, unsigned max)
 {
+	const char *p = c->p, *end = c->end;
 	unsigned n = 0;
-	int hi, lo;
 
-	while (c->p < c->end && *c->p != '_' && !is_blank(*c->p)) {
-		if (*c->p == '.') {
-			c->p++;
+	while (p < end && *p != '_' && !is_blank(*p)) {
+		int hi, lo;
+
+		if (*p == '.') {
+			p++;
 			continue;
 		}
-		if (n >= max || c->end - c->p < 2)
+		if (n >= max || end - p < 2)
 			return -EBADMSG;
-		hi = hexval(c->p[0]);
-		lo = hexval(c->p[1]);
-		if (hi < 0 || lo < 0)
+		hi = hexval(p[0]);
+		lo = hexval(p[1]);
+		if ((hi | lo) < 0)
 			return -EBADMSG;
-		can->data[n++] = (uint8_t)(hi << 4 | lo);
-		c->p += 2;
+		f->data[n++] = (uint8_t)(hi << 4 | lo);
+		p += 2;
 	}
-	can->len = (uint8_t)n;
+	f->len = (uint8_t)n;
+	c->p = p;
 	return 0;
 }
 
-static int parse_payload(struct cursor *c, struct acq_can *can)
+static int parse_payload(struct cursor *c, struct parsed *f)
 {
 	int v;
 
 	if (c->p < c->end && (*c->p == 'R' || *c->p == 'r')) {
-		if (can->flags & ACQ_CAN_ERR)
+		if (f->flags & ACQ_CAN_ERR)
 			return -EBADMSG;
-		can->flags |= ACQ_CAN_RTR;
+		f->flags |= ACQ_CAN_RTR;
 		c->p++;
-		can->len = 0;
+		f->len = 0;
 		if (c->p < c->end && (v = hexval(*c->p)) >= 0) {
 			if (v > 8)
 				return -EBADMSG;
-			can->len = (uint8_t)v;
+			f->len = (uint8_t)v;
 			c->p++;
 		}
 		return 0;
 	}
 	if (c->p < c->end && *c->p == '#') {
-		if (can->flags & ACQ_CAN_ERR)
+		if (f->flags & ACQ_CAN_ERR)
 			return -EBADMSG;
 		if (c->end - c->p < 2 || (v = hexval(c->p[1])) < 0)
 			return -EBADMSG;
-		can->flags |= ACQ_CAN_FD;
-		can->flags |= (v & TRACE_CD_FD_BRS) ? ACQ_CAN_BRS : 0;
-		can->flags |= (v & TRACE_CD_FD_ESI) ? ACQ_CAN_ESI : 0;
+		f->flags |= ACQ_CAN_FD;
+		f->flags |= (v & TRACE_CD_FD_BRS) ? ACQ_CAN_BRS : 0;
+		f->flags |= (v & TRACE_CD_FD_ESI) ? ACQ_CAN_ESI : 0;
 		c->p += 2;
-		if (parse_bytes(c, can, ACQ_CAN_DATA_MAX) < 0 || !trace_fd_len_ok(can->len))
+		if (parse_bytes(c, f, ACQ_CAN_DATA_MAX) < 0 || !trace_fd_len_ok(f->len))
 			return -EBADMSG;
 		return 0;
 	}
-	if (parse_bytes(c, can, 8) < 0)
+	if (parse_bytes(c, f, 8) < 0)
 		return -EBADMSG;
 	/* raw DLC 9..F of an 8-byte classic frame: accepted, not kept */
 	if (c->p < c->end && *c->p == '_') {
-		if (can->len != 8 || c->end - c->p < 2 || (v = hexval(c->p[1])) < 9)
+		if (f->len != 8 || c->end - c->p < 2 || (v = hexval(c->p[1])) < 9)
 			return -EBADMSG;
 		c->p += 2;
 	}
@@ -195,37 +220,60 @@ static int parse_payload(struct cursor *c, struct acq_can *can)
 }
 
 /* Optional " T" (sent by us) or " R" (received), then nothing but blanks. */
-static int parse_tail(struct cursor *c, struct acq_can *can)
+static int parse_tail(struct cursor *c, struct parsed *f)
 {
-	if (c->end - c->p >= 2 && c->p[0] == ' ' && (c->p[1] == 'T' || c->p[1] == 'R')) {
-		if (c->p[1] == 'T')
-			can->flags |= ACQ_CAN_TX;
-		c->p += 2;
+	const char *p = c->p, *end = c->end;
+
+	if (end - p >= 2 && p[0] == ' ' && (p[1] == 'T' || p[1] == 'R')) {
+		if (p[1] == 'T')
+			f->flags |= ACQ_CAN_TX;
+		p += 2;
 	}
-	while (c->p < c->end && is_blank(*c->p))
-		c->p++;
-	return c->p == c->end ? 0 : -EBADMSG;
+	while (p < end && is_blank(*p))
+		p++;
+	return p == end ? 0 : -EBADMSG;
+}
+
+/*
+ * The item as `(struct acq_item){ .kind = ACQ_ITEM_CAN, ... }` would be,
+ * every byte past the payload zero too, without building it on the stack
+ * and copying it: fixed-size stores for the head and the tail, and the
+ * payload's own length.
+ */
+static void item_fill(struct acq_item *it, const struct parsed *f)
+{
+	size_t head = offsetof(struct acq_item, can.data);
+
+	memset(it, 0, head);
+	it->t_ns = f->t_ns;
+	it->kind = ACQ_ITEM_CAN;
+	it->can.id = f->id;
+	it->can.flags = f->flags;
+	it->can.len = f->len;
+	memcpy(it->can.data, f->data, f->len);
+	memset(it->can.data + f->len, 0, sizeof(*it) - head - f->len);
 }
 
 int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
                       char *ifname, size_t ifname_len)
 {
-	char name[TRACE_CANDUMP_LINE_MAX];
-	struct acq_item it = { .kind = ACQ_ITEM_CAN };
+	struct parsed f;
 	struct cursor c;
-	int64_t t_ns;
 
 	if (!line || !ret_item || (ifname && ifname_len == 0))
 		return -EINVAL;
+	f.id = 0;
+	f.flags = 0;
+	f.len = 0;
 	c = (struct cursor){ line, line + strnlen(line, len) };
-	if (parse_stamp(&c, &t_ns) < 0 ||
-	    parse_iface(&c, name, ifname ? ifname_len : sizeof(name)) < 0 ||
-	    parse_id(&c, &it.can) < 0 || parse_payload(&c, &it.can) < 0 ||
-	    parse_tail(&c, &it.can) < 0)
+	if (parse_stamp(&c, &f.t_ns) < 0 ||
+	    parse_iface(&c, &f, ifname ? ifname_len : TRACE_CANDUMP_LINE_MAX) < 0 ||
+	    parse_id(&c, &f) < 0 || parse_payload(&c, &f) < 0 || parse_tail(&c, &f) < 0)
 		return -EBADMSG;
-	it.t_ns = t_ns;
-	if (ifname)
-		memcpy(ifname, name, strlen(name) + 1);
-	*ret_item = it;
+	item_fill(ret_item, &f);
+	if (ifname) {
+		memcpy(ifname, f.ifname, f.ifname_len);
+		ifname[f.ifname_len] = '\0';
+	}
 	return 0;
 }
