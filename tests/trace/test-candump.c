@@ -345,6 +345,21 @@ static void test_trace_filters(void)
 	bus_dev_free(dev);
 }
 
+/* The interface filter takes the whole name: neither a longer nor a
+   shorter one that shares its start. */
+static void test_trace_ifname_exact(void)
+{
+	const char *path = write_tmp("names.log",
+	                             "(1.000000) can10 100#01\n(1.000001) can 100#02\n(1.000002) can1 100#03\n"
+	                             "(1.000003) cAn1 100#04\n(1.000004) can1 100#05\n(1.000005) can2 100#06\n");
+	bus_dev_t *dev = open_trace(path, "can1", 0, false);
+	struct acq_item it[8];
+
+	assert(bus_dev_recv(dev, it, 8, 0) == 2);
+	assert(it[0].can.data[0] == 3 && it[1].can.data[0] == 5);
+	bus_dev_free(dev);
+}
+
 static void test_trace_loop(void)
 {
 	const char *path = write_tmp("loop.log", "(1.000000) c 001#01\n(1.100000) c 002#02\n(1.200000) c 003#03\n");
@@ -503,7 +518,8 @@ static void test_demo_trace(void)
 
 static void cleanup_tmp(void)
 {
-	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log" };
+	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log",
+	                                       "names.log" };
 	char path[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -621,6 +637,7 @@ int main(void)
 	test_bad_args();
 	test_trace_fast();
 	test_trace_loop();
+	test_trace_ifname_exact();
 	test_trace_filters();
 	test_trace_paced();
 	test_trace_overlong();
