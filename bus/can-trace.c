@@ -532,6 +532,17 @@ static int trace_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int ti
 		tr->detect_err = 0;
 		return bus_gone(dev, e);
 	}
+	/* Unpaced (a replay as fast as it goes): each item parsed straight
+	   into the caller's array, not into pending and copied from there. */
+	while (dev->cfg.can.trace_speed <= 0 && !tr->have_pending && n < max) {
+		int r = trace_fetch(dev, tr, &items[n]);
+
+		if (r < 0 && n > 0)
+			return (int)n;
+		if (r < 0)
+			return r == -ENODATA ? r : bus_gone(dev, r);
+		n++;
+	}
 	while (n < max) {
 		if (!tr->have_pending) {
 			int r = trace_fetch(dev, tr, &tr->pending);
