@@ -427,9 +427,9 @@ static int trace_parse_line(struct trace *tr, const char *line, size_t len, stru
 	default:
 		if (line_blank(line, len))
 			return TRACE_SKIP;
-		/* the parser stops at a NUL like at the end of a C string: in a
-		   file a NUL byte is garbage, not the end of the line */
-		if (memchr(line, '\0', len) || trace_candump_parse(line, len, ret_item, ifname, TRACE_CANDUMP_LINE_MAX) < 0)
+		/* in a file a NUL byte is garbage, not the end of the line: the
+		   bytes parser refuses it (no scan for one first) */
+		if (trace_candump_parse_bytes(line, len, ret_item, ifname, TRACE_CANDUMP_LINE_MAX) < 0)
 			return -EBADMSG;
 		return TRACE_FRAME;
 	}

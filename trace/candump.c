@@ -330,19 +330,16 @@ static void item_fill(struct acq_item *it, const struct parsed *f)
 	memset((char *)it + tail, 0, sizeof(*it) - tail);
 }
 
-int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
-                      char *ifname, size_t ifname_len)
+static int parse_line(const char *line, const char *end, struct acq_item *ret_item, char *ifname,
+                      size_t ifname_len)
 {
 	struct parsed f;
-	struct cursor c;
+	struct cursor c = { line, end };
 
-	if (!line || !ret_item || (ifname && ifname_len == 0))
-		return -EINVAL;
 	f.id = 0;
 	f.flags = 0;
 	f.len = 0;
 	memset(f.data, 0, sizeof(f.data));
-	c = (struct cursor){ line, line + strnlen(line, len) };
 	if (parse_stamp(&c, &f.t_ns) < 0 ||
 	    parse_iface(&c, &f, ifname ? ifname_len : TRACE_CANDUMP_LINE_MAX) < 0 ||
 	    parse_id(&c, &f) < 0 || parse_payload(&c, &f) < 0 || parse_tail(&c, &f) < 0)
@@ -353,4 +350,21 @@ int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
 		ifname[f.ifname_len] = '\0';
 	}
 	return 0;
+}
+
+int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
+                      char *ifname, size_t ifname_len)
+{
+	if (!line || !ret_item || (ifname && ifname_len == 0))
+		return -EINVAL;
+	return parse_line(line, line + strnlen(line, len), ret_item, ifname, ifname_len);
+}
+
+int trace_candump_parse_bytes(const char *line, size_t len, struct acq_item *ret_item, char *ifname,
+                              size_t ifname_len)
+{
+	if (!line || !ret_item || (ifname && ifname_len == 0))
+		return -EINVAL;
+	/* a NUL is a byte like any other here: the grammar has no place for it */
+	return parse_line(line, line + len, ret_item, ifname, ifname_len);
 }

@@ -177,6 +177,37 @@ static void test_parse_format(void)
 	}
 }
 
+/* The driver's variant: len bytes exactly, a NUL anywhere is garbage. */
+static void test_parse_bytes(void)
+{
+	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
+		const char *line = goods[i].line;
+		size_t n = strlen(line);
+		struct acq_item a, b;
+		char ia[16], ib[16], buf[TRACE_CANDUMP_LINE_MAX];
+
+		assert(trace_candump_parse(line, n, &a, ia, sizeof(ia)) == 0);
+		memset(&b, 0x5a, sizeof(b));
+		assert(trace_candump_parse_bytes(line, n, &b, ib, sizeof(ib)) == 0);
+		assert(memcmp(&a, &b, sizeof(a)) == 0 && strcmp(ia, ib) == 0);
+		for (size_t k = 0; k < n; k++) {
+			struct acq_item c = { .seq = 77 };
+			char ic[16] = "keep";
+
+			memcpy(buf, line, n);
+			buf[k] = '\0';
+			assert(trace_candump_parse_bytes(buf, n, &c, ic, sizeof(ic)) == -EBADMSG);
+			assert(c.seq == 77 && strcmp(ic, "keep") == 0);
+		}
+	}
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		struct acq_item it;
+
+		assert(trace_candump_parse_bytes(bads[i], strlen(bads[i]), &it, NULL, 0) == -EBADMSG);
+	}
+	assert(trace_candump_parse_bytes(NULL, 1, &(struct acq_item){ 0 }, NULL, 0) == -EINVAL);
+}
+
 static void test_bad_args(void)
 {
 	struct acq_item it = { .kind = ACQ_ITEM_CAN, .can = { .id = 1, .len = 1 } };
@@ -634,6 +665,7 @@ int main(void)
 	assert(mkdtemp(tmpdir));
 	test_parse_format();
 	test_screen();
+	test_parse_bytes();
 	test_bad_args();
 	test_trace_fast();
 	test_trace_loop();
