@@ -85,13 +85,17 @@ void pl_sink_clock_class(pl_sink_t *s, const struct acq_item *it)
 {
 	int64_t off;
 	uint64_t epoch;
+	size_t n;
 
 	if (!s->cw)
 		return;
 	epoch = pl_clockwatch_which(s->cw, it->t_ns, &off);
-	if (rec_encoder_count(s->enc) && epoch != s->batch_epoch)
+	n = rec_encoder_count(s->enc);
+	if (n && epoch != s->batch_epoch) {
 		pl_sink_batch_flush(s);
-	if (!rec_encoder_count(s->enc)) {
+		n = rec_encoder_count(s->enc);
+	}
+	if (!n) {
 		s->batch_epoch = epoch;
 		if (epoch)
 			rec_encoder_set_clock_offset(s->enc, off);
@@ -102,13 +106,21 @@ void pl_sink_clock_class(pl_sink_t *s, const struct acq_item *it)
 
 void pl_sink_encode(pl_sink_t *s, const struct acq_item *it)
 {
-	pl_sink_clock_class(s, it);
+	size_t n;
+
+	/* every record passes here (10 M/s in a replay): the count is asked
+	   once, and again only after a flush */
+	if (s->cw)
+		pl_sink_clock_class(s, it);
+	n = rec_encoder_count(s->enc);
 	/* A replay closes Batches by the records' own time, not the wall
 	   clock, so the same input always gives the same Batches and numbers. */
-	if (s->cfg.deterministic && rec_encoder_count(s->enc) &&
-	    llabs(it->t_ns - s->batch_data_t0) >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS)
+	if (s->cfg.deterministic && n &&
+	    llabs(it->t_ns - s->batch_data_t0) >= (int64_t)s->cfg.batch_ms * BASIC_NS_PER_MS) {
 		pl_sink_batch_flush(s);
-	if (!rec_encoder_count(s->enc))
+		n = rec_encoder_count(s->enc);
+	}
+	if (!n)
 		pl_sink_batch_opened(s, it->t_ns);
 	if (rec_encoder_add(s->enc, it) == -ENOBUFS) {
 		pl_sink_batch_flush(s);

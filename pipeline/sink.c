@@ -47,8 +47,10 @@ static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 
 	for (int k = 0; k < n; k++) {
 		pl_sink_encode(s, &s->decoded[k]);
-		/* a decoder's events (TRDP_TIMEOUT) are said as the sources' are */
-		pl_faults_note_item(s->cfg.faults, &s->decoded[k]);
+		/* a decoder's events (TRDP_TIMEOUT) are said as the sources' are;
+		   the kind checked here, not by a call per sample */
+		if (s->decoded[k].kind == ACQ_ITEM_EVENT)
+			pl_faults_note_item(s->cfg.faults, &s->decoded[k]);
 		pl_channels_set_live(s->ch, &s->decoded[k]);
 		watch_item(s, &s->decoded[k]);
 	}
@@ -103,7 +105,8 @@ int pl_sink_items(void *ctx, const struct acq_item *items, size_t n)
 		   dropped before it */
 		if (it->kind == ACQ_ITEM_TRDP && it->bus < s->cfg.nbytes && s->cfg.bytes[it->bus] && it->trdp.data)
 			acq_bytes_release(s->cfg.bytes[it->bus], it->trdp.data + (it->trdp.len ? it->trdp.len : 1));
-		pl_faults_note_item(s->cfg.faults, it);
+		if (it->kind == ACQ_ITEM_EVENT)
+			pl_faults_note_item(s->cfg.faults, it);
 		if (it->kind == ACQ_ITEM_CAN)
 			decode_frame(s, it);
 		else if ((it->kind == ACQ_ITEM_SAMPLE || it->kind == ACQ_ITEM_TEXT) && s->ch)

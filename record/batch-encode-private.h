@@ -60,6 +60,10 @@ struct rec_encoder {
 	bool has_clock_offset;        /* Batch.mono_t0_ns is written */
 	int64_t clock_offset;         /* realtime - monotonic */
 
+	/* Records queued: ncan + nsmp + nev + ntx + ntr, kept by
+	   rec_encoder_add so that rec_encoder_count, asked several times per
+	   record by the collector, is one load. */
+	size_t nrec;
 	/* CAN columns */
 	size_t ncan;
 	int64_t *can_dt;

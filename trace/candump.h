@@ -35,6 +35,14 @@ int trace_candump_parse(const char *line, size_t len, struct acq_item *ret_item,
                       char *ifname, size_t ifname_len);
 
 /*
+ * The same for exactly len bytes of a file (the trace driver): a NUL
+ * among them makes the line malformed rather than ending it, so the
+ * caller need not look for one first.  Same returns.
+ */
+int trace_candump_parse_bytes(const char *line, size_t len, struct acq_item *ret_item, char *ifname,
+                              size_t ifname_len);
+
+/*
  * One line of what candump prints on the terminal (not -l/-L): the
  * default "  can0  123   [8]  11 22 ...", with -ta/-td/-tz/-tA stamps,
  * -x's "TX B E" columns, FD "[64]", "remote request", -a, -i, -S, -8

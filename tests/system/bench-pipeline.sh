@@ -3,11 +3,15 @@
 #  1. replay throughput: a 10 min trace of two 500 kbit/s buses at 70% load
 #     (gen-load-trace.py) through `railmon replay` as fast as possible, with
 #     DBC decoding (trace -> frames + samples -> Batches -> log) and without
-#     (raw frames only); baseline: reading the same file with `cat` (the
-#     I/O floor) in the same run;
+#     (raw frames only); baselines in the same run: reading the same file
+#     with `cat` (the I/O floor) and, with RAILMON_BEFORE=path/to/railmon
+#     (e.g. a build of main), that build on the same trace, its runs
+#     alternating with this build's so both see the same machine state;
+#     wall time (best of 3) and the CPU seconds of that run (user + sys,
+#     all threads: steadier than wall time on a loaded machine);
 #  2. CPU per 1000 frames/s of live load: `railmon run` acquiring the same
 #     trace paced at real time (about 5000 frames/s) for 20 s; CPU seconds
-#     from /proc of the daemon.
+#     from /proc of the daemon (skipped with BENCH_REPLAY_ONLY=1).
 set -euo pipefail
 # absolute: the board files written below live in a temp dir, and a
 # relative DBC path in them would be read relative to that dir
@@ -24,26 +28,52 @@ sed -i "s|\.\./demo/train.dbc||; s|emu-traction.dbc||" "$T/nodbc.ini"
 cp "$SRC/cli/vehicles/emu-regional.ini" "$T/dbc.ini"
 sed -i "s|\.\./demo/train.dbc|$SRC/cli/demo/train.dbc|; s|emu-traction.dbc|$SRC/cli/vehicles/emu-traction.dbc|" "$T/dbc.ini"
 
-best() { # label cmd...: best wall time of 3 runs
-	local b=1000000 t0 t1 d
-	for _ in 1 2 3; do
-		rm -rf "$T/out"
-		t0=$(now); "$@" > /dev/null 2>&1; t1=$(now)
-		d=$(echo "$t1 - $t0" | bc -l)
-		if [ "$(echo "$d < $b" | bc -l)" = 1 ]; then b=$d; fi
-	done
-	echo "$b"
+BEFORE=${RAILMON_BEFORE:+$(realpath "$RAILMON_BEFORE")}
+# run1 VAR cmd...: one run; VAR (and VAR_c) become its wall time (and CPU
+# seconds, user + sys) if that is the best wall time so far
+run1() {
+	local v=$1 w c best
+	shift
+	rm -rf "$T/out"
+	read -r w c < <({ TIMEFORMAT='%R %U %S'; time "$@" > /dev/null 2>&1; } 2>&1 | awk '{print $1, $2 + $3}')
+	best=${!v:-}
+	if [ -z "$best" ] || [ "$(echo "$w < $best" | bc -l)" = 1 ]; then
+		printf -v "$v" '%s' "$w"
+		printf -v "${v}_c" '%s' "$c"
+	fi
 }
-t_cat=$(best cat "$T/load.log")
-t_raw=$(best "$RAILMON" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out")
-t_dbc=$(best "$RAILMON" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out")
+for _ in 1 2 3; do
+	run1 t_cat cat "$T/load.log"
+	run1 t_raw "$RAILMON" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out"
+	run1 t_dbc "$RAILMON" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out"
+	if [ -n "$BEFORE" ]; then
+		run1 b_raw "$BEFORE" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out"
+		run1 b_dbc "$BEFORE" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out"
+	fi
+done
+rm -rf "$T/out"
+"$RAILMON" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out" > /dev/null 2>&1
 records=$("$RAILMON" export --data "$T/out" --kind can --kind sample --order seq 2>&1 >/dev/null | grep -o '[0-9]* records written' | cut -d' ' -f1)
-printf '\nreplay of %d frames (10 min, 2 buses at 70%% load), best of 3\n' "$frames"
-printf '%-34s %10s %14s %14s\n' "path" "seconds" "frames/s" "vs cat"
-printf '%-34s %10.3f %14.0f %14s\n' "cat (read the file)" "$t_cat" "$(echo "$frames / $t_cat" | bc -l)" "1.00"
-printf '%-34s %10.3f %14.0f %13.2fx\n' "replay, raw frames only" "$t_raw" "$(echo "$frames / $t_raw" | bc -l)" "$(echo "$t_cat / $t_raw" | bc -l)"
-printf '%-34s %10.3f %14.0f %13.2fx\n' "replay with DBC decoding" "$t_dbc" "$(echo "$frames / $t_dbc" | bc -l)" "$(echo "$t_cat / $t_dbc" | bc -l)"
+row() { # label wall cpu [the before build's wall time]
+	local vb=""
+	[ -n "${4:-}" ] && vb=$(printf '%.2fx' "$(echo "$4 / $2" | bc -l)")
+	printf '%-36s %8.3f %8.3f %12.0f %9.3fx %10s\n' "$1" "$2" "$3" "$(echo "$frames / $2" | bc -l)" \
+		"$(echo "$t_cat / $2" | bc -l)" "$vb"
+}
+printf '\nreplay of %d frames (10 min, 2 buses at 70%% load), best of 3 wall times, CPU (user + sys) of that run\n' "$frames"
+printf '%-36s %8s %8s %12s %10s %10s\n' "path" "wall s" "CPU s" "frames/s" "vs cat" "vs before"
+row "cat (read the file)" "$t_cat" "$t_cat_c"
+row "replay, raw frames only" "$t_raw" "$t_raw_c" "${b_raw:-}"
+row "replay with DBC decoding" "$t_dbc" "$t_dbc_c" "${b_dbc:-}"
+if [ -n "$BEFORE" ]; then
+	row "before: replay, raw frames only" "$b_raw" "$b_raw_c"
+	row "before: replay with DBC decoding" "$b_dbc" "$b_dbc_c"
+	printf 'this build against before: frames/s raw %.2fx, DBC %.2fx; CPU s raw %.2fx, DBC %.2fx\n' \
+		"$(echo "$b_raw / $t_raw" | bc -l)" "$(echo "$b_dbc / $t_dbc" | bc -l)" \
+		"$(echo "$t_raw_c / $b_raw_c" | bc -l)" "$(echo "$t_dbc_c / $b_dbc_c" | bc -l)"
+fi
 printf 'with DBC: %s records stored (frames + decoded samples), %.0f records/s\n' "$records" "$(echo "$records / $t_dbc" | bc -l)"
+[ "${BENCH_REPLAY_ONLY:-0}" = 1 ] && exit 0
 
 # live: the trace paced at real time, 20 s
 "$PY" "$SRC/tests/system/live-board.py" "$SRC" "$T/load.log" "$T/live.ini"

@@ -54,6 +54,15 @@ static const struct good goods[] = {
 	{ "(6.000000) can0 123#AA R\n", "(6.000000) can0 123#AA\n", 6000000000, "can0", 0x123, 0, 1, "AA" },
 	{ "(9223372035.999999) can0 123#aa", "(9223372035.999999) can0 123#AA\n", 9223372035999999000, "can0",
 	  0x123, 0, 1, "AA" },
+	/* the stamp candump writes, 10 + 6 digits (candump.c reads it with
+	   8-byte loads): each digit in its place */
+	{ "(1764748800.000371) can0 100#2291D8CDC310411E\n", NULL, 1764748800000371000, "can0", 0x100, 0, 8,
+	  "2291D8CDC310411E" },
+	{ "(0123456789.987654) c 123#", "(123456789.987654) c 123#\n", 123456789987654000, "c", 0x123, 0, 0, "" },
+	/* hex pairs, then a separator: the pair loop hands over mid-payload */
+	{ "(5.000000) can0 123#1122.3344", "(5.000000) can0 123#11223344\n", 5000000000, "can0", 0x123, 0, 4,
+	  "11223344" },
+	{ "(5.000000) can0 123#..aabb", "(5.000000) can0 123#AABB\n", 5000000000, "can0", 0x123, 0, 2, "AABB" },
 };
 
 static const char *const bads[] = {
@@ -91,6 +100,18 @@ static const char *const bads[] = {
 	"(1.0) can0 123#00 X",
 	"(1.0) can0 123#00 T trailing",
 	"(1.0)  123#00",
+	/* 10 + 6 digit stamps that are not quite one */
+	"(9223372036.000000) can0 123#00",
+	"(176474880a.000371) can0 123#00",
+	"(1764748800,000371) can0 123#00",
+	"(1764748800.00037a) can0 123#00",
+	"(1764748800.000371] can0 123#00",
+	"(1764748800.0003711) can0 123#00",
+	"(1764748800.000371)\tcan0 123#00",
+	"(1764748800.000371)",
+	"(1764748800.000371) can0 123#112",
+	"(1764748800.000371) can0 123#11.2",
+	"(1764748800.000371) can0 123#11223344556677889",
 };
 
 static void hex2bin(const char *hex, uint8_t *out)
@@ -108,8 +129,22 @@ static void test_parse_format(void)
 		uint8_t data[64] = { 0 };
 		int n;
 
+		struct acq_item want = { .kind = ACQ_ITEM_CAN, .t_ns = g->t_ns };
+
+		/* every byte of the item is written: what was in it before
+		   never shows (a remote frame's length brings no bytes) */
+		memset(&it, 0xa5, sizeof(it));
 		if (trace_candump_parse(g->line, strlen(g->line), &it, ifname, sizeof(ifname)) != 0) {
 			fprintf(stderr, "rejected good line %zu: %s\n", i, g->line);
+			assert(0);
+		}
+		want.can.id = g->id;
+		want.can.flags = g->flags;
+		want.can.len = g->len;
+		if (!(g->flags & ACQ_CAN_RTR))
+			hex2bin(g->hex, want.can.data);
+		if (memcmp(&it, &want, sizeof(it)) != 0) {
+			fprintf(stderr, "good line %zu parsed to other bytes: %s\n", i, g->line);
 			assert(0);
 		}
 		assert(it.kind == ACQ_ITEM_CAN && it.t_ns == g->t_ns && strcmp(ifname, g->ifname) == 0);
@@ -140,6 +175,37 @@ static void test_parse_format(void)
 		}
 		assert(it.seq == 77 && strcmp(ifname, "keep") == 0); /* nothing written */
 	}
+}
+
+/* The driver's variant: len bytes exactly, a NUL anywhere is garbage. */
+static void test_parse_bytes(void)
+{
+	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
+		const char *line = goods[i].line;
+		size_t n = strlen(line);
+		struct acq_item a, b;
+		char ia[16], ib[16], buf[TRACE_CANDUMP_LINE_MAX];
+
+		assert(trace_candump_parse(line, n, &a, ia, sizeof(ia)) == 0);
+		memset(&b, 0x5a, sizeof(b));
+		assert(trace_candump_parse_bytes(line, n, &b, ib, sizeof(ib)) == 0);
+		assert(memcmp(&a, &b, sizeof(a)) == 0 && strcmp(ia, ib) == 0);
+		for (size_t k = 0; k < n; k++) {
+			struct acq_item c = { .seq = 77 };
+			char ic[16] = "keep";
+
+			memcpy(buf, line, n);
+			buf[k] = '\0';
+			assert(trace_candump_parse_bytes(buf, n, &c, ic, sizeof(ic)) == -EBADMSG);
+			assert(c.seq == 77 && strcmp(ic, "keep") == 0);
+		}
+	}
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		struct acq_item it;
+
+		assert(trace_candump_parse_bytes(bads[i], strlen(bads[i]), &it, NULL, 0) == -EBADMSG);
+	}
+	assert(trace_candump_parse_bytes(NULL, 1, &(struct acq_item){ 0 }, NULL, 0) == -EINVAL);
 }
 
 static void test_bad_args(void)
@@ -310,6 +376,21 @@ static void test_trace_filters(void)
 	bus_dev_free(dev);
 }
 
+/* The interface filter takes the whole name: neither a longer nor a
+   shorter one that shares its start. */
+static void test_trace_ifname_exact(void)
+{
+	const char *path = write_tmp("names.log",
+	                             "(1.000000) can10 100#01\n(1.000001) can 100#02\n(1.000002) can1 100#03\n"
+	                             "(1.000003) cAn1 100#04\n(1.000004) can1 100#05\n(1.000005) can2 100#06\n");
+	bus_dev_t *dev = open_trace(path, "can1", 0, false);
+	struct acq_item it[8];
+
+	assert(bus_dev_recv(dev, it, 8, 0) == 2);
+	assert(it[0].can.data[0] == 3 && it[1].can.data[0] == 5);
+	bus_dev_free(dev);
+}
+
 static void test_trace_loop(void)
 {
 	const char *path = write_tmp("loop.log", "(1.000000) c 001#01\n(1.100000) c 002#02\n(1.200000) c 003#03\n");
@@ -468,7 +549,8 @@ static void test_demo_trace(void)
 
 static void cleanup_tmp(void)
 {
-	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log" };
+	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log",
+	                                       "names.log" };
 	char path[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -583,9 +665,11 @@ int main(void)
 	assert(mkdtemp(tmpdir));
 	test_parse_format();
 	test_screen();
+	test_parse_bytes();
 	test_bad_args();
 	test_trace_fast();
 	test_trace_loop();
+	test_trace_ifname_exact();
 	test_trace_filters();
 	test_trace_paced();
 	test_trace_overlong();
