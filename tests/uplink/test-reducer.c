@@ -65,6 +65,9 @@ static size_t reduce(upl_reducer_t *r, const struct acq_item *it, size_t n, uint
 		assert(got.seq >= first && got.seq < first + n);
 		assert(got.kind == it[got.seq - first].kind && got.t_ns == it[got.seq - first].t_ns);
 	}
+	/* a Batch of no record still has its source's time (t0, the first
+	   record's), for the ground to place its range on a day */
+	assert(info.count || info.t0_ns == it[0].t_ns);
 	n = info.count;
 	rec_batch_free(b);
 	return n;
@@ -135,7 +138,7 @@ static void test_frames(void)
 	cfg.frames[0] = UPL_FRAMES_IDS;
 	cfg.frames[1] = UPL_FRAMES_NONE;
 	for (int i = 0; i < 4; i++)
-		it[i] = (struct acq_item){ .kind = ACQ_ITEM_CAN, .t_ns = S(i), .bus = 0,
+		it[i] = (struct acq_item){ .kind = ACQ_ITEM_CAN, .t_ns = S(i + 1), .bus = 0,
 		                           .can = { .id = ids[i], .len = 1, .data = { (uint8_t)i } } };
 	assert(upl_reducer_new(&cfg, &r) == 0);
 	assert(reduce(r, it, 4, 10, seqs) == 2 && seqs[0] == 10 && seqs[1] == 12);
