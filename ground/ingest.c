@@ -150,6 +150,17 @@ static int make_days(grd_db_t *db, const struct grd_pending *p, uint32_t count)
 	return 0;
 }
 
+/* A Batch the ledger holds: one with records, or a reduced one of none
+   (a source Batch of which nothing passed its policies: all its seqs on
+   the vehicle) placed by its source's t0, so the range is no hole that
+   gap repair would fill with whole Batches.  (A Batch of no record and
+   no t0 carries only a dictionary or Health: its first_seq is the next
+   Batch's.) */
+static bool ledgered(const struct rec_batch_info *info)
+{
+	return info->count || (info->reduced && info->t0_ns);
+}
+
 /* ---- the door: record times ---- */
 
 /* Every record of p's Batch (p->lo, p->hi known) within the window:
@@ -165,7 +176,7 @@ static void check_times(const grd_db_t *db, struct grd_pending *p, const struct 
 	char lo[48], hi[48], base[48], a[BASIC_SIZE_TEXT_MAX], k[BASIC_SIZE_TEXT_MAX];
 
 	p->door = 0;
-	if (!info->count || grd_times_in_window(p->lo, p->hi, info->t0_ns, now, age, skew))
+	if (!ledgered(info) || grd_times_in_window(p->lo, p->hi, info->t0_ns, now, age, skew))
 		return;
 	p->door = 1 + GRD_DOOR_TIME;
 	fmt_time(p->lo, lo);
@@ -416,6 +427,8 @@ static int prepare_group(grd_db_t *db, struct grd_pending *p, size_t n)
 
 		rec_batch_info(p[i].b, &info);
 		scan(&p[i], info.count);
+		if (!info.count) /* a reduced Batch of none: its source's time */
+			p[i].lo = p[i].hi = info.t0_ns;
 		check_times(db, &p[i], &info);
 		r = grd_db_vehicle_id(db, info.vehicle, &p[i].vid);
 		/* partitions only for the days of Batches let in */
@@ -439,7 +452,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 
 		rec_batch_info(p[i].b, &info);
 		grd_batch_key_make(&info, p[i].vid, p[i].digest, &k);
-		if (info.count && !p[i].door)
+		if (ledgered(&info) && !p[i].door)
 			r = send_ledger(db, &k, &info, &p[i], group_neighbour(p, n, i));
 	}
 	memset(db->keep, 0, (n + 1) * sizeof(*db->keep));
@@ -457,7 +470,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 		   first_seq is the next Batch's). */
 		p[i].out = p[i].door ? GRD_DB_LIMIT : GRD_DB_COMMITTED;
 		grd_batch_key_make(&info, p[i].vid, p[i].digest, &k);
-		if (!info.count || p[i].door) {
+		if (!ledgered(&info) || p[i].door) {
 			if (r == 0 && p[i].door)
 				r = record_door(db, &k, &info, &p[i]);
 			continue;
@@ -530,7 +543,7 @@ static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merg
 		r = grd_send_dictionary(db, &k, p[i].b, info.nchannels, info.historical, &qs[i]);
 		if (r == 0)
 			r = grd_health_store(db, p[i].vid, p[i].b);
-		if (r == 0 && info.count)
+		if (r == 0 && ledgered(&info))
 			r = sum_day(db, &days, p[i].vid, &info, p[i].lo);
 	}
 	if (r == 0)

@@ -473,10 +473,11 @@ static uint64_t batch_scan(const grd_ledger_t *r, const struct stream *s, const 
 }
 
 /* Hand what is new to on_record; how many in *ret_written, counts by
-   kind.  A record on_record fails for is still counted as received (the
-   seq tracking is about what arrived, not what was printed). */
+   kind, and in *ret_span how many seqs of the Batch's range are new.  A
+   record on_record fails for is still counted as received (the seq
+   tracking is about what arrived, not what was printed). */
 static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
-                        const struct rec_batch_info *info, uint64_t *ret_written)
+                        const struct rec_batch_info *info, uint64_t *ret_written, uint64_t *ret_span)
 {
 	uint64_t fresh = 0, old = 0, unverified = 0;
 	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
@@ -523,13 +524,14 @@ static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
 	r->st.unverified += unverified;
 	r->st.duplicates += unverified;
 	*ret_written = fresh + old;
+	*ret_span = span;
 	return 0;
 }
 
 static int stream_feed(grd_ledger_t *r, struct stream *s, rec_batch_t **bp,
                        const struct rec_batch_info *info, const void *payload, size_t len)
 {
-	uint64_t hash, written;
+	uint64_t hash, written, span;
 	uint32_t seen;
 	enum seen cmp = SEEN_UNKNOWN;
 	const rec_batch_t *b = *bp;
@@ -551,12 +553,16 @@ static int stream_feed(grd_ledger_t *r, struct stream *s, rec_batch_t **bp,
 		r->st.conflict_records += info->count;
 		return refuse(r, GRD_LEDGER_CONFLICT, info, bp, payload, len, -EEXIST);
 	}
-	err = stream_write(r, s, b, info, &written);
+	err = stream_write(r, s, b, info, &written, &span);
 	if (err == 0 && info->first_seq >= s->floor && !info->reduced)
 		err = digest_add(s, info->first_seq, info->count, hash);
 	if (err < 0)
 		return err;
-	if (written && r->cfg.on_batch &&
+	/* A reduced Batch that brings no new record but a new range (a source
+	   Batch of which nothing passed: all on board) goes to the sinks too:
+	   without it the database and the ground log would have a hole there,
+	   which gap repair would fill with the whole Batches. */
+	if ((written || (info->reduced && span)) && r->cfg.on_batch &&
 	    r->cfg.on_batch(r->cfg.ctx, info, bp, payload, len, &s->log_ctx) < 0)
 		r->st.sink_errors++;
 	if (written)

@@ -14,9 +14,9 @@
  *   on_refused so it can be kept for inspection;
  * - gaps are the holes between the ranges seen (a late Batch may fill one).
  * Every record to write out is handed to on_record (ground/recv-text.c writes
- * it as text), and every Batch with new records to on_batch (ground/
- * dispatch.c: the ground log and the database).  Nothing here formats or
- * writes files.
+ * it as text), and every Batch with new records, or reduced with a new
+ * range, to on_batch (ground/dispatch.c: the ground log and the database).
+ * Nothing here formats or writes files.
  *
  * grd_ledger_feed() is the receiver's on_data: the session decodes each
  * payload once and hands it here.  Memory is bounded per log

@@ -328,6 +328,10 @@ static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, c
 	r = stor_log_skip(gl->log, info->first_seq);
 	if (r == 0) {
 		batch_span(b, info->count, &rec);
+		/* a reduced Batch of no record: its source's time (reduce.c), not
+		   an empty span */
+		if (!info->count)
+			rec.t_first_ns = rec.t_last_ns = info->t0_ns;
 		r = stor_log_append(gl->log, &rec);
 	}
 	stor_log_tick(gl->log);

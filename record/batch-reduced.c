@@ -71,3 +71,19 @@ int rec_reduced_tail(uint64_t first_seq, uint64_t end_seq, const uint64_t *seqs,
 	}
 	return (int)k;
 }
+
+int rec_reduced_t0(int64_t t0_ns, uint8_t *buf, size_t cap)
+{
+	/* sint64: zigzag */
+	uint64_t z = ((uint64_t)t0_ns << 1) ^ (uint64_t)(t0_ns >> 63);
+	size_t k = 0;
+
+	if (!buf)
+		return -EINVAL;
+	if (cap < 1 + varint_len(z))
+		return -ENOBUFS;
+	/* field 6 t0_ns (varint): tag 6 << 3 | 0 = 48 */
+	k += put_varint(buf + k, 6 << 3 | 0);
+	k += put_varint(buf + k, z);
+	return (int)k;
+}

@@ -210,6 +210,16 @@ uint64_t rec_batch_seq(const rec_batch_t *b, size_t i);
 #define REC_REDUCED_TAIL_MAX(n) (3 + 2 + 10 + 2 + 10 + (size_t)(n) * 10)
 int rec_reduced_tail(uint64_t first_seq, uint64_t end_seq, const uint64_t *seqs, size_t n, uint8_t *buf,
                      size_t cap);
+/*
+ * A reduced Batch of no record still needs a time: the encoder writes no
+ * t0_ns without a record, so the source's t0_ns is appended after the
+ * tail (field 6; a parser keeps a field's last occurrence), which lets
+ * the ground place the range on its day (ledger_days, the ground log's
+ * frame).  Writes at most REC_REDUCED_T0_MAX bytes; returns the bytes
+ * written, -EINVAL or -ENOBUFS.
+ */
+#define REC_REDUCED_T0_MAX 11
+int rec_reduced_t0(int64_t t0_ns, uint8_t *buf, size_t cap);
 
 /* Dictionary entry i; strings live as long as the batch. */
 int rec_batch_channel(const rec_batch_t *b, size_t i, struct rec_channel *ret_channel);

@@ -299,7 +299,7 @@ static int finish(upl_reducer_t *r, const struct rec_batch_info *info, size_t ke
 	k = rec_encoder_finish(r->enc, info->first_seq, &enc, &len);
 	if (k < 0 || (size_t)k != kept)
 		return k < 0 ? k : -EIO;
-	need = len + REC_REDUCED_TAIL_MAX(kept);
+	need = len + REC_REDUCED_TAIL_MAX(kept) + REC_REDUCED_T0_MAX;
 	if (need > r->out_cap) {
 		uint8_t *o = realloc(r->out, need);
 
@@ -312,8 +312,18 @@ static int finish(upl_reducer_t *r, const struct rec_batch_info *info, size_t ke
 	k = rec_reduced_tail(info->first_seq, info->end_seq, r->seqs, kept, r->out + len, need - len);
 	if (k < 0)
 		return k;
+	len += (size_t)k;
+	/* No record: the source's time goes along, or the ground could not
+	   place the range on a day and its database would skip it (a hole
+	   that gap repair fills with the whole Batches). */
+	if (!kept && info->t0_ns) {
+		k = rec_reduced_t0(info->t0_ns, r->out + len, need - len);
+		if (k < 0)
+			return k;
+		len += (size_t)k;
+	}
 	*ret_buf = r->out;
-	*ret_len = len + (size_t)k;
+	*ret_len = len;
 	return 0;
 }
 
@@ -365,7 +375,7 @@ static int reduce(upl_reducer_t *r, const rec_batch_t *b, const struct rec_batch
 	   Batch has a time (t0) that places its range on the ground's day
 	   (the database's ledger), and the ground's value of its channel is
 	   only fresher for it.  Without one the Batch goes with no record:
-	   the range alone. */
+	   the range and the source's t0 alone (finish). */
 	if (!kept && info->count) {
 		struct acq_item it;
 

@@ -65,6 +65,9 @@ static size_t reduce(upl_reducer_t *r, const struct acq_item *it, size_t n, uint
 		assert(got.seq >= first && got.seq < first + n);
 		assert(got.kind == it[got.seq - first].kind && got.t_ns == it[got.seq - first].t_ns);
 	}
+	/* a Batch of no record still has its source's time (t0, the first
+	   record's), for the ground to place its range on a day */
+	assert(info.count || info.t0_ns == it[0].t_ns);
 	n = info.count;
 	rec_batch_free(b);
 	return n;
@@ -135,7 +138,7 @@ static void test_frames(void)
 	cfg.frames[0] = UPL_FRAMES_IDS;
 	cfg.frames[1] = UPL_FRAMES_NONE;
 	for (int i = 0; i < 4; i++)
-		it[i] = (struct acq_item){ .kind = ACQ_ITEM_CAN, .t_ns = S(i), .bus = 0,
+		it[i] = (struct acq_item){ .kind = ACQ_ITEM_CAN, .t_ns = S(i + 1), .bus = 0,
 		                           .can = { .id = ids[i], .len = 1, .data = { (uint8_t)i } } };
 	assert(upl_reducer_new(&cfg, &r) == 0);
 	assert(reduce(r, it, 4, 10, seqs) == 2 && seqs[0] == 10 && seqs[1] == 12);
@@ -188,6 +191,50 @@ static void test_whole_and_bad(void)
 	upl_reducer_free(r);
 	assert(upl_reducer_free(NULL) == NULL);
 	puts("whole: a Seal Batch and a malformed one; bad configurations refused");
+}
+
+static int count_batch(void *ctx, const struct rec_batch_info *info, rec_batch_t **b, const void *payload,
+                       size_t len, void **log_ctx)
+{
+	(void)info, (void)b, (void)payload, (void)len, (void)log_ctx;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* A source Batch of which nothing passes (raw frames none, no sample to
+   stand in): the reduced Batch of no record still goes to the ledger's
+   sinks (the ground log and the database) once, as its range on board,
+   not a hole.  Catches: on_batch only for Batches with new records. */
+static void test_ledger_nothing(void)
+{
+	struct upl_reduce_cfg cfg = { 0 };
+	struct acq_item it[4];
+	static uint8_t in[4096];
+	struct grd_ledger_stats st;
+	const uint8_t *out;
+	grd_ledger_t *l;
+	upl_reducer_t *r;
+	rec_batch_t *dec;
+	size_t len, olen;
+	int batches = 0;
+
+	cfg.frames[0] = UPL_FRAMES_NONE;
+	for (int i = 0; i < 4; i++)
+		it[i] = (struct acq_item){ .kind = ACQ_ITEM_CAN, .t_ns = S(5 + i), .bus = 0, .can = { .id = 1, .len = 0 } };
+	assert(grd_ledger_new(&(struct grd_ledger_cfg){ .on_batch = count_batch, .ctx = &batches }, &l) == 0);
+	assert(upl_reducer_new(&cfg, &r) == 0);
+	len = batch(it, 4, 1, in);
+	for (int k = 0; k < 2; k++) { /* the second time: the range is known, nothing handed on */
+		assert(upl_reducer_batch(r, in, len, &out, &olen) == 1);
+		assert(rec_batch_decode(out, olen, &dec) == 0);
+		assert(grd_ledger_feed(l, &dec, out, olen) == 0);
+		rec_batch_free(dec);
+		assert(batches == 1);
+	}
+	assert(grd_ledger_stats(l, &st) == 0 && st.records == 0 && st.on_board == 4 && st.missing == 0);
+	upl_reducer_free(r);
+	grd_ledger_free(l);
+	puts("ledger: a reduced Batch of no record handed on once, its range on board");
 }
 
 /* The ground's ledger (ground/ledger.c) given reduced Batches: the range
@@ -259,6 +306,7 @@ int main(void)
 	test_frames();
 	test_whole_and_bad();
 	test_ledger();
+	test_ledger_nothing();
 	puts("test-reducer: ok");
 	return 0;
 }

@@ -21,7 +21,12 @@
 #    vehicle's full log, at every sample of every channel the last value the
 #    ground received is within the deadband of the true value (exact for
 #    `change`) and at most 10 s old.
-# 3. Bytes: the reduced stream is at least 10x smaller than `all` on the
+# 3. A board whose one bus sends nothing (raw frames none, no DBC, so no
+#    sample either): its Batches go as reduced ones of no record but their
+#    source's range and time; the ground log, recv and the database (recv
+#    --db, gap repair after 5 s) see the ranges as on board: 0 missing, no
+#    gap, no resend request, completeness 0 missing.
+# 4. Bytes: the reduced stream is at least 10x smaller than `all` on the
 #    same journey (the figure is printed; the benchmark bench-uplink-reduce
 #    measures it at the demo's real Batch size).
 import csv
@@ -73,7 +78,7 @@ def fail(msg):
     sys.exit(1)
 
 
-def board(vehicle, policy):
+def board(vehicle, policy, dbc=True):
     path = os.path.join(T, vehicle + ".ini")
     with open(path, "w") as f:
         # at 10x real time, Batches of 50 ms hold 500 ms of the journey, as
@@ -81,7 +86,8 @@ def board(vehicle, policy):
         f.write(f"[board]\nvehicle = {vehicle}\nbatch_ms = {500 // SPEED}\nhealth_interval_s = 10\n"
                 f"[storage]\ndir = {T}/{vehicle}\nsync_window_ms = 50\n"
                 f"[uplink]\nbroker = mqtt://127.0.0.1:{PORT}\n"
-                f"[can vehicle]\ndriver = trace\nfile = {TRACE}\ndbc = {DBC}\nspeed = {SPEED}\n{policy}")
+                f"[can vehicle]\ndriver = trace\nfile = {TRACE}\n" + (f"dbc = {DBC}\n" if dbc else "") +
+                f"speed = {SPEED}\n{policy}")
     return path
 
 
@@ -99,11 +105,11 @@ def stat_json(vehicle):
     return rows
 
 
-def record_and_forward(vehicle, policy):
+def record_and_forward(vehicle, policy, dbc=True):
     """run records the whole journey and forwards it; stopped once the trace
     is read and the uplink has nothing left unacknowledged."""
     err = open(os.path.join(T, vehicle + ".err"), "w")
-    run = start_peer([RAILMON, "run", "--board", board(vehicle, policy)], stderr=err)
+    run = start_peer([RAILMON, "run", "--board", board(vehicle, policy, dbc)], stderr=err)
 
     def done():
         s = stat_json(vehicle)
@@ -129,12 +135,12 @@ def export(data):
     return list(csv.DictReader(io.StringIO(p.stdout)))
 
 
-def captured(vehicle):
-    """The payloads mosquitto_sub saw on railmon/<vehicle>/data, in order."""
+def captured(vehicle, what="data"):
+    """The payloads mosquitto_sub saw on railmon/<vehicle>/<what>, in order."""
     out = []
     for line in open(os.path.join(T, "sub.out")):
         topic, _, hexpay = line.rstrip("\n").partition(" ")
-        if topic == f"railmon/{vehicle}/data":
+        if topic == f"railmon/{vehicle}/{what}":
             out.append(bytes.fromhex(hexpay))
     return out
 
@@ -169,14 +175,14 @@ def port_open():
 if not wait_for("mosquitto listening", port_open, 20):
     fail("mosquitto did not start")
 sub = start_peer(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(PORT), "-q", "1", "-t", "railmon/+/data",
-                  "-t", "probe", "-F", "%t %x"], stdout=open(os.path.join(T, "sub.out"), "w"),
+                  "-t", "railmon/+/resend", "-t", "probe", "-F", "%t %x"], stdout=open(os.path.join(T, "sub.out"), "w"),
                  stderr=open(os.path.join(T, "sub.err"), "w"))
 # a second ground: recv --db into a throwaway PostgreSQL
 pg = Postgres()
 if subprocess.run([RAILMON, "db", "init", "--db", pg.url], capture_output=True).returncode:
     fail("db init failed")
 recv_db = start_peer([RAILMON, "recv", "--broker", f"mqtt://127.0.0.1:{PORT}", "--format", "none", "--db", pg.url,
-                      "--client-id", "ground-reduce-db"], stderr=open(os.path.join(T, "recv-db.err"), "w"))
+                      "--client-id", "ground-reduce-db", "--repair-after", "5"], stderr=open(os.path.join(T, "recv-db.err"), "w"))
 if not wait_for("recv --db subscribed", lambda: "subscribed" in open(os.path.join(T, "recv-db.err")).read(), 30):
     fail("recv --db did not subscribe")
 recv_err = open(os.path.join(T, "recv.err"), "w")
@@ -210,6 +216,10 @@ print("check: every channel's policy said; a policy naming no channel refused at
 
 record_and_forward("ALL-1", "")
 record_and_forward("RED-1", "uplink = change, every 10s\nuplink_frames = none\n" + signals)
+# (the benchmark measures bytes only)
+NOTHING = SPEED != 1
+if NOTHING:
+    record_and_forward("RED-2", "uplink_frames = none\n", dbc=False)
 
 # the ground has taken everything: recv says its summary at the end
 recv.terminate()
@@ -219,6 +229,11 @@ if not wait_for("the database has RED-1's last seq", lambda: pg.psql(
         "SELECT coalesce(max(first_seq + count), 0) FROM batches JOIN vehicles USING (vehicle_id) "
         "WHERE name = 'RED-1'").strip() == str(int(last_red) + 1), 60):
     fail("recv --db never committed RED-1's last Batch")
+last_red2 = export(f"{T}/RED-2")[-1]["seq"] if NOTHING else None
+if NOTHING and not wait_for("the database has RED-2's last seq", lambda: pg.psql(
+        "SELECT coalesce(max(first_seq + count), 0) FROM batches JOIN vehicles USING (vehicle_id) "
+        "WHERE name = 'RED-2'").strip() == str(int(last_red2) + 1), 60):
+    fail("recv --db never committed RED-2's last Batch")
 recv_db.terminate()
 recv_db.wait(timeout=60)
 sub.terminate()
@@ -333,7 +348,50 @@ if gaps != "0" or missing != "0":
     fail(f"RED-1: the database's ledger has {gaps} gaps, completeness {missing} missing")
 print(f"database: {len(got)} samples stored once each (as received), 0 gaps, completeness 0 missing")
 
-# --- 3. bytes over the air
+# --- 3. a bus that sends nothing: its ranges on board, no hole anywhere
+if NOTHING:
+    v2, g2 = export(f"{T}/RED-2"), export(f"{T}/ground/RED-2")
+    last = int(v2[-1]["seq"])
+    g2seqs = {int(r["seq"]) for r in g2}
+    if any(r["kind"] == "can" for r in g2) or any(int(r["seq"]) not in g2seqs for r in v2 if r["kind"] == "event"):
+        fail("RED-2: a raw frame sent with uplink_frames = none, or an event not sent")
+    empty = 0
+    for p in captured("RED-2"):
+        b = railmon_pb2.Batch()
+        b.ParseFromString(p)
+        n = len(b.can.id) + len(b.samples.channel) + len(b.events.code) + len(b.texts.channel) + len(b.trdp.com_id)
+        if b.HasField("seal") or n:
+            continue
+        # the range alone, placed by its source's time (the journey's, not 1970)
+        if not b.reduced or b.source_end_seq <= b.first_seq or b.t0_ns < 10**18:
+            fail(f"RED-2: a Batch of no record (seq {b.first_seq}) without its range or time: reduced "
+                 f"{b.reduced}, source_end_seq {b.source_end_seq}, t0_ns {b.t0_ns}")
+        empty += 1
+    if empty < 10:
+        fail(f"RED-2: only {empty} reduced Batches of no record (the journey's frames should make many)")
+    line = [ln for ln in said.splitlines() if "RED-2 log" in ln]
+    on_board = len(v2) - len(g2seqs)
+    if not line or f"seq 1..{last}, 0 missing" not in line[0] or f"{on_board} on board" not in line[0]:
+        fail(f"RED-2: recv did not say seq 1..{last}, 0 missing, {on_board} on board: {line}")
+    gdir = os.path.join(T, "ground", "RED-2")
+    p = subprocess.run([RAILMON, "verify", "--unsigned", "--data", os.path.join(gdir, os.listdir(gdir)[0])],
+                       capture_output=True, text=True)
+    if p.returncode != 0 or "CHANGED" in p.stdout:
+        fail(f"RED-2: verify of the ground log (exit {p.returncode}):\n{p.stdout}{p.stderr}")
+    q = "FROM {} JOIN vehicles USING (vehicle_id) WHERE name = 'RED-2'"
+    covered = pg.psql("SELECT coalesce(sum(count), 0) " + q.format("batches")).strip()
+    days = pg.psql("SELECT coalesce(sum(records), 0) " + q.format("ledger_days")).strip()
+    gaps = pg.psql("SELECT count(*) " + q.format("gaps")).strip()
+    missing = pg.psql("SELECT coalesce(sum(missing), 0) FROM completeness WHERE vehicle = 'RED-2'").strip()
+    asked = captured("RED-2", "resend")
+    if (covered, days, gaps, missing) != (str(last), str(last), "0", "0") or asked:
+        fail(f"RED-2: the database's ledger covers {covered} and ledger_days {days} of seqs 1..{last}, "
+             f"{gaps} gaps, completeness {missing} missing, {len(asked)} resend requests")
+    print(f"nothing sent: {empty} reduced Batches of no record; recv seq 1..{last}, 0 missing, {on_board} on "
+          f"board; database ledger and ledger_days cover {last} seqs, 0 gaps, completeness 0 missing, "
+          f"0 resend requests; verify exit 0")
+
+# --- 4. bytes over the air
 ball, bred = sum(map(len, pay_all)), sum(map(len, pay_red))
 # the journey's span in the trace, for bytes per hour
 span = 60.0  # the trace's own span (cli/demo/train.log: 60 s); run's records add its start and stop
