@@ -28,7 +28,7 @@ run_until() {
 	shift 3
 	"$RAILMON" run --board "$board" --data "$data" 2> "$err" &
 	pid=$!
-	pids+=($pid)
+	pids+=("$pid")
 	running() { alive "$pid" || fail "railmon run --board $board ended by itself"; "$@"; }
 	wait_for 120 running "$@" || fail "railmon run --board $board: not within 120 s: $*"
 	kill -TERM "$pid"

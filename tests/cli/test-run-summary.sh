@@ -57,7 +57,7 @@ enough() {
 }
 "$RAILMON" run --board "$T/board.ini" --data "$T/log" 2> "$T/run.err" &
 run=$!
-pids+=($run)
+pids+=("$run")
 wait_for 120 enough || fail "no timeout, reply and wakeup in the health within 120 s: $(devices_json)"
 kill -TERM $run
 wait $run || fail "run exited $? on SIGTERM"
