@@ -28,6 +28,7 @@
 """
 import os
 import re
+import select
 import shutil
 import struct
 import subprocess
@@ -329,16 +330,25 @@ def test_help(railmon):
 
 def slcan_setup(sock):
     """The driver's set-up commands up to "L" or "O", answered ("C" with
-    BELL as on a closed channel, then CR); a "C" said again counts once."""
+    BELL as on a closed channel, then CR).  A "C" said again is the
+    driver's retry of one not answered within 50 ms: it counts once and
+    gets no answer of its own, for under load this adapter answers late,
+    and an answer to a retry coming more than the driver's 100 ms drain
+    after the first one's is read as the next command's (seen: EIO on
+    "L", the set-up failed).  A command not coming within 30 s fails the
+    test (before: a read that never returned)."""
     buf, cmds = b"", []
     while not cmds or cmds[-1] not in ("L", "O"):
+        ready, _, _ = select.select([sock.stdout], [], [], 30)
+        assert ready, f"no set-up command within 30 s after {cmds}"
         chunk = os.read(sock.stdout.fileno(), 256)
         assert chunk, f"socat ended during the set-up: {cmds}"
         buf += chunk
         while b"\r" in buf:
             cmd, _, buf = buf.partition(b"\r")
-            if not (cmd == b"C" and cmds[-1:] == ["C"]):
-                cmds.append(cmd.decode())
+            if cmd == b"C" and cmds[-1:] == ["C"]:
+                continue
+            cmds.append(cmd.decode())
             sock.stdin.write(b"\a" if cmd == b"C" else b"\r")
             sock.stdin.flush()
     return cmds

@@ -45,8 +45,22 @@ type = u16
 EOF
 
 # Health every second while it runs; what stat shows of a stopped run is
-# the last health, which must be the one written at the stop.
-"$RAILMON" run --board "$T/board.ini" --data "$T/log" --duration 3 2> "$T/run.err" || fail "run exited $?"
+# the last health, which must be the one written at the stop.  It runs
+# until its log holds what the checks below stand on (a timeout, a reply,
+# a wakeup, as the health says them), not for a fixed time: at a high load
+# a few seconds may hold none of them.
+devices_json() { "$RAILMON" stat --data "$T/log" --json 2>/dev/null | grep '"name":"devices"'; }
+enough() {
+	gone "$run" && fail "railmon run ended by itself"
+	devices_json | grep -qE '"errors":[1-9].*"latency_count":[1-9].*"transaction_count":[1-9]' &&
+		"$RAILMON" export --data "$T/log" --format csv 2>/dev/null | grep -q MB_TIMEOUT
+}
+"$RAILMON" run --board "$T/board.ini" --data "$T/log" 2> "$T/run.err" &
+run=$!
+pids+=("$run")
+wait_for 120 enough || fail "no timeout, reply and wakeup in the health within 120 s: $(devices_json)"
+kill -TERM $run
+wait $run || fail "run exited $? on SIGTERM"
 summary=$( (grep -oE 'devices: [0-9]+ in, [0-9]+ errors' "$T/run.err" || true) | tail -1)
 [ -n "$summary" ] || fail "no summary for bus 'devices'"
 run_errors=$(echo "$summary" | grep -oE '[0-9]+ errors' | cut -d' ' -f1)
@@ -62,17 +76,27 @@ echo "run summary: '$summary'; railmon stat: $stat_errors errors"
 [ "$run_errors" -gt 0 ] || fail "the summary says $run_errors errors with 30% of the replies broken"
 [ "$run_errors" = "$stat_errors" ] || fail "the summary says $run_errors errors, stat says $stat_errors"
 # The transaction times came through the log apart from the wakeups:
-# replies only (the 80 ms delays are 40 ms timeouts, errors, not times), so
-# none is longer than the response timeout.
-"$PY" - "$T/stat.json" <<'PY' || fail "transaction histogram"
-import json, sys
+# replies only, whatever they said (the 80 ms delays are 40 ms timeouts,
+# errors, not times): as many as the log holds values (one register a
+# reply), exceptions and bad replies.  Counted, not timed: a reply's time
+# at a high load may be anything (before: max <= 41 ms, p99 <= 4 ms).
+"$RAILMON" export --data "$T/log" --format csv > "$T/log.csv" 2>/dev/null || fail "export"
+"$PY" - "$T/stat.json" "$T/log.csv" <<'PY' || fail "transaction histogram"
+import csv, json, sys
+kinds = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    k = r["event"] if r["kind"] == "event" else r["kind"]
+    kinds[k] = kinds.get(k, 0) + 1
+replies = kinds.get("sample", 0) + kinds.get("MB_EXCEPTION", 0) + kinds.get("MB_BAD_REPLY", 0)
 for line in open(sys.argv[1]):
     h = json.loads(line)
     if h.get("name") == "devices":
         print(f'transactions: {h["transaction_count"]} replies, p99 {h["transaction_p99_us"]} us, '
-              f'max {h["transaction_max_ns"] / 1e6:.1f} ms; wakeups: {h["latency_count"]}')
-        assert h["transaction_count"] > 0 and h["latency_count"] > 0
-        assert 0 < h["transaction_max_ns"] <= 41_000_000
-        assert 0 < h["transaction_p99_us"] <= 4096
+              f'max {h["transaction_max_ns"] / 1e6:.1f} ms; wakeups: {h["latency_count"]}; the log: '
+              f'{kinds.get("sample", 0)} values, {kinds.get("MB_EXCEPTION", 0)} exceptions, '
+              f'{kinds.get("MB_BAD_REPLY", 0)} bad replies, {kinds.get("MB_TIMEOUT", 0)} timeouts')
+        assert kinds.get("MB_TIMEOUT", 0) > 0 and h["latency_count"] > 0
+        assert h["transaction_count"] == replies > 0, (h["transaction_count"], replies)
+        assert h["transaction_max_ns"] > 0 and h["transaction_p99_us"] > 0
 PY
 echo PASS

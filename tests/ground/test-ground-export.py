@@ -157,6 +157,23 @@ def lines_cut(text, fmt):
     return out
 
 
+def raster_in_doubt(wide, period_ns, max_age_ns=5 * 10**9):
+    """The --raster points of the log's samples (its --wide rows' time_ns)
+    that the database's microseconds may rightly give otherwise: a sample
+    less than 1 us after a point is held there from the database (its time
+    cut to the point) and not from the log, and its --max-age (a multiple of
+    the period) ends at the point after that one's --max-age later.  Where
+    the run stamped its samples is when the trace's frames were read, so
+    which points these are differs from run to run."""
+    doubt = set()
+    for line in wide.splitlines():
+        if line[:1].isdigit():
+            t = int(line.split(",")[1])
+            if 0 < t % period_ns < 1000:
+                doubt |= {t - t % period_ns, t - t % period_ns + max_age_ns}
+    return doubt
+
+
 def vehicle_log(tmp, broker, name):
     """The traces through a real `railmon run` with an uplink into a new
     log (tmp/name); returns its directory once the run has stopped
@@ -257,9 +274,18 @@ def test_export(pg, broker, tmp, r):
                  ["--format", "csv", "--wide", "--raster", "100ms"]):
         a = lines_cut(run(["export", "--data", data] + args), args[1])
         b = lines_cut(run(["export"] + args + db), args[1])
+        doubt = set()
+        if "--raster" in args:
+            # only rows at a point no sample lies within a microsecond after
+            # are the same by right (seen once: 4.595 from the log, 4.6 from
+            # the database, at a point a sample followed by under 1 us)
+            doubt = raster_in_doubt(run(["export", "--data", data, "--format", "csv", "--wide"]), 100 * 10**6)
+            keep = lambda rows: [x for x in rows if not x[:1].isdigit() or int(x.split(",")[1]) not in doubt]
+            a, b = keep(a), keep(b)
         check(len(a) > 10 and sorted(a) == sorted(b), "export --db " + " ".join(args) + " as from the log",
               "\n".join(sorted(set(a) ^ set(b))[:20]))
-        print("export %s: %d lines, the same from the database" % (" ".join(args), len(a)))
+        print("export %s: %d lines, the same from the database%s" % (" ".join(args), len(a), " (%d raster points "
+              "within 1 us before a sample left out)" % len(doubt) if doubt else ""))
     return total
 
 
