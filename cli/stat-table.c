@@ -76,8 +76,13 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 		        h->clock_status);
 		return;
 	}
+	/* A TRDP bus's drops are its ring's and its sockets' (the kernel's
+	   overflow, rx_dropped): telegrams lost before railmon read them are
+	   as lost as those its ring refused. */
+	uint64_t drops = h->drops + (!strcmp(h->kind, "trdp") ? h->rx_dropped : 0);
+
 	fprintf(out, "%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
-	            h->rate_hz, h->drops, h->errors, h->overruns, h->ring_fill_pct);
+	            h->rate_hz, drops, h->errors, h->overruns, h->ring_fill_pct);
 	if (has_backlog)
 		fprintf(out, " %9" PRIu64, h->backlog);
 	else
@@ -190,6 +195,7 @@ void cli_stat_health_parse(const char *line, struct rec_health *ret)
 	h.blind_ms = json_u64(line, "blind_ms", &v) && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 	json_u64(line, "items", &h.items);
 	json_u64(line, "drops", &h.drops);
+	json_u64(line, "rx_dropped", &h.rx_dropped);
 	json_u64(line, "errors", &h.errors);
 	json_u64(line, "overruns", &h.overruns);
 	json_u64(line, "backlog", &h.backlog);
