@@ -13,6 +13,7 @@
 
 #include "basic/escape.h"
 #include "basic/utc.h"
+#include "bus/bus.h"
 #include "record/batch.h"
 #include "report/logfault.h"
 #include "report/say.h"
@@ -39,6 +40,14 @@ static void trdp_rows(FILE *out, const struct rec_health *h)
 	fprintf(out, "  %-12s %" PRIu64 " telegrams (%.1f/s), %" PRIu64 " bytes, %" PRIu64 " socket drops, %" PRIu64
 	        " byte ring drops\n", "telegrams", h->trdp_telegrams, h->trdp_telegrams_hz, h->trdp_bytes,
 	        h->rx_dropped, h->trdp_byte_ring_drops);
+	/* Said, not silent: the times of a kernel without SO_TIMESTAMPNS
+	   (qemu-user) are the reads', later by the read's wait. */
+	if (h->trdp_opts_refused & BUS_TRDP_NO_KERNEL_TIME)
+		fprintf(out, "  %-12s SO_TIMESTAMPNS refused by the kernel: times are read times, not receive times\n",
+		        "times");
+	if (h->trdp_opts_refused & BUS_TRDP_NO_RXQ_OVFL)
+		fprintf(out, "  %-12s SO_RXQ_OVFL refused by the kernel: socket drops read by SO_MEMINFO when idle\n",
+		        "drops");
 	fprintf(out, "  %-12s %" PRIu64 ": FCS %" PRIu64 ", version %" PRIu64 ", type %" PRIu64 ", length %" PRIu64
 	        " (over the maximum %" PRIu64 ", over the bytes %" PRIu64 "), short %" PRIu64 "\n", "bad header", bad,
 	        h->trdp_bad_fcs, h->trdp_bad_version, h->trdp_bad_type, h->trdp_bad_too_long + h->trdp_bad_truncated,
@@ -177,6 +186,8 @@ static void trdp_parse(const char *line, struct rec_health *h)
 		json_u64(line, keys[k].key, keys[k].v);
 	if (json_u64(line, "tcp_listen_errno", &v))
 		h->trdp_tcp_listen_errno = (uint32_t)v;
+	if (json_u64(line, "opts_refused", &v))
+		h->trdp_opts_refused = (uint32_t)v;
 	if (p)
 		h->trdp_telegrams_hz = strtod(p + strlen("\"telegrams_hz\":"), NULL);
 }
