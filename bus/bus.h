@@ -185,6 +185,12 @@ struct bus_trdp_cfg {
 };
 
 /* A TRDP bus's own counters (bus_dev_trdp_stats()). */
+/* bus_trdp_stats.opts_refused: SO_TIMESTAMPNS refused, a telegram's time
+   is its read's (CLOCK_REALTIME after recvmmsg), not the kernel's receive
+   time; SO_RXQ_OVFL refused, socket drops read by SO_MEMINFO when idle. */
+#define BUS_TRDP_NO_KERNEL_TIME 1u
+#define BUS_TRDP_NO_RXQ_OVFL 2u
+
 struct bus_trdp_stats {
 	uint64_t telegrams;         /* received, any header */
 	uint64_t bytes;             /* their bytes (headers, data sets, padding) */
@@ -206,6 +212,8 @@ struct bus_trdp_stats {
 	uint64_t capture_unmatched; /* a capture into several buses: UDP datagrams and TCP
 	                               connections on this bus's ports (and on no earlier
 	                               bus's) addressed to no bus of the board */
+	unsigned opts_refused;      /* BUS_TRDP_NO_* of the sockets' last open: options the
+	                               kernel refused (qemu-user; ENOPROTOOPT), done without */
 	int tcp_listen_error;       /* -errno of the TCP listener's last open (-EADDRINUSE:
 	                               a stack on this host has the port; UDP goes on),
 	                               0 listening or md_port 0 */

@@ -119,17 +119,24 @@ static int open_listener(const struct bus_trdp_cfg *c, int *ret_fd)
    receive time (else the read's time, telegram()) and its drop counter
    (else SO_MEMINFO at the idle waits, poll_drops()).  A kernel has both
    since 2.6.33; qemu-user (7.2), under which the cross and package stages
-   run the demo and the tests, knows neither and says ENOPROTOOPT. */
-static int opt_wanted(int fd, int level, int name)
+   run the demo and the tests, knows neither and says ENOPROTOOPT.  Done
+   without, it is not silent: flag goes into *refused, which the stats say
+   (opts_refused), so a user knows the times are read times. */
+static int opt_wanted(int fd, int level, int name, unsigned flag, unsigned *refused)
 {
 	int one = 1;
 
-	return setsockopt(fd, level, name, &one, sizeof(one)) < 0 && errno != ENOPROTOOPT ? -1 : 0;
+	if (setsockopt(fd, level, name, &one, sizeof(one)) == 0)
+		return 0;
+	if (errno != ENOPROTOOPT)
+		return -1;
+	*refused |= flag;
+	return 0;
 }
 
 /* One UDP socket on port with every option the receive path reads, the
    groups joined on the interface. */
-static int open_sock(const struct bus_trdp_cfg *c, int ifindex, uint16_t port, int *ret_fd)
+static int open_sock(const struct bus_trdp_cfg *c, int ifindex, uint16_t port, int *ret_fd, unsigned *refused)
 {
 	int one = 1, fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
@@ -141,7 +148,8 @@ static int open_sock(const struct bus_trdp_cfg *c, int ifindex, uint16_t port, i
 	/* REUSEADDR: a TRDP stack on the same host (the vehicle's own) may
 	   listen too, and both get the multicast telegrams. */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    opt_wanted(fd, SOL_SOCKET, SO_TIMESTAMPNS) < 0 || opt_wanted(fd, SOL_SOCKET, SO_RXQ_OVFL) < 0 ||
+	    opt_wanted(fd, SOL_SOCKET, SO_TIMESTAMPNS, BUS_TRDP_NO_KERNEL_TIME, refused) < 0 ||
+	    opt_wanted(fd, SOL_SOCKET, SO_RXQ_OVFL, BUS_TRDP_NO_RXQ_OVFL, refused) < 0 ||
 	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		r = -errno;
@@ -171,15 +179,18 @@ static int open_socks(bus_dev_t *dev)
 {
 	const struct bus_trdp_cfg *c = &dev->cfg.trdp;
 	struct trdp_priv *p = priv(dev);
+	unsigned refused = 0;
 	int r = 0;
 
 	p->ifindex = 0;
 	if (c->ifname[0] && !(p->ifindex = (int)if_nametoindex(c->ifname)))
 		return -ENODEV;
 	if (c->pd_port)
-		r = open_sock(c, p->ifindex, c->pd_port, &p->fd[SOCK_PD]);
+		r = open_sock(c, p->ifindex, c->pd_port, &p->fd[SOCK_PD], &refused);
 	if (r == 0 && c->md_port)
-		r = open_sock(c, p->ifindex, c->md_port, &p->fd[SOCK_MD]);
+		r = open_sock(c, p->ifindex, c->md_port, &p->fd[SOCK_MD], &refused);
+	if (r == 0)
+		atomic_store_explicit(&p->st_opts_refused, refused, memory_order_relaxed);
 	/* A TRDP stack on this host (the device's own) may hold the TCP
 	   port: its MD connections are its own, not ours to take.  UDP is
 	   shared (REUSEADDR) and goes on; the error is kept for the stats,
@@ -719,6 +730,7 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 		.tcp_messages = basic_counter_get(&p->st_tcp_messages),
 		.capture_unmatched = basic_counter_get(&p->st_capture_unmatched),
 		.tcp_listen_error = -(int)basic_counter_get(&p->st_tcp_listen_error),
+		.opts_refused = (unsigned)basic_counter_get(&p->st_opts_refused),
 	};
 	for (int i = 0; i < 8; i++)
 		ret->refused[i] = basic_counter_get(&p->st_refused[i]);

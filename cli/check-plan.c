@@ -214,6 +214,22 @@ static void ipv4_text(uint32_t ip, char buf[static 16])
 }
 
 /*
+ * Microseconds as exact milliseconds: "1000", "1.5", "12.345".  A "%.3g"
+ * printed a 1000 ms cycle as "1e+03" and 12345 us as "12.3".
+ */
+static void check_ms_text(char buf[static 24], uint64_t us)
+{
+	uint64_t frac = us % 1000;
+	int n = snprintf(buf, 24, "%" PRIu64, us / 1000);
+
+	if (frac == 0 || n < 0 || n >= 20)
+		return;
+	snprintf(buf + n, (size_t)(24 - n), ".%03u", (unsigned)frac);
+	for (size_t e = strlen(buf); buf[e - 1] == '0'; e--)
+		buf[e - 1] = '\0';
+}
+
+/*
  * The TRDP plan: each telegram of the XML with its ComId, cycle, timeout
  * (the XML's, else the 3 cycles the receiver takes), the bytes of its data
  * set ("+" when a variable array may add more) and, for PD, the bytes a
@@ -244,13 +260,15 @@ static void check_trdp_plan(FILE *out, const struct bus_trdp_cfg *t, const struc
 		}
 		if (tg->pd && tg->cycle_us) {
 			double rate = (TRDP_PD_HEADER_SIZE + ((bytes + 3) & ~(size_t)3)) * 1e6 / tg->cycle_us;
-			snprintf(cyc, sizeof(cyc), "%.3g", tg->cycle_us / 1000.0);
+			check_ms_text(cyc, tg->cycle_us);
 			snprintf(bps, sizeof(bps), "%.0f%s", rate, var ? "+" : "");
 			total += rate;
 		}
-		if (tg->pd && (tg->timeout_us || tg->cycle_us))
-			snprintf(tmo, sizeof(tmo), "%.3g%s", (tg->timeout_us ? tg->timeout_us : 3.0 * tg->cycle_us) / 1000.0,
-			         tg->timeout_us ? "" : " (3c)");
+		if (tg->pd && (tg->timeout_us || tg->cycle_us)) {
+			check_ms_text(tmo, tg->timeout_us ? tg->timeout_us : 3 * (uint64_t)tg->cycle_us);
+			if (!tg->timeout_us)
+				strcat(tmo, " (3c)");
+		}
 		fprintf(out, "    %-24s %10" PRIu32 " %10s %10s %7zu%s %9s %8zu\n", tg->name, tg->comid, cyc, tmo, bytes,
 		        var ? "+" : " ", bps, leaves);
 		channels += leaves;

@@ -205,7 +205,7 @@ static bool replay_tail(void *ctx, const char *dir, stor_reader_t *rd)
    added to only with --append.  -1 to go on, else the exit status (cfg
    is then freed). */
 static int replay_target(const struct replay_args *a, const struct stat *sb, struct conf_board *cfg,
-                         struct pl_daemon_opts *opts)
+                         struct pl_daemon_opts *opts, struct cli_trace_info *info)
 {
 	const char *out = pl_data_dir(cfg, a->data);
 
@@ -237,7 +237,10 @@ static int replay_target(const struct replay_args *a, const struct stat *sb, str
 			return cli_fail("replay", "%s has no [trdp] bus to replay the capture into",
 			                a->board ? a->board : "the default board");
 		}
-		int r = n > 1 ? cli_capture_split(stderr, a->trace, cfg) : -1;
+		int r = cli_capture_survey(stderr, a->trace, info, cfg);
+
+		if (r < 0 && n > 1)
+			r = cli_capture_split(stderr, a->trace, cfg);
 		if (r >= 0) {
 			conf_free(cfg);
 			return r;
@@ -305,7 +308,7 @@ int cli_cmd_replay(int argc, char **argv)
 		r = a.dbc ? dbc_board(a.trace, a.dbc, a.vehicle, &cfg) : cli_load_board("replay", a.board, &cfg);
 	if (r != 0)
 		return r;
-	r = replay_target(&a, &sb, cfg, &opts);
+	r = replay_target(&a, &sb, cfg, &opts, &info);
 	if (r >= 0)
 		return r;
 	if (!S_ISDIR(sb.st_mode) && !a.capture && (r = replay_channels(&a, &info, cfg)) >= 0) {

@@ -168,33 +168,98 @@ int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct co
 	return -1;
 }
 
-/* A packet capture read once at the standard TRDP ports: what it holds
-   for a TRDP bus, its first damage.  -1 to go on, else the exit code. */
-static int cli_capture_survey(FILE *err, const char *trace, struct cli_trace_info *info)
+/* A TRDP bus's ports as its capture driver reads them (bus/trdp-trace.c
+   tt_open): UDP to its PD and MD ports and from its MD port, TCP on its
+   MD port. */
+static struct trace_pcap_cfg capture_cfg(const struct bus_trdp_cfg *t)
 {
-	struct trace_pcap_cfg pcfg = { .udp_src_port = TRACE_PCAP_PORT_MD };
-	struct trace_pcap_event ev;
-	struct trace_pcap_stats st;
-	trace_pcap_t *pc;
-	char why[256];
-	int r = trace_pcap_open(trace, &pcfg, &pc, why, sizeof(why));
+	struct trace_pcap_cfg pcfg = { .tcp_port = t->md_port, .udp_src_port = t->md_port };
 
-	if (r < 0)
-		return rpt_fail(err, "replay", "%s: %s", trace, why[0] ? why : strerror(-r));
-	while ((r = trace_pcap_next(pc, &ev)) > 0)
-		;
-	trace_pcap_stats(pc, &st);
-	fprintf(err, "railmon replay: %s: %s capture (%s), %" PRIu64 " packets: %" PRIu64 " UDP datagrams and %"
-	        PRIu64 " TCP stream bytes on the TRDP ports\n", trace, trace_format_name(info->fmt),
-	        trace_pcap_link_name(pc), st.packets, st.udp_datagrams, st.tcp_bytes);
-	if (r < 0 || trace_pcap_note(pc)[0]) {
-		info->damaged = 1;
-		fprintf(err, "railmon replay: %s\n", r < 0 ? trace_pcap_error(pc) : trace_pcap_note(pc));
+	if (t->pd_port)
+		pcfg.udp_ports[pcfg.n_udp_ports++] = t->pd_port;
+	if (t->md_port)
+		pcfg.udp_ports[pcfg.n_udp_ports++] = t->md_port;
+	return pcfg;
+}
+
+/* Whether a capture read with pcfg (its 0s as trace/pcap.c takes them)
+   delivers ev: a datagram or stream an earlier survey pass counted. */
+static bool capture_takes(const struct trace_pcap_cfg *pcfg, const struct trace_pcap_event *ev)
+{
+	uint16_t tcp = pcfg->tcp_port ? pcfg->tcp_port : TRACE_PCAP_PORT_MD;
+	bool want = false;
+
+	if (ev->proto == 6)
+		return ev->sport == tcp || ev->dport == tcp;
+	if (!pcfg->n_udp_ports)
+		want = ev->dport == TRACE_PCAP_PORT_PD || ev->dport == TRACE_PCAP_PORT_MD;
+	for (size_t i = 0; i < pcfg->n_udp_ports; i++)
+		want |= pcfg->udp_ports[i] == ev->dport;
+	return want || (pcfg->udp_src_port && ev->sport == pcfg->udp_src_port);
+}
+
+/* A packet capture read once for each set of ports cfg's [trdp] buses
+   read (after conf_replay_capture: the board's, else 17224/17225), not
+   the standard ports: a capture on a board's other ports is not "no TRDP
+   traffic".  A datagram or stream two sets take is counted once.  What it
+   holds for them, its first damage.  -1 to go on, else the exit code. */
+int cli_capture_survey(FILE *err, const char *trace, struct cli_trace_info *info, const struct conf_board *cfg)
+{
+	struct trace_pcap_cfg pcfg[CONF_BUSES_MAX];
+	uint64_t packets = 0, udp = 0, tcp = 0;
+	const char *link = "unknown";
+	char damage[320] = ""; /* said after the counts */
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t b = 0; b < cfg->nbuses && n < CONF_BUSES_MAX; b++) {
+		struct trace_pcap_event ev;
+		trace_pcap_t *pc;
+		char why[256] = "";
+		bool before = false;
+
+		pcfg[n] = capture_cfg(&cfg->buses[b].trdp);
+		for (size_t e = 0; e < n && !before; e++) /* buses on the same ports: read once */
+			before = pcfg[e].tcp_port == pcfg[n].tcp_port && pcfg[e].n_udp_ports == pcfg[n].n_udp_ports &&
+			         !memcmp(pcfg[e].udp_ports, pcfg[n].udp_ports, sizeof(pcfg[n].udp_ports));
+		if (before)
+			continue;
+		if ((r = trace_pcap_open(trace, &pcfg[n], &pc, why, sizeof(why))) < 0)
+			return rpt_fail(err, "replay", "%s: %s", trace, why[0] ? why : strerror(-r));
+		while ((r = trace_pcap_next(pc, &ev)) > 0) {
+			if (ev.kind != TRACE_PCAP_UDP && ev.kind != TRACE_PCAP_TCP_DATA)
+				continue;
+			for (size_t e = 0; e < n && !before; e++)
+				before = capture_takes(&pcfg[e], &ev);
+			if (!before && ev.kind == TRACE_PCAP_UDP)
+				udp++;
+			else if (!before)
+				tcp += ev.len;
+			before = false;
+		}
+		if (!n) {
+			struct trace_pcap_stats st;
+
+			trace_pcap_stats(pc, &st);
+			packets = st.packets;
+			link = trace_pcap_link_name(pc); /* libpcap's static name */
+		}
+		if (!info->damaged && (r < 0 || trace_pcap_note(pc)[0])) {
+			info->damaged = 1;
+			snprintf(damage, sizeof(damage), "%s", r < 0 ? trace_pcap_error(pc) : trace_pcap_note(pc));
+		}
+		trace_pcap_free(pc);
+		n++;
 	}
-	info->frames = st.udp_datagrams + (st.tcp_bytes ? 1 : 0);
-	trace_pcap_free(pc);
+	fprintf(err, "railmon replay: %s: %s capture (%s), %" PRIu64 " packets: %" PRIu64 " UDP datagrams and %"
+	        PRIu64 " TCP stream bytes on the TRDP ports\n", trace, trace_format_name(info->fmt), link, packets, udp,
+	        tcp);
+	if (info->damaged)
+		fprintf(err, "railmon replay: %s\n", damage);
+	info->frames = udp + (tcp ? 1 : 0);
 	if (!info->frames) {
-		fprintf(err, "railmon replay: %s holds no TRDP traffic: nothing to replay\n", trace);
+		fprintf(err, "railmon replay: %s holds no TRDP traffic on the ports of its [trdp] bus%s: nothing to "
+		        "replay\n", trace, cfg->nbuses == 1 ? "" : "es");
 		return 1;
 	}
 	return -1;
@@ -208,17 +273,12 @@ int cli_capture_split(FILE *out, const char *trace, const struct conf_board *cfg
 
 	/* each bus's ports read as its driver reads them (bus/trdp-trace.c) */
 	for (size_t b = 0; b < cfg->nbuses; b++) {
-		const struct bus_trdp_cfg *t = &cfg->buses[b].trdp;
-		struct trace_pcap_cfg pcfg = { .tcp_port = t->md_port, .udp_src_port = t->md_port };
+		struct trace_pcap_cfg pcfg = capture_cfg(&cfg->buses[b].trdp);
 		struct trace_pcap_event ev;
 		trace_pcap_t *pc;
 		char why[256] = "";
 		int first, owner, r;
 
-		if (t->pd_port)
-			pcfg.udp_ports[pcfg.n_udp_ports++] = t->pd_port;
-		if (t->md_port)
-			pcfg.udp_ports[pcfg.n_udp_ports++] = t->md_port;
 		if ((r = trace_pcap_open(trace, &pcfg, &pc, why, sizeof(why))) < 0)
 			return rpt_fail(out, "replay", "%s: %s", trace, why[0] ? why : strerror(-r));
 		while (trace_pcap_next(pc, &ev) > 0) {
@@ -269,8 +329,8 @@ int cli_trace_check_info(FILE *err, const char *trace, bool survey, struct cli_t
 		return rpt_fail(err, "replay", "%s: a packet capture (%s) holds no CAN frame to send", trace,
 		                trace_format_name(fmt));
 	if (r == 0 && (fmt == TRACE_PCAP || fmt == TRACE_PCAPNG)) {
-		info->fmt = fmt;
-		return cli_capture_survey(err, trace, info);
+		info->fmt = fmt; /* surveyed once the board says its ports: cli_capture_survey() */
+		return -1;
 	}
 	if (r < 0 || (survey && (r = cli_trace_survey_info(err, trace, fmt, info)) < 0))
 		return rpt_fail(err, "replay", "%s: %s", trace, strerror(-r));

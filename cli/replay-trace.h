@@ -65,6 +65,14 @@ int cli_trace_pick_channel(FILE *err, const struct cli_trace_info *info, struct 
 int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct conf_board *cfg);
 
 /*
+ * A capture's first look (after cli_trace_check_info() and
+ * conf_replay_capture()): its packets and the UDP datagrams and TCP bytes
+ * on the ports of cfg's [trdp] buses, said on err; one without any is
+ * refused.  -1 to go on, else the exit status.
+ */
+int cli_capture_survey(FILE *err, const char *trace, struct cli_trace_info *info, const struct conf_board *cfg);
+
+/*
  * A capture replayed into several TRDP buses (cfg after
  * conf_replay_capture): the UDP datagrams and TCP connections each bus
  * takes (by the address they were sent to: bus_trdp_capture_owner(), as

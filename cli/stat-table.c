@@ -13,6 +13,7 @@
 
 #include "basic/escape.h"
 #include "basic/utc.h"
+#include "bus/bus.h"
 #include "record/batch.h"
 #include "report/logfault.h"
 #include "report/say.h"
@@ -39,6 +40,14 @@ static void trdp_rows(FILE *out, const struct rec_health *h)
 	fprintf(out, "  %-12s %" PRIu64 " telegrams (%.1f/s), %" PRIu64 " bytes, %" PRIu64 " socket drops, %" PRIu64
 	        " byte ring drops\n", "telegrams", h->trdp_telegrams, h->trdp_telegrams_hz, h->trdp_bytes,
 	        h->rx_dropped, h->trdp_byte_ring_drops);
+	/* Said, not silent: the times of a kernel without SO_TIMESTAMPNS
+	   (qemu-user) are the reads', later by the read's wait. */
+	if (h->trdp_opts_refused & BUS_TRDP_NO_KERNEL_TIME)
+		fprintf(out, "  %-12s SO_TIMESTAMPNS refused by the kernel: times are read times, not receive times\n",
+		        "times");
+	if (h->trdp_opts_refused & BUS_TRDP_NO_RXQ_OVFL)
+		fprintf(out, "  %-12s SO_RXQ_OVFL refused by the kernel: socket drops read by SO_MEMINFO when idle\n",
+		        "drops");
 	fprintf(out, "  %-12s %" PRIu64 ": FCS %" PRIu64 ", version %" PRIu64 ", type %" PRIu64 ", length %" PRIu64
 	        " (over the maximum %" PRIu64 ", over the bytes %" PRIu64 "), short %" PRIu64 "\n", "bad header", bad,
 	        h->trdp_bad_fcs, h->trdp_bad_version, h->trdp_bad_type, h->trdp_bad_too_long + h->trdp_bad_truncated,
@@ -76,8 +85,13 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 		        h->clock_status);
 		return;
 	}
+	/* A TRDP bus's drops are its ring's and its sockets' (the kernel's
+	   overflow, rx_dropped): telegrams lost before railmon read them are
+	   as lost as those its ring refused. */
+	uint64_t drops = h->drops + (!strcmp(h->kind, "trdp") ? h->rx_dropped : 0);
+
 	fprintf(out, "%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
-	            h->rate_hz, h->drops, h->errors, h->overruns, h->ring_fill_pct);
+	            h->rate_hz, drops, h->errors, h->overruns, h->ring_fill_pct);
 	if (has_backlog)
 		fprintf(out, " %9" PRIu64, h->backlog);
 	else
@@ -172,6 +186,8 @@ static void trdp_parse(const char *line, struct rec_health *h)
 		json_u64(line, keys[k].key, keys[k].v);
 	if (json_u64(line, "tcp_listen_errno", &v))
 		h->trdp_tcp_listen_errno = (uint32_t)v;
+	if (json_u64(line, "opts_refused", &v))
+		h->trdp_opts_refused = (uint32_t)v;
 	if (p)
 		h->trdp_telegrams_hz = strtod(p + strlen("\"telegrams_hz\":"), NULL);
 }
@@ -190,6 +206,7 @@ void cli_stat_health_parse(const char *line, struct rec_health *ret)
 	h.blind_ms = json_u64(line, "blind_ms", &v) && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 	json_u64(line, "items", &h.items);
 	json_u64(line, "drops", &h.drops);
+	json_u64(line, "rx_dropped", &h.rx_dropped);
 	json_u64(line, "errors", &h.errors);
 	json_u64(line, "overruns", &h.overruns);
 	json_u64(line, "backlog", &h.backlog);

@@ -64,8 +64,9 @@ static void trdp_json(FILE *f, const struct rec_health *h)
 	        ",\"tcp_listen_errno\":%" PRIu32, h->trdp_tcp_accepted, h->trdp_tcp_refused, h->trdp_tcp_closed,
 	        h->trdp_tcp_bad_header, h->trdp_tcp_cut, h->trdp_tcp_messages, h->trdp_tcp_listen_errno);
 	fprintf(f, ",\"decoded\":%" PRIu64 ",\"unknown_comid\":%" PRIu64 ",\"short_payload\":%" PRIu64
-	        ",\"past_channels\":%" PRIu64 ",\"capture_unmatched\":%" PRIu64, h->trdp_decoded, h->trdp_unknown_comid,
-	        h->trdp_short_payload, h->trdp_past_channels, h->trdp_capture_unmatched);
+	        ",\"past_channels\":%" PRIu64 ",\"capture_unmatched\":%" PRIu64 ",\"opts_refused\":%" PRIu32,
+	        h->trdp_decoded, h->trdp_unknown_comid, h->trdp_short_payload, h->trdp_past_channels,
+	        h->trdp_capture_unmatched, h->trdp_opts_refused);
 }
 
 /* Names come from the board file or, with --data, from a recorded or

@@ -42,6 +42,19 @@ for w in "$want1" "$want2" "$want3" "$want4" "$want5" "$want6" "$want7" "$want8"
 	fi
 done
 tail -1 <<<"$out" | grep -qx ok
+# cycles and timeouts as exact milliseconds: a 1000 ms cycle is "1000"
+# (a "%.3g" said "1e+03"), 12.345 ms is not rounded to "12.3"
+sed -e 's/cycle="100000" timeout="300000"/cycle="1000000" timeout="2500500"/' \
+    -e 's/cycle="20000"/cycle="12345"/' "$here/all-types.xml" > "$dir/consist.xml"
+out=$("$railmon" check "$dir/b.ini" 2>&1)
+want5="    AllTypes                        100       1000     2500.5      64        104       16"
+want6="    ByNumber                        101     12.345 37.035 (3c)      76       9397       20"
+for w in "$want5" "$want6"; do
+	if ! grep -qxF -- "$w" <<<"$out"; then
+		printf 'missing line:\n%s\nin:\n%s\n' "$w" "$out"
+		exit 1
+	fi
+done
 # an XML in error: check fails, naming the XML's line and column first
 sed 's/name="i16" type="INT16"/name="i16" type="INT17"/' "$here/all-types.xml" > "$dir/consist.xml"
 if out=$("$railmon" check "$dir/b.ini" 2>&1); then

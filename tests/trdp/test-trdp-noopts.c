@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-trdp-noopts.c - a kernel that refuses SO_TIMESTAMPNS and
+ * SO_RXQ_OVFL (qemu-user says ENOPROTOOPT for both): the TRDP bus still
+ * receives, a telegram's time is then its read's, and the bus says so
+ * (bus_trdp_stats.opts_refused, `stat`'s "times" and "drops" lines)
+ * instead of falling back silently.  The refusal is forced here by this
+ * program's own setsockopt(), which the static libbus links to in place
+ * of libc's; with the options granted the same checks see the kernel's
+ * receive time and nothing refused.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bus/bus.h"
+#include "cli/stat-table.h"
+#include "record/batch.h"
+#include "tlib.h"
+#include "trdp/header.h"
+
+static bool refuse; /* refuse the two options, as qemu-user does */
+
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	if (refuse && level == SOL_SOCKET && (name == SO_TIMESTAMPNS || name == SO_RXQ_OVFL)) {
+		errno = ENOPROTOOPT;
+		return -1;
+	}
+	return (int)syscall(SYS_setsockopt, fd, level, name, val, len);
+}
+
+static uint16_t free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	      getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One PD telegram sent and read back; its time against the moment
+   between the send (loopback delivers in sendto) and the read: the
+   kernel's receive time is before it, a read's time after. */
+static void one(bool refused)
+{
+	struct bus_cfg cfg = { .kind = BUS_KIND_TRDP, .index = 0 };
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	uint8_t b[TRDP_PD_HEADER_SIZE] = { 0 };
+	uint32_t v[] = { 1, (TRDP_PROTO_VERSION << 16) | TRDP_MSG_PD, 7, 0, 0, 0, 0, 0, 0 }, fcs;
+	struct acq_item items[8];
+	struct bus_trdp_stats ts;
+	bus_dev_t *dev = NULL;
+	int64_t mid, t = 0;
+	int fd, n, got = 0;
+
+	refuse = refused;
+	strcpy(cfg.name, "noopts");
+	cfg.trdp.bind_ip = INADDR_LOOPBACK;
+	cfg.trdp.pd_port = free_port();
+	CHECK(bus_dev_new(&cfg, &dev) == 0);
+	CHECK(bus_dev_trdp_stats(dev, &ts) == 0);
+	CHECK(ts.opts_refused == (refused ? BUS_TRDP_NO_KERNEL_TIME | BUS_TRDP_NO_RXQ_OVFL : 0u),
+	      "refused %d: opts_refused %u", refused, ts.opts_refused);
+	for (int i = 0; i < 9; i++) {
+		uint32_t be = htonl(v[i]);
+		memcpy(b + 4 * i, &be, 4);
+	}
+	fcs = trdp_fcs(b, 36);
+	for (int i = 0; i < 4; i++)
+		b[36 + i] = (uint8_t)(fcs >> (8 * i));
+	dst.sin_port = htons(cfg.trdp.pd_port);
+	CHECK((fd = socket(AF_INET, SOCK_DGRAM, 0)) >= 0);
+	CHECK(sendto(fd, b, sizeof(b), 0, (struct sockaddr *)&dst, sizeof(dst)) == (ssize_t)sizeof(b));
+	mid = now_ns();
+	while (!got && (n = bus_dev_recv(dev, items, 8, 5000)) > 0)
+		for (int i = 0; i < n; i++)
+			if (items[i].kind == ACQ_ITEM_TRDP) {
+				got++;
+				t = items[i].t_ns;
+				CHECK(bus_dev_trdp_release(dev, &items[i]) == 0);
+			}
+	CHECK(got == 1, "refused %d: the telegram not received", refused);
+	if (refused)
+		CHECK(t >= mid, "options refused: time %lld before the read (%lld): not the read's", (long long)t,
+		      (long long)mid);
+	else
+		CHECK(t <= mid, "options granted: time %lld after the send (%lld): not the kernel's", (long long)t,
+		      (long long)mid);
+	printf("trdp-noopts: options %s: opts_refused %u, the telegram's time %+lld ns from between send and read\n",
+	       refused ? "refused" : "granted", ts.opts_refused, (long long)(t - mid));
+	close(fd);
+	bus_dev_free(dev);
+	refuse = false;
+}
+
+/* stat's table from the daemon's JSON line: the fallbacks said under the
+   bus's row, nothing when none. */
+static void table(const char *json, bool want)
+{
+	struct rec_health h;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(f);
+	cli_stat_health_parse(json, &h);
+	cli_health_row(f, &h);
+	CHECK(fclose(f) == 0);
+	CHECK(!strstr(text, "times        SO_TIMESTAMPNS refused by the kernel: times are read times") == !want, "%s",
+	      text);
+	CHECK(!strstr(text, "drops        SO_RXQ_OVFL refused by the kernel: socket drops read by SO_MEMINFO") == !want,
+	      "%s", text);
+	free(text);
+}
+
+int main(void)
+{
+	one(false);
+	one(true);
+	table("{\"name\":\"ecn\",\"kind\":\"trdp\",\"items\":1,\"telegrams\":1,\"opts_refused\":3}", true);
+	table("{\"name\":\"ecn\",\"kind\":\"trdp\",\"items\":1,\"telegrams\":1,\"opts_refused\":0}", false);
+	printf("PASS\n");
+	return 0;
+}

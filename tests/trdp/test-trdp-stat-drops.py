@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""`railmon stat`'s table shows a TRDP bus's socket drops (the kernel's
+rx_dropped) in its drops column, as `stat --json` has them: railmon run
+with a TRDP bus on loopback (no root needed) is stopped (SIGSTOP), more
+PD telegrams are sent than its socket's 2 MiB receive buffer holds, and
+it is continued.  Each telegram is then either received or dropped by the
+kernel (waited for: telegrams + rx_dropped == sent); the table's drops
+column must be the ring's drops plus rx_dropped, and its "telegrams" line
+the same socket drops, from the daemon and from the log's health records
+after the stop.
+
+    test-trdp-stat-drops.py RAILMON
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trdp_pub  # noqa: E402
+from importlib import import_module  # noqa: E402
+
+stat = import_module("test-trdp-stat")
+SENT = 30000  # loopback charges >= 768 bytes a datagram: 2 MiB (x2) hold < 6,000
+
+
+def table_drops(railmon, log):
+    """The bus row's drops column and the socket drops of its telegrams line."""
+    r = subprocess.run([railmon, "stat", "--data", log], capture_output=True, text=True)
+    row = re.search(r"^ecn\s+trdp\s+\d+\s+[0-9.]+\s+(\d+)\s", r.stdout, re.M)
+    sock = re.search(r"telegrams\s+\d+ telegrams \([0-9.]+/s\), \d+ bytes, (\d+) socket drops", r.stdout)
+    return (int(row.group(1)) if row else None, int(sock.group(1)) if sock else None, r.stdout + r.stderr)
+
+
+def main():
+    railmon = sys.argv[1]
+    tmp = tempfile.mkdtemp(prefix="trdp-drops-")
+    rm = None
+    bad = []
+    try:
+        pd_port, md_port = stat.free_port("PD"), stat.free_port("MD")
+        board = os.path.join(tmp, "b.ini")
+        with open(board, "w") as f:
+            f.write("[board]\nvehicle = t1\nhealth_interval_s = 1\n[storage]\ndir = log\n[trdp ecn]\n"
+                    "bind = 127.0.0.1\npd_port = %d\nmd_port = %d\n" % (pd_port, md_port))
+        log = os.path.join(tmp, "log")
+        rm = subprocess.Popen([railmon, "run", "--board", board, "--data", log],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        dest = ("127.0.0.1", pd_port)
+
+        def bound():
+            t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                t.bind(dest)
+                return False
+            except OSError:
+                return True
+            finally:
+                t.close()
+        stat.wait_for("railmon run to bind the PD port", bound)
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        rm.send_signal(signal.SIGSTOP)
+        try:
+            for k in range(SENT):
+                s.sendto(trdp_pub.pd_header(k, 1000, 8) + bytes(8), dest)
+        finally:
+            rm.send_signal(signal.SIGCONT)
+
+        def settled():
+            row = stat.stat_json(railmon, log)
+            return row if row.get("telegrams", 0) + row.get("rx_dropped", 0) == SENT else None
+        row = stat.wait_for("every telegram received or dropped", settled, 60)
+        if not row["rx_dropped"]:
+            raise SystemExit("the kernel dropped nothing of %d telegrams: no test (%r)" % (SENT, row))
+        want = row["drops"] + row["rx_dropped"]
+        col, sock, text = table_drops(railmon, log)
+        if (col, sock) != (want, row["rx_dropped"]):
+            bad.append("daemon: table drops %r and socket drops %r, stat --json drops %d + rx_dropped %d:\n%s"
+                       % (col, sock, row["drops"], row["rx_dropped"], text))
+        rm.send_signal(signal.SIGTERM)
+        out, _ = rm.communicate(timeout=30)
+        code, rm = rm.returncode, None
+        if code != 0:
+            raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
+        after = stat.stat_json(railmon, log)
+        col2, sock2, text = table_drops(railmon, log)
+        if (after.get("rx_dropped"), col2, sock2) != (row["rx_dropped"], after.get("drops", 0) + row["rx_dropped"],
+                                                      row["rx_dropped"]):
+            bad.append("log: rx_dropped %r, table drops %r, socket drops %r, want %d:\n%s"
+                       % (after.get("rx_dropped"), col2, sock2, row["rx_dropped"], text))
+    finally:
+        if rm:
+            rm.send_signal(signal.SIGCONT)
+            rm.kill()
+            rm.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    for b in bad:
+        print(b)
+    if bad:
+        return 1
+    print("stat: %d telegrams sent to a stopped railmon, %d received, %d dropped by the socket: the table's drops "
+          "column %d (ring %d + socket), its telegrams line and the log's health say them"
+          % (SENT, row["telegrams"], row["rx_dropped"], want, row["drops"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
