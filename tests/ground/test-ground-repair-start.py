@@ -41,8 +41,8 @@ def batches(pg, vehicle, seqs):
 
 def gaps(pg, vehicle):
     return pg.psql("SELECT coalesce(string_agg(g.from_seq || '..' || g.to_seq || ':' || g.records || ':' || "
-                   "CASE WHEN g.explained THEN 't' ELSE 'f' END, ' ' ORDER BY g.from_seq), '') FROM gaps g JOIN vehicles v USING (vehicle_id) "
-                   "WHERE v.name = '%s'" % vehicle)
+                   "CASE WHEN g.explained THEN 't' ELSE 'f' END, ' ' ORDER BY g.from_seq), '') FROM gaps g "
+                   "JOIN vehicles v USING (vehicle_id) WHERE v.name = '%s'" % vehicle)
 
 
 def test_view(pg):
