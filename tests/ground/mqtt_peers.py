@@ -218,9 +218,10 @@ def publish(port, msgs, client_id=None, user=None, password=None, retain=False):
 
 
 class Listener:
-    """Subscribes to railmon/+/resend (gap repair's requests) and keeps what arrives."""
+    """Subscribes to railmon/+/resend (gap repair's requests), or another
+    topic, and keeps what arrives."""
 
-    def __init__(self, port):
+    def __init__(self, port, topic="railmon/+/resend"):
         self.got = []
         self.event = threading.Event()
         self.c = mqtt.Client(client_id="listen-%d-%d" % (os.getpid(), id(self)), clean_session=True)
@@ -229,11 +230,11 @@ class Listener:
         self.c.on_subscribe = lambda *a: subscribed.set()
         self.c.connect("127.0.0.1", port, 20)
         self.c.loop_start()
-        self.c.subscribe("railmon/+/resend", qos=1)
+        self.c.subscribe(topic, qos=1)
         check(subscribed.wait(20), "listener subscribed")
 
     def _on(self, client, userdata, m):
-        self.got.append((m.topic, m.payload.decode()))
+        self.got.append((m.topic, m.payload.decode(errors="replace")))
         self.event.set()
 
     def stop(self):
