@@ -53,13 +53,16 @@ PEERS = []
 
 
 def wait_for(what, cond, timeout=30.0, interval=0.1):
+    """Until cond() gives something true (polled, not a fixed sleep); the
+    timeout's error says the last thing cond() gave."""
     end = time.monotonic() + timeout
+    v = None
     while time.monotonic() < end:
         v = cond()
         if v:
             return v
         time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what} (last: {v!r})")
 
 
 def find_tid(pid, name):

@@ -62,7 +62,7 @@ def main():
                 return True
             finally:
                 t.close()
-        stat.wait_for("railmon run to bind the PD port", bound)
+        stat.wait_for("railmon run to bind the PD port", bound, 60)
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         rm.send_signal(signal.SIGSTOP)
         try:

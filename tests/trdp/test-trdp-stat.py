@@ -21,10 +21,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trdp_pub  # noqa: E402
+from railmon_test import wait_for  # noqa: E402
 
 XML = """<?xml version="1.0" encoding="UTF-8"?>
 <device host-name="stat-test">
@@ -67,17 +68,6 @@ def free_port(kind):
             t.close()
     raise SystemExit("no free port for " + kind)
 
-
-def wait_for(what, cond, timeout_s=60.0):
-    """Until cond() gives something true (polled, not a fixed sleep)."""
-    end = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < end:
-        last = cond()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise SystemExit("timed out waiting for %s (last: %r)" % (what, last))
 
 
 def stat_json(railmon, log):
@@ -147,7 +137,7 @@ def main():
                 return True
             finally:
                 t.close()
-        wait_for("railmon run to bind the PD port", bound)
+        wait_for("railmon run to bind the PD port", bound, 60)
         wide_seq = [0]
 
         # PD ComId 1000 from trdp_pub.py: every 10th FCS bad, the counter

@@ -30,9 +30,11 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from railmon_test import wait_for  # noqa: E402
+
 _spec = importlib.util.spec_from_file_location("capfile", os.path.join(HERE, "test-trdp-capture-file.py"))
 capfile = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(capfile)
@@ -54,16 +56,6 @@ def free_port():
     s.close()
     return port
 
-
-def wait_for(what, cond, timeout_s=60.0):
-    end = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < end:
-        last = cond()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise SystemExit("timed out waiting for %s (last: %r)" % (what, last))
 
 
 def stat_row(railmon, log):
@@ -102,7 +94,7 @@ def main():
                 return True
             except OSError:
                 return False
-        wait_for("railmon run to listen on the MD port", listening)
+        wait_for("railmon run to listen on the MD port", listening, 60)
         sent = []
         for name, com_id, size, cut in CASES:
             md_log = os.path.join(tmp, "md-%d.jsonl" % com_id)
@@ -121,7 +113,7 @@ def main():
         n = sum(len(s) for s in sent) + len(sent_bad)
         wait_for("the live bus to count the %d telegrams and %d cuts" % (n, len(CASES)),
                  lambda: (lambda r: r.get("telegrams") == n and r.get("tcp_cut") == len(CASES))(
-                     stat_row(railmon, log)))
+                     stat_row(railmon, log)), 60)
         rm.send_signal(signal.SIGTERM)
         out, _ = rm.communicate(timeout=30)
         code, rm = rm.returncode, None
