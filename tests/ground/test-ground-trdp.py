@@ -52,7 +52,7 @@ sys.path.insert(0, os.path.join(SRC, "tests", "trdp"))
 import trdp_dataset  # noqa: E402
 import trdp_pub  # noqa: E402
 import paho.mqtt.client as mqtt  # noqa: E402
-from railmon_test import start_peer, stop_peer, wait_for  # noqa: E402
+from railmon_test import free_port_udp_tcp, start_peer, stop_peer, wait_for  # noqa: E402
 from mqtt_peers import Recv, check, ground_peers, publish  # noqa: E402
 
 VEHICLE = "trdp31"
@@ -69,23 +69,6 @@ def run(args, rc=0):
 
 def jsonl(args):
     return [json.loads(x) for x in run(["export", "--format", "jsonl"] + args).splitlines()]
-
-
-def free_port():
-    """A port free for both UDP and TCP on loopback (MD listens on both)."""
-    while True:
-        t = socket.socket()
-        t.bind(("127.0.0.1", 0))
-        port = t.getsockname()[1]
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            u.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            t.close()
-            u.close()
 
 
 class Capture:
@@ -184,7 +167,7 @@ def vehicle_log(tmp, broker):
     data directory once it has stopped cleanly (everything forwarded)."""
     xml = os.path.join(tmp, "consist.xml")
     shutil.copy(os.path.join(SRC, "tests", "trdp", "all-types.xml"), xml)
-    pd_port, md_port = free_port(), free_port()
+    pd_port, md_port = free_port_udp_tcp(), free_port_udp_tcp()
     board = os.path.join(tmp, "board.ini")
     with open(board, "w") as f:
         f.write("[board]\nvehicle = %s\nrt_priority = 0\nbatch_ms = 100\n"

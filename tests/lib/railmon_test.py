@@ -128,6 +128,25 @@ def free_port():
     return port
 
 
+def free_port_udp_tcp(tries=50):
+    """A loopback port free for UDP and for TCP both (TRDP's MD port is
+    both): a UDP port the kernel gave, kept if TCP can bind it too."""
+    for _ in range(tries):
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("127.0.0.1", 0))
+        port = u.getsockname()[1]
+        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            t.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            u.close()
+            t.close()
+    raise AssertionError("no loopback port free for both UDP and TCP in %d tries" % tries)
+
+
 NetPair = collections.namedtuple("NetPair", "a b dev_a dev_b addr_a addr_b")
 
 

@@ -27,27 +27,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUB = os.path.join(HERE, "trdp_pub.py")
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from railmon_test import netns_pair  # noqa: E402
+from railmon_test import free_port_udp_tcp, netns_pair  # noqa: E402
 RESULT_BAD_FCS = 2
 RESULT_SHORT, RESULT_TRUNCATED = 1, 6
 MD_HEADER = 116
 
-
-def free_port():
-    """A port free for UDP and for TCP (MD listens on both)."""
-    while True:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            t.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            s.close()
-            t.close()
 
 
 def expected_counts(sent):
@@ -101,7 +85,7 @@ def compare(sent, lines, src_override=None):
 
 
 def run_loopback(listen):
-    pd, md = free_port(), free_port()
+    pd, md = free_port_udp_tcp(), free_port_udp_tcp()
     with tempfile.TemporaryDirectory() as tmp:
         logs = [os.path.join(tmp, "pd.jsonl"), os.path.join(tmp, "md.jsonl")]
         n_pd, n_md = 400, 20
@@ -151,7 +135,7 @@ def run_overflow(listen):
     telegrams of 1,000 bytes come at once): the socket overflows, and
     every telegram is either received or counted dropped (SO_RXQ_OVFL,
     and the socket's counter read at the idle wait after the last one)."""
-    pd = free_port()
+    pd = free_port_udp_tcp()
     n = 3000
     lst = subprocess.Popen([listen, str(pd), "0", str(n), "1000"], stdout=subprocess.PIPE, text=True)
     assert lst.stdout.readline().strip() == "ready"
@@ -253,7 +237,7 @@ def run_tcp(listen):
     raw, the connection closed: the publisher waits for it), connections
     that end mid-header, mid-data-set and in the padding after it
     (recorded refused, counted cut)."""
-    md = free_port()
+    md = free_port_udp_tcp()
     runs = [  # (name, extra arguments); a ComId each: sequence counters start again
         ("one", ["--count", "10", "--size", "3000", "--com-id", "70"]),
         ("bytes", ["--count", "3", "--size", "37", "--split", "1", "--com-id", "71"]),
@@ -305,7 +289,7 @@ def run_tcp(listen):
 def run_tcp_full(listen):
     """Connections beyond the driver's 16: the 17th is closed at once and
     counted, the 16 taken still carry their messages."""
-    md = free_port()
+    md = free_port_udp_tcp()
     lst = subprocess.Popen([listen, "0", str(md), "16", "5000"], stdout=subprocess.PIPE, text=True)
     assert lst.stdout.readline().strip() == "ready"
     sys.path.insert(0, HERE)
@@ -333,7 +317,7 @@ def run_tcp_taken(listen):
     """The TCP port held by another listener (a TRDP stack on this host):
     the bus opens all the same, MD over UDP still comes, the listener's
     error is kept (-EADDRINUSE)."""
-    md = free_port()
+    md = free_port_udp_tcp()
     other = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     other.bind(("0.0.0.0", md))
     other.listen(1)

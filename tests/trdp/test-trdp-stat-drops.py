@@ -43,7 +43,7 @@ def main():
     rm = None
     bad = []
     try:
-        pd_port, md_port = stat.free_port("PD"), stat.free_port("MD")
+        pd_port, md_port = stat.free_port_udp_tcp(), stat.free_port_udp_tcp()
         board = os.path.join(tmp, "b.ini")
         with open(board, "w") as f:
             f.write("[board]\nvehicle = t1\nhealth_interval_s = 1\n[storage]\ndir = log\n[trdp ecn]\n"

@@ -25,7 +25,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trdp_pub  # noqa: E402
-from railmon_test import wait_for  # noqa: E402
+from railmon_test import free_port_udp_tcp, wait_for  # noqa: E402
 
 XML = """<?xml version="1.0" encoding="UTF-8"?>
 <device host-name="stat-test">
@@ -49,24 +49,6 @@ XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 ETB, OPTRN = 1, 2  # the topology after the change at PD telegram 50
 PD_COUNT = 80
-
-
-def free_port(kind):
-    """A port free for UDP and TCP both (the MD port is both)."""
-    for _ in range(50):
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        u.bind(("127.0.0.1", 0))
-        port = u.getsockname()[1]
-        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            t.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            u.close()
-            t.close()
-    raise SystemExit("no free port for " + kind)
 
 
 
@@ -108,7 +90,7 @@ def main():
     try:
         with open(os.path.join(tmp, "consist.xml"), "w") as f:
             f.write(XML)
-        pd_port, md_port = free_port("PD"), free_port("MD")
+        pd_port, md_port = free_port_udp_tcp(), free_port_udp_tcp()
         board = os.path.join(tmp, "b.ini")
         with open(board, "w") as f:
             f.write("[board]\nvehicle = t1\nhealth_interval_s = 1\n[storage]\ndir = log\n[trdp ecn]\n"
