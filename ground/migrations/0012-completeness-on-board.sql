@@ -23,8 +23,8 @@ SELECT v.name AS vehicle, d.day, sum(d.batches)::bigint AS batches, sum(d.record
        sum(d.on_board)::bigint AS on_board
 FROM (SELECT vehicle_id, day, batches, records, on_board,
              CAST(greatest(max_end - min_first - records - on_board, 0)
-                  + greatest(coalesce(min_first - lag(max_end) OVER (PARTITION BY vehicle_id, log_id ORDER BY min_first),
-                                      0), 0) AS numeric) AS missing
+                  + greatest(coalesce(min_first - lag(max_end) OVER (PARTITION BY vehicle_id, log_id
+                                                                     ORDER BY min_first), 0), 0) AS numeric) AS missing
       FROM ledger_days) d
 JOIN vehicles v USING (vehicle_id)
 GROUP BY v.name, d.day;
