@@ -113,6 +113,10 @@ def test_schema(pg):
                                      "applied 0012-completeness-on-board",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
+    check(pg.psql("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
+                  "WHERE table_name = 'completeness'", db="old")
+          == "vehicle,day,batches,records,missing,complete,on_board",
+          "completeness keeps its columns and order, on_board last (migration 0012)")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
