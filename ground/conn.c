@@ -186,11 +186,14 @@ static const struct {
 	             "config_hash, channel) DO UPDATE SET name = excluded.name, unit = excluded.unit, bus = excluded.bus, "
 	             "source = excluded.source, updated_at = excluded.updated_at, value_table = excluded.value_table, "
 	             "bus_name = excluded.bus_name, decimals = excluded.decimals", 10 },
-	{ "day", "INSERT INTO ledger_days AS d (vehicle_id, log_id, day, batches, records, min_first, max_end) "
-	         "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (vehicle_id, log_id, day) DO UPDATE SET "
+	/* records: those that arrived; on_board: a reduced Batch's seqs of its
+	   range not sent (in the vehicle's log, neither received nor missing) */
+	{ "day", "INSERT INTO ledger_days AS d (vehicle_id, log_id, day, batches, records, min_first, max_end, "
+	         "on_board) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (vehicle_id, log_id, day) DO UPDATE SET "
 	         "batches = d.batches + excluded.batches, records = d.records + excluded.records, "
-	         "min_first = least(d.min_first, excluded.min_first), max_end = greatest(d.max_end, excluded.max_end)",
-	  7 },
+	         "min_first = least(d.min_first, excluded.min_first), max_end = greatest(d.max_end, excluded.max_end), "
+	         "on_board = d.on_board + excluded.on_board",
+	  8 },
 	/* railmon serve's live pages LISTEN here: delivered at the COMMIT */
 	{ "notify", "SELECT pg_notify('railmon_batch', $1)", 1 },
 	/* A Batch refused at the door: counted per vehicle and reason, kept

@@ -332,15 +332,15 @@ struct day_sum {
 	const uint8_t *log_id;
 	size_t log_id_len;
 	int64_t day;
-	uint64_t batches, records, min_first, max_end;
+	uint64_t batches, records, min_first, max_end, on_board;
 };
 
 /* One (vehicle, log, day)'s ledger_days upsert, into the open pipeline. */
 static int send_day(grd_db_t *db, const struct day_sum *d)
 {
-	char vid[16], day[16], nb[24], nr[24], lo[24], hi[24];
-	const char *v[7] = { vid, d->log_id_len ? (const char *)d->log_id : "", day, nb, nr, lo, hi };
-	int lens[7] = { 0, (int)d->log_id_len, 0, 0, 0, 0, 0 };
+	char vid[16], day[16], nb[24], nr[24], lo[24], hi[24], ob[24];
+	const char *v[8] = { vid, d->log_id_len ? (const char *)d->log_id : "", day, nb, nr, lo, hi, ob };
+	int lens[8] = { 0, (int)d->log_id_len, 0, 0, 0, 0, 0, 0 };
 
 	if (!d->batches)
 		return 0;
@@ -350,7 +350,8 @@ static int send_day(grd_db_t *db, const struct day_sum *d)
 	snprintf(nr, sizeof(nr), "%" PRIu64, d->records);
 	snprintf(lo, sizeof(lo), "%" PRIu64, d->min_first);
 	snprintf(hi, sizeof(hi), "%" PRIu64, d->max_end);
-	return grd_qsend(db, "day", 7, v, lens);
+	snprintf(ob, sizeof(ob), "%" PRIu64, d->on_board);
+	return grd_qsend(db, "day", 8, v, lens);
 }
 
 /* Add a new Batch to the run of equal (vehicle, log, day) in *d, sending
@@ -366,11 +367,13 @@ static int sum_day(grd_db_t *db, struct day_sum *d, int vid, const struct rec_ba
 		d->batches = 0;
 	}
 	if (!d->batches)
-		*d = (struct day_sum){ vid, info->log_id, info->log_id_len, day, 0, 0, UINT64_MAX, 0 };
+		*d = (struct day_sum){ vid, info->log_id, info->log_id_len, day, 0, 0, UINT64_MAX, 0, 0 };
 	d->batches++;
-	/* a reduced Batch accounts for its whole source range (kept on the
-	   vehicle, not missing) */
-	d->records += info->end_seq - info->first_seq;
+	/* a reduced Batch accounts for its whole source range: the records it
+	   brings arrived, the rest of the range is on the vehicle (on board:
+	   neither received nor missing); a whole Batch's range is its records */
+	d->records += info->count;
+	d->on_board += info->end_seq - info->first_seq - info->count;
 	d->min_first = info->first_seq < d->min_first ? info->first_seq : d->min_first;
 	d->max_end = info->end_seq > d->max_end ? info->end_seq : d->max_end;
 	return r;

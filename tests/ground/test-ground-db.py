@@ -109,9 +109,14 @@ def test_schema(pg):
     check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\napplied 0005-groups-refused-days\n"
                                      "applied 0006-health-status-values\napplied 0007-door-limits\n"
                                      "applied 0008-export-fields\napplied 0009-summary-rollup\n"
-                                     "applied 0010-trdp-telegrams\napplied 0011-gaps-log-start",
+                                     "applied 0010-trdp-telegrams\napplied 0011-gaps-log-start\n"
+                                     "applied 0012-completeness-on-board",
           "migrate applies what is missing", out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
+    check(pg.psql("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
+                  "WHERE table_name = 'completeness'", db="old")
+          == "vehicle,day,batches,records,missing,complete,on_board",
+          "completeness keeps its columns and order, on_board last (migration 0012)")
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", pg.url, "--duration", "1"],
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "run `railmon db init` first" in r.stderr, "recv refuses no schema", r.stderr)
@@ -120,7 +125,7 @@ def test_schema(pg):
           "applied 0005-groups-refused-days" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
           == "1 init,2 gap-repair,3 rollups,4 texts,5 groups-refused-days,6 health-status-values,7 door-limits,"
-          "8 export-fields,9 summary-rollup,10 trdp-telegrams,11 gaps-log-start",
+          "8 export-fields,9 summary-rollup,10 trdp-telegrams,11 gaps-log-start,12 completeness-on-board",
           "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)

@@ -343,10 +343,17 @@ got = [int(x) for x in pg.psql("SELECT seq FROM samples JOIN vehicles USING (veh
 if got != want:
     fail(f"RED-1: the database holds {len(got)} samples ({len(set(got))} seqs), the ground received {len(want)}")
 gaps = pg.psql("SELECT count(*) FROM gaps JOIN vehicles USING (vehicle_id) WHERE name = 'RED-1'").strip()
-missing = pg.psql("SELECT coalesce(sum(missing), 0) FROM completeness WHERE vehicle = 'RED-1'").strip()
+missing, records, db_board = pg.psql("SELECT coalesce(sum(missing), 0), coalesce(sum(records), 0), "
+                                     "coalesce(sum(on_board), 0) FROM completeness WHERE vehicle = 'RED-1'").split("|")
 if gaps != "0" or missing != "0":
     fail(f"RED-1: the database's ledger has {gaps} gaps, completeness {missing} missing")
-print(f"database: {len(got)} samples stored once each (as received), 0 gaps, completeness 0 missing")
+# completeness: the seqs not sent are on board (recv's own figure), not
+# records received; together they are the whole log, seq 1..last
+if (int(records), int(db_board)) != (len(gseqs), on_board) or int(records) + int(db_board) != last:
+    fail(f"RED-1: completeness says {records} records and {db_board} on board; recv received {len(gseqs)} of "
+         f"seqs 1..{last} and said {on_board} on board")
+print(f"database: {len(got)} samples stored once each (as received), 0 gaps; completeness 0 missing, "
+      f"{records} records, {db_board} on board (= recv's)")
 
 # --- 3. a bus that sends nothing: its ranges on board, no hole anywhere
 if NOTHING:
@@ -380,16 +387,18 @@ if NOTHING:
         fail(f"RED-2: verify of the ground log (exit {p.returncode}):\n{p.stdout}{p.stderr}")
     q = "FROM {} JOIN vehicles USING (vehicle_id) WHERE name = 'RED-2'"
     covered = pg.psql("SELECT coalesce(sum(count), 0) " + q.format("batches")).strip()
-    days = pg.psql("SELECT coalesce(sum(records), 0) " + q.format("ledger_days")).strip()
+    days = pg.psql("SELECT coalesce(sum(records + on_board), 0) " + q.format("ledger_days")).strip()
     gaps = pg.psql("SELECT count(*) " + q.format("gaps")).strip()
-    missing = pg.psql("SELECT coalesce(sum(missing), 0) FROM completeness WHERE vehicle = 'RED-2'").strip()
+    missing, db_board = pg.psql("SELECT coalesce(sum(missing), 0), coalesce(sum(on_board), 0) FROM completeness "
+                                "WHERE vehicle = 'RED-2'").split("|")
     asked = captured("RED-2", "resend")
-    if (covered, days, gaps, missing) != (str(last), str(last), "0", "0") or asked:
+    if (covered, days, gaps, missing, int(db_board)) != (str(last), str(last), "0", "0", on_board) or asked:
         fail(f"RED-2: the database's ledger covers {covered} and ledger_days {days} of seqs 1..{last}, "
-             f"{gaps} gaps, completeness {missing} missing, {len(asked)} resend requests")
+             f"{gaps} gaps, completeness {missing} missing and {db_board} on board (recv: {on_board}), "
+             f"{len(asked)} resend requests")
     print(f"nothing sent: {empty} reduced Batches of no record; recv seq 1..{last}, 0 missing, {on_board} on "
-          f"board; database ledger and ledger_days cover {last} seqs, 0 gaps, completeness 0 missing, "
-          f"0 resend requests; verify exit 0")
+          f"board; database ledger and ledger_days cover {last} seqs, 0 gaps, completeness 0 missing and "
+          f"{db_board} on board, 0 resend requests; verify exit 0")
 
 # --- 4. bytes over the air
 ball, bred = sum(map(len, pay_all)), sum(map(len, pay_red))
