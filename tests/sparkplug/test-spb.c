@@ -57,6 +57,19 @@ static void test_bad_args(void)
 	spb_payload_free(pl);
 }
 
+/* The next integer past a bound: lo - 1, or where a double has no such
+   integer (64-bit bounds), the next double, itself an integer there.  A
+   fraction would be refused as a fraction, whatever the bound. */
+static double below(double lo)
+{
+	return lo - 1 != lo ? lo - 1 : nextafter(lo, -INFINITY);
+}
+
+static double above(double hi)
+{
+	return hi + 1 != hi ? hi + 1 : nextafter(hi, INFINITY);
+}
+
 static void test_ranges(void)
 {
 	spb_payload_t *pl = NULL;
@@ -75,8 +88,8 @@ static void test_ranges(void)
 		spb_payload_reset(pl, 0, 0);
 		CHECK(add_data(pl, num(r[i].dt, r[i].lo)) == 0, "dt %u lo", r[i].dt);
 		CHECK(add_data(pl, num(r[i].dt, r[i].hi)) == 0, "dt %u hi", r[i].dt);
-		CHECK(add_data(pl, num(r[i].dt, nextafter(r[i].lo, -INFINITY))) == -ERANGE, "dt %u below", r[i].dt);
-		CHECK(add_data(pl, num(r[i].dt, nextafter(r[i].hi, INFINITY))) == -ERANGE, "dt %u above", r[i].dt);
+		CHECK(add_data(pl, num(r[i].dt, below(r[i].lo))) == -ERANGE, "dt %u below", r[i].dt);
+		CHECK(add_data(pl, num(r[i].dt, above(r[i].hi))) == -ERANGE, "dt %u above", r[i].dt);
 		CHECK(add_data(pl, num(r[i].dt, 0.5)) == -ERANGE, "dt %u fraction", r[i].dt);
 		CHECK(add_data(pl, num(r[i].dt, NAN)) == -ERANGE, "dt %u NaN", r[i].dt);
 		CHECK(spb_payload_count(pl) == 2, "dt %u: %zu metrics", r[i].dt, spb_payload_count(pl));
@@ -147,7 +160,7 @@ static void test_wire(void)
 	CHECK(m->value_case == ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE_DOUBLE_VALUE && m->double_value == 88.5);
 	CHECK(!m->has_is_null && !m->has_is_historical);
 	CHECK(m->properties && m->properties->n_keys == 1 && m->properties->n_values == 1);
-	CHECK_STR(m->properties->keys[0], SPB_PROP_UNIT);
+	CHECK_STR(m->properties->keys[0], "engUnit"); /* the key hosts read as the unit */
 	CHECK(m->properties->values[0]->has_type && m->properties->values[0]->type == SPB_DT_STRING);
 	CHECK_STR(m->properties->values[0]->string_value, "km/h");
 
