@@ -172,15 +172,26 @@ static int set_value(Metric *m, const struct spb_value *v)
 	}
 }
 
-/* The next free slot, initialised; NULL when full.  Not counted until
-   the caller commits it, so a refused metric leaves no trace. */
-static struct spb_slot *slot_next(spb_payload_t *pl)
+/* The next free slot with what BIRTH and DATA metrics share: value,
+   datatype, alias, timestamp.  Not counted until the caller commits it,
+   so a refused metric leaves no trace.  Returns 0, -ENOSPC or
+   set_value()'s error. */
+static int slot_start(spb_payload_t *pl, const struct spb_value *v, uint64_t alias, uint64_t t_ms,
+		      struct spb_slot **ret_s)
 {
 	if (pl->msg.n_metrics >= pl->cap)
-		return NULL;
+		return -ENOSPC;
 	struct spb_slot *s = &pl->slots[pl->msg.n_metrics];
 	org__eclipse__tahu__protobuf__payload__metric__init(&s->metric);
-	return s;
+	int r = set_value(&s->metric, v);
+	if (r < 0)
+		return r;
+	s->metric.has_alias = 1;
+	s->metric.alias = alias;
+	s->metric.has_timestamp = 1;
+	s->metric.timestamp = t_ms;
+	*ret_s = s;
+	return 0;
 }
 
 static void slot_commit(spb_payload_t *pl, struct spb_slot *s)
@@ -209,17 +220,11 @@ int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m)
 {
 	if (!pl || !m || !m->name || !m->name[0])
 		return -EINVAL;
-	struct spb_slot *s = slot_next(pl);
-	if (!s)
-		return -ENOSPC;
-	int r = set_value(&s->metric, &m->value);
+	struct spb_slot *s;
+	int r = slot_start(pl, &m->value, m->alias, m->t_ms, &s);
 	if (r < 0)
 		return r;
 	s->metric.name = (char *)m->name;
-	s->metric.has_alias = 1;
-	s->metric.alias = m->alias;
-	s->metric.has_timestamp = 1;
-	s->metric.timestamp = m->t_ms;
 	if (m->unit && m->unit[0])
 		slot_unit(s, m->unit);
 	slot_commit(pl, s);
@@ -230,16 +235,10 @@ int spb_payload_add_data(spb_payload_t *pl, const struct spb_data_metric *m)
 {
 	if (!pl || !m)
 		return -EINVAL;
-	struct spb_slot *s = slot_next(pl);
-	if (!s)
-		return -ENOSPC;
-	int r = set_value(&s->metric, &m->value);
+	struct spb_slot *s;
+	int r = slot_start(pl, &m->value, m->alias, m->t_ms, &s);
 	if (r < 0)
 		return r;
-	s->metric.has_alias = 1;
-	s->metric.alias = m->alias;
-	s->metric.has_timestamp = 1;
-	s->metric.timestamp = m->t_ms;
 	if (m->is_historical) {
 		s->metric.has_is_historical = 1;
 		s->metric.is_historical = 1;
