@@ -5,8 +5,11 @@ payloads decoded by two decoders railmon did not write: Eclipse Tahu's
 JavaScript library (npm sparkplug-payload, what Node-RED and Tahu hosts
 use) and python3-protobuf with sparkplug_b.proto compiled by protoc.  Each
 must read back the names, aliases, datatypes, units, values, timestamps,
-seq and flags that spb-sample.c encoded (EXPECT below); and sparkplug/spb.h's
-DataType numbers must be Tahu's."""
+seq and flags that spb-sample.c encoded (EXPECT below); sparkplug/spb.h's
+DataType numbers must be Tahu's; and every field of sparkplug_b.proto,
+those the sample leaves out too (MetaData, DataSet, Template), must have
+the number and wire type of Tahu's encoder (its generated protobufjs code,
+as package-lock.json pins it)."""
 import json
 import os
 import re
@@ -137,6 +140,41 @@ def check_datatypes(tahu_dt):
         check(theirs.get(name) == v, "DataType %s: ours %d, Tahu %r" % (name, v, theirs.get(name)))
 
 
+def check_schema():
+    """Each message's fields, number and wire type, against the field
+    writes of Tahu's generated encoder: `X.encode = function encode(` opens
+    message X; a line naming message.field, then `id N, wireType W`."""
+    path = os.path.join(NODE_MODULES, "sparkplug-payload", "lib", "sparkplugPayloadProto.js")
+    with open(path) as fh:
+        js = fh.read()
+    theirs, cur, field = {}, None, None
+    for line in js.splitlines():
+        m = re.search(r"(\w+)\.encode = function encode\(message, writer\)", line)
+        if m:
+            cur = theirs.setdefault(m.group(1), {})
+            continue
+        f = re.search(r"message\.(\w+)", line)
+        if f:
+            field = f.group(1)
+        m = re.search(r"id (\d+), wireType (\d+)", line)
+        if m and cur is not None:
+            cur[field] = (int(m.group(1)), int(m.group(2)))
+    fd = sparkplug_b_pb2.Payload.DESCRIPTOR.fields[0]
+    wire = {fd.TYPE_DOUBLE: 1, fd.TYPE_FLOAT: 5, fd.TYPE_STRING: 2, fd.TYPE_BYTES: 2, fd.TYPE_MESSAGE: 2}
+    ours = {}
+
+    def walk(d):
+        ours[d.name] = {re.sub(r"_(\w)", lambda c: c.group(1).upper(), f.name): (f.number, wire.get(f.type, 0))
+                        for f in d.fields}
+        for n in d.nested_types:
+            walk(n)
+    walk(sparkplug_b_pb2.Payload.DESCRIPTOR)
+    check(len(ours) == 15 and sum(len(v) for v in ours.values()) == 72,
+          "schema: %d messages, %d fields" % (len(ours), sum(len(v) for v in ours.values())))
+    for msg in sorted(set(ours) | set(theirs)):
+        check(ours.get(msg) == theirs.get(msg), "schema %s: ours %r, Tahu %r" % (msg, ours.get(msg), theirs.get(msg)))
+
+
 with tempfile.TemporaryDirectory(prefix="spb-") as tmp:
     out = subprocess.run([SAMPLE, tmp], check=True, capture_output=True, text=True).stdout
     print(out, end="")
@@ -151,6 +189,7 @@ with tempfile.TemporaryDirectory(prefix="spb-") as tmp:
         check_pb2(f, data)
         check_tahu(f, tahu[os.path.join(tmp, f)])
     check_datatypes(tahu["DataType"])
+check_schema()
 
 if failures:
     print("%d failures" % len(failures))
