@@ -85,10 +85,12 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 		        h->clock_status);
 		return;
 	}
-	/* A TRDP bus's drops are its ring's and its sockets' (the kernel's
-	   overflow, rx_dropped): telegrams lost before railmon read them are
-	   as lost as those its ring refused. */
-	uint64_t drops = h->drops + (!strcmp(h->kind, "trdp") ? h->rx_dropped : 0);
+	/* A bus's drops are its ring's and its socket's (rx_dropped: the
+	   kernel's overflow, SO_RXQ_OVFL or SO_MEMINFO, and for CAN the
+	   interface's own drop counters the link check reads): frames and
+	   telegrams lost before railmon read them are as lost as those its
+	   ring refused.  0 for the other rows. */
+	uint64_t drops = h->drops + h->rx_dropped;
 
 	fprintf(out, "%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,
 	            h->rate_hz, drops, h->errors, h->overruns, h->ring_fill_pct);

@@ -29,6 +29,7 @@
 #include "record/batch.h"
 #include "report/summary.h"
 #include "cli/replay-trace.h"
+#include "cli/stat-table.h"
 #include "cli/verify-say.h"
 #include "cli/watch-screen.h"
 #include "tlib.h"
@@ -251,6 +252,45 @@ static void test_watch_buses(void)
 	tlib_mem_close(&answer);
 	cli_watch_title(&w, 0);
 	CHECK(!strncmp(w.title, "railmon watch /run/x.sock  ", 27), "%s", w.title);
+}
+
+/* stat's drops column, through the daemon's JSON line as `railmon stat`
+   reads it: a bus's drops are its ring's and its kernel socket's
+   (rx_dropped: SO_RXQ_OVFL, the link check's SK_MEMINFO and interface
+   counters), for CAN as for TRDP, so no drop is left out of the table. */
+static void test_stat_drops(void)
+{
+	static const struct {
+		struct rec_health h;
+		uint64_t want;
+	} c[] = {
+		{ { .name = "vehicle", .kind = "can", .items = 10, .drops = 2, .rx_dropped = 5 }, 7 },
+		{ { .name = "ecn", .kind = "trdp", .items = 10, .drops = 1, .rx_dropped = 4 }, 5 },
+		{ { .name = "hvac", .kind = "modbus", .items = 10, .drops = 3 }, 3 },
+		{ { .name = "log", .kind = "log", .items = 10, .drops = 6 }, 6 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct tlib_mem json, out;
+		struct rec_health h;
+		char name[32], kind[16];
+		uint64_t items, drops;
+		double rate;
+
+		tlib_mem_open(&json);
+		pl_stat_health_json(json.f, &c[i].h);
+		fflush(json.f);
+		cli_stat_health_parse(tlib_mem_text(&json), &h);
+		tlib_mem_close(&json);
+		tlib_mem_open(&out);
+		cli_health_row(out.f, &h);
+		fflush(out.f);
+		CHECK(sscanf(tlib_mem_text(&out), "%31s %15s %" SCNu64 " %lf %" SCNu64, name, kind, &items, &rate,
+		             &drops) == 5, "%s", tlib_mem_text(&out));
+		CHECK(!strcmp(name, c[i].h.name) && drops == c[i].want, "%s drops %" PRIu64 ", want %" PRIu64 ":\n%s",
+		      c[i].h.kind, drops, c[i].want, tlib_mem_text(&out));
+		tlib_mem_close(&out);
+	}
 }
 
 /* export's option combinations, its default kinds and its totals. */
@@ -485,6 +525,7 @@ int main(int argc, char **argv)
 	test_check_can(dir, argv[1]);
 	test_watch();
 	test_watch_buses();
+	test_stat_drops();
 	test_export_cli();
 	test_not_there();
 	test_channels_of_board(dir, argv[1]);
