@@ -175,6 +175,16 @@ def static_checks():
                         shorts.append("%s:%d: %s" % (os.path.relpath(p, SRC), no, line.strip()))
     check(not shorts, "railmon command lines in README.md and docs/ use long options", *shorts)
 
+    # docs/ground-schema.md says which schema version it describes (a
+    # dashboard is built on it): the last migration's, NNNN of the newest
+    # ground/migrations/NNNN-name.sql, one file per version from 1
+    mig = sorted(f for f in os.listdir(os.path.join(SRC, "ground", "migrations")) if f.endswith(".sql"))
+    nums = [int(f.split("-", 1)[0]) for f in mig]
+    said = re.findall(r"This file describes version (\d+);",
+                      open(os.path.join(SRC, "docs", "ground-schema.md"), encoding="utf-8").read())
+    check(nums == list(range(1, len(mig) + 1)) and said == [str(len(mig))],
+          "docs/ground-schema.md describes version %d, the last of ground/migrations/" % len(mig), said, mig[-1:])
+
     qs = text[text.index("\n## Quick start\n"):].split("\n## ", 2)[1]
     cmds = re.findall(r"^(bash tests/\S+)", qs, re.M)
     ci = open(os.path.join(SRC, ".ci", "run")).read()
