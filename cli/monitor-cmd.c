@@ -529,8 +529,6 @@ static void monitor_loop(struct monitor *m, bool live)
 	while (!cli_stop_requested && !cli_reload_requested && !ferror(stdout)) {
 		int64_t now = basic_mono_ns(), wait;
 
-		if (now >= stop)
-			break;
 		if (live && now >= next) {
 			cli_term_size(&m->view);
 			monitor_draw(m, m->table, stdout);
@@ -540,6 +538,8 @@ static void monitor_loop(struct monitor *m, bool live)
 		wait = (live ? next : stop) - now;
 		if (wait > 100000000)
 			wait = 100000000;
+		if (wait < 0)
+			wait = 0;
 		if (monitor_read(m, (int)(wait / 1000000) + 1) < 0)
 			break;
 		if (live && !monitor_keys(m))
@@ -547,6 +547,12 @@ static void monitor_loop(struct monitor *m, bool live)
 		if (m->key_seen)
 			next = 0;
 		m->key_seen = false;
+		/* The stop looked at after a read, not before: what is due by
+		   then is in the table even when --duration went by before the
+		   first read (a loaded machine), so the output follows the
+		   frames, not the scheduler. */
+		if (basic_mono_ns() >= stop)
+			break;
 	}
 	if (live && !m->term.raw)
 		fputc('\n', stdout); /* no alternate screen: the final table below the last frame */
