@@ -130,13 +130,7 @@ def main():
         if BEFORE:
             old = "old"
             pg.psql("CREATE DATABASE %s" % old, db="postgres")
-            pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-                    "applied_at timestamptz NOT NULL DEFAULT now())", db=old)
-            mig = os.path.join(HERE, "..", "..", "ground", "migrations")
-            for v, name in enumerate(sorted(f for f in os.listdir(mig) if f.endswith(".sql"))[:7], 1):
-                with open(os.path.join(mig, name)) as f:
-                    pg.psql(f.read(), db=old)
-                pg.psql("INSERT INTO schema_migrations VALUES (%d, '%s')" % (v, name[5:-4]), db=old)
+            pg.schema_at(os.path.join(HERE, "..", ".."), 7, after="0008-export-fields.sql", db=old)
             load(pg, old, False)
             old_url = pg.url.replace("/%s?" % pg.db, "/%s?" % old)
             before_out = subprocess.run([BEFORE, "export", "--db", old_url, "--vehicle", "bench", "--format", "csv"],

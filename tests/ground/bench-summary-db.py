@@ -44,15 +44,7 @@ RSS = {}
 
 def load(pg):
     """Version 8, then the day's rows by SQL; returns the seconds db migrate to 9 took."""
-    mig = os.path.join(SRC, "ground", "migrations")
-    names = sorted(f for f in os.listdir(mig) if f.endswith(".sql"))
-    check(names[8] == "0009-summary-rollup.sql", "migration 9 is the summary rollup", names)
-    pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-            "applied_at timestamptz NOT NULL DEFAULT now())")
-    for v, name in enumerate(names[:8], 1):
-        with open(os.path.join(mig, name)) as f:
-            pg.psql(f.read())
-        pg.psql("INSERT INTO schema_migrations VALUES (%d, '%s')" % (v, name[5:-4]))
+    pg.schema_at(SRC, 8, after="0009-summary-rollup.sql")
     q = lambda sql: pg.psql(sql, timeout=3600)  # noqa: E731
     q("INSERT INTO vehicles (vehicle_id, name) VALUES (1, 'bench')")
     q("INSERT INTO dictionaries (vehicle_id, config_hash) VALUES (1, 7)")

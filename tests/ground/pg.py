@@ -75,6 +75,27 @@ class Postgres:
             raise AssertionError("psql %r: %s" % (sql, r.stderr))
         return r.stdout.strip()
 
+    def schema_at(self, src, version, after=None, db=None):
+        """The schema as `railmon db migrate` leaves it at version: the
+        migrations 1..version of src/ground/migrations applied in order and
+        recorded in schema_migrations, as a database made by an older
+        railmon has them (the upgrade tests and benchmarks: an old
+        database, then `railmon db migrate`).  after: the file name the
+        caller expects as the next migration (version + 1), checked so a
+        renumbered migration fails here, not in a confusing later step.
+        Returns every migration's file name, in order."""
+        mig = os.path.join(src, "ground", "migrations")
+        names = sorted(f for f in os.listdir(mig) if f.endswith(".sql"))
+        if after is not None and names[version:version + 1] != [after]:
+            raise AssertionError("migration %d is %r, not %r" % (version + 1, names[version:version + 1], after))
+        self.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+                  "applied_at timestamptz NOT NULL DEFAULT now())", db=db)
+        for v, name in enumerate(names[:version], 1):
+            with open(os.path.join(mig, name)) as f:
+                self.psql(f.read(), db=db)
+            self.psql("INSERT INTO schema_migrations VALUES (%d, '%s')" % (v, name[5:-4]), db=db)
+        return names
+
     def rows(self, sql, db=None, timeout=120):
         out = self.psql(sql, db, timeout)
         return [line.split("|") for line in out.splitlines()] if out else []

@@ -12,7 +12,6 @@ checks the backfill gives what the receiver maintains):
   hour between seconds and a 0.6 s one inside a second;
 - Vehicle.Pressure at 1 Hz, half a second into each second.
 """
-import os
 import subprocess
 
 from mqtt_peers import check
@@ -24,15 +23,7 @@ T0 = DAY + " 00:00:00+00"
 def load(pg, railmon, src, hz, invalid_every=100):
     """The day into pg (one Speed sample in invalid_every invalid);
     returns the number of sample rows."""
-    mig = os.path.join(src, "ground", "migrations")
-    names = sorted(f for f in os.listdir(mig) if f.endswith(".sql"))
-    check(names[8] == "0009-summary-rollup.sql", "migration 9 is the summary rollup", names)
-    pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-            "applied_at timestamptz NOT NULL DEFAULT now())")
-    for v, name in enumerate(names[:8], 1):
-        with open(os.path.join(mig, name)) as f:
-            pg.psql(f.read())
-        pg.psql("INSERT INTO schema_migrations VALUES (%d, '%s')" % (v, name[5:-4]))
+    pg.schema_at(src, 8, after="0009-summary-rollup.sql")
     q = lambda sql: pg.psql(sql, timeout=3600)  # noqa: E731
     q("INSERT INTO vehicles (vehicle_id, name) VALUES (1, 'day')")
     q("INSERT INTO dictionaries (vehicle_id, config_hash) VALUES (1, 7)")

@@ -94,11 +94,7 @@ def test_schema(pg):
     # a database at version 1 is migrated to the current one
     pg.psql("CREATE DATABASE old")
     old = pg.url.replace("/railmon_test?", "/old?")
-    pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-            "applied_at timestamptz NOT NULL DEFAULT now())", db="old")
-    with open(os.path.join(HERE, "..", "..", "ground", "migrations", "0001-init.sql")) as f:
-        pg.psql(f.read(), db="old")
-    pg.psql("INSERT INTO schema_migrations VALUES (1, 'init')", db="old")
+    pg.schema_at(os.path.join(HERE, "..", ".."), 1, db="old")
     rc, out = db("status", "--db", old)
     check(rc == 1 and "run `railmon db migrate`" in out, "old schema said", out)
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", old, "--duration", "1"],

@@ -325,15 +325,7 @@ def test_upgraded(pg, data):
     rest as before and writes those two as a log without them would."""
     pg.psql("CREATE DATABASE old")
     old_url = pg.url.replace("/%s?" % pg.db, "/old?")
-    pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-            "applied_at timestamptz NOT NULL DEFAULT now())", db="old")
-    mig = os.path.join(SRC, "ground", "migrations")
-    names = sorted(f for f in os.listdir(mig) if f.endswith(".sql"))
-    for v, name in enumerate(names[:7], 1):
-        with open(os.path.join(mig, name)) as f:
-            pg.psql(f.read(), db="old")
-        pg.psql("INSERT INTO schema_migrations VALUES (%d, '%s')" % (v, name[5:-4]), db="old")
-    check(names[7] == "0008-export-fields.sql", "the new migration is version 8", names)
+    names = pg.schema_at(SRC, 7, after="0008-export-fields.sql", db="old")
     for t in ("samples", "can_frames", "events", "texts"):
         pg.psql("CREATE TABLE %s_all PARTITION OF %s DEFAULT" % (t, t), db="old")
     for t in ("vehicles", "dictionaries", "configs", "batches", "samples", "can_frames", "events", "texts"):

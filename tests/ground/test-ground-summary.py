@@ -224,15 +224,7 @@ def backfill(pg):
     summary rollup is the receiver's (where the receiver's knows its
     intervals: the interleaved second is exact only in the backfill)."""
     pg.psql("CREATE DATABASE old", db="postgres")
-    mig = os.path.join(SRC, "ground", "migrations")
-    names = sorted(f for f in os.listdir(mig) if f.endswith(".sql"))
-    check(names[8] == "0009-summary-rollup.sql", "the new migration is version 9", names)
-    pg.psql("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-            "applied_at timestamptz NOT NULL DEFAULT now())", db="old")
-    for v, name in enumerate(names[:8], 1):
-        with open(os.path.join(mig, name)) as f:
-            pg.psql(f.read(), db="old")
-        pg.psql("INSERT INTO schema_migrations VALUES (%d, '%s')" % (v, name[5:-4]), db="old")
+    pg.schema_at(SRC, 8, after="0009-summary-rollup.sql", db="old")
     pg.psql("CREATE TABLE samples_all PARTITION OF samples DEFAULT", db="old")
     for t in ("vehicles", "samples"):
         rows = pg.psql("COPY (SELECT * FROM %s) TO STDOUT" % t)
