@@ -17,25 +17,38 @@
 #include "basic/name.h"
 #include "uplink/range.h"
 
+/* A hole inside a range asked of its vehicle is not asked again for this
+   many grace periods: the answer may be on its way (a vehicle sends
+   resend_per_s Batches a second, or is offline and gets the request from
+   its broker session later).  Asked every pass, each ask was queued and
+   served again by the vehicle: the same Batches sent once per pass. */
+#define GRD_REASK_GRACES 10
+
 int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max)
 {
-	char sql[1024];
+	char sql[1536];
 	PGresult *res;
 	int r = grd_db_connect(db), n, k = 0;
 
 	if (r < 0)
 		return r;
-	/* The holes, and each one asked for recorded (resend_asked): a "gone"
-	   answer is taken only for a range some receiver asked for.  In key
-	   order, so receivers asking at once lock the rows in one order. */
+	/* The holes not asked for lately (inside a range some receiver asked
+	   of the vehicle within GRD_REASK_GRACES grace periods: pending), and
+	   each one asked for recorded (resend_asked): a "gone" answer is taken
+	   only for a range some receiver asked for.  In key order, so
+	   receivers asking at once lock the rows in one order. */
 	snprintf(sql, sizeof(sql), "WITH h AS (SELECT g.vehicle_id, v.name, g.log_id, g.from_seq, g.to_seq, "
 	         "g.received_after FROM gaps g JOIN vehicles v USING (vehicle_id) WHERE NOT g.explained AND "
-	         "g.received_after < now() - interval '%u seconds' ORDER BY g.received_after LIMIT %zu), "
+	         "g.received_after < now() - interval '%u seconds' AND NOT EXISTS (SELECT 1 FROM resend_asked p "
+	         "WHERE p.vehicle_id = g.vehicle_id AND p.log_id = g.log_id AND p.first_seq <= g.from_seq AND "
+	         "p.last_seq >= g.to_seq AND p.asked_at > now() - interval '%llu seconds') "
+	         "ORDER BY g.received_after LIMIT %zu), "
 	         "a AS (INSERT INTO resend_asked AS a (vehicle_id, log_id, first_seq, last_seq) SELECT vehicle_id, "
 	         "log_id, from_seq, to_seq FROM h WHERE length(log_id) > 0 ORDER BY 1, 2, 3, 4 ON CONFLICT (vehicle_id, "
 	         "log_id, first_seq, last_seq) DO UPDATE SET asked_at = now()), "
 	         "o AS (DELETE FROM resend_asked WHERE asked_at < now() - interval '30 days') "
-	         "SELECT name, encode(log_id, 'hex'), from_seq, to_seq FROM h ORDER BY received_after", grace_s, max);
+	         "SELECT name, encode(log_id, 'hex'), from_seq, to_seq FROM h ORDER BY received_after", grace_s,
+	         (unsigned long long)grace_s * GRD_REASK_GRACES, max);
 	res = PQexec(db->conn, sql);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		grd_db_fail(db, "holes", PQerrorMessage(db->conn));
