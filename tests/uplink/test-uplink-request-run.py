@@ -34,9 +34,11 @@ RAILMON, SRC, PB2_DIR = sys.argv[1:4]
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, PB2_DIR)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, os.path.join(HERE, "..", "ground"))
 import paho.mqtt.client as mqtt  # noqa: E402
 import railmon_pb2  # noqa: E402
-from railmon_test import die_with_us, free_port, start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
+from mqtt_peers import Broker  # noqa: E402
+from railmon_test import die_with_us, start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
 
 T = tempfile.mkdtemp(prefix="railmon-request-")
 TRACE = os.path.join(SRC, "cli/demo/train.log")
@@ -165,24 +167,9 @@ die_with_us()
 pw = os.path.join(T, "passwd")
 for i, (u, p) in enumerate(USERS.items()):
     subprocess.run(["mosquitto_passwd", "-b"] + (["-c"] if i == 0 else []) + [pw, u, p], check=True)
-PORT = free_port()
-conf = os.path.join(T, "mosq.conf")
-with open(conf, "w") as f:
-    f.write(f"listener {PORT} 127.0.0.1\nallow_anonymous false\npassword_file {pw}\nacl_file {ACL}\n"
-            "persistence false\nmax_queued_messages 1000000\n" + ("user root\n" if os.getuid() == 0 else ""))
-start_peer(["mosquitto", "-c", conf], stderr=open(os.path.join(T, "mosq.err"), "w"))
-
-
-def port_open():
-    import socket
-    try:
-        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-wait_for("mosquitto listening", port_open, 20)
+# mqtt_peers.Broker (tests/ground): started once it says it runs
+broker = Broker(tmp=T, extra=f"allow_anonymous false\npassword_file {pw}\nacl_file {ACL}\n")
+PORT = broker.port
 BOARD = os.path.join(T, "REQ-1.ini")
 with open(BOARD, "w") as f:
     f.write(f"[board]\nvehicle = REQ-1\nbatch_ms = {500 // SPEED}\nhealth_interval_s = 10\n"
@@ -247,6 +234,7 @@ except AssertionError:
     fail("win-3, published while the vehicle was down, was not served after its restart")
 print(f"win-3: published while run was down, {len(want3)} records served after its restart")
 stop_peer(run)
+broker.stop()
 stop_peers()
 shutil.rmtree(T, ignore_errors=True)
 print("OK")
