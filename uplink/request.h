@@ -13,8 +13,11 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "mqtt.h"
 
 /* An id: 1-32 characters of A-Z a-z 0-9 . _ - (the ground makes one per
    request; a name, not a number, so an operator may choose it). */
@@ -75,3 +78,24 @@ int upl_requests_oldest(const upl_requests_t *q, struct upl_request *ret);
    pending, and is served again after a restart: whole Batches twice,
    which the ground's ledger counts as duplicates). */
 int upl_requests_done(upl_requests_t *q);
+
+/* Where and as whom the ground publishes a request (`railmon request`). */
+struct upl_request_pub {
+	const char *host;       /* required */
+	int port;               /* 1..65535 */
+	bool use_tls;           /* then tls.ca_file is required */
+	struct upl_tls_cfg tls;
+	const char *username;   /* optional; the broker's ACL lets only the ground publish */
+	const char *password;   /* optional, with username */
+	const char *vehicle;    /* railmon/<vehicle>/request */
+	unsigned timeout_ms;    /* for the connection and the broker's PUBACK; 0 = 10000 */
+};
+
+/*
+ * Publish r's line on railmon/<vehicle>/request (QoS 1, not retained: the
+ * vehicle's persistent session holds it while it is offline) and wait for
+ * the broker's PUBACK.  0, or -errno with the reason in words in why
+ * (the broker refused the login, cannot connect, no PUBACK in time).  A
+ * broker whose ACL drops the message still acknowledges it (MQTT 3.1.1).
+ */
+int upl_request_publish(const struct upl_request_pub *c, const struct upl_request *r, char *why, size_t whylen);

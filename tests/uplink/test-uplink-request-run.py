@@ -7,12 +7,15 @@
 # paho client (user ground) decoding .../data with protoc's Python code.
 #
 # After the journey is forwarded (reduced):
-# 1. the ground publishes request win-1 for a sixth of the journey: Batches
+# 0. `railmon request`'s usage errors (exit 2) and a login the broker
+#    refuses (exit 1, said);
+# 1. the ground asks with `railmon request` for a sixth of the journey (win-1): Batches
 #    arrive whole (not reduced) and historical, and together hold every
 #    seq of the vehicle's records in that time (`railmon export` of its
 #    log); the round trip (publish to the last of them) is printed;
 # 2. another vehicle (OTHER-1) publishes a request on REQ-1's topic: the
-#    broker's ACL drops it; win-1 published again is ignored; then win-2
+#    broker's ACL drops it; win-1 asked again (`railmon request`, the same range: the same
+#    default id) is ignored; then win-2
 #    (a twentieth of the journey): only win-2's Batches arrive after win-1's, so neither
 #    the refused request nor the repeat sent anything;
 # 3. `railmon run` stopped, win-3 published while it is down, run started
@@ -149,12 +152,29 @@ def covered(batches):
     return s
 
 
+def railmon_request(lo, hi, *extra, password=None):
+    """`railmon request` for [lo, hi) as the ground: (exit code, stdout, stderr)."""
+    pwfile = os.path.join(T, "ground.pw")
+    with open(pwfile, "w") as f:
+        f.write((password or USERS["ground"]) + "\n")
+    p = subprocess.run([RAILMON, "request", "--broker", f"mqtt://127.0.0.1:{PORT}", "--vehicle", "REQ-1",
+                        "--from", "%.9f" % lo, "--to", "%.9f" % hi, "--username", "ground", "--password-file", pwfile,
+                        *extra], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
 def serve(ground, port, rid, lo, hi, rows, at, what):
-    """Publish request rid for [lo, hi) and wait until whole Batches from
-    index at on cover its records; the round trip in seconds."""
+    """Publish request rid for [lo, hi) (rid None: with `railmon request`)
+    and wait until whole Batches from index at on cover its records; the
+    round trip in seconds (from the broker's acknowledgement)."""
     want = window(rows, lo, hi)
     check(want, f"{what}: records in [{lo}, {hi})")
-    t0 = publish(port, "ground", "railmon/REQ-1/request", f"{rid} {int(lo * 1e9)} {int(hi * 1e9)}\n")
+    if rid is None:
+        rc, out, err = railmon_request(lo, hi)
+        t0 = time.monotonic()
+        check(rc == 0 and "published on railmon/REQ-1/request" in out, f"{what}: railmon request: {rc} {out} {err}")
+    else:
+        t0 = publish(port, "ground", "railmon/REQ-1/request", f"{rid} {int(lo * 1e9)} {int(hi * 1e9)}\n")
     try:
         wait_for(f"{what}: the window's records", lambda: want <= covered(ground.whole_since(at)), 60)
     except AssertionError:
@@ -197,17 +217,29 @@ t_first, t_last = int(rows[0]["time_ns"]) / 1e9, int(rows[-1]["time_ns"]) / 1e9
 SPAN = t_last - t_first      # record time: the journey at 10x (about 6 s)
 check(SPAN > 3, f"a journey of {SPAN:.1f} s")
 
+# railmon request's own refusals: usage (2), a login the broker refuses (1)
+for args, words in ((["--to", "5"], "--from"), (["--from", "x", "--to", "5"], "--from 'x'"),
+                    (["--from", "5", "--to", "5"], "after --from"), (["--from", "1", "--to", "5", "--id", ".."], "--id")):
+    p = subprocess.run([RAILMON, "request", "--broker", f"mqtt://127.0.0.1:{PORT}", "--vehicle", "REQ-1", *args],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and words in p.stderr and p.stderr.startswith("railmon request: "),
+          f"request {args}: exit {p.returncode}, {p.stderr!r}")
+rc, out, err = railmon_request(t_first, t_last, password="wrong")
+check(rc == 1 and "the broker refused the connection" in err, f"a wrong password: exit {rc}, {err!r}")
+print("railmon request: 4 usage errors (exit 2), a refused login (exit 1):", err.strip())
+
 # 1. win-1: a sixth of the journey, from its middle
 lo, hi = t_first + SPAN / 2, t_first + SPAN * 2 / 3
 at = ground.n()
-want1, rtt = serve(ground, PORT, "win-1", lo, hi, rows, at, "win-1")
+want1, rtt = serve(ground, PORT, None, lo, hi, rows, at, "win-1 (railmon request)")
 b1 = ground.whole_since(at)
 print(f"win-1: {len(want1)} records in {hi - lo:.1f} s of record time came in {len(b1)} whole historical Batches; "
       f"request round trip {rtt * 1000:.0f} ms (under load)")
 
 # 2. another vehicle's request (ACL), win-1 again, then win-2
 publish(PORT, "OTHER-1", "railmon/REQ-1/request", f"evil {int(t_first * 1e9)} {int(t_last * 1e9)}\n")
-publish(PORT, "ground", "railmon/REQ-1/request", f"win-1 {int(lo * 1e9)} {int(hi * 1e9)}\n")
+rc, out, err = railmon_request(lo, hi)
+check(rc == 0, f"railmon request again: {rc} {err}")
 at2 = ground.n()
 want2, rtt2 = serve(ground, PORT, "win-2", t_first + SPAN * 0.05, t_first + SPAN * 0.1, rows, at2, "win-2")
 extra = covered(ground.whole_since(at)) - covered(b1) - covered(ground.whole_since(at2))
