@@ -12,7 +12,10 @@
  *   and 4, whole (their stored seqs and counts) and historical, in order;
  * - the same id published again sends nothing (counted again);
  * - a range after the log's end is served with nothing sent;
- * - the file then holds the three ids as served, none pending.
+ * - the log starts at seq 11 (as if retention deleted 1-10): a range
+ *   from before its first Batch is answered "gone" for 1-10 and gets
+ *   Batch 0;
+ * - the file then holds the four ids as served, none pending.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +45,8 @@ struct seen {
 	bool historical[GOT_MAX];
 	size_t n;
 	unsigned bad;
+	char gone[128];          /* the last "gone" line */
+	unsigned gone_n;
 };
 
 static void on_msg(struct mosquitto *m, void *arg, const struct mosquitto_message *msg)
@@ -52,7 +57,10 @@ static void on_msg(struct mosquitto *m, void *arg, const struct mosquitto_messag
 
 	(void)m;
 	pthread_mutex_lock(&s->lock);
-	if (rec_batch_decode(msg->payload, (size_t)msg->payloadlen, &b) == 0 && rec_batch_info(b, &info) == 0 &&
+	if (strstr(msg->topic, "/gone")) {
+		snprintf(s->gone, sizeof(s->gone), "%.*s", msg->payloadlen, (const char *)msg->payload);
+		s->gone_n++;
+	} else if (rec_batch_decode(msg->payload, (size_t)msg->payloadlen, &b) == 0 && rec_batch_info(b, &info) == 0 &&
 	    s->n < GOT_MAX) {
 		s->first[s->n] = info.first_seq;
 		s->count[s->n] = info.count;
@@ -124,7 +132,7 @@ int main(void)
 	struct upl_forward_stats st;
 	struct upl_request old = { .id = "old-1", .from_ns = T0 + 6 * SEC, .to_ns = T0 + 7 * SEC + 3 * 1000000 };
 	struct mosquitto *m;
-	uint64_t first[NBATCH], seq = 1;
+	uint64_t first[NBATCH], seq = 11;   /* 1-10 "deleted" */
 	int64_t t_last[NBATCH];
 	FILE *fp;
 	char text[512] = "";
@@ -136,7 +144,7 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/log", br.dir);
 	snprintf(cursor, sizeof(cursor), "%s/fwd.cursor", br.dir);
 	snprintf(reqs, sizeof(reqs), "%s/fwd.requests", br.dir);
-	CHECK(stor_log_open(&(struct stor_log_cfg){ .dir = dir, .vehicle = "loco9" }, &log) == 0);
+	CHECK(stor_log_open(&(struct stor_log_cfg){ .dir = dir, .vehicle = "loco9", .first_seq = 11 }, &log) == 0);
 	CHECK(gen_init(&gen, "loco9", 8, T0) == 0);
 	for (size_t i = 0; i < NBATCH; i++) {
 		struct stor_rec rec = { .first_seq = seq, .count = counts[i] };
@@ -174,6 +182,7 @@ int main(void)
 	mosquitto_message_callback_set(m, on_msg);
 	CHECK(mosquitto_connect(m, "127.0.0.1", br.port, 10) == MOSQ_ERR_SUCCESS);
 	CHECK(mosquitto_subscribe(m, NULL, "railmon/loco9/data", 1) == MOSQ_ERR_SUCCESS);
+	CHECK(mosquitto_subscribe(m, NULL, "railmon/loco9/gone", 1) == MOSQ_ERR_SUCCESS);
 	CHECK(mosquitto_loop_start(m) == MOSQ_ERR_SUCCESS);
 
 	fc = (struct upl_forward_cfg){
@@ -215,10 +224,21 @@ int main(void)
 	      st.resend_batches, seen_n(&s));
 	CHECK(st.requests_refused == 0 && st.resend_gone == 0 && s.bad == 0 && st.published == 0);
 
+	/* from before the first Batch still stored: 1-10 gone, then Batch 0 */
+	publish(m, "early", T0 - 5 * SEC, T0 + SEC / 2);
+	CHECK(WAIT_FOR(stats(f).requests_served == 4, 10000), "early served");
+	st = stats(f);
+	CHECK(WAIT_FOR(seen_n(&s) >= st.resend_batches, 10000));
+	check_batches(&s, 5, first, 0, 0, "early [T0 - 5 s, T0 + 0.5 s)");
+	pthread_mutex_lock(&s.lock);
+	CHECK(st.resend_gone == 1 && s.gone_n == 1 && strlen(s.gone) > 32 && !strcmp(s.gone + 32, " 1 10\n"),
+	      "gone %u: '%s'", s.gone_n, s.gone);
+	pthread_mutex_unlock(&s.lock);
+
 	fp = fopen(reqs, "r");
 	CHECK(fp && fread(text, 1, sizeof(text) - 1, fp) > 0);
 	fclose(fp);
-	CHECK_STR(text, "railmon-requests 1\ndone old-1\ndone win-1\ndone late\n");
+	CHECK_STR(text, "railmon-requests 1\ndone old-1\ndone win-1\ndone late\ndone early\n");
 
 	mosquitto_loop_stop(m, true);
 	mosquitto_destroy(m);
@@ -229,6 +249,7 @@ int main(void)
 	gen_fini(&gen);
 	broker_fini(&br);
 	printf("requests: one pending across a restart (2 Batches), one published (3 Batches), its repeat (0), one past "
-	       "the log's end (0): %" PRIu64 " Batches sent whole and historical\n", st.resend_batches);
+	       "the log's end (0), one from before the log's start (gone 1-10, 1 Batch): %" PRIu64 " Batches sent whole "
+	       "and historical\n", st.resend_batches);
 	return 0;
 }
