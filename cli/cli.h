@@ -30,6 +30,7 @@ int cli_cmd_plot(int argc, char **argv);
 int cli_cmd_keygen(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
 int cli_cmd_hold(int argc, char **argv);
+int cli_cmd_request(int argc, char **argv);
 
 /*
  * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with
@@ -57,6 +58,12 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 /* After a usage error's sentence (getopt's, or cli_fail's): print
    "see 'railmon CMD --help'" to stderr; returns 2. */
 int cli_see_help(const char *cmd);
+
+/* An MQTT password: the first line of the file at path, without its line
+   end, into *ret (free it): 0, -errno, -ENODATA (empty), -E2BIG (over
+   CLI_PASSWORD_MAX bytes).  recv's and request's --password-file. */
+#define CLI_PASSWORD_MAX 1024
+int cli_read_password(const char *path, char **ret);
 
 /* A number of seconds >= 0 ("2", "0.5"): true and *ret, or false. */
 bool cli_parse_seconds(const char *s, double *ret);

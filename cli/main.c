@@ -31,6 +31,7 @@ static const struct {
 	{ "summary", cli_cmd_summary, "per channel: count, first/last, min/max/mean, gaps, bad samples" },
 	{ "recv", cli_cmd_recv, "ground side: receive records over MQTT, check gaps, write or log them" },
 	{ "db", cli_cmd_db, "ground side: create, migrate and prune the PostgreSQL database" },
+	{ "request", cli_cmd_request, "ground side: ask a vehicle for the full records of a time range" },
 	{ "serve", cli_cmd_serve, "ground side: the fleet dashboard in the browser over the database" },
 	{ "stat", cli_cmd_stat, "health of a running daemon or of a recorded log" },
 	{ "watch", cli_cmd_watch, "the live values of a running daemon's channels" },

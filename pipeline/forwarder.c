@@ -10,6 +10,7 @@
 #include "forwarder.h"
 #include "record/batch.h"
 #include "storage/stor.h"
+#include "uplink/request.h"
 
 /* The forwarder's view of the log (uplink/ cannot see storage/). */
 static int fwd_seek(void *ctx, uint64_t seq)
@@ -155,7 +156,9 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
 	if (live)
 		fc->live_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 		                                       .ctx = f->live_reader };
-	fc->resend_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .ctx = f->resend_reader };
+	/* seek_time too: full-rate requests map their time range to seqs */
+	fc->resend_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
+	                                         .ctx = f->resend_reader };
 	fc->hold_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 	                                       .ctx = f->hold_reader };
 	return 0;
@@ -214,6 +217,8 @@ int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, cons
 	fc.client_id = f->client;
 	fc.vehicle = cfg->vehicle;
 	fc.cursor_path = f->cursor;
+	snprintf(f->requests, sizeof(f->requests), "%s/uplink.requests", dir);
+	fc.requests_path = f->requests;
 	fc.log_next_seq = stor_log_next_seq(log);
 	fc.publish_events = true;
 	fc.use_tls = u->tls;
@@ -232,8 +237,18 @@ int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, cons
 	r = upl_forwarder_new(&fc, &f->fwd);
 	pl_uplink_reduce_free(&red); /* the forwarder copied it */
 	rec_encoder_free(dict);
-	if (r < 0)
-		snprintf(err, errlen, "%s: [uplink]: %s", cfg->path, strerror(-r));
+	if (r < 0) {
+		upl_requests_t *q = NULL;
+		unsigned line = 0;
+
+		/* the requests file's own fault, named with its line */
+		if (upl_requests_open(f->requests, &q, &line) < 0 && line)
+			snprintf(err, errlen, "%s: line %u: damaged (move it away to drop the ground's pending full-rate "
+			         "requests)", f->requests, line);
+		else
+			snprintf(err, errlen, "%s: [uplink]: %s", cfg->path, strerror(-r));
+		upl_requests_free(q);
+	}
 	return r;
 }
 

@@ -20,6 +20,7 @@ struct pl_forwarder {
 	stor_reader_t *reader, *live_reader, *resend_reader, *hold_reader;
 	char client[96];               /* MQTT client id: railmon-<vehicle> */
 	char cursor[BUS_PATH_MAX + 32];
+	char requests[BUS_PATH_MAX + 32]; /* the ground's full-rate requests, pending and served */
 	/* The retained channels message names dict_sent of the board's
 	   dict_channels channels: fewer when the dictionary is over 1 MiB
 	   (the others are named by the Batches' dictionaries); board/ says

@@ -117,20 +117,19 @@ static int sync_parent(const char *path)
 	return r;
 }
 
-int upl_cursor_store(const char *path, uint64_t seq)
+int upl_file_replace(const char *path, const char *buf, size_t len)
 {
-	char tmp[PATH_MAX], line[64];
-	int fd, r, len;
+	char tmp[PATH_MAX];
+	int fd, r;
 
-	if (!path || !*path || seq == 0)
+	if (!path || !*path || (!buf && len))
 		return -EINVAL;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	len = snprintf(line, sizeof(line), CURSOR_MAGIC "%" PRIu64 "\n", seq);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	r = write_all_sync(fd, line, (size_t)len);
+	r = write_all_sync(fd, buf, len);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)
@@ -140,4 +139,15 @@ int upl_cursor_store(const char *path, uint64_t seq)
 		return r;
 	}
 	return sync_parent(path);
+}
+
+int upl_cursor_store(const char *path, uint64_t seq)
+{
+	char line[64];
+	int len;
+
+	if (!path || !*path || seq == 0)
+		return -EINVAL;
+	len = snprintf(line, sizeof(line), CURSOR_MAGIC "%" PRIu64 "\n", seq);
+	return upl_file_replace(path, line, (size_t)len);
 }

@@ -18,6 +18,7 @@
 #include "fwd-types.h"
 #include "mqtt-private.h"
 #include "range.h"
+#include "request.h"
 #include "record/batch.h"
 
 enum slot_state {
@@ -118,11 +119,14 @@ struct fwd_resend {
 	int64_t next_ns;         /* rate limit: the next re-send not before */
 	void *buf;               /* a Batch with the historical flag added */
 	size_t cap;
+	upl_requests_t *requests; /* cfg.requests_path's; NULL: none */
+	bool request_active;     /* req[0] is the oldest request's range: served
+	                            (in the file) when it is popped */
 };
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels;
+	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels, *topic_request;
 
 	pthread_t thread;
 	bool running;

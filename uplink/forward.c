@@ -102,6 +102,7 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 	f->cfg.client_id = upl_strdup_opt(c->client_id, &ok);
 	f->cfg.vehicle = upl_strdup_opt(c->vehicle, &ok);
 	f->cfg.cursor_path = upl_strdup_opt(c->cursor_path, &ok);
+	f->cfg.requests_path = upl_strdup_opt(c->requests_path, &ok);
 	f->cfg.tls.ca_file = upl_strdup_opt(c->tls.ca_file, &ok);
 	f->cfg.tls.cert_file = upl_strdup_opt(c->tls.cert_file, &ok);
 	f->cfg.tls.key_file = upl_strdup_opt(c->tls.key_file, &ok);
@@ -117,6 +118,8 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_resend = NULL, ok = false;
 	if (asprintf(&f->topic_gone, "railmon/%s/gone", c->vehicle) < 0)
 		f->topic_gone = NULL, ok = false;
+	if (asprintf(&f->topic_request, "railmon/%s/request", c->vehicle) < 0)
+		f->topic_request = NULL, ok = false;
 	if (asprintf(&f->topic_channels, "railmon/%s/channels", c->vehicle) < 0)
 		f->topic_channels = NULL, ok = false;
 	f->cfg.channels_msg = NULL;
@@ -187,6 +190,9 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->topic_events);
 	free(f->topic_resend);
 	free(f->topic_gone);
+	free(f->topic_request);
+	free((char *)f->cfg.requests_path);
+	upl_requests_free(f->resend.requests);
 	free(f->resend.buf);
 	free(f->topic_channels);
 	free((void *)f->cfg.channels_msg);
@@ -226,6 +232,10 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 		if (r == 0 && cfg->live_source.next)
 			r = upl_reducer_new(cfg->reduce, &f->red_live);
 	}
+	/* The pending full-rate requests, from before a restart too; a
+	   damaged file is the owner's to name (upl_requests_open()'s line) */
+	if (r == 0 && cfg->requests_path && cfg->resend_source.next && cfg->resend_source.seek_time)
+		r = upl_requests_open(cfg->requests_path, &f->resend.requests, NULL);
 	if (r < 0) {
 		upl_forwarder_free(f);
 		return r;
@@ -277,6 +287,33 @@ int upl_forwarder_hold(upl_forwarder_t *f, int64_t from_ns, int64_t to_ns)
 
 /* ---- gap repair: the ground's resend requests ---- */
 
+/* Full-rate requests (railmon/<vehicle>/request, from the ground only):
+   each new id into the file before anything else, so it survives a
+   restart; an id taken before is ignored (published twice, or QoS 1's
+   second delivery), a line that cannot be kept is refused and counted. */
+static void on_request(upl_forwarder_t *f, const struct mosquitto_message *m)
+{
+	const char *p = m->payload, *end = p + (m->payloadlen > 0 ? m->payloadlen : 0);
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		struct upl_request req;
+		int r;
+
+		if (n) {
+			r = upl_request_parse(p, n, &req) == 0 ? upl_requests_add(f->resend.requests, &req) : -EINVAL;
+			if (r == 1)
+				STAT_ADD(f, requests_taken, 1);
+			else if (r == 0)
+				STAT_ADD(f, requests_again, 1);
+			else
+				STAT_ADD(f, requests_refused, 1);
+		}
+		p += n + 1;
+	}
+}
+
 /* A request from the ground (the broker's ACL lets only the ground
    publish there): queue each range; the rest is refused and counted (the
    ground asks again for what is still missing). */
@@ -285,6 +322,10 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 	upl_forwarder_t *f = arg;
 	const char *p = m->payload, *end = p + (m->payloadlen > 0 ? m->payloadlen : 0);
 
+	if (m->topic && f->resend.requests && !strcmp(m->topic, f->topic_request)) {
+		on_request(f, m);
+		return;
+	}
 	if (!m->topic || strcmp(m->topic, f->topic_resend) != 0)
 		return;
 	while (p < end) {

@@ -21,6 +21,14 @@ static void resend_pop(upl_forwarder_t *f)
 {
 	memmove(f->resend.req, f->resend.req + 1, (f->resend.n - 1) * sizeof(f->resend.req[0]));
 	f->resend.n--;
+	/* a full-rate request's range is done: served, in the file (if that
+	   cannot be written it stays pending and is served again after a
+	   restart: whole Batches twice, duplicates to the ground's ledger) */
+	if (f->resend.request_active) {
+		f->resend.request_active = false;
+		if (upl_requests_done(f->resend.requests) == 0)
+			STAT_ADD(f, requests_served, 1);
+	}
 }
 
 /* "gone": [first, last] of the log is no longer stored. */
@@ -79,6 +87,74 @@ static bool same_log(const struct upl_rec *rec, const struct upl_range *req)
 }
 
 /*
+ * The oldest full-rate request (request.h) as a seq range for gap
+ * repair's path: from the first stored Batch reaching from_ns (its
+ * t_last >= from_ns) to the last one starting before to_ns.  When from_ns
+ * is before the oldest Batch still stored and seqs before that Batch are
+ * gone (retention), the range starts at seq 1, so the step below answers
+ * "gone" for them as it does for the ground's resend lines.  A request
+ * with nothing stored in its range is served at once (nothing to send).
+ */
+static int request_start(upl_forwarder_t *f)
+{
+	struct upl_source *src = &f->cfg.resend_source;
+	struct upl_request q;
+	struct upl_range range;
+	struct upl_rec rec = { 0 };
+	struct rec_batch_info info;
+	rec_batch_t *b;
+	int64_t t_first;
+	int r;
+
+	if (upl_requests_oldest(f->resend.requests, &q) < 0)
+		return 0;
+	r = src->seek_time(src->ctx, q.from_ns);
+	if (r == 0)
+		r = src->next(src->ctx, &rec);
+	if (r > 0 && rec.payload && rec_batch_decode(rec.payload, rec.len, &b) == 0) {
+		r = rec_batch_info(b, &info) == 0 && info.log_id_len == REC_LOG_ID_LEN ? 1 : -EBADMSG;
+		if (r > 0)
+			memcpy(range.log_id, info.log_id, REC_LOG_ID_LEN);
+		rec_batch_free(b);
+	} else if (r > 0) {
+		r = -EBADMSG;
+	}
+	if (r <= 0) {
+		/* nothing stored at or after from_ns, or it cannot be read */
+		if (r < 0 && r != -EBADMSG)
+			stats_error(f, r);
+		f->resend.request_active = true;
+		f->resend.n++;          /* resend_pop() takes it as served */
+		resend_pop(f);
+		return 0;
+	}
+	range.first = rec.first_seq;
+	t_first = rec.t_first_ns ? rec.t_first_ns : rec.t_last_ns;
+	if (t_first > q.from_ns && rec.first_seq > 1 && src->seek(src->ctx, 1) == 0 && src->next(src->ctx, &rec) > 0 &&
+	    rec.first_seq == range.first)
+		range.first = 1;
+	/* the end: the first Batch reaching to_ns, if it starts before it */
+	r = src->seek_time(src->ctx, q.to_ns);
+	if (r == 0)
+		r = src->next(src->ctx, &rec);
+	if (r <= 0 || !rec.payload)
+		range.last = UINT64_MAX;     /* the log's end: the step stops there */
+	else if ((rec.t_first_ns ? rec.t_first_ns : rec.t_last_ns) >= q.to_ns)
+		range.last = rec.first_seq - 1;
+	else
+		range.last = rec.first_seq + (rec.count ? rec.count - 1 : 0);
+	memmove(f->resend.req + 1, f->resend.req, f->resend.n * sizeof(f->resend.req[0]));
+	f->resend.n++;
+	f->resend.request_active = true;
+	if (range.last < range.first) {
+		resend_pop(f);
+		return 0;
+	}
+	f->resend.req[0] = range;
+	return 0;
+}
+
+/*
  * One step of the oldest request, at most cfg.resend_per_s a second: the
  * stored Batch holding its first seq, or "gone" up to the first one still
  * stored.  A range past the log's end is not written yet: dropped (the
@@ -93,6 +169,10 @@ int upl_fwd_resend_step(upl_forwarder_t *f)
 	int64_t now = basic_mono_ns();
 	int r;
 
+	/* a full-rate request when gap repair has nothing queued: the ledger's
+	   holes first, they are data the ground has no trace of */
+	if (!f->resend.n && f->resend.requests && upl_requests_pending(f->resend.requests))
+		request_start(f);
 	if (!f->resend.n || now < f->resend.next_ns)
 		return 0;
 	f->resend.next_ns = now + 1000000000 / f->cfg.resend_per_s;

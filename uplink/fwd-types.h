@@ -107,6 +107,15 @@ struct upl_forward_cfg {
 	                               longer holds.  Request and answer formats:
 	                               docs/ground-schema.md, "Gap repair". */
 	unsigned resend_per_s;      /* Batches re-sent per second at most; 0 = 20 */
+	const char *requests_path;  /* optional, with resend_source (and its
+	                               seek_time): the file of the ground's
+	                               full-rate requests (request.h; issue 32).
+	                               The forwarder subscribes to
+	                               railmon/<vehicle>/request, keeps each new
+	                               id there and serves it through gap
+	                               repair's path: the time range's stored
+	                               Batches whole and historical, "gone" for
+	                               what retention deleted */
 	struct upl_source hold_source; /* optional: a fourth reader on the same log
 	                               (seek, seek_time and next) for
 	                               upl_forwarder_hold(): held windows' stored
@@ -155,6 +164,10 @@ struct upl_forward_stats {
 	uint64_t resend_batches;  /* stored Batches re-sent for them */
 	uint64_t resend_gone;     /* "gone" answers: ranges the log no longer holds */
 	uint64_t resend_refused;  /* request lines malformed, or past UPL_RESEND_MAX */
+	uint64_t requests_taken;  /* full-rate requests kept (requests_path) */
+	uint64_t requests_again;  /* ids taken before (pending or served): ignored */
+	uint64_t requests_refused; /* lines malformed, 64 pending, or not written */
+	uint64_t requests_served; /* their ranges handed to gap repair's path */
 	uint64_t hold_requests;   /* held windows taken by upl_forwarder_hold() */
 	uint64_t hold_batches;    /* stored Batches sent for them ahead of the backlog */
 	uint64_t hold_refused;    /* windows refused: past UPL_HOLD_MAX, or no hold_source */

@@ -8,9 +8,7 @@
 #include "range.h"
 #include "basic/hex.h"
 
-/* Decimal digits at *p (up to end) into *ret: at least one, no sign, no
-   overflow.  Moves *p past them. */
-static int seq_parse(const char **p, const char *end, uint64_t *ret)
+int upl_decimal_parse(const char **p, const char *end, uint64_t *ret)
 {
 	uint64_t v = 0;
 	const char *s = *p;
@@ -39,8 +37,8 @@ int upl_range_parse(const char *line, size_t n, struct upl_range *ret)
 	if (basic_hex_decode(p, 2 * REC_LOG_ID_LEN, r.log_id, sizeof(r.log_id)) != REC_LOG_ID_LEN)
 		return -EINVAL;
 	p += 2 * REC_LOG_ID_LEN;
-	if (*p++ != ' ' || seq_parse(&p, end, &r.first) < 0 || p == end || *p++ != ' ' ||
-	    seq_parse(&p, end, &r.last) < 0 || p != end)
+	if (*p++ != ' ' || upl_decimal_parse(&p, end, &r.first) < 0 || p == end || *p++ != ' ' ||
+	    upl_decimal_parse(&p, end, &r.last) < 0 || p != end)
 		return -EINVAL;
 	if (!r.first || r.last < r.first)
 		return -EINVAL;

@@ -41,3 +41,8 @@ int upl_range_parse(const char *line, size_t n, struct upl_range *ret);
  * needs; UPL_RANGE_LINE_MAX always is enough).
  */
 int upl_range_format(const struct upl_range *r, char *buf, size_t len);
+
+/* Decimal digits at *p (up to end) into *ret: at least one, no sign, no
+   overflow.  Moves *p past them.  0 or -EINVAL.  (The request line's
+   times, request.h, too.) */
+int upl_decimal_parse(const char **p, const char *end, uint64_t *ret);

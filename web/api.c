@@ -299,7 +299,10 @@ static int api_vehicles(web_server_t *srv, struct MHD_Connection *c, struct web_
 		"   'historical', b.historical, 'lag_s', extract(epoch from b.received_at - b.t_last))))[1] j"
 		"   FROM (SELECT * FROM batches b WHERE b.vehicle_id = v.vehicle_id ORDER BY b.received_at DESC LIMIT 1) b) lb ON true"
 		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('day', c.day, 'batches', c.batches, 'records', c.records,"
-		"   'missing', c.missing, 'complete', c.complete) ORDER BY c.day DESC) j FROM cp c WHERE c.vehicle = v.name) cm ON true"
+		/* on_board: seqs sent reduced, in the vehicle's log (neither here
+		   nor missing; migration 0012) */
+		"   'missing', c.missing, 'complete', c.complete, 'on_board', c.on_board) ORDER BY c.day DESC) j"
+		"   FROM cp c WHERE c.vehicle = v.name) cm ON true"
 		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('from_seq', g.from_seq, 'to_seq', g.to_seq,"
 		"   'records', g.records, 't_after', extract(epoch from g.t_after), 'explained', g.explained) ORDER BY g.t_after) j"
 		"   FROM (SELECT * FROM g WHERE g.vehicle_id = v.vehicle_id ORDER BY g.t_after DESC LIMIT 50) g) gp ON true"

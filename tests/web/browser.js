@@ -35,7 +35,8 @@ async function fleet(page) {
   const rows = await page.$$eval('#fleet tbody tr', trs => trs.map(tr => ({
     vehicle: tr.dataset.vehicle, state: tr.querySelector('.state').dataset.state, from: tr.querySelector('.state').dataset.from,
     problems: [...tr.querySelectorAll('.health .problem')].map(e => e.textContent), ok: !!tr.querySelector('.health .ok'),
-    today: tr.querySelector('.today').textContent, events: [...tr.querySelectorAll('.ev')].map(e => e.textContent) })));
+    today: (tr.querySelector('.today .pct') || tr.querySelector('.today')).textContent,
+    counts: (tr.querySelector('.today .counts') || { textContent: '' }).textContent, events: [...tr.querySelectorAll('.ev')].map(e => e.textContent) })));
   check(JSON.stringify(rows.map(r => r.vehicle)) === JSON.stringify(Object.keys(want.vehicles).sort()), 'fleet lists every vehicle', rows);
   for (const r of rows) {
     const w = want.vehicles[r.vehicle];
@@ -44,6 +45,10 @@ async function fleet(page) {
           `${r.vehicle} health: ${r.problems.join(', ') || (r.ok ? 'ok' : 'no Health records')}`, r, w);
     const pct = w.today == null ? '–' : (100 * w.today).toFixed(2) + ' %';
     check(r.today === pct, `${r.vehicle} today ${pct}`, r);
+    /* the day's missing and on-board counts next to it, as the API says */
+    const [missing, onBoard] = w.today_counts || [0, 0];
+    const counts = [missing ? `${missing} missing` : '', onBoard ? `${onBoard} on board` : ''].filter(Boolean).join(' · ');
+    check(r.counts === counts, `${r.vehicle} today: ${counts || 'nothing missing or on board'}`, r, w);
     check(JSON.stringify(r.events.map(e => e.split(' ×')[0])) === JSON.stringify(w.events), `${r.vehicle} events`, r, w);
   }
   await page.screenshot({ path: path.join(outDir, 'fleet.png') });

@@ -8,7 +8,8 @@ real mosquitto to a real `railmon recv --db`:
   (channel 2) that stopped 10 minutes ago (stale), CAN frames on bus 1
   (0x123 with its decoded signal Motor.Torque, channel 1<<16|1, stamped
   as the frame; 0x456 without), one CAN_BUS_OFF event 5 minutes ago;
-- emu2: three Batches with a hole of 100 records between the first two;
+- emu2: three Batches with a hole of 100 records between the first two,
+  then a reduced one (90 of its 100 seqs on board);
 - emu3: one Batch, published first (offline once --offline-after passed).
 
 Health (record/railmon.proto Health): emu1's last Batch carries EMU1_HEALTH
@@ -118,14 +119,32 @@ def simple(vehicle, first_seq, n, t0, value=1.0):
     return ("railmon/%s/data" % vehicle, b.SerializeToString())
 
 
+def reduced(vehicle, first_seq, source_end_seq, seqs, t0):
+    """A reduced Batch (record/railmon.proto fields 18-20): of the log's
+    [first_seq, source_end_seq) only the records at seqs were sent, the
+    rest is on board."""
+    b = railmon_pb2.Batch(schema_version=1, first_seq=first_seq, vehicle=vehicle, t0_ns=t0, log_id=LOG, config_hash=2,
+                          reduced=True, source_end_seq=source_end_seq)
+    put(b.samples, [(t0 + (s - first_seq) * 10**7, 1, float(s)) for s in seqs], t0, ("channel", "value"))
+    last = first_seq
+    for s in seqs:
+        b.seq_delta.append(s - last)
+        last = s
+    return ("railmon/%s/data" % vehicle, b.SerializeToString())
+
+
+EMU2_REDUCED = list(range(401, 501, 10))   # 10 of seqs 401-500 sent, 90 on board
+
+
 def emu2_batches():
-    """seqs 1-100, (101-200 missing), 201-300, 301-400."""
+    """seqs 1-100, (101-200 missing), 201-300, 301-400, then 401-500
+    reduced (EMU2_REDUCED sent, 90 on board)."""
     t = NOW - 30 * 10**9
     last = railmon_pb2.Batch()
     last.ParseFromString(simple("emu2", 301, 100, t + 3 * 10**9)[1])
     health(last, EMU2_HEALTH)
     return [simple("emu2", 1, 100, t), simple("emu2", 201, 100, t + 2 * 10**9),
-            ("railmon/emu2/data", last.SerializeToString())]
+            ("railmon/emu2/data", last.SerializeToString()), reduced("emu2", 401, 501, EMU2_REDUCED, t + 4 * 10**9)]
 
 
 def emu3_batches():

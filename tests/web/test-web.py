@@ -87,8 +87,8 @@ def fill(pg, broker):
     emu1, next_seq = fleet.emu1_batches()
     publish(broker.port, emu1 + fleet.emu2_batches())
     # emu3's Batch, emu1's (its last message is a health-only Batch: no
-    # ledger row), emu2's three
-    want = 1 + len(emu1) - 1 + 3
+    # ledger row), emu2's four
+    want = 1 + len(emu1) - 1 + 4
     try:
         wait_for("all committed", lambda: pg.psql("SELECT count(*) FROM batches") == str(want), 60)
     except AssertionError:
@@ -113,16 +113,23 @@ def test_vehicles(pg, srv):
                              "LEFT JOIN batches b USING (vehicle_id) WHERE v.name = '%s' GROUP BY v.last_seen" % name))
         check(abs(v["last_seen"] - want) < 1e-5, name + ": last seen at its newest Batch", v["last_seen"], want)
     for name, v in vs.items():
-        sql = pg.rows("SELECT day, records, missing, complete FROM completeness WHERE vehicle = '%s' ORDER BY day DESC"
-                      % name)
+        sql = pg.rows("SELECT day, records, missing, complete, on_board FROM completeness WHERE vehicle = '%s' "
+                      "ORDER BY day DESC" % name)
         check(len(v["completeness"]) == len(sql), "completeness days " + name, v, sql)
         for got, want in zip(v["completeness"], sql):
             check(got["day"] == want[0] and got["records"] == int(want[1]) and got["missing"] == int(want[2]) and
-                  abs(got["complete"] - float(want[3])) < 1e-9, "completeness " + name, got, want)
+                  abs(got["complete"] - float(want[3])) < 1e-9 and got["on_board"] == int(want[4]),
+                  "completeness " + name, got, want)
     gaps = vs["emu2"]["gaps"]
     check(gaps and len(gaps) == 1 and gaps[0]["from_seq"] == 101 and gaps[0]["to_seq"] == 200 and
           gaps[0]["records"] == 100 and not gaps[0]["explained"], "emu2's hole", gaps)
-    check(abs(vs["emu2"]["completeness"][0]["complete"] - 300 / 400) < 1e-9, "emu2 75 % complete", vs["emu2"])
+    # 310 records arrived (300 whole, 10 reduced), 90 on board, 100 missing
+    e2 = vs["emu2"]["completeness"][0]
+    check((e2["records"], e2["on_board"], e2["missing"]) == (300 + len(fleet.EMU2_REDUCED), 100 - len(fleet.EMU2_REDUCED),
+                                                            100) and abs(e2["complete"] - 400 / 500) < 1e-9,
+          "emu2 80 % complete, 90 on board", e2)
+    check(all(c["on_board"] == 0 for n in ("emu1", "emu3") for c in vs[n]["completeness"] or []), "nothing on board of emu1, emu3",
+          vs["emu1"]["completeness"], vs["emu3"]["completeness"])
     check(vs["emu1"]["gaps"] is None, "emu1 has no hole", vs["emu1"])
     ev = vs["emu1"]["events"]
     check(ev and ev[0]["name"] == "CAN_BUS_OFF" and ev[0]["count"] == 1, "emu1's bus-off event is active", ev)
@@ -532,6 +539,8 @@ def test_browser(pg, srv, broker, next_seq, vehicles):
     emu4 = srv.ok("/api/vehicle/emu4/channels")
     want = {
         "vehicles": {n: {"online": v["online"], "today": v["completeness"][0]["complete"] if v["completeness"] else None,
+                         "today_counts": [v["completeness"][0]["missing"], v["completeness"][0]["on_board"]]
+                         if v["completeness"] else None,
                          "events": [e["name"] for e in v["events"] or []], "state_from": v["state_from"],
                          "problems": v["health"]["problems"] if v["health"] else None} for n, v in vehicles.items()},
         "labelled": {"vehicle": "emu4", "state": "offline",

@@ -99,7 +99,8 @@ function healthCell(h) {
 async function pageFleet() {
   view.innerHTML = `<h2>Fleet</h2><div class="controls"><input id="filter" placeholder="filter vehicles, events…"></div>
     <table id="fleet"></table><p class="note">Completeness: records received over records received plus missing in the
-    ledger's holes (UTC day); a hole the vehicle answered "gone" for is explained (data it no longer had).</p>`;
+    ledger's holes (UTC day); a hole the vehicle answered "gone" for is explained (data it no longer had). Records the
+    vehicle sent reduced (not every value over the air) are "on board": in its log, counted as complete, not missing.</p>`;
   const answer = await api('/api/vehicles'), vs = answer.vehicles;
   if (answer.truncated)
     view.insertAdjacentHTML('beforeend', `<p class="note" id="truncated">the first ${answer.limit} vehicles only (by name): a vehicle's page (#/vehicle/NAME) shows any other</p>`);
@@ -114,6 +115,12 @@ async function pageFleet() {
     { key: 'gaps', title: 'Gaps', value: v => (v.gaps || []).length },
     { key: 'events', title: 'Active events', value: v => (v.events || []).reduce((n, e) => n + e.count, 0) },
   ];
+  /* a day's percentage, then its missing and on-board counts when any */
+  const dayCell = c => {
+    if (!c) return '–';
+    const n = [c.missing ? `${c.missing} missing` : '', c.on_board ? `${c.on_board} on board` : ''].filter(Boolean);
+    return `<span class="pct">${pct(c.complete)}</span>${n.length ? `<div class="counts">${esc(n.join(' · '))}</div>` : ''}`;
+  };
   const render = v => {
     const t = dayOf(v, 0), y = dayOf(v, 1), lb = v.last_batch;
     const gaps = (v.gaps || []).map(g => `<div class="gap">${g.records} records (seq ${g.from_seq}–${g.to_seq}) before ${esc(fmtTime(g.t_after))}${g.explained ? ', explained: gone from the vehicle' : ', asked again'}</div>`).join('');
@@ -125,7 +132,7 @@ async function pageFleet() {
       <td title="${esc(fmtTime(v.last_seen))}">${fmtAge(v.age_s)} ago</td>
       <td>${lb ? fmtAge(lb.lag_s) + (lb.historical ? ', sending backlog' : '') : ''}${v.backlog_batches_1h ? ` (${v.backlog_batches_1h} historical Batches in 1 h)` : ''}</td>
       <td class="health">${healthCell(v.health)}</td>
-      <td class="num today">${t ? pct(t.complete) : '–'}</td><td class="num yesterday">${y ? pct(y.complete) : '–'}</td>
+      <td class="num today">${dayCell(t)}</td><td class="num yesterday">${dayCell(y)}</td>
       <td class="gaps" data-n="${(v.gaps || []).length}">${gaps}</td><td class="events">${evs}</td></tr>`;
   };
   const tbl = sortable($('#fleet'), vs, cols, render);

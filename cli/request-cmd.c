@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * request-cmd.c - `railmon request`: the ground asks a vehicle for the full
+ * records of a time range (issue 32).  Options and words only: the line and
+ * its publication are uplink/request.h's; the vehicle's forwarder serves
+ * it through gap repair's path.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "basic/hash.h"
+#include "basic/name.h"
+#include "basic/parse.h"
+#include "basic/timeparse.h"
+#include "uplink/request.h"
+
+static const char request_usage[] =
+	"Usage: railmon request --broker URL --vehicle V --from T --to T [OPTIONS]\n"
+	"Ask a vehicle for the full records of a time range (ground side).  Published on\n"
+	"railmon/<vehicle>/request (QoS 1: a vehicle offline gets it when it connects);\n"
+	"its forwarder sends the stored Batches of [from, to) whole, flagged historical,\n"
+	"at its re-send rate, and answers \"gone\" for what retention deleted.  The same id\n"
+	"is served once (the vehicle keeps the ids it served), so asking again is safe.\n\n"
+	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
+	"  -V, --vehicle NAME     the vehicle (its name in the board file)\n"
+	"  -f, --from TIME        the range's start: ISO 8601 (2026-12-03T07:00:00Z) or Unix seconds\n"
+	"  -t, --to TIME          its end (not included)\n"
+	"      --id ID            the request's id, 1-32 of A-Z a-z 0-9 . _ - (default: made\n"
+	"                         from the vehicle and the range, so the same range is one request)\n"
+	"      --ca FILE          CA certificate that signed the broker's (mqtts)\n"
+	"      --cert FILE        client certificate (the ground's identity)\n"
+	"      --key FILE         its private key\n"
+	"  -u, --username NAME    MQTT user name (the broker's ACL lets only the ground publish\n"
+	"                         requests); the password from --password-file FILE or\n"
+	"                         RAILMON_MQTT_PASSWORD\n"
+	"      --password-file FILE  the MQTT password, its first line\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Examples:\n"
+	"  railmon request --broker mqtt://localhost --vehicle emu1 \\\n"
+	"      --from 2026-12-03T07:00:00Z --to 2026-12-03T07:10:00Z\n";
+
+/* The default id: the same vehicle and range give the same id, so running
+   the command twice asks once. */
+static void default_id(const char *vehicle, int64_t from, int64_t to, char *out, size_t len)
+{
+	uint64_t h = basic_fnv1a_str(vehicle);
+
+	h = basic_fnv1a(h, &from, sizeof(from));
+	h = basic_fnv1a(h, &to, sizeof(to));
+	snprintf(out, len, "r%016" PRIx64, h);
+}
+
+int cli_cmd_request(int argc, char **argv)
+{
+	enum { OPT_ID = 256, OPT_CA, OPT_CERT, OPT_KEY, OPT_PWFILE };
+	static const struct option opts[] = {
+		{ "broker", required_argument, NULL, 'B' }, { "vehicle", required_argument, NULL, 'V' },
+		{ "from", required_argument, NULL, 'f' },   { "to", required_argument, NULL, 't' },
+		{ "id", required_argument, NULL, OPT_ID },  { "ca", required_argument, NULL, OPT_CA },
+		{ "cert", required_argument, NULL, OPT_CERT }, { "key", required_argument, NULL, OPT_KEY },
+		{ "username", required_argument, NULL, 'u' }, { "password-file", required_argument, NULL, OPT_PWFILE },
+		{ "help", no_argument, NULL, 'h' },         { 0 }
+	};
+	const char *broker = NULL, *from = NULL, *to = NULL, *id = NULL, *pwfile = NULL, *env;
+	struct upl_request_pub pub = { 0 };
+	struct upl_request req = { .id = "" };
+	char host[256], why[256], *password = NULL;
+	uint16_t port;
+	bool tls;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "B:V:f:t:u:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'B': broker = optarg; break;
+		case 'V': pub.vehicle = optarg; break;
+		case 'f': from = optarg; break;
+		case 't': to = optarg; break;
+		case 'u': pub.username = optarg; break;
+		case OPT_ID: id = optarg; break;
+		case OPT_CA: pub.tls.ca_file = optarg; break;
+		case OPT_CERT: pub.tls.cert_file = optarg; break;
+		case OPT_KEY: pub.tls.key_file = optarg; break;
+		case OPT_PWFILE: pwfile = optarg; break;
+		case 'h': fputs(request_usage, stdout); return 0;
+		default: return cli_see_help("request");
+		}
+	}
+	if (optind < argc)
+		return cli_fail("request", "unexpected argument '%s'", argv[optind]);
+	if (!broker || !pub.vehicle || !from || !to)
+		return cli_fail("request", "--broker, --vehicle, --from and --to are all needed");
+	if (basic_parse_mqtt_url(broker, host, sizeof(host), &port, &tls) < 0)
+		return cli_fail("request", "--broker '%s': not mqtt://host[:port] or mqtts://host[:port]", broker);
+	if (!basic_vehicle_name_ok(pub.vehicle))
+		return cli_fail("request", "--vehicle '%s': 1-%d characters of A-Z a-z 0-9 . _ - (not . or ..)", pub.vehicle,
+		                BASIC_VEHICLE_NAME_MAX);
+	if (basic_parse_time(from, &req.from_ns) < 0 || req.from_ns < 0)
+		return cli_fail("request", "--from '%s': not a time (2026-12-03T07:00:00Z or Unix seconds)", from);
+	if (basic_parse_time(to, &req.to_ns) < 0)
+		return cli_fail("request", "--to '%s': not a time (2026-12-03T07:00:00Z or Unix seconds)", to);
+	if (req.to_ns <= req.from_ns)
+		return cli_fail("request", "--to must be after --from");
+	if (id && (strlen(id) > UPL_REQUEST_ID_MAX || !basic_vehicle_name_ok(id)))
+		return cli_fail("request", "--id '%s': 1-%d characters of A-Z a-z 0-9 . _ - (not . or ..)", id,
+		                UPL_REQUEST_ID_MAX);
+	if (id)
+		snprintf(req.id, sizeof(req.id), "%s", id);
+	else
+		default_id(pub.vehicle, req.from_ns, req.to_ns, req.id, sizeof(req.id));
+	if (tls && !pub.tls.ca_file)
+		return cli_fail("request", "mqtts needs --ca FILE (the CA that signed the broker's certificate)");
+	if (!pub.tls.cert_file != !pub.tls.key_file)
+		return cli_fail("request", "--cert and --key go together");
+	if (pwfile) {
+		r = cli_read_password(pwfile, &password);
+		if (r < 0)
+			return cli_fail("request", "--password-file %s: %s", pwfile,
+			                r == -ENODATA ? "empty first line" :
+			                r == -E2BIG ? "the first line is over 1024 bytes" : strerror(-r));
+	} else if ((env = getenv("RAILMON_MQTT_PASSWORD")) && *env && !(password = strdup(env))) {
+		return cli_fail("request", "out of memory");
+	}
+	if (password && !pub.username) {
+		free(password);
+		return cli_fail("request", "a password (%s) needs --username",
+		                pwfile ? "--password-file" : "RAILMON_MQTT_PASSWORD");
+	}
+	pub.host = host;
+	pub.port = port ? port : tls ? 8883 : 1883;
+	pub.use_tls = tls;
+	pub.password = password;
+	r = upl_request_publish(&pub, &req, why, sizeof(why));
+	if (password) {
+		explicit_bzero(password, strlen(password));
+		free(password);
+	}
+	if (r < 0) {
+		fprintf(stderr, "railmon request: %s: %s\n", broker, why);
+		return 1;
+	}
+	printf("request %s: %s [%s, %s) published on railmon/%s/request; its Batches come to the ground as "
+	       "historical\n", req.id, pub.vehicle, from, to, pub.vehicle);
+	return 0;
+}
