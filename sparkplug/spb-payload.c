@@ -74,6 +74,14 @@ void spb_payload_reset(spb_payload_t *pl, uint64_t t_ms, uint8_t seq)
 	pl->msg.n_metrics = 0;
 }
 
+void spb_payload_drop_seq(spb_payload_t *pl)
+{
+	if (pl) {
+		pl->msg.has_seq = 0;
+		pl->msg.seq = 0;
+	}
+}
+
 /* An integral double within [lo, hi]; NaN fails every comparison. */
 static bool integral_in(double v, double lo, double hi)
 {

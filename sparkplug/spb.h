@@ -4,8 +4,8 @@
  * BIRTH and DATA payloads of railmon's channels, encoded with protoc-c
  * from sparkplug_b.proto.
  *
- * First step only: the payload codec.  Topics, the session (bdSeq, the
- * NDEATH will, STATE, rebirth) and the publisher come next (README.md).
+ * The payload codec; the topics, the session's numbers and the commands
+ * are spb-session.h, the publisher is still to come (README.md).
  *
  * A payload is built into a spb_payload_t whose room is fixed when it is
  * created: adding a metric never allocates, so a publisher sizes it once
@@ -96,6 +96,11 @@ spb_payload_t *spb_payload_free(spb_payload_t *pl);
 /* Starts a payload: no metrics, the payload's timestamp (ms since the
    epoch) and seq (0..255, every Sparkplug message but NDEATH has one). */
 void spb_payload_reset(spb_payload_t *pl, uint64_t t_ms, uint8_t seq);
+
+/* Drops the seq of the payload started by the last reset: NDEATH is the
+   one message without one (the MQTT will, registered at connect and sent
+   by the broker whenever the link dies, so no seq can be right). */
+void spb_payload_drop_seq(spb_payload_t *pl);
 
 /* Appends a BIRTH metric: name, alias, datatype, timestamp, the value
    and, with a unit, the property SPB_PROP_UNIT.  Returns 0, -EINVAL (no
