@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sparkplug/spb.h"
 #include "sparkplug_b.pb-c.h"
@@ -22,6 +23,7 @@ struct spb_slot {
 	PropertyValue unit;
 	char *unit_key[1];
 	PropertyValue *unit_val[1];
+	char text[SPB_TEXT_COPY_MAX + 1]; /* spb_payload_add_data_text()'s copy */
 };
 
 struct spb_payload {
@@ -253,6 +255,32 @@ int spb_payload_add_data(spb_payload_t *pl, const struct spb_data_metric *m)
 	}
 	slot_commit(pl, s);
 	return 0;
+}
+
+int spb_payload_add_data_text(spb_payload_t *pl, uint64_t alias, uint64_t t_ms, bool is_historical,
+                              const char *text, size_t len)
+{
+	struct spb_data_metric m = { alias, t_ms, is_historical, { SPB_DT_STRING, false, 0, "" } };
+	int r;
+
+	if (!pl || (!text && len))
+		return -EINVAL;
+	if (len > SPB_TEXT_COPY_MAX)
+		return -E2BIG;
+	if ((r = spb_payload_add_data(pl, &m)) < 0)
+		return r;
+	/* the slot just committed: its own copy, NUL-terminated */
+	struct spb_slot *s = &pl->slots[pl->msg.n_metrics - 1];
+	memcpy(s->text, text, len);
+	s->text[len] = '\0';
+	s->metric.string_value = s->text;
+	return 0;
+}
+
+void spb_payload_truncate(spb_payload_t *pl, size_t n)
+{
+	if (pl && n < pl->msg.n_metrics)
+		pl->msg.n_metrics = n;
 }
 
 size_t spb_payload_count(const spb_payload_t *pl)

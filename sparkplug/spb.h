@@ -114,6 +114,17 @@ int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m);
    nothing without one (2 bytes a metric).  Returns as add_birth. */
 int spb_payload_add_data(spb_payload_t *pl, const struct spb_data_metric *m);
 
+/* A String DATA metric whose text is copied into the payload (len bytes,
+   not NUL-terminated, at most SPB_TEXT_COPY_MAX): a text that does not
+   live until the encode (a record read from a Batch).  Returns as
+   add_data, or -E2BIG. */
+#define SPB_TEXT_COPY_MAX 64
+int spb_payload_add_data_text(spb_payload_t *pl, uint64_t alias, uint64_t t_ms, bool is_historical,
+                              const char *text, size_t len);
+
+/* Drops the metrics added after the first n (n >= the count: nothing). */
+void spb_payload_truncate(spb_payload_t *pl, size_t n);
+
 /* The metrics added since the last reset. */
 size_t spb_payload_count(const spb_payload_t *pl);
 /* The encoded size of the payload, in bytes. */

@@ -26,7 +26,7 @@ ALLOWED = {
     "storage": {"basic"},
     "record": {"basic", "acquisition/acq-item.h", "trace"},
     "uplink": {"basic", "acquisition/acq-item.h", "record"},
-    "sparkplug": {"basic"},  # the Sparkplug B payload codec and session (issue #33)
+    "sparkplug": {"basic", "acquisition/acq-item.h", "record"},  # Sparkplug B payloads, session, Batch -> DDATA (issue #33)
     "evidence": {"basic", "acquisition/acq-item.h", "storage", "record"},
     "ground": {"basic", "acquisition/acq-item.h", "storage", "record", "uplink"},
     "web": {"basic", "record", "dbc", "acquisition/acq-item.h"},
