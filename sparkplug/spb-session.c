@@ -141,15 +141,29 @@ int spb_session_nbirth(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms)
 	return 0;
 }
 
-int spb_session_next(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms)
+int spb_session_begin(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms)
 {
 	if (!s || !pl)
 		return -EINVAL;
 	if (!s->born)
 		return -EPROTO;
 	spb_payload_reset(pl, t_ms, s->seq);
-	s->seq++; /* uint8_t: 255 wraps to 0, as the specification says */
 	return 0;
+}
+
+void spb_session_commit(struct spb_session *s)
+{
+	if (s)
+		s->seq++; /* uint8_t: 255 wraps to 0, as the specification says */
+}
+
+int spb_session_next(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms)
+{
+	int r = spb_session_begin(s, pl, t_ms);
+
+	if (r == 0)
+		spb_session_commit(s);
+	return r;
 }
 
 /* Node Control/Rebirth = true, named or by its alias; a datatype, when

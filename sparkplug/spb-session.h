@@ -93,6 +93,12 @@ int spb_session_nbirth(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms);
    seq.  -EPROTO before the connection's NBIRTH (nothing may precede it). */
 int spb_session_next(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms);
 
+/* The same in two steps, for a message that may turn out empty (a
+   device with nothing in a Batch): begin starts pl with the next seq
+   without taking it, commit takes it once the message went. */
+int spb_session_begin(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms);
+void spb_session_commit(struct spb_session *s);
+
 /* What a command asked for.  A node accepts one thing, Node Control/
    Rebirth = true (by name or by its alias); every other metric of an
    NCMD, and every metric of a DCMD (the buses are listened to, never

@@ -197,6 +197,16 @@ static void test_session(void)
 	p = unpack(pl);
 	CHECK(p->seq == 1);
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	/* begin without commit (a message that stayed empty) takes no seq */
+	CHECK(spb_session_begin(&s, pl, 5002) == 0 && spb_session_begin(&s, pl, 5003) == 0);
+	p = unpack(pl);
+	CHECK(p->seq == 2, "seq %" PRIu64, p->seq);
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	spb_session_commit(&s);
+	CHECK(spb_session_next(&s, pl, 5004) == 0);
+	p = unpack(pl);
+	CHECK(p->seq == 3, "seq %" PRIu64, p->seq);
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
 	/* a new connection is not born */
 	spb_session_start(&s, 43);
 	CHECK(spb_session_next(&s, pl, 1) == -EPROTO);

@@ -25,7 +25,7 @@ ALLOWED = {
             "acquisition/acq-bytes.h", "trace", "dbc", "trdp"},
     "storage": {"basic"},
     "record": {"basic", "acquisition/acq-item.h", "trace"},
-    "uplink": {"basic", "acquisition/acq-item.h", "record"},
+    "uplink": {"basic", "acquisition/acq-item.h", "record", "sparkplug"},  # sparkplug: spb-pub.c, the publisher
     "sparkplug": {"basic", "acquisition/acq-item.h", "record"},  # Sparkplug B payloads, session, Batch -> DDATA (issue #33)
     "evidence": {"basic", "acquisition/acq-item.h", "storage", "record"},
     "ground": {"basic", "acquisition/acq-item.h", "storage", "record", "uplink"},

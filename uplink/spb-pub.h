@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spb-pub.h - the Sparkplug B publisher (issue #33): an edge node beside
+ * the forwarder, on its own MQTT connection, reading the log through its
+ * own upl_source and cursor, so it never slows acquisition or the railmon
+ * uplink.  The payloads, topics and session numbers are sparkplug/'s;
+ * this file is the MQTT client (uplink/ keeps libmosquitto).
+ *
+ * At every connect: bdSeq = spb_bdseq_next() (on disk before the
+ * connect), the NDEATH will with it, a subscription to the node's NCMD and
+ * DCMD topics, then NBIRTH (seq 0) and one DBIRTH per device (a bus).
+ * Then each stored Batch from the cursor on becomes one DDATA per device
+ * that has samples or texts in it (seq + 1 each).  An NCMD Rebirth is
+ * answered with a fresh NBIRTH and DBIRTHs; every other command metric is
+ * counted in cmd_refused.  A clean stop publishes the NDEATH itself.
+ * BIRTH and DATA are QoS 0 as the specification says; the will QoS 1.
+ *
+ * One thread at normal priority; nothing logs (stats for the owner).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fwd-types.h"
+#include "sparkplug/spb-batch.h"
+
+struct upl_spb_device {
+	const char *name;   /* the device id in topics: the bus's name */
+	uint16_t bus;       /* acq_item.bus */
+};
+
+struct upl_spb_cfg {
+	const char *host;
+	uint16_t port;
+	bool use_tls;
+	struct upl_tls_cfg tls;
+	const char *username, *password;   /* optional */
+	unsigned keepalive_s;              /* >= 5; 0 = 20 */
+	const char *group, *node;          /* Sparkplug ids */
+	const char *state_dir;             /* bdSeq and cursor files */
+	const struct spb_channel *channels; /* the devices' metrics */
+	size_t nchannels;
+	const struct upl_spb_device *devices;
+	size_t ndevices;
+	struct upl_source source;          /* seek and next; this thread only */
+	size_t max_metrics;                /* a DDATA's room; 0 = 4096 */
+};
+
+/* What happened so far (upl_spb_stats()). */
+struct upl_spb_stats {
+	uint64_t connects, connect_failures;
+	uint64_t nbirths, dbirths, rebirths;
+	uint64_t ddata, metrics, bytes;
+	uint64_t batches, batches_bad, batches_too_big; /* read; not decodable; over max_metrics */
+	uint64_t cmds, cmd_refused;        /* NCMD/DCMD payloads; metrics not done, or bad payloads */
+	uint8_t bdseq;                     /* the current connection's */
+	int bdseq_damage;                  /* spb_bdseq_next()'s *ret_damage at the last connect */
+	uint64_t next_seq;                 /* the cursor */
+	int last_error;                    /* -errno of the last failure, 0 = none */
+};
+
+typedef struct upl_spb upl_spb_t;
+
+/* A publisher with cfg (its strings and arrays borrowed: they must live
+   until upl_spb_free()).  0, -EINVAL, -ENOMEM. */
+int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub);
+/* Starts its thread.  0 or -errno. */
+int upl_spb_start(upl_spb_t *pub);
+/* Stops (NDEATH published if connected, the cursor stored) and frees;
+   NULL is fine; returns NULL. */
+upl_spb_t *upl_spb_free(upl_spb_t *pub);
+/* A copy of the counters, from any thread. */
+void upl_spb_stats(upl_spb_t *pub, struct upl_spb_stats *ret);
