@@ -134,7 +134,7 @@ with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
         pub, out = start()
         host.wait(lambda ls: count(ls, "NBIRTH") >= 3 and count(ls, "DBIRTH") >= 6, "the restart's births")
         pub.send_signal(signal.SIGTERM)
-        pub.wait(timeout=60)
+        check(pub.wait(timeout=60) == 0, "the clean stop's exit status %r (a sanitizer's report?)" % pub.returncode)
         out.wait(lambda ls: any(line.startswith("stopped") for line in ls), "the publisher's stats")
         host.wait(lambda ls: count(ls, "NDEATH") >= 2, "the clean stop's NDEATH")
         print("\n".join(out.lines))
