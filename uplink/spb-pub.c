@@ -21,6 +21,7 @@
 #define BACKOFF_MS 1000
 #define CONNECT_TIMEOUT_MS 10000
 #define CURSOR_EVERY_MS 1000
+#define DRAIN_MS 2000
 
 struct upl_spb {
 	struct upl_spb_cfg cfg;
@@ -301,6 +302,11 @@ static void *run(void *arg)
 		}
 	}
 	if (p->mosq) {
+		/* what the log holds now goes first, for at most a moment: a
+		   clean stop leaves nothing behind while the broker is there */
+		int64_t until = now_ms() + DRAIN_MS;
+		while (p->connected && now_ms() < until && send_next(p) == 0)
+			mosquitto_loop(p->mosq, 0, 1);
 		/* a clean stop says NDEATH itself (the broker sends the will only
 		   for a connection lost) */
 		char t[TOPIC_MAX];

@@ -12,7 +12,8 @@
  * Then each stored Batch from the cursor on becomes one DDATA per device
  * that has samples or texts in it (seq + 1 each).  An NCMD Rebirth is
  * answered with a fresh NBIRTH and DBIRTHs; every other command metric is
- * counted in cmd_refused.  A clean stop publishes the NDEATH itself.
+ * counted in cmd_refused.  A clean stop sends what the log holds (for at
+ * most 2 s) and publishes the NDEATH itself.
  * BIRTH and DATA are QoS 0 as the specification says; the will QoS 1.
  *
  * One thread at normal priority; nothing logs (stats for the owner).

@@ -32,7 +32,7 @@ ALLOWED = {
     "web": {"basic", "record", "dbc", "acquisition/acq-item.h"},
     "plot": {"basic"},
     "conf": {"basic", "bus"},
-    "pipeline": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "conf",
+    "pipeline": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "sparkplug", "conf",
                  "evidence"},
     "report": {"basic", "acquisition/acq-item.h", "trace", "storage", "record", "ground", "conf", "pipeline/channels.h"},
     "cli": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "ground", "web",
