@@ -75,6 +75,7 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 		         u->key_file[0] ? u->key_file : NULL, u->tls_insecure },
 		.username = u->username[0] ? u->username : NULL, .password = u->password[0] ? u->password : NULL,
 		.keepalive_s = u->keepalive_s, .group = sp->group_id, .node = sp->edge_node, .state_dir = dir,
+		.primary_host = sp->primary_host,
 		.channels = s->chans, .nchannels = s->nchans, .devices = s->devs, .ndevices = s->ndevs,
 		.source = { .seek = spb_seek, .next = spb_next, .ctx = s->reader },
 		/* a DBIRTH and a whole Batch's DDATA fit */

@@ -33,6 +33,10 @@ struct upl_spb {
 	/* the thread's own */
 	struct mosquitto *mosq;
 	bool connack, connected, rebirth;
+	/* with a primary host: births wait for its STATE online; its
+	   offline ends the connection (Sparkplug 3.0, 5.9) */
+	char state_topic[TOPIC_MAX];
+	bool births_due, host_online, host_lost;
 	struct spb_session sess;
 	spb_payload_t *pl;
 	char cursor_path[PATH_MAX];
@@ -129,7 +133,29 @@ static void on_disconnect(struct mosquitto *m, void *ctx, int rc)
 	p->connected = false;
 }
 
-/* NCMD and DCMD: only Rebirth is done; the rest counted. */
+/* STATE's JSON, {"online" : true|false, "timestamp" : ...}: 1 online,
+   0 offline, -EBADMSG anything else. */
+static int state_online(const char *s, size_t len)
+{
+	char buf[256];
+	const char *k;
+
+	if (len >= sizeof(buf))
+		return -EBADMSG;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (!(k = strstr(buf, "\"online\"")))
+		return -EBADMSG;
+	k += strlen("\"online\"");
+	k += strspn(k, " \t\r\n");
+	if (*k++ != ':')
+		return -EBADMSG;
+	k += strspn(k, " \t\r\n");
+	return !strncmp(k, "true", 4) ? 1 : !strncmp(k, "false", 5) ? 0 : -EBADMSG;
+}
+
+/* NCMD and DCMD: only Rebirth is done; the rest counted.  STATE: the
+   primary host online or not. */
 static void on_message(struct mosquitto *m, void *ctx, const struct mosquitto_message *msg)
 {
 	struct upl_spb *p = ctx;
@@ -138,6 +164,18 @@ static void on_message(struct mosquitto *m, void *ctx, const struct mosquitto_me
 	int r;
 
 	(void)m;
+	if (p->state_topic[0] && !strcmp(msg->topic, p->state_topic)) {
+		r = state_online(msg->payload, msg->payloadlen > 0 ? (size_t)msg->payloadlen : 0);
+		if (r < 0) {
+			STAT(p, p->st.state_bad++);
+			return;
+		}
+		if (!r && p->sess.born)
+			p->host_lost = true;
+		p->host_online = r == 1;
+		STAT(p, p->st.host_online = p->host_online);
+		return;
+	}
 	r = spb_cmd_parse(msg->payload, msg->payloadlen > 0 ? (size_t)msg->payloadlen : 0, !ncmd, &c);
 	pthread_mutex_lock(&p->lock);
 	p->st.cmds++;
@@ -204,9 +242,13 @@ static int connect_once(struct upl_spb *p)
 		r = p->connack ? -ECONNREFUSED : -ETIMEDOUT;
 		goto fail;
 	}
-	/* commands first, so a Rebirth sent right after the NBIRTH is heard */
+	/* commands first, so a Rebirth sent right after the NBIRTH is heard;
+	   the primary host's STATE (retained) before any birth */
+	p->host_online = p->host_lost = false;
+	p->births_due = true;
 	if ((r = upl_mqtt_errno(mosquitto_subscribe(p->mosq, NULL, p->ncmd, 1))) < 0 ||
-	    (r = upl_mqtt_errno(mosquitto_subscribe(p->mosq, NULL, p->dcmd, 1))) < 0 || (r = births(p)) < 0)
+	    (r = upl_mqtt_errno(mosquitto_subscribe(p->mosq, NULL, p->dcmd, 1))) < 0 ||
+	    (p->state_topic[0] && (r = upl_mqtt_errno(mosquitto_subscribe(p->mosq, NULL, p->state_topic, 1))) < 0))
 		goto fail;
 	STAT(p, p->st.connects++);
 	return 0;
@@ -263,6 +305,19 @@ done:
 	return r;
 }
 
+/* A clean end of a connection says NDEATH itself: the broker sends the
+   will only for a connection lost. */
+static void say_death(struct upl_spb *p)
+{
+	char t[TOPIC_MAX];
+
+	if (spb_session_ndeath(&p->sess, p->pl, wall_ms()) == 0 && topic(p, SPB_NDEATH, NULL, t) == 0 &&
+	    publish(p, t, 1) == 0)
+		for (int i = 0; i < 10; i++)
+			mosquitto_loop(p->mosq, 20, 1);
+	mosquitto_disconnect(p->mosq);
+}
+
 static void *run(void *arg)
 {
 	struct upl_spb *p = arg;
@@ -282,13 +337,26 @@ static void *run(void *arg)
 			continue;
 		}
 		int r = upl_mqtt_errno(mosquitto_loop(p->mosq, 20, 1));
-		if (r == 0 && p->rebirth) {
+		if (r == 0 && p->host_lost) {
+			/* the primary host went offline: say NDEATH, go, and
+			   come back to wait for it (a new bdSeq) */
+			say_death(p);
+			STAT(p, p->st.host_losses++);
+			drop_client(p);
+			retry_at = now_ms() + BACKOFF_MS;
+			continue;
+		}
+		if (r == 0 && p->births_due && (!p->state_topic[0] || p->host_online)) {
+			p->births_due = false;
+			r = births(p);
+		}
+		if (r == 0 && p->rebirth && p->sess.born) {
 			p->rebirth = false;
 			r = births(p);
 			STAT(p, p->st.rebirths++);
 		}
 		/* a few Batches a turn, so commands are heard between them */
-		for (int i = 0; i < 16 && r == 0; i++) {
+		for (int i = 0; i < 16 && r == 0 && p->sess.born; i++) {
 			int k = send_next(p);
 			if (k == 1)
 				break;
@@ -305,16 +373,9 @@ static void *run(void *arg)
 		/* what the log holds now goes first, for at most a moment: a
 		   clean stop leaves nothing behind while the broker is there */
 		int64_t until = now_ms() + DRAIN_MS;
-		while (p->connected && now_ms() < until && send_next(p) == 0)
+		while (p->connected && p->sess.born && now_ms() < until && send_next(p) == 0)
 			mosquitto_loop(p->mosq, 0, 1);
-		/* a clean stop says NDEATH itself (the broker sends the will only
-		   for a connection lost) */
-		char t[TOPIC_MAX];
-		if (spb_session_ndeath(&p->sess, p->pl, wall_ms()) == 0 && topic(p, SPB_NDEATH, NULL, t) == 0 &&
-		    publish(p, t, 1) == 0)
-			for (int i = 0; i < 10; i++)
-				mosquitto_loop(p->mosq, 20, 1);
-		mosquitto_disconnect(p->mosq);
+		say_death(p);
 		drop_client(p);
 	}
 	save_cursor(p, true);
@@ -338,7 +399,10 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 	if (spb_topic(p->ncmd, sizeof(p->ncmd), cfg->group, SPB_NCMD, cfg->node, NULL) < 0 ||
 	    snprintf(p->dcmd, sizeof(p->dcmd), SPB_NAMESPACE "/%s/DCMD/%s/+", cfg->group, cfg->node) >= TOPIC_MAX ||
 	    snprintf(p->cursor_path, sizeof(p->cursor_path), "%s/sparkplug-cursor", cfg->state_dir) >=
-	    (int)sizeof(p->cursor_path)) {
+	    (int)sizeof(p->cursor_path) ||
+	    (cfg->primary_host && cfg->primary_host[0] &&
+	     (strpbrk(cfg->primary_host, "/+#") || snprintf(p->state_topic, sizeof(p->state_topic), SPB_NAMESPACE
+	                                                     "/STATE/%s", cfg->primary_host) >= TOPIC_MAX))) {
 		upl_spb_free(p);
 		return -EINVAL;
 	}

@@ -13,7 +13,10 @@
  * that has samples or texts in it (seq + 1 each).  An NCMD Rebirth is
  * answered with a fresh NBIRTH and DBIRTHs; every other command metric is
  * counted in cmd_refused.  A clean stop sends what the log holds (for at
- * most 2 s) and publishes the NDEATH itself.
+ * most 2 s) and publishes the NDEATH itself.  With a primary host, the
+ * births (and so all data) wait for its retained STATE to say online; its
+ * offline ends the connection (NDEATH published), and the next one waits
+ * again, with a new bdSeq.
  * BIRTH and DATA are QoS 0 as the specification says; the will QoS 1.
  *
  * One thread at normal priority; nothing logs (stats for the owner).
@@ -40,6 +43,8 @@ struct upl_spb_cfg {
 	const char *username, *password;   /* optional */
 	unsigned keepalive_s;              /* >= 5; 0 = 20 */
 	const char *group, *node;          /* Sparkplug ids */
+	const char *primary_host;          /* NULL or "": publish at once; else only while
+	                                      spBv1.0/STATE/<primary_host> says online */
 	const char *state_dir;             /* bdSeq and cursor files */
 	const struct spb_channel *channels; /* the devices' metrics */
 	size_t nchannels;
@@ -56,6 +61,9 @@ struct upl_spb_stats {
 	uint64_t ddata, metrics, bytes;
 	uint64_t batches, batches_bad, batches_too_big; /* read; not decodable; over max_metrics */
 	uint64_t cmds, cmd_refused;        /* NCMD/DCMD payloads; metrics not done, or bad payloads */
+	uint64_t state_bad;                /* STATE payloads that are not {"online": true|false ...} */
+	uint64_t host_losses;              /* the primary host said offline: connection ended */
+	bool host_online;
 	uint8_t bdseq;                     /* the current connection's */
 	int bdseq_damage;                  /* spb_bdseq_next()'s *ret_damage at the last connect */
 	uint64_t next_seq;                 /* the cursor */

@@ -6,6 +6,7 @@
  * "can0" (bus 0: Engine.Speed, Door.State text) and "mb1" (bus 1:
  * Brake.Pressure).  Batch k (from 0) holds Engine.Speed = 1000 + k,
  * Door.State "door k", Brake.Pressure = k / 4, at 1733400000000 + k ms.
+ * With PRIMARY_HOST, births wait for its STATE online.
  * Prints "started bdseq N" once connected, runs until SIGTERM (a clean
  * stop: NDEATH, then the stats) or SIGKILL (the broker's will).
  * test-spb-live.py checks what a Tahu host receives.
@@ -97,14 +98,14 @@ int main(int argc, char **argv)
 	upl_spb_t *pub;
 	int r, n;
 
-	if (argc != 4 || (n = atoi(argv[3])) < 0 || n > 64)
-		return fprintf(stderr, "usage: spb-pub-demo PORT STATE_DIR BATCHES(0-64)\n"), 2;
+	if ((argc != 4 && argc != 5) || (n = atoi(argv[3])) < 0 || n > 64)
+		return fprintf(stderr, "usage: spb-pub-demo PORT STATE_DIR BATCHES(0-64) [PRIMARY_HOST]\n"), 2;
 	if ((r = make_log(&s, n)) < 0)
 		return fprintf(stderr, "log: %s\n", strerror(-r)), 1;
 	struct upl_spb_cfg cfg = {
 		.host = "127.0.0.1", .port = (uint16_t)atoi(argv[1]), .keepalive_s = 5, .group = "Fleet", .node = "T-7",
 		.state_dir = argv[2], .channels = ch, .nchannels = 3, .devices = dev, .ndevices = 2,
-		.source = { .seek = src_seek, .next = src_next, .ctx = &s },
+		.source = { .seek = src_seek, .next = src_next, .ctx = &s }, .primary_host = argc == 5 ? argv[4] : NULL,
 	};
 	signal(SIGTERM, on_term);
 	if ((r = upl_spb_new(&cfg, &pub)) < 0 || (r = upl_spb_start(pub)) < 0)

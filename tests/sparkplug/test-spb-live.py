@@ -11,7 +11,9 @@ alias declared in its device's DBIRTH, seq continuous from 0, values and
 times those of the log, a refused NCMD answered by nothing, Rebirth
 answered with NBIRTH and DBIRTHs, NDEATH's bdSeq = the NBIRTH's after a
 kill -9 (the broker's will) and after a clean stop, bdSeq + 1 at the
-restart, and no Batch published twice (the cursor)."""
+restart, and no Batch published twice (the cursor); with a primary host,
+no birth while its STATE says offline, NDEATH when it goes offline, births
+again (new bdSeq) when it is back."""
 import json
 import os
 import signal
@@ -103,8 +105,9 @@ with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
         state = os.path.join(tmp, "state")
         os.mkdir(state)
 
-        def start():
-            p = subprocess.Popen([DEMO, str(port), state, str(BATCHES)], stdout=subprocess.PIPE, text=True)
+        def start(*primary):
+            p = subprocess.Popen([DEMO, str(port), state, str(BATCHES)] + list(primary), stdout=subprocess.PIPE,
+                                 text=True)
             procs.append(p)
             out = Lines(p)
             out.wait(lambda ls: any(line.startswith("started") for line in ls), "the publisher's connect")
@@ -140,6 +143,33 @@ with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
         print("\n".join(out.lines))
         stats = dict(zip(*[iter(out.lines[-1].split()[1:])] * 2))
         check(stats.get("ddata") == "0", "restart: no Batch sent again (cursor): %r" % stats)
+
+        # session 3 and 4: a primary host; births only while its STATE
+        # (retained, as a host publishes it) says online
+        def host_state(online):
+            subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-r",
+                            "-t", "spBv1.0/STATE/scada", "-m",
+                            '{"online" : %s, "timestamp" : 1733400000000}' % ("true" if online else "false")],
+                           check=True, timeout=30)
+        host_state(False)
+        pub, out = start("scada")
+        host_state(True)
+        host.wait(lambda ls: count(ls, "NBIRTH") >= 4 and count(ls, "DBIRTH") >= 8, "the births after STATE online")
+        host_state(False)
+        host.wait(lambda ls: count(ls, "NDEATH") >= 3, "the NDEATH after STATE offline")
+        host_state(True)
+        host.wait(lambda ls: count(ls, "NBIRTH") >= 5 and count(ls, "DBIRTH") >= 10, "the births of the next "
+                  "connection after STATE online")
+        pub.send_signal(signal.SIGTERM)
+        check(pub.wait(timeout=60) == 0, "the clean stop's exit status %r" % pub.returncode)
+        host.wait(lambda ls: count(ls, "NDEATH") >= 4, "the last clean stop's NDEATH")
+        # in the host's order: no NBIRTH while the host's last STATE said offline
+        online = None
+        for t, h in msgs(host.lines):
+            if t == "spBv1.0/STATE/scada":
+                online = '"online" : true' in bytes.fromhex(h).decode()
+            elif t.split("/")[2] == "NBIRTH" and online is not None:
+                check(online, "an NBIRTH while the primary host was offline")
     finally:
         for p in reversed(procs):
             if p.poll() is None:
@@ -147,7 +177,7 @@ with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
                 p.wait(timeout=30)
 
     # the host's view, every payload decoded by Tahu
-    got = msgs(host.lines)
+    got = [m for m in msgs(host.lines) if m[0].split("/")[1] != "STATE"]  # JSON, the host's own
     files = []
     for i, (topic, hexdata) in enumerate(got):
         f = os.path.join(tmp, "m%03d.bin" % i)
@@ -197,9 +227,8 @@ for level, p in view:
         for m in p["metrics"]:
             check(int(m["alias"]) in declared.get(dev, {}), "DDATA %s alias %r not in its DBIRTH" % (dev, m["alias"]))
             values[dev].append((declared[dev][int(m["alias"])]["name"], int(m["timestamp"]), m["value"]))
-check(len(nbirth_bdseq) == 3 and nbirth_bdseq[1] == nbirth_bdseq[0] and nbirth_bdseq[2] == nbirth_bdseq[0] + 1,
-      "bdSeq of the NBIRTHs %r: Rebirth the same, restart + 1" % nbirth_bdseq)
-check(sessions == [True, True], "two connections, each ended by its NDEATH: %r" % sessions)
+check(nbirth_bdseq == [0, 0, 1, 2, 3], "bdSeq of the NBIRTHs %r: Rebirth the same, + 1 a connection" % nbirth_bdseq)
+check(sessions == [True] * 4, "four connections, each ended by its NDEATH: %r" % sessions)
 want_can = sorted([("Engine.Speed", T0_MS + k, 1000.0 + k) for k in range(BATCHES)] +
                   [("Door.State", T0_MS + k, "door %d" % k) for k in range(BATCHES)], key=str)
 want_mb = [("Brake.Pressure", T0_MS + k, k / 4.0) for k in range(BATCHES)]
