@@ -22,6 +22,9 @@
 #define CONNECT_TIMEOUT_MS 10000
 #define CURSOR_EVERY_MS 1000
 #define DRAIN_MS 2000
+/* A Batch whose newest record is older than this goes is_historical:
+   the backlog after an outage or a restart, not current values. */
+#define HISTORICAL_NS (10 * 1000000000ll)
 
 struct upl_spb {
 	struct upl_spb_cfg cfg;
@@ -278,7 +281,8 @@ static int send_next(struct upl_spb *p)
 
 	if (k <= 0)
 		return k < 0 ? k : 1;
-	STAT(p, p->st.batches++);
+	bool historical = basic_realtime_ns() - rec.t_last_ns > HISTORICAL_NS;
+	STAT(p, (p->st.batches++, p->st.historical += historical));
 	if (rec_batch_decode(rec.payload, rec.len, &b) < 0) {
 		STAT(p, p->st.batches_bad++);
 		goto done;
@@ -288,7 +292,7 @@ static int send_next(struct upl_spb *p)
 		/* the seq is taken only by a DDATA that goes: none is skipped */
 		if ((r = spb_session_begin(&p->sess, p->pl, wall_ms())) < 0)
 			break;
-		int n = spb_ddata_add_batch(p->pl, b, dev->bus, false);
+		int n = spb_ddata_add_batch(p->pl, b, dev->bus, historical);
 		if (n == -ENOSPC)
 			STAT(p, p->st.batches_too_big++);
 		if (n <= 0)

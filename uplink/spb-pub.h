@@ -10,7 +10,9 @@
  * connect), the NDEATH will with it, a subscription to the node's NCMD and
  * DCMD topics, then NBIRTH (seq 0) and one DBIRTH per device (a bus).
  * Then each stored Batch from the cursor on becomes one DDATA per device
- * that has samples or texts in it (seq + 1 each).  An NCMD Rebirth is
+ * that has samples or texts in it (seq + 1 each), its metrics
+ * is_historical when the Batch's newest record is over 10 s old (the
+ * backlog after an outage or a restart, sent after the births).  An NCMD Rebirth is
  * answered with a fresh NBIRTH and DBIRTHs; every other command metric is
  * counted in cmd_refused.  A clean stop sends what the log holds (for at
  * most 2 s) and publishes the NDEATH itself.  With a primary host, the
@@ -60,6 +62,7 @@ struct upl_spb_stats {
 	uint64_t nbirths, dbirths, rebirths;
 	uint64_t ddata, metrics, bytes;
 	uint64_t batches, batches_bad, batches_too_big; /* read; not decodable; over max_metrics */
+	uint64_t historical;               /* Batches sent is_historical (older than 10 s) */
 	uint64_t cmds, cmd_refused;        /* NCMD/DCMD payloads; metrics not done, or bad payloads */
 	uint64_t state_bad;                /* STATE payloads that are not {"online": true|false ...} */
 	uint64_t host_losses;              /* the primary host said offline: connection ended */

@@ -46,7 +46,7 @@ static int src_next(void *ctx, struct upl_rec *ret)
 		return 0;
 	int k = s->next++;
 	*ret = (struct upl_rec){ .first_seq = 1 + 3 * (uint64_t)k, .count = 3, .payload = s->buf[k],
-	                         .len = (uint32_t)s->len[k] };
+	                         .len = (uint32_t)s->len[k], .t_last_ns = T0_NS + (int64_t)k * 1000000 };
 	return 1;
 }
 
@@ -55,6 +55,7 @@ static int make_log(struct src *s, int n)
 	struct rec_batch_meta meta = { .vehicle = "T-7", .config_hash = 1 };
 
 	s->n = n;
+	/* t_last_ns: the record times (2024: historical to the publisher) */
 	for (int k = 0; k < n; k++) {
 		rec_encoder_t *enc;
 		const uint8_t *b;

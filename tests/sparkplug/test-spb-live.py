@@ -227,6 +227,8 @@ for level, p in view:
         for m in p["metrics"]:
             check(int(m["alias"]) in declared.get(dev, {}), "DDATA %s alias %r not in its DBIRTH" % (dev, m["alias"]))
             values[dev].append((declared[dev][int(m["alias"])]["name"], int(m["timestamp"]), m["value"]))
+            # the log's records are from 2024: the backlog, historical
+            check(m.get("isHistorical") is True, "DDATA %s alias %r not historical" % (dev, m["alias"]))
 check(nbirth_bdseq == [0, 0, 1, 2, 3], "bdSeq of the NBIRTHs %r: Rebirth the same, + 1 a connection" % nbirth_bdseq)
 check(sessions == [True] * 4, "four connections, each ended by its NDEATH: %r" % sessions)
 want_can = sorted([("Engine.Speed", T0_MS + k, 1000.0 + k) for k in range(BATCHES)] +

@@ -126,6 +126,8 @@ for (topic, hexdata), f in zip(got, files):
         check(a in aliases, "DDATA alias %d not declared" % a)
         if a in aliases:
             host.append((aliases[a]["name"], int(m["timestamp"]), m["value"]))
+        # live records (seconds old): current values
+        check(not m.get("isHistorical", False), "DDATA alias %d historical" % a)
 names = {s["name"]: s["unit"] for s in samples}
 for name, unit in names.items():
     m = [x for x in aliases.values() if x["name"] == name]
