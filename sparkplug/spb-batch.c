@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 
+#include "record/names.h"
 #include "sparkplug/spb-batch.h"
 #include "sparkplug/spb-session.h"
 
@@ -39,13 +40,25 @@ static uint64_t ms_of(int64_t t_ns)
 	return t_ns > 0 ? (uint64_t)(t_ns / 1000000) : 0;
 }
 
+/* railmon's quality word (export's, record/names.h); NULL: good.  A
+   value the schema does not name is not good either. */
+static const char *quality_word(uint32_t q)
+{
+	const char *w = rec_quality_name(q);
+
+	return q == ACQ_Q_GOOD ? NULL : w ? w : "unknown";
+}
+
 static int add_item(spb_payload_t *pl, const struct acq_item *it, bool historical)
 {
-	if (it->kind == ACQ_ITEM_TEXT)
-		return spb_payload_add_data_text(pl, spb_channel_alias(it->text.channel), ms_of(it->t_ns), historical,
-		                                 it->text.text, it->text.len);
+	if (it->kind == ACQ_ITEM_TEXT) {
+		struct spb_data_metric t = { spb_channel_alias(it->text.channel), ms_of(it->t_ns), historical,
+		                             { SPB_DT_STRING, false, 0, "" }, quality_word(it->text.quality) };
+		return spb_payload_add_data_text(pl, &t, it->text.text, it->text.len);
+	}
 	struct spb_data_metric m = { spb_channel_alias(it->sample.channel), ms_of(it->t_ns), historical,
-	                             { spb_datatype_of_channel(false), false, it->sample.value, NULL } };
+	                             { spb_datatype_of_channel(false), false, it->sample.value, NULL },
+	                             quality_word(it->sample.quality) };
 	return spb_payload_add_data(pl, &m);
 }
 

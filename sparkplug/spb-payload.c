@@ -20,9 +20,9 @@ typedef Org__Eclipse__Tahu__Protobuf__Payload__PropertyValue PropertyValue;
 struct spb_slot {
 	Metric metric;
 	PropertySet props;
-	PropertyValue unit;
-	char *unit_key[1];
-	PropertyValue *unit_val[1];
+	PropertyValue pv[2];      /* engUnit; or Quality and railmonQuality */
+	char *keys[2];
+	PropertyValue *vals[2];
 	char text[SPB_TEXT_COPY_MAX + 1]; /* spb_payload_add_data_text()'s copy */
 };
 
@@ -209,20 +209,30 @@ static void slot_commit(spb_payload_t *pl, struct spb_slot *s)
 	pl->metrics[pl->msg.n_metrics++] = &s->metric;
 }
 
-static void slot_unit(struct spb_slot *s, const char *unit)
+/* Property i of the slot's set (set up by i == 0): a String, or an
+   Int32 when text is NULL. */
+static void slot_prop(struct spb_slot *s, size_t i, const char *key, const char *text, int32_t num)
 {
-	org__eclipse__tahu__protobuf__payload__property_set__init(&s->props);
-	org__eclipse__tahu__protobuf__payload__property_value__init(&s->unit);
-	s->unit.has_type = 1;
-	s->unit.type = SPB_DT_STRING;
-	s->unit.value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__PROPERTY_VALUE__VALUE_STRING_VALUE;
-	s->unit.string_value = (char *)unit;
-	s->unit_key[0] = (char *)SPB_PROP_UNIT;
-	s->unit_val[0] = &s->unit;
-	s->props.n_keys = 1;
-	s->props.keys = s->unit_key;
-	s->props.n_values = 1;
-	s->props.values = s->unit_val;
+	PropertyValue *v = &s->pv[i];
+
+	if (i == 0)
+		org__eclipse__tahu__protobuf__payload__property_set__init(&s->props);
+	org__eclipse__tahu__protobuf__payload__property_value__init(v);
+	v->has_type = 1;
+	if (text) {
+		v->type = SPB_DT_STRING;
+		v->value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__PROPERTY_VALUE__VALUE_STRING_VALUE;
+		v->string_value = (char *)text;
+	} else {
+		v->type = SPB_DT_INT32;
+		v->value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__PROPERTY_VALUE__VALUE_INT_VALUE;
+		v->int_value = (uint32_t)num;
+	}
+	s->keys[i] = (char *)key;
+	s->vals[i] = v;
+	s->props.n_keys = s->props.n_values = i + 1;
+	s->props.keys = s->keys;
+	s->props.values = s->vals;
 	s->metric.properties = &s->props;
 }
 
@@ -236,7 +246,7 @@ int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m)
 		return r;
 	s->metric.name = (char *)m->name;
 	if (m->unit && m->unit[0])
-		slot_unit(s, m->unit);
+		slot_prop(s, 0, SPB_PROP_UNIT, m->unit, 0);
 	slot_commit(pl, s);
 	return 0;
 }
@@ -253,18 +263,23 @@ int spb_payload_add_data(spb_payload_t *pl, const struct spb_data_metric *m)
 		s->metric.has_is_historical = 1;
 		s->metric.is_historical = 1;
 	}
+	if (m->quality && m->quality[0]) {
+		slot_prop(s, 0, SPB_PROP_QUALITY, NULL, SPB_QUALITY_BAD);
+		slot_prop(s, 1, SPB_PROP_RAILMON_QUALITY, m->quality, 0);
+	}
 	slot_commit(pl, s);
 	return 0;
 }
 
-int spb_payload_add_data_text(spb_payload_t *pl, uint64_t alias, uint64_t t_ms, bool is_historical,
-                              const char *text, size_t len)
+int spb_payload_add_data_text(spb_payload_t *pl, const struct spb_data_metric *dm, const char *text, size_t len)
 {
-	struct spb_data_metric m = { alias, t_ms, is_historical, { SPB_DT_STRING, false, 0, "" } };
+	struct spb_data_metric m;
 	int r;
 
-	if (!pl || (!text && len))
+	if (!pl || !dm || (!text && len))
 		return -EINVAL;
+	m = *dm;
+	m.value = (struct spb_value){ SPB_DT_STRING, false, 0, "" };
 	if (len > SPB_TEXT_COPY_MAX)
 		return -E2BIG;
 	if ((r = spb_payload_add_data(pl, &m)) < 0)

@@ -50,6 +50,12 @@ enum spb_datatype {
 /* The metric property that carries a channel's unit: the key Ignition and
    Tahu hosts show as the tag's engineering unit. */
 #define SPB_PROP_UNIT "engUnit"
+/* A DATA metric's value that is not good: the properties Quality (Int32,
+   the Sparkplug/Ignition code 0 = Bad; good values carry none) and
+   railmonQuality (String, railmon's word: out_of_range, invalid). */
+#define SPB_PROP_QUALITY "Quality"
+#define SPB_PROP_RAILMON_QUALITY "railmonQuality"
+#define SPB_QUALITY_BAD 0
 
 /* A railmon channel's Sparkplug datatype: a text channel (Modbus type =
    string) is a String, every other channel a Double, since its value is
@@ -82,6 +88,7 @@ struct spb_data_metric {
 	uint64_t t_ms;
 	bool is_historical; /* from store-and-forward, not live */
 	struct spb_value value;
+	const char *quality; /* NULL or "": good; else railmon's word (borrowed) */
 };
 
 typedef struct spb_payload spb_payload_t;
@@ -114,13 +121,12 @@ int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m);
    nothing without one (2 bytes a metric).  Returns as add_birth. */
 int spb_payload_add_data(spb_payload_t *pl, const struct spb_data_metric *m);
 
-/* A String DATA metric whose text is copied into the payload (len bytes,
-   not NUL-terminated, at most SPB_TEXT_COPY_MAX): a text that does not
-   live until the encode (a record read from a Batch).  Returns as
-   add_data, or -E2BIG. */
+/* A String DATA metric as m says (its value aside) whose text is copied
+   into the payload (len bytes, not NUL-terminated, at most
+   SPB_TEXT_COPY_MAX): a text that does not live until the encode (a
+   record read from a Batch).  Returns as add_data, or -E2BIG. */
 #define SPB_TEXT_COPY_MAX 64
-int spb_payload_add_data_text(spb_payload_t *pl, uint64_t alias, uint64_t t_ms, bool is_historical,
-                              const char *text, size_t len);
+int spb_payload_add_data_text(spb_payload_t *pl, const struct spb_data_metric *m, const char *text, size_t len);
 
 /* Drops the metrics added after the first n (n >= the count: nothing). */
 void spb_payload_truncate(spb_payload_t *pl, size_t n);

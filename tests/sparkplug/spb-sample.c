@@ -47,14 +47,14 @@ static const struct spb_birth_metric dbirth[] = {
 };
 
 static const struct spb_data_metric ddata[] = {
-	{ 10, T0 + 100, false, { SPB_DT_DOUBLE, false, 1501.5, NULL } },
-	{ 11, T0 + 100, false, { SPB_DT_STRING, false, 0, "overheat \xe2\x80\x94 u1" } },
-	{ 12, T0 + 200, true, { SPB_DT_DOUBLE, false, 2.5, NULL } },
-	{ 13, T0 + 300, false, { SPB_DT_INT16, false, -32768, NULL } },
-	{ 14, T0 + 300, false, { SPB_DT_INT64, false, 5000000000.0, NULL } },
-	{ 15, T0 + 300, false, { SPB_DT_UINT8, false, 255, NULL } },
-	{ 16, T0 + 400, false, { SPB_DT_FLOAT, false, -0.25, NULL } },
-	{ 17, T0 + 400, false, { SPB_DT_BOOLEAN, false, 0, NULL } },
+	{ 10, T0 + 100, false, { SPB_DT_DOUBLE, false, 1501.5, NULL }, NULL },
+	{ 11, T0 + 100, false, { SPB_DT_STRING, false, 0, "overheat \xe2\x80\x94 u1" }, NULL },
+	{ 12, T0 + 200, true, { SPB_DT_DOUBLE, false, 2.5, NULL }, "out_of_range" },
+	{ 13, T0 + 300, false, { SPB_DT_INT16, false, -32768, NULL }, NULL },
+	{ 14, T0 + 300, false, { SPB_DT_INT64, false, 5000000000.0, NULL }, NULL },
+	{ 15, T0 + 300, false, { SPB_DT_UINT8, false, 255, NULL }, NULL },
+	{ 16, T0 + 400, false, { SPB_DT_FLOAT, false, -0.25, NULL }, NULL },
+	{ 17, T0 + 400, false, { SPB_DT_BOOLEAN, false, 0, NULL }, NULL },
 };
 
 static int parse_cmds(int n, char **files)

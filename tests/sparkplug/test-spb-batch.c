@@ -47,8 +47,11 @@ static rec_batch_t *batch(void)
 
 	memcpy(text.text.text, "door open", 9);
 	CHECK(rec_encoder_new(&meta, 16, &enc) == 0);
+	struct acq_item bad = sample(T0 + 5000000, 0, 0, 2.5);
+	bad.sample.quality = ACQ_Q_INVALID;
+	text.text.quality = ACQ_Q_OUT_OF_RANGE; /* not what a text gets, but carried as any */
 	struct acq_item items[] = { sample(T0 + 1000000, 0, 0, 1.5), text, sample(T0 + 1500000, 1, 0x10000, -2),
-	                            can, ev, sample(T0 + 5000000, 0, 0, 2.5) };
+	                            can, ev, bad };
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
 		CHECK(rec_encoder_add(enc, &items[i]) == 0, "item %zu", i);
 	CHECK(rec_encoder_finish(enc, 100, &buf, &len) == 6);
@@ -74,6 +77,16 @@ static void test_ddata(void)
 	/* the Batch's order: samples before texts (record/batch.h) */
 	CHECK(p->metrics[1]->alias == 2 && p->metrics[1]->timestamp == 1733400000005 &&
 	      p->metrics[1]->double_value == 2.5);
+	/* not good: Quality Bad (0) and railmon's word; good: no property */
+	CHECK(!p->metrics[0]->properties);
+	CHECK(p->metrics[1]->properties && p->metrics[1]->properties->n_keys == 2 &&
+	      !strcmp(p->metrics[1]->properties->keys[0], "Quality") &&
+	      p->metrics[1]->properties->values[0]->type == SPB_DT_INT32 &&
+	      p->metrics[1]->properties->values[0]->int_value == 0 &&
+	      !strcmp(p->metrics[1]->properties->keys[1], "railmonQuality") &&
+	      !strcmp(p->metrics[1]->properties->values[1]->string_value, "invalid"));
+	CHECK(p->metrics[2]->properties && p->metrics[2]->properties->n_keys == 2 &&
+	      !strcmp(p->metrics[2]->properties->values[1]->string_value, "out_of_range"));
 	CHECK(p->metrics[2]->alias == 3 && p->metrics[2]->timestamp == 1733400000002 &&
 	      p->metrics[2]->datatype == SPB_DT_STRING && !strcmp(p->metrics[2]->string_value, "door open"));
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
@@ -143,14 +156,16 @@ static void test_text_copy(void)
 
 	CHECK(spb_payload_new(2, &pl) == 0);
 	memset(t, 'x', sizeof(t));
-	CHECK(spb_payload_add_data_text(pl, 5, 1, false, t, SPB_TEXT_COPY_MAX + 1) == -E2BIG);
-	CHECK(spb_payload_add_data_text(pl, 5, 1, false, t, SPB_TEXT_COPY_MAX) == 0);
+	const struct spb_data_metric m = { .alias = 5, .t_ms = 1 };
+	CHECK(spb_payload_add_data_text(pl, &m, t, SPB_TEXT_COPY_MAX + 1) == -E2BIG);
+	CHECK(spb_payload_add_data_text(pl, &m, t, SPB_TEXT_COPY_MAX) == 0);
 	memset(t, 'y', sizeof(t));
 	p = unpack(pl);
 	CHECK(p->n_metrics == 1 && strlen(p->metrics[0]->string_value) == SPB_TEXT_COPY_MAX &&
 	      p->metrics[0]->string_value[0] == 'x');
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
-	CHECK(spb_payload_add_data_text(pl, 5, 1, false, NULL, 1) == -EINVAL);
+	CHECK(spb_payload_add_data_text(pl, &m, NULL, 1) == -EINVAL);
+	CHECK(spb_payload_add_data_text(pl, NULL, t, 1) == -EINVAL);
 	spb_payload_free(pl);
 }
 

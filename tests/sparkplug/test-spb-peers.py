@@ -55,6 +55,9 @@ EXPECT = {
         (None, 17, T0 + 400, "Boolean", False, None, False)]),
 }
 
+# DATA metrics whose value is not good: properties Quality (Int32 0, Bad)
+# and railmonQuality (railmon's word)
+QUALITY = {("ddata.bin", 12): "out_of_range"}
 failures = []
 
 
@@ -104,7 +107,12 @@ def check_pb2(f, data):
         check(got == value and type(got) is type(value), "%s: value %r, want %r" % (w, got, value))
         check(m.is_historical == hist, "%s: is_historical %r" % (w, m.is_historical))
         props = dict(zip(m.properties.keys, m.properties.values))
-        if unit is None:
+        q = QUALITY.get((f, alias))
+        if q is not None:
+            check(list(props) == ["Quality", "railmonQuality"] and props["Quality"].type == DT["Int32"] and
+                  props["Quality"].int_value == 0 and props["railmonQuality"].string_value == q,
+                  "%s: quality properties %r" % (w, props))
+        elif unit is None:
             check(not m.HasField("properties"), "%s: properties %r" % (w, props))
         else:
             v = props.get("engUnit")
@@ -127,7 +135,12 @@ def check_tahu(f, p):
             got = int(got)  # a Long, printed as a decimal string
         check(got == value and type(got) is type(value), "%s: value %r, want %r" % (w, got, value))
         check(bool(m.get("isHistorical", False)) == hist, "%s: isHistorical %r" % (w, m.get("isHistorical")))
-        if unit is None:
+        q = QUALITY.get((f, alias))
+        if q is not None:
+            check(m.get("properties") == {"Quality": {"type": "Int32", "value": 0},
+                                          "railmonQuality": {"type": "String", "value": q}},
+                  "%s: quality properties %r" % (w, m.get("properties")))
+        elif unit is None:
             check("properties" not in m, "%s: properties %r" % (w, m.get("properties")))
         else:
             check(m.get("properties", {}).get("engUnit") == {"type": "String", "value": unit},
