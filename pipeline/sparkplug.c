@@ -5,23 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forwarder.h"
 #include "sparkplug.h"
-
-/* The publisher's view of the log (uplink/ cannot see storage/). */
-static int spb_seek(void *ctx, uint64_t seq)
-{
-	return stor_reader_seek_seq(ctx, seq);
-}
-
-static int spb_next(void *ctx, struct upl_rec *ret)
-{
-	struct stor_rec r;
-	int k = stor_reader_next(ctx, &r);
-
-	if (k == 1)
-		*ret = (struct upl_rec){ r.first_seq, r.count, r.t_last_ns, r.payload, r.len, r.t_first_ns };
-	return k;
-}
 
 /* The devices: every bus, or those `devices =` names (conf/ checked them). */
 static void devices(struct pl_sparkplug *s, const struct conf_board *cfg)
@@ -77,7 +62,7 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 		.keepalive_s = u->keepalive_s, .group = sp->group_id, .node = sp->edge_node, .state_dir = dir,
 		.primary_host = sp->primary_host,
 		.channels = s->chans, .nchannels = s->nchans, .devices = s->devs, .ndevices = s->ndevs,
-		.source = { .seek = spb_seek, .next = spb_next, .ctx = s->reader },
+		.source = pl_log_source(s->reader), /* the forwarder's view of the log */
 		/* a DBIRTH and a whole Batch's DDATA fit */
 		.max_metrics = cfg->batch_max > s->nchans + 2 ? cfg->batch_max : s->nchans + 2,
 	};
