@@ -34,6 +34,17 @@ int spb_dbirth_add_channels(spb_payload_t *pl, const struct spb_channel *ch, siz
 	return added;
 }
 
+int spb_device_change(const struct acq_item *it)
+{
+	if (!it || it->kind != ACQ_ITEM_EVENT)
+		return 0;
+	switch (it->event.code) {
+	case ACQ_EV_CAN_GONE: case ACQ_EV_MB_DISCONNECT: return -1;
+	case ACQ_EV_CAN_BACK: case ACQ_EV_MB_CONNECT: return 1;
+	default: return 0;
+	}
+}
+
 /* The ms of a record's ns (before 1970: 0, which no stored record has). */
 static uint64_t ms_of(int64_t t_ns)
 {

@@ -44,6 +44,11 @@ uint64_t spb_channel_alias(uint32_t channel_id);
 int spb_dbirth_add_channels(spb_payload_t *pl, const struct spb_channel *ch, size_t n, uint16_t bus,
                             uint64_t t_ms);
 
+/* What a record says of its bus as a device: -1 gone (CAN_GONE,
+   MB_DISCONNECT: DDEATH due), +1 back (CAN_BACK, MB_CONNECT: DBIRTH
+   due), 0 nothing. */
+int spb_device_change(const struct acq_item *it);
+
 /*
  * Appends the DDATA metrics of bus's samples and texts in b to pl (started
  * by the caller), flagged is_historical when historical (records sent

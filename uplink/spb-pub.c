@@ -18,6 +18,7 @@
 #include "spb-pub.h"
 
 #define TOPIC_MAX 256
+#define CONF_DEVICES_MAX UPL_SPB_DEVICES_MAX
 #define BACKOFF_MS 1000
 #define CONNECT_TIMEOUT_MS 10000
 #define CURSOR_EVERY_MS 1000
@@ -40,6 +41,7 @@ struct upl_spb {
 	   offline ends the connection (Sparkplug 3.0, 5.9) */
 	char state_topic[TOPIC_MAX];
 	bool births_due, host_online, host_lost;
+	bool dead[CONF_DEVICES_MAX];   /* a device gone (DDEATH sent), by cfg.devices index */
 	struct spb_session sess;
 	spb_payload_t *pl;
 	char cursor_path[PATH_MAX];
@@ -94,6 +96,22 @@ static int topic(struct upl_spb *p, enum spb_msg type, const char *device, char 
 	return spb_topic(buf, TOPIC_MAX, p->cfg.group, type, p->cfg.node, device) < 0 ? -EINVAL : 0;
 }
 
+/* One device's DBIRTH (alive again) or DDEATH (gone: no metrics). */
+static int device_birth(struct upl_spb *p, size_t d, bool birth, uint64_t ms)
+{
+	const struct upl_spb_device *dev = &p->cfg.devices[d];
+	char t[TOPIC_MAX];
+	int r;
+
+	if ((r = spb_session_next(&p->sess, p->pl, ms)) < 0 ||
+	    (birth && (r = spb_dbirth_add_channels(p->pl, p->cfg.channels, p->cfg.nchannels, dev->bus, ms)) < 0) ||
+	    (r = topic(p, birth ? SPB_DBIRTH : SPB_DDEATH, dev->name, t)) < 0 || (r = publish(p, t, 0)) < 0)
+		return r;
+	p->dead[d] = !birth;
+	STAT(p, birth ? p->st.dbirths++ : p->st.ddeaths++);
+	return 0;
+}
+
 /* NBIRTH, then a DBIRTH per device: at connect and for a Rebirth. */
 static int births(struct upl_spb *p)
 {
@@ -105,13 +123,27 @@ static int births(struct upl_spb *p)
 	    (r = publish(p, t, 0)) < 0)
 		return r;
 	STAT(p, p->st.nbirths++);
-	for (size_t d = 0; d < p->cfg.ndevices; d++) {
-		const struct upl_spb_device *dev = &p->cfg.devices[d];
-		if ((r = spb_session_next(&p->sess, p->pl, ms)) < 0 ||
-		    (r = spb_dbirth_add_channels(p->pl, p->cfg.channels, p->cfg.nchannels, dev->bus, ms)) < 0 ||
-		    (r = topic(p, SPB_DBIRTH, dev->name, t)) < 0 || (r = publish(p, t, 0)) < 0)
+	for (size_t d = 0; d < p->cfg.ndevices; d++)
+		if ((r = device_birth(p, d, true, ms)) < 0)
 			return r;
-		STAT(p, p->st.dbirths++);
+	return 0;
+}
+
+/* The devices the Batch says are back (want 1) or gone (-1): their
+   DBIRTH before the Batch's DDATA, their DDEATH after it. */
+static int device_changes(struct upl_spb *p, const rec_batch_t *b, size_t count, int want)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct acq_item it;
+		if (rec_batch_item(b, i, &it) < 0 || spb_device_change(&it) != want)
+			continue;
+		for (size_t d = 0; d < p->cfg.ndevices; d++) {
+			if (p->cfg.devices[d].bus != it.bus || p->dead[d] == (want < 0))
+				continue;
+			int r = device_birth(p, d, want > 0, wall_ms());
+			if (r < 0)
+				return r;
+		}
 	}
 	return 0;
 }
@@ -249,6 +281,7 @@ static int connect_once(struct upl_spb *p)
 	   the primary host's STATE (retained) before any birth */
 	p->host_online = p->host_lost = false;
 	p->births_due = true;
+	memset(p->dead, 0, sizeof(p->dead)); /* births say every device again */
 	if ((r = upl_mqtt_errno(mosquitto_subscribe(p->mosq, NULL, p->ncmd, 1))) < 0 ||
 	    (r = upl_mqtt_errno(mosquitto_subscribe(p->mosq, NULL, p->dcmd, 1))) < 0 ||
 	    (p->state_topic[0] && (r = upl_mqtt_errno(mosquitto_subscribe(p->mosq, NULL, p->state_topic, 1))) < 0))
@@ -287,8 +320,17 @@ static int send_next(struct upl_spb *p)
 		STAT(p, p->st.batches_bad++);
 		goto done;
 	}
+	struct rec_batch_info info;
+	rec_batch_info(b, &info);
+	if ((r = device_changes(p, b, info.count, 1)) < 0)
+		goto done;
 	for (size_t d = 0; d < p->cfg.ndevices && r >= 0; d++) {
 		const struct upl_spb_device *dev = &p->cfg.devices[d];
+		if (p->dead[d]) {
+			/* a host takes no DATA of a dead device: counted */
+			STAT(p, p->st.dead_batches++);
+			continue;
+		}
 		/* the seq is taken only by a DDATA that goes: none is skipped */
 		if ((r = spb_session_begin(&p->sess, p->pl, wall_ms())) < 0)
 			break;
@@ -302,6 +344,8 @@ static int send_next(struct upl_spb *p)
 		spb_session_commit(&p->sess);
 		STAT(p, (p->st.ddata++, p->st.metrics += (uint64_t)n));
 	}
+	if (r == 0)
+		r = device_changes(p, b, info.count, -1);
 done:
 	rec_batch_free(b);
 	if (r == 0)
@@ -393,6 +437,7 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 	int r;
 
 	if (!cfg || !ret_pub || !cfg->host || !cfg->state_dir || !cfg->source.next || !cfg->source.seek ||
+	    cfg->ndevices > CONF_DEVICES_MAX ||
 	    (!cfg->channels && cfg->nchannels) || (!cfg->devices && cfg->ndevices) || !cfg->port)
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));

@@ -14,7 +14,9 @@
  * is_historical when the Batch's newest record is over 10 s old (the
  * backlog after an outage or a restart, sent after the births).  An NCMD Rebirth is
  * answered with a fresh NBIRTH and DBIRTHs; every other command metric is
- * counted in cmd_refused.  A clean stop sends what the log holds (for at
+ * counted in cmd_refused.  A bus's gone event (CAN_GONE, MB_DISCONNECT) in
+ * a Batch is its device's DDEATH after the Batch's DDATA, its back event
+ * (CAN_BACK, MB_CONNECT) a DBIRTH before them.  A clean stop sends what the log holds (for at
  * most 2 s) and publishes the NDEATH itself.  With a primary host, the
  * births (and so all data) wait for its retained STATE to say online; its
  * offline ends the connection (NDEATH published), and the next one waits
@@ -31,6 +33,8 @@
 
 #include "fwd-types.h"
 #include "sparkplug/spb-batch.h"
+
+#define UPL_SPB_DEVICES_MAX 64
 
 struct upl_spb_device {
 	const char *name;   /* the device id in topics: the bus's name */
@@ -51,7 +55,7 @@ struct upl_spb_cfg {
 	const struct spb_channel *channels; /* the devices' metrics */
 	size_t nchannels;
 	const struct upl_spb_device *devices;
-	size_t ndevices;
+	size_t ndevices;                   /* at most UPL_SPB_DEVICES_MAX */
 	struct upl_source source;          /* seek and next; this thread only */
 	size_t max_metrics;                /* a DDATA's room; 0 = 4096 */
 };
@@ -59,7 +63,8 @@ struct upl_spb_cfg {
 /* What happened so far (upl_spb_stats()). */
 struct upl_spb_stats {
 	uint64_t connects, connect_failures;
-	uint64_t nbirths, dbirths, rebirths;
+	uint64_t nbirths, dbirths, rebirths, ddeaths;
+	uint64_t dead_batches;             /* a dead device's DDATA not sent (samples while gone) */
 	uint64_t ddata, metrics, bytes;
 	uint64_t batches, batches_bad, batches_too_big; /* read; not decodable; over max_metrics */
 	uint64_t historical;               /* Batches sent is_historical (older than 10 s) */

@@ -5,7 +5,8 @@
  * to the broker at 127.0.0.1:PORT, group "Fleet", node "T-7", devices
  * "can0" (bus 0: Engine.Speed, Door.State text) and "mb1" (bus 1:
  * Brake.Pressure).  Batch k (from 0) holds Engine.Speed = 1000 + k,
- * Door.State "door k", Brake.Pressure = k / 4, at 1733400000000 + k ms.
+ * Door.State "door k", Brake.Pressure = k / 4, at 1733400000000 + k ms;
+ * Batch 2 also mb1's MB_DISCONNECT, Batch 3 its MB_CONNECT (4 records).
  * With PRIMARY_HOST, births wait for its STATE online.
  * Prints "started bdseq N" once connected, runs until SIGTERM (a clean
  * stop: NDEATH, then the stats) or SIGKILL (the broker's will).
@@ -28,13 +29,16 @@ struct src {
 	int n, next;
 	uint8_t *buf[64];
 	size_t len[64];
+	uint32_t count[64];
 };
 
 static int src_seek(void *ctx, uint64_t seq)
 {
 	struct src *s = ctx;
-	/* Batch k holds seqs [1 + 3k, 4 + 3k) */
-	s->next = seq > 0 ? (int)((seq - 1) / 3) : 0;
+	/* Batch k holds seqs [1 + 4k, 1 + 4k + count[k]): the first one
+	   holding seq or after it */
+	for (s->next = 0; s->next < s->n && 1 + 4 * (uint64_t)s->next + s->count[s->next] <= seq; s->next++)
+		;
 	return 0;
 }
 
@@ -45,7 +49,7 @@ static int src_next(void *ctx, struct upl_rec *ret)
 	if (s->next >= s->n)
 		return 0;
 	int k = s->next++;
-	*ret = (struct upl_rec){ .first_seq = 1 + 3 * (uint64_t)k, .count = 3, .payload = s->buf[k],
+	*ret = (struct upl_rec){ .first_seq = 1 + 4 * (uint64_t)k, .count = s->count[k], .payload = s->buf[k],
 	                         .len = (uint32_t)s->len[k], .t_last_ns = T0_NS + (int64_t)k * 1000000 };
 	return 1;
 }
@@ -65,9 +69,15 @@ static int make_log(struct src *s, int n)
 		struct acq_item c = { .t_ns = t, .kind = ACQ_ITEM_SAMPLE, .bus = 1, .sample = { 0x10000, 0, k / 4.0 } };
 		struct acq_item d = { .t_ns = t, .kind = ACQ_ITEM_TEXT, .bus = 0, .text = { .channel = 1 } };
 		d.text.len = (uint8_t)snprintf(d.text.text, sizeof(d.text.text), "door %d", k);
+		/* bus 1 (mb1) disconnects in Batch 2 and is back in Batch 3 */
+		struct acq_item e = { .t_ns = t, .kind = ACQ_ITEM_EVENT, .bus = 1,
+		                      .event = { k == 2 ? ACQ_EV_MB_DISCONNECT : ACQ_EV_MB_CONNECT, 0, 0 } };
+		bool ev = k == 2 || k == 3;
 		if (rec_encoder_new(&meta, 4, &enc) < 0 || rec_encoder_add(enc, &a) < 0 || rec_encoder_add(enc, &c) < 0 ||
-		    rec_encoder_add(enc, &d) < 0 || rec_encoder_finish(enc, 1 + 3 * (uint64_t)k, &b, &len) != 3)
+		    rec_encoder_add(enc, &d) < 0 || (ev && rec_encoder_add(enc, &e) < 0) ||
+		    rec_encoder_finish(enc, 1 + 4 * (uint64_t)k, &b, &len) != 3 + ev)
 			return -EIO;
+		s->count[k] = 3 + ev;
 		s->buf[k] = malloc(len);
 		if (!s->buf[k])
 			return -ENOMEM;

@@ -169,11 +169,28 @@ static void test_text_copy(void)
 	spb_payload_free(pl);
 }
 
+/* Which events make a device gone or back. */
+static void test_device_change(void)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT };
+	static const struct { uint32_t code; int want; } ev[] = {
+		{ ACQ_EV_CAN_GONE, -1 }, { ACQ_EV_MB_DISCONNECT, -1 }, { ACQ_EV_CAN_BACK, 1 }, { ACQ_EV_MB_CONNECT, 1 },
+		{ ACQ_EV_CAN_BUS_OFF, 0 }, { ACQ_EV_MB_TIMEOUT, 0 }, { ACQ_EV_START, 0 },
+	};
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		it.event.code = ev[i].code;
+		CHECK(spb_device_change(&it) == ev[i].want, "code %u", ev[i].code);
+	}
+	it = sample(1, 0, 0, ACQ_EV_CAN_GONE); /* a sample, whatever its value */
+	CHECK(spb_device_change(&it) == 0 && spb_device_change(NULL) == 0);
+}
+
 int main(void)
 {
 	test_ddata();
 	test_dbirth();
 	test_text_copy();
+	test_device_change();
 	puts("spb-batch: ok");
 	return 0;
 }

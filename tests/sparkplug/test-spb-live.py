@@ -189,6 +189,7 @@ with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
     view = [(topic.split("/"), tahu[f]) for (topic, _), f in zip(got, files)]
 
 seq, bdseq, nbirth_bdseq, declared, sessions = None, None, [], {}, []
+dead, device_events = set(), []
 values = {"can0": [], "mb1": []}
 for level, p in view:
     kind = level[2]
@@ -204,6 +205,7 @@ for level, p in view:
             check(b == bdseq, "Rebirth's NBIRTH bdSeq %d, connection's %d" % (b, bdseq))
         bdseq, seq = b, 0
         nbirth_bdseq.append(b)
+        dead.clear()  # births say every device again
         if not sessions or sessions[-1]:
             sessions.append(False)
         continue
@@ -215,7 +217,17 @@ for level, p in view:
     check("seq" in p and int(p["seq"]) == (seq + 1) % 256, "%s %s seq %r after %r" % (kind, level, p.get("seq"), seq))
     seq = int(p.get("seq", -2))
     dev = level[4]
+    if kind == "DDEATH":
+        check(not p["metrics"] and dev not in dead, "DDEATH %s: %r, dead %r" % (dev, p["metrics"], dead))
+        dead.add(dev)
+        device_events.append(("DDEATH", dev, len(values[dev])))
+        continue
+    if kind == "DDATA":
+        check(dev not in dead, "DDATA of %s while dead" % dev)
     if kind == "DBIRTH":
+        if dev in dead:
+            device_events.append(("DBIRTH", dev, len(values[dev])))
+        dead.discard(dev)
         declared[dev] = {int(m["alias"]): m for m in p["metrics"]}
         want = {"can0": [("Engine.Speed", 2, "Double", "rpm"), ("Door.State", 3, "String", None)],
                 "mb1": [("Brake.Pressure", 2 + 0x10000, "Double", "bar")]}[dev]
@@ -229,6 +241,8 @@ for level, p in view:
             values[dev].append((declared[dev][int(m["alias"])]["name"], int(m["timestamp"]), m["value"]))
             # the log's records are from 2024: the backlog, historical
             check(m.get("isHistorical") is True, "DDATA %s alias %r not historical" % (dev, m["alias"]))
+# mb1 gone in Batch 2 (after its value), back in Batch 3 (before its value)
+check(device_events == [("DDEATH", "mb1", 3), ("DBIRTH", "mb1", 3)], "mb1's DDEATH/DBIRTH %r" % device_events)
 check(nbirth_bdseq == [0, 0, 1, 2, 3], "bdSeq of the NBIRTHs %r: Rebirth the same, + 1 a connection" % nbirth_bdseq)
 check(sessions == [True] * 4, "four connections, each ended by its NDEATH: %r" % sessions)
 want_can = sorted([("Engine.Speed", T0_MS + k, 1000.0 + k) for k in range(BATCHES)] +
