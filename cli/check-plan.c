@@ -344,6 +344,28 @@ static const char *reduce_text(const struct upl_policy *p, char *buf, size_t len
 	return conf_uplink_policy_text(&c, buf, len);
 }
 
+/* [sparkplug]: where the edge node publishes, and which buses are its devices. */
+static void check_sparkplug(FILE *out, const struct conf_board *cfg)
+{
+	const struct conf_sparkplug *sp = &cfg->sparkplug;
+
+	if (!sp->mqtt.enabled)
+		return;
+	fprintf(out, "  sparkplug %s://%s:%u%s: spBv1.0/%s/NBIRTH/%s, devices", sp->mqtt.tls ? "mqtts" : "mqtt",
+	        sp->mqtt.host, sp->mqtt.port, sp->mqtt.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "",
+	        sp->group_id, sp->edge_node);
+	if (!sp->ndevices)
+		for (size_t i = 0; i < cfg->nbuses; i++)
+			fprintf(out, " %s", cfg->buses[i].name);
+	for (size_t i = 0; i < sp->ndevices; i++)
+		fprintf(out, " %s", sp->devices[i]);
+	if (!cfg->nbuses)
+		fprintf(out, " none");
+	if (sp->primary_host[0])
+		fprintf(out, ", publishing while spBv1.0/STATE/%s is online", sp->primary_host);
+	fprintf(out, "\n");
+}
+
 /*
  * The uplink's reduction, when the board has one: each bus's default and
  * raw frames, then every channel with what the uplink sends of it (its
@@ -429,6 +451,7 @@ int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
 		fprintf(out, "  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host,
 		        cfg->uplink.port, cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");
 	bad |= check_uplink_reduce(out, err, cfg) < 0;
+	check_sparkplug(out, cfg);
 	for (size_t i = 0; i < cfg->nbuses; i++) {
 		if (cfg->buses[i].kind == BUS_KIND_CAN)
 			bad |= check_can(out, err, cfg, &cfg->buses[i]) < 0;

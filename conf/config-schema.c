@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -389,27 +390,34 @@ static const struct basic_ini_key storage_keys[] = {
 #undef S
 #define U(member) BASIC_INI_FIELD(struct conf_uplink, member)
 
+/*
+ * The MQTT connection's keys, one list for [uplink] and [sparkplug]: the
+ * same words, checks and help (a broker or a TLS file is parsed once, by
+ * one hook).  [sparkplug]'s struct starts with its struct conf_uplink, so
+ * these offsets are right in both.
+ */
+#define UPLINK_CONNECTION_KEYS(broker_def, broker_help) \
+	{ "broker", BASIC_INI_CUSTOM, 0, .hook = set_broker, .syntax = "mqtt[s]://host[:port]", \
+	  .doc_def = broker_def, .help = broker_help " mqtts:// is TLS (port 8883 by default, 1883 without TLS)." }, \
+	{ "ca_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(ca_file), .hook = tls_on, .expect = "bad file name", \
+	  .doc_def = "none", .help = "The CA that signed the broker's certificate (PEM). Turns TLS on." }, \
+	{ "cert_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(cert_file), .hook = tls_on, .expect = "bad file name", \
+	  .doc_def = "none", .help = "The device's certificate (PEM), with key_file. Turns TLS on." }, \
+	{ "key_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(key_file), .hook = tls_on, .expect = "bad file name", \
+	  .doc_def = "none", .help = "The device's private key (PEM), with cert_file. Turns TLS on." }, \
+	{ "tls_insecure", BASIC_INI_BOOL, 0, U(tls_insecure), .def = "false", \
+	  .help = "Do not verify the broker's certificate (warned about at every start)." }, \
+	{ "username", BASIC_INI_STRING, 0, U(username), .expect = "too long", .doc_def = "none", \
+	  .help = "MQTT user name." }, \
+	{ "password", BASIC_INI_STRING, 0, U(password), .expect = "too long", .doc_def = "none", \
+	  .help = "MQTT password." }, \
+	{ "keepalive_s", BASIC_INI_UINT, 0, U(keepalive_s), .min = 5, .max = 3600, .def = "20", \
+	  .help = "MQTT keepalive (seconds)." }
+
 static const struct basic_ini_key uplink_keys[] = {
-	{ "broker", BASIC_INI_CUSTOM, 0, .hook = set_broker, .syntax = "mqtt[s]://host[:port]",
-	  .doc_def = "none (no uplink)",
-	  .help = "The MQTT broker the log is forwarded to with QoS 1. mqtts:// is TLS (port 8883 by default, "
-	          "1883 without TLS)." },
-	{ "ca_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(ca_file), .hook = tls_on, .expect = "bad file name",
-	  .doc_def = "none", .help = "The CA that signed the broker's certificate (PEM). Turns TLS on." },
-	{ "cert_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(cert_file), .hook = tls_on, .expect = "bad file name",
-	  .doc_def = "none", .help = "The device's certificate (PEM), with key_file. Turns TLS on." },
-	{ "key_file", BASIC_INI_PATH, BASIC_INI_NONEMPTY, U(key_file), .hook = tls_on, .expect = "bad file name",
-	  .doc_def = "none", .help = "The device's private key (PEM), with cert_file. Turns TLS on." },
-	{ "tls_insecure", BASIC_INI_BOOL, 0, U(tls_insecure), .def = "false",
-	  .help = "Do not verify the broker's certificate (warned about at every start)." },
-	{ "username", BASIC_INI_STRING, 0, U(username), .expect = "too long", .doc_def = "none",
-	  .help = "MQTT user name." },
-	{ "password", BASIC_INI_STRING, 0, U(password), .expect = "too long", .doc_def = "none",
-	  .help = "MQTT password." },
+	UPLINK_CONNECTION_KEYS("none (no uplink)", "The MQTT broker the log is forwarded to with QoS 1."),
 	{ "inflight", BASIC_INI_UINT, 0, U(inflight), .min = 1, .max = 65535, .def = "20",
 	  .help = "Messages in flight (published, no PUBACK yet) at most." },
-	{ "keepalive_s", BASIC_INI_UINT, 0, U(keepalive_s), .min = 5, .max = 3600, .def = "20",
-	  .help = "MQTT keepalive (seconds)." },
 	{ "live_ahead", BASIC_INI_BOOL, 0, U(live_ahead), .def = "false",
 	  .help = "Send live records ahead of a backlog that is being drained." },
 	{ "rate_limit", BASIC_INI_SIZE, 0, U(rate_bytes_s), .def = "0", .doc_def = "0 (unlimited)",
@@ -417,6 +425,72 @@ static const struct basic_ini_key uplink_keys[] = {
 	  .help = "Bytes per second the backlog is sent at, at most (leave room on a cellular link)." },
 };
 
+
+/* A Sparkplug id (group, edge node, host): a topic level, so none of the
+   MQTT wildcards and separators the specification forbids in it. */
+static int sparkplug_id(struct basic_ini *ini, const struct basic_ini_key *key, void *base, const char *value)
+{
+	for (const char *c = value; *c; c++)
+		if (strchr("/+#", *c) || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return basic_ini_bad(ini, key, value, "may not contain '/', '+', '#' or control characters "
+			                     "(it is an MQTT topic level)");
+	return 0;
+}
+
+/* devices = all | BUS ... (blanks or ','): the buses are checked against
+   the file's sections after the whole file (config.c). */
+static int set_sparkplug_devices(struct basic_ini *ini, const struct basic_ini_key *key, void *base,
+                                 const char *value)
+{
+	struct conf_sparkplug *sp = base;
+	char buf[512], *save = NULL;
+
+	if (strlen(value) >= sizeof(buf))
+		return basic_ini_bad(ini, key, value, "too long");
+	memcpy(buf, value, strlen(value) + 1);
+	sp->ndevices = 0;
+	if (!strcmp(buf, "all"))
+		return 0;
+	for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		if (!strcmp(w, "all"))
+			return basic_ini_bad(ini, key, value, "'all' goes alone");
+		if (sp->ndevices >= CONF_BUSES_MAX || strlen(w) >= BUS_NAME_MAX)
+			return basic_ini_bad(ini, key, value, "expected all or at most 16 bus names");
+		for (size_t i = 0; i < sp->ndevices; i++)
+			if (!strcmp(sp->devices[i], w))
+				return basic_ini_bad(ini, key, value, "a bus given twice");
+		memcpy(sp->devices[sp->ndevices++], w, strlen(w) + 1);
+	}
+	if (!sp->ndevices)
+		return basic_ini_bad(ini, key, value, "expected all or bus names");
+	return 0;
+}
+
+#define SP(member) BASIC_INI_FIELD(struct conf_sparkplug, member)
+
+static const char sparkplug_id_expect[] = "expected 1 to 63 characters";
+
+/* The connection's keys come first, parsed into .mqtt (offset 0). */
+_Static_assert(offsetof(struct conf_sparkplug, mqtt) == 0, "UPLINK_CONNECTION_KEYS' offsets are conf_uplink's");
+
+static const struct basic_ini_key sparkplug_keys[] = {
+	UPLINK_CONNECTION_KEYS("required", "The MQTT broker of the Sparkplug host applications."),
+	{ "group_id", BASIC_INI_STRING, BASIC_INI_NONEMPTY | BASIC_INI_REQUIRED, SP(group_id), .max = 63,
+	  .hook = sparkplug_id, .expect = sparkplug_id_expect,
+	  .help = "The Sparkplug group the edge node belongs to (spBv1.0/<group_id>/...)." },
+	{ "edge_node", BASIC_INI_STRING, BASIC_INI_NONEMPTY, SP(edge_node), .max = 63, .hook = sparkplug_id,
+	  .expect = sparkplug_id_expect, .doc_def = "the vehicle",
+	  .help = "The edge node id in the topics (spBv1.0/<group_id>/NBIRTH/<edge_node>)." },
+	{ "devices", BASIC_INI_CUSTOM, BASIC_INI_LINE, BASIC_INI_LINE_AT(struct conf_sparkplug, devices_line),
+	  .hook = set_sparkplug_devices, .syntax = "all | BUS ...", .doc_def = "all",
+	  .help = "The buses published, each a Sparkplug device named as the bus (DBIRTH/DDATA/<edge_node>/<bus>)." },
+	{ "primary_host", BASIC_INI_STRING, BASIC_INI_NONEMPTY, SP(primary_host), .max = 63, .hook = sparkplug_id,
+	  .expect = sparkplug_id_expect, .doc_def = "none (publish at once)",
+	  .help = "The primary host application whose spBv1.0/STATE/<primary_host> must say online for the edge node "
+	          "to publish." },
+};
+
+#undef SP
 #undef U
 #define P(member) BASIC_INI_FIELD(struct conf_pending_bus, member)
 
@@ -699,6 +773,9 @@ static const struct basic_ini_table tables[CONF_SEC_MAX] = {
 	                        trigger_keys, LEN(trigger_keys) },
 	[CONF_SEC_SIGNAL] = { "signal NAME", "A signal of a CAN bus's DBC (its name, or Message.Signal): that it must "
 	                       "be received in time, what the uplink sends of it.", signal_keys, LEN(signal_keys) },
+	[CONF_SEC_SPARKPLUG] = { "sparkplug", "A Sparkplug B edge node beside the uplink (sparkplug/README.md): its "
+	                          "broker, TLS and credentials as [uplink]'s. Once at most.", sparkplug_keys,
+	                          LEN(sparkplug_keys) },
 };
 
 const struct basic_ini_table *conf_schema_table(enum conf_section s)

@@ -28,6 +28,7 @@ enum conf_section {
 	CONF_SEC_TRIGGER, /* struct conf_trigger */
 	CONF_SEC_SIGNAL,  /* struct conf_required (a DBC signal's) */
 	CONF_SEC_TRDP,    /* struct conf_pending_bus */
+	CONF_SEC_SPARKPLUG, /* struct conf_sparkplug */
 	CONF_SEC_MAX
 };
 

@@ -113,6 +113,23 @@ struct conf_uplink {
 	bool live_ahead;           /* send live records ahead of a draining backlog */
 };
 
+/*
+ * [sparkplug]: a Sparkplug B edge node beside the uplink (issue 33,
+ * sparkplug/README.md).  The connection is an [uplink]'s (the same keys,
+ * parsed by the same table entries into .mqtt, which must stay first: the
+ * shared keys' offsets are conf_uplink's); its inflight, live_ahead and
+ * rate_limit are not used.  The names go into topics: no '/', '+', '#'.
+ */
+struct conf_sparkplug {
+	struct conf_uplink mqtt;   /* enabled: a broker was given */
+	char group_id[64];         /* required with the section */
+	char edge_node[64];        /* "" in the file: the vehicle */
+	char primary_host[64];     /* "" = publish without waiting for a host */
+	char devices[CONF_BUSES_MAX][BUS_NAME_MAX]; /* buses published; none listed = all */
+	size_t ndevices;
+	int line, devices_line;    /* the [sparkplug] header, 'devices =' (0 = not in the file) */
+};
+
 struct conf_board {
 	char path[BUS_PATH_MAX];   /* the board file itself */
 	char vehicle[64];
@@ -133,6 +150,7 @@ struct conf_board {
 	uint32_t clock_step_ms;    /* a clock step beyond this is an event */
 	struct conf_storage storage;
 	struct conf_uplink uplink;
+	struct conf_sparkplug sparkplug;
 	struct conf_trigger triggers[CONF_TRIGGERS_MAX];
 	size_t ntriggers;
 	struct conf_required required[CONF_REQUIRED_MAX];

@@ -31,6 +31,7 @@ struct parser {
 	struct conf_pending_signal *sigs;   /* CONF_REQUIRED_MAX + CONF_POLICIES_MAX */
 	size_t nsigs;
 	bool seen[CONF_SEC_UPLINK + 1];     /* [board], [storage], [uplink] */
+	bool seen_sparkplug;
 };
 
 struct conf_private {
@@ -240,9 +241,19 @@ static int open_section(struct basic_ini *ini, const char *section, struct basic
 		snprintf(ret->title, sizeof(ret->title), "%s", section);
 		return 0;
 	}
+	if (!strcmp(section, conf_schema_table(CONF_SEC_SPARKPLUG)->section)) {
+		if (p->seen_sparkplug)
+			return basic_ini_fail(ini, "section [%s] appears twice", section);
+		p->seen_sparkplug = true;
+		p->cfg->sparkplug.line = basic_ini_line(ini);
+		*ret = (struct basic_ini_section){ .table = conf_schema_table(CONF_SEC_SPARKPLUG),
+		                                   .base = &p->cfg->sparkplug };
+		snprintf(ret->title, sizeof(ret->title), "%s", section);
+		return 0;
+	}
 	if (sscanf(section, "%31s %95s", kind, name) != 2)
-		return basic_ini_fail(ini, "unknown section [%s] (expected board, storage, uplink, can NAME, modbus NAME, "
-		                      "trdp NAME, channel NAME, trigger NAME, signal NAME)", section);
+		return basic_ini_fail(ini, "unknown section [%s] (expected board, storage, uplink, sparkplug, can NAME, "
+		                      "modbus NAME, trdp NAME, channel NAME, trigger NAME, signal NAME)", section);
 	if (!strcmp(kind, "can"))
 		return new_bus(ini, p, BUS_KIND_CAN, name, ret);
 	if (!strcmp(kind, "modbus"))
@@ -421,19 +432,46 @@ static int validate_storage(struct basic_ini *ini, const struct conf_storage *s)
 	                         basic_format_size(2 * s->segment_bytes, min, sizeof(min)));
 }
 
-/* The [uplink] keys that go together (said at line 1: they may be
-   anywhere in the section). */
-static int validate_uplink(struct basic_ini *ini, const struct conf_uplink *u)
+/* The connection keys that go together, of [uplink] or [sparkplug]
+   (section), said at line (the keys may be anywhere in the section). */
+static int validate_uplink(struct basic_ini *ini, const char *section, int line, const struct conf_uplink *u)
 {
 	if (u->enabled && u->tls_insecure && !u->tls)
-		return basic_ini_fail_at(ini, 1, "[uplink] tls_insecure only makes sense with mqtts:// or TLS files");
+		return basic_ini_fail_at(ini, line, "[%s] tls_insecure only makes sense with mqtts:// or TLS files",
+		                         section);
 	if (u->tls && !u->ca_file[0])
-		return basic_ini_fail_at(ini, 1, "[uplink]: TLS needs ca_file (the CA that signed the broker's "
-		                         "certificate)");
+		return basic_ini_fail_at(ini, line, "[%s]: TLS needs ca_file (the CA that signed the broker's "
+		                         "certificate)", section);
 	if (!u->cert_file[0] != !u->key_file[0])
-		return basic_ini_fail_at(ini, 1, "[uplink]: cert_file and key_file go together (the device's identity)");
+		return basic_ini_fail_at(ini, line, "[%s]: cert_file and key_file go together (the device's identity)",
+		                         section);
 	if ((u->tls || u->username[0]) && !u->enabled)
-		return basic_ini_fail_at(ini, 1, "[uplink]: no broker = mqtt[s]://host[:port]");
+		return basic_ini_fail_at(ini, line, "[%s]: no broker = mqtt[s]://host[:port]", section);
+	return 0;
+}
+
+/* [sparkplug], when written: its connection as [uplink]'s, then what only
+   it has.  The edge node defaults to the vehicle (a name the topics take:
+   basic/name.h keeps '/', '+' and '#' out of it). */
+static int validate_sparkplug(struct basic_ini *ini, struct parser *p)
+{
+	struct conf_sparkplug *sp = &p->cfg->sparkplug;
+	int r;
+
+	if (!p->seen_sparkplug)
+		return 0;
+	if ((r = validate_uplink(ini, "sparkplug", sp->line, &sp->mqtt)) < 0)
+		return r;
+	if (!sp->mqtt.enabled)
+		return basic_ini_fail_at(ini, sp->line, "[sparkplug]: no broker = mqtt[s]://host[:port]");
+	if (!sp->group_id[0])
+		return basic_ini_fail_at(ini, sp->line, "[sparkplug]: missing 'group_id =' (the Sparkplug group)");
+	if (!sp->edge_node[0])
+		snprintf(sp->edge_node, sizeof(sp->edge_node), "%s", p->cfg->vehicle);
+	for (size_t i = 0; i < sp->ndevices; i++)
+		if (!find_bus(p, sp->devices[i]))
+			return basic_ini_fail_at(ini, sp->devices_line, "[sparkplug] devices: no bus '%s' in the file",
+			                         sp->devices[i]);
 	return 0;
 }
 
@@ -467,17 +505,20 @@ static int validate(struct basic_ini *ini)
 		if (!c->triggers[i].when_line)
 			return basic_ini_fail_at(ini, c->triggers[i].line, "[trigger %s]: missing 'when =' (CHANNEL OP "
 			                         "VALUE or event NAME)", c->triggers[i].name);
-	return validate_uplink(ini, &c->uplink);
+	if ((r = validate_uplink(ini, "uplink", 1, &c->uplink)) < 0)
+		return r;
+	return validate_sparkplug(ini, p);
 }
 
 /* -------------------------------------------------------------- parse */
 
-/* [board], [storage] and [uplink] have their defaults when not written. */
+/* [board], [storage], [uplink] and [sparkplug] have their defaults when not written. */
 static int single_defaults(struct conf_board *c, const char *name, char *err, size_t errlen)
 {
 	if (basic_ini_defaults(conf_schema_table(CONF_SEC_BOARD), c) < 0 ||
 	    basic_ini_defaults(conf_schema_table(CONF_SEC_STORAGE), &c->storage) < 0 ||
-	    basic_ini_defaults(conf_schema_table(CONF_SEC_UPLINK), &c->uplink) < 0) {
+	    basic_ini_defaults(conf_schema_table(CONF_SEC_UPLINK), &c->uplink) < 0 ||
+	    basic_ini_defaults(conf_schema_table(CONF_SEC_SPARKPLUG), &c->sparkplug) < 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: internal error: a default of the board schema is refused", name);
 		return -EINVAL;

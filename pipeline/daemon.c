@@ -31,6 +31,7 @@
 #include "pipeline/health.h"
 #include "pipeline/logdir.h"
 #include "pipeline/sink.h"
+#include "pipeline/sparkplug.h"
 #include "pipeline/sources.h"
 #include "storage/stor.h"
 #include "record/batch.h"
@@ -70,6 +71,7 @@ struct pl_daemon {
 
 	/* uplink: its events come back through one more ring */
 	struct pl_forwarder up;
+	struct pl_sparkplug spb;  /* [sparkplug]: its own reader, thread and connection */
 	struct acq_ring ev_ring;
 	struct acq_item ev_buf[256];
 };
@@ -182,7 +184,10 @@ static int open_uplink(struct pl_daemon *d, char *err, size_t errlen)
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
 	if (d->replay_log)
 		return 0; /* a replay is a command, not the vehicle's log */
-	return pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, err, errlen);
+	int r = pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, err, errlen);
+	if (r < 0)
+		return r;
+	return pl_sparkplug_open(&d->spb, d->cfg, d->data_dir, d->ch, err, errlen);
 }
 
 /* ------------------------------------------------------------ the collector */
@@ -348,6 +353,8 @@ int pl_daemon_start(struct pl_daemon *d, char *warn, size_t warnlen)
 	d->running = true;
 	if (d->up.fwd)
 		r = upl_forwarder_start(d->up.fwd);
+	if (r >= 0 && d->spb.pub)
+		r = upl_spb_start(d->spb.pub);
 	if (r >= 0)
 		r = pl_sources_start(d->src, warn, warnlen);
 	if (r < 0)
@@ -386,8 +393,9 @@ int pl_daemon_stop(struct pl_daemon *d)
 	pl_sink_report(d->sink);
 	health_tick(d, basic_mono_ns());
 	pl_sink_close(d->sink);
-	/* Last: the final Batch is on disk for it. */
+	/* Last: the final Batch is on disk for them. */
 	stop_uplink(d);
+	pl_sparkplug_close(&d->spb);
 	d->running = false;
 	d->stopped = true;
 	return 0;
@@ -401,6 +409,7 @@ struct pl_daemon *pl_daemon_free(struct pl_daemon *d)
 	acq_cpu_latency_free(d->pm_qos);
 	acq_collector_free(d->col);
 	pl_forwarder_close(&d->up);
+	pl_sparkplug_close(&d->spb);
 	pl_health_free(d->health);
 	pl_sink_free(d->sink);
 	pl_watch_free(d->watch);

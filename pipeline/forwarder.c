@@ -33,6 +33,11 @@ static int fwd_next(void *ctx, struct upl_rec *ret)
 	return k;
 }
 
+struct upl_source pl_log_source(stor_reader_t *reader)
+{
+	return (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time, .ctx = reader };
+}
+
 static struct upl_policy policy_of(const struct conf_uplink_policy *p)
 {
 	/* the bits are the same (conf/ and uplink/ do not see each other) */

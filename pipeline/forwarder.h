@@ -55,5 +55,9 @@ int pl_uplink_reduce(const struct conf_board *cfg, const struct pl_channels *ch,
                      char *err, size_t errlen);
 void pl_uplink_reduce_free(struct upl_reduce_cfg *rc);
 
+/* The log as uplink/ reads it (seek, next, seek_time over a
+   stor_reader_t), for the forwarder and the Sparkplug publisher. */
+struct upl_source pl_log_source(stor_reader_t *reader);
+
 /* Free the forwarder and its readers (stop it first); f may be zeroed. */
 void pl_forwarder_close(struct pl_forwarder *f);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sparkplug/spb.h"
 #include "sparkplug_b.pb-c.h"
@@ -19,9 +20,10 @@ typedef Org__Eclipse__Tahu__Protobuf__Payload__PropertyValue PropertyValue;
 struct spb_slot {
 	Metric metric;
 	PropertySet props;
-	PropertyValue unit;
-	char *unit_key[1];
-	PropertyValue *unit_val[1];
+	PropertyValue pv[2];      /* engUnit; or Quality and railmonQuality */
+	char *keys[2];
+	PropertyValue *vals[2];
+	char text[SPB_TEXT_COPY_MAX + 1]; /* spb_payload_add_data_text()'s copy */
 };
 
 struct spb_payload {
@@ -72,6 +74,14 @@ void spb_payload_reset(spb_payload_t *pl, uint64_t t_ms, uint8_t seq)
 	pl->msg.seq = seq;
 	pl->msg.metrics = pl->metrics;
 	pl->msg.n_metrics = 0;
+}
+
+void spb_payload_drop_seq(spb_payload_t *pl)
+{
+	if (pl) {
+		pl->msg.has_seq = 0;
+		pl->msg.seq = 0;
+	}
 }
 
 /* An integral double within [lo, hi]; NaN fails every comparison. */
@@ -199,20 +209,30 @@ static void slot_commit(spb_payload_t *pl, struct spb_slot *s)
 	pl->metrics[pl->msg.n_metrics++] = &s->metric;
 }
 
-static void slot_unit(struct spb_slot *s, const char *unit)
+/* Property i of the slot's set (set up by i == 0): a String, or an
+   Int32 when text is NULL. */
+static void slot_prop(struct spb_slot *s, size_t i, const char *key, const char *text, int32_t num)
 {
-	org__eclipse__tahu__protobuf__payload__property_set__init(&s->props);
-	org__eclipse__tahu__protobuf__payload__property_value__init(&s->unit);
-	s->unit.has_type = 1;
-	s->unit.type = SPB_DT_STRING;
-	s->unit.value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__PROPERTY_VALUE__VALUE_STRING_VALUE;
-	s->unit.string_value = (char *)unit;
-	s->unit_key[0] = (char *)SPB_PROP_UNIT;
-	s->unit_val[0] = &s->unit;
-	s->props.n_keys = 1;
-	s->props.keys = s->unit_key;
-	s->props.n_values = 1;
-	s->props.values = s->unit_val;
+	PropertyValue *v = &s->pv[i];
+
+	if (i == 0)
+		org__eclipse__tahu__protobuf__payload__property_set__init(&s->props);
+	org__eclipse__tahu__protobuf__payload__property_value__init(v);
+	v->has_type = 1;
+	if (text) {
+		v->type = SPB_DT_STRING;
+		v->value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__PROPERTY_VALUE__VALUE_STRING_VALUE;
+		v->string_value = (char *)text;
+	} else {
+		v->type = SPB_DT_INT32;
+		v->value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__PROPERTY_VALUE__VALUE_INT_VALUE;
+		v->int_value = (uint32_t)num;
+	}
+	s->keys[i] = (char *)key;
+	s->vals[i] = v;
+	s->props.n_keys = s->props.n_values = i + 1;
+	s->props.keys = s->keys;
+	s->props.values = s->vals;
 	s->metric.properties = &s->props;
 }
 
@@ -226,7 +246,7 @@ int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m)
 		return r;
 	s->metric.name = (char *)m->name;
 	if (m->unit && m->unit[0])
-		slot_unit(s, m->unit);
+		slot_prop(s, 0, SPB_PROP_UNIT, m->unit, 0);
 	slot_commit(pl, s);
 	return 0;
 }
@@ -243,8 +263,39 @@ int spb_payload_add_data(spb_payload_t *pl, const struct spb_data_metric *m)
 		s->metric.has_is_historical = 1;
 		s->metric.is_historical = 1;
 	}
+	if (m->quality && m->quality[0]) {
+		slot_prop(s, 0, SPB_PROP_QUALITY, NULL, SPB_QUALITY_BAD);
+		slot_prop(s, 1, SPB_PROP_RAILMON_QUALITY, m->quality, 0);
+	}
 	slot_commit(pl, s);
 	return 0;
+}
+
+int spb_payload_add_data_text(spb_payload_t *pl, const struct spb_data_metric *dm, const char *text, size_t len)
+{
+	struct spb_data_metric m;
+	int r;
+
+	if (!pl || !dm || (!text && len))
+		return -EINVAL;
+	m = *dm;
+	m.value = (struct spb_value){ SPB_DT_STRING, false, 0, "" };
+	if (len > SPB_TEXT_COPY_MAX)
+		return -E2BIG;
+	if ((r = spb_payload_add_data(pl, &m)) < 0)
+		return r;
+	/* the slot just committed: its own copy, NUL-terminated */
+	struct spb_slot *s = &pl->slots[pl->msg.n_metrics - 1];
+	memcpy(s->text, text, len);
+	s->text[len] = '\0';
+	s->metric.string_value = s->text;
+	return 0;
+}
+
+void spb_payload_truncate(spb_payload_t *pl, size_t n)
+{
+	if (pl && n < pl->msg.n_metrics)
+		pl->msg.n_metrics = n;
 }
 
 size_t spb_payload_count(const spb_payload_t *pl)

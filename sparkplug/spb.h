@@ -4,8 +4,8 @@
  * BIRTH and DATA payloads of railmon's channels, encoded with protoc-c
  * from sparkplug_b.proto.
  *
- * First step only: the payload codec.  Topics, the session (bdSeq, the
- * NDEATH will, STATE, rebirth) and the publisher come next (README.md).
+ * The payload codec; the topics, the session's numbers and the commands
+ * are spb-session.h, the publisher is still to come (README.md).
  *
  * A payload is built into a spb_payload_t whose room is fixed when it is
  * created: adding a metric never allocates, so a publisher sizes it once
@@ -50,6 +50,12 @@ enum spb_datatype {
 /* The metric property that carries a channel's unit: the key Ignition and
    Tahu hosts show as the tag's engineering unit. */
 #define SPB_PROP_UNIT "engUnit"
+/* A DATA metric's value that is not good: the properties Quality (Int32,
+   the Sparkplug/Ignition code 0 = Bad; good values carry none) and
+   railmonQuality (String, railmon's word: out_of_range, invalid). */
+#define SPB_PROP_QUALITY "Quality"
+#define SPB_PROP_RAILMON_QUALITY "railmonQuality"
+#define SPB_QUALITY_BAD 0
 
 /* A railmon channel's Sparkplug datatype: a text channel (Modbus type =
    string) is a String, every other channel a Double, since its value is
@@ -82,6 +88,7 @@ struct spb_data_metric {
 	uint64_t t_ms;
 	bool is_historical; /* from store-and-forward, not live */
 	struct spb_value value;
+	const char *quality; /* NULL or "": good; else railmon's word (borrowed) */
 };
 
 typedef struct spb_payload spb_payload_t;
@@ -97,6 +104,11 @@ spb_payload_t *spb_payload_free(spb_payload_t *pl);
    epoch) and seq (0..255, every Sparkplug message but NDEATH has one). */
 void spb_payload_reset(spb_payload_t *pl, uint64_t t_ms, uint8_t seq);
 
+/* Drops the seq of the payload started by the last reset: NDEATH is the
+   one message without one (the MQTT will, registered at connect and sent
+   by the broker whenever the link dies, so no seq can be right). */
+void spb_payload_drop_seq(spb_payload_t *pl);
+
 /* Appends a BIRTH metric: name, alias, datatype, timestamp, the value
    and, with a unit, the property SPB_PROP_UNIT.  Returns 0, -EINVAL (no
    name, an unknown or unsupported datatype, text missing), -ERANGE (a
@@ -108,6 +120,16 @@ int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m);
    it: Tahu's own decoders read a value by its datatype and return
    nothing without one (2 bytes a metric).  Returns as add_birth. */
 int spb_payload_add_data(spb_payload_t *pl, const struct spb_data_metric *m);
+
+/* A String DATA metric as m says (its value aside) whose text is copied
+   into the payload (len bytes, not NUL-terminated, at most
+   SPB_TEXT_COPY_MAX): a text that does not live until the encode (a
+   record read from a Batch).  Returns as add_data, or -E2BIG. */
+#define SPB_TEXT_COPY_MAX 64
+int spb_payload_add_data_text(spb_payload_t *pl, const struct spb_data_metric *m, const char *text, size_t len);
+
+/* Drops the metrics added after the first n (n >= the count: nothing). */
+void spb_payload_truncate(spb_payload_t *pl, size_t n);
 
 /* The metrics added since the last reset. */
 size_t spb_payload_count(const spb_payload_t *pl);

@@ -9,15 +9,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "basic/replace.h"
 #include "cursor.h"
 
 #define CURSOR_MAGIC "railmon-cursor 1 "
@@ -33,31 +30,19 @@ int upl_cursor_load(const char *path, uint64_t *ret_seq)
 	char buf[64], *end;
 	const char *num;
 	unsigned long long v;
-	struct stat st;
-	ssize_t n = 0;
-	int fd, r;
+	ssize_t n;
 
 	if (!path || !ret_seq)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno != ENOENT)
-			return -errno;
+	n = basic_file_read_state(path, buf, sizeof(buf));
+	if (n == -ENOENT) {
 		*ret_seq = 1;
 		return 0;
 	}
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else if (!S_ISREG(st.st_mode))
-		r = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
-	else
-		r = (n = read(fd, buf, sizeof(buf) - 1)) < 0 ? -errno : 0;
-	close(fd);
-	if (r < 0)
-		return r;
+	if (n < 0)
+		return (int)n;
 	if (n == 0)
 		return -ENODATA;
-	buf[n] = '\0';
 	if (strncmp(buf, CURSOR_MAGIC, strlen(CURSOR_MAGIC)) != 0)
 		return -EBADMSG;
 	num = buf + strlen(CURSOR_MAGIC);
@@ -77,70 +62,6 @@ int upl_cursor_load(const char *path, uint64_t *ret_seq)
 	return 0;
 }
 
-static int write_all_sync(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return fsync(fd) < 0 ? -errno : 0;
-}
-
-/* fsync the directory holding path, so the rename itself is durable. */
-static int sync_parent(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, r = 0;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if ((size_t)(slash - path) >= sizeof(dir))
-		return -ENAMETOOLONG;
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
-int upl_file_replace(const char *path, const char *buf, size_t len)
-{
-	char tmp[PATH_MAX];
-	int fd, r;
-
-	if (!path || !*path || (!buf && len))
-		return -EINVAL;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	r = write_all_sync(fd, buf, len);
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	return sync_parent(path);
-}
-
 int upl_cursor_store(const char *path, uint64_t seq)
 {
 	char line[64];
@@ -149,5 +70,5 @@ int upl_cursor_store(const char *path, uint64_t seq)
 	if (!path || !*path || seq == 0)
 		return -EINVAL;
 	len = snprintf(line, sizeof(line), CURSOR_MAGIC "%" PRIu64 "\n", seq);
-	return upl_file_replace(path, line, (size_t)len);
+	return basic_file_replace(path, line, (size_t)len);
 }

@@ -15,8 +15,3 @@
  */
 int upl_cursor_load(const char *path, uint64_t *ret_seq);
 int upl_cursor_store(const char *path, uint64_t seq);
-
-/* The len bytes at buf become the file at path the same way (path.tmp,
-   fsync, rename, fsync of the directory): the cursor and the pending
-   requests (request.h).  0 or -errno. */
-int upl_file_replace(const char *path, const char *buf, size_t len);

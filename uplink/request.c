@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cursor.h"
 #include "range.h"
 #include "request.h"
 #include "basic/name.h"
+#include "basic/replace.h"
 
 #define FILE_HEADER "railmon-requests 1\n"
 #define PENDING "pending "
@@ -104,7 +104,7 @@ static int store(const upl_requests_t *q)
 
 	if (!buf)
 		return -ENOMEM;
-	r = upl_file_replace(q->path, buf, render(q, buf));
+	r = basic_file_replace(q->path, buf, render(q, buf));
 	free(buf);
 	return r;
 }

@@ -102,6 +102,36 @@ static void test_check_modbus(const char *dir)
 	conf_free(cfg);
 }
 
+/* [sparkplug] in check's plan: broker, the NBIRTH topic with the edge node
+   defaulting to the vehicle, the devices (all buses when none listed, else
+   the list), the primary host. */
+static void test_check_sparkplug(const char *dir)
+{
+	static const char *const boards[][2] = {
+		{ "[board]\nvehicle = T-9\n[can a]\ninterface = can0\n[can b]\ninterface = can1\n"
+		  "[sparkplug]\nbroker = mqtt://scada:1884\ngroup_id = Fleet\n",
+		  "  sparkplug mqtt://scada:1884: spBv1.0/Fleet/NBIRTH/T-9, devices a b\n" },
+		{ "[board]\nvehicle = T-9\n[can a]\ninterface = can0\n[can b]\ninterface = can1\n"
+		  "[sparkplug]\nbroker = mqtt://scada\ngroup_id = Fleet\nedge_node = E\ndevices = b\nprimary_host = H\n",
+		  "  sparkplug mqtt://scada:1883: spBv1.0/Fleet/NBIRTH/E, devices b, publishing while "
+		  "spBv1.0/STATE/H is online\n" },
+	};
+	struct cli_check_key key = { .r = 0 };
+
+	for (size_t i = 0; i < sizeof(boards) / sizeof(boards[0]); i++) {
+		struct conf_board *cfg = load(dir, "spb.ini", boards[i][0]);
+		struct tlib_mem out, err;
+
+		tlib_mem_open(&out);
+		tlib_mem_open(&err);
+		cli_check_board(out.f, err.f, cfg, dir, &key);
+		CHECK(strstr(tlib_mem_text(&out), boards[i][1]), "%s", tlib_mem_text(&out));
+		tlib_mem_close(&out);
+		tlib_mem_close(&err);
+		conf_free(cfg);
+	}
+}
+
 /* A CAN bus at 10 kbit/s with the demo DBC: its messages and the load
    warning; a key: signed, or refused; a DBC that is not there. */
 static void test_check_can(const char *dir, const char *src)
@@ -522,6 +552,7 @@ int main(int argc, char **argv)
 	CHECK(argc == 2, "usage: test-commands SOURCE_ROOT");
 	CHECK(mkdtemp(dir));
 	test_check_modbus(dir);
+	test_check_sparkplug(dir);
 	test_check_can(dir, argv[1]);
 	test_watch();
 	test_watch_buses();

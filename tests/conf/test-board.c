@@ -244,6 +244,38 @@ static const struct {
 	{ "[board]\nvehicle = a\n[trdp t]\npd_port = 70000\n", "t.ini:4: pd_port: expected 0 to 65535" },
 	{ "[board]\nvehicle = a\n[trdp t]\ninterface = eth0\n[can t]\ninterface = can0\n",
 	  "t.ini:5: bus 't' is defined twice" },
+	/* [sparkplug] (issue 33): the connection checked as [uplink]'s, at the header's line */
+	{ "[board]\nvehicle = a\n[sparkplug]\ngroup_id = g\n", "t.ini:3: [sparkplug]: no broker = mqtt[s]://host[:port]" },
+	{ "[board]\nvehicle = a\n\n[sparkplug]\nbroker = mqtt://h\n",
+	  "t.ini:4: [sparkplug]: missing 'group_id =' (the Sparkplug group)" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = http://h\n", "t.ini:4: broker: scheme must be mqtt:// or mqtts://" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = h:99999\n", "t.ini:4: broker: bad port" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtts://h\ngroup_id = g\n",
+	  "t.ini:3: [sparkplug]: TLS needs ca_file" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\ntls_insecure = true\n",
+	  "t.ini:3: [sparkplug] tls_insecure only makes sense with mqtts:// or TLS files" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\ncert_file = c.pem\nca_file = ca.pem\n",
+	  "t.ini:3: [sparkplug]: cert_file and key_file go together" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = a/b\n",
+	  "t.ini:5: group_id: may not contain '/', '+', '#' or control characters (it is an MQTT topic level): 'a/b'" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\nedge_node = n+\n",
+	  "t.ini:6: edge_node: may not contain '/', '+', '#'" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\nprimary_host = #\n",
+	  "t.ini:6: primary_host: may not contain '/', '+', '#'" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\nkeepalive_s = 1\n",
+	  "t.ini:6: keepalive_s: expected 5 to 3600: '1'" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\ninflight = 3\n",
+	  "t.ini:6: unknown key 'inflight' in [sparkplug]" },
+	{ "[board]\nvehicle = a\n[can v]\ninterface = can0\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\n"
+	  "devices = v w\n", "t.ini:8: [sparkplug] devices: no bus 'w' in the file" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\ndevices = all v\n",
+	  "t.ini:6: devices: 'all' goes alone" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\ndevices = v,v\n",
+	  "t.ini:6: devices: a bus given twice" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\ngroup_id = g\ndevices = ,\n",
+	  "t.ini:6: devices: expected all or bus names" },
+	{ "[board]\nvehicle = a\n[sparkplug]\nbroker = mqtt://h\n[sparkplug]\ngroup_id = g\n",
+	  "t.ini:5: section [sparkplug] appears twice" },
 };
 
 /* A [trdp] section into struct bus_trdp_cfg: defaults, groups in order,
@@ -871,6 +903,42 @@ static void test_uplink_policy(void)
 	puts("uplink policies: parsed, combined, said back");
 }
 
+/* [sparkplug] (issue 33): the connection parsed by [uplink]'s keys into
+   its own struct (not into [uplink]'s), the edge node defaulting to the
+   vehicle, devices in the file's order. */
+static void test_sparkplug(void)
+{
+	static const char text[] =
+		"[board]\nvehicle = train-7\n[uplink]\nbroker = mqtt://ground:1884\n[can v]\ninterface = can0\n"
+		"[can m]\ninterface = can1\n[sparkplug]\nbroker = mqtts://scada.example\nca_file = /etc/ca.pem\n"
+		"username = edge\ngroup_id = Fleet A\ndevices = m, v\nprimary_host = ignition\nkeepalive_s = 30\n";
+	struct conf_board *c;
+	char err[CONF_ERR_MAX];
+
+	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == 0);
+	assert(c->sparkplug.mqtt.enabled && c->sparkplug.mqtt.tls && c->sparkplug.mqtt.port == 8883);
+	assert(!strcmp(c->sparkplug.mqtt.host, "scada.example") && !strcmp(c->sparkplug.mqtt.username, "edge"));
+	assert(!strcmp(c->sparkplug.mqtt.ca_file, "/etc/ca.pem") && c->sparkplug.mqtt.keepalive_s == 30);
+	/* [uplink] kept its own */
+	assert(!c->uplink.tls && c->uplink.port == 1884 && !strcmp(c->uplink.host, "ground") && !c->uplink.username[0]);
+	assert(c->uplink.keepalive_s == 20);
+	assert(!strcmp(c->sparkplug.group_id, "Fleet A") && !strcmp(c->sparkplug.edge_node, "train-7"));
+	assert(!strcmp(c->sparkplug.primary_host, "ignition") && c->sparkplug.line == 9);
+	assert(c->sparkplug.ndevices == 2 && !strcmp(c->sparkplug.devices[0], "m") &&
+	       !strcmp(c->sparkplug.devices[1], "v") && c->sparkplug.devices_line == 14);
+	conf_free(c);
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\n[sparkplug]\nbroker = h\ngroup_id = g\nedge_node = e1\n"
+	                  "devices = all\n", &c, err, sizeof(err)) == 0);
+	assert(!strcmp(c->sparkplug.edge_node, "e1") && c->sparkplug.ndevices == 0 && c->sparkplug.mqtt.port == 1883);
+	assert(!c->sparkplug.primary_host[0] && c->sparkplug.mqtt.keepalive_s == 20 && !c->uplink.enabled);
+	conf_free(c);
+	/* no section: no edge node */
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\n", &c, err, sizeof(err)) == 0);
+	assert(!c->sparkplug.mqtt.enabled && !c->sparkplug.group_id[0] && !c->sparkplug.edge_node[0]);
+	conf_free(c);
+	puts("sparkplug: parsed beside [uplink], edge node = vehicle by default");
+}
+
 int main(void)
 {
 	assert(mkdtemp(tmpdir));
@@ -891,6 +959,7 @@ int main(void)
 	test_demo_board();
 	test_resolution();
 	test_uplink_policy();
+	test_sparkplug();
 	assert(rmdir(tmpdir) == 0);
 	puts("test-board: ok");
 	return 0;

@@ -5,7 +5,9 @@ payloads decoded by two decoders railmon did not write: Eclipse Tahu's
 JavaScript library (npm sparkplug-payload, what Node-RED and Tahu hosts
 use) and python3-protobuf with sparkplug_b.proto compiled by protoc.  Each
 must read back the names, aliases, datatypes, units, values, timestamps,
-seq and flags that spb-sample.c encoded (EXPECT below); sparkplug/spb.h's
+seq (none in NDEATH) and flags that spb-sample.c encoded with the
+session (EXPECT below); Tahu's NCMDs (tahu-encode-cmd.js) must be what
+sparkplug/'s parser says they are; sparkplug/spb.h's
 DataType numbers must be Tahu's; and every field of sparkplug_b.proto,
 those the sample leaves out too (MetaData, DataSet, Template), must have
 the number and wire type of Tahu's encoder (its generated protobufjs code,
@@ -26,11 +28,13 @@ DT = {"Int8": 1, "Int16": 2, "Int32": 3, "Int64": 4, "UInt8": 5, "UInt16": 6, "U
       "UInt64": 8, "Float": 9, "Double": 10, "Boolean": 11, "String": 12}
 DT_NAME = {v: k for k, v in DT.items()}
 
-# file: (timestamp, seq, [(name, alias, timestamp, datatype, value, unit, historical)])
+# file: (timestamp, seq (None: none), [(name, alias, timestamp, datatype, value, unit, historical)])
 EXPECT = {
+    "ndeath.bin": (T0 - 1, None, [
+        ("bdSeq", 0, T0 - 1, "UInt64", 7, None, False)]),
     "nbirth.bin": (T0, 0, [
-        ("bdSeq", 1, T0, "UInt64", 7, None, False),
-        ("Node Control/Rebirth", 2, T0, "Boolean", False, None, False)]),
+        ("bdSeq", 0, T0, "UInt64", 7, None, False),
+        ("Node Control/Rebirth", 1, T0, "Boolean", False, None, False)]),
     "dbirth.bin": (T0 + 10, 1, [
         ("EngineData.EngineSpeed", 10, T0 + 1, "Double", 1500.25, "rpm", False),
         ("Traction.Fault", 11, T0 + 2, "String", "none", None, False),
@@ -51,6 +55,9 @@ EXPECT = {
         (None, 17, T0 + 400, "Boolean", False, None, False)]),
 }
 
+# DATA metrics whose value is not good: properties Quality (Int32 0, Bad)
+# and railmonQuality (railmon's word)
+QUALITY = {("ddata.bin", 12): "out_of_range"}
 failures = []
 
 
@@ -88,7 +95,7 @@ def check_pb2(f, data):
     p = sparkplug_b_pb2.Payload()
     p.ParseFromString(data)
     check(p.HasField("timestamp") and p.timestamp == ts, "%s pb2 timestamp %d" % (f, p.timestamp))
-    check(p.HasField("seq") and p.seq == seq, "%s pb2 seq %d" % (f, p.seq))
+    check(p.HasField("seq") == (seq is not None) and (seq is None or p.seq == seq), "%s pb2 seq %d" % (f, p.seq))
     check(len(p.metrics) == len(metrics), "%s pb2 %d metrics" % (f, len(p.metrics)))
     for m, (name, alias, mts, dt, value, unit, hist) in zip(p.metrics, metrics):
         w = "%s pb2 alias %d" % (f, alias)
@@ -100,7 +107,12 @@ def check_pb2(f, data):
         check(got == value and type(got) is type(value), "%s: value %r, want %r" % (w, got, value))
         check(m.is_historical == hist, "%s: is_historical %r" % (w, m.is_historical))
         props = dict(zip(m.properties.keys, m.properties.values))
-        if unit is None:
+        q = QUALITY.get((f, alias))
+        if q is not None:
+            check(list(props) == ["Quality", "railmonQuality"] and props["Quality"].type == DT["Int32"] and
+                  props["Quality"].int_value == 0 and props["railmonQuality"].string_value == q,
+                  "%s: quality properties %r" % (w, props))
+        elif unit is None:
             check(not m.HasField("properties"), "%s: properties %r" % (w, props))
         else:
             v = props.get("engUnit")
@@ -111,7 +123,7 @@ def check_pb2(f, data):
 def check_tahu(f, p):
     ts, seq, metrics = EXPECT[f]
     check(int(p["timestamp"]) == ts, "%s tahu timestamp %r" % (f, p["timestamp"]))
-    check(int(p["seq"]) == seq, "%s tahu seq %r" % (f, p["seq"]))
+    check((p.get("seq") is None) if seq is None else int(p["seq"]) == seq, "%s tahu seq %r" % (f, p.get("seq")))
     check(len(p["metrics"]) == len(metrics), "%s tahu %d metrics" % (f, len(p["metrics"])))
     for m, (name, alias, mts, dt, value, unit, hist) in zip(p["metrics"], metrics):
         w = "%s tahu alias %d" % (f, alias)
@@ -123,7 +135,12 @@ def check_tahu(f, p):
             got = int(got)  # a Long, printed as a decimal string
         check(got == value and type(got) is type(value), "%s: value %r, want %r" % (w, got, value))
         check(bool(m.get("isHistorical", False)) == hist, "%s: isHistorical %r" % (w, m.get("isHistorical")))
-        if unit is None:
+        q = QUALITY.get((f, alias))
+        if q is not None:
+            check(m.get("properties") == {"Quality": {"type": "Int32", "value": 0},
+                                          "railmonQuality": {"type": "String", "value": q}},
+                  "%s: quality properties %r" % (w, m.get("properties")))
+        elif unit is None:
             check("properties" not in m, "%s: properties %r" % (w, m.get("properties")))
         else:
             check(m.get("properties", {}).get("engUnit") == {"type": "String", "value": unit},
@@ -189,10 +206,23 @@ with tempfile.TemporaryDirectory(prefix="spb-") as tmp:
         check_pb2(f, data)
         check_tahu(f, tahu[os.path.join(tmp, f)])
     check_datatypes(tahu["DataType"])
+    # Tahu's NCMDs read by sparkplug/'s parser: only Rebirth = true rebirths
+    subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-encode-cmd.js"), tmp], check=True,
+                   env=env, timeout=60)
+    want = {"ncmd-rebirth.bin": "rebirth=1 metrics=1 refused=0",
+            "ncmd-rebirth-alias.bin": "rebirth=1 metrics=1 refused=0",
+            "ncmd-false.bin": "rebirth=0 metrics=1 refused=1",
+            "ncmd-other.bin": "rebirth=0 metrics=2 refused=2"}
+    got = subprocess.run([SAMPLE, "--cmd"] + [os.path.join(tmp, f) for f in sorted(want)], check=True,
+                         capture_output=True, text=True).stdout.splitlines()
+    print("\n".join(got))
+    check(len(got) == len(want), "ncmd: %d lines" % len(got))
+    for line, f in zip(got, sorted(want)):
+        check(line == os.path.join(tmp, f) + " " + want[f], "ncmd %s: %r, want %r" % (f, line, want[f]))
 check_schema()
 
 if failures:
     print("%d failures" % len(failures))
     sys.exit(1)
-print("ok: %d payloads, %d metrics, decoded by Tahu sparkplug-payload and python3-protobuf"
+print("ok: %d payloads, %d metrics, decoded by Tahu sparkplug-payload and python3-protobuf; 4 Tahu NCMDs parsed"
       % (len(EXPECT), sum(len(v[2]) for v in EXPECT.values())))

@@ -141,9 +141,9 @@ static void test_wire(void)
 	struct spb_birth_metric t = { "Bus.Text", 8, 1733400000101ull, "",
 				      { spb_datatype_of_channel(true), true, 0, NULL } };
 	CHECK(spb_payload_add_birth(pl, &t) == 0);
-	struct spb_data_metric d = { 9, 42, true, { SPB_DT_INT8, false, -3, NULL } };
+	struct spb_data_metric d = { 9, 42, true, { SPB_DT_INT8, false, -3, NULL }, NULL };
 	CHECK(spb_payload_add_data(pl, &d) == 0);
-	struct spb_data_metric l = { 10, 43, false, { SPB_DT_INT64, false, -5000000000.0, NULL } };
+	struct spb_data_metric l = { 10, 43, false, { SPB_DT_INT64, false, -5000000000.0, NULL }, NULL };
 	CHECK(spb_payload_add_data(pl, &l) == 0);
 	int n = spb_payload_encode(pl, buf, sizeof(buf));
 	CHECK(n > 0);

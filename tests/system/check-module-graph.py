@@ -25,14 +25,14 @@ ALLOWED = {
             "acquisition/acq-bytes.h", "trace", "dbc", "trdp"},
     "storage": {"basic"},
     "record": {"basic", "acquisition/acq-item.h", "trace"},
-    "uplink": {"basic", "acquisition/acq-item.h", "record"},
-    "sparkplug": set(),  # the Sparkplug B payload codec, pure so far (issue #33)
+    "uplink": {"basic", "acquisition/acq-item.h", "record", "sparkplug"},  # sparkplug: spb-pub.c, the publisher
+    "sparkplug": {"basic", "acquisition/acq-item.h", "record"},  # Sparkplug B payloads, session, Batch -> DDATA (issue #33)
     "evidence": {"basic", "acquisition/acq-item.h", "storage", "record"},
     "ground": {"basic", "acquisition/acq-item.h", "storage", "record", "uplink"},
     "web": {"basic", "record", "dbc", "acquisition/acq-item.h"},
     "plot": {"basic"},
     "conf": {"basic", "bus"},
-    "pipeline": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "conf",
+    "pipeline": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "sparkplug", "conf",
                  "evidence"},
     "report": {"basic", "acquisition/acq-item.h", "trace", "storage", "record", "ground", "conf", "pipeline/channels.h"},
     "cli": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "ground", "web",

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* sparkplug.c - the Sparkplug B edge node over a running railmon's log (sparkplug.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forwarder.h"
+#include "sparkplug.h"
+
+/* The devices: every bus, or those `devices =` names (conf/ checked them). */
+static void devices(struct pl_sparkplug *s, const struct conf_board *cfg)
+{
+	const struct conf_sparkplug *sp = &cfg->sparkplug;
+
+	for (size_t b = 0; b < cfg->nbuses; b++) {
+		bool on = !sp->ndevices;
+		for (size_t i = 0; i < sp->ndevices; i++)
+			on |= !strcmp(sp->devices[i], cfg->buses[b].name);
+		if (on)
+			s->devs[s->ndevs++] = (struct upl_spb_device){ cfg->buses[b].name, (uint16_t)b };
+	}
+}
+
+static int channels(struct pl_sparkplug *s, const pl_channels_t *ch)
+{
+	const struct pl_channel *list = NULL;
+	size_t n = ch ? pl_channels_list(ch, &list) : 0;
+
+	s->chans = calloc(n ? n : 1, sizeof(*s->chans));
+	if (!s->chans)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct pl_live live = { 0 };
+		pl_channels_live(ch, i, &live);
+		s->chans[i] = (struct spb_channel){ list[i].id, list[i].bus, list[i].name, list[i].unit, live.is_text };
+	}
+	s->nchans = n;
+	return 0;
+}
+
+int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, const char *dir,
+                      const pl_channels_t *ch, char *err, size_t errlen)
+{
+	const struct conf_sparkplug *sp = &cfg->sparkplug;
+	const struct conf_uplink *u = &sp->mqtt;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!u->enabled)
+		return 0;
+	devices(s, cfg);
+	if ((r = channels(s, ch)) < 0 || (r = stor_reader_open(dir, &s->reader)) < 0) {
+		snprintf(err, errlen, "%s: sparkplug cannot read the log: %s", dir, strerror(-r));
+		return r;
+	}
+	struct upl_spb_cfg c = {
+		.host = u->host, .port = u->port, .use_tls = u->tls,
+		.tls = { u->ca_file[0] ? u->ca_file : NULL, u->cert_file[0] ? u->cert_file : NULL,
+		         u->key_file[0] ? u->key_file : NULL, u->tls_insecure },
+		.username = u->username[0] ? u->username : NULL, .password = u->password[0] ? u->password : NULL,
+		.keepalive_s = u->keepalive_s, .group = sp->group_id, .node = sp->edge_node, .state_dir = dir,
+		.primary_host = sp->primary_host,
+		.channels = s->chans, .nchannels = s->nchans, .devices = s->devs, .ndevices = s->ndevs,
+		.source = pl_log_source(s->reader), /* the forwarder's view of the log */
+		/* a DBIRTH and a whole Batch's DDATA fit */
+		.max_metrics = cfg->batch_max > s->nchans + 2 ? cfg->batch_max : s->nchans + 2,
+	};
+	r = upl_spb_new(&c, &s->pub);
+	if (r < 0)
+		snprintf(err, errlen, "%s:%d: [sparkplug]: %s", cfg->path, sp->line, strerror(-r));
+	return r;
+}
+
+void pl_sparkplug_close(struct pl_sparkplug *s)
+{
+	s->pub = upl_spb_free(s->pub);
+	stor_reader_free(s->reader);
+	s->reader = NULL;
+	free(s->chans);
+	s->chans = NULL;
+	s->nchans = 0;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spb-batch.c - a device's DBIRTH from the channel list and its DDATA
+ * from a stored Batch (spb-batch.h).
+ */
+#include <errno.h>
+
+#include "record/names.h"
+#include "sparkplug/spb-batch.h"
+#include "sparkplug/spb-session.h"
+
+uint64_t spb_channel_alias(uint32_t channel_id)
+{
+	return (uint64_t)SPB_ALIAS_CHANNELS + channel_id;
+}
+
+int spb_dbirth_add_channels(spb_payload_t *pl, const struct spb_channel *ch, size_t n, uint16_t bus,
+                            uint64_t t_ms)
+{
+	int added = 0;
+
+	if (!pl || (!ch && n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (ch[i].bus != bus)
+			continue;
+		struct spb_birth_metric m = { ch[i].name, spb_channel_alias(ch[i].id), t_ms, ch[i].unit,
+		                              { spb_datatype_of_channel(ch[i].is_text), true, 0, NULL } };
+		int r = spb_payload_add_birth(pl, &m);
+		if (r < 0)
+			return r;
+		added++;
+	}
+	return added;
+}
+
+int spb_device_change(const struct acq_item *it)
+{
+	if (!it || it->kind != ACQ_ITEM_EVENT)
+		return 0;
+	switch (it->event.code) {
+	case ACQ_EV_CAN_GONE: case ACQ_EV_MB_DISCONNECT: return -1;
+	case ACQ_EV_CAN_BACK: case ACQ_EV_MB_CONNECT: return 1;
+	default: return 0;
+	}
+}
+
+/* The ms of a record's ns (before 1970: 0, which no stored record has). */
+static uint64_t ms_of(int64_t t_ns)
+{
+	return t_ns > 0 ? (uint64_t)(t_ns / 1000000) : 0;
+}
+
+/* railmon's quality word (export's, record/names.h); NULL: good.  A
+   value the schema does not name is not good either. */
+static const char *quality_word(uint32_t q)
+{
+	const char *w = rec_quality_name(q);
+
+	return q == ACQ_Q_GOOD ? NULL : w ? w : "unknown";
+}
+
+static int add_item(spb_payload_t *pl, const struct acq_item *it, bool historical)
+{
+	if (it->kind == ACQ_ITEM_TEXT) {
+		struct spb_data_metric t = { spb_channel_alias(it->text.channel), ms_of(it->t_ns), historical,
+		                             { SPB_DT_STRING, false, 0, "" }, quality_word(it->text.quality) };
+		return spb_payload_add_data_text(pl, &t, it->text.text, it->text.len);
+	}
+	struct spb_data_metric m = { spb_channel_alias(it->sample.channel), ms_of(it->t_ns), historical,
+	                             { spb_datatype_of_channel(false), false, it->sample.value, NULL },
+	                             quality_word(it->sample.quality) };
+	return spb_payload_add_data(pl, &m);
+}
+
+int spb_ddata_add_batch(spb_payload_t *pl, const rec_batch_t *b, uint16_t bus, bool historical)
+{
+	struct rec_batch_info info;
+	size_t before = spb_payload_count(pl);
+	int added = 0, r;
+
+	if (!pl || !b || rec_batch_info(b, &info) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < info.count; i++) {
+		struct acq_item it;
+
+		if (rec_batch_item(b, i, &it) < 0) {
+			r = -EBADMSG;
+			goto undo;
+		}
+		if ((it.kind != ACQ_ITEM_SAMPLE && it.kind != ACQ_ITEM_TEXT) || it.bus != bus)
+			continue;
+		if ((r = add_item(pl, &it, historical)) < 0)
+			goto undo;
+		added++;
+	}
+	return added;
+undo:
+	spb_payload_truncate(pl, before);
+	return r;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spb-batch.h - a bus device's DBIRTH from the channel list, and its
+ * DDATA from one stored Batch (issue #33): what the publisher will send
+ * per device, without MQTT.
+ *
+ * A device is one bus (its index in the board file, acq_item.bus).  A
+ * channel's metric name is its qualified name, its alias
+ * SPB_ALIAS_CHANNELS + its channel id (spb-session.h), its datatype
+ * spb_datatype_of_channel().  DDATA carries each sample and text of the
+ * device's bus in the Batch, in the Batch's order, with its own
+ * timestamp; other records (CAN and TRDP frames, events) are not metrics
+ * (counted by the caller from the return).  Not RT-safe; no allocation
+ * (the payload's room is fixed).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record/batch.h"
+#include "sparkplug/spb.h"
+
+/* A channel as a device declares it. */
+struct spb_channel {
+	uint32_t id;       /* board-wide channel id (bus << 16 | n) */
+	uint16_t bus;      /* its device */
+	const char *name;  /* qualified name, borrowed */
+	const char *unit;  /* NULL or "": none */
+	bool is_text;
+};
+
+/* The alias of a channel id (unique across the node and its devices). */
+uint64_t spb_channel_alias(uint32_t channel_id);
+
+/*
+ * Appends the DBIRTH metrics of bus's channels (the others in the list
+ * are skipped) to pl, which the caller started (spb_session_next()): each
+ * with no value yet (is_null: the log's next sample gives one) at t_ms.
+ * Returns the metrics added, -EINVAL or spb_payload_add_birth()'s error
+ * (-ENOSPC: pl too small for the bus).
+ */
+int spb_dbirth_add_channels(spb_payload_t *pl, const struct spb_channel *ch, size_t n, uint16_t bus,
+                            uint64_t t_ms);
+
+/* What a record says of its bus as a device: -1 gone (CAN_GONE,
+   MB_DISCONNECT: DDEATH due), +1 back (CAN_BACK, MB_CONNECT: DBIRTH
+   due), 0 nothing. */
+int spb_device_change(const struct acq_item *it);
+
+/*
+ * Appends the DDATA metrics of bus's samples and texts in b to pl (started
+ * by the caller), flagged is_historical when historical (records sent
+ * after an outage).  Returns the metrics added, -EINVAL, -EBADMSG (a record
+ * the Batch cannot give) or -ENOSPC (pl is full: nothing of b's is kept
+ * half: pl holds what it held before).
+ */
+int spb_ddata_add_batch(spb_payload_t *pl, const rec_batch_t *b, uint16_t bus, bool historical);

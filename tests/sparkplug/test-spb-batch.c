@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-spb-batch.c - a device's DBIRTH from the channel list and its DDATA
+ * from a Batch encoded by record/ and decoded back: only the device's
+ * samples and texts, in order, with their aliases, values and times;
+ * frames and events left out; a full payload keeps nothing half; read
+ * back with protoc-c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sparkplug/spb-batch.h"
+#include "sparkplug/spb-session.h"
+#include "sparkplug_b.pb-c.h"
+#include "tlib.h"
+
+typedef Org__Eclipse__Tahu__Protobuf__Payload Payload;
+
+#define T0 1733400000000000000ll /* ns */
+
+static Payload *unpack(spb_payload_t *pl)
+{
+	static uint8_t buf[4096];
+	int n = spb_payload_encode(pl, buf, sizeof(buf));
+	CHECK(n > 0);
+	Payload *p = org__eclipse__tahu__protobuf__payload__unpack(NULL, (size_t)n, buf);
+	CHECK(p);
+	return p;
+}
+
+static struct acq_item sample(int64_t t, uint16_t bus, uint32_t ch, double v)
+{
+	return (struct acq_item){ .t_ns = t, .kind = ACQ_ITEM_SAMPLE, .bus = bus, .sample = { ch, ACQ_Q_GOOD, v } };
+}
+
+static rec_batch_t *batch(void)
+{
+	struct rec_batch_meta meta = { .vehicle = "T-1", .config_hash = 1 };
+	struct acq_item text = { .t_ns = T0 + 2000000, .kind = ACQ_ITEM_TEXT, .bus = 0,
+	                         .text = { .channel = 1, .quality = ACQ_Q_GOOD, .len = 9 } };
+	struct acq_item can = { .t_ns = T0 + 3000000, .kind = ACQ_ITEM_CAN, .bus = 0, .can = { .id = 0x100, .len = 1 } };
+	struct acq_item ev = { .t_ns = T0 + 4000000, .kind = ACQ_ITEM_EVENT, .bus = 0 };
+	const uint8_t *buf;
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	size_t len;
+
+	memcpy(text.text.text, "door open", 9);
+	CHECK(rec_encoder_new(&meta, 16, &enc) == 0);
+	struct acq_item bad = sample(T0 + 5000000, 0, 0, 2.5);
+	bad.sample.quality = ACQ_Q_INVALID;
+	text.text.quality = ACQ_Q_OUT_OF_RANGE; /* not what a text gets, but carried as any */
+	struct acq_item items[] = { sample(T0 + 1000000, 0, 0, 1.5), text, sample(T0 + 1500000, 1, 0x10000, -2),
+	                            can, ev, bad };
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		CHECK(rec_encoder_add(enc, &items[i]) == 0, "item %zu", i);
+	CHECK(rec_encoder_finish(enc, 100, &buf, &len) == 6);
+	CHECK(rec_batch_decode(buf, len, &b) == 0);
+	rec_encoder_free(enc);
+	return b;
+}
+
+static void test_ddata(void)
+{
+	rec_batch_t *b = batch();
+	spb_payload_t *pl;
+	Payload *p;
+
+	CHECK(spb_payload_new(8, &pl) == 0);
+	spb_payload_reset(pl, 7, 3);
+	CHECK(spb_ddata_add_batch(pl, b, 0, false) == 3);
+	p = unpack(pl);
+	CHECK(p->n_metrics == 3 && p->seq == 3);
+	CHECK(p->metrics[0]->alias == 2 && p->metrics[0]->timestamp == 1733400000001 && !p->metrics[0]->name &&
+	      p->metrics[0]->datatype == SPB_DT_DOUBLE && p->metrics[0]->double_value == 1.5 &&
+	      !p->metrics[0]->has_is_historical);
+	/* the Batch's order: samples before texts (record/batch.h) */
+	CHECK(p->metrics[1]->alias == 2 && p->metrics[1]->timestamp == 1733400000005 &&
+	      p->metrics[1]->double_value == 2.5);
+	/* not good: Quality Bad (0) and railmon's word; good: no property */
+	CHECK(!p->metrics[0]->properties);
+	CHECK(p->metrics[1]->properties && p->metrics[1]->properties->n_keys == 2 &&
+	      !strcmp(p->metrics[1]->properties->keys[0], "Quality") &&
+	      p->metrics[1]->properties->values[0]->type == SPB_DT_INT32 &&
+	      p->metrics[1]->properties->values[0]->int_value == 0 &&
+	      !strcmp(p->metrics[1]->properties->keys[1], "railmonQuality") &&
+	      !strcmp(p->metrics[1]->properties->values[1]->string_value, "invalid"));
+	CHECK(p->metrics[2]->properties && p->metrics[2]->properties->n_keys == 2 &&
+	      !strcmp(p->metrics[2]->properties->values[1]->string_value, "out_of_range"));
+	CHECK(p->metrics[2]->alias == 3 && p->metrics[2]->timestamp == 1733400000002 &&
+	      p->metrics[2]->datatype == SPB_DT_STRING && !strcmp(p->metrics[2]->string_value, "door open"));
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+
+	/* the other device, historical */
+	spb_payload_reset(pl, 7, 4);
+	CHECK(spb_ddata_add_batch(pl, b, 1, true) == 1);
+	p = unpack(pl);
+	CHECK(p->n_metrics == 1 && p->metrics[0]->alias == 2u + 0x10000u && p->metrics[0]->double_value == -2 &&
+	      p->metrics[0]->has_is_historical && p->metrics[0]->is_historical);
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	/* a bus with nothing in the Batch */
+	spb_payload_reset(pl, 7, 5);
+	CHECK(spb_ddata_add_batch(pl, b, 2, false) == 0 && spb_payload_count(pl) == 0);
+	spb_payload_free(pl);
+
+	/* full: what was there stays, nothing of the Batch half */
+	CHECK(spb_payload_new(3, &pl) == 0);
+	spb_payload_reset(pl, 7, 6);
+	CHECK(spb_ddata_add_batch(pl, b, 1, false) == 1);
+	CHECK(spb_ddata_add_batch(pl, b, 0, false) == -ENOSPC);
+	CHECK(spb_payload_count(pl) == 1);
+	p = unpack(pl);
+	CHECK(p->n_metrics == 1 && p->metrics[0]->alias == 2u + 0x10000u);
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	CHECK(spb_ddata_add_batch(NULL, b, 0, false) == -EINVAL && spb_ddata_add_batch(pl, NULL, 0, false) == -EINVAL);
+	spb_payload_free(pl);
+	rec_batch_free(b);
+}
+
+static void test_dbirth(void)
+{
+	static const struct spb_channel ch[] = {
+		{ 0, 0, "Engine.Speed", "rpm", false },
+		{ 1, 0, "Door.Text", NULL, true },
+		{ 0x10000, 1, "Brake.Pressure", "bar", false },
+	};
+	spb_payload_t *pl;
+	Payload *p;
+
+	CHECK(spb_payload_new(4, &pl) == 0);
+	spb_payload_reset(pl, 9, 1);
+	CHECK(spb_dbirth_add_channels(pl, ch, 3, 0, 9) == 2);
+	p = unpack(pl);
+	CHECK(p->n_metrics == 2);
+	CHECK(!strcmp(p->metrics[0]->name, "Engine.Speed") && p->metrics[0]->alias == 2 &&
+	      p->metrics[0]->datatype == SPB_DT_DOUBLE && p->metrics[0]->is_null && p->metrics[0]->properties &&
+	      !strcmp(p->metrics[0]->properties->keys[0], "engUnit"));
+	CHECK(!strcmp(p->metrics[1]->name, "Door.Text") && p->metrics[1]->alias == 3 &&
+	      p->metrics[1]->datatype == SPB_DT_STRING && !p->metrics[1]->properties);
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	spb_payload_reset(pl, 9, 2);
+	CHECK(spb_dbirth_add_channels(pl, ch, 3, 1, 9) == 1);
+	p = unpack(pl);
+	CHECK(p->n_metrics == 1 && p->metrics[0]->alias == spb_channel_alias(0x10000));
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	CHECK(spb_dbirth_add_channels(NULL, ch, 3, 1, 9) == -EINVAL && spb_dbirth_add_channels(pl, NULL, 1, 1, 9) == -EINVAL);
+	spb_payload_free(pl);
+}
+
+/* The copied text: the caller's buffer may change after the add. */
+static void test_text_copy(void)
+{
+	spb_payload_t *pl;
+	char t[SPB_TEXT_COPY_MAX + 1];
+	Payload *p;
+
+	CHECK(spb_payload_new(2, &pl) == 0);
+	memset(t, 'x', sizeof(t));
+	const struct spb_data_metric m = { .alias = 5, .t_ms = 1 };
+	CHECK(spb_payload_add_data_text(pl, &m, t, SPB_TEXT_COPY_MAX + 1) == -E2BIG);
+	CHECK(spb_payload_add_data_text(pl, &m, t, SPB_TEXT_COPY_MAX) == 0);
+	memset(t, 'y', sizeof(t));
+	p = unpack(pl);
+	CHECK(p->n_metrics == 1 && strlen(p->metrics[0]->string_value) == SPB_TEXT_COPY_MAX &&
+	      p->metrics[0]->string_value[0] == 'x');
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	CHECK(spb_payload_add_data_text(pl, &m, NULL, 1) == -EINVAL);
+	CHECK(spb_payload_add_data_text(pl, NULL, t, 1) == -EINVAL);
+	spb_payload_free(pl);
+}
+
+/* Which events make a device gone or back. */
+static void test_device_change(void)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT };
+	static const struct { uint32_t code; int want; } ev[] = {
+		{ ACQ_EV_CAN_GONE, -1 }, { ACQ_EV_MB_DISCONNECT, -1 }, { ACQ_EV_CAN_BACK, 1 }, { ACQ_EV_MB_CONNECT, 1 },
+		{ ACQ_EV_CAN_BUS_OFF, 0 }, { ACQ_EV_MB_TIMEOUT, 0 }, { ACQ_EV_START, 0 },
+	};
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		it.event.code = ev[i].code;
+		CHECK(spb_device_change(&it) == ev[i].want, "code %u", ev[i].code);
+	}
+	it = sample(1, 0, 0, ACQ_EV_CAN_GONE); /* a sample, whatever its value */
+	CHECK(spb_device_change(&it) == 0 && spb_device_change(NULL) == 0);
+}
+
+int main(void)
+{
+	test_ddata();
+	test_dbirth();
+	test_text_copy();
+	test_device_change();
+	puts("spb-batch: ok");
+	return 0;
+}

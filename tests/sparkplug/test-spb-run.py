@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-spb-run.py RAILMON NODE_MODULES SRC - `railmon run` with a
+[sparkplug] section (the demo's CAN trace and DBC as the bus "vehicle"),
+mosquitto as the broker and a host decoding with Eclipse Tahu's npm
+sparkplug-payload: the DBIRTH names the board's channels with their
+units, every DDATA alias is declared, seq is continuous, and the values
+the host receives are those `railmon export` prints from the same log,
+each sample once (a clean stop sends what the log holds first)."""
+import collections
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+RAILMON, NODE_MODULES, SRC = sys.argv[1:4]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
+    port = free_port()
+    with open(os.path.join(tmp, "m.conf"), "w") as fh:
+        fh.write("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n" % port)
+    demo = os.path.join(SRC, "cli", "demo")
+    board = os.path.join(tmp, "b.ini")
+    with open(board, "w") as fh:
+        fh.write("[board]\nvehicle = T-8\nrt_priority = 0\nbatch_ms = 200\n[storage]\ndir = data\n"
+                 "segment_size = 4M\n[can vehicle]\ndriver = trace\nfile = %s/train.log\ndbc = %s/train.dbc\n"
+                 "speed = 1\nloop = true\n[sparkplug]\nbroker = mqtt://127.0.0.1:%d\ngroup_id = Fleet\n"
+                 % (demo, demo, port))
+    mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
+    broker = subprocess.Popen([mosquitto, "-c", os.path.join(tmp, "m.conf")], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    sub = None
+    lines, cv = [], threading.Condition()
+    try:
+        end = time.monotonic() + 30
+        while True:  # the broker listening
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > end:
+                    raise SystemExit("mosquitto did not start")
+                time.sleep(0.05)
+        sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v",
+                                "-F", "%t %x", "-t", "spBv1.0/#"], stdout=subprocess.PIPE, text=True)
+
+        def read():
+            for line in sub.stdout:
+                with cv:
+                    lines.append(line.rstrip("\n"))
+                    cv.notify_all()
+        threading.Thread(target=read, daemon=True).start()
+
+        def wait(pred, what):
+            with cv:
+                if not cv.wait_for(lambda: pred(lines), timeout=60):
+                    raise SystemExit("timed out waiting for %s: %r" % (what, lines[-5:]))
+        wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
+        run = subprocess.run([RAILMON, "run", "--board", board, "--duration", "3"], cwd=tmp, capture_output=True,
+                             text=True, timeout=120)
+        print(run.stderr, end="")
+        check(run.returncode == 0, "railmon run exit %d" % run.returncode)
+        wait(lambda ls: any(line.startswith("spBv1.0/Fleet/NDEATH/") for line in ls), "the NDEATH")
+    finally:
+        for p in (sub, broker):
+            if p and p.poll() is None:
+                p.terminate()
+                p.wait(timeout=30)
+
+    got = [line.split(" ", 1) for line in lines if line.startswith("spBv1.0/")]
+    files = []
+    for i, (_, hexdata) in enumerate(got):
+        files.append(os.path.join(tmp, "m%04d.bin" % i))
+        with open(files[-1], "wb") as fh:
+            fh.write(bytes.fromhex(hexdata))
+    env = dict(os.environ, NODE_PATH=NODE_MODULES)
+    tahu = json.loads(subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-decode.js")] + files,
+                                     check=True, capture_output=True, text=True, env=env, timeout=120).stdout)
+    export = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "sample", "-f", "jsonl",
+                             "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
+    samples = [json.loads(line) for line in export.splitlines()]
+
+kinds = collections.Counter(t.split("/")[2] for t, _ in got)
+print("host saw %r" % dict(kinds))
+check(kinds["NBIRTH"] == 1 and kinds["DBIRTH"] == 1 and kinds["NDEATH"] == 1 and kinds["DDATA"] > 0,
+      "messages %r" % dict(kinds))
+aliases, seq, host = {}, None, []
+ddata_bytes = 0
+for (topic, hexdata), f in zip(got, files):
+    p, kind = tahu[f], topic.split("/")[2]
+    if kind == "NBIRTH":
+        seq = 0
+        continue
+    if kind == "NDEATH":
+        continue
+    check(int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq))
+    seq = int(p["seq"])
+    check(topic.endswith("/T-8/vehicle"), "device topic %s" % topic)
+    if kind == "DBIRTH":
+        aliases = {int(m["alias"]): m for m in p["metrics"]}
+        print("host's DBIRTH vehicle: %d metrics, first %r" % (len(aliases), [
+            (m["name"], m["type"], m.get("properties", {}).get("engUnit", {}).get("value"))
+            for m in p["metrics"][:4]]))
+        continue
+    ddata_bytes += len(hexdata) // 2
+    for m in p["metrics"]:
+        a = int(m["alias"])
+        check(a in aliases, "DDATA alias %d not declared" % a)
+        if a in aliases:
+            host.append((aliases[a]["name"], int(m["timestamp"]), m["value"]))
+        # live records (seconds old): current values
+        check(not m.get("isHistorical", False), "DDATA alias %d historical" % a)
+names = {s["name"]: s["unit"] for s in samples}
+for name, unit in names.items():
+    m = [x for x in aliases.values() if x["name"] == name]
+    check(len(m) == 1 and m[0].get("properties", {}).get("engUnit", {}).get("value") == (unit or None),
+          "DBIRTH %s (unit %r): %r" % (name, unit, m))
+want = sorted((s["name"], s["time_ns"] // 1000000, s["value"]) for s in samples)
+host.sort()
+check(len(host) == len(want), "host has %d samples, export %d" % (len(host), len(want)))
+bad = [(h, w) for h, w in zip(host, want) if h[:2] != w[:2] or abs(h[2] - w[2]) > 1e-9 * max(1.0, abs(w[2]))]
+check(not bad, "%d values differ from export, first %r" % (len(bad), bad[:3]))
+print("%d samples, %d DDATA bytes: %.1f bytes a sample (DDATA payloads, Sparkplug B)"
+      % (len(host), ddata_bytes, ddata_bytes / max(1, len(host))))
+
+if failures:
+    print("%d failures" % len(failures))
+    sys.exit(1)
+print("ok: railmon run's Sparkplug node as a Tahu host sees it; values = railmon export's")
