@@ -18,6 +18,7 @@
 #include "basic/name.h"
 #include "basic/parse.h"
 #include "basic/timeparse.h"
+#include "ground/db.h"
 #include "uplink/request.h"
 
 static const char request_usage[] =
@@ -31,6 +32,9 @@ static const char request_usage[] =
 	"  -V, --vehicle NAME     the vehicle (its name in the board file)\n"
 	"  -f, --from TIME        the range's start: ISO 8601 (2026-12-03T07:00:00Z) or Unix seconds\n"
 	"  -t, --to TIME          its end (not included)\n"
+	"      --db URL           the ground's database (PostgreSQL): record the asked seq ranges\n"
+	"                         of the vehicle's logs there, as gap repair does, so the receiver\n"
+	"                         takes a \"gone\" answer to this request (without it, it is refused)\n"
 	"      --id ID            the request's id, 1-32 of A-Z a-z 0-9 . _ - (default: made\n"
 	"                         from the vehicle and the range, so the same range is one request)\n"
 	"      --ca FILE          CA certificate that signed the broker's (mqtts)\n"
@@ -57,18 +61,46 @@ static void default_id(const char *vehicle, int64_t from, int64_t to, char *out,
 	snprintf(out, len, "r%016" PRIx64, h);
 }
 
+/* --db: the seq ranges a "gone" answer to req may name, recorded as gap
+   repair records its asks, and said.  0 or the exit code. */
+static int record_asked(const char *url, const char *vehicle, const struct upl_request *req)
+{
+	struct grd_db_cfg cfg = { .url = url };
+	struct grd_hole asked[8];
+	grd_db_t *db;
+	int r;
+
+	if ((r = grd_db_new(&cfg, &db)) < 0)
+		return cli_fail("request", "--db: %s", strerror(-r));
+	r = grd_db_request_asked(db, vehicle, req->from_ns, req->to_ns, asked, sizeof(asked) / sizeof(*asked));
+	if (r < 0) {
+		fprintf(stderr, "railmon request: --db: %s\n",
+		        r == -ENOTSUP ? GRD_DB_NOT_BUILT : *grd_db_error(db) ? grd_db_error(db) : strerror(-r));
+		grd_db_free(db);
+		return 1;
+	}
+	if (r == 0)
+		printf("--db: the database holds no Batch of %s: no range recorded, so a \"gone\" answer to this "
+		       "request will be refused\n", vehicle);
+	for (int i = 0; i < r; i++)
+		printf("--db: asked %s log %s seq %" PRIu64 "..%" PRIu64 " (a \"gone\" answer there is taken)\n",
+		       vehicle, asked[i].log_id, asked[i].first, asked[i].last);
+	grd_db_free(db);
+	return 0;
+}
+
 int cli_cmd_request(int argc, char **argv)
 {
-	enum { OPT_ID = 256, OPT_CA, OPT_CERT, OPT_KEY, OPT_PWFILE };
+	enum { OPT_ID = 256, OPT_CA, OPT_CERT, OPT_KEY, OPT_PWFILE, OPT_DB };
 	static const struct option opts[] = {
 		{ "broker", required_argument, NULL, 'B' }, { "vehicle", required_argument, NULL, 'V' },
 		{ "from", required_argument, NULL, 'f' },   { "to", required_argument, NULL, 't' },
 		{ "id", required_argument, NULL, OPT_ID },  { "ca", required_argument, NULL, OPT_CA },
 		{ "cert", required_argument, NULL, OPT_CERT }, { "key", required_argument, NULL, OPT_KEY },
 		{ "username", required_argument, NULL, 'u' }, { "password-file", required_argument, NULL, OPT_PWFILE },
-		{ "help", no_argument, NULL, 'h' },         { 0 }
+		{ "db", required_argument, NULL, OPT_DB }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	const char *broker = NULL, *from = NULL, *to = NULL, *id = NULL, *pwfile = NULL, *env;
+	const char *broker = NULL, *from = NULL, *to = NULL, *id = NULL, *pwfile = NULL, *env, *db_url = NULL;
 	struct upl_request_pub pub = { 0 };
 	struct upl_request req = { .id = "" };
 	char host[256], why[256], *password = NULL;
@@ -88,6 +120,7 @@ int cli_cmd_request(int argc, char **argv)
 		case OPT_CERT: pub.tls.cert_file = optarg; break;
 		case OPT_KEY: pub.tls.key_file = optarg; break;
 		case OPT_PWFILE: pwfile = optarg; break;
+		case OPT_DB: db_url = optarg; break;
 		case 'h': fputs(request_usage, stdout); return 0;
 		default: return cli_see_help("request");
 		}
@@ -131,6 +164,14 @@ int cli_cmd_request(int argc, char **argv)
 		free(password);
 		return cli_fail("request", "a password (%s) needs --username",
 		                pwfile ? "--password-file" : "RAILMON_MQTT_PASSWORD");
+	}
+	/* before publishing: an answer may come at once */
+	if (db_url && (r = record_asked(db_url, pub.vehicle, &req)) != 0) {
+		if (password) {
+			explicit_bzero(password, strlen(password));
+			free(password);
+		}
+		return r;
 	}
 	pub.host = host;
 	pub.port = port ? port : tls ? 8883 : 1883;

@@ -264,6 +264,22 @@ int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, siz
 int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
                 uint64_t last);
 
+/*
+ * `railmon request` (issue 32): record, as gap repair records what it asks
+ * (table resend_asked), the seq ranges of vehicle's logs a request for the
+ * record times [from_ns, to_ns) may be answered "gone" for, so
+ * grd_db_gone() takes that answer.  The ground knows seqs only from the
+ * Batches it holds: per log, from the end of the last Batch before from_ns
+ * (seq 1 if none) to the seq before the first Batch at or after to_ns (the
+ * top of the seq space if none).  Every such range is recorded; up to max
+ * of them into ret (vehicle, log id in hex, first, last).  Returns how many
+ * are in ret (0: the database knows no log of that vehicle, or none could
+ * hold the range),
+ * -EINVAL, -ECONNREFUSED, -EIO.
+ */
+int grd_db_request_asked(grd_db_t *db, const char *vehicle, int64_t from_ns, int64_t to_ns,
+                         struct grd_hole *ret, size_t max);
+
 /* ---- export (ground/export.c) ---- */
 
 struct grd_export_query {

@@ -63,6 +63,10 @@ struct stream {
 	uint64_t records, duplicates, unverified, old, conflicts, seq_jumps;
 	uint64_t on_board;         /* seqs of reduced ranges not sent: kept on board */
 	uint64_t reduced;          /* reduced Batches with something new */
+	struct range *ob;          /* sorted, disjoint: seqs on board (in a reduced
+	                              Batch's range, not sent); a whole Batch over
+	                              them later brings them (a request) */
+	size_t nob, ob_cap;
 	struct digest *dig;        /* ring sorted by first_seq, non-overlapping */
 	size_t dig_head, ndig, dig_cap; /* dig_cap a power of two */
 	void *log_ctx;
@@ -205,6 +209,7 @@ static int stream_get(grd_ledger_t *r, const struct rec_batch_info *info, struct
 
 static void stream_free(struct stream *s)
 {
+	free(s->ob);
 	free(s->ranges);
 	free(s->dig);
 	free(s);
@@ -331,6 +336,121 @@ static uint64_t range_uncovered(const struct stream *s, uint64_t lo, uint64_t hi
 		n -= b > a ? b - a : 0;
 	}
 	return n;
+}
+
+/* ---- seqs on board ----
+ *
+ * The ranges above say which seqs are accounted for; a reduced Batch
+ * accounts for its whole source range, so they cannot tell a seq that
+ * arrived from one kept on board.  The on-board set can: without it a
+ * whole Batch over a reduced range (a full-rate request, gap repair) would
+ * be taken for duplicates and its records dropped.  Bounded like the
+ * ranges: past GRD_LEDGER_MAX_ONBOARD ranges the oldest is forgotten, its
+ * seqs stay counted on board, and a whole Batch over them later counts as
+ * duplicates (as before this set existed). */
+
+/* Index of the first on-board range with hi > seq. */
+static size_t ob_find(const struct stream *s, uint64_t seq)
+{
+	size_t lo = 0, hi = s->nob;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ob[mid].hi <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Open a slot at i (one range, or two when split). */
+static int ob_open(struct stream *s, size_t i)
+{
+	if (s->nob == s->ob_cap) {
+		size_t cap = s->ob_cap ? s->ob_cap * 2 : 8;
+		struct range *n = realloc(s->ob, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->ob = n;
+		s->ob_cap = cap;
+	}
+	memmove(s->ob + i + 1, s->ob + i, (s->nob - i) * sizeof(*s->ob));
+	s->nob++;
+	return 0;
+}
+
+/* Add [lo, hi), which no on-board range overlaps (the caller adds only
+   seqs no range covered). */
+static int ob_add(struct stream *s, uint64_t lo, uint64_t hi)
+{
+	size_t i = ob_find(s, lo);
+
+	if (ob_open(s, i) < 0)
+		return -ENOMEM;
+	s->ob[i] = (struct range){ lo, hi };
+	return 0;
+}
+
+/* Take seq out of the set: true if it was on board.  -ENOMEM only if a
+   split finds no memory (seq is then left on board). */
+static int ob_take(struct stream *s, uint64_t seq)
+{
+	size_t i = ob_find(s, seq);
+	struct range *g;
+
+	if (i >= s->nob || s->ob[i].lo > seq)
+		return 0;
+	g = &s->ob[i];
+	if (g->lo == seq)
+		g->lo++;
+	else if (g->hi == seq + 1)
+		g->hi--;
+	else {
+		uint64_t hi = g->hi;
+
+		if (ob_open(s, i + 1) < 0)
+			return -ENOMEM;
+		s->ob[i].hi = seq;
+		s->ob[i + 1] = (struct range){ seq + 1, hi };
+		return 1;
+	}
+	if (g->lo == g->hi) {
+		memmove(s->ob + i, s->ob + i + 1, (s->nob - i - 1) * sizeof(*s->ob));
+		s->nob--;
+	}
+	return 1;
+}
+
+/* Every seq of [lo, hi) no range covers yet goes on board (before
+   range_insert() covers them); the reduced Batch's own records are taken
+   out again as they are written. */
+static int ob_add_uncovered(struct stream *s, uint64_t lo, uint64_t hi)
+{
+	uint64_t at = lo;
+
+	for (size_t i = range_find(s, lo + 1); at < hi; i++) {
+		uint64_t stop = i < s->nranges && s->ranges[i].lo < hi ? s->ranges[i].lo : hi;
+
+		if (stop > at && ob_add(s, at, stop) < 0)
+			return -ENOMEM;
+		if (i >= s->nranges || s->ranges[i].lo >= hi)
+			break;
+		at = s->ranges[i].hi;
+	}
+	return 0;
+}
+
+static void ob_bound(struct stream *s)
+{
+	if (s->nob > GRD_LEDGER_MAX_ONBOARD) {
+		size_t drop = s->nob - GRD_LEDGER_MAX_ONBOARD;
+
+		memmove(s->ob, s->ob + drop, GRD_LEDGER_MAX_ONBOARD * sizeof(*s->ob));
+		s->nob = GRD_LEDGER_MAX_ONBOARD;
+	}
 }
 
 /* ---- Batch contents ---- */
@@ -482,21 +602,30 @@ static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
 	uint64_t fresh = 0, old = 0, unverified = 0;
 	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
 	uint64_t end = info->end_seq, span = end > lo ? range_uncovered(s, lo, end) : 0;
+	uint64_t arrived = 0; /* of seqs on board: fresh, not new to the range */
 	bool failed = false;
+	int on;
 
+	if (info->reduced && end > lo && ob_add_uncovered(s, lo, end) < 0)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < info->count; i++) {
 		uint64_t seq = rec_batch_seq(b, i);
 		struct acq_item it;
 
-		if (seq >= s->floor && range_covered(s, seq)) {
+		if ((on = ob_take(s, seq)) < 0)
+			return on;
+		if (!on && seq >= s->floor && range_covered(s, seq)) {
 			unverified++;
 			continue;
 		}
+		/* a seq of this reduced Batch's own new range was put on
+		   board just above: it is new to the range, not from board */
+		arrived += on && !(info->reduced && seq >= lo && seq < end && !range_covered(s, seq));
 		rec_batch_item(b, i, &it);
 		if (r->cfg.on_record &&
 		    r->cfg.on_record(r->cfg.ctx, info, b, &it, fresh + old == 0, &s->log_ctx) < 0)
 			failed = true;
-		if (seq < s->floor)
+		if (seq < s->floor && !on)
 			old++;
 		else
 			fresh++;
@@ -508,13 +637,17 @@ static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
 		s->lowest = s->end && s->lowest < lo ? s->lowest : lo;
 		s->end = s->end > end ? s->end : end;
 	}
+	ob_bound(s);
 	s->records += fresh;
 	/* a reduced Batch: the seqs of its range it does not bring are on
-	   board, not missing (a full Batch brings them all: span == fresh) */
-	if (info->reduced && span > fresh) {
-		s->on_board += span - fresh;
-		r->st.on_board += span - fresh;
+	   board, not missing (a full Batch brings them all: span == fresh);
+	   seqs that were on board and arrived now leave on_board */
+	if (info->reduced && span > fresh - arrived) {
+		s->on_board += span - (fresh - arrived);
+		r->st.on_board += span - (fresh - arrived);
 	}
+	s->on_board -= arrived;
+	r->st.on_board -= arrived;
 	s->reduced += info->reduced && span;
 	r->st.reduced += info->reduced && span;
 	s->old += old;

@@ -34,6 +34,7 @@
 
 #define GRD_LEDGER_MAX_RANGES 1024      /* seq ranges remembered per log */
 #define GRD_LEDGER_MAX_DIGESTS 1024     /* Batch contents remembered per log */
+#define GRD_LEDGER_MAX_ONBOARD 16384    /* on-board seq ranges remembered per log (256 KiB) */
 #define GRD_LEDGER_MAX_JUMP (UINT64_C(1) << 40) /* records a Batch may lie away from its log */
 #define GRD_LEDGER_SEQ_LIMIT (UINT64_C(1) << 63) /* every seq is below this (railmon.proto) */
 #define GRD_LEDGER_MAX_VEHICLES_DEFAULT 10000

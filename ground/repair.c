@@ -73,6 +73,58 @@ int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, siz
 	return k;
 }
 
+int grd_db_request_asked(grd_db_t *db, const char *vehicle, int64_t from_ns, int64_t to_ns,
+                         struct grd_hole *ret, size_t max)
+{
+	char from_s[24], to_s[24], max_s[24];
+	const char *v[4] = { vehicle, from_s, to_s, max_s };
+	PGresult *res;
+	int r, n;
+
+	if (!vehicle || !basic_vehicle_name_ok(vehicle) || from_ns < 0 || to_ns <= from_ns || (!ret && max))
+		return -EINVAL;
+	r = grd_db_connect(db);
+	if (r < 0)
+		return r;
+	snprintf(from_s, sizeof(from_s), "%" PRId64, from_ns);
+	snprintf(to_s, sizeof(to_s), "%" PRId64, to_ns);
+	snprintf(max_s, sizeof(max_s), "%zu", max);
+	/* ns to timestamptz in integer microseconds (a double would round
+	   at this size); the seq range per log from the Batches around the
+	   window, as resend_asked rows a "gone" answer is checked against.
+	   In key order, like grd_db_holes(), so concurrent askers lock rows in
+	   one order. */
+	res = PQexecParams(db->conn, "WITH t AS (SELECT 'epoch'::timestamptz + ($2::bigint / 1000) * interval "
+	                   "'1 microsecond' AS f, 'epoch'::timestamptz + ($3::bigint / 1000) * interval '1 microsecond' "
+	                   "AS e), l AS (SELECT DISTINCT b.vehicle_id, b.log_id FROM batches b JOIN vehicles v USING "
+	                   "(vehicle_id) WHERE v.name = $1 AND length(b.log_id) > 0), "
+	                   "h AS (SELECT l.vehicle_id, l.log_id, coalesce((SELECT max(b.first_seq + b.count) FROM "
+	                   "batches b, t WHERE b.vehicle_id = l.vehicle_id AND b.log_id = l.log_id AND b.t_last < t.f), "
+	                   "1) AS lo, coalesce((SELECT min(b.first_seq) - 1 FROM batches b, t WHERE b.vehicle_id = "
+	                   "l.vehicle_id AND b.log_id = l.log_id AND b.t_first >= t.e), 9223372036854775807) AS hi "
+	                   "FROM l), "
+	                   "a AS (INSERT INTO resend_asked AS a (vehicle_id, log_id, first_seq, last_seq) SELECT "
+	                   "vehicle_id, log_id, lo, hi FROM h WHERE lo <= hi ORDER BY 1, 2, 3, 4 ON CONFLICT (vehicle_id, "
+	                   "log_id, first_seq, last_seq) DO UPDATE SET asked_at = now() RETURNING log_id, first_seq, "
+	                   "last_seq) "
+	                   "SELECT encode(log_id, 'hex'), first_seq, last_seq FROM a ORDER BY 1 LIMIT $4::bigint",
+	                   4, NULL, v, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		grd_db_fail(db, "request", PQerrorMessage(db->conn));
+		PQclear(res);
+		return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+	}
+	n = PQntuples(res);
+	for (int i = 0; i < n; i++) {
+		snprintf(ret[i].vehicle, sizeof(ret[i].vehicle), "%s", vehicle);
+		snprintf(ret[i].log_id, sizeof(ret[i].log_id), "%s", PQgetvalue(res, i, 0));
+		ret[i].first = strtoull(PQgetvalue(res, i, 1), NULL, 10);
+		ret[i].last = strtoull(PQgetvalue(res, i, 2), NULL, 10);
+	}
+	PQclear(res);
+	return n;
+}
+
 int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t log_id_len, uint64_t first,
                 uint64_t last)
 {

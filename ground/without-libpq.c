@@ -84,6 +84,12 @@ int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, siz
 	return -ENOTSUP;
 }
 
+int grd_db_request_asked(grd_db_t *db, const char *vehicle, int64_t from_ns, int64_t to_ns,
+                         struct grd_hole *ret, size_t max)
+{
+	return -ENOTSUP;
+}
+
 int grd_db_export(grd_db_t *db, const struct grd_export_query *q, grd_export_fn fn, void *ctx)
 {
 	return -ENOTSUP;

@@ -240,8 +240,23 @@ static void test_ledger_nothing(void)
 /* The ground's ledger (ground/ledger.c) given reduced Batches: the range
    counts as received, the seqs not sent "on board", never missing; the
    same range reduced again differently is no conflict; a hole after it is
-   missing.  Catches: a range taken as first_seq + count, records numbered
-   contiguously, a re-reduction refused as a conflict. */
+   missing; seqs on board that arrive later (a re-reduction keeping more,
+   the whole Batch of a request) are handed on once and leave on_board.
+   Catches: a range taken as first_seq + count, records numbered
+   contiguously, a re-reduction refused as a conflict, a whole Batch over a
+   reduced range taken for duplicates (the requested records dropped), a
+   record of the reduced Batch handed on again. */
+static uint64_t handed[64]; /* how often on_record got each seq - 100 */
+
+static int count_record(void *ctx, const struct rec_batch_info *info, const rec_batch_t *b,
+                        const struct acq_item *item, bool first, void **log_ctx)
+{
+	(void)ctx, (void)info, (void)b, (void)first, (void)log_ctx;
+	assert(item->seq >= 100 && item->seq < 164);
+	handed[item->seq - 100]++;
+	return 0;
+}
+
 static void test_ledger(void)
 {
 	struct upl_reduce_chan ch[] = { { 1, { UPL_POL_DEADBAND, 1.0, 0 } } };
@@ -259,7 +274,7 @@ static void test_ledger(void)
 
 	for (int i = 0; i < 10; i++)
 		b[i] = sample(1, S(10 + i), 5);
-	assert(grd_ledger_new(&(struct grd_ledger_cfg){ 0 }, &l) == 0);
+	assert(grd_ledger_new(&(struct grd_ledger_cfg){ .on_record = count_record }, &l) == 0);
 	assert(upl_reducer_new(&cfg, &r) == 0);
 	/* [100, 104) keeps 100 (first) and 103 (1.2 >= 0 + 1) */
 	len = batch(a, 4, 100, in);
@@ -271,30 +286,44 @@ static void test_ledger(void)
 	assert(grd_ledger_stats(l, &st) == 0 && st.records == 2 && st.on_board == 2 && st.missing == 0 &&
 	       st.reduced == 1);
 	/* the same range reduced otherwise (a restarted forwarder; here a
-	   deadband of 0.4: 100, 101, 103): no conflict, and nothing handed on
-	   (the range was received: 101 is on board as far as the ground knows) */
+	   deadband of 0.4: 100, 101, 103): no conflict; 101 was on board and
+	   arrives now (handed on), 100 and 103 are duplicates */
 	ch[0].pol.deadband = 0.4;
 	upl_reducer_free(r);
 	assert(upl_reducer_new(&cfg, &r) == 0);
 	assert(upl_reducer_batch(r, in, len, &out, &olen) == 1);
 	assert(rec_batch_decode(out, olen, &dec) == 0);
-	assert(grd_ledger_feed(l, &dec, out, olen) == 0);
+	assert(grd_ledger_feed(l, &dec, out, olen) == 1);
 	rec_batch_free(dec);
-	/* the stored Batch whole over it: duplicates, not a conflict */
+	assert(grd_ledger_stats(l, &st) == 0 && st.records == 3 && st.on_board == 1 && st.duplicates == 2);
+	/* the stored Batch whole over it (a request's answer): the one still
+	   on board, 102, is new; the rest duplicates, not a conflict.  (Before
+	   the on-board set all four were duplicates and 102 was lost.) */
 	assert(rec_batch_decode(in, len, &dec) == 0);
-	assert(grd_ledger_feed(l, &dec, in, len) == 0);
+	assert(grd_ledger_feed(l, &dec, in, len) == 1);
 	rec_batch_free(dec);
-	assert(grd_ledger_stats(l, &st) == 0 && st.refused[GRD_LEDGER_CONFLICT] == 0 && st.records == 2 &&
-	       st.on_board == 2 && st.missing == 0);
+	assert(grd_ledger_stats(l, &st) == 0 && st.refused[GRD_LEDGER_CONFLICT] == 0 && st.records == 4 &&
+	       st.on_board == 0 && st.missing == 0 && st.duplicates == 5);
+	for (int i = 0; i < 4; i++)
+		assert(handed[i] == 1);
 	/* [110, 120) after a hole of 6: one kept, 9 on board, 6 missing */
 	len = batch(b, 10, 110, in);
 	assert(upl_reducer_batch(r, in, len, &out, &olen) == 1);
 	assert(rec_batch_decode(out, olen, &dec) == 0);
 	assert(grd_ledger_feed(l, &dec, out, olen) == 1);
 	rec_batch_free(dec);
-	assert(grd_ledger_stats(l, &st) == 0 && st.records == 3 && st.on_board == 11 && st.missing == 6);
-	assert(grd_ledger_log(l, 0, &lg) == 0 && lg.first_seq == 100 && lg.next_seq == 120 && lg.on_board == 11 &&
+	assert(grd_ledger_stats(l, &st) == 0 && st.records == 5 && st.on_board == 9 && st.missing == 6);
+	assert(grd_ledger_log(l, 0, &lg) == 0 && lg.first_seq == 100 && lg.next_seq == 120 && lg.on_board == 9 &&
 	       lg.missing == 6 && lg.reduced == 2);
+	/* its whole Batch: the 9 on board arrive, each handed on once */
+	assert(rec_batch_decode(in, len, &dec) == 0);
+	assert(grd_ledger_feed(l, &dec, in, len) == 9);
+	rec_batch_free(dec);
+	assert(grd_ledger_stats(l, &st) == 0 && st.records == 14 && st.on_board == 0 && st.missing == 6);
+	for (int i = 10; i < 20; i++)
+		assert(handed[i] == 1);
+	for (int i = 4; i < 10; i++)
+		assert(handed[i] == 0);
 	upl_reducer_free(r);
 	grd_ledger_free(l);
 	puts("ledger: reduced ranges received, the rest on board, a hole after them missing, no conflict");
