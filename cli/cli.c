@@ -4,10 +4,12 @@
  * values, loading the board file, the signals.  Commands call in here;
  * nothing here calls a command, so there is no circle between them.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "basic/parse.h"
 #include "cli.h"
@@ -43,6 +45,29 @@ int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cf
 	return 0;
 }
 
+
+/* The first line of a file, without its line end. */
+int cli_read_password(const char *path, char **ret)
+{
+	char buf[CLI_PASSWORD_MAX + 2];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	n = strcspn(buf, "\r\n");
+	if (n > CLI_PASSWORD_MAX)
+		return -E2BIG;
+	buf[n] = 0;
+	if (!n)
+		return -ENODATA;
+	*ret = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
+	return *ret ? 0 : -ENOMEM;
+}
 
 /* The flags are main.c's (the only globals of the program). */
 static void on_signal(int sig)

@@ -30,6 +30,7 @@ int cli_cmd_plot(int argc, char **argv);
 int cli_cmd_keygen(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
 int cli_cmd_hold(int argc, char **argv);
+int cli_cmd_config(int argc, char **argv);
 
 /*
  * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with
@@ -65,6 +66,12 @@ bool cli_parse_seconds(const char *s, double *ret);
    (free with conf_free), or the exit code with the message printed
    (2: no --board, 1: the file is wrong). */
 int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cfg);
+
+/* An MQTT password: the first line of the file at path, without its line
+   end, into a new string (*ret, free it).  0; -ENODATA (an empty first
+   line); -E2BIG (over CLI_PASSWORD_MAX bytes); -errno. */
+#define CLI_PASSWORD_MAX 1024
+int cli_read_password(const char *path, char **ret);
 
 /* The width a table printed on f may take: a terminal's (TIOCGWINSZ, else
    $COLUMNS, else 80); 0 when f is no terminal (a file, a pipe: never cut,

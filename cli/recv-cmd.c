@@ -27,8 +27,6 @@
 #include "record/order.h"
 #include "cli/recv-say.h"
 
-#define RECV_PASSWORD_MAX 1024
-
 static const char recv_usage[] =
 	"Usage: railmon recv --broker URL [OPTIONS]\n"
 	"Receive railmon records from an MQTT broker (QoS 1, persistent session).\n\n"
@@ -141,29 +139,6 @@ static bool parse_count(const char *s, uint64_t min, uint64_t *ret)
 	return true;
 }
 
-/* The first line of a file, without its line end. */
-static int read_password(const char *path, char **ret)
-{
-	char buf[RECV_PASSWORD_MAX + 2];
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	n = strcspn(buf, "\r\n");
-	if (n > RECV_PASSWORD_MAX)
-		return -E2BIG;
-	buf[n] = 0;
-	if (!n)
-		return -ENODATA;
-	*ret = strdup(buf);
-	explicit_bzero(buf, sizeof(buf));
-	return *ret ? 0 : -ENOMEM;
-}
-
 /* --password, --password-file or RAILMON_MQTT_PASSWORD, in plain words. */
 static int recv_password(struct recv_opts *o)
 {
@@ -173,7 +148,7 @@ static int recv_password(struct recv_opts *o)
 	if (o->password_argv && o->password_file)
 		return cli_fail("recv", "--password and --password-file: give one");
 	if (o->password_file) {
-		r = read_password(o->password_file, &o->password);
+		r = cli_read_password(o->password_file, &o->password);
 		if (r < 0)
 			return cli_fail("recv", "--password-file %s: %s", o->password_file,
 			                r == -ENODATA ? "empty first line" :
