@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t seed[crypto_sign_SEEDBYTES];
 
 		memset(seed, 7, sizeof(seed));
-		if (evd_init() < 0)
+		if (sodium_init() < 0)
 			abort();
 		crypto_sign_seed_keypair(pub, secret, seed);
 		ready = 1;
