@@ -11,7 +11,10 @@
 #    others can read, no --broker/--output; each said in words;
 # 3. published to a real mosquitto: retained at railmon/<vehicle>/config
 #    (a subscriber that comes after gets it), the same bytes verify; an
-#    unreachable broker is said, exit 1.
+#    unreachable broker is said, exit 1;
+# 4. with uplink/examples/mosquitto-acl: the ground's push is retained and
+#    the vehicle reads it; the vehicle's own push is dropped; a refused
+#    login is said, exit 1.
 set -euo pipefail
 RAILMON=$1
 SRC=$2
@@ -99,4 +102,32 @@ timeout 20 mosquitto_sub -h 127.0.0.1 -p "$BPORT" -t railmon/EV-7/config -C 1 -N
 $PY "$RCONF" check "$T/sub.msg" "$T/ground.key.pub" EV-7 > "$T/py3.out" || fail "the published message: $(cat "$T/py3.out")"
 grep -qx 'version 44 vehicle EV-7 files 2' "$T/py3.out" || fail "published fields: $(head -1 "$T/py3.out")"
 echo "published: retained on railmon/EV-7/config (read afterwards by mosquitto_sub), verifies; no broker: said, exit 1"
+
+# --- 4. the example ACL: the ground may push, a vehicle may not (not even its own)
+stop_pid "$LIB_PID"
+mosquitto_passwd -b -c "$T/passwd" ground g-pw > /dev/null
+mosquitto_passwd -b "$T/passwd" EV-7 v-pw > /dev/null
+APORT=$(free_port)
+printf 'listener %s 127.0.0.1\nuser root\npersistence false\nallow_anonymous false\npassword_file %s\nacl_file %s\n' \
+	"$APORT" "$T/passwd" "$SRC/uplink/examples/mosquitto-acl" > "$T/mosq-acl.conf"
+start_peer mosquitto -c "$T/mosq-acl.conf" 2>> "$T/mosq-acl.log"
+wait_for 10 port_open "$APORT" || fail "mosquitto (ACL) did not start"
+printf 'g-pw\n' > "$T/g-pw"
+printf 'v-pw\n' > "$T/v-pw"
+"$RAILMON" config push --vehicle EV-7 --board "$T/cfg/board.ini" --key "$T/ground.key" --version 50 \
+	--broker "mqtt://127.0.0.1:$APORT" --username ground --password-file "$T/g-pw" > /dev/null 2> "$T/acl1.err" ||
+	fail "push as ground through the ACL"
+# the vehicle itself tries to push a newer one: the broker drops it (MQTT 3.1.1 acknowledges it anyway)
+"$RAILMON" config push --vehicle EV-7 --board "$T/cfg/board.ini" --key "$T/ground.key" --version 51 \
+	--broker "mqtt://127.0.0.1:$APORT" --username EV-7 --password-file "$T/v-pw" > /dev/null 2> "$T/acl2.err" ||
+	fail "push as the vehicle: $(cat "$T/acl2.err")"
+timeout 20 mosquitto_sub -h 127.0.0.1 -p "$APORT" -u EV-7 -P v-pw -t railmon/EV-7/config -C 1 -N \
+	> "$T/acl.msg" || fail "the vehicle cannot read its config topic"
+$PY "$RCONF" check "$T/acl.msg" "$T/ground.key.pub" EV-7 > "$T/py4.out" || fail "ACL message: $(cat "$T/py4.out")"
+grep -qx 'version 50 vehicle EV-7 files 2' "$T/py4.out" || fail "the vehicle's own push got through: $(head -1 "$T/py4.out")"
+set +e; "$RAILMON" config push --vehicle EV-7 --board "$T/cfg/board.ini" --key "$T/ground.key" \
+	--broker "mqtt://127.0.0.1:$APORT" --username ground --password-file "$T/v-pw" > /dev/null 2> "$T/acl3.err"; rc=$?; set -e
+[ $rc = 1 ] || fail "a wrong password: exit $rc"
+grep -q "refused the connection" "$T/acl3.err" || fail "a wrong password: $(cat "$T/acl3.err")"
+echo "ACL: the ground's push is retained and readable by the vehicle; the vehicle's own push is dropped; a wrong password said"
 echo "ok"
