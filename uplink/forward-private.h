@@ -122,7 +122,7 @@ struct fwd_resend {
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels;
+	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels, *topic_config;
 
 	pthread_t thread;
 	bool running;

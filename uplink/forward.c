@@ -119,6 +119,8 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_gone = NULL, ok = false;
 	if (asprintf(&f->topic_channels, "railmon/%s/channels", c->vehicle) < 0)
 		f->topic_channels = NULL, ok = false;
+	if (asprintf(&f->topic_config, "railmon/%s/config", c->vehicle) < 0)
+		f->topic_config = NULL, ok = false;
 	f->cfg.channels_msg = NULL;
 	f->cfg.channels_len = 0;
 	if (c->channels_msg && c->channels_len && c->channels_len <= INT32_MAX) {
@@ -189,6 +191,7 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->topic_gone);
 	free(f->resend.buf);
 	free(f->topic_channels);
+	free(f->topic_config);
 	free((void *)f->cfg.channels_msg);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
@@ -275,7 +278,7 @@ int upl_forwarder_hold(upl_forwarder_t *f, int64_t from_ns, int64_t to_ns)
 	return r;
 }
 
-/* ---- gap repair: the ground's resend requests ---- */
+/* ---- the ground's messages: config (issue 32) and gap repair's resend requests ---- */
 
 /* A request from the ground (the broker's ACL lets only the ground
    publish there): queue each range; the rest is refused and counted (the
@@ -285,6 +288,12 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 	upl_forwarder_t *f = arg;
 	const char *p = m->payload, *end = p + (m->payloadlen > 0 ? m->payloadlen : 0);
 
+	if (m->topic && f->cfg.on_config && !strcmp(m->topic, f->topic_config)) {
+		/* the ground's board file: handed on whole, the caller verifies */
+		STAT_ADD(f, config_messages, 1);
+		f->cfg.on_config(f->cfg.config_ctx, m->payload, (size_t)(end - p));
+		return;
+	}
 	if (!m->topic || strcmp(m->topic, f->topic_resend) != 0)
 		return;
 	while (p < end) {
@@ -317,7 +326,7 @@ static int conn_setup(upl_forwarder_t *f)
 	mosquitto_disconnect_callback_set(f->net.mosq, upl_fwd_on_disconnect);
 	mosquitto_log_callback_set(f->net.mosq, upl_fwd_on_log);
 	mosquitto_publish_callback_set(f->net.mosq, upl_fwd_on_publish);
-	if (f->cfg.resend_source.next)
+	if (f->cfg.resend_source.next || f->cfg.on_config)
 		mosquitto_message_callback_set(f->net.mosq, on_message);
 	mosquitto_int_option(f->net.mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	/* Room for our window plus event and status messages, so libmosquitto

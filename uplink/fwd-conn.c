@@ -132,6 +132,8 @@ void upl_fwd_conn_established(upl_forwarder_t *f)
 	mosquitto_publish(f->net.mosq, NULL, f->topic_status, sizeof(online) - 1, online, 1, true);
 	if (f->cfg.resend_source.next)
 		mosquitto_subscribe(f->net.mosq, NULL, f->topic_resend, 1);
+	if (f->cfg.on_config)
+		mosquitto_subscribe(f->net.mosq, NULL, f->topic_config, 1);
 	/* Retained too: the dictionary for a consumer that starts mid-stream
 	   (the Batches carry it only now and then).  A failure costs nothing
 	   but names until the next dictionary in a Batch. */
