@@ -47,6 +47,8 @@ struct pl_daemon {
 	double replay_speed;
 	struct pl_logsource_faults replay_faults; /* said by the caller (only cli/ prints) */
 	bool absent_ok;          /* open: an absent CAN device starts gone */
+	void (*on_config)(void *ctx, const void *payload, size_t len); /* opts: to the forwarder */
+	void *config_ctx;
 	uint64_t reloaded_hash;
 	uint8_t boot_id[REC_BOOT_ID_LEN];
 
@@ -182,7 +184,8 @@ static int open_uplink(struct pl_daemon *d, char *err, size_t errlen)
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
 	if (d->replay_log)
 		return 0; /* a replay is a command, not the vehicle's log */
-	return pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, err, errlen);
+	return pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, d->on_config,
+	                         d->config_ctx, err, errlen);
 }
 
 /* ------------------------------------------------------------ the collector */
@@ -279,6 +282,8 @@ static void daemon_opts(struct pl_daemon *d, const struct pl_daemon_opts *opts)
 	if (opts)
 		d->replay_faults = opts->replay_faults;
 	d->absent_ok = opts && opts->absent_ok;
+	d->on_config = opts ? opts->on_config : NULL;
+	d->config_ctx = opts ? opts->config_ctx : NULL;
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s", pl_data_dir(d->cfg, opts ? opts->data_dir : NULL));
 }
 

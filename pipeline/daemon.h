@@ -37,6 +37,10 @@ struct pl_daemon_opts {
 	bool absent_ok;           /* a CAN device not there at open starts gone
 	                             and is reopened (a restart during an outage),
 	                             instead of failing the start */
+	void (*on_config)(void *ctx, const void *payload, size_t len);
+	                          /* optional: the ground's signed board files from
+	                             the forwarder (issue 32), on its thread */
+	void *config_ctx;
 };
 
 struct pl_daemon_stats {
