@@ -146,6 +146,9 @@ static int add_file(struct evd_rconf *m, struct push_files *pf, const char *boar
 		        "files it is sent next to its board file, so name it by a relative path there\n", path);
 		return 1;
 	}
+	for (size_t k = 1; k < i; k++)
+		if (!strcmp(pf->name[k], pf->name[i]))
+			return 0; /* two buses name one DBC: sent once (the vehicle installs each name once) */
 	if ((r = read_all(path, &pf->data[i], &len)) < 0) {
 		fprintf(stderr, "railmon config: %s: %s\n", path,
 		        r == -EFBIG ? "over the 4 MiB a configuration message holds" : strerror(-r));

@@ -65,6 +65,7 @@ struct runner {
 	struct pl_daemon *d;
 	struct pl_stat_server *stat;
 	bool started;              /* a daemon ran before: this is a restart */
+	bool strict;               /* this start must open every bus (a pushed board) */
 	struct pl_watchdogs dogs;
 	struct pl_uplink_watch up;
 	char broker[160];          /* mqtt[s]://host:port, for messages */
@@ -197,8 +198,10 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	/* The first start refuses a device that is not there (a wrong path is
 	   said at once; the service manager restarts us).  A restart (reload,
 	   or the fallback to the old file) must not stop recording the other
-	   buses because one adapter is unplugged: that one starts gone. */
-	o.absent_ok = rn->started;
+	   buses because one adapter is unplugged: that one starts gone.  But a
+	   pushed board whose bus cannot open goes back to the previous one
+	   (issue 32): no one is there to plug the adapter in. */
+	o.absent_ok = rn->started && !rn->strict;
 	memset(rn->seen, 0, sizeof(rn->seen)); /* a new daemon counts from 0 */
 	rn->faults = (struct pl_fault_reporter){ .cmd = rn->cmd, .cfg = rn->cfg };
 	r = pl_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
@@ -360,7 +363,7 @@ static int rconf_scratch(const char *dir, const char *board_dir, const struct ev
 				return snprintf(why, whylen, "%s: %s", path, strerror(errno)), -errno;
 			continue;
 		}
-		fp = fopen(path, "wbx");
+		fp = fopen(path, "wb"); /* a file two buses name comes twice */
 		if (!fp || fwrite(f->data, 1, f->len, fp) != f->len || fclose(fp) != 0) {
 			int e = errno ? errno : EIO;
 			snprintf(why, whylen, "cannot write %s to check it: %s", path, strerror(e));
@@ -496,6 +499,15 @@ static void runner_rconf(struct runner *rn)
 		rconf_said(rn, r == -EBADMSG || r == -EMSGSIZE ? 0 : m->version, "refused", why);
 		goto out;
 	}
+	for (size_t i = 0; i < m->nfiles; i++)
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(m->files[i].name, m->files[k].name))
+				r = -EINVAL, snprintf(why, sizeof(why), "file %s sent twice", m->files[i].name);
+	if (r < 0) {
+		/* its install would take the first copy's .prev for the second */
+		rconf_said(rn, m->version, "refused", why);
+		goto out;
+	}
 	snprintf(scratch, sizeof(scratch), "%s/rconf.XXXXXX", data);
 	if (!mkdtemp(scratch)) {
 		snprintf(why, sizeof(why), "%s: %s", scratch, strerror(errno));
@@ -527,7 +539,10 @@ static void runner_rconf(struct runner *rn)
 	pl_notify("RELOADING=1");
 	runner_stop(rn);
 	rn->cfg = next;
-	if (runner_start(rn, next->hash) == 0) {
+	rn->strict = true;
+	r = runner_start(rn, next->hash);
+	rn->strict = false;
+	if (r == 0) {
 		if (prev != rn->orig)
 			conf_free(prev);
 		rconf_said(rn, m->version, "applied", "");

@@ -7,7 +7,9 @@
 # 2. the same version pushed again (and the retained one at the restart's
 #    reconnect): nothing happens a second time;
 # 3. signed with another key: refused, saying the signature, board unchanged;
-# 4. an old version: refused, saying the versions, board unchanged.
+# 4. an old version: refused, saying the versions, board unchanged;
+# 5. a board with a bus that cannot open (and two buses naming one DBC, sent
+#    once): rolled back, the bus named, the previous board back and started.
 set -euo pipefail
 RAILMON=$1
 SRC=$2
@@ -70,3 +72,24 @@ cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "an old version changed th
 alive "$RUN" || fail "run died"
 stop_pid "$RUN" 10
 echo "old version 4: refused (not above 5), board unchanged"
+
+# --- 5. a board whose bus cannot open: rolled back, the previous one runs
+mkdir -p "$T/push2"
+cp "$T/push/train.dbc" "$T/push/trace.log" "$T/push2/"
+board "$T/push2/board.ini" 30
+printf '[can extra]\ndriver = socketcan\ninterface = rmnone0\ndbc = train.dbc\n' >> "$T/push2/board.ini"
+start_peer "$RAILMON" run --board "$T/cfg/board.ini" --data "$T/log" 2> "$T/run2.log"
+RUN=$LIB_PID
+"$RAILMON" config push --vehicle EV-7 --board "$T/push2/board.ini" --key "$T/ground.key" --version 7 \
+	--broker "mqtt://127.0.0.1:$BPORT" > "$T/push-nobus.out" 2> "$T/push-nobus.err" || fail "push nobus"
+wait_for 60 has_lines "$T/run2.log" "remote configuration version 7 rolled back: the new board did not start" ||
+	fail "a board whose bus cannot open was not rolled back"
+grep -q "bus 'extra'" "$T/run2.log" || fail "the bus that did not open is not named"
+cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "the rollback did not put the previous board file back"
+# the previous board starts again after the rollback (its second start line)
+wait_for 30 has_lines "$T/run2.log" "vehicle EV-7, 1 bus" 2 || fail "the previous board did not start again"
+[ ! -e "$T/cfg/board.ini.prev" ] || fail "board.ini.prev left after the rollback"
+alive "$RUN" || fail "run died after the rollback"
+stop_pid "$RUN" 10
+grep -qx 'railmon-config-version 7' "$T/log/config.version" || fail "a rolled-back version is not kept as taken"
+echo "bus cannot open: version 7 rolled back (bus 'extra' named), previous board back and running"
