@@ -36,6 +36,7 @@
 #include "storage/stor.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
+#include "basic/escape.h"
 
 #define STATUS_PERIOD_NS (60 * 1000000000ll)
 /* The main loop's round: the watchdogs, the status, the faults and the
@@ -435,10 +436,27 @@ static int rconf_check(struct runner *rn, const char *board, const char *data, c
 	return r;
 }
 
+/* Each outcome on stderr (the journal) and, retained, to the ground on
+   railmon/<vehicle>/config/status (docs/remote-config.md). */
 static void rconf_said(struct runner *rn, uint64_t version, const char *outcome, const char *why)
 {
+	char *json = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r = -ENOMEM;
+
 	fprintf(stderr, "railmon %s: remote configuration version %llu %s%s%s\n", rn->cmd, (unsigned long long)version,
 	        outcome, why[0] ? ": " : "", why);
+	if ((f = open_memstream(&json, &len))) {
+		fprintf(f, "{\"version\":%llu,\"outcome\":\"%s\",\"why\":", (unsigned long long)version, outcome);
+		basic_json_string(f, why);
+		fputs("}", f);
+		if (fclose(f) == 0)
+			r = rn->d ? pl_daemon_config_status(rn->d, json) : -ENOTCONN;
+	}
+	if (r < 0 && r != -ENOTCONN)
+		fprintf(stderr, "railmon %s: warning: remote configuration status not sent: %s\n", rn->cmd, strerror(-r));
+	free(json);
 }
 
 static int runner_start(struct runner *rn, uint64_t reloaded_hash);
@@ -550,10 +568,10 @@ static void runner_rconf(struct runner *rn)
 		r = pl_rconf_rollback(prev->path, m);
 		snprintf(why, sizeof(why), "the new board did not start (said above)%s",
 		         r < 0 ? "; putting the previous files back failed too" : "");
-		rconf_said(rn, m->version, "rolled back", why);
 		rn->cfg = prev;
 		conf_free(next);
 		(void)runner_start(rn, 0);
+		rconf_said(rn, m->version, "rolled back", why); /* by the previous board's forwarder */
 	}
 	pl_notify("READY=1");
 out:

@@ -116,6 +116,13 @@ static int open_log(struct pl_daemon *d, char *err, size_t errlen)
 	return pl_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
 }
 
+int pl_daemon_config_status(struct pl_daemon *d, const char *json)
+{
+	if (!d || !json)
+		return -EINVAL;
+	return d->up.fwd ? upl_forwarder_config_status(d->up.fwd, json) : -ENOTCONN;
+}
+
 /* A hold was made (the collector thread): its window goes to the ground
    first.  The forwarder only queues it (no allocation, a short lock). */
 static void daemon_hold(void *ctx, int64_t from_ns, int64_t to_ns)

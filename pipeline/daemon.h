@@ -79,6 +79,11 @@ int pl_daemon_start(struct pl_daemon *d, char *warn, size_t warnlen);
    Idempotent. */
 int pl_daemon_stop(struct pl_daemon *d);
 
+/* The last remote configuration's outcome (JSON) for the forwarder to
+   publish retained on railmon/<vehicle>/config/status: 0, -ENOTCONN
+   without [uplink], -errno. */
+int pl_daemon_config_status(struct pl_daemon *d, const char *json);
+
 /* Stops if running, then frees; accepts NULL; returns NULL. */
 struct pl_daemon *pl_daemon_free(struct pl_daemon *d);
 

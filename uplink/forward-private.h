@@ -122,7 +122,8 @@ struct fwd_resend {
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels, *topic_config;
+	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels, *topic_config,
+	     *topic_config_status;
 
 	pthread_t thread;
 	bool running;
@@ -134,6 +135,8 @@ struct upl_forwarder {
 	struct upl_forward_stats st;
 	struct hold_req holdq[UPL_HOLD_MAX]; /* upl_forwarder_hold(), oldest first */
 	size_t nholdq;
+	char *config_status;  /* upl_forwarder_config_status(): retained, NULL = none */
+	bool config_status_new; /* not yet published on this connection */
 
 	/* Everything below belongs to the forwarder thread, each part to the
 	   file named at its type. */

@@ -121,6 +121,8 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_channels = NULL, ok = false;
 	if (asprintf(&f->topic_config, "railmon/%s/config", c->vehicle) < 0)
 		f->topic_config = NULL, ok = false;
+	if (asprintf(&f->topic_config_status, "railmon/%s/config/status", c->vehicle) < 0)
+		f->topic_config_status = NULL, ok = false;
 	f->cfg.channels_msg = NULL;
 	f->cfg.channels_len = 0;
 	if (c->channels_msg && c->channels_len && c->channels_len <= INT32_MAX) {
@@ -192,6 +194,8 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->resend.buf);
 	free(f->topic_channels);
 	free(f->topic_config);
+	free(f->topic_config_status);
+	free(f->config_status);
 	free((void *)f->cfg.channels_msg);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
@@ -255,6 +259,35 @@ int upl_forwarder_stats(upl_forwarder_t *f, struct upl_forward_stats *ret)
 	*ret = f->st;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
+}
+
+int upl_forwarder_config_status(upl_forwarder_t *f, const char *json)
+{
+	char *copy;
+
+	if (!f || !json)
+		return -EINVAL;
+	if (!(copy = strdup(json)))
+		return -ENOMEM;
+	pthread_mutex_lock(&f->lock);
+	free(f->config_status);
+	f->config_status = copy;
+	f->config_status_new = true;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/* The forwarder's thread, connected: the newest configuration status out,
+   retained (a ground that subscribes later reads it at once). */
+static void config_status_publish(upl_forwarder_t *f)
+{
+	pthread_mutex_lock(&f->lock);
+	if (f->config_status && f->config_status_new) {
+		mosquitto_publish(f->net.mosq, NULL, f->topic_config_status, (int)strlen(f->config_status),
+		                  f->config_status, 1, true);
+		f->config_status_new = false;
+	}
+	pthread_mutex_unlock(&f->lock);
 }
 
 int upl_forwarder_hold(upl_forwarder_t *f, int64_t from_ns, int64_t to_ns)
@@ -461,6 +494,8 @@ static void *forwarder_main(void *arg)
 		timeout = conn_step(f);
 		if (f->net.state == CONN_DOWN)
 			continue;
+		if (f->net.state == CONN_UP)
+			config_status_publish(f);
 		/* mosquitto_loop also sends keepalive pings and notices a broker
 		   that stopped answering them. */
 		errno = 0;

@@ -141,6 +141,7 @@ void upl_fwd_conn_established(upl_forwarder_t *f)
 		mosquitto_publish(f->net.mosq, NULL, f->topic_channels, (int)f->cfg.channels_len, f->cfg.channels_msg, 1,
 		                  true);
 	pthread_mutex_lock(&f->lock);
+	f->config_status_new = f->config_status != NULL; /* again on each connection: QoS 1 may have lost it */
 	f->st.connects++;
 	f->st.connected = true;
 	pthread_mutex_unlock(&f->lock);

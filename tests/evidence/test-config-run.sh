@@ -1,6 +1,8 @@
 #!/bin/bash
 # test-config-run.sh RAILMON SRCDIR - `railmon run` taking the ground's signed
 # board files (issue 32) from a real mosquitto, pushed by `railmon config push`:
+# Each outcome also retained on railmon/EV-7/config/status (JSON: version,
+# outcome, why), read with mosquitto_sub.
 # 1. pushed while the vehicle is offline (retained): applied at connect, the
 #    board file is the pushed one, the previous kept as .prev, config.version
 #    is the version, the daemon restarted on it (its CONFIG_RELOAD);
@@ -38,6 +40,14 @@ push() { # VERSION KEY NAME
 	"$RAILMON" config push --vehicle EV-7 --board "$T/push/board.ini" --key "$2" --version "$1" \
 		--broker "mqtt://127.0.0.1:$BPORT" > "$T/push-$3.out" 2> "$T/push-$3.err" || fail "push $3"
 }
+# the retained status the vehicle published: VERSION OUTCOME WHY-PREFIX
+# (read by python3's json, not by grep; an older retained one is waited past)
+status_is() {
+	timeout 5 mosquitto_sub -h 127.0.0.1 -p "$BPORT" -t railmon/EV-7/config/status -C 1 -W 3 > "$T/status.json" \
+		2> /dev/null || return 1
+	$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["version"]==int(sys.argv[2]) and d["outcome"]==sys.argv[3] and d["why"].startswith(sys.argv[4]) else 1)' \
+		"$T/status.json" "$1" "$2" "$3"
+}
 printf 'listener %s 127.0.0.1\nuser root\npersistence false\nallow_anonymous true\n' "$BPORT" > "$T/mosq.conf"
 start_peer mosquitto -c "$T/mosq.conf" 2>> "$T/mosq.log"
 wait_for 10 port_open "$BPORT" || fail "mosquitto did not start"
@@ -51,6 +61,7 @@ cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "the board file is not the
 cmp -s "$T/cfg/board.ini.prev" "$T/board-v1.ini" || fail "the previous board file is not kept as .prev"
 grep -qx 'railmon-config-version 5' "$T/log/config.version" || fail "config.version: $(cat "$T/log/config.version")"
 alive "$RUN" || fail "run died"
+wait_for 30 status_is 5 applied "" || fail "status not 'version 5 applied': $(cat "$T/status.json")"
 echo "offline push: version 5 applied at connect; board.ini = pushed, .prev = previous, config.version 5"
 
 # --- 2. twice: applied once (the restart's reconnect got the retained one too)
@@ -62,6 +73,7 @@ wait_for 60 has_lines "$T/run.log" "remote configuration version 6 refused: bad 
 [ "$(grep -c 'remote configuration version 5 applied' "$T/run.log")" = 1 ] || fail "version 5 applied twice"
 cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "a refused push changed the board file"
 grep -qx 'railmon-config-version 5' "$T/log/config.version" || fail "a refused push changed config.version"
+wait_for 30 status_is 6 refused "bad signature" || fail "status not 'version 6 refused: bad signature': $(cat "$T/status.json")"
 echo "twice: applied once; another key: refused (bad signature), board unchanged"
 
 # --- 4. an old version
@@ -69,6 +81,7 @@ push 4 "$T/ground.key" old
 wait_for 60 has_lines "$T/run.log" "remote configuration version 4 refused: version 4 is not above the vehicle's current version 5" ||
 	fail "an old version not refused with its reason"
 cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "an old version changed the board file"
+wait_for 30 status_is 4 refused "version 4 is not above" || fail "status not 'version 4 refused': $(cat "$T/status.json")"
 alive "$RUN" || fail "run died"
 stop_pid "$RUN" 10
 echo "old version 4: refused (not above 5), board unchanged"
@@ -84,6 +97,8 @@ RUN=$LIB_PID
 	--broker "mqtt://127.0.0.1:$BPORT" > "$T/push-nobus.out" 2> "$T/push-nobus.err" || fail "push nobus"
 wait_for 60 has_lines "$T/run2.log" "remote configuration version 7 rolled back: the new board did not start" ||
 	fail "a board whose bus cannot open was not rolled back"
+wait_for 30 status_is 7 "rolled back" "the new board did not start" ||
+	fail "status not 'version 7 rolled back': $(cat "$T/status.json")"
 grep -q "bus 'extra'" "$T/run2.log" || fail "the bus that did not open is not named"
 cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "the rollback did not put the previous board file back"
 # the previous board starts again after the rollback (its second start line)
