@@ -67,6 +67,7 @@ struct runner {
 	struct pl_stat_server *stat;
 	bool started;              /* a daemon ran before: this is a restart */
 	bool strict;               /* this start must open every bus (a pushed board) */
+	char start_err[CONF_ERR_MAX + 32]; /* why the last start failed */
 	struct pl_watchdogs dogs;
 	struct pl_uplink_watch up;
 	char broker[160];          /* mqtt[s]://host:port, for messages */
@@ -207,6 +208,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	rn->faults = (struct pl_fault_reporter){ .cmd = rn->cmd, .cfg = rn->cfg };
 	r = pl_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
 	if (r < 0) {
+		snprintf(rn->start_err, sizeof(rn->start_err), "%s", err);
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
 		return r;
 	}
@@ -215,6 +217,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	rn->faults.log_dir = pl_daemon_data_dir(rn->d); /* the holds file is named with it */
 	r = pl_daemon_start(rn->d, warn, sizeof(warn));
 	if (r < 0) {
+		snprintf(rn->start_err, sizeof(rn->start_err), "cannot start: %s", strerror(-r));
 		fprintf(stderr, "railmon %s: cannot start: %s\n", rn->cmd, strerror(-r));
 		rn->d = pl_daemon_free(rn->d);
 		return r;
@@ -469,7 +472,7 @@ static void runner_rconf(struct runner *rn)
 {
 	struct evd_rconf *m = NULL;
 	uint8_t pk[EVD_PUBLIC_LEN], *buf;
-	char why[CONF_ERR_MAX + 64], data[BUS_PATH_MAX], board_dir[BUS_PATH_MAX], scratch[BUS_PATH_MAX + 32];
+	char why[CONF_ERR_MAX + 160], data[BUS_PATH_MAX], board_dir[BUS_PATH_MAX], scratch[BUS_PATH_MAX + 32];
 	char path[BUS_PATH_MAX * 2], *slash;
 	struct conf_board *next, *prev = rn->cfg;
 	uint64_t cur = 0;
@@ -566,7 +569,7 @@ static void runner_rconf(struct runner *rn)
 		rconf_said(rn, m->version, "applied", "");
 	} else {
 		r = pl_rconf_rollback(prev->path, m);
-		snprintf(why, sizeof(why), "the new board did not start (said above)%s",
+		snprintf(why, sizeof(why), "the new board did not start: %s%s", rn->start_err,
 		         r < 0 ? "; putting the previous files back failed too" : "");
 		rn->cfg = prev;
 		conf_free(next);

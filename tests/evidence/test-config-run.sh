@@ -97,7 +97,7 @@ RUN=$LIB_PID
 	--broker "mqtt://127.0.0.1:$BPORT" > "$T/push-nobus.out" 2> "$T/push-nobus.err" || fail "push nobus"
 wait_for 60 has_lines "$T/run2.log" "remote configuration version 7 rolled back: the new board did not start" ||
 	fail "a board whose bus cannot open was not rolled back"
-wait_for 30 status_is 7 "rolled back" "the new board did not start" ||
+wait_for 30 status_is 7 "rolled back" "the new board did not start: $T/cfg/board.ini: bus 'extra': " ||
 	fail "status not 'version 7 rolled back': $(cat "$T/status.json")"
 grep -q "bus 'extra'" "$T/run2.log" || fail "the bus that did not open is not named"
 cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "the rollback did not put the previous board file back"
