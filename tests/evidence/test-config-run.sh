@@ -5,7 +5,8 @@
 # outcome, why), read with mosquitto_sub.
 # 1. pushed while the vehicle is offline (retained): applied at connect, the
 #    board file is the pushed one, the previous kept as .prev, config.version
-#    is the version, the daemon restarted on it (its CONFIG_RELOAD);
+#    is the version, the daemon restarted on it and the bus it adds has
+#    its channels in the log's dictionary;
 # 2. the same version pushed again (and the retained one at the restart's
 #    reconnect): nothing happens a second time;
 # 3. signed with another key: refused, saying the signature, board unchanged;
@@ -35,6 +36,8 @@ board() { # FILE BATCH_MS
 }
 board "$T/cfg/board.ini" 50
 board "$T/push/board.ini" 40
+# the pushed board adds a bus: its channels must show up in the log
+printf '[can second]\ndriver = trace\nfile = trace.log\ndbc = train.dbc\nspeed = 1\n' >> "$T/push/board.ini"
 cp "$T/cfg/board.ini" "$T/board-v1.ini"
 push() { # VERSION KEY NAME
 	"$RAILMON" config push --vehicle EV-7 --board "$T/push/board.ini" --key "$2" --version "$1" \
@@ -62,7 +65,9 @@ cmp -s "$T/cfg/board.ini.prev" "$T/board-v1.ini" || fail "the previous board fil
 grep -qx 'railmon-config-version 5' "$T/log/config.version" || fail "config.version: $(cat "$T/log/config.version")"
 alive "$RUN" || fail "run died"
 wait_for 30 status_is 5 applied "" || fail "status not 'version 5 applied': $(cat "$T/status.json")"
-echo "offline push: version 5 applied at connect; board.ini = pushed, .prev = previous, config.version 5"
+second_in_log() { "$RAILMON" channels --data "$T/log" > "$T/channels.out" 2>&1 && grep -q ' second .*VehicleSpeed.Speed' "$T/channels.out"; }
+wait_for 30 second_in_log || fail "the new bus's channels are not in the log's dictionary"
+echo "offline push: version 5 applied at connect (status retained); its new bus's channels in the log; board.ini = pushed, .prev = previous, config.version 5"
 
 # --- 2. twice: applied once (the restart's reconnect got the retained one too)
 push 5 "$T/ground.key" again
@@ -102,7 +107,7 @@ wait_for 30 status_is 7 "rolled back" "the new board did not start: $T/cfg/board
 grep -q "bus 'extra'" "$T/run2.log" || fail "the bus that did not open is not named"
 cmp -s "$T/cfg/board.ini" "$T/push/board.ini" || fail "the rollback did not put the previous board file back"
 # the previous board starts again after the rollback (its second start line)
-wait_for 30 has_lines "$T/run2.log" "vehicle EV-7, 1 bus" 2 || fail "the previous board did not start again"
+wait_for 30 has_lines "$T/run2.log" "vehicle EV-7, 2 buses" 2 || fail "the previous board did not start again"
 [ ! -e "$T/cfg/board.ini.prev" ] || fail "board.ini.prev left after the rollback"
 alive "$RUN" || fail "run died after the rollback"
 stop_pid "$RUN" 10
