@@ -12,6 +12,7 @@
 #include "conf/config.h"
 #include "conf/config-schema.h"
 #include "pipeline/channels.h"
+#include "pipeline/evidence.h"
 #include "pipeline/forwarder.h"
 #include "pipeline/logdir.h"
 #include "pipeline/rtenv.h"
@@ -38,6 +39,23 @@ static int check_storage(FILE *out, FILE *err, const struct conf_board *cfg, con
 		       conf_size_text(sp.free_bytes + sp.log_bytes, avail, sizeof(avail)));
 	if (warn[0])
 		fprintf(out, "  WARNING: %s\n", warn);
+	return 0;
+}
+
+/* Remote configuration: the ground's key it is taken with, when named. */
+static int check_config_pubkey(FILE *out, FILE *err, const struct conf_board *cfg)
+{
+	uint8_t pk[EVD_PUBLIC_LEN];
+	char msg[CONF_ERR_MAX], id[17];
+	int r = pl_evidence_config_pubkey(cfg, pk, msg, sizeof(msg));
+
+	if (r < 0) {
+		fprintf(err, "railmon check: %s\n", msg);
+		return r;
+	}
+	if (r > 0)
+		fprintf(out, "  remote configuration: taken when signed with %s (key id %s)\n", cfg->uplink.config_pubkey,
+		        evd_key_id(pk, id));
 	return 0;
 }
 
@@ -450,6 +468,7 @@ int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
 	if (cfg->uplink.enabled)
 		fprintf(out, "  uplink %s://%s:%u%s\n", cfg->uplink.tls ? "mqtts" : "mqtt", cfg->uplink.host,
 		        cfg->uplink.port, cfg->uplink.tls_insecure ? " (TLS VERIFICATION DISABLED)" : "");
+	bad |= check_config_pubkey(out, err, cfg) < 0;
 	bad |= check_uplink_reduce(out, err, cfg) < 0;
 	check_sparkplug(out, cfg);
 	for (size_t i = 0; i < cfg->nbuses; i++) {

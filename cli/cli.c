@@ -45,6 +45,28 @@ int cli_load_board(const char *cmd, const char *path, struct conf_board **ret_cf
 	return 0;
 }
 
+/* The first line of a file, without its line end. */
+int cli_read_password(const char *path, char **ret)
+{
+	char buf[CLI_PASSWORD_MAX + 2];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	n = strcspn(buf, "\r\n");
+	if (n > CLI_PASSWORD_MAX)
+		return -E2BIG;
+	buf[n] = 0;
+	if (!n)
+		return -ENODATA;
+	*ret = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
+	return *ret ? 0 : -ENOMEM;
+}
 
 /* The flags are main.c's (the only globals of the program). */
 static void on_signal(int sig)
@@ -72,26 +94,4 @@ int cli_see_help(const char *cmd)
 	   usage would bury it, so only where the options are described */
 	fprintf(stderr, "see 'railmon %s --help'\n", cmd);
 	return 2;
-}
-
-int cli_read_password(const char *path, char **ret)
-{
-	char buf[CLI_PASSWORD_MAX + 2];
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	n = strcspn(buf, "\r\n");
-	if (n > CLI_PASSWORD_MAX)
-		return -E2BIG;
-	buf[n] = 0;
-	if (!n)
-		return -ENODATA;
-	*ret = strdup(buf);
-	explicit_bzero(buf, sizeof(buf));
-	return *ret ? 0 : -ENOMEM;
 }

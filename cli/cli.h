@@ -31,6 +31,7 @@ int cli_cmd_keygen(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
 int cli_cmd_hold(int argc, char **argv);
 int cli_cmd_request(int argc, char **argv);
+int cli_cmd_config(int argc, char **argv);
 
 /*
  * Run a daemon for cfg until SIGTERM/SIGINT, duration_s (> 0) or, with
@@ -61,7 +62,7 @@ int cli_see_help(const char *cmd);
 
 /* An MQTT password: the first line of the file at path, without its line
    end, into *ret (free it): 0, -errno, -ENODATA (empty), -E2BIG (over
-   CLI_PASSWORD_MAX bytes).  recv's and request's --password-file. */
+   CLI_PASSWORD_MAX bytes).  recv's, request's and config push's --password-file. */
 #define CLI_PASSWORD_MAX 1024
 int cli_read_password(const char *path, char **ret);
 

@@ -39,6 +39,7 @@ static const struct {
 	{ "keygen", cli_cmd_keygen, "make the vehicle's key pair for the evidence Seals" },
 	{ "verify", cli_cmd_verify, "check a log against its signed Seals (evidence)" },
 	{ "hold", cli_cmd_hold, "list or release the event holds retention keeps (triggers)" },
+	{ "config", cli_cmd_config, "ground side: send a vehicle a new board file, signed" },
 };
 
 static void usage(FILE *out)

@@ -27,7 +27,6 @@
 #include "record/order.h"
 #include "cli/recv-say.h"
 
-
 static const char recv_usage[] =
 	"Usage: railmon recv --broker URL [OPTIONS]\n"
 	"Receive railmon records from an MQTT broker (QoS 1, persistent session).\n\n"

@@ -12,10 +12,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "acquisition/acq.h"
@@ -23,8 +25,10 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "pipeline/daemon.h"
+#include "pipeline/evidence.h"
 #include "pipeline/faults.h"
 #include "pipeline/notify.h"
+#include "pipeline/rconf-install.h"
 #include "pipeline/runner.h"
 #include "cli/progress.h"
 #include "cli/run-say.h"
@@ -32,6 +36,7 @@
 #include "storage/stor.h"
 #include "uplink/forward.h"
 #include "basic/clock.h"
+#include "basic/escape.h"
 
 #define STATUS_PERIOD_NS (60 * 1000000000ll)
 /* The main loop's round: the watchdogs, the status, the faults and the
@@ -42,8 +47,18 @@
 #define ROUND_NS (250 * BASIC_NS_PER_MS)
 #define ROUND_REPLAY_NS (20 * BASIC_NS_PER_MS)
 
+/* The ground's last signed board file (issue 32): the forwarder's thread
+   leaves it here, the main thread takes it between rounds, so a change
+   never runs on the thread it stops. */
+struct rconf_box {
+	pthread_mutex_t mu;
+	uint8_t *buf;               /* NULL: nothing waiting */
+	size_t len;
+};
+
 struct runner {
 	const char *cmd;
+	struct rconf_box rconf;
 	struct conf_board *cfg;
 	struct conf_board *orig;    /* the caller's; never freed here */
 	struct pl_daemon_opts opts;
@@ -51,6 +66,8 @@ struct runner {
 	struct pl_daemon *d;
 	struct pl_stat_server *stat;
 	bool started;              /* a daemon ran before: this is a restart */
+	bool strict;               /* this start must open every bus (a pushed board) */
+	char start_err[CONF_ERR_MAX + 32]; /* why the last start failed */
 	struct pl_watchdogs dogs;
 	struct pl_uplink_watch up;
 	char broker[160];          /* mqtt[s]://host:port, for messages */
@@ -183,12 +200,15 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	/* The first start refuses a device that is not there (a wrong path is
 	   said at once; the service manager restarts us).  A restart (reload,
 	   or the fallback to the old file) must not stop recording the other
-	   buses because one adapter is unplugged: that one starts gone. */
-	o.absent_ok = rn->started;
+	   buses because one adapter is unplugged: that one starts gone.  But a
+	   pushed board whose bus cannot open goes back to the previous one
+	   (issue 32): no one is there to plug the adapter in. */
+	o.absent_ok = rn->started && !rn->strict;
 	memset(rn->seen, 0, sizeof(rn->seen)); /* a new daemon counts from 0 */
 	rn->faults = (struct pl_fault_reporter){ .cmd = rn->cmd, .cfg = rn->cfg };
 	r = pl_daemon_new(rn->cfg, &o, &rn->d, err, sizeof(err));
 	if (r < 0) {
+		snprintf(rn->start_err, sizeof(rn->start_err), "%s", err);
 		fprintf(stderr, "railmon %s: %s\n", rn->cmd, err);
 		return r;
 	}
@@ -197,6 +217,7 @@ static int runner_start(struct runner *rn, uint64_t reloaded_hash)
 	rn->faults.log_dir = pl_daemon_data_dir(rn->d); /* the holds file is named with it */
 	r = pl_daemon_start(rn->d, warn, sizeof(warn));
 	if (r < 0) {
+		snprintf(rn->start_err, sizeof(rn->start_err), "cannot start: %s", strerror(-r));
 		fprintf(stderr, "railmon %s: cannot start: %s\n", rn->cmd, strerror(-r));
 		rn->d = pl_daemon_free(rn->d);
 		return r;
@@ -307,6 +328,260 @@ static void runner_stop(struct runner *rn)
 	rn->d = pl_daemon_free(rn->d);
 }
 
+/* The forwarder's thread: keep only the newest (a newer version replaces
+   one not yet taken; the version check orders them anyway). */
+static void rconf_arrived(void *ctx, const void *payload, size_t len)
+{
+	struct rconf_box *box = ctx;
+	uint8_t *copy = len <= EVD_RCONF_MAX ? malloc(len ? len : 1) : NULL;
+
+	if (copy)
+		memcpy(copy, payload, len);
+	pthread_mutex_lock(&box->mu);
+	free(box->buf);
+	box->buf = copy;
+	box->len = copy ? len : EVD_RCONF_MAX + 1; /* too large or no memory: refused as such */
+	pthread_mutex_unlock(&box->mu);
+}
+
+/* Write m's files under dir (CONTENT as sent, HASH as a link to the file
+   on board) so that the new board file can be loaded and checked there
+   with nothing of the running one changed. */
+static int rconf_scratch(const char *dir, const char *board_dir, const struct evd_rconf *m, char *why, size_t whylen)
+{
+	char path[BUS_PATH_MAX * 2], target[BUS_PATH_MAX * 2];
+
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct evd_rconf_file *f = &m->files[i];
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, f->name);
+		for (char *s = strchr(path + strlen(dir) + 1, '/'); s; s = strchr(s + 1, '/')) {
+			*s = 0;
+			(void)mkdir(path, 0700); /* an error shows at the fopen below */
+			*s = '/';
+		}
+		if (f->kind == EVD_RCONF_HASH) {
+			snprintf(target, sizeof(target), "%s/%s", board_dir, f->name);
+			if (symlink(target, path) < 0)
+				return snprintf(why, whylen, "%s: %s", path, strerror(errno)), -errno;
+			continue;
+		}
+		fp = fopen(path, "wb"); /* a file two buses name comes twice */
+		if (!fp || fwrite(f->data, 1, f->len, fp) != f->len || fclose(fp) != 0) {
+			int e = errno ? errno : EIO;
+			snprintf(why, whylen, "cannot write %s to check it: %s", path, strerror(e));
+			return -e;
+		}
+	}
+	return 0;
+}
+
+static void rconf_scratch_remove(const char *dir, const struct evd_rconf *m)
+{
+	char path[BUS_PATH_MAX * 2];
+
+	for (size_t i = m->nfiles; i-- > 0;) {
+		snprintf(path, sizeof(path), "%s/%s", dir, m->files[i].name);
+		(void)unlink(path);
+		for (char *s = strrchr(path, '/'); s && s > path + strlen(dir); s = strrchr(path, '/')) {
+			*s = 0;
+			(void)rmdir(path); /* only empties go; the others' later */
+		}
+	}
+	(void)rmdir(dir);
+}
+
+/* What `check` says of the new board, run on it where it was written:
+   0, or -EINVAL with its first complaint in why. */
+static int rconf_check(struct runner *rn, const char *board, const char *data, char *why, size_t whylen)
+{
+	struct conf_board *next;
+	struct cli_check_key key = { 0 };
+	uint8_t secret[EVD_SECRET_LEN];
+	char err[CONF_ERR_MAX], *out = NULL, *bad = NULL;
+	size_t outlen = 0, badlen = 0;
+	FILE *o, *e;
+	int r;
+
+	if (conf_load(board, &next, err, sizeof(err)) < 0)
+		return snprintf(why, whylen, "fails check: %s", err), -EINVAL;
+	if (strcmp(next->vehicle, rn->cfg->vehicle) != 0) {
+		snprintf(why, whylen, "fails check: the board is for vehicle %s, this is %s", next->vehicle,
+		         rn->cfg->vehicle);
+		conf_free(next);
+		return -EINVAL;
+	}
+	key.r = pl_evidence_key(next, secret, err, sizeof(err));
+	key.err = err;
+	if (key.r > 0)
+		evd_key_public_of(secret, key.public_key);
+	memset(secret, 0, sizeof(secret));
+	o = open_memstream(&out, &outlen);
+	e = open_memstream(&bad, &badlen);
+	r = o && e ? cli_check_board(o, e, next, data, &key) : -ENOMEM;
+	if (o)
+		fclose(o);
+	if (e)
+		fclose(e);
+	if (r != 0) {
+		const char *s = bad && bad[0] ? bad : "check refused it", *p = strstr(s, "railmon check: ");
+		size_t n;
+
+		s = p ? p + strlen("railmon check: ") : s;
+		n = strcspn(s, "\n");
+		snprintf(why, whylen, "fails check: %.*s", (int)n, s);
+		r = -EINVAL;
+	}
+	free(out);
+	free(bad);
+	conf_free(next);
+	return r;
+}
+
+/* Each outcome on stderr (the journal) and, retained, to the ground on
+   railmon/<vehicle>/config/status (docs/remote-config.md). */
+static void rconf_said(struct runner *rn, uint64_t version, const char *outcome, const char *why)
+{
+	char *json = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r = -ENOMEM;
+
+	fprintf(stderr, "railmon %s: remote configuration version %llu %s%s%s\n", rn->cmd, (unsigned long long)version,
+	        outcome, why[0] ? ": " : "", why);
+	if ((f = open_memstream(&json, &len))) {
+		fprintf(f, "{\"version\":%llu,\"outcome\":\"%s\",\"why\":", (unsigned long long)version, outcome);
+		basic_json_string(f, why);
+		fputs("}", f);
+		if (fclose(f) == 0)
+			r = rn->d ? pl_daemon_config_status(rn->d, json) : -ENOTCONN;
+	}
+	if (r < 0 && r != -ENOTCONN)
+		fprintf(stderr, "railmon %s: warning: remote configuration status not sent: %s\n", rn->cmd, strerror(-r));
+	free(json);
+}
+
+static int runner_start(struct runner *rn, uint64_t reloaded_hash);
+static void runner_stop(struct runner *rn);
+
+/* A signed board file from the ground (issue 32, docs/remote-config.md):
+   verified, checked as `check` does, put in place and started as SIGHUP
+   does; back to the previous files if it does not start. */
+static void runner_rconf(struct runner *rn)
+{
+	struct evd_rconf *m = NULL;
+	uint8_t pk[EVD_PUBLIC_LEN], *buf;
+	char why[CONF_ERR_MAX + 160], data[BUS_PATH_MAX], board_dir[BUS_PATH_MAX], scratch[BUS_PATH_MAX + 32];
+	char path[BUS_PATH_MAX * 2], *slash;
+	struct conf_board *next, *prev = rn->cfg;
+	uint64_t cur = 0;
+	size_t len;
+	int r;
+
+	pthread_mutex_lock(&rn->rconf.mu);
+	buf = rn->rconf.buf;
+	len = rn->rconf.len;
+	rn->rconf.buf = NULL;
+	rn->rconf.len = 0;
+	pthread_mutex_unlock(&rn->rconf.mu);
+	if (!buf && !len)
+		return;
+	why[0] = 0;
+	snprintf(data, sizeof(data), "%s", pl_daemon_data_dir(rn->d));
+	snprintf(board_dir, sizeof(board_dir), "%s", prev->path);
+	slash = strrchr(board_dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(board_dir, sizeof(board_dir), ".");
+	m = malloc(sizeof(*m));
+	if (!buf || !m) {
+		rconf_said(rn, 0, "refused", buf ? "out of memory" : "over 4 MiB or out of memory");
+		goto out;
+	}
+	r = pl_evidence_config_pubkey(prev, pk, why, sizeof(why));
+	if (r <= 0) {
+		rconf_said(rn, 0, "refused", r == 0 ? "the board names no [uplink] config_pubkey" : why);
+		goto out;
+	}
+	if ((r = pl_rconf_version_load(data, &cur)) < 0) {
+		snprintf(why, sizeof(why), "%s/config.version: %s", data, strerror(-r));
+		rconf_said(rn, 0, "refused", why);
+		goto out;
+	}
+	/* The broker sends the retained message again at every connect,
+	   including the one of the daemon it started: the version taken is
+	   nothing to say again. */
+	if (evd_rconf_parse(buf, len, m, why, sizeof(why)) == 0 && m->version == cur)
+		goto out;
+	r = evd_rconf_verify(buf, len, pk, prev->vehicle, cur, m, why, sizeof(why));
+	if (r < 0) {
+		rconf_said(rn, r == -EBADMSG || r == -EMSGSIZE ? 0 : m->version, "refused", why);
+		goto out;
+	}
+	for (size_t i = 0; i < m->nfiles; i++)
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(m->files[i].name, m->files[k].name))
+				r = -EINVAL, snprintf(why, sizeof(why), "file %s sent twice", m->files[i].name);
+	if (r < 0) {
+		/* its install would take the first copy's .prev for the second */
+		rconf_said(rn, m->version, "refused", why);
+		goto out;
+	}
+	snprintf(scratch, sizeof(scratch), "%s/rconf.XXXXXX", data);
+	if (!mkdtemp(scratch)) {
+		snprintf(why, sizeof(why), "%s: %s", scratch, strerror(errno));
+		rconf_said(rn, m->version, "refused", why);
+		goto out;
+	}
+	r = rconf_scratch(scratch, board_dir, m, why, sizeof(why));
+	snprintf(path, sizeof(path), "%s/%s", scratch, m->files[0].name);
+	if (r == 0)
+		r = rconf_check(rn, path, rn->opts.data_dir, why, sizeof(why));
+	rconf_scratch_remove(scratch, m);
+	if (r < 0) {
+		rconf_said(rn, m->version, "refused", why);
+		goto out;
+	}
+	if (pl_rconf_install(prev->path, m, why, sizeof(why)) < 0) {
+		rconf_said(rn, m->version, "refused", why);
+		goto out;
+	}
+	/* Taken, whatever comes of starting it: a retained message that rolls
+	   back is not tried again at every reconnect. */
+	if ((r = pl_rconf_version_store(data, m->version)) < 0)
+		fprintf(stderr, "railmon %s: warning: %s/config.version: %s\n", rn->cmd, data, strerror(-r));
+	if (conf_load(prev->path, &next, why, sizeof(why)) < 0) {
+		pl_rconf_rollback(prev->path, m);
+		rconf_said(rn, m->version, "rolled back", why);
+		goto out;
+	}
+	pl_notify("RELOADING=1");
+	runner_stop(rn);
+	rn->cfg = next;
+	rn->strict = true;
+	r = runner_start(rn, next->hash);
+	rn->strict = false;
+	if (r == 0) {
+		if (prev != rn->orig)
+			conf_free(prev);
+		rconf_said(rn, m->version, "applied", "");
+	} else {
+		r = pl_rconf_rollback(prev->path, m);
+		snprintf(why, sizeof(why), "the new board did not start: %s%s", rn->start_err,
+		         r < 0 ? "; putting the previous files back failed too" : "");
+		rn->cfg = prev;
+		conf_free(next);
+		(void)runner_start(rn, 0);
+		rconf_said(rn, m->version, "rolled back", why); /* by the previous board's forwarder */
+	}
+	pl_notify("READY=1");
+out:
+	free(m);
+	free(buf);
+}
+
 /* SIGHUP: swap in the new board file only if it is valid and starts. */
 static void runner_reload(struct runner *rn)
 {
@@ -402,11 +677,16 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
                             double duration_s, bool until_sources_done, struct cli_progress *pg, uint64_t total)
 {
 	struct runner rn = { .cmd = cmd, .cfg = cfg, .orig = cfg, .opts = *opts, .dogs = { .hwdog = -1 },
-	                     .no_service = until_sources_done };
+	                     .no_service = until_sources_done,
+	                     .rconf = { .mu = PTHREAD_MUTEX_INITIALIZER } };
 	int rc = 0;
 	int64_t t0, end, next_status;
 	sigset_t sigs, old;
 
+	if (!until_sources_done) { /* a replay takes no configuration */
+		rn.opts.on_config = rconf_arrived;
+		rn.opts.config_ctx = &rn.rconf;
+	}
 	cli_install_signals();
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -436,6 +716,8 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 			break;
 		if (cli_reload_requested && !until_sources_done)
 			runner_reload(&rn);
+		if (rn.d && !until_sources_done)
+			runner_rconf(&rn);
 		if (rn.d)
 			pl_watchdogs_kick(&rn.dogs, now, pl_daemon_heartbeat(rn.d));
 		uplink_watch(&rn, now);
@@ -457,6 +739,7 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		conf_free(rn.cfg);
+	free(rn.rconf.buf);
 	return cli_run_verdict(stderr, cmd, &rn.totals, rc);
 }
 

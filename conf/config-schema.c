@@ -423,6 +423,12 @@ static const struct basic_ini_key uplink_keys[] = {
 	{ "rate_limit", BASIC_INI_SIZE, 0, U(rate_bytes_s), .def = "0", .doc_def = "0 (unlimited)",
 	  .expect = "expected bytes per second like 64K (0 = unlimited)",
 	  .help = "Bytes per second the backlog is sent at, at most (leave room on a cellular link)." },
+	{ "config_pubkey", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, U(config_pubkey),
+	  BASIC_INI_LINE_AT(struct conf_uplink, config_pubkey_line), .expect = "bad file name",
+	  .doc_def = "none (remote configuration refused)",
+	  .help = "The ground's Ed25519 public key (`railmon keygen`): a board sent by `railmon config push` "
+	          "is taken only when signed with it. Without it the vehicle takes no remote configuration. "
+	          "docs/remote-config.md." },
 };
 
 

@@ -111,6 +111,8 @@ struct conf_uplink {
 	uint32_t keepalive_s;
 	uint64_t rate_bytes_s;     /* backlog drain cap, 0 = unlimited */
 	bool live_ahead;           /* send live records ahead of a draining backlog */
+	char config_pubkey[BUS_PATH_MAX]; /* the ground's public key for remote configuration, "" = none */
+	int config_pubkey_line;    /* where config_pubkey was set, 0 = not */
 };
 
 /*

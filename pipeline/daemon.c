@@ -48,6 +48,8 @@ struct pl_daemon {
 	double replay_speed;
 	struct pl_logsource_faults replay_faults; /* said by the caller (only cli/ prints) */
 	bool absent_ok;          /* open: an absent CAN device starts gone */
+	void (*on_config)(void *ctx, const void *payload, size_t len); /* opts: to the forwarder */
+	void *config_ctx;
 	uint64_t reloaded_hash;
 	uint8_t boot_id[REC_BOOT_ID_LEN];
 
@@ -114,6 +116,13 @@ static bool daemon_is_replay(const struct conf_board *cfg, const char *replay_lo
 static int open_log(struct pl_daemon *d, char *err, size_t errlen)
 {
 	return pl_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
+}
+
+int pl_daemon_config_status(struct pl_daemon *d, const char *json)
+{
+	if (!d || !json)
+		return -EINVAL;
+	return d->up.fwd ? upl_forwarder_config_status(d->up.fwd, json) : -ENOTCONN;
 }
 
 /* A hold was made (the collector thread): its window goes to the ground
@@ -184,7 +193,8 @@ static int open_uplink(struct pl_daemon *d, char *err, size_t errlen)
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
 	if (d->replay_log)
 		return 0; /* a replay is a command, not the vehicle's log */
-	int r = pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, err, errlen);
+	int r = pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, d->on_config,
+	                          d->config_ctx, err, errlen);
 	if (r < 0)
 		return r;
 	return pl_sparkplug_open(&d->spb, d->cfg, d->data_dir, d->ch, err, errlen);
@@ -284,6 +294,8 @@ static void daemon_opts(struct pl_daemon *d, const struct pl_daemon_opts *opts)
 	if (opts)
 		d->replay_faults = opts->replay_faults;
 	d->absent_ok = opts && opts->absent_ok;
+	d->on_config = opts ? opts->on_config : NULL;
+	d->config_ctx = opts ? opts->config_ctx : NULL;
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s", pl_data_dir(d->cfg, opts ? opts->data_dir : NULL));
 }
 

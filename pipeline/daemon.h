@@ -37,6 +37,10 @@ struct pl_daemon_opts {
 	bool absent_ok;           /* a CAN device not there at open starts gone
 	                             and is reopened (a restart during an outage),
 	                             instead of failing the start */
+	void (*on_config)(void *ctx, const void *payload, size_t len);
+	                          /* optional: the ground's signed board files from
+	                             the forwarder (issue 32), on its thread */
+	void *config_ctx;
 };
 
 struct pl_daemon_stats {
@@ -74,6 +78,11 @@ int pl_daemon_start(struct pl_daemon *d, char *warn, size_t warnlen);
 /* Stop sources, drain the rings, close the last Batch, sync the log.
    Idempotent. */
 int pl_daemon_stop(struct pl_daemon *d);
+
+/* The last remote configuration's outcome (JSON) for the forwarder to
+   publish retained on railmon/<vehicle>/config/status: 0, -ENOTCONN
+   without [uplink], -errno. */
+int pl_daemon_config_status(struct pl_daemon *d, const char *json);
 
 /* Stops if running, then frees; accepts NULL; returns NULL. */
 struct pl_daemon *pl_daemon_free(struct pl_daemon *d);

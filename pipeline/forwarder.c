@@ -195,7 +195,9 @@ static rec_encoder_t *dictionary_batch(struct pl_forwarder *f, const struct conf
 }
 
 int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
-                         const struct pl_channels *ch, struct acq_ring *events, char *err, size_t errlen)
+                         const struct pl_channels *ch, struct acq_ring *events,
+                         void (*on_config)(void *ctx, const void *payload, size_t len), void *config_ctx,
+                         char *err, size_t errlen)
 {
 	const struct conf_uplink *u = &cfg->uplink;
 	struct upl_forward_cfg fc = { 0 };
@@ -237,6 +239,8 @@ int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, cons
 	fc.cursor_interval_ms = 1000;
 	fc.on_event = fwd_event;
 	fc.event_ctx = events;
+	fc.on_config = on_config;
+	fc.config_ctx = config_ctx;
 	/* the forwarder copies it */
 	dict = dictionary_batch(f, cfg, log, ch, (const uint8_t **)&fc.channels_msg, &fc.channels_len);
 	r = upl_forwarder_new(&fc, &f->fwd);

@@ -33,10 +33,13 @@ struct pl_forwarder {
  * its events go into events (its only producer; must outlive it).  The
  * channel dictionary of ch (NULL: none) goes out retained on
  * railmon/<vehicle>/channels at every connect (how much of it: f->dict_*).  Not
- * started.  0, or -errno with the message in err; close f either way.
+ * started.  on_config (NULL: none) gets the ground's signed board files
+ * (upl_fwd_cfg.on_config, on the forwarder's thread).  0, or -errno with the message in err; close f either way.
  */
 int pl_forwarder_open(struct pl_forwarder *f, const struct conf_board *cfg, const char *dir, stor_log_t *log,
-                         const struct pl_channels *ch, struct acq_ring *events, char *err, size_t errlen);
+                         const struct pl_channels *ch, struct acq_ring *events,
+                         void (*on_config)(void *ctx, const void *payload, size_t len), void *config_ctx,
+                         char *err, size_t errlen);
 
 /* Does cfg reduce anything on the uplink (a policy or a bus's frames not
    all)?  Without, the stored Batches go as they are. */

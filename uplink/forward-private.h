@@ -126,7 +126,9 @@ struct fwd_resend {
 
 struct upl_forwarder {
 	struct upl_forward_cfg cfg; /* strings point at our own copies */
-	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels, *topic_request;
+	char *topic_data, *topic_status, *topic_events, *topic_resend, *topic_gone, *topic_channels, *topic_request,
+	     *topic_config,
+	     *topic_config_status;
 
 	pthread_t thread;
 	bool running;
@@ -138,6 +140,8 @@ struct upl_forwarder {
 	struct upl_forward_stats st;
 	struct hold_req holdq[UPL_HOLD_MAX]; /* upl_forwarder_hold(), oldest first */
 	size_t nholdq;
+	char *config_status;  /* upl_forwarder_config_status(): retained, NULL = none */
+	bool config_status_new; /* not yet published on this connection */
 
 	/* Everything below belongs to the forwarder thread, each part to the
 	   file named at its type. */

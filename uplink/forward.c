@@ -122,6 +122,10 @@ static int cfg_copy(upl_forwarder_t *f, const struct upl_forward_cfg *c)
 		f->topic_request = NULL, ok = false;
 	if (asprintf(&f->topic_channels, "railmon/%s/channels", c->vehicle) < 0)
 		f->topic_channels = NULL, ok = false;
+	if (asprintf(&f->topic_config, "railmon/%s/config", c->vehicle) < 0)
+		f->topic_config = NULL, ok = false;
+	if (asprintf(&f->topic_config_status, "railmon/%s/config/status", c->vehicle) < 0)
+		f->topic_config_status = NULL, ok = false;
 	f->cfg.channels_msg = NULL;
 	f->cfg.channels_len = 0;
 	if (c->channels_msg && c->channels_len && c->channels_len <= INT32_MAX) {
@@ -195,6 +199,9 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	upl_requests_free(f->resend.requests);
 	free(f->resend.buf);
 	free(f->topic_channels);
+	free(f->topic_config);
+	free(f->topic_config_status);
+	free(f->config_status);
 	free((void *)f->cfg.channels_msg);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
@@ -264,6 +271,35 @@ int upl_forwarder_stats(upl_forwarder_t *f, struct upl_forward_stats *ret)
 	return 0;
 }
 
+int upl_forwarder_config_status(upl_forwarder_t *f, const char *json)
+{
+	char *copy;
+
+	if (!f || !json)
+		return -EINVAL;
+	if (!(copy = strdup(json)))
+		return -ENOMEM;
+	pthread_mutex_lock(&f->lock);
+	free(f->config_status);
+	f->config_status = copy;
+	f->config_status_new = true;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/* The forwarder's thread, connected: the newest configuration status out,
+   retained (a ground that subscribes later reads it at once). */
+static void config_status_publish(upl_forwarder_t *f)
+{
+	pthread_mutex_lock(&f->lock);
+	if (f->config_status && f->config_status_new) {
+		mosquitto_publish(f->net.mosq, NULL, f->topic_config_status, (int)strlen(f->config_status),
+		                  f->config_status, 1, true);
+		f->config_status_new = false;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
 int upl_forwarder_hold(upl_forwarder_t *f, int64_t from_ns, int64_t to_ns)
 {
 	int r = 0;
@@ -285,7 +321,7 @@ int upl_forwarder_hold(upl_forwarder_t *f, int64_t from_ns, int64_t to_ns)
 	return r;
 }
 
-/* ---- gap repair: the ground's resend requests ---- */
+/* ---- the ground's messages: config (issue 32) and gap repair's resend requests ---- */
 
 /* Full-rate requests (railmon/<vehicle>/request, from the ground only):
    each new id into the file before anything else, so it survives a
@@ -326,6 +362,12 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 		on_request(f, m);
 		return;
 	}
+	if (m->topic && f->cfg.on_config && !strcmp(m->topic, f->topic_config)) {
+		/* the ground's board file: handed on whole, the caller verifies */
+		STAT_ADD(f, config_messages, 1);
+		f->cfg.on_config(f->cfg.config_ctx, m->payload, (size_t)(end - p));
+		return;
+	}
 	if (!m->topic || strcmp(m->topic, f->topic_resend) != 0)
 		return;
 	while (p < end) {
@@ -358,7 +400,7 @@ static int conn_setup(upl_forwarder_t *f)
 	mosquitto_disconnect_callback_set(f->net.mosq, upl_fwd_on_disconnect);
 	mosquitto_log_callback_set(f->net.mosq, upl_fwd_on_log);
 	mosquitto_publish_callback_set(f->net.mosq, upl_fwd_on_publish);
-	if (f->cfg.resend_source.next)
+	if (f->cfg.resend_source.next || f->cfg.on_config)
 		mosquitto_message_callback_set(f->net.mosq, on_message);
 	mosquitto_int_option(f->net.mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	/* Room for our window plus event and status messages, so libmosquitto
@@ -493,6 +535,8 @@ static void *forwarder_main(void *arg)
 		timeout = conn_step(f);
 		if (f->net.state == CONN_DOWN)
 			continue;
+		if (f->net.state == CONN_UP)
+			config_status_publish(f);
 		/* mosquitto_loop also sends keepalive pings and notices a broker
 		   that stopped answering them. */
 		errno = 0;

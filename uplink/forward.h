@@ -57,6 +57,14 @@ int upl_forwarder_stop(upl_forwarder_t *fwd);
  */
 int upl_forwarder_hold(upl_forwarder_t *fwd, int64_t from_ns, int64_t to_ns);
 
+/*
+ * The outcome of the last remote configuration (issue 32): json is
+ * published retained (QoS 1) on railmon/<vehicle>/config/status as soon
+ * as connected, and again at each connect.  Callable from any thread
+ * (copies json).  0; -EINVAL; -ENOMEM.
+ */
+int upl_forwarder_config_status(upl_forwarder_t *fwd, const char *json);
+
 /* Consistent snapshot; callable from any thread. */
 int upl_forwarder_stats(upl_forwarder_t *fwd, struct upl_forward_stats *ret_stats);
 

@@ -134,6 +134,8 @@ void upl_fwd_conn_established(upl_forwarder_t *f)
 		mosquitto_subscribe(f->net.mosq, NULL, f->topic_resend, 1);
 	if (f->resend.requests)
 		mosquitto_subscribe(f->net.mosq, NULL, f->topic_request, 1);
+	if (f->cfg.on_config)
+		mosquitto_subscribe(f->net.mosq, NULL, f->topic_config, 1);
 	/* Retained too: the dictionary for a consumer that starts mid-stream
 	   (the Batches carry it only now and then).  A failure costs nothing
 	   but names until the next dictionary in a Batch. */
@@ -141,6 +143,7 @@ void upl_fwd_conn_established(upl_forwarder_t *f)
 		mosquitto_publish(f->net.mosq, NULL, f->topic_channels, (int)f->cfg.channels_len, f->cfg.channels_msg, 1,
 		                  true);
 	pthread_mutex_lock(&f->lock);
+	f->config_status_new = f->config_status != NULL; /* again on each connection: QoS 1 may have lost it */
 	f->st.connects++;
 	f->st.connected = true;
 	pthread_mutex_unlock(&f->lock);

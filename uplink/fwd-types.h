@@ -116,6 +116,19 @@ struct upl_forward_cfg {
 	                               repair's path: the time range's stored
 	                               Batches whole and historical, "gone" for
 	                               what retention deleted */
+	void (*on_config)(void *ctx, const void *payload, size_t len);
+	                            /* optional: the ground's signed board files
+	                               (issue 32, docs/remote-config.md).  With it
+	                               the forwarder subscribes to
+	                               railmon/<vehicle>/config (QoS 1) and hands
+	                               each message's bytes here, on its thread,
+	                               valid during the call only.  The broker
+	                               sends the retained one at every
+	                               subscription, so again after each
+	                               reconnect: the caller's version check
+	                               makes a repeat nothing.  Nothing is
+	                               checked here: the caller verifies. */
+	void *config_ctx;
 	struct upl_source hold_source; /* optional: a fourth reader on the same log
 	                               (seek, seek_time and next) for
 	                               upl_forwarder_hold(): held windows' stored
@@ -171,6 +184,7 @@ struct upl_forward_stats {
 	uint64_t hold_requests;   /* held windows taken by upl_forwarder_hold() */
 	uint64_t hold_batches;    /* stored Batches sent for them ahead of the backlog */
 	uint64_t hold_refused;    /* windows refused: past UPL_HOLD_MAX, or no hold_source */
+	uint64_t config_messages; /* messages handed to on_config */
 	/* the reduced stream (cfg.reduce): stored Batches reduced, their
 	   records and bytes in and out, Batches sent whole instead (Seals,
 	   failures) */
