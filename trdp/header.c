@@ -132,6 +132,28 @@ int trdp_header_parse(enum trdp_kind kind, const void *buf, size_t len, struct t
 	return result;
 }
 
+int trdp_pd_header_write(const struct trdp_header *h, void *buf, size_t len)
+{
+	if (!h || !buf)
+		return -EINVAL;
+	if (len < TRDP_PD_HEADER_SIZE)
+		return -ENOSPC;
+	uint8_t *p = buf;
+
+	basic_put_be32(p + OFF_SEQ, h->seq);
+	basic_put_be16(p + OFF_VERSION, h->version);
+	basic_put_be16(p + OFF_TYPE, h->msg_type);
+	basic_put_be32(p + OFF_COMID, h->com_id);
+	basic_put_be32(p + OFF_ETB, h->etb_topo);
+	basic_put_be32(p + OFF_OPTRN, h->op_trn_topo);
+	basic_put_be32(p + OFF_DSLEN, h->dataset_len);
+	basic_put_be32(p + OFF_PD_RESERVED, h->reserved);
+	basic_put_be32(p + OFF_PD_REPLY_COMID, h->reply_com_id);
+	basic_put_be32(p + OFF_PD_REPLY_IP, h->reply_ip);
+	basic_put_le32(p + TRDP_PD_HEADER_SIZE - 4, trdp_fcs(p, TRDP_PD_HEADER_SIZE - 4));
+	return (int)TRDP_PD_HEADER_SIZE;
+}
+
 int trdp_md_frame_len(const void *buf, size_t avail, size_t *ret_len, int *ret_result)
 {
 	if (!buf || !ret_len)

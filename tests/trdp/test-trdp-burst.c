@@ -43,15 +43,10 @@ static uint16_t free_port(void)
 /* A valid PD telegram: seq, version 1, 'Pd', ComId 7, DATA bytes */
 static size_t telegram(uint8_t *b, uint32_t seq)
 {
-	uint32_t v[] = { seq, (TRDP_PROTO_VERSION << 16) | TRDP_MSG_PD, 7, 0, 0, DATA, 0, 0, 0 }, fcs;
+	const struct trdp_header h = { .seq = seq, .version = TRDP_PROTO_VERSION, .msg_type = TRDP_MSG_PD,
+		                       .com_id = 7, .dataset_len = DATA };
 
-	for (int i = 0; i < 9; i++) {
-		uint32_t be = htonl(v[i]);
-		memcpy(b + 4 * i, &be, 4);
-	}
-	fcs = trdp_fcs(b, 36);
-	for (int i = 0; i < 4; i++)
-		b[36 + i] = (uint8_t)(fcs >> (8 * i));
+	CHECK(trdp_pd_header_write(&h, b, TRDP_PD_HEADER_SIZE) == (int)TRDP_PD_HEADER_SIZE);
 	memset(b + TRDP_PD_HEADER_SIZE, 0x5a, DATA);
 	return TRDP_PD_HEADER_SIZE + DATA;
 }

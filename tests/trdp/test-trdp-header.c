@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-trdp-header - trdp/header.h's contract: the CRC-32 check value,
- * one PD header written byte by byte from the specification, bad
+ * one PD header written byte by byte from the specification (parsed,
+ * and what trdp_pd_header_write() writes compared with it), bad
  * arguments, the counters and the names.  The field-by-field comparison
  * with an independent writer is test-trdp-header.py.
  */
@@ -54,6 +55,53 @@ static void test_hand_header(void)
 	CHECK(keep.seq == 0x77777777u);
 }
 
+/* The writer against the hand-written bytes (the independent side), and
+   the parser reading what the writer wrote back to the same fields. */
+static void test_pd_write(void)
+{
+	const struct trdp_header in = {
+		.kind = TRDP_KIND_MD, /* not read: a PD header is written whatever kind says */
+		.seq = 0x01020304u, .version = TRDP_PROTO_VERSION, .msg_type = TRDP_MSG_PD, .com_id = 1000,
+		.etb_topo = 5, .op_trn_topo = 6, .dataset_len = 8, .reserved = 0, .reply_com_id = 7,
+		.reply_ip = 0xc0000201u, .reply_status = -1, .fcs = 0xdeadbeefu,
+	};
+	uint8_t buf[TRDP_PD_HEADER_SIZE + 8];
+	struct trdp_header back;
+
+	memset(buf, 0xaa, sizeof(buf));
+	CHECK(trdp_pd_header_write(&in, buf, sizeof(buf)) == (int)TRDP_PD_HEADER_SIZE);
+	for (size_t i = 0; i < sizeof(pd_hand); i++)
+		CHECK(buf[i] == pd_hand[i], "byte %zu: wrote 0x%02x, spec 0x%02x", i, buf[i], pd_hand[i]);
+	/* not a byte past the header */
+	CHECK(buf[TRDP_PD_HEADER_SIZE] == 0xaa && buf[sizeof(buf) - 1] == 0xaa);
+	CHECK(trdp_header_parse(TRDP_KIND_PD, buf, sizeof(buf), &back) == TRDP_HDR_OK);
+	CHECK(back.seq == in.seq && back.version == in.version && back.msg_type == in.msg_type);
+	CHECK(back.com_id == in.com_id && back.etb_topo == in.etb_topo && back.op_trn_topo == in.op_trn_topo);
+	CHECK(back.dataset_len == in.dataset_len && back.reply_com_id == in.reply_com_id && back.reply_ip == in.reply_ip);
+	CHECK(back.fcs == 0xea326930u);
+	/* every field distinct and high bytes set, so a swapped offset or a
+	   byte order wrong in any one field shows */
+	const struct trdp_header all = {
+		.seq = 0xf1f2f3f4u, .version = 0x01ffu, .msg_type = TRDP_MSG_PR, .com_id = 0xe1e2e3e4u,
+		.etb_topo = 0xd1d2d3d4u, .op_trn_topo = 0xc1c2c3c4u, .dataset_len = 0, .reserved = 0xb1b2b3b4u,
+		.reply_com_id = 0xa1a2a3a4u, .reply_ip = 0x91929394u,
+	};
+	CHECK(trdp_pd_header_write(&all, buf, TRDP_PD_HEADER_SIZE) == (int)TRDP_PD_HEADER_SIZE);
+	CHECK(buf[0] == 0xf1 && buf[3] == 0xf4 && buf[4] == 0x01 && buf[5] == 0xff && buf[6] == 'P' && buf[7] == 'r');
+	CHECK(buf[8] == 0xe1 && buf[12] == 0xd1 && buf[16] == 0xc1 && buf[23] == 0x00);
+	CHECK(buf[24] == 0xb1 && buf[28] == 0xa1 && buf[32] == 0x91 && buf[35] == 0x94);
+	CHECK(trdp_header_parse(TRDP_KIND_PD, buf, TRDP_PD_HEADER_SIZE, &back) == TRDP_HDR_OK);
+	CHECK(back.seq == all.seq && back.version == all.version && back.msg_type == all.msg_type &&
+	      back.com_id == all.com_id && back.etb_topo == all.etb_topo && back.op_trn_topo == all.op_trn_topo &&
+	      back.reserved == all.reserved && back.reply_com_id == all.reply_com_id && back.reply_ip == all.reply_ip);
+	/* too small a buffer: refused, nothing written */
+	memset(buf, 0x55, sizeof(buf));
+	CHECK(trdp_pd_header_write(&in, buf, TRDP_PD_HEADER_SIZE - 1) == -ENOSPC);
+	CHECK(buf[0] == 0x55 && buf[TRDP_PD_HEADER_SIZE - 2] == 0x55);
+	CHECK(trdp_pd_header_write(NULL, buf, sizeof(buf)) == -EINVAL);
+	CHECK(trdp_pd_header_write(&in, NULL, sizeof(buf)) == -EINVAL);
+}
+
 static void test_bad_args(void)
 {
 	struct trdp_header h;
@@ -92,6 +140,7 @@ int main(void)
 {
 	test_fcs();
 	test_hand_header();
+	test_pd_write();
 	test_bad_args();
 	test_counts_and_names();
 	printf("trdp-header: ok\n");

@@ -66,7 +66,7 @@ static void one(bool refused)
 	struct bus_cfg cfg = { .kind = BUS_KIND_TRDP, .index = 0 };
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	uint8_t b[TRDP_PD_HEADER_SIZE] = { 0 };
-	uint32_t v[] = { 1, (TRDP_PROTO_VERSION << 16) | TRDP_MSG_PD, 7, 0, 0, 0, 0, 0, 0 }, fcs;
+	const struct trdp_header h = { .seq = 1, .version = TRDP_PROTO_VERSION, .msg_type = TRDP_MSG_PD, .com_id = 7 };
 	struct acq_item items[8];
 	struct bus_trdp_stats ts;
 	bus_dev_t *dev = NULL;
@@ -81,13 +81,7 @@ static void one(bool refused)
 	CHECK(bus_dev_trdp_stats(dev, &ts) == 0);
 	CHECK(ts.opts_refused == (refused ? BUS_TRDP_NO_KERNEL_TIME | BUS_TRDP_NO_RXQ_OVFL : 0u),
 	      "refused %d: opts_refused %u", refused, ts.opts_refused);
-	for (int i = 0; i < 9; i++) {
-		uint32_t be = htonl(v[i]);
-		memcpy(b + 4 * i, &be, 4);
-	}
-	fcs = trdp_fcs(b, 36);
-	for (int i = 0; i < 4; i++)
-		b[36 + i] = (uint8_t)(fcs >> (8 * i));
+	CHECK(trdp_pd_header_write(&h, b, sizeof(b)) == (int)TRDP_PD_HEADER_SIZE);
 	dst.sin_port = htons(cfg.trdp.pd_port);
 	CHECK((fd = socket(AF_INET, SOCK_DGRAM, 0)) >= 0);
 	CHECK(sendto(fd, b, sizeof(b), 0, (struct sockaddr *)&dst, sizeof(dst)) == (ssize_t)sizeof(b));
