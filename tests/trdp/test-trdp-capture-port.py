@@ -6,7 +6,9 @@ first look counts the traffic on the ports of the board's [trdp] buses
 (it counted only the standard ports and refused the capture as holding
 "no TRDP traffic"), and the bus records every telegram.  Without the board
 (one bus on 17224/17225) the same capture is refused; a board whose two
-buses share port 20000 counts each datagram once.  A bus without message
+buses share port 20000 counts each datagram once.  Its TCP connections
+are counted as the listener counts them: one closed by FIN, one the
+capture ends with open, taken and not closed.  A bus without message
 data (md_port = 0) reads no MD from a capture, as live it opens no MD
 socket nor listener: a capture with PD on 17224 and MD over UDP and TCP on
 17225 gives its PD telegrams only (it read TCP 17225, trace/pcap.c's
@@ -121,7 +123,16 @@ def main():
     add(tcp(PUB, 40010, DEV, MD_PORT, fin, isn2 + 1, FIN | ACK, b"", 203))
     add(tcp(DEV, MD_PORT, PUB, 40010, isn2 + 1, fin + 1, FIN | ACK, b"", 204))
     want += [(2002, 0), (2002, 1)]
-    said = "%d packets: 4 UDP datagrams and %d TCP stream bytes on the TRDP ports" % (len(packets), len(m0) + len(m1))
+    # a second connection the capture ends with open: taken, not closed
+    # (live it would still be open)
+    isn = 20000
+    m2, _ = md(2, 2002, 24)
+    add(tcp(PUB, 40011, DEV, MD_PORT, isn, 0, SYN, b"", 210))
+    add(tcp(DEV, MD_PORT, PUB, 40011, isn2, isn + 1, SYN | ACK, b"", 211))
+    add(tcp(PUB, 40011, DEV, MD_PORT, isn + 1, isn2 + 1, PSH | ACK, m2, 212))
+    want.append((2002, 2))
+    tcp_bytes = len(m0) + len(m1) + len(m2)
+    said = "%d packets: 4 UDP datagrams and %d TCP stream bytes on the TRDP ports" % (len(packets), tcp_bytes)
 
     bad = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,6 +150,12 @@ def main():
         got = [(x["com_id"], x["seq_counter"]) for x in map(json.loads, e.stdout.splitlines()) if x["kind"] == "trdp"]
         if sorted(got) != sorted(want):
             bad.append("recorded %s, want %s" % (sorted(got), sorted(want)))
+        st = subprocess.run([railmon, "stat", "--data", out, "--json"], capture_output=True, text=True)
+        row = next((x for x in map(json.loads, (y for y in st.stdout.splitlines() if y.startswith("{")))
+                    if x.get("kind") == "trdp"), {})
+        conns = (row.get("tcp_accepted"), row.get("tcp_closed"), row.get("tcp_messages"))
+        if conns != (2, 1, 3):
+            bad.append("tcp_accepted, tcp_closed, tcp_messages %s, want (2, 1, 3): the open one not closed" % (conns,))
         # the default bus (17224/17225): nothing of it, refused
         r = replay(railmon, cap, os.path.join(tmp, "dflt"))
         if r.returncode != 1 or "holds no TRDP traffic on the ports of its [trdp] bus: nothing to replay" not in r.stderr:
@@ -157,7 +174,7 @@ def main():
         return 1
     print("a capture on ports %d/%d: surveyed on the board's ports (4 datagrams, %d TCP bytes, once with two "
           "buses), %d telegrams recorded; refused on the standard ports; md_port 0: %d PD telegrams only"
-          % (PD_PORT, MD_PORT, len(m0) + len(m1), len(want), n_no_md))
+          % (PD_PORT, MD_PORT, tcp_bytes, len(want), n_no_md))
     return 0
 
 
