@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "basic/byteorder.h"
 
@@ -34,25 +35,14 @@ enum {
 
 uint32_t trdp_fcs(const void *buf, size_t len)
 {
-	/* Reflected CRC-32, polynomial 0xedb88320, a nibble at a time: a
-	   16-entry table is enough for headers of 36 and 112 bytes, and the
-	   table is computed from the polynomial, so it is checked by the
-	   tests against zlib (Python's zlib.crc32), not copied from it. */
-	static const uint32_t tab[16] = {
-		0x00000000u, 0x1db71064u, 0x3b6e20c8u, 0x26d930acu,
-		0x76dc4190u, 0x6b6b51f4u, 0x4db26158u, 0x5005713cu,
-		0xedb88320u, 0xf00f9344u, 0xd6d6a3e8u, 0xcb61b38cu,
-		0x9b64c2b0u, 0x86d3d2d4u, 0xa00ae278u, 0xbdbdf21cu,
-	};
-	const uint8_t *p = buf;
-	uint32_t crc = 0xffffffffu;
-
-	for (size_t i = 0; i < len; i++) {
-		crc ^= p[i];
-		crc = (crc >> 4) ^ tab[crc & 15u];
-		crc = (crc >> 4) ^ tab[crc & 15u];
-	}
-	return ~crc;
+	/* The FCS is the CRC-32 of IEEE 802.3 / zlib: reflected polynomial
+	   0xedb88320, initial value and final xor 0xffffffff (check value
+	   0xcbf43926).  zlib's crc32_z() is that function, table-driven
+	   (braided for long buffers) where the nibble loop this replaced
+	   took 5% of a bus thread at 20,000 telegrams/s (docs/figures.md).
+	   It allocates nothing (its tables are static const), so it stays
+	   RT-safe; crc32_z takes a size_t where crc32 takes an unsigned. */
+	return (uint32_t)crc32_z(0, buf, len);
 }
 
 int trdp_msg_kind(uint16_t msg_type)
