@@ -24,8 +24,12 @@
  * ends; what is left at its end, short of a whole message, is recorded
  * refused too, as the live listener's cut (short of the header, else
  * truncated: also a whole data set whose padding is missing), and counted
- * as it counts (tcp_cut, tcp_messages, tcp_bad_header; no connection
- * counters).  Everything is allocated at open.
+ * as it counts (tcp_cut, tcp_messages, tcp_bad_header).  Each connection
+ * is counted as the listener counts the ones it takes: tcp_accepted when
+ * it is first seen, tcp_closed at its end (FIN, RST, or let go by the
+ * reader), not when the capture ends with it open (live, it would still
+ * be).  A bus without message data (md_port 0) reads no TCP at all, as
+ * live it opens no listener.  Everything is allocated at open.
  */
 #include <errno.h>
 #include <math.h>
@@ -88,7 +92,8 @@ static void tt_close(bus_dev_t *dev);
 static int tt_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 {
 	const struct bus_trdp_cfg *t = &cfg->trdp;
-	struct trace_pcap_cfg pcfg = { .tcp_port = t->md_port, .udp_src_port = t->md_port };
+	/* no MD port: no TCP (trace/pcap.c's tcp_port 0 would be 17225) */
+	struct trace_pcap_cfg pcfg = { .tcp_port = t->md_port, .no_tcp = !t->md_port, .udp_src_port = t->md_port };
 	struct capture *c;
 	int r;
 
@@ -111,7 +116,6 @@ static int tt_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 		pcfg.udp_ports[pcfg.n_udp_ports++] = t->pd_port;
 	if (t->md_port)
 		pcfg.udp_ports[pcfg.n_udp_ports++] = t->md_port;
-	/* no MD port: TCP on 0 is taken by nobody's connection */
 	if (t->trace_speed > 0) {
 		acq_pace_init(&c->pace, t->trace_speed);
 		c->pacing = true;
@@ -308,6 +312,9 @@ static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_
 	if (!ours(dev, e, e->kind == TRACE_PCAP_UDP || e->kind == TRACE_PCAP_TCP_OPEN))
 		return 0;
 	switch (e->kind) {
+	case TRACE_PCAP_TCP_OPEN:
+		basic_counter_add(&priv(dev)->st_tcp_accepted, 1);
+		return 0;
 	case TRACE_PCAP_UDP: {
 		/* the port decides the kind, as the socket does live; an MD
 		   reply comes from the MD port */
@@ -358,6 +365,10 @@ static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_
 					return r;
 			}
 		}
+		/* here once: a close delivered again (redo()) got no further
+		   than its drain before */
+		if (e->end != TRACE_PCAP_END_CAPTURE)
+			basic_counter_add(&priv(dev)->st_tcp_closed, 1);
 		return 0;
 	default:
 		return 0;

@@ -506,11 +506,15 @@ static int read_burst(bus_dev_t *dev, int sock, struct acq_item *items, size_t m
 	if (got < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	/* Pack: each datagram moves down to a reservation of its own length
-	   (never above where it is: the reservations before it shrank). */
+	   (never above where it is: the reservations before it shrank).  The
+	   first of a burst is usually where it was received (unless the ring
+	   wrapped): not moved then, and at 20,000 telegrams/s most bursts are
+	   of one or two datagrams. */
 	for (int j = 0; j < got; j++) {
 		size_t len = p->msg[j].msg_len ? p->msg[j].msg_len : 1;
 		uint8_t *dst = acq_bytes_reserve(p->bytes, len);
-		memmove(dst, at[j], p->msg[j].msg_len);
+		if (dst != at[j])
+			memmove(dst, at[j], p->msg[j].msg_len);
 		n += telegram(dev, sock, (size_t)j, dst, items + n);
 	}
 	acq_bytes_commit(p->bytes);

@@ -75,33 +75,17 @@ static long clamp(double v, long lo, long hi)
 	return v < (double)lo ? lo : v > (double)hi ? hi : lround(v);
 }
 
-/* The header before the data set: seq, version, 'Pd', ComId, topology
-   counters 0 (no inauguration in the demo), datasetLength, reserved,
-   reply ComId and address 0, and the FCS over the 36 bytes before it. */
-static void put_header(uint8_t *h, uint32_t seq, uint32_t com_id, uint32_t len)
-{
-	uint32_t fcs;
-	uint8_t *p = h;
-
-	memset(h, 0, TRDP_PD_HEADER_SIZE);
-	p = put32(p, seq);
-	p = put16(p, TRDP_PROTO_VERSION);
-	p = put16(p, TRDP_MSG_PD);
-	p = put32(p, com_id);
-	p = put32(p, 0); /* etbTopoCnt */
-	p = put32(p, 0); /* opTrnTopoCnt */
-	put32(p, len);
-	fcs = trdp_fcs(h, TRDP_PD_HEADER_SIZE - 4);
-	for (int i = 0; i < 4; i++)
-		h[36 + i] = (uint8_t)(fcs >> (8 * i));
-}
-
 static void send_pd(struct cli_demo_trdp *p, int which, uint32_t com_id, const uint8_t *data, uint32_t len)
 {
 	uint8_t buf[TRDP_PD_HEADER_SIZE + 32] = { 0 }; /* the padding after the data set: zeros */
 	size_t n = TRDP_PD_HEADER_SIZE + ((len + 3u) & ~3u);
 
-	put_header(buf, p->seq[which]++, com_id, len);
+	/* topology counters 0: no inauguration in the demo; reply ComId and
+	   address 0 */
+	const struct trdp_header h = { .seq = p->seq[which]++, .version = TRDP_PROTO_VERSION,
+		                       .msg_type = TRDP_MSG_PD, .com_id = com_id, .dataset_len = len };
+
+	trdp_pd_header_write(&h, buf, sizeof(buf));
 	memcpy(buf + TRDP_PD_HEADER_SIZE, data, len);
 	/* loopback: a send fails only when the receiver's buffer is full, and
 	   then the daemon counts what it missed by the sequence counter */

@@ -170,10 +170,10 @@ int cli_trace_plan(FILE *out, const struct cli_trace_info *info, const struct co
 
 /* A TRDP bus's ports as its capture driver reads them (bus/trdp-trace.c
    tt_open): UDP to its PD and MD ports and from its MD port, TCP on its
-   MD port. */
+   MD port; a bus without MD (md_port 0) no TCP, as live. */
 static struct trace_pcap_cfg capture_cfg(const struct bus_trdp_cfg *t)
 {
-	struct trace_pcap_cfg pcfg = { .tcp_port = t->md_port, .udp_src_port = t->md_port };
+	struct trace_pcap_cfg pcfg = { .tcp_port = t->md_port, .no_tcp = !t->md_port, .udp_src_port = t->md_port };
 
 	if (t->pd_port)
 		pcfg.udp_ports[pcfg.n_udp_ports++] = t->pd_port;
@@ -190,7 +190,7 @@ static bool capture_takes(const struct trace_pcap_cfg *pcfg, const struct trace_
 	bool want = false;
 
 	if (ev->proto == 6)
-		return ev->sport == tcp || ev->dport == tcp;
+		return !pcfg->no_tcp && (ev->sport == tcp || ev->dport == tcp);
 	if (!pcfg->n_udp_ports)
 		want = ev->dport == TRACE_PCAP_PORT_PD || ev->dport == TRACE_PCAP_PORT_MD;
 	for (size_t i = 0; i < pcfg->n_udp_ports; i++)
@@ -220,7 +220,8 @@ int cli_capture_survey(FILE *err, const char *trace, struct cli_trace_info *info
 
 		pcfg[n] = capture_cfg(&cfg->buses[b].trdp);
 		for (size_t e = 0; e < n && !before; e++) /* buses on the same ports: read once */
-			before = pcfg[e].tcp_port == pcfg[n].tcp_port && pcfg[e].n_udp_ports == pcfg[n].n_udp_ports &&
+			before = pcfg[e].tcp_port == pcfg[n].tcp_port && pcfg[e].no_tcp == pcfg[n].no_tcp &&
+			         pcfg[e].n_udp_ports == pcfg[n].n_udp_ports &&
 			         !memcmp(pcfg[e].udp_ports, pcfg[n].udp_ports, sizeof(pcfg[n].udp_ports));
 		if (before)
 			continue;

@@ -24,15 +24,19 @@
 static const char health_sql[] =
 	"INSERT INTO health AS h (vehicle_id, name, kind, bus, t, items, drops, errors, overruns, rx_dropped, bad_input,"
 	" backlog, latency_p99_us, latency_max_us, transaction_p99_us, ring_fill_pct, rate_hz, state, reopens,"
-	" window_alarm, clock_unsynced) VALUES ($1, $2, $3, $4, coalesce(to_timestamp($5::float8), now()), $6, $7, $8,"
-	" $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
+	" window_alarm, clock_unsynced, trdp_telegrams, trdp_refused, trdp_seq_gaps, trdp_byte_ring_drops,"
+	" trdp_opts_refused) VALUES ($1, $2, $3, $4, coalesce(to_timestamp($5::float8), now()), $6, $7, $8,"
+	" $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)"
 	" ON CONFLICT (vehicle_id, name) DO UPDATE SET kind = excluded.kind, bus = excluded.bus, t = excluded.t,"
 	" received_at = now(), items = excluded.items, drops = excluded.drops, errors = excluded.errors,"
 	" overruns = excluded.overruns, rx_dropped = excluded.rx_dropped, bad_input = excluded.bad_input,"
 	" backlog = excluded.backlog, latency_p99_us = excluded.latency_p99_us, latency_max_us = excluded.latency_max_us,"
 	" transaction_p99_us = excluded.transaction_p99_us, ring_fill_pct = excluded.ring_fill_pct,"
 	" rate_hz = excluded.rate_hz, state = excluded.state, reopens = excluded.reopens,"
-	" window_alarm = excluded.window_alarm, clock_unsynced = excluded.clock_unsynced WHERE h.t <= excluded.t";
+	" window_alarm = excluded.window_alarm, clock_unsynced = excluded.clock_unsynced,"
+	" trdp_telegrams = excluded.trdp_telegrams, trdp_refused = excluded.trdp_refused,"
+	" trdp_seq_gaps = excluded.trdp_seq_gaps, trdp_byte_ring_drops = excluded.trdp_byte_ring_drops,"
+	" trdp_opts_refused = excluded.trdp_opts_refused WHERE h.t <= excluded.t";
 
 /* Names, kinds and states are short words: printable ASCII only, so the
    database never refuses the Batch for a byte of them. */
@@ -44,7 +48,7 @@ static bool word_ok(const char *s)
 	return true;
 }
 
-#define NPARAM 21
+#define NPARAM 26
 
 static int store_one(grd_db_t *db, int vid, const char *t, const struct rec_health *h)
 {
@@ -76,6 +80,21 @@ static int store_one(grd_db_t *db, int vid, const char *t, const struct rec_heal
 		if (i != 17)
 			v[i] = num[i];
 	v[20] = h->clock_unsynced ? "t" : "f";
+	/* a TRDP bus's main counters (migration 0013; 0 for other parts) */
+	const uint64_t bad[] = { h->trdp_bad_short, h->trdp_bad_fcs, h->trdp_bad_version, h->trdp_bad_type,
+		                 h->trdp_bad_too_long, h->trdp_bad_truncated };
+	uint64_t refused = 0;
+	for (int i = 0; i < 6; i++) /* a forged entry's sum kept at the top, not wrapped */
+		if (__builtin_add_overflow(refused, bad[i], &refused))
+			refused = UINT64_MAX;
+	uint64_t tu[] = { h->trdp_telegrams, refused, h->trdp_seq_gaps, h->trdp_byte_ring_drops };
+	for (int i = 0; i < 4; i++) {
+		snprintf(num[21 + i], 32, "%" PRIu64, tu[i] > INT64_MAX ? (uint64_t)INT64_MAX : tu[i]);
+		v[21 + i] = num[21 + i];
+	}
+	/* integer: the option bits fit in 31 bits */
+	snprintf(num[25], 32, "%" PRIu32, h->trdp_opts_refused & 0x7fffffffu);
+	v[25] = num[25];
 	/* into the group's last pipeline: its answer is read with the
 	   COMMIT's, a failure fails the group like any of its statements */
 	if (PQsendQueryParams(db->conn, health_sql, NPARAM, NULL, v, NULL, NULL, 0) != 1) {

@@ -91,7 +91,7 @@ struct rec_health {
 	uint64_t trdp_tcp_accepted, trdp_tcp_refused, trdp_tcp_closed, trdp_tcp_bad_header, trdp_tcp_cut,
 		trdp_tcp_messages;
 	uint32_t trdp_tcp_listen_errno; /* errno of the TCP listener's last open, 0 listening */
-	uint32_t trdp_opts_refused;     /* BUS_TRDP_NO_* (bus/bus.h); live only: not in the Health record */
+	uint32_t trdp_opts_refused;     /* BUS_TRDP_NO_* (bus/bus.h): options the kernel refused */
 	uint64_t trdp_decoded, trdp_unknown_comid, trdp_short_payload, trdp_past_channels;
 	uint64_t trdp_capture_unmatched; /* a capture into several buses: addressed to none */
 };

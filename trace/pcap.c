@@ -404,7 +404,7 @@ static void tcp(trace_pcap_t *p, uint32_t src, uint32_t dst, const uint8_t *b, s
 	}
 	sport = basic_get_be16(b);
 	dport = basic_get_be16(b + 2);
-	if (sport != p->cfg.tcp_port && dport != p->cfg.tcp_port) {
+	if (p->cfg.no_tcp || (sport != p->cfg.tcp_port && dport != p->cfg.tcp_port)) {
 		p->st.other_proto++;
 		return;
 	}

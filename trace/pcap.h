@@ -40,6 +40,7 @@ struct trace_pcap_cfg {
 	   sent from 17225 to the requester's ephemeral port */
 	uint16_t udp_src_port;
 	uint16_t tcp_port;          /* either end of a connection; 0: 17225 */
+	bool no_tcp;                /* follow no TCP at all (a TRDP bus without MD) */
 	unsigned frags;             /* 0: TRACE_PCAP_FRAGS */
 	uint64_t frag_timeout_ns;   /* 0: TRACE_PCAP_FRAG_TIMEOUT_NS */
 	unsigned conns;             /* 0: TRACE_PCAP_CONNS */

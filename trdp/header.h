@@ -123,6 +123,18 @@ int trdp_msg_kind(uint16_t msg_type);
  */
 int trdp_md_frame_len(const void *buf, size_t avail, size_t *ret_len, int *ret_result);
 
+/*
+ * Write a PD header into buf[0..TRDP_PD_HEADER_SIZE) from h's shared and
+ * PD fields (seq, version, msg_type, com_id, the topology counters,
+ * dataset_len, reserved, reply_com_id, reply_ip; kind, fcs and the MD
+ * fields are not read), big-endian, and the FCS over the 36 bytes before
+ * it, little-endian: the one writer the demo's publisher and the tests'
+ * senders share, so a header that trdp_header_parse() accepts is made in
+ * one place.  Returns TRDP_PD_HEADER_SIZE; -EINVAL for NULL, -ENOSPC when
+ * len is under TRDP_PD_HEADER_SIZE (nothing written).  RT-safe.
+ */
+int trdp_pd_header_write(const struct trdp_header *h, void *buf, size_t len);
+
 /* Count one result into c.  Returns 0; -EINVAL for NULL or a result out
    of range (not counted).  RT-safe. */
 int trdp_header_count(struct trdp_header_counts *c, int result);

@@ -236,8 +236,8 @@ def backfill(pg):
     url = pg.url.replace("/%s?" % pg.db, "/old?")
     r = subprocess.run([RAILMON, "db", "migrate", "--db", url], capture_output=True, text=True)
     check(r.returncode == 0 and r.stdout.strip() == "applied 0009-summary-rollup\napplied 0010-trdp-telegrams\n"
-          "applied 0011-gaps-log-start\napplied 0012-completeness-on-board",
-          "db migrate applies 9 (and 10 to 12)", r.stdout, r.stderr)
+          "applied 0011-gaps-log-start\napplied 0012-completeness-on-board\napplied 0013-health-trdp",
+          "db migrate applies 9 (and 10 to 13)", r.stdout, r.stderr)
     q = ("SELECT channel, t, n_all, n_oor, n_inv, a_min, a_max, a_sum, t_first, t_last, dt_min, dt_max "
          "FROM rollup_summary_1s ORDER BY channel, t")
     new, old = pg.rows(q), pg.rows(q, db="old")

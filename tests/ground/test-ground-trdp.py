@@ -24,6 +24,9 @@ ground (issue 31), on a real PostgreSQL 15 and a real mosquitto:
   database, every telegram still once;
 - recv's text output (no database) of the same Batches: the vehicle
   export's lines;
+- the TRDP bus's row of the health table (migration 0013): its telegrams,
+  refused headers (the bad FCS among them), sequence gaps, byte ring drops
+  and refused socket options as its newest Health entry in the Batches;
 - the telegrams in the Batch's own transaction: a role that may not
   write trdp_telegrams gets each Batch with telegrams refused whole.
 
@@ -284,6 +287,52 @@ def test_stored(pg, data, sent, capture):
     return log
 
 
+def test_health(pg, capture):
+    """The health row of the TRDP bus (migration 0013's columns) against
+    its newest Health entry in the Batches mosquitto carried, as protoc's
+    Python code decodes them; the bad FCS sent is among the refused."""
+    def newest():
+        best = None
+        for raw in list(capture.got):
+            b = railmon_pb2.Batch()
+            b.ParseFromString(raw)
+            for h in b.health:
+                if h.name == "ecn" and (best is None or b.t0_ns >= best[0]):
+                    best = (b.t0_ns, h)
+        if best is None:
+            return None, None
+        h = best[1]
+        return h, (h.trdp_telegrams, h.trdp_bad_short + h.trdp_bad_fcs + h.trdp_bad_version + h.trdp_bad_type
+                   + h.trdp_bad_too_long + h.trdp_bad_truncated, h.trdp_seq_gaps, h.trdp_byte_ring_drops,
+                   h.trdp_opts_refused)
+
+    def row():
+        return pg.rows("SELECT kind, trdp_telegrams, trdp_refused, trdp_seq_gaps, trdp_byte_ring_drops,"
+                       " trdp_opts_refused FROM health h JOIN vehicles v USING (vehicle_id)"
+                       " WHERE v.name = '%s' AND h.name = 'ecn'" % VEHICLE)
+
+    # the vehicle has stopped, every Batch is at the broker: wait until the
+    # capture and the receiver both have the last one
+    try:
+        wait_for("the health row of the newest entry",
+                 lambda: len(row()) == 1 and tuple(int(x) for x in row()[0][1:]) == newest()[1], 60, 0.2)
+    except AssertionError:
+        pass  # said by the checks below, with the values
+    h, want = newest()
+    check(h is not None, "the Batches carry the TRDP bus's health")
+    rows = row()
+    check(len(rows) == 1 and rows[0][0] == "trdp", "one health row of the TRDP bus", rows)
+    got = tuple(int(x) for x in rows[0][1:])
+    check(got == want, "the health row's TRDP counters are its newest entry's", got, want)
+    check(h.trdp_bad_fcs >= 1 and got[0] > got[1] >= 1, "telegrams received, the bad FCS refused", got)
+    # the other parts of the vehicle have none of them
+    other = pg.psql("SELECT count(*) FROM health WHERE kind <> 'trdp' AND (trdp_telegrams, trdp_refused,"
+                    " trdp_seq_gaps, trdp_byte_ring_drops, trdp_opts_refused) <> (0, 0, 0, 0, 0)")
+    check(int(other) == 0, "no TRDP counters in the rows of other parts", other)
+    print("health: the TRDP bus's row holds %d telegrams, %d refused, %d gaps, %d byte ring drops, options %d,"
+          " as its newest Health entry" % got)
+
+
 def test_export(pg, log):
     db = ["--db", pg.url, "--vehicle", VEHICLE]
     got = by_key(jsonl(db))
@@ -476,6 +525,7 @@ def main():
         data, sent = vehicle_log(tmp, broker)
         DATA.append(data)
         log = test_stored(pg, data, sent, capture)
+        test_health(pg, capture)
         test_export(pg, log)
         test_dashboard(pg, log)
         rc, err = r.terminate()

@@ -31,7 +31,10 @@
 # the scheduler, and on a loaded machine it may then wait longer than its
 # socket buffer lasts (the drops are counted: stat's rx_dropped, seq gaps).
 # RAILMON_BENCH_PERF=1: also perf record railmon during the traffic and
-# print its top symbols.  Exit 0 with the table; 1 when something failed
+# print its top symbols.  RAILMON_BEFORE=path/to/an/older/railmon: a pass
+# of that build first (pass 0, its own tcpdump beside it, its own log),
+# and the ratio of the two railmon passes per packet, so a change is
+# measured against its before in the same run, at the same load.  Exit 0 with the table; 1 when something failed
 # to run (not when a goal is missed: the table says so).
 set -euo pipefail
 RAILMON=$1 FLOOD=$2 SINK=$3 SECS=${4:-10} RATE=${5:-20000} DATA=${6:-100}
@@ -60,12 +63,14 @@ ip -n "$RX" link set vr$$ up
 ip -n "$TX" link set lo up
 ip -n "$RX" link set lo up
 
-cat > "$T/bench.ini" <<INI
+# board NAME: a board file whose log is $T/log-NAME (one per railmon pass)
+board() {
+	cat > "$T/bench-$1.ini" <<INI
 [board]
 vehicle = BENCH
 rt_priority = ${RAILMON_BENCH_RT:-70}
 [storage]
-dir = $T/log
+dir = $T/log-$1
 segment_size = 16M
 retention_size = 0
 [trdp bench]
@@ -73,18 +78,21 @@ bind = 192.0.2.2
 pd_port = 17224
 md_port = 0
 INI
+}
 
 # CPU ticks (utime + stime) of /proc/$1/stat (or a task's stat file)
 ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "$1" 2> /dev/null || echo 0; }
 wait_gone() { for _ in $(seq 1 300); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done; return 1; }
 
-# pass NAME: the receiver NAME (railmon or sink) and tcpdump on the same
-# traffic; sets sent, rcv_*, dump_* (ticks and counts)
+# pass NAME [RAILMON]: the receiver NAME (railmon, before: a railmon
+# binary; sink) and tcpdump on the same traffic; sets sent, rcv_*, dump_*
+# (ticks and counts)
 pass() {
-	local who=$1 rpid tpid rxtask="" prev cur
+	local who=$1 bin=${2:-} rpid tpid rxtask="" prev cur
 	rm -f "$T/cap.pcap" "$T/sink.out"
-	if [ "$who" = railmon ]; then
-		ip netns exec "$RX" "$RAILMON" run --board "$T/bench.ini" > "$T/run.out" 2> "$T/run.err" &
+	if [ -n "$bin" ]; then
+		board "$who"
+		ip netns exec "$RX" "$bin" run --board "$T/bench-$who.ini" > "$T/run.out" 2> "$T/run.err" &
 	else
 		ip netns exec "$RX" "$SINK" 192.0.2.2 17224 "$T/sink.bin" > "$T/sink.out" 2>&1 &
 	fi
@@ -95,11 +103,11 @@ pass() {
 	pids+=("$tpid")
 	for _ in $(seq 1 300); do
 		# railmon's bus thread names itself once it runs
-		if [ "$who" = railmon ] && [ -z "$rxtask" ]; then
+		if [ -n "$bin" ] && [ -z "$rxtask" ]; then
 			for t in /proc/$rpid/task/*; do [ "$(cat "$t/comm" 2> /dev/null)" = rx-bench ] && rxtask=$t/stat; done
 		fi
 		if ip netns exec "$RX" ss -Huln 'sport = :17224' | grep -q . && grep -q "listening on" "$T/tcpdump.err" &&
-			{ [ "$who" != railmon ] || [ -n "$rxtask" ]; }; then
+			{ [ -z "$bin" ] || [ -n "$rxtask" ]; }; then
 			break
 		fi
 		kill -0 "$rpid" 2> /dev/null || { cat "$T/run.err" "$T/sink.out" 2> /dev/null; fail "$who exited"; }
@@ -107,12 +115,12 @@ pass() {
 		sleep 0.1
 	done
 	grep -q "listening on" "$T/tcpdump.err" || fail "tcpdump not listening: $(cat "$T/tcpdump.err")"
-	[ "$who" != railmon ] || [ -n "$rxtask" ] || fail "no rx-bench thread in railmon run"
+	[ -z "$bin" ] || [ -n "$rxtask" ] || fail "no rx-bench thread in $who's railmon run"
 	local r0 x0=0 d0 r1 x1=0 d1
 	r0=$(ticks /proc/$rpid/stat) d0=$(ticks /proc/$tpid/stat)
 	[ -z "$rxtask" ] || x0=$(ticks "$rxtask")
-	if [ "$who" = railmon ] && [ "${RAILMON_BENCH_PERF:-0}" = 1 ] && command -v perf > /dev/null; then
-		perf record -q -F 999 -g -p "$rpid" -o "$T/perf.data" -- sleep "$SECS" > /dev/null 2>&1 &
+	if [ -n "$bin" ] && [ "${RAILMON_BENCH_PERF:-0}" = 1 ] && command -v perf > /dev/null; then
+		perf record -q -F 999 -g -p "$rpid" -o "$T/perf-$who.data" -- sleep "$SECS" > /dev/null 2>&1 &
 		pids+=($!)
 	fi
 	ip netns exec "$TX" "$FLOOD" 192.0.2.2 17224 "$RATE" "$SECS" "$DATA" > "$T/flood.out" ||
@@ -139,25 +147,30 @@ pass() {
 	dump_n=$(sed -nE 's/^([0-9]+) packets? captured.*/\1/p' "$T/tcpdump.err")
 	dump_drop=$(sed -nE 's/^([0-9]+) packets? dropped by kernel.*/\1/p' "$T/tcpdump.err")
 	dump_cpu=$((d1 - d0)) rcv_cpu=$((r1 - r0)) rcv_thread=$((x1 - x0))
-	if [ "$who" = railmon ]; then
-		rcv_n=$("$RAILMON" export --data "$T/log" --format jsonl 2> /dev/null | grep -c '"kind": *"trdp"' || true)
+	if [ -n "$bin" ]; then
+		rcv_n=$("$bin" export --data "$T/log-$who" --format jsonl 2> /dev/null | grep -c '"kind": *"trdp"' || true)
 		# the bus's own counters (its last Health entry)
-		"$RAILMON" stat --data "$T/log" --json 2> /dev/null | /usr/bin/python3 -c '
-import json, sys
+		"$bin" stat --data "$T/log-$who" --json 2> /dev/null | WHO=$who /usr/bin/python3 -c '
+import json, os, sys
 for line in sys.stdin:
     j = json.loads(line)
     if j.get("name") == "bench":
-        print("pass 1, railmon stat, bus bench: %d telegrams, %d ring drops, %d kernel drops (socket buffer), "
-              "%d sequence gaps" % (j["items"], j["drops"], j["rx_dropped"], j.get("seq_gaps", -1)))'
-		echo "pass 1, railmon's log holds $rcv_n telegrams; the namespace's kernel UDP counters so far: $udp"
+        print("%s, railmon stat, bus bench: %d telegrams, %d ring drops, %d kernel drops (socket buffer), "
+              "%d sequence gaps" % (os.environ["WHO"], j["items"], j["drops"], j["rx_dropped"], j.get("seq_gaps", -1)))'
+		echo "$who, railmon's log holds $rcv_n telegrams; the namespace's kernel UDP counters so far: $udp"
 	else
 		rcv_n=$(sed -nE 's/^received ([0-9]+),.*/\1/p' "$T/sink.out")
 		echo "pass 2, trdp-sink: $(tail -1 "$T/sink.out"); the namespace's kernel UDP counters so far: $udp"
 	fi
 }
 
-pass railmon
-rows="railmon $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
+rows=
+if [ -n "${RAILMON_BEFORE:-}" ]; then
+	pass before "$RAILMON_BEFORE"
+	rows="before $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
+fi
+pass railmon "$RAILMON"
+rows="$rows railmon $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
 pass sink
 rows="$rows sink $sent $rcv_n $rcv_cpu 0 $dump_n $dump_drop $dump_cpu"
 
@@ -166,14 +179,14 @@ import sys
 tck = int(sys.argv[1])
 rate, data, secs = sys.argv[2:5]
 a = sys.argv[5:]
-p1 = dict(zip(("who", "sent", "n", "cpu", "thread", "dn", "ddrop", "dcpu"), a[0:8]))
-p2 = dict(zip(("who", "sent", "n", "cpu", "thread", "dn", "ddrop", "dcpu"), a[8:16]))
-for p in (p1, p2):
+keys = ("who", "sent", "n", "cpu", "thread", "dn", "ddrop", "dcpu")
+ps = [dict(zip(keys, a[i:i + 8])) for i in range(0, len(a), 8)]
+for p in ps:
     for k in p:
         if k != "who":
             p[k] = int(p[k] or 0)
-print(f"bench-trdp: {p1['sent']} + {p2['sent']} PD telegrams of {data} data bytes, {rate}/s for {secs} s "
-      f"over a veth pair, two passes")
+print(f"bench-trdp: {' + '.join(str(p['sent']) for p in ps)} PD telegrams of {data} data bytes, {rate}/s "
+      f"for {secs} s over a veth pair, {len(ps)} passes")
 print(f"{'pass receiver':36} {'received':>9} {'dropped':>8} {'CPU s':>6} {'us/packet':>9} {'vs tcpdump':>10}")
 def row(name, n, drop, ticks, base):
     cpu = ticks / tck
@@ -181,20 +194,38 @@ def row(name, n, drop, ticks, base):
     ratio = f"{per / base:9.2f}x" if base else "      inf"
     print(f"{name:36} {n:9d} {drop:8d} {cpu:6.2f} {per:9.2f} {ratio}")
     return per
-for i, p in enumerate((p1, p2), 1):
+num = {"before": 0, "railmon": 1, "sink": 2}
+per, rel = {}, {}
+for p in ps:
+    i = num[p["who"]]
     base = p["dcpu"] / tck / max(p["dn"], 1) * 1e6
     row(f"{i} tcpdump -w", p["dn"], p["ddrop"], p["dcpu"], base)
-    if p["who"] == "railmon":
-        rm = row("1 railmon run (whole process)", p["n"], p["sent"] - p["n"], p["cpu"], base)
-        row("1   its bus thread rx-bench", p["n"], p["sent"] - p["n"], p["thread"], base)
-        rm_base = base
+    if p["who"] != "sink":
+        label = "RAILMON_BEFORE run" if p["who"] == "before" else "railmon run"
+        per[p["who"]] = row(f"{i} {label} (whole process)", p["n"], p["sent"] - p["n"], p["cpu"], base)
+        per[p["who"] + "-thread"] = row(f"{i}   its bus thread rx-bench", p["n"], p["sent"] - p["n"], p["thread"], base)
+        rel[p["who"]] = (per[p["who"]] / base if base else float("inf"),
+                         per[p["who"] + "-thread"] / base if base else float("inf"))
+        if p["who"] == "railmon":
+            p1, rm_base = p, base
     else:
-        sk = row("2 trdp-sink (a bare socket reader)", p["n"], p["sent"] - p["n"], p["cpu"], base)
+        per["sink"] = row("2 trdp-sink (a bare socket reader)", p["n"], p["sent"] - p["n"], p["cpu"], base)
+sk, rm = per["sink"], per["railmon"]
 print(f"railmon run / trdp-sink per packet: {rm / sk if sk else float('inf'):.2f}x")
+if "before" in per:
+    def r(x, y):
+        return f"{x / y:.2f}x" if y else "inf"
+    print(f"railmon run / RAILMON_BEFORE run per packet: whole process {r(rm, per['before'])}, "
+          f"bus thread {r(per['railmon-thread'], per['before-thread'])}; "
+          f"each against its own tcpdump: {rel['before'][0]:.2f}x -> {rel['railmon'][0]:.2f}x "
+          f"(bus thread {rel['before'][1]:.2f}x -> {rel['railmon'][1]:.2f}x)")
 ok = p1["n"] == p1["sent"] and rm <= 2 * rm_base
 print("goal (no drop, railmon <= 2x tcpdump per packet): " + ("met" if ok else "NOT met"))
 PY
-if [ -s "$T/perf.data" ]; then
-	echo "perf: railmon run's top symbols during the traffic (self, all threads; pass 1)"
-	perf report -i "$T/perf.data" --no-children --sort comm,dso,sym -g none --stdio 2> /dev/null | grep -E '^ +[0-9]' | head -30
-fi
+for who in before railmon; do
+	[ -s "$T/perf-$who.data" ] || continue
+	echo "perf: $who's railmon run, top symbols during the traffic (self, all threads)"
+	# awk reads it all (head would close the pipe: SIGPIPE, and pipefail)
+	perf report -i "$T/perf-$who.data" --no-children --sort comm,dso,sym -g none --stdio 2> /dev/null |
+		awk '/^ +[0-9]/ && n++ < 30'
+done

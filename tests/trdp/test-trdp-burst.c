@@ -10,7 +10,10 @@
  *    steady 20,000/s overflowed the socket;
  *  - the socket queues 2,000 telegrams of 100 data bytes (100 ms at
  *    20,000/s) unread without a drop: the kernel's default receive buffer
- *    (208 KiB) held ~10 ms of them.
+ *    (208 KiB) held ~10 ms of them;
+ *  - each telegram's bytes as sent, in order: a burst's datagrams are
+ *    packed in the byte ring (moved down, the first only when it is not
+ *    already in place), and a wrong move shows as another's bytes.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,19 +43,16 @@ static uint16_t free_port(void)
 	return ntohs(sa.sin_port);
 }
 
-/* A valid PD telegram: seq, version 1, 'Pd', ComId 7, DATA bytes */
+/* A valid PD telegram: seq, version 1, 'Pd', ComId 7, DATA bytes of its
+   own (a telegram's bytes moved over another's show) */
 static size_t telegram(uint8_t *b, uint32_t seq)
 {
-	uint32_t v[] = { seq, (TRDP_PROTO_VERSION << 16) | TRDP_MSG_PD, 7, 0, 0, DATA, 0, 0, 0 }, fcs;
+	const struct trdp_header h = { .seq = seq, .version = TRDP_PROTO_VERSION, .msg_type = TRDP_MSG_PD,
+		                       .com_id = 7, .dataset_len = DATA };
 
-	for (int i = 0; i < 9; i++) {
-		uint32_t be = htonl(v[i]);
-		memcpy(b + 4 * i, &be, 4);
-	}
-	fcs = trdp_fcs(b, 36);
-	for (int i = 0; i < 4; i++)
-		b[36 + i] = (uint8_t)(fcs >> (8 * i));
-	memset(b + TRDP_PD_HEADER_SIZE, 0x5a, DATA);
+	CHECK(trdp_pd_header_write(&h, b, TRDP_PD_HEADER_SIZE) == (int)TRDP_PD_HEADER_SIZE);
+	for (size_t k = 0; k < DATA; k++)
+		b[TRDP_PD_HEADER_SIZE + k] = (uint8_t)(seq * 7u + k);
 	return TRDP_PD_HEADER_SIZE + DATA;
 }
 
@@ -62,7 +62,7 @@ int main(void)
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct acq_item items[ROOM];
 	struct bus_stats st;
-	uint8_t buf[TRDP_PD_HEADER_SIZE + DATA];
+	uint8_t buf[TRDP_PD_HEADER_SIZE + DATA], want[TRDP_PD_HEADER_SIZE + DATA];
 	bus_dev_t *dev = NULL;
 	int fd, n, first = 0, calls = 0, got = 0;
 
@@ -85,6 +85,10 @@ int main(void)
 			first = n;
 		for (int i = 0; i < n; i++)
 			if (items[i].kind == ACQ_ITEM_TRDP) {
+				size_t len = telegram(want, (uint32_t)got);
+				CHECK(items[i].trdp.len == len && items[i].trdp.data &&
+				      !memcmp(items[i].trdp.data, want, len), "telegram %d: not its bytes as sent (len %u)",
+				      got, (unsigned)items[i].trdp.len);
 				got++;
 				CHECK(bus_dev_trdp_release(dev, &items[i]) == 0);
 			}

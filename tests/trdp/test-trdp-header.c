@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-trdp-header - trdp/header.h's contract: the CRC-32 check value,
- * one PD header written byte by byte from the specification, bad
+ * one PD header written byte by byte from the specification (parsed,
+ * and what trdp_pd_header_write() writes compared with it), bad
  * arguments, the counters and the names.  The field-by-field comparison
  * with an independent writer is test-trdp-header.py.
  */
@@ -30,6 +31,55 @@ static void test_fcs(void)
 	CHECK(trdp_fcs(pd_hand, 36) == 0xea326930u);
 }
 
+/* The nibble-table CRC-32 trdp_fcs() was until it became zlib's crc32_z,
+   kept here as the reference: the FCS on the wire must not change.  Its
+   16 entries are the polynomial's, computed below, not copied. */
+static uint32_t fcs_nibble(const uint8_t *p, size_t len)
+{
+	uint32_t tab[16];
+	for (uint32_t i = 0; i < 16; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 4; k++)
+			c = (c & 1u) ? (c >> 1) ^ 0xedb88320u : c >> 1;
+		tab[i] = c;
+	}
+	uint32_t crc = 0xffffffffu;
+	for (size_t i = 0; i < len; i++) {
+		crc ^= p[i];
+		crc = (crc >> 4) ^ tab[crc & 15u];
+		crc = (crc >> 4) ^ tab[crc & 15u];
+	}
+	return ~crc;
+}
+
+/* Random buffers of every length 0..300 at every start alignment 0..7
+   (a table-driven CRC reads words at a time: its head and tail and the
+   switch between byte and word loops are where it goes wrong). */
+static void test_fcs_random(void)
+{
+	static uint8_t buf[300 + 8];
+	uint64_t x = 0x9e3779b97f4a7c15u; /* xorshift64, fixed seed: reproducible */
+	unsigned n = 0;
+
+	/* the reference against the check value first, so a broken reference
+	   cannot agree with a broken trdp_fcs */
+	CHECK(fcs_nibble((const uint8_t *)"123456789", 9) == 0xcbf43926u);
+	for (size_t len = 0; len <= 300; len++) {
+		for (size_t off = 0; off < 8; off++) {
+			for (size_t i = 0; i < sizeof(buf); i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				buf[i] = (uint8_t)x;
+			}
+			uint32_t want = fcs_nibble(buf + off, len), got = trdp_fcs(buf + off, len);
+			CHECK(got == want, "len %zu off %zu: 0x%08x, nibble 0x%08x", len, off, got, want);
+			n++;
+		}
+	}
+	CHECK(n == 301 * 8);
+}
+
 static void test_hand_header(void)
 {
 	uint8_t buf[48];
@@ -52,6 +102,53 @@ static void test_hand_header(void)
 	buf[39] ^= 0x80;
 	CHECK(trdp_header_parse(TRDP_KIND_PD, buf, sizeof(buf), &keep) == TRDP_HDR_BAD_FCS);
 	CHECK(keep.seq == 0x77777777u);
+}
+
+/* The writer against the hand-written bytes (the independent side), and
+   the parser reading what the writer wrote back to the same fields. */
+static void test_pd_write(void)
+{
+	const struct trdp_header in = {
+		.kind = TRDP_KIND_MD, /* not read: a PD header is written whatever kind says */
+		.seq = 0x01020304u, .version = TRDP_PROTO_VERSION, .msg_type = TRDP_MSG_PD, .com_id = 1000,
+		.etb_topo = 5, .op_trn_topo = 6, .dataset_len = 8, .reserved = 0, .reply_com_id = 7,
+		.reply_ip = 0xc0000201u, .reply_status = -1, .fcs = 0xdeadbeefu,
+	};
+	uint8_t buf[TRDP_PD_HEADER_SIZE + 8];
+	struct trdp_header back;
+
+	memset(buf, 0xaa, sizeof(buf));
+	CHECK(trdp_pd_header_write(&in, buf, sizeof(buf)) == (int)TRDP_PD_HEADER_SIZE);
+	for (size_t i = 0; i < sizeof(pd_hand); i++)
+		CHECK(buf[i] == pd_hand[i], "byte %zu: wrote 0x%02x, spec 0x%02x", i, buf[i], pd_hand[i]);
+	/* not a byte past the header */
+	CHECK(buf[TRDP_PD_HEADER_SIZE] == 0xaa && buf[sizeof(buf) - 1] == 0xaa);
+	CHECK(trdp_header_parse(TRDP_KIND_PD, buf, sizeof(buf), &back) == TRDP_HDR_OK);
+	CHECK(back.seq == in.seq && back.version == in.version && back.msg_type == in.msg_type);
+	CHECK(back.com_id == in.com_id && back.etb_topo == in.etb_topo && back.op_trn_topo == in.op_trn_topo);
+	CHECK(back.dataset_len == in.dataset_len && back.reply_com_id == in.reply_com_id && back.reply_ip == in.reply_ip);
+	CHECK(back.fcs == 0xea326930u);
+	/* every field distinct and high bytes set, so a swapped offset or a
+	   byte order wrong in any one field shows */
+	const struct trdp_header all = {
+		.seq = 0xf1f2f3f4u, .version = 0x01ffu, .msg_type = TRDP_MSG_PR, .com_id = 0xe1e2e3e4u,
+		.etb_topo = 0xd1d2d3d4u, .op_trn_topo = 0xc1c2c3c4u, .dataset_len = 0, .reserved = 0xb1b2b3b4u,
+		.reply_com_id = 0xa1a2a3a4u, .reply_ip = 0x91929394u,
+	};
+	CHECK(trdp_pd_header_write(&all, buf, TRDP_PD_HEADER_SIZE) == (int)TRDP_PD_HEADER_SIZE);
+	CHECK(buf[0] == 0xf1 && buf[3] == 0xf4 && buf[4] == 0x01 && buf[5] == 0xff && buf[6] == 'P' && buf[7] == 'r');
+	CHECK(buf[8] == 0xe1 && buf[12] == 0xd1 && buf[16] == 0xc1 && buf[23] == 0x00);
+	CHECK(buf[24] == 0xb1 && buf[28] == 0xa1 && buf[32] == 0x91 && buf[35] == 0x94);
+	CHECK(trdp_header_parse(TRDP_KIND_PD, buf, TRDP_PD_HEADER_SIZE, &back) == TRDP_HDR_OK);
+	CHECK(back.seq == all.seq && back.version == all.version && back.msg_type == all.msg_type &&
+	      back.com_id == all.com_id && back.etb_topo == all.etb_topo && back.op_trn_topo == all.op_trn_topo &&
+	      back.reserved == all.reserved && back.reply_com_id == all.reply_com_id && back.reply_ip == all.reply_ip);
+	/* too small a buffer: refused, nothing written */
+	memset(buf, 0x55, sizeof(buf));
+	CHECK(trdp_pd_header_write(&in, buf, TRDP_PD_HEADER_SIZE - 1) == -ENOSPC);
+	CHECK(buf[0] == 0x55 && buf[TRDP_PD_HEADER_SIZE - 2] == 0x55);
+	CHECK(trdp_pd_header_write(NULL, buf, sizeof(buf)) == -EINVAL);
+	CHECK(trdp_pd_header_write(&in, NULL, sizeof(buf)) == -EINVAL);
 }
 
 static void test_bad_args(void)
@@ -91,7 +188,9 @@ static void test_counts_and_names(void)
 int main(void)
 {
 	test_fcs();
+	test_fcs_random();
 	test_hand_header();
+	test_pd_write();
 	test_bad_args();
 	test_counts_and_names();
 	printf("trdp-header: ok\n");

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,20 +59,48 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* One PD telegram sent and read back; its time against the moment
-   between the send (loopback delivers in sendto) and the read: the
-   kernel's receive time is before it, a read's time after. */
+/* One PD telegram (sequence counter seq) sent and read back: its time,
+   and in *ret_mid the moment between the send (loopback delivers in
+   sendto) and the read. */
+static int64_t round_trip(bus_dev_t *dev, int fd, const struct sockaddr_in *dst, uint32_t seq, int64_t *ret_mid)
+{
+	const struct trdp_header h = { .seq = seq, .version = TRDP_PROTO_VERSION, .msg_type = TRDP_MSG_PD, .com_id = 7 };
+	uint8_t b[TRDP_PD_HEADER_SIZE] = { 0 };
+	struct acq_item items[8];
+	int64_t t = 0;
+	int n, got = 0;
+
+	CHECK(trdp_pd_header_write(&h, b, sizeof(b)) == (int)TRDP_PD_HEADER_SIZE);
+	CHECK(sendto(fd, b, sizeof(b), 0, (const struct sockaddr *)dst, sizeof(*dst)) == (ssize_t)sizeof(b));
+	*ret_mid = now_ns();
+	while (!got && (n = bus_dev_recv(dev, items, 8, 5000)) > 0)
+		for (int i = 0; i < n; i++)
+			if (items[i].kind == ACQ_ITEM_TRDP) {
+				got++;
+				t = items[i].t_ns;
+				CHECK(bus_dev_trdp_release(dev, &items[i]) == 0);
+			}
+	CHECK(got == 1, "telegram %u not received", seq);
+	return t;
+}
+
+/* A telegram's time against the moment between its send and its read:
+   the kernel's receive time is before it, a read's time after.  The
+   kernel turns its receive timestamps on for the first socket that asks
+   in a deferred work item (net_enable_timestamp()); until that has run,
+   on a loaded machine, a datagram gets the time of its read even with the
+   option granted.  So with the options granted the telegrams are sent
+   until one has the kernel's time (a driver that ignores it never gets
+   there: 10 s, then failed); refused, the first must have the read's. */
 static void one(bool refused)
 {
 	struct bus_cfg cfg = { .kind = BUS_KIND_TRDP, .index = 0 };
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	uint8_t b[TRDP_PD_HEADER_SIZE] = { 0 };
-	uint32_t v[] = { 1, (TRDP_PROTO_VERSION << 16) | TRDP_MSG_PD, 7, 0, 0, 0, 0, 0, 0 }, fcs;
-	struct acq_item items[8];
 	struct bus_trdp_stats ts;
 	bus_dev_t *dev = NULL;
-	int64_t mid, t = 0;
-	int fd, n, got = 0;
+	int64_t mid, t, until;
+	uint32_t seq = 1;
+	int fd;
 
 	refuse = refused;
 	strcpy(cfg.name, "noopts");
@@ -81,33 +110,23 @@ static void one(bool refused)
 	CHECK(bus_dev_trdp_stats(dev, &ts) == 0);
 	CHECK(ts.opts_refused == (refused ? BUS_TRDP_NO_KERNEL_TIME | BUS_TRDP_NO_RXQ_OVFL : 0u),
 	      "refused %d: opts_refused %u", refused, ts.opts_refused);
-	for (int i = 0; i < 9; i++) {
-		uint32_t be = htonl(v[i]);
-		memcpy(b + 4 * i, &be, 4);
-	}
-	fcs = trdp_fcs(b, 36);
-	for (int i = 0; i < 4; i++)
-		b[36 + i] = (uint8_t)(fcs >> (8 * i));
 	dst.sin_port = htons(cfg.trdp.pd_port);
 	CHECK((fd = socket(AF_INET, SOCK_DGRAM, 0)) >= 0);
-	CHECK(sendto(fd, b, sizeof(b), 0, (struct sockaddr *)&dst, sizeof(dst)) == (ssize_t)sizeof(b));
-	mid = now_ns();
-	while (!got && (n = bus_dev_recv(dev, items, 8, 5000)) > 0)
-		for (int i = 0; i < n; i++)
-			if (items[i].kind == ACQ_ITEM_TRDP) {
-				got++;
-				t = items[i].t_ns;
-				CHECK(bus_dev_trdp_release(dev, &items[i]) == 0);
-			}
-	CHECK(got == 1, "refused %d: the telegram not received", refused);
+	t = round_trip(dev, fd, &dst, seq, &mid);
+	until = mid + 10 * (int64_t)1000000000;
 	if (refused)
 		CHECK(t >= mid, "options refused: time %lld before the read (%lld): not the read's", (long long)t,
 		      (long long)mid);
-	else
-		CHECK(t <= mid, "options granted: time %lld after the send (%lld): not the kernel's", (long long)t,
-		      (long long)mid);
-	printf("trdp-noopts: options %s: opts_refused %u, the telegram's time %+lld ns from between send and read\n",
-	       refused ? "refused" : "granted", ts.opts_refused, (long long)(t - mid));
+	else {
+		while (t > mid && mid < until) {
+			sched_yield(); /* the kernel's work item runs */
+			t = round_trip(dev, fd, &dst, ++seq, &mid);
+		}
+		CHECK(t <= mid, "options granted: time %lld after the send (%lld), %u telegrams in 10 s: not the kernel's",
+		      (long long)t, (long long)mid, seq);
+	}
+	printf("trdp-noopts: options %s: opts_refused %u, telegram %u's time %+lld ns from between send and read\n",
+	       refused ? "refused" : "granted", ts.opts_refused, seq, (long long)(t - mid));
 	close(fd);
 	bus_dev_free(dev);
 	refuse = false;

@@ -133,6 +133,12 @@ def main():
         fail(-1, "data length", len(tr.data), off)
     if tr.session_id != sids:
         fail(-1, "session ids", tr.session_id.hex(), sids.hex())
+    # the TRDP bus's health entry the tool added: its last fields as the
+    # ground decodes them (the socket options refused, 3 = both)
+    hs = [(h.name, h.kind, h.bus, h.trdp_opts_refused, h.trdp_capture_unmatched, h.trdp_tcp_listen_errno)
+          for h in batch.health]
+    if hs != [("ecn", "trdp", 3, 3, 64, 98)]:
+        fail(-1, "health", hs, [("ecn", "trdp", 3, 3, 64, 98)])
     print("%d telegrams, %d wrong" % (n, bad))
     return 1 if bad else 0
 

@@ -17,6 +17,8 @@ whole messages and then the first N bytes of a third:
 and a fifth connection whose third message has a bad header FCS: live
 records its 116 header bytes refused and closes; the capture (the whole
 message captured) must record the same 116 bytes and pass over the rest.
+The replay counts the connections as the listener does (tcp_accepted,
+tcp_closed: 5; live 6 with the probe that saw it listen).
 
     test-trdp-tcp-end.py RAILMON
 """
@@ -187,6 +189,13 @@ def main():
         if live_row.get(k) != replay_row.get(k) or (k in want_counts and live_row.get(k) != want_counts[k]):
             bad.append("stat %s: live %r, replay %r, sent %r" % (k, live_row.get(k), replay_row.get(k),
                                                                  want_counts.get(k)))
+    # connections: the capture counts each as the listener does, taken and
+    # closed; live also took and closed the probe that saw it listen
+    conns = len(CASES) + 1
+    for k in ("tcp_accepted", "tcp_closed"):
+        if replay_row.get(k) != conns or live_row.get(k) != conns + 1:
+            bad.append("stat %s: live %r (want %d: the cases and the probe), replay %r (want %d)" % (
+                k, live_row.get(k), conns + 1, replay_row.get(k), conns))
     for b in bad:
         print(b)
     if bad:

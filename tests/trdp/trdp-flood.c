@@ -32,14 +32,6 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 int main(int argc, char **argv)
 {
 	struct sockaddr_in dst = { .sin_family = AF_INET };
@@ -47,7 +39,8 @@ int main(int argc, char **argv)
 	uint64_t sent = 0, errors = 0, total;
 	double rate, secs;
 	size_t data, len;
-	uint32_t com_id, fcs;
+	uint32_t com_id;
+	struct trdp_header h = { .version = TRDP_PROTO_VERSION, .msg_type = TRDP_MSG_PD };
 	int64_t t0, end;
 	int fd;
 
@@ -71,12 +64,8 @@ int main(int argc, char **argv)
 	}
 	len = TRDP_PD_HEADER_SIZE + ((data + 3) & ~(size_t)3);
 	/* the fixed fields once: version, type, ComId, datasetLength */
-	buf[4] = TRDP_PROTO_VERSION >> 8;
-	buf[5] = TRDP_PROTO_VERSION & 0xff;
-	buf[6] = TRDP_MSG_PD >> 8;
-	buf[7] = TRDP_MSG_PD & 0xff;
-	put32(buf + 8, com_id);
-	put32(buf + 20, (uint32_t)data);
+	h.com_id = com_id;
+	h.dataset_len = (uint32_t)data;
 	for (size_t i = 0; i < data; i++)
 		buf[TRDP_PD_HEADER_SIZE + i] = (uint8_t)i;
 	total = (uint64_t)(rate * secs + 0.5);
@@ -87,10 +76,8 @@ int main(int argc, char **argv)
 		if (due > total)
 			due = total;
 		while (sent + errors < due) {
-			put32(buf, (uint32_t)(sent + errors));
-			fcs = trdp_fcs(buf, TRDP_PD_HEADER_SIZE - 4);
-			for (int i = 0; i < 4; i++)
-				buf[36 + i] = (uint8_t)(fcs >> (8 * i));
+			h.seq = (uint32_t)(sent + errors);
+			trdp_pd_header_write(&h, buf, sizeof(buf));
 			if (sendto(fd, buf, len, 0, (struct sockaddr *)&dst, sizeof(dst)) == (ssize_t)len)
 				sent++;
 			else

@@ -10,6 +10,9 @@
  * writes the records as export does: JSON lines through rec_order (which
  * must keep its own copy of each telegram: the Batch is freed before a
  * record comes out; ASan says if not) and CSV straight from the Batch.
+ * The Batch also carries a TRDP bus's health entry with its last fields
+ * (opts_refused 3, capture_unmatched 64, tcp_listen_errno 98), read back
+ * here and by python3-protobuf: what the ground's receiver decodes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -129,6 +132,9 @@ int main(int argc, char **argv)
 	bad.trdp.len = 4;
 	bad.trdp.data = NULL;
 	CHECK(n == 0 || rec_encoder_add(enc, &bad) == -EINVAL);
+	struct rec_health hin = { .name = "ecn", .kind = "trdp", .bus = 3, .blind_ms = UINT32_MAX,
+		                  .trdp_opts_refused = 3, .trdp_capture_unmatched = 64, .trdp_tcp_listen_errno = 98 };
+	CHECK(rec_encoder_add_health(enc, &hin) == 0);
 	const uint8_t *buf;
 	size_t len;
 	CHECK(rec_encoder_finish(enc, 100, &buf, &len) == (int)n + 3);
@@ -138,6 +144,12 @@ int main(int argc, char **argv)
 	rec_batch_t *b = NULL;
 	CHECK(rec_batch_decode(buf, len, &b) == 0);
 	check_digests(b, buf, len, n ? bytes[n - 1] : NULL, n ? items[n - 1].trdp.len : 0);
+	struct rec_health hout;
+	CHECK(rec_batch_health(b, 0, &hout) == 0);
+	CHECK(!strcmp(hout.name, "ecn") && !strcmp(hout.kind, "trdp") && hout.bus == 3);
+	CHECK(hout.trdp_opts_refused == 3 && hout.trdp_capture_unmatched == 64 && hout.trdp_tcp_listen_errno == 98,
+	      "health back: opts_refused %" PRIu32 ", capture_unmatched %" PRIu64 ", tcp_listen_errno %" PRIu32,
+	      hout.trdp_opts_refused, hout.trdp_capture_unmatched, hout.trdp_tcp_listen_errno);
 	rec_encoder_free(enc);
 	for (size_t i = 0; i < n; i++)
 		free(bytes[i]);
