@@ -56,7 +56,7 @@
 #include "trace/trace.h"
 #include "basic/clock.h"
 
-#define TRACE_BUF_SIZE (64 * 1024)
+#define TRACE_BUF_SIZE BUS_CAN_TRACE_LINE_MAX
 #define NS_PER_SEC 1000000000LL
 
 enum line_kind {
