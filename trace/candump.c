@@ -370,9 +370,10 @@ int trace_candump_parse_bytes(const char *line, size_t len, struct acq_item *ret
 	return parse_line(line, line + len, ret_item, ifname, ifname_len);
 }
 
-/* Only ' ', '\t', '\r': a line of them is no frame (the driver skips it). */
-static bool line_blank(const char *s, size_t len)
+bool trace_candump_blank(const char *s, size_t len)
 {
+	if (!s)
+		return false;
 	for (size_t i = 0; i < len; i++)
 		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
 			return false;
@@ -393,7 +394,7 @@ static void tally_line(const char *s, size_t n, size_t max_line, struct trace_ca
 	t->lines++;
 	if (n >= max_line)
 		tally_bad(t);
-	else if (line_blank(s, n))
+	else if (trace_candump_blank(s, n))
 		return;
 	else if (parse_line(s, s + n, &it, NULL, TRACE_CANDUMP_LINE_MAX) < 0)
 		tally_bad(t);

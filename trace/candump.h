@@ -68,6 +68,11 @@ bool trace_candump_screen_cont(const char *line, size_t len);
  */
 int trace_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);
 
+/* A line of nothing but ' ', '\t', '\r' (or none): no frame and no
+   damage, skipped by the trace driver and the survey's tally.  NULL:
+   false. */
+bool trace_candump_blank(const char *line, size_t len);
+
 /*
  * What a survey of a candump log counts (trace_candump_tally): lines as
  * bus/'s trace driver numbers them, frames, malformed lines (a line of

@@ -609,6 +609,8 @@ static void test_tally(void)
 	assert(trace_candump_tally(NULL, 1, true, 10, &w) == -EINVAL);
 	assert(trace_candump_tally(text, 1, true, 10, NULL) == -EINVAL);
 	assert(trace_candump_tally(text, 1, true, 0, &w) == -EINVAL);
+	assert(trace_candump_blank("", 0) && trace_candump_blank(" \t\r", 3));
+	assert(!trace_candump_blank(" x", 2) && !trace_candump_blank(NULL, 3));
 	/* a cut line is left to the caller, not counted */
 	assert(trace_candump_tally("(1.000000) c 1", 14, false, 64, &w) == 0 && w.lines == 0);
 	free(text);
