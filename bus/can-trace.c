@@ -56,7 +56,7 @@
 #include "trace/trace.h"
 #include "basic/clock.h"
 
-#define TRACE_BUF_SIZE (64 * 1024)
+#define TRACE_BUF_SIZE BUS_CAN_TRACE_LINE_MAX
 #define NS_PER_SEC 1000000000LL
 
 enum line_kind {
@@ -258,14 +258,6 @@ static int trace_next_line(struct trace *tr, const char **ret_line, size_t *ret_
 	}
 }
 
-static bool line_blank(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
-	return true;
-}
-
 /* At EOF: start the next pass, shifted so time keeps increasing. */
 static int trace_rewind(bus_dev_t *dev, struct trace *tr)
 {
@@ -425,7 +417,7 @@ static int trace_parse_line(struct trace *tr, const char *line, size_t len, stru
 	case TRACE_TRC:
 		return trace_trc_line(&tr->trc, line, len, ret_item, ret_chan);
 	default:
-		if (line_blank(line, len))
+		if (trace_candump_blank(line, len))
 			return TRACE_SKIP;
 		/* in a file a NUL byte is garbage, not the end of the line: the
 		   bytes parser refuses it (no scan for one first) */

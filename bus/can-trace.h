@@ -25,6 +25,11 @@ int bus_can_trace_first_bad(const bus_dev_t *dev, char *buf, size_t len);
 /* Channels of an ASC, BLF or TRC file are 1..BUS_TRACE_CHANNELS-1 */
 #define BUS_TRACE_CHANNELS 256
 
+/* The driver's read buffer: a line this long (newline not counted) or
+   longer is one malformed line, its rest dropped (a survey that reads the
+   file another way counts it the same: trace_candump_tally) */
+#define BUS_CAN_TRACE_LINE_MAX (64 * 1024)
+
 /*
  * Trace driver: the frames read so far on each channel, before the
  * device's channel and filters chose (counts[c], channel c, for c below

@@ -5,10 +5,15 @@
  * the daemon's summary has only counts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bus/bus.h"
 #include "conf/config-types.h"
@@ -36,7 +41,8 @@ static void say_channels(FILE *out, const struct cli_trace_info *info)
 		}
 }
 
-int cli_trace_survey_info(FILE *out, const char *trace, enum trace_format fmt, struct cli_trace_info *ret_info)
+/* The survey through the driver: every format, gzip, pipes. */
+static int survey_serial(FILE *out, const char *trace, enum trace_format fmt, struct cli_trace_info *ret_info)
 {
 	struct bus_cfg in = { .kind = BUS_KIND_CAN };
 	struct acq_item items[256];
@@ -71,6 +77,197 @@ int cli_trace_survey_info(FILE *out, const char *trace, enum trace_format fmt, s
 	if (ret_info)
 		*ret_info = info;
 	return n == -ENODATA ? 0 : n;
+}
+
+/*
+ * The survey of a plain candump log, the usual replay input, in up to
+ * SURVEY_PARTS threads: the file cut at line starts, each part tallied
+ * (trace_candump_tally: the driver's verdict per line) and the parts
+ * added up.  The serial survey below read the whole trace through the
+ * driver before the replay could start, a third of a replay's time; a
+ * candump line needs nothing of the lines before it, so the parts are
+ * independent.  RAILMON_REPLAY_SURVEY=serial takes the driver's way (the
+ * benchmark's baseline in the same run, and the test that both say the
+ * same); =N (1 to SURVEY_PARTS) cuts any file into N parts, so a test's
+ * small file is cut too.
+ */
+#define SURVEY_PARTS 4
+#define SURVEY_BLOCK (1024 * 1024)        /* per read; holds a whole driver line */
+#define SURVEY_SPLIT_MIN (8 * 1024 * 1024) /* below: one part, no thread */
+
+struct survey_part {
+	int fd;
+	off_t start, end;
+	struct trace_candump_tally t;
+	int err;
+};
+
+/* Tally [start, end) of the file, read in blocks; a line cut by a
+   block's end is moved to the front of the next. */
+static void *survey_part_run(void *arg)
+{
+	struct survey_part *sp = arg;
+	char *buf = malloc(SURVEY_BLOCK);
+	size_t keep = 0;
+	off_t at = sp->start;
+
+	if (!buf) {
+		sp->err = -ENOMEM;
+		return NULL;
+	}
+	for (;;) {
+		size_t want = SURVEY_BLOCK - keep;
+		ssize_t n = 0;
+		long used;
+
+		if (sp->end - at < (off_t)want)
+			want = (size_t)(sp->end - at);
+		if (want && (n = pread(sp->fd, buf + keep, want, at)) < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			sp->err = -errno;
+			break;
+		}
+		at += n;
+		/* the part ends at a line start, the file's end at EOF */
+		used = trace_candump_tally(buf, keep + (size_t)n, n == 0 || at >= sp->end, BUS_CAN_TRACE_LINE_MAX,
+		                           &sp->t);
+		if (used < 0 || n == 0 || at >= sp->end) {
+			sp->err = used < 0 ? (int)used : 0;
+			break;
+		}
+		keep = keep + (size_t)n - (size_t)used;
+		memmove(buf, buf + used, keep);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* The first line start at or after off (size if none). */
+static int survey_cut(int fd, off_t off, off_t size, off_t *ret_cut)
+{
+	char b[4096];
+
+	if (off < 1)
+		off = 1; /* the byte before off is read: a cut at 0 is no cut */
+	while (off < size) {
+		ssize_t n = pread(fd, b, sizeof(b), off - 1);
+		char *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		nl = memchr(b, '\n', (size_t)n);
+		if (nl) {
+			*ret_cut = off - 1 + (nl - b) + 1;
+			return 0;
+		}
+		off += n;
+	}
+	*ret_cut = size;
+	return 0;
+}
+
+/* The parts of the file, tallied in threads, added up in info; the
+   first damaged line in first (as bus_can_trace_first_bad says it). */
+static int survey_parts(int fd, off_t size, size_t forced, const char *trace, struct cli_trace_info *info,
+                        char *first, size_t first_len)
+{
+	struct survey_part parts[SURVEY_PARTS];
+	pthread_t tid[SURVEY_PARTS];
+	bool started[SURVEY_PARTS] = { false };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = forced                                ? forced
+	           : size < SURVEY_SPLIT_MIN || cpus < 2 ? 1
+	           : cpus < SURVEY_PARTS                 ? (size_t)cpus
+	                                                 : SURVEY_PARTS;
+	uint64_t lines = 0, first_bad = 0;
+	off_t at = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		off_t cut = size;
+
+		if (i + 1 < n && (r = survey_cut(fd, size / (off_t)n * (off_t)(i + 1), size, &cut)) < 0)
+			break;
+		if (cut < at)
+			cut = at;
+		parts[i] = (struct survey_part){ .fd = fd, .start = at, .end = cut };
+		at = cut;
+	}
+	for (size_t i = 1; r == 0 && i < n; i++) /* part 0 on this thread */
+		started[i] = pthread_create(&tid[i], NULL, survey_part_run, &parts[i]) == 0;
+	if (r == 0)
+		survey_part_run(&parts[0]);
+	for (size_t i = 1; r == 0 && i < n; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		else
+			survey_part_run(&parts[i]); /* no thread: tallied here */
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct trace_candump_tally *t = &parts[i].t;
+
+		if (parts[i].err < 0)
+			return parts[i].err;
+		if (t->bad && !first_bad)
+			first_bad = lines + t->first_bad;
+		lines += t->lines;
+		info->frames += t->frames;
+		info->damaged += t->bad;
+	}
+	info->chan[0] = info->frames; /* a candump log has no numbered channels */
+	if (first_bad)
+		snprintf(first, first_len, "%s:%lu: malformed %s line", trace, (unsigned long)first_bad,
+		         trace_format_name(TRACE_CANDUMP));
+	return r;
+}
+
+/* The fast survey's info, or -EOPNOTSUPP for a trace it does not read
+   (not a plain candump log, or the serial way asked for). */
+static int survey_fast(const char *trace, enum trace_format fmt, struct cli_trace_info *info, char *first,
+                       size_t first_len)
+{
+	const char *how = getenv("RAILMON_REPLAY_SURVEY");
+	unsigned char magic[2] = { 0 };
+	size_t forced = how && how[0] >= '1' && how[0] < '1' + SURVEY_PARTS && !how[1] ? (size_t)(how[0] - '0') : 0;
+	struct stat st;
+	int fd, r;
+
+	/* the driver's device name holds the path: a longer one it would cut */
+	if (fmt != TRACE_CANDUMP || (how && !strcmp(how, "serial")) || strlen(trace) >= BUS_PATH_MAX)
+		return -EOPNOTSUPP;
+	fd = open(trace, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -EOPNOTSUPP; /* the driver says why */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || pread(fd, magic, 2, 0) < 0 ||
+	    (magic[0] == 0x1f && magic[1] == 0x8b)) {
+		close(fd); /* a pipe, or gzip (inflated by the driver) */
+		return -EOPNOTSUPP;
+	}
+	r = survey_parts(fd, st.st_size, forced, trace, info, first, first_len);
+	close(fd);
+	return r;
+}
+
+int cli_trace_survey_info(FILE *out, const char *trace, enum trace_format fmt, struct cli_trace_info *ret_info)
+{
+	struct cli_trace_info info = { .fmt = fmt };
+	char first[PATH_MAX + 128] = "";
+	int r = survey_fast(trace, fmt, &info, first, sizeof(first));
+
+	if (r == -EOPNOTSUPP)
+		return survey_serial(out, trace, fmt, ret_info);
+	if (r < 0)
+		return r;
+	fprintf(out, "railmon replay: %s: %s, %" PRIu64 " frames", trace, trace_format_name(fmt), info.frames);
+	if (info.damaged && first[0])
+		fprintf(out, "; %" PRIu64 " damaged part%s skipped, the first: %s", info.damaged,
+		        info.damaged == 1 ? "" : "s", first);
+	fputc('\n', out);
+	if (ret_info)
+		*ret_info = info;
+	return 0;
 }
 
 int cli_trace_survey(FILE *out, const char *trace, enum trace_format fmt)

@@ -26,6 +26,14 @@ int evd_hasher_new(size_t cap, evd_hash_fn fn, void *ctx, struct evd_hasher **re
 /* Copy a Batch in for fn; waits while the room is full.  No allocation. */
 void evd_hasher_push(struct evd_hasher *h, const void *payload, size_t len, bool starts_range);
 
+/* The same in two steps, so the producer can write the Batch in place:
+   reserve waits for len bytes of room (len < cap / 2) and returns where
+   they are; commit queues the first len (at most the reserved) of them
+   for fn.  A reservation not committed is dropped by the next reserve.
+   One producer thread; nothing else pushes between the two. */
+void *evd_hasher_reserve(struct evd_hasher *h, size_t len);
+void evd_hasher_commit(struct evd_hasher *h, size_t len, bool starts_range);
+
 /* Wait until fn has seen every Batch pushed; what fn wrote is then
    visible to the caller. */
 void evd_hasher_drain(struct evd_hasher *h);

@@ -130,6 +130,14 @@ uint64_t evd_sealer_first(const evd_sealer_t *s);
 /* A Batch the log took (records [first_seq, first_seq + count)). */
 void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const void *payload, size_t len);
 
+/* Room for the next Batch's bytes (max of them) in the hasher's ring, so
+   the caller packs it there (rec_encoder_finish_to) and the ring need not
+   copy it: NULL without a hasher thread (then evd_sealer_add).  If the
+   log takes the Batch, evd_sealer_add_reserved(len <= max) adds it; else
+   the room is simply not used.  No other add or seal in between. */
+void *evd_sealer_reserve(evd_sealer_t *s, size_t max);
+void evd_sealer_add_reserved(evd_sealer_t *s, uint64_t first_seq, uint32_t count, size_t len);
+
 /*
  * Start a new chain at next_seq: Batches added since the last Seal were
  * lost by the log after it took them (a full disk at the sync, an I/O

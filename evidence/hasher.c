@@ -4,8 +4,10 @@
  *
  * Hashing every byte of the log (BLAKE2b, ~1.2 ns a byte) cost the
  * collector thread a quarter of its throughput at replay speed; here it
- * runs on another core.  The collector copies each Batch into a byte ring
- * (a memcpy: ~10x cheaper than the hash) and goes on; a Seal waits until
+ * runs on another core.  The collector packs each Batch straight into a
+ * byte ring (evd_hasher_reserve/commit: the sink's encoder writes there, so
+ * the bytes are not copied again), or copies it in (evd_hasher_push: a
+ * memcpy, ~10x cheaper than the hash), and goes on; a Seal waits until
  * the ring is drained, at most the ring's few MiB of hashing.  One mutex
  * guards the indices; copies and hashing run outside it, on regions the
  * indices give to one side only.
@@ -37,6 +39,7 @@ struct evd_hasher {
 	uint8_t *buf;
 	size_t cap;
 	size_t head, tail;   /* bytes: the producer writes at head, the worker reads from tail */
+	size_t resv_off, resv_len; /* the producer's reservation (its thread's only) */
 	struct job jobs[HASHER_JOBS];
 	size_t jhead, njobs; /* jobs[(jhead - njobs) mod N] is the oldest */
 	bool stop;
@@ -142,7 +145,7 @@ static bool hasher_room(const struct evd_hasher *h, size_t len, size_t *ret_off)
 	return false;
 }
 
-void evd_hasher_push(struct evd_hasher *h, const void *payload, size_t len, bool starts_range)
+void *evd_hasher_reserve(struct evd_hasher *h, size_t len)
 {
 	size_t off = 0;
 
@@ -150,15 +153,31 @@ void evd_hasher_push(struct evd_hasher *h, const void *payload, size_t len, bool
 	while (!hasher_room(h, len, &off))
 		pthread_cond_wait(&h->room, &h->mu);
 	pthread_mutex_unlock(&h->mu);
-	/* [off, off + len) is the producer's until the job is queued */
-	memcpy(h->buf + off, payload, len);
+	/* [off, off + len) is the producer's until the job is queued: the
+	   worker only moves tail up to head, which only commit moves */
+	h->resv_off = off;
+	h->resv_len = len;
+	return h->buf + off;
+}
+
+void evd_hasher_commit(struct evd_hasher *h, size_t len, bool starts_range)
+{
+	if (len > h->resv_len)
+		len = h->resv_len; /* never past what was reserved */
 	pthread_mutex_lock(&h->mu);
-	h->jobs[h->jhead] = (struct job){ .off = off, .len = len, .starts_range = starts_range };
+	h->jobs[h->jhead] = (struct job){ .off = h->resv_off, .len = len, .starts_range = starts_range };
 	h->jhead = (h->jhead + 1) % HASHER_JOBS;
 	h->njobs++;
-	h->head = off + len;
+	h->head = h->resv_off + len;
 	pthread_cond_signal(&h->work);
 	pthread_mutex_unlock(&h->mu);
+	h->resv_len = 0;
+}
+
+void evd_hasher_push(struct evd_hasher *h, const void *payload, size_t len, bool starts_range)
+{
+	memcpy(evd_hasher_reserve(h, len), payload, len);
+	evd_hasher_commit(h, len, starts_range);
 }
 
 void evd_hasher_drain(struct evd_hasher *h)

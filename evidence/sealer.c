@@ -295,12 +295,12 @@ uint64_t evd_sealer_pending(const evd_sealer_t *s)
 	return s ? s->pending : 0;
 }
 
-void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const void *payload, size_t len)
+/* The bookkeeping of a Batch the log took: true when it starts the next
+   Seal's range */
+static bool sealer_took(evd_sealer_t *s, uint64_t first_seq, uint32_t count)
 {
 	bool starts = false;
 
-	if (!s)
-		return;
 	if (s->seal_seq && first_seq == s->seal_seq) {
 		/* the Seal's own Batch: the next range starts behind it, and
 		   the next Seal links to this one */
@@ -313,10 +313,39 @@ void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const v
 		s->pending += count;
 	}
 	s->seal_seq = 0;
+	return starts;
+}
+
+void evd_sealer_add(evd_sealer_t *s, uint64_t first_seq, uint32_t count, const void *payload, size_t len)
+{
+	bool starts;
+
+	if (!s)
+		return;
+	starts = sealer_took(s, first_seq, count);
 	if (s->hasher)
 		evd_hasher_push(s->hasher, payload, len, starts);
 	else
 		sealer_hash(s, payload, len, starts);
+}
+
+void *evd_sealer_reserve(evd_sealer_t *s, size_t max)
+{
+	/* a Batch is at most REC_BATCH_MAX_BYTES; more would not fit the ring
+	   twice over (evd_hasher_reserve) */
+	if (!s || !s->hasher || max > SEALER_HASHER_BYTES / 4)
+		return NULL;
+	return evd_hasher_reserve(s->hasher, max);
+}
+
+void evd_sealer_add_reserved(evd_sealer_t *s, uint64_t first_seq, uint32_t count, size_t len)
+{
+	bool starts;
+
+	if (!s || !s->hasher)
+		return;
+	starts = sealer_took(s, first_seq, count);
+	evd_hasher_commit(s->hasher, len, starts);
 }
 
 int evd_sealer_seal(evd_sealer_t *s, uint64_t end_seq, int64_t t_ns, int64_t mono_t0_ns, struct rec_seal *ret)

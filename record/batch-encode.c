@@ -422,7 +422,10 @@ int64_t rec_mono_t0(int64_t t0_ns, int64_t offset_ns)
 	return mono ? mono : 1;
 }
 
-int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
+/* finish and finish_to: into dst (cap bytes; -ENOBUFS, nothing reset, when
+   the Batch needs more), or dst NULL: into the encoder's own buffer */
+static int encoder_finish(rec_encoder_t *e, uint64_t first_seq, uint8_t *dst, size_t cap,
+                          const uint8_t **ret_buf, size_t *ret_len)
 {
 	Railmon__V1__Batch b = RAILMON__V1__BATCH__INIT;
 	Railmon__V1__CanFrames can = RAILMON__V1__CAN_FRAMES__INIT;
@@ -433,8 +436,6 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	Railmon__V1__TrdpTelegrams tr = RAILMON__V1__TRDP_TELEGRAMS__INIT;
 	size_t need, count;
 
-	if (!e || !ret_buf || !ret_len)
-		return -EINVAL;
 	count = rec_encoder_count(e);
 	b.schema_version = REC_SCHEMA_VERSION;
 	b.first_seq = first_seq;
@@ -463,6 +464,14 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 		b.seal = encoder_seal_msg(e, &seal);
 
 	need = railmon__v1__batch__get_packed_size(&b);
+	if (dst) {
+		if (need > cap)
+			return -ENOBUFS;
+		*ret_len = railmon__v1__batch__pack(&b, dst);
+		*ret_buf = dst;
+		encoder_reset(e);
+		return (int)count;
+	}
 	/* Sized at creation and by set_channels(); only health entries in a
 	   Batch with no dictionary can still go past that. */
 	if (need > e->out_size) {
@@ -476,4 +485,20 @@ int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret
 	*ret_buf = e->out;
 	encoder_reset(e);
 	return (int)count;
+}
+
+int rec_encoder_finish(rec_encoder_t *e, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len)
+{
+	if (!e || !ret_buf || !ret_len)
+		return -EINVAL;
+	return encoder_finish(e, first_seq, NULL, 0, ret_buf, ret_len);
+}
+
+int rec_encoder_finish_to(rec_encoder_t *e, uint64_t first_seq, uint8_t *dst, size_t cap, size_t *ret_len)
+{
+	const uint8_t *buf;
+
+	if (!e || !dst || !ret_len)
+		return -EINVAL;
+	return encoder_finish(e, first_seq, dst, cap, &buf, ret_len);
 }

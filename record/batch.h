@@ -159,6 +159,12 @@ void rec_encoder_span(const rec_encoder_t *enc, int64_t *ret_first_ns, int64_t *
  */
 int rec_encoder_finish(rec_encoder_t *enc, uint64_t first_seq, const uint8_t **ret_buf, size_t *ret_len);
 
+/* The same Batch, packed into dst (cap bytes) instead of the encoder's
+   buffer, so a caller that hands the bytes on (the sink: to the evidence
+   hasher's ring) need not copy them.  cap = rec_encoder_wire_max() is
+   enough; -ENOBUFS, and nothing reset, when the Batch needs more. */
+int rec_encoder_finish_to(rec_encoder_t *enc, uint64_t first_seq, uint8_t *dst, size_t cap, size_t *ret_len);
+
 typedef struct rec_batch rec_batch_t;
 
 struct rec_batch_info {

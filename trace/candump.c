@@ -15,6 +15,7 @@
  * for it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -367,4 +368,71 @@ int trace_candump_parse_bytes(const char *line, size_t len, struct acq_item *ret
 		return -EINVAL;
 	/* a NUL is a byte like any other here: the grammar has no place for it */
 	return parse_line(line, line + len, ret_item, ifname, ifname_len);
+}
+
+bool trace_candump_blank(const char *s, size_t len)
+{
+	if (!s)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+static void tally_bad(struct trace_candump_tally *t)
+{
+	if (!t->bad++)
+		t->first_bad = t->lines;
+}
+
+/* One line without its newline: numbered, then a frame, damage or blank. */
+static void tally_line(const char *s, size_t n, size_t max_line, struct trace_candump_tally *t)
+{
+	struct acq_item it;
+
+	t->lines++;
+	if (n >= max_line)
+		tally_bad(t);
+	else if (trace_candump_blank(s, n))
+		return;
+	else if (parse_line(s, s + n, &it, NULL, TRACE_CANDUMP_LINE_MAX) < 0)
+		tally_bad(t);
+	else
+		t->frames++;
+}
+
+long trace_candump_tally(const char *buf, size_t len, bool at_eof, size_t max_line,
+                         struct trace_candump_tally *t)
+{
+	const char *p = buf, *end = buf + len;
+
+	if (!buf || !t || max_line == 0 || len > LONG_MAX)
+		return -EINVAL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl) {
+			size_t n = (size_t)(end - p);
+
+			/* the driver's buffer fills without a newline: one
+			   malformed line, the rest of it dropped */
+			if (!t->skipping && n >= max_line) {
+				t->lines++;
+				tally_bad(t);
+				t->skipping = true;
+			}
+			if (t->skipping)
+				return (long)len;
+			if (at_eof)
+				tally_line(p, n, max_line, t);
+			return at_eof ? (long)len : (long)(p - buf);
+		}
+		if (t->skipping)
+			t->skipping = false; /* the tail of an overlong line, counted */
+		else
+			tally_line(p, (size_t)(nl - p), max_line, t);
+		p = nl + 1;
+	}
+	return (long)len;
 }

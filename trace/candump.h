@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "acquisition/acq-item.h"
 
@@ -66,3 +67,35 @@ bool trace_candump_screen_cont(const char *line, size_t len);
  * RTR/ERR).  trace_candump_parse() reads the line back to the same item.
  */
 int trace_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);
+
+/* A line of nothing but ' ', '\t', '\r' (or none): no frame and no
+   damage, skipped by the trace driver and the survey's tally.  NULL:
+   false. */
+bool trace_candump_blank(const char *line, size_t len);
+
+/*
+ * What a survey of a candump log counts (trace_candump_tally): lines as
+ * bus/'s trace driver numbers them, frames, malformed lines (a line of
+ * max_line bytes or more is one malformed line, as the driver's buffer
+ * sees it) and the first malformed line's number, 1-based within the
+ * bytes tallied (0 = none).  skipping is the tally's own: the rest of an
+ * overlong line is still to come.  Zero it before the first call.
+ */
+struct trace_candump_tally {
+	uint64_t lines, frames, bad, first_bad;
+	bool skipping;
+};
+
+/*
+ * Tally the whole lines of buf[0..len) (buf starts where a line starts or
+ * where the last call stopped); with at_eof also a last line without a
+ * newline.  Blank lines are no frame and no damage.  Returns the bytes
+ * consumed: the caller keeps the rest (a line cut by the end of buf) for
+ * the next call, with more bytes after it; a cut line already max_line
+ * long is counted at once and its rest skipped.  The same verdict per
+ * line as the driver's (trace_candump_parse_bytes), so splitting a file
+ * at line starts and adding the parts' tallies gives the file's.  No
+ * allocation; -EINVAL for NULL arguments, max_line 0 or len over LONG_MAX.
+ */
+long trace_candump_tally(const char *buf, size_t len, bool at_eof, size_t max_line,
+                         struct trace_candump_tally *t);

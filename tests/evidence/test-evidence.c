@@ -262,6 +262,66 @@ static void test_threaded(void)
 
 /* A Seal the log refused (a full disk) is not linked to: the next one
    covers its range again and links to the one before. */
+/* Packed in place (evd_sealer_reserve + add_reserved, the sink's way)
+   against the inline chain: the same Seals, with Batches shorter than
+   their room, rooms given up (a refused append) and filled with other
+   bytes, and the ring wrapping.  NULL without a hasher thread. */
+static void test_reserved(void)
+{
+	struct evd_sealer_cfg cfg = { .vehicle = "V1", .next_seq = 1 };
+	evd_sealer_t *a, *b;
+	uint8_t *buf = malloc(1u << 20);
+	uint32_t seed = 7;
+	uint64_t seq = 1;
+	unsigned dropped = 0;
+
+	CHECK(buf);
+	for (size_t i = 0; i < (1u << 20); i++)
+		buf[i] = (uint8_t)et_rand(&seed);
+	CHECK(evd_sealer_new(&cfg, &a) == 0);
+	CHECK(evd_sealer_reserve(a, 100) == NULL);
+	cfg.threaded = true;
+	CHECK(evd_sealer_new(&cfg, &b) == 0);
+	for (int round = 0; round < 6; round++) {
+		struct rec_seal sa, sb;
+
+		for (int k = 0; k < 20; k++) {
+			size_t len = et_rand(&seed) % (1u << 20);
+			size_t max = len + et_rand(&seed) % 4096;
+			const uint8_t *p = buf + et_rand(&seed) % ((1u << 20) - len + 1);
+			uint8_t *room = evd_sealer_reserve(b, max);
+
+			CHECK(room);
+			if (et_rand(&seed) % 5 == 0) {
+				/* refused: the room is written, then not added */
+				memset(room, 0x5a, max);
+				dropped++;
+				continue;
+			}
+			memcpy(room, p, len);
+			memset(room + len, 0xa5, max - len); /* past len: not hashed */
+			evd_sealer_add(a, seq, 3, p, len);
+			evd_sealer_add_reserved(b, seq, 3, len);
+			seq += 3;
+		}
+		CHECK(evd_sealer_pending(a) == evd_sealer_pending(b));
+		CHECK(evd_sealer_seal(a, seq, 1, 0, &sa) == 0 && evd_sealer_seal(b, seq, 1, 0, &sb) == 0);
+		CHECK(!memcmp(sa.chain_head, sb.chain_head, EVD_HASH_LEN) &&
+		      !memcmp(sa.chain_start, sb.chain_start, EVD_HASH_LEN) && sa.first_seq == sb.first_seq &&
+		      !memcmp(sa.prev_seal, sb.prev_seal, EVD_HASH_LEN));
+		/* the Seal's own Batch, in place too: it starts the next range */
+		memcpy(evd_sealer_reserve(b, 300), buf, 300);
+		evd_sealer_add(a, seq, 1, buf, 300);
+		evd_sealer_add_reserved(b, seq, 1, 300);
+		seq++;
+	}
+	CHECK(dropped > 0);
+	evd_sealer_free(a);
+	evd_sealer_free(b);
+	free(buf);
+	printf("reserved: Batches packed in the hasher's ring give the inline chain (%u rooms given up)\n", dropped);
+}
+
 static void test_refused_seal(void)
 {
 	evd_sealer_t *s;
@@ -370,6 +430,7 @@ int main(void)
 	test_wire();
 	test_resume();
 	test_threaded();
+	test_reserved();
 	test_refused_seal();
 	test_restart_linked();
 	test_bad_args();

@@ -611,6 +611,48 @@ static void test_reduced(void)
 	rec_encoder_free(enc);
 }
 
+/* finish_to packs the bytes finish would, into the caller's buffer; a
+   buffer too small is refused with the records kept. */
+static void test_finish_to(void)
+{
+	enum { N = 500 };
+	struct rec_batch_meta meta = { .vehicle = "EMU-4021", .config_hash = 42 };
+	rec_encoder_t *e1, *e2;
+	const uint8_t *want;
+	uint8_t *dst;
+	size_t wlen, len = 0, max;
+	int64_t t = 1700000000000000000ll;
+
+	memset(meta.boot_id, 0x11, sizeof(meta.boot_id));
+	assert(rec_encoder_new(&meta, N, &e1) == 0 && rec_encoder_new(&meta, N, &e2) == 0);
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < N; i++) {
+			struct acq_item it;
+
+			t += (int64_t)(xr() % 1000000);
+			random_item(&it, t);
+			assert(rec_encoder_add(e1, &it) == 0 && rec_encoder_add(e2, &it) == 0);
+		}
+		max = rec_encoder_wire_max(e2);
+		dst = malloc(max);
+		assert(dst);
+		assert(rec_encoder_finish(e1, 1 + (uint64_t)round * N, &want, &wlen) == N);
+		assert(wlen <= max);
+		/* one byte short: refused, nothing reset */
+		assert(rec_encoder_finish_to(e2, 1 + (uint64_t)round * N, dst, wlen - 1, &len) == -ENOBUFS);
+		assert(rec_encoder_count(e2) == N);
+		assert(rec_encoder_finish_to(e2, 1 + (uint64_t)round * N, dst, max, &len) == N);
+		assert(len == wlen && !memcmp(dst, want, wlen));
+		assert(rec_encoder_count(e2) == 0);
+		free(dst);
+	}
+	assert(rec_encoder_finish_to(NULL, 1, (uint8_t[1]){ 0 }, 1, &len) == -EINVAL);
+	assert(rec_encoder_finish_to(e2, 1, NULL, 1, &len) == -EINVAL);
+	rec_encoder_free(e1);
+	rec_encoder_free(e2);
+	puts("finish_to: the bytes finish gives, in the caller's buffer; one byte short: -ENOBUFS, records kept");
+}
+
 int main(void)
 {
 	test_reduced();
@@ -621,6 +663,7 @@ int main(void)
 	test_large_dictionary();
 	test_size_cap();
 	test_health_roundtrip();
+	test_finish_to();
 	puts("test-batch: ok");
 	return 0;
 }

@@ -8,7 +8,11 @@
 #     (e.g. a build of main), that build on the same trace, its runs
 #     alternating with this build's so both see the same machine state;
 #     wall time (best of 3) and the CPU seconds of that run (user + sys,
-#     all threads: steadier than wall time on a loaded machine);
+#     all threads: steadier than wall time on a loaded machine); and this
+#     build with RAILMON_REPLAY_SURVEY=serial, the survey before the replay
+#     read through the trace driver as before it was cut into parts
+#     (cli/replay-trace.c), its runs alternating with the others;
+#     BENCH_TRACE_S sets the trace's length (default 600 s);
 #  2. CPU per 1000 frames/s of live load: `railmon run` acquiring the same
 #     trace paced at real time (about 5000 frames/s) for 20 s; CPU seconds
 #     from /proc of the daemon (skipped with BENCH_REPLAY_ONLY=1).
@@ -21,7 +25,8 @@ SRC=$(realpath "$2")
 lib_init bench /var/tmp
 now() { date +%s.%N; }
 
-"$PY" "$SRC/tests/system/gen-load-trace.py" 600 0.7 "$T/load.log" >/dev/null
+TRACE_S=${BENCH_TRACE_S:-600}
+"$PY" "$SRC/tests/system/gen-load-trace.py" "$TRACE_S" 0.7 "$T/load.log" >/dev/null
 frames=$(wc -l < "$T/load.log")
 sed "s|^dbc = .*||" "$SRC/cli/vehicles/emu-regional.ini" > "$T/nodbc.ini"
 sed -i "s|\.\./demo/train.dbc||; s|emu-traction.dbc||" "$T/nodbc.ini"
@@ -46,6 +51,8 @@ for _ in 1 2 3; do
 	run1 t_cat cat "$T/load.log"
 	run1 t_raw "$RAILMON" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out"
 	run1 t_dbc "$RAILMON" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out"
+	run1 s_raw env RAILMON_REPLAY_SURVEY=serial "$RAILMON" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out"
+	run1 s_dbc env RAILMON_REPLAY_SURVEY=serial "$RAILMON" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out"
 	if [ -n "$BEFORE" ]; then
 		run1 b_raw "$BEFORE" replay "$T/load.log" --board "$T/nodbc.ini" --data "$T/out"
 		run1 b_dbc "$BEFORE" replay "$T/load.log" --board "$T/dbc.ini" --data "$T/out"
@@ -60,11 +67,16 @@ row() { # label wall cpu [the before build's wall time]
 	printf '%-36s %8.3f %8.3f %12.0f %9.3fx %10s\n' "$1" "$2" "$3" "$(echo "$frames / $2" | bc -l)" \
 		"$(echo "$t_cat / $2" | bc -l)" "$vb"
 }
-printf '\nreplay of %d frames (10 min, 2 buses at 70%% load), best of 3 wall times, CPU (user + sys) of that run\n' "$frames"
+printf '\nreplay of %d frames (%d s, 2 buses at 70%% load), best of 3 wall times, CPU (user + sys) of that run\n' "$frames" "$TRACE_S"
 printf '%-36s %8s %8s %12s %10s %10s\n' "path" "wall s" "CPU s" "frames/s" "vs cat" "vs before"
 row "cat (read the file)" "$t_cat" "$t_cat_c"
 row "replay, raw frames only" "$t_raw" "$t_raw_c" "${b_raw:-}"
 row "replay with DBC decoding" "$t_dbc" "$t_dbc_c" "${b_dbc:-}"
+row "serial survey: replay, raw frames" "$s_raw" "$s_raw_c"
+row "serial survey: replay with DBC" "$s_dbc" "$s_dbc_c"
+printf 'survey in parts against the serial survey: frames/s raw %.2fx, DBC %.2fx; CPU s raw %.2fx, DBC %.2fx\n' \
+	"$(echo "$s_raw / $t_raw" | bc -l)" "$(echo "$s_dbc / $t_dbc" | bc -l)" \
+	"$(echo "$t_raw_c / $s_raw_c" | bc -l)" "$(echo "$t_dbc_c / $s_dbc_c" | bc -l)"
 if [ -n "$BEFORE" ]; then
 	row "before: replay, raw frames only" "$b_raw" "$b_raw_c"
 	row "before: replay with DBC decoding" "$b_dbc" "$b_dbc_c"

@@ -503,6 +503,119 @@ static void test_trace_overlong(void)
 	bus_dev_free(dev);
 }
 
+/* What the driver reads from a file: frames, malformed lines, the first. */
+static struct trace_candump_tally driver_tally(const char *path)
+{
+	struct trace_candump_tally t = { 0 };
+	struct acq_item it[64];
+	bus_dev_t *dev = open_trace(path, "", 0, false);
+	int n;
+
+	while ((n = bus_dev_recv(dev, it, 64, 0)) > 0)
+		for (int i = 0; i < n; i++) {
+			t.frames += it[i].kind == ACQ_ITEM_CAN;
+			if (it[i].kind == ACQ_ITEM_EVENT && !t.bad++)
+				t.first_bad = it[i].event.detail;
+		}
+	assert(n == -ENODATA);
+	bus_dev_free(dev);
+	return t;
+}
+
+/* buf[0..len) tallied in blocks of block bytes, a cut line carried to the
+   next block as the survey carries it */
+static struct trace_candump_tally tally_blocks(const char *buf, size_t len, size_t block)
+{
+	struct trace_candump_tally t = { 0 };
+	char *b = malloc(block);
+	size_t keep = 0, at = 0;
+
+	assert(b && block > BUS_CAN_TRACE_LINE_MAX);
+	for (;;) {
+		size_t n = len - at < block - keep ? len - at : block - keep;
+		long used;
+
+		memcpy(b + keep, buf + at, n);
+		at += n;
+		used = trace_candump_tally(b, keep + n, at == len, BUS_CAN_TRACE_LINE_MAX, &t);
+		assert(used >= 0 && (size_t)used <= keep + n);
+		if (at == len) {
+			assert((size_t)used == keep + n);
+			break;
+		}
+		keep = keep + n - (size_t)used;
+		memmove(b, b + used, keep);
+	}
+	free(b);
+	return t;
+}
+
+/*
+ * The survey's tally against the driver on the same bytes: frames, blank
+ * and CRLF lines, damage, a NUL, lines of the driver's buffer size and
+ * one byte less, one far longer, no final newline.  Cut at every line
+ * start into two parts (the survey's threads) and read in several block
+ * sizes, the parts add up to the driver's counts and first damaged line.
+ */
+static void test_tally(void)
+{
+	size_t cap = 400 * 1024, len = 0, starts[64], nstarts = 0;
+	char *text = malloc(cap);
+	const char *path;
+	struct trace_candump_tally d, w;
+	FILE *f;
+
+#define ADD(s) (starts[nstarts++] = len, memcpy(text + len, s, sizeof(s) - 1), len += sizeof(s) - 1)
+#define ADD_LONG(n) (starts[nstarts++] = len, memset(text + len, 'x', n), len += n, text[len++] = '\n')
+	assert(text);
+	ADD("(1.000000) can0 100#01\n");
+	ADD("\n");
+	ADD("  \r\n");
+	ADD("(1.000001) can1 18FF0121#0102\r\n");
+	ADD("garbage\n");
+	ADD_LONG(BUS_CAN_TRACE_LINE_MAX - 1);
+	ADD("(1.000002) can0 123##1AABB\n");
+	ADD_LONG(BUS_CAN_TRACE_LINE_MAX);
+	ADD("(1.000003) can0 7FF#R2\n");
+	ADD("(1.000004) c\0n0 100#01\n");
+	ADD_LONG(3 * BUS_CAN_TRACE_LINE_MAX + 7);
+	ADD("(1.000005) can0 100#0102 T\n");
+	ADD("(1.000006) can0 100#XY\n");
+	ADD("(1.000007) can0 100#05");
+#undef ADD
+#undef ADD_LONG
+	assert(len < cap);
+	path = write_tmp("tally.log", "");
+	f = fopen(path, "w");
+	assert(f && fwrite(text, 1, len, f) == len && fclose(f) == 0);
+	d = driver_tally(path);
+	/* written out by hand: 6 frames; garbage (line 5), the two lines of
+	   the buffer's size or one less (6, 8: too long for a frame), NUL
+	   (10), the far longer one (11), XY (13) */
+	assert(d.frames == 6 && d.bad == 6 && d.first_bad == 5);
+	for (size_t block = BUS_CAN_TRACE_LINE_MAX + 1; block < 2 * cap; block *= 3) {
+		w = tally_blocks(text, len, block);
+		assert(w.frames == d.frames && w.bad == d.bad && w.first_bad == d.first_bad && w.lines == 14);
+	}
+	for (size_t c = 0; c < nstarts; c++) {
+		struct trace_candump_tally a = tally_blocks(text, starts[c], 1024 * 1024);
+		struct trace_candump_tally b = tally_blocks(text + starts[c], len - starts[c], 1024 * 1024);
+		uint64_t first = a.bad ? a.first_bad : a.lines + b.first_bad;
+
+		assert(a.lines == c && a.lines + b.lines == 14);
+		assert(a.frames + b.frames == d.frames && a.bad + b.bad == d.bad && first == d.first_bad);
+	}
+	w = (struct trace_candump_tally){ 0 };
+	assert(trace_candump_tally(NULL, 1, true, 10, &w) == -EINVAL);
+	assert(trace_candump_tally(text, 1, true, 10, NULL) == -EINVAL);
+	assert(trace_candump_tally(text, 1, true, 0, &w) == -EINVAL);
+	assert(trace_candump_blank("", 0) && trace_candump_blank(" \t\r", 3));
+	assert(!trace_candump_blank(" x", 2) && !trace_candump_blank(NULL, 3));
+	/* a cut line is left to the caller, not counted */
+	assert(trace_candump_tally("(1.000000) c 1", 14, false, 64, &w) == 0 && w.lines == 0);
+	free(text);
+}
+
 static void test_trace_open_errors(void)
 {
 	struct bus_cfg cfg = { .kind = BUS_KIND_CAN };
@@ -550,7 +663,7 @@ static void test_demo_trace(void)
 static void cleanup_tmp(void)
 {
 	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log",
-	                                       "names.log" };
+	                                       "names.log", "tally.log" };
 	char path[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -674,6 +787,7 @@ int main(void)
 	test_trace_paced();
 	test_trace_overlong();
 	test_trace_nul();
+	test_tally();
 	test_trace_open_errors();
 	test_demo_trace();
 	cleanup_tmp();
