@@ -399,7 +399,14 @@ int cli_cmd_config(int argc, char **argv)
 		fputs(config_usage, stdout);
 		return 0;
 	}
-	if (argc < 2 || strcmp(argv[1], "push"))
-		return cli_fail("config", "expected 'push' (railmon config push --help)");
+	if (argc < 2 || strcmp(argv[1], "push")) {
+		/* the sentence names what was given, then the --help pointer, as
+		   every command's usage errors do (tests/cli/test-cli-usage.sh) */
+		if (argc < 2)
+			cli_fail("config", "expected a subcommand: push");
+		else
+			cli_fail("config", "'%s': expected the subcommand push", argv[1]);
+		return cli_see_help("config");
+	}
 	return config_push(argc - 1, argv + 1);
 }

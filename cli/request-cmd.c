@@ -29,9 +29,9 @@ static const char request_usage[] =
 	"at its re-send rate, and answers \"gone\" for what retention deleted.  The same id\n"
 	"is served once (the vehicle keeps the ids it served), so asking again is safe.\n\n"
 	"  -B, --broker URL       mqtt://host[:port] or mqtts://host[:port]\n"
-	"  -V, --vehicle NAME     the vehicle (its name in the board file)\n"
-	"  -f, --from TIME        the range's start: ISO 8601 (2026-12-03T07:00:00Z) or Unix seconds\n"
-	"  -t, --to TIME          its end (not included)\n"
+	"      --vehicle NAME     the vehicle (its name in the board file)\n"
+	"      --from TIME        the range's start: ISO 8601 (2026-12-03T07:00:00Z) or Unix seconds\n"
+	"      --to TIME          its end (not included)\n"
 	"      --db URL           the ground's database (PostgreSQL): record the asked seq ranges\n"
 	"                         of the vehicle's logs there, as gap repair does, so the receiver\n"
 	"                         takes a \"gone\" answer to this request (without it, it is refused)\n"
@@ -91,10 +91,10 @@ static int record_asked(const char *url, const char *vehicle, const struct upl_r
 
 int cli_cmd_request(int argc, char **argv)
 {
-	enum { OPT_ID = 256, OPT_CA, OPT_CERT, OPT_KEY, OPT_PWFILE, OPT_DB };
+	enum { OPT_ID = 256, OPT_CA, OPT_CERT, OPT_KEY, OPT_PWFILE, OPT_DB, OPT_VEHICLE, OPT_FROM, OPT_TO };
 	static const struct option opts[] = {
-		{ "broker", required_argument, NULL, 'B' }, { "vehicle", required_argument, NULL, 'V' },
-		{ "from", required_argument, NULL, 'f' },   { "to", required_argument, NULL, 't' },
+		{ "broker", required_argument, NULL, 'B' }, { "vehicle", required_argument, NULL, OPT_VEHICLE },
+		{ "from", required_argument, NULL, OPT_FROM }, { "to", required_argument, NULL, OPT_TO },
 		{ "id", required_argument, NULL, OPT_ID },  { "ca", required_argument, NULL, OPT_CA },
 		{ "cert", required_argument, NULL, OPT_CERT }, { "key", required_argument, NULL, OPT_KEY },
 		{ "username", required_argument, NULL, 'u' }, { "password-file", required_argument, NULL, OPT_PWFILE },
@@ -108,12 +108,12 @@ int cli_cmd_request(int argc, char **argv)
 	bool tls;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "B:V:f:t:u:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "B:u:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'B': broker = optarg; break;
-		case 'V': pub.vehicle = optarg; break;
-		case 'f': from = optarg; break;
-		case 't': to = optarg; break;
+		case OPT_VEHICLE: pub.vehicle = optarg; break;
+		case OPT_FROM: from = optarg; break;
+		case OPT_TO: to = optarg; break;
 		case 'u': pub.username = optarg; break;
 		case OPT_ID: id = optarg; break;
 		case OPT_CA: pub.tls.ca_file = optarg; break;
