@@ -94,7 +94,8 @@ def test_schema(pg):
     # a database at version 1 is migrated to the current one
     pg.psql("CREATE DATABASE old")
     old = pg.url.replace("/railmon_test?", "/old?")
-    pg.schema_at(os.path.join(HERE, "..", ".."), 1, db="old")
+    names = [n[:-4] for n in pg.schema_at(os.path.join(HERE, "..", ".."), 1, db="old")]
+    check(names[-1] == "0014-batches-reduced", "the migrations this test knows end at 14", names)
     rc, out = db("status", "--db", old)
     check(rc == 1 and "run `railmon db migrate`" in out, "old schema said", out)
     r = subprocess.run([RAILMON, "recv", "--broker", "mqtt://127.0.0.1:1", "--db", old, "--duration", "1"],
@@ -102,12 +103,8 @@ def test_schema(pg):
     check(r.returncode == 2 and "run `railmon db migrate` first" in r.stderr, "recv refuses an old schema",
           r.stderr)
     rc, out = db("migrate", "--db", old)
-    check(rc == 0 and out.strip() == "applied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\napplied 0005-groups-refused-days\n"
-                                     "applied 0006-health-status-values\napplied 0007-door-limits\n"
-                                     "applied 0008-export-fields\napplied 0009-summary-rollup\n"
-                                     "applied 0010-trdp-telegrams\napplied 0011-gaps-log-start\n"
-                                     "applied 0012-completeness-on-board",
-          "migrate applies what is missing", out)
+    check(rc == 0 and out.strip() == "\n".join("applied " + n for n in names[1:]),
+          "migrate applies what is missing (2 to %d)" % len(names), out)
     check(pg.psql("SELECT count(*) FROM gaps", db="old") == "0", "the new gaps view works")
     check(pg.psql("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
                   "WHERE table_name = 'completeness'", db="old")
@@ -120,9 +117,7 @@ def test_schema(pg):
     check(rc == 0 and "applied 0001-init\napplied 0002-gap-repair\napplied 0003-rollups\napplied 0004-texts\n"
           "applied 0005-groups-refused-days" in out, "init", out)
     check(pg.psql("SELECT string_agg(version || ' ' || name, ',' ORDER BY version) FROM schema_migrations")
-          == "1 init,2 gap-repair,3 rollups,4 texts,5 groups-refused-days,6 health-status-values,7 door-limits,"
-          "8 export-fields,9 summary-rollup,10 trdp-telegrams,11 gaps-log-start,12 completeness-on-board",
-          "recorded")
+          == ",".join("%d %s" % (v, n[5:]) for v, n in enumerate(names, 1)), "recorded")
     rc, out = db("init", "--db", pg.url)
     check(rc == 1 and "already initialised" in out, "second init refused", out)
     rc, out = db("migrate", "--db", pg.url)

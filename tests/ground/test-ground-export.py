@@ -334,9 +334,8 @@ def test_upgraded(pg, data):
     check(r.returncode == 1 and r.stdout == "" and "the database's schema is at version 7, this railmon's at %d"
           % len(names) in r.stderr, "export --db of a version 7 database refused", r.returncode, r.stdout[:300], r.stderr)
     out = run(["db", "migrate", "--db", old_url])
-    check(out.strip() == "applied 0008-export-fields\napplied 0009-summary-rollup\napplied 0010-trdp-telegrams\n"
-          "applied 0011-gaps-log-start\napplied 0012-completeness-on-board\napplied 0013-health-trdp",
-          "db migrate applies version 8 (and 9 to 13)", out)
+    check(out.strip() == "\n".join("applied " + n[:-4] for n in names[7:]),
+          "db migrate applies version 8 (and 9 to %d)" % len(names), out)
     check(pg.psql("SELECT count(*) FROM configs WHERE bus_name IS NULL AND decimals IS NULL", db="old") ==
           pg.psql("SELECT count(*) FROM configs"), "the old rows have neither")
     class Shortest:

@@ -224,7 +224,7 @@ def backfill(pg):
     summary rollup is the receiver's (where the receiver's knows its
     intervals: the interleaved second is exact only in the backfill)."""
     pg.psql("CREATE DATABASE old", db="postgres")
-    pg.schema_at(SRC, 8, after="0009-summary-rollup.sql", db="old")
+    names = pg.schema_at(SRC, 8, after="0009-summary-rollup.sql", db="old")
     pg.psql("CREATE TABLE samples_all PARTITION OF samples DEFAULT", db="old")
     for t in ("vehicles", "samples"):
         rows = pg.psql("COPY (SELECT * FROM %s) TO STDOUT" % t)
@@ -235,9 +235,8 @@ def backfill(pg):
         pg.psql("COPY %s FROM '%s'" % (t, path), db="old")
     url = pg.url.replace("/%s?" % pg.db, "/old?")
     r = subprocess.run([RAILMON, "db", "migrate", "--db", url], capture_output=True, text=True)
-    check(r.returncode == 0 and r.stdout.strip() == "applied 0009-summary-rollup\napplied 0010-trdp-telegrams\n"
-          "applied 0011-gaps-log-start\napplied 0012-completeness-on-board\napplied 0013-health-trdp",
-          "db migrate applies 9 (and 10 to 13)", r.stdout, r.stderr)
+    check(r.returncode == 0 and r.stdout.strip() == "\n".join("applied " + n[:-4] for n in names[8:]),
+          "db migrate applies 9 (and 10 to %d)" % len(names), r.stdout, r.stderr)
     q = ("SELECT channel, t, n_all, n_oor, n_inv, a_min, a_max, a_sum, t_first, t_last, dt_min, dt_max "
          "FROM rollup_summary_1s ORDER BY channel, t")
     new, old = pg.rows(q), pg.rows(q, db="old")
