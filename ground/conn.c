@@ -163,8 +163,8 @@ static const struct {
 	   longer reduced and updates nothing (its retry finds a duplicate). */
 	{ "ledger", "WITH prev AS ((SELECT first_seq, count, digest, reduced FROM batches WHERE vehicle_id = $1::integer "
 	            "AND log_id = $2::bytea AND first_seq <= $3::bigint ORDER BY first_seq DESC LIMIT 1) UNION ALL "
-	            "(SELECT first_seq, count, digest, reduced FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
-	            "AND first_seq > $3::bigint AND first_seq < $4::bigint ORDER BY first_seq LIMIT 1)), "
+	            "(SELECT first_seq, count, digest, reduced FROM batches WHERE vehicle_id = $1::integer AND log_id = "
+	            "$2::bytea AND first_seq > $3::bigint AND first_seq < $4::bigint ORDER BY first_seq LIMIT 1)), "
 	            "span AS (SELECT (SELECT first_seq FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
 	            "ORDER BY first_seq LIMIT 1) AS lo, (SELECT first_seq + count FROM batches WHERE vehicle_id = "
 	            "$1::integer AND log_id = $2::bytea ORDER BY first_seq DESC LIMIT 1) AS hi), "
