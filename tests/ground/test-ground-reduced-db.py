@@ -20,12 +20,14 @@ A vehicle's log: seqs 1..100 (samples, value = seq, 1 ms apart) and
 3. the whole 101..200 over B (no record stored before) after a restart of
    a receiver, and then again: stored once, a duplicate the second time;
 4. A again (a reduced Batch over a range now held whole): a duplicate,
-   not a conflict; completeness: complete, nothing on board.
+   not a conflict; another whole 1..100 (a value changed): a conflict,
+   nothing stored; completeness: complete, nothing on board.
 Catches: no reduced mark or no upgrade (a conflict, samples 10), the
 reduced Batch's records stored again (samples 110 or a seq twice, or
 rollups 110), ledger_days not moved (on_board 90) or moved twice (the
 loser of the race counting too), the racing receiver taking the row too
-(seq twice) or calling it a conflict, a repeated whole Batch stored again.
+(seq twice) or calling it a conflict, a repeated whole Batch stored again,
+a whole Batch taking a row that is not reduced (the other 1..100 stored).
 """
 import os
 import re
@@ -66,6 +68,14 @@ def reduced(first, end, keep):
 
 def whole(first, n):
     return vehicle_batch(railmon_pb2, VEHICLE, first, n, log_id=LOG, t0=T0 + (first - 1) * STEP, step=STEP)
+
+
+def other_whole():
+    """1..100 whole with another value at seq 6: not the log's Batch."""
+    b = railmon_pb2.Batch()
+    b.ParseFromString(whole(1, 100))
+    b.samples.value[5] += 0.5
+    return b.SerializeToString()
 
 
 def rows(pg):
@@ -155,24 +165,26 @@ def main():
         publish(broker.port, [(TOPIC, whole(101, 100))])
         wait_for("101..200 stored", lambda: rows(pg)[1] == ["101", "100", "f"])
         stop(a)
-        # new to the restarted receiver: 100 + 10 records (--count)
-        a = recv("red-a", "--count", "110")
+        # new to the restarted receiver: 100 + 10 + 90 records (--count)
+        a = recv("red-a", "--count", "200")
         publish(broker.port, [(TOPIC, whole(101, 100))])
-        # 4. A again: a reduced Batch over a range held whole
-        publish(broker.port, [(TOPIC, reduced(1, 101, range(1, 101, 10)))])
+        # 4. A again: a reduced Batch over a range held whole; then another
+        #    whole 1..100 (the row is no longer reduced: a conflict)
+        publish(broker.port, [(TOPIC, reduced(1, 101, range(1, 101, 10))), (TOPIC, other_whole())])
         rc, ea = a.finish(60)
         check(rc == 0, "recv exits 0", ea)
-        check(totals(ea) == (0, 2), "after the restart: the whole 101..200 and the reduced A duplicates",
-              totals(ea), ea)
+        check(totals(ea) == (0, 2) and " 1 conflicts kept" in ea, "after the restart: the whole 101..200 and "
+              "the reduced A duplicates, the other 1..100 a conflict", totals(ea), ea)
         check(pg.rows("SELECT count(*), count(DISTINCT seq), sum(value) FROM samples") ==
               [["200", "200", str(sum(range(1, 201)))]], "each of seqs 1..200 once")
         check(day(pg) == [["2", "200", "0"]], "200 records, none on board", day(pg))
-        check(pg.psql("SELECT count(*) FROM conflicts") == "0", "no conflict")
+        check(pg.rows("SELECT first_seq, count FROM conflicts") == [["1", "100"]], "the other 1..100 a conflict",
+              pg.rows("SELECT first_seq, count FROM conflicts"))
         check(pg.rows("SELECT batches, records, missing, complete, on_board FROM completeness") ==
               [["2", "200", "0", "1", "0"]], "complete", pg.rows("SELECT * FROM completeness"))
     print("ground-reduced-db: 2 reduced rows (10 records, 190 on board); the whole Batch over them taken once "
           "by two racing receivers (one committed, one duplicate), once after a restart and a duplicate after; "
-          "200 records once, 0 on board, completeness 1, no conflict")
+          "200 records once, 0 on board, completeness 1; another whole 1..100 a conflict")
 
 
 main()
