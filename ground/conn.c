@@ -119,6 +119,27 @@ int grd_db_connect(grd_db_t *db)
 	return 0;
 }
 
+/* The seqs of [$4, $5) already stored for a vehicle within the times
+   $2..$3 (a whole Batch's, over a reduced Batch's row: the records the
+   reduced one brought).  Record rows carry no log id: the whole
+   Batch's times keep another log's seqs out.
+   Not prepared on connecting as the others are: a PREPARE naming the
+   record tables would wait for any lock on them (another receiver making
+   a day partition), which the other statements never meet before their
+   CREATE (test ground-partition); and unprepared, it is planned for its
+   times' partitions. */
+const char grd_db_stored_sql[] =
+	"SELECT seq FROM samples WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM can_frames WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM events WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM texts WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM trdp_telegrams WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND "
+	"$3::timestamptz AND seq >= $4::bigint AND seq < $5::bigint ORDER BY 1";
+
 /* Run sql (no parameters); 0 or -EIO (a lost connection: -ECONNREFUSED). */
 int grd_db_exec(grd_db_t *db, const char *what, const char *sql)
 {
@@ -204,19 +225,6 @@ static const struct {
 	         "min_first = least(d.min_first, excluded.min_first), max_end = greatest(d.max_end, excluded.max_end), "
 	         "on_board = d.on_board + excluded.on_board",
 	  8 },
-	/* The seqs of [$4, $5) already stored for a vehicle within the times
-	   $2..$3 (a whole Batch's, over a reduced Batch's row: the records the
-	   reduced one brought).  Record rows carry no log id: the whole
-	   Batch's times keep another log's seqs out. */
-	{ "stored", "SELECT seq FROM samples WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND "
-	            "$3::timestamptz AND seq >= $4::bigint AND seq < $5::bigint UNION ALL SELECT seq FROM can_frames "
-	            "WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz AND seq >= "
-	            "$4::bigint AND seq < $5::bigint UNION ALL SELECT seq FROM events WHERE vehicle_id = $1::integer AND "
-	            "t BETWEEN $2::timestamptz AND $3::timestamptz AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
-	            "SELECT seq FROM texts WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND "
-	            "$3::timestamptz AND seq >= $4::bigint AND seq < $5::bigint UNION ALL SELECT seq FROM "
-	            "trdp_telegrams WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
-	            "AND seq >= $4::bigint AND seq < $5::bigint ORDER BY 1", 5 },
 	/* railmon serve's live pages LISTEN here: delivered at the COMMIT */
 	{ "notify", "SELECT pg_notify('railmon_batch', $1)", 1 },
 	/* A Batch refused at the door: counted per vehicle and reason, kept

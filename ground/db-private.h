@@ -227,6 +227,11 @@ struct grd_batch_key {
 };
 void grd_batch_key_make(const struct rec_batch_info *info, int vid, uint64_t digest, struct grd_batch_key *k);
 
+/* The seqs stored already of a vehicle's records in a seq range and time
+   range (conn.c; parameters: vehicle id, time from, time to, seq from,
+   seq end), for PQexecParams. */
+extern const char grd_db_stored_sql[];
+
 /* A new Batch's records into db->copy's buffers (rows counted in n[], by
    table: grd_copy_tables) and its samples into the rollups, in one pass;
    then each buffer by its COPY (copy.c).  Records whose seq is in skip

@@ -563,9 +563,12 @@ static int stored_seqs(grd_db_t *db, struct grd_pending *p, size_t n)
 		fmt_time(p[i].lo, lo);
 		fmt_time(p[i].hi, hi);
 		const char *v[5] = { k.vid, lo, hi, k.first, k.end };
-		res = grd_db_run(db, "stored", 5, v, NULL, PGRES_TUPLES_OK);
-		if (!res)
-			return -EIO;
+		res = PQexecParams(db->conn, grd_db_stored_sql, 5, NULL, v, NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			grd_db_fail_res(db, "stored", res);
+			PQclear(res);
+			return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+		}
 		m = (size_t)PQntuples(res);
 		free(p[i].have);
 		p[i].have = malloc((m ? m : 1) * sizeof(*p[i].have));
