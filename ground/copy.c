@@ -172,11 +172,11 @@ static bool skipped(const uint64_t *skip, size_t n, uint64_t seq)
 /* A new Batch's records into the copy buffers (rows counted in n[]) and
    its samples into the rollups, in one pass; those in skip (a reduced
    Batch's, stored before this whole one) neither, so that the rollups
-   count each record once too. */
+   count each record once too.  The rows added (at most count). */
 int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
                   const uint64_t *skip, size_t nskip, uint64_t n[GRD_COPY_TABLES])
 {
-	int r;
+	int r, added = 0;
 
 	if (grd_rollup_reserve(db, count) < 0)
 		return -ENOMEM;
@@ -194,8 +194,9 @@ int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_se
 			return r;
 		grd_rollup_item(db, vid, &it);
 		n[table_of(&it)]++;
+		added++;
 	}
-	return 0;
+	return added;
 }
 
 int grd_copy_table(grd_db_t *db, const char *table, struct grd_buf *b)

@@ -235,8 +235,9 @@ extern const char grd_db_stored_sql[];
 /* A new Batch's records into db->copy's buffers (rows counted in n[], by
    table: grd_copy_tables) and its samples into the rollups, in one pass;
    then each buffer by its COPY (copy.c).  Records whose seq is in skip
-   (sorted, nskip; NULL: none) are stored already and left out.  0,
-   -ENOMEM, -EIO. */
+   (sorted, nskip; NULL: none) are stored already and left out.  The
+   rows added (>= 0: a Batch of at most REC_BATCH_MAX_BYTES holds far
+   fewer than INT_MAX records), -ENOMEM. */
 int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
                   const uint64_t *skip, size_t nskip, uint64_t n[GRD_COPY_TABLES]);
 int grd_copy_table(grd_db_t *db, const char *table, struct grd_buf *b);

@@ -534,17 +534,10 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 	return r;
 }
 
-static int seq_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* For each whole Batch over a reduced Batch's row (rare: a request's
    answer, gap repair), one more round trip: the seqs of its range stored
-   already (the reduced Batch's records), which copy_group leaves out, and
-   so how many records it adds (p->added).  The row is locked by the
+   already (the reduced Batch's records), which copy_group leaves out
+   (counting the others in p->added).  The row is locked by the
    ledger statement's UPDATE: no other receiver stores into the range
    meanwhile. */
 static int stored_seqs(grd_db_t *db, struct grd_pending *p, size_t n)
@@ -580,14 +573,6 @@ static int stored_seqs(grd_db_t *db, struct grd_pending *p, size_t n)
 			p[i].have[j] = strtoull(PQgetvalue(res, (int)j, 0), NULL, 10);
 		PQclear(res);
 		p[i].nhave = m; /* sorted: the statement's ORDER BY */
-		/* the records it brings that were not stored (every seq of a
-		   whole Batch is one of its records) */
-		p[i].added = 0;
-		for (uint32_t j = 0; j < info.count; j++) {
-			uint64_t seq = rec_batch_seq(p[i].b, j) ? rec_batch_seq(p[i].b, j) : info.first_seq + j;
-
-			p[i].added += !bsearch(&seq, p[i].have, m, sizeof(seq), seq_cmp);
-		}
 	}
 	return 0;
 }
@@ -605,8 +590,11 @@ static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t ro
 		struct rec_batch_info info;
 
 		rec_batch_info(p[i].b, &info);
-		if (p[i].out == GRD_DB_COMMITTED && info.count)
+		if (p[i].out == GRD_DB_COMMITTED && info.count) {
 			r = grd_copy_rows(db, p[i].vid, p[i].b, info.first_seq, info.count, p[i].have, p[i].nhave, rows);
+			p[i].added = r > 0 ? (uint64_t)r : 0;
+			r = r < 0 ? r : 0;
+		}
 	}
 	for (size_t t = 0; r == 0 && t < GRD_COPY_TABLES; t++)
 		r = grd_copy_table(db, grd_copy_tables[t], &db->copy[t]);
