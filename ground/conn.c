@@ -119,6 +119,27 @@ int grd_db_connect(grd_db_t *db)
 	return 0;
 }
 
+/* The seqs of [$4, $5) already stored for a vehicle within the times
+   $2..$3 (a whole Batch's, over a reduced Batch's row: the records the
+   reduced one brought).  Record rows carry no log id: the whole
+   Batch's times keep another log's seqs out.
+   Not prepared on connecting as the others are: a PREPARE naming the
+   record tables would wait for any lock on them (another receiver making
+   a day partition), which the other statements never meet before their
+   CREATE (test ground-partition); and unprepared, it is planned for its
+   times' partitions. */
+const char grd_db_stored_sql[] =
+	"SELECT seq FROM samples WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM can_frames WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM events WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM texts WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND $3::timestamptz "
+	"AND seq >= $4::bigint AND seq < $5::bigint UNION ALL "
+	"SELECT seq FROM trdp_telegrams WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND "
+	"$3::timestamptz AND seq >= $4::bigint AND seq < $5::bigint ORDER BY 1";
+
 /* Run sql (no parameters); 0 or -EIO (a lost connection: -ECONNREFUSED). */
 int grd_db_exec(grd_db_t *db, const char *what, const char *sql)
 {
@@ -154,11 +175,17 @@ static const struct {
 	   differences, which cannot overflow a bigint.  A log's first Batch
 	   over 2^40 from seq 1 (where every log starts) is one too, unless
 	   confirmed: its neighbour is in the same group ($11), or the Batch
-	   ending where it starts was held so (refused as a seq-jump). */
-	{ "ledger", "WITH prev AS ((SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND "
-	            "log_id = $2::bytea AND first_seq <= $3::bigint ORDER BY first_seq DESC LIMIT 1) UNION ALL "
-	            "(SELECT first_seq, count, digest FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
-	            "AND first_seq > $3::bigint AND first_seq < $4::bigint ORDER BY first_seq LIMIT 1)), "
+	   ending where it starts was held so (refused as a seq-jump).
+	   upd: a whole Batch ($12 false) over a reduced Batch's row of the
+	   same range (a request's answer) takes the row (its digest, reduced
+	   false) and answers the second of the row's t_first (the day its
+	   on_board was counted).  Row-locked: of two receivers with the same
+	   whole Batch one updates; the other's UPDATE waits, finds the row no
+	   longer reduced and updates nothing (its retry finds a duplicate). */
+	{ "ledger", "WITH prev AS ((SELECT first_seq, count, digest, reduced FROM batches WHERE vehicle_id = $1::integer "
+	            "AND log_id = $2::bytea AND first_seq <= $3::bigint ORDER BY first_seq DESC LIMIT 1) UNION ALL "
+	            "(SELECT first_seq, count, digest, reduced FROM batches WHERE vehicle_id = $1::integer AND log_id = "
+	            "$2::bytea AND first_seq > $3::bigint AND first_seq < $4::bigint ORDER BY first_seq LIMIT 1)), "
 	            "span AS (SELECT (SELECT first_seq FROM batches WHERE vehicle_id = $1::integer AND log_id = $2::bytea "
 	            "ORDER BY first_seq LIMIT 1) AS lo, (SELECT first_seq + count FROM batches WHERE vehicle_id = "
 	            "$1::integer AND log_id = $2::bytea ORDER BY first_seq DESC LIMIT 1) AS hi), "
@@ -168,12 +195,16 @@ static const struct {
 	            "$3::bigint) ELSE coalesce($3::bigint - hi >= 1099511627776 OR lo - $4::bigint >= 1099511627776, "
 	            "false) END AS jump, lo IS NULL AS first FROM span), "
 	            "ins AS (INSERT INTO batches (vehicle_id, log_id, first_seq, count, t_first, t_last, historical, "
-	            "config_hash, digest) SELECT $1::integer, $2::bytea, $3::bigint, $5::integer, $6::timestamptz, "
-	            "$7::timestamptz, $8::boolean, $9::bigint, $10::bigint WHERE NOT EXISTS (SELECT 1 FROM prev p "
-	            "WHERE p.first_seq + p.count > $3::bigint AND p.first_seq < $4::bigint) AND NOT (SELECT jump FROM j) "
-	            "ON CONFLICT DO NOTHING RETURNING 1) "
+	            "config_hash, digest, reduced) SELECT $1::integer, $2::bytea, $3::bigint, $5::integer, $6::timestamptz, "
+	            "$7::timestamptz, $8::boolean, $9::bigint, $10::bigint, $12::boolean WHERE NOT EXISTS (SELECT 1 FROM "
+	            "prev p WHERE p.first_seq + p.count > $3::bigint AND p.first_seq < $4::bigint) AND NOT (SELECT jump "
+	            "FROM j) ON CONFLICT DO NOTHING RETURNING 1), "
+	            "upd AS (UPDATE batches b SET digest = $10::bigint, reduced = false WHERE b.vehicle_id = $1::integer "
+	            "AND b.log_id = $2::bytea AND b.first_seq = $3::bigint AND b.count = $5::integer AND b.reduced AND "
+	            "b.digest <> $10::bigint AND NOT $12::boolean RETURNING coalesce(floor(extract(epoch FROM "
+	            "b.t_first))::bigint, 0)) "
 	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest, (SELECT jump FROM j), "
-	            "(SELECT first FROM j) FROM (SELECT 1) o LEFT JOIN prev p ON true", 11 },
+	            "(SELECT first FROM j), p.reduced, (SELECT * FROM upd) FROM (SELECT 1) o LEFT JOIN prev p ON true", 12 },
 	{ "conflict", "INSERT INTO conflicts (vehicle_id, log_id, first_seq, count, digest, reason, payload) "
 	              "SELECT $1, $2, $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM conflicts WHERE "
 	              "vehicle_id = $1 AND log_id = $2 AND first_seq = $3 AND digest = $5)", 7 },

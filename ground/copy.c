@@ -151,12 +151,32 @@ static int add_row(grd_db_t *db, int vid, const struct acq_item *it)
 	return 0;
 }
 
-/* A new Batch's records into the copy buffers (rows counted in n[]) and
-   its samples into the rollups, in one pass. */
-int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
-                    uint64_t n[GRD_COPY_TABLES])
+/* seq in the sorted skip[0..n) */
+static bool skipped(const uint64_t *skip, size_t n, uint64_t seq)
 {
-	int r;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (skip[mid] == seq)
+			return true;
+		if (skip[mid] < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* A new Batch's records into the copy buffers (rows counted in n[]) and
+   its samples into the rollups, in one pass; those in skip (a reduced
+   Batch's, stored before this whole one) neither, so that the rollups
+   count each record once too.  The rows added (at most count). */
+int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
+                  const uint64_t *skip, size_t nskip, uint64_t n[GRD_COPY_TABLES])
+{
+	int r, added = 0;
 
 	if (grd_rollup_reserve(db, count) < 0)
 		return -ENOMEM;
@@ -167,13 +187,16 @@ int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_se
 		/* CAN frames, samples, events, texts, telegrams: the Batch's order
 		   (a reduced Batch's records carry their own seqs) */
 		it.seq = rec_batch_seq(b, i) ? rec_batch_seq(b, i) : first_seq + i;
+		if (skip && skipped(skip, nskip, it.seq))
+			continue;
 		r = add_row(db, vid, &it);
 		if (r < 0)
 			return r;
 		grd_rollup_item(db, vid, &it);
 		n[table_of(&it)]++;
+		added++;
 	}
-	return 0;
+	return added;
 }
 
 int grd_copy_table(grd_db_t *db, const char *table, struct grd_buf *b)

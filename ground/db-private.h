@@ -37,6 +37,15 @@ struct grd_pending {
 	int64_t lo, hi;           /* its first and last record times (ns) */
 	int door;                 /* 1 + enum grd_db_door when refused at the door, 0 */
 	char why[400];            /* that refusal in words */
+	/* A whole Batch over a reduced Batch's ledger row (out
+	   GRD_DB_COMMITTED): the row's t_first in s (the day of its on_board)
+	   and the seqs of its range stored already, sorted (malloc'd; only
+	   the others are stored, counted in added). */
+	bool upgrade;
+	int64_t up_t_first_s;
+	uint64_t *have;
+	size_t nhave;
+	uint64_t added;
 };
 
 /* The tables a record goes to, one per acq_item kind, in the order of
@@ -218,11 +227,19 @@ struct grd_batch_key {
 };
 void grd_batch_key_make(const struct rec_batch_info *info, int vid, uint64_t digest, struct grd_batch_key *k);
 
+/* The seqs stored already of a vehicle's records in a seq range and time
+   range (conn.c; parameters: vehicle id, time from, time to, seq from,
+   seq end), for PQexecParams. */
+extern const char grd_db_stored_sql[];
+
 /* A new Batch's records into db->copy's buffers (rows counted in n[], by
    table: grd_copy_tables) and its samples into the rollups, in one pass;
-   then each buffer by its COPY (copy.c).  0, -ENOMEM, -EIO. */
+   then each buffer by its COPY (copy.c).  Records whose seq is in skip
+   (sorted, nskip; NULL: none) are stored already and left out.  The
+   rows added (>= 0: a Batch of at most REC_BATCH_MAX_BYTES holds far
+   fewer than INT_MAX records), -ENOMEM. */
 int grd_copy_rows(grd_db_t *db, int vid, const rec_batch_t *b, uint64_t first_seq, uint32_t count,
-                  uint64_t n[GRD_COPY_TABLES]);
+                  const uint64_t *skip, size_t nskip, uint64_t n[GRD_COPY_TABLES]);
 int grd_copy_table(grd_db_t *db, const char *table, struct grd_buf *b);
 
 /* The Batch's channel dictionary into the open pipeline (dictionary.c):

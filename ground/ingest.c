@@ -18,7 +18,9 @@
  *    summary (ledger_days: its rows are locked only for the commit), the
  *    NOTIFY and the COMMIT.
  *
- * A conflict is recorded in a statement of its own (rare).
+ * A conflict is recorded in a statement of its own (rare), and so are
+ * the seqs stored already of a whole Batch over a reduced Batch's row
+ * (rare: a request's answer; stored_seqs()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -215,12 +217,16 @@ static void scan(struct grd_pending *p, uint32_t count)
 /* ---- one Batch ---- */
 
 /* The answer of the "ledger" statement: GRD_DB_COMMITTED (the ledger row
-   is ours: a new Batch), GRD_DB_DUPLICATE, GRD_DB_CONFLICT; -EAGAIN when
-   another receiver committed the same key meanwhile (the retry finds
+   is ours: a new Batch; or a whole Batch took a reduced Batch's row of
+   the same range: p->upgrade), GRD_DB_DUPLICATE, GRD_DB_CONFLICT; -EAGAIN
+   when another receiver committed the same key meanwhile (the retry finds
    it). */
-static int ledger_outcome(const PGresult *res, uint64_t first, uint32_t count, uint64_t digest,
-                          enum grd_db_outcome *ret)
+static int ledger_outcome(const PGresult *res, const struct rec_batch_info *info, uint64_t digest,
+                          struct grd_pending *p)
 {
+	uint64_t first = info->first_seq, count = info->end_seq - info->first_seq;
+	enum grd_db_outcome *ret = &p->out;
+
 	*ret = GRD_DB_COMMITTED;
 	if (PQntuples(res) > 0 && !strcmp(PQgetvalue(res, 0, 0), "1"))
 		return 0;
@@ -228,14 +234,30 @@ static int ledger_outcome(const PGresult *res, uint64_t first, uint32_t count, u
 		*ret = GRD_DB_LIMIT; /* a seq jump: the caller says which */
 		return 0;
 	}
+	if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 7)) {
+		p->upgrade = true;
+		p->up_t_first_s = strtoll(PQgetvalue(res, 0, 7), NULL, 10);
+		return 0;
+	}
 	for (int i = 0; i < PQntuples(res); i++) {
 		if (PQgetisnull(res, i, 1))
 			continue;
 		uint64_t f = strtoull(PQgetvalue(res, i, 1), NULL, 10), c = strtoull(PQgetvalue(res, i, 2), NULL, 10);
 		uint64_t d = (uint64_t)strtoll(PQgetvalue(res, i, 3), NULL, 10);
+		bool reduced = PQgetvalue(res, i, 6)[0] == 't';
 
-		if (f == first)
-			*ret = c == count && d == digest ? GRD_DB_DUPLICATE : GRD_DB_CONFLICT;
+		if (f == first && c == count && d == digest)
+			*ret = GRD_DB_DUPLICATE;
+		/* a whole Batch over a reduced row the statement did not take:
+		   another receiver took it meanwhile (the retry finds it whole) */
+		else if (f == first && c == count && reduced && !info->reduced)
+			return -EAGAIN;
+		/* a reduced Batch over a range held whole: nothing new (its
+		   records are some of the whole Batch's) */
+		else if (f == first && c == count && !reduced && info->reduced)
+			*ret = GRD_DB_DUPLICATE;
+		else if (f == first)
+			*ret = GRD_DB_CONFLICT;
 		else if (f + c > first && f < first + count)
 			*ret = GRD_DB_CONFLICT;
 		if (*ret != GRD_DB_COMMITTED)
@@ -283,13 +305,13 @@ static int send_ledger(grd_db_t *db, const struct grd_batch_key *k, const struct
                        const struct grd_pending *p, bool neighbour)
 {
 	char tf[48], tl[48];
-	const char *v[11] = { k->vid, k->log_id, k->first, k->end, k->count, tf, tl, info->historical ? "t" : "f",
-	                      k->hash, k->digest, neighbour ? "t" : "f" };
-	int lens[11] = { 0, k->log_id_len, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	const char *v[12] = { k->vid, k->log_id, k->first, k->end, k->count, tf, tl, info->historical ? "t" : "f",
+	                      k->hash, k->digest, neighbour ? "t" : "f", info->reduced ? "t" : "f" };
+	int lens[12] = { 0, k->log_id_len, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 	fmt_time(p->lo, tf);
 	fmt_time(p->hi, tl);
-	return grd_qsend(db, "ledger", 11, v, lens);
+	return grd_qsend(db, "ledger", 12, v, lens);
 }
 
 /* p[i] and p[j] (sorted by pending_cmp) of one log, p[j] starting where
@@ -332,7 +354,9 @@ struct day_sum {
 	const uint8_t *log_id;
 	size_t log_id_len;
 	int64_t day;
-	uint64_t batches, records, min_first, max_end, on_board;
+	uint64_t batches, records, min_first, max_end;
+	int64_t on_board;         /* < 0: whole Batches over reduced rows */
+	bool any;
 };
 
 /* One (vehicle, log, day)'s ledger_days upsert, into the open pipeline. */
@@ -342,7 +366,7 @@ static int send_day(grd_db_t *db, const struct day_sum *d)
 	const char *v[8] = { vid, d->log_id_len ? (const char *)d->log_id : "", day, nb, nr, lo, hi, ob };
 	int lens[8] = { 0, (int)d->log_id_len, 0, 0, 0, 0, 0, 0 };
 
-	if (!d->batches)
+	if (!d->any)
 		return 0;
 	snprintf(vid, sizeof(vid), "%d", d->vid);
 	fmt_day(d->day, day, "%Y-%m-%d");
@@ -350,30 +374,41 @@ static int send_day(grd_db_t *db, const struct day_sum *d)
 	snprintf(nr, sizeof(nr), "%" PRIu64, d->records);
 	snprintf(lo, sizeof(lo), "%" PRIu64, d->min_first);
 	snprintf(hi, sizeof(hi), "%" PRIu64, d->max_end);
-	snprintf(ob, sizeof(ob), "%" PRIu64, d->on_board);
+	snprintf(ob, sizeof(ob), "%" PRId64, d->on_board);
 	return grd_qsend(db, "day", 8, v, lens);
 }
 
 /* Add a new Batch to the run of equal (vehicle, log, day) in *d, sending
    the run before it when the key changes (the group is sorted). */
-static int sum_day(grd_db_t *db, struct day_sum *d, int vid, const struct rec_batch_info *info, int64_t lo)
+static int sum_day(grd_db_t *db, struct day_sum *d, int vid, const struct rec_batch_info *info,
+                   const struct grd_pending *p)
 {
-	int64_t day = grd_floordiv(lo, NS_PER_DAY);
+	/* a whole Batch over a reduced row: on the day the reduced one was
+	   counted (its t_first), which its first record may precede */
+	int64_t day = p->upgrade ? grd_floordiv(p->up_t_first_s, 86400) : grd_floordiv(p->lo, NS_PER_DAY);
 	int r = 0;
 
-	if (d->batches && (d->vid != vid || d->day != day || d->log_id_len != info->log_id_len ||
-	                   memcmp(d->log_id, info->log_id, info->log_id_len))) {
+	if (d->any && (d->vid != vid || d->day != day || d->log_id_len != info->log_id_len ||
+	               memcmp(d->log_id, info->log_id, info->log_id_len))) {
 		r = send_day(db, d);
-		d->batches = 0;
+		d->any = false;
 	}
-	if (!d->batches)
-		*d = (struct day_sum){ vid, info->log_id, info->log_id_len, day, 0, 0, UINT64_MAX, 0, 0 };
+	if (!d->any)
+		*d = (struct day_sum){ vid, info->log_id, info->log_id_len, day, 0, 0, UINT64_MAX, 0, 0, true };
+	if (p->upgrade) {
+		/* no new row: the records it added leave on_board */
+		d->records += p->added;
+		d->on_board -= (int64_t)p->added;
+		d->min_first = info->first_seq < d->min_first ? info->first_seq : d->min_first;
+		d->max_end = info->end_seq > d->max_end ? info->end_seq : d->max_end;
+		return r;
+	}
 	d->batches++;
 	/* a reduced Batch accounts for its whole source range: the records it
 	   brings arrived, the rest of the range is on the vehicle (on board:
 	   neither received nor missing); a whole Batch's range is its records */
 	d->records += info->count;
-	d->on_board += info->end_seq - info->first_seq - info->count;
+	d->on_board += (int64_t)(info->end_seq - info->first_seq - info->count);
 	d->min_first = info->first_seq < d->min_first ? info->first_seq : d->min_first;
 	d->max_end = info->end_seq > d->max_end ? info->end_seq : d->max_end;
 	return r;
@@ -472,6 +507,8 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 		/* Only a dictionary or health: nothing for the ledger (its
 		   first_seq is the next Batch's). */
 		p[i].out = p[i].door ? GRD_DB_LIMIT : GRD_DB_COMMITTED;
+		p[i].upgrade = false;
+		p[i].added = 0;
 		grd_batch_key_make(&info, p[i].vid, p[i].digest, &k);
 		if (!ledgered(&info) || p[i].door) {
 			if (r == 0 && p[i].door)
@@ -481,8 +518,7 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 		if (r == 0 && !db->keep[q])
 			r = -EIO;
 		first = r == 0 && PQntuples(db->keep[q]) > 0 && PQgetvalue(db->keep[q], 0, 5)[0] == 't';
-		if (r == 0 && ledger_outcome(db->keep[q], info.first_seq, (uint32_t)(info.end_seq - info.first_seq),
-		                             p[i].digest, &p[i].out) < 0) {
+		if (r == 0 && ledger_outcome(db->keep[q], &info, p[i].digest, &p[i]) < 0) {
 			db->sqlstate[0] = 0; /* passes: the retry finds the other receiver's row */
 			r = -EAGAIN;
 		}
@@ -498,6 +534,49 @@ static int ledger_group(grd_db_t *db, struct grd_pending *p, size_t n)
 	return r;
 }
 
+/* For each whole Batch over a reduced Batch's row (rare: a request's
+   answer, gap repair), one more round trip: the seqs of its range stored
+   already (the reduced Batch's records), which copy_group leaves out
+   (counting the others in p->added).  The row is locked by the
+   ledger statement's UPDATE: no other receiver stores into the range
+   meanwhile. */
+static int stored_seqs(grd_db_t *db, struct grd_pending *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rec_batch_info info;
+		struct grd_batch_key k;
+		char lo[48], hi[48];
+		PGresult *res;
+		size_t m;
+
+		if (p[i].out != GRD_DB_COMMITTED || !p[i].upgrade)
+			continue;
+		rec_batch_info(p[i].b, &info);
+		grd_batch_key_make(&info, p[i].vid, p[i].digest, &k);
+		fmt_time(p[i].lo, lo);
+		fmt_time(p[i].hi, hi);
+		const char *v[5] = { k.vid, lo, hi, k.first, k.end };
+		res = PQexecParams(db->conn, grd_db_stored_sql, 5, NULL, v, NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			grd_db_fail_res(db, "stored", res);
+			PQclear(res);
+			return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+		}
+		m = (size_t)PQntuples(res);
+		free(p[i].have);
+		p[i].have = malloc((m ? m : 1) * sizeof(*p[i].have));
+		if (!p[i].have) {
+			PQclear(res);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m; j++)
+			p[i].have[j] = strtoull(PQgetvalue(res, (int)j, 0), NULL, 10);
+		PQclear(res);
+		p[i].nhave = m; /* sorted: the statement's ORDER BY */
+	}
+	return 0;
+}
+
 /* Round trips 2 and 3: the new Batches' records and rollups. */
 static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t rows[GRD_COPY_TABLES],
                       bool *ret_merge)
@@ -511,8 +590,11 @@ static int copy_group(grd_db_t *db, struct grd_pending *p, size_t n, uint64_t ro
 		struct rec_batch_info info;
 
 		rec_batch_info(p[i].b, &info);
-		if (p[i].out == GRD_DB_COMMITTED && info.count)
-			r = grd_copy_rows(db, p[i].vid, p[i].b, info.first_seq, info.count, rows);
+		if (p[i].out == GRD_DB_COMMITTED && info.count) {
+			r = grd_copy_rows(db, p[i].vid, p[i].b, info.first_seq, info.count, p[i].have, p[i].nhave, rows);
+			p[i].added = r > 0 ? (uint64_t)r : 0;
+			r = r < 0 ? r : 0;
+		}
 	}
 	for (size_t t = 0; r == 0 && t < GRD_COPY_TABLES; t++)
 		r = grd_copy_table(db, grd_copy_tables[t], &db->copy[t]);
@@ -544,10 +626,11 @@ static int finish_group(grd_db_t *db, struct grd_pending *p, size_t n, bool merg
 		grd_batch_key_make(&info, p[i].vid, p[i].digest, &k);
 		veh[i] = info.vehicle;
 		r = grd_send_dictionary(db, &k, p[i].b, info.nchannels, info.historical, &qs[i]);
-		if (r == 0)
+		/* a whole Batch over a reduced one: its Health came with that */
+		if (r == 0 && !p[i].upgrade)
 			r = grd_health_store(db, p[i].vid, p[i].b);
 		if (r == 0 && ledgered(&info))
-			r = sum_day(db, &days, p[i].vid, &info, p[i].lo);
+			r = sum_day(db, &days, p[i].vid, &info, &p[i]);
 	}
 	if (r == 0)
 		r = send_day(db, &days);
@@ -577,9 +660,16 @@ int grd_ingest(grd_db_t *db, struct grd_pending *p, size_t n)
 	qsort(p, n, sizeof(*p), pending_cmp);
 	r = ledger_group(db, p, n);
 	if (r == 0)
+		r = stored_seqs(db, p, n);
+	if (r == 0)
 		r = copy_group(db, p, n, rows, &merge);
 	if (r == 0)
 		r = finish_group(db, p, n, merge);
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].have);
+		p[i].have = NULL;
+		p[i].nhave = 0;
+	}
 	if (r == 0) {
 		pthread_mutex_lock(&db->lock);
 		db->st.samples += rows[GRD_COPY_SAMPLES];

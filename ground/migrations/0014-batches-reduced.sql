@@ -1,0 +1,12 @@
+-- Version 14 (issue 32): a reduced Batch's ledger row says so, so that a
+-- whole Batch over the same range (a `railmon request`'s answer, gap
+-- repair) is taken as what it is: the rest of the range's records, not a
+-- conflict.  The receiver then gives the row the whole Batch's digest
+-- (reduced false: the range is now held whole, exactly once), stores only
+-- the records of the range not stored yet (the reduced Batch's are in
+-- samples and the other record tables: found there by seq, within the
+-- whole Batch's times) and moves them in ledger_days from on_board to
+-- records, on the day the reduced Batch was counted (ground/ingest.c).
+-- Rows written before this version are not marked (false): a whole Batch
+-- over one of them stays a conflict, as before.
+ALTER TABLE batches ADD COLUMN reduced boolean NOT NULL DEFAULT false;
