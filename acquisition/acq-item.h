@@ -218,6 +218,7 @@ enum acq_config_why {
 	ACQ_CONFIG_DID_NOT_START = 10,
 	ACQ_CONFIG_COLLECTOR_STOPPED = 11,
 	ACQ_CONFIG_UNREADABLE = 12,
+	ACQ_CONFIG_STOPPED_ON_PROBATION = 13, /* run killed before its probation ended */
 };
 
 #define ACQ_SOURCE_DAEMON 0xffffu

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "pipeline/daemon.h"
 #include "pipeline/evidence.h"
 #include "pipeline/faults.h"
+#include "pipeline/logdir.h"
 #include "pipeline/notify.h"
 #include "pipeline/rconf-install.h"
 #include "pipeline/runner.h"
@@ -520,6 +522,16 @@ static uint32_t rconf_verify_why(int r)
 	}
 }
 
+/* The probation's end, whichever: config.trial goes. */
+static void rconf_trial_clear(struct runner *rn)
+{
+	const char *data = rn->d ? pl_daemon_data_dir(rn->d) : pl_data_dir(rn->cfg, rn->opts.data_dir);
+	int r = pl_rconf_trial_clear(data);
+
+	if (r < 0)
+		fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data, strerror(-r));
+}
+
 static void rconf_trial_end(struct rconf_trial *t)
 {
 	free(t->m);
@@ -537,6 +549,7 @@ static void rconf_roll_back(struct runner *rn, struct conf_board *prev, const st
 
 	runner_stop(rn); /* a daemon that did not start is stopped already */
 	r = pl_rconf_rollback(prev->path, m);
+	rconf_trial_clear(rn);
 	snprintf(msg, sizeof(msg), "%s%s", why, r < 0 ? "; putting the previous files back failed too" : "");
 	if (rn->cfg != prev) {
 		conf_free(rn->cfg);
@@ -549,7 +562,7 @@ static void rconf_roll_back(struct runner *rn, struct conf_board *prev, const st
 /* The pushed board on probation, each round: its collector must tick
    (the heartbeat within PL_ALIVE_NS, as the watchdogs want it) until the
    probation ends; then it is applied. */
-static void runner_trial(struct runner *rn, int64_t now)
+static void runner_trial(struct runner *rn, int64_t now, bool final)
 {
 	struct rconf_trial *t = &rn->trial;
 	char why[96];
@@ -562,9 +575,11 @@ static void runner_trial(struct runner *rn, int64_t now)
 		snprintf(why, sizeof(why), "the new board's collector did not run for %.1f s within %.1f s of its start",
 		         (double)(now - beat) / 1e9, (double)rn->probation_ns / 1e9);
 		rconf_roll_back(rn, t->prev, t->m, ACQ_CONFIG_COLLECTOR_STOPPED, why);
-	} else if (now >= t->until) {
+	} else if (now >= t->until || final) {
+		/* a clean stop with the collector running: it ran well so far */
 		if (t->prev != rn->orig)
 			conf_free(t->prev);
+		rconf_trial_clear(rn);
 		rconf_said(rn, t->m->version, "applied", 0, "");
 	} else {
 		return;
@@ -686,6 +701,9 @@ static void runner_rconf(struct runner *rn)
 		/* started: on probation (runner_trial) with what going back needs */
 		rn->trial = (struct rconf_trial){ .m = m, .buf = buf, .prev = prev,
 		                                  .until = basic_mono_ns() + rn->probation_ns };
+		/* killed meanwhile: the next start goes back (rconf_trial_left) */
+		if ((r = pl_rconf_trial_store(data, buf, len)) < 0)
+			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data, strerror(-r));
 		return;
 	}
 	snprintf(why, sizeof(why), "the new board did not start: %s", rn->start_err);
@@ -694,6 +712,42 @@ static void runner_rconf(struct runner *rn)
 out:
 	free(m);
 	free(buf);
+}
+
+/* A pushed board still on probation when run was killed (config.trial
+   left): back to the previous files before the first start; *ret the
+   message (said once the daemon runs), NULL if none. */
+static void rconf_trial_left(struct runner *rn, struct evd_rconf **ret, uint8_t **ret_buf)
+{
+	const char *data = pl_data_dir(rn->cfg, rn->opts.data_dir);
+	struct conf_board *prev;
+	struct evd_rconf *m = malloc(sizeof(*m));
+	char why[CONF_ERR_MAX];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int r = m ? pl_rconf_trial_load(data, &buf, &len) : -ENOMEM;
+
+	*ret = NULL;
+	*ret_buf = NULL;
+	if (r <= 0 || evd_rconf_parse(buf, len, m, why, sizeof(why)) < 0) {
+		if (r < 0 || buf)
+			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data,
+			        r < 0 ? strerror(-r) : why);
+		free(m);
+		free(buf);
+		return;
+	}
+	if ((r = pl_rconf_rollback(rn->cfg->path, m)) < 0)
+		fprintf(stderr, "railmon %s: warning: putting the files before remote configuration version %" PRIu64
+		        " back: %s\n", rn->cmd, m->version, strerror(-r));
+	else if (conf_load(rn->cfg->path, &prev, why, sizeof(why)) < 0)
+		fprintf(stderr, "railmon %s: warning: the board file before remote configuration version %" PRIu64
+		        ": %s\n", rn->cmd, m->version, why);
+	else
+		rn->cfg = prev; /* freed at the end (not the caller's) */
+	rconf_trial_clear(rn);
+	*ret = m;
+	*ret_buf = buf;
 }
 
 /* RCONF_PROBATION_ENV in ms, else RCONF_PROBATION_NS */
@@ -812,6 +866,8 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 	int rc = 0;
 	int64_t t0, end, next_status;
 	sigset_t sigs, old;
+	struct evd_rconf *left = NULL;
+	uint8_t *left_buf = NULL;
 
 	if (!until_sources_done) { /* a replay takes no configuration */
 		rn.probation_ns = rconf_probation();
@@ -824,10 +880,21 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	if (!until_sources_done)
+		rconf_trial_left(&rn, &left, &left_buf);
 	if (runner_start(&rn, 0) < 0) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rn.cfg != rn.orig)
+			conf_free(rn.cfg);
+		free(left);
+		free(left_buf);
 		return 1;
 	}
+	if (left)
+		rconf_said(&rn, left->version, "rolled back", ACQ_CONFIG_STOPPED_ON_PROBATION,
+		           "railmon stopped before the new board's probation ended (killed or crashed)");
+	free(left);
+	free(left_buf);
 	if (!rn.no_service)
 		runner_watchdog_setup(&rn);
 	pl_notify("READY=1");
@@ -849,7 +916,7 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 		if (cli_reload_requested && !until_sources_done && !rn.trial.m)
 			runner_reload(&rn);
 		if (rn.d && !until_sources_done) {
-			runner_trial(&rn, now);
+			runner_trial(&rn, now, false);
 			runner_rconf(&rn);
 		}
 		if (rn.d)
@@ -867,14 +934,15 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 	}
 	pl_notify("STOPPING=1");
 	cli_progress_clear(pg);
+	runner_trial(&rn, basic_mono_ns(), true);
 	runner_stop(&rn);
 	pl_watchdogs_close(&rn.dogs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		conf_free(rn.cfg);
-	/* stopped on probation: the new board stays (it ran until the stop) */
-	if (rn.trial.m && rn.trial.prev != rn.orig)
+	/* stopped on probation after a failed rollback start */
+	if (rn.trial.m && rn.trial.prev != rn.orig && rn.trial.prev != rn.cfg)
 		conf_free(rn.trial.prev);
 	rconf_trial_end(&rn.trial);
 	free(rn.rconf.buf);

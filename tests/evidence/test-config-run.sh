@@ -21,6 +21,9 @@
 #    stopped from outside by freeze-thread.py, ptrace) within the
 #    probation (RAILMON_CONFIG_PROBATION_MS, 30 s on a vehicle): rolled
 #    back, the previous board back and running.
+# 6b. a stop (SIGTERM) during the probation with the collector running:
+#    applied; a kill (SIGKILL) during the probation: the next start goes
+#    back to the previous files (config.trial) and says so.
 # 7. every refusal and rollback is an event in the log (export): version
 #    and why (CONFIG_REFUSED / CONFIG_ROLLED_BACK, record/railmon.proto).
 set -euo pipefail
@@ -187,6 +190,39 @@ alive "$RUN" || fail "run died after the rollback"
 stop_pid "$RUN" 10
 echo "collector not running: version 8 rolled back, previous board back and running"
 
+# --- 6b. stopped or killed during the probation
+RAILMON_CONFIG_PROBATION_MS=60000 start_peer "$RAILMON" run --board "$T/cfg/board.ini" --data "$T/log" 2> "$T/run4.log"
+RUN=$LIB_PID
+wait_for 60 has_lines "$T/run4.log" "vehicle EV-7, 2 buses" || fail "run4 did not start"
+"$RAILMON" config push --vehicle EV-7 --board "$T/push3/board.ini" --key "$T/ground.key" --version 10 \
+	--broker "mqtt://127.0.0.1:$BPORT" > "$T/push-10.out" 2> "$T/push-10.err" || fail "push 10"
+wait_for 60 has_lines "$T/run4.log" "vehicle EV-7, 1 bus" || fail "version 10 did not start"
+[ -s "$T/log/config.trial" ] || fail "no config.trial while version 10 is on probation"
+stop_pid "$RUN" 20
+grep -q "remote configuration version 10 applied" "$T/run4.log" || fail "a clean stop during the probation did not apply it"
+[ ! -e "$T/log/config.trial" ] || fail "config.trial left after a clean stop"
+cmp -s "$T/cfg/board.ini" "$T/push3/board.ini" || fail "version 10's board is not in place"
+RAILMON_CONFIG_PROBATION_MS=60000 start_peer "$RAILMON" run --board "$T/cfg/board.ini" --data "$T/log" 2> "$T/run5.log"
+RUN=$LIB_PID
+wait_for 60 has_lines "$T/run5.log" "vehicle EV-7, 1 bus" || fail "run5 did not start"
+"$RAILMON" config push --vehicle EV-7 --board "$T/push/board.ini" --key "$T/ground.key" --version 11 \
+	--broker "mqtt://127.0.0.1:$BPORT" > "$T/push-11.out" 2> "$T/push-11.err" || fail "push 11"
+wait_for 60 has_lines "$T/run5.log" "vehicle EV-7, 2 buses" || fail "version 11 did not start"
+[ -s "$T/log/config.trial" ] || fail "no config.trial while version 11 is on probation"
+kill -KILL "$RUN"
+wait "$RUN" 2> /dev/null || true
+start_peer "$RAILMON" run --board "$T/cfg/board.ini" --data "$T/log" 2> "$T/run6.log"
+RUN=$LIB_PID
+wait_for 60 has_lines "$T/run6.log" "remote configuration version 11 rolled back: railmon stopped before the new board's probation ended" ||
+	fail "a kill during the probation was not rolled back at the next start"
+cmp -s "$T/cfg/board.ini" "$T/push3/board.ini" || fail "the previous board file (version 10's) is not back"
+grep -q "vehicle EV-7, 1 bus" "$T/run6.log" || fail "the next start did not run the previous board"
+[ ! -e "$T/log/config.trial" ] || fail "config.trial left after the rollback"
+wait_for 30 status_is 11 "rolled back" "railmon stopped before" || fail "status not 'version 11 rolled back': $(cat "$T/status.json")"
+alive "$RUN" || fail "run6 died"
+stop_pid "$RUN" 10
+echo "probation: a clean stop applied version 10; a kill left version 11 on probation, rolled back at the next start"
+
 # --- 7. the refusals and rollbacks in the log: CONFIG_REFUSED / CONFIG_ROLLED_BACK (arg version, detail why)
 "$RAILMON" export --data "$T/log" --kind event --format jsonl > "$T/events.jsonl" 2> "$T/export.err" || fail "export"
 $PY - "$T/events.jsonl" <<'PYEOF' || fail "the configuration events in the log"
@@ -194,7 +230,7 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 got = [(e["event"], e["arg"], e["detail"]) for e in ev if e["event"].startswith("CONFIG_R") and e["event"] != "CONFIG_RELOAD"]
 want = [("CONFIG_REFUSED", 6, 3), ("CONFIG_REFUSED", 4, 5), ("CONFIG_REFUSED", 9, 6), ("CONFIG_REFUSED", 0, 1),
-        ("CONFIG_ROLLED_BACK", 7, 10), ("CONFIG_ROLLED_BACK", 8, 11)]
+        ("CONFIG_ROLLED_BACK", 7, 10), ("CONFIG_ROLLED_BACK", 8, 11), ("CONFIG_ROLLED_BACK", 11, 13)]
 # the retained over-4-MiB message is refused again by run 2 (a new process
 # remembers nothing) if it connected before version 7 replaced it
 if len(got) == len(want) + 1 and got[3] == got[4] == ("CONFIG_REFUSED", 0, 1):
@@ -204,4 +240,4 @@ if got != want:
     sys.exit(1)
 print("events: %d configuration outcomes as wanted" % len(got))
 PYEOF
-echo "log events: refused 6 (signature), 4 (old), 9 (check), too large; rolled back 7 (start), 8 (collector)"
+echo "log events: refused 6 (signature), 4 (old), 9 (check), too large; rolled back 7 (start), 8 (collector), 11 (killed on probation)"
