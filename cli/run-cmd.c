@@ -731,8 +731,10 @@ static void rconf_trial_left(struct runner *rn, struct evd_rconf **ret, uint8_t 
 	*ret_buf = NULL;
 	if (r <= 0 || evd_rconf_parse(buf, len, m, why, sizeof(why)) < 0) {
 		if (r < 0 || buf)
-			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data,
-			        r < 0 ? strerror(-r) : why);
+			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s; the board file is kept as it is\n",
+			        rn->cmd, data, r < 0 ? strerror(-r) : why);
+		if (buf)
+			rconf_trial_clear(rn); /* not said again at every start */
 		free(m);
 		free(buf);
 		return;
