@@ -74,6 +74,8 @@ struct rconf_trial {
 	uint8_t *buf;               /* m's file names and data point into it */
 	struct conf_board *prev;    /* the board it replaced */
 	int64_t until;              /* monotonic: applied if still running then */
+	char data[BUS_PATH_MAX];    /* the log directory its config.trial is in (the
+	                               new board may name another) */
 };
 
 struct runner {
@@ -525,7 +527,8 @@ static uint32_t rconf_verify_why(int r)
 /* The probation's end, whichever: config.trial goes. */
 static void rconf_trial_clear(struct runner *rn)
 {
-	const char *data = rn->d ? pl_daemon_data_dir(rn->d) : pl_data_dir(rn->cfg, rn->opts.data_dir);
+	const char *data = rn->trial.data[0] ? rn->trial.data
+	                   : rn->d ? pl_daemon_data_dir(rn->d) : pl_data_dir(rn->cfg, rn->opts.data_dir);
 	int r = pl_rconf_trial_clear(data);
 
 	if (r < 0)
@@ -549,7 +552,8 @@ static void rconf_roll_back(struct runner *rn, struct conf_board *prev, const st
 
 	runner_stop(rn); /* a daemon that did not start is stopped already */
 	r = pl_rconf_rollback(prev->path, m);
-	rconf_trial_clear(rn);
+	if (rn->trial.m)
+		rconf_trial_clear(rn); /* a start that failed left none */
 	snprintf(msg, sizeof(msg), "%s%s", why, r < 0 ? "; putting the previous files back failed too" : "");
 	if (rn->cfg != prev) {
 		conf_free(rn->cfg);
@@ -701,6 +705,7 @@ static void runner_rconf(struct runner *rn)
 		/* started: on probation (runner_trial) with what going back needs */
 		rn->trial = (struct rconf_trial){ .m = m, .buf = buf, .prev = prev,
 		                                  .until = basic_mono_ns() + rn->probation_ns };
+		snprintf(rn->trial.data, sizeof(rn->trial.data), "%s", data);
 		/* killed meanwhile: the next start goes back (rconf_trial_left) */
 		if ((r = pl_rconf_trial_store(data, buf, len)) < 0)
 			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data, strerror(-r));
