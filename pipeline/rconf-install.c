@@ -87,18 +87,17 @@ int pl_rconf_version_load(const char *dir, uint64_t *ret)
 	return 0;
 }
 
-int pl_rconf_version_store(const char *dir, uint64_t version)
+/* DIR/NAME replaced whole by data: written to NAME.tmp, fsynced, renamed
+   over, the directory fsynced. */
+static int replace_file(const char *dir, const char *name, const void *data, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8], line[64];
-	int n, r;
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	int r;
 
-	if (!dir)
-		return -EINVAL;
-	if (snprintf(path, sizeof(path), "%s/" VERSION_FILE, dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	n = snprintf(line, sizeof(line), VERSION_TAG "%" PRIu64 "\n", version);
-	if ((r = write_sync(tmp, line, (size_t)n)) < 0)
+	if ((r = write_sync(tmp, data, len)) < 0)
 		return r;
 	if (rename(tmp, path) < 0) {
 		r = -errno;
@@ -108,26 +107,24 @@ int pl_rconf_version_store(const char *dir, uint64_t version)
 	return sync_dir_of(path);
 }
 
+int pl_rconf_version_store(const char *dir, uint64_t version)
+{
+	char line[64];
+	int n;
+
+	if (!dir)
+		return -EINVAL;
+	n = snprintf(line, sizeof(line), VERSION_TAG "%" PRIu64 "\n", version);
+	return replace_file(dir, VERSION_FILE, line, (size_t)n);
+}
+
 #define TRIAL_FILE "config.trial"
 
 int pl_rconf_trial_store(const char *dir, const void *msg, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	int r;
-
 	if (!dir || !msg)
 		return -EINVAL;
-	if (snprintf(path, sizeof(path), "%s/" TRIAL_FILE, dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((r = write_sync(tmp, msg, len)) < 0)
-		return r;
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		unlink(tmp);
-		return r;
-	}
-	return sync_dir_of(path);
+	return replace_file(dir, TRIAL_FILE, msg, len);
 }
 
 int pl_rconf_trial_load(const char *dir, uint8_t **ret, size_t *ret_len)
