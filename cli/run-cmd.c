@@ -524,11 +524,9 @@ static uint32_t rconf_verify_why(int r)
 	}
 }
 
-/* The probation's end, whichever: config.trial goes. */
-static void rconf_trial_clear(struct runner *rn)
+/* The probation's end, whichever: data/config.trial goes. */
+static void rconf_trial_clear(struct runner *rn, const char *data)
 {
-	const char *data = rn->trial.data[0] ? rn->trial.data
-	                   : rn->d ? pl_daemon_data_dir(rn->d) : pl_data_dir(rn->cfg, rn->opts.data_dir);
 	int r = pl_rconf_trial_clear(data);
 
 	if (r < 0)
@@ -544,16 +542,15 @@ static void rconf_trial_end(struct rconf_trial *t)
 
 /* Back to the previous files and board (the new one rn->cfg failed: why),
    started again; said by the previous board's forwarder. */
-static void rconf_roll_back(struct runner *rn, struct conf_board *prev, const struct evd_rconf *m, uint32_t code,
-                            const char *why)
+static void rconf_roll_back(struct runner *rn, const char *data, struct conf_board *prev, const struct evd_rconf *m,
+                            uint32_t code, const char *why)
 {
 	char msg[CONF_ERR_MAX + 256];
 	int r;
 
 	runner_stop(rn); /* a daemon that did not start is stopped already */
 	r = pl_rconf_rollback(prev->path, m);
-	if (rn->trial.m)
-		rconf_trial_clear(rn); /* a start that failed left none */
+	rconf_trial_clear(rn, data);
 	snprintf(msg, sizeof(msg), "%s%s", why, r < 0 ? "; putting the previous files back failed too" : "");
 	if (rn->cfg != prev) {
 		conf_free(rn->cfg);
@@ -578,12 +575,12 @@ static void runner_trial(struct runner *rn, int64_t now, bool final)
 	if (now - beat > PL_ALIVE_NS) {
 		snprintf(why, sizeof(why), "the new board's collector did not run for %.1f s within %.1f s of its start",
 		         (double)(now - beat) / 1e9, (double)rn->probation_ns / 1e9);
-		rconf_roll_back(rn, t->prev, t->m, ACQ_CONFIG_COLLECTOR_STOPPED, why);
+		rconf_roll_back(rn, t->data, t->prev, t->m, ACQ_CONFIG_COLLECTOR_STOPPED, why);
 	} else if (now >= t->until || final) {
 		/* a clean stop with the collector running: it ran well so far */
 		if (t->prev != rn->orig)
 			conf_free(t->prev);
-		rconf_trial_clear(rn);
+		rconf_trial_clear(rn, t->data);
 		rconf_said(rn, t->m->version, "applied", 0, "");
 	} else {
 		return;
@@ -690,8 +687,13 @@ static void runner_rconf(struct runner *rn)
 	   back is not tried again at every reconnect. */
 	if ((r = pl_rconf_version_store(data, m->version)) < 0)
 		fprintf(stderr, "railmon %s: warning: %s/config.version: %s\n", rn->cmd, data, strerror(-r));
+	/* on probation from here: a run killed while it starts or runs goes
+	   back at its next start (rconf_trial_left) */
+	if ((r = pl_rconf_trial_store(data, buf, len)) < 0)
+		fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data, strerror(-r));
 	if (conf_load(prev->path, &next, why, sizeof(why)) < 0) {
 		pl_rconf_rollback(prev->path, m);
+		rconf_trial_clear(rn, data);
 		rconf_said(rn, m->version, "rolled back", ACQ_CONFIG_UNREADABLE, why);
 		goto out;
 	}
@@ -706,13 +708,10 @@ static void runner_rconf(struct runner *rn)
 		rn->trial = (struct rconf_trial){ .m = m, .buf = buf, .prev = prev,
 		                                  .until = basic_mono_ns() + rn->probation_ns };
 		snprintf(rn->trial.data, sizeof(rn->trial.data), "%s", data);
-		/* killed meanwhile: the next start goes back (rconf_trial_left) */
-		if ((r = pl_rconf_trial_store(data, buf, len)) < 0)
-			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data, strerror(-r));
 		return;
 	}
 	snprintf(why, sizeof(why), "the new board did not start: %s", rn->start_err);
-	rconf_roll_back(rn, prev, m, ACQ_CONFIG_DID_NOT_START, why);
+	rconf_roll_back(rn, data, prev, m, ACQ_CONFIG_DID_NOT_START, why);
 	pl_notify("READY=1");
 out:
 	free(m);
@@ -739,7 +738,7 @@ static void rconf_trial_left(struct runner *rn, struct evd_rconf **ret, uint8_t 
 			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s; the board file is kept as it is\n",
 			        rn->cmd, data, r < 0 ? strerror(-r) : why);
 		if (buf)
-			rconf_trial_clear(rn); /* not said again at every start */
+			rconf_trial_clear(rn, data); /* not said again at every start */
 		free(m);
 		free(buf);
 		return;
@@ -752,7 +751,7 @@ static void rconf_trial_left(struct runner *rn, struct evd_rconf **ret, uint8_t 
 		        ": %s\n", rn->cmd, m->version, why);
 	else
 		rn->cfg = prev; /* freed at the end (not the caller's) */
-	rconf_trial_clear(rn);
+	rconf_trial_clear(rn, data);
 	*ret = m;
 	*ret_buf = buf;
 }
