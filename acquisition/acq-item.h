@@ -162,6 +162,9 @@ enum acq_event_code {
 	                               4 cursor reset) */
 	ACQ_EV_UPLINK_CONNECT = 51,
 	ACQ_EV_CONFIG_RELOAD = 60,  /* arg = new config hash (low 63 bits) */
+	ACQ_EV_CONFIG_REFUSED = 61, /* a remote configuration refused; arg = its version (0
+	                               unreadable), detail = enum acq_config_why */
+	ACQ_EV_CONFIG_ROLLED_BACK = 62, /* arg = version, detail = enum acq_config_why */
 	/* J1939 (dbc/j1939.h), bus = the CAN bus: a transport session that
 	   ended without its message, arg = kind (enum dbc_j1939_fault_kind) |
 	   reason << 8 | expected seq << 16 | packets got << 24 | packets
@@ -198,6 +201,24 @@ enum acq_event_code {
 	ACQ_EV_TRDP_BACK = 103,     /* its telegrams again; arg = ms since the last one before,
 	                               detail = ComId */
 	ACQ_EV_CODE_MAX
+};
+
+/* Why a remote configuration was refused or rolled back (the CONFIG_
+   events' detail; record/railmon.proto says them in words). */
+enum acq_config_why {
+	ACQ_CONFIG_TOO_LARGE = 1,
+	ACQ_CONFIG_MALFORMED = 2,
+	ACQ_CONFIG_BAD_SIGNATURE = 3,
+	ACQ_CONFIG_OTHER_VEHICLE = 4,
+	ACQ_CONFIG_OLD_VERSION = 5,
+	ACQ_CONFIG_FAILS_CHECK = 6,
+	ACQ_CONFIG_NOT_INSTALLED = 7,
+	ACQ_CONFIG_NO_KEY = 8,
+	ACQ_CONFIG_NO_MEMORY = 9,
+	ACQ_CONFIG_DID_NOT_START = 10,
+	ACQ_CONFIG_COLLECTOR_STOPPED = 11,
+	ACQ_CONFIG_UNREADABLE = 12,
+	ACQ_CONFIG_STOPPED_ON_PROBATION = 13, /* run killed before its probation ended */
 };
 
 #define ACQ_SOURCE_DAEMON 0xffffu

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "pipeline/daemon.h"
 #include "pipeline/evidence.h"
 #include "pipeline/faults.h"
+#include "pipeline/logdir.h"
 #include "pipeline/notify.h"
 #include "pipeline/rconf-install.h"
 #include "pipeline/runner.h"
@@ -37,6 +39,7 @@
 #include "uplink/forward.h"
 #include "basic/clock.h"
 #include "basic/escape.h"
+#include "evidence/evd.h"
 
 #define STATUS_PERIOD_NS (60 * 1000000000ll)
 /* The main loop's round: the watchdogs, the status, the faults and the
@@ -47,6 +50,14 @@
 #define ROUND_NS (250 * BASIC_NS_PER_MS)
 #define ROUND_REPLAY_NS (20 * BASIC_NS_PER_MS)
 
+/* A pushed board must keep its collector running (ticking: the pipeline's
+   heartbeat, pl_daemon_heartbeat) through its first 30 s, or it goes back
+   to the previous files (issue 32): a board that starts but records
+   nothing is no better than one that does not start.  The tests set
+   RCONF_PROBATION_ENV (ms) not to wait 30 s. */
+#define RCONF_PROBATION_NS (30 * BASIC_NS_PER_SEC)
+#define RCONF_PROBATION_ENV "RAILMON_CONFIG_PROBATION_MS"
+
 /* The ground's last signed board file (issue 32): the forwarder's thread
    leaves it here, the main thread takes it between rounds, so a change
    never runs on the thread it stops. */
@@ -54,11 +65,28 @@ struct rconf_box {
 	pthread_mutex_t mu;
 	uint8_t *buf;               /* NULL: nothing waiting */
 	size_t len;
+	uint8_t digest[EVD_HASH_LEN]; /* of the message as it came, even too large */
+};
+
+/* A pushed board on probation: what rolling it back needs. */
+struct rconf_trial {
+	struct evd_rconf *m;        /* NULL: none on probation */
+	uint8_t *buf;               /* m's file names and data point into it */
+	struct conf_board *prev;    /* the board it replaced */
+	int64_t until;              /* monotonic: applied if still running then */
+	char data[BUS_PATH_MAX];    /* the log directory its config.trial is in (the
+	                               new board may name another) */
 };
 
 struct runner {
 	const char *cmd;
 	struct rconf_box rconf;
+	struct rconf_trial trial;
+	int64_t probation_ns;
+	/* The last refused message: the broker sends a retained one again at
+	   each connect, said once (not a line and a status each time). */
+	bool refused_any;
+	uint8_t refused_digest[EVD_HASH_LEN];
 	struct conf_board *cfg;
 	struct conf_board *orig;    /* the caller's; never freed here */
 	struct pl_daemon_opts opts;
@@ -338,9 +366,10 @@ static void rconf_arrived(void *ctx, const void *payload, size_t len)
 	if (copy)
 		memcpy(copy, payload, len);
 	pthread_mutex_lock(&box->mu);
+	evd_digest(payload, len, box->digest);
 	free(box->buf);
 	box->buf = copy;
-	box->len = copy ? len : EVD_RCONF_MAX + 1; /* too large or no memory: refused as such */
+	box->len = len; /* no copy: too large or no memory, refused as such */
 	pthread_mutex_unlock(&box->mu);
 }
 
@@ -441,12 +470,19 @@ static int rconf_check(struct runner *rn, const char *board, const char *data, c
 
 /* Each outcome on stderr (the journal) and, retained, to the ground on
    railmon/<vehicle>/config/status (docs/remote-config.md). */
-static void rconf_said(struct runner *rn, uint64_t version, const char *outcome, const char *why)
+static void rconf_said(struct runner *rn, uint64_t version, const char *outcome, uint32_t code, const char *why)
 {
 	char *json = NULL;
 	size_t len = 0;
 	FILE *f;
 	int r = -ENOMEM;
+	uint32_t ev = !strcmp(outcome, "refused") ? ACQ_EV_CONFIG_REFUSED
+	              : !strcmp(outcome, "rolled back") ? ACQ_EV_CONFIG_ROLLED_BACK : 0;
+
+	/* in the log too (an applied one's restart records CONFIG_RELOAD) */
+	if (ev && rn->d && pl_daemon_event(rn->d, ev, (int64_t)version, code) < 0)
+		fprintf(stderr, "railmon %s: warning: remote configuration event not recorded: the event ring is full\n",
+		        rn->cmd);
 
 	fprintf(stderr, "railmon %s: remote configuration version %llu %s%s%s\n", rn->cmd, (unsigned long long)version,
 	        outcome, why[0] ? ": " : "", why);
@@ -465,13 +501,102 @@ static void rconf_said(struct runner *rn, uint64_t version, const char *outcome,
 static int runner_start(struct runner *rn, uint64_t reloaded_hash);
 static void runner_stop(struct runner *rn);
 
+/* Refused: said (line, status, event) and remembered, so that the same
+   message again (the broker's retained one at each reconnect) is passed
+   over in silence. */
+static void rconf_refused(struct runner *rn, const uint8_t digest[EVD_HASH_LEN], uint64_t version, uint32_t code,
+                          const char *why)
+{
+	rconf_said(rn, version, "refused", code, why);
+	memcpy(rn->refused_digest, digest, EVD_HASH_LEN);
+	rn->refused_any = true;
+}
+
+/* evd_rconf_verify's refusal as the CONFIG_REFUSED event's detail */
+static uint32_t rconf_verify_why(int r)
+{
+	switch (r) {
+	case -EMSGSIZE: return ACQ_CONFIG_TOO_LARGE;
+	case -EKEYREJECTED: return ACQ_CONFIG_BAD_SIGNATURE;
+	case -EXDEV: return ACQ_CONFIG_OTHER_VEHICLE;
+	case -ESTALE: return ACQ_CONFIG_OLD_VERSION;
+	default: return ACQ_CONFIG_MALFORMED;
+	}
+}
+
+/* The probation's end, whichever: data/config.trial goes. */
+static void rconf_trial_clear(struct runner *rn, const char *data)
+{
+	int r = pl_rconf_trial_clear(data);
+
+	if (r < 0)
+		fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data, strerror(-r));
+}
+
+static void rconf_trial_end(struct rconf_trial *t)
+{
+	free(t->m);
+	free(t->buf);
+	*t = (struct rconf_trial){ 0 };
+}
+
+/* Back to the previous files and board (the new one rn->cfg failed: why),
+   started again; said by the previous board's forwarder. */
+static void rconf_roll_back(struct runner *rn, const char *data, struct conf_board *prev, const struct evd_rconf *m,
+                            uint32_t code, const char *why)
+{
+	char msg[CONF_ERR_MAX + 256];
+	int r;
+
+	runner_stop(rn); /* a daemon that did not start is stopped already */
+	r = pl_rconf_rollback(prev->path, m);
+	rconf_trial_clear(rn, data);
+	snprintf(msg, sizeof(msg), "%s%s", why, r < 0 ? "; putting the previous files back failed too" : "");
+	if (rn->cfg != prev) {
+		conf_free(rn->cfg);
+		rn->cfg = prev;
+	}
+	(void)runner_start(rn, 0);
+	rconf_said(rn, m->version, "rolled back", code, msg);
+}
+
+/* The pushed board on probation, each round: its collector must tick
+   (the heartbeat within PL_ALIVE_NS, as the watchdogs want it) until the
+   probation ends; then it is applied. */
+static void runner_trial(struct runner *rn, int64_t now, bool final)
+{
+	struct rconf_trial *t = &rn->trial;
+	char why[96];
+	int64_t beat;
+
+	if (!t->m || !rn->d)
+		return;
+	beat = pl_daemon_heartbeat(rn->d);
+	if (now - beat > PL_ALIVE_NS) {
+		snprintf(why, sizeof(why), "the new board's collector did not run for %.1f s within %.1f s of its start",
+		         (double)(now - beat) / 1e9, (double)rn->probation_ns / 1e9);
+		rconf_roll_back(rn, t->data, t->prev, t->m, ACQ_CONFIG_COLLECTOR_STOPPED, why);
+	} else if (now >= t->until || final) {
+		/* a clean stop with the collector running: it ran well so far */
+		if (t->prev != rn->orig)
+			conf_free(t->prev);
+		rconf_trial_clear(rn, t->data);
+		rconf_said(rn, t->m->version, "applied", 0, "");
+	} else {
+		return;
+	}
+	pl_notify("READY=1");
+	rconf_trial_end(t);
+}
+
 /* A signed board file from the ground (issue 32, docs/remote-config.md):
    verified, checked as `check` does, put in place and started as SIGHUP
-   does; back to the previous files if it does not start. */
+   does; back to the previous files if it does not start or its collector
+   does not keep running through its probation (runner_trial). */
 static void runner_rconf(struct runner *rn)
 {
 	struct evd_rconf *m = NULL;
-	uint8_t pk[EVD_PUBLIC_LEN], *buf;
+	uint8_t pk[EVD_PUBLIC_LEN], *buf, digest[EVD_HASH_LEN];
 	char why[CONF_ERR_MAX + 160], data[BUS_PATH_MAX], board_dir[BUS_PATH_MAX], scratch[BUS_PATH_MAX + 32];
 	char path[BUS_PATH_MAX * 2], *slash;
 	struct conf_board *next, *prev = rn->cfg;
@@ -479,15 +604,20 @@ static void runner_rconf(struct runner *rn)
 	size_t len;
 	int r;
 
+	if (rn->trial.m)
+		return; /* one at a time: the next waits for this one's probation */
 	pthread_mutex_lock(&rn->rconf.mu);
 	buf = rn->rconf.buf;
 	len = rn->rconf.len;
+	memcpy(digest, rn->rconf.digest, sizeof(digest));
 	rn->rconf.buf = NULL;
 	rn->rconf.len = 0;
 	pthread_mutex_unlock(&rn->rconf.mu);
 	if (!buf && !len)
 		return;
 	why[0] = 0;
+	if (rn->refused_any && !memcmp(digest, rn->refused_digest, sizeof(digest)))
+		goto out; /* refused already: said once */
 	snprintf(data, sizeof(data), "%s", pl_daemon_data_dir(rn->d));
 	snprintf(board_dir, sizeof(board_dir), "%s", prev->path);
 	slash = strrchr(board_dir, '/');
@@ -496,18 +626,23 @@ static void runner_rconf(struct runner *rn)
 	else
 		snprintf(board_dir, sizeof(board_dir), ".");
 	m = malloc(sizeof(*m));
+	if (!buf && len > EVD_RCONF_MAX) {
+		snprintf(why, sizeof(why), "too large: %zu bytes, at most %u", len, EVD_RCONF_MAX);
+		rconf_refused(rn, digest, 0, ACQ_CONFIG_TOO_LARGE, why);
+		goto out;
+	}
 	if (!buf || !m) {
-		rconf_said(rn, 0, "refused", buf ? "out of memory" : "over 4 MiB or out of memory");
+		rconf_said(rn, 0, "refused", ACQ_CONFIG_NO_MEMORY, "out of memory"); /* not remembered: may pass */
 		goto out;
 	}
 	r = pl_evidence_config_pubkey(prev, pk, why, sizeof(why));
 	if (r <= 0) {
-		rconf_said(rn, 0, "refused", r == 0 ? "the board names no [uplink] config_pubkey" : why);
+		rconf_said(rn, 0, "refused", ACQ_CONFIG_NO_KEY, r == 0 ? "the board names no [uplink] config_pubkey" : why);
 		goto out;
 	}
 	if ((r = pl_rconf_version_load(data, &cur)) < 0) {
 		snprintf(why, sizeof(why), "%s/config.version: %s", data, strerror(-r));
-		rconf_said(rn, 0, "refused", why);
+		rconf_said(rn, 0, "refused", ACQ_CONFIG_NO_KEY, why);
 		goto out;
 	}
 	/* The broker sends the retained message again at every connect,
@@ -517,7 +652,7 @@ static void runner_rconf(struct runner *rn)
 		goto out;
 	r = evd_rconf_verify(buf, len, pk, prev->vehicle, cur, m, why, sizeof(why));
 	if (r < 0) {
-		rconf_said(rn, r == -EBADMSG || r == -EMSGSIZE ? 0 : m->version, "refused", why);
+		rconf_refused(rn, digest, r == -EBADMSG || r == -EMSGSIZE ? 0 : m->version, rconf_verify_why(r), why);
 		goto out;
 	}
 	for (size_t i = 0; i < m->nfiles; i++)
@@ -526,13 +661,13 @@ static void runner_rconf(struct runner *rn)
 				r = -EINVAL, snprintf(why, sizeof(why), "file %s sent twice", m->files[i].name);
 	if (r < 0) {
 		/* its install would take the first copy's .prev for the second */
-		rconf_said(rn, m->version, "refused", why);
+		rconf_refused(rn, digest, m->version, ACQ_CONFIG_MALFORMED, why);
 		goto out;
 	}
 	snprintf(scratch, sizeof(scratch), "%s/rconf.XXXXXX", data);
 	if (!mkdtemp(scratch)) {
 		snprintf(why, sizeof(why), "%s: %s", scratch, strerror(errno));
-		rconf_said(rn, m->version, "refused", why);
+		rconf_said(rn, m->version, "refused", ACQ_CONFIG_NOT_INSTALLED, why); /* may pass later */
 		goto out;
 	}
 	r = rconf_scratch(scratch, board_dir, m, why, sizeof(why));
@@ -541,20 +676,25 @@ static void runner_rconf(struct runner *rn)
 		r = rconf_check(rn, path, rn->opts.data_dir, why, sizeof(why));
 	rconf_scratch_remove(scratch, m);
 	if (r < 0) {
-		rconf_said(rn, m->version, "refused", why);
+		rconf_refused(rn, digest, m->version, ACQ_CONFIG_FAILS_CHECK, why);
 		goto out;
 	}
 	if (pl_rconf_install(prev->path, m, why, sizeof(why)) < 0) {
-		rconf_said(rn, m->version, "refused", why);
+		rconf_said(rn, m->version, "refused", ACQ_CONFIG_NOT_INSTALLED, why); /* may pass later */
 		goto out;
 	}
 	/* Taken, whatever comes of starting it: a retained message that rolls
 	   back is not tried again at every reconnect. */
 	if ((r = pl_rconf_version_store(data, m->version)) < 0)
 		fprintf(stderr, "railmon %s: warning: %s/config.version: %s\n", rn->cmd, data, strerror(-r));
+	/* on probation from here: a run killed while it starts or runs goes
+	   back at its next start (rconf_trial_left) */
+	if ((r = pl_rconf_trial_store(data, buf, len)) < 0)
+		fprintf(stderr, "railmon %s: warning: %s/config.trial: %s\n", rn->cmd, data, strerror(-r));
 	if (conf_load(prev->path, &next, why, sizeof(why)) < 0) {
 		pl_rconf_rollback(prev->path, m);
-		rconf_said(rn, m->version, "rolled back", why);
+		rconf_trial_clear(rn, data);
+		rconf_said(rn, m->version, "rolled back", ACQ_CONFIG_UNREADABLE, why);
 		goto out;
 	}
 	pl_notify("RELOADING=1");
@@ -564,22 +704,72 @@ static void runner_rconf(struct runner *rn)
 	r = runner_start(rn, next->hash);
 	rn->strict = false;
 	if (r == 0) {
-		if (prev != rn->orig)
-			conf_free(prev);
-		rconf_said(rn, m->version, "applied", "");
-	} else {
-		r = pl_rconf_rollback(prev->path, m);
-		snprintf(why, sizeof(why), "the new board did not start: %s%s", rn->start_err,
-		         r < 0 ? "; putting the previous files back failed too" : "");
-		rn->cfg = prev;
-		conf_free(next);
-		(void)runner_start(rn, 0);
-		rconf_said(rn, m->version, "rolled back", why); /* by the previous board's forwarder */
+		/* started: on probation (runner_trial) with what going back needs */
+		rn->trial = (struct rconf_trial){ .m = m, .buf = buf, .prev = prev,
+		                                  .until = basic_mono_ns() + rn->probation_ns };
+		snprintf(rn->trial.data, sizeof(rn->trial.data), "%s", data);
+		return;
 	}
+	snprintf(why, sizeof(why), "the new board did not start: %s", rn->start_err);
+	rconf_roll_back(rn, data, prev, m, ACQ_CONFIG_DID_NOT_START, why);
 	pl_notify("READY=1");
 out:
 	free(m);
 	free(buf);
+}
+
+/* A pushed board still on probation when run was killed (config.trial
+   left): back to the previous files before the first start; *ret the
+   message (said once the daemon runs), NULL if none. */
+static void rconf_trial_left(struct runner *rn, struct evd_rconf **ret, uint8_t **ret_buf)
+{
+	const char *data = pl_data_dir(rn->cfg, rn->opts.data_dir);
+	struct conf_board *prev;
+	struct evd_rconf *m = malloc(sizeof(*m));
+	char why[CONF_ERR_MAX];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int r = m ? pl_rconf_trial_load(data, &buf, &len) : -ENOMEM;
+
+	*ret = NULL;
+	*ret_buf = NULL;
+	if (r <= 0 || evd_rconf_parse(buf, len, m, why, sizeof(why)) < 0) {
+		if (r < 0 || buf)
+			fprintf(stderr, "railmon %s: warning: %s/config.trial: %s; the board file is kept as it is\n",
+			        rn->cmd, data, r < 0 ? strerror(-r) : why);
+		if (buf)
+			rconf_trial_clear(rn, data); /* not said again at every start */
+		free(m);
+		free(buf);
+		return;
+	}
+	if ((r = pl_rconf_rollback(rn->cfg->path, m)) < 0)
+		fprintf(stderr, "railmon %s: warning: putting the files before remote configuration version %" PRIu64
+		        " back: %s\n", rn->cmd, m->version, strerror(-r));
+	else if (conf_load(rn->cfg->path, &prev, why, sizeof(why)) < 0)
+		fprintf(stderr, "railmon %s: warning: the board file before remote configuration version %" PRIu64
+		        ": %s\n", rn->cmd, m->version, why);
+	else
+		rn->cfg = prev; /* freed at the end (not the caller's) */
+	rconf_trial_clear(rn, data);
+	*ret = m;
+	*ret_buf = buf;
+}
+
+/* RCONF_PROBATION_ENV in ms, else RCONF_PROBATION_NS */
+static int64_t rconf_probation(void)
+{
+	const char *env = getenv(RCONF_PROBATION_ENV);
+	char *end;
+	long long ms;
+
+	if (!env || !*env)
+		return RCONF_PROBATION_NS;
+	errno = 0;
+	ms = strtoll(env, &end, 10);
+	if (errno || *end || ms < 0 || ms > 3600 * 1000)
+		return RCONF_PROBATION_NS;
+	return ms * BASIC_NS_PER_MS;
 }
 
 /* SIGHUP: swap in the new board file only if it is valid and starts. */
@@ -682,8 +872,11 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 	int rc = 0;
 	int64_t t0, end, next_status;
 	sigset_t sigs, old;
+	struct evd_rconf *left = NULL;
+	uint8_t *left_buf = NULL;
 
 	if (!until_sources_done) { /* a replay takes no configuration */
+		rn.probation_ns = rconf_probation();
 		rn.opts.on_config = rconf_arrived;
 		rn.opts.config_ctx = &rn.rconf;
 	}
@@ -693,10 +886,21 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	if (!until_sources_done)
+		rconf_trial_left(&rn, &left, &left_buf);
 	if (runner_start(&rn, 0) < 0) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rn.cfg != rn.orig)
+			conf_free(rn.cfg);
+		free(left);
+		free(left_buf);
 		return 1;
 	}
+	if (left)
+		rconf_said(&rn, left->version, "rolled back", ACQ_CONFIG_STOPPED_ON_PROBATION,
+		           "railmon stopped before the new board's probation ended (killed or crashed)");
+	free(left);
+	free(left_buf);
 	if (!rn.no_service)
 		runner_watchdog_setup(&rn);
 	pl_notify("READY=1");
@@ -714,10 +918,13 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 			break;
 		if (until_sources_done && pl_daemon_sources_done(rn.d))
 			break;
-		if (cli_reload_requested && !until_sources_done)
+		/* a reload waits for a pushed board's probation to end */
+		if (cli_reload_requested && !until_sources_done && !rn.trial.m)
 			runner_reload(&rn);
-		if (rn.d && !until_sources_done)
+		if (rn.d && !until_sources_done) {
+			runner_trial(&rn, now, false);
 			runner_rconf(&rn);
+		}
 		if (rn.d)
 			pl_watchdogs_kick(&rn.dogs, now, pl_daemon_heartbeat(rn.d));
 		uplink_watch(&rn, now);
@@ -733,12 +940,17 @@ int cli_run_daemon_progress(const char *cmd, struct conf_board *cfg, const struc
 	}
 	pl_notify("STOPPING=1");
 	cli_progress_clear(pg);
+	runner_trial(&rn, basic_mono_ns(), true);
 	runner_stop(&rn);
 	pl_watchdogs_close(&rn.dogs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	fprintf(stderr, "railmon %s: stopped after %.2f s\n", cmd, (double)(basic_mono_ns() - t0) / 1e9);
 	if (rn.cfg != rn.orig)
 		conf_free(rn.cfg);
+	/* stopped on probation after a failed rollback start */
+	if (rn.trial.m && rn.trial.prev != rn.orig && rn.trial.prev != rn.cfg)
+		conf_free(rn.trial.prev);
+	rconf_trial_end(&rn.trial);
 	free(rn.rconf.buf);
 	return cli_run_verdict(stderr, cmd, &rn.totals, rc);
 }

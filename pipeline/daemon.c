@@ -5,6 +5,7 @@
  *   bus device --(acq_source: RX/poll thread, SCHED_FIFO)--> SPSC ring
  *   link checks --(acq_monitor thread)--> check ring  \
  *   forwarder events --> event ring                     > collector -> sink
+ *   the caller's events (pl_daemon_event) --> main ring  /
  *   sink: decode, encode, append to the flash log (sink.c); health (health.c)
  *
  * What the pipeline does is in acquisition/ (the loops, the rings),
@@ -55,9 +56,9 @@ struct pl_daemon {
 
 	pl_channels_t *ch;
 	pl_sources_t *src;
-	struct acq_ring *ring_ptr[CONF_BUSES_MAX + 1]; /* + the uplink event ring */
-	uint16_t ring_bus[CONF_BUSES_MAX + 1];
-	acq_source_t *ring_src[CONF_BUSES_MAX + 1];
+	struct acq_ring *ring_ptr[CONF_BUSES_MAX + 2]; /* + the uplink's and the caller's event rings */
+	uint16_t ring_bus[CONF_BUSES_MAX + 2];
+	acq_source_t *ring_src[CONF_BUSES_MAX + 2];
 	struct acq_bytes *bytes[CONF_BUSES_MAX];  /* TRDP buses' telegram bytes (sources) */
 	acq_collector_t *col;
 	acq_cpu_latency_t *pm_qos; /* held while a realtime run runs */
@@ -76,6 +77,10 @@ struct pl_daemon {
 	struct pl_sparkplug spb;  /* [sparkplug]: its own reader, thread and connection */
 	struct acq_ring ev_ring;
 	struct acq_item ev_buf[256];
+	/* the caller's thread (run's main loop: remote configuration
+	   outcomes) has its own ring: each ring has a single producer */
+	struct acq_ring main_ring;
+	struct acq_item main_buf[16];
 };
 
 /* ------------------------------------------------------------ buses */
@@ -116,6 +121,19 @@ static bool daemon_is_replay(const struct conf_board *cfg, const char *replay_lo
 static int open_log(struct pl_daemon *d, char *err, size_t errlen)
 {
 	return pl_log_open(d->cfg, d->data_dir, d->boot_id, &d->log, d->log_warn, sizeof(d->log_warn), err, errlen);
+}
+
+int pl_daemon_event(struct pl_daemon *d, uint32_t code, int64_t arg, uint32_t detail)
+{
+	struct acq_item it = { .kind = ACQ_ITEM_EVENT, .t_ns = basic_realtime_ns(), .bus = ACQ_SOURCE_DAEMON };
+
+	if (!d)
+		return -EINVAL;
+	it.event.code = code;
+	it.event.arg = arg;
+	it.event.detail = detail;
+	/* full (16 outcomes within one collector pass): counted as an overrun */
+	return acq_ring_item_push(&d->main_ring, &it) ? 0 : -ENOBUFS;
 }
 
 int pl_daemon_config_status(struct pl_daemon *d, const char *json)
@@ -191,6 +209,7 @@ const char *pl_daemon_log_warning(const struct pl_daemon *d)
 static int open_uplink(struct pl_daemon *d, char *err, size_t errlen)
 {
 	acq_ring_init(&d->ev_ring, d->ev_buf, sizeof(d->ev_buf) / sizeof(d->ev_buf[0]), sizeof(struct acq_item));
+	acq_ring_init(&d->main_ring, d->main_buf, sizeof(d->main_buf) / sizeof(d->main_buf[0]), sizeof(struct acq_item));
 	if (d->replay_log)
 		return 0; /* a replay is a command, not the vehicle's log */
 	int r = pl_forwarder_open(&d->up, d->cfg, d->data_dir, d->log, d->ch, &d->ev_ring, d->on_config,
@@ -276,7 +295,9 @@ static int open_collector(struct pl_daemon *d)
 
 	d->ring_ptr[n] = &d->ev_ring;
 	d->ring_bus[n] = ACQ_SOURCE_DAEMON;
-	return acq_collector_new(&(struct acq_collector_cfg){ .rings = d->ring_ptr, .nrings = n + 1,
+	d->ring_ptr[n + 1] = &d->main_ring;
+	d->ring_bus[n + 1] = ACQ_SOURCE_DAEMON;
+	return acq_collector_new(&(struct acq_collector_cfg){ .rings = d->ring_ptr, .nrings = n + 2,
 	                                                      .ring_bus = d->ring_bus, .sources = d->ring_src,
 	                                                      .sink = daemon_sink, .tick = daemon_tick,
 	                                                      .ctx = d, .tick_ms = TICK_MS, .idle_us = period },

@@ -79,6 +79,11 @@ int pl_daemon_start(struct pl_daemon *d, char *warn, size_t warnlen);
    Idempotent. */
 int pl_daemon_stop(struct pl_daemon *d);
 
+/* An event of the caller's thread into the log (code, arg, detail as
+   acquisition/acq-item.h's); one producer thread only (run's main loop).
+   0, -ENOBUFS when 16 wait for the collector (counted as an overrun). */
+int pl_daemon_event(struct pl_daemon *d, uint32_t code, int64_t arg, uint32_t detail);
+
 /* The last remote configuration's outcome (JSON) for the forwarder to
    publish retained on railmon/<vehicle>/config/status: 0, -ENOTCONN
    without [uplink], -errno. */

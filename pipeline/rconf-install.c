@@ -87,24 +87,90 @@ int pl_rconf_version_load(const char *dir, uint64_t *ret)
 	return 0;
 }
 
-int pl_rconf_version_store(const char *dir, uint64_t version)
+/* DIR/NAME replaced whole by data: written to NAME.tmp, fsynced, renamed
+   over, the directory fsynced. */
+static int replace_file(const char *dir, const char *name, const void *data, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8], line[64];
-	int n, r;
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	int r;
 
-	if (!dir)
-		return -EINVAL;
-	if (snprintf(path, sizeof(path), "%s/" VERSION_FILE, dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	n = snprintf(line, sizeof(line), VERSION_TAG "%" PRIu64 "\n", version);
-	if ((r = write_sync(tmp, line, (size_t)n)) < 0)
+	if ((r = write_sync(tmp, data, len)) < 0)
 		return r;
 	if (rename(tmp, path) < 0) {
 		r = -errno;
 		unlink(tmp);
 		return r;
 	}
+	return sync_dir_of(path);
+}
+
+int pl_rconf_version_store(const char *dir, uint64_t version)
+{
+	char line[64];
+	int n;
+
+	if (!dir)
+		return -EINVAL;
+	n = snprintf(line, sizeof(line), VERSION_TAG "%" PRIu64 "\n", version);
+	return replace_file(dir, VERSION_FILE, line, (size_t)n);
+}
+
+#define TRIAL_FILE "config.trial"
+
+int pl_rconf_trial_store(const char *dir, const void *msg, size_t len)
+{
+	if (!dir || !msg)
+		return -EINVAL;
+	return replace_file(dir, TRIAL_FILE, msg, len);
+}
+
+int pl_rconf_trial_load(const char *dir, uint8_t **ret, size_t *ret_len)
+{
+	char path[PATH_MAX];
+	uint8_t *buf;
+	FILE *f;
+	size_t n;
+	int r = 1;
+
+	if (!dir || !ret || !ret_len)
+		return -EINVAL;
+	*ret = NULL;
+	*ret_len = 0;
+	if (snprintf(path, sizeof(path), "%s/" TRIAL_FILE, dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (!(f = fopen(path, "rb")))
+		return errno == ENOENT ? 0 : -errno;
+	buf = malloc(EVD_RCONF_MAX + 1);
+	n = buf ? fread(buf, 1, EVD_RCONF_MAX + 1, f) : 0;
+	if (!buf)
+		r = -ENOMEM;
+	else if (ferror(f))
+		r = -EIO;
+	else if (n > EVD_RCONF_MAX)
+		r = -EFBIG;
+	fclose(f);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret = buf;
+	*ret_len = n;
+	return 1;
+}
+
+int pl_rconf_trial_clear(const char *dir)
+{
+	char path[PATH_MAX];
+
+	if (!dir)
+		return -EINVAL;
+	if (snprintf(path, sizeof(path), "%s/" TRIAL_FILE, dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (unlink(path) < 0)
+		return errno == ENOENT ? 0 : -errno;
 	return sync_dir_of(path);
 }
 

@@ -26,6 +26,16 @@ int pl_rconf_version_load(const char *dir, uint64_t *ret);
    directory fsynced.  0 or -errno. */
 int pl_rconf_version_store(const char *dir, uint64_t version);
 
+/* A pushed board on probation (issue 32): the message whose files run,
+   kept as DIR/config.trial until its probation ends, so that a `run`
+   killed meanwhile goes back to the previous files at its next start.
+   store: written, fsynced, renamed, 0 or -errno; load: 1 and a malloc'd
+   copy, 0 when there is none, -errno (-EFBIG over EVD_RCONF_MAX); clear:
+   removed (none: 0), 0 or -errno. */
+int pl_rconf_trial_store(const char *dir, const void *msg, size_t len);
+int pl_rconf_trial_load(const char *dir, uint8_t **ret, size_t *ret_len);
+int pl_rconf_trial_clear(const char *dir);
+
 /*
  * Put m's files in place: files[0] at board_path itself, the others at
  * their names under board_path's directory (subdirectories made).  First,

@@ -177,6 +177,31 @@ static void test_args(const char *board)
 	CHECK(strstr(why, "cannot write"), "%s", why);
 }
 
+/* config.trial: the message back byte for byte (a NUL inside too), gone
+   after clear, none is 0 (not an error), and a file over 4 MiB refused. */
+static void test_trial(void)
+{
+	static const uint8_t msg[] = { 'R', 'M', 0, 0xff, '\n', 7 };
+	uint8_t *buf = (uint8_t *)"x";
+	size_t len = 99;
+	char p[600];
+	FILE *f;
+
+	CHECK(pl_rconf_trial_load(dir, &buf, &len) == 0 && !buf && len == 0, "none");
+	CHECK(pl_rconf_trial_clear(dir) == 0, "clear with none");
+	CHECK(pl_rconf_trial_store(dir, msg, sizeof(msg)) == 0);
+	expect_file("config.trial.tmp", NULL);
+	CHECK(pl_rconf_trial_load(dir, &buf, &len) == 1 && len == sizeof(msg) && !memcmp(buf, msg, len), "back");
+	free(buf);
+	CHECK(pl_rconf_trial_clear(dir) == 0);
+	expect_file("config.trial", NULL);
+	snprintf(p, sizeof(p), "%s/config.trial", dir);
+	CHECK((f = fopen(p, "wb")) && fseek(f, EVD_RCONF_MAX, SEEK_SET) == 0 && fputc(1, f) == 1 && fclose(f) == 0);
+	CHECK(pl_rconf_trial_load(dir, &buf, &len) == -EFBIG && !buf, "over 4 MiB");
+	CHECK(pl_rconf_trial_clear(dir) == 0);
+	CHECK(pl_rconf_trial_store(NULL, msg, 1) == -EINVAL && pl_rconf_trial_load(NULL, &buf, &len) == -EINVAL);
+}
+
 int main(void)
 {
 	char board[512];
@@ -186,6 +211,7 @@ int main(void)
 	test_install_rollback(board);
 	test_hash(board);
 	test_version();
+	test_trial();
 	test_args(board);
 	if (!tlib_failures()) {
 		char cmd[600];
