@@ -22,6 +22,15 @@
  * offline ends the connection (NDEATH published), and the next one waits
  * again, with a new bdSeq.
  * BIRTH and DATA are QoS 0 as the specification says; the will QoS 1.
+ * Store-and-forward: the cursor moves only on what the broker confirmed
+ * (a barrier: an UNSUBSCRIBE of railmon/spb-barrier/<node>, never
+ * subscribed, after the DDATAs; its UNSUBACK says the broker took them,
+ * as a broker handles a connection's packets in order).  A connection
+ * lost (or a frozen broker's keepalive) reads again from there: those
+ * Batches go again, is_historical, after the next births, in log order.
+ * At least once: a DDATA the broker took before the loss but whose
+ * barrier it never answered arrives twice (a host can drop it by alias
+ * and timestamp).  "Confirmed" is the broker's, not a host's.
  *
  * One thread at normal priority; nothing logs (stats for the owner).
  */
@@ -74,7 +83,12 @@ struct upl_spb_stats {
 	bool host_online;
 	uint8_t bdseq;                     /* the current connection's */
 	int bdseq_damage;                  /* spb_bdseq_next()'s *ret_damage at the last connect */
-	uint64_t next_seq;                 /* the cursor */
+	uint64_t next_seq;                 /* the cursor as stored: the first record not confirmed */
+	uint64_t acked_seq;                /* the first record the broker has not confirmed */
+	uint64_t rewinds;                  /* connections lost with DDATA unconfirmed: read again */
+	uint64_t resent;                   /* Batches sent again after a rewind (historical) */
+	int cursor_damage;                 /* upl_cursor_load()'s at the start: 0, or -errno (started at 1) */
+	uint64_t cursor_store_failures;
 	int last_error;                    /* -errno of the last failure, 0 = none */
 };
 
