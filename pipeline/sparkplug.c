@@ -74,6 +74,11 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 
 void pl_sparkplug_close(struct pl_sparkplug *s)
 {
+	if (s->pub) {
+		upl_spb_stop(s->pub);
+		upl_spb_stats(s->pub, &s->last);
+		s->stopped = true;
+	}
 	s->pub = upl_spb_free(s->pub);
 	stor_reader_free(s->reader);
 	s->reader = NULL;

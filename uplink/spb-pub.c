@@ -136,7 +136,7 @@ static int births(struct upl_spb *p)
 	if ((r = spb_session_nbirth(&p->sess, p->pl, ms)) < 0 || (r = topic(p, SPB_NBIRTH, NULL, t)) < 0 ||
 	    (r = publish(p, t, 0)) < 0)
 		return r;
-	STAT(p, p->st.nbirths++);
+	STAT(p, (p->st.nbirths++, p->st.connected = true));
 	for (size_t d = 0; d < p->cfg.ndevices; d++)
 		if ((r = device_birth(p, d, true, ms)) < 0)
 			return r;
@@ -288,6 +288,7 @@ static void drop_client(struct upl_spb *p)
 	if (p->mosq) {
 		mosquitto_destroy(p->mosq);
 		rewind_unacked(p);
+		STAT(p, p->st.connected = false);
 	}
 	p->mosq = NULL;
 	p->connected = false;
@@ -568,14 +569,20 @@ int upl_spb_start(upl_spb_t *p)
 	return 0;
 }
 
+void upl_spb_stop(upl_spb_t *p)
+{
+	if (!p || !p->started)
+		return;
+	STAT(p, p->stop = true);
+	pthread_join(p->thread, NULL);
+	p->started = false;
+}
+
 upl_spb_t *upl_spb_free(upl_spb_t *p)
 {
 	if (!p)
 		return NULL;
-	if (p->started) {
-		STAT(p, p->stop = true);
-		pthread_join(p->thread, NULL);
-	}
+	upl_spb_stop(p);
 	drop_client(p);
 	spb_payload_free(p->pl);
 	pthread_mutex_destroy(&p->lock);

@@ -81,6 +81,7 @@ struct upl_spb_stats {
 	uint64_t state_bad;                /* STATE payloads that are not {"online": true|false ...} */
 	uint64_t host_losses;              /* the primary host said offline: connection ended */
 	bool host_online;
+	bool connected;                    /* a connection with its births said */
 	uint8_t bdseq;                     /* the current connection's */
 	int bdseq_damage;                  /* spb_bdseq_next()'s *ret_damage at the last connect */
 	uint64_t next_seq;                 /* the cursor as stored: the first record not confirmed */
@@ -99,6 +100,9 @@ typedef struct upl_spb upl_spb_t;
 int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub);
 /* Starts its thread.  0 or -errno. */
 int upl_spb_start(upl_spb_t *pub);
+/* Stops its thread (NDEATH published if connected, the cursor stored);
+   the counters stay readable.  Again, or never started: nothing. */
+void upl_spb_stop(upl_spb_t *pub);
 /* Stops (NDEATH published if connected, the cursor stored) and frees;
    NULL is fine; returns NULL. */
 upl_spb_t *upl_spb_free(upl_spb_t *pub);

@@ -40,10 +40,11 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
     demo = os.path.join(SRC, "cli", "demo")
     board = os.path.join(tmp, "b.ini")
     with open(board, "w") as fh:
-        fh.write("[board]\nvehicle = T-8\nrt_priority = 0\nbatch_ms = 200\n[storage]\ndir = data\n"
+        fh.write("[board]\nvehicle = T-8\nrt_priority = 0\nbatch_ms = 200\nstat_socket = @railmon-spbrun-%d\n"
+                 "[storage]\ndir = data\n"
                  "segment_size = 4M\n[can vehicle]\ndriver = trace\nfile = %s/train.log\ndbc = %s/train.dbc\n"
                  "speed = 1\nloop = true\n[sparkplug]\nbroker = mqtt://127.0.0.1:%d\ngroup_id = Fleet\n"
-                 % (demo, demo, port))
+                 % (os.getpid(), demo, demo, port))
     mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
     broker = subprocess.Popen([mosquitto, "-c", os.path.join(tmp, "m.conf")], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
@@ -74,8 +75,28 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                 if not cv.wait_for(lambda: pred(lines), timeout=60):
                     raise SystemExit("timed out waiting for %s: %r" % (what, lines[-5:]))
         wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
-        run = subprocess.run([RAILMON, "run", "--board", board, "--duration", "3"], cwd=tmp, capture_output=True,
-                             text=True, timeout=120)
+        run = subprocess.Popen([RAILMON, "run", "--board", board, "--duration", "8"], cwd=tmp,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # `railmon stat` of the running daemon: the publisher's line in
+        # the table, its counters in the JSON
+        sock = "@railmon-spbrun-%d" % os.getpid()
+        table, end = "", time.monotonic() + 60
+        while "; sparkplug connected, " not in table or " 0 DDATA" in table:
+            if run.poll() is not None or time.monotonic() > end:
+                break
+            table = subprocess.run([RAILMON, "stat", "--socket", sock], capture_output=True, text=True).stdout
+            time.sleep(0.1)  # polling the daemon's state, not a wait for a peer
+        daemon = [line for line in table.splitlines() if line.startswith("daemon:")]
+        print("stat:", daemon)
+        check(daemon and "; sparkplug connected, " in daemon[0] and " 0 DDATA" not in daemon[0],
+              "railmon stat's daemon line says the publisher: %r" % daemon)
+        js = subprocess.run([RAILMON, "stat", "--socket", sock, "--json"], capture_output=True, text=True).stdout
+        dj = [json.loads(line) for line in js.splitlines() if '"name":"daemon"' in line]
+        check(dj and dj[0].get("sparkplug") == "connected" and dj[0].get("spb_ddata", 0) > 0 and
+              dj[0].get("spb_bdseq_damage") == 0 and dj[0].get("spb_cursor_damage") == 0,
+              "railmon stat --json's daemon: %r" % dj)
+        out, err = run.communicate(timeout=120)
+        run.stderr = err
         print(run.stderr, end="")
         check(run.returncode == 0, "railmon run exit %d" % run.returncode)
         wait(lambda ls: any(line.startswith("spBv1.0/Fleet/NDEATH/") for line in ls), "the NDEATH")
@@ -128,6 +149,12 @@ for (topic, hexdata), f in zip(got, files):
             host.append((aliases[a]["name"], int(m["timestamp"]), m["value"]))
         # live records (seconds old): current values
         check(not m.get("isHistorical", False), "DDATA alias %d historical" % a)
+# the run's summary says what the host saw: its DDATA, nothing unconfirmed
+said = [line for line in run.stderr.splitlines() if line.startswith("railmon: sparkplug to mqtt://127.0.0.1:%d: " % port)]
+check(said, "no sparkplug line in run's stderr")
+if said:
+    check(", %d DDATA (" % kinds["DDATA"] in said[-1] and " 0 records not yet confirmed by the broker" in said[-1],
+          "run's last sparkplug line %r, the host saw %d DDATA" % (said[-1], kinds["DDATA"]))
 names = {s["name"]: s["unit"] for s in samples}
 for name, unit in names.items():
     m = [x for x in aliases.values() if x["name"] == name]
