@@ -44,7 +44,8 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                  "[storage]\ndir = data\n"
                  "segment_size = 4M\n[can vehicle]\ndriver = trace\nfile = %s/train.log\ndbc = %s/train.dbc\n"
                  "speed = 1\nloop = true\n[sparkplug]\nbroker = mqtt://127.0.0.1:%d\ngroup_id = Fleet\n"
-                 % (os.getpid(), demo, demo, port))
+                 "[uplink]\nbroker = mqtt://127.0.0.1:%d\n"  # railmon's own Batches, for their bytes
+                 % (os.getpid(), demo, demo, port, port))
     mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
     broker = subprocess.Popen([mosquitto, "-c", os.path.join(tmp, "m.conf")], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
@@ -61,7 +62,8 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                     raise SystemExit("mosquitto did not start")
                 time.sleep(0.05)
         sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v",
-                                "-F", "%t %x", "-t", "spBv1.0/#"], stdout=subprocess.PIPE, text=True)
+                                "-F", "%t %x", "-t", "spBv1.0/#", "-t", "railmon/T-8/data"], stdout=subprocess.PIPE,
+                               text=True)
 
         def read():
             for line in sub.stdout:
@@ -165,8 +167,15 @@ host.sort()
 check(len(host) == len(want), "host has %d samples, export %d" % (len(host), len(want)))
 bad = [(h, w) for h, w in zip(host, want) if h[:2] != w[:2] or abs(h[2] - w[2]) > 1e-9 * max(1.0, abs(w[2]))]
 check(not bad, "%d values differ from export, first %r" % (len(bad), bad[:3]))
-print("%d samples, %d DDATA bytes: %.1f bytes a sample (DDATA payloads, Sparkplug B)"
-      % (len(host), ddata_bytes, ddata_bytes / max(1, len(host))))
+# railmon's own Batches of the same log on railmon/T-8/data (the uplink,
+# policy all: every record, frames too, which Sparkplug does not carry)
+batches = [line.split(" ", 1)[1] for line in lines if line.startswith("railmon/T-8/data ")]
+batch_bytes = sum(len(h) // 2 for h in batches)
+check(batches and batch_bytes > 0, "no railmon Batches on railmon/T-8/data")
+print("bytes per sample, same log (%d samples): Sparkplug B DDATA %.1f (%d bytes in %d DDATA); railmon Batches "
+      "%.1f (%d bytes in %d Batches, frames included); ratio %.2f"
+      % (len(host), ddata_bytes / max(1, len(host)), ddata_bytes, kinds["DDATA"], batch_bytes / max(1, len(host)),
+         batch_bytes, len(batches), ddata_bytes / max(1, batch_bytes)))
 
 if failures:
     print("%d failures" % len(failures))
