@@ -129,12 +129,16 @@ int spb_session_nbirth(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms)
 {
 	const struct spb_birth_metric rebirth = { SPB_METRIC_REBIRTH, SPB_ALIAS_REBIRTH, t_ms, NULL,
 	                                          { SPB_DT_BOOLEAN, false, 0, NULL } };
+	/* no event yet in this session: the NDATAs give them */
+	const struct spb_birth_metric events = { SPB_METRIC_EVENTS, SPB_ALIAS_EVENTS, t_ms, NULL,
+	                                         { SPB_DT_STRING, true, 0, NULL } };
 	int r;
 
 	if (!s || !pl)
 		return -EINVAL;
 	spb_payload_reset(pl, t_ms, 0);
-	if ((r = add_bdseq(s, pl, t_ms)) < 0 || (r = spb_payload_add_birth(pl, &rebirth)) < 0)
+	if ((r = add_bdseq(s, pl, t_ms)) < 0 || (r = spb_payload_add_birth(pl, &rebirth)) < 0 ||
+	    (r = spb_payload_add_birth(pl, &events)) < 0)
 		return r;
 	s->seq = 1;
 	s->born = true;

@@ -61,6 +61,7 @@ struct upl_spb {
 	bool barrier_pending;
 	uint64_t resend_until;         /* records below it are sent again: historical */
 	char barrier_topic[TOPIC_MAX];
+	const char *bus_names[CONF_DEVICES_MAX]; /* by bus index: the devices', for event texts */
 	int64_t cursor_saved_ms;
 	uint64_t cursor_saved;
 };
@@ -419,6 +420,16 @@ static int send_next(struct upl_spb *p)
 		spb_session_commit(&p->sess);
 		STAT(p, (p->st.ddata++, p->st.metrics += (uint64_t)n));
 	}
+	/* the Batch's events: the node's Events metric, one NDATA */
+	if (r == 0 && (r = spb_session_begin(&p->sess, p->pl, wall_ms())) == 0) {
+		int n = spb_ndata_add_events(p->pl, b, p->bus_names, CONF_DEVICES_MAX, historical);
+		if (n == -ENOSPC)
+			STAT(p, p->st.batches_too_big++);
+		if (n > 0 && (r = topic(p, SPB_NDATA, NULL, t)) == 0 && (r = publish(p, t, 0)) == 0) {
+			spb_session_commit(&p->sess);
+			STAT(p, (p->st.ndata++, p->st.events += (uint64_t)n));
+		}
+	}
 	if (r == 0)
 		r = device_changes(p, b, info.count, -1);
 done:
@@ -528,6 +539,9 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 		return -ENOMEM;
 	p->cfg = *cfg;
 	pthread_mutex_init(&p->lock, NULL);
+	for (size_t d = 0; d < cfg->ndevices; d++)
+		if (cfg->devices[d].bus < CONF_DEVICES_MAX)
+			p->bus_names[cfg->devices[d].bus] = cfg->devices[d].name;
 	if (spb_topic(p->ncmd, sizeof(p->ncmd), cfg->group, SPB_NCMD, cfg->node, NULL) < 0 ||
 	    snprintf(p->dcmd, sizeof(p->dcmd), SPB_NAMESPACE "/%s/DCMD/%s/+", cfg->group, cfg->node) >= TOPIC_MAX ||
 	    snprintf(p->cursor_path, sizeof(p->cursor_path), "%s/sparkplug-cursor", cfg->state_dir) >=

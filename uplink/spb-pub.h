@@ -16,7 +16,8 @@
  * answered with a fresh NBIRTH and DBIRTHs; every other command metric is
  * counted in cmd_refused.  A bus's gone event (CAN_GONE, MB_DISCONNECT) in
  * a Batch is its device's DDEATH after the Batch's DDATA, its back event
- * (CAN_BACK, MB_CONNECT) a DBIRTH before them.  A clean stop sends what the log holds (for at
+ * (CAN_BACK, MB_CONNECT) a DBIRTH before them.  The Batch's events are
+ * one NDATA of the node's Events metric, after its DDATAs.  A clean stop sends what the log holds (for at
  * most 2 s) and publishes the NDEATH itself.  With a primary host, the
  * births (and so all data) wait for its retained STATE to say online; its
  * offline ends the connection (NDEATH published), and the next one waits
@@ -75,6 +76,7 @@ struct upl_spb_stats {
 	uint64_t nbirths, dbirths, rebirths, ddeaths;
 	uint64_t dead_batches;             /* a dead device's DDATA not sent (samples while gone) */
 	uint64_t ddata, metrics, bytes;
+	uint64_t ndata, events;            /* NDATAs of the node's Events metric, events in them */
 	uint64_t batches, batches_bad, batches_too_big; /* read; not decodable; over max_metrics */
 	uint64_t historical;               /* Batches sent is_historical (older than 10 s) */
 	uint64_t cmds, cmd_refused;        /* NCMD/DCMD payloads; metrics not done, or bad payloads */

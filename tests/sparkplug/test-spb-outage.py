@@ -176,7 +176,7 @@ with tempfile.TemporaryDirectory(prefix="spb-outage-") as tmp:
     view = [(topic.split("/"), tahu[f]) for (topic, _), f in zip(got, files)]
 
 # the host's view: sessions by NBIRTH; values with the session they came in
-seq, declared, nbirths = None, {}, 0
+seq, declared, nbirths, events = None, {}, 0, []
 seen = []  # (session index, device, name, ms, value, historical)
 for level, p in view:
     kind = level[2]
@@ -189,6 +189,9 @@ for level, p in view:
         continue
     check(seq is not None and int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq))
     seq = int(p.get("seq", -2))
+    if kind == "NDATA":  # the node's Events metric (mb1's gone and back, Batches 2 and 3)
+        events += [(m["value"], int(m["timestamp"])) for m in p["metrics"]]
+        continue
     dev = level[4]
     if kind == "DBIRTH":
         declared[dev] = {int(m["alias"]): m["name"] for m in p["metrics"]}
@@ -209,6 +212,8 @@ check(set(have) <= want, "values not in the log: %r" % sorted(set(have) - want, 
 dups = sorted({x for x in have if have.count(x) > 1}, key=lambda x: x[1])
 dup_batches = {t for _, t, _ in dups}
 check(len(dup_batches) <= 1, "values twice beyond the one Batch in flight: %d Batches %r" % (len(dup_batches), dups[:6]))
+check(events == [("MB_DISCONNECT mb1 detail 0 arg 0", T0_MS + 2), ("MB_CONNECT mb1 detail 0 arg 0", T0_MS + 3)],
+      "the Events metric: %r" % events)
 check(nbirths == 2, "one NBIRTH per connection, two connections: %d" % nbirths)
 # after the restart's NBIRTH: historical, in time order per device, on
 # from the last value the host had before the outage

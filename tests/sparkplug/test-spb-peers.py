@@ -34,7 +34,8 @@ EXPECT = {
         ("bdSeq", 0, T0 - 1, "UInt64", 7, None, False)]),
     "nbirth.bin": (T0, 0, [
         ("bdSeq", 0, T0, "UInt64", 7, None, False),
-        ("Node Control/Rebirth", 1, T0, "Boolean", False, None, False)]),
+        ("Node Control/Rebirth", 1, T0, "Boolean", False, None, False),
+        ("Events", 2 + 2**32, T0, "String", None, None, False)]),
     "dbirth.bin": (T0 + 10, 1, [
         ("EngineData.EngineSpeed", 10, T0 + 1, "Double", 1500.25, "rpm", False),
         ("Traction.Fault", 11, T0 + 2, "String", "none", None, False),

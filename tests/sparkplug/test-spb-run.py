@@ -120,12 +120,15 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
     export = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "sample", "-f", "jsonl",
                              "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
     samples = [json.loads(line) for line in export.splitlines()]
+    export_ev = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "event", "-f", "jsonl",
+                                "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
+    events = [json.loads(line) for line in export_ev.splitlines()]
 
 kinds = collections.Counter(t.split("/")[2] for t, _ in got)
 print("host saw %r" % dict(kinds))
 check(kinds["NBIRTH"] == 1 and kinds["DBIRTH"] == 1 and kinds["NDEATH"] == 1 and kinds["DDATA"] > 0,
       "messages %r" % dict(kinds))
-aliases, seq, host = {}, None, []
+aliases, seq, host, host_events = {}, None, [], []
 ddata_bytes = 0
 for (topic, hexdata), f in zip(got, files):
     p, kind = tahu[f], topic.split("/")[2]
@@ -136,6 +139,12 @@ for (topic, hexdata), f in zip(got, files):
         continue
     check(int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq))
     seq = int(p["seq"])
+    if kind == "NDATA":  # the node's Events metric
+        check(topic == "spBv1.0/Fleet/NDATA/T-8", "NDATA topic %s" % topic)
+        for m in p["metrics"]:
+            check(int(m["alias"]) == 2 + 2**32, "NDATA alias %r is not Events'" % m["alias"])
+            host_events.append((int(m["timestamp"]), m["value"].split(" ")[0]))
+        continue
     check(topic.endswith("/T-8/vehicle"), "device topic %s" % topic)
     if kind == "DBIRTH":
         aliases = {int(m["alias"]): m for m in p["metrics"]}
@@ -157,6 +166,10 @@ check(said, "no sparkplug line in run's stderr")
 if said:
     check(", %d DDATA (" % kinds["DDATA"] in said[-1] and " 0 records not yet confirmed by the broker" in said[-1],
           "run's last sparkplug line %r, the host saw %d DDATA" % (said[-1], kinds["DDATA"]))
+# the Events metric: every event of the log, its name and time as export's
+want_ev = [(e["time_ns"] // 1000000, e["event"]) for e in events]
+print("events: host %r, export %r" % (host_events[:6], want_ev[:6]))
+check(host_events == want_ev, "host's Events %r, export's %r" % (host_events[:5], want_ev[:5]))
 names = {s["name"]: s["unit"] for s in samples}
 for name, unit in names.items():
     m = [x for x in aliases.values() if x["name"] == name]
