@@ -26,14 +26,29 @@ static int channels(struct pl_sparkplug *s, const pl_channels_t *ch)
 {
 	const struct pl_channel *list = NULL;
 	size_t n = ch ? pl_channels_list(ch, &list) : 0;
+	const struct rec_channel *dict = n ? pl_channels_dictionary(ch) : NULL;
+	size_t room = 1, at = 0;
 
+	/* the value tables as DBIRTH properties: "VALUE LABEL" a line */
+	for (size_t i = 0; dict && i < n; i++)
+		for (size_t k = 0; k < dict[i].nvalue_table; k++)
+			room += strlen(dict[i].value_table[k]) + 1;
 	s->chans = calloc(n ? n : 1, sizeof(*s->chans));
-	if (!s->chans)
+	s->labels = malloc(room);
+	if (!s->chans || !s->labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live live = { 0 };
+		const char *labels = NULL;
 		pl_channels_live(ch, i, &live);
-		s->chans[i] = (struct spb_channel){ list[i].id, list[i].bus, list[i].name, list[i].unit, live.is_text };
+		if (dict && dict[i].nvalue_table) {
+			labels = s->labels + at;
+			for (size_t k = 0; k < dict[i].nvalue_table; k++)
+				at += (size_t)sprintf(s->labels + at, "%s%s", k ? "\n" : "", dict[i].value_table[k]);
+			s->labels[at++] = '\0';
+		}
+		s->chans[i] = (struct spb_channel){ list[i].id, list[i].bus, list[i].name, list[i].unit, live.is_text,
+		                                    labels };
 	}
 	s->nchans = n;
 	return 0;
@@ -84,5 +99,7 @@ void pl_sparkplug_close(struct pl_sparkplug *s)
 	s->reader = NULL;
 	free(s->chans);
 	s->chans = NULL;
+	free(s->labels);
+	s->labels = NULL;
 	s->nchans = 0;
 }

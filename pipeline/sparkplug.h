@@ -18,6 +18,7 @@ struct pl_sparkplug {
 	upl_spb_t *pub;                /* NULL without [sparkplug] */
 	stor_reader_t *reader;
 	struct spb_channel *chans;
+	char *labels;                  /* the channels' value tables, one block */
 	size_t nchans;
 	struct upl_spb_device devs[CONF_BUSES_MAX];
 	size_t ndevs;

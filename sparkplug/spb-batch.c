@@ -27,7 +27,7 @@ int spb_dbirth_add_channels(spb_payload_t *pl, const struct spb_channel *ch, siz
 		if (ch[i].bus != bus)
 			continue;
 		struct spb_birth_metric m = { ch[i].name, spb_channel_alias(ch[i].id), t_ms, ch[i].unit,
-		                              { spb_datatype_of_channel(ch[i].is_text), true, 0, NULL } };
+		                              { spb_datatype_of_channel(ch[i].is_text), true, 0, NULL }, ch[i].labels };
 		int r = spb_payload_add_birth(pl, &m);
 		if (r < 0)
 			return r;

@@ -29,6 +29,7 @@ struct spb_channel {
 	const char *name;  /* qualified name, borrowed */
 	const char *unit;  /* NULL or "": none */
 	bool is_text;
+	const char *labels; /* NULL or "": none; else its value table, one "VALUE LABEL" a line */
 };
 
 /* The alias of a channel id (unique across the node and its devices). */

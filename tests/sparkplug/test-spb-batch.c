@@ -120,9 +120,9 @@ static void test_ddata(void)
 static void test_dbirth(void)
 {
 	static const struct spb_channel ch[] = {
-		{ 0, 0, "Engine.Speed", "rpm", false },
-		{ 1, 0, "Door.Text", NULL, true },
-		{ 0x10000, 1, "Brake.Pressure", "bar", false },
+		{ 0, 0, "Engine.Speed", "rpm", false, "0 stopped\n1 turning" },
+		{ 1, 0, "Door.Text", NULL, true, "1 open" },
+		{ 0x10000, 1, "Brake.Pressure", "bar", false, NULL },
 	};
 	spb_payload_t *pl;
 	Payload *p;
@@ -134,9 +134,15 @@ static void test_dbirth(void)
 	CHECK(p->n_metrics == 2);
 	CHECK(!strcmp(p->metrics[0]->name, "Engine.Speed") && p->metrics[0]->alias == 2 &&
 	      p->metrics[0]->datatype == SPB_DT_DOUBLE && p->metrics[0]->is_null && p->metrics[0]->properties &&
-	      !strcmp(p->metrics[0]->properties->keys[0], "engUnit"));
+	      p->metrics[0]->properties->n_keys == 2 && !strcmp(p->metrics[0]->properties->keys[0], "engUnit") &&
+	      !strcmp(p->metrics[0]->properties->keys[1], "railmonValueTable") &&
+	      !strcmp(p->metrics[0]->properties->values[1]->string_value, "0 stopped\n1 turning"));
+	/* labels without a unit: the one property */
 	CHECK(!strcmp(p->metrics[1]->name, "Door.Text") && p->metrics[1]->alias == 3 &&
-	      p->metrics[1]->datatype == SPB_DT_STRING && !p->metrics[1]->properties);
+	      p->metrics[1]->datatype == SPB_DT_STRING && p->metrics[1]->properties &&
+	      p->metrics[1]->properties->n_keys == 1 &&
+	      !strcmp(p->metrics[1]->properties->keys[0], "railmonValueTable") &&
+	      !strcmp(p->metrics[1]->properties->values[0]->string_value, "1 open"));
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
 	spb_payload_reset(pl, 9, 2);
 	CHECK(spb_dbirth_add_channels(pl, ch, 3, 1, 9) == 1);

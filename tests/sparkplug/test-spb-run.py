@@ -170,6 +170,15 @@ if said:
 want_ev = [(e["time_ns"] // 1000000, e["event"]) for e in events]
 print("events: host %r, export %r" % (host_events[:6], want_ev[:6]))
 check(host_events == want_ev, "host's Events %r, export's %r" % (host_events[:5], want_ev[:5]))
+# value tables as DBIRTH properties: the demo DBC's VAL_ lines
+vt = {m["name"].split(".")[-1]: m.get("properties", {}).get("railmonValueTable", {}).get("value")
+      for m in aliases.values()}
+print("DBIRTH railmonValueTable: Direction %r, Car1Door1 %r" % (vt.get("Direction"), vt.get("Car1Door1")))
+for sig, want_vt in (("Direction", {"0 standstill", "1 forward", "2 reverse"}),
+                     ("Car1Door1", {"3 fault", "2 locked", "1 open", "0 closed"})):
+    check(vt.get(sig) is not None and set(vt[sig].split("\n")) == want_vt,
+          "DBIRTH %s railmonValueTable %r" % (sig, vt.get(sig)))
+check(sum(v is not None for v in vt.values()) >= 2, "value tables in the DBIRTH: %r" % vt)
 names = {s["name"]: s["unit"] for s in samples}
 for name, unit in names.items():
     m = [x for x in aliases.values() if x["name"] == name]
