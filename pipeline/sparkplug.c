@@ -69,7 +69,11 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 		snprintf(err, errlen, "%s: sparkplug cannot read the log: %s", dir, strerror(-r));
 		return r;
 	}
+	struct upl_reduce_cfg red;
+	if ((r = pl_uplink_reduce(cfg, ch, &red, err, errlen)) < 0)
+		return r;
 	struct upl_spb_cfg c = {
+		.reduce = r ? &red : NULL, /* copied by the reducer */
 		.host = u->host, .port = u->port, .use_tls = u->tls,
 		.tls = { u->ca_file[0] ? u->ca_file : NULL, u->cert_file[0] ? u->cert_file : NULL,
 		         u->key_file[0] ? u->key_file : NULL, u->tls_insecure },
@@ -82,6 +86,7 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 		.max_metrics = cfg->batch_max > s->nchans + 2 ? cfg->batch_max : s->nchans + 2,
 	};
 	r = upl_spb_new(&c, &s->pub);
+	pl_uplink_reduce_free(&red);
 	if (r < 0)
 		snprintf(err, errlen, "%s:%d: [sparkplug]: %s", cfg->path, sp->line, strerror(-r));
 	return r;

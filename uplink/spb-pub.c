@@ -14,6 +14,7 @@
 #include "basic/clock.h"
 #include "cursor.h"
 #include "mqtt-private.h"
+#include "reduce.h"
 #include "sparkplug/spb-session.h"
 #include "spb-pub.h"
 
@@ -44,6 +45,7 @@ struct upl_spb {
 	bool dead[CONF_DEVICES_MAX];   /* a device gone (DDEATH sent), by cfg.devices index */
 	struct spb_session sess;
 	spb_payload_t *pl;
+	upl_reducer_t *red;            /* NULL: every sample */
 	char cursor_path[PATH_MAX];
 	char ncmd[TOPIC_MAX], dcmd[TOPIC_MAX]; /* dcmd: the filter, .../DCMD/<node>/+ */
 	uint64_t next_seq;             /* the next record to read */
@@ -137,6 +139,9 @@ static int births(struct upl_spb *p)
 	if ((r = spb_session_nbirth(&p->sess, p->pl, ms)) < 0 || (r = topic(p, SPB_NBIRTH, NULL, t)) < 0 ||
 	    (r = publish(p, t, 0)) < 0)
 		return r;
+	/* the births say no value: each channel's next sample goes */
+	if (p->red)
+		upl_reducer_reset(p->red);
 	STAT(p, (p->st.nbirths++, p->st.connected = true));
 	for (size_t d = 0; d < p->cfg.ndevices; d++)
 		if ((r = device_birth(p, d, true, ms)) < 0)
@@ -219,6 +224,8 @@ static void rewind_unacked(struct upl_spb *p)
 	}
 	if (p->next_seq > p->resend_until)
 		p->resend_until = p->next_seq;
+	if (p->red)
+		upl_reducer_reset(p->red);
 	STAT(p, p->st.rewinds++);
 	p->next_seq = p->acked_seq;
 }
@@ -392,7 +399,14 @@ static int send_next(struct upl_spb *p)
 	bool again = rec.first_seq < p->resend_until;
 	bool historical = again || basic_realtime_ns() - rec.t_last_ns > HISTORICAL_NS;
 	STAT(p, (p->st.batches++, p->st.historical += historical, p->st.resent += again));
-	if (rec_batch_decode(rec.payload, rec.len, &b) < 0) {
+	const uint8_t *payload = rec.payload;
+	size_t len = rec.len;
+	/* `uplink =`: the Batch as the policies reduce it (0: sent whole) */
+	if (p->red && upl_reducer_batch(p->red, rec.payload, rec.len, &payload, &len) == 1)
+		STAT(p, p->st.reduced++);
+	else
+		payload = rec.payload, len = rec.len;
+	if (rec_batch_decode(payload, len, &b) < 0) {
 		STAT(p, p->st.batches_bad++);
 		goto done;
 	}
@@ -554,6 +568,8 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 		return -EINVAL;
 	}
 	r = spb_payload_new(cfg->max_metrics ? cfg->max_metrics : 4096, &p->pl);
+	if (r == 0 && cfg->reduce)
+		r = upl_reducer_new(cfg->reduce, &p->red);
 	if (r == 0 && cfg->nchannels + 2 > (cfg->max_metrics ? cfg->max_metrics : 4096))
 		r = -E2BIG; /* a DBIRTH must fit */
 	/* a damaged cursor starts at the oldest record: duplicates, no gap */
@@ -598,6 +614,7 @@ upl_spb_t *upl_spb_free(upl_spb_t *p)
 		return NULL;
 	upl_spb_stop(p);
 	drop_client(p);
+	upl_reducer_free(p->red);
 	spb_payload_free(p->pl);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

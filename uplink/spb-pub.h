@@ -68,6 +68,11 @@ struct upl_spb_cfg {
 	size_t ndevices;                   /* at most UPL_SPB_DEVICES_MAX */
 	struct upl_source source;          /* seek and next; this thread only */
 	size_t max_metrics;                /* a DDATA's room; 0 = 4096 */
+	/* NULL: every sample; else the board's `uplink =` policies (the
+	   forwarder's reduce.h, copied): DDATA from each Batch as reduced,
+	   the reducer starting again at every birth and rewind, so each
+	   channel's first sample after them goes */
+	const struct upl_reduce_cfg *reduce;
 };
 
 /* What happened so far (upl_spb_stats()). */
@@ -78,6 +83,7 @@ struct upl_spb_stats {
 	uint64_t ddata, metrics, bytes;
 	uint64_t ndata, events;            /* NDATAs of the node's Events metric, events in them */
 	uint64_t batches, batches_bad, batches_too_big; /* read; not decodable; over max_metrics */
+	uint64_t reduced;                  /* Batches sent as `uplink =` reduced them */
 	uint64_t historical;               /* Batches sent is_historical (older than 10 s) */
 	uint64_t cmds, cmd_refused;        /* NCMD/DCMD payloads; metrics not done, or bad payloads */
 	uint64_t state_bad;                /* STATE payloads that are not {"online": true|false ...} */
