@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "conf/config.h"
 #include "pipeline/daemon.h"
+#include "uplink/spb-pub.h"
 #include "pipeline/evidence.h"
 #include "pipeline/faults.h"
 #include "pipeline/logdir.h"
@@ -112,6 +113,10 @@ static void uplink_start_warnings(struct runner *rn)
 	struct upl_forward_stats st;
 	struct pl_daemon_stats ds;
 
+	struct upl_spb_stats sp;
+
+	if (pl_daemon_sparkplug_stats(rn->d, &sp) == 0)
+		cli_spb_start_warning(stderr, rn->cmd, pl_daemon_data_dir(rn->d), &sp);
 	if (pl_daemon_uplink_stats(rn->d, &st) < 0 || !st.cursor_damage)
 		return;
 	pl_daemon_stats(rn->d, &ds);
@@ -144,6 +149,7 @@ static void print_status(struct runner *rn)
 {
 	struct pl_daemon_stats st;
 	struct upl_forward_stats up;
+	struct upl_spb_stats sp;
 	struct acq_link_state links[CONF_BUSES_MAX] = { 0 };
 	struct cli_run_counts c;
 	char status[256];
@@ -156,6 +162,11 @@ static void print_status(struct runner *rn)
 	/* the uplink's part of the summary: what is still to be sent, and why */
 	if (pl_daemon_uplink_stats(rn->d, &up) >= 0)
 		cli_uplink_status(stderr, rn->broker, &up, st.next_seq);
+	if (pl_daemon_sparkplug_stats(rn->d, &sp) == 0) {
+		char broker[sizeof(rn->broker)];
+		cli_broker_url(&rn->cfg->sparkplug.mqtt, broker, sizeof(broker));
+		cli_spb_status(stderr, broker, &sp, st.next_seq);
+	}
 	cli_run_status_text(&c, status, sizeof(status));
 	pl_notify(status);
 }

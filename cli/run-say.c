@@ -9,6 +9,7 @@
 #include "pipeline/faults.h"
 #include "storage/stor.h"
 #include "cli/run-say.h"
+#include "uplink/spb-pub.h"
 
 void cli_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, const char *data_dir,
                      const char *warn, const char *log_warning)
@@ -20,6 +21,9 @@ void cli_run_started(FILE *out, const char *cmd, const struct conf_board *cfg, c
 	if (cfg->uplink.enabled && cfg->uplink.tls_insecure)
 		fprintf(out, "railmon %s: WARNING: [uplink] tls_insecure = true: the broker's certificate is NOT verified\n",
 		        cmd);
+	if (cfg->sparkplug.mqtt.enabled && cfg->sparkplug.mqtt.tls && cfg->sparkplug.mqtt.tls_insecure)
+		fprintf(out, "railmon %s: WARNING: [sparkplug] tls_insecure = true: the broker's certificate is NOT "
+		        "verified\n", cmd);
 	fprintf(out, "railmon %s: vehicle %s, %zu bus%s, config %016" PRIx64 ", log in %s\n", cmd, cfg->vehicle,
 	        cfg->nbuses, cfg->nbuses == 1 ? "" : "es", cfg->hash, data_dir);
 }
@@ -103,6 +107,46 @@ void cli_uplink_news(FILE *out, const char *cmd, const char *broker, const struc
 	else if (n->fail == PL_UPLINK_FAIL_STILL)
 		fprintf(out, "railmon %s: uplink: still cannot connect to %s: %s (%" PRIu64 " attempts in %.0f s)\n",
 		        cmd, broker, error_text, n->fails, n->fail_s);
+}
+
+void cli_spb_start_warning(FILE *out, const char *cmd, const char *data_dir, const struct upl_spb_stats *st)
+{
+	char words[256];
+
+	if (!st->cursor_damage)
+		return;
+	cli_cursor_damage_words(st->cursor_damage, 0, 0, words, sizeof(words));
+	fprintf(out, "railmon %s: warning: the sparkplug cursor %s/sparkplug-cursor %s; publishing the whole log "
+	        "again from its oldest record, historical (the host gets duplicates, nothing is lost)\n", cmd, data_dir,
+	        words);
+}
+
+void cli_spb_status(FILE *out, const char *broker, const struct upl_spb_stats *st, uint64_t next_seq)
+{
+	fprintf(out, "railmon: sparkplug to %s: %s, bdSeq %u, %" PRIu64 " DDATA (%" PRIu64 " metrics, %" PRIu64
+	        " bytes), %" PRIu64 " records not yet confirmed by the broker (from seq %" PRIu64 "), %" PRIu64
+	        " failed connection attempts", broker, st->connected ? "connected" : "not connected", st->bdseq,
+	        st->ddata, st->metrics, st->bytes, next_seq > st->acked_seq ? next_seq - st->acked_seq : 0,
+	        st->acked_seq, st->connect_failures);
+	if (st->rewinds)
+		fprintf(out, "; %" PRIu64 " Batches sent again (historical) after %" PRIu64 " lost connections",
+		        st->resent, st->rewinds);
+	if (st->batches_too_big)
+		fprintf(out, "; %" PRIu64 " Batches too big for a DDATA, not sent", st->batches_too_big);
+	if (st->batches_bad)
+		fprintf(out, "; %" PRIu64 " Batches not decodable, not sent", st->batches_bad);
+	if (st->dead_batches)
+		fprintf(out, "; %" PRIu64 " Batches of a gone device (DDEATH), not sent", st->dead_batches);
+	if (st->cmd_refused)
+		fprintf(out, "; %" PRIu64 " command metrics refused (only Rebirth is done)", st->cmd_refused);
+	if (st->state_bad)
+		fprintf(out, "; %" PRIu64 " primary host STATE messages not understood", st->state_bad);
+	if (st->bdseq_damage)
+		fprintf(out, "; the bdSeq file sparkplug-bdseq was damaged (%s): started again at 0",
+		        strerror(-st->bdseq_damage));
+	if (st->cursor_store_failures)
+		fprintf(out, "; cursor file write failures: %" PRIu64, st->cursor_store_failures);
+	fputc('\n', out);
 }
 
 /* The uplink's part of the summary: what is still to be sent, and why. */

@@ -57,6 +57,16 @@ void cli_uplink_news(FILE *out, const char *cmd, const char *broker, const struc
    next_seq, the log's), and why. */
 void cli_uplink_status(FILE *out, const char *broker, const struct upl_forward_stats *st, uint64_t next_seq);
 
+struct upl_spb_stats;
+/* The Sparkplug B publisher at the start: a cursor file that was damaged
+   (st's cursor_damage, 0: nothing is said) in data_dir. */
+void cli_spb_start_warning(FILE *out, const char *cmd, const char *data_dir, const struct upl_spb_stats *st);
+
+/* The Sparkplug B publisher's part of the summary: connected, what went,
+   what the broker has not confirmed (below next_seq, the log's), what was
+   refused (too big, a dead device's) and what was damaged. */
+void cli_spb_status(FILE *out, const char *broker, const struct upl_spb_stats *st, uint64_t next_seq);
+
 /* The status line: stored, dropped, refused, then each of cfg's buses
    with its device's losses (links[b], one per bus). */
 void cli_run_status(FILE *out, const struct conf_board *cfg, const struct cli_run_counts *c,

@@ -285,7 +285,8 @@ unsigned cli_stat_lines_daemon(FILE *in, bool json, FILE *out, struct cli_stat_d
 		cli_health_header(out);
 	while (fgets(line, sizeof(line), in)) {
 		uint64_t records = 0, next = 0, drops = 0, refused = 0, unsent = 0;
-		char up[32];
+		uint64_t spb_ddata = 0, spb_unconfirmed = 0, spb_too_big = 0, spb_dead = 0;
+		char up[32], spb[32];
 		rows++;
 		if (strstr(line, "\"name\":\"daemon\""))
 			daemon_rt(line, ret_daemon);
@@ -304,6 +305,15 @@ unsigned cli_stat_lines_daemon(FILE *in, bool json, FILE *out, struct cli_stat_d
 			json_u64(line, "unsent", &unsent);
 			if (up[0])
 				fprintf(out, "; uplink %s, %" PRIu64 " record%s not yet acknowledged", up, unsent, unsent == 1 ? "" : "s");
+			json_str(line, "sparkplug", spb, sizeof(spb));
+			json_u64(line, "spb_ddata", &spb_ddata);
+			json_u64(line, "spb_unconfirmed", &spb_unconfirmed);
+			json_u64(line, "spb_too_big", &spb_too_big);
+			json_u64(line, "spb_dead_batches", &spb_dead);
+			if (spb[0])
+				fprintf(out, "; sparkplug %s, %" PRIu64 " DDATA, %" PRIu64 " record%s not yet confirmed by the "
+				        "broker, %" PRIu64 " Batches too big, %" PRIu64 " of a gone device", spb, spb_ddata,
+				        spb_unconfirmed, spb_unconfirmed == 1 ? "" : "s", spb_too_big, spb_dead);
 			fputc('\n', out);
 		} else {
 			row_from_json(out, line);

@@ -523,6 +523,19 @@ int pl_daemon_uplink_stats(struct pl_daemon *d, struct upl_forward_stats *ret_st
 	return d->up.fwd ? upl_forwarder_stats(d->up.fwd, ret_stats) : -ENOENT;
 }
 
+int pl_daemon_sparkplug_stats(struct pl_daemon *d, struct upl_spb_stats *ret_stats)
+{
+	if (!d || !ret_stats)
+		return -EINVAL;
+	if (d->spb.pub)
+		upl_spb_stats(d->spb.pub, ret_stats);
+	else if (d->spb.stopped)
+		*ret_stats = d->spb.last; /* after pl_daemon_stop(): the final counters */
+	else
+		return -ENOENT;
+	return 0;
+}
+
 int pl_daemon_uplink_dictionary(const struct pl_daemon *d, size_t *ret_sent, size_t *ret_channels)
 {
 	if (!d || !ret_sent || !ret_channels)

@@ -123,6 +123,11 @@ struct upl_forward_stats;
    their reason, cursor damage found at start.  -ENOENT without [uplink]. */
 int pl_daemon_uplink_stats(struct pl_daemon *d, struct upl_forward_stats *ret_stats);
 
+struct upl_spb_stats;
+/* The Sparkplug B publisher's counters (uplink/spb-pub.h).  -ENOENT
+   without [sparkplug]. */
+int pl_daemon_sparkplug_stats(struct pl_daemon *d, struct upl_spb_stats *ret_stats);
+
 /* How many of the board's channels the retained channels message names
    (*ret_sent) of how many it has (*ret_channels): fewer when the
    dictionary is over 1 MiB, which board/ says (cli_uplink_dictionary).

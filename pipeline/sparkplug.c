@@ -26,14 +26,29 @@ static int channels(struct pl_sparkplug *s, const pl_channels_t *ch)
 {
 	const struct pl_channel *list = NULL;
 	size_t n = ch ? pl_channels_list(ch, &list) : 0;
+	const struct rec_channel *dict = n ? pl_channels_dictionary(ch) : NULL;
+	size_t room = 1, at = 0;
 
+	/* the value tables as DBIRTH properties: "VALUE LABEL" a line */
+	for (size_t i = 0; dict && i < n; i++)
+		for (size_t k = 0; k < dict[i].nvalue_table; k++)
+			room += strlen(dict[i].value_table[k]) + 1;
 	s->chans = calloc(n ? n : 1, sizeof(*s->chans));
-	if (!s->chans)
+	s->labels = malloc(room);
+	if (!s->chans || !s->labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct pl_live live = { 0 };
+		const char *labels = NULL;
 		pl_channels_live(ch, i, &live);
-		s->chans[i] = (struct spb_channel){ list[i].id, list[i].bus, list[i].name, list[i].unit, live.is_text };
+		if (dict && dict[i].nvalue_table) {
+			labels = s->labels + at;
+			for (size_t k = 0; k < dict[i].nvalue_table; k++)
+				at += (size_t)sprintf(s->labels + at, "%s%s", k ? "\n" : "", dict[i].value_table[k]);
+			s->labels[at++] = '\0';
+		}
+		s->chans[i] = (struct spb_channel){ list[i].id, list[i].bus, list[i].name, list[i].unit, live.is_text,
+		                                    labels };
 	}
 	s->nchans = n;
 	return 0;
@@ -54,7 +69,11 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 		snprintf(err, errlen, "%s: sparkplug cannot read the log: %s", dir, strerror(-r));
 		return r;
 	}
+	struct upl_reduce_cfg red;
+	if ((r = pl_uplink_reduce(cfg, ch, &red, err, errlen)) < 0)
+		return r;
 	struct upl_spb_cfg c = {
+		.reduce = r ? &red : NULL, /* copied by the reducer */
 		.host = u->host, .port = u->port, .use_tls = u->tls,
 		.tls = { u->ca_file[0] ? u->ca_file : NULL, u->cert_file[0] ? u->cert_file : NULL,
 		         u->key_file[0] ? u->key_file : NULL, u->tls_insecure },
@@ -67,6 +86,7 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 		.max_metrics = cfg->batch_max > s->nchans + 2 ? cfg->batch_max : s->nchans + 2,
 	};
 	r = upl_spb_new(&c, &s->pub);
+	pl_uplink_reduce_free(&red);
 	if (r < 0)
 		snprintf(err, errlen, "%s:%d: [sparkplug]: %s", cfg->path, sp->line, strerror(-r));
 	return r;
@@ -74,10 +94,17 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
 
 void pl_sparkplug_close(struct pl_sparkplug *s)
 {
+	if (s->pub) {
+		upl_spb_stop(s->pub);
+		upl_spb_stats(s->pub, &s->last);
+		s->stopped = true;
+	}
 	s->pub = upl_spb_free(s->pub);
 	stor_reader_free(s->reader);
 	s->reader = NULL;
 	free(s->chans);
 	s->chans = NULL;
+	free(s->labels);
+	s->labels = NULL;
 	s->nchans = 0;
 }

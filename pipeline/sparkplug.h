@@ -18,9 +18,13 @@ struct pl_sparkplug {
 	upl_spb_t *pub;                /* NULL without [sparkplug] */
 	stor_reader_t *reader;
 	struct spb_channel *chans;
+	char *labels;                  /* the channels' value tables, one block */
 	size_t nchans;
 	struct upl_spb_device devs[CONF_BUSES_MAX];
 	size_t ndevs;
+	/* the publisher's counters when it stopped, for the run's summary */
+	struct upl_spb_stats last;
+	bool stopped;
 };
 
 /* Sets up s for cfg's [sparkplug] (nothing without one) over the log in
@@ -30,5 +34,6 @@ int pl_sparkplug_open(struct pl_sparkplug *s, const struct conf_board *cfg, cons
                       const pl_channels_t *ch, char *err, size_t errlen);
 
 /* Stops the publisher (its NDEATH said, its cursor stored) and frees it
-   and its reader; s may be zeroed.  Safe to call twice. */
+   and its reader, keeping its final counters in s->last; s may be
+   zeroed.  Safe to call twice. */
 void pl_sparkplug_close(struct pl_sparkplug *s);

@@ -28,6 +28,7 @@
 #include "pipeline/health.h"
 #include "pipeline/statserver.h"
 #include "uplink/forward.h"
+#include "uplink/spb-pub.h"
 #include "record/batch.h"
 #include "basic/clock.h"
 #include "basic/thread.h"
@@ -236,6 +237,7 @@ static void serve_one(struct pl_stat_server *s, int c)
 	struct rec_health h[PL_HEALTH_MAX];
 	struct pl_daemon_stats st;
 	struct upl_forward_stats us;
+	struct upl_spb_stats sp;
 	uint64_t cursor;
 	bool connected, insecure, qos_held;
 	int rt_priority, cpu_latency_us;
@@ -271,6 +273,15 @@ static void serve_one(struct pl_stat_server *s, int c)
 	if (pl_daemon_uplink_stats(s->d, &us) == 0)
 		fprintf(f, ",\"hold_requests\":%" PRIu64 ",\"hold_batches\":%" PRIu64 ",\"hold_refused\":%" PRIu64,
 		        us.hold_requests, us.hold_batches, us.hold_refused);
+	/* the Sparkplug B publisher: what went, what the broker has not
+	   confirmed, what was not sent and why */
+	if (pl_daemon_sparkplug_stats(s->d, &sp) == 0)
+		fprintf(f, ",\"sparkplug\":\"%s\",\"spb_bdseq\":%u,\"spb_ddata\":%" PRIu64 ",\"spb_bytes\":%" PRIu64
+		        ",\"spb_unconfirmed\":%" PRIu64 ",\"spb_resent\":%" PRIu64 ",\"spb_too_big\":%" PRIu64
+		        ",\"spb_dead_batches\":%" PRIu64 ",\"spb_bdseq_damage\":%d,\"spb_cursor_damage\":%d",
+		        sp.connected ? "connected" : "offline", sp.bdseq, sp.ddata, sp.bytes,
+		        st.next_seq > sp.acked_seq ? st.next_seq - sp.acked_seq : 0, sp.resent, sp.batches_too_big,
+		        sp.dead_batches, sp.bdseq_damage, sp.cursor_damage);
 	fputs("}\n", f);
 	fclose(f);
 }

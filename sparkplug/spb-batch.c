@@ -4,6 +4,8 @@
  * from a stored Batch (spb-batch.h).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 
 #include "record/names.h"
 #include "sparkplug/spb-batch.h"
@@ -25,7 +27,7 @@ int spb_dbirth_add_channels(spb_payload_t *pl, const struct spb_channel *ch, siz
 		if (ch[i].bus != bus)
 			continue;
 		struct spb_birth_metric m = { ch[i].name, spb_channel_alias(ch[i].id), t_ms, ch[i].unit,
-		                              { spb_datatype_of_channel(ch[i].is_text), true, 0, NULL } };
+		                              { spb_datatype_of_channel(ch[i].is_text), true, 0, NULL }, ch[i].labels };
 		int r = spb_payload_add_birth(pl, &m);
 		if (r < 0)
 			return r;
@@ -71,6 +73,54 @@ static int add_item(spb_payload_t *pl, const struct acq_item *it, bool historica
 	                             { spb_datatype_of_channel(false), false, it->sample.value, NULL },
 	                             quality_word(it->sample.quality) };
 	return spb_payload_add_data(pl, &m);
+}
+
+/* An event as the Events metric's text; its length (cut to fit). */
+static size_t event_text(const struct acq_item *it, const char *const *bus_names, size_t nbus, char *buf,
+                         size_t len)
+{
+	const char *name = rec_event_name(it->event.code);
+	char code[16], bus[24];
+	int n;
+
+	snprintf(code, sizeof(code), "%" PRIu32, it->event.code);
+	snprintf(bus, sizeof(bus), "bus %u", (unsigned)it->bus);
+	n = snprintf(buf, len, "%s %s detail %" PRIu32 " arg %" PRId64, name ? name : code,
+	             it->bus < nbus && bus_names && bus_names[it->bus] ? bus_names[it->bus] : bus, it->event.detail,
+	             it->event.arg);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+}
+
+int spb_ndata_add_events(spb_payload_t *pl, const rec_batch_t *b, const char *const *bus_names, size_t nbus,
+                         bool historical)
+{
+	struct rec_batch_info info;
+	size_t before = spb_payload_count(pl);
+	char text[SPB_TEXT_COPY_MAX + 1];
+	int added = 0, r;
+
+	if (!pl || !b || rec_batch_info(b, &info) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < info.count; i++) {
+		struct acq_item it;
+
+		if (rec_batch_item(b, i, &it) < 0) {
+			r = -EBADMSG;
+			goto undo;
+		}
+		if (it.kind != ACQ_ITEM_EVENT)
+			continue;
+		struct spb_data_metric m = { SPB_ALIAS_EVENTS, ms_of(it.t_ns), historical,
+		                             { SPB_DT_STRING, false, 0, "" }, NULL };
+		size_t n = event_text(&it, bus_names, nbus, text, sizeof(text));
+		if ((r = spb_payload_add_data_text(pl, &m, text, n)) < 0)
+			goto undo;
+		added++;
+	}
+	return added;
+undo:
+	spb_payload_truncate(pl, before);
+	return r;
 }
 
 int spb_ddata_add_batch(spb_payload_t *pl, const rec_batch_t *b, uint16_t bus, bool historical)

@@ -29,6 +29,7 @@ struct spb_channel {
 	const char *name;  /* qualified name, borrowed */
 	const char *unit;  /* NULL or "": none */
 	bool is_text;
+	const char *labels; /* NULL or "": none; else its value table, one "VALUE LABEL" a line */
 };
 
 /* The alias of a channel id (unique across the node and its devices). */
@@ -57,3 +58,15 @@ int spb_device_change(const struct acq_item *it);
  * half: pl holds what it held before).
  */
 int spb_ddata_add_batch(spb_payload_t *pl, const rec_batch_t *b, uint16_t bus, bool historical);
+
+/*
+ * Appends the node's NDATA metrics for b's events to pl (started by the
+ * caller): one `Events` String metric (SPB_ALIAS_EVENTS) per event
+ * record, in the Batch's order, at its own time, its value
+ * "<EVENT> <bus> detail <n> arg <n>" (the event's name as `railmon
+ * export` says it, its number for one the schema does not name; the bus
+ * by bus_names[bus], "bus <n>" past nbus), cut at SPB_TEXT_COPY_MAX
+ * bytes.  Returns the metrics added, or as spb_ddata_add_batch().
+ */
+int spb_ndata_add_events(spb_payload_t *pl, const rec_batch_t *b, const char *const *bus_names, size_t nbus,
+                         bool historical);

@@ -20,7 +20,7 @@ typedef Org__Eclipse__Tahu__Protobuf__Payload__PropertyValue PropertyValue;
 struct spb_slot {
 	Metric metric;
 	PropertySet props;
-	PropertyValue pv[2];      /* engUnit; or Quality and railmonQuality */
+	PropertyValue pv[2];      /* engUnit and railmonValueTable; or Quality and railmonQuality */
 	char *keys[2];
 	PropertyValue *vals[2];
 	char text[SPB_TEXT_COPY_MAX + 1]; /* spb_payload_add_data_text()'s copy */
@@ -245,8 +245,11 @@ int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m)
 	if (r < 0)
 		return r;
 	s->metric.name = (char *)m->name;
+	size_t np = 0;
 	if (m->unit && m->unit[0])
-		slot_prop(s, 0, SPB_PROP_UNIT, m->unit, 0);
+		slot_prop(s, np++, SPB_PROP_UNIT, m->unit, 0);
+	if (m->labels && m->labels[0])
+		slot_prop(s, np, SPB_PROP_VALUE_TABLE, m->labels, 0);
 	slot_commit(pl, s);
 	return 0;
 }

@@ -111,7 +111,7 @@ static int add_bdseq(const struct spb_session *s, spb_payload_t *pl, uint64_t t_
 {
 	/* UInt64 as the specification declares bdSeq, though 0..255 */
 	const struct spb_birth_metric m = { SPB_METRIC_BDSEQ, SPB_ALIAS_BDSEQ, t_ms, NULL,
-	                                    { SPB_DT_UINT64, false, s->bdseq, NULL } };
+	                                    { SPB_DT_UINT64, false, s->bdseq, NULL }, NULL };
 
 	return spb_payload_add_birth(pl, &m);
 }
@@ -128,13 +128,17 @@ int spb_session_ndeath(const struct spb_session *s, spb_payload_t *pl, uint64_t 
 int spb_session_nbirth(struct spb_session *s, spb_payload_t *pl, uint64_t t_ms)
 {
 	const struct spb_birth_metric rebirth = { SPB_METRIC_REBIRTH, SPB_ALIAS_REBIRTH, t_ms, NULL,
-	                                          { SPB_DT_BOOLEAN, false, 0, NULL } };
+	                                          { SPB_DT_BOOLEAN, false, 0, NULL }, NULL };
+	/* no event yet in this session: the NDATAs give them */
+	const struct spb_birth_metric events = { SPB_METRIC_EVENTS, SPB_ALIAS_EVENTS, t_ms, NULL,
+	                                         { SPB_DT_STRING, true, 0, NULL }, NULL };
 	int r;
 
 	if (!s || !pl)
 		return -EINVAL;
 	spb_payload_reset(pl, t_ms, 0);
-	if ((r = add_bdseq(s, pl, t_ms)) < 0 || (r = spb_payload_add_birth(pl, &rebirth)) < 0)
+	if ((r = add_bdseq(s, pl, t_ms)) < 0 || (r = spb_payload_add_birth(pl, &rebirth)) < 0 ||
+	    (r = spb_payload_add_birth(pl, &events)) < 0)
 		return r;
 	s->seq = 1;
 	s->born = true;

@@ -12,7 +12,7 @@
  * NBIRTH has seq 0, every later message (DBIRTH, NDATA, DDATA, DDEATH)
  * the previous + 1, 255 wrapping to 0; NDEATH has none.
  *
- * Aliases: bdSeq and Node Control/Rebirth have their own, a channel's is
+ * Aliases: bdSeq, Node Control/Rebirth and Events have their own, a channel's is
  * SPB_ALIAS_CHANNELS + its channel id, so they are unique across the node
  * and all its devices as the specification requires.
  *
@@ -41,6 +41,12 @@ enum spb_msg {
 #define SPB_ALIAS_BDSEQ 0u
 #define SPB_ALIAS_REBIRTH 1u
 #define SPB_ALIAS_CHANNELS 2u
+/* railmon's events (bus gone and back, bus-off, clock steps, ...) as a
+   node-level String metric: in NBIRTH with no value, in NDATA one metric
+   per event record (spb_ndata_add_events()).  Its alias is above every
+   channel's (channel ids are 32 bits). */
+#define SPB_METRIC_EVENTS "Events"
+#define SPB_ALIAS_EVENTS (SPB_ALIAS_CHANNELS + 0x100000000ull)
 
 /* The message type as in topics ("NBIRTH"); NULL past SPB_MSG_MAX. */
 const char *spb_msg_name(enum spb_msg type);

@@ -50,6 +50,12 @@ enum spb_datatype {
 /* The metric property that carries a channel's unit: the key Ignition and
    Tahu hosts show as the tag's engineering unit. */
 #define SPB_PROP_UNIT "engUnit"
+/* A channel's value table (a DBC's VAL_, a board's labels) as a BIRTH
+   metric's String property: railmon's "VALUE LABEL" entries, one a line
+   ("0 closed\n1 open"), as railmon.proto's Channel.value_table holds
+   them.  Sparkplug has no standard key for labels; a host shows it as a
+   tag property. */
+#define SPB_PROP_VALUE_TABLE "railmonValueTable"
 /* A DATA metric's value that is not good: the properties Quality (Int32,
    the Sparkplug/Ignition code 0 = Bad; good values carry none) and
    railmonQuality (String, railmon's word: out_of_range, invalid). */
@@ -80,6 +86,7 @@ struct spb_birth_metric {
 	uint64_t t_ms;     /* ms since the epoch, UTC */
 	const char *unit;  /* NULL or "": no unit property */
 	struct spb_value value;
+	const char *labels; /* NULL or "": no SPB_PROP_VALUE_TABLE property */
 };
 
 /* A metric of NDATA/DDATA: the alias only, as BIRTH declared it. */
@@ -110,7 +117,8 @@ void spb_payload_reset(spb_payload_t *pl, uint64_t t_ms, uint8_t seq);
 void spb_payload_drop_seq(spb_payload_t *pl);
 
 /* Appends a BIRTH metric: name, alias, datatype, timestamp, the value
-   and, with a unit, the property SPB_PROP_UNIT.  Returns 0, -EINVAL (no
+   and, with a unit, the property SPB_PROP_UNIT, with labels
+   SPB_PROP_VALUE_TABLE.  Returns 0, -EINVAL (no
    name, an unknown or unsupported datatype, text missing), -ERANGE (a
    value outside its integer type) or -ENOSPC (the payload is full). */
 int spb_payload_add_birth(spb_payload_t *pl, const struct spb_birth_metric *m);

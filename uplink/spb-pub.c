@@ -14,6 +14,7 @@
 #include "basic/clock.h"
 #include "cursor.h"
 #include "mqtt-private.h"
+#include "reduce.h"
 #include "sparkplug/spb-session.h"
 #include "spb-pub.h"
 
@@ -44,9 +45,25 @@ struct upl_spb {
 	bool dead[CONF_DEVICES_MAX];   /* a device gone (DDEATH sent), by cfg.devices index */
 	struct spb_session sess;
 	spb_payload_t *pl;
+	upl_reducer_t *red;            /* NULL: every sample */
 	char cursor_path[PATH_MAX];
 	char ncmd[TOPIC_MAX], dcmd[TOPIC_MAX]; /* dcmd: the filter, .../DCMD/<node>/+ */
-	uint64_t next_seq;
+	uint64_t next_seq;             /* the next record to read */
+	/* Sparkplug 3.0 wants DATA at QoS 0 (tck-id-topics-ddata-mqtt), so
+	   no PUBACK says a DDATA arrived.  A broker handles a connection's
+	   packets in order, so its UNSUBACK to an UNSUBSCRIBE sent after
+	   DDATAs says it has them: the barrier.  The cursor is acked_seq,
+	   what a barrier confirmed; a lost connection reads again from it,
+	   what was sent but not confirmed going again as historical
+	   (at-least-once: a DDATA the broker took just before the loss
+	   arrives twice). */
+	uint64_t acked_seq;
+	uint64_t barrier_seq;          /* next_seq when the barrier went */
+	int barrier_mid;
+	bool barrier_pending;
+	uint64_t resend_until;         /* records below it are sent again: historical */
+	char barrier_topic[TOPIC_MAX];
+	const char *bus_names[CONF_DEVICES_MAX]; /* by bus index: the devices', for event texts */
 	int64_t cursor_saved_ms;
 	uint64_t cursor_saved;
 };
@@ -122,7 +139,10 @@ static int births(struct upl_spb *p)
 	if ((r = spb_session_nbirth(&p->sess, p->pl, ms)) < 0 || (r = topic(p, SPB_NBIRTH, NULL, t)) < 0 ||
 	    (r = publish(p, t, 0)) < 0)
 		return r;
-	STAT(p, p->st.nbirths++);
+	/* the births say no value: each channel's next sample goes */
+	if (p->red)
+		upl_reducer_reset(p->red);
+	STAT(p, (p->st.nbirths++, p->st.connected = true));
 	for (size_t d = 0; d < p->cfg.ndevices; d++)
 		if ((r = device_birth(p, d, true, ms)) < 0)
 			return r;
@@ -157,6 +177,57 @@ static void on_connect(struct mosquitto *m, void *ctx, int rc)
 	p->connected = rc == 0;
 	if (rc)
 		STAT(p, p->st.last_error = upl_mqtt_connack_errno(rc));
+}
+
+/* The barrier's UNSUBACK: the broker has every DDATA sent before it. */
+static void on_unsubscribe(struct mosquitto *m, void *ctx, int mid)
+{
+	struct upl_spb *p = ctx;
+
+	(void)m;
+	if (p->barrier_pending && mid == p->barrier_mid) {
+		p->barrier_pending = false;
+		p->acked_seq = p->barrier_seq;
+		STAT(p, p->st.acked_seq = p->acked_seq);
+	}
+}
+
+/* After DDATAs: a barrier, one at a time, for what is not confirmed. */
+static void barrier(struct upl_spb *p)
+{
+	int mid;
+
+	if (!p->mosq || !p->connected || p->barrier_pending || p->next_seq == p->acked_seq)
+		return;
+	/* a filter never subscribed: UNSUBACK anyway (MQTT 3.1.1, 3.10.4),
+	   no effect on any subscription or message */
+	if (mosquitto_unsubscribe(p->mosq, &mid, p->barrier_topic) == MOSQ_ERR_SUCCESS) {
+		p->barrier_mid = mid;
+		p->barrier_seq = p->next_seq;
+		p->barrier_pending = true;
+	}
+}
+
+/* The connection is gone: what it did not confirm is read again. */
+static void rewind_unacked(struct upl_spb *p)
+{
+	p->barrier_pending = false;
+	if (p->next_seq == p->acked_seq)
+		return;
+	int r = p->cfg.source.seek(p->cfg.source.ctx, p->acked_seq);
+	if (r < 0) {
+		/* the log cannot go back (rotated away?): what was sent stays
+		   unconfirmed, said as the last error */
+		STAT(p, p->st.last_error = r);
+		p->acked_seq = p->next_seq;
+		return;
+	}
+	if (p->next_seq > p->resend_until)
+		p->resend_until = p->next_seq;
+	if (p->red)
+		upl_reducer_reset(p->red);
+	STAT(p, p->st.rewinds++);
+	p->next_seq = p->acked_seq;
 }
 
 static void on_disconnect(struct mosquitto *m, void *ctx, int rc)
@@ -222,8 +293,11 @@ static void on_message(struct mosquitto *m, void *ctx, const struct mosquitto_me
 
 static void drop_client(struct upl_spb *p)
 {
-	if (p->mosq)
+	if (p->mosq) {
 		mosquitto_destroy(p->mosq);
+		rewind_unacked(p);
+		STAT(p, p->st.connected = false);
+	}
 	p->mosq = NULL;
 	p->connected = false;
 }
@@ -247,6 +321,7 @@ static int connect_once(struct upl_spb *p)
 	mosquitto_connect_callback_set(p->mosq, on_connect);
 	mosquitto_disconnect_callback_set(p->mosq, on_disconnect);
 	mosquitto_message_callback_set(p->mosq, on_message);
+	mosquitto_unsubscribe_callback_set(p->mosq, on_unsubscribe);
 	/* the will is the NDEATH with this connection's bdSeq */
 	if ((r = spb_session_ndeath(&p->sess, p->pl, wall_ms())) < 0 || (r = topic(p, SPB_NDEATH, NULL, t)) < 0)
 		goto fail;
@@ -293,14 +368,20 @@ fail:
 	return r;
 }
 
+/* The cursor is what the broker confirmed: at once when that is all that
+   was sent (so a kill -9 while idle sends nothing again), else at most
+   once a CURSOR_EVERY_MS (an fsync each). */
 static void save_cursor(struct upl_spb *p, bool now)
 {
-	if (p->next_seq == p->cursor_saved || (!now && now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS))
+	if (p->acked_seq == p->cursor_saved ||
+	    (!now && p->acked_seq != p->next_seq && now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS))
 		return;
-	if (upl_cursor_store(p->cursor_path, p->next_seq) == 0)
-		p->cursor_saved = p->next_seq;
+	if (upl_cursor_store(p->cursor_path, p->acked_seq) == 0)
+		p->cursor_saved = p->acked_seq;
+	else
+		STAT(p, p->st.cursor_store_failures++);
 	p->cursor_saved_ms = now_ms();
-	STAT(p, p->st.next_seq = p->next_seq);
+	STAT(p, p->st.next_seq = p->cursor_saved);
 }
 
 /* One stored Batch as a DDATA per device with records in it.  0, 1 = no
@@ -314,9 +395,18 @@ static int send_next(struct upl_spb *p)
 
 	if (k <= 0)
 		return k < 0 ? k : 1;
-	bool historical = basic_realtime_ns() - rec.t_last_ns > HISTORICAL_NS;
-	STAT(p, (p->st.batches++, p->st.historical += historical));
-	if (rec_batch_decode(rec.payload, rec.len, &b) < 0) {
+	/* sent before and not confirmed: again, as history */
+	bool again = rec.first_seq < p->resend_until;
+	bool historical = again || basic_realtime_ns() - rec.t_last_ns > HISTORICAL_NS;
+	STAT(p, (p->st.batches++, p->st.historical += historical, p->st.resent += again));
+	const uint8_t *payload = rec.payload;
+	size_t len = rec.len;
+	/* `uplink =`: the Batch as the policies reduce it (0: sent whole) */
+	if (p->red && upl_reducer_batch(p->red, rec.payload, rec.len, &payload, &len) == 1)
+		STAT(p, p->st.reduced++);
+	else
+		payload = rec.payload, len = rec.len;
+	if (rec_batch_decode(payload, len, &b) < 0) {
 		STAT(p, p->st.batches_bad++);
 		goto done;
 	}
@@ -343,6 +433,16 @@ static int send_next(struct upl_spb *p)
 			break;
 		spb_session_commit(&p->sess);
 		STAT(p, (p->st.ddata++, p->st.metrics += (uint64_t)n));
+	}
+	/* the Batch's events: the node's Events metric, one NDATA */
+	if (r == 0 && (r = spb_session_begin(&p->sess, p->pl, wall_ms())) == 0) {
+		int n = spb_ndata_add_events(p->pl, b, p->bus_names, CONF_DEVICES_MAX, historical);
+		if (n == -ENOSPC)
+			STAT(p, p->st.batches_too_big++);
+		if (n > 0 && (r = topic(p, SPB_NDATA, NULL, t)) == 0 && (r = publish(p, t, 0)) == 0) {
+			spb_session_commit(&p->sess);
+			STAT(p, (p->st.ndata++, p->st.events += (uint64_t)n));
+		}
 	}
 	if (r == 0)
 		r = device_changes(p, b, info.count, -1);
@@ -410,6 +510,8 @@ static void *run(void *arg)
 				break;
 			r = k;
 		}
+		if (r == 0)
+			barrier(p);
 		save_cursor(p, false);
 		if (r < 0 || !p->connected) {
 			STAT(p, p->st.last_error = r < 0 ? r : -ECONNRESET);
@@ -423,6 +525,12 @@ static void *run(void *arg)
 		int64_t until = now_ms() + DRAIN_MS;
 		while (p->connected && p->sess.born && now_ms() < until && send_next(p) == 0)
 			mosquitto_loop(p->mosq, 0, 1);
+		/* and the broker's word that it has them, so the next start
+		   does not send them again */
+		while (p->connected && p->next_seq != p->acked_seq && now_ms() < until) {
+			barrier(p);
+			mosquitto_loop(p->mosq, 20, 1);
+		}
 		say_death(p);
 		drop_client(p);
 	}
@@ -445,10 +553,14 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 		return -ENOMEM;
 	p->cfg = *cfg;
 	pthread_mutex_init(&p->lock, NULL);
+	for (size_t d = 0; d < cfg->ndevices; d++)
+		if (cfg->devices[d].bus < CONF_DEVICES_MAX)
+			p->bus_names[cfg->devices[d].bus] = cfg->devices[d].name;
 	if (spb_topic(p->ncmd, sizeof(p->ncmd), cfg->group, SPB_NCMD, cfg->node, NULL) < 0 ||
 	    snprintf(p->dcmd, sizeof(p->dcmd), SPB_NAMESPACE "/%s/DCMD/%s/+", cfg->group, cfg->node) >= TOPIC_MAX ||
 	    snprintf(p->cursor_path, sizeof(p->cursor_path), "%s/sparkplug-cursor", cfg->state_dir) >=
 	    (int)sizeof(p->cursor_path) ||
+	    snprintf(p->barrier_topic, sizeof(p->barrier_topic), "railmon/spb-barrier/%s", cfg->node) >= TOPIC_MAX ||
 	    (cfg->primary_host && cfg->primary_host[0] &&
 	     (strpbrk(cfg->primary_host, "/+#") || snprintf(p->state_topic, sizeof(p->state_topic), SPB_NAMESPACE
 	                                                     "/STATE/%s", cfg->primary_host) >= TOPIC_MAX))) {
@@ -456,10 +568,12 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 		return -EINVAL;
 	}
 	r = spb_payload_new(cfg->max_metrics ? cfg->max_metrics : 4096, &p->pl);
+	if (r == 0 && cfg->reduce)
+		r = upl_reducer_new(cfg->reduce, &p->red);
 	if (r == 0 && cfg->nchannels + 2 > (cfg->max_metrics ? cfg->max_metrics : 4096))
 		r = -E2BIG; /* a DBIRTH must fit */
 	/* a damaged cursor starts at the oldest record: duplicates, no gap */
-	if (r == 0 && upl_cursor_load(p->cursor_path, &seq) < 0)
+	if (r == 0 && (p->st.cursor_damage = upl_cursor_load(p->cursor_path, &seq)) < 0)
 		seq = 1;
 	if (r == 0)
 		r = cfg->source.seek(cfg->source.ctx, seq);
@@ -467,8 +581,8 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 		upl_spb_free(p);
 		return r;
 	}
-	p->next_seq = p->cursor_saved = seq;
-	p->st.next_seq = seq;
+	p->next_seq = p->acked_seq = p->cursor_saved = seq;
+	p->st.next_seq = p->st.acked_seq = seq;
 	upl_mqtt_lib_init();
 	*ret_pub = p;
 	return 0;
@@ -485,15 +599,22 @@ int upl_spb_start(upl_spb_t *p)
 	return 0;
 }
 
+void upl_spb_stop(upl_spb_t *p)
+{
+	if (!p || !p->started)
+		return;
+	STAT(p, p->stop = true);
+	pthread_join(p->thread, NULL);
+	p->started = false;
+}
+
 upl_spb_t *upl_spb_free(upl_spb_t *p)
 {
 	if (!p)
 		return NULL;
-	if (p->started) {
-		STAT(p, p->stop = true);
-		pthread_join(p->thread, NULL);
-	}
+	upl_spb_stop(p);
 	drop_client(p);
+	upl_reducer_free(p->red);
 	spb_payload_free(p->pl);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

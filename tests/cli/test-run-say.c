@@ -13,6 +13,7 @@
 
 #include "cli/demo-say.h"
 #include "cli/run-say.h"
+#include "uplink/spb-pub.h"
 #include "tlib.h"
 
 /* Two buses: CAN over SocketCAN, Modbus TCP. */
@@ -94,6 +95,54 @@ static void test_uplink(const struct conf_board *cfg)
 	          "railmon: uplink to mqtts://ground.example:8883: not connected, 60 records not yet acknowledged (from seq 40), "
 	          "3 failed connection attempts, last connection error: Connection refused; cursor file write failures: 2\n");
 	tlib_mem_close(&m);
+}
+
+/* The Sparkplug B publisher's words: every counter that is not zero, in
+   its place; a quiet one says only what went.  Its TLS warning only for
+   [sparkplug] with TLS and tls_insecure. */
+static void test_sparkplug(void)
+{
+	struct upl_spb_stats st = { .connected = true, .bdseq = 7, .ddata = 300, .metrics = 450, .bytes = 14742,
+	                            .acked_seq = 560, .connect_failures = 4, .rewinds = 1, .resent = 3,
+	                            .batches_too_big = 2, .batches_bad = 5, .dead_batches = 6, .cmd_refused = 8,
+	                            .state_bad = 9, .bdseq_damage = -EBADMSG, .cursor_store_failures = 1,
+	                            .cursor_damage = -ERANGE };
+	struct upl_spb_stats quiet = { .ddata = 1, .metrics = 2, .bytes = 30, .acked_seq = 10 };
+	struct conf_board *cfg = calloc(1, sizeof(*cfg));
+	struct tlib_mem m;
+
+	CHECK(cfg);
+	tlib_mem_open(&m);
+	cli_spb_start_warning(m.f, "run", "/data", &st);
+	cli_spb_start_warning(m.f, "run", "/data", &quiet); /* no damage: nothing said */
+	cli_spb_status(m.f, "mqtt://scada:1883", &st, 600);
+	cli_spb_status(m.f, "mqtt://scada:1883", &quiet, 5); /* the log behind the cursor: 0, not a wrap */
+	CHECK_STR(tlib_mem_text(&m),
+	          "railmon run: warning: the sparkplug cursor /data/sparkplug-cursor holds a sequence number that is "
+	          "zero, negative or too large; publishing the whole log again from its oldest record, historical (the "
+	          "host gets duplicates, nothing is lost)\n"
+	          "railmon: sparkplug to mqtt://scada:1883: connected, bdSeq 7, 300 DDATA (450 metrics, 14742 bytes), "
+	          "40 records not yet confirmed by the broker (from seq 560), 4 failed connection attempts; 3 Batches "
+	          "sent again (historical) after 1 lost connections; 2 Batches too big for a DDATA, not sent; 5 Batches "
+	          "not decodable, not sent; 6 Batches of a gone device (DDEATH), not sent; 8 command metrics refused "
+	          "(only Rebirth is done); 9 primary host STATE messages not understood; the bdSeq file sparkplug-bdseq "
+	          "was damaged (Bad message): started again at 0; cursor file write failures: 1\n"
+	          "railmon: sparkplug to mqtt://scada:1883: not connected, bdSeq 0, 1 DDATA (2 metrics, 30 bytes), 0 "
+	          "records not yet confirmed by the broker (from seq 10), 0 failed connection attempts\n");
+	tlib_mem_close(&m);
+	/* tls_insecure said for [sparkplug] with TLS, not without */
+	snprintf(cfg->vehicle, sizeof(cfg->vehicle), "T-1");
+	cfg->sparkplug.mqtt.enabled = cfg->sparkplug.mqtt.tls_insecure = true;
+	tlib_mem_open(&m);
+	cli_run_started(m.f, "run", cfg, "/data", "", "");
+	cfg->sparkplug.mqtt.tls = true;
+	cli_run_started(m.f, "run", cfg, "/data", "", "");
+	CHECK_STR(tlib_mem_text(&m),
+	          "railmon run: vehicle T-1, 0 buses, config 0000000000000000, log in /data\n"
+	          "railmon run: WARNING: [sparkplug] tls_insecure = true: the broker's certificate is NOT verified\n"
+	          "railmon run: vehicle T-1, 0 buses, config 0000000000000000, log in /data\n");
+	tlib_mem_close(&m);
+	free(cfg);
 }
 
 static void test_status(const struct conf_board *cfg)
@@ -253,6 +302,7 @@ int main(void)
 
 	test_cursor();
 	test_uplink(cfg);
+	test_sparkplug();
 	test_status(cfg);
 	test_link(cfg);
 	test_refusals_and_verdict();

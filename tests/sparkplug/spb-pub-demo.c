@@ -8,6 +8,8 @@
  * Door.State "door k", Brake.Pressure = k / 4, at 1733400000000 + k ms;
  * Batch 2 also mb1's MB_DISCONNECT, Batch 3 its MB_CONNECT (4 records).
  * With PRIMARY_HOST, births wait for its STATE online.
+ * With SPB_DEMO_EVERY_MS set, a growing log: Batch k is readable from
+ * k * EVERY_MS after the start (a live train, for an outage test).
  * Prints "started bdseq N" once connected, runs until SIGTERM (a clean
  * stop: NDEATH, then the stats) or SIGKILL (the broker's will).
  * test-spb-live.py checks what a Tahu host receives.
@@ -25,11 +27,14 @@
 
 #define T0_NS 1733400000000000000ll
 
+#define BATCHES_MAX 256
+
 struct src {
 	int n, next;
-	uint8_t *buf[64];
-	size_t len[64];
-	uint32_t count[64];
+	int64_t t0_ns, every_ns;       /* every_ns 0: all readable at once */
+	uint8_t *buf[BATCHES_MAX];
+	size_t len[BATCHES_MAX];
+	uint32_t count[BATCHES_MAX];
 };
 
 static int src_seek(void *ctx, uint64_t seq)
@@ -46,7 +51,7 @@ static int src_next(void *ctx, struct upl_rec *ret)
 {
 	struct src *s = ctx;
 
-	if (s->next >= s->n)
+	if (s->next >= s->n || (s->every_ns && basic_mono_ns() < s->t0_ns + s->next * s->every_ns))
 		return 0;
 	int k = s->next++;
 	*ret = (struct upl_rec){ .first_seq = 1 + 4 * (uint64_t)k, .count = s->count[k], .payload = s->buf[k],
@@ -99,9 +104,9 @@ static void on_term(int sig)
 int main(int argc, char **argv)
 {
 	static const struct spb_channel ch[] = {
-		{ 0, 0, "Engine.Speed", "rpm", false },
-		{ 1, 0, "Door.State", NULL, true },
-		{ 0x10000, 1, "Brake.Pressure", "bar", false },
+		{ 0, 0, "Engine.Speed", "rpm", false, NULL },
+		{ 1, 0, "Door.State", NULL, true, NULL },
+		{ 0x10000, 1, "Brake.Pressure", "bar", false, NULL },
 	};
 	static const struct upl_spb_device dev[] = { { "can0", 0 }, { "mb1", 1 } };
 	struct src s = { 0 };
@@ -109,8 +114,10 @@ int main(int argc, char **argv)
 	upl_spb_t *pub;
 	int r, n;
 
-	if ((argc != 4 && argc != 5) || (n = atoi(argv[3])) < 0 || n > 64)
-		return fprintf(stderr, "usage: spb-pub-demo PORT STATE_DIR BATCHES(0-64) [PRIMARY_HOST]\n"), 2;
+	if ((argc != 4 && argc != 5) || (n = atoi(argv[3])) < 0 || n > BATCHES_MAX)
+		return fprintf(stderr, "usage: spb-pub-demo PORT STATE_DIR BATCHES(0-%d) [PRIMARY_HOST]\n", BATCHES_MAX), 2;
+	s.t0_ns = basic_mono_ns();
+	s.every_ns = getenv("SPB_DEMO_EVERY_MS") ? atoll(getenv("SPB_DEMO_EVERY_MS")) * 1000000 : 0;
 	if ((r = make_log(&s, n)) < 0)
 		return fprintf(stderr, "log: %s\n", strerror(-r)), 1;
 	struct upl_spb_cfg cfg = {
@@ -122,6 +129,7 @@ int main(int argc, char **argv)
 	if ((r = upl_spb_new(&cfg, &pub)) < 0 || (r = upl_spb_start(pub)) < 0)
 		return fprintf(stderr, "publisher: %s\n", strerror(-r)), 1;
 	bool said = false;
+	uint64_t last[4] = { 0 };
 	while (!stop) {
 		upl_spb_stats(pub, &st);
 		if (!said && st.connects) {
@@ -129,14 +137,23 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			said = true;
 		}
+		if (st.ddata != last[0] || st.connect_failures != last[1] || st.rewinds != last[2] ||
+		    st.acked_seq != last[3]) {
+			/* for a test to wait on: what went, what the broker confirmed */
+			printf("progress ddata %" PRIu64 " acked %" PRIu64 " failures %" PRIu64 " rewinds %" PRIu64 "\n",
+			       st.ddata, st.acked_seq, st.connect_failures, st.rewinds);
+			fflush(stdout);
+			last[0] = st.ddata, last[1] = st.connect_failures, last[2] = st.rewinds, last[3] = st.acked_seq;
+		}
 		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + 20000000); /* polling the stats, not a wait for a peer */
 	}
 	upl_spb_stats(pub, &st);
 	pub = upl_spb_free(pub);
 	printf("stopped connects %" PRIu64 " nbirths %" PRIu64 " dbirths %" PRIu64 " rebirths %" PRIu64 " ddata %" PRIu64
-	       " metrics %" PRIu64 " bytes %" PRIu64 " cmds %" PRIu64 " refused %" PRIu64 " next_seq %" PRIu64 "\n",
+	       " metrics %" PRIu64 " bytes %" PRIu64 " cmds %" PRIu64 " refused %" PRIu64 " next_seq %" PRIu64
+	       " rewinds %" PRIu64 " resent %" PRIu64 "\n",
 	       st.connects, st.nbirths, st.dbirths, st.rebirths, st.ddata, st.metrics, st.bytes, st.cmds, st.cmd_refused,
-	       st.next_seq);
+	       st.next_seq, st.rewinds, st.resent);
 	for (int k = 0; k < s.n; k++)
 		free(s.buf[k]);
 	return 0;

@@ -36,14 +36,14 @@ static int write_payload(const char *dir, const char *name, const spb_payload_t 
 }
 
 static const struct spb_birth_metric dbirth[] = {
-	{ "EngineData.EngineSpeed", 10, T0 + 1, "rpm", { SPB_DT_DOUBLE, false, 1500.25, NULL } },
-	{ "Traction.Fault", 11, T0 + 2, NULL, { SPB_DT_STRING, false, 0, "none" } },
-	{ "Brake.Pressure", 12, T0 + 3, "bar", { SPB_DT_DOUBLE, true, 0, NULL } },
-	{ "Door.Count", 13, T0 + 4, "", { SPB_DT_INT16, false, -3, NULL } },
-	{ "Odometer", 14, T0 + 5, "m", { SPB_DT_INT64, false, -5000000000.0, NULL } },
-	{ "Status.Byte", 15, T0 + 6, NULL, { SPB_DT_UINT8, false, 200, NULL } },
-	{ "Cab.Temperature", 16, T0 + 7, "\xc2\xb0" "C", { SPB_DT_FLOAT, false, 21.5, NULL } },
-	{ "Pantograph.Up", 17, T0 + 8, NULL, { SPB_DT_BOOLEAN, false, 1, NULL } },
+	{ "EngineData.EngineSpeed", 10, T0 + 1, "rpm", { SPB_DT_DOUBLE, false, 1500.25, NULL }, NULL },
+	{ "Traction.Fault", 11, T0 + 2, NULL, { SPB_DT_STRING, false, 0, "none" }, NULL },
+	{ "Brake.Pressure", 12, T0 + 3, "bar", { SPB_DT_DOUBLE, true, 0, NULL }, NULL },
+	{ "Door.Count", 13, T0 + 4, "", { SPB_DT_INT16, false, -3, NULL }, NULL },
+	{ "Odometer", 14, T0 + 5, "m", { SPB_DT_INT64, false, -5000000000.0, NULL }, NULL },
+	{ "Status.Byte", 15, T0 + 6, NULL, { SPB_DT_UINT8, false, 200, NULL }, "0 off\n200 on" },
+	{ "Cab.Temperature", 16, T0 + 7, "\xc2\xb0" "C", { SPB_DT_FLOAT, false, 21.5, NULL }, "-40 sensor fault" },
+	{ "Pantograph.Up", 17, T0 + 8, NULL, { SPB_DT_BOOLEAN, false, 1, NULL }, NULL },
 };
 
 static const struct spb_data_metric ddata[] = {

@@ -120,9 +120,9 @@ static void test_ddata(void)
 static void test_dbirth(void)
 {
 	static const struct spb_channel ch[] = {
-		{ 0, 0, "Engine.Speed", "rpm", false },
-		{ 1, 0, "Door.Text", NULL, true },
-		{ 0x10000, 1, "Brake.Pressure", "bar", false },
+		{ 0, 0, "Engine.Speed", "rpm", false, "0 stopped\n1 turning" },
+		{ 1, 0, "Door.Text", NULL, true, "1 open" },
+		{ 0x10000, 1, "Brake.Pressure", "bar", false, NULL },
 	};
 	spb_payload_t *pl;
 	Payload *p;
@@ -134,9 +134,15 @@ static void test_dbirth(void)
 	CHECK(p->n_metrics == 2);
 	CHECK(!strcmp(p->metrics[0]->name, "Engine.Speed") && p->metrics[0]->alias == 2 &&
 	      p->metrics[0]->datatype == SPB_DT_DOUBLE && p->metrics[0]->is_null && p->metrics[0]->properties &&
-	      !strcmp(p->metrics[0]->properties->keys[0], "engUnit"));
+	      p->metrics[0]->properties->n_keys == 2 && !strcmp(p->metrics[0]->properties->keys[0], "engUnit") &&
+	      !strcmp(p->metrics[0]->properties->keys[1], "railmonValueTable") &&
+	      !strcmp(p->metrics[0]->properties->values[1]->string_value, "0 stopped\n1 turning"));
+	/* labels without a unit: the one property */
 	CHECK(!strcmp(p->metrics[1]->name, "Door.Text") && p->metrics[1]->alias == 3 &&
-	      p->metrics[1]->datatype == SPB_DT_STRING && !p->metrics[1]->properties);
+	      p->metrics[1]->datatype == SPB_DT_STRING && p->metrics[1]->properties &&
+	      p->metrics[1]->properties->n_keys == 1 &&
+	      !strcmp(p->metrics[1]->properties->keys[0], "railmonValueTable") &&
+	      !strcmp(p->metrics[1]->properties->values[0]->string_value, "1 open"));
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
 	spb_payload_reset(pl, 9, 2);
 	CHECK(spb_dbirth_add_channels(pl, ch, 3, 1, 9) == 1);
@@ -185,12 +191,69 @@ static void test_device_change(void)
 	CHECK(spb_device_change(&it) == 0 && spb_device_change(NULL) == 0);
 }
 
+/* The node's Events metric: one per event record, in order, named as
+   export names them, the bus by its device name, a long text cut; other
+   records are not events; a full payload keeps nothing half. */
+static void test_events(void)
+{
+	struct rec_batch_meta meta = { .vehicle = "T-1", .config_hash = 1 };
+	const char *names[] = { "can0", "mb-with-a-very-long-device-name-to-cut-here-0123456789abcdef" };
+	struct acq_item items[] = {
+		{ .t_ns = T0 + 1000000, .kind = ACQ_ITEM_EVENT, .bus = 0,
+		  .event = { ACQ_EV_CAN_BUS_OFF, 3, -7 } },
+		sample(T0 + 2000000, 0, 0, 1.5),
+		{ .t_ns = T0 + 3000000, .kind = ACQ_ITEM_EVENT, .bus = 1, .event = { ACQ_EV_MB_DISCONNECT, 0, 0 } },
+		{ .t_ns = T0 + 4000000, .kind = ACQ_ITEM_EVENT, .bus = 5, .event = { 9999, 1, 2 } },
+	};
+	const char *want[] = { "CAN_BUS_OFF can0 detail 3 arg -7",
+	                       /* cut at SPB_TEXT_COPY_MAX (64) bytes */
+	                       "MB_DISCONNECT mb-with-a-very-long-device-name-to-cut-here-012345",
+	                       "9999 bus 5 detail 1 arg 2" };
+	const uint8_t *buf;
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	spb_payload_t *pl;
+	Payload *p;
+	size_t len;
+
+	CHECK(rec_encoder_new(&meta, 16, &enc) == 0);
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		CHECK(rec_encoder_add(enc, &items[i]) == 0, "item %zu", i);
+	CHECK(rec_encoder_finish(enc, 100, &buf, &len) == 4);
+	CHECK(rec_batch_decode(buf, len, &b) == 0);
+	rec_encoder_free(enc);
+	CHECK(spb_payload_new(4, &pl) == 0);
+	spb_payload_reset(pl, 7, 3);
+	CHECK(spb_ndata_add_events(pl, b, names, 2, true) == 3);
+	p = unpack(pl);
+	CHECK(p->n_metrics == 3);
+	for (size_t i = 0; i < 3; i++) {
+		Org__Eclipse__Tahu__Protobuf__Payload__Metric *m = p->metrics[i];
+		static const uint64_t ms[] = { 1, 3, 4 };
+		CHECK(m->has_alias && m->alias == SPB_ALIAS_EVENTS && !m->name && m->datatype == SPB_DT_STRING,
+		      "event %zu", i);
+		CHECK(m->value_case == ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE_STRING_VALUE &&
+		      !strcmp(m->string_value, want[i]), "event %zu: %s", i, m->string_value);
+		CHECK(m->timestamp == (uint64_t)(T0 / 1000000) + ms[i] && m->has_is_historical && m->is_historical);
+	}
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+	/* no room for the third: none of the Batch's kept */
+	spb_payload_reset(pl, 7, 4);
+	CHECK(spb_ndata_add_events(pl, b, names, 2, false) == 3);
+	CHECK(spb_ndata_add_events(pl, b, names, 2, false) == -ENOSPC && spb_payload_count(pl) == 3);
+	CHECK(spb_ndata_add_events(NULL, b, names, 2, false) == -EINVAL &&
+	      spb_ndata_add_events(pl, NULL, names, 2, false) == -EINVAL);
+	spb_payload_free(pl);
+	rec_batch_free(b);
+}
+
 int main(void)
 {
 	test_ddata();
 	test_dbirth();
 	test_text_copy();
 	test_device_change();
+	test_events();
 	puts("spb-batch: ok");
 	return 0;
 }

@@ -189,7 +189,7 @@ with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
     view = [(topic.split("/"), tahu[f]) for (topic, _), f in zip(got, files)]
 
 seq, bdseq, nbirth_bdseq, declared, sessions = None, None, [], {}, []
-dead, device_events = set(), []
+dead, device_events, node_events = set(), [], []
 values = {"can0": [], "mb1": []}
 for level, p in view:
     kind = level[2]
@@ -199,7 +199,9 @@ for level, p in view:
     metrics = {m.get("name"): m for m in p["metrics"]}
     if kind == "NBIRTH":
         check(int(p["seq"]) == 0, "NBIRTH seq %r" % p.get("seq"))
-        check(sorted(metrics) == ["Node Control/Rebirth", "bdSeq"], "NBIRTH metrics %r" % sorted(metrics))
+        check(sorted(metrics) == ["Events", "Node Control/Rebirth", "bdSeq"], "NBIRTH metrics %r" % sorted(metrics))
+        check(metrics.get("Events", {}).get("type") == "String" and int(metrics["Events"]["alias"]) == 2 + 2**32,
+              "NBIRTH's Events metric %r" % metrics.get("Events"))
         b = int(metrics["bdSeq"]["value"])
         if bdseq is not None and not sessions[-1]:  # a Rebirth: same connection
             check(b == bdseq, "Rebirth's NBIRTH bdSeq %d, connection's %d" % (b, bdseq))
@@ -216,6 +218,11 @@ for level, p in view:
         continue
     check("seq" in p and int(p["seq"]) == (seq + 1) % 256, "%s %s seq %r after %r" % (kind, level, p.get("seq"), seq))
     seq = int(p.get("seq", -2))
+    if kind == "NDATA":  # the node's Events metric: the log's events
+        for m in p["metrics"]:
+            check(int(m["alias"]) == 2 + 2**32, "NDATA alias %r is not Events'" % m["alias"])
+            node_events.append((m["value"], int(m["timestamp"]), m.get("isHistorical") is True, len(values["mb1"])))
+        continue
     dev = level[4]
     if kind == "DDEATH":
         check(not p["metrics"] and dev not in dead, "DDEATH %s: %r, dead %r" % (dev, p["metrics"], dead))
@@ -243,6 +250,10 @@ for level, p in view:
             check(m.get("isHistorical") is True, "DDATA %s alias %r not historical" % (dev, m["alias"]))
 # mb1 gone in Batch 2 (after its value), back in Batch 3 (before its value)
 check(device_events == [("DDEATH", "mb1", 3), ("DBIRTH", "mb1", 3)], "mb1's DDEATH/DBIRTH %r" % device_events)
+# mb1's events as the host reads them, at their times, historical, each in
+# its Batch's place (after that Batch's mb1 value: 3 values then 4)
+check(node_events == [("MB_DISCONNECT mb1 detail 0 arg 0", T0_MS + 2, True, 3),
+                      ("MB_CONNECT mb1 detail 0 arg 0", T0_MS + 3, True, 4)], "the Events metric: %r" % node_events)
 check(nbirth_bdseq == [0, 0, 1, 2, 3], "bdSeq of the NBIRTHs %r: Rebirth the same, + 1 a connection" % nbirth_bdseq)
 check(sessions == [True] * 4, "four connections, each ended by its NDEATH: %r" % sessions)
 want_can = sorted([("Engine.Speed", T0_MS + k, 1000.0 + k) for k in range(BATCHES)] +

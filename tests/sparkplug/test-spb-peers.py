@@ -34,7 +34,8 @@ EXPECT = {
         ("bdSeq", 0, T0 - 1, "UInt64", 7, None, False)]),
     "nbirth.bin": (T0, 0, [
         ("bdSeq", 0, T0, "UInt64", 7, None, False),
-        ("Node Control/Rebirth", 1, T0, "Boolean", False, None, False)]),
+        ("Node Control/Rebirth", 1, T0, "Boolean", False, None, False),
+        ("Events", 2 + 2**32, T0, "String", None, None, False)]),
     "dbirth.bin": (T0 + 10, 1, [
         ("EngineData.EngineSpeed", 10, T0 + 1, "Double", 1500.25, "rpm", False),
         ("Traction.Fault", 11, T0 + 2, "String", "none", None, False),
@@ -58,6 +59,8 @@ EXPECT = {
 # DATA metrics whose value is not good: properties Quality (Int32 0, Bad)
 # and railmonQuality (railmon's word)
 QUALITY = {("ddata.bin", 12): "out_of_range"}
+# DBIRTH metrics with a value table: railmonValueTable, "VALUE LABEL" a line
+LABELS = {("dbirth.bin", 15): "0 off\n200 on", ("dbirth.bin", 16): "-40 sensor fault"}
 failures = []
 
 
@@ -112,12 +115,18 @@ def check_pb2(f, data):
             check(list(props) == ["Quality", "railmonQuality"] and props["Quality"].type == DT["Int32"] and
                   props["Quality"].int_value == 0 and props["railmonQuality"].string_value == q,
                   "%s: quality properties %r" % (w, props))
-        elif unit is None:
+        elif unit is None and (f, alias) not in LABELS:
             check(not m.HasField("properties"), "%s: properties %r" % (w, props))
         else:
+            want = ["engUnit"] * (unit is not None) + ["railmonValueTable"] * ((f, alias) in LABELS)
+            check(list(props) == want, "%s: property keys %r, want %r" % (w, list(props), want))
             v = props.get("engUnit")
-            check(v is not None and v.type == DT["String"] and v.string_value == unit,
+            check(unit is None or (v is not None and v.type == DT["String"] and v.string_value == unit),
                   "%s: engUnit %r" % (w, v))
+            v = props.get("railmonValueTable")
+            check((f, alias) not in LABELS or (v is not None and v.type == DT["String"] and
+                                               v.string_value == LABELS[(f, alias)]),
+                  "%s: railmonValueTable %r" % (w, v))
 
 
 def check_tahu(f, p):
@@ -140,11 +149,15 @@ def check_tahu(f, p):
             check(m.get("properties") == {"Quality": {"type": "Int32", "value": 0},
                                           "railmonQuality": {"type": "String", "value": q}},
                   "%s: quality properties %r" % (w, m.get("properties")))
-        elif unit is None:
+        elif unit is None and (f, alias) not in LABELS:
             check("properties" not in m, "%s: properties %r" % (w, m.get("properties")))
         else:
-            check(m.get("properties", {}).get("engUnit") == {"type": "String", "value": unit},
-                  "%s: engUnit %r" % (w, m.get("properties")))
+            want = {}
+            if unit is not None:
+                want["engUnit"] = {"type": "String", "value": unit}
+            if (f, alias) in LABELS:
+                want["railmonValueTable"] = {"type": "String", "value": LABELS[(f, alias)]}
+            check(m.get("properties") == want, "%s: properties %r, want %r" % (w, m.get("properties"), want))
 
 
 def check_datatypes(tahu_dt):

@@ -18,6 +18,11 @@ import threading
 import time
 
 RAILMON, NODE_MODULES, SRC = sys.argv[1:4]
+# "reduce": the bus has `uplink = change`, so DDATA carries a channel's
+# sample only when its value or quality differs from the last sent (the
+# first after the births always): checked against that rule applied here
+# to export's samples
+REDUCE = sys.argv[4:5] == ["reduce"]
 failures = []
 
 
@@ -40,10 +45,12 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
     demo = os.path.join(SRC, "cli", "demo")
     board = os.path.join(tmp, "b.ini")
     with open(board, "w") as fh:
-        fh.write("[board]\nvehicle = T-8\nrt_priority = 0\nbatch_ms = 200\n[storage]\ndir = data\n"
+        fh.write("[board]\nvehicle = T-8\nrt_priority = 0\nbatch_ms = 200\nstat_socket = @railmon-spbrun-%d\n"
+                 "[storage]\ndir = data\n"
                  "segment_size = 4M\n[can vehicle]\ndriver = trace\nfile = %s/train.log\ndbc = %s/train.dbc\n"
-                 "speed = 1\nloop = true\n[sparkplug]\nbroker = mqtt://127.0.0.1:%d\ngroup_id = Fleet\n"
-                 % (demo, demo, port))
+                 "speed = 1\nloop = true\n%s[sparkplug]\nbroker = mqtt://127.0.0.1:%d\ngroup_id = Fleet\n"
+                 "[uplink]\nbroker = mqtt://127.0.0.1:%d\n"  # railmon's own Batches, for their bytes
+                 % (os.getpid(), demo, demo, "uplink = change\n" if REDUCE else "", port, port))
     mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
     broker = subprocess.Popen([mosquitto, "-c", os.path.join(tmp, "m.conf")], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
@@ -60,7 +67,8 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                     raise SystemExit("mosquitto did not start")
                 time.sleep(0.05)
         sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v",
-                                "-F", "%t %x", "-t", "spBv1.0/#"], stdout=subprocess.PIPE, text=True)
+                                "-F", "%t %x", "-t", "spBv1.0/#", "-t", "railmon/T-8/data"], stdout=subprocess.PIPE,
+                               text=True)
 
         def read():
             for line in sub.stdout:
@@ -74,8 +82,28 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                 if not cv.wait_for(lambda: pred(lines), timeout=60):
                     raise SystemExit("timed out waiting for %s: %r" % (what, lines[-5:]))
         wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
-        run = subprocess.run([RAILMON, "run", "--board", board, "--duration", "3"], cwd=tmp, capture_output=True,
-                             text=True, timeout=120)
+        run = subprocess.Popen([RAILMON, "run", "--board", board, "--duration", "8"], cwd=tmp,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # `railmon stat` of the running daemon: the publisher's line in
+        # the table, its counters in the JSON
+        sock = "@railmon-spbrun-%d" % os.getpid()
+        table, end = "", time.monotonic() + 60
+        while "; sparkplug connected, " not in table or " 0 DDATA" in table:
+            if run.poll() is not None or time.monotonic() > end:
+                break
+            table = subprocess.run([RAILMON, "stat", "--socket", sock], capture_output=True, text=True).stdout
+            time.sleep(0.1)  # polling the daemon's state, not a wait for a peer
+        daemon = [line for line in table.splitlines() if line.startswith("daemon:")]
+        print("stat:", daemon)
+        check(daemon and "; sparkplug connected, " in daemon[0] and " 0 DDATA" not in daemon[0],
+              "railmon stat's daemon line says the publisher: %r" % daemon)
+        js = subprocess.run([RAILMON, "stat", "--socket", sock, "--json"], capture_output=True, text=True).stdout
+        dj = [json.loads(line) for line in js.splitlines() if '"name":"daemon"' in line]
+        check(dj and dj[0].get("sparkplug") == "connected" and dj[0].get("spb_ddata", 0) > 0 and
+              dj[0].get("spb_bdseq_damage") == 0 and dj[0].get("spb_cursor_damage") == 0,
+              "railmon stat --json's daemon: %r" % dj)
+        out, err = run.communicate(timeout=120)
+        run.stderr = err
         print(run.stderr, end="")
         check(run.returncode == 0, "railmon run exit %d" % run.returncode)
         wait(lambda ls: any(line.startswith("spBv1.0/Fleet/NDEATH/") for line in ls), "the NDEATH")
@@ -97,12 +125,15 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
     export = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "sample", "-f", "jsonl",
                              "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
     samples = [json.loads(line) for line in export.splitlines()]
+    export_ev = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "event", "-f", "jsonl",
+                                "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
+    events = [json.loads(line) for line in export_ev.splitlines()]
 
 kinds = collections.Counter(t.split("/")[2] for t, _ in got)
 print("host saw %r" % dict(kinds))
 check(kinds["NBIRTH"] == 1 and kinds["DBIRTH"] == 1 and kinds["NDEATH"] == 1 and kinds["DDATA"] > 0,
       "messages %r" % dict(kinds))
-aliases, seq, host = {}, None, []
+aliases, seq, host, host_events = {}, None, [], []
 ddata_bytes = 0
 for (topic, hexdata), f in zip(got, files):
     p, kind = tahu[f], topic.split("/")[2]
@@ -113,6 +144,12 @@ for (topic, hexdata), f in zip(got, files):
         continue
     check(int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq))
     seq = int(p["seq"])
+    if kind == "NDATA":  # the node's Events metric
+        check(topic == "spBv1.0/Fleet/NDATA/T-8", "NDATA topic %s" % topic)
+        for m in p["metrics"]:
+            check(int(m["alias"]) == 2 + 2**32, "NDATA alias %r is not Events'" % m["alias"])
+            host_events.append((int(m["timestamp"]), m["value"].split(" ")[0]))
+        continue
     check(topic.endswith("/T-8/vehicle"), "device topic %s" % topic)
     if kind == "DBIRTH":
         aliases = {int(m["alias"]): m for m in p["metrics"]}
@@ -128,18 +165,54 @@ for (topic, hexdata), f in zip(got, files):
             host.append((aliases[a]["name"], int(m["timestamp"]), m["value"]))
         # live records (seconds old): current values
         check(not m.get("isHistorical", False), "DDATA alias %d historical" % a)
+# the run's summary says what the host saw: its DDATA, nothing unconfirmed
+said = [line for line in run.stderr.splitlines() if line.startswith("railmon: sparkplug to mqtt://127.0.0.1:%d: " % port)]
+check(said, "no sparkplug line in run's stderr")
+if said:
+    check(", %d DDATA (" % kinds["DDATA"] in said[-1] and " 0 records not yet confirmed by the broker" in said[-1],
+          "run's last sparkplug line %r, the host saw %d DDATA" % (said[-1], kinds["DDATA"]))
+# the Events metric: every event of the log, its name and time as export's
+want_ev = [(e["time_ns"] // 1000000, e["event"]) for e in events]
+print("events: host %r, export %r" % (host_events[:6], want_ev[:6]))
+check(host_events == want_ev, "host's Events %r, export's %r" % (host_events[:5], want_ev[:5]))
+# value tables as DBIRTH properties: the demo DBC's VAL_ lines
+vt = {m["name"].split(".")[-1]: m.get("properties", {}).get("railmonValueTable", {}).get("value")
+      for m in aliases.values()}
+print("DBIRTH railmonValueTable: Direction %r, Car1Door1 %r" % (vt.get("Direction"), vt.get("Car1Door1")))
+for sig, want_vt in (("Direction", {"0 standstill", "1 forward", "2 reverse"}),
+                     ("Car1Door1", {"3 fault", "2 locked", "1 open", "0 closed"})):
+    check(vt.get(sig) is not None and set(vt[sig].split("\n")) == want_vt,
+          "DBIRTH %s railmonValueTable %r" % (sig, vt.get(sig)))
+check(sum(v is not None for v in vt.values()) >= 2, "value tables in the DBIRTH: %r" % vt)
 names = {s["name"]: s["unit"] for s in samples}
 for name, unit in names.items():
     m = [x for x in aliases.values() if x["name"] == name]
     check(len(m) == 1 and m[0].get("properties", {}).get("engUnit", {}).get("value") == (unit or None),
           "DBIRTH %s (unit %r): %r" % (name, unit, m))
+if REDUCE:
+    last, kept = {}, []
+    for x in samples:  # seq order
+        key = (x["value"], x.get("quality"))
+        if last.get(x["name"]) != key:
+            kept.append(x)
+            last[x["name"]] = key
+    print("uplink = change: %d of %d samples go" % (len(kept), len(samples)))
+    check(len(kept) < len(samples), "the policy reduced nothing: %d samples" % len(samples))
+    samples = kept
 want = sorted((s["name"], s["time_ns"] // 1000000, s["value"]) for s in samples)
 host.sort()
 check(len(host) == len(want), "host has %d samples, export %d" % (len(host), len(want)))
 bad = [(h, w) for h, w in zip(host, want) if h[:2] != w[:2] or abs(h[2] - w[2]) > 1e-9 * max(1.0, abs(w[2]))]
 check(not bad, "%d values differ from export, first %r" % (len(bad), bad[:3]))
-print("%d samples, %d DDATA bytes: %.1f bytes a sample (DDATA payloads, Sparkplug B)"
-      % (len(host), ddata_bytes, ddata_bytes / max(1, len(host))))
+# railmon's own Batches of the same log on railmon/T-8/data (the uplink,
+# policy all: every record, frames too, which Sparkplug does not carry)
+batches = [line.split(" ", 1)[1] for line in lines if line.startswith("railmon/T-8/data ")]
+batch_bytes = sum(len(h) // 2 for h in batches)
+check(batches and batch_bytes > 0, "no railmon Batches on railmon/T-8/data")
+print("bytes per sample, same log (%d samples): Sparkplug B DDATA %.1f (%d bytes in %d DDATA); railmon Batches "
+      "%.1f (%d bytes in %d Batches, frames included); ratio %.2f"
+      % (len(host), ddata_bytes / max(1, len(host)), ddata_bytes, kinds["DDATA"], batch_bytes / max(1, len(host)),
+         batch_bytes, len(batches), ddata_bytes / max(1, batch_bytes)))
 
 if failures:
     print("%d failures" % len(failures))

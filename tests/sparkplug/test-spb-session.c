@@ -173,7 +173,11 @@ static void test_session(void)
 	CHECK(spb_session_nbirth(&s, pl, 2000) == 0);
 	p = unpack(pl);
 	CHECK(p->has_seq && p->seq == 0 && p->timestamp == 2000);
-	CHECK(p->n_metrics == 2);
+	CHECK(p->n_metrics == 3);
+	/* railmon's events: a String with no value until an NDATA gives one */
+	CHECK(!strcmp(p->metrics[2]->name, "Events") && p->metrics[2]->datatype == SPB_DT_STRING &&
+	      p->metrics[2]->has_is_null && p->metrics[2]->is_null && p->metrics[2]->alias == SPB_ALIAS_EVENTS &&
+	      p->metrics[2]->alias == 0x100000002ull);
 	CHECK(!strcmp(p->metrics[0]->name, "bdSeq") && p->metrics[0]->long_value == 42 &&
 	      p->metrics[0]->alias == SPB_ALIAS_BDSEQ);
 	CHECK(!strcmp(p->metrics[1]->name, "Node Control/Rebirth") && p->metrics[1]->datatype == SPB_DT_BOOLEAN &&

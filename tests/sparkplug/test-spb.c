@@ -136,10 +136,10 @@ static void test_wire(void)
 
 	spb_payload_reset(pl, 1733400000123ull, 200);
 	struct spb_birth_metric b = { "Bus.Speed", 7, 1733400000100ull, "km/h",
-				      { spb_datatype_of_channel(false), false, 88.5, NULL } };
+				      { spb_datatype_of_channel(false), false, 88.5, NULL }, NULL };
 	CHECK(spb_payload_add_birth(pl, &b) == 0);
 	struct spb_birth_metric t = { "Bus.Text", 8, 1733400000101ull, "",
-				      { spb_datatype_of_channel(true), true, 0, NULL } };
+				      { spb_datatype_of_channel(true), true, 0, NULL }, NULL };
 	CHECK(spb_payload_add_birth(pl, &t) == 0);
 	struct spb_data_metric d = { 9, 42, true, { SPB_DT_INT8, false, -3, NULL }, NULL };
 	CHECK(spb_payload_add_data(pl, &d) == 0);

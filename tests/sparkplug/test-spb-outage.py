@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""test-spb-outage.py SPB_PUB_DEMO NODE_MODULES SRC - store-and-forward of
+uplink/'s Sparkplug B publisher through a 60 s broker outage, seen by a
+host decoding every message with Eclipse Tahu's npm sparkplug-payload.
+
+spb-pub-demo.c publishes a growing log (a Batch every 500 ms) with a
+primary host.  The broker (mosquitto) is frozen (SIGSTOP: the connection
+stays up, the DDATAs the publisher sends go into a socket nobody reads,
+as on a dead link), then killed, and restarted on the same port 60 s
+after the freeze.  DDATA is QoS 0, so only the publisher's barrier says
+what the broker took: the Batches sent into the frozen broker must come
+again.  The host must see every value of the log (none lost), none twice
+except at most one Batch in flight at the freeze, and after the
+restart's NBIRTH the backlog is_historical, in time order, continuing
+from the last value it had before the outage."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+DEMO, NODE_MODULES, SRC = sys.argv[1:4]
+T0_MS = 1733400000000
+BATCHES, EVERY_MS, OUTAGE_S = 150, 500, 60
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lines:
+    """A process's stdout lines, read by a thread, waited for by content."""
+
+    def __init__(self, proc):
+        self.proc, self.lines, self.cv = proc, [], threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cv:
+                self.lines.append(line.rstrip("\n"))
+                self.cv.notify_all()
+
+    def wait(self, pred, what, timeout=120):
+        end = time.monotonic() + timeout
+        with self.cv:
+            while not pred(self.lines):
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise SystemExit("timed out waiting for %s; lines: %r" % (what, self.lines[-10:]))
+                self.cv.wait(left)
+            return list(self.lines)
+
+
+def msgs(lines):
+    return [line.split(" ", 1) for line in lines if line.startswith("spBv1.0/")]
+
+
+def count(lines, kind):
+    return sum(1 for t, _ in msgs(lines) if t.split("/")[2] == kind)
+
+
+def progress(lines):
+    """The demo's last progress line as a dict of ints."""
+    for line in reversed(lines):
+        if line.startswith("progress "):
+            w = line.split()[1:]
+            return {k: int(v) for k, v in zip(w[::2], w[1::2])}
+    return {"ddata": 0, "acked": 0, "failures": 0, "rewinds": 0}
+
+
+with tempfile.TemporaryDirectory(prefix="spb-outage-") as tmp:
+    port = free_port()
+    conf = os.path.join(tmp, "mosquitto.conf")
+    with open(conf, "w") as fh:
+        fh.write("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n" % port)
+    mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
+    procs = []
+
+    def start_broker():
+        b = subprocess.Popen([mosquitto, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(b)
+        end = time.monotonic() + 30
+        while True:  # the broker listening: connect until it accepts
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return b
+            except OSError:
+                if time.monotonic() > end or b.poll() is not None:
+                    raise SystemExit("mosquitto did not start: %s" % b.stderr.read())
+                time.sleep(0.05)
+
+    def host_state(online):
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-r",
+                        "-t", "spBv1.0/STATE/scada", "-m",
+                        '{"online" : %s, "timestamp" : 1733400000000}' % ("true" if online else "false")],
+                       check=True, timeout=30)
+
+    try:
+        broker = start_broker()
+        # the host: reconnects and subscribes again by itself (mosquitto_sub)
+        sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v",
+                                "-F", "%t %x", "-t", "spBv1.0/#"], stdout=subprocess.PIPE, text=True)
+        procs.append(sub)
+        host = Lines(sub)
+        host.wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
+        host_state(True)
+        state = os.path.join(tmp, "state")
+        os.mkdir(state)
+        pub = subprocess.Popen([DEMO, str(port), state, str(BATCHES), "scada"], stdout=subprocess.PIPE, text=True,
+                               env=dict(os.environ, SPB_DEMO_EVERY_MS=str(EVERY_MS)))
+        procs.append(pub)
+        out = Lines(pub)
+        host.wait(lambda ls: count(ls, "DDATA") >= 10, "10 DDATA before the outage")
+
+        # the outage: the broker frozen, DDATA sent into it, then killed
+        d0 = progress(out.lines)["ddata"]
+        broker.send_signal(signal.SIGSTOP)
+        t_out = time.monotonic()
+        out.wait(lambda ls: progress(ls)["ddata"] >= d0 + 6, "DDATA sent into the frozen broker")
+        sent_frozen = progress(out.lines)["ddata"] - d0
+        broker.kill()
+        broker.wait()
+        out.wait(lambda ls: progress(ls)["failures"] >= 1, "the publisher's failed reconnect")
+        # the outage's length is the scenario, not a wait for a peer
+        time.sleep(max(0.0, t_out + OUTAGE_S - time.monotonic()))
+        print("outage %.0f s, %d DDATA sent into the frozen broker" % (time.monotonic() - t_out, sent_frozen))
+        broker = start_broker()
+        host.wait(lambda ls: sum("SUBACK" in line for line in ls) >= 2, "the host's SUBACK after the restart")
+        host_state(True)  # the restarted broker (no persistence) lost the retained STATE
+        # the last Batch (seqs 1 + 4k .. 3 + 4k) confirmed by the broker;
+        # the NDEATH of the stop, after it in the broker's order, says the
+        # host has all
+        out.wait(lambda ls: progress(ls)["acked"] >= 4 * BATCHES, "the broker's barrier for the last Batch",
+                 timeout=180)
+        pub.send_signal(signal.SIGTERM)
+        check(pub.wait(timeout=60) == 0, "the clean stop's exit status %r (a sanitizer's report?)" % pub.returncode)
+        out.wait(lambda ls: any(line.startswith("stopped") for line in ls), "the publisher's stats")
+        host.wait(lambda ls: count(ls, "NDEATH") >= 1, "the clean stop's NDEATH")
+        stop_line = [line for line in out.lines if line.startswith("stopped")][0]
+        print(stop_line)
+        stats = {k: int(v) for k, v in zip(*[iter(stop_line.split()[1:])] * 2)}
+        check(stats["rewinds"] >= 1, "the lost connection read the log again: %r" % stats)
+        check(stats["resent"] >= 1, "Batches sent again after the outage: %r" % stats)
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)  # a frozen broker, if it failed there
+                p.terminate()
+                p.wait(timeout=30)
+
+    got = [m for m in msgs(host.lines) if m[0].split("/")[1] != "STATE"]
+    files = []
+    for i, (topic, hexdata) in enumerate(got):
+        f = os.path.join(tmp, "m%03d.bin" % i)
+        with open(f, "wb") as fh:
+            fh.write(bytes.fromhex(hexdata))
+        files.append(f)
+    env = dict(os.environ, NODE_PATH=NODE_MODULES)
+    tahu = json.loads(subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-decode.js")] + files,
+                                     check=True, capture_output=True, text=True, env=env, timeout=120).stdout)
+    view = [(topic.split("/"), tahu[f]) for (topic, _), f in zip(got, files)]
+
+# the host's view: sessions by NBIRTH; values with the session they came in
+seq, declared, nbirths, events = None, {}, 0, []
+seen = []  # (session index, device, name, ms, value, historical)
+for level, p in view:
+    kind = level[2]
+    metrics = {m.get("name"): m for m in p["metrics"]}
+    if kind == "NBIRTH":
+        nbirths += 1
+        seq = 0
+        continue
+    if kind == "NDEATH" or kind in ("NCMD", "DCMD"):
+        continue
+    check(seq is not None and int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq))
+    seq = int(p.get("seq", -2))
+    if kind == "NDATA":  # the node's Events metric (mb1's gone and back, Batches 2 and 3)
+        events += [(m["value"], int(m["timestamp"])) for m in p["metrics"]]
+        continue
+    dev = level[4]
+    if kind == "DBIRTH":
+        declared[dev] = {int(m["alias"]): m["name"] for m in p["metrics"]}
+    elif kind == "DDATA":
+        for m in p["metrics"]:
+            a = int(m["alias"])
+            check(a in declared.get(dev, {}), "DDATA %s alias %d not in its DBIRTH" % (dev, a))
+            seen.append((nbirths, dev, declared[dev].get(a), int(m["timestamp"]), m["value"],
+                         m.get("isHistorical") is True))
+
+want = {("Engine.Speed", T0_MS + k, 1000.0 + k) for k in range(BATCHES)} | \
+       {("Door.State", T0_MS + k, "door %d" % k) for k in range(BATCHES)} | \
+       {("Brake.Pressure", T0_MS + k, k / 4.0) for k in range(BATCHES)}
+have = [(n, t, v) for _, _, n, t, v, _ in seen]
+missing = sorted(want - set(have), key=lambda x: x[1])
+check(not missing, "%d values lost, first %r" % (len(missing), missing[:3]))
+check(set(have) <= want, "values not in the log: %r" % sorted(set(have) - want, key=str)[:3])
+dups = sorted({x for x in have if have.count(x) > 1}, key=lambda x: x[1])
+dup_batches = {t for _, t, _ in dups}
+check(len(dup_batches) <= 1, "values twice beyond the one Batch in flight: %d Batches %r" % (len(dup_batches), dups[:6]))
+check(events == [("MB_DISCONNECT mb1 detail 0 arg 0", T0_MS + 2), ("MB_CONNECT mb1 detail 0 arg 0", T0_MS + 3)],
+      "the Events metric: %r" % events)
+check(nbirths == 2, "one NBIRTH per connection, two connections: %d" % nbirths)
+# after the restart's NBIRTH: historical, in time order per device, on
+# from the last value the host had before the outage
+before = [s for s in seen if s[0] == 1]
+after = [s for s in seen if s[0] == 2]
+check(before and after, "values before (%d) and after (%d) the outage" % (len(before), len(after)))
+check(all(s[5] for s in after), "a value after the outage not is_historical")
+for dev in ("can0", "mb1"):
+    ts = [s[3] for s in after if s[1] == dev]
+    check(ts == sorted(ts), "%s after the outage not in time order" % dev)
+last_before = max(s[3] for s in before)
+first_after = min(s[3] for s in after)
+check(first_after <= last_before + 1, "a gap at the outage: last before %d, first after %d" % (last_before, first_after))
+print("host: %d values (%d distinct of %d in the log), %d before the outage, %d after (first %d, last before %d), "
+      "%d Batch(es) twice" % (len(have), len(set(have)), len(want), len(before), len(after), first_after, last_before,
+                              len(dup_batches)))
+if failures:
+    print("%d failures" % len(failures))
+    sys.exit(1)
+print("ok: no value lost through a %d s broker outage; the backlog historical and in order after the rebirth" % OUTAGE_S)
