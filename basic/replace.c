@@ -29,8 +29,7 @@ static int write_all_sync(int fd, const char *buf, size_t len)
 	return fsync(fd) < 0 ? -errno : 0;
 }
 
-/* fsync the directory holding path, so the rename itself is durable. */
-static int sync_parent(const char *path)
+int basic_dir_sync(const char *path)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -74,7 +73,7 @@ int basic_file_replace(const char *path, const void *data, size_t len)
 		unlink(tmp);
 		return r;
 	}
-	return sync_parent(path);
+	return basic_dir_sync(path);
 }
 
 ssize_t basic_file_read_state(const char *path, char *buf, size_t len)

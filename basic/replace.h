@@ -20,6 +20,13 @@
 int basic_file_replace(const char *path, const void *data, size_t len);
 
 /*
+ * fsyncs the directory holding path, so a rename into it is durable (the
+ * last step of basic_file_replace, for callers that rename files of their
+ * own).  0 or -errno (-ENAMETOOLONG).
+ */
+int basic_dir_sync(const char *path);
+
+/*
  * Reads such a file: at most len - 1 bytes into buf, NUL-terminated.
  * Returns the bytes read, or -errno: -ENOENT (none), -EISDIR, -ESPIPE
  * (not a regular file: opened non-blocking, so a FIFO in its place cannot

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/replace.h"
 #include "rconf-install.h"
 
 #define VERSION_FILE "config.version"
@@ -38,23 +39,6 @@ static int write_sync(const char *path, const void *data, size_t len)
 		r = -errno;
 	if (r)
 		unlink(path);
-	return r;
-}
-
-/* fsync the directory holding path: the renames in it last. */
-static int sync_dir_of(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, r = 0;
-
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	close(fd);
 	return r;
 }
 
@@ -87,24 +71,14 @@ int pl_rconf_version_load(const char *dir, uint64_t *ret)
 	return 0;
 }
 
-/* DIR/NAME replaced whole by data: written to NAME.tmp, fsynced, renamed
-   over, the directory fsynced. */
+/* DIR/NAME replaced whole by data (basic_file_replace). */
 static int replace_file(const char *dir, const char *name, const void *data, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	int r;
+	char path[PATH_MAX];
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((r = write_sync(tmp, data, len)) < 0)
-		return r;
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		unlink(tmp);
-		return r;
-	}
-	return sync_dir_of(path);
+	return basic_file_replace(path, data, len);
 }
 
 int pl_rconf_version_store(const char *dir, uint64_t version)
@@ -171,7 +145,7 @@ int pl_rconf_trial_clear(const char *dir)
 		return -ENAMETOOLONG;
 	if (unlink(path) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	return sync_dir_of(path);
+	return basic_dir_sync(path);
 }
 
 /* Where file i of m goes. */
@@ -291,7 +265,7 @@ int pl_rconf_install(const char *board_path, const struct evd_rconf *m, char *wh
 			         "roll back)", m->files[i].name, path, strerror(-r));
 			return r;
 		}
-		if ((r = sync_dir_of(path)) < 0) {
+		if ((r = basic_dir_sync(path)) < 0) {
 			snprintf(why, whylen, "%s: cannot sync its directory: %s", path, strerror(-r));
 			return r;
 		}
@@ -315,7 +289,7 @@ int pl_rconf_rollback(const char *board_path, const struct evd_rconf *m)
 		if (rename(prev, path) < 0)
 			r = errno == ENOENT ? (unlink(path) < 0 && errno != ENOENT ? -errno : 0) : -errno;
 		if (!r)
-			r = sync_dir_of(path);
+			r = basic_dir_sync(path);
 		if (r && !first)
 			first = r;
 	}

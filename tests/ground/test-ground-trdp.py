@@ -162,7 +162,11 @@ def send_telegrams(pd_port, md_port, xml, log):
         for x in recs:
             by[(x["flags"], x["com_id"])] = by.get((x["flags"], x["com_id"]), 0) + 1
         check(False, "each telegram logged once", len(recs), sent, sorted(by.items()))
-    return logged()
+    # logged() says 0 when export failed (a log being written): read it
+    # until it answers, not once (a CI run took that 0 for the count)
+    counted = []
+    wait_for("the vehicle log's telegrams counted", lambda: counted.append(logged()) or counted[-1] > 0, 60, 0.2)
+    return counted[-1]
 
 
 def vehicle_log(tmp, broker):
