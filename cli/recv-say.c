@@ -381,6 +381,11 @@ int cli_recv_run(const struct cli_recv *x, grd_receiver_t *rc)
 	if (g->status_bad || g->status_lost)
 		fprintf(x->err, "railmon recv: status topic: %" PRIu64 " states, %" PRIu64 " malformed messages refused, %"
 		        PRIu64 " not recorded\n", g->status_seen, g->status_bad, g->status_lost);
+	if (g->config_status_bad || g->config_status_lost || grd_config_status_waiting(g))
+		fprintf(x->err, "railmon recv: config status topic: %" PRIu64 " outcomes, %" PRIu64 " malformed messages "
+		        "refused (over 4096 bytes, not UTF-8, not the JSON version/outcome/why), %" PRIu64 " lost, %" PRIu64
+		        " not recorded (no Batch of their vehicle yet, or the database away)\n", g->config_status_seen,
+		        g->config_status_bad, g->config_status_lost, grd_config_status_waiting(g));
 	if (grd_status_unknown(g))
 		fprintf(x->err, "railmon recv: status topic: %" PRIu64 " states of vehicles no Batch brought yet not "
 		        "recorded (a status message makes no vehicle)\n", grd_status_unknown(g));

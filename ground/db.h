@@ -239,6 +239,21 @@ void grd_db_stats(grd_db_t *db, struct grd_db_stats *ret_stats);
    (grd_db_error()). */
 int grd_db_status(grd_db_t *db, const char *vehicle, bool online);
 
+/* A vehicle's outcome of a remote board configuration (parsed by
+   grd_config_status_parse()) into vehicle_config_status (ground/health-table.c),
+   for a vehicle the database has: 0, -ENOENT (no such vehicle: none is
+   made), -ECONNREFUSED, -EIO. */
+/* A vehicle's outcome of a remote board configuration, as its retained
+   railmon/<vehicle>/config/status says it (docs/remote-config.md). */
+#define GRD_CONFIG_STATUS_MAX 4096 /* bytes of a payload taken */
+struct grd_config_status_msg {
+	uint64_t version;         /* 0 .. INT64_MAX (0: the message could not be read) */
+	char outcome[12];         /* "applied", "refused" or "rolled back" */
+	char why[GRD_CONFIG_STATUS_MAX]; /* UTF-8, no NUL, "" for none */
+};
+
+int grd_db_config_status(grd_db_t *db, const char *vehicle, const struct grd_config_status_msg *m);
+
 /* ---- gap repair (ground/repair.c) ---- */
 
 /* A hole in a log's ledger, known for at least the grace period. */

@@ -47,6 +47,8 @@ void grd_idle(void *ctx)
 		grd_db_flush(g->db, false);
 	if (g->db && g->status)
 		grd_status_retry(g);
+	if (g->db && g->config_status)
+		grd_config_status_retry(g);
 }
 
 int grd_batch(void *ctx, const struct rec_batch_info *info, rec_batch_t **b, const void *payload, size_t len,

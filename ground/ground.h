@@ -100,6 +100,11 @@ struct grd {
 	uint64_t status_unknown;  /* states of names no Batch brought, lost (status.c keeps
 	                             the last 256 until their vehicle appears) */
 	struct grd_status *status; /* states the database could not take yet (status.c) */
+	uint64_t config_status_seen, config_status_bad, config_status_lost; /* remote
+	                             configuration outcomes taken; refused (malformed,
+	                             over 4096 bytes, not UTF-8); lost (no memory, or
+	                             pushed out of the waiting table) */
+	struct grd_config_status *config_status; /* outcomes waiting (config-status.c) */
 	grd_note_fn on_note;      /* optional: refusals and continuations, to be said */
 	void *note_ctx;
 };
@@ -194,6 +199,25 @@ void grd_status_retry(struct grd *g);
 uint64_t grd_status_unknown(const struct grd *g);
 /* Free the kept states (from grd_free). */
 void grd_status_free(struct grd *g);
+
+/* Parse the payload (untrusted): a JSON object of exactly the members
+   version (a whole number), outcome (one of the three) and why (a string),
+   in any order; at most GRD_CONFIG_STATUS_MAX bytes of UTF-8.  0 and
+   *ret_msg, or -EINVAL (NULL), -EMSGSIZE (too long), -EILSEQ (not UTF-8),
+   -ERANGE (version over INT64_MAX), -EBADMSG (anything else). */
+int grd_config_status_parse(const void *payload, size_t len, struct grd_config_status_msg *ret_msg);
+
+/* recv's on_config_status for railmon/+/config/status (ctx: struct grd,
+   with a database): the outcome into vehicle_config_status, the vehicle
+   the topic's; one the database cannot take now (or of a vehicle it has
+   no Batch of yet) waits, the newest per vehicle, for
+   grd_config_status_retry() (from grd_idle). */
+void grd_on_config_status(void *ctx, const char *topic, const void *payload, size_t len);
+void grd_config_status_retry(struct grd *g);
+/* Outcomes still waiting. */
+uint64_t grd_config_status_waiting(const struct grd *g);
+/* Free them (from grd_free). */
+void grd_config_status_free(struct grd *g);
 
 /* recv's on_aux for railmon/+/gone (ctx: struct grd): record each range
    the vehicle says it no longer holds (grd_db_gone()). */

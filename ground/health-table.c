@@ -159,3 +159,32 @@ int grd_db_status(grd_db_t *db, const char *vehicle, bool online)
 	PQclear(res);
 	return r;
 }
+
+/* at moves only when the outcome changes, so the retained message a
+   receiver gets again at each reconnect keeps the time it was first heard. */
+static const char config_status_sql[] =
+	"INSERT INTO vehicle_config_status AS s (vehicle_id, version, outcome, why)"
+	" SELECT vehicle_id, $2::bigint, $3, $4 FROM vehicles WHERE name = $1"
+	" ON CONFLICT (vehicle_id) DO UPDATE SET version = excluded.version, outcome = excluded.outcome,"
+	" why = excluded.why, updated_at = now(), at = CASE WHEN (s.version, s.outcome, s.why) ="
+	" (excluded.version, excluded.outcome, excluded.why) THEN s.at ELSE now() END";
+
+int grd_db_config_status(grd_db_t *db, const char *vehicle, const struct grd_config_status_msg *m)
+{
+	char version[24];
+	const char *v[4] = { vehicle, version, m->outcome, m->why };
+	PGresult *res;
+	int r = grd_db_connect(db);
+
+	if (r < 0)
+		return r;
+	snprintf(version, sizeof(version), "%" PRIu64, m->version);
+	res = PQexecParams(db->conn, config_status_sql, 4, NULL, v, NULL, NULL, 0);
+	r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -EIO;
+	if (r < 0)
+		grd_db_fail_res(db, "config status", res);
+	else if (!strcmp(PQcmdTuples(res), "0"))
+		r = -ENOENT; /* a name no Batch brought: no vehicle is made from a status message */
+	PQclear(res);
+	return r;
+}

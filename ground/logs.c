@@ -432,6 +432,7 @@ void grd_free(struct grd *g)
 {
 	g->db = grd_db_free(g->db);
 	grd_status_free(g);
+	grd_config_status_free(g);
 	for (size_t i = 0; i < g->nlogs; i++) {
 		stor_log_free(g->logs[i]->log); /* syncs */
 		rec_channels_free(g->logs[i]->names);

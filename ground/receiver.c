@@ -84,6 +84,7 @@ static int receiver_db(grd_receiver_t *rc)
 	if (r < 0)
 		return fail(rc, GRD_RECEIVER_DB, r);
 	o->recv.on_status = grd_on_status; /* online/offline for the dashboard; kept while the database is away */
+	o->recv.on_config_status = grd_on_config_status; /* the last remote configuration's outcome, the same */
 	r = grd_db_check(rc->g.db);
 	if (r == -ECONNREFUSED || r == -EIO)
 		rc->db_waiting = true; /* gap repair too: its passes fail until the server is back */

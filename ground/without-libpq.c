@@ -110,6 +110,11 @@ int grd_db_status(grd_db_t *db, const char *vehicle, bool online)
 	return -ENOTSUP;
 }
 
+int grd_db_config_status(grd_db_t *db, const char *vehicle, const struct grd_config_status_msg *m)
+{
+	return -ENOTSUP;
+}
+
 void grd_on_gone(void *ctx, const char *topic, const void *payload, size_t len)
 {
 }

@@ -225,13 +225,15 @@ static void on_connect(struct mosquitto *mosq, void *arg, int rc)
 	r->st.connects++;
 	pthread_mutex_unlock(&r->lock);
 	/* the dictionaries first: retained ones arrive before new data */
-	char *topics[4];
+	char *topics[5];
 	int n = 0;
 
 	if (r->cfg.on_channels)
 		topics[n++] = (char *)"railmon/+/channels";
 	if (r->cfg.on_status)
 		topics[n++] = (char *)"railmon/+/status";
+	if (r->cfg.on_config_status)
+		topics[n++] = (char *)"railmon/+/config/status";
 	topics[n++] = (char *)r->cfg.topic;
 	if (r->cfg.aux_topic)
 		topics[n++] = (char *)r->cfg.aux_topic;
@@ -245,9 +247,9 @@ static void on_subscribe(struct mosquitto *mosq, void *arg, int mid, int n, cons
 
 	/* 0x80: the broker refused a subscription (ACL).  The data topic and
 	   the optional aux topic after it must be granted; the dictionaries
-	   and the status topic (first, when asked for) only cost names and
+	   and the status topics (first, when asked for) only cost names and
 	   states if refused. */
-	int first = (r->cfg.on_channels ? 1 : 0) + (r->cfg.on_status ? 1 : 0);
+	int first = (r->cfg.on_channels ? 1 : 0) + (r->cfg.on_status ? 1 : 0) + (r->cfg.on_config_status ? 1 : 0);
 	bool refused = n <= first;
 
 	for (int i = first; i < n; i++)
@@ -309,6 +311,11 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 	if (r->cfg.on_status && mosquitto_topic_matches_sub("railmon/+/status", m->topic, &aux) == MOSQ_ERR_SUCCESS &&
 	    aux) {
 		r->cfg.on_status(r->cfg.ctx, m->topic, m->payload, len);
+		return;
+	}
+	if (r->cfg.on_config_status &&
+	    mosquitto_topic_matches_sub("railmon/+/config/status", m->topic, &aux) == MOSQ_ERR_SUCCESS && aux) {
+		r->cfg.on_config_status(r->cfg.ctx, m->topic, m->payload, len);
 		return;
 	}
 	if (r->cfg.on_channels && tl > 9 && !strcmp(m->topic + tl - 9, "/channels"))

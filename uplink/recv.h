@@ -76,6 +76,10 @@ struct upl_recv_cfg {
 	                          /* optional: then railmon/+/status is subscribed too (not
 	                             shared: every receiver gets each vehicle's retained
 	                             state), its messages here (same thread as on_data) */
+	void (*on_config_status)(void *ctx, const char *topic, const void *payload, size_t len);
+	                          /* optional: then railmon/+/config/status is subscribed
+	                             too (not shared, as on_status): each vehicle's outcome
+	                             of a remote board configuration, here (same thread) */
 	const char *aux_topic;    /* optional: a further subscription (e.g. the vehicles'
 	                             "gone" answers of gap repair), may be $share/... */
 	void (*on_aux)(void *ctx, const char *topic, const void *payload, size_t len);

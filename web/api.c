@@ -337,6 +337,11 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 		"SELECT json_build_object('vehicle', v.name, 'now', extract(epoch from now()), 'stale_after_s', $2::int,"
 		" 'status', (SELECT json_build_object('state', s.state, 'since', extract(epoch from s.since)) FROM vehicle_status s"
 		"  WHERE s.vehicle_id = v.vehicle_id),"
+		/* the last remote configuration's outcome (issue 32, migration 0015):
+		   why is the vehicle's text, checked by the receiver, shown as text */
+		" 'config', (SELECT json_build_object('version', cs.version, 'outcome', cs.outcome, 'why', cs.why,"
+		"  'at', extract(epoch from cs.at), 'updated_at', extract(epoch from cs.updated_at))"
+		"  FROM vehicle_config_status cs WHERE cs.vehicle_id = v.vehicle_id),"
 		/* what the receivers' door refused of it (issue 26), by reason */
 		" 'refusals', (SELECT json_agg(json_build_object('reason', d.reason, 'count', d.count, 'first_at',"
 		"  extract(epoch from d.first_at), 'last_at', extract(epoch from d.last_at), 'detail', d.detail) ORDER BY d.reason) FROM door_refusals d WHERE d.vehicle_id = v.vehicle_id),"

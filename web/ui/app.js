@@ -172,15 +172,25 @@ function refusalsBlock(rs) {
       <td class="first">${esc(fmtTime(r.first_at))}</td><td class="last">${esc(fmtTime(r.last_at))}</td>
       <td class="detail">${esc(r.detail)}</td></tr>`).join('')}</tbody></table>`;
 }
+/* the vehicle's last remote board configuration (issue 32): applied, or
+   refused / rolled back with the vehicle's reason (its text, escaped) */
+function configLine(c) {
+  if (!c) return '';
+  const bad = c.outcome !== 'applied';
+  return `<span class="config-status${bad ? ' warn' : ''}" data-outcome="${esc(c.outcome)}">config version ${esc(c.version)}: `
+    + `<span class="outcome">${esc(c.outcome)}</span>${bad && c.why ? ` (<span class="why">${esc(c.why)}</span>)` : ''}, `
+    + `at <span class="at">${esc(fmtTime(c.at))}</span></span>`;
+}
 async function pageVehicle(name) {
   view.innerHTML = `<h2>${esc(name)} <span id="vstate"></span></h2><p><a href="#/chart?vehicle=${encodeURIComponent(name)}">chart</a> ·
-    <a href="#/frames?vehicle=${encodeURIComponent(name)}">CAN frames</a></p><div id="door"></div><div id="health"></div><div id="buses"></div>`;
+    <a href="#/frames?vehicle=${encodeURIComponent(name)}">CAN frames</a></p><p id="config"></p><div id="door"></div><div id="health"></div><div id="buses"></div>`;
   const draw = async () => {
     /* the name in the query: in a path, fetch() would resolve a vehicle
        named '..' or '.' away (/api/vehicle/../channels is /api/channels) */
     const d = await api(`/api/vehicle?vehicle=${encodeURIComponent(name)}`);
     $('#vstate').innerHTML = d.status ? `<span class="state ${d.status.state}">${d.status.state}</span>
       <small>since ${esc(fmtTime(d.status.since))}</small>` : '';
+    $('#config').innerHTML = configLine(d.config);
     $('#door').innerHTML = refusalsBlock(d.refusals);
     $('#health').innerHTML = d.health ? `<h3>Health</h3><table id="health-parts"><thead><tr><th>Part</th><th>Kind</th><th>State</th>
       <th>Items</th><th>Rate</th><th>Drops</th><th>Errors</th><th>Backlog</th><th>Latency p99</th><th>Age</th></tr></thead><tbody>
