@@ -32,7 +32,13 @@
    that only inform (a start, a connection made, a Seal, a channel fresh
    again) are left out, and a bus-off, device gone, disconnect, uplink
    fault, DTC, stale channel or unsynchronised clock stops being active at
-   the later event on the same source that ends it. */
+   the later event on the same source that ends it.  Of the remote
+   configuration's events (issue 32) CONFIG_RELOAD (60, a board started,
+   SIGHUP's or an applied push's) only informs; CONFIG_REFUSED (61) and
+   CONFIG_ROLLED_BACK (62) warn: a push the vehicle refused or rolled back
+   is for the fleet engineer to see, and no later event clears it within
+   the window (a later applied push does not undo the failed one; test
+   web-config). */
 #define WEB_EVENTS_INFO "1, 2, 13, 17, 19, 25, 51, 60, 72, 80, 81, 86, 90, 93"
 #define WEB_EVENTS_CLEARED \
 	"((e.code IN (10, 11, 12) AND c.code IN (13, 17)) OR (e.code = 18 AND c.code = 19)" \
