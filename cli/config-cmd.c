@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "basic/clock.h"
 #include "basic/name.h"
 #include "basic/parse.h"
 #include "cli/check-plan.h"
@@ -38,8 +39,8 @@ static const char config_usage[] =
 	"      --key FILE          the ground's secret key (`railmon keygen`; the vehicle holds\n"
 	"                          its public half: [uplink] config_pubkey)\n"
 	"      --version N         the configuration's version, above the vehicle's current one\n"
-	"                          (default: the time now in seconds since 1970, so each push is\n"
-	"                          above the last)\n"
+	"                          (default: the time now in milliseconds since 1970; the push\n"
+	"                          waits for that millisecond to pass, so each is above the last)\n"
 	"      --by-hash           name the DBC and XML files by their content hash instead of\n"
 	"                          sending them: they are on the vehicle already\n"
 	"  -o, --output FILE       write the signed message to FILE instead of publishing it\n"
@@ -320,6 +321,18 @@ static int push_validate(struct push_opts *o)
 	return 0;
 }
 
+/* Without --version: the time now in ms since 1970, and this push waits
+   until that millisecond has passed, so the next push (a script's, in the
+   same second: seconds made it "an old version" on the vehicle) reads a
+   later one: strictly increasing while the clock does not step back. */
+static uint64_t default_version(void)
+{
+	int64_t ms = basic_realtime_ns() / 1000000;
+
+	basic_sleep_until(CLOCK_REALTIME, (ms + 1) * 1000000);
+	return (uint64_t)ms;
+}
+
 static int push_option(int c, struct push_opts *o)
 {
 	uint16_t port;
@@ -332,8 +345,11 @@ static int push_option(int c, struct push_opts *o)
 	case 3:
 		errno = 0;
 		o->version = strtoull(optarg, &end, 10);
-		if (end == optarg || *end || errno || optarg[0] == '-' || !o->version)
-			return cli_fail("config", "--version: expected a number >= 1, not '%s'", optarg);
+		/* at most bigint's: the ground's database keeps the vehicle's
+		   outcome (vehicle_config_status.version) */
+		if (end == optarg || *end || errno || optarg[0] == '-' || !o->version || o->version > (uint64_t)INT64_MAX)
+			return cli_fail("config", "--version: expected a number from 1 to %" PRId64 ", not '%s'", INT64_MAX,
+			                optarg);
 		break;
 	case 4: o->by_hash = true; break;
 	case 'o': o->output = optarg; break;
@@ -369,7 +385,7 @@ static int config_push(int argc, char **argv)
 		{ "username", required_argument, NULL, 'u' }, { "password-file", required_argument, NULL, 10 },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
-	struct push_opts o = { .version = (uint64_t)time(NULL) };
+	struct push_opts o = { 0 };
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int c, r;
@@ -379,6 +395,8 @@ static int config_push(int argc, char **argv)
 			return r < 0 ? 0 : r;
 	if (optind < argc)
 		return cli_fail("config", "unexpected argument '%s'", argv[optind]);
+	if (!o.version)
+		o.version = default_version();
 	if ((r = push_validate(&o)) != 0)
 		goto out;
 	if ((r = push_message(&o, &buf, &len)) != 0)

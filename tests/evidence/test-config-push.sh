@@ -55,6 +55,22 @@ grep -qx "file dbc/train.dbc hash $dh 0" "$T/py2.out" || fail "--by-hash: $(cat 
 [ "$(stat -c %s "$T/msg-h")" -lt "$(stat -c %s "$T/msg")" ] || fail "--by-hash is not smaller"
 echo "message: version 42, board file and DBC byte for byte (python3 reads and verifies it), --by-hash names the DBC by BLAKE2b"
 
+# --- 1b. the default version: five pushes in a row (several in one second)
+# strictly increasing, each the time in ms when it was made (seconds gave
+# two pushes in one second the same version: the second "an old version")
+t0=$(date +%s%3N)
+for i in 1 2 3 4 5; do
+	"$RAILMON" config push --vehicle EV-7 --board "$T/cfg/board.ini" --key "$T/ground.key" \
+		--output "$T/msg-d$i" > /dev/null 2> "$T/push-d$i.err" || fail "push without --version"
+	$PY "$RCONF" check "$T/msg-d$i" "$T/ground.key.pub" EV-7 > "$T/py-d$i.out" || fail "rconf.py: msg-d$i"
+	head -1 "$T/py-d$i.out" | cut -d' ' -f2 >> "$T/versions"
+done
+t1=$(date +%s%3N)
+$PY -c 'import sys; v=[int(x) for x in open(sys.argv[1])]; lo,hi=int(sys.argv[2]),int(sys.argv[3])
+sys.exit(0 if len(v)==5 and all(a<b for a,b in zip(v,v[1:])) and lo<=v[0] and v[-1]<=hi else "versions %s not strictly increasing within [%d, %d] ms" % (v,lo,hi))' \
+	"$T/versions" "$t0" "$t1" || fail "default versions: $(tr '\n' ' ' < "$T/versions")"
+echo "default version: 5 pushes in $((t1 - t0)) ms, strictly increasing ms timestamps: $(tr '\n' ' ' < "$T/versions")"
+
 # --- 2. refused before anything is signed
 refused() { # WORDS ARGS...: exit 1 or 2, WORDS on stderr, no message written
 	local words=$1 rc; shift
@@ -82,7 +98,9 @@ refused "give --broker URL to publish, or --output FILE" --vehicle EV-7 --board 
 install -m 600 "$T/ground.key.pub" "$T/pub-600"
 refused "not a railmon secret key" --vehicle EV-7 --board "$T/cfg/board.ini" --key "$T/pub-600" \
 	--output "$T/msg-r"
-echo "refused: a board failing check, another vehicle's board, a DBC outside, a 0644 key, a public key, no destination"
+refused "expected a number from 1 to 9223372036854775807" --vehicle EV-7 --board "$T/cfg/board.ini" \
+	--key "$T/ground.key" --version 9223372036854775808 --output "$T/msg-r"
+echo "refused: a board failing check, another vehicle's board, a DBC outside, a 0644 key, a public key, no destination, a version over bigint"
 
 # --- 3. published, retained
 BPORT=$(free_port)
