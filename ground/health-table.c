@@ -5,7 +5,8 @@
  * part of each vehicle, in the transaction of the Batch that carries it,
  * so the dashboard reads "is this train's recorder healthy" from a few
  * rows per vehicle instead of decoding Batches; and a vehicle's retained
- * status into vehicle_status.
+ * status into vehicle_status, its remote configuration outcome into
+ * vehicle_config_status (migration 0015).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -142,22 +143,31 @@ static const char status_sql[] =
 	" ON CONFLICT (vehicle_id) DO UPDATE SET state = excluded.state, updated_at = now(),"
 	" since = CASE WHEN s.state = excluded.state THEN s.since ELSE now() END";
 
-int grd_db_status(grd_db_t *db, const char *vehicle, bool online)
+/* A retained status topic's row (sql, $1 the vehicle's name): 0, -ENOENT
+   (a name no Batch brought: no vehicle is made from a status message),
+   -ECONNREFUSED, -EIO. */
+static int status_row(grd_db_t *db, const char *what, const char *sql, int n, const char *const *vals)
 {
-	const char *v[2] = { vehicle, online ? "online" : "offline" };
 	PGresult *res;
 	int r = grd_db_connect(db);
 
 	if (r < 0)
 		return r;
-	res = PQexecParams(db->conn, status_sql, 2, NULL, v, NULL, NULL, 0);
+	res = PQexecParams(db->conn, sql, n, NULL, vals, NULL, NULL, 0);
 	r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -EIO;
 	if (r < 0)
-		grd_db_fail_res(db, "status", res);
+		grd_db_fail_res(db, what, res);
 	else if (!strcmp(PQcmdTuples(res), "0"))
-		r = -ENOENT; /* a name no Batch brought: no vehicle is made from a status message */
+		r = -ENOENT;
 	PQclear(res);
 	return r;
+}
+
+int grd_db_status(grd_db_t *db, const char *vehicle, bool online)
+{
+	const char *v[2] = { vehicle, online ? "online" : "offline" };
+
+	return status_row(db, "status", status_sql, 2, v);
 }
 
 /* at moves only when the outcome changes, so the retained message a
@@ -173,18 +183,7 @@ int grd_db_config_status(grd_db_t *db, const char *vehicle, const struct grd_con
 {
 	char version[24];
 	const char *v[4] = { vehicle, version, m->outcome, m->why };
-	PGresult *res;
-	int r = grd_db_connect(db);
 
-	if (r < 0)
-		return r;
 	snprintf(version, sizeof(version), "%" PRIu64, m->version);
-	res = PQexecParams(db->conn, config_status_sql, 4, NULL, v, NULL, NULL, 0);
-	r = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -EIO;
-	if (r < 0)
-		grd_db_fail_res(db, "config status", res);
-	else if (!strcmp(PQcmdTuples(res), "0"))
-		r = -ENOENT; /* a name no Batch brought: no vehicle is made from a status message */
-	PQclear(res);
-	return r;
+	return status_row(db, "config status", config_status_sql, 4, v);
 }
