@@ -89,7 +89,8 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 	   kernel's overflow, SO_RXQ_OVFL or SO_MEMINFO, and for CAN the
 	   interface's own drop counters the link check reads): frames and
 	   telegrams lost before railmon read them are as lost as those its
-	   ring refused.  0 for the other rows. */
+	   ring refused.  0 for the other rows.  The dashboard's drops are the
+	   same sum (web/api.c, PART_DROPS). */
 	uint64_t drops = h->drops + h->rx_dropped;
 
 	fprintf(out, "%-14s %-9s %12" PRIu64 " %9.1f %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %6u", h->name, h->kind, h->items,

@@ -242,12 +242,19 @@ static int vehicle_id(web_server_t *srv, struct web_reply *r, const char *name, 
 	return 0;
 }
 
+/* A part's drops as `railmon stat` counts them (cli_health_row() in
+   cli/stat-table.c): its ring's and its socket's, the frames the kernel
+   dropped (rx_dropped) as lost as those the ring refused.  The one SQL
+   spelling of that sum: the summary and the vehicle's parts use it. */
+#define PART_DROPS "(h.drops + h.rx_dropped)"
+
 /* A vehicle's health in a few figures (from its parts' newest Health
    entries, migration 0006): the uplink's records not yet acknowledged and
-   the log's not yet synced, drops (ring full, log refused), bus errors and
-   frames the kernel dropped, log faults, the worst bus latency p99, buses
-   not up, the clock unsynchronised, the retention window's alarm; problems
-   lists what a depot engineer should look at. */
+   the log's not yet synced, drops (PART_DROPS: ring full, log refused,
+   frames the kernel dropped; rx_dropped alone too), bus errors, log
+   faults, the worst bus latency p99, buses not up, the clock
+   unsynchronised, the retention window's alarm; problems lists what a
+   depot engineer should look at. */
 #define HEALTH_SUMMARY \
 	" LEFT JOIN LATERAL (SELECT json_build_object('t', extract(epoch from x.t), 'age_s', extract(epoch from now() - x.t)," \
 	"   'parts', x.parts, 'uplink_backlog', x.uplink_backlog, 'log_backlog', x.log_backlog, 'drops', x.drops," \
@@ -255,7 +262,7 @@ static int vehicle_id(web_server_t *srv, struct web_reply *r, const char *name, 
 	"   'latency_p99_us', x.latency_p99_us, 'buses_down', x.buses_down, 'clock_unsynced', x.clock_unsynced," \
 	"   'window_alarm', x.window_alarm, 'problems', array_remove(ARRAY[" \
 	"    CASE WHEN x.drops > 0 THEN x.drops || ' records dropped' END," \
-	"    CASE WHEN x.bus_errors + x.rx_dropped > 0 THEN x.bus_errors + x.rx_dropped || ' bus errors' END," \
+	"    CASE WHEN x.bus_errors > 0 THEN x.bus_errors || ' bus errors' END," \
 	"    CASE WHEN x.log_faults > 0 THEN x.log_faults || ' log faults' END," \
 	"    CASE WHEN json_array_length(x.buses_down) > 0 THEN 'bus down: ' || (SELECT string_agg(b, ', ')" \
 	"     FROM json_array_elements_text(x.buses_down) b) END," \
@@ -263,7 +270,7 @@ static int vehicle_id(web_server_t *srv, struct web_reply *r, const char *name, 
 	"    CASE WHEN x.window_alarm > 0 THEN 'retention window ' || CASE x.window_alarm WHEN 1 THEN 'projected short'" \
 	"     ELSE 'due' END END], NULL)) j" \
 	"  FROM (SELECT max(h.t) t, count(*) parts, sum(h.backlog) FILTER (WHERE h.kind = 'uplink') uplink_backlog," \
-	"   sum(h.backlog) FILTER (WHERE h.kind = 'log') log_backlog, sum(h.drops) drops," \
+	"   sum(h.backlog) FILTER (WHERE h.kind = 'log') log_backlog, sum" PART_DROPS " drops," \
 	"   coalesce(sum(h.errors) FILTER (WHERE h.kind IN ('can', 'modbus')), 0) bus_errors," \
 	"   coalesce(sum(h.rx_dropped), 0) rx_dropped, coalesce(sum(h.errors) FILTER (WHERE h.kind = 'log'), 0) log_faults," \
 	"   max(h.latency_p99_us) FILTER (WHERE h.kind IN ('can', 'modbus')) latency_p99_us," \
@@ -352,7 +359,7 @@ static int api_channels_of(web_server_t *srv, struct MHD_Connection *c, struct w
 		" 'refusals', (SELECT json_agg(json_build_object('reason', d.reason, 'count', d.count, 'first_at',"
 		"  extract(epoch from d.first_at), 'last_at', extract(epoch from d.last_at), 'detail', d.detail) ORDER BY d.reason) FROM door_refusals d WHERE d.vehicle_id = v.vehicle_id),"
 		" 'health', (SELECT json_agg(json_build_object('name', h.name, 'kind', h.kind, 'bus', h.bus, 't', extract(epoch"
-		"  from h.t), 'age_s', extract(epoch from now() - h.t), 'items', h.items, 'rate_hz', h.rate_hz, 'drops', h.drops,"
+		"  from h.t), 'age_s', extract(epoch from now() - h.t), 'items', h.items, 'rate_hz', h.rate_hz, 'drops', " PART_DROPS ","
 		"  'errors', h.errors, 'rx_dropped', h.rx_dropped, 'overruns', h.overruns, 'bad_input', h.bad_input,"
 		"  'backlog', h.backlog, 'latency_p99_us', h.latency_p99_us, 'transaction_p99_us', h.transaction_p99_us,"
 		"  'ring_fill_pct', h.ring_fill_pct, 'state', h.state, 'reopens', h.reopens, 'window_alarm', h.window_alarm,"

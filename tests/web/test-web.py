@@ -150,7 +150,7 @@ def test_vehicles(pg, srv):
 
 
 HEALTH_SQL = """SELECT v.name, max(extract(epoch from h.t)), count(*),
-  sum(h.backlog) FILTER (WHERE h.kind = 'uplink'), sum(h.backlog) FILTER (WHERE h.kind = 'log'), sum(h.drops),
+  sum(h.backlog) FILTER (WHERE h.kind = 'uplink'), sum(h.backlog) FILTER (WHERE h.kind = 'log'), sum(h.drops) + sum(h.rx_dropped),
   coalesce(sum(h.errors) FILTER (WHERE h.kind IN ('can', 'modbus')), 0), sum(h.rx_dropped),
   coalesce(sum(h.errors) FILTER (WHERE h.kind = 'log'), 0), max(h.latency_p99_us) FILTER (WHERE h.kind IN ('can', 'modbus')),
   coalesce(bool_or(h.clock_unsynced), false)
@@ -184,10 +184,14 @@ def test_health(pg, vs):
     # health-only Batch from its backlog that came after it
     h = vs["emu1"]["health"]
     want = {e["name"]: e for e in fleet.EMU1_HEALTH}
-    check(h["parts"] == 4 and h["uplink_backlog"] == 40 and h["log_backlog"] == 12 and h["drops"] == 2 and
+    # drops as `railmon stat` counts them (cli/stat-table.c): the ring's 2
+    # and the CAN socket's 1 the kernel dropped; bus errors the 3 errors only
+    stat_drops = sum(e.get("drops", 0) + e.get("rx_dropped", 0) for e in fleet.EMU1_HEALTH)
+    check(stat_drops == 3, "the fleet's emu1: 2 ring drops and 1 socket drop", fleet.EMU1_HEALTH)
+    check(h["parts"] == 4 and h["uplink_backlog"] == 40 and h["log_backlog"] == 12 and h["drops"] == stat_drops and
           h["bus_errors"] == 3 and h["rx_dropped"] == 1 and h["log_faults"] == 0 and h["latency_p99_us"] == 950 and
           abs(h["t"] - (fleet.NOW - 60 * 10**9) / 1e9) < 1e-5, "emu1's health: the newest entries", h, want)
-    check(h["problems"] == ["2 records dropped", "4 bus errors"], "emu1's problems", h["problems"])
+    check(h["problems"] == ["3 records dropped", "3 bus errors"], "emu1's problems", h["problems"])
     check(vs["emu2"]["health"]["clock_unsynced"] and vs["emu2"]["health"]["problems"] == ["clock not synchronised"],
           "emu2: the clock", vs["emu2"]["health"])
     check(vs["emu3"]["health"] is None, "emu3 sent no Health", vs["emu3"])
@@ -210,13 +214,15 @@ def test_channels(pg, srv):
     check(chans["speed"]["spark"] and len(chans["speed"]["spark"]) >= 40, "an hour's sparkline", chans["speed"])
     check(all(c["label"] is None and c["value_table"] is None for c in chans.values()), "no value tables", chans)
     parts = {h["name"]: h for h in d["health"]}
-    sql = {r[0]: r[1:] for r in pg.rows("SELECT name, kind, drops, errors, backlog, latency_p99_us, state FROM health "
+    sql = {r[0]: r[1:] for r in pg.rows("SELECT name, kind, drops + rx_dropped, errors, backlog, latency_p99_us, state FROM health "
                                         "WHERE vehicle_id = (SELECT vehicle_id FROM vehicles WHERE name = 'emu1')")}
     check(sorted(parts) == sorted(sql) == sorted(e["name"] for e in fleet.EMU1_HEALTH), "emu1's health parts", parts)
     for name, h in parts.items():
         w = sql[name]
         check([h["kind"], h["drops"], h["errors"], h["backlog"], h["latency_p99_us"], h["state"]] ==
               [w[0], int(w[1]), int(w[2]), int(w[3]), int(w[4]), w[5]], "health part " + name, h, w)
+    check(parts["vehicle"]["drops"] == 1 and parts["vehicle"]["errors"] == 3,
+          "the CAN part's drops: its socket's 1 (as stat's), errors its 3", parts["vehicle"])
     check(d["status"] is None, "emu1: no status heard", d["status"])
     st, body, _ = srv.get("/api/vehicle/nosuch/channels")
     check(st == 404 and body["param"] == "vehicle", "unknown vehicle: 404", body)

@@ -198,7 +198,7 @@ async function pageVehicle(name) {
         <td>${esc(h.name)}</td><td>${esc(h.kind)}</td>
         <td class="${(h.kind === 'can' || h.kind === 'modbus') && h.state && h.state !== 'up' || h.clock_unsynced ? 'warn' : ''}">${esc(h.state)}</td>
         <td class="num">${h.items}</td><td class="num">${h.rate_hz ? h.rate_hz.toFixed(1) + ' /s' : ''}</td>
-        <td class="num drops ${h.drops ? 'warn' : ''}">${h.drops}</td><td class="num errors ${h.errors + h.rx_dropped ? 'warn' : ''}">${h.errors + h.rx_dropped}</td>
+        <td class="num drops ${h.drops ? 'warn' : ''}">${h.drops}</td><td class="num errors ${h.errors ? 'warn' : ''}">${h.errors}</td>
         <td class="num backlog">${h.backlog}</td>
         <td class="num">${h.kind === 'can' || h.kind === 'modbus' ? h.latency_p99_us + ' µs' : ''}</td><td>${fmtAge(h.age_s)}</td></tr>`).join('')}
       </tbody></table>` : '<p class="muted">no Health records from this vehicle yet</p>';
