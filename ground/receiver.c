@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "basic/clock.h"
+#include "basic/parse.h"
 #include "receiver.h"
 
 struct grd_receiver {
@@ -53,6 +54,10 @@ int grd_receiver_new(const struct grd_receiver_cfg *cfg, grd_receiver_t **ret_rc
 	grd_receiver_t *rc;
 
 	if (!cfg || !cfg->stop || !ret_rc)
+		return -EINVAL;
+	/* gap repair off (0) or a period it can keep: not nan, negative or
+	   over BASIC_SECONDS_MAX */
+	if (cfg->repair_after != 0 && !(cfg->repair_after > 0 && cfg->repair_after <= BASIC_SECONDS_MAX))
 		return -EINVAL;
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
@@ -226,19 +231,34 @@ static void plain_stats(const struct upl_recv_stats *u, const struct grd_ledger_
 	memcpy(st->fail_text, u->fail_text, sizeof(st->fail_text));
 }
 
+int grd_receiver_repair_period(double after_s, unsigned *ret_grace_s, int64_t *ret_period_ns)
+{
+	/* the grace in whole seconds for the query's interval (at least 1,
+	   at most BASIC_SECONDS_MAX as the command line allows); the period
+	   in ns from the double, not from a whole number of seconds: 3 s
+	   gives 1.5 s, not 1; and nothing converted that would not fit (a
+	   double too large for the integer is undefined behaviour, a product
+	   over INT64_MAX too) */
+	if (!ret_grace_s || !ret_period_ns || !(after_s > 0) || after_s > BASIC_SECONDS_MAX)
+		return -EINVAL;
+	*ret_grace_s = after_s < 1 ? 1 : (unsigned)(after_s + 0.5);
+	*ret_period_ns = after_s > 2 ? (int64_t)(after_s / 2 * 1e9) : 1000000000;
+	return 0;
+}
+
 /* Gap repair every half grace period (at least 1 s): a database that
    cannot be reached is said by cli/recv-say.c already. */
 static void receiver_repair(grd_receiver_t *rc)
 {
-	double after = rc->cfg.repair_after;
-	unsigned grace = (unsigned)(after + 0.5);
-	int64_t now = basic_mono_ns();
+	unsigned grace;
+	int64_t now = basic_mono_ns(), period;
 	uint64_t asked = 0;
 
-	if (!rc->repair_db || now < rc->repair_next_ns)
+	if (!rc->repair_db || now < rc->repair_next_ns ||
+	    grd_receiver_repair_period(rc->cfg.repair_after, &grace, &period) < 0)
 		return;
-	rc->repair_next_ns = now + (int64_t)(after > 2 ? after / 2 : 1) * 1000000000;
-	grd_repair_pass(rc->repair_db, rc->r, grace ? grace : 1, &asked);
+	rc->repair_next_ns = now + period;
+	grd_repair_pass(rc->repair_db, rc->r, grace, &asked);
 	rc->repair_asked += asked;
 }
 

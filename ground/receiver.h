@@ -92,8 +92,15 @@ struct grd_receiver_log {
 
 typedef struct grd_receiver grd_receiver_t;
 
+/* Gap repair's schedule for a grace period of after_s seconds (0 <
+   after_s <= BASIC_SECONDS_MAX): *ret_grace_s the whole seconds the
+   database query takes (at least 1), *ret_period_ns the time between
+   passes, half the grace (at least 1 s).  0, or -EINVAL out of range. */
+int grd_receiver_repair_period(double after_s, unsigned *ret_grace_s, int64_t *ret_period_ns);
+
 /* Copy cfg and allocate; nothing is opened yet.  0, -EINVAL (no stop
-   flag), -ENOMEM. */
+   flag, or repair_after neither 0 nor what grd_receiver_repair_period()
+   takes), -ENOMEM. */
 int grd_receiver_new(const struct grd_receiver_cfg *cfg, grd_receiver_t **ret_rc);
 
 /*
