@@ -350,9 +350,22 @@ static void on_request(upl_forwarder_t *f, const struct mosquitto_message *m)
 	}
 }
 
+/* Whether r is inside a range already queued (req[0]'s what is left of
+   it to serve): the ground asks again for a hole not yet filled (its next
+   repair pass, another receiver of a shared subscription, QoS 1's second
+   delivery), and a range served twice sends its Batches twice. */
+static bool resend_queued(const struct fwd_resend *q, const struct upl_range *r)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (q->req[i].first <= r->first && r->last <= q->req[i].last &&
+		    !memcmp(q->req[i].log_id, r->log_id, sizeof(r->log_id)))
+			return true;
+	return false;
+}
+
 /* A request from the ground (the broker's ACL lets only the ground
-   publish there): queue each range; the rest is refused and counted (the
-   ground asks again for what is still missing). */
+   publish there): queue each range, once (resend_queued); the rest is
+   refused and counted (the ground asks again for what is still missing). */
 static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto_message *m)
 {
 	upl_forwarder_t *f = arg;
@@ -374,8 +387,12 @@ static void on_message(struct mosquitto *mosq, void *arg, const struct mosquitto
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl ? nl : end) - p);
 		struct upl_range req;
+		bool ok = n && upl_range_parse(p, n, &req) == 0;
 
-		if (n && upl_range_parse(p, n, &req) == 0 && f->resend.n < UPL_RESEND_MAX) {
+		if (ok && resend_queued(&f->resend, &req)) {
+			STAT_ADD(f, resend_requests, 1);
+			STAT_ADD(f, resend_merged, 1);
+		} else if (ok && f->resend.n < UPL_RESEND_MAX) {
 			f->resend.req[f->resend.n++] = req;
 			STAT_ADD(f, resend_requests, 1);
 		} else if (n) {

@@ -177,6 +177,9 @@ struct upl_forward_stats {
 	uint64_t resend_batches;  /* stored Batches re-sent for them */
 	uint64_t resend_gone;     /* "gone" answers: ranges the log no longer holds */
 	uint64_t resend_refused;  /* request lines malformed, or past UPL_RESEND_MAX */
+	uint64_t resend_merged;   /* ranges already queued (in one not yet served,
+	                             or in what is left of the one being served):
+	                             not queued again (also in resend_requests) */
 	uint64_t requests_taken;  /* full-rate requests kept (requests_path) */
 	uint64_t requests_again;  /* ids taken before (pending or served): ignored */
 	uint64_t requests_refused; /* lines malformed, 64 pending, or not written */

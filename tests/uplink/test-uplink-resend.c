@@ -14,7 +14,8 @@
  * seq, past the log's end, numbers the request); once that
  * "gone" arrives the request before it was served whole, and the data
  * messages counted by the forwarder (resend_batches) have all arrived.
- * They must be the expected Batches, no more, no fewer.
+ * They must be the expected Batches, no more, no fewer.  Then a range
+ * asked twice and one inside it, in one message: served once.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -223,7 +224,29 @@ int main(void)
 	}
 	CHECK(upl_forwarder_stats(f, &st) == 0);
 	CHECK(st.resend_refused == 0 && s.bad == 0);
+	CHECK(st.resend_merged == 0, "%" PRIu64 " of the single ranges merged", st.resend_merged);
 	CHECK(st.published == 0, "the empty backlog published %" PRIu64, st.published);
+
+	/* The same range asked twice, and one inside it, before any of it is
+	   served (one message: queued together): served once, the other two
+	   not queued again and counted; the range that is not inside (another
+	   log: the marker) still queued. */
+	{
+		char msg[512];
+		uint64_t want = ++marker;
+		size_t before = seen_n(&s);
+		int n = snprintf(msg, sizeof(msg), "%s 1 %d\n%s 1 %d\n%s 3 5\n%s 1 %" PRIu64 "\n", log_hex, NSEQ,
+		                 log_hex, NSEQ, log_hex, other_hex, want);
+
+		CHECK(mosquitto_publish(m, NULL, "railmon/loco9/resend", n, msg, 1, false) == MOSQ_ERR_SUCCESS);
+		CHECK(WAIT_FOR(seen_gone(&s) >= want, 10000), "the duplicates' marker not served");
+		sent = resend_batches(f);
+		CHECK(WAIT_FOR(seen_n(&s) >= sent, 10000), "%zu of %" PRIu64 " re-sends arrived", seen_n(&s), sent);
+		CHECK(seen_n(&s) - before == NBATCH, "[1, %d] asked twice and [3, 5]: %zu Batches sent, want %zu", NSEQ,
+		      seen_n(&s) - before, NBATCH);
+		CHECK(upl_forwarder_stats(f, &st) == 0);
+		CHECK(st.resend_merged == 2, "%" PRIu64 " requests merged, want 2", st.resend_merged);
+	}
 
 	mosquitto_loop_stop(m, true);
 	mosquitto_destroy(m);
