@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "publish.h"
@@ -49,9 +50,22 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Run the client until *flag or the deadline; 0, -ETIMEDOUT or the loop's -errno. */
+/* Whether the client's TCP connection is established (it has a peer). */
+static bool tcp_connected(struct mosquitto *m)
+{
+	struct sockaddr_storage sa;
+	socklen_t n = sizeof(sa);
+	int fd = mosquitto_socket(m);
+
+	return fd >= 0 && getpeername(fd, (struct sockaddr *)&sa, &n) == 0;
+}
+
+/* Run the client until *flag or the deadline; 0, -ETIMEDOUT or the loop's
+   -errno.  What timed out is said: the TCP connection (a broker whose
+   listen queue is full, or a host that drops the SYN), the CONNACK (one
+   that accepts and stays silent), or the PUBACK. */
 static int loop_until(struct mosquitto *m, struct pub_state *s, const bool *flag, long long deadline,
-                      char *why, size_t whylen)
+                      unsigned timeout_ms, char *why, size_t whylen)
 {
 	while (!*flag) {
 		int rc;
@@ -61,7 +75,14 @@ static int loop_until(struct mosquitto *m, struct pub_state *s, const bool *flag
 			return -ECONNRESET;
 		}
 		if (now_ms() >= deadline) {
-			snprintf(why, whylen, "no answer from the broker in time");
+			if (s->connacked)
+				snprintf(why, whylen, "no acknowledgement (PUBACK) from the broker within %u ms", timeout_ms);
+			else if (tcp_connected(m))
+				snprintf(why, whylen, "the broker accepted the connection but did not answer it (no CONNACK) "
+				         "within %u ms", timeout_ms);
+			else
+				snprintf(why, whylen, "no connection to the broker within %u ms (nothing accepted it)",
+				         timeout_ms);
 			return -ETIMEDOUT;
 		}
 		rc = mosquitto_loop(m, 100, 1);
@@ -79,14 +100,20 @@ static int connect_and_publish(struct mosquitto *m, const struct upl_pub_cfg *cf
                                const void *payload, size_t len, bool retain, char *why, size_t whylen)
 {
 	struct pub_state s = { 0 };
-	long long deadline = now_ms() + (cfg->timeout_ms ? cfg->timeout_ms : 15000);
+	unsigned timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 15000;
+	long long deadline = now_ms() + timeout_ms;
 	int rc, r;
 
 	mosquitto_user_data_set(m, &s);
 	mosquitto_connect_callback_set(m, on_connect);
 	mosquitto_publish_callback_set(m, on_publish);
 	mosquitto_disconnect_callback_set(m, on_disconnect);
-	rc = mosquitto_connect(m, cfg->host, cfg->port, 30);
+	/* not mosquitto_connect(): its TCP connect blocks for as long as the
+	   kernel retries a SYN nobody answers (over 2 minutes), past our
+	   deadline; the asynchronous one is finished by the loop below, under
+	   it (the name lookup still blocks) */
+	errno = 0;
+	rc = mosquitto_connect_async(m, cfg->host, cfg->port, 30);
 	if (rc != MOSQ_ERR_SUCCESS) {
 		int e = errno;
 
@@ -94,7 +121,7 @@ static int connect_and_publish(struct mosquitto *m, const struct upl_pub_cfg *cf
 		return upl_mqtt_errno(rc);
 	}
 	/* the CONNACK first: a refused login is said as such, not as a lost publish */
-	if ((r = loop_until(m, &s, &s.connacked, deadline, why, whylen)) < 0)
+	if ((r = loop_until(m, &s, &s.connacked, deadline, timeout_ms, why, whylen)) < 0)
 		return r;
 	if (s.connack != 0) {
 		snprintf(why, whylen, "the broker refused the connection: %s", mosquitto_connack_string(s.connack));
@@ -107,7 +134,7 @@ static int connect_and_publish(struct mosquitto *m, const struct upl_pub_cfg *cf
 		upl_mqtt_describe(rc, e, NULL, why, whylen);
 		return rc == MOSQ_ERR_PAYLOAD_SIZE || rc == MOSQ_ERR_OVERSIZE_PACKET ? -EMSGSIZE : upl_mqtt_errno(rc);
 	}
-	if ((r = loop_until(m, &s, &s.acked, deadline, why, whylen)) < 0)
+	if ((r = loop_until(m, &s, &s.acked, deadline, timeout_ms, why, whylen)) < 0)
 		return r;
 	mosquitto_disconnect(m);
 	return 0;

@@ -26,8 +26,9 @@ struct upl_pub_cfg {
 
 /*
  * Publish len bytes at topic, QoS 1, retained or not, and return once the
- * broker acknowledged it.  0; -EINVAL (cfg, topic); -ETIMEDOUT (no CONNACK
- * or PUBACK within the timeout); -EACCES (the broker refused the login);
+ * broker acknowledged it.  0; -EINVAL (cfg, topic); -ETIMEDOUT (no TCP
+ * connection, no CONNACK or no PUBACK within the timeout: the connect is
+ * asynchronous, so a SYN nobody answers does not hold it longer); -EACCES (the broker refused the login);
  * -ECONNREFUSED; -EMSGSIZE (the broker's or MQTT's size limit); other
  * -errno from the connection.  why (may be NULL) says it in words.
  */
