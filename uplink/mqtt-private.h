@@ -26,6 +26,11 @@ int upl_mqtt_errno(int mosq_rc);
  */
 void upl_mqtt_describe(int mosq_rc, int sys_errno, const char *logged, char *buf, size_t len);
 
+/* Whether mosq's TCP connection is established (its socket has a peer):
+   a timeout before the CONNACK said as "nothing accepted the connection"
+   or "accepted and did not answer". */
+bool upl_mqtt_tcp_connected(struct mosquitto *mosq);
+
 /* A CONNACK refusal (rc > 0) as -errno: -EACCES for bad credentials or not
    authorised, -ECONNREFUSED for the rest. */
 int upl_mqtt_connack_errno(int connack_rc);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "mqtt-private.h"
@@ -82,6 +83,15 @@ void upl_mqtt_describe(int rc, int sys_errno, const char *logged, char *buf, siz
 		         have_log ? ")" : "");
 		break;
 	}
+}
+
+bool upl_mqtt_tcp_connected(struct mosquitto *mosq)
+{
+	struct sockaddr_storage sa;
+	socklen_t n = sizeof(sa);
+	int fd = mosquitto_socket(mosq);
+
+	return fd >= 0 && getpeername(fd, (struct sockaddr *)&sa, &n) == 0;
 }
 
 int upl_mqtt_connack_errno(int connack_rc)

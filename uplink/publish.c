@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "publish.h"
@@ -50,16 +49,6 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Whether the client's TCP connection is established (it has a peer). */
-static bool tcp_connected(struct mosquitto *m)
-{
-	struct sockaddr_storage sa;
-	socklen_t n = sizeof(sa);
-	int fd = mosquitto_socket(m);
-
-	return fd >= 0 && getpeername(fd, (struct sockaddr *)&sa, &n) == 0;
-}
-
 /* Run the client until *flag or the deadline; 0, -ETIMEDOUT or the loop's
    -errno.  What timed out is said: the TCP connection (a broker whose
    listen queue is full, or a host that drops the SYN), the CONNACK (one
@@ -77,7 +66,7 @@ static int loop_until(struct mosquitto *m, struct pub_state *s, const bool *flag
 		if (now_ms() >= deadline) {
 			if (s->connacked)
 				snprintf(why, whylen, "no acknowledgement (PUBACK) from the broker within %u ms", timeout_ms);
-			else if (tcp_connected(m))
+			else if (upl_mqtt_tcp_connected(m))
 				snprintf(why, whylen, "the broker accepted the connection but did not answer it (no CONNACK) "
 				         "within %u ms", timeout_ms);
 			else

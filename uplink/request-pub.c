@@ -58,27 +58,43 @@ static int publish(struct mosquitto *m, const struct upl_request_pub *c, const s
 		return snprintf(why, whylen, "%s", mosquitto_strerror(rc)), upl_mqtt_errno(rc);
 	if (c->use_tls && (rc = upl_mqtt_tls_apply(m, &c->tls)) < 0)
 		return snprintf(why, whylen, "cannot use the TLS files (--ca, --cert, --key): %s", strerror(-rc)), rc;
+	/* asynchronous: mosquitto_connect()'s TCP connect blocks for as long
+	   as the kernel retries a SYN nobody answers (over 2 minutes), past
+	   the deadline; the loop below finishes it (the name lookup still
+	   blocks); the line is published once the CONNACK came */
 	errno = 0;
-	rc = mosquitto_connect(m, c->host, c->port, 20);
-	if (rc != MOSQ_ERR_SUCCESS) {
-		upl_mqtt_describe(rc, errno, NULL, why, whylen);
-		return upl_mqtt_errno(rc);
-	}
-	rc = mosquitto_publish(m, &s->mid, topic, n, line, 1, false);
+	rc = mosquitto_connect_async(m, c->host, c->port, 20);
 	if (rc != MOSQ_ERR_SUCCESS) {
 		upl_mqtt_describe(rc, errno, NULL, why, whylen);
 		return upl_mqtt_errno(rc);
 	}
 	while (!s->acked) {
+		unsigned ms = c->timeout_ms ? c->timeout_ms : 10000;
+
 		if (s->connack > 0) {
 			snprintf(why, whylen, "the broker refused the connection: %s", mosquitto_connack_string(s->connack));
 			return upl_mqtt_connack_errno(s->connack);
 		}
-		if (s->lost || basic_mono_ns() > deadline) {
-			snprintf(why, whylen, s->lost ? "the broker closed the connection" :
-			         "no acknowledgement (PUBACK) from the broker within %u ms",
-			         c->timeout_ms ? c->timeout_ms : 10000);
-			return s->lost ? -ECONNRESET : -ETIMEDOUT;
+		if (s->connack == 0 && s->mid < 0) {
+			rc = mosquitto_publish(m, &s->mid, topic, n, line, 1, false);
+			if (rc != MOSQ_ERR_SUCCESS) {
+				upl_mqtt_describe(rc, errno, NULL, why, whylen);
+				return upl_mqtt_errno(rc);
+			}
+		}
+		if (s->lost) {
+			snprintf(why, whylen, "the broker closed the connection");
+			return -ECONNRESET;
+		}
+		if (basic_mono_ns() > deadline) {
+			if (s->connack == 0)
+				snprintf(why, whylen, "no acknowledgement (PUBACK) from the broker within %u ms", ms);
+			else if (upl_mqtt_tcp_connected(m))
+				snprintf(why, whylen, "the broker accepted the connection but did not answer it (no CONNACK) "
+				         "within %u ms", ms);
+			else
+				snprintf(why, whylen, "no connection to the broker within %u ms (nothing accepted it)", ms);
+			return -ETIMEDOUT;
 		}
 		errno = 0;
 		rc = mosquitto_loop(m, 100, 1);

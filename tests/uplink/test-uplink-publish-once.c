@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-uplink-publish-once.c - upl_publish_once() (uplink/publish.c, what
- * `railmon config push` publishes with) against brokers that do not
+ * `railmon config push` publishes with) and upl_request_publish()
+ * (uplink/request-pub.c, `railmon request`) against brokers that do not
  * answer, each within its timeout and said in words:
  * 1. a socket whose listen queue is full (the kernel drops our SYN, as a
  *    host behind a dropping firewall does): the TCP connect never
@@ -10,7 +11,7 @@
  *    silent: no CONNACK;
  * 3. a closed port: refused;
  * 4. a real mosquitto: published and acknowledged (the asynchronous
- *    connect still gets there).
+ *    connect still gets there; the request's line after the CONNACK).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -23,6 +24,7 @@
 
 #include "fixture.h"
 #include "uplink/publish.h"
+#include "uplink/request.h"
 
 /* A loopback listener that never accepts; its port in *port. */
 static int listener(int backlog, int *port)
@@ -63,6 +65,15 @@ static int publish(int port, unsigned timeout_ms, char *why, size_t whylen)
 	return upl_publish_once(&cfg, "railmon/EV-7/config", payload, sizeof(payload) - 1, true, why, whylen);
 }
 
+/* `railmon request`'s publish, the same way */
+static int request(int port, unsigned timeout_ms, char *why, size_t whylen)
+{
+	struct upl_request_pub c = { .host = "127.0.0.1", .port = port, .vehicle = "EV-7", .timeout_ms = timeout_ms };
+	struct upl_request r = { .id = "r1", .from_ns = 1, .to_ns = 2 };
+
+	return upl_request_publish(&c, &r, why, whylen);
+}
+
 static void test_queue_full(void)
 {
 	char why[256];
@@ -78,6 +89,10 @@ static void test_queue_full(void)
 	CHECK(r == -ETIMEDOUT, "queue full: %d (%s)", r, why);
 	CHECK(strstr(why, "no connection to the broker within 500 ms"), "%s", why);
 	printf("listen queue full: %s\n", why);
+	r = request(port, 500, why, sizeof(why));
+	CHECK(r == -ETIMEDOUT, "request, queue full: %d (%s)", r, why);
+	CHECK(strstr(why, "no connection to the broker within 500 ms"), "%s", why);
+	printf("request, listen queue full: %s\n", why);
 	for (int i = 0; i < nfill; i++)
 		close(fill[i]);
 	close(fd);
@@ -92,6 +107,10 @@ static void test_silent(void)
 	CHECK(r == -ETIMEDOUT, "silent: %d (%s)", r, why);
 	CHECK(strstr(why, "accepted the connection but did not answer it (no CONNACK) within 500 ms"), "%s", why);
 	printf("accepted, silent: %s\n", why);
+	r = request(port, 500, why, sizeof(why));
+	CHECK(r == -ETIMEDOUT, "request, silent: %d (%s)", r, why);
+	CHECK(strstr(why, "accepted the connection but did not answer it (no CONNACK) within 500 ms"), "%s", why);
+	printf("request, accepted, silent: %s\n", why);
 	close(fd);
 }
 
@@ -105,6 +124,8 @@ static void test_refused(void)
 	CHECK(r == -ECONNREFUSED, "closed port: %d (%s)", r, why);
 	CHECK(strstr(why, "refused"), "%s", why);
 	printf("closed port: %s\n", why);
+	r = request(port, 2000, why, sizeof(why));
+	CHECK(r == -ECONNREFUSED, "request, closed port: %d (%s)", r, why);
 }
 
 static void test_broker(void)
@@ -117,8 +138,10 @@ static void test_broker(void)
 	CHECK(broker_start(&br) == 0);
 	r = publish(br.port, 10000, why, sizeof(why));
 	CHECK(r == 0, "mosquitto: %d (%s)", r, why);
+	r = request(br.port, 10000, why, sizeof(why));
+	CHECK(r == 0, "request, mosquitto: %d (%s)", r, why);
 	broker_fini(&br);
-	printf("mosquitto: published, acknowledged\n");
+	printf("mosquitto: published, acknowledged (config and request)\n");
 }
 
 int main(void)
