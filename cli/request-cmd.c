@@ -132,12 +132,8 @@ int cli_cmd_request(int argc, char **argv)
 		case OPT_CHANNEL:
 			if (req.nchannels == UPL_REQUEST_CHANNELS_MAX)
 				return cli_fail("request", "--channel: at most %d", UPL_REQUEST_CHANNELS_MAX);
-			for (const char *p = optarg; *p; p++)
-				if (*p < '!' || *p > '~')
-					return cli_fail("request", "--channel '%s': a name has no blank or control character",
-					                optarg);
-			if (!*optarg || strlen(optarg) > UPL_REQUEST_CHANNEL_NAME_MAX)
-				return cli_fail("request", "--channel '%s': 1-%d characters", optarg,
+			if (!upl_request_channel_ok(optarg, strlen(optarg)))
+				return cli_fail("request", "--channel '%s': 1-%d characters of ASCII without blanks", optarg,
 				                UPL_REQUEST_CHANNEL_NAME_MAX);
 			for (unsigned i = 0; i < req.nchannels; i++)
 				if (!strcmp(req.channels[i], optarg))

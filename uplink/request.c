@@ -45,7 +45,7 @@ static bool id_ok(const char *s, size_t n)
 
 /* A channel name: printable ASCII without blanks (it is the line's
    separator), as the vehicle's dictionary names channels. */
-static bool channel_ok(const char *s, size_t n)
+bool upl_request_channel_ok(const char *s, size_t n)
 {
 	if (!n || n > UPL_REQUEST_CHANNEL_NAME_MAX)
 		return false;
@@ -66,7 +66,7 @@ static int parse_channels(const char *p, const char *end, struct upl_request *r)
 			return -EINVAL;
 		blank = memchr(name, ' ', (size_t)(end - name));
 		n = (size_t)((blank ? blank : end) - name);
-		if (!channel_ok(name, n))
+		if (!upl_request_channel_ok(name, n))
 			return -EINVAL;
 		memcpy(r->channels[r->nchannels], name, n);
 		r->channels[r->nchannels][n] = '\0';
@@ -113,7 +113,7 @@ int upl_request_format(const struct upl_request *r, char *buf, size_t len)
 	for (unsigned i = 0; i < r->nchannels; i++) {
 		size_t k = strnlen(r->channels[i], sizeof(r->channels[i]));
 
-		if (!channel_ok(r->channels[i], k))
+		if (!upl_request_channel_ok(r->channels[i], k))
 			return -EINVAL;
 		for (unsigned j = 0; j < i; j++)
 			if (!strcmp(r->channels[i], r->channels[j]))

@@ -58,6 +58,10 @@ struct upl_request {
  */
 int upl_request_parse(const char *line, size_t n, struct upl_request *ret);
 
+/* Whether the n bytes at s are a channel name a request line may carry
+   (1..UPL_REQUEST_CHANNEL_NAME_MAX of '!'..'~'). */
+bool upl_request_channel_ok(const char *s, size_t n);
+
 /* r as one line ending in '\n' into buf, NUL-terminated: its length
    (without the NUL), -EINVAL (a request the parser would refuse) or
    -ENOSPC (UPL_REQUEST_LINE_MAX always is enough). */
