@@ -205,7 +205,8 @@ static const struct {
 	            "upd AS (UPDATE batches b SET digest = CASE WHEN $12::boolean THEN b.digest ELSE $10::bigint END, "
 	            "reduced = $12::boolean WHERE b.vehicle_id = $1::integer "
 	            "AND b.log_id = $2::bytea AND b.first_seq = $3::bigint AND b.count = $5::integer AND b.reduced AND "
-	            "b.digest <> $10::bigint AND (NOT $12::boolean OR $8::boolean) RETURNING coalesce(floor(extract(epoch FROM "
+	            "b.digest <> $10::bigint AND (NOT $12::boolean OR $8::boolean) "
+	            "RETURNING coalesce(floor(extract(epoch FROM "
 	            "b.t_first))::bigint, 0)) "
 	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest, (SELECT jump FROM j), "
 	            "(SELECT first FROM j), p.reduced, (SELECT * FROM upd) FROM (SELECT 1) o LEFT JOIN prev p ON true", 12 },

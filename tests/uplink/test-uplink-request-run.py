@@ -219,7 +219,8 @@ check(SPAN > 3, f"a journey of {SPAN:.1f} s")
 
 # railmon request's own refusals: usage (2), a login the broker refuses (1)
 for args, words in ((["--to", "5"], "--from"), (["--from", "x", "--to", "5"], "--from 'x'"),
-                    (["--from", "5", "--to", "5"], "after --from"), (["--from", "1", "--to", "5", "--id", ".."], "--id"),
+                    (["--from", "5", "--to", "5"], "after --from"),
+                    (["--from", "1", "--to", "5", "--id", ".."], "--id"),
                     (["--from", "1", "--to", "5", "--channel", "a b"], "--channel 'a b'"),
                     (["--from", "1", "--to", "5", "--channel", "S", "--channel", "S"], "--channel 'S' given twice"),
                     (["--from", "1", "--to", "5"] + [a for i in range(9) for a in ("--channel", f"c{i}")],
