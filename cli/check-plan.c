@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dbc/dbc.h"
+#include "bus/can-filter.h"
 #include "bus/load.h"
 #include "bus/regmap.h"
 #include "cli/check-plan.h"
@@ -114,6 +116,36 @@ static void check_can_load(FILE *out, const struct bus_can_cfg *c, const dbc_t *
 	       l.load > BUS_LOAD_WARN ? can_busy : "", l.load > BUS_LOAD_WARN ? ")" : "");
 }
 
+/* The DBC messages the bus's filters drop (can-filter.h, as every driver
+   applies them): their signals would never be decoded, a silent loss a
+   mistyped filter causes, so check names them. */
+static bool check_can_dropped(const struct bus_can_cfg *c, const dbc_t *dbc, unsigned i, struct dbc_message_info *mi)
+{
+	struct acq_can f = { 0 };
+
+	if (dbc_message_info(dbc, i, mi) < 0)
+		return false;
+	f.id = mi->id;
+	f.flags = mi->ext ? ACQ_CAN_EXT : 0;
+	return !bus_can_filter_pass(c, &f);
+}
+
+static void check_can_filters(FILE *out, const struct bus_can_cfg *c, const dbc_t *dbc)
+{
+	unsigned n = dbc_message_count(dbc), dropped = 0, said = 0;
+	struct dbc_message_info mi;
+
+	for (unsigned i = 0; i < n; i++)
+		dropped += check_can_dropped(c, dbc, i, &mi);
+	if (!dropped)
+		return;
+	fprintf(out, "    warning: %u of %u DBC messages outside the bus's filters, never decoded:", dropped, n);
+	for (unsigned i = 0; i < n; i++)
+		if (check_can_dropped(c, dbc, i, &mi))
+			fprintf(out, "%s %s 0x%0*" PRIX32, said++ ? "," : "", mi.name, mi.ext ? 8 : 3, mi.id);
+	fputc('\n', out);
+}
+
 static int check_can(FILE *out, FILE *err, const struct conf_board *cfg, const struct bus_cfg *b)
 {
 	const struct bus_can_cfg *c = &b->can;
@@ -142,6 +174,7 @@ static int check_can(FILE *out, FILE *err, const struct conf_board *cfg, const s
 	if (dbc_warning_count(dbc))
 		fprintf(out, "    %u DBC warning%s (dbc_strict = true refuses the file instead)\n", dbc_warning_count(dbc),
 		       dbc_warning_count(dbc) == 1 ? "" : "s");
+	check_can_filters(out, c, dbc);
 	check_can_load(out, c, dbc);
 	dbc_free(dbc);
 	return 0;
@@ -446,8 +479,8 @@ static int check_uplink_reduce(FILE *out, FILE *err, const struct conf_board *cf
 	return 0;
 }
 
-int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
-                    const struct cli_check_key *key)
+static int check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
+                       const struct cli_check_key *key)
 {
 	char note[1024], msg[CONF_ERR_MAX];
 	int r, bad = 0;
@@ -483,4 +516,45 @@ int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const ch
 		return 1;
 	fprintf(out, "ok\n");
 	return 0;
+}
+
+/* Each error line once, in order: one fault (a missing DBC) reaches check
+   through the recorder's channels, the uplink's and the bus's own plan,
+   and three copies of one line read as three faults. */
+static void check_say_once(FILE *err, const char *text, size_t len)
+{
+	const char *end = text + len;
+
+	for (const char *line = text, *eol; line < end; line = eol + 1) {
+		size_t n;
+		bool seen = false;
+
+		eol = memchr(line, '\n', (size_t)(end - line));
+		if (!eol)
+			eol = end;
+		n = (size_t)(eol - line);
+		for (const char *p = text, *pe; p < line && !seen; p = pe + 1) {
+			pe = memchr(p, '\n', (size_t)(line - p));
+			seen = pe && (size_t)(pe - p) == n && !memcmp(p, line, n);
+		}
+		if (!seen)
+			fprintf(err, "%.*s\n", (int)n, line);
+	}
+}
+
+int cli_check_board(FILE *out, FILE *err, const struct conf_board *cfg, const char *data,
+                    const struct cli_check_key *key)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *e = open_memstream(&text, &len);
+	int r;
+
+	if (!e) /* no memory for the copy: the errors as they come */
+		return check_board(out, err, cfg, data, key);
+	r = check_board(out, e, cfg, data, key);
+	if (fclose(e) == 0)
+		check_say_once(err, text, len);
+	free(text);
+	return r;
 }

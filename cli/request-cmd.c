@@ -35,6 +35,10 @@ static const char request_usage[] =
 	"      --db URL           the ground's database (PostgreSQL): record the asked seq ranges\n"
 	"                         of the vehicle's logs there, as gap repair does, so the receiver\n"
 	"                         takes a \"gone\" answer to this request (without it, it is refused)\n"
+	"      --channel NAME     only this channel's records (its name, or a DBC signal's name\n"
+	"                         without its message); again for more, up to 8.  The events\n"
+	"                         come too, not the raw frames; the range stays \"on board\"\n"
+	"                         in completeness for the other channels\n"
 	"      --id ID            the request's id, 1-32 of A-Z a-z 0-9 . _ - (default: made\n"
 	"                         from the vehicle and the range, so the same range is one request)\n"
 	"      --ca FILE          CA certificate that signed the broker's (mqtts)\n"
@@ -50,14 +54,17 @@ static const char request_usage[] =
 	"  railmon request --broker mqtt://localhost --vehicle emu1 \\\n"
 	"      --from 2026-12-03T07:00:00Z --to 2026-12-03T07:10:00Z\n";
 
-/* The default id: the same vehicle and range give the same id, so running
-   the command twice asks once. */
-static void default_id(const char *vehicle, int64_t from, int64_t to, char *out, size_t len)
+/* The default id: the same vehicle, range and channels give the same id,
+   so running the command twice asks once (and other channels of the same
+   range are another request). */
+static void default_id(const char *vehicle, const struct upl_request *req, char *out, size_t len)
 {
 	uint64_t h = basic_fnv1a_str(vehicle);
 
-	h = basic_fnv1a(h, &from, sizeof(from));
-	h = basic_fnv1a(h, &to, sizeof(to));
+	h = basic_fnv1a(h, &req->from_ns, sizeof(req->from_ns));
+	h = basic_fnv1a(h, &req->to_ns, sizeof(req->to_ns));
+	for (unsigned i = 0; i < req->nchannels; i++)
+		h = basic_fnv1a(h, req->channels[i], strlen(req->channels[i]) + 1);
 	snprintf(out, len, "r%016" PRIx64, h);
 }
 
@@ -91,14 +98,15 @@ static int record_asked(const char *url, const char *vehicle, const struct upl_r
 
 int cli_cmd_request(int argc, char **argv)
 {
-	enum { OPT_ID = 256, OPT_CA, OPT_CERT, OPT_KEY, OPT_PWFILE, OPT_DB, OPT_VEHICLE, OPT_FROM, OPT_TO };
+	enum { OPT_ID = 256, OPT_CHANNEL, OPT_CA, OPT_CERT, OPT_KEY, OPT_PWFILE, OPT_DB, OPT_VEHICLE, OPT_FROM, OPT_TO };
 	static const struct option opts[] = {
 		{ "broker", required_argument, NULL, 'B' }, { "vehicle", required_argument, NULL, OPT_VEHICLE },
 		{ "from", required_argument, NULL, OPT_FROM }, { "to", required_argument, NULL, OPT_TO },
 		{ "id", required_argument, NULL, OPT_ID },  { "ca", required_argument, NULL, OPT_CA },
 		{ "cert", required_argument, NULL, OPT_CERT }, { "key", required_argument, NULL, OPT_KEY },
 		{ "username", required_argument, NULL, 'u' }, { "password-file", required_argument, NULL, OPT_PWFILE },
-		{ "db", required_argument, NULL, OPT_DB }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "db", required_argument, NULL, OPT_DB }, { "channel", required_argument, NULL, OPT_CHANNEL },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	const char *broker = NULL, *from = NULL, *to = NULL, *id = NULL, *pwfile = NULL, *env, *db_url = NULL;
 	struct upl_request_pub pub = { 0 };
@@ -121,6 +129,17 @@ int cli_cmd_request(int argc, char **argv)
 		case OPT_KEY: pub.tls.key_file = optarg; break;
 		case OPT_PWFILE: pwfile = optarg; break;
 		case OPT_DB: db_url = optarg; break;
+		case OPT_CHANNEL:
+			if (req.nchannels == UPL_REQUEST_CHANNELS_MAX)
+				return cli_fail("request", "--channel: at most %d", UPL_REQUEST_CHANNELS_MAX);
+			if (!upl_request_channel_ok(optarg, strlen(optarg)))
+				return cli_fail("request", "--channel '%s': 1-%d characters of ASCII without blanks", optarg,
+				                UPL_REQUEST_CHANNEL_NAME_MAX);
+			for (unsigned i = 0; i < req.nchannels; i++)
+				if (!strcmp(req.channels[i], optarg))
+					return cli_fail("request", "--channel '%s' given twice", optarg);
+			snprintf(req.channels[req.nchannels++], sizeof(req.channels[0]), "%s", optarg);
+			break;
 		case 'h': fputs(request_usage, stdout); return 0;
 		default: return cli_see_help("request");
 		}
@@ -146,7 +165,7 @@ int cli_cmd_request(int argc, char **argv)
 	if (id)
 		snprintf(req.id, sizeof(req.id), "%s", id);
 	else
-		default_id(pub.vehicle, req.from_ns, req.to_ns, req.id, sizeof(req.id));
+		default_id(pub.vehicle, &req, req.id, sizeof(req.id));
 	if (tls && !pub.tls.ca_file)
 		return cli_fail("request", "mqtts needs --ca FILE (the CA that signed the broker's certificate)");
 	if (!pub.tls.cert_file != !pub.tls.key_file)
@@ -186,7 +205,8 @@ int cli_cmd_request(int argc, char **argv)
 		fprintf(stderr, "railmon request: %s: %s\n", broker, why);
 		return 1;
 	}
-	printf("request %s: %s [%s, %s) published on railmon/%s/request; its Batches come to the ground as "
-	       "historical\n", req.id, pub.vehicle, from, to, pub.vehicle);
+	printf("request %s: %s [%s, %s)%s published on railmon/%s/request; its Batches come to the ground as "
+	       "historical%s\n", req.id, pub.vehicle, from, to, req.nchannels ? " of the channels named" : "",
+	       pub.vehicle, req.nchannels ? ", reduced to those channels and the events" : "");
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <arpa/inet.h>
@@ -250,8 +251,18 @@ const char *conf_uplink_policy_text(const struct conf_uplink_policy *p, char *bu
 	}
 	if (p->flags & CONF_UPLINK_CHANGE)
 		k += (size_t)snprintf(buf + k, len - k, "change");
-	if (k < len && p->flags & CONF_UPLINK_DEADBAND)
-		k += (size_t)snprintf(buf + k, len - k, "%sdeadband %.17g", k ? ", " : "", p->deadband);
+	if (k < len && p->flags & CONF_UPLINK_DEADBAND) {
+		/* The shortest text that reads back as the deadband (0.05, not
+		   %.17g's 0.050000000000000003): what the board file said. */
+		char num[32];
+
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(num, sizeof(num), "%.*g", prec, p->deadband);
+			if (strtod(num, NULL) == p->deadband)
+				break;
+		}
+		k += (size_t)snprintf(buf + k, len - k, "%sdeadband %s", k ? ", " : "", num);
+	}
 	if (k < len && p->flags & CONF_UPLINK_EVERY) {
 		if (p->every_ms % 1000)
 			snprintf(buf + k, len - k, "%severy %" PRIu64 "ms", k ? ", " : "", p->every_ms);

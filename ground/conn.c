@@ -179,7 +179,10 @@ static const struct {
 	   upd: a whole Batch ($12 false) over a reduced Batch's row of the
 	   same range (a request's answer) takes the row (its digest, reduced
 	   false) and answers the second of the row's t_first (the day its
-	   on_board was counted).  Row-locked: of two receivers with the same
+	   on_board was counted); a historical reduced one ($8, $12: the answer
+	   to a request naming channels) adds its records the row lacks the
+	   same way but leaves the row reduced, with its digest: the range
+	   stays on board for the channels not asked.  Row-locked: of two receivers with the same
 	   whole Batch one updates; the other's UPDATE waits, finds the row no
 	   longer reduced and updates nothing (its retry finds a duplicate). */
 	{ "ledger", "WITH prev AS ((SELECT first_seq, count, digest, reduced FROM batches WHERE vehicle_id = $1::integer "
@@ -199,9 +202,11 @@ static const struct {
 	            "$7::timestamptz, $8::boolean, $9::bigint, $10::bigint, $12::boolean WHERE NOT EXISTS (SELECT 1 FROM "
 	            "prev p WHERE p.first_seq + p.count > $3::bigint AND p.first_seq < $4::bigint) AND NOT (SELECT jump "
 	            "FROM j) ON CONFLICT DO NOTHING RETURNING 1), "
-	            "upd AS (UPDATE batches b SET digest = $10::bigint, reduced = false WHERE b.vehicle_id = $1::integer "
+	            "upd AS (UPDATE batches b SET digest = CASE WHEN $12::boolean THEN b.digest ELSE $10::bigint END, "
+	            "reduced = $12::boolean WHERE b.vehicle_id = $1::integer "
 	            "AND b.log_id = $2::bytea AND b.first_seq = $3::bigint AND b.count = $5::integer AND b.reduced AND "
-	            "b.digest <> $10::bigint AND NOT $12::boolean RETURNING coalesce(floor(extract(epoch FROM "
+	            "b.digest <> $10::bigint AND (NOT $12::boolean OR $8::boolean) "
+	            "RETURNING coalesce(floor(extract(epoch FROM "
 	            "b.t_first))::bigint, 0)) "
 	            "SELECT (SELECT count(*) FROM ins), p.first_seq, p.count, p.digest, (SELECT jump FROM j), "
 	            "(SELECT first FROM j), p.reduced, (SELECT * FROM upd) FROM (SELECT 1) o LEFT JOIN prev p ON true", 12 },

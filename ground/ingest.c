@@ -217,8 +217,8 @@ static void scan(struct grd_pending *p, uint32_t count)
 /* ---- one Batch ---- */
 
 /* The answer of the "ledger" statement: GRD_DB_COMMITTED (the ledger row
-   is ours: a new Batch; or a whole Batch took a reduced Batch's row of
-   the same range: p->upgrade), GRD_DB_DUPLICATE, GRD_DB_CONFLICT; -EAGAIN
+   is ours: a new Batch; or a whole Batch, or a historical reduced one,
+   took a reduced Batch's row of the same range: p->upgrade), GRD_DB_DUPLICATE, GRD_DB_CONFLICT; -EAGAIN
    when another receiver committed the same key meanwhile (the retry finds
    it). */
 static int ledger_outcome(const PGresult *res, const struct rec_batch_info *info, uint64_t digest,

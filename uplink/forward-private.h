@@ -122,6 +122,8 @@ struct fwd_resend {
 	upl_requests_t *requests; /* cfg.requests_path's; NULL: none */
 	bool request_active;     /* req[0] is the oldest request's range: served
 	                            (in the file) when it is popped */
+	upl_reducer_t *channels; /* the active request names channels: its
+	                            Batches go reduced to them (and events) */
 };
 
 struct upl_forwarder {

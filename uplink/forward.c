@@ -197,6 +197,7 @@ upl_forwarder_t *upl_forwarder_free(upl_forwarder_t *f)
 	free(f->topic_request);
 	free((char *)f->cfg.requests_path);
 	upl_requests_free(f->resend.requests);
+	upl_reducer_free(f->resend.channels);
 	free(f->resend.buf);
 	free(f->topic_channels);
 	free(f->topic_config);

@@ -26,6 +26,7 @@ static void resend_pop(upl_forwarder_t *f)
 	   restart: whole Batches twice, duplicates to the ground's ledger) */
 	if (f->resend.request_active) {
 		f->resend.request_active = false;
+		f->resend.channels = upl_reducer_free(f->resend.channels);
 		if (upl_requests_done(f->resend.requests) == 0)
 			STAT_ADD(f, requests_served, 1);
 	}
@@ -49,12 +50,19 @@ static int resend_gone(upl_forwarder_t *f, const struct upl_range *req, uint64_t
 	return 0;
 }
 
-/* The stored Batch again, flagged historical (as a backlog re-send). */
+/* The stored Batch again, flagged historical (as a backlog re-send); for
+   a request naming channels, reduced to them (a Seal Batch goes whole). */
 static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
 {
-	size_t need = rec->len + sizeof(historical_true);
+	const uint8_t *payload = rec->payload;
+	size_t len = rec->len, need;
 	int rc;
 
+	if (f->resend.channels && upl_reducer_batch(f->resend.channels, rec->payload, rec->len, &payload, &len) <= 0) {
+		payload = rec->payload;
+		len = rec->len;
+	}
+	need = len + sizeof(historical_true);
 	if (need > f->resend.cap) {
 		void *b = realloc(f->resend.buf, need);
 		if (!b)
@@ -62,8 +70,8 @@ static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
 		f->resend.buf = b;
 		f->resend.cap = need;
 	}
-	memcpy(f->resend.buf, rec->payload, rec->len);
-	memcpy((uint8_t *)f->resend.buf + rec->len, historical_true, sizeof(historical_true));
+	memcpy(f->resend.buf, payload, len);
+	memcpy((uint8_t *)f->resend.buf + len, historical_true, sizeof(historical_true));
 	rc = mosquitto_publish(f->net.mosq, NULL, f->topic_data, (int)need, f->resend.buf, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
@@ -84,6 +92,62 @@ static bool same_log(const struct upl_rec *rec, const struct upl_range *req)
 	       !memcmp(info.log_id, req->log_id, REC_LOG_ID_LEN);
 	rec_batch_free(b);
 	return same;
+}
+
+/* Whether the dictionary's name is the request's: the whole name, or the
+   part after its last '.' (a DBC signal without its message, as [signal
+   NAME] takes it). */
+static bool name_is(const char *name, const char *want)
+{
+	const char *dot = strrchr(name, '.');
+
+	return !strcmp(name, want) || (dot && !strcmp(dot + 1, want));
+}
+
+/*
+ * A request naming channels: a reducer that passes all of their samples
+ * and texts and nothing else but what always goes (events, Health, TRDP
+ * telegrams), no raw frame.  The names are looked up in the channel
+ * dictionary the forwarder publishes (cfg.channels_msg); a name it does
+ * not hold matches nothing.  0, or -errno (the request is then served
+ * whole: more than asked, never less).
+ */
+static int request_channels(upl_forwarder_t *f, const struct upl_request *q)
+{
+	struct upl_reduce_chan *chans = NULL;
+	struct upl_reduce_cfg cfg = { 0 };
+	rec_batch_t *b = NULL;
+	struct rec_batch_info info;
+	size_t n = 0;
+	int r;
+
+	if (!f->cfg.channels_msg || rec_batch_decode(f->cfg.channels_msg, f->cfg.channels_len, &b) < 0)
+		r = -ENOENT;
+	else if ((r = rec_batch_info(b, &info)) == 0 && info.nchannels &&
+	         !(chans = calloc(info.nchannels, sizeof(*chans))))
+		r = -ENOMEM;
+	for (size_t i = 0; r == 0 && i < info.nchannels; i++) {
+		struct rec_channel ch;
+
+		if (rec_batch_channel(b, i, &ch) < 0 || !ch.name)
+			continue;
+		for (unsigned k = 0; k < q->nchannels; k++)
+			if (name_is(ch.name, q->channels[k])) {
+				chans[n++] = (struct upl_reduce_chan){ .id = ch.id, .pol = { .flags = UPL_POL_ALL } };
+				break;
+			}
+	}
+	rec_batch_free(b);
+	for (size_t i = 0; i < UPL_REDUCE_BUSES; i++) {
+		cfg.bus_default[i].flags = UPL_POL_NONE;
+		cfg.frames[i] = UPL_FRAMES_NONE;
+	}
+	cfg.chans = chans;
+	cfg.nchans = n;
+	if (r == 0)
+		r = upl_reducer_new(&cfg, &f->resend.channels);
+	free(chans);
+	return r;
 }
 
 /*
@@ -151,6 +215,8 @@ static int request_start(upl_forwarder_t *f)
 		return 0;
 	}
 	f->resend.req[0] = range;
+	if (q.nchannels && (r = request_channels(f, &q)) < 0)
+		stats_error(f, r);
 	return 0;
 }
 

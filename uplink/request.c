@@ -43,6 +43,42 @@ static bool id_ok(const char *s, size_t n)
 	return n <= UPL_REQUEST_ID_MAX && basic_vehicle_name_ok_n(s, n);
 }
 
+/* A channel name: printable ASCII without blanks (it is the line's
+   separator), as the vehicle's dictionary names channels. */
+bool upl_request_channel_ok(const char *s, size_t n)
+{
+	if (!n || n > UPL_REQUEST_CHANNEL_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '!' || s[i] > '~')
+			return false;
+	return true;
+}
+
+/* The channel names after the times: each after one blank, none twice. */
+static int parse_channels(const char *p, const char *end, struct upl_request *r)
+{
+	while (p < end) {
+		const char *name = ++p, *blank;
+		size_t n;
+
+		if (*(name - 1) != ' ' || r->nchannels == UPL_REQUEST_CHANNELS_MAX)
+			return -EINVAL;
+		blank = memchr(name, ' ', (size_t)(end - name));
+		n = (size_t)((blank ? blank : end) - name);
+		if (!upl_request_channel_ok(name, n))
+			return -EINVAL;
+		memcpy(r->channels[r->nchannels], name, n);
+		r->channels[r->nchannels][n] = '\0';
+		for (unsigned i = 0; i < r->nchannels; i++)
+			if (!strcmp(r->channels[i], r->channels[r->nchannels]))
+				return -EINVAL;
+		r->nchannels++;
+		p = name + n;
+	}
+	return 0;
+}
+
 int upl_request_parse(const char *line, size_t n, struct upl_request *ret)
 {
 	const char *p = line, *end = line + n, *blank;
@@ -55,7 +91,7 @@ int upl_request_parse(const char *line, size_t n, struct upl_request *ret)
 	r.id[blank - line] = '\0';
 	p = blank + 1;
 	if (upl_decimal_parse(&p, end, &from) < 0 || p == end || *p++ != ' ' ||
-	    upl_decimal_parse(&p, end, &to) < 0 || p != end)
+	    upl_decimal_parse(&p, end, &to) < 0 || parse_channels(p, end, &r) < 0)
 		return -EINVAL;
 	if (to > INT64_MAX || from >= to)
 		return -EINVAL;
@@ -71,9 +107,20 @@ int upl_request_format(const struct upl_request *r, char *buf, size_t len)
 	int n;
 
 	if (!r || !buf || strnlen(r->id, sizeof(r->id)) > UPL_REQUEST_ID_MAX || !id_ok(r->id, strlen(r->id)) ||
-	    r->from_ns < 0 || r->from_ns >= r->to_ns)
+	    r->from_ns < 0 || r->from_ns >= r->to_ns || r->nchannels > UPL_REQUEST_CHANNELS_MAX)
 		return -EINVAL;
-	n = snprintf(line, sizeof(line), "%s %" PRId64 " %" PRId64 "\n", r->id, r->from_ns, r->to_ns);
+	n = snprintf(line, sizeof(line), "%s %" PRId64 " %" PRId64, r->id, r->from_ns, r->to_ns);
+	for (unsigned i = 0; i < r->nchannels; i++) {
+		size_t k = strnlen(r->channels[i], sizeof(r->channels[i]));
+
+		if (!upl_request_channel_ok(r->channels[i], k))
+			return -EINVAL;
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(r->channels[i], r->channels[j]))
+				return -EINVAL;
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s", r->channels[i]);
+	}
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "\n");
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	memcpy(buf, line, (size_t)n + 1);

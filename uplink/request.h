@@ -4,6 +4,10 @@
  * line on railmon/<vehicle>/request, "<id> <from ns> <to ns>", its one
  * parser and formatter, and the vehicle's file of pending requests.
  *
+ * A request may name channels (`railmon request --channel`): then only
+ * their samples and texts, and the events, go for the range, as reduced
+ * Batches over each stored Batch's range (README "Full-rate requests").
+ *
  * A request survives a restart of the vehicle (it is in the file before it
  * is acknowledged as taken) and is idempotent by its id: an id pending or
  * served before is taken once (the ground may publish it again, QoS 1 may
@@ -22,27 +26,41 @@
 /* An id: 1-32 characters of A-Z a-z 0-9 . _ - (the ground makes one per
    request; a name, not a number, so an operator may choose it). */
 #define UPL_REQUEST_ID_MAX 32
+/* Channels a request may name, and a name's length: the names of the
+   vehicle's channel dictionary (printable ASCII without blanks). */
+#define UPL_REQUEST_CHANNELS_MAX 8
+#define UPL_REQUEST_CHANNEL_NAME_MAX 63
 /* The longest line upl_request_format() writes: the id, two 19-digit
-   times, two blanks, '\n' and the NUL. */
-#define UPL_REQUEST_LINE_MAX (UPL_REQUEST_ID_MAX + 1 + 19 + 1 + 19 + 1 + 1)
+   times, the channels, their blanks, '\n' and the NUL. */
+#define UPL_REQUEST_LINE_MAX (UPL_REQUEST_ID_MAX + 1 + 19 + 1 + 19 + \
+                              UPL_REQUEST_CHANNELS_MAX * (1 + UPL_REQUEST_CHANNEL_NAME_MAX) + 1 + 1)
 /* Pending requests the file holds at most (a further one is refused and
    counted: the ground's requests are an operator's, not a flood), and
    the served ids it remembers (the oldest forgotten first). */
 #define UPL_REQUESTS_PENDING_MAX 64
 #define UPL_REQUESTS_DONE_MAX 256
 
-/* [from_ns, to_ns) of record time (ns since the epoch, UTC). */
+/* [from_ns, to_ns) of record time (ns since the epoch, UTC); nchannels
+   0: every record, else only those channels (and the events). */
 struct upl_request {
 	char id[UPL_REQUEST_ID_MAX + 1];
 	int64_t from_ns, to_ns;
+	unsigned nchannels;
+	char channels[UPL_REQUEST_CHANNELS_MAX][UPL_REQUEST_CHANNEL_NAME_MAX + 1];
 };
 
 /*
  * One line (the n bytes at line, without its '\n') into *ret: the id, one
  * blank, from, one blank, to, both in decimal digits only (no sign), from
- * before to; nothing before or after.  0, or -EINVAL (*ret unwritten).
+ * before to; then up to UPL_REQUEST_CHANNELS_MAX channel names, each after
+ * one blank (1..UPL_REQUEST_CHANNEL_NAME_MAX of '!'..'~', not twice);
+ * nothing before or after.  0, or -EINVAL (*ret unwritten).
  */
 int upl_request_parse(const char *line, size_t n, struct upl_request *ret);
+
+/* Whether the n bytes at s are a channel name a request line may carry
+   (1..UPL_REQUEST_CHANNEL_NAME_MAX of '!'..'~'). */
+bool upl_request_channel_ok(const char *s, size_t n);
 
 /* r as one line ending in '\n' into buf, NUL-terminated: its length
    (without the NUL), -EINVAL (a request the parser would refuse) or

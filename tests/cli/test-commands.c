@@ -144,7 +144,8 @@ static void test_check_can(const char *dir, const char *src)
 
 	snprintf(dbcpath, sizeof(dbcpath), "%s/cli/demo/train.dbc", src);
 	snprintf(board, sizeof(board), "[board]\nvehicle = CAN-1\n[can slow]\ndriver = trace\nfile = t.log\n"
-	         "bitrate = 10000\ndbc = %s\n[can other]\ndriver = trace\nfile = t.log\ndbc = %s/missing.dbc\n",
+	         "bitrate = 10000\ndbc = %s\n[can other]\ndriver = trace\nfile = t.log\ndbc = %s/missing.dbc\n"
+	         "uplink = change\n",
 	         dbcpath, dir);
 	cfg = load(dir, "can.ini", board);
 	tlib_mem_open(&out);
@@ -158,6 +159,9 @@ static void test_check_can(const char *dir, const char *src)
 	CHECK(strstr(tlib_mem_text(&out), "  evidence: hash chain and Seals every 60 s, signed with  (key id "), "%s", tlib_mem_text(&out));
 	CHECK(!strstr(tlib_mem_text(&out), "\nok\n"), "%s", tlib_mem_text(&out));
 	CHECK(strstr(tlib_mem_text(&err), "railmon check: ") && strstr(tlib_mem_text(&err), "missing.dbc"), "%s", tlib_mem_text(&err));
+	/* the recorder's channels, the uplink's and the bus's own plan all load
+	   the DBC: its error said once, not three times */
+	CHECK(!strstr(strstr(tlib_mem_text(&err), "missing.dbc") + 1, "missing.dbc"), "%s", tlib_mem_text(&err));
 	tlib_mem_close(&out);
 	tlib_mem_close(&err);
 

@@ -209,8 +209,16 @@ grep -q "bad.dbc:3:" "$T/err" || fail "bad DBC error lacks file:line: $(cat "$T/
 for b in "$SRC/cli/demo.ini" "$SRC"/cli/vehicles/*.ini; do
 	"$RAILMON" check --board "$b" > "$T/check.out" || fail "railmon check $b"
 	grep -q '^ok$' "$T/check.out" || fail "check of $b did not say ok"
+	! grep "outside the bus's filters" "$T/check.out" || fail "$b: a bus filter drops messages of its own DBC"
 done
-echo "check: every shipped board file validates"
+echo "check: every shipped board file validates, its bus filters pass every message of its DBCs"
+# a filter that drops DBC messages (train.dbc: 0x100 0x120 0x200 0x300 0x310
+# and the extended 0x18FF0121): check names them, extended ids with 8 digits
+printf '[board]\nvehicle = x\n[can a]\ndriver = trace\nfile = %s\ndbc = %s\nfilter = 0x300/0x7E0\nfilter = 0x120/0x7FF\n' \
+	"$SRC/cli/demo/train.log" "$SRC/cli/demo/train.dbc" > "$T/f.ini"
+"$RAILMON" check --board "$T/f.ini" > "$T/check.out" || fail "check of a board with filters"
+grep -q "warning: 3 of 6 DBC messages outside the bus's filters, never decoded: VehicleSpeed 0x100, DoorStatus 0x200, TractionMotor1 0x18FF0121$" \
+	"$T/check.out" || { cat "$T/check.out"; fail "check: DBC messages a filter drops"; }
 # the plan: cycle times from the DBC (20+40+100+50+100+100 ms -> 125 frames/s),
 # the Modbus requests merged from the channels
 "$RAILMON" check --board "$SRC/cli/demo.ini" > "$T/check.out"

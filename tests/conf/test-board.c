@@ -897,6 +897,18 @@ static void test_uplink_policy(void)
 	assert(!strcmp(conf_uplink_policy_text(&c->policies[0].pol, t, sizeof(t)), "change, every 250ms"));
 	assert(!strcmp(conf_uplink_policy_text(&c->bus_uplink[1], t, sizeof(t)), "none"));
 	assert(!strcmp(conf_uplink_policy_text(&c->bus_uplink[2], t, sizeof(t)), "all"));
+	/* the deadband in the shortest text that reads back as it: catches
+	   %.17g (0.050000000000000003) and a fixed %.15g (0.3 for the
+	   double 0.30000000000000004, a different one) */
+	{
+		struct conf_uplink_policy d = { CONF_UPLINK_DEADBAND, 0.05, 0 };
+
+		assert(!strcmp(conf_uplink_policy_text(&d, t, sizeof(t)), "deadband 0.05"));
+		d.deadband = 0.1 + 0.2;
+		assert(!strcmp(conf_uplink_policy_text(&d, t, sizeof(t)), "deadband 0.30000000000000004"));
+		d.deadband = 2.5e-7;
+		assert(!strcmp(conf_uplink_policy_text(&d, t, sizeof(t)), "deadband 2.5e-07"));
+	}
 	/* a [signal] with required_within_ms only is required, as before */
 	assert(c->nrequired == 1 && !strcmp(c->required[0].channel, "Brake") && c->required[0].within_ms == 100);
 	conf_free(c);

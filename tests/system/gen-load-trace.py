@@ -21,7 +21,7 @@ BITS_EXT = 131 + 24
 BUS_IDS = {
     "can0": [(0x100, False), (0x120, False), (0x200, False), (0x300, False), (0x310, False),
              (0x18FF0121, True)],
-    "can1": [(0x08800001, True), (0x08800002, True), (0x110, False)],
+    "can1": [(0x08000101, True), (0x08000102, True), (0x110, False)],
 }
 
 

@@ -115,17 +115,19 @@ logged=$("$RAILMON" export --data "$T/log" --format candump 2>/dev/null | wc -l)
 cmp -s "$T/v.sum" "$T/g.sum" || fail "the ground log differs from the vehicle log"
 "$RAILMON" export --data "$T/log" --kind sample --format jsonl 2>/dev/null | "$PY" -c '
 import json, re, sys
-n = bad = 0
+n = bad = tcu = 0
 for line in sys.stdin:
     j = json.loads(line)
+    # the traction converters: emu-traction.dbc decodes the generated TCU frames
+    tcu += j["name"] in ("TCU1_Status.T1_DcLinkVoltage", "TCU2_Status.T2_DcLinkVoltage")
     m = re.match(r"dev(\d+)_value$", j["name"])
     if not m:
         continue
     u = int(m.group(1))
     n += 1
     bad += j["value"] != (u * 1000 + u) & 0xFFFF
-print(f"Modbus: {n} samples from 20 devices, {bad} misattributed")
-sys.exit(1 if bad or n < 20 * 10 else 0)' || fail "Modbus values"
+print(f"Modbus: {n} samples from 20 devices, {bad} misattributed; {tcu} TCU DC link voltage samples")
+sys.exit(1 if bad or n < 20 * 10 or tcu == 0 else 0)' || fail "Modbus values or no TCU samples"
 records=$("$RAILMON" export --data "$T/log" 2>&1 >/dev/null | grep -o '[0-9]* records written' | cut -d' ' -f1)
 echo "workload: $MIN min of 2 CAN buses at 70% ($frames frames) + 20 Modbus devices at 10x:" \
 	"0 ring drops, acquired = logged = forwarded = $frames frames, $records records identical on the ground"

@@ -219,14 +219,20 @@ check(SPAN > 3, f"a journey of {SPAN:.1f} s")
 
 # railmon request's own refusals: usage (2), a login the broker refuses (1)
 for args, words in ((["--to", "5"], "--from"), (["--from", "x", "--to", "5"], "--from 'x'"),
-                    (["--from", "5", "--to", "5"], "after --from"), (["--from", "1", "--to", "5", "--id", ".."], "--id")):
+                    (["--from", "5", "--to", "5"], "after --from"),
+                    (["--from", "1", "--to", "5", "--id", ".."], "--id"),
+                    (["--from", "1", "--to", "5", "--channel", "a b"], "--channel 'a b'"),
+                    (["--from", "1", "--to", "5", "--channel", "S", "--channel", "S"], "--channel 'S' given twice"),
+                    (["--from", "1", "--to", "5"] + [a for i in range(9) for a in ("--channel", f"c{i}")],
+                     "--channel: at most 8"),
+                    (["--from", "1", "--to", "5", "--channel", "x" * 64], "1-63 characters")):
     p = subprocess.run([RAILMON, "request", "--broker", f"mqtt://127.0.0.1:{PORT}", "--vehicle", "REQ-1", *args],
                        capture_output=True, text=True, timeout=30)
     check(p.returncode == 2 and words in p.stderr and p.stderr.startswith("railmon request: "),
           f"request {args}: exit {p.returncode}, {p.stderr!r}")
 rc, out, err = railmon_request(t_first, t_last, password="wrong")
 check(rc == 1 and "the broker refused the connection" in err, f"a wrong password: exit {rc}, {err!r}")
-print("railmon request: 4 usage errors (exit 2), a refused login (exit 1):", err.strip())
+print("railmon request: 8 usage errors (exit 2), a refused login (exit 1):", err.strip())
 
 # 1. win-1: a sixth of the journey, from its middle
 lo, hi = t_first + SPAN / 2, t_first + SPAN * 2 / 3

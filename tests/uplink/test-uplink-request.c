@@ -62,7 +62,13 @@ static void test_line(void)
 		"a  1 2",                                  /* two blanks */
 		"a 1 2 ",                                  /* one after */
 		"a 1 2\r",
-		"a 1 2 3",
+		"a 1 2  Speed",                            /* channels: two blanks */
+		"a 1 2 Speed ",                            /* one after the last */
+		"a 1 2 Speed Speed",                       /* a name twice */
+		"a 1 2 Sp\teed",                           /* a control character */
+		"a 1 2 Sp\x80" "eed",                       /* not ASCII */
+		"a 1 2 c1 c2 c3 c4 c5 c6 c7 c8 c9",        /* 9 channels */
+		"a 1 2 abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz01", /* 64 characters */
 		"a 2 2",                                   /* empty range */
 		"a 3 2",                                   /* to before from */
 		"a -1 2",
@@ -88,6 +94,30 @@ static void test_line(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(parse(bad[i], &r) == -EINVAL && !memcmp(&r, &keep, sizeof(r)), "refused, untouched: \"%s\"", bad[i]);
 	CHECK(upl_request_parse(NULL, 3, &r) == -EINVAL && upl_request_parse("a 1 2", 5, NULL) == -EINVAL);
+	/* channels (--channel): names after the times, in order; 8 of 63 the most */
+	CHECK(parse("inc-42 5 7", &r) == 0 && r.nchannels == 0, "no channel: every record");
+	CHECK(parse("inc-42 5 7 VehicleSpeed.Speed MotorCurrent", &r) == 0 && r.nchannels == 2 &&
+	      !strcmp(r.channels[0], "VehicleSpeed.Speed") && !strcmp(r.channels[1], "MotorCurrent"));
+	CHECK(upl_request_format(&r, line, sizeof(line)) > 0 &&
+	      !strcmp(line, "inc-42 5 7 VehicleSpeed.Speed MotorCurrent\n"), "%s", line);
+	{
+		char longest[UPL_REQUEST_LINE_MAX], name[UPL_REQUEST_CHANNEL_NAME_MAX + 1];
+		int n = snprintf(longest, sizeof(longest), "abcdefghijklmnopqrstuvwxyz012345 0 9223372036854775807");
+
+		for (int k = 0; k < UPL_REQUEST_CHANNELS_MAX; k++) {
+			memset(name, 'a' + k, UPL_REQUEST_CHANNEL_NAME_MAX);
+			name[UPL_REQUEST_CHANNEL_NAME_MAX] = '\0';
+			n += snprintf(longest + n, sizeof(longest) - (size_t)n, " %s", name);
+		}
+		CHECK(parse(longest, &r) == 0 && r.nchannels == UPL_REQUEST_CHANNELS_MAX, "8 channels of 63");
+		CHECK(upl_request_format(&r, line, sizeof(line)) == n + 1 && !strncmp(line, longest, (size_t)n),
+		      "the longest line fits UPL_REQUEST_LINE_MAX");
+		r.nchannels = 2;
+		snprintf(r.channels[1], sizeof(r.channels[1]), "%s", r.channels[0]);
+		CHECK(upl_request_format(&r, line, sizeof(line)) == -EINVAL, "a channel twice");
+		snprintf(r.channels[1], sizeof(r.channels[1]), "a b");
+		CHECK(upl_request_format(&r, line, sizeof(line)) == -EINVAL, "a blank in a name");
+	}
 
 	/* written as parsed, '\n'-terminated; the longest fits the maximum */
 	CHECK(upl_request_format(&keep, line, sizeof(line)) == (int)strlen(line) &&
@@ -120,6 +150,25 @@ static void test_file(const char *dir)
 	      "new, the same id again (nothing), another");
 	CHECK(upl_requests_pending(q) == 2);
 	CHECK_STR(slurp(path), "railmon-requests 1\npending inc-1 100 200\npending inc-2 300 400\n");
+	{
+		/* a request naming channels keeps them across a restart */
+		struct upl_request r3 = req("inc-3", 500, 600);
+		upl_requests_t *q2;
+
+		r3.nchannels = 1;
+		snprintf(r3.channels[0], sizeof(r3.channels[0]), "Speed");
+		CHECK(upl_requests_add(q, &r3) == 1);
+		CHECK(upl_requests_open(path, &q2, &bad) == 0 && upl_requests_pending(q2) == 3);
+		for (int k = 0; k < 2; k++)
+			CHECK(upl_requests_done(q2) == 0);
+		CHECK(upl_requests_oldest(q2, &got) == 0 && !strcmp(got.id, "inc-3") && got.nchannels == 1 &&
+		      !strcmp(got.channels[0], "Speed"), "the channels read back");
+		upl_requests_free(q2);
+		/* the file back as it was for what follows */
+		upl_requests_free(q);
+		CHECK(unlink(path) == 0 && upl_requests_open(path, &q, &bad) == 0);
+		CHECK(upl_requests_add(q, &r1) == 1 && upl_requests_add(q, &r2) == 1);
+	}
 	CHECK(access(strcat(strcpy((char[520]){ 0 }, path), ".tmp"), F_OK) < 0, "no temporary file left");
 	upl_requests_free(q);
 
