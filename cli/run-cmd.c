@@ -10,7 +10,6 @@
  * sleeps between rounds in sigtimedwait, so a signal ends the wait at
  * once.  struct runner and the files' order: run-runner.h.
  */
-
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>

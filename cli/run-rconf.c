@@ -8,7 +8,6 @@
  * probation ends, and also at the next start if run was killed during it.
  * Every outcome is said on stderr, to the ground and in the log.
  */
-
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

@@ -9,7 +9,6 @@
  * continue and nothing confirmed is lost.  A pushed board file
  * (run-rconf.c) is started the same way.
  */
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,6 @@
  * pipeline/runner.h decides when something is news; cli/run-say.c has the
  * words; this file asks the daemon and says them.
  */
-
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
