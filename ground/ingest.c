@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ingest.c - a group of Batches into PostgreSQL, in one transaction, in
- * four round trips whatever the group's size (libpq's pipeline mode):
+ * four round trips whatever the group's size (libpq's pipeline mode).
+ * One job over ~600 lines, so one file: the statements are queued and
+ * their results read back in the same order, over the group's state
+ * (the day partitions its COPYs need are made first, make_days()):
  *
  * 1. BEGIN and, for each Batch (in (vehicle, log id, first_seq) order, so
  *    that receivers lock rows in one order), one statement that looks up
