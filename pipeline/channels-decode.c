@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "channels-private.h"
+#include "basic/utf8.h"
 #include "conf/config-schema.h"
 #include "record/batch.h"
 #include "record/channels.h"
@@ -104,8 +105,10 @@ static void trdp_text_item(struct acq_text *t, const char *s, size_t len)
 
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
-		size_t step = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+		size_t step = basic_utf8_seq(s + i, len - i); /* one character, one '?' */
 
+		if (!step) /* not UTF-8 (trdp/dataset.c makes every text UTF-8): a byte each */
+			step = 1;
 		if (n == ACQ_TEXT_MAX) {
 			exact = false;
 			break;
