@@ -2,7 +2,7 @@
 /*
  * name.h - the one rule for a vehicle's name, wherever one is read: the
  * board file (conf/), the MQTT topics and Batches the ground receives
- * (uplink/recv.c, ground/: data, channels, status, gone), gap repair's
+ * (uplink/recv-session.c, ground/: data, channels, status, gone), gap repair's
  * resend topic and the ground log directories.
  *
  * A vehicle name is 1 to BASIC_VEHICLE_NAME_MAX bytes of ASCII letters,

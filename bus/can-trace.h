@@ -15,7 +15,7 @@
  * Trace driver (bus_can_trace_ops, BUS_CAN_TRACE; see bus/CAN.md): after
  * recv() counted a malformed line (stats.bad_input, ACQ_EV_CAN_BAD_LINE
  * event with detail = line number), writes "file:line: malformed candump
- * line" of the FIRST such line into buf (for board/ to print).  Returns 0,
+ * line" of the FIRST such line into buf (for cli/ to print).  Returns 0,
  * -ENOENT if no bad line was seen yet, -EINVAL if dev is not a trace
  * device or buf is NULL/empty.  Not synchronised with the RX thread: call
  * it from the thread that runs recv() or after that thread stopped.

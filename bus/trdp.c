@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trdp.c - the TRDP bus driver (IEC 61375-2-3 over UDP): process data on
+ * trdp.c - the TRDP bus driver (IEC 61375-2-3 over UDP).  One job over
+ * ~600 lines, TRDP's bus_ops, so one file: the sockets, the groups, the
+ * MD TCP connections and the sequence counters share one struct and one
+ * receive path (trdp_recv), as can-socket.c is CAN's.  Process data on
  * 17224 and message data on 17225, unicast and the multicast groups of the
  * board file, received in recvmmsg bursts with the kernel's receive time
  * (SO_TIMESTAMPNS), its drop counter (SO_RXQ_OVFL) and the destination

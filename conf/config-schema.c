@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config-schema.c - every board-file key, its type, range, default and
- * help, one table per kind of section.  basic/ini-schema.c parses with
+ * help, one table per kind of section.  One job over ~600 lines, and data
+ * more than code (most lines are one key each), so one file: the one
+ * place where a key is looked up or added.  basic/ini-schema.c parses with
  * them, and `railmon check --keys` prints them (docs/board-keys.md).
  *
  * The error words of a key (.expect) are part of the interface: scripts

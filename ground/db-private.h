@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <libpq-fe.h>
 
 #include "db.h"
@@ -73,6 +74,27 @@ struct grd_point;
 static inline int64_t grd_floordiv(int64_t a, int64_t b)
 {
 	return a / b - (a % b < 0);
+}
+
+#define GRD_NS_PER_DAY (INT64_C(86400) * 1000000000)
+
+/* The UTC day of t_ns: days since the epoch, floored (before the epoch
+   too), as the day partitions are cut. */
+static inline int64_t grd_day_of(int64_t t_ns)
+{
+	return grd_floordiv(t_ns, GRD_NS_PER_DAY);
+}
+
+/* Day number day as text, fmt "%Y%m%d" (a partition's name, <table>_p...)
+   or "%Y-%m-%d" (its bounds), into out: the one formatter of a day for
+   ingest.c (making partitions) and schema.c (pruning them). */
+static inline void grd_day_text(int64_t day, const char *fmt, char out[16])
+{
+	time_t tt = (time_t)(day * 86400);
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) || !strftime(out, 16, fmt, &tm))
+		out[0] = 0;
 }
 
 /* Room for n more bytes in b: 0 or -ENOMEM. */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ingest.c - a group of Batches into PostgreSQL, in one transaction, in
- * four round trips whatever the group's size (libpq's pipeline mode):
+ * four round trips whatever the group's size (libpq's pipeline mode).
+ * One job over ~600 lines, so one file: the statements are queued and
+ * their results read back in the same order, over the group's state
+ * (the day partitions its COPYs need are made first, make_days()):
  *
  * 1. BEGIN and, for each Batch (in (vehicle, log id, first_seq) order, so
  *    that receivers lock rows in one order), one statement that looks up
@@ -37,7 +40,7 @@
 #include "basic/utf8.h"
 #include "record/digest.h"
 
-#define NS_PER_DAY (INT64_C(86400) * 1000000000)
+#define NS_PER_DAY GRD_NS_PER_DAY
 
 /* ---- values as text ---- */
 
@@ -45,15 +48,6 @@
 static void fmt_time(int64_t t_ns, char out[48])
 {
 	basic_utc_text(t_ns, 6, BASIC_UTC_SPACE | BASIC_UTC_PG, out, 48);
-}
-
-static void fmt_day(int64_t day, char out[16], const char *fmt)
-{
-	time_t tt = (time_t)(day * 86400);
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(out, 16, fmt, &tm);
 }
 
 /* ---- day partitions ---- */
@@ -97,9 +91,9 @@ static int make_day(grd_db_t *db, int64_t day)
 	char name[16], from[16], to[16], sql[400];
 	int r = 0;
 
-	fmt_day(day, name, "%Y%m%d");
-	fmt_day(day, from, "%Y-%m-%d");
-	fmt_day(day + 1, to, "%Y-%m-%d");
+	grd_day_text(day, "%Y%m%d", name);
+	grd_day_text(day, "%Y-%m-%d", from);
+	grd_day_text(day + 1, "%Y-%m-%d", to);
 	/* Made already (by another receiver, or a migration): nothing to do,
 	   and a role that may write but not create tables goes on. */
 	snprintf(sql, sizeof(sql), "SELECT to_regclass('samples_p%s') IS NOT NULL AND to_regclass('can_frames_p%s') "
@@ -369,7 +363,7 @@ static int send_day(grd_db_t *db, const struct day_sum *d)
 	if (!d->any)
 		return 0;
 	snprintf(vid, sizeof(vid), "%d", d->vid);
-	fmt_day(d->day, day, "%Y-%m-%d");
+	grd_day_text(d->day, "%Y-%m-%d", day);
 	snprintf(nb, sizeof(nb), "%" PRIu64, d->batches);
 	snprintf(nr, sizeof(nr), "%" PRIu64, d->records);
 	snprintf(lo, sizeof(lo), "%" PRIu64, d->min_first);

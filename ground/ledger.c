@@ -18,6 +18,9 @@
  * rec_batch_hash(), from the ledger's random seed) of the records of its
  * last GRD_LEDGER_MAX_DIGESTS Batches.
  *
+ * One log's sets (its ranges, its seqs on board, its Batches' digests)
+ * are ledger-stream.c, struct stream with them in ledger-private.h.
+ *
  * The receiver's session (uplink/recv-session.c) decodes each payload and
  * hands it to grd_ledger_feed(); the ledger has its own lock, held
  * through the callbacks, so the session's counters never wait for a
@@ -31,47 +34,11 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "ledger.h"
+#include "ledger-private.h"
 #include "basic/clock.h"
 #include "basic/hash.h"
 #include "basic/name.h"
 #include "record/digest.h"
-
-struct range {
-	uint64_t lo, hi; /* [lo, hi) */
-};
-
-/* One accepted Batch, by the records it holds (not its bytes: a backlog
-   re-send carries two more bytes, Batch.historical). */
-struct digest {
-	uint64_t first_seq;
-	uint64_t hash;
-	uint32_t count;
-};
-
-/* One (vehicle, log id). */
-struct stream {
-	const char *vehicle;       /* the vehicle's name */
-	uint8_t log_id[REC_LOG_ID_LEN];
-	size_t log_id_len;
-	struct range *ranges;      /* sorted, disjoint, not touching */
-	size_t nranges, cap;
-	uint64_t floor;            /* 0, or where the remembered ranges begin */
-	uint64_t lowest, end;      /* span of the records counted; end 0: none yet */
-	uint64_t held_end;         /* end 0: where the last first Batch far from seq 1
-	                              ended (seq_jump(): the next one there confirms it) */
-	uint64_t records, duplicates, unverified, old, conflicts, seq_jumps;
-	uint64_t on_board;         /* seqs of reduced ranges not sent: kept on board */
-	uint64_t reduced;          /* reduced Batches with something new */
-	struct range *ob;          /* sorted, disjoint: seqs on board (in a reduced
-	                              Batch's range, not sent); a whole Batch over
-	                              them later brings them (a request) */
-	size_t nob, ob_cap;
-	struct digest *dig;        /* ring sorted by first_seq, non-overlapping */
-	size_t dig_head, ndig, dig_cap; /* dig_cap a power of two */
-	void *log_ctx;
-	struct stream *next;       /* the vehicle's logs, newest first */
-};
 
 struct vehicle {
 	char *name;
@@ -215,320 +182,6 @@ static void stream_free(struct stream *s)
 	free(s);
 }
 
-/* ---- sequence ranges ---- */
-
-/* Index of the first range with hi >= seq (so it contains or touches seq). */
-static size_t range_find(const struct stream *s, uint64_t seq)
-{
-	size_t lo = 0, hi = s->nranges;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ranges[mid].hi < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static bool range_covered(const struct stream *s, uint64_t seq)
-{
-	size_t i = range_find(s, seq + 1);
-
-	return i < s->nranges && s->ranges[i].lo <= seq;
-}
-
-/* Room for one more range: one over GRD_LEDGER_MAX_RANGES, so a range is
-   inserted first and the oldest forgotten after (it may be the new one). */
-static int range_reserve(struct stream *s)
-{
-	struct range *n;
-	size_t cap;
-
-	if (s->nranges < s->cap)
-		return 0;
-	cap = s->cap ? s->cap * 2 : 4;
-	if (cap > GRD_LEDGER_MAX_RANGES + 1)
-		cap = GRD_LEDGER_MAX_RANGES + 1;
-	n = realloc(s->ranges, cap * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	s->ranges = n;
-	s->cap = cap;
-	return 0;
-}
-
-static struct digest *dig_at(const struct stream *s, size_t i)
-{
-	return &s->dig[(s->dig_head + i) & (s->dig_cap - 1)];
-}
-
-/* Digests wholly below the floor can never be consulted again. */
-static void digests_drop_below(struct stream *s, uint64_t seq)
-{
-	while (s->ndig && dig_at(s, 0)->first_seq + dig_at(s, 0)->count <= seq) {
-		s->dig_head = (s->dig_head + 1) & (s->dig_cap - 1);
-		s->ndig--;
-	}
-}
-
-/*
- * Forget the oldest range.  Its records stay counted in records, and the
- * holes below the new floor stay counted as missing: a record that comes
- * later below the floor cannot be told from a re-send, so it is written
- * (loss is worse than a duplicate) and counted in old, not in records.
- */
-static void range_forget_oldest(struct stream *s)
-{
-	memmove(s->ranges, s->ranges + 1, (s->nranges - 1) * sizeof(*s->ranges));
-	s->nranges--;
-	s->floor = s->ranges[0].lo;
-	digests_drop_below(s, s->floor);
-}
-
-/* Add [lo, hi), merging with every range it overlaps or touches.  The
-   caller has already counted which records were new. */
-static int range_insert(struct stream *s, uint64_t lo, uint64_t hi)
-{
-	size_t i, j;
-	int r = range_reserve(s);
-
-	if (r < 0)
-		return r;
-	i = j = range_find(s, lo);
-	while (j < s->nranges && s->ranges[j].lo <= hi)
-		j++;
-	if (i == j) {
-		memmove(s->ranges + i + 1, s->ranges + i, (s->nranges - i) * sizeof(*s->ranges));
-		s->ranges[i] = (struct range){ lo, hi };
-		s->nranges++;
-	} else {
-		/* Ranges i..j-1 collapse into one. */
-		if (s->ranges[i].lo < lo)
-			lo = s->ranges[i].lo;
-		if (s->ranges[j - 1].hi > hi)
-			hi = s->ranges[j - 1].hi;
-		s->ranges[i] = (struct range){ lo, hi };
-		memmove(s->ranges + i + 1, s->ranges + j, (s->nranges - j) * sizeof(*s->ranges));
-		s->nranges -= j - i - 1;
-	}
-	while (s->nranges > GRD_LEDGER_MAX_RANGES)
-		range_forget_oldest(s);
-	return 0;
-}
-
-static uint64_t stream_missing(const struct stream *s)
-{
-	return s->end ? s->end - s->lowest - s->records - s->on_board : 0;
-}
-
-/* Seqs of [lo, hi) no range covers yet. */
-static uint64_t range_uncovered(const struct stream *s, uint64_t lo, uint64_t hi)
-{
-	uint64_t n = hi - lo;
-
-	for (size_t i = range_find(s, lo + 1); i < s->nranges && s->ranges[i].lo < hi; i++) {
-		uint64_t a = s->ranges[i].lo > lo ? s->ranges[i].lo : lo;
-		uint64_t b = s->ranges[i].hi < hi ? s->ranges[i].hi : hi;
-
-		n -= b > a ? b - a : 0;
-	}
-	return n;
-}
-
-/* ---- seqs on board ----
- *
- * The ranges above say which seqs are accounted for; a reduced Batch
- * accounts for its whole source range, so they cannot tell a seq that
- * arrived from one kept on board.  The on-board set can: without it a
- * whole Batch over a reduced range (a full-rate request, gap repair) would
- * be taken for duplicates and its records dropped.  Bounded like the
- * ranges: past GRD_LEDGER_MAX_ONBOARD ranges the oldest is forgotten, its
- * seqs stay counted on board, and a whole Batch over them later counts as
- * duplicates (as before this set existed). */
-
-/* Index of the first on-board range with hi > seq. */
-static size_t ob_find(const struct stream *s, uint64_t seq)
-{
-	size_t lo = 0, hi = s->nob;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ob[mid].hi <= seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Open a slot at i (one range, or two when split). */
-static int ob_open(struct stream *s, size_t i)
-{
-	if (s->nob == s->ob_cap) {
-		size_t cap = s->ob_cap ? s->ob_cap * 2 : 8;
-		struct range *n = realloc(s->ob, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->ob = n;
-		s->ob_cap = cap;
-	}
-	memmove(s->ob + i + 1, s->ob + i, (s->nob - i) * sizeof(*s->ob));
-	s->nob++;
-	return 0;
-}
-
-/* Add [lo, hi), which no on-board range overlaps (the caller adds only
-   seqs no range covered). */
-static int ob_add(struct stream *s, uint64_t lo, uint64_t hi)
-{
-	size_t i = ob_find(s, lo);
-
-	if (ob_open(s, i) < 0)
-		return -ENOMEM;
-	s->ob[i] = (struct range){ lo, hi };
-	return 0;
-}
-
-/* Take seq out of the set: true if it was on board.  -ENOMEM only if a
-   split finds no memory (seq is then left on board). */
-static int ob_take(struct stream *s, uint64_t seq)
-{
-	size_t i = ob_find(s, seq);
-	struct range *g;
-
-	if (i >= s->nob || s->ob[i].lo > seq)
-		return 0;
-	g = &s->ob[i];
-	if (g->lo == seq)
-		g->lo++;
-	else if (g->hi == seq + 1)
-		g->hi--;
-	else {
-		uint64_t hi = g->hi;
-
-		if (ob_open(s, i + 1) < 0)
-			return -ENOMEM;
-		s->ob[i].hi = seq;
-		s->ob[i + 1] = (struct range){ seq + 1, hi };
-		return 1;
-	}
-	if (g->lo == g->hi) {
-		memmove(s->ob + i, s->ob + i + 1, (s->nob - i - 1) * sizeof(*s->ob));
-		s->nob--;
-	}
-	return 1;
-}
-
-/* Every seq of [lo, hi) no range covers yet goes on board (before
-   range_insert() covers them); the reduced Batch's own records are taken
-   out again as they are written. */
-static int ob_add_uncovered(struct stream *s, uint64_t lo, uint64_t hi)
-{
-	uint64_t at = lo;
-
-	for (size_t i = range_find(s, lo + 1); at < hi; i++) {
-		uint64_t stop = i < s->nranges && s->ranges[i].lo < hi ? s->ranges[i].lo : hi;
-
-		if (stop > at && ob_add(s, at, stop) < 0)
-			return -ENOMEM;
-		if (i >= s->nranges || s->ranges[i].lo >= hi)
-			break;
-		at = s->ranges[i].hi;
-	}
-	return 0;
-}
-
-static void ob_bound(struct stream *s)
-{
-	if (s->nob > GRD_LEDGER_MAX_ONBOARD) {
-		size_t drop = s->nob - GRD_LEDGER_MAX_ONBOARD;
-
-		memmove(s->ob, s->ob + drop, GRD_LEDGER_MAX_ONBOARD * sizeof(*s->ob));
-		s->nob = GRD_LEDGER_MAX_ONBOARD;
-	}
-}
-
-/* ---- Batch contents ---- */
-
-/* Index of the first digest that ends after seq. */
-static size_t dig_find(const struct stream *s, uint64_t seq)
-{
-	size_t lo = 0, hi = s->ndig;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct digest *d = dig_at(s, mid);
-
-		if (d->first_seq + d->count <= seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-enum seen { SEEN_UNKNOWN, SEEN_SAME, SEEN_OTHER };
-
-/* Compare a Batch whose records were (partly) seen before with the Batches
-   remembered in its range. */
-static enum seen digest_check(const struct stream *s, uint64_t first, uint32_t count,
-                              uint64_t hash)
-{
-	size_t i = dig_find(s, first);
-	const struct digest *d;
-
-	if (i >= s->ndig || (d = dig_at(s, i))->first_seq >= first + count)
-		return SEEN_UNKNOWN;
-	/* A re-send is the same stored frame: same range, same records.
-	   Anything else over a range already received is a conflict. */
-	if (d->first_seq == first && d->count == count && d->hash == hash)
-		return SEEN_SAME;
-	return SEEN_OTHER;
-}
-
-static int digest_grow(struct stream *s)
-{
-	size_t cap = s->dig_cap ? s->dig_cap * 2 : 8;
-	struct digest *n = malloc(cap * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->ndig; i++)
-		n[i] = *dig_at(s, i);
-	free(s->dig);
-	s->dig = n;
-	s->dig_cap = cap;
-	s->dig_head = 0;
-	return 0;
-}
-
-/* Remember a Batch; past GRD_LEDGER_MAX_DIGESTS the lowest goes. */
-static int digest_add(struct stream *s, uint64_t first, uint32_t count, uint64_t hash)
-{
-	size_t at = dig_find(s, first);
-
-	if (s->ndig == GRD_LEDGER_MAX_DIGESTS) {
-		if (at == 0)
-			return 0; /* older than all kept: not worth keeping */
-		s->dig_head = (s->dig_head + 1) & (s->dig_cap - 1);
-		s->ndig--;
-		at--;
-	}
-	if (s->ndig == s->dig_cap && digest_grow(s) < 0)
-		return -ENOMEM;
-	/* Batches mostly come in order: the loop rarely runs. */
-	for (size_t i = s->ndig; i > at; i--)
-		*dig_at(s, i) = *dig_at(s, i - 1);
-	*dig_at(s, at) = (struct digest){ first, hash, count };
-	s->ndig++;
-	return 0;
-}
-
 int grd_ledger_same_records(const void *a, size_t alen, const void *b, size_t blen)
 {
 	rec_batch_t *ba = NULL, *bb = NULL;
@@ -586,7 +239,7 @@ static uint64_t batch_scan(const grd_ledger_t *r, const struct stream *s, const 
 	for (uint32_t i = 0; i < info->count; i++) {
 		uint64_t seq = rec_batch_seq(b, i);
 
-		seen += seq >= s->floor && range_covered(s, seq);
+		seen += seq >= s->floor && grd_ledger_range_covered(s, seq);
 	}
 	*ret_seen = seen;
 	return rec_batch_hash(b, info->count, r->hash_seed);
@@ -601,26 +254,26 @@ static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
 {
 	uint64_t fresh = 0, old = 0, unverified = 0;
 	uint64_t lo = info->first_seq > s->floor ? info->first_seq : s->floor;
-	uint64_t end = info->end_seq, span = end > lo ? range_uncovered(s, lo, end) : 0;
+	uint64_t end = info->end_seq, span = end > lo ? grd_ledger_range_uncovered(s, lo, end) : 0;
 	uint64_t arrived = 0; /* of seqs on board: fresh, not new to the range */
 	bool failed = false;
 	int on;
 
-	if (info->reduced && end > lo && ob_add_uncovered(s, lo, end) < 0)
+	if (info->reduced && end > lo && grd_ledger_ob_add_uncovered(s, lo, end) < 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < info->count; i++) {
 		uint64_t seq = rec_batch_seq(b, i);
 		struct acq_item it;
 
-		if ((on = ob_take(s, seq)) < 0)
+		if ((on = grd_ledger_ob_take(s, seq)) < 0)
 			return on;
-		if (!on && seq >= s->floor && range_covered(s, seq)) {
+		if (!on && seq >= s->floor && grd_ledger_range_covered(s, seq)) {
 			unverified++;
 			continue;
 		}
 		/* a seq of this reduced Batch's own new range was put on
 		   board just above: it is new to the range, not from board */
-		arrived += on && !(info->reduced && seq >= lo && seq < end && !range_covered(s, seq));
+		arrived += on && !(info->reduced && seq >= lo && seq < end && !grd_ledger_range_covered(s, seq));
 		rec_batch_item(b, i, &it);
 		if (r->cfg.on_record &&
 		    r->cfg.on_record(r->cfg.ctx, info, b, &it, fresh + old == 0, &s->log_ctx) < 0)
@@ -631,13 +284,13 @@ static int stream_write(grd_ledger_t *r, struct stream *s, const rec_batch_t *b,
 			fresh++;
 	}
 	r->st.sink_errors += failed;
-	if (end > lo && range_insert(s, lo, end) < 0)
+	if (end > lo && grd_ledger_range_insert(s, lo, end) < 0)
 		return -ENOMEM;
 	if (end > lo) {
 		s->lowest = s->end && s->lowest < lo ? s->lowest : lo;
 		s->end = s->end > end ? s->end : end;
 	}
-	ob_bound(s);
+	grd_ledger_ob_bound(s);
 	s->records += fresh;
 	/* a reduced Batch: the seqs of its range it does not bring are on
 	   board, not missing (a full Batch brings them all: span == fresh);
@@ -675,7 +328,7 @@ static int stream_feed(grd_ledger_t *r, struct stream *s, rec_batch_t **bp,
 	   chooses again from other last values): never a conflict, and no
 	   digest of the log's own Batch either. */
 	if (seen && !info->reduced)
-		cmp = digest_check(s, info->first_seq, info->count, hash);
+		cmp = grd_ledger_digest_check(s, info->first_seq, info->count, hash);
 	if (cmp == SEEN_SAME) {
 		s->duplicates += info->count;
 		r->st.duplicates += info->count;
@@ -688,7 +341,7 @@ static int stream_feed(grd_ledger_t *r, struct stream *s, rec_batch_t **bp,
 	}
 	err = stream_write(r, s, b, info, &written, &span);
 	if (err == 0 && info->first_seq >= s->floor && !info->reduced)
-		err = digest_add(s, info->first_seq, info->count, hash);
+		err = grd_ledger_digest_add(s, info->first_seq, info->count, hash);
 	if (err < 0)
 		return err;
 	/* A reduced Batch that brings no new record but a new range (a source
@@ -755,11 +408,11 @@ static int ledger_feed(grd_ledger_t *r, rec_batch_t **b, const void *payload, si
 		s->seq_jumps++;
 		return refuse(r, GRD_LEDGER_SEQ_JUMP, &info, b, payload, len, -ERANGE);
 	}
-	missing = stream_missing(s);
+	missing = grd_ledger_stream_missing(s);
 	ret = stream_feed(r, s, b, &info, payload, len);
 	if (ret == -ENOMEM)
 		ret = refuse(r, GRD_LEDGER_NO_MEMORY, &info, b, payload, len, ret);
-	missing_add(r, stream_missing(s));
+	missing_add(r, grd_ledger_stream_missing(s));
 	missing_sub(r, missing);
 	r->st.missing = r->missing.hi ? UINT64_MAX : r->missing.lo;
 	return ret;
@@ -868,7 +521,7 @@ static void log_view(const struct stream *s, struct grd_ledger_log *ret)
 		.vehicle = s->vehicle, .log_id_len = s->log_id_len,
 		.first_seq = s->lowest, .next_seq = s->end, .records = s->records,
 		.duplicates = s->duplicates, .unverified = s->unverified, .old = s->old,
-		.missing = stream_missing(s), .conflicts = s->conflicts, .seq_jumps = s->seq_jumps,
+		.missing = grd_ledger_stream_missing(s), .conflicts = s->conflicts, .seq_jumps = s->seq_jumps,
 		.on_board = s->on_board, .reduced = s->reduced,
 		.log_ctx = s->log_ctx,
 	};
@@ -904,7 +557,7 @@ int grd_ledger_vehicle(grd_ledger_t *r, const char *name, struct grd_ledger_vehi
 		const struct stream *s = v->logs;
 
 		*ret = (struct grd_ledger_vehicle){ s->lowest, s->end, s->records, s->duplicates,
-		                                  stream_missing(s), v->nlogs };
+		                                  grd_ledger_stream_missing(s), v->nlogs };
 		err = 0;
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -915,7 +568,7 @@ static bool vehicle_reached(const grd_ledger_t *r, const char *name, uint64_t se
 {
 	const struct vehicle *v = vehicle_find(r, name);
 
-	return v && v->logs && v->logs->end >= seq && stream_missing(v->logs) == 0;
+	return v && v->logs && v->logs->end >= seq && grd_ledger_stream_missing(v->logs) == 0;
 }
 
 int grd_ledger_wait_seq(grd_ledger_t *r, const char *vehicle, uint64_t seq, unsigned timeout_ms)
@@ -933,4 +586,3 @@ int grd_ledger_wait_seq(grd_ledger_t *r, const char *vehicle, uint64_t seq, unsi
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }
-

@@ -149,17 +149,13 @@ static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
 int grd_db_prune(grd_db_t *db, int64_t cutoff_ns, int64_t future_ns, int *ret_future)
 {
 	/* Partitions are named <table>_pYYYYMMDD for the day they hold (UTC). */
-	time_t cut = (time_t)(cutoff_ns / 1000000000), fut = (time_t)(future_ns / 1000000000);
-	struct tm tm;
 	char day[16], after[16], cond[160], sql[256];
 	int r = grd_db_connect(db), n = 0, nf = 0;
 
 	if (r < 0)
 		return r;
-	gmtime_r(&cut, &tm);
-	strftime(day, sizeof(day), "%Y%m%d", &tm);
-	gmtime_r(&fut, &tm);
-	strftime(after, sizeof(after), "%Y%m%d", &tm);
+	grd_day_text(grd_day_of(cutoff_ns), "%Y%m%d", day);
+	grd_day_text(grd_day_of(future_ns), "%Y%m%d", after);
 	/* A day ends at or before the cutoff: its name sorts before the
 	   cutoff's day (8 digits: up to year 9999). */
 	snprintf(cond, sizeof(cond), "c.relname < '%%s_p%s'", day);

@@ -57,7 +57,7 @@ pl_channels_t *pl_channels_free(pl_channels_t *ch);
 /* The channels, in id order per bus; returns how many. */
 size_t pl_channels_list(const pl_channels_t *ch, const struct pl_channel **ret_list);
 
-/* The same channels as the Batch dictionary wants them (uplink/batch.h);
+/* The same channels as the Batch dictionary wants them (record/batch.h);
    as many as pl_channels_list() returns. */
 const struct rec_channel *pl_channels_dictionary(const pl_channels_t *ch);
 

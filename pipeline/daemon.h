@@ -130,7 +130,7 @@ int pl_daemon_sparkplug_stats(struct pl_daemon *d, struct upl_spb_stats *ret_sta
 
 /* How many of the board's channels the retained channels message names
    (*ret_sent) of how many it has (*ret_channels): fewer when the
-   dictionary is over 1 MiB, which board/ says (cli_uplink_dictionary).
+   dictionary is over 1 MiB, which cli/ says (cli_uplink_dictionary).
    -ENOENT without [uplink] or without channels. */
 int pl_daemon_uplink_dictionary(const struct pl_daemon *d, size_t *ret_sent, size_t *ret_channels);
 /*

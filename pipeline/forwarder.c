@@ -189,7 +189,7 @@ static rec_encoder_t *dictionary_batch(struct pl_forwarder *f, const struct conf
 	k = rec_encoder_set_channels(enc, pl_channels_dictionary(ch), n);
 	if (k <= 0 || rec_encoder_finish(enc, 0, ret_buf, ret_len) < 0)
 		return rec_encoder_free(enc);
-	f->dict_sent = (size_t)k; /* fewer than n: said by board/ */
+	f->dict_sent = (size_t)k; /* fewer than n: said by cli/ */
 	f->dict_channels = n;
 	return enc;
 }

@@ -23,7 +23,7 @@ struct pl_forwarder {
 	char requests[BUS_PATH_MAX + 32]; /* the ground's full-rate requests, pending and served */
 	/* The retained channels message names dict_sent of the board's
 	   dict_channels channels: fewer when the dictionary is over 1 MiB
-	   (the others are named by the Batches' dictionaries); board/ says
+	   (the others are named by the Batches' dictionaries); cli/ says
 	   so (cli_uplink_dictionary), this module prints nothing. */
 	size_t dict_sent, dict_channels;
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runner.c - what `run`'s main loop watches, deciding what is news
- * (runner.h); cli/run-say.c has the words, cli/run-cmd.c says them.
+ * (runner.h); cli/run-say.c has the words, cli/run-watch.c says them.
  */
 #include "notify.h"
 #include "runner.h"

@@ -19,8 +19,9 @@
 #include <stdint.h>
 
 #include "batch.h"
+#include "basic/hash.h"
 
-#define REC_DIGEST_SEED UINT64_C(0xcbf29ce484222325) /* FNV-1a's offset basis (basic/hash.h) */
+#define REC_DIGEST_SEED BASIC_FNV1A_SEED /* FNV-1a's offset basis: the digest stored is plain FNV-1a */
 
 
 /* h extended by one record's fields. */

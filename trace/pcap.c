@@ -3,7 +3,10 @@
  * pcap.c - a packet capture read into UDP datagrams and TCP stream bytes
  * (pcap.h).  libpcap reads the file (pcap and pcapng, both timestamp
  * resolutions, pcapng's interfaces); this file decodes the link layer,
- * reassembles IPv4 fragments and puts TCP segments in order.
+ * reassembles IPv4 fragments and puts TCP segments in order.  One job
+ * over ~600 lines, a capture's packets into datagrams and stream bytes,
+ * so one file: the layers hand on through one event queue that must be
+ * empty before the next packet is read (below).
  *
  * One packet may make several events (a connection's OPEN, a GAP, DATA
  * from the packet and DATA from bytes that waited for it), so a packet's

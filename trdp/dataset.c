@@ -4,6 +4,10 @@
  * sets and fixed arrays unrolled, one loop per variable array of data
  * sets), and a payload decoded by walking the steps once.
  *
+ * One job over ~600 lines, the data set's wire layout, so one file: the
+ * compiler and the walker share the step list and must agree on every
+ * step kind (apart, a kind could be compiled that no walk reads).
+ *
  * The wire layout is the reference stack's (tau_marshall.c marshallDs()
  * writes each element right after the one before, big-endian, and aligns
  * only its host-side struct pointer): packed, no padding anywhere.

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "basic/escape.h"
+#include "basic/hex.h"
 #include "dbc/dbc.h"
 #include "web/web-private.h"
 
@@ -82,20 +83,16 @@ static void put_str(FILE *b, const char *s)
 		fputs(tmp, b);
 }
 
-/* "\x0102..." (bytea's text form) into data: its length, or -1. */
+/* "\\x0102..." (bytea's text form) into data: its length, or -1 (not
+   that form, or more than max bytes).  basic/hex.h decodes the digits. */
 static int unhex(const char *s, uint8_t *data, size_t max)
 {
-	size_t n = 0;
+	ssize_t n;
 
 	if (s[0] != '\\' || s[1] != 'x')
 		return -1;
-	for (s += 2; s[0] && s[1] && n < max; s += 2) {
-		unsigned v;
-		if (sscanf(s, "%2x", &v) != 1)
-			return -1;
-		data[n++] = (uint8_t)v;
-	}
-	return *s ? -1 : (int)n;
+	n = basic_hex_decode(s + 2, strlen(s + 2), data, max);
+	return n < 0 ? -1 : (int)n;
 }
 
 /* One frame's signals: {"tus":..,"seq":..,"d":[{"name","value","unit","label","quality"}]} */
