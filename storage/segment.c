@@ -519,8 +519,7 @@ int stor_cursor_ahead(struct stor_cursor *c)
 	r = frame_at(c, c->off, true, &f, &p);
 	if (r != 0)
 		return r < 0 ? r : 2;
-	r = resync(c, &good);
-	return r;
+	return resync(c, &good);
 }
 
 bool stor_seg_read_seal(const struct stor_dev_ops *ops, int fd, uint64_t size, const struct stor_cursor *c,
