@@ -523,22 +523,12 @@ int stor_reader_fault(const stor_reader_t *r, struct stor_fault *ret_fault)
 	return 0;
 }
 
-int stor_reader_tail(stor_reader_t *r, struct stor_tail *ret)
+/* 1 and *ret_off: the first byte other than zero at or after off; 0: none. */
+static int first_nonzero(stor_reader_t *r, uint64_t off, uint64_t *ret_off)
 {
 	uint8_t buf[4096];
-	uint64_t off;
 
-	if (!r || !ret)
-		return -EINVAL;
-	*ret = (struct stor_tail){ 0 };
-	if (!r->open || r->c.sealed)
-		return 0;
-	ret->segment = r->cur_seg;
-	ret->offset = r->c.off;
-	ret->size = r->c.file_size;
-	/* A writer preallocates its segment: zeros after the last frame are a
-	   live log's room, anything else was written and is no frame. */
-	for (off = r->c.off; off < r->c.file_size;) {
+	while (off < r->c.file_size) {
 		size_t want = r->c.file_size - off < sizeof(buf) ? (size_t)(r->c.file_size - off) : sizeof(buf);
 		ssize_t n = r->ops->pread(r->ops->ctx, r->c.fd, buf, want, (off_t)off);
 
@@ -548,11 +538,57 @@ int stor_reader_tail(stor_reader_t *r, struct stor_tail *ret)
 			break;
 		for (ssize_t i = 0; i < n; i++)
 			if (buf[i]) {
-				ret->garbage = true;
-				ret->garbage_offset = off + (uint64_t)i;
+				*ret_off = off + (uint64_t)i;
 				return 1;
 			}
 		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int stor_reader_tail(stor_reader_t *r, struct stor_tail *ret)
+{
+	struct stat st;
+	uint64_t first;
+	int k;
+
+	if (!r || !ret)
+		return -EINVAL;
+	*ret = (struct stor_tail){ 0 };
+	if (!r->open || r->c.sealed)
+		return 0;
+	/* The file as it is now: the writer may have grown it, or rolled
+	   (sealed and truncated it), since next() last looked. */
+	if (fstat(r->c.fd, &st) < 0)
+		return -errno;
+	r->c.file_size = (uint64_t)st.st_size;
+	ret->segment = r->cur_seg;
+	ret->offset = r->c.off;
+	ret->size = r->c.file_size;
+	/* A writer preallocates its segment: zeros after the last frame are a
+	   live log's room. */
+	k = first_nonzero(r, r->c.off, &first);
+	if (k <= 0)
+		return k < 0 ? k : 1;
+	/*
+	 * Other bytes are not damage by themselves: on a live log they are
+	 * what the writer wrote since next() returned 0 (a frame chaining on
+	 * now), a pwrite being copied (a frame cut short), or a recycled
+	 * file's frames of its earlier life (another salt: never provable).
+	 * They are damage when they hide a record the reader could prove (a
+	 * frame of this salt, with a later seq) that nothing chains on to.
+	 * A writer's pwrite is copied in order, so once such a frame is
+	 * visible, what was written before it is too: look at the end again
+	 * after finding one, and it chains on if it was only being written.
+	 */
+	k = stor_cursor_ahead(&r->c);
+	if (k == 1)
+		k = stor_cursor_ahead(&r->c);
+	if (k < 0)
+		return k;
+	if (k == 1) {
+		ret->garbage = true;
+		ret->garbage_offset = first;
 	}
 	return 1;
 }

@@ -508,6 +508,20 @@ int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint
 	return 1;
 }
 
+int stor_cursor_ahead(struct stor_cursor *c)
+{
+	struct stor_frame f;
+	const uint8_t *p;
+	uint64_t good;
+	int r;
+
+	c->win_len = 0; /* bytes read before may be older than the file's */
+	r = frame_at(c, c->off, true, &f, &p);
+	if (r != 0)
+		return r < 0 ? r : 2;
+	return resync(c, &good);
+}
+
 bool stor_seg_read_seal(const struct stor_dev_ops *ops, int fd, uint64_t size, const struct stor_cursor *c,
                         struct stor_frame *ret_seal)
 {

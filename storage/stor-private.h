@@ -148,6 +148,16 @@ void stor_cursor_done(struct stor_cursor *c);
 int stor_cursor_next(struct stor_cursor *c, struct stor_frame *ret_f, const uint8_t **ret_payload,
 		     uint64_t *ret_off);
 
+/*
+ * What lies at and after c->off now, read afresh at file_size (for a live
+ * segment the writer may have written there since the cursor stopped):
+ * 2: a good frame chains at c->off (the segment grew); 1: none does, but a
+ * frame further on is provable (CRC with this salt, a later seq): records
+ * the cursor cannot reach; 0: neither; -errno on I/O error.  The cursor's
+ * position is not moved.
+ */
+int stor_cursor_ahead(struct stor_cursor *c);
+
 /* The SEAL frame at the end of an open segment fd of size bytes, whose
    header c has read (stor_cursor_init): true with it in *ret_seal, false
    if the segment has no good one (being written, abandoned, damaged). */

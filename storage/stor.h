@@ -361,17 +361,22 @@ struct stor_tail {
 	uint64_t segment;  /* the newest segment (its first seq) */
 	uint64_t offset;   /* where its last good frame ends */
 	uint64_t size;     /* its file size now */
-	bool garbage;      /* bytes other than zeros after offset: damage (or a
-	                      torn write a power cut left, before recovery cut it) */
-	uint64_t garbage_offset; /* the first of them */
+	bool garbage;      /* damage after offset: bytes other than zeros, and a
+	                      frame further on the reader could prove (this
+	                      segment's salt, a later seq) that nothing chains
+	                      on to: records it cannot reach */
+	uint64_t garbage_offset; /* the first byte other than zero */
 };
 
 /*
  * Does the log end in an open segment (no storage seal: a live log, or one
- * a power cut stopped)?  1 and *ret_tail: what follows its last good frame,
- * preallocated zeros (a live log: nothing wrong) or garbage; 0: the newest
- * segment was closed and sealed, or none was read; -EINVAL; -errno of a read.
- * Reads the rest of that file through the reader's ops.
+ * a power cut stopped)?  1 and *ret_tail: what follows its last good frame:
+ * nothing wrong (preallocated zeros, frames the writer added since next()
+ * returned 0, a write being copied, a recycled file's frames of its earlier
+ * life, a torn last write of a power cut hiding no frame), or garbage (see
+ * above); 0: the newest segment was closed and sealed, or none was read;
+ * -EINVAL; -errno of a read.  Reads the rest of that file through the
+ * reader's ops, at its size now.
  */
 int stor_reader_tail(stor_reader_t *r, struct stor_tail *ret_tail);
 
