@@ -44,9 +44,22 @@ RAILMON, NODE_MODULES, SRC = sys.argv[1:4]
 OUTAGE_S = 60
 NODE = "T-9"
 failures = []
+SEQ = "seq 0-255 continuous, NBIRTH's 0 (each message)"
+ALIAS = "every DDATA alias declared in its device's DBIRTH (each metric)"
+OFFLINE = "no NBIRTH while the primary host's STATE says offline (each NBIRTH)"
+NDEATH = "NDEATH's bdSeq = its NBIRTH's (each NDEATH, the kill -9 will too)"
+TWICE = "a value twice only as a resend after a lost connection (each)"
+HIST = "after the outage's rebirth: backlog is_historical first, in time order"
 
 
-def check(cond, what):
+RULES = collections.OrderedDict()  # the session rules: rule -> [checks, failed]
+
+
+def check(cond, what, rule=None):
+    if rule:
+        r = RULES.setdefault(rule, [0, 0])
+        r[0] += 1
+        r[1] += not cond
     if not cond:
         failures.append(what)
         print("FAIL:", what)
@@ -179,7 +192,7 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
         # births while STATE says offline (checked in the host's order below)
         s = wait_stat(lambda s: s["records"] >= 2000, "2000 records in the log")
         check(s["sparkplug"] == "offline" and s["spb_ddata"] == 0, "the edge node published for an offline host: %r"
-              % {k: v for k, v in s.items() if k.startswith("sp")})
+              % {k: v for k, v in s.items() if k.startswith("sp")}, OFFLINE)
         host_state(True)
         host.wait(lambda ls: count(ls, "NBIRTH") >= 1 and count(ls, "DDEATH", "recorder") >= 1,
                   "the births and recorder's DDEATH after STATE online")
@@ -282,13 +295,14 @@ for level, p in view:
     if kind == "NBIRTH":
         nbirth_bdseq.append(int(metrics["bdSeq"]["value"]))
         seq = 0
-        check(int(p["seq"]) == 0, "NBIRTH seq %r" % p.get("seq"))
+        check(int(p["seq"]) == 0, "NBIRTH seq %r" % p.get("seq"), SEQ)
         continue
     if kind == "NDEATH":
         deaths.append((int(metrics["bdSeq"]["value"]), nbirth_bdseq[-1] if nbirth_bdseq else None))
         seq = None
         continue
-    check(seq is not None and int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq))
+    check(seq is not None and int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq),
+          SEQ)
     seq = int(p.get("seq", -2))
     if kind == "NDATA":
         continue
@@ -299,7 +313,7 @@ for level, p in view:
     elif kind == "DDATA":
         for m in p["metrics"]:
             a = int(m["alias"])
-            check(a in declared.get(dev, {}), "DDATA %s alias %d not in its DBIRTH" % (dev, a))
+            check(a in declared.get(dev, {}), "DDATA %s alias %d not in its DBIRTH" % (dev, a), ALIAS)
             values.append((len(nbirth_bdseq), declared.get(dev, {}).get(a), int(m["timestamp"]), m["value"],
                            m.get("isHistorical") is True))
 
@@ -326,7 +340,7 @@ b0 = nbirth_bdseq[0] if nbirth_bdseq else 0
 # before it connects, as the will needs it), after the kill -9 (+1)
 check(len(nbirth_bdseq) == 7 and nbirth_bdseq[:5] == [b0, b0, b0, b0, (b0 + 1) % 256] and
       nbirth_bdseq[5] != nbirth_bdseq[4] and nbirth_bdseq[6] == (nbirth_bdseq[5] + 1) % 256,
-      "bdSeq of the NBIRTHs %r" % nbirth_bdseq)
+      "bdSeq of the NBIRTHs %r" % nbirth_bdseq, "NBIRTH bdSeq: Rebirth the same, a new connection's new, restart +1")
 # no NBIRTH while the primary host's last STATE (in the broker's order)
 # said offline
 online = None
@@ -334,14 +348,17 @@ for line in host.lines:
     if line.startswith("spBv1.0/STATE/scada "):
         online = b'"online" : true' in bytes.fromhex(line.split(" ", 1)[1])
     elif line.startswith("spBv1.0/Fleet/NBIRTH/"):
-        check(online is True, "an NBIRTH while STATE said offline (%r)" % online)
-check(len(deaths) >= 3 and all(d == b for d, b in deaths), "NDEATH bdSeq against its NBIRTH's: %r" % deaths)
-check(rebirth_ms and min(rebirth_ms) < 1000, "Rebirth answered within 1 s: %r ms" % rebirth_ms)
+        check(online is True, "an NBIRTH while STATE said offline (%r)" % online, OFFLINE)
+check(len(deaths) >= 3, "NDEATHs (STATE offline, kill -9's will, clean stop): %r" % deaths, NDEATH)
+for d, b in deaths:
+    check(d == b, "NDEATH bdSeq %d, its NBIRTH's %r" % (d, b), NDEATH)
+check(len(rebirth_ms) == 3 and min(rebirth_ms) < 1000, "Rebirth answered within 1 s: %r ms" % rebirth_ms,
+      "Rebirth answered within 1 s (the quickest of 3)")
 # recorder: DBIRTH, DDEATH while its trace fails, DBIRTH when it is back
 rec = [k for k, d in order if d == "recorder" and k in ("DBIRTH", "DDEATH")]
 print("recorder's births and deaths, first 4: %r" % rec[:4])
-check(rec[:3] == ["DBIRTH", "DDEATH", "DBIRTH"], "recorder's DBIRTH, DDEATH, DBIRTH: %r" % rec[:4])
-check(kinds["DDEATH"] >= 1, "no DDEATH")
+check(rec[:3] == ["DBIRTH", "DDEATH", "DBIRTH"], "recorder's DBIRTH, DDEATH, DBIRTH: %r" % rec[:4],
+      "DDEATH when a bus is gone, DBIRTH when it is back")
 
 # values: every sample of the log, against export
 def norm(v):
@@ -354,10 +371,12 @@ values = [(k, n, t, norm(v), h) for k, n, t, v, h in values]
 want = collections.Counter((s["name"], s["time_ns"] // 1000000, norm(s["value"])) for s in samples)
 have = collections.Counter((n, t, v) for _, n, t, v, _ in values)
 missing = want - have
+for x in want:
+    check(have[x] >= want[x], "%r lost" % (x,), "every value of railmon export received (none lost)")
 check(not missing, "%d values lost, first %r" % (sum(missing.values()), sorted(missing)[:3]))
 extra = have - want
 stray = [x for x in extra if x not in want]
-check(not stray, "%d values not in the log, first %r" % (len(stray), stray[:3]))
+check(not stray, "%d values not in the log, first %r" % (len(stray), stray[:3]), "no value that export has not")
 # twice: only what the broker delivered but had not confirmed when the
 # connection ended (kill -9), sent again after it; never within a session
 # and never at the outage (the frozen broker delivered nothing)
@@ -366,7 +385,7 @@ twice = sorted(x for x in extra if x in want)
 for x in twice:
     sess = [v[0] for v in values if v[1:4] == x]
     check(len(sess) == 2 and sess[0] < sess[1] and sess[1] in (outage_s, kill_s),
-          "%r twice, not a resend after the outage or the kill -9: sessions %r" % (x, sess))
+          "%r twice, not a resend after the outage or the kill -9: sessions %r" % (x, sess), TWICE)
 # at the outage: at most the Batch in flight at the freeze (delivered, its
 # barrier not answered); at the kill -9 what was delivered, not confirmed
 twice_at = {k: sorted({x[1] for x in twice if [v[0] for v in values if v[1:4] == x][-1] == k})
@@ -375,17 +394,21 @@ print("twice: after the outage %d values (%s), after the kill -9 %d values (%s)"
       % tuple(z for k in (outage_s, kill_s) for z in (sum(1 for x in twice if x[1] in twice_at[k]),
                                                      "%d ms" % (twice_at[k][-1] - twice_at[k][0]) if twice_at[k] else "-")))
 check(not twice_at[outage_s] or twice_at[outage_s][-1] - twice_at[outage_s][0] <= 250,
-      "values twice after the outage beyond one Batch (200 ms): %r" % twice_at[outage_s][:6])
+      "values twice after the outage beyond one Batch (200 ms): %r" % twice_at[outage_s][:6],
+      "outage: nothing twice beyond the one Batch in flight at the freeze")
 after = [v for v in values if v[0] == outage_s]
 before = [v for v in values if v[0] == outage_s - 1]
 hist = [v for v in after if v[4]]
-check(before and hist, "values before (%d) and historical after (%d) the outage" % (len(before), len(hist)))
-check(after[:len(hist)] == hist, "the backlog after the outage's NBIRTH not first")
+check(before and hist, "values before (%d) and historical after (%d) the outage" % (len(before), len(hist)), HIST)
+check(after[:len(hist)] == hist, "the backlog after the outage's NBIRTH not first", HIST)
 ts = [v[2] for v in hist]
-check(ts == sorted(ts), "the backlog after the outage not in time order")
+check(ts == sorted(ts), "the backlog after the outage not in time order", HIST)
 if before and hist:
     check(min(ts) <= max(v[2] for v in before) + 1000, "a gap at the outage: last before %d, first after %d"
           % (max(v[2] for v in before), min(ts)))
+print("session rules (rule: passed/checked):")
+for rule, (n, bad) in RULES.items():
+    print("  %-75s %s %d/%d" % (rule, "FAIL" if bad else "pass", n - bad, n))
 print("host: %d values, %d of export's %d samples; %d twice (resent after the kill -9); outage: %d values before, "
       "%d historical after (in time order)" % (len(values), sum((have & want).values()), len(samples), len(twice),
                                                len(before), len(hist)))
