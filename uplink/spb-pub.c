@@ -68,7 +68,8 @@ struct upl_spb {
 	   arrives twice).  A barrier follows every turn's DDATAs, several
 	   pending at once: one at a time left the Batches sent while it was
 	   on the way unconfirmed, and a broker that took them and then
-	   died had them twice (spb-run-session: 3 Batches at a freeze). */
+	   died had them twice (spb-run-session: 318 values, 474 ms of
+	   them, after a freeze). */
 	uint64_t acked_seq;
 	struct spb_barrier barriers[BARRIERS_MAX]; /* pending, oldest first */
 	unsigned nbarriers;
