@@ -9,8 +9,9 @@ and sends Tahu-encoded NCMDs.  The board has the demo's CAN trace and DBC
 as bus "vehicle" and a bus "recorder" whose trace is unreadable at the
 start (a symlink to /proc/self/mem: every read fails, CAN_GONE) and
 readable later (CAN_BACK), a bus "spare" that `devices =` leaves out,
-a primary host "scada", and credentials (the broker refuses anonymous
-clients).  In order:
+a primary host "scada", credentials (the broker refuses anonymous
+clients) and TLS with a device certificate (tests/uplink/gen-certs.sh;
+the broker's listener for the edge node requires one).  In order:
 
   1. STATE offline: no birth.  STATE online: NBIRTH, DBIRTH per bus, then
      DDEATH recorder (gone); the trace made readable: DBIRTH recorder.
@@ -107,11 +108,17 @@ def count(lines, kind, device=None):
 
 
 with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
-    port = free_port()
+    port, tls_port = free_port(), free_port()
+    # the edge node over TLS with a device certificate (the broker's second
+    # listener requires one), the host on the plain listener
+    certs = os.path.join(tmp, "certs")
+    subprocess.run(["bash", os.path.join(SRC, "tests", "uplink", "gen-certs.sh"), certs], check=True, timeout=120,
+                   stdout=subprocess.DEVNULL)
     conf = os.path.join(tmp, "mosquitto.conf")
     with open(conf, "w") as fh:
-        fh.write("listener %d 127.0.0.1\nallow_anonymous false\npassword_file %s\npersistence false\n"
-                 % (port, os.path.join(tmp, "passwd")))
+        fh.write("allow_anonymous false\npassword_file %s\npersistence false\nlistener %d 127.0.0.1\n"
+                 "listener %d 127.0.0.1\ncafile %s/ca.pem\ncertfile %s/server.pem\nkeyfile %s/server.key\n"
+                 "require_certificate true\n" % (os.path.join(tmp, "passwd"), port, tls_port, certs, certs, certs))
     # [sparkplug]'s credentials: the broker refuses anonymous clients
     for user, pw in (("edge", "edge-pw"), ("scada", "scada-pw")):
         subprocess.run(["mosquitto_passwd", "-b"] + (["-c"] if user == "edge" else []) +
@@ -134,9 +141,10 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
                  "[can vehicle]\ndriver = trace\nfile = %s/train.log\ndbc = %s/train.dbc\nspeed = 1\nloop = true\n"
                  "[can recorder]\ndriver = trace\nfile = %s\nspeed = 0\n"
                  "[can spare]\ndriver = trace\nfile = %s\nspeed = 0\n"  # not a device: devices =
-                 "[sparkplug]\nbroker = mqtt://127.0.0.1:%d\ngroup_id = Fleet\nprimary_host = scada\n"
+                 "[sparkplug]\nbroker = mqtts://127.0.0.1:%d\ngroup_id = Fleet\nprimary_host = scada\n"
                  "devices = vehicle recorder\nusername = edge\npassword = edge-pw\n"
-                 % (NODE, sock, demo, demo, rec_trace, real, port))
+                 "ca_file = %s/ca.pem\ncert_file = %s/client.pem\nkey_file = %s/client.key\n"
+                 % (NODE, sock, demo, demo, rec_trace, real, tls_port, certs, certs, certs))
     procs = []
 
     def start_broker():
@@ -270,7 +278,7 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
         check(rm.wait(timeout=60) == 0, "railmon run's clean stop: exit %r" % rm.returncode)
         host.wait(lambda ls: count(ls, "NDEATH") > n_death, "the clean stop's NDEATH")
         with open(err2) as fh:
-            said = [line for line in fh if "sparkplug to mqtt://" in line]
+            said = [line for line in fh if "sparkplug to mqtts://" in line]
         print("run (restarted):", said[-1].strip() if said else None)
         check(said and " 0 records not yet confirmed by the broker" in said[-1],
               "the clean stop left records unconfirmed: %r" % said[-1:])
