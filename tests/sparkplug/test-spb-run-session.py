@@ -265,6 +265,15 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
 
         # 5. kill -9: the broker's will; then railmon run again on the log
         n_death = count(host.lines, "NDEATH")
+        s = stat()
+        with open(os.path.join(tmp, "data", "sparkplug-cursor"), "rb") as fh:
+            cursor = fh.read()
+        with open(err1) as fh:
+            said = [line for line in fh if "sparkplug" in line]
+        # what a resend after the kill -9 comes from: the cursor on disk
+        # (at most a second behind what the broker confirmed)
+        print("before the kill -9: log next_seq %d, unconfirmed %d, cursor file %r; run's last sparkplug line %r"
+              % (s["next_seq"], s["spb_unconfirmed"], cursor, said[-1].strip() if said else None))
         rm.kill()
         rm.wait()
         host.wait(lambda ls: count(ls, "NDEATH") > n_death, "the will (NDEATH) after kill -9")
@@ -280,6 +289,8 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
         with open(err2) as fh:
             said = [line for line in fh if "sparkplug to mqtts://" in line]
         print("run (restarted):", said[-1].strip() if said else None)
+        with open(err2) as fh:
+            print("".join(line for line in fh if "sparkplug" in line and "sparkplug to" not in line), end="")
         check(said and " 0 records not yet confirmed by the broker" in said[-1],
               "the clean stop left records unconfirmed: %r" % said[-1:])
     finally:
@@ -414,6 +425,8 @@ for v in values:
     if v[1:4] in extra:
         copies[v[1:4]].append(v)
 first_ddata = {outage_s: set(), kill_s: set()}
+firsts = collections.Counter(copies[x][0][0] for x in twice)
+print("twice: the sessions of the first copies %r" % dict(firsts))
 for x in twice:
     sess = [v[0] for v in copies[x]]
     check(len(sess) == 2 and sess[0] < sess[1] and sess[1] in (outage_s, kill_s),
