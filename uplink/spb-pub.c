@@ -23,6 +23,11 @@
 #define BACKOFF_MS 1000
 #define CONNECT_TIMEOUT_MS 10000
 #define CURSOR_EVERY_MS 1000
+/* ... or once this many confirmed records are not yet in it: a backlog
+   goes at the broker's speed, and a second of it can be a whole outage's
+   (spb-run-session: a kill -9 just after the backlog was confirmed found
+   the cursor file at the outage's start and sent ~40,000 values again) */
+#define CURSOR_EVERY_RECORDS 2048
 #define DRAIN_MS 2000
 /* barriers pending at once: a turn sends one; 16 are some seconds of
    Batches when the broker is slow to answer */
@@ -191,6 +196,8 @@ static void on_connect(struct mosquitto *m, void *ctx, int rc)
 		STAT(p, p->st.last_error = upl_mqtt_connack_errno(rc));
 }
 
+static void save_cursor(struct upl_spb *p, bool now);
+
 /* The barrier's UNSUBACK: the broker has every DDATA sent before it. */
 static void on_unsubscribe(struct mosquitto *m, void *ctx, int mid)
 {
@@ -204,6 +211,10 @@ static void on_unsubscribe(struct mosquitto *m, void *ctx, int mid)
 			p->acked_seq = p->barriers[i].seq;
 			p->nbarriers -= i + 1;
 			memmove(p->barriers, p->barriers + i + 1, p->nbarriers * sizeof(p->barriers[0]));
+			/* here, not only after the turn: one loop can take many
+			   UNSUBACKs, so the file never lags the acked_seq the stats
+			   say by CURSOR_EVERY_RECORDS or more */
+			save_cursor(p, false);
 			STAT(p, p->st.acked_seq = p->acked_seq);
 			break;
 		}
@@ -384,12 +395,16 @@ fail:
 }
 
 /* The cursor is what the broker confirmed: at once when that is all that
-   was sent (so a kill -9 while idle sends nothing again), else at most
-   once a CURSOR_EVERY_MS (an fsync each). */
+   was sent (so a kill -9 while idle sends nothing again), else once a
+   CURSOR_EVERY_MS or CURSOR_EVERY_RECORDS confirmed, whichever comes
+   first (an fsync each).  A kill -9 so sends again at most what was
+   confirmed in the last second (less than CURSOR_EVERY_RECORDS), and
+   what was sent and not yet confirmed. */
 static void save_cursor(struct upl_spb *p, bool now)
 {
 	if (p->acked_seq == p->cursor_saved ||
-	    (!now && p->acked_seq != p->next_seq && now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS))
+	    (!now && p->acked_seq != p->next_seq && p->acked_seq - p->cursor_saved < CURSOR_EVERY_RECORDS &&
+	     now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS))
 		return;
 	if (upl_cursor_store(p->cursor_path, p->acked_seq) == 0)
 		p->cursor_saved = p->acked_seq;
