@@ -339,6 +339,8 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
 # the host's view, session by session (a session: an NBIRTH of a new bdSeq)
 seq, declared, nbirth_bdseq, deaths, order = None, {}, [], [], []
 values = []  # (session, name, ms, value, historical)
+host_q = collections.defaultdict(set)  # (name, ms, value): the quality words the host saw (None: good)
+bad_q_props = []  # a metric whose quality properties are not Quality Int32 0 + railmonQuality
 for level, p in view:
     kind = level[2]
     metrics = {m.get("name"): m for m in p["metrics"]}
@@ -368,6 +370,12 @@ for level, p in view:
             check(a in declared.get(dev, {}), "DDATA %s alias %d not in its DBIRTH" % (dev, a), ALIAS)
             values.append((len(nbirth_bdseq), declared.get(dev, {}).get(a), int(m["timestamp"]), m["value"],
                            m.get("isHistorical") is True, len(order)))  # last: the DDATA's number
+            props = m.get("properties") or {}
+            q = props.get("railmonQuality", {}).get("value")
+            if props and not (set(props) == {"Quality", "railmonQuality"} and props["Quality"].get("type") == "Int32"
+                              and props["Quality"].get("value") == 0 and isinstance(q, str) and q):
+                bad_q_props.append(props)
+            host_q[values[-1][1:3] + (values[-1][3],)].add(q)
 
 shown = set()
 # the host's view of the train: its NBIRTH and DBIRTHs' metric lists as
@@ -431,6 +439,23 @@ check(not missing, "%d values lost, first %r" % (sum(missing.values()), sorted(m
 extra = have - want
 stray = [x for x in extra if x not in want]
 check(not stray, "%d values not in the log, first %r" % (len(stray), stray[:3]), "no value that export has not")
+# quality as a metric property (Sparkplug's Quality Int32 0 = Bad and
+# railmon's word) through railmon run: each value's as export says it
+want_q = collections.defaultdict(set)
+for x in samples:
+    want_q[(x["name"], x["time_ns"] // 1000000, x["value"])].add(None if x.get("quality", "good") == "good"
+                                                                 else x["quality"])
+host_q = {(n, t, norm(v)): q for (n, t, v), q in host_q.items()}
+want_q = {(n, t, norm(v)): q for (n, t, v), q in want_q.items()}
+q_counts = collections.Counter(q for qs in want_q.values() for q in qs)
+print("quality: export's samples %r; the host's not good %d" % (dict(q_counts),
+                                                                sum(1 for qs in host_q.values() if qs != {None})))
+for k, qs in want_q.items():
+    if k in host_q:
+        check(host_q[k] == qs, "%r: quality at the host %r, export %r" % (k, host_q[k], qs),
+              "quality: a value's Quality/railmonQuality properties as export's (each)")
+check(not bad_q_props, "quality properties not Quality Int32 0 + railmonQuality: %r" % bad_q_props[:3])
+
 # twice: only what the broker delivered but had not confirmed when the
 # connection ended, sent again after it (at-least-once); never within a
 # session.  At the outage at most the one Batch in flight at the freeze:
