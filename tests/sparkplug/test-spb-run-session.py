@@ -134,17 +134,24 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
     real = os.path.join(tmp, "recorder-real.log")
     with open(real, "w") as fh:
         fh.writelines("(%d.000000) can0 456#%016X\n" % (1000 + k, k) for k in range(1, 51))
+    # the recorder's DBC: frame 0x456's last byte (1..50 in the trace) as
+    # Count, range 0..25: railmon marks 26..50 out_of_range (quality
+    # through railmon run, checked at the host against export)
+    rec_dbc = os.path.join(tmp, "recorder.dbc")
+    with open(rec_dbc, "w") as fh:
+        fh.write('VERSION ""\n\nNS_ :\n\nBS_:\n\nBU_: REC\n\n'
+                 'BO_ 1110 Recorder: 8 REC\n SG_ Count : 56|8@1+ (1,0) [0|25] "" Vector__XXX\n')
     board = os.path.join(tmp, "b.ini")
     with open(board, "w") as fh:
         fh.write("[board]\nvehicle = %s\nrt_priority = 0\nbatch_ms = 200\nstat_socket = %s\n"
                  "[storage]\ndir = data\nsegment_size = 4M\n"
                  "[can vehicle]\ndriver = trace\nfile = %s/train.log\ndbc = %s/train.dbc\nspeed = 1\nloop = true\n"
-                 "[can recorder]\ndriver = trace\nfile = %s\nspeed = 0\n"
+                 "[can recorder]\ndriver = trace\nfile = %s\nspeed = 0\ndbc = %s\n"
                  "[can spare]\ndriver = trace\nfile = %s\nspeed = 0\n"  # not a device: devices =
                  "[sparkplug]\nbroker = mqtts://127.0.0.1:%d\ngroup_id = Fleet\nprimary_host = scada\n"
                  "devices = vehicle recorder\nusername = edge\npassword = edge-pw\n"
                  "ca_file = %s/ca.pem\ncert_file = %s/client.pem\nkey_file = %s/client.key\n"
-                 % (NODE, sock, demo, demo, rec_trace, real, tls_port, certs, certs, certs))
+                 % (NODE, sock, demo, demo, rec_trace, rec_dbc, real, tls_port, certs, certs, certs))
     procs = []
 
     def start_broker():
@@ -455,6 +462,9 @@ for k, qs in want_q.items():
         check(host_q[k] == qs, "%r: quality at the host %r, export %r" % (k, host_q[k], qs),
               "quality: a value's Quality/railmonQuality properties as export's (each)")
 check(not bad_q_props, "quality properties not Quality Int32 0 + railmonQuality: %r" % bad_q_props[:3])
+oor = {k for k, qs in host_q.items() if k[0] == "Recorder.Count" and qs == {"out_of_range"}}
+check(len(oor) == 25, "the recorder's Count 26..50 out_of_range at the host: %d %r" % (len(oor), sorted(oor)[:3]),
+      "quality: a value's Quality/railmonQuality properties as export's (each)")
 
 # twice: only what the broker delivered but had not confirmed when the
 # connection ended, sent again after it (at-least-once); never within a
