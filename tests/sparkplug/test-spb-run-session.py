@@ -6,7 +6,8 @@ demo publisher): the edge node reads the daemon's log with its own cursor.
 mosquitto is the broker; the host subscribes with mosquitto_sub, decodes
 every message with Eclipse Tahu's npm sparkplug-payload (tahu-decode.js)
 and sends Tahu-encoded NCMDs.  The board has the demo's CAN trace and DBC
-as bus "vehicle" and a bus "recorder" whose trace is unreadable at the
+as bus "vehicle" and a bus "recorder" (a DBC of its own whose range
+makes 25 of its values out_of_range) whose trace is unreadable at the
 start (a symlink to /proc/self/mem: every read fails, CAN_GONE) and
 readable later (CAN_BACK), a bus "spare" that `devices =` leaves out,
 a primary host "scada", credentials (the broker refuses anonymous
@@ -23,14 +24,18 @@ the broker's listener for the edge node requires one).  In order:
   4. A 60 s broker outage (frozen, DDATA sent into it, killed,
      restarted): NBIRTH bdSeq + 1, then the backlog is_historical, in time
      order, with no gap.
+     While the backlog goes, the cursor file lags the broker's
+     confirmation by less than 2048 records at every look.
   5. kill -9 of railmon run: the will (NDEATH, the last NBIRTH's bdSeq);
-     railmon run again on the same log: NBIRTH bdSeq + 1; a clean stop.
+     railmon run again on the same log: NBIRTH bdSeq + 1, values again
+     only from the cursor file on; a clean stop.
 
 Then the host's values against `railmon export` of the log: every sample
 received, none twice except Batches the broker delivered but had not yet
 confirmed at the kill -9 (at-least-once: the cursor moves on the broker's
 confirmation); seq continuous in every session; every DATA alias declared
-in its device's BIRTH; every NDEATH's bdSeq that of its session's NBIRTH.
+in its device's BIRTH; every NDEATH's bdSeq that of its session's NBIRTH;
+each value's quality (Quality/railmonQuality properties) export's.
 About 100 s (the outage is 60 s of it)."""
 import collections
 import json
