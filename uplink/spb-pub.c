@@ -83,6 +83,7 @@ struct upl_spb {
 	const char *bus_names[CONF_DEVICES_MAX]; /* by bus index: the devices', for event texts */
 	int64_t cursor_saved_ms;
 	uint64_t cursor_saved;
+	bool cursor_failing;           /* the last write failed: once a second only */
 };
 
 static int64_t now_ms(void)
@@ -403,10 +404,14 @@ fail:
 static void save_cursor(struct upl_spb *p, bool now)
 {
 	if (p->acked_seq == p->cursor_saved ||
-	    (!now && p->acked_seq != p->next_seq && p->acked_seq - p->cursor_saved < CURSOR_EVERY_RECORDS &&
-	     now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS))
+	    (!now && now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS &&
+	     (p->cursor_failing ||
+	      (p->acked_seq != p->next_seq && p->acked_seq - p->cursor_saved < CURSOR_EVERY_RECORDS))))
 		return;
-	if (upl_cursor_store(p->cursor_path, p->acked_seq) == 0)
+	/* a file that cannot be written (a directory in its place, EIO) is
+	   tried once a second, not at every UNSUBACK (a create and an fsync) */
+	p->cursor_failing = upl_cursor_store(p->cursor_path, p->acked_seq) < 0;
+	if (!p->cursor_failing)
 		p->cursor_saved = p->acked_seq;
 	else
 		STAT(p, p->st.cursor_store_failures++);

@@ -12,7 +12,9 @@
  * look while the backlog is confirmed, the file lags what the stats say
  * the broker confirmed by less than 2048 records (CURSOR_EVERY_RECORDS).
  * Then a second publisher on the same state dir (the restart after a
- * kill -9) starts at the file's seq or later, not before it.
+ * kill -9) starts at the file's seq or later, not before it.  And a
+ * cursor that cannot be written is tried once a second, not at every
+ * UNSUBACK once 2048 records are confirmed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "basic/clock.h"
 #include "../uplink/fixture.h"
@@ -118,6 +121,33 @@ int main(void)
 	CHECK(st.acked_seq >= on_disk && st.next_seq == st.acked_seq, "restart at %" PRIu64 "/%" PRIu64
 	      ", file %" PRIu64, st.acked_seq, st.next_seq, on_disk);
 	upl_spb_free(again);
+	upl_spb_free(pub);
+
+	/* a cursor that cannot be written (a directory in its place): tried
+	   once a second while the backlog goes, not at every UNSUBACK */
+	char dir2[200], path2[240];
+	snprintf(dir2, sizeof(dir2), "%s/unwritable", dir);
+	snprintf(path2, sizeof(path2), "%s/sparkplug-cursor", dir2);
+	CHECK(mkdir(dir2, 0755) == 0 && mkdir(path2, 0755) == 0);
+	cfg = spb_cfg(b.port, dir2, &log);
+	cfg.node = "T-cursor2";
+	CHECK(upl_spb_new(&cfg, &pub) == 0);
+	int64_t t0 = basic_mono_ns();
+	CHECK(upl_spb_start(pub) == 0);
+	end = log.next_seq;
+	until = basic_mono_ns() + 120 * 1000000000ll;
+	do {
+		upl_spb_stats(pub, &st);
+		CHECK(basic_mono_ns() < until, "backlog not confirmed in 120 s: acked %" PRIu64 " of %" PRIu64,
+		      st.acked_seq, end);
+		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + 1000000);
+	} while (st.acked_seq < end);
+	upl_spb_stats(pub, &st);
+	int64_t secs = (basic_mono_ns() - t0) / 1000000000 + 1;
+	printf("unwritable cursor: %" PRIu64 " failed writes in %" PRId64 " s (backlog %" PRIu64 " records)\n",
+	       st.cursor_store_failures, secs, end - 1);
+	CHECK(st.cursor_store_failures >= 1 && st.cursor_store_failures <= (uint64_t)secs + 1,
+	      "%" PRIu64 " failed writes in %" PRId64 " s", st.cursor_store_failures, secs);
 	upl_spb_free(pub);
 	gen_fini(&g);
 	memlog_fini(&log);
