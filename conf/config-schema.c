@@ -567,7 +567,7 @@ static const struct basic_ini_key can_keys[] = {
 	  .help = "A hardware filter, like candump's (0x100/0x7ff); may be given up to 32 times. An id above "
 	          "0x7ff or written with 8 hex digits is extended." },
 	{ "uplink", BASIC_INI_CUSTOM, 0, P(uplink), .hook = set_uplink, .syntax = policy_syntax, .doc_def = "all",
-	  .help = "What the uplink sends of the bus's channels' samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
+	  .help = "What the uplink sends of the bus's channels' samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. The Sparkplug B edge node ([sparkplug]) sends its DDATA by the same policy (its own reducer, started again at every birth: each metric's first sample after one goes). uplink/README.md, \"Reduction\"." },
 	{ "uplink_frames", BASIC_INI_CUSTOM, 0, .hook = set_uplink_frames, .syntax = "all | none | ids ID|LO-HI ...",
 	  .doc_def = "all",
 	  .help = "The bus's raw frames on the uplink (the log keeps them all): all, none, or ids and ranges "
@@ -629,7 +629,7 @@ static const struct basic_ini_key modbus_keys[] = {
 	{ "period_ms", BASIC_INI_UINT, 0, P(period_ms), .min = 1, .max = 3600000, .def = "1000",
 	  .help = "Poll period of the channels that do not set their own." },
 	{ "uplink", BASIC_INI_CUSTOM, 0, P(uplink), .hook = set_uplink, .syntax = policy_syntax, .doc_def = "all",
-	  .help = "What the uplink sends of the bus's channels' samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
+	  .help = "What the uplink sends of the bus's channels' samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. The Sparkplug B edge node ([sparkplug]) sends its DDATA by the same policy (its own reducer, started again at every birth: each metric's first sample after one goes). uplink/README.md, \"Reduction\"." },
 	{ "cpu", BASIC_INI_INT, 0, P(cpu), .min = -1, .max = 1023, .def = "-1", .expect = cpu_expect,
 	  .help = cpu_help },
 };
@@ -697,7 +697,7 @@ static const struct basic_ini_key channel_keys[] = {
 	          "when it was not, CHANNEL_FRESH when it is back." },
 	{ "uplink", BASIC_INI_CUSTOM, BASIC_INI_LINE, C(uplink), BASIC_INI_LINE_AT(struct conf_pending_channel,
 	  uplink_line), .hook = set_uplink, .syntax = policy_syntax, .doc_def = "the bus's uplink",
-	  .help = "What the uplink sends of this channel's samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
+	  .help = "What the uplink sends of this channel's samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. The Sparkplug B edge node ([sparkplug]) sends its DDATA by the same policy (its own reducer, started again at every birth: each metric's first sample after one goes). uplink/README.md, \"Reduction\"." },
 };
 
 #undef C
@@ -771,7 +771,7 @@ static const struct basic_ini_key signal_keys[] = {
 	          "names it when it was not, CHANNEL_FRESH when it is back." },
 	{ "uplink", BASIC_INI_CUSTOM, BASIC_INI_LINE, BASIC_INI_FIELD(struct conf_pending_signal, uplink),
 	  BASIC_INI_LINE_AT(struct conf_pending_signal, uplink_line), .hook = set_uplink, .syntax = policy_syntax,
-	  .doc_def = "the bus's uplink", .help = "What the uplink sends of this signal's samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. uplink/README.md, \"Reduction\"." },
+	  .doc_def = "the bus's uplink", .help = "What the uplink sends of this signal's samples (the log keeps every record): all (every sample, the stored Batches as they are), none, or change, deadband X (moved by X or more since the last value sent), every DURATION (that long since the last sent; s, m, h or ms) combined with ',' ('deadband 0.5, every 10s': when any says so). Events and Health always go. The Sparkplug B edge node ([sparkplug]) sends its DDATA by the same policy (its own reducer, started again at every birth: each metric's first sample after one goes). uplink/README.md, \"Reduction\"." },
 };
 
 static const struct basic_ini_table tables[CONF_SEC_MAX] = {
@@ -793,7 +793,8 @@ static const struct basic_ini_table tables[CONF_SEC_MAX] = {
 	[CONF_SEC_SIGNAL] = { "signal NAME", "A signal of a CAN bus's DBC (its name, or Message.Signal): that it must "
 	                       "be received in time, what the uplink sends of it.", signal_keys, LEN(signal_keys) },
 	[CONF_SEC_SPARKPLUG] = { "sparkplug", "A Sparkplug B edge node beside the uplink (sparkplug/README.md): its "
-	                          "broker, TLS and credentials as [uplink]'s. Once at most.", sparkplug_keys,
+	                          "broker, TLS and credentials as [uplink]'s; its DDATA reduced by the buses', "
+	                          "channels' and signals' uplink = as the uplink's Batches. Once at most.", sparkplug_keys,
 	                          LEN(sparkplug_keys) },
 };
 

@@ -62,7 +62,8 @@ struct conf_required {
 /*
  * What the uplink sends of a channel's samples (`uplink =` of a
  * [channel], a [signal] or a bus, uplink/README.md "Reduction"); the log
- * keeps every record whatever it says.  CONF_UPLINK_ALL (0) is today's
+ * keeps every record whatever it says; the Sparkplug B edge node's DDATA
+ * follows it too (sparkplug/README.md).  CONF_UPLINK_ALL (0) is today's
  * stream: the stored Batches as they are.  CHANGE, DEADBAND and EVERY
  * combine: a sample goes when any of them says so.
  */

@@ -23,10 +23,24 @@
 #define BACKOFF_MS 1000
 #define CONNECT_TIMEOUT_MS 10000
 #define CURSOR_EVERY_MS 1000
+/* ... or once this many confirmed records are not yet in it: a backlog
+   goes at the broker's speed, and a second of it can be a whole outage's
+   (spb-run-session: a kill -9 just after the backlog was confirmed found
+   the cursor file at the outage's start and sent ~40,000 values again) */
+#define CURSOR_EVERY_RECORDS 2048
 #define DRAIN_MS 2000
+/* barriers pending at once: a turn sends one; 16 are some seconds of
+   Batches when the broker is slow to answer */
+#define BARRIERS_MAX 16
 /* A Batch whose newest record is older than this goes is_historical:
    the backlog after an outage or a restart, not current values. */
 #define HISTORICAL_NS (10 * 1000000000ll)
+
+/* an UNSUBSCRIBE sent after DDATAs: its UNSUBACK confirms the records below seq */
+struct spb_barrier {
+	uint64_t seq;
+	int mid;
+};
 
 struct upl_spb {
 	struct upl_spb_cfg cfg;
@@ -56,16 +70,20 @@ struct upl_spb {
 	   what a barrier confirmed; a lost connection reads again from it,
 	   what was sent but not confirmed going again as historical
 	   (at-least-once: a DDATA the broker took just before the loss
-	   arrives twice). */
+	   arrives twice).  A barrier follows every turn's DDATAs, several
+	   pending at once: one at a time left the Batches sent while it was
+	   on the way unconfirmed, and a broker that took them and then
+	   died had them twice (spb-run-session: 318 values, 474 ms of
+	   them, after a freeze). */
 	uint64_t acked_seq;
-	uint64_t barrier_seq;          /* next_seq when the barrier went */
-	int barrier_mid;
-	bool barrier_pending;
+	struct spb_barrier barriers[BARRIERS_MAX]; /* pending, oldest first */
+	unsigned nbarriers;
 	uint64_t resend_until;         /* records below it are sent again: historical */
 	char barrier_topic[TOPIC_MAX];
 	const char *bus_names[CONF_DEVICES_MAX]; /* by bus index: the devices', for event texts */
 	int64_t cursor_saved_ms;
 	uint64_t cursor_saved;
+	bool cursor_failing;           /* the last write failed: once a second only */
 };
 
 static int64_t now_ms(void)
@@ -179,39 +197,48 @@ static void on_connect(struct mosquitto *m, void *ctx, int rc)
 		STAT(p, p->st.last_error = upl_mqtt_connack_errno(rc));
 }
 
+static void save_cursor(struct upl_spb *p, bool now);
+
 /* The barrier's UNSUBACK: the broker has every DDATA sent before it. */
 static void on_unsubscribe(struct mosquitto *m, void *ctx, int mid)
 {
 	struct upl_spb *p = ctx;
 
 	(void)m;
-	if (p->barrier_pending && mid == p->barrier_mid) {
-		p->barrier_pending = false;
-		p->acked_seq = p->barrier_seq;
-		STAT(p, p->st.acked_seq = p->acked_seq);
-	}
+	/* UNSUBACKs come in the order the UNSUBSCRIBEs went: the oldest
+	   pending, or a later one (then the broker has the older too) */
+	for (unsigned i = 0; i < p->nbarriers; i++)
+		if (p->barriers[i].mid == mid) {
+			p->acked_seq = p->barriers[i].seq;
+			p->nbarriers -= i + 1;
+			memmove(p->barriers, p->barriers + i + 1, p->nbarriers * sizeof(p->barriers[0]));
+			/* here, not only after the turn: one loop can take many
+			   UNSUBACKs, so the file never lags the acked_seq the stats
+			   say by CURSOR_EVERY_RECORDS or more */
+			save_cursor(p, false);
+			STAT(p, p->st.acked_seq = p->acked_seq);
+			break;
+		}
 }
 
-/* After DDATAs: a barrier, one at a time, for what is not confirmed. */
+/* After DDATAs: a barrier for what no pending barrier covers. */
 static void barrier(struct upl_spb *p)
 {
+	uint64_t covered = p->nbarriers ? p->barriers[p->nbarriers - 1].seq : p->acked_seq;
 	int mid;
 
-	if (!p->mosq || !p->connected || p->barrier_pending || p->next_seq == p->acked_seq)
+	if (!p->mosq || !p->connected || p->nbarriers == BARRIERS_MAX || p->next_seq == covered)
 		return;
 	/* a filter never subscribed: UNSUBACK anyway (MQTT 3.1.1, 3.10.4),
 	   no effect on any subscription or message */
-	if (mosquitto_unsubscribe(p->mosq, &mid, p->barrier_topic) == MOSQ_ERR_SUCCESS) {
-		p->barrier_mid = mid;
-		p->barrier_seq = p->next_seq;
-		p->barrier_pending = true;
-	}
+	if (mosquitto_unsubscribe(p->mosq, &mid, p->barrier_topic) == MOSQ_ERR_SUCCESS)
+		p->barriers[p->nbarriers++] = (struct spb_barrier){ p->next_seq, mid };
 }
 
 /* The connection is gone: what it did not confirm is read again. */
 static void rewind_unacked(struct upl_spb *p)
 {
-	p->barrier_pending = false;
+	p->nbarriers = 0;
 	if (p->next_seq == p->acked_seq)
 		return;
 	int r = p->cfg.source.seek(p->cfg.source.ctx, p->acked_seq);
@@ -369,14 +396,22 @@ fail:
 }
 
 /* The cursor is what the broker confirmed: at once when that is all that
-   was sent (so a kill -9 while idle sends nothing again), else at most
-   once a CURSOR_EVERY_MS (an fsync each). */
+   was sent (so a kill -9 while idle sends nothing again), else once a
+   CURSOR_EVERY_MS or CURSOR_EVERY_RECORDS confirmed, whichever comes
+   first (an fsync each).  A kill -9 so sends again at most what was
+   confirmed in the last second (less than CURSOR_EVERY_RECORDS), and
+   what was sent and not yet confirmed. */
 static void save_cursor(struct upl_spb *p, bool now)
 {
 	if (p->acked_seq == p->cursor_saved ||
-	    (!now && p->acked_seq != p->next_seq && now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS))
+	    (!now && now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS &&
+	     (p->cursor_failing ||
+	      (p->acked_seq != p->next_seq && p->acked_seq - p->cursor_saved < CURSOR_EVERY_RECORDS))))
 		return;
-	if (upl_cursor_store(p->cursor_path, p->acked_seq) == 0)
+	/* a file that cannot be written (a directory in its place, EIO) is
+	   tried once a second, not at every UNSUBACK (a create and an fsync) */
+	p->cursor_failing = upl_cursor_store(p->cursor_path, p->acked_seq) < 0;
+	if (!p->cursor_failing)
 		p->cursor_saved = p->acked_seq;
 	else
 		STAT(p, p->st.cursor_store_failures++);
