@@ -119,29 +119,36 @@ void cli_health_row(FILE *out, const struct rec_health *h)
 		trdp_rows(out, h);
 }
 
-/* Minimal reader for our own JSON lines: numeric and string fields by key. */
-static bool json_u64(const char *line, const char *key, uint64_t *ret)
+/* Minimal reader for our own JSON lines: numeric and string fields by
+   key.  The value of key (what follows "key":), NULL if the line has
+   none: the one lookup of the readers below. */
+static const char *json_value(const char *line, const char *key)
 {
 	char pat[64];
 	const char *p;
 
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	if (!(p = strstr(line, pat)))
+	p = strstr(line, pat);
+	return p ? p + strlen(pat) : NULL;
+}
+
+static bool json_u64(const char *line, const char *key, uint64_t *ret)
+{
+	const char *p = json_value(line, key);
+
+	if (!p)
 		return false;
-	*ret = strtoull(p + strlen(pat), NULL, 10);
+	*ret = strtoull(p, NULL, 10);
 	return true;
 }
 
 static void json_str(const char *line, const char *key, char *out, size_t len)
 {
-	char pat[64];
-	const char *p, *e;
+	const char *p = json_value(line, key), *e;
 
 	out[0] = 0;
-	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
-	if (!(p = strstr(line, pat)))
+	if (!p || *p++ != '"')
 		return;
-	p += strlen(pat);
 	e = strchr(p, '"');
 	if (e)
 		snprintf(out, len, "%.*s", (int)(e - p), p);
@@ -247,13 +254,11 @@ static void row_from_json(FILE *out, const char *line)
 /* A signed field of the daemon line (a negative cpu_latency_us). */
 static bool json_int(const char *line, const char *key, int *ret)
 {
-	char pat[64];
-	const char *p;
+	const char *p = json_value(line, key);
 
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	if (!(p = strstr(line, pat)))
+	if (!p)
 		return false;
-	*ret = (int)strtol(p + strlen(pat), NULL, 10);
+	*ret = (int)strtol(p, NULL, 10);
 	return true;
 }
 

@@ -140,6 +140,23 @@ const char grd_db_stored_sql[] =
 	"SELECT seq FROM trdp_telegrams WHERE vehicle_id = $1::integer AND t BETWEEN $2::timestamptz AND "
 	"$3::timestamptz AND seq >= $4::bigint AND seq < $5::bigint ORDER BY 1";
 
+int grd_db_failed(grd_db_t *db, const char *what, const PGresult *res)
+{
+	grd_db_fail_res(db, what, res);
+	return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+}
+
+int grd_db_rows(grd_db_t *db, const char *what, PGresult *res)
+{
+	int r;
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		return PQntuples(res);
+	r = grd_db_failed(db, what, res);
+	PQclear(res);
+	return r;
+}
+
 /* Run sql (no parameters); 0 or -EIO (a lost connection: -ECONNREFUSED). */
 int grd_db_exec(grd_db_t *db, const char *what, const char *sql)
 {
@@ -147,10 +164,8 @@ int grd_db_exec(grd_db_t *db, const char *what, const char *sql)
 	ExecStatusType s = PQresultStatus(res);
 	int r = 0;
 
-	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
-		grd_db_fail_res(db, what, res);
-		r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-	}
+	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
+		r = grd_db_failed(db, what, res);
 	PQclear(res);
 	return r;
 }
@@ -400,7 +415,7 @@ int grd_pipe_run(grd_db_t *db, const char *what, PGresult **keep)
 			PQclear(res);
 	}
 	if (db->pipe_failed && r == 0)
-		r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+		r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED; /* kept above */
 	db->pipe_failed = false;
 	if (PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF && PQexitPipelineMode(db->conn) != 1 && r == 0) {
 		grd_db_fail(db, what, PQerrorMessage(db->conn));

@@ -223,6 +223,14 @@ void grd_db_fail_res(grd_db_t *db, const char *what, const PGresult *res);
    classes that pass (08 connection, 40 rollback, 53 resources, 55 object
    state, 57 operator, 58 system). */
 bool grd_db_permanent(const grd_db_t *db);
+/* A statement has failed with res (may be NULL): keep it (grd_db_fail_res)
+   and say what to return, -EIO, or -ECONNREFUSED if the connection is
+   lost (then the caller reconnects).  res is the caller's to clear. */
+int grd_db_failed(grd_db_t *db, const char *what, const PGresult *res);
+/* The rows of a query's result res: their number, or, if it did not give
+   rows, grd_db_failed()'s code with res cleared (so the caller returns it
+   as it is). */
+int grd_db_rows(grd_db_t *db, const char *what, PGresult *res);
 /* Run sql: 0, -EIO, or -ECONNREFUSED if the connection is lost. */
 int grd_db_exec(grd_db_t *db, const char *what, const char *sql);
 /* Forget what a new connection (or a prune) may have changed: the

@@ -74,10 +74,8 @@ static int make_partition(grd_db_t *db, const char *sql)
 		bool made = PQresultStatus(res) == PGRES_COMMAND_OK;
 		int r = 0;
 
-		if (!made && !(state && (!strcmp(state, "42P07") || !strcmp(state, "23505")) && tries < 3)) {
-			grd_db_fail_res(db, "partition", res);
-			r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-		}
+		if (!made && !(state && (!strcmp(state, "42P07") || !strcmp(state, "23505")) && tries < 3))
+			r = grd_db_failed(db, "partition", res);
 		PQclear(res);
 		if (made || r < 0)
 			return r;
@@ -542,6 +540,7 @@ static int stored_seqs(grd_db_t *db, struct grd_pending *p, size_t n)
 		char lo[48], hi[48];
 		PGresult *res;
 		size_t m;
+		int r;
 
 		if (p[i].out != GRD_DB_COMMITTED || !p[i].upgrade)
 			continue;
@@ -551,12 +550,10 @@ static int stored_seqs(grd_db_t *db, struct grd_pending *p, size_t n)
 		fmt_time(p[i].hi, hi);
 		const char *v[5] = { k.vid, lo, hi, k.first, k.end };
 		res = PQexecParams(db->conn, grd_db_stored_sql, 5, NULL, v, NULL, NULL, 0);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			grd_db_fail_res(db, "stored", res);
-			PQclear(res);
-			return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-		}
-		m = (size_t)PQntuples(res);
+		r = grd_db_rows(db, "stored", res);
+		if (r < 0)
+			return r;
+		m = (size_t)r;
 		free(p[i].have);
 		p[i].have = malloc((m ? m : 1) * sizeof(*p[i].have));
 		if (!p[i].have) {

@@ -24,6 +24,16 @@
    served again by the vehicle: the same Batches sent once per pass. */
 #define GRD_REASK_GRACES 10
 
+/* A hole of vehicle from row i of res: the log id in hex at column col,
+   its first and last seq in the two after it (both queries below). */
+static void hole_from_row(struct grd_hole *h, const char *vehicle, const PGresult *res, int i, int col)
+{
+	snprintf(h->vehicle, sizeof(h->vehicle), "%s", vehicle);
+	snprintf(h->log_id, sizeof(h->log_id), "%s", PQgetvalue(res, i, col));
+	h->first = strtoull(PQgetvalue(res, i, col + 1), NULL, 10);
+	h->last = strtoull(PQgetvalue(res, i, col + 2), NULL, 10);
+}
+
 int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, size_t max)
 {
 	char sql[1536];
@@ -50,24 +60,14 @@ int grd_db_holes(grd_db_t *db, unsigned grace_s, struct grd_hole *ret_holes, siz
 	         "SELECT name, encode(log_id, 'hex'), from_seq, to_seq FROM h ORDER BY received_after", grace_s,
 	         (unsigned long long)grace_s * GRD_REASK_GRACES, max);
 	res = PQexec(db->conn, sql);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		grd_db_fail(db, "holes", PQerrorMessage(db->conn));
-		PQclear(res);
-		return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-	}
-	n = PQntuples(res);
+	n = grd_db_rows(db, "holes", res);
+	if (n < 0)
+		return n;
 	for (int i = 0; i < n; i++) {
-		struct grd_hole *h = &ret_holes[k];
-
 		/* A name against the rule (a database older than the door) is
 		   not asked: cut short, it would name another vehicle's topic. */
-		if (!basic_vehicle_name_ok(PQgetvalue(res, i, 0)))
-			continue;
-		snprintf(h->vehicle, sizeof(h->vehicle), "%s", PQgetvalue(res, i, 0));
-		snprintf(h->log_id, sizeof(h->log_id), "%s", PQgetvalue(res, i, 1));
-		h->first = strtoull(PQgetvalue(res, i, 2), NULL, 10);
-		h->last = strtoull(PQgetvalue(res, i, 3), NULL, 10);
-		k++;
+		if (basic_vehicle_name_ok(PQgetvalue(res, i, 0)))
+			hole_from_row(&ret_holes[k++], PQgetvalue(res, i, 0), res, i, 1);
 	}
 	PQclear(res);
 	return k;
@@ -109,18 +109,11 @@ int grd_db_request_asked(grd_db_t *db, const char *vehicle, int64_t from_ns, int
 	                   "last_seq) "
 	                   "SELECT encode(log_id, 'hex'), first_seq, last_seq FROM a ORDER BY 1 LIMIT $4::bigint",
 	                   4, NULL, v, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		grd_db_fail(db, "request", PQerrorMessage(db->conn));
-		PQclear(res);
-		return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-	}
-	n = PQntuples(res);
-	for (int i = 0; i < n; i++) {
-		snprintf(ret[i].vehicle, sizeof(ret[i].vehicle), "%s", vehicle);
-		snprintf(ret[i].log_id, sizeof(ret[i].log_id), "%s", PQgetvalue(res, i, 0));
-		ret[i].first = strtoull(PQgetvalue(res, i, 1), NULL, 10);
-		ret[i].last = strtoull(PQgetvalue(res, i, 2), NULL, 10);
-	}
+	n = grd_db_rows(db, "request", res);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		hole_from_row(&ret[i], vehicle, res, i, 0);
 	PQclear(res);
 	return n;
 }
@@ -155,11 +148,9 @@ int grd_db_gone(grd_db_t *db, const char *vehicle, const uint8_t *log_id, size_t
 	                   "FROM vehicles WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM ok) ON CONFLICT (vehicle_id, "
 	                   "reason) DO UPDATE SET count = d.count + 1, last_at = now(), detail = excluded.detail) "
 	                   "SELECT count(*) FROM ok", 4, NULL, v, lens, fmts, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		grd_db_fail(db, "gone", PQerrorMessage(db->conn));
-		PQclear(res);
-		return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-	}
+	r = grd_db_rows(db, "gone", res);
+	if (r < 0)
+		return r;
 	r = PQgetvalue(res, 0, 0)[0] == '1' ? 0 : -EPERM;
 	PQclear(res);
 	if (r == -EPERM) {

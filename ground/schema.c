@@ -34,8 +34,7 @@ static int read_version(grd_db_t *db, int *ret_version)
 	*ret_version = v;
 	return 0;
 fail:
-	grd_db_fail(db, "schema version", PQerrorMessage(db->conn));
-	r = PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
+	r = grd_db_failed(db, "schema version", res);
 	PQclear(res);
 	return r;
 }
@@ -121,7 +120,7 @@ static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
 {
 	char sql[320];
 	PGresult *res;
-	int r = 0;
+	int r = 0, n;
 
 	for (size_t t = 0; t < GRD_COPY_TABLES; t++) {
 		/* The child tables of the parent, from the catalog. */
@@ -129,12 +128,10 @@ static int prune_where(grd_db_t *db, const char *cond, int *ret_n)
 		                 "i.inhrelid WHERE i.inhparent = '%s'::regclass AND ", grd_copy_tables[t]);
 		snprintf(sql + k, sizeof(sql) - (size_t)k, cond, grd_copy_tables[t]);
 		res = PQexec(db->conn, sql);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			grd_db_fail(db, "prune", PQerrorMessage(db->conn));
-			PQclear(res);
-			return PQstatus(db->conn) == CONNECTION_OK ? -EIO : -ECONNREFUSED;
-		}
-		for (int i = 0; i < PQntuples(res) && r == 0; i++) {
+		n = grd_db_rows(db, "prune", res);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n && r == 0; i++) {
 			snprintf(sql, sizeof(sql), "DROP TABLE \"%s\"", PQgetvalue(res, i, 0));
 			r = grd_db_exec(db, "prune", sql);
 			*ret_n += r == 0;

@@ -383,3 +383,33 @@ int rec_channels_sorted(const rec_channels_t *m, const struct rec_channel ***ret
 	*ret_list = v;
 	return (int)k;
 }
+
+int rec_channels_ids(const rec_channels_t *m, rec_name_at_fn name_at, const void *ctx, size_t n, uint32_t **ret_ids)
+{
+	const struct rec_channel **list;
+	uint32_t *ids;
+	int nl, k = 0;
+
+	if (!name_at || !ret_ids)
+		return -EINVAL;
+	nl = rec_channels_sorted(m, &list);
+	if (nl < 0)
+		return nl;
+	ids = malloc(((size_t)nl + 1) * sizeof(*ids));
+	if (!ids) {
+		free(list);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < nl; i++)
+		for (size_t j = 0; j < n; j++) {
+			const char *name = name_at(ctx, j);
+
+			if (name && !strcmp(list[i]->name, name)) {
+				ids[k++] = list[i]->id;
+				break;
+			}
+		}
+	free(list);
+	*ret_ids = ids;
+	return k;
+}

@@ -81,3 +81,12 @@ int rec_name_resolve(rec_name_at_fn name_at, const void *ctx, size_t n, const ch
 
 /* The same over the names map holds; the channel's id in *ret_id. */
 int rec_channels_resolve(const rec_channels_t *map, const char *want, uint32_t *ret_id, char *why, size_t whylen);
+
+/* The ids of every entry of map whose name equals one of n names,
+   name_at(ctx, i) (NULL entries skipped; names already resolved, compared
+   whole), in id order: a malloc'd array in *ret_ids with room for one
+   more (free() it), set only on success.  The one "ids of the --channel
+   names" of export's and summary's database paths.  Returns how many, or
+   -EINVAL, -ENOMEM. */
+int rec_channels_ids(const rec_channels_t *map, rec_name_at_fn name_at, const void *ctx, size_t n,
+                     uint32_t **ret_ids);

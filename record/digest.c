@@ -47,17 +47,24 @@ uint64_t rec_item_digest(uint64_t h, const struct acq_item *it)
 	return h;
 }
 
-uint64_t rec_batch_digest(const rec_batch_t *b, uint32_t count, uint64_t seed)
+/* The first count records of b folded into h by item(), in order: the
+   one walk of both digests (static with a constant item(): the compiler
+   makes each caller's loop call its own function directly). */
+static inline uint64_t fold_items(const rec_batch_t *b, uint32_t count, uint64_t h,
+                                  uint64_t (*item)(uint64_t h, const struct acq_item *it))
 {
-	uint64_t h = seed;
-
 	for (uint32_t i = 0; i < count; i++) {
 		struct acq_item it;
 
 		rec_batch_item(b, i, &it);
-		h = rec_item_digest(h, &it);
+		h = item(h, &it);
 	}
 	return h;
+}
+
+uint64_t rec_batch_digest(const rec_batch_t *b, uint32_t count, uint64_t seed)
+{
+	return fold_items(b, count, seed, rec_item_digest);
 }
 
 /* One 64-bit word into the hash: multiply, rotate, multiply, xorshift. */
@@ -120,15 +127,7 @@ uint64_t rec_item_hash(uint64_t h, const struct acq_item *it)
 
 uint64_t rec_batch_hash(const rec_batch_t *b, uint32_t count, uint64_t key)
 {
-	uint64_t h = key;
-
-	for (uint32_t i = 0; i < count; i++) {
-		struct acq_item it;
-
-		rec_batch_item(b, i, &it);
-		h = rec_item_hash(h, &it);
-	}
-	return h;
+	return fold_items(b, count, key, rec_item_hash);
 }
 
 static bool item_eq(const struct acq_item *x, const struct acq_item *y)

@@ -46,29 +46,17 @@ static int db_item(void *ctx, const struct acq_item *it, const uint8_t *log_id, 
    the output is set up): every entry of the dictionary with one of those
    names, as the filter compares names.  *ret malloc'd (NULL: no
    --channel, every channel).  Its count, or -ENOMEM. */
+static const char *resolved_at(const void *ctx, size_t i)
+{
+	return ((const struct rpt_export *)ctx)->resolved[i];
+}
+
 static int channel_ids(const struct rpt_export *x, uint32_t **ret)
 {
-	const struct rec_channel **list;
-	int n, k = 0;
-
 	*ret = NULL;
 	if (!x->nchannel_filters)
 		return 0;
-	n = rec_channels_sorted(x->chans, &list);
-	if (n < 0)
-		return n;
-	if (!(*ret = malloc(((size_t)n + 1) * sizeof(**ret)))) {
-		free(list);
-		return -ENOMEM;
-	}
-	for (int i = 0; i < n; i++)
-		for (size_t j = 0; j < x->nchannel_filters; j++)
-			if (x->resolved[j] && !strcmp(list[i]->name, x->resolved[j])) {
-				(*ret)[k++] = list[i]->id;
-				break;
-			}
-	free(list);
-	return k;
+	return rec_channels_ids(x->chans, resolved_at, x, x->nchannel_filters, ret);
 }
 
 static void say_db(const struct rpt_export *x, grd_db_t *db, int r)

@@ -128,6 +128,14 @@ static int take(struct rpt_summary *s, const struct acq_item *it)
 	return 0;
 }
 
+/* The i-th --channel name: the dictionary's (resolved) or as given. */
+static const char *only_at(const void *ctx, size_t i)
+{
+	const struct rpt_summary *s = ctx;
+
+	return s->resolved[i] ? s->resolved[i] : s->only[i];
+}
+
 static bool wanted(const struct rpt_summary *s, const struct acq_item *it)
 {
 	const struct rec_channel *c;
@@ -138,7 +146,7 @@ static bool wanted(const struct rpt_summary *s, const struct acq_item *it)
 		return true;
 	c = rec_channels_find(s->names, it->sample.channel);
 	for (size_t i = 0; c && i < s->nonly; i++)
-		if (!strcmp(c->name, s->resolved[i] ? s->resolved[i] : s->only[i]))
+		if (!strcmp(c->name, only_at(s, i)))
 			return true;
 	return false;
 }
@@ -342,27 +350,10 @@ static int db_channel(struct rpt_summary *s, grd_db_t *db, const char *vehicle, 
    partial seconds at its edges: those around them).  Count or -errno. */
 static int db_channel_ids(struct rpt_summary *s, grd_db_t *db, const char *vehicle, uint32_t **ret)
 {
-	const struct rec_channel **list;
-	int n, k = 0;
-
 	if (!s->nonly)
 		return grd_db_summary_channels(db, vehicle, round_down(s->from_ns, SUMMARY_SECOND_NS),
 		                               round_up(s->to_ns, SUMMARY_SECOND_NS), ret);
-	n = rec_channels_sorted(s->names, &list);
-	if (n < 0)
-		return n;
-	if (!(*ret = malloc(((size_t)n + 1) * sizeof(**ret)))) {
-		free(list);
-		return -ENOMEM;
-	}
-	for (int i = 0; i < n; i++)
-		for (size_t j = 0; j < s->nonly; j++)
-			if (!strcmp(list[i]->name, s->resolved[j] ? s->resolved[j] : s->only[j])) {
-				(*ret)[k++] = list[i]->id;
-				break;
-			}
-	free(list);
-	return k;
+	return rec_channels_ids(s->names, only_at, s, s->nonly, ret);
 }
 
 int rpt_summary_read_db(rpt_summary_t *s, grd_db_t *db, const char *vehicle, bool raw)

@@ -91,12 +91,16 @@ static size_t event_text(const struct acq_item *it, const char *const *bus_names
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-int spb_ndata_add_events(spb_payload_t *pl, const rec_batch_t *b, const char *const *bus_names, size_t nbus,
-                         bool historical)
+/* Walk b's records, adding those add() takes (it returns 1 added, 0 not
+   its kind, or -errno); the metrics added, or, on a record that does not
+   decode (-EBADMSG) or add()'s error, pl cut back to where it was.  The
+   one walk of the DDATA and NDATA builders below. */
+typedef int (*add_fn)(spb_payload_t *pl, const struct acq_item *it, const void *ctx, bool historical);
+
+static int add_records(spb_payload_t *pl, const rec_batch_t *b, add_fn add, const void *ctx, bool historical)
 {
 	struct rec_batch_info info;
 	size_t before = spb_payload_count(pl);
-	char text[SPB_TEXT_COPY_MAX + 1];
 	int added = 0, r;
 
 	if (!pl || !b || rec_batch_info(b, &info) < 0)
@@ -108,14 +112,9 @@ int spb_ndata_add_events(spb_payload_t *pl, const rec_batch_t *b, const char *co
 			r = -EBADMSG;
 			goto undo;
 		}
-		if (it.kind != ACQ_ITEM_EVENT)
-			continue;
-		struct spb_data_metric m = { SPB_ALIAS_EVENTS, ms_of(it.t_ns), historical,
-		                             { SPB_DT_STRING, false, 0, "" }, NULL };
-		size_t n = event_text(&it, bus_names, nbus, text, sizeof(text));
-		if ((r = spb_payload_add_data_text(pl, &m, text, n)) < 0)
+		if ((r = add(pl, &it, ctx, historical)) < 0)
 			goto undo;
-		added++;
+		added += r;
 	}
 	return added;
 undo:
@@ -123,29 +122,45 @@ undo:
 	return r;
 }
 
+struct event_names {
+	const char *const *bus_names;
+	size_t nbus;
+};
+
+static int add_event(spb_payload_t *pl, const struct acq_item *it, const void *ctx, bool historical)
+{
+	const struct event_names *en = ctx;
+	char text[SPB_TEXT_COPY_MAX + 1];
+	int r;
+
+	if (it->kind != ACQ_ITEM_EVENT)
+		return 0;
+	struct spb_data_metric m = { SPB_ALIAS_EVENTS, ms_of(it->t_ns), historical,
+	                             { SPB_DT_STRING, false, 0, "" }, NULL };
+	size_t n = event_text(it, en->bus_names, en->nbus, text, sizeof(text));
+	r = spb_payload_add_data_text(pl, &m, text, n);
+	return r < 0 ? r : 1;
+}
+
+int spb_ndata_add_events(spb_payload_t *pl, const rec_batch_t *b, const char *const *bus_names, size_t nbus,
+                         bool historical)
+{
+	struct event_names en = { bus_names, nbus };
+
+	return add_records(pl, b, add_event, &en, historical);
+}
+
+static int add_bus_item(spb_payload_t *pl, const struct acq_item *it, const void *ctx, bool historical)
+{
+	int r;
+
+	if ((it->kind != ACQ_ITEM_SAMPLE && it->kind != ACQ_ITEM_TEXT) || it->bus != *(const uint16_t *)ctx)
+		return 0;
+	r = add_item(pl, it, historical);
+	return r < 0 ? r : 1;
+}
+
 int spb_ddata_add_batch(spb_payload_t *pl, const rec_batch_t *b, uint16_t bus, bool historical)
 {
-	struct rec_batch_info info;
-	size_t before = spb_payload_count(pl);
-	int added = 0, r;
-
-	if (!pl || !b || rec_batch_info(b, &info) < 0)
-		return -EINVAL;
-	for (size_t i = 0; i < info.count; i++) {
-		struct acq_item it;
-
-		if (rec_batch_item(b, i, &it) < 0) {
-			r = -EBADMSG;
-			goto undo;
-		}
-		if ((it.kind != ACQ_ITEM_SAMPLE && it.kind != ACQ_ITEM_TEXT) || it.bus != bus)
-			continue;
-		if ((r = add_item(pl, &it, historical)) < 0)
-			goto undo;
-		added++;
-	}
-	return added;
-undo:
-	spb_payload_truncate(pl, before);
-	return r;
+	return add_records(pl, b, add_bus_item, &bus, historical);
 }

@@ -1,35 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "basic/crc-slice8.h"
 #include "crc32c.h"
 #include "crc32c-table.h"
 
 uint32_t stor_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-
-	crc = ~crc;
-	/* Slicing-by-8: fold 8 input bytes per step through 8 tables. */
-	while (len >= 8) {
-		uint32_t lo, hi;
-
-		memcpy(&lo, p, 4);
-		memcpy(&hi, p + 4, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		lo = __builtin_bswap32(lo);
-		hi = __builtin_bswap32(hi);
-#endif
-		lo ^= crc;
-		crc = crc32c_table[7][lo & 0xff] ^ crc32c_table[6][(lo >> 8) & 0xff] ^
-		      crc32c_table[5][(lo >> 16) & 0xff] ^ crc32c_table[4][lo >> 24] ^
-		      crc32c_table[3][hi & 0xff] ^ crc32c_table[2][(hi >> 8) & 0xff] ^
-		      crc32c_table[1][(hi >> 16) & 0xff] ^ crc32c_table[0][hi >> 24];
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		crc = crc32c_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	/* Slicing-by-8 over crc32c-table.h (basic/gen-crc-table.py), the
+	   loop shared with trdp/'s FCS. */
+	return ~basic_crc32_slice8(crc32c_table, ~crc, buf, len);
 }
 
 #if defined(__x86_64__)

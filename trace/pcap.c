@@ -276,6 +276,20 @@ static void ring_write(trace_pcap_t *p, struct half *h, uint32_t seq, const uint
 	memcpy(h->ring, b + first, n - first);
 }
 
+/* The first old bytes of a segment's n at *b are the stream's already (a
+   retransmission): counted and cut off.  False if that is all of it. */
+static bool skip_old(trace_pcap_t *p, uint32_t old, const uint8_t **b, uint32_t *n)
+{
+	if (old >= *n) {
+		p->st.tcp_retrans += *n;
+		return false;
+	}
+	p->st.tcp_retrans += old;
+	*b += old;
+	*n -= old;
+	return true;
+}
+
 /* One segment's payload of direction d. */
 static void segment(trace_pcap_t *p, struct conn *c, int d, uint32_t seq, const uint8_t *b, uint32_t n)
 {
@@ -283,15 +297,8 @@ static void segment(trace_pcap_t *p, struct conn *c, int d, uint32_t seq, const 
 	int32_t off = seq_diff(seq, h->next);
 
 	if (off < 0) {
-		uint32_t old = (uint32_t)-off;
-
-		if (old >= n) {
-			p->st.tcp_retrans += n;
+		if (!skip_old(p, (uint32_t)-off, &b, &n))
 			return;
-		}
-		p->st.tcp_retrans += old;
-		b += old;
-		n -= old;
 		seq = h->next;
 		off = 0;
 	}
@@ -304,17 +311,8 @@ static void segment(trace_pcap_t *p, struct conn *c, int d, uint32_t seq, const 
 		off = seq_diff(seq, h->next);
 		if (off > 0)
 			gap(p, c, d, (uint32_t)off);
-		else if (off < 0) { /* flushed bytes reach into it */
-			uint32_t old = (uint32_t)-off;
-
-			if (old >= n) {
-				p->st.tcp_retrans += n;
-				return;
-			}
-			p->st.tcp_retrans += old;
-			b += old;
-			n -= old;
-		}
+		else if (off < 0 && !skip_old(p, (uint32_t)-off, &b, &n)) /* flushed bytes reach into it */
+			return;
 		off = 0;
 	}
 	if (off > 0) {

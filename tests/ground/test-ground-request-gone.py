@@ -14,10 +14,13 @@ A vehicle's log (Batches from protoc's railmon_pb2) has seqs 1..10, then
    in gone, the hole explained, nothing more counted unasked;
 3. an answer past the recorded range (31..40) is still refused;
 4. a request for a vehicle the database never had records nothing, says
-   so and makes no vehicle.
+   so and makes no vehicle;
+5. with its table renamed away, the statement fails: exit 1 with
+   PostgreSQL's message under "request", no range printed.
 Catches: --db not recording (1 and 2 alike), a range from the window's own
 Batches instead of the ones around it (11..20 not inside), an unbounded
-range (3 taken), a vehicle made by the request (4).
+range (3 taken), a vehicle made by the request (4), a failed statement read as rows or
+its message lost (5: grd_db_rows()).
 """
 import functools
 import os
@@ -95,6 +98,15 @@ def main():
         rc, err = r.terminate()
         check(rc == 0, "recv exits 0", rc, err)
         check("2 \"gone\" answers for ranges not asked for" in err, "the refused ones said by recv", err)
+        # 5. the database refuses the statement (its table gone): the
+        # request fails, says PostgreSQL's words, and prints no range
+        pg.psql("ALTER TABLE resend_asked RENAME TO resend_asked_away")
+        p = subprocess.run([RAILMON, "request", "--db", pg.url, "--broker", "mqtt://127.0.0.1:%d" % broker.port,
+                            "--vehicle", "rq", "--from", "%.3f" % (t0 / 1e9 + 300), "--to", "%.3f" % (t0 / 1e9 + 900)],
+                           capture_output=True, text=True, timeout=60)
+        pg.psql("ALTER TABLE resend_asked_away RENAME TO resend_asked")
+        check(p.returncode == 1 and "--db: request: ERROR:" in p.stderr and "resend_asked" in p.stderr
+              and "asked" not in p.stdout, "a failed statement said", p.returncode, p.stdout, p.stderr)
     print("ground-request-gone: unasked gone refused; after railmon request --db (seq 11..20 asked) recorded and "
           "the hole explained; past the range refused; an unknown vehicle gets no range and no row")
 

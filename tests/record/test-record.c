@@ -1001,9 +1001,46 @@ static void test_resolve(void)
 	rec_channels_free(m);
 }
 
+/* rec_channels_ids: every entry with one of the names (whole names, NULL
+   skipped; two ids with one name both), in id order, whatever the order
+   of the names or of the entries set; none found is an array of 0. */
+static void test_channels_ids(void)
+{
+	static const char *const want[] = { "Door.Left", NULL, "VehicleSpeed.Speed", "Nowhere.Else", "Speed" };
+	static const char *const none[] = { "Left", NULL };
+	rec_channels_t *m;
+	uint32_t *ids = NULL;
+
+	assert(rec_channels_new(&m) == 0);
+	assert(rec_channels_ids(m, resolve_at, want, 5, &ids) == 0 && ids);
+	free(ids);
+	assert(rec_channels_set(m, 0x20001, "Door.Left", "") == 0);
+	assert(rec_channels_set(m, 0x10007, "VehicleSpeed.Speed", "km/h") == 0);
+	assert(rec_channels_set(m, 0x10002, "Door.Right", "") == 0);
+	assert(rec_channels_set(m, 0x00003, "Door.Left", "") == 0);
+	assert(rec_channels_set(m, 0x30000, "Odometer.Odometer", "km") == 0);
+	assert(rec_channels_ids(m, resolve_at, want, 5, &ids) == 3);
+	assert(ids[0] == 0x00003 && ids[1] == 0x10007 && ids[2] == 0x20001);
+	free(ids);
+	/* a bare signal name is not resolved here: only whole names match */
+	ids = NULL;
+	assert(rec_channels_ids(m, resolve_at, none, 2, &ids) == 0 && ids);
+	free(ids);
+	ids = NULL;
+	assert(rec_channels_ids(m, resolve_at, want, 0, &ids) == 0 && ids);
+	free(ids);
+	ids = NULL;
+	assert(rec_channels_ids(NULL, resolve_at, want, 5, &ids) == -EINVAL && !ids);
+	assert(rec_channels_ids(m, NULL, want, 5, &ids) == -EINVAL && !ids);
+	assert(rec_channels_ids(m, resolve_at, want, 5, NULL) == -EINVAL);
+	rec_channels_free(m);
+	printf("channel ids of names: ok\n");
+}
+
 int main(void)
 {
 	test_resolve();
+	test_channels_ids();
 	test_kinds();
 	test_qualities();
 	test_events();

@@ -14,90 +14,28 @@ kill -9 (the broker's will) and after a clean stop, bdSeq + 1 at the
 restart, and no Batch published twice (the cursor); with a primary host,
 no birth while its STATE says offline, NDEATH when it goes offline, births
 again (new bdSeq) when it is back."""
-import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+sys.dont_write_bytecode = True
+from spb_host import Broker, Lines, check, count, failures, msgs, start_host, stop, tahu_decode  # noqa: E402
 
 DEMO, NODE_MODULES, SRC = sys.argv[1:4]
 T0_MS = 1733400000000
 BATCHES = 5
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Lines:
-    """A process's stdout lines, read by a thread, waited for by content."""
-
-    def __init__(self, proc):
-        self.proc, self.lines, self.cv = proc, [], threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cv:
-                self.lines.append(line.rstrip("\n"))
-                self.cv.notify_all()
-
-    def wait(self, pred, what, timeout=60):
-        end = time.monotonic() + timeout
-        with self.cv:
-            while not pred(self.lines):
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise SystemExit("timed out waiting for %s; lines: %r" % (what, self.lines[-10:]))
-                self.cv.wait(left)
-            return list(self.lines)
-
-
-def msgs(lines):
-    return [line.split(" ", 1) for line in lines if line.startswith("spBv1.0/")]
-
-
-def count(lines, kind):
-    return sum(1 for t, _ in msgs(lines) if t.split("/")[2] == kind)
 
 
 with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
-    port = free_port()
-    conf = os.path.join(tmp, "mosquitto.conf")
-    with open(conf, "w") as fh:
-        fh.write("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n" % port)
-    mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
-    broker = subprocess.Popen([mosquitto, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    procs = [broker]
+    procs = []
     try:
-        end = time.monotonic() + 30
-        while True:  # the broker listening: connect until it accepts
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > end or broker.poll() is not None:
-                    raise SystemExit("mosquitto did not start: %s" % broker.stderr.read())
-                time.sleep(0.05)
-        # line-buffered: a pipe would hold the lines back
-        sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v", "-F", "%t %x",
-                                "-t", "spBv1.0/#"], stdout=subprocess.PIPE, text=True)
-        procs.append(sub)
-        host = Lines(sub)
-        host.wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
+        broker = Broker(tmp, procs)
+        broker.start()
+        port = broker.port
+        host = start_host(port, procs)
 
         env = dict(os.environ, NODE_PATH=NODE_MODULES)
         subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-encode-cmd.js"), tmp], check=True,
@@ -171,22 +109,12 @@ with tempfile.TemporaryDirectory(prefix="spb-live-") as tmp:
             elif t.split("/")[2] == "NBIRTH" and online is not None:
                 check(online, "an NBIRTH while the primary host was offline")
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-                p.wait(timeout=30)
+        stop(procs)
 
     # the host's view, every payload decoded by Tahu
     got = [m for m in msgs(host.lines) if m[0].split("/")[1] != "STATE"]  # JSON, the host's own
-    files = []
-    for i, (topic, hexdata) in enumerate(got):
-        f = os.path.join(tmp, "m%03d.bin" % i)
-        with open(f, "wb") as fh:
-            fh.write(bytes.fromhex(hexdata))
-        files.append(f)
-    tahu = json.loads(subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-decode.js")] + files,
-                                     check=True, capture_output=True, text=True, env=env, timeout=60).stdout)
-    view = [(topic.split("/"), tahu[f]) for (topic, _), f in zip(got, files)]
+    tahu = tahu_decode(tmp, NODE_MODULES, SRC, got, timeout=60)
+    view = [(topic.split("/"), p) for (topic, _), p in zip(got, tahu)]
 
 seq, bdseq, nbirth_bdseq, declared, sessions = None, None, [], {}, []
 dead, device_events, node_events = set(), [], []

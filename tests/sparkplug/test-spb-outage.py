@@ -14,64 +14,19 @@ again.  The host must see every value of the log (none lost), none twice
 except at most one Batch in flight at the freeze, and after the
 restart's NBIRTH the backlog is_historical, in time order, continuing
 from the last value it had before the outage."""
-import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+sys.dont_write_bytecode = True
+from spb_host import Broker, Lines, check, count, failures, msgs, start_host, stop, tahu_decode  # noqa: E402
 
 DEMO, NODE_MODULES, SRC = sys.argv[1:4]
 T0_MS = 1733400000000
 BATCHES, EVERY_MS, OUTAGE_S = 150, 500, 60
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Lines:
-    """A process's stdout lines, read by a thread, waited for by content."""
-
-    def __init__(self, proc):
-        self.proc, self.lines, self.cv = proc, [], threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cv:
-                self.lines.append(line.rstrip("\n"))
-                self.cv.notify_all()
-
-    def wait(self, pred, what, timeout=120):
-        end = time.monotonic() + timeout
-        with self.cv:
-            while not pred(self.lines):
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise SystemExit("timed out waiting for %s; lines: %r" % (what, self.lines[-10:]))
-                self.cv.wait(left)
-            return list(self.lines)
-
-
-def msgs(lines):
-    return [line.split(" ", 1) for line in lines if line.startswith("spBv1.0/")]
-
-
-def count(lines, kind):
-    return sum(1 for t, _ in msgs(lines) if t.split("/")[2] == kind)
 
 
 def progress(lines):
@@ -84,25 +39,9 @@ def progress(lines):
 
 
 with tempfile.TemporaryDirectory(prefix="spb-outage-") as tmp:
-    port = free_port()
-    conf = os.path.join(tmp, "mosquitto.conf")
-    with open(conf, "w") as fh:
-        fh.write("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n" % port)
-    mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
     procs = []
-
-    def start_broker():
-        b = subprocess.Popen([mosquitto, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        procs.append(b)
-        end = time.monotonic() + 30
-        while True:  # the broker listening: connect until it accepts
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return b
-            except OSError:
-                if time.monotonic() > end or b.poll() is not None:
-                    raise SystemExit("mosquitto did not start: %s" % b.stderr.read())
-                time.sleep(0.05)
+    b = Broker(tmp, procs)
+    port = b.port
 
     def host_state(online):
         subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-r",
@@ -111,20 +50,16 @@ with tempfile.TemporaryDirectory(prefix="spb-outage-") as tmp:
                        check=True, timeout=30)
 
     try:
-        broker = start_broker()
+        broker = b.start()
         # the host: reconnects and subscribes again by itself (mosquitto_sub)
-        sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v",
-                                "-F", "%t %x", "-t", "spBv1.0/#"], stdout=subprocess.PIPE, text=True)
-        procs.append(sub)
-        host = Lines(sub)
-        host.wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
+        host = start_host(port, procs, timeout=120)
         host_state(True)
         state = os.path.join(tmp, "state")
         os.mkdir(state)
         pub = subprocess.Popen([DEMO, str(port), state, str(BATCHES), "scada"], stdout=subprocess.PIPE, text=True,
                                env=dict(os.environ, SPB_DEMO_EVERY_MS=str(EVERY_MS)))
         procs.append(pub)
-        out = Lines(pub)
+        out = Lines(pub, 120)
         host.wait(lambda ls: count(ls, "DDATA") >= 10, "10 DDATA before the outage")
 
         # the outage: the broker frozen, DDATA sent into it, then killed
@@ -139,7 +74,7 @@ with tempfile.TemporaryDirectory(prefix="spb-outage-") as tmp:
         # the outage's length is the scenario, not a wait for a peer
         time.sleep(max(0.0, t_out + OUTAGE_S - time.monotonic()))
         print("outage %.0f s, %d DDATA sent into the frozen broker" % (time.monotonic() - t_out, sent_frozen))
-        broker = start_broker()
+        broker = b.start()
         host.wait(lambda ls: sum("SUBACK" in line for line in ls) >= 2, "the host's SUBACK after the restart")
         host_state(True)  # the restarted broker (no persistence) lost the retained STATE
         # the last Batch (seqs 1 + 4k .. 3 + 4k) confirmed by the broker;
@@ -157,23 +92,11 @@ with tempfile.TemporaryDirectory(prefix="spb-outage-") as tmp:
         check(stats["rewinds"] >= 1, "the lost connection read the log again: %r" % stats)
         check(stats["resent"] >= 1, "Batches sent again after the outage: %r" % stats)
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGCONT)  # a frozen broker, if it failed there
-                p.terminate()
-                p.wait(timeout=30)
+        stop(procs)  # thaws a frozen broker, if it failed there
 
     got = [m for m in msgs(host.lines) if m[0].split("/")[1] != "STATE"]
-    files = []
-    for i, (topic, hexdata) in enumerate(got):
-        f = os.path.join(tmp, "m%03d.bin" % i)
-        with open(f, "wb") as fh:
-            fh.write(bytes.fromhex(hexdata))
-        files.append(f)
-    env = dict(os.environ, NODE_PATH=NODE_MODULES)
-    tahu = json.loads(subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-decode.js")] + files,
-                                     check=True, capture_output=True, text=True, env=env, timeout=120).stdout)
-    view = [(topic.split("/"), tahu[f]) for (topic, _), f in zip(got, files)]
+    tahu = tahu_decode(tmp, NODE_MODULES, SRC, got)
+    view = [(topic.split("/"), p) for (topic, _), p in zip(got, tahu)]
 
 # the host's view: sessions by NBIRTH; values with the session they came in
 seq, declared, nbirths, events = None, {}, 0, []

@@ -10,12 +10,13 @@ each sample once (a clean stop sends what the log holds first)."""
 import collections
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+sys.dont_write_bytecode = True
+from spb_host import Broker, check, failures, start_host, stop, tahu_decode  # noqa: E402
 
 RAILMON, NODE_MODULES, SRC = sys.argv[1:4]
 # "reduce": the bus has `uplink = change`, so DDATA carries a channel's
@@ -23,25 +24,12 @@ RAILMON, NODE_MODULES, SRC = sys.argv[1:4]
 # first after the births always): checked against that rule applied here
 # to export's samples
 REDUCE = sys.argv[4:5] == ["reduce"]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
-    port = free_port()
-    with open(os.path.join(tmp, "m.conf"), "w") as fh:
-        fh.write("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n" % port)
+    procs = []
+    broker = Broker(tmp, procs)
+    port = broker.port
     demo = os.path.join(SRC, "cli", "demo")
     board = os.path.join(tmp, "b.ini")
     with open(board, "w") as fh:
@@ -51,37 +39,9 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                  "speed = 1\nloop = true\n%s[sparkplug]\nbroker = mqtt://127.0.0.1:%d\ngroup_id = Fleet\n"
                  "[uplink]\nbroker = mqtt://127.0.0.1:%d\n"  # railmon's own Batches, for their bytes
                  % (os.getpid(), demo, demo, "uplink = change\n" if REDUCE else "", port, port))
-    mosquitto = "/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else "mosquitto"
-    broker = subprocess.Popen([mosquitto, "-c", os.path.join(tmp, "m.conf")], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    sub = None
-    lines, cv = [], threading.Condition()
     try:
-        end = time.monotonic() + 30
-        while True:  # the broker listening
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > end:
-                    raise SystemExit("mosquitto did not start")
-                time.sleep(0.05)
-        sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v",
-                                "-F", "%t %x", "-t", "spBv1.0/#", "-t", "railmon/T-8/data"], stdout=subprocess.PIPE,
-                               text=True)
-
-        def read():
-            for line in sub.stdout:
-                with cv:
-                    lines.append(line.rstrip("\n"))
-                    cv.notify_all()
-        threading.Thread(target=read, daemon=True).start()
-
-        def wait(pred, what):
-            with cv:
-                if not cv.wait_for(lambda: pred(lines), timeout=60):
-                    raise SystemExit("timed out waiting for %s: %r" % (what, lines[-5:]))
-        wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
+        broker.start()
+        sub = start_host(port, procs, ("spBv1.0/#", "railmon/T-8/data"))
         run = subprocess.Popen([RAILMON, "run", "--board", board, "--duration", "8"], cwd=tmp,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # `railmon stat` of the running daemon: the publisher's line in
@@ -106,22 +66,12 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
         run.stderr = err
         print(run.stderr, end="")
         check(run.returncode == 0, "railmon run exit %d" % run.returncode)
-        wait(lambda ls: any(line.startswith("spBv1.0/Fleet/NDEATH/") for line in ls), "the NDEATH")
+        sub.wait(lambda ls: any(line.startswith("spBv1.0/Fleet/NDEATH/") for line in ls), "the NDEATH")
     finally:
-        for p in (sub, broker):
-            if p and p.poll() is None:
-                p.terminate()
-                p.wait(timeout=30)
+        stop(procs)
 
-    got = [line.split(" ", 1) for line in lines if line.startswith("spBv1.0/")]
-    files = []
-    for i, (_, hexdata) in enumerate(got):
-        files.append(os.path.join(tmp, "m%04d.bin" % i))
-        with open(files[-1], "wb") as fh:
-            fh.write(bytes.fromhex(hexdata))
-    env = dict(os.environ, NODE_PATH=NODE_MODULES)
-    tahu = json.loads(subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-decode.js")] + files,
-                                     check=True, capture_output=True, text=True, env=env, timeout=120).stdout)
+    got = [line.split(" ", 1) for line in sub.lines if line.startswith("spBv1.0/")]
+    tahu = tahu_decode(tmp, NODE_MODULES, SRC, got)
     export = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "sample", "-f", "jsonl",
                              "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
     samples = [json.loads(line) for line in export.splitlines()]
@@ -135,8 +85,8 @@ check(kinds["NBIRTH"] == 1 and kinds["DBIRTH"] == 1 and kinds["NDEATH"] == 1 and
       "messages %r" % dict(kinds))
 aliases, seq, host, host_events = {}, None, [], []
 ddata_bytes = 0
-for (topic, hexdata), f in zip(got, files):
-    p, kind = tahu[f], topic.split("/")[2]
+for (topic, hexdata), p in zip(got, tahu):
+    kind = topic.split("/")[2]
     if kind == "NBIRTH":
         seq = 0
         continue
@@ -206,7 +156,7 @@ bad = [(h, w) for h, w in zip(host, want) if h[:2] != w[:2] or abs(h[2] - w[2]) 
 check(not bad, "%d values differ from export, first %r" % (len(bad), bad[:3]))
 # railmon's own Batches of the same log on railmon/T-8/data (the uplink,
 # policy all: every record, frames too, which Sparkplug does not carry)
-batches = [line.split(" ", 1)[1] for line in lines if line.startswith("railmon/T-8/data ")]
+batches = [line.split(" ", 1)[1] for line in sub.lines if line.startswith("railmon/T-8/data ")]
 batch_bytes = sum(len(h) // 2 for h in batches)
 check(batches and batch_bytes > 0, "no railmon Batches on railmon/T-8/data")
 print("bytes per sample, same log (%d samples): Sparkplug B DDATA %.1f (%d bytes in %d DDATA); railmon Batches "

@@ -14,6 +14,9 @@ expected reader view is in the C test; the traffic:
                last ACK
   frag.pcap    raw IPv4 (LINKTYPE_RAW): overlapping fragments, a datagram
                never completed, one that completes after another's timeout
+  overlap.pcap a SYN, "hello " and then "lo world\n" 3 bytes before its
+               end (a retransmission reaching past what was had), then
+               "hel" again (all old); the capture's end closes it
   conns.pcap   two connections interleaved, neither closed (SYN, SYN, a
                segment of each): the capture's end closes them
   sll.pcap     Linux cooked SLL with a VLAN tag; sll2.pcap: SLL2
@@ -103,6 +106,12 @@ def main(d):
     pcap(os.path.join(d, "tcp.pcap"), 1, [(t + i * 1001, eth(ip(A, B, 6, x) if x[2:4] == b"\x43\x49" else
                                                            ip(B, A, 6, x))) for i, x in enumerate(segs)],
          nano=True)
+
+    ov = [tcp(50003, 17225, c, 0, 0x02),
+          tcp(50003, 17225, c + 1, 0, 0x18, b"hello "),
+          tcp(50003, 17225, c + 4, 0, 0x18, b"lo world\n"),
+          tcp(50003, 17225, c + 1, 0, 0x18, b"hel")]
+    pcap(os.path.join(d, "overlap.pcap"), 1, [(t + i, eth(ip(A, B, 6, x))) for i, x in enumerate(ov)])
 
     two = [ip(A, B, 6, tcp(50001, 17225, 100, 0, 0x02)), ip(A, B, 6, tcp(50002, 17225, 200, 0, 0x02)),
            ip(A, B, 6, tcp(50001, 17225, 101, 1, 0x18, b"one")), ip(A, B, 6, tcp(50002, 17225, 201, 1, 0x18, b"two"))]

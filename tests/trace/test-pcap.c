@@ -116,6 +116,32 @@ static void test_tcp(void)
 	CHECK(st.tcp_gaps == 1 && st.tcp_gap_bytes == 7 && st.tcp_retrans == 7 + 14);
 }
 
+/* A segment that begins inside what the stream has (3 bytes of it) and
+   goes on: only its new bytes delivered, the old ones counted; one all
+   old: counted, nothing delivered. */
+static void test_tcp_overlap(void)
+{
+	trace_pcap_t *p = open_file("overlap.pcap", NULL);
+	struct trace_pcap_event e;
+	struct trace_pcap_stats st;
+	char rx[64];
+	size_t n = 0;
+	int datas = 0;
+
+	while (next(p, &e) == 1)
+		if (e.kind == TRACE_PCAP_TCP_DATA) {
+			CHECK(n + e.len < sizeof(rx));
+			memcpy(rx + n, e.data, e.len);
+			n += e.len;
+			datas++;
+		}
+	rx[n] = 0;
+	CHECK(strcmp(rx, "hello world\n") == 0 && datas == 2);
+	trace_pcap_stats(p, &st);
+	CHECK(st.tcp_retrans == 3 + 3 && st.tcp_bytes == 12 && st.tcp_gaps == 0);
+	trace_pcap_free(p);
+}
+
 /* Two connections at once: both followed, closed by the capture's end;
    with room for one, the first is let go when the second begins, and its
    bytes that come later begin a third, mid-stream. */
@@ -301,6 +327,7 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	test_udp();
 	test_tcp();
+	test_tcp_overlap();
 	test_conns();
 	test_frag();
 	test_links();

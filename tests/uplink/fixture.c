@@ -407,3 +407,75 @@ void fx_recv_stop(struct fx_recv *rt)
 	pthread_join(rt->t, NULL);
 	rt->r = fx_gnd_free(rt->r);
 }
+
+/* ---- a plain libmosquitto ground ---- */
+
+static void fx_seen_msg(struct mosquitto *m, void *arg, const struct mosquitto_message *msg)
+{
+	struct fx_seen *s = arg;
+	rec_batch_t *b;
+	struct rec_batch_info info;
+
+	(void)m;
+	pthread_mutex_lock(&s->lock);
+	if (strstr(msg->topic, "/gone")) {
+		snprintf(s->gone, sizeof(s->gone), "%.*s", msg->payloadlen, (const char *)msg->payload);
+		s->gone_n++;
+	} else if (s->n < FX_SEEN_MAX && rec_batch_decode(msg->payload, (size_t)msg->payloadlen, &b) == 0) {
+		if (rec_batch_info(b, &info) == 0) {
+			s->first[s->n] = info.first_seq;
+			s->count[s->n] = info.count;
+			s->historical[s->n] = info.historical;
+			s->n++;
+		} else {
+			s->bad++;
+		}
+		rec_batch_free(b);
+	} else {
+		s->bad++;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct mosquitto *fx_seen_connect(struct fx_seen *s, const char *id, int port, const char *vehicle)
+{
+	struct mosquitto *m;
+	char topic[96];
+
+	memset(s, 0, sizeof(*s));
+	CHECK(pthread_mutex_init(&s->lock, NULL) == 0);
+	m = mosquitto_new(id, true, s);
+	CHECK(m);
+	mosquitto_message_callback_set(m, fx_seen_msg);
+	CHECK(mosquitto_connect(m, "127.0.0.1", port, 10) == MOSQ_ERR_SUCCESS);
+	snprintf(topic, sizeof(topic), "railmon/%s/data", vehicle);
+	CHECK(mosquitto_subscribe(m, NULL, topic, 1) == MOSQ_ERR_SUCCESS);
+	snprintf(topic, sizeof(topic), "railmon/%s/gone", vehicle);
+	CHECK(mosquitto_subscribe(m, NULL, topic, 1) == MOSQ_ERR_SUCCESS);
+	CHECK(mosquitto_loop_start(m) == MOSQ_ERR_SUCCESS);
+	return m;
+}
+
+void fx_seen_close(struct mosquitto *m)
+{
+	mosquitto_loop_stop(m, true);
+	mosquitto_destroy(m);
+}
+
+size_t fx_seen_n(struct fx_seen *s)
+{
+	size_t v;
+
+	pthread_mutex_lock(&s->lock);
+	v = s->n;
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
+struct upl_forward_stats fx_fwd_stats(upl_forwarder_t *f)
+{
+	struct upl_forward_stats st;
+
+	CHECK(upl_forwarder_stats(f, &st) == 0);
+	return st;
+}

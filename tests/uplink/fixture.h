@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <mosquitto.h>
+
 #include "record/batch.h"
 #include "record/format.h"
 #include "uplink/forward.h"
@@ -125,3 +127,28 @@ struct fx_recv {
    subscribed; CHECKs on failure.  fx_recv_stop() stops, joins and frees. */
 void fx_recv_start(struct fx_recv *rt, const struct fx_gnd_cfg *cfg);
 void fx_recv_stop(struct fx_recv *rt);
+
+/* ---- a plain libmosquitto ground: what the forwarder sends it ---- */
+#define FX_SEEN_MAX 4096
+
+/* The Batches (in arrival order) and "gone" lines a ground saw. */
+struct fx_seen {
+	pthread_mutex_t lock;
+	uint64_t first[FX_SEEN_MAX];
+	uint32_t count[FX_SEEN_MAX];
+	bool historical[FX_SEEN_MAX];
+	size_t n;
+	unsigned bad;            /* data messages that did not decode (or past FX_SEEN_MAX) */
+	char gone[128];          /* the newest "gone" message */
+	unsigned gone_n;
+};
+
+/* Initialise s, and connect a client id to the broker on port subscribed
+   to railmon/<vehicle>/data and /gone, its loop started, filling s;
+   CHECKs on failure.  fx_seen_close() stops and frees the client. */
+struct mosquitto *fx_seen_connect(struct fx_seen *s, const char *id, int port, const char *vehicle);
+void fx_seen_close(struct mosquitto *m);
+/* Batches seen so far. */
+size_t fx_seen_n(struct fx_seen *s);
+/* The forwarder's stats (CHECKed). */
+struct upl_forward_stats fx_fwd_stats(upl_forwarder_t *f);

@@ -31,65 +31,11 @@
 #include "uplink/forward.h"
 #include "uplink/request.h"
 
-#define GOT_MAX 64
 #define T0 (1700000000 * INT64_C(1000000000))
 #define SEC INT64_C(1000000000)
 
 static const uint32_t counts[] = { 3, 1, 4, 2, 5, 1, 1, 3 };
 #define NBATCH (sizeof(counts) / sizeof(counts[0]))
-
-struct seen {
-	pthread_mutex_t lock;
-	uint64_t first[GOT_MAX];
-	uint32_t count[GOT_MAX];
-	bool historical[GOT_MAX];
-	size_t n;
-	unsigned bad;
-	char gone[128];          /* the last "gone" line */
-	unsigned gone_n;
-};
-
-static void on_msg(struct mosquitto *m, void *arg, const struct mosquitto_message *msg)
-{
-	struct seen *s = arg;
-	rec_batch_t *b;
-	struct rec_batch_info info;
-
-	(void)m;
-	pthread_mutex_lock(&s->lock);
-	if (strstr(msg->topic, "/gone")) {
-		snprintf(s->gone, sizeof(s->gone), "%.*s", msg->payloadlen, (const char *)msg->payload);
-		s->gone_n++;
-	} else if (rec_batch_decode(msg->payload, (size_t)msg->payloadlen, &b) == 0 && rec_batch_info(b, &info) == 0 &&
-	    s->n < GOT_MAX) {
-		s->first[s->n] = info.first_seq;
-		s->count[s->n] = info.count;
-		s->historical[s->n] = info.historical;
-		s->n++;
-		rec_batch_free(b);
-	} else {
-		s->bad++;
-	}
-	pthread_mutex_unlock(&s->lock);
-}
-
-static size_t seen_n(struct seen *s)
-{
-	size_t v;
-
-	pthread_mutex_lock(&s->lock);
-	v = s->n;
-	pthread_mutex_unlock(&s->lock);
-	return v;
-}
-
-static struct upl_forward_stats stats(upl_forwarder_t *f)
-{
-	struct upl_forward_stats st;
-
-	CHECK(upl_forwarder_stats(f, &st) == 0);
-	return st;
-}
 
 static void publish(struct mosquitto *m, const char *id, int64_t from, int64_t to)
 {
@@ -103,7 +49,7 @@ static void publish(struct mosquitto *m, const char *id, int64_t from, int64_t t
 }
 
 /* The Batches seen from index at on are exactly Batches lo..hi of the log. */
-static void check_batches(struct seen *s, size_t at, const uint64_t *first, size_t lo, size_t hi, const char *what)
+static void check_batches(struct fx_seen *s, size_t at, const uint64_t *first, size_t lo, size_t hi, const char *what)
 {
 	pthread_mutex_lock(&s->lock);
 	CHECK(s->n == at + hi - lo + 1, "%s: %zu Batches, want %zu", what, s->n - at, hi - lo + 1);
@@ -122,7 +68,7 @@ int main(void)
 	struct broker br;
 	struct gen gen;
 	struct memlog empty;
-	struct seen s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct fx_seen s;
 	char dir[192], cursor[192], reqs[192];
 	stor_log_t *log;
 	stor_reader_t *rd;
@@ -132,7 +78,7 @@ int main(void)
 	struct upl_forward_stats st;
 	struct upl_request old = { .id = "old-1", .from_ns = T0 + 6 * SEC, .to_ns = T0 + 7 * SEC + 3 * 1000000 };
 	struct mosquitto *m;
-	uint64_t first[NBATCH], seq = 11;   /* 1-10 "deleted" */
+	uint64_t first[NBATCH];
 	int64_t t_last[NBATCH];
 	FILE *fp;
 	char text[512] = "";
@@ -146,30 +92,8 @@ int main(void)
 	snprintf(reqs, sizeof(reqs), "%s/fwd.requests", br.dir);
 	CHECK(stor_log_open(&(struct stor_log_cfg){ .dir = dir, .vehicle = "loco9", .first_seq = 11 }, &log) == 0);
 	CHECK(gen_init(&gen, "loco9", 8, T0) == 0);
-	for (size_t i = 0; i < NBATCH; i++) {
-		struct stor_rec rec = { .first_seq = seq, .count = counts[i] };
-		const uint8_t *buf;
-		size_t len;
-
-		gen.t_ns = T0 + (int64_t)i * SEC;
-		rec.t_first_ns = gen.t_ns;
-		for (uint32_t k = 0; k < counts[i]; k++) {
-			struct acq_item it;
-
-			gen_item(&gen, gen.t_ns, &it);
-			t_last[i] = gen.t_ns;
-			gen.t_ns += 1000000;
-			CHECK(rec_encoder_add(gen.enc, &it) == 0);
-		}
-		CHECK(rec_encoder_finish(gen.enc, seq, &buf, &len) == (int)counts[i]);
-		rec.t_last_ns = t_last[i];
-		rec.payload = buf;
-		rec.len = (uint32_t)len;
-		CHECK(stor_log_append(log, &rec) == 0);
-		first[i] = seq;
-		seq += counts[i];
-	}
-	CHECK(stor_log_sync(log) == 0);
+	/* one Batch a second; seqs from 11: 1-10 "deleted" */
+	stor_log_fill(log, &gen, counts, NBATCH, 11, SEC, first, t_last);
 	CHECK(stor_reader_open(dir, &rd) == 0);
 	memlog_init(&empty);
 
@@ -177,13 +101,7 @@ int main(void)
 	CHECK(upl_requests_open(reqs, &q, NULL) == 0 && upl_requests_add(q, &old) == 1);
 	upl_requests_free(q);
 
-	m = mosquitto_new("request-ground", true, &s);
-	CHECK(m);
-	mosquitto_message_callback_set(m, on_msg);
-	CHECK(mosquitto_connect(m, "127.0.0.1", br.port, 10) == MOSQ_ERR_SUCCESS);
-	CHECK(mosquitto_subscribe(m, NULL, "railmon/loco9/data", 1) == MOSQ_ERR_SUCCESS);
-	CHECK(mosquitto_subscribe(m, NULL, "railmon/loco9/gone", 1) == MOSQ_ERR_SUCCESS);
-	CHECK(mosquitto_loop_start(m) == MOSQ_ERR_SUCCESS);
+	m = fx_seen_connect(&s, "request-ground", br.port, "loco9");
 
 	fc = (struct upl_forward_cfg){
 		.host = "127.0.0.1", .port = br.port, .client_id = "railmon-request-fwd", .vehicle = "loco9",
@@ -193,42 +111,42 @@ int main(void)
 	};
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
-	CHECK(WAIT_FOR(stats(f).requests_served == 1, 20000), "the pending request served after the restart");
-	st = stats(f);
-	CHECK(WAIT_FOR(seen_n(&s) >= st.resend_batches, 10000));
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 1, 20000), "the pending request served after the restart");
+	st = fx_fwd_stats(f);
+	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000));
 	check_batches(&s, 0, first, 6, 7, "old-1 (pending before the start)");
 
 	/* the request may be lost until the forwarder has subscribed: publish
 	   it until taken (the same id again is ignored: that is the point) */
-	for (int tries = 0; !stats(f).requests_taken; tries++) {
+	for (int tries = 0; !fx_fwd_stats(f).requests_taken; tries++) {
 		CHECK(tries < 100, "the forwarder never took the request");
 		publish(m, "win-1", T0 + 2 * SEC, t_last[4] + 1);
-		WAIT_FOR(stats(f).requests_taken == 1, 200);
+		WAIT_FOR(fx_fwd_stats(f).requests_taken == 1, 200);
 	}
-	CHECK(WAIT_FOR(stats(f).requests_served == 2, 20000), "win-1 served");
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 2, 20000), "win-1 served");
 	at = 2;
-	st = stats(f);
-	CHECK(WAIT_FOR(seen_n(&s) >= st.resend_batches, 10000));
+	st = fx_fwd_stats(f);
+	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000));
 	check_batches(&s, at, first, 2, 4, "win-1 [T(2), the end of Batch 4]");
 
 	/* published again: taken once */
-	st = stats(f);
+	st = fx_fwd_stats(f);
 	publish(m, "win-1", T0 + 2 * SEC, t_last[4] + 1);
-	CHECK(WAIT_FOR(stats(f).requests_again > st.requests_again, 10000), "the second win-1 seen");
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_again > st.requests_again, 10000), "the second win-1 seen");
 	/* after the log's end: served, nothing sent; served after the repeat,
 	   so once it is, the repeat sent nothing either */
 	publish(m, "late", T0 + 100 * SEC, T0 + 200 * SEC);
-	CHECK(WAIT_FOR(stats(f).requests_served == 3, 10000), "late served");
-	st = stats(f);
-	CHECK(st.resend_batches == 5 && seen_n(&s) == 5, "%" PRIu64 " Batches re-sent, %zu seen: want 5",
-	      st.resend_batches, seen_n(&s));
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 3, 10000), "late served");
+	st = fx_fwd_stats(f);
+	CHECK(st.resend_batches == 5 && fx_seen_n(&s) == 5, "%" PRIu64 " Batches re-sent, %zu seen: want 5",
+	      st.resend_batches, fx_seen_n(&s));
 	CHECK(st.requests_refused == 0 && st.resend_gone == 0 && s.bad == 0 && st.published == 0);
 
 	/* from before the first Batch still stored: 1-10 gone, then Batch 0 */
 	publish(m, "early", T0 - 5 * SEC, T0 + SEC / 2);
-	CHECK(WAIT_FOR(stats(f).requests_served == 4, 10000), "early served");
-	st = stats(f);
-	CHECK(WAIT_FOR(seen_n(&s) >= st.resend_batches, 10000));
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 4, 10000), "early served");
+	st = fx_fwd_stats(f);
+	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000));
 	check_batches(&s, 5, first, 0, 0, "early [T0 - 5 s, T0 + 0.5 s)");
 	pthread_mutex_lock(&s.lock);
 	CHECK(st.resend_gone == 1 && s.gone_n == 1 && strlen(s.gone) > 32 && !strcmp(s.gone + 32, " 1 10\n"),
@@ -240,8 +158,7 @@ int main(void)
 	fclose(fp);
 	CHECK_STR(text, "railmon-requests 1\ndone old-1\ndone win-1\ndone late\ndone early\n");
 
-	mosquitto_loop_stop(m, true);
-	mosquitto_destroy(m);
+	fx_seen_close(m);
 	upl_forwarder_free(f);
 	stor_reader_free(rd);
 	stor_log_free(log);

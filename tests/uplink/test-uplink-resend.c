@@ -31,7 +31,6 @@
 #include "uplink/forward.h"
 
 #define NSEQ 20
-#define GOT_MAX 4096
 
 static const uint32_t counts[] = { 3, 1, 4, 2, 5, 1, 1, 3 };
 #define NBATCH (sizeof(counts) / sizeof(counts[0]))
@@ -39,66 +38,17 @@ static const uint32_t counts[] = { 3, 1, 4, 2, 5, 1, 1, 3 };
 static const char log_hex[] = "1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d01"; /* gen_init's log id */
 static const char other_hex[] = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee";
 
-/* What the subscriber saw. */
-struct seen {
-	pthread_mutex_t lock;
-	uint64_t first[GOT_MAX];
-	uint32_t count[GOT_MAX];
-	bool historical[GOT_MAX];
-	size_t n;
-	unsigned bad;            /* data messages that did not decode */
-	uint64_t gone_last;      /* last seq of the newest "gone" for the other log */
-	unsigned gone_n;
-};
-
-static void on_msg(struct mosquitto *m, void *arg, const struct mosquitto_message *msg)
+/* The last seq of the newest "gone" answer, which must be for the other
+   log (the requests for this log are all inside it). */
+static uint64_t seen_gone(struct fx_seen *s)
 {
-	struct seen *s = arg;
-	rec_batch_t *b;
-	struct rec_batch_info info;
-	char line[128];
-	unsigned long long first, last;
+	unsigned long long first, last = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (strstr(msg->topic, "/data")) {
-		if (rec_batch_decode(msg->payload, (size_t)msg->payloadlen, &b) == 0 &&
-		    rec_batch_info(b, &info) == 0 && s->n < GOT_MAX) {
-			s->first[s->n] = info.first_seq;
-			s->count[s->n] = info.count;
-			s->historical[s->n] = info.historical;
-			s->n++;
-			rec_batch_free(b);
-		} else {
-			s->bad++;
-		}
-	} else if (strstr(msg->topic, "/gone")) {
-		snprintf(line, sizeof(line), "%.*s", msg->payloadlen, (const char *)msg->payload);
-		if (!strncmp(line, other_hex, 32) && sscanf(line + 32, " %llu %llu", &first, &last) == 2) {
-			s->gone_last = last;
-			s->gone_n++;
-		}
-	}
+	if (s->gone_n && !strncmp(s->gone, other_hex, 32))
+		CHECK(sscanf(s->gone + 32, " %llu %llu", &first, &last) == 2, "gone '%s'", s->gone);
 	pthread_mutex_unlock(&s->lock);
-}
-
-static uint64_t seen_gone(struct seen *s)
-{
-	uint64_t v;
-
-	pthread_mutex_lock(&s->lock);
-	v = s->gone_last;
-	pthread_mutex_unlock(&s->lock);
-	return v;
-}
-
-static size_t seen_n(struct seen *s)
-{
-	size_t v;
-
-	pthread_mutex_lock(&s->lock);
-	v = s->n;
-	pthread_mutex_unlock(&s->lock);
-	return v;
+	return last;
 }
 
 static void request(struct mosquitto *m, const char *hex, uint64_t a, uint64_t b, uint64_t marker)
@@ -112,20 +62,12 @@ static void request(struct mosquitto *m, const char *hex, uint64_t a, uint64_t b
 	CHECK(mosquitto_publish(m, NULL, "railmon/loco9/resend", n, msg, 1, false) == MOSQ_ERR_SUCCESS);
 }
 
-static uint64_t resend_batches(upl_forwarder_t *f)
-{
-	struct upl_forward_stats st;
-
-	CHECK(upl_forwarder_stats(f, &st) == 0);
-	return st.resend_batches;
-}
-
 int main(void)
 {
 	struct broker br;
 	struct gen gen;
 	struct memlog empty;
-	struct seen s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct fx_seen s;
 	char dir[192], cursor[192];
 	stor_log_t *log;
 	stor_reader_t *rd;
@@ -133,7 +75,7 @@ int main(void)
 	struct upl_forward_cfg fc;
 	struct upl_forward_stats st;
 	struct mosquitto *m;
-	uint64_t first[NBATCH], seq = 1, marker = 1000, cases = 0, sent = 0;
+	uint64_t first[NBATCH], marker = 1000, cases = 0, sent = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	CHECK(broker_init(&br, false, NULL) == 0);
@@ -142,28 +84,8 @@ int main(void)
 	snprintf(cursor, sizeof(cursor), "%s/fwd.cursor", br.dir);
 	CHECK(stor_log_open(&(struct stor_log_cfg){ .dir = dir, .vehicle = "loco9" }, &log) == 0);
 	CHECK(gen_init(&gen, "loco9", 8, 1700000000 * INT64_C(1000000000)) == 0);
-	for (size_t i = 0; i < NBATCH; i++) {
-		struct stor_rec rec = { .first_seq = seq, .count = counts[i] };
-		const uint8_t *buf;
-		size_t len;
-
-		for (uint32_t k = 0; k < counts[i]; k++) {
-			struct acq_item it;
-
-			gen_item(&gen, gen.t_ns, &it);
-			gen.t_ns += 1000000;
-			CHECK(rec_encoder_add(gen.enc, &it) == 0);
-		}
-		CHECK(rec_encoder_finish(gen.enc, seq, &buf, &len) == (int)counts[i]);
-		rec.t_first_ns = rec.t_last_ns = gen.t_ns;
-		rec.payload = buf;
-		rec.len = (uint32_t)len;
-		CHECK(stor_log_append(log, &rec) == 0);
-		first[i] = seq;
-		seq += counts[i];
-	}
-	CHECK(seq == NSEQ + 1);
-	CHECK(stor_log_sync(log) == 0);
+	stor_log_fill(log, &gen, counts, NBATCH, 1, 0, first, NULL);
+	CHECK(first[NBATCH - 1] + counts[NBATCH - 1] == NSEQ + 1);
 	CHECK(stor_reader_open(dir, &rd) == 0);
 	memlog_init(&empty);
 	fc = (struct upl_forward_cfg){
@@ -175,13 +97,7 @@ int main(void)
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
 
-	m = mosquitto_new("resend-ground", true, &s);
-	CHECK(m);
-	mosquitto_message_callback_set(m, on_msg);
-	CHECK(mosquitto_connect(m, "127.0.0.1", br.port, 10) == MOSQ_ERR_SUCCESS);
-	CHECK(mosquitto_subscribe(m, NULL, "railmon/loco9/data", 1) == MOSQ_ERR_SUCCESS);
-	CHECK(mosquitto_subscribe(m, NULL, "railmon/loco9/gone", 1) == MOSQ_ERR_SUCCESS);
-	CHECK(mosquitto_loop_start(m) == MOSQ_ERR_SUCCESS);
+	m = fx_seen_connect(&s, "resend-ground", br.port, "loco9");
 	/* Until the forwarder has subscribed, a request is lost: ask for
 	   another log's range until its "gone" comes back. */
 	for (int tries = 0;; tries++) {
@@ -195,14 +111,14 @@ int main(void)
 
 	for (uint64_t a = 1; a <= NSEQ; a++) {
 		for (uint64_t b = a; b <= NSEQ; b++) {
-			size_t before = seen_n(&s), k = 0;
+			size_t before = fx_seen_n(&s), k = 0;
 			uint64_t want = ++marker;
 
 			request(m, log_hex, a, b, want);
 			CHECK(WAIT_FOR(seen_gone(&s) >= want, 10000), "request %" PRIu64 "..%" PRIu64 " not served", a, b);
 			/* Every data message the forwarder published is in. */
-			sent = resend_batches(f);
-			CHECK(WAIT_FOR(seen_n(&s) >= sent, 10000), "%zu of %" PRIu64 " re-sends arrived", seen_n(&s), sent);
+			sent = fx_fwd_stats(f).resend_batches;
+			CHECK(WAIT_FOR(fx_seen_n(&s) >= sent, 10000), "%zu of %" PRIu64 " re-sends arrived", fx_seen_n(&s), sent);
 			pthread_mutex_lock(&s.lock);
 			CHECK(s.n == sent, "%zu data messages for %" PRIu64 " re-sends", s.n, sent);
 			for (size_t i = 0; i < NBATCH; i++) {
@@ -234,22 +150,21 @@ int main(void)
 	{
 		char msg[512];
 		uint64_t want = ++marker;
-		size_t before = seen_n(&s);
+		size_t before = fx_seen_n(&s);
 		int n = snprintf(msg, sizeof(msg), "%s 1 %d\n%s 1 %d\n%s 3 5\n%s 1 %" PRIu64 "\n", log_hex, NSEQ,
 		                 log_hex, NSEQ, log_hex, other_hex, want);
 
 		CHECK(mosquitto_publish(m, NULL, "railmon/loco9/resend", n, msg, 1, false) == MOSQ_ERR_SUCCESS);
 		CHECK(WAIT_FOR(seen_gone(&s) >= want, 10000), "the duplicates' marker not served");
-		sent = resend_batches(f);
-		CHECK(WAIT_FOR(seen_n(&s) >= sent, 10000), "%zu of %" PRIu64 " re-sends arrived", seen_n(&s), sent);
-		CHECK(seen_n(&s) - before == NBATCH, "[1, %d] asked twice and [3, 5]: %zu Batches sent, want %zu", NSEQ,
-		      seen_n(&s) - before, NBATCH);
+		sent = fx_fwd_stats(f).resend_batches;
+		CHECK(WAIT_FOR(fx_seen_n(&s) >= sent, 10000), "%zu of %" PRIu64 " re-sends arrived", fx_seen_n(&s), sent);
+		CHECK(fx_seen_n(&s) - before == NBATCH, "[1, %d] asked twice and [3, 5]: %zu Batches sent, want %zu", NSEQ,
+		      fx_seen_n(&s) - before, NBATCH);
 		CHECK(upl_forwarder_stats(f, &st) == 0);
 		CHECK(st.resend_merged == 2, "%" PRIu64 " requests merged, want 2", st.resend_merged);
 	}
 
-	mosquitto_loop_stop(m, true);
-	mosquitto_destroy(m);
+	fx_seen_close(m);
 	upl_forwarder_free(f);
 	stor_reader_free(rd);
 	stor_log_free(log);
