@@ -603,7 +603,8 @@ static void test_fixed_faults(void)
 	struct peer p;
 	struct bus_cfg cfg;
 	bus_dev_t *dev;
-	size_t n, samples = 0, exc = 0, bad = 0, tmo = 0, garbage = 0, split = 0;
+	size_t n, samples = 0, exc = 0, bad = 0, tmo = 0, garbage = 0, split = 0, tails = 0, cycles;
+	bool tail_due = false;
 
 	start_fault(&p, 0, extra);
 	/* byte timeout 60 ms, response timeout 120 ms, server stalls 150 ms:
@@ -619,7 +620,13 @@ static void test_fixed_faults(void)
 			/* only the fault-free channel 5 may ever produce a value */
 			assert(it->sample.channel == 5 && it->sample.value == mb_expect(&ch[4]));
 			samples++;
+			tail_due = false;
 			continue;
+		}
+		if (unit == 1 && it->event.code != ACQ_EV_MB_CONNECT && it->event.code != ACQ_EV_MB_OVERRUN &&
+		    !(it->event.code == ACQ_EV_MB_BAD_REPLY && it->event.arg == 100)) {
+			/* unit 1 has had its first request of the cycle */
+			tail_due = false;
 		}
 		switch (it->event.code) {
 		case ACQ_EV_MB_EXCEPTION:
@@ -628,12 +635,31 @@ static void test_fixed_faults(void)
 			exc++;
 			break;
 		case ACQ_EV_MB_BAD_REPLY:
-			assert(unit == 1 || (unit == 3 && it->event.arg == 500));
-			if (unit == 1)
-				assert(it->event.arg == 200 || it->event.arg == 300 || it->event.arg == 400);
-			assert((it->event.detail & 0xff) == (unit == 3 ? 4 : 3));
+			/* unit 1 @100 only as the next request after unit 4 @800
+			   was cut by the byte timeout: on a loaded machine the
+			   cycle can run so late that the cut reply's tail (its
+			   data bytes, sent 150 ms after its head) arrives after
+			   the flush before unit 1 @100 went out, and is read as
+			   the start of that request's reply: its 2 data bytes
+			   and the exception's first 6 make a header whose
+			   protocol id is the exception's transaction id (seen
+			   with a 200 ms period: detail 0x060103).  The driver
+			   refuses it (a stream out of frame, never another
+			   request's value) and flushes again: @200.. in step. */
+			if (!((unit == 1 && (it->event.arg == 200 || it->event.arg == 300 || it->event.arg == 400 ||
+			                     (it->event.arg == 100 && tail_due &&
+			                      (it->event.detail >> 16) == BUS_MB_REPLY_BAD_PROTOCOL))) ||
+			      (unit == 3 && it->event.arg == 500)) ||
+			    (it->event.detail & 0xff) != (unit == 3 ? 4 : 3)) {
+				fprintf(stderr, "fixed faults: item %zu of %zu: BAD_REPLY unit %u @%lld detail 0x%x%s\n", i, n,
+				        unit, (long long)it->event.arg, it->event.detail,
+				        tail_due ? "" : " (not right after a cut reply of unit 4 @800)");
+				abort();
+			}
 			garbage += unit == 3;
-			bad += unit == 1;
+			bad += unit == 1 && it->event.arg != 100;
+			tails += unit == 1 && it->event.arg == 100;
+			tail_due = false;
 			break;
 		case ACQ_EV_MB_TIMEOUT:
 			/* the late reply (unit 2 @600), the garbage (unit 3 @500)
@@ -644,22 +670,29 @@ static void test_fixed_faults(void)
 			tmo += unit == 2;
 			garbage += unit == 3;
 			split += unit == 4;
+			tail_due = unit == 4;
 			break;
 		case ACQ_EV_MB_CONNECT:
 		case ACQ_EV_MB_OVERRUN:
 			break;
 		default:
-			fprintf(stderr, "unexpected event %u\n", it->event.code);
+			fprintf(stderr, "unexpected event %u unit %u @%lld detail 0x%x\n", it->event.code, unit,
+			        (long long)it->event.arg, it->event.detail);
 			abort();
 		}
 	}
-	/* 4 cycles (a slow machine may end the run inside the last one) */
-	assert(exc >= 3 && exc == samples && bad == 3 * exc);
-	assert(tmo + 1 >= exc && tmo <= exc && garbage + 1 >= exc && garbage <= exc);
-	assert(split + 1 >= exc && split <= exc);
+	/* 4 cycles (a slow machine may end the run inside the last one);
+	   unit 1 @100 answered by an exception, or refused for a cut reply's
+	   tail, once each */
+	cycles = exc + tails;
+	printf("fixed faults: exc %zu tails %zu bad %zu samples %zu timeouts %zu garbage %zu split %zu\n", exc, tails,
+	       bad, samples, tmo, garbage, split);
+	assert(cycles >= 4 && cycles == samples && bad == 3 * cycles && tails <= split);
+	assert(tmo + 1 >= cycles && tmo <= cycles && garbage + 1 >= cycles && garbage <= cycles);
+	assert(split + 1 >= cycles && split <= cycles);
 	stop_checked(&p, dev, 0);
 	bus_dev_free(dev);
-	printf("fixed faults: %zu cycles, every fault one event, in sync after each late or cut reply\n", exc);
+	printf("fixed faults: %zu cycles, every fault one event, in sync after each late or cut reply\n", cycles);
 }
 
 /*
@@ -797,6 +830,15 @@ static size_t first_sample(size_t n)
 	return n;
 }
 
+/* test_reconnect's step is over: the dead server was noticed. */
+static bool saw_disconnect(const struct acq_item *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (buf[i].kind == ACQ_ITEM_EVENT && buf[i].event.code == ACQ_EV_MB_DISCONNECT)
+			return true;
+	return false;
+}
+
 /* Refused, then the server appears; then it dies and comes back. */
 static void test_reconnect(void)
 {
@@ -826,7 +868,11 @@ static void test_reconnect(void)
 	check_samples(ch, 1, n, 20);
 	/* the server goes away (connection reset), then comes back */
 	stop_checked(&p, dev, 0);
-	n = run_for(dev, 300);
+	/* until the reset is noticed (a loaded machine may take longer than
+	   a fixed 300 ms), then 300 ms more: one DISCONNECT however often the
+	   reconnect is refused meanwhile, and no value */
+	n = mb_run_until(dev, items_buf, 0, MAX_ITEMS, saw_disconnect, 10000);
+	n += mb_run_for(dev, 300, items_buf + n, MAX_ITEMS - n);
 	assert(first_sample(n) == n && count_events(n, ACQ_EV_MB_DISCONNECT) == 1);
 	base = tx_now(dev);
 	start_fault(&p, port, NULL);
