@@ -2,6 +2,12 @@
 /*
  * spb-pub.c - the Sparkplug B publisher's thread and MQTT client
  * (spb-pub.h).
+ *
+ * One job over ~600 lines: one MQTT session's state machine (connect,
+ * births, DDATA, the UNSUBSCRIBE barriers that confirm them, the cursor
+ * they move, rewind on a drop).  The callbacks and the loop share every
+ * field of struct upl_spb under its lock, so a split would only move the
+ * struct into a private header and the same state across two files.
  */
 #include <errno.h>
 #include <limits.h>
