@@ -11,8 +11,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Each byte's hex digit value + 1, 0 for anything else: one load per digit
+   (the candump reader's hottest loop reads ids and payloads through it). */
+extern const uint8_t basic_hex_tab[256];
+
 /* The value (0 to 15) of the hex digit c, either case; -1 for anything else. */
-int basic_hex_digit(char c);
+static inline int basic_hex_digit(char c)
+{
+	return (int)basic_hex_tab[(unsigned char)c] - 1;
+}
 
 /*
  * The len hex digits at s (either case, nothing else: no sign, no "0x",

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "basic/escape.h"
+#include "basic/hash.h"
 #include "cli/live-table.h"
 #include "report/say.h"
 
@@ -75,11 +76,7 @@ static struct seen *seen_slot(cli_livetable_t *t, uint32_t id)
    a double), so a text channel's change is marked as a value's is. */
 static double text_key(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return (double)(h >> 12);
+	return (double)(basic_fnv1a_str(s) >> 12);
 }
 
 /* True while the value of row r differs from what was drawn before, for

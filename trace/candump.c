@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "basic/hex.h"
 #include "candump.h"
 #include "spec.h"
 
@@ -38,18 +39,6 @@ struct cursor {
 	const char *p;
 	const char *end;
 };
-
-/* hex digit value + 1, 0 for anything else: one load per digit */
-static const uint8_t hex_tab[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
-	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
-	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
-static inline int hexval(char c)
-{
-	return (int)hex_tab[(unsigned char)c] - 1;
-}
 
 static inline bool is_blank(char c)
 {
@@ -193,7 +182,7 @@ static int parse_id(struct cursor *c, struct parsed *f)
 	uint32_t id = 0;
 	int v;
 
-	while (p < end && p - s < 9 && (v = hexval(*p)) >= 0) {
+	while (p < end && p - s < 9 && (v = basic_hex_digit(*p)) >= 0) {
 		id = id << 4 | (uint32_t)v;
 		p++;
 	}
@@ -224,7 +213,7 @@ static int parse_bytes(struct cursor *c, struct parsed *f, unsigned max)
 	   character that is not a hex digit ends this loop and the one
 	   below, which reads every shape, takes over where it stopped. */
 	while (end - p >= 2 && n < max) {
-		int hi = hexval(p[0]), lo = hexval(p[1]);
+		int hi = basic_hex_digit(p[0]), lo = basic_hex_digit(p[1]);
 
 		if ((hi | lo) < 0)
 			break;
@@ -240,8 +229,8 @@ static int parse_bytes(struct cursor *c, struct parsed *f, unsigned max)
 		}
 		if (n >= max || end - p < 2)
 			return -EBADMSG;
-		hi = hexval(p[0]);
-		lo = hexval(p[1]);
+		hi = basic_hex_digit(p[0]);
+		lo = basic_hex_digit(p[1]);
 		if ((hi | lo) < 0)
 			return -EBADMSG;
 		f->data[n++] = (uint8_t)(hi << 4 | lo);
@@ -262,7 +251,7 @@ static int parse_payload(struct cursor *c, struct parsed *f)
 		f->flags |= ACQ_CAN_RTR;
 		c->p++;
 		f->len = 0;
-		if (c->p < c->end && (v = hexval(*c->p)) >= 0) {
+		if (c->p < c->end && (v = basic_hex_digit(*c->p)) >= 0) {
 			if (v > 8)
 				return -EBADMSG;
 			f->len = (uint8_t)v;
@@ -273,7 +262,7 @@ static int parse_payload(struct cursor *c, struct parsed *f)
 	if (c->p < c->end && *c->p == '#') {
 		if (f->flags & ACQ_CAN_ERR)
 			return -EBADMSG;
-		if (c->end - c->p < 2 || (v = hexval(c->p[1])) < 0)
+		if (c->end - c->p < 2 || (v = basic_hex_digit(c->p[1])) < 0)
 			return -EBADMSG;
 		f->flags |= ACQ_CAN_FD;
 		f->flags |= (v & TRACE_CD_FD_BRS) ? ACQ_CAN_BRS : 0;
@@ -287,7 +276,7 @@ static int parse_payload(struct cursor *c, struct parsed *f)
 		return -EBADMSG;
 	/* raw DLC 9..F of an 8-byte classic frame: accepted, not kept */
 	if (c->p < c->end && *c->p == '_') {
-		if (f->len != 8 || c->end - c->p < 2 || (v = hexval(c->p[1])) < 9)
+		if (f->len != 8 || c->end - c->p < 2 || (v = basic_hex_digit(c->p[1])) < 9)
 			return -EBADMSG;
 		c->p += 2;
 	}
