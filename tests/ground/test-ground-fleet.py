@@ -101,7 +101,7 @@ def test_gone(pg, broker, tmp):
     check(asked == 1, "the explained hole was asked for once", err)
     pg.psql("TRUNCATE batches, gone, samples, can_frames, events, configs, conflicts, refused, ledger_days, health, "
             "door_refusals, resend_asked, dictionaries, "
-            "vehicle_status, vehicles")
+            "vehicle_status, vehicle_config_status, vehicles")
     print("a range the vehicle's log no longer holds: \"gone\", recorded, explained, not asked again: ok")
 
 

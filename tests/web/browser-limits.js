@@ -71,7 +71,9 @@ async function open(page, hash, ready) {
     }
     check(await page.evaluate(() => window.pwned) === undefined && await page.$('#view img') === null,
           'the hostile detail ran nothing and made no element');
-    check((await page.$eval('#door', e => e.previousElementSibling.textContent)).includes('CAN frames') &&
+    // under the page's links, after the config status line (#config, issue 32)
+    check((await page.$eval('#door', e => e.previousElementSibling.id === 'config' &&
+                                          e.previousElementSibling.previousElementSibling.textContent.includes('CAN frames'))) &&
           (await page.$eval('#door h3', e => e.textContent)) === 'Refused at the door', 'the block is headed "Refused at the door"');
     if (want.shot) await page.screenshot({ path: want.shot, fullPage: true });
     await open(page, '#/vehicle/wide', 'vehicle');
