@@ -66,7 +66,7 @@ static void test_line(void)
 		"a 1 2 Speed ",                            /* one after the last */
 		"a 1 2 Speed Speed",                       /* a name twice */
 		"a 1 2 Sp\teed",                           /* a control character */
-		"a 1 2 Sp\x80" "eed",                       /* not ASCII */
+		("a 1 2 Sp\x80" "eed"),                       /* not ASCII */
 		"a 1 2 c1 c2 c3 c4 c5 c6 c7 c8 c9",        /* 9 channels */
 		"a 1 2 abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz01", /* 64 characters */
 		"a 2 2",                                   /* empty range */
