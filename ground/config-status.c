@@ -16,6 +16,7 @@
 
 #include "ground.h"
 #include "basic/name.h"
+#include "basic/hex.h"
 #include "basic/utf8.h"
 
 /* ---- the payload ---- */
@@ -46,18 +47,11 @@ static int hex4(const char *s, const char *end, unsigned *ret)
 	if (end - s < 4)
 		return -EBADMSG;
 	for (int i = 0; i < 4; i++) {
-		char c = s[i];
-		unsigned d;
+		int d = basic_hex_digit(s[i]);
 
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
+		if (d < 0)
 			return -EBADMSG;
-		v = v << 4 | d;
+		v = v << 4 | (unsigned)d;
 	}
 	*ret = v;
 	return 0;
