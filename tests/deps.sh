@@ -92,6 +92,13 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
+	# A mirror caught mid-sync fails one index ("File has unexpected size")
+	# and apt-get update exits 100 though every package still resolves:
+	# try three times, then go on and let apt-get install name what it lacks.
+	for try in 1 2 3; do
+		apt-get update -qq && break
+		[ "$try" = 3 ] && echo "deps: apt-get update failed 3 times; installing from the indexes it has" >&2
+		sleep 20
+	done
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
