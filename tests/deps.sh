@@ -100,5 +100,21 @@ if [ ${#missing[@]} -gt 0 ]; then
 		[ "$try" = 3 ] && echo "deps: apt-get update failed 3 times; installing from the indexes it has" >&2
 		sleep 20
 	done
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# This machine's packages first: without them nothing builds.  Then each
+	# foreign architecture on its own: a mirror whose armhf index lags its
+	# amd64 one ("held broken packages": Multi-Arch: same versions differ)
+	# then costs only the stages of that target, which fail naming it,
+	# not the whole run.
+	native=() foreign=()
+	for p in "${missing[@]}"; do
+		case $p in *:*) foreign+=("$p") ;; *) native+=("$p") ;; esac
+	done
+	[ ${#native[@]} -eq 0 ] || apt-get install -y -qq --no-install-recommends "${native[@]}" >/dev/null
+	for a in "${CROSS_ARCHES[@]}"; do
+		arch=()
+		for p in "${foreign[@]}"; do [ "${p##*:}" = "$a" ] && arch+=("$p"); done
+		[ ${#arch[@]} -eq 0 ] && continue
+		apt-get install -y -qq --no-install-recommends "${arch[@]}" >/dev/null ||
+			echo "deps: the $a packages could not be installed (${arch[*]}): that target's stage will fail" >&2
+	done
 fi
