@@ -3,6 +3,9 @@
  * source.c - a source's loop (source.h): recv, stamp, push, count; the
  * error pauses, the gone/backoff/reopen cycle, the drain at stop, pacing.
  *
+ * One job over ~600 lines: the realtime loop of a source, kept in one file so
+ * the RT path (no allocation, no lock, bounded waits) can be checked whole.
+ *
  * The loop is the realtime path of a live bus: no allocation (everything
  * is allocated by acq_source_new), no logging, no locks, no call that can
  * block other than recv() and the bounded waits below.  Link checks that

@@ -6,6 +6,9 @@
  * SOURCE is a SocketCAN interface, slcan:TTY[@BAUD] or a trace file
  * (candump log, ASC, BLF, TRC) played at --speed.
  *
+ * One job over ~600 lines: one command that is its own small daemon (bus,
+ * decode, table in one thread), kept together so that loop reads in one place.
+ *
  * What a daemon would do for the bus, done here in one thread: the bus is
  * the board file's bus driver (bus/bus.h, opened from the one-bus board a
  * board file with that [can] section would give, conf_parse), the frames

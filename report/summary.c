@@ -6,6 +6,9 @@
  * gaps (intervals over --gap, by default over 5 times the channel's
  * shortest interval), the longest interval, and the out-of-range and
  * invalid counts.  Samples are taken in time order (record/order.h).
+ *
+ * One job over ~600 lines: the statistics per channel of one pass over a
+ * log in time order.
  */
 #include <errno.h>
 #include <inttypes.h>

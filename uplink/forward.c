@@ -7,6 +7,9 @@
  * in turn.  The parts live beside it (forward-private.h lists them):
  * fwd-conn.c, fwd-window.c, fwd-ahead.c, fwd-resend.c, fwd-slot.c.
  *
+ * One job over ~600 lines: the thread and its client, wired in one place;
+ * what it does by concern is in those fwd-*.c files.
+ *
  * One thread owns everything: the libmosquitto client (driven with
  * mosquitto_loop(), never mosquitto_loop_start(), so a wedged network loop
  * cannot hide from us), the window of in-flight messages and the cursor.

@@ -45,7 +45,7 @@ ALLOWED = {
     "cli": {"basic", "acquisition", "trace", "dbc", "trdp", "bus", "storage", "record", "uplink", "ground", "web",
             "conf", "pipeline", "evidence", "report", "plot"},
 }
-ONE_JOB_LINES = 650
+ONE_JOB_LINES = 600
 HEADER_LINES = 20
 ONE_JOB = re.compile(r'one job', re.I)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z]+)/([^"]+)"', re.M)
