@@ -262,6 +262,11 @@ int rpt_answers_next(rpt_answers_t *a, uint64_t seq, struct stor_rec *rec, int *
 	return 1;
 }
 
+const char *rpt_answers_dir(const rpt_answers_t *a, int src)
+{
+	return a && src >= 0 && (size_t)src < a->nlogs ? a->logs[src].dir : "?";
+}
+
 bool rpt_answers_take(const rpt_answers_t *a, int src, uint64_t seq)
 {
 	long i;

@@ -44,6 +44,9 @@ rpt_answers_t *rpt_answers_free(rpt_answers_t *a);
  */
 int rpt_answers_next(rpt_answers_t *a, uint64_t seq, struct stor_rec *rec, int *src);
 
+/* The directory of the answers log src (for what is said of its Batches). */
+const char *rpt_answers_dir(const rpt_answers_t *a, int src);
+
 /* Whether the record seq of a Batch from src is read (the rule above);
    with a NULL a, always. */
 bool rpt_answers_take(const rpt_answers_t *a, int src, uint64_t seq);

@@ -153,9 +153,14 @@ static int export_answers(struct rpt_export *x, rpt_answers_t *ans, uint64_t seq
 	struct stor_rec rec;
 	int src, r = 0;
 
+	const char *dir = x->dir;
+
 	while (r >= 0 && rpt_answers_next(ans, seq, &rec, &src) == 1)
-		if (x->corrected || !rpt_batch_outside(&rec, x->from_ns, x->to_ns))
+		if (x->corrected || !rpt_batch_outside(&rec, x->from_ns, x->to_ns)) {
+			x->dir = rpt_answers_dir(ans, src); /* what cannot be read is named by its file */
 			r = export_batch(x, &rec, ans, src);
+			x->dir = dir;
+		}
 	return r;
 }
 

@@ -34,6 +34,7 @@
 #include "ground/ground.h"
 #include "record/batch.h"
 #include "report/export.h"
+#include "report/summary.h"
 #include "storage/stor.h"
 #include "tlib.h"
 
@@ -294,13 +295,89 @@ static void rule(void)
 	printf("time order: the same 11 records, their times rising\n");
 }
 
-int main(void)
+/* Field col (from 0) of a CSV line. */
+static const char *field(const char *line, int col, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; col > 0 && *line && *line != '\n'; line++)
+		col -= *line == ',';
+	while (*line && *line != ',' && *line != '\n' && n + 1 < size)
+		out[n++] = *line++;
+	out[n] = 0;
+	return out;
+}
+
+/* export-answers: what the commands write of the same logs: export's CSV
+   over --from/--to (answers' Batches outside passed over, the rest
+   by the rule), and summary's statistics (each seq once: 11 samples,
+   their least and greatest the answers' values). */
+static void commands(void)
+{
+	struct rpt_summary_opts so = { .from_ns = INT64_MIN, .to_ns = INT64_MAX };
+	struct rpt_export x = { .err = stderr, .from_ns = 3000000, .to_ns = 8000000, .window_ns = -1 };
+	struct tlib_mem m;
+	rpt_summary_t *sum;
+	char dir[PATH_MAX], line[512], f[64];
+	const char *text, *p;
+	int seq_col = -1, value_col = -1, n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/rule", T);
+	tlib_mem_open(&m);
+	x.out = m.f;
+	CHECK(rpt_export_check(&x) == 0);
+	CHECK(rec_channels_new(&x.chans) == 0);
+	CHECK(rpt_export_dir(&x, dir) == 0);
+	CHECK(rpt_export_finish(&x, 0) == 0);
+	rpt_export_release(&x);
+	text = tlib_mem_text(&m);
+	for (p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (seq_col < 0) {
+			for (int c = 0; c < 32 && field(line, c, f, sizeof(f))[0]; c++) {
+				seq_col = !strcmp(f, "seq") ? c : seq_col;
+				value_col = !strcmp(f, "value") ? c : value_col;
+			}
+			CHECK(seq_col >= 0 && value_col >= 0, "CSV header: %s", line);
+			continue;
+		}
+		{
+			long long s = atoll(field(line, seq_col, f, sizeof(f)));
+			double v = atof(field(line, value_col, f, sizeof(f)));
+
+			CHECK(s == 3 + n && v == (s <= 5 ? (double)s : (double)s + 2000), "line %d: %s", n, line);
+			n++;
+		}
+	}
+	CHECK(n == 5, "%d CSV rows for [3 ms, 8 ms): seqs 3..7\n%s", n, text);
+	tlib_mem_close(&m);
+	printf("export --from 3ms --to 8ms --order seq, CSV: seqs 3..7 once, 3..5 of answers.1, 6..7 of answers.2\n");
+
+	tlib_mem_open(&m);
+	CHECK(rpt_summary_new(&so, stderr, &sum) == 0);
+	CHECK(rpt_summary_read(sum, dir) == 0);
+	CHECK(rpt_summary_channels(sum) == 1);
+	CHECK(rpt_summary_print(sum, true, m.f) == 0);
+	text = tlib_mem_text(&m);
+	CHECK(strstr(text, "\"count\":11,") && strstr(text, "\"min\":1,") && strstr(text, "\"max\":2010"),
+	      "summary: %s", text);
+	rpt_summary_free(sum);
+	tlib_mem_close(&m);
+	printf("summary: 11 samples, min 1, max 2010 (the answers' values, none of the reduced ones)\n");
+}
+
+int main(int argc, char **argv)
 {
 	char cmd[PATH_MAX + 16];
 
 	CHECK(mkdtemp(T));
-	recv_side();
-	rule();
+	if (argc > 1 && !strcmp(argv[1], "commands")) {
+		rule();
+		commands();
+	} else {
+		recv_side();
+		rule();
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", T);
 	CHECK(system(cmd) == 0);
 	return tlib_failures() ? 1 : 0;
