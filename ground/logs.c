@@ -46,6 +46,7 @@ static const char *const grd_why_texts[GRD_NOTE_MAX] = {
 	[GRD_CONTINUED] = "a gap of over 2^32 records (more than a log marks): continuing in a new ground log",
 	[GRD_TIME] = ("record times outside the window (--max-age behind the receiver's clock, --max-skew ahead "
 	              "of it or around the Batch's base)"),
+	[GRD_ANSWER] = "a request's whole answer over records its ground log holds reduced: into an answers log",
 	[GRD_JUMP_DB] = ("implausible seq: more than 2^40 records away from what this receiver holds of its log "
 	                 "(the database's ledger decides for itself)"),
 };

@@ -25,6 +25,7 @@
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,7 @@ def finish():
     cleanup()
     if broker:
         broker.stop()
+    shutil.rmtree(T, ignore_errors=True)
 
 
 def fail(msg):
@@ -197,6 +199,17 @@ check(not wrong, f"{len(wrong)} records of the ground log not the vehicle's, e.g
       f"{[(q, vehicle.get(q)) for q in wrong[:3]]}")
 got = set(n)
 check(want <= got, f"{len(want - got)} of the window's records missing")
+# in time order: the same records, none late (each answer Batch read
+# where the vehicle's log has it, not after the rest); a window of 0.5 s,
+# as the journey at 10x spans about 6 s of record time, less than the
+# default window would show
+p = subprocess.run([RAILMON, "export", "--data", os.path.join(GROUND, "REQ-3"), "--window", "0.5s"],
+                   capture_output=True, text=True)
+check(p.returncode == 0 and "late" not in p.stderr, f"export in time order: {p.returncode} {p.stderr}")
+timed = list(csv.DictReader(io.StringIO(p.stdout)))
+check(sorted(int(r["seq"]) for r in timed) == sorted(n) and
+      all(int(a["time_ns"]) <= int(b["time_ns"]) for a, b in zip(timed, timed[1:])),
+      "export in time order: other records than in seq order, or not in time order")
 outside = {q for q in got - want if q not in before}
 print(f"after the request: 0 of the window's {len(want)} records missing, each seq once and the vehicle's own; "
       f"{len(outside)} records outside the window added (the answer's whole Batches reach past its edges); "
