@@ -26,12 +26,11 @@ typedef struct rpt_answers rpt_answers_t;
 /* The origin of a Batch read: the ground log itself, or an answers log. */
 #define RPT_ANSWERS_LOG (-1)
 
-/* The answers logs of the ground log dir (their whole Batches' seq ranges
-   read ahead; a reduced Batch found there is not read, counted:
-   rpt_answers_not_whole()).  *ret NULL when dir has none: nothing to do.  What cannot
-   be read is said on err ("railmon CMD: ...") and counted:
-   rpt_answers_damaged().
-   0 or -ENOMEM. */
+/* The answers logs of the ground log dir, their whole Batches' seq ranges
+   read ahead (a reduced Batch found there is not read, counted:
+   rpt_answers_not_whole()).  *ret NULL when dir has none: nothing to do.
+   What cannot be read is said on err ("railmon CMD: ...") and counted:
+   rpt_answers_damaged().  0 or -ENOMEM. */
 int rpt_answers_open(const char *dir, FILE *err, const char *cmd, rpt_answers_t **ret);
 
 rpt_answers_t *rpt_answers_free(rpt_answers_t *a);
