@@ -235,6 +235,9 @@ static void print_ground(const struct grd *g, FILE *err)
 		fprintf(err, "railmon recv: ground logs: %" PRIu64 " Batches stored", g->appended);
 	else
 		fprintf(err, "railmon recv: no ground log (--log)");
+	if (g->answered)
+		fprintf(err, " (%" PRIu64 " of them whole over ranges held reduced: in answers logs, "
+		        "<log>/answers.<n>/)", g->answered);
 	if (g->had)
 		fprintf(err, ", %" PRIu64 " received again that they held already", g->had);
 	if (refused) {

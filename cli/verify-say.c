@@ -12,6 +12,7 @@
 
 #include "basic/utc.h"
 #include "cli/verify-say.h"
+#include "report/answers.h"
 
 
 static const char *problem_words[EVD_PROBLEM_KIND_MAX] = {
@@ -167,6 +168,7 @@ int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const
 	struct cli_verify_out vo = { .err = err, .dir = dir, .progress = &pg };
 	uint8_t pk[EVD_PUBLIC_LEN];
 	struct evd_result res;
+	size_t answers;
 	int r;
 
 	if (key) {
@@ -196,5 +198,9 @@ int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const
 	if (vo.printed > CLI_VERIFY_PRINT_MAX)
 		fprintf(err, "railmon verify: ... %" PRIu64 " more problems\n", vo.printed - CLI_VERIFY_PRINT_MAX);
 	cli_verify_result(out, &res, cfg->public_key);
+	answers = rpt_answers_count(dir);
+	if (answers)
+		fprintf(out, "answers logs: %zu (%s/answers.<n>/, recv's whole Batches of requests over seqs held "
+		        "reduced) not read: they are the vehicle's log's own bytes, proven by its log\n", answers, dir);
 	return r ? 1 : 0;
 }

@@ -46,13 +46,14 @@ static const char *const grd_why_texts[GRD_NOTE_MAX] = {
 	[GRD_CONTINUED] = "a gap of over 2^32 records (more than a log marks): continuing in a new ground log",
 	[GRD_TIME] = ("record times outside the window (--max-age behind the receiver's clock, --max-skew ahead "
 	              "of it or around the Batch's base)"),
+	[GRD_ANSWER] = "a request's whole answer over records its ground log holds reduced: into an answers log",
 	[GRD_JUMP_DB] = ("implausible seq: more than 2^40 records away from what this receiver holds of its log "
 	                 "(the database's ledger decides for itself)"),
 };
 
 static const char *const grd_why_files[GRD_NOTE_MAX] = {
 	"conflict", "seq-jump", "vehicles", "nomem", "bad-vehicle", "late", "conflict-stored", "too-big", "bad-name",
-	"log-error", "time", "seq-jump-db", "has-it", "continued",
+	"log-error", "time", "seq-jump-db", "has-it", "continued", "answer",
 };
 
 const char *grd_why_text(enum grd_why why)
@@ -230,29 +231,39 @@ static bool ground_close_idle(struct grd *g)
 	for (size_t i = 0; i < g->nlogs; i++)
 		if (g->logs[i]->log && (!idle || g->logs[i]->used_ns < idle->used_ns))
 			idle = g->logs[i];
-	if (idle)
+	if (idle) {
 		idle->log = stor_log_free(idle->log);
+		idle->answers = stor_log_free(idle->answers);
+	}
 	return idle != NULL;
 }
 
-static int ground_open(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info)
+/* Open a log (new: starting at the Batch), closing idle ground logs while
+   file descriptors run out. */
+static int log_open(struct grd *g, const char *dir, const struct rec_batch_info *info, stor_log_t **ret)
 {
 	/* Every Batch durable as it arrives: the ground has no sync window to
 	   lose, and batches come seconds apart per vehicle.  A new ground log
 	   starts at the first Batch it gets: a vehicle met at seq 5e9 needs no
 	   gap marker for the records before (one marks at most 2^32). */
-	struct stor_log_cfg lc = { .dir = gl->dir, .vehicle = info->vehicle, .sync_window_ms = 0,
+	struct stor_log_cfg lc = { .dir = dir, .vehicle = info->vehicle, .sync_window_ms = 0,
 	                           .first_seq = info->first_seq };
-	char parent[PATH_MAX];
 	int r;
+
+	do
+		r = stor_log_open(&lc, ret);
+	while ((r == -EMFILE || r == -ENFILE) && ground_close_idle(g));
+	return r;
+}
+
+static int ground_open(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info)
+{
+	char parent[PATH_MAX];
 
 	snprintf(parent, sizeof(parent), "%s/%s", g->dir, info->vehicle);
 	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	do
-		r = stor_log_open(&lc, &gl->log);
-	while ((r == -EMFILE || r == -ENFILE) && ground_close_idle(g));
-	return r;
+	return log_open(g, gl->dir, info, &gl->log);
 }
 
 /* Whether the Batch stored in rec holds b's records (the one decode of
@@ -269,27 +280,51 @@ static bool same_as_stored(const struct stor_rec *rec, const rec_batch_t *b)
 	return same;
 }
 
+/* Whether the Batch stored in rec is a reduced one whose records are b's
+   (b whole) for the seqs they share. */
+static bool reduced_within(const struct stor_rec *rec, const rec_batch_t *b)
+{
+	struct rec_batch_info si;
+	rec_batch_t *stored;
+	bool within;
+
+	if (rec_batch_decode(rec->payload, rec->len, &stored) < 0)
+		return false;
+	within = rec_batch_info(stored, &si) == 0 && si.reduced && rec_batch_records_within(stored, b) == 1;
+	rec_batch_free(stored);
+	return within;
+}
+
 /*
- * A Batch behind the ground log's end (recv restarted and forgot what it
- * had received, or a late Batch): the ground log holds the same records
- * (no news), other records over that range (a conflict), or a hole there
- * (late: the log only appends).
+ * What the log in dir holds over a Batch's range (recv restarted and
+ * forgot what it had received, a late Batch, a request's answer): the same
+ * records (GRD_HAS_IT: no news), only reduced Batches whose records are a
+ * whole Batch's own (GRD_ANSWER: it goes to the answers log, the ground
+ * log only appends), other records (GRD_DIFFERS: a conflict), or nothing
+ * (GRD_LATE: a hole there).
  */
-static enum grd_why ground_behind(const struct grd_log *gl, const struct rec_batch_info *info,
-                                  const rec_batch_t *b)
+static enum grd_why held_over(const char *dir, const struct rec_batch_info *info, const rec_batch_t *b)
 {
 	enum grd_why why = GRD_LATE;
 	stor_reader_t *rd;
 	struct stor_rec rec;
 	int k;
 
-	if (stor_reader_open(gl->dir, &rd) < 0)
+	if (stor_reader_open(dir, &rd) < 0)
 		return why;
 	if (stor_reader_seek_seq(rd, info->first_seq) == 0) {
-		while ((k = stor_reader_next(rd, &rec)) == -EBADMSG)
-			;
-		if (k == 1 && rec.first_seq < info->end_seq)
-			why = rec.first_seq == info->first_seq && same_as_stored(&rec, b) ? GRD_HAS_IT : GRD_DIFFERS;
+		while ((k = stor_reader_next(rd, &rec)) != 0 && why != GRD_DIFFERS && why != GRD_HAS_IT) {
+			if (k == -EBADMSG)
+				continue;
+			if (k < 0 || rec.first_seq >= info->end_seq)
+				break;
+			if (why == GRD_LATE && rec.first_seq == info->first_seq && same_as_stored(&rec, b))
+				why = GRD_HAS_IT;
+			else if (!info->reduced && reduced_within(&rec, b))
+				why = GRD_ANSWER;
+			else
+				why = GRD_DIFFERS;
+		}
 	}
 	stor_reader_free(rd);
 	return why;
@@ -309,8 +344,11 @@ static void batch_span(const rec_batch_t *b, uint32_t count, struct stor_rec *re
 	}
 }
 
-static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, const rec_batch_t *b,
-                        const void *payload, size_t len)
+/* The Batch appended at or past the log's end, records that never came
+   marked as a gap, so the log says so.  0, -ERANGE (a gap of over 2^32),
+   GRD_TOO_BIG or -errno. */
+static int log_put(stor_log_t *log, const struct rec_batch_info *info, const rec_batch_t *b, const void *payload,
+                   size_t len)
 {
 	/* a reduced Batch's frame covers its whole source range: the seqs it
 	   does not bring are on the vehicle, not a gap of the ground log */
@@ -318,24 +356,71 @@ static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, c
 	                        .payload = payload, .len = (uint32_t)len };
 	int r;
 
-	/* Behind: the log appends in seq order only (a late Batch filling a
-	   hole).  Ahead: records that never came are marked as a gap, so the
-	   log says so. */
-	if (info->first_seq < stor_log_next_seq(gl->log))
-		return ground_behind(gl, info, b);
 	if (len > (1u << 20))
 		return GRD_TOO_BIG;
-	r = stor_log_skip(gl->log, info->first_seq);
+	r = stor_log_skip(log, info->first_seq);
 	if (r == 0) {
 		batch_span(b, info->count, &rec);
 		/* a reduced Batch of no record: its source's time (reduce.c), not
 		   an empty span */
 		if (!info->count)
 			rec.t_first_ns = rec.t_last_ns = info->t0_ns;
-		r = stor_log_append(gl->log, &rec);
+		r = stor_log_append(log, &rec);
 	}
-	stor_log_tick(gl->log);
+	stor_log_tick(log);
 	return r;
+}
+
+/* Behind the end: the log appends in seq order only (a late Batch filling
+   a hole, an answer). */
+static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, const rec_batch_t *b,
+                        const void *payload, size_t len)
+{
+	if (info->first_seq < stor_log_next_seq(gl->log))
+		return held_over(gl->dir, info, b);
+	return log_put(gl->log, info, b, payload, len);
+}
+
+/*
+ * A request's answers: whole Batches of the vehicle's log over ranges the
+ * ground log holds reduced.  The ground log only appends, so they go to
+ * answers logs inside it, dir/answers.<n> (n from 1; storage/'s log
+ * format; export and summary read them with it, report/answers.c); one
+ * behind the newest answers log's end starts the next.  Returns 0 (stored),
+ * GRD_HAS_IT or GRD_DIFFERS (an answers log holds it, or other records
+ * there), GRD_TOO_BIG or -errno.
+ */
+static int answers_store(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info,
+                         const rec_batch_t *b, const void *payload, size_t len)
+{
+	char path[PATH_MAX + 32];
+	int r = 0;
+
+	if (!gl->answers_n) /* after a restart: on in the newest one */
+		while (snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, gl->answers_n + 1) > 0 &&
+		       access(path, F_OK) == 0)
+			gl->answers_n++;
+	for (unsigned n = 1; n <= gl->answers_n; n++) {
+		enum grd_why why;
+
+		snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, n);
+		why = held_over(path, info, b);
+		if (why == GRD_HAS_IT || why == GRD_DIFFERS)
+			return why;
+	}
+	snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, gl->answers_n);
+	if (gl->answers_n && !gl->answers && (r = log_open(g, path, info, &gl->answers)) < 0)
+		return r;
+	if (gl->answers && info->first_seq >= stor_log_next_seq(gl->answers) &&
+	    (r = log_put(gl->answers, info, b, payload, len)) != -ERANGE)
+		return r;
+	gl->answers = stor_log_free(gl->answers);
+	snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, gl->answers_n + 1);
+	r = log_open(g, path, info, &gl->answers);
+	if (r < 0)
+		return r;
+	gl->answers_n++;
+	return log_put(gl->answers, info, b, payload, len);
 }
 
 /* A gap of over 2^32 records cannot be marked in a log (one gap marker
@@ -414,6 +499,8 @@ int grd_append(struct grd *g, const struct rec_batch_info *info, const rec_batch
 		r = ground_store(gl, info, b, payload, len);
 	if (r == -ERANGE && (r = ground_continue(g, gl, info)) == 0)
 		r = ground_store(gl, info, b, payload, len);
+	if (r == GRD_ANSWER && (r = answers_store(g, gl, info, b, payload, len)) == 0)
+		g->answered++;
 	if (r == GRD_HAS_IT) {
 		g->had++;
 		return 0;
@@ -435,6 +522,7 @@ void grd_free(struct grd *g)
 	grd_config_status_free(g);
 	for (size_t i = 0; i < g->nlogs; i++) {
 		stor_log_free(g->logs[i]->log); /* syncs */
+		stor_log_free(g->logs[i]->answers);
 		rec_channels_free(g->logs[i]->names);
 		free(g->logs[i]);
 	}

@@ -375,3 +375,57 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	*ret = h;
 	return 0;
 }
+
+/* A protobuf varint at *p (below end): 0, or -1 when cut or over 10 bytes. */
+static int varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 70; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int rec_batch_field(const void *payload, size_t len, unsigned field, uint64_t *value)
+{
+	const uint8_t *p = payload, *end = p + len;
+	uint64_t key, n;
+
+	while (p < end) {
+		if (varint(&p, end, &key) < 0)
+			return -1;
+		if (key >> 3 == field) {
+			if ((key & 7) == 0 && varint(&p, end, value) < 0)
+				return -1;
+			return 1;
+		}
+		switch (key & 7) {
+		case 0:
+			if (varint(&p, end, &n) < 0)
+				return -1;
+			break;
+		case 1:
+		case 5:
+			n = (key & 7) == 1 ? 8 : 4;
+			if ((uint64_t)(end - p) < n)
+				return -1;
+			p += n;
+			break;
+		case 2:
+			if (varint(&p, end, &n) < 0 || (uint64_t)(end - p) < n)
+				return -1;
+			p += n;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}

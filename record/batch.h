@@ -196,6 +196,15 @@ rec_batch_t *rec_batch_free(rec_batch_t *b);
 
 int rec_batch_info(const rec_batch_t *b, struct rec_batch_info *ret_info);
 
+/* Whether an encoded Batch holds the top-level field (record/railmon.proto)
+   and, a varint one, its value into *value: 1, 0, or -1 when the fields do
+   not walk (the decode will say why); for export's pass over Batches
+   outside --from/--to (field 11, a dictionary) and an answers log's whole
+   Batches (field 18, reduced: report/answers.c).  Only the top-level fields are
+   walked, their contents jumped over: a few dozen bytes read whatever the
+   Batch's size. */
+int rec_batch_field(const void *payload, size_t len, unsigned field, uint64_t *value);
+
 /* Record i (0 <= i < count) as an acq_item with seq = first_seq + i (a
    reduced Batch: the seq its seq_delta gives). */
 int rec_batch_item(const rec_batch_t *b, size_t i, struct acq_item *ret_item);

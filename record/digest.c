@@ -174,3 +174,23 @@ int rec_batch_same_records(const rec_batch_t *a, const rec_batch_t *b)
 	}
 	return same;
 }
+
+int rec_batch_records_within(const rec_batch_t *part, const rec_batch_t *whole)
+{
+	struct rec_batch_info ip, iw;
+
+	if (!part || !whole || rec_batch_info(part, &ip) < 0 || rec_batch_info(whole, &iw) < 0 || iw.reduced)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ip.count; i++) {
+		struct acq_item x, y;
+		uint64_t seq = rec_batch_seq(part, i);
+
+		if (seq < iw.first_seq || seq >= iw.first_seq + iw.count)
+			continue;
+		rec_batch_item(part, i, &x);
+		rec_batch_item(whole, (size_t)(seq - iw.first_seq), &y);
+		if (!item_eq(&x, &y))
+			return 0;
+	}
+	return 1;
+}

@@ -44,3 +44,9 @@ uint64_t rec_batch_hash(const rec_batch_t *b, uint32_t count, uint64_t key);
 /* Whether two decoded Batches hold the same records under the same seqs
    (every field compared, not a digest): 1 or 0, -EINVAL for NULL. */
 int rec_batch_same_records(const rec_batch_t *a, const rec_batch_t *b);
+
+/* Whether every record of part (a reduced Batch, say) whose seq lies in
+   whole's range is whole's record of that seq, field for field: a ground
+   log's reduced Batch and a request's answer over it agree (ground/logs.c).
+   1 or 0, -EINVAL for NULL or a reduced whole. */
+int rec_batch_records_within(const rec_batch_t *part, const rec_batch_t *whole);

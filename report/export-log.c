@@ -20,6 +20,7 @@
 #include "record/channels.h"
 #include "record/order.h"
 #include "record/wide.h"
+#include "report/answers.h"
 #include "report/export.h"
 #include "report/logfault.h"
 #include "storage/stor.h"
@@ -47,69 +48,19 @@ static int set_origin(struct rpt_export *x, const struct rec_batch_info *info)
 	return 0;
 }
 
-/* A protobuf varint at *p (below end): 0, or -1 when cut or over 10 bytes. */
-static int varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	for (unsigned shift = 0; *p < end && shift < 70; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*ret = v;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Does the encoded Batch hold field 11 (channels, railmon.proto)?  Only
-   the top-level fields are walked, their contents jumped over: a few
-   dozen bytes read whatever the Batch's size.  -1: the fields do not
-   walk (the decode will say why). */
-static int carries_dictionary(const uint8_t *p, size_t len)
-{
-	const uint8_t *end = p + len;
-	uint64_t key, n;
-
-	while (p < end) {
-		if (varint(&p, end, &key) < 0)
-			return -1;
-		if (key >> 3 == 11)
-			return 1;
-		switch (key & 7) {
-		case 0:
-			if (varint(&p, end, &n) < 0)
-				return -1;
-			break;
-		case 1:
-		case 5:
-			n = (key & 7) == 1 ? 8 : 4;
-			if ((uint64_t)(end - p) < n)
-				return -1;
-			p += n;
-			break;
-		case 2:
-			if (varint(&p, end, &n) < 0 || (uint64_t)(end - p) < n)
-				return -1;
-			p += n;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return 0;
-}
-
 bool rpt_batch_outside(const struct stor_rec *rec, int64_t from_ns, int64_t to_ns)
 {
+	uint64_t v;
+
 	if (!rec || (rec->t_last_ns >= from_ns && rec->t_first_ns < to_ns))
 		return false;
-	return carries_dictionary(rec->payload, rec->len) == 0;
+	/* field 11: the channel dictionary (railmon.proto) */
+	return rec_batch_field(rec->payload, rec->len, 11, &v) == 0;
 }
 
-static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
+/* A Batch of the ground log (src RPT_ANSWERS_LOG) or of its answers logs:
+   the records the rule of report/answers.h reads from it. */
+static int export_batch(struct rpt_export *x, const struct stor_rec *rec, const rpt_answers_t *ans, int src)
 {
 	rec_batch_t *b;
 	struct rec_batch_info info;
@@ -127,6 +78,8 @@ static int export_batch(struct rpt_export *x, const struct stor_rec *rec)
 	rec_channels_learn(x->chans, b);
 	r = set_origin(x, &info);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
+		if (ans && !rpt_answers_take(ans, src, rec_batch_seq(b, i)))
+			continue;
 		rec_batch_item(b, i, &it);
 		if (x->timefix && rec_timefix_apply(x->timefix, &info, &it) == 0)
 			x->uncorrected++;
@@ -193,8 +146,27 @@ static int learn_clock(struct rpt_export *x, const char *dir)
 	return 0;
 }
 
+/* The answers Batches that start before seq, each where the vehicle's
+   log has it (report/answers.h). */
+static int export_answers(struct rpt_export *x, rpt_answers_t *ans, uint64_t seq)
+{
+	struct stor_rec rec;
+	int src, r = 0;
+
+	const char *dir = x->dir;
+
+	while (r >= 0 && rpt_answers_next(ans, seq, &rec, &src) == 1)
+		if (x->corrected || !rpt_batch_outside(&rec, x->from_ns, x->to_ns)) {
+			x->dir = rpt_answers_dir(ans, src); /* what cannot be read is named by its file */
+			r = export_batch(x, &rec, ans, src);
+			x->dir = dir;
+		}
+	return r;
+}
+
 static int export_log(struct rpt_export *x, const char *dir)
 {
+	rpt_answers_t *ans;
 	stor_reader_t *rd;
 	struct stor_rec rec;
 	struct stor_progress pg;
@@ -208,6 +180,12 @@ static int export_log(struct rpt_export *x, const char *dir)
 	}
 	prescan_dictionary(x, dir);
 	if (x->corrected && (r = learn_clock(x, dir)) < 0) {
+		rpt_export_say(x, "%s: %s\n", dir, strerror(-r));
+		stor_reader_free(rd);
+		return r;
+	}
+	r = rpt_answers_open(dir, x->err, rpt_export_cmd(x), &ans);
+	if (r < 0) {
 		rpt_export_say(x, "%s: %s\n", dir, strerror(-r));
 		stor_reader_free(rd);
 		return r;
@@ -231,10 +209,10 @@ static int export_log(struct rpt_export *x, const char *dir)
 		/* not break: a log's time need not rise (a replay's START event
 		   has the time of the replay, its records the trace's; a clock step) */
 		stor_progress_at(&pg, rec.segment, rec.offset);
+		r = export_answers(x, ans, rec.first_seq + rec.count);
 		/* corrected times are not the stored spans: those Batches are read */
-		if (!x->corrected && rpt_batch_outside(&rec, x->from_ns, x->to_ns))
-			continue;
-		r = export_batch(x, &rec);
+		if (r >= 0 && (x->corrected || !rpt_batch_outside(&rec, x->from_ns, x->to_ns)))
+			r = export_batch(x, &rec, ans, RPT_ANSWERS_LOG);
 		if (r < 0) {
 			rpt_export_say(x, "write: %s\n", strerror(-r));
 			break;
@@ -242,6 +220,13 @@ static int export_log(struct rpt_export *x, const char *dir)
 	}
 	if (r == 0) /* the end: damage there is no frame fault (the reader cannot resynchronise) */
 		x->damaged += rpt_log_tail_print(x->err, rpt_export_cmd(x), dir, rd);
+	if (r == 0 && (r = export_answers(x, ans, UINT64_MAX)) < 0)
+		rpt_export_say(x, "write: %s\n", strerror(-r));
+	if (rpt_answers_not_whole(ans))
+		rpt_export_say(x, "%s: %" PRIu64 " reduced Batches in its answers logs not read (recv keeps whole ones "
+		               "there)\n", dir, rpt_answers_not_whole(ans));
+	x->damaged += rpt_answers_damaged(ans) + rpt_answers_not_whole(ans);
+	ans = rpt_answers_free(ans);
 	stor_progress_end(&pg);
 	stor_reader_free(rd);
 	if (r >= 0 && (r = rpt_export_drain(x)) < 0)
@@ -295,7 +280,9 @@ static size_t find_logs(const char *dir, struct found_log **ret)
 	while (d && (de = readdir(d))) {
 		char *path;
 
-		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
+		/* answers.<n>: a ground log's answers (report/answers.h), read with it */
+		if (de->d_name[0] == '.' || !strncmp(de->d_name, "answers.", 8) ||
+		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
 		    asprintf(&path, "%s/%s", dir, de->d_name) < 0)
 			continue;
 		n = realloc(v, (count + 2) * sizeof(*v));

@@ -132,6 +132,7 @@ void rpt_export_summary(const struct rpt_export *x);
  */
 bool rpt_batch_outside(const struct stor_rec *rec, int64_t from_ns, int64_t to_ns);
 
+
 /* Frees what the export made (order, dictionaries, wide table, names);
    x's options and streams stay the caller's. */
 void rpt_export_release(struct rpt_export *x);

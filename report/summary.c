@@ -26,6 +26,7 @@
 #include "record/channels.h"
 #include "record/format.h"
 #include "record/order.h"
+#include "report/answers.h"
 #include "report/log-channels.h"
 #include "report/export.h"
 #include "report/logfault.h"
@@ -154,7 +155,10 @@ static bool wanted(const struct rpt_summary *s, const struct acq_item *it)
 	return false;
 }
 
-static int feed_batch(struct rpt_summary *s, const struct stor_rec *rec, const char *dir)
+/* A Batch of the log (src RPT_ANSWERS_LOG) or of its answers logs: the
+   records the rule of report/answers.h reads from it. */
+static int feed_batch(struct rpt_summary *s, const struct stor_rec *rec, const char *dir, const rpt_answers_t *ans,
+                      int src)
 {
 	rec_batch_t *b;
 	struct rec_batch_info info;
@@ -169,6 +173,8 @@ static int feed_batch(struct rpt_summary *s, const struct stor_rec *rec, const c
 	rec_batch_info(b, &info);
 	rec_channels_learn(s->names, b);
 	for (size_t i = 0; i < info.count && r >= 0; i++) {
+		if (ans && !rpt_answers_take(ans, src, rec_batch_seq(b, i)))
+			continue;
 		rec_batch_item(b, i, &it);
 		if (!wanted(s, &it))
 			continue;
@@ -183,8 +189,21 @@ static int feed_batch(struct rpt_summary *s, const struct stor_rec *rec, const c
 	return r;
 }
 
+/* The answers Batches that start before seq (report/answers.h). */
+static int feed_answers(struct rpt_summary *s, rpt_answers_t *ans, uint64_t seq)
+{
+	struct stor_rec rec;
+	int src, r = 0;
+
+	while (r >= 0 && rpt_answers_next(ans, seq, &rec, &src) == 1)
+		if (!rpt_batch_outside(&rec, s->from_ns, s->to_ns))
+			r = feed_batch(s, &rec, rpt_answers_dir(ans, src), ans, src);
+	return r;
+}
+
 int rpt_summary_read(rpt_summary_t *s, const char *dir)
 {
+	rpt_answers_t *ans;
 	stor_reader_t *rd;
 	struct stor_rec rec;
 	struct acq_item due;
@@ -192,18 +211,28 @@ int rpt_summary_read(rpt_summary_t *s, const char *dir)
 
 	if (r < 0)
 		return r;
+	r = rpt_answers_open(dir, s->err, "summary", &ans);
 	while (r >= 0 && (r = stor_reader_next(rd, &rec)) != 0) {
 		if (r == -EBADMSG) {
 			s->damaged += rpt_log_fault_print(s->err, "summary", dir, rd);
 			r = 0;
 			continue;
 		}
+		if (r > 0)
+			r = feed_answers(s, ans, rec.first_seq + rec.count);
 		/* a Batch whose span misses --from/--to: not decoded */
-		if (r > 0 && !rpt_batch_outside(&rec, s->from_ns, s->to_ns))
-			r = feed_batch(s, &rec, dir);
+		if (r >= 0 && !rpt_batch_outside(&rec, s->from_ns, s->to_ns))
+			r = feed_batch(s, &rec, dir, ans, RPT_ANSWERS_LOG);
 	}
 	if (r == 0)
 		s->damaged += rpt_log_tail_print(s->err, "summary", dir, rd);
+	if (r == 0)
+		r = feed_answers(s, ans, UINT64_MAX);
+	if (rpt_answers_not_whole(ans))
+		fprintf(s->err, "railmon summary: %s: %" PRIu64 " reduced Batches in its answers logs not read (recv "
+		        "keeps whole ones there)\n", dir, rpt_answers_not_whole(ans));
+	s->damaged += rpt_answers_damaged(ans) + rpt_answers_not_whole(ans);
+	rpt_answers_free(ans);
 	stor_reader_free(rd);
 	while (r >= 0 && rec_order_pop(s->order, &due) == 1)
 		r = take(s, &due);

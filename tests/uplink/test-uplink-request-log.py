@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# test-uplink-request-log.py RAILMON SRCDIR PB2DIR - a full-rate request
+# (issue 32) reaching `recv --log`'s ground log, with the real peers:
+# mosquitto with passwords and the example ACL, `railmon run` recording the
+# demo journey (cli/demo/train.log with its DBC, 10x real time) with a
+# reducing board (REQ-3: per-signal `deadband X, every 10s`, raw frames
+# none), `railmon recv --log` as the ground's receiver and `railmon request`
+# asking for a third of the journey.
+#
+# After the journey is forwarded reduced: `railmon export` of the ground
+# vehicle directory lacks most of the window's records (they are on board).
+# After the request: the answers (the vehicle log's whole Batches over
+# ranges the ground log holds reduced) are in an answers log beside it
+# (<log id>/answers.1/), nothing of the vehicle's went to refused/, and the
+# export of the ground vehicle directory holds every record of the window
+# exactly as `railmon export` of the vehicle's own log has it (seq, time,
+# name, value), each seq once, and outside the window still the reduced
+# records only.  `railmon verify` of the ground log says its answers logs
+# are not read there.
+# Catches: the answer refused as a conflict (the bug of issue 32: the
+# ground log never gets the full-rate records), an answer's records
+# exported twice or beside the reduced ones (a seq twice), the wrong
+# record winning (another value or time than the vehicle's).
+import csv
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+RAILMON, SRC, PB2_DIR = sys.argv[1:4]
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, PB2_DIR)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, os.path.join(HERE, "..", "ground"))
+sys.dont_write_bytecode = True
+from mqtt_peers import Broker, Recv, cleanup  # noqa: E402
+from railmon_test import die_with_us, start_peer, stop_peer, stop_peers, wait_for  # noqa: E402
+
+T = tempfile.mkdtemp(prefix="railmon-request-log-")
+TRACE = os.path.join(SRC, "cli/demo/train.log")
+DBC = os.path.join(SRC, "cli/demo/train.dbc")
+ACL = os.path.join(SRC, "uplink/examples/mosquitto-acl")
+FRAMES = sum(1 for _ in open(TRACE))
+USERS = {"ground": "g-pw", "REQ-3": "v-pw"}
+SPEED = 10
+GROUND = os.path.join(T, "ground")
+# deadbands as test-uplink-reduce.py's, about 50x each signal's resolution
+DEADBANDS = {
+    "Speed": 0.5, "Acceleration": 0.05, "BrakePipePressure": 0.05, "BrakeCylinder1": 0.05,
+    "BrakeCylinder2": 0.05, "MainReservoir": 0.5, "TractiveEffort": 5, "MotorTemperature": 2,
+    "MotorCurrent": 5, "MotorSpeed": 50, "Odometer": 0.05, "TripDistance": 50, "CatenaryVoltage": 100,
+    "LineCurrent": 5,
+}
+
+broker = None
+
+
+def finish():
+    stop_peers()
+    cleanup()
+    if broker:
+        broker.stop()
+    shutil.rmtree(T, ignore_errors=True)
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    for f in sorted(os.listdir(T)):
+        if f.endswith(".err"):
+            print("---", f)
+            print(open(os.path.join(T, f), errors="replace").read()[-3000:])
+    finish()
+    sys.exit(1)
+
+
+def check(cond, what):
+    if not cond:
+        fail(what)
+
+
+def export(data, check_rc=True):
+    p = subprocess.run([RAILMON, "export", "--data", data, "--order", "seq"], capture_output=True, text=True)
+    if check_rc:
+        check(p.returncode == 0, f"export {data}: {p.stderr}")
+    return list(csv.DictReader(io.StringIO(p.stdout)))
+
+
+def key(r):
+    return (r["time_ns"], r["kind"], r["name"], r["value"])
+
+
+def stat_uplink():
+    import json
+    p = subprocess.run([RAILMON, "stat", "--data", f"{T}/REQ-3", "--json"], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("name") in ("uplink", "vehicle"):
+            yield d
+
+
+die_with_us()
+pw = os.path.join(T, "passwd")
+for i, (u, p) in enumerate(USERS.items()):
+    subprocess.run(["mosquitto_passwd", "-b"] + (["-c"] if i == 0 else []) + [pw, u, p], check=True)
+broker = Broker(tmp=T, extra=f"allow_anonymous false\npassword_file {pw}\nacl_file {ACL}\n")
+PORT = broker.port
+recv = Recv(RAILMON, ["--broker", f"mqtt://127.0.0.1:{PORT}", "--log", GROUND, "--format", "none",
+                      "--client-id", "request-log-recv", "--username", "ground"],
+            env={"RAILMON_MQTT_PASSWORD": USERS["ground"]})
+recv.wait_subscribed()
+BOARD = os.path.join(T, "REQ-3.ini")
+signals = "".join(f"[signal {s}]\nuplink = deadband {d}, every 10s\n" for s, d in DEADBANDS.items())
+with open(BOARD, "w") as f:
+    f.write(f"[board]\nvehicle = REQ-3\nbatch_ms = {500 // SPEED}\nhealth_interval_s = 10\n"
+            f"[storage]\ndir = {T}/REQ-3\nsync_window_ms = 50\n"
+            f"[uplink]\nbroker = mqtt://127.0.0.1:{PORT}\nusername = REQ-3\npassword = {USERS['REQ-3']}\n"
+            f"[can vehicle]\ndriver = trace\nfile = {TRACE}\ndbc = {DBC}\nspeed = {SPEED}\n"
+            "uplink = change, every 10s\nuplink_frames = none\n" + signals)
+run = start_peer([RAILMON, "run", "--board", BOARD], stderr=open(os.path.join(T, "run.err"), "a"))
+
+
+def forwarded():
+    s = {d["name"]: d for d in stat_uplink()}
+    return (s.get("vehicle", {}).get("items") == FRAMES and s.get("uplink", {}).get("state") == "connected"
+            and s.get("uplink", {}).get("backlog") == 0)
+
+
+try:
+    wait_for("REQ-3: the journey recorded and forwarded", forwarded, 120 + 600 // SPEED)
+except AssertionError as e:
+    fail(str(e))
+rows = export(f"{T}/REQ-3")
+log_end = max(int(r["seq"]) for r in rows) + 1
+vehicle = {int(r["seq"]): key(r) for r in rows}
+
+
+def ground_seqs():
+    """seq -> how often the export of the ground vehicle directory has it
+    (a log still being written may end in a frame not yet whole: its
+    exit status is not judged while waiting)."""
+    n = {}
+    for r in export(os.path.join(GROUND, "REQ-3"), check_rc=False):
+        n[int(r["seq"])] = n.get(int(r["seq"]), 0) + 1
+    return n
+
+
+t_first, t_last = int(rows[0]["time_ns"]) / 1e9, int(rows[-1]["time_ns"]) / 1e9
+SPAN = t_last - t_first
+lo, hi = t_first + SPAN / 3, t_first + SPAN * 2 / 3
+want = {int(r["seq"]) for r in rows if lo <= int(r["time_ns"]) / 1e9 < hi}
+# the reduced Batches over the window all in the ground log: a record past
+# it arrived (the forwarder sends in seq order)
+try:
+    wait_for("the reduced journey past the window in the ground log",
+             lambda: max(ground_seqs(), default=0) > max(want), 60)
+except AssertionError as e:
+    fail(str(e))
+before = ground_seqs()
+missing0 = want - set(before)
+check(missing0, f"reduced: all {len(want)} records of the window in the ground log already")
+print(f"before the request: {len(missing0)} of the window's {len(want)} records missing from the export of the "
+      f"ground log")
+
+pwfile = os.path.join(T, "ground.pw")
+with open(pwfile, "w") as f:
+    f.write(USERS["ground"] + "\n")
+t0 = time.monotonic()
+p = subprocess.run([RAILMON, "request", "--broker", f"mqtt://127.0.0.1:{PORT}", "--vehicle", "REQ-3",
+                    "--from", "%.9f" % lo, "--to", "%.9f" % hi, "--username", "ground", "--password-file", pwfile],
+                   capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and "published on railmon/REQ-3/request" in p.stdout,
+      f"railmon request: {p.returncode} {p.stdout} {p.stderr}")
+try:
+    wait_for("the window in the export of the ground log", lambda: want <= set(ground_seqs()), 60)
+except AssertionError:
+    fail("after the request: %d of the window's %d records missing from the export of the ground log; recv said: %s"
+         % (len(want - set(ground_seqs())), len(want),
+            "".join(ln for ln in recv.lines if "REQ-3" in ln)[-1500:]))
+rtt = time.monotonic() - t0
+
+rc, err = recv.terminate()
+check(rc == 0, f"recv exit {rc}: {err}")
+check("answers" in err, f"recv's summary names no answers stored: {err}")
+ground = export(os.path.join(GROUND, "REQ-3"))
+n = {}
+for r in ground:
+    n[int(r["seq"])] = n.get(int(r["seq"]), 0) + 1
+twice = [q for q, c in n.items() if c > 1]
+check(not twice, f"{len(twice)} seqs twice in the export of the ground log, e.g. {sorted(twice)[:5]}")
+wrong = [int(r["seq"]) for r in ground if vehicle.get(int(r["seq"])) != key(r)]
+check(not wrong, f"{len(wrong)} records of the ground log not the vehicle's, e.g. "
+      f"{[(q, vehicle.get(q)) for q in wrong[:3]]}")
+got = set(n)
+check(want <= got, f"{len(want - got)} of the window's records missing")
+# in time order: the same records, none late (each answer Batch read
+# where the vehicle's log has it, not after the rest); a window of 0.5 s,
+# as the journey at 10x spans about 6 s of record time, less than the
+# default window would show
+p = subprocess.run([RAILMON, "export", "--data", os.path.join(GROUND, "REQ-3"), "--window", "0.5s"],
+                   capture_output=True, text=True)
+check(p.returncode == 0 and "late" not in p.stderr, f"export in time order: {p.returncode} {p.stderr}")
+timed = list(csv.DictReader(io.StringIO(p.stdout)))
+check(sorted(int(r["seq"]) for r in timed) == sorted(n) and
+      all(int(a["time_ns"]) <= int(b["time_ns"]) for a, b in zip(timed, timed[1:])),
+      "export in time order: other records than in seq order, or not in time order")
+outside = {q for q in got - want if q not in before}
+print(f"after the request: 0 of the window's {len(want)} records missing, each seq once and the vehicle's own; "
+      f"{len(outside)} records outside the window added (the answer's whole Batches reach past its edges); "
+      f"round trip {rtt * 1000:.0f} ms")
+logs = [d for d in os.listdir(os.path.join(GROUND, "REQ-3")) if not d.startswith(".")]
+check(len(logs) == 1, f"one ground log: {logs}")
+log = os.path.join(GROUND, "REQ-3", logs[0])
+answers = sorted(d for d in os.listdir(log) if d.startswith("answers."))
+check(answers == ["answers.1"], f"the answers log beside the ground log: {os.listdir(log)}")
+refused = os.path.join(GROUND, "refused")
+kept = [f for f in os.listdir(refused) if f.startswith("REQ-3.")] if os.path.isdir(refused) else []
+check(not kept, f"refused Batches of REQ-3: {kept[:5]}")
+p = subprocess.run([RAILMON, "verify", "--data", log, "--unsigned"], capture_output=True, text=True)
+check("answers" in p.stdout + p.stderr, f"verify names no answers log: {p.stdout} {p.stderr}")
+stop_peer(run)
+finish()
+print("OK")
