@@ -3,7 +3,7 @@
  * spb-pub.c - the Sparkplug B publisher's thread and MQTT client
  * (spb-pub.h).
  *
- * One job over ~600 lines: one MQTT session's state machine (connect,
+ * One job over ~700 lines: one MQTT session's state machine (connect,
  * births, DDATA, the UNSUBSCRIBE barriers that confirm them, the cursor
  * they move, rewind on a drop).  The callbacks and the loop share every
  * field of struct upl_spb under its lock, so a split would only move the
@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "basic/clock.h"
+#include "basic/thread.h"
 #include "cursor.h"
 #include "mqtt-private.h"
 #include "reduce.h"
@@ -27,7 +28,17 @@
 #define TOPIC_MAX 256
 #define CONF_DEVICES_MAX UPL_SPB_DEVICES_MAX
 #define BACKOFF_MS 1000
+/* the TCP connect, TLS handshake and CONNACK together: the connect is
+   asynchronous, so a SYN nobody answers (a blackholed address, a broker
+   whose listen queue is full) costs this much, not the kernel's minutes
+   of retries, and a stop is seen within a loop's 100 ms */
 #define CONNECT_TIMEOUT_MS 10000
+/* glibc's default thread stack is 8 MiB, and the daemon's mlockall makes
+   all of it resident.  Measured (railmon run without mlockall, pages
+   touched, through spb-run-session: TLS with a device certificate,
+   births, Rebirths, a 40,000-record backlog): 24 KiB; OpenSSL's
+   handshake runs in this thread (mosquitto's TLS connect does) */
+#define SPB_STACK_BYTES (256 * 1024)
 #define CURSOR_EVERY_MS 1000
 /* ... or once this many confirmed records are not yet in it: a backlog
    goes at the broker's speed, and a second of it can be a whole outage's
@@ -373,8 +384,13 @@ static int connect_once(struct upl_spb *p)
 	if (p->cfg.use_tls && (r = upl_mqtt_tls_apply(p->mosq, &p->cfg.tls)) < 0)
 		goto fail;
 	p->connack = p->connected = false;
-	r = upl_mqtt_errno(mosquitto_connect(p->mosq, p->cfg.host, p->cfg.port,
-	                                     (int)(p->cfg.keepalive_s ? p->cfg.keepalive_s : 20)));
+	/* not mosquitto_connect(): its TCP connect blocks for as long as the
+	   kernel retries a SYN nobody answers (over 2 minutes), and a SIGTERM
+	   waited for it (upl_spb_stop() joins this thread); the loop below
+	   finishes the asynchronous one under the deadline, watching the stop
+	   (the name lookup still blocks) */
+	r = upl_mqtt_errno(mosquitto_connect_async(p->mosq, p->cfg.host, p->cfg.port,
+	                                           (int)(p->cfg.keepalive_s ? p->cfg.keepalive_s : 20)));
 	if (r < 0)
 		goto fail;
 	until = now_ms() + CONNECT_TIMEOUT_MS;
@@ -633,9 +649,9 @@ int upl_spb_start(upl_spb_t *p)
 {
 	if (!p || p->started)
 		return -EINVAL;
-	int r = pthread_create(&p->thread, NULL, run, p);
-	if (r)
-		return -r;
+	int r = basic_thread_create(&p->thread, "sparkplug", SPB_STACK_BYTES, run, p);
+	if (r < 0)
+		return r;
 	p->started = true;
 	return 0;
 }
