@@ -89,6 +89,7 @@ struct fwd_window {
 	uint64_t cursor;         /* lowest unacknowledged seq (in memory) */
 	uint64_t cursor_written; /* value in the file */
 	int64_t cursor_due_ns;
+	bool cursor_failing;     /* the last write failed: retried when due only */
 	int cursor_damage;       /* reported once by the thread, see stats */
 	double tokens;           /* backlog rate cap bucket, bytes */
 	int64_t tokens_ns;
