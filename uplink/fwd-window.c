@@ -23,27 +23,37 @@ static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
 	return &f->win.slots[(f->win.head + k) % f->cfg.inflight];
 }
 
-/* The file is written once cfg.cursor_interval_ms has passed, or once
-   this many acknowledged records are not yet in it, whichever comes
-   first: a backlog (after an outage, a restart) goes at the broker's
-   speed, and one interval of it can be a whole outage's records, all
-   sent again after a kill -9 (uplink-cursor-backlog: the file 40,000
-   records behind the acknowledgements with the timer alone).  The cost,
-   an fsync per 2048 records, caps a loopback backlog at ~0.6 M records/s
-   (bench-uplink), far above what a cellular link carries. */
+/* The file is written with fsyncs once cfg.cursor_interval_ms has passed
+   (and at stop), and in between without them once this many acknowledged
+   records are not yet in it: a backlog (after an outage, a restart) goes
+   at the broker's speed, and one interval of it can be a whole outage's
+   records, all sent again after a kill -9 (uplink-cursor-backlog: the
+   file 40,000 records behind the acknowledgements with the timer alone).
+   A kill -9 needs no fsync, the page cache outlives the process; only a
+   power cut does, and for it the timed write stays: its fsyncs make the
+   un-synced renames before it durable too, so after a power cut the file
+   is at most one interval's acks old, as with the timer alone, or (on a
+   filesystem that can put a rename on the disk before the file's data,
+   basic/replace.h) empty or zeroed: cursor damage, the whole log sent
+   again, never a gap.  An fsync per 2048 records cut a loopback backlog
+   to a fifth of the timer alone's speed; the rename without it costs
+   half (bench-uplink, figures.md). */
 #define CURSOR_EVERY_RECORDS 2048
 
 void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
 {
 	int64_t now = basic_mono_ns();
+	bool due = force || now >= f->win.cursor_due_ns;
 	int r;
 
-	if (f->win.cursor == f->win.cursor_written)
+	if (f->win.cursor == f->win.cursor_synced)
 		return;
-	if (!force && now < f->win.cursor_due_ns &&
-	    (f->win.cursor_failing || f->win.cursor < f->win.cursor_written + CURSOR_EVERY_RECORDS))
+	if (!due && (f->win.cursor_failing || f->win.cursor < f->win.cursor_written + CURSOR_EVERY_RECORDS))
 		return;
-	r = upl_cursor_store(f->cfg.cursor_path, f->win.cursor);
+	/* the count's write does not move the timer: a backlog's stream of
+	   them must not put off the fsynced one */
+	r = due ? upl_cursor_store(f->cfg.cursor_path, f->win.cursor)
+	        : upl_cursor_store_nosync(f->cfg.cursor_path, f->win.cursor);
 	f->win.cursor_failing = r < 0;
 	if (r < 0) {
 		/* Keep going: the in-memory cursor is right, the file only lags
@@ -57,7 +67,10 @@ void upl_fwd_cursor_flush(upl_forwarder_t *f, bool force)
 		return;
 	}
 	f->win.cursor_written = f->win.cursor;
-	f->win.cursor_due_ns = now + (int64_t)f->cfg.cursor_interval_ms * 1000000;
+	if (due) {
+		f->win.cursor_synced = f->win.cursor;
+		f->win.cursor_due_ns = now + (int64_t)f->cfg.cursor_interval_ms * 1000000;
+	}
 }
 
 /* Drop acknowledged slots from the head: the cursor may only move over a
