@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * replace.c - a state file replaced whole (replace.h): written beside it,
- * synced, renamed over it, the directory synced; and read back.
+ * synced, renamed over it, the directory synced (or, for a crash of the
+ * process only, written and renamed); and read back.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +15,7 @@
 
 #include "replace.h"
 
-static int write_all_sync(int fd, const char *buf, size_t len)
+static int write_all(int fd, const char *buf, size_t len, bool sync)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
@@ -26,7 +28,7 @@ static int write_all_sync(int fd, const char *buf, size_t len)
 		buf += n;
 		len -= (size_t)n;
 	}
-	return fsync(fd) < 0 ? -errno : 0;
+	return sync && fsync(fd) < 0 ? -errno : 0;
 }
 
 int basic_dir_sync(const char *path)
@@ -52,7 +54,7 @@ int basic_dir_sync(const char *path)
 	return r;
 }
 
-int basic_file_replace(const char *path, const void *data, size_t len)
+static int replace(const char *path, const void *data, size_t len, bool sync)
 {
 	char tmp[PATH_MAX];
 	int fd, r;
@@ -64,7 +66,7 @@ int basic_file_replace(const char *path, const void *data, size_t len)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	r = write_all_sync(fd, data, len);
+	r = write_all(fd, data, len, sync);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)
@@ -73,7 +75,17 @@ int basic_file_replace(const char *path, const void *data, size_t len)
 		unlink(tmp);
 		return r;
 	}
-	return basic_dir_sync(path);
+	return sync ? basic_dir_sync(path) : 0;
+}
+
+int basic_file_replace(const char *path, const void *data, size_t len)
+{
+	return replace(path, data, len, true);
+}
+
+int basic_file_replace_nosync(const char *path, const void *data, size_t len)
+{
+	return replace(path, data, len, false);
 }
 
 ssize_t basic_file_read_state(const char *path, char *buf, size_t len)

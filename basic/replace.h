@@ -20,6 +20,26 @@
 int basic_file_replace(const char *path, const void *data, size_t len);
 
 /*
+ * The same without the two fsyncs: path.tmp written and renamed over
+ * path, for a file rewritten too often to wait for the disk each time
+ * (the uplink cursors: an fsync per 2048 records cut a loopback backlog
+ * to a fifth).  It survives a crash of the process (kill -9, OOM): the
+ * page cache is the kernel's, and the rename is atomic, so a reader finds
+ * the whole old or the whole new content.  A power cut may undo it:
+ *  - ext4 as mounted by default (auto_da_alloc, data=ordered): a rename
+ *    over an existing file starts the writeback of the new file's
+ *    delayed blocks, and the journal commit holding the rename waits for
+ *    them, so the path holds the old or the new content;
+ *  - with noauto_da_alloc, data=writeback or XFS the rename can reach the
+ *    disk before the data: the path is then empty or holds zeros.
+ * So the reader must take an empty, short or zeroed file as damage, and
+ * the caller must still call basic_file_replace now and then: its fsyncs
+ * make everything renamed before it durable too (ext4's journal commits
+ * in order), which bounds what a power cut can take back.
+ */
+int basic_file_replace_nosync(const char *path, const void *data, size_t len);
+
+/*
  * fsyncs the directory holding path, so a rename into it is durable (the
  * last step of basic_file_replace, for callers that rename files of their
  * own).  0 or -errno (-ENAMETOOLONG).

@@ -5,11 +5,17 @@
  * The file is replaced, never rewritten in place: a power cut during the
  * update must leave either the old cursor (records re-sent: duplicates the
  * consumer detects) or the new one, never a torn value that could skip
- * records.
+ * records.  The writes between the timed ones skip the fsyncs
+ * (upl_cursor_store_nosync, replace.h says when a power cut can undo
+ * them): what the file can then hold after a power cut is the old value,
+ * the new one, or nothing readable, and load takes an empty, short or
+ * zeroed file as damage (the caller then starts at the log's oldest
+ * record: duplicates, never a gap).
  */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +68,7 @@ int upl_cursor_load(const char *path, uint64_t *ret_seq)
 	return 0;
 }
 
-int upl_cursor_store(const char *path, uint64_t seq)
+static int store(const char *path, uint64_t seq, bool sync)
 {
 	char line[64];
 	int len;
@@ -70,5 +76,15 @@ int upl_cursor_store(const char *path, uint64_t seq)
 	if (!path || !*path || seq == 0)
 		return -EINVAL;
 	len = snprintf(line, sizeof(line), CURSOR_MAGIC "%" PRIu64 "\n", seq);
-	return basic_file_replace(path, line, (size_t)len);
+	return sync ? basic_file_replace(path, line, (size_t)len) : basic_file_replace_nosync(path, line, (size_t)len);
+}
+
+int upl_cursor_store(const char *path, uint64_t seq)
+{
+	return store(path, seq, true);
+}
+
+int upl_cursor_store_nosync(const char *path, uint64_t seq)
+{
+	return store(path, seq, false);
 }

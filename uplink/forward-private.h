@@ -87,8 +87,10 @@ struct fwd_window {
 	uint64_t read_seq;       /* seq after the last record taken from the log */
 	int64_t next_poll_ns;    /* log drained: look again at this time */
 	uint64_t cursor;         /* lowest unacknowledged seq (in memory) */
-	uint64_t cursor_written; /* value in the file */
-	int64_t cursor_due_ns;
+	uint64_t cursor_written; /* value in the file (a kill -9 keeps it) */
+	uint64_t cursor_synced;  /* value fsynced (a power cut keeps it) */
+	int64_t cursor_due_ns;   /* the next timed write, the fsynced one */
+	bool cursor_failing;     /* the last write failed: retried when due only */
 	int cursor_damage;       /* reported once by the thread, see stats */
 	double tokens;           /* backlog rate cap bucket, bytes */
 	int64_t tokens_ns;

@@ -252,11 +252,11 @@ int upl_forwarder_new(const struct upl_forward_cfg *cfg, upl_forwarder_t **ret_f
 		return r;
 	}
 	cursor_start(f, &cursor);
-	f->win.cursor = f->win.cursor_written = f->win.read_seq = cursor;
+	f->win.cursor = f->win.cursor_written = f->win.cursor_synced = f->win.read_seq = cursor;
 	/* A reset cursor is written again at the first chance (at the latest
 	   at stop), so the damage is reported once, not at every start. */
 	if (f->win.cursor_damage)
-		f->win.cursor_written = 0;
+		f->win.cursor_written = f->win.cursor_synced = 0;
 	f->st.cursor = cursor;
 	f->st.insecure = f->cfg.use_tls && f->cfg.tls.insecure;
 	f->net.rng = (uint64_t)basic_mono_ns() ^ (uint64_t)(uintptr_t)f ^ 0x9e3779b97f4a7c15ull;

@@ -86,7 +86,8 @@ struct upl_forward_cfg {
 	                               not rate capped; 0 = 60 s */
 	unsigned backoff_min_ms;    /* first reconnect delay; 0 = 500 */
 	unsigned backoff_max_ms;    /* cap of the doubling; 0 = 60000 */
-	unsigned cursor_interval_ms; /* write the cursor file at most this often
+	unsigned cursor_interval_ms; /* write the cursor file this often, or
+	                               once 2048 acked records are not in it
 	                               (and at stop); a crash re-sends at most
 	                               this much acked data; 0 = every ack */
 	bool publish_events;        /* also publish the events of each Batch,

@@ -3,7 +3,7 @@
  * spb-pub.c - the Sparkplug B publisher's thread and MQTT client
  * (spb-pub.h).
  *
- * One job over ~600 lines: one MQTT session's state machine (connect,
+ * One job over ~700 lines: one MQTT session's state machine (connect,
  * births, DDATA, the UNSUBSCRIBE barriers that confirm them, the cursor
  * they move, rewind on a drop).  The callbacks and the loop share every
  * field of struct upl_spb under its lock, so a split would only move the
@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "basic/clock.h"
+#include "basic/thread.h"
 #include "cursor.h"
 #include "mqtt-private.h"
 #include "reduce.h"
@@ -27,7 +28,17 @@
 #define TOPIC_MAX 256
 #define CONF_DEVICES_MAX UPL_SPB_DEVICES_MAX
 #define BACKOFF_MS 1000
+/* the TCP connect, TLS handshake and CONNACK together: the connect is
+   asynchronous, so a SYN nobody answers (a blackholed address, a broker
+   whose listen queue is full) costs this much, not the kernel's minutes
+   of retries, and a stop is seen within a loop's 100 ms */
 #define CONNECT_TIMEOUT_MS 10000
+/* glibc's default thread stack is 8 MiB, and the daemon's mlockall makes
+   all of it resident.  Measured (railmon run without mlockall, pages
+   touched, through spb-run-session: TLS with a device certificate,
+   births, Rebirths, a 40,000-record backlog): 24 KiB; OpenSSL's
+   handshake runs in this thread (mosquitto's TLS connect does) */
+#define SPB_STACK_BYTES (256 * 1024)
 #define CURSOR_EVERY_MS 1000
 /* ... or once this many confirmed records are not yet in it: a backlog
    goes at the broker's speed, and a second of it can be a whole outage's
@@ -87,8 +98,9 @@ struct upl_spb {
 	uint64_t resend_until;         /* records below it are sent again: historical */
 	char barrier_topic[TOPIC_MAX];
 	const char *bus_names[CONF_DEVICES_MAX]; /* by bus index: the devices', for event texts */
-	int64_t cursor_saved_ms;
-	uint64_t cursor_saved;
+	uint64_t cursor_saved;         /* value in the file (a kill -9 keeps it) */
+	uint64_t cursor_synced;        /* value fsynced (a power cut keeps it) */
+	int64_t cursor_synced_ms;      /* the last fsynced write (or failed one) */
 	bool cursor_failing;           /* the last write failed: once a second only */
 };
 
@@ -373,8 +385,13 @@ static int connect_once(struct upl_spb *p)
 	if (p->cfg.use_tls && (r = upl_mqtt_tls_apply(p->mosq, &p->cfg.tls)) < 0)
 		goto fail;
 	p->connack = p->connected = false;
-	r = upl_mqtt_errno(mosquitto_connect(p->mosq, p->cfg.host, p->cfg.port,
-	                                     (int)(p->cfg.keepalive_s ? p->cfg.keepalive_s : 20)));
+	/* not mosquitto_connect(): its TCP connect blocks for as long as the
+	   kernel retries a SYN nobody answers (over 2 minutes), and a SIGTERM
+	   waited for it (upl_spb_stop() joins this thread); the loop below
+	   finishes the asynchronous one under the deadline, watching the stop
+	   (the name lookup still blocks) */
+	r = upl_mqtt_errno(mosquitto_connect_async(p->mosq, p->cfg.host, p->cfg.port,
+	                                           (int)(p->cfg.keepalive_s ? p->cfg.keepalive_s : 20)));
 	if (r < 0)
 		goto fail;
 	until = now_ms() + CONNECT_TIMEOUT_MS;
@@ -404,24 +421,38 @@ fail:
 /* The cursor is what the broker confirmed: at once when that is all that
    was sent (so a kill -9 while idle sends nothing again), else once a
    CURSOR_EVERY_MS or CURSOR_EVERY_RECORDS confirmed, whichever comes
-   first (an fsync each).  A kill -9 so sends again at most what was
-   confirmed in the last second (less than CURSOR_EVERY_RECORDS), and
-   what was sent and not yet confirmed. */
+   first.  A kill -9 so sends again less than CURSOR_EVERY_RECORDS of what
+   was confirmed, and what was sent and not yet confirmed.  Only the timed
+   write (and the one at stop) fsyncs: a kill -9 needs none, the page
+   cache outlives the process, and an fsync per 2048 records cost a
+   backlog a fifth of its speed (spb-cursor with 400,000 records).  The
+   timed one makes the others durable too, so a power cut takes back at
+   most a CURSOR_EVERY_MS of confirmations, or leaves a file load() calls
+   damage (basic/replace.h): the whole log again, never a gap. */
 static void save_cursor(struct upl_spb *p, bool now)
 {
-	if (p->acked_seq == p->cursor_saved ||
-	    (!now && now_ms() - p->cursor_saved_ms < CURSOR_EVERY_MS &&
-	     (p->cursor_failing ||
-	      (p->acked_seq != p->next_seq && p->acked_seq - p->cursor_saved < CURSOR_EVERY_RECORDS))))
+	bool due = now || now_ms() - p->cursor_synced_ms >= CURSOR_EVERY_MS;
+	int r;
+
+	if (p->acked_seq == p->cursor_synced ||
+	    (!due && (p->cursor_failing || p->acked_seq == p->cursor_saved ||
+	              (p->acked_seq != p->next_seq && p->acked_seq - p->cursor_saved < CURSOR_EVERY_RECORDS))))
 		return;
 	/* a file that cannot be written (a directory in its place, EIO) is
-	   tried once a second, not at every UNSUBACK (a create and an fsync) */
-	p->cursor_failing = upl_cursor_store(p->cursor_path, p->acked_seq) < 0;
-	if (!p->cursor_failing)
+	   tried once a second, not at every UNSUBACK (a create each) */
+	r = due ? upl_cursor_store(p->cursor_path, p->acked_seq) : upl_cursor_store_nosync(p->cursor_path, p->acked_seq);
+	p->cursor_failing = r < 0;
+	if (r == 0) {
 		p->cursor_saved = p->acked_seq;
-	else
+		if (due)
+			p->cursor_synced = p->acked_seq;
+	} else {
 		STAT(p, p->st.cursor_store_failures++);
-	p->cursor_saved_ms = now_ms();
+	}
+	/* the count's writes do not move the timer: a backlog's stream of
+	   them must not put off the fsynced one */
+	if (due || r < 0)
+		p->cursor_synced_ms = now_ms();
 	STAT(p, p->st.next_seq = p->cursor_saved);
 }
 
@@ -622,7 +653,7 @@ int upl_spb_new(const struct upl_spb_cfg *cfg, upl_spb_t **ret_pub)
 		upl_spb_free(p);
 		return r;
 	}
-	p->next_seq = p->acked_seq = p->cursor_saved = seq;
+	p->next_seq = p->acked_seq = p->cursor_saved = p->cursor_synced = seq;
 	p->st.next_seq = p->st.acked_seq = seq;
 	upl_mqtt_lib_init();
 	*ret_pub = p;
@@ -633,9 +664,9 @@ int upl_spb_start(upl_spb_t *p)
 {
 	if (!p || p->started)
 		return -EINVAL;
-	int r = pthread_create(&p->thread, NULL, run, p);
-	if (r)
-		return -r;
+	int r = basic_thread_create(&p->thread, "sparkplug", SPB_STACK_BYTES, run, p);
+	if (r < 0)
+		return r;
 	p->started = true;
 	return 0;
 }

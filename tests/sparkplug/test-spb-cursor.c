@@ -88,6 +88,7 @@ int main(void)
 	struct live lv = { &g, &log, false };
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, append, &lv) == 0);
+	int64_t t0 = basic_mono_ns();
 	CHECK(upl_spb_start(pub) == 0);
 	/* look as often as we can until the backlog is confirmed: the stats
 	   first, the file after (it only moves on) */
@@ -103,7 +104,8 @@ int main(void)
 		      st.acked_seq, end);
 	} while (st.acked_seq < end);
 	printf("cursor file behind the broker's confirmation: at most %" PRIu64 " records in %" PRIu64
-	       " looks (backlog %" PRIu64 " records)\n", lag_max, looks, end - 1);
+	       " looks (backlog %" PRIu64 " records, confirmed in %.2f s)\n", lag_max, looks, end - 1,
+	       (double)(basic_mono_ns() - t0) / 1e9);
 	CHECK(lag_max < LAG_MAX, "the cursor file %" PRIu64 " records behind what the broker confirmed", lag_max);
 
 	/* the kill -9 here: the publisher's file as it is now, read by a
@@ -132,7 +134,7 @@ int main(void)
 	cfg = spb_cfg(b.port, dir2, &log);
 	cfg.node = "T-cursor2";
 	CHECK(upl_spb_new(&cfg, &pub) == 0);
-	int64_t t0 = basic_mono_ns();
+	t0 = basic_mono_ns();
 	CHECK(upl_spb_start(pub) == 0);
 	end = log.next_seq;
 	until = basic_mono_ns() + 120 * 1000000000ll;

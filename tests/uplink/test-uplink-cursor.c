@@ -3,8 +3,10 @@
  * test-uplink-cursor.c - the forwarder's cursor file, against a real
  * mosquitto and recv as the subscriber.
  *
- * 1. Every kind of damaged cursor (empty, garbage, cut short, zero,
- *    negative, too large, beyond the end of the log, a directory, a FIFO):
+ * 1. Every kind of damaged cursor (empty, garbage, cut short, zeroed
+ *    bytes, zero, negative, too large, beyond the end of the log, a
+ *    directory, a FIFO; the empty and the zeroed file are what a power cut
+ *    can leave after a write without fsync, basic/replace.h):
  *    the forwarder still starts, reports why (stats and a CURSOR_RESET
  *    event), sends the whole log again from its oldest record, and recv
  *    ends up with every record.  The file is valid again after a clean
@@ -43,7 +45,7 @@ static struct upl_forward_cfg fwd_cfg(int port, const char *vehicle, const char 
 struct damage {
 	const char *name;    /* also the vehicle: one recv view per case */
 	const char *content; /* NULL: see kind */
-	int kind;            /* 0 file, 'd' directory, 'p' FIFO */
+	int kind;            /* 0 file, 'd' directory, 'p' FIFO, 'z' 24 NUL bytes */
 	int expect;          /* cursor_damage */
 };
 
@@ -60,6 +62,13 @@ static void make_damage(const char *path, const struct damage *dm)
 		return;
 	}
 	f = fopen(path, "w");
+	if (dm->kind == 'z') {
+		/* the size of a cursor line, its data never written */
+		static const char zeros[24];
+
+		CHECK(f && fwrite(zeros, 1, sizeof(zeros), f) == sizeof(zeros) && fclose(f) == 0);
+		return;
+	}
 	CHECK(f && fputs(dm->content, f) >= 0 && fclose(f) == 0);
 }
 
@@ -118,6 +127,7 @@ static void test_damage(int port, fx_gnd_t *r, const char *dir)
 		{ "empty", "", 0, -ENODATA },
 		{ "garbage", "\x7f" "ELF\x02\x01 not a cursor\n", 0, -EBADMSG },
 		{ "torn", "railmon-cursor 1 4", 0, -EBADMSG },
+		{ "zeroed", NULL, 'z', -EBADMSG },
 		{ "blank", "railmon-cursor 1  12\n", 0, -EBADMSG },
 		{ "zero", "railmon-cursor 1 0\n", 0, -ERANGE },
 		{ "negative", "railmon-cursor 1 -5\n", 0, -ERANGE },
