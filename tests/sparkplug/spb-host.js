@@ -30,7 +30,8 @@
 // resolved by alias from their BIRTH, for the Python tests to compare
 // with `railmon export` of the same log: {"n", "topic", "kind", "node",
 // "device", "session" (the node's NBIRTHs so far), "seq", "metrics": [{"name",
-// "alias", "type", "timestamp", "value", "historical", "properties"}]}.
+// "alias", "type", "timestamp", "value", "historical", "properties":
+// {key: {"type", "value"}}}]}.
 // 64-bit integer values are decimal strings, so no digit is lost to a
 // JS number; timestamps and aliases are numbers (below 2^53).
 "use strict";
@@ -220,7 +221,7 @@ function writeValues(topic, kind, node, dev, n, p) {
 	const metrics = (p.metrics || []).map((m) => {
 		const props = {};
 		for (const [k, v] of Object.entries(m.properties || {}))
-			props[k] = jsonValue(v.value);
+			props[k] = { type: v.type === undefined ? null : v.type, value: jsonValue(v.value) };
 		return {
 			name: m.resolved !== undefined ? m.resolved : m.name === undefined ? null : m.name,
 			alias: num(m.alias), type: m.type === undefined ? null : m.type, timestamp: num(m.timestamp),

@@ -145,7 +145,8 @@ for v in view:
         dead.discard(dev)
         want = {"can0": [("Engine.Speed", 2, "Double", "rpm"), ("Door.State", 3, "String", None)],
                 "mb1": [("Brake.Pressure", 2 + 0x10000, "Double", "bar")]}[dev]
-        have = [(m["name"], m["alias"], m["type"], m["properties"].get("engUnit")) for m in v["metrics"]]
+        have = [(m["name"], m["alias"], m["type"], m["properties"].get("engUnit", {}).get("value"))
+                for m in v["metrics"]]
         check(have == want, "DBIRTH %s metrics %r" % (dev, have))
         if dev not in declared:
             print("host's DBIRTH %s: %r" % (dev, have))
