@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "basic/clock.h"
+#include "basic/thread.h"
 #include "cursor.h"
 #include "mqtt-private.h"
 #include "reduce.h"
@@ -633,9 +634,13 @@ int upl_spb_start(upl_spb_t *p)
 {
 	if (!p || p->started)
 		return -EINVAL;
-	int r = pthread_create(&p->thread, NULL, run, p);
+	/* named, so top -H, /proc/PID/task and the sparkplug benchmark tell
+	   it from the daemon's other threads; the forwarder's stack size
+	   (TLS through libmosquitto, the log's reader): glibc's default 8 MiB
+	   would all be resident under the daemon's mlockall */
+	int r = basic_thread_create(&p->thread, "sparkplug", 256 * 1024, run, p);
 	if (r)
-		return -r;
+		return r;
 	p->started = true;
 	return 0;
 }
