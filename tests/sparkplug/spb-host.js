@@ -29,7 +29,8 @@
 // --values FILE: every N/D message as a JSON line, its metrics' names
 // resolved by alias from their BIRTH, for the Python tests to compare
 // with `railmon export` of the same log: {"n", "topic", "kind", "node",
-// "device", "session" (the node's NBIRTHs so far), "seq", "metrics": [{"name",
+// "device", "session" (the node's NBIRTHs so far), "seq", "bytes" (the
+// payload's), "metrics": [{"name",
 // "alias", "type", "timestamp", "value", "historical", "properties":
 // {key: {"type", "value"}}}]}.
 // 64-bit integer values are decimal strings, so no digit is lost to a
@@ -215,7 +216,7 @@ function onSessionMessage(n, kind, node, dev, p) {
 	}
 }
 
-function writeValues(topic, kind, node, dev, n, p) {
+function writeValues(topic, kind, node, dev, n, p, bytes) {
 	if (valuesFd === null)
 		return;
 	const metrics = (p.metrics || []).map((m) => {
@@ -229,7 +230,7 @@ function writeValues(topic, kind, node, dev, n, p) {
 		};
 	});
 	fs.writeSync(valuesFd, JSON.stringify({ n: nmsg, topic, kind, node, device: dev || null, session: n.session,
-		seq: num(p.seq), metrics }) + "\n");
+		seq: num(p.seq), bytes, metrics }) + "\n");
 }
 
 function onMessage(topic, buf) {
@@ -270,7 +271,7 @@ function onMessage(topic, buf) {
 		onDeath(n, node, p);
 	else if (["NDATA", "DBIRTH", "DDATA", "DDEATH"].includes(kind))
 		onSessionMessage(n, kind, node, dev, p);
-	writeValues(topic, kind, node, dev, n, p);
+	writeValues(topic, kind, node, dev, n, p, buf.length);
 }
 
 const url = arg("broker", "mqtt://127.0.0.1:1883");

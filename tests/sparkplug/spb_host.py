@@ -1,12 +1,11 @@
 # SPDX-License-Identifier: MIT
 """spb_host.py - the real peers the Sparkplug tests share (spb-live,
 spb-outage, spb-run, spb-run-session, spb-host): mosquitto as the broker
-on a free loopback port, and the host: spb-host.js (SpbHost), the Sparkplug
+on a free loopback port, the host: spb-host.js (SpbHost), the Sparkplug
 host application in Node.js on npm mqtt and Eclipse Tahu's
-sparkplug-payload that checks the session rules itself, or mosquitto_sub
-printing every message as "topic hex" (start_host) with Tahu's decoder
-(tahu-decode.js) after the run.  Their lines are read by a thread and
-waited for by content.  One copy, so the tests start and read their peers
+sparkplug-payload that checks the session rules itself, and mosquitto_sub
+printing every message as "topic hex" (start_host; spb-run's railmon
+Batches).  Their lines are read by a thread and waited for by content.  One copy, so the tests start and read their peers
 the same way."""
 import json
 import os
@@ -167,17 +166,3 @@ class SpbHost(Lines):
     def view(self):
         with open(self.values) as fh:
             return [json.loads(line) for line in fh]
-
-
-def tahu_decode(tmp, node_modules, src, got, timeout=120):
-    """Each [topic, hex] of got decoded by Tahu: the payloads as JSON
-    objects, in got's order."""
-    files = []
-    for i, (_, hexdata) in enumerate(got):
-        files.append(os.path.join(tmp, "m%04d.bin" % i))
-        with open(files[-1], "wb") as fh:
-            fh.write(bytes.fromhex(hexdata))
-    env = dict(os.environ, NODE_PATH=node_modules)
-    tahu = json.loads(subprocess.run(["node", os.path.join(src, "tests", "sparkplug", "tahu-decode.js")] + files,
-                                     check=True, capture_output=True, text=True, env=env, timeout=timeout).stdout)
-    return [tahu[f] for f in files]
