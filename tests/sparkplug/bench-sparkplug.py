@@ -24,8 +24,8 @@ Figures, over the same window:
   - the Sparkplug thread's CPU per 1000 frames/s
 and a table of ratios with/without.  A benchmark: it prints, it asserts
 nothing on times (it fails only if a run did not happen: no frames, no
-Batches, no DDATA).  The ratio of the two processes' own noise is seen by
-running the script twice; a ratio near 1 within it is the claim."""
+Batches, no DDATA).  Run it more than once: the ratios move from run to
+run by the machine's load (docs/figures.md has two runs)."""
 import json
 import os
 import re

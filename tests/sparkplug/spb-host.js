@@ -297,6 +297,7 @@ function publishState() {
 }
 
 client.on("connect", () => {
+	up = true;
 	say("connected");
 	const topics = ["spBv1.0/" + group + "/#"];
 	if (stateTopic)
@@ -313,9 +314,11 @@ client.on("connect", () => {
 			publishState();
 	});
 });
+let up = false; // connected since the last "lost": each reconnect attempt closes too
 client.on("close", () => {
-	if (quitting)
+	if (quitting || !up)
 		return;
+	up = false;
 	say("lost");
 	// messages may have gone by unseen: a node's seq is taken anew and a
 	// new connection's bdSeq may be more than + 1 (its attempts meanwhile)
@@ -353,12 +356,19 @@ function quit() {
 	if (quitting)
 		return;
 	quitting = true;
-	const end = () => client.end(false, {}, () => {
+	let done = false;
+	const finish = () => {
+		if (done)
+			return;
+		done = true;
 		verdict();
 		if (valuesFd !== null)
 			fs.closeSync(valuesFd);
 		process.exit(0);
-	});
+	};
+	const end = () => client.end(false, {}, finish);
+	// a broker that is gone or frozen answers nothing: the verdict anyway
+	setTimeout(finish, 5000).unref();
 	// a clean stop: the host's STATE offline first (Sparkplug 3.0)
 	if (stateTopic && client.connected)
 		client.publish(stateTopic, stateJson(false), { qos: 1, retain: true }, end);
