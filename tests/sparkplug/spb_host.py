@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """spb_host.py - the real peers the Sparkplug tests share (spb-live,
-spb-outage, spb-run): mosquitto as the broker on a free loopback port, the
-host (mosquitto_sub printing every message as "topic hex", its lines read
-by a thread and waited for by content) and the host's decoder, Eclipse
-Tahu's npm sparkplug-payload (tahu-decode.js).  One copy, so the three
-start and read their peers the same way."""
+spb-outage, spb-run, spb-run-session, spb-host): mosquitto as the broker
+on a free loopback port, the host: spb-host.js (SpbHost), the Sparkplug
+host application in Node.js on npm mqtt and Eclipse Tahu's
+sparkplug-payload that checks the session rules itself, and mosquitto_sub
+printing every message as "topic hex" (start_host; spb-run's railmon
+Batches).  Their lines are read by a thread and waited for by content.  One copy, so the tests start and read their peers
+the same way."""
 import json
 import os
 import signal
@@ -112,20 +114,6 @@ def stop(procs):
             p.wait(timeout=30)
 
 
-def tahu_decode(tmp, node_modules, src, got, timeout=120):
-    """Each [topic, hex] of got decoded by Tahu: the payloads as JSON
-    objects, in got's order."""
-    files = []
-    for i, (_, hexdata) in enumerate(got):
-        files.append(os.path.join(tmp, "m%04d.bin" % i))
-        with open(files[-1], "wb") as fh:
-            fh.write(bytes.fromhex(hexdata))
-    env = dict(os.environ, NODE_PATH=node_modules)
-    tahu = json.loads(subprocess.run(["node", os.path.join(src, "tests", "sparkplug", "tahu-decode.js")] + files,
-                                     check=True, capture_output=True, text=True, env=env, timeout=timeout).stdout)
-    return [tahu[f] for f in files]
-
-
 def thread_stacks(pid):
     """Each thread of pid but the main one: (tid, name, bytes of the
     mapping its stack pointer is in, of them resident).  The stack
@@ -163,3 +151,57 @@ def thread_stacks(pid):
         m = [x for x in maps if sp is not None and x[0] <= sp < x[1]]
         out.append((tid, name, m[0][1] - m[0][0] if m else None, m[0][2] if m else None))
     return out
+
+
+class SpbHost(Lines):
+    """spb-host.js: subscribed to spBv1.0/<group>/# (its "subscribed" line
+    seen), with host_id the primary host (its STATE online, or offline
+    with state="offline", acknowledged: its "state ..." line seen).  Its
+    lines: every message as "<topic> seq=.. bdSeq=.. metrics=..", so
+    count() and msgs() read them as mosquitto_sub's.  send() gives it a
+    command (state online|offline, rebirth <node>); finish() ends it and
+    returns its verdict; view() its values file, a dict a message."""
+
+    def __init__(self, port, procs, node_modules, src, tmp, group="Fleet", host_id=None, creds=None,
+                 state="online", timeout=60, extra=()):
+        self.values = os.path.join(tmp, "spb-host-values.jsonl")
+        cmd = ["node", os.path.join(src, "tests", "sparkplug", "spb-host.js"), "--broker",
+               "mqtt://127.0.0.1:%d" % port, "--group", group, "--values", self.values, "--state", state]
+        if host_id:
+            cmd += ["--host-id", host_id]
+        if creds:
+            cmd += ["--username", creds[0], "--password", creds[1]]
+        p = subprocess.Popen(cmd + list(extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env=dict(os.environ, NODE_PATH=node_modules))
+        procs.append(p)
+        super().__init__(p, timeout)
+        self.wait(lambda ls: "subscribed" in ls, "the host's SUBACK")
+        if host_id:
+            self.wait(lambda ls: "state " + state in ls, "the host's STATE %s" % state)
+
+    def send(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+
+    def state(self, online):
+        """The host's STATE, waited for until the broker sent it back."""
+        n = sum(1 for line in self.lines if line.startswith("spBv1.0/STATE/"))
+        self.send("state " + ("online" if online else "offline"))
+        self.wait(lambda ls: sum(1 for line in ls if line.startswith("spBv1.0/STATE/")) > n and
+                  ls[[i for i, line in enumerate(ls) if line.startswith("spBv1.0/STATE/")][-1]]
+                  .endswith("online=%s" % ("true" if online else "false")), "the host's STATE back from the broker")
+
+    def finish(self):
+        """Quit the host (its STATE offline, disconnected): its verdict,
+        {"violations": {rule: n}, "checked": {rule: n}, "violations_total": n}."""
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        self.wait(lambda ls: any(line.startswith("verdict ") for line in ls), "the host's verdict")
+        for line in self.lines:
+            if line.startswith("rule ") or line.startswith("VIOLATION "):
+                print("host:", line)
+        return json.loads([line for line in self.lines if line.startswith("verdict ")][-1][len("verdict "):])
+
+    def view(self):
+        with open(self.values) as fh:
+            return [json.loads(line) for line in fh]

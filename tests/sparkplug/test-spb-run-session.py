@@ -3,9 +3,13 @@
 """test-spb-run-session.py RAILMON NODE_MODULES SRC - the Sparkplug B
 session rules and store-and-forward through `railmon run` itself (not the
 demo publisher): the edge node reads the daemon's log with its own cursor.
-mosquitto is the broker; the host subscribes with mosquitto_sub, decodes
-every message with Eclipse Tahu's npm sparkplug-payload (tahu-decode.js)
-and sends Tahu-encoded NCMDs.  The board has the demo's CAN trace and DBC
+mosquitto is the broker; the host is spb-host.js, a Sparkplug host
+application in Node.js (npm mqtt, Eclipse Tahu's sparkplug-payload), the
+primary host "scada": it publishes its STATE, sends the Rebirths, decodes
+every message and checks the session rules itself (seq, NDEATH bdSeq =
+NBIRTH's, a new connection's bdSeq + 1, every DATA alias declared,
+nothing before its BIRTH or after its DEATH, historical in time order, no
+NBIRTH while its STATE says offline, Rebirth answered within 1 s).  The board has the demo's CAN trace and DBC
 as bus "vehicle" and a bus "recorder" (a DBC of its own whose range
 makes 25 of its values out_of_range) whose trace is unreadable at the
 start (a symlink to /proc/self/mem: every read fails, CAN_GONE) and
@@ -16,10 +20,11 @@ the broker's listener for the edge node requires one).  In order:
 
   1. STATE offline: no birth.  STATE online: NBIRTH, DBIRTH per bus, then
      DDEATH recorder (gone); the trace made readable: DBIRTH recorder.
-  2. Rebirth (NCMD) three times: NBIRTH (same bdSeq) and DBIRTHs; the
-     host's time from the NCMD to the NBIRTH is printed, the quickest
-     asserted under 1 s (the cores are shared with CI: the scheduler's
-     worst case is not the edge node's answer).
+  2. Rebirth (the host's NCMD) three times: NBIRTH (same bdSeq) and
+     DBIRTHs; the host's time from its NCMD to the NBIRTH is printed, the
+     quickest asserted under 1 s (the host counts each later one; the
+     cores are shared with CI: the scheduler's worst case is not the edge
+     node's answer).
   3. STATE offline: NDEATH; online: NBIRTH with bdSeq + 1.
   4. A 60 s broker outage (frozen, DDATA sent into it, killed,
      restarted): NBIRTH bdSeq + 1, then the backlog is_historical, in time
@@ -30,11 +35,10 @@ the broker's listener for the edge node requires one).  In order:
      railmon run again on the same log: NBIRTH bdSeq + 1, values again
      only from the cursor file on; a clean stop.
 
-Then the host's values against `railmon export` of the log: every sample
-received, none twice except Batches the broker delivered but had not yet
-confirmed at the kill -9 (at-least-once: the cursor moves on the broker's
-confirmation); seq continuous in every session; every DATA alias declared
-in its device's BIRTH; every NDEATH's bdSeq that of its session's NBIRTH;
+Then the host's verdict (no violation but late Rebirths) and its values
+file against `railmon export` of the log: every sample received, none
+twice except Batches the broker delivered but had not yet confirmed at the
+kill -9 (at-least-once: the cursor moves on the broker's confirmation);
 each value's quality (Quality/railmonQuality properties) export's.
 About 100 s (the outage is 60 s of it)."""
 import collections
@@ -45,19 +49,18 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+sys.dont_write_bytecode = True
+from spb_host import SpbHost  # noqa: E402
 
 RAILMON, NODE_MODULES, SRC = sys.argv[1:4]
 OUTAGE_S = 60
 NODE = "T-9"
 failures = []
-SEQ = "seq 0-255 continuous, NBIRTH's 0 (each message)"
-ALIAS = "every DDATA alias declared in its device's DBIRTH (each metric)"
-OFFLINE = "no NBIRTH while the primary host's STATE says offline (each NBIRTH)"
-NDEATH = "NDEATH's bdSeq = its NBIRTH's (each NDEATH, the kill -9 will too)"
+OFFLINE = "no DDATA while the primary host's STATE says offline (railmon stat)"
 TWICE = "a value twice only as a resend after a lost connection (each)"
-HIST = "after the outage's rebirth: backlog is_historical first, in time order"
+HIST = "after the outage's rebirth: backlog is_historical first"
 
 
 RULES = collections.OrderedDict()  # the session rules: rule -> [checks, failed]
@@ -77,31 +80,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class Lines:
-    """A process's stdout lines with the time each arrived, waited for by content."""
-
-    def __init__(self, proc):
-        self.proc, self.lines, self.times, self.cv = proc, [], [], threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cv:
-                self.lines.append(line.rstrip("\n"))
-                self.times.append(time.monotonic())
-                self.cv.notify_all()
-
-    def wait(self, pred, what, timeout=120):
-        end = time.monotonic() + timeout
-        with self.cv:
-            while not pred(self.lines):
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise SystemExit("timed out waiting for %s; lines: %r" % (what, [x[:90] for x in self.lines[-8:]]))
-                self.cv.wait(left)
-            return list(self.lines)
 
 
 def msgs(lines):
@@ -176,10 +154,6 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
         return subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-t", topic] +
                               list(creds) + list(args), check=bool(creds), timeout=30, capture_output=True)
 
-    def host_state(online):
-        pub("spBv1.0/STATE/scada", "-r", "-m",
-            '{"online" : %s, "timestamp" : 1733400000000}' % ("true" if online else "false"))
-
     def stat():
         """The daemon's line of `railmon stat --json` ({} while none answers)."""
         r = subprocess.run([RAILMON, "stat", "--socket", sock, "--json"], capture_output=True, text=True)
@@ -204,30 +178,21 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
         procs.append(p)
         return p, err.name
 
-    rebirth_ms = []
     try:
         broker = start_broker()
-        # the host: reconnects and subscribes again by itself (mosquitto_sub)
         check(pub("spBv1.0/x", "-m", "x", creds=()).returncode != 0, "the broker took an anonymous client")
-        sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-d", "-h", "127.0.0.1", "-p", str(port), "-v",
-                                "-u", "scada", "-P", "scada-pw",
-                                "-F", "%t %x", "-t", "spBv1.0/#"], stdout=subprocess.PIPE, text=True)
-        procs.append(sub)
-        host = Lines(sub)
-        host.wait(lambda ls: any("SUBACK" in line for line in ls), "the host's SUBACK")
-        os.mkdir(os.path.join(tmp, "ncmd"))
-        subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-encode-cmd.js"),
-                        os.path.join(tmp, "ncmd")], check=True, timeout=60, env=dict(os.environ, NODE_PATH=NODE_MODULES))
-
-        # 1. the primary host offline: the daemon runs, stores, says nothing
-        host_state(False)
+        # the host: reconnects, subscribes and says its STATE again by
+        # itself; 1. the primary host offline: the daemon runs, stores,
+        # says nothing
+        host = SpbHost(port, procs, NODE_MODULES, SRC, tmp, host_id="scada", creds=("scada", "scada-pw"),
+                       state="offline", timeout=120)
         rm, err1 = run()
         # the log grows (Batches of 200 ms); the edge node holds its
         # births while STATE says offline (checked in the host's order below)
         s = wait_stat(lambda s: s["records"] >= 2000, "2000 records in the log")
         check(s["sparkplug"] == "offline" and s["spb_ddata"] == 0, "the edge node published for an offline host: %r"
               % {k: v for k, v in s.items() if k.startswith("sp")}, OFFLINE)
-        host_state(True)
+        host.state(True)
         host.wait(lambda ls: count(ls, "NBIRTH") >= 1 and count(ls, "DDEATH", "recorder") >= 1,
                   "the births and recorder's DDEATH after STATE online")
         check(count(host.lines, "NBIRTH") == 1, "one NBIRTH after STATE online")
@@ -236,22 +201,19 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
         host.wait(lambda ls: count(ls, "DBIRTH", "recorder") >= 2, "recorder's DBIRTH when it is back")
 
         # 2. Rebirth: the host's time from its NCMD to the NBIRTH
+        answered = "rebirth %s answered " % NODE
         for k in range(3):
-            n = count(host.lines, "NBIRTH")
-            pub("spBv1.0/Fleet/NCMD/" + NODE, "-f", os.path.join(tmp, "ncmd", "ncmd-rebirth.bin"))
-            host.wait(lambda ls: count(ls, "NBIRTH") > n, "the NBIRTH answering Rebirth %d" % (k + 1))
-            with host.cv:
-                idx = [i for i, line in enumerate(host.lines) if line.startswith("spBv1.0/")]
-                t_cmd = [host.times[i] for i in idx if host.lines[i].startswith("spBv1.0/Fleet/NCMD/")][-1]
-                t_birth = [host.times[i] for i in idx if host.lines[i].startswith("spBv1.0/Fleet/NBIRTH/")][-1]
-            rebirth_ms.append((t_birth - t_cmd) * 1000)
+            host.send("rebirth " + NODE)
+            host.wait(lambda ls: sum(line.startswith(answered) for line in ls) > k,
+                      "the NBIRTH answering Rebirth %d" % (k + 1))
+        rebirth_ms = [int(line.split()[3]) for line in host.lines if line.startswith(answered)]
         host.wait(lambda ls: count(ls, "DBIRTH", "recorder") >= 5 and count(ls, "DBIRTH", "vehicle") >= 4,
                   "the DBIRTHs answering the Rebirths")
 
         # 3. the primary host goes offline and comes back
-        host_state(False)
+        host.state(False)
         host.wait(lambda ls: count(ls, "NDEATH") >= 1, "the NDEATH after STATE offline")
-        host_state(True)
+        host.state(True)
         host.wait(lambda ls: count(ls, "NBIRTH") >= 5, "the NBIRTH after STATE online again")
 
         # 4. the broker's outage: frozen (DDATA go into a socket nobody
@@ -268,9 +230,11 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
         # the outage's length is the scenario, not a wait for a peer
         time.sleep(max(0.0, t_out + OUTAGE_S - time.monotonic()))
         print("outage %.0f s" % (time.monotonic() - t_out))
+        n_online = host.lines.count("state online")
         broker = start_broker()
-        host.wait(lambda ls: sum("SUBACK" in line for line in ls) >= 2, "the host's SUBACK after the restart")
-        host_state(True)  # the restarted broker (no persistence) lost the retained STATE
+        # the restarted broker (no persistence) lost the retained STATE:
+        # the host says it again when it is back
+        host.wait(lambda ls: ls.count("state online") > n_online, "the host's STATE online after the restart")
         host.wait(lambda ls: count(ls[host_before:], "NBIRTH") >= 1, "the NBIRTH after the outage")
         # the backlog sent and confirmed: the edge node is live again.  On
         # the way, the cursor file against what the broker confirmed: a
@@ -324,6 +288,7 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
             print("".join(line for line in fh if "sparkplug" in line and "sparkplug to" not in line), end="")
         check(said and " 0 records not yet confirmed by the broker" in said[-1],
               "the clean stop left records unconfirmed: %r" % said[-1:])
+        verdict = host.finish()
     finally:
         for p in reversed(procs):
             if p.poll() is None:
@@ -331,99 +296,63 @@ with tempfile.TemporaryDirectory(prefix="spb-run-session-") as tmp:
                 p.terminate()
                 p.wait(timeout=30)
 
-    got = [m for m in msgs(host.lines) if m[0].split("/")[1] != "STATE"]  # STATE: the host's own JSON
-    files = []
-    for i, (_, hexdata) in enumerate(got):
-        files.append(os.path.join(tmp, "m%05d.bin" % i))
-        with open(files[-1], "wb") as fh:
-            fh.write(bytes.fromhex(hexdata))
-    env = dict(os.environ, NODE_PATH=NODE_MODULES)
-    tahu = {}
-    for i in range(0, len(files), 500):
-        tahu.update(json.loads(subprocess.run(["node", os.path.join(SRC, "tests", "sparkplug", "tahu-decode.js")] +
-                                              files[i:i + 500], check=True, capture_output=True, text=True, env=env,
-                                              timeout=300).stdout))
-    view = [(topic.split("/"), tahu[f]) for (topic, _), f in zip(got, files)]
+    view = host.view()  # every message as the host decoded it, names resolved by alias
     export = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "sample", "-f", "jsonl",
                              "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
     samples = [json.loads(line) for line in export.splitlines()]
 
-# the host's view, session by session (a session: an NBIRTH of a new bdSeq)
-seq, declared, nbirth_bdseq, deaths, order = None, {}, [], [], []
-values = []  # (session, name, ms, value, historical)
+# the session rules: the host's verdict, in the table below; no violation
+# but a late Rebirth (the quickest of 3 within 1 s, below)
+for rule, n in verdict["violations"].items():
+    RULES["host: " + rule] = [verdict["checked"][rule], n]
+    if rule != "rebirth-late":
+        check(n == 0, "the host's rule %s: %d violations" % (rule, n))
+
+# the host's view, session by session (a session: the node's NBIRTHs so far)
+nbirth_bdseq, order = [], []
+values = []  # (session, name, ms, value, historical, the message's number)
 host_q = collections.defaultdict(set)  # (name, ms, value): the quality words the host saw (None: good)
 bad_q_props = []  # a metric whose quality properties are not Quality Int32 0 + railmonQuality
-for level, p in view:
-    kind = level[2]
-    metrics = {m.get("name"): m for m in p["metrics"]}
-    if kind in ("NCMD", "DCMD"):
-        continue
+for v in view:
+    kind = v["kind"]
     if kind == "NBIRTH":
-        nbirth_bdseq.append(int(metrics["bdSeq"]["value"]))
-        seq = 0
-        check(int(p["seq"]) == 0, "NBIRTH seq %r" % p.get("seq"), SEQ)
+        nbirth_bdseq.append(int([m for m in v["metrics"] if m["name"] == "bdSeq"][0]["value"]))
+    if kind not in ("DBIRTH", "DDATA", "DDEATH"):
         continue
-    if kind == "NDEATH":
-        deaths.append((int(metrics["bdSeq"]["value"]), nbirth_bdseq[-1] if nbirth_bdseq else None))
-        seq = None
+    order.append((kind, v["device"]))
+    if kind != "DDATA":
         continue
-    check(seq is not None and int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq),
-          SEQ)
-    seq = int(p.get("seq", -2))
-    if kind == "NDATA":
-        continue
-    dev = level[4]
-    order.append((kind, dev))
-    if kind == "DBIRTH":
-        declared[dev] = {int(m["alias"]): m["name"] for m in p["metrics"]}
-    elif kind == "DDATA":
-        for m in p["metrics"]:
-            a = int(m["alias"])
-            check(a in declared.get(dev, {}), "DDATA %s alias %d not in its DBIRTH" % (dev, a), ALIAS)
-            values.append((len(nbirth_bdseq), declared.get(dev, {}).get(a), int(m["timestamp"]), m["value"],
-                           m.get("isHistorical") is True, len(order)))  # last: the DDATA's number
-            props = m.get("properties") or {}
-            q = props.get("railmonQuality", {}).get("value")
-            if props and not (set(props) == {"Quality", "railmonQuality"} and props["Quality"].get("type") == "Int32"
-                              and props["Quality"].get("value") == 0 and isinstance(q, str) and q):
-                bad_q_props.append(props)
-            host_q[values[-1][1:3] + (values[-1][3],)].add(q)
+    for m in v["metrics"]:
+        values.append((v["session"], m["name"], m["timestamp"], m["value"], m["historical"], v["n"]))
+        props = m["properties"]
+        q = props.get("railmonQuality", {}).get("value")
+        if props and not (set(props) == {"Quality", "railmonQuality"} and props["Quality"]["type"] == "Int32"
+                          and props["Quality"]["value"] == 0 and isinstance(q, str) and q):
+            bad_q_props.append(props)
+        host_q[values[-1][1:3] + (values[-1][3],)].add(q)
 
 shown = set()
 # the host's view of the train: its NBIRTH and DBIRTHs' metric lists as
 # Tahu decoded them (the closing note's figure)
-for level, p in view:
-    if level[2] in ("NBIRTH", "DBIRTH") and not (level[2] == "DBIRTH" and level[4] in shown):
-        print("%s %s: %d metrics" % (level[2], "/".join(level[3:]), len(p["metrics"])))
-        for m in p["metrics"]:
-            props = {k: v.get("value") for k, v in m.get("properties", {}).items()}
-            print("  %-6s %-8s %-40s %s" % (m.get("alias"), m.get("type"), m.get("name"),
-                                            json.dumps(props) if props else ""))
-        shown.add(level[4] if level[2] == "DBIRTH" else "")
+for v in view:
+    if v["kind"] in ("NBIRTH", "DBIRTH") and not (v["kind"] == "DBIRTH" and v["device"] in shown):
+        print("%s %s: %d metrics" % (v["kind"], "/".join(v["topic"].split("/")[3:]), len(v["metrics"])))
+        for m in v["metrics"]:
+            props = {k: p["value"] for k, p in m["properties"].items()}
+            print("  %-6s %-8s %-40s %s" % (m["alias"], m["type"], m["name"], json.dumps(props) if props else ""))
+        shown.add(v["device"] or "")
         if shown >= {"", "vehicle", "recorder"}:
             break
-kinds = collections.Counter(level[2] for level, _ in view)
+kinds = collections.Counter(v["kind"] for v in view)
 print("host saw %r" % dict(kinds))
-print("NBIRTH bdSeqs %r; NDEATH (bdSeq, its NBIRTH's) %r" % (nbirth_bdseq, deaths))
-print("Rebirth answered (host: NCMD to NBIRTH) in %s ms" % ", ".join("%.0f" % x for x in rebirth_ms))
-b0 = nbirth_bdseq[0] if nbirth_bdseq else 0
-# STATE online, 3 Rebirths (same bdSeq), STATE back (+1), after the
-# outage (on by every connect attempt during it: each stores its bdSeq
-# before it connects, as the will needs it), after the kill -9 (+1)
-check(len(nbirth_bdseq) == 7 and nbirth_bdseq[:5] == [b0, b0, b0, b0, (b0 + 1) % 256] and
-      nbirth_bdseq[5] != nbirth_bdseq[4] and nbirth_bdseq[6] == (nbirth_bdseq[5] + 1) % 256,
-      "bdSeq of the NBIRTHs %r" % nbirth_bdseq, "NBIRTH bdSeq: Rebirth the same, a new connection's new, restart +1")
-# no NBIRTH while the primary host's last STATE (in the broker's order)
-# said offline
-online = None
-for line in host.lines:
-    if line.startswith("spBv1.0/STATE/scada "):
-        online = b'"online" : true' in bytes.fromhex(line.split(" ", 1)[1])
-    elif line.startswith("spBv1.0/Fleet/NBIRTH/"):
-        check(online is True, "an NBIRTH while STATE said offline (%r)" % online, OFFLINE)
-check(len(deaths) >= 3, "NDEATHs (STATE offline, kill -9's will, clean stop): %r" % deaths, NDEATH)
-for d, b in deaths:
-    check(d == b, "NDEATH bdSeq %d, its NBIRTH's %r" % (d, b), NDEATH)
+print("NBIRTH bdSeqs %r; NDEATHs checked by the host %d" % (nbirth_bdseq, verdict["checked"]["ndeath-bdseq"]))
+print("Rebirth answered (host: NCMD to NBIRTH) in %s ms" % ", ".join("%d" % x for x in rebirth_ms))
+# STATE online, 3 Rebirths (same bdSeq), STATE back, after the outage,
+# after the kill -9: 7 births (their bdSeqs are the host's rule)
+check(len(nbirth_bdseq) == 7, "NBIRTHs %r" % nbirth_bdseq, "NBIRTHs: STATE online, 3 Rebirths, STATE again, "
+      "after the outage, after the kill -9")
+check(verdict["checked"]["ndeath-bdseq"] >= 3, "NDEATHs (STATE offline, kill -9's will, clean stop): %d"
+      % verdict["checked"]["ndeath-bdseq"], "NDEATHs: STATE offline, kill -9's will, clean stop")
 check(len(rebirth_ms) == 3 and min(rebirth_ms) < 1000, "Rebirth answered within 1 s: %r ms" % rebirth_ms,
       "Rebirth answered within 1 s (the quickest of 3)")
 # recorder: DBIRTH, DDEATH while its trace fails, DBIRTH when it is back
@@ -516,8 +445,7 @@ before = [v for v in values if v[0] == outage_s - 1]
 hist = [v for v in after if v[4]]
 check(before and hist, "values before (%d) and historical after (%d) the outage" % (len(before), len(hist)), HIST)
 check(after[:len(hist)] == hist, "the backlog after the outage's NBIRTH not first", HIST)
-ts = [v[2] for v in hist]
-check(ts == sorted(ts), "the backlog after the outage not in time order", HIST)
+ts = [v[2] for v in hist]  # in time order: the host's rule
 if before and hist:
     check(min(ts) <= max(v[2] for v in before) + 1000, "a gap at the outage: last before %d, first after %d"
           % (max(v[2] for v in before), min(ts)))

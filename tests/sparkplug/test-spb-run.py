@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 """test-spb-run.py RAILMON NODE_MODULES SRC - `railmon run` with a
 [sparkplug] section (the demo's CAN trace and DBC as the bus "vehicle"),
-mosquitto as the broker and a host decoding with Eclipse Tahu's npm
-sparkplug-payload: the DBIRTH names the board's channels with their
-units, every DDATA alias is declared, seq is continuous, and the values
-the host receives are those `railmon export` prints from the same log,
-each sample once (a clean stop sends what the log holds first)."""
+mosquitto as the broker and spb-host.js, a Sparkplug host application
+in Node.js on Eclipse Tahu's npm sparkplug-payload that checks the
+session rules itself (its verdict: no violation): the DBIRTH names the
+board's channels with their units, and the values the host receives are
+those `railmon export` prints from the same log, each sample once (a
+clean stop sends what the log holds first)."""
 import collections
 import json
 import os
@@ -16,7 +17,7 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True
-from spb_host import Broker, check, failures, start_host, stop, tahu_decode  # noqa: E402
+from spb_host import Broker, SpbHost, check, count, failures, start_host, stop  # noqa: E402
 
 RAILMON, NODE_MODULES, SRC = sys.argv[1:4]
 # "reduce": the bus has `uplink = change`, so DDATA carries a channel's
@@ -41,7 +42,8 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                  % (os.getpid(), demo, demo, "uplink = change\n" if REDUCE else "", port, port))
     try:
         broker.start()
-        sub = start_host(port, procs, ("spBv1.0/#", "railmon/T-8/data"))
+        host = SpbHost(port, procs, NODE_MODULES, SRC, tmp)
+        sub = start_host(port, procs, ("railmon/T-8/data",))  # railmon's own Batches, for their bytes
         run = subprocess.Popen([RAILMON, "run", "--board", board, "--duration", "8"], cwd=tmp,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # `railmon stat` of the running daemon: the publisher's line in
@@ -66,12 +68,11 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
         run.stderr = err
         print(run.stderr, end="")
         check(run.returncode == 0, "railmon run exit %d" % run.returncode)
-        sub.wait(lambda ls: any(line.startswith("spBv1.0/Fleet/NDEATH/") for line in ls), "the NDEATH")
+        host.wait(lambda ls: count(ls, "NDEATH") >= 1, "the NDEATH")
+        verdict = host.finish()
     finally:
         stop(procs)
-
-    got = [line.split(" ", 1) for line in sub.lines if line.startswith("spBv1.0/")]
-    tahu = tahu_decode(tmp, NODE_MODULES, SRC, got)
+    view = host.view()
     export = subprocess.run([RAILMON, "export", "-d", os.path.join(tmp, "data"), "-k", "sample", "-f", "jsonl",
                              "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
     samples = [json.loads(line) for line in export.splitlines()]
@@ -79,42 +80,36 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
                                 "--order", "seq", "-q"], check=True, capture_output=True, text=True).stdout
     events = [json.loads(line) for line in export_ev.splitlines()]
 
-kinds = collections.Counter(t.split("/")[2] for t, _ in got)
+# the session rules: the host's
+for rule, n in verdict["violations"].items():
+    check(n == 0, "the host's rule %s: %d violations" % (rule, n))
+kinds = collections.Counter(v["kind"] for v in view)
 print("host saw %r" % dict(kinds))
 check(kinds["NBIRTH"] == 1 and kinds["DBIRTH"] == 1 and kinds["NDEATH"] == 1 and kinds["DDATA"] > 0,
       "messages %r" % dict(kinds))
-aliases, seq, host, host_events = {}, None, [], []
+aliases, host, host_events = {}, [], []
 ddata_bytes = 0
-for (topic, hexdata), p in zip(got, tahu):
-    kind = topic.split("/")[2]
-    if kind == "NBIRTH":
-        seq = 0
+for v in view:
+    kind, topic = v["kind"], v["topic"]
+    if kind in ("NBIRTH", "NDEATH"):
         continue
-    if kind == "NDEATH":
-        continue
-    check(int(p["seq"]) == (seq + 1) % 256, "%s seq %r after %r" % (kind, p.get("seq"), seq))
-    seq = int(p["seq"])
     if kind == "NDATA":  # the node's Events metric
         check(topic == "spBv1.0/Fleet/NDATA/T-8", "NDATA topic %s" % topic)
-        for m in p["metrics"]:
-            check(int(m["alias"]) == 2 + 2**32, "NDATA alias %r is not Events'" % m["alias"])
-            host_events.append((int(m["timestamp"]), m["value"].split(" ")[0]))
+        for m in v["metrics"]:
+            check(m["alias"] == 2 + 2**32, "NDATA alias %r is not Events'" % m["alias"])
+            host_events.append((m["timestamp"], m["value"].split(" ")[0]))
         continue
     check(topic.endswith("/T-8/vehicle"), "device topic %s" % topic)
     if kind == "DBIRTH":
-        aliases = {int(m["alias"]): m for m in p["metrics"]}
+        aliases = {m["alias"]: m for m in v["metrics"]}
         print("host's DBIRTH vehicle: %d metrics, first %r" % (len(aliases), [
-            (m["name"], m["type"], m.get("properties", {}).get("engUnit", {}).get("value"))
-            for m in p["metrics"][:4]]))
+            (m["name"], m["type"], m["properties"].get("engUnit", {}).get("value")) for m in v["metrics"][:4]]))
         continue
-    ddata_bytes += len(hexdata) // 2
-    for m in p["metrics"]:
-        a = int(m["alias"])
-        check(a in aliases, "DDATA alias %d not declared" % a)
-        if a in aliases:
-            host.append((aliases[a]["name"], int(m["timestamp"]), m["value"]))
+    ddata_bytes += v["bytes"]
+    for m in v["metrics"]:
+        host.append((m["name"], m["timestamp"], m["value"]))
         # live records (seconds old): current values
-        check(not m.get("isHistorical", False), "DDATA alias %d historical" % a)
+        check(not m["historical"], "DDATA %s historical" % m["name"])
 # the run's summary says what the host saw: its DDATA, nothing unconfirmed
 said = [line for line in run.stderr.splitlines() if line.startswith("railmon: sparkplug to mqtt://127.0.0.1:%d: " % port)]
 check(said, "no sparkplug line in run's stderr")
@@ -126,7 +121,7 @@ want_ev = [(e["time_ns"] // 1000000, e["event"]) for e in events]
 print("events: host %r, export %r" % (host_events[:6], want_ev[:6]))
 check(host_events == want_ev, "host's Events %r, export's %r" % (host_events[:5], want_ev[:5]))
 # value tables as DBIRTH properties: the demo DBC's VAL_ lines
-vt = {m["name"].split(".")[-1]: m.get("properties", {}).get("railmonValueTable", {}).get("value")
+vt = {m["name"].split(".")[-1]: m["properties"].get("railmonValueTable", {}).get("value")
       for m in aliases.values()}
 print("DBIRTH railmonValueTable: Direction %r, Car1Door1 %r" % (vt.get("Direction"), vt.get("Car1Door1")))
 for sig, want_vt in (("Direction", {"0 standstill", "1 forward", "2 reverse"}),
@@ -137,7 +132,7 @@ check(sum(v is not None for v in vt.values()) >= 2, "value tables in the DBIRTH:
 names = {s["name"]: s["unit"] for s in samples}
 for name, unit in names.items():
     m = [x for x in aliases.values() if x["name"] == name]
-    check(len(m) == 1 and m[0].get("properties", {}).get("engUnit", {}).get("value") == (unit or None),
+    check(len(m) == 1 and m[0]["properties"].get("engUnit", {}).get("value") == (unit or None),
           "DBIRTH %s (unit %r): %r" % (name, unit, m))
 if REDUCE:
     last, kept = {}, []
