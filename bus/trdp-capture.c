@@ -33,8 +33,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "trdp-private.h"
 
@@ -43,6 +45,10 @@
 /* The ring's size: tcpdump's default, ~0.4 s of 20,000 small PD/s. */
 #define CAPTURE_RING_BYTES TRDP_RCVBUF
 #define FILTER_MAX 1024
+/* A link header: Ethernet and two VLAN tags, or Linux cooked SLL2. */
+#define LINK_MAX 64
+/* Wakeups between two reads of the ring's drop counter. */
+#define DROPS_EVERY 16u
 
 /* a.b.c.d of a host-order address, appended to f */
 static void add_ip(char *f, size_t len, const char *before, uint32_t ip)
@@ -94,16 +100,25 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	   followed: conns and window at their least */
 	struct trace_pcap_cfg pc = { .no_tcp = true, .frags = 16, .conns = 1, .window = 4096 };
 	char filter[FILTER_MAX], err[256];
+	struct ifreq ifr = { 0 };
+	int snaplen = 65535 + LINK_MAX;
+	int fd = p->fd[SOCK_PD] >= 0 ? p->fd[SOCK_PD] : p->fd[SOCK_MD];
 
 	if (!c->ifname[0])
 		return -EINVAL;
+	/* A frame is at most the MTU and its link header (fragments each
+	   within it; UDP is not coalesced by GRO for a socket that did not
+	   ask): small blocks, a ring that lasts (trace_pcap_open_live) */
+	memcpy(ifr.ifr_name, c->ifname, strnlen(c->ifname, IFNAMSIZ - 1));
+	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 && ifr.ifr_mtu < 65535)
+		snaplen = ifr.ifr_mtu + LINK_MAX;
 	if (c->pd_port)
 		pc.udp_ports[pc.n_udp_ports++] = c->pd_port;
 	if (c->md_port)
 		pc.udp_ports[pc.n_udp_ports++] = c->md_port;
 	build_filter(c, filter, sizeof(filter));
 	p->live_drops_last = 0;
-	return trace_pcap_open_live(c->ifname, filter, CAPTURE_RING_BYTES, CAPTURE_BLOCK_MS, &pc, &p->live, err,
+	return trace_pcap_open_live(c->ifname, filter, snaplen, CAPTURE_RING_BYTES, CAPTURE_BLOCK_MS, &pc, &p->live, err,
 	                            sizeof(err));
 }
 
@@ -142,8 +157,11 @@ int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max)
 			bus_stat_add(&dev->stats.rx_dropped, 1);
 		}
 	}
-	/* once a wakeup (a block), not per packet: one getsockopt */
-	bus_trdp_live_drops(dev);
+	/* one getsockopt every DROPS_EVERY wakeups (a block each, ~1 ms
+	   apart under traffic), not per packet; and at each idle wait
+	   (trdp.c poll_drops), so none is left unsaid */
+	if (++p->live_wakes % DROPS_EVERY == 0)
+		bus_trdp_live_drops(dev);
 	if (r < 0 && r != -EAGAIN && !n)
 		return r;
 	return (int)n;

@@ -31,11 +31,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/if_packet.h>
 #include <pcap/pcap.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "basic/byteorder.h"
 
@@ -842,7 +844,7 @@ static int live_errno(int r)
 	}
 }
 
-int trace_pcap_open_live(const char *ifname, const char *filter, int buffer_bytes, int timeout_ms,
+int trace_pcap_open_live(const char *ifname, const char *filter, int snaplen, int buffer_bytes, int timeout_ms,
                          const struct trace_pcap_cfg *cfg, trace_pcap_t **ret, char *errbuf, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE] = "";
@@ -850,7 +852,7 @@ int trace_pcap_open_live(const char *ifname, const char *filter, int buffer_byte
 	trace_pcap_t *p;
 	int r;
 
-	if (!ifname || !ifname[0] || !filter || buffer_bytes <= 0 || timeout_ms <= 0 || !ret)
+	if (!ifname || !ifname[0] || !filter || snaplen <= 0 || buffer_bytes <= 0 || timeout_ms <= 0 || !ret)
 		return -EINVAL;
 	if (!(p = calloc(1, sizeof(*p))) || !(p->name = strdup(ifname))) {
 		trace_pcap_free(p);
@@ -866,10 +868,12 @@ int trace_pcap_open_live(const char *ifname, const char *filter, int buffer_byte
 	}
 	/* Not immediate: the kernel fills a block and hands it over whole
 	   (or at the timeout), one wakeup for many packets, as tcpdump -w.
-	   The snap length holds the largest IPv4 datagram and its link
-	   header: a PD telegram is never cut (an MD one is, over 64 KiB, as
-	   its UDP datagram cannot be). */
-	if (pcap_set_snaplen(p->pc, 65535 + 64) < 0 || pcap_set_promisc(p->pc, 0) < 0 ||
+	   libpcap sizes the ring's blocks by the snap length (the smallest
+	   power-of-two pages that hold one frame of it), and at a rate below
+	   a block a timeout the ring holds (blocks x timeout) of traffic
+	   while the reader is held up: a snap length of the interface's MTU
+	   (the caller's) rather than 256 KiB makes many small blocks. */
+	if (pcap_set_snaplen(p->pc, snaplen) < 0 || pcap_set_promisc(p->pc, 0) < 0 ||
 	    pcap_set_timeout(p->pc, timeout_ms) < 0 || pcap_set_immediate_mode(p->pc, 0) < 0 ||
 	    pcap_set_buffer_size(p->pc, buffer_bytes) < 0 ||
 	    pcap_set_tstamp_precision(p->pc, PCAP_TSTAMP_PRECISION_NANO) < 0) {
@@ -890,7 +894,12 @@ int trace_pcap_open_live(const char *ifname, const char *filter, int buffer_byte
 		r = -ENOTSUP;
 		goto fail;
 	}
-	/* what this host sends is not what it receives */
+	/* What this host sends is not what it receives.  libpcap (1.10)
+	   skips outgoing packets after the kernel copied them into the ring
+	   (on lo every packet twice, its ring full twice as fast, its drops
+	   counted twice); PACKET_IGNORE_OUTGOING (Linux 4.20) keeps them out
+	   of it.  Best effort: an older kernel leaves it to libpcap. */
+	(void)setsockopt(pcap_fileno(p->pc), SOL_PACKET, PACKET_IGNORE_OUTGOING, &(int){ 1 }, sizeof(int));
 	if (pcap_setdirection(p->pc, PCAP_D_IN) < 0 ||
 	    pcap_compile(p->pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 		snprintf(p->err, sizeof(p->err), "%s: filter \"%s\": %s", ifname, filter, pcap_geterr(p->pc));

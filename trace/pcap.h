@@ -119,12 +119,14 @@ int trace_pcap_open_mem(const void *buf, size_t len, const char *name, const str
 /* A live capture of interface ifname (libpcap: pcap_create, not
    promiscuous, incoming packets only, nanosecond kernel timestamps, not
    immediate): the kernel hands over a block of the ring of buffer_bytes
-   when it is full or timeout_ms after its first packet.  filter is a
+   when it is full or timeout_ms after its first packet.  snaplen: the
+   bytes kept of a packet (its link header included; longer ones are
+   counted cut), which also sizes the ring's blocks.  filter is a
    BPF expression (tcpdump's syntax) run in the kernel; cfg's ports are
    still applied here.  Needs CAP_NET_RAW.  0 and *ret; -EPERM, -ENODEV
    (no such interface), -ENETDOWN, -EINVAL (the filter), -ENOTSUP (the
    link type), -ENOMEM, -EIO; the message in errbuf. */
-int trace_pcap_open_live(const char *ifname, const char *filter, int buffer_bytes, int timeout_ms,
+int trace_pcap_open_live(const char *ifname, const char *filter, int snaplen, int buffer_bytes, int timeout_ms,
                          const struct trace_pcap_cfg *cfg, trace_pcap_t **ret, char *errbuf, size_t errlen);
 
 /* A live capture's descriptor to poll for POLLIN (a block handed over);
