@@ -188,8 +188,10 @@ static int open_sock(const struct bus_trdp_cfg *c, int ifindex, uint16_t port, i
 	   realtime may wait for the CPU on a busy machine.  FORCE passes
 	   net.core.rmem_max with CAP_NET_ADMIN; without it the kernel caps
 	   SO_RCVBUF there.  Best effort: a smaller buffer only means drops
-	   sooner, and those are counted (SO_RXQ_OVFL). */
-	if (r == 0 && !c->receive_capture && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ TRDP_RCVBUF }, sizeof(int)) < 0)
+	   sooner, and those are counted (SO_RXQ_OVFL).
+	   A capture socket queues nothing: the default will do. */
+	if (r == 0 && !c->receive_capture &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ TRDP_RCVBUF }, sizeof(int)) < 0)
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &(int){ TRDP_RCVBUF }, sizeof(int));
 	for (unsigned g = 0; r == 0 && g < c->ngroups; g++) {
 		struct ip_mreqn m = { .imr_multiaddr.s_addr = htonl(c->groups[g]), .imr_ifindex = ifindex };

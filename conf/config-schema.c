@@ -596,7 +596,8 @@ static const struct basic_ini_key trdp_keys[] = {
 	{ "receive", BASIC_INI_ENUM, 0, P(bus.trdp.receive_capture), .names = trdp_receive, .def = "socket",
 	  .help = "socket: UDP sockets, recvmmsg. capture: the interface's packet ring (libpcap, as tcpdump; "
 	          "needs interface and CAP_NET_RAW), less CPU per telegram; a telegram may wait up to 1 ms for "
-	          "its block at low rates. MD over TCP is read from its listener in both. trdp/README.md, \"Receiving through a packet ring\"." },
+	          "its block at low rates. MD over TCP is read from its listener in both. trdp/README.md, "
+	          "\"Receiving through a packet ring\"." },
 	{ "xml", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.trdp.xml),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw telegrams only)",
 	  .help = "The device's TRDP XML configuration (its telegrams and data sets)." },

@@ -148,6 +148,12 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 		         bc->name, bc->can.device, TRACE_FORMATS);
 		return r;
 	}
+	if (r == -EPERM && bc->kind == BUS_KIND_TRDP && bc->trdp.receive_capture) {
+		snprintf(err, errlen, "%s: bus '%s': receive = capture reads %s's packet ring, which needs CAP_NET_RAW "
+		         "(root, or the capability: cli/railmon.service says how)", s->cfg->path, bc->name,
+		         bc->trdp.ifname);
+		return r;
+	}
 	if (r < 0) {
 		snprintf(err, errlen, "%s: bus '%s': %s", s->cfg->path, bc->name, strerror(-r));
 		return r;

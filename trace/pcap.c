@@ -5,8 +5,9 @@
  * resolutions, pcapng's interfaces); this file decodes the link layer,
  * reassembles IPv4 fragments and puts TCP segments in order.  One job
  * over ~1000 lines, a capture's packets (of a file, or live from an
- * interface's packet ring) into datagrams and stream bytes, so one file: the layers hand on through one event queue that must be
- * empty before the next packet is read (below).
+ * interface's packet ring) into datagrams and stream bytes, so one file:
+ * the layers hand on through one event queue that must be empty before
+ * the next packet is read (below).
  *
  * One packet may make several events (a connection's OPEN, a GAP, DATA
  * from the packet and DATA from bytes that waited for it), so a packet's
