@@ -166,6 +166,10 @@ struct bus_trdp_cfg {
 	uint16_t pd_port;           /* 17224; 0 = no process data */
 	uint16_t md_port;           /* 17225, UDP and a TCP listener; 0 = no message data */
 	char xml[BUS_PATH_MAX];     /* the device's TRDP XML; "" none (raw only) */
+	/* Receive UDP through a packet ring on ifname (libpcap live,
+	   bus/trdp-capture.c; CAP_NET_RAW) instead of the UDP sockets, which
+	   then only hold the ports and the groups; false = the sockets */
+	bool receive_capture;
 	/* Where the telegrams' bytes go (acq-bytes.h): set by the pipeline,
 	   whose sink releases them; NULL = the driver's own ring (a driver
 	   used alone: tests, check), released by bus_dev_trdp_release().

@@ -15,6 +15,7 @@
 
 #include "acquisition/acq-bytes.h"
 #include "bus-private.h"
+#include "trace/pcap.h"
 #include "trdp/header.h"
 
 #define TRDP_BURST 32
@@ -78,6 +79,12 @@ struct trdp_priv {
 	int64_t bad_last_ns;
 	int next_sock; /* the socket read first next time: fairness */
 	void *trace;   /* trdp-trace.c's reader; NULL on a live bus */
+	/* receive = capture (trdp-capture.c): the interface's packet ring,
+	   NULL otherwise or while gone; its event being read; the ring's
+	   drop total last read */
+	struct trace_pcap *live;
+	uint32_t live_drops_last;
+	unsigned live_wakes;
 	/* counters: written by the RX thread, read by any (bus_counters' rule) */
 	_Atomic uint64_t st_telegrams, st_bytes, st_refused[8], st_gaps, st_repeats, st_back, st_topo, st_bytes_drops,
 		st_untracked, st_tcp_accepted, st_tcp_refused, st_tcp_closed, st_tcp_bad, st_tcp_cut,
@@ -105,3 +112,30 @@ void bus_trdp_priv_free(bus_dev_t *dev);
 size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, int cut,
                          uint32_t src_ip, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
                          struct acq_item *out);
+
+/*
+ * One telegram's bytes (data[0..len), cut to the live receive slot, and
+ * then refused as too long) copied into the byte ring and its item(s) at
+ * out + *n (*n advanced), at time t_ns, through bus_trdp_telegram().
+ * tcp: framed out of a TCP stream.  0, -ENOBUFS no room in the byte ring.
+ */
+int bus_trdp_emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, int cut, const uint8_t *data, size_t len,
+                  int64_t t_ns, uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, struct acq_item *out,
+                  size_t *n);
+/* A captured UDP datagram (trace/pcap.h) as bus_trdp_emit() does it, its
+   kind by its port: the one path of a replayed capture (trdp-trace.c)
+   and of a live bus that receives through a packet ring (trdp-capture.c). */
+int bus_trdp_udp_event(bus_dev_t *dev, const struct trace_pcap_event *e, int64_t t_ns, struct acq_item *out,
+                       size_t *n);
+
+/* receive = capture (trdp-capture.c).  Open the interface's packet ring
+   with the bus's filter into priv->live: 0, or -errno of
+   trace_pcap_open_live() (-EPERM without CAP_NET_RAW). */
+int bus_trdp_live_open(bus_dev_t *dev);
+/* Close it (NULL is fine). */
+void bus_trdp_live_close(struct trdp_priv *p);
+/* What the ring holds into items[0..max) (max >= 3); the items written,
+   or -ENETDOWN / -EIO: the capture failed (the interface went, mostly). */
+int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max);
+/* The ring's kernel drops since the last call added to rx_dropped. */
+void bus_trdp_live_drops(bus_dev_t *dev);

@@ -134,34 +134,13 @@ static void tt_close(bus_dev_t *dev)
 	bus_trdp_priv_free(dev);
 }
 
-/* One telegram's bytes into the byte ring and its item(s) at out.  -ENOBUFS
-   when the ring has no room (the caller waits: a replay loses nothing). */
+/* A telegram of the capture at its capture time, or now when paced. */
 static int emit(bus_dev_t *dev, enum trdp_kind kind, bool tcp, int cut, const uint8_t *data, size_t len,
                 uint64_t time_ns, uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, struct acq_item *out,
                 size_t *n)
 {
-	struct trdp_priv *p = priv(dev);
-	struct capture *c = cap(dev);
-	/* what the live driver's receive slot would have cut (MSG_TRUNC) */
-	size_t slot = kind == TRDP_KIND_MD ? MD_SLOT : PD_SLOT, keep = len < slot ? len : slot;
-	uint8_t *at = acq_bytes_reserve(p->bytes, keep ? keep : 1);
-	struct acq_item *it = out + *n;
-
-	if (!at)
-		return -ENOBUFS;
-	memcpy(at, data, keep);
-	acq_bytes_commit(p->bytes);
-	memset(it, 0, sizeof(*it));
-	it->kind = ACQ_ITEM_TRDP;
-	it->bus = dev->cfg.index;
-	it->t_ns = c->pacing ? basic_realtime_ns() : (int64_t)time_ns;
-	it->trdp.flags = tcp ? ACQ_TRDP_TCP : 0;
-	*n += bus_trdp_telegram(dev, kind, at, keep, len > slot ? TRDP_HDR_TOO_LONG : cut, src, sport, dst, dport,
-	                        it);
-	/* MD over TCP counted as the live listener counts it (trdp.c) */
-	if (tcp && (it->trdp.flags >> ACQ_TRDP_RESULT_SHIFT) == TRDP_HDR_OK)
-		basic_counter_add(&p->st_tcp_messages, 1);
-	return 0;
+	return bus_trdp_emit(dev, kind, tcp, cut, data, len, cap(dev)->pacing ? basic_realtime_ns() : (int64_t)time_ns,
+	                     src, sport, dst, dport, out, n);
 }
 
 int bus_trdp_capture_owner(const struct bus_cfg *buses, size_t n, bool tcp, uint32_t src, uint16_t sport,
@@ -305,7 +284,6 @@ static int drain(bus_dev_t *dev, struct stream *s, bool closing, struct acq_item
 static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_item *out, size_t max, size_t *n)
 {
 	struct capture *c = cap(dev);
-	const struct bus_trdp_cfg *t = &dev->cfg.trdp;
 	struct stream *s;
 
 	/* another bus's (a capture into several), or no bus's: counted once */
@@ -315,13 +293,10 @@ static int deliver(bus_dev_t *dev, const struct trace_pcap_event *e, struct acq_
 	case TRACE_PCAP_TCP_OPEN:
 		basic_counter_add(&priv(dev)->st_tcp_accepted, 1);
 		return 0;
-	case TRACE_PCAP_UDP: {
-		/* the port decides the kind, as the socket does live; an MD
-		   reply comes from the MD port */
-		enum trdp_kind kind = e->dport == t->pd_port && t->pd_port ? TRDP_KIND_PD : TRDP_KIND_MD;
-		return emit(dev, kind, false, TRDP_HDR_OK, e->data, e->len, e->time_ns, e->src, e->sport, e->dst,
-		            e->dport, out, n);
-	}
+	case TRACE_PCAP_UDP:
+		/* one path with a live bus that receives through a packet ring
+		   (trdp-capture.c) */
+		return bus_trdp_udp_event(dev, e, c->pacing ? basic_realtime_ns() : (int64_t)e->time_ns, out, n);
 	case TRACE_PCAP_TCP_DATA:
 		if (!(s = stream_of(c, e, true))) {
 			bus_stat_add(&dev->stats.rx_dropped, 1); /* cannot be: pcap.c follows as many */

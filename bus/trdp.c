@@ -16,6 +16,13 @@
  * ComId (gaps, repeats, restarts counted), a change of a topology counter
  * is an event.  No allocation after open.
  *
+ * receive = capture (trdp-capture.c): UDP is read from the interface's
+ * packet ring instead, in the PD socket's place in the poll; the sockets
+ * are still opened (the ports, the groups' IGMP joins) with a drop-all
+ * filter, and MD over TCP stays on the listener below.  The ring is made
+ * again at each reopen (libpcap allocates it: once per return of the
+ * interface, never per telegram).
+ *
  * Gone and back: a UDP socket does not fail when its interface goes down,
  * the traffic just stops; so when a wait ends with nothing, the interface's
  * flags are read (one ioctl per timeout, not per telegram) and a down or
@@ -50,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
 #include <linux/sock_diag.h>
 
 #include "acquisition/acq-bytes.h"
@@ -76,6 +84,7 @@ static void conn_close(struct trdp_priv *p, struct tcp_conn *c)
 
 static void close_socks(struct trdp_priv *p)
 {
+	bus_trdp_live_close(p);
 	for (int i = 0; i < SOCK_N; i++) {
 		if (p->fd[i] >= 0)
 			close(p->fd[i]);
@@ -137,8 +146,20 @@ static int opt_wanted(int fd, int level, int name, unsigned flag, unsigned *refu
 	return 0;
 }
 
+/* receive = capture: the sockets only hold the port and the groups (the
+   packet ring receives, trdp-capture.c); a filter that drops every
+   datagram before it is queued or copied.  One instruction: return 0. */
+static int drop_all(int fd)
+{
+	static const struct sock_filter ret0[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	const struct sock_fprog prog = { .len = 1, .filter = (struct sock_filter *)ret0 };
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
 /* One UDP socket on port with every option the receive path reads, the
-   groups joined on the interface. */
+   groups joined on the interface.  capture: the ring receives, the
+   socket drops all (before bind: nothing is ever queued). */
 static int open_sock(const struct bus_trdp_cfg *c, int ifindex, uint16_t port, int *ret_fd, unsigned *refused)
 {
 	int one = 1, fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -148,6 +169,11 @@ static int open_sock(const struct bus_trdp_cfg *c, int ifindex, uint16_t port, i
 
 	if (fd < 0)
 		return -errno;
+	if (c->receive_capture && drop_all(fd) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
 	/* REUSEADDR: a TRDP stack on the same host (the vehicle's own) may
 	   listen too, and both get the multicast telegrams. */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
@@ -162,8 +188,10 @@ static int open_sock(const struct bus_trdp_cfg *c, int ifindex, uint16_t port, i
 	   realtime may wait for the CPU on a busy machine.  FORCE passes
 	   net.core.rmem_max with CAP_NET_ADMIN; without it the kernel caps
 	   SO_RCVBUF there.  Best effort: a smaller buffer only means drops
-	   sooner, and those are counted (SO_RXQ_OVFL). */
-	if (r == 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ TRDP_RCVBUF }, sizeof(int)) < 0)
+	   sooner, and those are counted (SO_RXQ_OVFL).
+	   A capture socket queues nothing: the default will do. */
+	if (r == 0 && !c->receive_capture &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ TRDP_RCVBUF }, sizeof(int)) < 0)
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &(int){ TRDP_RCVBUF }, sizeof(int));
 	for (unsigned g = 0; r == 0 && g < c->ngroups; g++) {
 		struct ip_mreqn m = { .imr_multiaddr.s_addr = htonl(c->groups[g]), .imr_ifindex = ifindex };
@@ -201,49 +229,14 @@ static int open_socks(bus_dev_t *dev)
 	if (r == 0 && c->md_port)
 		atomic_store_explicit(&p->st_tcp_listen_error, (uint64_t)-open_listener(c, &p->lfd),
 		                      memory_order_relaxed);
+	/* receive = capture: the packet ring, once the sockets hold the
+	   ports and the groups (-EPERM without CAP_NET_RAW) */
+	if (r == 0 && c->receive_capture)
+		r = bus_trdp_live_open(dev);
 	if (r < 0)
 		close_socks(p);
 	/* joining a group on an interface that is down: ENODEV, gone */
 	return r;
-}
-
-int bus_trdp_priv_new(bus_dev_t *dev, const struct bus_cfg *cfg)
-{
-	const struct bus_trdp_cfg *c = &cfg->trdp;
-	struct trdp_priv *p;
-
-	if (cfg->kind != BUS_KIND_TRDP || (!c->pd_port && !c->md_port) || c->ngroups > BUS_TRDP_GROUPS_MAX ||
-	    (c->bytes && c->bytes->size < 2 * MD_SLOT))
-		return -EINVAL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	dev->priv = p;
-	/* no socket, no connection: tcp_buf is the live driver's (trdp_open) */
-	p->fd[SOCK_PD] = p->fd[SOCK_MD] = p->lfd = -1;
-	for (unsigned i = 0; i < TCP_CONN_MAX; i++)
-		p->conn[i].fd = -1;
-	p->bytes = c->bytes;
-	if (!p->bytes) {
-		size_t size = c->bytes_size ? c->bytes_size : OWN_BYTES_DEFAULT;
-		if (size < 2 * MD_SLOT || !(p->own_buf = malloc(size)))
-			return size < 2 * MD_SLOT ? -EINVAL : -ENOMEM;
-		acq_bytes_init(&p->own, p->own_buf, size);
-		p->bytes = &p->own;
-	}
-	return 0;
-}
-
-void bus_trdp_priv_free(bus_dev_t *dev)
-{
-	struct trdp_priv *p = priv(dev);
-
-	if (!p)
-		return;
-	free(p->tcp_buf);
-	free(p->own_buf);
-	free(p);
-	dev->priv = NULL;
 }
 
 static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
@@ -323,6 +316,13 @@ static void poll_drops(bus_dev_t *dev)
 {
 	struct trdp_priv *p = priv(dev);
 
+	/* capture: the sockets drop every datagram by their filter, and
+	   count it; the ring's drops are the bus's */
+	if (p->live) {
+		bus_trdp_live_drops(dev);
+		return;
+	}
+
 	for (int i = 0; i < SOCK_N; i++) {
 		uint32_t mem[SK_MEMINFO_VARS];
 		socklen_t len = sizeof(mem);
@@ -333,41 +333,6 @@ static void poll_drops(bus_dev_t *dev)
 			bus_stat_add(&dev->stats.rx_dropped, (uint32_t)(mem[SK_MEMINFO_DROPS] - p->ovfl_last[i]));
 		p->ovfl_last[i] = mem[SK_MEMINFO_DROPS];
 	}
-}
-
-/* Sequence counter of one sender's ComId: gaps, repeats, restarts. */
-static void follow_seq(struct trdp_priv *p, const struct acq_trdp *t, unsigned kind)
-{
-	uint32_t h = (t->src_ip * 0x9e3779b1u) ^ (t->com_id * 0x85ebca6bu) ^ kind;
-
-	for (unsigned k = 0; k < TRACK_PROBE; k++) {
-		struct track *e = &p->track[(h + k) & (TRACK_MAX - 1)];
-		if (!e->used) {
-			*e = (struct track){ t->src_ip, t->com_id, t->seq, 1, (uint8_t)kind };
-			return;
-		}
-		if (e->src != t->src_ip || e->com_id != t->com_id || e->kind != kind)
-			continue;
-		uint32_t skip = t->seq - (e->last_seq + 1u);
-		if (skip == UINT32_MAX)
-			basic_counter_add(&p->st_repeats, 1);
-		else if (skip != 0 && skip < 0x80000000u)
-			basic_counter_add(&p->st_gaps, skip);
-		else if (skip != 0)
-			basic_counter_add(&p->st_back, 1);
-		e->last_seq = t->seq;
-		return;
-	}
-	basic_counter_add(&p->st_untracked, 1);
-}
-
-static struct acq_item event_item(int64_t t_ns, uint16_t bus, uint32_t code, int64_t arg, uint32_t detail)
-{
-	struct acq_item ev = { .t_ns = t_ns, .kind = ACQ_ITEM_EVENT, .bus = bus };
-	ev.event.code = code;
-	ev.event.arg = arg;
-	ev.event.detail = detail;
-	return ev;
 }
 
 /* What the kernel said beside datagram j: receive time, drops, address. */
@@ -393,54 +358,6 @@ static void read_cmsgs(bus_dev_t *dev, int sock, struct msghdr *mh, struct acq_i
 			it->trdp.dst_ip = ntohl(pi.ipi_addr.s_addr);
 		}
 	}
-}
-
-size_t bus_trdp_telegram(bus_dev_t *dev, enum trdp_kind kind, const uint8_t *data, size_t len, int cut,
-                         uint32_t src_ip, uint16_t src_port, uint32_t dst_ip, uint16_t dst_port,
-                         struct acq_item *out)
-{
-	struct trdp_priv *p = priv(dev);
-	struct acq_item *it = out;
-	size_t n = 1;
-
-	int r = trdp_telegram_fill(kind, data, len, &it->trdp);
-	/* cut: by our receive slot (longer than any telegram of its kind may
-	   be), or by the peer closing a TCP connection mid-message */
-	if (cut != TRDP_HDR_OK) {
-		r = cut;
-		it->trdp.flags = (uint16_t)((it->trdp.flags & 0xffu) | (unsigned)r << ACQ_TRDP_RESULT_SHIFT);
-	}
-	it->trdp.src_ip = src_ip;
-	it->trdp.src_port = src_port;
-	it->trdp.dst_ip = dst_ip;
-	it->trdp.dst_port = dst_port;
-	basic_counter_add(&p->st_telegrams, 1);
-	basic_counter_add(&p->st_bytes, len);
-	basic_counter_add(&p->st_refused[r & 7], 1);
-	if (r != TRDP_HDR_OK) {
-		bus_stat_add(&dev->stats.bad_input, 1);
-		p->bad_since++;
-		p->bad_reason = r;
-		if (it->t_ns - p->bad_last_ns >= BAD_EVENT_NS) {
-			out[n++] = event_item(it->t_ns, it->bus, ACQ_EV_TRDP_BAD_HEADER, (int64_t)p->bad_since,
-			                      (uint32_t)r);
-			p->bad_since = 0;
-			p->bad_last_ns = it->t_ns;
-		}
-		return n;
-	}
-	bus_stat_add(&dev->stats.rx_frames, 1);
-	follow_seq(p, &it->trdp, (unsigned)kind);
-	if (p->topo_seen && (it->trdp.etb_topo != p->etb || it->trdp.op_trn_topo != p->optrn)) {
-		basic_counter_add(&p->st_topo, 1);
-		out[n++] = event_item(it->t_ns, it->bus, ACQ_EV_TRDP_TOPOLOGY,
-		                      (int64_t)((uint64_t)it->trdp.etb_topo << 32 | it->trdp.op_trn_topo),
-		                      it->trdp.com_id);
-	}
-	p->topo_seen = true;
-	p->etb = it->trdp.etb_topo;
-	p->optrn = it->trdp.op_trn_topo;
-	return n;
 }
 
 /* One received datagram as an item (and the events it causes) at out;
@@ -670,7 +587,11 @@ static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int tim
 	if (p->fd[SOCK_PD] < 0 && p->fd[SOCK_MD] < 0)
 		return bus_gone(dev, dev->gone_cause ? dev->gone_cause : -ENODEV);
 	for (int i = 0; i < SOCK_N; i++)
-		pfd[i] = (struct pollfd){ .fd = p->fd[i], .events = POLLIN };
+		pfd[i] = (struct pollfd){ .fd = p->live ? -1 : p->fd[i], .events = POLLIN };
+	/* capture: the ring in the PD socket's place (it takes MD over UDP
+	   too) */
+	if (p->live)
+		pfd[SOCK_PD].fd = trace_pcap_fd(p->live);
 	pfd[SOCK_N] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
 	for (unsigned i = 0; i < TCP_CONN_MAX; i++)
 		pfd[SOCK_N + 1 + i] = (struct pollfd){ .fd = p->conn[i].fd, .events = POLLIN };
@@ -696,6 +617,17 @@ static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int tim
 		}
 		if (!(pfd[i].revents & (POLLIN | POLLERR)))
 			continue;
+		if (p->live) {
+			r = bus_trdp_live_read(dev, items + n, max - (size_t)n);
+			if (r < 0) {
+				/* the ring failed: the interface went, mostly */
+				int l = link_state(dev);
+				bus_stat_add(&dev->stats.rx_errors, 1);
+				return n ? n : bus_gone(dev, l < 0 ? l : r);
+			}
+			n += r;
+			continue;
+		}
 		/* Bursts until the socket is empty or the items' room is
 		   spent: a burst asks for a third of the room (up to 3 items a
 		   telegram), and the caller's loop waits its coalescing window

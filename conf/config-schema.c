@@ -577,6 +577,8 @@ static const struct basic_ini_key can_keys[] = {
 	  .help = cpu_help },
 };
 
+static const struct basic_ini_name trdp_receive[] = { { "socket", 0 }, { "capture", 1 }, { NULL, 0 } };
+
 static const struct basic_ini_key trdp_keys[] = {
 	{ "interface", BASIC_INI_STRING, BASIC_INI_NONEMPTY, P(bus.trdp.ifname), .max = 15, .doc_def = "none",
 	  .help = "The Ethernet interface the multicast groups are joined on (eth1); without it the kernel "
@@ -591,6 +593,11 @@ static const struct basic_ini_key trdp_keys[] = {
 	  .help = "UDP port of process data; 0 = none." },
 	{ "md_port", BASIC_INI_UINT, 0, P(bus.trdp.md_port), .min = 0, .max = 65535, .def = "17225",
 	  .help = "Port of message data: UDP, and a TCP listener (MD over TCP, never answered); 0 = none." },
+	{ "receive", BASIC_INI_ENUM, 0, P(bus.trdp.receive_capture), .names = trdp_receive, .def = "socket",
+	  .help = "socket: UDP sockets, recvmmsg. capture: the interface's packet ring (libpcap, as tcpdump; "
+	          "needs interface and CAP_NET_RAW), less CPU per telegram; a telegram may wait up to 1 ms for "
+	          "its block at low rates. MD over TCP is read from its listener in both. trdp/README.md, "
+	          "\"Receiving through a packet ring\"." },
 	{ "xml", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.trdp.xml),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw telegrams only)",
 	  .help = "The device's TRDP XML configuration (its telegrams and data sets)." },

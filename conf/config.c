@@ -358,6 +358,9 @@ static int validate_bus(struct basic_ini *ini, struct parser *p, const struct bu
 		if (t->pd_port && t->pd_port == t->md_port)
 			return basic_ini_fail_at(ini, line, "[trdp %s]: pd_port and md_port are the same port %u",
 			                         b->name, t->pd_port);
+		if (t->receive_capture && !t->ifname[0])
+			return basic_ini_fail_at(ini, line, "[trdp %s]: receive = capture needs 'interface =' (the "
+			                         "interface whose packets are read)", b->name);
 		if (t->bind_ip && t->ngroups)
 			return basic_ini_fail_at(ini, line, "[trdp %s]: bind = an address receives no multicast: leave "
 			                         "bind out and name the interface the groups are joined on", b->name);

@@ -90,6 +90,7 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 	bool can = bc->kind == BUS_KIND_CAN, capture = bc->kind == BUS_KIND_TRDP && bc->trdp.capture[0];
 	bool trace = (can && bc->can.driver == BUS_CAN_TRACE) || capture;
 	bool live = !trace && (can || bc->kind == BUS_KIND_TRDP);
+	bool ring = live && bc->kind == BUS_KIND_TRDP && bc->trdp.receive_capture;
 	double speed = capture ? bc->trdp.trace_speed : can ? bc->can.trace_speed : 0;
 	struct acq_source_cfg sc = {
 		.ops = bus_dev_has_check(s->dev[b]) ? &dev_check_ops : &dev_ops,
@@ -100,8 +101,12 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 		.drain_at_stop = live,
 		.stamp_latency = live,
 		/* A live CAN or TRDP bus, or a trace paced as one, is read once
-		   per burst (acq_source_cfg). */
-		.coalesce_ns = live || (trace && speed > 0) ? PL_RX_COALESCE_NS : 0,
+		   per burst (acq_source_cfg).  Not a TRDP bus that reads a
+		   packet ring (receive = capture): the kernel already gathers
+		   its packets into a block handed over 1 ms after the first
+		   (bus/trdp-capture.c), and a wait after it would double both
+		   the latency and the wakeups. */
+		.coalesce_ns = (live && !ring) || (trace && speed > 0) ? PL_RX_COALESCE_NS : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
 	};
@@ -141,6 +146,12 @@ static int open_bus(pl_sources_t *s, size_t b, char *err, size_t errlen)
 	if (r == -EMEDIUMTYPE && bc->kind == BUS_KIND_CAN && bc->can.driver == BUS_CAN_TRACE) {
 		snprintf(err, errlen, "%s: bus '%s': %s: not a trace in any format railmon reads (tried %s)", s->cfg->path,
 		         bc->name, bc->can.device, TRACE_FORMATS);
+		return r;
+	}
+	if (r == -EPERM && bc->kind == BUS_KIND_TRDP && bc->trdp.receive_capture) {
+		snprintf(err, errlen, "%s: bus '%s': receive = capture reads %s's packet ring, which needs CAP_NET_RAW "
+		         "(root, or the capability: cli/railmon.service says how)", s->cfg->path, bc->name,
+		         bc->trdp.ifname);
 		return r;
 	}
 	if (r < 0) {

@@ -13,6 +13,12 @@
  *
  * Memory: the pools are allocated at open; reading allocates nothing per
  * packet.  Not RT-safe (file I/O); one reader per thread.
+ *
+ * Live (trace_pcap_open_live): the same decoding of the packets of an
+ * interface, read through libpcap's packet ring (on Linux AF_PACKET
+ * TPACKET_V3, as tcpdump), so a live capture and a capture file are one
+ * code path.  No file I/O then: trace_pcap_next() never blocks and
+ * allocates nothing.
  */
 #pragma once
 
@@ -110,10 +116,35 @@ int trace_pcap_open(const char *path, const struct trace_pcap_cfg *cfg, trace_pc
 int trace_pcap_open_mem(const void *buf, size_t len, const char *name, const struct trace_pcap_cfg *cfg,
                         trace_pcap_t **ret, char *errbuf, size_t errlen);
 
+/* A live capture of interface ifname (libpcap: pcap_create, not
+   promiscuous, incoming packets only, nanosecond kernel timestamps, not
+   immediate): the kernel hands over a block of the ring of buffer_bytes
+   when it is full or timeout_ms after its first packet.  snaplen: the
+   bytes kept of a packet (its link header included; longer ones are
+   counted cut), which also sizes the ring's blocks.  filter is a
+   BPF expression (tcpdump's syntax) run in the kernel; cfg's ports are
+   still applied here.  Needs CAP_NET_RAW.  0 and *ret; -EPERM, -ENODEV
+   (no such interface), -ENETDOWN, -EINVAL (the filter), -ENOTSUP (the
+   link type), -ENOMEM, -EIO; the message in errbuf. */
+int trace_pcap_open_live(const char *ifname, const char *filter, int snaplen, int buffer_bytes, int timeout_ms,
+                         const struct trace_pcap_cfg *cfg, trace_pcap_t **ret, char *errbuf, size_t errlen);
+
+/* A live capture's descriptor to poll for POLLIN (a block handed over);
+   -1 for a file. */
+int trace_pcap_fd(const trace_pcap_t *p);
+
+/* A live capture's packets dropped by the kernel so far (the ring was
+   full: pcap_stats' ps_drop, 32 bits that wrap).  0, -EINVAL (a file),
+   -EIO. */
+int trace_pcap_drops(trace_pcap_t *p, uint32_t *ret);
+
 /* The next event: 1 and *ret_ev, 0 at the end of the capture (after the
    last connections' CLOSE), -EBADMSG the file is damaged past here
    (trace_pcap_error() names the file, the packet number and the byte
-   offset; what came before was delivered, the rest is not read). */
+   offset; what came before was delivered, the rest is not read).  Live:
+   -EAGAIN when the ring holds nothing now (poll trace_pcap_fd()),
+   -ENETDOWN the interface went down, -EIO another error of libpcap's
+   (trace_pcap_error() says it); never 0. */
 int trace_pcap_next(trace_pcap_t *p, struct trace_pcap_event *ret_ev);
 
 /* The last error's message ("" if none), owned by p. */

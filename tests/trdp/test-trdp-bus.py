@@ -11,7 +11,11 @@ repeats and topology changes counted as the publisher made them.
                                           once, split, bad FCS, cut, full)
   test-trdp-bus.py RAILMON netns          railmon run across two network
                                           namespaces (root): multicast and
-                                          unicast, the interface down and up
+                                          unicast, the interface down and
+                                          up, removed and made again
+  test-trdp-bus.py RAILMON netns-capture  the same with receive = capture
+                                          (the packet ring): the same
+                                          records, events and counters
 """
 import errno
 import json
@@ -353,14 +357,19 @@ def export(railmon, ns, log):
     return [json.loads(x) for x in r.stdout.splitlines()] if r.returncode == 0 else []
 
 
-def run_netns(railmon):
+def run_netns(railmon, capture=False):
     """railmon run in namespace B logs what trdp_pub.py sends from A over a
     veth pair, to a multicast group it joined and to its own address;
     export gives back every telegram as sent; the interface going down and
-    up is GONE and BACK, and the group is joined again after it."""
+    up, and removed and made again, is GONE and BACK each time, and the
+    group is joined again after it.  capture: the bus receives through the
+    interface's packet ring (receive = capture), and every check is the
+    same: the telegrams as sent, in order, every field and byte (the
+    socket mode's records), the events, stat's counters."""
     if os.geteuid() != 0:
         print("netns: needs root (CI runs as root)")
         return 77
+    mode = "netns-capture" if capture else "netns"
     rm = None
     with netns_pair("rmtb") as net:
         a, b, vb = net.a, net.b, net.dev_b
@@ -368,18 +377,29 @@ def run_netns(railmon):
         try:
             board = os.path.join(tmp, "trdp.ini")
             with open(board, "w") as f:
-                f.write("[board]\nvehicle = netns\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
+                f.write("[board]\nvehicle = netns\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n%s" % (
+                    vb, "receive = capture\n" if capture else ""))
             log = os.path.join(tmp, "log")
             rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             # joined: the group is in the namespace's IGMP table (0100C1EF)
             wait_for("railmon to join 239.193.0.1",
                      lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
-            logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl")]
+            logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl", "pd3.jsonl")]
             pub = ["ip", "netns", "exec", a, sys.executable, PUB]
             sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "200",
                "--cycle-ms", "10", "--size", "100", "--bad-fcs", "20", "--skip-seq", "50:2", "--repeat-seq", "70",
                "--topo", "120:3:4", "--log", logs[0])
+            # which path received: capture mode has a packet socket, and its
+            # PD socket (port 17224 = 4348) drops every datagram by its
+            # filter (the drops column of /proc/net/udp); socket mode has
+            # no packet socket and its socket dropped nothing
+            packet = sh("ip", "netns", "exec", b, "cat", "/proc/net/packet").stdout.splitlines()[1:]
+            udp = [x.split() for x in sh("ip", "netns", "exec", b, "cat", "/proc/net/udp").stdout.splitlines()[1:]]
+            pd_drops = [int(x[-1]) for x in udp if x[1].endswith(":4348")]
+            path_bad = (not packet or not pd_drops or pd_drops[0] < 200) if capture else \
+                (packet or not pd_drops or pd_drops[0] != 0)
+            print("%s: %d packet sockets, PD socket drops %s" % (mode, len(packet), pd_drops))
             sh(*pub, "md", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
                "--size", "2000", "--com-id", "2001", "--etb", "3", "--optrn", "4", "--log", logs[1])
             # MD over TCP to railmon's listener, one message sent in pieces
@@ -395,6 +415,23 @@ def run_netns(railmon):
                      lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
             sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
                "--first-seq", "1000", "--etb", "3", "--optrn", "4", "--log", logs[3])
+            # the interface removed (the veth pair deleted) and made again
+            # with the same name: a second GONE and BACK, the group joined
+            # again, and the telegrams after it received
+            n_ev = lambda name: sum(1 for x in export(railmon, b, log)
+                                    if x.get("event") == name and x["bus"] == 0)
+            sh("ip", "-n", b, "link", "del", vb)
+            wait_for("a second CAN_GONE event (interface removed)", lambda: n_ev("CAN_GONE") == 2)
+            sh("ip", "link", "add", net.dev_a, "netns", a, "type", "veth", "peer", "name", vb, "netns", b)
+            for ns, dev, addr in ((a, net.dev_a, net.addr_a), (b, vb, net.addr_b)):
+                sh("ip", "-n", ns, "addr", "add", addr + "/24", "dev", dev)
+                sh("ip", "-n", ns, "link", "set", dev, "up")
+                sh("ip", "-n", ns, "route", "add", "239.0.0.0/8", "dev", dev)
+            wait_for("a second CAN_BACK event (interface made again)", lambda: n_ev("CAN_BACK") == 2)
+            wait_for("railmon to join 239.193.0.1 on the new interface",
+                     lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
+            sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "20",
+               "--cycle-ms", "10", "--first-seq", "2000", "--etb", "3", "--optrn", "4", "--log", logs[4])
             n_sent = sum(1 for f in logs for _ in open(f))
             wait_for("every telegram in the log",
                      lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
@@ -409,6 +446,9 @@ def run_netns(railmon):
             wait_for("stat's trdp row to say %s" % want_seq,
                      lambda: all(trdp_row().get(k) == v for k, v in want_seq.items()))
             row = trdp_row()
+            # nothing lost at this rate; in capture mode the sockets' own
+            # drops (every datagram, by their filter) are not the bus's
+            drops_bad = row.get("rx_dropped") != 0
             print("stat: " + ", ".join("%s %s" % (k, row.get(k)) for k in
                                        ("items", "rx_dropped", "bad_input") + tuple(want_seq)))
             rm.send_signal(2)
@@ -432,6 +472,12 @@ def run_netns(railmon):
             "op_trn_topo", "result")
     again = [tuple(x.get(k) for k in keys) for x in replayed if x["kind"] == "trdp"]
     first = [tuple(x.get(k) for k in keys) for x in lines if x["kind"] == "trdp"]
+    if drops_bad:
+        print("stat's rx_dropped %s, want 0" % row.get("rx_dropped"))
+        bad += 1
+    if path_bad:
+        print("not received the %s way (packet sockets, the PD socket's drops above)" % mode)
+        bad += 1
     if r.returncode != 0 or again != first:
         print("replay: exit %d, %d telegrams, %d the same as the log's %d: %s" % (
             r.returncode, len(again), sum(1 for x, y in zip(again, first) if x == y), len(first), r.stderr[-500:]))
@@ -448,10 +494,11 @@ def run_netns(railmon):
         print("TRDP_BAD_HEADER events count %d refused (of %d)" % (refused, nbad))
         bad += 1
     for want in ("CAN_GONE", "CAN_BACK"):
-        if names.count(want) != 1:
-            print("%d %s events, want one (the interface went down once)" % (names.count(want), want))
+        if names.count(want) != 2:
+            print("%d %s events, want two (the interface went down once, was removed once)" % (
+                names.count(want), want))
             bad += 1
-    print("netns: %d telegrams sent (%d multicast, %d MD over TCP, %d bad FCS), %d recorded, %d replayed alike, "
+    print(mode + ": %d telegrams sent (%d multicast, %d MD over TCP, %d bad FCS), %d recorded, %d replayed alike, "
           "events %s; %d wrong" % (len(sent), sum(1 for s in sent if s["dst"].startswith("239.")),
                                    sum(1 for s in sent if s.get("tcp")), nbad,
                         sum(1 for x in lines if x["kind"] == "trdp"),
@@ -465,6 +512,8 @@ def main():
         return run_loopback(tool) | run_overflow(tool) | run_tcp(tool) | run_tcp_full(tool) | run_tcp_taken(tool)
     if mode == "netns":
         return run_netns(tool)
+    if mode == "netns-capture":
+        return run_netns(tool, capture=True)
     raise SystemExit("unknown mode " + mode)
 
 

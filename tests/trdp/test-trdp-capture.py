@@ -23,7 +23,12 @@ the replay frames the same records out of the captured stream (the time:
 the capture's stamp of the segment that carried the message's last byte,
 the live one the kernel's receive time of the read that ended it).
 
-  test-trdp-capture.py RAILMON     (root: network namespaces)
+  test-trdp-capture.py RAILMON [capture]    (root: network namespaces)
+
+capture: the live bus has receive = capture (it reads the packet ring, as
+the capture tools beside it do, bus/trdp-capture.c), and must hold a
+packet socket: the same checks, a live capture and the replays of the
+captures made beside it through one decoding path.
 """
 import importlib.util
 import json
@@ -152,6 +157,7 @@ def stat_row(railmon, log):
 
 def main():
     railmon = sys.argv[1]
+    capture = sys.argv[2:] == ["capture"]
     if os.geteuid() != 0:
         print("needs root (network namespaces; CI runs as root)")
         return 77
@@ -167,7 +173,8 @@ def main():
         try:
             board = os.path.join(tmp, "trdp.ini")
             with open(board, "w") as f:
-                f.write("[board]\nvehicle = capture\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n" % vb)
+                f.write("[board]\nvehicle = capture\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n%s" % (
+                    vb, "receive = capture\n" if capture else ""))
             caps = {"pcap": os.path.join(tmp, "micro.pcap"), "pcap-nano": os.path.join(tmp, "nano.pcap"),
                     "pcapng": os.path.join(tmp, "dumpcap.pcapng")}
             procs.append(start_capture(b, ["tcpdump", "-i", vb, "-U", "-w", caps["pcap"]], "listening on"))
@@ -185,6 +192,19 @@ def main():
             wait_for("railmon to listen on TCP 17225",
                      lambda: any(x.split()[1].endswith(":4349") and x.split()[3] == "0A"
                                  for x in sh("ip", "netns", "exec", b, "cat", "/proc/net/tcp").stdout.splitlines()[1:]))
+            # which way the live bus receives: a packet socket of its own
+            # in capture mode, none in socket mode (/proc/net/packet of
+            # its namespace against its descriptors)
+            inodes = {x.split()[-1] for x in
+                      sh("ip", "netns", "exec", b, "cat", "/proc/net/packet").stdout.splitlines()[1:]}
+            held = set()
+            for fd in os.listdir("/proc/%d/fd" % rm.pid):
+                try:
+                    held.add(os.readlink("/proc/%d/fd/%s" % (rm.pid, fd)))
+                except OSError:
+                    pass
+            if bool({"socket:[%s]" % i for i in inodes} & held) != capture:
+                raise SystemExit("the live bus holds %s packet socket" % ("no" if capture else "a"))
             logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "tcp.jsonl")]
             pub = ["ip", "netns", "exec", a, sys.executable, PUB]
             sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "150",

@@ -70,4 +70,36 @@ rm "$dir/consist.xml"
 out=$("$railmon" check "$dir/b.ini" 2>&1) && exit 1
 want="railmon check: $dir/b.ini:10: [trdp ecn]: xml $dir/consist.xml: No such file or directory"
 grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
-echo "check: both TRDP buses said, the XML's plan, its errors"
+# receive = capture: said, with the capability it needs; refused without
+# an interface (there is no ring to read then)
+cat > "$dir/c.ini" <<'INI'
+[board]
+vehicle = t1
+[storage]
+dir = log
+[trdp ecn]
+interface = eth1
+receive = capture
+INI
+out=$("$railmon" check "$dir/c.ini" 2>&1)
+want="    receive = capture: UDP read from eth1's packet ring (libpcap, as tcpdump), the sockets only hold the ports and groups; needs CAP_NET_RAW (root, or the unit's capability); MD over TCP from its listener"
+grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
+sed -i '/^interface = eth1$/d' "$dir/c.ini"
+out=$("$railmon" check "$dir/c.ini" 2>&1) && { printf 'check passed capture without interface:\n%s\n' "$out"; exit 1; }
+want="railmon check: $dir/c.ini:5: [trdp ecn]: receive = capture needs 'interface =' (the interface whose packets are read)"
+grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
+# run without CAP_NET_RAW (as nobody; needs root to drop to it) says what
+# the mode needs instead of a bare "Operation not permitted"
+perm="not run (not root)"
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	chmod 755 "$dir"
+	rm_abs=$(realpath "$railmon")
+	printf '[board]\nvehicle = t1\n[storage]\ndir = log\n[trdp ecn]\ninterface = lo\nbind = 127.0.0.1\nreceive = capture\n' > "$dir/p.ini"
+	chmod 644 "$dir/p.ini"
+	out=$(cd "$dir" && setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		"$rm_abs" run --board p.ini --data "$dir/plog" 2>&1) && { printf 'run passed without CAP_NET_RAW:\n%s\n' "$out"; exit 1; }
+	want="railmon run: p.ini: bus 'ecn': receive = capture reads lo's packet ring, which needs CAP_NET_RAW (root, or the capability: cli/railmon.service says how)"
+	grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
+	perm="run without CAP_NET_RAW says so"
+fi
+echo "check: both TRDP buses said, the XML's plan, its errors; receive = capture said, refused without interface; $perm"
