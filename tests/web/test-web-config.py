@@ -39,6 +39,7 @@ import urllib.error
 import urllib.request
 
 RAILMON, SRC, NODE_MODULES, OUT_DIR = sys.argv[1:5]
+os.makedirs(OUT_DIR, exist_ok=True)  # run alone, web-config is the first to write there
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
