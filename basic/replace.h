@@ -23,7 +23,7 @@ int basic_file_replace(const char *path, const void *data, size_t len);
  * The same without the two fsyncs: path.tmp written and renamed over
  * path, for a file rewritten too often to wait for the disk each time
  * (the uplink cursors: an fsync per 2048 records cut a loopback backlog
- * to a fifth).  It survives a crash of the process (kill -9, OOM): the
+ * to a quarter).  It survives a crash of the process (kill -9, OOM): the
  * page cache is the kernel's, and the rename is atomic, so a reader finds
  * the whole old or the whole new content.  A power cut may undo it:
  *  - ext4 as mounted by default (auto_da_alloc, data=ordered): a rename

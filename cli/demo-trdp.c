@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "basic/clock.h"
+#include "basic/thread.h"
 #include "cli/demo-trdp.h"
 #include "trdp/header.h"
 
@@ -32,6 +33,11 @@ enum { DEMO_DOORS = 1001, DEMO_HVAC = 1002, DEMO_TRACTION = 1003 };
 #define DEMO_HVAC_LEN 10u     /* CabinTemp[2] REAL32, Setpoint INT16 */
 #define DEMO_TRACTION_LEN 14u /* State UINT8, Effort INT16, LineVoltage UINT16, MotorTemp UINT8, Time TIMEDATE64 */
 #define DEMO_CYCLE_NS 100000000LL
+/* Not glibc's 8 MiB default stack, which a process that mlockall()s holds
+   whole (`railmon demo` does not lock; tests/system's rt-alloc runs this
+   publisher beside a daemon that does).  Measured (railmon demo, pages
+   touched): 12 KiB while publishing the consist's telegrams. */
+#define DEMO_TRDP_STACK_BYTES (256 * 1024)
 
 struct cli_demo_trdp {
 	const struct bus_sim_train *sim;
@@ -196,7 +202,7 @@ int cli_demo_trdp_start(const struct bus_sim_train *sim, uint16_t port, struct c
 		free(p);
 		return r;
 	}
-	r = -pthread_create(&p->thread, NULL, demo_trdp_main, p);
+	r = basic_thread_create(&p->thread, "demo-trdp", DEMO_TRDP_STACK_BYTES, demo_trdp_main, p);
 	if (r < 0) {
 		close(p->fd);
 		free(p);

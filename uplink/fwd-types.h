@@ -86,10 +86,12 @@ struct upl_forward_cfg {
 	                               not rate capped; 0 = 60 s */
 	unsigned backoff_min_ms;    /* first reconnect delay; 0 = 500 */
 	unsigned backoff_max_ms;    /* cap of the doubling; 0 = 60000 */
-	unsigned cursor_interval_ms; /* write the cursor file this often, or
-	                               once 2048 acked records are not in it
-	                               (and at stop); a crash re-sends at most
-	                               this much acked data; 0 = every ack */
+	unsigned cursor_interval_ms; /* write the cursor file this often with
+	                               fsyncs (and at stop): a power cut takes
+	                               back at most this much acked data; in
+	                               between without them once 2048 acked
+	                               records are not in it: a kill -9 re-sends
+	                               fewer; 0 = every ack, fsynced */
 	bool publish_events;        /* also publish the events of each Batch,
 	                               re-encoded as an event-only Batch, to
 	                               railmon/<vehicle>/events (QoS 1, once,

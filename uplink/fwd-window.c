@@ -36,7 +36,7 @@ static struct slot *slot_at(upl_forwarder_t *f, unsigned k)
    filesystem that can put a rename on the disk before the file's data,
    basic/replace.h) empty or zeroed: cursor damage, the whole log sent
    again, never a gap.  An fsync per 2048 records cut a loopback backlog
-   to a fifth of the timer alone's speed; the rename without it costs
+   to a quarter of the timer alone's speed; the rename without it costs
    half (bench-uplink, figures.md). */
 #define CURSOR_EVERY_RECORDS 2048
 

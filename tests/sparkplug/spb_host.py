@@ -114,45 +114,6 @@ def stop(procs):
             p.wait(timeout=30)
 
 
-def thread_stacks(pid):
-    """Each thread of pid but the main one: (tid, name, bytes of the
-    mapping its stack pointer is in, of them resident).  The stack
-    pointer is /proc's syscall file's (a thread blocked in a call; one
-    running is looked at again), the mapping /proc's smaps' (a thread's
-    stack is one mapping, its guard page another).  A thread that ends
-    while looked at is left out."""
-    maps, cur = [], None
-    with open("/proc/%d/smaps" % pid) as fh:
-        for line in fh:
-            f = line.split()
-            if "-" in f[0] and len(f) >= 5 and ":" in f[3]:
-                lo, hi = (int(x, 16) for x in f[0].split("-"))
-                cur = [lo, hi, 0]
-                maps.append(cur)
-            elif f[0] == "Rss:" and cur:
-                cur[2] = int(f[1]) * 1024
-    out = []
-    for tid in sorted(int(t) for t in os.listdir("/proc/%d/task" % pid)):
-        if tid == pid:
-            continue
-        try:
-            with open("/proc/%d/task/%d/comm" % (pid, tid)) as fh:
-                name = fh.read().strip()
-            sp = None
-            for _ in range(200):  # running now: blocked again within moments
-                with open("/proc/%d/task/%d/syscall" % (pid, tid)) as fh:
-                    f = fh.read().split()
-                if len(f) >= 3 and f[0] != "running":
-                    sp = int(f[-2], 16)
-                    break
-                time.sleep(0.005)  # a running thread, looked at again
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        m = [x for x in maps if sp is not None and x[0] <= sp < x[1]]
-        out.append((tid, name, m[0][1] - m[0][0] if m else None, m[0][2] if m else None))
-    return out
-
-
 class SpbHost(Lines):
     """spb-host.js: subscribed to spBv1.0/<group>/# (its "subscribed" line
     seen), with host_id the primary host (its STATE online, or offline

@@ -30,7 +30,9 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True
-from spb_host import check, failures, thread_stacks  # noqa: E402
+from spb_host import check, failures  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from railmon_test import thread_stacks  # noqa: E402
 
 RAILMON, SRC = sys.argv[1:3]
 STACK_MAX = 1 << 20
