@@ -48,7 +48,8 @@
 #define FILTER_MAX 1024
 /* A link header: Ethernet and two VLAN tags, or Linux cooked SLL2. */
 #define LINK_MAX 64
-/* Wakeups between two reads of the ring's drop counter. */
+/* Reads (a ring's block, or what the caller's items held of it) between
+   two reads of the ring's drop counter. */
 #define DROPS_EVERY 16u
 
 /* a.b.c.d of a host-order address, appended to f */
@@ -122,6 +123,7 @@ int bus_trdp_live_open(bus_dev_t *dev)
 		pc.udp_ports[pc.n_udp_ports++] = c->md_port;
 	build_filter(c, filter, sizeof(filter));
 	p->live_drops_last = 0;
+	p->live_more = false;
 	return trace_pcap_open_live(c->ifname, filter, snaplen, CAPTURE_RING_BYTES, block_ms, &pc, &p->live, err,
 	                            sizeof(err));
 }
@@ -166,6 +168,7 @@ int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max)
 	   (trdp.c poll_drops), so none is left unsaid */
 	if (++p->live_wakes % DROPS_EVERY == 0)
 		bus_trdp_live_drops(dev);
+	p->live_more = r == 1;
 	if (r < 0 && r != -EAGAIN && !n)
 		return r;
 	return (int)n;
