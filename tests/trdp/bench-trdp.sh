@@ -40,7 +40,10 @@
 # RAILMON_BEFORE=path/to/an/older/railmon: a pass
 # of that build first (pass 0, its own tcpdump beside it, its own log),
 # and the ratio of the two railmon passes per packet, so a change is
-# measured against its before in the same run, at the same load.  Exit 0 with the table; 1 when something failed
+# measured against its before in the same run, at the same load;
+# RAILMON_BEFORE_RECEIVE=capture: that pass reads the packet ring, at the
+# first of RAILMON_BENCH_CAPTURE_BLOCKS, and is set against the capture
+# pass of that timeout (else against the socket pass).  Exit 0 with the table; 1 when something failed
 # to run (not when a goal is missed: the table says so).
 set -euo pipefail
 RAILMON=$1 FLOOD=$2 SINK=$3 SECS=${4:-10} RATE=${5:-20000} DATA=${6:-100}
@@ -189,7 +192,14 @@ for line in sys.stdin:
 
 rows=
 if [ -n "${RAILMON_BEFORE:-}" ]; then
-	pass before "$RAILMON_BEFORE"
+	if [ "${RAILMON_BEFORE_RECEIVE:-socket}" = capture ]; then
+		b=(${RAILMON_BENCH_CAPTURE_BLOCKS:-})
+		pass before "$RAILMON_BEFORE" capture "${b[0]:-}"
+		after=capture${b[0]:+-${b[0]}ms}
+	else
+		pass before "$RAILMON_BEFORE"
+		after=railmon
+	fi
 	rows="before $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
 fi
 pass railmon "$RAILMON"
@@ -206,11 +216,11 @@ fi
 pass sink
 rows="$rows sink $sent $rcv_n $rcv_cpu 0 $dump_n $dump_drop $dump_cpu"
 
-/usr/bin/python3 - "$TCK" "$RATE" "$DATA" "$SECS" $rows <<'PY'
+/usr/bin/python3 - "$TCK" "$RATE" "$DATA" "$SECS" "${after:-railmon}" $rows <<'PY'
 import sys
 tck = int(sys.argv[1])
-rate, data, secs = sys.argv[2:5]
-a = sys.argv[5:]
+rate, data, secs, after = sys.argv[2:6]
+a = sys.argv[6:]
 keys = ("who", "sent", "n", "cpu", "thread", "dn", "ddrop", "dcpu")
 ps = [dict(zip(keys, a[i:i + 8])) for i in range(0, len(a), 8)]
 for p in ps:
@@ -254,10 +264,10 @@ for p, _ in caps:
 if "before" in per:
     def r(x, y):
         return f"{x / y:.2f}x" if y else "inf"
-    print(f"railmon run / RAILMON_BEFORE run per packet: whole process {r(rm, per['before'])}, "
-          f"bus thread {r(per['railmon-thread'], per['before-thread'])}; "
-          f"each against its own tcpdump: {rel['before'][0]:.2f}x -> {rel['railmon'][0]:.2f}x "
-          f"(bus thread {rel['before'][1]:.2f}x -> {rel['railmon'][1]:.2f}x)")
+    print(f"{after} run / RAILMON_BEFORE run per packet: whole process {r(per[after], per['before'])}, "
+          f"bus thread {r(per[after + '-thread'], per['before-thread'])}; "
+          f"each against its own tcpdump: {rel['before'][0]:.2f}x -> {rel[after][0]:.2f}x "
+          f"(bus thread {rel['before'][1]:.2f}x -> {rel[after][1]:.2f}x)")
 for name, p, r, b in [("socket", p1, rm, rm_base)] + [(p["who"], p, per[p["who"]], b) for p, b in caps]:
     ok = p["n"] == p["sent"] and r <= 2 * b
     okt = p["n"] == p["sent"] and per[p["who"] + "-thread"] <= 2 * b
