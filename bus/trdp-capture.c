@@ -163,9 +163,9 @@ int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max)
 			bus_stat_add(&dev->stats.rx_dropped, 1);
 		}
 	}
-	/* one getsockopt every DROPS_EVERY wakeups (a block each, ~1 ms
-	   apart under traffic), not per packet; and at each idle wait
-	   (trdp.c poll_drops), so none is left unsaid */
+	/* one getsockopt every DROPS_EVERY reads (up to a block each, ~10
+	   a block of 10 ms at 20,000/s), not per packet; and at each idle
+	   wait (trdp.c poll_drops), so none is left unsaid */
 	if (++p->live_wakes % DROPS_EVERY == 0)
 		bus_trdp_live_drops(dev);
 	p->live_more = r == 1;
