@@ -170,6 +170,10 @@ struct bus_trdp_cfg {
 	   bus/trdp-capture.c; CAP_NET_RAW) instead of the UDP sockets, which
 	   then only hold the ports and the groups; false = the sockets */
 	bool receive_capture;
+	/* capture: the ring's block timeout (libpcap's, the kernel's
+	   tp_retire_blk_tov): a block is handed over this long after it was
+	   opened, or when full; bounds a telegram's wait at low rates */
+	uint32_t capture_block_ms;
 	/* Where the telegrams' bytes go (acq-bytes.h): set by the pipeline,
 	   whose sink releases them; NULL = the driver's own ring (a driver
 	   used alone: tests, check), released by bus_dev_trdp_release().

@@ -15,11 +15,11 @@
  * to user space and three control messages; the ring's copy is done in
  * the receiving softirq and the reader takes a block of packets at a
  * wakeup with no syscall per packet (docs/figures.md, "TRDP: where the
- * CPU goes").  The trade: a block is handed over when full or
- * CAPTURE_BLOCK_MS after its first packet, so at low rates a telegram
- * waits up to that long before the bus thread sees it (its time is still
- * the kernel's receive time), and the thread wakes about once a
- * CAPTURE_BLOCK_MS while traffic flows.
+ * CPU goes").  The trade: the kernel hands a block over when it is full
+ * or capture_block_ms (the board key) after it was opened, so at low
+ * rates a telegram waits up to that long before the bus thread sees it
+ * (its time is still the kernel's receive time), and the thread wakes
+ * about once a capture_block_ms while traffic flows.
  *
  * What stays on sockets (trdp.c): the UDP sockets are opened as in socket
  * mode, bound to the ports and joining the groups (IGMP: the switch sends
@@ -40,14 +40,16 @@
 
 #include "trdp-private.h"
 
-/* The ring's block timeout: the latency bound at low rates (above). */
-#define CAPTURE_BLOCK_MS 1
+/* The block timeout when the board gave none (a device opened without
+   the schema: tests): the key's default (conf/config-schema.c). */
+#define CAPTURE_BLOCK_MS_DEF 10
 /* The ring's size: tcpdump's default, ~0.4 s of 20,000 small PD/s. */
 #define CAPTURE_RING_BYTES TRDP_RCVBUF
 #define FILTER_MAX 1024
 /* A link header: Ethernet and two VLAN tags, or Linux cooked SLL2. */
 #define LINK_MAX 64
-/* Wakeups between two reads of the ring's drop counter. */
+/* Reads (a ring's block, or what the caller's items held of it) between
+   two reads of the ring's drop counter. */
 #define DROPS_EVERY 16u
 
 /* a.b.c.d of a host-order address, appended to f */
@@ -103,12 +105,15 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	struct ifreq ifr = { 0 };
 	int snaplen = 65535 + LINK_MAX;
 	int fd = p->fd[SOCK_PD] >= 0 ? p->fd[SOCK_PD] : p->fd[SOCK_MD];
+	int block_ms = c->capture_block_ms ? (int)c->capture_block_ms : CAPTURE_BLOCK_MS_DEF;
 
 	if (!c->ifname[0])
 		return -EINVAL;
 	/* A frame is at most the MTU and its link header (fragments each
 	   within it; UDP is not coalesced by GRO for a socket that did not
-	   ask): small blocks, a ring that lasts (trace_pcap_open_live) */
+	   ask).  It does not size the ring's blocks: libpcap 1.10 makes
+	   TPACKET_V3 blocks of 256 KiB whatever the snap length (8 in 2 MiB;
+	   trace_pcap_open_live) */
 	memcpy(ifr.ifr_name, c->ifname, strnlen(c->ifname, IFNAMSIZ - 1));
 	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 && ifr.ifr_mtu < 65535)
 		snaplen = ifr.ifr_mtu + LINK_MAX;
@@ -118,7 +123,8 @@ int bus_trdp_live_open(bus_dev_t *dev)
 		pc.udp_ports[pc.n_udp_ports++] = c->md_port;
 	build_filter(c, filter, sizeof(filter));
 	p->live_drops_last = 0;
-	return trace_pcap_open_live(c->ifname, filter, snaplen, CAPTURE_RING_BYTES, CAPTURE_BLOCK_MS, &pc, &p->live, err,
+	p->live_more = false;
+	return trace_pcap_open_live(c->ifname, filter, snaplen, CAPTURE_RING_BYTES, block_ms, &pc, &p->live, err,
 	                            sizeof(err));
 }
 
@@ -157,11 +163,12 @@ int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max)
 			bus_stat_add(&dev->stats.rx_dropped, 1);
 		}
 	}
-	/* one getsockopt every DROPS_EVERY wakeups (a block each, ~1 ms
-	   apart under traffic), not per packet; and at each idle wait
-	   (trdp.c poll_drops), so none is left unsaid */
+	/* one getsockopt every DROPS_EVERY reads (up to a block each, ~10
+	   a block of 10 ms at 20,000/s), not per packet; and at each idle
+	   wait (trdp.c poll_drops), so none is left unsaid */
 	if (++p->live_wakes % DROPS_EVERY == 0)
 		bus_trdp_live_drops(dev);
+	p->live_more = r == 1;
 	if (r < 0 && r != -EAGAIN && !n)
 		return r;
 	return (int)n;

@@ -85,6 +85,10 @@ struct trdp_priv {
 	struct trace_pcap *live;
 	uint32_t live_drops_last;
 	unsigned live_wakes;
+	/* the last read stopped for want of item room, not at an empty
+	   ring; the reads since without a poll (trdp.c trdp_recv) */
+	bool live_more;
+	unsigned live_skips;
 	/* counters: written by the RX thread, read by any (bus_counters' rule) */
 	_Atomic uint64_t st_telegrams, st_bytes, st_refused[8], st_gaps, st_repeats, st_back, st_topo, st_bytes_drops,
 		st_untracked, st_tcp_accepted, st_tcp_refused, st_tcp_closed, st_tcp_bad, st_tcp_cut,

@@ -351,9 +351,10 @@ static int check_trdp(FILE *out, FILE *err, const struct conf_board *cfg, const 
 		fprintf(out, " none (unicast only)");
 	fputc('\n', out);
 	if (t->receive_capture)
-		fprintf(out, "    receive = capture: UDP read from %s's packet ring (libpcap, as tcpdump), the sockets "
-		        "only hold the ports and groups; needs CAP_NET_RAW (root, or the unit's capability); MD over "
-		        "TCP from its listener\n", t->ifname);
+		fprintf(out, "    receive = capture: UDP read from %s's packet ring (libpcap, as tcpdump), blocks handed "
+		        "over at least every %u ms, the sockets only hold the ports and groups; needs CAP_NET_RAW "
+		        "(root, or the unit's capability); MD over TCP from its listener\n", t->ifname,
+		        t->capture_block_ms);
 	if (!t->xml[0]) {
 		fprintf(out, "    no XML: raw telegrams only\n");
 		return 0;

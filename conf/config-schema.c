@@ -595,9 +595,14 @@ static const struct basic_ini_key trdp_keys[] = {
 	  .help = "Port of message data: UDP, and a TCP listener (MD over TCP, never answered); 0 = none." },
 	{ "receive", BASIC_INI_ENUM, 0, P(bus.trdp.receive_capture), .names = trdp_receive, .def = "socket",
 	  .help = "socket: UDP sockets, recvmmsg. capture: the interface's packet ring (libpcap, as tcpdump; "
-	          "needs interface and CAP_NET_RAW), less CPU per telegram; a telegram may wait up to 1 ms for "
-	          "its block at low rates. MD over TCP is read from its listener in both. trdp/README.md, "
+	          "needs interface and CAP_NET_RAW), less CPU per telegram; a telegram may wait up to "
+	          "capture_block_ms for its block. MD over TCP is read from its listener in both. trdp/README.md, "
 	          "\"Receiving through a packet ring\"." },
+	{ "capture_block_ms", BASIC_INI_UINT, 0, P(bus.trdp.capture_block_ms), .min = 1, .max = 1000, .def = "10",
+	  .help = "receive = capture: the kernel hands the ring's block to the bus thread when it is full or this "
+	          "long after it was opened. Longer: fewer wakeups, less CPU per telegram; shorter: a telegram "
+	          "waits less before it is recorded (its time is the kernel's receive time either way), but the "
+	          "ring (8 blocks) lasts only 8 of these while the bus thread is held up at low rates." },
 	{ "xml", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.trdp.xml),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw telegrams only)",
 	  .help = "The device's TRDP XML configuration (its telegrams and data sets)." },

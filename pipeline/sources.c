@@ -103,9 +103,9 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 		/* A live CAN or TRDP bus, or a trace paced as one, is read once
 		   per burst (acq_source_cfg).  Not a TRDP bus that reads a
 		   packet ring (receive = capture): the kernel already gathers
-		   its packets into a block handed over 1 ms after the first
-		   (bus/trdp-capture.c), and a wait after it would double both
-		   the latency and the wakeups. */
+		   its packets into a block handed over capture_block_ms after
+		   it was opened (bus/trdp-capture.c), and a wait after it would
+		   only add latency and wakeups. */
 		.coalesce_ns = (live && !ring) || (trace && speed > 0) ? PL_RX_COALESCE_NS : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,

@@ -869,11 +869,11 @@ int trace_pcap_open_live(const char *ifname, const char *filter, int snaplen, in
 	}
 	/* Not immediate: the kernel fills a block and hands it over whole
 	   (or at the timeout), one wakeup for many packets, as tcpdump -w.
-	   libpcap sizes the ring's blocks by the snap length (the smallest
-	   power-of-two pages that hold one frame of it), and at a rate below
-	   a block a timeout the ring holds (blocks x timeout) of traffic
-	   while the reader is held up: a snap length of the interface's MTU
-	   (the caller's) rather than 256 KiB makes many small blocks. */
+	   libpcap (1.10) makes TPACKET_V3 blocks of 256 KiB whatever the
+	   snap length (its "frame" is always MAXIMUM_SNAPLEN): buffer_bytes /
+	   256 KiB blocks, and at a rate below a block a timeout the ring
+	   holds only (blocks x timeout) of traffic while the reader is held
+	   up; the caller picks the timeout by that trade. */
 	if (pcap_set_snaplen(p->pc, snaplen) < 0 || pcap_set_promisc(p->pc, 0) < 0 ||
 	    pcap_set_timeout(p->pc, timeout_ms) < 0 || pcap_set_immediate_mode(p->pc, 0) < 0 ||
 	    pcap_set_buffer_size(p->pc, buffer_bytes) < 0 ||

@@ -119,9 +119,10 @@ int trace_pcap_open_mem(const void *buf, size_t len, const char *name, const str
 /* A live capture of interface ifname (libpcap: pcap_create, not
    promiscuous, incoming packets only, nanosecond kernel timestamps, not
    immediate): the kernel hands over a block of the ring of buffer_bytes
-   when it is full or timeout_ms after its first packet.  snaplen: the
-   bytes kept of a packet (its link header included; longer ones are
-   counted cut), which also sizes the ring's blocks.  filter is a
+   when it is full or at the latest timeout_ms after it was opened (a
+   packet waits up to that long).  snaplen: the bytes kept of a packet
+   (its link header included; longer ones are counted cut); it does not
+   size the ring's blocks (256 KiB with libpcap 1.10).  filter is a
    BPF expression (tcpdump's syntax) run in the kernel; cfg's ports are
    still applied here.  Needs CAP_NET_RAW.  0 and *ret; -EPERM, -ENODEV
    (no such interface), -ENETDOWN, -EINVAL (the filter), -ENOTSUP (the

@@ -16,7 +16,9 @@
 #           xml, so what is compared is receiving and recording, as tcpdump
 #           does), its log in /dev/shm
 #   pass 2: the same with receive = capture: the bus reads the veth end's
-#           packet ring (libpcap live, as tcpdump; bus/trdp-capture.c)
+#           packet ring (libpcap live, as tcpdump; bus/trdp-capture.c),
+#           its block timeout the key's default, or one pass for each
+#           RAILMON_BENCH_CAPTURE_BLOCKS="1 10 100" (capture_block_ms)
 #   pass 3: trdp-sink (tests/trdp/trdp-sink.c), the floor of a UDP socket
 #           reader: bus/trdp.c's socket options and receive pattern, each
 #           datagram appended to a file, nothing else (a unicast datagram
@@ -34,10 +36,14 @@
 # the scheduler, and on a loaded machine it may then wait longer than its
 # socket buffer lasts (the drops are counted: stat's rx_dropped, seq gaps).
 # RAILMON_BENCH_PERF=1: also perf record railmon during the traffic and
-# print its top symbols.  RAILMON_BEFORE=path/to/an/older/railmon: a pass
+# print its top symbols, of the process and of the bus thread alone.
+# RAILMON_BEFORE=path/to/an/older/railmon: a pass
 # of that build first (pass 0, its own tcpdump beside it, its own log),
 # and the ratio of the two railmon passes per packet, so a change is
-# measured against its before in the same run, at the same load.  Exit 0 with the table; 1 when something failed
+# measured against its before in the same run, at the same load;
+# RAILMON_BEFORE_RECEIVE=capture: that pass reads the packet ring, at the
+# first of RAILMON_BENCH_CAPTURE_BLOCKS, and is set against the capture
+# pass of that timeout (else against the socket pass).  Exit 0 with the table; 1 when something failed
 # to run (not when a goal is missed: the table says so).
 set -euo pipefail
 RAILMON=$1 FLOOD=$2 SINK=$3 SECS=${4:-10} RATE=${5:-20000} DATA=${6:-100}
@@ -75,8 +81,9 @@ for _ in $(seq 1 100); do
 done
 ip -n "$RX" -o link show vr$$ | grep -q "state UP" || fail "vr$$ not running"
 
-# board NAME [RECEIVE]: a board file whose log is $T/log-NAME (one per
-# railmon pass); RECEIVE the bus's receive key (socket, capture)
+# board NAME [RECEIVE [BLOCK_MS]]: a board file whose log is $T/log-NAME
+# (one per railmon pass); RECEIVE the bus's receive key (socket, capture),
+# BLOCK_MS its capture_block_ms (else the key's default)
 board() {
 	cat > "$T/bench-$1.ini" <<INI
 [board]
@@ -92,6 +99,7 @@ interface = vr$$
 receive = ${2:-socket}
 pd_port = 17224
 md_port = 0
+${3:+capture_block_ms = $3}
 INI
 }
 
@@ -99,14 +107,15 @@ INI
 ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "$1" 2> /dev/null || echo 0; }
 wait_gone() { for _ in $(seq 1 300); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.1; done; return 1; }
 
-# pass NAME [RAILMON [RECEIVE]]: the receiver NAME (railmon, capture,
-# before: a railmon binary, its bus's receive key; sink) and tcpdump on
-# the same traffic; sets sent, rcv_*, dump_* (ticks and counts)
+# pass NAME [RAILMON [RECEIVE [BLOCK_MS]]]: the receiver NAME (railmon,
+# capture, capture-Nms, before: a railmon binary, its bus's receive key
+# and capture_block_ms; sink) and tcpdump on the same traffic; sets sent,
+# rcv_*, dump_* (ticks and counts)
 pass() {
-	local who=$1 bin=${2:-} recv=${3:-socket} rpid tpid rxtask="" prev cur npacket
+	local who=$1 bin=${2:-} recv=${3:-socket} block=${4:-} rpid tpid rxtask="" prev cur npacket
 	rm -f "$T/cap.pcap" "$T/sink.out"
 	if [ -n "$bin" ]; then
-		board "$who" "$recv"
+		board "$who" "$recv" "$block"
 		ip netns exec "$RX" "$bin" run --board "$T/bench-$who.ini" > "$T/run.out" 2> "$T/run.err" &
 	else
 		ip netns exec "$RX" "$SINK" 192.0.2.2 17224 "$T/sink.bin" > "$T/sink.out" 2>&1 &
@@ -183,21 +192,35 @@ for line in sys.stdin:
 
 rows=
 if [ -n "${RAILMON_BEFORE:-}" ]; then
-	pass before "$RAILMON_BEFORE"
+	if [ "${RAILMON_BEFORE_RECEIVE:-socket}" = capture ]; then
+		b=(${RAILMON_BENCH_CAPTURE_BLOCKS:-})
+		pass before "$RAILMON_BEFORE" capture "${b[0]:-}"
+		after=capture${b[0]:+-${b[0]}ms}
+	else
+		pass before "$RAILMON_BEFORE"
+		after=railmon
+	fi
 	rows="before $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
 fi
 pass railmon "$RAILMON"
 rows="$rows railmon $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
-pass capture "$RAILMON" capture
-rows="$rows capture $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
+if [ -z "${RAILMON_BENCH_CAPTURE_BLOCKS:-}" ]; then
+	pass capture "$RAILMON" capture
+	rows="$rows capture $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
+else
+	for b in $RAILMON_BENCH_CAPTURE_BLOCKS; do
+		pass "capture-${b}ms" "$RAILMON" capture "$b"
+		rows="$rows capture-${b}ms $sent $rcv_n $rcv_cpu $rcv_thread $dump_n $dump_drop $dump_cpu"
+	done
+fi
 pass sink
 rows="$rows sink $sent $rcv_n $rcv_cpu 0 $dump_n $dump_drop $dump_cpu"
 
-/usr/bin/python3 - "$TCK" "$RATE" "$DATA" "$SECS" $rows <<'PY'
+/usr/bin/python3 - "$TCK" "$RATE" "$DATA" "$SECS" "${after:-railmon}" $rows <<'PY'
 import sys
 tck = int(sys.argv[1])
-rate, data, secs = sys.argv[2:5]
-a = sys.argv[5:]
+rate, data, secs, after = sys.argv[2:6]
+a = sys.argv[6:]
 keys = ("who", "sent", "n", "cpu", "thread", "dn", "ddrop", "dcpu")
 ps = [dict(zip(keys, a[i:i + 8])) for i in range(0, len(a), 8)]
 for p in ps:
@@ -213,45 +236,52 @@ def row(name, n, drop, ticks, base):
     ratio = f"{per / base:9.2f}x" if base else "      inf"
     print(f"{name:36} {n:9d} {drop:8d} {cpu:6.2f} {per:9.2f} {ratio}")
     return per
-num = {"before": 0, "railmon": 1, "capture": 2, "sink": 3}
-per, rel = {}, {}
+num = {"before": 0, "railmon": 1, "sink": 3}
+per, rel, caps = {}, {}, []
 for p in ps:
-    i = num[p["who"]]
+    i = num.get(p["who"], 2)
     base = p["dcpu"] / tck / max(p["dn"], 1) * 1e6
     row(f"{i} tcpdump -w", p["dn"], p["ddrop"], p["dcpu"], base)
     if p["who"] != "sink":
-        label = {"before": "RAILMON_BEFORE run", "railmon": "railmon run", "capture": "railmon run capture"}[p["who"]]
+        label = {"before": "RAILMON_BEFORE run", "railmon": "railmon run"}.get(
+            p["who"], "railmon run " + p["who"].replace("-", " block "))
         per[p["who"]] = row(f"{i} {label} (whole process)", p["n"], p["sent"] - p["n"], p["cpu"], base)
         per[p["who"] + "-thread"] = row(f"{i}   its bus thread rx-bench", p["n"], p["sent"] - p["n"], p["thread"], base)
         rel[p["who"]] = (per[p["who"]] / base if base else float("inf"),
                          per[p["who"] + "-thread"] / base if base else float("inf"))
         if p["who"] == "railmon":
             p1, rm_base = p, base
-        if p["who"] == "capture":
-            p2, cap_base = p, base
+        if p["who"].startswith("capture"):
+            caps.append((p, base))
     else:
         per["sink"] = row("3 trdp-sink (a bare socket reader)", p["n"], p["sent"] - p["n"], p["cpu"], base)
-sk, rm, cp = per["sink"], per["railmon"], per["capture"]
-print(f"railmon run / trdp-sink per packet: {rm / sk if sk else float('inf'):.2f}x; "
-      f"capture / socket per packet: whole process {cp / rm if rm else float('inf'):.2f}x, "
-      f"bus thread {per['capture-thread'] / per['railmon-thread'] if per['railmon-thread'] else float('inf'):.2f}x")
+sk, rm = per["sink"], per["railmon"]
+print(f"railmon run / trdp-sink per packet: {rm / sk if sk else float('inf'):.2f}x")
+for p, _ in caps:
+    w = p["who"]
+    print(f"{w} / socket per packet: whole process {per[w] / rm if rm else float('inf'):.2f}x, "
+          f"bus thread {per[w + '-thread'] / per['railmon-thread'] if per['railmon-thread'] else float('inf'):.2f}x")
 if "before" in per:
     def r(x, y):
         return f"{x / y:.2f}x" if y else "inf"
-    print(f"railmon run / RAILMON_BEFORE run per packet: whole process {r(rm, per['before'])}, "
-          f"bus thread {r(per['railmon-thread'], per['before-thread'])}; "
-          f"each against its own tcpdump: {rel['before'][0]:.2f}x -> {rel['railmon'][0]:.2f}x "
-          f"(bus thread {rel['before'][1]:.2f}x -> {rel['railmon'][1]:.2f}x)")
-for name, p, r, b in (("socket", p1, rm, rm_base), ("capture", p2, cp, cap_base)):
+    print(f"{after} run / RAILMON_BEFORE run per packet: whole process {r(per[after], per['before'])}, "
+          f"bus thread {r(per[after + '-thread'], per['before-thread'])}; "
+          f"each against its own tcpdump: {rel['before'][0]:.2f}x -> {rel[after][0]:.2f}x "
+          f"(bus thread {rel['before'][1]:.2f}x -> {rel[after][1]:.2f}x)")
+for name, p, r, b in [("socket", p1, rm, rm_base)] + [(p["who"], p, per[p["who"]], b) for p, b in caps]:
     ok = p["n"] == p["sent"] and r <= 2 * b
     okt = p["n"] == p["sent"] and per[p["who"] + "-thread"] <= 2 * b
     print(f"goal (no drop, <= 2x tcpdump per packet), receive = {name}: whole process "
           + ("met" if ok else "NOT met") + ", bus thread " + ("met" if okt else "NOT met"))
 PY
-for who in before railmon capture; do
-	[ -s "$T/perf-$who.data" ] || continue
+for f in "$T"/perf-*.data; do
+	[ -s "$f" ] || continue
+	who=${f#"$T"/perf-} who=${who%.data}
 	echo "perf: $who's railmon run, top symbols during the traffic (self, all threads)"
 	# awk reads it all (head would close the pipe: SIGPIPE, and pipefail)
 	perf report -i "$T/perf-$who.data" --no-children --sort comm,dso,sym -g none --stdio 2> /dev/null |
 		awk '/^ +[0-9]/ && n++ < 30'
+	echo "perf: $who's railmon run, the bus thread rx-bench alone (self, its share of its own samples)"
+	perf report -i "$T/perf-$who.data" --comms rx-bench --no-children --sort dso,sym -g none --stdio 2> /dev/null |
+		awk '/^ +[0-9]/ && n++ < 25'
 done

@@ -82,7 +82,12 @@ interface = eth1
 receive = capture
 INI
 out=$("$railmon" check "$dir/c.ini" 2>&1)
-want="    receive = capture: UDP read from eth1's packet ring (libpcap, as tcpdump), the sockets only hold the ports and groups; needs CAP_NET_RAW (root, or the unit's capability); MD over TCP from its listener"
+want="    receive = capture: UDP read from eth1's packet ring (libpcap, as tcpdump), blocks handed over at least every 10 ms, the sockets only hold the ports and groups; needs CAP_NET_RAW (root, or the unit's capability); MD over TCP from its listener"
+grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
+# capture_block_ms: the ring's block timeout, taken from the board
+printf 'capture_block_ms = 100\n' >> "$dir/c.ini"
+out=$("$railmon" check "$dir/c.ini" 2>&1)
+want="${want/every 10 ms/every 100 ms}"
 grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
 sed -i '/^interface = eth1$/d' "$dir/c.ini"
 out=$("$railmon" check "$dir/c.ini" 2>&1) && { printf 'check passed capture without interface:\n%s\n' "$out"; exit 1; }

@@ -8,7 +8,10 @@ it is continued.  Each telegram is then either received or dropped by the
 kernel (waited for: telegrams + rx_dropped == sent); the table's drops
 column must be the ring's drops plus rx_dropped, and its "telegrams" line
 the same socket drops, from the daemon and from the log's health records
-after the stop.
+after the stop; and every telegram the bus counted is in the log or
+counted dropped by the item ring (the packet ring's blocks are read a
+call's item room at a time, without a poll between: none lost on the
+way).
 
     test-trdp-stat-drops.py RAILMON [capture]
 
@@ -115,6 +118,11 @@ def main():
         if code != 0:
             raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
         after = stat.stat_json(railmon, log)
+        r = subprocess.run([railmon, "export", "--data", log, "--format", "jsonl"], capture_output=True, text=True)
+        in_log = len(re.findall(r'"kind": *"trdp"', r.stdout))
+        if in_log + after.get("drops", 0) != after.get("telegrams"):
+            bad.append("log: %d telegrams in it and %r dropped by the item ring, the bus counted %r (%s)"
+                       % (in_log, after.get("drops"), after.get("telegrams"), r.stderr[-500:]))
         col2, sock2, text = table_drops(railmon, log)
         if (after.get("rx_dropped"), col2, sock2) != (row["rx_dropped"], after.get("drops", 0) + row["rx_dropped"],
                                                       row["rx_dropped"]):
