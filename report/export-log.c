@@ -222,10 +222,7 @@ static int export_log(struct rpt_export *x, const char *dir)
 		x->damaged += rpt_log_tail_print(x->err, rpt_export_cmd(x), dir, rd);
 	if (r == 0 && (r = export_answers(x, ans, UINT64_MAX)) < 0)
 		rpt_export_say(x, "write: %s\n", strerror(-r));
-	if (rpt_answers_not_whole(ans))
-		rpt_export_say(x, "%s: %" PRIu64 " reduced Batches in its answers logs not read (recv keeps whole ones "
-		               "there)\n", dir, rpt_answers_not_whole(ans));
-	x->damaged += rpt_answers_damaged(ans) + rpt_answers_not_whole(ans);
+	x->damaged += rpt_answers_damaged(ans);
 	ans = rpt_answers_free(ans);
 	stor_progress_end(&pg);
 	stor_reader_free(rd);

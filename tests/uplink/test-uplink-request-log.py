@@ -16,7 +16,10 @@
 # export of the ground vehicle directory holds every record of the window
 # exactly as `railmon export` of the vehicle's own log has it (seq, time,
 # name, value), each seq once, and outside the window still the reduced
-# records only.  `railmon verify` of the ground log says its answers logs
+# records only.  Then a request naming two channels over an earlier part
+# (reduced answers, in answers.2): the export holds every sample of those
+# channels the vehicle's log has there, and every other record as before.
+# `railmon verify` of the ground log says its answers logs
 # are not read there.
 # Catches: the answer refused as a conflict (the bug of issue 32: the
 # ground log never gets the full-rate records), an answer's records
@@ -185,6 +188,49 @@ except AssertionError:
             "".join(ln for ln in recv.lines if "REQ-3" in ln)[-1500:]))
 rtt = time.monotonic() - t0
 
+# --- a request naming channels (--channel) over an earlier part of the
+# journey: its answers are reduced Batches (those channels' samples and
+# the events), behind answers.1's end: they go to answers.2 (one over a
+# Batch the whole answer holds already brings nothing new: held already).
+# After it the export of the ground log holds every sample of the two
+# channels the vehicle's log has in that window, the vehicle's own, and
+# every other record of the ground log as before.
+# Catches: the answer refused (issue 32's conflict for reduced answers:
+# the channels' full rate never in the ground log), records of another
+# channel added or changed, a seq twice (below).
+CHANNELS = ("VehicleSpeed.Speed", "MotorCurrent")
+NAMES = ("VehicleSpeed.Speed", "TractionMotor1.MotorCurrent")
+clo, chi = t_first + SPAN / 6, t_first + SPAN / 3
+cwant = {int(r["seq"]) for r in rows if clo <= int(r["time_ns"]) / 1e9 < chi and r["name"] in NAMES}
+check(len({r["name"] for r in rows if int(r["seq"]) in cwant}) == 2, "both channels in the vehicle's window")
+gbefore = {int(r["seq"]): key(r) for r in export(os.path.join(GROUND, "REQ-3"))}
+cmissing0 = cwant - set(gbefore)
+check(cmissing0, f"channels: all {len(cwant)} samples of the channels' window in the ground log already")
+print(f"before the request naming channels: {len(cmissing0)} of the {len(cwant)} samples of "
+      f"{' and '.join(NAMES)} in its window missing from the export of the ground log")
+p = subprocess.run([RAILMON, "request", "--broker", f"mqtt://127.0.0.1:{PORT}", "--vehicle", "REQ-3",
+                    "--from", "%.9f" % clo, "--to", "%.9f" % chi, "--username", "ground", "--password-file", pwfile]
+                   + [a for c in CHANNELS for a in ("--channel", c)], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and "published on railmon/REQ-3/request" in p.stdout,
+      f"railmon request --channel: {p.returncode} {p.stdout} {p.stderr}")
+try:
+    wait_for("the channels' window in the export of the ground log", lambda: cwant <= set(ground_seqs()), 60)
+except AssertionError:
+    fail("after the request naming channels: %d of the channels' %d samples missing from the export of the "
+         "ground log; recv said: %s" % (len(cwant - set(ground_seqs())), len(cwant),
+                                       "".join(ln for ln in recv.lines if "REQ-3" in ln)[-1500:]))
+gafter = {int(r["seq"]): (key(r), r["name"]) for r in export(os.path.join(GROUND, "REQ-3"))}
+cwrong = [q for q in cwant if gafter[q][0] != vehicle[q]]
+check(not cwrong, f"channels: {len(cwrong)} samples not the vehicle's, e.g. {cwrong[:3]}")
+cadded = set(gafter) - set(gbefore)
+cother = [q for q in cadded if gafter[q][1] not in NAMES]
+check(not cother, f"channels: {len(cother)} records of other channels added, e.g. {[gafter[q] for q in cother[:3]]}")
+changed = [q for q, k in gbefore.items() if gafter.get(q, (None,))[0] != k]
+check(not changed, f"channels: {len(changed)} records of the ground log changed or gone, e.g. {changed[:3]}")
+print(f"after it: 0 of the {len(cwant)} missing, the vehicle's own; {len(cadded)} samples added (the answers' "
+      f"Batches reach past the window's edges), all of the two channels; the {len(gbefore)} records before "
+      f"unchanged")
+
 rc, err = recv.terminate()
 check(rc == 0, f"recv exit {rc}: {err}")
 check("answers" in err, f"recv's summary names no answers stored: {err}")
@@ -218,7 +264,7 @@ logs = [d for d in os.listdir(os.path.join(GROUND, "REQ-3")) if not d.startswith
 check(len(logs) == 1, f"one ground log: {logs}")
 log = os.path.join(GROUND, "REQ-3", logs[0])
 answers = sorted(d for d in os.listdir(log) if d.startswith("answers."))
-check(answers == ["answers.1"], f"the answers log beside the ground log: {os.listdir(log)}")
+check(answers == ["answers.1", "answers.2"], f"the answers logs beside the ground log: {os.listdir(log)}")
 refused = os.path.join(GROUND, "refused")
 kept = [f for f in os.listdir(refused) if f.startswith("REQ-3.")] if os.path.isdir(refused) else []
 check(not kept, f"refused Batches of REQ-3: {kept[:5]}")
