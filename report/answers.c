@@ -321,14 +321,3 @@ uint64_t rpt_answers_damaged(const rpt_answers_t *a)
 {
 	return a ? a->damaged : 0;
 }
-
-size_t rpt_answers_count(const char *dir)
-{
-	struct rpt_answers a = { 0 };
-
-	find_logs(&a, dir);
-	for (size_t i = 0; i < a.nlogs; i++)
-		free(a.logs[i].dir);
-	free(a.logs);
-	return a.nlogs;
-}

@@ -54,7 +54,3 @@ bool rpt_answers_take(const rpt_answers_t *a, int src, uint64_t seq);
 
 /* Of what was read ahead: what could not be. */
 uint64_t rpt_answers_damaged(const rpt_answers_t *a);
-
-/* How many answers logs the ground log dir holds (`verify` reads none of
-   them: it says so). */
-size_t rpt_answers_count(const char *dir);
