@@ -138,10 +138,10 @@ static void cli_verify_answers(FILE *out, const struct evd_result *r)
 	} kinds[] = {
 		{ EVD_RANGE_VERIFIED, "verified: whole Batches a Seal of this log lists (the vehicle's own bytes)" },
 		{ EVD_RANGE_CHANGED, "CHANGED: whole Batches the Seal of this log over their seqs does not list" },
-		{ EVD_RANGE_UNPROVEN, "unproven: no Seal of this log that verified, with a digest list, over their "
-		                      "seqs" },
-		{ EVD_RANGE_REDUCED, "reduced: a request naming channels (new content, no Seal covers it); the "
-		                     "vehicle's log holds these seqs whole" },
+		{ EVD_RANGE_UNPROVEN, ("unproven: no Seal of this log that verified, with a digest list, over "
+		                       "their seqs") },
+		{ EVD_RANGE_REDUCED, ("reduced: a request naming channels (new content, no Seal covers it); the "
+		                      "vehicle's log holds these seqs whole") },
 		{ EVD_RANGE_DAMAGED, "damaged: unreadable or malformed" },
 	};
 

@@ -244,6 +244,8 @@ n = {}
 for r in ground:
     n[int(r["seq"])] = n.get(int(r["seq"]), 0) + 1
 twice = [q for q, c in n.items() if c > 1]
+unordered = [int(b["seq"]) for a, b in zip(ground, ground[1:]) if int(b["seq"]) <= int(a["seq"])]
+check(not unordered, f"--order seq: {len(unordered)} records after a higher seq, e.g. {unordered[:5]}")
 check(not twice, f"{len(twice)} seqs twice in the export of the ground log, e.g. {sorted(twice)[:5]}")
 wrong = [int(r["seq"]) for r in ground if vehicle.get(int(r["seq"])) != key(r)]
 check(not wrong, f"{len(wrong)} records of the ground log not the vehicle's, e.g. "
