@@ -64,5 +64,5 @@ unsigned evd_answers_count(const char *dir);
  * (answers_*), each problem (a CHANGED Batch, damage, a malformed Batch)
  * to fn and counted (res->problems, res->first).  0, -ENOMEM.
  */
-int evd_answers_verify(const struct evd_lists *l, const char *dir, unsigned n, void (*fn)(void *, const struct evd_problem *),
-                       void *ctx, struct evd_result *res);
+int evd_answers_verify(const struct evd_lists *l, const char *dir, unsigned n,
+                       void (*fn)(void *, const struct evd_problem *), void *ctx, struct evd_result *res);
