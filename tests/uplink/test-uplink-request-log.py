@@ -87,8 +87,8 @@ def check(cond, what):
         fail(what)
 
 
-def export(data, check_rc=True):
-    p = subprocess.run([RAILMON, "export", "--data", data, "--order", "seq"], capture_output=True, text=True)
+def export(data, check_rc=True, args=()):
+    p = subprocess.run([RAILMON, "export", "--data", data, "--order", "seq", *args], capture_output=True, text=True)
     if check_rc:
         check(p.returncode == 0, f"export {data}: {p.stderr}")
     return list(csv.DictReader(io.StringIO(p.stdout)))
@@ -232,6 +232,15 @@ cother = [q for q in cadded if gafter[q][1] not in NAMES]
 check(not cother, f"channels: {len(cother)} records of other channels added, e.g. {[gafter[q] for q in cother[:3]]}")
 changed = [q for q, k in gbefore.items() if gafter.get(q, (None,))[0] != k]
 check(not changed, f"channels: {len(changed)} records of the ground log changed or gone, e.g. {changed[:3]}")
+# and as asked for: `export --channel` of each, the ground log's against
+# the vehicle's log's over the window
+for c in NAMES:
+    vs = {int(r["seq"]): key(r) for r in export(f"{T}/REQ-3", args=("--channel", c))
+          if clo <= int(r["time_ns"]) / 1e9 < chi}
+    gs = {int(r["seq"]): key(r) for r in export(os.path.join(GROUND, "REQ-3"), args=("--channel", c))}
+    cbad = [q for q, k in vs.items() if gs.get(q) != k]
+    check(vs and not cbad, f"export --channel {c} of the ground log: {len(cbad)} of the vehicle's {len(vs)} "
+          f"samples in the window missing or other, e.g. {cbad[:3]}")
 print(f"after it: 0 of the {len(cwant)} missing, the vehicle's own; {len(cadded)} samples added (the answers' "
       f"Batches reach past the window's edges), all of the two channels; the {len(gbefore)} records before "
       f"unchanged")
