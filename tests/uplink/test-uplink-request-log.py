@@ -291,11 +291,12 @@ check(not kept, f"refused Batches of REQ-3: {kept[:5]}")
 # reduced ones in answers.2 are named reduced; then one byte of a whole
 # answer changed (its t0_ns, the frame's CRC recomputed, so only the
 # Seal's list can tell): verify names that Batch in answers.1, exit 1.
+# With another key no Seal verifies, and every whole answer is unproven.
 # Catches: answers logs not read by verify, an answer taken as verified
-# without its digest listed, the change not named at its answers log.
-def verify_ground():
-    return subprocess.run([RAILMON, "verify", "--data", log, "--pubkey", KEY + ".pub"], capture_output=True,
-                          text=True)
+# without its digest listed or by a Seal that did not verify, the change
+# not named at its answers log.
+def verify_ground(pub=KEY + ".pub"):
+    return subprocess.run([RAILMON, "verify", "--data", log, "--pubkey", pub], capture_output=True, text=True)
 
 
 def answer_lines(out):
@@ -384,6 +385,14 @@ check(p.returncode == 0 and got.get("verified", (0,))[0] == len(wholes) and "CHA
       f"{p.stdout}{p.stderr}")
 print(f"verify of the ground log: its answers logs' {got['verified'][0]} whole Batches ({got['verified'][1]} seqs) "
       f"listed by its Seals, {got['reduced'][0]} reduced answers named reduced, exit 0")
+# with another key no Seal verifies: no list proves an answer
+other = os.path.join(T, "other.key")
+subprocess.run([RAILMON, "keygen", "--output", other], check=True, capture_output=True)
+p = verify_ground(other + ".pub")
+got = answer_lines(p.stdout)
+check(p.returncode == 1 and "verified" not in got and got.get("unproven", (0,))[0] == len(wholes),
+      f"verify with another key: the whole answers not all unproven (exit {p.returncode}):\n{p.stdout}")
+print(f"with another key: the {len(wholes)} whole answers unproven, exit 1")
 seg, off, first, payload = wholes[len(wholes) // 2]
 at = pb_field(payload, 6, where=True)
 check(at is not None, "a whole answer without t0_ns")
