@@ -236,8 +236,8 @@ static void print_ground(const struct grd *g, FILE *err)
 	else
 		fprintf(err, "railmon recv: no ground log (--log)");
 	if (g->answered)
-		fprintf(err, " (%" PRIu64 " of them whole over ranges held reduced: in answers logs, "
-		        "<log>/answers.<n>/)", g->answered);
+		fprintf(err, " (%" PRIu64 " of them requests' answers over ranges held reduced: in "
+		        "answers logs, <log>/answers.<n>/)", g->answered);
 	if (g->had)
 		fprintf(err, ", %" PRIu64 " received again that they held already", g->had);
 	if (refused) {

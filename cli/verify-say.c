@@ -6,13 +6,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "basic/utc.h"
 #include "cli/verify-say.h"
-#include "report/answers.h"
 
 
 static const char *problem_words[EVD_PROBLEM_KIND_MAX] = {
@@ -65,6 +65,9 @@ static void problem_detail(const struct evd_problem *p, char *buf, size_t len)
 		         p->err == -EXDEV ? "a Batch of another log" :
 		         p->err == -EEXIST ? "its seqs were already read" :
 		         "does not decode as a valid Batch, or a Seal Batch that holds more than its one SEAL record");
+	else if (p->kind == EVD_PROBLEM_CHAIN && p->err == -EBADE && p->answers)
+		snprintf(buf, len, "this answer's Batch is not one the Seal of the ground log over its seqs lists: "
+		         "changed");
 	else if (p->kind == EVD_PROBLEM_CHAIN && p->err == -EBADE)
 		snprintf(buf, len, "this Batch is not one its Seal lists: changed or added");
 	else if (p->kind == EVD_PROBLEM_CHAIN && p->err == -ENOENT)
@@ -81,7 +84,7 @@ static void problem_detail(const struct evd_problem *p, char *buf, size_t len)
 void cli_verify_problem(void *ctx, const struct evd_problem *p)
 {
 	struct cli_verify_out *o = ctx;
-	char what[320], range[64] = "";
+	char what[320], range[64] = "", dir[PATH_MAX + 32];
 
 	if (o->printed++ >= CLI_VERIFY_PRINT_MAX)
 		return;
@@ -91,12 +94,18 @@ void cli_verify_problem(void *ctx, const struct evd_problem *p)
 		snprintf(range, sizeof(range), ", records %" PRIu64 "..%" PRIu64, p->range_first, p->range_end - 1);
 	else if (p->range_end == 0 && p->range_first)
 		snprintf(range, sizeof(range), ", records %" PRIu64 " to the end", p->range_first);
-	if (p->kind == EVD_PROBLEM_STORAGE && p->fault.kind == STOR_FAULT_MISSING)
+	if (p->answers)
+		snprintf(dir, sizeof(dir), "%s/answers.%u", o->dir, p->answers);
+	else
+		snprintf(dir, sizeof(dir), "%s", o->dir);
+	if (p->answers && p->kind == EVD_PROBLEM_STORAGE && !p->segment && !p->offset)
+		fprintf(o->err, "railmon verify: %s: %s (an answers log)\n", dir, strerror(-p->err));
+	else if (p->kind == EVD_PROBLEM_STORAGE && p->fault.kind == STOR_FAULT_MISSING)
 		fprintf(o->err, "railmon verify: %s: before segment %020" PRIu64 ".seg: seq %" PRIu64 ": %s%s\n",
-		        o->dir, p->segment, p->seq, what, range);
+		        dir, p->segment, p->seq, what, range);
 	else
 		fprintf(o->err, "railmon verify: %s/%020" PRIu64 ".seg: offset %" PRIu64 ": seq %" PRIu64 ": %s%s\n",
-		        o->dir, p->segment, p->offset, p->seq, what, range);
+		        dir, p->segment, p->offset, p->seq, what, range);
 }
 
 /* Why each kind of range is not verified (no problem found, problems). */
@@ -118,6 +127,32 @@ static const char *range_words(enum evd_range_kind k, bool problems)
 	                               "it); the vehicle's log holds them whole";
 	default: return "verified";
 	}
+}
+
+/* A ground log's answers logs: what its Seals prove of them. */
+static void cli_verify_answers(FILE *out, const struct evd_result *r)
+{
+	static const struct {
+		enum evd_range_kind k;
+		const char *words;
+	} kinds[] = {
+		{ EVD_RANGE_VERIFIED, "verified: whole Batches a Seal of this log lists (the vehicle's own bytes)" },
+		{ EVD_RANGE_CHANGED, "CHANGED: whole Batches the Seal of this log over their seqs does not list" },
+		{ EVD_RANGE_UNPROVEN, ("unproven: no Seal of this log that verified, with a digest list, over "
+		                       "their seqs") },
+		{ EVD_RANGE_REDUCED, ("reduced: a request naming channels (new content, no Seal covers it); the "
+		                      "vehicle's log holds these seqs whole") },
+		{ EVD_RANGE_DAMAGED, "damaged: unreadable or malformed" },
+	};
+
+	if (!r->answers_logs)
+		return;
+	fprintf(out, "answers logs: %" PRIu64 " (answers.<n>/: a request's answers over seqs this log holds "
+	        "reduced), against this log's Seals:\n", r->answers_logs);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (r->answers_batches[kinds[i].k])
+			fprintf(out, "  %" PRIu64 " Batches, %" PRIu64 " seqs: %s\n", r->answers_batches[kinds[i].k],
+			        r->answers_seqs[kinds[i].k], kinds[i].words);
 }
 
 void cli_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
@@ -156,6 +191,7 @@ void cli_verify_result(FILE *out, const struct evd_result *r, const uint8_t *pk)
 		fprintf(out, "old format: %" PRIu64 " Seals of version 1 (before railmon's Seal v2): a chain restart "
 		        "there is not linked to what came before, and a changed Batch is named by its whole Seal "
 		        "range\n", r->v1_seals);
+	cli_verify_answers(out, r);
 	fprintf(out, "%" PRIu64 " records read, %" PRIu64 " problem%s\n", r->records, r->problems,
 	            r->problems == 1 ? "" : "s");
 }
@@ -168,7 +204,6 @@ int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const
 	struct cli_verify_out vo = { .err = err, .dir = dir, .progress = &pg };
 	uint8_t pk[EVD_PUBLIC_LEN];
 	struct evd_result res;
-	size_t answers;
 	int r;
 
 	if (key) {
@@ -198,9 +233,5 @@ int cli_verify_run(FILE *out, FILE *err, const char *dir, const char *key, const
 	if (vo.printed > CLI_VERIFY_PRINT_MAX)
 		fprintf(err, "railmon verify: ... %" PRIu64 " more problems\n", vo.printed - CLI_VERIFY_PRINT_MAX);
 	cli_verify_result(out, &res, cfg->public_key);
-	answers = rpt_answers_count(dir);
-	if (answers)
-		fprintf(out, "answers logs: %zu (%s/answers.<n>/, recv's whole Batches of requests over seqs held "
-		        "reduced) not read: they are the vehicle's log's own bytes, proven by its log\n", answers, dir);
 	return r ? 1 : 0;
 }

@@ -10,6 +10,10 @@
 #include <stdint.h>
 
 struct evd_hasher;
+struct evd_lists;
+struct evd_problem;
+struct evd_result;
+struct rec_seal;
 
 /* The bytes of a Batch the evidence covers: len without the trailing
    Batch.historical fields a re-send appends (evd.h). */
@@ -40,3 +44,25 @@ void evd_hasher_drain(struct evd_hasher *h);
 
 /* Drain, stop the thread, free; accepts NULL; returns NULL. */
 struct evd_hasher *evd_hasher_free(struct evd_hasher *h);
+
+/* ---- a ground log's answers logs against its Seals (verify-answers.c) */
+
+/* The digest lists of the Seals that verified (signature, and the list
+   folds from the Seal's chain_start to its chain_head), kept as the
+   verifier meets them, in seq order. */
+struct evd_lists *evd_lists_new(void);
+struct evd_lists *evd_lists_free(struct evd_lists *l);
+/* Seal s, its list digests[0..n): 0 or -ENOMEM. */
+int evd_lists_add(struct evd_lists *l, const struct rec_seal *s, const uint8_t (*digests)[32], size_t n);
+
+/* The answers logs of the log dir (dir/answers.<n>, n from 1 while one
+   exists): how many. */
+unsigned evd_answers_count(const char *dir);
+
+/*
+ * Each answers log's Batches against the lists: counted into res
+ * (answers_*), each problem (a CHANGED Batch, damage, a malformed Batch)
+ * to fn and counted (res->problems, res->first).  0, -ENOMEM.
+ */
+int evd_answers_verify(const struct evd_lists *l, const char *dir, unsigned n,
+                       void (*fn)(void *, const struct evd_problem *), void *ctx, struct evd_result *res);

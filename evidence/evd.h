@@ -204,6 +204,8 @@ struct evd_problem {
 	uint64_t range_first;    /* the seq range concerned, [first, end) */
 	uint64_t range_end;
 	struct stor_fault fault; /* STORAGE: what the reader said */
+	unsigned answers;        /* 0: in the log; n: in its answers log
+	                            <dir>/answers.<n>/ (a ground log's) */
 	int err;                 /* -errno detail; CHAIN: 0 the Seal's whole range
 	                            (no digest list: the changed Batch cannot be
 	                            named), -EBADE this Batch is not one the Seal
@@ -282,6 +284,18 @@ struct evd_result {
 	uint64_t dropped;         /* seqs NOT_STORED */
 	uint64_t problems;
 	struct evd_problem first; /* the first problem, if problems */
+	/* a ground log's answers logs (<dir>/answers.<n>/, recv --log: a
+	   request's answers over seqs it holds reduced), read after it: their
+	   Batches (and those Batches' seqs) of each kind.  VERIFIED: a whole
+	   Batch a Seal of the log lists (the Seal verified, its digest list
+	   folds to its chain head); CHANGED: one such a Seal over its seqs
+	   does not list; UNPROVEN: no such Seal over its seqs (after the
+	   log's last Seal, a Seal that failed or has no list); REDUCED: a
+	   reduced Batch (a request naming channels); DAMAGED: unreadable or
+	   malformed. */
+	uint64_t answers_logs;
+	uint64_t answers_batches[EVD_RANGE_KIND_MAX];
+	uint64_t answers_seqs[EVD_RANGE_KIND_MAX];
 };
 
 typedef struct evd_verifier evd_verifier_t;
@@ -320,7 +334,8 @@ int evd_verifier_result(const evd_verifier_t *v, struct evd_result *ret_result);
 typedef void (*evd_problem_fn)(void *ctx, const struct evd_problem *p);
 
 /* Verify a log directory (vehicle or ground log) from its oldest record
-   to its newest.  0: no problem; 1: problems (result.problems); -errno
-   (the directory cannot be read). */
+   to its newest, then a ground log's answers logs (dir/answers.<n>/, n
+   from 1) against its Seals (evd_result.answers_*).  0: no problem; 1:
+   problems (result.problems); -errno (the directory cannot be read). */
 int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_problem_fn fn, void *ctx,
                    struct evd_result *ret_result);

@@ -58,6 +58,8 @@ struct evd_verifier {
 	size_t npend, cap;
 	uint8_t (*dig)[EVD_HASH_LEN];   /* the current Seal's digest list (a copy) */
 	size_t ndig, digcap;
+	struct evd_lists *lists;        /* NULL, or the proven lists kept for a
+	                                   ground log's answers logs */
 	struct evd_result res;
 };
 
@@ -86,6 +88,7 @@ evd_verifier_t *evd_verifier_free(evd_verifier_t *v)
 	if (v) {
 		free(v->pend);
 		free(v->dig);
+		evd_lists_free(v->lists);
 		free(v);
 	}
 	return NULL;
@@ -432,6 +435,11 @@ static int on_seal(evd_verifier_t *v, const struct stor_rec *rec, const struct r
 	if (s->version < 2)
 		v->res.v1_seals++;
 	c.found = seal_signature(v, rec, s, &sig_ok, ret);
+	/* for the answers logs: whatever the ground log's own Batches are, a
+	   list the signed Seal proves names the vehicle's Batches */
+	if (v->lists && sig_ok && s->version >= 2 && list_proves(v, s) &&
+	    evd_lists_add(v->lists, s, (const uint8_t (*)[32])v->dig, v->ndig) < 0)
+		return -ENOMEM;
 	link_ok = seal_links(v, s, fresh, &prev_changed);
 	if (prev_changed && sig_ok) {
 		/* the Seal before was linked to through other bytes: its Batch
@@ -703,10 +711,11 @@ int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_proble
                    struct evd_result *ret)
 {
 	struct evd_problem p;
-	evd_verifier_t *v;
+	evd_verifier_t *v = NULL;
 	stor_reader_t *rd;
 	struct stor_rec rec;
 	struct stor_progress pg;
+	unsigned answers;
 	int r, k = 0;
 
 	if (!dir || !cfg || !ret)
@@ -714,7 +723,10 @@ int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_proble
 	r = stor_reader_open(dir, &rd);
 	if (r < 0)
 		return r;
+	answers = evd_answers_count(dir);
 	r = evd_verifier_new(cfg, &v);
+	if (r >= 0 && answers && !(v->lists = evd_lists_new()))
+		r = -ENOMEM;
 	stor_progress_init(&pg, dir, cfg->progress, cfg->progress_ctx); /* failing: no progress, nothing else */
 	while (r >= 0 && (k = stor_reader_next(rd, &rec)) != 0) {
 		if (k == 1) {
@@ -741,8 +753,11 @@ int evd_verify_dir(const char *dir, const struct evd_verify_cfg *cfg, evd_proble
 	}
 	if (r >= 0) {
 		evd_verifier_result(v, ret);
-		r = ret->problems ? 1 : 0;
+		if (answers)
+			r = evd_answers_verify(v->lists, dir, answers, fn, ctx, ret);
 	}
+	if (r >= 0)
+		r = ret->problems ? 1 : 0;
 	stor_progress_end(&pg);
 	evd_verifier_free(v);
 	stor_reader_free(rd);

@@ -42,8 +42,9 @@ enum grd_why {
 	GRD_WHY_MAX,
 	GRD_HAS_IT = GRD_WHY_MAX, /* not a refusal: the ground log holds these records already */
 	GRD_CONTINUED,       /* not a refusal: a new ground log after a gap of over 2^32 */
-	GRD_ANSWER,          /* not a refusal: a whole Batch over records the ground log holds
-	                        reduced (a request's answer), for its answers log */
+	GRD_ANSWER,          /* not a refusal: records the ground log lacks over a range it holds,
+	                        those it holds the same (a request's answer, whole or naming
+	                        channels), for its answers log */
 	GRD_NOTE_MAX
 };
 
@@ -71,8 +72,8 @@ struct grd_log {
 	size_t text_idx;          /* recv-text.c: 1 + its index in the text output's logs, 0: none yet */
 	char dir[PATH_MAX];
 	stor_log_t *log;          /* NULL: not open (yet, or closed for file descriptors) */
-	stor_log_t *answers;      /* dir/answers.<answers_n>: whole Batches over ranges the
-	                             log holds reduced (logs.c); NULL: not open */
+	stor_log_t *answers;      /* dir/answers.<answers_n>: Batches with records the log
+	                             lacks over ranges it holds (logs.c); NULL: not open */
 	unsigned answers_n;       /* the newest answers log's n; 0: not looked for yet */
 	bool unusable;            /* bad vehicle id: every Batch is refused */
 	int64_t used_ns;
@@ -88,7 +89,7 @@ struct grd {
 	struct grd_log **logs; /* every ground log, to close them */
 	size_t nlogs, cap;
 	uint64_t appended, had;   /* Batches stored; found stored already */
-	uint64_t answered;        /* of appended: whole Batches into answers logs */
+	uint64_t answered;        /* of appended: Batches into answers logs */
 	uint64_t refused[GRD_WHY_MAX];
 	uint64_t kept, keep_failed;
 	uint64_t kept_bytes;      /* written to keep_dir this run */

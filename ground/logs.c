@@ -46,7 +46,8 @@ static const char *const grd_why_texts[GRD_NOTE_MAX] = {
 	[GRD_CONTINUED] = "a gap of over 2^32 records (more than a log marks): continuing in a new ground log",
 	[GRD_TIME] = ("record times outside the window (--max-age behind the receiver's clock, --max-skew ahead "
 	              "of it or around the Batch's base)"),
-	[GRD_ANSWER] = "a request's whole answer over records its ground log holds reduced: into an answers log",
+	[GRD_ANSWER] = ("records its ground log lacks over a range it holds, the records both hold the same (a "
+	                "request's answer): into an answers log"),
 	[GRD_JUMP_DB] = ("implausible seq: more than 2^40 records away from what this receiver holds of its log "
 	                 "(the database's ledger decides for itself)"),
 };
@@ -266,44 +267,17 @@ static int ground_open(struct grd *g, struct grd_log *gl, const struct rec_batch
 	return log_open(g, gl->dir, info, &gl->log);
 }
 
-/* Whether the Batch stored in rec holds b's records (the one decode of
-   the stored side: the Batch received is decoded once, by the receiver). */
-static bool same_as_stored(const struct stor_rec *rec, const rec_batch_t *b)
-{
-	rec_batch_t *stored;
-	bool same;
-
-	if (rec_batch_decode(rec->payload, rec->len, &stored) < 0)
-		return false;
-	same = rec_batch_same_records(stored, b) == 1;
-	rec_batch_free(stored);
-	return same;
-}
-
-/* Whether the Batch stored in rec is a reduced one whose records are b's
-   (b whole) for the seqs they share. */
-static bool reduced_within(const struct stor_rec *rec, const rec_batch_t *b)
-{
-	struct rec_batch_info si;
-	rec_batch_t *stored;
-	bool within;
-
-	if (rec_batch_decode(rec->payload, rec->len, &stored) < 0)
-		return false;
-	within = rec_batch_info(stored, &si) == 0 && si.reduced && rec_batch_records_within(stored, b) == 1;
-	rec_batch_free(stored);
-	return within;
-}
-
 /*
- * What the log in dir holds over a Batch's range (recv restarted and
- * forgot what it had received, a late Batch, a request's answer): the same
- * records (GRD_HAS_IT: no news), only reduced Batches whose records are a
- * whole Batch's own (GRD_ANSWER: it goes to the answers log, the ground
- * log only appends), other records (GRD_DIFFERS: a conflict), or nothing
- * (GRD_LATE: a hole there).
+ * What the log in dir holds over a Batch's range [first_seq, end_seq),
+ * its Batches there decoded (the one decode of the stored side: the Batch
+ * received is decoded once, by the receiver): held gets a bit set for each
+ * of b's records one of them holds.  GRD_DIFFERS: one holds another
+ * record for a seq b holds (or cannot be decoded); GRD_LATE: none there
+ * (a hole: the log only appends); else GRD_ANSWER: every record both hold
+ * is the same.
  */
-static enum grd_why held_over(const char *dir, const struct rec_batch_info *info, const rec_batch_t *b)
+static enum grd_why held_in(const char *dir, const struct rec_batch_info *info, const rec_batch_t *b,
+                            uint8_t *held)
 {
 	enum grd_why why = GRD_LATE;
 	stor_reader_t *rd;
@@ -313,20 +287,67 @@ static enum grd_why held_over(const char *dir, const struct rec_batch_info *info
 	if (stor_reader_open(dir, &rd) < 0)
 		return why;
 	if (stor_reader_seek_seq(rd, info->first_seq) == 0) {
-		while ((k = stor_reader_next(rd, &rec)) != 0 && why != GRD_DIFFERS && why != GRD_HAS_IT) {
+		while (why != GRD_DIFFERS && (k = stor_reader_next(rd, &rec)) != 0) {
+			rec_batch_t *stored;
+
 			if (k == -EBADMSG)
 				continue;
 			if (k < 0 || rec.first_seq >= info->end_seq)
 				break;
-			if (why == GRD_LATE && rec.first_seq == info->first_seq && same_as_stored(&rec, b))
-				why = GRD_HAS_IT;
-			else if (!info->reduced && reduced_within(&rec, b))
-				why = GRD_ANSWER;
-			else
-				why = GRD_DIFFERS;
+			why = GRD_DIFFERS;
+			if (rec_batch_decode(rec.payload, rec.len, &stored) == 0) {
+				if (rec_batch_records_agree(stored, b, held) == 1)
+					why = GRD_ANSWER;
+				rec_batch_free(stored);
+			}
 		}
 	}
 	stor_reader_free(rd);
+	return why;
+}
+
+/* The newest answers log's n of the ground log (after a restart: found). */
+static unsigned answers_newest(struct grd_log *gl)
+{
+	char path[PATH_MAX + 32];
+
+	if (!gl->answers_n)
+		while (snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, gl->answers_n + 1) > 0 &&
+		       access(path, F_OK) == 0)
+			gl->answers_n++;
+	return gl->answers_n;
+}
+
+/*
+ * A Batch behind the ground log's end (recv restarted and forgot what it
+ * had received, a late Batch, a request's answer, whole or naming
+ * channels): what the ground log and its answers logs hold of its records.
+ * GRD_HAS_IT: all of them, the same (no news); GRD_ANSWER: some of them,
+ * the same, and records they lack (for the answers log: the ground log
+ * only appends); GRD_DIFFERS: another record for one of its seqs (a
+ * conflict); GRD_LATE: the ground log has nothing there (a hole).  Or
+ * -ENOMEM.
+ */
+static int ground_behind(struct grd_log *gl, const struct rec_batch_info *info, const rec_batch_t *b)
+{
+	uint8_t *held = calloc(info->count / 8 + 1, 1);
+	char path[PATH_MAX + 32];
+	enum grd_why why;
+	uint32_t i;
+
+	if (!held)
+		return -ENOMEM;
+	why = held_in(gl->dir, info, b, held);
+	for (unsigned n = 1; why == GRD_ANSWER && n <= answers_newest(gl); n++) {
+		snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, n);
+		if (held_in(path, info, b, held) == GRD_DIFFERS)
+			why = GRD_DIFFERS;
+	}
+	for (i = 0; why == GRD_ANSWER && i < info->count && held[i / 8] & (1u << (i % 8)); i++)
+		;
+	if (why == GRD_ANSWER && i == info->count)
+		why = GRD_HAS_IT;
+	free(held);
 	return why;
 }
 
@@ -377,18 +398,17 @@ static int ground_store(struct grd_log *gl, const struct rec_batch_info *info, c
                         const void *payload, size_t len)
 {
 	if (info->first_seq < stor_log_next_seq(gl->log))
-		return held_over(gl->dir, info, b);
+		return ground_behind(gl, info, b);
 	return log_put(gl->log, info, b, payload, len);
 }
 
 /*
- * A request's answers: whole Batches of the vehicle's log over ranges the
- * ground log holds reduced.  The ground log only appends, so they go to
- * answers logs inside it, dir/answers.<n> (n from 1; storage/'s log
- * format; export and summary read them with it, report/answers.c); one
- * behind the newest answers log's end starts the next.  Returns 0 (stored),
- * GRD_HAS_IT or GRD_DIFFERS (an answers log holds it, or other records
- * there), GRD_TOO_BIG or -errno.
+ * A Batch with records the ground log lacks over a range it holds
+ * (ground_behind(): a request's answer, whole or naming channels).  The
+ * ground log only appends, so they go to answers logs inside it,
+ * dir/answers.<n> (n from 1; storage/'s log format; export and summary
+ * read them with it, report/answers.c); one behind the newest answers
+ * log's end starts the next.  Returns 0 (stored), GRD_TOO_BIG or -errno.
  */
 static int answers_store(struct grd *g, struct grd_log *gl, const struct rec_batch_info *info,
                          const rec_batch_t *b, const void *payload, size_t len)
@@ -396,19 +416,7 @@ static int answers_store(struct grd *g, struct grd_log *gl, const struct rec_bat
 	char path[PATH_MAX + 32];
 	int r = 0;
 
-	if (!gl->answers_n) /* after a restart: on in the newest one */
-		while (snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, gl->answers_n + 1) > 0 &&
-		       access(path, F_OK) == 0)
-			gl->answers_n++;
-	for (unsigned n = 1; n <= gl->answers_n; n++) {
-		enum grd_why why;
-
-		snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, n);
-		why = held_over(path, info, b);
-		if (why == GRD_HAS_IT || why == GRD_DIFFERS)
-			return why;
-	}
-	snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, gl->answers_n);
+	snprintf(path, sizeof(path), "%s/answers.%u", gl->dir, answers_newest(gl));
 	if (gl->answers_n && !gl->answers && (r = log_open(g, path, info, &gl->answers)) < 0)
 		return r;
 	if (gl->answers && info->first_seq >= stor_log_next_seq(gl->answers) &&

@@ -175,22 +175,34 @@ int rec_batch_same_records(const rec_batch_t *a, const rec_batch_t *b)
 	return same;
 }
 
-int rec_batch_records_within(const rec_batch_t *part, const rec_batch_t *whole)
+int rec_batch_records_agree(const rec_batch_t *a, const rec_batch_t *b, uint8_t *held)
 {
-	struct rec_batch_info ip, iw;
+	struct rec_batch_info ia, ib;
+	uint32_t i = 0, j = 0;
 
-	if (!part || !whole || rec_batch_info(part, &ip) < 0 || rec_batch_info(whole, &iw) < 0 || iw.reduced)
+	if (!a || !b || rec_batch_info(a, &ia) < 0 || rec_batch_info(b, &ib) < 0)
 		return -EINVAL;
-	for (uint32_t i = 0; i < ip.count; i++) {
+	/* both in rising seq order (a whole Batch's first_seq + i, a reduced
+	   one's strictly increasing deltas): one merge */
+	while (i < ia.count && j < ib.count) {
+		uint64_t sa = rec_batch_seq(a, i), sb = rec_batch_seq(b, j);
 		struct acq_item x, y;
-		uint64_t seq = rec_batch_seq(part, i);
 
-		if (seq < iw.first_seq || seq >= iw.first_seq + iw.count)
+		if (sa < sb) {
+			i++;
 			continue;
-		rec_batch_item(part, i, &x);
-		rec_batch_item(whole, (size_t)(seq - iw.first_seq), &y);
+		}
+		if (sb < sa) {
+			j++;
+			continue;
+		}
+		rec_batch_item(a, i++, &x);
+		rec_batch_item(b, j, &y);
 		if (!item_eq(&x, &y))
 			return 0;
+		if (held)
+			held[j / 8] |= (uint8_t)(1u << (j % 8));
+		j++;
 	}
 	return 1;
 }

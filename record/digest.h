@@ -45,8 +45,10 @@ uint64_t rec_batch_hash(const rec_batch_t *b, uint32_t count, uint64_t key);
    (every field compared, not a digest): 1 or 0, -EINVAL for NULL. */
 int rec_batch_same_records(const rec_batch_t *a, const rec_batch_t *b);
 
-/* Whether every record of part (a reduced Batch, say) whose seq lies in
-   whole's range is whole's record of that seq, field for field: a ground
-   log's reduced Batch and a request's answer over it agree (ground/logs.c).
-   1 or 0, -EINVAL for NULL or a reduced whole. */
-int rec_batch_records_within(const rec_batch_t *part, const rec_batch_t *whole);
+/* Whether the records two decoded Batches both hold (the same seq; either
+   may be reduced) are the same, field for field: 1 or 0, -EINVAL for
+   NULL.  held (NULL, or a bit per record of b, set by the caller to 0)
+   gets the bits of b's records that a holds set: a ground log's Batches
+   over a range and one received again, a request's answer, reduced or
+   whole (ground/logs.c: the same records, new ones, or a conflict). */
+int rec_batch_records_agree(const rec_batch_t *a, const rec_batch_t *b, uint8_t *held);

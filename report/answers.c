@@ -3,9 +3,11 @@
  * answers.c - a ground log's answers logs (<log>/answers.<n>/, recv
  * --log's home for a request's answers) read beside it under one rule:
  * each seq once, a whole Batch's record before a reduced one's
- * (answers.h).  The answers' seq ranges are read ahead from their frame
- * headers (no decode), so the rule costs a binary search per record only
- * where a ground log has answers, and nothing where it has none.
+ * (answers.h).  The answers' seqs are read ahead, a whole Batch's range
+ * from its frame header, a reduced one's (a request naming channels)
+ * decoded into runs of consecutive seqs, so the rule costs a binary search
+ * per record only where a ground log has answers, and nothing where it
+ * has none.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +19,8 @@
 #include "report/logfault.h"
 #include "storage/stor.h"
 
-/* [lo, hi) is read from the answers log src (the lowest n that holds it). */
+/* [lo, hi) is read from the answers log src (the first in the rule's
+   order that holds it). */
 struct own {
 	uint64_t lo, hi;
 	int src;
@@ -27,7 +30,7 @@ struct answers_log {
 	char *dir;
 	unsigned n;
 	stor_reader_t *rd;
-	struct stor_rec cur;     /* its next whole Batch, when has */
+	struct stor_rec cur;     /* its next Batch, when has */
 	bool has;
 };
 
@@ -37,7 +40,7 @@ struct rpt_answers {
 	struct own *own;         /* sorted, none overlapping */
 	size_t nown;
 	int last;                /* the log whose cur was handed out: moved on at the next call */
-	uint64_t damaged, not_whole;
+	uint64_t damaged;
 };
 
 static int log_cmp(const void *x, const void *y)
@@ -54,9 +57,8 @@ static int own_cmp(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-/* recv writes only whole Batches there; a reduced one would break "whole
-   wins", so it is not read (Batch.reduced, field 18, read without a
-   decode). */
+/* Whether a Batch is whole (Batch.reduced, field 18, read without a
+   decode): its frame's range is its records'. */
 static bool whole(const struct stor_rec *rec)
 {
 	uint64_t v = 0;
@@ -82,14 +84,20 @@ static long own_find(const struct own *own, size_t n, uint64_t seq)
 	return -1;
 }
 
-/* Add the parts of [lo, hi) no lower log holds (own[0..nold)) as src's:
-   a log's own Batches never overlap each other. */
+/* Add the parts of [lo, hi) nothing read ahead before holds (own[0..nold),
+   sorted) as src's: a log's own Batches never overlap each other. */
 static int own_add(struct rpt_answers *a, size_t nold, size_t *cap, uint64_t lo, uint64_t hi, int src)
 {
-	size_t i = 0;
+	size_t i = 0, top = nold;
 
-	while (i < nold && a->own[i].hi <= lo) /* nold is small: answers are asked for by hand */
-		i++;
+	while (i < top) { /* the first that ends past lo */
+		size_t mid = i + (top - i) / 2;
+
+		if (a->own[mid].hi <= lo)
+			i = mid + 1;
+		else
+			top = mid;
+	}
 	while (lo < hi) {
 		uint64_t end = i < nold && a->own[i].lo < hi ? a->own[i].lo : hi;
 
@@ -112,9 +120,37 @@ static int own_add(struct rpt_answers *a, size_t nold, size_t *cap, uint64_t lo,
 	return 0;
 }
 
-/* Read log src's frame headers ahead: its whole Batches' ranges, and what
-   cannot be read said once, here. */
-static int read_ahead(struct rpt_answers *a, int src, size_t *cap, FILE *err, const char *cmd)
+/* A reduced Batch's seqs, in runs of consecutive ones (decoded: one that
+   cannot be is said when it is read). */
+static int own_add_reduced(struct rpt_answers *a, size_t nold, size_t *cap, const struct stor_rec *rec, int src)
+{
+	struct rec_batch_info info;
+	rec_batch_t *b;
+	uint64_t lo = 0, hi = 0;
+	int r = 0;
+
+	if (rec_batch_decode(rec->payload, rec->len, &b) < 0)
+		return 0;
+	if (rec_batch_info(b, &info) == 0)
+		for (uint32_t i = 0; r == 0 && i <= info.count; i++) {
+			uint64_t s = i < info.count ? rec_batch_seq(b, i) : 0;
+
+			if (i < info.count && s == hi) {
+				hi++;
+				continue;
+			}
+			if (lo < hi)
+				r = own_add(a, nold, cap, lo, hi, src);
+			lo = s;
+			hi = s + 1;
+		}
+	rec_batch_free(b);
+	return r;
+}
+
+/* Read log src's Batches ahead, its whole ones (whole) or its reduced
+   ones: their seqs, and what cannot be read said once, with the whole. */
+static int read_ahead(struct rpt_answers *a, int src, bool whole_ones, size_t *cap, FILE *err, const char *cmd)
 {
 	struct answers_log *l = &a->logs[src];
 	size_t nold = a->nown;
@@ -122,29 +158,32 @@ static int read_ahead(struct rpt_answers *a, int src, size_t *cap, FILE *err, co
 	int k, r = 0;
 
 	if (stor_reader_open(l->dir, &l->rd) < 0) {
-		a->damaged++;
+		a->damaged += whole_ones;
 		return 0;
 	}
 	while (r == 0 && (k = stor_reader_next(l->rd, &rec)) != 0) {
 		if (k == -EBADMSG) {
-			a->damaged += rpt_log_fault_print(err, cmd, l->dir, l->rd);
+			if (whole_ones)
+				a->damaged += rpt_log_fault_print(err, cmd, l->dir, l->rd);
 			continue;
 		}
 		if (k < 0)
 			break;
-		if (!whole(&rec))
-			a->not_whole++;
-		else
+		if (whole(&rec) != whole_ones)
+			continue;
+		if (whole_ones)
 			r = own_add(a, nold, cap, rec.first_seq, rec.first_seq + rec.count, src);
+		else
+			r = own_add_reduced(a, nold, cap, &rec, src);
 	}
-	if (r == 0)
+	if (r == 0 && whole_ones)
 		a->damaged += rpt_log_tail_print(err, cmd, l->dir, l->rd);
 	l->rd = stor_reader_free(l->rd);
 	qsort(a->own, a->nown, sizeof(*a->own), own_cmp);
 	return r;
 }
 
-/* The log's next whole Batch into cur (damage was said ahead). */
+/* The log's next Batch into cur (damage was said ahead). */
 static void advance(struct answers_log *l)
 {
 	int k;
@@ -155,10 +194,8 @@ static void advance(struct answers_log *l)
 			continue;
 		if (k < 0)
 			break;
-		if (whole(&l->cur)) {
-			l->has = true;
-			return;
-		}
+		l->has = true;
+		return;
 	}
 }
 
@@ -213,8 +250,11 @@ int rpt_answers_open(const char *dir, FILE *err, const char *cmd, rpt_answers_t 
 		return -ENOMEM;
 	a->last = -1;
 	r = find_logs(a, dir);
+	/* the rule's order: whole Batches before reduced ones, each by n */
 	for (size_t i = 0; r == 0 && i < a->nlogs; i++)
-		r = read_ahead(a, (int)i, &cap, err, cmd);
+		r = read_ahead(a, (int)i, true, &cap, err, cmd);
+	for (size_t i = 0; r == 0 && i < a->nlogs; i++)
+		r = read_ahead(a, (int)i, false, &cap, err, cmd);
 	for (size_t i = 0; r == 0 && i < a->nlogs; i++) {
 		if (stor_reader_open(a->logs[i].dir, &a->logs[i].rd) == 0)
 			advance(&a->logs[i]);
@@ -280,20 +320,4 @@ bool rpt_answers_take(const rpt_answers_t *a, int src, uint64_t seq)
 uint64_t rpt_answers_damaged(const rpt_answers_t *a)
 {
 	return a ? a->damaged : 0;
-}
-
-uint64_t rpt_answers_not_whole(const rpt_answers_t *a)
-{
-	return a ? a->not_whole : 0;
-}
-
-size_t rpt_answers_count(const char *dir)
-{
-	struct rpt_answers a = { 0 };
-
-	find_logs(&a, dir);
-	for (size_t i = 0; i < a.nlogs; i++)
-		free(a.logs[i].dir);
-	free(a.logs);
-	return a.nlogs;
 }

@@ -2,15 +2,18 @@
 /*
  * answers.h - a ground log's answers logs read beside it, under one rule
  * for export, plot and summary.  `recv --log` keeps a request's answers
- * (whole Batches of the vehicle's log over ranges the ground log holds
- * reduced) in answers logs inside the ground log, <log>/answers.<n>/
- * (ground/logs.c), since a log only appends.  Read together, each seq is
- * read once, and a whole Batch's record wins over a reduced one's: a
- * record of the ground log is read unless an answers log's whole Batch
- * holds its seq, and an answers log's record unless an answers log of a
- * lower n holds it.  The answers' Batches come in seq order, each before
- * the ground log's Batch that reaches past it, so a time order's window
- * sees them where the vehicle's log has them.
+ * (Batches of the vehicle's log over ranges the ground log holds reduced:
+ * whole ones, or reduced to the channels a request names) in answers logs
+ * inside the ground log, <log>/answers.<n>/ (ground/logs.c), since a log
+ * only appends; it takes one only when every record it shares with them
+ * is the same.  Read together, each seq is read once, from the first
+ * that holds it in this order: the answers logs' whole Batches (by n),
+ * their reduced Batches (by n), the ground log.  So a whole Batch's record
+ * wins over a reduced one's, and the reduced ones add up: a channel's
+ * records from an answer, the others' from the ground log.  The answers'
+ * Batches come in seq order, each before the ground log's Batch that
+ * reaches past it, so a time order's window sees them where the vehicle's
+ * log has them.
  */
 #pragma once
 
@@ -26,9 +29,8 @@ typedef struct rpt_answers rpt_answers_t;
 /* The origin of a Batch read: the ground log itself, or an answers log. */
 #define RPT_ANSWERS_LOG (-1)
 
-/* The answers logs of the ground log dir, their whole Batches' seq ranges
-   read ahead (a reduced Batch found there is not read, counted:
-   rpt_answers_not_whole()).  *ret NULL when dir has none: nothing to do.
+/* The answers logs of the ground log dir, their Batches' seqs read ahead.
+   *ret NULL when dir has none: nothing to do.
    What cannot be read is said on err ("railmon CMD: ...") and counted:
    rpt_answers_damaged().  0 or -ENOMEM. */
 int rpt_answers_open(const char *dir, FILE *err, const char *cmd, rpt_answers_t **ret);
@@ -50,10 +52,5 @@ const char *rpt_answers_dir(const rpt_answers_t *a, int src);
    with a NULL a, always. */
 bool rpt_answers_take(const rpt_answers_t *a, int src, uint64_t seq);
 
-/* Of what was read: Batches that could not be, reduced ones not read. */
+/* Of what was read ahead: what could not be. */
 uint64_t rpt_answers_damaged(const rpt_answers_t *a);
-uint64_t rpt_answers_not_whole(const rpt_answers_t *a);
-
-/* How many answers logs the ground log dir holds (`verify` reads none of
-   them: it says so). */
-size_t rpt_answers_count(const char *dir);

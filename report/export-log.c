@@ -7,7 +7,9 @@
  * readable segment file, a missing seq range, a Batch that does not
  * decode) is said on x->err with its file and the records lost, and
  * skipped; everything else is exported.  A ground vehicle directory
- * holding several logs (one per log id) is exported log after log.
+ * holding several logs (one per log id) is exported log after log; a
+ * ground log's answers logs with it, their Batches' records merged with
+ * its own in seq order (report/answers.h's rule).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -58,34 +60,97 @@ bool rpt_batch_outside(const struct stor_rec *rec, int64_t from_ns, int64_t to_n
 	return rec_batch_field(rec->payload, rec->len, 11, &v) == 0;
 }
 
-/* A Batch of the ground log (src RPT_ANSWERS_LOG) or of its answers logs:
-   the records the rule of report/answers.h reads from it. */
-static int export_batch(struct rpt_export *x, const struct stor_rec *rec, const rpt_answers_t *ans, int src)
-{
+/*
+ * The Batches read together: the ground log's next Batch and the answers
+ * Batches that start before its end (report/answers.h), their records
+ * merged in seq order, so an answer naming channels (a reduced Batch over
+ * the same seqs as the ground log's) does not put its records before the
+ * others'.  More than EXPORT_PARTS at once (answers over a hole of the
+ * ground log) go out in groups.
+ */
+#define EXPORT_PARTS 16
+
+struct part {
 	rec_batch_t *b;
 	struct rec_batch_info info;
-	struct acq_item it;
+	int src;                 /* RPT_ANSWERS_LOG: the ground log */
+	size_t i;                /* its next record */
+};
+
+struct parts {
+	struct part p[EXPORT_PARTS];
+	size_t n;
+};
+
+/* A Batch into the parts (one that does not decode: said, skipped). */
+static int part_add(struct rpt_export *x, struct parts *ps, const struct stor_rec *rec, int src)
+{
+	struct part *p = &ps->p[ps->n];
 	int r;
 
 	x->batches_decoded++;
-	r = rec_batch_decode(rec->payload, rec->len, &b);
+	r = rec_batch_decode(rec->payload, rec->len, &p->b);
 	if (r < 0) {
 		rpt_log_undecodable_print(x->err, rpt_export_cmd(x), x->dir, rec, r);
 		x->damaged++;
 		return 0;
 	}
-	rec_batch_info(b, &info);
-	rec_channels_learn(x->chans, b);
-	r = set_origin(x, &info);
-	for (size_t i = 0; i < info.count && r >= 0; i++) {
-		if (ans && !rpt_answers_take(ans, src, rec_batch_seq(b, i)))
-			continue;
-		rec_batch_item(b, i, &it);
-		if (x->timefix && rec_timefix_apply(x->timefix, &info, &it) == 0)
-			x->uncorrected++;
-		r = rpt_export_write_item(x, &it);
+	rec_batch_info(p->b, &p->info);
+	rec_channels_learn(x->chans, p->b);
+	p->src = src;
+	p->i = 0;
+	ps->n++;
+	return set_origin(x, &p->info);
+}
+
+static int part_write(struct rpt_export *x, struct part *p)
+{
+	struct acq_item it;
+
+	rec_batch_item(p->b, p->i++, &it);
+	if (x->timefix && rec_timefix_apply(x->timefix, &p->info, &it) == 0)
+		x->uncorrected++;
+	return rpt_export_write_item(x, &it);
+}
+
+static void parts_free(struct parts *ps)
+{
+	for (size_t k = 0; k < ps->n; k++)
+		rec_batch_free(ps->p[k].b);
+	ps->n = 0;
+}
+
+/* The parts' records the rule reads, in seq order; the parts freed. */
+static int parts_flush(struct rpt_export *x, struct parts *ps, const rpt_answers_t *ans)
+{
+	int r = 0;
+
+	if (ps->n == 1) { /* a ground log without answers there: as logged */
+		struct part *p = &ps->p[0];
+
+		while (p->i < p->info.count && r >= 0)
+			if (!ans || rpt_answers_take(ans, p->src, rec_batch_seq(p->b, p->i)))
+				r = part_write(x, p);
+			else
+				p->i++;
 	}
-	rec_batch_free(b);
+	while (ps->n > 1 && r >= 0) {
+		struct part *best = NULL;
+
+		for (size_t k = 0; k < ps->n; k++) {
+			struct part *p = &ps->p[k];
+
+			while (p->i < p->info.count && ans && !rpt_answers_take(ans, p->src, rec_batch_seq(p->b, p->i)))
+				p->i++;
+			if (p->i < p->info.count &&
+			    (!best || rec_batch_seq(p->b, p->i) < rec_batch_seq(best->b, best->i)))
+				best = p;
+		}
+		if (!best)
+			break;
+		r = part_write(x, best);
+	}
+	parts_free(ps);
 	return r;
 }
 
@@ -146,9 +211,9 @@ static int learn_clock(struct rpt_export *x, const char *dir)
 	return 0;
 }
 
-/* The answers Batches that start before seq, each where the vehicle's
-   log has it (report/answers.h). */
-static int export_answers(struct rpt_export *x, rpt_answers_t *ans, uint64_t seq)
+/* The answers Batches that start before seq into the parts, each where
+   the vehicle's log has it (report/answers.h). */
+static int export_answers(struct rpt_export *x, rpt_answers_t *ans, uint64_t seq, struct parts *ps)
 {
 	struct stor_rec rec;
 	int src, r = 0;
@@ -157,8 +222,10 @@ static int export_answers(struct rpt_export *x, rpt_answers_t *ans, uint64_t seq
 
 	while (r >= 0 && rpt_answers_next(ans, seq, &rec, &src) == 1)
 		if (x->corrected || !rpt_batch_outside(&rec, x->from_ns, x->to_ns)) {
+			if (ps->n == EXPORT_PARTS - 1 && (r = parts_flush(x, ps, ans)) < 0)
+				break;
 			x->dir = rpt_answers_dir(ans, src); /* what cannot be read is named by its file */
-			r = export_batch(x, &rec, ans, src);
+			r = part_add(x, ps, &rec, src);
 			x->dir = dir;
 		}
 	return r;
@@ -170,6 +237,7 @@ static int export_log(struct rpt_export *x, const char *dir)
 	stor_reader_t *rd;
 	struct stor_rec rec;
 	struct stor_progress pg;
+	struct parts ps = { .n = 0 };
 	int r;
 
 	x->dir = dir; /* for the messages about what cannot be read */
@@ -209,10 +277,12 @@ static int export_log(struct rpt_export *x, const char *dir)
 		/* not break: a log's time need not rise (a replay's START event
 		   has the time of the replay, its records the trace's; a clock step) */
 		stor_progress_at(&pg, rec.segment, rec.offset);
-		r = export_answers(x, ans, rec.first_seq + rec.count);
+		r = export_answers(x, ans, rec.first_seq + rec.count, &ps);
 		/* corrected times are not the stored spans: those Batches are read */
 		if (r >= 0 && (x->corrected || !rpt_batch_outside(&rec, x->from_ns, x->to_ns)))
-			r = export_batch(x, &rec, ans, RPT_ANSWERS_LOG);
+			r = part_add(x, &ps, &rec, RPT_ANSWERS_LOG);
+		if (r >= 0)
+			r = parts_flush(x, &ps, ans);
 		if (r < 0) {
 			rpt_export_say(x, "write: %s\n", strerror(-r));
 			break;
@@ -220,12 +290,10 @@ static int export_log(struct rpt_export *x, const char *dir)
 	}
 	if (r == 0) /* the end: damage there is no frame fault (the reader cannot resynchronise) */
 		x->damaged += rpt_log_tail_print(x->err, rpt_export_cmd(x), dir, rd);
-	if (r == 0 && (r = export_answers(x, ans, UINT64_MAX)) < 0)
+	if (r == 0 && ((r = export_answers(x, ans, UINT64_MAX, &ps)) < 0 || (r = parts_flush(x, &ps, ans)) < 0))
 		rpt_export_say(x, "write: %s\n", strerror(-r));
-	if (rpt_answers_not_whole(ans))
-		rpt_export_say(x, "%s: %" PRIu64 " reduced Batches in its answers logs not read (recv keeps whole ones "
-		               "there)\n", dir, rpt_answers_not_whole(ans));
-	x->damaged += rpt_answers_damaged(ans) + rpt_answers_not_whole(ans);
+	parts_free(&ps); /* what a failed write left */
+	x->damaged += rpt_answers_damaged(ans);
 	ans = rpt_answers_free(ans);
 	stor_progress_end(&pg);
 	stor_reader_free(rd);

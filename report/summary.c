@@ -228,10 +228,7 @@ int rpt_summary_read(rpt_summary_t *s, const char *dir)
 		s->damaged += rpt_log_tail_print(s->err, "summary", dir, rd);
 	if (r == 0)
 		r = feed_answers(s, ans, UINT64_MAX);
-	if (rpt_answers_not_whole(ans))
-		fprintf(s->err, "railmon summary: %s: %" PRIu64 " reduced Batches in its answers logs not read (recv "
-		        "keeps whole ones there)\n", dir, rpt_answers_not_whole(ans));
-	s->damaged += rpt_answers_damaged(ans) + rpt_answers_not_whole(ans);
+	s->damaged += rpt_answers_damaged(ans);
 	rpt_answers_free(ans);
 	stor_reader_free(rd);
 	while (r >= 0 && rec_order_pop(s->order, &due) == 1)

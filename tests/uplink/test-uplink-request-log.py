@@ -16,8 +16,12 @@
 # export of the ground vehicle directory holds every record of the window
 # exactly as `railmon export` of the vehicle's own log has it (seq, time,
 # name, value), each seq once, and outside the window still the reduced
-# records only.  `railmon verify` of the ground log says its answers logs
-# are not read there.
+# records only.  Then a request naming two channels over an earlier part
+# (reduced answers, in answers.2): the export holds every sample of those
+# channels the vehicle's log has there, and every other record as before.
+# `railmon verify` of the ground log (the vehicle signs Seals every
+# second) proves answers.1's whole Batches by its Seals' digest lists,
+# names answers.2's reduced ones, and names a whole answer changed.
 # Catches: the answer refused as a conflict (the bug of issue 32: the
 # ground log never gets the full-rate records), an answer's records
 # exported twice or beside the reduced ones (a seq twice), the wrong
@@ -26,6 +30,7 @@ import csv
 import io
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -82,8 +87,8 @@ def check(cond, what):
         fail(what)
 
 
-def export(data, check_rc=True):
-    p = subprocess.run([RAILMON, "export", "--data", data, "--order", "seq"], capture_output=True, text=True)
+def export(data, check_rc=True, args=()):
+    p = subprocess.run([RAILMON, "export", "--data", data, "--order", "seq", *args], capture_output=True, text=True)
     if check_rc:
         check(p.returncode == 0, f"export {data}: {p.stderr}")
     return list(csv.DictReader(io.StringIO(p.stdout)))
@@ -115,10 +120,13 @@ recv = Recv(RAILMON, ["--broker", f"mqtt://127.0.0.1:{PORT}", "--log", GROUND, "
                       "--client-id", "request-log-recv", "--username", "ground"],
             env={"RAILMON_MQTT_PASSWORD": USERS["ground"]})
 recv.wait_subscribed()
+KEY = os.path.join(T, "vehicle.key")
+subprocess.run([RAILMON, "keygen", "--output", KEY], check=True, capture_output=True)
 BOARD = os.path.join(T, "REQ-3.ini")
 signals = "".join(f"[signal {s}]\nuplink = deadband {d}, every 10s\n" for s, d in DEADBANDS.items())
 with open(BOARD, "w") as f:
     f.write(f"[board]\nvehicle = REQ-3\nbatch_ms = {500 // SPEED}\nhealth_interval_s = 10\n"
+            f"key = {KEY}\nseal_interval_s = 1\n"
             f"[storage]\ndir = {T}/REQ-3\nsync_window_ms = 50\n"
             f"[uplink]\nbroker = mqtt://127.0.0.1:{PORT}\nusername = REQ-3\npassword = {USERS['REQ-3']}\n"
             f"[can vehicle]\ndriver = trace\nfile = {TRACE}\ndbc = {DBC}\nspeed = {SPEED}\n"
@@ -185,6 +193,58 @@ except AssertionError:
             "".join(ln for ln in recv.lines if "REQ-3" in ln)[-1500:]))
 rtt = time.monotonic() - t0
 
+# --- a request naming channels (--channel) over an earlier part of the
+# journey: its answers are reduced Batches (those channels' samples and
+# the events), behind answers.1's end: they go to answers.2 (one over a
+# Batch the whole answer holds already brings nothing new: held already).
+# After it the export of the ground log holds every sample of the two
+# channels the vehicle's log has in that window, the vehicle's own, and
+# every other record of the ground log as before.
+# Catches: the answer refused (issue 32's conflict for reduced answers:
+# the channels' full rate never in the ground log), records of another
+# channel added or changed, a seq twice (below).
+CHANNELS = ("VehicleSpeed.Speed", "MotorCurrent")
+NAMES = ("VehicleSpeed.Speed", "TractionMotor1.MotorCurrent")
+clo, chi = t_first + SPAN / 6, t_first + SPAN / 3
+cwant = {int(r["seq"]) for r in rows if clo <= int(r["time_ns"]) / 1e9 < chi and r["name"] in NAMES}
+check(len({r["name"] for r in rows if int(r["seq"]) in cwant}) == 2, "both channels in the vehicle's window")
+gbefore = {int(r["seq"]): key(r) for r in export(os.path.join(GROUND, "REQ-3"))}
+cmissing0 = cwant - set(gbefore)
+check(cmissing0, f"channels: all {len(cwant)} samples of the channels' window in the ground log already")
+print(f"before the request naming channels: {len(cmissing0)} of the {len(cwant)} samples of "
+      f"{' and '.join(NAMES)} in its window missing from the export of the ground log")
+p = subprocess.run([RAILMON, "request", "--broker", f"mqtt://127.0.0.1:{PORT}", "--vehicle", "REQ-3",
+                    "--from", "%.9f" % clo, "--to", "%.9f" % chi, "--username", "ground", "--password-file", pwfile]
+                   + [a for c in CHANNELS for a in ("--channel", c)], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and "published on railmon/REQ-3/request" in p.stdout,
+      f"railmon request --channel: {p.returncode} {p.stdout} {p.stderr}")
+try:
+    wait_for("the channels' window in the export of the ground log", lambda: cwant <= set(ground_seqs()), 60)
+except AssertionError:
+    fail("after the request naming channels: %d of the channels' %d samples missing from the export of the "
+         "ground log; recv said: %s" % (len(cwant - set(ground_seqs())), len(cwant),
+                                       "".join(ln for ln in recv.lines if "REQ-3" in ln)[-1500:]))
+gafter = {int(r["seq"]): (key(r), r["name"]) for r in export(os.path.join(GROUND, "REQ-3"))}
+cwrong = [q for q in cwant if gafter[q][0] != vehicle[q]]
+check(not cwrong, f"channels: {len(cwrong)} samples not the vehicle's, e.g. {cwrong[:3]}")
+cadded = set(gafter) - set(gbefore)
+cother = [q for q in cadded if gafter[q][1] not in NAMES]
+check(not cother, f"channels: {len(cother)} records of other channels added, e.g. {[gafter[q] for q in cother[:3]]}")
+changed = [q for q, k in gbefore.items() if gafter.get(q, (None,))[0] != k]
+check(not changed, f"channels: {len(changed)} records of the ground log changed or gone, e.g. {changed[:3]}")
+# and as asked for: `export --channel` of each, the ground log's against
+# the vehicle's log's over the window
+for c in NAMES:
+    vs = {int(r["seq"]): key(r) for r in export(f"{T}/REQ-3", args=("--channel", c))
+          if clo <= int(r["time_ns"]) / 1e9 < chi}
+    gs = {int(r["seq"]): key(r) for r in export(os.path.join(GROUND, "REQ-3"), args=("--channel", c))}
+    cbad = [q for q, k in vs.items() if gs.get(q) != k]
+    check(vs and not cbad, f"export --channel {c} of the ground log: {len(cbad)} of the vehicle's {len(vs)} "
+          f"samples in the window missing or other, e.g. {cbad[:3]}")
+print(f"after it: 0 of the {len(cwant)} missing, the vehicle's own; {len(cadded)} samples added (the answers' "
+      f"Batches reach past the window's edges), all of the two channels; the {len(gbefore)} records before "
+      f"unchanged")
+
 rc, err = recv.terminate()
 check(rc == 0, f"recv exit {rc}: {err}")
 check("answers" in err, f"recv's summary names no answers stored: {err}")
@@ -193,6 +253,8 @@ n = {}
 for r in ground:
     n[int(r["seq"])] = n.get(int(r["seq"]), 0) + 1
 twice = [q for q, c in n.items() if c > 1]
+unordered = [int(b["seq"]) for a, b in zip(ground, ground[1:]) if int(b["seq"]) <= int(a["seq"])]
+check(not unordered, f"--order seq: {len(unordered)} records after a higher seq, e.g. {unordered[:5]}")
 check(not twice, f"{len(twice)} seqs twice in the export of the ground log, e.g. {sorted(twice)[:5]}")
 wrong = [int(r["seq"]) for r in ground if vehicle.get(int(r["seq"])) != key(r)]
 check(not wrong, f"{len(wrong)} records of the ground log not the vehicle's, e.g. "
@@ -218,12 +280,134 @@ logs = [d for d in os.listdir(os.path.join(GROUND, "REQ-3")) if not d.startswith
 check(len(logs) == 1, f"one ground log: {logs}")
 log = os.path.join(GROUND, "REQ-3", logs[0])
 answers = sorted(d for d in os.listdir(log) if d.startswith("answers."))
-check(answers == ["answers.1"], f"the answers log beside the ground log: {os.listdir(log)}")
+check(answers == ["answers.1", "answers.2"], f"the answers logs beside the ground log: {os.listdir(log)}")
 refused = os.path.join(GROUND, "refused")
 kept = [f for f in os.listdir(refused) if f.startswith("REQ-3.")] if os.path.isdir(refused) else []
 check(not kept, f"refused Batches of REQ-3: {kept[:5]}")
-p = subprocess.run([RAILMON, "verify", "--data", log, "--unsigned"], capture_output=True, text=True)
-check("answers" in p.stdout + p.stderr, f"verify names no answers log: {p.stdout} {p.stderr}")
+
+# --- evidence: verify of the ground log checks its answers logs against
+# its own Seals (signed, sent whole, Seal v2's digest lists): the whole
+# answers in answers.1 are the vehicle's Batches a Seal lists, the
+# reduced ones in answers.2 are named reduced; then one byte of a whole
+# answer changed (its t0_ns, the frame's CRC recomputed, so only the
+# Seal's list can tell): verify names that Batch in answers.1, exit 1.
+# With another key no Seal verifies, and every whole answer is unproven.
+# Catches: answers logs not read by verify, an answer taken as verified
+# without its digest listed or by a Seal that did not verify, the change
+# not named at its answers log.
+def verify_ground(pub=KEY + ".pub"):
+    return subprocess.run([RAILMON, "verify", "--data", log, "--pubkey", pub], capture_output=True, text=True)
+
+
+def answer_lines(out):
+    """kind word -> (Batches, seqs) of verify's answers lines."""
+    got = {}
+    for ln in out.splitlines():
+        parts = ln.split()
+        if len(parts) > 4 and parts[1] == "Batches," and parts[3] == "seqs:":
+            got[parts[4].rstrip(":")] = (int(parts[0]), int(parts[2]))
+    return got
+
+
+def whole_frames(d):
+    """(segment path, frame offset, first seq, payload) of each whole Batch
+    of the log d (frames as storage/DESIGN.md has them)."""
+    out = []
+    for name in sorted(f for f in os.listdir(d) if f.endswith(".seg")):
+        b = open(os.path.join(d, name), "rb").read()
+        hdr_bytes = struct.unpack_from("<I", b, 12)[0]
+        off = hdr_bytes
+        while off + 40 <= len(b):
+            ln, crc, fs, cnt, flags, t0, t1 = struct.unpack_from("<IIQIIqq", b, off)
+            if not (fs or ln or cnt):
+                break
+            payload = b[off + 40:off + 40 + ln]
+            if flags == 0 and pb_field(payload, 18) in (None, 0):
+                out.append((os.path.join(d, name), off, fs, payload))
+            off += 40 + ((ln + 7) & ~7)
+    return out
+
+
+def pb_varint(b, i):
+    v = shift = 0
+    while True:
+        x = b[i]
+        v |= (x & 0x7F) << shift
+        i += 1
+        shift += 7
+        if not x & 0x80:
+            return v, i
+
+
+def pb_field(b, num, where=False):
+    """The value of top-level varint field num (where: its offset), None."""
+    i = 0
+    while i < len(b):
+        key, i = pb_varint(b, i)
+        wt, at = key & 7, i
+        if wt == 0:
+            v, i = pb_varint(b, i)
+            if key >> 3 == num:
+                return at if where else v
+        elif wt == 1:
+            i += 8
+        elif wt == 5:
+            i += 4
+        elif wt == 2:
+            n, i = pb_varint(b, i)
+            i += n
+        else:
+            return None
+    return None
+
+
+CRC_T = []
+for c0 in range(256):
+    c = c0
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    CRC_T.append(c)
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for x in data:
+        c = CRC_T[(c ^ x) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+p = verify_ground()
+got = answer_lines(p.stdout)
+wholes = whole_frames(os.path.join(log, "answers.1"))
+check(p.returncode == 0 and got.get("verified", (0,))[0] == len(wholes) and "CHANGED" not in p.stdout and
+      got.get("reduced", (0,))[0] > 0,
+      f"verify of the ground log: {len(wholes)} whole answers in answers.1 (exit {p.returncode}):\n"
+      f"{p.stdout}{p.stderr}")
+print(f"verify of the ground log: its answers logs' {got['verified'][0]} whole Batches ({got['verified'][1]} seqs) "
+      f"listed by its Seals, {got['reduced'][0]} reduced answers named reduced, exit 0")
+# with another key no Seal verifies: no list proves an answer
+other = os.path.join(T, "other.key")
+subprocess.run([RAILMON, "keygen", "--output", other], check=True, capture_output=True)
+p = verify_ground(other + ".pub")
+got = answer_lines(p.stdout)
+check(p.returncode == 1 and "verified" not in got and got.get("unproven", (0,))[0] == len(wholes),
+      f"verify with another key: the whole answers not all unproven (exit {p.returncode}):\n{p.stdout}")
+print(f"with another key: the {len(wholes)} whole answers unproven, exit 1")
+seg, off, first, payload = wholes[len(wholes) // 2]
+at = pb_field(payload, 6, where=True)
+check(at is not None, "a whole answer without t0_ns")
+b = bytearray(open(seg, "rb").read())
+b[off + 40 + at] ^= 1
+salt = struct.unpack_from("<Q", b, 24)[0]
+pad = (len(payload) + 7) & ~7
+struct.pack_into("<I", b, off + 4, crc32c(struct.pack("<Q", salt) + b[off:off + 4] + b[off + 8:off + 40 + pad]))
+open(seg, "wb").write(b)
+p = verify_ground()
+name = f"answers.1/{os.path.basename(seg)}: offset {off}: seq {first}: this answer's Batch is not one the Seal"
+check(p.returncode == 1 and name in p.stderr and answer_lines(p.stdout).get("CHANGED", (0,))[0] == 1,
+      f"verify after a byte of answers.1 changed (seq {first}): exit {p.returncode}\n{p.stdout}{p.stderr}")
+print(f"a byte of a whole answer changed (seq {first}, frame CRC recomputed): verify names it, "
+      f"{os.path.basename(seg)} offset {off}, exit 1")
 stop_peer(run)
 finish()
 print("OK")
