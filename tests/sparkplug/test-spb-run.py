@@ -145,7 +145,7 @@ check(sum(v is not None for v in vt.values()) >= 2, "value tables in the DBIRTH:
 # datatypes from the dictionary: decimals 0 an integer (a value table or
 # not), range [0, 1] too a Boolean, a factor of 0.01 a Double
 types = {m["name"].split(".")[-1]: m["type"] for m in aliases.values()}
-print("DBIRTH datatypes: %r" % sorted(types.items())[:12])
+print("DBIRTH datatypes: %r; first %r" % (dict(collections.Counter(types.values())), sorted(types.items())[:12]))
 for sig, want_t in (("Car1Door1", "Int32"), ("Direction", "Int32"), ("ObstacleCount", "Int32"),
                     ("TripDistance", "Int32"), ("MotorTemperature", "Int32"), ("SpeedValid", "Boolean"),
                     ("EmergencyBrake", "Boolean"), ("DoorsReleased", "Boolean"), ("Speed", "Double"),
