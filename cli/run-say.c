@@ -133,6 +133,8 @@ void cli_spb_status(FILE *out, const char *broker, const struct upl_spb_stats *s
 		        st->resent, st->rewinds);
 	if (st->batches_too_big)
 		fprintf(out, "; %" PRIu64 " Batches too big for a DDATA, not sent", st->batches_too_big);
+	if (st->nulled)
+		fprintf(out, "; %" PRIu64 " samples sent null (value not of the channel's datatype)", st->nulled);
 	if (st->batches_bad)
 		fprintf(out, "; %" PRIu64 " Batches not decodable, not sent", st->batches_bad);
 	if (st->dead_batches)

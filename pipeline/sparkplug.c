@@ -47,8 +47,13 @@ static int channels(struct pl_sparkplug *s, const pl_channels_t *ch)
 				at += (size_t)sprintf(s->labels + at, "%s%s", k ? "\n" : "", dict[i].value_table[k]);
 			s->labels[at++] = '\0';
 		}
+		/* the datatype from what the dictionary knows of the values */
+		int decimals = dict && dict[i].has_decimals ? (int)dict[i].decimals : -1;
+		double range[2] = { dict ? dict[i].min : 0, dict ? dict[i].max : 0 };
+		uint32_t dt = spb_datatype_of_channel(live.is_text, decimals,
+		                                      dict && dict[i].has_range ? range : NULL);
 		s->chans[i] = (struct spb_channel){ list[i].id, list[i].bus, list[i].name, list[i].unit, live.is_text,
-		                                    labels };
+		                                    labels, dt };
 	}
 	s->nchans = n;
 	return 0;

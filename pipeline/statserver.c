@@ -278,10 +278,11 @@ static void serve_one(struct pl_stat_server *s, int c)
 	if (pl_daemon_sparkplug_stats(s->d, &sp) == 0)
 		fprintf(f, ",\"sparkplug\":\"%s\",\"spb_bdseq\":%u,\"spb_ddata\":%" PRIu64 ",\"spb_bytes\":%" PRIu64
 		        ",\"spb_unconfirmed\":%" PRIu64 ",\"spb_resent\":%" PRIu64 ",\"spb_too_big\":%" PRIu64
-		        ",\"spb_dead_batches\":%" PRIu64 ",\"spb_bdseq_damage\":%d,\"spb_cursor_damage\":%d",
+		        ",\"spb_dead_batches\":%" PRIu64 ",\"spb_nulled\":%" PRIu64
+		        ",\"spb_bdseq_damage\":%d,\"spb_cursor_damage\":%d",
 		        sp.connected ? "connected" : "offline", sp.bdseq, sp.ddata, sp.bytes,
 		        st.next_seq > sp.acked_seq ? st.next_seq - sp.acked_seq : 0, sp.resent, sp.batches_too_big,
-		        sp.dead_batches, sp.bdseq_damage, sp.cursor_damage);
+		        sp.dead_batches, sp.nulled, sp.bdseq_damage, sp.cursor_damage);
 	fputs("}\n", f);
 	fclose(f);
 }

@@ -27,13 +27,22 @@ int spb_dbirth_add_channels(spb_payload_t *pl, const struct spb_channel *ch, siz
 		if (ch[i].bus != bus)
 			continue;
 		struct spb_birth_metric m = { ch[i].name, spb_channel_alias(ch[i].id), t_ms, ch[i].unit,
-		                              { spb_datatype_of_channel(ch[i].is_text), true, 0, NULL }, ch[i].labels };
+		                              { spb_channel_datatype(&ch[i], 1, ch[i].id, ch[i].is_text), true, 0, NULL },
+		                              ch[i].labels };
 		int r = spb_payload_add_birth(pl, &m);
 		if (r < 0)
 			return r;
 		added++;
 	}
 	return added;
+}
+
+uint32_t spb_channel_datatype(const struct spb_channel *ch, size_t n, uint32_t channel_id, bool is_text)
+{
+	for (size_t i = 0; ch && i < n; i++)
+		if (ch[i].id == channel_id && ch[i].datatype != SPB_DT_UNKNOWN)
+			return ch[i].datatype;
+	return spb_datatype_of_channel(is_text, -1, NULL);
 }
 
 int spb_device_change(const struct acq_item *it)
@@ -62,17 +71,49 @@ static const char *quality_word(uint32_t q)
 	return q == ACQ_Q_GOOD ? NULL : w ? w : "unknown";
 }
 
-static int add_item(spb_payload_t *pl, const struct acq_item *it, bool historical)
+/* What a DDATA walk needs of the device: its bus, its channels'
+   datatypes, and the values that did not fit them. */
+struct ddata_ctx {
+	uint16_t bus;
+	const struct spb_channel *ch;
+	size_t n;
+	size_t hint;     /* where the last channel was found: a Batch's samples come in channel runs */
+	uint64_t nulled;
+};
+
+/* A sample's datatype from ctx's channels: from the last one found on,
+   then from the start, so a Batch in channel order costs a compare a
+   sample. */
+static uint32_t sample_datatype(struct ddata_ctx *c, uint32_t id)
+{
+	for (size_t k = 0; k < c->n; k++) {
+		size_t i = (c->hint + k) % c->n;
+		if (c->ch[i].id == id) {
+			c->hint = i;
+			return spb_channel_datatype(&c->ch[i], 1, id, false);
+		}
+	}
+	return spb_datatype_of_channel(false, -1, NULL);
+}
+
+static int add_item(spb_payload_t *pl, const struct acq_item *it, struct ddata_ctx *c, bool historical)
 {
 	if (it->kind == ACQ_ITEM_TEXT) {
 		struct spb_data_metric t = { spb_channel_alias(it->text.channel), ms_of(it->t_ns), historical,
 		                             { SPB_DT_STRING, false, 0, "" }, quality_word(it->text.quality) };
 		return spb_payload_add_data_text(pl, &t, it->text.text, it->text.len);
 	}
+	uint32_t dt = sample_datatype(c, it->sample.channel);
+	const char *q = quality_word(it->sample.quality);
+	/* never cast into the type: no value, and why */
+	bool fits = spb_value_fits(dt, it->sample.value);
 	struct spb_data_metric m = { spb_channel_alias(it->sample.channel), ms_of(it->t_ns), historical,
-	                             { spb_datatype_of_channel(false), false, it->sample.value, NULL },
-	                             quality_word(it->sample.quality) };
-	return spb_payload_add_data(pl, &m);
+	                             { dt, !fits, fits ? it->sample.value : 0, NULL },
+	                             fits ? q : q ? q : SPB_QUALITY_OUT_OF_TYPE };
+	int r = spb_payload_add_data(pl, &m);
+	if (r == 0 && !fits)
+		c->nulled++;
+	return r;
 }
 
 /* An event as the Events metric's text; its length (cut to fit). */
@@ -95,9 +136,9 @@ static size_t event_text(const struct acq_item *it, const char *const *bus_names
    its kind, or -errno); the metrics added, or, on a record that does not
    decode (-EBADMSG) or add()'s error, pl cut back to where it was.  The
    one walk of the DDATA and NDATA builders below. */
-typedef int (*add_fn)(spb_payload_t *pl, const struct acq_item *it, const void *ctx, bool historical);
+typedef int (*add_fn)(spb_payload_t *pl, const struct acq_item *it, void *ctx, bool historical);
 
-static int add_records(spb_payload_t *pl, const rec_batch_t *b, add_fn add, const void *ctx, bool historical)
+static int add_records(spb_payload_t *pl, const rec_batch_t *b, add_fn add, void *ctx, bool historical)
 {
 	struct rec_batch_info info;
 	size_t before = spb_payload_count(pl);
@@ -127,7 +168,7 @@ struct event_names {
 	size_t nbus;
 };
 
-static int add_event(spb_payload_t *pl, const struct acq_item *it, const void *ctx, bool historical)
+static int add_event(spb_payload_t *pl, const struct acq_item *it, void *ctx, bool historical)
 {
 	const struct event_names *en = ctx;
 	char text[SPB_TEXT_COPY_MAX + 1];
@@ -150,17 +191,24 @@ int spb_ndata_add_events(spb_payload_t *pl, const rec_batch_t *b, const char *co
 	return add_records(pl, b, add_event, &en, historical);
 }
 
-static int add_bus_item(spb_payload_t *pl, const struct acq_item *it, const void *ctx, bool historical)
+static int add_bus_item(spb_payload_t *pl, const struct acq_item *it, void *ctx, bool historical)
 {
+	struct ddata_ctx *c = ctx;
 	int r;
 
-	if ((it->kind != ACQ_ITEM_SAMPLE && it->kind != ACQ_ITEM_TEXT) || it->bus != *(const uint16_t *)ctx)
+	if ((it->kind != ACQ_ITEM_SAMPLE && it->kind != ACQ_ITEM_TEXT) || it->bus != c->bus)
 		return 0;
-	r = add_item(pl, it, historical);
+	r = add_item(pl, it, c, historical);
 	return r < 0 ? r : 1;
 }
 
-int spb_ddata_add_batch(spb_payload_t *pl, const rec_batch_t *b, uint16_t bus, bool historical)
+int spb_ddata_add_batch(spb_payload_t *pl, const rec_batch_t *b, const struct spb_channel *ch, size_t n,
+                        uint16_t bus, bool historical, uint64_t *nulled)
 {
-	return add_records(pl, b, add_bus_item, &bus, historical);
+	struct ddata_ctx c = { bus, ch, ch ? n : 0, 0, 0 };
+	int r = add_records(pl, b, add_bus_item, &c, historical);
+
+	if (r >= 0 && nulled)
+		*nulled += c.nulled;
+	return r;
 }

@@ -33,9 +33,17 @@ struct spb_payload {
 	Metric **metrics; /* msg.metrics: &slots[i].metric */
 };
 
-enum spb_datatype spb_datatype_of_channel(bool is_text)
+enum spb_datatype spb_datatype_of_channel(bool is_text, int decimals, const double *range)
 {
-	return is_text ? SPB_DT_STRING : SPB_DT_DOUBLE;
+	if (is_text)
+		return SPB_DT_STRING;
+	if (decimals != 0)
+		return SPB_DT_DOUBLE;
+	if (range && range[0] == 0 && range[1] == 1)
+		return SPB_DT_BOOLEAN;
+	if (range && range[0] >= INT32_MIN && range[1] <= INT32_MAX)
+		return SPB_DT_INT32;
+	return SPB_DT_INT64;
 }
 
 int spb_payload_new(size_t max_metrics, spb_payload_t **ret_pl)
@@ -136,6 +144,23 @@ static int set_int(Metric *m, const struct spb_value *v)
 	return 0;
 }
 
+bool spb_value_fits(uint32_t datatype, double v)
+{
+	Metric m;
+
+	switch (datatype) {
+	case SPB_DT_FLOAT: case SPB_DT_DOUBLE:
+		return true;
+	case SPB_DT_BOOLEAN:
+		return v == 0 || v == 1;
+	case SPB_DT_INT8: case SPB_DT_INT16: case SPB_DT_INT32: case SPB_DT_INT64:
+	case SPB_DT_UINT8: case SPB_DT_UINT16: case SPB_DT_UINT64: case SPB_DT_DATETIME:
+		return set_int(&m, &(struct spb_value){ datatype, false, v, NULL }) == 0;
+	default:
+		return false;
+	}
+}
+
 static int set_value(Metric *m, const struct spb_value *v)
 {
 	m->has_datatype = 1;
@@ -170,6 +195,9 @@ static int set_value(Metric *m, const struct spb_value *v)
 		m->double_value = v->num;
 		return 0;
 	case SPB_DT_BOOLEAN:
+		/* NaN or 2 is no true */
+		if (v->num != 0 && v->num != 1)
+			return -ERANGE;
 		m->value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE_BOOLEAN_VALUE;
 		m->boolean_value = v->num != 0;
 		return 0;

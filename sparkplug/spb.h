@@ -62,15 +62,31 @@ enum spb_datatype {
 #define SPB_PROP_QUALITY "Quality"
 #define SPB_PROP_RAILMON_QUALITY "railmonQuality"
 #define SPB_QUALITY_BAD 0
+/* railmonQuality of a good sample whose value its channel's datatype
+   cannot hold (a fraction or 2^40 in an Int32): sent is_null, not cast. */
+#define SPB_QUALITY_OUT_OF_TYPE "out_of_type"
 
-/* A railmon channel's Sparkplug datatype: a text channel (Modbus type =
-   string) is a String, every other channel a Double, since its value is
-   the physical value after scale and offset (acq_sample.value), which no
-   integer type holds in general. */
-enum spb_datatype spb_datatype_of_channel(bool is_text);
+/* A railmon channel's Sparkplug datatype from what the channel dictionary
+   says of its values (record/railmon.proto's Channel): a text channel
+   (Modbus type = string) is a String; with decimals 0 (every value an
+   integer: the DBC factor and offset, the Modbus scale and offset are
+   integral) a Boolean when range is [0, 1] (a 1-bit flag), an Int32 when
+   the range fits one, else an Int64 (no range, or a wider one); anything
+   else (decimals < 0: unknown, or > 0) a Double, the physical value after
+   scale and offset as acq_sample.value holds it.  Signed, not UInt: a
+   value outside its declared range (quality out_of_range) may be below
+   0, Int32 holds every UInt16 too, and UInt32 is refused (below).
+   range: NULL when none is declared, else [min, max]. */
+enum spb_datatype spb_datatype_of_channel(bool is_text, int decimals, const double *range);
+
+/* Whether a sample's value v fits datatype: an integer type an integral
+   value in its range, a Boolean 0 or 1; a Float or Double anything (NaN
+   included, as an invalid sample has); the other types none. */
+bool spb_value_fits(uint32_t datatype, double v);
 
 /* One metric's value.  num holds the numeric and Boolean types (an
-   integer type must hold an integral value in its range, else -ERANGE),
+   integer type must hold an integral value in its range, a Boolean 0 or
+   1, else -ERANGE: spb_value_fits()),
    text the String, Text and UUID types (valid UTF-8, NUL-terminated). */
 struct spb_value {
 	uint32_t datatype; /* enum spb_datatype */

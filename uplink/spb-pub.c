@@ -496,7 +496,9 @@ static int send_next(struct upl_spb *p)
 		/* the seq is taken only by a DDATA that goes: none is skipped */
 		if ((r = spb_session_begin(&p->sess, p->pl, wall_ms())) < 0)
 			break;
-		int n = spb_ddata_add_batch(p->pl, b, dev->bus, historical);
+		uint64_t nulled = 0;
+		int n = spb_ddata_add_batch(p->pl, b, p->cfg.channels, p->cfg.nchannels, dev->bus, historical,
+		                            &nulled);
 		if (n == -ENOSPC)
 			STAT(p, p->st.batches_too_big++);
 		if (n <= 0)
@@ -504,7 +506,7 @@ static int send_next(struct upl_spb *p)
 		if ((r = topic(p, SPB_DDATA, dev->name, t)) < 0 || (r = publish(p, t, 0)) < 0)
 			break;
 		spb_session_commit(&p->sess);
-		STAT(p, (p->st.ddata++, p->st.metrics += (uint64_t)n));
+		STAT(p, (p->st.ddata++, p->st.metrics += (uint64_t)n, p->st.nulled += nulled));
 	}
 	/* the Batch's events: the node's Events metric, one NDATA */
 	if (r == 0 && (r = spb_session_begin(&p->sess, p->pl, wall_ms())) == 0) {

@@ -81,6 +81,8 @@ struct upl_spb_stats {
 	uint64_t nbirths, dbirths, rebirths, ddeaths;
 	uint64_t dead_batches;             /* a dead device's DDATA not sent (samples while gone) */
 	uint64_t ddata, metrics, bytes;
+	uint64_t nulled;                   /* DDATA samples sent is_null: their value does not fit
+	                                      their channel's datatype (spb_ddata_add_batch()) */
 	uint64_t ndata, events;            /* NDATAs of the node's Events metric, events in them */
 	uint64_t batches, batches_bad, batches_too_big; /* read; not decodable; over max_metrics */
 	uint64_t reduced;                  /* Batches sent as `uplink =` reduced them */

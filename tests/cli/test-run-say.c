@@ -104,7 +104,7 @@ static void test_sparkplug(void)
 {
 	struct upl_spb_stats st = { .connected = true, .bdseq = 7, .ddata = 300, .metrics = 450, .bytes = 14742,
 	                            .acked_seq = 560, .connect_failures = 4, .rewinds = 1, .resent = 3,
-	                            .batches_too_big = 2, .batches_bad = 5, .dead_batches = 6, .cmd_refused = 8,
+	                            .batches_too_big = 2, .nulled = 11, .batches_bad = 5, .dead_batches = 6, .cmd_refused = 8,
 	                            .state_bad = 9, .bdseq_damage = -EBADMSG, .cursor_store_failures = 1,
 	                            .cursor_damage = -ERANGE };
 	struct upl_spb_stats quiet = { .ddata = 1, .metrics = 2, .bytes = 30, .acked_seq = 10 };
@@ -123,7 +123,8 @@ static void test_sparkplug(void)
 	          "host gets duplicates, nothing is lost)\n"
 	          "railmon: sparkplug to mqtt://scada:1883: connected, bdSeq 7, 300 DDATA (450 metrics, 14742 bytes), "
 	          "40 records not yet confirmed by the broker (from seq 560), 4 failed connection attempts; 3 Batches "
-	          "sent again (historical) after 1 lost connections; 2 Batches too big for a DDATA, not sent; 5 Batches "
+	          "sent again (historical) after 1 lost connections; 2 Batches too big for a DDATA, not sent; 11 samples sent null (value not "
+	          "of the channel's datatype); 5 Batches "
 	          "not decodable, not sent; 6 Batches of a gone device (DDEATH), not sent; 8 command metrics refused "
 	          "(only Rebirth is done); 9 primary host STATE messages not understood; the bdSeq file sparkplug-bdseq "
 	          "was damaged (Bad message): started again at 0; cursor file write failures: 1\n"

@@ -104,9 +104,9 @@ static void on_term(int sig)
 int main(int argc, char **argv)
 {
 	static const struct spb_channel ch[] = {
-		{ 0, 0, "Engine.Speed", "rpm", false, NULL },
-		{ 1, 0, "Door.State", NULL, true, NULL },
-		{ 0x10000, 1, "Brake.Pressure", "bar", false, NULL },
+		{ 0, 0, "Engine.Speed", "rpm", false, NULL, SPB_DT_DOUBLE },
+		{ 1, 0, "Door.State", NULL, true, NULL, SPB_DT_STRING },
+		{ 0x10000, 1, "Brake.Pressure", "bar", false, NULL, SPB_DT_DOUBLE },
 	};
 	static const struct upl_spb_device dev[] = { { "can0", 0 }, { "mb1", 1 } };
 	struct src s = { 0 };

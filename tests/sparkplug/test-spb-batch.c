@@ -7,6 +7,7 @@
  * back with protoc-c.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "sparkplug/spb-batch.h"
@@ -68,7 +69,7 @@ static void test_ddata(void)
 
 	CHECK(spb_payload_new(8, &pl) == 0);
 	spb_payload_reset(pl, 7, 3);
-	CHECK(spb_ddata_add_batch(pl, b, 0, false) == 3);
+	CHECK(spb_ddata_add_batch(pl, b, NULL, 0, 0, false, NULL) == 3);
 	p = unpack(pl);
 	CHECK(p->n_metrics == 3 && p->seq == 3);
 	CHECK(p->metrics[0]->alias == 2 && p->metrics[0]->timestamp == 1733400000001 && !p->metrics[0]->name &&
@@ -93,26 +94,26 @@ static void test_ddata(void)
 
 	/* the other device, historical */
 	spb_payload_reset(pl, 7, 4);
-	CHECK(spb_ddata_add_batch(pl, b, 1, true) == 1);
+	CHECK(spb_ddata_add_batch(pl, b, NULL, 0, 1, true, NULL) == 1);
 	p = unpack(pl);
 	CHECK(p->n_metrics == 1 && p->metrics[0]->alias == 2u + 0x10000u && p->metrics[0]->double_value == -2 &&
 	      p->metrics[0]->has_is_historical && p->metrics[0]->is_historical);
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
 	/* a bus with nothing in the Batch */
 	spb_payload_reset(pl, 7, 5);
-	CHECK(spb_ddata_add_batch(pl, b, 2, false) == 0 && spb_payload_count(pl) == 0);
+	CHECK(spb_ddata_add_batch(pl, b, NULL, 0, 2, false, NULL) == 0 && spb_payload_count(pl) == 0);
 	spb_payload_free(pl);
 
 	/* full: what was there stays, nothing of the Batch half */
 	CHECK(spb_payload_new(3, &pl) == 0);
 	spb_payload_reset(pl, 7, 6);
-	CHECK(spb_ddata_add_batch(pl, b, 1, false) == 1);
-	CHECK(spb_ddata_add_batch(pl, b, 0, false) == -ENOSPC);
+	CHECK(spb_ddata_add_batch(pl, b, NULL, 0, 1, false, NULL) == 1);
+	CHECK(spb_ddata_add_batch(pl, b, NULL, 0, 0, false, NULL) == -ENOSPC);
 	CHECK(spb_payload_count(pl) == 1);
 	p = unpack(pl);
 	CHECK(p->n_metrics == 1 && p->metrics[0]->alias == 2u + 0x10000u);
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
-	CHECK(spb_ddata_add_batch(NULL, b, 0, false) == -EINVAL && spb_ddata_add_batch(pl, NULL, 0, false) == -EINVAL);
+	CHECK(spb_ddata_add_batch(NULL, b, NULL, 0, 0, false, NULL) == -EINVAL && spb_ddata_add_batch(pl, NULL, NULL, 0, 0, false, NULL) == -EINVAL);
 	spb_payload_free(pl);
 	rec_batch_free(b);
 }
@@ -120,9 +121,9 @@ static void test_ddata(void)
 static void test_dbirth(void)
 {
 	static const struct spb_channel ch[] = {
-		{ 0, 0, "Engine.Speed", "rpm", false, "0 stopped\n1 turning" },
-		{ 1, 0, "Door.Text", NULL, true, "1 open" },
-		{ 0x10000, 1, "Brake.Pressure", "bar", false, NULL },
+		{ 0, 0, "Engine.Speed", "rpm", false, "0 stopped\n1 turning", SPB_DT_UNKNOWN },
+		{ 1, 0, "Door.Text", NULL, true, "1 open", SPB_DT_UNKNOWN },
+		{ 0x10000, 1, "Brake.Pressure", "bar", false, NULL, SPB_DT_INT32 },
 	};
 	spb_payload_t *pl;
 	Payload *p;
@@ -147,10 +148,98 @@ static void test_dbirth(void)
 	spb_payload_reset(pl, 9, 2);
 	CHECK(spb_dbirth_add_channels(pl, ch, 3, 1, 9) == 1);
 	p = unpack(pl);
-	CHECK(p->n_metrics == 1 && p->metrics[0]->alias == spb_channel_alias(0x10000));
+	CHECK(p->n_metrics == 1 && p->metrics[0]->alias == spb_channel_alias(0x10000) &&
+	      p->metrics[0]->datatype == SPB_DT_INT32);
 	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
 	CHECK(spb_dbirth_add_channels(NULL, ch, 3, 1, 9) == -EINVAL && spb_dbirth_add_channels(pl, NULL, 1, 1, 9) == -EINVAL);
 	spb_payload_free(pl);
+}
+
+/* DDATA in the channels' datatypes (what their DBIRTH declared); a value
+   the type cannot hold goes is_null with its quality, counted, never
+   cast (NaN is no true, 2.5 no 2). */
+static void test_ddata_types(void)
+{
+	static const struct spb_channel ch[] = {
+		{ 0x20000, 2, "Door.Flag", NULL, false, NULL, SPB_DT_BOOLEAN },
+		{ 0x20001, 2, "Door.State", NULL, false, "0 closed\n1 open\n2 locked", SPB_DT_INT32 },
+		{ 0x20002, 2, "Train.Odometer", "m", false, NULL, SPB_DT_INT64 },
+		{ 0x20003, 2, "Train.Speed", "km/h", false, NULL, SPB_DT_DOUBLE },
+	};
+	struct rec_batch_meta meta = { .vehicle = "T-1", .config_hash = 1 };
+	struct acq_item items[] = {
+		sample(T0 + 1000000, 2, 0x20000, 1),          /* true */
+		sample(T0 + 1000000, 2, 0x20001, 2),          /* locked */
+		sample(T0 + 1000000, 2, 0x20002, 5e12),       /* past Int32 */
+		sample(T0 + 1000000, 2, 0x20003, 88.5),
+		sample(T0 + 2000000, 2, 0x20000, NAN),        /* invalid below */
+		sample(T0 + 2000000, 2, 0x20001, 2.5),        /* good, a fraction */
+		sample(T0 + 2000000, 2, 0x20000, 2),          /* out_of_range below */
+		sample(T0 + 2000000, 2, 0x20003, NAN),        /* Double: NaN as today */
+		sample(T0 + 2000000, 2, 0x20001, 3e9),        /* good, past Int32 */
+		sample(T0 + 2000000, 2, 0x20005, 7),          /* no channel: Double */
+	};
+	items[4].sample.quality = ACQ_Q_INVALID;
+	items[6].sample.quality = ACQ_Q_OUT_OF_RANGE;
+	items[7].sample.quality = ACQ_Q_INVALID;
+	const size_t n = sizeof(items) / sizeof(items[0]);
+	const uint8_t *buf;
+	rec_encoder_t *enc;
+	rec_batch_t *b;
+	size_t len;
+	spb_payload_t *pl;
+	Payload *p;
+	uint64_t nulled = 0;
+
+	CHECK(rec_encoder_new(&meta, 16, &enc) == 0);
+	for (size_t i = 0; i < n; i++)
+		CHECK(rec_encoder_add(enc, &items[i]) == 0, "item %zu", i);
+	CHECK(rec_encoder_finish(enc, 100, &buf, &len) == (int)n);
+	CHECK(rec_batch_decode(buf, len, &b) == 0);
+	rec_encoder_free(enc);
+
+	CHECK(spb_payload_new(16, &pl) == 0);
+	spb_payload_reset(pl, 7, 3);
+	CHECK(spb_ddata_add_batch(pl, b, ch, 4, 2, false, &nulled) == (int)n);
+	CHECK(nulled == 4, "nulled %llu", (unsigned long long)nulled);
+	p = unpack(pl);
+	CHECK(p->n_metrics == n);
+	Org__Eclipse__Tahu__Protobuf__Payload__Metric **m = p->metrics;
+	/* each in its declared type and field */
+	CHECK(m[0]->datatype == SPB_DT_BOOLEAN && m[0]->value_case ==
+	      ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE_BOOLEAN_VALUE && m[0]->boolean_value);
+	CHECK(m[1]->datatype == SPB_DT_INT32 && m[1]->value_case ==
+	      ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE_INT_VALUE && m[1]->int_value == 2);
+	CHECK(m[2]->datatype == SPB_DT_INT64 && m[2]->value_case ==
+	      ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE_LONG_VALUE && m[2]->long_value == 5000000000000ull);
+	CHECK(m[3]->datatype == SPB_DT_DOUBLE && m[3]->double_value == 88.5 && !m[3]->properties);
+	/* not of the type: null, the declared type, Quality Bad and why */
+	static const char *const why[] = { [4] = "invalid", [5] = "out_of_type", [6] = "out_of_range",
+	                                   [8] = "out_of_type" };
+	for (size_t i = 4; i <= 8; i++) {
+		if (i == 7)
+			continue;
+		CHECK(m[i]->datatype == ch[m[i]->alias - 2 - 0x20000].datatype && m[i]->has_is_null &&
+		      m[i]->is_null && m[i]->value_case == ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE__NOT_SET,
+		      "metric %zu", i);
+		CHECK(m[i]->properties && m[i]->properties->n_keys == 2 &&
+		      m[i]->properties->values[0]->int_value == SPB_QUALITY_BAD &&
+		      !strcmp(m[i]->properties->values[1]->string_value, why[i]), "metric %zu", i);
+	}
+	/* a Double holds NaN: sent as it is, with its quality */
+	CHECK(m[7]->datatype == SPB_DT_DOUBLE && !m[7]->is_null && isnan(m[7]->double_value) &&
+	      !strcmp(m[7]->properties->values[1]->string_value, "invalid"));
+	CHECK(m[9]->datatype == SPB_DT_DOUBLE && m[9]->double_value == 7);
+	org__eclipse__tahu__protobuf__payload__free_unpacked(p, NULL);
+
+	/* full: nothing counted for a Batch not sent */
+	spb_payload_free(pl);
+	CHECK(spb_payload_new(3, &pl) == 0);
+	spb_payload_reset(pl, 7, 4);
+	nulled = 0;
+	CHECK(spb_ddata_add_batch(pl, b, ch, 4, 2, false, &nulled) == -ENOSPC && nulled == 0);
+	spb_payload_free(pl);
+	rec_batch_free(b);
 }
 
 /* The copied text: the caller's buffer may change after the add. */
@@ -250,6 +339,7 @@ static void test_events(void)
 int main(void)
 {
 	test_ddata();
+	test_ddata_types();
 	test_dbirth();
 	test_text_copy();
 	test_device_change();

@@ -62,7 +62,8 @@ with tempfile.TemporaryDirectory(prefix="spb-run-") as tmp:
         js = subprocess.run([RAILMON, "stat", "--socket", sock, "--json"], capture_output=True, text=True).stdout
         dj = [json.loads(line) for line in js.splitlines() if '"name":"daemon"' in line]
         check(dj and dj[0].get("sparkplug") == "connected" and dj[0].get("spb_ddata", 0) > 0 and
-              dj[0].get("spb_bdseq_damage") == 0 and dj[0].get("spb_cursor_damage") == 0,
+              dj[0].get("spb_bdseq_damage") == 0 and dj[0].get("spb_cursor_damage") == 0 and
+              dj[0].get("spb_nulled") == 0,
               "railmon stat --json's daemon: %r" % dj)
         out, err = run.communicate(timeout=120)
         run.stderr = err
@@ -88,6 +89,15 @@ print("host saw %r" % dict(kinds))
 check(kinds["NBIRTH"] == 1 and kinds["DBIRTH"] == 1 and kinds["NDEATH"] == 1 and kinds["DDATA"] > 0,
       "messages %r" % dict(kinds))
 aliases, host, host_events = {}, [], []
+
+
+def as_number(v):
+    """A host's value as export's number: a Boolean 0 or 1, an Int64 (a
+    Long, which the host writes as a string) its integer."""
+    return float(v) if isinstance(v, (bool, str)) else v
+
+
+
 ddata_bytes = 0
 for v in view:
     kind, topic = v["kind"], v["topic"]
@@ -107,7 +117,10 @@ for v in view:
         continue
     ddata_bytes += v["bytes"]
     for m in v["metrics"]:
-        host.append((m["name"], m["timestamp"], m["value"]))
+        # DDATA in the datatype its DBIRTH declared
+        check(m["type"] == aliases.get(m["alias"], {}).get("type"),
+              "DDATA %s type %r, DBIRTH's %r" % (m["name"], m["type"], aliases.get(m["alias"], {}).get("type")))
+        host.append((m["name"], m["timestamp"], as_number(m["value"])))
         # live records (seconds old): current values
         check(not m["historical"], "DDATA %s historical" % m["name"])
 # the run's summary says what the host saw: its DDATA, nothing unconfirmed
@@ -129,6 +142,15 @@ for sig, want_vt in (("Direction", {"0 standstill", "1 forward", "2 reverse"}),
     check(vt.get(sig) is not None and set(vt[sig].split("\n")) == want_vt,
           "DBIRTH %s railmonValueTable %r" % (sig, vt.get(sig)))
 check(sum(v is not None for v in vt.values()) >= 2, "value tables in the DBIRTH: %r" % vt)
+# datatypes from the dictionary: decimals 0 an integer (a value table or
+# not), range [0, 1] too a Boolean, a factor of 0.01 a Double
+types = {m["name"].split(".")[-1]: m["type"] for m in aliases.values()}
+print("DBIRTH datatypes: %r; first %r" % (dict(collections.Counter(types.values())), sorted(types.items())[:12]))
+for sig, want_t in (("Car1Door1", "Int32"), ("Direction", "Int32"), ("ObstacleCount", "Int32"),
+                    ("TripDistance", "Int32"), ("MotorTemperature", "Int32"), ("SpeedValid", "Boolean"),
+                    ("EmergencyBrake", "Boolean"), ("DoorsReleased", "Boolean"), ("Speed", "Double"),
+                    ("Odometer", "Double"), ("BrakePipePressure", "Double")):
+    check(types.get(sig) == want_t, "DBIRTH %s datatype %r, want %r" % (sig, types.get(sig), want_t))
 names = {s["name"]: s["unit"] for s in samples}
 for name, unit in names.items():
     m = [x for x in aliases.values() if x["name"] == name]

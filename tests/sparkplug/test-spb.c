@@ -125,21 +125,61 @@ static void test_room(void)
 	spb_payload_free(pl);
 }
 
+/* A channel's datatype from the dictionary: decimals and range. */
+static void test_datatype_of_channel(void)
+{
+	static const double flag[2] = { 0, 1 }, door[2] = { 0, 3 }, neg[2] = { -40, 215 },
+			    wide[2] = { 0, 4294967295.0 }, low[2] = { -3e9, 0 };
+
+	CHECK(spb_datatype_of_channel(false, 0, flag) == SPB_DT_BOOLEAN);
+	CHECK(spb_datatype_of_channel(false, 0, door) == SPB_DT_INT32);
+	CHECK(spb_datatype_of_channel(false, 0, neg) == SPB_DT_INT32);
+	CHECK(spb_datatype_of_channel(false, 0, wide) == SPB_DT_INT64);
+	CHECK(spb_datatype_of_channel(false, 0, low) == SPB_DT_INT64);
+	CHECK(spb_datatype_of_channel(false, 0, NULL) == SPB_DT_INT64);
+	/* a fraction possible, or nothing known: Double, whatever the range */
+	CHECK(spb_datatype_of_channel(false, 1, flag) == SPB_DT_DOUBLE);
+	CHECK(spb_datatype_of_channel(false, 2, door) == SPB_DT_DOUBLE);
+	CHECK(spb_datatype_of_channel(false, -1, flag) == SPB_DT_DOUBLE);
+	CHECK(spb_datatype_of_channel(true, 0, flag) == SPB_DT_STRING);
+
+	CHECK(spb_value_fits(SPB_DT_BOOLEAN, 0) && spb_value_fits(SPB_DT_BOOLEAN, 1));
+	CHECK(!spb_value_fits(SPB_DT_BOOLEAN, 2) && !spb_value_fits(SPB_DT_BOOLEAN, NAN) &&
+	      !spb_value_fits(SPB_DT_BOOLEAN, 0.5));
+	CHECK(spb_value_fits(SPB_DT_INT32, -7) && spb_value_fits(SPB_DT_INT32, 2147483647.0));
+	CHECK(!spb_value_fits(SPB_DT_INT32, 2147483648.0) && !spb_value_fits(SPB_DT_INT32, 1.5) &&
+	      !spb_value_fits(SPB_DT_INT32, NAN));
+	CHECK(spb_value_fits(SPB_DT_INT64, 5e12) && !spb_value_fits(SPB_DT_INT64, NAN) &&
+	      !spb_value_fits(SPB_DT_INT64, 1e19));
+	CHECK(spb_value_fits(SPB_DT_DOUBLE, NAN) && spb_value_fits(SPB_DT_DOUBLE, 0.25));
+	CHECK(!spb_value_fits(SPB_DT_STRING, 0));
+
+	/* a Boolean never says true for NaN or 2 */
+	spb_payload_t *pl = NULL;
+	CHECK(spb_payload_new(2, &pl) == 0);
+	spb_payload_reset(pl, 1, 0);
+	struct spb_data_metric d = { 9, 42, false, { SPB_DT_BOOLEAN, false, NAN, NULL }, NULL };
+	CHECK(spb_payload_add_data(pl, &d) == -ERANGE);
+	d.value.num = 2;
+	CHECK(spb_payload_add_data(pl, &d) == -ERANGE && spb_payload_count(pl) == 0);
+	spb_payload_free(pl);
+}
+
 /* What protoc-c reads back: each datatype in its field of the oneof. */
 static void test_wire(void)
 {
 	spb_payload_t *pl = NULL;
 	uint8_t buf[1024];
 	CHECK(spb_payload_new(8, &pl) == 0);
-	CHECK(spb_datatype_of_channel(false) == SPB_DT_DOUBLE);
-	CHECK(spb_datatype_of_channel(true) == SPB_DT_STRING);
+	CHECK(spb_datatype_of_channel(false, -1, NULL) == SPB_DT_DOUBLE);
+	CHECK(spb_datatype_of_channel(true, -1, NULL) == SPB_DT_STRING);
 
 	spb_payload_reset(pl, 1733400000123ull, 200);
 	struct spb_birth_metric b = { "Bus.Speed", 7, 1733400000100ull, "km/h",
-				      { spb_datatype_of_channel(false), false, 88.5, NULL }, NULL };
+				      { spb_datatype_of_channel(false, 1, NULL), false, 88.5, NULL }, NULL };
 	CHECK(spb_payload_add_birth(pl, &b) == 0);
 	struct spb_birth_metric t = { "Bus.Text", 8, 1733400000101ull, "",
-				      { spb_datatype_of_channel(true), true, 0, NULL }, NULL };
+				      { spb_datatype_of_channel(true, 0, NULL), true, 0, NULL }, NULL };
 	CHECK(spb_payload_add_birth(pl, &t) == 0);
 	struct spb_data_metric d = { 9, 42, true, { SPB_DT_INT8, false, -3, NULL }, NULL };
 	CHECK(spb_payload_add_data(pl, &d) == 0);
@@ -190,6 +230,7 @@ int main(void)
 	test_bad_args();
 	test_ranges();
 	test_room();
+	test_datatype_of_channel();
 	test_wire();
 	return tlib_failures() ? 1 : 0;
 }
