@@ -67,10 +67,11 @@ int evd_lists_add(struct evd_lists *l, const struct rec_seal *s, const uint8_t (
 		l->cap = c;
 	}
 	e = &l->l[l->n];
-	e->dig = malloc(n * EVD_HASH_LEN);
-	if (!e->dig)
+	e->dig = n ? malloc(n * EVD_HASH_LEN) : NULL; /* malloc(0) may be NULL: not out of memory */
+	if (n && !e->dig)
 		return -ENOMEM;
-	memcpy(e->dig, digests, n * EVD_HASH_LEN);
+	if (n)
+		memcpy(e->dig, digests, n * EVD_HASH_LEN);
 	e->first = s->first_seq;
 	e->end = s->end_seq;
 	e->n = n;

@@ -179,7 +179,8 @@ static int read_ahead(struct rpt_answers *a, int src, bool whole_ones, size_t *c
 	if (r == 0 && whole_ones)
 		a->damaged += rpt_log_tail_print(err, cmd, l->dir, l->rd);
 	l->rd = stor_reader_free(l->rd);
-	qsort(a->own, a->nown, sizeof(*a->own), own_cmp);
+	if (a->nown > 1) /* qsort's base may not be NULL, even for 0 items (UBSan) */
+		qsort(a->own, a->nown, sizeof(*a->own), own_cmp);
 	return r;
 }
 
@@ -235,7 +236,8 @@ static int find_logs(struct rpt_answers *a, const char *dir)
 	}
 	if (d)
 		closedir(d);
-	qsort(a->logs, a->nlogs, sizeof(*a->logs), log_cmp);
+	if (a->nlogs > 1) /* no answers log: a->logs is NULL, which qsort may not take */
+		qsort(a->logs, a->nlogs, sizeof(*a->logs), log_cmp);
 	return r;
 }
 
