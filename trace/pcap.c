@@ -781,6 +781,15 @@ static int setup(trace_pcap_t *p, const struct trace_pcap_cfg *cfg)
 	return 0;
 }
 
+/* An open that failed: its words (p->err, else r's) into errbuf, p freed. */
+static int open_failed(trace_pcap_t *p, int r, char *errbuf, size_t errlen)
+{
+	if (errbuf && errlen)
+		snprintf(errbuf, errlen, "%s", p->err[0] ? p->err : strerror(-r));
+	trace_pcap_free(p);
+	return r;
+}
+
 /* f is libpcap's from here on (pcap_close closes it), also on failure. */
 static int open_file(FILE *f, const char *name, const struct trace_pcap_cfg *cfg, trace_pcap_t **ret,
                      char *errbuf, size_t errlen)
@@ -824,10 +833,7 @@ static int open_file(FILE *f, const char *name, const struct trace_pcap_cfg *cfg
 	*ret = p;
 	return 0;
 fail:
-	if (errbuf && errlen)
-		snprintf(errbuf, errlen, "%s", p->err[0] ? p->err : strerror(-r));
-	trace_pcap_free(p);
-	return r;
+	return open_failed(p, r, errbuf, errlen);
 }
 
 /* libpcap's result of a live open as -errno. */
@@ -917,10 +923,7 @@ int trace_pcap_open_live(const char *ifname, const char *filter, int snaplen, in
 	*ret = p;
 	return 0;
 fail:
-	if (errbuf && errlen)
-		snprintf(errbuf, errlen, "%s", p->err[0] ? p->err : strerror(-r));
-	trace_pcap_free(p);
-	return r;
+	return open_failed(p, r, errbuf, errlen);
 }
 
 int trace_pcap_fd(const trace_pcap_t *p)
