@@ -105,6 +105,28 @@ if [ ${#missing[@]} -gt 0 ]; then
 	# amd64 one ("held broken packages": Multi-Arch: same versions differ)
 	# then costs only the stages of that target, which fail naming it,
 	# not the whole run.
+	# A foreign architecture's index that apt refused for its size: take the
+	# one the mirror serves.  It is not the one the signed Release lists
+	# (that is why apt refused it), so it is used only when the install
+	# without it failed, only for the cross builds' libraries, and said;
+	# apt still checks each .deb against the index's hashes.  Without it,
+	# the security updates' Multi-Arch: same versions (libssl3, libmodbus5)
+	# exist on amd64 only and the target's -dev packages cannot install.
+	served_index() { # arch
+		local a=$1 uri file got=1
+		while read -r uri file; do
+			uri=${uri/binary-$native_arch/binary-$a}
+			file=${file%.lz4}; file=${file%.gz}; file=${file%.xz}
+			file=${file/_binary-${native_arch}_/_binary-${a}_}
+			compgen -G "$file*" >/dev/null && continue
+			/usr/lib/apt/apt-helper download-file "$uri.xz" "$file.xz" >/dev/null 2>&1 &&
+				xz -df "$file.xz" || { rm -f "$file.xz"; continue; }
+			echo "deps: $uri.xz taken as the mirror serves it (its size is not the signed Release's)" >&2
+			got=0
+		done < <(apt-get indextargets --format '$(URI) $(FILENAME)' 'Created-By: Packages' "Architecture: $native_arch")
+		return $got
+	}
+	native_arch=$(dpkg --print-architecture)
 	native=() foreign=()
 	for p in "${missing[@]}"; do
 		case $p in *:*) foreign+=("$p") ;; *) native+=("$p") ;; esac
@@ -115,6 +137,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 		for p in "${foreign[@]}"; do [ "${p##*:}" = "$a" ] && arch+=("$p"); done
 		[ ${#arch[@]} -eq 0 ] && continue
 		apt-get install -y -qq --no-install-recommends "${arch[@]}" >/dev/null ||
+		{ served_index "$a" && apt-get install -y -qq --no-install-recommends "${arch[@]}" >/dev/null; } ||
 			echo "deps: the $a packages could not be installed (${arch[*]}): that target's stage will fail" >&2
 	done
 fi
