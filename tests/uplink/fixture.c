@@ -437,6 +437,28 @@ static void fx_seen_msg(struct mosquitto *m, void *arg, const struct mosquitto_m
 	pthread_mutex_unlock(&s->lock);
 }
 
+static void fx_seen_suback(struct mosquitto *m, void *arg, int mid, int n, const int *granted)
+{
+	struct fx_seen *s = arg;
+
+	(void)m;
+	(void)mid;
+	pthread_mutex_lock(&s->lock);
+	for (int i = 0; i < n; i++)
+		s->subscribed += granted[i] <= 2; /* 0x80: refused */
+	pthread_mutex_unlock(&s->lock);
+}
+
+static unsigned fx_seen_subscribed(struct fx_seen *s)
+{
+	unsigned v;
+
+	pthread_mutex_lock(&s->lock);
+	v = s->subscribed;
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
 struct mosquitto *fx_seen_connect(struct fx_seen *s, const char *id, int port, const char *vehicle)
 {
 	struct mosquitto *m;
@@ -447,12 +469,17 @@ struct mosquitto *fx_seen_connect(struct fx_seen *s, const char *id, int port, c
 	m = mosquitto_new(id, true, s);
 	CHECK(m);
 	mosquitto_message_callback_set(m, fx_seen_msg);
+	mosquitto_subscribe_callback_set(m, fx_seen_suback);
 	CHECK(mosquitto_connect(m, "127.0.0.1", port, 10) == MOSQ_ERR_SUCCESS);
 	snprintf(topic, sizeof(topic), "railmon/%s/data", vehicle);
 	CHECK(mosquitto_subscribe(m, NULL, topic, 1) == MOSQ_ERR_SUCCESS);
 	snprintf(topic, sizeof(topic), "railmon/%s/gone", vehicle);
 	CHECK(mosquitto_subscribe(m, NULL, topic, 1) == MOSQ_ERR_SUCCESS);
 	CHECK(mosquitto_loop_start(m) == MOSQ_ERR_SUCCESS);
+	/* The broker's SUBACKs, not the order it happens to read two
+	   connections in, say that a forwarder started next reaches s. */
+	CHECK(WAIT_FOR(fx_seen_subscribed(s) == 2, 10000), "%s: %u of 2 subscriptions acknowledged", id,
+	      fx_seen_subscribed(s));
 	return m;
 }
 

@@ -141,10 +141,12 @@ struct fx_seen {
 	unsigned bad;            /* data messages that did not decode (or past FX_SEEN_MAX) */
 	char gone[128];          /* the newest "gone" message */
 	unsigned gone_n;
+	unsigned subscribed;     /* SUBACKs granting the subscription */
 };
 
 /* Initialise s, and connect a client id to the broker on port subscribed
-   to railmon/<vehicle>/data and /gone, its loop started, filling s;
+   to railmon/<vehicle>/data and /gone (both SUBACKs received: what is
+   published after the return reaches s), its loop started, filling s;
    CHECKs on failure.  fx_seen_close() stops and frees the client. */
 struct mosquitto *fx_seen_connect(struct fx_seen *s, const char *id, int port, const char *vehicle);
 void fx_seen_close(struct mosquitto *m);

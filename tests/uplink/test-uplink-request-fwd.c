@@ -48,6 +48,25 @@ static void publish(struct mosquitto *m, const char *id, int64_t from, int64_t t
 	CHECK(n > 0 && mosquitto_publish(m, NULL, "railmon/loco9/request", n, msg, 1, false) == MOSQ_ERR_SUCCESS);
 }
 
+/* For a failed check: what the forwarder did and what the ground saw.  A
+   reconnect shows here: re-sends are fire-and-forget, so those still in
+   libmosquitto's queue when a connection drops never arrive. */
+static const char *said(upl_forwarder_t *f, struct fx_seen *s)
+{
+	static char text[512];
+	struct upl_forward_stats st = fx_fwd_stats(f);
+
+	pthread_mutex_lock(&s->lock);
+	snprintf(text, sizeof(text),
+	         "forwarder: %" PRIu64 " connects, %" PRIu64 " failed attempts, last error '%s'; requests taken %" PRIu64
+	         ", again %" PRIu64 ", refused %" PRIu64 ", served %" PRIu64 "; %" PRIu64 " Batches re-sent, %" PRIu64
+	         " gone; the ground saw %zu Batches, %u gone, %u bad",
+	         st.connects, st.connect_fails, st.last_error_text, st.requests_taken, st.requests_again,
+	         st.requests_refused, st.requests_served, st.resend_batches, st.resend_gone, s->n, s->gone_n, s->bad);
+	pthread_mutex_unlock(&s->lock);
+	return text;
+}
+
 /* The Batches seen from index at on are exactly Batches lo..hi of the log. */
 static void check_batches(struct fx_seen *s, size_t at, const uint64_t *first, size_t lo, size_t hi, const char *what)
 {
@@ -111,42 +130,44 @@ int main(void)
 	};
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
-	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 1, 20000), "the pending request served after the restart");
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 1, 20000), "the pending request served after the restart: %s",
+	      said(f, &s));
 	st = fx_fwd_stats(f);
-	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000));
+	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000), "%s", said(f, &s));
 	check_batches(&s, 0, first, 6, 7, "old-1 (pending before the start)");
 
 	/* the request may be lost until the forwarder has subscribed: publish
 	   it until taken (the same id again is ignored: that is the point) */
 	for (int tries = 0; !fx_fwd_stats(f).requests_taken; tries++) {
-		CHECK(tries < 100, "the forwarder never took the request");
+		CHECK(tries < 100, "the forwarder never took the request: %s", said(f, &s));
 		publish(m, "win-1", T0 + 2 * SEC, t_last[4] + 1);
 		WAIT_FOR(fx_fwd_stats(f).requests_taken == 1, 200);
 	}
-	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 2, 20000), "win-1 served");
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 2, 20000), "win-1 served: %s", said(f, &s));
 	at = 2;
 	st = fx_fwd_stats(f);
-	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000));
+	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000), "%s", said(f, &s));
 	check_batches(&s, at, first, 2, 4, "win-1 [T(2), the end of Batch 4]");
 
 	/* published again: taken once */
 	st = fx_fwd_stats(f);
 	publish(m, "win-1", T0 + 2 * SEC, t_last[4] + 1);
-	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_again > st.requests_again, 10000), "the second win-1 seen");
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_again > st.requests_again, 10000), "the second win-1 seen: %s",
+	      said(f, &s));
 	/* after the log's end: served, nothing sent; served after the repeat,
 	   so once it is, the repeat sent nothing either */
 	publish(m, "late", T0 + 100 * SEC, T0 + 200 * SEC);
-	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 3, 10000), "late served");
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 3, 10000), "late served: %s", said(f, &s));
 	st = fx_fwd_stats(f);
 	CHECK(st.resend_batches == 5 && fx_seen_n(&s) == 5, "%" PRIu64 " Batches re-sent, %zu seen: want 5",
 	      st.resend_batches, fx_seen_n(&s));
-	CHECK(st.requests_refused == 0 && st.resend_gone == 0 && s.bad == 0 && st.published == 0);
+	CHECK(st.requests_refused == 0 && st.resend_gone == 0 && s.bad == 0 && st.published == 0, "%s", said(f, &s));
 
 	/* from before the first Batch still stored: 1-10 gone, then Batch 0 */
 	publish(m, "early", T0 - 5 * SEC, T0 + SEC / 2);
-	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 4, 10000), "early served");
+	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 4, 10000), "early served: %s", said(f, &s));
 	st = fx_fwd_stats(f);
-	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000));
+	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000), "%s", said(f, &s));
 	check_batches(&s, 5, first, 0, 0, "early [T0 - 5 s, T0 + 0.5 s)");
 	pthread_mutex_lock(&s.lock);
 	CHECK(st.resend_gone == 1 && s.gone_n == 1 && strlen(s.gone) > 32 && !strcmp(s.gone + 32, " 1 10\n"),
