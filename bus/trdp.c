@@ -623,6 +623,13 @@ static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int tim
 	if (r == 0) {
 		poll_drops(dev);
 		r = link_state(dev);
+		/* capture: the telegrams of the ring's open block first, when
+		   the interface went (they came before it did), and at a
+		   timeout of 0, the source's drain at stop (acquisition/
+		   source.c: what the device holds is recorded, and the ring
+		   holds them) */
+		if ((r < 0 || timeout_ms == 0) && (n = bus_trdp_live_last(dev, items, max)) > 0)
+			return n;
 		return r < 0 ? bus_gone(dev, r) : 0;
 	}
 	/* PD, MD over UDP, MD over TCP in turn first: none starves the
