@@ -38,6 +38,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "basic/clock.h"
 #include "trdp-private.h"
@@ -111,11 +113,14 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	char filter[FILTER_MAX], err[256];
 	struct ifreq ifr = { 0 };
 	int snaplen = 65535 + LINK_MAX;
-	int fd = p->fd[SOCK_PD] >= 0 ? p->fd[SOCK_PD] : p->fd[SOCK_MD];
+	int fd;
 	int block_ms = c->capture_block_ms ? (int)c->capture_block_ms : CAPTURE_BLOCK_MS_DEF;
 
 	if (!c->ifname[0])
 		return -EINVAL;
+	/* the ring is opened before the bus's sockets (trdp.c open_socks):
+	   a socket of its own for the MTU */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	/* A frame is at most the MTU and its link header (fragments each
 	   within it; UDP is not coalesced by GRO for a socket that did not
 	   ask).  It does not size the ring's blocks: libpcap 1.10 makes
@@ -124,6 +129,8 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	memcpy(ifr.ifr_name, c->ifname, strnlen(c->ifname, IFNAMSIZ - 1));
 	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 && ifr.ifr_mtu < 65535)
 		snaplen = ifr.ifr_mtu + LINK_MAX;
+	if (fd >= 0)
+		close(fd);
 	if (c->pd_port)
 		pc.udp_ports[pc.n_udp_ports++] = c->pd_port;
 	if (c->md_port)

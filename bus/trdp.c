@@ -18,8 +18,8 @@
  *
  * receive = capture (trdp-capture.c): UDP is read from the interface's
  * packet ring instead, in the PD socket's place in the poll; the sockets
- * are still opened (the ports, the groups' IGMP joins) with a drop-all
- * filter, and MD over TCP stays on the listener below.  The ring is made
+ * are still opened (the ports, the groups' IGMP joins), after the ring,
+ * with a drop-all filter, and MD over TCP stays on the listener below.  The ring is made
  * again at each reopen (libpcap allocates it: once per return of the
  * interface, never per telegram).
  *
@@ -220,7 +220,14 @@ static int open_socks(bus_dev_t *dev)
 	p->ifindex = 0;
 	if (c->ifname[0] && !(p->ifindex = (int)if_nametoindex(c->ifname)))
 		return -ENODEV;
-	if (c->pd_port)
+	/* receive = capture: the packet ring first (-EPERM without
+	   CAP_NET_RAW), so that what tells the bus ready - a group joined, a
+	   port bound, the TCP listener - means the ring already takes what
+	   is sent to it; opened after them, the telegrams sent between were
+	   lost (a peer or a test starts sending once it sees the join) */
+	if (c->receive_capture)
+		r = bus_trdp_live_open(dev);
+	if (r == 0 && c->pd_port)
 		r = open_sock(c, p->ifindex, c->pd_port, &p->fd[SOCK_PD], &refused);
 	if (r == 0 && c->md_port)
 		r = open_sock(c, p->ifindex, c->md_port, &p->fd[SOCK_MD], &refused);
@@ -233,10 +240,6 @@ static int open_socks(bus_dev_t *dev)
 	if (r == 0 && c->md_port)
 		atomic_store_explicit(&p->st_tcp_listen_error, (uint64_t)-open_listener(c, &p->lfd),
 		                      memory_order_relaxed);
-	/* receive = capture: the packet ring, once the sockets hold the
-	   ports and the groups (-EPERM without CAP_NET_RAW) */
-	if (r == 0 && c->receive_capture)
-		r = bus_trdp_live_open(dev);
 	if (r < 0)
 		close_socks(p);
 	/* joining a group on an interface that is down: ENODEV, gone */

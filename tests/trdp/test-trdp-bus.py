@@ -387,7 +387,9 @@ def run_netns(railmon, capture=False):
             log = os.path.join(tmp, "log")
             rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            # joined: the group is in the namespace's IGMP table (0100C1EF)
+            # joined: the group is in the namespace's IGMP table (0100C1EF);
+            # capture: the bus opens its ring before it joins, so the join
+            # says the ring takes what is sent from now (bus/trdp.c)
             wait_for("railmon to join 239.193.0.1",
                      lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
             logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl", "pd3.jsonl")]
