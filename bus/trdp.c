@@ -19,9 +19,9 @@
  * receive = capture (trdp-capture.c): UDP is read from the interface's
  * packet ring instead, in the PD socket's place in the poll; the sockets
  * are still opened (the ports, the groups' IGMP joins), after the ring,
- * with a drop-all filter, and MD over TCP stays on the listener below.  The ring is made
- * again at each reopen (libpcap allocates it: once per return of the
- * interface, never per telegram).
+ * with a drop-all filter, and MD over TCP stays on the listener below.
+ * The ring is made again at each reopen (libpcap allocates it: once per
+ * return of the interface, never per telegram).
  *
  * Gone and back: a UDP socket does not fail when its interface goes down,
  * the traffic just stops; so when a wait ends with nothing, the interface's
