@@ -34,10 +34,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "basic/clock.h"
 #include "trdp-private.h"
 
 /* The block timeout when the board gave none (a device opened without
@@ -51,6 +55,11 @@
 /* Reads (a ring's block, or what the caller's items held of it) between
    two reads of the ring's drop counter. */
 #define DROPS_EVERY 16u
+/* The interface gone: the kernel hands over the block it had open at the
+   second timer tick after the block opened, at most two block timeouts
+   (af_packet.c prb_retire_rx_blk_timer_expired), each rounded up to a
+   jiffy; this much more for a timer late on a loaded machine. */
+#define LAST_SLACK_MS 50
 
 /* a.b.c.d of a host-order address, appended to f */
 static void add_ip(char *f, size_t len, const char *before, uint32_t ip)
@@ -104,11 +113,14 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	char filter[FILTER_MAX], err[256];
 	struct ifreq ifr = { 0 };
 	int snaplen = 65535 + LINK_MAX;
-	int fd = p->fd[SOCK_PD] >= 0 ? p->fd[SOCK_PD] : p->fd[SOCK_MD];
+	int fd;
 	int block_ms = c->capture_block_ms ? (int)c->capture_block_ms : CAPTURE_BLOCK_MS_DEF;
 
 	if (!c->ifname[0])
 		return -EINVAL;
+	/* the ring is opened before the bus's sockets (trdp.c open_socks):
+	   a socket of its own for the MTU */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	/* A frame is at most the MTU and its link header (fragments each
 	   within it; UDP is not coalesced by GRO for a socket that did not
 	   ask).  It does not size the ring's blocks: libpcap 1.10 makes
@@ -117,6 +129,8 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	memcpy(ifr.ifr_name, c->ifname, strnlen(c->ifname, IFNAMSIZ - 1));
 	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 && ifr.ifr_mtu < 65535)
 		snaplen = ifr.ifr_mtu + LINK_MAX;
+	if (fd >= 0)
+		close(fd);
 	if (c->pd_port)
 		pc.udp_ports[pc.n_udp_ports++] = c->pd_port;
 	if (c->md_port)
@@ -124,6 +138,7 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	build_filter(c, filter, sizeof(filter));
 	p->live_drops_last = 0;
 	p->live_more = false;
+	p->live_last_ns = 0;
 	return trace_pcap_open_live(c->ifname, filter, snaplen, CAPTURE_RING_BYTES, block_ms, &pc, &p->live, err,
 	                            sizeof(err));
 }
@@ -145,7 +160,8 @@ void bus_trdp_live_drops(bus_dev_t *dev)
 	p->live_drops_last = n;
 }
 
-int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max)
+/* What the ring holds now into items; *ret_r: libpcap's last answer. */
+static size_t live_take(bus_dev_t *dev, struct acq_item *items, size_t max, int *ret_r)
 {
 	struct trdp_priv *p = dev->priv;
 	struct trace_pcap_event e;
@@ -169,7 +185,62 @@ int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max)
 	if (++p->live_wakes % DROPS_EVERY == 0)
 		bus_trdp_live_drops(dev);
 	p->live_more = r == 1;
-	if (r < 0 && r != -EAGAIN && !n)
-		return r;
+	*ret_r = r;
+	return n;
+}
+
+/*
+ * Why: the kernel fills one block of the ring at a time and hands it over
+ * only when it is full or at its timeout; when the interface goes (down,
+ * or removed: libpcap then fails at once) the telegrams that came just
+ * before are still in that block.  They were received - the kernel
+ * stamped them - and a socket would have queued them, so they are waited
+ * for (the kernel's block timer runs on until the ring is closed) and
+ * read before the bus is gone and the ring closed with them.  Known by
+ * count (trace_pcap_unread), so nothing is waited for when the ring
+ * holds nothing; bounded, as that count may include packets libpcap
+ * skips itself.
+ */
+int bus_trdp_live_last(bus_dev_t *dev, struct acq_item *items, size_t max)
+{
+	struct trdp_priv *p = dev->priv;
+	const struct bus_trdp_cfg *c = &dev->cfg.trdp;
+	int block_ms = c->capture_block_ms ? (int)c->capture_block_ms : CAPTURE_BLOCK_MS_DEF;
+	size_t n = 0;
+	uint32_t unread;
+	int r;
+
+	if (!p->live)
+		return 0;
+	if (!p->live_last_ns)
+		p->live_last_ns = basic_mono_ns() + (int64_t)(2 * block_ms + LAST_SLACK_MS) * BASIC_NS_PER_MS;
+	while (n + 3 <= max && trace_pcap_unread(p->live, &unread) == 0 && unread && unread < 1u << 31) {
+		int64_t left = p->live_last_ns - basic_mono_ns();
+		struct pollfd pfd = { .fd = trace_pcap_fd(p->live), .events = POLLIN };
+		if (left <= 0)
+			break;
+		/* POLLERR too (the error said again): the take below clears it */
+		if (poll(&pfd, 1, (int)(left / BASIC_NS_PER_MS) + 1) < 0 && errno != EINTR)
+			break;
+		n += live_take(dev, items + n, max - n, &r);
+	}
+	return (int)n;
+}
+
+int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max)
+{
+	struct trdp_priv *p = dev->priv;
+	int r, k;
+	size_t n = live_take(dev, items, max, &r);
+
+	if (r < 0 && r != -EAGAIN && !n) {
+		/* failed: what the ring took before, then the failure */
+		k = bus_trdp_live_last(dev, items, max);
+		return k > 0 ? k : r;
+	}
+	/* it works again (the interface back before the ring failed): a
+	   later failure waits afresh */
+	if (n)
+		p->live_last_ns = 0;
 	return (int)n;
 }

@@ -89,6 +89,10 @@ struct trdp_priv {
 	   ring; the reads since without a poll (trdp.c trdp_recv) */
 	bool live_more;
 	unsigned live_skips;
+	/* the ring failed or the interface went: until then (monotonic ns)
+	   the packets still in the ring's open block are waited for
+	   (trdp-capture.c bus_trdp_live_last); 0 while it works */
+	int64_t live_last_ns;
 	/* counters: written by the RX thread, read by any (bus_counters' rule) */
 	_Atomic uint64_t st_telegrams, st_bytes, st_refused[8], st_gaps, st_repeats, st_back, st_topo, st_bytes_drops,
 		st_untracked, st_tcp_accepted, st_tcp_refused, st_tcp_closed, st_tcp_bad, st_tcp_cut,
@@ -139,7 +143,15 @@ int bus_trdp_live_open(bus_dev_t *dev);
 /* Close it (NULL is fine). */
 void bus_trdp_live_close(struct trdp_priv *p);
 /* What the ring holds into items[0..max) (max >= 3); the items written,
-   or -ENETDOWN / -EIO: the capture failed (the interface went, mostly). */
+   or -ENETDOWN / -EIO: the capture failed (the interface went, mostly),
+   once bus_trdp_live_last() has nothing more. */
 int bus_trdp_live_read(bus_dev_t *dev, struct acq_item *items, size_t max);
+/* The interface went (the ring failed, or is down at an idle wait), or
+   the source drains the bus at stop: the packets the ring took and has
+   not handed over yet, waited for (bounded: two block timeouts and 50 ms
+   from the first call, again after the ring gave packets) and read into
+   items[0..max); the items written, 0 when none is left or the wait is
+   over. */
+int bus_trdp_live_last(bus_dev_t *dev, struct acq_item *items, size_t max);
 /* The ring's kernel drops since the last call added to rx_dropped. */
 void bus_trdp_live_drops(bus_dev_t *dev);

@@ -18,10 +18,10 @@
  *
  * receive = capture (trdp-capture.c): UDP is read from the interface's
  * packet ring instead, in the PD socket's place in the poll; the sockets
- * are still opened (the ports, the groups' IGMP joins) with a drop-all
- * filter, and MD over TCP stays on the listener below.  The ring is made
- * again at each reopen (libpcap allocates it: once per return of the
- * interface, never per telegram).
+ * are still opened (the ports, the groups' IGMP joins), after the ring,
+ * with a drop-all filter, and MD over TCP stays on the listener below.
+ * The ring is made again at each reopen (libpcap allocates it: once per
+ * return of the interface, never per telegram).
  *
  * Gone and back: a UDP socket does not fail when its interface goes down,
  * the traffic just stops; so when a wait ends with nothing, the interface's
@@ -220,7 +220,14 @@ static int open_socks(bus_dev_t *dev)
 	p->ifindex = 0;
 	if (c->ifname[0] && !(p->ifindex = (int)if_nametoindex(c->ifname)))
 		return -ENODEV;
-	if (c->pd_port)
+	/* receive = capture: the packet ring first (-EPERM without
+	   CAP_NET_RAW), so that what tells the bus ready - a group joined, a
+	   port bound, the TCP listener - means the ring already takes what
+	   is sent to it; opened after them, the telegrams sent between were
+	   lost (a peer or a test starts sending once it sees the join) */
+	if (c->receive_capture)
+		r = bus_trdp_live_open(dev);
+	if (r == 0 && c->pd_port)
 		r = open_sock(c, p->ifindex, c->pd_port, &p->fd[SOCK_PD], &refused);
 	if (r == 0 && c->md_port)
 		r = open_sock(c, p->ifindex, c->md_port, &p->fd[SOCK_MD], &refused);
@@ -233,10 +240,6 @@ static int open_socks(bus_dev_t *dev)
 	if (r == 0 && c->md_port)
 		atomic_store_explicit(&p->st_tcp_listen_error, (uint64_t)-open_listener(c, &p->lfd),
 		                      memory_order_relaxed);
-	/* receive = capture: the packet ring, once the sockets hold the
-	   ports and the groups (-EPERM without CAP_NET_RAW) */
-	if (r == 0 && c->receive_capture)
-		r = bus_trdp_live_open(dev);
 	if (r < 0)
 		close_socks(p);
 	/* joining a group on an interface that is down: ENODEV, gone */
@@ -623,6 +626,13 @@ static int trdp_recv(bus_dev_t *dev, struct acq_item *items, size_t max, int tim
 	if (r == 0) {
 		poll_drops(dev);
 		r = link_state(dev);
+		/* capture: the telegrams of the ring's open block first, when
+		   the interface went (they came before it did), and at a
+		   timeout of 0, the source's drain at stop (acquisition/
+		   source.c: what the device holds is recorded, and the ring
+		   holds them) */
+		if ((r < 0 || timeout_ms == 0) && (n = bus_trdp_live_last(dev, items, max)) > 0)
+			return n;
 		return r < 0 ? bus_gone(dev, r) : 0;
 	}
 	/* PD, MD over UDP, MD over TCP in turn first: none starves the

@@ -602,7 +602,9 @@ static const struct basic_ini_key trdp_keys[] = {
 	  .help = "receive = capture: the kernel hands the ring's block to the bus thread when it is full or this "
 	          "long after it was opened. Longer: fewer wakeups, less CPU per telegram; shorter: a telegram "
 	          "waits less before it is recorded (its time is the kernel's receive time either way), but the "
-	          "ring (8 blocks) lasts only 8 of these while the bus thread is held up at low rates." },
+	          "ring (8 blocks) lasts only 8 of these while the bus thread is held up at low rates. When the "
+	          "interface goes and at stop, the block still filling is waited for (up to two of these) and "
+	          "recorded." },
 	{ "xml", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.trdp.xml),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw telegrams only)",
 	  .help = "The device's TRDP XML configuration (its telegrams and data sets)." },

@@ -698,6 +698,20 @@ static bool close_one(trace_pcap_t *p)
 	return false;
 }
 
+int trace_pcap_unread(trace_pcap_t *p, uint32_t *ret)
+{
+	struct pcap_stat st;
+
+	if (!p || !p->live || !ret)
+		return -EINVAL;
+	if (pcap_stats(p->pc, &st) < 0)
+		return -EIO;
+	/* ps_recv counts each packet that passed the filter, those the full
+	   ring dropped included; 32 bits that wrap, as the difference */
+	*ret = st.ps_recv - st.ps_drop - (uint32_t)p->st.packets;
+	return 0;
+}
+
 int trace_pcap_next(trace_pcap_t *p, struct trace_pcap_event *ret_ev)
 {
 	struct pcap_pkthdr *hdr;

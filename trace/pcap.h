@@ -139,6 +139,14 @@ int trace_pcap_fd(const trace_pcap_t *p);
    -EIO. */
 int trace_pcap_drops(trace_pcap_t *p, uint32_t *ret);
 
+/* A live capture's packets the kernel put in the ring that were not read
+   yet (pcap_stats' ps_recv less ps_drop, less the packets read): those
+   of blocks handed over and of the block the kernel still fills, which
+   it hands over only at its timeout.  An estimate from above: packets
+   libpcap skips itself (before the filter was set) are never read.
+   0, -EINVAL (a file), -EIO. */
+int trace_pcap_unread(trace_pcap_t *p, uint32_t *ret);
+
 /* The next event: 1 and *ret_ev, 0 at the end of the capture (after the
    last connections' CLOSE), -EBADMSG the file is damaged past here
    (trace_pcap_error() names the file, the packet number and the byte

@@ -342,14 +342,15 @@ def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
 
-def wait_for(what, cond, timeout_s=20.0):
-    """Until cond() is true (polled, not a fixed sleep), or fail naming what."""
+def wait_for(what, cond, timeout_s=20.0, why=None):
+    """Until cond() is true (polled, not a fixed sleep), or fail naming
+    what, and what why() says of the state it was left in."""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         if cond():
             return
         time.sleep(0.05)
-    raise SystemExit("timed out waiting for " + what)
+    raise SystemExit("timed out waiting for " + what + (": " + why() if why else ""))
 
 
 def export(railmon, ns, log):
@@ -376,13 +377,19 @@ def run_netns(railmon, capture=False):
         tmp = tempfile.mkdtemp(prefix="trdp-netns-")
         try:
             board = os.path.join(tmp, "trdp.ini")
+            # capture: blocks of 500 ms, so the last telegrams before the
+            # interface goes down and is removed are still in the block the
+            # kernel fills, not handed over yet: they must be in the log
+            # all the same (bus/trdp-capture.c bus_trdp_live_last)
             with open(board, "w") as f:
                 f.write("[board]\nvehicle = netns\n[trdp ecn]\ninterface = %s\ngroup = 239.193.0.1\n%s" % (
-                    vb, "receive = capture\n" if capture else ""))
+                    vb, "receive = capture\ncapture_block_ms = 500\n" if capture else ""))
             log = os.path.join(tmp, "log")
             rm = subprocess.Popen(["ip", "netns", "exec", b, railmon, "run", "--board", board, "--data", log],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            # joined: the group is in the namespace's IGMP table (0100C1EF)
+            # joined: the group is in the namespace's IGMP table (0100C1EF);
+            # capture: the bus opens its ring before it joins, so the join
+            # says the ring takes what is sent from now (bus/trdp.c)
             wait_for("railmon to join 239.193.0.1",
                      lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
             logs = [os.path.join(tmp, x) for x in ("pd.jsonl", "md.jsonl", "mdtcp.jsonl", "pd2.jsonl", "pd3.jsonl")]
@@ -433,8 +440,18 @@ def run_netns(railmon, capture=False):
             sh(*pub, "pd", "--dest", "239.193.0.1", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "20",
                "--cycle-ms", "10", "--first-seq", "2000", "--etb", "3", "--optrn", "4", "--log", logs[4])
             n_sent = sum(1 for f in logs for _ in open(f))
+            def missing():
+                got = {(x.get("src"), x.get("dst"), x.get("data")) for x in export(railmon, b, log)
+                       if x["kind"] == "trdp"}
+                lost = [(os.path.basename(f), i) for f in logs for i, x in enumerate(map(json.loads, open(f)))
+                        if (x["src"], x["dst"], x["payload"]) not in got]
+                r = sh("ip", "netns", "exec", b, railmon, "stat", "--data", log, "--json", check=False)
+                row = next((x for x in map(json.loads, (y for y in r.stdout.splitlines() if y.startswith("{")))
+                            if x.get("kind") == "trdp"), {})
+                return "%d of %d sent not in the log (file, index): %s; stat rx_dropped %s" % (
+                    len(lost), n_sent, lost[:20], row.get("rx_dropped"))
             wait_for("every telegram in the log",
-                     lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent)
+                     lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent, why=missing)
             # stat's row of the bus: its sequence counters and topology as sent
             want_seq = dict(zip(("seq_gaps", "seq_repeats", "seq_back", "topology_changes"),
                                 expected_counts([json.loads(x) for f in logs for x in open(f)])))
@@ -451,6 +468,11 @@ def run_netns(railmon, capture=False):
             drops_bad = row.get("rx_dropped") != 0
             print("stat: " + ", ".join("%s %s" % (k, row.get(k)) for k in
                                        ("items", "rx_dropped", "bad_input") + tuple(want_seq)))
+            # telegrams sent just before railmon is stopped are in the
+            # log (capture: the ring's open block read at stop)
+            logs.append(os.path.join(tmp, "pd4.jsonl"))
+            sh(*pub, "pd", "--dest", "192.0.2.2", "--bind", "192.0.2.1", "--count", "5", "--cycle-ms", "10",
+               "--first-seq", "3000", "--etb", "3", "--optrn", "4", "--log", logs[-1])
             rm.send_signal(2)
             out, _ = rm.communicate(timeout=30)
             code, rm = rm.returncode, None
