@@ -174,6 +174,12 @@ struct bus_trdp_cfg {
 	   tp_retire_blk_tov): a block is handed over this long after it was
 	   opened, or when full; bounds a telegram's wait at low rates */
 	uint32_t capture_block_ms;
+	/* capture: the ring's size, KiB (libpcap's buffer size, tcpdump -B);
+	   0 = the key's default.  Cut in blocks of 256 KiB, each retired at
+	   its timeout however few packets it holds: at low rates the ring
+	   lasts (kib / 256) x capture_block_ms while the bus thread is held
+	   up.  Kernel memory, not swapped, for as long as the bus runs */
+	uint32_t capture_buffer_kib;
 	/* Where the telegrams' bytes go (acq-bytes.h): set by the pipeline,
 	   whose sink releases them; NULL = the driver's own ring (a driver
 	   used alone: tests, check), released by bus_dev_trdp_release().

@@ -47,8 +47,14 @@
 /* The block timeout when the board gave none (a device opened without
    the schema: tests): the key's default (conf/config-schema.c). */
 #define CAPTURE_BLOCK_MS_DEF 10
-/* The ring's size: tcpdump's default, ~0.4 s of 20,000 small PD/s. */
-#define CAPTURE_RING_BYTES TRDP_RCVBUF
+/* The ring's size, KiB, when the board gave none: the key's default
+   (capture_buffer_kib).  64 blocks of 256 KiB: at low rates the kernel
+   retires a block at each timeout however few packets it holds, so the
+   ring covers a stall of the bus thread (a busy collector, a slow disk,
+   a stopped process) of 64 block timeouts, 640 ms at 10 ms; tcpdump's
+   2 MiB would be 8 (80 ms). */
+#define CAPTURE_BUFFER_KIB_DEF 16384
+#define CAPTURE_BUFFER_KIB_MAX (1u << 20)
 #define FILTER_MAX 1024
 /* A link header: Ethernet and two VLAN tags, or Linux cooked SLL2. */
 #define LINK_MAX 64
@@ -115,8 +121,12 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	int snaplen = 65535 + LINK_MAX;
 	int fd;
 	int block_ms = c->capture_block_ms ? (int)c->capture_block_ms : CAPTURE_BLOCK_MS_DEF;
+	uint32_t kib = c->capture_buffer_kib ? c->capture_buffer_kib : CAPTURE_BUFFER_KIB_DEF;
+	int ring_bytes = (int)(kib * 1024u);
 
-	if (!c->ifname[0])
+	/* the schema bounds the key to 1 GiB; a device opened without it
+	   (tests) too, so the size fits libpcap's int */
+	if (!c->ifname[0] || kib > CAPTURE_BUFFER_KIB_MAX)
 		return -EINVAL;
 	/* the ring is opened before the bus's sockets (trdp.c open_socks):
 	   a socket of its own for the MTU */
@@ -124,7 +134,7 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	/* A frame is at most the MTU and its link header (fragments each
 	   within it; UDP is not coalesced by GRO for a socket that did not
 	   ask).  It does not size the ring's blocks: libpcap 1.10 makes
-	   TPACKET_V3 blocks of 256 KiB whatever the snap length (8 in 2 MiB;
+	   TPACKET_V3 blocks of 256 KiB whatever the snap length (64 in 16 MiB;
 	   trace_pcap_open_live) */
 	memcpy(ifr.ifr_name, c->ifname, strnlen(c->ifname, IFNAMSIZ - 1));
 	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 && ifr.ifr_mtu < 65535)
@@ -139,7 +149,7 @@ int bus_trdp_live_open(bus_dev_t *dev)
 	p->live_drops_last = 0;
 	p->live_more = false;
 	p->live_last_ns = 0;
-	return trace_pcap_open_live(c->ifname, filter, snaplen, CAPTURE_RING_BYTES, block_ms, &pc, &p->live, err,
+	return trace_pcap_open_live(c->ifname, filter, snaplen, ring_bytes, block_ms, &pc, &p->live, err,
 	                            sizeof(err));
 }
 

@@ -353,8 +353,11 @@ static int check_trdp(FILE *out, FILE *err, const struct conf_board *cfg, const 
 	if (t->receive_capture)
 		fprintf(out, "    receive = capture: UDP read from %s's packet ring (libpcap, as tcpdump), blocks handed "
 		        "over at least every %u ms, the sockets only hold the ports and groups; needs CAP_NET_RAW "
-		        "(root, or the unit's capability); MD over TCP from its listener\n", t->ifname,
-		        t->capture_block_ms);
+		        "(root, or the unit's capability); MD over TCP from its listener\n"
+		        "    ring of %u KiB: %u blocks of 256 KiB, a stall of the bus thread of %llu ms covered at "
+		        "low rates (a block each %u ms)\n",
+		        t->ifname, t->capture_block_ms, t->capture_buffer_kib, t->capture_buffer_kib / 256,
+		        (unsigned long long)(t->capture_buffer_kib / 256) * t->capture_block_ms, t->capture_block_ms);
 	if (!t->xml[0]) {
 		fprintf(out, "    no XML: raw telegrams only\n");
 		return 0;

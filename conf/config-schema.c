@@ -602,9 +602,24 @@ static const struct basic_ini_key trdp_keys[] = {
 	  .help = "receive = capture: the kernel hands the ring's block to the bus thread when it is full or this "
 	          "long after it was opened. Longer: fewer wakeups, less CPU per telegram; shorter: a telegram "
 	          "waits less before it is recorded (its time is the kernel's receive time either way), but the "
-	          "ring (8 blocks) lasts only 8 of these while the bus thread is held up at low rates. When the "
-	          "interface goes and at stop, the block still filling is waited for (up to two of these) and "
-	          "recorded." },
+	          "ring (capture_buffer_kib / 256 blocks, 64 at its default) lasts only that many of these while "
+	          "the bus thread is held up at low rates. When the interface goes and at stop, the block still "
+	          "filling is waited for (up to two of these) and recorded." },
+	/* At least 4 blocks: one the kernel fills while the bus thread reads
+	   others; fewer and any pause of the thread loses packets.  At most
+	   1 GiB (4,096 blocks, 41 s at 10 ms): kernel memory held for the
+	   bus's life, and a larger value is more likely bytes given for KiB
+	   (16777216) than a ring anyone wants; it also keeps the byte size
+	   within libpcap's int. */
+	{ "capture_buffer_kib", BASIC_INI_UINT, 0, P(bus.trdp.capture_buffer_kib), .min = 1024, .max = 1048576,
+	  .def = "16384",
+	  .help = "receive = capture: the packet ring's size in KiB (as tcpdump -B), cut by libpcap into blocks of "
+	          "256 KiB (rounded down to whole blocks). At low rates the kernel hands over a block at each "
+	          "capture_block_ms however few packets it holds, so the ring covers a stall of the bus thread (a "
+	          "busy collector, a slow disk, a stopped process) of (this / 256) x capture_block_ms: 64 x 10 ms "
+	          "= 640 ms at the defaults; telegrams past it are dropped by the kernel (counted in rx_dropped). "
+	          "Costs this much kernel memory (not swapped) per bus while it runs; if the kernel cannot give "
+	          "it all, libpcap takes a smaller ring." },
 	{ "xml", BASIC_INI_PATH, BASIC_INI_NONEMPTY | BASIC_INI_LINE, P(bus.trdp.xml),
 	  BASIC_INI_LINE_AT(struct conf_pending_bus, dbc_line), .doc_def = "none (raw telegrams only)",
 	  .help = "The device's TRDP XML configuration (its telegrams and data sets)." },

@@ -242,6 +242,11 @@ static const struct {
 	{ "[board]\nvehicle = a\n[trdp t]\nbind = 192.0.2.2\ngroup = 239.193.0.1\n",
 	  "t.ini:3: [trdp t]: bind = an address receives no multicast" },
 	{ "[board]\nvehicle = a\n[trdp t]\npd_port = 70000\n", "t.ini:4: pd_port: expected 0 to 65535" },
+	/* fewer than 4 ring blocks, or a size given in bytes */
+	{ "[board]\nvehicle = a\n[trdp t]\ncapture_buffer_kib = 1023\n",
+	  "t.ini:4: capture_buffer_kib: expected 1024 to 1048576: '1023'" },
+	{ "[board]\nvehicle = a\n[trdp t]\ncapture_buffer_kib = 16777216\n",
+	  "t.ini:4: capture_buffer_kib: expected 1024 to 1048576: '16777216'" },
 	{ "[board]\nvehicle = a\n[trdp t]\ninterface = eth0\n[can t]\ninterface = can0\n",
 	  "t.ini:5: bus 't' is defined twice" },
 	/* [sparkplug] (issue 33): the connection checked as [uplink]'s, at the header's line */
@@ -279,12 +284,13 @@ static const struct {
 };
 
 /* A [trdp] section into struct bus_trdp_cfg: defaults, groups in order,
-   host-order addresses. */
+   host-order addresses; the capture keys kept without receive = capture
+   (unused then, as capture_block_ms). */
 static void test_trdp(void)
 {
 	static const char text[] = "[board]\nvehicle = a\n[can c]\ninterface = can0\n[trdp ecn]\ninterface = eth1\n"
 	                           "group = 239.193.0.1\ngroup = 239.255.0.7\nmd_port = 0\nxml = dev.xml\n"
-	                           "[trdp uni]\nbind = 192.0.2.2\npd_port = 20000\n";
+	                           "[trdp uni]\nbind = 192.0.2.2\npd_port = 20000\ncapture_buffer_kib = 4096\n";
 	struct conf_board *c = NULL;
 	char err[CONF_ERR_MAX] = "";
 
@@ -294,9 +300,11 @@ static void test_trdp(void)
 	assert(!strcmp(c->buses[1].name, "ecn") && !strcmp(t->ifname, "eth1") && t->bind_ip == 0);
 	assert(t->ngroups == 2 && t->groups[0] == 0xefc10001u && t->groups[1] == 0xefff0007u);
 	assert(t->pd_port == 17224 && t->md_port == 0 && strstr(t->xml, "dev.xml"));
+	assert(!t->receive_capture && t->capture_block_ms == 10 && t->capture_buffer_kib == 16384);
 	t = &c->buses[2].trdp;
 	assert(t->bind_ip == 0xc0000202u && t->pd_port == 20000 && t->md_port == 17225 && t->ngroups == 0);
 	assert(t->ifname[0] == 0 && t->xml[0] == 0 && t->bytes == NULL);
+	assert(!t->receive_capture && t->capture_buffer_kib == 4096);
 	conf_free(c);
 	printf("a board with two TRDP buses read\n");
 }

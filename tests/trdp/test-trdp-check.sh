@@ -89,6 +89,22 @@ printf 'capture_block_ms = 100\n' >> "$dir/c.ini"
 out=$("$railmon" check "$dir/c.ini" 2>&1)
 want="${want/every 10 ms/every 100 ms}"
 grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
+# capture_buffer_kib: the ring's size and the stall it covers at low rates
+# ((KiB / 256) blocks x capture_block_ms), the default's then the board's;
+# out of bounds refused with them
+ring="    ring of 16384 KiB: 64 blocks of 256 KiB, a stall of the bus thread of 6400 ms covered at low rates (a block each 100 ms)"
+grep -qxF -- "$ring" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$ring" "$out"; exit 1; }
+printf 'capture_buffer_kib = 2048\n' >> "$dir/c.ini"
+out=$("$railmon" check "$dir/c.ini" 2>&1)
+ring="    ring of 2048 KiB: 8 blocks of 256 KiB, a stall of the bus thread of 800 ms covered at low rates (a block each 100 ms)"
+grep -qxF -- "$ring" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$ring" "$out"; exit 1; }
+for bad in 1023 1048577; do
+	sed -i "s/^capture_buffer_kib = .*/capture_buffer_kib = $bad/" "$dir/c.ini"
+	out=$("$railmon" check "$dir/c.ini" 2>&1) && { printf 'check passed capture_buffer_kib %s:\n%s\n' "$bad" "$out"; exit 1; }
+	want_b="railmon check: $dir/c.ini:9: capture_buffer_kib: expected 1024 to 1048576: '$bad'"
+	grep -qxF -- "$want_b" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want_b" "$out"; exit 1; }
+done
+sed -i '/^capture_buffer_kib = /d' "$dir/c.ini"
 sed -i '/^interface = eth1$/d' "$dir/c.ini"
 out=$("$railmon" check "$dir/c.ini" 2>&1) && { printf 'check passed capture without interface:\n%s\n' "$out"; exit 1; }
 want="railmon check: $dir/c.ini:5: [trdp ecn]: receive = capture needs 'interface =' (the interface whose packets are read)"
@@ -107,4 +123,4 @@ if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 	grep -qxF -- "$want" <<<"$out" || { printf 'missing line:\n%s\nin:\n%s\n' "$want" "$out"; exit 1; }
 	perm="run without CAP_NET_RAW says so"
 fi
-echo "check: both TRDP buses said, the XML's plan, its errors; receive = capture said, refused without interface; $perm"
+echo "check: both TRDP buses said, the XML's plan, its errors; receive = capture said with its ring, capture_buffer_kib bounds, refused without interface; $perm"
