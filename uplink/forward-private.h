@@ -122,8 +122,18 @@ struct fwd_resend {
 	void *buf;               /* a Batch with the historical flag added */
 	size_t cap;
 	upl_requests_t *requests; /* cfg.requests_path's; NULL: none */
-	bool request_active;     /* req[0] is the oldest request's range: served
-	                            (in the file) when it is popped */
+	bool request_active;     /* req[0] is the oldest request's range */
+	/* A request's Batches are fire-and-forget like gap repair's, but the
+	   ground never asks for them again (their records count "on board"):
+	   the request is served (in the file) only once the broker acknowledged
+	   its last message (ack_mid), and a connection lost before that serves
+	   it again from its start (fwd-resend.c). */
+	bool request_sent;       /* a message of the active request was published */
+	bool request_wait;       /* popped: waiting for ack_mid's PUBACK */
+	bool last_acked;         /* last_mid's PUBACK came (a range ending at
+	                            the log's end is popped a step after its
+	                            last Batch, its PUBACK maybe before) */
+	int last_mid, ack_mid;
 	upl_reducer_t *channels; /* the active request names channels: its
 	                            Batches go reduced to them (and events) */
 };
@@ -214,6 +224,10 @@ void upl_fwd_window_rewind(upl_forwarder_t *f);
 
 /* fwd-resend.c */
 int upl_fwd_resend_step(upl_forwarder_t *f);
+/* A PUBACK: true if it was the one a request waited for (now served). */
+bool upl_fwd_resend_acked(upl_forwarder_t *f, int mid);
+/* The connection went: a request not yet acknowledged is served again. */
+void upl_fwd_resend_conn_down(upl_forwarder_t *f);
 
 /* fwd-conn.c */
 void upl_fwd_on_connect(struct mosquitto *mosq, void *arg, int rc);

@@ -98,6 +98,7 @@ void upl_fwd_conn_down(upl_forwarder_t *f, int err, bool failed_attempt)
 	}
 	f->net.state = CONN_DOWN;
 	upl_fwd_window_rewind(f);
+	upl_fwd_resend_conn_down(f);
 	upl_fwd_why_set(f, "%s", strerror(err < 0 ? -err : EIO));
 	pthread_mutex_lock(&f->lock);
 	f->st.connected = false;

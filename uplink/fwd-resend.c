@@ -17,18 +17,68 @@
 #include "mqtt-private.h"
 #include "basic/clock.h"
 
-static void resend_pop(upl_forwarder_t *f)
+/* A full-rate request served, in the file (if that cannot be written it
+   stays pending and is served again after a restart: whole Batches twice,
+   duplicates to the ground's ledger). */
+static void request_served(upl_forwarder_t *f)
+{
+	f->resend.request_wait = false;
+	if (upl_requests_done(f->resend.requests) == 0)
+		STAT_ADD(f, requests_served, 1);
+}
+
+/* The oldest range off the queue; a request's: served once its last
+   message is acknowledged (at once if it sent none). */
+static void resend_drop(upl_forwarder_t *f)
 {
 	memmove(f->resend.req, f->resend.req + 1, (f->resend.n - 1) * sizeof(f->resend.req[0]));
 	f->resend.n--;
-	/* a full-rate request's range is done: served, in the file (if that
-	   cannot be written it stays pending and is served again after a
-	   restart: whole Batches twice, duplicates to the ground's ledger) */
 	if (f->resend.request_active) {
 		f->resend.request_active = false;
 		f->resend.channels = upl_reducer_free(f->resend.channels);
-		if (upl_requests_done(f->resend.requests) == 0)
-			STAT_ADD(f, requests_served, 1);
+	}
+}
+
+static void resend_pop(upl_forwarder_t *f)
+{
+	bool request = f->resend.request_active;
+
+	resend_drop(f);
+	if (!request)
+		return;
+	if (f->resend.request_sent && !f->resend.last_acked) {
+		f->resend.ack_mid = f->resend.last_mid;
+		f->resend.request_wait = true;
+	} else {
+		request_served(f);
+	}
+}
+
+bool upl_fwd_resend_acked(upl_forwarder_t *f, int mid)
+{
+	/* the broker acknowledges a connection's QoS 1 messages in order: the
+	   request's earlier ones are with its last one */
+	if (f->resend.request_active && f->resend.request_sent && mid == f->resend.last_mid) {
+		f->resend.last_acked = true;
+		return true;
+	}
+	if (!f->resend.request_wait || mid != f->resend.ack_mid)
+		return false;
+	request_served(f);
+	return true;
+}
+
+void upl_fwd_resend_conn_down(upl_forwarder_t *f)
+{
+	/* what libmosquitto still held went with its client: the request stays
+	   pending and starts again from its first Batch after the reconnect
+	   (the ground keeps each record once) */
+	if (f->resend.request_active) {
+		resend_drop(f);
+		STAT_ADD(f, requests_restarted, 1);
+	} else if (f->resend.request_wait) {
+		f->resend.request_wait = false;
+		STAT_ADD(f, requests_restarted, 1);
 	}
 }
 
@@ -43,9 +93,11 @@ static int resend_gone(upl_forwarder_t *f, const struct upl_range *req, uint64_t
 	gone.last = last;
 	if ((n = upl_range_format(&gone, msg, sizeof(msg))) < 0)
 		return n;
-	rc = mosquitto_publish(f->net.mosq, NULL, f->topic_gone, n, msg, 1, false);
+	rc = mosquitto_publish(f->net.mosq, &f->resend.last_mid, f->topic_gone, n, msg, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
+	f->resend.request_sent = f->resend.request_sent || f->resend.request_active;
+	f->resend.last_acked = false;
 	STAT_ADD(f, resend_gone, 1);
 	return 0;
 }
@@ -72,9 +124,11 @@ static int resend_batch(upl_forwarder_t *f, const struct upl_rec *rec)
 	}
 	memcpy(f->resend.buf, payload, len);
 	memcpy((uint8_t *)f->resend.buf + len, historical_true, sizeof(historical_true));
-	rc = mosquitto_publish(f->net.mosq, NULL, f->topic_data, (int)need, f->resend.buf, 1, false);
+	rc = mosquitto_publish(f->net.mosq, &f->resend.last_mid, f->topic_data, (int)need, f->resend.buf, 1, false);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return upl_mqtt_errno(rc);
+	f->resend.request_sent = f->resend.request_sent || f->resend.request_active;
+	f->resend.last_acked = false;
 	STAT_ADD(f, resend_batches, 1);
 	return 0;
 }
@@ -188,6 +242,7 @@ static int request_start(upl_forwarder_t *f)
 		if (r < 0 && r != -EBADMSG)
 			stats_error(f, r);
 		f->resend.request_active = true;
+		f->resend.request_sent = false;
 		f->resend.n++;          /* resend_pop() takes it as served */
 		resend_pop(f);
 		return 0;
@@ -210,6 +265,7 @@ static int request_start(upl_forwarder_t *f)
 	memmove(f->resend.req + 1, f->resend.req, f->resend.n * sizeof(f->resend.req[0]));
 	f->resend.n++;
 	f->resend.request_active = true;
+	f->resend.request_sent = false;
 	if (range.last < range.first) {
 		resend_pop(f);
 		return 0;
@@ -237,7 +293,7 @@ int upl_fwd_resend_step(upl_forwarder_t *f)
 
 	/* a full-rate request when gap repair has nothing queued: the ledger's
 	   holes first, they are data the ground has no trace of */
-	if (!f->resend.n && f->resend.requests && upl_requests_pending(f->resend.requests))
+	if (!f->resend.n && !f->resend.request_wait && f->resend.requests && upl_requests_pending(f->resend.requests))
 		request_start(f);
 	if (!f->resend.n || now < f->resend.next_ns)
 		return 0;
@@ -265,7 +321,10 @@ int upl_fwd_resend_step(upl_forwarder_t *f)
 		req->first = last + 1;
 	} else {
 		r = resend_batch(f, &rec);
-		req->first = rec.first_seq + rec.count;
+		/* out of memory: the same Batch at the next step (skipped, a
+		   request's would be lost: the ground does not ask again) */
+		if (r != -ENOMEM)
+			req->first = rec.first_seq + rec.count;
 	}
 	if (r == 0 && req->first > req->last)
 		resend_pop(f);

@@ -186,7 +186,10 @@ struct upl_forward_stats {
 	uint64_t requests_taken;  /* full-rate requests kept (requests_path) */
 	uint64_t requests_again;  /* ids taken before (pending or served): ignored */
 	uint64_t requests_refused; /* lines malformed, 64 pending, or not written */
-	uint64_t requests_served; /* their ranges handed to gap repair's path */
+	uint64_t requests_served; /* their ranges sent, the last message
+	                             acknowledged by the broker */
+	uint64_t requests_restarted; /* a connection lost before that: the
+	                                request served again from its start */
 	uint64_t hold_requests;   /* held windows taken by upl_forwarder_hold() */
 	uint64_t hold_batches;    /* stored Batches sent for them ahead of the backlog */
 	uint64_t hold_refused;    /* windows refused: past UPL_HOLD_MAX, or no hold_source */

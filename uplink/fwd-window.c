@@ -102,7 +102,7 @@ void upl_fwd_on_publish(struct mosquitto *mosq, void *arg, int mid)
 {
 	upl_forwarder_t *f = arg;
 
-	if (upl_fwd_live_ack(f, mid))
+	if (upl_fwd_live_ack(f, mid) || upl_fwd_resend_acked(f, mid))
 		return;
 	for (unsigned k = 0; k < f->win.n; k++) {
 		struct slot *s = slot_at(f, k);

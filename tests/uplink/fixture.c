@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <sys/types.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -505,4 +507,146 @@ struct upl_forward_stats fx_fwd_stats(upl_forwarder_t *f)
 
 	CHECK(upl_forwarder_stats(f, &st) == 0);
 	return st;
+}
+
+/* ---- a TCP proxy that can reset every connection ---- */
+
+static void proxy_pair_close(struct fx_proxy *p, int i, bool rst)
+{
+	struct linger lg = { 1, 0 };
+
+	/* Linger 0 turns close() into a RST: the peer sees a reset, not EOF. */
+	if (rst) {
+		setsockopt(p->a[i], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		setsockopt(p->b[i], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	close(p->a[i]);
+	close(p->b[i]);
+	p->a[i] = p->b[i] = -1;
+}
+
+static void proxy_accept(struct fx_proxy *p)
+{
+	struct sockaddr_in up = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p->upstream),
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int c = accept(p->lfd, NULL, NULL), u, i;
+
+	if (c < 0)
+		return;
+	u = socket(AF_INET, SOCK_STREAM, 0);
+	for (i = 0; i < FX_PROXY_MAX && p->a[i] >= 0; i++)
+		;
+	/* Broker down: refuse the client the same way. */
+	if (u < 0 || i == FX_PROXY_MAX || connect(u, (struct sockaddr *)&up, sizeof(up)) < 0) {
+		close(c);
+		if (u >= 0)
+			close(u);
+		return;
+	}
+	p->a[i] = c;
+	p->b[i] = u;
+}
+
+static bool proxy_pump(int from, int to, bool discard)
+{
+	char buf[65536];
+	ssize_t n = read(from, buf, sizeof(buf));
+
+	/* blackhole: read and dropped, as a network that lost them */
+	if (discard)
+		return n > 0;
+
+	for (ssize_t off = 0; n > 0 && off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+
+		if (w <= 0)
+			return false;
+		off += w;
+	}
+	return n > 0;
+}
+
+static void *proxy_main(void *arg)
+{
+	struct fx_proxy *p = arg;
+
+	while (!p->stop) {
+		struct pollfd fds[2 + 2 * FX_PROXY_MAX];
+		int n = 2;
+
+		fds[0] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = p->efd, .events = POLLIN };
+		for (int i = 0; i < FX_PROXY_MAX; i++) {
+			fds[n++] = (struct pollfd){ .fd = p->a[i], .events = POLLIN };
+			fds[n++] = (struct pollfd){ .fd = p->b[i], .events = POLLIN };
+		}
+		if (poll(fds, (nfds_t)n, 200) <= 0)
+			continue;
+		if (fds[1].revents) {
+			uint64_t v;
+
+			if (read(p->efd, &v, sizeof(v)) == sizeof(v))
+				for (int i = 0; i < FX_PROXY_MAX; i++)
+					if (p->a[i] >= 0) {
+						proxy_pair_close(p, i, true);
+						__atomic_add_fetch(&p->resets, 1, __ATOMIC_RELAXED);
+					}
+			continue;
+		}
+		if (fds[0].revents)
+			proxy_accept(p);
+		for (int i = 0; i < FX_PROXY_MAX; i++) {
+			short ra = fds[2 + 2 * i].revents, rb = fds[3 + 2 * i].revents;
+
+			if (p->a[i] < 0 || fds[2 + 2 * i].fd != p->a[i])
+				continue;
+			if ((ra && !proxy_pump(p->a[i], p->b[i], __atomic_load_n(&p->blackhole, __ATOMIC_RELAXED))) ||
+			    (rb && !proxy_pump(p->b[i], p->a[i], false)))
+				proxy_pair_close(p, i, false);
+		}
+	}
+	return NULL;
+}
+
+void fx_proxy_start(struct fx_proxy *p, int upstream)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+
+	memset(p, 0, sizeof(*p));
+	for (int i = 0; i < FX_PROXY_MAX; i++)
+		p->a[i] = p->b[i] = -1;
+	p->upstream = upstream;
+	p->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(p->lfd >= 0);
+	CHECK(bind(p->lfd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(listen(p->lfd, 16) == 0);
+	CHECK(getsockname(p->lfd, (struct sockaddr *)&a, &al) == 0);
+	p->port = ntohs(a.sin_port);
+	p->efd = eventfd(0, 0);
+	CHECK(p->efd >= 0);
+	CHECK(pthread_create(&p->t, NULL, proxy_main, p) == 0);
+}
+
+void fx_proxy_reset(struct fx_proxy *p)
+{
+	uint64_t one = 1;
+
+	CHECK(write(p->efd, &one, sizeof(one)) == sizeof(one));
+}
+
+void fx_proxy_stop(struct fx_proxy *p)
+{
+	p->stop = true;
+	pthread_join(p->t, NULL);
+	for (int i = 0; i < FX_PROXY_MAX; i++)
+		if (p->a[i] >= 0)
+			proxy_pair_close(p, i, false);
+	close(p->lfd);
+	close(p->efd);
+}
+
+void fx_proxy_blackhole(struct fx_proxy *p, bool on)
+{
+	__atomic_store_n(&p->blackhole, on, __ATOMIC_RELAXED);
 }

@@ -154,3 +154,20 @@ void fx_seen_close(struct mosquitto *m);
 size_t fx_seen_n(struct fx_seen *s);
 /* The forwarder's stats (CHECKed). */
 struct upl_forward_stats fx_fwd_stats(upl_forwarder_t *f);
+
+/* A TCP proxy on a free loopback port to upstream (a broker), in a thread
+   of its own: the forwarder's connections through it can be reset (RST,
+   as a network that dropped them) or blackholed (the client's bytes read
+   and dropped: a link that loses what is sent, the connection still up). */
+#define FX_PROXY_MAX 16
+struct fx_proxy {
+	int lfd, efd, port, upstream;
+	int a[FX_PROXY_MAX], b[FX_PROXY_MAX]; /* client side, broker side; -1 = free */
+	pthread_t t;
+	bool stop, blackhole;
+	uint64_t resets;
+};
+void fx_proxy_start(struct fx_proxy *p, int upstream);
+void fx_proxy_reset(struct fx_proxy *p);
+void fx_proxy_blackhole(struct fx_proxy *p, bool on);
+void fx_proxy_stop(struct fx_proxy *p);

@@ -33,147 +33,6 @@
 #define INFLIGHT 20
 #define ITEMS 50
 
-/* ---- a TCP proxy that can reset every connection ---- */
-#define PROXY_MAX 16
-
-struct proxy {
-	int lfd, efd, port, upstream;
-	int a[PROXY_MAX], b[PROXY_MAX]; /* client side, broker side; -1 = free */
-	pthread_t t;
-	bool stop;
-	uint64_t resets;
-};
-
-static void pair_close(struct proxy *p, int i, bool rst)
-{
-	struct linger lg = { 1, 0 };
-
-	/* Linger 0 turns close() into a RST: the peer sees a reset, not EOF. */
-	if (rst) {
-		setsockopt(p->a[i], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		setsockopt(p->b[i], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	}
-	close(p->a[i]);
-	close(p->b[i]);
-	p->a[i] = p->b[i] = -1;
-}
-
-static void proxy_accept(struct proxy *p)
-{
-	struct sockaddr_in up = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p->upstream),
-	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int c = accept(p->lfd, NULL, NULL), u, i;
-
-	if (c < 0)
-		return;
-	u = socket(AF_INET, SOCK_STREAM, 0);
-	for (i = 0; i < PROXY_MAX && p->a[i] >= 0; i++)
-		;
-	/* Broker down: refuse the client the same way. */
-	if (u < 0 || i == PROXY_MAX || connect(u, (struct sockaddr *)&up, sizeof(up)) < 0) {
-		close(c);
-		if (u >= 0)
-			close(u);
-		return;
-	}
-	p->a[i] = c;
-	p->b[i] = u;
-}
-
-static bool pump(int from, int to)
-{
-	char buf[65536];
-	ssize_t n = read(from, buf, sizeof(buf));
-
-	for (ssize_t off = 0; n > 0 && off < n;) {
-		ssize_t w = write(to, buf + off, (size_t)(n - off));
-
-		if (w <= 0)
-			return false;
-		off += w;
-	}
-	return n > 0;
-}
-
-static void *proxy_main(void *arg)
-{
-	struct proxy *p = arg;
-
-	while (!p->stop) {
-		struct pollfd fds[2 + 2 * PROXY_MAX];
-		int n = 2;
-
-		fds[0] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
-		fds[1] = (struct pollfd){ .fd = p->efd, .events = POLLIN };
-		for (int i = 0; i < PROXY_MAX; i++) {
-			fds[n++] = (struct pollfd){ .fd = p->a[i], .events = POLLIN };
-			fds[n++] = (struct pollfd){ .fd = p->b[i], .events = POLLIN };
-		}
-		if (poll(fds, (nfds_t)n, 200) <= 0)
-			continue;
-		if (fds[1].revents) {
-			uint64_t v;
-
-			if (read(p->efd, &v, sizeof(v)) == sizeof(v))
-				for (int i = 0; i < PROXY_MAX; i++)
-					if (p->a[i] >= 0) {
-						pair_close(p, i, true);
-						__atomic_add_fetch(&p->resets, 1, __ATOMIC_RELAXED);
-					}
-			continue;
-		}
-		if (fds[0].revents)
-			proxy_accept(p);
-		for (int i = 0; i < PROXY_MAX; i++) {
-			short ra = fds[2 + 2 * i].revents, rb = fds[3 + 2 * i].revents;
-
-			if (p->a[i] < 0 || fds[2 + 2 * i].fd != p->a[i])
-				continue;
-			if ((ra && !pump(p->a[i], p->b[i])) || (rb && !pump(p->b[i], p->a[i])))
-				pair_close(p, i, false);
-		}
-	}
-	return NULL;
-}
-
-static void proxy_start(struct proxy *p, int upstream)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t al = sizeof(a);
-
-	memset(p, 0, sizeof(*p));
-	for (int i = 0; i < PROXY_MAX; i++)
-		p->a[i] = p->b[i] = -1;
-	p->upstream = upstream;
-	p->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(p->lfd >= 0);
-	CHECK(bind(p->lfd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	CHECK(listen(p->lfd, 16) == 0);
-	CHECK(getsockname(p->lfd, (struct sockaddr *)&a, &al) == 0);
-	p->port = ntohs(a.sin_port);
-	p->efd = eventfd(0, 0);
-	CHECK(p->efd >= 0);
-	CHECK(pthread_create(&p->t, NULL, proxy_main, p) == 0);
-}
-
-static void proxy_reset(struct proxy *p)
-{
-	uint64_t one = 1;
-
-	CHECK(write(p->efd, &one, sizeof(one)) == sizeof(one));
-}
-
-static void proxy_stop(struct proxy *p)
-{
-	p->stop = true;
-	pthread_join(p->t, NULL);
-	for (int i = 0; i < PROXY_MAX; i++)
-		if (p->a[i] >= 0)
-			pair_close(p, i, false);
-	close(p->lfd);
-	close(p->efd);
-}
-
 static uint64_t cursor_now(upl_forwarder_t *f)
 {
 	struct upl_forward_stats st;
@@ -283,7 +142,7 @@ static uint64_t dups_now(fx_gnd_t *r)
 int main(void)
 {
 	struct broker b;
-	struct proxy px;
+	struct fx_proxy px;
 	struct memlog log;
 	struct producer prod = { .log = &log };
 	struct fx_events ev;
@@ -315,7 +174,7 @@ int main(void)
 	CHECK(broker_signal(&b, SIGTERM) == 0);
 	CHECK(broker_start(&b) == 0);
 
-	proxy_start(&px, b.port);
+	fx_proxy_start(&px, b.port);
 	snprintf(cursor_path, sizeof(cursor_path), "%s/fwd.cursor", b.dir);
 	fc = (struct upl_forward_cfg){
 		.host = "127.0.0.1", .port = px.port, .client_id = "railmon-outage-fwd",
@@ -373,7 +232,7 @@ int main(void)
 	       (unsigned long long)broker_dups);
 	for (int i = 0; i < 8; i++) {
 		connects = fx_events_get(&ev, UPL_FWD_CONNECTED);
-		proxy_reset(&px);
+		fx_proxy_reset(&px);
 		expect_progress(f, rt.r, &log, &ev, connects + 1);
 	}
 	printf("8 connection resets: forwarder recovered each time (recv duplicates %llu)\n", (unsigned long long)dups_now(rt.r));
@@ -455,7 +314,7 @@ int main(void)
 		CHECK(upl_cursor_load(cursor_path, &seq) == 0 && seq == log.next_seq);
 	}
 	fx_recv_stop(&rt);
-	proxy_stop(&px);
+	fx_proxy_stop(&px);
 	gen_fini(&prod.g);
 	memlog_fini(&log);
 	broker_fini(&b);
