@@ -503,6 +503,57 @@ int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns)
 	return 0;
 }
 
+/*
+ * Why from the newest segment back: the last record starting before t_ns
+ * ends a time window's seq range (a full-rate request, uplink/
+ * fwd-resend.c).  Times need not rise (a clock stepped back; records
+ * stamped by the clock beside a replay's stamped by its trace), so the
+ * first record reaching t_ns does not end it: a later one may start
+ * before it.  A closed segment whose seal proves every record at or after
+ * t_ns (its t_first is the oldest) is passed with its header and seal
+ * read; the first one back that is not is read whole, and holds it.
+ */
+int stor_reader_last_before(stor_reader_t *r, int64_t t_ns, struct stor_rec *ret)
+{
+	uint64_t *seqs;
+	size_t n;
+	int k = 0, ret_ = 0;
+	bool found = false;
+
+	if (!r || !ret)
+		return -EINVAL;
+	if ((ret_ = stor_seg_list(r->dirfd, &seqs, &n)) < 0)
+		return ret_;
+	seg_close(r);
+	for (size_t i = n; i-- > 0 && !found && ret_ >= 0;) {
+		struct stor_frame f;
+		struct stor_rec rec;
+		uint32_t type;
+		bool sealed;
+
+		if (seg_load(r, seqs[i], &type) < 0)
+			continue; /* deleted meanwhile, or unreadable: the older ones */
+		sealed = loaded_seal(r, &f);
+		r->ops->close(r->ops->ctx, r->c.fd);
+		stor_cursor_done(&r->c);
+		if (sealed && f.t_first_ns >= t_ns)
+			continue;
+		if ((ret_ = stor_reader_seek_seq(r, seqs[i])) < 0)
+			break;
+		while ((k = stor_reader_next(r, &rec)) == 1 && (i + 1 == n || rec.first_seq < seqs[i + 1]))
+			if (rec.t_first_ns < t_ns) {
+				*ret = rec;
+				ret->payload = NULL; /* the reader's buffer: gone at the next read */
+				found = true;
+			}
+		if (k < 0)
+			ret_ = k;
+	}
+	free(seqs);
+	seg_close(r);
+	return ret_ < 0 ? ret_ : found;
+}
+
 void stor_reader_error(const stor_reader_t *r, uint64_t *ret_segment, uint64_t *ret_offset)
 {
 	if (!r)

@@ -335,6 +335,14 @@ int stor_reader_seek_seq(stor_reader_t *r, uint64_t seq);
    scanned (times need not be monotonic).  Returns 0, -EINVAL or -errno. */
 int stor_reader_seek_time(stor_reader_t *r, int64_t t_ns);
 
+/* The last record (in seq order) whose t_first_ns is before t_ns, into
+   *ret (its payload NULL): closed segments whose seal proves all their
+   records at or after t_ns are passed from the newest back, the first one
+   that is not is read whole (times need not be monotonic).  Leaves the
+   reader to be positioned again (seek_seq, seek_time).  Returns 1, 0
+   (none) or -errno. */
+int stor_reader_last_before(stor_reader_t *r, int64_t t_ns, struct stor_rec *ret);
+
 /* Records whose t_first_ns is at or after t_ns are not wanted (export
    --to): a closed segment whose seal proves all of them are is skipped
    with its header and seal read, none of its frames; the others are read

@@ -249,6 +249,91 @@ static void test_limit_time(const char *dir, const uint64_t *segs, size_t nsegs)
 	       "(the others %" PRIu64 " at least)\n", a, b - 1, nsegs, nsegs - 1 - b, large, small);
 }
 
+/*
+ * stor_reader_last_before() on the monotonic log: the record before each
+ * segment's first one's time is the last of the segment before, reading
+ * only the segments after it for their header and seal; before the
+ * oldest record, none; past the newest, the newest.
+ */
+static void test_last_before(const char *dir, const uint64_t *segs, size_t nsegs)
+{
+	struct stor_dev_ops ops = { .open = c_open, .pread = c_pread, .close = c_close };
+	struct counting c = { .posix = stor_dev_posix_ops() };
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint64_t last;
+
+	ops.ctx = &c;
+	CHECK(stor_reader_open_ops(dir, &ops, &r) == 0);
+	for (size_t j = 1; j < nsegs; j++) {
+		c.nopened = 0;
+		CHECK(stor_reader_last_before(r, tu_time(segs[j]), &rec) == 1 && rec.first_seq == segs[j] - 1 &&
+		      rec.count == 1 && !rec.payload, "before segment %" PRIu64 "'s time: %" PRIu64, segs[j],
+		      rec.first_seq);
+		/* none older than the one holding it opened; those after it
+		   once each, for their header and seal */
+		for (size_t i = 0; i < c.nopened; i++)
+			CHECK(c.opened[i] >= segs[j - 1], "segment %" PRIu64 " opened for a record of %" PRIu64,
+			      c.opened[i], segs[j - 1]);
+		CHECK(c.nopened <= nsegs - j + 3, "%zu segment opens for segment %zu of %zu", c.nopened, j, nsegs);
+		/* and the reader reads on from a seek afterwards */
+		CHECK(stor_reader_seek_seq(r, segs[j]) == 0 && stor_reader_next(r, &rec) == 1 &&
+		      rec.first_seq == segs[j] && tu_rec_ok(&rec));
+	}
+	CHECK(stor_reader_last_before(r, tu_time(1), &rec) == 0, "before the oldest record");
+	CHECK(stor_reader_last_before(r, tu_time(1) + 1, &rec) == 1 && rec.first_seq == 1);
+	CHECK(stor_reader_seek_seq(r, 1) == 0);
+	for (last = 0; stor_reader_next(r, &rec) == 1;)
+		last = rec.first_seq;
+	CHECK(stor_reader_last_before(r, INT64_MAX, &rec) == 1 && rec.first_seq == last);
+	CHECK(stor_reader_last_before(NULL, 0, &rec) == -EINVAL && stor_reader_last_before(r, 0, NULL) == -EINVAL);
+	stor_reader_free(r);
+}
+
+/* Records at these times (ms after a base), in seq order: a clock ahead,
+   then stepped back into the window. */
+static int64_t stepped_time(uint64_t seq)
+{
+	int64_t ms = seq <= 300 ? (int64_t)seq : seq <= 600 ? 100000 + (int64_t)seq : 50 + (int64_t)seq - 600;
+
+	return 1700000000000000000LL + ms * 1000000;
+}
+
+/*
+ * A clock stepped back: records 1-300 at 1..300 ms, 301-600 at 100 s on,
+ * 601-900 at 51..350 ms, over segments of 4 KiB.  The last record before
+ * 200 ms is 749 (at 199 ms), after the run ahead, not 199: the first
+ * record reaching 200 ms is 200, but 601-749 start before it.
+ */
+static void test_last_before_stepped(const char *dir)
+{
+	struct stor_log_cfg cfg = { .dir = dir, .vehicle = "TEST-1", .segment_bytes = 4096, .sync_window_ms = 1000 };
+	stor_log_t *log;
+	stor_reader_t *r;
+	struct stor_rec rec;
+	uint8_t buf[256];
+
+	CHECK(stor_log_open(&cfg, &log) == 0);
+	for (uint64_t seq = 1; seq <= 900; seq++) {
+		struct stor_rec w = { .first_seq = seq, .count = 1, .t_first_ns = stepped_time(seq),
+		                      .t_last_ns = stepped_time(seq), .payload = buf, .len = tu_len(seq) };
+
+		tu_fill(buf, seq, w.len);
+		CHECK(stor_log_append(log, &w) == 0);
+	}
+	stor_log_free(log);
+	CHECK(stor_reader_open(dir, &r) == 0);
+	CHECK(stor_reader_last_before(r, stepped_time(200), &rec) == 1 && rec.first_seq == 749,
+	      "before 200 ms: %" PRIu64 ", want 749", rec.first_seq);
+	CHECK(stor_reader_last_before(r, stepped_time(601), &rec) == 1 && rec.first_seq == 50,
+	      "before 51 ms: %" PRIu64 ", want 50", rec.first_seq);
+	CHECK(stor_reader_last_before(r, stepped_time(301) + 1, &rec) == 1 && rec.first_seq == 900,
+	      "past the newest record's time: %" PRIu64, rec.first_seq);
+	stor_reader_free(r);
+	printf("last before: a clock stepped back over %zu segments: the record before 200 ms is 749, after the "
+	       "records ahead\n", segments(dir, (uint64_t[MAX_SEGS]){ 0 }, MAX_SEGS));
+}
+
 int main(void)
 {
 	char *dir = tu_tmpdir_in("seekseg", true);
@@ -259,7 +344,12 @@ int main(void)
 	nsegs = segments(dir, segs, MAX_SEGS);
 	CHECK(nsegs >= 8 && segs[0] == 1, "%zu segments", nsegs);
 	test_seek_segment_starts(dir, segs, nsegs);
+	test_last_before(dir, segs, nsegs);
 	test_seek_past_damage(dir, segs, nsegs);
+	tu_rm_rf(dir);
+	free(dir);
+	dir = tu_tmpdir_in("seekstep", true);
+	test_last_before_stepped(dir);
 	tu_rm_rf(dir);
 	free(dir);
 	/* segments of 1 MiB: a skipped one costs its header's first read
