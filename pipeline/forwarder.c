@@ -23,6 +23,18 @@ static int fwd_seek_time(void *ctx, int64_t t_ns)
 	return stor_reader_seek_time(ctx, t_ns);
 }
 
+static int fwd_last_before(void *ctx, int64_t t_ns, uint64_t *ret_first_seq, uint32_t *ret_count)
+{
+	struct stor_rec r;
+	int k = stor_reader_last_before(ctx, t_ns, &r);
+
+	if (k == 1) {
+		*ret_first_seq = r.first_seq;
+		*ret_count = r.count;
+	}
+	return k;
+}
+
 static int fwd_next(void *ctx, struct upl_rec *ret)
 {
 	struct stor_rec r;
@@ -35,7 +47,8 @@ static int fwd_next(void *ctx, struct upl_rec *ret)
 
 struct upl_source pl_log_source(stor_reader_t *reader)
 {
-	return (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time, .ctx = reader };
+	return (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
+	                            .last_before = fwd_last_before, .ctx = reader };
 }
 
 static struct upl_policy policy_of(const struct conf_uplink_policy *p)
@@ -161,9 +174,10 @@ static int open_readers(struct pl_forwarder *f, const char *dir, bool live, stru
 	if (live)
 		fc->live_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 		                                       .ctx = f->live_reader };
-	/* seek_time too: full-rate requests map their time range to seqs */
+	/* seek_time and last_before too: full-rate requests map their time
+	   range to seqs */
 	fc->resend_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
-	                                         .ctx = f->resend_reader };
+	                                         .last_before = fwd_last_before, .ctx = f->resend_reader };
 	fc->hold_source = (struct upl_source){ .seek = fwd_seek, .next = fwd_next, .seek_time = fwd_seek_time,
 	                                       .ctx = f->hold_reader };
 	return 0;

@@ -222,6 +222,8 @@ static int request_start(upl_forwarder_t *f)
 	struct rec_batch_info info;
 	rec_batch_t *b;
 	int64_t t_first;
+	uint64_t last_first = 0;
+	uint32_t last_count = 0;
 	int r;
 
 	if (upl_requests_oldest(f->resend.requests, &q) < 0)
@@ -252,16 +254,23 @@ static int request_start(upl_forwarder_t *f)
 	if (t_first > q.from_ns && rec.first_seq > 1 && src->seek(src->ctx, 1) == 0 && src->next(src->ctx, &rec) > 0 &&
 	    rec.first_seq == range.first)
 		range.first = 1;
-	/* the end: the first Batch reaching to_ns, if it starts before it */
-	r = src->seek_time(src->ctx, q.to_ns);
-	if (r == 0)
-		r = src->next(src->ctx, &rec);
-	if (r <= 0 || !rec.payload)
-		range.last = UINT64_MAX;     /* the log's end: the step stops there */
-	else if ((rec.t_first_ns ? rec.t_first_ns : rec.t_last_ns) >= q.to_ns)
-		range.last = rec.first_seq - 1;
-	else
-		range.last = rec.first_seq + (rec.count ? rec.count - 1 : 0);
+	/* the end: the last Batch starting before to_ns (times need not rise:
+	   a Batch after the first one reaching to_ns can still hold records of
+	   the window, after a clock step back); a source that cannot tell:
+	   the first Batch reaching to_ns, if it starts before it */
+	if (src->last_before && (r = src->last_before(src->ctx, q.to_ns, &last_first, &last_count)) >= 0) {
+		range.last = r ? last_first + (last_count ? last_count - 1 : 0) : 0;
+	} else {
+		r = src->seek_time(src->ctx, q.to_ns);
+		if (r == 0)
+			r = src->next(src->ctx, &rec);
+		if (r <= 0 || !rec.payload)
+			range.last = UINT64_MAX;     /* the log's end: the step stops there */
+		else if ((rec.t_first_ns ? rec.t_first_ns : rec.t_last_ns) >= q.to_ns)
+			range.last = rec.first_seq - 1;
+		else
+			range.last = rec.first_seq + (rec.count ? rec.count - 1 : 0);
+	}
 	memmove(f->resend.req + 1, f->resend.req, f->resend.n * sizeof(f->resend.req[0]));
 	f->resend.n++;
 	f->resend.request_active = true;

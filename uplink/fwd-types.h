@@ -38,6 +38,11 @@ struct upl_source {
 	/* Position at the first record whose t_last_ns >= t_ns; only needed for
 	   cfg.live_source.  0 or -errno. */
 	int (*seek_time)(void *ctx, int64_t t_ns);
+	/* Optional: the last record (seq order) whose t_first_ns is before
+	   t_ns, its first seq and count; 1, 0 (none) or -errno.  Ends a full-
+	   rate request's range (record times need not rise); without it, the
+	   first record reaching t_ns does. */
+	int (*last_before)(void *ctx, int64_t t_ns, uint64_t *ret_first_seq, uint32_t *ret_count);
 	void *ctx;
 };
 

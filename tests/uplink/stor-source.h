@@ -31,10 +31,23 @@ static inline int stor_src_seek_time(void *ctx, int64_t t_ns)
 	return stor_reader_seek_time(ctx, t_ns);
 }
 
+static inline int stor_src_last_before(void *ctx, int64_t t_ns, uint64_t *ret_first_seq, uint32_t *ret_count)
+{
+	struct stor_rec r;
+	int k = stor_reader_last_before(ctx, t_ns, &r);
+
+	if (k == 1) {
+		*ret_first_seq = r.first_seq;
+		*ret_count = r.count;
+	}
+	return k;
+}
+
 static inline struct upl_source stor_source(stor_reader_t *reader)
 {
 	return (struct upl_source){ .seek = stor_src_seek, .next = stor_src_next,
-	                            .seek_time = stor_src_seek_time, .ctx = reader };
+	                            .seek_time = stor_src_seek_time, .last_before = stor_src_last_before,
+	                            .ctx = reader };
 }
 
 /* Append n Batches of counts[i] of g's records to log, the first from seq
