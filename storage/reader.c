@@ -4,6 +4,9 @@
  * live writer.  Whatever cannot be read (a damaged frame, a segment that is
  * not a readable segment file, a seq range no segment holds) is reported
  * once (-EBADMSG, stor_reader_fault()) with the records it cost, and skipped.
+ * One job, over 600 lines: reading a log back; the seeks by seq and time,
+ * the time limit and last_before all stand on the same segment walk and
+ * seal reads (seg_load, loaded_seal), which a split would have to share.
  */
 #include <errno.h>
 #include <fcntl.h>
