@@ -2,6 +2,7 @@
 /* fixture.c - see fixture.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sys/types.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "uplink/request.h"
 
 int fx_free_port(void)
 {
@@ -507,6 +509,26 @@ struct upl_forward_stats fx_fwd_stats(upl_forwarder_t *f)
 
 	CHECK(upl_forwarder_stats(f, &st) == 0);
 	return st;
+}
+
+void fx_request_until_taken(struct mosquitto *m, upl_forwarder_t *f, const char *vehicle,
+                            const struct upl_request *q)
+{
+	char msg[UPL_REQUEST_LINE_MAX], topic[128];
+	uint64_t before = fx_fwd_stats(f).requests_taken;
+	int n = upl_request_format(q, msg, sizeof(msg));
+
+	CHECK(n > 0);
+	snprintf(topic, sizeof(topic), "railmon/%s/request", vehicle);
+	for (int tries = 0; fx_fwd_stats(f).requests_taken == before; tries++) {
+		struct upl_forward_stats st = fx_fwd_stats(f);
+
+		CHECK(tries < 100, "the forwarder never took request %s: %" PRIu64 " connects, last error '%s', requests "
+		      "taken %" PRIu64 ", again %" PRIu64 ", refused %" PRIu64, q->id, st.connects, st.last_error_text,
+		      st.requests_taken, st.requests_again, st.requests_refused);
+		CHECK(mosquitto_publish(m, NULL, topic, n, msg, 1, false) == MOSQ_ERR_SUCCESS);
+		WAIT_FOR(fx_fwd_stats(f).requests_taken > before, 200);
+	}
 }
 
 /* ---- a TCP proxy that can reset every connection ---- */

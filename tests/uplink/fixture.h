@@ -154,6 +154,13 @@ void fx_seen_close(struct mosquitto *m);
 size_t fx_seen_n(struct fx_seen *s);
 /* The forwarder's stats (CHECKed). */
 struct upl_forward_stats fx_fwd_stats(upl_forwarder_t *f);
+/* Publish the full-rate request q to railmon/<vehicle>/request from m
+   until the forwarder has taken it (its requests_taken past what it was at
+   the call): a request is lost until the forwarder has subscribed, and
+   the same id again is ignored (that is the rule).  CHECKs (100 tries). */
+struct upl_request;
+void fx_request_until_taken(struct mosquitto *m, upl_forwarder_t *f, const char *vehicle,
+                            const struct upl_request *q);
 
 /* A TCP proxy on a free loopback port to upstream (a broker), in a thread
    of its own: the forwarder's connections through it can be reset (RST,

@@ -75,7 +75,7 @@ int main(void)
 	struct gen gen;
 	struct memlog empty;
 	struct fx_seen s;
-	char dir[192], cursor[192], reqs[192], msg[UPL_REQUEST_LINE_MAX], text[256] = "";
+	char dir[192], cursor[192], reqs[192], text[256] = "";
 	uint32_t counts[NBATCH];
 	uint64_t first[NBATCH], sent_at_cut, base;
 	size_t at;
@@ -89,7 +89,6 @@ int main(void)
 	struct mosquitto *m;
 	unsigned missing = 0, twice = 0;
 	FILE *fp;
-	int n;
 
 	signal(SIGPIPE, SIG_IGN);
 	CHECK(broker_init(&br, false, NULL) == 0);
@@ -119,13 +118,7 @@ int main(void)
 	/* the whole log; published until taken (lost until the forwarder
 	   subscribed; the same id again is ignored) */
 	q.to_ns = t_last[NBATCH - 1] + 1;
-	n = upl_request_format(&q, msg, sizeof(msg));
-	CHECK(n > 0);
-	for (int tries = 0; !fx_fwd_stats(f).requests_taken; tries++) {
-		CHECK(tries < 100, "the forwarder never took the request: %s", said(f, &s));
-		CHECK(mosquitto_publish(m, NULL, "railmon/loco7/request", n, msg, 1, false) == MOSQ_ERR_SUCCESS);
-		WAIT_FOR(fx_fwd_stats(f).requests_taken == 1, 200);
-	}
+	fx_request_until_taken(m, f, "loco7", &q);
 	CHECK(WAIT_FOR(fx_seen_n(&s) >= 5, 20000), "5 answers at the ground: %s", said(f, &s));
 	/* a link that loses what is sent: 3 more Batches published into it */
 	fx_proxy_blackhole(&px, true);
@@ -168,13 +161,7 @@ int main(void)
 	at = fx_seen_n(&s);
 	base = fx_fwd_stats(f).resend_batches;
 	q = (struct upl_request){ .id = "cut-2", .from_ns = T0, .to_ns = t_last[NBATCH - 1] };
-	n = upl_request_format(&q, msg, sizeof(msg));
-	CHECK(n > 0);
-	for (int tries = 0; fx_fwd_stats(f).requests_taken < 2; tries++) {
-		CHECK(tries < 100, "the forwarder never took cut-2: %s", said(f, &s));
-		CHECK(mosquitto_publish(m, NULL, "railmon/loco7/request", n, msg, 1, false) == MOSQ_ERR_SUCCESS);
-		WAIT_FOR(fx_fwd_stats(f).requests_taken == 2, 200);
-	}
+	fx_request_until_taken(m, f, "loco7", &q);
 	CHECK(WAIT_FOR(fx_seen_n(&s) >= at + NBATCH - 3, 20000), "cut-2: %d answers at the ground: %s", NBATCH - 3,
 	      said(f, &s));
 	fx_proxy_blackhole(&px, true);

@@ -136,13 +136,9 @@ int main(void)
 	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000), "%s", said(f, &s));
 	check_batches(&s, 0, first, 6, 7, "old-1 (pending before the start)");
 
-	/* the request may be lost until the forwarder has subscribed: publish
-	   it until taken (the same id again is ignored: that is the point) */
-	for (int tries = 0; !fx_fwd_stats(f).requests_taken; tries++) {
-		CHECK(tries < 100, "the forwarder never took the request: %s", said(f, &s));
-		publish(m, "win-1", T0 + 2 * SEC, t_last[4] + 1);
-		WAIT_FOR(fx_fwd_stats(f).requests_taken == 1, 200);
-	}
+	/* the request may be lost until the forwarder has subscribed */
+	fx_request_until_taken(m, f, "loco9",
+	                       &(struct upl_request){ .id = "win-1", .from_ns = T0 + 2 * SEC, .to_ns = t_last[4] + 1 });
 	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 2, 20000), "win-1 served: %s", said(f, &s));
 	at = 2;
 	st = fx_fwd_stats(f);

@@ -51,7 +51,7 @@ int main(void)
 	struct gen gen;
 	struct memlog empty;
 	struct fx_seen s;
-	char dir[192], cursor[192], reqs[192], msg[UPL_REQUEST_LINE_MAX];
+	char dir[192], cursor[192], reqs[192];
 	uint64_t first[NBATCH], seq = 1;
 	stor_log_t *log;
 	stor_reader_t *rd;
@@ -60,7 +60,6 @@ int main(void)
 	struct upl_forward_stats st;
 	struct upl_request q = { .id = "back-1", .from_ns = T0 + SEC / 2, .to_ns = T0 + 5 * SEC };
 	struct mosquitto *m;
-	int n;
 
 	signal(SIGPIPE, SIG_IGN);
 	CHECK(broker_init(&br, false, NULL) == 0);
@@ -86,13 +85,7 @@ int main(void)
 	};
 	CHECK(upl_forwarder_new(&fc, &f) == 0);
 	CHECK(upl_forwarder_start(f) == 0);
-	n = upl_request_format(&q, msg, sizeof(msg));
-	CHECK(n > 0);
-	for (int tries = 0; !fx_fwd_stats(f).requests_taken; tries++) {
-		CHECK(tries < 100, "the forwarder never took the request");
-		CHECK(mosquitto_publish(m, NULL, "railmon/loco5/request", n, msg, 1, false) == MOSQ_ERR_SUCCESS);
-		WAIT_FOR(fx_fwd_stats(f).requests_taken == 1, 200);
-	}
+	fx_request_until_taken(m, f, "loco5", &q);
 	CHECK(WAIT_FOR(fx_fwd_stats(f).requests_served == 1, 20000), "served");
 	st = fx_fwd_stats(f);
 	CHECK(WAIT_FOR(fx_seen_n(&s) >= st.resend_batches, 10000));
