@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "acq-bell.h"
+
 /*
  * The cache line the two sides' indices are kept apart by.  Too small and
  * the producer's and the consumer's stores evict each other's line (false
@@ -77,6 +79,14 @@ struct acq_ring {
 	/* Consumer-owned line. */
 	_Alignas(ACQ_CACHELINE) _Atomic uint64_t tail; /* next slot to read */
 	uint64_t head_cache;                           /* consumer's view of head */
+	/* Doorbells (acq-bell.h) for sides that wait instead of polling: a
+	   producer waiting for room (a replay's source) on room, rung by the
+	   consumer after it took items; the consumer's own bell in data (the
+	   collector's, shared by all its rings; NULL: none), rung by such a
+	   producer once the ring is a quarter full.  Their own line: a live
+	   ring never touches them. */
+	_Alignas(ACQ_CACHELINE) struct acq_bell room;
+	struct acq_bell *_Atomic data;
 	/* Read-only after init; its own line so neither side's stores evict it. */
 	_Alignas(ACQ_CACHELINE) unsigned char *buf;
 	uint64_t mask;
@@ -98,6 +108,39 @@ static inline size_t acq_ring_count(const struct acq_ring *ring)
 	uint64_t t = atomic_load_explicit(&ring->tail, memory_order_acquire);
 
 	return (size_t)(h - t);
+}
+
+/* The consumer, after it took items: wake the producer if it waits for
+   room (an acq_source with backpressure), once a quarter of the ring is
+   free, the most a waiting producer asks for (acq_ring_room_wanted): a
+   wakeup per take of a few items would cost more than the items.  A
+   fence and a load when no one waits. */
+static inline void acq_ring_took(struct acq_ring *ring)
+{
+	if ((ring->nslots - acq_ring_count(ring)) * 4 >= ring->nslots)
+		acq_bell_ring(&ring->room);
+}
+
+/* The room a producer that waits asks for before it reads on: want, or a
+   quarter of the ring if that is more (a burst's worth to fill while the
+   consumer works, not one wakeup per batch). */
+static inline size_t acq_ring_room_wanted(const struct acq_ring *ring, size_t want)
+{
+	size_t q = ring->nslots / 4;
+
+	return want > q ? want : q;
+}
+
+/* A producer that waits for room (a replay): wake the consumer waiting on
+   the ring's data bell once a quarter of the ring is queued, enough for
+   one of its passes to be worth the wakeup.  After the push (its release
+   store of head). */
+static inline void acq_ring_nudge(struct acq_ring *ring)
+{
+	struct acq_bell *b = atomic_load_explicit(&ring->data, memory_order_relaxed);
+
+	if (b && acq_ring_count(ring) * 4 >= ring->nslots)
+		acq_bell_ring(b);
 }
 
 static inline uint64_t acq_ring_drops(const struct acq_ring *ring)

@@ -30,6 +30,9 @@ struct acq_collector {
 	struct held *held;         /* per ring */
 	int64_t next_tick_ns;
 	bool behind;               /* this pass found a ring a quarter full */
+	struct acq_bell bell;      /* the rings' data bell: sleeps between
+	                              passes are cut short by a source that
+	                              waits for room (acq_ring_nudge) */
 	_Atomic uint32_t period_us; /* the thread's pass period now */
 	struct acq_collector_stats stats;
 	acq_thread_t *thread;
@@ -61,6 +64,12 @@ int acq_collector_new(const struct acq_collector_cfg *cfg, acq_collector_t **ret
 	}
 	atomic_init(&c->stop, false);
 	atomic_init(&c->period_us, c->cfg.idle_us);
+	atomic_init(&c->bell.seq, 0);
+	atomic_init(&c->bell.waiters, 0);
+	/* Before any source starts (the daemon opens the collector first); a
+	   source that starts earlier only goes unheard until the first pass. */
+	for (size_t i = 0; i < c->cfg.nrings; i++)
+		atomic_store_explicit(&c->cfg.rings[i]->data, &c->bell, memory_order_release);
 	*ret_col = c;
 	return 0;
 }
@@ -71,11 +80,26 @@ acq_collector_t *acq_collector_free(acq_collector_t *c)
 		return NULL;
 	if (c->thread)
 		acq_collector_stop(c);
+	/* The rings outlive us (a reload makes a new collector over them),
+	   their sources are stopped: none may ring a freed bell. */
+	for (size_t i = 0; i < c->cfg.nrings; i++)
+		atomic_store_explicit(&c->cfg.rings[i]->data, NULL, memory_order_relaxed);
 	free(c->buf);
 	free(c->drops_seen);
 	free(c->held);
 	free(c);
 	return NULL;
+}
+
+/* Up to drain_max items of ring i into buf; its source, if it waits for
+   room, is woken at once to fill the ring again while we sink these. */
+static size_t take(acq_collector_t *c, size_t i)
+{
+	size_t n = acq_ring_item_pop_bulk(c->cfg.rings[i], c->buf, c->cfg.drain_max);
+
+	if (n)
+		acq_ring_took(c->cfg.rings[i]);
+	return n;
 }
 
 static int collector_sink(acq_collector_t *c, const struct acq_item *items, size_t n)
@@ -145,7 +169,7 @@ static size_t drain_merged(acq_collector_t *c, size_t i, struct acq_ring *side)
 	size_t total = 0, n, k, j;
 
 	for (int pass = 0; pass < 8; pass++) {
-		n = acq_ring_item_pop_bulk(c->cfg.rings[i], c->buf, c->cfg.drain_max);
+		n = take(c, i);
 		if (!n)
 			break;
 		for (k = 0; next_check(c, i, side, w, now); k = j) {
@@ -182,7 +206,7 @@ static size_t drain_ring(acq_collector_t *c, size_t i)
 	/* Bounded per ring per pass so one flooded bus cannot starve the
 	   others' rings. */
 	for (int pass = 0; pass < 8; pass++) {
-		n = acq_ring_item_pop_bulk(c->cfg.rings[i], c->buf, c->cfg.drain_max);
+		n = take(c, i);
 		if (!n)
 			break;
 		collector_sink(c, c->buf, n);
@@ -211,6 +235,27 @@ int acq_collector_poll(acq_collector_t *c)
 			c->stats.sink_errors++;
 	}
 	return (int)total;
+}
+
+/* A ring a quarter full or more: the next pass is due now. */
+static bool any_quarter(const acq_collector_t *c)
+{
+	for (size_t i = 0; i < c->cfg.nrings; i++)
+		if (acq_ring_count(c->cfg.rings[i]) * 4 >= c->cfg.rings[i]->nslots)
+			return true;
+	return false;
+}
+
+/* Sleep until the period's end, or until a source that waits for room
+   (a replay) rings: a ring is a quarter full, or it ended.  A live source
+   never rings, so on a live board this is the period's sleep. */
+static void collector_wait(acq_collector_t *c, int64_t until)
+{
+	uint32_t key = acq_bell_prepare(&c->bell);
+
+	if (!any_quarter(c) && !atomic_load_explicit(&c->stop, memory_order_acquire))
+		acq_bell_wait(&c->bell, key, until);
+	acq_bell_done(&c->bell);
 }
 
 /*
@@ -246,7 +291,7 @@ static void *collector_main(void *p)
 		atomic_store_explicit(&c->period_us, (uint32_t)(period / 1000), memory_order_relaxed);
 		slept = !backlog && !c->behind;
 		if (slept)
-			basic_sleep_until(CLOCK_MONOTONIC, start + period);
+			collector_wait(c, start + period);
 	}
 	/* Producers are stopped before us: drain what they left. */
 	while (acq_collector_poll(c) > 0)
@@ -269,6 +314,7 @@ int acq_collector_stop(acq_collector_t *c)
 	if (!c || !c->thread)
 		return -EINVAL;
 	atomic_store_explicit(&c->stop, true, memory_order_release);
+	acq_bell_ring(&c->bell); /* not a whole period's wait */
 	c->thread = acq_thread_join(c->thread);
 	return 0;
 }

@@ -11,6 +11,9 @@ int acq_ring_init(struct acq_ring *ring, void *buf, size_t nslots, size_t slot_s
 	atomic_init(&ring->head, 0);
 	atomic_init(&ring->tail, 0);
 	atomic_init(&ring->drops, 0);
+	atomic_init(&ring->room.seq, 0);
+	atomic_init(&ring->room.waiters, 0);
+	atomic_init(&ring->data, NULL);
 	ring->tail_cache = 0;
 	ring->head_cache = 0;
 	ring->buf = buf;

@@ -26,7 +26,6 @@
 #define SRC_DRAIN_MAX 1024   /* recv() calls at stop, at most */
 #define SRC_CHECK_SLOTS 64   /* link-check events in flight to the collector */
 #define MS_NS BASIC_NS_PER_MS
-#define ROOM_WAIT_NS (100 * 1000) /* a full ring is looked at again this often */
 /* Device gone: reopen after a wait that doubles from 100 ms to 5 s (each
    wait drawn from the upper half of its step); other errors: a pause from
    10 ms to 1 s, so no error path spins. */
@@ -74,6 +73,36 @@ static bool stopping(const acq_source_t *s)
 
 /* ------------------------------------------------------------ pushing */
 
+/* A source that waits for room (a replay): until want slots are free, on
+   the ring's room bell, which the collector rings after each take (it
+   looked every 100 us before, and slept meanwhile when the collector had
+   already made room).  A stop is seen within SRC_TIMEOUT_MS.  False when
+   stopping. */
+static bool wait_room(acq_source_t *s, size_t want)
+{
+	struct acq_ring *ring = s->cfg.ring;
+
+	if (ring->nslots - acq_ring_count(ring) >= want)
+		return true;
+	want = acq_ring_room_wanted(ring, want); /* now that it waits */
+	while (ring->nslots - acq_ring_count(ring) < want) {
+		struct acq_bell *data = atomic_load_explicit(&ring->data, memory_order_relaxed);
+		uint32_t key;
+
+		if (stopping(s))
+			return false;
+		/* Full enough to wait: the collector may be asleep below its
+		   quarter mark (a ring of fewer than 4 batches). */
+		if (data)
+			acq_bell_ring(data);
+		key = acq_bell_prepare(&ring->room);
+		if (ring->nslots - acq_ring_count(ring) < want)
+			acq_bell_wait(&ring->room, key, basic_mono_ns() + SRC_TIMEOUT_MS * MS_NS);
+		acq_bell_done(&ring->room);
+	}
+	return true;
+}
+
 /* One item in, waiting for room if this source may wait.  False only
    when a stop came while waiting. */
 static bool push_one(acq_source_t *s, struct acq_item *it)
@@ -84,12 +113,11 @@ static bool push_one(acq_source_t *s, struct acq_item *it)
 		it->bus = s->cfg.bus;
 	/* We are the only producer: once there is room it stays, so the push
 	   below cannot fail (and count a drop that did not happen). */
-	while (s->cfg.backpressure && acq_ring_count(ring) >= ring->nslots) {
-		if (stopping(s))
-			return false;
-		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + ROOM_WAIT_NS);
-	}
+	if (s->cfg.backpressure && !wait_room(s, 1))
+		return false;
 	acq_ring_item_push(ring, it); /* full (live): dropped, counted by the ring */
+	if (s->cfg.backpressure)
+		acq_ring_nudge(ring);
 	return true;
 }
 
@@ -103,11 +131,8 @@ static size_t room(acq_source_t *s)
 
 	if (s->cfg.pace_speed > 0)
 		want = 1; /* each item waits for its time: read one, push one */
-	while (s->cfg.backpressure && ring->nslots - acq_ring_count(ring) < want) {
-		if (stopping(s))
-			return 0;
-		basic_sleep_until(CLOCK_MONOTONIC, basic_mono_ns() + ROOM_WAIT_NS);
-	}
+	if (s->cfg.backpressure && !wait_room(s, want))
+		return 0;
 	return want;
 }
 
@@ -357,6 +382,8 @@ static void deliver(acq_source_t *s, struct acq_item *items, int n, int64_t befo
 		/* One publish for the whole read (room() made room first;
 		   full, a live bus: the rest dropped, counted by the ring). */
 		acq_ring_item_push_bulk(s->cfg.ring, items, (size_t)n);
+		if (s->cfg.backpressure)
+			acq_ring_nudge(s->cfg.ring);
 		pushed = n;
 	}
 	for (; pushed < n; pushed++) {
@@ -448,7 +475,11 @@ static void *source_main(void *p)
 		int n = s->cfg.ops->recv(s->cfg.ctx, items, max, SRC_TIMEOUT_MS);
 
 		if (n == -ENODATA) {
+			struct acq_bell *data = atomic_load_explicit(&s->cfg.ring->data, memory_order_relaxed);
+
 			atomic_store(&s->done, true);
+			if (data) /* the last items, however few, are not held back */
+				acq_bell_ring(data);
 			break;
 		}
 		if (n == -ENODEV && s->cfg.ops->release) {
