@@ -36,8 +36,9 @@
 /* Texts a Batch holds at most: they change seldom (stored on change and
    now and then), and their columns are allocated at creation. */
 #define TEXTS_MAX 1024
-/* The Batch's own fields (vehicle aside) and the headers of the three
-   column messages and their 16 packed fields. */
+/* The Batch's own fields (vehicle aside: about 130 bytes) and the
+   headers of the five column messages and their 32 packed fields (at
+   most 6 bytes each: a one-byte tag and a length): 322 at most. */
 #define WIRE_FIXED_MAX 512
 /* Records may fill the Batch up to here; the rest is kept for the channel
    dictionary and health entries, so they always find room. */

@@ -463,6 +463,16 @@ static int encoder_finish(rec_encoder_t *e, uint64_t first_seq, uint8_t *dst, si
 	if (e->has_seal)
 		b.seal = encoder_seal_msg(e, &seal);
 
+	/* The wire bound is an upper bound of what pack writes (test-batch
+	   packs worst cases into a room of exactly that size), so a room that
+	   holds it needs no sizing pass, which walked every column once more
+	   (7% of a DBC replay's collector).  A Seal is outside the bound. */
+	if (!e->has_seal && rec_encoder_wire(e) <= (dst ? cap : e->out_size)) {
+		*ret_len = railmon__v1__batch__pack(&b, dst ? dst : e->out);
+		*ret_buf = dst ? dst : e->out;
+		encoder_reset(e);
+		return (int)count;
+	}
 	need = railmon__v1__batch__get_packed_size(&b);
 	if (dst) {
 		if (need > cap)

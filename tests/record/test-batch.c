@@ -653,6 +653,91 @@ static void test_finish_to(void)
 	puts("finish_to: the bytes finish gives, in the caller's buffer; one byte short: -ENOBUFS, records kept");
 }
 
+/* One record of each kind with every field at its widest varint (time
+   deltas of +-2^62, ids and channels of 2^32 - 1, a 64-byte CAN FD and
+   text, a TRDP telegram with every column at its maximum), alone or
+   repeated, under a long vehicle name, a log id and a monotonic start:
+   finish_to into a room of exactly rec_encoder_wire_max() bytes packs
+   within it (the encoder then skips its sizing pass; a bound too small
+   writes past it: the canary) and decodes to the same records. */
+static void widest_item(struct acq_item *it, unsigned kind, int64_t t, const uint8_t *tr_data)
+{
+	memset(it, 0, sizeof(*it));
+	it->t_ns = t;
+	it->kind = (uint16_t)kind;
+	it->bus = 0xfffe;
+	switch (kind) {
+	case ACQ_ITEM_CAN:
+		it->can = (struct acq_can){ .id = 0x1fffffff, .flags = ACQ_CAN_EXT | ACQ_CAN_FD, .len = ACQ_CAN_DATA_MAX };
+		memset(it->can.data, 0xff, ACQ_CAN_DATA_MAX);
+		break;
+	case ACQ_ITEM_SAMPLE:
+		it->sample = (struct acq_sample){ .channel = UINT32_MAX, .quality = UINT32_MAX, .value = -1e300 };
+		break;
+	case ACQ_ITEM_EVENT:
+		it->event = (struct acq_event){ .code = UINT32_MAX, .detail = UINT32_MAX, .arg = INT64_MIN };
+		break;
+	case ACQ_ITEM_TEXT:
+		it->text = (struct acq_text){ .channel = UINT32_MAX, .quality = 0xff, .len = ACQ_TEXT_MAX };
+		memset(it->text.text, 'x', ACQ_TEXT_MAX);
+		break;
+	default:
+		it->trdp = (struct acq_trdp){ .src_ip = UINT32_MAX, .dst_ip = UINT32_MAX, .src_port = 0xffff,
+		                               .dst_port = 0xffff, .com_id = UINT32_MAX, .seq = UINT32_MAX,
+		                               .etb_topo = UINT32_MAX, .op_trn_topo = UINT32_MAX, .msg_type = 0xffff,
+		                               .flags = 0xffff, .len = 300, .data = tr_data };
+		memset(it->trdp.session_id, 0xff, sizeof(it->trdp.session_id));
+	}
+}
+
+static void test_wire_bound(void)
+{
+	enum { N = 200, CANARY = 64 };
+	char vehicle[300];
+	struct rec_batch_meta meta = { .vehicle = vehicle, .config_hash = UINT64_MAX };
+	uint8_t tr_data[300];
+	struct acq_item in[ACQ_ITEM_KIND_MAX * N];
+
+	memset(vehicle, 'V', sizeof(vehicle) - 1);
+	vehicle[sizeof(vehicle) - 1] = '\0';
+	memset(meta.boot_id, 0xff, sizeof(meta.boot_id));
+	memset(meta.log_id, 0xff, sizeof(meta.log_id));
+	memset(tr_data, 0xee, sizeof(tr_data));
+	for (size_t per = 1; per <= N; per += N - 1) {
+		rec_encoder_t *e;
+		rec_batch_t *b;
+		uint8_t *dst;
+		size_t n = 0, max, len = 0;
+
+		assert(rec_encoder_new(&meta, ACQ_ITEM_KIND_MAX * N, &e) == 0);
+		rec_encoder_set_clock_offset(e, INT64_MIN / 2);
+		for (size_t i = 0; i < per; i++)
+			for (unsigned k = 0; k < ACQ_ITEM_KIND_MAX; k++, n++) {
+				/* alternating +-2^61: every delta +-2^62, 10 bytes */
+				widest_item(&in[n], k, (n & 1) ? -(INT64_C(1) << 61) : (INT64_C(1) << 61), tr_data);
+				assert(rec_encoder_add(e, &in[n]) == 0);
+			}
+		max = rec_encoder_wire_max(e);
+		dst = malloc(max + CANARY);
+		assert(dst);
+		memset(dst + max, 0xa5, CANARY);
+		assert(rec_encoder_finish_to(e, UINT64_MAX - n - 1, dst, max, &len) == (int)n);
+		assert(len <= max);
+		for (size_t i = 0; i < CANARY; i++)
+			assert(dst[max + i] == 0xa5);
+		assert(rec_batch_decode(dst, len, &b) == 0);
+		for (size_t i = 0; i < n; i++) {
+			struct acq_item got;
+
+			assert(rec_batch_item(b, i, &got) == 0 && got.kind < ACQ_ITEM_KIND_MAX);
+		}
+		printf("widest records, %zu of each kind: %zu bytes packed within a bound of %zu\n", per, len, max);
+		rec_batch_free(b);
+		free(dst);
+		rec_encoder_free(e);
+	}
+}
+
 int main(void)
 {
 	test_reduced();
@@ -664,6 +749,7 @@ int main(void)
 	test_size_cap();
 	test_health_roundtrip();
 	test_finish_to();
+	test_wire_bound();
 	puts("test-batch: ok");
 	return 0;
 }
