@@ -462,6 +462,10 @@ static int trace_fetch(bus_dev_t *dev, struct trace *tr, struct acq_item *ret_it
 			trace_bad_line(dev, tr, ret_item);
 			return 0;
 		}
+		/* another bus's line: not parsed (it keeps only its own) */
+		if (tr->fmt == TRACE_CANDUMP && dev->cfg.can.ifname[0] &&
+		    trace_candump_other_iface(line, len, dev->cfg.can.ifname))
+			continue;
 		r = trace_parse_line(tr, line, len, ret_item, ifname, &chan);
 		if (r < 0) {
 			trace_bad_line(dev, tr, ret_item);

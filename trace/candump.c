@@ -359,6 +359,26 @@ int trace_candump_parse_bytes(const char *line, size_t len, struct acq_item *ret
 	return parse_line(line, line + len, ret_item, ifname, ifname_len);
 }
 
+bool trace_candump_other_iface(const char *line, size_t len, const char *ifname)
+{
+	/* "(" + 10 digits + "." + 6 digits + ")": the longest stamp the
+	   parser takes; not there, not known */
+	const char *close = memchr(line, ')', len < 20 ? len : 20), *p, *end = line + len;
+	size_t i = 0;
+
+	if (!close || line[0] != '(' || close + 1 >= end || close[1] != ' ')
+		return false;
+	for (p = close + 2; p < end && *p > ' ' && *p != 0x7f; p++, i++)
+		if (*p != ifname[i] || !ifname[i])
+			break;
+	if (p < end && *p == ' ' && !ifname[i])
+		return false; /* the name is ifname */
+	/* a difference inside the name: is there a whole name? */
+	while (p < end && *p > ' ' && *p != 0x7f)
+		p++;
+	return p > close + 2 && p < end && *p == ' ';
+}
+
 bool trace_candump_blank(const char *s, size_t len)
 {
 	if (!s)

@@ -68,6 +68,18 @@ bool trace_candump_screen_cont(const char *line, size_t len);
  */
 int trace_candump_format(const struct acq_item *item, const char *ifname, char *buf, size_t len);
 
+/*
+ * Does the line name an interface other than ifname, in the place and
+ * form the parser takes it ("(stamp) NAME ")?  Nothing else of the line
+ * is looked at: a reader that keeps one interface passes the other
+ * buses' lines over without parsing them (each bus of a replay reads the
+ * whole file; the parse of lines it then dropped was a third of its
+ * time).  Such a line's damage, if any, is the reader of that interface's
+ * to report, and the survey's.  False when the name cannot be found
+ * where the parser looks: the line is then parsed, and judged.
+ */
+bool trace_candump_other_iface(const char *line, size_t len, const char *ifname);
+
 /* A line of nothing but ' ', '\t', '\r' (or none): no frame and no
    damage, skipped by the trace driver and the survey's tally.  NULL:
    false. */

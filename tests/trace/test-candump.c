@@ -331,10 +331,11 @@ static void test_trace_fast(void)
 	assert(strcmp(where, expect) == 0);
 	bus_dev_free(dev);
 
-	/* interface filter */
+	/* interface filter: can0's damaged line 9 is can0's to report, the
+	   line naming no interface (3) is everyone's */
 	dev = open_trace(path, "can1", 0, false);
 	n = bus_dev_recv(dev, it, 32, 100);
-	assert(n == 3 && it[0].can.id == 0x200 && it[1].kind == ACQ_ITEM_EVENT && it[2].kind == ACQ_ITEM_EVENT);
+	assert(n == 2 && it[0].can.id == 0x200 && it[1].kind == ACQ_ITEM_EVENT && it[1].event.detail == 3);
 	assert(bus_dev_recv(dev, it, 32, 100) == -ENODATA);
 	bus_dev_free(dev);
 }
@@ -389,6 +390,50 @@ static void test_trace_ifname_exact(void)
 	assert(bus_dev_recv(dev, it, 8, 0) == 2);
 	assert(it[0].can.data[0] == 3 && it[1].can.data[0] == 5);
 	bus_dev_free(dev);
+}
+
+/* Another bus's lines are passed over unparsed: their damage is theirs
+   (and the survey's); a line whose name is not where the parser looks is
+   parsed, and judged by this bus. */
+static void test_other_iface(void)
+{
+	static const struct {
+		const char *line;
+		bool other;
+	} cases[] = {
+		{ "(1.000000) can0 100#01", true },
+		{ "(1.000000) can1 100#01", false },
+		{ "(1.000000) can1 zz#damaged", false },    /* its own: parsed, bad */
+		{ "(1.000000) can10 100#01", true },
+		{ "(1.000000) can 100#01", true },
+		{ "(1.000000) cAn1 100#01", true },
+		{ "(1.000000) can2 100#zz", true },          /* damaged, not ours */
+		{ "(x) can2 100#01", true },                 /* a damaged stamp, named can2 */
+		{ "(1.000000)  can2 100#01", false },        /* no name where the parser looks */
+		{ "(1.000000) can2", false },                /* no end to the name */
+		{ "(1.000000)can2 100#01", false },
+		{ "1.000000) can2 100#01", false },
+		{ "(12345678901.1234567) can2 100#01", false }, /* ')' past the longest stamp */
+		{ "", false },
+		{ "(1.0) \x7f 1#", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert(trace_candump_other_iface(cases[i].line, strlen(cases[i].line), "can1") == cases[i].other);
+
+	/* through the driver: can1 reads its own 2 frames and its own damaged
+	   line; can2's damaged line is not can1's */
+	const char *path = write_tmp("others.log", "(1.000000) can2 100#zz\n(1.000001) can1 100#01\n"
+	                                           "(1.000002) can1 1zz#02\n(1.000003) can2 100#03\n"
+	                                           "(1.000004) can1 100#04\n");
+	bus_dev_t *dev = open_trace(path, "can1", 0, false);
+	struct acq_item it[8];
+
+	assert(bus_dev_recv(dev, it, 8, 0) == 3);
+	assert(it[0].kind == ACQ_ITEM_CAN && it[0].can.data[0] == 1);
+	assert(it[1].kind == ACQ_ITEM_EVENT && it[1].event.code == ACQ_EV_CAN_BAD_LINE && it[1].event.detail == 3);
+	assert(it[2].kind == ACQ_ITEM_CAN && it[2].can.data[0] == 4);
+	bus_dev_free(dev);
+	puts("other interfaces: passed over unparsed; a name not where the parser looks: parsed");
 }
 
 static void test_trace_loop(void)
@@ -663,7 +708,7 @@ static void test_demo_trace(void)
 static void cleanup_tmp(void)
 {
 	static const char *const names[] = { "t.log", "loop.log", "empty.log", "paced.log", "long.log", "x.log", "filt.log", "nul.log",
-	                                       "names.log", "tally.log" };
+	                                       "names.log", "tally.log", "others.log" };
 	char path[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -783,6 +828,7 @@ int main(void)
 	test_trace_fast();
 	test_trace_loop();
 	test_trace_ifname_exact();
+	test_other_iface();
 	test_trace_filters();
 	test_trace_paced();
 	test_trace_overlong();
