@@ -33,10 +33,11 @@
 /* The main loop's round: the watchdogs, the status, the faults and the
    log's refusals all work on second scales, and a signal ends the wait at
    once, so 4 wakeups/s instead of 50 on an idle board (issue 12).  A
-   replay polls for its sources' end every 20 ms, or a short replay would
-   end up to a round late. */
+   replay polls for its sources' end every 5 ms, or a short replay would
+   end up to a round late (at 20 ms, 10 ms of a 0.2 s replay on average;
+   a replay is no idle board). */
 #define ROUND_NS (250 * BASIC_NS_PER_MS)
-#define ROUND_REPLAY_NS (20 * BASIC_NS_PER_MS)
+#define ROUND_REPLAY_NS (5 * BASIC_NS_PER_MS)
 
 /* Until the next round or a signal.  The signals are blocked in this
    thread before the daemon's threads start (they inherit the mask), so

@@ -43,6 +43,7 @@ struct pl_sink {
 	size_t ndict;
 	int64_t batch_open_ns;     /* monotonic time the open Batch got its first record */
 	int64_t batch_data_t0;     /* the record time of that first record */
+	int64_t classed_t;         /* the time pl_sink_encode classified last */
 	int64_t meta_next_ns;      /* when to send the channel dictionary again */
 	size_t meta_pos;           /* its first entry the next Batch carries */
 	struct acq_item *decoded;  /* scratch for the samples of one frame */
@@ -90,6 +91,9 @@ int pl_sink_batch_flush(pl_sink_t *s);
 void pl_sink_batch_opened(pl_sink_t *s, int64_t t_ns);
 void pl_sink_clock_class(pl_sink_t *s, const struct acq_item *it);
 void pl_sink_encode(pl_sink_t *s, const struct acq_item *it);
+/* The same, quicker for a record stamped as the one pl_sink_encode took
+   last (a frame's decoded samples); any other takes the whole path. */
+void pl_sink_encode_same_time(pl_sink_t *s, const struct acq_item *it);
 void pl_sink_seal_periodic(pl_sink_t *s);
 
 /* sink-log.c: the log's reports */

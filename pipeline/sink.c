@@ -46,7 +46,8 @@ static void decode_frame(pl_sink_t *s, const struct acq_item *it)
 	int n = s->ch ? pl_channels_decode(s->ch, it, s->decoded, s->decoded_max) : 0;
 
 	for (int k = 0; k < n; k++) {
-		pl_sink_encode(s, &s->decoded[k]);
+		/* a TRDP timeout, stamped when it fell due, takes the whole path */
+		pl_sink_encode_same_time(s, &s->decoded[k]);
 		/* a decoder's events (TRDP_TIMEOUT) are said as the sources' are;
 		   the kind checked here, not by a call per sample */
 		if (s->decoded[k].kind == ACQ_ITEM_EVENT)
