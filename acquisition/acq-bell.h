@@ -13,13 +13,15 @@
  *
  * The waiter: key = acq_bell_prepare(b); look at the condition again; if
  * it still does not hold, acq_bell_wait(b, key, deadline); then
- * acq_bell_done(b).  The ringer: make the condition true (a release store,
- * a ring's head or tail), then acq_bell_ring(b).  Both sides put a
- * seq_cst fence between their store and their load (the waiter's count,
- * the ringer's condition), so either the waiter sees the condition or the
- * ringer sees the waiter and moves seq, and a futex wait on the old key
- * returns at once: no wakeup is lost.  A ringer that sees no waiter makes
- * no syscall.
+ * acq_bell_done(b).  The ringer: make the condition true (a store, a
+ * ring's head or tail), then acq_bell_ring(b).  Both sides meet in a
+ * read-modify-write of waiters (acq_rel; no fence, which TSan does not
+ * model): the RMWs of one word are totally ordered, so either the
+ * ringer's comes second and sees the waiter, and moves seq (a futex wait
+ * on the old key returns at once), or the waiter's comes second, reads
+ * what the ringer's released, and its look at the condition sees the
+ * store before it.  No wakeup is lost.  A ringer that sees no waiter
+ * makes no syscall.
  */
 #pragma once
 #include <stdatomic.h>
@@ -32,10 +34,9 @@ struct acq_bell {
 
 static inline uint32_t acq_bell_prepare(struct acq_bell *b)
 {
-	uint32_t key = atomic_load_explicit(&b->seq, memory_order_relaxed);
+	uint32_t key = atomic_load_explicit(&b->seq, memory_order_acquire);
 
-	atomic_fetch_add_explicit(&b->waiters, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	atomic_fetch_add_explicit(&b->waiters, 1, memory_order_acq_rel);
 	return key;
 }
 
@@ -49,8 +50,7 @@ void acq_bell_wake(struct acq_bell *b);
 
 static inline void acq_bell_ring(struct acq_bell *b)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&b->waiters, memory_order_relaxed))
+	if (atomic_fetch_add_explicit(&b->waiters, 0, memory_order_acq_rel))
 		acq_bell_wake(b);
 }
 

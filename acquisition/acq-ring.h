@@ -114,7 +114,7 @@ static inline size_t acq_ring_count(const struct acq_ring *ring)
    room (an acq_source with backpressure), once a quarter of the ring is
    free, the most a waiting producer asks for (acq_ring_room_wanted): a
    wakeup per take of a few items would cost more than the items.  A
-   fence and a load when no one waits. */
+   read-modify-write when no one waits. */
 static inline void acq_ring_took(struct acq_ring *ring)
 {
 	if ((ring->nslots - acq_ring_count(ring)) * 4 >= ring->nslots)
