@@ -702,6 +702,11 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 		.capture_unmatched = basic_counter_get(&p->st_capture_unmatched),
 		.tcp_listen_error = -(int)basic_counter_get(&p->st_tcp_listen_error),
 		.opts_refused = (unsigned)basic_counter_get(&p->st_opts_refused),
+		/* a capture file (trdp-trace.c) is replayed whatever receive
+		   its board says */
+		.receive = dev->cfg.trdp.capture[0]     ? BUS_TRDP_RECEIVE_REPLAY :
+		           dev->cfg.trdp.receive_capture ? BUS_TRDP_RECEIVE_CAPTURE :
+		                                           BUS_TRDP_RECEIVE_SOCKET,
 	};
 	for (int i = 0; i < 8; i++)
 		ret->refused[i] = basic_counter_get(&p->st_refused[i]);

@@ -15,7 +15,8 @@ the time equal to the capture's resolution (the live time is the kernel's
 receive time of the UDP socket, the capture's is the packet socket's
 stamp of the same skb: the same instant, truncated to microseconds by a
 microsecond capture).  The topology and bad-header events and stat's
-sequence counters of the replays are the live bus's.
+sequence counters of the replays are the live bus's; stat's receive says
+"replay" of each replay, "socket" (or "capture") of the live bus.
 
 MD over TCP goes to the live bus's listener (railmon run in B takes the
 connection): the live log's TCP records are the publisher's messages, and
@@ -282,6 +283,12 @@ def main():
                     if row.get(k) != v or live_row.get(k) != v:
                         print("%s: stat %s: replay %s, live %s, sent %s" % (name, k, row.get(k), live_row.get(k), v))
                         bad += 1
+                # how each received, which names what its rx_dropped counts
+                # (the table's telegrams line): the health records say it
+                modes = (row.get("receive"), live_row.get("receive"))
+                if modes != ("replay", "capture" if capture else "socket"):
+                    print("%s: stat receive: replay %r, live %r" % (name, modes[0], modes[1]))
+                    bad += 1
             # without --board: the default TRDP bus records the same telegrams
             out = os.path.join(tmp, "replay-default")
             r = sh(railmon, "replay", caps["pcapng"], "--data", out, "--vehicle", "capture", "--quiet", check=False)
