@@ -115,10 +115,12 @@ def compare_records(name, live, replayed, resolution_ns, sent=None):
     time of the segment that ended the message, taken after the packet
     socket's stamp of it (1-3 us later on a veth) - so the replayed time
     must lie between the sender's start of sending the message's last bytes
-    and the live time."""
+    and the live time.  Returns (records wrong, records, fields compared,
+    fields that differ); a record's fields are its telegram's keys of
+    either side, and its time."""
     a = [x for x in live if x["kind"] == "trdp"]
     b = [x for x in replayed if x["kind"] == "trdp"]
-    bad = 0
+    bad = fields = differ = 0
     if len(a) != len(b):
         print("%s: %d records replayed, %d live" % (name, len(b), len(a)))
         bad += 1
@@ -134,12 +136,15 @@ def compare_records(name, live, replayed, resolution_ns, sent=None):
         elif y["time_ns"] != x["time_ns"] - x["time_ns"] % resolution_ns:
             diff["time_ns"] = (x["time_ns"], y["time_ns"])
         exact += y["time_ns"] == x["time_ns"]
+        fields += len(keys) + 1
+        differ += len(diff)
         if diff:
             bad += 1
             if bad < 6:
                 print("%s: record %d: %s" % (name, i, diff))
-    print("%s: %d records, %d alike (%d to the nanosecond), %d wrong" % (name, len(b), len(b) - bad, exact, bad))
-    return bad, len(b)
+    print("%s: %d records, %d alike (%d to the nanosecond), %d wrong; %d fields compared, %d differ"
+          % (name, len(b), len(b) - bad, exact, bad, fields, differ))
+    return bad, len(b), fields, differ
 
 
 def is_tcp(x):
@@ -243,7 +248,7 @@ def main():
             gaps, repeats, back, topo = expected_counts(sent)
             live_row = stat_row(railmon, log)
             resolution = {"pcap": 1000, "pcap-nano": 1, "pcapng": None}
-            total = 0
+            total = n_fields = n_differ = 0
             for name, path in caps.items():
                 out = os.path.join(tmp, "replay-" + name)
                 r = sh(railmon, "replay", path, "--board", board, "--data", out, "--quiet", check=False)
@@ -260,19 +265,23 @@ def main():
                     res = pcapng_resolution_ns(path)
                 udp = [x for x in replayed if not is_tcp(x)]
                 tcp = [x for x in replayed if is_tcp(x)]
-                n_bad, n = compare_records("%s (resolution %d ns)" % (name, res), live, udp, res)
+                n_bad, n, nf, nd = compare_records("%s (resolution %d ns)" % (name, res), live, udp, res)
                 bad += n_bad
                 total += n
+                n_fields += nf
+                n_differ += nd
                 # MD over TCP: the messages as sent, framed from the stream,
                 # and the live bus's records of them
                 n_bad = compare(sent_tcp, tcp)
                 if n_bad:
                     print("%s: MD over TCP: %d wrong" % (name, n_bad))
                 bad += n_bad
-                n_bad, n = compare_records("%s MD over TCP (resolution %d ns)" % (name, res), live_tcp, tcp, res,
-                                           sent_tcp)
+                n_bad, n, nf, nd = compare_records("%s MD over TCP (resolution %d ns)" % (name, res), live_tcp, tcp,
+                                                   res, sent_tcp)
                 bad += n_bad
                 total += n
+                n_fields += nf
+                n_differ += nd
                 for code in ("TRDP_TOPOLOGY", "TRDP_BAD_HEADER"):
                     if events(live, code) != events(replayed, code):
                         print("%s: %s events %s, live %s" % (name, code, events(replayed, code), events(live, code)))
@@ -304,7 +313,8 @@ def main():
             nbad = sum(1 for s in sent if s.get("bad_fcs"))
             n_live = sum(1 for x in live_all if x["kind"] == "trdp")
             print("capture: %d telegrams sent over UDP (%d bad FCS) and %d over TCP, %d live records, %d replayed "
-                  "records compared over 3 captures; %d wrong" % (len(sent), nbad, len(sent_tcp), n_live, total, bad))
+                  "records compared over 3 captures (%d fields, %d differ); %d wrong"
+                  % (len(sent), nbad, len(sent_tcp), n_live, total, n_fields, n_differ, bad))
             return 1 if bad else 0
         finally:
             for p in procs:
