@@ -205,6 +205,19 @@ struct bus_trdp_cfg {
 #define BUS_TRDP_NO_KERNEL_TIME 1u
 #define BUS_TRDP_NO_RXQ_OVFL 2u
 
+/* bus_trdp_stats.receive: how the bus receives, which names what its
+   rx_dropped counts (besides the byte ring's drops, counted in both): the
+   sockets' overflows, the packet ring's kernel drops (pcap_stats'
+   ps_drop), or, in a capture file replayed, TCP bytes the capture missed.
+   railmon.proto's Health.trdp_receive, 0 there: not said (a writer
+   before it). */
+enum bus_trdp_receive {
+	BUS_TRDP_RECEIVE_UNKNOWN = 0,
+	BUS_TRDP_RECEIVE_SOCKET = 1,
+	BUS_TRDP_RECEIVE_CAPTURE = 2,
+	BUS_TRDP_RECEIVE_REPLAY = 3,
+};
+
 struct bus_trdp_stats {
 	uint64_t telegrams;         /* received, any header */
 	uint64_t bytes;             /* their bytes (headers, data sets, padding) */
@@ -228,6 +241,7 @@ struct bus_trdp_stats {
 	                               bus's) addressed to no bus of the board */
 	unsigned opts_refused;      /* BUS_TRDP_NO_* of the sockets' last open: options the
 	                               kernel refused (qemu-user; ENOPROTOOPT), done without */
+	enum bus_trdp_receive receive; /* sockets, packet ring or a capture file */
 	int tcp_listen_error;       /* -errno of the TCP listener's last open (-EADDRINUSE:
 	                               a stack on this host has the port; UDP goes on),
 	                               0 listening or md_port 0 */

@@ -62,6 +62,10 @@ struct trdp_priv {
 	uint8_t *tcp_buf;
 	_Alignas(struct cmsghdr) char tcp_cmsg[256];
 	int ifindex;
+	/* interface =: its return, watched while it is gone (rtnetlink, as
+	   a SocketCAN interface's: trdp_await); fd -1 none (no interface, a
+	   capture file, or no rtnetlink: timed retries) */
+	struct bus_link_watch watch;
 	struct acq_bytes own;
 	uint8_t *own_buf;
 	struct acq_bytes *bytes;

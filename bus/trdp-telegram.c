@@ -35,7 +35,7 @@ int bus_trdp_priv_new(bus_dev_t *dev, const struct bus_cfg *cfg)
 		return -ENOMEM;
 	dev->priv = p;
 	/* no socket, no connection: tcp_buf is the live driver's (trdp_open) */
-	p->fd[SOCK_PD] = p->fd[SOCK_MD] = p->lfd = -1;
+	p->fd[SOCK_PD] = p->fd[SOCK_MD] = p->lfd = p->watch.fd = -1;
 	for (unsigned i = 0; i < TCP_CONN_MAX; i++)
 		p->conn[i].fd = -1;
 	p->bytes = c->bytes;

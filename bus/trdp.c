@@ -25,9 +25,11 @@
  *
  * Gone and back: a UDP socket does not fail when its interface goes down,
  * the traffic just stops; so when a wait ends with nothing, the interface's
- * flags are read (one ioctl per timeout, not per telegram) and a down or
- * deleted interface is gone (-ENETDOWN, -ENODEV).  reopen() opens the
- * sockets and joins the groups again once it is up.
+ * flags are read (one ioctl per timeout, not per telegram; a second, the
+ * driver's carrier, when the flags lag it: link_state) and a down, carrier
+ * less or deleted interface is gone (-ENETDOWN, -ENODEV).  reopen() opens
+ * the sockets and joins the groups again once it is up, at once when an
+ * rtnetlink link event says the interface is (trdp_await).
  *
  * MD over TCP: a listening socket on md_port beside the UDP one; each
  * accepted connection (at most TCP_CONN_MAX at once, the others accepted
@@ -57,7 +59,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/ethtool.h>
 #include <linux/filter.h>
+#include <linux/sockios.h>
 #include <linux/sock_diag.h>
 
 #include "acquisition/acq-bytes.h"
@@ -259,10 +263,17 @@ static int trdp_open(bus_dev_t *dev, const struct bus_cfg *cfg)
 		for (unsigned i = 0; r == 0 && i < TCP_CONN_MAX; i++)
 			p->conn[i].buf = p->tcp_buf + (size_t)i * TCP_MSG_MAX;
 	}
+	/* interface =: its return is watched (without rtnetlink the timed
+	   retries alone reopen it) */
+	if (r == 0 && cfg->trdp.ifname[0])
+		(void)bus_link_watch_init(&p->watch, cfg->trdp.ifname);
 	if (r == 0)
 		r = bus_open_absent(dev, open_socks(dev));
-	if (r < 0)
+	if (r < 0) {
+		if (dev->priv)
+			bus_link_watch_done(&p->watch);
 		bus_trdp_priv_free(dev); /* bus_dev_new() frees only the device */
+	}
 	return r;
 }
 
@@ -273,12 +284,24 @@ static void trdp_close(bus_dev_t *dev)
 	if (!p)
 		return;
 	close_socks(p);
+	bus_link_watch_done(&p->watch);
 	bus_trdp_priv_free(dev);
 }
 
 static void trdp_release(bus_dev_t *dev)
 {
 	close_socks(priv(dev));
+	/* link events while it was there say nothing of its return */
+	bus_link_watch_flush(&priv(dev)->watch);
+}
+
+/* Gone: wait for an RTM_NEWLINK saying the interface is up (a sign to try
+   the reopen), as a SocketCAN bus does.  Without it the source's retry
+   after a failed reopen of an absent device is its longest step (5 s,
+   acquisition/source.c retry_due: a watched device's safety net). */
+static int trdp_await(bus_dev_t *dev, int timeout_ms)
+{
+	return bus_link_watch_wait(&priv(dev)->watch, timeout_ms);
 }
 
 static int link_state(bus_dev_t *dev);
@@ -300,7 +323,27 @@ static int trdp_reopen(bus_dev_t *dev)
 	return r;
 }
 
-/* The interface is still there and up?  0, -ENODEV (deleted), -ENETDOWN. */
+/* The interface's carrier as its driver says it now (ETHTOOL_GLINK, no
+   privilege needed); false when the driver cannot say (EOPNOTSUPP, or
+   qemu-user not passing the ioctl). */
+static bool carrier(int fd, const char *ifname)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GLINK };
+	struct ifreq ifr = { .ifr_data = (void *)&ev };
+
+	memcpy(ifr.ifr_name, ifname, strnlen(ifname, IFNAMSIZ - 1));
+	return ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ev.data;
+}
+
+/* The interface is still there and up?  0, -ENODEV (deleted), -ENETDOWN.
+   Up: IFF_UP and a carrier.  IFF_RUNNING (the operstate) says the
+   carrier, but late: the kernel sets it in its linkwatch work, which
+   takes a device's events up to a second after they happened (rate
+   limited; ~900 ms seen on a new veth pair, up with its carrier), so a
+   bus opened on a freshly made interface was gone at its first idle
+   wait.  Without IFF_RUNNING the driver's carrier decides.  A dormant
+   link (its operstate held at DORMANT, an 802.1X supplicant's) with a
+   carrier is up too: what arrives on it is received. */
 static int link_state(bus_dev_t *dev)
 {
 	struct trdp_priv *p = priv(dev);
@@ -312,7 +355,9 @@ static int link_state(bus_dev_t *dev)
 	memcpy(ifr.ifr_name, dev->cfg.trdp.ifname, strnlen(dev->cfg.trdp.ifname, IFNAMSIZ - 1));
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		return errno == ENODEV || errno == ENXIO ? -ENODEV : 0;
-	return (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING) ? 0 : -ENETDOWN;
+	if (!(ifr.ifr_flags & IFF_UP))
+		return -ENETDOWN;
+	return (ifr.ifr_flags & IFF_RUNNING) || carrier(fd, dev->cfg.trdp.ifname) ? 0 : -ENETDOWN;
 }
 
 /* The socket's drop counter read now (SO_MEMINFO: the same sk_drops that
@@ -702,6 +747,11 @@ int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret)
 		.capture_unmatched = basic_counter_get(&p->st_capture_unmatched),
 		.tcp_listen_error = -(int)basic_counter_get(&p->st_tcp_listen_error),
 		.opts_refused = (unsigned)basic_counter_get(&p->st_opts_refused),
+		/* a capture file (trdp-trace.c) is replayed whatever receive
+		   its board says */
+		.receive = dev->cfg.trdp.capture[0]     ? BUS_TRDP_RECEIVE_REPLAY :
+		           dev->cfg.trdp.receive_capture ? BUS_TRDP_RECEIVE_CAPTURE :
+		                                           BUS_TRDP_RECEIVE_SOCKET,
 	};
 	for (int i = 0; i < 8; i++)
 		ret->refused[i] = basic_counter_get(&p->st_refused[i]);
@@ -725,4 +775,5 @@ const struct bus_ops bus_trdp_ops = {
 	.close = trdp_close,
 	.release = trdp_release,
 	.reopen = trdp_reopen,
+	.await_back = trdp_await,
 };

@@ -29,6 +29,25 @@ void cli_health_header(FILE *out)
 	            "reopens", "blind ms");
 }
 
+/* What a TRDP bus's rx_dropped counts, by how it received (enum
+   bus_trdp_receive): the kernel's drops of its sockets or of its packet
+   ring, or in a replayed capture the TCP bytes the capture missed; a log
+   written before Health said how (trdp_receive 0) gets a name true of
+   each. */
+static const char *rx_dropped_name(uint32_t receive)
+{
+	switch (receive) {
+	case BUS_TRDP_RECEIVE_SOCKET:
+		return "socket drops";
+	case BUS_TRDP_RECEIVE_CAPTURE:
+		return "packet ring drops";
+	case BUS_TRDP_RECEIVE_REPLAY:
+		return "capture gaps";
+	default:
+		return "receive drops";
+	}
+}
+
 /* A TRDP bus's own counters under its row, a line for each part: what
    came, what was refused and why, what its sequence counters and timeouts
    say, MD over TCP, and what the XML decoded. */
@@ -37,9 +56,9 @@ static void trdp_rows(FILE *out, const struct rec_health *h)
 	uint64_t bad = h->trdp_bad_short + h->trdp_bad_fcs + h->trdp_bad_version + h->trdp_bad_type +
 	               h->trdp_bad_too_long + h->trdp_bad_truncated;
 
-	fprintf(out, "  %-12s %" PRIu64 " telegrams (%.1f/s), %" PRIu64 " bytes, %" PRIu64 " socket drops, %" PRIu64
+	fprintf(out, "  %-12s %" PRIu64 " telegrams (%.1f/s), %" PRIu64 " bytes, %" PRIu64 " %s, %" PRIu64
 	        " byte ring drops\n", "telegrams", h->trdp_telegrams, h->trdp_telegrams_hz, h->trdp_bytes,
-	        h->rx_dropped, h->trdp_byte_ring_drops);
+	        h->rx_dropped, rx_dropped_name(h->trdp_receive), h->trdp_byte_ring_drops);
 	/* Said, not silent: the times of a kernel without SO_TIMESTAMPNS
 	   (qemu-user) are the reads', later by the read's wait. */
 	if (h->trdp_opts_refused & BUS_TRDP_NO_KERNEL_TIME)
@@ -191,6 +210,7 @@ static void trdp_parse(const char *line, struct rec_health *h)
 	};
 	const char *p = strstr(line, "\"telegrams_hz\":");
 	uint64_t v;
+	char rx[16];
 
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		json_u64(line, keys[k].key, keys[k].v);
@@ -198,6 +218,11 @@ static void trdp_parse(const char *line, struct rec_health *h)
 		h->trdp_tcp_listen_errno = (uint32_t)v;
 	if (json_u64(line, "opts_refused", &v))
 		h->trdp_opts_refused = (uint32_t)v;
+	json_str(line, "receive", rx, sizeof(rx));
+	h->trdp_receive = !strcmp(rx, "socket")  ? BUS_TRDP_RECEIVE_SOCKET :
+	                  !strcmp(rx, "capture") ? BUS_TRDP_RECEIVE_CAPTURE :
+	                  !strcmp(rx, "replay")  ? BUS_TRDP_RECEIVE_REPLAY :
+	                                           BUS_TRDP_RECEIVE_UNKNOWN;
 	if (p)
 		h->trdp_telegrams_hz = strtod(p + strlen("\"telegrams_hz\":"), NULL);
 }

@@ -582,7 +582,9 @@ static const struct basic_ini_name trdp_receive[] = { { "socket", 0 }, { "captur
 static const struct basic_ini_key trdp_keys[] = {
 	{ "interface", BASIC_INI_STRING, BASIC_INI_NONEMPTY, P(bus.trdp.ifname), .max = 15, .doc_def = "none",
 	  .help = "The Ethernet interface the multicast groups are joined on (eth1); without it the kernel "
-	          "picks one by its routes." },
+	          "picks one by its routes.  With it the bus is gone (CAN_GONE) while the interface is down, "
+	          "without a carrier or removed, and back (CAN_BACK, the groups joined again) as soon as "
+	          "rtnetlink says it is up." },
 	{ "bind", BASIC_INI_CUSTOM, 0, .hook = set_trdp_bind, .syntax = "ADDRESS", .doc_def = "any",
 	  .help = "Receive only telegrams sent to this local IPv4 address (unicast only: a socket bound to "
 	          "an address gets no multicast)." },

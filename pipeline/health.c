@@ -135,6 +135,7 @@ static void trdp_entry(pl_health_t *h, size_t b, const struct pl_health_bus *in,
 	e->trdp_tcp_messages = t->tcp_messages;
 	e->trdp_tcp_listen_errno = (uint32_t)-t->tcp_listen_error;
 	e->trdp_opts_refused = t->opts_refused;
+	e->trdp_receive = (uint32_t)t->receive;
 	e->trdp_decoded = c->decoded;
 	e->trdp_unknown_comid = c->unknown;
 	e->trdp_short_payload = c->bad;

@@ -68,6 +68,12 @@ static void trdp_json(FILE *f, const struct rec_health *h)
 	        ",\"past_channels\":%" PRIu64 ",\"capture_unmatched\":%" PRIu64 ",\"opts_refused\":%" PRIu32,
 	        h->trdp_decoded, h->trdp_unknown_comid, h->trdp_short_payload, h->trdp_past_channels,
 	        h->trdp_capture_unmatched, h->trdp_opts_refused);
+	/* how it received, which says what rx_dropped counts; none from a
+	   log written before Health said it */
+	if (h->trdp_receive >= BUS_TRDP_RECEIVE_SOCKET && h->trdp_receive <= BUS_TRDP_RECEIVE_REPLAY) {
+		static const char *const names[] = { "", "socket", "capture", "replay" };
+		fprintf(f, ",\"receive\":\"%s\"", names[h->trdp_receive]);
+	}
 }
 
 /* Names come from the board file or, with --data, from a recorded or

@@ -113,6 +113,7 @@ static void health_to_msg(struct rec_health *h, Railmon__V1__Health *m)
 	m->trdp_telegrams_hz = h->trdp_telegrams_hz;
 	m->trdp_tcp_listen_errno = h->trdp_tcp_listen_errno;
 	m->trdp_opts_refused = h->trdp_opts_refused;
+	m->trdp_receive = h->trdp_receive;
 	m->clock_unsynced = h->clock_unsynced;
 	m->clock_max_error_us = h->clock_max_error_us;
 	m->clock_est_error_us = h->clock_est_error_us;

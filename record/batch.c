@@ -364,6 +364,7 @@ int rec_batch_health(const rec_batch_t *b, size_t i, struct rec_health *ret)
 	h.trdp_telegrams_hz = m->trdp_telegrams_hz;
 	h.trdp_tcp_listen_errno = m->trdp_tcp_listen_errno;
 	h.trdp_opts_refused = m->trdp_opts_refused;
+	h.trdp_receive = m->trdp_receive;
 	h.clock_unsynced = m->clock_unsynced;
 	h.clock_max_error_us = m->clock_max_error_us;
 	h.clock_est_error_us = m->clock_est_error_us;

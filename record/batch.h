@@ -92,6 +92,7 @@ struct rec_health {
 		trdp_tcp_messages;
 	uint32_t trdp_tcp_listen_errno; /* errno of the TCP listener's last open, 0 listening */
 	uint32_t trdp_opts_refused;     /* BUS_TRDP_NO_* (bus/bus.h): options the kernel refused */
+	uint32_t trdp_receive;          /* enum bus_trdp_receive: what rx_dropped counts; 0 not said */
 	uint64_t trdp_decoded, trdp_unknown_comid, trdp_short_payload, trdp_past_channels;
 	uint64_t trdp_capture_unmatched; /* a capture into several buses: addressed to none */
 };

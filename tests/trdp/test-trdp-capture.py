@@ -15,7 +15,8 @@ the time equal to the capture's resolution (the live time is the kernel's
 receive time of the UDP socket, the capture's is the packet socket's
 stamp of the same skb: the same instant, truncated to microseconds by a
 microsecond capture).  The topology and bad-header events and stat's
-sequence counters of the replays are the live bus's.
+sequence counters of the replays are the live bus's; stat's receive says
+"replay" of each replay, "socket" (or "capture") of the live bus.
 
 MD over TCP goes to the live bus's listener (railmon run in B takes the
 connection): the live log's TCP records are the publisher's messages, and
@@ -114,10 +115,12 @@ def compare_records(name, live, replayed, resolution_ns, sent=None):
     time of the segment that ended the message, taken after the packet
     socket's stamp of it (1-3 us later on a veth) - so the replayed time
     must lie between the sender's start of sending the message's last bytes
-    and the live time."""
+    and the live time.  Returns (records wrong, records, fields compared,
+    fields that differ); a record's fields are its telegram's keys of
+    either side, and its time."""
     a = [x for x in live if x["kind"] == "trdp"]
     b = [x for x in replayed if x["kind"] == "trdp"]
-    bad = 0
+    bad = fields = differ = 0
     if len(a) != len(b):
         print("%s: %d records replayed, %d live" % (name, len(b), len(a)))
         bad += 1
@@ -133,12 +136,15 @@ def compare_records(name, live, replayed, resolution_ns, sent=None):
         elif y["time_ns"] != x["time_ns"] - x["time_ns"] % resolution_ns:
             diff["time_ns"] = (x["time_ns"], y["time_ns"])
         exact += y["time_ns"] == x["time_ns"]
+        fields += len(keys) + 1
+        differ += len(diff)
         if diff:
             bad += 1
             if bad < 6:
                 print("%s: record %d: %s" % (name, i, diff))
-    print("%s: %d records, %d alike (%d to the nanosecond), %d wrong" % (name, len(b), len(b) - bad, exact, bad))
-    return bad, len(b)
+    print("%s: %d records, %d alike (%d to the nanosecond), %d wrong; %d fields compared, %d differ"
+          % (name, len(b), len(b) - bad, exact, bad, fields, differ))
+    return bad, len(b), fields, differ
 
 
 def is_tcp(x):
@@ -242,7 +248,7 @@ def main():
             gaps, repeats, back, topo = expected_counts(sent)
             live_row = stat_row(railmon, log)
             resolution = {"pcap": 1000, "pcap-nano": 1, "pcapng": None}
-            total = 0
+            total = n_fields = n_differ = 0
             for name, path in caps.items():
                 out = os.path.join(tmp, "replay-" + name)
                 r = sh(railmon, "replay", path, "--board", board, "--data", out, "--quiet", check=False)
@@ -259,19 +265,23 @@ def main():
                     res = pcapng_resolution_ns(path)
                 udp = [x for x in replayed if not is_tcp(x)]
                 tcp = [x for x in replayed if is_tcp(x)]
-                n_bad, n = compare_records("%s (resolution %d ns)" % (name, res), live, udp, res)
+                n_bad, n, nf, nd = compare_records("%s (resolution %d ns)" % (name, res), live, udp, res)
                 bad += n_bad
                 total += n
+                n_fields += nf
+                n_differ += nd
                 # MD over TCP: the messages as sent, framed from the stream,
                 # and the live bus's records of them
                 n_bad = compare(sent_tcp, tcp)
                 if n_bad:
                     print("%s: MD over TCP: %d wrong" % (name, n_bad))
                 bad += n_bad
-                n_bad, n = compare_records("%s MD over TCP (resolution %d ns)" % (name, res), live_tcp, tcp, res,
-                                           sent_tcp)
+                n_bad, n, nf, nd = compare_records("%s MD over TCP (resolution %d ns)" % (name, res), live_tcp, tcp,
+                                                   res, sent_tcp)
                 bad += n_bad
                 total += n
+                n_fields += nf
+                n_differ += nd
                 for code in ("TRDP_TOPOLOGY", "TRDP_BAD_HEADER"):
                     if events(live, code) != events(replayed, code):
                         print("%s: %s events %s, live %s" % (name, code, events(replayed, code), events(live, code)))
@@ -282,6 +292,12 @@ def main():
                     if row.get(k) != v or live_row.get(k) != v:
                         print("%s: stat %s: replay %s, live %s, sent %s" % (name, k, row.get(k), live_row.get(k), v))
                         bad += 1
+                # how each received, which names what its rx_dropped counts
+                # (the table's telegrams line): the health records say it
+                modes = (row.get("receive"), live_row.get("receive"))
+                if modes != ("replay", "capture" if capture else "socket"):
+                    print("%s: stat receive: replay %r, live %r" % (name, modes[0], modes[1]))
+                    bad += 1
             # without --board: the default TRDP bus records the same telegrams
             out = os.path.join(tmp, "replay-default")
             r = sh(railmon, "replay", caps["pcapng"], "--data", out, "--vehicle", "capture", "--quiet", check=False)
@@ -297,7 +313,8 @@ def main():
             nbad = sum(1 for s in sent if s.get("bad_fcs"))
             n_live = sum(1 for x in live_all if x["kind"] == "trdp")
             print("capture: %d telegrams sent over UDP (%d bad FCS) and %d over TCP, %d live records, %d replayed "
-                  "records compared over 3 captures; %d wrong" % (len(sent), nbad, len(sent_tcp), n_live, total, bad))
+                  "records compared over 3 captures (%d fields, %d differ); %d wrong"
+                  % (len(sent), nbad, len(sent_tcp), n_live, total, n_fields, n_differ, bad))
             return 1 if bad else 0
         finally:
             for p in procs:

@@ -152,12 +152,39 @@ static void table(const char *json, bool want)
 	free(text);
 }
 
+/* The telegrams line names rx_dropped by how the bus received ("receive"
+   in the JSON line, Health.trdp_receive in a log); a line without it (a
+   log written before Health said it) in words true of any. */
+static void named(const char *receive, const char *want)
+{
+	char json[256], line[128];
+	struct rec_health h;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(f);
+	snprintf(json, sizeof(json), "{\"name\":\"ecn\",\"kind\":\"trdp\",\"items\":1,\"rx_dropped\":7,"
+	         "\"telegrams\":1,\"byte_ring_drops\":2%s%s%s}", receive ? ",\"receive\":\"" : "",
+	         receive ? receive : "", receive ? "\"" : "");
+	cli_stat_health_parse(json, &h);
+	cli_health_row(f, &h);
+	CHECK(fclose(f) == 0);
+	snprintf(line, sizeof(line), " bytes, 7 %s, 2 byte ring drops\n", want);
+	CHECK(strstr(text, line), "receive %s: want \"%s\" in:\n%s", receive ? receive : "(none)", line, text);
+	free(text);
+}
+
 int main(void)
 {
 	one(false);
 	one(true);
 	table("{\"name\":\"ecn\",\"kind\":\"trdp\",\"items\":1,\"telegrams\":1,\"opts_refused\":3}", true);
 	table("{\"name\":\"ecn\",\"kind\":\"trdp\",\"items\":1,\"telegrams\":1,\"opts_refused\":0}", false);
+	named("socket", "socket drops");
+	named("capture", "packet ring drops");
+	named("replay", "capture gaps");
+	named(NULL, "receive drops");
 	printf("PASS\n");
 	return 0;
 }

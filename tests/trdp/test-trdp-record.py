@@ -134,11 +134,12 @@ def main():
     if tr.session_id != sids:
         fail(-1, "session ids", tr.session_id.hex(), sids.hex())
     # the TRDP bus's health entry the tool added: its last fields as the
-    # ground decodes them (the socket options refused, 3 = both)
-    hs = [(h.name, h.kind, h.bus, h.trdp_opts_refused, h.trdp_capture_unmatched, h.trdp_tcp_listen_errno)
-          for h in batch.health]
-    if hs != [("ecn", "trdp", 3, 3, 64, 98)]:
-        fail(-1, "health", hs, [("ecn", "trdp", 3, 3, 64, 98)])
+    # ground decodes them (the socket options refused, 3 = both; received
+    # through the packet ring, 2)
+    hs = [(h.name, h.kind, h.bus, h.trdp_opts_refused, h.trdp_capture_unmatched, h.trdp_tcp_listen_errno,
+           h.trdp_receive) for h in batch.health]
+    if hs != [("ecn", "trdp", 3, 3, 64, 98, 2)]:
+        fail(-1, "health", hs, [("ecn", "trdp", 3, 3, 64, 98, 2)])
     print("%d telegrams, %d wrong" % (n, bad))
     return 1 if bad else 0
 

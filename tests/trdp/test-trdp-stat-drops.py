@@ -20,6 +20,11 @@ capture: the bus reads lo's packet ring (receive = capture; root) of
 not the 16 MiB default), its overrun instead, its kernel drops
 (pcap_stats' ps_drop) the
 bus's rx_dropped, counted and said the same way.
+
+The telegrams line names what rx_dropped counts by how the bus received
+("socket drops"; "packet ring drops" with receive = capture), and `stat
+--json`'s "receive" says that mode ("socket", "capture"), from the daemon
+and from the log's health records (Health.trdp_receive).
 """
 import os
 import re
@@ -38,17 +43,20 @@ stat = import_module("test-trdp-stat")
 SENT = 30000  # loopback charges >= 768 bytes a datagram: 2 MiB (x2) hold < 6,000
 
 
-def table_drops(railmon, log):
-    """The bus row's drops column and the socket drops of its telegrams line."""
+def table_drops(railmon, log, name):
+    """The bus row's drops column and the kernel drops of its telegrams line,
+    named name ("socket drops", "packet ring drops"): None when not so named."""
     r = subprocess.run([railmon, "stat", "--data", log], capture_output=True, text=True)
     row = re.search(r"^ecn\s+trdp\s+\d+\s+[0-9.]+\s+(\d+)\s", r.stdout, re.M)
-    sock = re.search(r"telegrams\s+\d+ telegrams \([0-9.]+/s\), \d+ bytes, (\d+) socket drops", r.stdout)
+    sock = re.search(r"telegrams\s+\d+ telegrams \([0-9.]+/s\), \d+ bytes, (\d+) %s, \d+ byte ring drops"
+                     % name, r.stdout)
     return (int(row.group(1)) if row else None, int(sock.group(1)) if sock else None, r.stdout + r.stderr)
 
 
 def main():
     railmon = sys.argv[1]
     capture = sys.argv[2:] == ["capture"]
+    mode, name = ("capture", "packet ring drops") if capture else ("socket", "socket drops")
     if capture and os.geteuid() != 0:
         print("capture: needs root (CAP_NET_RAW; CI runs as root)")
         return 77
@@ -110,10 +118,10 @@ def main():
         if not row["rx_dropped"]:
             raise SystemExit("the kernel dropped nothing of %d telegrams: no test (%r)" % (SENT, row))
         want = row["drops"] + row["rx_dropped"]
-        col, sock, text = table_drops(railmon, log)
-        if (col, sock) != (want, row["rx_dropped"]):
-            bad.append("daemon: table drops %r and socket drops %r, stat --json drops %d + rx_dropped %d:\n%s"
-                       % (col, sock, row["drops"], row["rx_dropped"], text))
+        col, sock, text = table_drops(railmon, log, name)
+        if (col, sock, row.get("receive")) != (want, row["rx_dropped"], mode):
+            bad.append("daemon: table drops %r and %s %r, stat --json drops %d + rx_dropped %d, receive %r (want %r):"
+                       "\n%s" % (col, name, sock, row["drops"], row["rx_dropped"], row.get("receive"), mode, text))
         rm.send_signal(signal.SIGTERM)
         out, _ = rm.communicate(timeout=30)
         code, rm = rm.returncode, None
@@ -125,11 +133,12 @@ def main():
         if in_log + after.get("drops", 0) != after.get("telegrams"):
             bad.append("log: %d telegrams in it and %r dropped by the item ring, the bus counted %r (%s)"
                        % (in_log, after.get("drops"), after.get("telegrams"), r.stderr[-500:]))
-        col2, sock2, text = table_drops(railmon, log)
-        if (after.get("rx_dropped"), col2, sock2) != (row["rx_dropped"], after.get("drops", 0) + row["rx_dropped"],
-                                                      row["rx_dropped"]):
-            bad.append("log: rx_dropped %r, table drops %r, socket drops %r, want %d:\n%s"
-                       % (after.get("rx_dropped"), col2, sock2, row["rx_dropped"], text))
+        col2, sock2, text = table_drops(railmon, log, name)
+        if (after.get("rx_dropped"), col2, sock2, after.get("receive")) != (
+                row["rx_dropped"], after.get("drops", 0) + row["rx_dropped"], row["rx_dropped"], mode):
+            bad.append("log: rx_dropped %r, table drops %r, %s %r, receive %r, want %d and %r:\n%s"
+                       % (after.get("rx_dropped"), col2, name, sock2, after.get("receive"), row["rx_dropped"], mode,
+                          text))
     finally:
         if rm:
             rm.send_signal(signal.SIGCONT)
@@ -141,8 +150,9 @@ def main():
     if bad:
         return 1
     print(("capture, " if capture else "") + "stat: %d telegrams sent to a stopped railmon, %d received, %d dropped by the kernel (%s): the table's drops "
-          "column %d (ring %d + socket), its telegrams line and the log's health say them"
-          % (SENT, row["telegrams"], row["rx_dropped"], "ring" if capture else "socket", want, row["drops"]))
+          "column %d (ring %d + kernel), its telegrams line (\"%s\") and the log's health say them, receive %r"
+          % (SENT, row["telegrams"], row["rx_dropped"], "ring" if capture else "socket", want, row["drops"], name,
+             mode))
     return 0
 
 

@@ -11,7 +11,7 @@
  * must keep its own copy of each telegram: the Batch is freed before a
  * record comes out; ASan says if not) and CSV straight from the Batch.
  * The Batch also carries a TRDP bus's health entry with its last fields
- * (opts_refused 3, capture_unmatched 64, tcp_listen_errno 98), read back
+ * (opts_refused 3, capture_unmatched 64, tcp_listen_errno 98, receive 2), read back
  * here and by python3-protobuf: what the ground's receiver decodes.
  */
 #include <errno.h>
@@ -133,7 +133,8 @@ int main(int argc, char **argv)
 	bad.trdp.data = NULL;
 	CHECK(n == 0 || rec_encoder_add(enc, &bad) == -EINVAL);
 	struct rec_health hin = { .name = "ecn", .kind = "trdp", .bus = 3, .blind_ms = UINT32_MAX,
-		                  .trdp_opts_refused = 3, .trdp_capture_unmatched = 64, .trdp_tcp_listen_errno = 98 };
+		                  .trdp_opts_refused = 3, .trdp_capture_unmatched = 64, .trdp_tcp_listen_errno = 98,
+		                  .trdp_receive = 2 };
 	CHECK(rec_encoder_add_health(enc, &hin) == 0);
 	const uint8_t *buf;
 	size_t len;
@@ -147,9 +148,11 @@ int main(int argc, char **argv)
 	struct rec_health hout;
 	CHECK(rec_batch_health(b, 0, &hout) == 0);
 	CHECK(!strcmp(hout.name, "ecn") && !strcmp(hout.kind, "trdp") && hout.bus == 3);
-	CHECK(hout.trdp_opts_refused == 3 && hout.trdp_capture_unmatched == 64 && hout.trdp_tcp_listen_errno == 98,
-	      "health back: opts_refused %" PRIu32 ", capture_unmatched %" PRIu64 ", tcp_listen_errno %" PRIu32,
-	      hout.trdp_opts_refused, hout.trdp_capture_unmatched, hout.trdp_tcp_listen_errno);
+	CHECK(hout.trdp_opts_refused == 3 && hout.trdp_capture_unmatched == 64 && hout.trdp_tcp_listen_errno == 98 &&
+	      hout.trdp_receive == 2,
+	      "health back: opts_refused %" PRIu32 ", capture_unmatched %" PRIu64 ", tcp_listen_errno %" PRIu32
+	      ", receive %" PRIu32, hout.trdp_opts_refused, hout.trdp_capture_unmatched, hout.trdp_tcp_listen_errno,
+	      hout.trdp_receive);
 	rec_encoder_free(enc);
 	for (size_t i = 0; i < n; i++)
 		free(bytes[i]);
