@@ -34,7 +34,13 @@ struct rec_wide {
 	bool started;            /* raster: next_ns is set */
 	int64_t last_ns;         /* raster: the newest sample */
 	uint64_t rows;
+	char *row;               /* a row's text, written with one fwrite */
 };
+
+/* A row's room: the times, and per column a comma and the longest field,
+   a text of ACQ_TEXT_MAX '"' quoted and doubled or a value. */
+#define ROW_TIME_MAX (BASIC_UTC_MAX + 24)
+#define ROW_FIELD_MAX (1 + (2 * ACQ_TEXT_MAX + 2 > REC_DOUBLE_MAX ? 2 * ACQ_TEXT_MAX + 2 : REC_DOUBLE_MAX))
 
 static int col_cmp(const void *a, const void *b)
 {
@@ -44,11 +50,12 @@ static int col_cmp(const void *a, const void *b)
 }
 
 /* the row's time as export's rows write it (record/format.c), and in ns */
-static void put_time(FILE *out, int64_t t_ns)
+static size_t put_time(char *dst, int64_t t_ns)
 {
 	char buf[BASIC_UTC_MAX];
+	int k = snprintf(dst, ROW_TIME_MAX, "%s,%" PRId64, basic_utc_text(t_ns, 9, 0, buf, sizeof(buf)), t_ns);
 
-	fprintf(out, "%s,%" PRId64, basic_utc_text(t_ns, 9, 0, buf, sizeof(buf)), t_ns);
+	return k > 0 && k < ROW_TIME_MAX ? (size_t)k : 0;
 }
 
 static int write_header(rec_wide_t *w, const struct rec_wide_column *cols)
@@ -79,12 +86,13 @@ int rec_wide_new(FILE *out, const struct rec_wide_column *cols, size_t n, int64_
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->by_id = calloc(n, sizeof(*w->by_id))) || !(w->value = calloc(n, sizeof(double))) ||
 	    !(w->text = calloc(n, sizeof(*w->text))) || !(w->is_text = calloc(n, sizeof(bool))) ||
-	    !(w->t = calloc(n, sizeof(int64_t))) || !(w->decimals = calloc(n, sizeof(int8_t)))) {
+	    !(w->t = calloc(n, sizeof(int64_t))) || !(w->decimals = calloc(n, sizeof(int8_t))) ||
+	    !(w->row = malloc(ROW_TIME_MAX + n * ROW_FIELD_MAX + 1))) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	*w = (struct rec_wide){ .out = out, .n = n, .by_id = w->by_id, .value = w->value, .t = w->t,
-	                        .text = w->text, .is_text = w->is_text, .decimals = w->decimals,
+	                        .text = w->text, .is_text = w->is_text, .decimals = w->decimals, .row = w->row,
 	                        .period_ns = period_ns, .max_age_ns = max_age_ns };
 	for (size_t i = 0; i < n; i++) {
 		w->by_id[i] = (struct wide_col){ cols[i].channel, i };
@@ -107,22 +115,26 @@ fail:
 	return r;
 }
 
-/* One row at time t: column i holds value[i] when held(i). */
+/* One row at time t: column i holds value[i] when held(i).  Made in
+   w->row and written with one fwrite: a stream call per column (a comma,
+   a value) took more time than the values' digits. */
 static void write_row(rec_wide_t *w, int64_t t, bool raster)
 {
-	char v[REC_DOUBLE_MAX];
+	char *p = w->row;
+	int k;
 
-	put_time(w->out, t);
+	p += put_time(p, t);
 	for (size_t i = 0; i < w->n; i++) {
 		bool held = raster ? w->t[i] != INT64_MIN && t - w->t[i] <= w->max_age_ns : w->t[i] == t;
 
-		fputc(',', w->out);
-		if (held && w->is_text[i])
-			basic_csv_field(w->out, w->text[i]); /* a text channel's text, quoted as CSV needs */
-		else if (held && rec_format_value(w->value[i], w->decimals[i], v, sizeof(v)) > 0)
-			fputs(v, w->out);
+		*p++ = ',';
+		if (held && w->is_text[i]) /* a text channel's text, quoted as CSV needs */
+			p += basic_csv_field_into(w->text[i], p, ROW_FIELD_MAX - 1);
+		else if (held && (k = rec_format_value(w->value[i], w->decimals[i], p, REC_DOUBLE_MAX)) > 0)
+			p += k;
 	}
-	fputc('\n', w->out);
+	*p++ = '\n';
+	fwrite(w->row, 1, (size_t)(p - w->row), w->out);
 	w->rows++;
 }
 
@@ -222,6 +234,7 @@ rec_wide_t *rec_wide_free(rec_wide_t *w)
 		free(w->is_text);
 		free(w->t);
 		free(w->decimals);
+		free(w->row);
 		free(w);
 	}
 	return NULL;
