@@ -73,11 +73,12 @@ static bool stopping(const acq_source_t *s)
 
 /* ------------------------------------------------------------ pushing */
 
-/* A source that waits for room (a replay): until want slots are free, on
-   the ring's room bell, which the collector rings after each take (it
-   looked every 100 us before, and slept meanwhile when the collector had
-   already made room).  A stop is seen within SRC_TIMEOUT_MS.  False when
-   stopping. */
+/* A source that waits for room (a replay): until want slots are free, or
+   once it has to wait, a quarter of the ring (acq_ring_room_wanted), on
+   the ring's room bell, which the collector rings after a take that left
+   that much (it looked every 100 us before, and slept meanwhile when the
+   collector had already made room).  A stop is seen within
+   SRC_TIMEOUT_MS.  False when stopping. */
 static bool wait_room(acq_source_t *s, size_t want)
 {
 	struct acq_ring *ring = s->cfg.ring;
