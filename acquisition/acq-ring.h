@@ -131,16 +131,23 @@ static inline size_t acq_ring_room_wanted(const struct acq_ring *ring, size_t wa
 	return want > q ? want : q;
 }
 
-/* A producer that waits for room (a replay): wake the consumer waiting on
-   the ring's data bell once a quarter of the ring is queued, enough for
-   one of its passes to be worth the wakeup.  After the push (its release
-   store of head). */
-static inline void acq_ring_nudge(struct acq_ring *ring)
+/* A producer that waits for room: wake the consumer if it waits on the
+   ring's data bell (none: nothing). */
+static inline void acq_ring_wake_consumer(struct acq_ring *ring)
 {
 	struct acq_bell *b = atomic_load_explicit(&ring->data, memory_order_relaxed);
 
-	if (b && acq_ring_count(ring) * 4 >= ring->nslots)
+	if (b)
 		acq_bell_ring(b);
+}
+
+/* The same, after a push (its release store of head), once a quarter of
+   the ring is queued: enough for one of the consumer's passes to be
+   worth the wakeup. */
+static inline void acq_ring_nudge(struct acq_ring *ring)
+{
+	if (acq_ring_count(ring) * 4 >= ring->nslots)
+		acq_ring_wake_consumer(ring);
 }
 
 static inline uint64_t acq_ring_drops(const struct acq_ring *ring)

@@ -87,15 +87,13 @@ static bool wait_room(acq_source_t *s, size_t want)
 		return true;
 	want = acq_ring_room_wanted(ring, want); /* now that it waits */
 	while (ring->nslots - acq_ring_count(ring) < want) {
-		struct acq_bell *data = atomic_load_explicit(&ring->data, memory_order_relaxed);
 		uint32_t key;
 
 		if (stopping(s))
 			return false;
 		/* Full enough to wait: the collector may be asleep below its
 		   quarter mark (a ring of fewer than 4 batches). */
-		if (data)
-			acq_bell_ring(data);
+		acq_ring_wake_consumer(ring);
 		key = acq_bell_prepare(&ring->room);
 		if (ring->nslots - acq_ring_count(ring) < want)
 			acq_bell_wait(&ring->room, key, basic_mono_ns() + SRC_TIMEOUT_MS * MS_NS);
@@ -476,11 +474,9 @@ static void *source_main(void *p)
 		int n = s->cfg.ops->recv(s->cfg.ctx, items, max, SRC_TIMEOUT_MS);
 
 		if (n == -ENODATA) {
-			struct acq_bell *data = atomic_load_explicit(&s->cfg.ring->data, memory_order_relaxed);
-
 			atomic_store(&s->done, true);
-			if (data) /* the last items, however few, are not held back */
-				acq_bell_ring(data);
+			/* the last items, however few, are not held back */
+			acq_ring_wake_consumer(s->cfg.ring);
 			break;
 		}
 		if (n == -ENODEV && s->cfg.ops->release) {
