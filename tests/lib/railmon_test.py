@@ -44,6 +44,7 @@ this process.  netns_exec(ns, *argv): argv as run inside namespace ns.
 import collections
 import contextlib
 import ctypes
+import json
 import os
 import re
 import signal
@@ -200,6 +201,14 @@ def netns_names(tag):
 
 def netns_exec(ns, *argv):
     return ["ip", "netns", "exec", ns] + list(argv)
+
+
+def netns_export(railmon, ns, log):
+    """railmon export --format jsonl of log, run in namespace ns, as
+    records; [] while export cannot read it yet (a log being written)."""
+    r = subprocess.run(netns_exec(ns, railmon, "export", "--data", log, "--format", "jsonl"),
+                       capture_output=True, text=True)
+    return [json.loads(x) for x in r.stdout.splitlines()] if r.returncode == 0 else []
 
 
 def _ip(*args, check=True):

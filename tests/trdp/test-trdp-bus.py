@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUB = os.path.join(HERE, "trdp_pub.py")
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from railmon_test import free_port_udp_tcp, netns_pair  # noqa: E402
+from railmon_test import free_port_udp_tcp, netns_export, netns_pair  # noqa: E402
 RESULT_BAD_FCS = 2
 RESULT_SHORT, RESULT_TRUNCATED = 1, 6
 MD_HEADER = 116
@@ -353,11 +353,6 @@ def wait_for(what, cond, timeout_s=20.0, why=None):
     raise SystemExit("timed out waiting for " + what + (": " + why() if why else ""))
 
 
-def export(railmon, ns, log):
-    r = sh("ip", "netns", "exec", ns, railmon, "export", "--data", log, "--format", "jsonl", check=False)
-    return [json.loads(x) for x in r.stdout.splitlines()] if r.returncode == 0 else []
-
-
 def run_netns(railmon, capture=False):
     """railmon run in namespace B logs what trdp_pub.py sends from A over a
     veth pair, to a multicast group it joined and to its own address;
@@ -414,10 +409,10 @@ def run_netns(railmon, capture=False):
                "--size", "3000", "--com-id", "2002", "--etb", "3", "--optrn", "4", "--split", "1000", "--log", logs[2])
             sh("ip", "-n", b, "link", "set", vb, "down")
             wait_for("a CAN_GONE event of the TRDP bus",
-                     lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in export(railmon, b, log)))
+                     lambda: any(x.get("event") == "CAN_GONE" and x["bus"] == 0 for x in netns_export(railmon, b, log)))
             sh("ip", "-n", b, "link", "set", vb, "up")
             wait_for("a CAN_BACK event of the TRDP bus",
-                     lambda: any(x.get("event") == "CAN_BACK" and x["bus"] == 0 for x in export(railmon, b, log)))
+                     lambda: any(x.get("event") == "CAN_BACK" and x["bus"] == 0 for x in netns_export(railmon, b, log)))
             wait_for("railmon to join 239.193.0.1 again",
                      lambda: "0100C1EF" in sh("ip", "netns", "exec", b, "cat", "/proc/net/igmp").stdout)
             sh(*pub, "pd", "--dest", "239.193.0.1", "--bind", "192.0.2.1", "--count", "20", "--cycle-ms", "10",
@@ -425,7 +420,7 @@ def run_netns(railmon, capture=False):
             # the interface removed (the veth pair deleted) and made again
             # with the same name: a second GONE and BACK, the group joined
             # again, and the telegrams after it received
-            n_ev = lambda name: sum(1 for x in export(railmon, b, log)
+            n_ev = lambda name: sum(1 for x in netns_export(railmon, b, log)
                                     if x.get("event") == name and x["bus"] == 0)
             sh("ip", "-n", b, "link", "del", vb)
             wait_for("a second CAN_GONE event (interface removed)", lambda: n_ev("CAN_GONE") == 2)
@@ -441,7 +436,7 @@ def run_netns(railmon, capture=False):
                "--cycle-ms", "10", "--first-seq", "2000", "--etb", "3", "--optrn", "4", "--log", logs[4])
             n_sent = sum(1 for f in logs for _ in open(f))
             def missing():
-                got = {(x.get("src"), x.get("dst"), x.get("data")) for x in export(railmon, b, log)
+                got = {(x.get("src"), x.get("dst"), x.get("data")) for x in netns_export(railmon, b, log)
                        if x["kind"] == "trdp"}
                 lost = [(os.path.basename(f), i) for f in logs for i, x in enumerate(map(json.loads, open(f)))
                         if (x["src"], x["dst"], x["payload"]) not in got]
@@ -451,7 +446,7 @@ def run_netns(railmon, capture=False):
                 return "%d of %d sent not in the log (file, index): %s; stat rx_dropped %s" % (
                     len(lost), n_sent, lost[:20], row.get("rx_dropped"))
             wait_for("every telegram in the log",
-                     lambda: sum(1 for x in export(railmon, b, log) if x["kind"] == "trdp") >= n_sent, why=missing)
+                     lambda: sum(1 for x in netns_export(railmon, b, log) if x["kind"] == "trdp") >= n_sent, why=missing)
             # stat's row of the bus: its sequence counters and topology as sent
             want_seq = dict(zip(("seq_gaps", "seq_repeats", "seq_back", "topology_changes"),
                                 expected_counts([json.loads(x) for f in logs for x in open(f)])))
@@ -479,11 +474,11 @@ def run_netns(railmon, capture=False):
             if code != 0:
                 raise SystemExit("railmon run exited %d:\n%s" % (code, out[-3000:]))
             sent = [json.loads(x) for f in logs for x in open(f)]
-            lines = export(railmon, b, log)
+            lines = netns_export(railmon, b, log)
             # a replay of the log records the same telegrams again
             log2 = os.path.join(tmp, "replayed")
             r = sh(railmon, "replay", log, "--board", board, "--data", log2, check=False)
-            replayed = export(railmon, b, log2)
+            replayed = netns_export(railmon, b, log2)
         finally:
             if rm:
                 rm.kill()

@@ -36,7 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUB = os.path.join(HERE, "trdp_pub.py")
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from railmon_test import netns_pair, wait_for  # noqa: E402
+from railmon_test import netns_export, netns_pair, wait_for  # noqa: E402
 
 ENETDOWN = 100
 BLIND_UNKNOWN = 4294967295  # acquisition: ACQ_BLIND_UNKNOWN, the return not seen
@@ -44,11 +44,6 @@ BLIND_UNKNOWN = 4294967295  # acquisition: ACQ_BLIND_UNKNOWN, the return not see
 
 def sh(*args, check=True):
     return subprocess.run(args, capture_output=True, text=True, check=check)
-
-
-def export(railmon, ns, log):
-    r = sh("ip", "netns", "exec", ns, railmon, "export", "--data", log, "--format", "jsonl", check=False)
-    return [json.loads(x) for x in r.stdout.splitlines()] if r.returncode == 0 else []
 
 
 def main():
@@ -89,11 +84,11 @@ def main():
                 return [json.loads(x)["payload"] for x in open(path)]
 
             def received(payloads):
-                got = {x.get("data") for x in export(railmon, b, log) if x["kind"] == "trdp"}
+                got = {x.get("data") for x in netns_export(railmon, b, log) if x["kind"] == "trdp"}
                 return all(p in got for p in payloads)
 
             def events(name):
-                return [x for x in export(railmon, b, log) if x["kind"] == "event" and x["event"] == name
+                return [x for x in netns_export(railmon, b, log) if x["kind"] == "event" and x["event"] == name
                         and x["bus"] == 0]
 
             try:
