@@ -371,6 +371,11 @@ const struct acq_latency *bus_dev_transaction(const bus_dev_t *dev);
 /* A TRDP bus's counters (sequence counters, refusals by reason); any
    thread, as bus_dev_stats().  -EINVAL for NULL or another kind of bus. */
 int bus_dev_trdp_stats(const bus_dev_t *dev, struct bus_trdp_stats *ret_stats);
+/* A receive mode's name in stat --json ("socket", "capture", "replay"),
+   NULL for BUS_TRDP_RECEIVE_UNKNOWN or any other value; and back, 0
+   (unknown) for a name that is none of them. */
+const char *bus_trdp_receive_name(uint32_t receive);
+enum bus_trdp_receive bus_trdp_receive_parse(const char *name);
 
 /*
  * Which TRDP bus of buses[0..n) a captured UDP datagram or TCP connection

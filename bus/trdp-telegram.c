@@ -183,3 +183,20 @@ int bus_trdp_udp_event(bus_dev_t *dev, const struct trace_pcap_event *e, int64_t
 	                     out, n);
 }
 
+
+static const char *const receive_names[] = { [BUS_TRDP_RECEIVE_SOCKET] = "socket",
+                                             [BUS_TRDP_RECEIVE_CAPTURE] = "capture",
+                                             [BUS_TRDP_RECEIVE_REPLAY] = "replay" };
+
+const char *bus_trdp_receive_name(uint32_t receive)
+{
+	return receive < sizeof(receive_names) / sizeof(receive_names[0]) ? receive_names[receive] : NULL;
+}
+
+enum bus_trdp_receive bus_trdp_receive_parse(const char *name)
+{
+	for (uint32_t k = BUS_TRDP_RECEIVE_SOCKET; k <= BUS_TRDP_RECEIVE_REPLAY; k++)
+		if (name && !strcmp(name, receive_names[k]))
+			return (enum bus_trdp_receive)k;
+	return BUS_TRDP_RECEIVE_UNKNOWN;
+}

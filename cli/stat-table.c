@@ -219,10 +219,7 @@ static void trdp_parse(const char *line, struct rec_health *h)
 	if (json_u64(line, "opts_refused", &v))
 		h->trdp_opts_refused = (uint32_t)v;
 	json_str(line, "receive", rx, sizeof(rx));
-	h->trdp_receive = !strcmp(rx, "socket")  ? BUS_TRDP_RECEIVE_SOCKET :
-	                  !strcmp(rx, "capture") ? BUS_TRDP_RECEIVE_CAPTURE :
-	                  !strcmp(rx, "replay")  ? BUS_TRDP_RECEIVE_REPLAY :
-	                                           BUS_TRDP_RECEIVE_UNKNOWN;
+	h->trdp_receive = bus_trdp_receive_parse(rx);
 	if (p)
 		h->trdp_telegrams_hz = strtod(p + strlen("\"telegrams_hz\":"), NULL);
 }

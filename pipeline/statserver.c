@@ -70,10 +70,8 @@ static void trdp_json(FILE *f, const struct rec_health *h)
 	        h->trdp_capture_unmatched, h->trdp_opts_refused);
 	/* how it received, which says what rx_dropped counts; none from a
 	   log written before Health said it */
-	if (h->trdp_receive >= BUS_TRDP_RECEIVE_SOCKET && h->trdp_receive <= BUS_TRDP_RECEIVE_REPLAY) {
-		static const char *const names[] = { "", "socket", "capture", "replay" };
-		fprintf(f, ",\"receive\":\"%s\"", names[h->trdp_receive]);
-	}
+	if (bus_trdp_receive_name(h->trdp_receive))
+		fprintf(f, ",\"receive\":\"%s\"", bus_trdp_receive_name(h->trdp_receive));
 }
 
 /* Names come from the board file or, with --data, from a recorded or
