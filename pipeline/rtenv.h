@@ -2,7 +2,8 @@
 /*
  * rtenv.h - what the realtime tail depends on outside railmon (issue 30):
  * isolated CPUs, the cpufreq governor, the PM QoS request in force, RT
- * throttling, and whether this process may have SCHED_FIFO at all; read
+ * throttling, the kernel's preemption model, and whether this process may
+ * have SCHED_FIFO at all; read
  * from a sysfs/proc/dev root (tests give a fake one) and said in plain
  * words, with a warning for each the board's realtime set-up lacks.
  */
@@ -22,6 +23,10 @@ struct pl_rt_env {
 	bool rt_known;            /* the two above were read */
 	int64_t qos_us;           /* /dev/cpu_dma_latency now; -1 = unreadable */
 	bool qos_writable;        /* this process could hold a request */
+	char preempt[16];         /* the kernel's preemption model: "rt",
+	                             "full", "lazy", "voluntary", "none";
+	                             "" = not found */
+	const char *preempt_from; /* where it was read (a static string) */
 	bool fifo_ok;             /* SCHED_FIFO allowed (CAP_SYS_NICE/root or
 	                             RLIMIT_RTPRIO > 0) */
 };
