@@ -35,6 +35,7 @@
 #define PAUSE_MAX_NS (1000 * MS_NS)
 /* A coalescing wait longer than the stop poll would hold a stop back. */
 #define COALESCE_MAX_NS (SRC_TIMEOUT_MS * MS_NS)
+_Static_assert(COALESCE_MAX_NS == ACQ_SOURCE_COALESCE_MAX_NS, "source.h's bound is the stop poll's");
 
 struct acq_source {
 	struct acq_source_cfg cfg;
@@ -592,6 +593,11 @@ int acq_source_stats(const acq_source_t *s, struct acq_source_stats *ret)
 		.check_drops = s->check_buf ? acq_ring_drops(&s->check_ring) : 0,
 	};
 	return 0;
+}
+
+int64_t acq_source_coalesce_ns(const acq_source_t *s)
+{
+	return s ? s->cfg.coalesce_ns : 0;
 }
 
 int acq_source_link(const acq_source_t *s, struct acq_link_state *ret)

@@ -99,7 +99,8 @@ struct acq_source_cfg {
 	                             batch, let frames gather this long before
 	                             the next recv (one wakeup and one syscall
 	                             per burst instead of per frame, at up to
-	                             this much added latency); 0: recv at once */
+	                             this much added latency); 0: recv at once;
+	                             at most ACQ_SOURCE_COALESCE_MAX_NS */
 	uint32_t link_down_code;  /* != 0: the source's own events that mean its */
 	uint32_t link_up_code;    /* device went away / is back (a driver that
 	                             reconnects by itself, like Modbus) */
@@ -143,11 +144,16 @@ struct acq_source_stats {
 
 typedef struct acq_source acq_source_t;
 
+/* A coalescing wait longer than the loop's stop poll (100 ms) would hold
+   a stop back: coalesce_ns is at most this. */
+#define ACQ_SOURCE_COALESCE_MAX_NS (100 * 1000 * 1000)
+
 /*
  * Set up a source from cfg (copied; ops, ctx and ring must outlive it).
  * Allocates everything the loop will use, so the loop itself never does.
  * Returns 0, -EINVAL (no ops, recv or ring; release/reopen without the
- * other; a pace_speed that is not finite), -ENOMEM.
+ * other; a pace_speed that is not finite; coalesce_ns outside 0 to
+ * ACQ_SOURCE_COALESCE_MAX_NS), -ENOMEM.
  */
 int acq_source_new(const struct acq_source_cfg *cfg, acq_source_t **ret_source);
 
@@ -173,6 +179,10 @@ bool acq_source_done(const acq_source_t *s);
 
 /* Counters; any thread (each read atomically). */
 int acq_source_stats(const acq_source_t *s, struct acq_source_stats *ret_stats);
+
+/* The coalescing window its loop waits after a short read (its cfg's
+   coalesce_ns, as the caller built it); 0 for NULL. */
+int64_t acq_source_coalesce_ns(const acq_source_t *s);
 
 /* The presence; any thread.  The counters are read first (acquire): the
    details that follow belong to that count or a newer one. */

@@ -336,6 +336,13 @@ static const struct basic_ini_key board_keys[] = {
 	          "(PM QoS, /dev/cpu_dma_latency, as cyclictest does): a deep idle state delays the poll "
 	          "threads' wakeups on a quiet board. 0 = CPUs poll when idle (lowest latency, more power); "
 	          "-1 = no request." },
+	{ "rx_coalesce_us", BASIC_INI_UINT, 0, B(rx_coalesce_us), .min = 0, .max = CONF_RX_COALESCE_US_MAX,
+	  .def = "1000", .expect = "expected 0 (read at once) to 100000 microseconds",
+	  .help = "After a wakeup that did not fill its batch, a live CAN bus's RX thread (socketcan, slcan; "
+	          "also a TRDP bus's sockets) lets frames gather this long before it reads again: one wakeup "
+	          "per burst instead of per frame, for up to this much added latency per frame. 0 = read at "
+	          "once after every wakeup (lowest latency, a wakeup per frame: more CPU on a busy bus). "
+	          "Not Modbus (polled), TRDP receive = capture (the kernel's blocks) or traces." },
 	{ "collector_cpu", BASIC_INI_INT, 0, B(collector_cpu), .min = -1, .max = 1023, .def = "-1",
 	  .expect = cpu_expect, .help = "CPU the collector thread is pinned to; -1 = any." },
 	{ "batch_ms", BASIC_INI_UINT, 0, B(batch_ms), .min = 1, .max = 60000, .def = "1000",

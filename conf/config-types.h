@@ -17,6 +17,10 @@
 /* Channel ids are bus index << 16 | n: a bus has ids for this many. */
 #define CONF_BUS_CHANNELS_MAX 65536
 #define CONF_ERR_MAX 512
+/* rx_coalesce_us at most: acquisition/source.h's ACQ_SOURCE_COALESCE_MAX_NS
+   (a longer wait would hold a stop back), in microseconds; conf/ does not
+   see acquisition/, pipeline/sources.c asserts the two agree. */
+#define CONF_RX_COALESCE_US_MAX 100000
 
 struct conf_storage {
 	char dir[BUS_PATH_MAX];
@@ -139,6 +143,7 @@ struct conf_board {
 	int rt_priority;           /* SCHED_FIFO priority of bus threads, 0 = none */
 	int collector_cpu;
 	int cpu_latency_us;        /* PM QoS held while realtime, -1 = none */
+	uint32_t rx_coalesce_us;   /* a live bus's RX coalescing window, 0 = none */
 	uint32_t batch_ms;         /* close a Batch at least this often */
 	uint32_t batch_max;        /* records per Batch */
 	uint32_t ring_slots;       /* per bus, power of two */

@@ -10,11 +10,14 @@
 #include "trace/trace.h"
 #include "sources.h"
 
-/* A live CAN bus's frames gather this long between two reads (coalesce_ns
-   in acq_source_cfg): at most 1,000 wakeups/s per bus instead of one per
-   frame, for at most 1 ms more latency, the same as the collector's own
-   idle wait, far inside a Batch's batch_ms. */
+/* A trace paced as a live bus gathers its frames this long between two
+   reads (coalesce_ns in acq_source_cfg), as a live bus does by default
+   (the board's rx_coalesce_us, 1000): at most 1,000 wakeups/s per bus
+   instead of one per frame, for at most 1 ms more latency, the same as
+   the collector's own idle wait, far inside a Batch's batch_ms. */
 #define PL_RX_COALESCE_NS (1000 * 1000)
+_Static_assert((int64_t)CONF_RX_COALESCE_US_MAX * 1000 == ACQ_SOURCE_COALESCE_MAX_NS,
+               "rx_coalesce_us's bound is the source's");
 /* A TRDP bus's telegram bytes (acquisition/acq-bytes.h): 8 MiB, 5,000
    full-size PD telegrams or 60,000 of 100 bytes, more than its item ring
    holds; the pages of a board's unused room are never touched. */
@@ -100,13 +103,17 @@ static struct acq_source_cfg bus_source_cfg(pl_sources_t *s, size_t b)
 		.backpressure = trace && speed == 0,
 		.drain_at_stop = live,
 		.stamp_latency = live,
-		/* A live CAN or TRDP bus, or a trace paced as one, is read once
-		   per burst (acq_source_cfg).  Not a TRDP bus that reads a
-		   packet ring (receive = capture): the kernel already gathers
-		   its packets into a block handed over capture_block_ms after
-		   it was opened (bus/trdp-capture.c), and a wait after it would
-		   only add latency and wakeups. */
-		.coalesce_ns = (live && !ring) || (trace && speed > 0) ? PL_RX_COALESCE_NS : 0,
+		/* A live CAN or TRDP bus is read once per burst, after the
+		   board's rx_coalesce_us (0: at once; acq_source_cfg), a trace
+		   paced as one after PL_RX_COALESCE_NS.  Not a TRDP bus that
+		   reads a packet ring (receive = capture): the kernel already
+		   gathers its packets into a block handed over capture_block_ms
+		   after it was opened (bus/trdp-capture.c), and a wait after it
+		   would only add latency and wakeups.  Not Modbus: its thread
+		   polls on its own schedule. */
+		.coalesce_ns = live && !ring        ? (int64_t)s->cfg->rx_coalesce_us * 1000
+		               : trace && speed > 0 ? PL_RX_COALESCE_NS
+		                                    : 0,
 		/* Jitter differs per board (the seed is random) and per bus. */
 		.seed = s->opts.seed ^ (b + 1) * 0x9e3779b97f4a7c15ull,
 	};

@@ -124,6 +124,12 @@ static const struct {
 	{ "[board]\nvehicle = x\nbogus = 1\n", "t.ini:3: unknown key 'bogus' in [board]" },
 	{ "[board]\nvehicle = has space\n", "t.ini:2: vehicle: may only contain" },
 	{ "[board]\nrt_priority = 120\n", "t.ini:2: rt_priority: expected 0 (no realtime) to 99" },
+	{ "[board]\nvehicle = a\nrx_coalesce_us = 100001\n",
+	  "t.ini:3: rx_coalesce_us: expected 0 (read at once) to 100000 microseconds: '100001'" },
+	{ "[board]\nvehicle = a\nrx_coalesce_us = -1\n",
+	  "t.ini:3: rx_coalesce_us: expected 0 (read at once) to 100000 microseconds: '-1'" },
+	{ "[board]\nvehicle = a\nrx_coalesce_us = 1ms\n",
+	  "t.ini:3: rx_coalesce_us: expected 0 (read at once) to 100000 microseconds: '1ms'" },
 	{ "[board]\nvehicle = a\n[storage]\nsegment_size = 12Q\n", "t.ini:4: segment_size:" },
 	{ "[board]\nvehicle = a\nvehicle = b\n", "t.ini:3: 'vehicle' given twice in [board] (first at line 2)" },
 	{ "[board]\nvehicle = a\n[weird]\nx = 1\n", "t.ini:3: unknown section [weird]" },
@@ -704,6 +710,7 @@ static void test_schema(void)
 	assert(conf_parse("t.ini", text, &c, err, sizeof(err)) == 0);
 	assert(c->collector_cpu == -1 && c->batch_ms == 1000 && c->batch_max == 4096 && c->ring_slots == 8192);
 	assert(c->meta_interval_s == 60 && c->health_interval_s == 10 && !c->rt_priority && !c->hw_watchdog[0]);
+	assert(c->rx_coalesce_us == 1000); /* the 1 ms live buses always waited */
 	assert(c->storage.sync_window_ms == 200 && c->storage.segment_bytes == 16u << 20);
 	assert(!c->storage.retention_bytes && !c->storage.retention_age_s && !c->storage.segment_line);
 	assert(c->uplink.inflight == 20 && c->uplink.keepalive_s == 20 && !c->uplink.enabled);
@@ -721,6 +728,16 @@ static void test_schema(void)
 	assert(conf_parse("t.ini", "[board]\nvehicle = a\n[uplink]\nbroker = h: 80\n[can x]\ninterface = c\n"
 	                       "filter = 0x100/ 0x7ff\n", &c, err, sizeof(err)) == 0);
 	assert(c->uplink.port == 80 && c->buses[0].can.filters[0].mask == 0x7ff);
+	conf_free(c);
+	/* rx_coalesce_us: 0 turns the wait off; the bound, 100 ms, is the source's */
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\nrx_coalesce_us = 0\n", &c, err, sizeof(err)) == 0);
+	assert(c->rx_coalesce_us == 0);
+	conf_free(c);
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\nrx_coalesce_us = 2000\n", &c, err, sizeof(err)) == 0);
+	assert(c->rx_coalesce_us == 2000);
+	conf_free(c);
+	assert(conf_parse("t.ini", "[board]\nvehicle = a\nrx_coalesce_us = 100000\n", &c, err, sizeof(err)) == 0);
+	assert(c->rx_coalesce_us == CONF_RX_COALESCE_US_MAX);
 	conf_free(c);
 	f = open_memstream(&ref, &reflen);
 	assert(f && conf_print_keys(f, false) == 0 && fclose(f) == 0);
