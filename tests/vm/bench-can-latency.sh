@@ -29,7 +29,8 @@
 #   (its timers, the host's load); only the ratio to cyclictest in the same
 #   VM over the same seconds means anything, not the microseconds.
 # - The coalescing window: after a wakeup that did not fill its batch the
-#   RX thread waits PL_RX_COALESCE_NS (1 ms, pipeline/sources.c) for more
+#   RX thread waits rx_coalesce_us (default 1 ms; the railmon-w0 rows run
+#   a second railmon at once with 0, no window) for more
 #   frames to read in one recvmmsg (unless one lone frame took longer than
 #   the window to come).  At 1 frame/ms nearly every wakeup follows such a
 #   wait, so the newest frame's age includes up to 1 ms of it by design
@@ -76,23 +77,32 @@ SOCK=@railmon-bench-can-lat
 awk -v n=$N 'BEGIN { for (i = 0; i < n; i++)
 	printf "(%d.%06d) can0 123#%016X\n", 1000 + int(i / 1000), (i % 1000) * 1000, i }' > "$M/play.log"
 
-cat > "$T/board.ini" <<EOF
+# Two railmon at once, each with its own socket on vcan0: the default
+# board (rx_coalesce_us 1000, a 1 ms window) and one that reads at once
+# (rx_coalesce_us = 0), so the window's share of the latency is measured
+# in the same seconds instead of argued.
+board() { # file socket rx_coalesce_us
+	cat > "$1" <<EOF
 [board]
 vehicle = CAN-LATENCY
 rt_priority = 80
 cpu_latency_us = 0
 health_interval_s = 1
-stat_socket = $SOCK
+stat_socket = $2
+rx_coalesce_us = $3
 [can c]
 driver = socketcan
 interface = vcan0
 EOF
+}
+board "$T/board.ini" $SOCK 1000
+board "$T/board0.ini" $SOCK-w0 0
 
 # railmon's row: its CAN bus's last health record (cumulative), frames in
 # the log, and what was sent.
-railmon_row() { # label
-	"$RAILMON" stat --data "$M/log" --json > "$T/stat.json" 2> "$T/stat.err" || fail "railmon stat --data"
-	"$RAILMON" export --data "$M/log" --format candump 2> /dev/null | grep -c ' 123#' > "$T/logged" || true
+railmon_row() { # label log
+	"$RAILMON" stat --data "$2" --json > "$T/stat.json" 2> "$T/stat.err" || fail "railmon stat --data"
+	"$RAILMON" export --data "$2" --format candump 2> /dev/null | grep -c ' 123#' > "$T/logged" || true
 	"$PY" - "$1" "$T/stat.json" "$N" "$(cat "$T/logged")" <<'PY'
 import json, sys
 label, path, sent, logged = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -136,27 +146,32 @@ print(f"{sys.argv[1]} {n} {pct(50)} {pct(99)} {pct(99.9)} {mx} {missed} - - - -"
 PY
 }
 
-stat_up() { "$RAILMON" stat --socket $SOCK > /dev/null 2>&1; }
+stat_up() { "$RAILMON" stat --socket $SOCK > /dev/null 2>&1 && "$RAILMON" stat --socket $SOCK-w0 > /dev/null 2>&1; }
 
 # railmon, cyclictest and the player over the same seconds: railmon first
 # (its --duration only a bound), the other two together once its stat
 # socket answers; SIGTERM when both are done: frames still in the socket
 # are drained into the log, and the final health record is written.
 pair() { # load
-	local rpid cpid
-	rm -rf "$M/log"
+	local rpid rpid0 cpid
+	rm -rf "$M/log" "$M/log0"
 	"$RAILMON" run --board "$T/board.ini" --data "$M/log" --duration $((3 * SECS + 60)) 2> "$T/run.err" &
 	rpid=$!
 	pids+=("$rpid")
+	"$RAILMON" run --board "$T/board0.ini" --data "$M/log0" --duration $((3 * SECS + 60)) 2> "$T/run0.err" &
+	rpid0=$!
+	pids+=("$rpid0")
 	wait_for 60 stat_up || fail "railmon run did not come up within 60 s"
 	cyclictest -m -p 81 -i 1000 -l $N -q -h 4096 > "$T/cyclic.out" 2>&1 &
 	cpid=$!
 	pids+=("$cpid")
 	chrt -f 70 canplayer -I "$M/play.log" vcan0=can0 || fail "canplayer"
 	wait $cpid || fail "cyclictest exited $?"
-	kill -TERM $rpid
+	kill -TERM $rpid $rpid0
 	wait $rpid || fail "railmon run exited $?"
-	railmon_row "railmon-$1"
+	wait $rpid0 || fail "railmon run (rx_coalesce_us = 0) exited $?"
+	railmon_row "railmon-$1" "$M/log"
+	railmon_row "railmon-w0-$1" "$M/log0"
 	cyclic_row "cyclictest-$1"
 }
 
@@ -176,16 +191,18 @@ print(f"\nCAN RX latency in the VM (TCG, 1 vCPU): vcan0 at 1000 frames/s (canpla
       f"FIFO 80 beside cyclictest 81 (1 ms period), {sys.argv[2]} s per pair at the same time (us; 1 us buckets)")
 print(f"{'run':<20}{'wakeups':>9}{'p50':>7}{'p99':>7}{'p99.9':>8}{'max':>8}{'missed':>8}"
       f"{'sent':>8}{'logged':>8}{'drops':>7}{'rx_drop':>8}")
-for k in ("railmon-idle", "cyclictest-idle", "railmon-stress", "cyclictest-stress"):
+for k in ("railmon-idle", "railmon-w0-idle", "cyclictest-idle", "railmon-stress", "railmon-w0-stress",
+          "cyclictest-stress"):
     n, p50, p99, p999, mx, ms, sent, logged, dr, rxd = rows[k]
     print(f"{k:<20}{n:>9}{p50:>7}{p99:>7}{p999:>8}{mx:>8}{ms:>8}{sent:>8}{logged:>8}{dr:>7}{rxd:>8}")
 print("(railmon: the newest frame's age at each wakeup that read frames, now - its kernel stamp, including the "
-      "1 ms coalescing window; missed = sent - logged, drops = its ring's, rx_drop = the socket's; "
+      "1 ms coalescing window (railmon-w0: rx_coalesce_us = 0, no window; both run at once); missed = sent - logged, drops = its ring's, rx_drop = the socket's; "
       "cyclictest: missed = samples >= its 1000 us period; 4096 = beyond the histogram; stress: stress-ng --cpu 1 --io 1 --vm 1 --vm-bytes 64M)")
 for load in ("idle", "stress"):
-    r, c = rows[f"railmon-{load}"], rows[f"cyclictest-{load}"]
-    ratios = [f"{name} {int(r[col]) / max(int(c[col]), 1):.2f} (goal <= {goal})"
-              for col, name, goal in ((2, "p99", "1.2"), (3, "p99.9", "1.5"), (4, "max", "1.5"))]
-    print(f"railmon/cyclictest, {load}: " + ", ".join(ratios)
-          + f"; missed frames railmon {r[5]} of {r[6]} (goal: 0), cyclictest missed periods {c[5]}")
+    for who in ("railmon", "railmon-w0"):
+        r, c = rows[f"{who}-{load}"], rows[f"cyclictest-{load}"]
+        ratios = [f"{name} {int(r[col]) / max(int(c[col]), 1):.2f} (goal <= {goal})"
+                  for col, name, goal in ((2, "p99", "1.2"), (3, "p99.9", "1.5"), (4, "max", "1.5"))]
+        print(f"{who}/cyclictest, {load}: " + ", ".join(ratios)
+              + f"; missed frames {who} {r[5]} of {r[6]} (goal: 0), cyclictest missed periods {c[5]}")
 PY
