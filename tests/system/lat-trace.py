@@ -182,8 +182,10 @@ def analyse(a):
                 # vCPU that did not run (the host) shows whatever ran on it
                 cpu_late[cpu].append((t, int(f["now"]) - exp))
             if f.get("hrtimer") in armed_by:
+                pid_ev = pid
                 pid, exp = armed_by.pop(f["hrtimer"])
-                threads[pid].expiry[exp] = (int(f["now"]), cpu, curr.get(cpu, (-1, "?")))
+                # the event's own task is the one the interrupt found on the CPU
+                threads[pid].expiry[exp] = (int(f["now"]), cpu, (pid_ev, comm))
         elif name == "tracing_mark_write" and "lat-trace steal" in text:
             steal.append([int(x) for x in text.split("steal")[1].split()])
         elif name == "page_fault_user" and pid in threads:
