@@ -28,6 +28,11 @@
 # the time (a timer interrupt late on an idle vCPU, a wait for the CPU
 # behind a named task, the thread's own run, the server's); keep such runs
 # short (a minute: the trace is ~1.5 MB/s).
+# CPU: RAILMON_BENCH_CPU=N pins railmon's poll thread (the bus's `cpu`
+# key) and cyclictest (-a N) to the same CPU, so whatever else runs there
+# (here the sandbox's own agent, tokio-rt-worker, whose I/O holds off that
+# vCPU's timer interrupts by 300-800 us) delays both alike; unpinned, the
+# two may sit on different CPUs and one alone meets it.
 # Load: stress-ng --cpu 2 --io 1 --vm 1 (issue 30's), CPU hogs beside a
 # process in sync() and one touching memory, whose kernel paths a woken
 # realtime thread waits behind on a kernel without full preemption.
@@ -65,6 +70,7 @@ host = 127.0.0.1
 port = $port
 period_ms = 1
 response_timeout_ms = 100
+cpu = ${RAILMON_BENCH_CPU:--1}
 [channel v]
 bus = m
 unit_id = 1
@@ -133,7 +139,8 @@ PY
 pair() { # load railmon_cpu_latency_us [cyclictest option]
 	local cpid
 	[ -z "${RAILMON_BENCH_TRACE:-}" ] || "$PY" "$HERE/lat-trace.py" start
-	cyclictest -m -p 81 -i 1000 -l $((SECS * 1000)) -q -h 100000 ${3:-} > "$T/cyclic.out" 2>&1 &
+	cyclictest -m -p 81 -i 1000 -l $((SECS * 1000)) -q -h 100000 ${RAILMON_BENCH_CPU:+-a $RAILMON_BENCH_CPU} \
+		${3:-} > "$T/cyclic.out" 2>&1 &
 	cpid=$!
 	pids+=($cpid)
 	railmon_run "railmon-$1" "$2"
@@ -158,11 +165,11 @@ want() { [[ " ${RAILMON_BENCH_PAIRS:-idle-noqos idle stress} " == *" $1 "* ]]; }
 	fi
 } > "$T/rows"
 
-"$PY" - "$T/rows" "$SECS" <<'PY'
+"$PY" - "$T/rows" "$SECS" "${RAILMON_BENCH_CPU:+, both on CPU $RAILMON_BENCH_CPU}" <<'PY'
 import sys
 rows = {r.split()[0]: r.split()[1:] for r in open(sys.argv[1])}
 print(f"\nwakeup latency, 1 ms period, SCHED_FIFO 80 (cyclictest 81), {sys.argv[2]} s per pair, each pair at the same time "
-      "(us; 1 us buckets)")
+      f"(us; 1 us buckets){sys.argv[3]}")
 print(f"{'run':<24}{'wakeups':>9}{'p50':>7}{'p99':>7}{'p99.9':>8}{'max':>8}{'late':>6}{'missed':>8}"
       f"{'txns':>8}{'txn p99':>9}{'txn max':>9}")
 for k in ("railmon-idle-noqos", "cyclictest-idle-noqos", "railmon-idle", "cyclictest-idle",

@@ -35,13 +35,16 @@ Page faults: exceptions:page_fault_user of the realtime threads after
 their first period (mlockall and the prefaulted stack should leave none).
 """
 import argparse
+import bisect
 import collections
+import itertools
 import os
 import re
 import statistics
 import sys
 
 TRACING = "/sys/kernel/tracing"
+SLOW_NS = 300_000  # a wakeup this late is in the tail the goals are about (p99.9)
 EVENTS = ("sched/sched_switch", "sched/sched_waking", "timer/hrtimer_start", "timer/hrtimer_expire_entry",
           "exceptions/page_fault_user")
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+):\s+(\w+):\s+(.*)$")
@@ -114,6 +117,20 @@ class Thread:
         self.expiry = {}        # expires -> (now, cpu, running pid, comm)
         self.trans = []         # (t, kind, cpu, detail): waking / in / out
         self.faults = []        # t
+        self._times = None
+
+    def times(self):
+        if self._times is None or len(self._times) != len(self.trans):
+            self._times = [t for t, _, _, _ in self.trans]
+        return self._times
+
+    def first_in(self, t0, default):
+        """The thread's first switch in at or after t0."""
+        times = self.times()
+        for i in range(bisect.bisect_left(times, t0), len(times)):
+            if self.trans[i][1] == "in":
+                return self.trans[i][0]
+        return default
 
 
 def analyse(a):
@@ -236,7 +253,13 @@ def stalled(cpu_late, cpu, t1, t2):
     """The latest any timer fired on cpu within [t1, t2 + 100 us): a
     timer interrupt that came late there means the vCPU itself did not run
     (the host) or had interrupts off, whatever task the guest had on it."""
-    return max((late for t, late in cpu_late.get(cpu, []) if t1 <= t < t2 + 100_000), default=0)
+    lst = cpu_late.get(cpu, [])
+    i = bisect.bisect_left(lst, (t1, -1))
+    best = 0
+    while i < len(lst) and lst[i][0] < t2 + 100_000:
+        best = max(best, lst[i][1])
+        i += 1
+    return best
 
 
 def phases(th, t1, t2, cpu_runs, cpu_late, prefix=""):
@@ -245,6 +268,7 @@ def phases(th, t1, t2, cpu_runs, cpu_late, prefix=""):
     out = collections.Counter()
     behind = collections.Counter()
     stall = [0]
+    times = th.times()
 
     def waited(cpu, a, b, wait):
         if wait:
@@ -252,7 +276,9 @@ def phases(th, t1, t2, cpu_runs, cpu_late, prefix=""):
         stall[0] = max(stall[0], stalled(cpu_late, cpu, a, b))
 
     state, since, cpu = None, t1, None
-    for t, kind, c, detail in th.trans:
+    # the state at t1 follows from the transitions just before it
+    lo = max(bisect.bisect_left(times, t1) - 4, 0)
+    for t, kind, c, detail in itertools.islice(th.trans, lo, None):
         if t < t1:
             if kind == "in":
                 state, cpu = "run", c
@@ -314,16 +340,25 @@ def report(th, period, servers, cpu_runs, cpu_late):
     residue = collections.Counter(exp % period for _, exp, _ in th.arms).most_common(1)[0][0]
     arms = [arm for arm in th.arms if arm[1] % period == residue]
     late, causes, spans = 0, collections.defaultdict(list), []
+    slow = collections.defaultdict(list)  # wakeups >= SLOW_NS after the deadline, by cause
     first = arms[0][0]
     for i in range(len(arms) - 1):
         exp = arms[i][1]
         end = arms[i + 1][0]
+        # the wakeup: from the deadline to the thread's first run after it
+        timer = th.expiry.get(exp)
+        t_in = th.first_in(exp, end)
+        wake = min(t_in, end) - exp
+        if timer and wake >= SLOW_NS:
+            w_timer = max(timer[0] - exp, 0)
+            own, behind = phases(th, timer[0], exp + wake, cpu_runs, cpu_late)
+            phase = "timer late" if w_timer >= wake - w_timer else "wait"
+            slow[words(phase, behind, timer[2][0] == 0, own["stall"])].append(wake)
         if th.role == "cyclictest":
             # the thread's first run after its expiry: its switch in, or
             # its next sleep's hrtimer_start when it never left the CPU (a
             # wakeup while it was still going to sleep has no switch)
-            t_in = next((t for t, k, _, _ in th.trans if t >= exp and k == "in"), end)
-            span = min(t_in, end) - exp
+            span = wake
             is_late = span >= period
         else:
             span = end - exp
@@ -362,6 +397,10 @@ def report(th, period, servers, cpu_runs, cpu_late):
     print(f"\n{name} {th.comm} (tid {th.tid}): {len(spans)} periods, late ({rule}): {late}; "
           f"period span p99.9 {p999} us, max {spans[-1] // 1000 if spans else 0} us; "
           f"page faults after its first second: {len(faults)}")
+    if slow:
+        print(f"  {f'what made a wakeup {SLOW_NS // 1000} us or more late':<78}{'wakeups':>8}{'max us':>12}")
+        for what, v in sorted(slow.items(), key=lambda kv: -len(kv[1])):
+            print(f"  {what:<78}{len(v):>8}{max(v) // 1000:>12}")
     if not causes:
         return
     print(f"  {'what took the longest in a late period':<78}{'periods':>8}{'span max us':>12}{'its part max us':>16}")
