@@ -162,6 +162,9 @@ def analyse(a):
         return None
 
     for t, cpu, comm, pid, name, text in ev:
+        if name == "tracing_mark_write" and "lat-trace steal" in text:
+            steal.append([int(x) for x in text.split("steal")[1].split()])  # the first is at the start
+            continue
         if t - t0 < a.from_s * 1e9:
             continue
         if name == "sched_switch":
@@ -203,8 +206,7 @@ def analyse(a):
                 pid, exp = armed_by.pop(f["hrtimer"])
                 # the event's own task is the one the interrupt found on the CPU
                 threads[pid].expiry[exp] = (int(f["now"]), cpu, (pid_ev, comm))
-        elif name == "tracing_mark_write" and "lat-trace steal" in text:
-            steal.append([int(x) for x in text.split("steal")[1].split()])
+
         elif name == "page_fault_user" and pid in threads:
             threads[pid].faults.append(t)
 
