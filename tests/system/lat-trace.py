@@ -139,7 +139,7 @@ def analyse(a):
         sys.exit(f"lat-trace: no events in {a.trace}")
     t0 = ev[0][0]
     kprio = {99 - a.railmon_prio: "poll", 99 - a.cyclictest_prio: "cyclictest"}
-    threads, armed_by, curr, any_timer = {}, {}, {}, {}
+    threads, armed_by, any_timer = {}, {}, {}
     cpu_late = collections.defaultdict(list)   # cpu -> [(t, ns a timer fired late)]
     cpu_runs = collections.defaultdict(list)   # cpu -> [(t, pid, comm)] switches in
     steal = []                                 # the markers' per-CPU steal, ticks
@@ -179,7 +179,6 @@ def analyse(a):
             th = who(np_, nc, int(npr))
             if th:
                 th.trans.append((t, "in", cpu, ""))
-            curr[cpu] = (np_, nc)
             cpu_runs[cpu].append((t, np_, nc + (" (rt)" if int(npr) < 100 else "")))
         elif name == "sched_waking":
             f = dict(FIELD.findall(text))
@@ -277,35 +276,32 @@ def phases(th, t1, t2, cpu_runs, cpu_late, prefix=""):
             behind.update(ran_between(cpu_runs, cpu, a, b))
         stall[0] = max(stall[0], stalled(cpu_late, cpu, a, b))
 
+    def step(state, cpu, kind, c, detail):
+        """The thread's state after one transition (and the CPU it is on or
+        was woken to)."""
+        if kind == "in":
+            return "run", c
+        if kind == "out":
+            return ("wait" if detail.startswith("R") else "blocked"), cpu
+        return "wait", c  # waking
+
+    def account(state, cpu, a, b):
+        if state:
+            out[prefix + state] += b - a
+            if state in ("wait", "run") and cpu is not None:
+                waited(cpu, a, b, state == "wait")
+
     state, since, cpu = None, t1, None
     # the state at t1 follows from the transitions just before it
     lo = max(bisect.bisect_left(times, t1) - 4, 0)
     for t, kind, c, detail in itertools.islice(th.trans, lo, None):
-        if t < t1:
-            if kind == "in":
-                state, cpu = "run", c
-            elif kind == "out":
-                state = "wait" if detail.startswith("R") else "blocked"
-            elif kind == "waking":
-                state, cpu = "wait", c
-            continue
         if t >= t2:
             break
-        if state:
-            out[prefix + state] += t - since
-            if state in ("wait", "run") and cpu is not None:
-                waited(cpu, since, t, state == "wait")
-        since = t
-        if kind == "in":
-            state, cpu = "run", c
-        elif kind == "out":
-            state = "wait" if detail.startswith("R") else "blocked"
-        elif kind == "waking":
-            state, cpu = "wait", c
-    if state:
-        out[prefix + state] += t2 - since
-        if state in ("wait", "run") and cpu is not None:
-            waited(cpu, since, t2, state == "wait")
+        if t >= t1:
+            account(state, cpu, since, t)
+            since = t
+        state, cpu = step(state, cpu, kind, c, detail)
+    account(state, cpu, since, t2)
     if stall[0]:
         out[prefix + "stall"] = stall[0]
     return out, behind
@@ -347,7 +343,10 @@ def report(th, period, servers, cpu_runs, cpu_late):
     for i in range(len(arms) - 1):
         exp = arms[i][1]
         end = arms[i + 1][0]
-        # the wakeup: from the deadline to the thread's first run after it
+        # the wakeup: from the deadline to the thread's first run after it,
+        # its switch in, or its next sleep's hrtimer_start when it never
+        # left the CPU (a wakeup while it was still going to sleep has no
+        # switch)
         timer = th.expiry.get(exp)
         t_in = th.first_in(exp, end)
         wake = min(t_in, end) - exp
@@ -357,9 +356,6 @@ def report(th, period, servers, cpu_runs, cpu_late):
             phase = "timer late" if w_timer >= wake - w_timer else "wait"
             slow[words(phase, behind, timer[2][0] == 0, own["stall"])].append(wake)
         if th.role == "cyclictest":
-            # the thread's first run after its expiry: its switch in, or
-            # its next sleep's hrtimer_start when it never left the CPU (a
-            # wakeup while it was still going to sleep has no switch)
             span = wake
             is_late = span >= period
         else:
@@ -369,7 +365,6 @@ def report(th, period, servers, cpu_runs, cpu_late):
         if not is_late:
             continue
         late += 1
-        timer = th.expiry.get(exp)
         cnt = collections.Counter()
         idle_timer = False
         if timer:
