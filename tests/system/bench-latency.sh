@@ -98,37 +98,10 @@ PY
 }
 
 # cyclictest's histogram reaches 100 ms (-h 100000), so a late sample's
-# missed periods are known: like railmon's poll, cyclictest does not
-# catch up after a late wakeup, its next deadline is the first one ahead,
-# so a sample L us late skipped floor(L / 1000) periods.
+# missed periods are known (tests/lib/cyclictest-row.py: like railmon's
+# poll, cyclictest does not catch up after a late wakeup).
 cyclic_parse() { # label
-	"$PY" - "$1" "$T/cyclic.out" <<'PY'
-import sys
-PERIOD_US = 1000  # cyclictest -i 1000: its own threshold for a missed period
-hist, overflow, mx = {}, 0, 0
-for line in open(sys.argv[2]):
-    if line.startswith("#"):
-        if "Max Latencies" in line:
-            mx = int(line.split(":")[1].split()[0])
-        if "Histogram Overflows" in line:
-            overflow = int(line.split(":")[1].split()[0])
-        continue
-    parts = line.split()
-    if len(parts) >= 2 and parts[0].isdigit():
-        hist[int(parts[0])] = int(parts[1])
-n = sum(hist.values()) + overflow
-def pct(p):
-    want, seen = n * p / 100.0, 0
-    for us in sorted(hist):
-        seen += hist[us]
-        if seen >= want:
-            return us + 1  # upper edge of the 1 us bucket, as railmon reports
-    return max(hist) + 1
-late = overflow + sum(c for us, c in hist.items() if us >= PERIOD_US)
-# an overflow (beyond 100 ms) counts as the max's periods: an upper bound
-missed = overflow * (mx // PERIOD_US) + sum(c * (us // PERIOD_US) for us, c in hist.items() if us >= PERIOD_US)
-print(f"{sys.argv[1]} {n} {pct(50)} {pct(99)} {pct(99.9)} {mx} {late} {missed} - - -")
-PY
+	"$PY" "$HERE/../lib/cyclictest-row.py" "$1" "$T/cyclic.out" 1000 | sed 's/$/ - - -/'
 }
 
 # railmon and cyclictest side by side, over the same seconds: on a machine
